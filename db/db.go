@@ -1,0 +1,185 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DB is the concrete storage front the rest of Agentry holds. It owns policy
+// common to every backend: filter validation, required fields, timestamps and
+// the user scope on writes. Drivers own SQL.
+type DB struct {
+	// ID names the database in AgentOS (db_id).
+	ID     string
+	driver Driver
+	now    func() time.Time
+}
+
+// New wraps a driver. id is the db_id AgentOS reports; empty means the dialect.
+func New(id string, d Driver) *DB {
+	if id == "" {
+		id = d.Dialect()
+	}
+	return &DB{ID: id, driver: d, now: time.Now}
+}
+
+// Driver returns the backend, for optional-interface checks.
+func (d *DB) Driver() Driver { return d.driver }
+
+// Close closes the backend.
+func (d *DB) Close() error { return d.driver.Close() }
+
+// scopeUser applies the context's user scope to a record's user id: a scoped
+// caller always writes as itself.
+func scopeUser(ctx context.Context, userID *string) {
+	if u, ok := UserScope(ctx); ok {
+		*userID = u
+	}
+}
+
+// UpsertSession validates and stores a session.
+func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
+	if s == nil || s.SessionID == "" {
+		return nil, fmt.Errorf("%w: session_id is required", ErrInvalidRecord)
+	}
+	if s.SessionType == "" {
+		return nil, fmt.Errorf("%w: session_type is required", ErrInvalidRecord)
+	}
+	cp := *s
+	scopeUser(ctx, &cp.UserID)
+	now := d.now().Unix()
+	if cp.CreatedAt == 0 {
+		cp.CreatedAt = now
+	}
+	cp.UpdatedAt = now
+	return d.driver.UpsertSession(ctx, &cp)
+}
+
+// GetSession returns a session or ErrNotFound.
+func (d *DB) GetSession(ctx context.Context, sessionID string) (*Session, error) {
+	return d.driver.GetSession(ctx, sessionID)
+}
+
+// ListSessions validates the filter and returns a page and the total count.
+func (d *DB) ListSessions(ctx context.Context, f SessionFilter) ([]Session, int, error) {
+	if err := checkPage(f.Limit, f.Page, &f.SortBy, &f.SortOrder, SessionSortColumns, Desc); err != nil {
+		return nil, 0, err
+	}
+	scopeUser(ctx, &f.UserID)
+	return d.driver.ListSessions(ctx, f)
+}
+
+// DeleteSessions deletes sessions and their runs.
+func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
+	if len(sessionIDs) == 0 {
+		return nil
+	}
+	return d.driver.DeleteSessions(ctx, sessionIDs...)
+}
+
+// UpsertRun validates and stores one run row.
+func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
+	switch {
+	case r == nil || r.RunID == "":
+		return nil, fmt.Errorf("%w: run_id is required", ErrInvalidRecord)
+	case r.SessionID == "":
+		return nil, fmt.Errorf("%w: session_id is required for run %s", ErrInvalidRecord, r.RunID)
+	case r.RunType == "":
+		return nil, fmt.Errorf("%w: run_type is required for run %s", ErrInvalidRecord, r.RunID)
+	case len(r.RunData) == 0:
+		return nil, fmt.Errorf("%w: run_data is required for run %s", ErrInvalidRecord, r.RunID)
+	}
+	cp := *r
+	scopeUser(ctx, &cp.UserID)
+	now := d.now().Unix()
+	if cp.CreatedAt == 0 {
+		cp.CreatedAt = now
+	}
+	cp.UpdatedAt = now
+	return d.driver.UpsertRun(ctx, &cp)
+}
+
+// GetRun returns a run or ErrNotFound.
+func (d *DB) GetRun(ctx context.Context, runID string) (*Run, error) {
+	return d.driver.GetRun(ctx, runID)
+}
+
+// GetRuns validates the filter (Limit > 0, Page >= 1, known sort) and returns a
+// page; the count is the total when f.WithTotal, else -1.
+func (d *DB) GetRuns(ctx context.Context, f RunFilter) ([]Run, int, error) {
+	if err := checkPage(f.Limit, f.Page, &f.SortBy, &f.SortOrder, RunSortColumns, Asc); err != nil {
+		return nil, 0, err
+	}
+	scopeUser(ctx, &f.UserID)
+	return d.driver.GetRuns(ctx, f)
+}
+
+// HistoryRuns returns the last q.Limit context runs of a session, oldest first.
+func (d *DB) HistoryRuns(ctx context.Context, q HistoryQuery) ([]Run, error) {
+	if q.SessionID == "" {
+		return nil, fmt.Errorf("%w: session_id is required", ErrInvalidFilter)
+	}
+	if q.Limit <= 0 {
+		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidFilter, q.Limit)
+	}
+	return d.driver.HistoryRuns(ctx, q)
+}
+
+// DeleteRun deletes one run; ErrNotFound if absent or not in scope.
+func (d *DB) DeleteRun(ctx context.Context, runID string) error {
+	return d.driver.DeleteRun(ctx, runID)
+}
+
+// UpsertMemory validates and stores a memory.
+func (d *DB) UpsertMemory(ctx context.Context, m *Memory) (*Memory, error) {
+	if m == nil || m.MemoryID == "" {
+		return nil, fmt.Errorf("%w: memory_id is required", ErrInvalidRecord)
+	}
+	if m.Memory == "" {
+		return nil, fmt.Errorf("%w: memory text is required", ErrInvalidRecord)
+	}
+	cp := *m
+	scopeUser(ctx, &cp.UserID)
+	now := d.now().Unix()
+	if cp.CreatedAt == 0 {
+		cp.CreatedAt = now
+	}
+	cp.UpdatedAt = now
+	return d.driver.UpsertMemory(ctx, &cp)
+}
+
+// GetMemory returns a memory or ErrNotFound.
+func (d *DB) GetMemory(ctx context.Context, memoryID string) (*Memory, error) {
+	return d.driver.GetMemory(ctx, memoryID)
+}
+
+// ListMemories validates the filter and returns a page and the total count.
+func (d *DB) ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, int, error) {
+	if err := checkPage(f.Limit, f.Page, &f.SortBy, &f.SortOrder, MemorySortColumns, Desc); err != nil {
+		return nil, 0, err
+	}
+	scopeUser(ctx, &f.UserID)
+	return d.driver.ListMemories(ctx, f)
+}
+
+// DeleteMemories deletes memories in scope; missing ids are ignored.
+func (d *DB) DeleteMemories(ctx context.Context, memoryIDs ...string) error {
+	if len(memoryIDs) == 0 {
+		return nil
+	}
+	return d.driver.DeleteMemories(ctx, memoryIDs...)
+}
+
+// MemoryTopics lists distinct topics in scope.
+func (d *DB) MemoryTopics(ctx context.Context) ([]string, error) {
+	return d.driver.MemoryTopics(ctx)
+}
+
+// UserMemoryStats pages per-user memory counts.
+func (d *DB) UserMemoryStats(ctx context.Context, limit, page int) ([]UserMemoryStats, int, error) {
+	if limit <= 0 || page < 1 {
+		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1", ErrInvalidFilter)
+	}
+	return d.driver.UserMemoryStats(ctx, limit, page)
+}

@@ -1,0 +1,37 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound: no such object, or it belongs to another user.
+	ErrNotFound = errors.New("db: not found")
+	// ErrSchemaMismatch: a table's layout matches no known schema version.
+	ErrSchemaMismatch = errors.New("db: schema mismatch")
+	// ErrMigrationRequired: the database is from an older Agno/Agentry version
+	// (e.g. 2.x, runs inside the sessions table). errors.Is(err, ErrSchemaMismatch)
+	// also holds.
+	ErrMigrationRequired = fmt.Errorf("%w: migration required: run `agentry migrate up`", ErrSchemaMismatch)
+	// ErrInvalidFilter: a query's filter is invalid (missing limit, page < 1,
+	// unknown sort column).
+	ErrInvalidFilter = errors.New("db: invalid filter")
+	// ErrInvalidRecord: a record to write is missing a required field.
+	ErrInvalidRecord = errors.New("db: invalid record")
+	// ErrCorruptRow: a stored row cannot be decoded.
+	ErrCorruptRow = errors.New("db: corrupt row")
+)
+
+// CorruptRowError names the row that failed to decode. It unwraps to ErrCorruptRow.
+type CorruptRowError struct {
+	Table string
+	ID    string
+	Err   error
+}
+
+func (e *CorruptRowError) Error() string {
+	return fmt.Sprintf("db: corrupt row %s in %s: %v", e.ID, e.Table, e.Err)
+}
+
+func (e *CorruptRowError) Unwrap() []error { return []error{ErrCorruptRow, e.Err} }

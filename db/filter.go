@@ -1,0 +1,119 @@
+package db
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// Sort orders.
+const (
+	Asc  = "asc"
+	Desc = "desc"
+)
+
+// RunFilter selects runs. Limit is required (> 0); Page starts at 1. Empty
+// fields do not filter. Default order: run_index ASC, created_at ASC.
+type RunFilter struct {
+	SessionID   string
+	UserID      string
+	AgentID     string
+	TeamID      string
+	WorkflowID  string
+	ParentRunID string
+	RunType     run.Type
+	Statuses    []run.Status
+	Limit       int
+	Page        int
+	// SortBy is "run_index" (default), "created_at" or "updated_at".
+	SortBy    string
+	SortOrder string
+	// WithTotal asks for the total count of matching rows.
+	WithTotal bool
+}
+
+// RunSortColumns are the columns GetRuns may sort by.
+var RunSortColumns = []string{"run_index", "created_at", "updated_at"}
+
+// HistoryQuery selects the runs that feed a new run's context: the last Limit
+// runs of a session whose status is in history (not PAUSED, CANCELLED or ERROR)
+// and that have no parent run, returned oldest first.
+type HistoryQuery struct {
+	SessionID string
+	// AgentID/TeamID, when set, keep only that component's runs.
+	AgentID string
+	TeamID  string
+	Limit   int
+}
+
+// SessionFilter selects sessions. Limit is required; Page starts at 1.
+type SessionFilter struct {
+	SessionType run.Type
+	// ComponentID matches agent_id, team_id or workflow_id per SessionType.
+	ComponentID string
+	UserID      string
+	// SessionName matches a case-insensitive substring of session_data.session_name.
+	SessionName string
+	Limit       int
+	Page        int
+	// SortBy is "created_at" (default) or "updated_at".
+	SortBy    string
+	SortOrder string
+}
+
+// SessionSortColumns are the columns ListSessions may sort by.
+var SessionSortColumns = []string{"created_at", "updated_at"}
+
+// MemoryFilter selects memories. Limit is required; Page starts at 1.
+type MemoryFilter struct {
+	UserID  string
+	AgentID string
+	TeamID  string
+	// Topics keeps memories having any of these topics.
+	Topics []string
+	// SearchContent matches a case-insensitive substring of the memory text.
+	SearchContent string
+	Limit         int
+	Page          int
+	// SortBy is "updated_at" (default) or "created_at".
+	SortBy    string
+	SortOrder string
+}
+
+// MemorySortColumns are the columns ListMemories may sort by.
+var MemorySortColumns = []string{"updated_at", "created_at"}
+
+// checkPage validates limit, page, sort column and order in place, filling
+// defaults for sortBy and order.
+func checkPage(limit, page int, sortBy, order *string, allowed []string, defaultOrder string) error {
+	if limit <= 0 {
+		return fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidFilter, limit)
+	}
+	if page < 1 {
+		return fmt.Errorf("%w: page must be >= 1, got %d", ErrInvalidFilter, page)
+	}
+	if *sortBy == "" {
+		*sortBy = allowed[0]
+	} else if !contains(allowed, *sortBy) {
+		return fmt.Errorf("%w: cannot sort by %q (allowed: %s)", ErrInvalidFilter, *sortBy, strings.Join(allowed, ", "))
+	}
+	switch strings.ToLower(*order) {
+	case "":
+		*order = defaultOrder
+	case Asc, Desc:
+		*order = strings.ToLower(*order)
+	default:
+		return fmt.Errorf("%w: sort order must be asc or desc, got %q", ErrInvalidFilter, *order)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,107 @@
+package db
+
+import (
+	"encoding/json"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// Session is one row of the sessions table (agno_sessions). It never contains runs.
+// JSON columns are raw JSON; empty means SQL NULL.
+type Session struct {
+	SessionID   string
+	SessionType run.Type
+	AgentID     string
+	TeamID      string
+	WorkflowID  string
+	UserID      string
+	// SessionData holds session_name, session_state and other session fields.
+	SessionData  json.RawMessage
+	AgentData    json.RawMessage
+	TeamData     json.RawMessage
+	WorkflowData json.RawMessage
+	Metadata     json.RawMessage
+	Summary      json.RawMessage
+	CreatedAt    int64
+	UpdatedAt    int64
+}
+
+// SessionData is the decoded shape of Session.SessionData. Unknown keys are kept.
+type SessionData struct {
+	SessionName  string         `json:"session_name,omitempty"`
+	SessionState map[string]any `json:"session_state,omitempty"`
+}
+
+// Run is one row of the runs table (agno_runs). RunData is the whole run in
+// Agno's field names (a run.Output), kept as raw JSON so unknown fields survive.
+// Empty strings are stored as NULL.
+type Run struct {
+	RunID       string
+	SessionID   string
+	RunType     run.Type
+	AgentID     string
+	TeamID      string
+	WorkflowID  string
+	UserID      string
+	ParentRunID string
+	Status      run.Status
+	// RunIndex is the 0-based position in the session; nil on write means
+	// "assign max+1 atomically". An existing row keeps its index.
+	RunIndex  *int64
+	RunData   json.RawMessage
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+// Output decodes RunData.
+func (r *Run) Output() (*run.Output, error) {
+	var o run.Output
+	if err := json.Unmarshal(r.RunData, &o); err != nil {
+		return nil, &CorruptRowError{Table: "runs", ID: r.RunID, Err: err}
+	}
+	return &o, nil
+}
+
+// RunFromOutput builds a row from a run. The row's columns are taken from the
+// run's fields; RunIndex is left for the store to assign.
+func RunFromOutput(o *run.Output) (*Run, error) {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{
+		RunID:       o.RunID,
+		SessionID:   o.SessionID,
+		RunType:     o.Type(),
+		AgentID:     o.AgentID,
+		TeamID:      o.TeamID,
+		WorkflowID:  o.WorkflowID,
+		UserID:      o.UserID,
+		ParentRunID: o.ParentRunID,
+		Status:      o.Status,
+		RunData:     data,
+		CreatedAt:   o.CreatedAt,
+		UpdatedAt:   o.UpdatedAt,
+	}, nil
+}
+
+// Memory is one row of the memories table (agno_memories).
+type Memory struct {
+	MemoryID  string
+	Memory    string
+	Topics    []string
+	Input     string
+	Feedback  string
+	AgentID   string
+	TeamID    string
+	UserID    string
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+// UserMemoryStats summarises one user's memories.
+type UserMemoryStats struct {
+	UserID              string `json:"user_id"`
+	TotalMemories       int    `json:"total_memories"`
+	LastMemoryUpdatedAt int64  `json:"last_memory_updated_at"`
+}

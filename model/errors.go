@@ -1,0 +1,98 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel error kinds. A *ProviderError unwraps to exactly one of them, so callers
+// test with errors.Is(err, model.ErrRateLimit).
+var (
+	ErrRateLimit     = errors.New("model: rate limited")
+	ErrContextLength = errors.New("model: context length exceeded")
+	ErrAuth          = errors.New("model: authentication failed")
+	ErrServer        = errors.New("model: provider server error")
+	ErrBadRequest    = errors.New("model: bad request")
+	// ErrMalformedResponse is returned when a provider's answer or stream cannot
+	// be decoded (invalid JSON, truncated stream, unknown frame).
+	ErrMalformedResponse = errors.New("model: malformed provider response")
+)
+
+// ProviderError is an error answered by a model provider.
+type ProviderError struct {
+	Provider   string
+	StatusCode int
+	// Kind is one of the sentinel errors above.
+	Kind    error
+	Message string
+	// RetryAfter is the delay the provider asked for (Retry-After), zero if none.
+	RetryAfter time.Duration
+}
+
+func (e *ProviderError) Error() string {
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("%s: %v (HTTP %d): %s", e.Provider, e.Kind, e.StatusCode, e.Message)
+	}
+	return fmt.Sprintf("%s: %v: %s", e.Provider, e.Kind, e.Message)
+}
+
+func (e *ProviderError) Unwrap() error { return e.Kind }
+
+// Retryable reports whether an error is worth retrying: rate limits and server
+// errors are; bad requests, auth and context-length errors are not.
+func Retryable(err error) bool {
+	return errors.Is(err, ErrRateLimit) || errors.Is(err, ErrServer)
+}
+
+// ClassifyHTTP maps an HTTP status and error text to a ProviderError. message is
+// the provider's error text; it is checked for context-length wording because
+// providers answer those with a plain 400.
+func ClassifyHTTP(provider string, status int, header http.Header, message string) *ProviderError {
+	e := &ProviderError{Provider: provider, StatusCode: status, Message: message}
+	lower := strings.ToLower(message)
+	switch {
+	case status == http.StatusTooManyRequests:
+		e.Kind = ErrRateLimit
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Kind = ErrAuth
+	case strings.Contains(lower, "context_length") || strings.Contains(lower, "context length") ||
+		strings.Contains(lower, "maximum context") || strings.Contains(lower, "too long") ||
+		strings.Contains(lower, "prompt is too long"):
+		e.Kind = ErrContextLength
+	case status >= 500 || status == 529 || status == http.StatusRequestTimeout || status == http.StatusConflict:
+		e.Kind = ErrServer
+	default:
+		e.Kind = ErrBadRequest
+	}
+	if header != nil {
+		e.RetryAfter = ParseRetryAfter(header, time.Now())
+	}
+	return e
+}
+
+// ParseRetryAfter reads Retry-After (seconds or HTTP date) and the millisecond
+// variant retry-after-ms some providers send. It returns zero when absent.
+func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if ms := h.Get("retry-after-ms"); ms != "" {
+		if v, err := strconv.ParseFloat(ms, 64); err == nil && v >= 0 {
+			return time.Duration(v * float64(time.Millisecond))
+		}
+	}
+	ra := h.Get("Retry-After")
+	if ra == "" {
+		return 0
+	}
+	if v, err := strconv.ParseFloat(ra, 64); err == nil && v >= 0 {
+		return time.Duration(v * float64(time.Second))
+	}
+	if t, err := http.ParseTime(ra); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,107 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// Model is a language model. Implementations must be safe for concurrent use.
+//
+// Stream yields chunks as they arrive; breaking out of the loop cancels the
+// request. Invoke is equivalent to draining Stream through an Accumulator, and
+// providers may implement it with a non-streaming call.
+type Model interface {
+	Info() Info
+	Invoke(ctx context.Context, req *Request) (*Response, error)
+	Stream(ctx context.Context, req *Request) iter.Seq2[*Chunk, error]
+}
+
+// Info names a model: Provider is e.g. "OpenAI", ID the provider's model id.
+type Info struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+}
+
+// ToolSpec describes a tool to the model. Parameters is a JSON Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+// ResponseFormat asks for structured output matching a JSON Schema.
+type ResponseFormat struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
+}
+
+// Request is one call to a model.
+type Request struct {
+	Messages []Message
+	Tools    []ToolSpec
+	// ToolChoice is "", "auto", "none", "required" or a tool name.
+	ToolChoice     string
+	ResponseFormat *ResponseFormat
+	Temperature    *float64
+	MaxTokens      int
+	// ThinkingBudget enables extended thinking (Anthropic) with this many tokens.
+	ThinkingBudget int
+	// ParallelToolCalls, when non-nil, is passed to providers that support it.
+	ParallelToolCalls *bool
+}
+
+// Response is a complete model answer.
+type Response struct {
+	// Message is the assistant message: content, tool calls and reasoning.
+	Message    Message `json:"message"`
+	Usage      Usage   `json:"usage"`
+	StopReason string  `json:"stop_reason,omitempty"`
+	// ModelID is the model the provider reports having used.
+	ModelID string `json:"model_id,omitempty"`
+}
+
+// Usage counts tokens. JSON names follow Agno's metrics.
+type Usage struct {
+	InputTokens      int `json:"input_tokens,omitempty"`
+	OutputTokens     int `json:"output_tokens,omitempty"`
+	TotalTokens      int `json:"total_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+}
+
+// Add accumulates o into u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.TotalTokens += o.TotalTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+	u.ReasoningTokens += o.ReasoningTokens
+}
+
+// Chunk is one streamed piece of a response. Fields are deltas except Usage,
+// StopReason and ModelID, which providers usually send once near the end.
+type Chunk struct {
+	Content          string          `json:"content,omitempty"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCallDelta `json:"tool_calls,omitempty"`
+	// Thinking carries a completed signed thinking block (Anthropic).
+	Thinking   *ThinkingBlock `json:"thinking,omitempty"`
+	Usage      *Usage         `json:"usage,omitempty"`
+	StopReason string         `json:"stop_reason,omitempty"`
+	ModelID    string         `json:"model_id,omitempty"`
+}
+
+// ToolCallDelta is a fragment of a streamed tool call. Index identifies the call
+// across fragments; ID and Name arrive once, Arguments in pieces.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}

@@ -1,0 +1,86 @@
+package run
+
+// EventType is an event's name as Agno spells it. Team events carry the same
+// names prefixed "Team" (see TeamEvent).
+type EventType string
+
+// Agent run events (AgentOS wire names).
+const (
+	EventRunStarted             EventType = "RunStarted"
+	EventRunContent             EventType = "RunContent"
+	EventRunContentCompleted    EventType = "RunContentCompleted"
+	EventRunIntermediateContent EventType = "RunIntermediateContent"
+	EventRunCompleted           EventType = "RunCompleted"
+	EventRunError               EventType = "RunError"
+	EventRunCancelled           EventType = "RunCancelled"
+	EventRunPaused              EventType = "RunPaused"
+	EventRunContinued           EventType = "RunContinued"
+	EventToolCallStarted        EventType = "ToolCallStarted"
+	EventToolCallCompleted      EventType = "ToolCallCompleted"
+	EventToolCallError          EventType = "ToolCallError"
+	EventReasoningStarted       EventType = "ReasoningStarted"
+	EventReasoningStep          EventType = "ReasoningStep"
+	EventReasoningContentDelta  EventType = "ReasoningContentDelta"
+	EventReasoningCompleted     EventType = "ReasoningCompleted"
+	EventMemoryUpdateStarted    EventType = "MemoryUpdateStarted"
+	EventMemoryUpdateCompleted  EventType = "MemoryUpdateCompleted"
+	EventModelRequestStarted    EventType = "ModelRequestStarted"
+	EventModelRequestCompleted  EventType = "ModelRequestCompleted"
+	EventCustom                 EventType = "CustomEvent"
+)
+
+// TeamEvent returns the team variant of an agent event name.
+func TeamEvent(t EventType) EventType { return "Team" + t }
+
+// Event is one streamed run event. It marshals to AgentOS's wire shape: the name
+// in "event", integer created_at, null fields omitted, no top-level "data" key.
+type Event struct {
+	Event     EventType `json:"event"`
+	CreatedAt int64     `json:"created_at"`
+
+	AgentID      string `json:"agent_id,omitempty"`
+	AgentName    string `json:"agent_name,omitempty"`
+	TeamID       string `json:"team_id,omitempty"`
+	TeamName     string `json:"team_name,omitempty"`
+	WorkflowID   string `json:"workflow_id,omitempty"`
+	WorkflowName string `json:"workflow_name,omitempty"`
+	RunID        string `json:"run_id,omitempty"`
+	ParentRunID  string `json:"parent_run_id,omitempty"`
+	SessionID    string `json:"session_id,omitempty"`
+
+	// RunStarted / ModelRequest*.
+	Model         string `json:"model,omitempty"`
+	ModelProvider string `json:"model_provider,omitempty"`
+
+	// RunContent (a delta) and RunCompleted (the full content).
+	// CustomEvent puts its payload here too.
+	Content          any    `json:"content,omitempty"`
+	ContentType      string `json:"content_type,omitempty"`
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+
+	// Tool events carry one tool; RunPaused carries the tools waiting.
+	Tool         *ToolExecution  `json:"tool,omitempty"`
+	Tools        []ToolExecution `json:"tools,omitempty"`
+	Requirements []Requirement   `json:"requirements,omitempty"`
+
+	ReasoningStep  *ReasoningStep  `json:"reasoning_step,omitempty"`
+	ReasoningSteps []ReasoningStep `json:"reasoning_steps,omitempty"`
+
+	Metrics *Metrics `json:"metrics,omitempty"`
+	// ModelRequestCompleted token counts.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
+
+	Images        []Media `json:"images,omitempty"`
+	Videos        []Media `json:"videos,omitempty"`
+	Audio         []Media `json:"audio,omitempty"`
+	Files         []Media `json:"files,omitempty"`
+	ResponseAudio *Media  `json:"response_audio,omitempty"`
+
+	SessionState map[string]any `json:"session_state,omitempty"`
+
+	// RunError.
+	ErrorType string `json:"error_type,omitempty"`
+	// RunCancelled.
+	Reason string `json:"reason,omitempty"`
+}

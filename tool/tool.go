@@ -1,0 +1,51 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+// Sentinel errors of tool execution. Execution errors are returned to the model as
+// tool messages; they never end a run by themselves.
+var (
+	ErrUnknownTool      = errors.New("tool: unknown tool")
+	ErrInvalidArguments = errors.New("tool: invalid arguments")
+	ErrTimeout          = errors.New("tool: timed out")
+)
+
+// Definition describes a tool: what the model sees (Name, Description,
+// Parameters) and how the agent must treat calls to it.
+type Definition struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema object for the arguments.
+	Parameters json.RawMessage
+	// Strict asks providers that support it to enforce the schema.
+	Strict bool
+	// Timeout bounds one call; zero means no per-tool limit.
+	Timeout time.Duration
+	// Human-in-the-loop flags. A call to a tool with any of them set pauses the run
+	// until the caller confirms, supplies input or executes it.
+	RequiresConfirmation bool
+	RequiresUserInput    bool
+	ExternalExecution    bool
+	// StopAfterCall ends the run after this tool's result.
+	StopAfterCall bool
+}
+
+// Spec returns what is sent to the model.
+func (d Definition) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Strict: d.Strict}
+}
+
+// Tool is something a model can call. Call receives the raw JSON arguments the
+// model produced and returns the text given back to the model. Implementations
+// must be safe for concurrent use: calls from one model turn run in parallel.
+type Tool interface {
+	Definition() Definition
+	Call(ctx context.Context, args json.RawMessage) (string, error)
+}
