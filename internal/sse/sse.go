@@ -1,0 +1,114 @@
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+)
+
+// ErrLineTooLong is returned when one line exceeds the decoder's MaxLine.
+var ErrLineTooLong = errors.New("sse: line too long")
+
+// Event is one dispatched SSE event.
+type Event struct {
+	// Event is the "event:" field; empty means the default "message".
+	Event string
+	// Data is the "data:" lines joined with "\n".
+	Data []byte
+	ID   string
+}
+
+// DefaultMaxLine bounds a single line (4 MiB): large tool-call arguments arrive in
+// one data line on some providers.
+const DefaultMaxLine = 4 << 20
+
+// Read yields events from r until EOF. A stream that ends in the middle of an
+// event (no blank line after it) yields io.ErrUnexpectedEOF after the complete
+// events, so callers can tell a truncated stream from a finished one.
+// maxLine <= 0 means DefaultMaxLine.
+func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	return func(yield func(Event, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+		sc.Split(scanLines)
+		var (
+			ev      Event
+			data    bytes.Buffer
+			hasData bool
+			pending bool
+		)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if len(line) == 0 {
+				if hasData {
+					ev.Data = bytes.Clone(data.Bytes())
+					if !yield(ev, nil) {
+						return
+					}
+				}
+				ev, hasData, pending = Event{}, false, false
+				data.Reset()
+				continue
+			}
+			pending = true
+			if line[0] == ':' {
+				continue // comment / keep-alive
+			}
+			field, value, _ := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			switch string(field) {
+			case "event":
+				ev.Event = string(value)
+			case "data":
+				if hasData {
+					data.WriteByte('\n')
+				}
+				data.Write(value)
+				hasData = true
+			case "id":
+				ev.ID = string(value)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = fmt.Errorf("%w (limit %d bytes)", ErrLineTooLong, maxLine)
+			}
+			yield(Event{}, err)
+			return
+		}
+		if pending && hasData {
+			yield(Event{}, io.ErrUnexpectedEOF)
+		}
+	}
+}
+
+// scanLines splits on \n, \r\n or a lone \r.
+func scanLines(data []byte, atEOF bool) (int, []byte, error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\r' {
+			if i+1 < len(data) {
+				if data[i+1] == '\n' {
+					return i + 2, data[:i], nil
+				}
+				return i + 1, data[:i], nil
+			}
+			if !atEOF {
+				return 0, nil, nil // need more to know if \n follows
+			}
+		}
+		return i + 1, data[:i], nil
+	}
+	if atEOF {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}

@@ -1,0 +1,87 @@
+package sse
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func collect(t *testing.T, in string, maxLine int) ([]Event, error) {
+	t.Helper()
+	var out []Event
+	for ev, err := range Read(strings.NewReader(in), maxLine) {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+func TestRead_Framing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		in    string
+		want  []string
+		names []string
+		err   error
+	}{
+		{"lf", "data: a\n\ndata: b\n\n", []string{"a", "b"}, []string{"", ""}, nil},
+		{"crlf", "event: x\r\ndata: a\r\n\r\n", []string{"a"}, []string{"x"}, nil},
+		{"cr", "data: a\r\rdata: b\r\r", []string{"a", "b"}, []string{"", ""}, nil},
+		{"multiline", "data: a\ndata: b\n\n", []string{"a\nb"}, []string{""}, nil},
+		{"comments and blank", ": ping\n\n\ndata:x\n\n", []string{"x"}, []string{""}, nil},
+		{"no space after colon", "event:e\ndata:{}\n\n", []string{"{}"}, []string{"e"}, nil},
+		{"truncated", "data: a\n\ndata: {\"partial", []string{"a"}, []string{""}, io.ErrUnexpectedEOF},
+		{"event without data is dropped", "event: x\n\n", nil, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := collect(t, tc.in, 0)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d events %+v, want %d", len(got), got, len(tc.want))
+			}
+			for i := range got {
+				if string(got[i].Data) != tc.want[i] || got[i].Event != tc.names[i] {
+					t.Errorf("event %d = %q/%q, want %q/%q", i, got[i].Event, got[i].Data, tc.names[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestRead_LineTooLong(t *testing.T) {
+	t.Parallel()
+	_, err := collect(t, "data: "+strings.Repeat("x", 100)+"\n\n", 32)
+	if !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("err = %v, want ErrLineTooLong", err)
+	}
+}
+
+func TestRead_BreakStops(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for range Read(strings.NewReader("data: a\n\ndata: b\n\n"), 0) {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Fatalf("n = %d", n)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add("data: a\n\n")
+	f.Add("event: x\r\ndata: {\"a\":1}\r\n\r\n")
+	f.Add("data: a\rdata")
+	f.Fuzz(func(t *testing.T, in string) {
+		for range Read(strings.NewReader(in), 256) {
+		}
+	})
+}
