@@ -35,7 +35,7 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 	}
 	return func(yield func(Event, error) bool) {
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+		sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
 		sc.Split(scanLines)
 		var (
 			ev      Event
