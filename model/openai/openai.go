@@ -1,0 +1,261 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+// DefaultBaseURL is OpenAI's API root.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// maxResponseBody bounds a non-streaming answer; a larger one is treated as malformed.
+const maxResponseBody = 32 << 20
+
+// Config configures a Model. Only Model is required.
+type Config struct {
+	// APIKey is sent as a Bearer token. Empty means the OPENAI_API_KEY
+	// environment variable; it may stay empty for servers that need no key
+	// (Ollama, a local vLLM) but not for api.openai.com.
+	APIKey string
+	// BaseURL is the API root, default DefaultBaseURL. Point it at any
+	// OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama.
+	BaseURL string
+	// Model is the model id, e.g. "gpt-4o-mini" or "llama3.2".
+	Model string
+	// HTTPClient defaults to http.DefaultClient. Give it no overall Timeout:
+	// streams last as long as the answer; use ctx to bound a call.
+	HTTPClient *http.Client
+	// Organization is sent as OpenAI-Organization when set.
+	Organization string
+	// Headers are added to every request and override the defaults, so a
+	// gateway's own auth header can replace Authorization.
+	Headers map[string]string
+	// ProviderName names the provider in Info and errors; default "OpenAI".
+	ProviderName string
+}
+
+// Model is a Chat Completions model. It is immutable after New and safe for
+// concurrent use.
+type Model struct {
+	endpoint string
+	apiKey   string
+	org      string
+	headers  map[string]string
+	client   *http.Client
+	info     model.Info
+}
+
+var _ model.Model = (*Model)(nil)
+
+// New validates cfg and returns a Model.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("openai: Config.Model is required (a model id such as \"gpt-4o-mini\")")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: Config.BaseURL %q must be an absolute http(s) URL such as %s", base, DefaultBaseURL)
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = os.Getenv("OPENAI_API_KEY")
+	}
+	if key == "" && strings.EqualFold(u.Hostname(), "api.openai.com") {
+		return nil, errors.New("openai: no API key: set Config.APIKey or OPENAI_API_KEY")
+	}
+	provider := cfg.ProviderName
+	if provider == "" {
+		provider = "OpenAI"
+	}
+	name := "OpenAIChat"
+	if !strings.EqualFold(u.Hostname(), "api.openai.com") {
+		name = "OpenAILike"
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	headers := make(map[string]string, len(cfg.Headers))
+	for k, v := range cfg.Headers {
+		headers[k] = v
+	}
+	return &Model{
+		endpoint: strings.TrimRight(base, "/") + "/chat/completions",
+		apiKey:   key,
+		org:      cfg.Organization,
+		headers:  headers,
+		client:   client,
+		info:     model.Info{ID: cfg.Model, Name: name, Provider: provider},
+	}, nil
+}
+
+// Info names the model.
+func (m *Model) Info() model.Info { return m.info }
+
+// post sends body to the chat completions endpoint and returns the response
+// when its status is 2xx; any other status becomes a classified
+// *model.ProviderError.
+func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("openai: building request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	if m.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+m.apiKey)
+	}
+	if m.org != "" {
+		req.Header.Set("OpenAI-Organization", m.org)
+	}
+	for k, v := range m.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := m.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("openai: %w", ctx.Err())
+		}
+		// A connection that fails before any answer is worth retrying, so it
+		// counts as a server error for model.Retryable.
+		return nil, fmt.Errorf("openai: sending request to %s: %w: %w", m.endpoint, model.ErrServer, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return nil, m.statusError(resp.StatusCode, resp.Header, data)
+}
+
+// statusError classifies a non-2xx answer from its status and error body.
+func (m *Model) statusError(status int, h http.Header, body []byte) *model.ProviderError {
+	var env errorEnvelope
+	msg := ""
+	if json.Unmarshal(body, &env) == nil {
+		if e := env.err(); e != nil {
+			msg = e.String()
+		}
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(string(body))
+		if len(msg) > 512 {
+			msg = msg[:512] + "…"
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+	}
+	return model.ClassifyHTTP(m.info.Provider, status, h, msg)
+}
+
+// streamError classifies an error object sent inside a 200 answer, where the
+// status says nothing: the error's type and code decide the kind.
+func (m *Model) streamError(e *wireError) *model.ProviderError {
+	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, e.String())
+	kind := strings.ToLower(e.Type + " " + e.Code)
+	switch {
+	case pe.Kind == model.ErrContextLength:
+	case strings.Contains(kind, "rate_limit"):
+		pe.Kind = model.ErrRateLimit
+	case strings.Contains(kind, "server_error") || strings.Contains(kind, "overloaded") ||
+		strings.Contains(kind, "api_error") || strings.Contains(kind, "internal"):
+		pe.Kind = model.ErrServer
+	case strings.Contains(kind, "authentication") || strings.Contains(kind, "invalid_api_key"):
+		pe.Kind = model.ErrAuth
+	}
+	return pe
+}
+
+// errorEnvelope matches OpenAI's {"error":{...}} as well as vLLM's older
+// top-level {"object":"error","message":...} and Ollama's {"error":"text"}.
+type errorEnvelope struct {
+	Error   *wireError `json:"error"`
+	Object  string     `json:"object"`
+	Message string     `json:"message"`
+	Type    string     `json:"type"`
+}
+
+func (e *errorEnvelope) err() *wireError {
+	if e.Error != nil {
+		return e.Error
+	}
+	if e.Object == "error" {
+		return &wireError{Message: e.Message, Type: e.Type}
+	}
+	return nil
+}
+
+// wireError is an error object. Code is a string on OpenAI and a number on some
+// compatible servers, so it is kept as text.
+type wireError struct {
+	Message string
+	Type    string
+	Code    string
+}
+
+func (e *wireError) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		return json.Unmarshal(data, &e.Message)
+	}
+	var raw struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	e.Message, e.Type = raw.Message, raw.Type
+	if len(raw.Code) > 0 && string(raw.Code) != "null" {
+		var s string
+		if json.Unmarshal(raw.Code, &s) == nil {
+			e.Code = s
+		} else {
+			e.Code = string(raw.Code)
+		}
+	}
+	return nil
+}
+
+// String keeps type and code beside the message: ClassifyHTTP reads the text,
+// and "context_length_exceeded" is in the code, not always in the message.
+func (e *wireError) String() string {
+	msg := e.Message
+	if msg == "" {
+		msg = "unknown error"
+	}
+	var extra []string
+	if e.Type != "" {
+		extra = append(extra, "type "+e.Type)
+	}
+	if e.Code != "" {
+		extra = append(extra, "code "+e.Code)
+	}
+	if len(extra) > 0 {
+		msg += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return msg
+}

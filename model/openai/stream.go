@@ -1,0 +1,246 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/agentryhq/agentry/internal/sse"
+	"github.com/agentryhq/agentry/model"
+)
+
+// Stream sends the request with stream: true and yields chunks as they arrive.
+// Breaking out of the loop closes the response body.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		body, err := m.buildRequest(req, true)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		resp, err := m.post(ctx, body, true)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer resp.Body.Close()
+		for c, err := range m.decodeStream(resp.Body) {
+			if err != nil && ctx.Err() != nil {
+				// A read cut short by cancellation is the caller's doing, not a
+				// malformed stream.
+				err = fmt.Errorf("openai: stream: %w", ctx.Err())
+			}
+			if !yield(c, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// streamChunk is one "chat.completion.chunk" object; Error and Object catch an
+// error sent in place of a chunk.
+type streamChunk struct {
+	Model   string         `json:"model"`
+	Choices []streamChoice `json:"choices"`
+	Usage   *wireUsage     `json:"usage"`
+	errorEnvelope
+}
+
+type streamChoice struct {
+	Index        int         `json:"index"`
+	Delta        streamDelta `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type streamDelta struct {
+	Content          string         `json:"content"`
+	Refusal          string         `json:"refusal"`
+	ReasoningContent string         `json:"reasoning_content"`
+	Reasoning        string         `json:"reasoning"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
+}
+
+type wireToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string  `json:"name"`
+		Arguments argText `json:"arguments"`
+	} `json:"function"`
+}
+
+// argText is tool-call arguments: a JSON string on OpenAI, but some compatible
+// servers send the object itself, which is kept as its JSON text.
+type argText string
+
+func (a *argText) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) > 0 && data[0] == '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*a = argText(s)
+	case string(data) == "null":
+		*a = ""
+	default:
+		*a = argText(data)
+	}
+	return nil
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *wireUsage) usage() *model.Usage {
+	out := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CacheReadTokens = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	return out
+}
+
+// decodeStream turns an SSE body into chunks. It ends with an error unless the
+// body reaches "data: [DONE]"; nothing in the body can make it panic.
+func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		var (
+			calls     callIndexer
+			sentModel string
+			lastModel string
+		)
+		for ev, err := range sse.Read(body, 0) {
+			if err != nil {
+				yield(nil, fmt.Errorf("openai: reading stream: %w: %w", model.ErrMalformedResponse, err))
+				return
+			}
+			data := bytes.TrimSpace(ev.Data)
+			if len(data) == 0 {
+				continue
+			}
+			if string(data) == "[DONE]" {
+				if lastModel != sentModel {
+					yield(&model.Chunk{ModelID: lastModel}, nil)
+				}
+				return
+			}
+			var sc streamChunk
+			if err := json.Unmarshal(data, &sc); err != nil {
+				yield(nil, fmt.Errorf("openai: stream chunk %q is not a chat.completion.chunk: %w: %v",
+					snippet(data), model.ErrMalformedResponse, err))
+				return
+			}
+			if e := sc.err(); e != nil {
+				yield(nil, m.streamError(e))
+				return
+			}
+			if sc.Model != "" {
+				lastModel = sc.Model
+			}
+			c := &model.Chunk{}
+			for i := range sc.Choices {
+				ch := &sc.Choices[i]
+				if ch.Index != 0 {
+					continue // only one choice is ever requested
+				}
+				c.Content += ch.Delta.Content + ch.Delta.Refusal
+				c.ReasoningContent += ch.Delta.ReasoningContent + ch.Delta.Reasoning
+				for _, tc := range ch.Delta.ToolCalls {
+					c.ToolCalls = append(c.ToolCalls, calls.delta(tc.Index, tc.ID, tc.Function.Name, string(tc.Function.Arguments)))
+				}
+				if ch.FinishReason != "" {
+					c.StopReason = ch.FinishReason
+				}
+			}
+			if sc.Usage != nil {
+				c.Usage = sc.Usage.usage()
+			}
+			if c.Content == "" && c.ReasoningContent == "" && len(c.ToolCalls) == 0 && c.Usage == nil && c.StopReason == "" {
+				continue
+			}
+			if lastModel != sentModel {
+				c.ModelID, sentModel = lastModel, lastModel
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+		yield(nil, fmt.Errorf("openai: stream ended before \"data: [DONE]\" (truncated): %w", model.ErrMalformedResponse))
+	}
+}
+
+func snippet(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// callIndexer gives each streamed tool call a stable index of its own. OpenAI
+// numbers parallel calls 0, 1, …; some compatible servers reuse index 0 for
+// every call or repeat the name in every fragment, which would otherwise merge
+// distinct calls in model.Accumulator.
+type callIndexer struct {
+	calls []indexedCall
+}
+
+type indexedCall struct {
+	wire     int
+	id       string
+	name     string
+	realID   bool
+	assigned int
+}
+
+func (x *callIndexer) delta(wire int, id, name, args string) model.ToolCallDelta {
+	cur := -1
+	for i := len(x.calls) - 1; i >= 0; i-- {
+		if x.calls[i].wire == wire {
+			cur = i
+			break
+		}
+	}
+	if cur < 0 || (id != "" && x.calls[cur].realID && x.calls[cur].id != id) {
+		c := indexedCall{wire: wire, id: id, realID: id != "", assigned: len(x.calls)}
+		if id == "" {
+			// Tool results are matched to calls by id, so a call must have one.
+			c.id = fmt.Sprintf("call_%d", len(x.calls))
+		}
+		x.calls = append(x.calls, c)
+		cur = len(x.calls) - 1
+		id = c.id
+	} else if id != "" {
+		c := &x.calls[cur]
+		if c.id == id {
+			id = "" // already sent
+		} else {
+			c.id, c.realID = id, true
+		}
+	}
+	c := &x.calls[cur]
+	if name != "" {
+		if name == c.name {
+			name = "" // a server repeating the whole name in each fragment
+		} else {
+			c.name += name
+		}
+	}
+	return model.ToolCallDelta{Index: c.assigned, ID: id, Name: name, Arguments: args}
+}
