@@ -1,0 +1,244 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultVersion   = "2023-06-01"
+	DefaultMaxTokens = 4096
+)
+
+const providerName = "Anthropic"
+
+// maxResponseBytes bounds a non-streaming answer or an error body we read.
+const maxResponseBytes = 32 << 20
+
+// Config configures a Model. Zero values take the documented defaults.
+type Config struct {
+	// APIKey is sent as x-api-key; default the ANTHROPIC_API_KEY environment variable.
+	APIKey string
+	// BaseURL is the API root without /v1; default https://api.anthropic.com.
+	BaseURL string
+	// Model is the model id, e.g. "claude-sonnet-4-5". Required.
+	Model string
+	// MaxTokens is the default max_tokens (the API requires one); default 4096.
+	// Request.MaxTokens overrides it per call.
+	MaxTokens int
+	// Version is the anthropic-version header; default "2023-06-01".
+	Version string
+	// Beta lists anthropic-beta feature flags, sent comma-separated.
+	Beta []string
+	// HTTPClient sends the requests; default http.DefaultClient. It should have
+	// no overall Timeout, since streams can run for minutes; use the context.
+	HTTPClient *http.Client
+}
+
+// Model is an Anthropic Messages API model. It is safe for concurrent use.
+type Model struct {
+	cfg      Config
+	endpoint string
+	beta     string
+}
+
+var _ model.Model = (*Model)(nil)
+
+// New validates cfg, applies defaults and returns a Model.
+func New(cfg Config) (*Model, error) {
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("ANTHROPIC_API_KEY")
+	}
+	if cfg.APIKey == "" {
+		return nil, errors.New("anthropic: no API key: set Config.APIKey or ANTHROPIC_API_KEY")
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("anthropic: Config.Model is required (e.g. \"claude-sonnet-4-5\")")
+	}
+	if cfg.MaxTokens < 0 {
+		return nil, fmt.Errorf("anthropic: Config.MaxTokens is %d; use a positive value or 0 for the default", cfg.MaxTokens)
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: Config.BaseURL %q is not an http(s) URL", cfg.BaseURL)
+	}
+	if cfg.Version == "" {
+		cfg.Version = DefaultVersion
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	var beta []string
+	for _, b := range cfg.Beta {
+		if b = strings.TrimSpace(b); b != "" {
+			beta = append(beta, b)
+		}
+	}
+	cfg.Beta = beta
+	return &Model{
+		cfg:      cfg,
+		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/v1/messages",
+		beta:     strings.Join(beta, ","),
+	}, nil
+}
+
+// Info names the model the way Agno does (name "Claude", provider "Anthropic").
+func (m *Model) Info() model.Info {
+	return model.Info{ID: m.cfg.Model, Name: "Claude", Provider: providerName}
+}
+
+// Invoke sends a non-streaming request and returns the whole answer.
+func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	plan, err := m.buildRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.post(ctx, plan.body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("anthropic: reading response: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("anthropic: reading response: %w: %w", model.ErrMalformedResponse, err)
+	}
+	return decodeResponse(raw, plan.formatTool)
+}
+
+// Stream sends a streaming request and yields chunks as events arrive. Breaking
+// out of the loop closes the connection.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		plan, err := m.buildRequest(req, true)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		resp, err := m.post(ctx, plan.body)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer resp.Body.Close()
+		err = decodeStream(resp.Body, plan.formatTool, yield)
+		if err != nil {
+			// A read cut short by cancellation is the caller's doing, not a
+			// malformed stream.
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				err = fmt.Errorf("anthropic: stream: %w", ctxErr)
+			}
+			yield(nil, err)
+		}
+	}
+}
+
+// post sends body to the Messages endpoint and returns a 2xx response; any other
+// status is turned into a classified *model.ProviderError.
+func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: building request: %w", err)
+	}
+	hreq.Header.Set("x-api-key", m.cfg.APIKey)
+	hreq.Header.Set("anthropic-version", m.cfg.Version)
+	hreq.Header.Set("content-type", "application/json")
+	if m.beta != "" {
+		hreq.Header.Set("anthropic-beta", m.beta)
+	}
+	resp, err := m.cfg.HTTPClient.Do(hreq)
+	if err != nil {
+		// Connection failures are worth a retry; a cancelled context is not.
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("anthropic: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("anthropic: sending request: %w", &model.ProviderError{
+			Provider: providerName, Kind: model.ErrServer, Message: err.Error(),
+		})
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return nil, httpError(resp.StatusCode, resp.Header, raw)
+}
+
+// wireError is Anthropic's error envelope, used by error bodies and the
+// stream's error event: {"type":"error","error":{"type":...,"message":...}}.
+type wireError struct {
+	Type  string `json:"type"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// httpError classifies a non-2xx answer.
+func httpError(status int, h http.Header, raw []byte) error {
+	msg := errorMessage(raw)
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return model.ClassifyHTTP(providerName, status, h, msg)
+}
+
+// errorMessage extracts "type: message" from an error body, or a short excerpt
+// of a body that is not Anthropic's envelope (a proxy's HTML page, say).
+func errorMessage(raw []byte) string {
+	var we wireError
+	if json.Unmarshal(raw, &we) == nil && we.Error != nil && (we.Error.Type != "" || we.Error.Message != "") {
+		if we.Error.Type == "" {
+			return we.Error.Message
+		}
+		return we.Error.Type + ": " + we.Error.Message
+	}
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
+}
+
+// streamError classifies an `event: error` frame, which arrives after a 200
+// status, so the kind comes from the error type rather than an HTTP status.
+func streamError(typ, msg string) *model.ProviderError {
+	e := &model.ProviderError{Provider: providerName, Message: msg}
+	if typ != "" {
+		e.Message = typ + ": " + msg
+	}
+	switch typ {
+	case "overloaded_error", "api_error", "timeout_error":
+		e.Kind = model.ErrServer
+	case "rate_limit_error":
+		e.Kind = model.ErrRateLimit
+	case "authentication_error", "permission_error":
+		e.Kind = model.ErrAuth
+	default:
+		// invalid_request_error, not_found_error, request_too_large and anything
+		// new: let the shared wording check spot context-length errors.
+		e.Kind = model.ClassifyHTTP(providerName, http.StatusBadRequest, nil, msg).Kind
+	}
+	return e
+}
