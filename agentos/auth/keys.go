@@ -1,0 +1,181 @@
+package auth
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/MicahParks/jwkset"
+)
+
+// Key families: a key is only ever used with algorithms of its own family, so an
+// RSA public key can never be fed to HMAC (RFC 8725 §2.1, algorithm confusion).
+const (
+	familyRSA     = "rsa"
+	familyECDSA   = "ecdsa"
+	familyEd25519 = "ed25519"
+	familyHMAC    = "hmac"
+)
+
+// MinHMACSecretBytes is the shortest accepted HMAC secret (RFC 7518 §3.2: at
+// least the hash size; HS384/HS512 need 48/64 bytes and are checked per token).
+const MinHMACSecretBytes = 32
+
+// MinRSABits is the smallest accepted RSA modulus.
+const MinRSABits = 2048
+
+// algorithms maps each supported JWS algorithm to its key family.
+var algorithms = map[string]string{
+	"RS256": familyRSA, "RS384": familyRSA, "RS512": familyRSA,
+	"PS256": familyRSA, "PS384": familyRSA, "PS512": familyRSA,
+	"ES256": familyECDSA, "ES384": familyECDSA, "ES512": familyECDSA,
+	"EdDSA": familyEd25519,
+	"HS256": familyHMAC, "HS384": familyHMAC, "HS512": familyHMAC,
+}
+
+// Key is one verification key: a public key or an HMAC secret.
+type Key struct {
+	// ID is matched against a token's "kid" header. Keys from a JWKS carry their
+	// kid; PEM keys and secrets may be given one.
+	ID string
+	// Alg, when set (a JWK's "alg"), restricts the key to that one algorithm.
+	Alg    string
+	family string
+	// pub is *rsa.PublicKey, *ecdsa.PublicKey, ed25519.PublicKey or []byte.
+	pub any
+}
+
+// ParseKey reads one verification_keys entry: a PEM public key or certificate
+// (RSA, ECDSA P-256/384/521, Ed25519) or, for anything not starting with
+// "-----BEGIN", an HMAC secret of at least MinHMACSecretBytes bytes.
+func ParseKey(id, text string) (Key, error) {
+	trimmed := strings.TrimSpace(text)
+	if trimmed == "" {
+		return Key{}, errors.New("auth: empty verification key")
+	}
+	if !strings.HasPrefix(trimmed, "-----BEGIN") {
+		if len(text) < MinHMACSecretBytes {
+			return Key{}, fmt.Errorf("auth: hmac secret %q is %d bytes; use at least %d random bytes", id, len(text), MinHMACSecretBytes)
+		}
+		return Key{ID: id, family: familyHMAC, pub: []byte(text)}, nil
+	}
+	block, rest := pem.Decode([]byte(trimmed))
+	if block == nil {
+		return Key{}, fmt.Errorf("auth: verification key %q is not valid PEM", id)
+	}
+	if len(strings.TrimSpace(string(rest))) > 0 {
+		return Key{}, fmt.Errorf("auth: verification key %q holds more than one PEM block; list each key separately", id)
+	}
+	var pub any
+	var err error
+	switch block.Type {
+	case "PUBLIC KEY":
+		pub, err = x509.ParsePKIXPublicKey(block.Bytes)
+	case "RSA PUBLIC KEY":
+		pub, err = x509.ParsePKCS1PublicKey(block.Bytes)
+	case "CERTIFICATE":
+		var cert *x509.Certificate
+		if cert, err = x509.ParseCertificate(block.Bytes); err == nil {
+			pub = cert.PublicKey
+		}
+	default:
+		if strings.Contains(block.Type, "PRIVATE") {
+			return Key{}, fmt.Errorf("auth: verification key %q is a private key; configure the public key only", id)
+		}
+		return Key{}, fmt.Errorf("auth: verification key %q has unsupported PEM type %q", id, block.Type)
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("auth: verification key %q: %w", id, err)
+	}
+	return newPublicKey(id, "", pub)
+}
+
+func newPublicKey(id, alg string, pub any) (Key, error) {
+	k := Key{ID: id, Alg: alg, pub: pub}
+	switch p := pub.(type) {
+	case *rsa.PublicKey:
+		if p.N.BitLen() < MinRSABits {
+			return Key{}, fmt.Errorf("auth: rsa key %q is %d bits; use at least %d", id, p.N.BitLen(), MinRSABits)
+		}
+		k.family = familyRSA
+	case *ecdsa.PublicKey:
+		k.family = familyECDSA
+	case ed25519.PublicKey:
+		k.family = familyEd25519
+	case []byte:
+		if len(p) < MinHMACSecretBytes {
+			return Key{}, fmt.Errorf("auth: hmac key %q is %d bytes; use at least %d", id, len(p), MinHMACSecretBytes)
+		}
+		k.family = familyHMAC
+	default:
+		return Key{}, fmt.Errorf("auth: key %q has unsupported type %T", id, pub)
+	}
+	if alg != "" {
+		fam, ok := algorithms[alg]
+		if !ok || fam != k.family {
+			return Key{}, fmt.Errorf("auth: key %q declares alg %q, which does not fit a %s key", id, alg, k.family)
+		}
+	}
+	return k, nil
+}
+
+// ParseJWKS reads a JSON Web Key Set. Private members of keys are ignored: only
+// the public half is kept.
+func ParseJWKS(data []byte) ([]Key, error) {
+	var set jwkset.JWKSMarshal
+	if err := json.Unmarshal(data, &set); err != nil {
+		return nil, fmt.Errorf("auth: jwks: %w", err)
+	}
+	jwks, err := set.JWKSlice()
+	if err != nil {
+		return nil, fmt.Errorf("auth: jwks: %w", err)
+	}
+	keys := make([]Key, 0, len(jwks))
+	for _, j := range jwks {
+		m := j.Marshal()
+		if m.USE != "" && m.USE != jwkset.UseSig {
+			continue
+		}
+		pub := j.Key()
+		switch p := pub.(type) {
+		case *rsa.PrivateKey:
+			pub = &p.PublicKey
+		case *ecdsa.PrivateKey:
+			pub = &p.PublicKey
+		case ed25519.PrivateKey:
+			pub = p.Public()
+		}
+		k, err := newPublicKey(m.KID, m.ALG.String(), pub)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("auth: jwks has no signature keys")
+	}
+	return keys, nil
+}
+
+// fits reports whether the key may verify a token signed with alg.
+func (k Key) fits(alg string) bool {
+	fam, ok := algorithms[alg]
+	if !ok || fam != k.family || (k.Alg != "" && k.Alg != alg) {
+		return false
+	}
+	switch p := k.pub.(type) {
+	case *ecdsa.PublicKey:
+		want := map[string]elliptic.Curve{"ES256": elliptic.P256(), "ES384": elliptic.P384(), "ES512": elliptic.P521()}[alg]
+		return p.Curve == want
+	case []byte:
+		return len(p) >= map[string]int{"HS256": 32, "HS384": 48, "HS512": 64}[alg]
+	}
+	return true
+}

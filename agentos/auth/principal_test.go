@@ -1,0 +1,82 @@
+package auth
+
+import (
+	"context"
+	"testing"
+)
+
+func TestPrincipalCan_MatchesScopeForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                 string
+		scopes               []string
+		admin                bool
+		resource, id, action string
+		want                 bool
+	}{
+		{"exact collection scope", []string{"agents:read"}, false, "agents", "", "read", true},
+		{"collection scope covers one object", []string{"agents:run"}, false, "agents", "a1", "run", true},
+		{"other action denied", []string{"agents:read"}, false, "agents", "a1", "run", false},
+		{"other resource denied", []string{"agents:read"}, false, "sessions", "", "read", false},
+		{"resource wildcard", []string{"agents:*"}, false, "agents", "a1", "run", true},
+		{"object scope", []string{"agents:a1:run"}, false, "agents", "a1", "run", true},
+		{"object scope other object", []string{"agents:a1:run"}, false, "agents", "a2", "run", false},
+		{"object scope never covers collection", []string{"agents:a1:read"}, false, "agents", "", "read", false},
+		{"object wildcard action", []string{"agents:a1:*"}, false, "agents", "a1", "read", true},
+		{"any object one action", []string{"agents:*:run"}, false, "agents", "a9", "run", true},
+		{"bare wildcard is not admin", []string{"*"}, false, "agents", "", "read", false},
+		{"empty segment", []string{"agents:"}, false, "agents", "", "", false},
+		{"admin flag", nil, true, "memories", "", "write", true},
+		{"no scopes", nil, false, "agents", "", "read", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := &Principal{Scopes: tt.scopes, Admin: tt.admin}
+			if got := p.Can(tt.resource, tt.id, tt.action); got != tt.want {
+				t.Errorf("Can(%s, %q, %s) with %v = %v, want %v", tt.resource, tt.id, tt.action, tt.scopes, got, tt.want)
+			}
+		})
+	}
+	var nilP *Principal
+	if nilP.Can("agents", "", "read") {
+		t.Error("nil principal allowed")
+	}
+}
+
+func TestContext_RoundTripsPrincipal(t *testing.T) {
+	t.Parallel()
+	if _, ok := FromContext(context.Background()); ok {
+		t.Fatal("principal in empty context")
+	}
+	p := &Principal{UserID: "u"}
+	got, ok := FromContext(NewContext(context.Background(), p))
+	if !ok || got != p {
+		t.Fatalf("got %v %v", got, ok)
+	}
+}
+
+func TestAuthenticator_SecurityKeyAndJWT(t *testing.T) {
+	t.Parallel()
+	v := mainVerifier(t)
+	a := NewAuthenticator("operator-key", v)
+	if !a.Enabled() {
+		t.Fatal("not enabled")
+	}
+	p, err := a.Authenticate("operator-key")
+	if err != nil || !p.Admin {
+		t.Fatalf("security key: %v %+v", err, p)
+	}
+	if _, err := a.Authenticate(""); err != ErrMissingCredentials {
+		t.Fatalf("empty token: %v", err)
+	}
+	if _, err := a.Authenticate("operator-kez"); err == nil {
+		t.Fatal("wrong key accepted")
+	}
+	if NewAuthenticator("", nil).Enabled() || (*Authenticator)(nil).Enabled() {
+		t.Fatal("empty authenticator enabled")
+	}
+	if _, err := NewAuthenticator("k", nil).Authenticate("x"); err == nil {
+		t.Fatal("wrong key accepted without jwt")
+	}
+}
