@@ -1,0 +1,111 @@
+package tool
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// applyEnumTags copies `enum:"a,b,c"` struct tags into the inferred schema s of
+// type t. jsonschema-go reserves its own tag for descriptions, so allowed values
+// get a tag of their own.
+func applyEnumTags(t reflect.Type, s *jsonschema.Schema, seen map[reflect.Type]bool) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return applyEnumTags(t.Elem(), s.Items, seen)
+	case reflect.Map:
+		return applyEnumTags(t.Elem(), s.AdditionalProperties, seen)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		ps := s.Properties[jsonName(f)]
+		if ps == nil {
+			continue
+		}
+		if tag, ok := f.Tag.Lookup("enum"); ok {
+			if err := setEnum(f, ps, tag); err != nil {
+				return err
+			}
+		}
+		if err := applyEnumTags(f.Type, ps, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonName is the property name encoding/json uses for a field.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// setEnum parses the tag's values as the field's (or its items') kind.
+func setEnum(f reflect.StructField, s *jsonschema.Schema, tag string) error {
+	t := f.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if k := t.Kind(); k == reflect.Slice || k == reflect.Array {
+		t, s = t.Elem(), s.Items
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+	}
+	if strings.TrimSpace(tag) == "" {
+		return fmt.Errorf("empty enum tag on field %s", f.Name)
+	}
+	var values []any
+	for raw := range strings.SplitSeq(tag, ",") {
+		raw = strings.TrimSpace(raw)
+		v, err := parseEnumValue(t.Kind(), raw)
+		if err != nil {
+			return fmt.Errorf("enum tag on field %s: %w", f.Name, err)
+		}
+		values = append(values, v)
+	}
+	if slices.Contains(s.Types, "null") {
+		values = append(values, nil)
+	}
+	s.Enum = values
+	return nil
+}
+
+func parseEnumValue(k reflect.Kind, raw string) (any, error) {
+	switch k {
+	case reflect.String:
+		return raw, nil
+	case reflect.Bool:
+		return strconv.ParseBool(raw)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.ParseInt(raw, 10, 64)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.ParseUint(raw, 10, 64)
+	case reflect.Float32, reflect.Float64:
+		return strconv.ParseFloat(raw, 64)
+	}
+	return nil, fmt.Errorf("%w, not %s", errEnumKind, k)
+}

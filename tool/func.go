@@ -1,0 +1,156 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// FuncConfig describes a function tool. Name and Description are required; zero
+// values of the other fields mean no timeout and no human-in-the-loop pause.
+type FuncConfig struct {
+	// Name is what the model calls: letters, digits, '_' and '-', at most 64.
+	Name        string
+	Description string
+	// Strict asks providers that support it to enforce the schema.
+	Strict bool
+	// Timeout bounds one call; zero means no per-tool limit.
+	Timeout time.Duration
+	// Human-in-the-loop flags, copied to the Definition.
+	RequiresConfirmation bool
+	RequiresUserInput    bool
+	ExternalExecution    bool
+	StopAfterCall        bool
+}
+
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Func builds a Tool from a typed Go function. The parameter schema is inferred
+// once from In (a struct, or a map with string keys) by
+// github.com/google/jsonschema-go: `json` tags name properties, fields without
+// omitempty/omitzero are required, unknown properties are rejected, a
+// `jsonschema:"..."` tag is the property's description and an `enum:"a,b,c"`
+// tag restricts a string, number or boolean field (or the items of a slice
+// field) to the listed values.
+//
+// Each call's arguments are validated against the schema, then decoded into In.
+// The result is given to the model as is when Out is a string or
+// json.RawMessage, and JSON-encoded otherwise.
+func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out, error)) (Tool, error) {
+	if !toolNameRE.MatchString(cfg.Name) {
+		return nil, fmt.Errorf("tool: invalid name %q: use 1 to 64 letters, digits, '_' or '-'", cfg.Name)
+	}
+	if cfg.Description == "" {
+		return nil, fmt.Errorf("tool %s: a description is required (the model reads it to choose the tool)", cfg.Name)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("tool %s: nil function", cfg.Name)
+	}
+	params, err := inferParameters(reflect.TypeFor[In]())
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", cfg.Name, err)
+	}
+	v, err := newValidator(cfg.Name, params)
+	if err != nil {
+		return nil, err
+	}
+	return &funcTool[In, Out]{
+		def: Definition{
+			Name:                 cfg.Name,
+			Description:          cfg.Description,
+			Parameters:           params,
+			Strict:               cfg.Strict,
+			Timeout:              cfg.Timeout,
+			RequiresConfirmation: cfg.RequiresConfirmation,
+			RequiresUserInput:    cfg.RequiresUserInput,
+			ExternalExecution:    cfg.ExternalExecution,
+			StopAfterCall:        cfg.StopAfterCall,
+		},
+		validator: v,
+		fn:        fn,
+	}, nil
+}
+
+// MustFunc is Func for package-level tool declarations; it panics on error.
+func MustFunc[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out, error)) Tool {
+	t, err := Func(cfg, fn)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+type funcTool[In, Out any] struct {
+	def       Definition
+	validator *validator
+	fn        func(context.Context, In) (Out, error)
+}
+
+func (t *funcTool[In, Out]) Definition() Definition { return t.def }
+
+// argValidator lets a Set reuse the validator compiled at construction.
+func (t *funcTool[In, Out]) argValidator() *validator { return t.validator }
+
+// Call validates and decodes the arguments, then runs the function.
+func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	args, err := t.validator.check(args)
+	if err != nil {
+		return "", err
+	}
+	return t.call(ctx, args)
+}
+
+// call runs the function on arguments that already passed validation.
+func (t *funcTool[In, Out]) call(ctx context.Context, args json.RawMessage) (string, error) {
+	var in In
+	if err := json.Unmarshal(args, &in); err != nil {
+		// The schema cannot express every Go limit (e.g. int64 range).
+		return "", fmt.Errorf("%w for %s: %v", ErrInvalidArguments, t.def.Name, err)
+	}
+	out, err := t.fn(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	switch o := any(out).(type) {
+	case string:
+		return o, nil
+	case json.RawMessage:
+		return string(o), nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("tool %s: encoding result: %w", t.def.Name, err)
+	}
+	return string(b), nil
+}
+
+// inferParameters computes the JSON Schema of a tool's argument type.
+func inferParameters(t reflect.Type) (json.RawMessage, error) {
+	s, err := jsonschema.ForType(t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot infer a JSON schema for %s: %w", t, err)
+	}
+	// A pointer argument type still needs an object from the model.
+	if s.Type == "" && len(s.Types) == 2 && s.Types[0] == "null" && s.Types[1] == "object" {
+		s.Type, s.Types = "object", nil
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf("arguments type %s must be a struct or a map with string keys (tool arguments are a JSON object)", t)
+	}
+	if err := applyEnumTags(t, s, map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the schema of %s: %w", t, err)
+	}
+	return b, nil
+}
+
+var errEnumKind = errors.New("enum tag needs a string, number or boolean field")
