@@ -1,0 +1,96 @@
+package modelspec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/anthropic"
+	"github.com/agentryhq/agentry/model/openai"
+	"github.com/agentryhq/agentry/model/scripted"
+)
+
+// ErrInvalidSpec is returned for a malformed or unknown model spec.
+var ErrInvalidSpec = errors.New("modelspec: invalid model spec")
+
+// Providers lists the accepted provider prefixes.
+var Providers = []string{"openai", "anthropic", "ollama", "openai-compatible", "scripted"}
+
+// Options tune how a spec is built.
+type Options struct {
+	// BaseURL overrides the provider's API root (openai, anthropic, ollama,
+	// openai-compatible). Empty: the provider default, or for ollama the
+	// OLLAMA_HOST environment variable or http://localhost:11434.
+	BaseURL string
+	// Retry wraps network providers with model.WithRetry; the zero value uses
+	// its defaults. Scripted models are never wrapped.
+	Retry model.RetryConfig
+	// NoRetry disables the retry wrapper.
+	NoRetry bool
+}
+
+// Parse splits "provider:id" and validates the provider.
+func Parse(spec string) (provider, id string, err error) {
+	provider, id, ok := strings.Cut(strings.TrimSpace(spec), ":")
+	provider = strings.ToLower(strings.TrimSpace(provider))
+	id = strings.TrimSpace(id)
+	if !ok || provider == "" || id == "" {
+		return "", "", fmt.Errorf("%w %q: write provider:model, e.g. openai:gpt-4o-mini (providers: %s)",
+			ErrInvalidSpec, spec, strings.Join(Providers, ", "))
+	}
+	for _, p := range Providers {
+		if p == provider {
+			return provider, id, nil
+		}
+	}
+	return "", "", fmt.Errorf("%w %q: unknown provider %q (providers: %s)", ErrInvalidSpec, spec, provider, strings.Join(Providers, ", "))
+}
+
+// New builds the model a spec names. For "scripted" the id is the path of a
+// script file (YAML or JSON).
+func New(spec string, opts Options) (model.Model, error) {
+	provider, id, err := Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	var m model.Model
+	switch provider {
+	case "scripted":
+		return scripted.Load(id)
+	case "openai":
+		m, err = openai.New(openai.Config{Model: id, BaseURL: opts.BaseURL})
+	case "openai-compatible":
+		base := opts.BaseURL
+		if base == "" {
+			base = os.Getenv("OPENAI_BASE_URL")
+		}
+		if base == "" {
+			return nil, fmt.Errorf("%w %q: openai-compatible needs a base URL (flag or OPENAI_BASE_URL)", ErrInvalidSpec, spec)
+		}
+		m, err = openai.New(openai.Config{Model: id, BaseURL: base, ProviderName: "OpenAICompatible"})
+	case "ollama":
+		base := opts.BaseURL
+		if base == "" {
+			base = os.Getenv("OLLAMA_HOST")
+		}
+		if base == "" {
+			base = "http://localhost:11434"
+		}
+		if !strings.Contains(base, "://") {
+			base = "http://" + base
+		}
+		base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1") + "/v1"
+		m, err = openai.New(openai.Config{Model: id, BaseURL: base, ProviderName: "Ollama"})
+	case "anthropic":
+		m, err = anthropic.New(anthropic.Config{Model: id, BaseURL: opts.BaseURL})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opts.NoRetry {
+		return m, nil
+	}
+	return model.WithRetry(m, opts.Retry), nil
+}
