@@ -1,0 +1,340 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole file. Default returns the zero-flag configuration.
+type Config struct {
+	Server Server `yaml:"server"`
+	DB     DB     `yaml:"db"`
+	Auth   Auth   `yaml:"auth"`
+	// UserIsolation makes a non-admin caller's user id (the JWT's user id claim)
+	// the user_id of every read and write. Requires auth.jwt.
+	UserIsolation bool       `yaml:"user_isolation"`
+	Agents        []Agent    `yaml:"agents"`
+	Teams         []Team     `yaml:"teams"`
+	Workflows     []Workflow `yaml:"workflows"`
+	MCPServer     MCPServer  `yaml:"mcp_server"`
+}
+
+// Server holds the listener and HTTP limits.
+type Server struct {
+	// Host defaults to 127.0.0.1; Port to 7777 (0 picks a free port).
+	Host string `yaml:"host"`
+	Port int    `yaml:"port"`
+	// CORSOrigins are the allowed browser origins; default http://localhost:3000.
+	// "*" allows any origin (echoed back, since credentials are allowed).
+	CORSOrigins []string `yaml:"cors_origins"`
+	// BodyLimit caps request bodies (e.g. 33554432, "32MiB", "10MB"); default 32 MiB.
+	BodyLimit ByteSize `yaml:"body_limit"`
+	// Timeouts as Go durations ("10s"). WriteTimeout defaults to 0 (none) because
+	// SSE streams are long-lived.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	// ShutdownTimeout bounds the wait for in-flight runs on SIGTERM; default 30s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Addr is host:port for net.Listen.
+func (s Server) Addr() string { return s.Host + ":" + strconv.Itoa(s.Port) }
+
+// DB names the database.
+type DB struct {
+	// ID is the db_id AgentOS reports; empty means the dialect.
+	ID string `yaml:"id"`
+	// DSN: a SQLite path (default ./agentry.db), postgres://… or mysql://….
+	DSN string `yaml:"dsn"`
+}
+
+// Auth selects how callers authenticate. With neither set the server is open.
+type Auth struct {
+	// SecurityKey is a static bearer key granting admin access (env OS_SECURITY_KEY).
+	SecurityKey string `yaml:"security_key"`
+	JWT         *JWT   `yaml:"jwt"`
+}
+
+// JWT configures bearer JWT verification.
+type JWT struct {
+	// VerificationKeys: PEM public keys (RSA, ECDSA, Ed25519) or HMAC secrets;
+	// each entry is a string or {kid, key}.
+	VerificationKeys []VerificationKey `yaml:"verification_keys"`
+	// JWKSFile is a JSON Web Key Set file; relative paths are from the config file.
+	JWKSFile string `yaml:"jwks_file"`
+	// Algorithm or Algorithms form the allow-list; default RS256.
+	Algorithm  string   `yaml:"algorithm"`
+	Algorithms []string `yaml:"algorithms"`
+	// Claim names; defaults "sub" and "scopes"; the session id claim is off unless set.
+	UserIDClaim    string `yaml:"user_id_claim"`
+	SessionIDClaim string `yaml:"session_id_claim"`
+	ScopesClaim    string `yaml:"scopes_claim"`
+	// Audience (a string or list) is checked unless VerifyAudience is false.
+	Audience       StringList `yaml:"audience"`
+	VerifyAudience *bool      `yaml:"verify_audience"`
+	Issuer         string     `yaml:"issuer"`
+	// Leeway for exp/nbf/iat; default 10s.
+	Leeway time.Duration `yaml:"leeway"`
+	// TokenSource is "header" (default), "cookie" or "both" (header first).
+	TokenSource string `yaml:"token_source"`
+	// CookieName defaults to "access_token".
+	CookieName string `yaml:"cookie_name"`
+	// ExcludedRoutePaths skip authentication: exact paths, or a prefix ending in
+	// "*" ("/public/*"). Default ["/health"].
+	ExcludedRoutePaths []string `yaml:"excluded_route_paths"`
+	// Authorization enforces resource:action scopes on routes (403 without them).
+	// Off by default: any valid token may call every route.
+	Authorization bool `yaml:"authorization"`
+	// MaxTokenBytes rejects longer tokens unparsed; default 8192.
+	MaxTokenBytes int `yaml:"max_token_bytes"`
+}
+
+// Agent declares an agent served by the OS.
+type Agent struct {
+	ID          string `yaml:"id"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Model is "provider:model_id", e.g. "openai:gpt-4o" or "scripted:echo".
+	Model string `yaml:"model"`
+	// ReasoningModel (same form) runs a reasoning pass first (3.0's reasoning_model).
+	ReasoningModel string     `yaml:"reasoning_model"`
+	Instructions   StringList `yaml:"instructions"`
+	// Tools are built-in tool or toolkit names, e.g. web_search.
+	Tools                   []Tool         `yaml:"tools"`
+	Markdown                bool           `yaml:"markdown"`
+	AddHistoryToContext     bool           `yaml:"add_history_to_context"`
+	NumHistoryRuns          int            `yaml:"num_history_runs"`
+	ToolCallLimit           int            `yaml:"tool_call_limit"`
+	UpdateMemoryOnRun       bool           `yaml:"update_memory_on_run"`
+	SearchPastSessions      bool           `yaml:"search_past_sessions"`
+	NumPastSessionsToSearch int            `yaml:"num_past_sessions_to_search"`
+	Metadata                map[string]any `yaml:"metadata"`
+}
+
+// Team declares a team of agents.
+type Team struct {
+	ID           string     `yaml:"id"`
+	Name         string     `yaml:"name"`
+	Description  string     `yaml:"description"`
+	Model        string     `yaml:"model"`
+	Instructions StringList `yaml:"instructions"`
+	// Members are agent ids declared in agents.
+	Members             []string       `yaml:"members"`
+	AddHistoryToContext bool           `yaml:"add_history_to_context"`
+	NumHistoryRuns      int            `yaml:"num_history_runs"`
+	UpdateMemoryOnRun   bool           `yaml:"update_memory_on_run"`
+	Metadata            map[string]any `yaml:"metadata"`
+}
+
+// Workflow declares a sequence of steps, each run by an agent or a team.
+type Workflow struct {
+	ID          string         `yaml:"id"`
+	Name        string         `yaml:"name"`
+	Description string         `yaml:"description"`
+	Steps       []WorkflowStep `yaml:"steps"`
+}
+
+// WorkflowStep names exactly one of Agent or Team.
+type WorkflowStep struct {
+	Name  string `yaml:"name"`
+	Agent string `yaml:"agent"`
+	Team  string `yaml:"team"`
+}
+
+// MCPServer exposes the OS as an MCP server (3.0's mcp_server).
+type MCPServer struct {
+	Enabled bool `yaml:"enabled"`
+	// Path defaults to /mcp.
+	Path string `yaml:"path"`
+}
+
+// Defaults.
+const (
+	DefaultHost        = "127.0.0.1"
+	DefaultPort        = 7777
+	DefaultDSN         = "./agentry.db"
+	DefaultBodyLimit   = 32 << 20
+	DefaultCORSOrigin  = "http://localhost:3000"
+	DefaultCookieName  = "access_token"
+	DefaultTokenSource = "header"
+	DefaultMCPPath     = "/mcp"
+)
+
+// Default is the configuration of `agentry serve` with no flags or file.
+func Default() Config {
+	return Config{
+		Server: Server{
+			Host:              DefaultHost,
+			Port:              DefaultPort,
+			CORSOrigins:       []string{DefaultCORSOrigin},
+			BodyLimit:         DefaultBodyLimit,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			ShutdownTimeout:   30 * time.Second,
+		},
+		DB:        DB{DSN: DefaultDSN},
+		MCPServer: MCPServer{Path: DefaultMCPPath},
+	}
+}
+
+// fillJWTDefaults sets the JWT block's defaults after decoding.
+func (j *JWT) fillDefaults() {
+	if j.TokenSource == "" {
+		j.TokenSource = DefaultTokenSource
+	}
+	if j.CookieName == "" {
+		j.CookieName = DefaultCookieName
+	}
+	if j.ExcludedRoutePaths == nil {
+		j.ExcludedRoutePaths = []string{"/health"}
+	}
+}
+
+// ByteSize is a size in bytes, written as an integer or with a unit
+// (B, KB, MB, GB, KiB, MiB, GiB).
+type ByteSize int64
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a size must be a number or a string like \"32MiB\"", n.Line)
+	}
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = v
+	return nil
+}
+
+// ParseByteSize reads "1048576", "512KB", "32MiB", "1GB".
+func ParseByteSize(s string) (ByteSize, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("invalid size %q: use a non-negative number of bytes or e.g. \"32MiB\"", s)
+	}
+	return ByteSize(n * mult), nil
+}
+
+// StringList is a list written as one string or a sequence of strings.
+type StringList []string
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (l *StringList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = StringList{n.Value}
+		return nil
+	case yaml.SequenceNode:
+		out := make(StringList, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: expected a string", c.Line)
+			}
+			out = append(out, c.Value)
+		}
+		*l = out
+		return nil
+	}
+	return fmt.Errorf("line %d: expected a string or a list of strings", n.Line)
+}
+
+// VerificationKey is a PEM public key or HMAC secret, optionally with a kid.
+// In YAML: a string, or {kid: ..., key: ...}.
+type VerificationKey struct {
+	KID string
+	Key string
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (k *VerificationKey) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*k = VerificationKey{Key: n.Value}
+		return nil
+	case yaml.MappingNode:
+		fields, err := scalarFields(n, "verification key", "kid", "key")
+		if err != nil {
+			return err
+		}
+		*k = VerificationKey{KID: fields["kid"], Key: fields["key"]}
+		return nil
+	}
+	return fmt.Errorf("line %d: a verification key is a string or {kid, key}", n.Line)
+}
+
+// Tool names a built-in tool or toolkit; in YAML a string or {name, options}.
+type Tool struct {
+	Name    string
+	Options map[string]any
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*t = Tool{Name: n.Value}
+		return nil
+	case yaml.MappingNode:
+		var out Tool
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i], n.Content[i+1]
+			switch key.Value {
+			case "name":
+				if val.Kind != yaml.ScalarNode {
+					return fmt.Errorf("line %d: tool name must be a string", val.Line)
+				}
+				out.Name = val.Value
+			case "options":
+				if err := val.Decode(&out.Options); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("line %d: field %s not found in tool (allowed: name, options)", key.Line, key.Value)
+			}
+		}
+		*t = out
+		return nil
+	}
+	return fmt.Errorf("line %d: a tool is a name or {name, options}", n.Line)
+}
+
+// scalarFields reads a mapping of scalar values, rejecting unknown keys
+// (Node.Decode would not apply the decoder's KnownFields).
+func scalarFields(n *yaml.Node, what string, allowed ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		known := false
+		for _, a := range allowed {
+			known = known || a == key.Value
+		}
+		if !known {
+			return nil, fmt.Errorf("line %d: field %s not found in %s (allowed: %s)", key.Line, key.Value, what, strings.Join(allowed, ", "))
+		}
+		if val.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: %s.%s must be a string", val.Line, what, key.Value)
+		}
+		out[key.Value] = val.Value
+	}
+	return out, nil
+}

@@ -1,0 +1,331 @@
+package config
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoad_ExampleFileIsValid(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(filepath.Join("..", "..", "examples", "agentos.yaml"), env(nil))
+	if err != nil {
+		t.Fatalf("example config: %v", err)
+	}
+	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.Server.BodyLimit != 32<<20 || cfg.Server.ShutdownTimeout != 30*time.Second {
+		t.Errorf("server = %+v", cfg.Server)
+	}
+	if len(cfg.Agents) != 3 || cfg.Agents[0].ID != "assistant" || cfg.Agents[0].Tools[0].Name != "web_search" ||
+		len(cfg.Agents[0].Instructions) != 2 || !cfg.Agents[0].UpdateMemoryOnRun || cfg.Agents[0].NumPastSessionsToSearch != 2 {
+		t.Errorf("agents = %+v", cfg.Agents)
+	}
+	if cfg.Agents[2].ReasoningModel != "openai:o4-mini" || len(cfg.Teams) != 1 || len(cfg.Workflows) != 1 {
+		t.Errorf("reasoning model / teams / workflows not read: %+v %+v %+v", cfg.Agents[2], cfg.Teams, cfg.Workflows)
+	}
+	a, err := cfg.Auth.Authenticator()
+	if err != nil || a.Enabled() {
+		t.Errorf("example auth: enabled=%v err=%v", a.Enabled(), err)
+	}
+}
+
+func TestLoad_NoFileGivesDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.DB.DSN != "./agentry.db" || cfg.Server.CORSOrigins[0] != "http://localhost:3000" {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}
+
+func TestParse_RejectsUnknownKeysNamingKeyAndLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"top level", "server:\n  port: 1\nbogus: 1\n", []string{"os.yaml:3", "bogus"}},
+		{"server", "server:\n  prot: 1\n", []string{"os.yaml:2", "prot"}},
+		{"agent entry", "agents:\n  - id: a\n    model: x:y\n    temprature: 1\n", []string{"os.yaml:4", "temprature"}},
+		{"jwt block", "auth:\n  jwt:\n    verification_key: x\n", []string{"os.yaml:3", "verification_key"}},
+		{"verification key mapping", "auth:\n  jwt:\n    verification_keys:\n      - kid: a\n        pem: x\n", []string{"os.yaml:5", "pem"}},
+		{"tool mapping", "agents:\n  - id: a\n    model: x:y\n    tools:\n      - name: web_search\n        args: {}\n", []string{"os.yaml:6", "args"}},
+		{"two documents", "server:\n  port: 1\n---\nserver:\n  port: 2\n", []string{"one"}},
+		{"wrong type", "server:\n  port: eighty\n", []string{"os.yaml:2"}},
+		{"bad size", "server:\n  body_limit: lots\n", []string{"os.yaml:2", "lots"}},
+		{"bad duration", "server:\n  idle_timeout: soon\n", []string{"os.yaml:2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tt.yaml), "os.yaml")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range append(tt.want, "os.yaml") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParse_RenamedKeysNameTheNewKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, yaml, old, new string
+		line                 string
+	}{
+		{"enable_user_memories in agent", "agents:\n  - id: a\n    enable_user_memories: true\n", "enable_user_memories", "update_memory_on_run", "os.yaml:3"},
+		{"search_session_history", "agents:\n  - id: a\n    search_session_history: true\n", "search_session_history", "search_past_sessions", "os.yaml:3"},
+		{"num_history_sessions", "agents:\n  - id: a\n    num_history_sessions: 2\n", "num_history_sessions", "num_past_sessions_to_search", "os.yaml:3"},
+		{"reasoning true", "agents:\n  - id: a\n    reasoning: true\n", "reasoning", "reasoning_model", "os.yaml:3"},
+		{"enable_mcp_server top level", "enable_mcp_server: true\n", "enable_mcp_server", "mcp_server", "os.yaml:1"},
+		{"mcp_config top level", "mcp_config:\n  path: /x\n", "mcp_config", "mcp_server", "os.yaml:1"},
+		{"jwt secret_key", "auth:\n  jwt:\n    secret_key: abc\n", "secret_key", "verification_keys", "os.yaml:3"},
+		{"duckduckgo tool", "agents:\n  - id: a\n    tools: [duckduckgo_search]\n", "duckduckgo_search", "web_search", "os.yaml:3"},
+		{"duckduckgo tool mapping", "agents:\n  - id: a\n    tools:\n      - name: duckduckgo_search\n", "duckduckgo_search", "web_search", "os.yaml:4"},
+		{"eval_id", "evals:\n  - eval_id: e1\n", "eval_id", "run_id", "os.yaml:2"},
+		{"team entry", "teams:\n  - id: t\n    enable_user_memories: true\n", "enable_user_memories", "update_memory_on_run", "os.yaml:3"},
+		{"culture removed", "agents:\n  - id: a\n    enable_agentic_culture: true\n", "enable_agentic_culture", "removed", "os.yaml:3"},
+		{"culture manager removed", "agents:\n  - id: a\n    add_culture_to_context: true\n", "add_culture_to_context", "removed", "os.yaml:3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tt.yaml), "os.yaml")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range []string{tt.old, tt.new, tt.line} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParse_FreeFormMapsMayUseAnyKey(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("agents:\n  - id: a\n    model: x:y\n    metadata:\n      reasoning: true\n      culture: x\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Agents[0].Metadata["reasoning"] != true {
+		t.Errorf("metadata = %v", cfg.Agents[0].Metadata)
+	}
+}
+
+func TestValidate_RejectsBadValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"port too high", "server:\n  port: 70000\n", "server.port 70000"},
+		{"negative port", "server:\n  port: -1\n", "server.port -1"},
+		{"zero body limit", "server:\n  body_limit: 0\n", "body_limit"},
+		{"negative timeout", "server:\n  idle_timeout: -1s\n", "idle_timeout"},
+		{"bad cors origin", "server:\n  cors_origins: [localhost:3000]\n", "cors_origins"},
+		{"empty dsn", "db:\n  dsn: ''\n", "db.dsn"},
+		{"empty agent id", "agents:\n  - name: x\n    model: a:b\n", "agents[0]: id is required"},
+		{"duplicate agent ids", "agents:\n  - id: a\n    model: a:b\n  - id: a\n    model: a:b\n", "duplicate id \"a\""},
+		{"id with slash", "agents:\n  - id: a/b\n    model: a:b\n", "may only use"},
+		{"missing model", "agents:\n  - id: a\n", "agents[0].model is required"},
+		{"model without provider", "agents:\n  - id: a\n    model: gpt-4o\n", "provider:model_id"},
+		{"negative history", "agents:\n  - id: a\n    model: a:b\n    num_history_runs: -1\n", "must not be negative"},
+		{"unknown team member", "teams:\n  - id: t\n    members: [ghost]\n", "no agent with id \"ghost\""},
+		{"duplicate team ids", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n  - id: t\n    members: [a]\n", "duplicate id \"t\""},
+		{"workflow step with both", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - agent: a\n        team: a\n", "exactly one"},
+		{"jwt without keys", "auth:\n  jwt:\n    algorithm: RS256\n", "verification_keys or jwks_file"},
+		{"bad token source", "auth:\n  jwt:\n    verification_keys: [x]\n    token_source: query\n", "token_source"},
+		{"algorithm and algorithms", "auth:\n  jwt:\n    verification_keys: [x]\n    algorithm: RS256\n    algorithms: [ES256]\n", "not both"},
+		{"isolation without jwt", "user_isolation: true\nauth:\n  security_key: k\n", "user_isolation needs auth.jwt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte(tt.yaml), "os.yaml")
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			err = cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %v, want mention of %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyEnv_OverridesFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "os.yaml")
+	if err := os.WriteFile(path, []byte("server:\n  port: 8000\nauth:\n  security_key: from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, env(map[string]string{
+		"AGENTRY_HOST": "0.0.0.0", "AGENTRY_PORT": "9000", "AGENTRY_DB": "postgres://x/y",
+		"AGENTRY_CORS_ORIGINS": "https://a.test, https://b.test", "AGENTRY_BODY_LIMIT": "1MiB",
+		"AGENTRY_SHUTDOWN_TIMEOUT": "5s", "OS_SECURITY_KEY": "from-env",
+		"JWT_VERIFICATION_KEY": strings.Repeat("s", 40), "AGENTRY_USER_ISOLATION": "true",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Server
+	if s.Addr() != "0.0.0.0:9000" || cfg.DB.DSN != "postgres://x/y" || len(s.CORSOrigins) != 2 || s.CORSOrigins[1] != "https://b.test" ||
+		s.BodyLimit != 1<<20 || s.ShutdownTimeout != 5*time.Second || cfg.Auth.SecurityKey != "from-env" || !cfg.UserIsolation {
+		t.Errorf("config = %+v", cfg)
+	}
+	if cfg.Auth.JWT == nil || len(cfg.Auth.JWT.VerificationKeys) != 1 || cfg.Auth.JWT.TokenSource != "header" {
+		t.Errorf("jwt = %+v", cfg.Auth.JWT)
+	}
+}
+
+func TestApplyEnv_RejectsBadValues(t *testing.T) {
+	t.Parallel()
+	tests := map[string]map[string]string{
+		"renamed JWT_SECRET_KEY": {"JWT_SECRET_KEY": "x"},
+		"port not a number":      {"AGENTRY_PORT": "http"},
+		"bad size":               {"AGENTRY_BODY_LIMIT": "big"},
+		"bad duration":           {"AGENTRY_SHUTDOWN_TIMEOUT": "1 minute"},
+		"bad bool":               {"AGENTRY_USER_ISOLATION": "sure"},
+	}
+	for name, m := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg := Default()
+			if err := cfg.ApplyEnv(env(m)); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	t.Parallel()
+	tests := map[string]int64{"0": 0, "1024": 1024, "1KiB": 1024, "2 MiB": 2 << 20, "1GB": 1e9, "10MB": 10e6, "5B": 5}
+	for in, want := range tests {
+		got, err := ParseByteSize(in)
+		if err != nil || int64(got) != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "1.5MB", "MB", "9999999999999GiB"} {
+		if _, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q) accepted", in)
+		}
+	}
+}
+
+func TestAuthenticator_BuildsFromKeysAndJWKSFile(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwkPub, jwkPriv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	j, err := jwkset.NewJWKFromKey(jwkPub, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "from-jwks"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{j.Marshal()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "jwks.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yml := "auth:\n  jwt:\n    algorithm: EdDSA\n    audience: agentry\n    jwks_file: jwks.json\n    verification_keys:\n      - kid: pem-key\n        key: |\n" +
+		indent(pemText, "          ")
+	path := filepath.Join(dir, "os.yaml")
+	if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := cfg.Auth.Authenticator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(key ed25519.PrivateKey, kid, aud string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"sub": "u", "aud": aud, "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = kid
+		s, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for name, tok := range map[string]string{"pem key": mk(priv, "pem-key", "agentry"), "jwks key": mk(jwkPriv, "from-jwks", "agentry")} {
+		if p, err := a.Authenticate(tok); err != nil || p.UserID != "u" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := a.Authenticate(mk(priv, "pem-key", "other")); err == nil {
+		t.Error("wrong audience accepted")
+	}
+	no := false
+	cfg.Auth.JWT.VerifyAudience = &no
+	a, err = cfg.Auth.Authenticator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(mk(priv, "pem-key", "other")); err != nil {
+		t.Errorf("verify_audience false still checks: %v", err)
+	}
+}
+
+func TestAuthenticator_RejectsBadKeys(t *testing.T) {
+	t.Parallel()
+	tests := map[string]Auth{
+		"short secret":      {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "short"}}}},
+		"missing jwks file": {JWT: &JWT{JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
+		"secret without HS": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}}},
+		"unknown algorithm": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}, Algorithm: "HS1"}},
+	}
+	for name, a := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := a.Authenticator(); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

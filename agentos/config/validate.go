@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentryhq/agentry/agentos/auth"
+)
+
+// idPattern keeps ids usable as one URL path segment.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Validate reports every invalid value, joined.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config: "+format, args...)) }
+
+	s := c.Server
+	if s.Port < 0 || s.Port > 65535 {
+		bad("server.port %d is out of range (0-65535)", s.Port)
+	}
+	if s.BodyLimit <= 0 {
+		bad("server.body_limit must be positive")
+	}
+	for name, d := range map[string]int64{"read_header_timeout": int64(s.ReadHeaderTimeout), "read_timeout": int64(s.ReadTimeout),
+		"write_timeout": int64(s.WriteTimeout), "idle_timeout": int64(s.IdleTimeout), "shutdown_timeout": int64(s.ShutdownTimeout)} {
+		if d < 0 {
+			bad("server.%s must not be negative", name)
+		}
+	}
+	for _, o := range s.CORSOrigins {
+		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			bad("server.cors_origins: %q must be \"*\" or start with http:// or https://", o)
+		}
+	}
+	if strings.TrimSpace(c.DB.DSN) == "" {
+		bad("db.dsn is empty")
+	}
+	if j := c.Auth.JWT; j != nil {
+		if len(j.VerificationKeys) == 0 && j.JWKSFile == "" {
+			bad("auth.jwt needs verification_keys or jwks_file")
+		}
+		if j.Algorithm != "" && len(j.Algorithms) > 0 {
+			bad("auth.jwt: set algorithm or algorithms, not both")
+		}
+		if !slices.Contains([]string{"header", "cookie", "both"}, j.TokenSource) {
+			bad("auth.jwt.token_source %q: use header, cookie or both", j.TokenSource)
+		}
+		for _, p := range j.ExcludedRoutePaths {
+			if !strings.HasPrefix(p, "/") {
+				bad("auth.jwt.excluded_route_paths: %q must start with /", p)
+			}
+		}
+		if j.Leeway < 0 || j.MaxTokenBytes < 0 {
+			bad("auth.jwt: leeway and max_token_bytes must not be negative")
+		}
+	}
+	if c.UserIsolation && c.Auth.JWT == nil {
+		bad("user_isolation needs auth.jwt: the security key alone identifies no user")
+	}
+	if c.MCPServer.Enabled && !strings.HasPrefix(c.MCPServer.Path, "/") {
+		bad("mcp_server.path %q must start with /", c.MCPServer.Path)
+	}
+
+	agents := map[string]bool{}
+	for i, a := range c.Agents {
+		where := fmt.Sprintf("agents[%d]", i)
+		checkID(bad, where, a.ID, agents)
+		checkModel(bad, where+".model", a.Model, true)
+		checkModel(bad, where+".reasoning_model", a.ReasoningModel, false)
+		if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
+			bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+		}
+		for _, t := range a.Tools {
+			if t.Name == "" {
+				bad("%s.tools: a tool needs a name", where)
+			}
+		}
+	}
+	teams := map[string]bool{}
+	for i, t := range c.Teams {
+		where := fmt.Sprintf("teams[%d]", i)
+		checkID(bad, where, t.ID, teams)
+		checkModel(bad, where+".model", t.Model, false)
+		if len(t.Members) == 0 {
+			bad("%s: a team needs members", where)
+		}
+		for _, m := range t.Members {
+			if !agents[m] {
+				bad("%s.members: no agent with id %q", where, m)
+			}
+		}
+	}
+	workflows := map[string]bool{}
+	for i, w := range c.Workflows {
+		where := fmt.Sprintf("workflows[%d]", i)
+		checkID(bad, where, w.ID, workflows)
+		if len(w.Steps) == 0 {
+			bad("%s: a workflow needs steps", where)
+		}
+		for j, st := range w.Steps {
+			switch {
+			case (st.Agent == "") == (st.Team == ""):
+				bad("%s.steps[%d]: set exactly one of agent or team", where, j)
+			case st.Agent != "" && !agents[st.Agent]:
+				bad("%s.steps[%d]: no agent with id %q", where, j, st.Agent)
+			case st.Team != "" && !teams[st.Team]:
+				bad("%s.steps[%d]: no team with id %q", where, j, st.Team)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkID(bad func(string, ...any), where, id string, seen map[string]bool) {
+	switch {
+	case id == "":
+		bad("%s: id is required", where)
+	case !idPattern.MatchString(id):
+		bad("%s: id %q may only use letters, digits, '.', '_' and '-'", where, id)
+	case seen[id]:
+		bad("%s: duplicate id %q", where, id)
+	}
+	seen[id] = true
+}
+
+func checkModel(bad func(string, ...any), where, model string, required bool) {
+	if model == "" {
+		if required {
+			bad("%s is required (\"provider:model_id\", e.g. \"openai:gpt-4o\")", where)
+		}
+		return
+	}
+	provider, id, ok := strings.Cut(model, ":")
+	if !ok || provider == "" || id == "" {
+		bad("%s %q: use \"provider:model_id\", e.g. \"openai:gpt-4o\"", where, model)
+	}
+}
+
+// Authenticator builds the request authenticator from the auth block, reading
+// the JWKS file. It returns a disabled authenticator when neither a security key
+// nor JWT is configured.
+func (a Auth) Authenticator() (*auth.Authenticator, error) {
+	var v *auth.JWTVerifier
+	if j := a.JWT; j != nil {
+		var keys []auth.Key
+		for i, vk := range j.VerificationKeys {
+			k, err := auth.ParseKey(vk.KID, vk.Key)
+			if err != nil {
+				return nil, fmt.Errorf("config: auth.jwt.verification_keys[%d]: %w", i, err)
+			}
+			keys = append(keys, k)
+		}
+		if j.JWKSFile != "" {
+			data, err := os.ReadFile(j.JWKSFile)
+			if err != nil {
+				return nil, fmt.Errorf("config: auth.jwt.jwks_file: %w", err)
+			}
+			jk, err := auth.ParseJWKS(data)
+			if err != nil {
+				return nil, fmt.Errorf("config: auth.jwt.jwks_file %s: %w", j.JWKSFile, err)
+			}
+			keys = append(keys, jk...)
+		}
+		algs := j.Algorithms
+		if j.Algorithm != "" {
+			algs = []string{j.Algorithm}
+		}
+		var aud []string
+		if j.VerifyAudience == nil || *j.VerifyAudience {
+			aud = j.Audience
+		}
+		var err error
+		v, err = auth.NewJWTVerifier(auth.JWTConfig{
+			Keys:           keys,
+			Algorithms:     algs,
+			UserIDClaim:    j.UserIDClaim,
+			SessionIDClaim: j.SessionIDClaim,
+			ScopesClaim:    j.ScopesClaim,
+			Audience:       aud,
+			Issuer:         j.Issuer,
+			Leeway:         j.Leeway,
+			MaxTokenBytes:  j.MaxTokenBytes,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("config: auth.jwt: %w", err)
+		}
+	}
+	return auth.NewAuthenticator(a.SecurityKey, v), nil
+}
