@@ -187,6 +187,7 @@ func TestStream_Errors(t *testing.T) {
 		{"data that is not JSON at all", textSoFar + "data: <html>502 Bad Gateway</html>\n\n", model.ErrMalformedResponse, false},
 		{"field of the wrong type", textSoFar + sseEvent("content_block_delta", `{"type":"content_block_delta","index":"zero","delta":{"type":"text_delta","text":"x"}}`), model.ErrMalformedResponse, false},
 		{"input_json_delta for a text block", textSoFar + jsonDelta(0, `{"a":1}`), model.ErrMalformedResponse, false},
+		{"content_block_delta without delta", textSoFar + sseEvent("content_block_delta", `{"type":"content_block_delta","index":0}`), model.ErrMalformedResponse, false},
 		{"content_block_start without block", msgStart() + sseEvent("content_block_start", `{"type":"content_block_start","index":0}`), model.ErrMalformedResponse, false},
 	}
 	for _, tc := range tests {
