@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// Run executes one run and returns it. The output is non-nil whenever the run
+// started; err is non-nil when it ended in ERROR (wrapping the cause, also in
+// the output's content) or CANCELLED (wrapping the context's error), or when
+// persisting it failed. A PAUSED run returns a nil error: resolve its
+// requirements and call ContinueRun.
+func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*run.Output, error) {
+	st, err := a.newState(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.begin(ctx)
+	defer st.end()
+	st.runNew(input)
+	return st.out, st.result()
+}
+
+// Stream executes one run and yields its events (Agno's names and fields).
+// Failures of the run are events (RunError, RunCancelled), not errors; the
+// error is non-nil only when the run cannot start (invalid options) or could
+// not be persisted, and is then the last value yielded. Breaking out of the
+// loop cancels the run, which ends CANCELLED and is persisted.
+func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		st, err := a.newState(ctx, opts)
+		if err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		st.sink.yield = yield
+		st.begin(ctx)
+		defer st.end()
+		st.runNew(input)
+		if st.persistErr != nil && st.sink.live() {
+			yield(run.Event{}, st.persistErr)
+		}
+	}
+}
+
+// ContinueRun resumes a PAUSED run the caller holds, after its requirements were
+// resolved in place (Tools/Requirements: Confirmed, Answered with ToolArgs, or
+// Result for external execution) or through WithTools / WithRequirements.
+// Continuing a run that is not PAUSED returns run.ErrNotContinuable.
+func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...RunOption) (*run.Output, error) {
+	st, err := a.continueState(ctx, paused, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.begin(ctx)
+	defer st.end()
+	st.runContinued()
+	return st.out, st.result()
+}
+
+// ContinueRunID loads a PAUSED run from the DB and resumes it like ContinueRun;
+// resolutions come from WithTools or WithRequirements.
+func (a *Agent) ContinueRunID(ctx context.Context, runID string, opts ...RunOption) (*run.Output, error) {
+	paused, err := a.loadRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return a.ContinueRun(ctx, paused, opts...)
+}
+
+// ContinueStream is ContinueRun yielding events, starting with RunContinued.
+func (a *Agent) ContinueStream(ctx context.Context, paused *run.Output, opts ...RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		st, err := a.continueState(ctx, paused, opts)
+		if err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		st.sink.yield = yield
+		st.begin(ctx)
+		defer st.end()
+		st.runContinued()
+		if st.persistErr != nil && st.sink.live() {
+			yield(run.Event{}, st.persistErr)
+		}
+	}
+}
+
+// ContinueStreamID is ContinueRunID yielding events.
+func (a *Agent) ContinueStreamID(ctx context.Context, runID string, opts ...RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		paused, err := a.loadRun(ctx, runID)
+		if err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		for ev, err := range a.ContinueStream(ctx, paused, opts...) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+func (a *Agent) loadRun(ctx context.Context, runID string) (*run.Output, error) {
+	if a.cfg.DB == nil {
+		return nil, errors.New("agent: continuing a run by id needs Config.DB; pass the paused *run.Output instead")
+	}
+	row, err := a.cfg.DB.GetRun(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("agent: load run %s: %w", runID, err)
+	}
+	return row.Output()
+}
+
+// result is the error Run returns for the final state.
+func (st *state) result() error {
+	var err error
+	switch st.out.Status {
+	case run.StatusError:
+		err = fmt.Errorf("agent: run %s failed: %w", st.out.RunID, st.err)
+	case run.StatusCancelled:
+		err = fmt.Errorf("agent: run %s cancelled: %w", st.out.RunID, st.err)
+	}
+	return errors.Join(err, st.persistErr)
+}

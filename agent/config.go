@@ -1,0 +1,189 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultNumHistoryRuns is the number of past runs added to the context when
+// AddHistoryToContext is set and NumHistoryRuns is zero (Agno's default).
+const DefaultNumHistoryRuns = 3
+
+// Instructions are the agent's instructions. In JSON and YAML they may be a
+// single string or a list of strings, as in Agno.
+type Instructions []string
+
+// UnmarshalJSON accepts a string or a list of strings.
+func (in *Instructions) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*in = Instructions{s}
+		return nil
+	}
+	var l []string
+	if err := json.Unmarshal(b, &l); err != nil {
+		return fmt.Errorf("agent: instructions must be a string or a list of strings: %w", err)
+	}
+	*in = l
+	return nil
+}
+
+// UnmarshalYAML accepts a string or a list of strings.
+func (in *Instructions) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*in = Instructions{n.Value}
+		return nil
+	}
+	var l []string
+	if err := n.Decode(&l); err != nil {
+		return fmt.Errorf("agent: instructions must be a string or a list of strings: %w", err)
+	}
+	*in = l
+	return nil
+}
+
+// Config configures an Agent. Field names follow Agno's agent parameters; zero
+// values take the documented defaults. Only Model is required.
+type Config struct {
+	// ID identifies the agent (agent_id in sessions and runs). Default: Name
+	// lower-cased with spaces as dashes; with no Name, a random UUID chosen on
+	// first use (Agno's behaviour) — set ID or Name for stable storage.
+	ID          string
+	Name        string
+	Description string
+
+	Model model.Model
+	// ModelRetry, when set, wraps Model (and ReasoningModel) in model.WithRetry.
+	ModelRetry *model.RetryConfig
+	Tools      []tool.Tool
+	// ToolChoice is passed to the model: "", "auto", "none", "required" or a name.
+	ToolChoice string
+	// ToolCallLimit caps the tool calls executed in one run (0 = no limit). Past
+	// the limit, calls are answered with a tool error and the model is asked once
+	// more, with tool_choice "none", to answer; whatever it answers ends the run
+	// (COMPLETED), as Agno does.
+	ToolCallLimit int
+
+	Instructions Instructions
+	// SystemMessage, when set, replaces the system message built from
+	// Description, Instructions, ExpectedOutput, AdditionalContext, Markdown and
+	// AddDatetimeToContext.
+	SystemMessage        string
+	ExpectedOutput       string
+	AdditionalContext    string
+	Markdown             bool
+	AddDatetimeToContext bool
+
+	// DB stores sessions and runs; nil means nothing is persisted.
+	DB *db.DB
+	// SessionID and UserID are the defaults for runs without WithSessionID or
+	// WithUserID. An empty session id gives each run a new session.
+	SessionID string
+	UserID    string
+	// SessionState is the initial state of new sessions.
+	SessionState map[string]any
+	// AddHistoryToContext adds the last NumHistoryRuns completed runs of the
+	// session (one bounded query) to the model's context.
+	AddHistoryToContext bool
+	NumHistoryRuns      int
+
+	// OutputSchema is a JSON Schema for structured output (see OutputSchemaFor).
+	// The answer is parsed and validated; Content becomes the decoded value.
+	OutputSchema json.RawMessage
+	// OutputSchemaName names the schema for providers; default "output".
+	OutputSchemaName string
+
+	// ReasoningModel, when set, reasons first; its reasoning is recorded and
+	// given to Model as context.
+	ReasoningModel model.Model
+
+	// UpdateMemoryOnRun, SearchPastSessions and NumPastSessionsToSearch are
+	// accepted with Agno's 3.0 names but not wired yet: they have no effect.
+	UpdateMemoryOnRun       bool
+	SearchPastSessions      bool
+	NumPastSessionsToSearch int
+
+	// StoreEvents records the run's events (without content deltas) in the
+	// stored run's "events".
+	StoreEvents bool
+	// Metadata is copied into every run's metadata.
+	Metadata map[string]any
+}
+
+// Agent runs a model with tools. It is safe for concurrent use: any number of
+// runs, in any sessions, may execute at once.
+type Agent struct {
+	cfg  Config
+	id   string
+	once sync.Once
+	p    *prepared
+	// running maps run ids to runs in progress (CancelRun).
+	running sync.Map
+}
+
+// New validates cfg and returns an Agent. It does no I/O and compiles nothing:
+// tool specs, the system message and schemas are prepared on the first run.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: Config.Model is required (e.g. scripted.Reply(\"hi\") in tests)")
+	}
+	if cfg.NumHistoryRuns < 0 {
+		return nil, fmt.Errorf("agent: NumHistoryRuns must be >= 0, got %d", cfg.NumHistoryRuns)
+	}
+	if cfg.ToolCallLimit < 0 {
+		return nil, fmt.Errorf("agent: ToolCallLimit must be >= 0, got %d", cfg.ToolCallLimit)
+	}
+	if cfg.NumPastSessionsToSearch < 0 {
+		return nil, fmt.Errorf("agent: NumPastSessionsToSearch must be >= 0, got %d", cfg.NumPastSessionsToSearch)
+	}
+	if len(cfg.OutputSchema) > 0 && !json.Valid(cfg.OutputSchema) {
+		return nil, errors.New("agent: OutputSchema is not valid JSON")
+	}
+	for i, t := range cfg.Tools {
+		if t == nil {
+			return nil, fmt.Errorf("agent: Tools[%d] is nil", i)
+		}
+		name := t.Definition().Name
+		if name == "" {
+			return nil, fmt.Errorf("agent: Tools[%d] has no name", i)
+		}
+		for _, u := range cfg.Tools[:i] {
+			if u.Definition().Name == name {
+				return nil, fmt.Errorf("agent: two tools are named %q; tool names must be unique", name)
+			}
+		}
+	}
+	if cfg.NumHistoryRuns == 0 {
+		cfg.NumHistoryRuns = DefaultNumHistoryRuns
+	}
+	a := &Agent{cfg: cfg, id: cfg.ID}
+	if a.id == "" && cfg.Name != "" {
+		a.id = slug(cfg.Name)
+	}
+	return a, nil
+}
+
+func slug(name string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), " ", "-")
+}
+
+// ID returns the agent id (agent_id).
+func (a *Agent) ID() string { return a.prep().id }
+
+// Name returns the agent name.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Config returns a copy of the configuration the agent was built with (after
+// defaults).
+func (a *Agent) Config() Config { return a.cfg }
+
+// Tools returns the tool specs sent to the model.
+func (a *Agent) Tools() []model.ToolSpec { return a.prep().specs }

@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// ErrRequirementUnresolved is returned by ContinueRun when a paused tool call
+// has not been confirmed, answered or given an external result.
+var ErrRequirementUnresolved = errors.New("agent: requirement not resolved")
+
+func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []RunOption) (*state, error) {
+	if paused == nil {
+		return nil, errors.New("agent: ContinueRun needs the paused run")
+	}
+	if paused.Status != run.StatusPaused {
+		return nil, fmt.Errorf("agent: continue run %s (status %s): %w", paused.RunID, paused.Status, run.ErrNotContinuable)
+	}
+	st, err := a.newState(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if paused.AgentID != "" && paused.AgentID != st.p.id {
+		return nil, fmt.Errorf("agent: run %s belongs to agent %q, not %q", paused.RunID, paused.AgentID, st.p.id)
+	}
+	out := *paused
+	out.Tools = slices.Clone(paused.Tools)
+	out.Messages = slices.Clone(paused.Messages)
+	out.Events = slices.Clone(paused.Events)
+	if md := st.out.Metadata; md != nil {
+		out.Metadata = md
+	}
+	st.out = &out
+	// Requirements may have been resolved in place or through options.
+	for _, r := range paused.Requirements {
+		if r.ToolExecution != nil {
+			applyResolution(out.Tools, r.ToolExecution)
+		}
+	}
+	for i := range st.opts.tools {
+		applyResolution(out.Tools, &st.opts.tools[i])
+	}
+	for _, r := range st.opts.requirements {
+		if r.ToolExecution != nil {
+			applyResolution(out.Tools, r.ToolExecution)
+		}
+	}
+	if m := paused.Metrics; m != nil {
+		st.usage, st.prior, st.ttft = m.Usage, m.Duration, m.TimeToFirstToken
+	}
+	st.msgs = out.Messages
+	// The calls waiting are those of the last assistant turn without a tool answer.
+	calls := unansweredCalls(out.Messages)
+	if len(calls) == 0 {
+		return nil, fmt.Errorf("agent: continue run %s: no tool call is waiting: %w", out.RunID, run.ErrNotContinuable)
+	}
+	pcs := make([]pendingCall, len(calls))
+	waiting := make(map[string]bool, len(calls))
+	for i, c := range calls {
+		waiting[c.ID] = true
+		pc := pendingCall{call: c, exec: run.ToolExecution{ToolCallID: c.ID, ToolName: c.Name, ToolArgs: toolArgs(c.Arguments)}}
+		if j := slices.IndexFunc(out.Tools, func(t run.ToolExecution) bool { return t.ToolCallID == c.ID }); j >= 0 {
+			pc.exec = out.Tools[j]
+		}
+		ex := &pc.exec
+		switch {
+		case ex.RequiresConfirmation && ex.Confirmed == nil:
+			return nil, unresolved(&out, ex, "confirmed (true or false)")
+		case ex.RequiresConfirmation && !*ex.Confirmed:
+			msg := "the user rejected this tool call"
+			if ex.ConfirmationNote != "" {
+				msg += ": " + ex.ConfirmationNote
+			}
+			pc.exec.Result, pc.done = msg, true
+		case ex.RequiresUserInput && (ex.Answered == nil || !*ex.Answered):
+			return nil, unresolved(&out, ex, "tool_args with the user's input and answered=true")
+		case ex.RequiresUserInput:
+			pc.call.Arguments = string(ex.ToolArgs)
+		case ex.ExternalExecutionRequired && ex.Result == "":
+			return nil, unresolved(&out, ex, "result (the output of executing it)")
+		case ex.ExternalExecutionRequired:
+			pc.done = true
+		}
+		pcs[i] = pc
+	}
+	out.Tools = slices.DeleteFunc(out.Tools, func(t run.ToolExecution) bool { return waiting[t.ToolCallID] })
+	for _, t := range out.Tools {
+		if !t.ToolCallError {
+			st.toolCalls++
+		}
+	}
+	st.resume = pcs
+	return st, nil
+}
+
+func unresolved(out *run.Output, ex *run.ToolExecution, what string) error {
+	return fmt.Errorf("%w: run %s, tool %s (call %s): set %s", ErrRequirementUnresolved, out.RunID, ex.ToolName, ex.ToolCallID, what)
+}
+
+// applyResolution copies the caller's decisions onto the matching execution.
+func applyResolution(tools []run.ToolExecution, r *run.ToolExecution) {
+	for i := range tools {
+		t := &tools[i]
+		if t.ToolCallID != r.ToolCallID {
+			continue
+		}
+		if r.Confirmed != nil {
+			t.Confirmed = r.Confirmed
+		}
+		if r.ConfirmationNote != "" {
+			t.ConfirmationNote = r.ConfirmationNote
+		}
+		if r.Answered != nil {
+			t.Answered = r.Answered
+		}
+		if len(r.ToolArgs) > 0 && t.RequiresUserInput {
+			t.ToolArgs = r.ToolArgs
+		}
+		if r.Result != "" && t.ExternalExecutionRequired {
+			t.Result = r.Result
+		}
+		return
+	}
+}
+
+func unansweredCalls(msgs []model.Message) []model.ToolCall {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role != model.RoleAssistant {
+			continue
+		}
+		answered := make(map[string]bool)
+		for _, t := range msgs[i+1:] {
+			if t.Role == model.RoleTool {
+				answered[t.ToolCallID] = true
+			}
+		}
+		var out []model.ToolCall
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// runContinued executes the resolved calls, then resumes the loop.
+func (st *state) runContinued() {
+	st.out.Status = run.StatusRunning
+	st.out.Requirements = nil
+	if st.sink.on() {
+		st.emit(st.ev(run.EventRunContinued))
+	}
+	if err := st.loadSession(); err != nil {
+		st.finishErr(err)
+		return
+	}
+	history, err := st.loadHistory()
+	if err != nil {
+		st.finishErr(err)
+		return
+	}
+	if len(history) > 0 {
+		msgs := make([]model.Message, 0, len(st.msgs)+len(history))
+		rest := st.msgs
+		if len(rest) > 0 && rest[0].Role == model.RoleSystem {
+			msgs = append(msgs, rest[0])
+			rest = rest[1:]
+		}
+		msgs = append(msgs, history...)
+		st.msgs = append(msgs, rest...)
+	}
+	st.applyLimit(st.resume)
+	stop, content := st.executeTools(st.resume)
+	switch {
+	case st.ctx.Err() != nil:
+		st.finishCancelled()
+	case stop:
+		st.complete(content)
+	default:
+		st.loop()
+	}
+}

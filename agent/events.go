@@ -1,0 +1,47 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// sink delivers events to whoever listens. Run has no listener, so the loop
+// builds no events at all unless StoreEvents is set; content deltas are built
+// only for a live stream consumer.
+type sink struct {
+	yield   func(run.Event, error) bool
+	stopped bool
+	store   bool
+	stop    func() // called once when the consumer stops reading
+}
+
+// on reports whether anyone wants non-delta events.
+func (s *sink) on() bool { return s.store || s.live() }
+
+// live reports whether a stream consumer is reading (deltas are worth building).
+func (s *sink) live() bool { return s.yield != nil && !s.stopped }
+
+func (st *state) ev(t run.EventType) run.Event {
+	return run.Event{
+		Event:     t,
+		CreatedAt: time.Now().Unix(),
+		AgentID:   st.out.AgentID,
+		AgentName: st.out.AgentName,
+		RunID:     st.out.RunID,
+		SessionID: st.out.SessionID,
+	}
+}
+
+func (st *state) emit(e run.Event) {
+	s := &st.sink
+	if s.store && e.Event != run.EventRunContent && e.Event != run.EventReasoningContentDelta {
+		st.out.Events = append(st.out.Events, e)
+	}
+	if s.live() && !s.yield(e, nil) {
+		s.stopped = true
+		if s.stop != nil {
+			s.stop()
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// runNew is a fresh run: RunStarted, session and history, optional reasoning,
+// then the model/tool loop.
+func (st *state) runNew(input run.Input) {
+	in := input
+	st.out.Input = &in
+	if st.sink.on() {
+		e := st.ev(run.EventRunStarted)
+		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
+		st.emit(e)
+	}
+	if err := st.loadSession(); err != nil {
+		st.finishErr(err)
+		return
+	}
+	history, err := st.loadHistory()
+	if err != nil {
+		st.finishErr(err)
+		return
+	}
+	st.buildMessages(history, &in)
+	if st.p.reasoning != nil && !st.reason() {
+		return
+	}
+	st.loop()
+}
+
+// loop asks the model and executes its tool calls until it answers without
+// tools, or the run pauses, fails or is cancelled.
+func (st *state) loop() {
+	for {
+		if st.ctx.Err() != nil {
+			st.finishCancelled()
+			return
+		}
+		msg, err := st.callModel()
+		if err != nil {
+			st.finishErr(err)
+			return
+		}
+		st.msgs = append(st.msgs, msg)
+		calls := msg.ToolCalls
+		if len(calls) == 0 {
+			st.complete(msg.Content)
+			return
+		}
+		if st.limitHit {
+			// The model was told to answer but still asks for tools: answer the
+			// calls with the limit error (keeping the conversation well formed)
+			// and end the run with what it said.
+			pcs := st.pending(calls)
+			for i := range pcs {
+				pcs[i].skip(st.limitMessage())
+			}
+			st.executeTools(pcs)
+			st.complete(msg.Content)
+			return
+		}
+		if st.p.hitl && st.pauseIfNeeded(calls) {
+			return
+		}
+		pcs := st.pending(calls)
+		if stop, content := st.executeTools(pcs); st.ctx.Err() != nil {
+			st.finishCancelled()
+			return
+		} else if stop {
+			st.complete(content)
+			return
+		}
+	}
+}
+
+func (st *state) limitMessage() string {
+	return fmt.Sprintf("tool call limit of %d reached for this run; answer without calling tools", st.a.cfg.ToolCallLimit)
+}
+
+// callModel streams one model request, emitting content deltas to a live
+// consumer, and returns the assembled assistant message.
+func (st *state) callModel() (model.Message, error) {
+	p := st.p
+	req := &st.req
+	req.Messages = st.msgs
+	req.Tools = p.specs
+	req.ToolChoice = st.a.cfg.ToolChoice
+	if st.limitHit {
+		req.ToolChoice = "none"
+	}
+	if st.schema != nil {
+		req.ResponseFormat = st.schema.format
+	}
+	if st.sink.on() {
+		e := st.ev(run.EventModelRequestStarted)
+		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
+		st.emit(e)
+	}
+	var acc model.Accumulator
+	for c, err := range p.model.Stream(st.ctx, req) {
+		if err != nil {
+			return model.Message{}, err
+		}
+		if c.Content != "" {
+			if st.ttft == 0 {
+				st.ttft = time.Since(st.start).Seconds()
+			}
+			if st.sink.live() {
+				e := st.ev(run.EventRunContent)
+				e.Content, e.ContentType = c.Content, "str"
+				st.emit(e)
+			}
+		}
+		if c.ReasoningContent != "" && st.sink.live() {
+			e := st.ev(run.EventReasoningContentDelta)
+			e.ReasoningContent = c.ReasoningContent
+			st.emit(e)
+		}
+		acc.Add(c)
+	}
+	if err := st.ctx.Err(); err != nil {
+		return model.Message{}, err
+	}
+	resp := acc.Response()
+	st.usage.Add(resp.Usage)
+	msg := resp.Message
+	u := resp.Usage
+	msg.Metrics = &u
+	msg.CreatedAt = time.Now().Unix()
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].ID == "" {
+			st.callSeq++
+			msg.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", st.out.RunID, st.callSeq)
+		}
+	}
+	if st.sink.on() {
+		e := st.ev(run.EventModelRequestCompleted)
+		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
+		e.InputTokens, e.OutputTokens = u.InputTokens, u.OutputTokens
+		st.emit(e)
+	}
+	return msg, nil
+}
+
+// reason runs the reasoning model first and hands its reasoning to the main
+// model in the system message. It reports whether the run goes on.
+func (st *state) reason() bool {
+	if st.sink.on() {
+		st.emit(st.ev(run.EventReasoningStarted))
+	}
+	req := model.Request{Messages: st.msgs}
+	var acc model.Accumulator
+	for c, err := range st.p.reasoning.Stream(st.ctx, &req) {
+		if err != nil {
+			st.finishErr(fmt.Errorf("reasoning model: %w", err))
+			return false
+		}
+		if st.sink.live() {
+			delta := c.ReasoningContent
+			if delta == "" {
+				delta = c.Content
+			}
+			if delta != "" {
+				e := st.ev(run.EventReasoningContentDelta)
+				e.ReasoningContent = delta
+				st.emit(e)
+			}
+		}
+		acc.Add(c)
+	}
+	if st.ctx.Err() != nil {
+		st.finishCancelled()
+		return false
+	}
+	resp := acc.Response()
+	st.usage.Add(resp.Usage)
+	text := resp.Message.ReasoningContent
+	if text == "" {
+		text = resp.Message.Content
+	}
+	step := run.ReasoningStep{Title: "Reasoning", Reasoning: text}
+	st.out.ReasoningContent = text
+	st.out.ReasoningSteps = []run.ReasoningStep{step}
+	rm := resp.Message
+	u := resp.Usage
+	rm.Metrics = &u
+	st.out.ReasoningMessages = []model.Message{rm}
+	if st.sink.on() {
+		e := st.ev(run.EventReasoningStep)
+		e.ReasoningStep = &step
+		e.ReasoningContent = text
+		st.emit(e)
+		e = st.ev(run.EventReasoningCompleted)
+		e.ReasoningSteps = st.out.ReasoningSteps
+		e.ReasoningContent = text
+		st.emit(e)
+	}
+	block := "<reasoning>\n" + text + "\n</reasoning>"
+	if len(st.msgs) > 0 && st.msgs[0].Role == model.RoleSystem {
+		st.msgs[0].Content += "\n\n" + block
+	} else {
+		st.msgs = append([]model.Message{{Role: model.RoleSystem, Content: block}}, st.msgs...)
+	}
+	return true
+}
+
+// complete ends the run with the model's answer (parsed when structured).
+func (st *state) complete(content string) {
+	out := st.out
+	if st.schema != nil {
+		v, err := st.schema.parse(content)
+		if err != nil {
+			st.finishErr(err)
+			return
+		}
+		out.Content, out.ContentType = v, st.schema.format.Name
+	} else {
+		out.Content, out.ContentType = content, "str"
+	}
+	out.Status = run.StatusCompleted
+	st.finalize()
+	if st.sink.on() {
+		e := st.ev(run.EventRunContentCompleted)
+		st.emit(e)
+	}
+	st.persist()
+	if st.sink.on() {
+		e := st.ev(run.EventRunCompleted)
+		e.Content, e.ContentType = out.Content, out.ContentType
+		e.ReasoningContent = out.ReasoningContent
+		e.ReasoningSteps = out.ReasoningSteps
+		e.Metrics = out.Metrics
+		e.Images, e.Videos, e.Audio, e.Files, e.ResponseAudio = out.Images, out.Videos, out.Audio, out.Files, out.ResponseAudio
+		e.SessionState = out.SessionState
+		st.emit(e)
+	}
+}
+
+// finishErr ends the run as ERROR, or CANCELLED when the context ended.
+func (st *state) finishErr(err error) {
+	if st.ctx.Err() != nil {
+		st.finishCancelled()
+		return
+	}
+	st.err = err
+	out := st.out
+	out.Status = run.StatusError
+	out.Content, out.ContentType = err.Error(), "str"
+	st.finalize()
+	st.persist()
+	if st.sink.on() {
+		e := st.ev(run.EventRunError)
+		e.Content = out.Content
+		e.ErrorType = errorType(err)
+		st.emit(e)
+	}
+}
+
+func (st *state) finishCancelled() {
+	cause := context.Cause(st.ctx)
+	if cause == nil {
+		cause = context.Canceled
+	}
+	if !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+		cause = fmt.Errorf("%w: %w", context.Canceled, cause)
+	}
+	st.err = cause
+	out := st.out
+	out.Status = run.StatusCancelled
+	reason := cause.Error()
+	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", out.RunID, reason), "str"
+	st.finalize()
+	st.persist()
+	if st.sink.on() {
+		e := st.ev(run.EventRunCancelled)
+		e.Reason = reason
+		st.emit(e)
+	}
+}
+
+// finalize fills metrics, the stored messages (history excluded) and state.
+func (st *state) finalize() {
+	out := st.out
+	out.Metrics = &run.Metrics{
+		Usage:            st.usage,
+		Duration:         st.prior + time.Since(st.start).Seconds(),
+		TimeToFirstToken: st.ttft,
+	}
+	if out.Metrics.TotalTokens == 0 {
+		out.Metrics.TotalTokens = out.Metrics.InputTokens + out.Metrics.OutputTokens
+	}
+	own := make([]model.Message, 0, len(st.msgs))
+	for _, m := range st.msgs {
+		if !m.FromHistory {
+			own = append(own, m)
+		}
+	}
+	out.Messages = own
+	out.SessionState = st.sessionState
+	if out.Status != run.StatusPaused {
+		out.Requirements = nil
+	}
+}
+
+// errorType names an error the way Agno's RunError error_type does.
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, ErrOutputParse):
+		return "OutputParsingError"
+	case errors.Is(err, model.ErrRateLimit):
+		return "ModelRateLimitError"
+	case errors.Is(err, model.ErrAuth):
+		return "ModelAuthenticationError"
+	case errors.Is(err, model.ErrContextLength):
+		return "ContextWindowExceededError"
+	case errors.Is(err, errStorage):
+		return "StorageError"
+	}
+	var pe *model.ProviderError
+	if errors.As(err, &pe) || strings.HasPrefix(err.Error(), "model:") {
+		return "ModelProviderError"
+	}
+	return "RunError"
+}

@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// errStorage marks failures of the run's own reads and writes.
+var errStorage = errors.New("agent: storage")
+
+// loadSession reads the session row (one query) and derives the session state:
+// the stored state (or Config.SessionState for a new session) with the call's
+// WithSessionState merged over it.
+func (st *state) loadSession() error {
+	base := st.a.cfg.SessionState
+	if d := st.a.cfg.DB; d != nil {
+		s, err := d.GetSession(st.ctx, st.out.SessionID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+		case err != nil:
+			return fmt.Errorf("%w: load session %s: %w", errStorage, st.out.SessionID, err)
+		default:
+			st.session = s
+			if len(s.SessionData) > 0 {
+				var data map[string]any
+				if json.Unmarshal(s.SessionData, &data) == nil {
+					st.sessionData = data
+					base, _ = data["session_state"].(map[string]any)
+				}
+			}
+		}
+	}
+	if over := st.opts.sessionState; len(base) > 0 || len(over) > 0 {
+		state := make(map[string]any, len(base)+len(over))
+		maps.Copy(state, base)
+		maps.Copy(state, over)
+		st.sessionState = state
+	}
+	return nil
+}
+
+// historyEnvelope decodes only the messages of a stored run.
+type historyEnvelope struct {
+	Messages []model.Message `json:"messages"`
+}
+
+// loadHistory returns the messages of the last NumHistoryRuns context runs
+// (one bounded query), marked from_history; system messages are left out.
+func (st *state) loadHistory() ([]model.Message, error) {
+	d := st.a.cfg.DB
+	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
+		return nil, nil
+	}
+	rows, err := d.HistoryRuns(st.ctx, db.HistoryQuery{
+		SessionID: st.out.SessionID, AgentID: st.p.id, Limit: st.a.cfg.NumHistoryRuns,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: load history of session %s: %w", errStorage, st.out.SessionID, err)
+	}
+	var msgs []model.Message
+	for i := range rows {
+		if rows[i].RunID == st.out.RunID {
+			continue
+		}
+		var env historyEnvelope
+		if json.Unmarshal(rows[i].RunData, &env) != nil {
+			continue // a corrupt stored run must not break new runs
+		}
+		for _, m := range env.Messages {
+			if m.Role == model.RoleSystem || m.FromHistory {
+				continue
+			}
+			m.FromHistory = true
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs, nil
+}
+
+// system returns the system message text for this run.
+func (st *state) system() string {
+	s := st.p.system
+	if st.a.cfg.AddDatetimeToContext && st.a.cfg.SystemMessage == "" {
+		s += "\n\n<additional_information>\n- The current time is " + time.Now().Format(time.RFC1123) + ".\n</additional_information>"
+	}
+	return s
+}
+
+// buildMessages lays out system, history and the user's input.
+func (st *state) buildMessages(history []model.Message, in *run.Input) {
+	now := st.start.Unix()
+	msgs := make([]model.Message, 0, len(history)+6)
+	if sys := st.system(); sys != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
+	}
+	msgs = append(msgs, history...)
+	user := model.Message{Role: model.RoleUser, Content: in.Text(), CreatedAt: now}
+	user.Parts = appendParts(user.Parts, model.PartImage, in.Images)
+	user.Parts = appendParts(user.Parts, model.PartAudio, in.Audio)
+	user.Parts = appendParts(user.Parts, model.PartVideo, in.Videos)
+	user.Parts = appendParts(user.Parts, model.PartFile, in.Files)
+	st.msgs = append(msgs, user)
+}
+
+func appendParts(parts []model.Part, t model.PartType, media []run.Media) []model.Part {
+	for _, m := range media {
+		name := m.Name
+		if name == "" {
+			name = m.Filepath
+		}
+		parts = append(parts, model.Part{Type: t, URL: m.URL, Data: m.Content, MIMEType: m.MIMEType, Name: name})
+	}
+	return parts
+}

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// RunOption sets a per-call knob of Run, Stream and ContinueRun.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	sessionID    string
+	userID       string
+	runID        string
+	sessionState map[string]any
+	metadata     map[string]any
+	dependencies map[string]any
+	outputSchema json.RawMessage
+	schemaName   string
+	tools        []run.ToolExecution
+	requirements []run.Requirement
+}
+
+// WithSessionID runs in this session (default Config.SessionID; empty means a
+// new session with a random id).
+func WithSessionID(id string) RunOption { return func(o *runOptions) { o.sessionID = id } }
+
+// WithUserID sets the run's user (default Config.UserID).
+func WithUserID(id string) RunOption { return func(o *runOptions) { o.userID = id } }
+
+// WithRunID sets the run id instead of a random UUID.
+func WithRunID(id string) RunOption { return func(o *runOptions) { o.runID = id } }
+
+// WithSessionState merges state into the session state (top-level keys
+// replace stored ones) and stores the result with the session.
+func WithSessionState(state map[string]any) RunOption {
+	return func(o *runOptions) { o.sessionState = state }
+}
+
+// WithMetadata adds metadata to the run (over Config.Metadata).
+func WithMetadata(md map[string]any) RunOption { return func(o *runOptions) { o.metadata = md } }
+
+// WithDependencies makes values available to tools through FromContext.
+func WithDependencies(deps map[string]any) RunOption {
+	return func(o *runOptions) { o.dependencies = deps }
+}
+
+// WithOutputSchema asks for structured output with this JSON Schema for this
+// run only (AgentOS's output_schema form field).
+func WithOutputSchema(schema json.RawMessage, name string) RunOption {
+	return func(o *runOptions) { o.outputSchema, o.schemaName = schema, name }
+}
+
+// WithTools supplies resolved tool executions to ContinueRun, matched by
+// tool_call_id: Confirmed/ConfirmationNote for confirmations, ToolArgs and
+// Answered for user input, Result for external execution (AgentOS's "tools").
+func WithTools(tools []run.ToolExecution) RunOption {
+	return func(o *runOptions) { o.tools = tools }
+}
+
+// WithRequirements supplies resolved requirements to ContinueRun (AgentOS's
+// "requirements"); each requirement's ToolExecution is applied as in WithTools.
+func WithRequirements(reqs []run.Requirement) RunOption {
+	return func(o *runOptions) { o.requirements = reqs }
+}
+
+// RunContext describes the run a tool is called in.
+type RunContext struct {
+	AgentID      string
+	RunID        string
+	SessionID    string
+	UserID       string
+	Dependencies map[string]any
+}
+
+type runContextKey struct{}
+
+// FromContext returns the run a tool call belongs to.
+func FromContext(ctx context.Context) (RunContext, bool) {
+	rc, ok := ctx.Value(runContextKey{}).(*RunContext)
+	if !ok {
+		return RunContext{}, false
+	}
+	return *rc, true
+}

@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// persist writes the session row (never runs) and the run's one row. It runs
+// with a context that is not cancelled, so a cancelled run is still recorded.
+func (st *state) persist() {
+	d := st.a.cfg.DB
+	if d == nil {
+		return
+	}
+	ctx := context.WithoutCancel(st.ctx)
+	out := st.out
+	out.UpdatedAt = time.Now().Unix()
+	if err := st.upsertSession(ctx, d); err != nil {
+		st.persistErr = fmt.Errorf("%w: save session %s: %w", errStorage, out.SessionID, err)
+		return
+	}
+	row, err := db.RunFromOutput(out)
+	if err == nil {
+		_, err = d.UpsertRun(ctx, row)
+	}
+	if err != nil {
+		st.persistErr = fmt.Errorf("%w: save run %s: %w", errStorage, out.RunID, err)
+	}
+}
+
+func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
+	s := db.Session{}
+	if st.session != nil {
+		s = *st.session
+	}
+	s.SessionID = st.out.SessionID
+	s.SessionType = run.TypeAgent
+	s.AgentID = st.p.id
+	if st.out.UserID != "" {
+		s.UserID = st.out.UserID
+	}
+	s.AgentData = st.p.agentData
+	if st.sessionState != nil || st.sessionData != nil {
+		data := st.sessionData
+		if data == nil {
+			data = make(map[string]any, 1)
+		}
+		if st.sessionState != nil {
+			data["session_state"] = st.sessionState
+		}
+		b, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		s.SessionData = b
+	}
+	saved, err := d.UpsertSession(ctx, &s)
+	if err == nil {
+		st.session = saved
+	}
+	return err
+}

@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/google/uuid"
+)
+
+// prepared holds what every run needs and New deliberately does not compute.
+type prepared struct {
+	id        string
+	model     model.Model
+	reasoning model.Model
+	info      model.Info
+	tools     []tool.Tool
+	defs      []tool.Definition
+	specs     []model.ToolSpec
+	byName    map[string]int // only for many tools; small sets are scanned
+	set       *tool.Set
+	setErr    error
+	hitl      bool
+	// system is the static part of the system message.
+	system    string
+	agentData json.RawMessage
+	schema    *compiledSchema
+	schemaErr error
+}
+
+func (a *Agent) prep() *prepared {
+	a.once.Do(func() { a.p = a.prepare() })
+	return a.p
+}
+
+func (a *Agent) prepare() *prepared {
+	c := &a.cfg
+	p := &prepared{id: a.id, model: c.Model, reasoning: c.ReasoningModel}
+	if p.id == "" {
+		p.id = uuid.NewString()
+	}
+	if c.ModelRetry != nil {
+		p.model = model.WithRetry(p.model, *c.ModelRetry)
+		if p.reasoning != nil {
+			p.reasoning = model.WithRetry(p.reasoning, *c.ModelRetry)
+		}
+	}
+	p.info = p.model.Info()
+	if n := len(c.Tools); n > 0 {
+		p.tools = c.Tools
+		p.defs = make([]tool.Definition, n)
+		p.specs = make([]model.ToolSpec, n)
+		for i, t := range c.Tools {
+			d := t.Definition()
+			p.defs[i] = d
+			p.specs[i] = d.Spec()
+			if d.RequiresConfirmation || d.RequiresUserInput || d.ExternalExecution {
+				p.hitl = true
+			}
+		}
+		p.set, p.setErr = tool.NewSet(c.Tools)
+		if n > 8 {
+			p.byName = make(map[string]int, n)
+			for i, d := range p.defs {
+				p.byName[d.Name] = i
+			}
+		}
+	}
+	if p.set == nil {
+		p.set, p.setErr = tool.NewSet(nil)
+	}
+	p.system = a.staticSystem()
+	data := map[string]any{"agent_id": p.id, "model": map[string]string{"id": p.info.ID, "name": p.info.Name, "provider": p.info.Provider}}
+	if c.Name != "" {
+		data["name"] = c.Name
+	}
+	p.agentData, _ = json.Marshal(data)
+	if len(c.OutputSchema) > 0 {
+		p.schema, p.schemaErr = compileSchema(c.OutputSchema, c.OutputSchemaName)
+	}
+	return p
+}
+
+// lookup returns the index of the tool named name, or -1.
+func (p *prepared) lookup(name string) int {
+	if p.byName != nil {
+		if i, ok := p.byName[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range p.defs {
+		if p.defs[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// staticSystem builds the parts of the system message that do not change
+// between runs, in Agno's layout.
+func (a *Agent) staticSystem() string {
+	c := &a.cfg
+	if c.SystemMessage != "" {
+		return c.SystemMessage
+	}
+	var b strings.Builder
+	if c.Description != "" {
+		b.WriteString(c.Description)
+		b.WriteString("\n")
+	}
+	switch len(c.Instructions) {
+	case 0:
+	case 1:
+		b.WriteString(c.Instructions[0])
+		b.WriteString("\n")
+	default:
+		b.WriteString("<instructions>\n")
+		for _, in := range c.Instructions {
+			b.WriteString("- ")
+			b.WriteString(in)
+			b.WriteString("\n")
+		}
+		b.WriteString("</instructions>\n")
+	}
+	if c.ExpectedOutput != "" {
+		b.WriteString("\n<expected_output>\n")
+		b.WriteString(c.ExpectedOutput)
+		b.WriteString("\n</expected_output>\n")
+	}
+	if c.AdditionalContext != "" {
+		b.WriteString("\n")
+		b.WriteString(c.AdditionalContext)
+		b.WriteString("\n")
+	}
+	if c.Markdown && len(c.OutputSchema) == 0 {
+		b.WriteString("\n<additional_information>\n- Use markdown to format your answers.\n</additional_information>\n")
+	}
+	return strings.TrimSpace(b.String())
+}

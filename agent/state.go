@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+	"github.com/google/uuid"
+)
+
+// Cancellation causes, reported as the RunCancelled reason.
+var (
+	errStreamStopped   = errors.New("the stream consumer stopped reading")
+	errCancelRequested = errors.New("cancelled by CancelRun")
+)
+
+// state is one run in progress. It is owned by one goroutine; tool goroutines
+// only send results back over a channel.
+type state struct {
+	a      *Agent
+	p      *prepared
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	opts   runOptions
+	out    *run.Output
+	msgs   []model.Message
+	sink   sink
+	req    model.Request
+	schema *compiledSchema
+
+	start     time.Time
+	prior     float64 // duration of earlier legs of a continued run
+	ttft      float64
+	usage     model.Usage
+	toolCalls int
+	limitHit  bool
+	callSeq   int
+
+	session      *db.Session
+	sessionData  map[string]any
+	sessionState map[string]any
+
+	resume     []pendingCall // calls a continued run executes first
+	err        error         // why the run ended in ERROR or CANCELLED
+	persistErr error
+}
+
+func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) {
+	p := a.prep()
+	st := &state{a: a, p: p, start: time.Now()}
+	for _, o := range opts {
+		o(&st.opts)
+	}
+	o := &st.opts
+	st.schema = p.schema
+	if p.setErr != nil {
+		return nil, fmt.Errorf("agent: tools: %w", p.setErr)
+	}
+	if p.schemaErr != nil {
+		return nil, p.schemaErr
+	}
+	if len(o.outputSchema) > 0 {
+		s, err := compileSchema(o.outputSchema, o.schemaName)
+		if err != nil {
+			return nil, err
+		}
+		st.schema = s
+	}
+	runID := o.runID
+	if runID == "" {
+		runID = uuid.NewString()
+	}
+	sessionID := o.sessionID
+	if sessionID == "" {
+		sessionID = a.cfg.SessionID
+	}
+	if sessionID == "" {
+		sessionID = uuid.NewString()
+	}
+	userID := o.userID
+	if userID == "" {
+		userID = a.cfg.UserID
+	}
+	st.out = &run.Output{
+		RunID:         runID,
+		AgentID:       p.id,
+		AgentName:     a.cfg.Name,
+		SessionID:     sessionID,
+		UserID:        userID,
+		Model:         p.info.ID,
+		ModelProvider: p.info.Provider,
+		Status:        run.StatusRunning,
+		CreatedAt:     st.start.Unix(),
+	}
+	if len(a.cfg.Metadata) > 0 || len(o.metadata) > 0 {
+		md := make(map[string]any, len(a.cfg.Metadata)+len(o.metadata))
+		maps.Copy(md, a.cfg.Metadata)
+		maps.Copy(md, o.metadata)
+		st.out.Metadata = md
+	}
+	return st, nil
+}
+
+// begin derives the run's context and registers it for CancelRun.
+func (st *state) begin(parent context.Context) {
+	ctx, cancel := context.WithCancelCause(parent)
+	if len(st.p.tools) > 0 {
+		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
+			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
+			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
+		})
+	}
+	st.ctx, st.cancel = ctx, cancel
+	st.sink.store = st.a.cfg.StoreEvents
+	st.sink.stop = func() { cancel(errStreamStopped) }
+	st.a.running.Store(st.out.RunID, st)
+}
+
+func (st *state) end() {
+	st.a.running.CompareAndDelete(st.out.RunID, st)
+	st.cancel(context.Canceled)
+}
+
+// CancelRun cancels a run in progress in this process. It reports whether the
+// run was found; the run ends as CANCELLED and is persisted.
+func (a *Agent) CancelRun(runID string) bool {
+	v, ok := a.running.Load(runID)
+	if !ok {
+		return false
+	}
+	v.(*state).cancel(errCancelRequested)
+	return true
+}

@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// pendingCall is one tool call of a model turn on its way to a tool message.
+type pendingCall struct {
+	call model.ToolCall
+	exec run.ToolExecution
+	// done means exec.Result is already decided (rejected, external result,
+	// limit reached): nothing is executed.
+	done bool
+}
+
+func (pc *pendingCall) skip(result string) {
+	pc.exec.Result, pc.exec.ToolCallError, pc.done = result, true, true
+}
+
+// toolArgs keeps arguments as JSON when they are JSON, else as a JSON string,
+// so a stored run always marshals.
+func toolArgs(args string) json.RawMessage {
+	if args == "" {
+		return nil
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+// pending turns a model turn's calls into executions, applying ToolCallLimit.
+func (st *state) pending(calls []model.ToolCall) []pendingCall {
+	now := time.Now().Unix()
+	pcs := make([]pendingCall, len(calls))
+	for i, c := range calls {
+		pcs[i] = pendingCall{call: c, exec: run.ToolExecution{
+			ToolCallID: c.ID, ToolName: c.Name, ToolArgs: toolArgs(c.Arguments), CreatedAt: now,
+		}}
+		if j := st.p.lookup(c.Name); j >= 0 {
+			pcs[i].exec.StopAfterToolCall = st.p.defs[j].StopAfterCall
+		}
+	}
+	st.applyLimit(pcs)
+	return pcs
+}
+
+// applyLimit counts the calls about to execute against ToolCallLimit and
+// answers those past it with the limit error.
+func (st *state) applyLimit(pcs []pendingCall) {
+	limit := st.a.cfg.ToolCallLimit
+	if limit <= 0 {
+		return
+	}
+	for i := range pcs {
+		if pcs[i].done {
+			continue
+		}
+		if st.toolCalls >= limit {
+			pcs[i].skip(st.limitMessage())
+			continue
+		}
+		st.toolCalls++
+	}
+	if st.toolCalls >= limit {
+		st.limitHit = true
+	}
+}
+
+type toolResult struct {
+	i    int
+	exec run.ToolExecution
+}
+
+// executeTools runs the calls that are not done, concurrently when there are
+// several, emits tool events, and appends the executions and tool messages in
+// call order. It reports whether a StopAfterCall tool ended the run, with the
+// content to end it with.
+func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
+	todo := 0
+	for i := range pcs {
+		if !pcs[i].done {
+			todo++
+			if st.sink.on() {
+				e := st.ev(run.EventToolCallStarted)
+				ex := pcs[i].exec
+				e.Tool = &ex
+				st.emit(e)
+			}
+		}
+	}
+	switch {
+	case todo == 1:
+		for i := range pcs {
+			if !pcs[i].done {
+				st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
+				pcs[i].done = true
+				st.toolEvent(&pcs[i].exec)
+			}
+		}
+	case todo > 1:
+		results := make(chan toolResult, todo)
+		for i := range pcs {
+			if pcs[i].done {
+				continue
+			}
+			go func(i int, call model.ToolCall, exec run.ToolExecution) {
+				st.callTool(st.ctx, &call, &exec)
+				results <- toolResult{i, exec}
+			}(i, pcs[i].call, pcs[i].exec)
+		}
+	wait:
+		for range todo {
+			select {
+			case r := <-results:
+				pcs[r.i].exec, pcs[r.i].done = r.exec, true
+				st.toolEvent(&pcs[r.i].exec)
+			case <-st.ctx.Done():
+				// Tools that ignore cancellation finish in the background; their
+				// results land in the buffered channel and are dropped.
+				break wait
+			}
+		}
+	}
+	if st.ctx.Err() != nil {
+		return false, ""
+	}
+	var stops []string
+	for i := range pcs {
+		ex := &pcs[i].exec
+		st.out.Tools = append(st.out.Tools, *ex)
+		st.msgs = append(st.msgs, model.Message{
+			Role: model.RoleTool, Content: ex.Result, ToolCallID: ex.ToolCallID, ToolName: ex.ToolName,
+			ToolArgs: ex.ToolArgs, ToolCallError: ex.ToolCallError, CreatedAt: ex.CreatedAt,
+		})
+		if ex.StopAfterToolCall && !ex.ToolCallError {
+			stops = append(stops, ex.Result)
+		}
+	}
+	if len(stops) > 0 {
+		return true, strings.Join(stops, "\n")
+	}
+	return false, ""
+}
+
+func (st *state) toolEvent(ex *run.ToolExecution) {
+	if !st.sink.on() {
+		return
+	}
+	t := run.EventToolCallCompleted
+	if ex.ToolCallError {
+		t = run.EventToolCallError
+	}
+	e := st.ev(t)
+	cp := *ex
+	e.Tool = &cp
+	st.emit(e)
+}
+
+// callTool executes one call through the tool set (lookup, argument
+// validation, per-tool timeout, panic recovery) and records its result in
+// exec. Every failure becomes a tool_call_error result the model can read;
+// none ends the run.
+func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) {
+	r := st.p.set.Execute(ctx, *call)
+	exec.Result, exec.ToolCallError = r.Content, r.IsError()
+	exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
+}
+
+// pauseIfNeeded pauses the run when the turn calls a human-in-the-loop tool:
+// nothing of the turn executes; the run is stored PAUSED with its requirements.
+func (st *state) pauseIfNeeded(calls []model.ToolCall) bool {
+	need := false
+	for _, c := range calls {
+		if j := st.p.lookup(c.Name); j >= 0 && hitl(&st.p.defs[j]) {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return false
+	}
+	now := time.Now().Unix()
+	var waiting []run.ToolExecution
+	var reqs []run.Requirement
+	for _, c := range calls {
+		ex := run.ToolExecution{ToolCallID: c.ID, ToolName: c.Name, ToolArgs: toolArgs(c.Arguments), CreatedAt: now}
+		if j := st.p.lookup(c.Name); j >= 0 {
+			d := &st.p.defs[j]
+			ex.RequiresConfirmation = d.RequiresConfirmation
+			ex.RequiresUserInput = d.RequiresUserInput
+			ex.ExternalExecutionRequired = d.ExternalExecution
+			ex.StopAfterToolCall = d.StopAfterCall
+			if d.RequiresUserInput {
+				ex.UserInputSchema = d.Parameters
+			}
+			if hitl(d) {
+				cp := ex
+				reqs = append(reqs, run.Requirement{ID: c.ID, ToolExecution: &cp, Kind: kindOf(d)})
+				waiting = append(waiting, ex)
+			}
+		}
+		st.out.Tools = append(st.out.Tools, ex)
+	}
+	st.out.Requirements = reqs
+	st.out.Status = run.StatusPaused
+	st.finalize()
+	st.out.Requirements = reqs
+	st.persist()
+	if st.sink.on() {
+		e := st.ev(run.EventRunPaused)
+		e.Tools = waiting
+		e.Requirements = reqs
+		st.emit(e)
+	}
+	return true
+}
+
+func hitl(d *tool.Definition) bool {
+	return d.RequiresConfirmation || d.RequiresUserInput || d.ExternalExecution
+}
+
+func kindOf(d *tool.Definition) string {
+	switch {
+	case d.RequiresConfirmation:
+		return "confirmation"
+	case d.RequiresUserInput:
+		return "user_input"
+	default:
+		return "external_execution"
+	}
+}
