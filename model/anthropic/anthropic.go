@@ -37,7 +37,9 @@ type Config struct {
 	// Model is the model id, e.g. "claude-sonnet-4-5". Required.
 	Model string
 	// MaxTokens is the default max_tokens (the API requires one); default 4096.
-	// Request.MaxTokens overrides it per call.
+	// Request.MaxTokens overrides it per call. When a request's ThinkingBudget
+	// is not below this default, budget + MaxTokens is sent instead, since the
+	// API wants max_tokens above budget_tokens.
 	MaxTokens int
 	// Version is the anthropic-version header; default "2023-06-01".
 	Version string
@@ -49,6 +51,22 @@ type Config struct {
 }
 
 // Model is an Anthropic Messages API model. It is safe for concurrent use.
+//
+// Structured output: the stable API has no response-format field, so
+// Request.ResponseFormat becomes a tool named after the format (invalid name
+// characters replaced by "_", "structured_output" when unnamed) whose
+// input_schema is the format's schema. The model is made to call it
+// (tool_choice "tool", or "any" when the caller's own tools must stay callable;
+// with extended thinking, which only allows "auto", the system prompt asks for
+// it). Its input is returned as the message Content, never as a tool call, any
+// prose around it is dropped, and a "tool_use" stop reason reads "end_turn"
+// when no other tool was called.
+//
+// Usage follows Agno: InputTokens is the uncached input Anthropic reports,
+// TotalTokens is input plus output, cache reads and writes are counted apart.
+// Thinking blocks in assistant messages are sent back first and verbatim;
+// unsigned ones (from another provider) are left out, as the API would refuse
+// them. Tool arguments that are not a JSON object are sent as {}.
 type Model struct {
 	cfg      Config
 	endpoint string

@@ -103,15 +103,8 @@ type requestPlan struct {
 // emptySchema is the input_schema sent for a tool without parameters.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// buildRequest maps a model.Request to the Messages API body.
-//
-// Structured output (Request.ResponseFormat) has no native field in the stable
-// API, so it is asked for with a tool named after the format whose input_schema
-// is the format's schema. The model is made to call it (tool_choice "tool", or
-// "any" when the caller's own tools must stay callable) and the tool's input is
-// returned as the message Content, never as a tool call. With extended thinking
-// the API only allows tool_choice "auto", so the system prompt asks for the tool
-// instead.
+// buildRequest maps a model.Request to the Messages API body; see Model for how
+// structured output is asked for.
 func (m *Model) buildRequest(req *model.Request, stream bool) (requestPlan, error) {
 	if req == nil {
 		return requestPlan{}, errors.New("anthropic: nil request")

@@ -203,10 +203,11 @@ func (d *streamDecoder) blockDelta(index int, delta *streamDelta) error {
 	case "text_delta":
 		return d.text(delta.Text)
 	case "input_json_delta":
-		if st == nil || st.kind != "tool_use" {
-			return malformed("input_json_delta for block %d, which is not an open tool_use", index)
+		if st == nil {
+			return malformed("input_json_delta for block %d, which was never started", index)
 		}
-		if delta.PartialJSON == "" {
+		if st.kind != "tool_use" || delta.PartialJSON == "" {
+			// server_tool_use input is the provider's business, not a call for us.
 			return nil
 		}
 		st.sawArgs = true

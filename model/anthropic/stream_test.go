@@ -108,6 +108,19 @@ func TestStream_DecodesWireFormat(t *testing.T) {
 			usage: model.Usage{InputTokens: 500, OutputTokens: 4096, TotalTokens: 4596, CacheReadTokens: 310, CacheWriteTokens: 0},
 		},
 		{
+			name: "server tool blocks and citations are not tool calls",
+			body: sseStream(msgStart(),
+				blockStart(0, `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}`),
+				jsonDelta(0, `{"query": "weather`), jsonDelta(0, ` Paris"}`), blockStop(0),
+				blockStart(1, `{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"Paris"}]}`), blockStop(1),
+				blockStart(2, `{"type":"text","text":""}`), textDelta(2, "Sunny."),
+				blockDelta(2, `{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://example.com","cited_text":"Sunny"}}`),
+				blockStop(2), msgDelta("end_turn", 40), msgStop()),
+			want:  model.Message{Role: model.RoleAssistant, Content: "Sunny."},
+			stop:  "end_turn",
+			usage: model.Usage{InputTokens: 472, OutputTokens: 40, TotalTokens: 512, CacheReadTokens: 300, CacheWriteTokens: 12},
+		},
+		{
 			name: "crlf framing",
 			body: strings.ReplaceAll(sseStream(msgStart(),
 				blockStart(0, `{"type":"text","text":""}`), textDelta(0, "hi"), blockStop(0),
@@ -186,7 +199,7 @@ func TestStream_Errors(t *testing.T) {
 		{"garbage data line", textSoFar + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}}garbage\n\n", model.ErrMalformedResponse, false},
 		{"data that is not JSON at all", textSoFar + "data: <html>502 Bad Gateway</html>\n\n", model.ErrMalformedResponse, false},
 		{"field of the wrong type", textSoFar + sseEvent("content_block_delta", `{"type":"content_block_delta","index":"zero","delta":{"type":"text_delta","text":"x"}}`), model.ErrMalformedResponse, false},
-		{"input_json_delta for a text block", textSoFar + jsonDelta(0, `{"a":1}`), model.ErrMalformedResponse, false},
+		{"input_json_delta for a block never started", textSoFar + jsonDelta(7, `{"a":1}`), model.ErrMalformedResponse, false},
 		{"content_block_delta without delta", textSoFar + sseEvent("content_block_delta", `{"type":"content_block_delta","index":0}`), model.ErrMalformedResponse, false},
 		{"content_block_start without block", msgStart() + sseEvent("content_block_start", `{"type":"content_block_start","index":0}`), model.ErrMalformedResponse, false},
 	}
