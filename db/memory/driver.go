@@ -1,0 +1,165 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// ErrClosed is returned by every call after Close.
+var ErrClosed = errors.New("memory: driver is closed")
+
+// Driver is an in-memory db.Driver. The zero value is not usable; call New.
+// Records are copied in and out, so callers never share memory with the store.
+// It is safe for concurrent use.
+type Driver struct {
+	mu       sync.RWMutex
+	closed   bool
+	sessions map[string]*db.Session
+	runs     map[string]*db.Run
+	// sessionRuns indexes runs by session for run_index assignment, history
+	// and cascade.
+	sessionRuns map[string]*sessionRuns
+	memories    map[string]*db.Memory
+}
+
+var _ db.Driver = (*Driver)(nil)
+
+// New returns an empty store.
+func New() *Driver {
+	return &Driver{
+		sessions:    map[string]*db.Session{},
+		runs:        map[string]*db.Run{},
+		sessionRuns: map[string]*sessionRuns{},
+		memories:    map[string]*db.Memory{},
+	}
+}
+
+// Dialect is "memory".
+func (d *Driver) Dialect() string { return "memory" }
+
+// Close drops all data; later calls return ErrClosed. Closing twice is a no-op.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	d.sessions, d.runs, d.sessionRuns, d.memories = nil, nil, nil, nil
+	return nil
+}
+
+// read and write take the lock after checking the context and that the store is
+// open; the returned function releases it.
+func (d *Driver) read(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.RLock()
+	if d.closed {
+		d.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return d.mu.RUnlock, nil
+}
+
+func (d *Driver) write(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, ErrClosed
+	}
+	return d.mu.Unlock, nil
+}
+
+// visible reports whether a row owned by owner is in the context's user scope.
+// As in SQL (user_id = ?), an unowned row (NULL) is in no user's scope.
+func visible(ctx context.Context, owner string) bool {
+	u, ok := db.UserScope(ctx)
+	return !ok || (owner != "" && owner == u)
+}
+
+// writable reports whether an upsert by writer may update a row owned by owner:
+// the stored user_id is NULL or equals the writer's.
+func writable(owner, writer string) bool {
+	return owner == "" || (writer != "" && owner == writer)
+}
+
+// writer is the user a write acts as: the scope when set, else the record's.
+func writer(ctx context.Context, recordUser string) string {
+	if u, ok := db.UserScope(ctx); ok {
+		return u
+	}
+	return recordUser
+}
+
+// jsonColumn normalises a JSON column as SQL drivers read it back: empty and
+// JSON null become empty (NULL); anything else must be valid JSON and is copied.
+func jsonColumn(table, id, col string, raw json.RawMessage) (json.RawMessage, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	if !json.Valid(t) {
+		return nil, fmt.Errorf("%w: %s %s: %s is not valid JSON", db.ErrInvalidRecord, table, id, col)
+	}
+	return bytes.Clone(t), nil
+}
+
+func cloneSession(s *db.Session) *db.Session {
+	cp := *s
+	cp.SessionData = bytes.Clone(s.SessionData)
+	cp.AgentData = bytes.Clone(s.AgentData)
+	cp.TeamData = bytes.Clone(s.TeamData)
+	cp.WorkflowData = bytes.Clone(s.WorkflowData)
+	cp.Metadata = bytes.Clone(s.Metadata)
+	cp.Summary = bytes.Clone(s.Summary)
+	return &cp
+}
+
+func cloneRun(r *db.Run) *db.Run {
+	cp := *r
+	cp.RunData = bytes.Clone(r.RunData)
+	if r.RunIndex != nil {
+		i := *r.RunIndex
+		cp.RunIndex = &i
+	}
+	return &cp
+}
+
+func cloneMemory(m *db.Memory) *db.Memory {
+	cp := *m
+	cp.Topics = slices.Clone(m.Topics)
+	return &cp
+}
+
+// page returns the slice of xs for a 1-based page; empty, never nil, past the end.
+func page[T any](xs []T, limit, pageNo int) []T {
+	start := limit * (pageNo - 1)
+	if pageNo < 1 || start >= len(xs) || start < 0 {
+		return []T{}
+	}
+	return xs[start:min(start+limit, len(xs))]
+}
+
+// cmpDir applies a sort order to a comparison result.
+func cmpDir(c int, order string) int {
+	if order == db.Desc {
+		return -c
+	}
+	return c
+}
+
+// sessionRuns are the run ids of one session and their highest run_index.
+type sessionRuns struct {
+	ids map[string]struct{}
+	// max is the highest run_index, or -1 when no run has one.
+	max int64
+}

@@ -1,0 +1,243 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// UpsertRun inserts one run, assigning run_index = max+1 within its session
+// when nil, or updates status, run_data, user_id, parent_run_id and updated_at
+// of an existing run the writer may change (stored user_id empty or the
+// writer's; otherwise ErrNotFound), keeping its run_index. As with the SQL
+// foreign key, the session must exist.
+func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
+	if in == nil || in.RunID == "" {
+		return nil, fmt.Errorf("%w: run_id is required", db.ErrInvalidRecord)
+	}
+	if in.SessionID == "" {
+		return nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
+	}
+	r := cloneRun(in)
+	r.UserID = writer(ctx, in.UserID)
+	data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, fmt.Errorf("%w: run_data is required for run %s", db.ErrInvalidRecord, r.RunID)
+	}
+	r.RunData = data
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if old, ok := d.runs[r.RunID]; ok {
+		if !writable(old.UserID, r.UserID) {
+			return nil, fmt.Errorf("%w: run %s belongs to another user", db.ErrNotFound, r.RunID)
+		}
+		upd := cloneRun(old)
+		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
+		if upd.RunIndex == nil {
+			upd.RunIndex = r.RunIndex
+		}
+		if upd.RunIndex == nil {
+			upd.RunIndex = d.nextRunIndex(upd.SessionID)
+		}
+		d.runs[r.RunID] = upd
+		d.index(upd)
+		return cloneRun(upd), nil
+	}
+	if _, ok := d.sessions[r.SessionID]; !ok {
+		return nil, fmt.Errorf("%w: session %s of run %s does not exist; upsert the session first", db.ErrNotFound, r.SessionID, r.RunID)
+	}
+	if r.RunIndex == nil {
+		r.RunIndex = d.nextRunIndex(r.SessionID)
+	}
+	d.runs[r.RunID] = r
+	d.index(r)
+	return cloneRun(r), nil
+}
+
+// index records a stored run in its session's index.
+func (d *Driver) index(r *db.Run) {
+	sr := d.sessionRuns[r.SessionID]
+	if sr == nil {
+		sr = &sessionRuns{ids: map[string]struct{}{}, max: -1}
+		d.sessionRuns[r.SessionID] = sr
+	}
+	sr.ids[r.RunID] = struct{}{}
+	if r.RunIndex != nil && *r.RunIndex > sr.max {
+		sr.max = *r.RunIndex
+	}
+}
+
+// nextRunIndex is max(run_index)+1 over the session's runs, or 0. The caller
+// holds the write lock, which makes assignment atomic.
+func (d *Driver) nextRunIndex(sessionID string) *int64 {
+	next := int64(0)
+	if sr := d.sessionRuns[sessionID]; sr != nil {
+		next = sr.max + 1
+	}
+	return &next
+}
+
+// GetRun returns a run in scope or ErrNotFound.
+func (d *Driver) GetRun(ctx context.Context, runID string) (*db.Run, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, ok := d.runs[runID]
+	if !ok || !visible(ctx, r.UserID) {
+		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
+	}
+	return cloneRun(r), nil
+}
+
+// GetRuns returns one page of runs in scope; the count is the total when
+// f.WithTotal, else -1.
+func (d *Driver) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
+	var match []*db.Run
+	for _, r := range d.candidates(f.SessionID) {
+		switch {
+		case !visible(ctx, r.UserID),
+			f.SessionID != "" && r.SessionID != f.SessionID,
+			f.UserID != "" && r.UserID != f.UserID,
+			f.AgentID != "" && r.AgentID != f.AgentID,
+			f.TeamID != "" && r.TeamID != f.TeamID,
+			f.WorkflowID != "" && r.WorkflowID != f.WorkflowID,
+			f.ParentRunID != "" && r.ParentRunID != f.ParentRunID,
+			f.RunType != "" && r.RunType != f.RunType,
+			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status):
+			continue
+		}
+		match = append(match, r)
+	}
+	slices.SortFunc(match, runOrder(f.SortBy, f.SortOrder))
+	out := []db.Run{}
+	for _, r := range page(match, f.Limit, f.Page) {
+		out = append(out, *cloneRun(r))
+	}
+	total := -1
+	if f.WithTotal {
+		total = len(match)
+	}
+	return out, total, nil
+}
+
+// candidates are the runs of one session when sessionID is set, else all runs.
+func (d *Driver) candidates(sessionID string) []*db.Run {
+	var out []*db.Run
+	if sessionID == "" {
+		out = make([]*db.Run, 0, len(d.runs))
+		for _, r := range d.runs {
+			out = append(out, r)
+		}
+		return out
+	}
+	sr := d.sessionRuns[sessionID]
+	if sr == nil {
+		return nil
+	}
+	out = make([]*db.Run, 0, len(sr.ids))
+	for id := range sr.ids {
+		out = append(out, d.runs[id])
+	}
+	return out
+}
+
+// runOrder sorts by the column, then created_at, then run_id, all in the same
+// direction. A NULL run_index sorts first, as in SQLite and MySQL.
+func runOrder(sortBy, order string) func(a, b *db.Run) int {
+	return func(a, b *db.Run) int {
+		var c int
+		switch sortBy {
+		case "created_at":
+			c = cmp.Compare(a.CreatedAt, b.CreatedAt)
+		case "updated_at":
+			c = cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), cmp.Compare(a.CreatedAt, b.CreatedAt))
+		default:
+			c = cmp.Or(cmp.Compare(runIndex(a), runIndex(b)), cmp.Compare(a.CreatedAt, b.CreatedAt))
+		}
+		return cmpDir(cmp.Or(c, cmp.Compare(a.RunID, b.RunID)), order)
+	}
+}
+
+func runIndex(r *db.Run) int64 {
+	if r.RunIndex == nil {
+		return -1
+	}
+	return *r.RunIndex
+}
+
+// HistoryRuns returns the last q.Limit runs of a session in scope whose status
+// is not PAUSED, CANCELLED or ERROR and that have no parent run, oldest first.
+func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var match []*db.Run
+	for _, r := range d.candidates(q.SessionID) {
+		switch {
+		case !visible(ctx, r.UserID),
+			r.ParentRunID != "",
+			r.Status == run.StatusPaused || r.Status == run.StatusCancelled || r.Status == run.StatusError,
+			q.AgentID != "" && r.AgentID != q.AgentID,
+			q.TeamID != "" && r.TeamID != q.TeamID:
+			continue
+		}
+		match = append(match, r)
+	}
+	slices.SortFunc(match, runOrder("run_index", db.Asc))
+	if q.Limit > 0 && len(match) > q.Limit {
+		match = match[len(match)-q.Limit:]
+	}
+	out := make([]db.Run, 0, len(match))
+	for _, r := range match {
+		out = append(out, *cloneRun(r))
+	}
+	return out, nil
+}
+
+// DeleteRun deletes one run in scope; ErrNotFound otherwise.
+func (d *Driver) DeleteRun(ctx context.Context, runID string) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	r, ok := d.runs[runID]
+	if !ok || !visible(ctx, r.UserID) {
+		return fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
+	}
+	delete(d.runs, runID)
+	sr := d.sessionRuns[r.SessionID]
+	delete(sr.ids, runID)
+	switch {
+	case len(sr.ids) == 0:
+		delete(d.sessionRuns, r.SessionID)
+	case r.RunIndex != nil && *r.RunIndex == sr.max:
+		// max+1 must follow the remaining runs, as a SQL MAX() would.
+		sr.max = -1
+		for id := range sr.ids {
+			if i := d.runs[id].RunIndex; i != nil && *i > sr.max {
+				sr.max = *i
+			}
+		}
+	}
+	return nil
+}

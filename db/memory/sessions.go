@@ -1,0 +1,147 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// UpsertSession inserts a session, or updates it where the stored user_id is
+// empty or the writer's; otherwise ErrNotFound. created_at is kept on update.
+func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session, error) {
+	if in == nil || in.SessionID == "" {
+		return nil, fmt.Errorf("%w: session_id is required", db.ErrInvalidRecord)
+	}
+	s := cloneSession(in)
+	s.UserID = writer(ctx, in.UserID)
+	for _, c := range []struct {
+		name string
+		col  *json.RawMessage
+	}{{"session_data", &s.SessionData}, {"agent_data", &s.AgentData}, {"team_data", &s.TeamData},
+		{"workflow_data", &s.WorkflowData}, {"metadata", &s.Metadata}, {"summary", &s.Summary}} {
+		v, err := jsonColumn("session", s.SessionID, c.name, *c.col)
+		if err != nil {
+			return nil, err
+		}
+		*c.col = v
+	}
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if old, ok := d.sessions[s.SessionID]; ok {
+		if !writable(old.UserID, s.UserID) {
+			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, s.SessionID)
+		}
+		s.CreatedAt = old.CreatedAt
+	}
+	d.sessions[s.SessionID] = s
+	return cloneSession(s), nil
+}
+
+// GetSession returns a session in scope or ErrNotFound.
+func (d *Driver) GetSession(ctx context.Context, sessionID string) (*db.Session, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, ok := d.sessions[sessionID]
+	if !ok || !visible(ctx, s.UserID) {
+		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)
+	}
+	return cloneSession(s), nil
+}
+
+// ListSessions returns one page of sessions in scope and the total count.
+func (d *Driver) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Session, int, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
+	name := strings.ToLower(f.SessionName)
+	var match []*db.Session
+	for _, s := range d.sessions {
+		switch {
+		case !visible(ctx, s.UserID),
+			f.SessionType != "" && s.SessionType != f.SessionType,
+			f.UserID != "" && s.UserID != f.UserID,
+			f.ComponentID != "" && !hasComponent(s, f.SessionType, f.ComponentID),
+			name != "" && !strings.Contains(strings.ToLower(sessionName(s)), name):
+			continue
+		}
+		match = append(match, s)
+	}
+	byUpdated := f.SortBy == "updated_at"
+	slices.SortFunc(match, func(a, b *db.Session) int {
+		c := cmp.Compare(a.CreatedAt, b.CreatedAt)
+		if byUpdated {
+			c = cmp.Compare(a.UpdatedAt, b.UpdatedAt)
+		}
+		return cmpDir(cmp.Or(c, cmp.Compare(a.SessionID, b.SessionID)), f.SortOrder)
+	})
+	out := []db.Session{}
+	for _, s := range page(match, f.Limit, f.Page) {
+		out = append(out, *cloneSession(s))
+	}
+	return out, len(match), nil
+}
+
+func hasComponent(s *db.Session, t run.Type, id string) bool {
+	switch t {
+	case run.TypeAgent:
+		return s.AgentID == id
+	case run.TypeTeam:
+		return s.TeamID == id
+	case run.TypeWorkflow:
+		return s.WorkflowID == id
+	}
+	return s.AgentID == id || s.TeamID == id || s.WorkflowID == id
+}
+
+func sessionName(s *db.Session) string {
+	if len(s.SessionData) == 0 {
+		return ""
+	}
+	var sd struct {
+		SessionName any `json:"session_name"`
+	}
+	if json.Unmarshal(s.SessionData, &sd) != nil {
+		return ""
+	}
+	if n, ok := sd.SessionName.(string); ok {
+		return n
+	}
+	return ""
+}
+
+// DeleteSessions deletes sessions in scope and their runs; other ids are ignored.
+func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, id := range sessionIDs {
+		s, ok := d.sessions[id]
+		if !ok || !visible(ctx, s.UserID) {
+			continue
+		}
+		delete(d.sessions, id)
+		if sr := d.sessionRuns[id]; sr != nil {
+			for runID := range sr.ids {
+				delete(d.runs, runID)
+			}
+		}
+		delete(d.sessionRuns, id)
+	}
+	return nil
+}
