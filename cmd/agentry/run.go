@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/agentos/config"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/run"
+)
+
+type runFlags struct {
+	model        string
+	configFile   string
+	dsn          string
+	sessionID    string
+	userID       string
+	instructions []string
+	tools        []string
+	stream       bool
+	jsonOut      bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] MESSAGE...",
+		Short: "Run an agent once and print its answer",
+		Long: `Run an agent once and print its streamed answer.
+
+The agent comes from --config FILE (YAML or JSON, the shape of an agents: entry in
+agentos.yaml) and/or flags; flags win. Models are named provider:model_id:
+  openai:gpt-4o-mini      (OPENAI_API_KEY)
+  anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY)
+  ollama:llama3.2         (OLLAMA_HOST, default http://localhost:11434)
+  openai-compatible:ID    (OPENAI_BASE_URL)
+  scripted:FILE           (a deterministic script; works offline)
+
+With --db the run and its session are stored (a SQLite path, postgres://… or
+mysql://…) and --session continues a conversation.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runOnce(cmd, f, strings.Join(args, " ")) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.model, "model", "m", "", "model as provider:model_id (see above)")
+	fl.StringVarP(&f.configFile, "config", "c", "", "agent file (YAML or JSON)")
+	fl.StringVar(&f.dsn, "db", "", "database DSN to store the run in (default: not stored)")
+	fl.StringVar(&f.sessionID, "session", "", "session id (default: a new session)")
+	fl.StringVar(&f.userID, "user", "", "user id")
+	fl.StringArrayVar(&f.instructions, "instructions", nil, "instruction for the agent (repeatable)")
+	fl.StringSliceVar(&f.tools, "tool", nil, "built-in tool to give the agent (repeatable)")
+	fl.BoolVar(&f.stream, "stream", true, "print the answer as it streams")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the whole run as JSON instead of the answer")
+	return cmd
+}
+
+func runOnce(cmd *cobra.Command, f runFlags, message string) error {
+	ctx := cmd.Context()
+	var decl config.Agent
+	if f.configFile != "" {
+		var err error
+		if decl, err = config.LoadAgent(f.configFile); err != nil {
+			return err
+		}
+	}
+	if f.model != "" {
+		decl.Model = f.model
+	}
+	if decl.Model == "" {
+		return errors.New("no model: pass --model provider:model_id (e.g. scripted:examples/hello.script.yaml) or --config FILE")
+	}
+	if len(f.instructions) > 0 {
+		decl.Instructions = f.instructions
+	}
+	for _, t := range f.tools {
+		decl.Tools = append(decl.Tools, config.Tool{Name: t})
+	}
+	if decl.ID == "" && decl.Name == "" {
+		decl.ID = "cli-agent"
+	}
+	var store *db.DB
+	if f.dsn != "" {
+		var err error
+		if store, err = dbopen.Open(ctx, f.dsn, dbopen.Options{}); err != nil {
+			return err
+		}
+		defer store.Close()
+	}
+	ag, err := decl.Build(store)
+	if err != nil {
+		return err
+	}
+	opts := []agent.RunOption{agent.WithSessionID(f.sessionID), agent.WithUserID(f.userID)}
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.jsonOut || !f.stream {
+		res, err := ag.Run(ctx, run.TextInput(message), opts...)
+		if err != nil && res == nil {
+			return err
+		}
+		if f.jsonOut {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(out, res.ContentString())
+		}
+		return runResultError(res)
+	}
+	return printStream(ag, cmd, message, opts, out, errOut)
+}
+
+func printStream(ag *agent.Agent, cmd *cobra.Command, message string, opts []agent.RunOption, out, errOut io.Writer) error {
+	var failed error
+	wrote := false
+	for ev, err := range ag.Stream(cmd.Context(), run.TextInput(message), opts...) {
+		if err != nil {
+			return err
+		}
+		switch ev.Event {
+		case run.EventRunContent:
+			if s, ok := ev.Content.(string); ok {
+				fmt.Fprint(out, s)
+				wrote = wrote || s != ""
+			}
+		case run.EventToolCallStarted:
+			if ev.Tool != nil {
+				fmt.Fprintf(errOut, "→ %s(%s)\n", ev.Tool.ToolName, ev.Tool.ToolArgs)
+			}
+		case run.EventToolCallError:
+			if ev.Tool != nil {
+				fmt.Fprintf(errOut, "✗ %s: %s\n", ev.Tool.ToolName, ev.Tool.Result)
+			}
+		case run.EventRunCompleted:
+			if !wrote {
+				// Structured output or a model that streamed nothing: print the whole content.
+				if b, err := json.Marshal(ev.Content); err == nil && ev.Content != nil {
+					if s, ok := ev.Content.(string); ok {
+						fmt.Fprint(out, s)
+					} else {
+						out.Write(b)
+					}
+				}
+			}
+			fmt.Fprintln(out)
+			fmt.Fprintf(errOut, "run %s · session %s\n", ev.RunID, ev.SessionID)
+		case run.EventRunPaused:
+			fmt.Fprintln(out)
+			failed = &exitError{code: 3, err: fmt.Errorf("run %s paused: it needs confirmation or input (continue it through the AgentOS API)", ev.RunID)}
+		case run.EventRunError:
+			failed = fmt.Errorf("run failed: %v", ev.Content)
+		case run.EventRunCancelled:
+			failed = fmt.Errorf("run cancelled: %s", ev.Reason)
+		}
+	}
+	return failed
+}
+
+func runResultError(res *run.Output) error {
+	switch res.Status {
+	case run.StatusError:
+		return fmt.Errorf("run failed: %s", res.ContentString())
+	case run.StatusCancelled:
+		return errors.New("run cancelled")
+	case run.StatusPaused:
+		return &exitError{code: 3, err: fmt.Errorf("run %s paused: it needs confirmation or input", res.RunID)}
+	}
+	return nil
+}
