@@ -1,0 +1,94 @@
+package dbtest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// unicodeSamples are NUL-free strings every backend must keep exactly.
+var unicodeSamples = []string{
+	"emoji 🚀🧪👩🏽‍💻 flags 🇯🇵",
+	"RTL مرحبا بالعالم שלום",
+	"CJK 你好，世界 こんにちは",
+	"combining e\u0301 and zero-width\u200bjoiner",
+	`quotes " ' \ and control	tab`,
+}
+
+var dataTests = map[string]func(t *testing.T, d *db.DB){
+	"Unicode_RoundTripsInEveryTextAndJSONColumn": func(t *testing.T, d *db.DB) {
+		for i, s := range unicodeSamples {
+			sid := "sess-" + string(rune('a'+i)) + "-😀"
+			name, _ := json.Marshal(map[string]string{"session_name": s})
+			mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: s, SessionData: name})
+			got, err := d.GetSession(bg, sid)
+			noErr(t, err)
+			equal(t, "agent_id", got.AgentID, s)
+			jsonEqual(t, "session_data", got.SessionData, name)
+			r := newRun(sid, "run-"+sid)
+			r.RunData, _ = json.Marshal(map[string]any{"content": s, "messages": []map[string]string{{"role": "user", "content": s}}})
+			r.UserID = s
+			mustRun(t, bg, d, r)
+			gr, err := d.GetRun(bg, r.RunID)
+			noErr(t, err)
+			jsonEqual(t, "run_data", gr.RunData, r.RunData)
+			equal(t, "user_id", gr.UserID, s)
+			mustMemory(t, bg, d, db.Memory{MemoryID: "m-" + sid, Memory: s, Topics: []string{s}})
+			gm, err := d.GetMemory(bg, "m-"+sid)
+			noErr(t, err)
+			equal(t, "memory", gm.Memory, s)
+			equal(t, "topics", gm.Topics, []string{s})
+		}
+		list, _, err := d.ListSessions(bg, db.SessionFilter{SessionName: "مرحبا", Limit: 10, Page: 1})
+		noErr(t, err)
+		equal(t, "search by RTL name", len(list), 1)
+	},
+	"LargeRunData_OneMegabyteRoundTrips": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s"})
+		msgs := make([]map[string]string, 0, 1100)
+		chunk := strings.Repeat("lorem ipsum ✓ ", 70)
+		for len(msgs)*len(chunk) < 1<<20 {
+			msgs = append(msgs, map[string]string{"role": "assistant", "content": chunk})
+		}
+		data, _ := json.Marshal(map[string]any{"run_id": "big", "messages": msgs})
+		if len(data) < 1<<20 {
+			t.Fatalf("fixture is %d bytes, want >= 1 MiB", len(data))
+		}
+		r := newRun("s", "big")
+		r.RunData = data
+		mustRun(t, bg, d, r)
+		got, err := d.GetRun(bg, "big")
+		noErr(t, err)
+		jsonEqual(t, "1 MiB run_data", got.RunData, data)
+		page, _, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 1, Page: 1})
+		noErr(t, err)
+		equal(t, "via GetRuns", len(page[0].RunData) >= 1<<20-4096, true)
+	},
+	"Timestamps_AreEpochSecondsSetOnWrite": func(t *testing.T, d *db.DB) {
+		before := time.Now().Unix()
+		s := mustSession(t, bg, d, db.Session{SessionID: "s"})
+		r := mustRun(t, bg, d, newRun("s", "r"))
+		after := time.Now().Unix()
+		for what, v := range map[string]int64{"session created_at": s.CreatedAt, "session updated_at": s.UpdatedAt,
+			"run created_at": r.CreatedAt, "run updated_at": r.UpdatedAt} {
+			if v < before || v > after {
+				t.Fatalf("%s = %d, want epoch seconds in [%d, %d]", what, v, before, after)
+			}
+		}
+		got, err := d.GetRun(bg, "r")
+		noErr(t, err)
+		equal(t, "stored created_at", got.CreatedAt, r.CreatedAt)
+	},
+	"Run_OutputDecodesAgnoFields": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s"})
+		mustRun(t, bg, d, newRun("s", "r"))
+		got, err := d.GetRun(bg, "r")
+		noErr(t, err)
+		out, err := got.Output()
+		noErr(t, err)
+		equal(t, "run_id from run_data", out.RunID, "r")
+	},
+}

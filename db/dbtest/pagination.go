@@ -1,0 +1,99 @@
+package dbtest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+var paginationTests = map[string]func(t *testing.T, d *db.DB){
+	"GetRuns_PagesInRunIndexOrder": func(t *testing.T, d *db.DB) {
+		seedRuns(t, d, "s", 7)
+		cases := []struct {
+			name        string
+			limit, page int
+			sortBy      string
+			order       string
+			want        []string
+		}{
+			{"default order first page", 3, 1, "", "", ids("s", 0, 2)},
+			{"middle page", 3, 2, "", "", ids("s", 3, 5)},
+			{"last partial page", 3, 3, "", "", ids("s", 6, 6)},
+			{"beyond last page", 3, 4, "", "", nil},
+			{"far beyond last page", 3, 1000, "", "", nil},
+			{"descending second page", 3, 2, "run_index", db.Desc, ids("s", 3, 1)},
+			{"descending last page", 3, 3, "run_index", db.Desc, ids("s", 0, 0)},
+			{"limit larger than session", 100, 1, "", "", ids("s", 0, 6)},
+			{"limit one deep page", 1, 7, "", "", ids("s", 6, 6)},
+			{"created_at ascending", 2, 2, "created_at", db.Asc, ids("s", 2, 3)},
+			{"created_at descending", 2, 1, "created_at", db.Desc, ids("s", 6, 5)},
+			{"updated_at", 7, 1, "updated_at", db.Asc, nil},
+		}
+		for _, c := range cases {
+			got, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: c.limit, Page: c.page, SortBy: c.sortBy, SortOrder: c.order})
+			noErr(t, err)
+			equal(t, c.name+" total without WithTotal", total, -1)
+			if c.sortBy == "updated_at" {
+				equal(t, c.name+" count", len(got), 7)
+				continue
+			}
+			if c.want == nil {
+				c.want = []string{}
+			}
+			equal(t, c.name, runIDs(got), c.want)
+		}
+	},
+	"GetRuns_DeepPageAfterGapsIsPositional": func(t *testing.T, d *db.DB) {
+		seedRuns(t, d, "s", 10)
+		noErr(t, d.DeleteRun(bg, "s-r2"))
+		noErr(t, d.DeleteRun(bg, "s-r3"))
+		got, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 3, Page: 2, WithTotal: true})
+		noErr(t, err)
+		equal(t, "page 2 after gaps", runIDs(got), []string{"s-r5", "s-r6", "s-r7"})
+		equal(t, "total", total, 8)
+		got, _, err = d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 3, Page: 2, SortOrder: db.Desc})
+		noErr(t, err)
+		equal(t, "page 2 descending after gaps", runIDs(got), []string{"s-r6", "s-r5", "s-r4"})
+	},
+	"GetRuns_DuplicateIndexesStillPageExactly": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s"})
+		for i, idx := range []int64{0, 1, 1, 1, 2, 3} {
+			r := newRun("s", ids("s", i, i)[0])
+			v := idx
+			r.RunIndex, r.CreatedAt = &v, int64(1000+i)
+			mustRun(t, bg, d, r)
+		}
+		var all []string
+		for page := 1; page <= 4; page++ {
+			got, _, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 2, Page: page})
+			noErr(t, err)
+			all = append(all, runIDs(got)...)
+		}
+		equal(t, "pages concatenated", all, ids("s", 0, 5))
+	},
+	"GetRuns_RejectsInvalidFilter": func(t *testing.T, d *db.DB) {
+		cases := map[string]db.RunFilter{
+			"limit zero":       {SessionID: "s", Limit: 0, Page: 1},
+			"negative limit":   {SessionID: "s", Limit: -1, Page: 1},
+			"page zero":        {SessionID: "s", Limit: 5, Page: 0},
+			"unknown sort":     {SessionID: "s", Limit: 5, Page: 1, SortBy: "run_data"},
+			"unknown order":    {SessionID: "s", Limit: 5, Page: 1, SortOrder: "sideways"},
+			"injection in col": {SessionID: "s", Limit: 5, Page: 1, SortBy: "run_index; DROP TABLE x"},
+		}
+		for name, f := range cases {
+			_, _, err := d.GetRuns(bg, f)
+			if !errors.Is(err, db.ErrInvalidFilter) {
+				t.Fatalf("%s: error = %v, want ErrInvalidFilter", name, err)
+			}
+		}
+	},
+	"GetRuns_TotalCountsAllMatches": func(t *testing.T, d *db.DB) {
+		seedRuns(t, d, "s", 5)
+		got, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 2, Page: 2, WithTotal: true, Statuses: []run.Status{run.StatusCompleted}})
+		noErr(t, err)
+		equal(t, "page", runIDs(got), ids("s", 2, 3))
+		equal(t, "total", total, 5)
+	},
+}

@@ -1,0 +1,38 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest"
+	"github.com/agentryhq/agentry/db/sqlite"
+)
+
+func openTemp(t *testing.T) *db.DB {
+	t.Helper()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	dbtest.Run(t, openTemp)
+}
+
+func TestConformance_InMemory(t *testing.T) {
+	t.Parallel()
+	dbtest.Run(t, func(t *testing.T) *db.DB {
+		d, err := sqlite.Open(context.Background(), sqlite.Config{Path: ":memory:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	})
+}

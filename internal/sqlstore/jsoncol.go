@@ -1,0 +1,62 @@
+package sqlstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// errInvalidJSON reports a JSON column that does not hold JSON.
+var errInvalidJSON = errors.New("invalid JSON")
+
+// jsonArg binds raw JSON to a JSON column; empty is SQL NULL.
+func jsonArg(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}
+
+// decodeJSON reads a JSON column. SQL NULL and JSON null are empty. Agno's
+// SQLite writer double-encodes (the column holds a JSON string whose value is
+// JSON text): up to two such layers are removed.
+func decodeJSON(b []byte) (json.RawMessage, error) {
+	b = bytes.TrimSpace(b)
+	for layer := 0; ; layer++ {
+		if len(b) == 0 || string(b) == "null" {
+			return nil, nil
+		}
+		if !json.Valid(b) {
+			return nil, errInvalidJSON
+		}
+		if b[0] != '"' || layer == 2 {
+			return json.RawMessage(bytes.Clone(b)), nil
+		}
+		var inner string
+		if err := json.Unmarshal(b, &inner); err != nil {
+			return nil, err
+		}
+		t := bytes.TrimSpace([]byte(inner))
+		if len(t) == 0 || (t[0] != '{' && t[0] != '[' && string(t) != "null") || !json.Valid(t) {
+			return json.RawMessage(bytes.Clone(b)), nil
+		}
+		b = t
+	}
+}
+
+// decodeJSONString reads a column holding a JSON string (memory text). Up to
+// two layers of string encoding are removed; other JSON is returned as text.
+func decodeJSONString(b []byte) string {
+	b = bytes.TrimSpace(b)
+	for range 2 {
+		if len(b) == 0 || b[0] != '"' {
+			break
+		}
+		var s string
+		if json.Unmarshal(b, &s) != nil {
+			break
+		}
+		b = []byte(s)
+	}
+	return string(b)
+}

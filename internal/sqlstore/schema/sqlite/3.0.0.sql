@@ -1,0 +1,171 @@
+-- Agno 3.0.0 layout for SQLite. {name} is a table name, {name_q} the quoted
+-- table name. Sections start with "-- +table KIND"; statements end with ";".
+
+-- +table sessions
+CREATE TABLE IF NOT EXISTS {sessions_q} (
+    session_id TEXT PRIMARY KEY NOT NULL,
+    session_type TEXT NOT NULL,
+    agent_id TEXT,
+    team_id TEXT,
+    workflow_id TEXT,
+    user_id TEXT,
+    session_data TEXT,
+    agent_data TEXT,
+    team_data TEXT,
+    workflow_data TEXT,
+    metadata TEXT,
+    summary TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{sessions}_session_type" ON {sessions_q} (session_type);
+CREATE INDEX IF NOT EXISTS "idx_{sessions}_user_id" ON {sessions_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{sessions}_created_at" ON {sessions_q} (created_at);
+
+-- +table runs
+CREATE TABLE IF NOT EXISTS {runs_q} (
+    run_id TEXT PRIMARY KEY NOT NULL,
+    session_id TEXT NOT NULL REFERENCES {sessions_q} (session_id) ON DELETE CASCADE,
+    run_type TEXT NOT NULL,
+    agent_id TEXT,
+    team_id TEXT,
+    workflow_id TEXT,
+    user_id TEXT,
+    parent_run_id TEXT,
+    status TEXT,
+    run_index BIGINT,
+    run_data TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_session_id" ON {runs_q} (session_id);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_run_type" ON {runs_q} (run_type);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_agent_id" ON {runs_q} (agent_id);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_team_id" ON {runs_q} (team_id);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_workflow_id" ON {runs_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_user_id" ON {runs_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_status" ON {runs_q} (status);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_created_at" ON {runs_q} (created_at);
+CREATE INDEX IF NOT EXISTS "idx_{runs}_session_id_run_index" ON {runs_q} (session_id, run_index);
+
+-- +table memories
+CREATE TABLE IF NOT EXISTS {memories_q} (
+    memory_id TEXT PRIMARY KEY NOT NULL,
+    memory TEXT NOT NULL,
+    feedback TEXT,
+    input TEXT,
+    agent_id TEXT,
+    team_id TEXT,
+    user_id TEXT,
+    topics TEXT,
+    created_at BIGINT,
+    updated_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{memories}_user_id" ON {memories_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{memories}_created_at" ON {memories_q} (created_at);
+CREATE INDEX IF NOT EXISTS "idx_{memories}_updated_at" ON {memories_q} (updated_at);
+
+-- +table metrics
+CREATE TABLE IF NOT EXISTS {metrics_q} (
+    id TEXT PRIMARY KEY NOT NULL,
+    agent_runs_count BIGINT NOT NULL DEFAULT 0,
+    team_runs_count BIGINT NOT NULL DEFAULT 0,
+    workflow_runs_count BIGINT NOT NULL DEFAULT 0,
+    agent_sessions_count BIGINT NOT NULL DEFAULT 0,
+    team_sessions_count BIGINT NOT NULL DEFAULT 0,
+    workflow_sessions_count BIGINT NOT NULL DEFAULT 0,
+    users_count BIGINT NOT NULL DEFAULT 0,
+    token_metrics TEXT NOT NULL DEFAULT '{}',
+    model_metrics TEXT NOT NULL DEFAULT '{}',
+    date DATE NOT NULL,
+    aggregation_period TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    completed BOOLEAN NOT NULL DEFAULT 0,
+    user_id TEXT NOT NULL DEFAULT '',
+    CONSTRAINT "uq_{metrics}_user_date_period" UNIQUE (user_id, date, aggregation_period)
+);
+CREATE INDEX IF NOT EXISTS "idx_{metrics}_date" ON {metrics_q} (date);
+CREATE INDEX IF NOT EXISTS "idx_{metrics}_user_id" ON {metrics_q} (user_id);
+
+-- +table evals
+CREATE TABLE IF NOT EXISTS {evals_q} (
+    run_id TEXT PRIMARY KEY NOT NULL,
+    eval_type TEXT NOT NULL,
+    eval_data TEXT NOT NULL,
+    eval_input TEXT,
+    name TEXT,
+    agent_id TEXT,
+    team_id TEXT,
+    workflow_id TEXT,
+    model_id TEXT,
+    model_provider TEXT,
+    evaluated_component_name TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    user_id TEXT
+);
+CREATE INDEX IF NOT EXISTS "idx_{evals}_created_at" ON {evals_q} (created_at);
+CREATE INDEX IF NOT EXISTS "idx_{evals}_user_id" ON {evals_q} (user_id);
+
+-- +table knowledge
+CREATE TABLE IF NOT EXISTS {knowledge_q} (
+    id TEXT PRIMARY KEY NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT,
+    type TEXT,
+    size BIGINT,
+    linked_to TEXT,
+    access_count BIGINT,
+    status TEXT,
+    status_message TEXT,
+    created_at BIGINT,
+    updated_at BIGINT,
+    external_id TEXT,
+    user_id TEXT
+);
+CREATE INDEX IF NOT EXISTS "idx_{knowledge}_user_id" ON {knowledge_q} (user_id);
+
+-- +table versions
+CREATE TABLE IF NOT EXISTS {versions_q} (
+    table_name TEXT PRIMARY KEY NOT NULL,
+    version TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT
+);
+
+-- +table tool_results
+CREATE TABLE IF NOT EXISTS {tool_results_q} (
+    result_id TEXT PRIMARY KEY NOT NULL,
+    namespace TEXT NOT NULL,
+    path TEXT NOT NULL,
+    session_id TEXT,
+    run_id TEXT,
+    tool_call_id TEXT,
+    tool_name TEXT,
+    args_hash TEXT,
+    content_type TEXT,
+    size_bytes BIGINT NOT NULL DEFAULT 0,
+    line_count BIGINT NOT NULL DEFAULT 0,
+    preview TEXT,
+    user_id TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT,
+    CONSTRAINT "uq_{tool_results}_namespace_path" UNIQUE (namespace, path)
+);
+CREATE INDEX IF NOT EXISTS "idx_{tool_results}_expires_at" ON {tool_results_q} (expires_at);
+CREATE INDEX IF NOT EXISTS "idx_{tool_results}_session_id" ON {tool_results_q} (session_id);
+CREATE INDEX IF NOT EXISTS "idx_{tool_results}_user_id" ON {tool_results_q} (user_id);
+
+-- +table fs
+CREATE TABLE IF NOT EXISTS {fs_q} (
+    namespace TEXT NOT NULL,
+    path TEXT NOT NULL,
+    content BLOB,
+    size_bytes BIGINT NOT NULL DEFAULT 0,
+    version BIGINT NOT NULL DEFAULT 1,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    PRIMARY KEY (namespace, path)
+);

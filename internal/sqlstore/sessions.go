@@ -1,0 +1,160 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+const sessionCols = "session_id, session_type, agent_id, team_id, workflow_id, user_id, session_data, agent_data, team_data, workflow_data, metadata, summary, created_at, updated_at"
+
+// UpsertSession inserts a session, or updates it where the stored user_id is
+// NULL or equals the record's (scoped callers always write as themselves);
+// otherwise ErrNotFound. It never writes runs.
+func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session, error) {
+	if u, ok := db.UserScope(ctx); ok {
+		cp := *in
+		cp.UserID = u
+		in = &cp
+	}
+	data := []any{string(in.SessionType), nullStr(in.AgentID), nullStr(in.TeamID), nullStr(in.WorkflowID), nullStr(in.UserID),
+		jsonArg(in.SessionData), jsonArg(in.AgentData), jsonArg(in.TeamData), jsonArg(in.WorkflowData),
+		jsonArg(in.Metadata), jsonArg(in.Summary)}
+	ins := s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id")
+	args := append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
+	res, err := s.w.ExecContext(ctx, s.d.Rebind(ins), args...)
+	if err != nil {
+		return nil, s.fail("upsert session "+in.SessionID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		upd := "UPDATE " + s.sessions + ` SET session_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?,
+			session_data = ?, agent_data = ?, team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
+			WHERE session_id = ? AND (user_id IS NULL OR user_id = ?)`
+		args := append(append(data, in.UpdatedAt, in.SessionID), nullStr(in.UserID))
+		res, err := s.w.ExecContext(ctx, s.d.Rebind(upd), args...)
+		if err != nil {
+			return nil, s.fail("upsert session "+in.SessionID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
+		}
+	}
+	return s.getSession(ctx, s.w, in.SessionID, "")
+}
+
+// GetSession returns a session in scope or ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, sessionID string) (*db.Session, error) {
+	u, _ := db.UserScope(ctx)
+	return s.getSession(ctx, s.r, sessionID, u)
+}
+
+func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user string) (*db.Session, error) {
+	w := &where{}
+	w.add("session_id = ?", sessionID)
+	w.eq("user_id", user)
+	row := q.QueryRowContext(ctx, s.d.Rebind("SELECT "+sessionCols+" FROM "+s.sessions+w.String()), w.args...)
+	out, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)
+	}
+	if err != nil {
+		return nil, s.fail("get session "+sessionID, err)
+	}
+	return out, nil
+}
+
+// ListSessions returns one page and the total count.
+func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Session, int, error) {
+	w := &where{}
+	w.eq("session_type", string(f.SessionType))
+	if f.ComponentID != "" {
+		switch f.SessionType {
+		case run.TypeAgent:
+			w.add("agent_id = ?", f.ComponentID)
+		case run.TypeTeam:
+			w.add("team_id = ?", f.ComponentID)
+		case run.TypeWorkflow:
+			w.add("workflow_id = ?", f.ComponentID)
+		default:
+			w.add("(agent_id = ? OR team_id = ? OR workflow_id = ?)", f.ComponentID, f.ComponentID, f.ComponentID)
+		}
+	}
+	w.eq("user_id", f.UserID)
+	scope(ctx, w)
+	if f.SessionName != "" {
+		w.add(s.d.likeContains(s.d.jsonField("session_data", "session_name")), containsPattern(f.SessionName))
+	}
+	var total int
+	if err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(*) FROM "+s.sessions+w.String()), w.args...).Scan(&total); err != nil {
+		return nil, 0, s.fail("count sessions", err)
+	}
+	order := sortCol(f.SortBy, "created_at", "created_at", "updated_at") + " " + dir(f.SortOrder)
+	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s, session_id %s LIMIT %d OFFSET %d",
+		sessionCols, s.sessions, w.String(), order, dir(f.SortOrder), f.Limit, offset(f.Limit, f.Page))
+	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+	if err != nil {
+		return nil, 0, s.fail("list sessions", err)
+	}
+	defer rows.Close()
+	out := []db.Session{}
+	for rows.Next() {
+		ss, err := scanSession(rows)
+		if err != nil {
+			return nil, 0, s.fail("list sessions", err)
+		}
+		out = append(out, *ss)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, s.fail("list sessions", err)
+	}
+	return out, total, nil
+}
+
+// DeleteSessions deletes sessions in scope; their runs go by cascade.
+func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
+	for chunk := range chunks(sessionIDs, 500) {
+		w := &where{}
+		w.add("session_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
+		scope(ctx, w)
+		if _, err := s.w.ExecContext(ctx, s.d.Rebind("DELETE FROM "+s.sessions+w.String()), w.args...); err != nil {
+			return s.fail("delete sessions", err)
+		}
+	}
+	return nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(sc scanner) (*db.Session, error) {
+	var (
+		out                           db.Session
+		typ                           string
+		agent, team, wf, user         sql.NullString
+		sd, ad, td, wd, meta, summary []byte
+		updated                       sql.NullInt64
+	)
+	if err := sc.Scan(&out.SessionID, &typ, &agent, &team, &wf, &user, &sd, &ad, &td, &wd, &meta, &summary, &out.CreatedAt, &updated); err != nil {
+		return nil, err
+	}
+	out.SessionType = run.Type(typ)
+	out.AgentID, out.TeamID, out.WorkflowID, out.UserID = agent.String, team.String, wf.String, user.String
+	out.UpdatedAt = updated.Int64
+	var err error
+	for _, c := range []struct {
+		dst *[]byte
+		src []byte
+	}{{(*[]byte)(&out.SessionData), sd}, {(*[]byte)(&out.AgentData), ad}, {(*[]byte)(&out.TeamData), td},
+		{(*[]byte)(&out.WorkflowData), wd}, {(*[]byte)(&out.Metadata), meta}, {(*[]byte)(&out.Summary), summary}} {
+		v, e := decodeJSON(c.src)
+		if e != nil {
+			err = &db.CorruptRowError{Table: "sessions", ID: out.SessionID, Err: e}
+			continue
+		}
+		*c.dst = v
+	}
+	return &out, err
+}

@@ -1,0 +1,158 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Config assembles a Store; the driver packages fill it.
+type Config struct {
+	Dialect Dialect
+	Tables  Tables
+	// Writer runs every write. For SQLite it is a single connection whose
+	// transactions begin IMMEDIATE, which serialises run_index assignment.
+	Writer *sql.DB
+	// Reader serves reads; nil means Writer.
+	Reader *sql.DB
+	// SkipSchemaCheck opens without checking, creating or stamping tables. The
+	// migrate package uses it to open a 2.x database it is about to upgrade.
+	SkipSchemaCheck bool
+	// WrapError, when set, turns backend errors into clearer ones (for example
+	// SQLite's "file is not a database").
+	WrapError func(error) error
+}
+
+// Store implements db.Driver over database/sql for one dialect.
+type Store struct {
+	d        *Dialect
+	t        Tables
+	w, r     *sql.DB
+	sessions string // quoted, qualified table names
+	runs     string
+	memories string
+	wrap     func(error) error
+}
+
+var _ db.Driver = (*Store)(nil)
+
+// New checks (or creates) the schema and returns the store. On error the
+// caller still owns and must close the *sql.DBs.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Writer == nil {
+		return nil, errors.New("sqlstore: Config.Writer is required")
+	}
+	d := cfg.Dialect
+	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError}
+	if s.r == nil {
+		s.r = s.w
+	}
+	if s.wrap == nil {
+		s.wrap = func(err error) error { return err }
+	}
+	s.sessions = d.Table(s.t.Sessions)
+	s.runs = d.Table(s.t.Runs)
+	s.memories = d.Table(s.t.Memories)
+	if !cfg.SkipSchemaCheck {
+		if err := EnsureSchema(ctx, s.w, s.d, s.t); err != nil {
+			return nil, s.wrap(err)
+		}
+	}
+	return s, nil
+}
+
+// FromDB returns the Store behind a *db.DB opened by one of the SQL drivers.
+func FromDB(d *db.DB) (*Store, bool) {
+	s, ok := d.Driver().(*Store)
+	return s, ok
+}
+
+// SQL returns the *sql.DB that performs writes (for migrations).
+func (s *Store) SQL() *sql.DB { return s.w }
+
+// ReadSQL returns the *sql.DB that serves reads.
+func (s *Store) ReadSQL() *sql.DB { return s.r }
+
+// SQLDialect returns the dialect.
+func (s *Store) SQLDialect() *Dialect { return s.d }
+
+// Tables returns the table names in use.
+func (s *Store) Tables() Tables { return s.t }
+
+// Dialect names the backend.
+func (s *Store) Dialect() string { return s.d.Name }
+
+// Close closes the connection pools.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// where accumulates AND-ed conditions and their arguments.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+func (w *where) eq(col, v string) {
+	if v != "" {
+		w.add(col+" = ?", v)
+	}
+}
+
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// scope adds the context's user scope to a query.
+func scope(ctx context.Context, w *where) {
+	if u, ok := db.UserScope(ctx); ok {
+		w.add("user_id = ?", u)
+	}
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func anys[T ~string](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (s *Store) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, db.ErrNotFound) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", s.d.Name, op, s.wrap(err))
+}
+
+func offset(limit, page int) int { return limit * (page - 1) }

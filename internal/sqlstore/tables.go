@@ -1,0 +1,113 @@
+package sqlstore
+
+import "strings"
+
+// Table kinds: the keys of the DDL sections and of Tables.
+const (
+	KindSessions    = "sessions"
+	KindRuns        = "runs"
+	KindMemories    = "memories"
+	KindMetrics     = "metrics"
+	KindEvals       = "evals"
+	KindKnowledge   = "knowledge"
+	KindVersions    = "versions"
+	KindToolResults = "tool_results"
+	KindFS          = "fs"
+)
+
+// Kinds lists every table kind in creation order (sessions before runs, for the
+// foreign key).
+var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
+	KindKnowledge, KindVersions, KindToolResults, KindFS}
+
+// DefaultSessionsTable is Agno's sessions table name.
+const DefaultSessionsTable = "agno_sessions"
+
+// Tables names the tables. Zero fields take Agno's defaults; Runs defaults to
+// agno_runs, or "{Sessions}_runs" when Sessions is renamed (as Agno 3.0 does).
+type Tables struct {
+	Sessions    string
+	Runs        string
+	Memories    string
+	Metrics     string
+	Evals       string
+	Knowledge   string
+	Versions    string
+	ToolResults string
+	FS          string
+}
+
+// WithDefaults fills empty names.
+func (t Tables) WithDefaults() Tables {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&t.Sessions, DefaultSessionsTable)
+	if t.Sessions != DefaultSessionsTable {
+		def(&t.Runs, t.Sessions+"_runs")
+	}
+	def(&t.Runs, "agno_runs")
+	def(&t.Memories, "agno_memories")
+	def(&t.Metrics, "agno_metrics")
+	def(&t.Evals, "agno_eval_runs")
+	def(&t.Knowledge, "agno_knowledge")
+	def(&t.Versions, "agno_schema_versions")
+	def(&t.ToolResults, "agno_tool_results")
+	def(&t.FS, "agno_fs")
+	return t
+}
+
+// Name returns the table name for a kind ("" for an unknown kind).
+func (t Tables) Name(kind string) string {
+	switch kind {
+	case KindSessions:
+		return t.Sessions
+	case KindRuns:
+		return t.Runs
+	case KindMemories:
+		return t.Memories
+	case KindMetrics:
+		return t.Metrics
+	case KindEvals:
+		return t.Evals
+	case KindKnowledge:
+		return t.Knowledge
+	case KindVersions:
+		return t.Versions
+	case KindToolResults:
+		return t.ToolResults
+	case KindFS:
+		return t.FS
+	}
+	return ""
+}
+
+// columns30 are the 3.0.0 columns of each table, in DDL order.
+var columns30 = map[string][]string{
+	KindSessions: split("session_id session_type agent_id team_id workflow_id user_id session_data agent_data team_data workflow_data metadata summary created_at updated_at"),
+	KindRuns:     split("run_id session_id run_type agent_id team_id workflow_id user_id parent_run_id status run_index run_data created_at updated_at"),
+	KindMemories: split("memory_id memory feedback input agent_id team_id user_id topics created_at updated_at"),
+	KindMetrics: split("id agent_runs_count team_runs_count workflow_runs_count agent_sessions_count team_sessions_count workflow_sessions_count users_count " +
+		"token_metrics model_metrics date aggregation_period created_at updated_at completed user_id"),
+	KindEvals:     split("run_id eval_type eval_data eval_input name agent_id team_id workflow_id model_id model_provider evaluated_component_name created_at updated_at user_id"),
+	KindKnowledge: split("id name description metadata type size linked_to access_count status status_message created_at updated_at external_id user_id"),
+	KindVersions:  split("table_name version created_at updated_at"),
+	KindToolResults: split("result_id namespace path session_id run_id tool_call_id tool_name args_hash content_type size_bytes line_count preview user_id " +
+		"created_at expires_at"),
+	KindFS: split("namespace path content size_bytes version created_at updated_at"),
+}
+
+// addedIn30 are the columns Agno 3.0 added to tables that existed in 2.x; a
+// table lacking only these is at an older known version.
+var addedIn30 = map[string][]string{
+	KindMetrics:   {"user_id"},
+	KindEvals:     {"user_id"},
+	KindKnowledge: {"user_id"},
+}
+
+// Columns30 returns the 3.0.0 column names of a table kind.
+func Columns30(kind string) []string { return append([]string(nil), columns30[kind]...) }
+
+func split(s string) []string { return strings.Fields(s) }
