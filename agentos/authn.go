@@ -1,0 +1,159 @@
+package agentos
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/db"
+)
+
+// ErrNoUserID: user isolation is on and a non-admin token carries no user id.
+var ErrNoUserID = errors.New("agentos: token has no user id claim; user isolation needs one")
+
+// authenticate checks the bearer token (unless the path is excluded or auth is
+// off), puts the Principal in the context and, with user isolation, scopes the
+// context's database access to the caller. Tokens and secrets are never logged.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	a := s.cfg.Auth
+	if !a.Authenticator.Enabled() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if excluded(a.ExcludedPaths, r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		token, detail := s.bearerToken(r)
+		if detail != "" {
+			unauthorized(w, detail)
+			return
+		}
+		p, err := a.Authenticator.Authenticate(token)
+		if err != nil {
+			s.log.LogAttrs(r.Context(), slog.LevelDebug, "authentication failed",
+				slog.String("request_id", RequestID(r.Context())), slog.String("reason", err.Error()))
+			switch {
+			case errors.Is(err, auth.ErrMissingCredentials):
+				unauthorized(w, "Authorization header required")
+			case errors.Is(err, auth.ErrTokenExpired):
+				unauthorized(w, "Token has expired")
+			default:
+				unauthorized(w, "Invalid authentication token")
+			}
+			return
+		}
+		ctx, err := ScopeContext(auth.NewContext(r.Context(), p), s.cfg.UserIsolation)
+		if err != nil {
+			WriteError(w, http.StatusForbidden, "Token has no user id; user isolation requires one")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// bearerToken reads the token from the configured source; detail is the 401
+// message when there is none.
+func (s *Server) bearerToken(r *http.Request) (token, detail string) {
+	src := s.cfg.Auth.TokenSource
+	if src == TokenFromHeader || src == TokenFromBoth {
+		if h := r.Header.Get("Authorization"); h != "" {
+			scheme, tok, ok := strings.Cut(h, " ")
+			tok = strings.TrimSpace(tok)
+			if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+				return "", "Invalid authorization header format"
+			}
+			return tok, ""
+		}
+	}
+	if src == TokenFromCookie || src == TokenFromBoth {
+		if c, err := r.Cookie(s.cfg.Auth.CookieName); err == nil && c.Value != "" {
+			return c.Value, ""
+		}
+	}
+	if src == TokenFromCookie {
+		return "", "Authentication cookie required"
+	}
+	return "", "Authorization header required"
+}
+
+func unauthorized(w http.ResponseWriter, detail string) {
+	w.Header().Set("WWW-Authenticate", "Bearer")
+	WriteError(w, http.StatusUnauthorized, detail)
+}
+
+// excluded matches exact paths and "prefix*" patterns.
+func excluded(patterns []string, path string) bool {
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok {
+			if strings.HasPrefix(path, prefix) {
+				return true
+			}
+		} else if p == path {
+			return true
+		}
+	}
+	return false
+}
+
+// ScopeContext applies per-user isolation: when isolation is on and the
+// context's principal is not an admin, the returned context carries
+// db.WithUserScope(principal.UserID), so the db layer limits every query to
+// that user. Admins, the security key and unauthenticated (open) servers are
+// not scoped. A non-admin principal without a user id is ErrNoUserID.
+func ScopeContext(ctx context.Context, isolation bool) (context.Context, error) {
+	if !isolation {
+		return ctx, nil
+	}
+	p, ok := auth.FromContext(ctx)
+	if !ok || p.Admin {
+		return ctx, nil
+	}
+	if p.UserID == "" {
+		return ctx, ErrNoUserID
+	}
+	return db.WithUserScope(ctx, p.UserID), nil
+}
+
+// EffectiveUserID is the user id a request acts as: the scoped user under
+// isolation (a user_id in the query or body cannot widen it), else requested.
+func EffectiveUserID(ctx context.Context, requested string) string {
+	if u, ok := db.UserScope(ctx); ok {
+		return u
+	}
+	return requested
+}
+
+// RequireScope returns middleware answering 403 unless the caller may perform
+// action on resource; idParam names the chi URL parameter holding the object
+// id ("" for collection routes). It allows everything when Authorization is
+// off or authentication is disabled.
+func (s *Server) RequireScope(resource, action, idParam string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if !s.cfg.Auth.Authorization || !s.cfg.Auth.Authenticator.Enabled() {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, ok := auth.FromContext(r.Context())
+			if !ok {
+				// An excluded path reached a scoped route: nothing to check against.
+				WriteError(w, http.StatusForbidden, "Insufficient permissions")
+				return
+			}
+			id := ""
+			if idParam != "" {
+				id = chi.URLParam(r, idParam)
+			}
+			if !p.Can(resource, id, action) {
+				WriteError(w, http.StatusForbidden, "Insufficient permissions: requires "+resource+":"+action)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,328 @@
+package agentos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// RunRequest is a decoded POST /{agents,teams,workflows}/{id}/runs form.
+type RunRequest struct {
+	// Message is the user's input; required, valid UTF-8.
+	Message string
+	// Stream defaults to true.
+	Stream     bool
+	SessionID  string
+	UserID     string
+	Background bool
+	Files      []UploadedFile
+	// JSON-encoded form fields; nil when absent.
+	SessionState map[string]any
+	Dependencies map[string]any
+	Metadata     map[string]any
+	OutputSchema json.RawMessage
+	// IdempotencyKey is the Idempotency-Key header (at most 512 characters).
+	IdempotencyKey string
+	// Extra holds any other text fields (e.g. knowledge_filters) for the route.
+	Extra map[string]string
+}
+
+// UploadedFile is one "files" part.
+type UploadedFile struct {
+	Filename    string
+	ContentType string
+	Content     []byte
+}
+
+// FormLimits bound form decoding; zero values take the defaults. The whole
+// body is additionally capped by the server's body limit.
+type FormLimits struct {
+	// MaxFiles (16) is the number of "files" parts.
+	MaxFiles int
+	// MaxFileBytes (16 MiB) caps each file.
+	MaxFileBytes int64
+	// MaxFieldBytes (1 MiB) caps each text field, and 4× that a urlencoded body.
+	MaxFieldBytes int64
+	// MaxParts (256) caps the number of parts or fields.
+	MaxParts int
+}
+
+func (l *FormLimits) fill() {
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = 16
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = 16 << 20
+	}
+	if l.MaxFieldBytes <= 0 {
+		l.MaxFieldBytes = 1 << 20
+	}
+	if l.MaxParts <= 0 {
+		l.MaxParts = 256
+	}
+}
+
+// MaxIdempotencyKeyLen is the longest accepted Idempotency-Key, in characters.
+const MaxIdempotencyKeyLen = 512
+
+// DecodeRunForm reads a run request from a multipart/form-data or
+// application/x-www-form-urlencoded body (the URL query is not read). Errors
+// are *HTTPError: 422 for missing or invalid fields (including invalid UTF-8,
+// invalid JSON and repeated fields), 413 for oversized parts, 415 for other
+// content types.
+func DecodeRunForm(r *http.Request, lim FormLimits) (*RunRequest, error) {
+	lim.fill()
+	req := &RunRequest{Stream: true}
+	fields := map[string]string{}
+	ct := r.Header.Get("Content-Type")
+	var err error
+	switch mt, params, perr := mime.ParseMediaType(ct); {
+	case ct == "":
+		// No body type: no fields, so "message is required" below.
+	case perr != nil:
+		return nil, Errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
+	case mt == "multipart/form-data":
+		if params["boundary"] == "" {
+			return nil, Errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
+		}
+		err = readMultipart(multipart.NewReader(r.Body, params["boundary"]), lim, fields, req)
+	case mt == "application/x-www-form-urlencoded":
+		err = readURLEncoded(r.Body, lim, fields)
+	default:
+		return nil, Errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := req.setFields(fields); err != nil {
+		return nil, err
+	}
+	if keys := r.Header.Values("Idempotency-Key"); len(keys) > 0 {
+		if len(keys) > 1 {
+			return nil, Errorf(http.StatusUnprocessableEntity, "send one Idempotency-Key header")
+		}
+		k := keys[0]
+		if !utf8.ValidString(k) || utf8.RuneCountInString(k) > MaxIdempotencyKeyLen || strings.TrimSpace(k) == "" || hasControl(k) {
+			return nil, Errorf(http.StatusUnprocessableEntity, "Idempotency-Key must be 1 to %d printable characters", MaxIdempotencyKeyLen)
+		}
+		req.IdempotencyKey = k
+	}
+	return req, nil
+}
+
+// bodyErr maps a body read failure: over the limit is 413, anything else a
+// malformed body.
+func bodyErr(err error, what string) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &HTTPError{Status: http.StatusRequestEntityTooLarge, Detail: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes", Err: err}
+	}
+	return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "malformed " + what + " body", Err: err}
+}
+
+func readMultipart(mr *multipart.Reader, lim FormLimits, fields map[string]string, req *RunRequest) error {
+	for parts := 0; ; parts++ {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return bodyErr(err, "multipart")
+		}
+		if parts >= lim.MaxParts {
+			return Errorf(http.StatusUnprocessableEntity, "too many form parts (at most %d)", lim.MaxParts)
+		}
+		name := part.FormName()
+		switch {
+		case name == "":
+			// Not a form field; ignore its content.
+		case name == "files":
+			if len(req.Files) >= lim.MaxFiles {
+				return Errorf(http.StatusUnprocessableEntity, "too many files (at most %d)", lim.MaxFiles)
+			}
+			data, err := io.ReadAll(io.LimitReader(part, lim.MaxFileBytes+1))
+			if err != nil {
+				return bodyErr(err, "multipart")
+			}
+			if int64(len(data)) > lim.MaxFileBytes {
+				return Errorf(http.StatusRequestEntityTooLarge, "each file may be at most %d bytes", lim.MaxFileBytes)
+			}
+			fname := part.FileName()
+			if !utf8.ValidString(fname) || hasControl(fname) || len(fname) > 1024 {
+				return Errorf(http.StatusUnprocessableEntity, "file name must be valid UTF-8 without control characters")
+			}
+			ctype := part.Header.Get("Content-Type")
+			if ctype == "" {
+				ctype = "application/octet-stream"
+			}
+			req.Files = append(req.Files, UploadedFile{Filename: fname, ContentType: ctype, Content: data})
+		case part.FileName() != "":
+			return Errorf(http.StatusUnprocessableEntity, "upload files in the \"files\" field")
+		default:
+			data, err := io.ReadAll(io.LimitReader(part, lim.MaxFieldBytes+1))
+			if err != nil {
+				return bodyErr(err, "multipart")
+			}
+			if int64(len(data)) > lim.MaxFieldBytes {
+				return Errorf(http.StatusRequestEntityTooLarge, "each form field may be at most %d bytes", lim.MaxFieldBytes)
+			}
+			if err := addField(fields, name, string(data)); err != nil {
+				return err
+			}
+		}
+		_ = part.Close()
+	}
+}
+
+func readURLEncoded(body io.Reader, lim FormLimits, fields map[string]string) error {
+	limit := 4 * lim.MaxFieldBytes
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return bodyErr(err, "form")
+	}
+	if int64(len(data)) > limit {
+		return Errorf(http.StatusRequestEntityTooLarge, "a urlencoded form may be at most %d bytes; use multipart/form-data", limit)
+	}
+	if bytes.Count(data, []byte("&"))+1 > lim.MaxParts {
+		return Errorf(http.StatusUnprocessableEntity, "too many form fields (at most %d)", lim.MaxParts)
+	}
+	values, err := url.ParseQuery(string(data))
+	if err != nil {
+		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "malformed urlencoded form", Err: err}
+	}
+	if _, ok := values["files"]; ok {
+		return Errorf(http.StatusUnprocessableEntity, "files need a multipart/form-data body")
+	}
+	for name, vs := range values {
+		if len(vs) > 1 {
+			return Errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
+		}
+		if err := addField(fields, name, vs[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addField(fields map[string]string, name, value string) error {
+	if _, dup := fields[name]; dup {
+		return Errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
+	}
+	if !utf8.ValidString(name) || !utf8.ValidString(value) {
+		return Errorf(http.StatusUnprocessableEntity, "field %s must be valid UTF-8", safeName(name))
+	}
+	fields[name] = value
+	return nil
+}
+
+// safeName keeps field names echoed in errors short and printable.
+func safeName(name string) string {
+	if !utf8.ValidString(name) || hasControl(name) || len(name) > 64 {
+		return "(invalid name)"
+	}
+	return strconv.Quote(name)
+}
+
+func (req *RunRequest) setFields(fields map[string]string) error {
+	msg, ok := fields["message"]
+	if !ok || strings.TrimSpace(msg) == "" {
+		return Errorf(http.StatusUnprocessableEntity, "message is required")
+	}
+	if strings.ContainsRune(msg, 0) {
+		return Errorf(http.StatusUnprocessableEntity, "message must not contain NUL characters")
+	}
+	req.Message = msg
+	var err error
+	for name, v := range fields {
+		switch name {
+		case "message":
+		case "stream":
+			req.Stream, err = formBool(name, v, true)
+		case "background":
+			req.Background, err = formBool(name, v, false)
+		case "session_id":
+			req.SessionID, err = formID(name, v)
+		case "user_id":
+			req.UserID, err = formID(name, v)
+		case "session_state":
+			req.SessionState, err = formObject(name, v)
+		case "dependencies":
+			req.Dependencies, err = formObject(name, v)
+		case "metadata":
+			req.Metadata, err = formObject(name, v)
+		case "output_schema":
+			req.OutputSchema, err = formRawObject(name, v)
+		default:
+			if req.Extra == nil {
+				req.Extra = map[string]string{}
+			}
+			req.Extra[name] = v
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// formBool accepts true/false/1/0/yes/no/on/off in any case; empty is def.
+func formBool(name, v string, def bool) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		return def, nil
+	case "true", "1", "yes", "on", "t":
+		return true, nil
+	case "false", "0", "no", "off", "f":
+		return false, nil
+	}
+	return false, Errorf(http.StatusUnprocessableEntity, "%s must be true or false", name)
+}
+
+// formID accepts ids of at most 255 bytes without control characters.
+func formID(name, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if len(v) > 255 || hasControl(v) {
+		return "", Errorf(http.StatusUnprocessableEntity, "%s must be at most 255 bytes without control characters", name)
+	}
+	return v, nil
+}
+
+func formObject(name, v string) (map[string]any, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object", Err: err}
+	}
+	return m, nil
+}
+
+func formRawObject(name, v string) (json.RawMessage, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(v), &probe); err != nil || probe == nil {
+		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(v)); err != nil {
+		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
+	}
+	return buf.Bytes(), nil
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}

@@ -1,0 +1,101 @@
+package agentos
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testServer starts cfg's server on loopback; extra mounts test-only routes.
+func testServer(t *testing.T, cfg Config, extra func(s *Server)) (*httptest.Server, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != nil {
+		extra(s)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, logs
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (r response) detail(t *testing.T) string {
+	t.Helper()
+	var d struct {
+		Detail *string `json:"detail"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &d); err != nil || d.Detail == nil {
+		t.Fatalf("body %q is not {\"detail\": ...}", r.body)
+	}
+	return *d.Detail
+}
+
+// do sends a request over the loopback connection.
+func do(t *testing.T, method, url string, body io.Reader, header map[string]string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: string(data)}
+}
+
+func get(t *testing.T, url string, header map[string]string) response {
+	t.Helper()
+	return do(t, http.MethodGet, url, nil, header)
+}
+
+func contains(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,84 @@
+package agentos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// HTTPError is an error with the status and client-facing detail to answer with.
+type HTTPError struct {
+	Status int
+	Detail string
+	// Err is the cause, for logs; never shown to the client.
+	Err error
+}
+
+func (e *HTTPError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %v", e.Status, e.Detail, e.Err)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Detail)
+}
+
+func (e *HTTPError) Unwrap() error { return e.Err }
+
+// Errorf builds an HTTPError whose detail is the formatted message.
+func Errorf(status int, format string, args ...any) *HTTPError {
+	return &HTTPError{Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+// WriteJSON writes v as JSON with the status. HTML characters are not escaped,
+// matching Python's json output.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"detail":"internal server error"}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// WriteError writes {"detail": detail} with the status.
+func WriteError(w http.ResponseWriter, status int, detail string) {
+	WriteJSON(w, status, map[string]string{"detail": detail})
+}
+
+// StatusOf maps an error to its HTTP status and client-facing detail:
+// HTTPError as given, an over-limit body 413, db.ErrNotFound 404,
+// db.ErrInvalidFilter 422, anything else 500 with a generic detail.
+func StatusOf(err error) (int, string) {
+	var he *HTTPError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return he.Status, he.Detail
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit)
+	case errors.Is(err, db.ErrNotFound):
+		return http.StatusNotFound, "Not Found"
+	case errors.Is(err, db.ErrInvalidFilter):
+		return http.StatusUnprocessableEntity, err.Error()
+	}
+	return http.StatusInternalServerError, "internal server error"
+}
+
+// writeErr answers with err's status and detail, logging 5xx causes with the
+// request id.
+func writeErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status, detail := StatusOf(err)
+	if status >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "path", r.URL.Path, "err", err)
+	}
+	WriteError(w, status, detail)
+}

@@ -1,0 +1,212 @@
+package agentos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/agentos/config"
+	"github.com/agentryhq/agentry/db"
+)
+
+// Config configures a Server. Zero values take the documented defaults.
+type Config struct {
+	// ID, Name, Description and Version describe the OS (GET /, GET /config).
+	ID          string
+	Name        string
+	Description string
+	Version     string
+
+	// Addr to listen on; default 127.0.0.1:7777.
+	Addr string
+	// CORSOrigins default to [http://localhost:3000]; "*" allows any origin.
+	CORSOrigins []string
+	// BodyLimit caps request bodies (413 above it); default 32 MiB.
+	BodyLimit int64
+	// Server timeouts; zero WriteTimeout means none (SSE streams are long).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// ShutdownTimeout bounds the graceful stop; default 30s.
+	ShutdownTimeout time.Duration
+
+	Auth Auth
+	// UserIsolation scopes a non-admin caller's reads and writes to its token's
+	// user id (see ScopeContext).
+	UserIsolation bool
+
+	// DBs are the databases the OS serves; the first is the default.
+	DBs []*db.DB
+
+	// Logger receives access and error logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Auth configures request authentication.
+type Auth struct {
+	// Authenticator checks tokens; nil or disabled means an open server.
+	Authenticator *auth.Authenticator
+	// TokenSource: TokenFromHeader (default), TokenFromCookie or TokenFromBoth.
+	TokenSource TokenSource
+	// CookieName for cookie sources; default "access_token".
+	CookieName string
+	// ExcludedPaths skip authentication: exact paths or prefixes ending in "*".
+	// nil means ["/health"].
+	ExcludedPaths []string
+	// Authorization enforces resource:action scopes (RequireScope); off, any
+	// authenticated caller may call every route.
+	Authorization bool
+}
+
+// TokenSource says where bearer tokens are read from.
+type TokenSource string
+
+// Token sources.
+const (
+	TokenFromHeader TokenSource = "header"
+	TokenFromCookie TokenSource = "cookie"
+	TokenFromBoth   TokenSource = "both"
+)
+
+// FromFile turns a loaded configuration file into a server Config, building the
+// authenticator (and reading the JWKS file).
+func FromFile(f config.Config) (Config, error) {
+	a, err := f.Auth.Authenticator()
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{
+		Addr:              f.Server.Addr(),
+		CORSOrigins:       f.Server.CORSOrigins,
+		BodyLimit:         int64(f.Server.BodyLimit),
+		ReadHeaderTimeout: f.Server.ReadHeaderTimeout,
+		ReadTimeout:       f.Server.ReadTimeout,
+		WriteTimeout:      f.Server.WriteTimeout,
+		IdleTimeout:       f.Server.IdleTimeout,
+		ShutdownTimeout:   f.Server.ShutdownTimeout,
+		Auth:              Auth{Authenticator: a},
+		UserIsolation:     f.UserIsolation,
+	}
+	if j := f.Auth.JWT; j != nil {
+		cfg.Auth.TokenSource = TokenSource(j.TokenSource)
+		cfg.Auth.CookieName = j.CookieName
+		cfg.Auth.ExcludedPaths = j.ExcludedRoutePaths
+		cfg.Auth.Authorization = j.Authorization
+	}
+	return cfg, nil
+}
+
+// Server is an AgentOS HTTP server.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	router    chi.Router
+	startedAt time.Time
+}
+
+// New validates cfg, fills defaults and builds the router.
+func New(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = fmt.Sprintf("%s:%d", config.DefaultHost, config.DefaultPort)
+	}
+	if cfg.CORSOrigins == nil {
+		cfg.CORSOrigins = []string{config.DefaultCORSOrigin}
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = config.DefaultBodyLimit
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	switch cfg.Auth.TokenSource {
+	case "":
+		cfg.Auth.TokenSource = TokenFromHeader
+	case TokenFromHeader, TokenFromCookie, TokenFromBoth:
+	default:
+		return nil, fmt.Errorf("agentos: token source %q: use header, cookie or both", cfg.Auth.TokenSource)
+	}
+	if cfg.Auth.CookieName == "" {
+		cfg.Auth.CookieName = config.DefaultCookieName
+	}
+	if cfg.Auth.ExcludedPaths == nil {
+		cfg.Auth.ExcludedPaths = []string{"/health"}
+	}
+	if cfg.UserIsolation && !cfg.Auth.Authenticator.Enabled() {
+		return nil, errors.New("agentos: user isolation needs authentication (configure JWT)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now()}
+	s.router = s.newRouter()
+	return s, nil
+}
+
+// newRouter installs the middleware chain, outermost first: request id, access
+// log, panic recovery, CORS (preflights end here), body limit, authentication.
+func (s *Server) newRouter() chi.Router {
+	r := chi.NewRouter()
+	r.Use(requestIDs, accessLog(s.log), recoverPanics(s.log), cors(s.cfg.CORSOrigins),
+		limitBody(s.cfg.BodyLimit), s.authenticate)
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not Found") })
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		WriteError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+	})
+	s.routes(r)
+	return r
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Router exposes the chi router so callers can mount extra routes.
+func (s *Server) Router() chi.Router { return s.router }
+
+// Serve serves on ln until ctx is cancelled, then stops accepting and waits up
+// to ShutdownTimeout for in-flight requests.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.router,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = errors.Join(err, hs.Close())
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// ListenAndServe listens on cfg.Addr and calls Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("agentos: %w", err)
+	}
+	s.log.Info("agentos listening", "addr", ln.Addr().String())
+	return s.Serve(ctx, ln)
+}

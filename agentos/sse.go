@@ -1,0 +1,97 @@
+package agentos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// SSEWriter streams run events as Server-Sent Events in AgentOS's shape:
+// "event: <Name>\ndata: <compact JSON>\n\n", flushed after each frame. The
+// response headers are sent with the first frame, so a handler can still
+// answer with an HTTP error before streaming starts. Not safe for concurrent use.
+type SSEWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     bytes.Buffer
+	enc     *json.Encoder
+	started bool
+}
+
+// NewSSEWriter wraps a response.
+func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
+	s := &SSEWriter{w: w, rc: http.NewResponseController(w)}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	return s
+}
+
+// Started reports whether headers (and so the 200 status) were sent.
+func (s *SSEWriter) Started() bool { return s.started }
+
+// Start sends the 200 response headers for an event stream, once.
+func (s *SSEWriter) Start() error {
+	if s.started {
+		return nil
+	}
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+	return s.flush()
+}
+
+// WriteEvent writes one event frame and flushes it. The JSON carries the name
+// in "event", has no top-level "data" key and omits null fields (run.Event's
+// tags); a write error means the client is gone.
+func (s *SSEWriter) WriteEvent(ev *run.Event) error {
+	if ev == nil || ev.Event == "" {
+		return errors.New("agentos: sse event has no name")
+	}
+	if strings.ContainsAny(string(ev.Event), "\r\n") {
+		return fmt.Errorf("agentos: sse event name %q contains a line break", ev.Event)
+	}
+	if err := s.Start(); err != nil {
+		return err
+	}
+	s.buf.Reset()
+	s.buf.WriteString("event: ")
+	s.buf.WriteString(string(ev.Event))
+	s.buf.WriteString("\ndata: ")
+	if err := s.enc.Encode(ev); err != nil {
+		return fmt.Errorf("agentos: encode %s event: %w", ev.Event, err)
+	}
+	// Encode ended the JSON with "\n"; one more ends the frame.
+	s.buf.WriteByte('\n')
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// Comment writes an SSE comment line (": text"), e.g. a keep-alive.
+func (s *SSEWriter) Comment(text string) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
+	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+func (s *SSEWriter) flush() error {
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
