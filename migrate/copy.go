@@ -1,0 +1,283 @@
+package migrate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// runColumns is the insert column list of the runs table.
+var runColumns = []string{"run_id", "session_id", "run_type", "agent_id", "team_id", "workflow_id", "user_id",
+	"parent_run_id", "status", "run_index", "run_data", "created_at", "updated_at"}
+
+const (
+	maxRowsPerInsert  = 400     // 13 params each: well under every dialect's limit
+	maxBytesPerInsert = 4 << 20 // under MySQL's default max_allowed_packet
+)
+
+// legacyRow is one sessions row read by the copy.
+type legacyRow struct {
+	s    legacySession
+	runs []byte
+}
+
+// copyRuns copies every legacy runs array into the runs table, one transaction
+// per batch, each committing a checkpoint. It is safe to rerun after a crash at
+// any point: rows are insert-or-ignore and the checkpoint only skips work.
+func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
+	last, done, copied, err := m.loadCheckpoint(ctx)
+	if err != nil {
+		return err
+	}
+	total, err := m.countLegacySessions(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var thisRun int64
+	hasLast := last != "" || done > 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		tx, err := m.cfg.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate: begin copy batch: %w", err)
+		}
+		batch, err := m.readLegacyBatch(ctx, tx, last, hasLast)
+		if err != nil || len(batch) == 0 {
+			_ = tx.Rollback()
+			if err != nil {
+				return err
+			}
+			break
+		}
+		rows, bad := m.convertBatch(batch)
+		last, hasLast = batch[len(batch)-1].s.SessionID, true
+		n := int64(len(batch))
+		batch = nil
+		inserted := int64(len(rows))
+		if m.cfg.DryRun {
+			_ = tx.Rollback()
+		} else {
+			if inserted, err = m.insertRuns(ctx, tx, rows); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			if err := m.recordBad(ctx, tx, bad); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			if err := m.saveCheckpoint(ctx, tx, last, done+n, copied+inserted); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			if err := tx.Commit(); err != nil {
+				return fmt.Errorf("migrate: commit copy batch: %w", err)
+			}
+		}
+		done += n
+		copied += inserted
+		thisRun += inserted
+		sum.SessionsScanned += n
+		sum.RunsCopied += inserted
+		sum.RunsSkipped += int64(len(rows)) - inserted
+		for _, b := range bad {
+			sum.addBad(b)
+			m.log.Warn("migrate: run not migrated", "session_id", b.SessionID, "position", b.Position, "kind", b.Kind, "detail", b.Detail)
+		}
+		if m.cfg.Progress != nil {
+			el := time.Since(start)
+			p := Progress{Step: "copy runs", Table: m.tables.Sessions, SessionsDone: done, SessionsTotal: total,
+				RunsCopied: copied, BadRows: sum.BadRowCount, Elapsed: el}
+			if s := el.Seconds(); s > 0 {
+				p.RunsPerSecond = float64(thisRun) / s
+			}
+			m.cfg.Progress(p)
+		}
+	}
+	return nil
+}
+
+func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
+	var n int64
+	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL", m.qualify(m.tables.Sessions), m.cfg.Dialect.quote("runs"))
+	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("migrate: count sessions with runs: %w", err)
+	}
+	return n, nil
+}
+
+// readLegacyBatch reads the next sessions (keyset on session_id) whose runs
+// column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
+func (m *Manager) readLegacyBatch(ctx context.Context, tx *sql.Tx, after string, hasAfter bool) ([]legacyRow, error) {
+	d := m.cfg.Dialect
+	runs := d.quote("runs")
+	if d == Postgres {
+		runs = d.textOf(runs)
+	}
+	where := d.quote("runs") + " IS NOT NULL"
+	args := []any{}
+	if hasAfter {
+		where += " AND session_id > ?"
+		args = append(args, after)
+	}
+	q := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s ORDER BY session_id LIMIT %d",
+		runs, m.qualify(m.tables.Sessions), where, m.cfg.BatchSize)
+	rs, err := tx.QueryContext(ctx, m.q(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read sessions after %q: %w", after, err)
+	}
+	defer rs.Close()
+	var out []legacyRow
+	size := 0
+	for rs.Next() {
+		var r legacyRow
+		var user sql.NullString
+		var created sql.NullInt64
+		if err := rs.Scan(&r.s.SessionID, &user, &created, &r.runs); err != nil {
+			return nil, fmt.Errorf("migrate: scan session: %w", err)
+		}
+		r.s.UserID, r.s.CreatedAt = user.String, created.Int64
+		out = append(out, r)
+		if size += len(r.runs); size >= m.cfg.BatchBytes {
+			break
+		}
+	}
+	return out, rs.Err()
+}
+
+// convertBatch turns legacy rows into run rows and bad-row records.
+func (m *Manager) convertBatch(batch []legacyRow) ([]db.Run, []BadRow) {
+	var rows []db.Run
+	var bad []BadRow
+	for _, lr := range batch {
+		elems, kind, err := decodeLegacyRuns(lr.runs)
+		if kind != "" {
+			bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: -1, Kind: kind, Detail: err.Error()})
+			continue
+		}
+		seen := make(map[string]int, len(elems))
+		for i, e := range elems {
+			r, kind, err := elementToRun(lr.s, i, e)
+			if kind != "" {
+				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: kind, Detail: err.Error()})
+				continue
+			}
+			if first, dup := seen[r.RunID]; dup {
+				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadDuplicate,
+					Detail: fmt.Sprintf("run_id %s already at position %d (first occurrence kept)", r.RunID, first)})
+				continue
+			}
+			seen[r.RunID] = i
+			rows = append(rows, r)
+		}
+	}
+	return rows, bad
+}
+
+// insertRuns writes rows with multi-row insert-or-ignore statements and
+// returns how many were inserted.
+func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
+	var total int64
+	for len(rows) > 0 {
+		n, size := 0, 0
+		for n < len(rows) && n < maxRowsPerInsert && (n == 0 || size+len(rows[n].RunData) <= maxBytesPerInsert) {
+			size += len(rows[n].RunData)
+			n++
+		}
+		chunk := rows[:n]
+		rows = rows[n:]
+		args := make([]any, 0, n*len(runColumns))
+		for i := range chunk {
+			r := &chunk[i]
+			args = append(args, r.RunID, r.SessionID, string(r.RunType), nullable(r.AgentID), nullable(r.TeamID),
+				nullable(r.WorkflowID), nullable(r.UserID), nullable(r.ParentRunID), nullable(string(r.Status)),
+				*r.RunIndex, string(r.RunData), r.CreatedAt, r.UpdatedAt)
+		}
+		res, err := tx.ExecContext(ctx, m.insertRunsSQL(n), args...)
+		if err != nil {
+			return total, fmt.Errorf("migrate: insert %d runs into %s: %w", n, m.tables.Runs, err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += k
+	}
+	return total, nil
+}
+
+func (m *Manager) insertRunsSQL(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(runColumns)), ", ") + ")"
+	values := strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	d := m.cfg.Dialect
+	return d.rebind(d.insertIgnore(m.qualify(m.tables.Runs), m.quoteList(runColumns), values, "run_id", "run_id"))
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// recordBad writes bad rows to the errors table, once per (session, position).
+func (m *Manager) recordBad(ctx context.Context, tx *sql.Tx, bad []BadRow) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	d := m.cfg.Dialect
+	now := time.Now().Unix()
+	for len(bad) > 0 {
+		n := min(len(bad), 200)
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", n), ", ")
+		args := make([]any, 0, n*6)
+		for _, b := range bad[:n] {
+			args = append(args, m.tables.Sessions, b.SessionID, b.Position, b.Kind, b.Detail, now)
+		}
+		q := d.insertIgnore(m.qualify(m.tables.Errors), "table_name, session_id, position, kind, detail, created_at", values,
+			"table_name, session_id, position", "table_name")
+		if _, err := tx.ExecContext(ctx, d.rebind(q), args...); err != nil {
+			return fmt.Errorf("migrate: record bad rows in %s: %w", m.tables.Errors, err)
+		}
+		bad = bad[n:]
+	}
+	return nil
+}
+
+func (m *Manager) loadCheckpoint(ctx context.Context) (last string, done, copied int64, err error) {
+	q := "SELECT last_session_id, sessions_done, runs_copied FROM " + m.qualify(m.tables.Progress) + " WHERE table_name = ? AND step = ?"
+	err = m.cfg.DB.QueryRowContext(ctx, m.q(q), m.tables.Sessions, "3.0.0").Scan(&last, &done, &copied)
+	if err == sql.ErrNoRows || m.cfg.DryRun && err != nil {
+		return "", 0, 0, nil
+	}
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("migrate: read copy checkpoint: %w", err)
+	}
+	return last, done, copied, nil
+}
+
+func (m *Manager) saveCheckpoint(ctx context.Context, tx *sql.Tx, last string, done, copied int64) error {
+	d := m.cfg.Dialect
+	var q string
+	cols := "table_name, step, last_session_id, sessions_done, runs_copied, updated_at"
+	if d == MySQL {
+		q = "INSERT INTO " + m.qualify(m.tables.Progress) + " (" + cols + ") VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE step = VALUES(step), last_session_id = VALUES(last_session_id), sessions_done = VALUES(sessions_done), runs_copied = VALUES(runs_copied), updated_at = VALUES(updated_at)"
+	} else {
+		q = "INSERT INTO " + m.qualify(m.tables.Progress) + " (" + cols + ") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (table_name) DO UPDATE SET step = excluded.step, last_session_id = excluded.last_session_id, sessions_done = excluded.sessions_done, runs_copied = excluded.runs_copied, updated_at = excluded.updated_at"
+	}
+	if _, err := tx.ExecContext(ctx, d.rebind(q), m.tables.Sessions, "3.0.0", last, done, copied, time.Now().Unix()); err != nil {
+		return fmt.Errorf("migrate: save copy checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (m *Manager) clearCheckpoint(ctx context.Context, q queryer) error {
+	_, err := q.ExecContext(ctx, m.q("DELETE FROM "+m.qualify(m.tables.Progress)+" WHERE table_name = ?"), m.tables.Sessions)
+	return err
+}

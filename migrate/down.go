@@ -1,0 +1,267 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Down moves every table newer than target back to target, one version step
+// at a time. 3.0.0 → 2.5.6 rebuilds the sessions table's legacy runs column
+// from the runs table (merged with what the column still holds, so nothing is
+// lost; see MergeRuns), in the dialect's native encoding, then drops the runs
+// table; evals, knowledge and metrics lose user_id. The 2.5.6, 2.5.0 and 2.3.0
+// steps only restamp (their columns are harmless to 2.x code).
+func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
+	if target == "" {
+		return nil, errors.New("migrate: down needs a target version (e.g. 2.5.6)")
+	}
+	if versionIndex(target) < 0 {
+		return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownVersion, target, Versions)
+	}
+	start := time.Now()
+	if !m.cfg.DryRun {
+		release, err := m.lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if err := m.ensureBookkeeping(ctx, m.cfg.DB); err != nil {
+			return nil, err
+		}
+	}
+	sts, err := m.status(ctx, Latest)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
+	for _, st := range sts {
+		if !st.Exists {
+			continue
+		}
+		sum.From[st.Table] = st.Current
+		cur := st.Current
+		for i := versionIndex(cur); i > versionIndex(target); i-- {
+			to := Versions[i-1]
+			step := Step{Table: st.Table, From: cur, To: to}
+			if cur == "3.0.0" {
+				if step.Actions, err = m.down300(ctx, st, sum); err != nil {
+					return sum, fmt.Errorf("migrate: %s %s → %s: %w", st.Table, cur, to, err)
+				}
+			}
+			if !m.cfg.DryRun {
+				if err := m.stamp(ctx, m.cfg.DB, st.Table, to); err != nil {
+					return sum, err
+				}
+			}
+			m.log.Info("migrate: step down", "table", st.Table, "from", cur, "to", to, "dry_run", m.cfg.DryRun)
+			sum.Steps = append(sum.Steps, step)
+			cur = to
+		}
+		sum.To[st.Table] = cur
+	}
+	sum.Duration = time.Since(start)
+	return sum, nil
+}
+
+func (m *Manager) down300(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
+	switch st.Kind {
+	case KindSessions:
+		return m.down300Sessions(ctx, st, sum)
+	case KindEvals, KindKnowledge:
+		return m.dropUserID(ctx, st.Table, []string{"user_id"})
+	case KindMetrics:
+		if err := m.dropIndex(ctx, st.Table, indexName(st.Table, []string{"user_id", "date", "aggregation_period"}, true)); err != nil {
+			return nil, err
+		}
+		return m.dropUserID(ctx, st.Table, []string{"user_id"})
+	}
+	return nil, nil
+}
+
+func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
+	if m.cfg.DryRun {
+		return nil
+	}
+	ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, index)
+	if err != nil || !ok {
+		return err
+	}
+	d := m.cfg.Dialect
+	var q string
+	switch d {
+	case Postgres:
+		q = "DROP INDEX " + d.quote(m.cfg.Schema) + "." + d.quote(index)
+	case MySQL:
+		q = "DROP INDEX " + d.quote(index) + " ON " + m.qualify(table)
+	default:
+		q = "DROP INDEX " + d.quote(index)
+	}
+	_, err = m.cfg.DB.ExecContext(ctx, q)
+	return err
+}
+
+func (m *Manager) dropUserID(ctx context.Context, table string, index []string) ([]string, error) {
+	if err := m.dropIndex(ctx, table, indexName(table, index, false)); err != nil {
+		return nil, err
+	}
+	cols, err := m.cat.columns(ctx, m.cfg.DB, table)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := cols["user_id"]; !ok {
+		return nil, nil
+	}
+	if !m.cfg.DryRun {
+		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP COLUMN user_id"); err != nil {
+			return nil, fmt.Errorf("drop column user_id: %w", err)
+		}
+	}
+	return []string{"drop column user_id"}, nil
+}
+
+// down300Sessions writes each session's merged runs back into the legacy
+// column, batch by batch, then drops the runs table. Rerunning after a crash
+// converges: the merge of an already rebuilt column with the table is the same.
+func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
+	actions := []string{"rebuild runs column from " + m.tables.Runs, "drop table " + m.tables.Runs}
+	if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil || !ok {
+		return actions[:0], err
+	}
+	d := m.cfg.Dialect
+	legacyType := d.jsonType()
+	if _, err := m.addColumn(ctx, st.Table, "runs", legacyType); err != nil {
+		return nil, err
+	}
+	var total int64
+	q := "SELECT count(DISTINCT session_id) FROM " + m.qualify(m.tables.Runs)
+	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&total); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var done int64
+	last, has := "", false
+	for {
+		where, args := "", []any{}
+		if has {
+			where, args = " WHERE session_id > ?", []any{last}
+		}
+		ids, err := m.stringColumn(ctx, fmt.Sprintf("SELECT DISTINCT session_id FROM %s%s ORDER BY session_id LIMIT %d",
+			m.qualify(m.tables.Runs), where, m.cfg.BatchSize), args...)
+		if err != nil || len(ids) == 0 {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		if !m.cfg.DryRun {
+			if err := m.rebuildLegacy(ctx, ids); err != nil {
+				return nil, err
+			}
+		}
+		last, has = ids[len(ids)-1], true
+		done += int64(len(ids))
+		sum.SessionsScanned += int64(len(ids))
+		if m.cfg.Progress != nil {
+			m.cfg.Progress(Progress{Step: "rebuild runs column", Table: st.Table, SessionsDone: done, SessionsTotal: total, Elapsed: time.Since(start)})
+		}
+	}
+	if m.cfg.DryRun {
+		return actions, nil
+	}
+	if _, err := m.cfg.DB.ExecContext(ctx, "DROP TABLE "+m.qualify(m.tables.Runs)); err != nil {
+		return nil, fmt.Errorf("drop table %s: %w", m.tables.Runs, err)
+	}
+	if err := m.unstamp(ctx, m.cfg.DB, m.tables.Runs); err != nil {
+		return nil, err
+	}
+	return actions, m.clearCheckpoint(ctx, m.cfg.DB)
+}
+
+func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) error {
+	tx, err := m.cfg.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	d := m.cfg.Dialect
+	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", d.textOf(d.quote("runs")), m.qualify(m.tables.Sessions))
+	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), d.quote("runs"))
+	for _, id := range ids {
+		var legacy []byte
+		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); err != nil {
+			return fmt.Errorf("read legacy runs of %s: %w", id, err)
+		}
+		table, err := m.tableRuns(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		elems, kind, _ := decodeLegacyRuns(legacy)
+		if kind == BadNotArray || kind == BadInvalidJSON {
+			// Never overwrite a value we cannot read: the source is kept and
+			// the session's table rows are reported instead.
+			m.log.Warn("migrate: legacy runs column not rebuilt: it does not hold an array", "session_id", id)
+			continue
+		}
+		merged := mergeRaw(id, elems, table)
+		if _, err := tx.ExecContext(ctx, m.q(upd), d.encodeLegacyRuns(merged), id); err != nil {
+			return fmt.Errorf("write legacy runs of %s: %w", id, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// mergeRaw merges legacy elements and table rows like MergeRuns but keeps
+// every legacy element, migratable or not, so Down loses nothing.
+func mergeRaw(sessionID string, elems []json.RawMessage, table []db.Run) []json.RawMessage {
+	byID := make(map[string]int, len(table))
+	for i := range table {
+		byID[table[i].RunID] = i
+	}
+	used := make([]bool, len(table))
+	out := make([]json.RawMessage, 0, len(elems)+len(table))
+	ls := legacySession{SessionID: sessionID}
+	for i, e := range elems {
+		r, bad, _ := elementToRun(ls, i, e)
+		if bad == "" {
+			// A repeated run_id keeps its later occurrences as they were, so
+			// positions (and the next Up's run_index) do not shift.
+			if j, ok := byID[r.RunID]; ok && !used[j] {
+				used[j] = true
+				out = append(out, table[j].RunData)
+				continue
+			}
+		}
+		if b, err := unwrapJSON(e); err == nil {
+			e = b
+		}
+		out = append(out, e)
+	}
+	for j := range table {
+		if !used[j] {
+			out = append(out, table[j].RunData)
+		}
+	}
+	return out
+}
+
+func (m *Manager) stringColumn(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := m.cfg.DB.QueryContext(ctx, m.q(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

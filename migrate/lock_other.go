@@ -1,0 +1,7 @@
+//go:build !unix
+
+package migrate
+
+// flockFile is a no-op where flock is unavailable: concurrent migrations of
+// one SQLite file are then serialised only by SQLite's own write lock.
+func flockFile(string) (func(), bool, error) { return func() {}, true, nil }

@@ -1,0 +1,323 @@
+package migrate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Config configures a Manager. Zero values are documented per field.
+type Config struct {
+	// DB is the database to migrate. Required.
+	DB *sql.DB
+	// Dialect of DB. Required.
+	Dialect Dialect
+	// Schema holds the tables on Postgres; empty means "ai". Ignored elsewhere.
+	Schema string
+	// Tables names the tables; zero fields take Agno's defaults.
+	Tables Tables
+	// BatchSize is how many sessions one copy transaction reads; 0 means 500.
+	// A batch also ends once it holds BatchBytes of legacy runs.
+	BatchSize int
+	// BatchBytes bounds the legacy JSON one batch holds in memory; 0 means 8 MiB.
+	BatchBytes int
+	// Progress, when set, is called after each batch of a long step.
+	Progress func(Progress)
+	// DryRun makes Up, Down and CleanupLegacyRunsColumn report what they would
+	// do without writing anything.
+	DryRun bool
+	// LockTimeout bounds the wait for another migration of the same database;
+	// 0 means 30s. The wait fails with ErrLocked.
+	LockTimeout time.Duration
+	// Logger receives one line per step and per recorded bad row; nil discards.
+	Logger *slog.Logger
+}
+
+// Manager moves a database between schema versions. It is safe to use from one
+// goroutine at a time; separate processes are serialised by a database lock.
+type Manager struct {
+	cfg    Config
+	tables Tables
+	cat    catalog
+	log    *slog.Logger
+}
+
+// ErrLocked is returned when another migration holds the database's lock for
+// longer than Config.LockTimeout.
+var ErrLocked = errors.New("migrate: another migration is running on this database; wait for it to finish and retry")
+
+// ErrUnknownVersion is returned for a target that is not in Versions.
+var ErrUnknownVersion = errors.New("migrate: unknown schema version")
+
+// New checks the config and returns a Manager. It does not touch the database.
+func New(cfg Config) (*Manager, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("migrate: Config.DB is required")
+	}
+	if !cfg.Dialect.valid() {
+		return nil, fmt.Errorf("migrate: unknown dialect %q (want sqlite, postgres or mysql)", cfg.Dialect)
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = "ai"
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 500
+	}
+	if cfg.BatchBytes <= 0 {
+		cfg.BatchBytes = 8 << 20
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = 30 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	schema := ""
+	if cfg.Dialect == Postgres {
+		schema = cfg.Schema
+	}
+	return &Manager{cfg: cfg, tables: cfg.Tables.withDefaults(), cat: catalog{d: cfg.Dialect, schema: schema}, log: log}, nil
+}
+
+// Tables returns the table names in use, defaults filled in.
+func (m *Manager) Tables() Tables { return m.tables }
+
+// qualify returns the quoted, schema-qualified name of a table.
+func (m *Manager) qualify(table string) string {
+	if m.cfg.Dialect == Postgres {
+		return m.cfg.Dialect.quote(m.cfg.Schema) + "." + m.cfg.Dialect.quote(table)
+	}
+	return m.cfg.Dialect.quote(table)
+}
+
+func (m *Manager) q(query string) string { return m.cfg.Dialect.rebind(query) }
+
+// SchemaMismatchError says which table matches no known layout and how. It
+// unwraps to db.ErrSchemaMismatch.
+type SchemaMismatchError struct {
+	Table  string
+	Detail string
+}
+
+func (e *SchemaMismatchError) Error() string {
+	return fmt.Sprintf("db: schema mismatch: table %s: %s", e.Table, e.Detail)
+}
+
+// TableStatus is one table's place in the version sequence.
+type TableStatus struct {
+	// Kind is what the table is for (KindSessions, …); Table its name.
+	Kind  string
+	Table string
+	// Exists is false for a table the database does not have yet; Up to 3.0.0
+	// creates it.
+	Exists bool
+	// Current is the stamped version ("2.0.0" when unstamped); empty if missing.
+	Current string
+	Target  string
+	// Pending lists the versions Up would step through, in order.
+	Pending []string
+	// LegacyRunsColumn reports the sessions table's 2.x `runs` column.
+	LegacyRunsColumn bool
+	// RowsWithRuns counts sessions whose `runs` holds something other than SQL
+	// NULL or JSON null (sessions only; 0 elsewhere).
+	RowsWithRuns int64
+	// CopyCheckpoint is the last session id an interrupted copy committed.
+	CopyCheckpoint string
+}
+
+// UpToDate reports whether the table needs no step to reach its target.
+func (s TableStatus) UpToDate() bool { return len(s.Pending) == 0 }
+
+// Status reports every versioned table against the latest version. A table
+// whose layout matches no known version fails with *SchemaMismatchError.
+func (m *Manager) Status(ctx context.Context) ([]TableStatus, error) {
+	return m.status(ctx, Latest)
+}
+
+func (m *Manager) status(ctx context.Context, target string) ([]TableStatus, error) {
+	stamped, err := m.readVersions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TableStatus, 0, len(versioned))
+	for _, kind := range versioned {
+		st, err := m.tableStatus(ctx, kind, stamped, target)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[string]string, target string) (TableStatus, error) {
+	db := m.cfg.DB
+	table := m.tables.name(kind)
+	st := TableStatus{Kind: kind, Table: table, Target: target}
+	ok, err := m.cat.tableExists(ctx, db, table)
+	if err != nil || !ok {
+		if err == nil && versionIndex(target) == len(Versions)-1 {
+			st.Pending = []string{Latest}
+		}
+		return st, err
+	}
+	st.Exists = true
+	cols, err := m.cat.columns(ctx, db, table)
+	if err != nil {
+		return st, err
+	}
+	for _, c := range requiredColumns[kind] {
+		if _, ok := cols[c]; !ok {
+			return st, &SchemaMismatchError{Table: table, Detail: fmt.Sprintf("column %s is missing; this is not an Agno %s table of any known version", c, kind)}
+		}
+	}
+	st.Current = "2.0.0"
+	if v, ok := stamped[table]; ok {
+		if versionIndex(v) < 0 {
+			return st, &SchemaMismatchError{Table: table, Detail: fmt.Sprintf("stamped with unknown schema version %q (known: %v)", v, Versions)}
+		}
+		st.Current = v
+	}
+	if kind == KindSessions {
+		_, st.LegacyRunsColumn = cols["runs"]
+		if st.LegacyRunsColumn {
+			if st.RowsWithRuns, err = m.countRowsWithRuns(ctx); err != nil {
+				return st, err
+			}
+		}
+		if versionIndex(st.Current) >= versionIndex("3.0.0") {
+			ok, err := m.cat.tableExists(ctx, db, m.tables.Runs)
+			if err != nil {
+				return st, err
+			}
+			if !ok {
+				return st, &SchemaMismatchError{Table: table, Detail: fmt.Sprintf("stamped %s but runs table %s is missing", st.Current, m.tables.Runs)}
+			}
+		} else if !st.LegacyRunsColumn {
+			// A pre-3.0 sessions table always has runs; without it the layout
+			// is unknown unless a 3.0 runs table sits next to it (unstamped 3.0).
+			ok, err := m.cat.tableExists(ctx, db, m.tables.Runs)
+			if err != nil {
+				return st, err
+			}
+			if !ok {
+				return st, &SchemaMismatchError{Table: table, Detail: fmt.Sprintf("no runs column and no runs table %s: matches neither 2.x nor 3.0", m.tables.Runs)}
+			}
+		}
+		if st.CopyCheckpoint, err = m.checkpoint(ctx); err != nil {
+			return st, err
+		}
+	}
+	for i := versionIndex(st.Current) + 1; i <= versionIndex(target); i++ {
+		st.Pending = append(st.Pending, Versions[i])
+	}
+	return st, nil
+}
+
+// countRowsWithRuns counts sessions whose legacy column holds a value other
+// than SQL NULL or JSON null (in any of the encodings Agno wrote).
+func (m *Manager) countRowsWithRuns(ctx context.Context) (int64, error) {
+	d := m.cfg.Dialect
+	runs := d.quote("runs")
+	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL AND %s NOT IN ('null', '\"null\"')",
+		m.qualify(m.tables.Sessions), runs, d.textOf(runs))
+	var n int64
+	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("migrate: count legacy runs in %s: %w", m.tables.Sessions, err)
+	}
+	return n, nil
+}
+
+// readVersions returns table_name → version; empty when the table is missing.
+func (m *Manager) readVersions(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Versions)
+	if err != nil || !ok {
+		return out, err
+	}
+	d := m.cfg.Dialect
+	rows, err := m.cfg.DB.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", d.quote("table_name"), d.quote("version"), m.qualify(m.tables.Versions)))
+	if err != nil {
+		return nil, &SchemaMismatchError{Table: m.tables.Versions, Detail: fmt.Sprintf("cannot read table_name, version: %v", err)}
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t, v string
+		if err := rows.Scan(&t, &v); err != nil {
+			return nil, err
+		}
+		out[t] = v
+	}
+	return out, rows.Err()
+}
+
+// ensureBookkeeping creates the versions, errors and progress tables.
+func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
+	d := m.cfg.Dialect
+	k, s, b, t := d.keyType(), d.strType(), d.bigintType(), d.textType()
+	charset := ""
+	if d == MySQL {
+		charset = " DEFAULT CHARSET=utf8mb4"
+	}
+	stmts := []string{
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, version %s NOT NULL, created_at %s, updated_at %s)%s",
+			m.qualify(m.tables.Versions), k, s, s, s, charset),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL, session_id %s NOT NULL, position %s NOT NULL, kind %s NOT NULL, detail %s, created_at %s NOT NULL, PRIMARY KEY (table_name, session_id, position))%s",
+			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL)%s",
+			m.qualify(m.tables.Progress), k, s, k, b, b, b, charset),
+	}
+	if d == Postgres {
+		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + d.quote(m.cfg.Schema)}, stmts...)
+	}
+	for _, st := range stmts {
+		if _, err := q.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("migrate: create bookkeeping tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// stamp records table's version.
+func (m *Manager) stamp(ctx context.Context, q queryer, table, version string) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	d := m.cfg.Dialect
+	var query string
+	switch d {
+	case MySQL:
+		query = "INSERT INTO " + m.qualify(m.tables.Versions) + " (table_name, version, created_at, updated_at) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE version = VALUES(version), updated_at = VALUES(updated_at)"
+	default:
+		query = "INSERT INTO " + m.qualify(m.tables.Versions) + " (table_name, version, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (table_name) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at"
+	}
+	if _, err := q.ExecContext(ctx, m.q(query), table, version, now, now); err != nil {
+		return fmt.Errorf("migrate: stamp %s at %s: %w", table, version, err)
+	}
+	return nil
+}
+
+func (m *Manager) unstamp(ctx context.Context, q queryer, table string) error {
+	_, err := q.ExecContext(ctx, m.q("DELETE FROM "+m.qualify(m.tables.Versions)+" WHERE table_name = ?"), table)
+	return err
+}
+
+// checkpoint returns the last session id an interrupted copy committed.
+func (m *Manager) checkpoint(ctx context.Context) (string, error) {
+	ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Progress)
+	if err != nil || !ok {
+		return "", err
+	}
+	var last string
+	err = m.cfg.DB.QueryRowContext(ctx, m.q("SELECT last_session_id FROM "+m.qualify(m.tables.Progress)+" WHERE table_name = ?"), m.tables.Sessions).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return last, err
+}
+
+func (e *SchemaMismatchError) Unwrap() error { return db.ErrSchemaMismatch }

@@ -1,0 +1,132 @@
+package migrate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/agentryhq/agentry/migrate"
+	"github.com/agentryhq/agentry/migrate/migratetest"
+)
+
+func statusOf(t testing.TB, m *migrate.Manager, kind string) migrate.TableStatus {
+	t.Helper()
+	sts, err := m.Status(context.Background())
+	if err != nil {
+		t.Fatalf("Status: %v", err)
+	}
+	for _, s := range sts {
+		if s.Kind == kind {
+			return s
+		}
+	}
+	t.Fatalf("no status for %s", kind)
+	return migrate.TableStatus{}
+}
+
+// TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture migrates each 2.x
+// layout, checks the runs table row by row against the legacy arrays, goes
+// down (rebuilding the legacy column) and up again, then cleans up.
+func TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture(t *testing.T) {
+	t.Parallel()
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, v)
+			sessions := migratetest.Canonical()
+			f.insert(t, sessions)
+			want, wantBad := expectedRows(t, sessions)
+			m := f.manager(t)
+
+			st := statusOf(t, m, migrate.KindSessions)
+			wantCur := "2.0.0"
+			if v.stamp != "" {
+				wantCur = v.stamp
+			}
+			if st.Current != wantCur || !st.LegacyRunsColumn || st.UpToDate() || st.Pending[len(st.Pending)-1] != "3.0.0" {
+				t.Fatalf("status before Up = %+v", st)
+			}
+			// SQL NULL and JSON null do not count; [] and the broken rows do.
+			if st.RowsWithRuns != int64(len(sessions)-2) {
+				t.Errorf("RowsWithRuns = %d, want %d", st.RowsWithRuns, len(sessions)-2)
+			}
+
+			sum, err := m.Up(ctx, "")
+			if err != nil {
+				t.Fatalf("Up: %v", err)
+			}
+			compareRuns(t, f.readRuns(t), want)
+			if sum.RunsCopied != int64(len(want)) {
+				t.Errorf("Summary.RunsCopied = %d, want %d", sum.RunsCopied, len(want))
+			}
+			var gotBad []string
+			for _, b := range sum.BadRows {
+				gotBad = append(gotBad, fmt.Sprintf("%s@%d", b.SessionID, b.Position))
+			}
+			var expBad []string
+			for _, b := range wantBad {
+				expBad = append(expBad, fmt.Sprintf("%s@%d", b.SessionID, b.Position))
+			}
+			slices.Sort(gotBad)
+			slices.Sort(expBad)
+			if !slices.Equal(gotBad, expBad) || sum.BadRowCount != int64(len(wantBad)) {
+				t.Errorf("bad rows = %v (count %d), want %v", gotBad, sum.BadRowCount, expBad)
+			}
+			var errRows int
+			if err := f.db.QueryRow("SELECT count(*) FROM " + f.table("agno_migration_errors")).Scan(&errRows); err != nil || errRows != len(wantBad) {
+				t.Errorf("errors table holds %d rows (%v), want %d", errRows, err, len(wantBad))
+			}
+			sts, err := m.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range sts {
+				if !s.Exists || s.Current != migrate.Latest || !s.UpToDate() {
+					t.Errorf("after Up: %+v", s)
+				}
+			}
+			// The legacy column is a frozen backup: still there, still full.
+			if st := statusOf(t, m, migrate.KindSessions); !st.LegacyRunsColumn || st.RowsWithRuns != int64(len(sessions)-2) {
+				t.Errorf("legacy column after Up = %+v", st)
+			}
+
+			// Up again is a no-op.
+			sum, err = m.Up(ctx, "")
+			if err != nil || len(sum.Steps) != 0 || sum.RunsCopied != 0 {
+				t.Fatalf("second Up = %+v, %v", sum, err)
+			}
+
+			// Down rebuilds the column and drops the table; Up again restores the rows.
+			if _, err := m.Down(ctx, "2.5.6"); err != nil {
+				t.Fatalf("Down: %v", err)
+			}
+			if st := statusOf(t, m, migrate.KindSessions); st.Current != "2.5.6" || !st.LegacyRunsColumn {
+				t.Fatalf("after Down: %+v", st)
+			}
+			if _, err := m.Up(ctx, ""); err != nil {
+				t.Fatalf("Up after Down: %v", err)
+			}
+			compareRuns(t, f.readRuns(t), want)
+
+			// Cleanup refuses while runs remain, drops with force, then reports gone.
+			if _, err := m.CleanupLegacyRunsColumn(ctx, false); !errors.Is(err, migrate.ErrLegacyRunsRemain) {
+				t.Fatalf("cleanup without force = %v, want ErrLegacyRunsRemain", err)
+			}
+			res, err := m.CleanupLegacyRunsColumn(ctx, true)
+			if err != nil || !res.Dropped || res.AlreadyGone {
+				t.Fatalf("cleanup with force = %+v, %v", res, err)
+			}
+			res, err = m.CleanupLegacyRunsColumn(ctx, false)
+			if err != nil || !res.AlreadyGone {
+				t.Fatalf("cleanup again = %+v, %v", res, err)
+			}
+			compareRuns(t, f.readRuns(t), want)
+			if _, err := m.Status(ctx); err != nil {
+				t.Fatalf("Status after cleanup: %v", err)
+			}
+		})
+	}
+}
