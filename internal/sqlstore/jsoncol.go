@@ -22,26 +22,35 @@ func jsonArg(raw json.RawMessage) any {
 // JSON text): up to two such layers are removed.
 func decodeJSON(b []byte) (json.RawMessage, error) {
 	b = bytes.TrimSpace(b)
-	for layer := 0; ; layer++ {
-		if len(b) == 0 || string(b) == "null" {
-			return nil, nil
-		}
-		if !json.Valid(b) {
-			return nil, errInvalidJSON
-		}
-		if b[0] != '"' || layer == 2 {
-			return json.RawMessage(bytes.Clone(b)), nil
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	if !json.Valid(b) {
+		return nil, errInvalidJSON
+	}
+	v := b
+	for range 2 {
+		if v[0] != '"' {
+			break
 		}
 		var inner string
-		if err := json.Unmarshal(b, &inner); err != nil {
-			return nil, err
+		if json.Unmarshal(v, &inner) != nil {
+			break
 		}
 		t := bytes.TrimSpace([]byte(inner))
-		if len(t) == 0 || (t[0] != '{' && t[0] != '[' && string(t) != "null") || !json.Valid(t) {
-			return json.RawMessage(bytes.Clone(b)), nil
+		if len(t) == 0 || !json.Valid(t) {
+			break
 		}
-		b = t
+		v = t
 	}
+	switch {
+	case string(v) == "null":
+		return nil, nil
+	case v[0] == '{' || v[0] == '[':
+		return json.RawMessage(bytes.Clone(v)), nil
+	}
+	// A plain JSON string or scalar: keep it as stored.
+	return json.RawMessage(bytes.Clone(b)), nil
 }
 
 // decodeJSONString reads a column holding a JSON string (memory text). Up to

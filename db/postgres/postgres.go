@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+)
+
+// Tables names the tables; zero fields take Agno's defaults.
+type Tables = sqlstore.Tables
+
+// DefaultSchema is where Agno keeps its tables on Postgres.
+const DefaultSchema = "ai"
+
+// Config opens a Postgres database.
+type Config struct {
+	// DSN is a postgres:// URL or key=value string understood by pgx.
+	DSN string
+	// Schema holds the tables; empty means "ai". It is created if missing.
+	Schema string
+	// ID is the db_id reported by AgentOS; empty means "postgres".
+	ID     string
+	Tables Tables
+	// MaxOpenConns bounds the pool; zero means 20.
+	MaxOpenConns int
+	// ConnectTimeout bounds the first connection when ctx has no deadline;
+	// zero means 10s.
+	ConnectTimeout time.Duration
+	// SkipSchemaCheck opens without checking, creating or stamping tables. It
+	// is for the migrate package, which opens 2.x databases to upgrade them.
+	SkipSchemaCheck bool
+}
+
+// Open connects, checks the schema (creating Agno 3.0's tables on a fresh
+// database) and returns the store. An unreachable server fails within
+// ConnectTimeout; a 2.x database fails with db.ErrMigrationRequired.
+func Open(ctx context.Context, cfg Config) (*db.DB, error) {
+	if cfg.DSN == "" {
+		return nil, errors.New("postgres: Config.DSN is required")
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = DefaultSchema
+	}
+	sqlDB, err := sql.Open("pgx", cfg.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid DSN: %w", err)
+	}
+	n := cfg.MaxOpenConns
+	if n <= 0 {
+		n = 20
+	}
+	sqlDB.SetMaxOpenConns(n)
+	sqlDB.SetMaxIdleConns(n)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	pingCtx := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		timeout := cfg.ConnectTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		var cancel context.CancelFunc
+		pingCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("postgres: cannot connect (is the server running and the DSN right?): %w", err)
+	}
+	st, err := sqlstore.New(ctx, sqlstore.Config{
+		Dialect:         sqlstore.Dialect{Name: sqlstore.Postgres, Schema: cfg.Schema},
+		Tables:          cfg.Tables,
+		Writer:          sqlDB,
+		SkipSchemaCheck: cfg.SkipSchemaCheck,
+	})
+	if err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return db.New(cfg.ID, st), nil
+}
