@@ -1,0 +1,294 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// countingDriver counts the calls the agent makes to storage.
+type countingDriver struct {
+	db.Driver
+	upsertRun, upsertSession, getSession, history atomic.Int32
+}
+
+func (c *countingDriver) UpsertRun(ctx context.Context, r *db.Run) (*db.Run, error) {
+	c.upsertRun.Add(1)
+	return c.Driver.UpsertRun(ctx, r)
+}
+
+func (c *countingDriver) UpsertSession(ctx context.Context, s *db.Session) (*db.Session, error) {
+	c.upsertSession.Add(1)
+	return c.Driver.UpsertSession(ctx, s)
+}
+
+func (c *countingDriver) GetSession(ctx context.Context, id string) (*db.Session, error) {
+	c.getSession.Add(1)
+	return c.Driver.GetSession(ctx, id)
+}
+
+func (c *countingDriver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, error) {
+	c.history.Add(1)
+	return c.Driver.HistoryRuns(ctx, q)
+}
+
+func openSQLite(t testing.TB) *db.DB {
+	t.Helper()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func storedRun(t *testing.T, d *db.DB, runID string) *run.Output {
+	t.Helper()
+	row, err := d.GetRun(context.Background(), runID)
+	if err != nil {
+		t.Fatalf("get run %s: %v", runID, err)
+	}
+	out, err := row.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Status != out.Status {
+		t.Fatalf("status column %s, run_data %s", row.Status, out.Status)
+	}
+	return out
+}
+
+func TestRun_PersistsOneRunRowAndTheSession(t *testing.T) {
+	t.Parallel()
+	cd := &countingDriver{Driver: memory.New()}
+	store := db.New("mem", cd)
+	a := mustAgent(t, Config{Name: "Calc", DB: store, AddHistoryToContext: true, Model: script(t,
+		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "add", Args: map[string]any{"a": 1, "b": 2}}}},
+		scripted.Turn{Content: "3"},
+	), Tools: []tool.Tool{addTool()}, SessionState: map[string]any{"plan": "free"}})
+	out, err := a.Run(context.Background(), run.TextInput("1+2"), WithUserID("u1"), WithSessionState(map[string]any{"city": "Paris"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cd.upsertRun.Load() != 1 || cd.upsertSession.Load() != 1 || cd.getSession.Load() != 1 {
+		t.Fatalf("writes: %d runs, %d sessions; reads: %d sessions", cd.upsertRun.Load(), cd.upsertSession.Load(), cd.getSession.Load())
+	}
+	got := storedRun(t, store, out.RunID)
+	if got.Content != "3" || got.Status != run.StatusCompleted || len(got.Tools) != 1 || got.AgentID != "calc" || got.UserID != "u1" {
+		t.Fatalf("stored %+v", got)
+	}
+	s, err := store.GetSession(context.Background(), out.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data db.SessionData
+	if err := json.Unmarshal(s.SessionData, &data); err != nil {
+		t.Fatal(err)
+	}
+	if s.SessionType != run.TypeAgent || s.AgentID != "calc" || s.UserID != "u1" || data.SessionState["city"] != "Paris" || data.SessionState["plan"] != "free" {
+		t.Fatalf("session %+v data %s", s, s.SessionData)
+	}
+	// The next run in the session reads the session and the bounded history once each.
+	out2, err := a.Run(context.Background(), run.TextInput("again"), WithSessionID(out.SessionID), WithUserID("u1"),
+		WithSessionState(map[string]any{"plan": "pro"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cd.history.Load() != 1 || cd.upsertRun.Load() != 2 {
+		t.Fatalf("history queries %d, run writes %d", cd.history.Load(), cd.upsertRun.Load())
+	}
+	if out2.SessionState["city"] != "Paris" || out2.SessionState["plan"] != "pro" {
+		t.Fatalf("merged state %v", out2.SessionState)
+	}
+}
+
+func TestRun_HistoryIsBoundedAndSkipsNonContextRuns(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *db.DB{
+		"sqlite": openSQLite,
+		"memory": func(testing.TB) *db.DB { return db.New("", memory.New()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := open(t)
+			rec := &recorder{Model: scripted.Reply("ok")}
+			a := mustAgent(t, Config{Name: "Hist", DB: store, AddHistoryToContext: true, NumHistoryRuns: 2, Model: rec, Instructions: Instructions{"sys"}})
+			ctx := context.Background()
+			for _, q := range []string{"q1", "q2", "q3", "q4"} {
+				if _, err := a.Run(ctx, run.TextInput(q), WithSessionID("s")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Runs that must never feed the context, stored after the good ones.
+			for _, bad := range []struct {
+				id, parent string
+				status     run.Status
+			}{{"r-err", "", run.StatusError}, {"r-paused", "", run.StatusPaused}, {"r-cancel", "", run.StatusCancelled}, {"r-member", "team-run", run.StatusCompleted}} {
+				o := &run.Output{RunID: bad.id, AgentID: "hist", SessionID: "s", ParentRunID: bad.parent, Status: bad.status,
+					Messages: []model.Message{{Role: model.RoleUser, Content: "bad " + bad.id}}}
+				row, err := db.RunFromOutput(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := store.UpsertRun(ctx, row); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := a.Run(ctx, run.TextInput("q5"), WithSessionID("s")); err != nil {
+				t.Fatal(err)
+			}
+			reqs := rec.requests()
+			last := reqs[len(reqs)-1]
+			var users []string
+			for _, m := range last {
+				if m.Role == model.RoleUser {
+					users = append(users, m.Content)
+				}
+				if m.Role == model.RoleSystem && m.FromHistory {
+					t.Fatal("history must not repeat system messages")
+				}
+			}
+			if strings.Join(users, ",") != "q3,q4,q5" {
+				t.Fatalf("user messages sent %v, want q3,q4,q5", users)
+			}
+			if !last[1].FromHistory || last[len(last)-1].FromHistory {
+				t.Fatal("history messages must be marked from_history, the new input not")
+			}
+			// The stored run keeps only its own messages.
+			rows, _, err := store.GetRuns(ctx, db.RunFilter{SessionID: "s", Limit: 100, Page: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lastRow := storedRun(t, store, rows[len(rows)-1].RunID)
+			for _, m := range lastRow.Messages {
+				if m.FromHistory {
+					t.Fatal("stored runs must not duplicate history messages")
+				}
+			}
+		})
+	}
+}
+
+func TestRun_TerminalStatesArePersisted(t *testing.T) {
+	t.Parallel()
+	t.Run("error", func(t *testing.T) {
+		t.Parallel()
+		store := openSQLite(t)
+		a := mustAgent(t, Config{DB: store, Model: script(t, scripted.Turn{Content: "half", Error: "upstream broke", ErrorKind: "server"})})
+		out, err := a.Run(context.Background(), run.TextInput("x"))
+		if !errors.Is(err, model.ErrServer) {
+			t.Fatal(err)
+		}
+		got := storedRun(t, store, out.RunID)
+		if got.Status != run.StatusError || !strings.Contains(got.ContentString(), "upstream broke") {
+			t.Fatalf("stored %s %v", got.Status, got.Content)
+		}
+	})
+	t.Run("cancelled context", func(t *testing.T) {
+		t.Parallel()
+		store := openSQLite(t)
+		slow, _ := scripted.New(scripted.Config{Turns: []scripted.Turn{{Content: "never"}}, Latency: 1 << 40})
+		a := mustAgent(t, Config{DB: store, Model: slow})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var runID string
+		for ev, err := range a.Stream(ctx, run.TextInput("x")) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			runID = ev.RunID
+			if ev.Event == run.EventModelRequestStarted {
+				cancel()
+			}
+		}
+		if got := storedRun(t, store, runID); got.Status != run.StatusCancelled {
+			t.Fatalf("stored status %s", got.Status)
+		}
+	})
+	t.Run("stream consumer stopped", func(t *testing.T) {
+		t.Parallel()
+		store := db.New("", memory.New())
+		a := mustAgent(t, Config{DB: store, Model: scripted.Reply("many words here")})
+		var runID string
+		for ev, err := range a.Stream(context.Background(), run.TextInput("x")) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			runID = ev.RunID
+			if ev.Event == run.EventRunContent {
+				break
+			}
+		}
+		got := storedRun(t, store, runID)
+		if got.Status != run.StatusCancelled || !strings.Contains(got.ContentString(), "stopped reading") {
+			t.Fatalf("stored %s %v", got.Status, got.Content)
+		}
+	})
+}
+
+func TestContinueRunID_ResumesStoredPausedRun(t *testing.T) {
+	t.Parallel()
+	store := openSQLite(t)
+	confirm := funcTool("deploy", tool.FuncConfig{RequiresConfirmation: true}, func(context.Context) (string, error) { return "deployed", nil })
+	a := mustAgent(t, Config{Name: "Ops", DB: store, Tools: []tool.Tool{confirm}, Model: script(t,
+		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "deploy"}}},
+		scripted.Turn{Content: "shipped"},
+	)})
+	ctx := context.Background()
+	paused, err := a.Run(ctx, run.TextInput("deploy"))
+	if err != nil || paused.Status != run.StatusPaused {
+		t.Fatalf("%v %s", err, paused.Status)
+	}
+	if got := storedRun(t, store, paused.RunID); got.Status != run.StatusPaused || len(got.Requirements) != 1 {
+		t.Fatalf("stored paused run %+v", got)
+	}
+	id := paused.Requirements[0].ID
+	var evs []run.Event
+	for ev, err := range a.ContinueStreamID(ctx, paused.RunID, WithTools([]run.ToolExecution{{ToolCallID: id, Confirmed: boolp(true)}})) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if done := find(evs, run.EventRunCompleted); done == nil || done.Content != "shipped" {
+		t.Fatalf("events %v", names(evs))
+	}
+	got := storedRun(t, store, paused.RunID)
+	if got.Status != run.StatusCompleted || got.Tools[0].Result != "deployed" || len(got.Requirements) != 0 {
+		t.Fatalf("stored %+v", got)
+	}
+	rows, _, err := store.GetRuns(ctx, db.RunFilter{SessionID: paused.SessionID, Limit: 10, Page: 1})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("continuing must update the same row: %d rows, %v", len(rows), err)
+	}
+	if _, err := a.ContinueRunID(ctx, paused.RunID); !errors.Is(err, run.ErrNotContinuable) {
+		t.Fatalf("continuing a completed run: %v", err)
+	}
+	if _, err := a.ContinueRunID(ctx, "missing"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("continuing a missing run: %v", err)
+	}
+}
+
+func TestRun_StorageFailureIsReported(t *testing.T) {
+	t.Parallel()
+	drv := memory.New()
+	store := db.New("", drv)
+	drv.Close()
+	a := mustAgent(t, Config{DB: store, Model: scripted.Reply("x")})
+	out, err := a.Run(context.Background(), run.TextInput("x"))
+	if err == nil || out == nil || out.Status != run.StatusError {
+		t.Fatalf("status %v err %v", out, err)
+	}
+}
