@@ -1,0 +1,120 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+)
+
+// Tables names the tables; zero fields take Agno's defaults.
+type Tables = sqlstore.Tables
+
+// Config opens a MySQL or MariaDB database.
+type Config struct {
+	// DSN is a go-sql-driver DSN ("user:pass@tcp(host:3306)/dbname") or a
+	// mysql://user:pass@host:3306/dbname URL. The database must exist.
+	DSN string
+	// ID is the db_id reported by AgentOS; empty means "mysql".
+	ID     string
+	Tables Tables
+	// MaxOpenConns bounds the pool; zero means 20.
+	MaxOpenConns int
+	// ConnectTimeout bounds dialing; zero means 10s.
+	ConnectTimeout time.Duration
+	// SkipSchemaCheck opens without checking, creating or stamping tables. It
+	// is for the migrate package, which opens 2.x databases to upgrade them.
+	SkipSchemaCheck bool
+}
+
+// ParseDSN accepts both DSN forms and returns the driver configuration with
+// the settings this package relies on: utf8mb4 and found-rows counting (so a
+// guarded UPDATE that changes nothing still counts its row).
+func ParseDSN(dsn string) (*gomysql.Config, error) {
+	if strings.HasPrefix(dsn, "mysql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
+		}
+		host := u.Host
+		if u.Port() == "" {
+			host += ":3306"
+		}
+		user := ""
+		if u.User != nil {
+			user = u.User.String() + "@"
+		}
+		dsn = fmt.Sprintf("%stcp(%s)%s", user, host, u.Path)
+		if u.RawQuery != "" {
+			dsn += "?" + u.RawQuery
+		}
+	}
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
+	}
+	cfg.ClientFoundRows = true
+	cfg.MultiStatements = false
+	if cfg.Collation == "" || !strings.HasPrefix(cfg.Collation, "utf8mb4") {
+		cfg.Collation = "utf8mb4_general_ci"
+	}
+	return cfg, nil
+}
+
+// Open connects, checks the schema (creating Agno 3.0's tables on a fresh
+// database) and returns the store. An unreachable server fails within
+// ConnectTimeout; a 2.x database fails with db.ErrMigrationRequired.
+func Open(ctx context.Context, cfg Config) (*db.DB, error) {
+	if cfg.DSN == "" {
+		return nil, errors.New("mysql: Config.DSN is required")
+	}
+	mc, err := ParseDSN(cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	if mc.DBName == "" {
+		return nil, errors.New("mysql: the DSN names no database (…/dbname)")
+	}
+	timeout := cfg.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	mc.Timeout = timeout
+	conn, err := gomysql.NewConnector(mc)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: %w", err)
+	}
+	sqlDB := sql.OpenDB(conn)
+	n := cfg.MaxOpenConns
+	if n <= 0 {
+		n = 20
+	}
+	sqlDB.SetMaxOpenConns(n)
+	sqlDB.SetMaxIdleConns(n)
+	sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("mysql: cannot connect to %s (is the server running and the DSN right?): %w", mc.Addr, err)
+	}
+	st, err := sqlstore.New(ctx, sqlstore.Config{
+		Dialect:         sqlstore.Dialect{Name: sqlstore.MySQL},
+		Tables:          cfg.Tables,
+		Writer:          sqlDB,
+		SkipSchemaCheck: cfg.SkipSchemaCheck,
+	})
+	if err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return db.New(cfg.ID, st), nil
+}
