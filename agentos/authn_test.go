@@ -1,0 +1,223 @@
+package agentos
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/db"
+)
+
+const testSecret = "agentos-test-secret-0123456789-abcdef"
+
+func hsToken(t *testing.T, c jwt.MapClaims) string {
+	t.Helper()
+	if _, ok := c["exp"]; !ok {
+		c["exp"] = time.Now().Add(time.Hour).Unix()
+	}
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func jwtAuthenticator(t *testing.T, securityKey string) *auth.Authenticator {
+	t.Helper()
+	k, err := auth.ParseKey("", testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWTVerifier(auth.JWTConfig{Keys: []auth.Key{k}, Algorithms: []string{"HS256"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth.NewAuthenticator(securityKey, v)
+}
+
+// whoami reports the principal and db scope the handler sees.
+func whoami(s *Server) {
+	s.Router().Get("/whoami", func(w http.ResponseWriter, r *http.Request) {
+		p, _ := auth.FromContext(r.Context())
+		scope, scoped := db.UserScope(r.Context())
+		out := map[string]any{"scoped": scoped, "scope": scope, "effective": EffectiveUserID(r.Context(), r.URL.Query().Get("user_id"))}
+		if p != nil {
+			out["user"] = p.UserID
+			out["admin"] = p.Admin
+		}
+		WriteJSON(w, 200, out)
+	})
+}
+
+func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+func TestAuth_SecurityKey(t *testing.T) {
+	t.Parallel()
+	ts, logs := testServer(t, Config{Auth: Auth{Authenticator: auth.NewAuthenticator("the-os-key", nil)}}, whoami)
+	tests := []struct {
+		name   string
+		header map[string]string
+		path   string
+		status int
+		detail string
+	}{
+		{"missing header", nil, "/whoami", 401, "Authorization header required"},
+		{"wrong key", bearer("not-the-key"), "/whoami", 401, "Invalid authentication token"},
+		{"basic scheme", map[string]string{"Authorization": "Basic the-os-key"}, "/whoami", 401, "Invalid authorization header format"},
+		{"bearer without token", map[string]string{"Authorization": "Bearer "}, "/whoami", 401, "Invalid authorization header format"},
+		{"right key", bearer("the-os-key"), "/whoami", 200, ""},
+		{"lower-case scheme", map[string]string{"Authorization": "bearer the-os-key"}, "/whoami", 200, ""},
+		{"health is excluded", nil, "/health", 200, ""},
+		{"unknown route still needs auth", nil, "/nope", 401, "Authorization header required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := get(t, ts.URL+tt.path, tt.header)
+			if res.status != tt.status {
+				t.Fatalf("status %d %s, want %d", res.status, res.body, tt.status)
+			}
+			if tt.detail != "" && res.detail(t) != tt.detail {
+				t.Errorf("detail = %q, want %q", res.detail(t), tt.detail)
+			}
+			if tt.status == 401 && res.header.Get("WWW-Authenticate") != "Bearer" {
+				t.Errorf("WWW-Authenticate = %q", res.header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if strings.Contains(logs.String(), "the-os-key") || strings.Contains(logs.String(), "not-the-key") {
+			t.Error("logs contain a key")
+		}
+	})
+}
+
+func TestAuth_JWTSources(t *testing.T) {
+	t.Parallel()
+	tok := hsToken(t, jwt.MapClaims{"sub": "alice"})
+	expired := hsToken(t, jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(-time.Hour).Unix()})
+	cookie := func(v string) map[string]string { return map[string]string{"Cookie": "access_token=" + v} }
+	tests := []struct {
+		name   string
+		source TokenSource
+		header map[string]string
+		status int
+		detail string
+	}{
+		{"header token", TokenFromHeader, bearer(tok), 200, ""},
+		{"header source ignores cookie", TokenFromHeader, cookie(tok), 401, "Authorization header required"},
+		{"cookie token", TokenFromCookie, cookie(tok), 200, ""},
+		{"cookie source ignores header", TokenFromCookie, bearer(tok), 401, "Authentication cookie required"},
+		{"both: header", TokenFromBoth, bearer(tok), 200, ""},
+		{"both: cookie", TokenFromBoth, cookie(tok), 200, ""},
+		{"both: neither", TokenFromBoth, nil, 401, "Authorization header required"},
+		{"expired token", TokenFromHeader, bearer(expired), 401, "Token has expired"},
+		{"garbage token", TokenFromHeader, bearer("a.b.c"), 401, "Invalid authentication token"},
+		{"oversized token", TokenFromHeader, bearer(strings.Repeat("x", 20000)), 401, "Invalid authentication token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ts, logs := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), TokenSource: tt.source}}, whoami)
+			res := get(t, ts.URL+"/whoami", tt.header)
+			if res.status != tt.status {
+				t.Fatalf("status %d %s, want %d", res.status, res.body, tt.status)
+			}
+			if tt.detail != "" && res.detail(t) != tt.detail {
+				t.Errorf("detail = %q, want %q", res.detail(t), tt.detail)
+			}
+			if tt.status == 200 && !strings.Contains(res.body, `"user":"alice"`) {
+				t.Errorf("principal not in context: %s", res.body)
+			}
+			if strings.Contains(logs.String(), tok[20:]) || strings.Contains(logs.String(), expired[20:]) {
+				t.Error("logs contain the token")
+			}
+		})
+	}
+}
+
+func TestAuth_ExcludedPathPatterns(t *testing.T) {
+	t.Parallel()
+	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), ExcludedPaths: []string{"/health", "/public/*"}}},
+		func(s *Server) {
+			s.Router().Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, map[string]bool{"ok": true}) })
+		})
+	for path, want := range map[string]int{"/health": 200, "/public/info": 200, "/publicity": 401, "/whoami": 401} {
+		if got := get(t, ts.URL+path, nil).status; got != want {
+			t.Errorf("GET %s = %d, want %d", path, got, want)
+		}
+	}
+}
+
+func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
+	t.Parallel()
+	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "os-key")}}, whoami)
+	tests := []struct {
+		name   string
+		token  string
+		status int
+		want   []string
+	}{
+		{"user is scoped to sub and cannot widen it", hsToken(t, jwt.MapClaims{"sub": "alice"}), 200,
+			[]string{`"scoped":true`, `"scope":"alice"`, `"effective":"alice"`}},
+		{"admin scope is not scoped", hsToken(t, jwt.MapClaims{"sub": "root", "scopes": auth.AdminScope}), 200,
+			[]string{`"scoped":false`, `"effective":"bob"`, `"admin":true`}},
+		{"security key is admin", "os-key", 200, []string{`"scoped":false`, `"effective":"bob"`}},
+		{"token without sub is refused", hsToken(t, jwt.MapClaims{"scopes": "agents:read"}), 403, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := get(t, ts.URL+"/whoami?user_id=bob", bearer(tt.token))
+			if res.status != tt.status || !contains(res.body, tt.want...) {
+				t.Fatalf("= %d %s, want %d with %v", res.status, res.body, tt.status, tt.want)
+			}
+		})
+	}
+	if _, err := New(Config{UserIsolation: true}); err == nil {
+		t.Error("user isolation without authentication accepted")
+	}
+}
+
+func TestRequireScope_Enforces403(t *testing.T) {
+	t.Parallel()
+	mount := func(s *Server) {
+		ok := func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, map[string]bool{"ok": true}) }
+		s.Router().With(s.RequireScope("agents", "read", "")).Get("/agents", ok)
+		s.Router().With(s.RequireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
+	}
+	enforced, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), Authorization: true}}, mount)
+	lax, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, mount)
+	tok := func(scopes any) string { return hsToken(t, jwt.MapClaims{"sub": "u", "scopes": scopes}) }
+	tests := []struct {
+		name         string
+		url          string
+		method, path string
+		token        string
+		status       int
+	}{
+		{"read scope lists", enforced.URL, "GET", "/agents", tok("agents:read"), 200},
+		{"no scope is 403", enforced.URL, "GET", "/agents", tok([]string{}), 403},
+		{"per-agent scope runs that agent", enforced.URL, "POST", "/agents/a1/runs", tok("agents:a1:run"), 200},
+		{"per-agent scope does not run another", enforced.URL, "POST", "/agents/a2/runs", tok("agents:a1:run"), 403},
+		{"wildcard runs any agent", enforced.URL, "POST", "/agents/a2/runs", tok("agents:*"), 200},
+		{"admin runs any agent", enforced.URL, "POST", "/agents/a2/runs", tok(auth.AdminScope), 200},
+		{"authorization off allows all", lax.URL, "POST", "/agents/a2/runs", tok([]string{}), 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := do(t, tt.method, tt.url+tt.path, nil, bearer(tt.token))
+			if res.status != tt.status {
+				t.Fatalf("= %d %s, want %d", res.status, res.body, tt.status)
+			}
+			if tt.status == 403 {
+				res.detail(t)
+			}
+		})
+	}
+}
