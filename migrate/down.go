@@ -75,7 +75,7 @@ func (m *Manager) down300(ctx context.Context, st TableStatus, sum *Summary) ([]
 	case KindEvals, KindKnowledge:
 		return m.dropUserID(ctx, st.Table, []string{"user_id"})
 	case KindMetrics:
-		if err := m.dropIndex(ctx, st.Table, indexName(st.Table, []string{"user_id", "date", "aggregation_period"}, true)); err != nil {
+		if err := m.dropIndex(ctx, st.Table, metricsUnique(st.Table)); err != nil {
 			return nil, err
 		}
 		return m.dropUserID(ctx, st.Table, []string{"user_id"})
@@ -95,7 +95,11 @@ func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 	var q string
 	switch d {
 	case Postgres:
-		q = "DROP INDEX " + d.quote(m.cfg.Schema) + "." + d.quote(index)
+		// A unique index may back a constraint (tables the drivers created).
+		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP CONSTRAINT IF EXISTS "+d.quote(index)); err != nil {
+			return err
+		}
+		q = "DROP INDEX IF EXISTS " + d.quote(m.cfg.Schema) + "." + d.quote(index)
 	case MySQL:
 		q = "DROP INDEX " + d.quote(index) + " ON " + m.qualify(table)
 	default:
@@ -106,7 +110,7 @@ func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 }
 
 func (m *Manager) dropUserID(ctx context.Context, table string, index []string) ([]string, error) {
-	if err := m.dropIndex(ctx, table, indexName(table, index, false)); err != nil {
+	if err := m.dropIndex(ctx, table, indexName(table, index)); err != nil {
 		return nil, err
 	}
 	cols, err := m.cat.columns(ctx, m.cfg.DB, table)

@@ -2,8 +2,14 @@ package migrate
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // Up moves every table to target (empty means Latest), one version step at a
@@ -73,11 +79,11 @@ func (m *Manager) createMissing(ctx context.Context, kind string) ([]string, err
 	if m.cfg.DryRun {
 		return actions, nil
 	}
-	if err := m.createTable(ctx, kind, table, ""); err != nil {
+	if err := m.createTable(ctx, kind); err != nil {
 		return nil, err
 	}
 	if kind == KindSessions {
-		if err := m.createTable(ctx, KindRuns, m.tables.Runs, m.qualify(table)); err != nil {
+		if err := m.createTable(ctx, KindRuns); err != nil {
 			return nil, err
 		}
 		if err := m.stamp(ctx, m.cfg.DB, m.tables.Runs, Latest); err != nil {
@@ -87,35 +93,53 @@ func (m *Manager) createMissing(ctx context.Context, kind string) ([]string, err
 	return actions, nil
 }
 
-// createTable runs a table's DDL, skipping indexes that exist.
-func (m *Manager) createTable(ctx context.Context, kind, table, fk string) error {
-	stmts := m.createTableSQL(kind, table, fk)
-	if _, err := m.cfg.DB.ExecContext(ctx, stmts[0]); err != nil {
-		return fmt.Errorf("create table %s: %w", table, err)
+// createTable creates a table with the storage layer's 3.0 DDL (the same the
+// drivers run), which skips what already exists.
+func (m *Manager) createTable(ctx context.Context, kind string) error {
+	stmts, err := sqlstore.DDL(m.storeDialect(), m.tables.storeTables(), kind, Latest)
+	if err != nil {
+		return err
 	}
-	s := specs[kind]
-	for _, ix := range s.indexes {
-		if err := m.ensureIndex(ctx, table, ix, false); err != nil {
-			return err
-		}
-	}
-	for _, ix := range s.unique {
-		if err := m.ensureIndex(ctx, table, ix, true); err != nil {
-			return err
+	for _, s := range stmts {
+		if _, err := m.cfg.DB.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("create table %s: %w", m.tables.name(kind), err)
 		}
 	}
 	return nil
 }
 
-func (m *Manager) ensureIndex(ctx context.Context, table string, cols []string, unique bool) error {
-	ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, indexName(table, cols, unique))
+func (m *Manager) storeDialect() *sqlstore.Dialect {
+	d := &sqlstore.Dialect{Name: string(m.cfg.Dialect)}
+	if m.cfg.Dialect == Postgres {
+		d.Schema = m.cfg.Schema
+	}
+	return d
+}
+
+// ensureIndex creates a non-unique index (or, when name is given, a unique
+// one) unless it exists.
+func (m *Manager) ensureIndex(ctx context.Context, table string, cols []string, unique string) error {
+	name, kw := indexName(table, cols), "INDEX"
+	if unique != "" {
+		name, kw = unique, "UNIQUE INDEX"
+	}
+	ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, name)
 	if err != nil || ok {
 		return err
 	}
-	if _, err := m.cfg.DB.ExecContext(ctx, m.createIndexSQL(table, cols, unique)); err != nil {
+	q := fmt.Sprintf("CREATE %s %s ON %s (%s)", kw, m.cfg.Dialect.quote(name), m.qualify(table), m.quoteList(cols))
+	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("create index on %s: %w", table, err)
 	}
 	return nil
+}
+
+func (m *Manager) quoteList(cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = m.cfg.Dialect.quote(c)
+	}
+	return strings.Join(q, ", ")
 }
 
 // addColumn adds a column unless it exists (DDL is not transactional on
@@ -169,7 +193,7 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 				if _, err := m.cfg.DB.ExecContext(ctx, m.q(q), time.Now().Unix()); err != nil {
 					return nil, err
 				}
-				if err := m.ensureIndex(ctx, st.Table, []string{"created_at"}, false); err != nil {
+				if err := m.ensureIndex(ctx, st.Table, []string{"created_at"}, ""); err != nil {
 					return nil, err
 				}
 			}
@@ -185,26 +209,18 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range specs[st.Kind].cols {
-			if cols[c.name] != "json" {
+		for _, name := range slices.Sorted(maps.Keys(cols)) {
+			if cols[name] != "json" {
 				continue
 			}
-			actions = append(actions, "convert "+c.name+" to JSONB")
+			actions = append(actions, "convert "+name+" to JSONB")
 			if m.cfg.DryRun {
 				continue
 			}
-			q := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE JSONB USING %s::jsonb", m.qualify(st.Table), m.cfg.Dialect.quote(c.name), m.cfg.Dialect.quote(c.name))
+			c := m.cfg.Dialect.quote(name)
+			q := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE JSONB USING %s::jsonb", m.qualify(st.Table), c, c)
 			if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 				return nil, err
-			}
-		}
-		if st.Kind == KindSessions && cols["runs"] == "json" {
-			actions = append(actions, "convert runs to JSONB")
-			if !m.cfg.DryRun {
-				q := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN runs TYPE JSONB USING runs::jsonb", m.qualify(st.Table))
-				if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
-					return nil, err
-				}
 			}
 		}
 	}
@@ -257,7 +273,7 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 			actions = append(actions, "add column user_id")
 		}
 		if !m.cfg.DryRun {
-			if err := m.ensureIndex(ctx, st.Table, []string{"user_id"}, false); err != nil {
+			if err := m.ensureIndex(ctx, st.Table, []string{"user_id"}, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -272,10 +288,10 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 			actions = append(actions, "add column user_id NOT NULL DEFAULT ''")
 		}
 		if !m.cfg.DryRun {
-			if err := m.ensureIndex(ctx, st.Table, []string{"user_id"}, false); err != nil {
+			if err := m.ensureIndex(ctx, st.Table, []string{"user_id"}, ""); err != nil {
 				return nil, err
 			}
-			if err := m.ensureIndex(ctx, st.Table, []string{"user_id", "date", "aggregation_period"}, true); err != nil {
+			if err := m.ensureIndex(ctx, st.Table, []string{"user_id", "date", "aggregation_period"}, metricsUnique(st.Table)); err != nil {
 				return nil, err
 			}
 		}
@@ -286,8 +302,15 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 
 func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
 	actions := []string{"create table " + m.tables.Runs}
+	if m.cfg.Dialect == MySQL {
+		a, err := m.binarySessionID(ctx, st.Table)
+		if err != nil {
+			return nil, err
+		}
+		actions = append(a, actions...)
+	}
 	if !m.cfg.DryRun {
-		if err := m.createTable(ctx, KindRuns, m.tables.Runs, m.qualify(st.Table)); err != nil {
+		if err := m.createTable(ctx, KindRuns); err != nil {
 			return nil, err
 		}
 	}
@@ -307,4 +330,29 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 		return nil, err
 	}
 	return actions, nil
+}
+
+// binarySessionID gives a MySQL sessions table's session_id the collation of
+// the 3.0 runs table (utf8mb4_bin): a 2.x table made with the server's default
+// collation cannot be the target of the runs table's foreign key otherwise.
+func (m *Manager) binarySessionID(ctx context.Context, table string) ([]string, error) {
+	var colType string
+	var coll sql.NullString
+	err := m.cfg.DB.QueryRowContext(ctx, `SELECT column_type, collation_name FROM information_schema.columns
+WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'session_id'`, table).Scan(&colType, &coll)
+	if err != nil {
+		return nil, fmt.Errorf("read session_id collation: %w", err)
+	}
+	if coll.String == "utf8mb4_bin" {
+		return nil, nil
+	}
+	action := "convert session_id to utf8mb4_bin (" + coll.String + " cannot back the runs foreign key)"
+	if m.cfg.DryRun {
+		return []string{action}, nil
+	}
+	q := fmt.Sprintf("ALTER TABLE %s MODIFY session_id %s CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL", m.qualify(table), colType)
+	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
+		return nil, fmt.Errorf("convert session_id to utf8mb4_bin: %w", err)
+	}
+	return []string{action}, nil
 }

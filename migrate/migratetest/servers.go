@@ -99,7 +99,7 @@ func MySQL(t testing.TB) (*sql.DB, string) {
 		t.Fatalf("mysql at %s is unreachable (start it: see SERVICES.md, or set AGENTRY_TEST_MYSQL_DSN): %v", cfg.Addr, err)
 	}
 	name := RandomName("agentry_mig_")
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4"); err != nil {
 		t.Fatalf("create database: %v", err)
 	}
 	cfg.DBName = name
