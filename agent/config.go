@@ -122,11 +122,8 @@ type Config struct {
 // runs, in any sessions, may execute at once.
 type Agent struct {
 	cfg  Config
-	id   string
 	once sync.Once
 	p    *prepared
-	// running maps run ids to runs in progress (CancelRun).
-	running sync.Map
 }
 
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
@@ -164,11 +161,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.NumHistoryRuns == 0 {
 		cfg.NumHistoryRuns = DefaultNumHistoryRuns
 	}
-	a := &Agent{cfg: cfg, id: cfg.ID}
-	if a.id == "" && cfg.Name != "" {
-		a.id = slug(cfg.Name)
-	}
-	return a, nil
+	return &Agent{cfg: cfg}, nil
 }
 
 func slug(name string) string {

@@ -176,6 +176,7 @@ func (st *state) runContinued() {
 		}
 		msgs = append(msgs, history...)
 		st.msgs = append(msgs, rest...)
+		st.nHistory = len(history)
 	}
 	st.applyLimit(st.resume)
 	stop, content := st.executeTools(st.resume)

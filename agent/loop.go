@@ -298,13 +298,17 @@ func (st *state) finalize() {
 	if out.Metrics.TotalTokens == 0 {
 		out.Metrics.TotalTokens = out.Metrics.InputTokens + out.Metrics.OutputTokens
 	}
-	own := make([]model.Message, 0, len(st.msgs))
-	for _, m := range st.msgs {
-		if !m.FromHistory {
-			own = append(own, m)
+	if st.nHistory == 0 {
+		out.Messages = st.msgs
+	} else {
+		own := make([]model.Message, 0, len(st.msgs)-st.nHistory)
+		for _, m := range st.msgs {
+			if !m.FromHistory {
+				own = append(own, m)
+			}
 		}
+		out.Messages = own
 	}
-	out.Messages = own
 	out.SessionState = st.sessionState
 	if out.Status != run.StatusPaused {
 		out.Requirements = nil

@@ -53,33 +53,36 @@ type historyEnvelope struct {
 
 // loadHistory returns the messages of the last NumHistoryRuns context runs
 // (one bounded query), marked from_history; system messages are left out.
+//
+// The query filters by session only and runs of other agents are dropped
+// here: with an agent_id condition SQLite's planner picks the agent_id index
+// and scans every run of the agent instead of the session's few.
 func (st *state) loadHistory() ([]model.Message, error) {
 	d := st.a.cfg.DB
 	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
 		return nil, nil
 	}
 	rows, err := d.HistoryRuns(st.ctx, db.HistoryQuery{
-		SessionID: st.out.SessionID, AgentID: st.p.id, Limit: st.a.cfg.NumHistoryRuns,
+		SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: load history of session %s: %w", errStorage, st.out.SessionID, err)
 	}
 	var msgs []model.Message
 	for i := range rows {
-		if rows[i].RunID == st.out.RunID {
+		if rows[i].RunID == st.out.RunID || (rows[i].AgentID != "" && rows[i].AgentID != st.p.id) {
 			continue
 		}
-		var env historyEnvelope
-		if json.Unmarshal(rows[i].RunData, &env) != nil {
-			continue // a corrupt stored run must not break new runs
-		}
-		for _, m := range env.Messages {
-			if m.Role == model.RoleSystem || m.FromHistory {
-				continue
+		own, ok := st.p.history.get(&rows[i])
+		if !ok {
+			var env historyEnvelope
+			if json.Unmarshal(rows[i].RunData, &env) != nil {
+				continue // a corrupt stored run must not break new runs
 			}
-			m.FromHistory = true
-			msgs = append(msgs, m)
+			own = contextMessages(env.Messages)
+			st.p.history.put(&rows[i], own)
 		}
+		msgs = append(msgs, own...)
 	}
 	return msgs, nil
 }
@@ -96,11 +99,17 @@ func (st *state) system() string {
 // buildMessages lays out system, history and the user's input.
 func (st *state) buildMessages(history []model.Message, in *run.Input) {
 	now := st.start.Unix()
-	msgs := make([]model.Message, 0, len(history)+6)
+	// system, history, user and the answer; a tool turn adds two more.
+	n := len(history) + 3
+	if len(st.p.tools) > 0 {
+		n += 2
+	}
+	msgs := make([]model.Message, 0, n)
 	if sys := st.system(); sys != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
 	}
 	msgs = append(msgs, history...)
+	st.nHistory = len(history)
 	user := model.Message{Role: model.RoleUser, Content: in.Text(), CreatedAt: now}
 	user.Parts = appendParts(user.Parts, model.PartImage, in.Images)
 	user.Parts = appendParts(user.Parts, model.PartAudio, in.Audio)

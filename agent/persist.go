@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,10 @@ func (st *state) persist() {
 	}
 	row, err := db.RunFromOutput(out)
 	if err == nil {
-		_, err = d.UpsertRun(ctx, row)
+		row, err = d.UpsertRun(ctx, row)
+	}
+	if err == nil && out.Status.InHistory() && st.a.cfg.AddHistoryToContext {
+		st.p.history.put(row, contextMessages(out.Messages))
 	}
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save run %s: %w", errStorage, out.RunID, err)
@@ -58,6 +62,11 @@ func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
 			return err
 		}
 		s.SessionData = b
+	}
+	if old := st.session; old != nil && old.UpdatedAt == time.Now().Unix() && old.UserID == s.UserID &&
+		bytes.Equal(old.SessionData, s.SessionData) && bytes.Equal(old.AgentData, s.AgentData) {
+		// Nothing would change, not even updated_at (epoch seconds): skip the write.
+		return nil
 	}
 	saved, err := d.UpsertSession(ctx, &s)
 	if err == nil {

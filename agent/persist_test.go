@@ -166,6 +166,21 @@ func TestRun_HistoryIsBoundedAndSkipsNonContextRuns(t *testing.T) {
 			if !last[1].FromHistory || last[len(last)-1].FromHistory {
 				t.Fatal("history messages must be marked from_history, the new input not")
 			}
+			// A fresh agent (no cached history) decodes the same history from storage.
+			rec2 := &recorder{Model: scripted.Reply("ok")}
+			fresh := mustAgent(t, Config{Name: "Hist", DB: store, AddHistoryToContext: true, NumHistoryRuns: 2, Model: rec2})
+			if _, err := fresh.Run(ctx, run.TextInput("q6"), WithSessionID("s")); err != nil {
+				t.Fatal(err)
+			}
+			users = users[:0]
+			for _, m := range rec2.requests()[0] {
+				if m.Role == model.RoleUser {
+					users = append(users, m.Content)
+				}
+			}
+			if strings.Join(users, ",") != "q4,q5,q6" {
+				t.Fatalf("fresh agent sent %v, want q4,q5,q6", users)
+			}
 			// The stored run keeps only its own messages.
 			rows, _, err := store.GetRuns(ctx, db.RunFilter{SessionID: "s", Limit: 100, Page: 1})
 			if err != nil {

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
@@ -27,6 +28,9 @@ type prepared struct {
 	agentData json.RawMessage
 	schema    *compiledSchema
 	schemaErr error
+	// running maps run ids to runs in progress (CancelRun).
+	running sync.Map
+	history historyCache
 }
 
 func (a *Agent) prep() *prepared {
@@ -36,8 +40,12 @@ func (a *Agent) prep() *prepared {
 
 func (a *Agent) prepare() *prepared {
 	c := &a.cfg
-	p := &prepared{id: a.id, model: c.Model, reasoning: c.ReasoningModel}
-	if p.id == "" {
+	p := &prepared{id: c.ID, model: c.Model, reasoning: c.ReasoningModel}
+	switch {
+	case p.id != "":
+	case c.Name != "":
+		p.id = slug(c.Name)
+	default:
 		p.id = uuid.NewString()
 	}
 	if c.ModelRetry != nil {

@@ -29,9 +29,11 @@ type state struct {
 	opts   runOptions
 	out    *run.Output
 	msgs   []model.Message
-	sink   sink
-	req    model.Request
-	schema *compiledSchema
+	// nHistory counts the history messages in msgs (not stored with the run).
+	nHistory int
+	sink     sink
+	req      model.Request
+	schema   *compiledSchema
 
 	start     time.Time
 	prior     float64 // duration of earlier legs of a continued run
@@ -118,18 +120,18 @@ func (st *state) begin(parent context.Context) {
 	st.ctx, st.cancel = ctx, cancel
 	st.sink.store = st.a.cfg.StoreEvents
 	st.sink.stop = func() { cancel(errStreamStopped) }
-	st.a.running.Store(st.out.RunID, st)
+	st.p.running.Store(st.out.RunID, st)
 }
 
 func (st *state) end() {
-	st.a.running.CompareAndDelete(st.out.RunID, st)
+	st.p.running.CompareAndDelete(st.out.RunID, st)
 	st.cancel(context.Canceled)
 }
 
 // CancelRun cancels a run in progress in this process. It reports whether the
 // run was found; the run ends as CANCELLED and is persisted.
 func (a *Agent) CancelRun(runID string) bool {
-	v, ok := a.running.Load(runID)
+	v, ok := a.prep().running.Load(runID)
 	if !ok {
 		return false
 	}

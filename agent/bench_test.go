@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// The benchmarks mirror Agno 3.0's performance suite with a mocked (scripted)
+// model: construction, a single-turn run, a run with one tool call, and 5- and
+// 25-turn conversations in memory and persisted to SQLite (file, WAL).
+
+type weatherArgs struct {
+	City string `json:"city"`
+}
+
+func weatherTool() tool.Tool {
+	return tool.MustFunc(tool.FuncConfig{Name: "get_weather", Description: "Returns the weather in a city."},
+		func(_ context.Context, in weatherArgs) (string, error) { return "It is sunny in " + in.City + ".", nil })
+}
+
+var benchSink *Agent
+
+func BenchmarkAgentConstruction(b *testing.B) {
+	m := scripted.Reply("hi")
+	tools := []tool.Tool{weatherTool()}
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := New(Config{Name: "Weather Agent", Model: m, Tools: tools})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchSink = a
+	}
+}
+
+func BenchmarkRunSingleTurn(b *testing.B) {
+	a := mustAgent(b, Config{Name: "Bench", Model: scripted.Reply("The weather is sunny today."), Tools: []tool.Tool{weatherTool()}})
+	ctx := context.Background()
+	in := run.TextInput("What is the weather like?")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Run(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRunOneToolCall(b *testing.B) {
+	a := mustAgent(b, Config{Name: "Bench", Model: script(b,
+		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "get_weather", Args: map[string]any{"city": "Paris"}}}},
+		scripted.Turn{Content: "It is sunny in Paris."},
+	), Tools: []tool.Tool{weatherTool()}})
+	ctx := context.Background()
+	in := run.TextInput("What is the weather in Paris?")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Run(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// conversation runs turns sequential runs in one new session per op, with
+// history (the last 3 runs) added to the context, as Agno's suite does.
+func conversation(b *testing.B, store *db.DB, turns int) {
+	a := mustAgent(b, Config{Name: "Bench", DB: store, AddHistoryToContext: true, Model: script(b,
+		scripted.Turn{Content: "Noted. Tell me more about it and I will remember."},
+	), Tools: []tool.Tool{weatherTool()}})
+	ctx := context.Background()
+	inputs := make([]run.Input, turns)
+	for i := range inputs {
+		inputs[i] = run.TextInput(fmt.Sprintf("This is message number %d of our conversation.", i))
+	}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		sid := fmt.Sprintf("bench-session-%d", n)
+		for _, in := range inputs {
+			if _, err := a.Run(ctx, in, WithSessionID(sid)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkConversation5Turns(b *testing.B) {
+	conversation(b, db.New("", memory.New()), 5)
+}
+
+func BenchmarkConversation25Turns(b *testing.B) {
+	conversation(b, db.New("", memory.New()), 25)
+}
+
+func BenchmarkConversation25TurnsSQLite(b *testing.B) {
+	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	conversation(b, store, 25)
+}
