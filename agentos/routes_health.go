@@ -2,19 +2,12 @@ package agentos
 
 import (
 	"net/http"
-	"time"
-
-	"github.com/go-chi/chi/v5"
+	"strconv"
 )
-
-// routes mounts every route group; each domain lives in its routes_*.go.
-func (s *Server) routes(r chi.Router) {
-	r.Get("/health", s.getHealth)
-}
 
 func (s *Server) getHealth(w http.ResponseWriter, _ *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{
 		"status":          "ok",
-		"instantiated_at": s.startedAt.UTC().Format(time.RFC3339Nano),
+		"instantiated_at": strconv.FormatFloat(float64(s.startedAt.UnixMicro())/1e6, 'f', 6, 64),
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
@@ -43,7 +44,11 @@ type Config struct {
 	// user id (see ScopeContext).
 	UserIsolation bool
 
-	// DBs are the databases the OS serves; the first is the default.
+	// Agents are served under /agents; ids must be unique.
+	Agents []*agent.Agent
+	// DBs are extra databases the OS serves besides the agents' own; the first
+	// database (from DBs, then from agents in order) is the default for routes
+	// without db_id.
 	DBs []*db.DB
 
 	// Logger receives access and error logs; nil means slog.Default().
@@ -110,6 +115,10 @@ type Server struct {
 	log       *slog.Logger
 	router    chi.Router
 	startedAt time.Time
+	agents    map[string]*agent.Agent
+	// dbs in first-seen order; dbByID indexes them.
+	dbs    []*db.DB
+	dbByID map[string]*db.DB
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -145,7 +154,44 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now()}
+	if cfg.ID == "" {
+		cfg.ID = "agentry"
+	}
+	if cfg.Name == "" {
+		cfg.Name = "Agentry AgentOS"
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{}}
+	addDB := func(d *db.DB) error {
+		if d == nil {
+			return nil
+		}
+		if prev, ok := s.dbByID[d.ID]; ok {
+			if prev != d {
+				return fmt.Errorf("agentos: two databases share db_id %q; give each a distinct id", d.ID)
+			}
+			return nil
+		}
+		s.dbByID[d.ID] = d
+		s.dbs = append(s.dbs, d)
+		return nil
+	}
+	for _, d := range cfg.DBs {
+		if err := addDB(d); err != nil {
+			return nil, err
+		}
+	}
+	for i, a := range cfg.Agents {
+		if a == nil {
+			return nil, fmt.Errorf("agentos: Agents[%d] is nil", i)
+		}
+		if _, dup := s.agents[a.ID()]; dup {
+			return nil, fmt.Errorf("agentos: two agents share id %q", a.ID())
+		}
+		s.agents[a.ID()] = a
+		if err := addDB(a.Config().DB); err != nil {
+			return nil, err
+		}
+	}
 	s.router = s.newRouter()
 	return s, nil
 }

@@ -1,0 +1,145 @@
+package agentos
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
+)
+
+func (s *Server) agentRoutes(r chi.Router) {
+	r.With(s.RequireScope("agents", "read", "")).Get("/agents", s.listAgents)
+	r.With(s.RequireScope("agents", "read", "agent_id")).Get("/agents/{agent_id}", s.getAgent)
+	// Teams and workflows are not served yet: empty lists, never 404 (wire contract).
+	r.With(s.RequireScope("teams", "read", "")).Get("/teams", emptyList)
+	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", emptyList)
+	r.With(s.RequireScope("teams", "read", "team_id")).Get("/teams/{team_id}", notFound("Team not found"))
+	r.With(s.RequireScope("workflows", "read", "workflow_id")).Get("/workflows/{workflow_id}", notFound("Workflow not found"))
+}
+
+func emptyList(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, []any{}) }
+
+func notFound(detail string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, detail) }
+}
+
+// modelResponse is AgentOS's {name, model, provider}.
+type modelResponse struct {
+	Name     string `json:"name,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider,omitempty"`
+}
+
+func newModelResponse(m model.Model) *modelResponse {
+	if m == nil {
+		return nil
+	}
+	info := m.Info()
+	if info == (model.Info{}) {
+		return nil
+	}
+	return &modelResponse{Name: info.Name, Model: info.ID, Provider: info.Provider}
+}
+
+// agentResponse mirrors AgentOS's AgentResponse; like Agno, sections holding
+// only defaults are omitted.
+type agentResponse struct {
+	ID            string         `json:"id"`
+	Name          string         `json:"name,omitempty"`
+	DBID          string         `json:"db_id,omitempty"`
+	Description   string         `json:"description,omitempty"`
+	Model         *modelResponse `json:"model,omitempty"`
+	Tools         map[string]any `json:"tools,omitempty"`
+	Sessions      map[string]any `json:"sessions,omitempty"`
+	Reasoning     map[string]any `json:"reasoning,omitempty"`
+	SystemMessage map[string]any `json:"system_message,omitempty"`
+	Memory        map[string]any `json:"memory,omitempty"`
+	Metadata      map[string]any `json:"metadata,omitempty"`
+}
+
+func newAgentResponse(a *agent.Agent) agentResponse {
+	cfg := a.Config()
+	resp := agentResponse{ID: a.ID(), Name: a.Name(), Description: cfg.Description, Model: newModelResponse(cfg.Model), Metadata: cfg.Metadata}
+	if cfg.DB != nil {
+		resp.DBID = cfg.DB.ID
+	}
+	tools := map[string]any{}
+	if specs := a.Tools(); len(specs) > 0 {
+		tools["tools"] = specs
+	}
+	if cfg.ToolCallLimit > 0 {
+		tools["tool_call_limit"] = cfg.ToolCallLimit
+	}
+	if cfg.ToolChoice != "" {
+		tools["tool_choice"] = cfg.ToolChoice
+	}
+	resp.Tools = nonEmpty(tools)
+	sessions := map[string]any{}
+	if cfg.AddHistoryToContext {
+		sessions["add_history_to_context"] = true
+	}
+	if cfg.NumHistoryRuns != agent.DefaultNumHistoryRuns {
+		sessions["num_history_runs"] = cfg.NumHistoryRuns
+	}
+	if cfg.SearchPastSessions {
+		sessions["search_past_sessions"] = true
+		sessions["num_past_sessions_to_search"] = cfg.NumPastSessionsToSearch
+	}
+	resp.Sessions = nonEmpty(sessions)
+	if m := newModelResponse(cfg.ReasoningModel); m != nil {
+		resp.Reasoning = map[string]any{"reasoning_model": m}
+	}
+	if cfg.UpdateMemoryOnRun {
+		resp.Memory = map[string]any{"update_memory_on_run": true}
+	}
+	sys := map[string]any{}
+	if cfg.SystemMessage != "" {
+		sys["system_message"] = cfg.SystemMessage
+	}
+	if cfg.Description != "" {
+		sys["description"] = cfg.Description
+	}
+	if len(cfg.Instructions) > 0 {
+		sys["instructions"] = cfg.Instructions
+	}
+	if cfg.ExpectedOutput != "" {
+		sys["expected_output"] = cfg.ExpectedOutput
+	}
+	if cfg.AdditionalContext != "" {
+		sys["additional_context"] = cfg.AdditionalContext
+	}
+	if cfg.Markdown {
+		sys["markdown"] = true
+	}
+	if cfg.AddDatetimeToContext {
+		sys["add_datetime_to_context"] = true
+	}
+	resp.SystemMessage = nonEmpty(sys)
+	return resp
+}
+
+func nonEmpty(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) {
+	out := make([]agentResponse, 0, len(s.cfg.Agents))
+	for _, a := range s.cfg.Agents {
+		out = append(out, newAgentResponse(a))
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.agents[chi.URLParam(r, "agent_id")]
+	if !ok {
+		WriteError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	WriteJSON(w, http.StatusOK, newAgentResponse(a))
+}

@@ -1,0 +1,530 @@
+package agentos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+func (s *Server) sessionRoutes(r chi.Router) {
+	read := s.RequireScope("sessions", "read", "session_id")
+	write := s.RequireScope("sessions", "write", "session_id")
+	del := s.RequireScope("sessions", "delete", "session_id")
+	r.With(s.RequireScope("sessions", "read", "")).Get("/sessions", s.listSessions)
+	r.With(s.RequireScope("sessions", "write", "")).Post("/sessions", s.createSession)
+	r.With(s.RequireScope("sessions", "delete", "")).Delete("/sessions", s.deleteSessions)
+	r.With(read).Get("/sessions/{session_id}", s.getSession)
+	r.With(write).Patch("/sessions/{session_id}", s.patchSession)
+	r.With(write).Post("/sessions/{session_id}/rename", s.renameSession)
+	r.With(del).Delete("/sessions/{session_id}", s.deleteSession)
+	r.With(read).Get("/sessions/{session_id}/runs", s.listSessionRuns)
+	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.getSessionRun)
+}
+
+// maxJSONBody bounds JSON request bodies of session routes.
+const maxJSONBody = 1 << 20
+
+// decodeJSONBody reads a JSON object body strictly (unknown fields are 422).
+func decodeJSONBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
+	}
+	if dec.More() {
+		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
+	}
+	return nil
+}
+
+// sessionType reads ?type=; empty gives def ("" means any).
+func sessionType(r *http.Request, def run.Type) (run.Type, error) {
+	switch t := run.Type(r.URL.Query().Get("type")); t {
+	case "":
+		return def, nil
+	case run.TypeAgent, run.TypeTeam, run.TypeWorkflow:
+		return t, nil
+	}
+	return "", Errorf(http.StatusUnprocessableEntity, "type must be agent, team or workflow")
+}
+
+// sessionView is one session as AgentOS lists it.
+type sessionView struct {
+	SessionID    string         `json:"session_id"`
+	SessionName  string         `json:"session_name"`
+	SessionState map[string]any `json:"session_state"`
+	SessionType  run.Type       `json:"session_type"`
+	UserID       *string        `json:"user_id"`
+	AgentID      *string        `json:"agent_id"`
+	TeamID       *string        `json:"team_id"`
+	WorkflowID   *string        `json:"workflow_id"`
+	CreatedAt    *string        `json:"created_at"`
+	UpdatedAt    *string        `json:"updated_at"`
+}
+
+// sessionDetail adds the stored columns for GET /sessions/{id}.
+type sessionDetail struct {
+	sessionView
+	AgentSessionID string          `json:"agent_session_id,omitempty"`
+	SessionSummary json.RawMessage `json:"session_summary"`
+	Metrics        json.RawMessage `json:"metrics"`
+	TotalTokens    *int64          `json:"total_tokens"`
+	AgentData      json.RawMessage `json:"agent_data,omitempty"`
+	TeamData       json.RawMessage `json:"team_data,omitempty"`
+	WorkflowData   json.RawMessage `json:"workflow_data,omitempty"`
+	Metadata       json.RawMessage `json:"metadata"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// sessionData decodes session_data, keeping unknown keys.
+func sessionData(s *db.Session) map[string]any {
+	m := map[string]any{}
+	if len(s.SessionData) > 0 {
+		_ = json.Unmarshal(s.SessionData, &m)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
+func newSessionView(s *db.Session) sessionView {
+	data := sessionData(s)
+	v := sessionView{
+		SessionID:   s.SessionID,
+		SessionType: s.SessionType,
+		UserID:      optional(s.UserID),
+		AgentID:     optional(s.AgentID),
+		TeamID:      optional(s.TeamID),
+		WorkflowID:  optional(s.WorkflowID),
+		CreatedAt:   isoTime(s.CreatedAt),
+		UpdatedAt:   isoTime(s.UpdatedAt),
+	}
+	v.SessionName, _ = data["session_name"].(string)
+	v.SessionState, _ = data["session_state"].(map[string]any)
+	return v
+}
+
+func newSessionDetail(s *db.Session) sessionDetail {
+	d := sessionDetail{sessionView: newSessionView(s), SessionSummary: nullIfEmpty(s.Summary), Metadata: nullIfEmpty(s.Metadata),
+		AgentData: s.AgentData, TeamData: s.TeamData, WorkflowData: s.WorkflowData, Metrics: json.RawMessage("null")}
+	if s.SessionType == run.TypeAgent {
+		d.AgentSessionID = s.SessionID
+	}
+	var data struct {
+		Metrics json.RawMessage `json:"session_metrics"`
+	}
+	if len(s.SessionData) > 0 && json.Unmarshal(s.SessionData, &data) == nil && len(data.Metrics) > 0 {
+		d.Metrics = data.Metrics
+		var tok struct {
+			TotalTokens *int64 `json:"total_tokens"`
+		}
+		if json.Unmarshal(data.Metrics, &tok) == nil {
+			d.TotalTokens = tok.TotalTokens
+		}
+	}
+	return d
+}
+
+func nullIfEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+var sessionPageRules = PageRules{SortColumns: db.SessionSortColumns, DefaultOrder: db.Desc}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	typ, err := sessionType(r, run.TypeAgent)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	pq, err := ParsePageQuery(r.URL.Query(), sessionPageRules)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	q := r.URL.Query()
+	sessions, total, err := d.ListSessions(r.Context(), db.SessionFilter{
+		SessionType: typ,
+		ComponentID: q.Get("component_id"),
+		UserID:      EffectiveUserID(r.Context(), q.Get("user_id")),
+		SessionName: q.Get("session_name"),
+		Limit:       pq.Limit,
+		Page:        pq.Page,
+		SortBy:      pq.SortBy,
+		SortOrder:   pq.SortOrder,
+	})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	views := make([]sessionView, 0, len(sessions))
+	for i := range sessions {
+		views = append(views, newSessionView(&sessions[i]))
+	}
+	WritePage(w, views, pq, total, time.Since(start))
+}
+
+// loadSession fetches the {session_id} session, 404 when missing, of another
+// user, or of another type than an explicit ?type=.
+func (s *Server) loadSession(r *http.Request) (*db.DB, *db.Session, error) {
+	d, err := s.database(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	typ, err := sessionType(r, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	id := chi.URLParam(r, "session_id")
+	sess, err := d.GetSession(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !ownedBy(r.Context(), sess.UserID, r.URL.Query().Get("user_id"))) ||
+		(err == nil && typ != "" && sess.SessionType != typ) {
+		return nil, nil, Errorf(http.StatusNotFound, "Session with ID %s not found", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, sess, nil
+}
+
+// ownedBy applies an explicit ?user_id= filter for unscoped callers (the db
+// scope already hides other users' rows from scoped ones).
+func ownedBy(ctx context.Context, owner, requested string) bool {
+	if _, scoped := db.UserScope(ctx); scoped || requested == "" {
+		return true
+	}
+	return owner == requested
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	_, sess, err := s.loadSession(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, newSessionDetail(sess))
+}
+
+type createSessionRequest struct {
+	SessionID    string          `json:"session_id"`
+	SessionName  string          `json:"session_name"`
+	SessionState map[string]any  `json:"session_state"`
+	Metadata     json.RawMessage `json:"metadata"`
+	UserID       string          `json:"user_id"`
+	AgentID      string          `json:"agent_id"`
+	TeamID       string          `json:"team_id"`
+	WorkflowID   string          `json:"workflow_id"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	typ, err := sessionType(r, run.TypeAgent)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	var req createSessionRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSONBody(r, &req); err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+	}
+	if req.SessionID == "" {
+		req.SessionID = uuid.NewString()
+	} else if _, err := formID("session_id", req.SessionID); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
+		WriteError(w, http.StatusConflict, "Session with ID "+req.SessionID+" already exists")
+		return
+	} else if !errors.Is(err, db.ErrNotFound) {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	data := map[string]any{}
+	if req.SessionName != "" {
+		data["session_name"] = req.SessionName
+	}
+	if req.SessionState != nil {
+		data["session_state"] = req.SessionState
+	}
+	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: EffectiveUserID(r.Context(), req.UserID),
+		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata)}
+	if len(data) > 0 {
+		sess.SessionData, _ = json.Marshal(data)
+	}
+	saved, err := d.UpsertSession(r.Context(), sess)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, newSessionDetail(saved))
+}
+
+func nonNullJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return b
+}
+
+type patchSessionRequest struct {
+	SessionName  *string         `json:"session_name"`
+	SessionState map[string]any  `json:"session_state"`
+	Metadata     json.RawMessage `json:"metadata"`
+	Summary      json.RawMessage `json:"summary"`
+}
+
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
+	var req patchSessionRequest
+	if err := decodeJSONBody(r, &req); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	s.updateSession(w, r, req)
+}
+
+func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		SessionName string `json:"session_name"`
+	}
+	if err := decodeJSONBody(r, &req); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if strings.TrimSpace(req.SessionName) == "" {
+		WriteError(w, http.StatusUnprocessableEntity, "session_name is required")
+		return
+	}
+	s.updateSession(w, r, patchSessionRequest{SessionName: &req.SessionName})
+}
+
+func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patchSessionRequest) {
+	d, sess, err := s.loadSession(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	data := sessionData(sess)
+	if req.SessionName != nil {
+		data["session_name"] = *req.SessionName
+	}
+	if req.SessionState != nil {
+		data["session_state"] = req.SessionState
+	}
+	if sess.SessionData, err = json.Marshal(data); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if m := nonNullJSON(req.Metadata); m != nil {
+		sess.Metadata = m
+	}
+	if sm := nonNullJSON(req.Summary); sm != nil {
+		sess.Summary = sm
+	}
+	saved, err := d.UpsertSession(r.Context(), sess)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, newSessionDetail(saved))
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	d, sess, err := s.loadSession(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if err := d.DeleteSessions(r.Context(), sess.SessionID); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) {
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	var req struct {
+		SessionIDs   []string   `json:"session_ids"`
+		SessionTypes []run.Type `json:"session_types"`
+	}
+	if err := decodeJSONBody(r, &req); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if len(req.SessionIDs) == 0 {
+		WriteError(w, http.StatusUnprocessableEntity, "session_ids must list at least one session")
+		return
+	}
+	// The db scope limits deletion to the caller's sessions; others are ignored
+	// like missing ids.
+	if err := d.DeleteSessions(r.Context(), req.SessionIDs...); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// runView is AgentOS's RunSchema.
+type runView struct {
+	RunID             string              `json:"run_id"`
+	ParentRunID       *string             `json:"parent_run_id"`
+	AgentID           *string             `json:"agent_id"`
+	TeamID            *string             `json:"team_id,omitempty"`
+	WorkflowID        *string             `json:"workflow_id,omitempty"`
+	UserID            *string             `json:"user_id"`
+	SessionID         string              `json:"session_id"`
+	Status            run.Status          `json:"status"`
+	RunInput          *string             `json:"run_input"`
+	Content           any                 `json:"content"`
+	RunResponseFormat string              `json:"run_response_format"`
+	ReasoningContent  *string             `json:"reasoning_content"`
+	ReasoningSteps    []run.ReasoningStep `json:"reasoning_steps"`
+	Metrics           *run.Metrics        `json:"metrics"`
+	Messages          any                 `json:"messages"`
+	Tools             []run.ToolExecution `json:"tools"`
+	Events            []run.Event         `json:"events"`
+	CreatedAt         *string             `json:"created_at"`
+	References        json.RawMessage     `json:"references"`
+	Citations         json.RawMessage     `json:"citations"`
+	ReasoningMessages any                 `json:"reasoning_messages"`
+	SessionState      map[string]any      `json:"session_state"`
+	Images            []run.Media         `json:"images"`
+	Videos            []run.Media         `json:"videos"`
+	Audio             []run.Media         `json:"audio"`
+	Files             []run.Media         `json:"files"`
+	ResponseAudio     *run.Media          `json:"response_audio"`
+	Requirements      []run.Requirement   `json:"requirements,omitempty"`
+}
+
+func newRunView(row *db.Run) (runView, error) {
+	o, err := row.Output()
+	if err != nil {
+		return runView{}, err
+	}
+	v := runView{
+		RunID: o.RunID, ParentRunID: optional(o.ParentRunID), AgentID: optional(o.AgentID), TeamID: optional(o.TeamID),
+		WorkflowID: optional(o.WorkflowID), UserID: optional(o.UserID), SessionID: o.SessionID, Status: row.Status,
+		Content: o.Content, RunResponseFormat: "text", ReasoningContent: optional(o.ReasoningContent),
+		ReasoningSteps: o.ReasoningSteps, Metrics: o.Metrics, Tools: o.Tools, Events: o.Events,
+		CreatedAt: isoTime(row.CreatedAt), References: nullIfEmpty(o.References), Citations: nullIfEmpty(o.Citations),
+		SessionState: o.SessionState, Images: o.Images, Videos: o.Videos, Audio: o.Audio, Files: o.Files,
+		ResponseAudio: o.ResponseAudio, Requirements: o.Requirements,
+	}
+	if v.Status == "" {
+		v.Status = o.Status
+	}
+	if o.ContentType != "" && o.ContentType != "str" {
+		v.RunResponseFormat = "json"
+	}
+	if o.Input != nil {
+		v.RunInput = optional(o.Input.Text())
+	}
+	if len(o.Messages) > 0 {
+		v.Messages = o.Messages
+	}
+	if len(o.ReasoningMessages) > 0 {
+		v.ReasoningMessages = o.ReasoningMessages
+	}
+	return v, nil
+}
+
+// sessionRunsPage is the page size used to read a session's runs; maxSessionRuns
+// bounds one response.
+const (
+	sessionRunsPage = 500
+	maxSessionRuns  = 10000
+)
+
+func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
+	d, sess, err := s.loadSession(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	views := []runView{}
+	for page := 1; len(views) < maxSessionRuns; page++ {
+		rows, _, err := d.GetRuns(r.Context(), db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, Page: page})
+		if err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+		for i := range rows {
+			v, err := newRunView(&rows[i])
+			if err != nil {
+				writeErr(w, r, s.log, err)
+				return
+			}
+			views = append(views, v)
+		}
+		if len(rows) < sessionRunsPage {
+			break
+		}
+	}
+	WriteJSON(w, http.StatusOK, views)
+}
+
+func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) {
+	d, sess, err := s.loadSession(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	runID := chi.URLParam(r, "run_id")
+	row, err := d.GetRun(r.Context(), runID)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && row.SessionID != sess.SessionID) {
+		WriteError(w, http.StatusNotFound, "Run with ID "+runID+" not found")
+		return
+	}
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	v, err := newRunView(row)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, v)
+}
