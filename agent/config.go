@@ -178,5 +178,11 @@ func (a *Agent) Name() string { return a.cfg.Name }
 // defaults).
 func (a *Agent) Config() Config { return a.cfg }
 
+// ModelInfo names the agent's model (AgentOS's model {name, model, provider}).
+func (a *Agent) ModelInfo() model.Info { return a.prep().info }
+
+// DB returns the agent's database, nil when runs are not persisted.
+func (a *Agent) DB() *db.DB { return a.cfg.DB }
+
 // Tools returns the tool specs sent to the model.
 func (a *Agent) Tools() []model.ToolSpec { return a.prep().specs }

@@ -34,10 +34,20 @@ func (st *state) ev(t run.EventType) run.Event {
 }
 
 func (st *state) emit(e run.Event) {
-	s := &st.sink
-	if s.store && e.Event != run.EventRunContent && e.Event != run.EventReasoningContentDelta {
+	st.record(e)
+	st.send(e)
+}
+
+// record keeps e in the run's stored events when StoreEvents is set.
+func (st *state) record(e run.Event) {
+	if st.sink.store && e.Event != run.EventRunContent && e.Event != run.EventReasoningContentDelta {
 		st.out.Events = append(st.out.Events, e)
 	}
+}
+
+// send delivers e to a live stream consumer.
+func (st *state) send(e run.Event) {
+	s := &st.sink
 	if s.live() && !s.yield(e, nil) {
 		s.stopped = true
 		if s.stop != nil {

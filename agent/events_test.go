@@ -110,7 +110,7 @@ func TestRun_StoreEventsKeepsNonDeltaEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Events) == 0 || out.Events[0].Event != run.EventRunStarted {
+	if len(out.Events) == 0 || out.Events[0].Event != run.EventRunStarted || out.Events[len(out.Events)-1].Event != run.EventRunCompleted {
 		t.Fatalf("events %+v", out.Events)
 	}
 	for _, e := range out.Events {

@@ -232,17 +232,26 @@ func (st *state) complete(content string) {
 		e := st.ev(run.EventRunContentCompleted)
 		st.emit(e)
 	}
-	st.persist()
-	if st.sink.on() {
-		e := st.ev(run.EventRunCompleted)
-		e.Content, e.ContentType = out.Content, out.ContentType
-		e.ReasoningContent = out.ReasoningContent
-		e.ReasoningSteps = out.ReasoningSteps
-		e.Metrics = out.Metrics
-		e.Images, e.Videos, e.Audio, e.Files, e.ResponseAudio = out.Images, out.Videos, out.Audio, out.Files, out.ResponseAudio
-		e.SessionState = out.SessionState
-		st.emit(e)
+	if !st.sink.on() {
+		st.persist()
+		return
 	}
+	e := st.ev(run.EventRunCompleted)
+	e.Content, e.ContentType = out.Content, out.ContentType
+	e.ReasoningContent = out.ReasoningContent
+	e.ReasoningSteps = out.ReasoningSteps
+	e.Metrics = out.Metrics
+	e.Images, e.Videos, e.Audio, e.Files, e.ResponseAudio = out.Images, out.Videos, out.Audio, out.Files, out.ResponseAudio
+	e.SessionState = out.SessionState
+	st.terminal(e)
+}
+
+// terminal stores the final event with the run, persists it, then sends the
+// event: a client that sees the end of a run can read the run back.
+func (st *state) terminal(e run.Event) {
+	st.record(e)
+	st.persist()
+	st.send(e)
 }
 
 // finishErr ends the run as ERROR, or CANCELLED when the context ended.
@@ -256,13 +265,14 @@ func (st *state) finishErr(err error) {
 	out.Status = run.StatusError
 	out.Content, out.ContentType = err.Error(), "str"
 	st.finalize()
-	st.persist()
-	if st.sink.on() {
-		e := st.ev(run.EventRunError)
-		e.Content = out.Content
-		e.ErrorType = errorType(err)
-		st.emit(e)
+	if !st.sink.on() {
+		st.persist()
+		return
 	}
+	e := st.ev(run.EventRunError)
+	e.Content = out.Content
+	e.ErrorType = errorType(err)
+	st.terminal(e)
 }
 
 func (st *state) finishCancelled() {
@@ -279,12 +289,13 @@ func (st *state) finishCancelled() {
 	reason := cause.Error()
 	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", out.RunID, reason), "str"
 	st.finalize()
-	st.persist()
-	if st.sink.on() {
-		e := st.ev(run.EventRunCancelled)
-		e.Reason = reason
-		st.emit(e)
+	if !st.sink.on() {
+		st.persist()
+		return
 	}
+	e := st.ev(run.EventRunCancelled)
+	e.Reason = reason
+	st.terminal(e)
 }
 
 // finalize fills metrics, the stored messages (history excluded) and state.

@@ -307,3 +307,21 @@ func TestRun_StorageFailureIsReported(t *testing.T) {
 		t.Fatalf("status %v err %v", out, err)
 	}
 }
+
+func TestStream_RunIsStoredBeforeItsTerminalEvent(t *testing.T) {
+	t.Parallel()
+	store := db.New("", memory.New())
+	a := mustAgent(t, Config{DB: store, Model: scripted.Reply("done")})
+	for ev, err := range a.Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event == run.EventRunCompleted {
+			if got := storedRun(t, store, ev.RunID); got.Status != run.StatusCompleted {
+				t.Fatalf("stored status %s when RunCompleted arrived", got.Status)
+			}
+			return
+		}
+	}
+	t.Fatal("no RunCompleted")
+}

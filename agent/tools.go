@@ -214,13 +214,14 @@ func (st *state) pauseIfNeeded(calls []model.ToolCall) bool {
 	st.out.Status = run.StatusPaused
 	st.finalize()
 	st.out.Requirements = reqs
-	st.persist()
-	if st.sink.on() {
-		e := st.ev(run.EventRunPaused)
-		e.Tools = waiting
-		e.Requirements = reqs
-		st.emit(e)
+	if !st.sink.on() {
+		st.persist()
+		return true
 	}
+	e := st.ev(run.EventRunPaused)
+	e.Tools = waiting
+	e.Requirements = reqs
+	st.terminal(e)
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -241,5 +242,21 @@ func TestLoad_RejectsUnknownKeysAndBadDurations(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Error("want error for a missing file")
+	}
+}
+
+func TestLoad_DemoScript(t *testing.T) {
+	t.Parallel()
+	m, err := Load("testdata/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Invoke(context.Background(), &model.Request{Messages: []model.Message{user("what's the weather?")}})
+	if err != nil || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "get_weather" {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	resp, err = m.Invoke(context.Background(), &model.Request{Messages: []model.Message{user("hi")}})
+	if err != nil || !strings.HasPrefix(resp.Message.Content, "Hello!") {
+		t.Fatalf("%+v %v", resp, err)
 	}
 }
