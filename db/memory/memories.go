@@ -18,9 +18,6 @@ func (d *Driver) UpsertMemory(ctx context.Context, in *db.Memory) (*db.Memory, e
 	}
 	m := cloneMemory(in)
 	m.UserID = writer(ctx, in.UserID)
-	if len(m.Topics) == 0 {
-		m.Topics = nil
-	}
 	unlock, err := d.write(ctx)
 	if err != nil {
 		return nil, err

@@ -12,9 +12,9 @@ import (
 
 // UpsertRun inserts one run, assigning run_index = max+1 within its session
 // when nil, or updates status, run_data, user_id, parent_run_id and updated_at
-// of an existing run the writer may change (stored user_id empty or the
-// writer's; otherwise ErrNotFound), keeping its run_index. As with the SQL
-// foreign key, the session must exist.
+// of an existing run, keeping its run_index and created_at. Under a user scope,
+// another user's run is ErrNotFound and stays unchanged. As with the SQL foreign
+// key, the session must exist (ErrInvalidRecord otherwise).
 func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	if in == nil || in.RunID == "" {
 		return nil, fmt.Errorf("%w: run_id is required", db.ErrInvalidRecord)
@@ -23,7 +23,10 @@ func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
 	}
 	r := cloneRun(in)
-	r.UserID = writer(ctx, in.UserID)
+	scopedUser, scoped := db.UserScope(ctx)
+	if scoped {
+		r.UserID = scopedUser
+	}
 	data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
 	if err != nil {
 		return nil, err
@@ -38,23 +41,18 @@ func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	}
 	defer unlock()
 	if old, ok := d.runs[r.RunID]; ok {
-		if !writable(old.UserID, r.UserID) {
-			return nil, fmt.Errorf("%w: run %s belongs to another user", db.ErrNotFound, r.RunID)
+		// As in SQL, only a scope protects an owned run; unscoped callers
+		// (the server itself, migrations) may reassign it.
+		if scoped && old.UserID != "" && old.UserID != scopedUser {
+			return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
 		}
 		upd := cloneRun(old)
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
-		if upd.RunIndex == nil {
-			upd.RunIndex = r.RunIndex
-		}
-		if upd.RunIndex == nil {
-			upd.RunIndex = d.nextRunIndex(upd.SessionID)
-		}
 		d.runs[r.RunID] = upd
-		d.index(upd)
 		return cloneRun(upd), nil
 	}
 	if _, ok := d.sessions[r.SessionID]; !ok {
-		return nil, fmt.Errorf("%w: session %s of run %s does not exist; upsert the session first", db.ErrNotFound, r.SessionID, r.RunID)
+		return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
 	}
 	if r.RunIndex == nil {
 		r.RunIndex = d.nextRunIndex(r.SessionID)
@@ -158,16 +156,16 @@ func (d *Driver) candidates(sessionID string) []*db.Run {
 	return out
 }
 
-// runOrder sorts by the column, then created_at, then run_id, all in the same
-// direction. A NULL run_index sorts first, as in SQLite and MySQL.
+// runOrder sorts as the SQL drivers do: run_index then created_at, or
+// created_at/updated_at then run_index; run_id last; all in one direction.
 func runOrder(sortBy, order string) func(a, b *db.Run) int {
 	return func(a, b *db.Run) int {
 		var c int
 		switch sortBy {
 		case "created_at":
-			c = cmp.Compare(a.CreatedAt, b.CreatedAt)
+			c = cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(runIndex(a), runIndex(b)))
 		case "updated_at":
-			c = cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), cmp.Compare(a.CreatedAt, b.CreatedAt))
+			c = cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), cmp.Compare(runIndex(a), runIndex(b)))
 		default:
 			c = cmp.Or(cmp.Compare(runIndex(a), runIndex(b)), cmp.Compare(a.CreatedAt, b.CreatedAt))
 		}

@@ -125,9 +125,8 @@ func TestUpsertRun_Rejects(t *testing.T) {
 		do   func() error
 		want error
 	}{
-		{"missing session (foreign key)", func() error { _, err := d.UpsertRun(ctx, runRow("r", "nope", "")); return err }, db.ErrNotFound},
+		{"missing session (foreign key)", func() error { _, err := d.UpsertRun(ctx, runRow("r", "nope", "")); return err }, db.ErrInvalidRecord},
 		{"another user's run", func() error { _, err := d.UpsertRun(as("bob"), runRow("ra", "sa", run.StatusError)); return err }, db.ErrNotFound},
-		{"unscoped writer without user over an owned run", func() error { _, err := d.UpsertRun(ctx, runRow("ra", "sa", run.StatusError)); return err }, db.ErrNotFound},
 		{"invalid run_data", func() error {
 			r := runRow("r", "s1", "")
 			r.RunData = json.RawMessage(`{"a":`)
@@ -153,6 +152,19 @@ func TestUpsertRun_Rejects(t *testing.T) {
 	got, err := d.GetRun(ctx, "ra")
 	if err != nil || got.Status != run.StatusCompleted || got.UserID != "alice" {
 		t.Errorf("another user's run was changed: %+v, %v", got, err)
+	}
+}
+
+func TestUpsertRun_UnscopedWriterMayReassignOwner(t *testing.T) {
+	t.Parallel()
+	d := newDB(t)
+	mustSession(t, as("alice"), d, session("s", ""))
+	mustRun(t, as("alice"), d, runRow("r", "s", run.StatusRunning))
+	moved := runRow("r", "s", run.StatusCompleted)
+	moved.UserID = "bob"
+	got := mustRun(t, context.Background(), d, moved)
+	if got.UserID != "bob" || got.Status != run.StatusCompleted {
+		t.Fatalf("unscoped update stored %+v, want bob and COMPLETED (as the SQL drivers do)", got)
 	}
 }
 
