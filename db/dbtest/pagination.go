@@ -45,34 +45,6 @@ var paginationTests = map[string]func(t *testing.T, d *db.DB){
 			equal(t, c.name, runIDs(got), c.want)
 		}
 	},
-	"GetRuns_DeepPageAfterGapsIsPositional": func(t *testing.T, d *db.DB) {
-		seedRuns(t, d, "s", 10)
-		noErr(t, d.DeleteRun(bg, "s-r2"))
-		noErr(t, d.DeleteRun(bg, "s-r3"))
-		got, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 3, Page: 2, WithTotal: true})
-		noErr(t, err)
-		equal(t, "page 2 after gaps", runIDs(got), []string{"s-r5", "s-r6", "s-r7"})
-		equal(t, "total", total, 8)
-		got, _, err = d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 3, Page: 2, SortOrder: db.Desc})
-		noErr(t, err)
-		equal(t, "page 2 descending after gaps", runIDs(got), []string{"s-r6", "s-r5", "s-r4"})
-	},
-	"GetRuns_DuplicateIndexesStillPageExactly": func(t *testing.T, d *db.DB) {
-		mustSession(t, bg, d, db.Session{SessionID: "s"})
-		for i, idx := range []int64{0, 1, 1, 1, 2, 3} {
-			r := newRun("s", ids("s", i, i)[0])
-			v := idx
-			r.RunIndex, r.CreatedAt = &v, int64(1000+i)
-			mustRun(t, bg, d, r)
-		}
-		var all []string
-		for page := 1; page <= 4; page++ {
-			got, _, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 2, Page: page})
-			noErr(t, err)
-			all = append(all, runIDs(got)...)
-		}
-		equal(t, "pages concatenated", all, ids("s", 0, 5))
-	},
 	"GetRuns_RejectsInvalidFilter": func(t *testing.T, d *db.DB) {
 		cases := map[string]db.RunFilter{
 			"limit zero":       {SessionID: "s", Limit: 0, Page: 1},

@@ -114,3 +114,41 @@ func TestUpsertRun_UnknownSessionIsInvalidRecord(t *testing.T) {
 		t.Fatalf("error = %v, want ErrInvalidRecord naming the missing session", err)
 	}
 }
+
+func TestGetRuns_SessionPagesAreRunIndexPositions(t *testing.T) {
+	t.Parallel()
+	d, _ := seeded(t, 10) // runs a..j at run_index 0..9
+	for _, id := range []string{"c", "d"} {
+		if err := d.DeleteRun(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(runs []db.Run) string {
+		var b []byte
+		for _, r := range runs {
+			b = append(b, r.RunID...)
+		}
+		return string(b)
+	}
+	cases := []struct {
+		name string
+		f    db.RunFilter
+		want string
+	}{
+		{"page holding deleted positions is shorter", db.RunFilter{SessionID: "s", Limit: 3, Page: 1}, "ab"},
+		{"later page keeps its positions", db.RunFilter{SessionID: "s", Limit: 3, Page: 2}, "ef"},
+		{"last page", db.RunFilter{SessionID: "s", Limit: 3, Page: 4}, "j"},
+		{"beyond last page", db.RunFilter{SessionID: "s", Limit: 3, Page: 5}, ""},
+		{"descending from the last position", db.RunFilter{SessionID: "s", Limit: 3, Page: 3, SortOrder: db.Desc}, "b"},
+		{"other filters page by offset", db.RunFilter{SessionID: "s", Limit: 3, Page: 2, Statuses: []run.Status{run.StatusCompleted}}, "fgh"},
+	}
+	for _, c := range cases {
+		got, _, err := d.GetRuns(ctx, c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids(got) != c.want {
+			t.Fatalf("%s: got %q, want %q", c.name, ids(got), c.want)
+		}
+	}
+}

@@ -142,10 +142,13 @@ func runWhere(ctx context.Context, f db.RunFilter) *where {
 // Rows whose run_data is corrupt are left out of the page and reported as
 // *db.CorruptRowError (joined) next to the rows that did decode.
 //
-// The common query, one session in run_index order, seeks on the
-// (session_id, run_index) index: the page's first run_index is found by an
-// index-only scan and the page is read from there, so deep pages do not read
-// the rows before them.
+// The common query, one session in run_index order with no other filter, is a
+// seek on the (session_id, run_index) index: run_index is the run's position
+// in its session, so page p holds the runs whose position (run_index minus
+// the session's first run_index) falls in [(p-1)*Limit, p*Limit). For a
+// session without gaps this is exactly the OFFSET page; where runs were
+// deleted their positions stay empty and the page is shorter. Every other
+// filter or order pages with LIMIT/OFFSET.
 func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, error) {
 	w := runWhere(ctx, f)
 	total := -1
@@ -166,20 +169,14 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 	}
 	order += ", run_id " + d
 	off := offset(f.Limit, f.Page)
-	if off > 0 && s.seekable(ctx, f) {
-		start, ok, err := s.seekStart(ctx, f.SessionID, d, off)
+	if sessionSeek(ctx, f) {
+		lo, hi, ok, err := s.positionWindow(ctx, f.SessionID, d, off, f.Limit)
 		if err != nil {
 			return nil, 0, err
 		}
-		if !ok {
-			return []db.Run{}, total, nil
-		}
-		if start != nil {
-			cmp := ">="
-			if d == "DESC" {
-				cmp = "<="
-			}
-			w.add("run_index "+cmp+" ?", *start)
+		if ok {
+			w.add("run_index >= ?", lo)
+			w.add("run_index < ?", hi)
 			off = 0
 		}
 	}
@@ -191,46 +188,44 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 	return out, total, err
 }
 
-// seekable: only a session filter, run_index order, and no NULL run_index in
-// the session (NULLs sort differently per dialect).
-func (s *Store) seekable(ctx context.Context, f db.RunFilter) bool {
-	if _, scoped := db.UserScope(ctx); scoped || f.SessionID == "" || (f.SortBy != "" && f.SortBy != "run_index") ||
-		f.UserID != "" || f.AgentID != "" || f.TeamID != "" || f.WorkflowID != "" || f.ParentRunID != "" || f.RunType != "" || len(f.Statuses) > 0 {
-		return false
-	}
-	var one int
-	err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT 1 FROM "+s.runs+" WHERE session_id = ? AND run_index IS NULL LIMIT 1"), f.SessionID).Scan(&one)
-	return errors.Is(err, sql.ErrNoRows)
+// sessionSeek reports whether a filter is the seekable shape: one session, run_index
+// order, nothing else (a user scope or filter could hide positions).
+func sessionSeek(ctx context.Context, f db.RunFilter) bool {
+	_, scoped := db.UserScope(ctx)
+	return !scoped && f.SessionID != "" && (f.SortBy == "" || f.SortBy == "run_index") &&
+		f.UserID == "" && f.AgentID == "" && f.TeamID == "" && f.WorkflowID == "" && f.ParentRunID == "" &&
+		f.RunType == "" && len(f.Statuses) == 0
 }
 
-// seekStart finds the run_index at position off of the session (index-only).
-// ok is false past the last row; start is nil when equal run_index values
-// straddle the page boundary, which only OFFSET pages exactly.
-func (s *Store) seekStart(ctx context.Context, sessionID, d string, off int) (start *int64, ok bool, err error) {
-	q := fmt.Sprintf("SELECT run_index FROM %s WHERE session_id = ? ORDER BY run_index %s LIMIT 2 OFFSET %d", s.runs, d, off-1)
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), sessionID)
-	if err != nil {
-		return nil, false, s.fail("seek runs", err)
+// positionWindow returns the run_index range [lo, hi) of a page, from the
+// session's first (or, descending, last) run_index: two index-only lookups in
+// one round trip. ok is false when the session holds NULL run_index rows
+// (their order differs per dialect) so the caller falls back to OFFSET; an
+// empty session yields an empty window.
+func (s *Store) positionWindow(ctx context.Context, sessionID, d string, off, limit int) (lo, hi int64, ok bool, err error) {
+	agg := "MIN"
+	if d == "DESC" {
+		agg = "MAX"
 	}
-	defer rows.Close()
-	var idx []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, false, s.fail("seek runs", err)
-		}
-		idx = append(idx, v)
+	q := fmt.Sprintf("SELECT (SELECT %s(run_index) FROM %s WHERE session_id = ?), (SELECT COUNT(*) FROM (SELECT 1 FROM %s WHERE session_id = ? AND run_index IS NULL LIMIT 1) n)",
+		agg, s.runs, s.runs)
+	var edge sql.NullInt64
+	var nulls int
+	if err := s.r.QueryRowContext(ctx, s.d.Rebind(q), sessionID, sessionID).Scan(&edge, &nulls); err != nil {
+		return 0, 0, false, s.fail("seek runs", err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, s.fail("seek runs", err)
+	if nulls > 0 {
+		return 0, 0, false, nil
 	}
-	switch {
-	case len(idx) < 2:
-		return nil, false, nil
-	case idx[0] == idx[1]:
-		return nil, true, nil
+	if !edge.Valid {
+		return 0, 0, true, nil
 	}
-	return &idx[1], true, nil
+	if d == "DESC" {
+		hi = edge.Int64 - int64(off) + 1
+		return hi - int64(limit), hi, true, nil
+	}
+	lo = edge.Int64 + int64(off)
+	return lo, lo + int64(limit), true, nil
 }
 
 // HistoryRuns returns the last q.Limit runs of a session that feed context

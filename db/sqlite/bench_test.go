@@ -1,0 +1,150 @@
+package sqlite_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+	"github.com/agentryhq/agentry/run"
+)
+
+// runData2KB is a realistic ~2 KB run_data document.
+func runData2KB(id string) json.RawMessage {
+	msgs := []map[string]string{}
+	for i := range 6 {
+		msgs = append(msgs, map[string]string{"role": []string{"user", "assistant"}[i%2],
+			"content": fmt.Sprintf("%s message %d %s", id, i, strings.Repeat("lorem ipsum dolor ", 16))})
+	}
+	b, _ := json.Marshal(map[string]any{"run_id": id, "agent_id": "bench", "status": "COMPLETED", "messages": msgs,
+		"metrics": map[string]int{"input_tokens": 120, "output_tokens": 80, "total_tokens": 200}})
+	return b
+}
+
+// BenchmarkWriteAmplification stores N runs of ~2 KB in ONE session, one
+// UpsertRun each, and reports the bytes written: WAL frames appended by the
+// commits (counted at manual checkpoints) plus the main file's growth.
+// Run with -benchtime=1x.
+func BenchmarkWriteAmplification(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var walBytes, growth int64
+			for b.Loop() {
+				b.StopTimer()
+				path := filepath.Join(b.TempDir(), "wa.db")
+				d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, _ := sqlstore.FromDB(d)
+				w := st.SQL()
+				var pageSize int64
+				w.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize)
+				checkpoint := func() int64 {
+					var busy, log, done int64
+					if err := w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+						b.Fatal(err)
+					}
+					return log * (pageSize + 24)
+				}
+				if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent}); err != nil {
+					b.Fatal(err)
+				}
+				checkpoint()
+				size0 := fileSize(b, path)
+				rows := make([]*db.Run, n)
+				for i := range rows {
+					id := fmt.Sprintf("run-%06d", i)
+					rows[i] = &db.Run{RunID: id, SessionID: "s", RunType: run.TypeAgent, AgentID: "bench", Status: run.StatusCompleted, RunData: runData2KB(id)}
+				}
+				b.StartTimer()
+				for i, r := range rows {
+					if _, err := d.UpsertRun(ctx, r); err != nil {
+						b.Fatal(err)
+					}
+					if (i+1)%500 == 0 {
+						walBytes += checkpoint()
+					}
+				}
+				b.StopTimer()
+				walBytes += checkpoint()
+				growth += fileSize(b, path) - size0
+				d.Close()
+				b.StartTimer()
+			}
+			runs := float64(int64(b.N) * int64(n))
+			b.ReportMetric(float64(walBytes+growth)/runs, "bytes/run")
+			b.ReportMetric(float64(walBytes)/runs, "wal-bytes/run")
+			b.ReportMetric(float64(growth)/runs, "file-growth/run")
+		})
+	}
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// BenchmarkGetRuns pages 20 runs out of one session of 100,000 runs (bulk
+// loaded in one statement): the first page and page 2,000. p50-ns is the
+// median latency.
+func BenchmarkGetRuns(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "getruns.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "big", SessionType: run.TypeAgent}); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := sqlstore.FromDB(d)
+	const total = 100_000
+	if _, err := st.SQL().ExecContext(ctx, `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ?)
+		INSERT INTO agno_runs (run_id, session_id, run_type, agent_id, status, run_index, run_data, created_at, updated_at)
+		SELECT printf('run-%06d', i), 'big', 'agent', 'bench', 'COMPLETED', i,
+		       json_object('run_id', printf('run-%06d', i), 'content', printf('%.1000c', 'x')), 1700000000 + i, 1700000000 + i FROM c`, total-1); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.SQL().ExecContext(ctx, "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	benchPages(b, d, total)
+}
+
+func benchPages(b *testing.B, d *db.DB, total int) {
+	for _, page := range []int{1, 2000} {
+		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
+			b.ReportAllocs()
+			f := db.RunFilter{SessionID: "big", Limit: 20, Page: page}
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				runs, _, err := d.GetRuns(ctx, f)
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if want := fmt.Sprintf("run-%06d", (page-1)*20); len(runs) != 20 || runs[0].RunID != want {
+					b.Fatalf("page %d starts at %v, want %s (of %d)", page, runs[0].RunID, want, total)
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		})
+	}
+}
