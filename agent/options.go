@@ -14,6 +14,7 @@ type runOptions struct {
 	sessionID    string
 	userID       string
 	runID        string
+	parentRunID  string
 	sessionState map[string]any
 	metadata     map[string]any
 	dependencies map[string]any
@@ -32,6 +33,10 @@ func WithUserID(id string) RunOption { return func(o *runOptions) { o.userID = i
 
 // WithRunID sets the run id instead of a random UUID.
 func WithRunID(id string) RunOption { return func(o *runOptions) { o.runID = id } }
+
+// WithParentRunID marks the run as a member run of a team or workflow run;
+// such runs never feed history.
+func WithParentRunID(id string) RunOption { return func(o *runOptions) { o.parentRunID = id } }
 
 // WithSessionState merges state into the session state (top-level keys
 // replace stored ones) and stores the result with the session.

@@ -325,3 +325,34 @@ func TestStream_RunIsStoredBeforeItsTerminalEvent(t *testing.T) {
 	}
 	t.Fatal("no RunCompleted")
 }
+
+func TestRun_MemberRunsAreStoredButNotHistory(t *testing.T) {
+	t.Parallel()
+	store := db.New("", memory.New())
+	rec := &recorder{Model: scripted.Reply("ok")}
+	a := mustAgent(t, Config{Name: "M", DB: store, AddHistoryToContext: true, Model: rec})
+	ctx := context.Background()
+	if _, err := a.Run(ctx, run.TextInput("plain"), WithSessionID("s")); err != nil {
+		t.Fatal(err)
+	}
+	member, err := a.Run(ctx, run.TextInput("member"), WithSessionID("s"), WithParentRunID("team-run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storedRun(t, store, member.RunID); got.ParentRunID != "team-run" {
+		t.Fatalf("parent %q", got.ParentRunID)
+	}
+	if _, err := a.Run(ctx, run.TextInput("next"), WithSessionID("s")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.requests()
+	var users []string
+	for _, m := range reqs[len(reqs)-1] {
+		if m.Role == model.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	if strings.Join(users, ",") != "plain,next" {
+		t.Fatalf("users %v", users)
+	}
+}

@@ -93,6 +93,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		AgentID:       p.id,
 		AgentName:     a.cfg.Name,
 		SessionID:     sessionID,
+		ParentRunID:   o.parentRunID,
 		UserID:        userID,
 		Model:         p.info.ID,
 		ModelProvider: p.info.Provider,

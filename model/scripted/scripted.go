@@ -24,12 +24,10 @@ const (
 	RepeatLast Exhausted = "repeat_last"
 	// Cycle starts again from the first applicable turn.
 	Cycle Exhausted = "cycle"
-	// Fail answers with an ErrBadRequest provider error naming the script position.
+	// Fail answers with a *model.ProviderError of kind model.ErrBadRequest
+	// ("script exhausted") naming the position asked for.
 	Fail Exhausted = "error"
 )
-
-// ErrScriptExhausted is wrapped by the error returned under Fail.
-var ErrScriptExhausted = errors.New("scripted: script exhausted")
 
 // ToolCall is one scripted tool call.
 type ToolCall struct {
@@ -325,7 +323,7 @@ func (m *Model) pick(req *model.Request) (*prepared, int, error) {
 		switch m.onExhausted {
 		case Fail:
 			return nil, k, &model.ProviderError{Provider: "scripted", Kind: model.ErrBadRequest,
-				Message: fmt.Sprintf("%v: asked for turn %d of %d", ErrScriptExhausted, k+1, n)}
+				Message: fmt.Sprintf("script exhausted: asked for turn %d of %d", k+1, n)}
 		case Cycle:
 			idx = k % n
 		default:
