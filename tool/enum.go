@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -93,6 +94,8 @@ func setEnum(f reflect.StructField, s *jsonschema.Schema, tag string) error {
 	s.Enum = values
 	return nil
 }
+
+var errEnumKind = errors.New("enum tag needs a string, number or boolean field")
 
 func parseEnumValue(k reflect.Kind, raw string) (any, error) {
 	switch k {

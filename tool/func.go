@@ -1,15 +1,16 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	sj "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // FuncConfig describes a function tool. Name and Description are required; zero
@@ -29,7 +30,18 @@ type FuncConfig struct {
 	StopAfterCall        bool
 }
 
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// validName accepts what every provider accepts: ^[a-zA-Z0-9_-]{1,64}$.
+func validName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Func builds a Tool from a typed Go function. The parameter schema is inferred
 // once from In (a struct, or a map with string keys) by
@@ -43,7 +55,7 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // The result is given to the model as is when Out is a string or
 // json.RawMessage, and JSON-encoded otherwise.
 func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out, error)) (Tool, error) {
-	if !toolNameRE.MatchString(cfg.Name) {
+	if !validName(cfg.Name) {
 		return nil, fmt.Errorf("tool: invalid name %q: use 1 to 64 letters, digits, '_' or '-'", cfg.Name)
 	}
 	if cfg.Description == "" {
@@ -52,19 +64,16 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 	if fn == nil {
 		return nil, fmt.Errorf("tool %s: nil function", cfg.Name)
 	}
-	params, err := inferParameters(reflect.TypeFor[In]())
+	params, schema, err := parametersFor(reflect.TypeFor[In]())
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", cfg.Name, err)
 	}
-	v, err := newValidator(cfg.Name, params)
-	if err != nil {
-		return nil, err
-	}
+	v := &validator{tool: cfg.Name, schema: schema}
 	return &funcTool[In, Out]{
 		def: Definition{
 			Name:                 cfg.Name,
 			Description:          cfg.Description,
-			Parameters:           params,
+			Parameters:           bytes.Clone(params), // the cached copy stays pristine
 			Strict:               cfg.Strict,
 			Timeout:              cfg.Timeout,
 			RequiresConfirmation: cfg.RequiresConfirmation,
@@ -130,6 +139,35 @@ func (t *funcTool[In, Out]) call(ctx context.Context, args json.RawMessage) (str
 	return string(b), nil
 }
 
+// inferred caches the schema of each argument type: inference and compilation
+// cost far more than a tool call, and the set of types is fixed by the program.
+var inferred sync.Map // reflect.Type -> inferredSchema
+
+type inferredSchema struct {
+	params json.RawMessage
+	schema *sj.Schema
+	err    error
+}
+
+// parametersFor returns the JSON Schema of t and its compiled form. The
+// returned bytes are shared: callers must not modify them.
+func parametersFor(t reflect.Type) (json.RawMessage, *sj.Schema, error) {
+	if c, ok := inferred.Load(t); ok {
+		c := c.(inferredSchema)
+		return c.params, c.schema, c.err
+	}
+	var c inferredSchema
+	c.params, c.err = inferParameters(t)
+	if c.err == nil {
+		var v *validator
+		if v, c.err = newValidator(t.String(), c.params); c.err == nil {
+			c.schema = v.schema
+		}
+	}
+	inferred.Store(t, c)
+	return c.params, c.schema, c.err
+}
+
 // inferParameters computes the JSON Schema of a tool's argument type.
 func inferParameters(t reflect.Type) (json.RawMessage, error) {
 	s, err := jsonschema.ForType(t, nil)
@@ -152,5 +190,3 @@ func inferParameters(t reflect.Type) (json.RawMessage, error) {
 	}
 	return b, nil
 }
-
-var errEnumKind = errors.New("enum tag needs a string, number or boolean field")

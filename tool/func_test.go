@@ -137,6 +137,10 @@ func TestFunc_RejectsInvalidConstruction(t *testing.T) {
 			_, err := tool.Func(tool.FuncConfig{Name: "get weather", Description: "d"}, noop)
 			return err
 		}, "invalid name"},
+		{"name over 64 characters", func() error {
+			_, err := tool.Func(tool.FuncConfig{Name: strings.Repeat("a", 65), Description: "d"}, noop)
+			return err
+		}, "invalid name"},
 		{"missing description", func() error { _, err := tool.Func(tool.FuncConfig{Name: "t"}, noop); return err }, "description is required"},
 		{"nil function", func() error {
 			_, err := tool.Func[struct{}, string](ok, nil)
@@ -244,5 +248,21 @@ func TestFunc_ReturnsFunctionError(t *testing.T) {
 	})
 	if _, err := tl.Call(context.Background(), nil); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want %v", err, boom)
+	}
+}
+
+func TestFunc_ToolsOfOneTypeDoNotShareParameters(t *testing.T) {
+	t.Parallel()
+	a, b := forecastTool(t), forecastTool(t)
+	pa := a.Definition().Parameters
+	want := string(b.Definition().Parameters)
+	for i := range pa {
+		pa[i] = ' '
+	}
+	if got := string(b.Definition().Parameters); got != want {
+		t.Fatalf("changing one tool's parameters changed another's: %s", got)
+	}
+	if got := string(forecastTool(t).Definition().Parameters); got != want {
+		t.Fatalf("changing one tool's parameters changed later tools: %s", got)
 	}
 }

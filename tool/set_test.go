@@ -48,6 +48,7 @@ func call(name, args string) model.ToolCall {
 func TestExecute_RejectsInvalidArgumentsWithActionableMessage(t *testing.T) {
 	t.Parallel()
 	s := mustSet(t, forecastTool(t), echoRaw("raw", `{"type":"object","properties":{"q":{"type":"string","minLength":2}},"required":["q"]}`),
+		echoRaw("draft7", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"integer"}}}`),
 		mustFunc(t, tool.FuncConfig{Name: "add", Description: "d"}, func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil }))
 	tests := []struct {
 		name, tool, args string
@@ -67,6 +68,7 @@ func TestExecute_RejectsInvalidArgumentsWithActionableMessage(t *testing.T) {
 		{"all violations listed", "forecast", `{"days":"x","extra":1}`, []string{"missing property 'location'", "at /days", "'extra'"}},
 		{"any tool: raw schema", "raw", `{"q":"a"}`, []string{"for raw", "at /q", "minLength"}},
 		{"any tool: invalid JSON", "raw", `nope`, []string{"not valid JSON"}},
+		{"any tool: draft-07 schema", "draft7", `{"n":"2"}`, []string{"at /n", "want integer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,6 +95,7 @@ func TestExecute_AcceptsValidArguments(t *testing.T) {
 		forecastTool(t),
 		echoRaw("raw", `{"type":"object","properties":{"q":{"type":"string"}}}`),
 		echoRaw("noschema", ``),
+		echoRaw("draft7", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"integer"}}}`),
 		mustFunc(t, tool.FuncConfig{Name: "noargs", Description: "d"}, func(context.Context, struct{}) (string, error) { return "ok", nil }),
 	)
 	tests := []struct{ name, tool, args, want string }{
@@ -100,6 +103,7 @@ func TestExecute_AcceptsValidArguments(t *testing.T) {
 		{"whitespace around arguments", "forecast", " \n{\"location\":{\"city\":\"Oslo\"},\"days\":1}\n", `{"city":"Oslo","temp_c":21.5}`},
 		{"raw schema tool gets arguments verbatim", "raw", `{"q":"x"}`, `{"q":"x"}`},
 		{"raw tool without schema gets {} for empty", "noschema", ``, `{}`},
+		{"draft-07 schema with $schema", "draft7", `{"n":2}`, `{"n":2}`},
 		{"no-argument func with empty string", "noargs", ``, "ok"},
 		{"no-argument func with {}", "noargs", `{}`, "ok"},
 	}
