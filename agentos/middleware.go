@@ -107,8 +107,8 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// recoverPanics turns a handler panic into 500 {"detail"} (when nothing was
-// written yet) and logs it with the request id and stack.
+// recoverPanics turns a handler panic into 500 {"detail"} and logs it with the
+// request id and stack; if the response had started, it aborts the connection.
 func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -128,9 +128,13 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 				log.ErrorContext(r.Context(), "panic serving request",
 					"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
 					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				if rec.status == 0 {
-					WriteError(rec, http.StatusInternalServerError, "internal server error")
+				if rec.status != 0 {
+					// The response already started (e.g. a stream): abort the
+					// connection so the client sees a broken response, not a
+					// clean end.
+					panic(http.ErrAbortHandler)
 				}
+				WriteError(rec, http.StatusInternalServerError, "internal server error")
 			}()
 			next.ServeHTTP(w, r)
 		})

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentryhq/agentry/run"
 )
 
 func TestHealth_ReportsOK(t *testing.T) {
@@ -106,6 +108,11 @@ func TestRecover_PanicBecomes500WithRequestIDLogged(t *testing.T) {
 	t.Parallel()
 	ts, logs := testServer(t, Config{}, func(s *Server) {
 		s.Router().Get("/boom", func(http.ResponseWriter, *http.Request) { panic("kaboom") })
+		s.Router().Get("/boom-mid-stream", func(w http.ResponseWriter, _ *http.Request) {
+			sw := NewSSEWriter(w)
+			_ = sw.WriteEvent(&run.Event{Event: run.EventRunStarted})
+			panic("mid-stream kaboom")
+		})
 	})
 	res := get(t, ts.URL+"/boom", map[string]string{RequestIDHeader: "panic-1"})
 	if res.status != 500 || res.detail(t) != "internal server error" {
@@ -116,6 +123,17 @@ func TestRecover_PanicBecomes500WithRequestIDLogged(t *testing.T) {
 	}
 	if res := get(t, ts.URL+"/health", nil); res.status != 200 {
 		t.Errorf("server unhealthy after panic: %d", res.status)
+	}
+	res2, err := http.Get(ts.URL + "/boom-mid-stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res2.Body.Close()
+	if _, err := io.ReadAll(res2.Body); err == nil {
+		t.Error("a panic after the response started ended the body cleanly; want an aborted connection")
+	}
+	if !strings.Contains(logs.String(), "mid-stream kaboom") {
+		t.Error("mid-stream panic not logged")
 	}
 }
 

@@ -329,3 +329,21 @@ func indent(s, prefix string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+func FuzzParse(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "agentos.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte("agents:\n  - id: a\n    enable_user_memories: true\n"))
+	f.Add([]byte("auth:\n  jwt:\n    verification_keys:\n      - kid: a\n        key: b\n"))
+	f.Add([]byte("server: [1, 2\n"))
+	f.Add([]byte("&a [*a]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse(data, "fuzz.yaml")
+		if err == nil {
+			_ = cfg.Validate()
+		}
+	})
+}
