@@ -29,7 +29,8 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 // Failures of the run are events (RunError, RunCancelled), not errors; the
 // error is non-nil only when the run cannot start (invalid options) or could
 // not be persisted, and is then the last value yielded. Breaking out of the
-// loop cancels the run, which ends CANCELLED and is persisted.
+// loop cancels the run, which ends CANCELLED and is persisted. Each range over
+// the returned sequence starts a new run.
 func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		st, err := a.newState(ctx, opts)
