@@ -56,3 +56,8 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T) *db.DB { return openFresh(t, postgres.Config{}) })
 }
+
+func TestConformanceSQL(t *testing.T) {
+	t.Parallel()
+	dbtest.RunSQL(t, func(t *testing.T) *db.DB { return openFresh(t, postgres.Config{}) })
+}

@@ -25,6 +25,11 @@ func TestConformance(t *testing.T) {
 	dbtest.Run(t, openTemp)
 }
 
+func TestConformanceSQL(t *testing.T) {
+	t.Parallel()
+	dbtest.RunSQL(t, openTemp)
+}
+
 func TestConformance_InMemory(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T) *db.DB {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -78,7 +79,7 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		if _, err := tx.ExecContext(ctx, s.d.Rebind(ins), out.RunID, out.SessionID, string(out.RunType),
 			nullStr(out.AgentID), nullStr(out.TeamID), nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID),
 			nullStr(string(out.Status)), *out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt); err != nil {
-			if s.sessionMissing(ctx, tx, in.SessionID) {
+			if isForeignKeyViolation(err) {
 				return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, in.RunID, in.SessionID)
 			}
 			return nil, s.fail("insert run "+in.RunID, err)
@@ -92,13 +93,12 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	return &out, nil
 }
 
-func (s *Store) sessionMissing(ctx context.Context, tx *sql.Tx, sessionID string) bool {
-	if s.d.Name == Postgres {
-		return false // the failed statement aborted the transaction; the FK error says it
-	}
-	var one int
-	err := tx.QueryRowContext(ctx, s.d.Rebind("SELECT 1 FROM "+s.sessions+" WHERE session_id = ?"), sessionID).Scan(&one)
-	return errors.Is(err, sql.ErrNoRows)
+// isForeignKeyViolation recognises each backend's FK error: SQLite's
+// constraint message, Postgres SQLSTATE 23503, MySQL error 1452.
+func isForeignKeyViolation(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "FOREIGN KEY constraint failed") || strings.Contains(msg, "SQLSTATE 23503") ||
+		strings.Contains(msg, "Error 1452")
 }
 
 // GetRun returns a run in scope or ErrNotFound; a row whose run_data is not
