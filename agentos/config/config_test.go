@@ -29,7 +29,7 @@ func TestLoad_ExampleFileIsValid(t *testing.T) {
 	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.Server.BodyLimit != 32<<20 || cfg.Server.ShutdownTimeout != 30*time.Second {
 		t.Errorf("server = %+v", cfg.Server)
 	}
-	if len(cfg.Agents) != 3 || cfg.Agents[0].ID != "assistant" || cfg.Agents[0].Tools[0].Name != "web_search" ||
+	if len(cfg.Agents) != 3 || cfg.Agents[0].ID != "assistant" || cfg.Agents[0].Tools[0].Name != "calculator" ||
 		len(cfg.Agents[0].Instructions) != 2 || !cfg.Agents[0].UpdateMemoryOnRun || cfg.Agents[0].NumPastSessionsToSearch != 2 {
 		t.Errorf("agents = %+v", cfg.Agents)
 	}
@@ -148,6 +148,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"duplicate agent ids", "agents:\n  - id: a\n    model: a:b\n  - id: a\n    model: a:b\n", "duplicate id \"a\""},
 		{"id with slash", "agents:\n  - id: a/b\n    model: a:b\n", "may only use"},
 		{"missing model", "agents:\n  - id: a\n", "agents[0].model is required"},
+		{"unknown tool", "agents:\n  - id: a\n    model: a:b\n    tools: [web_serch]\n", "unknown tool \"web_serch\""},
 		{"model without provider", "agents:\n  - id: a\n    model: gpt-4o\n", "provider:model_id"},
 		{"negative history", "agents:\n  - id: a\n    model: a:b\n    num_history_runs: -1\n", "must not be negative"},
 		{"unknown team member", "teams:\n  - id: t\n    members: [ghost]\n", "no agent with id \"ghost\""},
@@ -346,4 +347,28 @@ func FuzzParse(f *testing.F) {
 			_ = cfg.Validate()
 		}
 	})
+}
+
+// TestLoad_ExampleAgentsBuild builds every agent of the example from the repo
+// root, as `agentry serve --config examples/agentos.yaml` does (no t.Parallel:
+// it changes directory and environment).
+func TestLoad_ExampleAgentsBuild(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	// Providers check for a key when built; no request is sent here.
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("ANTHROPIC_API_KEY", "test-key")
+	cfg, err := Load(filepath.Join("examples", "agentos.yaml"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cfg.Agents {
+		built, err := a.Build(nil)
+		if err != nil {
+			t.Errorf("agent %s: %v", a.ID, err)
+			continue
+		}
+		if built.ID() != a.ID {
+			t.Errorf("built id %q, want %q", built.ID(), a.ID)
+		}
+	}
 }

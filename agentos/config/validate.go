@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/tool/builtin"
 )
 
 // idPattern keeps ids usable as one URL path segment.
@@ -78,6 +79,8 @@ func (c *Config) Validate() error {
 		for _, t := range a.Tools {
 			if t.Name == "" {
 				bad("%s.tools: a tool needs a name", where)
+			} else if !slices.Contains(builtin.Names(), t.Name) {
+				bad("%s.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
 			}
 		}
 	}
