@@ -13,7 +13,6 @@ type sink struct {
 	yield   func(run.Event, error) bool
 	stopped bool
 	store   bool
-	stop    func() // called once when the consumer stops reading
 }
 
 // on reports whether anyone wants non-delta events.
@@ -50,8 +49,6 @@ func (st *state) send(e run.Event) {
 	s := &st.sink
 	if s.live() && !s.yield(e, nil) {
 		s.stopped = true
-		if s.stop != nil {
-			s.stop()
-		}
+		st.cancel(errStreamStopped)
 	}
 }

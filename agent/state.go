@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,14 +76,14 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	}
 	runID := o.runID
 	if runID == "" {
-		runID = uuid.NewString()
+		runID = newID()
 	}
 	sessionID := o.sessionID
 	if sessionID == "" {
 		sessionID = a.cfg.SessionID
 	}
 	if sessionID == "" {
-		sessionID = uuid.NewString()
+		sessionID = newID()
 	}
 	userID := o.userID
 	if userID == "" {
@@ -109,6 +110,15 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	return st, nil
 }
 
+// newID returns a random (version 4) UUID.
+func newID() string {
+	var u uuid.UUID
+	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u.String()
+}
+
 // begin derives the run's context and registers it for CancelRun.
 func (st *state) begin(parent context.Context) {
 	ctx, cancel := context.WithCancelCause(parent)
@@ -120,7 +130,6 @@ func (st *state) begin(parent context.Context) {
 	}
 	st.ctx, st.cancel = ctx, cancel
 	st.sink.store = st.a.cfg.StoreEvents
-	st.sink.stop = func() { cancel(errStreamStopped) }
 	st.p.running.Store(st.out.RunID, st)
 }
 
