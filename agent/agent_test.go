@@ -497,3 +497,50 @@ func TestRun_ConcurrentRunsShareOneAgent(t *testing.T) {
 		}
 	}
 }
+
+func TestRun_SystemMessageLayout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     Config
+		want    []string
+		wantNot []string
+		none    bool
+	}{
+		{"single instruction", Config{Instructions: Instructions{"Be brief."}}, []string{"Be brief."}, []string{"<instructions>"}, false},
+		{"markdown, datetime and expected output", Config{Markdown: true, AddDatetimeToContext: true, ExpectedOutput: "a haiku"},
+			[]string{"Use markdown", "The current time is", "<expected_output>\na haiku\n</expected_output>"}, nil, false},
+		{"override", Config{SystemMessage: "You are X.", Description: "ignored"}, []string{"You are X."}, []string{"ignored"}, false},
+		{"nothing to say", Config{}, nil, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{Model: scripted.Reply("ok")}
+			tc.cfg.Model = rec
+			if _, err := mustAgent(t, tc.cfg).Run(context.Background(), run.TextInput("x")); err != nil {
+				t.Fatal(err)
+			}
+			first := rec.requests()[0][0]
+			if tc.none {
+				if first.Role == model.RoleSystem {
+					t.Fatalf("unexpected system message %q", first.Content)
+				}
+				return
+			}
+			if first.Role != model.RoleSystem {
+				t.Fatalf("first message %+v", first)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(first.Content, w) {
+					t.Errorf("system message %q lacks %q", first.Content, w)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(first.Content, w) {
+					t.Errorf("system message %q has %q", first.Content, w)
+				}
+			}
+		})
+	}
+}
