@@ -19,6 +19,7 @@ func (s *Server) routes(r chi.Router) {
 	s.rootRoutes(r)
 	s.agentRoutes(r)
 	s.sessionRoutes(r)
+	s.memoryRoutes(r)
 }
 
 // database resolves the db_id query parameter: empty means the default

@@ -1,0 +1,330 @@
+package agentos
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+func (s *Server) memoryRoutes(r chi.Router) {
+	read := s.RequireScope("memories", "read", "memory_id")
+	write := s.RequireScope("memories", "write", "memory_id")
+	del := s.RequireScope("memories", "delete", "memory_id")
+	r.With(s.RequireScope("memories", "read", "")).Get("/memories", s.listMemories)
+	r.With(s.RequireScope("memories", "write", "")).Post("/memories", s.createMemory)
+	r.With(s.RequireScope("memories", "delete", "")).Delete("/memories", s.deleteMemories)
+	r.With(read).Get("/memories/{memory_id}", s.getMemory)
+	r.With(write).Patch("/memories/{memory_id}", s.patchMemory)
+	r.With(del).Delete("/memories/{memory_id}", s.deleteMemory)
+	r.With(s.RequireScope("memories", "read", "")).Get("/memory_topics", s.memoryTopics)
+	r.With(s.RequireScope("memories", "read", "")).Get("/user_memory_stats", s.userMemoryStats)
+}
+
+// maxMemoryChars bounds a memory's text, as AgentOS's UserMemoryCreateSchema does.
+const maxMemoryChars = 5000
+
+// memoryView is AgentOS's UserMemorySchema.
+type memoryView struct {
+	MemoryID  string   `json:"memory_id"`
+	Memory    string   `json:"memory"`
+	Topics    []string `json:"topics"`
+	AgentID   *string  `json:"agent_id"`
+	TeamID    *string  `json:"team_id"`
+	UserID    *string  `json:"user_id"`
+	UpdatedAt *string  `json:"updated_at"`
+}
+
+func newMemoryView(m *db.Memory) memoryView {
+	topics := m.Topics
+	if topics == nil {
+		topics = []string{}
+	}
+	return memoryView{MemoryID: m.MemoryID, Memory: m.Memory, Topics: topics, AgentID: optional(m.AgentID),
+		TeamID: optional(m.TeamID), UserID: optional(m.UserID), UpdatedAt: isoTime(m.UpdatedAt)}
+}
+
+// userStatsView is AgentOS's UserStatsSchema.
+type userStatsView struct {
+	UserID              string  `json:"user_id"`
+	TotalMemories       int     `json:"total_memories"`
+	LastMemoryUpdatedAt *string `json:"last_memory_updated_at"`
+}
+
+// narrowToUser lets an unscoped caller (admin, open server) restrict an
+// operation to one user's rows with an explicit user_id; a scoped caller's
+// scope already applies and cannot be widened or changed.
+func narrowToUser(ctx context.Context, requested string) context.Context {
+	if _, scoped := db.UserScope(ctx); scoped || requested == "" {
+		return ctx
+	}
+	return db.WithUserScope(ctx, requested)
+}
+
+// checkMemoryText validates a memory's text: non-blank, at most maxMemoryChars.
+func checkMemoryText(text string) error {
+	if strings.TrimSpace(text) == "" {
+		return Errorf(http.StatusUnprocessableEntity, "memory is required and must not be blank")
+	}
+	if n := utf8.RuneCountInString(text); n > maxMemoryChars {
+		return Errorf(http.StatusUnprocessableEntity, "memory must be at most %d characters, got %d", maxMemoryChars, n)
+	}
+	return nil
+}
+
+// memoryTopicsQuery reads ?topics= as AgentOS does: comma-separated values
+// (repeating the parameter also works); blanks are dropped.
+func memoryTopicsQuery(r *http.Request) []string {
+	var out []string
+	for _, v := range r.URL.Query()["topics"] {
+		for t := range strings.SplitSeq(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+var memoryPageRules = PageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
+
+func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	pq, err := ParsePageQuery(r.URL.Query(), memoryPageRules)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	q := r.URL.Query()
+	mems, total, err := d.ListMemories(r.Context(), db.MemoryFilter{
+		UserID:        EffectiveUserID(r.Context(), q.Get("user_id")),
+		AgentID:       q.Get("agent_id"),
+		TeamID:        q.Get("team_id"),
+		Topics:        memoryTopicsQuery(r),
+		SearchContent: q.Get("search_content"),
+		Limit:         pq.Limit,
+		Page:          pq.Page,
+		SortBy:        pq.SortBy,
+		SortOrder:     pq.SortOrder,
+	})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	views := make([]memoryView, 0, len(mems))
+	for i := range mems {
+		views = append(views, newMemoryView(&mems[i]))
+	}
+	WritePage(w, views, pq, total, time.Since(start))
+}
+
+// loadMemory fetches the {memory_id} memory: 404 when missing, of another user
+// (the db scope hides it), or not owned by an explicit user_id (requested).
+func (s *Server) loadMemory(r *http.Request, requested string) (*db.DB, *db.Memory, error) {
+	d, err := s.database(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := chi.URLParam(r, "memory_id")
+	m, err := d.GetMemory(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !ownedBy(r.Context(), m.UserID, requested)) {
+		return nil, nil, Errorf(http.StatusNotFound, "Memory with ID %s not found", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, m, nil
+}
+
+func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) {
+	_, m, err := s.loadMemory(r, r.URL.Query().Get("user_id"))
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, newMemoryView(m))
+}
+
+// createMemoryRequest is AgentOS's UserMemoryCreateSchema.
+type createMemoryRequest struct {
+	Memory string   `json:"memory"`
+	Topics []string `json:"topics"`
+	UserID string   `json:"user_id"`
+}
+
+func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	var req createMemoryRequest
+	if err := decodeJSONBody(r, &req); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if err := checkMemoryText(req.Memory); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	userID := EffectiveUserID(r.Context(), req.UserID)
+	if userID == "" {
+		WriteError(w, http.StatusBadRequest, "User ID is required")
+		return
+	}
+	topics := req.Topics
+	if topics == nil {
+		topics = []string{}
+	}
+	saved, err := d.UpsertMemory(r.Context(), &db.Memory{MemoryID: uuid.NewString(), Memory: req.Memory, Topics: topics, UserID: userID})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+}
+
+// patchMemoryRequest changes a memory's text and/or topics. Omitted (or null)
+// fields keep their value; "topics": [] clears them. user_id, for an unscoped
+// caller, must name the owner (else 404); a scoped caller's is ignored.
+type patchMemoryRequest struct {
+	Memory *string   `json:"memory"`
+	Topics *[]string `json:"topics"`
+	UserID string    `json:"user_id"`
+}
+
+func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
+	var req patchMemoryRequest
+	if err := decodeJSONBody(r, &req); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if req.Memory == nil && req.Topics == nil {
+		WriteError(w, http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
+		return
+	}
+	if req.Memory != nil {
+		if err := checkMemoryText(*req.Memory); err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+	}
+	d, m, err := s.loadMemory(r, req.UserID)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if req.Memory != nil {
+		m.Memory = *req.Memory
+	}
+	if req.Topics != nil {
+		m.Topics = *req.Topics
+		if m.Topics == nil {
+			m.Topics = []string{}
+		}
+	}
+	saved, err := d.UpsertMemory(r.Context(), m)
+	if errors.Is(err, db.ErrNotFound) {
+		// Deleted or handed to another user since loadMemory.
+		WriteError(w, http.StatusNotFound, "Memory with ID "+m.MemoryID+" not found")
+		return
+	}
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+}
+
+func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) {
+	d, m, err := s.loadMemory(r, r.URL.Query().Get("user_id"))
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if err := d.DeleteMemories(r.Context(), m.MemoryID); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) {
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	var req struct {
+		MemoryIDs []string `json:"memory_ids"`
+		UserID    string   `json:"user_id"`
+	}
+	if err := decodeJSONBody(r, &req); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if len(req.MemoryIDs) == 0 {
+		WriteError(w, http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
+		return
+	}
+	// The db scope limits deletion to the caller's memories (an unscoped
+	// caller's user_id narrows it); other ids are ignored like missing ones.
+	if err := d.DeleteMemories(narrowToUser(r.Context(), req.UserID), req.MemoryIDs...); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) {
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	topics, err := d.MemoryTopics(narrowToUser(r.Context(), r.URL.Query().Get("user_id")))
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if topics == nil {
+		topics = []string{}
+	}
+	WriteJSON(w, http.StatusOK, topics)
+}
+
+func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	d, err := s.database(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	pq, err := ParsePageQuery(r.URL.Query(), PageRules{})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	stats, total, err := d.UserMemoryStats(r.Context(), pq.Limit, pq.Page)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	views := make([]userStatsView, 0, len(stats))
+	for _, st := range stats {
+		views = append(views, userStatsView{UserID: st.UserID, TotalMemories: st.TotalMemories, LastMemoryUpdatedAt: isoTime(st.LastMemoryUpdatedAt)})
+	}
+	WritePage(w, views, pq, total, time.Since(start))
+}
