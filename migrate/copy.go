@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -25,9 +26,20 @@ type legacyRow struct {
 	runs []byte
 }
 
+// convertedBatch is one batch read and converted ahead of the writer.
+type convertedBatch struct {
+	rows     []db.Run
+	bad      []BadRow
+	last     string
+	sessions int64
+	err      error
+}
+
 // copyRuns copies every legacy runs array into the runs table, one transaction
 // per batch, each committing a checkpoint. It is safe to rerun after a crash at
 // any point: rows are insert-or-ignore and the checkpoint only skips work.
+// One goroutine reads and decodes the next batch while this one writes the
+// current one; at most three batches are in memory.
 func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	last, done, copied, err := m.loadCheckpoint(ctx)
 	if err != nil {
@@ -37,56 +49,61 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	if err != nil {
 		return err
 	}
+	trusted, err := m.legacyTrusted(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	batches := make(chan convertedBatch, 1)
+	wg.Go(func() {
+		defer close(batches)
+		hasLast := last != "" || done > 0
+		for {
+			batch, err := m.readLegacyBatch(ctx, m.cfg.DB, last, hasLast)
+			if err == nil && len(batch) == 0 {
+				return
+			}
+			var cb convertedBatch
+			if err != nil {
+				cb.err = err
+			} else {
+				cb.rows, cb.bad = m.convertBatch(batch, trusted)
+				last, hasLast = batch[len(batch)-1].s.SessionID, true
+				cb.last, cb.sessions = last, int64(len(batch))
+			}
+			select {
+			case batches <- cb:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+
 	start := time.Now()
 	var thisRun int64
-	hasLast := last != "" || done > 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+	for cb := range batches {
+		if cb.err != nil {
+			return cb.err
 		}
-		tx, err := m.cfg.DB.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migrate: begin copy batch: %w", err)
-		}
-		batch, err := m.readLegacyBatch(ctx, tx, last, hasLast)
-		if err != nil || len(batch) == 0 {
-			_ = tx.Rollback()
-			if err != nil {
+		inserted := int64(len(cb.rows))
+		if !m.cfg.DryRun {
+			if inserted, err = m.writeBatch(ctx, cb, done+cb.sessions, copied); err != nil {
 				return err
 			}
-			break
 		}
-		rows, bad := m.convertBatch(batch)
-		last, hasLast = batch[len(batch)-1].s.SessionID, true
-		n := int64(len(batch))
-		batch = nil
-		inserted := int64(len(rows))
-		if m.cfg.DryRun {
-			_ = tx.Rollback()
-		} else {
-			if inserted, err = m.insertRuns(ctx, tx, rows); err != nil {
-				_ = tx.Rollback()
-				return err
-			}
-			if err := m.recordBad(ctx, tx, bad); err != nil {
-				_ = tx.Rollback()
-				return err
-			}
-			if err := m.saveCheckpoint(ctx, tx, last, done+n, copied+inserted); err != nil {
-				_ = tx.Rollback()
-				return err
-			}
-			if err := tx.Commit(); err != nil {
-				return fmt.Errorf("migrate: commit copy batch: %w", err)
-			}
-		}
-		done += n
+		done += cb.sessions
 		copied += inserted
 		thisRun += inserted
-		sum.SessionsScanned += n
+		sum.SessionsScanned += cb.sessions
 		sum.RunsCopied += inserted
-		sum.RunsSkipped += int64(len(rows)) - inserted
-		for _, b := range bad {
+		sum.RunsSkipped += int64(len(cb.rows)) - inserted
+		for _, b := range cb.bad {
 			sum.addBad(b)
 			m.log.Warn("migrate: run not migrated", "session_id", b.SessionID, "position", b.Position, "kind", b.Kind, "detail", b.Detail)
 		}
@@ -100,7 +117,31 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 			m.cfg.Progress(p)
 		}
 	}
-	return nil
+	return ctx.Err()
+}
+
+// writeBatch inserts one batch, records its bad rows and moves the checkpoint,
+// all in one transaction; it returns how many runs were inserted.
+func (m *Manager) writeBatch(ctx context.Context, cb convertedBatch, done, copied int64) (int64, error) {
+	tx, err := m.cfg.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: begin copy batch: %w", err)
+	}
+	defer tx.Rollback()
+	inserted, err := m.insertRuns(ctx, tx, cb.rows)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.recordBad(ctx, tx, cb.bad); err != nil {
+		return 0, err
+	}
+	if err := m.saveCheckpoint(ctx, tx, cb.last, done, copied+inserted); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("migrate: commit copy batch: %w", err)
+	}
+	return inserted, nil
 }
 
 func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
@@ -114,7 +155,7 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 
 // readLegacyBatch reads the next sessions (keyset on session_id) whose runs
 // column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
-func (m *Manager) readLegacyBatch(ctx context.Context, tx *sql.Tx, after string, hasAfter bool) ([]legacyRow, error) {
+func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool) ([]legacyRow, error) {
 	d := m.cfg.Dialect
 	runs := d.quote("runs")
 	if d == Postgres {
@@ -126,9 +167,9 @@ func (m *Manager) readLegacyBatch(ctx context.Context, tx *sql.Tx, after string,
 		where += " AND session_id > ?"
 		args = append(args, after)
 	}
-	q := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s ORDER BY session_id LIMIT %d",
+	query := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s ORDER BY session_id LIMIT %d",
 		runs, m.qualify(m.tables.Sessions), where, m.cfg.BatchSize)
-	rs, err := tx.QueryContext(ctx, m.q(q), args...)
+	rs, err := q.QueryContext(ctx, m.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: read sessions after %q: %w", after, err)
 	}
@@ -152,11 +193,11 @@ func (m *Manager) readLegacyBatch(ctx context.Context, tx *sql.Tx, after string,
 }
 
 // convertBatch turns legacy rows into run rows and bad-row records.
-func (m *Manager) convertBatch(batch []legacyRow) ([]db.Run, []BadRow) {
+func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []BadRow) {
 	var rows []db.Run
 	var bad []BadRow
 	for _, lr := range batch {
-		elems, kind, err := decodeLegacyRuns(lr.runs)
+		elems, kind, err := decodeLegacyRuns(lr.runs, trusted)
 		if kind != "" {
 			bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: -1, Kind: kind, Detail: err.Error()})
 			continue
@@ -184,6 +225,7 @@ func (m *Manager) convertBatch(batch []legacyRow) ([]db.Run, []BadRow) {
 // returns how many were inserted.
 func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
 	var total int64
+	var full *sql.Stmt
 	for len(rows) > 0 {
 		n, size := 0, 0
 		for n < len(rows) && n < maxRowsPerInsert && (n == 0 || size+len(rows[n].RunData) <= maxBytesPerInsert) {
@@ -199,7 +241,20 @@ func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (in
 				nullable(r.WorkflowID), nullable(r.UserID), nullable(r.ParentRunID), nullable(string(r.Status)),
 				*r.RunIndex, string(r.RunData), r.CreatedAt, r.UpdatedAt)
 		}
-		res, err := tx.ExecContext(ctx, m.insertRunsSQL(n), args...)
+		var res sql.Result
+		var err error
+		if n == maxRowsPerInsert {
+			// Full chunks share one prepared statement per batch.
+			if full == nil {
+				if full, err = tx.PrepareContext(ctx, m.insertRunsSQL(n)); err != nil {
+					return total, fmt.Errorf("migrate: prepare runs insert: %w", err)
+				}
+				defer full.Close()
+			}
+			res, err = full.ExecContext(ctx, args...)
+		} else {
+			res, err = tx.ExecContext(ctx, m.insertRunsSQL(n), args...)
+		}
 		if err != nil {
 			return total, fmt.Errorf("migrate: insert %d runs into %s: %w", n, m.tables.Runs, err)
 		}
@@ -280,4 +335,15 @@ func (m *Manager) saveCheckpoint(ctx context.Context, tx *sql.Tx, last string, d
 func (m *Manager) clearCheckpoint(ctx context.Context, q queryer) error {
 	_, err := q.ExecContext(ctx, m.q("DELETE FROM "+m.qualify(m.tables.Progress)+" WHERE table_name = ?"), m.tables.Sessions)
 	return err
+}
+
+// legacyTrusted reports whether the legacy column's type guarantees valid JSON
+// (Postgres json/jsonb, MySQL json), so the copy need not validate it again.
+func (m *Manager) legacyTrusted(ctx context.Context) (bool, error) {
+	cols, err := m.cat.columns(ctx, m.cfg.DB, m.tables.Sessions)
+	if err != nil {
+		return false, err
+	}
+	t := cols["runs"]
+	return m.cfg.Dialect != SQLite && (t == "json" || t == "jsonb"), nil
 }

@@ -204,7 +204,7 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) error {
 		if err != nil {
 			return err
 		}
-		elems, kind, _ := decodeLegacyRuns(legacy)
+		elems, kind, _ := decodeLegacyRuns(legacy, false)
 		if kind == BadNotArray || kind == BadInvalidJSON {
 			// Never overwrite a value we cannot read: the source is kept and
 			// the session's table rows are reported instead.

@@ -23,46 +23,61 @@ const (
 )
 
 // unwrapJSON strips up to two layers of string encoding (Agno's SQLite writer
-// stores JSON columns as a JSON string holding the JSON text).
+// stores JSON columns as a JSON string holding the JSON text) and checks the
+// result is JSON.
 func unwrapJSON(b []byte) ([]byte, error) {
-	b = bytes.TrimSpace(b)
-	for range 2 {
-		if len(b) == 0 || b[0] != '"' {
-			break
-		}
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, err
-		}
-		b = bytes.TrimSpace([]byte(s))
+	b, _, err := unwrapLayers(b)
+	if err != nil {
+		return nil, err
 	}
-	if !json.Valid(b) {
+	if !validJSON(b) {
 		return nil, errors.New("not valid JSON")
 	}
 	return b, nil
 }
 
+// unwrapLayers strips up to two layers of string encoding without validating
+// what is inside; layers says how many it removed.
+func unwrapLayers(b []byte) (_ []byte, layers int, err error) {
+	b = bytes.TrimSpace(b)
+	for range 2 {
+		if len(b) == 0 || b[0] != '"' {
+			break
+		}
+		if b, err = unquote(b); err != nil {
+			return nil, layers, fmt.Errorf("not valid JSON: %w", err)
+		}
+		b = bytes.TrimSpace(b)
+		layers++
+	}
+	return b, layers, nil
+}
+
 // decodeLegacyRuns turns a runs column value into its elements. A nil result
-// with a nil error means "no runs" (SQL NULL, JSON null).
-func decodeLegacyRuns(raw []byte) ([]json.RawMessage, string, error) {
+// with an empty kind means "no runs" (SQL NULL, JSON null). trusted says the
+// value came from a JSON-typed column (Postgres, MySQL), which only holds
+// valid JSON; SQLite text is validated.
+func decodeLegacyRuns(raw []byte, trusted bool) ([]json.RawMessage, string, error) {
 	if raw == nil {
 		return nil, "", nil
 	}
-	b, err := unwrapJSON(raw)
+	b, layers, err := unwrapLayers(raw)
 	if err != nil {
 		return nil, BadInvalidJSON, err
 	}
-	if len(b) == 0 || string(b) == "null" {
+	if len(b) == 0 {
+		return nil, BadInvalidJSON, errors.New("empty value")
+	}
+	if (!trusted || layers > 0) && !validJSON(b) {
+		return nil, BadInvalidJSON, errors.New("not valid JSON")
+	}
+	if string(b) == "null" {
 		return nil, "", nil
 	}
 	if b[0] != '[' {
 		return nil, BadNotArray, fmt.Errorf("runs holds a JSON %s, not an array", jsonKind(b[0]))
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(b, &elems); err != nil {
-		return nil, BadInvalidJSON, err
-	}
-	return elems, "", nil
+	return splitArray(b), "", nil
 }
 
 func jsonKind(c byte) string {
@@ -81,30 +96,48 @@ func jsonKind(c byte) string {
 
 // runHead holds the fields of a run element that become columns.
 type runHead struct {
-	RunID       json.RawMessage `json:"run_id"`
-	AgentID     json.RawMessage `json:"agent_id"`
-	TeamID      json.RawMessage `json:"team_id"`
-	WorkflowID  json.RawMessage `json:"workflow_id"`
-	ParentRunID json.RawMessage `json:"parent_run_id"`
-	Status      json.RawMessage `json:"status"`
-	CreatedAt   json.RawMessage `json:"created_at"`
-	UpdatedAt   json.RawMessage `json:"updated_at"`
+	RunID, AgentID, TeamID, WorkflowID, ParentRunID, Status, CreatedAt, UpdatedAt []byte
+}
+
+func readHead(obj []byte) runHead {
+	var h runHead
+	eachField(obj, func(key string, val []byte) {
+		switch key {
+		case "run_id":
+			h.RunID = val
+		case "agent_id":
+			h.AgentID = val
+		case "team_id":
+			h.TeamID = val
+		case "workflow_id":
+			h.WorkflowID = val
+		case "parent_run_id":
+			h.ParentRunID = val
+		case "status":
+			h.Status = val
+		case "created_at":
+			h.CreatedAt = val
+		case "updated_at":
+			h.UpdatedAt = val
+		}
+	})
+	return h
 }
 
 // str returns a JSON string's value, or "" for anything else.
-func str(raw json.RawMessage) string {
+func str(raw []byte) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, err := unquote(raw)
+	if err != nil {
 		return ""
 	}
-	return s
+	return string(s)
 }
 
 // seconds reads an epoch-seconds number (int, float or numeric string).
-func seconds(raw json.RawMessage) (int64, bool) {
+func seconds(raw []byte) (int64, bool) {
 	s := strings.Trim(string(raw), `"`)
 	if s == "" || s == "null" {
 		return 0, false
@@ -128,17 +161,21 @@ type legacySession struct {
 // elementToRun builds the runs-table row for the element at position idx. kind
 // is non-empty when the element cannot be migrated.
 func elementToRun(s legacySession, idx int, elem json.RawMessage) (db.Run, string, error) {
-	b, err := unwrapJSON(elem)
-	if err != nil {
-		return db.Run{}, BadElement, err
+	b := []byte(elem)
+	if len(b) > 0 && b[0] == '"' {
+		var err error
+		if b, err = unwrapJSON(b); err != nil {
+			return db.Run{}, BadElement, err
+		}
 	}
 	if len(b) == 0 || b[0] != '{' {
-		return db.Run{}, BadElement, fmt.Errorf("element is a JSON %s, not an object", jsonKind(b[0]))
+		kind := "nothing"
+		if len(b) > 0 {
+			kind = "a JSON " + jsonKind(b[0])
+		}
+		return db.Run{}, BadElement, fmt.Errorf("element is %s, not an object", kind)
 	}
-	var h runHead
-	if err := json.Unmarshal(b, &h); err != nil {
-		return db.Run{}, BadElement, err
-	}
+	h := readHead(b)
 	r := db.Run{
 		RunID:       str(h.RunID),
 		SessionID:   s.SessionID,

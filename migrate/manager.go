@@ -24,7 +24,7 @@ type Config struct {
 	// BatchSize is how many sessions one copy transaction reads; 0 means 500.
 	// A batch also ends once it holds BatchBytes of legacy runs.
 	BatchSize int
-	// BatchBytes bounds the legacy JSON one batch holds in memory; 0 means 8 MiB.
+	// BatchBytes bounds the legacy JSON one batch holds in memory; 0 means 4 MiB.
 	BatchBytes int
 	// Progress, when set, is called after each batch of a long step.
 	Progress func(Progress)
@@ -69,7 +69,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg.BatchSize = 500
 	}
 	if cfg.BatchBytes <= 0 {
-		cfg.BatchBytes = 8 << 20
+		cfg.BatchBytes = 4 << 20
 	}
 	if cfg.LockTimeout <= 0 {
 		cfg.LockTimeout = 30 * time.Second

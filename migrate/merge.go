@@ -23,7 +23,7 @@ import (
 // A legacy value that cannot be decoded yields the table's runs and a
 // *db.CorruptRowError; elements without run_id are left out.
 func MergeRuns(s *db.Session, legacy []byte, table []db.Run) ([]db.Run, error) {
-	elems, kind, derr := decodeLegacyRuns(legacy)
+	elems, kind, derr := decodeLegacyRuns(legacy, false)
 	var err error
 	if kind != "" {
 		err = &db.CorruptRowError{Table: "sessions", ID: s.SessionID, Err: fmt.Errorf("legacy runs column: %s: %w", kind, derr)}

@@ -1,0 +1,96 @@
+package migrate_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/migrate"
+	"github.com/agentryhq/agentry/migrate/migratetest"
+)
+
+// heapPeak samples live heap bytes every few milliseconds until stopped and
+// returns the high-water mark.
+func heapPeak() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	wg.Go(func() {
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() uint64 { close(done); wg.Wait(); return peak.Load() }
+}
+
+// BenchmarkUp_CopyRuns measures the 3.0.0 copy of sessions × 20 runs of
+// ~2 KB on SQLite and Postgres: runs/s and the heap high-water mark, at two
+// database sizes (the peak must not grow with the size). Run with
+// -benchtime=1x: each iteration builds a fresh 2.x database untimed.
+func BenchmarkUp_CopyRuns(b *testing.B) {
+	for _, v := range []variant{variants[1], variants[3]} {
+		for _, n := range []int{2_000, 10_000} {
+			b.Run(fmt.Sprintf("%s/sessions=%d", v.dialect, n), func(b *testing.B) {
+				b.ReportAllocs()
+				const runsPer = 20
+				var runs, heap float64
+				var elapsed, cpu time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					f := newFixture(b, v)
+					if err := migratetest.Insert(context.Background(), f.db, f.layout, migratetest.Generate(1, n, runsPer, 2048)); err != nil {
+						b.Fatal(err)
+					}
+					m := f.manager(b, func(c *migrate.Config) { c.BatchSize = 0 })
+					runtime.GC()
+					stop := heapPeak()
+					start := time.Now()
+					cpu0 := cpuTime()
+					b.StartTimer()
+					sum, err := m.Up(context.Background(), "")
+					b.StopTimer()
+					elapsed += time.Since(start)
+					cpu += cpuTime() - cpu0
+					peak := stop()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if sum.RunsCopied != int64(n*runsPer) {
+						b.Fatalf("copied %d runs, want %d", sum.RunsCopied, n*runsPer)
+					}
+					runs += float64(sum.RunsCopied)
+					heap = max(heap, float64(peak))
+					b.StartTimer()
+				}
+				b.ReportMetric(runs/elapsed.Seconds(), "runs/s")
+				b.ReportMetric(heap/(1<<20), "peak-heap-MiB")
+				// CPU seconds of this process: the rate on an idle machine, where
+				// wall-clock runs/s is skewed by other load on shared cores.
+				b.ReportMetric(runs/cpu.Seconds(), "runs/cpu-s")
+			})
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,76 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+var validSeeds = []string{
+	`[]`, `{}`, `null`, `"a\u00e9\"b"`, `[1, -0.5e+3, true, false, null, {"a": [{}]}]`, `[{"run_id": "r\\1"}]`,
+	`[1,]`, `{"a" 1}`, `"\x01"`, `01`, `-`, `1.`, `"\u12"`, `[`, `{"a":1}}`, ` [ ] `, `"\q"`, `1e`, `[1 2]`, `tru`,
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range validSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		}
+	})
+}
+
+func FuzzDecodeLegacyRuns(f *testing.F) {
+	for _, s := range validSeeds {
+		f.Add([]byte(s))
+		q, _ := json.Marshal(s)
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		elems, kind, err := decodeLegacyRuns(b, false)
+		if (kind != "") != (err != nil) {
+			t.Fatalf("kind %q with err %v", kind, err)
+		}
+		if kind != "" {
+			return
+		}
+		var want []json.RawMessage
+		inner, _ := unwrapJSON(b)
+		if json.Unmarshal(inner, &want) != nil {
+			t.Fatalf("decoded %q as an array but encoding/json cannot", inner)
+		}
+		if len(want) != len(elems) {
+			t.Fatalf("%d elements, encoding/json finds %d", len(elems), len(want))
+		}
+		for i := range elems {
+			if string(elems[i]) != string(want[i]) {
+				t.Fatalf("element %d = %q, encoding/json %q", i, elems[i], want[i])
+			}
+			_, _, _ = elementToRun(legacySession{SessionID: "s"}, i, elems[i])
+		}
+	})
+}
+
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"a"`, `"\ud83d\ude80"`, `"\ud83d"`, `"\ud83dx"`, `"\u00e9\n\t\\\""`, `"\x"`, `"a` + "\x01" + `"`, `"\ude80\ud83d"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		b = bytes.TrimSpace(b) // callers trim; unquote takes the bare literal
+		if len(b) == 0 || b[0] != '"' || !utf8.Valid(b) {
+			return
+		}
+		var want string
+		werr := json.Unmarshal(b, &want)
+		got, err := unquote(b)
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("unquote(%q) err = %v, encoding/json err = %v", b, err, werr)
+		}
+		if err == nil && string(got) != want {
+			t.Fatalf("unquote(%q) = %q, encoding/json %q", b, got, want)
+		}
+	})
+}
