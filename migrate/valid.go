@@ -39,9 +39,9 @@ func (v *validator) value(depth int) bool {
 	case c == '"':
 		return v.str()
 	case c == '{':
-		return depth < maxDepth && v.object(depth + 1)
+		return depth < maxDepth && v.object(depth+1)
 	case c == '[':
-		return depth < maxDepth && v.array(depth + 1)
+		return depth < maxDepth && v.array(depth+1)
 	case c == '-' || c >= '0' && c <= '9':
 		return v.number()
 	case c == 't':
