@@ -16,14 +16,14 @@ var ErrNotMigrated = errors.New("migrate: the sessions table is not at 3.0.0: ru
 
 // CleanupResult says what CleanupLegacyRunsColumn did.
 type CleanupResult struct {
-	Table string
+	Table string `json:"table"`
 	// AlreadyGone: the column did not exist; nothing was done.
-	AlreadyGone bool
+	AlreadyGone bool `json:"already_gone"`
 	// Dropped: the column was dropped (false in a dry run).
-	Dropped bool
+	Dropped bool `json:"dropped"`
 	// RowsWithRuns counts the sessions whose legacy runs were (or would be)
 	// dropped with the column.
-	RowsWithRuns int64
+	RowsWithRuns int64 `json:"rows_with_runs"`
 }
 
 // CleanupLegacyRunsColumn drops the sessions table's 2.x runs column. Without

@@ -40,8 +40,8 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	}
 	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
 	for _, st := range sts {
-		if !st.Exists {
-			continue
+		if !st.Exists || st.Kind == KindToolResults || st.Kind == KindFS {
+			continue // 3.0 tables have no older layout; 2.x code ignores them
 		}
 		sum.From[st.Table] = st.Current
 		cur := st.Current

@@ -112,23 +112,23 @@ func (e *SchemaMismatchError) Error() string {
 // TableStatus is one table's place in the version sequence.
 type TableStatus struct {
 	// Kind is what the table is for (KindSessions, …); Table its name.
-	Kind  string
-	Table string
+	Kind  string `json:"kind"`
+	Table string `json:"table"`
 	// Exists is false for a table the database does not have yet; Up to 3.0.0
 	// creates it.
-	Exists bool
+	Exists bool `json:"exists"`
 	// Current is the stamped version ("2.0.0" when unstamped); empty if missing.
-	Current string
-	Target  string
+	Current string `json:"current"`
+	Target  string `json:"target"`
 	// Pending lists the versions Up would step through, in order.
-	Pending []string
+	Pending []string `json:"pending"`
 	// LegacyRunsColumn reports the sessions table's 2.x `runs` column.
-	LegacyRunsColumn bool
+	LegacyRunsColumn bool `json:"legacy_runs_column"`
 	// RowsWithRuns counts sessions whose `runs` holds something other than SQL
 	// NULL or JSON null (sessions only; 0 elsewhere).
-	RowsWithRuns int64
+	RowsWithRuns int64 `json:"rows_with_runs"`
 	// CopyCheckpoint is the last session id an interrupted copy committed.
-	CopyCheckpoint string
+	CopyCheckpoint string `json:"copy_checkpoint"`
 }
 
 // UpToDate reports whether the table needs no step to reach its target.

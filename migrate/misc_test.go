@@ -198,3 +198,37 @@ func mustQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+func TestUp_StepsOnlyToTheTarget(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		target, want string
+		err          error
+	}{
+		{"2.3.0", "2.3.0", nil},
+		{"2.5.6", "2.5.6", nil},
+		{"", migrate.Latest, nil},
+		{"4.0.0", "2.0.0", migrate.ErrUnknownVersion},
+	}
+	for _, tc := range tests {
+		t.Run("target="+tc.target, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, variants[0])
+			f.insert(t, migratetest.Canonical()[:3])
+			m := f.manager(t)
+			sum, err := m.Up(context.Background(), tc.target)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("Up(%q) = %v, want %v", tc.target, err, tc.err)
+			}
+			st := statusOf(t, m, migrate.KindSessions)
+			if st.Current != tc.want {
+				t.Errorf("sessions at %s, want %s", st.Current, tc.want)
+			}
+			if tc.err == nil && tc.want != migrate.Latest {
+				if sum.RunsCopied != 0 || statusOf(t, m, migrate.KindToolResults).Exists {
+					t.Errorf("Up to %s copied runs or created 3.0 tables: %+v", tc.target, sum)
+				}
+			}
+		})
+	}
+}

@@ -6,37 +6,37 @@ import "time"
 // rebuild) so a CLI can draw a bar.
 type Progress struct {
 	// Step is e.g. "copy runs" or "rebuild runs column"; Table the table.
-	Step  string
-	Table string
+	Step  string `json:"step"`
+	Table string `json:"table"`
 	// SessionsDone counts sessions handled so far (including those committed by
 	// an interrupted earlier attempt); SessionsTotal is the number to handle.
-	SessionsDone  int64
-	SessionsTotal int64
+	SessionsDone  int64 `json:"sessions_done"`
+	SessionsTotal int64 `json:"sessions_total"`
 	// RunsCopied counts run rows written (or, in a dry run, that would be).
-	RunsCopied int64
+	RunsCopied int64 `json:"runs_copied"`
 	// BadRows counts rows and elements recorded as not migratable.
-	BadRows int64
-	Elapsed time.Duration
+	BadRows int64         `json:"bad_rows"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 	// RunsPerSecond is RunsCopied in this attempt over Elapsed.
-	RunsPerSecond float64
+	RunsPerSecond float64 `json:"runs_per_second"`
 }
 
 // Step is one version step applied (or, in a dry run, planned) to one table.
 type Step struct {
-	Table string
-	From  string
-	To    string
+	Table string `json:"table"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 	// Actions describes what the step does, e.g. "add column user_id".
-	Actions []string
+	Actions []string `json:"actions"`
 }
 
 // BadRow is a sessions row, or one element of its runs array, that the copy
 // could not migrate. Position is -1 for the whole row.
 type BadRow struct {
-	SessionID string
-	Position  int
-	Kind      string
-	Detail    string
+	SessionID string `json:"session_id"`
+	Position  int    `json:"position"`
+	Kind      string `json:"kind"`
+	Detail    string `json:"detail"`
 }
 
 // MaxListedBadRows bounds Summary.BadRows; the full list is in the errors table.
@@ -44,21 +44,24 @@ const MaxListedBadRows = 1000
 
 // Summary is what Up or Down did (or, with DryRun, would do).
 type Summary struct {
-	DryRun bool
-	From   map[string]string // table → version before
-	To     map[string]string // table → version after
-	Steps  []Step
+	DryRun bool `json:"dry_run"`
+	// From and To map each table to its version before and after.
+	From  map[string]string `json:"from"`
+	To    map[string]string `json:"to"`
+	Steps []Step            `json:"steps"`
 	// SessionsScanned counts sessions with a legacy runs value read by the copy.
-	SessionsScanned int64
+	SessionsScanned int64 `json:"sessions_scanned"`
 	// RunsCopied counts run rows inserted; RunsSkipped counts elements whose
 	// run_id was already in the table (a resumed copy, or a repeated run_id).
-	RunsCopied  int64
-	RunsSkipped int64
+	RunsCopied  int64 `json:"runs_copied"`
+	RunsSkipped int64 `json:"runs_skipped"`
 	// BadRowCount counts every bad row and element; BadRows lists the first
-	// MaxListedBadRows of them. All are also in Tables.Errors.
-	BadRowCount int64
-	BadRows     []BadRow
-	Duration    time.Duration
+	// MaxListedBadRows of them. The source is never deleted, and each is also
+	// recorded once in Tables.Errors (agno_migration_errors: table_name,
+	// session_id, position (-1 for the whole row), kind, detail, created_at).
+	BadRowCount int64         `json:"bad_row_count"`
+	BadRows     []BadRow      `json:"bad_rows"`
+	Duration    time.Duration `json:"duration_ns"`
 }
 
 func (s *Summary) addBad(b BadRow) {
