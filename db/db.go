@@ -111,6 +111,9 @@ func (d *DB) GetRuns(ctx context.Context, f RunFilter) ([]Run, int, error) {
 	if err := checkPage(f.Limit, f.Page, &f.SortBy, &f.SortOrder, RunSortColumns, Asc); err != nil {
 		return nil, 0, err
 	}
+	if f.AfterRunIndex != nil && (f.SortBy != "run_index" || f.Page != 1) {
+		return nil, 0, fmt.Errorf("%w: after_run_index needs sort by run_index and page 1", ErrInvalidFilter)
+	}
 	scopeUser(ctx, &f.UserID)
 	return d.driver.GetRuns(ctx, f)
 }

@@ -31,6 +31,12 @@ type RunFilter struct {
 	SortOrder string
 	// WithTotal asks for the total count of matching rows.
 	WithTotal bool
+	// AfterRunIndex is a keyset cursor for deep paging in run_index order: only
+	// runs after it (ascending) or before it (descending) are returned. It needs
+	// Page 1 and the run_index sort; pass the last run_index of the previous
+	// page. Page numbers stay exact (OFFSET) but cost grows with the page; the
+	// cursor costs the same on every page.
+	AfterRunIndex *int64
 }
 
 // RunSortColumns are the columns GetRuns may sort by.

@@ -45,6 +45,53 @@ var paginationTests = map[string]func(t *testing.T, d *db.DB){
 			equal(t, c.name, runIDs(got), c.want)
 		}
 	},
+	"GetRuns_PagesStayExactAfterDeletes": func(t *testing.T, d *db.DB) {
+		seedRuns(t, d, "s", 10)
+		noErr(t, d.DeleteRun(bg, "s-r2"))
+		noErr(t, d.DeleteRun(bg, "s-r3"))
+		want := [][]string{{"s-r0", "s-r1", "s-r4"}, {"s-r5", "s-r6", "s-r7"}, {"s-r8", "s-r9"}, {}}
+		for i, w := range want {
+			got, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 3, Page: i + 1, WithTotal: true})
+			noErr(t, err)
+			equal(t, "total", total, 8)
+			equal(t, "page", runIDs(got), w)
+		}
+	},
+	"GetRuns_KeysetCursorWalksEverySession": func(t *testing.T, d *db.DB) {
+		seedRuns(t, d, "s", 10)
+		noErr(t, d.DeleteRun(bg, "s-r4"))
+		for _, order := range []string{db.Asc, db.Desc} {
+			var seen []string
+			var after *int64
+			for range 10 {
+				got, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 3, Page: 1, SortOrder: order, AfterRunIndex: after, WithTotal: true})
+				noErr(t, err)
+				equal(t, order+" total ignores the cursor", total, 9)
+				if len(got) == 0 {
+					break
+				}
+				seen = append(seen, runIDs(got)...)
+				after = got[len(got)-1].RunIndex
+			}
+			want := []string{"s-r0", "s-r1", "s-r2", "s-r3", "s-r5", "s-r6", "s-r7", "s-r8", "s-r9"}
+			if order == db.Desc {
+				for i, j := 0, len(want)-1; i < j; i, j = i+1, j-1 {
+					want[i], want[j] = want[j], want[i]
+				}
+			}
+			equal(t, order+" walk", seen, want)
+		}
+		idx := int64(1)
+		for name, f := range map[string]db.RunFilter{
+			"cursor with page 2":     {SessionID: "s", Limit: 3, Page: 2, AfterRunIndex: &idx},
+			"cursor with created_at": {SessionID: "s", Limit: 3, Page: 1, SortBy: "created_at", AfterRunIndex: &idx},
+		} {
+			_, _, err := d.GetRuns(bg, f)
+			if !errors.Is(err, db.ErrInvalidFilter) {
+				t.Fatalf("%s: error = %v, want ErrInvalidFilter", name, err)
+			}
+		}
+	},
 	"GetRuns_RejectsInvalidFilter": func(t *testing.T, d *db.DB) {
 		cases := map[string]db.RunFilter{
 			"limit zero":       {SessionID: "s", Limit: 0, Page: 1},

@@ -124,13 +124,19 @@ func (d *Driver) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, er
 		match = append(match, r)
 	}
 	slices.SortFunc(match, runOrder(f.SortBy, f.SortOrder))
+	total := -1
+	if f.WithTotal {
+		total = len(match) // the cursor narrows the page, not the total
+	}
+	if f.AfterRunIndex != nil {
+		after, desc := *f.AfterRunIndex, f.SortOrder == db.Desc
+		match = slices.DeleteFunc(match, func(r *db.Run) bool {
+			return r.RunIndex == nil || (!desc && *r.RunIndex <= after) || (desc && *r.RunIndex >= after)
+		})
+	}
 	out := []db.Run{}
 	for _, r := range page(match, f.Limit, f.Page) {
 		out = append(out, *cloneRun(r))
-	}
-	total := -1
-	if f.WithTotal {
-		total = len(match)
 	}
 	return out, total, nil
 }

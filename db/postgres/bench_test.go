@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
@@ -107,24 +106,5 @@ func BenchmarkGetRuns(b *testing.B) {
 	if _, err := st.SQL().ExecContext(ctx, "VACUUM ANALYZE "+runs); err != nil {
 		b.Fatal(err)
 	}
-	for _, page := range []int{1, 2000} {
-		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
-			b.ReportAllocs()
-			f := db.RunFilter{SessionID: "big", Limit: 20, Page: page}
-			var lat []time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				got, _, err := d.GetRuns(ctx, f)
-				lat = append(lat, time.Since(t0))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if want := fmt.Sprintf("run-%06d", (page-1)*20); len(got) != 20 || got[0].RunID != want {
-					b.Fatalf("page %d starts at %v, want %s", page, got[0].RunID, want)
-				}
-			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-		})
-	}
+	dbtest.BenchGetRunsPages(b, d)
 }

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
@@ -125,28 +124,5 @@ func BenchmarkGetRuns(b *testing.B) {
 	if _, err := st.SQL().ExecContext(ctx, "ANALYZE"); err != nil {
 		b.Fatal(err)
 	}
-	benchPages(b, d, total)
-}
-
-func benchPages(b *testing.B, d *db.DB, total int) {
-	for _, page := range []int{1, 2000} {
-		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
-			b.ReportAllocs()
-			f := db.RunFilter{SessionID: "big", Limit: 20, Page: page}
-			var lat []time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				runs, _, err := d.GetRuns(ctx, f)
-				lat = append(lat, time.Since(t0))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if want := fmt.Sprintf("run-%06d", (page-1)*20); len(runs) != 20 || runs[0].RunID != want {
-					b.Fatalf("page %d starts at %v, want %s (of %d)", page, runs[0].RunID, want, total)
-				}
-			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-		})
-	}
+	dbtest.BenchGetRunsPages(b, d)
 }

@@ -142,13 +142,9 @@ func runWhere(ctx context.Context, f db.RunFilter) *where {
 // Rows whose run_data is corrupt are left out of the page and reported as
 // *db.CorruptRowError (joined) next to the rows that did decode.
 //
-// The common query, one session in run_index order with no other filter, is a
-// seek on the (session_id, run_index) index: run_index is the run's position
-// in its session, so page p holds the runs whose position (run_index minus
-// the session's first run_index) falls in [(p-1)*Limit, p*Limit). For a
-// session without gaps this is exactly the OFFSET page; where runs were
-// deleted their positions stay empty and the page is shorter. Every other
-// filter or order pages with LIMIT/OFFSET.
+// Page numbers are exact (LIMIT/OFFSET over the (session_id, run_index)
+// index); f.AfterRunIndex is the keyset cursor that makes deep pages of a
+// session cost the same as the first.
 func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, error) {
 	w := runWhere(ctx, f)
 	total := -1
@@ -168,64 +164,19 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 		order = "run_index " + d + ", created_at " + d
 	}
 	order += ", run_id " + d
-	off := offset(f.Limit, f.Page)
-	if sessionSeek(ctx, f) {
-		lo, hi, ok, err := s.positionWindow(ctx, f.SessionID, d, off, f.Limit)
-		if err != nil {
-			return nil, 0, err
-		}
-		if ok {
-			w.add("run_index >= ?", lo)
-			w.add("run_index < ?", hi)
-			off = 0
+	if f.AfterRunIndex != nil {
+		if d == "DESC" {
+			w.add("run_index < ?", *f.AfterRunIndex)
+		} else {
+			w.add("run_index > ?", *f.AfterRunIndex)
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", runCols, s.runs, w.String(), order, f.Limit)
-	if off > 0 {
+	if off := offset(f.Limit, f.Page); off > 0 {
 		q += fmt.Sprintf(" OFFSET %d", off)
 	}
 	out, err := s.queryRuns(ctx, q, w.args...)
 	return out, total, err
-}
-
-// sessionSeek reports whether a filter is the seekable shape: one session, run_index
-// order, nothing else (a user scope or filter could hide positions).
-func sessionSeek(ctx context.Context, f db.RunFilter) bool {
-	_, scoped := db.UserScope(ctx)
-	return !scoped && f.SessionID != "" && (f.SortBy == "" || f.SortBy == "run_index") &&
-		f.UserID == "" && f.AgentID == "" && f.TeamID == "" && f.WorkflowID == "" && f.ParentRunID == "" &&
-		f.RunType == "" && len(f.Statuses) == 0
-}
-
-// positionWindow returns the run_index range [lo, hi) of a page, from the
-// session's first (or, descending, last) run_index: two index-only lookups in
-// one round trip. ok is false when the session holds NULL run_index rows
-// (their order differs per dialect) so the caller falls back to OFFSET; an
-// empty session yields an empty window.
-func (s *Store) positionWindow(ctx context.Context, sessionID, d string, off, limit int) (lo, hi int64, ok bool, err error) {
-	agg := "MIN"
-	if d == "DESC" {
-		agg = "MAX"
-	}
-	q := fmt.Sprintf("SELECT (SELECT %s(run_index) FROM %s WHERE session_id = ?), (SELECT COUNT(*) FROM (SELECT 1 FROM %s WHERE session_id = ? AND run_index IS NULL LIMIT 1) n)",
-		agg, s.runs, s.runs)
-	var edge sql.NullInt64
-	var nulls int
-	if err := s.r.QueryRowContext(ctx, s.d.Rebind(q), sessionID, sessionID).Scan(&edge, &nulls); err != nil {
-		return 0, 0, false, s.fail("seek runs", err)
-	}
-	if nulls > 0 {
-		return 0, 0, false, nil
-	}
-	if !edge.Valid {
-		return 0, 0, true, nil
-	}
-	if d == "DESC" {
-		hi = edge.Int64 - int64(off) + 1
-		return hi - int64(limit), hi, true, nil
-	}
-	lo = edge.Int64 + int64(off)
-	return lo, lo + int64(limit), true, nil
 }
 
 // HistoryRuns returns the last q.Limit runs of a session that feed context
