@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentryhq/agentry/migrate"
+)
+
+type migrateFlags struct {
+	dsn         string
+	schema      string
+	dryRun      bool
+	batchSize   int
+	lockTimeout time.Duration
+	jsonOut     bool
+}
+
+func newMigrateCmd() *cobra.Command {
+	var f migrateFlags
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Upgrade (or downgrade) an Agno/Agentry database's schema",
+		Long: `Move a database between schema versions (` + strings.Join(migrate.Versions, ", ") + `).
+
+An Agno 2.x database keeps runs inside the sessions table's "runs" column; "up"
+copies them into the runs table (resumably: run it again after an interruption)
+and keeps the legacy column as a frozen backup until "cleanup".`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.dsn, "db", defaultDSN, "database DSN (SQLite path, postgres://…, mysql://…)")
+	pf.StringVar(&f.schema, "schema", "", "Postgres schema holding the tables (default ai)")
+	pf.BoolVar(&f.dryRun, "dry-run", false, "print what would change without writing")
+	pf.IntVar(&f.batchSize, "batch-size", 0, "sessions per copy transaction (default 500)")
+	pf.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait this long for another migration of the same database (default 30s)")
+	pf.BoolVar(&f.jsonOut, "json", false, "print the result as JSON")
+
+	var to string
+	up := &cobra.Command{
+		Use:   "up [--to VERSION]",
+		Short: "Apply every step up to VERSION (default the latest)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withManager(cmd, f, func(m *migrate.Manager) error {
+				sum, err := m.Up(cmd.Context(), to)
+				return reportSummary(cmd, f, "up", sum, err)
+			})
+		},
+	}
+	up.Flags().StringVar(&to, "to", "", "target version (default "+migrate.Latest+")")
+
+	var downTo string
+	down := &cobra.Command{
+		Use:   "down --to VERSION",
+		Short: "Step back down to VERSION (3.0.0→2.5.6 rebuilds the runs column from the runs table)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if downTo == "" {
+				return errors.New("down needs --to VERSION (one of " + strings.Join(migrate.Versions, ", ") + ")")
+			}
+			return withManager(cmd, f, func(m *migrate.Manager) error {
+				sum, err := m.Down(cmd.Context(), downTo)
+				return reportSummary(cmd, f, "down", sum, err)
+			})
+		},
+	}
+	down.Flags().StringVar(&downTo, "to", "", "target version (required)")
+
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show each table's schema version and pending steps",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withManager(cmd, f, func(m *migrate.Manager) error {
+				st, err := m.Status(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if f.jsonOut {
+					return writeJSON(cmd.OutOrStdout(), st)
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TABLE\tVERSION\tTARGET\tPENDING\tNOTES")
+				for _, s := range st {
+					cur := s.Current
+					if !s.Exists {
+						cur = "(missing)"
+					}
+					var notes []string
+					if s.LegacyRunsColumn {
+						notes = append(notes, fmt.Sprintf("legacy runs column (%d rows with runs)", s.RowsWithRuns))
+					}
+					if s.CopyCheckpoint != "" {
+						notes = append(notes, "interrupted copy: resume with `agentry migrate up`")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Table, cur, s.Target, strings.Join(s.Pending, " → "), strings.Join(notes, "; "))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+
+	var force bool
+	cleanup := &cobra.Command{
+		Use:   "cleanup [--force]",
+		Short: "Drop the sessions table's legacy 2.x runs column",
+		Long: `Drop the sessions table's legacy 2.x "runs" column once runs live in the runs table.
+Without --force it refuses while any session still holds runs in that column.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withManager(cmd, f, func(m *migrate.Manager) error {
+				res, err := m.CleanupLegacyRunsColumn(cmd.Context(), force)
+				if err != nil {
+					return err
+				}
+				if f.jsonOut {
+					return writeJSON(cmd.OutOrStdout(), res)
+				}
+				out := cmd.OutOrStdout()
+				switch {
+				case res.AlreadyGone:
+					fmt.Fprintf(out, "%s: the legacy runs column is already gone\n", res.Table)
+				case f.dryRun:
+					fmt.Fprintf(out, "%s: would drop the legacy runs column (%d rows hold runs)\n", res.Table, res.RowsWithRuns)
+				default:
+					fmt.Fprintf(out, "%s: dropped the legacy runs column (%d rows held runs)\n", res.Table, res.RowsWithRuns)
+				}
+				return nil
+			})
+		},
+	}
+	cleanup.Flags().BoolVar(&force, "force", false, "drop the column even though rows still hold runs")
+
+	cmd.AddCommand(status, up, down, cleanup)
+	return cmd
+}
+
+// withManager opens the database, builds a Manager with progress reporting
+// and runs fn.
+func withManager(cmd *cobra.Command, f migrateFlags, fn func(*migrate.Manager) error) error {
+	sqlDB, dialect, err := migrate.Open(cmd.Context(), f.dsn)
+	if err != nil {
+		return err
+	}
+	defer sqlDB.Close()
+	errOut := cmd.ErrOrStderr()
+	prog := newProgressReporter(errOut)
+	defer prog.finish()
+	m, err := migrate.New(migrate.Config{
+		DB: sqlDB, Dialect: dialect, Schema: f.schema, BatchSize: f.batchSize, DryRun: f.dryRun,
+		LockTimeout: f.lockTimeout, Progress: prog.report,
+		Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		return err
+	}
+	return fn(m)
+}
+
+func reportSummary(cmd *cobra.Command, f migrateFlags, what string, sum *migrate.Summary, err error) error {
+	if sum != nil {
+		if f.jsonOut {
+			if jerr := writeJSON(cmd.OutOrStdout(), sum); jerr != nil {
+				return jerr
+			}
+		} else {
+			printSummary(cmd.OutOrStdout(), what, sum)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if sum != nil && sum.BadRowCount > 0 {
+		// Bad rows never stop a migration but must not pass silently.
+		return &exitError{code: 2, err: fmt.Errorf("%d legacy rows or runs could not be migrated (listed above; all are in the migration errors table; the source rows were kept)", sum.BadRowCount)}
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, what string, s *migrate.Summary) {
+	prefix := ""
+	if s.DryRun {
+		prefix = "(dry run) "
+	}
+	if len(s.Steps) == 0 {
+		fmt.Fprintf(w, "%snothing to do: every table is already at its target\n", prefix)
+	}
+	for _, st := range s.Steps {
+		fmt.Fprintf(w, "%s%s %s → %s: %s\n", prefix, st.Table, st.From, st.To, strings.Join(st.Actions, "; "))
+	}
+	fmt.Fprintf(w, "%s%s: %d sessions scanned, %d runs copied, %d already present, %d bad rows, in %s\n",
+		prefix, what, s.SessionsScanned, s.RunsCopied, s.RunsSkipped, s.BadRowCount, s.Duration.Round(time.Millisecond))
+	for _, b := range s.BadRows {
+		pos := "whole row"
+		if b.Position >= 0 {
+			pos = fmt.Sprintf("run #%d", b.Position)
+		}
+		fmt.Fprintf(w, "  bad: session %s, %s: %s (%s)\n", b.SessionID, pos, b.Kind, b.Detail)
+	}
+	if s.BadRowCount > int64(len(s.BadRows)) {
+		fmt.Fprintf(w, "  … and %d more in the migration errors table\n", s.BadRowCount-int64(len(s.BadRows)))
+	}
+}
+
+// progressReporter draws a bar on a terminal and logs plain lines otherwise.
+type progressReporter struct {
+	w        io.Writer
+	tty      bool
+	bar      *progressbar.ProgressBar
+	lastLine time.Time
+}
+
+func newProgressReporter(w io.Writer) *progressReporter {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progressReporter{w: w, tty: tty}
+}
+
+func (p *progressReporter) report(pr migrate.Progress) {
+	if p.tty {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions64(pr.SessionsTotal,
+				progressbar.OptionSetWriter(p.w),
+				progressbar.OptionSetDescription(pr.Step+" ("+pr.Table+")"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionThrottle(100*time.Millisecond),
+			)
+		}
+		p.bar.Describe(fmt.Sprintf("%s: %d runs, %.0f runs/s", pr.Step, pr.RunsCopied, pr.RunsPerSecond))
+		_ = p.bar.Set64(pr.SessionsDone)
+		return
+	}
+	if now := time.Now(); now.Sub(p.lastLine) >= time.Second || pr.SessionsDone == pr.SessionsTotal {
+		p.lastLine = now
+		fmt.Fprintf(p.w, "%s %s: %d/%d sessions, %d runs copied, %d bad, %.0f runs/s\n",
+			pr.Step, pr.Table, pr.SessionsDone, pr.SessionsTotal, pr.RunsCopied, pr.BadRows, pr.RunsPerSecond)
+	}
+}
+
+func (p *progressReporter) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/migrate/migratetest"
+)
+
+// legacySQLite builds an Agno 2.x SQLite database (runs in the sessions table)
+// from the canonical fixtures and returns its path.
+func legacySQLite(t *testing.T) string {
+	t.Helper()
+	sqlDB, path := migratetest.SQLite(t)
+	ctx := context.Background()
+	l := migratetest.Layout{Dialect: "sqlite"}
+	if err := migratetest.Create(ctx, sqlDB, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := migratetest.Insert(ctx, sqlDB, l, migratetest.All(migratetest.Canonical())); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.Close()
+	return path
+}
+
+func TestMigrate_LegacyDatabaseFlow(t *testing.T) {
+	t.Parallel()
+	path := legacySQLite(t)
+	wantRuns, wantBad := migratetest.Expected(migratetest.Canonical())
+
+	// Before migrating, reads fail with the fix in the message.
+	code, _, errOut := cli(t, "runs", "list", "--db", path, "--limit", "5")
+	if code == 0 || !strings.Contains(errOut, "agentry migrate up") {
+		t.Fatalf("runs list on 2.x db: code %d, stderr %q; want a MigrationRequired error naming the fix", code, errOut)
+	}
+
+	code, out, errOut := cli(t, "migrate", "status", "--db", path)
+	if code != 0 || !strings.Contains(out, "agno_sessions") || !strings.Contains(out, "3.0.0") || !strings.Contains(out, "legacy runs column") {
+		t.Fatalf("status: code %d out %q err %q", code, out, errOut)
+	}
+
+	// A dry run changes nothing: status afterwards still shows pending steps.
+	code, out, _ = cli(t, "migrate", "up", "--db", path, "--dry-run")
+	if !strings.Contains(out, "(dry run)") {
+		t.Fatalf("dry run output %q (code %d)", out, code)
+	}
+	if code, _, errOut = cli(t, "runs", "list", "--db", path, "--limit", "5"); code == 0 {
+		t.Fatalf("dry run migrated the database: %s", errOut)
+	}
+
+	// Up copies the runs; bad rows make the exit code 2 but never stop it.
+	code, out, errOut = cli(t, "migrate", "up", "--db", path, "--json")
+	var sum struct {
+		RunsCopied  int64 `json:"runs_copied"`
+		BadRowCount int64 `json:"bad_row_count"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("up --json output %q: %v (stderr %s)", out, err, errOut)
+	}
+	if sum.RunsCopied != int64(len(wantRuns)) || sum.BadRowCount != int64(len(wantBad)) {
+		t.Fatalf("up copied %d runs with %d bad rows, want %d and %d", sum.RunsCopied, sum.BadRowCount, len(wantRuns), len(wantBad))
+	}
+	if wantCode := map[bool]int{true: 2, false: 0}[len(wantBad) > 0]; code != wantCode {
+		t.Fatalf("up exit code %d, want %d (stderr %s)", code, wantCode, errOut)
+	}
+
+	// The 3.0 API now reads every copied run of a session.
+	r := wantRuns[0]
+	code, out, errOut = cli(t, "runs", "list", "--db", path, "--session", r.SessionID, "--limit", "100", "--json")
+	if code != 0 || !strings.Contains(out, r.RunID) {
+		t.Fatalf("runs list after up: code %d out %q err %q", code, out, errOut)
+	}
+
+	// Up again converges: nothing more to copy.
+	if code, out, _ = cli(t, "migrate", "up", "--db", path); !strings.Contains(out, "nothing to do") {
+		t.Fatalf("second up: code %d out %q", code, out)
+	}
+
+	// Cleanup refuses while legacy runs remain, then --force drops the column.
+	if code, _, errOut = cli(t, "migrate", "cleanup", "--db", path); code == 0 {
+		t.Fatalf("cleanup without --force succeeded: %s", errOut)
+	}
+	if code, out, errOut = cli(t, "migrate", "cleanup", "--db", path, "--force"); code != 0 || !strings.Contains(out, "dropped") {
+		t.Fatalf("cleanup --force: code %d out %q err %q", code, out, errOut)
+	}
+	if code, out, _ = cli(t, "migrate", "cleanup", "--db", path); code != 0 || !strings.Contains(out, "already gone") {
+		t.Fatalf("second cleanup: code %d out %q", code, out)
+	}
+}
+
+func TestMigrate_DownNeedsTarget(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := cli(t, "migrate", "down", "--db", legacySQLite(t))
+	if code == 0 || !strings.Contains(errOut, "--to") {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+}
+
+func TestMigrate_UnreachableServerFailsFast(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := cli(t, "migrate", "status", "--db", "postgres://nobody:secret@127.0.0.1:1/none")
+	if code == 0 || !strings.Contains(errOut, "cannot reach") || strings.Contains(errOut, "secret") {
+		t.Fatalf("code %d stderr %q: want a clear error without the password", code, errOut)
+	}
+}
