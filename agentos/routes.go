@@ -20,6 +20,7 @@ func (s *Server) routes(r chi.Router) {
 	s.agentRoutes(r)
 	s.sessionRoutes(r)
 	s.memoryRoutes(r)
+	s.migrateRoutes(r)
 }
 
 // database resolves the db_id query parameter: empty means the default
