@@ -18,6 +18,7 @@ func (s *Server) routes(r chi.Router) {
 	r.Get("/health", s.getHealth)
 	s.rootRoutes(r)
 	s.agentRoutes(r)
+	s.runRoutes(r)
 	s.sessionRoutes(r)
 	s.memoryRoutes(r)
 	s.migrateRoutes(r)

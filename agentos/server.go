@@ -119,6 +119,8 @@ type Server struct {
 	// dbs in first-seen order; dbByID indexes them.
 	dbs    []*db.DB
 	dbByID map[string]*db.DB
+	// runs tracks runs in flight (cancel route, shutdown, background workers).
+	runs *runner
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -160,7 +162,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Name == "" {
 		cfg.Name = "Agentry AgentOS"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
+		runs: newRunner()}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
@@ -216,8 +219,10 @@ func (s *Server) Handler() http.Handler { return s.router }
 // Router exposes the chi router so callers can mount extra routes.
 func (s *Server) Router() chi.Router { return s.router }
 
-// Serve serves on ln until ctx is cancelled, then stops accepting and waits up
-// to ShutdownTimeout for in-flight requests.
+// Serve serves on ln until ctx is cancelled, then shuts down gracefully: it
+// stops accepting, lets in-flight requests and runs (background ones too)
+// finish for up to ShutdownTimeout, then cancels the runs still going, waits
+// for them to be stored as CANCELLED and closes the remaining connections.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.router,
@@ -235,10 +240,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	s.log.Info("agentos shutting down", "timeout", s.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := hs.Shutdown(sctx)
-	if errors.Is(err, context.DeadlineExceeded) {
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(sctx) }()
+	// Background runs hold no connection: wait for them as well.
+	s.runs.drain()
+	idle := s.runs.wait(sctx)
+	err := <-shut
+	if !idle || errors.Is(err, context.DeadlineExceeded) {
+		// Reaching the timeout is the documented path, not a failure.
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = nil
+		}
+		s.log.Warn("agentos: shutdown timeout reached; cancelling runs still in flight")
+		s.runs.stop(errServerShutdown)
+		// The agents store cancelled runs with a context of their own; give
+		// them a bounded moment to do so before connections are closed.
+		wctx, wcancel := context.WithTimeout(context.Background(), cancelWait)
+		if !s.runs.wait(wctx) {
+			s.log.Error("agentos: runs did not stop after cancellation; they may stay RUNNING in the database")
+		}
+		wcancel()
 		err = errors.Join(err, hs.Close())
 	}
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {

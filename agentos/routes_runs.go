@@ -1,0 +1,399 @@
+package agentos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// runRoutes mounts the agent run routes. Teams and workflows are not served
+// yet, so their run routes answer 404 like their detail routes.
+//
+// Scopes: agents:run (create, cancel, continue), agents:read (list, get).
+func (s *Server) runRoutes(r chi.Router) {
+	exec := s.RequireScope("agents", "run", "agent_id")
+	read := s.RequireScope("agents", "read", "agent_id")
+	r.With(exec).Post("/agents/{agent_id}/runs", s.createRun)
+	r.With(read).Get("/agents/{agent_id}/runs", s.listAgentRuns)
+	r.With(read).Get("/agents/{agent_id}/runs/{run_id}", s.getAgentRun)
+	r.With(exec).Post("/agents/{agent_id}/runs/{run_id}/cancel", s.cancelAgentRun)
+	r.With(exec).Post("/agents/{agent_id}/runs/{run_id}/continue", s.continueAgentRun)
+	for _, c := range []struct{ resource, param, detail string }{
+		{"teams", "team_id", "Team not found"},
+		{"workflows", "workflow_id", "Workflow not found"},
+	} {
+		base := "/" + c.resource + "/{" + c.param + "}/runs"
+		exec := s.RequireScope(c.resource, "run", c.param)
+		read := s.RequireScope(c.resource, "read", c.param)
+		r.With(exec).Post(base, notFound(c.detail))
+		r.With(read).Get(base, notFound(c.detail))
+		r.With(read).Get(base+"/{run_id}", notFound(c.detail))
+		r.With(exec).Post(base+"/{run_id}/cancel", notFound(c.detail))
+		r.With(exec).Post(base+"/{run_id}/continue", notFound(c.detail))
+	}
+}
+
+// agentFor resolves {agent_id}; nil after answering 404.
+func (s *Server) agentFor(w http.ResponseWriter, r *http.Request) *agent.Agent {
+	a, ok := s.agents[chi.URLParam(r, "agent_id")]
+	if !ok {
+		WriteError(w, http.StatusNotFound, "Agent not found")
+		return nil
+	}
+	return a
+}
+
+// runStart is a validated run request ready to execute.
+type runStart struct {
+	agent     *agent.Agent
+	runID     string
+	sessionID string
+	userID    string
+	input     run.Input
+	metadata  map[string]any
+	opts      []agent.RunOption
+	// pending is the stored PENDING row of a background run.
+	pending *run.Output
+}
+
+// createRun is POST /agents/{agent_id}/runs. Nothing is stored until the
+// request is fully decoded and validated.
+func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
+	a := s.agentFor(w, r)
+	if a == nil {
+		return
+	}
+	req, err := DecodeRunForm(r, FormLimits{})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if err := checkOutputSchema(req.OutputSchema); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	ctx := r.Context()
+	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: EffectiveUserID(ctx, req.UserID),
+		input: runInput(req), metadata: req.Metadata}
+	if st.sessionID == "" {
+		st.sessionID = uuid.NewString()
+	} else if err := s.checkSessionOwner(ctx, a, st.sessionID); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if req.Background && req.IdempotencyKey != "" {
+		st.runID = idempotentRunID(a.ID(), st.userID, req.IdempotencyKey)
+		st.metadata = maps.Clone(st.metadata)
+		if st.metadata == nil {
+			st.metadata = map[string]any{}
+		}
+		st.metadata["idempotency_key"] = req.IdempotencyKey
+	}
+	st.opts = []agent.RunOption{agent.WithRunID(st.runID), agent.WithSessionID(st.sessionID), agent.WithUserID(st.userID)}
+	if req.SessionState != nil {
+		st.opts = append(st.opts, agent.WithSessionState(req.SessionState))
+	}
+	if req.Dependencies != nil {
+		st.opts = append(st.opts, agent.WithDependencies(req.Dependencies))
+	}
+	if st.metadata != nil {
+		st.opts = append(st.opts, agent.WithMetadata(st.metadata))
+	}
+	if len(req.OutputSchema) > 0 {
+		st.opts = append(st.opts, agent.WithOutputSchema(req.OutputSchema, ""))
+	}
+	switch {
+	case req.Background:
+		// Background runs never stream: background=true wins over stream.
+		s.startBackground(w, r, st, req.IdempotencyKey != "")
+	case req.Stream:
+		s.streamRun(w, r, st)
+	default:
+		s.runSync(w, r, st)
+	}
+}
+
+// checkOutputSchema rejects an output_schema that is not a usable JSON Schema
+// before anything runs (the agent would otherwise fail the run).
+func checkOutputSchema(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
+	}
+	if _, err := sch.Resolve(nil); err != nil {
+		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// runInput turns the message and uploaded files into the run's input; files
+// are sorted into images, audio, videos and files by content type. Their bytes
+// are kept in the run (a media store replaces them by references later).
+func runInput(req *RunRequest) run.Input {
+	in := run.Input{InputContent: req.Message}
+	for _, f := range req.Files {
+		m := run.Media{ID: uuid.NewString(), Content: f.Content, MIMEType: f.ContentType, Name: f.Filename, Size: int64(len(f.Content))}
+		if _, sub, ok := strings.Cut(f.ContentType, "/"); ok {
+			m.Format, _, _ = strings.Cut(sub, ";")
+		}
+		switch {
+		case strings.HasPrefix(f.ContentType, "image/"):
+			in.Images = append(in.Images, m)
+		case strings.HasPrefix(f.ContentType, "audio/"):
+			in.Audio = append(in.Audio, m)
+		case strings.HasPrefix(f.ContentType, "video/"):
+			in.Videos = append(in.Videos, m)
+		default:
+			in.Files = append(in.Files, m)
+		}
+	}
+	return in
+}
+
+// checkSessionOwner answers 404 when a user-scoped caller names another user's
+// session (the agent would otherwise run and then fail to store the run).
+// Unscoped callers are not checked: they may act for any user.
+func (s *Server) checkSessionOwner(ctx context.Context, a *agent.Agent, sessionID string) error {
+	d := a.DB()
+	if _, scoped := db.UserScope(ctx); !scoped || d == nil {
+		return nil
+	}
+	_, err := d.GetSession(ctx, sessionID)
+	if !errors.Is(err, db.ErrNotFound) {
+		return err
+	}
+	// Missing for this user: a new session unless it exists for someone else.
+	// The unscoped probe only learns existence; nothing of the row is returned.
+	_, err = d.GetSession(context.WithoutCancel(context.Background()), sessionID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return Errorf(http.StatusNotFound, "Session with ID %s not found", sessionID)
+}
+
+// idempotencyNS namespaces idempotent run ids.
+var idempotencyNS = uuid.MustParse("6f1b7c52-2f0e-4c1e-9d1a-6a3c2b8e9f10")
+
+// idempotentRunID derives the run id of an idempotent background run from the
+// agent, the user and the key, so a duplicate finds the first run by id (in
+// this process and, through the database, in others).
+func idempotentRunID(agentID, userID, key string) string {
+	return uuid.NewSHA1(idempotencyNS, []byte(agentID+"\x00"+userID+"\x00"+key)).String()
+}
+
+// beginErr maps runner refusals to HTTP errors.
+func beginErr(err error) error {
+	switch {
+	case errors.Is(err, errDraining):
+		return &HTTPError{Status: http.StatusServiceUnavailable, Detail: "the server is shutting down; retry on another instance", Err: err}
+	case errors.Is(err, errQueueFull):
+		return &HTTPError{Status: http.StatusServiceUnavailable, Detail: "too many background runs are queued; retry later", Err: err}
+	case errors.Is(err, errRunInFlight):
+		return &HTTPError{Status: http.StatusConflict, Detail: "the run is already executing", Err: err}
+	}
+	return err
+}
+
+// streamRun executes the run and streams its events. Once the stream started,
+// failures are events on the 200 response; a client that goes away cancels the
+// run (its context is the request's), which is stored CANCELLED.
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) {
+	ctx, f, err := s.runs.begin(r.Context(), st.runID, st.agent.ID(), st.userID, false)
+	if err != nil {
+		writeErr(w, r, s.log, beginErr(err))
+		return
+	}
+	defer s.runs.end(st.runID, f)
+	s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+}
+
+// writeStream copies a run's events to the response as SSE.
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a *agent.Agent, runID, sessionID string, events func(func(run.Event, error) bool)) {
+	sse := NewSSEWriter(w)
+	for ev, err := range events {
+		if err != nil {
+			if !sse.Started() {
+				writeErr(w, r, s.log, runErr(err))
+				return
+			}
+			// The run ended (its terminal event was sent) but storing it failed.
+			s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
+			_ = sse.WriteEvent(&run.Event{Event: run.EventRunError, CreatedAt: time.Now().Unix(), AgentID: a.ID(), AgentName: a.Name(),
+				RunID: runID, SessionID: sessionID, Content: "the run could not be stored", ErrorType: "StorageError"})
+			return
+		}
+		if err := sse.WriteEvent(&ev); err != nil {
+			// The client is gone: stopping the range cancels the run, which the
+			// agent stores as CANCELLED before the loop returns.
+			return
+		}
+	}
+}
+
+// runErr maps errors of runs that could not start.
+func runErr(err error) error {
+	switch {
+	case errors.Is(err, run.ErrNotContinuable):
+		return &HTTPError{Status: http.StatusConflict, Detail: run.ErrNotContinuable.Error(), Err: err}
+	case errors.Is(err, agent.ErrRequirementUnresolved):
+		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "agent: "), Err: err}
+	}
+	return err
+}
+
+// runSync executes the run and answers with it (stream=false). A run that
+// started is answered 200 whatever its status (COMPLETED, PAUSED, ERROR,
+// CANCELLED); only a run that could not start is an HTTP error.
+func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) {
+	ctx, f, err := s.runs.begin(r.Context(), st.runID, st.agent.ID(), st.userID, false)
+	if err != nil {
+		writeErr(w, r, s.log, beginErr(err))
+		return
+	}
+	defer s.runs.end(st.runID, f)
+	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	s.answerRun(w, r, out, err)
+}
+
+func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Output, err error) {
+	if out == nil {
+		writeErr(w, r, s.log, runErr(err))
+		return
+	}
+	if err != nil && out.Status != run.StatusError && out.Status != run.StatusCancelled {
+		s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", out.RunID, "err", err)
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+// backgroundAccepted is the 202 body of a background run.
+type backgroundAccepted struct {
+	RunID     string     `json:"run_id"`
+	SessionID string     `json:"session_id"`
+	Status    run.Status `json:"status"`
+}
+
+// startBackground stores the session (if new) and a PENDING run row, answers
+// 202 and executes the run on a background worker. With an idempotency key the
+// run id is derived from the key, and a duplicate answers 202 with the run the
+// first request created.
+func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) {
+	d := st.agent.DB()
+	if d == nil {
+		WriteError(w, http.StatusUnprocessableEntity, "background runs need an agent with a database")
+		return
+	}
+	ctx := r.Context()
+	if idempotent {
+		mu := s.runs.idemLock(st.runID)
+		mu.Lock()
+		defer mu.Unlock()
+		row, err := d.GetRun(ctx, st.runID)
+		switch {
+		case err == nil:
+			WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
+			return
+		case !errors.Is(err, db.ErrNotFound):
+			writeErr(w, r, s.log, err)
+			return
+		}
+	}
+	// The run outlives the request: keep its values (user scope, principal)
+	// but not its cancellation.
+	rctx, f, err := s.runs.begin(context.WithoutCancel(ctx), st.runID, st.agent.ID(), st.userID, true)
+	if err != nil {
+		writeErr(w, r, s.log, beginErr(err))
+		return
+	}
+	if err := s.storePending(ctx, d, st); err != nil {
+		s.runs.end(st.runID, f)
+		writeErr(w, r, s.log, err)
+		return
+	}
+	go s.executeBackground(rctx, f, st)
+	WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+}
+
+// storePending writes the session (runs reference it) and the PENDING row.
+func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error {
+	a := st.agent
+	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
+		_, err = d.UpsertSession(ctx, &db.Session{SessionID: st.sessionID, SessionType: run.TypeAgent, AgentID: a.ID(), UserID: st.userID})
+		if errors.Is(err, db.ErrNotFound) {
+			// The id belongs to another user's session.
+			return Errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
+		}
+		if err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	in := st.input
+	info := a.ModelInfo()
+	md := maps.Clone(a.Config().Metadata)
+	if md == nil && st.metadata != nil {
+		md = map[string]any{}
+	}
+	maps.Copy(md, st.metadata)
+	out := &run.Output{RunID: st.runID, AgentID: a.ID(), AgentName: a.Name(), SessionID: st.sessionID, UserID: st.userID,
+		Input: &in, Model: info.ID, ModelProvider: info.Provider, Metadata: md, Status: run.StatusPending, CreatedAt: time.Now().Unix()}
+	row, err := db.RunFromOutput(out)
+	if err != nil {
+		return err
+	}
+	st.pending = out
+	_, err = d.UpsertRun(ctx, row)
+	return err
+}
+
+// executeBackground waits for a worker slot, marks the run RUNNING and runs
+// it. A run cancelled while it waits (cancel route, shutdown) still goes
+// through the agent, which stores it CANCELLED without calling the model.
+func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart) {
+	defer s.runs.end(st.runID, f)
+	select {
+	case s.runs.slots <- struct{}{}:
+		defer func() { <-s.runs.slots }()
+	case <-ctx.Done():
+	}
+	if ctx.Err() == nil {
+		s.markRunning(ctx, st)
+	}
+	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
+		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
+	}
+}
+
+// markRunning moves the stored row from PENDING to RUNNING so readers see the
+// run has started.
+func (s *Server) markRunning(ctx context.Context, st *runStart) {
+	out := *st.pending
+	out.Status = run.StatusRunning
+	row, err := db.RunFromOutput(&out)
+	if err == nil {
+		_, err = st.agent.DB().UpsertRun(ctx, row)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "background run: mark running", "run_id", st.runID, "err", err)
+	}
+}

@@ -1,0 +1,310 @@
+package agentos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// listAgentRuns is GET /agents/{agent_id}/runs?session_id=&status=&user_id=:
+// a JSON array (like /sessions/{id}/runs) of the agent's runs in scope, oldest
+// first, at most maxSessionRuns.
+func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
+	a := s.agentFor(w, r)
+	if a == nil {
+		return
+	}
+	views := []runView{}
+	d := a.DB()
+	if d == nil {
+		WriteJSON(w, http.StatusOK, views)
+		return
+	}
+	q := r.URL.Query()
+	f := db.RunFilter{AgentID: a.ID(), SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
+		Limit: sessionRunsPage, SortBy: "created_at", SortOrder: db.Asc}
+	if v := q.Get("status"); v != "" {
+		st, err := run.ParseStatus(v)
+		if err != nil {
+			WriteError(w, http.StatusUnprocessableEntity, "status must be one of PENDING, RUNNING, COMPLETED, PAUSED, CANCELLED, ERROR")
+			return
+		}
+		f.Statuses = []run.Status{st}
+	}
+	for f.Page = 1; len(views) < maxSessionRuns; f.Page++ {
+		rows, _, err := d.GetRuns(r.Context(), f)
+		if err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+		for i := range rows {
+			v, err := newRunView(&rows[i])
+			if err != nil {
+				writeErr(w, r, s.log, err)
+				return
+			}
+			views = append(views, v)
+		}
+		if len(rows) < f.Limit {
+			break
+		}
+	}
+	WriteJSON(w, http.StatusOK, views)
+}
+
+// loadAgentRun reads {run_id}: 404 when missing, of another agent, of another
+// user (the db scope), or not matching an explicit ?user_id=/?session_id=.
+func (s *Server) loadAgentRun(r *http.Request, a *agent.Agent, sessionID string) (*db.Run, error) {
+	runID := chi.URLParam(r, "run_id")
+	notFound := Errorf(http.StatusNotFound, "Run with ID %s not found", runID)
+	d := a.DB()
+	if d == nil {
+		return nil, notFound
+	}
+	row, err := d.GetRun(r.Context(), runID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return nil, notFound
+	case err != nil:
+		return nil, err
+	case row.AgentID != a.ID(), !ownedBy(r.Context(), row.UserID, r.URL.Query().Get("user_id")),
+		sessionID != "" && row.SessionID != sessionID:
+		return nil, notFound
+	}
+	return row, nil
+}
+
+func (s *Server) getAgentRun(w http.ResponseWriter, r *http.Request) {
+	a := s.agentFor(w, r)
+	if a == nil {
+		return
+	}
+	row, err := s.loadAgentRun(r, a, r.URL.Query().Get("session_id"))
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	v, err := newRunView(row)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, v)
+}
+
+// cancelWait bounds how long the cancel route waits for a cancelled run to be
+// stored, so a read right after the answer sees CANCELLED.
+const cancelWait = 10 * time.Second
+
+// cancelResponse is the cancel route's answer (AgentOS answers an object).
+type cancelResponse struct {
+	RunID  string     `json:"run_id"`
+	Status run.Status `json:"status"`
+}
+
+// cancelAgentRun is POST /agents/{agent_id}/runs/{run_id}/cancel. A run
+// executing in this process is cancelled and answered once stored; a stored
+// PENDING, RUNNING or PAUSED run that no process here executes (e.g. left by a
+// crash) is marked CANCELLED; a CANCELLED run answers 200 again; a COMPLETED
+// or ERROR run is 409. Another user's run is 404 and untouched.
+func (s *Server) cancelAgentRun(w http.ResponseWriter, r *http.Request) {
+	a := s.agentFor(w, r)
+	if a == nil {
+		return
+	}
+	runID := chi.URLParam(r, "run_id")
+	if f := s.runs.lookup(runID); f != nil && f.agentID == a.ID() && s.ownsFlight(r.Context(), f) {
+		f.cancel(errCancelRoute)
+		select {
+		case <-f.done:
+		case <-time.After(cancelWait):
+		case <-r.Context().Done():
+			return
+		}
+		status := run.StatusCancelled
+		if d := a.DB(); d != nil {
+			if row, err := d.GetRun(r.Context(), runID); err == nil {
+				status = row.Status
+			}
+		}
+		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
+		return
+	}
+	row, err := s.loadAgentRun(r, a, "")
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	// Runs started from Go code on the same agent are cancelled too.
+	if a.CancelRun(runID) {
+		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
+		return
+	}
+	switch row.Status {
+	case run.StatusCancelled:
+		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
+		return
+	case run.StatusCompleted, run.StatusError:
+		WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status))
+		return
+	}
+	out, err := row.Output()
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	out.Status = run.StatusCancelled
+	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", runID, errCancelRoute), "str"
+	out.Requirements = nil
+	out.UpdatedAt = time.Now().Unix()
+	stored, err := db.RunFromOutput(out)
+	if err == nil {
+		_, err = a.DB().UpsertRun(r.Context(), stored)
+	}
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
+}
+
+// ownsFlight reports whether a scoped caller may act on an executing run
+// (unscoped callers may act on any).
+func (s *Server) ownsFlight(ctx context.Context, f *flight) bool {
+	u, scoped := db.UserScope(ctx)
+	return !scoped || u == f.userID
+}
+
+// continueRequest is a decoded POST …/runs/{run_id}/continue form.
+type continueRequest struct {
+	Tools        []run.ToolExecution
+	Requirements []run.Requirement
+	SessionID    string
+	UserID       string
+	Stream       bool
+}
+
+// decodeContinueForm reads the continue form (multipart or urlencoded): tools
+// or requirements as JSON arrays, session_id, user_id, stream (default true).
+// Other fields are ignored; files are refused.
+func decodeContinueForm(r *http.Request) (*continueRequest, error) {
+	var lim FormLimits
+	lim.fill()
+	fields := map[string]string{}
+	ct := r.Header.Get("Content-Type")
+	var err error
+	switch mt, params, perr := mime.ParseMediaType(ct); {
+	case ct == "":
+	case perr != nil:
+		return nil, Errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
+	case mt == "multipart/form-data":
+		if params["boundary"] == "" {
+			return nil, Errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
+		}
+		var files RunRequest
+		err = readMultipart(multipart.NewReader(r.Body, params["boundary"]), lim, fields, &files)
+		if err == nil && len(files.Files) > 0 {
+			err = Errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
+		}
+	case mt == "application/x-www-form-urlencoded":
+		err = readURLEncoded(r.Body, lim, fields)
+	default:
+		return nil, Errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
+	}
+	if err != nil {
+		return nil, err
+	}
+	req := &continueRequest{Stream: true}
+	for name, v := range fields {
+		switch name {
+		case "tools":
+			err = formArray(name, v, &req.Tools)
+		case "requirements":
+			err = formArray(name, v, &req.Requirements)
+		case "session_id":
+			req.SessionID, err = formID(name, v)
+		case "user_id":
+			req.UserID, err = formID(name, v)
+		case "stream":
+			req.Stream, err = formBool(name, v, true)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// formArray decodes a JSON array field; empty means absent.
+func formArray[T any](name, v string, dst *[]T) error {
+	if v == "" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(v), dst); err != nil {
+		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array", Err: err}
+	}
+	return nil
+}
+
+// continueAgentRun is POST /agents/{agent_id}/runs/{run_id}/continue: it
+// resumes a PAUSED run with the resolutions in tools or requirements. A run
+// that is not PAUSED is 409; another user's run is 404 and untouched.
+func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request) {
+	a := s.agentFor(w, r)
+	if a == nil {
+		return
+	}
+	req, err := decodeContinueForm(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	row, err := s.loadAgentRun(r, a, req.SessionID)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if u := req.UserID; u != "" && !ownedBy(r.Context(), row.UserID, u) {
+		WriteError(w, http.StatusNotFound, "Run with ID "+row.RunID+" not found")
+		return
+	}
+	if row.Status != run.StatusPaused {
+		WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable))
+		return
+	}
+	paused, err := row.Output()
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	var opts []agent.RunOption
+	if req.Tools != nil {
+		opts = append(opts, agent.WithTools(req.Tools))
+	}
+	if req.Requirements != nil {
+		opts = append(opts, agent.WithRequirements(req.Requirements))
+	}
+	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.ID(), row.UserID, false)
+	if err != nil {
+		writeErr(w, r, s.log, beginErr(err))
+		return
+	}
+	defer s.runs.end(row.RunID, f)
+	if req.Stream {
+		s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
+		return
+	}
+	out, err := a.ContinueRun(ctx, paused, opts...)
+	s.answerRun(w, r, out, err)
+}

@@ -1,0 +1,161 @@
+package agentos
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"sync"
+)
+
+// Cancellation causes of runs the server stops.
+var (
+	// errServerShutdown cancels the runs still going when the shutdown timeout ends.
+	errServerShutdown = errors.New("the server shut down before the run finished")
+	// errCancelRoute cancels a run through POST …/runs/{run_id}/cancel.
+	errCancelRoute = errors.New("cancelled through the cancel route")
+	// errRunInFlight: a run id is already executing in this process.
+	errRunInFlight = errors.New("agentos: the run is already executing")
+	// errDraining: the server is shutting down and starts no new runs.
+	errDraining = errors.New("agentos: the server is shutting down")
+)
+
+// Background run bounds: at most backgroundWorkers execute at once; at most
+// backgroundQueue more wait for a worker (beyond that, 503).
+const (
+	backgroundWorkers = 32
+	backgroundQueue   = 4096
+)
+
+// runner tracks every run this process executes (streamed, synchronous and
+// background) so that the cancel route, shutdown and duplicate-continue checks
+// can find them. Background runs execute on a bounded set of goroutines tied
+// to the server's lifetime; they are not crash-durable yet (the durable queue
+// replaces this): a process that dies leaves them PENDING or RUNNING, and the
+// cancel route can then mark them CANCELLED.
+type runner struct {
+	// life ends when shutdown gives up waiting; every run's context follows it.
+	life context.Context
+	stop context.CancelCauseFunc
+	// slots bounds concurrently executing background runs.
+	slots chan struct{}
+
+	mu       sync.Mutex
+	flights  map[string]*flight
+	queued   int // background runs waiting for a slot or executing
+	draining bool
+	// changed, when non-nil, is closed (and cleared) when a flight ends; a
+	// waiter creates it.
+	changed chan struct{}
+
+	// idem serialises idempotent background submissions by key hash, so
+	// concurrent duplicates see each other's PENDING row.
+	idem     [64]sync.Mutex
+	idemSeed maphash.Seed
+}
+
+// flight is one run in progress.
+type flight struct {
+	agentID    string
+	userID     string
+	background bool
+	cancel     context.CancelCauseFunc
+	unlink     func() bool
+	done       chan struct{}
+}
+
+func newRunner() *runner {
+	life, stop := context.WithCancelCause(context.Background())
+	return &runner{life: life, stop: stop, slots: make(chan struct{}, backgroundWorkers),
+		flights: map[string]*flight{}, idemSeed: maphash.MakeSeed()}
+}
+
+// begin registers runID and returns its context: parent's values and
+// cancellation, also cancelled by cancel and by the end of the server's life.
+// It fails with errRunInFlight for a run already executing, errDraining
+// during shutdown, and errQueueFull when too many background runs wait.
+func (rn *runner) begin(parent context.Context, runID, agentID, userID string, background bool) (context.Context, *flight, error) {
+	ctx, cancel := context.WithCancelCause(parent)
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	switch {
+	case rn.draining:
+		cancel(nil)
+		return nil, nil, errDraining
+	case rn.flights[runID] != nil:
+		cancel(nil)
+		return nil, nil, errRunInFlight
+	case background && rn.queued >= backgroundWorkers+backgroundQueue:
+		cancel(nil)
+		return nil, nil, errQueueFull
+	}
+	f := &flight{agentID: agentID, userID: userID, background: background, cancel: cancel, done: make(chan struct{})}
+	f.unlink = context.AfterFunc(rn.life, func() { cancel(context.Cause(rn.life)) })
+	rn.flights[runID] = f
+	if background {
+		rn.queued++
+	}
+	return ctx, f, nil
+}
+
+// errQueueFull: too many background runs are waiting.
+var errQueueFull = errors.New("agentos: too many background runs are queued; retry later")
+
+// end unregisters a finished run.
+func (rn *runner) end(runID string, f *flight) {
+	f.unlink()
+	f.cancel(nil)
+	rn.mu.Lock()
+	if rn.flights[runID] == f {
+		delete(rn.flights, runID)
+	}
+	if f.background {
+		rn.queued--
+	}
+	if rn.changed != nil {
+		close(rn.changed)
+		rn.changed = nil
+	}
+	rn.mu.Unlock()
+	close(f.done)
+}
+
+// lookup returns the flight of an executing run.
+func (rn *runner) lookup(runID string) *flight {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.flights[runID]
+}
+
+// drain stops new runs from starting.
+func (rn *runner) drain() {
+	rn.mu.Lock()
+	rn.draining = true
+	rn.mu.Unlock()
+}
+
+// wait blocks until no run is in flight or ctx ends; it reports whether the
+// runner is idle.
+func (rn *runner) wait(ctx context.Context) bool {
+	for {
+		rn.mu.Lock()
+		if len(rn.flights) == 0 {
+			rn.mu.Unlock()
+			return true
+		}
+		if rn.changed == nil {
+			rn.changed = make(chan struct{})
+		}
+		ch := rn.changed
+		rn.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// idemLock returns the lock serialising submissions with this idempotency run id.
+func (rn *runner) idemLock(runID string) *sync.Mutex {
+	return &rn.idem[maphash.String(rn.idemSeed, runID)%uint64(len(rn.idem))]
+}
