@@ -51,6 +51,6 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVersionCmd(), newRunCmd(), newRunsCmd())
+	root.AddCommand(newVersionCmd(), newRunCmd(), newRunsCmd(), newLoadtestCmd())
 	return root
 }
