@@ -1,0 +1,397 @@
+package agentos
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/db"
+)
+
+// isolationKey is the RSA key the isolation tests sign with; generating one is
+// slow, so it is shared by the test binary.
+var isolationKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// rsaAuthenticator verifies RS256 tokens signed by isolationKey.
+func rsaAuthenticator(t *testing.T) *auth.Authenticator {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(&isolationKey().PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := auth.ParseKey("", string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWTVerifier(auth.JWTConfig{Keys: []auth.Key{k}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth.NewAuthenticator("", v)
+}
+
+// rsToken signs an RS256 token for sub with the given scopes.
+func rsToken(t *testing.T, sub string, scopes ...string) string {
+	t.Helper()
+	c := jwt.MapClaims{"sub": sub, "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}
+	if scopes != nil {
+		c["scopes"] = scopes
+	}
+	s, err := jwt.NewWithClaims(jwt.SigningMethodRS256, c).SignedString(isolationKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// forgeSub rewrites a signed token's sub claim, keeping the old signature.
+func forgeSub(t *testing.T, token, sub string) string {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	claims["sub"] = sub
+	payload, _ = json.Marshal(claims)
+	parts[1] = base64.RawURLEncoding.EncodeToString(payload)
+	return strings.Join(parts, ".")
+}
+
+// Callers of the matrix. alice owns the objects the routes address; bob is
+// another user; admin holds agent_os:admin.
+const (
+	owner     = "owner"
+	otherUser = "other user"
+	admin     = "admin"
+	noToken   = "no token"
+	forged    = "forged token"
+)
+
+// Markers of alice's and bob's data: each appears in a response only if that
+// user's object was read.
+func aliceMarkers(f fixture) []string {
+	return []string{"s-alice", "m-alice", f.aliceRun, "hello from alice", "green tea"}
+}
+
+func bobMarkers(f fixture) []string {
+	return []string{"s-bob", "m-bob", f.bobRun, "hello from bob", "Zürich"}
+}
+
+// userView renders everything a user's scope can see in the database: their
+// sessions, each session's runs and their memories.
+func userView(t *testing.T, d *db.DB, user string) string {
+	t.Helper()
+	ctx := db.WithUserScope(context.Background(), user)
+	var b strings.Builder
+	sessions, _, err := d.ListSessions(ctx, db.SessionFilter{Limit: 1000, Page: 1, SortOrder: db.Asc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sessions {
+		fmt.Fprintf(&b, "session %s %s %s %s %s %d\n", s.SessionID, s.UserID, s.SessionData, s.Metadata, s.Summary, s.UpdatedAt)
+		runs, _, err := d.GetRuns(ctx, db.RunFilter{SessionID: s.SessionID, Limit: 1000, Page: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			fmt.Fprintf(&b, "  run %s %s %s %d %s\n", r.RunID, r.UserID, r.Status, r.UpdatedAt, r.RunData)
+		}
+	}
+	mems, _, err := d.ListMemories(ctx, db.MemoryFilter{Limit: 1000, Page: 1, SortOrder: db.Asc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mems {
+		fmt.Fprintf(&b, "memory %s %s %q %v %d\n", m.MemoryID, m.UserID, m.Memory, m.Topics, m.UpdatedAt)
+	}
+	return b.String()
+}
+
+// isoCase is one route of the isolation matrix. Object routes address alice's
+// object; list routes return collections.
+type isoCase struct {
+	name         string
+	method, path string
+	body         string
+	// form sends body as application/x-www-form-urlencoded instead of JSON.
+	form bool
+	// ok is the owner's and admin's status.
+	ok int
+	// list routes answer the other user with ok too (without alice's data);
+	// object routes answer 404, exactly as for a missing object.
+	list bool
+	// effect, when set, checks the database after the owner's or admin's call.
+	effect func(t *testing.T, f fixture, caller string, res response)
+	// otherEffect, when set, checks the other user's own writes (alice's data is
+	// checked for every case).
+	otherEffect func(t *testing.T, f fixture, res response)
+}
+
+// missingTwin maps the case's path onto ids that do not exist, to compare the
+// other user's answer with a missing object's.
+func missingTwin(f fixture, path string) (twin string, back func(string) string) {
+	r := strings.NewReplacer("s-alice", "s-missing", "m-alice", "m-missing", f.aliceRun, "run-missing")
+	undo := strings.NewReplacer("s-missing", "s-alice", "m-missing", "m-alice", "run-missing", f.aliceRun)
+	return r.Replace(path), undo.Replace
+}
+
+func isolationCases(f fixture) []isoCase {
+	sessionGone := func(t *testing.T, f fixture, _ string, _ response) {
+		t.Helper()
+		if _, err := f.db.GetSession(context.Background(), "s-alice"); err == nil {
+			t.Error("s-alice still exists")
+		}
+	}
+	memoryGone := func(t *testing.T, f fixture, _ string, _ response) {
+		t.Helper()
+		if _, err := f.db.GetMemory(context.Background(), "m-alice"); err == nil {
+			t.Error("m-alice still exists")
+		}
+	}
+	sessionNamed := func(name string) func(*testing.T, fixture, string, response) {
+		return func(t *testing.T, f fixture, _ string, _ response) {
+			t.Helper()
+			s, err := f.db.GetSession(context.Background(), "s-alice")
+			if err != nil || !strings.Contains(string(s.SessionData), name) {
+				t.Errorf("s-alice = %+v, %v; want %q in its data", s, err, name)
+			}
+		}
+	}
+	ownedBy := func(kind, id, user string) func(*testing.T, fixture, response) {
+		return func(t *testing.T, f fixture, _ response) {
+			t.Helper()
+			var got string
+			var err error
+			if kind == "session" {
+				var s *db.Session
+				if s, err = f.db.GetSession(context.Background(), id); err == nil {
+					got = s.UserID
+				}
+			} else {
+				var m *db.Memory
+				if m, err = f.db.GetMemory(context.Background(), id); err == nil {
+					got = m.UserID
+				}
+			}
+			if err != nil || got != user {
+				t.Errorf("%s %s owned by %q (%v), want %q", kind, id, got, err, user)
+			}
+		}
+	}
+	createdMemoryOwner := func(user string) func(*testing.T, fixture, response) {
+		return func(t *testing.T, f fixture, res response) {
+			t.Helper()
+			var m memoryView
+			if err := json.Unmarshal([]byte(res.body), &m); err != nil {
+				t.Fatalf("create memory answer %s: %v", res.body, err)
+			}
+			ownedBy("memory", m.MemoryID, user)(t, f, res)
+		}
+	}
+	return []isoCase{
+		// Sessions.
+		{name: "list sessions", method: "GET", path: "/sessions", ok: 200, list: true},
+		{name: "list sessions filtered to alice", method: "GET", path: "/sessions?user_id=alice", ok: 200, list: true},
+		{name: "list sessions by component", method: "GET", path: "/sessions?type=agent&component_id=echo&sort_by=updated_at", ok: 200, list: true},
+		{name: "get session", method: "GET", path: "/sessions/s-alice", ok: 200},
+		{name: "get session as alice", method: "GET", path: "/sessions/s-alice?user_id=alice", ok: 200},
+		{name: "create session for alice", method: "POST", path: "/sessions", body: `{"session_id":"s-new","user_id":"alice"}`, ok: 201, list: true,
+			effect:      func(t *testing.T, f fixture, _ string, res response) { ownedBy("session", "s-new", "alice")(t, f, res) },
+			otherEffect: ownedBy("session", "s-new", "bob")},
+		{name: "patch session", method: "PATCH", path: "/sessions/s-alice", body: `{"session_state":{"patched":true}}`, ok: 200, effect: sessionNamed("patched")},
+		{name: "patch session naming alice", method: "PATCH", path: "/sessions/s-alice?user_id=alice", body: `{"session_name":"mine now"}`, ok: 200, effect: sessionNamed("mine now")},
+		{name: "rename session", method: "POST", path: "/sessions/s-alice/rename", body: `{"session_name":"renamed"}`, ok: 200, effect: sessionNamed("renamed")},
+		{name: "delete session", method: "DELETE", path: "/sessions/s-alice", ok: 204, effect: sessionGone},
+		{name: "delete sessions", method: "DELETE", path: "/sessions", body: `{"session_ids":["s-alice"]}`, ok: 204, list: true, effect: sessionGone},
+		{name: "list session runs", method: "GET", path: "/sessions/s-alice/runs", ok: 200},
+		{name: "get session run", method: "GET", path: "/sessions/s-alice/runs/" + f.aliceRun, ok: 200},
+
+		// Memories.
+		{name: "list memories", method: "GET", path: "/memories", ok: 200, list: true},
+		{name: "list memories filtered to alice", method: "GET", path: "/memories?user_id=alice&topics=drinks&search_content=tea", ok: 200, list: true},
+		{name: "get memory", method: "GET", path: "/memories/m-alice", ok: 200},
+		{name: "get memory as alice", method: "GET", path: "/memories/m-alice?user_id=alice", ok: 200},
+		{name: "create memory for alice", method: "POST", path: "/memories", body: `{"memory":"planted","user_id":"alice"}`, ok: 200, list: true,
+			effect:      func(t *testing.T, f fixture, _ string, res response) { createdMemoryOwner("alice")(t, f, res) },
+			otherEffect: createdMemoryOwner("bob")},
+		{name: "patch memory", method: "PATCH", path: "/memories/m-alice", body: `{"memory":"changed","topics":["x"]}`, ok: 200,
+			effect: func(t *testing.T, f fixture, _ string, _ response) {
+				if m, err := f.db.GetMemory(context.Background(), "m-alice"); err != nil || m.Memory != "changed" || m.UserID != "alice" {
+					t.Errorf("m-alice = %+v, %v", m, err)
+				}
+			}},
+		{name: "patch memory naming alice", method: "PATCH", path: "/memories/m-alice", body: `{"memory":"changed","user_id":"alice"}`, ok: 200},
+		{name: "delete memory", method: "DELETE", path: "/memories/m-alice", ok: 204, effect: memoryGone},
+		{name: "delete memories naming alice", method: "DELETE", path: "/memories", body: `{"memory_ids":["m-alice"],"user_id":"alice"}`, ok: 204, list: true, effect: memoryGone},
+		{name: "memory topics", method: "GET", path: "/memory_topics", ok: 200, list: true,
+			effect: func(t *testing.T, _ fixture, _ string, res response) {
+				if !strings.Contains(res.body, "drinks") {
+					t.Errorf("topics %s lack alice's", res.body)
+				}
+			}},
+		{name: "memory topics of alice", method: "GET", path: "/memory_topics?user_id=alice", ok: 200, list: true},
+		{name: "user memory stats", method: "GET", path: "/user_memory_stats", ok: 200, list: true,
+			effect: func(t *testing.T, _ fixture, _ string, res response) {
+				if !strings.Contains(res.body, `"user_id":"alice"`) {
+					t.Errorf("stats %s lack alice", res.body)
+				}
+			}},
+	}
+}
+
+// TestUserIsolation_Matrix calls every route that touches user data as the
+// owner, another user, an admin, without a token and with a forged token, over
+// real HTTP with RS256 JWTs and user isolation on. The owner and the admin
+// reach alice's objects; the other user gets exactly what a missing object
+// gets, never sees alice's data in any answer, cannot widen its scope with a
+// user_id, and leaves alice's data untouched; no token (or a forged one) is a
+// 401 that changes nothing.
+func TestUserIsolation_Matrix(t *testing.T) {
+	t.Parallel()
+	authn := rsaAuthenticator(t)
+	aliceTok := rsToken(t, "alice")
+	headers := map[string]map[string]string{
+		owner:     bearer(aliceTok),
+		otherUser: bearer(rsToken(t, "bob", "sessions:read", "sessions:write", "sessions:delete", "memories:read", "memories:write", "memories:delete", "agents:read", "agents:run")),
+		admin:     bearer(rsToken(t, "root", auth.AdminScope)),
+		noToken:   nil,
+		forged:    bearer(forgeSub(t, rsToken(t, "bob"), "alice")),
+	}
+	probe := newFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
+	for _, c := range isolationCases(probe) {
+		for _, caller := range []string{owner, otherUser, admin, noToken, forged} {
+			t.Run(c.name+"/"+caller, func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
+				seedMemories(t, f.db)
+				c := isolationCases(f)[indexOfCase(t, f, c.name)]
+				aliceBefore, bobBefore := userView(t, f.db, "alice"), userView(t, f.db, "bob")
+				send := func(path string) response {
+					h := map[string]string{}
+					for k, v := range headers[caller] {
+						h[k] = v
+					}
+					var body io.Reader
+					if c.body != "" {
+						body = strings.NewReader(c.body)
+						h["Content-Type"] = "application/json"
+						if c.form {
+							h["Content-Type"] = "application/x-www-form-urlencoded"
+						}
+					}
+					return do(t, c.method, f.url+path, body, h)
+				}
+				res := send(c.path)
+
+				switch caller {
+				case owner, admin:
+					if res.status != c.ok {
+						t.Fatalf("%s %s = %d %s, want %d", c.method, c.path, res.status, res.body, c.ok)
+					}
+					if c.method == "GET" && !strings.HasPrefix(c.path, "/memory_topics") && !strings.HasPrefix(c.path, "/user_memory_stats") &&
+						!contains(res.body, aliceMarkersIn(f, c.path)...) {
+						t.Errorf("%s does not see alice's object: %s", caller, res.body)
+					}
+					if (caller == owner || strings.Contains(c.path, "user_id=alice")) && containsAny(res.body, bobMarkers(f)) {
+						t.Errorf("%s sees bob's data: %s", caller, res.body)
+					}
+					if caller == admin && c.name == "list sessions" && !strings.Contains(res.body, "s-bob") ||
+						caller == admin && c.name == "list memories" && !strings.Contains(res.body, "m-bob") {
+						t.Errorf("admin does not see bob's data: %s", res.body)
+					}
+					if c.effect != nil {
+						c.effect(t, f, caller, res)
+					}
+				case otherUser:
+					if c.list {
+						if res.status != c.ok {
+							t.Errorf("%s %s = %d %s, want %d", c.method, c.path, res.status, res.body, c.ok)
+						}
+					} else {
+						twinPath, back := missingTwin(f, c.path)
+						twin := send(twinPath)
+						if res.status != 404 || twin.status != 404 || res.detail(t) != back(twin.detail(t)) {
+							t.Errorf("%s %s = %d %s; a missing object gets %d %s", c.method, c.path, res.status, res.body, twin.status, twin.body)
+						}
+					}
+					// A 404 echoes the requested id, as for a missing object; any
+					// other answer must not mention alice's data at all.
+					if res.status != 404 && containsAny(res.body, aliceMarkers(f)) {
+						t.Errorf("other user sees alice's data: %s", res.body)
+					}
+					if c.otherEffect != nil {
+						c.otherEffect(t, f, res)
+					}
+				case noToken, forged:
+					if res.status != 401 {
+						t.Errorf("%s %s = %d %s, want 401", c.method, c.path, res.status, res.body)
+					}
+					if after := userView(t, f.db, "bob"); after != bobBefore {
+						t.Errorf("bob's data changed:\n%s\nwant\n%s", after, bobBefore)
+					}
+				}
+				if caller != owner && caller != admin {
+					if after := userView(t, f.db, "alice"); after != aliceBefore {
+						t.Errorf("alice's data changed:\n%s\nwant\n%s", after, aliceBefore)
+					}
+				}
+			})
+		}
+	}
+}
+
+func indexOfCase(t *testing.T, f fixture, name string) int {
+	t.Helper()
+	for i, c := range isolationCases(f) {
+		if c.name == name {
+			return i
+		}
+	}
+	t.Fatalf("no case %q", name)
+	return -1
+}
+
+// aliceMarkersIn lists the markers of the alice object a read route addresses.
+func aliceMarkersIn(f fixture, path string) []string {
+	p, _, _ := strings.Cut(path, "?")
+	switch {
+	case strings.HasPrefix(p, "/memories"):
+		return []string{"m-alice"}
+	case strings.Contains(p, "/runs"):
+		return []string{f.aliceRun}
+	}
+	return []string{"s-alice"}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
