@@ -7,19 +7,37 @@
 #
 # Usage: scripts/bench-server.sh            (from anywhere inside the repo)
 # Environment knobs (defaults in brackets):
-#   PORT [17777]  CONCURRENCY [32]  DURATION [10s]  WARMUP [2s]
+#   PORT [a free port from 20000-29999]  CONCURRENCY [32]  DURATION [10s]  WARMUP [2s]
 #   JSON=1        print JSON reports instead of tables
+#   SERVE_FLAGS   extra `agentry serve` flags [--log-level warn: no access log
+#                 line per request, so the numbers measure runs, not logging]
 #   AGENTRY=path  use this binary instead of building ./cmd/agentry
 #   KEEP=1        keep the temp dir (config, script, database, server log)
 #   SERVER_GOMAXPROCS / LOADGEN_GOMAXPROCS  split the cores between the two
 # Exit status: 0 when both runs had no failed request, 1 otherwise.
 set -euo pipefail
 
-PORT=${PORT:-17777}
+PORT=${PORT:-}
 CONCURRENCY=${CONCURRENCY:-32}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-2s}
 HOST=127.0.0.1 # loopback only: `agentry loadtest` refuses other hosts
+
+# listening PORT: whether something already accepts connections there.
+listening() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# Another server on our port would answer /health and be measured instead of
+# ours, so the port must be free before we start.
+if [[ -z $PORT ]]; then
+	for _ in $(seq 1 50); do
+		PORT=$((20000 + RANDOM % 10000))
+		listening "$PORT" || break
+	done
+fi
+if listening "$PORT"; then
+	echo "port $PORT on $HOST is already in use; set PORT to a free one" >&2
+	exit 1
+fi
 BASE="http://$HOST:$PORT"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -79,9 +97,11 @@ agents:
     model: scripted:$work/bench.script.yaml
 YAML
 
-# An empty GOMAXPROCS is ignored by the Go runtime: all cores.
 echo "starting agentry serve on $BASE (SQLite $work/bench.db)…" >&2
-GOMAXPROCS=${SERVER_GOMAXPROCS:-} "$bin" serve --config "$work/agentos.yaml" --db "$work/bench.db" --port "$PORT" \
+# An empty GOMAXPROCS is ignored by the Go runtime (all cores). SERVE_FLAGS is
+# split into words on purpose.
+# shellcheck disable=SC2086
+GOMAXPROCS=${SERVER_GOMAXPROCS:-} "$bin" serve --config "$work/agentos.yaml" --db "$work/bench.db" --port "$PORT" ${SERVE_FLAGS---log-level warn} \
 	>"$work/server.log" 2>&1 &
 server_pid=$!
 
@@ -98,6 +118,11 @@ for _ in $(seq 1 300); do
 	fi
 	sleep 0.1
 done
+if [[ $ready == 1 ]] && ! kill -0 "$server_pid" 2>/dev/null; then
+	echo "agentry serve exited right after start; its log:" >&2
+	cat "$work/server.log" >&2
+	exit 1
+fi
 if [[ $ready != 1 ]]; then
 	echo "agentry serve did not answer $BASE/health within 30s; its log:" >&2
 	tail -n 50 "$work/server.log" >&2
@@ -128,6 +153,10 @@ loadtest "streaming runs (SSE), $CONCURRENCY clients" --stream
 # shows the server's own time to RunStarted.
 loadtest "streaming runs (SSE), 1 client: time to first event without queueing" --stream --concurrency 1
 
+if ! kill -0 "$server_pid" 2>/dev/null; then
+	echo "agentry serve died during the benchmark" >&2
+	status=1
+fi
 if [[ $status != 0 ]]; then
 	echo
 	echo "last server log lines:" >&2
