@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
 
 // isolationKey is the RSA key the isolation tests sign with; generating one is
@@ -144,6 +145,9 @@ type isoCase struct {
 	// list routes answer the other user with ok too (without alice's data);
 	// object routes answer 404, exactly as for a missing object.
 	list bool
+	// otherStatus, when set, is the other user's status instead of a missing
+	// object's (creating a run in alice's session id cannot make a new session).
+	otherStatus int
 	// effect, when set, checks the database after the owner's or admin's call.
 	effect func(t *testing.T, f fixture, caller string, res response)
 	// otherEffect, when set, checks the other user's own writes (alice's data is
@@ -154,8 +158,11 @@ type isoCase struct {
 // missingTwin maps the case's path onto ids that do not exist, to compare the
 // other user's answer with a missing object's.
 func missingTwin(f fixture, path string) (twin string, back func(string) string) {
-	r := strings.NewReplacer("s-alice", "s-missing", "m-alice", "m-missing", f.aliceRun, "run-missing")
+	r := strings.NewReplacer("s-alice", "s-missing", "m-alice", "m-missing", f.aliceRun, "run-missing", alicePendingRun, "run-missing")
 	undo := strings.NewReplacer("s-missing", "s-alice", "m-missing", "m-alice", "run-missing", f.aliceRun)
+	if strings.Contains(path, alicePendingRun) {
+		undo = strings.NewReplacer("s-missing", "s-alice", "run-missing", alicePendingRun)
+	}
 	return r.Replace(path), undo.Replace
 }
 
@@ -260,6 +267,71 @@ func isolationCases(f fixture) []isoCase {
 					t.Errorf("stats %s lack alice", res.body)
 				}
 			}},
+
+		// Agent runs.
+		{name: "run in alice's session", method: "POST", path: "/agents/echo/runs", form: true,
+			body: "message=more&stream=false&session_id=s-alice&user_id=alice", ok: 200, otherStatus: 404,
+			effect: func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, "s-alice", "alice") }},
+		{name: "run for alice in a new session", method: "POST", path: "/agents/echo/runs", form: true,
+			body: "message=more&stream=false&user_id=alice", ok: 200, list: true,
+			effect:      func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, "", "alice") },
+			otherEffect: func(t *testing.T, f fixture, res response) { runOwnedBy(t, f, res, "", "bob") }},
+		{name: "list agent runs", method: "GET", path: "/agents/echo/runs", ok: 200, list: true},
+		{name: "list agent runs of alice's session", method: "GET", path: "/agents/echo/runs?session_id=s-alice&user_id=alice", ok: 200, list: true},
+		{name: "get agent run", method: "GET", path: "/agents/echo/runs/" + f.aliceRun, ok: 200},
+		{name: "get agent run naming alice", method: "GET", path: "/agents/echo/runs/" + f.aliceRun + "?session_id=s-alice&user_id=alice", ok: 200},
+		{name: "cancel agent run", method: "POST", path: "/agents/echo/runs/" + alicePendingRun + "/cancel", ok: 200,
+			effect: func(t *testing.T, f fixture, _ string, _ response) {
+				if r, err := f.db.GetRun(context.Background(), alicePendingRun); err != nil || r.Status != run.StatusCancelled || r.UserID != "alice" {
+					t.Errorf("pending run after cancel = %+v, %v", r, err)
+				}
+			}},
+		// alice's run is COMPLETED: the owner and the admin reach it and are told
+		// it cannot be continued; the other user must not learn even that.
+		{name: "continue agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/continue", form: true,
+			body: "stream=false&user_id=alice&session_id=s-alice", ok: 409},
+	}
+}
+
+// alicePendingRun is a PENDING run of alice's, stored by seedPendingRun.
+const alicePendingRun = "run-alice-pending"
+
+// seedPendingRun stores alicePendingRun in s-alice, as a background run left
+// waiting for a worker.
+func seedPendingRun(t *testing.T, d *db.DB) {
+	t.Helper()
+	row, err := db.RunFromOutput(&run.Output{RunID: alicePendingRun, AgentID: "echo", SessionID: "s-alice", UserID: "alice",
+		Status: run.StatusPending, CreatedAt: time.Now().Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.UpsertRun(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runOwnedBy checks that the run a create answered is stored for user (and,
+// when session is set, in that session).
+func runOwnedBy(t *testing.T, f fixture, res response, session, user string) {
+	t.Helper()
+	var out struct {
+		RunID  string `json:"run_id"`
+		UserID string `json:"user_id"`
+	}
+	if err := json.Unmarshal([]byte(res.body), &out); err != nil || out.RunID == "" {
+		t.Fatalf("run answer %s: %v", res.body, err)
+	}
+	if out.UserID != user {
+		t.Errorf("run answered for user %q, want %q", out.UserID, user)
+	}
+	r, err := f.db.GetRun(context.Background(), out.RunID)
+	if err != nil || r.UserID != user || (session != "" && r.SessionID != session) {
+		t.Errorf("run %s = %+v, %v; want user %s in session %q", out.RunID, r, err, user, session)
+		return
+	}
+	s, err := f.db.GetSession(context.Background(), r.SessionID)
+	if err != nil || s.UserID != user {
+		t.Errorf("session %s of the run = %+v, %v; want user %s", r.SessionID, s, err, user)
 	}
 }
 
@@ -288,6 +360,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 				t.Parallel()
 				f := newFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
 				seedMemories(t, f.db)
+				seedPendingRun(t, f.db)
 				c := isolationCases(f)[indexOfCase(t, f, c.name)]
 				aliceBefore, bobBefore := userView(t, f.db, "alice"), userView(t, f.db, "bob")
 				send := func(path string) response {
@@ -320,14 +393,19 @@ func TestUserIsolation_Matrix(t *testing.T) {
 						t.Errorf("%s sees bob's data: %s", caller, res.body)
 					}
 					if caller == admin && c.name == "list sessions" && !strings.Contains(res.body, "s-bob") ||
-						caller == admin && c.name == "list memories" && !strings.Contains(res.body, "m-bob") {
+						caller == admin && c.name == "list memories" && !strings.Contains(res.body, "m-bob") ||
+						caller == admin && c.name == "list agent runs" && !strings.Contains(res.body, f.bobRun) {
 						t.Errorf("admin does not see bob's data: %s", res.body)
 					}
 					if c.effect != nil {
 						c.effect(t, f, caller, res)
 					}
 				case otherUser:
-					if c.list {
+					if c.otherStatus != 0 {
+						if res.status != c.otherStatus {
+							t.Errorf("%s %s = %d %s, want %d", c.method, c.path, res.status, res.body, c.otherStatus)
+						}
+					} else if c.list {
 						if res.status != c.ok {
 							t.Errorf("%s %s = %d %s, want %d", c.method, c.path, res.status, res.body, c.ok)
 						}
