@@ -106,7 +106,7 @@ func (w *worker) record(r result) {
 func fail(kind resultKind, format string, args ...any) result {
 	msg := fmt.Sprintf(format, args...)
 	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+		msg = strings.ToValidUTF8(msg[:300], "") + "…"
 	}
 	return result{kind: kind, msg: msg}
 }
