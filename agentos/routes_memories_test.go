@@ -2,12 +2,15 @@ package agentos
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
@@ -298,4 +301,44 @@ func FuzzCreateMemoryBody(f *testing.F) {
 			t.Errorf("status %d for %q: %s", rec.Code, body, rec.Body.String())
 		}
 	})
+}
+
+// TestMemories_RequireScopes: with scope authorization on, each memory route
+// needs memories:read, memories:write or memories:delete (per-object grants
+// cover only that memory).
+func TestMemories_RequireScopes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), Authorization: true}})
+	seedMemories(t, f.db)
+	tests := []struct {
+		scopes             []string
+		method, path, body string
+		want               int
+	}{
+		{[]string{"sessions:read"}, "GET", "/memories", "", 403},
+		{[]string{"memories:read"}, "GET", "/memories", "", 200},
+		{[]string{"memories:read"}, "GET", "/memory_topics", "", 200},
+		{[]string{"memories:read"}, "GET", "/user_memory_stats", "", 200},
+		{[]string{"memories:m-alice:read"}, "GET", "/memories/m-alice", "", 200},
+		{[]string{"memories:m-alice:read"}, "GET", "/memories/m-bob", "", 403},
+		{[]string{"memories:m-alice:read"}, "GET", "/memories", "", 403},
+		{[]string{"memories:read"}, "POST", "/memories", `{"memory":"x","user_id":"u"}`, 403},
+		{[]string{"memories:write"}, "POST", "/memories", `{"memory":"x","user_id":"u"}`, 200},
+		{[]string{"memories:write"}, "PATCH", "/memories/m-alice", `{"topics":["t"]}`, 200},
+		{[]string{"memories:write"}, "DELETE", "/memories/m-alice", "", 403},
+		{[]string{"memories:write"}, "DELETE", "/memories", `{"memory_ids":["m-alice"]}`, 403},
+		{[]string{"memories:delete"}, "DELETE", "/memories/m-bob", "", 204},
+		{[]string{"memories:*"}, "DELETE", "/memories", `{"memory_ids":["m-alice"]}`, 204},
+	}
+	for _, tt := range tests {
+		h := bearer(hsToken(t, jwt.MapClaims{"sub": "u", "scopes": tt.scopes}))
+		var body io.Reader
+		if tt.body != "" {
+			body = strings.NewReader(tt.body)
+			h["Content-Type"] = "application/json"
+		}
+		if res := do(t, tt.method, f.url+tt.path, body, h); res.status != tt.want {
+			t.Errorf("%v %s %s = %d %s, want %d", tt.scopes, tt.method, tt.path, res.status, res.body, tt.want)
+		}
+	}
 }
