@@ -260,6 +260,8 @@ func TestStream_BreakClosesTheConnection(t *testing.T) {
 	t.Parallel()
 	disconnected := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a client hang-up only once the body is read.
+		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "data: "+chunkContent("first")+"\n\n")
 		w.(http.Flusher).Flush()
@@ -290,10 +292,15 @@ func TestStream_BreakClosesTheConnection(t *testing.T) {
 func TestStream_CancelledContextIsNotMalformed(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a client hang-up only once the body is read.
+		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "data: "+chunkContent("first")+"\n\n")
 		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
 	}))
 	t.Cleanup(srv.Close)
 	m, err := openai.New(openai.Config{BaseURL: srv.URL, Model: "m"})
