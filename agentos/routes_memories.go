@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,9 +82,9 @@ func checkMemoryText(text string) error {
 
 // memoryTopicsQuery reads ?topics= as AgentOS does: comma-separated values
 // (repeating the parameter also works); blanks are dropped.
-func memoryTopicsQuery(r *http.Request) []string {
+func memoryTopicsQuery(q url.Values) []string {
 	var out []string
-	for _, v := range r.URL.Query()["topics"] {
+	for _, v := range q["topics"] {
 		for t := range strings.SplitSeq(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				out = append(out, t)
@@ -95,6 +96,17 @@ func memoryTopicsQuery(r *http.Request) []string {
 
 var memoryPageRules = PageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
 
+// strictQuery parses the query string, rejecting what url.Values would
+// silently drop (e.g. "sort_by=updated_at;DROP TABLE x", since ';' is no
+// longer a separator) so a mangled filter is a 422, not an unfiltered list.
+func strictQuery(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid query string: " + err.Error(), Err: err}
+	}
+	return q, nil
+}
+
 func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	d, err := s.database(r)
@@ -102,17 +114,21 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	pq, err := ParsePageQuery(r.URL.Query(), memoryPageRules)
+	q, err := strictQuery(r)
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	q := r.URL.Query()
+	pq, err := ParsePageQuery(q, memoryPageRules)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
 	mems, total, err := d.ListMemories(r.Context(), db.MemoryFilter{
 		UserID:        EffectiveUserID(r.Context(), q.Get("user_id")),
 		AgentID:       q.Get("agent_id"),
 		TeamID:        q.Get("team_id"),
-		Topics:        memoryTopicsQuery(r),
+		Topics:        memoryTopicsQuery(q),
 		SearchContent: q.Get("search_content"),
 		Limit:         pq.Limit,
 		Page:          pq.Page,
@@ -312,7 +328,12 @@ func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	pq, err := ParsePageQuery(r.URL.Query(), PageRules{})
+	q, err := strictQuery(r)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	pq, err := ParsePageQuery(q, PageRules{})
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return

@@ -194,6 +194,8 @@ func TestMemories_BadInputIsRejectedCleanly(t *testing.T) {
 		{"limit too large", f.url, "GET", "/memories?limit=100000", "", 422},
 		{"limit not a number", f.url, "GET", "/memories?limit=ten", "", 422},
 		{"sort_by injection", f.url, "GET", "/memories?sort_by=" + url.QueryEscape("updated_at; DROP TABLE agno_memories"), "", 422},
+		{"sort_by injection after a semicolon", f.url, "GET", "/memories?sort_by=updated_at;DROP%20TABLE%20agno_memories", "", 422},
+		{"stats query with a semicolon", f.url, "GET", "/user_memory_stats?limit=1;page=2", "", 422},
 		{"sort_by unknown column", f.url, "GET", "/memories?sort_by=memory", "", 422},
 		{"sort_order injection", f.url, "GET", "/memories?sort_order=" + url.QueryEscape("desc, 1"), "", 422},
 		{"stats page zero", f.url, "GET", "/user_memory_stats?page=0", "", 422},
