@@ -1,0 +1,181 @@
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/agentos"
+	"github.com/agentryhq/agentry/agentos/config"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/model/scripted"
+)
+
+// demoScript is the model of the demo agent served when no agent is configured.
+//
+//go:embed demo.script.yaml
+var demoScript []byte
+
+// DemoAgentID is the id of the built-in demo agent.
+const demoAgentID = "echo"
+
+// defaultDataDir holds local media and offloaded results (created at start).
+const defaultDataDir = "./agentry-data"
+
+type serveFlags struct {
+	host       string
+	port       int
+	dsn        string
+	configFile string
+	dataDir    string
+	logLevel   string
+	logFormat  string
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve agents over the AgentOS HTTP API",
+		Long: `Serve agents over the AgentOS HTTP/SSE API (the routes Agno's AgentOS clients use).
+
+With no flags: SQLite ./agentry.db, data under ./agentry-data/, listening on
+127.0.0.1:7777, serving a demo agent "echo" (a scripted model: no API key).
+--config FILE (see examples/agentos.yaml) declares agents, auth and limits;
+environment variables (AGENTRY_HOST, AGENTRY_PORT, AGENTRY_DB, OS_SECURITY_KEY, …)
+override the file, and flags override both.
+
+On SIGINT/SIGTERM the server stops accepting, lets in-flight runs finish for
+server.shutdown_timeout (30s), then cancels the rest, which are stored CANCELLED.
+Background runs are not crash-durable yet: a killed process leaves them PENDING
+or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
+		Example: `  agentry serve
+  curl -s localhost:7777/agents/echo/runs -F message=hi -F stream=false
+  curl -N localhost:7777/agents/echo/runs -d message=hi
+  agentry serve --config examples/agentos.yaml --db postgres://user:pass@host/db`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.host, "host", config.DefaultHost, "address to listen on")
+	fl.IntVar(&f.port, "port", config.DefaultPort, "port to listen on (0 picks a free port)")
+	fl.StringVar(&f.dsn, "db", config.DefaultDSN, "database: a SQLite path, postgres://… or mysql://…")
+	fl.StringVarP(&f.configFile, "config", "c", "", "AgentOS configuration file (YAML)")
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for local media and offloaded results")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info (one access line per request), warn or error")
+	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	return cmd
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+func serve(cmd *cobra.Command, f serveFlags) error {
+	ctx := cmd.Context()
+	log, err := newLogger(cmd.ErrOrStderr(), f.logLevel, f.logFormat)
+	if err != nil {
+		return err
+	}
+	file, err := config.Load(f.configFile, nil)
+	if err != nil {
+		return err
+	}
+	flags := cmd.Flags()
+	if flags.Changed("host") {
+		file.Server.Host = f.host
+	}
+	if flags.Changed("port") {
+		file.Server.Port = f.port
+	}
+	if flags.Changed("db") {
+		file.DB.DSN = f.dsn
+	}
+	if err := file.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := dbopen.Open(ctx, file.DB.DSN, dbopen.Options{ID: file.DB.ID})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	agents, err := buildAgents(file, store)
+	if err != nil {
+		return err
+	}
+	if len(file.Teams) > 0 || len(file.Workflows) > 0 {
+		log.Warn("teams and workflows are not served yet; their routes answer 404", "teams", len(file.Teams), "workflows", len(file.Workflows))
+	}
+	cfg, err := agentos.FromFile(file)
+	if err != nil {
+		return err
+	}
+	cfg.Version = strings.TrimPrefix(strings.Fields(versionString())[1], "v")
+	cfg.Agents = agents
+	cfg.DBs = []*db.DB{store}
+	cfg.Logger = log
+	srv, err := agentos.New(cfg)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(agents))
+	for i, a := range agents {
+		ids[i] = a.ID()
+	}
+	log.Info("agentry serve", "db", store.ID, "dialect", store.Driver().Dialect(), "agents", strings.Join(ids, ","), "data_dir", f.dataDir)
+	if err := srv.ListenAndServe(ctx); err != nil {
+		return err
+	}
+	log.Info("agentos stopped")
+	return nil
+}
+
+// buildAgents builds the configured agents on store, or the demo agent when
+// the configuration declares none.
+func buildAgents(file config.Config, store *db.DB) ([]*agent.Agent, error) {
+	if len(file.Agents) == 0 {
+		m, err := scripted.Parse(demoScript, false)
+		if err != nil {
+			return nil, fmt.Errorf("demo agent: %w", err)
+		}
+		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store,
+			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."})
+		if err != nil {
+			return nil, err
+		}
+		return []*agent.Agent{a}, nil
+	}
+	var out []*agent.Agent
+	var errs []error
+	for _, decl := range file.Agents {
+		a, err := decl.Build(store)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, errors.Join(errs...)
+}
