@@ -149,3 +149,19 @@ func (d *Dialect) lockSession(sessionsTable string) string {
 	}
 	return ""
 }
+
+// noIndex wraps a text column so the planner cannot use an index on it, while
+// comparisons (NULL included) keep their meaning. Queries scoped to one
+// session use it on the other columns so the plan stays on the
+// (session_id, run_index) index instead of intersecting or switching to the
+// single-column ones (agent_id, user_id, status), which can cover a whole
+// agent's or user's runs.
+func (d *Dialect) noIndex(col string) string {
+	switch d.Name {
+	case SQLite:
+		return "+" + col
+	case MySQL:
+		return "CONCAT(" + col + ", '')"
+	}
+	return "(" + col + " || '')"
+}

@@ -14,85 +14,6 @@ import (
 
 const runCols = "run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, parent_run_id, status, run_index, run_data, created_at, updated_at"
 
-// UpsertRun inserts one run row, or updates status, run_data, user_id,
-// parent_run_id and updated_at of an existing one, keeping its run_index. A
-// nil run_index becomes max+1 within the session; assignment is serialised per
-// session (Postgres: advisory transaction lock; MySQL: the session row locked
-// FOR UPDATE; SQLite: the single writer connection's BEGIN IMMEDIATE).
-// A scoped caller cannot overwrite another user's run (ErrNotFound).
-func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
-	out := *in
-	scopedUser, scoped := db.UserScope(ctx)
-	if scoped {
-		out.UserID = scopedUser
-	}
-	opts := &sql.TxOptions{}
-	if s.d.Name != SQLite {
-		opts.Isolation = sql.LevelReadCommitted
-	}
-	tx, err := s.w.BeginTx(ctx, opts)
-	if err != nil {
-		return nil, s.fail("upsert run "+in.RunID, err)
-	}
-	defer tx.Rollback()
-	if lock := s.d.lockSession(s.sessions); lock != "" {
-		rows, err := tx.QueryContext(ctx, s.d.Rebind(lock), in.SessionID)
-		if err != nil {
-			return nil, s.fail("lock session "+in.SessionID, err)
-		}
-		rows.Close()
-	}
-	var (
-		idx       sql.NullInt64
-		owner     sql.NullString
-		createdAt int64
-	)
-	err = tx.QueryRowContext(ctx, s.d.Rebind("SELECT run_index, user_id, created_at FROM "+s.runs+" WHERE run_id = ?"), in.RunID).
-		Scan(&idx, &owner, &createdAt)
-	switch {
-	case err == nil:
-		if scoped && owner.Valid && owner.String != scopedUser {
-			return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, in.RunID)
-		}
-		upd := "UPDATE " + s.runs + " SET status = ?, run_data = ?, user_id = ?, parent_run_id = ?, updated_at = ? WHERE run_id = ?"
-		if _, err := tx.ExecContext(ctx, s.d.Rebind(upd), nullStr(string(out.Status)), jsonArg(out.RunData),
-			nullStr(out.UserID), nullStr(out.ParentRunID), out.UpdatedAt, out.RunID); err != nil {
-			return nil, s.fail("update run "+in.RunID, err)
-		}
-		out.RunIndex, out.CreatedAt = nil, createdAt
-		if idx.Valid {
-			out.RunIndex = &idx.Int64
-		}
-	case errors.Is(err, sql.ErrNoRows):
-		if out.RunIndex == nil {
-			var next int64
-			q := "SELECT COALESCE(MAX(run_index) + 1, 0) FROM " + s.runs + " WHERE session_id = ?"
-			if err := tx.QueryRowContext(ctx, s.d.Rebind(q), in.SessionID).Scan(&next); err != nil {
-				return nil, s.fail("assign run_index for run "+in.RunID, err)
-			}
-			out.RunIndex = &next
-		} else {
-			v := *out.RunIndex
-			out.RunIndex = &v
-		}
-		ins := "INSERT INTO " + s.runs + " (" + runCols + ") VALUES (" + placeholders(13) + ")"
-		if _, err := tx.ExecContext(ctx, s.d.Rebind(ins), out.RunID, out.SessionID, string(out.RunType),
-			nullStr(out.AgentID), nullStr(out.TeamID), nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID),
-			nullStr(string(out.Status)), *out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt); err != nil {
-			if isForeignKeyViolation(err) {
-				return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, in.RunID, in.SessionID)
-			}
-			return nil, s.fail("insert run "+in.RunID, err)
-		}
-	default:
-		return nil, s.fail("upsert run "+in.RunID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, s.fail("upsert run "+in.RunID, err)
-	}
-	return &out, nil
-}
-
 // isForeignKeyViolation recognises each backend's FK error: SQLite's
 // constraint message, Postgres SQLSTATE 23503, MySQL error 1452.
 func isForeignKeyViolation(err error) bool {
@@ -107,7 +28,7 @@ func (s *Store) GetRun(ctx context.Context, runID string) (*db.Run, error) {
 	w := &where{}
 	w.add("run_id = ?", runID)
 	scope(ctx, w)
-	r, err := scanRun(s.r.QueryRowContext(ctx, s.d.Rebind("SELECT "+runCols+" FROM "+s.runs+w.String()), w.args...))
+	r, err := scanRun(s.queryRow(ctx, s.r, "SELECT "+runCols+" FROM "+s.runs+w.String(), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
 	}
@@ -182,16 +103,41 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 // HistoryRuns returns the last q.Limit runs of a session that feed context
 // (status not PAUSED, CANCELLED or ERROR; no parent run), oldest first, with
 // one bounded query.
+//
+// The order is run_index DESC, created_at DESC, run_id DESC, but the
+// tie-breakers would make every planner sort the whole session. So the first
+// branch walks the (session_id, run_index) index backwards to the lowest
+// run_index among the last Limit runs and takes the runs from there up (ties
+// included); the second adds runs without a run_index (legacy rows), whose
+// place in the order depends on the backend's NULL ordering. The final sort
+// sees about Limit rows. noIndex keeps the planners off the single-column
+// indexes (agent_id, status, user_id, …): SQLite prefers agent_id's without
+// statistics and then scans every run of the agent; Postgres intersects
+// user_id's and reads the whole session.
 func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, error) {
+	x := s.d.noIndex
 	w := &where{}
 	w.add("session_id = ?", hq.SessionID)
-	w.add("parent_run_id IS NULL")
-	w.add("(status IS NULL OR status NOT IN (?, ?, ?))", string(run.StatusPaused), string(run.StatusCancelled), string(run.StatusError))
-	w.eq("agent_id", hq.AgentID)
-	w.eq("team_id", hq.TeamID)
-	scope(ctx, w)
-	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT %d", runCols, s.runs, w.String(), hq.Limit)
-	out, err := s.queryRuns(ctx, q, w.args...)
+	w.add(x("parent_run_id") + " IS NULL")
+	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?, ?, ?))", string(run.StatusPaused), string(run.StatusCancelled), string(run.StatusError))
+	w.eq(x("agent_id"), hq.AgentID)
+	w.eq(x("team_id"), hq.TeamID)
+	if u, ok := db.UserScope(ctx); ok {
+		w.add(x("user_id")+" = ?", u)
+	}
+	conds := w.String()
+	q := "SELECT " + runCols + " FROM " + s.runs + conds + " AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM " +
+		s.runs + conds + " AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT ?) top)" +
+		" UNION ALL SELECT " + runCols + " FROM " + s.runs + conds + " AND run_index IS NULL" +
+		" ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT ?"
+	args := make([]any, 0, 3*len(w.args)+2)
+	args = append(append(append(args, w.args...), w.args...), hq.Limit)
+	args = append(append(args, w.args...), hq.Limit)
+	rows, err := s.query(ctx, s.r, q, args...)
+	if err != nil {
+		return nil, s.fail("history runs", err)
+	}
+	out, err := s.scanRuns(rows)
 	slices.Reverse(out)
 	return out, err
 }
@@ -216,6 +162,11 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run,
 	if err != nil {
 		return nil, s.fail("get runs", err)
 	}
+	return s.scanRuns(rows)
+}
+
+// scanRuns reads and closes rows of runCols.
+func (s *Store) scanRuns(rows *sql.Rows) ([]db.Run, error) {
 	defer rows.Close()
 	out := []db.Run{}
 	var corrupt []error

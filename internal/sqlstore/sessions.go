@@ -24,9 +24,20 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 	data := []any{string(in.SessionType), nullStr(in.AgentID), nullStr(in.TeamID), nullStr(in.WorkflowID), nullStr(in.UserID),
 		jsonArg(in.SessionData), jsonArg(in.AgentData), jsonArg(in.TeamData), jsonArg(in.WorkflowData),
 		jsonArg(in.Metadata), jsonArg(in.Summary)}
-	ins := s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id")
 	args := append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
-	res, err := s.w.ExecContext(ctx, s.d.Rebind(ins), args...)
+	if s.d.Name != MySQL {
+		// One statement and one commit: insert, or update where the owner
+		// matches, and read the stored row back.
+		out, err := scanSession(s.queryRow(ctx, s.w, s.upsertSessionSQL(), args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
+		}
+		if err != nil {
+			return nil, s.fail("upsert session "+in.SessionID, err)
+		}
+		return out, nil
+	}
+	res, err := s.exec(ctx, s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id"), args...)
 	if err != nil {
 		return nil, s.fail("upsert session "+in.SessionID, err)
 	}
@@ -35,7 +46,7 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 			session_data = ?, agent_data = ?, team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
 			WHERE session_id = ? AND (user_id IS NULL OR user_id = ?)`
 		args := append(append(data, in.UpdatedAt, in.SessionID), nullStr(in.UserID))
-		res, err := s.w.ExecContext(ctx, s.d.Rebind(upd), args...)
+		res, err := s.exec(ctx, upd, args...)
 		if err != nil {
 			return nil, s.fail("upsert session "+in.SessionID, err)
 		}
@@ -44,6 +55,23 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 		}
 	}
 	return s.getSession(ctx, s.w, in.SessionID, "")
+}
+
+// upsertSessionSQL is UpsertSession as one INSERT … ON CONFLICT … RETURNING
+// (SQLite ≥ 3.35 and Postgres). The conflict update applies only where the
+// stored user_id is NULL or equals the record's; otherwise nothing returns.
+func (s *Store) upsertSessionSQL() string {
+	target, cur := s.sessions, s.sessions
+	if s.d.Name == Postgres {
+		target, cur = s.sessions+" AS s", "s"
+	}
+	return "INSERT INTO " + target + " (" + sessionCols + ") VALUES (" + placeholders(14) + `)
+		ON CONFLICT (session_id) DO UPDATE SET session_type = excluded.session_type, agent_id = excluded.agent_id,
+		team_id = excluded.team_id, workflow_id = excluded.workflow_id, user_id = excluded.user_id,
+		session_data = excluded.session_data, agent_data = excluded.agent_data, team_data = excluded.team_data,
+		workflow_data = excluded.workflow_data, metadata = excluded.metadata, summary = excluded.summary,
+		updated_at = excluded.updated_at
+		WHERE ` + cur + ".user_id IS NULL OR " + cur + ".user_id = excluded.user_id RETURNING " + sessionCols
 }
 
 // GetSession returns a session in scope or ErrNotFound.
@@ -56,7 +84,7 @@ func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user strin
 	w := &where{}
 	w.add("session_id = ?", sessionID)
 	w.eq("user_id", user)
-	row := q.QueryRowContext(ctx, s.d.Rebind("SELECT "+sessionCols+" FROM "+s.sessions+w.String()), w.args...)
+	row := s.queryRow(ctx, q, "SELECT "+sessionCols+" FROM "+s.sessions+w.String(), w.args...)
 	out, err := scanSession(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)

@@ -36,6 +36,7 @@ type Store struct {
 	runs     string
 	memories string
 	wrap     func(error) error
+	stmts    stmtCache
 }
 
 var _ db.Driver = (*Store)(nil)
@@ -88,7 +89,7 @@ func (s *Store) Dialect() string { return s.d.Name }
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
-	err := s.w.Close()
+	err := errors.Join(s.stmts.close(), s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}

@@ -1,0 +1,223 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// UpsertRun inserts one run row, or updates status, run_data, user_id,
+// parent_run_id and updated_at of an existing one, keeping its run_index. A
+// nil run_index becomes max+1 within the session; assignment is serialised per
+// session. A scoped caller cannot overwrite another user's run (ErrNotFound).
+//
+// SQLite and Postgres use one INSERT … ON CONFLICT … RETURNING whose
+// run_index is a MAX subquery. On SQLite the statement alone is atomic: it
+// holds the write lock from its first step and all writes go through one
+// connection. Postgres takes an advisory transaction lock on the session in
+// the statement before, because a READ COMMITTED statement reads with the
+// snapshot it started with and would miss a run committed while it waited on
+// a lock of its own. MySQL locks the session row FOR UPDATE and then updates
+// or inserts (it cannot read the target table in INSERT … VALUES).
+func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
+	out := *in
+	scopedUser, scoped := db.UserScope(ctx)
+	if scoped {
+		out.UserID = scopedUser
+	}
+	if out.RunIndex != nil {
+		v := *out.RunIndex
+		out.RunIndex = &v
+	}
+	var err error
+	switch s.d.Name {
+	case MySQL:
+		err = s.upsertRunLocked(ctx, &out, scoped)
+	case Postgres:
+		err = s.upsertRunPostgres(ctx, &out, scoped)
+	default:
+		err = s.upsertRunOnConflict(ctx, s.w, &out, scoped)
+	}
+	switch {
+	case err == nil:
+		return &out, nil
+	case errors.Is(err, db.ErrNotFound):
+		return nil, err
+	case isForeignKeyViolation(err):
+		return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, in.RunID, in.SessionID)
+	}
+	return nil, s.fail("upsert run "+in.RunID, err)
+}
+
+// upsertRunSQL is the one-statement upsert; scoped adds the guard that keeps
+// a scoped caller off another user's run (the conflict row is then left alone
+// and nothing is returned).
+func (s *Store) upsertRunSQL(scoped bool) string {
+	target, cur := s.runs, s.runs
+	if s.d.Name == Postgres {
+		target, cur = s.runs+" AS r", "r" // a schema-qualified name cannot be used as a qualifier
+	}
+	q := "INSERT INTO " + target + " (" + runCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, " +
+		"COALESCE(?, (SELECT COALESCE(MAX(run_index), -1) + 1 FROM " + s.runs + " WHERE session_id = ?)), ?, ?, ?)" +
+		" ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, run_data = excluded.run_data," +
+		" user_id = excluded.user_id, parent_run_id = excluded.parent_run_id, updated_at = excluded.updated_at"
+	if scoped {
+		q += " WHERE " + cur + ".user_id IS NULL OR " + cur + ".user_id = excluded.user_id"
+	}
+	return q + " RETURNING run_index, created_at"
+}
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// upsertRunOnConflict runs upsertRunSQL on q (the SQLite writer, or a
+// Postgres transaction holding the session lock) and fills out's run_index
+// and created_at from the stored row.
+func (s *Store) upsertRunOnConflict(ctx context.Context, q queryRower, out *db.Run, scoped bool) error {
+	var idx any
+	if out.RunIndex != nil {
+		idx = *out.RunIndex
+	}
+	args := []any{out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
+		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
+		idx, out.SessionID, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
+	var (
+		stored sql.NullInt64
+		row    *sql.Row
+	)
+	if pool, ok := q.(*sql.DB); ok {
+		row = s.queryRow(ctx, pool, s.upsertRunSQL(scoped), args...)
+	} else {
+		row = q.QueryRowContext(ctx, s.d.Rebind(s.upsertRunSQL(scoped)), args...)
+	}
+	err := row.Scan(&stored, &out.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
+	}
+	if err != nil {
+		return err
+	}
+	out.RunIndex = nil
+	if stored.Valid {
+		out.RunIndex = &stored.Int64
+	}
+	return nil
+}
+
+// upsertRunPostgres needs the session lock only to assign a run_index; a run
+// that brings its own index is one autocommit statement.
+func (s *Store) upsertRunPostgres(ctx context.Context, out *db.Run, scoped bool) error {
+	if out.RunIndex != nil {
+		return s.upsertRunOnConflict(ctx, s.w, out, scoped)
+	}
+	tx, err := s.w.BeginTx(ctx, nil) // READ COMMITTED: the insert sees runs committed before the lock was granted
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, s.d.Rebind(s.d.lockSession(s.sessions)), out.SessionID); err != nil {
+		return err
+	}
+	if err := s.upsertRunOnConflict(ctx, tx, out, scoped); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// upsertRunLocked serialises on the session row, then updates the run or
+// inserts it with the next run_index.
+func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) error {
+	tx, err := s.w.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt := func(q string) *sql.Stmt {
+		if st := s.prepared(ctx, s.w, q); st != nil {
+			return tx.StmtContext(ctx, st)
+		}
+		return nil
+	}
+	run := func(q string, args ...any) (*sql.Rows, error) {
+		if st := stmt(q); st != nil {
+			return st.QueryContext(ctx, args...)
+		}
+		return tx.QueryContext(ctx, q, args...)
+	}
+	execute := func(q string, args ...any) error {
+		var err error
+		if st := stmt(q); st != nil {
+			_, err = st.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, q, args...)
+		}
+		return err
+	}
+	rows, err := run(s.d.lockSession(s.sessions), out.SessionID)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	rows, err = run("SELECT run_index, user_id, created_at FROM "+s.runs+" WHERE run_id = ?", out.RunID)
+	if err != nil {
+		return err
+	}
+	var (
+		found     bool
+		idx       sql.NullInt64
+		owner     sql.NullString
+		createdAt int64
+	)
+	if rows.Next() {
+		found = true
+		err = rows.Scan(&idx, &owner, &createdAt)
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if found {
+		if scoped && owner.Valid && owner.String != out.UserID {
+			return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID)
+		}
+		upd := "UPDATE " + s.runs + " SET status = ?, run_data = ?, user_id = ?, parent_run_id = ?, updated_at = ? WHERE run_id = ?"
+		if err := execute(upd, nullStr(string(out.Status)), jsonArg(out.RunData), nullStr(out.UserID), nullStr(out.ParentRunID),
+			out.UpdatedAt, out.RunID); err != nil {
+			return err
+		}
+		out.RunIndex, out.CreatedAt = nil, createdAt
+		if idx.Valid {
+			out.RunIndex = &idx.Int64
+		}
+	} else {
+		if out.RunIndex == nil {
+			rows, err := run("SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+" WHERE session_id = ?", out.SessionID)
+			if err != nil {
+				return err
+			}
+			var next int64
+			if rows.Next() {
+				err = rows.Scan(&next)
+			}
+			rows.Close()
+			if err != nil {
+				return err
+			}
+			out.RunIndex = &next
+		}
+		ins := "INSERT INTO " + s.runs + " (" + runCols + ") VALUES (" + placeholders(13) + ")"
+		if err := execute(ins, out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
+			nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
+			*out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
