@@ -232,3 +232,28 @@ func TestUp_StepsOnlyToTheTarget(t *testing.T) {
 		})
 	}
 }
+
+func TestUp_CreatesEveryTableOfAnEmptyDatabase(t *testing.T) {
+	t.Parallel()
+	sqlDB, path := migratetest.SQLite(t)
+	m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: migrate.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Up(context.Background(), ""); err != nil {
+		t.Fatalf("Up on an empty database: %v", err)
+	}
+	sts, err := m.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sts {
+		if !s.Exists || s.Current != migrate.Latest || s.LegacyRunsColumn {
+			t.Errorf("after Up: %+v", s)
+		}
+	}
+	f := &fixtureDB{dialect: migrate.SQLite, path: path}
+	if _, err := f.openDriver(t); err != nil {
+		t.Fatalf("the driver refuses the database Up created: %v", err)
+	}
+}

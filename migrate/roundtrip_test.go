@@ -127,6 +127,22 @@ func TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture(t *testing.T) {
 			if _, err := m.Status(ctx); err != nil {
 				t.Fatalf("Status after cleanup: %v", err)
 			}
+
+			// Down after cleanup restores the column from the table alone.
+			if _, err := m.Down(ctx, "2.5.6"); err != nil {
+				t.Fatalf("Down after cleanup: %v", err)
+			}
+			if st := statusOf(t, m, migrate.KindSessions); !st.LegacyRunsColumn || st.RowsWithRuns == 0 {
+				t.Fatalf("after Down: %+v", st)
+			}
+			merged, err := m.MergedSessionRuns(ctx, "s-team")
+			if err != nil || len(merged) != 3 || merged[2].RunID != "run-t1" {
+				t.Fatalf("rebuilt s-team runs = %v, %v", merged, err)
+			}
+			sum, err = m.Up(ctx, "")
+			if err != nil || sum.RunsCopied != int64(len(want)) || sum.BadRowCount != 0 {
+				t.Fatalf("Up after cleanup and Down = %+v, %v", sum, err)
+			}
 		})
 	}
 }
