@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -370,6 +372,12 @@ func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error
 // through the agent, which stores it CANCELLED without calling the model.
 func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart) {
 	defer s.runs.end(st.runID, f)
+	defer func() {
+		// No handler recovers here: a panicking run must not take the server down.
+		if v := recover(); v != nil {
+			s.log.ErrorContext(ctx, "panic in background run", "run_id", st.runID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
 	select {
 	case s.runs.slots <- struct{}{}:
 		defer func() { <-s.runs.slots }()

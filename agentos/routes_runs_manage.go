@@ -279,8 +279,24 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "Run with ID "+row.RunID+" not found")
 		return
 	}
-	if row.Status != run.StatusPaused {
-		WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable))
+	if err := notPaused(row); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.ID(), row.UserID, false)
+	if err != nil {
+		writeErr(w, r, s.log, beginErr(err))
+		return
+	}
+	defer s.runs.end(row.RunID, f)
+	// Read the run again now that this request owns it: a concurrent continue
+	// may have finished it between the first read and begin.
+	if row, err = a.DB().GetRun(ctx, row.RunID); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	if err := notPaused(row); err != nil {
+		writeErr(w, r, s.log, err)
 		return
 	}
 	paused, err := row.Output()
@@ -295,16 +311,18 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request) {
 	if req.Requirements != nil {
 		opts = append(opts, agent.WithRequirements(req.Requirements))
 	}
-	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.ID(), row.UserID, false)
-	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
-	}
-	defer s.runs.end(row.RunID, f)
 	if req.Stream {
 		s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
 		return
 	}
 	out, err := a.ContinueRun(ctx, paused, opts...)
 	s.answerRun(w, r, out, err)
+}
+
+// notPaused is the 409 for continuing a run that is not PAUSED.
+func notPaused(row *db.Run) error {
+	if row.Status == run.StatusPaused {
+		return nil
+	}
+	return &HTTPError{Status: http.StatusConflict, Detail: fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable), Err: run.ErrNotContinuable}
 }

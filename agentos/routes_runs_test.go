@@ -489,3 +489,74 @@ func TestStreamRun_ClientDisconnectCancelsTheRun(t *testing.T) {
 		t.Errorf("GET run = %v", got)
 	}
 }
+
+func TestCancelRun_StreamingRunEndsWithRunCancelled(t *testing.T) {
+	t.Parallel()
+	f := newRunsFixture(t, Config{})
+	body, hdr := form(map[string]string{"message": "take your time"})
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/agents/slow/runs", body)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	runID := readFirstFrame(t, br).data["run_id"].(string)
+	cancel := do(t, http.MethodPost, f.url+"/agents/slow/runs/"+runID+"/cancel", nil, nil)
+	if cancel.status != 200 || decode[map[string]string](t, cancel)["status"] != "CANCELLED" {
+		t.Fatalf("cancel = %d %s", cancel.status, cancel.body)
+	}
+	rest, _ := io.ReadAll(br)
+	frames := parseSSE(t, string(rest))
+	if last := frames[len(frames)-1]; last.name != "RunCancelled" || last.data["reason"] == nil {
+		t.Errorf("stream ended with %v", frameNames(frames))
+	}
+	if got := storedStatus(f.db, runID); got != run.StatusCancelled {
+		t.Errorf("stored %s", got)
+	}
+}
+
+func TestContinueRun_ConcurrentContinuesExecuteTheToolOnce(t *testing.T) {
+	t.Parallel()
+	f := newRunsFixture(t, Config{})
+	p := decode[run.Output](t, postForm(t, f.url+"/agents/hitl/runs", map[string]string{"message": "delete it", "stream": "false"}, nil))
+	tools := fmt.Sprintf(`[{"tool_call_id":%q,"confirmed":true}]`, p.Tools[0].ToolCallID)
+	const n = 8
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, hdr := form(map[string]string{"tools": tools, "stream": "false"})
+			req, _ := http.NewRequest(http.MethodPost, f.url+"/agents/hitl/runs/"+p.RunID+"/continue", body)
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses[i] = res.StatusCode
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, s := range statuses {
+		switch s {
+		case 200:
+			ok++
+		case 409:
+		default:
+			t.Errorf("status %d", s)
+		}
+	}
+	if ok != 1 || f.executed.Load() != 1 || storedStatus(f.db, p.RunID) != run.StatusCompleted {
+		t.Errorf("statuses %v, tool executed %d times, stored %s", statuses, f.executed.Load(), storedStatus(f.db, p.RunID))
+	}
+}
