@@ -224,6 +224,9 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 // insertRuns writes rows with multi-row insert-or-ignore statements and
 // returns how many were inserted.
 func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
+	if m.cfg.Dialect == Postgres {
+		return m.insertRunsUnnest(ctx, tx, rows)
+	}
 	var total int64
 	var full *sql.Stmt
 	for len(rows) > 0 {
@@ -263,6 +266,46 @@ func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (in
 			return total, err
 		}
 		total += k
+	}
+	return total, nil
+}
+
+// insertRunsUnnest writes rows on Postgres as one array per column expanded
+// by unnest: one small statement per chunk instead of thousands of
+// parameters, measurably cheaper for the server to parse and plan.
+func (m *Manager) insertRunsUnnest(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
+	q := "INSERT INTO " + m.qualify(m.tables.Runs) + " (" + m.quoteList(runColumns) + `)
+SELECT r, s, t, NULLIF(a, ''), NULLIF(tm, ''), NULLIF(w, ''), NULLIF(u, ''), NULLIF(p, ''), NULLIF(st, ''), i, d::jsonb, c, up
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+	$10::bigint[], $11::text[], $12::bigint[], $13::bigint[]) AS x(r, s, t, a, tm, w, u, p, st, i, d, c, up)
+ON CONFLICT (run_id) DO NOTHING`
+	var total int64
+	for len(rows) > 0 {
+		n, size := 0, 0
+		for n < len(rows) && n < 2*maxRowsPerInsert && (n == 0 || size+len(rows[n].RunData) <= maxBytesPerInsert) {
+			size += len(rows[n].RunData)
+			n++
+		}
+		var ids, sids, types, agents, teams, wfs, users, parents, statuses, data []string
+		var idx, created, updated []int64
+		for i := range rows[:n] {
+			r := &rows[i]
+			ids, sids, types = append(ids, r.RunID), append(sids, r.SessionID), append(types, string(r.RunType))
+			agents, teams, wfs = append(agents, r.AgentID), append(teams, r.TeamID), append(wfs, r.WorkflowID)
+			users, parents, statuses = append(users, r.UserID), append(parents, r.ParentRunID), append(statuses, string(r.Status))
+			idx, data = append(idx, *r.RunIndex), append(data, string(r.RunData))
+			created, updated = append(created, r.CreatedAt), append(updated, r.UpdatedAt)
+		}
+		res, err := tx.ExecContext(ctx, q, ids, sids, types, agents, teams, wfs, users, parents, statuses, idx, data, created, updated)
+		if err != nil {
+			return total, fmt.Errorf("migrate: insert %d runs into %s: %w", n, m.tables.Runs, err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += k
+		rows = rows[n:]
 	}
 	return total, nil
 }
