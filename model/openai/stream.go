@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strconv"
+	"strings"
 
 	"github.com/agentryhq/agentry/internal/sse"
 	"github.com/agentryhq/agentry/model"
@@ -198,49 +200,45 @@ func snippet(b []byte) string {
 // every call or repeat the name in every fragment, which would otherwise merge
 // distinct calls in model.Accumulator.
 type callIndexer struct {
-	calls []indexedCall
+	calls  []*indexedCall // pointers: a strings.Builder must not be copied
+	byWire map[int]int    // wire index → latest call with it
 }
 
 type indexedCall struct {
-	wire     int
-	id       string
-	name     string
-	realID   bool
-	assigned int
+	id     string
+	realID bool
+	name   strings.Builder
 }
 
 func (x *callIndexer) delta(wire int, id, name, args string) model.ToolCallDelta {
-	cur := -1
-	for i := len(x.calls) - 1; i >= 0; i-- {
-		if x.calls[i].wire == wire {
-			cur = i
-			break
-		}
-	}
-	if cur < 0 || (id != "" && x.calls[cur].realID && x.calls[cur].id != id) {
-		c := indexedCall{wire: wire, id: id, realID: id != "", assigned: len(x.calls)}
+	cur, ok := x.byWire[wire]
+	if !ok || (id != "" && x.calls[cur].realID && x.calls[cur].id != id) {
+		cur = len(x.calls)
+		x.calls = append(x.calls, &indexedCall{id: id, realID: id != ""})
 		if id == "" {
 			// Tool results are matched to calls by id, so a call must have one.
-			c.id = fmt.Sprintf("call_%d", len(x.calls))
+			x.calls[cur].id = "call_" + strconv.Itoa(cur)
+			id = x.calls[cur].id
 		}
-		x.calls = append(x.calls, c)
-		cur = len(x.calls) - 1
-		id = c.id
+		if x.byWire == nil {
+			x.byWire = make(map[int]int)
+		}
+		x.byWire[wire] = cur
 	} else if id != "" {
-		c := &x.calls[cur]
+		c := x.calls[cur]
 		if c.id == id {
 			id = "" // already sent
 		} else {
 			c.id, c.realID = id, true
 		}
 	}
-	c := &x.calls[cur]
+	c := x.calls[cur]
 	if name != "" {
-		if name == c.name {
+		if name == c.name.String() {
 			name = "" // a server repeating the whole name in each fragment
 		} else {
-			c.name += name
+			c.name.WriteString(name)
 		}
 	}
-	return model.ToolCallDelta{Index: c.assigned, ID: id, Name: name, Arguments: args}
+	return model.ToolCallDelta{Index: cur, ID: id, Name: name, Arguments: args}
 }

@@ -193,6 +193,21 @@ func TestStream_ToolCallsFromCompatibleServers(t *testing.T) {
 			want: []model.ToolCall{{ID: "call_r", Name: "sum", Arguments: `{"a":1}`}},
 		},
 		{
+			name: "interleaved calls repeating ids, one name split",
+			events: []string{
+				whole(`"index":0,`, "call_p", "al", `"{\"a\":"`),
+				whole(`"index":1,`, "call_q", "beta", `"{\"b\":"`),
+				whole(`"index":2,`, "call_s", "gamma", `"{}"`),
+				whole(`"index":0,`, "call_p", "pha", `"1}"`),
+				whole(`"index":1,`, "call_q", "beta", `"2}"`),
+			},
+			want: []model.ToolCall{
+				{ID: "call_p", Name: "alpha", Arguments: `{"a":1}`},
+				{ID: "call_q", Name: "beta", Arguments: `{"b":2}`},
+				{ID: "call_s", Name: "gamma", Arguments: `{}`},
+			},
+		},
+		{
 			name: "missing id gets one",
 			events: []string{
 				whole(`"index":0,`, "", "ping", `"{}"`),
