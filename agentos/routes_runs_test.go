@@ -560,3 +560,23 @@ func TestContinueRun_ConcurrentContinuesExecuteTheToolOnce(t *testing.T) {
 		t.Errorf("statuses %v, tool executed %d times, stored %s", statuses, f.executed.Load(), storedStatus(f.db, p.RunID))
 	}
 }
+
+func TestCreateRun_FailureAfterStreamingBeganIsARunErrorEvent(t *testing.T) {
+	t.Parallel()
+	f := newRunsFixture(t, Config{})
+	// echo answers "hi there", which is not JSON: the per-run output schema
+	// fails the run after RunStarted was sent.
+	res := postForm(t, f.url+"/agents/echo/runs", map[string]string{"message": "hello",
+		"output_schema": `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`}, nil)
+	if res.status != 200 {
+		t.Fatalf("status %d %s", res.status, res.body)
+	}
+	frames := parseSSE(t, res.body)
+	last := frames[len(frames)-1]
+	if frames[0].name != "RunStarted" || last.name != "RunError" || last.data["error_type"] != "OutputParsingError" || last.data["content"] == "" {
+		t.Fatalf("events %v, last %s", frameNames(frames), last.raw)
+	}
+	if got := storedStatus(f.db, last.data["run_id"].(string)); got != run.StatusError {
+		t.Errorf("stored %s", got)
+	}
+}
