@@ -58,11 +58,18 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	defer wg.Wait()
 	defer cancel()
 	batches := make(chan convertedBatch, 1)
-	wg.Go(func() {
+	hasLast := last != "" || done > 0
+	wg.Go(func() { // owns last and hasLast from here on
 		defer close(batches)
-		hasLast := last != "" || done > 0
+		// The LIMIT follows the sessions' size so that a batch rarely stops
+		// on BatchBytes with rows left that the server would still send.
+		limit := min(m.cfg.BatchSize, 64)
 		for {
-			batch, err := m.readLegacyBatch(ctx, m.cfg.DB, last, hasLast)
+			batch, size, err := m.readLegacyBatch(ctx, m.cfg.DB, last, hasLast, limit)
+			if len(batch) > 0 {
+				avg := max(size/len(batch), 1)
+				limit = max(1, min(m.cfg.BatchSize, m.cfg.BatchBytes/avg))
+			}
 			if err == nil && len(batch) == 0 {
 				return
 			}
@@ -155,7 +162,7 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 
 // readLegacyBatch reads the next sessions (keyset on session_id) whose runs
 // column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
-func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool) ([]legacyRow, error) {
+func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool, limit int) ([]legacyRow, int, error) {
 	d := m.cfg.Dialect
 	runs := d.quote("runs")
 	if d == Postgres {
@@ -168,10 +175,10 @@ func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, 
 		args = append(args, after)
 	}
 	query := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s ORDER BY session_id LIMIT %d",
-		runs, m.qualify(m.tables.Sessions), where, m.cfg.BatchSize)
+		runs, m.qualify(m.tables.Sessions), where, limit)
 	rs, err := q.QueryContext(ctx, m.q(query), args...)
 	if err != nil {
-		return nil, fmt.Errorf("migrate: read sessions after %q: %w", after, err)
+		return nil, 0, fmt.Errorf("migrate: read sessions after %q: %w", after, err)
 	}
 	defer rs.Close()
 	var out []legacyRow
@@ -181,7 +188,7 @@ func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, 
 		var user sql.NullString
 		var created sql.NullInt64
 		if err := rs.Scan(&r.s.SessionID, &user, &created, &r.runs); err != nil {
-			return nil, fmt.Errorf("migrate: scan session: %w", err)
+			return nil, 0, fmt.Errorf("migrate: scan session: %w", err)
 		}
 		r.s.UserID, r.s.CreatedAt = user.String, created.Int64
 		out = append(out, r)
@@ -189,7 +196,7 @@ func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, 
 			break
 		}
 	}
-	return out, rs.Err()
+	return out, size, rs.Err()
 }
 
 // convertBatch turns legacy rows into run rows and bad-row records.
