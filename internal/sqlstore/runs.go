@@ -43,19 +43,28 @@ func (s *Store) GetRun(ctx context.Context, runID string) (*db.Run, error) {
 }
 
 // runWhere builds the conditions of a RunFilter plus the context's scope.
-func runWhere(ctx context.Context, f db.RunFilter) *where {
+// With a session the other columns go through noIndex: the session's
+// (session_id, run_index) index is then the plan, instead of user_id's or
+// agent_id's index covering that user's or agent's runs in every session.
+func (s *Store) runWhere(ctx context.Context, f db.RunFilter) *where {
+	x := func(col string) string { return col }
+	if f.SessionID != "" {
+		x = s.d.noIndex
+	}
 	w := &where{}
 	w.eq("session_id", f.SessionID)
-	w.eq("user_id", f.UserID)
-	w.eq("agent_id", f.AgentID)
-	w.eq("team_id", f.TeamID)
-	w.eq("workflow_id", f.WorkflowID)
-	w.eq("parent_run_id", f.ParentRunID)
-	w.eq("run_type", string(f.RunType))
+	w.eq(x("user_id"), f.UserID)
+	w.eq(x("agent_id"), f.AgentID)
+	w.eq(x("team_id"), f.TeamID)
+	w.eq(x("workflow_id"), f.WorkflowID)
+	w.eq(x("parent_run_id"), f.ParentRunID)
+	w.eq(x("run_type"), string(f.RunType))
 	if len(f.Statuses) > 0 {
-		w.add("status IN ("+placeholders(len(f.Statuses))+")", anys(f.Statuses)...)
+		w.add(x("status")+" IN ("+placeholders(len(f.Statuses))+")", anys(f.Statuses)...)
 	}
-	scope(ctx, w)
+	if u, ok := db.UserScope(ctx); ok {
+		w.add(x("user_id")+" = ?", u)
+	}
 	return w
 }
 
@@ -63,11 +72,11 @@ func runWhere(ctx context.Context, f db.RunFilter) *where {
 // Rows whose run_data is corrupt are left out of the page and reported as
 // *db.CorruptRowError (joined) next to the rows that did decode.
 //
-// Page numbers are exact (LIMIT/OFFSET over the (session_id, run_index)
-// index); f.AfterRunIndex is the keyset cursor that makes deep pages of a
-// session cost the same as the first.
+// Page numbers are exact; deep pages of a session in run_index order skip
+// over the index only (deepPage). f.AfterRunIndex is the keyset cursor that
+// makes deep pages cost the same as the first.
 func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, error) {
-	w := runWhere(ctx, f)
+	w := s.runWhere(ctx, f)
 	total := -1
 	if f.WithTotal {
 		if err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(*) FROM "+s.runs+w.String()), w.args...).Scan(&total); err != nil {
@@ -76,7 +85,8 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 	}
 	d := dir(f.SortOrder)
 	var order string
-	switch sortCol(f.SortBy, "run_index", "run_index", "created_at", "updated_at") {
+	sortBy := sortCol(f.SortBy, "run_index", "run_index", "created_at", "updated_at")
+	switch sortBy {
 	case "created_at":
 		order = "created_at " + d + ", run_index " + d
 	case "updated_at":
@@ -85,6 +95,13 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 		order = "run_index " + d + ", created_at " + d
 	}
 	order += ", run_id " + d
+	off := offset(f.Limit, f.Page)
+	if sortBy == "run_index" && f.SessionID != "" && f.AfterRunIndex == nil && off > 0 {
+		out, ok, err := s.deepPage(ctx, w, d, order, f.Limit, off)
+		if ok || err != nil {
+			return out, total, err
+		}
+	}
 	if f.AfterRunIndex != nil {
 		if d == "DESC" {
 			w.add("run_index < ?", *f.AfterRunIndex)
@@ -93,11 +110,79 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", runCols, s.runs, w.String(), order, f.Limit)
-	if off := offset(f.Limit, f.Page); off > 0 {
+	if off > 0 {
 		q += fmt.Sprintf(" OFFSET %d", off)
 	}
 	out, err := s.queryRuns(ctx, q, w.args...)
 	return out, total, err
+}
+
+// deepPage returns the page at offset off of a session in run_index order
+// (then created_at, run_id) without reading the skipped rows: a deferred
+// join in two or three statements.
+//
+//  1. The run_index values at positions off-1 … off+limit-1, skipped over the
+//     (session_id, run_index) index (index-only when the session is the only
+//     condition). Run order is run_index-major, so these are exactly the
+//     run_index values of the page, plus the one before it.
+//  2. Only if the page's first run_index continues the previous row's (a tie),
+//     how many rows precede that group, hence how many of it precede the page.
+//  3. The rows whose run_index lies in the page's range, fully ordered, from
+//     that many in.
+//
+// ok is false when a NULL run_index is in the window (legacy rows, whose
+// place depends on the backend); the caller then uses plain OFFSET. The
+// statements are not one snapshot: a run written in between may shift the
+// page exactly as it would between two page requests.
+func (s *Store) deepPage(ctx context.Context, w *where, d, order string, limit, off int) (out []db.Run, ok bool, err error) {
+	q := fmt.Sprintf("SELECT run_index FROM %s%s ORDER BY run_index %s LIMIT %d OFFSET %d", s.runs, w.String(), d, limit+1, off-1)
+	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+	if err != nil {
+		return nil, false, s.fail("get runs", err)
+	}
+	var keys []sql.NullInt64
+	for rows.Next() {
+		var k sql.NullInt64
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return nil, false, s.fail("get runs", err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, s.fail("get runs", err)
+	}
+	if len(keys) <= 1 {
+		return []db.Run{}, true, nil // the page is past the end
+	}
+	for _, k := range keys {
+		if !k.Valid {
+			return nil, false, nil
+		}
+	}
+	prev, page := keys[0].Int64, keys[1:]
+	first, last := page[0].Int64, page[len(page)-1].Int64
+	skip := 0
+	if prev == first {
+		// A tie across the page start (legacy or caller-chosen run_index):
+		// skip the rows of the group that come before the page.
+		before := "<"
+		if d == "DESC" {
+			before = ">"
+		}
+		var n int
+		cq := "SELECT COUNT(*) FROM " + s.runs + w.String() + " AND run_index " + before + " ?"
+		if err := s.r.QueryRowContext(ctx, s.d.Rebind(cq), append(slices.Clone(w.args), first)...).Scan(&n); err != nil {
+			return nil, false, s.fail("get runs", err)
+		}
+		skip = off - n
+	}
+	lo, hi := min(first, last), max(first, last)
+	q = fmt.Sprintf("SELECT %s FROM %s%s AND run_index BETWEEN ? AND ? ORDER BY %s LIMIT %d OFFSET %d",
+		runCols, s.runs, w.String(), order, limit, skip)
+	out, err = s.queryRuns(ctx, q, append(slices.Clone(w.args), lo, hi)...)
+	return out, true, err
 }
 
 // HistoryRuns returns the last q.Limit runs of a session that feed context
