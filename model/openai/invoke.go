@@ -38,7 +38,11 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
+	return m.readResponse(ctx, resp.Body)
+}
+
+func (m *Model) readResponse(ctx context.Context, body io.Reader) (*model.Response, error) {
+	data, err := io.ReadAll(io.LimitReader(body, maxResponseBody+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("openai: reading response: %w", ctx.Err())

@@ -189,15 +189,18 @@ func TestErrors_StatusesAreClassified(t *testing.T) {
 
 func TestWithRetry_WaitsRetryAfterThenSucceeds(t *testing.T) {
 	t.Parallel()
-	const wait = 300 * time.Millisecond
-	limited := reply{status: 429, header: map[string]string{"retry-after-ms": "300"},
-		body: `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`}
+	limited := func(header string, value string) reply {
+		return reply{status: 429, header: map[string]string{header: value},
+			body: `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`}
+	}
 	tests := []struct {
-		name string
-		ok   reply
-		call func(model.Model) (string, error)
+		name    string
+		limited reply
+		wait    time.Duration
+		ok      reply
+		call    func(model.Model) (string, error)
 	}{
-		{"invoke", reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
+		{"invoke after Retry-After seconds", limited("Retry-After", "1"), time.Second, reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
 			func(m model.Model) (string, error) {
 				r, err := m.Invoke(context.Background(), userReq("hi"))
 				if err != nil {
@@ -205,7 +208,15 @@ func TestWithRetry_WaitsRetryAfterThenSucceeds(t *testing.T) {
 				}
 				return r.Message.Content, nil
 			}},
-		{"stream", reply{events: []string{chunkContent("done"), chunkStop}},
+		{"invoke after retry-after-ms", limited("retry-after-ms", "300"), 300 * time.Millisecond, reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
+			func(m model.Model) (string, error) {
+				r, err := m.Invoke(context.Background(), userReq("hi"))
+				if err != nil {
+					return "", err
+				}
+				return r.Message.Content, nil
+			}},
+		{"stream after retry-after-ms", limited("retry-after-ms", "300"), 300 * time.Millisecond, reply{events: []string{chunkContent("done"), chunkStop}},
 			func(m model.Model) (string, error) {
 				var acc model.Accumulator
 				for c, err := range m.Stream(context.Background(), userReq("hi")) {
@@ -220,7 +231,7 @@ func TestWithRetry_WaitsRetryAfterThenSucceeds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFake(t, limited, tc.ok)
+			f := newFake(t, tc.limited, tc.ok)
 			// BaseDelay far below the asked wait: only Retry-After can explain the gap.
 			m := model.WithRetry(newModel(t, f), model.RetryConfig{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second})
 			got, err := tc.call(m)
@@ -231,8 +242,8 @@ func TestWithRetry_WaitsRetryAfterThenSucceeds(t *testing.T) {
 			if len(reqs) != 2 {
 				t.Fatalf("server got %d requests, want 2 (one 429, one retry)", len(reqs))
 			}
-			if gap := reqs[1].at.Sub(reqs[0].at); gap < wait {
-				t.Errorf("retry came %v after the 429, want at least the %v asked by retry-after-ms", gap, wait)
+			if gap := reqs[1].at.Sub(reqs[0].at); gap < tc.wait {
+				t.Errorf("retry came %v after the 429, want at least the %v the server asked for", gap, tc.wait)
 			}
 		})
 	}

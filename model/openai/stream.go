@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"mime"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,17 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model
 			return
 		}
 		defer resp.Body.Close()
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+			// Some servers and proxies ignore stream: true and answer with
+			// one JSON document (a completion or an error object).
+			r, err := m.readResponse(ctx, resp.Body)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			yield(responseChunk(r), nil)
+			return
+		}
 		for c, err := range m.decodeStream(resp.Body) {
 			if err != nil && ctx.Err() != nil {
 				// A read cut short by cancellation is the caller's doing, not a
@@ -241,4 +253,22 @@ func (x *callIndexer) delta(wire int, id, name, args string) model.ToolCallDelta
 		}
 	}
 	return model.ToolCallDelta{Index: cur, ID: id, Name: name, Arguments: args}
+}
+
+// responseChunk carries a whole response as one chunk.
+func responseChunk(r *model.Response) *model.Chunk {
+	c := &model.Chunk{
+		Content:          r.Message.Content,
+		ReasoningContent: r.Message.ReasoningContent,
+		StopReason:       r.StopReason,
+		ModelID:          r.ModelID,
+	}
+	for i, tc := range r.Message.ToolCalls {
+		c.ToolCalls = append(c.ToolCalls, model.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	if r.Usage != (model.Usage{}) {
+		u := r.Usage
+		c.Usage = &u
+	}
+	return c
 }

@@ -338,3 +338,33 @@ func TestStream_CancelledContextIsNotMalformed(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled only", got)
 	}
 }
+
+func TestStream_ServerIgnoringStreamAnswersWithJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		body      string
+		wantErr   error
+		wantCalls int
+	}{
+		{"whole completion", completion, nil, 2},
+		{"error object", `{"error":{"message":"The server is overloaded","type":"server_error","code":null}}`, model.ErrServer, 0},
+		{"invalid JSON", `{"choices":`, model.ErrMalformedResponse, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, reply{body: tc.body})
+			chunks, resp, err := drain(t, newModel(t, f), userReq("hi"))
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if tc.wantErr != nil {
+				return
+			}
+			if len(chunks) != 1 || len(resp.Message.ToolCalls) != tc.wantCalls || resp.Usage.TotalTokens != 120 || resp.StopReason != "tool_calls" {
+				t.Fatalf("chunks = %d, response = %+v", len(chunks), resp)
+			}
+		})
+	}
+}
