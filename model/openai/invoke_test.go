@@ -187,6 +187,25 @@ func TestErrors_StatusesAreClassified(t *testing.T) {
 	}
 }
 
+func invokeContent(m model.Model) (string, error) {
+	r, err := m.Invoke(context.Background(), userReq("hi"))
+	if err != nil {
+		return "", err
+	}
+	return r.Message.Content, nil
+}
+
+func streamContent(m model.Model) (string, error) {
+	var acc model.Accumulator
+	for c, err := range m.Stream(context.Background(), userReq("hi")) {
+		if err != nil {
+			return "", err
+		}
+		acc.Add(c)
+	}
+	return acc.Response().Message.Content, nil
+}
+
 func TestWithRetry_WaitsRetryAfterThenSucceeds(t *testing.T) {
 	t.Parallel()
 	limited := func(header string, value string) reply {
@@ -200,33 +219,9 @@ func TestWithRetry_WaitsRetryAfterThenSucceeds(t *testing.T) {
 		ok      reply
 		call    func(model.Model) (string, error)
 	}{
-		{"invoke after Retry-After seconds", limited("Retry-After", "1"), time.Second, reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
-			func(m model.Model) (string, error) {
-				r, err := m.Invoke(context.Background(), userReq("hi"))
-				if err != nil {
-					return "", err
-				}
-				return r.Message.Content, nil
-			}},
-		{"invoke after retry-after-ms", limited("retry-after-ms", "300"), 300 * time.Millisecond, reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
-			func(m model.Model) (string, error) {
-				r, err := m.Invoke(context.Background(), userReq("hi"))
-				if err != nil {
-					return "", err
-				}
-				return r.Message.Content, nil
-			}},
-		{"stream after retry-after-ms", limited("retry-after-ms", "300"), 300 * time.Millisecond, reply{events: []string{chunkContent("done"), chunkStop}},
-			func(m model.Model) (string, error) {
-				var acc model.Accumulator
-				for c, err := range m.Stream(context.Background(), userReq("hi")) {
-					if err != nil {
-						return "", err
-					}
-					acc.Add(c)
-				}
-				return acc.Response().Message.Content, nil
-			}},
+		{"invoke after Retry-After seconds", limited("Retry-After", "1"), time.Second, reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`}, invokeContent},
+		{"invoke after retry-after-ms", limited("retry-after-ms", "300"), 300 * time.Millisecond, reply{body: `{"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`}, invokeContent},
+		{"stream after retry-after-ms", limited("retry-after-ms", "300"), 300 * time.Millisecond, reply{events: []string{chunkContent("done"), chunkStop}}, streamContent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
