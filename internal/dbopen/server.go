@@ -2,11 +2,21 @@ package dbopen
 
 import (
 	"context"
-	"fmt"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/db/postgres"
 )
 
-func openServer(_ context.Context, dialect, _ string, _ Options) (*db.DB, error) {
-	return nil, fmt.Errorf("%w: no %s driver built in", ErrUnsupported, dialect)
+// openServer opens a Postgres or MySQL/MariaDB DSN (mariadb:// is read as
+// mysql://).
+func openServer(ctx context.Context, dialect, dsn string, opts Options) (*db.DB, error) {
+	if dialect == "postgres" {
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck})
+	}
+	if rest, ok := strings.CutPrefix(dsn, "mariadb://"); ok {
+		dsn = "mysql://" + rest
+	}
+	return mysql.Open(ctx, mysql.Config{DSN: dsn, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck})
 }
