@@ -17,6 +17,9 @@ var (
 	ErrAuth          = errors.New("model: authentication failed")
 	ErrServer        = errors.New("model: provider server error")
 	ErrBadRequest    = errors.New("model: bad request")
+	// ErrQuotaExceeded: the account is out of credit or quota (OpenAI's 429
+	// insufficient_quota). Unlike ErrRateLimit, waiting does not help.
+	ErrQuotaExceeded = errors.New("model: quota exceeded (check the provider account's plan and billing)")
 	// ErrMalformedResponse is returned when a provider's answer or stream cannot
 	// be decoded (invalid JSON, truncated stream, unknown frame).
 	ErrMalformedResponse = errors.New("model: malformed provider response")
@@ -55,6 +58,8 @@ func ClassifyHTTP(provider string, status int, header http.Header, message strin
 	e := &ProviderError{Provider: provider, StatusCode: status, Message: message}
 	lower := strings.ToLower(message)
 	switch {
+	case strings.Contains(lower, "insufficient_quota") || strings.Contains(lower, "exceeded your current quota"):
+		e.Kind = ErrQuotaExceeded
 	case status == http.StatusTooManyRequests:
 		e.Kind = ErrRateLimit
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:

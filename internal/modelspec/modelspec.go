@@ -69,7 +69,9 @@ func New(spec string, opts Options) (model.Model, error) {
 		if base == "" {
 			return nil, fmt.Errorf("%w %q: openai-compatible needs a base URL (flag or OPENAI_BASE_URL)", ErrInvalidSpec, spec)
 		}
-		m, err = openai.New(openai.Config{Model: id, BaseURL: base, ProviderName: "OpenAICompatible"})
+		// The user pointed OPENAI_BASE_URL (or the flag) here, so the
+		// environment's key is meant for this server.
+		m, err = openai.New(openai.Config{Model: id, BaseURL: base, APIKey: os.Getenv("OPENAI_API_KEY"), ProviderName: "OpenAICompatible"})
 	case "ollama":
 		base := opts.BaseURL
 		if base == "" {

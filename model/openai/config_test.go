@@ -41,9 +41,10 @@ func TestNew_ValidatesConfig(t *testing.T) {
 	}
 }
 
-func TestNew_EnvironmentKeyIsSent(t *testing.T) {
+func TestNew_EnvironmentKeyStaysWithOpenAI(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-from-env")
-	f := newFake(t, reply{body: completion})
+	f := newFake(t, reply{body: completion}, reply{body: completion})
+	// Another server does not get the environment's key...
 	m, err := openai.New(openai.Config{BaseURL: f.URL + "/v1", Model: "gpt-4o-mini"})
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +52,23 @@ func TestNew_EnvironmentKeyIsSent(t *testing.T) {
 	if _, err := m.Invoke(context.Background(), userReq("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.only().header.Get("Authorization"); got != "Bearer sk-from-env" {
-		t.Fatalf("Authorization = %q, want the key from OPENAI_API_KEY", got)
+	// ...but does get a key passed explicitly.
+	m, err = openai.New(openai.Config{BaseURL: f.URL + "/v1", Model: "gpt-4o-mini", APIKey: "sk-explicit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Invoke(context.Background(), userReq("hi")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests", len(reqs))
+	}
+	if got := reqs[0].header.Get("Authorization"); got != "" {
+		t.Fatalf("Authorization to a non-OpenAI server = %q, want none (the environment's key stays with api.openai.com)", got)
+	}
+	if got := reqs[1].header.Get("Authorization"); got != "Bearer sk-explicit" {
+		t.Fatalf("Authorization = %q, want the explicit key", got)
 	}
 }
 

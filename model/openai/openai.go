@@ -27,8 +27,9 @@ const maxResponseBody = 32 << 20
 // Config configures a Model. Only Model is required.
 type Config struct {
 	// APIKey is sent as a Bearer token. Empty means the OPENAI_API_KEY
-	// environment variable; it may stay empty for servers that need no key
-	// (Ollama, a local vLLM) but not for api.openai.com.
+	// environment variable for api.openai.com, and no key for any other base
+	// URL (Ollama, a local vLLM): the environment's secret never reaches a
+	// server the caller did not give it to.
 	APIKey string
 	// BaseURL is the API root, default DefaultBaseURL. Point it at any
 	// OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama.
@@ -73,11 +74,14 @@ func New(cfg Config) (*Model, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: Config.BaseURL %q must be an absolute http(s) URL such as %s", base, DefaultBaseURL)
 	}
+	official := strings.EqualFold(u.Hostname(), "api.openai.com")
 	key := cfg.APIKey
-	if key == "" {
+	if key == "" && official {
+		// The environment's key goes only to OpenAI itself: a compatible server
+		// gets a key only when the caller passes one explicitly.
 		key = os.Getenv("OPENAI_API_KEY")
 	}
-	if key == "" && strings.EqualFold(u.Hostname(), "api.openai.com") {
+	if key == "" && official {
 		return nil, errors.New("openai: no API key: set Config.APIKey or OPENAI_API_KEY")
 	}
 	provider := cfg.ProviderName
@@ -85,7 +89,7 @@ func New(cfg Config) (*Model, error) {
 		provider = "OpenAI"
 	}
 	name := "OpenAIChat"
-	if !strings.EqualFold(u.Hostname(), "api.openai.com") {
+	if !official {
 		name = "OpenAILike"
 	}
 	client := cfg.HTTPClient
