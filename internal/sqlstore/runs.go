@@ -211,7 +211,14 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 		w.add(x("user_id")+" = ?", u)
 	}
 	conds := w.String()
-	q := "SELECT " + runCols + " FROM " + s.runs + conds + " AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM " +
+	from := s.runs
+	if s.d.Name == MySQL {
+		// The bound comes from a subquery, so MariaDB estimates the range as the
+		// whole session and takes idx_session_id, reading every row; on the
+		// composite index it filters run_index inside the index (ICP).
+		from += " FORCE INDEX (" + s.d.Quote("idx_"+s.t.Name(KindRuns)+"_session_id_run_index") + ")"
+	}
+	q := "SELECT " + runCols + " FROM " + from + conds + " AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM " +
 		s.runs + conds + " AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT ?) top)" +
 		" UNION ALL SELECT " + runCols + " FROM " + s.runs + conds + " AND run_index IS NULL" +
 		" ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT ?"
