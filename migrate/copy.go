@@ -53,6 +53,9 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	if err != nil {
 		return err
 	}
+	if m.cfg.Dialect == Postgres {
+		m.pgLZ4 = m.probeLZ4(ctx)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -135,6 +138,11 @@ func (m *Manager) writeBatch(ctx context.Context, cb convertedBatch, done, copie
 		return 0, fmt.Errorf("migrate: begin copy batch: %w", err)
 	}
 	defer tx.Rollback()
+	if m.cfg.Dialect == Postgres {
+		if err := m.tunePostgresTx(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
 	inserted, err := m.insertRuns(ctx, tx, cb.rows)
 	if err != nil {
 		return 0, err
@@ -396,4 +404,28 @@ func (m *Manager) legacyTrusted(ctx context.Context) (bool, error) {
 	}
 	t := cols["runs"]
 	return m.cfg.Dialect != SQLite && (t == "json" || t == "jsonb"), nil
+}
+
+// tunePostgresTx relaxes one copy transaction: its commit need not wait for
+// the WAL flush (a server crash can only lose whole batches together with
+// their checkpoint, which the next Up redoes), and run_data is compressed
+// with lz4 where the server has it (much cheaper than pglz; readers decode
+// either).
+func (m *Manager) tunePostgresTx(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+		return fmt.Errorf("migrate: tune copy transaction: %w", err)
+	}
+	if m.pgLZ4 {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL default_toast_compression = 'lz4'"); err != nil {
+			return fmt.Errorf("migrate: tune copy transaction: %w", err)
+		}
+	}
+	return nil
+}
+
+// probeLZ4 reports whether the Postgres server was built with lz4.
+func (m *Manager) probeLZ4(ctx context.Context) bool {
+	var n int
+	err := m.cfg.DB.QueryRowContext(ctx, "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)").Scan(&n)
+	return err == nil && n > 0
 }

@@ -45,6 +45,7 @@ type Manager struct {
 	tables Tables
 	cat    catalog
 	log    *slog.Logger
+	pgLZ4  bool // the Postgres server can compress with lz4
 }
 
 // ErrLocked is returned when another migration holds the database's lock for
