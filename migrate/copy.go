@@ -95,6 +95,14 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 		}
 	})
 
+	var w *sql.Conn
+	if !m.cfg.DryRun {
+		var restore func()
+		if w, restore, err = m.writerConn(ctx); err != nil {
+			return err
+		}
+		defer restore()
+	}
 	start := time.Now()
 	var thisRun int64
 	for cb := range batches {
@@ -103,7 +111,7 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 		}
 		inserted := int64(len(cb.rows))
 		if !m.cfg.DryRun {
-			if inserted, err = m.writeBatch(ctx, cb, done+cb.sessions, copied); err != nil {
+			if inserted, err = m.writeBatch(ctx, w, cb, done+cb.sessions, copied); err != nil {
 				return err
 			}
 		}
@@ -132,8 +140,8 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 
 // writeBatch inserts one batch, records its bad rows and moves the checkpoint,
 // all in one transaction; it returns how many runs were inserted.
-func (m *Manager) writeBatch(ctx context.Context, cb convertedBatch, done, copied int64) (int64, error) {
-	tx, err := m.cfg.DB.BeginTx(ctx, nil)
+func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch, done, copied int64) (int64, error) {
+	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("migrate: begin copy batch: %w", err)
 	}
@@ -428,4 +436,43 @@ func (m *Manager) probeLZ4(ctx context.Context) bool {
 	var n int
 	err := m.cfg.DB.QueryRowContext(ctx, "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)").Scan(&n)
 	return err == nil && n > 0
+}
+
+// writerConn returns the connection the copy writes on. On SQLite, while the
+// copy runs, its page cache is raised to 32 MiB (index maintenance then does
+// not slow down as the runs table grows) and, in WAL mode, commits stop
+// waiting for fsync; restore puts the old settings back.
+func (m *Manager) writerConn(ctx context.Context) (*sql.Conn, func(), error) {
+	w, err := m.cfg.DB.Conn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("migrate: connect the copy writer: %w", err)
+	}
+	if m.cfg.Dialect != SQLite {
+		return w, func() { w.Close() }, nil
+	}
+	var cache, sync int64
+	var journal string
+	err = w.QueryRowContext(ctx, "SELECT cache_size, synchronous, journal_mode FROM pragma_cache_size, pragma_synchronous, pragma_journal_mode").Scan(&cache, &sync, &journal)
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("migrate: read connection settings: %w", err)
+	}
+	set := []string{"PRAGMA cache_size = -32768"}
+	if strings.EqualFold(journal, "wal") && sync > 1 {
+		// In WAL mode NORMAL never corrupts; a power cut can only lose the
+		// last batches, together with their checkpoint.
+		set = append(set, "PRAGMA synchronous = NORMAL")
+	}
+	for _, p := range set {
+		if _, err := w.ExecContext(ctx, p); err != nil {
+			w.Close()
+			return nil, nil, fmt.Errorf("migrate: %s: %w", p, err)
+		}
+	}
+	return w, func() {
+		bg := context.Background()
+		_, _ = w.ExecContext(bg, fmt.Sprintf("PRAGMA cache_size = %d", cache))
+		_, _ = w.ExecContext(bg, fmt.Sprintf("PRAGMA synchronous = %d", sync))
+		w.Close()
+	}, nil
 }

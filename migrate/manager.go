@@ -55,6 +55,10 @@ var ErrLocked = errors.New("migrate: another migration is running on this databa
 // ErrUnknownVersion is returned for a target that is not in Versions.
 var ErrUnknownVersion = errors.New("migrate: unknown schema version")
 
+// minConns is how many connections a migration holds at once: the
+// cross-process lock (Postgres, MySQL), the copy's reader and its writer.
+const minConns = 3
+
 // New checks the config and returns a Manager. It does not touch the database.
 func New(cfg Config) (*Manager, error) {
 	if cfg.DB == nil {
@@ -62,6 +66,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if !cfg.Dialect.valid() {
 		return nil, fmt.Errorf("migrate: unknown dialect %q (want sqlite, postgres or mysql)", cfg.Dialect)
+	}
+	if n := cfg.DB.Stats().MaxOpenConnections; n > 0 && n < minConns {
+		return nil, fmt.Errorf("migrate: Config.DB allows %d open connections; a migration holds %d at once (lock, reader, writer): raise SetMaxOpenConns", n, minConns)
 	}
 	if cfg.Schema == "" {
 		cfg.Schema = "ai"
