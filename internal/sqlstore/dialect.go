@@ -153,9 +153,13 @@ func (d *Dialect) lockSession(sessionsTable string) string {
 // noIndex wraps a text column so the planner cannot use an index on it, while
 // comparisons (NULL included) keep their meaning. Queries scoped to one
 // session use it on the other columns so the plan stays on the
-// (session_id, run_index) index instead of intersecting or switching to the
-// single-column ones (agent_id, user_id, status), which can cover a whole
-// agent's or user's runs.
+// (session_id, run_index) index instead of the single-column ones (agent_id,
+// user_id, status), which can cover a whole agent's or user's runs: SQLite
+// without statistics picks agent_id's for the history. Postgres gets the
+// bare column: it plans these queries well from its statistics, and an
+// expression there only hides them (EXPLAIN ANALYZE on a 50,000-run session:
+// the wrapped history read the whole session, 30 ms; bare, a backward index
+// scan of 4 rows, 0.08 ms).
 func (d *Dialect) noIndex(col string) string {
 	switch d.Name {
 	case SQLite:
@@ -163,5 +167,5 @@ func (d *Dialect) noIndex(col string) string {
 	case MySQL:
 		return "CONCAT(" + col + ", '')"
 	}
-	return "(" + col + " || '')"
+	return col
 }

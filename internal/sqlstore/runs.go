@@ -43,9 +43,9 @@ func (s *Store) GetRun(ctx context.Context, runID string) (*db.Run, error) {
 }
 
 // runWhere builds the conditions of a RunFilter plus the context's scope.
-// With a session the other columns go through noIndex: the session's
-// (session_id, run_index) index is then the plan, instead of user_id's or
-// agent_id's index covering that user's or agent's runs in every session.
+// With a session the other columns go through noIndex so that the session's
+// (session_id, run_index) index is the plan, not user_id's or agent_id's
+// index covering that user's or agent's runs in every session.
 func (s *Store) runWhere(ctx context.Context, f db.RunFilter) *where {
 	x := func(col string) string { return col }
 	if f.SessionID != "" {
@@ -72,8 +72,8 @@ func (s *Store) runWhere(ctx context.Context, f db.RunFilter) *where {
 // Rows whose run_data is corrupt are left out of the page and reported as
 // *db.CorruptRowError (joined) next to the rows that did decode.
 //
-// Page numbers are exact; deep pages of a session in run_index order skip
-// over the index only (deepPage). f.AfterRunIndex is the keyset cursor that
+// Page numbers are exact; pages of a session in run_index order come from
+// its (session_id, run_index) index (indexPage). f.AfterRunIndex is the keyset cursor that
 // makes deep pages cost the same as the first.
 func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, error) {
 	w := s.runWhere(ctx, f)
@@ -96,17 +96,17 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 	}
 	order += ", run_id " + d
 	off := offset(f.Limit, f.Page)
-	if sortBy == "run_index" && f.SessionID != "" && f.AfterRunIndex == nil && off > 0 {
-		out, ok, err := s.deepPage(ctx, w, d, order, f.Limit, off)
-		if ok || err != nil {
-			return out, total, err
-		}
-	}
 	if f.AfterRunIndex != nil {
 		if d == "DESC" {
 			w.add("run_index < ?", *f.AfterRunIndex)
 		} else {
 			w.add("run_index > ?", *f.AfterRunIndex)
+		}
+	}
+	if sortBy == "run_index" && f.SessionID != "" && s.wantIndexPage(off, f.AfterRunIndex != nil) {
+		out, ok, err := s.indexPage(ctx, w, d, order, f.Limit, off)
+		if ok || err != nil {
+			return out, total, err
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", runCols, s.runs, w.String(), order, f.Limit)
@@ -117,25 +117,50 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 	return out, total, err
 }
 
-// deepPage returns the page at offset off of a session in run_index order
-// (then created_at, run_id) without reading the skipped rows: a deferred
-// join in two or three statements.
+// wantIndexPage says whether a page of a session in run_index order needs
+// indexPage. Deep pages always do. Postgres plans a first or keyset page on
+// the index with an incremental sort by itself, and SQLite does for a keyset
+// page (the run_index range picks the index); there the deferred join would
+// only add a statement. SQLite without statistics sorts the whole session for
+// a first page, and MariaDB sorts everything after the cursor for a keyset
+// page.
+func (s *Store) wantIndexPage(off int, keyset bool) bool {
+	switch {
+	case off > 0:
+		return true
+	case s.d.Name == Postgres:
+		return false
+	case s.d.Name == SQLite:
+		return !keyset
+	}
+	return true
+}
+
+// indexPage returns the page at offset off of a session in run_index order
+// (then created_at, run_id) from the (session_id, run_index) index, without
+// reading skipped rows or sorting the session: a deferred join in two or
+// three statements.
 //
-//  1. The run_index values at positions off-1 … off+limit-1, skipped over the
-//     (session_id, run_index) index (index-only when the session is the only
-//     condition). Run order is run_index-major, so these are exactly the
-//     run_index values of the page, plus the one before it.
+//  1. The run_index values at positions off-1 … off+limit-1 (from off when
+//     off is 0), over the index alone when the session is the only condition.
+//     Run order is run_index-major, so these are exactly the run_index
+//     values of the page, plus the one before it.
 //  2. Only if the page's first run_index continues the previous row's (a tie),
 //     how many rows precede that group, hence how many of it precede the page.
 //  3. The rows whose run_index lies in the page's range, fully ordered, from
 //     that many in.
 //
+// Without the deferred join the tie-breakers make SQLite without statistics
+// (a fresh database) and MariaDB sort the whole session even for page 1, and
+// every backend read each skipped row for deep pages.
+//
 // ok is false when a NULL run_index is in the window (legacy rows, whose
 // place depends on the backend); the caller then uses plain OFFSET. The
 // statements are not one snapshot: a run written in between may shift the
 // page exactly as it would between two page requests.
-func (s *Store) deepPage(ctx context.Context, w *where, d, order string, limit, off int) (out []db.Run, ok bool, err error) {
-	q := fmt.Sprintf("SELECT run_index FROM %s%s ORDER BY run_index %s LIMIT %d OFFSET %d", s.runs, w.String(), d, limit+1, off-1)
+func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit, off int) (out []db.Run, ok bool, err error) {
+	from := max(off-1, 0)
+	q := fmt.Sprintf("SELECT run_index FROM %s%s ORDER BY run_index %s LIMIT %d OFFSET %d", s.runs, w.String(), d, limit+off-from, from)
 	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
 	if err != nil {
 		return nil, false, s.fail("get runs", err)
@@ -153,18 +178,18 @@ func (s *Store) deepPage(ctx context.Context, w *where, d, order string, limit, 
 	if err := rows.Err(); err != nil {
 		return nil, false, s.fail("get runs", err)
 	}
-	if len(keys) <= 1 {
-		return []db.Run{}, true, nil // the page is past the end
-	}
 	for _, k := range keys {
 		if !k.Valid {
 			return nil, false, nil
 		}
 	}
-	prev, page := keys[0].Int64, keys[1:]
+	if len(keys) <= off-from {
+		return []db.Run{}, true, nil // the page is past the end
+	}
+	page := keys[off-from:]
 	first, last := page[0].Int64, page[len(page)-1].Int64
 	skip := 0
-	if prev == first {
+	if off > 0 && keys[0].Int64 == first {
 		// A tie across the page start (legacy or caller-chosen run_index):
 		// skip the rows of the group that come before the page.
 		before := "<"
@@ -186,19 +211,17 @@ func (s *Store) deepPage(ctx context.Context, w *where, d, order string, limit, 
 }
 
 // HistoryRuns returns the last q.Limit runs of a session that feed context
-// (status not PAUSED, CANCELLED or ERROR; no parent run), oldest first, with
-// one bounded query.
+// (status not PAUSED, CANCELLED or ERROR; no parent run), oldest first.
 //
 // The order is run_index DESC, created_at DESC, run_id DESC, but the
-// tie-breakers would make every planner sort the whole session. So the first
-// branch walks the (session_id, run_index) index backwards to the lowest
-// run_index among the last Limit runs and takes the runs from there up (ties
-// included); the second adds runs without a run_index (legacy rows), whose
-// place in the order depends on the backend's NULL ordering. The final sort
-// sees about Limit rows. noIndex keeps the planners off the single-column
+// tie-breakers would make every planner sort the whole session. The query is
+// therefore ORDER BY run_index DESC LIMIT q.Limit+1, which walks the
+// (session_id, run_index) index backwards; when the rows show no tie on
+// run_index up to the one past the limit and no NULL run_index, that is
+// exactly the ordered result. Otherwise (legacy or caller-chosen indexes)
+// historyWithTies gives it. noIndex keeps the planners off the single-column
 // indexes (agent_id, status, user_id, …): SQLite prefers agent_id's without
-// statistics and then scans every run of the agent; Postgres intersects
-// user_id's and reads the whole session.
+// statistics and then scans every run of the agent.
 func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, error) {
 	x := s.d.noIndex
 	w := &where{}
@@ -210,21 +233,52 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	if u, ok := db.UserScope(ctx); ok {
 		w.add(x("user_id")+" = ?", u)
 	}
-	conds := w.String()
-	from := s.runs
-	if s.d.Name == MySQL {
-		// The bound comes from a subquery, so MariaDB estimates the range as the
-		// whole session and takes idx_session_id, reading every row; on the
-		// composite index it filters run_index inside the index (ICP).
-		from += " FORCE INDEX (" + s.d.Quote("idx_"+s.t.Name(KindRuns)+"_session_id_run_index") + ")"
+	q := "SELECT " + runCols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
+	rows, err := s.query(ctx, s.r, q, append(slices.Clone(w.args), hq.Limit+1)...)
+	if err != nil {
+		return nil, s.fail("history runs", err)
 	}
-	q := "SELECT " + runCols + " FROM " + from + conds + " AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM " +
+	out, err := s.scanRuns(rows)
+	if err != nil || !distinctRunIndexes(out, hq.Limit) {
+		return s.historyWithTies(ctx, w, hq.Limit)
+	}
+	out = out[:min(len(out), hq.Limit)]
+	slices.Reverse(out)
+	return out, nil
+}
+
+// distinctRunIndexes reports whether the first limit runs have a run_index and
+// every run (up to the one past the limit) has a different one than the run
+// before it, so that ordering by run_index alone decided the result.
+func distinctRunIndexes(runs []db.Run, limit int) bool {
+	for i, r := range runs {
+		if r.RunIndex == nil {
+			if i < limit {
+				return false
+			}
+			continue
+		}
+		if i > 0 && *r.RunIndex == *runs[i-1].RunIndex {
+			return false
+		}
+	}
+	return true
+}
+
+// historyWithTies is HistoryRuns in the full order when run_index ties or is
+// NULL. The first branch walks the index backwards to the lowest run_index
+// among the last limit runs and takes the runs from there up, ties included;
+// the second adds runs without a run_index, whose place in the order depends
+// on the backend's NULL ordering. The final sort sees about limit rows.
+func (s *Store) historyWithTies(ctx context.Context, w *where, limit int) ([]db.Run, error) {
+	conds := w.String()
+	q := "SELECT " + runCols + " FROM " + s.runsOnSessionIndex() + conds + " AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM " +
 		s.runs + conds + " AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT ?) top)" +
 		" UNION ALL SELECT " + runCols + " FROM " + s.runs + conds + " AND run_index IS NULL" +
 		" ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT ?"
 	args := make([]any, 0, 3*len(w.args)+2)
-	args = append(append(append(args, w.args...), w.args...), hq.Limit)
-	args = append(append(args, w.args...), hq.Limit)
+	args = append(append(append(args, w.args...), w.args...), limit)
+	args = append(append(args, w.args...), limit)
 	rows, err := s.query(ctx, s.r, q, args...)
 	if err != nil {
 		return nil, s.fail("history runs", err)
@@ -232,6 +286,18 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	out, err := s.scanRuns(rows)
 	slices.Reverse(out)
 	return out, err
+}
+
+// runsOnSessionIndex is the runs table for a FROM clause that must use the
+// (session_id, run_index) index. MariaDB otherwise takes idx_session_id when
+// the run_index bound comes from a subquery (estimating the whole session)
+// and reads every row; on the composite index it filters run_index inside
+// the index (index condition pushdown).
+func (s *Store) runsOnSessionIndex() string {
+	if s.d.Name != MySQL {
+		return s.runs
+	}
+	return s.runs + " FORCE INDEX (" + s.d.Quote("idx_"+s.t.Name(KindRuns)+"_session_id_run_index") + ")"
 }
 
 // DeleteRun deletes one run in scope; ErrNotFound if absent.
