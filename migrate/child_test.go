@@ -165,6 +165,8 @@ func TestUp_ConvergesAfterTheMigratingProcessIsKilled(t *testing.T) {
 			if st := statusOf(t, f.manager(t), migrate.KindSessions); st.CopyCheckpoint != "" || !st.UpToDate() {
 				t.Errorf("after resume: %+v", st)
 			}
+			f.assertRunsIndexed(t)
+			f.assertCascade(t, "s-team")
 		})
 	}
 }

@@ -278,8 +278,8 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			m.qualify(m.tables.Versions), k, s, s, s, charset),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL, session_id %s NOT NULL, position %s NOT NULL, kind %s NOT NULL, detail %s, created_at %s NOT NULL, PRIMARY KEY (table_name, session_id, position))%s",
 			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset),
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL)%s",
-			m.qualify(m.tables.Progress), k, s, k, b, b, b, charset),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
+			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
 	}
 	if d == Postgres {
 		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + d.quote(m.cfg.Schema)}, stmts...)

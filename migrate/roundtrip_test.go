@@ -143,6 +143,48 @@ func TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture(t *testing.T) {
 			if err != nil || sum.RunsCopied != int64(len(want)) || sum.BadRowCount != 0 {
 				t.Fatalf("Up after cleanup and Down = %+v, %v", sum, err)
 			}
+
+			f.assertRunsIndexed(t)
+			f.assertCascade(t, "s-team")
 		})
+	}
+}
+
+// assertCascade checks the runs table's foreign key is in place: deleting a
+// session deletes its runs.
+func (f *fixtureDB) assertCascade(t *testing.T, sessionID string) {
+	t.Helper()
+	var before int
+	count := "SELECT count(*) FROM " + f.table("agno_runs") + " WHERE session_id = '" + sessionID + "'"
+	if err := f.db.QueryRow(count).Scan(&before); err != nil || before == 0 {
+		t.Fatalf("session %s has %d runs (%v); pick one with runs", sessionID, before, err)
+	}
+	if _, err := f.db.Exec("DELETE FROM " + f.table("agno_sessions") + " WHERE session_id = '" + sessionID + "'"); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := f.db.QueryRow(count).Scan(&left); err != nil || left != 0 {
+		t.Errorf("runs of deleted session %s left: %d of %d (%v): the runs foreign key is missing", sessionID, left, before, err)
+	}
+}
+
+// assertRunsIndexed checks the runs table has its (session_id, run_index)
+// index, the last the DDL creates.
+func (f *fixtureDB) assertRunsIndexed(t *testing.T) {
+	t.Helper()
+	const name = "idx_agno_runs_session_id_run_index"
+	var q string
+	args := []any{name}
+	switch f.dialect {
+	case migrate.SQLite:
+		q = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?"
+	case migrate.Postgres:
+		q, args = "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2", []any{f.layout.Schema, name}
+	case migrate.MySQL:
+		q = "SELECT count(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?"
+	}
+	var n int
+	if err := f.db.QueryRow(q, args...).Scan(&n); err != nil || n != 1 {
+		t.Errorf("index %s: found %d (%v)", name, n, err)
 	}
 }

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -335,6 +336,11 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 	}
 	if st.LegacyRunsColumn {
 		actions = append(actions, "copy runs into "+m.tables.Runs+" (legacy column kept)")
+		if deferIndexes && m.cfg.Dialect == Postgres && !m.cfg.DryRun {
+			if err := m.deferForeignKeys(ctx); err != nil {
+				return nil, err
+			}
+		}
 		if err := m.copyRuns(ctx, sum); err != nil {
 			return nil, err
 		}
@@ -344,6 +350,9 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 		return actions, nil
 	}
 	if err := m.runDDL(ctx, KindRuns, 1, -1); err != nil { // no-op unless deferred
+		return nil, err
+	}
+	if err := m.restoreDeferred(ctx); err != nil {
 		return nil, err
 	}
 	if err := m.stamp(ctx, m.cfg.DB, m.tables.Runs, Latest); err != nil {
@@ -378,4 +387,64 @@ WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'session_id
 		return nil, fmt.Errorf("convert session_id to utf8mb4_bin: %w", err)
 	}
 	return []string{action}, nil
+}
+
+// deferForeignKeys drops the Postgres runs table's foreign keys for the copy
+// (checking each row costs about a fifth of the insert) after saving their
+// definitions in the progress row, in one transaction; restoreDeferred adds
+// them back, validating every row at once, even after a crash in between.
+func (m *Manager) deferForeignKeys(ctx context.Context) error {
+	tx, err := m.cfg.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
+WHERE conrelid = $1::regclass AND contype = 'f' ORDER BY conname`, m.qualify(m.tables.Runs))
+	if err != nil {
+		return fmt.Errorf("read foreign keys of %s: %w", m.tables.Runs, err)
+	}
+	var names, ddl []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, name)
+		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", m.qualify(m.tables.Runs), m.cfg.Dialect.quote(name), def))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(names) == 0 {
+		return err
+	}
+	q := `INSERT INTO ` + m.qualify(m.tables.Progress) + ` (table_name, step, last_session_id, sessions_done, runs_copied, updated_at, deferred_ddl)
+VALUES ($1, '3.0.0', '', 0, 0, $2, $3) ON CONFLICT (table_name) DO UPDATE SET deferred_ddl = excluded.deferred_ddl`
+	if _, err := tx.ExecContext(ctx, q, m.tables.Sessions, time.Now().Unix(), strings.Join(ddl, ";\n")); err != nil {
+		return fmt.Errorf("save deferred foreign keys: %w", err)
+	}
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.Runs)+" DROP CONSTRAINT "+m.cfg.Dialect.quote(n)); err != nil {
+			return fmt.Errorf("defer foreign key %s: %w", n, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// restoreDeferred runs the DDL deferForeignKeys saved, if any.
+func (m *Manager) restoreDeferred(ctx context.Context) error {
+	var ddl sql.NullString
+	err := m.cfg.DB.QueryRowContext(ctx, m.q("SELECT deferred_ddl FROM "+m.qualify(m.tables.Progress)+" WHERE table_name = ?"), m.tables.Sessions).Scan(&ddl)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !ddl.Valid {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read deferred DDL: %w", err)
+	}
+	for _, stmt := range strings.Split(ddl.String, ";\n") {
+		if _, err := m.cfg.DB.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("restore %q: %w", stmt, err)
+		}
+	}
+	return nil
 }
