@@ -109,11 +109,9 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 			return out, total, err
 		}
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", runCols, s.runs, w.String(), order, f.Limit)
-	if off > 0 {
-		q += fmt.Sprintf(" OFFSET %d", off)
-	}
-	out, err := s.queryRuns(ctx, q, w.args...)
+	lim, limArgs := s.limit(f.Limit, off)
+	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s%s", runCols, s.runs, w.String(), order, lim)
+	out, err := s.queryRuns(ctx, q, append(slices.Clone(w.args), limArgs...)...)
 	return out, total, err
 }
 
@@ -160,8 +158,9 @@ func (s *Store) wantIndexPage(off int, keyset bool) bool {
 // page exactly as it would between two page requests.
 func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit, off int) (out []db.Run, ok bool, err error) {
 	from := max(off-1, 0)
-	q := fmt.Sprintf("SELECT run_index FROM %s%s ORDER BY run_index %s LIMIT %d OFFSET %d", s.runs, w.String(), d, limit+off-from, from)
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+	lim, limArgs := s.limit(limit+off-from, from)
+	q := fmt.Sprintf("SELECT run_index FROM %s%s ORDER BY run_index %s%s", s.runs, w.String(), d, lim)
+	rows, err := s.query(ctx, s.r, q, append(slices.Clone(w.args), limArgs...)...)
 	if err != nil {
 		return nil, false, s.fail("get runs", err)
 	}
@@ -198,15 +197,15 @@ func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit,
 		}
 		var n int
 		cq := "SELECT COUNT(*) FROM " + s.runs + w.String() + " AND run_index " + before + " ?"
-		if err := s.r.QueryRowContext(ctx, s.d.Rebind(cq), append(slices.Clone(w.args), first)...).Scan(&n); err != nil {
+		if err := s.queryRow(ctx, s.r, cq, append(slices.Clone(w.args), first)...).Scan(&n); err != nil {
 			return nil, false, s.fail("get runs", err)
 		}
 		skip = off - n
 	}
 	lo, hi := min(first, last), max(first, last)
-	q = fmt.Sprintf("SELECT %s FROM %s%s AND run_index BETWEEN ? AND ? ORDER BY %s LIMIT %d OFFSET %d",
-		runCols, s.runs, w.String(), order, limit, skip)
-	out, err = s.queryRuns(ctx, q, append(slices.Clone(w.args), lo, hi)...)
+	lim, limArgs = s.limit(limit, skip)
+	q = fmt.Sprintf("SELECT %s FROM %s%s AND run_index BETWEEN ? AND ? ORDER BY %s%s", runCols, s.runs, w.String(), order, lim)
+	out, err = s.queryRuns(ctx, q, append(slices.Clone(w.args), append([]any{lo, hi}, limArgs...)...)...)
 	return out, true, err
 }
 
@@ -315,8 +314,20 @@ func (s *Store) DeleteRun(ctx context.Context, runID string) error {
 	return nil
 }
 
+// limit returns a LIMIT/OFFSET clause and its arguments. SQLite and MySQL
+// bind them, so a page query's text repeats and the statement cache serves
+// it. Postgres gets literals: pgx caches statements by text anyway, and a
+// bound LIMIT would let a generic plan guess the row count.
+func (s *Store) limit(limit, off int) (string, []any) {
+	if s.d.Name == Postgres {
+		return fmt.Sprintf(" LIMIT %d OFFSET %d", limit, off), nil
+	}
+	return " LIMIT ? OFFSET ?", []any{limit, off}
+}
+
+// queryRuns runs a query of runCols on the reader, prepared once.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run, error) {
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), args...)
+	rows, err := s.query(ctx, s.r, q, args...)
 	if err != nil {
 		return nil, s.fail("get runs", err)
 	}
