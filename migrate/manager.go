@@ -195,7 +195,7 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 	if kind == KindSessions {
 		_, st.LegacyRunsColumn = cols["runs"]
 		if st.LegacyRunsColumn {
-			if st.RowsWithRuns, err = m.countRowsWithRuns(ctx); err != nil {
+			if st.RowsWithRuns, err = m.countRowsWithRuns(ctx, cols["runs"]); err != nil {
 				return st, err
 			}
 		}
@@ -229,12 +229,25 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 }
 
 // countRowsWithRuns counts sessions whose legacy column holds a value other
-// than SQL NULL or JSON null (in any of the encodings Agno wrote).
-func (m *Manager) countRowsWithRuns(ctx context.Context) (int64, error) {
+// than SQL NULL or JSON null (in any of the encodings Agno wrote), without
+// rendering every value as text where the type can say it.
+func (m *Manager) countRowsWithRuns(ctx context.Context, colType string) (int64, error) {
 	d := m.cfg.Dialect
 	runs := d.quote("runs")
-	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL AND %s NOT IN ('null', '\"null\"')",
-		m.qualify(m.tables.Sessions), runs, d.textOf(runs))
+	var notNull string
+	switch {
+	case d == Postgres && colType == "jsonb":
+		notNull = "jsonb_typeof(" + runs + ") <> 'null'"
+	case d == Postgres && colType == "json":
+		notNull = "json_typeof(" + runs + ") <> 'null'"
+	case d == MySQL && colType == "json":
+		notNull = "JSON_TYPE(" + runs + ") <> 'NULL'"
+	case d == Postgres:
+		notNull = d.textOf(runs) + " NOT IN ('null', '\"null\"')"
+	default: // SQLite text, MariaDB's JSON (a checked LONGTEXT)
+		notNull = runs + " NOT IN ('null', '\"null\"')"
+	}
+	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL AND %s", m.qualify(m.tables.Sessions), runs, notNull)
 	var n int64
 	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&n); err != nil {
 		return 0, fmt.Errorf("migrate: count legacy runs in %s: %w", m.tables.Sessions, err)
