@@ -1,0 +1,49 @@
+package migrate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/agentryhq/agentry/migrate"
+)
+
+// The shape of `agentry migrate status|up|cleanup`: open by DSN, report,
+// migrate with a progress line per batch, then drop the legacy column.
+func Example() {
+	ctx := context.Background()
+	sqlDB, dialect, err := migrate.Open(ctx, "./agentry.db") // or postgres://…, mysql://…
+	if err != nil {
+		log.Fatal(err) // an unreachable server fails within migrate.ConnectTimeout
+	}
+	defer sqlDB.Close()
+	m, err := migrate.New(migrate.Config{
+		DB:      sqlDB,
+		Dialect: dialect,
+		Progress: func(p migrate.Progress) {
+			fmt.Printf("\r%d/%d sessions, %d runs, %.0f runs/s", p.SessionsDone, p.SessionsTotal, p.RunsCopied, p.RunsPerSecond)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	status, err := m.Status(ctx)
+	if err != nil {
+		log.Fatal(err) // *migrate.SchemaMismatchError for a layout no version matches
+	}
+	for _, s := range status {
+		fmt.Println(s.Table, s.Current, "→", s.Target, s.Pending)
+	}
+	sum, err := m.Up(ctx, "") // "" = migrate.Latest; rerun after any crash
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("\ncopied %d runs, %d not migratable (see agno_migration_errors)\n", sum.RunsCopied, sum.BadRowCount)
+	res, err := m.CleanupLegacyRunsColumn(ctx, false)
+	if errors.Is(err, migrate.ErrLegacyRunsRemain) {
+		fmt.Println("legacy runs kept as a backup; cleanup --force drops them")
+	} else if err == nil && res.AlreadyGone {
+		fmt.Println("legacy runs column already gone")
+	}
+}
