@@ -13,7 +13,10 @@ import (
 
 // Config configures a Manager. Zero values are documented per field.
 type Config struct {
-	// DB is the database to migrate. Required.
+	// DB is the database to migrate. Required. A migration holds up to three
+	// connections at once (lock, copy reader, copy writer). A SQLite database
+	// wants WAL and a busy timeout (Open sets both), since the copy reads the
+	// next batch while it writes the current one.
 	DB *sql.DB
 	// Dialect of DB. Required.
 	Dialect Dialect

@@ -52,7 +52,9 @@ type Summary struct {
 	// SessionsScanned counts sessions with a legacy runs value read by the copy.
 	SessionsScanned int64 `json:"sessions_scanned"`
 	// RunsCopied counts run rows inserted; RunsSkipped counts elements whose
-	// run_id was already in the table (a resumed copy, or a repeated run_id).
+	// run_id was already in the table (a resumed copy, or a run_id repeated
+	// across sessions). Both come from the driver's affected-row count: a
+	// MySQL connection with clientFoundRows counts skipped rows as copied.
 	RunsCopied  int64 `json:"runs_copied"`
 	RunsSkipped int64 `json:"runs_skipped"`
 	// BadRowCount counts every bad row and element; BadRows lists the first
