@@ -129,7 +129,8 @@ func (s *Store) upsertRunPostgres(ctx context.Context, out *db.Run, scoped bool)
 }
 
 // upsertRunLocked serialises on the session row, then updates the run or
-// inserts it with the next run_index.
+// inserts it with the next run_index: lock, read, write and commit, each
+// statement prepared once.
 func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) error {
 	tx, err := s.w.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
@@ -162,19 +163,20 @@ func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) e
 		return err
 	}
 	rows.Close()
-	rows, err = run("SELECT run_index, user_id, created_at FROM "+s.runs+" WHERE run_id = ?", out.RunID)
+	// One round trip reads the existing row (if any) and the next run_index.
+	rows, err = run("SELECT r.run_index, r.user_id, r.created_at, (SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+
+		" WHERE session_id = ?) FROM (SELECT 1 AS one) AS one LEFT JOIN "+s.runs+" AS r ON r.run_id = ?", out.SessionID, out.RunID)
 	if err != nil {
 		return err
 	}
 	var (
-		found     bool
 		idx       sql.NullInt64
 		owner     sql.NullString
-		createdAt int64
+		createdAt sql.NullInt64
+		next      int64
 	)
 	if rows.Next() {
-		found = true
-		err = rows.Scan(&idx, &owner, &createdAt)
+		err = rows.Scan(&idx, &owner, &createdAt, &next)
 	}
 	rows.Close()
 	if err == nil {
@@ -183,7 +185,7 @@ func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) e
 	if err != nil {
 		return err
 	}
-	if found {
+	if createdAt.Valid { // the run exists
 		if scoped && owner.Valid && owner.String != out.UserID {
 			return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID)
 		}
@@ -192,24 +194,12 @@ func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) e
 			out.UpdatedAt, out.RunID); err != nil {
 			return err
 		}
-		out.RunIndex, out.CreatedAt = nil, createdAt
+		out.RunIndex, out.CreatedAt = nil, createdAt.Int64
 		if idx.Valid {
 			out.RunIndex = &idx.Int64
 		}
 	} else {
 		if out.RunIndex == nil {
-			rows, err := run("SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+" WHERE session_id = ?", out.SessionID)
-			if err != nil {
-				return err
-			}
-			var next int64
-			if rows.Next() {
-				err = rows.Scan(&next)
-			}
-			rows.Close()
-			if err != nil {
-				return err
-			}
 			out.RunIndex = &next
 		}
 		ins := "INSERT INTO " + s.runs + " (" + runCols + ") VALUES (" + placeholders(13) + ")"
