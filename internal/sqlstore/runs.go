@@ -73,7 +73,8 @@ func (s *Store) runWhere(ctx context.Context, f db.RunFilter) *where {
 // *db.CorruptRowError (joined) next to the rows that did decode.
 //
 // Page numbers are exact; pages of a session in run_index order come from
-// its (session_id, run_index) index (indexPage). f.AfterRunIndex is the keyset cursor that
+// its (session_id, run_index) index (indexPage), so a deep page costs a walk
+// over index entries, not rows. f.AfterRunIndex is the keyset cursor that
 // makes deep pages cost the same as the first.
 func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, error) {
 	w := s.runWhere(ctx, f)

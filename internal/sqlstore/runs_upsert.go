@@ -20,8 +20,9 @@ import (
 // connection. Postgres takes an advisory transaction lock on the session in
 // the statement before, because a READ COMMITTED statement reads with the
 // snapshot it started with and would miss a run committed while it waited on
-// a lock of its own. MySQL locks the session row FOR UPDATE and then updates
-// or inserts (it cannot read the target table in INSERT … VALUES).
+// a lock of its own. MySQL's ON DUPLICATE KEY UPDATE has neither a guard
+// clause nor RETURNING, so it locks the session row FOR UPDATE, reads the run
+// and the next run_index in one statement, then updates or inserts.
 func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	out := *in
 	scopedUser, scoped := db.UserScope(ctx)
