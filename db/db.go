@@ -38,6 +38,17 @@ func scopeUser(ctx context.Context, userID *string) {
 	}
 }
 
+// prepareWrite applies the caller's scope and the timestamps every written
+// record gets: created_at once, updated_at on every write.
+func (d *DB) prepareWrite(ctx context.Context, userID *string, createdAt, updatedAt *int64) {
+	scopeUser(ctx, userID)
+	now := d.now().Unix()
+	if *createdAt == 0 {
+		*createdAt = now
+	}
+	*updatedAt = now
+}
+
 // UpsertSession validates and stores a session.
 func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
 	if s == nil || s.SessionID == "" {
@@ -47,12 +58,7 @@ func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
 		return nil, fmt.Errorf("%w: session_type is required", ErrInvalidRecord)
 	}
 	cp := *s
-	scopeUser(ctx, &cp.UserID)
-	now := d.now().Unix()
-	if cp.CreatedAt == 0 {
-		cp.CreatedAt = now
-	}
-	cp.UpdatedAt = now
+	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
 	return d.driver.UpsertSession(ctx, &cp)
 }
 
@@ -91,12 +97,7 @@ func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
 		return nil, fmt.Errorf("%w: run_data is required for run %s", ErrInvalidRecord, r.RunID)
 	}
 	cp := *r
-	scopeUser(ctx, &cp.UserID)
-	now := d.now().Unix()
-	if cp.CreatedAt == 0 {
-		cp.CreatedAt = now
-	}
-	cp.UpdatedAt = now
+	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
 	return d.driver.UpsertRun(ctx, &cp)
 }
 
@@ -143,12 +144,7 @@ func (d *DB) UpsertMemory(ctx context.Context, m *Memory) (*Memory, error) {
 		return nil, fmt.Errorf("%w: memory text is required", ErrInvalidRecord)
 	}
 	cp := *m
-	scopeUser(ctx, &cp.UserID)
-	now := d.now().Unix()
-	if cp.CreatedAt == 0 {
-		cp.CreatedAt = now
-	}
-	cp.UpdatedAt = now
+	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
 	return d.driver.UpsertMemory(ctx, &cp)
 }
 
