@@ -82,9 +82,14 @@ func (s *Server) migrateDB(ctx context.Context, d *db.DB, target string) error {
 	if !ok {
 		return errNotMigratable
 	}
+	pool, release, err := st.MigrationSQL()
+	if err != nil {
+		return err
+	}
+	defer release()
 	t := st.Tables()
 	m, err := migrate.New(migrate.Config{
-		DB:      st.SQL(),
+		DB:      pool,
 		Dialect: migrate.Dialect(st.Dialect()),
 		Schema:  st.SQLDialect().Schema,
 		Tables: migrate.Tables{Sessions: t.Sessions, Runs: t.Runs, Memories: t.Memories, Metrics: t.Metrics,

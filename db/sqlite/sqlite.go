@@ -87,14 +87,25 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		closeAll(writer, reader)
 		return nil, wrap(err)
 	}
-	st, err := sqlstore.New(ctx, sqlstore.Config{
+	scfg := sqlstore.Config{
 		Dialect:         sqlstore.Dialect{Name: sqlstore.SQLite},
 		Tables:          cfg.Tables,
 		Writer:          writer,
 		Reader:          reader,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
 		WrapError:       wrap,
-	})
+	}
+	if reader != nil {
+		scfg.OpenMigrationPool = func() (*sql.DB, error) {
+			p, err := sql.Open("sqlite", dsn(cfg.Path, busy, false))
+			if err != nil {
+				return nil, err
+			}
+			p.SetMaxOpenConns(4)
+			return p, nil
+		}
+	}
+	st, err := sqlstore.New(ctx, scfg)
 	if err != nil {
 		closeAll(writer, reader)
 		return nil, err

@@ -25,6 +25,9 @@ type Config struct {
 	// WrapError, when set, turns backend errors into clearer ones (for example
 	// SQLite's "file is not a database").
 	WrapError func(error) error
+	// OpenMigrationPool, when set, opens a separate pool for a migration (which
+	// holds a lock, a reader and a writer at once); nil means Writer serves.
+	OpenMigrationPool func() (*sql.DB, error)
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -37,6 +40,7 @@ type Store struct {
 	memories string
 	wrap     func(error) error
 	stmts    stmtCache
+	migPool  func() (*sql.DB, error)
 }
 
 var _ db.Driver = (*Store)(nil)
@@ -48,7 +52,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("sqlstore: Config.Writer is required")
 	}
 	d := cfg.Dialect
-	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError}
+	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool}
 	if s.r == nil {
 		s.r = s.w
 	}
@@ -74,6 +78,20 @@ func FromDB(d *db.DB) (*Store, bool) {
 
 // SQL returns the *sql.DB that performs writes (for migrations).
 func (s *Store) SQL() *sql.DB { return s.w }
+
+// MigrationSQL returns a pool a migration can use while the store stays open,
+// and a release func to call when done. SQLite's writer is a single
+// connection, so there a separate small pool is opened on the same file.
+func (s *Store) MigrationSQL() (*sql.DB, func(), error) {
+	if s.migPool == nil {
+		return s.w, func() {}, nil
+	}
+	p, err := s.migPool()
+	if err != nil {
+		return nil, nil, s.wrap(err)
+	}
+	return p, func() { p.Close() }, nil
+}
 
 // ReadSQL returns the *sql.DB that serves reads.
 func (s *Store) ReadSQL() *sql.DB { return s.r }
