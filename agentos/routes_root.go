@@ -10,6 +10,7 @@ import (
 func (s *Server) rootRoutes(r chi.Router) {
 	r.With(s.RequireScope("config", "read", "")).Get("/", s.getRoot)
 	r.With(s.RequireScope("config", "read", "")).Get("/config", s.getConfig)
+	r.With(s.RequireScope("config", "read", "")).Get("/info", s.getInfo)
 }
 
 func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) {

@@ -113,6 +113,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := file.Validate(); err != nil {
 		return err
 	}
+	if len(file.Teams) > 0 || len(file.Workflows) > 0 {
+		return fmt.Errorf("config declares %d team(s) and %d workflow(s), which this version cannot serve yet; remove teams: and workflows: from %s", len(file.Teams), len(file.Workflows), f.configFile)
+	}
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -124,9 +127,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	agents, err := buildAgents(file, store)
 	if err != nil {
 		return err
-	}
-	if len(file.Teams) > 0 || len(file.Workflows) > 0 {
-		log.Warn("teams and workflows are not served yet; their routes answer 404", "teams", len(file.Teams), "workflows", len(file.Workflows))
 	}
 	cfg, err := agentos.FromFile(file)
 	if err != nil {
