@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -38,24 +40,31 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	sts = slices.DeleteFunc(sts, func(st TableStatus) bool {
+		return !st.Exists || st.Kind == KindToolResults || st.Kind == KindFS // 3.0 tables have no older layout; 2.x code ignores them
+	})
+	// DDL is not transactional on MySQL, and each table steps on its own:
+	// check every step can run before the first one changes anything.
+	if err := m.checkDown(ctx, sts, target); err != nil {
+		return nil, fmt.Errorf("migrate: down to %s not started, nothing changed: %w", target, err)
+	}
 	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
 	for _, st := range sts {
-		if !st.Exists || st.Kind == KindToolResults || st.Kind == KindFS {
-			continue // 3.0 tables have no older layout; 2.x code ignores them
-		}
 		sum.From[st.Table] = st.Current
+	}
+	for _, st := range sts {
 		cur := st.Current
 		for i := versionIndex(cur); i > versionIndex(target); i-- {
 			to := Versions[i-1]
 			step := Step{Table: st.Table, From: cur, To: to}
 			if cur == "3.0.0" {
 				if step.Actions, err = m.down300(ctx, st, sum); err != nil {
-					return sum, fmt.Errorf("migrate: %s %s → %s: %w", st.Table, cur, to, err)
+					return sum, m.downStopped(sum, sts, st.Table, cur, target, fmt.Errorf("%s %s → %s: %w", st.Table, cur, to, err))
 				}
 			}
 			if !m.cfg.DryRun {
 				if err := m.stamp(ctx, m.cfg.DB, st.Table, to); err != nil {
-					return sum, err
+					return sum, m.downStopped(sum, sts, st.Table, cur, target, err)
 				}
 			}
 			m.log.Info("migrate: step down", "table", st.Table, "from", cur, "to", to, "dry_run", m.cfg.DryRun)
@@ -66,6 +75,52 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	}
 	sum.Duration = time.Since(start)
 	return sum, nil
+}
+
+// checkDown fails when a step of Down cannot run: today, a SQLite table
+// whose user_id neither DROP COLUMN nor a rebuild can remove.
+func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target string) error {
+	if m.cfg.Dialect != SQLite || versionIndex(target) >= versionIndex("3.0.0") {
+		return nil
+	}
+	for _, st := range sts {
+		if st.Current != "3.0.0" || (st.Kind != KindEvals && st.Kind != KindKnowledge && st.Kind != KindMetrics) {
+			continue
+		}
+		cols, err := m.cat.columns(ctx, m.cfg.DB, st.Table)
+		if err != nil {
+			return err
+		}
+		if _, ok := cols["user_id"]; !ok {
+			continue
+		}
+		if _, err := m.sqliteDropPlan(ctx, st.Table, "user_id", indexName(st.Table, []string{"user_id"})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// downStopped says precisely where a failed Down left each table: the tables
+// it stepped, the one it stopped in, and those it did not reach. Rerunning
+// Down resumes; every step checks before it changes.
+func (m *Manager) downStopped(sum *Summary, sts []TableStatus, failed, at, target string, err error) error {
+	var parts []string
+	for _, st := range sts {
+		v, ok := sum.To[st.Table]
+		switch {
+		case st.Table == failed:
+			v = at + " (failed in its step down; partly applied)"
+		case !ok:
+			v = st.Current + " (not reached)"
+		}
+		parts = append(parts, st.Table+" "+v)
+		if st.Table == failed {
+			sum.To[st.Table] = at
+		}
+	}
+	return fmt.Errorf("migrate: down to %s stopped part-way, tables are at mixed versions: %s; fix the cause and run down again (it resumes): %w",
+		target, strings.Join(parts, ", "), err)
 }
 
 func (m *Manager) down300(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
@@ -120,9 +175,31 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	if _, ok := cols["user_id"]; !ok {
 		return nil, nil
 	}
+	plan := ""
+	if m.cfg.Dialect == SQLite {
+		if plan, err = m.sqliteDropPlan(ctx, table, "user_id", ""); err != nil {
+			return nil, err
+		}
+	}
+	if plan == "rebuild" {
+		if !m.cfg.DryRun {
+			if err := m.rebuildWithout(ctx, table, "user_id"); err != nil {
+				return nil, err
+			}
+		}
+		return []string{"rebuild table without user_id (a constraint names it)"}, nil
+	}
 	if !m.cfg.DryRun {
 		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP COLUMN user_id"); err != nil {
-			return nil, fmt.Errorf("drop column user_id: %w", err)
+			if m.cfg.Dialect != SQLite {
+				return nil, fmt.Errorf("drop column user_id: %w", err)
+			}
+			// A CHECK constraint can name the column too; SQLite says so
+			// only when the DROP fails.
+			if rerr := m.rebuildWithout(ctx, table, "user_id"); rerr != nil {
+				return nil, fmt.Errorf("drop column user_id: %w; rebuild without it: %w", err, rerr)
+			}
+			return []string{"rebuild table without user_id (a constraint names it)"}, nil
 		}
 	}
 	return []string{"drop column user_id"}, nil
@@ -254,7 +331,11 @@ func mergeRaw(sessionID string, elems []json.RawMessage, table []db.Run) []json.
 }
 
 func (m *Manager) stringColumn(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := m.cfg.DB.QueryContext(ctx, m.q(query), args...)
+	return m.stringColumnQ(ctx, m.cfg.DB, query, args...)
+}
+
+func (m *Manager) stringColumnQ(ctx context.Context, q queryer, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, m.q(query), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,8 @@ func (m *Manager) qualify(table string) string {
 
 func (m *Manager) q(query string) string { return m.cfg.Dialect.rebind(query) }
 
+func (m *Manager) quote(name string) string { return m.cfg.Dialect.quote(name) }
+
 // SchemaMismatchError says which table matches no known layout and how. It
 // unwraps to db.ErrSchemaMismatch.
 type SchemaMismatchError struct {

@@ -82,9 +82,11 @@ CREATE TABLE IF NOT EXISTS {metrics_q} (
     created_at BIGINT NOT NULL,
     updated_at BIGINT,
     completed BOOLEAN NOT NULL DEFAULT 0,
-    user_id TEXT NOT NULL DEFAULT '',
-    CONSTRAINT "uq_{metrics}_user_date_period" UNIQUE (user_id, date, aggregation_period)
+    user_id TEXT NOT NULL DEFAULT ''
 );
+-- A named index rather than a table constraint: SQLite cannot drop a column
+-- that a table constraint names, and going down to 2.5.6 drops user_id.
+CREATE UNIQUE INDEX IF NOT EXISTS "uq_{metrics}_user_date_period" ON {metrics_q} (user_id, date, aggregation_period);
 CREATE INDEX IF NOT EXISTS "idx_{metrics}_date" ON {metrics_q} (date);
 CREATE INDEX IF NOT EXISTS "idx_{metrics}_user_id" ON {metrics_q} (user_id);
 
