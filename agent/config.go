@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,6 +117,21 @@ type Config struct {
 	StoreEvents bool
 	// Metadata is copied into every run's metadata.
 	Metadata map[string]any
+
+	// TeamLeader, when set, makes this agent the leader of a team; package
+	// team builds such agents and other code leaves it nil. See TeamLeader.
+	TeamLeader *TeamLeader
+}
+
+// TeamLeader turns an agent's runs into team runs (Agno's TeamRunOutput): the
+// agent's ID and Name are the team's and are stored as team_id/team_name
+// (run_type team, a team session with team_data), events are named with
+// run.TeamEvent and carry team_id/team_name, and history is the team's own
+// runs in the session. The model loop is the agent's, unchanged.
+type TeamLeader struct {
+	// MemberResponses, when set, is called with the run's context just before
+	// the run is stored; its result becomes the run's member_responses.
+	MemberResponses func(ctx context.Context) []json.RawMessage
 }
 
 // Agent runs a model with tools. It is safe for concurrent use: any number of

@@ -22,7 +22,7 @@ func (s *sink) on() bool { return s.store || s.live() }
 func (s *sink) live() bool { return s.yield != nil && !s.stopped }
 
 func (st *state) ev(t run.EventType) run.Event {
-	return run.Event{
+	e := run.Event{
 		Event:     t,
 		CreatedAt: time.Now().Unix(),
 		AgentID:   st.out.AgentID,
@@ -30,6 +30,22 @@ func (st *state) ev(t run.EventType) run.Event {
 		RunID:     st.out.RunID,
 		SessionID: st.out.SessionID,
 	}
+	if st.p.team != nil {
+		e.Event = run.TeamEvent(t)
+		e.TeamID, e.TeamName = st.out.TeamID, st.out.TeamName
+	}
+	return e
+}
+
+// isDelta reports whether t is a content delta (never stored), for agents
+// and teams alike.
+func isDelta(t run.EventType) bool {
+	switch t {
+	case run.EventRunContent, run.EventReasoningContentDelta,
+		run.TeamEvent(run.EventRunContent), run.TeamEvent(run.EventReasoningContentDelta):
+		return true
+	}
+	return false
 }
 
 func (st *state) emit(e run.Event) {
@@ -39,7 +55,7 @@ func (st *state) emit(e run.Event) {
 
 // record keeps e in the run's stored events when StoreEvents is set.
 func (st *state) record(e run.Event) {
-	if st.sink.store && e.Event != run.EventRunContent && e.Event != run.EventReasoningContentDelta {
+	if st.sink.store && !isDelta(e.Event) {
 		st.out.Events = append(st.out.Events, e)
 	}
 }

@@ -70,7 +70,7 @@ func (st *state) loadHistory() ([]model.Message, error) {
 	}
 	var msgs []model.Message
 	for i := range rows {
-		if rows[i].RunID == st.out.RunID || (rows[i].AgentID != "" && rows[i].AgentID != st.p.id) {
+		if rows[i].RunID == st.out.RunID || !st.p.ownsRun(&rows[i]) {
 			continue
 		}
 		own, ok := st.p.history.get(&rows[i])
@@ -127,4 +127,17 @@ func appendParts(parts []model.Part, t model.PartType, media []run.Media) []mode
 		parts = append(parts, model.Part{Type: t, URL: m.URL, Data: m.Content, MIMEType: m.MIMEType, Name: name})
 	}
 	return parts
+}
+
+// ownsRun reports whether a stored run of the session is this agent's (or,
+// for a team leader, this team's): other agents', teams' and workflows' runs
+// in a shared session are not its history.
+func (p *prepared) ownsRun(r *db.Run) bool {
+	if p.team != nil {
+		return r.TeamID == p.id && r.AgentID == ""
+	}
+	if r.AgentID == "" {
+		return r.TeamID == "" && r.WorkflowID == ""
+	}
+	return r.AgentID == p.id
 }

@@ -90,3 +90,21 @@ func FromContext(ctx context.Context) (RunContext, bool) {
 	}
 	return *rc, true
 }
+
+// CallOptions are RunOptions resolved. Packages that run agents on their
+// caller's behalf (team, workflow) read them to keep the same session, user
+// and run ids; they carry no per-agent knobs (schemas, HITL resolutions).
+type CallOptions struct {
+	SessionID, UserID, RunID, ParentRunID string
+	SessionState, Metadata, Dependencies  map[string]any
+}
+
+// ResolveOptions applies opts and returns what they set.
+func ResolveOptions(opts ...RunOption) CallOptions {
+	var o runOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return CallOptions{SessionID: o.sessionID, UserID: o.userID, RunID: o.runID, ParentRunID: o.parentRunID,
+		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies}
+}

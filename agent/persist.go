@@ -21,6 +21,9 @@ func (st *state) persist() {
 	ctx := context.WithoutCancel(st.ctx)
 	out := st.out
 	out.UpdatedAt = time.Now().Unix()
+	if t := st.p.team; t != nil && t.MemberResponses != nil {
+		out.MemberResponses = t.MemberResponses(ctx)
+	}
 	if err := st.upsertSession(ctx, d); err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", errStorage, out.SessionID, err)
 		return
@@ -38,17 +41,25 @@ func (st *state) persist() {
 }
 
 func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
+	if st.out.ParentRunID != "" && st.session != nil {
+		// A member or step run shares its team's or workflow's session: the
+		// session row is theirs to write. A new session is still created
+		// (the run row references it) and the parent's write takes it over.
+		return nil
+	}
 	s := db.Session{}
 	if st.session != nil {
 		s = *st.session
 	}
 	s.SessionID = st.out.SessionID
-	s.SessionType = run.TypeAgent
-	s.AgentID = st.p.id
 	if st.out.UserID != "" {
 		s.UserID = st.out.UserID
 	}
-	s.AgentData = st.p.agentData
+	if st.p.team != nil {
+		s.SessionType, s.TeamID, s.TeamData, s.AgentID, s.AgentData = run.TypeTeam, st.p.id, st.p.agentData, "", nil
+	} else {
+		s.SessionType, s.AgentID, s.AgentData = run.TypeAgent, st.p.id, st.p.agentData
+	}
 	if st.sessionState != nil || st.sessionData != nil {
 		data := st.sessionData
 		if data == nil {
@@ -64,7 +75,8 @@ func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
 		s.SessionData = b
 	}
 	if old := st.session; old != nil && old.UpdatedAt == time.Now().Unix() && old.UserID == s.UserID &&
-		bytes.Equal(old.SessionData, s.SessionData) && bytes.Equal(old.AgentData, s.AgentData) {
+		bytes.Equal(old.SessionData, s.SessionData) && bytes.Equal(old.AgentData, s.AgentData) && bytes.Equal(old.TeamData, s.TeamData) &&
+		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
 		return nil
 	}

@@ -23,6 +23,8 @@ type prepared struct {
 	set       *tool.Set
 	setErr    error
 	hitl      bool
+	// team is set for a team leader (Config.TeamLeader).
+	team *TeamLeader
 	// system is the static part of the system message.
 	system    string
 	agentData json.RawMessage
@@ -40,7 +42,7 @@ func (a *Agent) prep() *prepared {
 
 func (a *Agent) prepare() *prepared {
 	c := &a.cfg
-	p := &prepared{id: c.ID, model: c.Model, reasoning: c.ReasoningModel}
+	p := &prepared{id: c.ID, model: c.Model, reasoning: c.ReasoningModel, team: c.TeamLeader}
 	switch {
 	case p.id != "":
 	case c.Name != "":
@@ -79,7 +81,11 @@ func (a *Agent) prepare() *prepared {
 		p.set, p.setErr = tool.NewSet(nil)
 	}
 	p.system = a.staticSystem()
-	data := map[string]any{"agent_id": p.id, "model": map[string]string{"id": p.info.ID, "name": p.info.Name, "provider": p.info.Provider}}
+	idKey := "agent_id"
+	if p.team != nil {
+		idKey = "team_id"
+	}
+	data := map[string]any{idKey: p.id, "model": map[string]string{"id": p.info.ID, "name": p.info.Name, "provider": p.info.Provider}}
 	if c.Name != "" {
 		data["name"] = c.Name
 	}

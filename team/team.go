@@ -1,0 +1,174 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Config configures a Team. Field names follow Agno's team parameters; zero
+// values take the documented defaults. Model and Members are required.
+type Config struct {
+	// ID identifies the team (team_id). Default: Name lower-cased with spaces
+	// as dashes; with no Name, a random UUID.
+	ID          string
+	Name        string
+	Description string
+	// Model is the leader's model; it sees the delegation tools only.
+	Model model.Model
+	// Members are the agents the leader delegates to, addressed by their IDs.
+	Members []*agent.Agent
+	// Instructions for the leader, added after the team prompt.
+	Instructions agent.Instructions
+	// DB stores the team's sessions and runs; nil means nothing is persisted.
+	// Members store their runs in their own DB.
+	DB *db.DB
+	// AddHistoryToContext adds the team's last NumHistoryRuns runs of the
+	// session (never member runs) to the leader's context.
+	AddHistoryToContext bool
+	NumHistoryRuns      int
+	// DelegateToAllMembers adds delegate_task_to_members, which sends one task
+	// to every member at once (Agno's delegate_to_all_members).
+	DelegateToAllMembers bool
+	// Metadata is copied into every team run's metadata.
+	Metadata map[string]any
+	// StoreEvents records the leader's events in the stored team run.
+	StoreEvents bool
+}
+
+// Team is a leader and its members. It is safe for concurrent use.
+type Team struct {
+	cfg     Config
+	leader  *agent.Agent
+	members map[string]*agent.Agent
+}
+
+// New validates cfg and builds the team's leader.
+func New(cfg Config) (*Team, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("team: Config.Model is required (the leader's model)")
+	}
+	if len(cfg.Members) == 0 {
+		return nil, errors.New("team: Config.Members is empty; a team needs at least one member agent")
+	}
+	t := &Team{members: make(map[string]*agent.Agent, len(cfg.Members))}
+	for i, m := range cfg.Members {
+		if m == nil {
+			return nil, fmt.Errorf("team: Members[%d] is nil", i)
+		}
+		if _, dup := t.members[m.ID()]; dup {
+			return nil, fmt.Errorf("team: two members share id %q; member ids must be unique", m.ID())
+		}
+		t.members[m.ID()] = m
+	}
+	switch {
+	case cfg.ID != "":
+	case cfg.Name != "":
+		cfg.ID = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(cfg.Name)), " ", "-")
+	default:
+		cfg.ID = uuid.NewString()
+	}
+	t.cfg = cfg
+	tools, err := t.tools()
+	if err != nil {
+		return nil, err
+	}
+	t.leader, err = agent.New(agent.Config{
+		ID: cfg.ID, Name: cfg.Name, Description: cfg.Description, Model: cfg.Model, Tools: tools,
+		Instructions: cfg.Instructions, AdditionalContext: t.prompt(), DB: cfg.DB,
+		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
+		Metadata: cfg.Metadata, StoreEvents: cfg.StoreEvents,
+		TeamLeader: &agent.TeamLeader{MemberResponses: memberResponses},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("team: leader: %w", err)
+	}
+	return t, nil
+}
+
+// ID returns the team id (team_id).
+func (t *Team) ID() string { return t.cfg.ID }
+
+// Name returns the team name.
+func (t *Team) Name() string { return t.cfg.Name }
+
+// Config returns a copy of the configuration (after defaults).
+func (t *Team) Config() Config { return t.cfg }
+
+// DB returns the team's database, nil when team runs are not persisted.
+func (t *Team) DB() *db.DB { return t.cfg.DB }
+
+// ModelInfo names the leader's model.
+func (t *Team) ModelInfo() model.Info { return t.leader.ModelInfo() }
+
+// Members returns the member agents in configuration order.
+func (t *Team) Members() []*agent.Agent { return t.cfg.Members }
+
+// Run executes one team run and returns it, like agent.Agent.Run: the
+// leader's run, stored as a team run, with member_responses holding the
+// member runs it delegated to (each also stored as its own run).
+func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	return t.leader.Run(withCollector(ctx), input, opts...)
+}
+
+// Stream executes one team run and yields the leader's events, named with
+// run.TeamEvent (TeamRunStarted, TeamToolCallStarted, …, TeamRunCompleted)
+// and carrying team_id/team_name. Member runs execute inside the delegation
+// tool calls; their events are not forwarded.
+func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		for ev, err := range t.leader.Stream(withCollector(ctx), input, opts...) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// CancelRun cancels a team run in progress in this process (and the member
+// runs it is waiting for). It reports whether the run was found.
+func (t *Team) CancelRun(runID string) bool { return t.leader.CancelRun(runID) }
+
+// collector gathers the member runs of one team run.
+type collector struct {
+	mu   sync.Mutex
+	runs []json.RawMessage
+}
+
+type collectorKey struct{}
+
+func withCollector(ctx context.Context) context.Context {
+	return context.WithValue(ctx, collectorKey{}, &collector{})
+}
+
+func (c *collector) add(out *run.Output) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.runs = append(c.runs, b)
+	c.mu.Unlock()
+}
+
+// memberResponses is the leader's agent.TeamLeader hook.
+func memberResponses(ctx context.Context) []json.RawMessage {
+	c, ok := ctx.Value(collectorKey{}).(*collector)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]json.RawMessage(nil), c.runs...)
+}
