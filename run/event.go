@@ -29,6 +29,18 @@ const (
 	EventCustom                 EventType = "CustomEvent"
 )
 
+// Workflow run events (Agno's WorkflowRunEvent names). Loop, Parallel,
+// Condition and Router events are not emitted: those steps do not exist yet.
+const (
+	EventWorkflowStarted   EventType = "WorkflowStarted"
+	EventWorkflowCompleted EventType = "WorkflowCompleted"
+	EventWorkflowCancelled EventType = "WorkflowCancelled"
+	EventWorkflowError     EventType = "WorkflowError"
+	EventStepStarted       EventType = "StepStarted"
+	EventStepCompleted     EventType = "StepCompleted"
+	EventStepError         EventType = "StepError"
+)
+
 // TeamEvent returns the team variant of an agent event name.
 func TeamEvent(t EventType) EventType { return "Team" + t }
 
@@ -47,6 +59,9 @@ type Event struct {
 	RunID        string `json:"run_id,omitempty"`
 	ParentRunID  string `json:"parent_run_id,omitempty"`
 	SessionID    string `json:"session_id,omitempty"`
+	// Workflow step events: the step's name and 0-based position.
+	StepName  string `json:"step_name,omitempty"`
+	StepIndex *int   `json:"step_index,omitempty"`
 
 	// RunStarted / ModelRequest*.
 	Model         string `json:"model,omitempty"`

@@ -1,0 +1,258 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// stepRunner is what runs a step: an agent or a team.
+type stepRunner interface {
+	Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error)
+	Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error]
+}
+
+// stepResult is one entry of the stored run's step_results (Agno's name).
+type stepResult struct {
+	StepName     string     `json:"step_name"`
+	StepIndex    int        `json:"step_index"`
+	ExecutorType string     `json:"executor_type"`
+	ExecutorID   string     `json:"executor_id"`
+	RunID        string     `json:"run_id,omitempty"`
+	Status       run.Status `json:"status,omitempty"`
+	Content      any        `json:"content,omitempty"`
+}
+
+// cancelHandle is stored in Workflow.running (funcs are not comparable).
+type cancelHandle struct{ cancel context.CancelCauseFunc }
+
+// exec is one workflow run in progress.
+type exec struct {
+	w    *Workflow
+	ctx  context.Context
+	out  *run.Output
+	emit func(run.Event) bool // nil for Run
+	deps map[string]any
+}
+
+func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOptions, emit func(run.Event) bool) (*run.Output, error) {
+	if o.RunID == "" {
+		o.RunID = uuid.NewString()
+	}
+	if o.SessionID == "" {
+		o.SessionID = uuid.NewString()
+	}
+	in := input
+	out := &run.Output{RunID: o.RunID, WorkflowID: w.cfg.ID, WorkflowName: w.cfg.Name, SessionID: o.SessionID,
+		UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix()}
+	if len(w.cfg.Metadata) > 0 || len(o.Metadata) > 0 {
+		out.Metadata = make(map[string]any, len(w.cfg.Metadata)+len(o.Metadata))
+		maps.Copy(out.Metadata, w.cfg.Metadata)
+		maps.Copy(out.Metadata, o.Metadata)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(context.Canceled)
+	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies}
+	if err := x.start(); err != nil {
+		return nil, err
+	}
+	h := &cancelHandle{cancel: cancel}
+	w.running.Store(out.RunID, h)
+	defer w.running.CompareAndDelete(out.RunID, h)
+	x.send(x.ev(run.EventWorkflowStarted))
+	start := time.Now()
+	content := in.Text()
+	var results []stepResult
+	var failure error
+	for i, s := range w.cfg.Steps {
+		if ctx.Err() != nil {
+			break
+		}
+		res, err := x.step(i, s, content)
+		results = append(results, res)
+		if err != nil {
+			failure = err
+			break
+		}
+		content = fmt.Sprint(res.Content)
+	}
+	out.Metrics = &run.Metrics{Duration: time.Since(start).Seconds()}
+	if b, err := json.Marshal(results); err == nil {
+		out.Extra = map[string]json.RawMessage{"step_results": b}
+	}
+	var runErr error
+	var final run.Event
+	switch {
+	case ctx.Err() != nil:
+		cause := context.Cause(ctx)
+		out.Status = run.StatusCancelled
+		out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", out.RunID, cause), "str"
+		runErr = fmt.Errorf("workflow: run %s cancelled: %w", out.RunID, cause)
+		final = x.ev(run.EventWorkflowCancelled)
+		final.Reason = cause.Error()
+	case failure != nil:
+		out.Status = run.StatusError
+		out.Content, out.ContentType = failure.Error(), "str"
+		runErr = fmt.Errorf("workflow: run %s failed: %w", out.RunID, failure)
+		final = x.ev(run.EventWorkflowError)
+		final.Content, final.ErrorType = out.Content, "StepError"
+	default:
+		out.Status = run.StatusCompleted
+		out.Content, out.ContentType = content, "str"
+		final = x.ev(run.EventWorkflowCompleted)
+		final.Content, final.ContentType, final.Metrics = out.Content, out.ContentType, out.Metrics
+	}
+	persistErr := x.save()
+	x.send(final)
+	return out, errors.Join(runErr, persistErr)
+}
+
+func (x *exec) ev(t run.EventType) run.Event {
+	return run.Event{Event: t, CreatedAt: time.Now().Unix(), WorkflowID: x.out.WorkflowID, WorkflowName: x.out.WorkflowName,
+		RunID: x.out.RunID, SessionID: x.out.SessionID}
+}
+
+// send delivers e to a stream consumer; one that stops reading cancels the run.
+func (x *exec) send(e run.Event) {
+	if x.emit != nil && !x.emit(e) {
+		x.cancel(errStreamStopped)
+	}
+}
+
+func (x *exec) cancel(cause error) {
+	if v, ok := x.w.running.Load(x.out.RunID); ok {
+		v.(*cancelHandle).cancel(cause)
+	}
+}
+
+// step runs one step with the previous content as its input.
+func (x *exec) step(i int, s Step, input string) (stepResult, error) {
+	res := stepResult{StepName: s.Name, StepIndex: i, RunID: uuid.NewString()}
+	var r stepRunner
+	if s.Agent != nil {
+		r, res.ExecutorType, res.ExecutorID = s.Agent, "agent", s.Agent.ID()
+	} else {
+		r, res.ExecutorType, res.ExecutorID = s.Team, "team", s.Team.ID()
+	}
+	started := x.ev(run.EventStepStarted)
+	started.StepName, started.StepIndex = s.Name, &i
+	x.send(started)
+	opts := []agent.RunOption{agent.WithRunID(res.RunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
+		agent.WithParentRunID(x.out.RunID)}
+	if x.deps != nil {
+		opts = append(opts, agent.WithDependencies(x.deps))
+	}
+	var err error
+	if x.emit == nil {
+		var so *run.Output
+		so, err = r.Run(x.ctx, run.TextInput(input), opts...)
+		if so != nil {
+			res.Status, res.Content, err = so.Status, so.Content, nil
+		}
+	} else {
+		err = x.forward(r, input, opts, &res)
+	}
+	if err == nil && res.Status != run.StatusCompleted {
+		err = fmt.Errorf("step %s ended %s: %v", s.Name, res.Status, res.Content)
+		if res.Status == run.StatusPaused {
+			err = fmt.Errorf("step %s paused; workflows cannot continue paused steps yet", s.Name)
+		}
+	} else if err != nil {
+		err = fmt.Errorf("step %s: %w", s.Name, err)
+	}
+	if err != nil {
+		if x.ctx.Err() == nil {
+			e := x.ev(run.EventStepError)
+			e.StepName, e.StepIndex, e.Content = s.Name, &i, err.Error()
+			x.send(e)
+		}
+		return res, err
+	}
+	e := x.ev(run.EventStepCompleted)
+	e.StepName, e.StepIndex, e.Content, e.ContentType = s.Name, &i, res.Content, "str"
+	x.send(e)
+	return res, nil
+}
+
+// forward streams a step, passing its events on unchanged, and reads the
+// step's outcome from its terminal event.
+func (x *exec) forward(r stepRunner, input string, opts []agent.RunOption, res *stepResult) error {
+	for ev, err := range r.Stream(x.ctx, run.TextInput(input), opts...) {
+		if err != nil {
+			return err
+		}
+		switch strings.TrimPrefix(string(ev.Event), "Team") {
+		case string(run.EventRunCompleted):
+			res.Status, res.Content = run.StatusCompleted, ev.Content
+		case string(run.EventRunError):
+			res.Status, res.Content = run.StatusError, ev.Content
+		case string(run.EventRunCancelled):
+			res.Status, res.Content = run.StatusCancelled, ev.Reason
+		case string(run.EventRunPaused):
+			res.Status = run.StatusPaused
+		}
+		if !x.emit(ev) {
+			x.cancel(errStreamStopped)
+			return context.Cause(x.ctx)
+		}
+	}
+	if res.Status == "" {
+		return errors.New("the step ended without a final event")
+	}
+	return nil
+}
+
+// start writes the session (if new) and the RUNNING run row, so steps find
+// their session and readers see the run while it executes.
+func (x *exec) start() error {
+	d := x.w.cfg.DB
+	if d == nil {
+		return nil
+	}
+	ctx := x.ctx
+	if _, err := d.GetSession(ctx, x.out.SessionID); errors.Is(err, db.ErrNotFound) {
+		_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
+			WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
+		if err != nil {
+			return fmt.Errorf("workflow: create session %s: %w", x.out.SessionID, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("workflow: load session %s: %w", x.out.SessionID, err)
+	}
+	if err := x.upsert(ctx, d); err != nil {
+		return fmt.Errorf("workflow: store run %s: %w", x.out.RunID, err)
+	}
+	return nil
+}
+
+// save stores the finished run with a context that is not cancelled.
+func (x *exec) save() error {
+	d := x.w.cfg.DB
+	if d == nil {
+		return nil
+	}
+	x.out.UpdatedAt = time.Now().Unix()
+	if err := x.upsert(context.WithoutCancel(x.ctx), d); err != nil {
+		return fmt.Errorf("%w: save run %s: %w", errStorage, x.out.RunID, err)
+	}
+	return nil
+}
+
+func (x *exec) upsert(ctx context.Context, d *db.DB) error {
+	row, err := db.RunFromOutput(x.out)
+	if err == nil {
+		_, err = d.UpsertRun(ctx, row)
+	}
+	return err
+}

@@ -1,0 +1,145 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
+)
+
+// Step is one step of a workflow: exactly one of Agent or Team runs it.
+type Step struct {
+	// Name defaults to the agent's or team's id.
+	Name  string
+	Agent *agent.Agent
+	Team  *team.Team
+}
+
+// Config configures a Workflow. Steps is required.
+type Config struct {
+	// ID identifies the workflow (workflow_id). Default: Name lower-cased with
+	// spaces as dashes; with no Name, a random UUID.
+	ID          string
+	Name        string
+	Description string
+	Steps       []Step
+	// DB stores the workflow's sessions and runs; nil means the workflow run
+	// is not persisted (its steps still store theirs in their own DBs).
+	DB *db.DB
+	// Metadata is copied into every workflow run's metadata.
+	Metadata map[string]any
+}
+
+// Workflow runs its steps in order. It is safe for concurrent use.
+type Workflow struct {
+	cfg     Config
+	data    json.RawMessage // workflow_data of its sessions
+	running sync.Map        // run id -> *cancelHandle
+}
+
+// New validates cfg and returns a Workflow.
+func New(cfg Config) (*Workflow, error) {
+	if len(cfg.Steps) == 0 {
+		return nil, errors.New("workflow: Config.Steps is empty; a workflow needs at least one step")
+	}
+	steps := make([]Step, len(cfg.Steps))
+	for i, s := range cfg.Steps {
+		switch {
+		case (s.Agent == nil) == (s.Team == nil):
+			return nil, fmt.Errorf("workflow: Steps[%d]: set exactly one of Agent or Team", i)
+		case s.Name != "":
+		case s.Agent != nil:
+			s.Name = s.Agent.ID()
+		default:
+			s.Name = s.Team.ID()
+		}
+		steps[i] = s
+	}
+	cfg.Steps = steps
+	switch {
+	case cfg.ID != "":
+	case cfg.Name != "":
+		cfg.ID = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(cfg.Name)), " ", "-")
+	default:
+		cfg.ID = uuid.NewString()
+	}
+	w := &Workflow{cfg: cfg}
+	data := map[string]any{"workflow_id": cfg.ID}
+	if cfg.Name != "" {
+		data["name"] = cfg.Name
+	}
+	w.data, _ = json.Marshal(data)
+	return w, nil
+}
+
+// ID returns the workflow id (workflow_id).
+func (w *Workflow) ID() string { return w.cfg.ID }
+
+// Name returns the workflow name.
+func (w *Workflow) Name() string { return w.cfg.Name }
+
+// Config returns a copy of the configuration (after defaults).
+func (w *Workflow) Config() Config { return w.cfg }
+
+// DB returns the workflow's database, nil when its runs are not persisted.
+func (w *Workflow) DB() *db.DB { return w.cfg.DB }
+
+// Steps returns the steps in order (names defaulted).
+func (w *Workflow) Steps() []Step { return w.cfg.Steps }
+
+// Run executes the steps in order and returns the workflow run: content is
+// the last step's content. Like agent.Agent.Run, err is non-nil when the run
+// ended in ERROR or CANCELLED or could not be stored. Of the options, the
+// session, user and run ids, metadata and dependencies apply (dependencies
+// are passed to every step).
+func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	return w.execute(ctx, input, agent.ResolveOptions(opts...), nil)
+}
+
+// Stream executes the workflow and yields WorkflowStarted, then for each step
+// StepStarted, the step's own events (agent or team events, unchanged) and
+// StepCompleted (or StepError), then WorkflowCompleted, WorkflowError or
+// WorkflowCancelled. Breaking out of the loop cancels the run. The error is
+// non-nil only when the run cannot start or could not be stored.
+func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		live := true
+		emit := func(e run.Event) bool {
+			if live && !yield(e, nil) {
+				live = false
+			}
+			return live
+		}
+		out, err := w.execute(ctx, input, agent.ResolveOptions(opts...), emit)
+		if err != nil && live && (out == nil || errors.Is(err, errStorage)) {
+			yield(run.Event{}, err)
+		}
+	}
+}
+
+// CancelRun cancels a workflow run in progress in this process, with the step
+// running it. It reports whether the run was found.
+func (w *Workflow) CancelRun(runID string) bool {
+	v, ok := w.running.Load(runID)
+	if !ok {
+		return false
+	}
+	v.(*cancelHandle).cancel(errCancelRequested)
+	return true
+}
+
+var (
+	errCancelRequested = errors.New("cancelled by CancelRun")
+	errStreamStopped   = errors.New("the stream consumer stopped reading")
+	errStorage         = errors.New("workflow: storage")
+)
