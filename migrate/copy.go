@@ -232,6 +232,13 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: kind, Detail: err.Error()})
 				continue
 			}
+			if m.cfg.Dialect == Postgres && hasNULEscape(r.RunData) {
+				// One such run would fail its whole batch; it stays in the
+				// legacy column.
+				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadNUL,
+					Detail: "run " + r.RunID + " holds U+0000 (\\u0000), which Postgres JSONB cannot store; it stays in the legacy runs column"})
+				continue
+			}
 			if first, dup := seen[r.RunID]; dup {
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadDuplicate,
 					Detail: fmt.Sprintf("run_id %s already at position %d (first occurrence kept)", r.RunID, first)})

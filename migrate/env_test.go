@@ -148,7 +148,13 @@ func decodeAny(t testing.TB, raw []byte) any {
 // expectedRows turns fixture expectations into comparable rows.
 func expectedRows(t testing.TB, sessions []migratetest.Session) (map[string]runRow, []migratetest.ExpectedBad) {
 	t.Helper()
-	exp, bad := migratetest.Expected(sessions)
+	return expectedRowsFor(t, migratetest.Layout{}, sessions)
+}
+
+// expectedRowsFor is expectedRows for a layout (see migratetest.ExpectedFor).
+func expectedRowsFor(t testing.TB, l migratetest.Layout, sessions []migratetest.Session) (map[string]runRow, []migratetest.ExpectedBad) {
+	t.Helper()
+	exp, bad := migratetest.ExpectedFor(l, sessions)
 	out := map[string]runRow{}
 	for _, e := range exp {
 		out[e.RunID] = runRow{RunID: e.RunID, SessionID: e.SessionID, RunType: e.RunType, AgentID: e.AgentID, TeamID: e.TeamID,

@@ -20,7 +20,29 @@ const (
 	BadElement     = "bad_element"    // an element is not a JSON object
 	BadNoRunID     = "missing_run_id" // an element has no string run_id
 	BadDuplicate   = "duplicate_run_id"
+	BadNUL         = "nul_character" // a run holds U+0000, which Postgres JSONB cannot store
 )
+
+// hasNULEscape reports whether JSON text holds the escape \u0000 (raw NUL
+// bytes cannot appear in valid JSON).
+func hasNULEscape(b []byte) bool {
+	for i := 0; i < len(b); {
+		j := bytes.Index(b[i:], []byte("u0000"))
+		if j < 0 {
+			return false
+		}
+		k := i + j
+		n := 0
+		for p := k - 1; p >= 0 && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 1 {
+			return true
+		}
+		i = k + 1
+	}
+	return false
+}
 
 // unwrapJSON strips up to two layers of string encoding (Agno's SQLite writer
 // stores JSON columns as a JSON string holding the JSON text) and checks the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/migrate"
@@ -36,9 +37,9 @@ func TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f := newFixture(t, v)
-			sessions := migratetest.Canonical()
+			sessions := migratetest.CanonicalFor(f.layout)
 			f.insert(t, sessions)
-			want, wantBad := expectedRows(t, sessions)
+			want, wantBad := expectedRowsFor(t, f.layout, sessions)
 			m := f.manager(t)
 
 			st := statusOf(t, m, migrate.KindSessions)
@@ -74,6 +75,11 @@ func TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture(t *testing.T) {
 			slices.Sort(expBad)
 			if !slices.Equal(gotBad, expBad) || sum.BadRowCount != int64(len(wantBad)) {
 				t.Errorf("bad rows = %v (count %d), want %v", gotBad, sum.BadRowCount, expBad)
+			}
+			for _, b := range sum.BadRows {
+				if b.SessionID == "s-nul" && (b.Kind != "nul_character" || !strings.Contains(b.Detail, "U+0000")) {
+					t.Errorf("run holding U+0000 recorded as %+v, want kind nul_character naming U+0000", b)
+				}
 			}
 			var errRows int
 			if err := f.db.QueryRow("SELECT count(*) FROM " + f.table("agno_migration_errors")).Scan(&errRows); err != nil || errRows != len(wantBad) {

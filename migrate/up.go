@@ -223,6 +223,19 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 			if cols[name] != "json" {
 				continue
 			}
+			if st.Kind == KindSessions && name == "runs" {
+				// The legacy column becomes a frozen backup at 3.0.0; a run
+				// holding U+0000 would make the whole conversion fail, so it
+				// stays JSON then, and the copy records such runs as bad rows.
+				nul, err := m.holdsNULEscape(ctx, st.Table, name)
+				if err != nil {
+					return nil, err
+				}
+				if nul {
+					actions = append(actions, "keep runs as JSON: a row holds \\u0000 (U+0000), which JSONB cannot store")
+					continue
+				}
+			}
 			actions = append(actions, "convert "+name+" to JSONB")
 			if m.cfg.DryRun {
 				continue
@@ -235,6 +248,18 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 		}
 	}
 	return actions, nil
+}
+
+// holdsNULEscape reports whether any value of a Postgres json column holds
+// the escape \u0000 (an escaped backslash followed by u0000 counts too: it
+// only makes the check conservative).
+func (m *Manager) holdsNULEscape(ctx context.Context, table, col string) (bool, error) {
+	var ok bool
+	q := fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE strpos(%s::text, $1) > 0)", m.qualify(table), m.quote(col))
+	if err := m.cfg.DB.QueryRowContext(ctx, q, `\u0000`).Scan(&ok); err != nil {
+		return false, fmt.Errorf("look for \\u0000 in %s.%s: %w", table, col, err)
+	}
+	return ok, nil
 }
 
 // up250Sessions makes session_id the primary key where an older table only

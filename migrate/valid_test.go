@@ -74,3 +74,21 @@ func FuzzUnquote(f *testing.F) {
 		}
 	})
 }
+
+func TestHasNULEscape_OnlyAnUnescapedBackslash(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		`{"a":"x\u0000y"}`: true,
+		`{"a":"\\u0000"}`:  false, // an escaped backslash, then text
+		`{"a":"\\\u0000"}`: true,
+		`{"u0000":"x"}`:    false,
+		`{"a":"\u00001"}`:  true,
+		`{"a":"\u0001"}`:   false,
+		`{"a":"x"}`:        false,
+		`"\u0000"`:         true,
+	} {
+		if got := hasNULEscape([]byte(in)); got != want {
+			t.Errorf("hasNULEscape(%s) = %v, want %v", in, got, want)
+		}
+	}
+}

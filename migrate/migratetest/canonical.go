@@ -88,6 +88,23 @@ func Canonical() []Session {
 	}
 }
 
+// CanonicalFor returns Canonical plus the sessions only some layouts can
+// hold: on Postgres with the older JSON column type, a run holding U+0000
+// (which that type accepts and JSONB rejects) between two ordinary runs.
+func CanonicalFor(l Layout) []Session {
+	out := Canonical()
+	l = l.withDefaults()
+	if l.Dialect == "postgres" && l.JSONType == "json" {
+		const t0 = 1_700_000_000
+		out = append(out, Session{SessionID: "s-nul", SessionType: "agent", AgentID: "a1", UserID: "u1", CreatedAt: t0, Runs: array(
+			agentRun("run-n0", "a1", "s-nul", t0, nil),
+			agentRun("run-nul", "a1", "s-nul", t0+1, map[string]any{"content": "before\x00after"}),
+			agentRun("run-n2", "a1", "s-nul", t0+2, nil),
+		)})
+	}
+	return out
+}
+
 // ExpectedRun is a runs-table row a correct migration produces.
 type ExpectedRun struct {
 	RunID, SessionID, RunType, AgentID, TeamID, WorkflowID, UserID, ParentRunID, Status string
@@ -106,6 +123,12 @@ type ExpectedBad struct {
 // Expected derives, independently of the migrate package, the rows and bad
 // records migrating sessions must yield.
 func Expected(sessions []Session) ([]ExpectedRun, []ExpectedBad) {
+	return ExpectedFor(Layout{}, sessions)
+}
+
+// ExpectedFor is Expected for a layout: on Postgres a run holding U+0000 is
+// a bad row, since the runs table's JSONB cannot store it.
+func ExpectedFor(l Layout, sessions []Session) ([]ExpectedRun, []ExpectedBad) {
 	var runs []ExpectedRun
 	var bad []ExpectedBad
 	for _, s := range sessions {
@@ -129,7 +152,7 @@ func Expected(sessions []Session) ([]ExpectedRun, []ExpectedBad) {
 				continue
 			}
 			id, _ := obj["run_id"].(string)
-			if id == "" || seen[id] {
+			if id == "" || seen[id] || l.Dialect == "postgres" && strings.Contains(string(mustJSON(obj)), `\u0000`) {
 				bad = append(bad, ExpectedBad{s.SessionID, i})
 				continue
 			}
