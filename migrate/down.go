@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // Down moves every table newer than target back to target, one version step
@@ -84,7 +85,7 @@ func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target strin
 		return nil
 	}
 	for _, st := range sts {
-		if st.Current != "3.0.0" || (st.Kind != KindEvals && st.Kind != KindKnowledge && st.Kind != KindMetrics) {
+		if st.Current != "3.0.0" || !slices.Contains(sqlstore.ColumnsAddedIn(Latest, st.Kind), "user_id") {
 			continue
 		}
 		cols, err := m.cat.columns(ctx, m.cfg.DB, st.Table)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -95,4 +96,43 @@ func fromDB(t testing.TB, r db.Run) runRow {
 	return runRow{RunID: r.RunID, SessionID: r.SessionID, RunType: string(r.RunType), AgentID: r.AgentID, TeamID: r.TeamID,
 		WorkflowID: r.WorkflowID, UserID: r.UserID, ParentRunID: r.ParentRunID, Status: string(r.Status), RunIndex: *r.RunIndex,
 		CreatedAt: r.CreatedAt, Data: data}
+}
+
+// TestDrivers_Pre230MemoriesRequireMigrationThenOpen: a memories table from
+// before 2.3.0 (no created_at, feedback) next to 3.0 tables makes the driver
+// ask for `agentry migrate up`; after Up it opens.
+func TestDrivers_Pre230MemoriesRequireMigrationThenOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newEmptyFixture(t, "sqlite")
+	d, err := f.openDriver(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, s := range []string{
+		`DROP TABLE agno_memories`,
+		`CREATE TABLE agno_memories (memory_id VARCHAR NOT NULL PRIMARY KEY, memory JSON NOT NULL, input TEXT, agent_id VARCHAR,
+team_id VARCHAR, user_id VARCHAR, topics JSON, updated_at BIGINT)`,
+		`INSERT INTO agno_memories (memory_id, memory, updated_at) VALUES ('m1', '"likes tea"', 1700000000)`,
+		`DELETE FROM agno_schema_versions WHERE table_name = 'agno_memories'`,
+	} {
+		if _, err := f.db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = f.openDriver(t)
+	if !errors.Is(err, db.ErrMigrationRequired) || !strings.Contains(err.Error(), "agentry migrate up") || !strings.Contains(err.Error(), "agno_memories") {
+		t.Fatalf("opening with a pre-2.3.0 memories table = %v, want db.ErrMigrationRequired naming agno_memories", err)
+	}
+	if _, err := f.manager(t).Up(ctx, ""); err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	if _, err := f.openDriver(t); err != nil {
+		t.Fatalf("opening after Up: %v", err)
+	}
+	var created int64
+	if err := f.db.QueryRow(`SELECT created_at FROM agno_memories WHERE memory_id = 'm1'`).Scan(&created); err != nil || created != 1700000000 {
+		t.Errorf("created_at after Up = %d, %v; want it filled from updated_at", created, err)
+	}
 }

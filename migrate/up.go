@@ -191,27 +191,27 @@ func (m *Manager) upStep(ctx context.Context, st TableStatus, v string, sum *Sum
 // Postgres, JSON columns become JSONB.
 func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 	var actions []string
-	if st.Kind == KindMemories {
-		added, err := m.addColumn(ctx, st.Table, "created_at", m.cfg.Dialect.bigintType())
+	for _, col := range sqlstore.ColumnsAddedIn("2.3.0", st.Kind) { // memories: created_at, feedback
+		typ := m.cfg.Dialect.textType()
+		if col == "created_at" {
+			typ = m.cfg.Dialect.bigintType()
+		}
+		added, err := m.addColumn(ctx, st.Table, col, typ)
 		if err != nil {
 			return nil, err
 		}
-		if added {
-			actions = append(actions, "add column created_at")
-			if !m.cfg.DryRun {
-				q := fmt.Sprintf("UPDATE %s SET created_at = COALESCE(updated_at, ?) WHERE created_at IS NULL", m.qualify(st.Table))
-				if _, err := m.cfg.DB.ExecContext(ctx, m.q(q), time.Now().Unix()); err != nil {
-					return nil, err
-				}
-				if err := m.ensureIndex(ctx, st.Table, []string{"created_at"}, ""); err != nil {
-					return nil, err
-				}
-			}
+		if !added {
+			continue
 		}
-		if added, err = m.addColumn(ctx, st.Table, "feedback", m.cfg.Dialect.textType()); err != nil {
-			return nil, err
-		} else if added {
-			actions = append(actions, "add column feedback")
+		actions = append(actions, "add column "+col)
+		if col == "created_at" && !m.cfg.DryRun {
+			q := fmt.Sprintf("UPDATE %s SET created_at = COALESCE(updated_at, ?) WHERE created_at IS NULL", m.qualify(st.Table))
+			if _, err := m.cfg.DB.ExecContext(ctx, m.q(q), time.Now().Unix()); err != nil {
+				return nil, err
+			}
+			if err := m.ensureIndex(ctx, st.Table, []string{"created_at"}, ""); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if m.cfg.Dialect == Postgres {

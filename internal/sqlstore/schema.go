@@ -177,9 +177,9 @@ func CheckSchema(ctx context.Context, q Querier, d *Dialect, t Tables) (missing 
 		if len(lack) == 0 {
 			continue
 		}
-		if onlyAdded(lack, addedIn30[k]) {
-			return nil, fmt.Errorf("%w: table %s lacks column(s) %s added in %s",
-				db.ErrMigrationRequired, t.Name(k), strings.Join(lack, ", "), Version30)
+		if versions, ok := addedIn(k, lack); ok {
+			return nil, fmt.Errorf("%w: table %s is at an older schema version: it lacks column(s) %s added in Agno %s",
+				db.ErrMigrationRequired, t.Name(k), strings.Join(lack, ", "), strings.Join(versions, ", "))
 		}
 		sort.Strings(lack)
 		return nil, fmt.Errorf("%w: table %s matches no known Agno schema version: missing column(s) %s",
@@ -188,16 +188,22 @@ func CheckSchema(ctx context.Context, q Querier, d *Dialect, t Tables) (missing 
 	return missing, nil
 }
 
-func onlyAdded(lack, added []string) bool {
-	if len(added) == 0 {
-		return false
-	}
+// addedIn returns the versions that added the lacking columns, oldest first;
+// ok is false when a known version added none of some column.
+func addedIn(kind string, lack []string) (versions []string, ok bool) {
 	for _, c := range lack {
-		if !slices.Contains(added, c) {
-			return false
+		v := addedBy(kind, c)
+		if v == "" {
+			return nil, false
+		}
+		if !slices.Contains(versions, v) {
+			versions = append(versions, v)
 		}
 	}
-	return true
+	slices.SortFunc(versions, func(a, b string) int {
+		return slices.Index(KnownVersions, a) - slices.Index(KnownVersions, b)
+	})
+	return versions, true
 }
 
 // CreateTables creates the given table kinds at 3.0.0 and stamps them.

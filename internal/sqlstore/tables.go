@@ -99,12 +99,34 @@ var columns30 = map[string][]string{
 	KindFS: split("namespace path content size_bytes version created_at updated_at"),
 }
 
-// addedIn30 are the columns Agno 3.0 added to tables that existed in 2.x; a
-// table lacking only these is at an older known version.
-var addedIn30 = map[string][]string{
-	KindMetrics:   {"user_id"},
-	KindEvals:     {"user_id"},
-	KindKnowledge: {"user_id"},
+// columnsAdded are, per known version, the columns it added to tables that
+// existed before it. A table lacking only such columns is at an older known
+// version (migrate steps it up); lacking anything else, at none.
+var columnsAdded = map[string]map[string][]string{
+	"2.3.0": {KindMemories: {"created_at", "feedback"}},
+	Version30: {
+		KindMetrics:   {"user_id"},
+		KindEvals:     {"user_id"},
+		KindKnowledge: {"user_id"},
+	},
+}
+
+// ColumnsAddedIn returns the columns a version added to an existing table of
+// a kind (nil when it added none).
+func ColumnsAddedIn(version, kind string) []string {
+	return append([]string(nil), columnsAdded[version][kind]...)
+}
+
+// addedBy returns the known version that added a column to a kind, or "".
+func addedBy(kind, col string) string {
+	for _, v := range KnownVersions {
+		for _, c := range columnsAdded[v][kind] {
+			if c == col {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // Columns30 returns the 3.0.0 column names of a table kind.
