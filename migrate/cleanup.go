@@ -62,7 +62,7 @@ func (m *Manager) CleanupLegacyRunsColumn(ctx context.Context, force bool) (*Cle
 	if m.cfg.DryRun {
 		return res, nil
 	}
-	if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.Sessions)+" DROP COLUMN "+m.cfg.Dialect.quote("runs")); err != nil {
+	if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.Sessions)+" DROP COLUMN "+m.quote("runs")); err != nil {
 		return res, fmt.Errorf("migrate: drop legacy runs column of %s: %w", m.tables.Sessions, err)
 	}
 	res.Dropped = true

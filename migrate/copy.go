@@ -169,7 +169,7 @@ func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch
 
 func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 	var n int64
-	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL", m.qualify(m.tables.Sessions), m.cfg.Dialect.quote("runs"))
+	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL", m.qualify(m.tables.Sessions), m.quote("runs"))
 	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&n); err != nil {
 		return 0, fmt.Errorf("migrate: count sessions with runs: %w", err)
 	}
@@ -180,11 +180,11 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 // column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
 func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool, limit int) ([]legacyRow, int, error) {
 	d := m.cfg.Dialect
-	runs := d.quote("runs")
+	runs := m.quote("runs")
 	if d == Postgres {
 		runs = d.textOf(runs)
 	}
-	where := d.quote("runs") + " IS NOT NULL"
+	where := m.quote("runs") + " IS NOT NULL"
 	args := []any{}
 	if hasAfter {
 		where += " AND session_id > ?"
@@ -344,7 +344,7 @@ func (m *Manager) insertRunsSQL(n int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(runColumns)), ", ") + ")"
 	values := strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 	d := m.cfg.Dialect
-	return d.rebind(d.insertIgnore(m.qualify(m.tables.Runs), m.quoteList(runColumns), values, "run_id", "run_id"))
+	return m.q(d.insertIgnore(m.qualify(m.tables.Runs), m.quoteList(runColumns), values, "run_id", "run_id"))
 }
 
 func nullable(s string) any {
@@ -370,7 +370,7 @@ func (m *Manager) recordBad(ctx context.Context, tx *sql.Tx, bad []BadRow) error
 		}
 		q := d.insertIgnore(m.qualify(m.tables.Errors), "table_name, session_id, position, kind, detail, created_at", values,
 			"table_name, session_id, position", "table_name")
-		if _, err := tx.ExecContext(ctx, d.rebind(q), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, m.q(q), args...); err != nil {
 			return fmt.Errorf("migrate: record bad rows in %s: %w", m.tables.Errors, err)
 		}
 		bad = bad[n:]
@@ -399,7 +399,7 @@ func (m *Manager) saveCheckpoint(ctx context.Context, tx *sql.Tx, last string, d
 	} else {
 		q = "INSERT INTO " + m.qualify(m.tables.Progress) + " (" + cols + ") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (table_name) DO UPDATE SET step = excluded.step, last_session_id = excluded.last_session_id, sessions_done = excluded.sessions_done, runs_copied = excluded.runs_copied, updated_at = excluded.updated_at"
 	}
-	if _, err := tx.ExecContext(ctx, d.rebind(q), m.tables.Sessions, "3.0.0", last, done, copied, time.Now().Unix()); err != nil {
+	if _, err := tx.ExecContext(ctx, m.q(q), m.tables.Sessions, "3.0.0", last, done, copied, time.Now().Unix()); err != nil {
 		return fmt.Errorf("migrate: save copy checkpoint: %w", err)
 	}
 	return nil

@@ -2,52 +2,22 @@ package migrate
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // Dialect names the SQL flavour of a database.
 type Dialect string
 
-// Supported dialects.
+// Supported dialects: the storage layer's names.
 const (
-	SQLite   Dialect = "sqlite"
-	Postgres Dialect = "postgres"
-	MySQL    Dialect = "mysql"
+	SQLite   Dialect = sqlstore.SQLite
+	Postgres Dialect = sqlstore.Postgres
+	MySQL    Dialect = sqlstore.MySQL
 )
 
 func (d Dialect) valid() bool { return d == SQLite || d == Postgres || d == MySQL }
-
-// quote quotes one identifier.
-func (d Dialect) quote(name string) string {
-	if d == MySQL {
-		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-// rebind turns ? placeholders into $n for Postgres. Queries built here never
-// hold a literal question mark.
-func (d Dialect) rebind(q string) string {
-	if d != Postgres || !strings.Contains(q, "?") {
-		return q
-	}
-	var b strings.Builder
-	b.Grow(len(q) + 16)
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
-}
 
 // Column types per dialect. Keys are VARCHAR on MySQL, which rejects TEXT keys.
 func (d Dialect) keyType() string {
@@ -103,27 +73,22 @@ func (d Dialect) insertIgnore(table, cols, values, conflict, anyKey string) stri
 }
 
 // queryer is what catalog look-ups need: a *sql.DB, *sql.Conn or *sql.Tx.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
+type queryer = sqlstore.Querier
 
 // catalog answers questions about tables, columns and indexes of one schema.
 type catalog struct {
-	d      Dialect
-	schema string // Postgres only
+	d *sqlstore.Dialect
 }
 
 func (c catalog) tableExists(ctx context.Context, q queryer, table string) (bool, error) {
 	var n int
 	var err error
-	switch c.d {
-	case SQLite:
+	switch c.d.Name {
+	case sqlstore.SQLite:
 		err = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
-	case Postgres:
-		err = q.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2`, c.schema, table).Scan(&n)
-	case MySQL:
+	case sqlstore.Postgres:
+		err = q.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2`, c.d.Schema, table).Scan(&n)
+	case sqlstore.MySQL:
 		err = q.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&n)
 	}
 	if err != nil {
@@ -134,40 +99,22 @@ func (c catalog) tableExists(ctx context.Context, q queryer, table string) (bool
 
 // columns returns the table's column names mapped to their lower-case data type.
 func (c catalog) columns(ctx context.Context, q queryer, table string) (map[string]string, error) {
-	var rows *sql.Rows
-	var err error
-	switch c.d {
-	case SQLite:
-		rows, err = q.QueryContext(ctx, `SELECT name, type FROM pragma_table_info(?)`, table)
-	case Postgres:
-		rows, err = q.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`, c.schema, table)
-	case MySQL:
-		rows, err = q.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?`, table)
-	}
+	cols, err := sqlstore.ColumnTypes(ctx, q, c.d, table)
 	if err != nil {
-		return nil, fmt.Errorf("migrate: list columns of %s: %w", table, err)
+		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return nil, err
-		}
-		out[strings.ToLower(name)] = strings.ToLower(typ)
-	}
-	return out, rows.Err()
+	return cols, nil
 }
 
 func (c catalog) indexExists(ctx context.Context, q queryer, table, index string) (bool, error) {
 	var n int
 	var err error
-	switch c.d {
-	case SQLite:
+	switch c.d.Name {
+	case sqlstore.SQLite:
 		err = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, index).Scan(&n)
-	case Postgres:
-		err = q.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2`, c.schema, index).Scan(&n)
-	case MySQL:
+	case sqlstore.Postgres:
+		err = q.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2`, c.d.Schema, index).Scan(&n)
+	case sqlstore.MySQL:
 		err = q.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?`, table, index).Scan(&n)
 	}
 	if err != nil {

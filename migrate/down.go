@@ -23,24 +23,12 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	if target == "" {
 		return nil, errors.New("migrate: down needs a target version (e.g. 2.5.6)")
 	}
-	if versionIndex(target) < 0 {
-		return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownVersion, target, Versions)
-	}
 	start := time.Now()
-	if !m.cfg.DryRun {
-		release, err := m.lock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		if err := m.ensureBookkeeping(ctx, m.cfg.DB); err != nil {
-			return nil, err
-		}
-	}
-	sts, err := m.status(ctx, Latest)
+	release, sts, err := m.begin(ctx, target, Latest)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	sts = slices.DeleteFunc(sts, func(st TableStatus) bool {
 		return !st.Exists || st.Kind == KindToolResults || st.Kind == KindFS // 3.0 tables have no older layout; 2.x code ignores them
 	})
@@ -152,14 +140,14 @@ func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 	switch d {
 	case Postgres:
 		// A unique index may back a constraint (tables the drivers created).
-		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP CONSTRAINT IF EXISTS "+d.quote(index)); err != nil {
+		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP CONSTRAINT IF EXISTS "+m.quote(index)); err != nil {
 			return err
 		}
-		q = "DROP INDEX IF EXISTS " + d.quote(m.cfg.Schema) + "." + d.quote(index)
+		q = "DROP INDEX IF EXISTS " + m.quote(m.cfg.Schema) + "." + m.quote(index)
 	case MySQL:
-		q = "DROP INDEX " + d.quote(index) + " ON " + m.qualify(table)
+		q = "DROP INDEX " + m.quote(index) + " ON " + m.qualify(table)
 	default:
-		q = "DROP INDEX " + d.quote(index)
+		q = "DROP INDEX " + m.quote(index)
 	}
 	_, err = m.cfg.DB.ExecContext(ctx, q)
 	return err
@@ -271,8 +259,8 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) error {
 	}
 	defer tx.Rollback()
 	d := m.cfg.Dialect
-	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", d.textOf(d.quote("runs")), m.qualify(m.tables.Sessions))
-	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), d.quote("runs"))
+	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", d.textOf(m.quote("runs")), m.qualify(m.tables.Sessions))
+	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), m.quote("runs"))
 	for _, id := range ids {
 		var legacy []byte
 		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); err != nil {

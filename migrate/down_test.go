@@ -25,6 +25,29 @@ func newEmptyFixture(t testing.TB, dialect string) *fixtureDB {
 	return f
 }
 
+// newDriverFixture returns an empty database of a dialect on which the 3.0
+// driver created its tables, then runs stmts on it.
+func newDriverFixture(t *testing.T, dialect string, stmts ...string) *fixtureDB {
+	t.Helper()
+	f := newEmptyFixture(t, dialect)
+	d, err := f.openDriver(t)
+	if err != nil {
+		t.Fatalf("open a fresh database with the driver: %v", err)
+	}
+	d.Close()
+	f.exec(t, stmts...)
+	return f
+}
+
+func (f *fixtureDB) exec(t testing.TB, stmts ...string) {
+	t.Helper()
+	for _, s := range stmts {
+		if _, err := f.db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
 // assertAllAt checks every existing 2.x-era table is at version v.
 func assertAllAt(t *testing.T, m *migrate.Manager, v string) {
 	t.Helper()
@@ -50,8 +73,7 @@ func TestDown_FreshDriverDatabaseGoesDownAndUp(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres", "mysql"} {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			f := newEmptyFixture(t, dialect)
-			downAndUp(t, f, nil)
+			downAndUp(t, newDriverFixture(t, dialect))
 		})
 	}
 }
@@ -61,11 +83,9 @@ func TestDown_FreshDriverDatabaseGoesDownAndUp(t *testing.T) {
 // table constraint that blocks DROP COLUMN, is rebuilt without user_id.
 func TestDown_SQLiteMetricsWithInlineUniqueConstraint(t *testing.T) {
 	t.Parallel()
-	f := newEmptyFixture(t, "sqlite")
-	downAndUp(t, f, func(t *testing.T) {
-		stmts := []string{
-			`DROP TABLE agno_metrics`,
-			`CREATE TABLE agno_metrics (
+	f := newDriverFixture(t, "sqlite",
+		`DROP TABLE agno_metrics`,
+		`CREATE TABLE agno_metrics (
     id TEXT PRIMARY KEY NOT NULL,
     agent_runs_count BIGINT NOT NULL DEFAULT 0,
     team_runs_count BIGINT NOT NULL DEFAULT 0,
@@ -84,16 +104,10 @@ func TestDown_SQLiteMetricsWithInlineUniqueConstraint(t *testing.T) {
     user_id TEXT NOT NULL DEFAULT '',
     CONSTRAINT "uq_agno_metrics_user_date_period" UNIQUE (user_id, date, aggregation_period)
 )`,
-			`CREATE INDEX "idx_agno_metrics_date" ON agno_metrics (date)`,
-			`CREATE INDEX "idx_agno_metrics_user_id" ON agno_metrics (user_id)`,
-			`INSERT INTO agno_metrics (id, date, aggregation_period, created_at, user_id, agent_runs_count) VALUES ('m1', '2026-01-01', 'daily', 1, '', 7)`,
-		}
-		for _, s := range stmts {
-			if _, err := f.db.Exec(s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-	})
+		`CREATE INDEX "idx_agno_metrics_date" ON agno_metrics (date)`,
+		`CREATE INDEX "idx_agno_metrics_user_id" ON agno_metrics (user_id)`,
+		`INSERT INTO agno_metrics (id, date, aggregation_period, created_at, user_id, agent_runs_count) VALUES ('m1', '2026-01-01', 'daily', 1, '', 7)`)
+	downAndUp(t, f)
 	var n int
 	if err := f.db.QueryRow(`SELECT agent_runs_count FROM agno_metrics WHERE id = 'm1'`).Scan(&n); err != nil || n != 7 {
 		t.Errorf("metrics row after the rebuild: count %d, %v; want 7", n, err)
@@ -104,19 +118,10 @@ func TestDown_SQLiteMetricsWithInlineUniqueConstraint(t *testing.T) {
 	}
 }
 
-// downAndUp opens f with the 3.0 driver (creating its tables), runs change,
-// goes down to 2.5.6 and up to 3.0.0, and reopens with the driver.
-func downAndUp(t *testing.T, f *fixtureDB, change func(t *testing.T)) {
+// downAndUp goes down to 2.5.6 and up to 3.0.0, and reopens with the driver.
+func downAndUp(t *testing.T, f *fixtureDB) {
 	t.Helper()
 	ctx := context.Background()
-	d, err := f.openDriver(t)
-	if err != nil {
-		t.Fatalf("open a fresh database with the driver: %v", err)
-	}
-	d.Close()
-	if change != nil {
-		change(t)
-	}
 	m := f.manager(t)
 	if _, err := m.Down(ctx, "2.5.6"); err != nil {
 		t.Fatalf("Down to 2.5.6: %v", err)
@@ -167,24 +172,13 @@ func (f *fixtureDB) columns(t testing.TB, table string) map[string]bool {
 func TestDown_RefusesBeforeChangingAnythingWhenAStepCannotRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newEmptyFixture(t, "sqlite")
-	d, err := f.openDriver(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	for _, s := range []string{
+	f := newDriverFixture(t, "sqlite",
 		`DROP TABLE agno_knowledge`,
 		`CREATE TABLE agno_knowledge (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, metadata TEXT, type TEXT,
 size BIGINT, linked_to TEXT, access_count BIGINT, status TEXT, status_message TEXT, created_at BIGINT, updated_at BIGINT, external_id TEXT,
-user_id TEXT REFERENCES agno_sessions (session_id))`,
-	} {
-		if _, err := f.db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+user_id TEXT REFERENCES agno_sessions (session_id))`)
 	m := f.manager(t)
-	_, err = m.Down(ctx, "2.5.6")
+	_, err := m.Down(ctx, "2.5.6")
 	if err == nil || !strings.Contains(err.Error(), "nothing changed") || !strings.Contains(err.Error(), "agno_knowledge") {
 		t.Fatalf("Down = %v, want a refusal naming agno_knowledge before any change", err)
 	}

@@ -104,24 +104,13 @@ func fromDB(t testing.TB, r db.Run) runRow {
 func TestDrivers_Pre230MemoriesRequireMigrationThenOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newEmptyFixture(t, "sqlite")
-	d, err := f.openDriver(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	for _, s := range []string{
+	f := newDriverFixture(t, "sqlite",
 		`DROP TABLE agno_memories`,
 		`CREATE TABLE agno_memories (memory_id VARCHAR NOT NULL PRIMARY KEY, memory JSON NOT NULL, input TEXT, agent_id VARCHAR,
 team_id VARCHAR, user_id VARCHAR, topics JSON, updated_at BIGINT)`,
 		`INSERT INTO agno_memories (memory_id, memory, updated_at) VALUES ('m1', '"likes tea"', 1700000000)`,
-		`DELETE FROM agno_schema_versions WHERE table_name = 'agno_memories'`,
-	} {
-		if _, err := f.db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err = f.openDriver(t)
+		`DELETE FROM agno_schema_versions WHERE table_name = 'agno_memories'`)
+	_, err := f.openDriver(t)
 	if !errors.Is(err, db.ErrMigrationRequired) || !strings.Contains(err.Error(), "agentry migrate up") || !strings.Contains(err.Error(), "agno_memories") {
 		t.Fatalf("opening with a pre-2.3.0 memories table = %v, want db.ErrMigrationRequired naming agno_memories", err)
 	}

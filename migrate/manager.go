@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // Config configures a Manager. Zero values are documented per field.
@@ -46,6 +47,7 @@ type Config struct {
 type Manager struct {
 	cfg    Config
 	tables Tables
+	sd     *sqlstore.Dialect // quoting, placeholders and DDL: the storage layer's
 	cat    catalog
 	log    *slog.Logger
 	pgLZ4  bool // the Postgres server can compress with lz4
@@ -89,27 +91,24 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	schema := ""
+	sd := &sqlstore.Dialect{Name: string(cfg.Dialect)}
 	if cfg.Dialect == Postgres {
-		schema = cfg.Schema
+		sd.Schema = cfg.Schema
 	}
-	return &Manager{cfg: cfg, tables: cfg.Tables.withDefaults(), cat: catalog{d: cfg.Dialect, schema: schema}, log: log}, nil
+	return &Manager{cfg: cfg, tables: cfg.Tables.withDefaults(), sd: sd, cat: catalog{d: sd}, log: log}, nil
 }
 
 // Tables returns the table names in use, defaults filled in.
 func (m *Manager) Tables() Tables { return m.tables }
 
 // qualify returns the quoted, schema-qualified name of a table.
-func (m *Manager) qualify(table string) string {
-	if m.cfg.Dialect == Postgres {
-		return m.cfg.Dialect.quote(m.cfg.Schema) + "." + m.cfg.Dialect.quote(table)
-	}
-	return m.cfg.Dialect.quote(table)
-}
+func (m *Manager) qualify(table string) string { return m.sd.Table(table) }
 
-func (m *Manager) q(query string) string { return m.cfg.Dialect.rebind(query) }
+// q rebinds "?" placeholders for the dialect.
+func (m *Manager) q(query string) string { return m.sd.Rebind(query) }
 
-func (m *Manager) quote(name string) string { return m.cfg.Dialect.quote(name) }
+// quote quotes one identifier.
+func (m *Manager) quote(name string) string { return m.sd.Quote(name) }
 
 // SchemaMismatchError says which table matches no known layout and how. It
 // unwraps to db.ErrSchemaMismatch.
@@ -238,7 +237,7 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 // rendering every value as text where the type can say it.
 func (m *Manager) countRowsWithRuns(ctx context.Context, colType string) (int64, error) {
 	d := m.cfg.Dialect
-	runs := d.quote("runs")
+	runs := m.quote("runs")
 	var notNull string
 	switch {
 	case d == Postgres && colType == "jsonb":
@@ -267,8 +266,7 @@ func (m *Manager) readVersions(ctx context.Context) (map[string]string, error) {
 	if err != nil || !ok {
 		return out, err
 	}
-	d := m.cfg.Dialect
-	rows, err := m.cfg.DB.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", d.quote("table_name"), d.quote("version"), m.qualify(m.tables.Versions)))
+	rows, err := m.cfg.DB.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", m.quote("table_name"), m.quote("version"), m.qualify(m.tables.Versions)))
 	if err != nil {
 		return nil, &SchemaMismatchError{Table: m.tables.Versions, Detail: fmt.Sprintf("cannot read table_name, version: %v", err)}
 	}
@@ -300,7 +298,7 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
 	}
 	if d == Postgres {
-		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + d.quote(m.cfg.Schema)}, stmts...)
+		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.cfg.Schema)}, stmts...)
 	}
 	for _, st := range stmts {
 		if _, err := q.ExecContext(ctx, st); err != nil {
@@ -312,16 +310,7 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 
 // stamp records table's version.
 func (m *Manager) stamp(ctx context.Context, q queryer, table, version string) error {
-	now := time.Now().UTC().Format(time.RFC3339)
-	d := m.cfg.Dialect
-	var query string
-	switch d {
-	case MySQL:
-		query = "INSERT INTO " + m.qualify(m.tables.Versions) + " (table_name, version, created_at, updated_at) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE version = VALUES(version), updated_at = VALUES(updated_at)"
-	default:
-		query = "INSERT INTO " + m.qualify(m.tables.Versions) + " (table_name, version, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (table_name) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at"
-	}
-	if _, err := q.ExecContext(ctx, m.q(query), table, version, now, now); err != nil {
+	if err := sqlstore.Stamp(ctx, q, m.sd, m.tables.storeTables(), table, version); err != nil {
 		return fmt.Errorf("migrate: stamp %s at %s: %w", table, version, err)
 	}
 	return nil

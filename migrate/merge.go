@@ -68,7 +68,7 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 	}
 	legacyCol := "NULL"
 	if _, ok := cols["runs"]; ok {
-		legacyCol = d.textOf(d.quote("runs"))
+		legacyCol = d.textOf(m.quote("runs"))
 	}
 	s := db.Session{SessionID: sessionID}
 	var user sql.NullString

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/internal/sqlstore"
@@ -8,10 +9,10 @@ import (
 
 // Known schema versions, oldest first. A table without a row in the versions
 // table is at the first one.
-var Versions = []string{"2.0.0", "2.3.0", "2.5.0", "2.5.6", "3.0.0"}
+var Versions = slices.Clone(sqlstore.KnownVersions)
 
 // Latest is the newest schema version.
-const Latest = "3.0.0"
+const Latest = sqlstore.Version30
 
 // versionIndex returns v's position in Versions, or -1.
 func versionIndex(v string) int {
@@ -46,68 +47,36 @@ type Tables struct {
 }
 
 func (t Tables) withDefaults() Tables {
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
+	st := t.storeTables().WithDefaults()
+	out := Tables{Sessions: st.Sessions, Runs: st.Runs, Memories: st.Memories, Metrics: st.Metrics, Evals: st.Evals,
+		Knowledge: st.Knowledge, ToolResults: st.ToolResults, FS: st.FS, Versions: st.Versions, Errors: t.Errors, Progress: t.Progress}
+	if out.Errors == "" {
+		out.Errors = "agno_migration_errors"
 	}
-	if t.Runs == "" {
-		if t.Sessions == "" || t.Sessions == "agno_sessions" {
-			t.Runs = "agno_runs"
-		} else {
-			t.Runs = t.Sessions + "_runs"
-		}
+	if out.Progress == "" {
+		out.Progress = "agno_migration_progress"
 	}
-	def(&t.Sessions, "agno_sessions")
-	def(&t.Memories, "agno_memories")
-	def(&t.Metrics, "agno_metrics")
-	def(&t.Evals, "agno_eval_runs")
-	def(&t.Knowledge, "agno_knowledge")
-	def(&t.ToolResults, "agno_tool_results")
-	def(&t.FS, "agno_fs")
-	def(&t.Versions, "agno_schema_versions")
-	def(&t.Errors, "agno_migration_errors")
-	def(&t.Progress, "agno_migration_progress")
-	return t
+	return out
 }
 
-// Table kinds: what a table is for, independent of its configured name.
+// Table kinds: what a table is for, independent of its configured name (the
+// storage layer's kinds).
 const (
-	KindSessions  = "sessions"
-	KindRuns      = "runs"
-	KindMemories  = "memories"
-	KindMetrics   = "metrics"
-	KindEvals     = "evals"
-	KindKnowledge = "knowledge"
+	KindSessions  = sqlstore.KindSessions
+	KindRuns      = sqlstore.KindRuns
+	KindMemories  = sqlstore.KindMemories
+	KindMetrics   = sqlstore.KindMetrics
+	KindEvals     = sqlstore.KindEvals
+	KindKnowledge = sqlstore.KindKnowledge
 	// Tables added in 3.0: created when missing, never stepped.
-	KindToolResults = "tool_results"
-	KindFS          = "fs"
+	KindToolResults = sqlstore.KindToolResults
+	KindFS          = sqlstore.KindFS
 )
 
 // versioned lists the kinds the Manager versions, in the order steps run.
 var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS}
 
-func (t Tables) name(kind string) string {
-	switch kind {
-	case KindSessions:
-		return t.Sessions
-	case KindRuns:
-		return t.Runs
-	case KindMemories:
-		return t.Memories
-	case KindMetrics:
-		return t.Metrics
-	case KindEvals:
-		return t.Evals
-	case KindKnowledge:
-		return t.Knowledge
-	case KindToolResults:
-		return t.ToolResults
-	case KindFS:
-		return t.FS
-	}
-	return ""
-}
+func (t Tables) name(kind string) string { return t.storeTables().Name(kind) }
 
 // requiredColumns are the columns every known version of a table has; a table
 // lacking one matches no known layout.

@@ -22,24 +22,12 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 	if target == "" {
 		target = Latest
 	}
-	if versionIndex(target) < 0 {
-		return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownVersion, target, Versions)
-	}
 	start := time.Now()
-	if !m.cfg.DryRun {
-		release, err := m.lock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		if err := m.ensureBookkeeping(ctx, m.cfg.DB); err != nil {
-			return nil, err
-		}
-	}
-	sts, err := m.status(ctx, target)
+	release, sts, err := m.begin(ctx, target, target)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
 	for _, st := range sts {
 		sum.From[st.Table] = st.Current
@@ -68,6 +56,30 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 	}
 	sum.Duration = time.Since(start)
 	return sum, nil
+}
+
+// begin starts Up or Down: it checks target, takes the database's lock and
+// creates the bookkeeping tables (neither in a dry run), then reads every
+// table's status against statusTarget. release frees the lock.
+func (m *Manager) begin(ctx context.Context, target, statusTarget string) (release func(), sts []TableStatus, err error) {
+	if versionIndex(target) < 0 {
+		return nil, nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownVersion, target, Versions)
+	}
+	release = func() {}
+	if !m.cfg.DryRun {
+		if release, err = m.lock(ctx); err != nil {
+			return nil, nil, err
+		}
+		if err := m.ensureBookkeeping(ctx, m.cfg.DB); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	if sts, err = m.status(ctx, statusTarget); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return release, sts, nil
 }
 
 // createMissing creates a table the database lacks, in its 3.0 layout.
@@ -103,7 +115,7 @@ func (m *Manager) createTable(ctx context.Context, kind string) error {
 // runDDL runs statements [from, to) of a table's DDL (to < 0: all). The first
 // statement creates the table, the others its indexes.
 func (m *Manager) runDDL(ctx context.Context, kind string, from, to int) error {
-	stmts, err := sqlstore.DDL(m.storeDialect(), m.tables.storeTables(), kind, Latest)
+	stmts, err := sqlstore.DDL(m.sd, m.tables.storeTables(), kind, Latest)
 	if err != nil {
 		return err
 	}
@@ -118,14 +130,6 @@ func (m *Manager) runDDL(ctx context.Context, kind string, from, to int) error {
 	return nil
 }
 
-func (m *Manager) storeDialect() *sqlstore.Dialect {
-	d := &sqlstore.Dialect{Name: string(m.cfg.Dialect)}
-	if m.cfg.Dialect == Postgres {
-		d.Schema = m.cfg.Schema
-	}
-	return d
-}
-
 // ensureIndex creates a non-unique index (or, when name is given, a unique
 // one) unless it exists.
 func (m *Manager) ensureIndex(ctx context.Context, table string, cols []string, unique string) error {
@@ -137,7 +141,7 @@ func (m *Manager) ensureIndex(ctx context.Context, table string, cols []string, 
 	if err != nil || ok {
 		return err
 	}
-	q := fmt.Sprintf("CREATE %s %s ON %s (%s)", kw, m.cfg.Dialect.quote(name), m.qualify(table), m.quoteList(cols))
+	q := fmt.Sprintf("CREATE %s %s ON %s (%s)", kw, m.quote(name), m.qualify(table), m.quoteList(cols))
 	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("create index on %s: %w", table, err)
 	}
@@ -147,7 +151,7 @@ func (m *Manager) ensureIndex(ctx context.Context, table string, cols []string, 
 func (m *Manager) quoteList(cols []string) string {
 	q := make([]string, len(cols))
 	for i, c := range cols {
-		q[i] = m.cfg.Dialect.quote(c)
+		q[i] = m.quote(c)
 	}
 	return strings.Join(q, ", ")
 }
@@ -165,7 +169,7 @@ func (m *Manager) addColumn(ctx context.Context, table, name, def string) (bool,
 	if m.cfg.DryRun {
 		return true, nil
 	}
-	q := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", m.qualify(table), m.cfg.Dialect.quote(name), def)
+	q := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", m.qualify(table), m.quote(name), def)
 	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 		return false, fmt.Errorf("add column %s: %w", name, err)
 	}
@@ -240,7 +244,7 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 			if m.cfg.DryRun {
 				continue
 			}
-			c := m.cfg.Dialect.quote(name)
+			c := m.quote(name)
 			q := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE JSONB USING %s::jsonb", m.qualify(st.Table), c, c)
 			if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 				return nil, err
@@ -437,7 +441,7 @@ WHERE conrelid = $1::regclass AND contype = 'f' ORDER BY conname`, m.qualify(m.t
 			return err
 		}
 		names = append(names, name)
-		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", m.qualify(m.tables.Runs), m.cfg.Dialect.quote(name), def))
+		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", m.qualify(m.tables.Runs), m.quote(name), def))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(names) == 0 {
@@ -449,7 +453,7 @@ VALUES ($1, '3.0.0', '', 0, 0, $2, $3) ON CONFLICT (table_name) DO UPDATE SET de
 		return fmt.Errorf("save deferred foreign keys: %w", err)
 	}
 	for _, n := range names {
-		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.Runs)+" DROP CONSTRAINT "+m.cfg.Dialect.quote(n)); err != nil {
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.Runs)+" DROP CONSTRAINT "+m.quote(n)); err != nil {
 			return fmt.Errorf("defer foreign key %s: %w", n, err)
 		}
 	}

@@ -82,21 +82,29 @@ func (v *validator) object(depth int) bool {
 		if !v.value(depth) {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.b) {
-			return false
-		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case '}':
-			v.i++
-			return true
-		default:
-			return false
+		if done, ok := v.afterElement('}'); done || !ok {
+			return ok
 		}
 	}
+}
+
+// afterElement reads what follows an object member or array element: a comma
+// (more follow) or the closing bracket (done). ok is false for anything else.
+func (v *validator) afterElement(closing byte) (done, ok bool) {
+	v.space()
+	if v.i >= len(v.b) {
+		return false, false
+	}
+	switch v.b[v.i] {
+	case ',':
+		v.i++
+		v.space()
+		return false, true
+	case closing:
+		v.i++
+		return true, true
+	}
+	return false, false
 }
 
 func (v *validator) array(depth int) bool {
@@ -110,19 +118,8 @@ func (v *validator) array(depth int) bool {
 		if !v.value(depth) {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.b) {
-			return false
-		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case ']':
-			v.i++
-			return true
-		default:
-			return false
+		if done, ok := v.afterElement(']'); done || !ok {
+			return ok
 		}
 	}
 }

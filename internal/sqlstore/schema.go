@@ -68,27 +68,42 @@ func expandNames(d *Dialect, t Tables, stmt string) string {
 // Columns returns the column names of a table; an empty set means the table
 // does not exist.
 func Columns(ctx context.Context, q Querier, d *Dialect, table string) (map[string]bool, error) {
+	types, err := ColumnTypes(ctx, q, d, table)
+	if err != nil {
+		return nil, err
+	}
+	cols := make(map[string]bool, len(types))
+	for c := range types {
+		cols[c] = true
+	}
+	return cols, nil
+}
+
+// ColumnTypes returns a table's lower-case column names mapped to their
+// lower-case declared or data type; an empty map means the table does not
+// exist.
+func ColumnTypes(ctx context.Context, q Querier, d *Dialect, table string) (map[string]string, error) {
 	var rows *sql.Rows
 	var err error
 	switch d.Name {
 	case Postgres:
-		rows, err = q.QueryContext(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2", d.Schema, table)
+		rows, err = q.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2", d.Schema, table)
 	case MySQL:
-		rows, err = q.QueryContext(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?", table)
+		rows, err = q.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?", table)
 	default:
-		rows, err = q.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+		rows, err = q.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: read columns of %s: %w", table, err)
 	}
 	defer rows.Close()
-	cols := map[string]bool{}
+	cols := map[string]string{}
 	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
+		var c, typ string
+		if err := rows.Scan(&c, &typ); err != nil {
 			return nil, err
 		}
-		cols[strings.ToLower(c)] = true
+		cols[strings.ToLower(c)] = strings.ToLower(typ)
 	}
 	return cols, rows.Err()
 }
