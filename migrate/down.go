@@ -83,7 +83,7 @@ func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target strin
 		if _, ok := cols["user_id"]; !ok {
 			continue
 		}
-		if _, err := m.sqliteDropPlan(ctx, st.Table, "user_id", indexName(st.Table, []string{"user_id"})); err != nil {
+		if _, err := m.sqliteDropPlan(ctx, st.Table, "user_id", downDroppedIndexes(st.Table)...); err != nil {
 			return err
 		}
 	}
@@ -127,6 +127,12 @@ func (m *Manager) down300(ctx context.Context, st TableStatus, sum *Summary) ([]
 	return nil, nil
 }
 
+// downDroppedIndexes are the indexes over user_id the 3.0.0 down step drops
+// before the column.
+func downDroppedIndexes(table string) []string {
+	return []string{indexName(table, []string{"user_id"}), metricsUnique(table)}
+}
+
 func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 	if m.cfg.DryRun {
 		return nil
@@ -166,7 +172,8 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	}
 	plan := ""
 	if m.cfg.Dialect == SQLite {
-		if plan, err = m.sqliteDropPlan(ctx, table, "user_id", ""); err != nil {
+		// In a dry run the indexes Down drops first are still there.
+		if plan, err = m.sqliteDropPlan(ctx, table, "user_id", downDroppedIndexes(table)...); err != nil {
 			return nil, err
 		}
 	}

@@ -56,8 +56,8 @@ FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS s ON s.type = 'index' 
 // DROP COLUMN, "rebuild" when an index or constraint names it. It fails when
 // neither works (the column is part of a foreign key, or the table has
 // foreign keys a rebuild would have to carry over), so Down can refuse before
-// it changes anything. skipIndex is an index Down drops first.
-func (m *Manager) sqliteDropPlan(ctx context.Context, table, col, skipIndex string) (string, error) {
+// it changes anything. skip names indexes Down drops first.
+func (m *Manager) sqliteDropPlan(ctx context.Context, table, col string, skip ...string) (string, error) {
 	fkCols, err := m.stringColumnQ(ctx, m.cfg.DB, `SELECT "from" FROM pragma_foreign_key_list(?)`, table)
 	if err != nil {
 		return "", fmt.Errorf("list foreign keys of %s: %w", table, err)
@@ -71,7 +71,7 @@ func (m *Manager) sqliteDropPlan(ctx context.Context, table, col, skipIndex stri
 	}
 	plan := ""
 	for _, ix := range ixs {
-		if ix.name != skipIndex && slices.Contains(ix.cols, col) {
+		if !slices.Contains(skip, ix.name) && slices.Contains(ix.cols, col) {
 			plan = "rebuild"
 		}
 	}

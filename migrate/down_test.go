@@ -187,3 +187,27 @@ user_id TEXT REFERENCES agno_sessions (session_id))`)
 		t.Errorf("agno_metrics lost user_id although Down refused")
 	}
 }
+
+// TestDown_DryRunPlansWithoutWriting: a dry Down of a fresh SQLite database
+// plans plain column drops (the indexes over user_id go first) and changes
+// nothing.
+func TestDown_DryRunPlansWithoutWriting(t *testing.T) {
+	t.Parallel()
+	f := newDriverFixture(t, "sqlite")
+	m := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
+	sum, err := m.Down(context.Background(), "2.5.6")
+	if err != nil {
+		t.Fatalf("dry Down: %v", err)
+	}
+	for _, st := range sum.Steps {
+		for _, a := range st.Actions {
+			if strings.Contains(a, "rebuild table") {
+				t.Errorf("%s: dry run plans %q, want a plain drop", st.Table, a)
+			}
+		}
+	}
+	assertAllAt(t, m, migrate.Latest)
+	if !f.columns(t, "agno_metrics")["user_id"] {
+		t.Errorf("dry run dropped agno_metrics.user_id")
+	}
+}
