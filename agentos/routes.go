@@ -19,6 +19,8 @@ func (s *Server) routes(r chi.Router) {
 	s.rootRoutes(r)
 	s.agentRoutes(r)
 	s.runRoutes(r)
+	s.teamRoutes(r)
+	s.workflowRoutes(r)
 	s.sessionRoutes(r)
 	s.memoryRoutes(r)
 	s.migrateRoutes(r)

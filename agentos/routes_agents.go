@@ -12,17 +12,6 @@ import (
 func (s *Server) agentRoutes(r chi.Router) {
 	r.With(s.RequireScope("agents", "read", "")).Get("/agents", s.listAgents)
 	r.With(s.RequireScope("agents", "read", "agent_id")).Get("/agents/{agent_id}", s.getAgent)
-	// Teams and workflows are not served yet: empty lists, never 404 (wire contract).
-	r.With(s.RequireScope("teams", "read", "")).Get("/teams", emptyList)
-	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", emptyList)
-	r.With(s.RequireScope("teams", "read", "team_id")).Get("/teams/{team_id}", notFound("Team not found"))
-	r.With(s.RequireScope("workflows", "read", "workflow_id")).Get("/workflows/{workflow_id}", notFound("Workflow not found"))
-}
-
-func emptyList(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, []any{}) }
-
-func notFound(detail string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, detail) }
 }
 
 // modelResponse is AgentOS's {name, model, provider}.

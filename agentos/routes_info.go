@@ -27,6 +27,12 @@ func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) {
 	for _, a := range s.cfg.Agents {
 		resp.Agents = append(resp.Agents, a.ID())
 	}
+	for _, t := range s.cfg.Teams {
+		resp.Teams = append(resp.Teams, t.ID())
+	}
+	for _, wf := range s.cfg.Workflows {
+		resp.Workflows = append(resp.Workflows, wf.ID())
+	}
 	for _, d := range s.dbs {
 		resp.Databases = append(resp.Databases, d.ID)
 	}

@@ -94,5 +94,22 @@ func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) {
 			}
 		}
 	}
+	for _, t := range s.cfg.Teams {
+		sum := componentSummary{ID: t.ID(), Name: t.Name(), Description: t.Config().Description}
+		if d := t.DB(); d != nil {
+			sum.DBID = d.ID
+		}
+		resp.Teams = append(resp.Teams, sum)
+		if id := t.ModelInfo().ID; id != "" && !slices.Contains(resp.AvailableModels, id) {
+			resp.AvailableModels = append(resp.AvailableModels, id)
+		}
+	}
+	for _, wf := range s.cfg.Workflows {
+		sum := componentSummary{ID: wf.ID(), Name: wf.Name(), Description: wf.Config().Description}
+		if d := wf.DB(); d != nil {
+			sum.DBID = d.ID
+		}
+		resp.Workflows = append(resp.Workflows, sum)
+	}
 	WriteJSON(w, http.StatusOK, resp)
 }

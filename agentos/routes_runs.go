@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -20,8 +19,8 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// runRoutes mounts the agent run routes. Teams and workflows are not served
-// yet, so their run routes answer 404 like their detail routes.
+// runRoutes mounts the agent run routes; teams and workflows mount the same
+// handlers (routes_teams.go, routes_workflows.go) through runTarget.
 //
 // Scopes: agents:run (create, cancel, continue), agents:read (list, get).
 func (s *Server) runRoutes(r chi.Router) {
@@ -32,19 +31,6 @@ func (s *Server) runRoutes(r chi.Router) {
 	r.With(read).Get("/agents/{agent_id}/runs/{run_id}", s.getAgentRun)
 	r.With(exec).Post("/agents/{agent_id}/runs/{run_id}/cancel", s.cancelAgentRun)
 	r.With(exec).Post("/agents/{agent_id}/runs/{run_id}/continue", s.continueAgentRun)
-	for _, c := range []struct{ resource, param, detail string }{
-		{"teams", "team_id", "Team not found"},
-		{"workflows", "workflow_id", "Workflow not found"},
-	} {
-		base := "/" + c.resource + "/{" + c.param + "}/runs"
-		exec := s.RequireScope(c.resource, "run", c.param)
-		read := s.RequireScope(c.resource, "read", c.param)
-		r.With(exec).Post(base, notFound(c.detail))
-		r.With(read).Get(base, notFound(c.detail))
-		r.With(read).Get(base+"/{run_id}", notFound(c.detail))
-		r.With(exec).Post(base+"/{run_id}/cancel", notFound(c.detail))
-		r.With(exec).Post(base+"/{run_id}/continue", notFound(c.detail))
-	}
 }
 
 // agentFor resolves {agent_id}; nil after answering 404.
@@ -59,7 +45,7 @@ func (s *Server) agentFor(w http.ResponseWriter, r *http.Request) *agent.Agent {
 
 // runStart is a validated run request ready to execute.
 type runStart struct {
-	agent     *agent.Agent
+	agent     runTarget
 	runID     string
 	sessionID string
 	userID    string
@@ -73,10 +59,13 @@ type runStart struct {
 // createRun is POST /agents/{agent_id}/runs. Nothing is stored until the
 // request is fully decoded and validated.
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
-	a := s.agentFor(w, r)
-	if a == nil {
-		return
+	if a := s.agentFor(w, r); a != nil {
+		s.startRun(w, r, a)
 	}
+}
+
+// startRun is POST …/runs for any run target.
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	req, err := DecodeRunForm(r, FormLimits{})
 	if err != nil {
 		writeErr(w, r, s.log, err)
@@ -96,7 +85,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Background && req.IdempotencyKey != "" {
-		st.runID = idempotentRunID(a.ID(), st.userID, req.IdempotencyKey)
+		st.runID = idempotentRunID(flightKey(a), st.userID, req.IdempotencyKey)
 		st.metadata = maps.Clone(st.metadata)
 		if st.metadata == nil {
 			st.metadata = map[string]any{}
@@ -170,7 +159,7 @@ func runInput(req *RunRequest) run.Input {
 // checkSessionOwner answers 404 when a user-scoped caller names another user's
 // session (the agent would otherwise run and then fail to store the run).
 // Unscoped callers are not checked: they may act for any user.
-func (s *Server) checkSessionOwner(ctx context.Context, a *agent.Agent, sessionID string) error {
+func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID string) error {
 	d := a.DB()
 	if _, scoped := db.UserScope(ctx); !scoped || d == nil {
 		return nil
@@ -218,7 +207,7 @@ func beginErr(err error) error {
 // failures are events on the 200 response; a client that goes away cancels the
 // run (its context is the request's), which is stored CANCELLED.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) {
-	ctx, f, err := s.runs.begin(r.Context(), st.runID, st.agent.ID(), st.userID, false)
+	ctx, f, err := s.runs.begin(r.Context(), st.runID, flightKey(st.agent), st.userID, false)
 	if err != nil {
 		writeErr(w, r, s.log, beginErr(err))
 		return
@@ -228,7 +217,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 }
 
 // writeStream copies a run's events to the response as SSE.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a *agent.Agent, runID, sessionID string, events func(func(run.Event, error) bool)) {
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) {
 	sse := NewSSEWriter(w)
 	for ev, err := range events {
 		if err != nil {
@@ -238,8 +227,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a *agent.Ag
 			}
 			// The run ended (its terminal event was sent) but storing it failed.
 			s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
-			_ = sse.WriteEvent(&run.Event{Event: run.EventRunError, CreatedAt: time.Now().Unix(), AgentID: a.ID(), AgentName: a.Name(),
-				RunID: runID, SessionID: sessionID, Content: "the run could not be stored", ErrorType: "StorageError"})
+			_ = sse.WriteEvent(storageErrorEvent(a, runID, sessionID))
 			return
 		}
 		if err := sse.WriteEvent(&ev); err != nil {
@@ -265,7 +253,7 @@ func runErr(err error) error {
 // started is answered 200 whatever its status (COMPLETED, PAUSED, ERROR,
 // CANCELLED); only a run that could not start is an HTTP error.
 func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) {
-	ctx, f, err := s.runs.begin(r.Context(), st.runID, st.agent.ID(), st.userID, false)
+	ctx, f, err := s.runs.begin(r.Context(), st.runID, flightKey(st.agent), st.userID, false)
 	if err != nil {
 		writeErr(w, r, s.log, beginErr(err))
 		return
@@ -320,7 +308,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 	}
 	// The run outlives the request: keep its values (user scope, principal)
 	// but not its cancellation.
-	rctx, f, err := s.runs.begin(context.WithoutCancel(ctx), st.runID, st.agent.ID(), st.userID, true)
+	rctx, f, err := s.runs.begin(context.WithoutCancel(ctx), st.runID, flightKey(st.agent), st.userID, true)
 	if err != nil {
 		writeErr(w, r, s.log, beginErr(err))
 		return
@@ -338,7 +326,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error {
 	a := st.agent
 	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
-		_, err = d.UpsertSession(ctx, &db.Session{SessionID: st.sessionID, SessionType: run.TypeAgent, AgentID: a.ID(), UserID: st.userID})
+		_, err = d.UpsertSession(ctx, newSession(a, st.sessionID, st.userID))
 		if errors.Is(err, db.ErrNotFound) {
 			// The id belongs to another user's session.
 			return Errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
@@ -349,15 +337,7 @@ func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error
 	} else if err != nil {
 		return err
 	}
-	in := st.input
-	info := a.ModelInfo()
-	md := maps.Clone(a.Config().Metadata)
-	if md == nil && st.metadata != nil {
-		md = map[string]any{}
-	}
-	maps.Copy(md, st.metadata)
-	out := &run.Output{RunID: st.runID, AgentID: a.ID(), AgentName: a.Name(), SessionID: st.sessionID, UserID: st.userID,
-		Input: &in, Model: info.ID, ModelProvider: info.Provider, Metadata: md, Status: run.StatusPending, CreatedAt: time.Now().Unix()}
+	out := pendingOutput(a, st)
 	row, err := db.RunFromOutput(out)
 	if err != nil {
 		return err

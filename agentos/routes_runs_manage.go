@@ -21,10 +21,13 @@ import (
 // a JSON array (like /sessions/{id}/runs) of the agent's runs in scope, oldest
 // first, at most maxSessionRuns.
 func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
-	a := s.agentFor(w, r)
-	if a == nil {
-		return
+	if a := s.agentFor(w, r); a != nil {
+		s.listRuns(w, r, a)
 	}
+}
+
+// listRuns is GET …/runs for any run target.
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 	views := []runView{}
 	d := a.DB()
 	if d == nil {
@@ -32,8 +35,9 @@ func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := db.RunFilter{AgentID: a.ID(), SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
+	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
 		Limit: sessionRunsPage, SortBy: "created_at", SortOrder: db.Asc}
+	filterByTarget(&f, a)
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)
 		if err != nil {
@@ -63,9 +67,10 @@ func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, views)
 }
 
-// loadAgentRun reads {run_id}: 404 when missing, of another agent, of another
-// user (the db scope), or not matching an explicit ?user_id=/?session_id=.
-func (s *Server) loadAgentRun(r *http.Request, a *agent.Agent, sessionID string) (*db.Run, error) {
+// loadRun reads {run_id}: 404 when missing, of another agent (team,
+// workflow), of another user (the db scope), or not matching an explicit
+// ?user_id=/?session_id=.
+func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Run, error) {
 	runID := chi.URLParam(r, "run_id")
 	notFound := Errorf(http.StatusNotFound, "Run with ID %s not found", runID)
 	d := a.DB()
@@ -78,7 +83,7 @@ func (s *Server) loadAgentRun(r *http.Request, a *agent.Agent, sessionID string)
 		return nil, notFound
 	case err != nil:
 		return nil, err
-	case row.AgentID != a.ID(), !ownedBy(r.Context(), row.UserID, r.URL.Query().Get("user_id")),
+	case !ownsRow(a, row), !ownedBy(r.Context(), row.UserID, r.URL.Query().Get("user_id")),
 		sessionID != "" && row.SessionID != sessionID:
 		return nil, notFound
 	}
@@ -86,11 +91,14 @@ func (s *Server) loadAgentRun(r *http.Request, a *agent.Agent, sessionID string)
 }
 
 func (s *Server) getAgentRun(w http.ResponseWriter, r *http.Request) {
-	a := s.agentFor(w, r)
-	if a == nil {
-		return
+	if a := s.agentFor(w, r); a != nil {
+		s.getRun(w, r, a)
 	}
-	row, err := s.loadAgentRun(r, a, r.URL.Query().Get("session_id"))
+}
+
+// getRun is GET …/runs/{run_id} for any run target.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) {
+	row, err := s.loadRun(r, a, r.URL.Query().Get("session_id"))
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
@@ -119,12 +127,15 @@ type cancelResponse struct {
 // crash) is marked CANCELLED; a CANCELLED run answers 200 again; a COMPLETED
 // or ERROR run is 409. Another user's run is 404 and untouched.
 func (s *Server) cancelAgentRun(w http.ResponseWriter, r *http.Request) {
-	a := s.agentFor(w, r)
-	if a == nil {
-		return
+	if a := s.agentFor(w, r); a != nil {
+		s.cancelRun(w, r, a)
 	}
+}
+
+// cancelRun is POST …/runs/{run_id}/cancel for any run target.
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	runID := chi.URLParam(r, "run_id")
-	if f := s.runs.lookup(runID); f != nil && f.agentID == a.ID() && s.ownsFlight(r.Context(), f) {
+	if f := s.runs.lookup(runID); f != nil && f.agentID == flightKey(a) && s.ownsFlight(r.Context(), f) {
 		f.cancel(errCancelRoute)
 		select {
 		case <-f.done:
@@ -141,12 +152,13 @@ func (s *Server) cancelAgentRun(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
 		return
 	}
-	row, err := s.loadAgentRun(r, a, "")
+	row, err := s.loadRun(r, a, "")
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	// Runs started from Go code on the same agent are cancelled too.
+	// Runs started from Go code on the same agent (team, workflow) are
+	// cancelled too.
 	if a.CancelRun(runID) {
 		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
 		return
@@ -270,7 +282,7 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	row, err := s.loadAgentRun(r, a, req.SessionID)
+	row, err := s.loadRun(r, a, req.SessionID)
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return

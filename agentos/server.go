@@ -15,6 +15,8 @@ import (
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // Config configures a Server. Zero values take the documented defaults.
@@ -46,6 +48,11 @@ type Config struct {
 
 	// Agents are served under /agents; ids must be unique.
 	Agents []*agent.Agent
+	// Teams are served under /teams and Workflows under /workflows; ids must
+	// be unique within each kind. Their members and steps need not be listed
+	// in Agents.
+	Teams     []*team.Team
+	Workflows []*workflow.Workflow
 	// DBs are extra databases the OS serves besides the agents' own; the first
 	// database (from DBs, then from agents in order) is the default for routes
 	// without db_id.
@@ -116,6 +123,8 @@ type Server struct {
 	router    chi.Router
 	startedAt time.Time
 	agents    map[string]*agent.Agent
+	teams     map[string]*team.Team
+	workflows map[string]*workflow.Workflow
 	// dbs in first-seen order; dbByID indexes them.
 	dbs    []*db.DB
 	dbByID map[string]*db.DB
@@ -163,7 +172,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Name = "Agentry AgentOS"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
-		runs: newRunner()}
+		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner()}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
@@ -194,6 +203,9 @@ func New(cfg Config) (*Server, error) {
 		if err := addDB(a.Config().DB); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.addTeamsAndWorkflows(addDB); err != nil {
+		return nil, err
 	}
 	s.router = s.newRouter()
 	return s, nil

@@ -44,12 +44,14 @@ func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve agents over the AgentOS HTTP API",
-		Long: `Serve agents over the AgentOS HTTP/SSE API (the routes Agno's AgentOS clients use).
+		Short: "Serve agents, teams and workflows over the AgentOS HTTP API",
+		Long: `Serve agents, teams and workflows over the AgentOS HTTP/SSE API (the routes
+Agno's AgentOS clients use).
 
 With no flags: SQLite ./agentry.db, data under ./agentry-data/, listening on
 127.0.0.1:7777, serving a demo agent "echo" (a scripted model: no API key).
---config FILE (see examples/agentos.yaml) declares agents, auth and limits;
+--config FILE (see examples/agentos.yaml) declares agents, teams (members are
+agent ids), workflows (steps name an agent or a team), auth and limits;
 environment variables (AGENTRY_HOST, AGENTRY_PORT, AGENTRY_DB, OS_SECURITY_KEY, …)
 override the file, and flags override both.
 
@@ -113,9 +115,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := file.Validate(); err != nil {
 		return err
 	}
-	if len(file.Teams) > 0 || len(file.Workflows) > 0 {
-		return fmt.Errorf("config declares %d team(s) and %d workflow(s), which this version cannot serve yet; remove teams: and workflows: from %s", len(file.Teams), len(file.Workflows), f.configFile)
-	}
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -128,12 +127,17 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents)
+	if err != nil {
+		return err
+	}
 	cfg, err := agentos.FromFile(file)
 	if err != nil {
 		return err
 	}
 	cfg.Version = strings.TrimPrefix(strings.Fields(versionString())[1], "v")
 	cfg.Agents = agents
+	cfg.Teams, cfg.Workflows = teams, workflows
 	cfg.DBs = []*db.DB{store}
 	cfg.Logger = log
 	srv, err := agentos.New(cfg)
@@ -144,7 +148,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	for i, a := range agents {
 		ids[i] = a.ID()
 	}
-	log.Info("agentry serve", "db", store.ID, "dialect", store.Driver().Dialect(), "agents", strings.Join(ids, ","), "data_dir", f.dataDir)
+	log.Info("agentry serve", "db", store.ID, "dialect", store.Driver().Dialect(), "agents", strings.Join(ids, ","),
+		"teams", len(teams), "workflows", len(workflows), "data_dir", f.dataDir)
 	if err := srv.ListenAndServe(ctx); err != nil {
 		return err
 	}

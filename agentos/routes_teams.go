@@ -1,0 +1,86 @@
+package agentos
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentryhq/agentry/team"
+)
+
+// teamRoutes mounts /teams and the team run routes, which are the agent run
+// handlers over runTarget (same forms, streaming, background runs, user
+// isolation). Continue answers 409 (not PAUSED) or 501: team runs never pause.
+//
+// Scopes: teams:read (list, get, runs list/get), teams:run (create, cancel,
+// continue).
+func (s *Server) teamRoutes(r chi.Router) {
+	read := s.RequireScope("teams", "read", "team_id")
+	exec := s.RequireScope("teams", "run", "team_id")
+	r.With(s.RequireScope("teams", "read", "")).Get("/teams", s.listTeams)
+	r.With(read).Get("/teams/{team_id}", s.getTeam)
+	on := func(h targetHandler) http.HandlerFunc {
+		return withTarget("team_id", "Team not found", s.teamTarget, h)
+	}
+	r.With(exec).Post("/teams/{team_id}/runs", on(s.startRun))
+	r.With(read).Get("/teams/{team_id}/runs", on(s.listRuns))
+	r.With(read).Get("/teams/{team_id}/runs/{run_id}", on(s.getRun))
+	r.With(exec).Post("/teams/{team_id}/runs/{run_id}/cancel", on(s.cancelRun))
+	r.With(exec).Post("/teams/{team_id}/runs/{run_id}/continue", on(s.continueUnsupported))
+}
+
+func (s *Server) teamTarget(id string) (runTarget, bool) {
+	t, ok := s.teams[id]
+	return t, ok
+}
+
+// teamResponse mirrors AgentOS's TeamResponse: the leader's settings and the
+// members as agent responses.
+type teamResponse struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name,omitempty"`
+	DBID         string          `json:"db_id,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	Mode         string          `json:"mode"`
+	Model        *modelResponse  `json:"model,omitempty"`
+	Members      []agentResponse `json:"members"`
+	Instructions []string        `json:"instructions,omitempty"`
+	Sessions     map[string]any  `json:"sessions,omitempty"`
+	Metadata     map[string]any  `json:"metadata,omitempty"`
+}
+
+func newTeamResponse(t *team.Team) teamResponse {
+	cfg := t.Config()
+	resp := teamResponse{ID: t.ID(), Name: t.Name(), Description: cfg.Description, Mode: "coordinate",
+		Model: newModelResponse(cfg.Model), Members: []agentResponse{}, Instructions: cfg.Instructions, Metadata: cfg.Metadata}
+	if cfg.DB != nil {
+		resp.DBID = cfg.DB.ID
+	}
+	for _, m := range t.Members() {
+		resp.Members = append(resp.Members, newAgentResponse(m))
+	}
+	if cfg.AddHistoryToContext {
+		resp.Sessions = map[string]any{"add_history_to_context": true}
+		if cfg.NumHistoryRuns > 0 {
+			resp.Sessions["num_history_runs"] = cfg.NumHistoryRuns
+		}
+	}
+	return resp
+}
+
+func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) {
+	out := make([]teamResponse, 0, len(s.cfg.Teams))
+	for _, t := range s.cfg.Teams {
+		out = append(out, newTeamResponse(t))
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
+	t, ok := s.teams[chi.URLParam(r, "team_id")]
+	if !ok {
+		WriteError(w, http.StatusNotFound, "Team not found")
+		return
+	}
+	WriteJSON(w, http.StatusOK, newTeamResponse(t))
+}
