@@ -1,0 +1,63 @@
+package agentos
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
+)
+
+func TestTeamAndWorkflowRuns_CancelRouteStopsRunsInFlight(t *testing.T) {
+	t.Parallel()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	slow := scripted.MustNew(scripted.Config{Latency: time.Minute, Turns: []scripted.Turn{{Content: "late"}}})
+	member, err := agent.New(agent.Config{ID: "member", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An agent with the team's id: its cancel route must not reach the team's runs.
+	twin, err := agent.New(agent.Config{ID: "crew", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crew, err := team.New(team.Config{ID: "crew", Model: slow, Members: []*agent.Agent{member}, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{twin}, Teams: []*team.Team{crew}, Workflows: []*workflow.Workflow{wf}}, nil)
+	for _, base := range []string{"/teams/crew", "/workflows/flow"} {
+		acc := decode[map[string]any](t, postForm(t, ts.URL+base+"/runs", map[string]string{"message": "go", "background": "true"}, nil))
+		runID, _ := acc["run_id"].(string)
+		if runID == "" {
+			t.Fatalf("%s background = %v", base, acc)
+		}
+		eventually(t, base+" run to start", func() bool { return storedStatus(d, runID) == run.StatusRunning })
+		if base == "/teams/crew" {
+			if res := postForm(t, ts.URL+"/agents/crew/runs/"+runID+"/cancel", nil, nil); res.status != 404 {
+				t.Errorf("agent route cancelling a team run = %d %s", res.status, res.body)
+			}
+		}
+		res := postForm(t, ts.URL+base+"/runs/"+runID+"/cancel", nil, nil)
+		if res.status != 200 || decode[map[string]any](t, res)["status"] != "CANCELLED" {
+			t.Errorf("%s cancel = %d %s", base, res.status, res.body)
+		}
+		if st := storedStatus(d, runID); st != run.StatusCancelled {
+			t.Errorf("%s stored status = %s", base, st)
+		}
+	}
+}
