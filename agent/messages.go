@@ -51,26 +51,26 @@ type historyEnvelope struct {
 	Messages []model.Message `json:"messages"`
 }
 
-// loadHistory returns the messages of the last NumHistoryRuns context runs
-// (one bounded query), marked from_history; system messages are left out.
-//
-// The query filters by session only and runs of other agents are dropped
-// here: with an agent_id condition SQLite's planner picks the agent_id index
-// and scans every run of the agent instead of the session's few.
+// loadHistory returns the messages of the last NumHistoryRuns context runs of
+// this agent (or team leader) in the session, marked from_history; system
+// messages are left out. The query selects the component's runs itself, so
+// other agents' runs in a shared session never take the places of its own.
 func (st *state) loadHistory() ([]model.Message, error) {
 	d := st.a.cfg.DB
 	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
 		return nil, nil
 	}
-	rows, err := d.HistoryRuns(st.ctx, db.HistoryQuery{
-		SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns,
-	})
+	q := db.HistoryQuery{SessionID: st.out.SessionID, AgentID: st.p.id, Limit: st.a.cfg.NumHistoryRuns}
+	if st.p.team != nil {
+		q.AgentID, q.TeamID = "", st.p.id
+	}
+	rows, err := d.HistoryRuns(st.ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: load history of session %s: %w", errStorage, st.out.SessionID, err)
 	}
 	var msgs []model.Message
 	for i := range rows {
-		if rows[i].RunID == st.out.RunID || !st.p.ownsRun(&rows[i]) {
+		if rows[i].RunID == st.out.RunID {
 			continue
 		}
 		own, ok := st.p.history.get(&rows[i])
@@ -127,17 +127,4 @@ func appendParts(parts []model.Part, t model.PartType, media []run.Media) []mode
 		parts = append(parts, model.Part{Type: t, URL: m.URL, Data: m.Content, MIMEType: m.MIMEType, Name: name})
 	}
 	return parts
-}
-
-// ownsRun reports whether a stored run of the session is this agent's (or,
-// for a team leader, this team's): other agents', teams' and workflows' runs
-// in a shared session are not its history.
-func (p *prepared) ownsRun(r *db.Run) bool {
-	if p.team != nil {
-		return r.TeamID == p.id && r.AgentID == ""
-	}
-	if r.AgentID == "" {
-		return r.TeamID == "" && r.WorkflowID == ""
-	}
-	return r.AgentID == p.id
 }

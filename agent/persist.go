@@ -11,8 +11,9 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// persist writes the session row (never runs) and the run's one row. It runs
-// with a context that is not cancelled, so a cancelled run is still recorded.
+// persist writes the run's one row and, when it changed, the session row, in
+// one call (one transaction where the driver can). It runs with a context
+// that is not cancelled, so a cancelled run is still recorded.
 func (st *state) persist() {
 	d := st.a.cfg.DB
 	if d == nil {
@@ -24,13 +25,18 @@ func (st *state) persist() {
 	if t := st.p.team; t != nil && t.MemberResponses != nil {
 		out.MemberResponses = t.MemberResponses(ctx)
 	}
-	if err := st.upsertSession(ctx, d); err != nil {
+	sess, err := st.sessionToSave()
+	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", errStorage, out.SessionID, err)
 		return
 	}
 	row, err := db.RunFromOutput(out)
 	if err == nil {
-		row, err = d.UpsertRun(ctx, row)
+		var saved *db.Session
+		saved, row, err = d.SaveRun(ctx, sess, row)
+		if saved != nil {
+			st.session = saved
+		}
 	}
 	if err == nil && out.Status.InHistory() && st.a.cfg.AddHistoryToContext {
 		st.p.history.put(row, contextMessages(out.Messages))
@@ -40,12 +46,14 @@ func (st *state) persist() {
 	}
 }
 
-func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
+// sessionToSave returns the session row as this run leaves it, or nil when
+// the run must not or need not write it.
+func (st *state) sessionToSave() (*db.Session, error) {
 	if st.out.ParentRunID != "" && st.session != nil {
 		// A member or step run shares its team's or workflow's session: the
 		// session row is theirs to write. A new session is still created
 		// (the run row references it) and the parent's write takes it over.
-		return nil
+		return nil, nil
 	}
 	s := db.Session{}
 	if st.session != nil {
@@ -70,7 +78,7 @@ func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
 		}
 		b, err := json.Marshal(data)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s.SessionData = b
 	}
@@ -78,11 +86,7 @@ func (st *state) upsertSession(ctx context.Context, d *db.DB) error {
 		bytes.Equal(old.SessionData, s.SessionData) && bytes.Equal(old.AgentData, s.AgentData) && bytes.Equal(old.TeamData, s.TeamData) &&
 		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
-		return nil
+		return nil, nil
 	}
-	saved, err := d.UpsertSession(ctx, &s)
-	if err == nil {
-		st.session = saved
-	}
-	return err
+	return &s, nil
 }

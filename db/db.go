@@ -13,7 +13,9 @@ type DB struct {
 	// ID names the database in AgentOS (db_id).
 	ID     string
 	driver Driver
-	now    func() time.Time
+	// saver is the driver's RunSaver ability, nil when it has none.
+	saver RunSaver
+	now   func() time.Time
 }
 
 // New wraps a driver. id is the db_id AgentOS reports; empty means the dialect.
@@ -21,7 +23,8 @@ func New(id string, d Driver) *DB {
 	if id == "" {
 		id = d.Dialect()
 	}
-	return &DB{ID: id, driver: d, now: time.Now}
+	saver, _ := d.(RunSaver)
+	return &DB{ID: id, driver: d, saver: saver, now: time.Now}
 }
 
 // Driver returns the backend, for optional-interface checks.
@@ -51,6 +54,15 @@ func (d *DB) prepareWrite(ctx context.Context, userID *string, createdAt, update
 
 // UpsertSession validates and stores a session.
 func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
+	cp, err := d.sessionToWrite(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return d.driver.UpsertSession(ctx, cp)
+}
+
+// sessionToWrite validates a session and returns the copy a driver stores.
+func (d *DB) sessionToWrite(ctx context.Context, s *Session) (*Session, error) {
 	if s == nil || s.SessionID == "" {
 		return nil, fmt.Errorf("%w: session_id is required", ErrInvalidRecord)
 	}
@@ -59,7 +71,7 @@ func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
 	}
 	cp := *s
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
-	return d.driver.UpsertSession(ctx, &cp)
+	return &cp, nil
 }
 
 // GetSession returns a session or ErrNotFound.
@@ -86,6 +98,15 @@ func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 
 // UpsertRun validates and stores one run row.
 func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
+	cp, err := d.runToWrite(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return d.driver.UpsertRun(ctx, cp)
+}
+
+// runToWrite validates a run row and returns the copy a driver stores.
+func (d *DB) runToWrite(ctx context.Context, r *Run) (*Run, error) {
 	switch {
 	case r == nil || r.RunID == "":
 		return nil, fmt.Errorf("%w: run_id is required", ErrInvalidRecord)
@@ -98,7 +119,7 @@ func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
 	}
 	cp := *r
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
-	return d.driver.UpsertRun(ctx, &cp)
+	return &cp, nil
 }
 
 // GetRun returns a run or ErrNotFound.

@@ -29,7 +29,10 @@ type Driver struct {
 	memories    map[string]*db.Memory
 }
 
-var _ db.Driver = (*Driver)(nil)
+var (
+	_ db.Driver   = (*Driver)(nil)
+	_ db.RunSaver = (*Driver)(nil)
+)
 
 // New returns an empty store.
 func New() *Driver {

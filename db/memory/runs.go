@@ -16,6 +16,24 @@ import (
 // another user's run is ErrNotFound and stays unchanged. As with the SQL foreign
 // key, the session must exist (ErrInvalidRecord otherwise).
 func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
+	r, err := runToStore(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := d.runWritable(ctx, r, false); err != nil {
+		return nil, err
+	}
+	return d.putRun(r), nil
+}
+
+// runToStore checks a run and returns the copy to store, written as the
+// context's user.
+func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 	if in == nil || in.RunID == "" {
 		return nil, fmt.Errorf("%w: run_id is required", db.ErrInvalidRecord)
 	}
@@ -23,9 +41,8 @@ func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
 	}
 	r := cloneRun(in)
-	scopedUser, scoped := db.UserScope(ctx)
-	if scoped {
-		r.UserID = scopedUser
+	if u, ok := db.UserScope(ctx); ok {
+		r.UserID = u
 	}
 	data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
 	if err != nil {
@@ -35,31 +52,73 @@ func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, fmt.Errorf("%w: run_data is required for run %s", db.ErrInvalidRecord, r.RunID)
 	}
 	r.RunData = data
-	unlock, err := d.write(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	return r, nil
+}
+
+// runWritable reports ErrNotFound when r would overwrite another user's run
+// under a scope, and ErrInvalidRecord when a new run's session is missing
+// (unless sessionPending: it is being stored with the run). The caller holds
+// the write lock.
+func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool) error {
 	if old, ok := d.runs[r.RunID]; ok {
 		// As in SQL, only a scope protects an owned run; unscoped callers
 		// (the server itself, migrations) may reassign it.
-		if scoped && old.UserID != "" && old.UserID != scopedUser {
-			return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
+		if u, scoped := db.UserScope(ctx); scoped && old.UserID != "" && old.UserID != u {
+			return fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
 		}
+		return nil
+	}
+	if _, ok := d.sessions[r.SessionID]; !ok && !sessionPending {
+		return fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
+	}
+	return nil
+}
+
+// putRun inserts r with the next run_index when it has none, or updates the
+// stored run's status, run_data, user_id, parent_run_id and updated_at; it
+// returns a copy of the stored run. The caller holds the write lock and
+// checked runWritable.
+func (d *Driver) putRun(r *db.Run) *db.Run {
+	if old, ok := d.runs[r.RunID]; ok {
 		upd := cloneRun(old)
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
 		d.runs[r.RunID] = upd
-		return cloneRun(upd), nil
-	}
-	if _, ok := d.sessions[r.SessionID]; !ok {
-		return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
+		return cloneRun(upd)
 	}
 	if r.RunIndex == nil {
 		r.RunIndex = d.nextRunIndex(r.SessionID)
 	}
 	d.runs[r.RunID] = r
 	d.index(r)
-	return cloneRun(r), nil
+	return cloneRun(r)
+}
+
+// SaveRun stores a session and one of its runs under one lock: both checks
+// pass before either is written.
+func (d *Driver) SaveRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Session, *db.Run, error) {
+	sc, err := sessionToStore(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc, err := runToStore(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rc.SessionID != sc.SessionID {
+		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", db.ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
+	}
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	if err := d.sessionWritable(sc); err != nil {
+		return nil, nil, err
+	}
+	if err := d.runWritable(ctx, rc, true); err != nil {
+		return nil, nil, err
+	}
+	return d.putSession(sc), d.putRun(rc), nil
 }
 
 // index records a stored run in its session's index.

@@ -15,6 +15,24 @@ import (
 // UpsertSession inserts a session, or updates it where the stored user_id is
 // empty or the writer's; otherwise ErrNotFound. created_at is kept on update.
 func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session, error) {
+	s, err := sessionToStore(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := d.sessionWritable(s); err != nil {
+		return nil, err
+	}
+	return d.putSession(s), nil
+}
+
+// sessionToStore checks a session and returns the copy to store, written as
+// the context's user.
+func sessionToStore(ctx context.Context, in *db.Session) (*db.Session, error) {
 	if in == nil || in.SessionID == "" {
 		return nil, fmt.Errorf("%w: session_id is required", db.ErrInvalidRecord)
 	}
@@ -31,19 +49,26 @@ func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session
 		}
 		*c.col = v
 	}
-	unlock, err := d.write(ctx)
-	if err != nil {
-		return nil, err
+	return s, nil
+}
+
+// sessionWritable reports ErrNotFound when s would overwrite another user's
+// session. The caller holds the write lock.
+func (d *Driver) sessionWritable(s *db.Session) error {
+	if old, ok := d.sessions[s.SessionID]; ok && !writable(old.UserID, s.UserID) {
+		return fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, s.SessionID)
 	}
-	defer unlock()
+	return nil
+}
+
+// putSession stores s (created_at kept on update) and returns a copy. The
+// caller holds the write lock and checked sessionWritable.
+func (d *Driver) putSession(s *db.Session) *db.Session {
 	if old, ok := d.sessions[s.SessionID]; ok {
-		if !writable(old.UserID, s.UserID) {
-			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, s.SessionID)
-		}
 		s.CreatedAt = old.CreatedAt
 	}
 	d.sessions[s.SessionID] = s
-	return cloneSession(s), nil
+	return cloneSession(s)
 }
 
 // GetSession returns a session in scope or ErrNotFound.

@@ -24,33 +24,65 @@ import (
 // clause nor RETURNING, so it locks the session row FOR UPDATE, reads the run
 // and the next run_index in one statement, then updates or inserts.
 func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
-	out := *in
-	scopedUser, scoped := db.UserScope(ctx)
-	if scoped {
-		out.UserID = scopedUser
-	}
-	if out.RunIndex != nil {
-		v := *out.RunIndex
-		out.RunIndex = &v
-	}
+	out, scoped := runToWrite(ctx, in)
 	var err error
 	switch s.d.Name {
 	case MySQL:
-		err = s.upsertRunLocked(ctx, &out, scoped)
+		err = s.inTx(ctx, func(c txConn) error { return s.upsertRunLocked(ctx, c, out, scoped) })
 	case Postgres:
-		err = s.upsertRunPostgres(ctx, &out, scoped)
+		err = s.upsertRunPostgres(ctx, out, scoped)
 	default:
-		err = s.upsertRunOnConflict(ctx, s.w, &out, scoped)
+		err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
 	}
+	if err != nil {
+		return nil, s.runWriteErr(in, err)
+	}
+	return out, nil
+}
+
+// runToWrite copies a run for writing: as the scoped user, with its own
+// run_index value. scoped reports whether the context carries a scope.
+func runToWrite(ctx context.Context, in *db.Run) (out *db.Run, scoped bool) {
+	cp := *in
+	if u, ok := db.UserScope(ctx); ok {
+		cp.UserID, scoped = u, true
+	}
+	if cp.RunIndex != nil {
+		v := *cp.RunIndex
+		cp.RunIndex = &v
+	}
+	return &cp, scoped
+}
+
+// runWriteErr maps a failed run write.
+func (s *Store) runWriteErr(in *db.Run, err error) error {
 	switch {
-	case err == nil:
-		return &out, nil
 	case errors.Is(err, db.ErrNotFound):
-		return nil, err
+		return err
 	case isForeignKeyViolation(err):
-		return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, in.RunID, in.SessionID)
+		return fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, in.RunID, in.SessionID)
 	}
-	return nil, s.fail("upsert run "+in.RunID, err)
+	return s.fail("upsert run "+in.RunID, err)
+}
+
+// inTx runs fn in a transaction on the writer and commits it. MySQL gets READ
+// COMMITTED, so a statement after a lock sees rows committed before the lock
+// was granted; the others keep their default (SQLite's writer begins
+// IMMEDIATE, Postgres is READ COMMITTED).
+func (s *Store) inTx(ctx context.Context, fn func(c txConn) error) error {
+	var opts *sql.TxOptions
+	if s.d.Name == MySQL {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	tx, err := s.w.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(txConn{s, tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // upsertRunSQL is the one-statement upsert; scoped adds the guard that keeps
@@ -71,14 +103,10 @@ func (s *Store) upsertRunSQL(scoped bool) string {
 	return q + " RETURNING run_index, created_at"
 }
 
-type queryRower interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// upsertRunOnConflict runs upsertRunSQL on q (the SQLite writer, or a
-// Postgres transaction holding the session lock) and fills out's run_index
-// and created_at from the stored row.
-func (s *Store) upsertRunOnConflict(ctx context.Context, q queryRower, out *db.Run, scoped bool) error {
+// upsertRunOnConflict runs upsertRunSQL on c (the SQLite writer, or a
+// transaction holding the session lock) and fills out's run_index and
+// created_at from the stored row.
+func (s *Store) upsertRunOnConflict(ctx context.Context, c writeConn, out *db.Run, scoped bool) error {
 	var idx any
 	if out.RunIndex != nil {
 		idx = *out.RunIndex
@@ -86,16 +114,8 @@ func (s *Store) upsertRunOnConflict(ctx context.Context, q queryRower, out *db.R
 	args := []any{out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
 		idx, out.SessionID, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
-	var (
-		stored sql.NullInt64
-		row    *sql.Row
-	)
-	if pool, ok := q.(*sql.DB); ok {
-		row = s.queryRow(ctx, pool, s.upsertRunSQL(scoped), args...)
-	} else {
-		row = q.QueryRowContext(ctx, s.d.Rebind(s.upsertRunSQL(scoped)), args...)
-	}
-	err := row.Scan(&stored, &out.CreatedAt)
+	var stored sql.NullInt64
+	err := c.queryRow(ctx, s.upsertRunSQL(scoped), args...).Scan(&stored, &out.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
 	}
@@ -113,59 +133,28 @@ func (s *Store) upsertRunOnConflict(ctx context.Context, q queryRower, out *db.R
 // that brings its own index is one autocommit statement.
 func (s *Store) upsertRunPostgres(ctx context.Context, out *db.Run, scoped bool) error {
 	if out.RunIndex != nil {
-		return s.upsertRunOnConflict(ctx, s.w, out, scoped)
+		return s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
 	}
-	tx, err := s.w.BeginTx(ctx, nil) // READ COMMITTED: the insert sees runs committed before the lock was granted
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, s.d.Rebind(s.d.lockSession(s.sessions)), out.SessionID); err != nil {
-		return err
-	}
-	if err := s.upsertRunOnConflict(ctx, tx, out, scoped); err != nil {
-		return err
-	}
-	return tx.Commit()
+	// READ COMMITTED: the insert sees runs committed before the lock was granted.
+	return s.inTx(ctx, func(c txConn) error {
+		if _, err := c.exec(ctx, s.d.lockSession(s.sessions), out.SessionID); err != nil {
+			return err
+		}
+		return s.upsertRunOnConflict(ctx, c, out, scoped)
+	})
 }
 
 // upsertRunLocked serialises on the session row, then updates the run or
-// inserts it with the next run_index: lock, read, write and commit, each
-// statement prepared once.
-func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) error {
-	tx, err := s.w.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	stmt := func(q string) *sql.Stmt {
-		if st := s.prepared(ctx, s.w, q); st != nil {
-			return tx.StmtContext(ctx, st)
-		}
-		return nil
-	}
-	run := func(q string, args ...any) (*sql.Rows, error) {
-		if st := stmt(q); st != nil {
-			return st.QueryContext(ctx, args...)
-		}
-		return tx.QueryContext(ctx, q, args...)
-	}
-	execute := func(q string, args ...any) error {
-		var err error
-		if st := stmt(q); st != nil {
-			_, err = st.ExecContext(ctx, args...)
-		} else {
-			_, err = tx.ExecContext(ctx, q, args...)
-		}
-		return err
-	}
-	rows, err := run(s.d.lockSession(s.sessions), out.SessionID)
+// inserts it with the next run_index: lock, read and write inside c's
+// transaction, each statement prepared once.
+func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scoped bool) error {
+	rows, err := c.query(ctx, s.d.lockSession(s.sessions), out.SessionID)
 	if err != nil {
 		return err
 	}
 	rows.Close()
 	// One round trip reads the existing row (if any) and the next run_index.
-	rows, err = run("SELECT r.run_index, r.user_id, r.created_at, (SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+
+	rows, err = c.query(ctx, "SELECT r.run_index, r.user_id, r.created_at, (SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+
 		" WHERE session_id = ?) FROM (SELECT 1 AS one) AS one LEFT JOIN "+s.runs+" AS r ON r.run_id = ?", out.SessionID, out.RunID)
 	if err != nil {
 		return err
@@ -191,7 +180,7 @@ func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) e
 			return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID)
 		}
 		upd := "UPDATE " + s.runs + " SET status = ?, run_data = ?, user_id = ?, parent_run_id = ?, updated_at = ? WHERE run_id = ?"
-		if err := execute(upd, nullStr(string(out.Status)), jsonArg(out.RunData), nullStr(out.UserID), nullStr(out.ParentRunID),
+		if _, err := c.exec(ctx, upd, nullStr(string(out.Status)), jsonArg(out.RunData), nullStr(out.UserID), nullStr(out.ParentRunID),
 			out.UpdatedAt, out.RunID); err != nil {
 			return err
 		}
@@ -199,16 +188,14 @@ func (s *Store) upsertRunLocked(ctx context.Context, out *db.Run, scoped bool) e
 		if idx.Valid {
 			out.RunIndex = &idx.Int64
 		}
-	} else {
-		if out.RunIndex == nil {
-			out.RunIndex = &next
-		}
-		ins := "INSERT INTO " + s.runs + " (" + runCols + ") VALUES (" + placeholders(13) + ")"
-		if err := execute(ins, out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
-			nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
-			*out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt); err != nil {
-			return err
-		}
+		return nil
 	}
-	return tx.Commit()
+	if out.RunIndex == nil {
+		out.RunIndex = &next
+	}
+	ins := "INSERT INTO " + s.runs + " (" + runCols + ") VALUES (" + placeholders(13) + ")"
+	_, err = c.exec(ctx, ins, out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
+		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
+		*out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt)
+	return err
 }

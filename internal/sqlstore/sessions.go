@@ -16,6 +16,12 @@ const sessionCols = "session_id, session_type, agent_id, team_id, workflow_id, u
 // NULL or equals the record's (scoped callers always write as themselves);
 // otherwise ErrNotFound. It never writes runs.
 func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session, error) {
+	return s.upsertSession(ctx, poolConn{s}, in)
+}
+
+// upsertSession is UpsertSession on c: autocommit statements on the writer
+// or a transaction (SaveRun).
+func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) (*db.Session, error) {
 	if u, ok := db.UserScope(ctx); ok {
 		cp := *in
 		cp.UserID = u
@@ -26,9 +32,9 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 		jsonArg(in.Metadata), jsonArg(in.Summary)}
 	args := append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
 	if s.d.Name != MySQL {
-		// One statement and one commit: insert, or update where the owner
-		// matches, and read the stored row back.
-		out, err := scanSession(s.queryRow(ctx, s.w, s.upsertSessionSQL(), args...))
+		// One statement: insert, or update where the owner matches, and read
+		// the stored row back.
+		out, err := scanSession(c.queryRow(ctx, s.upsertSessionSQL(), args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
 		}
@@ -37,7 +43,7 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 		}
 		return out, nil
 	}
-	res, err := s.exec(ctx, s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id"), args...)
+	res, err := c.exec(ctx, s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id"), args...)
 	if err != nil {
 		return nil, s.fail("upsert session "+in.SessionID, err)
 	}
@@ -46,7 +52,7 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 			session_data = ?, agent_data = ?, team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
 			WHERE session_id = ? AND (user_id IS NULL OR user_id = ?)`
 		args := append(append(data, in.UpdatedAt, in.SessionID), nullStr(in.UserID))
-		res, err := s.exec(ctx, upd, args...)
+		res, err := c.exec(ctx, upd, args...)
 		if err != nil {
 			return nil, s.fail("upsert session "+in.SessionID, err)
 		}
@@ -54,7 +60,11 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
 		}
 	}
-	return s.getSession(ctx, s.w, in.SessionID, "")
+	out, err := scanSession(c.queryRow(ctx, "SELECT "+sessionCols+" FROM "+s.sessions+" WHERE session_id = ?", in.SessionID))
+	if err != nil {
+		return nil, s.fail("upsert session "+in.SessionID, err)
+	}
+	return out, nil
 }
 
 // upsertSessionSQL is UpsertSession as one INSERT … ON CONFLICT … RETURNING

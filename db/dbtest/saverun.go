@@ -1,0 +1,180 @@
+package dbtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// atomicSave reports whether the driver writes SaveRun in one transaction;
+// without the ability db.DB falls back to two writes and a refused run leaves
+// the session written.
+func atomicSave(d *db.DB) bool {
+	_, ok := d.Driver().(db.RunSaver)
+	return ok
+}
+
+func saveRun(t *testing.T, ctx context.Context, d *db.DB, s db.Session, r *db.Run) (*db.Session, *db.Run) {
+	t.Helper()
+	if s.SessionType == "" {
+		s.SessionType = run.TypeAgent
+	}
+	gotS, gotR, err := d.SaveRun(ctx, &s, r)
+	if err != nil {
+		t.Fatalf("SaveRun(%s, %s): %v", s.SessionID, r.RunID, err)
+	}
+	return gotS, gotR
+}
+
+var saveRunTests = map[string]func(t *testing.T, d *db.DB){
+	"SaveRun_WritesSessionAndRun": func(t *testing.T, d *db.DB) {
+		s, r := saveRun(t, bg, d, db.Session{SessionID: "s1", AgentID: "agent-1", UserID: "u",
+			SessionData: json.RawMessage(`{"session_state":{"n":1}}`)}, newRun("s1", "a"))
+		equal(t, "returned session", s.SessionID, "s1")
+		equal(t, "returned session user", s.UserID, "u")
+		if s.CreatedAt == 0 || s.UpdatedAt == 0 || r.CreatedAt == 0 || r.UpdatedAt == 0 {
+			t.Fatalf("timestamps not set: session %d/%d, run %d/%d", s.CreatedAt, s.UpdatedAt, r.CreatedAt, r.UpdatedAt)
+		}
+		equal(t, "first run_index", *r.RunIndex, int64(0))
+		gotS, err := d.GetSession(bg, "s1")
+		noErr(t, err)
+		equal(t, "stored agent", gotS.AgentID, "agent-1")
+		jsonEqual(t, "stored session_data", gotS.SessionData, []byte(`{"session_state":{"n":1}}`))
+		gotR, err := d.GetRun(bg, "a")
+		noErr(t, err)
+		equal(t, "stored run_index", *gotR.RunIndex, int64(0))
+
+		// The next turn updates the session and appends a run.
+		_, r = saveRun(t, bg, d, db.Session{SessionID: "s1", AgentID: "agent-1", UserID: "u",
+			SessionData: json.RawMessage(`{"session_state":{"n":2}}`)}, newRun("s1", "b"))
+		equal(t, "second run_index", *r.RunIndex, int64(1))
+		gotS, err = d.GetSession(bg, "s1")
+		noErr(t, err)
+		jsonEqual(t, "updated session_data", gotS.SessionData, []byte(`{"session_state":{"n":2}}`))
+		equal(t, "created_at kept", gotS.CreatedAt, s.CreatedAt)
+
+		// Saving a run again keeps its run_index.
+		again := newRun("s1", "a")
+		again.Status = run.StatusError
+		_, r = saveRun(t, bg, d, db.Session{SessionID: "s1", UserID: "u"}, again)
+		equal(t, "updated run keeps run_index", *r.RunIndex, int64(0))
+		gotR, err = d.GetRun(bg, "a")
+		noErr(t, err)
+		equal(t, "updated status", gotR.Status, run.StatusError)
+	},
+	"SaveRun_NilSessionStoresRunOnly": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s1"})
+		s, r, err := d.SaveRun(bg, nil, newRun("s1", "a"))
+		noErr(t, err)
+		if s != nil {
+			t.Fatalf("session = %+v, want nil", s)
+		}
+		equal(t, "run_index", *r.RunIndex, int64(0))
+	},
+	"SaveRun_ScopedWritesAsCaller": func(t *testing.T, d *db.DB) {
+		alice := db.WithUserScope(bg, "alice")
+		s, r := saveRun(t, alice, d, db.Session{SessionID: "s1", UserID: "mallory"}, newRun("s1", "a"))
+		equal(t, "session user", s.UserID, "alice")
+		equal(t, "run user", r.UserID, "alice")
+		got, err := d.GetRun(alice, "a")
+		noErr(t, err)
+		equal(t, "stored run user", got.UserID, "alice")
+	},
+	"SaveRun_OtherUsersSessionWritesNothing": func(t *testing.T, d *db.DB) {
+		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
+		mustSession(t, alice, d, db.Session{SessionID: "s", SessionData: json.RawMessage(`{"session_name":"mine"}`)})
+		_, _, err := d.SaveRun(bob, &db.Session{SessionID: "s", SessionType: run.TypeAgent,
+			SessionData: json.RawMessage(`{"session_name":"stolen"}`)}, newRun("s", "rb"))
+		wantErr(t, err, db.ErrNotFound)
+		_, err = d.GetRun(bg, "rb")
+		wantErr(t, err, db.ErrNotFound)
+		got, err := d.GetSession(bg, "s")
+		noErr(t, err)
+		equal(t, "owner", got.UserID, "alice")
+		jsonEqual(t, "session_data", got.SessionData, []byte(`{"session_name":"mine"}`))
+		// Unscoped, naming another owner is refused the same way.
+		_, _, err = d.SaveRun(bg, &db.Session{SessionID: "s", SessionType: run.TypeAgent, UserID: "bob"}, newRun("s", "rb"))
+		wantErr(t, err, db.ErrNotFound)
+		_, err = d.GetRun(bg, "rb")
+		wantErr(t, err, db.ErrNotFound)
+	},
+	"SaveRun_OtherUsersRunWritesNothing": func(t *testing.T, d *db.DB) {
+		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
+		mustSession(t, alice, d, db.Session{SessionID: "sa"})
+		mustRun(t, alice, d, newRun("sa", "ra"))
+		stolen := newRun("sb", "ra")
+		_, _, err := d.SaveRun(bob, &db.Session{SessionID: "sb", SessionType: run.TypeAgent}, stolen)
+		if err == nil {
+			t.Fatal("bob overwrote alice's run")
+		}
+		got, err := d.GetRun(alice, "ra")
+		noErr(t, err)
+		equal(t, "owner kept", got.UserID, "alice")
+		equal(t, "session kept", got.SessionID, "sa")
+		if atomicSave(d) {
+			_, err = d.GetSession(bg, "sb")
+			wantErr(t, err, db.ErrNotFound)
+		}
+	},
+	"SaveRun_RequiresFields": func(t *testing.T, d *db.DB) {
+		sess := &db.Session{SessionID: "s1", SessionType: run.TypeAgent}
+		for name, c := range map[string]struct {
+			s *db.Session
+			r *db.Run
+		}{
+			"session_id":         {&db.Session{SessionType: run.TypeAgent}, newRun("s1", "r")},
+			"session_type":       {&db.Session{SessionID: "s1"}, newRun("s1", "r")},
+			"run_id":             {sess, &db.Run{SessionID: "s1", RunType: run.TypeAgent, RunData: json.RawMessage(`{}`)}},
+			"run_data":           {sess, &db.Run{RunID: "r", SessionID: "s1", RunType: run.TypeAgent}},
+			"run in another one": {sess, newRun("s2", "r")},
+		} {
+			if _, _, err := d.SaveRun(bg, c.s, c.r); err == nil {
+				t.Fatalf("%s: SaveRun succeeded", name)
+			} else {
+				wantErr(t, err, db.ErrInvalidRecord)
+			}
+		}
+		_, err := d.GetSession(bg, "s1")
+		wantErr(t, err, db.ErrNotFound)
+	},
+	"SaveRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
+		const writers, each = 6, 10
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					s := &db.Session{SessionID: "s1", SessionType: run.TypeAgent}
+					if _, _, err := d.SaveRun(bg, s, newRun("s1", fmt.Sprintf("w%d-%d", w, i))); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		runs, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s1", Limit: 1000, Page: 1, WithTotal: true})
+		noErr(t, err)
+		equal(t, "total", total, writers*each)
+		var idx []int
+		for _, r := range runs {
+			idx = append(idx, int(*r.RunIndex))
+		}
+		sort.Ints(idx)
+		for i, v := range idx {
+			if v != i {
+				t.Fatalf("indexes are not exactly 0..%d: position %d holds %d", writers*each-1, i, v)
+			}
+		}
+	},
+}
