@@ -17,10 +17,11 @@ var errStorage = errors.New("agent: storage")
 
 // loadSession reads the session row (one query) and derives the session state:
 // the stored state (or Config.SessionState for a new session) with the call's
-// WithSessionState merged over it.
+// WithSessionState merged over it. A session id generated for this run
+// cannot be stored yet, so it is not read.
 func (st *state) loadSession() error {
 	base := st.a.cfg.SessionState
-	if d := st.a.cfg.DB; d != nil {
+	if d := st.a.cfg.DB; d != nil && !st.opts.newSession {
 		s, err := d.GetSession(st.ctx, st.out.SessionID)
 		switch {
 		case errors.Is(err, db.ErrNotFound):

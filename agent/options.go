@@ -12,6 +12,7 @@ type RunOption func(*runOptions)
 
 type runOptions struct {
 	sessionID    string
+	newSession   bool // sessionID was just generated: nothing is stored under it
 	userID       string
 	runID        string
 	parentRunID  string
@@ -26,7 +27,17 @@ type runOptions struct {
 
 // WithSessionID runs in this session (default Config.SessionID; empty means a
 // new session with a random id).
-func WithSessionID(id string) RunOption { return func(o *runOptions) { o.sessionID = id } }
+func WithSessionID(id string) RunOption {
+	return func(o *runOptions) { o.sessionID, o.newSession = id, false }
+}
+
+// WithNewSession runs in a new session whose id the caller just generated
+// (a random UUID): no stored session can have it, so the run does not read
+// the session or its history first. Use WithSessionID for any id a client
+// chose or that may have been stored before.
+func WithNewSession(id string) RunOption {
+	return func(o *runOptions) { o.sessionID, o.newSession = id, true }
+}
 
 // WithUserID sets the run's user (default Config.UserID).
 func WithUserID(id string) RunOption { return func(o *runOptions) { o.userID = id } }

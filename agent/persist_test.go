@@ -82,7 +82,7 @@ func TestRun_PersistsOneRunRowAndTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cd.upsertRun.Load() != 1 || cd.upsertSession.Load() != 1 || cd.getSession.Load() != 1 {
+	if cd.upsertRun.Load() != 1 || cd.upsertSession.Load() != 1 || cd.getSession.Load() != 0 {
 		t.Fatalf("writes: %d runs, %d sessions; reads: %d sessions", cd.upsertRun.Load(), cd.upsertSession.Load(), cd.getSession.Load())
 	}
 	got := storedRun(t, store, out.RunID)
@@ -302,9 +302,14 @@ func TestRun_StorageFailureIsReported(t *testing.T) {
 	store := db.New("", drv)
 	drv.Close()
 	a := mustAgent(t, Config{DB: store, Model: scripted.Reply("x")})
-	out, err := a.Run(context.Background(), run.TextInput("x"))
+	out, err := a.Run(context.Background(), run.TextInput("x"), WithSessionID("s"))
 	if err == nil || out == nil || out.Status != run.StatusError {
 		t.Fatalf("status %v err %v", out, err)
+	}
+	// A generated session is not read first: the failure shows when the run
+	// is stored.
+	if _, err := a.Run(context.Background(), run.TextInput("x")); err == nil {
+		t.Fatal("a run in a new session on a closed store reported no error")
 	}
 }
 

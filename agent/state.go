@@ -83,7 +83,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		sessionID = a.cfg.SessionID
 	}
 	if sessionID == "" {
-		sessionID = newID()
+		sessionID, o.newSession = newID(), true
 	}
 	userID := o.userID
 	if userID == "" {

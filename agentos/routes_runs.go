@@ -78,7 +78,8 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	ctx := r.Context()
 	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: EffectiveUserID(ctx, req.UserID),
 		input: runInput(req), metadata: req.Metadata}
-	if st.sessionID == "" {
+	newSession := st.sessionID == ""
+	if newSession {
 		st.sessionID = uuid.NewString()
 	} else if err := s.checkSessionOwner(ctx, a, st.sessionID); err != nil {
 		writeErr(w, r, s.log, err)
@@ -92,7 +93,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 		}
 		st.metadata["idempotency_key"] = req.IdempotencyKey
 	}
-	st.opts = []agent.RunOption{agent.WithRunID(st.runID), agent.WithSessionID(st.sessionID), agent.WithUserID(st.userID)}
+	session := agent.WithSessionID(st.sessionID)
+	if newSession && !req.Background {
+		// The id was generated just above, so the agent need not look it up.
+		// A background run's session is stored (PENDING row) before it runs.
+		session = agent.WithNewSession(st.sessionID)
+	}
+	st.opts = []agent.RunOption{agent.WithRunID(st.runID), session, agent.WithUserID(st.userID)}
 	if req.SessionState != nil {
 		st.opts = append(st.opts, agent.WithSessionState(req.SessionState))
 	}
