@@ -302,6 +302,10 @@ func (s *Store) runsOnSessionIndex() string {
 
 // DeleteRun deletes one run in scope; ErrNotFound if absent.
 func (s *Store) DeleteRun(ctx context.Context, runID string) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
 	w := &where{}
 	w.add("run_id = ?", runID)
 	scope(ctx, w)

@@ -25,6 +25,10 @@ import (
 // and the next run_index in one statement, then updates or inserts.
 func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
+	if err := s.gate.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.leave()
 	var err error
 	switch s.d.Name {
 	case MySQL:

@@ -21,6 +21,10 @@ var _ db.RunSaver = (*Store)(nil)
 // transactions creating the same new session can still deadlock (InnoDB
 // rolls one back), and that one is retried.
 func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer s.gate.leave()
 	for attempt := 1; ; attempt++ {
 		saved, out, err := s.saveRun(ctx, sess, in)
 		if err == nil || s.d.Name != MySQL || attempt == 4 || !strings.Contains(err.Error(), "Error 1213") {

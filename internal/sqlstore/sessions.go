@@ -16,6 +16,10 @@ const sessionCols = "session_id, session_type, agent_id, team_id, workflow_id, u
 // NULL or equals the record's (scoped callers always write as themselves);
 // otherwise ErrNotFound. It never writes runs.
 func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.leave()
 	return s.upsertSession(ctx, poolConn{s}, in)
 }
 
@@ -154,6 +158,10 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 
 // DeleteSessions deletes sessions in scope; their runs go by cascade.
 func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
 	for chunk := range chunks(sessionIDs, 500) {
 		w := &where{}
 		w.add("session_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)

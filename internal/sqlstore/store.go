@@ -41,6 +41,8 @@ type Store struct {
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
+	// gate orders run and session writes (SQLite only; see writeGate).
+	gate writeGate
 }
 
 var _ db.Driver = (*Store)(nil)
@@ -52,7 +54,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("sqlstore: Config.Writer is required")
 	}
 	d := cfg.Dialect
-	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool}
+	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
+		gate: newWriteGate(&d)}
 	if s.r == nil {
 		s.r = s.w
 	}
