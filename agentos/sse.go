@@ -39,6 +39,17 @@ func (s *SSEWriter) Start() error {
 	if s.started {
 		return nil
 	}
+	s.start()
+	return s.flush()
+}
+
+// start writes the headers without flushing them: the first frame goes out
+// in the same flush (one write to the socket instead of two before the
+// client sees RunStarted).
+func (s *SSEWriter) start() {
+	if s.started {
+		return
+	}
 	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -46,7 +57,6 @@ func (s *SSEWriter) Start() error {
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
 	s.started = true
-	return s.flush()
 }
 
 // WriteEvent writes one event frame and flushes it. The JSON carries the name
@@ -59,9 +69,7 @@ func (s *SSEWriter) WriteEvent(ev *run.Event) error {
 	if strings.ContainsAny(string(ev.Event), "\r\n") {
 		return fmt.Errorf("agentos: sse event name %q contains a line break", ev.Event)
 	}
-	if err := s.Start(); err != nil {
-		return err
-	}
+	s.start()
 	s.buf.Reset()
 	s.buf.WriteString("event: ")
 	s.buf.WriteString(string(ev.Event))
@@ -79,9 +87,7 @@ func (s *SSEWriter) WriteEvent(ev *run.Event) error {
 
 // Comment writes an SSE comment line (": text"), e.g. a keep-alive.
 func (s *SSEWriter) Comment(text string) error {
-	if err := s.Start(); err != nil {
-		return err
-	}
+	s.start()
 	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
 	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
 		return err

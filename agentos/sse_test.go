@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,31 @@ func TestSSEWriter_RejectsUnnamedEventsBeforeStarting(t *testing.T) {
 	}
 	if res := get(t, ts.URL+"/ping", nil); res.body != ": keep alive\n\n" || res.header.Get("Content-Type") != "text/event-stream" {
 		t.Errorf("comment frame = %q", res.body)
+	}
+}
+
+// flushCounter counts flushes of a recorded response.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+func TestSSEWriter_FirstFrameGoesOutWithTheHeaders(t *testing.T) {
+	t.Parallel()
+	rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	sse := NewSSEWriter(rec)
+	if err := sse.WriteEvent(&run.Event{Event: run.EventRunStarted, RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.flushes != 1 || rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("flushes %d, status %d, content type %q", rec.flushes, rec.Code, rec.Header().Get("Content-Type"))
+	}
+	if err := sse.WriteEvent(&run.Event{Event: run.EventRunCompleted, RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.flushes != 2 {
+		t.Fatalf("flushes after two events = %d, want 2", rec.flushes)
 	}
 }
