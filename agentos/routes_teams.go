@@ -16,17 +16,9 @@ import (
 // continue).
 func (s *Server) teamRoutes(r chi.Router) {
 	read := s.RequireScope("teams", "read", "team_id")
-	exec := s.RequireScope("teams", "run", "team_id")
 	r.With(s.RequireScope("teams", "read", "")).Get("/teams", s.listTeams)
 	r.With(read).Get("/teams/{team_id}", s.getTeam)
-	on := func(h targetHandler) http.HandlerFunc {
-		return withTarget("team_id", "Team not found", s.teamTarget, h)
-	}
-	r.With(exec).Post("/teams/{team_id}/runs", on(s.startRun))
-	r.With(read).Get("/teams/{team_id}/runs", on(s.listRuns))
-	r.With(read).Get("/teams/{team_id}/runs/{run_id}", on(s.getRun))
-	r.With(exec).Post("/teams/{team_id}/runs/{run_id}/cancel", on(s.cancelRun))
-	r.With(exec).Post("/teams/{team_id}/runs/{run_id}/continue", on(s.continueUnsupported))
+	s.mountTargetRuns(r, "teams", "team_id", "Team not found", s.teamTarget, s.continueUnsupported)
 }
 
 func (s *Server) teamTarget(id string) (runTarget, bool) {

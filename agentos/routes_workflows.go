@@ -18,17 +18,9 @@ import (
 // cancel, continue).
 func (s *Server) workflowRoutes(r chi.Router) {
 	read := s.RequireScope("workflows", "read", "workflow_id")
-	exec := s.RequireScope("workflows", "run", "workflow_id")
 	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", s.listWorkflows)
 	r.With(read).Get("/workflows/{workflow_id}", s.getWorkflow)
-	on := func(h targetHandler) http.HandlerFunc {
-		return withTarget("workflow_id", "Workflow not found", s.workflowTarget, h)
-	}
-	r.With(exec).Post("/workflows/{workflow_id}/runs", on(s.startRun))
-	r.With(read).Get("/workflows/{workflow_id}/runs", on(s.listRuns))
-	r.With(read).Get("/workflows/{workflow_id}/runs/{run_id}", on(s.getRun))
-	r.With(exec).Post("/workflows/{workflow_id}/runs/{run_id}/cancel", on(s.cancelRun))
-	r.With(exec).Post("/workflows/{workflow_id}/runs/{run_id}/continue", on(s.continueUnsupported))
+	s.mountTargetRuns(r, "workflows", "workflow_id", "Workflow not found", s.workflowTarget, s.continueUnsupported)
 }
 
 func (s *Server) workflowTarget(id string) (runTarget, bool) {
