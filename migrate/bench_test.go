@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -84,6 +85,38 @@ func BenchmarkUp_CopyRuns(b *testing.B) {
 				// CPU seconds of this process: the rate on an idle machine, where
 				// wall-clock runs/s is skewed by other load on shared cores.
 				b.ReportMetric(runs/cpu.Seconds(), "runs/cpu-s")
+			})
+		}
+	}
+}
+
+// BenchmarkUp_PeakRSS runs the copy in a separate process (the test binary as
+// a migrating child, as the kill/resume tests do) and reports that process's
+// peak resident set (getrusage ru_maxrss) at two database sizes: memory is
+// bounded by the batch, so the peak must not grow with the database.
+func BenchmarkUp_PeakRSS(b *testing.B) {
+	for _, v := range []variant{variants[1], variants[3]} {
+		for _, n := range []int{2_000, 10_000} {
+			b.Run(fmt.Sprintf("%s/sessions=%d", v.dialect, n), func(b *testing.B) {
+				var rss float64
+				for b.Loop() {
+					b.StopTimer()
+					f := newFixture(b, v)
+					if err := migratetest.Insert(context.Background(), f.db, f.layout, migratetest.Generate(1, n, 20, 2048)); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					c := startChild(b, f, 0)
+					if last := c.wait(b); !strings.HasPrefix(last, fmt.Sprintf("done %d ", n*20)) {
+						b.Fatalf("child ended with %q, want done %d", last, n*20)
+					}
+					ru, ok := c.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+					if !ok {
+						b.Fatal("no rusage for the child process")
+					}
+					rss = max(rss, float64(ru.Maxrss)/1024) // Linux reports KiB
+				}
+				b.ReportMetric(rss, "peak-rss-MiB")
 			})
 		}
 	}

@@ -61,7 +61,7 @@ type child struct {
 	lines chan string
 }
 
-func startChild(t *testing.T, f *fixtureDB, batch int) *child {
+func startChild(t testing.TB, f *fixtureDB, batch int) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AGENTRY_MIGRATE_CHILD=1", "AGENTRY_MIGRATE_DSN="+f.dsn,
@@ -109,7 +109,7 @@ func (c *child) killAfter(t *testing.T, n int) bool {
 }
 
 // wait returns the child's final line.
-func (c *child) wait(t *testing.T) string {
+func (c *child) wait(t testing.TB) string {
 	t.Helper()
 	last := ""
 	for line := range c.lines {
