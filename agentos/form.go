@@ -83,24 +83,7 @@ func DecodeRunForm(r *http.Request, lim FormLimits) (*RunRequest, error) {
 	lim.fill()
 	req := &RunRequest{Stream: true}
 	fields := map[string]string{}
-	ct := r.Header.Get("Content-Type")
-	var err error
-	switch mt, params, perr := mime.ParseMediaType(ct); {
-	case ct == "":
-		// No body type: no fields, so "message is required" below.
-	case perr != nil:
-		return nil, Errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
-	case mt == "multipart/form-data":
-		if params["boundary"] == "" {
-			return nil, Errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
-		}
-		err = readMultipart(multipart.NewReader(r.Body, params["boundary"]), lim, fields, req)
-	case mt == "application/x-www-form-urlencoded":
-		err = readURLEncoded(r.Body, lim, fields)
-	default:
-		return nil, Errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
-	}
-	if err != nil {
+	if err := readFormBody(r, lim, fields, req); err != nil {
 		return nil, err
 	}
 	if err := req.setFields(fields); err != nil {
@@ -117,6 +100,27 @@ func DecodeRunForm(r *http.Request, lim FormLimits) (*RunRequest, error) {
 		req.IdempotencyKey = k
 	}
 	return req, nil
+}
+
+// readFormBody reads a multipart/form-data or urlencoded body into fields
+// (and multipart "files" parts into req.Files). No Content-Type reads nothing.
+func readFormBody(r *http.Request, lim FormLimits, fields map[string]string, req *RunRequest) error {
+	ct := r.Header.Get("Content-Type")
+	switch mt, params, err := mime.ParseMediaType(ct); {
+	case ct == "":
+		return nil
+	case err != nil:
+		return Errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
+	case mt == "multipart/form-data":
+		if params["boundary"] == "" {
+			return Errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
+		}
+		return readMultipart(multipart.NewReader(r.Body, params["boundary"]), lim, fields, req)
+	case mt == "application/x-www-form-urlencoded":
+		return readURLEncoded(r.Body, lim, fields)
+	default:
+		return Errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
+	}
 }
 
 // bodyErr maps a body read failure: over the limit is 413, anything else a

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -214,30 +212,15 @@ func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 	var lim FormLimits
 	lim.fill()
 	fields := map[string]string{}
-	ct := r.Header.Get("Content-Type")
-	var err error
-	switch mt, params, perr := mime.ParseMediaType(ct); {
-	case ct == "":
-	case perr != nil:
-		return nil, Errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
-	case mt == "multipart/form-data":
-		if params["boundary"] == "" {
-			return nil, Errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
-		}
-		var files RunRequest
-		err = readMultipart(multipart.NewReader(r.Body, params["boundary"]), lim, fields, &files)
-		if err == nil && len(files.Files) > 0 {
-			err = Errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
-		}
-	case mt == "application/x-www-form-urlencoded":
-		err = readURLEncoded(r.Body, lim, fields)
-	default:
-		return nil, Errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
-	}
-	if err != nil {
+	var files RunRequest
+	if err := readFormBody(r, lim, fields, &files); err != nil {
 		return nil, err
 	}
+	if len(files.Files) > 0 {
+		return nil, Errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
+	}
 	req := &continueRequest{Stream: true}
+	var err error
 	for name, v := range fields {
 		switch name {
 		case "tools":
