@@ -26,10 +26,9 @@ func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
 
 // listRuns is GET …/runs for any run target.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
-	views := []runView{}
 	d := a.DB()
 	if d == nil {
-		WriteJSON(w, http.StatusOK, views)
+		WriteJSON(w, http.StatusOK, []runView{})
 		return
 	}
 	q := r.URL.Query()
@@ -44,23 +43,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 		}
 		f.Statuses = []run.Status{st}
 	}
-	for f.Page = 1; len(views) < maxSessionRuns; f.Page++ {
-		rows, _, err := d.GetRuns(r.Context(), f)
-		if err != nil {
-			writeErr(w, r, s.log, err)
-			return
-		}
-		for i := range rows {
-			v, err := newRunView(&rows[i])
-			if err != nil {
-				writeErr(w, r, s.log, err)
-				return
-			}
-			views = append(views, v)
-		}
-		if len(rows) < f.Limit {
-			break
-		}
+	views, err := collectRunViews(r.Context(), d, f)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
 	}
 	WriteJSON(w, http.StatusOK, views)
 }

@@ -483,26 +483,35 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
+	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, views)
+}
+
+// collectRunViews reads the runs matching f page by page (f.Limit a page) into
+// views, stopping after the page that reaches maxSessionRuns.
+func collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, error) {
 	views := []runView{}
-	for page := 1; len(views) < maxSessionRuns; page++ {
-		rows, _, err := d.GetRuns(r.Context(), db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, Page: page})
+	for f.Page = 1; len(views) < maxSessionRuns; f.Page++ {
+		rows, _, err := d.GetRuns(ctx, f)
 		if err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return nil, err
 		}
 		for i := range rows {
 			v, err := newRunView(&rows[i])
 			if err != nil {
-				writeErr(w, r, s.log, err)
-				return
+				return nil, err
 			}
 			views = append(views, v)
 		}
-		if len(rows) < sessionRunsPage {
+		if len(rows) < f.Limit {
 			break
 		}
 	}
-	WriteJSON(w, http.StatusOK, views)
+	return views, nil
 }
 
 func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) {
