@@ -71,37 +71,10 @@ var runTests = map[string]func(t *testing.T, d *db.DB){
 	},
 	"UpsertRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s1"})
-		const writers, each = 8, 25
-		var wg sync.WaitGroup
-		errs := make(chan error, writers*each)
-		for w := range writers {
-			wg.Go(func() {
-				for i := range each {
-					if _, err := d.UpsertRun(bg, newRun("s1", fmt.Sprintf("w%d-%d", w, i))); err != nil {
-						errs <- err
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-		runs, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s1", Limit: 1000, Page: 1, WithTotal: true})
-		noErr(t, err)
-		equal(t, "total", total, writers*each)
-		var idx []int
-		for _, r := range runs {
-			idx = append(idx, int(*r.RunIndex))
-		}
-		sort.Ints(idx)
-		for i, v := range idx {
-			if v != i {
-				t.Fatalf("indexes are not exactly 0..%d: position %d holds %d", writers*each-1, i, v)
-			}
-		}
+		writeConcurrently(t, d, 8, 25, func(w, i int) error {
+			_, err := d.UpsertRun(bg, newRun("s1", fmt.Sprintf("w%d-%d", w, i)))
+			return err
+		})
 	},
 	"UpsertRun_RequiresFields": func(t *testing.T, d *db.DB) {
 		for name, r := range map[string]*db.Run{
@@ -167,4 +140,41 @@ var runTests = map[string]func(t *testing.T, d *db.DB){
 			equal(t, c.name+" total", total, len(c.want))
 		}
 	},
+}
+
+// writeConcurrently runs writers goroutines that each call write each times
+// (w is the writer, i the call), then checks that session s1 holds exactly
+// writers*each runs whose run_index values are 0..writers*each-1.
+func writeConcurrently(t *testing.T, d *db.DB, writers, each int, write func(w, i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if err := write(w, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	runs, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s1", Limit: 1000, Page: 1, WithTotal: true})
+	noErr(t, err)
+	equal(t, "total", total, writers*each)
+	var idx []int
+	for _, r := range runs {
+		idx = append(idx, int(*r.RunIndex))
+	}
+	sort.Ints(idx)
+	for i, v := range idx {
+		if v != i {
+			t.Fatalf("indexes are not exactly 0..%d: position %d holds %d", writers*each-1, i, v)
+		}
+	}
 }

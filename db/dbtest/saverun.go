@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -144,37 +142,10 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 		wantErr(t, err, db.ErrNotFound)
 	},
 	"SaveRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
-		const writers, each = 6, 10
-		var wg sync.WaitGroup
-		errs := make(chan error, writers*each)
-		for w := range writers {
-			wg.Go(func() {
-				for i := range each {
-					s := &db.Session{SessionID: "s1", SessionType: run.TypeAgent}
-					if _, _, err := d.SaveRun(bg, s, newRun("s1", fmt.Sprintf("w%d-%d", w, i))); err != nil {
-						errs <- err
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-		runs, total, err := d.GetRuns(bg, db.RunFilter{SessionID: "s1", Limit: 1000, Page: 1, WithTotal: true})
-		noErr(t, err)
-		equal(t, "total", total, writers*each)
-		var idx []int
-		for _, r := range runs {
-			idx = append(idx, int(*r.RunIndex))
-		}
-		sort.Ints(idx)
-		for i, v := range idx {
-			if v != i {
-				t.Fatalf("indexes are not exactly 0..%d: position %d holds %d", writers*each-1, i, v)
-			}
-		}
+		writeConcurrently(t, d, 6, 10, func(w, i int) error {
+			s := &db.Session{SessionID: "s1", SessionType: run.TypeAgent}
+			_, _, err := d.SaveRun(bg, s, newRun("s1", fmt.Sprintf("w%d-%d", w, i)))
+			return err
+		})
 	},
 }
