@@ -1,13 +1,38 @@
 package dbtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
+
+// BenchRuns returns n completed agent runs run-000000… of session sessionID,
+// each with a realistic ~2 KB run_data document, for write benchmarks.
+func BenchRuns(sessionID string, n int) []*db.Run {
+	rows := make([]*db.Run, n)
+	for i := range rows {
+		id := fmt.Sprintf("run-%06d", i)
+		rows[i] = &db.Run{RunID: id, SessionID: sessionID, RunType: run.TypeAgent, AgentID: "bench", Status: run.StatusCompleted, RunData: runData2KB(id)}
+	}
+	return rows
+}
+
+func runData2KB(id string) json.RawMessage {
+	msgs := []map[string]string{}
+	for i := range 6 {
+		msgs = append(msgs, map[string]string{"role": []string{"user", "assistant"}[i%2],
+			"content": fmt.Sprintf("%s message %d %s", id, i, strings.Repeat("lorem ipsum dolor ", 16))})
+	}
+	b, _ := json.Marshal(map[string]any{"run_id": id, "agent_id": "bench", "status": "COMPLETED", "messages": msgs,
+		"metrics": map[string]int{"input_tokens": 120, "output_tokens": 80, "total_tokens": 200}})
+	return b
+}
 
 // BenchGetRunsPages measures pages of 20 from session "big", whose runs are
 // run-000000… at run_index 0…total-1: page 1, page 2,000 by page number

@@ -3,9 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -16,17 +14,6 @@ import (
 )
 
 var ctx = context.Background()
-
-func runData2KB(id string) json.RawMessage {
-	msgs := []map[string]string{}
-	for i := range 6 {
-		msgs = append(msgs, map[string]string{"role": []string{"user", "assistant"}[i%2],
-			"content": fmt.Sprintf("%s message %d %s", id, i, strings.Repeat("lorem ipsum dolor ", 16))})
-	}
-	b, _ := json.Marshal(map[string]any{"run_id": id, "agent_id": "bench", "status": "COMPLETED", "messages": msgs,
-		"metrics": map[string]int{"input_tokens": 120, "output_tokens": 80, "total_tokens": 200}})
-	return b
-}
 
 // BenchmarkWriteAmplification stores N runs of ~2 KB in ONE session, one
 // UpsertRun each, after a CHECKPOINT, and reports the growth of the
@@ -63,11 +50,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 				if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent}); err != nil {
 					b.Fatal(err)
 				}
-				rows := make([]*db.Run, n)
-				for i := range rows {
-					id := fmt.Sprintf("run-%06d", i)
-					rows[i] = &db.Run{RunID: id, SessionID: "s", RunType: run.TypeAgent, AgentID: "bench", Status: run.StatusCompleted, RunData: runData2KB(id)}
-				}
+				rows := dbtest.BenchRuns("s", n)
 				if _, err := w.ExecContext(ctx, "CHECKPOINT"); err != nil {
 					b.Fatal(err)
 				}

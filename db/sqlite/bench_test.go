@@ -1,11 +1,9 @@
 package sqlite_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -14,18 +12,6 @@ import (
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
 )
-
-// runData2KB is a realistic ~2 KB run_data document.
-func runData2KB(id string) json.RawMessage {
-	msgs := []map[string]string{}
-	for i := range 6 {
-		msgs = append(msgs, map[string]string{"role": []string{"user", "assistant"}[i%2],
-			"content": fmt.Sprintf("%s message %d %s", id, i, strings.Repeat("lorem ipsum dolor ", 16))})
-	}
-	b, _ := json.Marshal(map[string]any{"run_id": id, "agent_id": "bench", "status": "COMPLETED", "messages": msgs,
-		"metrics": map[string]int{"input_tokens": 120, "output_tokens": 80, "total_tokens": 200}})
-	return b
-}
 
 // BenchmarkWriteAmplification stores N runs of ~2 KB in ONE session, one
 // UpsertRun each, and reports the bytes written: the WAL appended by the
@@ -64,11 +50,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 				}
 				checkpoint()
 				size0 := fileSize(b, path)
-				rows := make([]*db.Run, n)
-				for i := range rows {
-					id := fmt.Sprintf("run-%06d", i)
-					rows[i] = &db.Run{RunID: id, SessionID: "s", RunType: run.TypeAgent, AgentID: "bench", Status: run.StatusCompleted, RunData: runData2KB(id)}
-				}
+				rows := dbtest.BenchRuns("s", n)
 				b.StartTimer()
 				for i, r := range rows {
 					if _, err := d.UpsertRun(ctx, r); err != nil {
