@@ -41,9 +41,7 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
 	}
 	r := cloneRun(in)
-	if u, ok := db.UserScope(ctx); ok {
-		r.UserID = u
-	}
+	r.UserID = writer(ctx, in.UserID)
 	data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
 	if err != nil {
 		return nil, err
