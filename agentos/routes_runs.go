@@ -24,23 +24,12 @@ import (
 //
 // Scopes: agents:run (create, cancel, continue), agents:read (list, get).
 func (s *Server) runRoutes(r chi.Router) {
-	exec := s.RequireScope("agents", "run", "agent_id")
-	read := s.RequireScope("agents", "read", "agent_id")
-	r.With(exec).Post("/agents/{agent_id}/runs", s.createRun)
-	r.With(read).Get("/agents/{agent_id}/runs", s.listAgentRuns)
-	r.With(read).Get("/agents/{agent_id}/runs/{run_id}", s.getAgentRun)
-	r.With(exec).Post("/agents/{agent_id}/runs/{run_id}/cancel", s.cancelAgentRun)
-	r.With(exec).Post("/agents/{agent_id}/runs/{run_id}/continue", s.continueAgentRun)
+	s.mountTargetRuns(r, "agents", "agent_id", "Agent not found", s.agentTarget, s.continueAgentRun)
 }
 
-// agentFor resolves {agent_id}; nil after answering 404.
-func (s *Server) agentFor(w http.ResponseWriter, r *http.Request) *agent.Agent {
-	a, ok := s.agents[chi.URLParam(r, "agent_id")]
-	if !ok {
-		WriteError(w, http.StatusNotFound, "Agent not found")
-		return nil
-	}
-	return a
+func (s *Server) agentTarget(id string) (runTarget, bool) {
+	a, ok := s.agents[id]
+	return a, ok
 }
 
 // runStart is a validated run request ready to execute.
@@ -56,15 +45,8 @@ type runStart struct {
 	pending *run.Output
 }
 
-// createRun is POST /agents/{agent_id}/runs. Nothing is stored until the
+// startRun is POST …/runs for any run target. Nothing is stored until the
 // request is fully decoded and validated.
-func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
-	if a := s.agentFor(w, r); a != nil {
-		s.startRun(w, r, a)
-	}
-}
-
-// startRun is POST …/runs for any run target.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	req, err := DecodeRunForm(r, FormLimits{})
 	if err != nil {

@@ -15,16 +15,9 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// listAgentRuns is GET /agents/{agent_id}/runs?session_id=&status=&user_id=:
-// a JSON array (like /sessions/{id}/runs) of the agent's runs in scope, oldest
+// listRuns is GET …/runs?session_id=&status=&user_id= for any run target: a
+// JSON array (like /sessions/{id}/runs) of the target's runs in scope, oldest
 // first, at most maxSessionRuns.
-func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
-	if a := s.agentFor(w, r); a != nil {
-		s.listRuns(w, r, a)
-	}
-}
-
-// listRuns is GET …/runs for any run target.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 	d := a.DB()
 	if d == nil {
@@ -74,12 +67,6 @@ func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Ru
 	return row, nil
 }
 
-func (s *Server) getAgentRun(w http.ResponseWriter, r *http.Request) {
-	if a := s.agentFor(w, r); a != nil {
-		s.getRun(w, r, a)
-	}
-}
-
 // getRun is GET …/runs/{run_id} for any run target.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	row, err := s.loadRun(r, a, r.URL.Query().Get("session_id"))
@@ -105,18 +92,11 @@ type cancelResponse struct {
 	Status run.Status `json:"status"`
 }
 
-// cancelAgentRun is POST /agents/{agent_id}/runs/{run_id}/cancel. A run
+// cancelRun is POST …/runs/{run_id}/cancel for any run target. A run
 // executing in this process is cancelled and answered once stored; a stored
 // PENDING, RUNNING or PAUSED run that no process here executes (e.g. left by a
 // crash) is marked CANCELLED; a CANCELLED run answers 200 again; a COMPLETED
 // or ERROR run is 409. Another user's run is 404 and untouched.
-func (s *Server) cancelAgentRun(w http.ResponseWriter, r *http.Request) {
-	if a := s.agentFor(w, r); a != nil {
-		s.cancelRun(w, r, a)
-	}
-}
-
-// cancelRun is POST …/runs/{run_id}/cancel for any run target.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	runID := chi.URLParam(r, "run_id")
 	if f := s.runs.lookup(runID); f != nil && f.agentID == flightKey(a) && s.ownsFlight(r.Context(), f) {
@@ -241,11 +221,8 @@ func formArray[T any](name, v string, dst *[]T) error {
 // continueAgentRun is POST /agents/{agent_id}/runs/{run_id}/continue: it
 // resumes a PAUSED run with the resolutions in tools or requirements. A run
 // that is not PAUSED is 409; another user's run is 404 and untouched.
-func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request) {
-	a := s.agentFor(w, r)
-	if a == nil {
-		return
-	}
+func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runTarget) {
+	a := t.(*agent.Agent)
 	req, err := decodeContinueForm(r)
 	if err != nil {
 		writeErr(w, r, s.log, err)
