@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -67,7 +68,7 @@ func newRunsCmd() *cobra.Command {
 					idx = fmt.Sprint(*r.RunIndex)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", idx, r.RunID, r.Status, r.RunType,
-					firstNonEmpty(r.AgentID, r.TeamID, r.WorkflowID), time.Unix(r.CreatedAt, 0).UTC().Format(time.RFC3339), preview(r))
+					cmp.Or(r.AgentID, r.TeamID, r.WorkflowID), time.Unix(r.CreatedAt, 0).UTC().Format(time.RFC3339), preview(r))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -115,15 +116,6 @@ func newRunsCmd() *cobra.Command {
 	}
 	cmd.AddCommand(list, get)
 	return cmd
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // preview is the first line of a run's content, shortened for a table.
