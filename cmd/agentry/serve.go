@@ -135,7 +135,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg.Version = strings.TrimPrefix(strings.Fields(versionString())[1], "v")
+	cfg.Version = strings.TrimPrefix(agentryVersion(), "v")
 	cfg.Agents = agents
 	cfg.Teams, cfg.Workflows = teams, workflows
 	cfg.DBs = []*db.DB{store}

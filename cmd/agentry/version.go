@@ -11,15 +11,20 @@ import (
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = ""
 
-func versionString() string {
-	v := version
-	if v == "" {
-		v = "devel"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
+// agentryVersion is the build's version: the -ldflags one, else the module
+// version, else "devel".
+func agentryVersion() string {
+	if version != "" {
+		return version
 	}
-	return fmt.Sprintf("agentry %s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func versionString() string {
+	return fmt.Sprintf("agentry %s (%s %s/%s)", agentryVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 func newVersionCmd() *cobra.Command {
