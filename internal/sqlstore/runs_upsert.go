@@ -141,24 +141,37 @@ func (s *Store) upsertRunPostgres(ctx context.Context, out *db.Run, scoped bool)
 	}
 	// READ COMMITTED: the insert sees runs committed before the lock was granted.
 	return s.inTx(ctx, func(c txConn) error {
-		if _, err := c.exec(ctx, s.d.lockSession(s.sessions), out.SessionID); err != nil {
+		if err := s.lockSession(ctx, c, out.SessionID); err != nil {
 			return err
 		}
 		return s.upsertRunOnConflict(ctx, c, out, scoped)
 	})
 }
 
-// upsertRunLocked serialises on the session row, then updates the run or
-// inserts it with the next run_index: lock, read and write inside c's
-// transaction, each statement prepared once.
-func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scoped bool) error {
-	rows, err := c.query(ctx, s.d.lockSession(s.sessions), out.SessionID)
+// lockSession takes the session's lock inside c's transaction: Postgres's
+// advisory transaction lock, or MySQL's FOR UPDATE on the session row.
+func (s *Store) lockSession(ctx context.Context, c txConn, sessionID string) error {
+	if s.d.Name == Postgres {
+		_, err := c.exec(ctx, s.d.lockSession(s.sessions), sessionID)
+		return err
+	}
+	rows, err := c.query(ctx, s.d.lockSession(s.sessions), sessionID)
 	if err != nil {
 		return err
 	}
 	rows.Close()
+	return nil
+}
+
+// upsertRunLocked serialises on the session row, then updates the run or
+// inserts it with the next run_index: lock, read and write inside c's
+// transaction, each statement prepared once.
+func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scoped bool) error {
+	if err := s.lockSession(ctx, c, out.SessionID); err != nil {
+		return err
+	}
 	// One round trip reads the existing row (if any) and the next run_index.
-	rows, err = c.query(ctx, "SELECT r.run_index, r.user_id, r.created_at, (SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+
+	rows, err := c.query(ctx, "SELECT r.run_index, r.user_id, r.created_at, (SELECT COALESCE(MAX(run_index) + 1, 0) FROM "+s.runs+
 		" WHERE session_id = ?) FROM (SELECT 1 AS one) AS one LEFT JOIN "+s.runs+" AS r ON r.run_id = ?", out.SessionID, out.RunID)
 	if err != nil {
 		return err

@@ -44,17 +44,10 @@ func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 		mapped error // a failed write, already mapped like UpsertSession's or UpsertRun's
 	)
 	err := s.inTx(ctx, func(c txConn) error {
-		switch {
-		case s.d.Name == Postgres && out.RunIndex == nil:
-			if _, err := c.exec(ctx, s.d.lockSession(s.sessions), out.SessionID); err != nil {
+		if s.d.Name == MySQL || (s.d.Name == Postgres && out.RunIndex == nil) {
+			if err := s.lockSession(ctx, c, out.SessionID); err != nil {
 				return err
 			}
-		case s.d.Name == MySQL:
-			rows, err := c.query(ctx, s.d.lockSession(s.sessions), out.SessionID)
-			if err != nil {
-				return err
-			}
-			rows.Close()
 		}
 		saved, mapped = s.upsertSession(ctx, c, sess)
 		if mapped != nil {
