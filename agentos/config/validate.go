@@ -79,7 +79,7 @@ func (c *Config) Validate() error {
 		for _, t := range a.Tools {
 			if t.Name == "" {
 				bad("%s.tools: a tool needs a name", where)
-			} else if !slices.Contains(builtin.Names(), t.Name) {
+			} else if !builtin.Has(t.Name) {
 				bad("%s.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
 			}
 		}

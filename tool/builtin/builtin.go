@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -95,4 +94,7 @@ func calculator() (tool.Tool, error) {
 }
 
 // Has reports whether name is a built-in tool.
-func Has(name string) bool { return slices.Contains(Names(), name) }
+func Has(name string) bool {
+	_, ok := constructors[name]
+	return ok
+}
