@@ -32,8 +32,11 @@ type Input struct {
 func TextInput(s string) Input { return Input{InputContent: s} }
 
 // Text returns the input content as text (JSON for non-string content).
-func (in Input) Text() string {
-	switch v := in.InputContent.(type) {
+func (in Input) Text() string { return contentText(in.InputContent) }
+
+// contentText is content as text: a string as is, anything else as JSON.
+func contentText(v any) string {
+	switch v := v.(type) {
 	case nil:
 		return ""
 	case string:
@@ -144,17 +147,7 @@ type Output struct {
 }
 
 // ContentString returns Content as text (JSON for structured output).
-func (o *Output) ContentString() string {
-	switch v := o.Content.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-}
+func (o *Output) ContentString() string { return contentText(o.Content) }
 
 // Type derives the run_type the way Agno's migration does: agent if agent_id,
 // else team if team_id, else workflow.
