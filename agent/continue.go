@@ -158,11 +158,7 @@ func (st *state) runContinued() {
 	if st.sink.on() {
 		st.emit(st.ev(run.EventRunContinued))
 	}
-	if err := st.loadSession(); err != nil {
-		st.finishErr(err)
-		return
-	}
-	history, err := st.loadHistory()
+	history, err := st.loadContext()
 	if err != nil {
 		st.finishErr(err)
 		return

@@ -21,11 +21,7 @@ func (st *state) runNew(input run.Input) {
 		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
 		st.emit(e)
 	}
-	if err := st.loadSession(); err != nil {
-		st.finishErr(err)
-		return
-	}
-	history, err := st.loadHistory()
+	history, err := st.loadContext()
 	if err != nil {
 		st.finishErr(err)
 		return

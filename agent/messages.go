@@ -47,6 +47,14 @@ func (st *state) loadSession() error {
 	return nil
 }
 
+// loadContext reads the session, then the history its runs give this run.
+func (st *state) loadContext() ([]model.Message, error) {
+	if err := st.loadSession(); err != nil {
+		return nil, err
+	}
+	return st.loadHistory()
+}
+
 // historyEnvelope decodes only the messages of a stored run.
 type historyEnvelope struct {
 	Messages []model.Message `json:"messages"`
