@@ -89,10 +89,18 @@ func (s *Store) inTx(ctx context.Context, fn func(c txConn) error) error {
 	return tx.Commit()
 }
 
-// upsertRunSQL is the one-statement upsert; scoped adds the guard that keeps
-// a scoped caller off another user's run (the conflict row is then left alone
-// and nothing is returned).
+// upsertRunSQL is the one-statement upsert, with the scope guard when scoped.
 func (s *Store) upsertRunSQL(scoped bool) string {
+	if scoped {
+		return s.upsertRunQ[1]
+	}
+	return s.upsertRunQ[0]
+}
+
+// buildUpsertRunSQL builds the one-statement upsert; scoped adds the guard
+// that keeps a scoped caller off another user's run (the conflict row is then
+// left alone and nothing is returned).
+func (s *Store) buildUpsertRunSQL(scoped bool) string {
 	target, cur := s.runs, s.runs
 	if s.d.Name == Postgres {
 		target, cur = s.runs+" AS r", "r" // a schema-qualified name cannot be used as a qualifier

@@ -72,9 +72,13 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 }
 
 // upsertSessionSQL is UpsertSession as one INSERT … ON CONFLICT … RETURNING
-// (SQLite ≥ 3.35 and Postgres). The conflict update applies only where the
-// stored user_id is NULL or equals the record's; otherwise nothing returns.
-func (s *Store) upsertSessionSQL() string {
+// (SQLite ≥ 3.35 and Postgres), built once by buildUpsertSessionSQL.
+func (s *Store) upsertSessionSQL() string { return s.upsertSessionQ }
+
+// buildUpsertSessionSQL builds upsertSessionSQL. The conflict update applies
+// only where the stored user_id is NULL or equals the record's; otherwise
+// nothing returns.
+func (s *Store) buildUpsertSessionSQL() string {
 	target, cur := s.sessions, s.sessions
 	if s.d.Name == Postgres {
 		target, cur = s.sessions+" AS s", "s"

@@ -43,6 +43,10 @@ type Store struct {
 	migPool  func() (*sql.DB, error)
 	// gate orders run and session writes (SQLite only; see writeGate).
 	gate writeGate
+	// The hot upsert statements, built once: upsertRunQ[1] carries the scope
+	// guard (see buildUpsertRunSQL).
+	upsertRunQ     [2]string
+	upsertSessionQ string
 }
 
 var _ db.Driver = (*Store)(nil)
@@ -65,6 +69,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.sessions = d.Table(s.t.Sessions)
 	s.runs = d.Table(s.t.Runs)
 	s.memories = d.Table(s.t.Memories)
+	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
+	s.upsertSessionQ = s.buildUpsertSessionSQL()
 	if !cfg.SkipSchemaCheck {
 		if err := EnsureSchema(ctx, s.w, s.d, s.t); err != nil {
 			return nil, s.wrap(err)
