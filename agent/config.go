@@ -11,6 +11,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
+	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 )
 
@@ -180,8 +181,17 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg}, nil
 }
 
-func slug(name string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), " ", "-")
+// DefaultID is the id an agent, team or workflow gets: id when set, else name
+// lower-cased with spaces as dashes, else a random UUID.
+func DefaultID(id, name string) string {
+	switch {
+	case id != "":
+		return id
+	case name != "":
+		return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), " ", "-")
+	default:
+		return uuid.NewString()
+	}
 }
 
 // ID returns the agent id (agent_id).

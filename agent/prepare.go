@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
-	"github.com/google/uuid"
 )
 
 // prepared holds what every run needs and New deliberately does not compute.
@@ -42,14 +41,7 @@ func (a *Agent) prep() *prepared {
 
 func (a *Agent) prepare() *prepared {
 	c := &a.cfg
-	p := &prepared{id: c.ID, model: c.Model, reasoning: c.ReasoningModel, team: c.TeamLeader}
-	switch {
-	case p.id != "":
-	case c.Name != "":
-		p.id = slug(c.Name)
-	default:
-		p.id = uuid.NewString()
-	}
+	p := &prepared{id: DefaultID(c.ID, c.Name), model: c.Model, reasoning: c.ReasoningModel, team: c.TeamLeader}
 	if c.ModelRetry != nil {
 		p.model = model.WithRetry(p.model, *c.ModelRetry)
 		if p.reasoning != nil {

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 	"sync"
-
-	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
@@ -72,13 +69,7 @@ func New(cfg Config) (*Team, error) {
 		}
 		t.members[m.ID()] = m
 	}
-	switch {
-	case cfg.ID != "":
-	case cfg.Name != "":
-		cfg.ID = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(cfg.Name)), " ", "-")
-	default:
-		cfg.ID = uuid.NewString()
-	}
+	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
 	t.cfg = cfg
 	tools, err := t.tools()
 	if err != nil {

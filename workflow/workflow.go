@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 	"sync"
-
-	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
@@ -66,13 +63,7 @@ func New(cfg Config) (*Workflow, error) {
 		steps[i] = s
 	}
 	cfg.Steps = steps
-	switch {
-	case cfg.ID != "":
-	case cfg.Name != "":
-		cfg.ID = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(cfg.Name)), " ", "-")
-	default:
-		cfg.ID = uuid.NewString()
-	}
+	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
 	w := &Workflow{cfg: cfg}
 	data := map[string]any{"workflow_id": cfg.ID}
 	if cfg.Name != "" {
