@@ -44,6 +44,8 @@ type exec struct {
 	out  *run.Output
 	emit func(run.Event) bool // nil for Run
 	deps map[string]any
+	// cancel ends the run, e.g. when a stream consumer stops reading.
+	cancel context.CancelCauseFunc
 }
 
 func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOptions, emit func(run.Event) bool) (*run.Output, error) {
@@ -63,7 +65,7 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(context.Canceled)
-	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies}
+	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
 	if err := x.start(); err != nil {
 		return nil, err
 	}
@@ -127,12 +129,6 @@ func (x *exec) ev(t run.EventType) run.Event {
 func (x *exec) send(e run.Event) {
 	if x.emit != nil && !x.emit(e) {
 		x.cancel(errStreamStopped)
-	}
-}
-
-func (x *exec) cancel(cause error) {
-	if v, ok := x.w.running.Load(x.out.RunID); ok {
-		v.(*cancelHandle).cancel(cause)
 	}
 }
 
