@@ -241,13 +241,9 @@ func TestCreateRun_IdempotencyKeyDedupsConcurrentBackgroundRuns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body, hdr := form(map[string]string{"message": "once", "background": "true", "stream": "false", "user_id": "u1"})
-			hdr["Idempotency-Key"] = "order-42"
-			req, _ := http.NewRequest(http.MethodPost, f.url+"/agents/slow/runs", body)
-			for k, v := range hdr {
-				req.Header.Set(k, v)
-			}
-			res, err := http.DefaultClient.Do(req)
+			res, err := sendForm(f.url+"/agents/slow/runs",
+				map[string]string{"message": "once", "background": "true", "stream": "false", "user_id": "u1"},
+				map[string]string{"Idempotency-Key": "order-42"})
 			if err != nil {
 				t.Error(err)
 				return
@@ -493,12 +489,7 @@ func TestStreamRun_ClientDisconnectCancelsTheRun(t *testing.T) {
 func TestCancelRun_StreamingRunEndsWithRunCancelled(t *testing.T) {
 	t.Parallel()
 	f := newRunsFixture(t, Config{})
-	body, hdr := form(map[string]string{"message": "take your time"})
-	req, _ := http.NewRequest(http.MethodPost, f.url+"/agents/slow/runs", body)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := sendForm(f.url+"/agents/slow/runs", map[string]string{"message": "take your time"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,12 +522,7 @@ func TestContinueRun_ConcurrentContinuesExecuteTheToolOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body, hdr := form(map[string]string{"tools": tools, "stream": "false"})
-			req, _ := http.NewRequest(http.MethodPost, f.url+"/agents/hitl/runs/"+p.RunID+"/continue", body)
-			for k, v := range hdr {
-				req.Header.Set(k, v)
-			}
-			res, err := http.DefaultClient.Do(req)
+			res, err := sendForm(f.url+"/agents/hitl/runs/"+p.RunID+"/continue", map[string]string{"tools": tools, "stream": "false"}, nil)
 			if err != nil {
 				t.Error(err)
 				return

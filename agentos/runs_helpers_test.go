@@ -170,6 +170,23 @@ func postForm(t *testing.T, u string, fields map[string]string, extra map[string
 	return do(t, http.MethodPost, u, body, hdr)
 }
 
+// sendForm posts fields urlencoded, with extra headers, and returns the
+// response with its body unread (streams, goroutines that must not t.Fatal).
+func sendForm(u string, fields, extra map[string]string) (*http.Response, error) {
+	body, hdr := form(fields)
+	req, err := http.NewRequest(http.MethodPost, u, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	return http.DefaultClient.Do(req)
+}
+
 // sseFrame is one parsed event frame.
 type sseFrame struct {
 	name string

@@ -59,12 +59,7 @@ func TestServe_Shutdown(t *testing.T) {
 			base := "http://" + ln.Addr().String()
 
 			// A streamed run: read its first event, keep the stream open.
-			body, hdr := form(map[string]string{"message": "go"})
-			req, _ := http.NewRequest(http.MethodPost, base+"/agents/slow/runs", body)
-			for k, v := range hdr {
-				req.Header.Set(k, v)
-			}
-			res, err := http.DefaultClient.Do(req)
+			res, err := sendForm(base+"/agents/slow/runs", map[string]string{"message": "go"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
