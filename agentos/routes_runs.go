@@ -159,7 +159,7 @@ func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID s
 	}
 	// Missing for this user: a new session unless it exists for someone else.
 	// The unscoped probe only learns existence; nothing of the row is returned.
-	_, err = d.GetSession(context.WithoutCancel(context.Background()), sessionID)
+	_, err = d.GetSession(context.Background(), sessionID)
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return nil
