@@ -38,13 +38,7 @@ func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) 
 			yield(run.Event{}, err)
 			return
 		}
-		st.sink.yield = yield
-		st.begin(ctx)
-		defer st.end()
-		st.runNew(input)
-		if st.persistErr != nil && st.sink.live() {
-			yield(run.Event{}, st.persistErr)
-		}
+		st.stream(ctx, yield, func() { st.runNew(input) })
 	}
 }
 
@@ -81,13 +75,7 @@ func (a *Agent) ContinueStream(ctx context.Context, paused *run.Output, opts ...
 			yield(run.Event{}, err)
 			return
 		}
-		st.sink.yield = yield
-		st.begin(ctx)
-		defer st.end()
-		st.runContinued()
-		if st.persistErr != nil && st.sink.live() {
-			yield(run.Event{}, st.persistErr)
-		}
+		st.stream(ctx, yield, st.runContinued)
 	}
 }
 
@@ -104,6 +92,18 @@ func (a *Agent) ContinueStreamID(ctx context.Context, runID string, opts ...RunO
 				return
 			}
 		}
+	}
+}
+
+// stream executes body as st's run with its events going to yield; a failure
+// to persist the run is the last value yielded.
+func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, body func()) {
+	st.sink.yield = yield
+	st.begin(ctx)
+	defer st.end()
+	body()
+	if st.persistErr != nil && st.sink.live() {
+		yield(run.Event{}, st.persistErr)
 	}
 }
 
