@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
-// runColumns is the insert column list of the runs table.
-var runColumns = []string{"run_id", "session_id", "run_type", "agent_id", "team_id", "workflow_id", "user_id",
-	"parent_run_id", "status", "run_index", "run_data", "created_at", "updated_at"}
+// runColumns is the insert column list of the runs table: its 3.0.0 layout
+// (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id,
+// parent_run_id, status, run_index, run_data, created_at, updated_at).
+var runColumns = sqlstore.Columns30(sqlstore.KindRuns)
 
 const (
 	maxRowsPerInsert  = 400     // 13 params each: well under every dialect's limit
