@@ -69,8 +69,8 @@ func (a *Agent) prepare() *prepared {
 			}
 		}
 	}
-	if p.set == nil {
-		p.set, p.setErr = tool.NewSet(nil)
+	if p.set == nil && p.setErr == nil { // no tools; an invalid tool set keeps its error
+		p.set, _ = tool.NewSet(nil)
 	}
 	p.system = a.staticSystem()
 	idKey := "agent_id"
