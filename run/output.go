@@ -32,10 +32,11 @@ type Input struct {
 func TextInput(s string) Input { return Input{InputContent: s} }
 
 // Text returns the input content as text (JSON for non-string content).
-func (in Input) Text() string { return contentText(in.InputContent) }
+func (in Input) Text() string { return ContentText(in.InputContent) }
 
-// contentText is content as text: a string as is, anything else as JSON.
-func contentText(v any) string {
+// ContentText is run content as text: a string as is, anything else (structured
+// output) as JSON.
+func ContentText(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""
@@ -147,7 +148,7 @@ type Output struct {
 }
 
 // ContentString returns Content as text (JSON for structured output).
-func (o *Output) ContentString() string { return contentText(o.Content) }
+func (o *Output) ContentString() string { return ContentText(o.Content) }
 
 // Type derives the run_type the way Agno's migration does: agent if agent_id,
 // else team if team_id, else workflow.

@@ -87,7 +87,7 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 			failure = err
 			break
 		}
-		content = fmt.Sprint(res.Content)
+		content = run.ContentText(res.Content) // structured output travels as JSON
 	}
 	out.Metrics = &run.Metrics{Duration: time.Since(start).Seconds()}
 	if b, err := json.Marshal(results); err == nil {
