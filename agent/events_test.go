@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
@@ -103,15 +105,34 @@ func TestStream_EventsMarshalToWireShape(t *testing.T) {
 	}
 }
 
-func TestRun_StoreEventsKeepsNonDeltaEvents(t *testing.T) {
+func TestStream_StoreEventsKeepsNonDeltaEvents(t *testing.T) {
 	t.Parallel()
-	a := mustAgent(t, Config{Model: scripted.Reply("one two three"), StoreEvents: true})
-	out, err := a.Run(context.Background(), run.TextInput("x"))
+	d := db.New("m", memory.New())
+	a := mustAgent(t, Config{Model: scripted.Reply("one two three"), StoreEvents: true, DB: d})
+	var runID string
+	deltas := 0
+	for ev, err := range a.Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		runID = ev.RunID
+		if ev.Event == run.EventRunContent {
+			deltas++
+		}
+	}
+	if deltas == 0 {
+		t.Fatal("the live stream carried no content deltas; the test needs some to filter")
+	}
+	row, err := d.GetRun(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := row.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Events) == 0 || out.Events[0].Event != run.EventRunStarted || out.Events[len(out.Events)-1].Event != run.EventRunCompleted {
-		t.Fatalf("events %+v", out.Events)
+		t.Fatalf("stored events %+v", out.Events)
 	}
 	for _, e := range out.Events {
 		if e.Event == run.EventRunContent {
@@ -122,18 +143,26 @@ func TestRun_StoreEventsKeepsNonDeltaEvents(t *testing.T) {
 
 func TestStream_BreakStopsTheRun(t *testing.T) {
 	t.Parallel()
-	a := mustAgent(t, Config{Model: scripted.Reply("many words in this answer")})
-	n := 0
+	d := db.New("m", memory.New())
+	a := mustAgent(t, Config{Model: scripted.Reply("many words in this answer"), DB: d})
+	var runID string
 	for ev, err := range a.Stream(context.Background(), run.TextInput("x")) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n++
+		runID = ev.RunID
 		if ev.Event == run.EventRunContent {
 			break
 		}
 	}
-	if n == 0 {
-		t.Fatal("no events")
+	row, err := d.GetRun(context.Background(), runID)
+	if err != nil {
+		t.Fatalf("run %q after break: %v", runID, err)
+	}
+	if row.Status != run.StatusCancelled {
+		t.Fatalf("status after break = %s, want CANCELLED", row.Status)
+	}
+	if out, _ := row.Output(); out == nil || out.ContentString() == "many words in this answer" {
+		t.Fatalf("a run stopped after its first delta must not hold the whole answer: %+v", out)
 	}
 }
