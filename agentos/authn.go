@@ -42,15 +42,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			case errors.Is(err, auth.ErrMissingCredentials):
 				unauthorized(w, "Authorization header required")
 			case errors.Is(err, auth.ErrTokenExpired):
-				unauthorized(w, "Token has expired")
+				invalidToken(w, "Token has expired", "The access token expired")
+			case errors.Is(err, auth.ErrNoSubject):
+				invalidToken(w, "Token has no subject", "The access token names no subject")
 			default:
-				unauthorized(w, "Invalid authentication token")
+				invalidToken(w, "Invalid authentication token", "The access token is invalid")
 			}
 			return
 		}
 		ctx, err := ScopeContext(auth.NewContext(r.Context(), p), s.cfg.UserIsolation)
 		if err != nil {
-			WriteError(w, http.StatusForbidden, "Token has no user id; user isolation requires one")
+			// Unreachable with JWTVerifier (it refuses subject-less tokens);
+			// kept so a principal without a user id is never served unscoped.
+			invalidToken(w, "Token has no subject", "The access token names no subject")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -82,8 +86,17 @@ func (s *Server) bearerToken(r *http.Request) (token, detail string) {
 	return "", "Authorization header required"
 }
 
+// unauthorized answers a request that carried no usable credentials: a bare
+// "Bearer" challenge (RFC 6750 §3.1 wants no error code then).
 func unauthorized(w http.ResponseWriter, detail string) {
 	w.Header().Set("WWW-Authenticate", "Bearer")
+	WriteError(w, http.StatusUnauthorized, detail)
+}
+
+// invalidToken answers a token that failed verification with RFC 6750's
+// invalid_token challenge. description is a fixed text: never token content.
+func invalidToken(w http.ResponseWriter, detail, description string) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+description+`"`)
 	WriteError(w, http.StatusUnauthorized, detail)
 }
 

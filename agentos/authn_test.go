@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -84,8 +85,13 @@ func TestAuth_SecurityKey(t *testing.T) {
 			if tt.detail != "" && res.detail(t) != tt.detail {
 				t.Errorf("detail = %q, want %q", res.detail(t), tt.detail)
 			}
-			if tt.status == 401 && res.header.Get("WWW-Authenticate") != "Bearer" {
-				t.Errorf("WWW-Authenticate = %q", res.header.Get("WWW-Authenticate"))
+			// RFC 6750 §3.1: no error code without credentials, invalid_token for a bad one.
+			want := "Bearer"
+			if tt.detail == "Invalid authentication token" {
+				want = `Bearer error="invalid_token", error_description="The access token is invalid"`
+			}
+			if tt.status == 401 && res.header.Get("WWW-Authenticate") != want {
+				t.Errorf("WWW-Authenticate = %q, want %q", res.header.Get("WWW-Authenticate"), want)
 			}
 		})
 	}
@@ -167,7 +173,7 @@ func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 		{"admin scope is not scoped", hsToken(t, jwt.MapClaims{"sub": "root", "scopes": auth.AdminScope}), 200,
 			[]string{`"scoped":false`, `"effective":"bob"`, `"admin":true`}},
 		{"security key is admin", "os-key", 200, []string{`"scoped":false`, `"effective":"bob"`}},
-		{"token without sub is refused", hsToken(t, jwt.MapClaims{"scopes": "agents:read"}), 403, nil},
+		{"token without sub is refused", hsToken(t, jwt.MapClaims{"scopes": "agents:read"}), 401, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,6 +186,40 @@ func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 	}
 	if _, err := New(Config{UserIsolation: true}); err == nil {
 		t.Error("user isolation without authentication accepted")
+	}
+}
+
+// TestAuth_TokenWithoutSubjectIs401 checks that a verified token naming no
+// user is an invalid token (RFC 6750 §3.1), with or without user isolation,
+// and never reaches a handler.
+func TestAuth_TokenWithoutSubjectIs401(t *testing.T) {
+	t.Parallel()
+	tokens := map[string]string{
+		"no sub":              hsToken(t, jwt.MapClaims{"scopes": "agents:read"}),
+		"empty sub":           hsToken(t, jwt.MapClaims{"sub": ""}),
+		"whitespace-only sub": hsToken(t, jwt.MapClaims{"sub": " \t "}),
+		"admin without sub":   hsToken(t, jwt.MapClaims{"scopes": auth.AdminScope}),
+	}
+	for _, isolation := range []bool{false, true} {
+		ts, logs := testServer(t, Config{UserIsolation: isolation, Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, whoami)
+		for name, tok := range tokens {
+			t.Run(fmt.Sprintf("%s isolation=%v", name, isolation), func(t *testing.T) {
+				t.Parallel()
+				res := get(t, ts.URL+"/whoami", bearer(tok))
+				if res.status != 401 {
+					t.Fatalf("status %d %s, want 401", res.status, res.body)
+				}
+				if got := res.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, `Bearer error="invalid_token"`) {
+					t.Errorf("WWW-Authenticate = %q, want Bearer error=\"invalid_token\"", got)
+				}
+				if d := res.detail(t); d != "Token has no subject" {
+					t.Errorf("detail = %q", d)
+				}
+				if strings.Contains(logs.String(), tok[20:]) {
+					t.Error("logs contain the token")
+				}
+			})
+		}
 	}
 }
 

@@ -26,6 +26,10 @@ var (
 	// ErrTokenExpired: the token verified but its exp has passed. It also
 	// matches ErrInvalidToken.
 	ErrTokenExpired = fmt.Errorf("%w: token has expired", ErrInvalidToken)
+	// ErrNoSubject: the token verified but names no user (its user id claim is
+	// missing, empty or only whitespace). It also matches ErrInvalidToken: a
+	// principal nobody can be held to is not an authenticated caller.
+	ErrNoSubject = fmt.Errorf("%w: token has no subject", ErrInvalidToken)
 )
 
 // JWTConfig configures a JWTVerifier. Zero values take the documented defaults.
@@ -61,7 +65,8 @@ type JWTConfig struct {
 // its own family (and curve / secret length). Key selection: a token with a
 // kid is checked against the keys with that ID, or, when no key has that ID,
 // against the keys configured without one; a token without a kid is checked
-// against every key, in order. Tokens with a "crit" header are rejected.
+// against every key, in order. Tokens with a "crit" header are rejected, and so
+// are tokens whose user id claim is missing or blank (ErrNoSubject).
 type JWTVerifier struct {
 	cfg    JWTConfig
 	parser *jwt.Parser
@@ -189,6 +194,9 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 	var err error
 	if p.UserID, err = stringClaim(claims, v.cfg.UserIDClaim); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(p.UserID) == "" {
+		return nil, fmt.Errorf("%w: claim %q is missing, empty or blank", ErrNoSubject, v.cfg.UserIDClaim)
 	}
 	if v.cfg.SessionIDClaim != "" {
 		if p.SessionID, err = stringClaim(claims, v.cfg.SessionIDClaim); err != nil {

@@ -208,7 +208,7 @@ func TestVerify_ReadsPrincipalClaims(t *testing.T) {
 		{"space separated scopes", claims("scopes", "agents:read sessions:write", "sid", "s-1"),
 			Principal{UserID: "user-1", SessionID: "s-1", Scopes: []string{"agents:read", "sessions:write"}}},
 		{"admin scope", claims("scopes", []string{AdminScope}), Principal{UserID: "user-1", Scopes: []string{AdminScope}, Admin: true}},
-		{"no scopes no sub", claims("scopes", nil, "sub", nil), Principal{}},
+		{"no scopes", claims("scopes", nil), Principal{UserID: "user-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +219,31 @@ func TestVerify_ReadsPrincipalClaims(t *testing.T) {
 			}
 			if p.UserID != tt.want.UserID || p.SessionID != tt.want.SessionID || p.Admin != tt.want.Admin || !slices.Equal(p.Scopes, tt.want.Scopes) {
 				t.Errorf("principal = %+v, want %+v", p, tt.want)
+			}
+		})
+	}
+}
+
+func TestVerify_TokenWithoutSubjectIsInvalid(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	v := mainVerifier(t)
+	tests := map[string]jwt.MapClaims{
+		"no sub":                   claims("sub", nil),
+		"empty sub":                claims("sub", ""),
+		"whitespace-only sub":      claims("sub", " \t\n "),
+		"admin token without sub":  claims("sub", nil, "scopes", []string{AdminScope}),
+		"admin token with a blank": claims("sub", "   ", "scopes", []string{AdminScope}),
+	}
+	for name, c := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, err := v.Verify(sign(t, jwt.SigningMethodRS256, k.rsaA, "rsa-a", c))
+			if err == nil {
+				t.Fatalf("accepted: principal %+v", p)
+			}
+			if !errors.Is(err, ErrNoSubject) || !errors.Is(err, ErrInvalidToken) {
+				t.Errorf("error %v does not wrap ErrNoSubject and ErrInvalidToken", err)
 			}
 		})
 	}
