@@ -48,6 +48,10 @@ type JWTConfig struct {
 	Audience []string
 	// Issuer, when set, requires "iss" to equal it.
 	Issuer string
+	// RequireKID refuses tokens without a "kid" header, and tokens whose kid
+	// names no configured key (no fallback to keys without an ID). Every key
+	// must then have an ID. Off, a kid-less token is tried against every key.
+	RequireKID bool
 	// Leeway is the clock skew allowed on exp, nbf and iat; zero means
 	// DefaultLeeway, negative means none.
 	Leeway time.Duration
@@ -65,7 +69,8 @@ type JWTConfig struct {
 // its own family (and curve / secret length). Key selection: a token with a
 // kid is checked against the keys with that ID, or, when no key has that ID,
 // against the keys configured without one; a token without a kid is checked
-// against every key, in order. Tokens with a "crit" header are rejected, and so
+// against every key, in order; with RequireKID a token without a kid is
+// rejected. Tokens with a "crit" header are rejected, and so
 // are tokens whose user id claim is missing or blank (ErrNoSubject).
 type JWTVerifier struct {
 	cfg    JWTConfig
@@ -91,6 +96,9 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		}
 		if !slices.ContainsFunc(cfg.Algorithms, k.fits) {
 			return nil, fmt.Errorf("auth: key %d (%q, %s) fits none of the allowed algorithms %v", i, k.ID, k.family, cfg.Algorithms)
+		}
+		if cfg.RequireKID && k.ID == "" {
+			return nil, fmt.Errorf("auth: key %d (%s) has no kid, and require_kid refuses every token it could verify; give it a kid", i, k.family)
 		}
 	}
 	if cfg.UserIDClaim == "" {
@@ -172,12 +180,15 @@ func (v *JWTVerifier) keyFor(t *jwt.Token) (any, error) {
 			}
 		}
 	}
-	if kid != "" {
+	switch {
+	case kid == "" && v.cfg.RequireKID:
+		return nil, errors.New("token has no kid header, which this server requires (require_kid)")
+	case kid != "":
 		pick(func(k Key) bool { return k.ID == kid })
 		if len(matched) == 0 && !slices.ContainsFunc(v.cfg.Keys, func(k Key) bool { return k.ID == kid }) {
 			pick(func(k Key) bool { return k.ID == "" })
 		}
-	} else {
+	default:
 		pick(func(Key) bool { return true })
 	}
 	switch len(matched) {

@@ -249,6 +249,62 @@ func TestVerify_TokenWithoutSubjectIsInvalid(t *testing.T) {
 	}
 }
 
+func TestVerify_RequireKIDRejectsKidlessTokens(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	v, err := NewJWTVerifier(JWTConfig{
+		Keys:       []Key{mustKey(t, "rsa-a", publicPEM(t, &k.rsaA.PublicKey)), mustKey(t, "hs", string(k.secret))},
+		Algorithms: []string{"RS256", "HS256"},
+		RequireKID: true,
+		Now:        func() time.Time { return testNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claims("aud", nil, "iss", nil)
+	tests := []struct {
+		name  string
+		token string
+		ok    bool
+	}{
+		{"RS256 with its kid", sign(t, jwt.SigningMethodRS256, k.rsaA, "rsa-a", c), true},
+		{"HS256 with its kid", sign(t, jwt.SigningMethodHS256, k.secret, "hs", c), true},
+		{"RS256 by a trusted key without kid", sign(t, jwt.SigningMethodRS256, k.rsaA, "", c), false},
+		{"HS256 by a trusted secret without kid", sign(t, jwt.SigningMethodHS256, k.secret, "", c), false},
+		{"empty kid", func() string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+			tok.Header["kid"] = ""
+			s, _ := tok.SignedString(k.rsaA)
+			return s
+		}(), false},
+		{"unknown kid", sign(t, jwt.SigningMethodRS256, k.rsaA, "other", c), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := v.Verify(tt.token)
+			if tt.ok && err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			if !tt.ok && !errors.Is(err, ErrInvalidToken) {
+				t.Fatalf("Verify = %v, want ErrInvalidToken", err)
+			}
+		})
+	}
+}
+
+func TestNewJWTVerifier_RequireKIDNeedsEveryKeyNamed(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	_, err := NewJWTVerifier(JWTConfig{
+		Keys:       []Key{mustKey(t, "rsa-a", publicPEM(t, &k.rsaA.PublicKey)), mustKey(t, "", publicPEM(t, &k.rsaB.PublicKey))},
+		RequireKID: true,
+	})
+	if err == nil || !strings.Contains(err.Error(), "key 1") || !strings.Contains(err.Error(), "kid") {
+		t.Fatalf("NewJWTVerifier = %v, want an error naming key 1 and its missing kid", err)
+	}
+}
+
 func TestVerify_KeyRotation(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
@@ -383,14 +439,30 @@ func FuzzParseToken(f *testing.F) {
 	f.Add("a.b.c")
 	f.Add("..")
 	f.Add(b64(`{"alg":"RS256","kid":{}}`) + ".e30.AA")
+	f.Add(sign(f, jwt.SigningMethodRS256, k.rsaA, "", claims()))
+	f.Add(sign(f, jwt.SigningMethodRS256, k.rsaA, "rsa-a", claims("sub", " ")))
+	f.Add(sign(f, jwt.SigningMethodHS256, k.secret, "", claims("sub", nil)))
 	v := mainVerifier(f)
+	strictCfg := v.cfg
+	strictCfg.RequireKID = true
+	strict, err := NewJWTVerifier(strictCfg)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, token string) {
 		p, err := v.Verify(token)
-		if err == nil && p == nil {
-			t.Fatal("nil principal without error")
+		if err == nil && (p == nil || strings.TrimSpace(p.UserID) == "") {
+			t.Fatalf("accepted without a principal or subject: %+v", p)
 		}
 		if err != nil && !errors.Is(err, ErrInvalidToken) {
 			t.Fatalf("error %v does not wrap ErrInvalidToken", err)
+		}
+		sp, serr := strict.Verify(token)
+		if serr != nil && !errors.Is(serr, ErrInvalidToken) {
+			t.Fatalf("require_kid: error %v does not wrap ErrInvalidToken", serr)
+		}
+		if serr == nil && (err != nil || sp.UserID != p.UserID) {
+			t.Fatalf("require_kid accepted a token the default verifier refused (%v)", err)
 		}
 	})
 }

@@ -79,6 +79,10 @@ type JWT struct {
 	Audience       StringList `yaml:"audience"`
 	VerifyAudience *bool      `yaml:"verify_audience"`
 	Issuer         string     `yaml:"issuer"`
+	// RequireKID refuses tokens without a "kid" header (and kids naming no
+	// configured key); every verification key then needs a kid. Off by default:
+	// a kid-less token is tried against every key.
+	RequireKID bool `yaml:"require_kid"`
 	// Leeway for exp/nbf/iat; default 10s.
 	Leeway time.Duration `yaml:"leeway"`
 	// TokenSource is "header" (default), "cookie" or "both" (header first).

@@ -323,6 +323,55 @@ func TestAuthenticator_RejectsBadKeys(t *testing.T) {
 	}
 }
 
+// hsToken signs claims (plus a one-hour exp) with secret, setting kid when non-empty.
+func hsToken(t *testing.T, secret, kid string, c jwt.MapClaims) string {
+	t.Helper()
+	if _, ok := c["exp"]; !ok {
+		c["exp"] = time.Now().Add(time.Hour).Unix()
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestAuthenticator_RequireKID(t *testing.T) {
+	t.Parallel()
+	secret := strings.Repeat("s3cr3t-", 6)
+	build := func(t *testing.T, yml string) Config {
+		t.Helper()
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cfg := build(t, "auth:\n  jwt:\n    algorithm: HS256\n    require_kid: true\n    verification_keys:\n      - kid: k1\n        key: "+secret+"\n")
+	a, err := cfg.Auth.Authenticator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(hsToken(t, secret, "k1", jwt.MapClaims{"sub": "u"})); err != nil {
+		t.Errorf("token with kid rejected: %v", err)
+	}
+	if p, err := a.Authenticate(hsToken(t, secret, "", jwt.MapClaims{"sub": "u"})); err == nil {
+		t.Errorf("kid-less token accepted with require_kid: %+v", p)
+	}
+
+	cfg = build(t, "auth:\n  jwt:\n    algorithm: HS256\n    require_kid: true\n    verification_keys: ["+secret+"]\n")
+	if _, err := cfg.Auth.Authenticator(); err == nil || !strings.Contains(err.Error(), "kid") {
+		t.Errorf("require_kid with a kid-less key: %v, want an error about the missing kid", err)
+	}
+}
+
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := range lines {

@@ -186,6 +186,7 @@ func (a Auth) Authenticator() (*auth.Authenticator, error) {
 			ScopesClaim:    j.ScopesClaim,
 			Audience:       aud,
 			Issuer:         j.Issuer,
+			RequireKID:     j.RequireKID,
 			Leeway:         j.Leeway,
 			MaxTokenBytes:  j.MaxTokenBytes,
 		})
