@@ -262,11 +262,15 @@ func (l *StringList) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: expected a string or a list of strings", n.Line)
 }
 
-// VerificationKey is a PEM public key or HMAC secret, optionally with a kid.
-// In YAML: a string, or {kid: ..., key: ...}.
+// VerificationKey is a PEM public key, a path to a PEM or JWKS file, or an
+// HMAC secret, optionally with a kid (see auth.LoadKey). In YAML: a string, or
+// {kid: ..., key: ...}.
 type VerificationKey struct {
 	KID string
 	Key string
+	// dir resolves a relative key file path: the config file's directory for
+	// entries read from a file, "" (the working directory) otherwise.
+	dir string
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler.

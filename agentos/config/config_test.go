@@ -308,10 +308,12 @@ func TestAuthenticator_BuildsFromKeysAndJWKSFile(t *testing.T) {
 func TestAuthenticator_RejectsBadKeys(t *testing.T) {
 	t.Parallel()
 	tests := map[string]Auth{
-		"short secret":      {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "short"}}}},
-		"missing jwks file": {JWT: &JWT{JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
-		"secret without HS": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}}},
-		"unknown algorithm": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}, Algorithm: "HS1"}},
+		"short secret":            {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "short"}}}},
+		"missing jwks file":       {JWT: &JWT{JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
+		"secret without HS":       {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}}},
+		"unknown algorithm":       {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}, Algorithm: "HS1"}},
+		"path taken for a secret": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "/etc/agentry/keys/jwt-signing-secret"}}, Algorithm: "HS256"}},
+		"missing key file":        {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: filepath.Join(t.TempDir(), "jwt.pem")}}}},
 	}
 	for name, a := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -338,6 +340,58 @@ func hsToken(t *testing.T, secret, kid string, c jwt.MapClaims) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestAuthenticator_ReadsKeyFiles(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "keys"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "keys", "jwt.pem")
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "os.yaml")
+	if err := os.WriteFile(cfgPath, []byte("auth:\n  jwt:\n    algorithm: EdDSA\n    verification_keys: [keys/jwt.pem]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"sub": "u", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		path string
+		env  map[string]string
+	}{
+		"relative to the config file": {cfgPath, nil},
+		"JWT_VERIFICATION_KEY path":   {"", map[string]string{"JWT_VERIFICATION_KEY": keyPath}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(tt.path, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Auth.JWT.Algorithm = "EdDSA"
+			a, err := cfg.Auth.Authenticator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := a.Authenticate(tok); err != nil || p.UserID != "u" {
+				t.Errorf("token signed by the key file's key: %v", err)
+			}
+		})
+	}
 }
 
 func TestAuthenticator_RequireKID(t *testing.T) {

@@ -68,8 +68,14 @@ func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 		if cfg, err = Parse(data, path); err != nil {
 			return Config{}, err
 		}
-		if cfg.Auth.JWT != nil && cfg.Auth.JWT.JWKSFile != "" && !filepath.IsAbs(cfg.Auth.JWT.JWKSFile) {
-			cfg.Auth.JWT.JWKSFile = filepath.Join(filepath.Dir(path), cfg.Auth.JWT.JWKSFile)
+		if j := cfg.Auth.JWT; j != nil {
+			if j.JWKSFile != "" && !filepath.IsAbs(j.JWKSFile) {
+				j.JWKSFile = filepath.Join(filepath.Dir(path), j.JWKSFile)
+			}
+			// Key file paths, like jwks_file, are relative to the config file.
+			for i := range j.VerificationKeys {
+				j.VerificationKeys[i].dir = filepath.Dir(path)
+			}
 		}
 	}
 	if lookup == nil {

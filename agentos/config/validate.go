@@ -145,18 +145,18 @@ func checkModel(bad func(string, ...any), where, model string, required bool) {
 }
 
 // Authenticator builds the request authenticator from the auth block, reading
-// the JWKS file. It returns a disabled authenticator when neither a security key
+// key files and the JWKS file. It returns a disabled authenticator when neither a security key
 // nor JWT is configured.
 func (a Auth) Authenticator() (*auth.Authenticator, error) {
 	var v *auth.JWTVerifier
 	if j := a.JWT; j != nil {
 		var keys []auth.Key
 		for i, vk := range j.VerificationKeys {
-			k, err := auth.ParseKey(vk.KID, vk.Key)
+			k, err := auth.LoadKey(vk.KID, vk.Key, vk.dir)
 			if err != nil {
 				return nil, fmt.Errorf("config: auth.jwt.verification_keys[%d]: %w", i, err)
 			}
-			keys = append(keys, k)
+			keys = append(keys, k...)
 		}
 		if j.JWKSFile != "" {
 			data, err := os.ReadFile(j.JWKSFile)
