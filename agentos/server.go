@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -152,6 +153,11 @@ func New(cfg Config) (*Server, error) {
 	case TokenFromHeader, TokenFromCookie, TokenFromBoth:
 	default:
 		return nil, fmt.Errorf("agentos: token source %q: use header, cookie or both", cfg.Auth.TokenSource)
+	}
+	if cfg.Auth.Authenticator.Enabled() && cfg.Auth.TokenSource != TokenFromHeader && slices.Contains(cfg.CORSOrigins, "*") {
+		// "*" is echoed with credentials: every site could then read and send
+		// cookie-authenticated requests, and no Origin check could stop it.
+		return nil, errors.New(`agentos: cors origins "*" with a cookie token source lets every website act as the signed-in user; list the allowed origins (server.cors_origins)`)
 	}
 	if cfg.Auth.CookieName == "" {
 		cfg.Auth.CookieName = config.DefaultCookieName
