@@ -52,9 +52,10 @@ type JWTConfig struct {
 	// names no configured key (no fallback to keys without an ID). Every key
 	// must then have an ID. Off, a kid-less token is tried against every key.
 	RequireKID bool
-	// Leeway is the clock skew allowed on exp, nbf and iat; zero means
-	// DefaultLeeway, negative means none.
-	Leeway time.Duration
+	// Leeway is the clock skew allowed on exp, nbf and iat: nil means
+	// DefaultLeeway, a zero duration none (e.g. new(time.Duration(0))).
+	// Negative is an error.
+	Leeway *time.Duration
 	// MaxTokenBytes rejects longer tokens before any parsing; zero means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
@@ -107,12 +108,13 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if cfg.ScopesClaim == "" {
 		cfg.ScopesClaim = DefaultScopesClaim
 	}
-	switch {
-	case cfg.Leeway == 0:
-		cfg.Leeway = DefaultLeeway
-	case cfg.Leeway < 0:
-		cfg.Leeway = 0
+	leeway := DefaultLeeway
+	if cfg.Leeway != nil {
+		if leeway = *cfg.Leeway; leeway < 0 {
+			return nil, fmt.Errorf("auth: leeway %s is negative; use 0 for none", leeway)
+		}
 	}
+	cfg.Leeway = &leeway
 	if cfg.MaxTokenBytes <= 0 {
 		cfg.MaxTokenBytes = DefaultMaxTokenBytes
 	}
@@ -123,7 +125,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		jwt.WithValidMethods(cfg.Algorithms),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
-		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithLeeway(leeway),
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	}

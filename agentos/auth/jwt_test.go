@@ -293,6 +293,41 @@ func TestVerify_RequireKIDRejectsKidlessTokens(t *testing.T) {
 	}
 }
 
+func TestVerify_Leeway(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	key := mustKey(t, "", publicPEM(t, &k.rsaA.PublicKey))
+	expiredAgo := func(d time.Duration) string {
+		return sign(t, jwt.SigningMethodRS256, k.rsaA, "", claims("aud", nil, "iss", nil, "exp", testNow.Add(-d).Unix()))
+	}
+	tests := []struct {
+		name     string
+		leeway   *time.Duration
+		accepted map[time.Duration]bool
+	}{
+		{"nil is DefaultLeeway", nil, map[time.Duration]bool{5 * time.Second: true, 11 * time.Second: false}},
+		{"zero is none", new(time.Duration(0)), map[time.Duration]bool{time.Second: false}},
+		{"30s", new(30 * time.Second), map[time.Duration]bool{20 * time.Second: true, 40 * time.Second: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := NewJWTVerifier(JWTConfig{Keys: []Key{key}, Leeway: tt.leeway, Now: func() time.Time { return testNow }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ago, want := range tt.accepted {
+				if _, err := v.Verify(expiredAgo(ago)); (err == nil) != want {
+					t.Errorf("token expired %s ago: accepted=%v, want %v (%v)", ago, err == nil, want, err)
+				}
+			}
+		})
+	}
+	if _, err := NewJWTVerifier(JWTConfig{Keys: []Key{key}, Leeway: new(-time.Second)}); err == nil {
+		t.Error("negative leeway accepted")
+	}
+}
+
 func TestNewJWTVerifier_RequireKIDNeedsEveryKeyNamed(t *testing.T) {
 	t.Parallel()
 	k := keys(t)

@@ -83,8 +83,8 @@ type JWT struct {
 	// configured key); every verification key then needs a kid. Off by default:
 	// a kid-less token is tried against every key.
 	RequireKID bool `yaml:"require_kid"`
-	// Leeway for exp/nbf/iat; default 10s.
-	Leeway time.Duration `yaml:"leeway"`
+	// Leeway for exp/nbf/iat; unset (nil) means 10s, "0s" means none.
+	Leeway *time.Duration `yaml:"leeway"`
 	// TokenSource is "header" (default), "cookie" or "both" (header first).
 	TokenSource string `yaml:"token_source"`
 	// CookieName defaults to "access_token".

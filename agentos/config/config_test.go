@@ -158,6 +158,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"bad token source", "auth:\n  jwt:\n    verification_keys: [x]\n    token_source: query\n", "token_source"},
 		{"algorithm and algorithms", "auth:\n  jwt:\n    verification_keys: [x]\n    algorithm: RS256\n    algorithms: [ES256]\n", "not both"},
 		{"isolation without jwt", "user_isolation: true\nauth:\n  security_key: k\n", "user_isolation needs auth.jwt"},
+		{"negative leeway", "auth:\n  jwt:\n    verification_keys: [x]\n    leeway: -1s\n", "leeway"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,6 +390,43 @@ func TestAuthenticator_ReadsKeyFiles(t *testing.T) {
 			}
 			if p, err := a.Authenticate(tok); err != nil || p.UserID != "u" {
 				t.Errorf("token signed by the key file's key: %v", err)
+			}
+		})
+	}
+}
+
+func TestAuthenticator_LeewayZeroMeansNone(t *testing.T) {
+	t.Parallel()
+	secret := strings.Repeat("s3cr3t-", 6)
+	expiredAgo := func(d time.Duration) string {
+		return hsToken(t, secret, "", jwt.MapClaims{"sub": "u", "exp": time.Now().Add(-d).Unix()})
+	}
+	tests := []struct {
+		name, leeway string
+		accepted     map[time.Duration]bool
+	}{
+		{"unset is the 10s default", "", map[time.Duration]bool{3 * time.Second: true, 30 * time.Second: false}},
+		{"0s is no leeway", "    leeway: 0s\n", map[time.Duration]bool{3 * time.Second: false}},
+		{"1m", "    leeway: 1m\n", map[time.Duration]bool{30 * time.Second: true, 2 * time.Minute: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte("auth:\n  jwt:\n    algorithm: HS256\n    verification_keys: ["+secret+"]\n"+tt.leeway), "os.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			a, err := cfg.Auth.Authenticator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ago, want := range tt.accepted {
+				if _, err := a.Authenticate(expiredAgo(ago)); (err == nil) != want {
+					t.Errorf("token expired %s ago: accepted=%v, want %v (%v)", ago, err == nil, want, err)
+				}
 			}
 		})
 	}

@@ -56,7 +56,7 @@ func (c *Config) Validate() error {
 				bad("auth.jwt.excluded_route_paths: %q must start with /", p)
 			}
 		}
-		if j.Leeway < 0 || j.MaxTokenBytes < 0 {
+		if (j.Leeway != nil && *j.Leeway < 0) || j.MaxTokenBytes < 0 {
 			bad("auth.jwt: leeway and max_token_bytes must not be negative")
 		}
 	}
