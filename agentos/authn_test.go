@@ -37,7 +37,11 @@ func jwtAuthenticator(t *testing.T, securityKey string) *auth.Authenticator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return auth.NewAuthenticator(securityKey, v)
+	a, err := auth.NewAuthenticator(securityKey, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // whoami reports the principal and db scope the handler sees.
@@ -58,7 +62,11 @@ func bearer(tok string) map[string]string { return map[string]string{"Authorizat
 
 func TestAuth_SecurityKey(t *testing.T) {
 	t.Parallel()
-	ts, logs := testServer(t, Config{Auth: Auth{Authenticator: auth.NewAuthenticator("the-os-key", nil)}}, whoami)
+	a, err := auth.NewAuthenticator("the-os-key-0123456789", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, logs := testServer(t, Config{Auth: Auth{Authenticator: a}}, whoami)
 	tests := []struct {
 		name   string
 		header map[string]string
@@ -68,10 +76,10 @@ func TestAuth_SecurityKey(t *testing.T) {
 	}{
 		{"missing header", nil, "/whoami", 401, "Authorization header required"},
 		{"wrong key", bearer("not-the-key"), "/whoami", 401, "Invalid authentication token"},
-		{"basic scheme", map[string]string{"Authorization": "Basic the-os-key"}, "/whoami", 401, "Invalid authorization header format"},
+		{"basic scheme", map[string]string{"Authorization": "Basic the-os-key-0123456789"}, "/whoami", 401, "Invalid authorization header format"},
 		{"bearer without token", map[string]string{"Authorization": "Bearer "}, "/whoami", 401, "Invalid authorization header format"},
-		{"right key", bearer("the-os-key"), "/whoami", 200, ""},
-		{"lower-case scheme", map[string]string{"Authorization": "bearer the-os-key"}, "/whoami", 200, ""},
+		{"right key", bearer("the-os-key-0123456789"), "/whoami", 200, ""},
+		{"lower-case scheme", map[string]string{"Authorization": "bearer the-os-key-0123456789"}, "/whoami", 200, ""},
 		{"health is excluded", nil, "/health", 200, ""},
 		{"unknown route still needs auth", nil, "/nope", 401, "Authorization header required"},
 	}
@@ -96,7 +104,7 @@ func TestAuth_SecurityKey(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		if strings.Contains(logs.String(), "the-os-key") || strings.Contains(logs.String(), "not-the-key") {
+		if strings.Contains(logs.String(), "the-os-key-0123456789") || strings.Contains(logs.String(), "not-the-key") {
 			t.Error("logs contain a key")
 		}
 	})
@@ -161,7 +169,7 @@ func TestAuth_ExcludedPathPatterns(t *testing.T) {
 
 func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 	t.Parallel()
-	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "os-key")}}, whoami)
+	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "os-key-0123456789abcdef")}}, whoami)
 	tests := []struct {
 		name   string
 		token  string
@@ -172,7 +180,7 @@ func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 			[]string{`"scoped":true`, `"scope":"alice"`, `"effective":"alice"`}},
 		{"admin scope is not scoped", hsToken(t, jwt.MapClaims{"sub": "root", "scopes": auth.AdminScope}), 200,
 			[]string{`"scoped":false`, `"effective":"bob"`, `"admin":true`}},
-		{"security key is admin", "os-key", 200, []string{`"scoped":false`, `"effective":"bob"`}},
+		{"security key is admin", "os-key-0123456789abcdef", 200, []string{`"scoped":false`, `"effective":"bob"`}},
 		{"token without sub is refused", hsToken(t, jwt.MapClaims{"scopes": "agents:read"}), 401, nil},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,13 +180,13 @@ func TestApplyEnv_OverridesFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "os.yaml")
-	if err := os.WriteFile(path, []byte("server:\n  port: 8000\nauth:\n  security_key: from-file\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("server:\n  port: 8000\nauth:\n  security_key: from-file-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := Load(path, env(map[string]string{
 		"AGENTRY_HOST": "0.0.0.0", "AGENTRY_PORT": "9000", "AGENTRY_DB": "postgres://x/y",
 		"AGENTRY_CORS_ORIGINS": "https://a.test, https://b.test", "AGENTRY_BODY_LIMIT": "1MiB",
-		"AGENTRY_SHUTDOWN_TIMEOUT": "5s", "OS_SECURITY_KEY": "from-env",
+		"AGENTRY_SHUTDOWN_TIMEOUT": "5s", "OS_SECURITY_KEY": "from-env-0123456789",
 		"JWT_VERIFICATION_KEY": strings.Repeat("s", 40), "AGENTRY_USER_ISOLATION": "true",
 	}))
 	if err != nil {
@@ -193,7 +194,7 @@ func TestApplyEnv_OverridesFile(t *testing.T) {
 	}
 	s := cfg.Server
 	if s.Addr() != "0.0.0.0:9000" || cfg.DB.DSN != "postgres://x/y" || len(s.CORSOrigins) != 2 || s.CORSOrigins[1] != "https://b.test" ||
-		s.BodyLimit != 1<<20 || s.ShutdownTimeout != 5*time.Second || cfg.Auth.SecurityKey != "from-env" || !cfg.UserIsolation {
+		s.BodyLimit != 1<<20 || s.ShutdownTimeout != 5*time.Second || cfg.Auth.SecurityKey != "from-env-0123456789" || !cfg.UserIsolation {
 		t.Errorf("config = %+v", cfg)
 	}
 	if cfg.Auth.JWT == nil || len(cfg.Auth.JWT.VerificationKeys) != 1 || cfg.Auth.JWT.TokenSource != "header" {
@@ -390,6 +391,51 @@ func TestAuthenticator_ReadsKeyFiles(t *testing.T) {
 			}
 			if p, err := a.Authenticate(tok); err != nil || p.UserID != "u" {
 				t.Errorf("token signed by the key file's key: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoad_ShortSecurityKeyIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, file string
+		env        map[string]string
+		ok         bool
+	}{
+		{"short key in the file", "auth:\n  security_key: change-me\n", nil, false},
+		{"short OS_SECURITY_KEY", "", map[string]string{"OS_SECURITY_KEY": "hunter2hunter2"}, false},
+		{"short AGENTRY_SECURITY_KEY", "", map[string]string{"AGENTRY_SECURITY_KEY": "x"}, false},
+		{"16 bytes", "", map[string]string{"OS_SECURITY_KEY": "0123456789abcdef"}, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := ""
+			if tt.file != "" {
+				path = filepath.Join(dir, fmt.Sprintf("os%d.yaml", i))
+				if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg, err := Load(path, env(tt.env))
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, err := cfg.Auth.Authenticator(); err != nil || !a.Enabled() {
+					t.Fatalf("authenticator: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "security_key") || !strings.Contains(err.Error(), "16") {
+				t.Fatalf("Load = %v, want an error naming security_key and the 16-byte minimum", err)
+			}
+			for _, key := range []string{"change-me", "hunter2hunter2"} {
+				if strings.Contains(err.Error(), key) {
+					t.Errorf("error %q contains the key", err)
+				}
 			}
 		})
 	}

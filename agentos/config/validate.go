@@ -60,6 +60,9 @@ func (c *Config) Validate() error {
 			bad("auth.jwt: leeway and max_token_bytes must not be negative")
 		}
 	}
+	if k := c.Auth.SecurityKey; k != "" && len(k) < auth.MinSecurityKeyBytes {
+		bad("auth.security_key (or OS_SECURITY_KEY) is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 32)", len(k), auth.MinSecurityKeyBytes)
+	}
 	if c.UserIsolation && c.Auth.JWT == nil {
 		bad("user_isolation needs auth.jwt: the security key alone identifies no user")
 	}
@@ -194,5 +197,9 @@ func (a Auth) Authenticator() (*auth.Authenticator, error) {
 			return nil, fmt.Errorf("config: auth.jwt: %w", err)
 		}
 	}
-	return auth.NewAuthenticator(a.SecurityKey, v), nil
+	authn, err := auth.NewAuthenticator(a.SecurityKey, v)
+	if err != nil {
+		return nil, fmt.Errorf("config: auth.security_key (OS_SECURITY_KEY): %w", err)
+	}
+	return authn, nil
 }
