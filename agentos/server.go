@@ -241,7 +241,13 @@ func (s *Server) Router() chi.Router { return s.router }
 // stops accepting, lets in-flight requests and runs (background ones too)
 // finish for up to ShutdownTimeout, then cancels the runs still going, waits
 // for them to be stored as CANCELLED and closes the remaining connections.
+// Serving with authentication off on a non-loopback address logs a warning.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if addr, ok := ln.Addr().(*net.TCPAddr); ok && !addr.IP.IsLoopback() && !s.cfg.Auth.Authenticator.Enabled() {
+		s.log.Warn("agentos: serving without authentication on a non-loopback address: anyone who can reach it "+
+			"can run agents and read every session; set OS_SECURITY_KEY or configure auth.jwt",
+			"addr", addr.String())
+	}
 	hs := &http.Server{
 		Handler:           s.router,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
