@@ -208,3 +208,23 @@ func TestLoadKey_SecretsAndInlinePEM(t *testing.T) {
 		t.Error("short secret accepted")
 	}
 }
+
+func FuzzParseKey(f *testing.F) {
+	k := keys(f)
+	f.Add(publicPEM(f, &k.rsaA.PublicKey))
+	f.Add(string(k.secret))
+	f.Add("/etc/agentry/keys/jwt-verification-public.pem")
+	f.Add("MpMUIscd7+U/aIjMrxsbwV9smx/3KmNgAbMqo8f0az8=")
+	f.Add(`C:\keys\jwt.pem`)
+	f.Add("~/keys/jwt")
+	f.Add("-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----")
+	f.Fuzz(func(t *testing.T, text string) {
+		key, err := ParseKey("fuzz", text)
+		if err != nil {
+			return
+		}
+		if key.family == familyHMAC && (LooksLikePath(text) || len(text) < MinHMACSecretBytes) {
+			t.Fatalf("%q became an HMAC secret although it looks like a path or is short", text)
+		}
+	})
+}
