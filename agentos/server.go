@@ -68,6 +68,8 @@ type Auth struct {
 	// Authenticator checks tokens; nil or disabled means an open server.
 	Authenticator *auth.Authenticator
 	// TokenSource: TokenFromHeader (default), TokenFromCookie or TokenFromBoth.
+	// A state-changing request authenticated by the cookie needs an Origin in
+	// CORSOrigins or the CSRFHeader; cookie sources refuse CORSOrigins "*".
 	TokenSource TokenSource
 	// CookieName for cookie sources; default "access_token".
 	CookieName string
