@@ -71,8 +71,8 @@ type JWTConfig struct {
 // kid is checked against the keys with that ID, or, when no key has that ID,
 // against the keys configured without one; a token without a kid is checked
 // against every key, in order; with RequireKID a token without a kid is
-// rejected. Tokens with a "crit" header are rejected, and so
-// are tokens whose user id claim is missing or blank (ErrNoSubject).
+// rejected. Tokens with a "crit" header are rejected, and so are tokens whose
+// user id claim is missing or blank (ErrNoSubject).
 type JWTVerifier struct {
 	cfg    JWTConfig
 	parser *jwt.Parser
