@@ -50,7 +50,7 @@ func ParseAgent(data []byte, filename string) (Agent, error) {
 }
 
 // Build turns a declaration into an agent storing in d (nil: no storage).
-// Tools are looked up among the built-in tools.
+// Tools are looked up among the built-in tools and toolkits, with their options.
 func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 	where := "agent"
 	if a.ID != "" {
@@ -77,11 +77,11 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		}
 	}
 	for _, t := range a.Tools {
-		var tl tool.Tool
-		if tl, err = builtin.New(t.Name); err != nil {
+		var tools []tool.Tool
+		if tools, err = builtin.New(t.Name, t.Options); err != nil {
 			return nil, fmt.Errorf("config: %s: %w", where, err)
 		}
-		cfg.Tools = append(cfg.Tools, tl)
+		cfg.Tools = append(cfg.Tools, tools...)
 	}
 	return agent.New(cfg)
 }

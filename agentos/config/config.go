@@ -291,6 +291,7 @@ func (k *VerificationKey) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Tool names a built-in tool or toolkit; in YAML a string or {name, options}.
+// Options are decoded by the toolkit (tool/builtin): unknown keys are errors.
 type Tool struct {
 	Name    string
 	Options map[string]any

@@ -82,8 +82,8 @@ func (c *Config) Validate() error {
 		for _, t := range a.Tools {
 			if t.Name == "" {
 				bad("%s.tools: a tool needs a name", where)
-			} else if !builtin.Has(t.Name) {
-				bad("%s.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
+			} else if err := builtin.Check(t.Name, t.Options); err != nil {
+				bad("%s.tools: %v", where, err)
 			}
 		}
 	}

@@ -138,7 +138,7 @@ func TestRun_Errors(t *testing.T) {
 	}{
 		{"no model", []string{"run", "hi"}, "no model"},
 		{"bad spec", []string{"run", "--model", "gpt4", "hi"}, "provider:model"},
-		{"unknown tool", []string{"run", "--model", "scripted:" + writeFile(t, "s.yaml", script), "--tool", "web_search", "hi"}, "unknown tool"},
+		{"unknown tool", []string{"run", "--model", "scripted:" + writeFile(t, "s.yaml", script), "--tool", "duckduckgo_search", "hi"}, "unknown tool"},
 		{"unknown key", []string{"run", "--config", writeFile(t, "a.yaml", "model: openai:x\nmodle: y\n"), "hi"}, "modle"},
 		{"not sqlite", []string{"run", "--model", "scripted:" + writeFile(t, "s2.yaml", script), "--db", writeFile(t, "bad.db", strings.Repeat("not a database ", 500)), "hi"}, "not"},
 	}
