@@ -191,4 +191,3 @@ func calculator() (tool.Tool, error) {
 			return r, nil
 		})
 }
-

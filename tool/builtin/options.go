@@ -46,22 +46,22 @@ type selection struct {
 
 // removedOptions are Agno 2.x settings with their 3.0 replacement.
 var removedOptions = map[string]string{
-	"all":                       "include_tools / exclude_tools",
-	"enable_list_tables":        "include_tools / exclude_tools",
-	"enable_describe_table":     "include_tools / exclude_tools",
-	"enable_run_sql_query":      "include_tools / exclude_tools",
-	"enable_search":             "include_tools / exclude_tools",
-	"enable_news":               "include_tools / exclude_tools",
-	"enable_save_file":          "include_tools / exclude_tools",
-	"enable_read_file":          "include_tools / exclude_tools",
-	"enable_list_files":         "include_tools / exclude_tools",
-	"enable_search_files":       "include_tools / exclude_tools",
-	"enable_read_file_chunk":    "include_tools / exclude_tools",
-	"enable_search_content":     "include_tools / exclude_tools",
-	"enable_run_shell_command":  "include_tools / exclude_tools",
-	"enable_make_request":       "include_tools / exclude_tools",
-	"db_url":                    "dsn",
-	"db_engine":                 "dsn",
+	"all":                      "include_tools / exclude_tools",
+	"enable_list_tables":       "include_tools / exclude_tools",
+	"enable_describe_table":    "include_tools / exclude_tools",
+	"enable_run_sql_query":     "include_tools / exclude_tools",
+	"enable_search":            "include_tools / exclude_tools",
+	"enable_news":              "include_tools / exclude_tools",
+	"enable_save_file":         "include_tools / exclude_tools",
+	"enable_read_file":         "include_tools / exclude_tools",
+	"enable_list_files":        "include_tools / exclude_tools",
+	"enable_search_files":      "include_tools / exclude_tools",
+	"enable_read_file_chunk":   "include_tools / exclude_tools",
+	"enable_search_content":    "include_tools / exclude_tools",
+	"enable_run_shell_command": "include_tools / exclude_tools",
+	"enable_make_request":      "include_tools / exclude_tools",
+	"db_url":                   "dsn",
+	"db_engine":                "dsn",
 }
 
 // decode fills dst (a pointer to an options struct) from opts, refusing keys

@@ -23,13 +23,13 @@ func TestCheckAddrPort_DefaultRefusesNonPublicAddresses(t *testing.T) {
 		"169.254.169.254:80", "[fe80::1]:80", // link-local (cloud metadata)
 		"0.0.0.0:80", "[::]:80", // unspecified
 		"224.0.0.1:80", "[ff02::1]:80", // multicast
-		"100.64.0.1:80",                         // shared address space (CGNAT)
-		"255.255.255.255:80",                    // broadcast
-		"[::ffff:127.0.0.1]:80",                 // IPv4-mapped loopback
-		"[::ffff:169.254.169.254]:80",           // IPv4-mapped metadata
-		"[64:ff9b::7f00:1]:80",                  // NAT64 form of 127.0.0.1
-		"[2002:7f00:1::]:80",                    // 6to4 form of 127.0.0.1
-		"192.0.2.1:80", "198.18.0.1:80",         // documentation, benchmarking
+		"100.64.0.1:80",                 // shared address space (CGNAT)
+		"255.255.255.255:80",            // broadcast
+		"[::ffff:127.0.0.1]:80",         // IPv4-mapped loopback
+		"[::ffff:169.254.169.254]:80",   // IPv4-mapped metadata
+		"[64:ff9b::7f00:1]:80",          // NAT64 form of 127.0.0.1
+		"[2002:7f00:1::]:80",            // 6to4 form of 127.0.0.1
+		"192.0.2.1:80", "198.18.0.1:80", // documentation, benchmarking
 		"93.184.216.34:22", "[2606:4700::1]:25", // public address, port not allowed
 	}
 	for _, s := range refused {

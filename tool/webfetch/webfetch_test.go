@@ -44,7 +44,9 @@ func site(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(article)
 	})
-	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/post", http.StatusMovedPermanently) })
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/post", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/notes.txt", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
 		w.Write([]byte("caf\xe9 notes")) // é in Latin-1
