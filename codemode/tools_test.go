@@ -220,7 +220,9 @@ func (m *memResults) IDs(_ context.Context, sc codemode.Scope, limit int) ([]cod
 	for id, r := range m.docs[session] {
 		out = append(out, codemode.ResultInfo{ResultID: id, ToolName: r.tool, LineCount: strings.Count(r.text, "\n") + 1, SizeBytes: int64(len(r.text))})
 	}
-	sort.Slice(out, func(i, j int) bool { return m.docs[session][out[i].ResultID].seq > m.docs[session][out[j].ResultID].seq })
+	sort.Slice(out, func(i, j int) bool {
+		return m.docs[session][out[i].ResultID].seq > m.docs[session][out[j].ResultID].seq
+	})
 	return out[:min(limit, len(out))], nil
 }
 
