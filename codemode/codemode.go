@@ -298,7 +298,7 @@ func (cm *CodeMode) setup(ctx context.Context, k *kernel, user string, wasEvicte
 	}
 	k.pending, k.pendingFrom = doc, from
 	if doc == nil && wasEvicted {
-		k.notice = "the code environment was reset after being idle: variables from earlier cells are gone"
+		k.notice = "the code environment of this session was evicted (it was idle, or room was needed for others): variables from earlier cells are gone"
 	}
 	return nil
 }

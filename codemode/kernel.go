@@ -579,7 +579,7 @@ func (k *kernel) display(v goja.Value, limit int, asJSON bool) (string, bool) {
 			}
 			return s, true
 		}
-		switch o.ClassName() {
+		switch brand(o) {
 		case "Error":
 			s := o.Get("name").String() + ": " + o.Get("message").String()
 			if asJSON {
@@ -587,7 +587,7 @@ func (k *kernel) display(v goja.Value, limit int, asJSON bool) (string, bool) {
 			}
 			return s, true
 		case "Map", "Set", "WeakMap", "WeakSet", "Promise":
-			s := "[object " + o.ClassName() + "]"
+			s := "[object " + brand(o) + "]"
 			if asJSON {
 				s = quote(s)
 			}
@@ -617,6 +617,17 @@ func (k *kernel) display(v goja.Value, limit int, asJSON bool) (string, bool) {
 		return "undefined", false
 	}
 	return out, true
+}
+
+// brand is an object's kind as Object.prototype.toString reports it (goja's
+// own class name is "Object" for maps, sets and promises).
+func brand(o *goja.Object) string {
+	if tag := o.GetSymbol(goja.SymToStringTag); tag != nil {
+		if s, ok := tag.Export().(string); ok {
+			return s
+		}
+	}
+	return o.ClassName()
 }
 
 // print appends a line to the cell's stdout, up to the output cap.

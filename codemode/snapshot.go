@@ -139,7 +139,7 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 						continue
 					}
 					sv.Source, size = src, len(src)
-				} else if cls := o.ClassName(); slices.Contains([]string{"Map", "Set", "WeakMap", "WeakSet", "Promise"}, cls) {
+				} else if cls := brand(o); slices.Contains([]string{"Map", "Set", "WeakMap", "WeakSet", "Promise"}, cls) {
 					skip(name, "a "+cls+" is not JSON-serialisable (convert it, e.g. Object.fromEntries(map) or [...set])")
 					continue
 				}
