@@ -53,7 +53,10 @@ func (n *schemaNode) render(depth int) string {
 	}
 	switch {
 	case typ == "object" || n.Properties != nil:
-		if depth > 2 || len(n.Properties) == 0 {
+		if len(n.Properties) == 0 {
+			return "{}"
+		}
+		if depth > 2 {
 			return "{...}"
 		}
 		keys := make([]string, 0, len(n.Properties))

@@ -83,6 +83,7 @@ func (c *Config) Validate() error {
 				bad("%s.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
 			}
 		}
+		a.CodeMode.validate(bad, where)
 	}
 	teams := map[string]bool{}
 	for i, t := range c.Teams {
@@ -92,6 +93,7 @@ func (c *Config) Validate() error {
 		if len(t.Members) == 0 {
 			bad("%s: a team needs members", where)
 		}
+		t.CodeMode.validate(bad, where)
 		for _, m := range t.Members {
 			if !agents[m] {
 				bad("%s.members: no agent with id %q", where, m)
