@@ -63,9 +63,9 @@ func (e *syntaxError) Unwrap() error { return errSyntax }
 // expressions that need a backtracking engine.
 func rewrite(code, name string) (*rewritten, error) {
 	src := wrapperHead + "\n" + code + "\n})"
-	prog, err := parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
+	prog, err := parse(name, src)
 	if err != nil {
-		return nil, parseError(err)
+		return nil, err
 	}
 	fn := wrapperFunction(prog)
 	if fn == nil || fn.Body == nil {
@@ -146,6 +146,21 @@ func rewrite(code, name string) (*rewritten, error) {
 	}
 	ed.add(len(wrapperHead), 0, prelude.String())
 	return &rewritten{src: ed.apply(src), globals: globals}, nil
+}
+
+// parse parses src; goja's parser panics on some malformed input (found by
+// FuzzRun: "let[...0("), which is a syntax error like any other.
+func parse(name, src string) (prog *ast.Program, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			prog, err = nil, &syntaxError{msg: "SyntaxError: the cell does not parse (unexpected end or token)"}
+		}
+	}()
+	prog, err = parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return prog, nil
 }
 
 // wrapperFunction finds the cell's async function in the parsed wrapper.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/parser"
 )
 
 // A snapshot is one JSON document per session in the project's database
@@ -205,7 +204,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 			var val goja.Value
 			if v.Source != "" {
 				src := "(" + v.Source + "\n)"
-				prog, err := parser.ParseFile(nil, "snapshot", src, 0, parser.WithDisableSourceMaps)
+				prog, err := parse("snapshot", src)
 				if err != nil {
 					return nil, err
 				}
