@@ -146,7 +146,7 @@ func (cm *CodeMode) Run(ctx context.Context, session, user, code string) (Cell, 
 // persist snapshots k after a successful cell.
 func (cm *CodeMode) persist(ctx context.Context, k *kernel, cell *Cell) {
 	c := k.newCell(ctx)
-	defer c.cancel()
+	defer c.end()
 	k.cell = c
 	doc, notice, err := k.capture()
 	k.cell = nil
@@ -171,7 +171,7 @@ func (cm *CodeMode) persist(ctx context.Context, k *kernel, cell *Cell) {
 func (cm *CodeMode) rebuild(ctx context.Context, k *kernel, cell *Cell) {
 	k.rt.ClearInterrupt()
 	c := k.newCell(context.WithoutCancel(ctx))
-	defer c.cancel()
+	defer c.end()
 	k.cell = c
 	doc, _, err := k.capture()
 	k.cell = nil

@@ -97,6 +97,7 @@ func newHex(n int) string {
 func (k *kernel) bindHandles() error {
 	rt := k.rt
 	g := rt.GlobalObject()
+	k.define = rt.ToValue(k.defineGlobal)
 	set := func(name string, v goja.Value) error {
 		return g.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
@@ -154,7 +155,10 @@ func (k *kernel) startAsync(op func(ctx context.Context) asyncDone) goja.Value {
 	go func() {
 		d := op(c.ctx)
 		d.id = id
-		c.done <- d // buffered for every call a cell may make
+		select {
+		case c.done <- d:
+		case <-c.finished: // the cell ended without waiting for it
+		}
 	}()
 	return k.rt.ToValue(p)
 }

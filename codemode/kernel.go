@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ type kernel struct {
 
 	rt     *goja.Runtime
 	sb     *sandbox
+	define goja.Value // defineGlobal, made once
 	errCtr goja.Value // Error, captured before any cell could replace it
 	count  int
 	// clock is what Date reads: the current cell's start, so code cannot
@@ -65,7 +67,10 @@ type cellRun struct {
 	stdout    strings.Builder
 	truncated bool
 
+	// done carries finished async operations to the cell's loop; finished
+	// is closed when the cell ends, so late operations do not block.
 	done     chan asyncDone
+	finished chan struct{}
 	pending  map[int]asyncPending
 	nextID   int
 	inflight int
@@ -75,6 +80,14 @@ type cellRun struct {
 	reason  atomic.Pointer[string]
 	inVM    atomic.Bool
 	cpuUsed time.Duration
+
+	// CPU accounting of the current vm call (see vm).
+	cpuMu      sync.Mutex
+	cpuTimer   *time.Timer
+	cpuClock   int32
+	cpuPrecise bool
+	cpuStart   time.Duration
+	wallStart  time.Time
 
 	rejections []*goja.Promise
 	callIDBase string
@@ -167,7 +180,7 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 	}
 	c := k.newCell(ctx)
 	c.user = user
-	defer c.cancel()
+	defer c.end()
 	k.cell = c
 	k.current.Store(c)
 	defer func() { k.cell = nil; k.current.Store(nil) }()
@@ -211,7 +224,7 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 			return nil, errors.New("the cell did not compile to a function")
 		}
 		g := k.rt.GlobalObject()
-		pv, err := fn(g, g, k.rt.ToValue(k.defineGlobal))
+		pv, err := fn(g, g, k.define)
 		if err != nil {
 			return nil, err
 		}
@@ -242,10 +255,23 @@ func (k *kernel) newCell(parent context.Context) *cellRun {
 	cfg := &k.cm.cfg
 	ctx, cancel := context.WithTimeout(parent, cfg.CellTimeout)
 	return &cellRun{k: k, ctx: ctx, cancel: cancel, parent: parent,
-		done:       make(chan asyncDone, cfg.MaxToolCalls+1),
+		done:       make(chan asyncDone),
+		finished:   make(chan struct{}),
 		pending:    map[int]asyncPending{},
 		sem:        make(chan struct{}, cfg.MaxParallelCalls),
-		callIDBase: fmt.Sprintf("code_%s_%d", newHex(6), k.count)}
+		callIDBase: "code_" + newHex(6) + "_" + strconv.Itoa(k.count)}
+}
+
+// end releases what the cell holds: its context, its CPU timer, and the
+// async operations still running (they finish without being waited for).
+func (c *cellRun) end() {
+	c.cancel()
+	close(c.finished)
+	c.cpuMu.Lock()
+	if c.cpuTimer != nil {
+		c.cpuTimer.Stop()
+	}
+	c.cpuMu.Unlock()
 }
 
 // defineGlobal makes a function declared at a cell's top level a global
@@ -276,51 +302,58 @@ func (k *kernel) vm(f func() (goja.Value, error)) (v goja.Value, err error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	clock, precise := threadClock()
-	start := time.Now()
-	var cpu0 time.Duration
-	if precise {
-		cpu0, _ = clockRead(clock)
+	c.cpuMu.Lock()
+	c.cpuClock, c.cpuPrecise = threadClock()
+	c.wallStart = time.Now()
+	if c.cpuPrecise {
+		c.cpuStart, _ = clockRead(c.cpuClock)
 	}
-	used := func() time.Duration {
-		if precise {
-			if now, ok := clockRead(clock); ok {
-				return now - cpu0
-			}
-		}
-		return time.Since(start)
+	if c.cpuTimer == nil {
+		c.cpuTimer = time.AfterFunc(limit-c.cpuUsed, c.checkCPU)
+	} else {
+		c.cpuTimer.Reset(limit - c.cpuUsed)
 	}
-	var mu sync.Mutex
-	var t *time.Timer
-	var check func()
-	check = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !c.inVM.Load() {
-			return
-		}
-		if u := c.cpuUsed + used(); u < limit {
-			t = time.AfterFunc(limit-u, check) // waited on a CPU: time is not CPU time
-			return
-		}
-		c.abort(ReasonCPUTime)
-	}
-	mu.Lock()
-	t = time.AfterFunc(limit-c.cpuUsed, check)
-	mu.Unlock()
 	c.inVM.Store(true)
+	c.cpuMu.Unlock()
 	defer func() {
-		mu.Lock()
+		c.cpuMu.Lock()
 		c.inVM.Store(false)
-		t.Stop()
-		mu.Unlock()
-		c.cpuUsed += used()
+		c.cpuTimer.Stop()
+		c.cpuUsed += c.vmTime()
+		c.cpuMu.Unlock()
 		if p := recover(); p != nil {
 			k.broken = true
 			err = &abortError{reason: ReasonInternal, detail: fmt.Sprint(p)}
 		}
 	}()
 	return f()
+}
+
+// vmTime is the CPU time of the current vm call; callers hold cpuMu.
+func (c *cellRun) vmTime() time.Duration {
+	if c.cpuPrecise {
+		if now, ok := clockRead(c.cpuClock); ok {
+			return now - c.cpuStart
+		}
+	}
+	return time.Since(c.wallStart)
+}
+
+// checkCPU runs when the CPU budget may be spent: the time was wall-clock
+// time, and time spent waiting for a CPU is not CPU time, so it re-arms for
+// what is left until the thread's clock says the budget is gone.
+func (c *cellRun) checkCPU() {
+	c.cpuMu.Lock()
+	defer c.cpuMu.Unlock()
+	if !c.inVM.Load() {
+		return
+	}
+	limit := c.k.cm.cfg.CPUTimeLimit
+	if used := c.cpuUsed + c.vmTime(); used < limit {
+		c.cpuTimer.Reset(limit - used)
+		return
+	}
+	c.abort(ReasonCPUTime)
 }
 
 // abortError ends a cell as aborted.

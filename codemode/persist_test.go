@@ -30,7 +30,7 @@ func reopen(t testing.TB, path string) *db.DB {
 	return d
 }
 
-func run(t *testing.T, cm *codemode.CodeMode, session, user, code string) codemode.Cell {
+func runAs(t *testing.T, cm *codemode.CodeMode, session, user, code string) codemode.Cell {
 	t.Helper()
 	c, err := cm.Run(context.Background(), session, user, code)
 	if err != nil {
@@ -46,7 +46,7 @@ func TestPersist_VariablesSurviveAServerRestart(t *testing.T) {
 	t.Parallel()
 	d, path := openSQLite(t)
 	cm := newCM(t, codemode.Config{Persist: true, DB: d, Namespace: "codemode/analyst"})
-	c := run(t, cm, "s1", "alice", `const cities = ["Paris", "Rome"]
+	c := runAs(t, cm, "s1", "alice", `const cities = ["Paris", "Rome"]
 let totals = {n: 2, avg: 23.25, nested: [{ok: true}, null]}
 function fmt(c) { return c.toUpperCase() + "!" }
 const twice = x => x * 2
@@ -62,7 +62,7 @@ let nothing`)
 	d.Close()
 
 	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path), Namespace: "codemode/analyst"})
-	c = run(t, cm2, "s1", "alice", `[cities, totals, fmt("x"), twice(21), new Point(3).x, typeof seen, when]`)
+	c = runAs(t, cm2, "s1", "alice", `[cities, totals, fmt("x"), twice(21), new Point(3).x, typeof seen, when]`)
 	if got := jsonText(resultOf(t, c)); got != `[["Paris","Rome"],{"avg":23.25,"n":2,"nested":[{"ok":true},null]},"X!",42,3,"undefined","1970-01-01T00:00:00.000Z"]` {
 		t.Fatalf("restored state: %s", got)
 	}
@@ -75,12 +75,12 @@ func TestPersist_VariablesSurviveRunsAndIdleEviction(t *testing.T) {
 	t.Parallel()
 	d, _ := openSQLite(t)
 	cm := newCM(t, codemode.Config{Persist: true, DB: d, IdleTTL: 20 * time.Millisecond})
-	run(t, cm, "s", "u", "let count = 1")
-	if c := run(t, cm, "s", "u", "count += 1; count"); resultOf(t, c) != float64(2) {
+	runAs(t, cm, "s", "u", "let count = 1")
+	if c := runAs(t, cm, "s", "u", "count += 1; count"); resultOf(t, c) != float64(2) {
 		t.Fatalf("second cell: %s", c.JSON())
 	}
 	waitFor(t, "eviction", func() bool { return cm.Sessions() == 0 })
-	if c := run(t, cm, "s", "u", "count"); resultOf(t, c) != float64(2) {
+	if c := runAs(t, cm, "s", "u", "count"); resultOf(t, c) != float64(2) {
 		t.Fatalf("after eviction: %s", c.JSON())
 	}
 }
@@ -89,7 +89,7 @@ func TestPersist_AnotherUsersStateIsNeverLoaded(t *testing.T) {
 	t.Parallel()
 	d, path := openSQLite(t)
 	cm := newCM(t, codemode.Config{Persist: true, DB: d})
-	run(t, cm, "alice-session", "alice", "let secret = 'alice only'")
+	runAs(t, cm, "alice-session", "alice", "let secret = 'alice only'")
 	cm.Close()
 
 	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
@@ -102,11 +102,11 @@ func TestPersist_AnotherUsersStateIsNeverLoaded(t *testing.T) {
 		t.Fatalf("bob restarting alice's session: %v", err)
 	}
 	// Bob's own new session does not start from alice's latest state.
-	if c := run(t, cm2, "bob-session", "bob", "typeof secret"); resultOf(t, c) != "undefined" {
+	if c := runAs(t, cm2, "bob-session", "bob", "typeof secret"); resultOf(t, c) != "undefined" {
 		t.Fatalf("bob's session: %s", c.JSON())
 	}
 	// Alice's state is intact and hers.
-	if c := run(t, cm2, "alice-session", "alice", "secret"); resultOf(t, c) != "alice only" {
+	if c := runAs(t, cm2, "alice-session", "alice", "secret"); resultOf(t, c) != "alice only" {
 		t.Fatalf("alice: %s", c.JSON())
 	}
 }
@@ -115,9 +115,9 @@ func TestPersist_ANewSessionOfTheSameUserStartsFromTheirLatestState(t *testing.T
 	t.Parallel()
 	d, _ := openSQLite(t)
 	cm := newCM(t, codemode.Config{Persist: true, DB: d})
-	run(t, cm, "monday", "alice", "let notes = ['a']")
-	run(t, cm, "monday", "alice", "notes.push('b')")
-	c := run(t, cm, "tuesday", "alice", "notes")
+	runAs(t, cm, "monday", "alice", "let notes = ['a']")
+	runAs(t, cm, "monday", "alice", "notes.push('b')")
+	c := runAs(t, cm, "tuesday", "alice", "notes")
 	if jsonText(resultOf(t, c)) != `["a","b"]` || !strings.Contains(c.Notice, "your latest session") {
 		t.Fatalf("tuesday: %s", c.JSON())
 	}
@@ -127,13 +127,13 @@ func TestPersist_RestartClearsTheSavedState(t *testing.T) {
 	t.Parallel()
 	d, path := openSQLite(t)
 	cm := newCM(t, codemode.Config{Persist: true, DB: d})
-	run(t, cm, "s", "u", "let x = 1")
+	runAs(t, cm, "s", "u", "let x = 1")
 	if err := cm.Restart(context.Background(), "s", "u"); err != nil {
 		t.Fatal(err)
 	}
 	cm.Close()
 	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
-	if c := run(t, cm2, "s", "u", "typeof x"); resultOf(t, c) != "undefined" {
+	if c := runAs(t, cm2, "s", "u", "typeof x"); resultOf(t, c) != "undefined" {
 		t.Fatalf("after restart: %s", c.JSON())
 	}
 }
@@ -142,7 +142,7 @@ func TestPersist_SizeLimitsSkipVariables(t *testing.T) {
 	t.Parallel()
 	d, _ := openSQLite(t)
 	cm := newCM(t, codemode.Config{Persist: true, DB: d, MaxVariableBytes: 100, MaxSnapshotBytes: 100})
-	c := run(t, cm, "s", "u", `let small = "ok"; let big = "x".repeat(500); let medium1 = "m".repeat(60); let medium2 = "n".repeat(60)`)
+	c := runAs(t, cm, "s", "u", `let small = "ok"; let big = "x".repeat(500); let medium1 = "m".repeat(60); let medium2 = "n".repeat(60)`)
 	wantOK(t, c)
 	for _, want := range []string{"big (over the 100-byte limit for one variable)", "medium2 (the saved state is limited to 100 bytes)"} {
 		if !strings.Contains(c.Notice, want) {
@@ -170,7 +170,7 @@ func TestPersist_SizeLimitsSkipVariables(t *testing.T) {
 		t.Fatalf("saved %v (owner %q), want small,medium1 owned by u", names, doc.Owner)
 	}
 	// Unchanged state is not written again.
-	run(t, cm, "s", "u", "1 + 1")
+	runAs(t, cm, "s", "u", "1 + 1")
 	f2, _ := d.GetFile(context.Background(), "codemode", "sessions/s")
 	if f2.Version != f.Version {
 		t.Errorf("an unchanged state was written again (version %d -> %d)", f.Version, f2.Version)
