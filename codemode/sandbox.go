@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/dop251/goja"
 )
@@ -177,8 +178,7 @@ func (s *sandbox) install() error {
 	if err := g.Set("Function", fnStub); err != nil {
 		return err
 	}
-	// goja has no async generators.
-	protos, err := rt.RunString(`[Object.getPrototypeOf(async function () {}), Object.getPrototypeOf(function* () {})]`)
+	protos, err := rt.RunProgram(protosProgram())
 	if err != nil {
 		return err
 	}
@@ -503,13 +503,15 @@ func (s *sandbox) installJSON() {
 	}))
 }
 
-// installRegExp replaces the RegExp constructor by one that refuses
-// patterns needing a backtracking engine (literals are checked by rewrite).
-func (s *sandbox) installRegExp() error {
-	rt := s.rt
-	proto := s.obj("RegExp").Get("prototype").ToObject(rt)
-	_ = proto.Delete("compile")
-	mk, err := rt.RunString(`(function (check, Orig, construct) {
+// The setup scripts are compiled once per process; a goja Program can run
+// in any number of runtimes.
+var (
+	// goja has no async generators.
+	protosProgram = sync.OnceValue(func() *goja.Program {
+		return goja.MustCompile("setup", `[Object.getPrototypeOf(async function () {}), Object.getPrototypeOf(function* () {})]`, true)
+	})
+	regexpProgram = sync.OnceValue(func() *goja.Program {
+		return goja.MustCompile("setup", `(function (check, Orig, construct) {
   function RegExp(pattern, flags) {
     check(pattern, flags);
     return construct(Orig, [pattern, flags], new.target || RegExp);
@@ -517,7 +519,17 @@ func (s *sandbox) installRegExp() error {
   RegExp.prototype = Orig.prototype;
   Object.defineProperty(Orig.prototype, "constructor", { value: RegExp, writable: true, configurable: true });
   return RegExp;
-})`)
+})`, true)
+	})
+)
+
+// installRegExp replaces the RegExp constructor by one that refuses
+// patterns needing a backtracking engine (literals are checked by rewrite).
+func (s *sandbox) installRegExp() error {
+	rt := s.rt
+	proto := s.obj("RegExp").Get("prototype").ToObject(rt)
+	_ = proto.Delete("compile")
+	mk, err := rt.RunProgram(regexpProgram())
 	if err != nil {
 		return err
 	}
