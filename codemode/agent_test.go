@@ -14,6 +14,7 @@ import (
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
 )
 
 const parallelThenDependent = `const [p, r] = await Promise.all([get_weather({city: "Paris"}), get_weather({city: "Rome"})])
@@ -129,6 +130,10 @@ func TestAgent_ExecuteOutsideARunNeedsASession(t *testing.T) {
 	}
 	if n := len(newCM(t, codemode.Config{NoRestart: true}).Tools()); n != 1 {
 		t.Fatalf("NoRestart: %d tools", n)
+	}
+	set, err := tool.NewSet(nil, cm.Toolkit())
+	if err != nil || strings.Join(set.Names(), ",") != "execute,restart" || cm.Toolkit().Name != "code_mode" {
+		t.Fatalf("toolkit: %v %v", set, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/codemode"
@@ -42,7 +43,9 @@ func stepTool() tool.Tool {
 
 // BenchmarkDependentToolCalls20 is a task needing 20 tool calls, each
 // depending on the previous result: with plain tool calling the model asks
-// for them one turn at a time; with CodeMode it writes one loop.
+// for them one turn at a time; with CodeMode it writes one loop. The _20ms
+// variants give every model request 20 ms of latency, as a (fast) remote
+// model would.
 func BenchmarkDependentToolCalls20(b *testing.B) {
 	const n = 20
 	var plain []scripted.Turn
@@ -53,12 +56,18 @@ func BenchmarkDependentToolCalls20(b *testing.B) {
 	code := `let x = 0; for (let i = 0; i < 20; i++) x = (await step({x})).x; x`
 	coded := []scripted.Turn{{ToolCalls: []scripted.ToolCall{{Name: "execute", Args: map[string]any{"code": code}}}}, {Content: "20"}}
 	for _, bc := range []struct {
-		name  string
-		turns []scripted.Turn
-		code  bool
-	}{{"plain_tool_calling", plain, false}, {"codemode", coded, true}} {
+		name    string
+		turns   []scripted.Turn
+		code    bool
+		latency time.Duration
+	}{
+		{"plain_tool_calling", plain, false, 0},
+		{"codemode", coded, true, 0},
+		{"plain_tool_calling_20ms_model", plain, false, 20 * time.Millisecond},
+		{"codemode_20ms_model", coded, true, 20 * time.Millisecond},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m := &countingModel{Model: scripted.MustNew(scripted.Config{Turns: bc.turns})}
+			m := &countingModel{Model: scripted.MustNew(scripted.Config{Turns: bc.turns, Latency: bc.latency})}
 			tools := []tool.Tool{stepTool()}
 			if bc.code {
 				cm, err := codemode.New(codemode.Config{Tools: tools})

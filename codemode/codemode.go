@@ -91,6 +91,9 @@ func New(cfg Config) (*CodeMode, error) {
 // Config.NoRestart, restart.
 func (cm *CodeMode) Tools() []tool.Tool { return append([]tool.Tool(nil), cm.tools...) }
 
+// Toolkit returns Tools as a toolkit named "code_mode" (Agno's name).
+func (cm *CodeMode) Toolkit() tool.Toolkit { return tool.Toolkit{Name: "code_mode", Tools: cm.Tools()} }
+
 type executeArgs struct {
 	Code string `json:"code" jsonschema:"JavaScript to run as one cell in the session's persistent environment"`
 }
