@@ -13,7 +13,9 @@ func Example() {
 		City string `json:"city"`
 	}
 	weather := tool.MustFunc(tool.FuncConfig{Name: "get_weather", Description: "Temperature in a city, in °C."},
-		func(_ context.Context, in cityArgs) (int, error) { return map[string]int{"Paris": 21, "Rome": 25}[in.City], nil })
+		func(_ context.Context, in cityArgs) (int, error) {
+			return map[string]int{"Paris": 21, "Rome": 25}[in.City], nil
+		})
 	cm, err := codemode.New(codemode.Config{Tools: []tool.Tool{weather}})
 	if err != nil {
 		panic(err)
