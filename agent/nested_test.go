@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -147,5 +148,35 @@ func TestRecordToolCall_CallsAfterTheToolReturnedAreDropped(t *testing.T) {
 	RecordToolCall(<-late, run.ToolExecution{ToolName: "too-late"})
 	if len(out.Tools) != 1 || out.Tools[0].ToolName != "leaky" {
 		t.Fatalf("tools = %+v", out.Tools)
+	}
+}
+
+// TestRecordToolCall_NestedCallsDoNotCountAgainstToolCallLimit: the limit
+// counts the calls the model made (a tool that made others counts once),
+// also when a paused run continues.
+func TestRecordToolCall_NestedCallsDoNotCountAgainstToolCallLimit(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	confirm := funcTool("confirm_me", tool.FuncConfig{RequiresConfirmation: true}, func(context.Context) (string, error) {
+		ran.Add(1)
+		return "confirmed and ran", nil
+	})
+	a := mustAgent(t, Config{ToolCallLimit: 2, Model: script(t,
+		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "outer"}}},
+		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "confirm_me"}}},
+		scripted.Turn{Content: "done"},
+	), Tools: []tool.Tool{nester("outer", 3), confirm}})
+	paused, err := a.Run(context.Background(), run.TextInput("go"))
+	if err != nil || paused.Status != run.StatusPaused {
+		t.Fatalf("first leg: %v %s", err, paused.Status)
+	}
+	paused.Requirements[0].ToolExecution.Confirmed = boolp(true)
+	out, err := a.ContinueRun(context.Background(), paused)
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("continued: %v %s", err, out.Status)
+	}
+	if ran.Load() != 1 {
+		last := out.Tools[len(out.Tools)-1]
+		t.Fatalf("the confirmed call did not run (%q): nested calls were counted against the limit", last.Result)
 	}
 }
