@@ -3,7 +3,6 @@ package codemode_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,4 +114,3 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-var _ = strings.Contains
