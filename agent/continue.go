@@ -89,13 +89,28 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 		pcs[i] = pc
 	}
 	out.Tools = slices.DeleteFunc(out.Tools, func(t run.ToolExecution) bool { return waiting[t.ToolCallID] })
-	for _, t := range out.Tools {
-		if !t.ToolCallError {
-			st.toolCalls++
-		}
-	}
+	st.toolCalls = modelCallsMade(&out)
 	st.resume = pcs
 	return st, nil
+}
+
+// modelCallsMade counts the successful tool calls of a run's earlier legs
+// that the model made (ToolCallLimit's unit); calls a tool made on the
+// model's behalf (RecordToolCall) are stored too but do not count.
+func modelCallsMade(out *run.Output) int {
+	asked := map[string]bool{}
+	for _, m := range out.Messages {
+		for _, c := range m.ToolCalls {
+			asked[c.ID] = true
+		}
+	}
+	n := 0
+	for _, t := range out.Tools {
+		if !t.ToolCallError && asked[t.ToolCallID] {
+			n++
+		}
+	}
+	return n
 }
 
 func unresolved(out *run.Output, ex *run.ToolExecution, what string) error {

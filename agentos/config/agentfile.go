@@ -13,8 +13,6 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/modelspec"
-	"github.com/agentryhq/agentry/tool"
-	"github.com/agentryhq/agentry/tool/builtin"
 )
 
 // LoadAgent reads one agent declaration (the shape of an `agents:` entry) from a
@@ -76,12 +74,23 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 			return nil, fmt.Errorf("config: %s: reasoning_model: %w", where, err)
 		}
 	}
-	for _, t := range a.Tools {
-		var tools []tool.Tool
-		if tools, err = builtin.New(t.Name, t.Options); err != nil {
-			return nil, fmt.Errorf("config: %s: %w", where, err)
+	if cfg.Tools, err = builtinTools(where, a.Tools); err != nil {
+		return nil, err
+	}
+	if a.CodeMode.on() {
+		code := cfg.Tools
+		if len(a.CodeMode.Tools) > 0 {
+			if code, err = builtinTools(where+": code_mode", a.CodeMode.Tools); err != nil {
+				return nil, err
+			}
+		} else {
+			cfg.Tools = nil // the agent's tools move into code
 		}
-		cfg.Tools = append(cfg.Tools, tools...)
+		cm, err := a.CodeMode.build(where, agent.DefaultID(a.ID, a.Name), d, code)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tools = append(cfg.Tools, cm.Tools()...)
 	}
 	return agent.New(cfg)
 }

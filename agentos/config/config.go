@@ -119,6 +119,9 @@ type Agent struct {
 	SearchPastSessions      bool           `yaml:"search_past_sessions"`
 	NumPastSessionsToSearch int            `yaml:"num_past_sessions_to_search"`
 	Metadata                map[string]any `yaml:"metadata"`
+	// CodeMode gives the model a sandboxed code environment whose functions
+	// are tools (see CodeMode).
+	CodeMode *CodeMode `yaml:"code_mode"`
 }
 
 // Team declares a team of agents.
@@ -134,6 +137,9 @@ type Team struct {
 	NumHistoryRuns      int            `yaml:"num_history_runs"`
 	UpdateMemoryOnRun   bool           `yaml:"update_memory_on_run"`
 	Metadata            map[string]any `yaml:"metadata"`
+	// CodeMode gives the leader a code environment; its code_mode.tools are
+	// callable from code.
+	CodeMode *CodeMode `yaml:"code_mode"`
 }
 
 // Workflow declares a sequence of steps, each run by an agent or a team.

@@ -86,6 +86,7 @@ func (c *Config) Validate() error {
 				bad("%s.tools: %v", where, err)
 			}
 		}
+		a.CodeMode.validate(bad, where)
 	}
 	teams := map[string]bool{}
 	for i, t := range c.Teams {
@@ -95,6 +96,7 @@ func (c *Config) Validate() error {
 		if len(t.Members) == 0 {
 			bad("%s: a team needs members", where)
 		}
+		t.CodeMode.validate(bad, where)
 		for _, m := range t.Members {
 			if !agents[m] {
 				bad("%s.members: no agent with id %q", where, m)

@@ -33,6 +33,7 @@ func Run(t *testing.T, open Opener) {
 		{"Scope", scopeTests},
 		{"Memories", memoryTests},
 		{"Data", dataTests},
+		{"Files", fileTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

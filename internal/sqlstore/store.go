@@ -38,6 +38,7 @@ type Store struct {
 	sessions string // quoted, qualified table names
 	runs     string
 	memories string
+	fs       string
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
@@ -69,6 +70,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.sessions = d.Table(s.t.Sessions)
 	s.runs = d.Table(s.t.Runs)
 	s.memories = d.Table(s.t.Memories)
+	s.fs = d.Table(s.t.FS)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
 	if !cfg.SkipSchemaCheck {
