@@ -29,7 +29,8 @@ type Config struct {
 
 	// Addr to listen on; default 127.0.0.1:7777.
 	Addr string
-	// CORSOrigins default to [http://localhost:3000]; "*" allows any origin.
+	// CORSOrigins default to config.DefaultCORSOrigins (http://localhost:3000
+	// and http://127.0.0.1:3000); "*" allows any origin.
 	CORSOrigins []string
 	// BodyLimit caps request bodies (413 above it); default 32 MiB.
 	BodyLimit int64
@@ -138,7 +139,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Addr = fmt.Sprintf("%s:%d", config.DefaultHost, config.DefaultPort)
 	}
 	if cfg.CORSOrigins == nil {
-		cfg.CORSOrigins = []string{config.DefaultCORSOrigin}
+		cfg.CORSOrigins = config.DefaultCORSOrigins()
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = config.DefaultBodyLimit
