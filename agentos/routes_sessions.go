@@ -162,7 +162,8 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	typ, err := sessionType(r, run.TypeAgent)
+	// No ?type= lists every kind, as AgentOS 3.0 does.
+	typ, err := sessionType(r, "")
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
