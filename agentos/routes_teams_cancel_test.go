@@ -61,3 +61,64 @@ func TestTeamAndWorkflowRuns_CancelRouteStopsRunsInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored: the route
+// cancels a run that Go code started on a served target and answers only once
+// the run has stopped and is stored CANCELLED (it used to answer the status it
+// read before cancelling: 200 {"status":"RUNNING"}).
+func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
+	t.Parallel()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	slow := scripted.MustNew(scripted.Config{Latency: time.Minute, Turns: []scripted.Turn{{Content: "late"}}})
+	member, err := agent.New(agent.Config{ID: "member", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{member}, Workflows: []*workflow.Workflow{wf}}, nil)
+	tests := []struct {
+		name, base string
+		run        func(ctx context.Context, runID string) (*run.Output, error)
+	}{
+		{"workflow", "/workflows/flow", func(ctx context.Context, runID string) (*run.Output, error) {
+			return wf.Run(ctx, run.TextInput("go"), agent.WithRunID(runID))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runID := "go-" + tc.name
+			done := make(chan run.Status, 1)
+			go func() {
+				out, _ := tc.run(context.Background(), runID)
+				if out == nil {
+					done <- ""
+					return
+				}
+				done <- out.Status
+			}()
+			eventually(t, "the run to be stored RUNNING", func() bool { return storedStatus(d, runID) == run.StatusRunning })
+			res := postForm(t, ts.URL+tc.base+"/runs/"+runID+"/cancel", nil, nil)
+			if res.status != 200 || decode[map[string]any](t, res)["status"] != "CANCELLED" {
+				t.Errorf("cancel = %d %s", res.status, res.body)
+			}
+			if st := storedStatus(d, runID); st != run.StatusCancelled {
+				t.Errorf("stored status right after the answer = %s", st)
+			}
+			select {
+			case st := <-done:
+				if st != run.StatusCancelled {
+					t.Errorf("the run returned %s", st)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the run still runs 30s after the cancel was answered")
+			}
+		})
+	}
+}
