@@ -15,9 +15,18 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// listRuns is GET …/runs?session_id=&status=&user_id= for any run target: a
-// JSON array (like /sessions/{id}/runs) of the target's runs in scope, oldest
-// first, at most maxSessionRuns.
+// targetRunsSort and sessionRunsSort are the sort_by/sort_order choices of
+// the run listings: oldest first by default (creation time for a target's
+// runs, position in the session for a session's).
+var (
+	targetRunsSort  = PageRules{SortColumns: []string{"created_at", "run_index", "updated_at"}, DefaultOrder: db.Asc}
+	sessionRunsSort = PageRules{SortColumns: db.RunSortColumns, DefaultOrder: db.Asc}
+)
+
+// listRuns is GET …/runs?session_id=&status=&user_id=&sort_by=&sort_order=
+// for any run target: a JSON array (like /sessions/{id}/runs) of the
+// target's runs in scope, oldest first unless sorted otherwise, at most
+// maxSessionRuns.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 	d := a.DB()
 	if d == nil {
@@ -25,8 +34,13 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 		return
 	}
 	q := r.URL.Query()
+	sortBy, order, err := ParseSortQuery(q, targetRunsSort)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
 	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
-		Limit: sessionRunsPage, SortBy: "created_at", SortOrder: db.Asc}
+		Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}
 	filterByTarget(&f, a)
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)

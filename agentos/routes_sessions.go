@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -31,22 +33,42 @@ func (s *Server) sessionRoutes(r chi.Router) {
 	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.getSessionRun)
 }
 
-// maxJSONBody bounds JSON request bodies of session routes.
+// maxJSONBody bounds JSON request bodies of session and memory routes.
 const maxJSONBody = 1 << 20
 
-// decodeJSONBody reads a JSON object body strictly (unknown fields are 422).
+// decodeJSONBody reads a JSON object body strictly: unknown fields, trailing
+// data and text that is not valid UTF-8 are 422 (encoding/json would store
+// U+FFFD in place of invalid bytes), a body over maxJSONBody is 413, and an
+// empty body is an error wrapping io.EOF.
 func decodeJSONBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxJSONBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case err != nil:
+		return &HTTPError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
+	case len(body) > maxJSONBody:
+		return &http.MaxBytesError{Limit: maxJSONBody}
+	case !utf8.Valid(body):
+		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: it is not valid UTF-8; send text encoded as UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
 		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
 	if dec.More() {
 		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
+	}
+	return nil
+}
+
+// checkBodyID validates an id given in a JSON body: at most
+// db.MaxUserIDBytes bytes (the id columns' size) and no control characters.
+func checkBodyID(name, v string) error {
+	if len(v) > db.MaxUserIDBytes || hasControl(v) {
+		return Errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
 	}
 	return nil
 }
@@ -265,11 +287,15 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	for name, v := range map[string]string{"session_id": req.SessionID, "user_id": req.UserID, "agent_id": req.AgentID,
+		"team_id": req.TeamID, "workflow_id": req.WorkflowID} {
+		if err := checkBodyID(name, v); err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+	}
 	if req.SessionID == "" {
 		req.SessionID = uuid.NewString()
-	} else if _, err := formID("session_id", req.SessionID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
 	}
 	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
 		WriteError(w, http.StatusConflict, "Session with ID "+req.SessionID+" already exists")
@@ -479,12 +505,17 @@ const (
 )
 
 func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
+	sortBy, order, err := ParseSortQuery(r.URL.Query(), sessionRunsSort)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
 	d, sess, err := s.loadSession(r)
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage})
+	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return

@@ -213,11 +213,12 @@ func New(cfg Config) (*Server, error) {
 }
 
 // newRouter installs the middleware chain, outermost first: request id, access
-// log, panic recovery, CORS (preflights end here), body limit, authentication.
+// log, panic recovery, CORS (preflights end here), body limit, authentication,
+// query string check.
 func (s *Server) newRouter() chi.Router {
 	r := chi.NewRouter()
 	r.Use(requestIDs, accessLog(s.log), recoverPanics(s.log), cors(s.cfg.CORSOrigins),
-		limitBody(s.cfg.BodyLimit), s.authenticate)
+		limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not Found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
