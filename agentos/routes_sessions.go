@@ -130,7 +130,9 @@ func sessionData(s *db.Session) map[string]any {
 	return m
 }
 
-func newSessionView(s *db.Session) sessionView {
+// newSessionView renders s; names holds the derived names of sessions
+// without a stored one (see sessionNames).
+func newSessionView(s *db.Session, names map[string]string) sessionView {
 	data := sessionData(s)
 	v := sessionView{
 		SessionID:   s.SessionID,
@@ -142,13 +144,17 @@ func newSessionView(s *db.Session) sessionView {
 		CreatedAt:   isoTime(s.CreatedAt),
 		UpdatedAt:   isoTime(s.UpdatedAt),
 	}
-	v.SessionName, _ = data["session_name"].(string)
+	if name, ok := storedSessionName(data); ok {
+		v.SessionName = name
+	} else {
+		v.SessionName = names[s.SessionID]
+	}
 	v.SessionState, _ = data["session_state"].(map[string]any)
 	return v
 }
 
-func newSessionDetail(s *db.Session) sessionDetail {
-	d := sessionDetail{sessionView: newSessionView(s), SessionSummary: nullIfEmpty(s.Summary), Metadata: nullIfEmpty(s.Metadata),
+func newSessionDetail(s *db.Session, names map[string]string) sessionDetail {
+	d := sessionDetail{sessionView: newSessionView(s, names), SessionSummary: nullIfEmpty(s.Summary), Metadata: nullIfEmpty(s.Metadata),
 		AgentData: s.AgentData, TeamData: s.TeamData, WorkflowData: s.WorkflowData, Metrics: json.RawMessage("null")}
 	if s.SessionType == run.TypeAgent {
 		d.AgentSessionID = s.SessionID
@@ -210,9 +216,14 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
+	names, err := s.sessionNames(r.Context(), d, sessions)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
 	views := make([]sessionView, 0, len(sessions))
 	for i := range sessions {
-		views = append(views, newSessionView(&sessions[i]))
+		views = append(views, newSessionView(&sessions[i], names))
 	}
 	WritePage(w, views, pq, total, time.Since(start))
 }
@@ -250,12 +261,23 @@ func ownedBy(ctx context.Context, owner, requested string) bool {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	_, sess, err := s.loadSession(r)
+	d, sess, err := s.loadSession(r)
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, newSessionDetail(sess))
+	s.writeSessionDetail(w, r, d, http.StatusOK, sess)
+}
+
+// writeSessionDetail answers with the session's detail, its name derived
+// when none is stored.
+func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *db.DB, status int, sess *db.Session) {
+	names, err := s.sessionNames(r.Context(), d, []db.Session{*sess})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, status, newSessionDetail(sess, names))
 }
 
 type createSessionRequest struct {
@@ -321,7 +343,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, newSessionDetail(saved))
+	// A new session has no runs: nothing to derive a name from.
+	WriteJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
 }
 
 func nonNullJSON(b json.RawMessage) json.RawMessage {
@@ -390,7 +413,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 		writeErr(w, r, s.log, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, newSessionDetail(saved))
+	s.writeSessionDetail(w, r, d, http.StatusOK, saved)
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
