@@ -535,6 +535,10 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	d, sess, err := s.loadSession(r)
 	if err != nil {
+		if views, ok := s.runsInFlight(r, err); ok {
+			WriteJSON(w, http.StatusOK, views)
+			return
+		}
 		writeErr(w, r, s.log, err)
 		return
 	}
@@ -544,6 +548,47 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	WriteJSON(w, http.StatusOK, views)
+}
+
+// runsInFlight answers GET /sessions/{id}/runs for a session that is not
+// stored (notFound is loadSession's 404) while this process executes its
+// first run: AgentOS stores a streamed run's session only when the run ends
+// and answers 404 meanwhile, but a web client asks for the session's runs as
+// soon as RunStarted names it. The answer is the executing run(s) as
+// RUNNING, from the snapshot taken when they started; nothing is written
+// for it. Another process serving the same database does not know the run
+// and still answers 404.
+func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool) {
+	var he *HTTPError
+	if !errors.As(notFound, &he) || he.Status != http.StatusNotFound {
+		return nil, false
+	}
+	typ, _ := sessionType(r, "")
+	scopeUser, scoped := db.UserScope(r.Context())
+	requested := r.URL.Query().Get("user_id")
+	shown := s.runs.inSession(chi.URLParam(r, "session_id"), func(o *run.Output, owner string) bool {
+		switch {
+		case scoped && owner != scopeUser, !scoped && requested != "" && owner != requested:
+			return false
+		}
+		return typ == "" || o.Type() == typ
+	})
+	if len(shown) == 0 {
+		return nil, false
+	}
+	views := make([]runView, 0, len(shown))
+	for _, o := range shown {
+		row, err := db.RunFromOutput(o)
+		if err != nil {
+			return nil, false
+		}
+		v, err := newRunView(row)
+		if err != nil {
+			return nil, false
+		}
+		views = append(views, v)
+	}
+	return views, true
 }
 
 // collectRunViews reads the runs matching f page by page (f.Limit a page) into

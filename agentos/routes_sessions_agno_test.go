@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"maps"
@@ -169,4 +170,59 @@ func FuzzDerivedSessionName(f *testing.F) {
 			t.Fatalf("name %q is not UTF-8", name)
 		}
 	})
+}
+
+// TestSessionRuns_FirstRunStillStreamingIsShownRunning: a web client asks
+// for /sessions/{id}/runs as soon as RunStarted names a new session, whose
+// row is stored only when the run ends. The answer is the executing run as
+// RUNNING (it was 404), only to its owner.
+func TestSessionRuns_FirstRunStillStreamingIsShownRunning(t *testing.T) {
+	t.Parallel()
+	f := newRunsFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: rsaAuthenticator(t)}})
+	alice := map[string]string{"Authorization": "Bearer " + rsToken(t, "alice")}
+	bob := map[string]string{"Authorization": "Bearer " + rsToken(t, "bob")}
+	res, err := sendForm(f.url+"/agents/slow/runs", map[string]string{"message": "take your time"}, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	started := readFirstFrame(t, bufio.NewReader(res.Body))
+	sessionID, runID := started.data["session_id"].(string), started.data["run_id"].(string)
+	if _, err := f.db.GetSession(context.Background(), sessionID); err == nil {
+		t.Fatal("the session is stored already; the test needs one that is not")
+	}
+
+	got := get(t, f.url+"/sessions/"+sessionID+"/runs", alice)
+	if got.status != 200 {
+		t.Fatalf("GET /sessions/%s/runs while the first run streams = %d %s", sessionID, got.status, got.body)
+	}
+	runs := decode[[]map[string]any](t, got)
+	if len(runs) != 1 || runs[0]["run_id"] != runID || runs[0]["status"] != "RUNNING" || runs[0]["run_input"] != "take your time" ||
+		runs[0]["agent_id"] != "slow" || runs[0]["session_id"] != sessionID || runs[0]["content"] != nil {
+		t.Errorf("runs = %v", runs)
+	}
+	for name, path := range map[string]string{
+		"another user":         "/sessions/" + sessionID + "/runs",
+		"another session type": "/sessions/" + sessionID + "/runs?type=team",
+	} {
+		hdr := alice
+		if name == "another user" {
+			hdr = bob
+		}
+		if res := get(t, f.url+path, hdr); res.status != 404 {
+			t.Errorf("%s: GET %s = %d %s, want 404", name, path, res.status, res.body)
+		}
+	}
+	if res := get(t, f.url+"/sessions/no-such-session/runs", alice); res.status != 404 {
+		t.Errorf("unknown session = %d", res.status)
+	}
+
+	// Once the run ends its stored row answers.
+	if res := postForm(t, f.url+"/agents/slow/runs/"+runID+"/cancel", nil, alice); res.status != 200 {
+		t.Fatalf("cancel = %d %s", res.status, res.body)
+	}
+	runs = decode[[]map[string]any](t, get(t, f.url+"/sessions/"+sessionID+"/runs", alice))
+	if len(runs) != 1 || runs[0]["status"] != "CANCELLED" {
+		t.Errorf("runs after the end = %v", runs)
+	}
 }
