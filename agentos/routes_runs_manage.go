@@ -123,7 +123,7 @@ type cancelResponse struct {
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	runID := chi.URLParam(r, "run_id")
 	ctx := r.Context()
-	timeout := time.NewTimer(cancelWait)
+	timeout := time.NewTimer(s.cancelTimeout)
 	defer timeout.Stop()
 	key := flightKey(a)
 	// Each pass either answers or waits for an execution of the run to end;

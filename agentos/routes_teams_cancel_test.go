@@ -1,12 +1,18 @@
 package agentos
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
@@ -120,5 +126,62 @@ func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
 				t.Fatal("the run still runs 30s after the cancel was answered")
 			}
 		})
+	}
+}
+
+// stallingDriver holds every write of a CANCELLED run until release closes.
+type stallingDriver struct {
+	db.Driver
+	release chan struct{}
+}
+
+func (d stallingDriver) UpsertRun(ctx context.Context, r *db.Run) (*db.Run, error) {
+	if r.Status == run.StatusCancelled {
+		<-d.release
+	}
+	return d.Driver.UpsertRun(ctx, r)
+}
+
+// TestCancelRoute_RunNotStoppedInTimeIs202: a cancelled run that has not
+// stopped (here: its CANCELLED row cannot be written yet) within the route's
+// wait is answered 202 with the status it has, never 200, and still ends
+// CANCELLED.
+func TestCancelRoute_RunNotStoppedInTimeIs202(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	d := db.New("stalling", stallingDriver{Driver: memory.New(), release: release})
+	slow := scripted.MustNew(scripted.Config{Latency: time.Minute, Turns: []scripted.Turn{{Content: "late"}}})
+	a, err := agent.New(agent.Config{ID: "slow", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cancelTimeout = 100 * time.Millisecond
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	res, err := sendForm(ts.URL+"/agents/slow/runs", map[string]string{"message": "wait"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	runID := readFirstFrame(t, br).data["run_id"].(string)
+	cancel := postForm(t, ts.URL+"/agents/slow/runs/"+runID+"/cancel", nil, nil)
+	if cancel.status != 202 || decode[map[string]any](t, cancel)["status"] != "RUNNING" {
+		t.Errorf("cancel of a run still stopping = %d %s, want 202 RUNNING", cancel.status, cancel.body)
+	}
+	close(release)
+	rest, _ := io.ReadAll(br)
+	if frames := parseSSE(t, string(rest)); frames[len(frames)-1].name != "RunCancelled" {
+		t.Errorf("stream ended with %v", frameNames(frames))
+	}
+	if st := storedStatus(d, runID); st != run.StatusCancelled {
+		t.Errorf("stored %s", st)
+	}
+	if again := postForm(t, ts.URL+"/agents/slow/runs/"+runID+"/cancel", nil, nil); again.status != 200 {
+		t.Errorf("cancel once stopped = %d %s", again.status, again.body)
 	}
 }

@@ -131,6 +131,8 @@ type Server struct {
 	dbByID map[string]*db.DB
 	// runs tracks runs in flight (cancel route, shutdown, background workers).
 	runs *runner
+	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
+	cancelTimeout time.Duration
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -173,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Name = "Agentry AgentOS"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
-		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner()}
+		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner(), cancelTimeout: cancelWait}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
