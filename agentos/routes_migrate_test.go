@@ -188,7 +188,7 @@ func TestMigrate_BadRequests(t *testing.T) {
 		{"query and body disagree", "/databases/main/migrate?target_version=3.0.0", `{"target_version":"2.5.6"}`, 422},
 		{"body not JSON", "/databases/main/migrate", `target_version=3.0.0`, 422},
 		{"unknown body field", "/databases/all/migrate", `{"version":"3.0.0"}`, 422},
-		{"oversized body", "/databases/all/migrate", `{"target_version":"` + strings.Repeat("3", 2<<20) + `"}`, 422},
+		{"oversized body", "/databases/all/migrate", `{"target_version":"` + strings.Repeat("3", 2<<20) + `"}`, 413},
 		{"GET is not allowed", "", "", 405},
 	}
 	for _, tt := range tests {

@@ -30,7 +30,8 @@ type Config struct {
 
 	// Addr to listen on; default 127.0.0.1:7777.
 	Addr string
-	// CORSOrigins default to [http://localhost:3000]; "*" allows any origin.
+	// CORSOrigins default to config.DefaultCORSOrigins (http://localhost:3000
+	// and http://127.0.0.1:3000); "*" allows any origin.
 	CORSOrigins []string
 	// BodyLimit caps request bodies (413 above it); default 32 MiB.
 	BodyLimit int64
@@ -133,6 +134,8 @@ type Server struct {
 	dbByID map[string]*db.DB
 	// runs tracks runs in flight (cancel route, shutdown, background workers).
 	runs *runner
+	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
+	cancelTimeout time.Duration
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -141,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Addr = fmt.Sprintf("%s:%d", config.DefaultHost, config.DefaultPort)
 	}
 	if cfg.CORSOrigins == nil {
-		cfg.CORSOrigins = []string{config.DefaultCORSOrigin}
+		cfg.CORSOrigins = config.DefaultCORSOrigins()
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = config.DefaultBodyLimit
@@ -180,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Name = "Agentry AgentOS"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
-		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner()}
+		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner(), cancelTimeout: cancelWait}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
@@ -220,11 +223,12 @@ func New(cfg Config) (*Server, error) {
 }
 
 // newRouter installs the middleware chain, outermost first: request id, access
-// log, panic recovery, CORS (preflights end here), body limit, authentication.
+// log, panic recovery, CORS (preflights end here), body limit, authentication,
+// query string check.
 func (s *Server) newRouter() chi.Router {
 	r := chi.NewRouter()
 	r.Use(requestIDs, accessLog(s.log), recoverPanics(s.log), cors(s.cfg.CORSOrigins),
-		limitBody(s.cfg.BodyLimit), s.authenticate)
+		limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not Found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusMethodNotAllowed, "Method Not Allowed")

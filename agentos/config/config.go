@@ -28,7 +28,8 @@ type Server struct {
 	// Host defaults to 127.0.0.1; Port to 7777 (0 picks a free port).
 	Host string `yaml:"host"`
 	Port int    `yaml:"port"`
-	// CORSOrigins are the allowed browser origins; default http://localhost:3000.
+	// CORSOrigins are the allowed browser origins; default http://localhost:3000
+	// and http://127.0.0.1:3000 (DefaultCORSOrigins).
 	// "*" allows any origin (echoed back, since credentials are allowed).
 	CORSOrigins []string `yaml:"cors_origins"`
 	// BodyLimit caps request bodies (e.g. 33554432, "32MiB", "10MB"); default 32 MiB.
@@ -170,11 +171,18 @@ const (
 	DefaultPort        = 7777
 	DefaultDSN         = "./agentry.db"
 	DefaultBodyLimit   = 32 << 20
-	DefaultCORSOrigin  = "http://localhost:3000"
 	DefaultCookieName  = "access_token"
 	DefaultTokenSource = "header"
 	DefaultMCPPath     = "/mcp"
 )
+
+// DefaultCORSOrigins are the browser origins allowed when none are configured:
+// a web client on port 3000 of this machine under both of its names (`next
+// dev` prints localhost, `next start -H 127.0.0.1` prints 127.0.0.1, and a
+// browser sends the Origin of the address it was given).
+func DefaultCORSOrigins() []string {
+	return []string{"http://localhost:3000", "http://127.0.0.1:3000"}
+}
 
 // Default is the configuration of `agentry serve` with no flags or file.
 func Default() Config {
@@ -182,7 +190,7 @@ func Default() Config {
 		Server: Server{
 			Host:              DefaultHost,
 			Port:              DefaultPort,
-			CORSOrigins:       []string{DefaultCORSOrigin},
+			CORSOrigins:       DefaultCORSOrigins(),
 			BodyLimit:         DefaultBodyLimit,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,

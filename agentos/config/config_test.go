@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,8 @@ func TestLoad_NoFileGivesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.DB.DSN != "./agentry.db" || cfg.Server.CORSOrigins[0] != "http://localhost:3000" {
+	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.DB.DSN != "./agentry.db" ||
+		!slices.Equal(cfg.Server.CORSOrigins, []string{"http://localhost:3000", "http://127.0.0.1:3000"}) {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }

@@ -27,6 +27,7 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"Sessions", sessionTests},
 		{"Runs", runTests},
+		{"FirstRuns", firstRunTests},
 		{"SaveRun", saveRunTests},
 		{"Pagination", paginationTests},
 		{"History", historyTests},
