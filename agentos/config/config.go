@@ -21,6 +21,9 @@ type Config struct {
 	Teams         []Team     `yaml:"teams"`
 	Workflows     []Workflow `yaml:"workflows"`
 	MCPServer     MCPServer  `yaml:"mcp_server"`
+
+	// agentFile: the file was one agent (the shape of an agents: entry).
+	agentFile bool
 }
 
 // Server holds the listener and HTTP limits.

@@ -69,20 +69,11 @@ func (c *Config) Validate() error {
 
 	agents := map[string]bool{}
 	for i, a := range c.Agents {
-		where := fmt.Sprintf("agents[%d]", i)
-		checkID(bad, where, a.ID, agents)
-		checkModel(bad, where+".model", a.Model, true)
-		checkModel(bad, where+".reasoning_model", a.ReasoningModel, false)
-		if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
-			bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+		c.checkAgent(bad, i, true)
+		if a.ID != "" && agents[a.ID] {
+			bad("agents[%d]: duplicate id %q", i, a.ID)
 		}
-		for _, t := range a.Tools {
-			if t.Name == "" {
-				bad("%s.tools: a tool needs a name", where)
-			} else if !builtin.Has(t.Name) {
-				bad("%s.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
-			}
-		}
+		agents[a.ID] = true
 	}
 	teams := map[string]bool{}
 	for i, t := range c.Teams {
@@ -117,6 +108,39 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkAgent reports agent i's invalid values. Its keys are under agents[i],
+// or at the top level of a one-agent file. An id is required to serve the
+// agent (it names the agent's routes), not to run it once.
+func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
+	a := c.Agents[i]
+	key := func(k string) string { return fmt.Sprintf("agents[%d].%s", i, k) }
+	where := fmt.Sprintf("agents[%d]", i)
+	if c.agentFile {
+		key = func(k string) string { return k }
+		where = "agent"
+	}
+	switch {
+	case a.ID == "" && serving && c.agentFile:
+		bad("id is required to serve an agent (its runs are at /agents/{id}/runs): add `id: my-agent`")
+	case a.ID == "" && serving:
+		bad("%s: id is required", where)
+	case a.ID != "" && !idPattern.MatchString(a.ID):
+		bad("%s %q may only use letters, digits, '.', '_' and '-'", key("id"), a.ID)
+	}
+	checkModel(bad, key("model"), a.Model, true)
+	checkModel(bad, key("reasoning_model"), a.ReasoningModel, false)
+	if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
+		bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+	}
+	for _, t := range a.Tools {
+		if t.Name == "" {
+			bad("%s: a tool needs a name", key("tools"))
+		} else if !builtin.Has(t.Name) {
+			bad("%s: unknown tool %q (built-in tools: %s)", key("tools"), t.Name, strings.Join(builtin.Names(), ", "))
+		}
+	}
 }
 
 func checkID(bad func(string, ...any), where, id string, seen map[string]bool) {

@@ -19,6 +19,7 @@ import (
 type runFlags struct {
 	model        string
 	configFile   string
+	agentID      string
 	dsn          string
 	sessionID    string
 	userID       string
@@ -35,8 +36,12 @@ func newRunCmd() *cobra.Command {
 		Short: "Run an agent once and print its answer",
 		Long: `Run an agent once and print its streamed answer.
 
-The agent comes from --config FILE (YAML or JSON, the shape of an agents: entry in
-agentos.yaml) and/or flags; flags win. Models are named provider:model_id:
+The agent comes from --config FILE and/or flags; flags win. FILE is read as
+'agentry serve --config' reads it: one agent (the shape of an agents: entry, YAML
+or JSON) or a whole AgentOS file, whose agent --agent ID picks (examples/offline.yaml
+and examples/agentos.yaml in the repository are both). The file's server, db and
+auth settings are serve's: run stores only with --db. Models are named
+provider:model_id:
   openai:gpt-4o-mini      (OPENAI_API_KEY)
   anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY)
   ollama:llama3.2         (OLLAMA_HOST, default http://localhost:11434)
@@ -50,7 +55,8 @@ mysql://…) and --session continues a conversation.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.model, "model", "m", "", "model as provider:model_id (see above)")
-	fl.StringVarP(&f.configFile, "config", "c", "", "agent file (YAML or JSON)")
+	fl.StringVarP(&f.configFile, "config", "c", "", "agent file, or AgentOS file with --agent (YAML or JSON)")
+	fl.StringVar(&f.agentID, "agent", "", "with --config: the id of the agent to run (default: the file's only agent)")
 	fl.StringVar(&f.dsn, "db", "", "database DSN to store the run in (default: not stored)")
 	fl.StringVar(&f.sessionID, "session", "", "session id (default: a new session)")
 	fl.StringVar(&f.userID, "user", "", "user id")
@@ -66,9 +72,12 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	var decl config.Agent
 	if f.configFile != "" {
 		var err error
-		if decl, err = config.LoadAgent(f.configFile); err != nil {
+		if decl, err = config.LoadAgent(f.configFile, f.agentID); err != nil {
 			return err
 		}
+	}
+	if f.agentID != "" && f.configFile == "" {
+		return errors.New("--agent picks an agent of the --config file: pass --config FILE too")
 	}
 	if f.model != "" {
 		decl.Model = f.model
