@@ -13,7 +13,9 @@ import (
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/internal/modelspec"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool/builtin"
 )
 
 type runFlags struct {
@@ -91,8 +93,15 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	for _, t := range f.tools {
 		decl.Tools = append(decl.Tools, config.Tool{Name: t})
 	}
-	if decl.ID == "" && decl.Name == "" {
+	// An agent with neither id nor name is stored as cli-agent; errors about
+	// it name the file or the flags, not that made-up id.
+	unnamed := decl.ID == "" && decl.Name == ""
+	if unnamed {
 		decl.ID = "cli-agent"
+	}
+	// Flags are checked before the database is opened: a typo creates no file.
+	if err := checkRunFlags(f); err != nil {
+		return err
 	}
 	var store *db.DB
 	if f.dsn != "" {
@@ -104,6 +113,12 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	}
 	ag, err := decl.Build(store)
 	if err != nil {
+		if inner := errors.Unwrap(err); unnamed && inner != nil {
+			if f.configFile != "" {
+				return fmt.Errorf("%s: %w", f.configFile, inner)
+			}
+			return inner
+		}
 		return err
 	}
 	opts := []agent.RunOption{agent.WithSessionID(f.sessionID), agent.WithUserID(f.userID)}
@@ -125,6 +140,28 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 		return runResultError(res)
 	}
 	return printStream(ag, cmd, message, opts, out, errOut)
+}
+
+// checkRunFlags checks the model and tools named by flags before the agent is
+// built, so an error names the flag (--model, --tool) rather than a config
+// entry the user never wrote.
+func checkRunFlags(f runFlags) error {
+	if f.model != "" {
+		_, err := modelspec.New(f.model, modelspec.Options{NoRetry: true})
+		var mk *modelspec.MissingKeyError
+		switch {
+		case errors.As(err, &mk):
+			return fmt.Errorf("--model %s needs an API key: set %s in the environment (or try Agentry offline: --model scripted:examples/hello.script.yaml)", f.model, mk.EnvVar)
+		case err != nil:
+			return fmt.Errorf("--model %s: %w", f.model, err)
+		}
+	}
+	for _, t := range f.tools {
+		if !builtin.Has(t) {
+			return fmt.Errorf("--tool %s: unknown tool (built-in tools: %s)", t, strings.Join(builtin.Names(), ", "))
+		}
+	}
+	return nil
 }
 
 func printStream(ag *agent.Agent, cmd *cobra.Command, message string, opts []agent.RunOption, out, errOut io.Writer) error {
