@@ -21,6 +21,9 @@ type Config struct {
 	Teams         []Team     `yaml:"teams"`
 	Workflows     []Workflow `yaml:"workflows"`
 	MCPServer     MCPServer  `yaml:"mcp_server"`
+
+	// agentFile: the file was one agent (the shape of an agents: entry).
+	agentFile bool
 }
 
 // Server holds the listener and HTTP limits.
@@ -105,7 +108,8 @@ type Agent struct {
 	ID          string `yaml:"id"`
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
-	// Model is "provider:model_id", e.g. "openai:gpt-4o" or "scripted:echo".
+	// Model is "provider:model_id", e.g. "openai:gpt-4o", or "scripted:FILE"
+	// (a relative FILE is relative to the config file).
 	Model string `yaml:"model"`
 	// ReasoningModel (same form) runs a reasoning pass first (3.0's reasoning_model).
 	ReasoningModel string     `yaml:"reasoning_model"`

@@ -538,15 +538,14 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestLoad_ExampleAgentsBuild builds every agent of the example from the repo
-// root, as `agentry serve --config examples/agentos.yaml` does (no t.Parallel:
-// it changes directory and environment).
+// TestLoad_ExampleAgentsBuild builds every agent of the example from another
+// working directory than the repository root: the scripted model's file is
+// found relative to the config file (no t.Parallel: it sets the environment).
 func TestLoad_ExampleAgentsBuild(t *testing.T) {
-	t.Chdir(filepath.Join("..", ".."))
 	// Providers check for a key when built; no request is sent here.
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	t.Setenv("ANTHROPIC_API_KEY", "test-key")
-	cfg, err := Load(filepath.Join("examples", "agentos.yaml"), env(nil))
+	cfg, err := Load(filepath.Join("..", "..", "examples", "agentos.yaml"), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,11 @@ func TestValidate_ToolOptionsAreAppliedOrRefused(t *testing.T) {
 func TestAgentBuild_AppliesToolOptions(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	a, err := ParseAgent([]byte("model: scripted:../../examples/hello.script.yaml\ntools:\n  - name: files\n    options: {base_dir: "+dir+", include_tools: [read_file, list_files]}\n"), "agent.yaml")
+	cfg, err := Parse([]byte("model: scripted:../../examples/hello.script.yaml\ntools:\n  - name: files\n    options: {base_dir: "+dir+", include_tools: [read_file, list_files]}\n"), "agent.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ag, err := a.Build(nil)
+	ag, err := cfg.Agents[0].Build(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,21 +72,11 @@ func (c *Config) Validate() error {
 
 	agents := map[string]bool{}
 	for i, a := range c.Agents {
-		where := fmt.Sprintf("agents[%d]", i)
-		checkID(bad, where, a.ID, agents)
-		checkModel(bad, where+".model", a.Model, true)
-		checkModel(bad, where+".reasoning_model", a.ReasoningModel, false)
-		if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
-			bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+		c.checkAgent(bad, i, true)
+		if a.ID != "" && agents[a.ID] {
+			bad("agents[%d]: duplicate id %q", i, a.ID)
 		}
-		for _, t := range a.Tools {
-			if t.Name == "" {
-				bad("%s.tools: a tool needs a name", where)
-			} else if err := builtin.Check(t.Name, t.Options); err != nil {
-				bad("%s.tools: %v", where, err)
-			}
-		}
-		a.CodeMode.validate(bad, where)
+		agents[a.ID] = true
 	}
 	teams := map[string]bool{}
 	for i, t := range c.Teams {
@@ -122,6 +112,40 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkAgent reports agent i's invalid values. Its keys are under agents[i],
+// or at the top level of a one-agent file. An id is required to serve the
+// agent (it names the agent's routes), not to run it once.
+func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
+	a := c.Agents[i]
+	key := func(k string) string { return fmt.Sprintf("agents[%d].%s", i, k) }
+	where := fmt.Sprintf("agents[%d]", i)
+	if c.agentFile {
+		key = func(k string) string { return k }
+		where = "agent"
+	}
+	switch {
+	case a.ID == "" && serving && c.agentFile:
+		bad("id is required to serve an agent (its runs are at /agents/{id}/runs): add `id: my-agent`")
+	case a.ID == "" && serving:
+		bad("%s: id is required", where)
+	case a.ID != "" && !idPattern.MatchString(a.ID):
+		bad("%s %q may only use letters, digits, '.', '_' and '-'", key("id"), a.ID)
+	}
+	checkModel(bad, key("model"), a.Model, true)
+	checkModel(bad, key("reasoning_model"), a.ReasoningModel, false)
+	if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
+		bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+	}
+	for _, t := range a.Tools {
+		if t.Name == "" {
+			bad("%s: a tool needs a name", key("tools"))
+		} else if err := builtin.Check(t.Name, t.Options); err != nil {
+			bad("%s: %v", key("tools"), err)
+		}
+	}
+	a.CodeMode.validate(bad, where)
 }
 
 func checkID(bad func(string, ...any), where, id string, seen map[string]bool) {

@@ -50,16 +50,19 @@ Agno's AgentOS clients use).
 
 With no flags: SQLite ./agentry.db, data under ./agentry-data/, listening on
 127.0.0.1:7777, serving a demo agent "echo" (a scripted model: no API key).
---config FILE (see examples/agentos.yaml) declares agents, teams (members are
-agent ids), workflows (steps name an agent or a team), auth and limits;
-environment variables (AGENTRY_HOST, AGENTRY_PORT, AGENTRY_DB, OS_SECURITY_KEY, …)
-override the file, and flags override both.
+--config FILE declares agents, teams (members are agent ids), workflows (steps
+name an agent or a team), auth and limits; it may also be one agent, the file
+'agentry run --config' reads. In the repository, examples/offline.yaml serves
+scripted agents, a team and a workflow with no API key, and examples/agentos.yaml
+shows every setting. Environment variables (AGENTRY_HOST, AGENTRY_PORT,
+AGENTRY_DB, OS_SECURITY_KEY, …) override the file, and flags override both.
 
 On SIGINT/SIGTERM the server stops accepting, lets in-flight runs finish for
 server.shutdown_timeout (30s), then cancels the rest, which are stored CANCELLED.
 Background runs are not crash-durable yet: a killed process leaves them PENDING
 or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 		Example: `  agentry serve
+  agentry serve --config examples/offline.yaml
   curl -s localhost:7777/agents/echo/runs -F message=hi -F stream=false
   curl -N localhost:7777/agents/echo/runs -d message=hi
   agentry serve --config examples/agentos.yaml --db postgres://user:pass@host/db`,

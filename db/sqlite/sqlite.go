@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -142,6 +144,9 @@ func explain(path string, busy time.Duration, err error) error {
 		return nil
 	}
 	msg := err.Error()
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		return fmt.Errorf("sqlite: %s is a directory: name a database file, e.g. %s: %w", path, filepath.Join(path, "agentry.db"), err)
+	}
 	switch {
 	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
 		return fmt.Errorf("sqlite: %s is not a SQLite database (wrong file, or encrypted/corrupt): %w", path, err)

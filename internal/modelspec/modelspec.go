@@ -13,7 +13,20 @@ import (
 )
 
 // ErrInvalidSpec is returned for a malformed or unknown model spec.
-var ErrInvalidSpec = errors.New("modelspec: invalid model spec")
+var ErrInvalidSpec = errors.New("invalid model spec")
+
+// MissingKeyError is returned when a model needs an API key and neither its
+// environment variable nor a config gives one. It unwraps to model.ErrNoAPIKey.
+type MissingKeyError struct {
+	Spec   string // the model spec, e.g. "openai:gpt-4o-mini"
+	EnvVar string // the variable that would provide the key
+}
+
+func (e *MissingKeyError) Error() string {
+	return fmt.Sprintf("model %s needs an API key: set %s in the environment", e.Spec, e.EnvVar)
+}
+
+func (e *MissingKeyError) Unwrap() error { return model.ErrNoAPIKey }
 
 // Providers lists the accepted provider prefixes.
 var Providers = []string{"openai", "anthropic", "ollama", "openai-compatible", "scripted"}
@@ -87,6 +100,12 @@ func New(spec string, opts Options) (model.Model, error) {
 		m, err = openai.New(openai.Config{Model: id, BaseURL: base, ProviderName: "Ollama"})
 	case "anthropic":
 		m, err = anthropic.New(anthropic.Config{Model: id, BaseURL: opts.BaseURL})
+	}
+	if errors.Is(err, model.ErrNoAPIKey) {
+		// The providers' own message names their Go config field; a CLI or
+		// config file user can only set the environment variable.
+		env := map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[provider]
+		return nil, &MissingKeyError{Spec: strings.TrimSpace(spec), EnvVar: env}
 	}
 	if err != nil {
 		return nil, err

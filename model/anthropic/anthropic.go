@@ -81,7 +81,7 @@ func New(cfg Config) (*Model, error) {
 		cfg.APIKey = os.Getenv("ANTHROPIC_API_KEY")
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic: no API key: set Config.APIKey or ANTHROPIC_API_KEY")
+		return nil, fmt.Errorf("anthropic: %w: set Config.APIKey or the ANTHROPIC_API_KEY environment variable", model.ErrNoAPIKey)
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: Config.Model is required (e.g. \"claude-sonnet-4-5\")")
@@ -187,13 +187,12 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	resp, err := m.cfg.HTTPClient.Do(hreq)
 	if err != nil {
-		// Connection failures are worth a retry; a cancelled context is not.
+		// No answer at all is not a server error (no server was reached); a
+		// cancelled context is the caller's doing.
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("anthropic: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("anthropic: sending request: %w", &model.ProviderError{
-			Provider: providerName, Kind: model.ErrServer, Message: err.Error(),
-		})
+		return nil, model.Unreachable(providerName, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

@@ -82,7 +82,7 @@ func New(cfg Config) (*Model, error) {
 		key = os.Getenv("OPENAI_API_KEY")
 	}
 	if key == "" && official {
-		return nil, errors.New("openai: no API key: set Config.APIKey or OPENAI_API_KEY")
+		return nil, fmt.Errorf("openai: %w: set Config.APIKey or the OPENAI_API_KEY environment variable", model.ErrNoAPIKey)
 	}
 	provider := cfg.ProviderName
 	if provider == "" {
@@ -141,9 +141,8 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("openai: %w", ctx.Err())
 		}
-		// A connection that fails before any answer is worth retrying, so it
-		// counts as a server error for model.Retryable.
-		return nil, fmt.Errorf("openai: sending request to %s: %w: %w", m.endpoint, model.ErrServer, err)
+		// No answer at all: not a server error, since no server was reached.
+		return nil, model.Unreachable(m.info.Provider, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

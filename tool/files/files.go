@@ -78,7 +78,7 @@ func (k *Toolkit) Close() error { return k.root.Close() }
 
 type saveIn struct {
 	Contents  string `json:"contents" jsonschema:"the text to write"`
-	FileName  string `json:"file_name" jsonschema:"path relative to the root, e.g. notes/todo.md"`
+	FileName  string `json:"file_name" jsonschema:"path relative to the root, e.g. reports/summary.txt"`
 	Overwrite *bool  `json:"overwrite,omitempty" jsonschema:"replace an existing file; default true"`
 }
 
