@@ -19,6 +19,8 @@ import (
 // Breaking out of the loop closes the response body.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
+		ctx, cancel := m.params.WithTimeout(ctx)
+		defer cancel()
 		body, err := m.buildRequest(req, true)
 		if err != nil {
 			yield(nil, err)
