@@ -91,10 +91,13 @@ type Chunk struct {
 	ReasoningContent string          `json:"reasoning_content,omitempty"`
 	ToolCalls        []ToolCallDelta `json:"tool_calls,omitempty"`
 	// Thinking carries a completed signed thinking block (Anthropic).
-	Thinking   *ThinkingBlock `json:"thinking,omitempty"`
-	Usage      *Usage         `json:"usage,omitempty"`
-	StopReason string         `json:"stop_reason,omitempty"`
-	ModelID    string         `json:"model_id,omitempty"`
+	Thinking *ThinkingBlock `json:"thinking,omitempty"`
+	// ProviderData keys are merged into the message's ProviderData (later
+	// chunks win); see Message.ProviderData.
+	ProviderData map[string]any `json:"provider_data,omitempty"`
+	Usage        *Usage         `json:"usage,omitempty"`
+	StopReason   string         `json:"stop_reason,omitempty"`
+	ModelID      string         `json:"model_id,omitempty"`
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. Index identifies the call
@@ -104,4 +107,6 @@ type ToolCallDelta struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	// ThoughtSignature arrives once, with the call (Gemini).
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
