@@ -51,9 +51,9 @@ type Config struct {
 	Vertex   bool
 	Project  string
 	Location string
-	// TokenSource returns a Bearer access token for each Vertex request (for
-	// example from golang.org/x/oauth2/google's default credentials). It is
-	// required on Vertex without an APIKey.
+	// TokenSource returns a Bearer access token for each Vertex request.
+	// Default on Vertex with a Project: DefaultTokenSource (Application
+	// Default Credentials).
 	TokenSource func(ctx context.Context) (string, error)
 	// BaseURL overrides the API root (a proxy, a loopback test server).
 	BaseURL string
@@ -131,8 +131,8 @@ func New(cfg Config) (*Model, error) {
 		base = strings.TrimRight(base, "/")
 		switch {
 		case project != "":
-			if cfg.TokenSource == nil && m.apiKey == "" {
-				return nil, errors.New("gemini: Vertex AI needs Config.TokenSource (OAuth access tokens) or an express-mode APIKey")
+			if m.cfg.TokenSource == nil && m.apiKey == "" {
+				m.cfg.TokenSource = DefaultTokenSource()
 			}
 			m.endpoint = base + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) +
 				"/publishers/google/models/" + modelPath

@@ -238,7 +238,6 @@ func TestNew_ModesAndEndpoints(t *testing.T) {
 	}
 	for name, cfg := range map[string]Config{
 		"no key":                      {Model: "g"},
-		"vertex without credentials":  {Model: "g", Vertex: true, Project: "p"},
 		"vertex without project":      {Model: "g", Vertex: true},
 		"parallel_tool_calls refused": {Model: "g", APIKey: "k", Params: model.Params{ParallelToolCalls: ptr(true)}},
 		"no model":                    {APIKey: "k"},
@@ -252,6 +251,17 @@ func TestNew_ModesAndEndpoints(t *testing.T) {
 	m, err := New(Config{Model: "g", TokenSource: tok})
 	if err != nil || !strings.Contains(m.endpoint, "/projects/envproj/locations/global/") || !strings.HasPrefix(m.endpoint, DefaultVertexBaseURL) {
 		t.Errorf("vertex from the environment: %v %s", err, m.endpoint)
+	}
+	// Without a token source, Application Default Credentials are used; with
+	// none available the call fails as an auth error naming the fix.
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", t.TempDir()+"/missing.json")
+	adc, err := New(Config{Model: "g", BaseURL: rec.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = adc.Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}})
+	if !errors.Is(err, model.ErrAuth) || !strings.Contains(err.Error(), "GOOGLE_APPLICATION_CREDENTIALS") {
+		t.Errorf("ADC failure: %v", err)
 	}
 }
 
