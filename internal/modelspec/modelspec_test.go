@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
+	"github.com/agentryhq/agentry/model/openai/openaitest"
 )
 
 func TestParse_RejectsMalformedSpecs(t *testing.T) {
@@ -168,4 +170,20 @@ func TestNew_ProvidersAndParams(t *testing.T) {
 	if _, err := New("scripted:x.yaml", Options{Params: model.Params{Seed: &seed}}); !errors.Is(err, ErrInvalidSpec) {
 		t.Errorf("params on scripted: %v", err)
 	}
+}
+
+// A preset is the OpenAI provider on another base URL; it passes the same suite.
+func TestConformance_Preset(t *testing.T) {
+	t.Parallel()
+	modeltest.Run(t, modeltest.Provider{
+		New: func(t *testing.T, base string) model.Model {
+			m, err := New("litellm:gpt-4o-mini", Options{BaseURL: base + "/v1", NoRetry: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		},
+		Reply: openaitest.Reply,
+		Usage: openaitest.Usage,
+	})
 }
