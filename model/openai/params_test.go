@@ -120,3 +120,15 @@ func TestConfig_QueryParamsAndTokenSource(t *testing.T) {
 		t.Errorf("token failure err = %v, want ErrAuth", err)
 	}
 }
+
+func TestUsage_OpenRouterCostIsKept(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, reply{body: `{"id":"gen-1","model":"openai/gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"cost":0.00042}}`})
+	r, err := newModel(t, f).Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Usage != (model.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12, Cost: 0.00042}) {
+		t.Errorf("usage %+v", r.Usage)
+	}
+}

@@ -119,10 +119,12 @@ type wireUsage struct {
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	// Cost is sent by OpenRouter (usage accounting).
+	Cost float64 `json:"cost"`
 }
 
 func (u *wireUsage) usage() *model.Usage {
-	out := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	out := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens, Cost: u.Cost}
 	if d := u.PromptTokensDetails; d != nil {
 		out.CacheReadTokens = d.CachedTokens
 	}
