@@ -74,7 +74,7 @@ type Config struct {
 	// FallbackConfig picks fallbacks by error kind; it wins over
 	// FallbackModels when both are set, as in Agno.
 	FallbackConfig *model.FallbackConfig
-	Tools      []tool.Tool
+	Tools          []tool.Tool
 	// ToolChoice is passed to the model: "", "auto", "none", "required" or a name.
 	ToolChoice string
 	// ToolCallLimit caps the tool calls executed in one run (0 = no limit). Past
