@@ -100,8 +100,12 @@ type Agent struct {
 	ID          string `yaml:"id"`
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
-	// Model is "provider:model_id", e.g. "openai:gpt-4o" or "scripted:echo".
-	Model string `yaml:"model"`
+	// Model is "provider:model_id", e.g. "openai:gpt-4o" or "scripted:echo",
+	// or a mapping with id and the model's parameters (see Model).
+	Model Model `yaml:"model"`
+	// FallbackModels are tried in order when the model fails with a rate
+	// limit, server or context-length error (Agno's fallback_models).
+	FallbackModels []Model `yaml:"fallback_models"`
 	// ReasoningModel (same form) runs a reasoning pass first (3.0's reasoning_model).
 	ReasoningModel string     `yaml:"reasoning_model"`
 	Instructions   StringList `yaml:"instructions"`

@@ -40,7 +40,8 @@ var removed = map[string]bool{
 }
 
 // freeForm keys hold user data whose keys are not settings.
-var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true}
+var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true,
+	"extra_headers": true, "extra_body": true}
 
 // Error is a problem in a config file; Line is 0 when unknown.
 type Error struct {

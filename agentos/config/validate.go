@@ -71,7 +71,10 @@ func (c *Config) Validate() error {
 	for i, a := range c.Agents {
 		where := fmt.Sprintf("agents[%d]", i)
 		checkID(bad, where, a.ID, agents)
-		checkModel(bad, where+".model", a.Model, true)
+		checkModel(bad, where+".model", a.Model.Spec, true)
+		for j, fm := range a.FallbackModels {
+			checkModel(bad, fmt.Sprintf("%s.fallback_models[%d]", where, j), fm.Spec, true)
+		}
 		checkModel(bad, where+".reasoning_model", a.ReasoningModel, false)
 		if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
 			bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)

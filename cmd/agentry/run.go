@@ -71,9 +71,9 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 		}
 	}
 	if f.model != "" {
-		decl.Model = f.model
+		decl.Model.Spec = f.model
 	}
-	if decl.Model == "" {
+	if decl.Model.Spec == "" {
 		return errors.New("no model: pass --model provider:model_id (e.g. scripted:examples/hello.script.yaml) or --config FILE")
 	}
 	if len(f.instructions) > 0 {
