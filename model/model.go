@@ -48,7 +48,10 @@ type Request struct {
 	ResponseFormat *ResponseFormat
 	Temperature    *float64
 	MaxTokens      int
-	// ThinkingBudget enables extended thinking (Anthropic) with this many tokens.
+	// ThinkingBudget caps reasoning tokens for this call (Anthropic and Bedrock
+	// extended thinking, Gemini's thinkingBudget); a provider without such a
+	// setting returns ErrUnsupportedParam. The fields above and below override
+	// the model's Params for this call.
 	ThinkingBudget int
 	// ParallelToolCalls, when non-nil, is passed to providers that support it.
 	ParallelToolCalls *bool
