@@ -52,6 +52,11 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	}
 	if m := paused.Metrics; m != nil {
 		st.usage, st.prior, st.ttft = m.Usage, m.Duration, m.TimeToFirstToken
+		for role, list := range m.Details {
+			for _, mm := range list {
+				st.account(role, model.Info{ID: mm.ID, Provider: mm.Provider}, mm.Usage)
+			}
+		}
 	}
 	st.msgs = out.Messages
 	// The calls waiting are those of the last assistant turn without a tool answer.

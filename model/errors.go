@@ -76,7 +76,8 @@ func ClassifyHTTP(provider string, status int, header http.Header, message strin
 		e.Kind = ErrAuth
 	case strings.Contains(lower, "context_length") || strings.Contains(lower, "context length") ||
 		strings.Contains(lower, "maximum context") || strings.Contains(lower, "too long") ||
-		strings.Contains(lower, "prompt is too long"):
+		strings.Contains(lower, "prompt is too long") ||
+		strings.Contains(lower, "exceeds the maximum number of tokens"):
 		e.Kind = ErrContextLength
 	case status >= 500 || status == 529 || status == http.StatusRequestTimeout || status == http.StatusConflict:
 		e.Kind = ErrServer

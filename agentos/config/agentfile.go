@@ -52,10 +52,10 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 	if a.ID != "" {
 		where = "agent " + a.ID
 	}
-	if a.Model == "" {
+	if a.Model.Spec == "" {
 		return nil, fmt.Errorf("config: %s: model is required (\"provider:model_id\", e.g. \"openai:gpt-4o-mini\")", where)
 	}
-	m, err := modelspec.New(a.Model, modelspec.Options{})
+	m, err := a.Model.New()
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)
 	}
@@ -66,6 +66,13 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		ToolCallLimit: a.ToolCallLimit, UpdateMemoryOnRun: a.UpdateMemoryOnRun,
 		SearchPastSessions: a.SearchPastSessions, NumPastSessionsToSearch: a.NumPastSessionsToSearch,
 		Metadata: a.Metadata,
+	}
+	for i, fm := range a.FallbackModels {
+		f, err := fm.New()
+		if err != nil {
+			return nil, fmt.Errorf("config: %s: fallback_models[%d]: %w", where, i, err)
+		}
+		cfg.FallbackModels = append(cfg.FallbackModels, f)
 	}
 	if a.ReasoningModel != "" {
 		if cfg.ReasoningModel, err = modelspec.New(a.ReasoningModel, modelspec.Options{}); err != nil {

@@ -102,7 +102,7 @@ func TestBuild_CodeModeGivesTheModelExecute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			decl := tt.agent
-			decl.ID, decl.Model = "a", "scripted:"+script
+			decl.ID, decl.Model = "a", Model{Spec: "scripted:" + script}
 			a, err := decl.Build(nil)
 			if err != nil {
 				t.Fatal(err)
@@ -113,14 +113,14 @@ func TestBuild_CodeModeGivesTheModelExecute(t *testing.T) {
 		})
 	}
 	// Persist needs a database.
-	decl := Agent{ID: "a", Model: "scripted:" + script, CodeMode: &CodeMode{Enabled: true, Persist: true}}
+	decl := Agent{ID: "a", Model: Model{Spec: "scripted:" + script}, CodeMode: &CodeMode{Enabled: true, Persist: true}}
 	if _, err := decl.Build(nil); err == nil || !strings.Contains(err.Error(), "code_mode.persist needs a database") {
 		t.Fatalf("persist without a database: %v", err)
 	}
 	if _, err := decl.Build(db.New("", memory.New())); err != nil {
 		t.Fatalf("persist with a database: %v", err)
 	}
-	bad := Agent{ID: "a", Model: "scripted:" + script, CodeMode: &CodeMode{Enabled: true, MemoryLimit: 10}}
+	bad := Agent{ID: "a", Model: Model{Spec: "scripted:" + script}, CodeMode: &CodeMode{Enabled: true, MemoryLimit: 10}}
 	if _, err := bad.Build(nil); err == nil || !strings.Contains(err.Error(), "agent a: code_mode: codemode: MemoryLimit must be at least 1 MiB") {
 		t.Fatalf("bad memory limit: %v", err)
 	}

@@ -109,8 +109,12 @@ type Agent struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	// Model is "provider:model_id", e.g. "openai:gpt-4o", or "scripted:FILE"
-	// (a relative FILE is relative to the config file).
-	Model string `yaml:"model"`
+	// (a relative FILE is relative to the config file),
+	// or a mapping with id and the model's parameters (see Model).
+	Model Model `yaml:"model"`
+	// FallbackModels are tried in order when the model fails with a rate
+	// limit, server or context-length error (Agno's fallback_models).
+	FallbackModels []Model `yaml:"fallback_models"`
 	// ReasoningModel (same form) runs a reasoning pass first (3.0's reasoning_model).
 	ReasoningModel string     `yaml:"reasoning_model"`
 	Instructions   StringList `yaml:"instructions"`

@@ -110,7 +110,7 @@ func TestLoadAgent_ReadsEitherShapeWithServesLoader(t *testing.T) {
 	typo := write("typo.yaml", "model: scripted:s.yaml\nmodle: x\n")
 
 	a, err := LoadAgent(one, "")
-	if err != nil || a.Model != "scripted:"+filepath.Join(dir, "s.yaml") {
+	if err != nil || a.Model.Spec != "scripted:"+filepath.Join(dir, "s.yaml") {
 		t.Errorf("one-agent file: %+v, %v (want its script path relative to the file)", a, err)
 	}
 	if a, err := LoadAgent(whole, "b"); err != nil || a.ID != "b" {
@@ -142,7 +142,7 @@ func TestLoad_ScriptedModelPathsAreRelativeToTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"scripted:" + filepath.Join(dir, "a.yaml"), "scripted:/abs/r.yaml", "openai:gpt-4o-mini", "scripted:" + filepath.Join(dir, "sub", "leader.yaml")}
-	got := []string{cfg.Agents[0].Model, cfg.Agents[0].ReasoningModel, cfg.Agents[1].Model, cfg.Teams[0].Model}
+	got := []string{cfg.Agents[0].Model.Spec, cfg.Agents[0].ReasoningModel, cfg.Agents[1].Model.Spec, cfg.Teams[0].Model}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("model %d = %q, want %q", i, got[i], want[i])

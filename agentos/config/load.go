@@ -41,7 +41,8 @@ var removed = map[string]bool{
 }
 
 // freeForm keys hold user data whose keys are not settings.
-var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true}
+var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true,
+	"extra_headers": true, "extra_body": true}
 
 // Error is a problem in a config file; Line is 0 when unknown.
 type Error struct {
@@ -103,7 +104,10 @@ func readFile(path string) (Config, error) {
 	}
 	for i := range cfg.Agents {
 		a := &cfg.Agents[i]
-		a.Model = scriptedFromDir(dir, a.Model)
+		a.Model.Spec = scriptedFromDir(dir, a.Model.Spec)
+		for j := range a.FallbackModels {
+			a.FallbackModels[j].Spec = scriptedFromDir(dir, a.FallbackModels[j].Spec)
+		}
 		a.ReasoningModel = scriptedFromDir(dir, a.ReasoningModel)
 		toolDirsFromDir(dir, a.Tools)
 		if a.CodeMode != nil {

@@ -133,7 +133,10 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 	case a.ID != "" && !idPattern.MatchString(a.ID):
 		bad("%s %q may only use letters, digits, '.', '_' and '-'", key("id"), a.ID)
 	}
-	checkModel(bad, key("model"), a.Model, true)
+	checkModel(bad, key("model"), a.Model.Spec, true)
+	for j, fm := range a.FallbackModels {
+		checkModel(bad, fmt.Sprintf("%s[%d]", key("fallback_models"), j), fm.Spec, true)
+	}
 	checkModel(bad, key("reasoning_model"), a.ReasoningModel, false)
 	if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
 		bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)

@@ -82,9 +82,9 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 		return errors.New("--agent picks an agent of the --config file: pass --config FILE too")
 	}
 	if f.model != "" {
-		decl.Model = f.model
+		decl.Model.Spec = f.model
 	}
-	if decl.Model == "" {
+	if decl.Model.Spec == "" {
 		return errors.New("no model: pass --model provider:model_id (e.g. scripted:examples/hello.script.yaml) or --config FILE")
 	}
 	if len(f.instructions) > 0 {
