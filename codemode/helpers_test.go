@@ -113,4 +113,3 @@ func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
