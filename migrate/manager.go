@@ -14,10 +14,11 @@ import (
 
 // Config configures a Manager. Zero values are documented per field.
 type Config struct {
-	// DB is the database to migrate. Required. A migration holds up to three
-	// connections at once (lock, copy reader, copy writer). A SQLite database
-	// wants WAL and a busy timeout (Open sets both), since the copy reads the
-	// next batch while it writes the current one.
+	// DB is the database to migrate. Required (ForDB fills it from an opened
+	// store). A migration holds up to three connections at once (lock, copy
+	// reader, copy writer). A SQLite database wants WAL and a busy timeout
+	// (the sqlite driver sets both), since the copy reads the next batch
+	// while it writes the current one.
 	DB *sql.DB
 	// Dialect of DB. Required.
 	Dialect Dialect
@@ -51,6 +52,9 @@ type Manager struct {
 	cat    catalog
 	log    *slog.Logger
 	pgLZ4  bool // the Postgres server can compress with lz4
+	// readOnly: the database was opened read-only (ForDB); only dry runs
+	// and Status work.
+	readOnly bool
 }
 
 // ErrLocked is returned when another migration holds the database's lock for

@@ -66,6 +66,9 @@ func (m *Manager) begin(ctx context.Context, target, statusTarget string) (relea
 		return nil, nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownVersion, target, Versions)
 	}
 	release = func() {}
+	if m.readOnly && !m.cfg.DryRun {
+		return nil, nil, ErrReadOnly
+	}
 	if !m.cfg.DryRun {
 		if release, err = m.lock(ctx); err != nil {
 			return nil, nil, err

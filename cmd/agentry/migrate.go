@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/migrate"
 )
 
@@ -38,7 +39,7 @@ copies them into the runs table (resumably: run it again after an interruption)
 and keeps the legacy column as a frozen backup until "cleanup".`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.dsn, "db", defaultDSN, "database DSN (SQLite path, postgres://…, mysql://…)")
+	pf.StringVar(&f.dsn, "db", defaultDSN, dbFlagHelp)
 	pf.StringVar(&f.schema, "schema", "", "Postgres schema holding the tables (default ai)")
 	pf.BoolVar(&f.dryRun, "dry-run", false, "print what would change without writing")
 	pf.IntVar(&f.batchSize, "batch-size", 0, "sessions per copy transaction (default 500)")
@@ -51,7 +52,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 		Short: "Apply every step up to VERSION (default the latest)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				sum, err := m.Up(cmd.Context(), to)
 				return reportSummary(cmd, f, "up", sum, err)
 			})
@@ -68,7 +69,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 			if downTo == "" {
 				return errors.New("down needs --to VERSION (one of " + strings.Join(migrate.Versions, ", ") + ")")
 			}
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				sum, err := m.Down(cmd.Context(), downTo)
 				return reportSummary(cmd, f, "down", sum, err)
 			})
@@ -81,7 +82,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 		Short: "Show each table's schema version and pending steps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, true, func(m *migrate.Manager) error {
 				st, err := m.Status(cmd.Context())
 				if err != nil {
 					return err
@@ -101,7 +102,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 						notes = append(notes, fmt.Sprintf("legacy runs column (%d rows with runs)", s.RowsWithRuns))
 					}
 					if s.CopyCheckpoint != "" {
-						notes = append(notes, "interrupted copy: resume with `agentry migrate up`")
+						notes = append(notes, "interrupted copy: resume with `agentry migrate up --db "+shellQuote(f.dsn)+"`")
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Table, cur, s.Target, strings.Join(s.Pending, " → "), strings.Join(notes, "; "))
 				}
@@ -118,8 +119,11 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 Without --force it refuses while any session still holds runs in that column.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				res, err := m.CleanupLegacyRunsColumn(cmd.Context(), force)
+				if errors.Is(err, migrate.ErrNotMigrated) {
+					return fmt.Errorf("%w\nrun first: agentry migrate up --db %s", err, shellQuote(f.dsn))
+				}
 				if err != nil {
 					return err
 				}
@@ -145,25 +149,27 @@ Without --force it refuses while any session still holds runs in that column.`,
 	return cmd
 }
 
-// withManager opens the database, builds a Manager with progress reporting
-// and runs fn.
-func withManager(cmd *cobra.Command, f migrateFlags, fn func(*migrate.Manager) error) error {
-	sqlDB, dialect, err := migrate.Open(cmd.Context(), f.dsn)
+// withManager opens the database through the db front (read-only for
+// status and dry runs: nothing is created or changed, not even a SQLite
+// file's journal mode; a missing SQLite file is an error), builds a Manager
+// with progress reporting and runs fn.
+func withManager(cmd *cobra.Command, f migrateFlags, readOnly bool, fn func(*migrate.Manager) error) error {
+	store, err := openStore(cmd.Context(), f.dsn, dsn.Options{SkipSchemaCheck: true, MustExist: true, ReadOnly: readOnly, Schema: f.schema})
 	if err != nil {
 		return err
 	}
-	defer sqlDB.Close()
+	defer store.Close()
 	errOut := cmd.ErrOrStderr()
 	prog := newProgressReporter(errOut)
 	defer prog.finish()
-	m, err := migrate.New(migrate.Config{
-		DB: sqlDB, Dialect: dialect, Schema: f.schema, BatchSize: f.batchSize, DryRun: f.dryRun,
-		LockTimeout: f.lockTimeout, Progress: prog.report,
+	m, release, err := migrate.ForDB(store, migrate.Config{
+		BatchSize: f.batchSize, DryRun: f.dryRun, LockTimeout: f.lockTimeout, Progress: prog.report,
 		Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
 		return err
 	}
+	defer release()
 	return fn(m)
 }
 

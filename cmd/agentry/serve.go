@@ -15,7 +15,7 @@ import (
 	"github.com/agentryhq/agentry/agentos"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/model/scripted"
 )
 
@@ -69,7 +69,7 @@ or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.host, "host", config.DefaultHost, "address to listen on")
 	fl.IntVar(&f.port, "port", config.DefaultPort, "port to listen on (0 picks a free port)")
-	fl.StringVar(&f.dsn, "db", config.DefaultDSN, "database: a SQLite path, postgres://… or mysql://…")
+	fl.StringVar(&f.dsn, "db", config.DefaultDSN, dbFlagHelp)
 	fl.StringVarP(&f.configFile, "config", "c", "", "AgentOS configuration file (YAML)")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for local media and offloaded results")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info (one access line per request), warn or error")
@@ -118,7 +118,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	store, err := dbopen.Open(ctx, file.DB.DSN, dbopen.Options{ID: file.DB.ID})
+	store, err := openStore(ctx, file.DB.DSN, dsn.Options{ID: file.DB.ID})
 	if err != nil {
 		return err
 	}
