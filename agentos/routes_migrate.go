@@ -146,7 +146,8 @@ func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
 }
 
 // migrateOne migrates the {db_id} database: 404 when unknown, 409 while
-// another migration holds it, 500 with the cause when the migration fails.
+// another migration holds it, 422 for a target down cannot restore, 500 with
+// the cause when the migration fails.
 func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.dbByID[chi.URLParam(r, "db_id")]
 	if !ok {
@@ -164,6 +165,8 @@ func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, map[string]any{"message": "Database " + d.ID + " has no versioned schema; nothing to migrate", "skipped": []string{d.ID}})
 	case errors.Is(err, migrate.ErrLocked):
 		WriteError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, migrate.ErrCannotRestore):
+		WriteError(w, http.StatusUnprocessableEntity, err.Error())
 	case err != nil:
 		s.log.ErrorContext(r.Context(), "migrate failed", "request_id", RequestID(r.Context()), "db_id", d.ID, "err", err)
 		WriteError(w, http.StatusInternalServerError, "Failed to migrate database: "+err.Error())

@@ -179,6 +179,7 @@ func TestMigrate_BadRequests(t *testing.T) {
 		{"injection in version", "/databases/all/migrate?target_version=" + url.QueryEscape("3.0.0';--") + "", "", 422},
 		{"query and body disagree", "/databases/main/migrate?target_version=3.0.0", `{"target_version":"2.5.6"}`, 422},
 		{"body not JSON", "/databases/main/migrate", `target_version=3.0.0`, 422},
+		{"down to a version it cannot restore", "/databases/main/migrate?target_version=2.3.0", "", 422},
 		{"unknown body field", "/databases/all/migrate", `{"version":"3.0.0"}`, 422},
 		{"oversized body", "/databases/all/migrate", `{"target_version":"` + strings.Repeat("3", 2<<20) + `"}`, 422},
 		{"GET is not allowed", "", "", 405},

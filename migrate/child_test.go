@@ -167,6 +167,10 @@ func TestUp_ConvergesAfterTheMigratingProcessIsKilled(t *testing.T) {
 			if sum.SessionsScanned == 0 || sum.SessionsScanned >= int64(len(sessions)) {
 				t.Errorf("resumed Up scanned %d sessions, want it to skip the checkpointed ones", sum.SessionsScanned)
 			}
+			// The bad rows the killed attempts recorded are reported too.
+			if sum.BadRowCount != int64(len(wantBad)) {
+				t.Errorf("resumed Up reports %d bad rows, want all %d (earlier attempts' included)", sum.BadRowCount, len(wantBad))
+			}
 			var errRows int
 			if err := f.db.QueryRow("SELECT count(*) FROM " + f.table("agno_migration_errors")).Scan(&errRows); err != nil || errRows != len(wantBad) {
 				t.Errorf("errors table holds %d rows (%v), want %d", errRows, err, len(wantBad))

@@ -55,6 +55,8 @@ type Manager struct {
 	// readOnly: the database was opened read-only (ForDB); only dry runs
 	// and Status work.
 	readOnly bool
+	// bad tracks recorded bad rows during Up (nil outside it).
+	bad *badState
 }
 
 // ErrLocked is returned when another migration holds the database's lock for
@@ -145,6 +147,10 @@ type TableStatus struct {
 	RowsWithRuns int64 `json:"rows_with_runs"`
 	// CopyCheckpoint is the last session id an interrupted copy committed.
 	CopyCheckpoint string `json:"copy_checkpoint"`
+	// BadRowsRecorded counts the rows and runs recorded in the errors table
+	// (agno_migration_errors) as not migratable (sessions only). Up rechecks
+	// them; a record goes once its session migrates or is gone.
+	BadRowsRecorded int64 `json:"bad_rows_recorded"`
 }
 
 // UpToDate reports whether the table needs no step to reach its target.
@@ -227,6 +233,9 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 			}
 		}
 		if st.CopyCheckpoint, err = m.checkpoint(ctx); err != nil {
+			return st, err
+		}
+		if st.BadRowsRecorded, err = m.countRecordedBad(ctx); err != nil {
 			return st, err
 		}
 	}

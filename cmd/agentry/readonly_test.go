@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
@@ -144,6 +146,143 @@ func TestMigrate_MigrationRequiredErrorRepeatsTheDB(t *testing.T) {
 		code, _, errOut := cli(t, append(args, "--db", path)...)
 		if want := "agentry migrate up --db " + path; code == 0 || !strings.Contains(errOut, want) {
 			t.Errorf("%v: code %d stderr %q, want it to say %q", args, code, errOut, want)
+		}
+	}
+}
+
+// A migration leaves no lock file beside the database.
+func TestMigrate_LeavesNoLockFile(t *testing.T) {
+	t.Parallel()
+	path := legacyRollbackSQLite(t, migratetest.Canonical())
+	for _, args := range [][]string{
+		{"migrate", "up"},
+		{"migrate", "down", "--to", "2.5.6"},
+		{"migrate", "up"},
+		{"migrate", "cleanup", "--force"},
+	} {
+		cli(t, append(args, "--db", path)...)
+		entries, _ := os.ReadDir(filepath.Dir(path))
+		for _, e := range entries {
+			if strings.Contains(e.Name(), "lock") {
+				t.Errorf("%v left %s", args, e.Name())
+			}
+		}
+	}
+}
+
+// `migrate status` reports the rows recorded in agno_migration_errors.
+func TestMigrate_StatusReportsRecordedBadRows(t *testing.T) {
+	t.Parallel()
+	path := legacyRollbackSQLite(t, migratetest.Canonical())
+	_, wantBad := migratetest.Expected(migratetest.Canonical())
+	if code, _, errOut := cli(t, "migrate", "up", "--db", path); code != 2 {
+		t.Fatalf("up: code %d err %s", code, errOut)
+	}
+	want := strconv.Itoa(len(wantBad)) + " bad rows recorded in agno_migration_errors"
+	code, out, errOut := cli(t, "migrate", "status", "--db", path)
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("status: code %d out %q err %q, want it to say %q", code, out, errOut, want)
+	}
+	code, out, _ = cli(t, "migrate", "status", "--db", path, "--json")
+	if code != 0 || !strings.Contains(out, `"bad_rows_recorded": `+strconv.Itoa(len(wantBad))) {
+		t.Errorf("status --json: code %d out %s", code, out)
+	}
+}
+
+// A resumed `up` reports the bad rows an interrupted earlier attempt
+// recorded, and exits 2 while any remain; once the row is fixed, `up`
+// copies it and exits 0.
+func TestMigrate_ResumedUpReportsBadRowsOfTheEarlierAttempt(t *testing.T) {
+	t.Parallel()
+	good := func(id string) migratetest.Session {
+		return migratetest.Session{SessionID: id, SessionType: "agent", AgentID: "a1", CreatedAt: 1_700_000_000,
+			Runs: []byte(`[{"run_id": "run-` + id + `", "agent_id": "a1", "session_id": "` + id + `", "status": "COMPLETED", "content": "ok"}]`)}
+	}
+	bad := migratetest.Session{SessionID: "a-bad", SessionType: "agent", AgentID: "a1", CreatedAt: 1_700_000_000, Runs: []byte(`[{"run_id": "run-x", "content": "trunc`)}
+	path := legacyRollbackSQLite(t, []migratetest.Session{bad, good("b-ok"), good("c-ok")})
+
+	// The first attempt stops after its first batch (the bad session).
+	sqlDB, err := openSQLiteForTest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: migrate.SQLite, BatchSize: 1, Progress: func(migrate.Progress) { cancel() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Up(ctx, ""); err == nil {
+		t.Fatal("the interrupted attempt finished")
+	}
+	sqlDB.Close()
+
+	code, out, errOut := cli(t, "migrate", "up", "--db", path)
+	if code != 2 || !strings.Contains(out, "a-bad") {
+		t.Fatalf("resumed up: code %d out %q err %q; want exit 2 naming session a-bad", code, out, errOut)
+	}
+	if code, out, errOut = cli(t, "migrate", "up", "--db", path); code != 2 || !strings.Contains(out, "a-bad") {
+		t.Fatalf("up again: code %d out %q err %q; want exit 2 while the row is bad", code, out, errOut)
+	}
+
+	// Fixing the row resolves it.
+	sqlDB, err = openSQLiteForTest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := migratetest.Encode("sqlite", []byte(`[{"run_id": "run-x", "agent_id": "a1", "session_id": "a-bad", "content": "fixed"}]`))
+	if _, err := sqlDB.Exec(`UPDATE agno_sessions SET runs = ? WHERE session_id = 'a-bad'`, fixed); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.Close()
+	if code, out, errOut = cli(t, "migrate", "up", "--db", path); code != 0 {
+		t.Fatalf("up after the fix: code %d out %q err %q", code, out, errOut)
+	}
+	if code, out, errOut = cli(t, "runs", "get", "--db", path, "run-x"); code != 0 || !strings.Contains(out, "fixed") {
+		t.Fatalf("the fixed run was not copied: code %d out %q err %q", code, out, errOut)
+	}
+	if code, out, _ = cli(t, "migrate", "status", "--db", path); code != 0 || strings.Contains(out, "bad rows recorded") {
+		t.Errorf("status after the fix still reports bad rows: %q", out)
+	}
+}
+
+// The summary's words match what happened: a dry run says "would", Down
+// counts the sessions whose runs column it rebuilt.
+func TestMigrate_CountersSayWhatHappened(t *testing.T) {
+	t.Parallel()
+	path := legacyRollbackSQLite(t, migratetest.Canonical())
+	wantRuns, _ := migratetest.Expected(migratetest.Canonical())
+	sessions := map[string]bool{}
+	for _, r := range wantRuns {
+		sessions[r.SessionID] = true
+	}
+	_, out, _ := cli(t, "migrate", "up", "--dry-run", "--db", path)
+	if !strings.Contains(out, "would copy "+strconv.Itoa(len(wantRuns))+" runs") || strings.Contains(out, "copied") {
+		t.Errorf("dry run summary %q: want \"would copy %d runs\" and no \"copied\"", out, len(wantRuns))
+	}
+	_, out, _ = cli(t, "migrate", "up", "--db", path)
+	if !strings.Contains(out, strconv.Itoa(len(wantRuns))+" runs copied") {
+		t.Errorf("up summary %q: want %d runs copied", out, len(wantRuns))
+	}
+	code, out, errOut := cli(t, "migrate", "down", "--to", "2.5.6", "--db", path)
+	want := "rebuilt the runs column of " + strconv.Itoa(len(sessions)) + " sessions (" + strconv.Itoa(len(wantRuns)) + " runs)"
+	if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "copied") {
+		t.Errorf("down: code %d out %q err %q, want it to say %q", code, out, errOut, want)
+	}
+}
+
+// Down never stamps a version whose shape it did not restore: below 2.5.0
+// it refuses before changing anything.
+func TestMigrate_DownBelowARestorableVersionRefuses(t *testing.T) {
+	t.Parallel()
+	path := legacyRollbackSQLite(t, migratetest.Canonical())
+	cli(t, "migrate", "up", "--db", path)
+	for _, to := range []string{"2.3.0", "2.0.0"} {
+		code, _, errOut := cli(t, "migrate", "down", "--to", to, "--db", path)
+		if code == 0 || !strings.Contains(errOut, "cannot restore") {
+			t.Errorf("down --to %s: code %d err %q, want a refusal", to, code, errOut)
+		}
+		if _, out, _ := cli(t, "migrate", "status", "--db", path); !sessionsAt30.MatchString(out) {
+			t.Errorf("down --to %s changed the versions:\n%s", to, out)
 		}
 	}
 }
