@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -283,6 +284,29 @@ func TestMigrate_DownBelowARestorableVersionRefuses(t *testing.T) {
 		}
 		if _, out, _ := cli(t, "migrate", "status", "--db", path); !sessionsAt30.MatchString(out) {
 			t.Errorf("down --to %s changed the versions:\n%s", to, out)
+		}
+	}
+}
+
+// serve binds its port before it touches the database: a port in use
+// leaves no database file and no data directory behind.
+func TestServe_PortInUseLeavesNoDatabase(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	dir := t.TempDir()
+	path, data := filepath.Join(dir, "new.db"), filepath.Join(dir, "data")
+	code, _, errOut := cli(t, "serve", "--port", port, "--db", path, "--data-dir", data)
+	if code == 0 || !strings.Contains(errOut, "address already in use") {
+		t.Fatalf("code %d stderr %q, want the bind error", code, errOut)
+	}
+	for _, p := range []string{path, data} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was created by a serve that could not bind", p)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -115,6 +116,17 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := file.Validate(); err != nil {
 		return err
 	}
+	cfg, err := agentos.FromFile(file)
+	if err != nil {
+		return err
+	}
+	// Bind before touching the database or the disk: a port in use must
+	// not leave a new database file or data directory behind.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close() // Serve closes it too; this covers the failures below
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -128,10 +140,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents)
-	if err != nil {
-		return err
-	}
-	cfg, err := agentos.FromFile(file)
 	if err != nil {
 		return err
 	}
@@ -150,7 +158,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	log.Info("agentry serve", "db", store.ID, "dialect", store.Driver().Dialect(), "agents", strings.Join(ids, ","),
 		"teams", len(teams), "workflows", len(workflows), "data_dir", f.dataDir)
-	if err := srv.ListenAndServe(ctx); err != nil {
+	log.Info("agentos listening", "addr", ln.Addr().String())
+	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}
 	log.Info("agentos stopped")
