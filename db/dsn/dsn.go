@@ -100,7 +100,8 @@ func Parse(s string) (DSN, error) {
 	case strings.HasPrefix(lower, "postgres:"), strings.HasPrefix(lower, "postgresql:"),
 		strings.HasPrefix(lower, "mysql:"), strings.HasPrefix(lower, "mariadb:"):
 		scheme, _, _ := strings.Cut(lower, ":")
-		return DSN{}, invalid("%s is not a URL: write %s://HOST/DATABASE", redact(s), scheme)
+		// Not echoed: without "://" a password in it cannot be found.
+		return DSN{}, invalid("a %s DSN is a URL: write %s://USER:PASSWORD@HOST:PORT/DATABASE", scheme, scheme)
 	case keyValue.MatchString(s):
 		return DSN{}, invalid("libpq key=value DSNs are not accepted (it would be read as a file name): write postgres://USER@HOST:PORT/DATABASE")
 	}

@@ -86,7 +86,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		scfg.Writer.SetConnMaxIdleTime(0)
 		scfg.Writer.SetConnMaxLifetime(0)
 	case cfg.ReadOnly:
-		if scfg.Writer, err = openReadOnly(ctx, cfg, busy); err != nil {
+		if scfg.Writer, err = openPool(ctx, connString(cfg.Path, busy, modeQueryOnly), readConns(cfg)); err != nil {
 			return nil, wrap(err)
 		}
 	default:
@@ -157,22 +157,6 @@ func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer,
 	return writer, reader, nil
 }
 
-// openReadOnly opens connections that cannot change the file (query_only).
-// They are read-write at the file level, so that the last one to close
-// removes the -wal and -shm files a WAL database gets while open (a
-// connection opened mode=ro leaves them behind); a file this process may not
-// write is opened mode=ro instead.
-func openReadOnly(ctx context.Context, cfg Config, busy time.Duration) (*sql.DB, error) {
-	p, err := openPool(ctx, connString(cfg.Path, busy, modeQueryOnly), readConns(cfg))
-	if err == nil {
-		return p, nil
-	}
-	if p, rerr := openPool(ctx, connString(cfg.Path, busy, modeFileReadOnly), readConns(cfg)); rerr == nil {
-		return p, nil
-	}
-	return nil, err
-}
-
 func openPool(ctx context.Context, dsn string, n int) (*sql.DB, error) {
 	p, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -220,10 +204,12 @@ func closeAll(dbs ...*sql.DB) {
 const (
 	modeWriter = iota
 	modeReader
-	// modeQueryOnly refuses every change; modeFileReadOnly also opens the
-	// file read-only.
+	// modeQueryOnly refuses every change (query_only). Its connections are
+	// read-write at the file level (SQLite falls back to read-only for a
+	// write-protected file), so that the last one to close removes the -wal
+	// and -shm files a WAL database gets while open: connections opened
+	// mode=ro leave them behind.
 	modeQueryOnly
-	modeFileReadOnly
 )
 
 // connString is the driver's connection string: a file: URI, so that any path
@@ -245,9 +231,6 @@ func connString(path string, busy time.Duration, mode int) string {
 		q.Add("_pragma", "synchronous(NORMAL)")
 	case modeQueryOnly:
 		q.Set("mode", "rw")
-		q.Add("_pragma", "query_only(1)")
-	case modeFileReadOnly:
-		q.Set("mode", "ro")
 		q.Add("_pragma", "query_only(1)")
 	}
 	if strings.HasPrefix(path, "//") {
