@@ -147,6 +147,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"negative timeout", "server:\n  idle_timeout: -1s\n", "idle_timeout"},
 		{"bad cors origin", "server:\n  cors_origins: [localhost:3000]\n", "cors_origins"},
 		{"empty dsn", "db:\n  dsn: ''\n", "db.dsn"},
+		{"incomplete dsn", "db:\n  dsn: postgres://\n", "db.dsn (--db): invalid database DSN: postgres:// names no host"},
 		{"empty agent id", "agents:\n  - name: x\n    model: a:b\n", "agents[0]: id is required"},
 		{"duplicate agent ids", "agents:\n  - id: a\n    model: a:b\n  - id: a\n    model: a:b\n", "duplicate id \"a\""},
 		{"id with slash", "agents:\n  - id: a/b\n    model: a:b\n", "may only use"},

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -81,7 +82,7 @@ func TestExampleToolkits_RunsEveryOfflineToolkit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	store, err := dbopen.Open(ctx, cfg.DB.DSN, dbopen.Options{ID: cfg.DB.ID})
+	store, err := dsn.Open(ctx, cfg.DB.DSN, dsn.Drivers{SQLite: sqlite.OpenDSN}, dsn.Options{ID: cfg.DB.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

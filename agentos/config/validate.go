@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/tool/builtin"
 )
 
@@ -38,8 +39,8 @@ func (c *Config) Validate() error {
 			bad("server.cors_origins: %q must be \"*\" or start with http:// or https://", o)
 		}
 	}
-	if strings.TrimSpace(c.DB.DSN) == "" {
-		bad("db.dsn is empty")
+	if _, err := dsn.Parse(c.DB.DSN); err != nil {
+		bad("db.dsn (--db): %v", err)
 	}
 	if j := c.Auth.JWT; j != nil {
 		if len(j.VerificationKeys) == 0 && j.JWKSFile == "" {

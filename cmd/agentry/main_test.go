@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentryhq/agentry/db/sqlite"
 )
 
 // cli runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -86,6 +88,11 @@ func TestRun_ToolCallStoredAndListed(t *testing.T) {
 func TestRunsList_RejectsBadFilters(t *testing.T) {
 	t.Parallel()
 	dbPath := filepath.Join(t.TempDir(), "a.db")
+	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: dbPath}) // the filters, not a missing file, must fail
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
 	for _, args := range [][]string{
 		{"--limit", "0"},
 		{"--limit", "5", "--page", "0"},

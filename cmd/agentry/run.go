@@ -12,7 +12,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/internal/modelspec"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool/builtin"
@@ -106,7 +106,7 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	var store *db.DB
 	if f.dsn != "" {
 		var err error
-		if store, err = dbopen.Open(ctx, f.dsn, dbopen.Options{}); err != nil {
+		if store, err = openStore(ctx, f.dsn, dsn.Options{}); err != nil {
 			return err
 		}
 		defer store.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 	"github.com/agentryhq/agentry/agentos"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/model/scripted"
 )
 
@@ -72,7 +73,7 @@ or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.host, "host", config.DefaultHost, "address to listen on")
 	fl.IntVar(&f.port, "port", config.DefaultPort, "port to listen on (0 picks a free port)")
-	fl.StringVar(&f.dsn, "db", config.DefaultDSN, "database: a SQLite path, postgres://… or mysql://…")
+	fl.StringVar(&f.dsn, "db", config.DefaultDSN, dbFlagHelp)
 	fl.StringVarP(&f.configFile, "config", "c", "", "AgentOS configuration file (YAML)")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for local media and offloaded results")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info (one access line per request), warn or error")
@@ -118,10 +119,21 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := file.Validate(); err != nil {
 		return err
 	}
+	cfg, err := agentos.FromFile(file)
+	if err != nil {
+		return err
+	}
+	// Bind before touching the database or the disk: a port in use must
+	// not leave a new database file or data directory behind.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close() // Serve closes it too; this covers the failures below
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	store, err := dbopen.Open(ctx, file.DB.DSN, dbopen.Options{ID: file.DB.ID})
+	store, err := openStore(ctx, file.DB.DSN, dsn.Options{ID: file.DB.ID})
 	if err != nil {
 		return err
 	}
@@ -131,10 +143,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents)
-	if err != nil {
-		return err
-	}
-	cfg, err := agentos.FromFile(file)
 	if err != nil {
 		return err
 	}
@@ -153,7 +161,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	log.Info("agentry serve", "db", store.ID, "dialect", store.Driver().Dialect(), "agents", strings.Join(ids, ","),
 		"teams", len(teams), "workflows", len(workflows), "data_dir", f.dataDir)
-	if err := srv.ListenAndServe(ctx); err != nil {
+	log.Info("agentos listening", "addr", ln.Addr().String())
+	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}
 	log.Info("agentos stopped")

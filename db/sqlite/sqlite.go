@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -24,8 +26,9 @@ type Tables = sqlstore.Tables
 
 // Config opens a SQLite database file.
 type Config struct {
-	// Path is the database file, created if missing. ":memory:" gives a
-	// private in-memory database on a single connection.
+	// Path is the database file, created if missing (unless ReadOnly or
+	// MustExist). ":memory:" gives a private in-memory database on a single
+	// connection.
 	Path string
 	// ID is the db_id reported by AgentOS; empty means "sqlite".
 	ID     string
@@ -39,11 +42,18 @@ type Config struct {
 	// is for the migrate package, which opens 2.x databases to upgrade them;
 	// everyone else gets db.ErrMigrationRequired from such a database.
 	SkipSchemaCheck bool
+	// ReadOnly opens the file read-only: it must exist, and nothing in it
+	// changes, not even its journal mode. Without SkipSchemaCheck a file
+	// without the sessions and runs tables is an error.
+	ReadOnly bool
+	// MustExist refuses to create a missing file.
+	MustExist bool
 }
 
 // Open opens (and on first use creates) the database. A file that is not a
 // SQLite database, or one locked past BusyTimeout, fails with an error saying
-// so; a 2.x database fails with db.ErrMigrationRequired.
+// so; a 2.x database fails with db.ErrMigrationRequired and is left exactly
+// as it was (the switch to WAL comes after the schema check).
 func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("sqlite: Config.Path is required")
@@ -52,54 +62,45 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if busy <= 0 {
 		busy = 5 * time.Second
 	}
+	memory := cfg.Path == ":memory:"
+	if !memory && (cfg.ReadOnly || cfg.MustExist) {
+		if err := checkFile(cfg.Path); err != nil {
+			return nil, err
+		}
+	}
 	wrap := func(err error) error { return explain(cfg.Path, busy, err) }
-	var writer, reader *sql.DB
-	var err error
-	if cfg.Path == ":memory:" {
-		writer, err = sql.Open("sqlite", dsn(cfg.Path, busy, false))
-		if err != nil {
-			return nil, err
-		}
-		writer.SetMaxOpenConns(1)
-		writer.SetConnMaxIdleTime(0)
-		writer.SetConnMaxLifetime(0)
-	} else {
-		writer, err = sql.Open("sqlite", dsn(cfg.Path, busy, true))
-		if err != nil {
-			return nil, err
-		}
-		writer.SetMaxOpenConns(1) // one writer: run_index assignment never waits on SQLITE_BUSY in-process
-		if err := writer.PingContext(ctx); err != nil {
-			writer.Close()
-			return nil, wrap(err)
-		}
-		reader, err = sql.Open("sqlite", dsn(cfg.Path, busy, false))
-		if err != nil {
-			writer.Close()
-			return nil, err
-		}
-		n := cfg.MaxReadConns
-		if n <= 0 {
-			n = max(4, runtime.GOMAXPROCS(0))
-		}
-		reader.SetMaxOpenConns(n)
-		reader.SetMaxIdleConns(n)
-	}
-	if err := writer.PingContext(ctx); err != nil {
-		closeAll(writer, reader)
-		return nil, wrap(err)
-	}
 	scfg := sqlstore.Config{
 		Dialect:         sqlstore.Dialect{Name: sqlstore.SQLite},
 		Tables:          cfg.Tables,
-		Writer:          writer,
-		Reader:          reader,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
+		ReadOnly:        cfg.ReadOnly,
 		WrapError:       wrap,
 	}
-	if reader != nil {
+	var err error
+	switch {
+	case memory:
+		if scfg.Writer, err = sql.Open("sqlite", connString(cfg.Path, busy, modeWriter)); err != nil {
+			return nil, err
+		}
+		scfg.Writer.SetMaxOpenConns(1)
+		scfg.Writer.SetConnMaxIdleTime(0)
+		scfg.Writer.SetConnMaxLifetime(0)
+	case cfg.ReadOnly:
+		if scfg.Writer, err = openPool(ctx, connString(cfg.Path, busy, modeQueryOnly), readConns(cfg)); err != nil {
+			return nil, wrap(err)
+		}
+	default:
+		if scfg.Writer, scfg.Reader, err = openReadWrite(ctx, cfg, busy); err != nil {
+			return nil, wrap(err)
+		}
+	}
+	if !memory {
+		mode := modeReader
+		if cfg.ReadOnly {
+			mode = modeQueryOnly
+		}
 		scfg.OpenMigrationPool = func() (*sql.DB, error) {
-			p, err := sql.Open("sqlite", dsn(cfg.Path, busy, false))
+			p, err := sql.Open("sqlite", connString(cfg.Path, busy, mode))
 			if err != nil {
 				return nil, err
 			}
@@ -107,12 +108,88 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 			return p, nil
 		}
 	}
+	if err := scfg.Writer.PingContext(ctx); err != nil {
+		closeAll(scfg.Writer, scfg.Reader)
+		return nil, wrap(err)
+	}
 	st, err := sqlstore.New(ctx, scfg)
 	if err != nil {
-		closeAll(writer, reader)
+		closeAll(scfg.Writer, scfg.Reader)
 		return nil, err
 	}
 	return db.New(cfg.ID, st), nil
+}
+
+// OpenDSN opens a parsed SQLite DSN (a dsn.Opener).
+func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
+	if d.Dialect != dsn.SQLite {
+		return nil, fmt.Errorf("sqlite: cannot open a %s DSN", d.Dialect)
+	}
+	return Open(ctx, Config{Path: d.Path, ID: o.ID, ReadOnly: o.ReadOnly, MustExist: o.MustExist, SkipSchemaCheck: o.SkipSchemaCheck})
+}
+
+// openReadWrite opens the single writer connection and the reader pool. The
+// schema is checked before the file is switched to WAL (a persistent change
+// of its header), so a database refused as 2.x is not modified.
+func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer, reader *sql.DB, err error) {
+	if writer, err = sql.Open("sqlite", connString(cfg.Path, busy, modeWriter)); err != nil {
+		return nil, nil, err
+	}
+	writer.SetMaxOpenConns(1) // one writer: run_index assignment never waits on SQLITE_BUSY in-process
+	if err := writer.PingContext(ctx); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	if !cfg.SkipSchemaCheck {
+		if _, err := sqlstore.CheckSchema(ctx, writer, &sqlstore.Dialect{Name: sqlstore.SQLite}, cfg.Tables); err != nil {
+			writer.Close()
+			return nil, nil, err
+		}
+	}
+	if _, err := writer.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	if reader, err = openPool(ctx, connString(cfg.Path, busy, modeReader), readConns(cfg)); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	return writer, reader, nil
+}
+
+func openPool(ctx context.Context, dsn string, n int) (*sql.DB, error) {
+	p, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	p.SetMaxOpenConns(n)
+	p.SetMaxIdleConns(n)
+	if err := p.PingContext(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func readConns(cfg Config) int {
+	if cfg.MaxReadConns > 0 {
+		return cfg.MaxReadConns
+	}
+	return max(4, runtime.GOMAXPROCS(0))
+}
+
+// checkFile fails unless path is an existing file.
+func checkFile(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: database file %s does not exist (nothing was created): check the path", path)
+	case err != nil:
+		return fmt.Errorf("sqlite: %w", err)
+	case fi.IsDir():
+		return fmt.Errorf("sqlite: %s is a directory, not a database file: name a file, such as %s", path, filepath.Join(path, "agentry.db"))
+	}
+	return nil
 }
 
 func closeAll(dbs ...*sql.DB) {
@@ -123,19 +200,47 @@ func closeAll(dbs ...*sql.DB) {
 	}
 }
 
-func dsn(path string, busy time.Duration, writer bool) string {
+// Connection modes of connString.
+const (
+	modeWriter = iota
+	modeReader
+	// modeQueryOnly refuses every change (query_only). Its connections are
+	// read-write at the file level (SQLite falls back to read-only for a
+	// write-protected file), so that the last one to close removes the -wal
+	// and -shm files a WAL database gets while open: connections opened
+	// mode=ro leave them behind.
+	modeQueryOnly
+)
+
+// connString is the driver's connection string: a file: URI, so that any path
+// works (a '?' or '#' in it is escaped), with the pragmas every connection
+// sets. Journal mode is not among them: it is a persistent property of the
+// file, set once by openReadWrite.
+func connString(path string, busy time.Duration, mode int) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
-	if path != ":memory:" {
-		q.Add("_pragma", "journal_mode(WAL)")
+	if path == ":memory:" {
+		return path + "?" + q.Encode()
+	}
+	switch mode {
+	case modeWriter:
 		q.Add("_pragma", "synchronous(NORMAL)")
-	}
-	if writer {
 		q.Set("_txlock", "immediate")
+	case modeReader:
+		q.Add("_pragma", "synchronous(NORMAL)")
+	case modeQueryOnly:
+		q.Set("mode", "rw")
+		q.Add("_pragma", "query_only(1)")
 	}
-	return path + "?" + q.Encode()
+	if strings.HasPrefix(path, "//") {
+		path = filepath.Clean(path) // "file://" would start an authority
+	}
+	return "file:" + uriPath.Replace(path) + "?" + q.Encode()
 }
+
+// uriPath escapes what SQLite's URI parser would otherwise read as syntax.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
 // explain turns SQLite's terse errors about the file into ones that say what
 // is wrong and what to do.

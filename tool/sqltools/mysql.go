@@ -7,7 +7,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/db/dsn"
 )
 
 // mysqlEngine runs on MySQL or MariaDB. Multi-statement mode stays off, so
@@ -16,13 +16,17 @@ type mysqlEngine struct {
 	db *sql.DB
 }
 
-func openMySQL(dsn string) (*mysqlEngine, error) {
-	if len(dsn) > 10 && dsn[:10] == "mariadb://" {
-		dsn = "mysql://" + dsn[10:]
-	}
-	cfg, err := mysql.ParseDSN(dsn)
+func openMySQL(dsnText string) (*mysqlEngine, error) {
+	d, err := dsn.Parse(dsnText)
 	if err != nil {
 		return nil, fmt.Errorf("sqltools: %w", err)
+	}
+	if d.Dialect != dsn.MySQL {
+		return nil, fmt.Errorf("sqltools: %s is a %s DSN, not MySQL", d, d.Dialect)
+	}
+	cfg, err := gomysql.ParseDSN(d.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("sqltools: mysql: invalid DSN: %w", err)
 	}
 	cfg.MultiStatements = false
 	cfg.ParseTime = true
