@@ -1,5 +1,11 @@
 package run
 
+import (
+	"encoding/json"
+
+	"github.com/agentryhq/agentry/internal/lossless"
+)
+
 // EventType is an event's name as Agno spells it. Team events carry the same
 // names prefixed "Team" (see TeamEvent).
 type EventType string
@@ -46,6 +52,7 @@ func TeamEvent(t EventType) EventType { return "Team" + t }
 
 // Event is one streamed run event. It marshals to AgentOS's wire shape: the name
 // in "event", integer created_at, null fields omitted, no top-level "data" key.
+// A stored event's members Event does not model are kept in Extra.
 type Event struct {
 	Event     EventType `json:"event"`
 	CreatedAt int64     `json:"created_at"`
@@ -98,4 +105,26 @@ type Event struct {
 	ErrorType string `json:"error_type,omitempty"`
 	// RunCancelled.
 	Reason string `json:"reason,omitempty"`
+
+	// Extra keeps stored members the fields above do not hold.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type event Event
+
+// MarshalJSON writes the event with Extra.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*event)(&e), e.Extra)
+}
+
+// UnmarshalJSON reads a stored event, keeping what it does not model in Extra.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var v event
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*e = Event(v)
+	return nil
 }
