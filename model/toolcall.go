@@ -88,7 +88,7 @@ func (c ToolCall) MarshalJSON() ([]byte, error) {
 		if st.RawArgs != nil && argumentsText(st.RawArgs) == c.Arguments {
 			f.Arguments = st.RawArgs
 		} else {
-			b, err := json.Marshal(c.Arguments)
+			b, err := lossless.Encode(c.Arguments)
 			if err != nil {
 				return nil, err
 			}

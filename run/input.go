@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
-	"strings"
 
 	"github.com/agentryhq/agentry/internal/lossless"
 )
@@ -42,7 +41,7 @@ func (m Media) MarshalJSON() ([]byte, error) {
 	extra := m.Extra
 	if m.Content != nil {
 		raw := m.rawContent
-		if raw == nil || !bytes.Equal(mediaContent(raw, m.MIMEType), m.Content) {
+		if raw == nil || !bytes.Equal(mediaContent(raw), m.Content) {
 			var err error
 			if raw, err = json.Marshal(m.Content); err != nil { // base64
 				return nil, err
@@ -68,8 +67,8 @@ func (m *Media) UnmarshalJSON(b []byte) error {
 	if raw, ok := extra["content"]; ok && len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			v.Content = mediaContent(raw, v.MIMEType)
-			if strings.HasPrefix(v.MIMEType, "text/") || base64.StdEncoding.EncodeToString(v.Content) != s {
+			v.Content = mediaContent(raw)
+			if base64.StdEncoding.EncodeToString(v.Content) != s {
 				v.rawContent = raw
 			}
 			delete(extra, "content")
@@ -82,17 +81,16 @@ func (m *Media) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// mediaContent is stored content's bytes: the text itself for a text/* file
-// (Agno stores those unencoded), else base64-decoded, else the text.
-func mediaContent(raw json.RawMessage, mimeType string) []byte {
+// mediaContent is stored content's bytes: base64-decoded (as Agentry writes
+// all content and Agno reads it), else the text itself (Agno writes a text/*
+// file's content unencoded).
+func mediaContent(raw json.RawMessage) []byte {
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
 		return nil
 	}
-	if !strings.HasPrefix(mimeType, "text/") {
-		if b, err := base64.StdEncoding.DecodeString(s); err == nil {
-			return b
-		}
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return b
 	}
 	return []byte(s)
 }
@@ -156,7 +154,7 @@ func (in Input) MarshalJSON() ([]byte, error) {
 				return in.rawBare, nil
 			}
 		}
-		return json.Marshal(in.InputContent)
+		return lossless.Encode(in.InputContent)
 	}
 	return lossless.Marshal((*input)(&in), in.Extra)
 }

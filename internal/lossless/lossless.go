@@ -87,7 +87,7 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 // without its own MarshalJSON, and may be modified (callers pass a copy).
 func Marshal(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	if len(extra) == 0 {
-		return json.Marshal(v)
+		return Encode(v)
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
@@ -121,7 +121,7 @@ func Marshal(v any, extra map[string]json.RawMessage) ([]byte, error) {
 			replace = append(replace, k)
 		}
 	}
-	b, err := json.Marshal(v)
+	b, err := Encode(v)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func splice(b []byte, extra map[string]json.RawMessage, keys []string) ([]byte, 
 			out = append(out, ',')
 		}
 		first = false
-		kb, err := json.Marshal(k)
+		kb, err := Encode(k)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,21 @@ func rebuild(b []byte, extra map[string]json.RawMessage, add, replace []string) 
 	for _, k := range replace {
 		m[k] = extra[k]
 	}
-	return json.Marshal(m)
+	return Encode(m)
+}
+
+// Encode is json.Marshal without escaping <, > and &: a MarshalJSON method's
+// output is escaped (or not) by the encoder that calls it, as that encoder is
+// set, so escaping inside would be applied whatever the caller asked for.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	return b[:len(b)-1], nil // Encode appends a newline
 }
 
 // field is one JSON member a struct models.
