@@ -47,6 +47,18 @@ type toolCallJSON struct {
 	ThoughtSignature string        `json:"thought_signature,omitempty"`
 }
 
+// plainToolCallJSON is a tool call with nothing but id, name and string
+// arguments, the common case: no nested MarshalJSON whose output encoding/json
+// would scan once more.
+type plainToolCallJSON struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 type toolFunction struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -72,6 +84,11 @@ func (f *toolFunction) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes the call nested, OpenAI-shaped, as Agno stores it.
 func (c ToolCall) MarshalJSON() ([]byte, error) {
+	if c.stored == "" {
+		w := plainToolCallJSON{ID: c.ID, Type: "function"}
+		w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
+		return lossless.Encode(&w)
+	}
 	var st storedCall
 	if c.stored != "" {
 		if err := json.Unmarshal([]byte(c.stored), &st); err != nil {

@@ -105,7 +105,46 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		in.bare = true
 		o.Input = &in
 	}
-	return lossless.Marshal((*output)(&o), o.Extra)
+	v := outputJSON{output: output(o),
+		Messages:          plainList(o.Messages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
+		ReasoningMessages: plainList(o.ReasoningMessages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
+		Tools:             plainList(o.Tools, func(t *ToolExecution) (toolExecution, bool) { return toolExecution(*t), t.Extra == nil }),
+		Events:            plainList(o.Events, func(e *Event) (event, bool) { return event(*e), e.Extra == nil }),
+	}
+	return lossless.Marshal(&v, o.Extra)
+}
+
+// outputJSON is how an Output is written. Its lists are written through
+// copies without JSON methods when no element has Extra: encoding/json scans
+// the output of every MarshalJSON once more, and these lists are most of a
+// run's bytes.
+type outputJSON struct {
+	output
+	Messages          any `json:"messages,omitempty"`
+	ReasoningMessages any `json:"reasoning_messages,omitempty"`
+	Tools             any `json:"tools,omitempty"`
+	Events            any `json:"events,omitempty"`
+}
+
+// plainMessage is model.Message without its JSON methods.
+type plainMessage model.Message
+
+// plainList is ts as outputJSON holds it: nil when empty (omitted); the
+// elements without their JSON methods when plain says none has Extra; else
+// ts itself, each element then writing its Extra.
+func plainList[T, P any](ts []T, plain func(*T) (P, bool)) any {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]P, len(ts))
+	for i := range ts {
+		p, ok := plain(&ts[i])
+		if !ok {
+			return ts
+		}
+		out[i] = p
+	}
+	return out
 }
 
 // UnmarshalJSON reads stored run_data, keeping what it does not model in Extra.

@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"math/big"
 	"reflect"
@@ -38,28 +39,32 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 		panic(fmt.Sprintf("lossless: Unmarshal needs a pointer to a struct, got %T", v))
 	}
 	rv = rv.Elem()
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		if te, ok := err.(*json.UnmarshalTypeError); ok {
-			return nil, &json.UnmarshalTypeError{Value: te.Value, Type: rv.Type(), Offset: te.Offset}
-		}
-		return nil, err
+	// One check of the whole object; the member scan below relies on it.
+	if !json.Valid(data) {
+		var v any
+		return nil, json.Unmarshal(data, &v) // the *json.SyntaxError
 	}
-	if len(members) == 0 {
-		return nil, nil
+	data = bytes.TrimLeft(data, " \t\r\n")
+	switch {
+	case len(data) == 0:
+		return nil, &json.UnmarshalTypeError{Value: "empty", Type: rv.Type()}
+	case data[0] == 'n':
+		return nil, nil // null
+	case data[0] != '{':
+		return nil, &json.UnmarshalTypeError{Value: kindOf(data[0]), Type: rv.Type()}
 	}
 	t := tableOf(rv.Type())
 	var extra map[string]json.RawMessage
-	keep := func(k string, raw json.RawMessage) {
+	keep := func(k string, raw []byte) {
 		if extra == nil {
 			extra = make(map[string]json.RawMessage, 4)
 		}
-		extra[k] = raw
+		extra[k] = bytes.Clone(raw) // data is the caller's, not ours to keep
 	}
-	for k, raw := range members {
-		f := t.byName[k]
+	for key, raw := range members(data) {
+		f := t.byName[string(key)]
 		if f == nil {
-			keep(k, raw)
+			keep(memberName(key), raw)
 			continue
 		}
 		fv := rv.FieldByIndex(f.index)
@@ -68,14 +73,113 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 			if f.lenient {
 				setLenient(raw, fv)
 			}
-			keep(k, raw)
+			keep(memberName(key), raw)
 			continue
 		}
 		if f.omitted(fv) || !f.omitEmpty && !f.omitZero && string(raw) == "null" || f.holdsAny && HasInexactNumber(raw) {
-			keep(k, raw)
+			keep(memberName(key), raw)
 		}
 	}
 	return extra, nil
+}
+
+// members yields the members of the valid JSON object data: each key as
+// stored (quotes stripped, escapes kept) and its raw value. A key repeated
+// is yielded again; the later one wins, as in encoding/json.
+func members(data []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		i := skipSpace(data, 1) // past '{'
+		for i < len(data) && data[i] == '"' {
+			end := skipString(data, i)
+			key := data[i+1 : end-1]
+			i = skipSpace(data, end)
+			i = skipSpace(data, i+1) // past ':'
+			vend := skipValue(data, i)
+			if !yield(key, data[i:vend]) {
+				return
+			}
+			i = skipSpace(data, vend)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+			}
+		}
+	}
+}
+
+// memberName unescapes a stored key ("a\u00e9" → "aé").
+func memberName(key []byte) string {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return string(key)
+	}
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s) != nil {
+		return string(key)
+	}
+	return s
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] ('"').
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		for i < len(b) && strings.IndexByte(",}] \t\r\n", b[i]) < 0 {
+			i++
+		}
+		return i
+	}
+}
+
+func kindOf(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	default:
+		return "number"
+	}
 }
 
 // Marshal encodes the struct v points to, then the members of extra its
@@ -85,6 +189,7 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 // over its stored form, except that a leniently read field still holding the
 // value read is written in the form it was read in. v must point to a struct
 // without its own MarshalJSON, and may be modified (callers pass a copy).
+// The result is compact, valid JSON (an invalid Extra value is an error).
 func Marshal(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	if len(extra) == 0 {
 		return Encode(v)
@@ -154,7 +259,13 @@ func splice(b []byte, extra map[string]json.RawMessage, keys []string) ([]byte, 
 		}
 		out = append(out, kb...)
 		out = append(out, ':')
-		out = append(out, extra[k]...)
+		// Compacted (and so checked): the result is valid, compact JSON
+		// even when called directly, not through an encoder that checks it.
+		buf := bytes.NewBuffer(out)
+		if err := json.Compact(buf, extra[k]); err != nil {
+			return nil, fmt.Errorf("lossless: member %q: %w", k, err)
+		}
+		out = buf.Bytes()
 	}
 	return append(out, '}'), nil
 }
@@ -180,15 +291,29 @@ func rebuild(b []byte, extra map[string]json.RawMessage, add, replace []string) 
 // output is escaped (or not) by the encoder that calls it, as that encoder is
 // set, so escaping inside would be applied whatever the caller asked for.
 func Encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil // Encode appends a newline
+	b := e.buf.Bytes()
+	return bytes.Clone(b[:len(b)-1]), nil // Encode appends a newline
 }
+
+// encoder is a reusable json.Encoder writing into its own buffer: a
+// MarshalJSON method runs for every message of every run stored.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // field is one JSON member a struct models.
 type field struct {

@@ -86,6 +86,10 @@ func TestUnmarshal_KeepsWhatTheStructCannotWriteBack(t *testing.T) {
 			func(r record, x map[string]json.RawMessage) bool { return r.Ignored == "" && len(x) == 2 }},
 		{"an empty map under omitzero is written, a null one kept", `{"id":"a","map":{}}`,
 			func(r record, x map[string]json.RawMessage) bool { return r.Map != nil && len(x) == 0 }},
+		{"awkward member syntax", "{ \"id\" : \"a\" ,\n\t\"x\\u0041\": {\"s\": \"}{][\\\"\", \"t\": [ 1 , {\"a\": \"\\\\\"} ]} , \"count\" :-0 }",
+			func(r record, x map[string]json.RawMessage) bool { return r.ID == "a" && len(x) == 2 && x["xA"] != nil }},
+		{"a repeated member: the last wins", `{"id":"a","id":"b"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.ID == "b" }},
 		{"huge numbers stay as stored", `{"id":"a","at":1e400,"count":123456789012345678901234567890,"any":12345678901234567890123}`,
 			func(r record, x map[string]json.RawMessage) bool {
 				return r.At == 0 && r.Count == 0 && r.Any == 1.2345678901234568e22 && len(x) == 3
@@ -173,4 +177,19 @@ func TestMarshal_WithoutExtraIsEncodingJSON(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+func TestMarshal_LeavesHTMLEscapingToTheCaller(t *testing.T) {
+	t.Parallel()
+	r := record{ID: "<a&b>"}
+	got, err := lossless.Marshal(&r, map[string]json.RawMessage{"note": json.RawMessage(`"<i>"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":"<a&b>","note":"<i>"}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if _, err := lossless.Marshal(&r, map[string]json.RawMessage{"bad": json.RawMessage(`{`)}); err == nil {
+		t.Error("an invalid Extra value was written")
+	}
 }
