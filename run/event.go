@@ -52,7 +52,8 @@ func TeamEvent(t EventType) EventType { return "Team" + t }
 
 // Event is one streamed run event. It marshals to AgentOS's wire shape: the name
 // in "event", integer created_at, null fields omitted, no top-level "data" key.
-// A stored event's members Event does not model are kept in Extra.
+// A stored event's members Event does not model are kept in Extra (Output
+// reads and writes them; Event itself encodes as a plain struct).
 type Event struct {
 	Event     EventType `json:"event"`
 	CreatedAt int64     `json:"created_at"`
@@ -110,21 +111,26 @@ type Event struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
+// event is Event as Output stores it: Event itself has no JSON methods (a
+// streamed event is encoded as is, once per delta), so a stored event's
+// Extra is written and read through this type.
 type event Event
 
 // MarshalJSON writes the event with Extra.
-func (e Event) MarshalJSON() ([]byte, error) {
-	return lossless.Marshal((*event)(&e), e.Extra)
+func (e event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return lossless.Marshal((*plain)(&e), e.Extra)
 }
 
 // UnmarshalJSON reads a stored event, keeping what it does not model in Extra.
-func (e *Event) UnmarshalJSON(b []byte) error {
-	var v event
+func (e *event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var v plain
 	extra, err := lossless.Unmarshal(b, &v)
 	if err != nil {
 		return err
 	}
 	v.Extra = extra
-	*e = Event(v)
+	*e = event(v)
 	return nil
 }

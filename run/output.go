@@ -109,7 +109,7 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		Messages:          plainList(o.Messages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
 		ReasoningMessages: plainList(o.ReasoningMessages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
 		Tools:             plainList(o.Tools, func(t *ToolExecution) (toolExecution, bool) { return toolExecution(*t), t.Extra == nil }),
-		Events:            plainList(o.Events, func(e *Event) (event, bool) { return event(*e), e.Extra == nil }),
+		Events:            storedEvents(o.Events),
 	}
 	return lossless.Marshal(&v, o.Extra)
 }
@@ -147,14 +147,47 @@ func plainList[T, P any](ts []T, plain func(*T) (P, bool)) any {
 	return out
 }
 
+// storedEvents is es as outputJSON holds it: events with Extra are written
+// through event, which writes it.
+func storedEvents(es []Event) any {
+	if len(es) == 0 {
+		return nil
+	}
+	extra := false
+	for i := range es {
+		extra = extra || es[i].Extra != nil
+	}
+	if !extra {
+		return es // Event has no JSON methods
+	}
+	out := make([]event, len(es))
+	for i := range es {
+		out[i] = event(es[i])
+	}
+	return out
+}
+
+// outputIn is how run_data is read: events through event, which keeps
+// their Extra.
+type outputIn struct {
+	output
+	Events []event `json:"events,omitempty"`
+}
+
 // UnmarshalJSON reads stored run_data, keeping what it does not model in Extra.
 func (o *Output) UnmarshalJSON(b []byte) error {
-	var v output
+	var v outputIn
 	extra, err := lossless.Unmarshal(b, &v)
 	if err != nil {
 		return err
 	}
-	v.Extra = extra
-	*o = Output(v)
+	v.output.Extra = extra
+	if v.Events != nil {
+		v.output.Events = make([]Event, len(v.Events))
+		for i := range v.Events {
+			v.output.Events[i] = Event(v.Events[i])
+		}
+	}
+	*o = Output(v.output)
 	return nil
 }
