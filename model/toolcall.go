@@ -47,9 +47,9 @@ type toolCallJSON struct {
 	ThoughtSignature string        `json:"thought_signature,omitempty"`
 }
 
-// plainToolCallJSON is a tool call with nothing but id, name and string
-// arguments, the common case: no nested MarshalJSON whose output encoding/json
-// would scan once more.
+// plainToolCallJSON is a tool call with nothing stored beyond its fields,
+// the common case: no nested MarshalJSON whose output encoding/json would
+// scan once more.
 type plainToolCallJSON struct {
 	ID       string `json:"id,omitempty"`
 	Type     string `json:"type"`
@@ -57,6 +57,7 @@ type plainToolCallJSON struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 type toolFunction struct {
@@ -85,7 +86,7 @@ func (f *toolFunction) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the call nested, OpenAI-shaped, as Agno stores it.
 func (c ToolCall) MarshalJSON() ([]byte, error) {
 	if c.stored == "" {
-		w := plainToolCallJSON{ID: c.ID, Type: "function"}
+		w := plainToolCallJSON{ID: c.ID, Type: "function", ThoughtSignature: c.ThoughtSignature}
 		w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
 		return lossless.Encode(&w)
 	}

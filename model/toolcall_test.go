@@ -70,6 +70,27 @@ func TestToolCall_ReadsEveryStoredShape(t *testing.T) {
 	}
 }
 
+func TestToolCall_ThoughtSignatureBesideTheCall(t *testing.T) {
+	t.Parallel()
+	stored := `{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"thought_signature":"c2ln"}`
+	var c model.ToolCall
+	if err := json.Unmarshal([]byte(stored), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c != (model.ToolCall{ID: "c", Name: "f", Arguments: "{}", ThoughtSignature: "c2ln"}) {
+		t.Errorf("decoded %+v", c)
+	}
+	for _, call := range []model.ToolCall{c, {ID: "c", Name: "f", Arguments: "{}", ThoughtSignature: "c2ln"}} {
+		out, err := json.Marshal(call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := jsontest.Diff([]byte(stored), out); d != "" {
+			t.Errorf("%s\ngot %s", d, out)
+		}
+	}
+}
+
 func TestToolCall_ArgumentsChangedInGoAreWrittenAsAString(t *testing.T) {
 	t.Parallel()
 	var c model.ToolCall

@@ -186,6 +186,9 @@ func TestOutput_ReadsAgnoShapes(t *testing.T) {
 		}},
 		{"provider quirks: signatures, null and object arguments, list content", "agent_v2_provider_quirks.json", func(t *testing.T, o *run.Output) {
 			calls := o.Messages[1].ToolCalls
+			if calls[0].ThoughtSignature != "CiQBcsjafT0kZ2VtaW5pLXNpZ25hdHVyZQ==" || o.Messages[1].ProviderData["thought_signatures"] == nil {
+				t.Errorf("signature %q, provider data %v", calls[0].ThoughtSignature, o.Messages[1].ProviderData)
+			}
 			if len(calls) != 4 || calls[0].Name != "search_hotels" || calls[0].Arguments != `{"city": "Lisbon", "max_price": 180}` ||
 				calls[1].Arguments != "" || calls[2].Arguments != "" || calls[3].Name != "geocode" || calls[3].Arguments != `{"place":"Alfama","zoom":14}` {
 				t.Errorf("tool calls = %+v", calls)
