@@ -131,7 +131,7 @@ func (st *state) callModel() (model.Message, error) {
 	st.account("model", answered, resp.Usage)
 	msg := resp.Message
 	u := resp.Usage
-	msg.Metrics = &u
+	msg.Metrics = &model.MessageMetrics{Usage: u}
 	msg.CreatedAt = time.Now().Unix()
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].ID == "" {
@@ -252,7 +252,7 @@ func (st *state) reason() bool {
 	st.out.ReasoningSteps = []run.ReasoningStep{step}
 	rm := resp.Message
 	u := resp.Usage
-	rm.Metrics = &u
+	rm.Metrics = &model.MessageMetrics{Usage: u}
 	st.out.ReasoningMessages = []model.Message{rm}
 	if st.sink.on() {
 		e := st.ev(run.EventReasoningStep)

@@ -45,7 +45,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)
 		if err != nil {
-			WriteError(w, http.StatusUnprocessableEntity, "status must be one of PENDING, RUNNING, COMPLETED, PAUSED, CANCELLED, ERROR")
+			WriteError(w, http.StatusUnprocessableEntity, "status must be one of "+run.StatusNames())
 			return
 		}
 		f.Statuses = []run.Status{st}
@@ -166,7 +166,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		case run.StatusCancelled:
 			WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
 			return
-		case run.StatusCompleted, run.StatusError:
+		case run.StatusCompleted, run.StatusError, run.StatusRegenerated:
 			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status))
 			return
 		}
@@ -240,7 +240,7 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 		return "", err
 	}
 	switch row.Status {
-	case run.StatusCancelled, run.StatusCompleted, run.StatusError:
+	case run.StatusCancelled, run.StatusCompleted, run.StatusError, run.StatusRegenerated:
 		return row.Status, nil
 	}
 	out, err := row.Output()

@@ -131,7 +131,7 @@ func workflowSessionName(s *db.Session, input json.RawMessage) string {
 		var in struct {
 			InputContent json.RawMessage `json:"input_content"`
 		}
-		// Agentry's own workflow runs store the input as a run input object.
+		// Workflow runs older Agentry versions stored keep the input in a run input object.
 		if json.Unmarshal(input, &in) == nil && len(in.InputContent) > 0 {
 			return inputText(in.InputContent)
 		}

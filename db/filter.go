@@ -43,8 +43,9 @@ type RunFilter struct {
 var RunSortColumns = []string{"run_index", "created_at", "updated_at"}
 
 // HistoryQuery selects the runs that feed a new run's context: the last Limit
-// runs of a session whose status is in history (not PAUSED, CANCELLED or ERROR)
-// and that have no parent run, returned oldest first.
+// runs of a session whose status is in history (not one of
+// run.HistorySkipStatuses: PAUSED, CANCELLED, ERROR, REGENERATED) and that
+// have no parent run, returned oldest first.
 type HistoryQuery struct {
 	SessionID string
 	// AgentID/TeamID, when set, keep only that component's runs.

@@ -65,7 +65,9 @@ func (r *Run) Output() (*run.Output, error) {
 // RunFromOutput builds a row from a run. The row's columns are taken from the
 // run's fields; RunIndex is left for the store to assign.
 func RunFromOutput(o *run.Output) (*Run, error) {
-	data, err := json.Marshal(o)
+	// The method itself, not json.Marshal: it returns compact, checked JSON,
+	// which json.Marshal would scan once more.
+	data, err := o.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package model
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agentryhq/agentry/internal/lossless"
+)
 
 // Role is the author of a message.
 type Role string
@@ -36,19 +40,10 @@ type Part struct {
 	Name     string   `json:"name,omitempty"`
 }
 
-// ToolCall is a model's request to call a tool. Arguments is the raw JSON text the
-// model produced; it may be invalid and is validated before the call.
-type ToolCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	// ThoughtSignature is Gemini's opaque signature of the reasoning behind
-	// this call, sent back with it on the next turn (Agno's name).
-	ThoughtSignature string `json:"thought_signature,omitempty"`
-}
-
 // Message is one turn of a conversation. JSON field names follow Agno's run_data
-// message layout so messages can be stored in runs as they are.
+// message layout so messages can be stored in runs as they are; members a
+// stored message carries that Message does not model (Agno's images, audio,
+// videos, files, provider_data, checkpoint_status, …) are kept in Extra.
 type Message struct {
 	ID      string `json:"id,omitempty"`
 	Role    Role   `json:"role"`
@@ -69,10 +64,66 @@ type Message struct {
 	// ProviderData holds what a provider needs back on the next turn, under
 	// Agno's keys: "reasoning_output" (Responses API reasoning items with
 	// their encrypted content), "thought_signature" (Gemini), "response_id".
-	ProviderData map[string]any `json:"provider_data,omitempty"`
-	FromHistory  bool           `json:"from_history,omitempty"`
-	Metrics      *Usage         `json:"metrics,omitempty"`
-	CreatedAt    int64          `json:"created_at,omitempty"`
+	ProviderData map[string]any  `json:"provider_data,omitempty"`
+	FromHistory  bool            `json:"from_history,omitempty"`
+	Metrics      *MessageMetrics `json:"metrics,omitempty"`
+	CreatedAt    int64           `json:"created_at,omitempty"`
+
+	// Extra keeps the members of a stored message that the fields above do
+	// not hold (unknown ones, and the stored form of empty ones such as
+	// "from_history": false), so a message read from storage is written back
+	// unchanged. A field set in Go wins over its stored form.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// message is Message without its JSON methods.
+type message Message
+
+// MarshalJSON writes the message in Agno's layout, with Extra.
+func (m Message) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*message)(&m), m.Extra)
+}
+
+// UnmarshalJSON reads a stored message, keeping what it does not model in Extra.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var v message
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*m = Message(v)
+	return nil
+}
+
+// MessageMetrics are a message's measurements in Agno's field names
+// (MessageMetrics): the tokens, cost and timing (Usage) of the model call
+// that produced an assistant message, or the timing of a tool call on a tool
+// message.
+type MessageMetrics struct {
+	Usage
+	// Extra keeps stored members Usage does not hold (audio tokens,
+	// provider_metrics, …). Usage stays comparable, so they live here.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type messageMetrics MessageMetrics
+
+// MarshalJSON writes the metrics with Extra.
+func (m MessageMetrics) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*messageMetrics)(&m), m.Extra)
+}
+
+// UnmarshalJSON reads stored metrics, keeping what it does not model in Extra.
+func (m *MessageMetrics) UnmarshalJSON(b []byte) error {
+	var v messageMetrics
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*m = MessageMetrics(v)
+	return nil
 }
 
 // ThinkingBlock is an opaque reasoning block a provider asks to get back unchanged.

@@ -1,5 +1,11 @@
 package run
 
+import (
+	"encoding/json"
+
+	"github.com/agentryhq/agentry/internal/lossless"
+)
+
 // EventType is an event's name as Agno spells it. Team events carry the same
 // names prefixed "Team" (see TeamEvent).
 type EventType string
@@ -46,6 +52,8 @@ func TeamEvent(t EventType) EventType { return "Team" + t }
 
 // Event is one streamed run event. It marshals to AgentOS's wire shape: the name
 // in "event", integer created_at, null fields omitted, no top-level "data" key.
+// A stored event's members Event does not model are kept in Extra (Output
+// reads and writes them; Event itself encodes as a plain struct).
 type Event struct {
 	Event     EventType `json:"event"`
 	CreatedAt int64     `json:"created_at"`
@@ -98,4 +106,31 @@ type Event struct {
 	ErrorType string `json:"error_type,omitempty"`
 	// RunCancelled.
 	Reason string `json:"reason,omitempty"`
+
+	// Extra keeps stored members the fields above do not hold.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// event is Event as Output stores it: Event itself has no JSON methods (a
+// streamed event is encoded as is, once per delta), so a stored event's
+// Extra is written and read through this type.
+type event Event
+
+// MarshalJSON writes the event with Extra.
+func (e event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return lossless.Marshal((*plain)(&e), e.Extra)
+}
+
+// UnmarshalJSON reads a stored event, keeping what it does not model in Extra.
+func (e *event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var v plain
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*e = event(v)
+	return nil
 }

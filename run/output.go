@@ -3,114 +3,22 @@ package run
 import (
 	"encoding/json"
 
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/model"
 )
 
-// Media is an image, audio clip, video or file attached to a run. Once stored,
-// Content is replaced by a URL or storage reference.
-type Media struct {
-	ID       string `json:"id,omitempty"`
-	URL      string `json:"url,omitempty"`
-	Filepath string `json:"filepath,omitempty"`
-	Content  []byte `json:"content,omitempty"`
-	MIMEType string `json:"mime_type,omitempty"`
-	Format   string `json:"format,omitempty"`
-	Name     string `json:"name,omitempty"`
-	Size     int64  `json:"size,omitempty"`
-}
-
-// Input is what the caller sent to start a run (Agno's RunInput).
-type Input struct {
-	InputContent any     `json:"input_content,omitempty"`
-	Images       []Media `json:"images,omitempty"`
-	Videos       []Media `json:"videos,omitempty"`
-	Audio        []Media `json:"audio,omitempty"`
-	Files        []Media `json:"files,omitempty"`
-}
-
-// TextInput is a convenience for a plain-text input.
-func TextInput(s string) Input { return Input{InputContent: s} }
-
-// Text returns the input content as text (JSON for non-string content).
-func (in Input) Text() string { return ContentText(in.InputContent) }
-
-// ContentText is run content as text: a string as is, anything else (structured
-// output) as JSON.
-func ContentText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-}
-
-// Metrics are a run's or message's measurements, in Agno's field names.
-type Metrics struct {
-	model.Usage
-	// Duration of the run in seconds.
-	Duration float64 `json:"duration,omitempty"`
-	// TimeToFirstToken in seconds.
-	TimeToFirstToken float64 `json:"time_to_first_token,omitempty"`
-	// Details breaks the tokens down by model role ("model",
-	// "reasoning_model") and by model, as Agno's metrics.details does: after a
-	// fallback it names the model that answered.
-	Details map[string][]ModelMetrics `json:"details,omitempty"`
-}
-
-// ModelMetrics is one model's share of a run's tokens (Agno's ModelMetrics).
-type ModelMetrics struct {
-	ID       string `json:"id"`
-	Provider string `json:"provider"`
-	model.Usage
-}
-
-// ToolExecution is one tool call and its outcome (Agno's ToolExecution).
-type ToolExecution struct {
-	ToolCallID    string          `json:"tool_call_id,omitempty"`
-	ToolName      string          `json:"tool_name,omitempty"`
-	ToolArgs      json.RawMessage `json:"tool_args,omitempty"`
-	Result        string          `json:"result,omitempty"`
-	ToolCallError bool            `json:"tool_call_error,omitempty"`
-	Metrics       *Metrics        `json:"metrics,omitempty"`
-	// HITL state.
-	RequiresConfirmation      bool            `json:"requires_confirmation,omitempty"`
-	Confirmed                 *bool           `json:"confirmed,omitempty"`
-	ConfirmationNote          string          `json:"confirmation_note,omitempty"`
-	RequiresUserInput         bool            `json:"requires_user_input,omitempty"`
-	UserInputSchema           json.RawMessage `json:"user_input_schema,omitempty"`
-	Answered                  *bool           `json:"answered,omitempty"`
-	ExternalExecutionRequired bool            `json:"external_execution_required,omitempty"`
-	StopAfterToolCall         bool            `json:"stop_after_tool_call,omitempty"`
-	CreatedAt                 int64           `json:"created_at,omitempty"`
-}
-
-// Requirement is something a PAUSED run waits for before it can continue.
-type Requirement struct {
-	ID            string         `json:"id"`
-	ToolExecution *ToolExecution `json:"tool_execution,omitempty"`
-	// Kind is "confirmation", "user_input" or "external_execution".
-	Kind string `json:"kind,omitempty"`
-}
-
-// ReasoningStep is one step recorded from a reasoning model.
-type ReasoningStep struct {
-	Title      string  `json:"title,omitempty"`
-	Reasoning  string  `json:"reasoning,omitempty"`
-	Action     string  `json:"action,omitempty"`
-	Result     string  `json:"result,omitempty"`
-	NextAction string  `json:"next_action,omitempty"`
-	Confidence float64 `json:"confidence,omitempty"`
-}
-
-// Output is a run as stored in run_data and returned by Run (Agno's RunOutput;
-// team runs use the team fields and MemberResponses). Unknown fields read from
-// storage are kept in Extra and written back unchanged.
+// Output is a run as stored in run_data and returned by Run (Agno's
+// RunOutput; team runs use the team fields and MemberResponses, workflow runs
+// the workflow fields and StepResults, as TeamRunOutput and WorkflowRunOutput
+// do).
+//
+// Reading stored run_data loses nothing: members Output does not model
+// (Agno's followups, additional_input, checkpoint and fork fields, …) are
+// kept in Extra, and so is every nested level's (messages, tool calls, tool
+// executions, metrics, media, requirements, events, step results); writing the
+// run back restores them. Known fields accept every shape Agno has written.
 type Output struct {
-	RunID        string `json:"run_id"`
+	RunID        string `json:"run_id,omitempty"`
 	AgentID      string `json:"agent_id,omitempty"`
 	AgentName    string `json:"agent_name,omitempty"`
 	TeamID       string `json:"team_id,omitempty"`
@@ -121,6 +29,8 @@ type Output struct {
 	ParentRunID  string `json:"parent_run_id,omitempty"`
 	UserID       string `json:"user_id,omitempty"`
 
+	// Input is a RunInput object for agent and team runs, and stored as the
+	// bare input value for workflow runs (see Input).
 	Input       *Input `json:"input,omitempty"`
 	Content     any    `json:"content,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
@@ -142,19 +52,29 @@ type Output struct {
 	Files         []Media `json:"files,omitempty"`
 	ResponseAudio *Media  `json:"response_audio,omitempty"`
 
-	Citations       json.RawMessage   `json:"citations,omitempty"`
-	References      json.RawMessage   `json:"references,omitempty"`
-	Metadata        map[string]any    `json:"metadata,omitempty"`
-	SessionState    map[string]any    `json:"session_state,omitempty"`
-	Events          []Event           `json:"events,omitempty"`
-	Requirements    []Requirement     `json:"requirements,omitempty"`
+	Citations    json.RawMessage `json:"citations,omitempty"`
+	References   json.RawMessage `json:"references,omitempty"`
+	Metadata     map[string]any  `json:"metadata,omitempty"`
+	SessionState map[string]any  `json:"session_state,omitempty"`
+	Events       []Event         `json:"events,omitempty"`
+	Requirements []Requirement   `json:"requirements,omitempty"`
+	// MemberResponses are a team run's member runs, each a run_data object
+	// (decode one with json.Unmarshal into an Output), kept as stored.
 	MemberResponses []json.RawMessage `json:"member_responses,omitempty"`
+	// StepResults are a workflow run's step outputs, in order.
+	StepResults []StepOutput `json:"step_results,omitempty"`
+	// StepExecutorRuns are the runs a workflow's steps executed, each a
+	// run_data object, kept as stored.
+	StepExecutorRuns []json.RawMessage `json:"step_executor_runs,omitempty"`
 
 	Status    Status `json:"status,omitempty"`
 	CreatedAt int64  `json:"created_at,omitempty"`
 	UpdatedAt int64  `json:"updated_at,omitempty"`
 
-	// Extra holds fields this version does not know, keyed by JSON name.
+	// Extra keeps the members of stored run_data that the fields above do not
+	// hold (unknown ones, and the stored form of empty ones), so a run read
+	// from storage is written back unchanged. A field set in Go wins over its
+	// stored form.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
@@ -174,46 +94,100 @@ func (o *Output) Type() Type {
 	}
 }
 
-type outputAlias Output
+type output Output
 
-// MarshalJSON writes known fields then any Extra fields not shadowed by them.
+// MarshalJSON writes the run in Agno's run_data layout, with Extra. A
+// workflow run's input is written as the bare input value, as Agno's
+// WorkflowRunOutput stores it, unless it carries media.
 func (o Output) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(outputAlias(o))
-	if err != nil || len(o.Extra) == 0 {
-		return b, err
+	if o.Input != nil && !o.Input.bare && o.Type() == TypeWorkflow && o.Input.storedBare() {
+		in := *o.Input
+		in.bare = true
+		o.Input = &in
 	}
-	var known map[string]json.RawMessage
-	if err := json.Unmarshal(b, &known); err != nil {
-		return nil, err
+	v := outputJSON{output: output(o),
+		Messages:          plainList(o.Messages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
+		ReasoningMessages: plainList(o.ReasoningMessages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
+		Tools:             plainList(o.Tools, func(t *ToolExecution) (toolExecution, bool) { return toolExecution(*t), t.Extra == nil }),
+		Events:            storedEvents(o.Events),
 	}
-	for k, v := range o.Extra {
-		if _, ok := known[k]; !ok && !knownOutputFields[k] {
-			known[k] = v
-		}
-	}
-	return json.Marshal(known)
+	return lossless.Marshal(&v, o.Extra)
 }
 
-// UnmarshalJSON reads known fields and keeps the rest in Extra.
+// outputJSON is how an Output is written. Its lists are written through
+// copies without JSON methods when no element has Extra: encoding/json scans
+// the output of every MarshalJSON once more, and these lists are most of a
+// run's bytes.
+type outputJSON struct {
+	output
+	Messages          any `json:"messages,omitempty"`
+	ReasoningMessages any `json:"reasoning_messages,omitempty"`
+	Tools             any `json:"tools,omitempty"`
+	Events            any `json:"events,omitempty"`
+}
+
+// plainMessage is model.Message without its JSON methods.
+type plainMessage model.Message
+
+// plainList is ts as outputJSON holds it: nil when empty (omitted); the
+// elements without their JSON methods when plain says none has Extra; else
+// ts itself, each element then writing its Extra.
+func plainList[T, P any](ts []T, plain func(*T) (P, bool)) any {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]P, len(ts))
+	for i := range ts {
+		p, ok := plain(&ts[i])
+		if !ok {
+			return ts
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// storedEvents is es as outputJSON holds it: events with Extra are written
+// through event, which writes it.
+func storedEvents(es []Event) any {
+	if len(es) == 0 {
+		return nil
+	}
+	extra := false
+	for i := range es {
+		extra = extra || es[i].Extra != nil
+	}
+	if !extra {
+		return es // Event has no JSON methods
+	}
+	out := make([]event, len(es))
+	for i := range es {
+		out[i] = event(es[i])
+	}
+	return out
+}
+
+// outputIn is how run_data is read: events through event, which keeps
+// their Extra.
+type outputIn struct {
+	output
+	Events []event `json:"events,omitempty"`
+}
+
+// UnmarshalJSON reads stored run_data, keeping what it does not model in Extra.
 func (o *Output) UnmarshalJSON(b []byte) error {
-	var a outputAlias
-	if err := json.Unmarshal(b, &a); err != nil {
+	var v outputIn
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
 		return err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	for k := range all {
-		if knownOutputFields[k] {
-			delete(all, k)
+	v.output.Extra = extra
+	if v.Events != nil {
+		v.output.Events = make([]Event, len(v.Events))
+		for i := range v.Events {
+			v.output.Events[i] = Event(v.Events[i])
 		}
 	}
-	if len(all) > 0 {
-		a.Extra = all
-	}
-	*o = Output(a)
+	*o = Output(v.output)
 	return nil
 }
-
-var knownOutputFields = jsonFieldNames(Output{})

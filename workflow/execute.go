@@ -1,8 +1,8 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -23,15 +23,28 @@ type stepRunner interface {
 	Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error]
 }
 
-// stepResult is one entry of the stored run's step_results (Agno's name).
+// stepResult is how one step ended; the stored run holds it as Agno's
+// StepOutput (see stored).
 type stepResult struct {
-	StepName     string     `json:"step_name"`
-	StepIndex    int        `json:"step_index"`
-	ExecutorType string     `json:"executor_type"`
-	ExecutorID   string     `json:"executor_id"`
-	RunID        string     `json:"run_id,omitempty"`
-	Status       run.Status `json:"status,omitempty"`
-	Content      any        `json:"content,omitempty"`
+	StepName     string
+	ExecutorType string
+	ExecutorName string
+	RunID        string
+	Status       run.Status
+	Content      any
+	Metrics      *run.Metrics
+	Err          error
+}
+
+// stored is the step's entry of the run's step_results, as Agno writes it.
+func (r *stepResult) stored() run.StepOutput {
+	ok := r.Err == nil && r.Status == run.StatusCompleted
+	out := run.StepOutput{StepName: r.StepName, StepType: "Step", ExecutorType: r.ExecutorType, ExecutorName: r.ExecutorName,
+		StepRunID: r.RunID, Content: r.Content, Metrics: r.Metrics, Success: &ok}
+	if r.Err != nil {
+		out.Error = r.Err.Error()
+	}
+	return out
 }
 
 // cancelHandle is stored in Workflow.running (funcs are not comparable).
@@ -92,9 +105,14 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		}
 		content = run.ContentText(res.Content) // structured output travels as JSON
 	}
-	out.Metrics = &run.Metrics{Duration: time.Since(start).Seconds()}
-	if b, err := json.Marshal(results); err == nil {
-		out.Extra = map[string]json.RawMessage{"step_results": b}
+	// Agno's WorkflowMetrics: the duration and each step's metrics by name
+	// (Agno requires the steps key, even when empty).
+	out.Metrics = &run.Metrics{Duration: time.Since(start).Seconds(), Steps: make(map[string]run.StepMetrics, len(results))}
+	out.StepResults = make([]run.StepOutput, len(results))
+	for i := range results {
+		r := &results[i]
+		out.StepResults[i] = r.stored()
+		out.Metrics.Steps[r.StepName] = run.StepMetrics{StepName: r.StepName, ExecutorType: r.ExecutorType, ExecutorName: r.ExecutorName, Metrics: r.Metrics}
 	}
 	var runErr error
 	var final run.Event
@@ -137,12 +155,12 @@ func (x *exec) send(e run.Event) {
 
 // step runs one step with the previous content as its input.
 func (x *exec) step(i int, s Step, input string) (stepResult, error) {
-	res := stepResult{StepName: s.Name, StepIndex: i, RunID: uuid.NewString()}
+	res := stepResult{StepName: s.Name, RunID: uuid.NewString()}
 	var r stepRunner
 	if s.Agent != nil {
-		r, res.ExecutorType, res.ExecutorID = s.Agent, "agent", s.Agent.ID()
+		r, res.ExecutorType, res.ExecutorName = s.Agent, "agent", cmp.Or(s.Agent.Name(), s.Agent.ID())
 	} else {
-		r, res.ExecutorType, res.ExecutorID = s.Team, "team", s.Team.ID()
+		r, res.ExecutorType, res.ExecutorName = s.Team, "team", cmp.Or(s.Team.Name(), s.Team.ID())
 	}
 	started := x.ev(run.EventStepStarted)
 	started.StepName, started.StepIndex = s.Name, &i
@@ -157,7 +175,7 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 		var so *run.Output
 		so, err = r.Run(x.ctx, run.TextInput(input), opts...)
 		if so != nil {
-			res.Status, res.Content, err = so.Status, so.Content, nil
+			res.Status, res.Content, res.Metrics, err = so.Status, so.Content, so.Metrics, nil
 		}
 	} else {
 		err = x.forward(r, input, opts, &res)
@@ -171,6 +189,7 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 		err = fmt.Errorf("step %s: %w", s.Name, err)
 	}
 	if err != nil {
+		res.Err = err
 		if x.ctx.Err() == nil {
 			e := x.ev(run.EventStepError)
 			e.StepName, e.StepIndex, e.Content = s.Name, &i, err.Error()
@@ -193,7 +212,7 @@ func (x *exec) forward(r stepRunner, input string, opts []agent.RunOption, res *
 		}
 		switch strings.TrimPrefix(string(ev.Event), "Team") {
 		case string(run.EventRunCompleted):
-			res.Status, res.Content = run.StatusCompleted, ev.Content
+			res.Status, res.Content, res.Metrics = run.StatusCompleted, ev.Content, ev.Metrics
 		case string(run.EventRunError):
 			res.Status, res.Content = run.StatusError, ev.Content
 		case string(run.EventRunCancelled):

@@ -84,7 +84,7 @@ func newRunsCmd() *cobra.Command {
 	fl.StringVar(&f.AgentID, "agent", "", "agent id")
 	fl.StringVar(&f.TeamID, "team", "", "team id")
 	fl.StringVar(&f.WorkflowID, "workflow", "", "workflow id")
-	fl.StringSliceVar(&statuses, "status", nil, "status (repeatable): PENDING, RUNNING, COMPLETED, PAUSED, CANCELLED, ERROR")
+	fl.StringSliceVar(&statuses, "status", nil, "status (repeatable): "+run.StatusNames())
 	fl.IntVar(&f.Limit, "limit", 20, "runs per page (required to be positive)")
 	fl.IntVar(&f.Page, "page", 1, "page, from 1")
 	fl.StringVar(&f.SortBy, "sort-by", "", "run_index (default), created_at or updated_at")

@@ -25,6 +25,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			{"r5", run.StatusError, "", "a"},
 			{"r6", run.StatusRunning, "", "b"},
 			{"r7", run.StatusCompleted, "", "a"},
+			{"r8", run.StatusRegenerated, "", "a"},
 		}
 		for _, k := range kinds {
 			r := newRun("s", k.id)

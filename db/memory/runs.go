@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/run"
 )
 
 // UpsertRun inserts one run, assigning run_index = max+1 within its session
@@ -244,7 +243,8 @@ func runIndex(r *db.Run) int64 {
 }
 
 // HistoryRuns returns the last q.Limit runs of a session in scope whose status
-// is not PAUSED, CANCELLED or ERROR and that have no parent run, oldest first.
+// feeds history (not PAUSED, CANCELLED, ERROR or REGENERATED) and that have no
+// parent run, oldest first.
 func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, error) {
 	unlock, err := d.read(ctx)
 	if err != nil {
@@ -256,7 +256,7 @@ func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, 
 		switch {
 		case !visible(ctx, r.UserID),
 			r.ParentRunID != "",
-			r.Status == run.StatusPaused || r.Status == run.StatusCancelled || r.Status == run.StatusError,
+			!r.Status.InHistory(),
 			q.AgentID != "" && r.AgentID != q.AgentID,
 			q.TeamID != "" && r.TeamID != q.TeamID:
 			continue

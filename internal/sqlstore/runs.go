@@ -227,7 +227,11 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	w := &where{}
 	w.add("session_id = ?", hq.SessionID)
 	w.add(x("parent_run_id") + " IS NULL")
-	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?, ?, ?))", string(run.StatusPaused), string(run.StatusCancelled), string(run.StatusError))
+	skip := make([]any, len(run.HistorySkipStatuses))
+	for i, st := range run.HistorySkipStatuses {
+		skip[i] = string(st)
+	}
+	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?"+strings.Repeat(", ?", len(skip)-1)+"))", skip...)
 	w.eq(x("agent_id"), hq.AgentID)
 	w.eq(x("team_id"), hq.TeamID)
 	if u, ok := db.UserScope(ctx); ok {

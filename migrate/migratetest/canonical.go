@@ -53,8 +53,10 @@ func Canonical() []Session {
 		"content":  "héllo — 世界 🚀 \"quoted\" back\\slash\nnew line\ttab \u2028",
 		"messages": []any{map[string]any{"role": "user", "content": "Grüße, Ωμέγα, emoji 👩‍💻"}},
 	})
+	// Agno 2.x workflow runs store their input as the bare value, not as a RunInput object.
 	workflowRun := map[string]any{"run_id": "run-w1", "workflow_id": "pipeline", "workflow_name": "Pipeline", "session_id": "s-workflow",
-		"status": "RUNNING", "created_at": t0 + 5.75, "step_results": []any{map[string]any{"step_name": "fetch", "content": "ok"}}}
+		"input": "fetch today's headlines", "status": "RUNNING", "created_at": t0 + 5.75,
+		"step_results": []any{map[string]any{"step_name": "fetch", "content": "ok"}}}
 	encodedElem := string(mustJSON(agentRun("run-str", "a1", "s-mixed", t0+3, nil)))
 
 	return []Session{

@@ -1,0 +1,6 @@
+// Package lossless owns reading JSON objects into Go structs without losing
+// what the struct does not model: members it has no field for, members whose
+// value its field cannot hold, and the stored form of members it leaves empty.
+// Writing the struct back restores them, so data written by another program
+// (Agno's Python writers) survives being read and re-saved by Agentry.
+package lossless

@@ -1,0 +1,195 @@
+package lossless_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentryhq/agentry/internal/jsontest"
+	"github.com/agentryhq/agentry/internal/lossless"
+)
+
+type inner struct {
+	N int `json:"n,omitempty"`
+}
+
+type embedded struct {
+	Tokens int `json:"tokens,omitempty"`
+}
+
+type record struct {
+	embedded
+	ID      string            `json:"id"`
+	Name    string            `json:"name,omitempty"`
+	OK      bool              `json:"ok,omitempty"`
+	Count   int64             `json:"count,omitempty"`
+	At      float64           `json:"at,omitempty"`
+	Ptr     *bool             `json:"ptr,omitempty"`
+	List    []string          `json:"list,omitempty"`
+	Map     map[string]int    `json:"map,omitzero"`
+	Any     any               `json:"any,omitempty"`
+	Raw     json.RawMessage   `json:"raw,omitempty"`
+	Inner   *inner            `json:"inner,omitempty"`
+	Ignored string            `json:"-"`
+	Extra   map[string]string `json:"-"`
+}
+
+func roundTrip(t *testing.T, in string) (record, map[string]json.RawMessage, []byte) {
+	t.Helper()
+	var r record
+	extra, err := lossless.Unmarshal([]byte(in), &r)
+	if err != nil {
+		t.Fatalf("Unmarshal(%s): %v", in, err)
+	}
+	cp := r
+	out, err := lossless.Marshal(&cp, extra)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	return r, extra, out
+}
+
+func TestUnmarshal_KeepsWhatTheStructCannotWriteBack(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		check    func(record, map[string]json.RawMessage) bool
+	}{
+		{"unknown members", `{"id":"a","future":{"x":[1,2]},"n2":null}`,
+			func(r record, x map[string]json.RawMessage) bool {
+				return string(x["future"]) == `{"x":[1,2]}` && string(x["n2"]) == "null"
+			}},
+		{"empty values an omitempty field drops", `{"id":"a","name":"","ok":false,"count":0,"at":0.0,"ptr":null,"list":[],"any":null,"inner":null}`,
+			func(r record, x map[string]json.RawMessage) bool { return len(x) == 8 }},
+		{"a set pointer to false is written, not kept", `{"id":"a","ptr":false}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Ptr != nil && !*r.Ptr && len(x) == 0 }},
+		{"null in a field without omitempty", `{"id":null}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.ID == "" && string(x["id"]) == "null" }},
+		{"names differing in case are not merged", `{"id":"a","Name":"upper","name":"lower"}`,
+			func(r record, x map[string]json.RawMessage) bool {
+				return r.Name == "lower" && string(x["Name"]) == `"upper"`
+			}},
+		{"a value the field cannot hold", `{"id":"a","list":"not a list","ok":"yes"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.List == nil && !r.OK && len(x) == 2 }},
+		{"an integer stored as a float", `{"id":"a","count":1700000000.75}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Count == 1700000000 }},
+		{"an integer with an exponent", `{"id":"a","count":1e3}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Count == 1000 }},
+		{"numbers in strings", `{"id":"a","count":"42","at":"1.5"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Count == 42 && r.At == 1.5 }},
+		{"ISO 8601 time in a float field", `{"id":"a","at":"2025-01-02T03:04:05.5+00:00"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.At == 1735787045.5 }},
+		{"promoted fields of an embedded struct", `{"id":"a","tokens":7}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Tokens == 7 && len(x) == 0 }},
+		{"escaped and unicode strings", `{"id":"a\u00e9\"b","name":"日本 🚀"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.ID == `aé"b` && r.Name == "日本 🚀" }},
+		{"a json:\"-\" field is not read", `{"id":"a","Ignored":"x","Extra":"y"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Ignored == "" && len(x) == 2 }},
+		{"an empty map under omitzero is written, a null one kept", `{"id":"a","map":{}}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.Map != nil && len(x) == 0 }},
+		{"awkward member syntax", "{ \"id\" : \"a\" ,\n\t\"x\\u0041\": {\"s\": \"}{][\\\"\", \"t\": [ 1 , {\"a\": \"\\\\\"} ]} , \"count\" :-0 }",
+			func(r record, x map[string]json.RawMessage) bool { return r.ID == "a" && len(x) == 2 && x["xA"] != nil }},
+		{"a repeated member: the last wins", `{"id":"a","id":"b"}`,
+			func(r record, x map[string]json.RawMessage) bool { return r.ID == "b" }},
+		{"huge numbers stay as stored", `{"id":"a","at":1e400,"count":123456789012345678901234567890,"any":12345678901234567890123}`,
+			func(r record, x map[string]json.RawMessage) bool {
+				return r.At == 0 && r.Count == 0 && r.Any == 1.2345678901234568e22 && len(x) == 3
+			}},
+		{"numbers float64 keeps exactly are not kept", `{"id":"a","any":{"d":0.6120934999966994,"i":9007199254740992,"s":"12345678901234567890"}}`,
+			func(r record, x map[string]json.RawMessage) bool { return len(x) == 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, extra, out := roundTrip(t, tt.in)
+			if !tt.check(r, extra) {
+				t.Errorf("decoded %+v, extra %s", r, mustJSON(extra))
+			}
+			if d := jsontest.Diff([]byte(tt.in), out); d != "" {
+				t.Errorf("round trip: %s\nin  %s\nout %s", d, tt.in, out)
+			}
+		})
+	}
+}
+
+func TestMarshal_GoValuesWinOverStoredForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		edit     func(*record)
+		want     string
+	}{
+		{"a field set since it was read", `{"id":"a","ok":false,"name":""}`, func(r *record) { r.OK, r.Name = true, "n" }, `{"id":"a","ok":true,"name":"n"}`},
+		{"a field cleared since it was read is dropped", `{"id":"a","list":["x"]}`, func(r *record) { r.List = nil }, `{"id":"a"}`},
+		{"a lenient value changed is written as Go writes it", `{"id":"a","count":5.5}`, func(r *record) { r.Count = 6 }, `{"id":"a","count":6}`},
+		{"a lenient value unchanged keeps its stored form", `{"id":"a","at":"2025-01-02T03:04:05Z"}`, func(r *record) {}, `{"id":"a","at":"2025-01-02T03:04:05Z"}`},
+		{"an inexact number changed in Go is written as Go writes it", `{"id":"a","any":[12345678901234567890123]}`, func(r *record) { r.Any = []any{1.0} }, `{"id":"a","any":[1]}`},
+		{"an inexact number unchanged keeps its stored form", `{"id":"a","any":{"big":12345678901234567890123}}`, func(r *record) {}, `{"id":"a","any":{"big":12345678901234567890123}}`},
+		{"a stored null replaces the zero value Go writes", `{"id":null}`, func(r *record) {}, `{"id":null}`},
+		{"but not once the field is set", `{"id":null}`, func(r *record) { r.ID = "x" }, `{"id":"x"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var r record
+			extra, err := lossless.Unmarshal([]byte(tt.in), &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.edit(&r)
+			out, err := lossless.Marshal(&r, extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := jsontest.Diff([]byte(tt.want), out); d != "" {
+				t.Errorf("%s\nout %s", d, out)
+			}
+		})
+	}
+}
+
+func TestUnmarshal_NotAnObject(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`"s"`, `[1]`, `3`, `true`, `{`, ``} {
+		var r record
+		if _, err := lossless.Unmarshal([]byte(in), &r); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+	var r record
+	if extra, err := lossless.Unmarshal([]byte(`null`), &r); err != nil || extra != nil {
+		t.Errorf("null: %v, %v", extra, err)
+	}
+}
+
+func TestMarshal_WithoutExtraIsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	r := record{ID: "a", Count: 3}
+	got, err := lossless.Marshal(&r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(&r)
+	if string(got) != string(want) {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestMarshal_LeavesHTMLEscapingToTheCaller(t *testing.T) {
+	t.Parallel()
+	r := record{ID: "<a&b>"}
+	got, err := lossless.Marshal(&r, map[string]json.RawMessage{"note": json.RawMessage(`"<i>"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":"<a&b>","note":"<i>"}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if _, err := lossless.Marshal(&r, map[string]json.RawMessage{"bad": json.RawMessage(`{`)}); err == nil {
+		t.Error("an invalid Extra value was written")
+	}
+}
