@@ -37,7 +37,19 @@ type Config struct {
 	// is for the migrate package, which opens 2.x databases to upgrade them;
 	// everyone else gets db.ErrMigrationRequired from such a database.
 	SkipSchemaCheck bool
+	// CheckpointInterval is how often a passive WAL checkpoint runs besides
+	// SQLite's automatic one, as a backstop that keeps the -wal file bounded;
+	// zero means DefaultCheckpointInterval, negative none.
+	CheckpointInterval time.Duration
 }
+
+// DefaultCheckpointInterval is Config.CheckpointInterval's default.
+const DefaultCheckpointInterval = 30 * time.Second
+
+// walSizeLimit is the journal_size_limit: after a checkpoint the writer
+// truncates a -wal file that grew past it (while a long read kept SQLite
+// from checkpointing), instead of keeping its high-water size on disk.
+const walSizeLimit = 32 << 20
 
 // Open opens (and on first use creates) the database. A file that is not a
 // SQLite database, or one locked past BusyTimeout, fails with an error saying
@@ -96,6 +108,10 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		WrapError:       wrap,
 	}
 	if reader != nil {
+		scfg.CheckpointInterval = cfg.CheckpointInterval
+		if scfg.CheckpointInterval == 0 {
+			scfg.CheckpointInterval = DefaultCheckpointInterval
+		}
 		scfg.OpenMigrationPool = func() (*sql.DB, error) {
 			p, err := sql.Open("sqlite", dsn(cfg.Path, busy, false))
 			if err != nil {
@@ -131,6 +147,9 @@ func dsn(path string, busy time.Duration, writer bool) string {
 	}
 	if writer {
 		q.Set("_txlock", "immediate")
+		if path != ":memory:" {
+			q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
+		}
 	}
 	return path + "?" + q.Encode()
 }

@@ -38,7 +38,7 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 	if s.d.Name != MySQL {
 		// One statement: insert, or update where the owner matches, and read
 		// the stored row back.
-		out, err := scanSession(c.queryRow(ctx, s.upsertSessionSQL(), args...))
+		out, err := scanSession(returning(ctx, c, s.upsertSessionSQL(), args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -28,6 +29,11 @@ type Config struct {
 	// OpenMigrationPool, when set, opens a separate pool for a migration (which
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
+	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
+	// Reader at this interval until Close (SQLite only). SQLite checkpoints
+	// on its own after commits; this backstop keeps the WAL bounded when
+	// that does not happen (a reader that held an old snapshot at the time).
+	CheckpointInterval time.Duration
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -47,6 +53,9 @@ type Store struct {
 	// guard (see buildUpsertRunSQL).
 	upsertRunQ     [2]string
 	upsertSessionQ string
+	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
+	// when none runs.
+	stopCheckpoints func()
 }
 
 var _ db.Driver = (*Store)(nil)
@@ -75,6 +84,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		if err := EnsureSchema(ctx, s.w, s.d, s.t); err != nil {
 			return nil, s.wrap(err)
 		}
+	}
+	if cfg.CheckpointInterval > 0 && d.Name == SQLite {
+		s.stopCheckpoints = s.checkpointEvery(cfg.CheckpointInterval)
 	}
 	return s, nil
 }
@@ -116,6 +128,9 @@ func (s *Store) Dialect() string { return s.d.Name }
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+	}
 	err := errors.Join(s.stmts.close(), s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
