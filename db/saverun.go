@@ -39,16 +39,18 @@ func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, e
 	if rc.SessionID != sc.SessionID {
 		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
 	}
+	ctx, done := d.bound(ctx)
 	if d.saver != nil {
-		return d.saver.SaveRun(ctx, sc, rc)
+		so, ro, err := d.saver.SaveRun(ctx, sc, rc)
+		return so, ro, done(err)
 	}
 	so, err := d.driver.UpsertSession(ctx, sc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, done(err)
 	}
 	ro, err := d.driver.UpsertRun(ctx, rc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, done(err)
 	}
-	return so, ro, nil
+	return so, ro, done(nil)
 }

@@ -52,6 +52,10 @@ type DB struct {
 	ID string `yaml:"id"`
 	// DSN: a SQLite path (default ./agentry.db), postgres://… or mysql://….
 	DSN string `yaml:"dsn"`
+	// QueryTimeout bounds every database call, waiting for a pooled
+	// connection included (default 5s); a request that hits it is answered
+	// 503, and GET /health/ready reports the database not ready.
+	QueryTimeout time.Duration `yaml:"query_timeout"`
 }
 
 // Auth selects how callers authenticate. With neither set the server is open.
@@ -164,6 +168,8 @@ const (
 	DefaultCookieName  = "access_token"
 	DefaultTokenSource = "header"
 	DefaultMCPPath     = "/mcp"
+	// DefaultQueryTimeout matches db.DefaultQueryTimeout.
+	DefaultQueryTimeout = 5 * time.Second
 )
 
 // Default is the configuration of `agentry serve` with no flags or file.
@@ -179,7 +185,7 @@ func Default() Config {
 			IdleTimeout:       120 * time.Second,
 			ShutdownTimeout:   30 * time.Second,
 		},
-		DB:        DB{DSN: DefaultDSN},
+		DB:        DB{DSN: DefaultDSN, QueryTimeout: DefaultQueryTimeout},
 		MCPServer: MCPServer{Path: DefaultMCPPath},
 	}
 }

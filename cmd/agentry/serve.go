@@ -118,7 +118,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	store, err := dbopen.Open(ctx, file.DB.DSN, dbopen.Options{ID: file.DB.ID})
+	store, err := dbopen.Open(ctx, file.DB.DSN, dbopen.Options{ID: file.DB.ID, QueryTimeout: file.DB.QueryTimeout})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,10 @@ type Config struct {
 	// ID is the db_id reported by AgentOS; empty means "mysql".
 	ID     string
 	Tables Tables
+	// QueryTimeout bounds every call (waiting for a pooled connection and
+	// its statements); zero means db.DefaultQueryTimeout (5s), negative no
+	// bound. A call past it fails with db.ErrUnavailable.
+	QueryTimeout time.Duration
 	// MaxOpenConns bounds the pool; zero means 20.
 	MaxOpenConns int
 	// ConnectTimeout bounds dialing; zero means 10s.
@@ -116,5 +120,5 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		sqlDB.Close()
 		return nil, err
 	}
-	return db.New(cfg.ID, st), nil
+	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
 }

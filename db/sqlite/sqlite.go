@@ -31,6 +31,10 @@ type Config struct {
 	// BusyTimeout is how long a statement waits for another process's lock
 	// before failing; zero means 5s.
 	BusyTimeout time.Duration
+	// QueryTimeout bounds every call (waiting for a pooled connection and
+	// its statements); zero means db.DefaultQueryTimeout (5s), negative no
+	// bound. A call past it fails with db.ErrUnavailable.
+	QueryTimeout time.Duration
 	// MaxReadConns bounds the reader pool; zero means max(4, GOMAXPROCS).
 	MaxReadConns int
 	// SkipSchemaCheck opens without checking, creating or stamping tables. It
@@ -126,7 +130,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		closeAll(writer, reader)
 		return nil, err
 	}
-	return db.New(cfg.ID, st), nil
+	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
 }
 
 func closeAll(dbs ...*sql.DB) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
@@ -37,6 +38,9 @@ type Options struct {
 	// SkipSchemaCheck opens a database without checking or creating tables
 	// (for migrations of 2.x databases).
 	SkipSchemaCheck bool
+	// QueryTimeout bounds every database call; zero means
+	// db.DefaultQueryTimeout.
+	QueryTimeout time.Duration
 }
 
 // Open opens the database a DSN names.
@@ -51,7 +55,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*db.DB, error) {
 		for _, p := range []string{"sqlite://", "file://"} {
 			path = strings.TrimPrefix(path, p)
 		}
-		return sqlite.Open(ctx, sqlite.Config{Path: path, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck})
+		return sqlite.Open(ctx, sqlite.Config{Path: path, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck, QueryTimeout: opts.QueryTimeout})
 	}
 	return openServer(ctx, dialect, dsn, opts)
 }

@@ -13,10 +13,10 @@ import (
 // mysql://).
 func openServer(ctx context.Context, dialect, dsn string, opts Options) (*db.DB, error) {
 	if dialect == "postgres" {
-		return postgres.Open(ctx, postgres.Config{DSN: dsn, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck})
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck, QueryTimeout: opts.QueryTimeout})
 	}
 	if rest, ok := strings.CutPrefix(dsn, "mariadb://"); ok {
 		dsn = "mysql://" + rest
 	}
-	return mysql.Open(ctx, mysql.Config{DSN: dsn, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck})
+	return mysql.Open(ctx, mysql.Config{DSN: dsn, ID: opts.ID, SkipSchemaCheck: opts.SkipSchemaCheck, QueryTimeout: opts.QueryTimeout})
 }

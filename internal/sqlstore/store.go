@@ -58,7 +58,10 @@ type Store struct {
 	stopCheckpoints func()
 }
 
-var _ db.Driver = (*Store)(nil)
+var (
+	_ db.Driver = (*Store)(nil)
+	_ db.Pinger = (*Store)(nil)
+)
 
 // New checks (or creates) the schema and returns the store. On error the
 // caller still owns and must close the *sql.DBs.
@@ -125,6 +128,20 @@ func (s *Store) Tables() Tables { return s.t }
 
 // Dialect names the backend.
 func (s *Store) Dialect() string { return s.d.Name }
+
+// Ping reaches the writer pool and, when separate, the reader pool
+// (db.Pinger: the readiness check).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return s.fail("ping", err)
+	}
+	if s.r != s.w {
+		if err := s.r.PingContext(ctx); err != nil {
+			return s.fail("ping", err)
+		}
+	}
+	return nil
+}
 
 // Close closes the connection pools.
 func (s *Store) Close() error {

@@ -1,0 +1,97 @@
+package postgres_test
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/postgres"
+	"github.com/agentryhq/agentry/internal/faultproxy"
+	"github.com/agentryhq/agentry/run"
+)
+
+// openProxied opens a fresh schema through a fault proxy in front of the
+// test server.
+func openProxied(t *testing.T, timeout time.Duration) (*db.DB, *faultproxy.Proxy) {
+	t.Helper()
+	raw := rawDB(t)
+	u, err := url.Parse(testDSN())
+	if err != nil || u.Host == "" {
+		t.Fatalf("the fault proxy needs a postgres:// URL DSN, got %q", testDSN())
+	}
+	p, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	u.Host = p.Addr()
+	schema := randomName()
+	d, err := postgres.Open(ctx, postgres.Config{DSN: u.String(), Schema: schema, QueryTimeout: timeout, MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d.Close()
+		raw.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+	})
+	return d, p
+}
+
+// TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound stalls the
+// connection to Postgres: reads, writes and Ping end with db.ErrUnavailable
+// instead of blocking, and everything works again once it answers.
+func TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound(t *testing.T) {
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	d, p := openProxied(t, bound)
+	sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent}
+	if _, err := d.UpsertSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	calls := map[string]func() error{
+		"GetSession":    func() error { _, err := d.GetSession(ctx, "s"); return err },
+		"UpsertSession": func() error { _, err := d.UpsertSession(ctx, sess); return err },
+		"Ping":          func() error { return d.Ping(ctx) },
+	}
+	for name, call := range calls {
+		start := time.Now()
+		err := call()
+		if !errors.Is(err, db.ErrUnavailable) || !strings.Contains(err.Error(), "no answer within 300ms") {
+			t.Errorf("%s on a stalled database: %v, want db.ErrUnavailable naming the bound", name, err)
+		}
+		// Generous: the bound plus scheduling on a loaded machine, far below
+		// the minutes a stalled TCP connection can block.
+		if took := time.Since(start); took > 10*bound {
+			t.Errorf("%s took %s with a %s bound", name, took, bound)
+		}
+	}
+	p.Restore()
+	deadline := time.Now().Add(10 * time.Second)
+	for d.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the database did not come back after the stall")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := d.GetSession(ctx, "s"); err != nil {
+		t.Fatalf("after the stall: %v", err)
+	}
+}
+
+// TestUnavailable_ACutConnectionIsUnavailable cuts the connection: calls
+// fail with db.ErrUnavailable, not an unclassified error.
+func TestUnavailable_ACutConnectionIsUnavailable(t *testing.T) {
+	t.Parallel()
+	d, p := openProxied(t, time.Second)
+	p.Cut()
+	if _, err := d.GetSession(ctx, "s"); !errors.Is(err, db.ErrUnavailable) {
+		t.Errorf("GetSession through a cut connection: %v, want db.ErrUnavailable", err)
+	}
+	if err := d.Ping(ctx); !errors.Is(err, db.ErrUnavailable) {
+		t.Errorf("Ping through a cut connection: %v, want db.ErrUnavailable", err)
+	}
+}
