@@ -90,7 +90,7 @@ type JWT struct {
 	// CookieName defaults to "access_token".
 	CookieName string `yaml:"cookie_name"`
 	// ExcludedRoutePaths skip authentication: exact paths, or a prefix ending in
-	// "*" ("/public/*"). Default ["/health"].
+	// "*" ("/public/*"). Default ["/health", "/health/ready"].
 	ExcludedRoutePaths []string `yaml:"excluded_route_paths"`
 	// Authorization enforces resource:action scopes on routes (403 without them).
 	// Off by default: any valid token may call every route.
@@ -199,7 +199,7 @@ func (j *JWT) fillDefaults() {
 		j.CookieName = DefaultCookieName
 	}
 	if j.ExcludedRoutePaths == nil {
-		j.ExcludedRoutePaths = []string{"/health"}
+		j.ExcludedRoutePaths = []string{"/health", "/health/ready"}
 	}
 }
 
