@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -128,15 +129,22 @@ func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	return done(d.driver.DeleteSessions(ctx, sessionIDs...))
 }
 
-// UpsertRun validates and stores one run row.
+// UpsertRun validates and stores one run row. A write that fails with
+// ErrUnavailable is checked once: if the run was stored after all (only its
+// acknowledgement was lost), it is a success.
 func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
 	cp, err := d.runToWrite(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := d.bound(ctx)
-	out, err := d.driver.UpsertRun(ctx, cp)
-	return out, done(err)
+	bctx, done := d.bound(ctx)
+	out, err := d.driver.UpsertRun(bctx, cp)
+	if err = done(err); errors.Is(err, ErrUnavailable) {
+		if stored, ok := d.landed(ctx, cp); ok {
+			return stored, nil
+		}
+	}
+	return out, err
 }
 
 // runToWrite validates a run row and returns the copy a driver stores.

@@ -115,10 +115,23 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		Tables:          cfg.Tables,
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
+		WrapError:       classify,
 	})
 	if err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
 	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
+}
+
+// classify marks the driver's error of a connection lost mid-call with
+// db.ErrUnavailable.
+func classify(err error) error {
+	if err == nil || errors.Is(err, db.ErrUnavailable) {
+		return err
+	}
+	if errors.Is(err, gomysql.ErrInvalidConn) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 )
 
@@ -82,10 +83,23 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		Tables:          cfg.Tables,
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
+		WrapError:       classify,
 	})
 	if err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
 	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
+}
+
+// classify marks pgx's errors of a lost or unusable connection (closed
+// mid-call, failed before it was used, timed out) with db.ErrUnavailable.
+func classify(err error) error {
+	if err == nil || errors.Is(err, db.ErrUnavailable) {
+		return err
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	}
+	return err
 }

@@ -95,3 +95,39 @@ func TestUnavailable_ACutConnectionIsUnavailable(t *testing.T) {
 		t.Errorf("Ping through a cut connection: %v, want db.ErrUnavailable", err)
 	}
 }
+
+// TestSaveRun_ACommitWhoseAcknowledgementIsLostIsNotAFailure: the
+// connection is lost after Postgres committed the run but before it
+// acknowledged the COMMIT. The run is stored, so SaveRun must not report
+// it failed (a server would otherwise tell the client StorageError for a
+// stored run).
+func TestSaveRun_ACommitWhoseAcknowledgementIsLostIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	d, p := openProxied(t, 2*time.Second)
+	sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, SessionData: []byte(`{"n":1}`)}
+	r := &db.Run{RunID: "r1", SessionID: "s", RunType: run.TypeAgent, Status: run.StatusCompleted, RunData: []byte(`{"run_id":"r1"}`)}
+	p.LoseReplyTo([]byte("commit\x00")) // the simple-protocol Query pgx sends to commit
+	saved, out, err := d.SaveRun(ctx, sess, r)
+	if err != nil {
+		t.Fatalf("SaveRun = %v although the run was committed", err)
+	}
+	if saved == nil || saved.SessionID != "s" || out == nil || out.RunID != "r1" || out.RunIndex == nil {
+		t.Fatalf("SaveRun = %+v, %+v", saved, out)
+	}
+	if got, err := d.GetRun(ctx, "r1"); err != nil || got.Status != run.StatusCompleted {
+		t.Fatalf("stored run: %+v, %v", got, err)
+	}
+}
+
+// TestSaveRun_ALostWriteIsStillAFailure: the connection is lost before the
+// write reached the database; SaveRun reports db.ErrUnavailable.
+func TestSaveRun_ALostWriteIsStillAFailure(t *testing.T) {
+	t.Parallel()
+	d, p := openProxied(t, 2*time.Second)
+	p.Cut()
+	_, _, err := d.SaveRun(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent},
+		&db.Run{RunID: "r1", SessionID: "s", RunType: run.TypeAgent, Status: run.StatusCompleted, RunData: []byte(`{}`)})
+	if !errors.Is(err, db.ErrUnavailable) {
+		t.Fatalf("SaveRun through a cut connection = %v, want db.ErrUnavailable", err)
+	}
+}

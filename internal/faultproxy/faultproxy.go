@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -26,7 +27,14 @@ type Proxy struct {
 	wake  chan struct{} // closed when a stall ends
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+	// loseAfter, when set, is the request bytes whose reply LoseReplyTo
+	// drops; losing is the connection pair that sent them.
+	loseAfter []byte
+	losing    *pair
 }
+
+// pair is one proxied connection: the client's and the upstream one.
+type pair struct{ client, upstream net.Conn }
 
 // Start listens on a free loopback port and forwards to target (host:port).
 func Start(target string) (*Proxy, error) {
@@ -78,6 +86,17 @@ func (p *Proxy) setMode(m mode) {
 	p.mode = m
 }
 
+// LoseReplyTo makes the next connection that sends request bytes containing
+// pattern lose the answer: the request reaches the server, which executes
+// it and replies, then the proxy drops the reply and closes that
+// connection. Other connections, and new ones, are untouched. It models a
+// connection lost after a COMMIT was sent and before it was acknowledged.
+func (p *Proxy) LoseReplyTo(pattern []byte) {
+	p.mu.Lock()
+	p.loseAfter = bytes.Clone(pattern)
+	p.mu.Unlock()
+}
+
 // Close stops listening, closes every connection and waits for the
 // forwarding goroutines.
 func (p *Proxy) Close() error {
@@ -123,9 +142,10 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	defer p.forget(up)
+	pr := &pair{client: c, upstream: up}
 	done := make(chan struct{}, 2)
-	go func() { p.pump(up, c); done <- struct{}{} }()
-	go func() { p.pump(c, up); done <- struct{}{} }()
+	go func() { p.pump(pr, up, c); done <- struct{}{} }()
+	go func() { p.pump(pr, c, up); done <- struct{}{} }()
 	<-done
 	c.Close()
 	up.Close()
@@ -152,6 +172,21 @@ func (p *Proxy) forget(c net.Conn) {
 	p.mu.Unlock()
 }
 
+// loses reports whether chunk, read from src, is a reply LoseReplyTo drops;
+// it marks the pair whose request matched.
+func (p *Proxy) loses(pr *pair, src net.Conn, chunk []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case src == pr.client && p.losing == nil && p.loseAfter != nil && bytes.Contains(chunk, p.loseAfter):
+		p.losing, p.loseAfter = pr, nil
+	case src == pr.upstream && p.losing == pr:
+		p.losing = nil
+		return true
+	}
+	return false
+}
+
 // wait blocks while the proxy is stalled; it reports whether traffic may
 // flow (false once cut).
 func (p *Proxy) wait() bool {
@@ -170,12 +205,17 @@ func (p *Proxy) wait() bool {
 }
 
 // pump copies src to dst, holding each chunk back while the proxy stalls.
-func (p *Proxy) pump(dst, src net.Conn) {
+func (p *Proxy) pump(pr *pair, dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			if !p.wait() {
+				return
+			}
+			if p.loses(pr, src, buf[:n]) {
+				pr.client.Close()
+				pr.upstream.Close()
 				return
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {

@@ -85,3 +85,39 @@ func TestProxy_ForwardsStallsRestoresAndCuts(t *testing.T) {
 		t.Fatalf("after restore new connections forward: %q, %v", got, err)
 	}
 }
+
+// TestProxy_LoseReplyTo: the matching request reaches the server, its
+// reply is dropped and that connection closed; a new connection works.
+func TestProxy_LoseReplyTo(t *testing.T) {
+	t.Parallel()
+	p, err := Start(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	if got, err := roundTrip(c, br, 5*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("before: %q, %v", got, err)
+	}
+	p.LoseReplyTo([]byte("commit"))
+	if _, err := c.Write([]byte("commit\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if got, err := br.ReadString('\n'); err == nil {
+		t.Fatalf("the reply to the matching request arrived: %q", got)
+	}
+	c2, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if got, err := roundTrip(c2, bufio.NewReader(c2), 5*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("a new connection: %q, %v", got, err)
+	}
+}
