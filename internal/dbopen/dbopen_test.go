@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDialect_PicksTheDriverFromTheDSN(t *testing.T) {
@@ -62,3 +63,24 @@ func TestOpen_UnreachableServerNamesNoPassword(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestOpen_QueryTimeoutReachesTheDatabase: Options.QueryTimeout (the YAML
+// db.query_timeout) is the bound of the opened database, for every dialect.
+func TestOpen_QueryTimeoutReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, dsn := range []string{
+		filepath.Join(t.TempDir(), "t.db"),
+		"postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		"mysql://root@127.0.0.1:3306/test",
+	} {
+		d, err := Open(ctx, dsn, Options{QueryTimeout: 1234 * time.Millisecond, SkipSchemaCheck: true})
+		if err != nil {
+			t.Fatalf("%s: %v (is the loopback service running?)", dsn, err)
+		}
+		if got := d.QueryTimeout(); got != 1234*time.Millisecond {
+			t.Errorf("%s: QueryTimeout() = %s, want 1.234s", dsn, got)
+		}
+		d.Close()
+	}
+}
