@@ -16,23 +16,35 @@ const DefaultQueryTimeout = 5 * time.Second
 // errQueryTimeout is the cause of the front's own deadline.
 var errQueryTimeout = errors.New("db: query timeout")
 
-// bound gives one driver call the front's deadline. The returned function
-// ends the deadline and maps the call's error: past the deadline, or lost on
-// a broken connection, it is ErrUnavailable. Without a bound (negative
-// QueryTimeout) the call still gets the mapping.
-func (d *DB) bound(ctx context.Context) (context.Context, func(error) error) {
+// bound gives one driver call the front's deadline. The returned call's
+// done ends the deadline and maps the call's error: past the deadline, or
+// lost on a broken connection, it is ErrUnavailable. Without a bound
+// (negative QueryTimeout) the call still gets the mapping.
+func (d *DB) bound(ctx context.Context) (context.Context, boundCall) {
 	if d.timeout <= 0 {
-		return ctx, d.unavailable
+		return ctx, boundCall{d: d}
 	}
 	bctx, cancel := context.WithTimeoutCause(ctx, d.timeout, errQueryTimeout)
-	return bctx, func(err error) error {
-		timedOut := err != nil && errors.Is(context.Cause(bctx), errQueryTimeout)
-		cancel()
-		if timedOut && !errors.Is(err, ErrUnavailable) {
-			return fmt.Errorf("%w: no answer within %s (raise the query timeout if the database is only slow): %w", ErrUnavailable, d.timeout, err)
-		}
-		return d.unavailable(err)
+	return bctx, boundCall{d: d, ctx: bctx, cancel: cancel}
+}
+
+// boundCall is one bounded driver call (a value: no allocation per call).
+type boundCall struct {
+	d      *DB
+	ctx    context.Context // nil without a bound
+	cancel context.CancelFunc
+}
+
+func (c boundCall) done(err error) error {
+	if c.cancel == nil {
+		return c.d.unavailable(err)
 	}
+	timedOut := err != nil && errors.Is(context.Cause(c.ctx), errQueryTimeout)
+	c.cancel()
+	if timedOut && !errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("%w: no answer within %s (raise the query timeout if the database is only slow): %w", ErrUnavailable, c.d.timeout, err)
+	}
+	return c.d.unavailable(err)
 }
 
 // unavailable marks errors of an unreachable database or a connection lost
@@ -62,6 +74,6 @@ func (d *DB) Ping(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	ctx, done := d.bound(ctx)
-	return done(p.Ping(ctx))
+	ctx, call := d.bound(ctx)
+	return call.done(p.Ping(ctx))
 }

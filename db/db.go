@@ -84,9 +84,9 @@ func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.UpsertSession(ctx, cp)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // sessionToWrite validates a session and returns the copy a driver stores.
@@ -104,9 +104,9 @@ func (d *DB) sessionToWrite(ctx context.Context, s *Session) (*Session, error) {
 
 // GetSession returns a session or ErrNotFound.
 func (d *DB) GetSession(ctx context.Context, sessionID string) (*Session, error) {
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.GetSession(ctx, sessionID)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // ListSessions validates the filter and returns a page and the total count.
@@ -115,9 +115,9 @@ func (d *DB) ListSessions(ctx context.Context, f SessionFilter) ([]Session, int,
 		return nil, 0, err
 	}
 	scopeUser(ctx, &f.UserID)
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, n, err := d.driver.ListSessions(ctx, f)
-	return out, n, done(err)
+	return out, n, call.done(err)
 }
 
 // DeleteSessions deletes sessions and their runs.
@@ -125,8 +125,8 @@ func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if len(sessionIDs) == 0 {
 		return nil
 	}
-	ctx, done := d.bound(ctx)
-	return done(d.driver.DeleteSessions(ctx, sessionIDs...))
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteSessions(ctx, sessionIDs...))
 }
 
 // UpsertRun validates and stores one run row. A write that fails with
@@ -137,9 +137,9 @@ func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	bctx, done := d.bound(ctx)
+	bctx, call := d.bound(ctx)
 	out, err := d.driver.UpsertRun(bctx, cp)
-	if err = done(err); errors.Is(err, ErrUnavailable) {
+	if err = call.done(err); errors.Is(err, ErrUnavailable) {
 		if stored, ok := d.landed(ctx, cp); ok {
 			return stored, nil
 		}
@@ -166,9 +166,9 @@ func (d *DB) runToWrite(ctx context.Context, r *Run) (*Run, error) {
 
 // GetRun returns a run or ErrNotFound.
 func (d *DB) GetRun(ctx context.Context, runID string) (*Run, error) {
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.GetRun(ctx, runID)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // GetRuns validates the filter (Limit > 0, Page >= 1, known sort) and returns a
@@ -181,9 +181,9 @@ func (d *DB) GetRuns(ctx context.Context, f RunFilter) ([]Run, int, error) {
 		return nil, 0, fmt.Errorf("%w: after_run_index needs sort by run_index and page 1", ErrInvalidFilter)
 	}
 	scopeUser(ctx, &f.UserID)
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, n, err := d.driver.GetRuns(ctx, f)
-	return out, n, done(err)
+	return out, n, call.done(err)
 }
 
 // HistoryRuns returns the last q.Limit context runs of a session, oldest first.
@@ -194,15 +194,15 @@ func (d *DB) HistoryRuns(ctx context.Context, q HistoryQuery) ([]Run, error) {
 	if q.Limit <= 0 {
 		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidFilter, q.Limit)
 	}
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.HistoryRuns(ctx, q)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // DeleteRun deletes one run; ErrNotFound if absent or not in scope.
 func (d *DB) DeleteRun(ctx context.Context, runID string) error {
-	ctx, done := d.bound(ctx)
-	return done(d.driver.DeleteRun(ctx, runID))
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteRun(ctx, runID))
 }
 
 // UpsertMemory validates and stores a memory.
@@ -215,16 +215,16 @@ func (d *DB) UpsertMemory(ctx context.Context, m *Memory) (*Memory, error) {
 	}
 	cp := *m
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.UpsertMemory(ctx, &cp)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // GetMemory returns a memory or ErrNotFound.
 func (d *DB) GetMemory(ctx context.Context, memoryID string) (*Memory, error) {
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.GetMemory(ctx, memoryID)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // ListMemories validates the filter and returns a page and the total count.
@@ -233,9 +233,9 @@ func (d *DB) ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, int, e
 		return nil, 0, err
 	}
 	scopeUser(ctx, &f.UserID)
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, n, err := d.driver.ListMemories(ctx, f)
-	return out, n, done(err)
+	return out, n, call.done(err)
 }
 
 // DeleteMemories deletes memories in scope; missing ids are ignored.
@@ -243,15 +243,15 @@ func (d *DB) DeleteMemories(ctx context.Context, memoryIDs ...string) error {
 	if len(memoryIDs) == 0 {
 		return nil
 	}
-	ctx, done := d.bound(ctx)
-	return done(d.driver.DeleteMemories(ctx, memoryIDs...))
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteMemories(ctx, memoryIDs...))
 }
 
 // MemoryTopics lists distinct topics in scope.
 func (d *DB) MemoryTopics(ctx context.Context) ([]string, error) {
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, err := d.driver.MemoryTopics(ctx)
-	return out, done(err)
+	return out, call.done(err)
 }
 
 // UserMemoryStats pages per-user memory counts.
@@ -259,7 +259,7 @@ func (d *DB) UserMemoryStats(ctx context.Context, limit, page int) ([]UserMemory
 	if limit <= 0 || page < 1 {
 		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1", ErrInvalidFilter)
 	}
-	ctx, done := d.bound(ctx)
+	ctx, call := d.bound(ctx)
 	out, n, err := d.driver.UserMemoryStats(ctx, limit, page)
-	return out, n, done(err)
+	return out, n, call.done(err)
 }

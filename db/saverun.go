@@ -41,7 +41,7 @@ func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, e
 	if rc.SessionID != sc.SessionID {
 		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
 	}
-	bctx, done := d.bound(ctx)
+	bctx, call := d.bound(ctx)
 	var so *Session
 	var ro *Run
 	if d.saver != nil {
@@ -49,7 +49,7 @@ func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, e
 	} else if so, err = d.driver.UpsertSession(bctx, sc); err == nil {
 		ro, err = d.driver.UpsertRun(bctx, rc)
 	}
-	if err = done(err); err == nil || !errors.Is(err, ErrUnavailable) {
+	if err = call.done(err); err == nil || !errors.Is(err, ErrUnavailable) {
 		return so, ro, err
 	}
 	if stored, ok := d.landed(ctx, rc); ok {
