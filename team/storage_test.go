@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/agent"
@@ -52,5 +53,32 @@ func TestStream_TeamRunNotStoredNeverSaysItCompleted(t *testing.T) {
 	}
 	if _, err := tm.Run(context.Background(), run.TextInput("again")); !errors.Is(err, agent.ErrStorage) {
 		t.Fatalf("Run on the closed database: %v, want agent.ErrStorage", err)
+	}
+}
+
+// TestDelegate_MemberStorageErrorNamesNoDatabase: a member whose session
+// cannot be read fails the delegation with a generic text; the database's
+// error never reaches the leader's model.
+func TestDelegate_MemberStorageErrorNamesNoDatabase(t *testing.T) {
+	t.Parallel()
+	closed := openDB(t)
+	w, err := agent.New(agent.Config{ID: "writer", Model: scripted.Reply("hello"), DB: closed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{Model: leaderScript("writer")}
+	tm, err := New(Config{ID: "t1", Model: rec, Members: []*agent.Agent{w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	if _, err := tm.Run(context.Background(), run.TextInput("greet")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.requests()
+	last := reqs[len(reqs)-1]
+	tool := last[len(last)-1]
+	if !strings.Contains(tool.Content, "member writer could not run: storage error") || strings.Contains(tool.Content, "database is closed") {
+		t.Fatalf("the leader's model read %q", tool.Content)
 	}
 }
