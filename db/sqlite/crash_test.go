@@ -117,16 +117,19 @@ func TestSaveRun_KillNeverLeavesASessionWithoutItsRun(t *testing.T) {
 }
 
 // crashWriter stores runs until it is killed: three runs per session, each
-// SaveRun writing the session with the count of its runs and the run.
+// SaveRun writing the session with the count of its runs and the run. It
+// says "writing" once its first run is stored.
 func crashWriter(path string) {
 	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	fmt.Println("writing")
 	prefix := fmt.Sprintf("p%d", os.Getpid())
 	for i := 0; ; i++ {
+		if i == 1 {
+			fmt.Println("writing") // one run is stored: the parent may kill from now on
+		}
 		sid := fmt.Sprintf("%s-s%d", prefix, i/3)
 		rid := fmt.Sprintf("%s-r%d", prefix, i)
 		s := &db.Session{SessionID: sid, SessionType: run.TypeAgent, AgentID: "a", SessionData: []byte(fmt.Sprintf(`{"runs":%d}`, i%3+1))}
