@@ -29,7 +29,7 @@ type Config struct {
 	ID     string
 	Tables Tables
 	// BusyTimeout is how long a statement waits for another process's lock
-	// before failing; zero means 5s.
+	// before failing; zero means 5s. The query timeout caps it.
 	BusyTimeout time.Duration
 	// QueryTimeout bounds every call (waiting for a pooled connection and
 	// its statements); zero means db.DefaultQueryTimeout (5s), negative no
@@ -65,6 +65,15 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	busy := cfg.BusyTimeout
 	if busy <= 0 {
 		busy = 5 * time.Second
+	}
+	// Writes run their statements without the query timeout's deadline
+	// (see sqlstore's gate): the lock wait is what must end within it.
+	qt := cfg.QueryTimeout
+	if qt == 0 {
+		qt = db.DefaultQueryTimeout
+	}
+	if qt > 0 && qt < busy {
+		busy = qt
 	}
 	wrap := func(err error) error { return explain(cfg.Path, busy, err) }
 	var writer, reader *sql.DB
@@ -169,7 +178,7 @@ func explain(path string, busy time.Duration, err error) error {
 	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
 		return fmt.Errorf("sqlite: %s is not a SQLite database (wrong file, or encrypted/corrupt): %w", path, err)
 	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
-		return fmt.Errorf("sqlite: %s is locked by another connection or process (waited %s); stop the other writer or raise Config.BusyTimeout: %w", path, busy, err)
+		return fmt.Errorf("sqlite: %w: %s is locked by another connection or process (waited %s); stop the other writer or raise Config.BusyTimeout: %w", db.ErrUnavailable, path, busy, err)
 	case strings.Contains(msg, "unable to open database file") || strings.Contains(msg, "SQLITE_CANTOPEN"):
 		return fmt.Errorf("sqlite: cannot open %s (does its directory exist and is it writable?): %w", path, err)
 	}

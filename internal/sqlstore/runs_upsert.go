@@ -29,6 +29,7 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, err
 	}
 	defer s.gate.leave()
+	ctx = s.gated(ctx)
 	var err error
 	switch s.d.Name {
 	case MySQL:

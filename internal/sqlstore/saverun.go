@@ -26,6 +26,7 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 		return nil, nil, err
 	}
 	defer s.gate.leave()
+	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {
 		saved, out, err := s.saveRun(ctx, sess, in)
 		if err == nil || s.d.Name != MySQL || attempt == 4 || !strings.Contains(err.Error(), "Error 1213") {

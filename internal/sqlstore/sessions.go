@@ -20,7 +20,7 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 		return nil, err
 	}
 	defer s.gate.leave()
-	return s.upsertSession(ctx, poolConn{s}, in)
+	return s.upsertSession(s.gated(ctx), poolConn{s}, in)
 }
 
 // upsertSession is UpsertSession on c: autocommit statements on the writer
