@@ -63,9 +63,18 @@ type Config struct {
 	Description string
 
 	Model model.Model
-	// ModelRetry, when set, wraps Model (and ReasoningModel) in model.WithRetry.
+	// ModelRetry, when set, wraps Model (and ReasoningModel and the fallback
+	// models) in model.WithRetry.
 	ModelRetry *model.RetryConfig
-	Tools      []tool.Tool
+	// FallbackModels are tried in order when Model fails before answering with
+	// a rate limit, server error, context-length error or the like (Agno's
+	// fallback_models, i.e. FallbackConfig.OnError). The run's model and
+	// model_provider, and metrics.details, name the model that answered.
+	FallbackModels []model.Model
+	// FallbackConfig picks fallbacks by error kind; it wins over
+	// FallbackModels when both are set, as in Agno.
+	FallbackConfig *model.FallbackConfig
+	Tools          []tool.Tool
 	// ToolChoice is passed to the model: "", "auto", "none", "required" or a name.
 	ToolChoice string
 	// ToolCallLimit caps the tool calls executed in one run (0 = no limit). Past
@@ -148,6 +157,18 @@ type Agent struct {
 func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: Config.Model is required (e.g. scripted.Reply(\"hi\") in tests)")
+	}
+	for i, m := range cfg.FallbackModels {
+		if m == nil {
+			return nil, fmt.Errorf("agent: FallbackModels[%d] is nil", i)
+		}
+	}
+	if fc := cfg.FallbackConfig; fc != nil {
+		for _, m := range append(append(append([]model.Model(nil), fc.OnError...), fc.OnRateLimit...), fc.OnContextOverflow...) {
+			if m == nil {
+				return nil, errors.New("agent: FallbackConfig holds a nil model")
+			}
+		}
 	}
 	if cfg.NumHistoryRuns < 0 {
 		return nil, fmt.Errorf("agent: NumHistoryRuns must be >= 0, got %d", cfg.NumHistoryRuns)

@@ -52,6 +52,11 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	}
 	if m := paused.Metrics; m != nil {
 		st.usage, st.prior, st.ttft = m.Usage, m.Duration, m.TimeToFirstToken
+		for role, list := range m.Details {
+			for _, mm := range list {
+				st.account(role, model.Info{ID: mm.ID, Provider: mm.Provider}, mm.Usage)
+			}
+		}
 	}
 	st.msgs = out.Messages
 	// The calls waiting are those of the last assistant turn without a tool answer.
@@ -89,13 +94,28 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 		pcs[i] = pc
 	}
 	out.Tools = slices.DeleteFunc(out.Tools, func(t run.ToolExecution) bool { return waiting[t.ToolCallID] })
-	for _, t := range out.Tools {
-		if !t.ToolCallError {
-			st.toolCalls++
-		}
-	}
+	st.toolCalls = modelCallsMade(&out)
 	st.resume = pcs
 	return st, nil
+}
+
+// modelCallsMade counts the successful tool calls of a run's earlier legs
+// that the model made (ToolCallLimit's unit); calls a tool made on the
+// model's behalf (RecordToolCall) are stored too but do not count.
+func modelCallsMade(out *run.Output) int {
+	asked := map[string]bool{}
+	for _, m := range out.Messages {
+		for _, c := range m.ToolCalls {
+			asked[c.ID] = true
+		}
+	}
+	n := 0
+	for _, t := range out.Tools {
+		if !t.ToolCallError && asked[t.ToolCallID] {
+			n++
+		}
+	}
+	return n
 }
 
 func unresolved(out *run.Output, ex *run.ToolExecution, what string) error {

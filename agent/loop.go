@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -86,7 +87,9 @@ func (st *state) limitMessage() string {
 }
 
 // callModel streams one model request, emitting content deltas to a live
-// consumer, and returns the assembled assistant message.
+// consumer, and returns the assembled assistant message. When the model fails
+// before yielding anything with an error the fallback config covers, the
+// fallback models are tried in order and the run records the one that answered.
 func (st *state) callModel() (model.Message, error) {
 	p := st.p
 	req := &st.req
@@ -104,10 +107,68 @@ func (st *state) callModel() (model.Message, error) {
 		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
 		st.emit(e)
 	}
-	var acc model.Accumulator
-	for c, err := range p.model.Stream(st.ctx, req) {
+	resp, started, err := st.streamModel(p.model, req)
+	answered := p.info
+	if err != nil && !started && st.ctx.Err() == nil {
+		for _, fb := range p.fallback.For(err) {
+			info := fb.Info()
+			slog.WarnContext(st.ctx, "agent: model failed, trying a fallback model",
+				"run_id", st.out.RunID, "model", answered.ID, "fallback", info.ID, "error", err)
+			var ferr error
+			resp, started, ferr = st.streamModel(fb, req)
+			if ferr == nil {
+				answered, err = info, nil
+				st.out.Model, st.out.ModelProvider = info.ID, info.Provider
+				break
+			}
+			if started || st.ctx.Err() != nil {
+				err = ferr
+				break
+			}
+		}
+	}
+	if err != nil {
+		return model.Message{}, err
+	}
+	st.usage.Add(resp.Usage)
+	st.account("model", answered, resp.Usage)
+	msg := resp.Message
+	u := resp.Usage
+	msg.Metrics = &u
+	msg.CreatedAt = time.Now().Unix()
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].ID == "" {
+			st.callSeq++
+			msg.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", st.out.RunID, st.callSeq)
+		}
+	}
+	if st.sink.on() {
+		e := st.ev(run.EventModelRequestCompleted)
+		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
+		e.InputTokens, e.OutputTokens = u.InputTokens, u.OutputTokens
+		st.emit(e)
+	}
+	return msg, nil
+}
+
+// streamModel runs one call of m. started reports whether any chunk arrived
+// (after which a failure cannot be retried elsewhere: its content may already
+// have reached the consumer). The response's Usage carries the call's
+// duration and time to first token.
+func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response, bool, error) {
+	var (
+		acc     model.Accumulator
+		started bool
+		first   float64
+	)
+	begin := time.Now()
+	for c, err := range m.Stream(st.ctx, req) {
 		if err != nil {
-			return model.Message{}, err
+			return nil, started, err
+		}
+		started = true
+		if first == 0 && (c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0) {
+			first = time.Since(begin).Seconds()
 		}
 		if c.Content != "" {
 			if st.ttft == 0 {
@@ -127,27 +188,29 @@ func (st *state) callModel() (model.Message, error) {
 		acc.Add(c)
 	}
 	if err := st.ctx.Err(); err != nil {
-		return model.Message{}, err
+		return nil, started, err
 	}
 	resp := acc.Response()
-	st.usage.Add(resp.Usage)
-	msg := resp.Message
-	u := resp.Usage
-	msg.Metrics = &u
-	msg.CreatedAt = time.Now().Unix()
-	for i := range msg.ToolCalls {
-		if msg.ToolCalls[i].ID == "" {
-			st.callSeq++
-			msg.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", st.out.RunID, st.callSeq)
+	resp.Usage.Duration = time.Since(begin).Seconds()
+	resp.Usage.TimeToFirstToken = first
+	return resp, started, nil
+}
+
+// account adds one call's tokens to the run's per-model breakdown (Agno's
+// metrics.details, keyed by model role, one entry per provider and id).
+func (st *state) account(role string, info model.Info, u model.Usage) {
+	u.Duration, u.TimeToFirstToken = 0, 0
+	if st.details == nil {
+		st.details = map[string][]run.ModelMetrics{}
+	}
+	list := st.details[role]
+	for i := range list {
+		if list[i].ID == info.ID && list[i].Provider == info.Provider {
+			list[i].Usage.Add(u)
+			return
 		}
 	}
-	if st.sink.on() {
-		e := st.ev(run.EventModelRequestCompleted)
-		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
-		e.InputTokens, e.OutputTokens = u.InputTokens, u.OutputTokens
-		st.emit(e)
-	}
-	return msg, nil
+	st.details[role] = append(list, run.ModelMetrics{ID: info.ID, Provider: info.Provider, Usage: u})
 }
 
 // reason runs the reasoning model first and hands its reasoning to the main
@@ -182,6 +245,7 @@ func (st *state) reason() bool {
 	}
 	resp := acc.Response()
 	st.usage.Add(resp.Usage)
+	st.account("reasoning_model", st.p.reasoning.Info(), resp.Usage)
 	text := resp.Message.ReasoningContent
 	if text == "" {
 		text = resp.Message.Content
@@ -323,7 +387,10 @@ func (st *state) finalize() {
 		Usage:            st.usage,
 		Duration:         st.prior + time.Since(st.start).Seconds(),
 		TimeToFirstToken: st.ttft,
+		Details:          st.details,
 	}
+	// Message timings add up in st.usage; the run's own are the fields above.
+	out.Metrics.Usage.Duration, out.Metrics.Usage.TimeToFirstToken = 0, 0
 	if out.Metrics.TotalTokens == 0 {
 		out.Metrics.TotalTokens = out.Metrics.InputTokens + out.Metrics.OutputTokens
 	}

@@ -14,6 +14,7 @@ type prepared struct {
 	id        string
 	model     model.Model
 	reasoning model.Model
+	fallback  *model.FallbackConfig
 	info      model.Info
 	tools     []tool.Tool
 	defs      []tool.Definition
@@ -49,6 +50,22 @@ func (a *Agent) prepare() *prepared {
 		}
 	}
 	p.info = p.model.Info()
+	switch {
+	case c.FallbackConfig != nil:
+		fc := *c.FallbackConfig
+		p.fallback = &fc
+	case len(c.FallbackModels) > 0:
+		p.fallback = &model.FallbackConfig{OnError: c.FallbackModels}
+	}
+	if p.fallback != nil && c.ModelRetry != nil {
+		for _, list := range []*[]model.Model{&p.fallback.OnError, &p.fallback.OnRateLimit, &p.fallback.OnContextOverflow} {
+			wrapped := make([]model.Model, len(*list))
+			for i, m := range *list {
+				wrapped[i] = model.WithRetry(m, *c.ModelRetry)
+			}
+			*list = wrapped
+		}
+	}
 	if n := len(c.Tools); n > 0 {
 		p.tools = c.Tools
 		p.defs = make([]tool.Definition, n)

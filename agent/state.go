@@ -40,6 +40,7 @@ type state struct {
 	prior     float64 // duration of earlier legs of a continued run
 	ttft      float64
 	usage     model.Usage
+	details   map[string][]run.ModelMetrics
 	toolCalls int
 	limitHit  bool
 	callSeq   int

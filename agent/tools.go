@@ -18,6 +18,8 @@ type pendingCall struct {
 	// done means exec.Result is already decided (rejected, external result,
 	// limit reached): nothing is executed.
 	done bool
+	// nested are the calls the tool made on the model's behalf (RecordToolCall).
+	nested []run.ToolExecution
 }
 
 func (pc *pendingCall) skip(result string) {
@@ -76,8 +78,9 @@ func (st *state) applyLimit(pcs []pendingCall) {
 }
 
 type toolResult struct {
-	i    int
-	exec run.ToolExecution
+	i      int
+	exec   run.ToolExecution
+	nested []run.ToolExecution
 }
 
 // executeTools runs the calls that are not done, concurrently when there are
@@ -101,9 +104,9 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 	case todo == 1:
 		for i := range pcs {
 			if !pcs[i].done {
-				st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
+				pcs[i].nested = st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
 				pcs[i].done = true
-				st.toolEvent(&pcs[i].exec)
+				st.toolEvents(&pcs[i])
 			}
 		}
 	case todo > 1:
@@ -113,16 +116,16 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 				continue
 			}
 			go func(i int, call model.ToolCall, exec run.ToolExecution) {
-				st.callTool(st.ctx, &call, &exec)
-				results <- toolResult{i, exec}
+				nested := st.callTool(st.ctx, &call, &exec)
+				results <- toolResult{i, exec, nested}
 			}(i, pcs[i].call, pcs[i].exec)
 		}
 	wait:
 		for range todo {
 			select {
 			case r := <-results:
-				pcs[r.i].exec, pcs[r.i].done = r.exec, true
-				st.toolEvent(&pcs[r.i].exec)
+				pcs[r.i].exec, pcs[r.i].nested, pcs[r.i].done = r.exec, r.nested, true
+				st.toolEvents(&pcs[r.i])
 			case <-st.ctx.Done():
 				// Tools that ignore cancellation finish in the background; their
 				// results land in the buffered channel and are dropped.
@@ -136,6 +139,7 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 	var stops []string
 	for i := range pcs {
 		ex := &pcs[i].exec
+		st.out.Tools = append(st.out.Tools, pcs[i].nested...)
 		st.out.Tools = append(st.out.Tools, *ex)
 		st.msgs = append(st.msgs, model.Message{
 			Role: model.RoleTool, Content: ex.Result, ToolCallID: ex.ToolCallID, ToolName: ex.ToolName,
@@ -149,6 +153,23 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 		return true, strings.Join(stops, "\n")
 	}
 	return false, ""
+}
+
+// toolEvents emits the events of a finished call: those of the calls it made
+// (started, then completed or error), then its own completion.
+func (st *state) toolEvents(pc *pendingCall) {
+	if !st.sink.on() {
+		return
+	}
+	for i := range pc.nested {
+		e := st.ev(run.EventToolCallStarted)
+		started := pc.nested[i]
+		started.Result, started.ToolCallError, started.Metrics = "", false, nil
+		e.Tool = &started
+		st.emit(e)
+		st.toolEvent(&pc.nested[i])
+	}
+	st.toolEvent(&pc.exec)
 }
 
 func (st *state) toolEvent(ex *run.ToolExecution) {
@@ -168,11 +189,14 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 // callTool executes one call through the tool set (lookup, argument
 // validation, per-tool timeout, panic recovery) and records its result in
 // exec. Every failure becomes a tool_call_error result the model can read;
-// none ends the run.
-func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) {
-	r := st.p.set.Execute(ctx, *call)
+// none ends the run. It returns the calls the tool made on the model's
+// behalf (RecordToolCall).
+func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) []run.ToolExecution {
+	rec := &nestedCalls{}
+	r := st.p.set.Execute(context.WithValue(ctx, nestedKey{}, rec), *call)
 	exec.Result, exec.ToolCallError = r.Content, r.IsError()
 	exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
+	return rec.take()
 }
 
 // pauseIfNeeded pauses the run when the turn calls a human-in-the-loop tool:

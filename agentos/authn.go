@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -29,9 +30,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		token, detail := s.bearerToken(r)
+		token, fromCookie, detail := s.bearerToken(r)
 		if detail != "" {
 			unauthorized(w, detail)
+			return
+		}
+		if fromCookie && !s.sameSiteRequest(r) {
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "cross-site request refused",
+				slog.String("request_id", RequestID(r.Context())), slog.String("method", r.Method),
+				slog.String("origin", r.Header.Get("Origin")))
+			WriteError(w, http.StatusForbidden, "Cross-site request refused: a request authenticated by cookie that changes state "+
+				"must come from an allowed Origin or carry the "+CSRFHeader+" header")
 			return
 		}
 		p, err := a.Authenticator.Authenticate(token)
@@ -42,48 +51,84 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			case errors.Is(err, auth.ErrMissingCredentials):
 				unauthorized(w, "Authorization header required")
 			case errors.Is(err, auth.ErrTokenExpired):
-				unauthorized(w, "Token has expired")
+				invalidToken(w, "Token has expired", "The access token expired")
+			case errors.Is(err, auth.ErrNoSubject):
+				invalidToken(w, "Token has no subject", "The access token names no subject")
 			default:
-				unauthorized(w, "Invalid authentication token")
+				invalidToken(w, "Invalid authentication token", "The access token is invalid")
 			}
 			return
 		}
 		ctx, err := ScopeContext(auth.NewContext(r.Context(), p), s.cfg.UserIsolation)
 		if err != nil {
-			WriteError(w, http.StatusForbidden, "Token has no user id; user isolation requires one")
+			// Unreachable with JWTVerifier (it refuses subject-less tokens);
+			// kept so a principal without a user id is never served unscoped.
+			invalidToken(w, "Token has no subject", "The access token names no subject")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// bearerToken reads the token from the configured source; detail is the 401
-// message when there is none.
-func (s *Server) bearerToken(r *http.Request) (token, detail string) {
+// bearerToken reads the token from the configured source; fromCookie says the
+// cookie supplied it; detail is the 401 message when there is none.
+func (s *Server) bearerToken(r *http.Request) (token string, fromCookie bool, detail string) {
 	src := s.cfg.Auth.TokenSource
 	if src == TokenFromHeader || src == TokenFromBoth {
 		if h := r.Header.Get("Authorization"); h != "" {
 			scheme, tok, ok := strings.Cut(h, " ")
 			tok = strings.TrimSpace(tok)
 			if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
-				return "", "Invalid authorization header format"
+				return "", false, "Invalid authorization header format"
 			}
-			return tok, ""
+			return tok, false, ""
 		}
 	}
 	if src == TokenFromCookie || src == TokenFromBoth {
 		if c, err := r.Cookie(s.cfg.Auth.CookieName); err == nil && c.Value != "" {
-			return c.Value, ""
+			return c.Value, true, ""
 		}
 	}
 	if src == TokenFromCookie {
-		return "", "Authentication cookie required"
+		return "", false, "Authentication cookie required"
 	}
-	return "", "Authorization header required"
+	return "", false, "Authorization header required"
 }
 
+// CSRFHeader vouches, with any non-empty value, that a cookie-authenticated
+// request comes from a page allowed to make it. A cross-site form or image
+// cannot set a header, and a script on another origin can only add one after
+// a CORS preflight, which the server answers only for allowed origins.
+const CSRFHeader = "X-CSRF-Token"
+
+// sameSiteRequest applies the cross-site request forgery check to a request
+// whose token came from the cookie (the browser attaches the cookie to
+// requests any site makes): a state-changing method (POST, PUT, PATCH, DELETE)
+// needs an Origin on the CORS allow-list or the CSRFHeader. Safe methods pass:
+// they change nothing and CORS keeps their responses from other origins.
+func (s *Server) sameSiteRequest(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	if r.Header.Get(CSRFHeader) != "" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	return origin != "" && origin != "null" && slices.Contains(s.cfg.CORSOrigins, origin)
+}
+
+// unauthorized answers a request that carried no usable credentials: a bare
+// "Bearer" challenge (RFC 6750 §3.1 wants no error code then).
 func unauthorized(w http.ResponseWriter, detail string) {
 	w.Header().Set("WWW-Authenticate", "Bearer")
+	WriteError(w, http.StatusUnauthorized, detail)
+}
+
+// invalidToken answers a token that failed verification with RFC 6750's
+// invalid_token challenge. description is a fixed text: never token content.
+func invalidToken(w http.ResponseWriter, detail, description string) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+description+`"`)
 	WriteError(w, http.StatusUnauthorized, detail)
 }
 

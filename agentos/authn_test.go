@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,7 +37,11 @@ func jwtAuthenticator(t *testing.T, securityKey string) *auth.Authenticator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return auth.NewAuthenticator(securityKey, v)
+	a, err := auth.NewAuthenticator(securityKey, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // whoami reports the principal and db scope the handler sees.
@@ -57,7 +62,11 @@ func bearer(tok string) map[string]string { return map[string]string{"Authorizat
 
 func TestAuth_SecurityKey(t *testing.T) {
 	t.Parallel()
-	ts, logs := testServer(t, Config{Auth: Auth{Authenticator: auth.NewAuthenticator("the-os-key", nil)}}, whoami)
+	a, err := auth.NewAuthenticator("the-os-key-0123456789", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, logs := testServer(t, Config{Auth: Auth{Authenticator: a}}, whoami)
 	tests := []struct {
 		name   string
 		header map[string]string
@@ -67,10 +76,10 @@ func TestAuth_SecurityKey(t *testing.T) {
 	}{
 		{"missing header", nil, "/whoami", 401, "Authorization header required"},
 		{"wrong key", bearer("not-the-key"), "/whoami", 401, "Invalid authentication token"},
-		{"basic scheme", map[string]string{"Authorization": "Basic the-os-key"}, "/whoami", 401, "Invalid authorization header format"},
+		{"basic scheme", map[string]string{"Authorization": "Basic the-os-key-0123456789"}, "/whoami", 401, "Invalid authorization header format"},
 		{"bearer without token", map[string]string{"Authorization": "Bearer "}, "/whoami", 401, "Invalid authorization header format"},
-		{"right key", bearer("the-os-key"), "/whoami", 200, ""},
-		{"lower-case scheme", map[string]string{"Authorization": "bearer the-os-key"}, "/whoami", 200, ""},
+		{"right key", bearer("the-os-key-0123456789"), "/whoami", 200, ""},
+		{"lower-case scheme", map[string]string{"Authorization": "bearer the-os-key-0123456789"}, "/whoami", 200, ""},
 		{"health is excluded", nil, "/health", 200, ""},
 		{"readiness is excluded", nil, "/health/ready", 200, ""},
 		{"unknown route still needs auth", nil, "/nope", 401, "Authorization header required"},
@@ -85,13 +94,18 @@ func TestAuth_SecurityKey(t *testing.T) {
 			if tt.detail != "" && res.detail(t) != tt.detail {
 				t.Errorf("detail = %q, want %q", res.detail(t), tt.detail)
 			}
-			if tt.status == 401 && res.header.Get("WWW-Authenticate") != "Bearer" {
-				t.Errorf("WWW-Authenticate = %q", res.header.Get("WWW-Authenticate"))
+			// RFC 6750 §3.1: no error code without credentials, invalid_token for a bad one.
+			want := "Bearer"
+			if tt.detail == "Invalid authentication token" {
+				want = `Bearer error="invalid_token", error_description="The access token is invalid"`
+			}
+			if tt.status == 401 && res.header.Get("WWW-Authenticate") != want {
+				t.Errorf("WWW-Authenticate = %q, want %q", res.header.Get("WWW-Authenticate"), want)
 			}
 		})
 	}
 	t.Cleanup(func() {
-		if strings.Contains(logs.String(), "the-os-key") || strings.Contains(logs.String(), "not-the-key") {
+		if strings.Contains(logs.String(), "the-os-key-0123456789") || strings.Contains(logs.String(), "not-the-key") {
 			t.Error("logs contain a key")
 		}
 	})
@@ -156,7 +170,7 @@ func TestAuth_ExcludedPathPatterns(t *testing.T) {
 
 func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 	t.Parallel()
-	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "os-key")}}, whoami)
+	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "os-key-0123456789abcdef")}}, whoami)
 	tests := []struct {
 		name   string
 		token  string
@@ -167,8 +181,8 @@ func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 			[]string{`"scoped":true`, `"scope":"alice"`, `"effective":"alice"`}},
 		{"admin scope is not scoped", hsToken(t, jwt.MapClaims{"sub": "root", "scopes": auth.AdminScope}), 200,
 			[]string{`"scoped":false`, `"effective":"bob"`, `"admin":true`}},
-		{"security key is admin", "os-key", 200, []string{`"scoped":false`, `"effective":"bob"`}},
-		{"token without sub is refused", hsToken(t, jwt.MapClaims{"scopes": "agents:read"}), 403, nil},
+		{"security key is admin", "os-key-0123456789abcdef", 200, []string{`"scoped":false`, `"effective":"bob"`}},
+		{"token without sub is refused", hsToken(t, jwt.MapClaims{"scopes": "agents:read"}), 401, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,6 +195,40 @@ func TestUserIsolation_ScopesNonAdminCallers(t *testing.T) {
 	}
 	if _, err := New(Config{UserIsolation: true}); err == nil {
 		t.Error("user isolation without authentication accepted")
+	}
+}
+
+// TestAuth_TokenWithoutSubjectIs401 checks that a verified token naming no
+// user is an invalid token (RFC 6750 §3.1), with or without user isolation,
+// and never reaches a handler.
+func TestAuth_TokenWithoutSubjectIs401(t *testing.T) {
+	t.Parallel()
+	tokens := map[string]string{
+		"no sub":              hsToken(t, jwt.MapClaims{"scopes": "agents:read"}),
+		"empty sub":           hsToken(t, jwt.MapClaims{"sub": ""}),
+		"whitespace-only sub": hsToken(t, jwt.MapClaims{"sub": " \t "}),
+		"admin without sub":   hsToken(t, jwt.MapClaims{"scopes": auth.AdminScope}),
+	}
+	for _, isolation := range []bool{false, true} {
+		ts, logs := testServer(t, Config{UserIsolation: isolation, Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, whoami)
+		for name, tok := range tokens {
+			t.Run(fmt.Sprintf("%s isolation=%v", name, isolation), func(t *testing.T) {
+				t.Parallel()
+				res := get(t, ts.URL+"/whoami", bearer(tok))
+				if res.status != 401 {
+					t.Fatalf("status %d %s, want 401", res.status, res.body)
+				}
+				if got := res.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, `Bearer error="invalid_token"`) {
+					t.Errorf("WWW-Authenticate = %q, want Bearer error=\"invalid_token\"", got)
+				}
+				if d := res.detail(t); d != "Token has no subject" {
+					t.Errorf("detail = %q", d)
+				}
+				if strings.Contains(logs.String(), tok[20:]) {
+					t.Error("logs contain the token")
+				}
+			})
+		}
 	}
 }
 

@@ -47,7 +47,11 @@ func rsaAuthenticator(t *testing.T) *auth.Authenticator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return auth.NewAuthenticator("", v)
+	a, err := auth.NewAuthenticator("", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // rsToken signs an RS256 token for sub with the given scopes.

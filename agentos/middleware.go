@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"time"
 
@@ -154,4 +155,19 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// strictQueries answers 422 when the query string does not parse. url.Values
+// silently drops a pair holding a ';' (no longer a separator) or a bad
+// %-escape, so "?user_id=alice;" would otherwise list every user's sessions
+// and "?sort_by=created_at;DROP…" would quietly sort by the default.
+func strictQueries(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			WriteError(w, http.StatusUnprocessableEntity,
+				"invalid query string: "+err.Error()+"; separate parameters with & and percent-encode ; and % in values (%3B, %25)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -28,6 +28,43 @@ type PageRules struct {
 	DefaultOrder string
 }
 
+// ParseSortQuery reads sort_by and sort_order, for list routes that sort
+// without paginating. A sort_by outside rules.SortColumns or a sort_order
+// other than asc/desc is a 422 HTTPError naming the allowed values, so
+// nothing user-written reaches SQL and nothing is silently ignored; with no
+// SortColumns the route offers no sorting and both parameters are refused.
+// Absent values give the first column and rules.DefaultOrder ("desc" when
+// empty).
+func ParseSortQuery(q url.Values, rules PageRules) (sortBy, order string, err error) {
+	if rules.DefaultOrder == "" {
+		rules.DefaultOrder = "desc"
+	}
+	if len(rules.SortColumns) == 0 {
+		for _, k := range []string{"sort_by", "sort_order"} {
+			if q.Has(k) {
+				return "", "", Errorf(http.StatusUnprocessableEntity, "%s is not supported on this route; it lists in a fixed order", k)
+			}
+		}
+		return "", "", nil
+	}
+	sortBy, order = rules.SortColumns[0], rules.DefaultOrder
+	if v := q.Get("sort_by"); v != "" {
+		if !slices.Contains(rules.SortColumns, v) {
+			return "", "", Errorf(http.StatusUnprocessableEntity, "sort_by must be one of: %s", strings.Join(rules.SortColumns, ", "))
+		}
+		sortBy = v
+	}
+	if v := q.Get("sort_order"); v != "" {
+		switch strings.ToLower(v) {
+		case "asc", "desc":
+			order = strings.ToLower(v)
+		default:
+			return "", "", Errorf(http.StatusUnprocessableEntity, "sort_order must be asc or desc")
+		}
+	}
+	return sortBy, order, nil
+}
+
 // PageQuery is a validated page request.
 type PageQuery struct {
 	Limit     int
@@ -46,13 +83,7 @@ func ParsePageQuery(q url.Values, rules PageRules) (PageQuery, error) {
 	if rules.MaxLimit <= 0 {
 		rules.MaxLimit = DefaultMaxLimit
 	}
-	if rules.DefaultOrder == "" {
-		rules.DefaultOrder = "desc"
-	}
-	pq := PageQuery{Limit: rules.DefaultLimit, Page: 1, SortOrder: rules.DefaultOrder}
-	if len(rules.SortColumns) > 0 {
-		pq.SortBy = rules.SortColumns[0]
-	}
+	pq := PageQuery{Limit: rules.DefaultLimit, Page: 1}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > rules.MaxLimit {
@@ -67,22 +98,9 @@ func ParsePageQuery(q url.Values, rules PageRules) (PageQuery, error) {
 		}
 		pq.Page = n
 	}
-	if v := q.Get("sort_by"); v != "" {
-		if !slices.Contains(rules.SortColumns, v) {
-			if len(rules.SortColumns) == 0 {
-				return PageQuery{}, Errorf(http.StatusUnprocessableEntity, "sort_by is not supported here")
-			}
-			return PageQuery{}, Errorf(http.StatusUnprocessableEntity, "sort_by must be one of: %s", strings.Join(rules.SortColumns, ", "))
-		}
-		pq.SortBy = v
-	}
-	if v := q.Get("sort_order"); v != "" {
-		switch strings.ToLower(v) {
-		case "asc", "desc":
-			pq.SortOrder = strings.ToLower(v)
-		default:
-			return PageQuery{}, Errorf(http.StatusUnprocessableEntity, "sort_order must be asc or desc")
-		}
+	var err error
+	if pq.SortBy, pq.SortOrder, err = ParseSortQuery(q, rules); err != nil {
+		return PageQuery{}, err
 	}
 	return pq, nil
 }

@@ -69,9 +69,9 @@ const StatusClientClosedRequest = 499
 
 // StatusOf maps an error to its HTTP status and client-facing detail:
 // HTTPError as given, an over-limit body 413, db.ErrNotFound 404,
-// db.ErrInvalidFilter 422, an unavailable database or a run's storage
-// failure 503 with a generic detail, anything else 500 with a generic
-// detail.
+// db.ErrInvalidFilter and db.ErrInvalidRecord 422, an unavailable database
+// or a run's storage failure 503 with a generic detail, anything else 500
+// with a generic detail.
 func StatusOf(err error) (int, string) {
 	var he *HTTPError
 	var mbe *http.MaxBytesError
@@ -82,7 +82,7 @@ func StatusOf(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit)
 	case errors.Is(err, db.ErrNotFound):
 		return http.StatusNotFound, "Not Found"
-	case errors.Is(err, db.ErrInvalidFilter):
+	case errors.Is(err, db.ErrInvalidFilter), errors.Is(err, db.ErrInvalidRecord):
 		return http.StatusUnprocessableEntity, err.Error()
 	case errors.Is(err, db.ErrUnavailable), errors.Is(err, agent.ErrStorage):
 		return http.StatusServiceUnavailable, detailDBUnavailable

@@ -69,6 +69,14 @@ func narrowToUser(ctx context.Context, requested string) context.Context {
 	return db.WithUserScope(ctx, requested)
 }
 
+// checkTopics applies db.MaxMemoryTopics to a memory's topics.
+func checkTopics(topics []string) error {
+	if len(topics) > db.MaxMemoryTopics {
+		return Errorf(http.StatusUnprocessableEntity, "topics must list at most %d topics, got %d", db.MaxMemoryTopics, len(topics))
+	}
+	return nil
+}
+
 // checkMemoryText validates a memory's text: non-blank, at most maxMemoryChars.
 func checkMemoryText(text string) error {
 	if strings.TrimSpace(text) == "" {
@@ -96,17 +104,6 @@ func memoryTopicsQuery(q url.Values) []string {
 
 var memoryPageRules = PageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
 
-// strictQuery parses the query string, rejecting what url.Values would
-// silently drop (e.g. "sort_by=updated_at;DROP TABLE x", since ';' is no
-// longer a separator) so a mangled filter is a 422, not an unfiltered list.
-func strictQuery(r *http.Request) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid query string: " + err.Error(), Err: err}
-	}
-	return q, nil
-}
-
 func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	d, err := s.database(r)
@@ -114,11 +111,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	q, err := strictQuery(r)
-	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
-	}
+	q := r.URL.Query()
 	pq, err := ParsePageQuery(q, memoryPageRules)
 	if err != nil {
 		writeErr(w, r, s.log, err)
@@ -191,7 +184,7 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	if err := checkMemoryText(req.Memory); err != nil {
+	if err := errors.Join(checkMemoryText(req.Memory), checkTopics(req.Topics), checkBodyID("user_id", req.UserID)); err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
@@ -233,6 +226,12 @@ func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Memory != nil {
 		if err := checkMemoryText(*req.Memory); err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+	}
+	if req.Topics != nil {
+		if err := checkTopics(*req.Topics); err != nil {
 			writeErr(w, r, s.log, err)
 			return
 		}
@@ -310,7 +309,12 @@ func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	topics, err := d.MemoryTopics(narrowToUser(r.Context(), r.URL.Query().Get("user_id")))
+	q := r.URL.Query()
+	if _, _, err := ParseSortQuery(q, PageRules{}); err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	topics, err := d.MemoryTopics(narrowToUser(r.Context(), q.Get("user_id")))
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
@@ -328,12 +332,7 @@ func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	q, err := strictQuery(r)
-	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
-	}
-	pq, err := ParsePageQuery(q, PageRules{})
+	pq, err := ParsePageQuery(r.URL.Query(), PageRules{})
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return

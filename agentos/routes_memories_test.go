@@ -214,7 +214,7 @@ func TestMemories_BadInputIsRejectedCleanly(t *testing.T) {
 		{"create: trailing data", f.url, "POST", "/memories", `{"memory":"hi","user_id":"u"} {"memory":"again"}`, 422},
 		{"create: JSON array", f.url, "POST", "/memories", `[{"memory":"hi","user_id":"u"}]`, 422},
 		{"create: no user", f.url, "POST", "/memories", `{"memory":"hi"}`, 400},
-		{"create: body over the route cap", f.url, "POST", "/memories", huge, 422},
+		{"create: body over the route cap", f.url, "POST", "/memories", huge, 413},
 		{"create: body over the server limit", small.url, "POST", "/memories", huge, 413},
 		{"patch: not JSON", f.url, "PATCH", "/memories/m-alice", `{`, 422},
 		{"patch: unknown field", f.url, "PATCH", "/memories/m-alice", `{"memory":"x","memory_id":"m-bob"}`, 422},

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/migrate"
 )
 
@@ -39,10 +38,6 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// errNotMigratable marks a database without versioned SQL tables (the
-// in-memory driver); the migrate endpoints skip it.
-var errNotMigratable = errors.New("agentos: database has no versioned schema")
 
 // targetVersion reads target_version from the query or a JSON body
 // {"target_version": "..."}; empty means the latest version. A leading "v" is
@@ -78,27 +73,11 @@ func versionMessage(target string) string {
 // migrateDB moves one database's tables to target (empty: latest): Up when the
 // sessions table is at or below target, Down when above, as AgentOS does.
 func (s *Server) migrateDB(ctx context.Context, d *db.DB, target string) error {
-	st, ok := sqlstore.FromDB(d)
-	if !ok {
-		return errNotMigratable
-	}
-	pool, release, err := st.MigrationSQL()
+	m, release, err := migrate.ForDB(d, migrate.Config{Logger: s.log.With("db_id", d.ID)})
 	if err != nil {
 		return err
 	}
 	defer release()
-	t := st.Tables()
-	m, err := migrate.New(migrate.Config{
-		DB:      pool,
-		Dialect: migrate.Dialect(st.Dialect()),
-		Schema:  st.SQLDialect().Schema,
-		Tables: migrate.Tables{Sessions: t.Sessions, Runs: t.Runs, Memories: t.Memories, Metrics: t.Metrics,
-			Evals: t.Evals, Knowledge: t.Knowledge, ToolResults: t.ToolResults, FS: t.FS, Versions: t.Versions},
-		Logger: s.log.With("db_id", d.ID),
-	})
-	if err != nil {
-		return err
-	}
 	if target == "" {
 		_, err = m.Up(ctx, migrate.Latest)
 		return err
@@ -144,7 +123,7 @@ func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
 	for _, d := range s.dbs {
 		err := s.migrateDB(r.Context(), d, target)
 		switch {
-		case errors.Is(err, errNotMigratable):
+		case errors.Is(err, migrate.ErrNotSQL):
 			skipped = append(skipped, d.ID)
 		case err != nil:
 			s.log.ErrorContext(r.Context(), "migrate failed", "request_id", RequestID(r.Context()), "db_id", d.ID, "err", err)
@@ -167,7 +146,8 @@ func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
 }
 
 // migrateOne migrates the {db_id} database: 404 when unknown, 409 while
-// another migration holds it, 500 with the cause when the migration fails.
+// another migration holds it, 422 for a target down cannot restore, 500 with
+// the cause when the migration fails.
 func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.dbByID[chi.URLParam(r, "db_id")]
 	if !ok {
@@ -181,10 +161,12 @@ func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
 	}
 	err = s.migrateDB(r.Context(), d, target)
 	switch {
-	case errors.Is(err, errNotMigratable):
+	case errors.Is(err, migrate.ErrNotSQL):
 		WriteJSON(w, http.StatusOK, map[string]any{"message": "Database " + d.ID + " has no versioned schema; nothing to migrate", "skipped": []string{d.ID}})
 	case errors.Is(err, migrate.ErrLocked):
 		WriteError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, migrate.ErrCannotRestore):
+		WriteError(w, http.StatusUnprocessableEntity, err.Error())
 	case err != nil:
 		s.log.ErrorContext(r.Context(), "migrate failed", "request_id", RequestID(r.Context()), "db_id", d.ID, "err", err)
 		WriteError(w, http.StatusInternalServerError, "Failed to migrate database: "+err.Error())

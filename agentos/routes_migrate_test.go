@@ -14,7 +14,6 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
-	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
@@ -56,19 +55,11 @@ func legacySQLite(t *testing.T, id string) (*db.DB, []migratetest.Session) {
 // sessionsVersion reads the sessions table's stamped version.
 func sessionsVersion(t *testing.T, d *db.DB) string {
 	t.Helper()
-	st, ok := sqlstore.FromDB(d)
-	if !ok {
-		t.Fatalf("%s is not a SQL database", d.ID)
-	}
-	pool, release, err := st.MigrationSQL()
+	m, release, err := migrate.ForDB(d, migrate.Config{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", d.ID, err)
 	}
 	defer release()
-	m, err := migrate.New(migrate.Config{DB: pool, Dialect: migrate.Dialect(st.Dialect())})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sts, err := m.Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +139,9 @@ func TestMigrateAll_ReportsFailuresWith207(t *testing.T) {
 	}
 
 	// Break one database: its sessions table claims a version no release has.
-	st, _ := sqlstore.FromDB(broken)
-	if _, err := st.SQL().Exec(`UPDATE agno_schema_versions SET version = '9.9.9' WHERE table_name = 'agno_sessions'`); err != nil {
+	st, _ := broken.Driver().(db.SQLBacked).SQLTarget()
+	defer st.Release()
+	if _, err := st.DB.Exec(`UPDATE agno_schema_versions SET version = '9.9.9' WHERE table_name = 'agno_sessions'`); err != nil {
 		t.Fatal(err)
 	}
 	res = do(t, "POST", ts.URL+"/databases/all/migrate?target_version=3.0.0", nil, nil)
@@ -187,8 +179,9 @@ func TestMigrate_BadRequests(t *testing.T) {
 		{"injection in version", "/databases/all/migrate?target_version=" + url.QueryEscape("3.0.0';--") + "", "", 422},
 		{"query and body disagree", "/databases/main/migrate?target_version=3.0.0", `{"target_version":"2.5.6"}`, 422},
 		{"body not JSON", "/databases/main/migrate", `target_version=3.0.0`, 422},
+		{"down to a version it cannot restore", "/databases/main/migrate?target_version=2.3.0", "", 422},
 		{"unknown body field", "/databases/all/migrate", `{"version":"3.0.0"}`, 422},
-		{"oversized body", "/databases/all/migrate", `{"target_version":"` + strings.Repeat("3", 2<<20) + `"}`, 422},
+		{"oversized body", "/databases/all/migrate", `{"target_version":"` + strings.Repeat("3", 2<<20) + `"}`, 413},
 		{"GET is not allowed", "", "", 405},
 	}
 	for _, tt := range tests {

@@ -197,7 +197,7 @@ func beginErr(err error) error {
 // failures are events on the 200 response; a client that goes away cancels the
 // run (its context is the request's), which is stored CANCELLED.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) {
-	ctx, f, err := s.runs.begin(r.Context(), st.runID, flightKey(st.agent), st.userID, false)
+	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
 	if err != nil {
 		writeErr(w, r, s.log, beginErr(err))
 		return
@@ -246,6 +246,14 @@ func isTerminal(t run.EventType) bool {
 	return false
 }
 
+// runningOutput is the RUNNING snapshot of a run the server executes, shown
+// by GET /sessions/{id}/runs until the run's session is stored.
+func runningOutput(st *runStart) *run.Output {
+	out := pendingOutput(st.agent, st)
+	out.Status = run.StatusRunning
+	return out
+}
+
 // runErr maps errors of runs that could not start.
 func runErr(err error) error {
 	switch {
@@ -261,7 +269,7 @@ func runErr(err error) error {
 // started is answered 200 whatever its status (COMPLETED, PAUSED, ERROR,
 // CANCELLED); only a run that could not start is an HTTP error.
 func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) {
-	ctx, f, err := s.runs.begin(r.Context(), st.runID, flightKey(st.agent), st.userID, false)
+	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
 	if err != nil {
 		writeErr(w, r, s.log, beginErr(err))
 		return

@@ -15,9 +15,18 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// listRuns is GET …/runs?session_id=&status=&user_id= for any run target: a
-// JSON array (like /sessions/{id}/runs) of the target's runs in scope, oldest
-// first, at most maxSessionRuns.
+// targetRunsSort and sessionRunsSort are the sort_by/sort_order choices of
+// the run listings: oldest first by default (creation time for a target's
+// runs, position in the session for a session's).
+var (
+	targetRunsSort  = PageRules{SortColumns: []string{"created_at", "run_index", "updated_at"}, DefaultOrder: db.Asc}
+	sessionRunsSort = PageRules{SortColumns: db.RunSortColumns, DefaultOrder: db.Asc}
+)
+
+// listRuns is GET …/runs?session_id=&status=&user_id=&sort_by=&sort_order=
+// for any run target: a JSON array (like /sessions/{id}/runs) of the
+// target's runs in scope, oldest first unless sorted otherwise, at most
+// maxSessionRuns.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 	d := a.DB()
 	if d == nil {
@@ -25,8 +34,13 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 		return
 	}
 	q := r.URL.Query()
+	sortBy, order, err := ParseSortQuery(q, targetRunsSort)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
 	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
-		Limit: sessionRunsPage, SortBy: "created_at", SortOrder: db.Asc}
+		Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}
 	filterByTarget(&f, a)
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)
@@ -82,8 +96,8 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	WriteJSON(w, http.StatusOK, v)
 }
 
-// cancelWait bounds how long the cancel route waits for a cancelled run to be
-// stored, so a read right after the answer sees CANCELLED.
+// cancelWait bounds how long the cancel route waits for a cancelled run to
+// stop and be stored, so a read right after the answer sees CANCELLED.
 const cancelWait = 10 * time.Second
 
 // cancelResponse is the cancel route's answer (AgentOS answers an object).
@@ -92,53 +106,146 @@ type cancelResponse struct {
 	Status run.Status `json:"status"`
 }
 
-// cancelRun is POST …/runs/{run_id}/cancel for any run target. A run
-// executing in this process is cancelled and answered once stored; a stored
-// PENDING, RUNNING or PAUSED run that no process here executes (e.g. left by a
-// crash) is marked CANCELLED; a CANCELLED run answers 200 again; a COMPLETED
-// or ERROR run is 409. Another user's run is 404 and untouched.
+// cancelRun is POST …/runs/{run_id}/cancel for any run target. The answer
+// says how the run ended, never what it was when the request came in:
+//   - 200 {"status":"CANCELLED"}: the run is stored CANCELLED. A run executing
+//     in this process (through the server or from Go code on the same
+//     target) is stopped and answered once it is stored; a stored PENDING,
+//     RUNNING or PAUSED run that nothing here executes (left by a crash, or by
+//     a run that could not store its end) is marked CANCELLED; a CANCELLED
+//     run answers 200 again.
+//   - 409: the run finished (COMPLETED, ERROR) before the cancel reached it.
+//   - 202 {"status": <stored status>}: the run was told to stop but had not
+//     stopped within cancelWait (e.g. a tool that ignores cancellation); it
+//     ends CANCELLED when it does stop.
+//
+// Another user's run is 404 and untouched.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	runID := chi.URLParam(r, "run_id")
-	if f := s.runs.lookup(runID); f != nil && f.agentID == flightKey(a) && s.ownsFlight(r.Context(), f) {
-		f.cancel(errCancelRoute)
-		select {
-		case <-f.done:
-		case <-time.After(cancelWait):
-		case <-r.Context().Done():
+	ctx := r.Context()
+	timeout := time.NewTimer(s.cancelTimeout)
+	defer timeout.Stop()
+	key := flightKey(a)
+	// Each pass either answers or waits for an execution of the run to end;
+	// a run cannot start again and again in between, so a few passes do.
+	for range 4 {
+		// A run the server executes: stop it and wait until it is stored.
+		if f := s.runs.lookup(runID); f != nil && f.agentID == key && s.ownsFlight(ctx, f) {
+			f.cancel(errCancelRoute)
+			select {
+			case <-f.done:
+			case <-timeout.C:
+				s.answerCancelPending(w, r, a, runID)
+				return
+			case <-ctx.Done():
+				return
+			}
+			if a.DB() == nil {
+				// Nothing is stored to read the end from; the run has stopped.
+				WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
+				return
+			}
+		}
+		row, err := s.loadRun(r, a, "")
+		if err != nil {
+			writeErr(w, r, s.log, err)
 			return
 		}
-		status := run.StatusCancelled
-		if d := a.DB(); d != nil {
-			if row, err := d.GetRun(r.Context(), runID); err == nil {
-				status = row.Status
+		// A run started from Go code on the same agent (team, workflow): stop
+		// it and wait until it returns, by which time it is stored.
+		if a.CancelRun(runID) {
+			if !waitStopped(ctx, a, runID, timeout.C) {
+				if ctx.Err() == nil {
+					s.answerCancelPending(w, r, a, runID)
+				}
+				return
 			}
+			continue
+		}
+		switch row.Status {
+		case run.StatusCancelled:
+			WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
+			return
+		case run.StatusCompleted, run.StatusError:
+			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status))
+			return
+		}
+		// Nothing here executes it. Claim the run id while marking it, so that
+		// no run or continue of it starts in this process meanwhile; one that
+		// started since the lookup is stopped on the next pass.
+		_, claim, err := s.runs.begin(ctx, runID, key, row.UserID, false)
+		switch {
+		case errors.Is(err, errRunInFlight):
+			continue
+		case errors.Is(err, errDraining):
+			// Shutting down: no run starts any more, so no claim is needed.
+		case err != nil:
+			writeErr(w, r, s.log, beginErr(err))
+			return
+		}
+		status, err := s.markCancelled(ctx, a, runID)
+		if claim != nil {
+			s.runs.end(runID, claim)
+		}
+		if err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+		if status != run.StatusCancelled {
+			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status))
+			return
 		}
 		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
 		return
 	}
-	row, err := s.loadRun(r, a, "")
-	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+	WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s keeps being started; retry the cancel", runID))
+}
+
+// waitStopped cancels a run started from Go code until it no longer runs,
+// polling its target (which offers no completion signal). It reports false
+// when timeout or the request ends first.
+func waitStopped(ctx context.Context, a runTarget, runID string, timeout <-chan time.Time) bool {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for a.CancelRun(runID) {
+		select {
+		case <-tick.C:
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
-	// Runs started from Go code on the same agent (team, workflow) are
-	// cancelled too.
-	if a.CancelRun(runID) {
-		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
-		return
+	return true
+}
+
+// answerCancelPending is the 202 for a run told to stop that has not stopped
+// yet, with its stored status.
+func (s *Server) answerCancelPending(w http.ResponseWriter, r *http.Request, a runTarget, runID string) {
+	status := run.StatusRunning
+	if row, err := s.loadRun(r, a, ""); err == nil {
+		status = row.Status
+	}
+	WriteJSON(w, http.StatusAccepted, cancelResponse{RunID: runID, Status: status})
+}
+
+// markCancelled stores a PENDING, RUNNING or PAUSED run as CANCELLED and
+// returns the status the run now has (a finished run is left as it is). The
+// caller holds the run's claim, so nothing in this process writes it
+// meanwhile.
+func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (run.Status, error) {
+	d := a.DB()
+	row, err := d.GetRun(ctx, runID)
+	if err != nil {
+		return "", err
 	}
 	switch row.Status {
-	case run.StatusCancelled:
-		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
-		return
-	case run.StatusCompleted, run.StatusError:
-		WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status))
-		return
+	case run.StatusCancelled, run.StatusCompleted, run.StatusError:
+		return row.Status, nil
 	}
 	out, err := row.Output()
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return "", err
 	}
 	out.Status = run.StatusCancelled
 	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", runID, errCancelRoute), "str"
@@ -146,13 +253,12 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 	out.UpdatedAt = time.Now().Unix()
 	stored, err := db.RunFromOutput(out)
 	if err == nil {
-		_, err = a.DB().UpsertRun(r.Context(), stored)
+		_, err = d.UpsertRun(ctx, stored)
 	}
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return "", err
 	}
-	WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
+	return run.StatusCancelled, nil
 }
 
 // ownsFlight reports whether a scoped caller may act on an executing run

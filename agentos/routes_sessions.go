@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -31,22 +33,42 @@ func (s *Server) sessionRoutes(r chi.Router) {
 	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.getSessionRun)
 }
 
-// maxJSONBody bounds JSON request bodies of session routes.
+// maxJSONBody bounds JSON request bodies of session and memory routes.
 const maxJSONBody = 1 << 20
 
-// decodeJSONBody reads a JSON object body strictly (unknown fields are 422).
+// decodeJSONBody reads a JSON object body strictly: unknown fields, trailing
+// data and text that is not valid UTF-8 are 422 (encoding/json would store
+// U+FFFD in place of invalid bytes), a body over maxJSONBody is 413, and an
+// empty body is an error wrapping io.EOF.
 func decodeJSONBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxJSONBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case err != nil:
+		return &HTTPError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
+	case len(body) > maxJSONBody:
+		return &http.MaxBytesError{Limit: maxJSONBody}
+	case !utf8.Valid(body):
+		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: it is not valid UTF-8; send text encoded as UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
 		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
 	if dec.More() {
 		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
+	}
+	return nil
+}
+
+// checkBodyID validates an id given in a JSON body: at most
+// db.MaxUserIDBytes bytes (the id columns' size) and no control characters.
+func checkBodyID(name, v string) error {
+	if len(v) > db.MaxUserIDBytes || hasControl(v) {
+		return Errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
 	}
 	return nil
 }
@@ -108,7 +130,9 @@ func sessionData(s *db.Session) map[string]any {
 	return m
 }
 
-func newSessionView(s *db.Session) sessionView {
+// newSessionView renders s; names holds the derived names of sessions
+// without a stored one (see sessionNames).
+func newSessionView(s *db.Session, names map[string]string) sessionView {
 	data := sessionData(s)
 	v := sessionView{
 		SessionID:   s.SessionID,
@@ -120,13 +144,17 @@ func newSessionView(s *db.Session) sessionView {
 		CreatedAt:   isoTime(s.CreatedAt),
 		UpdatedAt:   isoTime(s.UpdatedAt),
 	}
-	v.SessionName, _ = data["session_name"].(string)
+	if name, ok := storedSessionName(data); ok {
+		v.SessionName = name
+	} else {
+		v.SessionName = names[s.SessionID]
+	}
 	v.SessionState, _ = data["session_state"].(map[string]any)
 	return v
 }
 
-func newSessionDetail(s *db.Session) sessionDetail {
-	d := sessionDetail{sessionView: newSessionView(s), SessionSummary: nullIfEmpty(s.Summary), Metadata: nullIfEmpty(s.Metadata),
+func newSessionDetail(s *db.Session, names map[string]string) sessionDetail {
+	d := sessionDetail{sessionView: newSessionView(s, names), SessionSummary: nullIfEmpty(s.Summary), Metadata: nullIfEmpty(s.Metadata),
 		AgentData: s.AgentData, TeamData: s.TeamData, WorkflowData: s.WorkflowData, Metrics: json.RawMessage("null")}
 	if s.SessionType == run.TypeAgent {
 		d.AgentSessionID = s.SessionID
@@ -162,7 +190,8 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	typ, err := sessionType(r, run.TypeAgent)
+	// No ?type= lists every kind, as AgentOS 3.0 does.
+	typ, err := sessionType(r, "")
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
@@ -187,9 +216,14 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
+	names, err := s.sessionNames(r.Context(), d, sessions)
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
 	views := make([]sessionView, 0, len(sessions))
 	for i := range sessions {
-		views = append(views, newSessionView(&sessions[i]))
+		views = append(views, newSessionView(&sessions[i], names))
 	}
 	WritePage(w, views, pq, total, time.Since(start))
 }
@@ -227,12 +261,23 @@ func ownedBy(ctx context.Context, owner, requested string) bool {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	_, sess, err := s.loadSession(r)
+	d, sess, err := s.loadSession(r)
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, newSessionDetail(sess))
+	s.writeSessionDetail(w, r, d, http.StatusOK, sess)
+}
+
+// writeSessionDetail answers with the session's detail, its name derived
+// when none is stored.
+func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *db.DB, status int, sess *db.Session) {
+	names, err := s.sessionNames(r.Context(), d, []db.Session{*sess})
+	if err != nil {
+		writeErr(w, r, s.log, err)
+		return
+	}
+	WriteJSON(w, status, newSessionDetail(sess, names))
 }
 
 type createSessionRequest struct {
@@ -264,11 +309,15 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	for name, v := range map[string]string{"session_id": req.SessionID, "user_id": req.UserID, "agent_id": req.AgentID,
+		"team_id": req.TeamID, "workflow_id": req.WorkflowID} {
+		if err := checkBodyID(name, v); err != nil {
+			writeErr(w, r, s.log, err)
+			return
+		}
+	}
 	if req.SessionID == "" {
 		req.SessionID = uuid.NewString()
-	} else if _, err := formID("session_id", req.SessionID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
 	}
 	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
 		WriteError(w, http.StatusConflict, "Session with ID "+req.SessionID+" already exists")
@@ -294,7 +343,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, newSessionDetail(saved))
+	// A new session has no runs: nothing to derive a name from.
+	WriteJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
 }
 
 func nonNullJSON(b json.RawMessage) json.RawMessage {
@@ -363,7 +413,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 		writeErr(w, r, s.log, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, newSessionDetail(saved))
+	s.writeSessionDetail(w, r, d, http.StatusOK, saved)
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -478,17 +528,67 @@ const (
 )
 
 func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
-	d, sess, err := s.loadSession(r)
+	sortBy, order, err := ParseSortQuery(r.URL.Query(), sessionRunsSort)
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
-	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage})
+	d, sess, err := s.loadSession(r)
+	if err != nil {
+		if views, ok := s.runsInFlight(r, err); ok {
+			WriteJSON(w, http.StatusOK, views)
+			return
+		}
+		writeErr(w, r, s.log, err)
+		return
+	}
+	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
 	if err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
 	WriteJSON(w, http.StatusOK, views)
+}
+
+// runsInFlight answers GET /sessions/{id}/runs for a session that is not
+// stored (notFound is loadSession's 404) while this process executes its
+// first run: AgentOS stores a streamed run's session only when the run ends
+// and answers 404 meanwhile, but a web client asks for the session's runs as
+// soon as RunStarted names it. The answer is the executing run(s) as
+// RUNNING, from the snapshot taken when they started; nothing is written
+// for it. Another process serving the same database does not know the run
+// and still answers 404.
+func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool) {
+	var he *HTTPError
+	if !errors.As(notFound, &he) || he.Status != http.StatusNotFound {
+		return nil, false
+	}
+	typ, _ := sessionType(r, "")
+	scopeUser, scoped := db.UserScope(r.Context())
+	requested := r.URL.Query().Get("user_id")
+	shown := s.runs.inSession(chi.URLParam(r, "session_id"), func(o *run.Output, owner string) bool {
+		switch {
+		case scoped && owner != scopeUser, !scoped && requested != "" && owner != requested:
+			return false
+		}
+		return typ == "" || o.Type() == typ
+	})
+	if len(shown) == 0 {
+		return nil, false
+	}
+	views := make([]runView, 0, len(shown))
+	for _, o := range shown {
+		row, err := db.RunFromOutput(o)
+		if err != nil {
+			return nil, false
+		}
+		v, err := newRunView(row)
+		if err != nil {
+			return nil, false
+		}
+		views = append(views, v)
+	}
+	return views, true
 }
 
 // collectRunViews reads the runs matching f page by page (f.Limit a page) into

@@ -1,12 +1,18 @@
 package agentos
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
@@ -59,5 +65,123 @@ func TestTeamAndWorkflowRuns_CancelRouteStopsRunsInFlight(t *testing.T) {
 		if st := storedStatus(d, runID); st != run.StatusCancelled {
 			t.Errorf("%s stored status = %s", base, st)
 		}
+	}
+}
+
+// TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored: the route
+// cancels a run that Go code started on a served target and answers only once
+// the run has stopped and is stored CANCELLED (it used to answer the status it
+// read before cancelling: 200 {"status":"RUNNING"}).
+func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
+	t.Parallel()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	slow := scripted.MustNew(scripted.Config{Latency: time.Minute, Turns: []scripted.Turn{{Content: "late"}}})
+	member, err := agent.New(agent.Config{ID: "member", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{member}, Workflows: []*workflow.Workflow{wf}}, nil)
+	tests := []struct {
+		name, base string
+		run        func(ctx context.Context, runID string) (*run.Output, error)
+	}{
+		{"workflow", "/workflows/flow", func(ctx context.Context, runID string) (*run.Output, error) {
+			return wf.Run(ctx, run.TextInput("go"), agent.WithRunID(runID))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runID := "go-" + tc.name
+			done := make(chan run.Status, 1)
+			go func() {
+				out, _ := tc.run(context.Background(), runID)
+				if out == nil {
+					done <- ""
+					return
+				}
+				done <- out.Status
+			}()
+			eventually(t, "the run to be stored RUNNING", func() bool { return storedStatus(d, runID) == run.StatusRunning })
+			res := postForm(t, ts.URL+tc.base+"/runs/"+runID+"/cancel", nil, nil)
+			if res.status != 200 || decode[map[string]any](t, res)["status"] != "CANCELLED" {
+				t.Errorf("cancel = %d %s", res.status, res.body)
+			}
+			if st := storedStatus(d, runID); st != run.StatusCancelled {
+				t.Errorf("stored status right after the answer = %s", st)
+			}
+			select {
+			case st := <-done:
+				if st != run.StatusCancelled {
+					t.Errorf("the run returned %s", st)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the run still runs 30s after the cancel was answered")
+			}
+		})
+	}
+}
+
+// stallingDriver holds every write of a CANCELLED run until release closes.
+type stallingDriver struct {
+	db.Driver
+	release chan struct{}
+}
+
+func (d stallingDriver) UpsertRun(ctx context.Context, r *db.Run) (*db.Run, error) {
+	if r.Status == run.StatusCancelled {
+		<-d.release
+	}
+	return d.Driver.UpsertRun(ctx, r)
+}
+
+// TestCancelRoute_RunNotStoppedInTimeIs202: a cancelled run that has not
+// stopped (here: its CANCELLED row cannot be written yet) within the route's
+// wait is answered 202 with the status it has, never 200, and still ends
+// CANCELLED.
+func TestCancelRoute_RunNotStoppedInTimeIs202(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	d := db.New("stalling", stallingDriver{Driver: memory.New(), release: release})
+	slow := scripted.MustNew(scripted.Config{Latency: time.Minute, Turns: []scripted.Turn{{Content: "late"}}})
+	a, err := agent.New(agent.Config{ID: "slow", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cancelTimeout = 100 * time.Millisecond
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	res, err := sendForm(ts.URL+"/agents/slow/runs", map[string]string{"message": "wait"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	runID := readFirstFrame(t, br).data["run_id"].(string)
+	cancel := postForm(t, ts.URL+"/agents/slow/runs/"+runID+"/cancel", nil, nil)
+	if cancel.status != 202 || decode[map[string]any](t, cancel)["status"] != "RUNNING" {
+		t.Errorf("cancel of a run still stopping = %d %s, want 202 RUNNING", cancel.status, cancel.body)
+	}
+	close(release)
+	rest, _ := io.ReadAll(br)
+	if frames := parseSSE(t, string(rest)); frames[len(frames)-1].name != "RunCancelled" {
+		t.Errorf("stream ended with %v", frameNames(frames))
+	}
+	if st := storedStatus(d, runID); st != run.StatusCancelled {
+		t.Errorf("stored %s", st)
+	}
+	if again := postForm(t, ts.URL+"/agents/slow/runs/"+runID+"/cancel", nil, nil); again.status != 200 {
+		t.Errorf("cancel once stopped = %d %s", again.status, again.body)
 	}
 }

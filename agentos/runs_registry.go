@@ -1,10 +1,14 @@
 package agentos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/maphash"
+	"slices"
 	"sync"
+
+	"github.com/agentryhq/agentry/run"
 )
 
 // Cancellation causes of runs the server stops.
@@ -58,9 +62,12 @@ type flight struct {
 	agentID    string
 	userID     string
 	background bool
-	cancel     context.CancelCauseFunc
-	unlink     func() bool
-	done       chan struct{}
+	// shown, when set, is what readers see of the run while its session is
+	// not stored yet (a RUNNING snapshot; see inSession). Never modified.
+	shown  *run.Output
+	cancel context.CancelCauseFunc
+	unlink func() bool
+	done   chan struct{}
 }
 
 func newRunner() *runner {
@@ -74,6 +81,12 @@ func newRunner() *runner {
 // It fails with errRunInFlight for a run already executing, errDraining
 // during shutdown, and errQueueFull when too many background runs wait.
 func (rn *runner) begin(parent context.Context, runID, agentID, userID string, background bool) (context.Context, *flight, error) {
+	return rn.beginShown(parent, runID, agentID, userID, background, nil)
+}
+
+// beginShown is begin for a run that readers of its session may see while
+// the session is not stored yet: shown is its RUNNING snapshot.
+func (rn *runner) beginShown(parent context.Context, runID, agentID, userID string, background bool, shown *run.Output) (context.Context, *flight, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
@@ -88,7 +101,7 @@ func (rn *runner) begin(parent context.Context, runID, agentID, userID string, b
 		cancel(nil)
 		return nil, nil, errQueueFull
 	}
-	f := &flight{agentID: agentID, userID: userID, background: background, cancel: cancel, done: make(chan struct{})}
+	f := &flight{agentID: agentID, userID: userID, background: background, shown: shown, cancel: cancel, done: make(chan struct{})}
 	f.unlink = context.AfterFunc(rn.life, func() { cancel(context.Cause(rn.life)) })
 	rn.flights[runID] = f
 	if background {
@@ -124,6 +137,23 @@ func (rn *runner) lookup(runID string) *flight {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	return rn.flights[runID]
+}
+
+// inSession returns the snapshots of the runs executing in a session, oldest
+// first, that keep(snapshot, owner) accepts.
+func (rn *runner) inSession(sessionID string, keep func(shown *run.Output, userID string) bool) []*run.Output {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	var out []*run.Output
+	for _, f := range rn.flights {
+		if f.shown != nil && f.shown.SessionID == sessionID && keep(f.shown, f.userID) {
+			out = append(out, f.shown)
+		}
+	}
+	slices.SortFunc(out, func(a, b *run.Output) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.RunID, b.RunID))
+	})
+	return out
 }
 
 // drain stops new runs from starting.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -29,7 +30,8 @@ type Config struct {
 
 	// Addr to listen on; default 127.0.0.1:7777.
 	Addr string
-	// CORSOrigins default to [http://localhost:3000]; "*" allows any origin.
+	// CORSOrigins default to config.DefaultCORSOrigins (http://localhost:3000
+	// and http://127.0.0.1:3000); "*" allows any origin.
 	CORSOrigins []string
 	// BodyLimit caps request bodies (413 above it); default 32 MiB.
 	BodyLimit int64
@@ -67,6 +69,8 @@ type Auth struct {
 	// Authenticator checks tokens; nil or disabled means an open server.
 	Authenticator *auth.Authenticator
 	// TokenSource: TokenFromHeader (default), TokenFromCookie or TokenFromBoth.
+	// A state-changing request authenticated by the cookie needs an Origin in
+	// CORSOrigins or the CSRFHeader; cookie sources refuse CORSOrigins "*".
 	TokenSource TokenSource
 	// CookieName for cookie sources; default "access_token".
 	CookieName string
@@ -130,6 +134,8 @@ type Server struct {
 	dbByID map[string]*db.DB
 	// runs tracks runs in flight (cancel route, shutdown, background workers).
 	runs *runner
+	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
+	cancelTimeout time.Duration
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -138,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Addr = fmt.Sprintf("%s:%d", config.DefaultHost, config.DefaultPort)
 	}
 	if cfg.CORSOrigins == nil {
-		cfg.CORSOrigins = []string{config.DefaultCORSOrigin}
+		cfg.CORSOrigins = config.DefaultCORSOrigins()
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = config.DefaultBodyLimit
@@ -152,6 +158,11 @@ func New(cfg Config) (*Server, error) {
 	case TokenFromHeader, TokenFromCookie, TokenFromBoth:
 	default:
 		return nil, fmt.Errorf("agentos: token source %q: use header, cookie or both", cfg.Auth.TokenSource)
+	}
+	if cfg.Auth.Authenticator.Enabled() && cfg.Auth.TokenSource != TokenFromHeader && slices.Contains(cfg.CORSOrigins, "*") {
+		// "*" is echoed with credentials: every site could then read and send
+		// cookie-authenticated requests, and no Origin check could stop it.
+		return nil, errors.New(`agentos: cors origins "*" with a cookie token source lets every website act as the signed-in user; list the allowed origins (server.cors_origins)`)
 	}
 	if cfg.Auth.CookieName == "" {
 		cfg.Auth.CookieName = config.DefaultCookieName
@@ -172,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Name = "Agentry AgentOS"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
-		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner()}
+		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner(), cancelTimeout: cancelWait}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
@@ -212,11 +223,12 @@ func New(cfg Config) (*Server, error) {
 }
 
 // newRouter installs the middleware chain, outermost first: request id, access
-// log, panic recovery, CORS (preflights end here), body limit, authentication.
+// log, panic recovery, CORS (preflights end here), body limit, authentication,
+// query string check.
 func (s *Server) newRouter() chi.Router {
 	r := chi.NewRouter()
 	r.Use(requestIDs, accessLog(s.log), recoverPanics(s.log), cors(s.cfg.CORSOrigins),
-		limitBody(s.cfg.BodyLimit), s.authenticate)
+		limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not Found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
@@ -235,7 +247,13 @@ func (s *Server) Router() chi.Router { return s.router }
 // stops accepting, lets in-flight requests and runs (background ones too)
 // finish for up to ShutdownTimeout, then cancels the runs still going, waits
 // for them to be stored as CANCELLED and closes the remaining connections.
+// Serving with authentication off on a non-loopback address logs a warning.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if addr, ok := ln.Addr().(*net.TCPAddr); ok && !addr.IP.IsLoopback() && !s.cfg.Auth.Authenticator.Enabled() {
+		s.log.Warn("agentos: serving without authentication on a non-loopback address: anyone who can reach it "+
+			"can run agents and read every session; set OS_SECURITY_KEY or configure auth.jwt",
+			"addr", addr.String())
+	}
 	hs := &http.Server{
 		Handler:           s.router,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,

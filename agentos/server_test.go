@@ -189,6 +189,9 @@ func TestCORS_PreflightsAndSimpleRequests(t *testing.T) {
 		{"preflight from default origin", ts.URL + "/health", "OPTIONS",
 			map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "content-type, authorization"},
 			200, "http://localhost:3000", "content-type, authorization", true},
+		{"preflight from the default loopback origin", ts.URL + "/sessions", "OPTIONS",
+			map[string]string{"Origin": "http://127.0.0.1:3000", "Access-Control-Request-Method": "GET"},
+			200, "http://127.0.0.1:3000", "", true},
 		{"preflight of a protected route is not authenticated", ts.URL + "/agents", "OPTIONS",
 			map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"},
 			200, "http://localhost:3000", "", true},
@@ -271,5 +274,60 @@ func TestServe_GracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
 		t.Error("still accepting after shutdown")
+	}
+}
+
+func TestServe_WarnsWhenOpenOnANonLoopbackAddress(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		addr string
+		auth bool
+		warn bool
+	}{
+		{"open on all interfaces", "0.0.0.0:0", false, true},
+		{"open on loopback", "127.0.0.1:0", false, false},
+		{"authenticated on all interfaces", "0.0.0.0:0", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			logs := &syncBuffer{}
+			cfg := Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}
+			if tt.auth {
+				cfg.Auth.Authenticator = jwtAuthenticator(t, "")
+			}
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", tt.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := s.Serve(ctx, ln); err != nil {
+				t.Fatal(err)
+			}
+			var warned bool
+			for line := range strings.Lines(logs.String()) {
+				var rec struct {
+					Level, Msg, Addr string
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if rec.Level == "WARN" && strings.Contains(rec.Msg, "without authentication") {
+					warned = true
+					if rec.Addr != ln.Addr().String() {
+						t.Errorf("warning addr = %q, want %q", rec.Addr, ln.Addr())
+					}
+				}
+			}
+			if warned != tt.warn {
+				t.Errorf("warned = %v, want %v; logs:\n%s", warned, tt.warn, logs)
+			}
+		})
 	}
 }

@@ -7,6 +7,24 @@ import (
 	"time"
 )
 
+// Bounds every write checks (ErrInvalidRecord beyond them). The SQL drivers
+// store ids in VARCHAR(255) columns on MySQL; Agno's own MySQL tables use
+// VARCHAR(128) for user_id, so ids meant for both stay within 128.
+const (
+	// MaxUserIDBytes bounds a record's user_id, in bytes.
+	MaxUserIDBytes = 255
+	// MaxMemoryTopics bounds the topics of one memory.
+	MaxMemoryTopics = 100
+)
+
+// checkUserID applies MaxUserIDBytes to the user id a record is written as.
+func checkUserID(kind, id, userID string) error {
+	if len(userID) > MaxUserIDBytes {
+		return fmt.Errorf("%w: user_id of %s %s is %d bytes; the limit is %d", ErrInvalidRecord, kind, id, len(userID), MaxUserIDBytes)
+	}
+	return nil
+}
+
 // DB is the concrete storage front the rest of Agentry holds. It owns policy
 // common to every backend: filter validation, required fields, timestamps and
 // the user scope on writes. Drivers own SQL.
@@ -99,6 +117,9 @@ func (d *DB) sessionToWrite(ctx context.Context, s *Session) (*Session, error) {
 	}
 	cp := *s
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
+	if err := checkUserID("session", cp.SessionID, cp.UserID); err != nil {
+		return nil, err
+	}
 	return &cp, nil
 }
 
@@ -161,6 +182,9 @@ func (d *DB) runToWrite(ctx context.Context, r *Run) (*Run, error) {
 	}
 	cp := *r
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
+	if err := checkUserID("run", cp.RunID, cp.UserID); err != nil {
+		return nil, err
+	}
 	return &cp, nil
 }
 
@@ -213,8 +237,14 @@ func (d *DB) UpsertMemory(ctx context.Context, m *Memory) (*Memory, error) {
 	if m.Memory == "" {
 		return nil, fmt.Errorf("%w: memory text is required", ErrInvalidRecord)
 	}
+	if len(m.Topics) > MaxMemoryTopics {
+		return nil, fmt.Errorf("%w: memory %s has %d topics; the limit is %d", ErrInvalidRecord, m.MemoryID, len(m.Topics), MaxMemoryTopics)
+	}
 	cp := *m
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
+	if err := checkUserID("memory", cp.MemoryID, cp.UserID); err != nil {
+		return nil, err
+	}
 	ctx, call := d.bound(ctx)
 	out, err := d.driver.UpsertMemory(ctx, &cp)
 	return out, call.done(err)

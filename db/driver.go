@@ -50,6 +50,7 @@ type Driver interface {
 	SessionDriver
 	RunDriver
 	MemoryDriver
+	FileDriver
 	// Dialect names the backend: "sqlite", "postgres", "mysql" or "memory".
 	Dialect() string
 	Close() error

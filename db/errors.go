@@ -13,11 +13,14 @@ var (
 	// ErrMigrationRequired: the database is from an older Agno/Agentry version
 	// (e.g. 2.x, runs inside the sessions table). errors.Is(err, ErrSchemaMismatch)
 	// also holds.
-	ErrMigrationRequired = fmt.Errorf("%w: migration required: run `agentry migrate up`", ErrSchemaMismatch)
+	// The message names no runnable command on its own: run without --db, it
+	// would migrate another database (./agentry.db). The CLI adds the exact one.
+	ErrMigrationRequired = fmt.Errorf("%w: migration required: run `agentry migrate up --db DSN` with this database's DSN", ErrSchemaMismatch)
 	// ErrInvalidFilter: a query's filter is invalid (missing limit, page < 1,
 	// unknown sort column).
 	ErrInvalidFilter = errors.New("db: invalid filter")
-	// ErrInvalidRecord: a record to write is missing a required field.
+	// ErrInvalidRecord: a record to write is missing a required field or is
+	// over a bound (MaxUserIDBytes, MaxMemoryTopics).
 	ErrInvalidRecord = errors.New("db: invalid record")
 	// ErrCorruptRow: a stored row cannot be decoded.
 	ErrCorruptRow = errors.New("db: corrupt row")

@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/db/postgres"
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
@@ -30,14 +34,18 @@ func TestMain(m *testing.M) {
 
 func childUp() int {
 	ctx := context.Background()
-	db, dialect, err := migrate.Open(ctx, os.Getenv("AGENTRY_MIGRATE_DSN"))
+	// The child opens its database the way `agentry migrate up` does: by
+	// DSN, through the db front.
+	drivers := dsn.Drivers{SQLite: sqlite.OpenDSN, Postgres: postgres.OpenDSN, MySQL: mysql.OpenDSN}
+	store, err := dsn.Open(ctx, os.Getenv("AGENTRY_MIGRATE_DSN"), drivers,
+		dsn.Options{SkipSchemaCheck: true, MustExist: true, Schema: os.Getenv("AGENTRY_MIGRATE_SCHEMA")})
 	if err != nil {
 		fmt.Println("error", err)
 		return 2
 	}
-	defer db.Close()
+	defer store.Close()
 	batch, _ := strconv.Atoi(os.Getenv("AGENTRY_MIGRATE_BATCH"))
-	mgr, err := migrate.New(migrate.Config{DB: db, Dialect: dialect, Schema: os.Getenv("AGENTRY_MIGRATE_SCHEMA"), BatchSize: batch,
+	mgr, release, err := migrate.ForDB(store, migrate.Config{BatchSize: batch,
 		Progress: func(p migrate.Progress) {
 			fmt.Printf("progress %d %d\n", p.SessionsDone, p.RunsCopied)
 			time.Sleep(5 * time.Millisecond) // leave the parent time to kill between and inside batches
@@ -46,6 +54,7 @@ func childUp() int {
 		fmt.Println("error", err)
 		return 2
 	}
+	defer release()
 	sum, err := mgr.Up(ctx, "")
 	if err != nil {
 		fmt.Println("error", err)
@@ -157,6 +166,10 @@ func TestUp_ConvergesAfterTheMigratingProcessIsKilled(t *testing.T) {
 			compareRuns(t, f.readRuns(t), want)
 			if sum.SessionsScanned == 0 || sum.SessionsScanned >= int64(len(sessions)) {
 				t.Errorf("resumed Up scanned %d sessions, want it to skip the checkpointed ones", sum.SessionsScanned)
+			}
+			// The bad rows the killed attempts recorded are reported too.
+			if sum.BadRowCount != int64(len(wantBad)) {
+				t.Errorf("resumed Up reports %d bad rows, want all %d (earlier attempts' included)", sum.BadRowCount, len(wantBad))
 			}
 			var errRows int
 			if err := f.db.QueryRow("SELECT count(*) FROM " + f.table("agno_migration_errors")).Scan(&errRows); err != nil || errRows != len(wantBad) {

@@ -12,7 +12,7 @@ var ErrLegacyRunsRemain = errors.New("migrate: sessions still hold runs in the l
 
 // ErrNotMigrated is returned by CleanupLegacyRunsColumn before the sessions
 // table reached 3.0.0: dropping the column then would lose runs.
-var ErrNotMigrated = errors.New("migrate: the sessions table is not at 3.0.0: run `agentry migrate up` before cleanup")
+var ErrNotMigrated = errors.New("migrate: the sessions table is not at 3.0.0: run `agentry migrate up` on this database (same --db) before cleanup")
 
 // CleanupResult says what CleanupLegacyRunsColumn did.
 type CleanupResult struct {
@@ -33,6 +33,9 @@ type CleanupResult struct {
 func (m *Manager) CleanupLegacyRunsColumn(ctx context.Context, force bool) (*CleanupResult, error) {
 	res := &CleanupResult{Table: m.tables.Sessions}
 	var release func()
+	if m.readOnly && !m.cfg.DryRun {
+		return nil, ErrReadOnly
+	}
 	if !m.cfg.DryRun {
 		var err error
 		if release, err = m.lock(ctx); err != nil {

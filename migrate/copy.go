@@ -34,7 +34,10 @@ type convertedBatch struct {
 	bad      []BadRow
 	last     string
 	sessions int64
-	err      error
+	// clear lists the batch's sessions with records from earlier attempts:
+	// the batch replaces them.
+	clear []string
+	err   error
 }
 
 // copyRuns copies every legacy runs array into the runs table, one transaction
@@ -83,6 +86,7 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 				cb.err = err
 			} else {
 				cb.rows, cb.bad = m.convertBatch(batch, trusted)
+				cb.clear = m.bad.priorIn(batch)
 				last, hasLast = batch[len(batch)-1].s.SessionID, true
 				cb.last, cb.sessions = last, int64(len(batch))
 			}
@@ -116,6 +120,9 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 			if inserted, err = m.writeBatch(ctx, w, cb, done+cb.sessions, copied); err != nil {
 				return err
 			}
+		}
+		for _, id := range cb.clear {
+			m.bad.visited[id] = true
 		}
 		done += cb.sessions
 		copied += inserted
@@ -155,6 +162,9 @@ func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch
 	}
 	inserted, err := m.insertRuns(ctx, tx, cb.rows)
 	if err != nil {
+		return 0, err
+	}
+	if err := m.clearRecorded(ctx, tx, cb.clear); err != nil {
 		return 0, err
 	}
 	if err := m.recordBad(ctx, tx, cb.bad); err != nil {

@@ -13,15 +13,29 @@ import (
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
+// LowestDownTarget is the oldest version Down restores.
+const LowestDownTarget = "2.5.0"
+
+// ErrCannotRestore is returned by Down for a target older than
+// LowestDownTarget: Down never stamps a version whose shape it did not
+// restore.
+var ErrCannotRestore = errors.New("migrate: down cannot restore the shape of versions before " + LowestDownTarget +
+	" (the 2.3.0 and 2.5.0 steps add memories created_at and feedback, JSONB columns on Postgres and the sessions primary key, which down does not remove); " +
+	"the lowest target is " + LowestDownTarget)
+
 // Down moves every table newer than target back to target, one version step
 // at a time. 3.0.0 → 2.5.6 rebuilds the sessions table's legacy runs column
 // from the runs table (merged with what the column still holds, so nothing is
 // lost; see MergeRuns), in the dialect's native encoding, then drops the runs
-// table; evals, knowledge and metrics lose user_id. The 2.5.6, 2.5.0 and 2.3.0
-// steps only restamp (their columns are harmless to 2.x code).
+// table; evals, knowledge and metrics lose user_id. The 2.5.6 step only
+// restamps (it changes a table Agentry does not manage). Targets before
+// LowestDownTarget fail with ErrCannotRestore before anything changes.
 func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	if target == "" {
 		return nil, errors.New("migrate: down needs a target version (e.g. 2.5.6)")
+	}
+	if i := versionIndex(target); i >= 0 && i < versionIndex(LowestDownTarget) {
+		return nil, fmt.Errorf("%w: down to %s not started, nothing changed", ErrCannotRestore, target)
 	}
 	start := time.Now()
 	release, sts, err := m.begin(ctx, target, Latest)
@@ -221,6 +235,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	}
 	start := time.Now()
 	var done int64
+	var unreadable []string
 	last, has := "", false
 	for {
 		where, args := "", []any{}
@@ -235,17 +250,29 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 			}
 			break
 		}
-		if !m.cfg.DryRun {
-			if err := m.rebuildLegacy(ctx, ids); err != nil {
+		var res rebuilt
+		if m.cfg.DryRun {
+			res.sessions = int64(len(ids))
+			if res.runs, err = m.countRunsOf(ctx, ids); err != nil {
 				return nil, err
 			}
+		} else if res, err = m.rebuildLegacy(ctx, ids); err != nil {
+			return nil, err
 		}
 		last, has = ids[len(ids)-1], true
 		done += int64(len(ids))
-		sum.SessionsScanned += int64(len(ids))
+		sum.SessionsRebuilt += res.sessions
+		sum.RunsRestored += res.runs
+		unreadable = append(unreadable, res.unreadable...)
 		if m.cfg.Progress != nil {
-			m.cfg.Progress(Progress{Step: "rebuild runs column", Table: st.Table, SessionsDone: done, SessionsTotal: total, Elapsed: time.Since(start)})
+			m.cfg.Progress(Progress{Step: "rebuild runs column", Table: st.Table, SessionsDone: done, SessionsTotal: total,
+				RunsCopied: sum.RunsRestored, Elapsed: time.Since(start)})
 		}
+	}
+	if len(unreadable) > 0 {
+		// Dropping the runs table now would lose these sessions' runs.
+		return nil, fmt.Errorf("the legacy runs column of %d sessions (%s) holds something other than a JSON array, so their runs could not be written back and table %s was kept: set the column to NULL for them and run down again",
+			len(unreadable), strings.Join(unreadable[:min(len(unreadable), 5)], ", "), m.tables.Runs)
 	}
 	if m.cfg.DryRun {
 		return actions, nil
@@ -259,10 +286,28 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	return actions, m.clearCheckpoint(ctx, m.cfg.DB)
 }
 
-func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) error {
+// rebuilt is what rebuildLegacy did to a batch of sessions.
+type rebuilt struct {
+	sessions, runs int64
+	// unreadable lists sessions whose legacy column it left alone.
+	unreadable []string
+}
+
+// countRunsOf counts the runs-table rows of the given sessions.
+func (m *Manager) countRunsOf(ctx context.Context, ids []string) (int64, error) {
+	var n int64
+	q := "SELECT count(*) FROM " + m.qualify(m.tables.Runs) + " WHERE session_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	if err := m.cfg.DB.QueryRowContext(ctx, m.q(q), anys(ids)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count runs: %w", err)
+	}
+	return n, nil
+}
+
+func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, error) {
+	var res rebuilt
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer tx.Rollback()
 	d := m.cfg.Dialect
@@ -271,25 +316,28 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		var legacy []byte
 		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); err != nil {
-			return fmt.Errorf("read legacy runs of %s: %w", id, err)
+			return res, fmt.Errorf("read legacy runs of %s: %w", id, err)
 		}
 		table, err := m.tableRuns(ctx, tx, id)
 		if err != nil {
-			return err
+			return res, err
 		}
 		elems, kind, _ := decodeLegacyRuns(legacy, false)
 		if kind == BadNotArray || kind == BadInvalidJSON {
 			// Never overwrite a value we cannot read: the source is kept and
-			// the session's table rows are reported instead.
+			// the session is reported instead.
 			m.log.Warn("migrate: legacy runs column not rebuilt: it does not hold an array", "session_id", id)
+			res.unreadable = append(res.unreadable, id)
 			continue
 		}
 		merged := mergeRaw(id, elems, table)
 		if _, err := tx.ExecContext(ctx, m.q(upd), d.encodeLegacyRuns(merged), id); err != nil {
-			return fmt.Errorf("write legacy runs of %s: %w", id, err)
+			return res, fmt.Errorf("write legacy runs of %s: %w", id, err)
 		}
+		res.sessions++
+		res.runs += int64(len(table))
 	}
-	return tx.Commit()
+	return res, tx.Commit()
 }
 
 // mergeRaw merges legacy elements and table rows like MergeRuns but keeps

@@ -6,21 +6,23 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/migrate"
 )
 
-// The shape of `agentry migrate status|up|cleanup`: open by DSN, report,
-// migrate with a progress line per batch, then drop the legacy column.
+// The shape of `agentry migrate status|up|cleanup`: open by DSN through the
+// db front (linking only the SQLite driver here), report, migrate with a
+// progress line per batch, then drop the legacy column.
 func Example() {
 	ctx := context.Background()
-	sqlDB, dialect, err := migrate.Open(ctx, "./agentry.db") // or postgres://…, mysql://…
+	store, err := dsn.Open(ctx, "./agno.db", dsn.Drivers{SQLite: sqlite.OpenDSN},
+		dsn.Options{SkipSchemaCheck: true, MustExist: true}) // a 2.x database: skip the 3.0 schema check
 	if err != nil {
-		log.Fatal(err) // an unreachable server fails within migrate.ConnectTimeout
+		log.Fatal(err) // a missing file, an unreachable server, an incomplete DSN
 	}
-	defer sqlDB.Close()
-	m, err := migrate.New(migrate.Config{
-		DB:      sqlDB,
-		Dialect: dialect,
+	defer store.Close()
+	m, release, err := migrate.ForDB(store, migrate.Config{
 		Progress: func(p migrate.Progress) {
 			fmt.Printf("\r%d/%d sessions, %d runs, %.0f runs/s", p.SessionsDone, p.SessionsTotal, p.RunsCopied, p.RunsPerSecond)
 		},
@@ -28,6 +30,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer release()
 	status, err := m.Status(ctx)
 	if err != nil {
 		log.Fatal(err) // *migrate.SchemaMismatchError for a layout no version matches

@@ -8,7 +8,12 @@ import (
 	"syscall"
 )
 
-// flockFile takes an exclusive, non-blocking flock on path.
+// flockFile takes an exclusive, non-blocking flock on path, creating the
+// file. release removes the file (users should not find it next to their
+// database) before unlocking it. Since a remover can unlink the file between
+// another process's open and its flock, a lock taken on a file that path no
+// longer names is given back and reported as not acquired (the caller
+// retries).
 func flockFile(path string) (release func(), ok bool, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -21,8 +26,21 @@ func flockFile(path string) (release func(), ok bool, err error) {
 		}
 		return nil, false, err
 	}
-	return func() {
+	unlock := func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
+	}
+	held, err := f.Stat()
+	if err != nil {
+		unlock()
+		return nil, false, err
+	}
+	if named, err := os.Stat(path); err != nil || !os.SameFile(held, named) {
+		unlock()
+		return nil, false, nil
+	}
+	return func() {
+		_ = os.Remove(path)
+		unlock()
 	}, true, nil
 }

@@ -14,10 +14,11 @@ import (
 
 // Config configures a Manager. Zero values are documented per field.
 type Config struct {
-	// DB is the database to migrate. Required. A migration holds up to three
-	// connections at once (lock, copy reader, copy writer). A SQLite database
-	// wants WAL and a busy timeout (Open sets both), since the copy reads the
-	// next batch while it writes the current one.
+	// DB is the database to migrate. Required (ForDB fills it from an opened
+	// store). A migration holds up to three connections at once (lock, copy
+	// reader, copy writer). A SQLite database wants WAL and a busy timeout
+	// (the sqlite driver sets both), since the copy reads the next batch
+	// while it writes the current one.
 	DB *sql.DB
 	// Dialect of DB. Required.
 	Dialect Dialect
@@ -51,6 +52,11 @@ type Manager struct {
 	cat    catalog
 	log    *slog.Logger
 	pgLZ4  bool // the Postgres server can compress with lz4
+	// readOnly: the database was opened read-only (ForDB); only dry runs
+	// and Status work.
+	readOnly bool
+	// bad tracks recorded bad rows during Up (nil outside it).
+	bad *badState
 }
 
 // ErrLocked is returned when another migration holds the database's lock for
@@ -141,6 +147,10 @@ type TableStatus struct {
 	RowsWithRuns int64 `json:"rows_with_runs"`
 	// CopyCheckpoint is the last session id an interrupted copy committed.
 	CopyCheckpoint string `json:"copy_checkpoint"`
+	// BadRowsRecorded counts the rows and runs recorded in the errors table
+	// (agno_migration_errors) as not migratable (sessions only). Up rechecks
+	// them; a record goes once its session migrates or is gone.
+	BadRowsRecorded int64 `json:"bad_rows_recorded"`
 }
 
 // UpToDate reports whether the table needs no step to reach its target.
@@ -223,6 +233,9 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 			}
 		}
 		if st.CopyCheckpoint, err = m.checkpoint(ctx); err != nil {
+			return st, err
+		}
+		if st.BadRowsRecorded, err = m.countRecordedBad(ctx); err != nil {
 			return st, err
 		}
 	}

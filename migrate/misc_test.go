@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/migrate"
@@ -56,28 +55,6 @@ func TestStatus_UnknownLayoutIsSchemaMismatch(t *testing.T) {
 				if !errors.Is(err, db.ErrSchemaMismatch) || !errors.As(err, &mis) || mis.Table != tc.table || !strings.Contains(err.Error(), tc.detail) {
 					t.Errorf("%s = %v, want a schema mismatch on %s mentioning %q", name, err, tc.table, tc.detail)
 				}
-			}
-		})
-	}
-}
-
-func TestOpen_UnreachableServerFailsWithinSeconds(t *testing.T) {
-	t.Parallel()
-	for _, dsn := range []string{
-		"postgres://postgres@10.255.255.1:5432/test?sslmode=disable",
-		"mysql://root@10.255.255.1:3306/test",
-		"postgres://postgres@127.0.0.1:1/test?sslmode=disable",
-		"root@tcp(127.0.0.1:1)/test",
-	} {
-		t.Run(dsn, func(t *testing.T) {
-			t.Parallel()
-			start := time.Now()
-			_, _, err := migrate.Open(context.Background(), dsn)
-			if err == nil || !strings.Contains(err.Error(), "cannot reach") {
-				t.Fatalf("Open(%s) = %v, want a cannot-reach error", dsn, err)
-			}
-			if d := time.Since(start); d > migrate.ConnectTimeout+3*time.Second {
-				t.Errorf("Open took %s, want at most about %s", d, migrate.ConnectTimeout)
 			}
 		})
 	}

@@ -12,7 +12,9 @@ type Progress struct {
 	// an interrupted earlier attempt); SessionsTotal is the number to handle.
 	SessionsDone  int64 `json:"sessions_done"`
 	SessionsTotal int64 `json:"sessions_total"`
-	// RunsCopied counts run rows written (or, in a dry run, that would be).
+	// RunsCopied counts run rows written (or, in a dry run, that would be):
+	// into the runs table by the copy, back into the legacy column by Down's
+	// rebuild.
 	RunsCopied int64 `json:"runs_copied"`
 	// BadRows counts rows and elements recorded as not migratable.
 	BadRows int64         `json:"bad_rows"`
@@ -51,19 +53,29 @@ type Summary struct {
 	Steps []Step            `json:"steps"`
 	// SessionsScanned counts sessions with a legacy runs value read by the copy.
 	SessionsScanned int64 `json:"sessions_scanned"`
+	// SessionsRechecked counts sessions with bad rows recorded by an earlier
+	// attempt that Up read again (their runs that now convert count in
+	// RunsCopied, what is still bad in BadRowCount).
+	SessionsRechecked int64 `json:"sessions_rechecked"`
 	// RunsCopied counts run rows inserted; RunsSkipped counts elements whose
 	// run_id was already in the table (a resumed copy, or a run_id repeated
 	// across sessions). Both come from the driver's affected-row count: a
 	// MySQL connection with clientFoundRows counts skipped rows as copied.
 	RunsCopied  int64 `json:"runs_copied"`
 	RunsSkipped int64 `json:"runs_skipped"`
-	// BadRowCount counts every bad row and element; BadRows lists the first
-	// MaxListedBadRows of them. The source is never deleted, and each is also
-	// recorded once in Tables.Errors (agno_migration_errors: table_name,
-	// session_id, position (-1 for the whole row), kind, detail, created_at).
-	BadRowCount int64         `json:"bad_row_count"`
-	BadRows     []BadRow      `json:"bad_rows"`
-	Duration    time.Duration `json:"duration_ns"`
+	// BadRowCount counts every bad row and element this Up found, including
+	// those an earlier attempt recorded that are still bad; BadRows lists the
+	// first MaxListedBadRows of them. The source is never deleted, and each
+	// is also recorded once in Tables.Errors (agno_migration_errors:
+	// table_name, session_id, position (-1 for the whole row), kind, detail,
+	// created_at) until an Up finds it migratable.
+	BadRowCount int64    `json:"bad_row_count"`
+	BadRows     []BadRow `json:"bad_rows"`
+	// SessionsRebuilt counts the sessions whose legacy runs column Down
+	// rebuilt from the runs table, and RunsRestored the runs it wrote back.
+	SessionsRebuilt int64         `json:"sessions_rebuilt"`
+	RunsRestored    int64         `json:"runs_restored"`
+	Duration        time.Duration `json:"duration_ns"`
 }
 
 func (s *Summary) addBad(b BadRow) {

@@ -28,6 +28,10 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 		return nil, err
 	}
 	defer release()
+	if m.bad, err = m.loadPriorBad(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { m.bad = nil }()
 	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
 	for _, st := range sts {
 		sum.From[st.Table] = st.Current
@@ -54,6 +58,15 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 		}
 		sum.To[st.Table] = cur
 	}
+	for _, st := range sts {
+		// Bad rows of earlier attempts can be retried while their source,
+		// the legacy column, is there.
+		if st.Kind == KindSessions && st.LegacyRunsColumn && sum.To[st.Table] == Latest {
+			if err := m.recheckBad(ctx, m.bad, sum); err != nil {
+				return sum, fmt.Errorf("migrate: recheck bad rows of earlier attempts: %w", err)
+			}
+		}
+	}
 	sum.Duration = time.Since(start)
 	return sum, nil
 }
@@ -66,6 +79,9 @@ func (m *Manager) begin(ctx context.Context, target, statusTarget string) (relea
 		return nil, nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownVersion, target, Versions)
 	}
 	release = func() {}
+	if m.readOnly && !m.cfg.DryRun {
+		return nil, nil, ErrReadOnly
+	}
 	if !m.cfg.DryRun {
 		if release, err = m.lock(ctx); err != nil {
 			return nil, nil, err

@@ -11,14 +11,15 @@ type Accumulator struct {
 	reasoning strings.Builder
 	calls     map[int]*partialCall
 	thinking  []ThinkingBlock
+	provider  map[string]any
 	usage     Usage
 	stop      string
 	modelID   string
 }
 
 type partialCall struct {
-	id, name string
-	args     strings.Builder
+	id, name, signature string
+	args                strings.Builder
 }
 
 // Add folds one chunk in.
@@ -43,10 +44,19 @@ func (a *Accumulator) Add(c *Chunk) {
 		if d.Name != "" {
 			p.name += d.Name
 		}
+		if d.ThoughtSignature != "" {
+			p.signature = d.ThoughtSignature
+		}
 		p.args.WriteString(d.Arguments)
 	}
 	if c.Thinking != nil {
 		a.thinking = append(a.thinking, *c.Thinking)
+	}
+	for k, v := range c.ProviderData {
+		if a.provider == nil {
+			a.provider = make(map[string]any)
+		}
+		a.provider[k] = v
 	}
 	if c.Usage != nil {
 		a.usage = *c.Usage
@@ -66,6 +76,7 @@ func (a *Accumulator) Response() *Response {
 		Content:          a.content.String(),
 		ReasoningContent: a.reasoning.String(),
 		Thinking:         a.thinking,
+		ProviderData:     a.provider,
 	}
 	if len(a.calls) > 0 {
 		idx := make([]int, 0, len(a.calls))
@@ -75,7 +86,7 @@ func (a *Accumulator) Response() *Response {
 		sort.Ints(idx)
 		for _, i := range idx {
 			p := a.calls[i]
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()})
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String(), ThoughtSignature: p.signature})
 		}
 	}
 	u := a.usage

@@ -34,6 +34,8 @@ type ProviderError struct {
 	Message string
 	// RetryAfter is the delay the provider asked for (Retry-After), zero if none.
 	RetryAfter time.Duration
+	// Err is the underlying failure, if any (a *net.DNSError, say).
+	Err error
 }
 
 func (e *ProviderError) Error() string {
@@ -43,12 +45,20 @@ func (e *ProviderError) Error() string {
 	return fmt.Sprintf("%s: %v: %s", e.Provider, e.Kind, e.Message)
 }
 
-func (e *ProviderError) Unwrap() error { return e.Kind }
+// Unwrap returns the kind and, when there is one, the underlying failure.
+func (e *ProviderError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
 
-// Retryable reports whether an error is worth retrying: rate limits and server
-// errors are; bad requests, auth and context-length errors are not.
+// Retryable reports whether an error is worth retrying: rate limits, server
+// errors and unanswered requests are (but not a host name that does not
+// exist); bad requests, auth and context-length errors are not.
 func Retryable(err error) bool {
-	return errors.Is(err, ErrRateLimit) || errors.Is(err, ErrServer)
+	return errors.Is(err, ErrRateLimit) || errors.Is(err, ErrServer) ||
+		(errors.Is(err, ErrUnreachable) && !hostNotFound(err))
 }
 
 // ClassifyHTTP maps an HTTP status and error text to a ProviderError. message is
@@ -66,7 +76,8 @@ func ClassifyHTTP(provider string, status int, header http.Header, message strin
 		e.Kind = ErrAuth
 	case strings.Contains(lower, "context_length") || strings.Contains(lower, "context length") ||
 		strings.Contains(lower, "maximum context") || strings.Contains(lower, "too long") ||
-		strings.Contains(lower, "prompt is too long"):
+		strings.Contains(lower, "prompt is too long") ||
+		strings.Contains(lower, "exceeds the maximum number of tokens"):
 		e.Kind = ErrContextLength
 	case status >= 500 || status == 529 || status == http.StatusRequestTimeout || status == http.StatusConflict:
 		e.Kind = ErrServer

@@ -42,6 +42,9 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// ThoughtSignature is Gemini's opaque signature of the reasoning behind
+	// this call, sent back with it on the next turn (Agno's name).
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 // Message is one turn of a conversation. JSON field names follow Agno's run_data
@@ -62,10 +65,14 @@ type Message struct {
 	ReasoningContent string          `json:"reasoning_content,omitempty"`
 	// Thinking holds provider-signed reasoning blocks (Anthropic extended thinking)
 	// that must be sent back verbatim on the next turn.
-	Thinking    []ThinkingBlock `json:"thinking,omitempty"`
-	FromHistory bool            `json:"from_history,omitempty"`
-	Metrics     *Usage          `json:"metrics,omitempty"`
-	CreatedAt   int64           `json:"created_at,omitempty"`
+	Thinking []ThinkingBlock `json:"thinking,omitempty"`
+	// ProviderData holds what a provider needs back on the next turn, under
+	// Agno's keys: "reasoning_output" (Responses API reasoning items with
+	// their encrypted content), "thought_signature" (Gemini), "response_id".
+	ProviderData map[string]any `json:"provider_data,omitempty"`
+	FromHistory  bool           `json:"from_history,omitempty"`
+	Metrics      *Usage         `json:"metrics,omitempty"`
+	CreatedAt    int64          `json:"created_at,omitempty"`
 }
 
 // ThinkingBlock is an opaque reasoning block a provider asks to get back unchanged.

@@ -48,7 +48,10 @@ type Request struct {
 	ResponseFormat *ResponseFormat
 	Temperature    *float64
 	MaxTokens      int
-	// ThinkingBudget enables extended thinking (Anthropic) with this many tokens.
+	// ThinkingBudget caps reasoning tokens for this call (Anthropic and Bedrock
+	// extended thinking, Gemini's thinkingBudget); a provider without such a
+	// setting returns ErrUnsupportedParam. The fields above and below override
+	// the model's Params for this call.
 	ThinkingBudget int
 	// ParallelToolCalls, when non-nil, is passed to providers that support it.
 	ParallelToolCalls *bool
@@ -64,7 +67,12 @@ type Response struct {
 	ModelID string `json:"model_id,omitempty"`
 }
 
-// Usage counts tokens. JSON names follow Agno's metrics.
+// Usage counts tokens; on a message it is Agno's MessageMetrics. JSON names
+// follow Agno's metrics. Every provider normalises to Agno's reading:
+// InputTokens is what the provider reports as input (OpenAI and Gemini count
+// cached tokens in it, Anthropic and Bedrock do not), CacheReadTokens and
+// CacheWriteTokens are counted apart, ReasoningTokens are the part of the
+// output spent thinking.
 type Usage struct {
 	InputTokens      int `json:"input_tokens,omitempty"`
 	OutputTokens     int `json:"output_tokens,omitempty"`
@@ -72,9 +80,16 @@ type Usage struct {
 	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	// Cost is what the provider billed, when it says (OpenRouter's usage.cost).
+	Cost float64 `json:"cost,omitempty"`
+	// Duration and TimeToFirstToken (seconds) time one model call; the agent
+	// sets them on the assistant message it records.
+	Duration         float64 `json:"duration,omitempty"`
+	TimeToFirstToken float64 `json:"time_to_first_token,omitempty"`
 }
 
-// Add accumulates o into u.
+// Add accumulates o into u: counts, cost and durations add up; the first
+// time to first token is kept, as Agno does.
 func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
@@ -82,6 +97,11 @@ func (u *Usage) Add(o Usage) {
 	u.CacheReadTokens += o.CacheReadTokens
 	u.CacheWriteTokens += o.CacheWriteTokens
 	u.ReasoningTokens += o.ReasoningTokens
+	u.Cost += o.Cost
+	u.Duration += o.Duration
+	if u.TimeToFirstToken == 0 {
+		u.TimeToFirstToken = o.TimeToFirstToken
+	}
 }
 
 // Chunk is one streamed piece of a response. Fields are deltas except Usage,
@@ -91,10 +111,13 @@ type Chunk struct {
 	ReasoningContent string          `json:"reasoning_content,omitempty"`
 	ToolCalls        []ToolCallDelta `json:"tool_calls,omitempty"`
 	// Thinking carries a completed signed thinking block (Anthropic).
-	Thinking   *ThinkingBlock `json:"thinking,omitempty"`
-	Usage      *Usage         `json:"usage,omitempty"`
-	StopReason string         `json:"stop_reason,omitempty"`
-	ModelID    string         `json:"model_id,omitempty"`
+	Thinking *ThinkingBlock `json:"thinking,omitempty"`
+	// ProviderData keys are merged into the message's ProviderData (later
+	// chunks win); see Message.ProviderData.
+	ProviderData map[string]any `json:"provider_data,omitempty"`
+	Usage        *Usage         `json:"usage,omitempty"`
+	StopReason   string         `json:"stop_reason,omitempty"`
+	ModelID      string         `json:"model_id,omitempty"`
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. Index identifies the call
@@ -104,4 +127,6 @@ type ToolCallDelta struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	// ThoughtSignature arrives once, with the call (Gemini).
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }

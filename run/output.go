@@ -55,6 +55,17 @@ type Metrics struct {
 	Duration float64 `json:"duration,omitempty"`
 	// TimeToFirstToken in seconds.
 	TimeToFirstToken float64 `json:"time_to_first_token,omitempty"`
+	// Details breaks the tokens down by model role ("model",
+	// "reasoning_model") and by model, as Agno's metrics.details does: after a
+	// fallback it names the model that answered.
+	Details map[string][]ModelMetrics `json:"details,omitempty"`
+}
+
+// ModelMetrics is one model's share of a run's tokens (Agno's ModelMetrics).
+type ModelMetrics struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	model.Usage
 }
 
 // ToolExecution is one tool call and its outcome (Agno's ToolExecution).

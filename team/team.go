@@ -12,6 +12,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
 )
 
 // Config configures a Team. Field names follow Agno's team parameters; zero
@@ -26,6 +27,9 @@ type Config struct {
 	Model model.Model
 	// Members are the agents the leader delegates to, addressed by their IDs.
 	Members []*agent.Agent
+	// Tools are given to the leader besides the delegation tools (for
+	// instance CodeMode's execute and restart).
+	Tools []tool.Tool
 	// Instructions for the leader, added after the team prompt.
 	Instructions agent.Instructions
 	// DB stores the team's sessions and runs; nil means nothing is persisted.
@@ -75,6 +79,7 @@ func New(cfg Config) (*Team, error) {
 	if err != nil {
 		return nil, err
 	}
+	tools = append(tools, cfg.Tools...)
 	t.leader, err = agent.New(agent.Config{
 		ID: cfg.ID, Name: cfg.Name, Description: cfg.Description, Model: cfg.Model, Tools: tools,
 		Instructions: cfg.Instructions, AdditionalContext: t.prompt(), DB: cfg.DB,

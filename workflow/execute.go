@@ -68,12 +68,15 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(context.Canceled)
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
-	if err := x.start(); err != nil {
-		return nil, err
-	}
+	// Registered before the RUNNING row is written: whoever reads that row
+	// and calls CancelRun must find the run (a cancel in between would else
+	// mark the row CANCELLED while the run went on).
 	h := &cancelHandle{cancel: cancel}
 	w.running.Store(out.RunID, h)
 	defer w.running.CompareAndDelete(out.RunID, h)
+	if err := x.start(); err != nil {
+		return nil, err
+	}
 	x.send(x.ev(run.EventWorkflowStarted))
 	start := time.Now()
 	content := in.Text()
@@ -228,13 +231,16 @@ func (x *exec) forward(r stepRunner, input string, opts []agent.RunOption, res *
 }
 
 // start writes the session (if new) and the RUNNING run row, so steps find
-// their session and readers see the run while it executes.
+// their session and readers see the run while it executes. It writes even
+// when the run is already cancelled (like an agent's run): the steps loop
+// then ends it CANCELLED without starting a step, and whoever cancelled it
+// finds it stored so, not missing or left RUNNING by an earlier writer.
 func (x *exec) start() error {
 	d := x.w.cfg.DB
 	if d == nil {
 		return nil
 	}
-	ctx := x.ctx
+	ctx := context.WithoutCancel(x.ctx)
 	if _, err := d.GetSession(ctx, x.out.SessionID); errors.Is(err, db.ErrNotFound) {
 		_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
 			WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})

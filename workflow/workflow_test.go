@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"path/filepath"
 	"strings"
@@ -259,4 +260,37 @@ func TestCancelRun_StopsTheStepAndStoresCancelled(t *testing.T) {
 	if err != nil || row.Status != run.StatusCancelled {
 		t.Errorf("row = %+v, %v", row, err)
 	}
+}
+
+func TestRun_CancelledBeforeStartIsStoredCancelled(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Agent: newAgent(t, "a", scripted.Reply("x"), d)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("stopped by the caller"))
+	out, err := wf.Run(ctx, run.TextInput("go"), agent.WithRunID("r1"), agent.WithSessionID("s"))
+	if err == nil || out == nil || out.Status != run.StatusCancelled {
+		t.Fatalf("run = %+v, %v", out, err)
+	}
+	// Like an agent's, a workflow run that was cancelled before its first step
+	// is still recorded, so whoever cancelled it finds it CANCELLED.
+	row, err := d.GetRun(context.Background(), "r1")
+	if err != nil || row.Status != run.StatusCancelled {
+		t.Fatalf("row = %+v, %v", row, err)
+	}
+	if steps := countSteps(t, d, "s"); steps != 0 {
+		t.Errorf("%d step runs were stored; no step should have started", steps)
+	}
+}
+
+func countSteps(t *testing.T, d *db.DB, sessionID string) int {
+	t.Helper()
+	rows, _, err := d.GetRuns(context.Background(), db.RunFilter{SessionID: sessionID, RunType: run.TypeAgent, Limit: 100, Page: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rows)
 }

@@ -26,6 +26,10 @@ var (
 	// ErrTokenExpired: the token verified but its exp has passed. It also
 	// matches ErrInvalidToken.
 	ErrTokenExpired = fmt.Errorf("%w: token has expired", ErrInvalidToken)
+	// ErrNoSubject: the token verified but names no user (its user id claim is
+	// missing, empty or only whitespace). It also matches ErrInvalidToken: a
+	// principal nobody can be held to is not an authenticated caller.
+	ErrNoSubject = fmt.Errorf("%w: token has no subject", ErrInvalidToken)
 )
 
 // JWTConfig configures a JWTVerifier. Zero values take the documented defaults.
@@ -44,9 +48,14 @@ type JWTConfig struct {
 	Audience []string
 	// Issuer, when set, requires "iss" to equal it.
 	Issuer string
-	// Leeway is the clock skew allowed on exp, nbf and iat; zero means
-	// DefaultLeeway, negative means none.
-	Leeway time.Duration
+	// RequireKID refuses tokens without a "kid" header, and tokens whose kid
+	// names no configured key (no fallback to keys without an ID). Every key
+	// must then have an ID. Off, a kid-less token is tried against every key.
+	RequireKID bool
+	// Leeway is the clock skew allowed on exp, nbf and iat: nil means
+	// DefaultLeeway, a zero duration none (e.g. new(time.Duration(0))).
+	// Negative is an error.
+	Leeway *time.Duration
 	// MaxTokenBytes rejects longer tokens before any parsing; zero means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
@@ -61,7 +70,9 @@ type JWTConfig struct {
 // its own family (and curve / secret length). Key selection: a token with a
 // kid is checked against the keys with that ID, or, when no key has that ID,
 // against the keys configured without one; a token without a kid is checked
-// against every key, in order. Tokens with a "crit" header are rejected.
+// against every key, in order; with RequireKID a token without a kid is
+// rejected. Tokens with a "crit" header are rejected, and so are tokens whose
+// user id claim is missing or blank (ErrNoSubject).
 type JWTVerifier struct {
 	cfg    JWTConfig
 	parser *jwt.Parser
@@ -87,6 +98,9 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		if !slices.ContainsFunc(cfg.Algorithms, k.fits) {
 			return nil, fmt.Errorf("auth: key %d (%q, %s) fits none of the allowed algorithms %v", i, k.ID, k.family, cfg.Algorithms)
 		}
+		if cfg.RequireKID && k.ID == "" {
+			return nil, fmt.Errorf("auth: key %d (%s) has no kid, and require_kid refuses every token it could verify; give it a kid", i, k.family)
+		}
 	}
 	if cfg.UserIDClaim == "" {
 		cfg.UserIDClaim = DefaultUserIDClaim
@@ -94,12 +108,13 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if cfg.ScopesClaim == "" {
 		cfg.ScopesClaim = DefaultScopesClaim
 	}
-	switch {
-	case cfg.Leeway == 0:
-		cfg.Leeway = DefaultLeeway
-	case cfg.Leeway < 0:
-		cfg.Leeway = 0
+	leeway := DefaultLeeway
+	if cfg.Leeway != nil {
+		if leeway = *cfg.Leeway; leeway < 0 {
+			return nil, fmt.Errorf("auth: leeway %s is negative; use 0 for none", leeway)
+		}
 	}
+	cfg.Leeway = &leeway
 	if cfg.MaxTokenBytes <= 0 {
 		cfg.MaxTokenBytes = DefaultMaxTokenBytes
 	}
@@ -110,7 +125,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		jwt.WithValidMethods(cfg.Algorithms),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
-		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithLeeway(leeway),
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	}
@@ -167,12 +182,15 @@ func (v *JWTVerifier) keyFor(t *jwt.Token) (any, error) {
 			}
 		}
 	}
-	if kid != "" {
+	switch {
+	case kid == "" && v.cfg.RequireKID:
+		return nil, errors.New("token has no kid header, which this server requires (require_kid)")
+	case kid != "":
 		pick(func(k Key) bool { return k.ID == kid })
 		if len(matched) == 0 && !slices.ContainsFunc(v.cfg.Keys, func(k Key) bool { return k.ID == kid }) {
 			pick(func(k Key) bool { return k.ID == "" })
 		}
-	} else {
+	default:
 		pick(func(Key) bool { return true })
 	}
 	switch len(matched) {
@@ -189,6 +207,9 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 	var err error
 	if p.UserID, err = stringClaim(claims, v.cfg.UserIDClaim); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(p.UserID) == "" {
+		return nil, fmt.Errorf("%w: claim %q is missing, empty or blank", ErrNoSubject, v.cfg.UserIDClaim)
 	}
 	if v.cfg.SessionIDClaim != "" {
 		if p.SessionID, err = stringClaim(claims, v.cfg.SessionIDClaim); err != nil {

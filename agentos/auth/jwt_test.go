@@ -208,7 +208,7 @@ func TestVerify_ReadsPrincipalClaims(t *testing.T) {
 		{"space separated scopes", claims("scopes", "agents:read sessions:write", "sid", "s-1"),
 			Principal{UserID: "user-1", SessionID: "s-1", Scopes: []string{"agents:read", "sessions:write"}}},
 		{"admin scope", claims("scopes", []string{AdminScope}), Principal{UserID: "user-1", Scopes: []string{AdminScope}, Admin: true}},
-		{"no scopes no sub", claims("scopes", nil, "sub", nil), Principal{}},
+		{"no scopes", claims("scopes", nil), Principal{UserID: "user-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,6 +221,122 @@ func TestVerify_ReadsPrincipalClaims(t *testing.T) {
 				t.Errorf("principal = %+v, want %+v", p, tt.want)
 			}
 		})
+	}
+}
+
+func TestVerify_TokenWithoutSubjectIsInvalid(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	v := mainVerifier(t)
+	tests := map[string]jwt.MapClaims{
+		"no sub":                   claims("sub", nil),
+		"empty sub":                claims("sub", ""),
+		"whitespace-only sub":      claims("sub", " \t\n "),
+		"admin token without sub":  claims("sub", nil, "scopes", []string{AdminScope}),
+		"admin token with a blank": claims("sub", "   ", "scopes", []string{AdminScope}),
+	}
+	for name, c := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, err := v.Verify(sign(t, jwt.SigningMethodRS256, k.rsaA, "rsa-a", c))
+			if err == nil {
+				t.Fatalf("accepted: principal %+v", p)
+			}
+			if !errors.Is(err, ErrNoSubject) || !errors.Is(err, ErrInvalidToken) {
+				t.Errorf("error %v does not wrap ErrNoSubject and ErrInvalidToken", err)
+			}
+		})
+	}
+}
+
+func TestVerify_RequireKIDRejectsKidlessTokens(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	v, err := NewJWTVerifier(JWTConfig{
+		Keys:       []Key{mustKey(t, "rsa-a", publicPEM(t, &k.rsaA.PublicKey)), mustKey(t, "hs", string(k.secret))},
+		Algorithms: []string{"RS256", "HS256"},
+		RequireKID: true,
+		Now:        func() time.Time { return testNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claims("aud", nil, "iss", nil)
+	tests := []struct {
+		name  string
+		token string
+		ok    bool
+	}{
+		{"RS256 with its kid", sign(t, jwt.SigningMethodRS256, k.rsaA, "rsa-a", c), true},
+		{"HS256 with its kid", sign(t, jwt.SigningMethodHS256, k.secret, "hs", c), true},
+		{"RS256 by a trusted key without kid", sign(t, jwt.SigningMethodRS256, k.rsaA, "", c), false},
+		{"HS256 by a trusted secret without kid", sign(t, jwt.SigningMethodHS256, k.secret, "", c), false},
+		{"empty kid", func() string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+			tok.Header["kid"] = ""
+			s, _ := tok.SignedString(k.rsaA)
+			return s
+		}(), false},
+		{"unknown kid", sign(t, jwt.SigningMethodRS256, k.rsaA, "other", c), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := v.Verify(tt.token)
+			if tt.ok && err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			if !tt.ok && !errors.Is(err, ErrInvalidToken) {
+				t.Fatalf("Verify = %v, want ErrInvalidToken", err)
+			}
+		})
+	}
+}
+
+func TestVerify_Leeway(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	key := mustKey(t, "", publicPEM(t, &k.rsaA.PublicKey))
+	expiredAgo := func(d time.Duration) string {
+		return sign(t, jwt.SigningMethodRS256, k.rsaA, "", claims("aud", nil, "iss", nil, "exp", testNow.Add(-d).Unix()))
+	}
+	tests := []struct {
+		name     string
+		leeway   *time.Duration
+		accepted map[time.Duration]bool
+	}{
+		{"nil is DefaultLeeway", nil, map[time.Duration]bool{5 * time.Second: true, 11 * time.Second: false}},
+		{"zero is none", new(time.Duration(0)), map[time.Duration]bool{time.Second: false}},
+		{"30s", new(30 * time.Second), map[time.Duration]bool{20 * time.Second: true, 40 * time.Second: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := NewJWTVerifier(JWTConfig{Keys: []Key{key}, Leeway: tt.leeway, Now: func() time.Time { return testNow }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ago, want := range tt.accepted {
+				if _, err := v.Verify(expiredAgo(ago)); (err == nil) != want {
+					t.Errorf("token expired %s ago: accepted=%v, want %v (%v)", ago, err == nil, want, err)
+				}
+			}
+		})
+	}
+	if _, err := NewJWTVerifier(JWTConfig{Keys: []Key{key}, Leeway: new(-time.Second)}); err == nil {
+		t.Error("negative leeway accepted")
+	}
+}
+
+func TestNewJWTVerifier_RequireKIDNeedsEveryKeyNamed(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	_, err := NewJWTVerifier(JWTConfig{
+		Keys:       []Key{mustKey(t, "rsa-a", publicPEM(t, &k.rsaA.PublicKey)), mustKey(t, "", publicPEM(t, &k.rsaB.PublicKey))},
+		RequireKID: true,
+	})
+	if err == nil || !strings.Contains(err.Error(), "key 1") || !strings.Contains(err.Error(), "kid") {
+		t.Fatalf("NewJWTVerifier = %v, want an error naming key 1 and its missing kid", err)
 	}
 }
 
@@ -358,14 +474,30 @@ func FuzzParseToken(f *testing.F) {
 	f.Add("a.b.c")
 	f.Add("..")
 	f.Add(b64(`{"alg":"RS256","kid":{}}`) + ".e30.AA")
+	f.Add(sign(f, jwt.SigningMethodRS256, k.rsaA, "", claims()))
+	f.Add(sign(f, jwt.SigningMethodRS256, k.rsaA, "rsa-a", claims("sub", " ")))
+	f.Add(sign(f, jwt.SigningMethodHS256, k.secret, "", claims("sub", nil)))
 	v := mainVerifier(f)
+	strictCfg := v.cfg
+	strictCfg.RequireKID = true
+	strict, err := NewJWTVerifier(strictCfg)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, token string) {
 		p, err := v.Verify(token)
-		if err == nil && p == nil {
-			t.Fatal("nil principal without error")
+		if err == nil && (p == nil || strings.TrimSpace(p.UserID) == "") {
+			t.Fatalf("accepted without a principal or subject: %+v", p)
 		}
 		if err != nil && !errors.Is(err, ErrInvalidToken) {
 			t.Fatalf("error %v does not wrap ErrInvalidToken", err)
+		}
+		sp, serr := strict.Verify(token)
+		if serr != nil && !errors.Is(serr, ErrInvalidToken) {
+			t.Fatalf("require_kid: error %v does not wrap ErrInvalidToken", serr)
+		}
+		if serr == nil && (err != nil || sp.UserID != p.UserID) {
+			t.Fatalf("require_kid accepted a token the default verifier refused (%v)", err)
 		}
 	})
 }

@@ -52,15 +52,20 @@ type Key struct {
 	pub any
 }
 
-// ParseKey reads one verification_keys entry: a PEM public key or certificate
-// (RSA, ECDSA P-256/384/521, Ed25519) or, for anything not starting with
-// "-----BEGIN", an HMAC secret of at least MinHMACSecretBytes bytes.
+// ParseKey reads a key's text: a PEM public key or certificate (RSA, ECDSA
+// P-256/384/521, Ed25519) or, for anything not starting with "-----BEGIN", an
+// HMAC secret of at least MinHMACSecretBytes bytes that does not look like a
+// file path (LooksLikePath; LoadKey reads files).
 func ParseKey(id, text string) (Key, error) {
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" {
 		return Key{}, errors.New("auth: empty verification key")
 	}
 	if !strings.HasPrefix(trimmed, "-----BEGIN") {
+		if LooksLikePath(text) {
+			// A path taken for a secret lets anyone who knows the path sign tokens.
+			return Key{}, fmt.Errorf("auth: verification key %q looks like a file path, not an HMAC secret; give a readable key file, or a random secret (hex, base64 or base64url)", text)
+		}
 		if len(text) < MinHMACSecretBytes {
 			return Key{}, fmt.Errorf("auth: hmac secret %q is %d bytes; use at least %d random bytes", id, len(text), MinHMACSecretBytes)
 		}

@@ -11,8 +11,8 @@ const AdminScope = "agent_os:admin"
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
-	// UserID comes from the user id claim ("sub" by default). Empty when the
-	// token has none.
+	// UserID comes from the user id claim ("sub" by default); never blank for
+	// a JWT (JWTVerifier refuses such tokens). Empty for the security key.
 	UserID string
 	// SessionID comes from the session id claim, when configured and present.
 	SessionID string

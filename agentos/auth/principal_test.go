@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -59,24 +60,49 @@ func TestContext_RoundTripsPrincipal(t *testing.T) {
 func TestAuthenticator_SecurityKeyAndJWT(t *testing.T) {
 	t.Parallel()
 	v := mainVerifier(t)
-	a := NewAuthenticator("operator-key", v)
+	a, err := NewAuthenticator("operator-key-0123456789", v)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !a.Enabled() {
 		t.Fatal("not enabled")
 	}
-	p, err := a.Authenticate("operator-key")
+	p, err := a.Authenticate("operator-key-0123456789")
 	if err != nil || !p.Admin {
 		t.Fatalf("security key: %v %+v", err, p)
 	}
 	if _, err := a.Authenticate(""); err != ErrMissingCredentials {
 		t.Fatalf("empty token: %v", err)
 	}
-	if _, err := a.Authenticate("operator-kez"); err == nil {
+	if _, err := a.Authenticate("operator-key-0123456780"); err == nil {
 		t.Fatal("wrong key accepted")
 	}
-	if NewAuthenticator("", nil).Enabled() || (*Authenticator)(nil).Enabled() {
+	open, err := NewAuthenticator("", nil)
+	if err != nil || open.Enabled() || (*Authenticator)(nil).Enabled() {
 		t.Fatal("empty authenticator enabled")
 	}
-	if _, err := NewAuthenticator("k", nil).Authenticate("x"); err == nil {
+	keyOnly, err := NewAuthenticator("k-0123456789abcdef", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keyOnly.Authenticate("x"); err == nil {
 		t.Fatal("wrong key accepted without jwt")
+	}
+}
+
+func TestNewAuthenticator_RefusesShortSecurityKeys(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"Q", "hunter2", "zyxwvutsrqponml"} {
+		_, err := NewAuthenticator(key, nil)
+		if err == nil {
+			t.Errorf("%d-byte security key accepted", len(key))
+			continue
+		}
+		if strings.Contains(err.Error(), key) {
+			t.Errorf("error %q contains the key", err)
+		}
+	}
+	if _, err := NewAuthenticator("0123456789abcdef", nil); err != nil {
+		t.Errorf("16-byte key refused: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 )
 
 // ErrMissingCredentials: the request carried no token.
@@ -18,15 +19,22 @@ type Authenticator struct {
 	jwt         *JWTVerifier
 }
 
-// NewAuthenticator combines a static security key ("" for none) and a JWT
-// verifier (nil for none).
-func NewAuthenticator(securityKey string, jwt *JWTVerifier) *Authenticator {
+// MinSecurityKeyBytes is the shortest accepted static security key: it grants
+// admin rights, so a guessable one (a word, "change-me") is refused.
+const MinSecurityKeyBytes = 16
+
+// NewAuthenticator combines a static security key ("" for none; otherwise at
+// least MinSecurityKeyBytes) and a JWT verifier (nil for none).
+func NewAuthenticator(securityKey string, jwt *JWTVerifier) (*Authenticator, error) {
 	a := &Authenticator{jwt: jwt}
 	if securityKey != "" {
+		if len(securityKey) < MinSecurityKeyBytes {
+			return nil, fmt.Errorf("auth: the security key is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 32)", len(securityKey), MinSecurityKeyBytes)
+		}
 		a.securityKey = sha256.Sum256([]byte(securityKey))
 		a.hasKey = true
 	}
-	return a
+	return a, nil
 }
 
 // Enabled reports whether requests must authenticate.

@@ -1,65 +1,61 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/modelspec"
-	"github.com/agentryhq/agentry/tool"
-	"github.com/agentryhq/agentry/tool/builtin"
 )
 
-// LoadAgent reads one agent declaration (the shape of an `agents:` entry) from a
-// YAML or JSON file, for `agentry run --config FILE`. Unknown keys, renamed 2.x
-// keys and removed settings are errors naming the key and line.
-func LoadAgent(path string) (Agent, error) {
-	data, err := os.ReadFile(path)
+// LoadAgent reads the agent `agentry run --config FILE` runs, with the same
+// loader as `agentry serve --config FILE` (see Parse): FILE is one agent (the
+// shape of an agents: entry) or a whole configuration, from which id picks the
+// agent ("" picks the only one). Environment overrides are serve's and are not
+// applied; an agent without an id is allowed.
+func LoadAgent(path, id string) (Agent, error) {
+	cfg, err := readFile(path)
 	if err != nil {
-		return Agent{}, fmt.Errorf("config: %w", err)
-	}
-	return ParseAgent(data, path)
-}
-
-// ParseAgent decodes one agent declaration (YAML, which accepts JSON too).
-func ParseAgent(data []byte, filename string) (Agent, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Agent{}, &Error{File: filename, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	if len(root.Content) == 0 {
-		return Agent{}, &Error{File: filename, Msg: "empty agent file: write at least `model: provider:model_id`"}
-	}
-	if err := checkNames(root.Content[0], filename, ""); err != nil {
 		return Agent{}, err
 	}
-	var a Agent
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a); err != nil && !errors.Is(err, io.EOF) {
-		return Agent{}, &Error{File: filename, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	var ids []string
+	pick := -1
+	for i, a := range cfg.Agents {
+		ids = append(ids, a.ID)
+		if (id == "" && len(cfg.Agents) == 1) || (id != "" && a.ID == id) {
+			pick = i
+		}
 	}
-	return a, nil
+	switch {
+	case len(cfg.Agents) == 0:
+		return Agent{}, &Error{File: path, Msg: "no agent in this file: write one agent (at least `model: provider:model_id`) or an agents: list"}
+	case pick < 0 && id == "":
+		return Agent{}, &Error{File: path, Msg: fmt.Sprintf("the file declares %d agents (%s): pick one with --agent ID", len(ids), strings.Join(ids, ", "))}
+	case pick < 0:
+		return Agent{}, &Error{File: path, Msg: fmt.Sprintf("no agent with id %q (agents: %s)", id, strings.Join(ids, ", "))}
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config: "+format, args...)) }
+	cfg.checkAgent(bad, pick, false)
+	if len(errs) > 0 {
+		return Agent{}, errors.Join(errs...)
+	}
+	return cfg.Agents[pick], nil
 }
 
 // Build turns a declaration into an agent storing in d (nil: no storage).
-// Tools are looked up among the built-in tools.
+// Tools are looked up among the built-in tools and toolkits, with their options.
 func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 	where := "agent"
 	if a.ID != "" {
 		where = "agent " + a.ID
 	}
-	if a.Model == "" {
+	if a.Model.Spec == "" {
 		return nil, fmt.Errorf("config: %s: model is required (\"provider:model_id\", e.g. \"openai:gpt-4o-mini\")", where)
 	}
-	m, err := modelspec.New(a.Model, modelspec.Options{})
+	m, err := a.Model.New()
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)
 	}
@@ -71,17 +67,35 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		SearchPastSessions: a.SearchPastSessions, NumPastSessionsToSearch: a.NumPastSessionsToSearch,
 		Metadata: a.Metadata,
 	}
+	for i, fm := range a.FallbackModels {
+		f, err := fm.New()
+		if err != nil {
+			return nil, fmt.Errorf("config: %s: fallback_models[%d]: %w", where, i, err)
+		}
+		cfg.FallbackModels = append(cfg.FallbackModels, f)
+	}
 	if a.ReasoningModel != "" {
 		if cfg.ReasoningModel, err = modelspec.New(a.ReasoningModel, modelspec.Options{}); err != nil {
 			return nil, fmt.Errorf("config: %s: reasoning_model: %w", where, err)
 		}
 	}
-	for _, t := range a.Tools {
-		var tl tool.Tool
-		if tl, err = builtin.New(t.Name); err != nil {
-			return nil, fmt.Errorf("config: %s: %w", where, err)
+	if cfg.Tools, err = builtinTools(where, a.Tools); err != nil {
+		return nil, err
+	}
+	if a.CodeMode.on() {
+		code := cfg.Tools
+		if len(a.CodeMode.Tools) > 0 {
+			if code, err = builtinTools(where+": code_mode", a.CodeMode.Tools); err != nil {
+				return nil, err
+			}
+		} else {
+			cfg.Tools = nil // the agent's tools move into code
 		}
-		cfg.Tools = append(cfg.Tools, tl)
+		cm, err := a.CodeMode.build(where, agent.DefaultID(a.ID, a.Name), d, code)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tools = append(cfg.Tools, cm.Tools()...)
 	}
 	return agent.New(cfg)
 }

@@ -26,6 +26,17 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent) (*team.Team, error
 	cfg := team.Config{ID: t.ID, Name: t.Name, Description: t.Description, Model: m, DB: d,
 		Instructions: agent.Instructions(t.Instructions), AddHistoryToContext: t.AddHistoryToContext,
 		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata}
+	if t.CodeMode.on() {
+		code, err := builtinTools(where+": code_mode", t.CodeMode.Tools)
+		if err != nil {
+			return nil, err
+		}
+		cm, err := t.CodeMode.build(where, agent.DefaultID(t.ID, t.Name), d, code)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tools = cm.Tools()
+	}
 	for _, id := range t.Members {
 		a, ok := agents[id]
 		if !ok {

@@ -21,6 +21,9 @@ type Config struct {
 	Teams         []Team     `yaml:"teams"`
 	Workflows     []Workflow `yaml:"workflows"`
 	MCPServer     MCPServer  `yaml:"mcp_server"`
+
+	// agentFile: the file was one agent (the shape of an agents: entry).
+	agentFile bool
 }
 
 // Server holds the listener and HTTP limits.
@@ -28,7 +31,8 @@ type Server struct {
 	// Host defaults to 127.0.0.1; Port to 7777 (0 picks a free port).
 	Host string `yaml:"host"`
 	Port int    `yaml:"port"`
-	// CORSOrigins are the allowed browser origins; default http://localhost:3000.
+	// CORSOrigins are the allowed browser origins; default http://localhost:3000
+	// and http://127.0.0.1:3000 (DefaultCORSOrigins).
 	// "*" allows any origin (echoed back, since credentials are allowed).
 	CORSOrigins []string `yaml:"cors_origins"`
 	// BodyLimit caps request bodies (e.g. 33554432, "32MiB", "10MB"); default 32 MiB.
@@ -83,8 +87,12 @@ type JWT struct {
 	Audience       StringList `yaml:"audience"`
 	VerifyAudience *bool      `yaml:"verify_audience"`
 	Issuer         string     `yaml:"issuer"`
-	// Leeway for exp/nbf/iat; default 10s.
-	Leeway time.Duration `yaml:"leeway"`
+	// RequireKID refuses tokens without a "kid" header (and kids naming no
+	// configured key); every verification key then needs a kid. Off by default:
+	// a kid-less token is tried against every key.
+	RequireKID bool `yaml:"require_kid"`
+	// Leeway for exp/nbf/iat; unset (nil) means 10s, "0s" means none.
+	Leeway *time.Duration `yaml:"leeway"`
 	// TokenSource is "header" (default), "cookie" or "both" (header first).
 	TokenSource string `yaml:"token_source"`
 	// CookieName defaults to "access_token".
@@ -104,8 +112,13 @@ type Agent struct {
 	ID          string `yaml:"id"`
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
-	// Model is "provider:model_id", e.g. "openai:gpt-4o" or "scripted:echo".
-	Model string `yaml:"model"`
+	// Model is "provider:model_id", e.g. "openai:gpt-4o", or "scripted:FILE"
+	// (a relative FILE is relative to the config file),
+	// or a mapping with id and the model's parameters (see Model).
+	Model Model `yaml:"model"`
+	// FallbackModels are tried in order when the model fails with a rate
+	// limit, server or context-length error (Agno's fallback_models).
+	FallbackModels []Model `yaml:"fallback_models"`
 	// ReasoningModel (same form) runs a reasoning pass first (3.0's reasoning_model).
 	ReasoningModel string     `yaml:"reasoning_model"`
 	Instructions   StringList `yaml:"instructions"`
@@ -119,6 +132,9 @@ type Agent struct {
 	SearchPastSessions      bool           `yaml:"search_past_sessions"`
 	NumPastSessionsToSearch int            `yaml:"num_past_sessions_to_search"`
 	Metadata                map[string]any `yaml:"metadata"`
+	// CodeMode gives the model a sandboxed code environment whose functions
+	// are tools (see CodeMode).
+	CodeMode *CodeMode `yaml:"code_mode"`
 }
 
 // Team declares a team of agents.
@@ -134,6 +150,9 @@ type Team struct {
 	NumHistoryRuns      int            `yaml:"num_history_runs"`
 	UpdateMemoryOnRun   bool           `yaml:"update_memory_on_run"`
 	Metadata            map[string]any `yaml:"metadata"`
+	// CodeMode gives the leader a code environment; its code_mode.tools are
+	// callable from code.
+	CodeMode *CodeMode `yaml:"code_mode"`
 }
 
 // Workflow declares a sequence of steps, each run by an agent or a team.
@@ -164,7 +183,6 @@ const (
 	DefaultPort        = 7777
 	DefaultDSN         = "./agentry.db"
 	DefaultBodyLimit   = 32 << 20
-	DefaultCORSOrigin  = "http://localhost:3000"
 	DefaultCookieName  = "access_token"
 	DefaultTokenSource = "header"
 	DefaultMCPPath     = "/mcp"
@@ -172,13 +190,21 @@ const (
 	DefaultQueryTimeout = 5 * time.Second
 )
 
+// DefaultCORSOrigins are the browser origins allowed when none are configured:
+// a web client on port 3000 of this machine under both of its names (`next
+// dev` prints localhost, `next start -H 127.0.0.1` prints 127.0.0.1, and a
+// browser sends the Origin of the address it was given).
+func DefaultCORSOrigins() []string {
+	return []string{"http://localhost:3000", "http://127.0.0.1:3000"}
+}
+
 // Default is the configuration of `agentry serve` with no flags or file.
 func Default() Config {
 	return Config{
 		Server: Server{
 			Host:              DefaultHost,
 			Port:              DefaultPort,
-			CORSOrigins:       []string{DefaultCORSOrigin},
+			CORSOrigins:       DefaultCORSOrigins(),
 			BodyLimit:         DefaultBodyLimit,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
@@ -264,11 +290,15 @@ func (l *StringList) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: expected a string or a list of strings", n.Line)
 }
 
-// VerificationKey is a PEM public key or HMAC secret, optionally with a kid.
-// In YAML: a string, or {kid: ..., key: ...}.
+// VerificationKey is a PEM public key, a path to a PEM or JWKS file, or an
+// HMAC secret, optionally with a kid (see auth.LoadKey). In YAML: a string, or
+// {kid: ..., key: ...}.
 type VerificationKey struct {
 	KID string
 	Key string
+	// dir resolves a relative key file path: the config file's directory for
+	// entries read from a file, "" (the working directory) otherwise.
+	dir string
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler.
@@ -289,6 +319,7 @@ func (k *VerificationKey) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Tool names a built-in tool or toolkit; in YAML a string or {name, options}.
+// Options are decoded by the toolkit (tool/builtin): unknown keys are errors.
 type Tool struct {
 	Name    string
 	Options map[string]any

@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +50,8 @@ func TestLoad_NoFileGivesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.DB.DSN != "./agentry.db" || cfg.Server.CORSOrigins[0] != "http://localhost:3000" {
+	if cfg.Server.Addr() != "127.0.0.1:7777" || cfg.DB.DSN != "./agentry.db" ||
+		!slices.Equal(cfg.Server.CORSOrigins, []string{"http://localhost:3000", "http://127.0.0.1:3000"}) {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -170,6 +173,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"empty dsn", "db:\n  dsn: ''\n", "db.dsn"},
 		{"zero query timeout", "db:\n  query_timeout: 0s\n", "db.query_timeout must be positive"},
 		{"negative query timeout", "db:\n  query_timeout: -1s\n", "db.query_timeout must be positive"},
+		{"incomplete dsn", "db:\n  dsn: postgres://\n", "db.dsn (--db): invalid database DSN: postgres:// names no host"},
 		{"empty agent id", "agents:\n  - name: x\n    model: a:b\n", "agents[0]: id is required"},
 		{"duplicate agent ids", "agents:\n  - id: a\n    model: a:b\n  - id: a\n    model: a:b\n", "duplicate id \"a\""},
 		{"id with slash", "agents:\n  - id: a/b\n    model: a:b\n", "may only use"},
@@ -184,6 +188,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"bad token source", "auth:\n  jwt:\n    verification_keys: [x]\n    token_source: query\n", "token_source"},
 		{"algorithm and algorithms", "auth:\n  jwt:\n    verification_keys: [x]\n    algorithm: RS256\n    algorithms: [ES256]\n", "not both"},
 		{"isolation without jwt", "user_isolation: true\nauth:\n  security_key: k\n", "user_isolation needs auth.jwt"},
+		{"negative leeway", "auth:\n  jwt:\n    verification_keys: [x]\n    leeway: -1s\n", "leeway"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,13 +209,13 @@ func TestApplyEnv_OverridesFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "os.yaml")
-	if err := os.WriteFile(path, []byte("server:\n  port: 8000\nauth:\n  security_key: from-file\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("server:\n  port: 8000\nauth:\n  security_key: from-file-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := Load(path, env(map[string]string{
 		"AGENTRY_HOST": "0.0.0.0", "AGENTRY_PORT": "9000", "AGENTRY_DB": "postgres://x/y",
 		"AGENTRY_CORS_ORIGINS": "https://a.test, https://b.test", "AGENTRY_BODY_LIMIT": "1MiB",
-		"AGENTRY_SHUTDOWN_TIMEOUT": "5s", "OS_SECURITY_KEY": "from-env",
+		"AGENTRY_SHUTDOWN_TIMEOUT": "5s", "OS_SECURITY_KEY": "from-env-0123456789",
 		"JWT_VERIFICATION_KEY": strings.Repeat("s", 40), "AGENTRY_USER_ISOLATION": "true",
 	}))
 	if err != nil {
@@ -218,7 +223,7 @@ func TestApplyEnv_OverridesFile(t *testing.T) {
 	}
 	s := cfg.Server
 	if s.Addr() != "0.0.0.0:9000" || cfg.DB.DSN != "postgres://x/y" || len(s.CORSOrigins) != 2 || s.CORSOrigins[1] != "https://b.test" ||
-		s.BodyLimit != 1<<20 || s.ShutdownTimeout != 5*time.Second || cfg.Auth.SecurityKey != "from-env" || !cfg.UserIsolation {
+		s.BodyLimit != 1<<20 || s.ShutdownTimeout != 5*time.Second || cfg.Auth.SecurityKey != "from-env-0123456789" || !cfg.UserIsolation {
 		t.Errorf("config = %+v", cfg)
 	}
 	if cfg.Auth.JWT == nil || len(cfg.Auth.JWT.VerificationKeys) != 1 || cfg.Auth.JWT.TokenSource != "header" {
@@ -334,10 +339,12 @@ func TestAuthenticator_BuildsFromKeysAndJWKSFile(t *testing.T) {
 func TestAuthenticator_RejectsBadKeys(t *testing.T) {
 	t.Parallel()
 	tests := map[string]Auth{
-		"short secret":      {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "short"}}}},
-		"missing jwks file": {JWT: &JWT{JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
-		"secret without HS": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}}},
-		"unknown algorithm": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}, Algorithm: "HS1"}},
+		"short secret":            {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "short"}}}},
+		"missing jwks file":       {JWT: &JWT{JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
+		"secret without HS":       {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}}},
+		"unknown algorithm":       {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: strings.Repeat("k", 40)}}, Algorithm: "HS1"}},
+		"path taken for a secret": {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: "/etc/agentry/keys/jwt-signing-secret"}}, Algorithm: "HS256"}},
+		"missing key file":        {JWT: &JWT{VerificationKeys: []VerificationKey{{Key: filepath.Join(t.TempDir(), "jwt.pem")}}}},
 	}
 	for name, a := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -346,6 +353,189 @@ func TestAuthenticator_RejectsBadKeys(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+}
+
+// hsToken signs claims (plus a one-hour exp) with secret, setting kid when non-empty.
+func hsToken(t *testing.T, secret, kid string, c jwt.MapClaims) string {
+	t.Helper()
+	if _, ok := c["exp"]; !ok {
+		c["exp"] = time.Now().Add(time.Hour).Unix()
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestAuthenticator_ReadsKeyFiles(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "keys"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "keys", "jwt.pem")
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "os.yaml")
+	if err := os.WriteFile(cfgPath, []byte("auth:\n  jwt:\n    algorithm: EdDSA\n    verification_keys: [keys/jwt.pem]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"sub": "u", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		path string
+		env  map[string]string
+	}{
+		"relative to the config file": {cfgPath, nil},
+		"JWT_VERIFICATION_KEY path":   {"", map[string]string{"JWT_VERIFICATION_KEY": keyPath}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(tt.path, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Auth.JWT.Algorithm = "EdDSA"
+			a, err := cfg.Auth.Authenticator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := a.Authenticate(tok); err != nil || p.UserID != "u" {
+				t.Errorf("token signed by the key file's key: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoad_ShortSecurityKeyIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, file string
+		env        map[string]string
+		ok         bool
+	}{
+		{"short key in the file", "auth:\n  security_key: change-me\n", nil, false},
+		{"short OS_SECURITY_KEY", "", map[string]string{"OS_SECURITY_KEY": "hunter2hunter2"}, false},
+		{"short AGENTRY_SECURITY_KEY", "", map[string]string{"AGENTRY_SECURITY_KEY": "x"}, false},
+		{"16 bytes", "", map[string]string{"OS_SECURITY_KEY": "0123456789abcdef"}, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := ""
+			if tt.file != "" {
+				path = filepath.Join(dir, fmt.Sprintf("os%d.yaml", i))
+				if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg, err := Load(path, env(tt.env))
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, err := cfg.Auth.Authenticator(); err != nil || !a.Enabled() {
+					t.Fatalf("authenticator: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "security_key") || !strings.Contains(err.Error(), "16") {
+				t.Fatalf("Load = %v, want an error naming security_key and the 16-byte minimum", err)
+			}
+			for _, key := range []string{"change-me", "hunter2hunter2"} {
+				if strings.Contains(err.Error(), key) {
+					t.Errorf("error %q contains the key", err)
+				}
+			}
+		})
+	}
+}
+
+func TestAuthenticator_LeewayZeroMeansNone(t *testing.T) {
+	t.Parallel()
+	secret := strings.Repeat("s3cr3t-", 6)
+	expiredAgo := func(d time.Duration) string {
+		return hsToken(t, secret, "", jwt.MapClaims{"sub": "u", "exp": time.Now().Add(-d).Unix()})
+	}
+	tests := []struct {
+		name, leeway string
+		accepted     map[time.Duration]bool
+	}{
+		{"unset is the 10s default", "", map[time.Duration]bool{3 * time.Second: true, 30 * time.Second: false}},
+		{"0s is no leeway", "    leeway: 0s\n", map[time.Duration]bool{3 * time.Second: false}},
+		{"1m", "    leeway: 1m\n", map[time.Duration]bool{30 * time.Second: true, 2 * time.Minute: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte("auth:\n  jwt:\n    algorithm: HS256\n    verification_keys: ["+secret+"]\n"+tt.leeway), "os.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			a, err := cfg.Auth.Authenticator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ago, want := range tt.accepted {
+				if _, err := a.Authenticate(expiredAgo(ago)); (err == nil) != want {
+					t.Errorf("token expired %s ago: accepted=%v, want %v (%v)", ago, err == nil, want, err)
+				}
+			}
+		})
+	}
+}
+
+func TestAuthenticator_RequireKID(t *testing.T) {
+	t.Parallel()
+	secret := strings.Repeat("s3cr3t-", 6)
+	build := func(t *testing.T, yml string) Config {
+		t.Helper()
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cfg := build(t, "auth:\n  jwt:\n    algorithm: HS256\n    require_kid: true\n    verification_keys:\n      - kid: k1\n        key: "+secret+"\n")
+	a, err := cfg.Auth.Authenticator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(hsToken(t, secret, "k1", jwt.MapClaims{"sub": "u"})); err != nil {
+		t.Errorf("token with kid rejected: %v", err)
+	}
+	if p, err := a.Authenticate(hsToken(t, secret, "", jwt.MapClaims{"sub": "u"})); err == nil {
+		t.Errorf("kid-less token accepted with require_kid: %+v", p)
+	}
+
+	cfg = build(t, "auth:\n  jwt:\n    algorithm: HS256\n    require_kid: true\n    verification_keys: ["+secret+"]\n")
+	if _, err := cfg.Auth.Authenticator(); err == nil || !strings.Contains(err.Error(), "kid") {
+		t.Errorf("require_kid with a kid-less key: %v, want an error about the missing kid", err)
 	}
 }
 
@@ -375,15 +565,14 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestLoad_ExampleAgentsBuild builds every agent of the example from the repo
-// root, as `agentry serve --config examples/agentos.yaml` does (no t.Parallel:
-// it changes directory and environment).
+// TestLoad_ExampleAgentsBuild builds every agent of the example from another
+// working directory than the repository root: the scripted model's file is
+// found relative to the config file (no t.Parallel: it sets the environment).
 func TestLoad_ExampleAgentsBuild(t *testing.T) {
-	t.Chdir(filepath.Join("..", ".."))
 	// Providers check for a key when built; no request is sent here.
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	t.Setenv("ANTHROPIC_API_KEY", "test-key")
-	cfg, err := Load(filepath.Join("examples", "agentos.yaml"), env(nil))
+	cfg, err := Load(filepath.Join("..", "..", "examples", "agentos.yaml"), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

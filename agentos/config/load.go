@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,7 +41,8 @@ var removed = map[string]bool{
 }
 
 // freeForm keys hold user data whose keys are not settings.
-var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true}
+var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true,
+	"extra_headers": true, "extra_body": true}
 
 // Error is a problem in a config file; Line is 0 when unknown.
 type Error struct {
@@ -57,19 +59,14 @@ func (e *Error) Error() string {
 }
 
 // Load reads the file at path (skipped when path is ""), applies environment
-// overrides from lookup (os.LookupEnv when nil) and validates the result.
+// overrides from lookup (os.LookupEnv when nil) and validates the result. The
+// file is a whole configuration or one agent (see Parse).
 func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 	cfg := Default()
 	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return Config{}, fmt.Errorf("config: %w", err)
-		}
-		if cfg, err = Parse(data, path); err != nil {
+		var err error
+		if cfg, err = readFile(path); err != nil {
 			return Config{}, err
-		}
-		if cfg.Auth.JWT != nil && cfg.Auth.JWT.JWKSFile != "" && !filepath.IsAbs(cfg.Auth.JWT.JWKSFile) {
-			cfg.Auth.JWT.JWKSFile = filepath.Join(filepath.Dir(path), cfg.Auth.JWT.JWKSFile)
 		}
 	}
 	if lookup == nil {
@@ -84,8 +81,76 @@ func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 	return cfg, nil
 }
 
-// Parse decodes a config file over Default. Unknown keys, renamed 2.x keys and
-// removed settings are errors naming the key and line. It does not validate.
+// readFile parses the file at path and resolves the paths in it that are
+// relative to the file (jwks_file, scripted model files).
+func readFile(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(data, path)
+	if err != nil {
+		return Config{}, err
+	}
+	dir := filepath.Dir(path)
+	if cfg.Auth.JWT != nil && cfg.Auth.JWT.JWKSFile != "" && !filepath.IsAbs(cfg.Auth.JWT.JWKSFile) {
+		cfg.Auth.JWT.JWKSFile = filepath.Join(dir, cfg.Auth.JWT.JWKSFile)
+	}
+	if j := cfg.Auth.JWT; j != nil {
+		// Key file paths, like jwks_file, are relative to the config file.
+		for i := range j.VerificationKeys {
+			j.VerificationKeys[i].dir = dir
+		}
+	}
+	for i := range cfg.Agents {
+		a := &cfg.Agents[i]
+		a.Model.Spec = scriptedFromDir(dir, a.Model.Spec)
+		for j := range a.FallbackModels {
+			a.FallbackModels[j].Spec = scriptedFromDir(dir, a.FallbackModels[j].Spec)
+		}
+		a.ReasoningModel = scriptedFromDir(dir, a.ReasoningModel)
+		toolDirsFromDir(dir, a.Tools)
+		if a.CodeMode != nil {
+			toolDirsFromDir(dir, a.CodeMode.Tools)
+		}
+	}
+	for i := range cfg.Teams {
+		cfg.Teams[i].Model = scriptedFromDir(dir, cfg.Teams[i].Model)
+	}
+	return cfg, nil
+}
+
+// toolDirsFromDir makes a toolkit's relative base_dir (files, shell) relative
+// to dir, the config file's directory, like scripted models and key files.
+func toolDirsFromDir(dir string, tools []Tool) {
+	for _, t := range tools {
+		if p, ok := t.Options["base_dir"].(string); ok && p != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+			t.Options["base_dir"] = filepath.Join(dir, p)
+		}
+	}
+}
+
+// scriptedFromDir makes a relative "scripted:FILE" model relative to dir, the
+// config file's directory, so a file serves the same agents from any working
+// directory.
+func scriptedFromDir(dir, spec string) string {
+	provider, file, ok := strings.Cut(spec, ":")
+	if !ok || !strings.EqualFold(strings.TrimSpace(provider), "scripted") {
+		return spec
+	}
+	file = strings.TrimSpace(file)
+	if file == "" || filepath.IsAbs(file) {
+		return spec
+	}
+	return "scripted:" + filepath.Join(dir, file)
+}
+
+// Parse decodes a config file over Default. The file is either a whole
+// configuration or one agent (the shape of an agents: entry, what
+// `agentry run --config` has always read), which reads as a configuration
+// declaring that agent alone. Unknown keys (with the nearest valid key),
+// values of the wrong kind, renamed 2.x keys and removed settings are errors
+// naming the YAML key and line. It does not validate.
 func Parse(data []byte, filename string) (Config, error) {
 	cfg := Default()
 	var root yaml.Node
@@ -95,12 +160,29 @@ func Parse(data []byte, filename string) (Config, error) {
 	if len(root.Content) == 0 {
 		return cfg, nil
 	}
-	if err := checkNames(root.Content[0], filename, ""); err != nil {
+	doc := root.Content[0]
+	if err := checkNames(doc, filename, ""); err != nil {
 		return Config{}, err
+	}
+	agentFile := isAgentFile(doc)
+	shape := reflect.TypeFor[Config]()
+	if agentFile {
+		shape = reflect.TypeFor[Agent]()
+	}
+	if errs := checkKeys(doc, shape, filename, ""); len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	var err error
+	if agentFile {
+		var a Agent
+		err = dec.Decode(&a)
+		cfg.Agents, cfg.agentFile = []Agent{a}, true
+	} else {
+		err = dec.Decode(&cfg)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, decodeError(filename, err)
 	}
 	var extra yaml.Node

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/tool/builtin"
 )
 
@@ -38,8 +39,8 @@ func (c *Config) Validate() error {
 			bad("server.cors_origins: %q must be \"*\" or start with http:// or https://", o)
 		}
 	}
-	if strings.TrimSpace(c.DB.DSN) == "" {
-		bad("db.dsn is empty")
+	if _, err := dsn.Parse(c.DB.DSN); err != nil {
+		bad("db.dsn (--db): %v", err)
 	}
 	if c.DB.QueryTimeout <= 0 {
 		bad("db.query_timeout must be positive (e.g. 5s)")
@@ -59,9 +60,12 @@ func (c *Config) Validate() error {
 				bad("auth.jwt.excluded_route_paths: %q must start with /", p)
 			}
 		}
-		if j.Leeway < 0 || j.MaxTokenBytes < 0 {
+		if (j.Leeway != nil && *j.Leeway < 0) || j.MaxTokenBytes < 0 {
 			bad("auth.jwt: leeway and max_token_bytes must not be negative")
 		}
+	}
+	if k := c.Auth.SecurityKey; k != "" && len(k) < auth.MinSecurityKeyBytes {
+		bad("auth.security_key (or OS_SECURITY_KEY) is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 32)", len(k), auth.MinSecurityKeyBytes)
 	}
 	if c.UserIsolation && c.Auth.JWT == nil {
 		bad("user_isolation needs auth.jwt: the security key alone identifies no user")
@@ -72,20 +76,11 @@ func (c *Config) Validate() error {
 
 	agents := map[string]bool{}
 	for i, a := range c.Agents {
-		where := fmt.Sprintf("agents[%d]", i)
-		checkID(bad, where, a.ID, agents)
-		checkModel(bad, where+".model", a.Model, true)
-		checkModel(bad, where+".reasoning_model", a.ReasoningModel, false)
-		if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
-			bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+		c.checkAgent(bad, i, true)
+		if a.ID != "" && agents[a.ID] {
+			bad("agents[%d]: duplicate id %q", i, a.ID)
 		}
-		for _, t := range a.Tools {
-			if t.Name == "" {
-				bad("%s.tools: a tool needs a name", where)
-			} else if !builtin.Has(t.Name) {
-				bad("%s.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
-			}
-		}
+		agents[a.ID] = true
 	}
 	teams := map[string]bool{}
 	for i, t := range c.Teams {
@@ -95,6 +90,7 @@ func (c *Config) Validate() error {
 		if len(t.Members) == 0 {
 			bad("%s: a team needs members", where)
 		}
+		t.CodeMode.validate(bad, where)
 		for _, m := range t.Members {
 			if !agents[m] {
 				bad("%s.members: no agent with id %q", where, m)
@@ -120,6 +116,43 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkAgent reports agent i's invalid values. Its keys are under agents[i],
+// or at the top level of a one-agent file. An id is required to serve the
+// agent (it names the agent's routes), not to run it once.
+func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
+	a := c.Agents[i]
+	key := func(k string) string { return fmt.Sprintf("agents[%d].%s", i, k) }
+	where := fmt.Sprintf("agents[%d]", i)
+	if c.agentFile {
+		key = func(k string) string { return k }
+		where = "agent"
+	}
+	switch {
+	case a.ID == "" && serving && c.agentFile:
+		bad("id is required to serve an agent (its runs are at /agents/{id}/runs): add `id: my-agent`")
+	case a.ID == "" && serving:
+		bad("%s: id is required", where)
+	case a.ID != "" && !idPattern.MatchString(a.ID):
+		bad("%s %q may only use letters, digits, '.', '_' and '-'", key("id"), a.ID)
+	}
+	checkModel(bad, key("model"), a.Model.Spec, true)
+	for j, fm := range a.FallbackModels {
+		checkModel(bad, fmt.Sprintf("%s[%d]", key("fallback_models"), j), fm.Spec, true)
+	}
+	checkModel(bad, key("reasoning_model"), a.ReasoningModel, false)
+	if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 || a.NumPastSessionsToSearch < 0 {
+		bad("%s: num_history_runs, tool_call_limit and num_past_sessions_to_search must not be negative", where)
+	}
+	for _, t := range a.Tools {
+		if t.Name == "" {
+			bad("%s: a tool needs a name", key("tools"))
+		} else if err := builtin.Check(t.Name, t.Options); err != nil {
+			bad("%s: %v", key("tools"), err)
+		}
+	}
+	a.CodeMode.validate(bad, where)
 }
 
 func checkID(bad func(string, ...any), where, id string, seen map[string]bool) {
@@ -148,18 +181,18 @@ func checkModel(bad func(string, ...any), where, model string, required bool) {
 }
 
 // Authenticator builds the request authenticator from the auth block, reading
-// the JWKS file. It returns a disabled authenticator when neither a security key
+// key files and the JWKS file. It returns a disabled authenticator when neither a security key
 // nor JWT is configured.
 func (a Auth) Authenticator() (*auth.Authenticator, error) {
 	var v *auth.JWTVerifier
 	if j := a.JWT; j != nil {
 		var keys []auth.Key
 		for i, vk := range j.VerificationKeys {
-			k, err := auth.ParseKey(vk.KID, vk.Key)
+			k, err := auth.LoadKey(vk.KID, vk.Key, vk.dir)
 			if err != nil {
 				return nil, fmt.Errorf("config: auth.jwt.verification_keys[%d]: %w", i, err)
 			}
-			keys = append(keys, k)
+			keys = append(keys, k...)
 		}
 		if j.JWKSFile != "" {
 			data, err := os.ReadFile(j.JWKSFile)
@@ -189,6 +222,7 @@ func (a Auth) Authenticator() (*auth.Authenticator, error) {
 			ScopesClaim:    j.ScopesClaim,
 			Audience:       aud,
 			Issuer:         j.Issuer,
+			RequireKID:     j.RequireKID,
 			Leeway:         j.Leeway,
 			MaxTokenBytes:  j.MaxTokenBytes,
 		})
@@ -196,5 +230,9 @@ func (a Auth) Authenticator() (*auth.Authenticator, error) {
 			return nil, fmt.Errorf("config: auth.jwt: %w", err)
 		}
 	}
-	return auth.NewAuthenticator(a.SecurityKey, v), nil
+	authn, err := auth.NewAuthenticator(a.SecurityKey, v)
+	if err != nil {
+		return nil, fmt.Errorf("config: auth.security_key (OS_SECURITY_KEY): %w", err)
+	}
+	return authn, nil
 }

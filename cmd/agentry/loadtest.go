@@ -27,9 +27,9 @@ runs/s, latency p50/p90/p99/max and, for streams, time to the first event.
 Only loopback targets (127.0.0.0/8, ::1, localhost) are accepted unless
 --allow-remote is given: load tests run next to the server they measure and must
 not hit other hosts. Exits with status 3 when any request failed.`,
-		Example: `  agentry serve --config agentos.yaml &
-  agentry loadtest --url http://127.0.0.1:7777 --agent demo --concurrency 32 --duration 10s
-  agentry loadtest --agent demo --stream --requests 20000 --json`,
+		Example: `  agentry serve --config examples/offline.yaml &
+  agentry loadtest --url http://127.0.0.1:7777 --agent echo --concurrency 32 --duration 10s
+  agentry loadtest --agent echo --stream --requests 20000 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error

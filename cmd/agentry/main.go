@@ -48,7 +48,10 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Agentry: agents, teams and workflows in Go, served over the AgentOS API",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the same line as `agentry version`.
+		Version: versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

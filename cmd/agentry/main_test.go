@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentryhq/agentry/db/sqlite"
 )
 
 // cli runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -86,6 +88,11 @@ func TestRun_ToolCallStoredAndListed(t *testing.T) {
 func TestRunsList_RejectsBadFilters(t *testing.T) {
 	t.Parallel()
 	dbPath := filepath.Join(t.TempDir(), "a.db")
+	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: dbPath}) // the filters, not a missing file, must fail
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
 	for _, args := range [][]string{
 		{"--limit", "0"},
 		{"--limit", "5", "--page", "0"},
@@ -138,7 +145,7 @@ func TestRun_Errors(t *testing.T) {
 	}{
 		{"no model", []string{"run", "hi"}, "no model"},
 		{"bad spec", []string{"run", "--model", "gpt4", "hi"}, "provider:model"},
-		{"unknown tool", []string{"run", "--model", "scripted:" + writeFile(t, "s.yaml", script), "--tool", "web_search", "hi"}, "unknown tool"},
+		{"unknown tool", []string{"run", "--model", "scripted:" + writeFile(t, "s.yaml", script), "--tool", "duckduckgo_search", "hi"}, "unknown tool"},
 		{"unknown key", []string{"run", "--config", writeFile(t, "a.yaml", "model: openai:x\nmodle: y\n"), "hi"}, "modle"},
 		{"not sqlite", []string{"run", "--model", "scripted:" + writeFile(t, "s2.yaml", script), "--db", writeFile(t, "bad.db", strings.Repeat("not a database ", 500)), "hi"}, "not"},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/migrate"
 )
 
@@ -38,7 +39,7 @@ copies them into the runs table (resumably: run it again after an interruption)
 and keeps the legacy column as a frozen backup until "cleanup".`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.dsn, "db", defaultDSN, "database DSN (SQLite path, postgres://…, mysql://…)")
+	pf.StringVar(&f.dsn, "db", defaultDSN, dbFlagHelp)
 	pf.StringVar(&f.schema, "schema", "", "Postgres schema holding the tables (default ai)")
 	pf.BoolVar(&f.dryRun, "dry-run", false, "print what would change without writing")
 	pf.IntVar(&f.batchSize, "batch-size", 0, "sessions per copy transaction (default 500)")
@@ -51,7 +52,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 		Short: "Apply every step up to VERSION (default the latest)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				sum, err := m.Up(cmd.Context(), to)
 				return reportSummary(cmd, f, "up", sum, err)
 			})
@@ -68,7 +69,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 			if downTo == "" {
 				return errors.New("down needs --to VERSION (one of " + strings.Join(migrate.Versions, ", ") + ")")
 			}
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				sum, err := m.Down(cmd.Context(), downTo)
 				return reportSummary(cmd, f, "down", sum, err)
 			})
@@ -81,7 +82,7 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 		Short: "Show each table's schema version and pending steps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, true, func(m *migrate.Manager) error {
 				st, err := m.Status(cmd.Context())
 				if err != nil {
 					return err
@@ -101,7 +102,10 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 						notes = append(notes, fmt.Sprintf("legacy runs column (%d rows with runs)", s.RowsWithRuns))
 					}
 					if s.CopyCheckpoint != "" {
-						notes = append(notes, "interrupted copy: resume with `agentry migrate up`")
+						notes = append(notes, "interrupted copy: resume with `agentry migrate up --db "+shellQuote(f.dsn)+"`")
+					}
+					if s.BadRowsRecorded > 0 {
+						notes = append(notes, fmt.Sprintf("%d bad rows recorded in agno_migration_errors (`migrate up` retries them)", s.BadRowsRecorded))
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Table, cur, s.Target, strings.Join(s.Pending, " → "), strings.Join(notes, "; "))
 				}
@@ -118,8 +122,11 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 Without --force it refuses while any session still holds runs in that column.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withManager(cmd, f, func(m *migrate.Manager) error {
+			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				res, err := m.CleanupLegacyRunsColumn(cmd.Context(), force)
+				if errors.Is(err, migrate.ErrNotMigrated) {
+					return fmt.Errorf("%w\nrun first: agentry migrate up --db %s", err, shellQuote(f.dsn))
+				}
 				if err != nil {
 					return err
 				}
@@ -145,25 +152,27 @@ Without --force it refuses while any session still holds runs in that column.`,
 	return cmd
 }
 
-// withManager opens the database, builds a Manager with progress reporting
-// and runs fn.
-func withManager(cmd *cobra.Command, f migrateFlags, fn func(*migrate.Manager) error) error {
-	sqlDB, dialect, err := migrate.Open(cmd.Context(), f.dsn)
+// withManager opens the database through the db front (read-only for
+// status and dry runs: nothing is created or changed, not even a SQLite
+// file's journal mode; a missing SQLite file is an error), builds a Manager
+// with progress reporting and runs fn.
+func withManager(cmd *cobra.Command, f migrateFlags, readOnly bool, fn func(*migrate.Manager) error) error {
+	store, err := openStore(cmd.Context(), f.dsn, dsn.Options{SkipSchemaCheck: true, MustExist: true, ReadOnly: readOnly, Schema: f.schema})
 	if err != nil {
 		return err
 	}
-	defer sqlDB.Close()
+	defer store.Close()
 	errOut := cmd.ErrOrStderr()
-	prog := newProgressReporter(errOut)
+	prog := newProgressReporter(errOut, f.dryRun)
 	defer prog.finish()
-	m, err := migrate.New(migrate.Config{
-		DB: sqlDB, Dialect: dialect, Schema: f.schema, BatchSize: f.batchSize, DryRun: f.dryRun,
-		LockTimeout: f.lockTimeout, Progress: prog.report,
+	m, release, err := migrate.ForDB(store, migrate.Config{
+		BatchSize: f.batchSize, DryRun: f.dryRun, LockTimeout: f.lockTimeout, Progress: prog.report,
 		Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
 		return err
 	}
+	defer release()
 	return fn(m)
 }
 
@@ -198,8 +207,22 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 	for _, st := range s.Steps {
 		fmt.Fprintf(w, "%s%s %s → %s: %s\n", prefix, st.Table, st.From, st.To, strings.Join(st.Actions, "; "))
 	}
-	fmt.Fprintf(w, "%s%s: %d sessions scanned, %d runs copied, %d already present, %d bad rows, in %s\n",
-		prefix, what, s.SessionsScanned, s.RunsCopied, s.RunsSkipped, s.BadRowCount, s.Duration.Round(time.Millisecond))
+	took := s.Duration.Round(time.Millisecond)
+	switch {
+	case what == "down" && s.DryRun:
+		fmt.Fprintf(w, "%sdown: would rebuild the runs column of %d sessions (%d runs), in %s\n", prefix, s.SessionsRebuilt, s.RunsRestored, took)
+	case what == "down":
+		fmt.Fprintf(w, "down: rebuilt the runs column of %d sessions (%d runs), in %s\n", s.SessionsRebuilt, s.RunsRestored, took)
+	case s.DryRun:
+		fmt.Fprintf(w, "%sup: would copy %d runs (%d sessions scanned, %d runs already present), %d bad rows, in %s\n",
+			prefix, s.RunsCopied, s.SessionsScanned, s.RunsSkipped, s.BadRowCount, took)
+	default:
+		fmt.Fprintf(w, "up: %d sessions scanned, %d runs copied, %d already present, %d bad rows, in %s\n",
+			s.SessionsScanned, s.RunsCopied, s.RunsSkipped, s.BadRowCount, took)
+	}
+	if s.SessionsRechecked > 0 {
+		fmt.Fprintf(w, "%sup: rechecked %d sessions with bad rows recorded by an earlier attempt\n", prefix, s.SessionsRechecked)
+	}
 	for _, b := range s.BadRows {
 		pos := "whole row"
 		if b.Position >= 0 {
@@ -216,44 +239,66 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 type progressReporter struct {
 	w        io.Writer
 	tty      bool
+	dryRun   bool
 	bar      *progressbar.ProgressBar
+	step     string
 	lastLine time.Time
 }
 
-func newProgressReporter(w io.Writer) *progressReporter {
+func newProgressReporter(w io.Writer, dryRun bool) *progressReporter {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progressReporter{w: w, tty: tty}
+	return &progressReporter{w: w, tty: tty, dryRun: dryRun}
+}
+
+// runsWord says what a step's run count is.
+func (p *progressReporter) runsWord(step string) string {
+	switch {
+	case strings.HasPrefix(step, "rebuild") && p.dryRun:
+		return "runs to write back"
+	case strings.HasPrefix(step, "rebuild"):
+		return "runs written back"
+	case p.dryRun:
+		return "runs to copy"
+	}
+	return "runs copied"
 }
 
 func (p *progressReporter) report(pr migrate.Progress) {
 	if p.tty {
-		if p.bar == nil {
-			p.bar = progressbar.NewOptions64(pr.SessionsTotal,
+		if p.bar == nil || pr.Step != p.step {
+			p.finish()
+			p.step = pr.Step
+			p.bar = progressbar.NewOptions64(max(pr.SessionsTotal, 1),
 				progressbar.OptionSetWriter(p.w),
 				progressbar.OptionSetDescription(pr.Step+" ("+pr.Table+")"),
 				progressbar.OptionShowCount(),
 				progressbar.OptionSetPredictTime(true),
 				progressbar.OptionShowElapsedTimeOnFinish(),
 				progressbar.OptionThrottle(100*time.Millisecond),
+				// End the bar's line at 100 %: what is written next (a log
+				// line, the summary) starts on a line of its own.
+				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
 			)
 		}
-		p.bar.Describe(fmt.Sprintf("%s: %d runs, %.0f runs/s", pr.Step, pr.RunsCopied, pr.RunsPerSecond))
+		p.bar.Describe(fmt.Sprintf("%s: %d %s, %.0f runs/s", pr.Step, pr.RunsCopied, p.runsWord(pr.Step), pr.RunsPerSecond))
 		_ = p.bar.Set64(pr.SessionsDone)
 		return
 	}
 	if now := time.Now(); now.Sub(p.lastLine) >= time.Second || pr.SessionsDone == pr.SessionsTotal {
 		p.lastLine = now
-		fmt.Fprintf(p.w, "%s %s: %d/%d sessions, %d runs copied, %d bad, %.0f runs/s\n",
-			pr.Step, pr.Table, pr.SessionsDone, pr.SessionsTotal, pr.RunsCopied, pr.BadRows, pr.RunsPerSecond)
+		fmt.Fprintf(p.w, "%s %s: %d/%d sessions, %d %s, %d bad, %.0f runs/s\n",
+			pr.Step, pr.Table, pr.SessionsDone, pr.SessionsTotal, pr.RunsCopied, p.runsWord(pr.Step), pr.BadRows, pr.RunsPerSecond)
 	}
 }
 
+// finish ends a bar that stopped short of 100 % (an interrupted step), so
+// the error that follows starts on a line of its own.
 func (p *progressReporter) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		fmt.Fprintln(p.w)
+	if p.bar != nil && !p.bar.IsFinished() {
+		_ = p.bar.Exit() // runs OptionOnCompletion: ends the line
 	}
+	p.bar = nil
 }

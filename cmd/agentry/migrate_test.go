@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
@@ -102,7 +104,29 @@ func TestMigrate_DownNeedsTarget(t *testing.T) {
 func TestMigrate_UnreachableServerFailsFast(t *testing.T) {
 	t.Parallel()
 	code, _, errOut := cli(t, "migrate", "status", "--db", "postgres://nobody:secret@127.0.0.1:1/none")
-	if code == 0 || !strings.Contains(errOut, "cannot reach") || strings.Contains(errOut, "secret") {
+	if code == 0 || !strings.Contains(errOut, "cannot connect") || strings.Contains(errOut, "secret") {
 		t.Fatalf("code %d stderr %q: want a clear error without the password", code, errOut)
+	}
+}
+
+// On a terminal the progress bar ends its line when it reaches 100 %, so
+// the next line (a log line, the summary) starts on a line of its own, and
+// finishing adds no blank line.
+func TestMigrate_ProgressBarEndsItsLineAt100(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := &progressReporter{w: &buf, tty: true}
+	p.report(migrate.Progress{Step: "copy runs", Table: "agno_sessions", SessionsDone: 5, SessionsTotal: 10, RunsCopied: 7})
+	if strings.HasSuffix(buf.String(), "\n") {
+		t.Fatalf("the bar ended its line at 50 %%: %q", buf.String())
+	}
+	p.report(migrate.Progress{Step: "copy runs", Table: "agno_sessions", SessionsDone: 10, SessionsTotal: 10, RunsCopied: 14})
+	if !strings.HasSuffix(buf.String(), "\n") || !strings.Contains(buf.String(), "100%") {
+		t.Fatalf("the bar did not end its line at 100 %%: %q", buf.String())
+	}
+	n := buf.Len()
+	p.finish()
+	if buf.Len() != n {
+		t.Errorf("finish wrote %q after a finished bar", buf.String()[n:])
 	}
 }

@@ -12,13 +12,16 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/internal/modelspec"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool/builtin"
 )
 
 type runFlags struct {
 	model        string
 	configFile   string
+	agentID      string
 	dsn          string
 	sessionID    string
 	userID       string
@@ -35,8 +38,12 @@ func newRunCmd() *cobra.Command {
 		Short: "Run an agent once and print its answer",
 		Long: `Run an agent once and print its streamed answer.
 
-The agent comes from --config FILE (YAML or JSON, the shape of an agents: entry in
-agentos.yaml) and/or flags; flags win. Models are named provider:model_id:
+The agent comes from --config FILE and/or flags; flags win. FILE is read as
+'agentry serve --config' reads it: one agent (the shape of an agents: entry, YAML
+or JSON) or a whole AgentOS file, whose agent --agent ID picks (examples/offline.yaml
+and examples/agentos.yaml in the repository are both). The file's server, db and
+auth settings are serve's: run stores only with --db. Models are named
+provider:model_id:
   openai:gpt-4o-mini      (OPENAI_API_KEY)
   anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY)
   ollama:llama3.2         (OLLAMA_HOST, default http://localhost:11434)
@@ -50,7 +57,8 @@ mysql://…) and --session continues a conversation.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.model, "model", "m", "", "model as provider:model_id (see above)")
-	fl.StringVarP(&f.configFile, "config", "c", "", "agent file (YAML or JSON)")
+	fl.StringVarP(&f.configFile, "config", "c", "", "agent file, or AgentOS file with --agent (YAML or JSON)")
+	fl.StringVar(&f.agentID, "agent", "", "with --config: the id of the agent to run (default: the file's only agent)")
 	fl.StringVar(&f.dsn, "db", "", "database DSN to store the run in (default: not stored)")
 	fl.StringVar(&f.sessionID, "session", "", "session id (default: a new session)")
 	fl.StringVar(&f.userID, "user", "", "user id")
@@ -66,14 +74,17 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	var decl config.Agent
 	if f.configFile != "" {
 		var err error
-		if decl, err = config.LoadAgent(f.configFile); err != nil {
+		if decl, err = config.LoadAgent(f.configFile, f.agentID); err != nil {
 			return err
 		}
 	}
-	if f.model != "" {
-		decl.Model = f.model
+	if f.agentID != "" && f.configFile == "" {
+		return errors.New("--agent picks an agent of the --config file: pass --config FILE too")
 	}
-	if decl.Model == "" {
+	if f.model != "" {
+		decl.Model.Spec = f.model
+	}
+	if decl.Model.Spec == "" {
 		return errors.New("no model: pass --model provider:model_id (e.g. scripted:examples/hello.script.yaml) or --config FILE")
 	}
 	if len(f.instructions) > 0 {
@@ -82,19 +93,32 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	for _, t := range f.tools {
 		decl.Tools = append(decl.Tools, config.Tool{Name: t})
 	}
-	if decl.ID == "" && decl.Name == "" {
+	// An agent with neither id nor name is stored as cli-agent; errors about
+	// it name the file or the flags, not that made-up id.
+	unnamed := decl.ID == "" && decl.Name == ""
+	if unnamed {
 		decl.ID = "cli-agent"
+	}
+	// Flags are checked before the database is opened: a typo creates no file.
+	if err := checkRunFlags(f); err != nil {
+		return err
 	}
 	var store *db.DB
 	if f.dsn != "" {
 		var err error
-		if store, err = dbopen.Open(ctx, f.dsn, dbopen.Options{}); err != nil {
+		if store, err = openStore(ctx, f.dsn, dsn.Options{}); err != nil {
 			return err
 		}
 		defer store.Close()
 	}
 	ag, err := decl.Build(store)
 	if err != nil {
+		if inner := errors.Unwrap(err); unnamed && inner != nil {
+			if f.configFile != "" {
+				return fmt.Errorf("%s: %w", f.configFile, inner)
+			}
+			return inner
+		}
 		return err
 	}
 	opts := []agent.RunOption{agent.WithSessionID(f.sessionID), agent.WithUserID(f.userID)}
@@ -116,6 +140,28 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 		return runResultError(res)
 	}
 	return printStream(ag, cmd, message, opts, out, errOut)
+}
+
+// checkRunFlags checks the model and tools named by flags before the agent is
+// built, so an error names the flag (--model, --tool) rather than a config
+// entry the user never wrote.
+func checkRunFlags(f runFlags) error {
+	if f.model != "" {
+		_, err := modelspec.New(f.model, modelspec.Options{NoRetry: true})
+		var mk *modelspec.MissingKeyError
+		switch {
+		case errors.As(err, &mk):
+			return fmt.Errorf("--model %s needs an API key: set %s in the environment (or try Agentry offline: --model scripted:examples/hello.script.yaml)", f.model, mk.EnvVar)
+		case err != nil:
+			return fmt.Errorf("--model %s: %w", f.model, err)
+		}
+	}
+	for _, t := range f.tools {
+		if !builtin.Has(t) {
+			return fmt.Errorf("--tool %s: unknown tool (built-in tools: %s)", t, strings.Join(builtin.Names(), ", "))
+		}
+	}
+	return nil
 }
 
 func printStream(ag *agent.Agent, cmd *cobra.Command, message string, opts []agent.RunOption, out, errOut io.Writer) error {

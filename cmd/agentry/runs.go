@@ -11,20 +11,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/run"
 )
 
-const defaultDSN = "./agentry.db"
-
-func openDB(cmd *cobra.Command, dsn string) (*db.DB, error) {
-	return dbopen.Open(cmd.Context(), dsn, dbopen.Options{})
+// openReadOnly opens the database for a read command: nothing is created
+// or changed in it, and a missing SQLite file is an error naming it.
+func openReadOnly(cmd *cobra.Command, s string) (*db.DB, error) {
+	return openStore(cmd.Context(), s, dsn.Options{ReadOnly: true})
 }
 
 func newRunsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "runs", Short: "Read stored runs"}
-	var dsn string
-	cmd.PersistentFlags().StringVar(&dsn, "db", defaultDSN, "database DSN (SQLite path, postgres://…, mysql://…)")
+	var dbFlag string
+	cmd.PersistentFlags().StringVar(&dbFlag, "db", defaultDSN, dbFlagHelp)
 
 	var f db.RunFilter
 	var statuses []string
@@ -41,7 +41,7 @@ func newRunsCmd() *cobra.Command {
 				}
 				f.Statuses = append(f.Statuses, st)
 			}
-			store, err := openDB(cmd, dsn)
+			store, err := openReadOnly(cmd, dbFlag)
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ func newRunsCmd() *cobra.Command {
 		Short: "Print one run (its run_data) as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openDB(cmd, dsn)
+			store, err := openReadOnly(cmd, dbFlag)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 	"github.com/agentryhq/agentry/agentos"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/dbopen"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/model/scripted"
 )
 
@@ -50,16 +51,19 @@ Agno's AgentOS clients use).
 
 With no flags: SQLite ./agentry.db, data under ./agentry-data/, listening on
 127.0.0.1:7777, serving a demo agent "echo" (a scripted model: no API key).
---config FILE (see examples/agentos.yaml) declares agents, teams (members are
-agent ids), workflows (steps name an agent or a team), auth and limits;
-environment variables (AGENTRY_HOST, AGENTRY_PORT, AGENTRY_DB, OS_SECURITY_KEY, …)
-override the file, and flags override both.
+--config FILE declares agents, teams (members are agent ids), workflows (steps
+name an agent or a team), auth and limits; it may also be one agent, the file
+'agentry run --config' reads. In the repository, examples/offline.yaml serves
+scripted agents, a team and a workflow with no API key, and examples/agentos.yaml
+shows every setting. Environment variables (AGENTRY_HOST, AGENTRY_PORT,
+AGENTRY_DB, OS_SECURITY_KEY, …) override the file, and flags override both.
 
 On SIGINT/SIGTERM the server stops accepting, lets in-flight runs finish for
 server.shutdown_timeout (30s), then cancels the rest, which are stored CANCELLED.
 Background runs are not crash-durable yet: a killed process leaves them PENDING
 or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 		Example: `  agentry serve
+  agentry serve --config examples/offline.yaml
   curl -s localhost:7777/agents/echo/runs -F message=hi -F stream=false
   curl -N localhost:7777/agents/echo/runs -d message=hi
   agentry serve --config examples/agentos.yaml --db postgres://user:pass@host/db`,
@@ -69,7 +73,7 @@ or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.host, "host", config.DefaultHost, "address to listen on")
 	fl.IntVar(&f.port, "port", config.DefaultPort, "port to listen on (0 picks a free port)")
-	fl.StringVar(&f.dsn, "db", config.DefaultDSN, "database: a SQLite path, postgres://… or mysql://…")
+	fl.StringVar(&f.dsn, "db", config.DefaultDSN, dbFlagHelp)
 	fl.StringVarP(&f.configFile, "config", "c", "", "AgentOS configuration file (YAML)")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for local media and offloaded results")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info (one access line per request), warn or error")
@@ -90,6 +94,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// storeOptions are the options serve opens the configured database with.
+func storeOptions(c config.Config) dsn.Options {
+	return dsn.Options{ID: c.DB.ID, QueryTimeout: c.DB.QueryTimeout}
 }
 
 func serve(cmd *cobra.Command, f serveFlags) error {
@@ -115,10 +124,21 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := file.Validate(); err != nil {
 		return err
 	}
+	cfg, err := agentos.FromFile(file)
+	if err != nil {
+		return err
+	}
+	// Bind before touching the database or the disk: a port in use must
+	// not leave a new database file or data directory behind.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close() // Serve closes it too; this covers the failures below
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	store, err := dbopen.Open(ctx, file.DB.DSN, dbopen.Options{ID: file.DB.ID, QueryTimeout: file.DB.QueryTimeout})
+	store, err := openStore(ctx, file.DB.DSN, storeOptions(file))
 	if err != nil {
 		return err
 	}
@@ -128,10 +148,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents)
-	if err != nil {
-		return err
-	}
-	cfg, err := agentos.FromFile(file)
 	if err != nil {
 		return err
 	}
@@ -150,7 +166,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	log.Info("agentry serve", "db", store.ID, "dialect", store.Driver().Dialect(), "agents", strings.Join(ids, ","),
 		"teams", len(teams), "workflows", len(workflows), "data_dir", f.dataDir)
-	if err := srv.ListenAndServe(ctx); err != nil {
+	log.Info("agentos listening", "addr", ln.Addr().String())
+	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}
 	log.Info("agentos stopped")

@@ -27,12 +27,14 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"Sessions", sessionTests},
 		{"Runs", runTests},
+		{"FirstRuns", firstRunTests},
 		{"SaveRun", saveRunTests},
 		{"Pagination", paginationTests},
 		{"History", historyTests},
 		{"Scope", scopeTests},
 		{"Memories", memoryTests},
 		{"Data", dataTests},
+		{"Files", fileTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ type Driver struct {
 	// and cascade.
 	sessionRuns map[string]*sessionRuns
 	memories    map[string]*db.Memory
+	files       map[fileKey]*db.File
 }
 
 var (
@@ -41,6 +42,7 @@ func New() *Driver {
 		runs:        map[string]*db.Run{},
 		sessionRuns: map[string]*sessionRuns{},
 		memories:    map[string]*db.Memory{},
+		files:       map[fileKey]*db.File{},
 	}
 }
 
@@ -52,7 +54,7 @@ func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.sessions, d.runs, d.sessionRuns, d.memories = nil, nil, nil, nil
+	d.sessions, d.runs, d.sessionRuns, d.memories, d.files = nil, nil, nil, nil, nil
 	return nil
 }
 

@@ -302,3 +302,34 @@ func (d *Driver) DeleteRun(ctx context.Context, runID string) error {
 	}
 	return nil
 }
+
+// FirstRuns returns the first top-level run of each session in scope (see
+// db.FirstRunReader).
+func (d *Driver) FirstRuns(ctx context.Context, sessionIDs []string) (map[string]db.Run, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	order := runOrder("run_index", db.Asc)
+	out := make(map[string]db.Run, len(sessionIDs))
+	for _, id := range sessionIDs {
+		s, ok := d.sessions[id]
+		if !ok || !visible(ctx, s.UserID) {
+			continue
+		}
+		var first *db.Run
+		for _, r := range d.candidates(id) {
+			if r.ParentRunID != "" || r.RunType != s.SessionType || !visible(ctx, r.UserID) {
+				continue
+			}
+			if first == nil || order(r, first) < 0 {
+				first = r
+			}
+		}
+		if first != nil {
+			out[id] = *cloneRun(first)
+		}
+	}
+	return out, nil
+}

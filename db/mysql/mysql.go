@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
@@ -37,31 +37,30 @@ type Config struct {
 	// SkipSchemaCheck opens without checking, creating or stamping tables. It
 	// is for the migrate package, which opens 2.x databases to upgrade them.
 	SkipSchemaCheck bool
+	// ReadOnly creates no table; without SkipSchemaCheck a database without
+	// the sessions and runs tables is an error.
+	ReadOnly bool
 }
 
-// ParseDSN accepts both DSN forms and returns the driver configuration with
-// the settings this package relies on: utf8mb4 and found-rows counting (so a
-// guarded UPDATE that changes nothing still counts its row).
-func ParseDSN(dsn string) (*gomysql.Config, error) {
-	if strings.HasPrefix(dsn, "mysql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
-		}
-		host := u.Host
-		if u.Port() == "" {
-			host += ":3306"
-		}
-		user := ""
-		if u.User != nil {
-			user = u.User.String() + "@"
-		}
-		dsn = fmt.Sprintf("%stcp(%s)%s", user, host, u.Path)
-		if u.RawQuery != "" {
-			dsn += "?" + u.RawQuery
-		}
+// ParseDSN reads a DSN in any MySQL form dsn.Parse accepts (a mysql:// or
+// mariadb:// URL, or the go-sql-driver form) and returns the driver
+// configuration with the settings this package relies on: utf8mb4 and
+// found-rows counting (so a guarded UPDATE that changes nothing still counts
+// its row).
+func ParseDSN(s string) (*gomysql.Config, error) {
+	d, err := dsn.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	cfg, err := gomysql.ParseDSN(dsn)
+	if d.Dialect != dsn.MySQL {
+		return nil, fmt.Errorf("mysql: %s is a %s DSN: write mysql://USER@HOST:PORT/DATABASE or USER@tcp(HOST:PORT)/DATABASE", d, d.Dialect)
+	}
+	return parseConn(d.Conn)
+}
+
+// parseConn parses a go-sql-driver DSN and applies the settings above.
+func parseConn(conn string) (*gomysql.Config, error) {
+	cfg, err := gomysql.ParseDSN(conn)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
 	}
@@ -115,6 +114,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		Tables:          cfg.Tables,
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
+		ReadOnly:        cfg.ReadOnly,
 		WrapError:       classify,
 	})
 	if err != nil {
@@ -134,4 +134,12 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
 	return err
+}
+
+// OpenDSN opens a parsed MySQL or MariaDB DSN (a dsn.Opener).
+func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
+	if d.Dialect != dsn.MySQL {
+		return nil, fmt.Errorf("mysql: cannot open a %s DSN", d.Dialect)
+	}
+	return Open(ctx, Config{DSN: d.Conn, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

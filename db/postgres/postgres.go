@@ -2,16 +2,17 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/sqlstore"
-
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // Tables names the tables; zero fields take Agno's defaults.
@@ -41,6 +42,11 @@ type Config struct {
 	// SkipSchemaCheck opens without checking, creating or stamping tables. It
 	// is for the migrate package, which opens 2.x databases to upgrade them.
 	SkipSchemaCheck bool
+	// ReadOnly creates nothing (no schema, no table) and runs every session
+	// with default_transaction_read_only, so the server refuses writes too.
+	// Without SkipSchemaCheck a schema without the sessions and runs tables
+	// is an error.
+	ReadOnly bool
 }
 
 // Open connects, checks the schema (creating Agno 3.0's tables on a fresh
@@ -53,10 +59,14 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.Schema == "" {
 		cfg.Schema = DefaultSchema
 	}
-	sqlDB, err := sql.Open("pgx", cfg.DSN)
+	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: invalid DSN: %w", err)
 	}
+	if cfg.ReadOnly {
+		pc.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	sqlDB := stdlib.OpenDB(*pc)
 	n := cfg.MaxOpenConns
 	if n <= 0 {
 		n = 20
@@ -83,6 +93,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		Tables:          cfg.Tables,
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
+		ReadOnly:        cfg.ReadOnly,
 		WrapError:       classify,
 	})
 	if err != nil {
@@ -102,4 +113,12 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
 	return err
+}
+
+// OpenDSN opens a parsed Postgres DSN (a dsn.Opener).
+func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
+	if d.Dialect != dsn.Postgres {
+		return nil, fmt.Errorf("postgres: cannot open a %s DSN", d.Dialect)
+	}
+	return Open(ctx, Config{DSN: d.Conn, Schema: o.Schema, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

@@ -5,12 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -22,8 +26,9 @@ type Tables = sqlstore.Tables
 
 // Config opens a SQLite database file.
 type Config struct {
-	// Path is the database file, created if missing. ":memory:" gives a
-	// private in-memory database on a single connection.
+	// Path is the database file, created if missing (unless ReadOnly or
+	// MustExist). ":memory:" gives a private in-memory database on a single
+	// connection.
 	Path string
 	// ID is the db_id reported by AgentOS; empty means "sqlite".
 	ID     string
@@ -41,9 +46,16 @@ type Config struct {
 	// is for the migrate package, which opens 2.x databases to upgrade them;
 	// everyone else gets db.ErrMigrationRequired from such a database.
 	SkipSchemaCheck bool
+	// ReadOnly opens the file read-only: it must exist, and nothing in it
+	// changes, not even its journal mode. Without SkipSchemaCheck a file
+	// without the sessions and runs tables is an error.
+	ReadOnly bool
+	// MustExist refuses to create a missing file.
+	MustExist bool
 	// CheckpointInterval is how often a passive WAL checkpoint runs besides
 	// SQLite's automatic one, as a backstop that keeps the -wal file bounded;
-	// zero means DefaultCheckpointInterval, negative none.
+	// zero means DefaultCheckpointInterval, negative none. A read-only or
+	// in-memory database has none.
 	CheckpointInterval time.Duration
 }
 
@@ -57,7 +69,8 @@ const walSizeLimit = 32 << 20
 
 // Open opens (and on first use creates) the database. A file that is not a
 // SQLite database, or one locked past BusyTimeout, fails with an error saying
-// so; a 2.x database fails with db.ErrMigrationRequired.
+// so; a 2.x database fails with db.ErrMigrationRequired and is left exactly
+// as it was (the switch to WAL comes after the schema check).
 func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("sqlite: Config.Path is required")
@@ -75,58 +88,52 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if qt > 0 && qt < busy {
 		busy = qt
 	}
+	memory := cfg.Path == ":memory:"
+	if !memory && (cfg.ReadOnly || cfg.MustExist) {
+		if err := checkFile(cfg.Path); err != nil {
+			return nil, err
+		}
+	}
 	wrap := func(err error) error { return explain(cfg.Path, busy, err) }
-	var writer, reader *sql.DB
-	var err error
-	if cfg.Path == ":memory:" {
-		writer, err = sql.Open("sqlite", dsn(cfg.Path, busy, false))
-		if err != nil {
-			return nil, err
-		}
-		writer.SetMaxOpenConns(1)
-		writer.SetConnMaxIdleTime(0)
-		writer.SetConnMaxLifetime(0)
-	} else {
-		writer, err = sql.Open("sqlite", dsn(cfg.Path, busy, true))
-		if err != nil {
-			return nil, err
-		}
-		writer.SetMaxOpenConns(1) // one writer: run_index assignment never waits on SQLITE_BUSY in-process
-		if err := writer.PingContext(ctx); err != nil {
-			writer.Close()
-			return nil, wrap(err)
-		}
-		reader, err = sql.Open("sqlite", dsn(cfg.Path, busy, false))
-		if err != nil {
-			writer.Close()
-			return nil, err
-		}
-		n := cfg.MaxReadConns
-		if n <= 0 {
-			n = max(4, runtime.GOMAXPROCS(0))
-		}
-		reader.SetMaxOpenConns(n)
-		reader.SetMaxIdleConns(n)
-	}
-	if err := writer.PingContext(ctx); err != nil {
-		closeAll(writer, reader)
-		return nil, wrap(err)
-	}
 	scfg := sqlstore.Config{
 		Dialect:         sqlstore.Dialect{Name: sqlstore.SQLite},
 		Tables:          cfg.Tables,
-		Writer:          writer,
-		Reader:          reader,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
+		ReadOnly:        cfg.ReadOnly,
 		WrapError:       wrap,
 	}
-	if reader != nil {
+	var err error
+	switch {
+	case memory:
+		if scfg.Writer, err = sql.Open("sqlite", connString(cfg.Path, busy, modeWriter)); err != nil {
+			return nil, err
+		}
+		scfg.Writer.SetMaxOpenConns(1)
+		scfg.Writer.SetConnMaxIdleTime(0)
+		scfg.Writer.SetConnMaxLifetime(0)
+	case cfg.ReadOnly:
+		if scfg.Writer, err = openPool(ctx, connString(cfg.Path, busy, modeQueryOnly), readConns(cfg)); err != nil {
+			return nil, wrap(err)
+		}
+	default:
+		if scfg.Writer, scfg.Reader, err = openReadWrite(ctx, cfg, busy); err != nil {
+			return nil, wrap(err)
+		}
+	}
+	if scfg.Reader != nil {
+		// Only a read-write file has a WAL to keep bounded.
 		scfg.CheckpointInterval = cfg.CheckpointInterval
 		if scfg.CheckpointInterval == 0 {
 			scfg.CheckpointInterval = DefaultCheckpointInterval
 		}
+	}
+	if !memory {
+		mode := modeReader
+		if cfg.ReadOnly {
+			mode = modeQueryOnly
+		}
 		scfg.OpenMigrationPool = func() (*sql.DB, error) {
-			p, err := sql.Open("sqlite", dsn(cfg.Path, busy, false))
+			p, err := sql.Open("sqlite", connString(cfg.Path, busy, mode))
 			if err != nil {
 				return nil, err
 			}
@@ -134,12 +141,88 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 			return p, nil
 		}
 	}
+	if err := scfg.Writer.PingContext(ctx); err != nil {
+		closeAll(scfg.Writer, scfg.Reader)
+		return nil, wrap(err)
+	}
 	st, err := sqlstore.New(ctx, scfg)
 	if err != nil {
-		closeAll(writer, reader)
+		closeAll(scfg.Writer, scfg.Reader)
 		return nil, err
 	}
 	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
+}
+
+// OpenDSN opens a parsed SQLite DSN (a dsn.Opener).
+func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
+	if d.Dialect != dsn.SQLite {
+		return nil, fmt.Errorf("sqlite: cannot open a %s DSN", d.Dialect)
+	}
+	return Open(ctx, Config{Path: d.Path, ID: o.ID, ReadOnly: o.ReadOnly, MustExist: o.MustExist, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
+}
+
+// openReadWrite opens the single writer connection and the reader pool. The
+// schema is checked before the file is switched to WAL (a persistent change
+// of its header), so a database refused as 2.x is not modified.
+func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer, reader *sql.DB, err error) {
+	if writer, err = sql.Open("sqlite", connString(cfg.Path, busy, modeWriter)); err != nil {
+		return nil, nil, err
+	}
+	writer.SetMaxOpenConns(1) // one writer: run_index assignment never waits on SQLITE_BUSY in-process
+	if err := writer.PingContext(ctx); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	if !cfg.SkipSchemaCheck {
+		if _, err := sqlstore.CheckSchema(ctx, writer, &sqlstore.Dialect{Name: sqlstore.SQLite}, cfg.Tables); err != nil {
+			writer.Close()
+			return nil, nil, err
+		}
+	}
+	if _, err := writer.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	if reader, err = openPool(ctx, connString(cfg.Path, busy, modeReader), readConns(cfg)); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	return writer, reader, nil
+}
+
+func openPool(ctx context.Context, dsn string, n int) (*sql.DB, error) {
+	p, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	p.SetMaxOpenConns(n)
+	p.SetMaxIdleConns(n)
+	if err := p.PingContext(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func readConns(cfg Config) int {
+	if cfg.MaxReadConns > 0 {
+		return cfg.MaxReadConns
+	}
+	return max(4, runtime.GOMAXPROCS(0))
+}
+
+// checkFile fails unless path is an existing file.
+func checkFile(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: database file %s does not exist (nothing was created): check the path", path)
+	case err != nil:
+		return fmt.Errorf("sqlite: %w", err)
+	case fi.IsDir():
+		return fmt.Errorf("sqlite: %s is a directory, not a database file: name a file, such as %s", path, filepath.Join(path, "agentry.db"))
+	}
+	return nil
 }
 
 func closeAll(dbs ...*sql.DB) {
@@ -150,22 +233,48 @@ func closeAll(dbs ...*sql.DB) {
 	}
 }
 
-func dsn(path string, busy time.Duration, writer bool) string {
+// Connection modes of connString.
+const (
+	modeWriter = iota
+	modeReader
+	// modeQueryOnly refuses every change (query_only). Its connections are
+	// read-write at the file level (SQLite falls back to read-only for a
+	// write-protected file), so that the last one to close removes the -wal
+	// and -shm files a WAL database gets while open: connections opened
+	// mode=ro leave them behind.
+	modeQueryOnly
+)
+
+// connString is the driver's connection string: a file: URI, so that any path
+// works (a '?' or '#' in it is escaped), with the pragmas every connection
+// sets. Journal mode is not among them: it is a persistent property of the
+// file, set once by openReadWrite.
+func connString(path string, busy time.Duration, mode int) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
-	if path != ":memory:" {
-		q.Add("_pragma", "journal_mode(WAL)")
+	if path == ":memory:" {
+		return path + "?" + q.Encode()
+	}
+	switch mode {
+	case modeWriter:
 		q.Add("_pragma", "synchronous(NORMAL)")
-	}
-	if writer {
 		q.Set("_txlock", "immediate")
-		if path != ":memory:" {
-			q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
-		}
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
+	case modeReader:
+		q.Add("_pragma", "synchronous(NORMAL)")
+	case modeQueryOnly:
+		q.Set("mode", "rw")
+		q.Add("_pragma", "query_only(1)")
 	}
-	return path + "?" + q.Encode()
+	if strings.HasPrefix(path, "//") {
+		path = filepath.Clean(path) // "file://" would start an authority
+	}
+	return "file:" + uriPath.Replace(path) + "?" + q.Encode()
 }
+
+// uriPath escapes what SQLite's URI parser would otherwise read as syntax.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
 // explain turns SQLite's terse errors about the file into ones that say what
 // is wrong and what to do.
@@ -174,6 +283,9 @@ func explain(path string, busy time.Duration, err error) error {
 		return nil
 	}
 	msg := err.Error()
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		return fmt.Errorf("sqlite: %s is a directory: name a database file, e.g. %s: %w", path, filepath.Join(path, "agentry.db"), err)
+	}
 	switch {
 	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
 		return fmt.Errorf("sqlite: %s is not a SQLite database (wrong file, or encrypted/corrupt): %w", path, err)

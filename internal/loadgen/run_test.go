@@ -213,23 +213,20 @@ func TestRun_WarmupIsNotReported(t *testing.T) {
 func TestRun_SessionModes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name   string
-		mode   SessionMode
-		stream bool
-		// want: requests without a session_id, distinct session ids sent.
-		wantNew, wantDistinct int
+		name      string
+		mode      SessionMode
+		stream    bool
+		perWorker bool
 	}{
-		{"new session every run", SessionNew, false, 12, 0},
-		{"one session per worker from the run JSON", SessionPerWorker, false, 3, 3},
-		{"one session per worker from RunStarted", SessionPerWorker, true, 3, 3},
+		{"new session every run", SessionNew, false, false},
+		{"one session per worker from the run JSON", SessionPerWorker, false, true},
+		{"one session per worker from RunStarted", SessionPerWorker, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := &fakeOS{}
 			url := newFakeOS(t, f)
-			// Each worker waits for its first answer before sending again, so
-			// exactly one new session per worker.
 			rep, err := Run(testCtx(t), Config{BaseURL: url, AgentID: "echo", Concurrency: 3, Requests: 12, SessionMode: tt.mode, Stream: tt.stream})
 			if err != nil || rep.Successes != 12 {
 				t.Fatalf("Run: %v, successes %d (errors %v)", err, rep.Successes, rep.Errors)
@@ -239,8 +236,25 @@ func TestRun_SessionModes(t *testing.T) {
 			if sessions[""] > 0 {
 				distinct--
 			}
-			if sessions[""] != tt.wantNew || distinct != tt.wantDistinct {
-				t.Errorf("sessions sent %v: %d new and %d distinct ids, want %d and %d", sessions, sessions[""], distinct, tt.wantNew, tt.wantDistinct)
+			if !tt.perWorker {
+				if sessions[""] != 12 || distinct != 0 {
+					t.Errorf("sessions sent %v: want 12 requests without a session id", sessions)
+				}
+				return
+			}
+			// Workers share the 12 tickets, so how many of the 3 workers get
+			// one depends on scheduling; what does not: each worker that sends
+			// starts exactly one new session (it waits for the first answer)
+			// and sends every later request in it.
+			if distinct < 1 || distinct > 3 || sessions[""] != distinct {
+				t.Errorf("sessions sent %v: %d new and %d distinct ids, want one new session per sending worker (1..3)", sessions, sessions[""], distinct)
+			}
+			total := 0
+			for _, n := range sessions {
+				total += n
+			}
+			if total != 12 {
+				t.Errorf("sessions sent %v: %d requests, want 12", sessions, total)
 			}
 		})
 	}

@@ -3,11 +3,18 @@ package modelspec
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
+	"github.com/agentryhq/agentry/model/openai/openaitest"
 )
 
 func TestParse_RejectsMalformedSpecs(t *testing.T) {
@@ -81,4 +88,102 @@ func TestNew_MissingScriptFails(t *testing.T) {
 	if _, err := New("scripted:/nonexistent/script.yaml", Options{}); err == nil {
 		t.Fatal("want error for a missing script file")
 	}
+}
+
+func TestNew_PresetsSendTheirKeyToTheirServer(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		auth []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	for name, p := range Presets {
+		t.Setenv(p.KeyEnv, "key-"+name)
+	}
+	t.Setenv("LITELLM_API_KEY", "")
+	hi := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+	for name, p := range Presets {
+		m, err := New(name+":some-model", Options{BaseURL: srv.URL + "/v1", NoRetry: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if info := m.Info(); info.Provider != p.Name || info.ID != "some-model" {
+			t.Errorf("%s: info %+v", name, info)
+		}
+		if _, err := m.Invoke(context.Background(), hi); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		mu.Lock()
+		got := auth[len(auth)-1]
+		mu.Unlock()
+		want := "/v1/chat/completions Bearer key-" + name
+		if p.KeyOptional {
+			want = "/v1/chat/completions "
+		}
+		if got != want {
+			t.Errorf("%s: server saw %q, want %q", name, got, want)
+		}
+	}
+	t.Setenv("GROQ_API_KEY", "")
+	if _, err := New("groq:llama-3.3-70b-versatile", Options{}); !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "GROQ_API_KEY") {
+		t.Errorf("missing key: %v", err)
+	}
+}
+
+func TestNew_ProvidersAndParams(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "k")
+	t.Setenv("GOOGLE_API_KEY", "k")
+	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
+	t.Setenv("AZURE_OPENAI_API_KEY", "k")
+	t.Setenv("ANTHROPIC_API_KEY", "k")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKID")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	tests := []struct{ spec, base, name, provider string }{
+		{"openai-responses:o4-mini", "", "OpenAIResponses", "OpenAI"},
+		{"openai-chat:gpt-4o", "", "OpenAIChat", "OpenAI"},
+		{"google:gemini-2.5-flash", "", "Gemini", "Google"},
+		{"azure-openai:gpt-4o", "https://r.openai.azure.com", "AzureOpenAI", "Azure"},
+		{"aws-bedrock:amazon.nova-pro-v1:0", "", "AwsBedrock", "AwsBedrock"},
+	}
+	for _, tc := range tests {
+		m, err := New(tc.spec, Options{BaseURL: tc.base, NoRetry: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		if info := m.Info(); info.Name != tc.name || info.Provider != tc.provider {
+			t.Errorf("%s: info %+v", tc.spec, info)
+		}
+	}
+	seed := int64(1)
+	if _, err := New("anthropic:claude-sonnet-4-5", Options{Params: model.Params{Seed: &seed}}); !errors.Is(err, model.ErrUnsupportedParam) {
+		t.Errorf("seed on anthropic: %v", err)
+	}
+	if _, err := New("scripted:x.yaml", Options{Params: model.Params{Seed: &seed}}); !errors.Is(err, ErrInvalidSpec) {
+		t.Errorf("params on scripted: %v", err)
+	}
+}
+
+// A preset is the OpenAI provider on another base URL; it passes the same suite.
+func TestConformance_Preset(t *testing.T) {
+	t.Parallel()
+	modeltest.Run(t, modeltest.Provider{
+		New: func(t *testing.T, base string) model.Model {
+			m, err := New("litellm:gpt-4o-mini", Options{BaseURL: base + "/v1", NoRetry: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		},
+		Reply: openaitest.Reply,
+		Usage: openaitest.Usage,
+	})
 }

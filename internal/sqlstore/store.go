@@ -23,6 +23,9 @@ type Config struct {
 	// SkipSchemaCheck opens without checking, creating or stamping tables. The
 	// migrate package uses it to open a 2.x database it is about to upgrade.
 	SkipSchemaCheck bool
+	// ReadOnly checks the schema without creating anything: a database
+	// without the sessions and runs tables is an error (ErrNoTables).
+	ReadOnly bool
 	// WrapError, when set, turns backend errors into clearer ones (for example
 	// SQLite's "file is not a database").
 	WrapError func(error) error
@@ -44,9 +47,11 @@ type Store struct {
 	sessions string // quoted, qualified table names
 	runs     string
 	memories string
+	fs       string
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
+	readOnly bool
 	// gate orders run and session writes (SQLite only; see writeGate).
 	gate writeGate
 	// The hot upsert statements, built once: upsertRunQ[1] carries the scope
@@ -71,7 +76,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	d := cfg.Dialect
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
-		gate: newWriteGate(&d)}
+		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
 	if s.r == nil {
 		s.r = s.w
 	}
@@ -81,9 +86,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.sessions = d.Table(s.t.Sessions)
 	s.runs = d.Table(s.t.Runs)
 	s.memories = d.Table(s.t.Memories)
+	s.fs = d.Table(s.t.FS)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
-	if !cfg.SkipSchemaCheck {
+	switch {
+	case cfg.SkipSchemaCheck:
+	case cfg.ReadOnly:
+		if err := checkReadable(ctx, s.r, s.d, s.t); err != nil {
+			return nil, s.wrap(err)
+		}
+	default:
 		if err := EnsureSchema(ctx, s.w, s.d, s.t); err != nil {
 			return nil, s.wrap(err)
 		}
@@ -94,27 +106,63 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// ErrNoTables is returned by a read-only open of a database that lacks the
+// sessions or runs table: nothing was ever stored there.
+var ErrNoTables = errors.New("the database has no Agentry tables")
+
+// checkReadable is the read-only open's schema check: the layout must be a
+// known 3.0 one (db.ErrMigrationRequired otherwise) and hold the sessions
+// and runs tables; other missing tables are created by the next writer.
+func checkReadable(ctx context.Context, q Querier, d *Dialect, t Tables) error {
+	missing, err := CheckSchema(ctx, q, d, t)
+	if err != nil {
+		return err
+	}
+	var lack []string
+	for _, k := range missing {
+		if k == KindSessions || k == KindRuns {
+			lack = append(lack, t.Name(k))
+		}
+	}
+	if len(lack) > 0 {
+		where := ""
+		if d.Name == Postgres {
+			where = " in schema " + d.Schema
+		}
+		return fmt.Errorf("%w (no %s%s): nothing was stored there; check the DSN, or let `agentry serve` create them",
+			ErrNoTables, strings.Join(lack, " or "), where)
+	}
+	return nil
+}
+
 // FromDB returns the Store behind a *db.DB opened by one of the SQL drivers.
 func FromDB(d *db.DB) (*Store, bool) {
 	s, ok := d.Driver().(*Store)
 	return s, ok
 }
 
-// SQL returns the *sql.DB that performs writes (for migrations).
+// SQL returns the *sql.DB that performs writes (for tests).
 func (s *Store) SQL() *sql.DB { return s.w }
 
-// MigrationSQL returns a pool a migration can use while the store stays open,
-// and a release func to call when done. SQLite's writer is a single
-// connection, so there a separate small pool is opened on the same file.
-func (s *Store) MigrationSQL() (*sql.DB, func(), error) {
-	if s.migPool == nil {
-		return s.w, func() {}, nil
+var _ db.SQLBacked = (*Store)(nil)
+
+// SQLTarget lends the database to a schema migration while the store stays
+// open. SQLite's writer is a single connection, so there a separate small
+// pool is opened on the same file (read-only when the store is).
+func (s *Store) SQLTarget() (db.SQLTarget, error) {
+	t := db.SQLTarget{DB: s.w, Release: func() {}, Dialect: s.d.Name, Schema: s.d.Schema,
+		Tables: make(map[string]string, len(Kinds)), ReadOnly: s.readOnly}
+	for _, k := range Kinds {
+		t.Tables[k] = s.t.Name(k)
 	}
-	p, err := s.migPool()
-	if err != nil {
-		return nil, nil, s.wrap(err)
+	if s.migPool != nil {
+		p, err := s.migPool()
+		if err != nil {
+			return db.SQLTarget{}, s.wrap(err)
+		}
+		t.DB, t.Release = p, func() { p.Close() }
 	}
-	return p, func() { p.Close() }, nil
+	return t, nil
 }
 
 // ReadSQL returns the *sql.DB that serves reads.

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,7 +27,7 @@ func TestWriteGate_AdmitsWaitersInArrivalOrder(t *testing.T) {
 			order <- i
 			g.leave()
 		}()
-		time.Sleep(5 * time.Millisecond) // waiter i queues before waiter i+1 arrives
+		waitQueued(t, i+1) // waiter i queues before waiter i+1 arrives
 	}
 	g.leave()
 	for want := range n {
@@ -59,5 +61,31 @@ func TestWriteGate_NoneForPooledWriters(t *testing.T) {
 		if g := newWriteGate(&Dialect{Name: name}); g != nil {
 			t.Errorf("%s has a write gate", name)
 		}
+	}
+}
+
+// waitQueued waits until n goroutines are blocked entering a write gate
+// (read from the goroutine dump: a sleep would let a slow goroutine queue
+// behind a later one on a loaded machine).
+func waitQueued(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<20)
+	for {
+		dump := string(buf[:runtime.Stack(buf, true)])
+		queued := 0
+		for _, g := range strings.Split(dump, "\n\n") {
+			if (strings.Contains(g, "[select") || strings.Contains(g, "[chan send")) && strings.Contains(g, "writeGate.enter") {
+				queued++
+			}
+		}
+		if queued >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiters queued after 10s, want %d", queued, n)
+		}
+		runtime.Gosched()
+		time.Sleep(100 * time.Microsecond)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	_ "modernc.org/sqlite"             // registers "sqlite"
 )
 
-// Default test servers (../shared/SERVICES.md); the environment overrides them.
+// Default test servers (the ones .ci/run starts); the environment overrides them.
 const (
 	DefaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&connect_timeout=5"
 	DefaultMySQLDSN    = "root@tcp(127.0.0.1:3306)/test?timeout=5s"
@@ -62,7 +62,7 @@ func Postgres(t testing.TB) (*sql.DB, string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
-		t.Fatalf("postgres at %s is unreachable (start it: see SERVICES.md, or set AGENTRY_TEST_POSTGRES_DSN): %v", dsn, err)
+		t.Fatalf("postgres at %s is unreachable (start it: .ci/run starts PostgreSQL and MariaDB; or set AGENTRY_TEST_POSTGRES_DSN): %v", dsn, err)
 	}
 	schema := RandomName("agentry_mig_")
 	if _, err := db.ExecContext(ctx, `CREATE SCHEMA "`+schema+`"`); err != nil {
@@ -96,7 +96,7 @@ func MySQL(t testing.TB) (*sql.DB, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := admin.PingContext(ctx); err != nil {
-		t.Fatalf("mysql at %s is unreachable (start it: see SERVICES.md, or set AGENTRY_TEST_MYSQL_DSN): %v", cfg.Addr, err)
+		t.Fatalf("mysql at %s is unreachable (start it: .ci/run starts PostgreSQL and MariaDB; or set AGENTRY_TEST_MYSQL_DSN): %v", cfg.Addr, err)
 	}
 	name := RandomName("agentry_mig_")
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4"); err != nil {

@@ -48,6 +48,18 @@ type Config struct {
 	// HTTPClient sends the requests; default http.DefaultClient. It should have
 	// no overall Timeout, since streams can run for minutes; use the context.
 	HTTPClient *http.Client
+	// Params are sent with every call (a Request's own fields override them).
+	// The Messages API has no seed, penalties, reasoning_effort or
+	// include_thoughts, and structured output needs a schema (no JSON mode):
+	// New refuses those.
+	Params model.Params
+}
+
+// Supported lists the parameters the Messages API takes.
+var Supported = []string{
+	model.ParamTemperature, model.ParamTopP, model.ParamMaxTokens, model.ParamStop, model.ParamThinkingBudget,
+	model.ParamResponseFormat, model.ParamToolChoice, model.ParamParallelToolCalls,
+	model.ParamTimeout, model.ParamExtraHeaders, model.ParamExtraBody,
 }
 
 // Model is an Anthropic Messages API model. It is safe for concurrent use.
@@ -81,7 +93,7 @@ func New(cfg Config) (*Model, error) {
 		cfg.APIKey = os.Getenv("ANTHROPIC_API_KEY")
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic: no API key: set Config.APIKey or ANTHROPIC_API_KEY")
+		return nil, fmt.Errorf("anthropic: %w: set Config.APIKey or the ANTHROPIC_API_KEY environment variable", model.ErrNoAPIKey)
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: Config.Model is required (e.g. \"claude-sonnet-4-5\")")
@@ -91,6 +103,15 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if err := cfg.Params.Check(providerName, Supported...); err != nil {
+		return nil, err
+	}
+	if rf := cfg.Params.ResponseFormat; rf != nil && len(rf.Schema) == 0 {
+		return nil, fmt.Errorf("anthropic: %w: response_format without a schema (JSON mode); give a JSON Schema", model.ErrUnsupportedParam)
+	}
+	if cfg.Params.ThinkingBudget < 0 {
+		return nil, fmt.Errorf("anthropic: thinking_budget %d: give a token count of at least 1024", cfg.Params.ThinkingBudget)
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
@@ -126,6 +147,8 @@ func (m *Model) Info() model.Info {
 
 // Invoke sends a non-streaming request and returns the whole answer.
 func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, cancel := m.cfg.Params.WithTimeout(ctx)
+	defer cancel()
 	plan, err := m.buildRequest(req, false)
 	if err != nil {
 		return nil, err
@@ -149,6 +172,8 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 // out of the loop closes the connection.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
+		ctx, cancel := m.cfg.Params.WithTimeout(ctx)
+		defer cancel()
 		plan, err := m.buildRequest(req, true)
 		if err != nil {
 			yield(nil, err)
@@ -185,15 +210,17 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	if m.beta != "" {
 		hreq.Header.Set("anthropic-beta", m.beta)
 	}
+	for k, v := range m.cfg.Params.ExtraHeaders {
+		hreq.Header.Set(k, v)
+	}
 	resp, err := m.cfg.HTTPClient.Do(hreq)
 	if err != nil {
-		// Connection failures are worth a retry; a cancelled context is not.
+		// No answer at all is not a server error (no server was reached); a
+		// cancelled context is the caller's doing.
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("anthropic: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("anthropic: sending request: %w", &model.ProviderError{
-			Provider: providerName, Kind: model.ErrServer, Message: err.Error(),
-		})
+		return nil, model.Unreachable(providerName, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

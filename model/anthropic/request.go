@@ -20,8 +20,11 @@ type wireRequest struct {
 	Tools       []wireTool      `json:"tools,omitempty"`
 	ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
 	Temperature *float64        `json:"temperature,omitempty"`
-	Thinking    *wireThinking   `json:"thinking,omitempty"`
-	Stream      bool            `json:"stream,omitempty"`
+	TopP        *float64        `json:"top_p,omitempty"`
+	// StopSequences is Params.Stop.
+	StopSequences []string      `json:"stop_sequences,omitempty"`
+	Thinking      *wireThinking `json:"thinking,omitempty"`
+	Stream        bool          `json:"stream,omitempty"`
 }
 
 type wireMessage struct {
@@ -106,11 +109,19 @@ func (m *Model) buildRequest(req *model.Request, stream bool) (requestPlan, erro
 	if req == nil {
 		return requestPlan{}, errors.New("anthropic: nil request")
 	}
+	p := m.cfg.Params.For(req)
+	// The rest reads the effective settings through a copy of req.
+	eff := *req
+	eff.Temperature, eff.MaxTokens, eff.ThinkingBudget = p.Temperature, p.MaxTokens, p.ThinkingBudget
+	eff.ToolChoice, eff.ResponseFormat, eff.ParallelToolCalls = p.ToolChoice, p.ResponseFormat, p.ParallelToolCalls
+	req = &eff
 	w := wireRequest{
-		Model:       m.cfg.Model,
-		MaxTokens:   req.MaxTokens,
-		Temperature: req.Temperature,
-		Stream:      stream,
+		Model:         m.cfg.Model,
+		MaxTokens:     req.MaxTokens,
+		Temperature:   req.Temperature,
+		TopP:          p.TopP,
+		StopSequences: p.Stop,
+		Stream:        stream,
 	}
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = m.cfg.MaxTokens
@@ -175,6 +186,9 @@ func (m *Model) buildRequest(req *model.Request, stream bool) (requestPlan, erro
 	plan.body, err = json.Marshal(&w)
 	if err != nil {
 		return requestPlan{}, fmt.Errorf("anthropic: encoding request: %w", err)
+	}
+	if plan.body, err = p.MergeBody(plan.body); err != nil {
+		return requestPlan{}, fmt.Errorf("anthropic: %w", err)
 	}
 	return plan, nil
 }

@@ -29,6 +29,8 @@ type chatResponse struct {
 
 // Invoke sends one non-streaming request and returns the whole answer.
 func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, cancel := m.params.WithTimeout(ctx)
+	defer cancel()
 	body, err := m.buildRequest(req, false)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,26 @@ type Config struct {
 	Headers map[string]string
 	// ProviderName names the provider in Info and errors; default "OpenAI".
 	ProviderName string
+	// Params are the generation settings sent with every call (a Request's
+	// own fields override them). Chat Completions takes all but
+	// thinking_budget and include_thoughts; New refuses those.
+	Params model.Params
+	// QueryParams are added to the endpoint URL (Azure's api-version).
+	QueryParams map[string]string
+	// TokenSource, when set, supplies the Bearer token of each request
+	// instead of APIKey (Azure Entra ID / AAD tokens, which expire).
+	TokenSource func(ctx context.Context) (string, error)
+	// Name is the model class name in Info; default "OpenAIChat", or
+	// "OpenAILike" for a server other than api.openai.com.
+	Name string
+}
+
+// Supported lists the parameters Chat Completions takes.
+var Supported = []string{
+	model.ParamTemperature, model.ParamTopP, model.ParamMaxTokens, model.ParamStop, model.ParamSeed,
+	model.ParamPresencePenalty, model.ParamFrequencyPenalty, model.ParamReasoningEffort,
+	model.ParamResponseFormat, model.ParamToolChoice, model.ParamParallelToolCalls,
+	model.ParamTimeout, model.ParamExtraHeaders, model.ParamExtraBody,
 }
 
 // Model is a Chat Completions model. It is immutable after New and safe for
@@ -57,6 +77,8 @@ type Model struct {
 	headers  map[string]string
 	client   *http.Client
 	info     model.Info
+	params   model.Params
+	tokens   func(ctx context.Context) (string, error)
 }
 
 var _ model.Model = (*Model)(nil)
@@ -81,16 +103,22 @@ func New(cfg Config) (*Model, error) {
 		// gets a key only when the caller passes one explicitly.
 		key = os.Getenv("OPENAI_API_KEY")
 	}
-	if key == "" && official {
-		return nil, errors.New("openai: no API key: set Config.APIKey or OPENAI_API_KEY")
+	if key == "" && official && cfg.TokenSource == nil {
+		return nil, fmt.Errorf("openai: %w: set Config.APIKey or the OPENAI_API_KEY environment variable", model.ErrNoAPIKey)
 	}
 	provider := cfg.ProviderName
 	if provider == "" {
 		provider = "OpenAI"
 	}
-	name := "OpenAIChat"
-	if !official {
-		name = "OpenAILike"
+	if err := cfg.Params.Check(provider, Supported...); err != nil {
+		return nil, err
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "OpenAIChat"
+		if !official {
+			name = "OpenAILike"
+		}
 	}
 	client := cfg.HTTPClient
 	if client == nil {
@@ -100,8 +128,21 @@ func New(cfg Config) (*Model, error) {
 	for k, v := range cfg.Headers {
 		headers[k] = v
 	}
+	for k, v := range cfg.Params.ExtraHeaders {
+		headers[k] = v
+	}
+	endpoint := strings.TrimRight(base, "/") + "/chat/completions"
+	if len(cfg.QueryParams) > 0 {
+		q := url.Values{}
+		for k, v := range cfg.QueryParams {
+			q.Set(k, v)
+		}
+		endpoint += "?" + q.Encode()
+	}
 	return &Model{
-		endpoint: strings.TrimRight(base, "/") + "/chat/completions",
+		endpoint: endpoint,
+		params:   cfg.Params,
+		tokens:   cfg.TokenSource,
 		apiKey:   key,
 		org:      cfg.Organization,
 		headers:  headers,
@@ -127,7 +168,14 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 	} else {
 		req.Header.Set("Accept", "application/json")
 	}
-	if m.apiKey != "" {
+	switch {
+	case m.tokens != nil:
+		tok, err := m.tokens(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("openai: getting a bearer token: %w: %w", model.ErrAuth, err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	case m.apiKey != "":
 		req.Header.Set("Authorization", "Bearer "+m.apiKey)
 	}
 	if m.org != "" {
@@ -141,9 +189,8 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("openai: %w", ctx.Err())
 		}
-		// A connection that fails before any answer is worth retrying, so it
-		// counts as a server error for model.Retryable.
-		return nil, fmt.Errorf("openai: sending request to %s: %w: %w", m.endpoint, model.ErrServer, err)
+		// No answer at all: not a server error, since no server was reached.
+		return nil, model.Unreachable(m.info.Provider, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

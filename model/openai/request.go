@@ -21,7 +21,13 @@ type chatRequest struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
 	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
 	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Stop                []string        `json:"stop,omitempty"`
+	Seed                *int64          `json:"seed,omitempty"`
+	PresencePenalty     *float64        `json:"presence_penalty,omitempty"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
 	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
 }
@@ -108,11 +114,21 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("openai: nil request")
 	}
+	p := m.params.For(req)
+	if req.ThinkingBudget != 0 {
+		return nil, fmt.Errorf("openai: %w: thinking_budget; use reasoning_effort", model.ErrUnsupportedParam)
+	}
 	body := chatRequest{
 		Model:               m.info.ID,
 		Messages:            make([]chatMessage, 0, len(req.Messages)),
-		Temperature:         req.Temperature,
-		MaxCompletionTokens: req.MaxTokens,
+		Temperature:         p.Temperature,
+		TopP:                p.TopP,
+		MaxCompletionTokens: p.MaxTokens,
+		Stop:                p.Stop,
+		Seed:                p.Seed,
+		PresencePenalty:     p.PresencePenalty,
+		FrequencyPenalty:    p.FrequencyPenalty,
+		ReasoningEffort:     p.ReasoningEffort,
 	}
 	for i := range req.Messages {
 		msg, err := mapMessage(&req.Messages[i])
@@ -131,22 +147,22 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 	}
 	// OpenAI rejects tool_choice and parallel_tool_calls when no tools are sent.
 	if len(body.Tools) > 0 {
-		switch req.ToolChoice {
+		switch p.ToolChoice {
 		case "":
 		case "auto", "none", "required":
-			body.ToolChoice = req.ToolChoice
+			body.ToolChoice = p.ToolChoice
 		default:
 			var c namedToolChoice
 			c.Type = "function"
-			c.Function.Name = req.ToolChoice
+			c.Function.Name = p.ToolChoice
 			body.ToolChoice = c
 		}
-		body.ParallelToolCalls = req.ParallelToolCalls
+		body.ParallelToolCalls = p.ParallelToolCalls
 	}
-	if rf := req.ResponseFormat; rf != nil {
-		if len(rf.Schema) == 0 {
-			return nil, errors.New("openai: ResponseFormat.Schema is empty")
-		}
+	if rf := p.ResponseFormat; rf != nil && len(rf.Schema) == 0 {
+		// No schema: JSON mode, any JSON object.
+		body.ResponseFormat = &responseFormat{Type: "json_object"}
+	} else if rf != nil {
 		name := rf.Name
 		if name == "" {
 			name = "response"
@@ -162,6 +178,9 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encoding request: %w", err)
+	}
+	if data, err = p.MergeBody(data); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
 	}
 	return data, nil
 }

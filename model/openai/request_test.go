@@ -169,7 +169,7 @@ func TestRequest_UnsupportedInputFailsBeforeSending(t *testing.T) {
 		{"tool result without a call id", &model.Request{Messages: []model.Message{{Role: model.RoleTool, Content: "42"}}}, "tool_call_id"},
 		{"unknown role", &model.Request{Messages: []model.Message{{Role: "narrator", Content: "once"}}}, "unknown role"},
 		{"unnamed tool", &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}, Tools: []model.ToolSpec{{}}}, "no name"},
-		{"response format without schema", &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}, ResponseFormat: &model.ResponseFormat{Name: "x"}}, "Schema is empty"},
+		{"thinking budget", &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}, ThinkingBudget: 1024}, "thinking_budget"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

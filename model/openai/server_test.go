@@ -26,6 +26,7 @@ type reply struct {
 // received is what the server saw of one request.
 type received struct {
 	path   string
+	query  string
 	header http.Header
 	body   []byte
 	at     time.Time
@@ -53,7 +54,7 @@ func newFake(t *testing.T, replies ...reply) *fakeOpenAI {
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
-	f.reqs = append(f.reqs, received{path: r.URL.Path, header: r.Header.Clone(), body: body, at: time.Now()})
+	f.reqs = append(f.reqs, received{path: r.URL.Path, query: r.URL.RawQuery, header: r.Header.Clone(), body: body, at: time.Now()})
 	n := len(f.reqs)
 	rep := f.replies[min(n, len(f.replies))-1]
 	f.mu.Unlock()

@@ -19,6 +19,8 @@ import (
 // Breaking out of the loop closes the response body.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
+		ctx, cancel := m.params.WithTimeout(ctx)
+		defer cancel()
 		body, err := m.buildRequest(req, true)
 		if err != nil {
 			yield(nil, err)
@@ -117,10 +119,12 @@ type wireUsage struct {
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	// Cost is sent by OpenRouter (usage accounting).
+	Cost float64 `json:"cost"`
 }
 
 func (u *wireUsage) usage() *model.Usage {
-	out := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	out := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens, Cost: u.Cost}
 	if d := u.PromptTokensDetails; d != nil {
 		out.CacheReadTokens = d.CachedTokens
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/tool"
@@ -14,28 +15,126 @@ import (
 // ErrUnknown is returned for a tool name with no built-in.
 var ErrUnknown = errors.New("builtin: unknown tool")
 
-var constructors = map[string]func() (tool.Tool, error){
-	"current_time": currentTime,
-	"calculator":   calculator,
+// entry is one name of the registry.
+type entry struct {
+	check func(name string, opts map[string]any) error
+	build func(name string, opts map[string]any) ([]tool.Tool, error)
 }
 
-// Names lists the built-in tool names, sorted.
+// register ties an options type to its toolkit. prepare checks and completes
+// decoded options without side effects; make builds the toolkit. When pure,
+// make has no side effects either, so Check runs it too.
+func register[O any](pure bool, prepare func(name string, o *O) error, make func(o O) (tool.Toolkit, error)) entry {
+	load := func(name string, opts map[string]any) (O, error) {
+		var o O
+		if err := decode(name, opts, &o); err != nil {
+			return o, err
+		}
+		if prepare != nil {
+			if err := prepare(name, &o); err != nil {
+				return o, err
+			}
+		}
+		return o, nil
+	}
+	build := func(name string, opts map[string]any) ([]tool.Tool, error) {
+		o, err := load(name, opts)
+		if err != nil {
+			return nil, err
+		}
+		kit, err := make(o)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", name, err)
+		}
+		if s, ok := any(&o).(interface{ chosen() selection }); ok {
+			kit.Include, kit.Exclude = s.chosen().IncludeTools, s.chosen().ExcludeTools
+		}
+		tools, err := kit.Selected()
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w (include_tools/exclude_tools name the toolkit's tools)", name, err)
+		}
+		return tools, nil
+	}
+	check := func(name string, opts map[string]any) error {
+		if pure {
+			_, err := build(name, opts)
+			return err
+		}
+		_, err := load(name, opts)
+		return err
+	}
+	return entry{check: check, build: build}
+}
+
+func (s selection) chosen() selection { return s }
+
+func single(make func() (tool.Tool, error)) entry {
+	return register(true, nil, func(struct{}) (tool.Toolkit, error) {
+		t, err := make()
+		return tool.Toolkit{Tools: []tool.Tool{t}}, err
+	})
+}
+
+var registry = map[string]entry{
+	"current_time": single(currentTime),
+	"calculator":   single(calculator),
+	"web_search":   webSearch,
+	"web_fetch":    webFetch,
+	"sql":          sqlTools,
+	"files":        fileTools,
+	"shell":        shellTools,
+	"http_request": httpRequest,
+}
+
+// Names lists the built-in tool and toolkit names, sorted.
 func Names() []string {
-	out := make([]string, 0, len(constructors))
-	for n := range constructors {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
 		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out
 }
 
-// New returns the built-in tool with this name.
-func New(name string) (tool.Tool, error) {
-	c, ok := constructors[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (built-in tools: %v)", ErrUnknown, name, Names())
+// Has reports whether name is a built-in tool or toolkit.
+func Has(name string) bool {
+	_, ok := registry[name]
+	return ok
+}
+
+// agnoNames are Agno's tool and toolkit names, answered with Agentry's.
+var agnoNames = map[string]string{
+	"duckduckgo_search": "web_search", "duckduckgo": "web_search", "websearch": "web_search",
+	"sql_tools": "sql", "file_tools": "files", "shell_tools": "shell", "api_tools": "http_request",
+	"run_sql_query": "sql", "run_shell_command": "shell", "make_request": "http_request",
+}
+
+func unknown(name string) error {
+	if to, ok := agnoNames[name]; ok {
+		return fmt.Errorf("%w %q: in Agno 3.0 and Agentry the toolkit is %q", ErrUnknown, name, to)
 	}
-	return c()
+	return fmt.Errorf("%w %q (built-in tools: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+}
+
+// Check decodes and validates the options of name without opening files,
+// databases or connections: what a config loader runs at start.
+func Check(name string, opts map[string]any) error {
+	e, ok := registry[name]
+	if !ok {
+		return unknown(name)
+	}
+	return e.check(name, opts)
+}
+
+// New builds the tools of name with its options (nil: the defaults).
+// Toolkits that hold resources (sql connections, the files root) keep them
+// for the life of the process.
+func New(name string, opts map[string]any) ([]tool.Tool, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, unknown(name)
+	}
+	return e.build(name, opts)
 }
 
 type timeIn struct {
@@ -91,10 +190,4 @@ func calculator() (tool.Tool, error) {
 			}
 			return r, nil
 		})
-}
-
-// Has reports whether name is a built-in tool.
-func Has(name string) bool {
-	_, ok := constructors[name]
-	return ok
 }

@@ -1,0 +1,101 @@
+package codemode
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Status is how a cell ended.
+type Status string
+
+// Cell statuses.
+const (
+	// StatusOK: the cell ran to the end.
+	StatusOK Status = "ok"
+	// StatusError: the code threw (or a promise it left rejected was never
+	// handled); Error says what and where.
+	StatusError Status = "error"
+	// StatusAborted: the sandbox stopped the cell (CPU time, memory, call
+	// depth, timeout, restart, cancellation); Error.Reason says which.
+	StatusAborted Status = "aborted"
+)
+
+// Abort reasons (CellError.Reason).
+const (
+	ReasonCPUTime   = "cpu_time"
+	ReasonMemory    = "memory"
+	ReasonCallDepth = "call_depth"
+	ReasonTimeout   = "timeout"
+	ReasonCancelled = "cancelled"
+	ReasonRestart   = "restart"
+	ReasonInternal  = "internal"
+)
+
+// Cell is what one execute returns (JSON-encoded for the model).
+type Cell struct {
+	Stdout string `json:"stdout"`
+	// Result is the JSON of the cell's last expression (or returned value);
+	// absent when it is undefined.
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *CellError      `json:"error,omitempty"`
+	Status Status          `json:"status"`
+	// Truncated is set when stdout or the result was cut at the output cap.
+	Truncated      bool `json:"truncated"`
+	ExecutionCount int  `json:"execution_count"`
+	// Notice tells the model about its environment: state restored from a
+	// snapshot, or reset.
+	Notice string `json:"notice,omitempty"`
+}
+
+// CellError describes why a cell did not end ok.
+type CellError struct {
+	Name    string `json:"name,omitempty"`
+	Message string `json:"message"`
+	// Stack has "cell[N]:line:column" positions in the cell's own lines.
+	Stack string `json:"stack,omitempty"`
+	// Reason is set for aborted cells.
+	Reason string `json:"reason,omitempty"`
+}
+
+// JSON returns the cell as the model sees it.
+func (c *Cell) JSON() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// cellName names a cell's code in positions and stacks.
+func cellName(n int) string { return "cell[" + strconv.Itoa(n) + "]" }
+
+// stackPos matches goja's "cell[N]:line:col(pc)" positions; the wrapper puts
+// the cell's first line on line 2.
+var stackPos = regexp.MustCompile(`(cell\[\d+\]):(\d+):(\d+)(\(\d+\))?`)
+
+// fixStack maps wrapper positions to the cell's lines and drops goja's
+// program counters and the names the rewrite gave hoisted functions.
+func fixStack(s string) string {
+	s = stackPos.ReplaceAllStringFunc(s, func(m string) string {
+		p := stackPos.FindStringSubmatch(m)
+		line, _ := strconv.Atoi(p[2])
+		if line > 1 {
+			line--
+		}
+		return p[1] + ":" + strconv.Itoa(line) + ":" + p[3]
+	})
+	return strings.ReplaceAll(s, fnPrefix, "")
+}
+
+// truncate cuts s to at most n runes' worth of bytes at a rune boundary.
+func truncate(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,83 @@
+package codemode_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/codemode"
+)
+
+func TestRun_CellsShareTopLevelDeclarations(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	steps := []struct {
+		code, want string
+	}{
+		{"const a = 40\nlet b\nvar c = 1\nfunction add(x, y) { return x + y }\nclass Box { constructor(v) { this.v = v } }", "null"},
+		{"add(a, 2)", "42"},
+		{"const a = 1 // declared again in a later cell\na", "1"},
+		{"const {x, y: [z]} = {x: 3, y: [4]}; [x, z, typeof b, c]", `[3,4,"undefined",1]`},
+		{"new Box(7).v", "7"},
+		{"function helper() { return 'new' }\nfunction main() { return helper() }\nmain()", `"new"`},
+		{"function helper() { return 'newer' }", "null"},
+		{"main()", `"newer"`},
+		{"add.name + ':' + add.toString()", `"add:function add(x, y) { return x + y }"`},
+		{"{ let inner = 5 }\ntypeof inner", `"undefined"`},
+		{"for (let i = 0; i < 3; i++) {}\ntypeof i", `"undefined"`},
+		{"await Promise.resolve(5) * 2", "10"},
+		{"return 'early'\n'never'", `"early"`},
+		{"({a: a, b: [b]})", `{"a":1,"b":[null]}`},
+		{"(1 + 2) * 3; /* comment */\n// line comment", "9"},
+		{"`t${a}`", `"t1"`},
+		{"console.log('a', 1, {k: [1]}); print('b')", "null"},
+	}
+	for _, s := range steps {
+		c := runCell(t, cm, "s1", s.code)
+		if got := jsonText(resultOf(t, c)); got != s.want {
+			t.Fatalf("cell %q: result %s, want %s", s.code, got, s.want)
+		}
+	}
+	c := runCell(t, cm, "s1", "console.log('a', 1, {k: [1]}); print('b')")
+	if c.Stdout != "a 1 {\"k\":[1]}\nb\n" {
+		t.Errorf("stdout = %q", c.Stdout)
+	}
+	if c.ExecutionCount != len(steps)+1 {
+		t.Errorf("execution_count = %d, want %d", c.ExecutionCount, len(steps)+1)
+	}
+	if other := runCell(t, cm, "s2", "typeof a"); jsonText(resultOf(t, other)) != `"undefined"` {
+		t.Errorf("another session sees a: %s", other.Result)
+	}
+}
+
+func TestRun_ErrorsCarryMessageAndCellLines(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	tests := []struct {
+		name, code string
+		status     codemode.Status
+		errName    string
+		msg, stack string
+	}{
+		{"thrown error", "const x = 1\n\nfunction f() {\n  throw new Error('boom')\n}\nf()", codemode.StatusError, "Error", "boom", "cell[1]:4:"},
+		{"reference error", "\nnope + 1", codemode.StatusError, "ReferenceError", "nope is not defined", "cell[2]:2:"},
+		{"syntax error", "let x = ;", codemode.StatusError, "SyntaxError", "(line 1, column", ""},
+		{"syntax error on a later line", "1\n2\n)", codemode.StatusError, "SyntaxError", "(line 3,", ""},
+		{"rejected await", "await Promise.reject(new TypeError('bad'))", codemode.StatusError, "TypeError", "bad", ""},
+		{"thrown string", "throw 'plain'", codemode.StatusError, "", "plain", ""},
+		{"unhandled rejection", "Promise.reject(new Error('lost')); 1", codemode.StatusError, "Error", "unhandled promise rejection: lost", ""},
+		{"bigint literal", "10n ** 1000000n", codemode.StatusError, "SyntaxError", "BigInt", ""},
+		{"backtracking regexp literal", "/(a+)+(?=b)/.test('aaa')", codemode.StatusError, "SyntaxError", "backtracking", ""},
+	}
+	for _, tt := range tests {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != tt.status || c.Error == nil {
+			t.Fatalf("%s: status %s, error %+v", tt.name, c.Status, c.Error)
+		}
+		if c.Error.Name != tt.errName || !strings.Contains(c.Error.Message, tt.msg) || !strings.Contains(c.Error.Stack, tt.stack) {
+			t.Errorf("%s: error = %+v, want name %q, message containing %q, stack containing %q", tt.name, c.Error, tt.errName, tt.msg, tt.stack)
+		}
+	}
+	if c := runCell(t, cm, "s", "'still works'"); jsonText(resultOf(t, c)) != `"still works"` {
+		t.Fatalf("after errors: %+v", c)
+	}
+}

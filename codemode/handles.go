@@ -1,0 +1,371 @@
+package codemode
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/dop251/goja"
+)
+
+// handle is how one tool appears in code.
+type handle struct {
+	name string // the tool's name
+	js   string // its global function name; "" when only tools[name] reaches it
+	def  tool.Definition
+	// refusal, when set, is the error every call gets (tools that would pause
+	// the run for a human).
+	refusal string
+}
+
+// reservedNames are globals a handle may not take.
+var reservedNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(`console print results tools globalThis undefined NaN Infinity Object Function
+		Array String Number Boolean Symbol RegExp Date Math JSON Reflect Promise Map Set WeakMap WeakSet Error
+		AggregateError TypeError ReferenceError SyntaxError RangeError EvalError URIError isNaN isFinite parseInt
+		parseFloat decodeURI decodeURIComponent encodeURI encodeURIComponent escape unescape`) {
+		m[n] = true
+	}
+	return m
+}()
+
+// jsReserved are JavaScript's reserved words (and await/async, which read
+// badly as tool names).
+var jsReserved = map[string]bool{"break": true, "case": true, "catch": true, "class": true, "const": true,
+	"continue": true, "debugger": true, "default": true, "delete": true, "do": true, "else": true, "enum": true,
+	"export": true, "extends": true, "false": true, "finally": true, "for": true, "function": true, "if": true,
+	"import": true, "in": true, "instanceof": true, "new": true, "null": true, "return": true, "super": true,
+	"switch": true, "this": true, "throw": true, "true": true, "try": true, "typeof": true, "var": true,
+	"void": true, "while": true, "with": true, "yield": true, "let": true, "static": true, "implements": true,
+	"interface": true, "package": true, "private": true, "protected": true, "public": true, "await": true,
+	"async": true, "arguments": true, "eval": true}
+
+// handleName is a tool name as a JavaScript identifier ('-' becomes '_'), or
+// "" when it cannot be one.
+func handleName(name string) string {
+	js := strings.ReplaceAll(name, "-", "_")
+	if js == "" || (js[0] >= '0' && js[0] <= '9') || jsReserved[js] || reservedNames[js] || strings.HasPrefix(js, "__cm_") {
+		return ""
+	}
+	return js
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r == '$' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func refusalFor(d *tool.Definition) string {
+	what := ""
+	switch {
+	case d.RequiresConfirmation:
+		what = "a human's confirmation"
+	case d.RequiresUserInput:
+		what = "input from the user"
+	case d.ExternalExecution:
+		what = "execution outside the agent"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s needs %s, which pauses the run; code cannot pause, so %s cannot be called from code (call it as a regular tool if you have it, or ask the user)", d.Name, what, d.Name)
+}
+
+func newHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// bindHandles sets console, print, the tool handles, tools and results.
+func (k *kernel) bindHandles() error {
+	rt := k.rt
+	g := rt.GlobalObject()
+	k.define = rt.ToValue(k.defineGlobal)
+	set := func(name string, v goja.Value) error {
+		return g.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	console := rt.NewObject()
+	logFn := rt.ToValue(k.consoleLog)
+	for _, m := range []string{"log", "info", "warn", "error", "debug"} {
+		_ = console.Set(m, logFn)
+	}
+	if err := set("console", console); err != nil {
+		return err
+	}
+	if err := set("print", logFn); err != nil {
+		return err
+	}
+	tools := rt.NewObject()
+	for i := range k.cm.handles {
+		h := &k.cm.handles[i]
+		fn := rt.ToValue(k.toolHandle(h))
+		_ = fn.ToObject(rt).DefineDataProperty("name", rt.ToValue(h.name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		_ = tools.Set(h.name, fn)
+		if h.js != "" {
+			if err := set(h.js, fn); err != nil {
+				return err
+			}
+		}
+	}
+	if err := set("tools", tools); err != nil {
+		return err
+	}
+	return set("results", k.resultsHandle())
+}
+
+func (k *kernel) consoleLog(c goja.FunctionCall) goja.Value {
+	cell := k.cell
+	if cell == nil {
+		return goja.Undefined()
+	}
+	parts := make([]string, len(c.Arguments))
+	for i, v := range c.Arguments {
+		parts[i], _ = k.display(v, k.cm.cfg.MaxOutputChars, false)
+	}
+	cell.print(strings.Join(parts, " "))
+	return goja.Undefined()
+}
+
+// startAsync runs op on its own goroutine and returns a promise the cell's
+// loop settles with its outcome.
+func (k *kernel) startAsync(op func(ctx context.Context) asyncDone) goja.Value {
+	c := k.cell
+	p, resolve, reject := k.rt.NewPromise()
+	id := c.nextID
+	c.nextID++
+	c.pending[id] = asyncPending{resolve: resolve, reject: reject}
+	c.inflight++
+	go func() {
+		d := op(c.ctx)
+		d.id = id
+		select {
+		case c.done <- d:
+		case <-c.finished: // the cell ended without waiting for it
+		}
+	}()
+	return k.rt.ToValue(p)
+}
+
+// rejected returns a promise already rejected with an Error.
+func (k *kernel) rejected(name, msg string) goja.Value {
+	p, _, reject := k.rt.NewPromise()
+	_ = reject(k.newError(name, msg))
+	return k.rt.ToValue(p)
+}
+
+// toolHandle is the async function code calls for one tool. The call goes
+// through the same tool.Set as the model's calls (lookup, JSON-schema
+// validation with the same error text, timeout, panic recovery) and is
+// recorded in the run with agent.RecordToolCall.
+func (k *kernel) toolHandle(h *handle) func(goja.FunctionCall) goja.Value {
+	cfg := &k.cm.cfg
+	return func(fc goja.FunctionCall) goja.Value {
+		c := k.cell
+		if c == nil {
+			return k.rejected("ToolError", h.name+" can only be called while a cell runs")
+		}
+		if h.refusal != "" {
+			return k.rejected("ToolError", h.refusal)
+		}
+		if c.calls >= cfg.MaxToolCalls {
+			return k.rejected("ToolError", fmt.Sprintf("%s: a cell may call tools at most %d times; do the rest in another cell", h.name, cfg.MaxToolCalls))
+		}
+		args, err := k.toolArgs(h, fc.Arguments)
+		if err != nil {
+			return k.rejected("TypeError", err.Error())
+		}
+		c.calls++
+		callID := fmt.Sprintf("%s_%d", c.callIDBase, c.calls)
+		return k.startAsync(func(ctx context.Context) asyncDone {
+			select {
+			case c.sem <- struct{}{}:
+			case <-ctx.Done():
+				return asyncDone{err: fmt.Errorf("%s was not called: %w", h.name, context.Cause(ctx)), errName: "ToolError"}
+			}
+			start := time.Now()
+			res := k.cm.set.Execute(ctx, model.ToolCall{ID: callID, Name: h.name, Arguments: args})
+			<-c.sem
+			agent.RecordToolCall(ctx, run.ToolExecution{ToolCallID: callID, ToolName: h.name, ToolArgs: json.RawMessage(args),
+				Result: res.Content, ToolCallError: res.IsError(), Metrics: &run.Metrics{Duration: res.Duration.Seconds()},
+				CreatedAt: start.Unix()})
+			if res.IsError() {
+				return asyncDone{err: errors.New(res.Content), errName: "ToolError"}
+			}
+			if len(res.Content) > cfg.MaxResultBytes {
+				return asyncDone{err: fmt.Errorf("%s returned %d bytes, over the limit of %d for results in code", h.name, len(res.Content), cfg.MaxResultBytes), errName: "ResultTooLarge"}
+			}
+			return asyncDone{text: res.Content, json: true}
+		})
+	}
+}
+
+// toolArgs encodes a handle's one argument, an object of parameters.
+func (k *kernel) toolArgs(h *handle, args []goja.Value) (string, error) {
+	usage := fmt.Sprintf("%s takes one object of parameters, e.g. await %s({...})", h.name, h.callName())
+	if len(args) > 1 {
+		return "", errors.New(usage)
+	}
+	v := arg(args, 0)
+	if !defined(v) || goja.IsNull(v) {
+		return "{}", nil
+	}
+	o, ok := v.(*goja.Object)
+	if !ok || o.ClassName() == "Array" {
+		return "", errors.New(usage)
+	}
+	if _, isFn := goja.AssertFunction(o); isFn {
+		return "", errors.New(usage)
+	}
+	e := &encoder{rt: k.rt, limit: k.cm.cfg.MaxResultBytes, maxArray: k.cm.lim.maxArray}
+	out, _, err := e.encode(o)
+	if err != nil {
+		return "", fmt.Errorf("%s: the parameters cannot be sent as JSON (%v)", h.name, err)
+	}
+	return out, nil
+}
+
+func (h *handle) callName() string {
+	if h.js != "" {
+		return h.js
+	}
+	return fmt.Sprintf("tools[%q]", h.name)
+}
+
+// resultsHandle is the `results` object: offloaded tool results, through
+// Config.Results. Every method is async.
+func (k *kernel) resultsHandle() goja.Value {
+	rt := k.rt
+	o := rt.NewObject()
+	store := k.cm.cfg.Results
+	// method defines one method; decode runs on the runtime's goroutine and
+	// returns the operation to run on its own.
+	method := func(name string, decode func(scope Scope, a []goja.Value) (func(ctx context.Context) asyncDone, error)) {
+		_ = o.Set(name, rt.ToValue(func(fc goja.FunctionCall) goja.Value {
+			c := k.cell
+			switch {
+			case c == nil:
+				return k.rejected("Error", "results can only be read while a cell runs")
+			case store == nil:
+				return k.rejected("Error", "results."+name+": tool-result offloading is not enabled for this agent, so there are no stored results")
+			case c.calls >= k.cm.cfg.MaxToolCalls:
+				return k.rejected("Error", fmt.Sprintf("results.%s: a cell may make at most %d calls", name, k.cm.cfg.MaxToolCalls))
+			}
+			scope := Scope{SessionID: k.session, UserID: c.user}
+			op, err := decode(scope, fc.Arguments)
+			if err != nil {
+				return k.rejected("TypeError", "results."+name+": "+err.Error())
+			}
+			c.calls++
+			return k.startAsync(op)
+		}))
+	}
+	asJSON := func(v any, err error) asyncDone {
+		if err != nil {
+			return asyncDone{err: err, errName: "Error"}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return asyncDone{err: err, errName: "Error"}
+		}
+		return asyncDone{text: string(b), json: true}
+	}
+	method("get", func(scope Scope, a []goja.Value) (func(context.Context) asyncDone, error) {
+		id, err := resultID(a)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) asyncDone {
+			text, err := store.Get(ctx, scope, id)
+			if err != nil {
+				return asyncDone{err: err, errName: "Error"}
+			}
+			if len(text) > k.cm.cfg.MaxResultBytes {
+				return asyncDone{err: fmt.Errorf("result %s is %d bytes, over the limit of %d for code: use results.read or results.search", id, len(text), k.cm.cfg.MaxResultBytes), errName: "ResultTooLarge"}
+			}
+			return asyncDone{text: text}
+		}, nil
+	})
+	method("read", func(scope Scope, a []goja.Value) (func(context.Context) asyncDone, error) {
+		id, err := resultID(a)
+		if err != nil {
+			return nil, err
+		}
+		opts := options(arg(a, 1))
+		r := ReadRange{StartLine: opts.int("start_line"), EndLine: opts.int("end_line"), StartChar: opts.int("start_char")}
+		return func(ctx context.Context) asyncDone { return asJSON(store.Read(ctx, scope, id, r)) }, nil
+	})
+	method("search", func(scope Scope, a []goja.Value) (func(context.Context) asyncDone, error) {
+		id, err := resultID(a)
+		if err != nil {
+			return nil, err
+		}
+		p := arg(a, 1)
+		if !defined(p) || goja.IsNull(p) {
+			return nil, errors.New("a pattern is required: results.search(id, pattern, {context_lines})")
+		}
+		pattern := p.String()
+		if isRegExp(p) {
+			pattern = p.(*goja.Object).Get("source").String()
+		}
+		n := options(arg(a, 2)).int("context_lines")
+		return func(ctx context.Context) asyncDone { return asJSON(store.Search(ctx, scope, id, pattern, n)) }, nil
+	})
+	method("ids", func(scope Scope, a []goja.Value) (func(context.Context) asyncDone, error) {
+		limit := options(arg(a, 0)).int("limit")
+		if limit <= 0 {
+			limit = 20
+		}
+		return func(ctx context.Context) asyncDone { return asJSON(store.IDs(ctx, scope, limit)) }, nil
+	})
+	return o
+}
+
+func resultID(a []goja.Value) (string, error) {
+	v := arg(a, 0)
+	if !defined(v) || goja.IsNull(v) || v.String() == "" {
+		return "", errors.New("a result id is required, e.g. \"res_1a2b3c\"")
+	}
+	return v.String(), nil
+}
+
+// opts are the fields of an options object, read on the runtime goroutine.
+type opts map[string]any
+
+func options(v goja.Value) opts {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return nil
+	}
+	out := opts{}
+	for _, k := range o.Keys() {
+		out[k] = o.Get(k).Export()
+	}
+	return out
+}
+
+func (o opts) int(key string) int {
+	switch v := o[key].(type) {
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return 0
+}

@@ -1,0 +1,690 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// kernel is one session's interpreter. A cell runs on the goroutine of the
+// execute call that holds the kernel's busy slot; goja's runtime is used by
+// one goroutine at a time.
+type kernel struct {
+	cm      *CodeMode
+	session string
+	owner   string
+	// busy is held while a cell runs (and while the kernel is set up).
+	busy chan struct{}
+
+	rt     *goja.Runtime
+	sb     *sandbox
+	define goja.Value // defineGlobal, made once
+	errCtr goja.Value // Error, captured before any cell could replace it
+	count  int
+	// clock is what Date reads: the current cell's start, so code cannot
+	// time itself.
+	clock time.Time
+	// cell is the running cell, nil between cells (runtime goroutine only);
+	// current is the same for other goroutines (restart, close).
+	cell    *cellRun
+	current atomic.Pointer[cellRun]
+	// broken: an internal error left the runtime unusable; the kernel is
+	// dropped (aborted cells get a rebuilt runtime instead).
+	broken bool
+	// restored is false until the first cell applied pending, the snapshot
+	// the kernel starts from (loaded from pendingFrom).
+	restored    bool
+	pending     *snapshotDoc
+	pendingFrom string
+	// notice is prepended to the next cell's notice.
+	notice string
+	// snapshot bookkeeping (see snapshot.go).
+	lastSaved   [32]byte
+	lastSkipped string
+
+	// Registry bookkeeping, guarded by cm.mu.
+	lastUsed time.Time
+	idle     *time.Timer
+	gone     bool
+}
+
+// cellRun is the state of one running cell.
+type cellRun struct {
+	k      *kernel
+	ctx    context.Context
+	cancel context.CancelFunc
+	parent context.Context
+	user   string // the run's user
+
+	stdout    strings.Builder
+	truncated bool
+
+	// done carries finished async operations to the cell's loop; finished
+	// is closed when the cell ends, so late operations do not block.
+	done     chan asyncDone
+	finished chan struct{}
+	pending  map[int]asyncPending
+	nextID   int
+	inflight int
+	calls    int
+	sem      chan struct{}
+
+	reason  atomic.Pointer[string]
+	inVM    atomic.Bool
+	cpuUsed time.Duration
+
+	// CPU accounting of the current vm call (see vm).
+	cpuMu      sync.Mutex
+	cpuTimer   *time.Timer
+	cpuClock   int32
+	cpuPrecise bool
+	cpuStart   time.Duration
+	wallStart  time.Time
+
+	rejections []*goja.Promise
+	callIDBase string
+}
+
+type asyncPending struct {
+	resolve, reject func(any) error
+}
+
+// asyncDone is the outcome of an async operation started by code.
+type asyncDone struct {
+	id int
+	// text is the outcome; json says it is JSON to parse into a value.
+	text string
+	json bool
+	err  error
+	// errName is the name of the Error the promise rejects with.
+	errName string
+}
+
+func (c *cellRun) abort(reason string) {
+	if c.reason.CompareAndSwap(nil, &reason) {
+		c.k.rt.Interrupt(abortSignal(reason))
+		c.cancel()
+	}
+}
+
+func (c *cellRun) aborted() string {
+	if p := c.reason.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// abortSignal is the value a cell's runtime is interrupted with.
+type abortSignal string
+
+func newKernel(cm *CodeMode, session, owner string) *kernel {
+	return &kernel{cm: cm, session: session, owner: owner, busy: make(chan struct{}, 1)}
+}
+
+// start builds the runtime: the sandbox, console and the handles.
+func (k *kernel) start() error {
+	cfg := &k.cm.cfg
+	rt := goja.New()
+	rt.SetMaxCallStackSize(cfg.MaxCallDepth)
+	rt.SetTimeSource(func() time.Time { return k.clock })
+	rt.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		c := k.cell
+		if c == nil {
+			return
+		}
+		if op == goja.PromiseRejectionReject {
+			c.rejections = append(c.rejections, p)
+			return
+		}
+		for i, q := range c.rejections {
+			if q == p {
+				c.rejections = append(c.rejections[:i], c.rejections[i+1:]...)
+				break
+			}
+		}
+	})
+	k.rt = rt
+	k.errCtr = rt.GlobalObject().Get("Error")
+	k.sb = &sandbox{rt: rt, lim: k.cm.lim}
+	if err := k.sb.install(); err != nil {
+		return fmt.Errorf("codemode: setting up the sandbox: %w", err)
+	}
+	return k.bindHandles()
+}
+
+// run executes one cell.
+func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
+	cfg := &k.cm.cfg
+	k.count++
+	cell = Cell{ExecutionCount: k.count, Status: StatusOK, Notice: k.notice}
+	k.notice = ""
+	if len(code) > cfg.MaxCodeBytes {
+		cell.Status = StatusError
+		cell.Error = &CellError{Name: "SyntaxError", Message: fmt.Sprintf("the cell is %d bytes, over the limit of %d: split it into several cells", len(code), cfg.MaxCodeBytes)}
+		return cell
+	}
+	name := cellName(k.count)
+	rw, err := rewrite(code, name)
+	if err != nil {
+		cell.Status = StatusError
+		cell.Error = &CellError{Name: "SyntaxError", Message: strings.TrimPrefix(err.Error(), "SyntaxError: ")}
+		return cell
+	}
+	c := k.newCell(ctx)
+	c.user = user
+	defer c.end()
+	k.cell = c
+	k.current.Store(c)
+	defer func() { k.cell = nil; k.current.Store(nil) }()
+	k.rt.ClearInterrupt()
+	k.clock = time.Now()
+	k.cm.watch.enter(c)
+	defer k.cm.watch.leave(c)
+	stopWatch := context.AfterFunc(c.ctx, func() {
+		if c.parent.Err() != nil {
+			c.abort(ReasonCancelled)
+		} else {
+			c.abort(ReasonTimeout)
+		}
+	})
+	defer stopWatch()
+
+	if !k.restored {
+		k.restored = true
+		if k.pending != nil {
+			cell.Notice = joinNotice(cell.Notice, k.apply(k.pending, k.pendingFrom))
+			k.pending = nil
+		}
+	}
+	var promise *goja.Promise
+	_, err = k.vm(func() (goja.Value, error) {
+		if len(rw.globals) > 0 {
+			if _, err := k.rt.RunString("var " + strings.Join(rw.globals, ", ") + ";"); err != nil {
+				return nil, err
+			}
+		}
+		prog, err := goja.Compile(name, rw.src, false)
+		if err != nil {
+			return nil, err
+		}
+		fnv, err := k.rt.RunProgram(prog)
+		if err != nil {
+			return nil, err
+		}
+		fn, ok := goja.AssertFunction(fnv)
+		if !ok {
+			return nil, errors.New("the cell did not compile to a function")
+		}
+		g := k.rt.GlobalObject()
+		pv, err := fn(g, g, k.define)
+		if err != nil {
+			return nil, err
+		}
+		promise, _ = pv.Export().(*goja.Promise)
+		return pv, nil
+	})
+	if err == nil && promise == nil {
+		err = errors.New("the cell did not return a promise")
+	}
+	if err == nil {
+		err = k.loop(c, promise)
+	}
+	k.finish(c, promise, err, &cell)
+	return cell
+}
+
+func joinNotice(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
+}
+
+func (k *kernel) newCell(parent context.Context) *cellRun {
+	cfg := &k.cm.cfg
+	ctx, cancel := context.WithTimeout(parent, cfg.CellTimeout)
+	return &cellRun{k: k, ctx: ctx, cancel: cancel, parent: parent,
+		done:       make(chan asyncDone),
+		finished:   make(chan struct{}),
+		pending:    map[int]asyncPending{},
+		sem:        make(chan struct{}, cfg.MaxParallelCalls),
+		callIDBase: "code_" + newHex(6) + "_" + strconv.Itoa(k.count)}
+}
+
+// end releases what the cell holds: its context, its CPU timer, and the
+// async operations still running (they finish without being waited for).
+func (c *cellRun) end() {
+	c.cancel()
+	close(c.finished)
+	c.cpuMu.Lock()
+	if c.cpuTimer != nil {
+		c.cpuTimer.Stop()
+	}
+	c.cpuMu.Unlock()
+}
+
+// defineGlobal makes a function declared at a cell's top level a global
+// under its own name (the rewrite renamed its declaration).
+func (k *kernel) defineGlobal(c goja.FunctionCall) goja.Value {
+	name := arg(c.Arguments, 0).String()
+	fn, ok := arg(c.Arguments, 1).(*goja.Object)
+	if !ok || !isIdentifier(name) {
+		return goja.Undefined()
+	}
+	_ = fn.DefineDataProperty("name", k.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = k.rt.GlobalObject().Set(name, fn)
+	return goja.Undefined()
+}
+
+// vm runs f, which executes JavaScript, on the cell's CPU budget. The
+// goroutine is locked to its thread meanwhile, so the thread's CPU clock
+// measures the cell (on Linux; elsewhere the time spent in f counts).
+func (k *kernel) vm(f func() (goja.Value, error)) (v goja.Value, err error) {
+	c := k.cell
+	if r := c.aborted(); r != "" {
+		return nil, &abortError{reason: r}
+	}
+	limit := k.cm.cfg.CPUTimeLimit
+	if c.cpuUsed >= limit {
+		c.abort(ReasonCPUTime)
+		return nil, &abortError{reason: ReasonCPUTime}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c.cpuMu.Lock()
+	c.cpuClock, c.cpuPrecise = threadClock()
+	c.wallStart = time.Now()
+	if c.cpuPrecise {
+		c.cpuStart, _ = clockRead(c.cpuClock)
+	}
+	if c.cpuTimer == nil {
+		c.cpuTimer = time.AfterFunc(limit-c.cpuUsed, c.checkCPU)
+	} else {
+		c.cpuTimer.Reset(limit - c.cpuUsed)
+	}
+	c.inVM.Store(true)
+	c.cpuMu.Unlock()
+	defer func() {
+		c.cpuMu.Lock()
+		c.inVM.Store(false)
+		c.cpuTimer.Stop()
+		c.cpuUsed += c.vmTime()
+		c.cpuMu.Unlock()
+		if p := recover(); p != nil {
+			k.broken = true
+			err = &abortError{reason: ReasonInternal, detail: fmt.Sprint(p)}
+		}
+	}()
+	return f()
+}
+
+// vmTime is the CPU time of the current vm call; callers hold cpuMu.
+func (c *cellRun) vmTime() time.Duration {
+	if c.cpuPrecise {
+		if now, ok := clockRead(c.cpuClock); ok {
+			return now - c.cpuStart
+		}
+	}
+	return time.Since(c.wallStart)
+}
+
+// checkCPU runs when the CPU budget may be spent: the time was wall-clock
+// time, and time spent waiting for a CPU is not CPU time, so it re-arms for
+// what is left until the thread's clock says the budget is gone.
+func (c *cellRun) checkCPU() {
+	c.cpuMu.Lock()
+	defer c.cpuMu.Unlock()
+	if !c.inVM.Load() {
+		return
+	}
+	limit := c.k.cm.cfg.CPUTimeLimit
+	if used := c.cpuUsed + c.vmTime(); used < limit {
+		c.cpuTimer.Reset(limit - used)
+		return
+	}
+	c.abort(ReasonCPUTime)
+}
+
+// abortError ends a cell as aborted.
+type abortError struct {
+	reason string
+	detail string
+}
+
+func (e *abortError) Error() string { return "aborted: " + e.reason }
+
+// loop settles the cell's async operations until its promise is settled
+// and nothing it started is still running.
+func (k *kernel) loop(c *cellRun, p *goja.Promise) error {
+	for {
+		if r := c.aborted(); r != "" {
+			return &abortError{reason: r}
+		}
+		settled := p.State() != goja.PromiseStatePending
+		if settled && c.inflight == 0 {
+			return nil
+		}
+		if c.inflight == 0 {
+			return errStuck
+		}
+		select {
+		case d := <-c.done:
+			c.inflight--
+			if _, err := k.vm(func() (goja.Value, error) { return nil, k.settle(d) }); err != nil {
+				return err
+			}
+		case <-c.ctx.Done():
+			// The AfterFunc set the reason; the loop reports it.
+		}
+	}
+}
+
+var errStuck = errors.New("the cell awaits a promise that nothing will settle (no tool call is running): resolve it, or do not await it")
+
+// settle resolves or rejects the promise of a finished async operation.
+func (k *kernel) settle(d asyncDone) error {
+	c := k.cell
+	p, ok := c.pending[d.id]
+	if !ok {
+		return nil
+	}
+	delete(c.pending, d.id)
+	if d.err != nil {
+		return p.reject(k.newError(d.errName, d.err.Error()))
+	}
+	if !d.json {
+		return p.resolve(k.rt.ToValue(d.text))
+	}
+	v, err := k.fromJSON(d.text)
+	if err != nil {
+		return p.reject(k.newError("ToolError", err.Error()))
+	}
+	return p.resolve(v)
+}
+
+// fromJSON turns a tool's output into a value: JSON becomes the value it
+// encodes, anything else a string.
+func (k *kernel) fromJSON(text string) (goja.Value, error) {
+	if !looksLikeJSON(text) || jsonDepth(text, maxNesting) {
+		return k.rt.ToValue(text), nil
+	}
+	v, err := k.sb.parseJSON(goja.Undefined(), k.rt.ToValue(text))
+	if err != nil {
+		var ex *goja.Exception
+		if errors.As(err, &ex) {
+			return k.rt.ToValue(text), nil // not JSON after all
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
+func looksLikeJSON(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '{', '[', '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return s == "true" || s == "false" || s == "null"
+}
+
+// newError builds an Error with a name; created on the runtime goroutine.
+func (k *kernel) newError(name, msg string) goja.Value {
+	o, err := k.rt.New(k.errCtr, k.rt.ToValue(msg))
+	if err != nil {
+		return k.rt.ToValue(msg)
+	}
+	if name != "" {
+		_ = o.Set("name", name)
+	}
+	return o
+}
+
+// finish turns the cell's end into its Cell.
+func (k *kernel) finish(c *cellRun, p *goja.Promise, err error, cell *Cell) {
+	cfg := &k.cm.cfg
+	defer func() {
+		out, cut := truncate(c.stdout.String(), cfg.MaxOutputChars)
+		cell.Stdout = out
+		cell.Truncated = cell.Truncated || cut || c.truncated
+	}()
+	if err != nil {
+		k.failure(c, err, cell)
+		return
+	}
+	switch p.State() {
+	case goja.PromiseStateFulfilled:
+		var res string
+		var ok bool
+		_, err := k.vm(func() (goja.Value, error) {
+			res, ok = k.display(p.Result(), cfg.MaxOutputChars, true)
+			return nil, nil
+		})
+		if err != nil {
+			k.failure(c, err, cell)
+			return
+		}
+		if ok {
+			if len(res) > cfg.MaxOutputChars {
+				cut, _ := truncate(res, cfg.MaxOutputChars)
+				res, cell.Truncated = quote(cut), true
+			}
+			cell.Result = []byte(res)
+		}
+		for _, rj := range c.rejections {
+			if rj != p {
+				cell.Status = StatusError
+				cell.Error = k.describe(rj.Result())
+				cell.Error.Message = "unhandled promise rejection: " + cell.Error.Message
+				return
+			}
+		}
+	case goja.PromiseStateRejected:
+		cell.Status = StatusError
+		cell.Error = k.describe(p.Result())
+	}
+}
+
+// failure records an aborted or failed cell.
+func (k *kernel) failure(c *cellRun, err error, cell *Cell) {
+	var ab *abortError
+	var intr *goja.InterruptedError
+	var so *goja.StackOverflowError
+	var ex *goja.Exception
+	var cse *goja.CompilerSyntaxError
+	reason, detail := "", ""
+	switch {
+	case errors.As(err, &ab):
+		reason, detail = ab.reason, ab.detail
+	case errors.As(err, &intr):
+		reason = c.aborted()
+		if s, ok := intr.Value().(abortSignal); ok {
+			reason = string(s)
+		}
+	case errors.As(err, &so):
+		reason = ReasonCallDepth
+	case errors.Is(err, errStuck):
+		cell.Status = StatusError
+		cell.Error = &CellError{Name: "Error", Message: err.Error()}
+		return
+	case errors.As(err, &cse):
+		cell.Status = StatusError
+		cell.Error = &CellError{Name: "SyntaxError", Message: strings.TrimPrefix(fixStack(cse.Error()), "SyntaxError: ")}
+		return
+	case errors.As(err, &ex):
+		cell.Status = StatusError
+		cell.Error = k.describe(ex.Value())
+		return
+	default:
+		reason, detail = ReasonInternal, err.Error()
+	}
+	if reason == "" {
+		reason = ReasonInternal
+	}
+	c.abort(reason) // cancels the tool calls still running
+	if reason == ReasonInternal {
+		k.broken = true
+	}
+	cell.Status = StatusAborted
+	cell.Error = &CellError{Name: "Aborted", Reason: reason, Message: k.abortMessage(reason, detail)}
+	if k.broken {
+		cell.Error.Message += "; the environment was reset: variables from earlier cells are gone"
+		if k.cm.cfg.Persist {
+			cell.Error.Message += " (the last saved state will be restored by the next cell)"
+		}
+	}
+}
+
+func (k *kernel) abortMessage(reason, detail string) string {
+	cfg := &k.cm.cfg
+	switch reason {
+	case ReasonCPUTime:
+		return fmt.Sprintf("the cell ran JavaScript for more than %v (the CPU time limit); make it do less work per cell", cfg.CPUTimeLimit)
+	case ReasonMemory:
+		return fmt.Sprintf("the cell grew the heap by more than %d MiB (the memory limit); work on smaller pieces of data", cfg.MemoryLimit>>20)
+	case ReasonCallDepth:
+		return fmt.Sprintf("the cell nested calls deeper than %d (the call depth limit); replace deep recursion with a loop", cfg.MaxCallDepth)
+	case ReasonTimeout:
+		return fmt.Sprintf("the cell ran for more than %v (the cell timeout), tool calls included", cfg.CellTimeout)
+	case ReasonCancelled:
+		return "the run was cancelled while the cell ran"
+	case ReasonRestart:
+		return "the environment was restarted while the cell ran"
+	}
+	if detail != "" {
+		return "the interpreter failed: " + detail
+	}
+	return "the interpreter failed"
+}
+
+// describe turns a thrown value into a CellError.
+func (k *kernel) describe(v goja.Value) *CellError {
+	e := &CellError{Name: "Error"}
+	_, err := k.vm(func() (goja.Value, error) {
+		if o, ok := v.(*goja.Object); ok {
+			if st := o.Get("stack"); defined(st) && strings.Contains(st.String(), "cell[") {
+				e.Stack = fixStack(st.String())
+			}
+			if m := o.Get("message"); defined(m) {
+				e.Message = m.String()
+				if n := o.Get("name"); defined(n) {
+					e.Name = n.String()
+				}
+				return nil, nil
+			}
+		}
+		e.Name = ""
+		s, _ := k.display(v, k.cm.cfg.MaxOutputChars, false)
+		e.Message = s
+		return nil, nil
+	})
+	if err != nil && e.Message == "" {
+		e.Message = "(the thrown value could not be read)"
+	}
+	return e
+}
+
+// display renders a value for output: JSON when it has one, else a short
+// description. asJSON makes strings JSON strings too (for results).
+func (k *kernel) display(v goja.Value, limit int, asJSON bool) (string, bool) {
+	if v == nil || goja.IsUndefined(v) {
+		return "undefined", false
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if _, isFn := goja.AssertFunction(o); isFn {
+			s := "[Function: " + o.Get("name").String() + "]"
+			if asJSON {
+				s = quote(s)
+			}
+			return s, true
+		}
+		switch brand(o) {
+		case "Error":
+			s := o.Get("name").String() + ": " + o.Get("message").String()
+			if asJSON {
+				s = quote(s)
+			}
+			return s, true
+		case "Map", "Set", "WeakMap", "WeakSet", "Promise":
+			s := "[object " + brand(o) + "]"
+			if asJSON {
+				s = quote(s)
+			}
+			return s, true
+		}
+	}
+	if !asJSON {
+		if _, isObj := v.(*goja.Object); !isObj {
+			if _, isSym := v.(*goja.Symbol); isSym {
+				return v.String(), true
+			}
+			return v.String(), true
+		}
+	}
+	e := &encoder{rt: k.rt, limit: limit + 1, maxArray: k.cm.lim.maxArray}
+	out, ok, err := e.encode(v)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return e.b.String() + "…", true
+	case err != nil:
+		s := "[" + err.Error() + " value]"
+		if asJSON {
+			s = quote(s)
+		}
+		return s, true
+	case !ok:
+		return "undefined", false
+	}
+	return out, true
+}
+
+// brand is an object's kind as Object.prototype.toString reports it (goja's
+// own class name is "Object" for maps, sets and promises).
+func brand(o *goja.Object) string {
+	if tag := o.GetSymbol(goja.SymToStringTag); tag != nil {
+		if s, ok := tag.Export().(string); ok {
+			return s
+		}
+	}
+	return o.ClassName()
+}
+
+// print appends a line to the cell's stdout, up to the output cap.
+func (c *cellRun) print(line string) {
+	limit := c.k.cm.cfg.MaxOutputChars
+	if c.truncated {
+		return
+	}
+	if c.stdout.Len()+len(line)+1 > limit {
+		room := limit - c.stdout.Len()
+		if room > 0 {
+			cut, _ := truncate(line, room)
+			c.stdout.WriteString(cut)
+		}
+		c.truncated = true
+		return
+	}
+	c.stdout.WriteString(line)
+	c.stdout.WriteByte('\n')
+}
+
+// interruptRunning aborts the cell running in k, if any (any goroutine).
+func (k *kernel) interruptRunning(reason string) {
+	if c := k.current.Load(); c != nil {
+		c.abort(reason)
+	}
+}

@@ -1,0 +1,379 @@
+package codemode
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"reflect"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/file"
+	"github.com/dop251/goja/parser"
+	"github.com/dop251/goja/token"
+)
+
+// Names the rewrite reserves in cell code.
+const (
+	globalParam = "__cm_global__"
+	defineParam = "__cm_define__"
+	fnPrefix    = "__cm_fn_"
+)
+
+// wrapperHead starts the async function a cell runs in. It has no newline,
+// so the cell's line n is the wrapper's line n+1 (fixStack maps it back).
+const wrapperHead = "(async function (" + globalParam + ", " + defineParam + ") {"
+
+// rewritten is a cell turned into an async function expression.
+type rewritten struct {
+	src string
+	// globals are the top-level names the cell declares, to be declared as
+	// global variables before it runs.
+	globals []string
+}
+
+// errSyntax marks a cell that does not parse or uses what the sandbox refuses.
+var errSyntax = errors.New("syntax error")
+
+// syntaxError is a SyntaxError at a position of the cell.
+type syntaxError struct {
+	msg          string
+	line, column int
+}
+
+func (e *syntaxError) Error() string {
+	if e.line > 0 {
+		return fmt.Sprintf("%s (line %d, column %d)", e.msg, e.line, e.column)
+	}
+	return e.msg
+}
+
+func (e *syntaxError) Unwrap() error { return errSyntax }
+
+// rewrite makes a cell's top level behave like a notebook's: top-level
+// let/const/var/function/class declarations become global variables (so
+// they persist and can be declared again in a later cell), top-level await
+// works, and the last expression statement is the cell's result. It also
+// refuses what the sandbox cannot bound: BigInt literals and regular
+// expressions that need a backtracking engine.
+func rewrite(code, name string) (*rewritten, error) {
+	src := wrapperHead + "\n" + code + "\n})"
+	prog, err := parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	fn := wrapperFunction(prog)
+	if fn == nil || fn.Body == nil {
+		return nil, &syntaxError{msg: "SyntaxError: the cell is not a sequence of statements (an unbalanced brace or parenthesis?)"}
+	}
+	f := prog.File
+	if err := checkLiterals(fn.Body, f); err != nil {
+		return nil, err
+	}
+	var ed edits
+	var globals []string
+	var funcs []string
+	seen := map[string]bool{}
+	addGlobal := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			globals = append(globals, n)
+		}
+	}
+	stmts := fn.Body.List
+	codeStart, codeEnd := len(wrapperHead)+1, len(src)-len("\n})")
+	for i, st := range stmts {
+		switch s := st.(type) {
+		case *ast.VariableStatement:
+			ed.declaration(s.Var, 3, s.List, false)
+			for _, b := range s.List {
+				bindingNames(b.Target, addGlobal)
+			}
+		case *ast.LexicalDeclaration:
+			kw := 3
+			if s.Token == token.CONST {
+				kw = 5
+			}
+			ed.declaration(s.Idx, kw, s.List, true)
+			for _, b := range s.List {
+				bindingNames(b.Target, addGlobal)
+			}
+		case *ast.FunctionDeclaration:
+			if id := s.Function.Name; id != nil {
+				n := string(id.Name)
+				ed.add(int(id.Idx)-1, len(n), fnPrefix+n)
+				if !seen[n] {
+					funcs = append(funcs, n)
+				}
+				addGlobal(n)
+			}
+		case *ast.ClassDeclaration:
+			if id := s.Class.Name; id != nil {
+				n := string(id.Name)
+				ed.add(int(s.Class.Class)-1, 0, globalParam+"."+n+" = ")
+				ed.add(int(s.Class.Idx1())-1, 0, ";")
+				addGlobal(n)
+			}
+		case *ast.ExpressionStatement:
+			if i == len(stmts)-1 {
+				// The expression's own positions exclude parentheses around
+				// it, so the statement's start is found after the previous
+				// statement, and its end after the closing parentheses.
+				from := codeStart
+				if i > 0 {
+					from = int(stmts[i-1].Idx1()) - 1
+				}
+				start := skipSpace(src, from, codeEnd, ";")
+				ed.add(start, 0, "return (")
+				end := skipSpace(src, int(s.Expression.Idx1())-1, codeEnd, ")")
+				if end < codeEnd && src[end] == ';' {
+					ed.add(end, 1, "\n);")
+				} else {
+					ed.add(codeEnd, 0, "\n);")
+				}
+			}
+		}
+	}
+	// Hoisted functions become globals before any statement runs.
+	var prelude strings.Builder
+	for _, n := range funcs {
+		fmt.Fprintf(&prelude, " %s(%q, %s%s);", defineParam, n, fnPrefix, n)
+	}
+	ed.add(len(wrapperHead), 0, prelude.String())
+	return &rewritten{src: ed.apply(src), globals: globals}, nil
+}
+
+// parse parses src; goja's parser panics on some malformed input (found by
+// FuzzRun: "let[...0("), which is a syntax error like any other.
+func parse(name, src string) (prog *ast.Program, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			prog, err = nil, &syntaxError{msg: "SyntaxError: the cell does not parse (unexpected end or token)"}
+		}
+	}()
+	prog, err = parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return prog, nil
+}
+
+// wrapperFunction finds the cell's async function in the parsed wrapper.
+func wrapperFunction(prog *ast.Program) *ast.FunctionLiteral {
+	if len(prog.Body) != 1 {
+		return nil
+	}
+	es, ok := prog.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return nil
+	}
+	fn, _ := es.Expression.(*ast.FunctionLiteral)
+	return fn
+}
+
+// skipSpace returns the offset of the first character at or after from
+// (before to) that is not white space, a comment or one of extra.
+func skipSpace(src string, from, to int, extra string) int {
+	i := from
+	for i < to {
+		switch c := src[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || strings.IndexByte(extra, c) >= 0:
+			i++
+		case strings.HasPrefix(src[i:], "//"):
+			for i < to && src[i] != '\n' {
+				i++
+			}
+		case strings.HasPrefix(src[i:], "/*"):
+			end := strings.Index(src[i+2:to], "*/")
+			if end < 0 {
+				return to
+			}
+			i += end + 4
+		default:
+			if c >= 0x80 { // non-ASCII white space (no-break space, line separators)
+				r, n := utf8.DecodeRuneInString(src[i:])
+				if unicode.IsSpace(r) || r == '\ufeff' {
+					i += n
+					continue
+				}
+			}
+			return i
+		}
+	}
+	return to
+}
+
+// parseError turns a parser error into a SyntaxError at the cell's position.
+func parseError(err error) error {
+	var list parser.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		e := list[0]
+		line := e.Position.Line - 1
+		if line < 1 {
+			line = 1
+		}
+		return &syntaxError{msg: "SyntaxError: " + e.Message, line: line, column: e.Position.Column}
+	}
+	return &syntaxError{msg: "SyntaxError: " + err.Error()}
+}
+
+// edits are text insertions and replacements at byte offsets of the source.
+type edits []edit
+
+type edit struct {
+	at, del int
+	text    string
+	seq     int
+}
+
+func (e *edits) add(at, del int, text string) {
+	*e = append(*e, edit{at: at, del: del, text: text, seq: len(*e)})
+}
+
+// declaration turns `let a = 1, {b} = o` into `;(a = 1, {b} = o);` (an
+// assignment to the globals the cell declares); `let x` assigns undefined
+// (a new binding starts undefined), `var x` leaves x as it was.
+func (e *edits) declaration(kwAt file.Idx, kwLen int, list []*ast.Binding, lexical bool) {
+	e.add(int(kwAt)-1, kwLen, ";(")
+	for _, b := range list {
+		if b.Initializer == nil && lexical {
+			e.add(int(b.Target.Idx1())-1, 0, " = undefined")
+		}
+	}
+	e.add(int(list[len(list)-1].Idx1())-1, 0, ");")
+}
+
+// apply applies the edits, later offsets first; edits at one offset keep
+// their order of addition.
+func (e edits) apply(src string) string {
+	sort.SliceStable(e, func(i, j int) bool {
+		if e[i].at != e[j].at {
+			return e[i].at > e[j].at
+		}
+		return e[i].seq > e[j].seq
+	})
+	b := []byte(src)
+	for _, x := range e {
+		tail := append([]byte(x.text), b[x.at+x.del:]...)
+		b = append(b[:x.at], tail...)
+	}
+	return string(b)
+}
+
+// bindingNames reports the identifiers a declaration target binds.
+func bindingNames(t ast.Expression, add func(string)) {
+	switch t := t.(type) {
+	case *ast.Identifier:
+		add(string(t.Name))
+	case *ast.ArrayPattern:
+		for _, el := range t.Elements {
+			bindingNames(el, add)
+		}
+		bindingNames(t.Rest, add)
+	case *ast.ObjectPattern:
+		for _, p := range t.Properties {
+			switch p := p.(type) {
+			case *ast.PropertyShort:
+				add(string(p.Name.Name))
+			case *ast.PropertyKeyed:
+				bindingNames(p.Value, add)
+			}
+		}
+		bindingNames(t.Rest, add)
+	case *ast.AssignExpression:
+		bindingNames(t.Left, add)
+	}
+}
+
+var (
+	regexpType   = reflect.TypeFor[*ast.RegExpLiteral]()
+	numberType   = reflect.TypeFor[*ast.NumberLiteral]()
+	fileIdxType  = reflect.TypeFor[file.Idx]()
+	maxASTVisits = 1 << 22
+)
+
+// checkLiterals walks the cell's syntax tree for literals the sandbox
+// refuses. The tree's node types have no walker of their own, so this one
+// follows every exported field that holds nodes.
+func checkLiterals(root ast.Node, f *file.File) error {
+	visits := 0
+	var walk func(v reflect.Value) error
+	walk = func(v reflect.Value) error {
+		if visits++; visits > maxASTVisits {
+			return &syntaxError{msg: "SyntaxError: the cell is too complex to check; split it"}
+		}
+		switch v.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			if v.IsNil() {
+				return nil
+			}
+			switch v.Type() {
+			case regexpType:
+				re := v.Interface().(*ast.RegExpLiteral)
+				if err := checkPattern(re.Pattern, re.Flags); err != nil {
+					p := f.Position(int(re.Idx) - f.Base())
+					return &syntaxError{msg: "SyntaxError: " + err.Error(), line: p.Line - 1, column: p.Column}
+				}
+				return nil
+			case numberType:
+				n := v.Interface().(*ast.NumberLiteral)
+				if _, ok := n.Value.(*big.Int); ok {
+					p := f.Position(int(n.Idx) - f.Base())
+					return &syntaxError{msg: "SyntaxError: BigInt literals are not available in this sandbox; use numbers", line: p.Line - 1, column: p.Column}
+				}
+				return nil
+			}
+			return walk(v.Elem())
+		case reflect.Struct:
+			if v.Type() == fileIdxType {
+				return nil
+			}
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					if err := walk(v.Field(i)); err != nil {
+						return err
+					}
+				}
+			}
+		case reflect.Slice:
+			if v.Type().Elem().Kind() == reflect.Uint8 || v.Type().Elem().Kind() == reflect.Uint16 {
+				return nil
+			}
+			for i := range v.Len() {
+				if err := walk(v.Index(i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(reflect.ValueOf(root))
+}
+
+// errBacktracking is why a pattern is refused.
+var errBacktracking = errors.New("this regular expression needs a backtracking engine (lookaround, a backreference or a repeat count over 1000), which the sandbox does not run because its time cannot be bounded; rewrite it without them")
+
+// checkPattern accepts a pattern only when goja can run it on Go's regexp
+// (linear time); goja falls back to a backtracking engine otherwise.
+func checkPattern(pattern, flags string) error {
+	re2, err := parser.TransformRegExp(pattern, strings.Contains(flags, "s"), strings.Contains(flags, "u"))
+	if err != nil {
+		var incompat parser.RegexpErrorIncompatible
+		if errors.As(err, &incompat) {
+			return errBacktracking
+		}
+		return nil // invalid patterns fail in goja with its own message
+	}
+	if _, err := regexp.Compile(re2); err != nil {
+		var se *syntax.Error
+		if errors.As(err, &se) && se.Code == syntax.ErrInvalidRepeatSize {
+			return errBacktracking
+		}
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package codemode
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/dop251/goja"
+)
+
+// A snapshot is one JSON document per session in the project's database
+// (the files table, agno_fs): the session's JSON-serialisable globals, and
+// its functions as source. It names its owner; a snapshot is restored only
+// into a run of the same user. The latest snapshot of each user is also
+// kept under the user's own path, so a new session of that user starts
+// from it.
+
+const snapshotVersion = 1
+
+type snapshotDoc struct {
+	Version int        `json:"version"`
+	Owner   string     `json:"owner,omitempty"`
+	Session string     `json:"session_id"`
+	SavedAt int64      `json:"saved_at"`
+	Vars    []snapVar  `json:"vars"`
+	Skipped []snapSkip `json:"skipped,omitempty"`
+}
+
+type snapVar struct {
+	Name   string          `json:"name"`
+	JSON   json.RawMessage `json:"json,omitempty"`
+	Source string          `json:"source,omitempty"`
+}
+
+type snapSkip struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+func sessionPath(session string) string { return "sessions/" + session }
+func userPath(user string) string       { return "users/" + user }
+
+// loadSnapshot reads the snapshot a new interpreter of session starts from:
+// the session's own, else (for a known user) the user's latest. It returns
+// ErrForeignSession when the session's snapshot belongs to another user.
+func (cm *CodeMode) loadSnapshot(ctx context.Context, session, user string) (*snapshotDoc, string, error) {
+	if !cm.cfg.Persist {
+		return nil, "", nil
+	}
+	doc, err := cm.readDoc(ctx, sessionPath(session))
+	if err != nil {
+		return nil, "", err
+	}
+	if doc != nil {
+		if doc.Owner != "" && doc.Owner != user {
+			return nil, "", ErrForeignSession
+		}
+		return doc, "from the saved state of this session", nil
+	}
+	if user == "" {
+		return nil, "", nil
+	}
+	doc, err = cm.readDoc(ctx, userPath(user))
+	if err != nil || doc == nil || doc.Owner != user {
+		return nil, "", err
+	}
+	return doc, "from the saved state of your latest session", nil
+}
+
+func (cm *CodeMode) readDoc(ctx context.Context, path string) (*snapshotDoc, error) {
+	f, err := cm.cfg.DB.GetFile(ctx, cm.cfg.Namespace, path)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codemode: reading the saved state: %w", err)
+	}
+	var doc snapshotDoc
+	if err := json.Unmarshal(f.Content, &doc); err != nil || doc.Version != snapshotVersion {
+		cm.cfg.Logger.Warn("codemode: ignoring an unreadable snapshot", "namespace", cm.cfg.Namespace, "path", path)
+		return nil, nil
+	}
+	return &doc, nil
+}
+
+// saveSnapshot writes doc for the session (and as its owner's latest)
+// unless it is what was saved last.
+func (cm *CodeMode) saveSnapshot(ctx context.Context, k *kernel, doc []byte) error {
+	sum := sha256.Sum256(doc)
+	if sum == k.lastSaved {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	if _, err := cm.cfg.DB.PutFile(ctx, &db.File{Namespace: cm.cfg.Namespace, Path: sessionPath(k.session), Content: doc}); err != nil {
+		return err
+	}
+	if k.owner != "" {
+		if _, err := cm.cfg.DB.PutFile(ctx, &db.File{Namespace: cm.cfg.Namespace, Path: userPath(k.owner), Content: doc}); err != nil {
+			return err
+		}
+	}
+	k.lastSaved = sum
+	return nil
+}
+
+// capture builds the snapshot of k's globals; it runs JavaScript (getters,
+// toJSON), so it runs on the cell's budget. It also reports the variables
+// newly left out, for the model.
+func (k *kernel) capture() (*snapshotDoc, string, error) {
+	cfg := &k.cm.cfg
+	doc := snapshotDoc{Version: snapshotVersion, Owner: k.owner, Session: k.session, SavedAt: time.Now().Unix(), Vars: []snapVar{}}
+	_, err := k.vm(func() (goja.Value, error) {
+		g := k.rt.GlobalObject()
+		total := 0
+		skip := func(name, reason string) { doc.Skipped = append(doc.Skipped, snapSkip{name, reason}) }
+		for _, name := range g.Keys() {
+			if strings.HasPrefix(name, "__cm_") {
+				continue
+			}
+			v := g.Get(name)
+			if v == nil || goja.IsUndefined(v) {
+				continue
+			}
+			var sv snapVar
+			sv.Name = name
+			size := 0
+			if o, ok := v.(*goja.Object); ok {
+				if _, isFn := goja.AssertFunction(o); isFn {
+					src := strings.Replace(call(k.sb.fnToString, o).String(), fnPrefix, "", 1)
+					if strings.Contains(src, "[native code]") {
+						skip(name, "a built-in or bound function has no source to save")
+						continue
+					}
+					sv.Source, size = src, len(src)
+				} else if cls := brand(o); slices.Contains([]string{"Map", "Set", "WeakMap", "WeakSet", "Promise"}, cls) {
+					skip(name, "a "+cls+" is not JSON-serialisable (convert it, e.g. Object.fromEntries(map) or [...set])")
+					continue
+				}
+			} else if _, isSym := v.(*goja.Symbol); isSym {
+				skip(name, "a symbol is not JSON-serialisable")
+				continue
+			}
+			if sv.Source == "" {
+				e := &encoder{rt: k.rt, limit: cfg.MaxVariableBytes, maxArray: k.cm.lim.maxArray}
+				out, ok, err := e.encode(v)
+				switch {
+				case errors.Is(err, errTooLarge):
+					skip(name, fmt.Sprintf("over the %d-byte limit for one variable", cfg.MaxVariableBytes))
+					continue
+				case err != nil:
+					skip(name, "not JSON-serialisable ("+err.Error()+")")
+					continue
+				case !ok:
+					continue
+				}
+				sv.JSON, size = json.RawMessage(out), len(out)
+			}
+			if total+size > cfg.MaxSnapshotBytes {
+				skip(name, fmt.Sprintf("the saved state is limited to %d bytes", cfg.MaxSnapshotBytes))
+				continue
+			}
+			total += size
+			doc.Vars = append(doc.Vars, sv)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	var notice string
+	if len(doc.Skipped) > 0 {
+		parts := make([]string, len(doc.Skipped))
+		for i, s := range doc.Skipped {
+			parts[i] = s.Name + " (" + s.Reason + ")"
+		}
+		list := strings.Join(parts, "; ")
+		if list != k.lastSkipped {
+			notice = "not saved with the session's state: " + list
+		}
+		k.lastSkipped = list
+	} else {
+		k.lastSkipped = ""
+	}
+	return &doc, notice, nil
+}
+
+// apply restores a snapshot into k's runtime; it returns a notice for the
+// model.
+func (k *kernel) apply(doc *snapshotDoc, from string) string {
+	var restored, failed []string
+	g := k.rt.GlobalObject()
+	for _, v := range doc.Vars {
+		if !isIdentifier(v.Name) || strings.HasPrefix(v.Name, "__cm_") || reservedNames[v.Name] {
+			failed = append(failed, v.Name)
+			continue
+		}
+		_, err := k.vm(func() (goja.Value, error) {
+			var val goja.Value
+			if v.Source != "" {
+				src := "(" + v.Source + "\n)"
+				prog, err := parse("snapshot", src)
+				if err != nil {
+					return nil, err
+				}
+				if err := checkLiterals(prog, prog.File); err != nil {
+					return nil, err
+				}
+				if val, err = k.rt.RunString(src); err != nil {
+					return nil, err
+				}
+			} else {
+				if jsonDepth(string(v.JSON), maxNesting) {
+					return nil, errTooDeep
+				}
+				var err error
+				if val, err = k.sb.parseJSON(goja.Undefined(), k.rt.ToValue(string(v.JSON))); err != nil {
+					return nil, err
+				}
+			}
+			return nil, g.Set(v.Name, val)
+		})
+		if err != nil {
+			failed = append(failed, v.Name)
+			continue
+		}
+		restored = append(restored, v.Name)
+	}
+	var n []string
+	if len(restored) > 0 {
+		n = append(n, fmt.Sprintf("restored %d variable(s) %s: %s", len(restored), from, strings.Join(restored, ", ")))
+	}
+	if len(failed) > 0 {
+		n = append(n, "could not restore: "+strings.Join(failed, ", "))
+	}
+	return strings.Join(n, "; ")
+}
+
+func (d *snapshotDoc) marshal() ([]byte, error) { return json.Marshal(d) }

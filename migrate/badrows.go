@@ -1,0 +1,218 @@
+package migrate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// A bad row stays recorded in the errors table until an attempt finds its
+// session migratable (the user fixed or deleted it): every copy batch
+// replaces the records of the sessions it reads, and Up rechecks the
+// sessions recorded by earlier attempts that its copy does not reach (those
+// before an interrupted copy's checkpoint, or all of them once the copy is
+// done). So a resumed Up reports, and exits non-zero on, the bad rows an
+// earlier attempt found.
+
+// badState is the bookkeeping of recorded bad rows during one Up.
+type badState struct {
+	// prior holds the sessions with records from earlier attempts. The copy's
+	// reader goroutine reads it; nobody writes it during the copy.
+	prior map[string]bool
+	// visited holds the prior sessions the copy re-read (writer side only).
+	visited map[string]bool
+}
+
+// countRecordedBad counts the errors table's records for the sessions table
+// (0 when the table does not exist yet).
+func (m *Manager) countRecordedBad(ctx context.Context) (int64, error) {
+	ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Errors)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var n int64
+	q := m.q("SELECT count(*) FROM " + m.qualify(m.tables.Errors) + " WHERE table_name = ?")
+	if err := m.cfg.DB.QueryRowContext(ctx, q, m.tables.Sessions).Scan(&n); err != nil {
+		return 0, fmt.Errorf("migrate: count recorded bad rows: %w", err)
+	}
+	return n, nil
+}
+
+// loadPriorBad reads which sessions have records from earlier attempts.
+func (m *Manager) loadPriorBad(ctx context.Context) (*badState, error) {
+	st := &badState{prior: map[string]bool{}, visited: map[string]bool{}}
+	ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Errors)
+	if err != nil || !ok {
+		return st, err
+	}
+	ids, err := m.stringColumn(ctx, "SELECT DISTINCT session_id FROM "+m.qualify(m.tables.Errors)+" WHERE table_name = ?", m.tables.Sessions)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read recorded bad rows: %w", err)
+	}
+	for _, id := range ids {
+		st.prior[id] = true
+	}
+	return st, nil
+}
+
+// priorIn returns the sessions of a batch that have earlier records.
+func (b *badState) priorIn(batch []legacyRow) []string {
+	if b == nil || len(b.prior) == 0 {
+		return nil
+	}
+	var out []string
+	for _, r := range batch {
+		if b.prior[r.s.SessionID] {
+			out = append(out, r.s.SessionID)
+		}
+	}
+	return out
+}
+
+// clearRecorded deletes the records of the given sessions.
+func (m *Manager) clearRecorded(ctx context.Context, tx *sql.Tx, ids []string) error {
+	for chunk := range slices.Chunk(ids, 200) {
+		q := "DELETE FROM " + m.qualify(m.tables.Errors) + " WHERE table_name = ? AND session_id IN (" +
+			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+		args := append([]any{m.tables.Sessions}, anys(chunk)...)
+		if _, err := tx.ExecContext(ctx, m.q(q), args...); err != nil {
+			return fmt.Errorf("migrate: clear recorded bad rows: %w", err)
+		}
+	}
+	return nil
+}
+
+// recheckBad migrates again the sessions recorded by earlier attempts that
+// this Up's copy did not read: runs that now convert are copied, records of
+// sessions now fine (or gone) are deleted, and what is still bad is recorded
+// again and added to sum.
+func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) error {
+	if b == nil {
+		return nil
+	}
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(b.prior)) {
+		if !b.visited[id] {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	trusted, err := m.legacyTrusted(ctx)
+	if err != nil {
+		return err
+	}
+	for chunk := range slices.Chunk(ids, 200) {
+		rows, err := m.readLegacySessions(ctx, chunk)
+		if err != nil {
+			return err
+		}
+		runs, bad := m.convertBatch(rows, trusted)
+		if !m.cfg.DryRun {
+			inserted, err := m.rewriteRecorded(ctx, chunk, runs, bad)
+			if err != nil {
+				return err
+			}
+			sum.RunsCopied += inserted
+		}
+		sum.SessionsRechecked += int64(len(chunk))
+		for _, x := range bad {
+			sum.addBad(x)
+			m.log.Warn("migrate: run still not migratable", "session_id", x.SessionID, "position", x.Position, "kind", x.Kind, "detail", x.Detail)
+		}
+	}
+	return nil
+}
+
+// rewriteRecorded copies runs and replaces the records of ids with bad, in
+// one transaction; it returns how many runs were inserted.
+func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.Run, bad []BadRow) (int64, error) {
+	tx, err := m.cfg.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: begin recheck: %w", err)
+	}
+	defer tx.Rollback()
+	// Most of these runs were copied by the earlier attempt; leaving them out
+	// keeps the count exact on MySQL too, whose found-rows mode counts a
+	// skipped duplicate as written.
+	if runs, err = m.notCopied(ctx, tx, runs); err != nil {
+		return 0, err
+	}
+	inserted, err := m.insertRuns(ctx, tx, runs)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.clearRecorded(ctx, tx, ids); err != nil {
+		return 0, err
+	}
+	if err := m.recordBad(ctx, tx, bad); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("migrate: commit recheck: %w", err)
+	}
+	return inserted, nil
+}
+
+// notCopied returns the runs whose run_id the runs table does not hold.
+func (m *Manager) notCopied(ctx context.Context, tx *sql.Tx, runs []db.Run) ([]db.Run, error) {
+	have := map[string]bool{}
+	for chunk := range slices.Chunk(runs, 200) {
+		ids := make([]string, len(chunk))
+		for i := range chunk {
+			ids[i] = chunk[i].RunID
+		}
+		got, err := m.stringColumnQ(ctx, tx, "SELECT run_id FROM "+m.qualify(m.tables.Runs)+" WHERE run_id IN ("+
+			strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+")", anys(ids)...)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: look up copied runs: %w", err)
+		}
+		for _, id := range got {
+			have[id] = true
+		}
+	}
+	return slices.DeleteFunc(runs, func(r db.Run) bool { return have[r.RunID] }), nil
+}
+
+// readLegacySessions reads the legacy runs of the given sessions (those
+// whose column is not SQL NULL; a missing or emptied session has nothing
+// left to migrate).
+func (m *Manager) readLegacySessions(ctx context.Context, ids []string) ([]legacyRow, error) {
+	runs := m.quote("runs")
+	if m.cfg.Dialect == Postgres {
+		runs = m.cfg.Dialect.textOf(runs)
+	}
+	q := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s IS NOT NULL AND session_id IN (%s) ORDER BY session_id",
+		runs, m.qualify(m.tables.Sessions), m.quote("runs"), strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "))
+	rs, err := m.cfg.DB.QueryContext(ctx, m.q(q), anys(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read recorded sessions: %w", err)
+	}
+	defer rs.Close()
+	var out []legacyRow
+	for rs.Next() {
+		var r legacyRow
+		var user sql.NullString
+		var created sql.NullInt64
+		if err := rs.Scan(&r.s.SessionID, &user, &created, &r.runs); err != nil {
+			return nil, fmt.Errorf("migrate: scan session: %w", err)
+		}
+		r.s.UserID, r.s.CreatedAt = user.String, created.Int64
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+func anys(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}

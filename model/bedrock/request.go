@@ -1,0 +1,375 @@
+package bedrock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+type wireRequest struct {
+	Messages                     []message        `json:"messages"`
+	System                       []block          `json:"system,omitempty"`
+	InferenceConfig              *inferenceConfig `json:"inferenceConfig,omitempty"`
+	ToolConfig                   *toolConfig      `json:"toolConfig,omitempty"`
+	AdditionalModelRequestFields map[string]any   `json:"additionalModelRequestFields,omitempty"`
+}
+
+type message struct {
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+}
+
+// block is a Converse ContentBlock: exactly one field is set.
+type block struct {
+	Text             string            `json:"text,omitempty"`
+	Image            *media            `json:"image,omitempty"`
+	Document         *media            `json:"document,omitempty"`
+	Video            *media            `json:"video,omitempty"`
+	ToolUse          *toolUse          `json:"toolUse,omitempty"`
+	ToolResult       *toolResult       `json:"toolResult,omitempty"`
+	ReasoningContent *reasoningContent `json:"reasoningContent,omitempty"`
+}
+
+type media struct {
+	Format string      `json:"format"`
+	Name   string      `json:"name,omitempty"`
+	Source mediaSource `json:"source"`
+}
+
+type mediaSource struct {
+	Bytes      []byte      `json:"bytes,omitempty"` // base64 on the wire
+	S3Location *s3Location `json:"s3Location,omitempty"`
+}
+
+type s3Location struct {
+	URI string `json:"uri"`
+}
+
+type toolUse struct {
+	ToolUseID string          `json:"toolUseId"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+type toolResult struct {
+	ToolUseID string  `json:"toolUseId"`
+	Content   []block `json:"content"`
+	Status    string  `json:"status,omitempty"`
+}
+
+type reasoningContent struct {
+	ReasoningText *reasoningText `json:"reasoningText,omitempty"`
+	// RedactedContent is the blob as the wire carries it (base64 text).
+	RedactedContent string `json:"redactedContent,omitempty"`
+}
+
+type reasoningText struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+}
+
+type inferenceConfig struct {
+	MaxTokens     int      `json:"maxTokens,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
+	TopP          *float64 `json:"topP,omitempty"`
+	StopSequences []string `json:"stopSequences,omitempty"`
+}
+
+type toolConfig struct {
+	Tools      []tool          `json:"tools"`
+	ToolChoice json.RawMessage `json:"toolChoice,omitempty"`
+}
+
+type tool struct {
+	ToolSpec toolSpec `json:"toolSpec"`
+}
+
+type toolSpec struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description,omitempty"`
+	InputSchema inputSchema `json:"inputSchema"`
+}
+
+type inputSchema struct {
+	JSON json.RawMessage `json:"json"`
+}
+
+type plan struct {
+	body       []byte
+	formatTool string
+}
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func (m *Model) buildRequest(req *model.Request) (plan, error) {
+	if req == nil {
+		return plan{}, errors.New("bedrock: nil request")
+	}
+	if req.ParallelToolCalls != nil {
+		return plan{}, fmt.Errorf("bedrock: %w: parallel_tool_calls", model.ErrUnsupportedParam)
+	}
+	p := m.cfg.Params.For(req)
+	w := wireRequest{Messages: []message{}}
+	if err := mapMessages(req.Messages, &w); err != nil {
+		return plan{}, err
+	}
+	ic := inferenceConfig{MaxTokens: p.MaxTokens, Temperature: p.Temperature, TopP: p.TopP, StopSequences: p.Stop}
+	if ic.MaxTokens != 0 || ic.Temperature != nil || ic.TopP != nil || len(ic.StopSequences) > 0 {
+		w.InferenceConfig = &ic
+	}
+	if p.ThinkingBudget > 0 {
+		w.AdditionalModelRequestFields = map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": p.ThinkingBudget}}
+	}
+	names := map[string]bool{}
+	var tools []tool
+	for _, t := range req.Tools {
+		if t.Name == "" {
+			return plan{}, errors.New("bedrock: a tool has no name")
+		}
+		schema := t.Parameters
+		if len(bytes.TrimSpace(schema)) == 0 {
+			schema = emptySchema
+		} else if !json.Valid(schema) {
+			return plan{}, fmt.Errorf("bedrock: tool %q has parameters that are not valid JSON", t.Name)
+		}
+		names[t.Name] = true
+		tools = append(tools, tool{toolSpec{Name: t.Name, Description: t.Description, InputSchema: inputSchema{schema}}})
+	}
+	var pl plan
+	choice := p.ToolChoice
+	if rf := p.ResponseFormat; rf != nil {
+		if len(rf.Schema) == 0 || !json.Valid(rf.Schema) {
+			return plan{}, fmt.Errorf("bedrock: response format %q needs a valid JSON Schema", rf.Name)
+		}
+		pl.formatTool = formatToolName(rf.Name)
+		if names[pl.formatTool] {
+			return plan{}, fmt.Errorf("bedrock: response format %q collides with a tool of the same name; rename one", pl.formatTool)
+		}
+		tools = append(tools, tool{toolSpec{Name: pl.formatTool,
+			Description: "Give your final answer by calling this tool; its input is the structured response.",
+			InputSchema: inputSchema{rf.Schema}}})
+		switch {
+		case choice == "none" || (choice != "" && choice != "auto" && choice != "required"):
+			// The caller's own choice stands this turn.
+		case len(names) > 0:
+			choice = "required"
+		default:
+			choice = pl.formatTool
+			names[pl.formatTool] = true
+		}
+	}
+	if len(tools) > 0 {
+		w.ToolConfig = &toolConfig{Tools: tools}
+		switch choice {
+		case "", "none":
+			// Converse has no "none": the model is only told the tools exist.
+		case "auto":
+			w.ToolConfig.ToolChoice = json.RawMessage(`{"auto":{}}`)
+		case "required", "any":
+			w.ToolConfig.ToolChoice = json.RawMessage(`{"any":{}}`)
+		default:
+			if !names[choice] {
+				return plan{}, fmt.Errorf("bedrock: tool choice %q names no tool in the request", choice)
+			}
+			b, _ := json.Marshal(map[string]any{"tool": map[string]string{"name": choice}})
+			w.ToolConfig.ToolChoice = b
+		}
+	}
+	body, err := json.Marshal(&w)
+	if err != nil {
+		return plan{}, fmt.Errorf("bedrock: encoding request: %w", err)
+	}
+	if pl.body, err = p.MergeBody(body); err != nil {
+		return plan{}, fmt.Errorf("bedrock: %w", err)
+	}
+	return pl, nil
+}
+
+// formatToolName makes a ResponseFormat name a valid tool name.
+func formatToolName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if len(b) == 0 {
+		return "structured_output"
+	}
+	return string(b)
+}
+
+// mapMessages fills system and messages. Converse wants alternating turns, so
+// consecutive tool results share one user message.
+func mapMessages(in []model.Message, w *wireRequest) error {
+	for i := range in {
+		msg := &in[i]
+		switch msg.Role {
+		case model.RoleSystem:
+			for _, t := range texts(msg) {
+				w.System = append(w.System, block{Text: t})
+			}
+		case model.RoleUser:
+			var blocks []block
+			for _, t := range texts(msg) {
+				blocks = append(blocks, block{Text: t})
+			}
+			for j := range msg.Parts {
+				if msg.Parts[j].Type == model.PartText {
+					continue
+				}
+				b, err := mediaBlock(&msg.Parts[j])
+				if err != nil {
+					return fmt.Errorf("bedrock: message %d part %d: %w", i, j, err)
+				}
+				blocks = append(blocks, b)
+			}
+			if len(blocks) > 0 {
+				w.Messages = append(w.Messages, message{Role: "user", Content: blocks})
+			}
+		case model.RoleAssistant:
+			var blocks []block
+			for _, th := range msg.Thinking {
+				switch {
+				case th.Type == "redacted_thinking" && th.Data != "":
+					blocks = append(blocks, block{ReasoningContent: &reasoningContent{RedactedContent: th.Data}})
+				case th.Signature != "":
+					blocks = append(blocks, block{ReasoningContent: &reasoningContent{ReasoningText: &reasoningText{Text: th.Thinking, Signature: th.Signature}}})
+				}
+			}
+			for _, t := range texts(msg) {
+				blocks = append(blocks, block{Text: t})
+			}
+			for _, tc := range msg.ToolCalls {
+				input := json.RawMessage(strings.TrimSpace(tc.Arguments))
+				if len(input) == 0 || !json.Valid(input) || input[0] != '{' {
+					input = json.RawMessage(`{}`)
+				}
+				blocks = append(blocks, block{ToolUse: &toolUse{ToolUseID: tc.ID, Name: tc.Name, Input: input}})
+			}
+			if len(blocks) > 0 {
+				w.Messages = append(w.Messages, message{Role: "assistant", Content: blocks})
+			}
+		case model.RoleTool:
+			if msg.ToolCallID == "" {
+				return fmt.Errorf("bedrock: message %d: tool result has no tool_call_id", i)
+			}
+			tr := &toolResult{ToolUseID: msg.ToolCallID, Content: []block{{Text: strings.Join(texts(msg), "\n")}}}
+			if tr.Content[0].Text == "" {
+				tr.Content[0].Text = "(empty)"
+			}
+			if msg.ToolCallError {
+				tr.Status = "error"
+			}
+			b := block{ToolResult: tr}
+			if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == "user" && w.Messages[n-1].Content[0].ToolResult != nil {
+				w.Messages[n-1].Content = append(w.Messages[n-1].Content, b)
+			} else {
+				w.Messages = append(w.Messages, message{Role: "user", Content: []block{b}})
+			}
+		default:
+			return fmt.Errorf("bedrock: message %d: unknown role %q", i, msg.Role)
+		}
+	}
+	return nil
+}
+
+func texts(msg *model.Message) []string {
+	var out []string
+	if msg.Content != "" {
+		out = append(out, msg.Content)
+	}
+	for _, p := range msg.Parts {
+		if p.Type == model.PartText && p.Text != "" {
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
+
+// Formats Converse accepts, by MIME subtype or file extension.
+var (
+	imageFormats = map[string]string{"png": "png", "jpeg": "jpeg", "jpg": "jpeg", "gif": "gif", "webp": "webp"}
+	docFormats   = map[string]string{"pdf": "pdf", "csv": "csv", "msword": "doc", "doc": "doc", "docx": "docx",
+		"vnd.openxmlformats-officedocument.wordprocessingml.document": "docx", "vnd.ms-excel": "xls", "xls": "xls",
+		"xlsx": "xlsx", "vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx", "html": "html", "plain": "txt",
+		"txt": "txt", "markdown": "md", "md": "md"}
+	videoFormats = map[string]string{"mp4": "mp4", "quicktime": "mov", "mov": "mov", "x-matroska": "mkv", "mkv": "mkv",
+		"webm": "webm", "x-flv": "flv", "flv": "flv", "mpeg": "mpeg", "mpg": "mpg", "x-ms-wmv": "wmv", "wmv": "wmv", "3gpp": "three_gp"}
+)
+
+// mediaBlock maps a part to an image, document or video block: bytes inline,
+// s3:// URIs by location. Converse takes no other URLs and no audio.
+func mediaBlock(p *model.Part) (block, error) {
+	var formats map[string]string
+	switch p.Type {
+	case model.PartImage:
+		formats = imageFormats
+	case model.PartFile:
+		formats = docFormats
+	case model.PartVideo:
+		formats = videoFormats
+	case model.PartAudio:
+		return block{}, errors.New("audio parts are not supported by Bedrock Converse")
+	default:
+		return block{}, fmt.Errorf("unknown part type %q", p.Type)
+	}
+	mt := p.MIMEType
+	if mt == "" && len(p.Data) > 0 {
+		mt = http.DetectContentType(p.Data)
+	}
+	if mt == "" {
+		mt = mime.TypeByExtension(path.Ext(p.URL))
+	}
+	mt, _, _ = strings.Cut(mt, ";")
+	_, sub, _ := strings.Cut(mt, "/")
+	format := formats[strings.ToLower(sub)]
+	if format == "" {
+		format = formats[strings.TrimPrefix(strings.ToLower(path.Ext(p.Name+p.URL)), ".")]
+	}
+	if format == "" {
+		return block{}, fmt.Errorf("%s part: Bedrock cannot take MIME type %q; set Part.MIMEType to a supported one", p.Type, mt)
+	}
+	md := &media{Format: format}
+	switch {
+	case len(p.Data) > 0:
+		md.Source.Bytes = p.Data
+	case strings.HasPrefix(p.URL, "s3://"):
+		md.Source.S3Location = &s3Location{URI: p.URL}
+	default:
+		return block{}, fmt.Errorf("%s part: Bedrock takes bytes (Part.Data) or an s3:// URI, not %q", p.Type, p.URL)
+	}
+	switch p.Type {
+	case model.PartImage:
+		return block{Image: md}, nil
+	case model.PartVideo:
+		return block{Video: md}, nil
+	}
+	md.Name = documentName(p.Name)
+	return block{Document: md}, nil
+}
+
+// documentName keeps the characters Converse allows in a document name.
+func documentName(name string) string {
+	name = strings.TrimSuffix(name, path.Ext(name))
+	var b strings.Builder
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" -()[]", r) {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "document"
+	}
+	return b.String()
+}

@@ -1,0 +1,282 @@
+package bedrock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+type wireResponse struct {
+	Output *struct {
+		Message *struct {
+			Content []responseBlock `json:"content"`
+		} `json:"message"`
+	} `json:"output"`
+	StopReason string     `json:"stopReason"`
+	Usage      *wireUsage `json:"usage"`
+}
+
+type responseBlock struct {
+	Text             string            `json:"text"`
+	ToolUse          *toolUse          `json:"toolUse"`
+	ReasoningContent *reasoningContent `json:"reasoningContent"`
+}
+
+type wireUsage struct {
+	InputTokens           int `json:"inputTokens"`
+	OutputTokens          int `json:"outputTokens"`
+	TotalTokens           int `json:"totalTokens"`
+	CacheReadInputTokens  int `json:"cacheReadInputTokens"`
+	CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
+}
+
+// usage follows Agno: Bedrock's inputTokens leave cached tokens out, which
+// are counted apart.
+func (u *wireUsage) usage() *model.Usage {
+	out := &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheWriteInputTokens}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	return out
+}
+
+func decodeResponse(data []byte, formatTool string) (*model.Response, error) {
+	var r wireResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("bedrock: response %q is not a Converse answer: %w: %v", snippet(data), model.ErrMalformedResponse, err)
+	}
+	if r.Output == nil || r.Output.Message == nil {
+		return nil, fmt.Errorf("bedrock: response has no output message: %w", model.ErrMalformedResponse)
+	}
+	out := &model.Response{Message: model.Message{Role: model.RoleAssistant}, StopReason: r.StopReason}
+	formatted := false
+	for _, b := range r.Output.Message.Content {
+		switch {
+		case b.ToolUse != nil && formatTool != "" && b.ToolUse.Name == formatTool:
+			out.Message.Content = compact(b.ToolUse.Input)
+			formatted = true
+		case b.ToolUse != nil:
+			out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: b.ToolUse.ToolUseID, Name: b.ToolUse.Name, Arguments: compact(b.ToolUse.Input)})
+		case b.ReasoningContent != nil:
+			out.Message.Thinking = append(out.Message.Thinking, thinkingBlock(b.ReasoningContent))
+			if rt := b.ReasoningContent.ReasoningText; rt != nil {
+				out.Message.ReasoningContent += rt.Text
+			}
+		default:
+			if !formatted {
+				out.Message.Content += b.Text
+			}
+		}
+	}
+	if formatted && len(out.Message.ToolCalls) == 0 && out.StopReason == "tool_use" {
+		out.StopReason = "end_turn"
+	}
+	if r.Usage != nil {
+		out.Usage = *r.Usage.usage()
+	}
+	return out, nil
+}
+
+func thinkingBlock(rc *reasoningContent) model.ThinkingBlock {
+	if rc.RedactedContent != "" {
+		return model.ThinkingBlock{Type: "redacted_thinking", Data: rc.RedactedContent}
+	}
+	tb := model.ThinkingBlock{Type: "thinking"}
+	if rc.ReasoningText != nil {
+		tb.Thinking, tb.Signature = rc.ReasoningText.Text, rc.ReasoningText.Signature
+	}
+	return tb
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}"
+	}
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// streamEvent is the JSON payload of any ConverseStream event.
+type streamEvent struct {
+	ContentBlockIndex int `json:"contentBlockIndex"`
+	Start             *struct {
+		ToolUse *struct {
+			ToolUseID string `json:"toolUseId"`
+			Name      string `json:"name"`
+		} `json:"toolUse"`
+	} `json:"start"`
+	Delta *struct {
+		Text    *string `json:"text"`
+		ToolUse *struct {
+			Input string `json:"input"`
+		} `json:"toolUse"`
+		ReasoningContent *struct {
+			Text            string `json:"text"`
+			Signature       string `json:"signature"`
+			RedactedContent string `json:"redactedContent"`
+		} `json:"reasoningContent"`
+	} `json:"delta"`
+	StopReason string     `json:"stopReason"`
+	Usage      *wireUsage `json:"usage"`
+	Message    string     `json:"message"`
+}
+
+// maxEventPayload bounds one event's payload buffer.
+const maxEventPayload = 1 << 20
+
+// decodeStream reads ConverseStream's event-stream frames. A stream is whole
+// once messageStop arrived (metadata with usage follows it); exceptions become
+// classified errors; nothing in the body can make it panic.
+func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		dec := eventstream.NewDecoder()
+		buf := make([]byte, 0, 16<<10)
+		var (
+			calls     = map[int]int{} // content block index → tool call ordinal
+			format    = -1            // block index of the structured-output tool
+			thinking  *model.ThinkingBlock
+			stopped   bool
+			stop      string
+			usageSent bool
+		)
+		for {
+			msg, err := dec.Decode(body, buf[:0])
+			if err != nil {
+				if errors.Is(err, io.EOF) && stopped {
+					if !usageSent {
+						yield(&model.Chunk{StopReason: stop}, nil)
+					}
+					return
+				}
+				yield(nil, fmt.Errorf("bedrock: reading event stream: %w: %w", model.ErrMalformedResponse, err))
+				return
+			}
+			if len(msg.Payload) > maxEventPayload {
+				yield(nil, fmt.Errorf("bedrock: event larger than %d bytes: %w", maxEventPayload, model.ErrMalformedResponse))
+				return
+			}
+			mtype := headerString(msg.Headers, ":message-type")
+			if mtype == "exception" || mtype == "error" {
+				name := headerString(msg.Headers, ":exception-type") + headerString(msg.Headers, ":error-code")
+				var ev streamEvent
+				_ = json.Unmarshal(msg.Payload, &ev)
+				yield(nil, streamError(name, ev.Message+headerString(msg.Headers, ":error-message")))
+				return
+			}
+			var ev streamEvent
+			if err := json.Unmarshal(msg.Payload, &ev); err != nil {
+				yield(nil, fmt.Errorf("bedrock: event %q payload %q is not JSON: %w: %v", headerString(msg.Headers, ":event-type"), snippet(msg.Payload), model.ErrMalformedResponse, err))
+				return
+			}
+			var c *model.Chunk
+			switch headerString(msg.Headers, ":event-type") {
+			case "contentBlockStart":
+				if ev.Start != nil && ev.Start.ToolUse != nil {
+					if formatTool != "" && ev.Start.ToolUse.Name == formatTool {
+						format = ev.ContentBlockIndex
+						break
+					}
+					n := len(calls)
+					calls[ev.ContentBlockIndex] = n
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: ev.Start.ToolUse.ToolUseID, Name: ev.Start.ToolUse.Name}}}
+				}
+			case "contentBlockDelta":
+				if ev.Delta == nil {
+					break
+				}
+				d := ev.Delta
+				switch {
+				case d.Text != nil:
+					if format < 0 {
+						c = &model.Chunk{Content: *d.Text}
+					}
+				case d.ToolUse != nil && ev.ContentBlockIndex == format:
+					c = &model.Chunk{Content: d.ToolUse.Input}
+				case d.ToolUse != nil:
+					n, ok := calls[ev.ContentBlockIndex]
+					if !ok {
+						yield(nil, fmt.Errorf("bedrock: tool input for block %d, which started no tool call: %w", ev.ContentBlockIndex, model.ErrMalformedResponse))
+						return
+					}
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: d.ToolUse.Input}}}
+				case d.ReasoningContent != nil:
+					if thinking == nil {
+						thinking = &model.ThinkingBlock{Type: "thinking"}
+					}
+					rc := d.ReasoningContent
+					thinking.Thinking += rc.Text
+					if rc.Signature != "" {
+						thinking.Signature = rc.Signature
+					}
+					if rc.RedactedContent != "" {
+						thinking.Type, thinking.Data = "redacted_thinking", rc.RedactedContent
+					}
+					if rc.Text != "" {
+						c = &model.Chunk{ReasoningContent: rc.Text}
+					}
+				}
+			case "contentBlockStop":
+				if thinking != nil {
+					c = &model.Chunk{Thinking: thinking}
+					thinking = nil
+				}
+			case "messageStop":
+				stopped, stop = true, ev.StopReason
+				if format >= 0 && len(calls) == 0 && stop == "tool_use" {
+					stop = "end_turn"
+				}
+			case "metadata":
+				if !stopped {
+					break
+				}
+				c = &model.Chunk{StopReason: stop}
+				if ev.Usage != nil {
+					c.Usage = ev.Usage.usage()
+				}
+				usageSent = true
+			}
+			if c != nil && !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+func headerString(h eventstream.Headers, name string) string {
+	v := h.Get(name)
+	if v == nil {
+		return ""
+	}
+	return v.String()
+}
+
+// streamError classifies an exception frame by its name.
+func streamError(name, msg string) *model.ProviderError {
+	if msg == "" {
+		msg = "stream exception"
+	}
+	pe := model.ClassifyHTTP(providerName, 0, nil, name+": "+msg)
+	if k := exceptionKind(name); k != nil && pe.Kind != model.ErrContextLength {
+		pe.Kind = k
+	}
+	return pe
+}
+
+func snippet(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,189 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+
+	"github.com/agentryhq/agentry/internal/sse"
+	"github.com/agentryhq/agentry/model"
+)
+
+// wireResponse is a GenerateContentResponse: the whole answer, or one piece
+// of a stream.
+type wireResponse struct {
+	Candidates     []candidate `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *usageMetadata `json:"usageMetadata"`
+	ModelVersion  string         `json:"modelVersion"`
+	ResponseID    string         `json:"responseId"`
+	Error         *wireError     `json:"error"`
+}
+
+type candidate struct {
+	Content      *content `json:"content"`
+	FinishReason string   `json:"finishReason"`
+	Index        int      `json:"index"`
+}
+
+type usageMetadata struct {
+	PromptTokenCount        int `json:"promptTokenCount"`
+	CandidatesTokenCount    int `json:"candidatesTokenCount"`
+	TotalTokenCount         int `json:"totalTokenCount"`
+	CachedContentTokenCount int `json:"cachedContentTokenCount"`
+	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
+}
+
+// usage follows Agno: input is the whole prompt (cached part included),
+// output the candidates without thoughts, which count as reasoning.
+func (u *usageMetadata) usage() *model.Usage {
+	return &model.Usage{
+		InputTokens: u.PromptTokenCount, OutputTokens: u.CandidatesTokenCount, TotalTokens: u.TotalTokenCount,
+		CacheReadTokens: u.CachedContentTokenCount, ReasoningTokens: u.ThoughtsTokenCount,
+	}
+}
+
+// decoder turns responses into chunks, numbering function calls across a
+// stream.
+type decoder struct {
+	calls    int
+	finished bool
+	usage    *model.Usage
+	modelID  string
+}
+
+func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
+	if r.Error != nil {
+		return nil, streamError(r.Error)
+	}
+	c := &model.Chunk{}
+	if r.ModelVersion != "" && r.ModelVersion != d.modelID {
+		d.modelID = r.ModelVersion
+		c.ModelID = r.ModelVersion
+	}
+	if r.UsageMetadata != nil {
+		d.usage = r.UsageMetadata.usage()
+	}
+	if len(r.Candidates) == 0 {
+		if d.finished && r.UsageMetadata != nil {
+			c.Usage = d.usage
+		}
+		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+			return nil, &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
+				Message: "the prompt was blocked: " + r.PromptFeedback.BlockReason}
+		}
+		return c, nil
+	}
+	cand := &r.Candidates[0]
+	if cand.Content != nil {
+		for _, p := range cand.Content.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				id := p.FunctionCall.ID
+				if id == "" {
+					id = syntheticIDPrefix + r.ResponseID + "_" + strconv.Itoa(d.calls)
+				}
+				args := "{}"
+				if len(bytes.TrimSpace(p.FunctionCall.Args)) > 0 && string(p.FunctionCall.Args) != "null" {
+					args = compact(p.FunctionCall.Args)
+				}
+				c.ToolCalls = append(c.ToolCalls, model.ToolCallDelta{
+					Index: d.calls, ID: id, Name: p.FunctionCall.Name, Arguments: args, ThoughtSignature: p.ThoughtSignature,
+				})
+				d.calls++
+			case p.Thought:
+				c.ReasoningContent += p.Text
+			default:
+				c.Content += p.Text
+				if p.ThoughtSignature != "" {
+					c.ProviderData = map[string]any{"thought_signature": p.ThoughtSignature}
+				}
+			}
+		}
+	}
+	if cand.FinishReason != "" {
+		d.finished = true
+		c.StopReason = cand.FinishReason
+	}
+	if d.finished && (cand.FinishReason != "" || r.UsageMetadata != nil) {
+		c.Usage = d.usage
+	}
+	return c, nil
+}
+
+func (d *decoder) empty(ch *model.Chunk) bool {
+	return ch.Content == "" && ch.ReasoningContent == "" && len(ch.ToolCalls) == 0 && ch.StopReason == "" &&
+		ch.Usage == nil && ch.ModelID == "" && ch.ProviderData == nil
+}
+
+func decodeResponse(data []byte) (*model.Response, error) {
+	var r wireResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("gemini: response %q is not a GenerateContentResponse: %w: %v", snippet(data), model.ErrMalformedResponse, err)
+	}
+	var d decoder
+	c, err := d.chunk(&r)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Candidates) == 0 {
+		return nil, fmt.Errorf("gemini: response has no candidates: %w", model.ErrMalformedResponse)
+	}
+	if c.Usage == nil {
+		c.Usage = d.usage
+	}
+	var acc model.Accumulator
+	acc.Add(c)
+	return acc.Response(), nil
+}
+
+// decodeStream reads streamGenerateContent's SSE. Gemini sends no end marker:
+// a stream is complete once a candidate carried a finishReason, and one that
+// ends before that is truncated.
+func decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		var d decoder
+		for ev, err := range sse.Read(body, 0) {
+			if err != nil {
+				yield(nil, fmt.Errorf("gemini: reading stream: %w: %w", model.ErrMalformedResponse, err))
+				return
+			}
+			data := bytes.TrimSpace(ev.Data)
+			if len(data) == 0 {
+				continue
+			}
+			var r wireResponse
+			if err := json.Unmarshal(data, &r); err != nil {
+				yield(nil, fmt.Errorf("gemini: stream event %q is not a GenerateContentResponse: %w: %v", snippet(data), model.ErrMalformedResponse, err))
+				return
+			}
+			c, err := d.chunk(&r)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if d.empty(c) {
+				continue
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if !d.finished {
+			yield(nil, fmt.Errorf("gemini: stream ended before a finishReason (truncated): %w", model.ErrMalformedResponse))
+		}
+	}
+}
+
+func snippet(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

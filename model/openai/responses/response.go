@@ -1,0 +1,240 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/agentryhq/agentry/internal/sse"
+	"github.com/agentryhq/agentry/model"
+)
+
+// wireResponse is a "response" object.
+type wireResponse struct {
+	ID                string            `json:"id"`
+	Status            string            `json:"status"`
+	Model             string            `json:"model"`
+	Output            []json.RawMessage `json:"output"`
+	Usage             *wireUsage        `json:"usage"`
+	Error             *wireError        `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+}
+
+// item is the part of an output item the decoder reads.
+type item struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Content   []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+type wireUsage struct {
+	InputTokens        int `json:"input_tokens"`
+	OutputTokens       int `json:"output_tokens"`
+	TotalTokens        int `json:"total_tokens"`
+	InputTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// usage follows Agno: input includes the cached part, output the reasoning.
+func (u *wireUsage) usage() *model.Usage {
+	out := &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+	if d := u.InputTokensDetails; d != nil {
+		out.CacheReadTokens = d.CachedTokens
+	}
+	if d := u.OutputTokensDetails; d != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	return out
+}
+
+// stopReason names how a response ended in Chat Completions' words, which
+// the rest of Agentry already reads.
+func (r *wireResponse) stopReason(calls bool) string {
+	switch {
+	case r.Status == "incomplete" && r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens":
+		return "length"
+	case r.Status == "incomplete" && r.IncompleteDetails != nil:
+		return r.IncompleteDetails.Reason
+	case calls:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// reasoningData is the ProviderData value holding the reasoning items seen so
+// far: the item itself when there is one (Agno's shape), else the list.
+func reasoningData(items []json.RawMessage) map[string]any {
+	if len(items) == 1 {
+		return map[string]any{reasoningKey: items[0]}
+	}
+	list, _ := json.Marshal(items)
+	return map[string]any{reasoningKey: json.RawMessage(list)}
+}
+
+func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
+	var r wireResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("responses: answer %q is not a response object: %w: %v", snippet(data), model.ErrMalformedResponse, err)
+	}
+	if r.Error != nil && r.Status != "completed" {
+		return nil, m.streamError(r.Error)
+	}
+	if r.Status == "" && len(r.Output) == 0 {
+		return nil, fmt.Errorf("responses: answer has no output: %w", model.ErrMalformedResponse)
+	}
+	out := &model.Response{Message: model.Message{Role: model.RoleAssistant}, ModelID: r.Model}
+	var reasoning []json.RawMessage
+	for _, raw := range r.Output {
+		var it item
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(raw), model.ErrMalformedResponse, err)
+		}
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				out.Message.Content += c.Text + c.Refusal
+			}
+		case "function_call":
+			out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		case "reasoning":
+			reasoning = append(reasoning, raw)
+			for _, s := range it.Summary {
+				out.Message.ReasoningContent += s.Text
+			}
+		}
+	}
+	if len(reasoning) > 0 {
+		out.Message.ProviderData = reasoningData(reasoning)
+	}
+	out.StopReason = r.stopReason(len(out.Message.ToolCalls) > 0)
+	if r.Usage != nil {
+		out.Usage = *r.Usage.usage()
+	}
+	return out, nil
+}
+
+// event is one streamed event; which fields are set depends on Type.
+type event struct {
+	Type        string          `json:"type"`
+	OutputIndex int             `json:"output_index"`
+	Delta       string          `json:"delta"`
+	Item        json.RawMessage `json:"item"`
+	Response    *wireResponse   `json:"response"`
+	// An "error" event carries the error's fields at the top level.
+	Message string          `json:"message"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// decodeStream reads the event stream. It ends without error only after
+// response.completed or response.incomplete; response.failed and error events
+// become classified errors; nothing in the body can make it panic.
+func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		calls := map[int]int{} // output_index → tool call ordinal
+		var reasoning []json.RawMessage
+		for ev, err := range sse.Read(body, 0) {
+			if err != nil {
+				yield(nil, fmt.Errorf("responses: reading stream: %w: %w", model.ErrMalformedResponse, err))
+				return
+			}
+			data := bytes.TrimSpace(ev.Data)
+			if len(data) == 0 || string(data) == "[DONE]" {
+				continue
+			}
+			var e event
+			if err := json.Unmarshal(data, &e); err != nil {
+				yield(nil, fmt.Errorf("responses: stream event %q is not JSON: %w: %v", snippet(data), model.ErrMalformedResponse, err))
+				return
+			}
+			var c *model.Chunk
+			switch e.Type {
+			case "response.output_text.delta", "response.refusal.delta":
+				c = &model.Chunk{Content: e.Delta}
+			case "response.reasoning_summary_text.delta":
+				c = &model.Chunk{ReasoningContent: e.Delta}
+			case "response.output_item.added":
+				var it item
+				if err := json.Unmarshal(e.Item, &it); err != nil {
+					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(e.Item), model.ErrMalformedResponse, err))
+					return
+				}
+				if it.Type == "function_call" {
+					n := len(calls)
+					calls[e.OutputIndex] = n
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}}
+				}
+			case "response.function_call_arguments.delta":
+				n, ok := calls[e.OutputIndex]
+				if !ok {
+					yield(nil, fmt.Errorf("responses: arguments for output %d, which is no function call: %w", e.OutputIndex, model.ErrMalformedResponse))
+					return
+				}
+				c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: e.Delta}}}
+			case "response.output_item.done":
+				var it item
+				if err := json.Unmarshal(e.Item, &it); err != nil {
+					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(e.Item), model.ErrMalformedResponse, err))
+					return
+				}
+				if it.Type == "reasoning" {
+					reasoning = append(reasoning, append(json.RawMessage(nil), e.Item...))
+					c = &model.Chunk{ProviderData: reasoningData(reasoning)}
+				}
+			case "response.completed", "response.incomplete":
+				if e.Response == nil {
+					yield(nil, fmt.Errorf("responses: %s without a response: %w", e.Type, model.ErrMalformedResponse))
+					return
+				}
+				c = &model.Chunk{ModelID: e.Response.Model, StopReason: e.Response.stopReason(len(calls) > 0)}
+				if e.Response.Usage != nil {
+					c.Usage = e.Response.Usage.usage()
+				}
+				yield(c, nil)
+				return
+			case "response.failed":
+				we := &wireError{Message: "response failed"}
+				if e.Response != nil && e.Response.Error != nil {
+					we = e.Response.Error
+				}
+				yield(nil, m.streamError(we))
+				return
+			case "error":
+				yield(nil, m.streamError(&wireError{Message: e.Message, Code: e.Code}))
+				return
+			}
+			if c != nil && !yield(c, nil) {
+				return
+			}
+		}
+		yield(nil, fmt.Errorf("responses: stream ended before response.completed (truncated): %w", model.ErrMalformedResponse))
+	}
+}
+
+func snippet(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,259 @@
+package responses
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+// DefaultBaseURL is OpenAI's API root.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+const maxBody = 32 << 20
+
+// Supported lists the parameters the Responses API takes. It has no stop
+// sequences, seed or penalties.
+var Supported = []string{
+	model.ParamTemperature, model.ParamTopP, model.ParamMaxTokens, model.ParamReasoningEffort,
+	model.ParamIncludeThoughts, model.ParamResponseFormat, model.ParamToolChoice, model.ParamParallelToolCalls,
+	model.ParamTimeout, model.ParamExtraHeaders, model.ParamExtraBody,
+}
+
+// Config configures a Model. Only Model is required.
+type Config struct {
+	// APIKey is sent as a Bearer token; default OPENAI_API_KEY for
+	// api.openai.com, none for any other base URL.
+	APIKey string
+	// BaseURL is the API root, default DefaultBaseURL.
+	BaseURL string
+	// Model is the model id, e.g. "o4-mini" or "gpt-5".
+	Model string
+	// HTTPClient defaults to http.DefaultClient (no overall Timeout: use ctx
+	// or Params.Timeout).
+	HTTPClient *http.Client
+	// Store asks OpenAI to keep responses server-side. Off by default: each
+	// turn carries its reasoning items itself (include
+	// reasoning.encrypted_content), which survives storage in run_data.
+	Store bool
+	// BuiltinTools are OpenAI-hosted tools sent as given, e.g.
+	// {"type":"web_search"}. None by default: a hosted tool runs with the
+	// account's permissions and costs, so it is opted into, never implied.
+	BuiltinTools []json.RawMessage
+	// Params are sent with every call; see Supported. include_thoughts asks
+	// for reasoning summaries ("auto").
+	Params model.Params
+	// ProviderName names the provider in Info and errors; default "OpenAI".
+	ProviderName string
+}
+
+// Model is a Responses API model, immutable after New and safe for concurrent use.
+type Model struct {
+	cfg      Config
+	endpoint string
+	apiKey   string
+	info     model.Info
+}
+
+var _ model.Model = (*Model)(nil)
+
+// New validates cfg and returns a Model.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("responses: Config.Model is required (e.g. \"o4-mini\")")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("responses: Config.BaseURL %q must be an absolute http(s) URL such as %s", base, DefaultBaseURL)
+	}
+	official := strings.EqualFold(u.Hostname(), "api.openai.com")
+	key := cfg.APIKey
+	if key == "" && official {
+		key = os.Getenv("OPENAI_API_KEY")
+		if key == "" {
+			return nil, errors.New("responses: no API key: set Config.APIKey or OPENAI_API_KEY")
+		}
+	}
+	if cfg.ProviderName == "" {
+		cfg.ProviderName = "OpenAI"
+	}
+	if err := cfg.Params.Check(cfg.ProviderName, Supported...); err != nil {
+		return nil, err
+	}
+	for i, t := range cfg.BuiltinTools {
+		var probe struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(t, &probe) != nil || probe.Type == "" || probe.Type == "function" {
+			return nil, fmt.Errorf("responses: BuiltinTools[%d] must be a hosted tool object with a type, e.g. {\"type\":\"web_search\"}", i)
+		}
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	return &Model{
+		cfg: cfg, apiKey: key,
+		endpoint: strings.TrimRight(base, "/") + "/responses",
+		info:     model.Info{ID: cfg.Model, Name: "OpenAIResponses", Provider: cfg.ProviderName},
+	}, nil
+}
+
+// Info names the model as Agno does.
+func (m *Model) Info() model.Info { return m.info }
+
+// Invoke sends one non-streaming request.
+func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, cancel := m.cfg.Params.WithTimeout(ctx)
+	defer cancel()
+	body, err := m.buildRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("responses: reading response: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("responses: reading response: %w: %w", model.ErrMalformedResponse, err)
+	}
+	if len(data) > maxBody {
+		return nil, fmt.Errorf("responses: response larger than %d bytes: %w", maxBody, model.ErrMalformedResponse)
+	}
+	return m.decodeResponse(data)
+}
+
+// Stream sends the request with stream: true and yields chunks as events arrive.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		ctx, cancel := m.cfg.Params.WithTimeout(ctx)
+		defer cancel()
+		body, err := m.buildRequest(req, true)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		resp, err := m.post(ctx, body)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer resp.Body.Close()
+		for c, err := range m.decodeStream(resp.Body) {
+			if err != nil && ctx.Err() != nil {
+				err = fmt.Errorf("responses: stream: %w", ctx.Err())
+			}
+			if !yield(c, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("responses: building request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if m.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+m.apiKey)
+	}
+	for k, v := range m.cfg.Params.ExtraHeaders {
+		req.Header.Set(k, v)
+	}
+	resp, err := m.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("responses: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("responses: sending request: %w", &model.ProviderError{Provider: m.info.Provider, Kind: model.ErrServer, Message: err.Error()})
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	msg := strings.TrimSpace(string(raw))
+	var env struct {
+		Error *wireError `json:"error"`
+	}
+	if json.Unmarshal(raw, &env) == nil && env.Error != nil {
+		msg = env.Error.String()
+	} else if len(msg) > 512 {
+		msg = msg[:512] + "…"
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return nil, model.ClassifyHTTP(m.info.Provider, resp.StatusCode, resp.Header, msg)
+}
+
+// wireError is an error object; code is text on OpenAI, sometimes a number elsewhere.
+type wireError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+func (e *wireError) code() string {
+	var s string
+	if json.Unmarshal(e.Code, &s) == nil {
+		return s
+	}
+	if len(e.Code) > 0 && string(e.Code) != "null" {
+		return string(e.Code)
+	}
+	return ""
+}
+
+func (e *wireError) String() string {
+	msg := e.Message
+	if msg == "" {
+		msg = "unknown error"
+	}
+	var extra []string
+	if e.Type != "" {
+		extra = append(extra, "type "+e.Type)
+	}
+	if c := e.code(); c != "" {
+		extra = append(extra, "code "+c)
+	}
+	if len(extra) > 0 {
+		msg += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return msg
+}
+
+// streamError classifies an error reported after a 200 status, by its code.
+func (m *Model) streamError(e *wireError) *model.ProviderError {
+	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, e.String())
+	kind := strings.ToLower(e.Type + " " + e.code())
+	switch {
+	case pe.Kind == model.ErrContextLength || pe.Kind == model.ErrQuotaExceeded:
+	case strings.Contains(kind, "rate_limit"):
+		pe.Kind = model.ErrRateLimit
+	case strings.Contains(kind, "server_error") || strings.Contains(kind, "overloaded") || strings.Contains(kind, "internal"):
+		pe.Kind = model.ErrServer
+	case strings.Contains(kind, "authentication") || strings.Contains(kind, "invalid_api_key"):
+		pe.Kind = model.ErrAuth
+	}
+	return pe
+}

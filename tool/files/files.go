@@ -1,0 +1,398 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentryhq/agentry/tool"
+)
+
+// ErrOutsideRoot marks a path that names something outside the root.
+var ErrOutsideRoot = errors.New("files: path outside the root directory")
+
+// Defaults of Config's zero values.
+const (
+	DefaultMaxReadBytes  = 1 << 20
+	DefaultMaxOutput     = 64 << 10
+	DefaultMaxWriteBytes = 1 << 20
+	DefaultMaxEntries    = 500
+	maxWalk              = 20_000 // entries one search visits
+)
+
+// Config configures the files toolkit.
+type Config struct {
+	// Root is the directory the tools see as "."; it must exist.
+	Root string
+	// MaxReadBytes caps what one read or search loads from a file.
+	MaxReadBytes int64
+	// MaxOutput caps the text one call returns, in bytes.
+	MaxOutput int
+	// MaxWriteBytes caps what save_file writes.
+	MaxWriteBytes int
+	// MaxEntries caps the entries list_files and the searches return.
+	MaxEntries int
+}
+
+// Toolkit is the files toolkit bound to an open root directory.
+type Toolkit struct {
+	cfg  Config
+	root *os.Root
+}
+
+// New opens cfg.Root. Close releases it.
+func New(cfg Config) (*Toolkit, error) {
+	if cfg.Root == "" {
+		return nil, errors.New("files: root is required (the directory the agent may use)")
+	}
+	root, err := os.OpenRoot(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("files: root %q: %w", cfg.Root, err)
+	}
+	if cfg.MaxReadBytes <= 0 {
+		cfg.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = DefaultMaxOutput
+	}
+	if cfg.MaxWriteBytes <= 0 {
+		cfg.MaxWriteBytes = DefaultMaxWriteBytes
+	}
+	if cfg.MaxEntries <= 0 {
+		cfg.MaxEntries = DefaultMaxEntries
+	}
+	return &Toolkit{cfg: cfg, root: root}, nil
+}
+
+// Close closes the root directory.
+func (k *Toolkit) Close() error { return k.root.Close() }
+
+type saveIn struct {
+	Contents  string `json:"contents" jsonschema:"the text to write"`
+	FileName  string `json:"file_name" jsonschema:"path relative to the root, e.g. reports/summary.txt"`
+	Overwrite *bool  `json:"overwrite,omitempty" jsonschema:"replace an existing file; default true"`
+}
+
+type readIn struct {
+	FileName string `json:"file_name" jsonschema:"path relative to the root"`
+}
+
+type chunkIn struct {
+	FileName  string `json:"file_name" jsonschema:"path relative to the root"`
+	StartLine int    `json:"start_line" jsonschema:"first line to return, from 1"`
+	EndLine   int    `json:"end_line" jsonschema:"last line to return (inclusive)"`
+}
+
+type listIn struct {
+	Directory string `json:"directory,omitempty" jsonschema:"directory relative to the root; default ."`
+}
+
+type globIn struct {
+	Pattern string `json:"pattern" jsonschema:"a glob such as *.md (matched against file names anywhere) or docs/*.md (against paths)"`
+}
+
+type grepIn struct {
+	Query     string `json:"query" jsonschema:"text to find (case-insensitive)"`
+	Directory string `json:"directory,omitempty" jsonschema:"directory to search; default ."`
+	Limit     int    `json:"limit,omitempty" jsonschema:"maximum matches; default 10"`
+}
+
+// Toolkit returns the tools as a tool.Toolkit named "file_tools".
+func (k *Toolkit) Toolkit() (tool.Toolkit, error) {
+	var tools []tool.Tool
+	add := func(t tool.Tool, err error) error {
+		if err == nil {
+			tools = append(tools, t)
+		}
+		return err
+	}
+	err := errors.Join(
+		add(tool.Func(tool.FuncConfig{Name: "save_file", Description: "Writes text to a file under the root directory, creating parent directories."}, k.save)),
+		add(tool.Func(tool.FuncConfig{Name: "read_file", Description: "Reads a text file under the root directory."}, k.read)),
+		add(tool.Func(tool.FuncConfig{Name: "read_file_chunk", Description: "Reads lines start_line to end_line (1-based, inclusive) of a text file."}, k.readChunk)),
+		add(tool.Func(tool.FuncConfig{Name: "list_files", Description: "Lists a directory under the root as a JSON array; directories end with /."}, k.list)),
+		add(tool.Func(tool.FuncConfig{Name: "search_files", Description: "Finds files whose name (or path, when the pattern has a /) matches a glob; returns a JSON array of paths."}, k.searchFiles)),
+		add(tool.Func(tool.FuncConfig{Name: "search_content", Description: "Finds lines containing a text in files under a directory; returns JSON matches with file, line and text."}, k.searchContent)),
+	)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "file_tools", Tools: tools}, nil
+}
+
+// rel checks a model-supplied path: relative, no "..", inside the root.
+// os.Root enforces the same again (and symlinks) at every open.
+func rel(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		p = "."
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("%w: the path contains a NUL byte", ErrOutsideRoot)
+	}
+	p = filepath.ToSlash(p)
+	if path.IsAbs(p) || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
+		return "", fmt.Errorf("%w: %q is absolute; use a path relative to the root", ErrOutsideRoot, p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%w: %q uses ..; use a path relative to the root", ErrOutsideRoot, p)
+		}
+	}
+	return path.Clean(p), nil
+}
+
+// wrap explains os.Root's refusals in the tool's terms.
+func wrap(p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
+		return fmt.Errorf("%w: %q leads out of the root (a symlink?)", ErrOutsideRoot, p)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%q does not exist; list_files shows what does", p)
+	}
+	return err
+}
+
+func (k *Toolkit) save(_ context.Context, in saveIn) (string, error) {
+	p, err := rel(in.FileName)
+	if err != nil {
+		return "", err
+	}
+	if p == "." {
+		return "", errors.New("file_name is required")
+	}
+	if len(in.Contents) > k.cfg.MaxWriteBytes {
+		return "", fmt.Errorf("contents are %d bytes; save_file writes at most %d", len(in.Contents), k.cfg.MaxWriteBytes)
+	}
+	if dir := path.Dir(p); dir != "." {
+		if err := k.root.MkdirAll(dir, 0o755); err != nil {
+			return "", wrap(p, err)
+		}
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if in.Overwrite != nil && !*in.Overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	}
+	f, err := k.root.OpenFile(p, flags, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("%q exists; pass overwrite true to replace it", p)
+	}
+	if err != nil {
+		return "", wrap(p, err)
+	}
+	if _, err := io.WriteString(f, in.Contents); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("saved %s (%d bytes)", p, len(in.Contents)), nil
+}
+
+// load reads at most MaxReadBytes of a regular text file.
+func (k *Toolkit) load(p string) ([]byte, bool, error) {
+	f, err := k.root.Open(p)
+	if err != nil {
+		return nil, false, wrap(p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%q is not a regular file", p)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, k.cfg.MaxReadBytes+1))
+	if err != nil {
+		return nil, false, err
+	}
+	cut := int64(len(b)) > k.cfg.MaxReadBytes
+	if cut {
+		b = b[:k.cfg.MaxReadBytes]
+	}
+	if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
+		return nil, false, fmt.Errorf("%q is a binary file; the files tools read text", p)
+	}
+	return b, cut, nil
+}
+
+func (k *Toolkit) read(_ context.Context, in readIn) (string, error) {
+	p, err := rel(in.FileName)
+	if err != nil {
+		return "", err
+	}
+	b, cut, err := k.load(p)
+	if err != nil {
+		return "", err
+	}
+	out, cut2 := tool.Truncate(string(b), k.cfg.MaxOutput)
+	if cut || cut2 {
+		out += fmt.Sprintf("\n[truncated at %d bytes: read the rest with read_file_chunk]", len(out))
+	}
+	return out, nil
+}
+
+func (k *Toolkit) readChunk(_ context.Context, in chunkIn) (string, error) {
+	p, err := rel(in.FileName)
+	if err != nil {
+		return "", err
+	}
+	if in.StartLine < 1 || in.EndLine < in.StartLine {
+		return "", fmt.Errorf("lines %d to %d: start_line counts from 1 and end_line is at least start_line", in.StartLine, in.EndLine)
+	}
+	f, err := k.root.Open(p)
+	if err != nil {
+		return "", wrap(p, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 64*k.cfg.MaxReadBytes))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var b strings.Builder
+	for n := 1; sc.Scan() && n <= in.EndLine; n++ {
+		if n < in.StartLine {
+			continue
+		}
+		if b.Len()+len(sc.Bytes()) > k.cfg.MaxOutput {
+			fmt.Fprintf(&b, "[truncated before line %d: ask for fewer lines]", n)
+			return b.String(), nil
+		}
+		b.Write(sc.Bytes())
+		b.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("reading %q: %w", p, err)
+	}
+	return b.String(), nil
+}
+
+func (k *Toolkit) list(_ context.Context, in listIn) (json.RawMessage, error) {
+	p, err := rel(in.Directory)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(k.root.FS(), p)
+	if err != nil {
+		return nil, wrap(p, err)
+	}
+	out := []string{}
+	for _, e := range entries {
+		if len(out) == k.cfg.MaxEntries {
+			out = append(out, fmt.Sprintf("[%d more entries not shown]", len(entries)-k.cfg.MaxEntries))
+			break
+		}
+		name := path.Join(p, e.Name())
+		if e.IsDir() {
+			name += "/"
+		}
+		out = append(out, name)
+	}
+	return json.Marshal(out)
+}
+
+// walk visits regular files under dir (not following symlinks), at most
+// maxWalk entries; fn returns false to stop.
+func (k *Toolkit) walk(dir string, fn func(p string) bool) error {
+	seen := 0
+	err := fs.WalkDir(k.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are skipped
+		}
+		if seen++; seen > maxWalk {
+			return fs.SkipAll
+		}
+		if d.Type().IsRegular() && !fn(p) {
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return wrap(dir, err)
+}
+
+func (k *Toolkit) searchFiles(_ context.Context, in globIn) (json.RawMessage, error) {
+	pattern := strings.TrimSpace(filepath.ToSlash(in.Pattern))
+	if _, err := path.Match(pattern, ""); err != nil || pattern == "" {
+		return nil, fmt.Errorf("pattern %q is not a glob (use *, ? and [...])", in.Pattern)
+	}
+	if _, err := rel(pattern); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	err := k.walk(".", func(p string) bool {
+		target := path.Base(p)
+		if strings.Contains(pattern, "/") {
+			target = p
+		}
+		if ok, _ := path.Match(pattern, target); ok {
+			out = append(out, p)
+		}
+		return len(out) < k.cfg.MaxEntries
+	})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+type match struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+func (k *Toolkit) searchContent(_ context.Context, in grepIn) (json.RawMessage, error) {
+	q := strings.ToLower(in.Query)
+	if strings.TrimSpace(q) == "" {
+		return nil, errors.New("query is empty: say what text to find")
+	}
+	dir, err := rel(in.Directory)
+	if err != nil {
+		return nil, err
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = 10
+	}
+	if limit < 0 {
+		return nil, fmt.Errorf("limit %d: use a positive number", limit)
+	}
+	limit = min(limit, k.cfg.MaxEntries)
+	out := []match{}
+	size := 0
+	err = k.walk(dir, func(p string) bool {
+		b, _, err := k.load(p)
+		if err != nil {
+			return true // binary or unreadable: not searched
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(strings.ToLower(line), q) {
+				continue
+			}
+			text, _ := tool.Truncate(strings.TrimSpace(line), 300)
+			size += len(p) + len(text) + 30
+			if len(out) == limit || size > k.cfg.MaxOutput {
+				return false
+			}
+			out = append(out, match{File: p, Line: i + 1, Text: text})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}

@@ -1,0 +1,200 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// setup makes root/ (the toolkit's root) next to outside/ (a secret the
+// model must never reach) and returns the set and both directories.
+func setup(t *testing.T, cfg Config) (*tool.Set, string, string) {
+	t.Helper()
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	for _, d := range []string{root, outside, filepath.Join(root, "docs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(outside, "secret.txt"), "TOP SECRET")
+	write(filepath.Join(root, "readme.md"), "# Project\nAgentry reads files.\nThe end.\n")
+	write(filepath.Join(root, "docs", "guide.md"), "line one\nline two mentions Agentry\nline three\n")
+	write(filepath.Join(root, "blob.bin"), "\x00\x01\x02binary")
+	write(filepath.Join(root, "big.txt"), strings.Repeat("0123456789\n", 20_000))
+	for _, l := range []struct{ target, name string }{
+		{filepath.Join(outside, "secret.txt"), "leak.txt"},
+		{outside, "leakdir"},
+		{"../outside/secret.txt", "relleak.txt"},
+	} {
+		if err := os.Symlink(l.target, filepath.Join(root, l.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Root = root
+	k, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	kit, err := k.Toolkit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(nil, kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, root, outside
+}
+
+func run(set *tool.Set, name, args string) tool.Result {
+	return set.Execute(context.Background(), model.ToolCall{ID: "c", Name: name, Arguments: args})
+}
+
+func TestFiles_ReadWriteListSearch(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{})
+	if res := run(set, "save_file", `{"file_name":"notes/today.md","contents":"buy milk\n"}`); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes", "today.md")); string(b) != "buy milk\n" {
+		t.Fatalf("file holds %q", b)
+	}
+	if res := run(set, "save_file", `{"file_name":"notes/today.md","contents":"x","overwrite":false}`); res.Err == nil || !strings.Contains(res.Content, "exists") {
+		t.Errorf("overwrite false replaced the file: %s", res.Content)
+	}
+	if res := run(set, "read_file", `{"file_name":"readme.md"}`); res.Content != "# Project\nAgentry reads files.\nThe end.\n" {
+		t.Errorf("read_file = %q, %v", res.Content, res.Err)
+	}
+	if res := run(set, "read_file_chunk", `{"file_name":"docs/guide.md","start_line":2,"end_line":3}`); res.Content != "line two mentions Agentry\nline three\n" {
+		t.Errorf("read_file_chunk = %q, %v", res.Content, res.Err)
+	}
+	res := run(set, "list_files", `{}`)
+	var names []string
+	json.Unmarshal([]byte(res.Content), &names)
+	if !strings.Contains(res.Content, `"docs/"`) || !strings.Contains(res.Content, `"readme.md"`) {
+		t.Errorf("list_files = %s", res.Content)
+	}
+	if res := run(set, "search_files", `{"pattern":"*.md"}`); res.Content != `["docs/guide.md","notes/today.md","readme.md"]` {
+		t.Errorf("search_files = %s %v", res.Content, res.Err)
+	}
+	if res := run(set, "search_files", `{"pattern":"docs/*.md"}`); res.Content != `["docs/guide.md"]` {
+		t.Errorf("search_files with a path = %s", res.Content)
+	}
+	res = run(set, "search_content", `{"query":"agentry"}`)
+	var got []match
+	json.Unmarshal([]byte(res.Content), &got)
+	if len(got) != 2 || got[0] != (match{File: "docs/guide.md", Line: 2, Text: "line two mentions Agentry"}) {
+		t.Errorf("search_content = %s %v", res.Content, res.Err)
+	}
+}
+
+// TestFiles_BadInput: traversal, absolute paths, symlinks out of the root and
+// oversized input all fail, and nothing outside the root is read or written.
+func TestFiles_BadInput(t *testing.T) {
+	t.Parallel()
+	set, root, outside := setup(t, Config{MaxWriteBytes: 1000})
+	tests := []struct {
+		name, tool, args, wantErr string
+	}{
+		{"dot-dot read", "read_file", `{"file_name":"../outside/secret.txt"}`, "uses .."},
+		{"dot-dot inside a path", "read_file", `{"file_name":"docs/../../outside/secret.txt"}`, "uses .."},
+		{"absolute read", "read_file", `{"file_name":"/etc/passwd"}`, "absolute"},
+		{"symlink to a file outside", "read_file", `{"file_name":"leak.txt"}`, "out of the root"},
+		{"relative symlink outside", "read_file", `{"file_name":"relleak.txt"}`, "out of the root"},
+		{"symlinked directory outside", "read_file", `{"file_name":"leakdir/secret.txt"}`, "out of the root"},
+		{"list outside", "list_files", `{"directory":"../outside"}`, "uses .."},
+		{"list through a symlink", "list_files", `{"directory":"leakdir"}`, "out of the root"},
+		{"write outside", "save_file", `{"file_name":"../outside/x.txt","contents":"x"}`, "uses .."},
+		{"write through a symlink", "save_file", `{"file_name":"leakdir/x.txt","contents":"x"}`, "out of the root"},
+		{"overwrite a symlinked file", "save_file", `{"file_name":"leak.txt","contents":"pwned"}`, "out of the root"},
+		{"absolute write", "save_file", `{"file_name":"/tmp/x.txt","contents":"x"}`, "absolute"},
+		{"NUL in a path", "read_file", `{"file_name":"readme.md\u0000.txt"}`, "NUL"},
+		{"search outside", "search_content", `{"query":"SECRET","directory":"../outside"}`, "uses .."},
+		{"glob outside", "search_files", `{"pattern":"../outside/*"}`, "uses .."},
+		{"bad glob", "search_files", `{"pattern":"[z-a"}`, "not a glob"},
+		{"huge write", "save_file", `{"file_name":"big.out","contents":"` + strings.Repeat("x", 5000) + `"}`, "at most 1000"},
+		{"binary read", "read_file", `{"file_name":"blob.bin"}`, "binary"},
+		{"missing file", "read_file", `{"file_name":"nope.txt"}`, "does not exist"},
+		{"directory as a file", "read_file", `{"file_name":"docs"}`, "not a regular file"},
+		{"bad line range", "read_file_chunk", `{"file_name":"readme.md","start_line":0,"end_line":2}`, "counts from 1"},
+		{"empty query", "search_content", `{"query":"  "}`, "empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(set, tc.tool, tc.args)
+			if res.Err == nil || !strings.Contains(res.Content, tc.wantErr) {
+				t.Fatalf("content %q, err %v; want an error containing %q", res.Content, res.Err, tc.wantErr)
+			}
+			if strings.Contains(res.Content, "TOP SECRET") {
+				t.Fatal("secret leaked")
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "TOP SECRET" {
+		t.Errorf("the file outside was changed: %q", b)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("files were created outside the root: %v", entries)
+	}
+	// Searches skip symlinks instead of following them out.
+	if res := run(set, "search_content", `{"query":"SECRET"}`); res.Content != "[]" {
+		t.Errorf("search_content followed a symlink out: %s", res.Content)
+	}
+	_ = root
+}
+
+func TestFiles_HugeOutputsAreCapped(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{MaxOutput: 5000, MaxEntries: 20})
+	res := run(set, "read_file", `{"file_name":"big.txt"}`)
+	if res.Err != nil || len(res.Content) > 5200 || !strings.Contains(res.Content, "read_file_chunk") {
+		t.Errorf("read_file of 220 kB returned %d bytes: %.80q", len(res.Content), res.Content)
+	}
+	res = run(set, "read_file_chunk", `{"file_name":"big.txt","start_line":1,"end_line":100000}`)
+	if res.Err != nil || len(res.Content) > 5200 || !strings.Contains(res.Content, "truncated") {
+		t.Errorf("read_file_chunk returned %d bytes", len(res.Content))
+	}
+	for i := range 50 {
+		os.WriteFile(filepath.Join(root, "docs", fmt.Sprintf("n%02d.md", i)), []byte("needle\n"), 0o644)
+	}
+	res = run(set, "list_files", `{"directory":"docs"}`)
+	var names []string
+	json.Unmarshal([]byte(res.Content), &names)
+	if len(names) != 21 || !strings.Contains(names[20], "more entries") {
+		t.Errorf("list_files returned %d entries", len(names))
+	}
+	res = run(set, "search_content", `{"query":"needle","limit":1000}`)
+	var got []match
+	json.Unmarshal([]byte(res.Content), &got)
+	if len(got) != 20 {
+		t.Errorf("search_content returned %d matches, want the cap of 20", len(got))
+	}
+}
+
+func TestNew_NeedsAnExistingRoot(t *testing.T) {
+	t.Parallel()
+	for _, root := range []string{"", filepath.Join(t.TempDir(), "missing")} {
+		if _, err := New(Config{Root: root}); err == nil {
+			t.Errorf("root %q accepted", root)
+		}
+	}
+	_, err := rel("../x")
+	if !errors.Is(err, ErrOutsideRoot) {
+		t.Errorf("rel: %v", err)
+	}
+}

@@ -1,0 +1,226 @@
+package httpreq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+// ErrHostNotAllowed marks a URL whose host is not on the allow-list.
+var ErrHostNotAllowed = errors.New("httpreq: host not allowed")
+
+// Defaults of Config's zero values.
+const (
+	DefaultTimeout          = 30 * time.Second
+	DefaultMaxRequestBytes  = 256 << 10
+	DefaultMaxResponseBytes = 1 << 20
+)
+
+// Methods the tool can send.
+var Methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
+
+// reservedHeaders are set by the HTTP stack or the configuration, never by
+// the model.
+var reservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Te", "Trailer", "Proxy-Authorization", "Proxy-Connection", "Keep-Alive"}
+
+// Config configures http_request.
+type Config struct {
+	// AllowedHosts lists the hosts requests may go to: "api.example.com", or
+	// "*.example.com" for its subdomains. Required.
+	AllowedHosts []string
+	// Methods limits the methods (default all of Methods).
+	Methods []string
+	// Headers are sent with every request and cannot be overridden by the
+	// model (e.g. an Authorization header); values are never shown to it.
+	Headers map[string]string
+	// Network opens non-public destinations (see netguard.Config).
+	Network          netguard.Config
+	Timeout          time.Duration
+	MaxRequestBytes  int
+	MaxResponseBytes int64
+}
+
+type requestIn struct {
+	Method  string            `json:"method" enum:"GET,POST,PUT,PATCH,DELETE,HEAD" jsonschema:"the HTTP method"`
+	URL     string            `json:"url" jsonschema:"an http or https URL on an allowed host"`
+	Headers map[string]string `json:"headers,omitempty" jsonschema:"extra request headers"`
+	Body    string            `json:"body,omitempty" jsonschema:"request body (e.g. JSON text); set Content-Type in headers"`
+}
+
+// Response is what http_request returns.
+type Response struct {
+	StatusCode int               `json:"status_code"`
+	Headers    map[string]string `json:"headers"`
+	Body       string            `json:"body"`
+	Truncated  bool              `json:"truncated,omitempty"`
+}
+
+type requester struct {
+	cfg    Config
+	guard  *netguard.Guard
+	client *http.Client
+	hosts  []string
+}
+
+// New returns the "http_request" toolkit with one tool, http_request.
+func New(cfg Config) (tool.Toolkit, error) {
+	if len(cfg.AllowedHosts) == 0 {
+		return tool.Toolkit{}, errors.New("httpreq: allowed_hosts is required (the hosts the agent may call)")
+	}
+	g, err := netguard.New(cfg.Network)
+	if err != nil {
+		return tool.Toolkit{}, fmt.Errorf("httpreq: %w", err)
+	}
+	r := &requester{cfg: cfg, guard: g}
+	for _, h := range cfg.AllowedHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" || strings.ContainsAny(h, "/:@ ") || strings.Contains(strings.TrimPrefix(h, "*."), "*") {
+			return tool.Toolkit{}, fmt.Errorf("httpreq: allowed_hosts entry %q: write a host name such as api.example.com or *.example.com", h)
+		}
+		r.hosts = append(r.hosts, h)
+	}
+	r.cfg.Methods = slices.Clone(cfg.Methods)
+	if len(r.cfg.Methods) == 0 {
+		r.cfg.Methods = slices.Clone(Methods)
+	}
+	for i, m := range r.cfg.Methods {
+		m = strings.ToUpper(m)
+		if !slices.Contains(Methods, m) {
+			return tool.Toolkit{}, fmt.Errorf("httpreq: method %q: use %s", m, strings.Join(Methods, ", "))
+		}
+		r.cfg.Methods[i] = m
+	}
+	if r.cfg.Timeout <= 0 {
+		r.cfg.Timeout = DefaultTimeout
+	}
+	if r.cfg.MaxRequestBytes <= 0 {
+		r.cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if r.cfg.MaxResponseBytes <= 0 {
+		r.cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	r.client = g.Client(r.cfg.Timeout)
+	guardRedirect := r.client.CheckRedirect
+	r.client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := r.hostAllowed(req.URL); err != nil {
+			return err
+		}
+		return guardRedirect(req, via)
+	}
+	t, err := tool.Func(tool.FuncConfig{
+		Name: "http_request",
+		Description: fmt.Sprintf("Sends one HTTP request to an allowed host (%s) and returns JSON with status_code, headers and body. Methods: %s.",
+			strings.Join(cfg.AllowedHosts, ", "), strings.Join(r.cfg.Methods, ", ")),
+		Timeout: r.cfg.Timeout,
+	}, r.do)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "http_request", Tools: []tool.Tool{t}}, nil
+}
+
+func (r *requester) hostAllowed(u *url.URL) error {
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	for _, a := range r.hosts {
+		if h == a || strings.HasPrefix(a, "*.") && strings.HasSuffix(h, a[1:]) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %q; allowed hosts: %s", ErrHostNotAllowed, h, strings.Join(r.cfg.AllowedHosts, ", "))
+}
+
+func (r *requester) do(ctx context.Context, in requestIn) (Response, error) {
+	method := strings.ToUpper(in.Method)
+	if !slices.Contains(r.cfg.Methods, method) {
+		return Response{}, fmt.Errorf("method %s is not allowed; use %s", method, strings.Join(r.cfg.Methods, ", "))
+	}
+	u, err := url.Parse(strings.TrimSpace(in.URL))
+	if err != nil {
+		return Response{}, fmt.Errorf("url %q does not parse: %v", in.URL, err)
+	}
+	if err := r.guard.CheckURL(u); err != nil {
+		return Response{}, err
+	}
+	if err := r.hostAllowed(u); err != nil {
+		return Response{}, err
+	}
+	if len(in.Body) > r.cfg.MaxRequestBytes {
+		return Response{}, fmt.Errorf("body is %d bytes; at most %d", len(in.Body), r.cfg.MaxRequestBytes)
+	}
+	var body io.Reader
+	if in.Body != "" {
+		body = strings.NewReader(in.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return Response{}, fmt.Errorf("building the request: %v", err)
+	}
+	for k, v := range in.Headers {
+		ck := http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if slices.Contains(reservedHeaders, ck) {
+			return Response{}, fmt.Errorf("header %s is set by the HTTP client; leave it out", ck)
+		}
+		if _, set := r.configured(ck); set {
+			return Response{}, fmt.Errorf("header %s is set by the configuration; leave it out", ck)
+		}
+		if strings.ContainsAny(k+v, "\r\n\x00") {
+			return Response{}, fmt.Errorf("header %s contains a line break or NUL", ck)
+		}
+		req.Header.Set(ck, v)
+	}
+	for k, v := range r.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("%s %s: %w", method, u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return Response{}, fmt.Errorf("reading the response: %w", err)
+	}
+	out := Response{StatusCode: resp.StatusCode, Headers: map[string]string{}}
+	if int64(len(b)) > r.cfg.MaxResponseBytes {
+		b, out.Truncated = b[:r.cfg.MaxResponseBytes], true
+	}
+	out.Body = strings.ToValidUTF8(string(b), "\uFFFD")
+	for _, k := range []string{"Content-Type", "Location", "Retry-After", "Etag", "Last-Modified", "Link"} {
+		if v := resp.Header.Get(k); v != "" {
+			out.Headers[k] = v
+		}
+	}
+	return out, nil
+}
+
+// configured reports a header set by Config.Headers (case-insensitively).
+func (r *requester) configured(canonical string) (string, bool) {
+	for k, v := range r.cfg.Headers {
+		if http.CanonicalHeaderKey(k) == canonical {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// MarshalJSON keeps the body readable when it is JSON.
+func (r Response) MarshalJSON() ([]byte, error) {
+	type plain Response
+	if !r.Truncated && json.Valid([]byte(r.Body)) && strings.HasPrefix(r.Headers["Content-Type"], "application/json") {
+		return json.Marshal(struct {
+			plain
+			Body json.RawMessage `json:"body"`
+		}{plain(r), json.RawMessage(r.Body)})
+	}
+	return json.Marshal(plain(r))
+}

@@ -1,0 +1,160 @@
+package httpreq
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+var openLoopback = netguard.Config{AllowNetworks: []string{"127.0.0.0/8"}}
+
+func api(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{
+			"method": r.Method, "body": string(b), "auth": r.Header.Get("Authorization"), "x": r.Header.Get("X-Trace"),
+		})
+	})
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(strings.Repeat("z", 3<<20)))
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	return srv, port
+}
+
+func newSet(t *testing.T, cfg Config) *tool.Set {
+	t.Helper()
+	kit, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(nil, kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func send(set *tool.Set, args string) tool.Result {
+	return set.Execute(context.Background(), model.ToolCall{ID: "c", Name: "http_request", Arguments: args})
+}
+
+func TestHTTPRequest_SendsToAnAllowedHost(t *testing.T) {
+	t.Parallel()
+	srv, _ := api(t)
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, Headers: map[string]string{"Authorization": "Bearer cfg-token"}})
+	res := send(set, `{"method":"POST","url":"`+srv.URL+`/echo","headers":{"X-Trace":"t1","Content-Type":"application/json"},"body":"{\"a\":1}"}`)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var got struct {
+		StatusCode int               `json:"status_code"`
+		Body       map[string]string `json:"body"`
+	}
+	if err := json.Unmarshal([]byte(res.Content), &got); err != nil {
+		t.Fatalf("%s: %v", res.Content, err)
+	}
+	want := map[string]string{"method": "POST", "body": `{"a":1}`, "auth": "Bearer cfg-token", "x": "t1"}
+	for k, v := range want {
+		if got.Body[k] != v {
+			t.Errorf("%s = %q, want %q (%s)", k, got.Body[k], v, res.Content)
+		}
+	}
+	if got.StatusCode != 200 {
+		t.Errorf("status %d", got.StatusCode)
+	}
+}
+
+func TestHTTPRequest_BadInput(t *testing.T) {
+	t.Parallel()
+	srv, port := api(t)
+	// The outer server is allowed and redirects to 127.0.0.1, which is not.
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirector := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srv.URL+"/echo", http.StatusFound)
+	}))
+	redirector.Listener = ln
+	redirector.Start()
+	t.Cleanup(redirector.Close)
+
+	open := newSet(t, Config{AllowedHosts: []string{"127.0.0.1", "127.0.0.2"}, Network: openLoopback, Methods: []string{"GET", "POST"},
+		Headers: map[string]string{"Authorization": "Bearer cfg"}, MaxRequestBytes: 1000, MaxResponseBytes: 1 << 20, Timeout: 300 * time.Millisecond})
+	onlyRedirector := newSet(t, Config{AllowedHosts: []string{"127.0.0.2"}, Network: openLoopback})
+	guarded := newSet(t, Config{AllowedHosts: []string{"localhost", "127.0.0.1"}, Network: netguard.Config{Ports: []uint16{80, 443, mustPort(port)}}})
+	tests := []struct {
+		name string
+		set  *tool.Set
+		args string
+		want string
+	}{
+		{"host not allowed", open, `{"method":"GET","url":"http://example.com/"}`, "host not allowed"},
+		{"ssrf: allowed name resolving to loopback", guarded, `{"method":"GET","url":"http://localhost:` + port + `/echo"}`, "not a public destination"},
+		{"ssrf: loopback literal", guarded, `{"method":"GET","url":"` + srv.URL + `/echo"}`, "not a public destination"},
+		{"ssrf: metadata address", guarded, `{"method":"GET","url":"http://169.254.169.254/"}`, "not a public destination"},
+		{"redirect to a host not allowed", onlyRedirector, `{"method":"GET","url":"` + redirector.URL + `/"}`, "host not allowed"},
+		{"file scheme", open, `{"method":"GET","url":"file:///etc/passwd"}`, "only http and https"},
+		{"method not allowed", open, `{"method":"DELETE","url":"` + srv.URL + `/echo"}`, "not allowed"},
+		{"unknown method", open, `{"method":"TRACE","url":"` + srv.URL + `/echo"}`, "invalid arguments"},
+		{"Host header", open, `{"method":"GET","url":"` + srv.URL + `/echo","headers":{"host":"internal"}}`, "set by the HTTP client"},
+		{"overriding the configured credentials", open, `{"method":"GET","url":"` + srv.URL + `/echo","headers":{"authorization":"Bearer mine"}}`, "set by the configuration"},
+		{"header injection", open, `{"method":"GET","url":"` + srv.URL + `/echo","headers":{"X-A":"1\r\nX-Injected: 1"}}`, "line break"},
+		{"huge request body", open, `{"method":"POST","url":"` + srv.URL + `/echo","body":"` + strings.Repeat("b", 5000) + `"}`, "at most 1000"},
+		{"slow server", open, `{"method":"GET","url":"` + srv.URL + `/slow"}`, "did not finish"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := send(tc.set, tc.args)
+			if res.Err == nil || !strings.Contains(res.Content, tc.want) {
+				t.Fatalf("content %.300q, err %v; want an error containing %q", res.Content, res.Err, tc.want)
+			}
+		})
+	}
+	capped := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, MaxResponseBytes: 1 << 20})
+	res := send(capped, `{"method":"GET","url":"`+srv.URL+`/huge"}`)
+	var out Response
+	if res.Err != nil || json.Unmarshal([]byte(res.Content), &out) != nil || !out.Truncated || len(out.Body) != 1<<20 {
+		t.Errorf("huge response: err %v, truncated %v, %d bytes", res.Err, out.Truncated, len(out.Body))
+	}
+}
+
+func TestNew_RefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{}, {AllowedHosts: []string{"http://x.com"}}, {AllowedHosts: []string{"x.com:80"}}, {AllowedHosts: []string{"a.*.com"}},
+		{AllowedHosts: []string{"x.com"}, Methods: []string{"TRACE"}}, {AllowedHosts: []string{"x.com"}, Network: netguard.Config{AllowNetworks: []string{"lan"}}}} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+}
+
+func mustPort(s string) uint16 {
+	var p uint16
+	for _, c := range s {
+		p = p*10 + uint16(c-'0')
+	}
+	return p
+}

@@ -1,0 +1,223 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentryhq/agentry/tool"
+)
+
+// ErrNotAllowed marks a command that is not on the allow-list.
+var ErrNotAllowed = errors.New("shell: command not allowed")
+
+// Defaults of Config's zero values.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxOutput = 16 << 10
+	DefaultTail      = 100
+	maxArgs          = 256
+	maxArgBytes      = 64 << 10
+)
+
+// unsafeCommands would turn an allow-list into "run anything": shells,
+// wrappers that run another program, interpreters (use CodeMode for code).
+var unsafeCommands = []string{
+	"sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "busybox", "env", "sudo", "su", "doas",
+	"xargs", "nohup", "timeout", "nice", "exec", "eval", "command", "script", "ssh",
+	"python", "python3", "perl", "ruby", "node", "php", "lua", "osascript", "pwsh", "powershell",
+}
+
+// Config configures the shell toolkit. The zero value is refused: the
+// toolkit is off until AllowedCommands names at least one program.
+type Config struct {
+	// AllowedCommands are program names (looked up in PATH once, at New) or
+	// absolute paths the model may run as args[0].
+	AllowedCommands []string
+	// Dir is the working directory of every command (default: the process's).
+	Dir string
+	// Env is the whole environment of the commands, as KEY=value; empty means
+	// only PATH, HOME and LANG of this process (secrets in its environment
+	// stay out of reach).
+	Env []string
+	// Timeout bounds one command; the process group is killed when it ends.
+	Timeout time.Duration
+	// MaxOutput caps what is kept of stdout and of stderr (the last bytes).
+	MaxOutput int
+}
+
+type runIn struct {
+	Args []string `json:"args" jsonschema:"the command and its arguments, e.g. [\"ls\", \"-l\", \"docs\"]; no shell syntax"`
+	Tail int      `json:"tail,omitempty" jsonschema:"number of last output lines to return; default 100"`
+}
+
+// Result is what run_shell_command returns.
+type Result struct {
+	ExitCode  int    `json:"exit_code"`
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+type runner struct {
+	cfg   Config
+	paths map[string]string // allowed name -> resolved path
+}
+
+// New checks the allow-list and returns the "shell_tools" toolkit.
+func New(cfg Config) (tool.Toolkit, error) {
+	if len(cfg.AllowedCommands) == 0 {
+		return tool.Toolkit{}, errors.New("shell: off unless allowed_commands lists the programs the agent may run")
+	}
+	r := &runner{cfg: cfg, paths: map[string]string{}}
+	for _, c := range cfg.AllowedCommands {
+		if slices.Contains(unsafeCommands, filepath.Base(c)) {
+			return tool.Toolkit{}, fmt.Errorf("shell: %q cannot be allowed: it runs other programs or code, which defeats the allow-list (for code, use CodeMode)", c)
+		}
+		if strings.ContainsAny(c, " \t\n") || c == "" {
+			return tool.Toolkit{}, fmt.Errorf("shell: allowed command %q must be one program name without arguments", c)
+		}
+		p, err := exec.LookPath(c)
+		if err != nil {
+			return tool.Toolkit{}, fmt.Errorf("shell: allowed command %q not found: %w", c, err)
+		}
+		if p, err = filepath.Abs(p); err != nil {
+			return tool.Toolkit{}, err
+		}
+		r.paths[c] = p
+	}
+	if cfg.Dir != "" {
+		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+			return tool.Toolkit{}, fmt.Errorf("shell: dir %q is not a directory", cfg.Dir)
+		}
+	}
+	if r.cfg.Timeout <= 0 {
+		r.cfg.Timeout = DefaultTimeout
+	}
+	if r.cfg.MaxOutput <= 0 {
+		r.cfg.MaxOutput = DefaultMaxOutput
+	}
+	if len(r.cfg.Env) == 0 {
+		for _, k := range []string{"PATH", "HOME", "LANG"} {
+			if v, ok := os.LookupEnv(k); ok {
+				r.cfg.Env = append(r.cfg.Env, k+"="+v)
+			}
+		}
+	}
+	t, err := tool.Func(tool.FuncConfig{
+		Name: "run_shell_command",
+		Description: fmt.Sprintf("Runs one program with arguments, without a shell (no pipes, redirects, globbing or $variables). Allowed programs: %s. Returns JSON with exit_code, stdout and stderr.",
+			strings.Join(cfg.AllowedCommands, ", ")),
+		// The runner enforces its own timeout (it must kill the process
+		// group); the tool's is a backstop.
+		Timeout: r.cfg.Timeout + 5*time.Second,
+	}, r.run)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "shell_tools", Tools: []tool.Tool{t}}, nil
+}
+
+func (r *runner) run(ctx context.Context, in runIn) (Result, error) {
+	if len(in.Args) == 0 {
+		return Result{}, errors.New("args is empty: give the program and its arguments, e.g. [\"ls\", \"-l\"]")
+	}
+	if len(in.Args) > maxArgs {
+		return Result{}, fmt.Errorf("%d arguments: at most %d", len(in.Args), maxArgs)
+	}
+	size := 0
+	for _, a := range in.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return Result{}, errors.New("an argument contains a NUL byte")
+		}
+		size += len(a)
+	}
+	if size > maxArgBytes {
+		return Result{}, fmt.Errorf("arguments are %d bytes: at most %d", size, maxArgBytes)
+	}
+	path, ok := r.paths[in.Args[0]]
+	if !ok {
+		return Result{}, fmt.Errorf("%w: %q; allowed: %s (run one program, without shell syntax)", ErrNotAllowed, in.Args[0], strings.Join(r.cfg.AllowedCommands, ", "))
+	}
+	tail := in.Tail
+	if tail == 0 {
+		tail = DefaultTail
+	}
+	if tail < 0 {
+		return Result{}, fmt.Errorf("tail %d: use a positive number of lines", tail)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, in.Args[1:]...)
+	cmd.Args[0] = in.Args[0]
+	cmd.Dir = r.cfg.Dir
+	cmd.Env = r.cfg.Env
+	stdout, stderr := &tailBuffer{max: r.cfg.MaxOutput}, &tailBuffer{max: r.cfg.MaxOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A process group, killed whole, so children cannot outlive the timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("%s did not finish within %s and was killed", in.Args[0], r.cfg.Timeout)
+	}
+	res := Result{ExitCode: 0, Truncated: stdout.cut || stderr.cut}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		return Result{}, fmt.Errorf("running %s: %w", in.Args[0], err)
+	}
+	var cut bool
+	res.Stdout, cut = lastLines(stdout.String(), tail)
+	res.Truncated = res.Truncated || cut
+	res.Stderr, cut = lastLines(stderr.String(), tail)
+	res.Truncated = res.Truncated || cut
+	return res, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+	cut bool
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= b.max {
+		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
+		b.cut = true
+		return n, nil
+	}
+	if over := len(b.buf) + len(p) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+		b.cut = true
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+func (b *tailBuffer) String() string { return strings.ToValidUTF8(string(b.buf), "\uFFFD") }
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) (string, bool) {
+	trimmed := strings.TrimSuffix(s, "\n")
+	if trimmed == "" {
+		return s, false
+	}
+	lines := strings.Split(trimmed, "\n")
+	if len(lines) <= n {
+		return s, false
+	}
+	return strings.Join(lines[len(lines)-n:], "\n") + "\n", true
+}

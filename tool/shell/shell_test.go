@@ -1,0 +1,119 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+)
+
+func newSet(t *testing.T, cfg Config) *tool.Set {
+	t.Helper()
+	kit, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(nil, kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func run(t *testing.T, set *tool.Set, args string) (tool.Result, Result) {
+	t.Helper()
+	res := set.Execute(context.Background(), model.ToolCall{ID: "c", Name: "run_shell_command", Arguments: args})
+	var out Result
+	if res.Err == nil {
+		if err := json.Unmarshal([]byte(res.Content), &out); err != nil {
+			t.Fatalf("result %q: %v", res.Content, err)
+		}
+	}
+	return res, out
+}
+
+var allowed = []string{"echo", "seq", "sleep", "ls", "printenv"}
+
+func TestShell_RunsAllowedProgramsWithoutAShell(t *testing.T) {
+	t.Parallel()
+	set := newSet(t, Config{AllowedCommands: allowed, Dir: t.TempDir()})
+	res, out := run(t, set, `{"args":["echo","hello","world"]}`)
+	if res.Err != nil || out.ExitCode != 0 || out.Stdout != "hello world\n" {
+		t.Fatalf("echo: %s %v", res.Content, res.Err)
+	}
+	// Shell syntax reaches the program as plain text: nothing is interpolated.
+	res, out = run(t, set, `{"args":["echo","$(id)","`+"`id`"+`","$HOME","*",";","rm","-rf","/","|","cat"]}`)
+	if res.Err != nil || out.Stdout != "$(id) `id` $HOME * ; rm -rf / | cat\n" {
+		t.Fatalf("interpolation happened: %s %v", res.Content, res.Err)
+	}
+	res, out = run(t, set, `{"args":["ls","/no/such/dir"]}`)
+	if res.Err != nil || out.ExitCode == 0 || !strings.Contains(out.Stderr, "No such file") {
+		t.Fatalf("failing command: %s %v", res.Content, res.Err)
+	}
+}
+
+func TestShell_BadInput(t *testing.T) {
+	t.Parallel()
+	set := newSet(t, Config{AllowedCommands: allowed, Timeout: 300 * time.Millisecond, MaxOutput: 4096})
+	tests := []struct{ name, args, wantErr string }{
+		{"a shell", `{"args":["sh","-c","id"]}`, "not allowed"},
+		{"bash", `{"args":["bash","-c","echo pwned > /tmp/pwned"]}`, "not allowed"},
+		{"shell syntax in the program name", `{"args":["echo hi; id"]}`, "not allowed"},
+		{"a path to an allowed program", `{"args":["/bin/echo","x"]}`, "not allowed"},
+		{"traversal to a shell", `{"args":["../../../bin/sh"]}`, "not allowed"},
+		{"empty args", `{"args":[]}`, "args is empty"},
+		{"NUL in an argument", `{"args":["echo","a\u0000b"]}`, "NUL"},
+		{"too many arguments", `{"args":["echo"` + strings.Repeat(`,"x"`, 300) + `]}`, "at most 256"},
+		{"negative tail", `{"args":["echo","x"],"tail":-1}`, "positive"},
+		{"args not a list", `{"args":"ls -l"}`, "invalid arguments"},
+		{"too slow", `{"args":["sleep","10"]}`, "killed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := run(t, set, tc.args)
+			if res.Err == nil || !strings.Contains(res.Content, tc.wantErr) {
+				t.Fatalf("content %q, err %v; want an error containing %q", res.Content, res.Err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestShell_HugeOutputKeepsTheTail(t *testing.T) {
+	t.Parallel()
+	set := newSet(t, Config{AllowedCommands: allowed, MaxOutput: 4096})
+	res, out := run(t, set, `{"args":["seq","1","1000000"],"tail":5}`)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if out.Stdout != "999996\n999997\n999998\n999999\n1000000\n" || !out.Truncated {
+		t.Errorf("stdout %q, truncated %v", out.Stdout, out.Truncated)
+	}
+	if len(res.Content) > 4096+200 {
+		t.Errorf("returned %d bytes", len(res.Content))
+	}
+}
+
+func TestShell_EnvironmentHoldsNoSecrets(t *testing.T) {
+	t.Setenv("AGENTRY_TEST_SECRET_TOKEN", "hunter2")
+	set := newSet(t, Config{AllowedCommands: allowed})
+	res, out := run(t, set, `{"args":["printenv"]}`)
+	if res.Err != nil || strings.Contains(out.Stdout, "hunter2") || !strings.Contains(out.Stdout, "PATH=") {
+		t.Errorf("environment: %s %v", res.Content, res.Err)
+	}
+}
+
+func TestNew_RefusesUnsafeAllowLists(t *testing.T) {
+	t.Parallel()
+	for _, cmds := range [][]string{nil, {"bash"}, {"/bin/sh"}, {"env"}, {"python3"}, {"xargs"}, {"ls -l"}, {"no-such-program-xyz"}} {
+		if _, err := New(Config{AllowedCommands: cmds}); err == nil {
+			t.Errorf("allowed_commands %q accepted", cmds)
+		}
+	}
+	if _, err := New(Config{AllowedCommands: []string{"ls"}, Dir: "/no/such/dir"}); err == nil {
+		t.Error("missing dir accepted")
+	}
+}

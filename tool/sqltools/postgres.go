@@ -1,0 +1,127 @@
+package sqltools
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pgEngine speaks pgx natively: pgx's Query always uses the extended
+// protocol, which refuses several statements in one call, while database/sql's
+// Exec without arguments would fall back to the simple protocol.
+type pgEngine struct {
+	pool   *pgxpool.Pool
+	schema string
+	warn   sync.Once
+}
+
+func openPostgres(dsn, schema string) (*pgEngine, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqltools: postgres dsn: %w", err)
+	}
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sqltools: postgres: %w", err)
+	}
+	return &pgEngine{pool: pool, schema: schema}, nil
+}
+
+func (e *pgEngine) close() error { e.pool.Close(); return nil }
+
+func (e *pgEngine) listTables(ctx context.Context) ([]string, error) {
+	rows, err := e.pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, e.schema)
+	if err != nil {
+		return nil, err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if names == nil {
+		names = []string{}
+	}
+	return names, err
+}
+
+func (e *pgEngine) describeTable(ctx context.Context, table string) ([]Column, error) {
+	rows, err := e.pool.Query(ctx, `
+		SELECT c.column_name, c.data_type, c.is_nullable = 'YES', c.column_default,
+		       EXISTS (SELECT 1 FROM information_schema.table_constraints tc
+		               JOIN information_schema.key_column_usage k
+		                 ON k.constraint_name = tc.constraint_name AND k.table_schema = tc.table_schema AND k.table_name = tc.table_name
+		               WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = c.table_schema
+		                 AND tc.table_name = c.table_name AND k.column_name = c.column_name)
+		FROM information_schema.columns c
+		WHERE c.table_schema = $1 AND c.table_name = $2
+		ORDER BY c.ordinal_position`, e.schema, table)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Column, error) {
+		var c Column
+		err := r.Scan(&c.Name, &c.Type, &c.Nullable, &c.Default, &c.Key)
+		return c, err
+	})
+}
+
+func (e *pgEngine) run(ctx context.Context, st statement, query string, out *resultWriter) error {
+	e.warnIfSuperuser(ctx)
+	mode := pgx.ReadOnly
+	if st.write {
+		mode = pgx.ReadWrite
+	}
+	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// Pin name resolution for this transaction: a session setting changed
+	// by an earlier statement must not redirect an allowed table name.
+	if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{e.schema}.Sanitize()); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, query)
+	if err != nil {
+		return err
+	}
+	out.Columns = nil
+	for _, f := range rows.FieldDescriptions() {
+		out.Columns = append(out.Columns, f.Name)
+	}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		if !out.add(vals) {
+			break
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if !st.write {
+		return nil
+	}
+	if !st.returning {
+		out.Columns = nil
+		out.affected(rows.CommandTag().RowsAffected())
+	}
+	return tx.Commit(ctx)
+}
+
+// warnIfSuperuser logs once: a superuser can reach the server's files and
+// programs through functions no read-only transaction stops.
+func (e *pgEngine) warnIfSuperuser(ctx context.Context) {
+	e.warn.Do(func() {
+		var super bool
+		if err := e.pool.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err == nil && super {
+			slog.WarnContext(ctx, "sql toolkit connected as a Postgres superuser; connect as a role with only the privileges the agent needs")
+		}
+	})
+}

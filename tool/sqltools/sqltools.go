@@ -1,0 +1,223 @@
+package sqltools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/tool"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultLimit     = 10
+	DefaultMaxRows   = 100
+	DefaultMaxOutput = 64 << 10
+	DefaultTimeout   = 30 * time.Second
+	maxCellBytes     = 2000
+	maxQueryBytes    = 64 << 10
+)
+
+// Config configures the sql toolkit.
+type Config struct {
+	// DSN names the database: a SQLite file path (or sqlite://, file: URI),
+	// postgres://… or mysql://… (mariadb://… and native MySQL DSNs work too).
+	DSN string
+	// AllowWrite lists the tables (optionally schema.table) that INSERT,
+	// UPDATE, DELETE and REPLACE may change. Empty: the toolkit only reads.
+	AllowWrite []string
+	// Schema is the Postgres schema listed and searched (default "public").
+	Schema string
+	// MaxRows caps the rows one query returns (the model's limit may ask
+	// for fewer); zero means DefaultMaxRows.
+	MaxRows int
+	// MaxOutput caps the JSON returned by one query, in bytes.
+	MaxOutput int
+	// Timeout bounds one tool call; zero means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Toolkit is the sql toolkit with its database connection.
+type Toolkit struct {
+	cfg     Config
+	dialect string
+	eng     engine
+	allow   map[string]bool
+}
+
+// engine is what differs between databases.
+type engine interface {
+	listTables(ctx context.Context) ([]string, error)
+	describeTable(ctx context.Context, table string) ([]Column, error)
+	// run executes st; a read runs in a read-only transaction that is
+	// rolled back.
+	run(ctx context.Context, st statement, query string, out *resultWriter) error
+	close() error
+}
+
+// Column describes one column of a table.
+type Column struct {
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	Nullable bool    `json:"nullable"`
+	Default  *string `json:"default,omitempty"`
+	Key      bool    `json:"primary_key,omitempty"`
+}
+
+// Dialect names the engine a DSN selects.
+func Dialect(dsn string) (string, error) {
+	dsn = strings.TrimSpace(dsn)
+	scheme, _, hasScheme := strings.Cut(dsn, "://")
+	switch {
+	case dsn == "":
+		return "", errors.New("sqltools: dsn is required (a SQLite file path, postgres://… or mysql://…)")
+	case scheme == "mysql" || scheme == "mariadb", !hasScheme && strings.Contains(dsn, "@tcp("):
+		return MySQL, nil
+	case strings.HasPrefix(dsn, "file:"), scheme == "sqlite", !hasScheme:
+		return SQLite, nil
+	case scheme == "postgres" || scheme == "postgresql":
+		return Postgres, nil
+	}
+	return "", fmt.Errorf("sqltools: unsupported dsn scheme %q: use a SQLite file path, postgres://… or mysql://…", scheme)
+}
+
+// New opens the database (lazily: no connection is made until the first
+// call, except that a SQLite file must exist) and returns the toolkit.
+// Close releases the connections.
+func New(cfg Config) (*Toolkit, error) {
+	dialect, err := Dialect(cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxRows <= 0 {
+		cfg.MaxRows = DefaultMaxRows
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = DefaultMaxOutput
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if dialect == Postgres && cfg.Schema == "" {
+		cfg.Schema = "public"
+	}
+	if dialect != Postgres && cfg.Schema != "" {
+		return nil, fmt.Errorf("sqltools: schema applies to Postgres only; for %s put the database in the dsn", dialect)
+	}
+	k := &Toolkit{cfg: cfg, dialect: dialect, allow: map[string]bool{}}
+	for _, t := range cfg.AllowWrite {
+		st, err := classify(dialect, "DELETE FROM "+t)
+		if err != nil || strings.TrimSpace(t) == "" {
+			return nil, fmt.Errorf("sqltools: allow_write entry %q is not a table name", t)
+		}
+		k.allow[st.table.String()] = true
+	}
+	switch dialect {
+	case SQLite:
+		k.eng, err = openSQLite(cfg.DSN, cfg.AllowWrite)
+	case Postgres:
+		k.eng, err = openPostgres(cfg.DSN, cfg.Schema)
+	default:
+		k.eng, err = openMySQL(cfg.DSN)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Close closes the database connections.
+func (k *Toolkit) Close() error { return k.eng.close() }
+
+// Dialect is the engine in use: SQLite, Postgres or MySQL.
+func (k *Toolkit) Dialect() string { return k.dialect }
+
+type noArgs struct{}
+
+type describeIn struct {
+	TableName string `json:"table_name" jsonschema:"a table name as list_tables returns it"`
+}
+
+type runIn struct {
+	Query string `json:"query" jsonschema:"one SQL statement"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum rows to return; default 10"`
+}
+
+// Toolkit returns the tools as a tool.Toolkit named "sql_tools". Choose tools
+// with the toolkit's Include and Exclude (Agno 2.x enable_* flags are gone).
+func (k *Toolkit) Toolkit() (tool.Toolkit, error) {
+	mode := "read-only"
+	if len(k.allow) > 0 {
+		mode = "read-only except INSERT/UPDATE/DELETE on " + strings.Join(k.cfg.AllowWrite, ", ")
+	}
+	list, err := tool.Func(tool.FuncConfig{Name: "list_tables", Description: "Lists the tables of the " + k.dialect + " database as a JSON array.", Timeout: k.cfg.Timeout},
+		func(ctx context.Context, _ noArgs) ([]string, error) { return k.eng.listTables(ctx) })
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	describe, err := tool.Func(tool.FuncConfig{Name: "describe_table", Description: "Describes a table's columns (name, type, nullable, default, primary key) as JSON.", Timeout: k.cfg.Timeout},
+		k.describe)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	run, err := tool.Func(tool.FuncConfig{
+		Name: "run_sql_query",
+		Description: fmt.Sprintf("Runs one %s SQL statement (%s) and returns JSON {columns, rows, truncated}; at most %d rows.",
+			k.dialect, mode, k.cfg.MaxRows),
+		Timeout: k.cfg.Timeout,
+	}, k.run)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "sql_tools", Tools: []tool.Tool{list, describe, run}}, nil
+}
+
+func (k *Toolkit) describe(ctx context.Context, in describeIn) ([]Column, error) {
+	name := strings.TrimSpace(in.TableName)
+	tables, err := k.eng.listTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for _, t := range tables {
+		found = found || t == name
+	}
+	if !found {
+		return nil, fmt.Errorf("no table %q: call list_tables for the names", name)
+	}
+	return k.eng.describeTable(ctx, name)
+}
+
+func (k *Toolkit) run(ctx context.Context, in runIn) (json.RawMessage, error) {
+	if len(in.Query) > maxQueryBytes {
+		return nil, fmt.Errorf("%w: the query is %d bytes; keep it under %d", ErrRefused, len(in.Query), maxQueryBytes)
+	}
+	st, err := classify(k.dialect, in.Query)
+	if err != nil {
+		return nil, err
+	}
+	if st.write {
+		if len(k.allow) == 0 {
+			return nil, fmt.Errorf("%w: this database is read-only for you; %s is not run (no table is in allow_write)", ErrRefused, st.verb)
+		}
+		if !k.allow[st.table.String()] {
+			return nil, fmt.Errorf("%w: %s on %s is not allowed; writable tables: %s", ErrRefused, st.verb, st.table, strings.Join(k.cfg.AllowWrite, ", "))
+		}
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	if limit < 0 {
+		return nil, fmt.Errorf("limit %d: use a positive number of rows", limit)
+	}
+	limit = min(limit, k.cfg.MaxRows)
+	w := newResultWriter(limit, k.cfg.MaxOutput)
+	if err := k.eng.run(ctx, st, strings.TrimSpace(in.Query), w); err != nil {
+		return nil, fmt.Errorf("the database refused the query: %w", err)
+	}
+	return w.json()
+}

@@ -1,0 +1,220 @@
+package webfetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"codeberg.org/readeck/go-readability/v2"
+	"codeberg.org/readeck/go-readability/v2/render"
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+// Errors the model can act on; each message says what to do instead.
+var (
+	ErrUnsupportedContent = errors.New("webfetch: unsupported content type")
+	ErrDisallowedByRobots = errors.New("webfetch: disallowed by robots.txt")
+	ErrStatus             = errors.New("webfetch: the server answered an error")
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultMaxBytes  = 5 << 20
+	DefaultMaxOutput = 50_000
+	DefaultTimeout   = 20 * time.Second
+	DefaultUserAgent = "agentry-web-fetch/1.0"
+	maxElements      = 100_000 // bounds readability's work on giant pages
+)
+
+// Config configures web_fetch. The zero value fetches public http(s) URLs,
+// reads at most 5 MiB, returns at most 50,000 bytes and ignores robots.txt.
+type Config struct {
+	// Network says which non-public destinations may be fetched (none by
+	// default): see netguard.Config.
+	Network netguard.Config
+	// MaxBytes caps the body read from the server; the rest is not read.
+	MaxBytes int64
+	// MaxOutput caps the text returned to the model, in bytes.
+	MaxOutput int
+	// Timeout bounds one fetch, robots.txt included.
+	Timeout time.Duration
+	// RespectRobots, when set, fetches the site's robots.txt first and
+	// refuses paths it disallows for UserAgent.
+	RespectRobots bool
+	UserAgent     string
+}
+
+type fetchIn struct {
+	URL    string `json:"url" jsonschema:"the http or https URL to read"`
+	Format string `json:"format,omitempty" enum:"markdown,text" jsonschema:"markdown (default) keeps headings, links and lists; text is plain"`
+}
+
+type fetcher struct {
+	cfg    Config
+	guard  *netguard.Guard
+	client *http.Client
+	robots *robotsCache
+}
+
+// New returns the "webfetch" toolkit with one tool, web_fetch.
+func New(cfg Config) (tool.Toolkit, error) {
+	g, err := netguard.New(cfg.Network)
+	if err != nil {
+		return tool.Toolkit{}, fmt.Errorf("webfetch: %w", err)
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = DefaultMaxOutput
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	f := &fetcher{cfg: cfg, guard: g, client: g.Client(cfg.Timeout), robots: newRobotsCache()}
+	t, err := tool.Func(tool.FuncConfig{
+		Name:        "web_fetch",
+		Description: "Fetches a web page and returns its main content as Markdown (or plain text), with the page title and final URL.",
+		Timeout:     cfg.Timeout,
+	}, f.fetch)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "webfetch", Tools: []tool.Tool{t}}, nil
+}
+
+func (f *fetcher) fetch(ctx context.Context, in fetchIn) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(in.URL))
+	if err != nil {
+		return "", fmt.Errorf("url %q does not parse: %v", in.URL, err)
+	}
+	if err := f.guard.CheckURL(u); err != nil {
+		return "", err
+	}
+	u.Fragment = ""
+	if f.cfg.RespectRobots {
+		if err := f.robots.allow(ctx, f.client, u, f.cfg.UserAgent); err != nil {
+			return "", err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", fmt.Errorf("url %q: %v", in.URL, err)
+	}
+	req.Header.Set("User-Agent", f.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.1")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("fetching %s: %w", u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("%w: %s answered %s", ErrStatus, u.Redacted(), resp.Status)
+	}
+	ct := resp.Header.Get("Content-Type")
+	kind, err := contentKind(ct)
+	if err != nil {
+		return "", err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", u.Redacted(), err)
+	}
+	cutBody := int64(len(body)) > f.cfg.MaxBytes
+	if cutBody {
+		body = body[:f.cfg.MaxBytes]
+	}
+	final := resp.Request.URL
+	var title, content string
+	switch kind {
+	case "html":
+		title, content, err = readable(body, ct, final, in.Format == "text")
+		if err != nil {
+			return "", err
+		}
+	default:
+		content = toUTF8(body, ct)
+	}
+	var b strings.Builder
+	if title != "" {
+		fmt.Fprintf(&b, "Title: %s\n", title)
+	}
+	fmt.Fprintf(&b, "URL: %s\n\n", final.Redacted())
+	out, cut := tool.Truncate(strings.TrimSpace(content), f.cfg.MaxOutput)
+	b.WriteString(out)
+	if cut || cutBody {
+		fmt.Fprintf(&b, "\n\n[truncated: the page is longer than web_fetch returns (%d bytes)]", f.cfg.MaxOutput)
+	}
+	return b.String(), nil
+}
+
+// contentKind sorts a Content-Type into "html", "text" or an error.
+func contentKind(ct string) (string, error) {
+	if ct == "" {
+		return "html", nil // sniffing would add little: html.Parse reads text too
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q does not parse", ErrUnsupportedContent, ct)
+	}
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		return "html", nil
+	case strings.HasPrefix(mt, "text/"), mt == "application/json", mt == "application/xml",
+		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
+		return "text", nil
+	}
+	return "", fmt.Errorf("%w: %s; web_fetch reads HTML, text, JSON and XML pages", ErrUnsupportedContent, mt)
+}
+
+// toUTF8 decodes body from the charset its Content-Type declares.
+func toUTF8(body []byte, ct string) string {
+	r, err := charset.NewReader(bytes.NewReader(body), ct)
+	if err != nil {
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// readable extracts the page's main content (the whole body when readability
+// finds no article) as Markdown or text.
+func readable(body []byte, ct string, page *url.URL, text bool) (title, content string, err error) {
+	doc, err := html.Parse(strings.NewReader(toUTF8(body, ct)))
+	if err != nil {
+		return "", "", fmt.Errorf("the page's HTML does not parse: %v", err)
+	}
+	p := readability.NewParser()
+	p.MaxElemsToParse = maxElements
+	node := doc
+	if art, err := p.ParseDocument(doc, page); err == nil && art.Node != nil {
+		node, title = art.Node, strings.TrimSpace(art.Title())
+	}
+	if text {
+		return title, render.InnerText(node), nil
+	}
+	md, err := htmltomarkdown.ConvertNode(node, converter.WithDomain(page.String()))
+	if err != nil {
+		return "", "", fmt.Errorf("converting the page to Markdown: %v; try format text", err)
+	}
+	return title, string(md), nil
+}

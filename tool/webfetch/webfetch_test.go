@@ -1,0 +1,208 @@
+package webfetch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+// openLoopback lets the test reach its fake servers.
+var openLoopback = netguard.Config{AllowNetworks: []string{"127.0.0.0/8"}}
+
+func fetch(t *testing.T, cfg Config, args string) tool.Result {
+	t.Helper()
+	kit, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(nil, kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set.Execute(context.Background(), model.ToolCall{ID: "c1", Name: "web_fetch", Arguments: args})
+}
+
+func site(t *testing.T) *httptest.Server {
+	t.Helper()
+	article, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/post", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(article)
+	})
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/post", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/notes.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
+		w.Write([]byte("caf\xe9 notes")) // é in Latin-1
+	})
+	mux.HandleFunc("/data.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	})
+	mux.HandleFunc("/image.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write([]byte("\x89PNG\r\n\x1a\n"))
+	})
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		chunk := []byte(strings.Repeat("all work and no play ", 1000))
+		for range 1000 { // 20 MB offered; the client must stop early
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	mux.HandleFunc("/missing", http.NotFound)
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+	})
+	mux.HandleFunc("/private/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "private page")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestWebFetch_ReturnsTheArticleAsMarkdown(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	res := fetch(t, Config{Network: openLoopback}, `{"url":"`+srv.URL+`/old"}`)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	for _, want := range []string{
+		"Title: Write-ahead logging explained",
+		"URL: " + srv.URL + "/post", // the final URL after the redirect
+		"## How a checkpoint works",
+		"- Readers do not block writers.",
+		"[full reference](" + srv.URL + "/docs/wal)", // links made absolute
+	} {
+		if !strings.Contains(res.Content, want) {
+			t.Errorf("missing %q in:\n%s", want, res.Content)
+		}
+	}
+	for _, unwanted := range []string{"do-not-return-this-script", "color: red", "Log in", "Privacy"} {
+		if strings.Contains(res.Content, unwanted) {
+			t.Errorf("boilerplate %q returned:\n%s", unwanted, res.Content)
+		}
+	}
+}
+
+func TestWebFetch_TextFormatAndNonHTMLPages(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	cfg := Config{Network: openLoopback}
+	res := fetch(t, cfg, `{"url":"`+srv.URL+`/post","format":"text"}`)
+	if res.Err != nil || strings.Contains(res.Content, "##") || !strings.Contains(res.Content, "How a checkpoint works") {
+		t.Errorf("text format: %v\n%s", res.Err, res.Content)
+	}
+	res = fetch(t, cfg, `{"url":"`+srv.URL+`/notes.txt"}`)
+	if res.Err != nil || !strings.Contains(res.Content, "café notes") {
+		t.Errorf("latin-1 text: %v %q", res.Err, res.Content)
+	}
+	res = fetch(t, cfg, `{"url":"`+srv.URL+`/data.json"}`)
+	if res.Err != nil || !strings.HasSuffix(res.Content, `{"ok":true}`) {
+		t.Errorf("json: %v %q", res.Err, res.Content)
+	}
+}
+
+func TestWebFetch_RobotsTxtIsOptIn(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	args := `{"url":"` + srv.URL + `/private/page"}`
+	if res := fetch(t, Config{Network: openLoopback}, args); res.Err != nil {
+		t.Fatalf("robots.txt obeyed without RespectRobots: %v", res.Err)
+	}
+	res := fetch(t, Config{Network: openLoopback, RespectRobots: true}, args)
+	if !errors.Is(res.Err, ErrDisallowedByRobots) {
+		t.Fatalf("err = %v, want ErrDisallowedByRobots", res.Err)
+	}
+	if res := fetch(t, Config{Network: openLoopback, RespectRobots: true}, `{"url":"`+srv.URL+`/post"}`); res.Err != nil {
+		t.Errorf("allowed path refused: %v", res.Err)
+	}
+}
+
+func TestWebFetch_BadInput(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	open := Config{Network: openLoopback}
+	tests := []struct {
+		name    string
+		cfg     Config
+		args    string
+		wantErr string
+	}{
+		{"ssrf: loopback with the default guard", Config{}, `{"url":"` + srv.URL + `/post"}`, "not a public destination"},
+		{"ssrf: localhost resolves to loopback", Config{Network: netguard.Config{Ports: []uint16{80, 443, mustPort(port)}}}, `{"url":"http://localhost:` + port + `/post"}`, "not a public destination"},
+		{"ssrf: cloud metadata address", Config{}, `{"url":"http://169.254.169.254/latest/meta-data/"}`, "not a public destination"},
+		{"ssrf: IPv4-mapped IPv6 loopback", Config{}, `{"url":"http://[::ffff:127.0.0.1]:` + port + `/"}`, "not a public destination"},
+		{"file scheme", open, `{"url":"file:///etc/passwd"}`, "only http and https"},
+		{"credentials in the URL", open, `{"url":"http://user:pw@127.0.0.1:` + port + `/post"}`, "user:password"},
+		{"not a URL", open, `{"url":"::::"}`, "does not parse"},
+		{"unknown format", open, `{"url":"` + srv.URL + `/post","format":"pdf"}`, "invalid arguments"},
+		{"binary content", open, `{"url":"` + srv.URL + `/image.png"}`, "image/png"},
+		{"error status", open, `{"url":"` + srv.URL + `/missing"}`, "404"},
+		{"slow server", Config{Network: openLoopback, Timeout: 200 * time.Millisecond}, `{"url":"` + srv.URL + `/slow"}`, "did not finish"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := fetch(t, tc.cfg, tc.args)
+			if res.Err == nil || !strings.Contains(res.Content, tc.wantErr) {
+				t.Fatalf("content %q, err %v; want an error containing %q", res.Content, res.Err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestWebFetch_HugePageIsCapped(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	res := fetch(t, Config{Network: openLoopback, MaxBytes: 1 << 20, MaxOutput: 10_000}, `{"url":"`+srv.URL+`/huge"}`)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if len(res.Content) > 10_000+500 || !strings.Contains(res.Content, "[truncated") {
+		t.Errorf("returned %d bytes, want at most ~10,000 and a truncation note", len(res.Content))
+	}
+}
+
+func TestNew_RefusesABadNetworkPolicy(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Config{Network: netguard.Config{AllowNetworks: []string{"everything"}}}); err == nil {
+		t.Fatal("bad allow_networks accepted")
+	}
+}
+
+func mustPort(s string) uint16 {
+	var p uint16
+	for _, c := range s {
+		p = p*10 + uint16(c-'0')
+	}
+	return p
+}

@@ -1,0 +1,178 @@
+package websearch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+// Result is one search hit, in the field names Agno's web_search returns.
+type Result struct {
+	Title   string `json:"title"`
+	URL     string `json:"href"`
+	Snippet string `json:"body"`
+}
+
+// Query is one search request as a backend receives it.
+type Query struct {
+	Text       string
+	MaxResults int
+	// Region is a backend-specific locale such as "us-en" (DuckDuckGo) or "US"
+	// (Brave); empty means the backend's default.
+	Region string
+	// TimeLimit is "d", "w", "m" or "y" (past day, week, month, year) or empty.
+	TimeLimit string
+}
+
+// Backend runs searches. Implementations must be safe for concurrent use.
+type Backend interface {
+	// Name identifies the backend in errors ("duckduckgo", "brave", ...).
+	Name() string
+	Search(ctx context.Context, q Query) ([]Result, error)
+}
+
+// ErrBackend marks a failure of the search service (bad status, bot check,
+// unreadable answer); the error text says what to do.
+var ErrBackend = errors.New("websearch: search backend failed")
+
+// Limits of one search.
+const (
+	DefaultMaxResults = 5
+	MaxMaxResults     = 20
+	maxQueryBytes     = 1000
+	maxResponseBytes  = 4 << 20
+	DefaultTimeout    = 15 * time.Second
+)
+
+// Config configures the web_search toolkit. The zero value searches DuckDuckGo
+// through the default network guard.
+type Config struct {
+	// Backend runs the searches; nil means DuckDuckGo{}.
+	Backend Backend
+	// Modifier is prepended to every query (e.g. "site:go.dev").
+	Modifier string
+	// FixedMaxResults, when positive, replaces the model's max_results.
+	FixedMaxResults int
+	Region          string
+	// TimeLimit is "d", "w", "m", "y" or empty.
+	TimeLimit string
+	// Timeout bounds one search; zero means DefaultTimeout.
+	Timeout time.Duration
+}
+
+type searchIn struct {
+	Query      string `json:"query" jsonschema:"what to search the web for"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"maximum number of results, 1 to 20; default 5"`
+}
+
+// New returns the "websearch" toolkit with one tool, web_search.
+func New(cfg Config) (tool.Toolkit, error) {
+	if cfg.Backend == nil {
+		cfg.Backend = DuckDuckGo{}
+	}
+	switch cfg.TimeLimit {
+	case "", "d", "w", "m", "y":
+	default:
+		return tool.Toolkit{}, fmt.Errorf("websearch: timelimit %q: use d, w, m or y (past day, week, month, year)", cfg.TimeLimit)
+	}
+	if cfg.FixedMaxResults < 0 || cfg.FixedMaxResults > MaxMaxResults {
+		return tool.Toolkit{}, fmt.Errorf("websearch: fixed_max_results %d: use 1 to %d", cfg.FixedMaxResults, MaxMaxResults)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	t, err := tool.Func(tool.FuncConfig{
+		Name:        "web_search",
+		Description: "Searches the web and returns a JSON list of results with title, href and body (a snippet). Use web_fetch to read a result.",
+		Timeout:     cfg.Timeout,
+	}, func(ctx context.Context, in searchIn) (json.RawMessage, error) {
+		return cfg.search(ctx, in)
+	})
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "websearch", Tools: []tool.Tool{t}}, nil
+}
+
+func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, error) {
+	q := strings.TrimSpace(in.Query)
+	if q == "" {
+		return nil, errors.New("query is empty: say what to search for")
+	}
+	if len(q) > maxQueryBytes {
+		return nil, fmt.Errorf("query is %d bytes; keep it under %d", len(q), maxQueryBytes)
+	}
+	n := in.MaxResults
+	if n == 0 {
+		n = DefaultMaxResults
+	}
+	if n < 1 || n > MaxMaxResults {
+		return nil, fmt.Errorf("max_results %d: use 1 to %d", n, MaxMaxResults)
+	}
+	if cfg.FixedMaxResults > 0 {
+		n = cfg.FixedMaxResults
+	}
+	if cfg.Modifier != "" {
+		q = cfg.Modifier + " " + q
+	}
+	res, err := cfg.Backend.Search(ctx, Query{Text: q, MaxResults: n, Region: cfg.Region, TimeLimit: cfg.TimeLimit})
+	if err != nil {
+		return nil, err
+	}
+	if len(res) > n {
+		res = res[:n]
+	}
+	if res == nil {
+		res = []Result{}
+	}
+	for i := range res {
+		res[i].Snippet, _ = tool.Truncate(res[i].Snippet, 1000)
+		res[i].Title, _ = tool.Truncate(res[i].Title, 300)
+	}
+	return json.Marshal(res)
+}
+
+// defaultClient is the guarded client backends use when given none.
+func defaultClient(c *http.Client) *http.Client {
+	if c != nil {
+		return c
+	}
+	return netguard.MustNew(netguard.Config{}).Client(DefaultTimeout)
+}
+
+// do sends req and returns the body of a 2xx answer, capped.
+func do(client *http.Client, req *http.Request, backend string) ([]byte, error) {
+	req.Header.Set("User-Agent", userAgent)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrBackend, backend, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: reading the answer: %w", ErrBackend, backend, err)
+	}
+	if len(body) > maxResponseBytes {
+		return nil, fmt.Errorf("%w: %s answered more than %d bytes", ErrBackend, backend, maxResponseBytes)
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return nil, fmt.Errorf("%w: %s is rate limiting (429, retry after %q); try again later", ErrBackend, backend, resp.Header.Get("Retry-After"))
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, fmt.Errorf("%w: %s refused the request (%d); check the API key", ErrBackend, backend, resp.StatusCode)
+	case resp.StatusCode/100 != 2:
+		msg, _ := tool.Truncate(strings.TrimSpace(string(body)), 200)
+		return nil, fmt.Errorf("%w: %s answered %d: %s", ErrBackend, backend, resp.StatusCode, msg)
+	}
+	return body, nil
+}
+
+const userAgent = "Mozilla/5.0 (compatible; agentry web_search)"

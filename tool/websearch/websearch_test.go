@@ -1,0 +1,233 @@
+package websearch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+// loopbackClient is a guarded client opened for the test's loopback fakes.
+func loopbackClient() *http.Client {
+	return netguard.MustNew(netguard.Config{AllowNetworks: []string{"127.0.0.0/8", "::1/128"}}).Client(0)
+}
+
+func execute(t *testing.T, kit tool.Toolkit, args string) tool.Result {
+	t.Helper()
+	set, err := tool.NewSet(nil, kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set.Execute(context.Background(), model.ToolCall{ID: "c1", Name: "web_search", Arguments: args})
+}
+
+func results(t *testing.T, res tool.Result) []Result {
+	t.Helper()
+	if res.Err != nil {
+		t.Fatalf("web_search failed: %v", res.Err)
+	}
+	var out []Result
+	if err := json.Unmarshal([]byte(res.Content), &out); err != nil {
+		t.Fatalf("result %q is not a JSON list: %v", res.Content, err)
+	}
+	return out
+}
+
+func TestDuckDuckGo_PostsTheFormAndExtractsOrganicResults(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("testdata/ddg.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var form map[string][]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/html/" {
+			http.Error(w, "wrong endpoint", http.StatusNotFound)
+			return
+		}
+		r.ParseForm()
+		form = r.PostForm
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(page)
+	}))
+	t.Cleanup(srv.Close)
+	kit, err := New(Config{Backend: DuckDuckGo{BaseURL: srv.URL, Client: loopbackClient()}, Region: "us-en", TimeLimit: "w", Modifier: "golang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, execute(t, kit, `{"query":"context","max_results":5}`))
+	want := []Result{
+		{Title: "context package - context - Go Packages", URL: "https://pkg.go.dev/context", Snippet: "Package context defines the Context type, which carries deadlines, cancellation signals, and other request-scoped values."},
+		{Title: "Go Concurrency Patterns: Context", URL: "https://go.dev/blog/context", Snippet: "In Go servers, each incoming request is handled in its own goroutine."},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d results %+v, want %d (ad and javascript: link dropped)", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("result %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if q := form["q"]; len(q) != 1 || q[0] != "golang context" {
+		t.Errorf("q = %v, want the modifier prepended", q)
+	}
+	if form["kl"][0] != "us-en" || form["df"][0] != "w" {
+		t.Errorf("region/time limit not sent: %v", form)
+	}
+	got = results(t, execute(t, kit, `{"query":"context","max_results":1}`))
+	if len(got) != 1 {
+		t.Errorf("max_results 1 gave %d results", len(got))
+	}
+}
+
+func TestDuckDuckGo_BotCheckIsAClearError(t *testing.T) {
+	t.Parallel()
+	page, _ := os.ReadFile("testdata/ddg-challenge.html")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		w.Write(page)
+	}))
+	t.Cleanup(srv.Close)
+	kit, _ := New(Config{Backend: DuckDuckGo{BaseURL: srv.URL, Client: loopbackClient()}})
+	res := execute(t, kit, `{"query":"x"}`)
+	if !errors.Is(res.Err, ErrBackend) || !strings.Contains(res.Content, "bot check") {
+		t.Fatalf("err = %v, want ErrBackend naming the bot check", res.Err)
+	}
+}
+
+func TestSearXNG_UsesTheJSONAPI(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.URL.Path != "/search" || q.Get("format") != "json" || q.Get("q") != "agno agents" || q.Get("time_range") != "month" || q.Get("language") != "fr" {
+			http.Error(w, "bad request "+r.URL.String(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"query":"agno agents","number_of_results":0,"results":[
+			{"url":"https://docs.agno.com/","title":"Agno docs","content":"Build agents.","engine":"duckduckgo","score":1.0},
+			{"url":"https://github.com/agno-agi/agno","title":"agno","content":"The agent framework.","engine":"google"},
+			{"url":"https://example.com/3","title":"third","content":""}],"answers":[],"suggestions":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, _ := New(Config{Backend: SearXNG{BaseURL: srv.URL + "/", Client: loopbackClient()}, Region: "fr", TimeLimit: "m"})
+	got := results(t, execute(t, kit, `{"query":"agno agents","max_results":2}`))
+	if len(got) != 2 || got[0] != (Result{Title: "Agno docs", URL: "https://docs.agno.com/", Snippet: "Build agents."}) {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestBrave_SendsTheSubscriptionTokenAndStripsHighlights(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.URL.Path != "/res/v1/web/search" || r.Header.Get("X-Subscription-Token") != "brave-key" ||
+			r.Header.Get("Accept") != "application/json" || q.Get("count") != "3" || q.Get("freshness") != "pd" {
+			http.Error(w, `{"type":"ErrorResponse","error":{"status":422}}`, http.StatusUnprocessableEntity)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"search","query":{"original":"go generics"},"web":{"type":"search","results":[
+			{"title":"Tutorial: <strong>Generics</strong>","url":"https://go.dev/doc/tutorial/generics","description":"Getting started with <strong>generics</strong> &amp; more.","type":"search_result"}]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, _ := New(Config{Backend: Brave{APIKey: "brave-key", BaseURL: srv.URL, Client: loopbackClient()}, TimeLimit: "d"})
+	got := results(t, execute(t, kit, `{"query":"go generics","max_results":3}`))
+	want := Result{Title: "Tutorial: Generics", URL: "https://go.dev/doc/tutorial/generics", Snippet: "Getting started with generics & more."}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("got %+v, want [%+v]", got, want)
+	}
+}
+
+func TestTavily_PostsJSONWithBearerKey(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body tavilyRequest
+		json.NewDecoder(r.Body).Decode(&body)
+		if r.URL.Path != "/search" || r.Header.Get("Authorization") != "Bearer tvly-key" || body.Query != "sqlite wal" || body.MaxResults != 5 {
+			http.Error(w, `{"detail":{"error":"bad"}}`, http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, `{"query":"sqlite wal","results":[{"title":"WAL","url":"https://sqlite.org/wal.html","content":"Write-ahead log.","score":0.9}],"response_time":0.5}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, _ := New(Config{Backend: Tavily{APIKey: "tvly-key", BaseURL: srv.URL, Client: loopbackClient()}})
+	got := results(t, execute(t, kit, `{"query":"sqlite wal"}`))
+	if len(got) != 1 || got[0].URL != "https://sqlite.org/wal.html" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestWebSearch_BadInput(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("a", 5<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("q") {
+		case "huge":
+			io.WriteString(w, `{"results":[{"url":"https://x","title":"`+huge+`"}]}`)
+		case "limited":
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "notjson":
+			io.WriteString(w, "<html>search page</html>")
+		default:
+			io.WriteString(w, `{"results":[{"url":"https://x.example/","title":"`+strings.Repeat("t", 5000)+`","content":"`+strings.Repeat("s", 50000)+`"}]}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	open, _ := New(Config{Backend: SearXNG{BaseURL: srv.URL, Client: loopbackClient()}})
+	guarded, _ := New(Config{Backend: SearXNG{BaseURL: srv.URL}}) // default guard
+	tests := []struct {
+		name    string
+		kit     tool.Toolkit
+		args    string
+		wantErr string
+	}{
+		{"empty query", open, `{"query":"   "}`, "query is empty"},
+		{"missing query", open, `{}`, "invalid arguments"},
+		{"query too long", open, `{"query":"` + strings.Repeat("q", 2000) + `"}`, "keep it under"},
+		{"max_results too high", open, `{"query":"x","max_results":500}`, "use 1 to 20"},
+		{"max_results negative", open, `{"query":"x","max_results":-1}`, "use 1 to 20"},
+		{"unknown argument", open, `{"query":"x","engine":"bing"}`, "invalid arguments"},
+		{"ssrf: backend on loopback with the default guard", guarded, `{"query":"x"}`, "not a public destination"},
+		{"huge answer", open, `{"query":"huge"}`, "more than"},
+		{"rate limited", open, `{"query":"limited"}`, "429"},
+		{"not the JSON API", open, `{"query":"notjson"}`, "JSON API"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := execute(t, tc.kit, tc.args)
+			if res.Err == nil || !strings.Contains(res.Content, tc.wantErr) {
+				t.Fatalf("content %q, err %v; want an error containing %q", res.Content, res.Err, tc.wantErr)
+			}
+		})
+	}
+	// Oversized fields of a valid answer are capped, not returned whole.
+	got := results(t, execute(t, open, `{"query":"long fields"}`))
+	if len(got[0].Title) > 300 || len(got[0].Snippet) > 1000 {
+		t.Errorf("title %d bytes, snippet %d bytes: not capped", len(got[0].Title), len(got[0].Snippet))
+	}
+}
+
+func TestNew_RefusesBadSettings(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{TimeLimit: "h"}, {FixedMaxResults: 100}, {FixedMaxResults: -1}} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+	for _, b := range []Backend{Brave{}, Tavily{}, SearXNG{}} {
+		if _, err := b.Search(context.Background(), Query{Text: "x", MaxResults: 1}); err == nil || !strings.Contains(err.Error(), b.Name()) {
+			t.Errorf("%s without key/URL: err = %v", b.Name(), err)
+		}
+	}
+}
