@@ -42,7 +42,8 @@ func openProxied(t *testing.T, timeout time.Duration) (*db.DB, *faultproxy.Proxy
 
 // TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound stalls the
 // connection to Postgres: reads, writes and Ping end with db.ErrUnavailable
-// instead of blocking, and everything works again once it answers.
+// instead of blocking, and everything works again once it answers. Every
+// kind of call is bounded, files and first runs included.
 func TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound(t *testing.T) {
 	t.Parallel()
 	const bound = 300 * time.Millisecond
@@ -56,6 +57,10 @@ func TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound(t *testing.T) 
 		"GetSession":    func() error { _, err := d.GetSession(ctx, "s"); return err },
 		"UpsertSession": func() error { _, err := d.UpsertSession(ctx, sess); return err },
 		"Ping":          func() error { return d.Ping(ctx) },
+		"FirstRuns":     func() error { _, err := d.FirstRuns(ctx, []db.Session{*sess}); return err },
+		"PutFile":       func() error { _, err := d.PutFile(ctx, &db.File{Namespace: "n", Path: "p"}); return err },
+		"GetFile":       func() error { _, err := d.GetFile(ctx, "n", "p"); return err },
+		"DeleteFile":    func() error { return d.DeleteFile(ctx, "n", "p") },
 	}
 	for name, call := range calls {
 		start := time.Now()
