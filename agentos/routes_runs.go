@@ -64,7 +64,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	newSession := st.sessionID == ""
 	if newSession {
 		st.sessionID = uuid.NewString()
-	} else if err := s.checkSessionOwner(ctx, a, st.sessionID); err != nil {
+	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, st.userID); err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
@@ -146,12 +146,30 @@ func runInput(req *RunRequest) run.Input {
 	return in
 }
 
-// checkSessionOwner answers 404 when a user-scoped caller names another user's
-// session (the agent would otherwise run and then fail to store the run).
-// Unscoped callers are not checked: they may act for any user.
-func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID string) error {
+// checkSessionOwner refuses, before the run starts, a run that could never
+// be stored because its session belongs to another user: a user-scoped
+// caller gets 404 (the session does not exist for it); an unscoped caller
+// that names a user other than the session's owner gets 409 (it may act for
+// any user, so the session's existence is no secret). An unscoped caller
+// that names no user runs as the session's owner.
+func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, userID string) error {
 	d := a.DB()
-	if _, scoped := db.UserScope(ctx); !scoped || d == nil {
+	if d == nil {
+		return nil
+	}
+	if _, scoped := db.UserScope(ctx); !scoped {
+		if userID == "" {
+			return nil
+		}
+		sess, err := d.GetSession(ctx, sessionID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		case sess.UserID != "" && sess.UserID != userID:
+			return Errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
+		}
 		return nil
 	}
 	_, err := d.GetSession(ctx, sessionID)
