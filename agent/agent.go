@@ -12,7 +12,9 @@ import (
 // Run executes one run and returns it. The output is non-nil whenever the run
 // started; err is non-nil when it ended in ERROR (wrapping the cause, also in
 // the output's content) or CANCELLED (wrapping the context's error), or when
-// persisting it failed. A PAUSED run returns a nil error: resolve its
+// persisting it failed (wrapping ErrStorage: the output is then not stored).
+// A run whose session or history cannot be read does not start: nil output,
+// an error wrapping ErrStorage. A PAUSED run returns a nil error: resolve its
 // requirements and call ContinueRun.
 func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*run.Output, error) {
 	st, err := a.newState(ctx, opts)
@@ -22,13 +24,19 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 	st.begin(ctx)
 	defer st.end()
 	st.runNew(input)
+	if st.startErr != nil {
+		return nil, st.startErr
+	}
 	return st.out, st.result()
 }
 
 // Stream executes one run and yields its events (Agno's names and fields).
 // Failures of the run are events (RunError, RunCancelled), not errors; the
-// error is non-nil only when the run cannot start (invalid options) or could
-// not be persisted, and is then the last value yielded. Breaking out of the
+// error is non-nil only when the run cannot start (invalid options, session
+// or history unreadable: it is then the only value yielded) or could not be
+// persisted (the run then ends with a RunError of error_type StorageError
+// instead of its terminal event, and the error, wrapping ErrStorage, is the
+// last value yielded). Breaking out of the
 // loop cancels the run, which ends CANCELLED and is persisted. Each range over
 // the returned sequence starts a new run.
 func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) iter.Seq2[run.Event, error] {
@@ -54,6 +62,9 @@ func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...Run
 	st.begin(ctx)
 	defer st.end()
 	st.runContinued()
+	if st.startErr != nil {
+		return nil, st.startErr
+	}
 	return st.out, st.result()
 }
 
@@ -102,7 +113,10 @@ func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, 
 	st.begin(ctx)
 	defer st.end()
 	body()
-	if st.persistErr != nil && st.sink.live() {
+	switch {
+	case st.startErr != nil:
+		yield(run.Event{}, st.startErr)
+	case st.persistErr != nil && st.sink.live():
 		yield(run.Event{}, st.persistErr)
 	}
 }

@@ -173,14 +173,17 @@ func unansweredCalls(msgs []model.Message) []model.ToolCall {
 
 // runContinued executes the resolved calls, then resumes the loop.
 func (st *state) runContinued() {
+	history, err := st.loadContext()
+	if st.refuseStart(err) {
+		return // the stored run stays PAUSED: continuing can be retried
+	}
 	st.out.Status = run.StatusRunning
 	st.out.Requirements = nil
 	if st.sink.on() {
 		st.emit(st.ev(run.EventRunContinued))
 	}
-	history, err := st.loadContext()
 	if err != nil {
-		st.finishErr(err)
+		st.finishCancelled()
 		return
 	}
 	if len(history) > 0 {

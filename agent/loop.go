@@ -17,14 +17,17 @@ import (
 func (st *state) runNew(input run.Input) {
 	in := input
 	st.out.Input = &in
+	history, err := st.loadContext()
+	if st.refuseStart(err) {
+		return
+	}
 	if st.sink.on() {
 		e := st.ev(run.EventRunStarted)
 		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
 		st.emit(e)
 	}
-	history, err := st.loadContext()
 	if err != nil {
-		st.finishErr(err)
+		st.finishCancelled()
 		return
 	}
 	st.buildMessages(history, &in)
@@ -306,11 +309,30 @@ func (st *state) complete(content string) {
 	st.terminal(e)
 }
 
+// refuseStart reports whether the run must not start because its session
+// or history could not be read (err, from loadContext): it is then not
+// stored and sends no event; Run returns the error and Stream yields it
+// alone. A read that failed because the run was cancelled is not a refusal:
+// the run starts and ends CANCELLED.
+func (st *state) refuseStart(err error) bool {
+	if err == nil || st.ctx.Err() != nil {
+		return false
+	}
+	st.startErr = err
+	return true
+}
+
 // terminal stores the final event with the run, persists it, then sends the
-// event: a client that sees the end of a run can read the run back.
+// event: a client that sees the end of a run can read the run back. A run
+// that could not be stored ends with a StorageError RunError instead, never
+// with an event saying it completed (or paused, failed or was cancelled).
 func (st *state) terminal(e run.Event) {
 	st.record(e)
 	st.persist()
+	if st.persistErr != nil {
+		e = st.ev(run.EventRunError)
+		e.Content, e.ErrorType = storageErrorContent, "StorageError"
+	}
 	st.send(e)
 }
 
@@ -400,7 +422,7 @@ func errorType(err error) string {
 		return "ModelAuthenticationError"
 	case errors.Is(err, model.ErrContextLength):
 		return "ContextWindowExceededError"
-	case errors.Is(err, errStorage):
+	case errors.Is(err, ErrStorage):
 		return "StorageError"
 	}
 	var pe *model.ProviderError

@@ -12,9 +12,6 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// errStorage marks failures of the run's own reads and writes.
-var errStorage = errors.New("agent: storage")
-
 // loadSession reads the session row (one query) and derives the session state:
 // the stored state (or Config.SessionState for a new session) with the call's
 // WithSessionState merged over it. A session id generated for this run
@@ -26,7 +23,7 @@ func (st *state) loadSession() error {
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
-			return fmt.Errorf("%w: load session %s: %w", errStorage, st.out.SessionID, err)
+			return fmt.Errorf("%w: load session %s: %w", ErrStorage, st.out.SessionID, err)
 		default:
 			st.session = s
 			if len(s.SessionData) > 0 {
@@ -75,7 +72,7 @@ func (st *state) loadHistory() ([]model.Message, error) {
 	}
 	rows, err := d.HistoryRuns(st.ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("%w: load history of session %s: %w", errStorage, st.out.SessionID, err)
+		return nil, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)
 	}
 	var msgs []model.Message
 	for i := range rows {

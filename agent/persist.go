@@ -4,12 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
+
+// ErrStorage is wrapped by the error of a run whose session or history could
+// not be read (the run then does not start) or which could not be stored.
+// The database's own error is wrapped too; it may name the database's host
+// and user, so servers log it rather than show it.
+var ErrStorage = errors.New("agent: storage")
+
+// storageErrorContent is the content of the RunError that replaces the
+// terminal event of a run that could not be stored; it names no database.
+const storageErrorContent = "storage error: the run could not be saved"
 
 // persist writes the run's one row and, when it changed, the session row, in
 // one call (one transaction where the driver can). It runs with a context
@@ -27,7 +38,7 @@ func (st *state) persist() {
 	}
 	sess, err := st.sessionToSave()
 	if err != nil {
-		st.persistErr = fmt.Errorf("%w: save session %s: %w", errStorage, out.SessionID, err)
+		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
 		return
 	}
 	row, err := db.RunFromOutput(out)
@@ -42,7 +53,7 @@ func (st *state) persist() {
 		st.p.history.put(row, contextMessages(out.Messages))
 	}
 	if err != nil {
-		st.persistErr = fmt.Errorf("%w: save run %s: %w", errStorage, out.RunID, err)
+		st.persistErr = fmt.Errorf("%w: save run %s: %w", ErrStorage, out.RunID, err)
 	}
 }
 

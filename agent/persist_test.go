@@ -303,13 +303,13 @@ func TestRun_StorageFailureIsReported(t *testing.T) {
 	drv.Close()
 	a := mustAgent(t, Config{DB: store, Model: scripted.Reply("x")})
 	out, err := a.Run(context.Background(), run.TextInput("x"), WithSessionID("s"))
-	if err == nil || out == nil || out.Status != run.StatusError {
-		t.Fatalf("status %v err %v", out, err)
+	if !errors.Is(err, ErrStorage) || out != nil {
+		t.Fatalf("a session that cannot be read: run %v err %v, want no run and ErrStorage", out, err)
 	}
 	// A generated session is not read first: the failure shows when the run
 	// is stored.
-	if _, err := a.Run(context.Background(), run.TextInput("x")); err == nil {
-		t.Fatal("a run in a new session on a closed store reported no error")
+	if _, err := a.Run(context.Background(), run.TextInput("x")); !errors.Is(err, ErrStorage) {
+		t.Fatalf("a run in a new session on a closed store: %v, want ErrStorage", err)
 	}
 }
 

@@ -52,6 +52,7 @@ type state struct {
 	resume     []pendingCall // calls a continued run executes first
 	err        error         // why the run ended in ERROR or CANCELLED
 	persistErr error
+	startErr   error // why the run did not start (see refuseStart)
 }
 
 func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) {

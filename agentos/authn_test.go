@@ -81,6 +81,7 @@ func TestAuth_SecurityKey(t *testing.T) {
 		{"right key", bearer("the-os-key-0123456789"), "/whoami", 200, ""},
 		{"lower-case scheme", map[string]string{"Authorization": "bearer the-os-key-0123456789"}, "/whoami", 200, ""},
 		{"health is excluded", nil, "/health", 200, ""},
+		{"readiness is excluded", nil, "/health/ready", 200, ""},
 		{"unknown route still needs auth", nil, "/nope", 401, "Authorization header required"},
 	}
 	for _, tt := range tests {

@@ -2,12 +2,14 @@ package agentos
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 )
 
@@ -54,9 +56,22 @@ func WriteError(w http.ResponseWriter, status int, detail string) {
 	WriteJSON(w, status, map[string]string{"detail": detail})
 }
 
+// Client-facing details of storage failures: they never carry the
+// database's own error, which may name its host, port, user and database.
+const (
+	detailDBUnavailable = "the database is unavailable; retry later"
+	detailRunNotStored  = "the run could not be stored: the database is unavailable; retry later"
+)
+
+// StatusClientClosedRequest is the status logged for a request whose client
+// went away before it was answered (nginx's 499): not a server error.
+const StatusClientClosedRequest = 499
+
 // StatusOf maps an error to its HTTP status and client-facing detail:
 // HTTPError as given, an over-limit body 413, db.ErrNotFound 404,
-// db.ErrInvalidFilter and db.ErrInvalidRecord 422, anything else 500 with a generic detail.
+// db.ErrInvalidFilter and db.ErrInvalidRecord 422, an unavailable database
+// or a run's storage failure 503 with a generic detail, anything else 500
+// with a generic detail.
 func StatusOf(err error) (int, string) {
 	var he *HTTPError
 	var mbe *http.MaxBytesError
@@ -69,16 +84,32 @@ func StatusOf(err error) (int, string) {
 		return http.StatusNotFound, "Not Found"
 	case errors.Is(err, db.ErrInvalidFilter), errors.Is(err, db.ErrInvalidRecord):
 		return http.StatusUnprocessableEntity, err.Error()
+	case errors.Is(err, db.ErrUnavailable), errors.Is(err, agent.ErrStorage):
+		return http.StatusServiceUnavailable, detailDBUnavailable
 	}
 	return http.StatusInternalServerError, "internal server error"
 }
 
 // writeErr answers with err's status and detail, logging 5xx causes with the
-// request id.
+// request id. A request whose client went away (its context cancelled) is
+// not a server error: it is logged as 499 and answered so, in case a
+// half-closed client still reads.
 func writeErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if clientGone(r, err) {
+		log.InfoContext(r.Context(), "client closed request", "request_id", RequestID(r.Context()), "path", r.URL.Path, "err", err)
+		WriteError(w, StatusClientClosedRequest, "client closed request")
+		return
+	}
 	status, detail := StatusOf(err)
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "path", r.URL.Path, "err", err)
 	}
 	WriteError(w, status, detail)
+}
+
+// clientGone reports whether err is the request's own cancellation: the
+// client closed its connection (or half-closed it: Go's server cannot tell).
+func clientGone(r *http.Request, err error) bool {
+	var he *HTTPError
+	return !errors.As(err, &he) && r.Context().Err() != nil && errors.Is(err, context.Canceled)
 }

@@ -16,6 +16,7 @@ import (
 // sessions:delete; per-object forms use the URL id (agents:<id>:read).
 func (s *Server) routes(r chi.Router) {
 	r.Get("/health", s.getHealth)
+	r.Get(ReadyPath, s.getReady)
 	s.rootRoutes(r)
 	s.agentRoutes(r)
 	s.runRoutes(r)

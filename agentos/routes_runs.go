@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -63,7 +64,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	newSession := st.sessionID == ""
 	if newSession {
 		st.sessionID = uuid.NewString()
-	} else if err := s.checkSessionOwner(ctx, a, st.sessionID); err != nil {
+	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, st.userID); err != nil {
 		writeErr(w, r, s.log, err)
 		return
 	}
@@ -145,12 +146,30 @@ func runInput(req *RunRequest) run.Input {
 	return in
 }
 
-// checkSessionOwner answers 404 when a user-scoped caller names another user's
-// session (the agent would otherwise run and then fail to store the run).
-// Unscoped callers are not checked: they may act for any user.
-func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID string) error {
+// checkSessionOwner refuses, before the run starts, a run that could never
+// be stored because its session belongs to another user: a user-scoped
+// caller gets 404 (the session does not exist for it); an unscoped caller
+// that names a user other than the session's owner gets 409 (it may act for
+// any user, so the session's existence is no secret). An unscoped caller
+// that names no user runs as the session's owner.
+func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, userID string) error {
 	d := a.DB()
-	if _, scoped := db.UserScope(ctx); !scoped || d == nil {
+	if d == nil {
+		return nil
+	}
+	if _, scoped := db.UserScope(ctx); !scoped {
+		if userID == "" {
+			return nil
+		}
+		sess, err := d.GetSession(ctx, sessionID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		case sess.UserID != "" && sess.UserID != userID:
+			return Errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
+		}
 		return nil
 	}
 	_, err := d.GetSession(ctx, sessionID)
@@ -205,26 +224,44 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 	s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
 }
 
-// writeStream copies a run's events to the response as SSE.
+// writeStream copies a run's events to the response as SSE. An error before
+// the first event (the run could not start) is an HTTP error: 503 when the
+// database failed. An error after it means the run was not stored; the
+// run already ended its stream with a StorageError event then, and one is
+// added only when no terminal event of the run was sent.
 func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) {
 	sse := NewSSEWriter(w)
+	ended := false
 	for ev, err := range events {
 		if err != nil {
 			if !sse.Started() {
 				writeErr(w, r, s.log, runErr(err))
 				return
 			}
-			// The run ended (its terminal event was sent) but storing it failed.
 			s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
-			_ = sse.WriteEvent(storageErrorEvent(a, runID, sessionID))
+			if !ended {
+				_ = sse.WriteEvent(storageErrorEvent(a, runID, sessionID))
+			}
 			return
 		}
+		ended = ended || (ev.RunID == runID && isTerminal(ev.Event))
 		if err := sse.WriteEvent(&ev); err != nil {
 			// The client is gone: stopping the range cancels the run, which the
 			// agent stores as CANCELLED before the loop returns.
+			s.log.InfoContext(r.Context(), "client closed stream", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
 			return
 		}
 	}
+}
+
+// isTerminal reports whether t ends an agent, team or workflow run.
+func isTerminal(t run.EventType) bool {
+	switch run.EventType(strings.TrimPrefix(string(t), "Team")) {
+	case run.EventRunCompleted, run.EventRunError, run.EventRunCancelled, run.EventRunPaused,
+		run.EventWorkflowCompleted, run.EventWorkflowError, run.EventWorkflowCancelled:
+		return true
+	}
+	return false
 }
 
 // runningOutput is the RUNNING snapshot of a run the server executes, shown
@@ -260,13 +297,19 @@ func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) {
 	s.answerRun(w, r, out, err)
 }
 
+// answerRun answers a synchronous run: 200 with the run once it is stored,
+// 503 when it could not start or could not be stored (the client may retry:
+// nothing of it was kept).
 func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Output, err error) {
 	if out == nil {
 		writeErr(w, r, s.log, runErr(err))
 		return
 	}
-	if err != nil && out.Status != run.StatusError && out.Status != run.StatusCancelled {
-		s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", out.RunID, "err", err)
+	if errors.Is(err, agent.ErrStorage) {
+		s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "path", r.URL.Path,
+			"run_id", out.RunID, "status", out.Status, "err", err)
+		WriteError(w, http.StatusServiceUnavailable, detailRunNotStored)
+		return
 	}
 	WriteJSON(w, http.StatusOK, out)
 }
@@ -288,7 +331,11 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		WriteError(w, http.StatusUnprocessableEntity, "background runs need an agent with a database")
 		return
 	}
-	ctx := r.Context()
+	// The submission is decoded: accepting it no longer depends on the
+	// client staying connected (a half-closed client still reads the 202).
+	// The run outlives the request too: it keeps the request's values (user
+	// scope, principal) but not its cancellation.
+	ctx := context.WithoutCancel(r.Context())
 	if idempotent {
 		mu := s.runs.idemLock(st.runID)
 		mu.Lock()
@@ -303,9 +350,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 			return
 		}
 	}
-	// The run outlives the request: keep its values (user scope, principal)
-	// but not its cancellation.
-	rctx, f, err := s.runs.begin(context.WithoutCancel(ctx), st.runID, flightKey(st.agent), st.userID, true)
+	rctx, f, err := s.runs.begin(ctx, st.runID, flightKey(st.agent), st.userID, true)
 	if err != nil {
 		writeErr(w, r, s.log, beginErr(err))
 		return
@@ -366,6 +411,33 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart)
 	out, err := st.agent.Run(ctx, st.input, st.opts...)
 	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
 		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
+	}
+	if out == nil && err != nil {
+		s.markFailed(ctx, st)
+	}
+}
+
+// markFailed stores a background run that could not start as ERROR (its
+// session or history could not be read), or CANCELLED when it was cancelled
+// before it started, so that pollers do not wait on a RUNNING row forever.
+// It is best effort: the database may still fail.
+func (s *Server) markFailed(ctx context.Context, st *runStart) {
+	out := *st.pending
+	if cause := context.Cause(ctx); cause != nil {
+		out.Status = run.StatusCancelled
+		out.Content = fmt.Sprintf("run %s was cancelled: %s", out.RunID, cause)
+	} else {
+		out.Status = run.StatusError
+		out.Content = "the run could not start: the database was unavailable"
+	}
+	out.ContentType = "str"
+	out.UpdatedAt = time.Now().Unix()
+	row, err := db.RunFromOutput(&out)
+	if err == nil {
+		_, err = st.agent.DB().UpsertRun(context.WithoutCancel(ctx), row)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "background run: mark failed", "run_id", st.runID, "err", err)
 	}
 }
 

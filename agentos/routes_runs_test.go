@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -564,5 +565,42 @@ func TestCreateRun_FailureAfterStreamingBeganIsARunErrorEvent(t *testing.T) {
 	}
 	if got := storedStatus(f.db, last.data["run_id"].(string)); got != run.StatusError {
 		t.Errorf("stored %s", got)
+	}
+}
+
+// TestCreateRun_UnscopedRunAsAnotherUserInAnOwnedSessionIsRefused: without
+// user isolation a caller may name any user, but a run as bob in alice's
+// session could never be stored (the session is alice's), so it is refused
+// before it runs with 409, in every mode, and alice's session is untouched.
+// It is neither a 200 for a run that was not stored nor a 503 that says the
+// database is down.
+func TestCreateRun_UnscopedRunAsAnotherUserInAnOwnedSessionIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{})
+	for _, mode := range []map[string]string{
+		{"stream": "false"},
+		{"stream": "true"},
+		{"background": "true"},
+	} {
+		fields := map[string]string{"message": "hi", "session_id": "s-alice", "user_id": "bob"}
+		maps.Copy(fields, mode)
+		res := postForm(t, f.url+"/agents/echo/runs", fields, nil)
+		if res.status != http.StatusConflict || !strings.Contains(res.detail(t), "belongs to another user") {
+			t.Errorf("%v: %d %s, want 409 saying the session belongs to another user", mode, res.status, res.body)
+		}
+	}
+	if n := countRuns(t, f.db, db.RunFilter{SessionID: "s-alice"}); n != 1 {
+		t.Errorf("alice's session holds %d runs, want her 1", n)
+	}
+	s, err := f.db.GetSession(context.Background(), "s-alice")
+	if err != nil || s.UserID != "alice" {
+		t.Errorf("alice's session = %+v, %v", s, err)
+	}
+	// The owner, or a caller naming no user, still runs in it.
+	for _, user := range []string{"alice", ""} {
+		res := postForm(t, f.url+"/agents/echo/runs", map[string]string{"message": "hi", "stream": "false", "session_id": "s-alice", "user_id": user}, nil)
+		if res.status != 200 {
+			t.Errorf("user %q: %d %s", user, res.status, res.body)
+		}
 	}
 }

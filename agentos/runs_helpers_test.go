@@ -100,7 +100,9 @@ func newRunsFixture(t *testing.T, cfg Config) *runsFixture {
 		}
 		cfg.Agents = append(cfg.Agents, a)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

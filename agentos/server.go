@@ -75,7 +75,7 @@ type Auth struct {
 	// CookieName for cookie sources; default "access_token".
 	CookieName string
 	// ExcludedPaths skip authentication: exact paths or prefixes ending in "*".
-	// nil means ["/health"].
+	// nil means ["/health", "/health/ready"] (liveness and readiness probes).
 	ExcludedPaths []string
 	// Authorization enforces resource:action scopes (RequireScope); off, any
 	// authenticated caller may call every route.
@@ -168,7 +168,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Auth.CookieName = config.DefaultCookieName
 	}
 	if cfg.Auth.ExcludedPaths == nil {
-		cfg.Auth.ExcludedPaths = []string{"/health"}
+		cfg.Auth.ExcludedPaths = []string{"/health", ReadyPath}
 	}
 	if cfg.UserIsolation && !cfg.Auth.Authenticator.Enabled() {
 		return nil, errors.New("agentos: user isolation needs authentication (configure JWT)")

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -27,23 +28,48 @@ func checkUserID(kind, id, userID string) error {
 // DB is the concrete storage front the rest of Agentry holds. It owns policy
 // common to every backend: filter validation, required fields, timestamps and
 // the user scope on writes. Drivers own SQL.
+//
+// Every call is bounded by the query timeout: waiting for a pooled
+// connection and running the statements. A call that hits it, or whose
+// connection is refused or lost, fails with ErrUnavailable.
 type DB struct {
 	// ID names the database in AgentOS (db_id).
 	ID     string
 	driver Driver
 	// saver is the driver's RunSaver ability, nil when it has none.
-	saver RunSaver
-	now   func() time.Time
+	saver   RunSaver
+	now     func() time.Time
+	timeout time.Duration
 }
 
-// New wraps a driver. id is the db_id AgentOS reports; empty means the dialect.
-func New(id string, d Driver) *DB {
-	if id == "" {
-		id = d.Dialect()
+// Config configures the front. Zero values take the documented defaults.
+type Config struct {
+	// ID is the db_id AgentOS reports; empty means the driver's dialect.
+	ID string
+	// QueryTimeout bounds each call to the driver; zero means
+	// DefaultQueryTimeout, negative no bound (a stalled database then
+	// blocks its callers until their own contexts end).
+	QueryTimeout time.Duration
+}
+
+// New wraps a driver with the default configuration. id is the db_id
+// AgentOS reports; empty means the dialect.
+func New(id string, d Driver) *DB { return Wrap(d, Config{ID: id}) }
+
+// Wrap wraps a driver in the front.
+func Wrap(d Driver, cfg Config) *DB {
+	if cfg.ID == "" {
+		cfg.ID = d.Dialect()
+	}
+	if cfg.QueryTimeout == 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
 	}
 	saver, _ := d.(RunSaver)
-	return &DB{ID: id, driver: d, saver: saver, now: time.Now}
+	return &DB{ID: cfg.ID, driver: d, saver: saver, now: time.Now, timeout: cfg.QueryTimeout}
 }
+
+// QueryTimeout returns the bound of each call (negative: none).
+func (d *DB) QueryTimeout() time.Duration { return d.timeout }
 
 // Driver returns the backend, for optional-interface checks.
 func (d *DB) Driver() Driver { return d.driver }
@@ -76,7 +102,9 @@ func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.driver.UpsertSession(ctx, cp)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.UpsertSession(ctx, cp)
+	return out, call.done(err)
 }
 
 // sessionToWrite validates a session and returns the copy a driver stores.
@@ -97,7 +125,9 @@ func (d *DB) sessionToWrite(ctx context.Context, s *Session) (*Session, error) {
 
 // GetSession returns a session or ErrNotFound.
 func (d *DB) GetSession(ctx context.Context, sessionID string) (*Session, error) {
-	return d.driver.GetSession(ctx, sessionID)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.GetSession(ctx, sessionID)
+	return out, call.done(err)
 }
 
 // ListSessions validates the filter and returns a page and the total count.
@@ -106,7 +136,9 @@ func (d *DB) ListSessions(ctx context.Context, f SessionFilter) ([]Session, int,
 		return nil, 0, err
 	}
 	scopeUser(ctx, &f.UserID)
-	return d.driver.ListSessions(ctx, f)
+	ctx, call := d.bound(ctx)
+	out, n, err := d.driver.ListSessions(ctx, f)
+	return out, n, call.done(err)
 }
 
 // DeleteSessions deletes sessions and their runs.
@@ -114,16 +146,26 @@ func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if len(sessionIDs) == 0 {
 		return nil
 	}
-	return d.driver.DeleteSessions(ctx, sessionIDs...)
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteSessions(ctx, sessionIDs...))
 }
 
-// UpsertRun validates and stores one run row.
+// UpsertRun validates and stores one run row. A write that fails with
+// ErrUnavailable is checked once: if the run was stored after all (only its
+// acknowledgement was lost), it is a success.
 func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
 	cp, err := d.runToWrite(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return d.driver.UpsertRun(ctx, cp)
+	bctx, call := d.bound(ctx)
+	out, err := d.driver.UpsertRun(bctx, cp)
+	if err = call.done(err); errors.Is(err, ErrUnavailable) {
+		if stored, ok := d.landed(ctx, cp); ok {
+			return stored, nil
+		}
+	}
+	return out, err
 }
 
 // runToWrite validates a run row and returns the copy a driver stores.
@@ -148,7 +190,9 @@ func (d *DB) runToWrite(ctx context.Context, r *Run) (*Run, error) {
 
 // GetRun returns a run or ErrNotFound.
 func (d *DB) GetRun(ctx context.Context, runID string) (*Run, error) {
-	return d.driver.GetRun(ctx, runID)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.GetRun(ctx, runID)
+	return out, call.done(err)
 }
 
 // GetRuns validates the filter (Limit > 0, Page >= 1, known sort) and returns a
@@ -161,7 +205,9 @@ func (d *DB) GetRuns(ctx context.Context, f RunFilter) ([]Run, int, error) {
 		return nil, 0, fmt.Errorf("%w: after_run_index needs sort by run_index and page 1", ErrInvalidFilter)
 	}
 	scopeUser(ctx, &f.UserID)
-	return d.driver.GetRuns(ctx, f)
+	ctx, call := d.bound(ctx)
+	out, n, err := d.driver.GetRuns(ctx, f)
+	return out, n, call.done(err)
 }
 
 // HistoryRuns returns the last q.Limit context runs of a session, oldest first.
@@ -172,12 +218,15 @@ func (d *DB) HistoryRuns(ctx context.Context, q HistoryQuery) ([]Run, error) {
 	if q.Limit <= 0 {
 		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidFilter, q.Limit)
 	}
-	return d.driver.HistoryRuns(ctx, q)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.HistoryRuns(ctx, q)
+	return out, call.done(err)
 }
 
 // DeleteRun deletes one run; ErrNotFound if absent or not in scope.
 func (d *DB) DeleteRun(ctx context.Context, runID string) error {
-	return d.driver.DeleteRun(ctx, runID)
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteRun(ctx, runID))
 }
 
 // UpsertMemory validates and stores a memory.
@@ -196,12 +245,16 @@ func (d *DB) UpsertMemory(ctx context.Context, m *Memory) (*Memory, error) {
 	if err := checkUserID("memory", cp.MemoryID, cp.UserID); err != nil {
 		return nil, err
 	}
-	return d.driver.UpsertMemory(ctx, &cp)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.UpsertMemory(ctx, &cp)
+	return out, call.done(err)
 }
 
 // GetMemory returns a memory or ErrNotFound.
 func (d *DB) GetMemory(ctx context.Context, memoryID string) (*Memory, error) {
-	return d.driver.GetMemory(ctx, memoryID)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.GetMemory(ctx, memoryID)
+	return out, call.done(err)
 }
 
 // ListMemories validates the filter and returns a page and the total count.
@@ -210,7 +263,9 @@ func (d *DB) ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, int, e
 		return nil, 0, err
 	}
 	scopeUser(ctx, &f.UserID)
-	return d.driver.ListMemories(ctx, f)
+	ctx, call := d.bound(ctx)
+	out, n, err := d.driver.ListMemories(ctx, f)
+	return out, n, call.done(err)
 }
 
 // DeleteMemories deletes memories in scope; missing ids are ignored.
@@ -218,12 +273,15 @@ func (d *DB) DeleteMemories(ctx context.Context, memoryIDs ...string) error {
 	if len(memoryIDs) == 0 {
 		return nil
 	}
-	return d.driver.DeleteMemories(ctx, memoryIDs...)
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteMemories(ctx, memoryIDs...))
 }
 
 // MemoryTopics lists distinct topics in scope.
 func (d *DB) MemoryTopics(ctx context.Context) ([]string, error) {
-	return d.driver.MemoryTopics(ctx)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.MemoryTopics(ctx)
+	return out, call.done(err)
 }
 
 // UserMemoryStats pages per-user memory counts.
@@ -231,5 +289,7 @@ func (d *DB) UserMemoryStats(ctx context.Context, limit, page int) ([]UserMemory
 	if limit <= 0 || page < 1 {
 		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1", ErrInvalidFilter)
 	}
-	return d.driver.UserMemoryStats(ctx, limit, page)
+	ctx, call := d.bound(ctx)
+	out, n, err := d.driver.UserMemoryStats(ctx, limit, page)
+	return out, n, call.done(err)
 }

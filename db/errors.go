@@ -24,6 +24,11 @@ var (
 	ErrInvalidRecord = errors.New("db: invalid record")
 	// ErrCorruptRow: a stored row cannot be decoded.
 	ErrCorruptRow = errors.New("db: corrupt row")
+	// ErrUnavailable: the database did not answer within the query timeout,
+	// refused the connection or lost it mid-call. A write that failed so may
+	// or may not have taken effect (upserts are safe to repeat); retrying
+	// later is the remedy.
+	ErrUnavailable = errors.New("db: the database is unavailable; retry later")
 )
 
 // CorruptRowError names the row that failed to decode. It unwraps to ErrCorruptRow.

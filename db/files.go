@@ -66,7 +66,9 @@ func (d *DB) PutFile(ctx context.Context, f *File) (*File, error) {
 		cp.CreatedAt = now
 	}
 	cp.UpdatedAt = now
-	return d.driver.PutFile(ctx, &cp)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.PutFile(ctx, &cp)
+	return out, call.done(err)
 }
 
 // GetFile returns a file or ErrNotFound.
@@ -74,7 +76,9 @@ func (d *DB) GetFile(ctx context.Context, namespace, path string) (*File, error)
 	if err := checkFileKey(namespace, path); err != nil {
 		return nil, err
 	}
-	return d.driver.GetFile(ctx, namespace, path)
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.GetFile(ctx, namespace, path)
+	return out, call.done(err)
 }
 
 // DeleteFile deletes a file; a missing file is not an error.
@@ -82,5 +86,6 @@ func (d *DB) DeleteFile(ctx context.Context, namespace, path string) error {
 	if err := checkFileKey(namespace, path); err != nil {
 		return err
 	}
-	return d.driver.DeleteFile(ctx, namespace, path)
+	ctx, call := d.bound(ctx)
+	return call.done(d.driver.DeleteFile(ctx, namespace, path))
 }

@@ -40,7 +40,9 @@ func (d *DB) FirstRuns(ctx context.Context, sessions []Session) (map[string]Run,
 		for i := range sessions {
 			ids[i] = sessions[i].SessionID
 		}
-		return fr.FirstRuns(ctx, ids)
+		ctx, call := d.bound(ctx)
+		out, err := fr.FirstRuns(ctx, ids)
+		return out, call.done(err)
 	}
 	out := make(map[string]Run, len(sessions))
 	var corrupt []error

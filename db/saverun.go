@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -22,7 +23,8 @@ type RunSaver interface {
 // the run alone. Drivers that implement RunSaver write both in one
 // transaction; others get the two calls in order (the session first, since
 // the run references it), and a failed run write then leaves the session
-// written.
+// written. Like UpsertRun, a write that fails with ErrUnavailable is checked
+// once and is a success when the run was stored after all.
 func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, error) {
 	if s == nil {
 		out, err := d.UpsertRun(ctx, r)
@@ -39,16 +41,34 @@ func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, e
 	if rc.SessionID != sc.SessionID {
 		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
 	}
+	bctx, call := d.bound(ctx)
+	var so *Session
+	var ro *Run
 	if d.saver != nil {
-		return d.saver.SaveRun(ctx, sc, rc)
+		so, ro, err = d.saver.SaveRun(bctx, sc, rc)
+	} else if so, err = d.driver.UpsertSession(bctx, sc); err == nil {
+		ro, err = d.driver.UpsertRun(bctx, rc)
 	}
-	so, err := d.driver.UpsertSession(ctx, sc)
-	if err != nil {
-		return nil, nil, err
+	if err = call.done(err); err == nil || !errors.Is(err, ErrUnavailable) {
+		return so, ro, err
 	}
-	ro, err := d.driver.UpsertRun(ctx, rc)
-	if err != nil {
-		return nil, nil, err
+	if stored, ok := d.landed(ctx, rc); ok {
+		if so, serr := d.GetSession(ctx, rc.SessionID); serr == nil {
+			return so, stored, nil
+		}
 	}
-	return so, ro, nil
+	return nil, nil, err
+}
+
+// landed reports, after a run write failed with ErrUnavailable, whether it
+// was stored after all: a connection can be lost after the database
+// committed and before it acknowledged, and a caller told the run was not
+// stored would say so to its client. One read, within its own bound; the
+// row is ours when it carries the status and updated_at just written.
+func (d *DB) landed(ctx context.Context, r *Run) (*Run, bool) {
+	got, err := d.GetRun(ctx, r.RunID)
+	if err != nil || got.Status != r.Status || got.UpdatedAt != r.UpdatedAt || got.SessionID != r.SessionID {
+		return nil, false
+	}
+	return got, true
 }

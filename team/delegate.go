@@ -89,6 +89,11 @@ func (t *Team) runMember(ctx context.Context, m *agent.Agent, task string) (stri
 		opts = append(opts, agent.WithDependencies(rc.Dependencies))
 	}
 	out, err := m.Run(ctx, run.TextInput(task), opts...)
+	if out == nil && errors.Is(err, agent.ErrStorage) {
+		// The database's error may name its host and user: the leader's
+		// model (and the stored team run) get a generic text.
+		return "", fmt.Errorf("member %s could not run: storage error: its session could not be read", m.ID())
+	}
 	if out == nil {
 		return "", fmt.Errorf("member %s could not run: %w", m.ID(), err)
 	}

@@ -59,6 +59,8 @@ type exec struct {
 	deps map[string]any
 	// cancel ends the run, e.g. when a stream consumer stops reading.
 	cancel context.CancelCauseFunc
+	// failText is what events and the stored run say about the failed step.
+	failText string
 }
 
 func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOptions, emit func(run.Event) bool) (*run.Output, error) {
@@ -126,7 +128,7 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		final.Reason = cause.Error()
 	case failure != nil:
 		out.Status = run.StatusError
-		out.Content, out.ContentType = failure.Error(), "str"
+		out.Content, out.ContentType = x.failText, "str"
 		runErr = fmt.Errorf("workflow: run %s failed: %w", out.RunID, failure)
 		final = x.ev(run.EventWorkflowError)
 		final.Content, final.ErrorType = out.Content, "StepError"
@@ -137,6 +139,12 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		final.Content, final.ContentType, final.Metrics = out.Content, out.ContentType, out.Metrics
 	}
 	persistErr := x.save()
+	if persistErr != nil {
+		// Never say the run completed (or failed, or was cancelled) when it
+		// was not stored.
+		final = x.ev(run.EventWorkflowError)
+		final.Content, final.ErrorType = "storage error: the workflow run could not be saved", "StorageError"
+	}
 	x.send(final)
 	return out, errors.Join(runErr, persistErr)
 }
@@ -175,7 +183,10 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 		var so *run.Output
 		so, err = r.Run(x.ctx, run.TextInput(input), opts...)
 		if so != nil {
-			res.Status, res.Content, res.Metrics, err = so.Status, so.Content, so.Metrics, nil
+			res.Status, res.Content, res.Metrics = so.Status, so.Content, so.Metrics
+			if !errors.Is(err, agent.ErrStorage) {
+				err = nil
+			}
 		}
 	} else {
 		err = x.forward(r, input, opts, &res)
@@ -189,10 +200,19 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 		err = fmt.Errorf("step %s: %w", s.Name, err)
 	}
 	if err != nil {
-		res.Err = err
+		x.failText = err.Error()
+		if errors.Is(err, agent.ErrStorage) {
+			// The storage error's own text may name the database's host and
+			// user: events and the stored run get this, the caller the error.
+			x.failText = fmt.Sprintf("step %s: storage error: its session could not be read or its run could not be saved", s.Name)
+			res.Status, res.Content = run.StatusError, x.failText
+		}
+		// The stored step result says what the events say (never the storage
+		// error's own text).
+		res.Err = errors.New(x.failText)
 		if x.ctx.Err() == nil {
 			e := x.ev(run.EventStepError)
-			e.StepName, e.StepIndex, e.Content = s.Name, &i, err.Error()
+			e.StepName, e.StepIndex, e.Content = s.Name, &i, x.failText
 			x.send(e)
 		}
 		return res, err
@@ -246,13 +266,13 @@ func (x *exec) start() error {
 		_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
 			WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
 		if err != nil {
-			return fmt.Errorf("workflow: create session %s: %w", x.out.SessionID, err)
+			return fmt.Errorf("workflow: %w: create session %s: %w", agent.ErrStorage, x.out.SessionID, err)
 		}
 	} else if err != nil {
-		return fmt.Errorf("workflow: load session %s: %w", x.out.SessionID, err)
+		return fmt.Errorf("workflow: %w: load session %s: %w", agent.ErrStorage, x.out.SessionID, err)
 	}
 	if err := x.upsert(ctx, d); err != nil {
-		return fmt.Errorf("workflow: store run %s: %w", x.out.RunID, err)
+		return fmt.Errorf("workflow: %w: store run %s: %w", agent.ErrStorage, x.out.RunID, err)
 	}
 	return nil
 }
@@ -265,7 +285,7 @@ func (x *exec) save() error {
 	}
 	x.out.UpdatedAt = time.Now().Unix()
 	if err := x.upsert(context.WithoutCancel(x.ctx), d); err != nil {
-		return fmt.Errorf("%w: save run %s: %w", errStorage, x.out.RunID, err)
+		return fmt.Errorf("workflow: %w: save run %s: %w", agent.ErrStorage, x.out.RunID, err)
 	}
 	return nil
 }

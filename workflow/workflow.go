@@ -101,7 +101,10 @@ func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOp
 // StepStarted, the step's own events (agent or team events, unchanged) and
 // StepCompleted (or StepError), then WorkflowCompleted, WorkflowError or
 // WorkflowCancelled. Breaking out of the loop cancels the run. The error is
-// non-nil only when the run cannot start or could not be stored.
+// non-nil only when the run cannot start (its session cannot be read or
+// written: the only value yielded) or could not be stored (the run then
+// ends with a WorkflowError of error_type StorageError, and the error,
+// wrapping agent.ErrStorage, is the last value).
 func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		live := true
@@ -112,7 +115,7 @@ func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.Ru
 			return live
 		}
 		out, err := w.execute(ctx, input, agent.ResolveOptions(opts...), emit)
-		if err != nil && live && (out == nil || errors.Is(err, errStorage)) {
+		if err != nil && live && (out == nil || errors.Is(err, agent.ErrStorage)) {
 			yield(run.Event{}, err)
 		}
 	}
@@ -132,5 +135,4 @@ func (w *Workflow) CancelRun(runID string) bool {
 var (
 	errCancelRequested = errors.New("cancelled by CancelRun")
 	errStreamStopped   = errors.New("the stream consumer stopped reading")
-	errStorage         = errors.New("workflow: storage")
 )

@@ -56,6 +56,10 @@ type DB struct {
 	ID string `yaml:"id"`
 	// DSN: a SQLite path (default ./agentry.db), postgres://… or mysql://….
 	DSN string `yaml:"dsn"`
+	// QueryTimeout bounds every database call, waiting for a pooled
+	// connection included (default 5s); a request that hits it is answered
+	// 503, and GET /health/ready reports the database not ready.
+	QueryTimeout time.Duration `yaml:"query_timeout"`
 }
 
 // Auth selects how callers authenticate. With neither set the server is open.
@@ -94,7 +98,7 @@ type JWT struct {
 	// CookieName defaults to "access_token".
 	CookieName string `yaml:"cookie_name"`
 	// ExcludedRoutePaths skip authentication: exact paths, or a prefix ending in
-	// "*" ("/public/*"). Default ["/health"].
+	// "*" ("/public/*"). Default ["/health", "/health/ready"].
 	ExcludedRoutePaths []string `yaml:"excluded_route_paths"`
 	// Authorization enforces resource:action scopes on routes (403 without them).
 	// Off by default: any valid token may call every route.
@@ -182,6 +186,8 @@ const (
 	DefaultCookieName  = "access_token"
 	DefaultTokenSource = "header"
 	DefaultMCPPath     = "/mcp"
+	// DefaultQueryTimeout matches db.DefaultQueryTimeout.
+	DefaultQueryTimeout = 5 * time.Second
 )
 
 // DefaultCORSOrigins are the browser origins allowed when none are configured:
@@ -205,7 +211,7 @@ func Default() Config {
 			IdleTimeout:       120 * time.Second,
 			ShutdownTimeout:   30 * time.Second,
 		},
-		DB:        DB{DSN: DefaultDSN},
+		DB:        DB{DSN: DefaultDSN, QueryTimeout: DefaultQueryTimeout},
 		MCPServer: MCPServer{Path: DefaultMCPPath},
 	}
 }
@@ -219,7 +225,7 @@ func (j *JWT) fillDefaults() {
 		j.CookieName = DefaultCookieName
 	}
 	if j.ExcludedRoutePaths == nil {
-		j.ExcludedRoutePaths = []string{"/health"}
+		j.ExcludedRoutePaths = []string{"/health", "/health/ready"}
 	}
 }
 

@@ -56,6 +56,30 @@ func TestLoad_NoFileGivesDefaults(t *testing.T) {
 	}
 }
 
+func TestParse_DBQueryTimeout(t *testing.T) {
+	t.Parallel()
+	tests := map[string]time.Duration{
+		"db:\n  dsn: x.db\n":                      5 * time.Second, // the default
+		"db:\n  query_timeout: 250ms\n":           250 * time.Millisecond,
+		"db:\n  dsn: x.db\n  query_timeout: 1m\n": time.Minute,
+	}
+	for yaml, want := range tests {
+		cfg, err := Parse([]byte(yaml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if cfg.DB.QueryTimeout != want {
+			t.Errorf("%q: query_timeout = %s, want %s", yaml, cfg.DB.QueryTimeout, want)
+		}
+	}
+	if _, err := Parse([]byte("db:\n  query_timeout: soon\n"), "os.yaml"); err == nil {
+		t.Error("query_timeout: soon was accepted")
+	}
+}
+
 func TestParse_RejectsUnknownKeysNamingKeyAndLine(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -147,6 +171,8 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"negative timeout", "server:\n  idle_timeout: -1s\n", "idle_timeout"},
 		{"bad cors origin", "server:\n  cors_origins: [localhost:3000]\n", "cors_origins"},
 		{"empty dsn", "db:\n  dsn: ''\n", "db.dsn"},
+		{"zero query timeout", "db:\n  query_timeout: 0s\n", "db.query_timeout must be positive"},
+		{"negative query timeout", "db:\n  query_timeout: -1s\n", "db.query_timeout must be positive"},
 		{"incomplete dsn", "db:\n  dsn: postgres://\n", "db.dsn (--db): invalid database DSN: postgres:// names no host"},
 		{"empty agent id", "agents:\n  - name: x\n    model: a:b\n", "agents[0]: id is required"},
 		{"duplicate agent ids", "agents:\n  - id: a\n    model: a:b\n  - id: a\n    model: a:b\n", "duplicate id \"a\""},

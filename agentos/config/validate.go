@@ -42,6 +42,9 @@ func (c *Config) Validate() error {
 	if _, err := dsn.Parse(c.DB.DSN); err != nil {
 		bad("db.dsn (--db): %v", err)
 	}
+	if c.DB.QueryTimeout <= 0 {
+		bad("db.query_timeout must be positive (e.g. 5s)")
+	}
 	if j := c.Auth.JWT; j != nil {
 		if len(j.VerificationKeys) == 0 && j.JWKSFile == "" {
 			bad("auth.jwt needs verification_keys or jwks_file")

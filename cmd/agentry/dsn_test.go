@@ -10,9 +10,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/migrate/migratetest"
@@ -182,5 +184,28 @@ func TestDSN_ReadCommandsCreateNoTablesOnServers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The config file's db.query_timeout is the bound of the database serve
+// opens; without it the default (5s).
+func TestServe_DBQueryTimeoutReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]time.Duration{
+		"db:\n  query_timeout: 1234ms\n": 1234 * time.Millisecond,
+		"db:\n  id: main\n":              db.DefaultQueryTimeout,
+	} {
+		file, err := config.Parse([]byte(yaml), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := openStore(context.Background(), filepath.Join(t.TempDir(), "a.db"), storeOptions(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := store.QueryTimeout(); got != want {
+			t.Errorf("%q: the database's query timeout is %s, want %s", yaml, got, want)
+		}
+		store.Close()
 	}
 }

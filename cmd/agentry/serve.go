@@ -96,6 +96,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
 }
 
+// storeOptions are the options serve opens the configured database with.
+func storeOptions(c config.Config) dsn.Options {
+	return dsn.Options{ID: c.DB.ID, QueryTimeout: c.DB.QueryTimeout}
+}
+
 func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
 	log, err := newLogger(cmd.ErrOrStderr(), f.logLevel, f.logFormat)
@@ -133,7 +138,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	store, err := openStore(ctx, file.DB.DSN, dsn.Options{ID: file.DB.ID})
+	store, err := openStore(ctx, file.DB.DSN, storeOptions(file))
 	if err != nil {
 		return err
 	}

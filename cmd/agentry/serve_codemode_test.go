@@ -107,9 +107,12 @@ func TestServe_CodeModeRecordsEveryToolCallMadeFromCode(t *testing.T) {
 	if status != 200 || !strings.Contains(jsonString(out["tools"]), `\"result\":50`) {
 		t.Fatalf("after restart = %d %s", status, jsonString(out["tools"]))
 	}
+	// Another user's run in alice's session is refused before it runs (it
+	// could not be stored: the session is alice's); codemode's own refusal of
+	// a foreign snapshot is codemode's TestPersist_AnotherUsersStateIsNeverLoaded.
 	status, out = postRun(t, base, "analyst", form("recall", "mallory"))
-	if status != 200 || !strings.Contains(jsonString(out["tools"]), "belongs to another user") {
-		t.Fatalf("another user = %d %s", status, jsonString(out["tools"]))
+	if status != 409 || !strings.Contains(jsonString(out["detail"]), "belongs to another user") {
+		t.Fatalf("another user = %d %s", status, jsonString(out))
 	}
 	if code, logs := stop(); code != 0 {
 		t.Errorf("exit %d: %s", code, logs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -29,6 +30,10 @@ type Options struct {
 	SkipSchemaCheck bool
 	// Schema holds the tables on Postgres; empty means "ai". Ignored elsewhere.
 	Schema string
+	// QueryTimeout bounds every database call (the wait for a pooled
+	// connection and its statements; a config file's db.query_timeout);
+	// zero means db.DefaultQueryTimeout, negative no bound.
+	QueryTimeout time.Duration
 }
 
 // Opener opens a parsed DSN of its driver's dialect. Each driver package

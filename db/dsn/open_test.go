@@ -152,3 +152,31 @@ func TestOpen_ReadOnlyPostgresRefusesWrites(t *testing.T) {
 		t.Errorf("CREATE TABLE on a read-only store = %v, want the server to refuse", err)
 	}
 }
+
+// TestOpen_QueryTimeoutReachesTheDatabase: Options.QueryTimeout (a config
+// file's db.query_timeout) is the bound of the opened database, for every
+// dialect; zero is db.DefaultQueryTimeout.
+func TestOpen_QueryTimeoutReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, schema, pgURL := migratetest.Postgres(t)
+	for _, s := range []string{
+		filepath.Join(t.TempDir(), "t.db"),
+		pgURL,
+		"mysql://root@127.0.0.1:3306/test",
+	} {
+		for _, tt := range []struct{ in, want time.Duration }{
+			{1234 * time.Millisecond, 1234 * time.Millisecond},
+			{0, db.DefaultQueryTimeout},
+		} {
+			d, err := dsn.Open(ctx, s, all, dsn.Options{QueryTimeout: tt.in, SkipSchemaCheck: true, Schema: schema})
+			if err != nil {
+				t.Fatalf("%s: %v (is the loopback service running?)", s, err)
+			}
+			if got := d.QueryTimeout(); got != tt.want {
+				t.Errorf("%s: Options.QueryTimeout %s: QueryTimeout() = %s, want %s", s, tt.in, got, tt.want)
+			}
+			d.Close()
+		}
+	}
+}

@@ -26,6 +26,10 @@ type Config struct {
 	// ID is the db_id reported by AgentOS; empty means "mysql".
 	ID     string
 	Tables Tables
+	// QueryTimeout bounds every call (waiting for a pooled connection and
+	// its statements); zero means db.DefaultQueryTimeout (5s), negative no
+	// bound. A call past it fails with db.ErrUnavailable.
+	QueryTimeout time.Duration
 	// MaxOpenConns bounds the pool; zero means 20.
 	MaxOpenConns int
 	// ConnectTimeout bounds dialing; zero means 10s.
@@ -111,12 +115,25 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
 		ReadOnly:        cfg.ReadOnly,
+		WrapError:       classify,
 	})
 	if err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
-	return db.New(cfg.ID, st), nil
+	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
+}
+
+// classify marks the driver's error of a connection lost mid-call with
+// db.ErrUnavailable.
+func classify(err error) error {
+	if err == nil || errors.Is(err, db.ErrUnavailable) {
+		return err
+	}
+	if errors.Is(err, gomysql.ErrInvalidConn) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	}
+	return err
 }
 
 // OpenDSN opens a parsed MySQL or MariaDB DSN (a dsn.Opener).
@@ -124,5 +141,5 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.MySQL {
 		return nil, fmt.Errorf("mysql: cannot open a %s DSN", d.Dialect)
 	}
-	return Open(ctx, Config{DSN: d.Conn, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck})
+	return Open(ctx, Config{DSN: d.Conn, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/agentryhq/agentry/db"
@@ -29,6 +30,10 @@ type Config struct {
 	// ID is the db_id reported by AgentOS; empty means "postgres".
 	ID     string
 	Tables Tables
+	// QueryTimeout bounds every call (waiting for a pooled connection and
+	// its statements); zero means db.DefaultQueryTimeout (5s), negative no
+	// bound. A call past it fails with db.ErrUnavailable.
+	QueryTimeout time.Duration
 	// MaxOpenConns bounds the pool; zero means 20.
 	MaxOpenConns int
 	// ConnectTimeout bounds the first connection when ctx has no deadline;
@@ -89,12 +94,25 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
 		ReadOnly:        cfg.ReadOnly,
+		WrapError:       classify,
 	})
 	if err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
-	return db.New(cfg.ID, st), nil
+	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
+}
+
+// classify marks pgx's errors of a lost or unusable connection (closed
+// mid-call, failed before it was used, timed out) with db.ErrUnavailable.
+func classify(err error) error {
+	if err == nil || errors.Is(err, db.ErrUnavailable) {
+		return err
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	}
+	return err
 }
 
 // OpenDSN opens a parsed Postgres DSN (a dsn.Opener).
@@ -102,5 +120,5 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.Postgres {
 		return nil, fmt.Errorf("postgres: cannot open a %s DSN", d.Dialect)
 	}
-	return Open(ctx, Config{DSN: d.Conn, Schema: o.Schema, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck})
+	return Open(ctx, Config{DSN: d.Conn, Schema: o.Schema, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

@@ -34,8 +34,12 @@ type Config struct {
 	ID     string
 	Tables Tables
 	// BusyTimeout is how long a statement waits for another process's lock
-	// before failing; zero means 5s.
+	// before failing; zero means 5s. The query timeout caps it.
 	BusyTimeout time.Duration
+	// QueryTimeout bounds every call (waiting for a pooled connection and
+	// its statements); zero means db.DefaultQueryTimeout (5s), negative no
+	// bound. A call past it fails with db.ErrUnavailable.
+	QueryTimeout time.Duration
 	// MaxReadConns bounds the reader pool; zero means max(4, GOMAXPROCS).
 	MaxReadConns int
 	// SkipSchemaCheck opens without checking, creating or stamping tables. It
@@ -48,7 +52,20 @@ type Config struct {
 	ReadOnly bool
 	// MustExist refuses to create a missing file.
 	MustExist bool
+	// CheckpointInterval is how often a passive WAL checkpoint runs besides
+	// SQLite's automatic one, as a backstop that keeps the -wal file bounded;
+	// zero means DefaultCheckpointInterval, negative none. A read-only or
+	// in-memory database has none.
+	CheckpointInterval time.Duration
 }
+
+// DefaultCheckpointInterval is Config.CheckpointInterval's default.
+const DefaultCheckpointInterval = 30 * time.Second
+
+// walSizeLimit is the journal_size_limit: after a checkpoint the writer
+// truncates a -wal file that grew past it (while a long read kept SQLite
+// from checkpointing), instead of keeping its high-water size on disk.
+const walSizeLimit = 32 << 20
 
 // Open opens (and on first use creates) the database. A file that is not a
 // SQLite database, or one locked past BusyTimeout, fails with an error saying
@@ -61,6 +78,15 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	busy := cfg.BusyTimeout
 	if busy <= 0 {
 		busy = 5 * time.Second
+	}
+	// Writes run their statements without the query timeout's deadline
+	// (see sqlstore's gate): the lock wait is what must end within it.
+	qt := cfg.QueryTimeout
+	if qt == 0 {
+		qt = db.DefaultQueryTimeout
+	}
+	if qt > 0 && qt < busy {
+		busy = qt
 	}
 	memory := cfg.Path == ":memory:"
 	if !memory && (cfg.ReadOnly || cfg.MustExist) {
@@ -94,6 +120,13 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 			return nil, wrap(err)
 		}
 	}
+	if scfg.Reader != nil {
+		// Only a read-write file has a WAL to keep bounded.
+		scfg.CheckpointInterval = cfg.CheckpointInterval
+		if scfg.CheckpointInterval == 0 {
+			scfg.CheckpointInterval = DefaultCheckpointInterval
+		}
+	}
 	if !memory {
 		mode := modeReader
 		if cfg.ReadOnly {
@@ -117,7 +150,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		closeAll(scfg.Writer, scfg.Reader)
 		return nil, err
 	}
-	return db.New(cfg.ID, st), nil
+	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
 }
 
 // OpenDSN opens a parsed SQLite DSN (a dsn.Opener).
@@ -125,7 +158,7 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.SQLite {
 		return nil, fmt.Errorf("sqlite: cannot open a %s DSN", d.Dialect)
 	}
-	return Open(ctx, Config{Path: d.Path, ID: o.ID, ReadOnly: o.ReadOnly, MustExist: o.MustExist, SkipSchemaCheck: o.SkipSchemaCheck})
+	return Open(ctx, Config{Path: d.Path, ID: o.ID, ReadOnly: o.ReadOnly, MustExist: o.MustExist, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }
 
 // openReadWrite opens the single writer connection and the reader pool. The
@@ -227,6 +260,7 @@ func connString(path string, busy time.Duration, mode int) string {
 	case modeWriter:
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Set("_txlock", "immediate")
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	case modeReader:
 		q.Add("_pragma", "synchronous(NORMAL)")
 	case modeQueryOnly:
@@ -256,7 +290,7 @@ func explain(path string, busy time.Duration, err error) error {
 	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
 		return fmt.Errorf("sqlite: %s is not a SQLite database (wrong file, or encrypted/corrupt): %w", path, err)
 	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
-		return fmt.Errorf("sqlite: %s is locked by another connection or process (waited %s); stop the other writer or raise Config.BusyTimeout: %w", path, busy, err)
+		return fmt.Errorf("sqlite: %w: %s is locked by another connection or process (waited %s); stop the other writer or raise Config.BusyTimeout: %w", db.ErrUnavailable, path, busy, err)
 	case strings.Contains(msg, "unable to open database file") || strings.Contains(msg, "SQLITE_CANTOPEN"):
 		return fmt.Errorf("sqlite: cannot open %s (does its directory exist and is it writable?): %w", path, err)
 	}

@@ -243,11 +243,14 @@ func TestRun_SessionModes(t *testing.T) {
 				return
 			}
 			// Workers share the 12 tickets, so how many of the 3 workers get
-			// one depends on scheduling; what does not: each worker that sends
-			// starts exactly one new session (it waits for the first answer)
-			// and sends every later request in it.
-			if distinct < 1 || distinct > 3 || sessions[""] != distinct {
-				t.Errorf("sessions sent %v: %d new and %d distinct ids, want one new session per sending worker (1..3)", sessions, sessions[""], distinct)
+			// one, and how many get more than one, depends on scheduling; what
+			// does not: each worker that sends starts exactly one new session
+			// (it waits for the first answer) and sends every later request in
+			// it. A worker whose only ticket was its first sends no session id
+			// at all, so there are at most as many ids as new sessions, and at
+			// least one (12 tickets for 3 workers: some worker sends twice).
+			if n := sessions[""]; n < 1 || n > 3 || distinct < 1 || distinct > n {
+				t.Errorf("sessions sent %v: %d new and %d distinct ids, want one new session per sending worker (1..3) and no more ids than new sessions", sessions, n, distinct)
 			}
 			total := 0
 			for _, n := range sessions {

@@ -29,6 +29,7 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, err
 	}
 	defer s.gate.leave()
+	ctx = s.gated(ctx)
 	var err error
 	switch s.d.Name {
 	case MySQL:
@@ -127,7 +128,7 @@ func (s *Store) upsertRunOnConflict(ctx context.Context, c writeConn, out *db.Ru
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
 		idx, out.SessionID, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
 	var stored sql.NullInt64
-	err := c.queryRow(ctx, s.upsertRunSQL(scoped), args...).Scan(&stored, &out.CreatedAt)
+	err := returning(ctx, c, s.upsertRunSQL(scoped), args...).Scan(&stored, &out.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
 	}

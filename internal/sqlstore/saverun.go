@@ -13,7 +13,8 @@ var _ db.RunSaver = (*Store)(nil)
 // the writer, with the statements of UpsertSession and UpsertRun: one commit
 // instead of two (on SQLite one BEGIN IMMEDIATE on the single writer
 // connection). When either write is refused (another user's session or run)
-// nothing is written.
+// or the process dies between them, nothing is written: a session row never
+// says a run happened that is not stored.
 //
 // Postgres takes the session's advisory lock first when a run_index is to be
 // assigned, as UpsertRun does. MySQL locks the session row first, so that
@@ -25,6 +26,7 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 		return nil, nil, err
 	}
 	defer s.gate.leave()
+	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {
 		saved, out, err := s.saveRun(ctx, sess, in)
 		if err == nil || s.d.Name != MySQL || attempt == 4 || !strings.Contains(err.Error(), "Error 1213") {
@@ -35,9 +37,6 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 
 func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
-	if s.d.Name == SQLite && !scoped {
-		return s.saveRunAutocommit(ctx, sess, out)
-	}
 	s.warmWriter(ctx, s.upsertSessionSQL(), s.upsertRunSQL(scoped))
 	var (
 		saved  *db.Session
@@ -69,27 +68,6 @@ func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 		return nil, nil, mapped
 	case err != nil:
 		return nil, nil, s.fail("save run "+in.RunID, err)
-	}
-	return saved, out, nil
-}
-
-// saveRunAutocommit is SaveRun on SQLite for an unscoped caller: the session
-// upsert and then the run upsert as two autocommit statements on the writer.
-// Nothing can refuse the run once its session is stored (the run's guard
-// applies only under a scope, and the foreign key holds), so the outcome is
-// the transaction's. On modernc's SQLite the explicit transaction costs more
-// than the commit it saves (BEGIN/COMMIT statements, database/sql's Tx and
-// its watcher goroutine; the WAL frames of the two writes hardly overlap):
-// 170 µs against 119 µs per new session and run, measured. Only a crash
-// between the two statements can leave the session without the run, as two
-// UpsertSession/UpsertRun calls always could.
-func (s *Store) saveRunAutocommit(ctx context.Context, sess *db.Session, out *db.Run) (*db.Session, *db.Run, error) {
-	saved, err := s.upsertSession(ctx, poolConn{s}, sess)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.upsertRunOnConflict(ctx, poolConn{s}, out, false); err != nil {
-		return nil, nil, s.runWriteErr(out, err)
 	}
 	return saved, out, nil
 }

@@ -20,7 +20,7 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 		return nil, err
 	}
 	defer s.gate.leave()
-	return s.upsertSession(ctx, poolConn{s}, in)
+	return s.upsertSession(s.gated(ctx), poolConn{s}, in)
 }
 
 // upsertSession is UpsertSession on c: autocommit statements on the writer
@@ -38,7 +38,7 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 	if s.d.Name != MySQL {
 		// One statement: insert, or update where the owner matches, and read
 		// the stored row back.
-		out, err := scanSession(c.queryRow(ctx, s.upsertSessionSQL(), args...))
+		out, err := scanSession(returning(ctx, c, s.upsertSessionSQL(), args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
 		}

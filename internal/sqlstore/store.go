@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -31,6 +32,11 @@ type Config struct {
 	// OpenMigrationPool, when set, opens a separate pool for a migration (which
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
+	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
+	// Reader at this interval until Close (SQLite only). SQLite checkpoints
+	// on its own after commits; this backstop keeps the WAL bounded when
+	// that does not happen (a reader that held an old snapshot at the time).
+	CheckpointInterval time.Duration
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -52,9 +58,15 @@ type Store struct {
 	// guard (see buildUpsertRunSQL).
 	upsertRunQ     [2]string
 	upsertSessionQ string
+	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
+	// when none runs.
+	stopCheckpoints func()
 }
 
-var _ db.Driver = (*Store)(nil)
+var (
+	_ db.Driver = (*Store)(nil)
+	_ db.Pinger = (*Store)(nil)
+)
 
 // New checks (or creates) the schema and returns the store. On error the
 // caller still owns and must close the *sql.DBs.
@@ -87,6 +99,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		if err := EnsureSchema(ctx, s.w, s.d, s.t); err != nil {
 			return nil, s.wrap(err)
 		}
+	}
+	if cfg.CheckpointInterval > 0 && d.Name == SQLite {
+		s.stopCheckpoints = s.checkpointEvery(cfg.CheckpointInterval)
 	}
 	return s, nil
 }
@@ -162,8 +177,25 @@ func (s *Store) Tables() Tables { return s.t }
 // Dialect names the backend.
 func (s *Store) Dialect() string { return s.d.Name }
 
+// Ping reaches the writer pool and, when separate, the reader pool
+// (db.Pinger: the readiness check).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return s.fail("ping", err)
+	}
+	if s.r != s.w {
+		if err := s.r.PingContext(ctx); err != nil {
+			return s.fail("ping", err)
+		}
+	}
+	return nil
+}
+
 // Close closes the connection pools.
 func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+	}
 	err := errors.Join(s.stmts.close(), s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())

@@ -93,3 +93,48 @@ func (c txConn) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 	}
 	return c.tx.QueryContext(ctx, q, args...)
 }
+
+// returning runs an INSERT … RETURNING on c; its Scan reads the one row and
+// then the result to its end. sql.Row would close the result after the first
+// row, and on SQLite that resets the statement before it steps to
+// SQLITE_DONE: the write still commits, but SQLite runs its WAL hook, the
+// automatic checkpoint, only on SQLITE_DONE, so a server writing through
+// RETURNING never checkpointed and its -wal file grew without bound.
+func returning(ctx context.Context, c writeConn, q string, args ...any) returningRow {
+	rows, err := c.query(ctx, q, args...)
+	return returningRow{rows: rows, err: err}
+}
+
+// returningRow is the result of returning; it implements scanner.
+type returningRow struct {
+	rows *sql.Rows
+	err  error
+}
+
+// Scan scans the first row into dest (sql.ErrNoRows when there is none) and
+// reads the rest of the result.
+func (r returningRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if !r.rows.Next() {
+		err := r.rows.Err()
+		if cerr := r.rows.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = sql.ErrNoRows
+		}
+		return err
+	}
+	err := r.rows.Scan(dest...)
+	for r.rows.Next() { // step to the end: SQLITE_DONE runs the WAL hook
+	}
+	if err == nil {
+		err = r.rows.Err()
+	}
+	if cerr := r.rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -34,3 +34,19 @@ func (g writeGate) leave() {
 		<-g
 	}
 }
+
+// gated is the context of the statements of a write that entered the gate.
+// On SQLite the gate made the single writer connection this write's, so
+// the waits a caller's deadline bounds are over; a context that can still
+// end would only make the driver watch every statement with a goroutine of
+// its own (modernc interrupts a statement whose context ends), which cost
+// more than the statements of a small write. A wait for another process's
+// lock stays bounded by busy_timeout (sqlite.Open caps it at the query
+// timeout). Pooled writers keep the caller's context: their statements
+// cross a network.
+func (s *Store) gated(ctx context.Context) context.Context {
+	if s.gate == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}

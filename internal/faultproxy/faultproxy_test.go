@@ -1,0 +1,123 @@
+package faultproxy
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// echoServer echoes lines back until the connection closes.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func roundTrip(c net.Conn, br *bufio.Reader, wait time.Duration) (string, error) {
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		return "", err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	return br.ReadString('\n')
+}
+
+func TestProxy_ForwardsStallsRestoresAndCuts(t *testing.T) {
+	p, err := Start(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	if got, err := roundTrip(c, br, 5*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("forwarding: %q, %v", got, err)
+	}
+
+	p.Stall()
+	if got, err := roundTrip(c, br, 200*time.Millisecond); err == nil {
+		t.Fatalf("stalled proxy answered %q", got)
+	}
+	p.Restore()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if got, err := br.ReadString('\n'); err != nil || got != "ping\n" {
+		t.Fatalf("after restore the held-back bytes arrive: %q, %v", got, err)
+	}
+
+	p.Cut()
+	if got, err := roundTrip(c, br, 5*time.Second); err == nil {
+		t.Fatalf("cut connection answered %q", got)
+	}
+	c2, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if got, err := roundTrip(c2, bufio.NewReader(c2), 5*time.Second); err == nil {
+		t.Fatalf("a new connection through a cut proxy answered %q", got)
+	}
+
+	p.Restore()
+	c3, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	if got, err := roundTrip(c3, bufio.NewReader(c3), 5*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("after restore new connections forward: %q, %v", got, err)
+	}
+}
+
+// TestProxy_LoseReplyTo: the matching request reaches the server, its
+// reply is dropped and that connection closed; a new connection works.
+func TestProxy_LoseReplyTo(t *testing.T) {
+	t.Parallel()
+	p, err := Start(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	if got, err := roundTrip(c, br, 5*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("before: %q, %v", got, err)
+	}
+	p.LoseReplyTo([]byte("commit"))
+	if _, err := c.Write([]byte("commit\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if got, err := br.ReadString('\n'); err == nil {
+		t.Fatalf("the reply to the matching request arrived: %q", got)
+	}
+	c2, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if got, err := roundTrip(c2, bufio.NewReader(c2), 5*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("a new connection: %q, %v", got, err)
+	}
+}
