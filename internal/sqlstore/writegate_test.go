@@ -27,7 +27,7 @@ func TestWriteGate_AdmitsWaitersInArrivalOrder(t *testing.T) {
 			order <- i
 			g.leave()
 		}()
-		waitQueued(t, i+1) // waiter i queues before waiter i+1 arrives
+		waitQueued(t, "TestWriteGate_AdmitsWaitersInArrivalOrder.func", i+1) // waiter i queues before waiter i+1 arrives
 	}
 	g.leave()
 	for want := range n {
@@ -64,10 +64,12 @@ func TestWriteGate_NoneForPooledWriters(t *testing.T) {
 	}
 }
 
-// waitQueued waits until n goroutines are blocked entering a write gate
-// (read from the goroutine dump: a sleep would let a slow goroutine queue
-// behind a later one on a loaded machine).
-func waitQueued(t *testing.T, n int) {
+// waitQueued waits until n goroutines whose stack holds frame are blocked
+// entering a write gate (read from the goroutine dump: a sleep would let a
+// slow goroutine queue behind a later one on a loaded machine). The frame
+// keeps out the waiters of tests running in parallel, which enter gates of
+// their own.
+func waitQueued(t *testing.T, frame string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	buf := make([]byte, 1<<20)
@@ -75,7 +77,7 @@ func waitQueued(t *testing.T, n int) {
 		dump := string(buf[:runtime.Stack(buf, true)])
 		queued := 0
 		for _, g := range strings.Split(dump, "\n\n") {
-			if (strings.Contains(g, "[select") || strings.Contains(g, "[chan send")) && strings.Contains(g, "writeGate.enter") {
+			if (strings.Contains(g, "[select") || strings.Contains(g, "[chan send")) && strings.Contains(g, "writeGate.enter") && strings.Contains(g, frame) {
 				queued++
 			}
 		}
