@@ -116,12 +116,6 @@ type Config struct {
 	// given to Model as context.
 	ReasoningModel model.Model
 
-	// UpdateMemoryOnRun, SearchPastSessions and NumPastSessionsToSearch are
-	// accepted with Agno's 3.0 names but not wired yet: they have no effect.
-	UpdateMemoryOnRun       bool
-	SearchPastSessions      bool
-	NumPastSessionsToSearch int
-
 	// StoreEvents records the run's events (without content deltas) in the
 	// stored run's "events".
 	StoreEvents bool
@@ -175,9 +169,6 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.ToolCallLimit < 0 {
 		return nil, fmt.Errorf("agent: ToolCallLimit must be >= 0, got %d", cfg.ToolCallLimit)
-	}
-	if cfg.NumPastSessionsToSearch < 0 {
-		return nil, fmt.Errorf("agent: NumPastSessionsToSearch must be >= 0, got %d", cfg.NumPastSessionsToSearch)
 	}
 	if len(cfg.OutputSchema) > 0 && !json.Valid(cfg.OutputSchema) {
 		return nil, errors.New("agent: OutputSchema is not valid JSON")

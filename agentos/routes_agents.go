@@ -72,16 +72,9 @@ func newAgentResponse(a *agent.Agent) agentResponse {
 	if cfg.NumHistoryRuns != agent.DefaultNumHistoryRuns {
 		sessions["num_history_runs"] = cfg.NumHistoryRuns
 	}
-	if cfg.SearchPastSessions {
-		sessions["search_past_sessions"] = true
-		sessions["num_past_sessions_to_search"] = cfg.NumPastSessionsToSearch
-	}
 	resp.Sessions = nonEmpty(sessions)
 	if m := newModelResponse(cfg.ReasoningModel); m != nil {
 		resp.Reasoning = map[string]any{"reasoning_model": m}
-	}
-	if cfg.UpdateMemoryOnRun {
-		resp.Memory = map[string]any{"update_memory_on_run": true}
 	}
 	sys := map[string]any{}
 	if cfg.SystemMessage != "" {

@@ -1,4 +1,9 @@
 // Package migrate owns the schema versions of Agentry's SQL tables (agno_schema_versions)
 // and the steps between them: Manager.Up/Down, the resumable 2.x→3.0 copy of runs out of
-// the sessions table's legacy `runs` column, merged reads until cleanup, and the cleanup.
+// the sessions table's legacy `runs` column, and the cleanup that drops that column.
+//
+// Until `migrate up` has run, stores refuse a 2.x database with db.ErrMigrationRequired;
+// they never read the legacy column themselves. MergeRuns and Manager.MergedSessionRuns
+// read one session from both sources, merged as Down merges them; they
+// are for tools that check a migration before cleanup, not a read path of the stores.
 package migrate

@@ -63,8 +63,7 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		ID: a.ID, Name: a.Name, Description: a.Description, Model: m,
 		Instructions: agent.Instructions(a.Instructions), Markdown: a.Markdown, DB: d,
 		AddHistoryToContext: a.AddHistoryToContext, NumHistoryRuns: a.NumHistoryRuns,
-		ToolCallLimit: a.ToolCallLimit, UpdateMemoryOnRun: a.UpdateMemoryOnRun,
-		SearchPastSessions: a.SearchPastSessions, NumPastSessionsToSearch: a.NumPastSessionsToSearch,
+		ToolCallLimit: a.ToolCallLimit,
 		Metadata: a.Metadata,
 	}
 	for i, fm := range a.FallbackModels {

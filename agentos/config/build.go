@@ -13,7 +13,6 @@ import (
 
 // Build turns a team declaration into a team storing in d (nil: no storage).
 // Members are looked up by id among agents (the built `agents:` entries).
-// update_memory_on_run is accepted but, as for agents, not wired yet.
 func (t Team) Build(d *db.DB, agents map[string]*agent.Agent) (*team.Team, error) {
 	where := "team " + t.ID
 	if t.Model == "" {

@@ -32,7 +32,7 @@ func TestLoad_ExampleFileIsValid(t *testing.T) {
 		t.Errorf("server = %+v", cfg.Server)
 	}
 	if len(cfg.Agents) != 3 || cfg.Agents[0].ID != "assistant" || cfg.Agents[0].Tools[0].Name != "calculator" ||
-		len(cfg.Agents[0].Instructions) != 2 || !cfg.Agents[0].UpdateMemoryOnRun || cfg.Agents[0].NumPastSessionsToSearch != 2 {
+		len(cfg.Agents[0].Instructions) != 2 {
 		t.Errorf("agents = %+v", cfg.Agents)
 	}
 	if cfg.Agents[2].ReasoningModel != "openai:o4-mini" || len(cfg.Teams) != 1 || len(cfg.Workflows) != 1 {
@@ -188,6 +188,10 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"bad token source", "auth:\n  jwt:\n    verification_keys: [x]\n    token_source: query\n", "token_source"},
 		{"algorithm and algorithms", "auth:\n  jwt:\n    verification_keys: [x]\n    algorithm: RS256\n    algorithms: [ES256]\n", "not both"},
 		{"isolation without jwt", "user_isolation: true\nauth:\n  security_key: k\n", "user_isolation needs auth.jwt"},
+		{"memory not available", "agents:\n  - id: a\n    model: a:b\n    update_memory_on_run: true\n", "agents[0].update_memory_on_run: user memories and past-session search are not available yet"},
+		{"past sessions not available", "agents:\n  - id: a\n    model: a:b\n    search_past_sessions: true\n", "agents[0].search_past_sessions: user memories"},
+		{"past session count not available", "agents:\n  - id: a\n    model: a:b\n    num_past_sessions_to_search: 3\n", "agents[0].num_past_sessions_to_search: user memories"},
+		{"team memory not available", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n    update_memory_on_run: true\n", "teams[0].update_memory_on_run: user memories"},
 		{"negative leeway", "auth:\n  jwt:\n    verification_keys: [x]\n    leeway: -1s\n", "leeway"},
 	}
 	for _, tt := range tests {
