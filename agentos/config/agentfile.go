@@ -64,7 +64,7 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		Instructions: agent.Instructions(a.Instructions), Markdown: a.Markdown, DB: d,
 		AddHistoryToContext: a.AddHistoryToContext, NumHistoryRuns: a.NumHistoryRuns,
 		ToolCallLimit: a.ToolCallLimit,
-		Metadata: a.Metadata,
+		Metadata:      a.Metadata,
 	}
 	for i, fm := range a.FallbackModels {
 		f, err := fm.New()
