@@ -15,7 +15,10 @@ import (
 // working. It does not run in parallel: the memory cases watch the process
 // heap.
 func TestSandbox_AbuseEndsInACleanErrorAndTheNextCellWorks(t *testing.T) {
-	cm := newCM(t, codemode.Config{CPUTimeLimit: time.Second, CellTimeout: 10 * time.Second})
+	// The wall-clock cell timeout is far above the CPU limit: on a loaded
+	// machine a second of CPU can take many seconds of wall time, and the
+	// cases below test the CPU, depth and memory limits, not the timeout.
+	cm := newCM(t, codemode.Config{CPUTimeLimit: time.Second, CellTimeout: 10 * time.Minute})
 	tests := []struct {
 		name   string
 		code   string
