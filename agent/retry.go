@@ -26,11 +26,16 @@ type runRetry struct {
 
 func (r *runRetry) Info() model.Info { return r.next.Info() }
 
-func (r *runRetry) wait(ctx context.Context, attempt int, err error) error {
-	d := r.delay
-	if r.exponential {
-		d <<= attempt
+// delayAfter is the wait after the failed attempt (0-based).
+func (r *runRetry) delayAfter(attempt int) time.Duration {
+	if !r.exponential {
+		return r.delay
 	}
+	return r.delay << attempt
+}
+
+func (r *runRetry) wait(ctx context.Context, attempt int, err error) error {
+	d := r.delayAfter(attempt)
 	slog.WarnContext(ctx, "agent: model request failed, retrying", "attempt", attempt+1, "of", r.retries+1, "delay", d, "error", err)
 	if d <= 0 {
 		return ctx.Err()
