@@ -22,7 +22,10 @@ type PreHook interface {
 // PostHook runs on a run's output once the model has answered, before the run
 // completes (Agno's post_hooks). It may change the output's Content in place.
 // Returning an *OutputCheckError rejects the output; other errors end the run
-// in ERROR too.
+// in ERROR too. In a stream the answer's RunContent deltas were sent before
+// post-hooks run (as in Agno): the RunCompleted content and the stored run
+// are what the hooks left; a consumer that must never see rejected text
+// reads RunCompleted, not the deltas.
 type PostHook interface {
 	Name() string
 	PostRun(ctx context.Context, out *run.Output) error
