@@ -5,10 +5,12 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
 )
 
 func TestPreHook_ModifiesInputTheModelSeesAndTheRunStores(t *testing.T) {
@@ -176,5 +178,30 @@ func TestNew_RefusesNilHooks(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Fatalf("New accepted %+v", cfg)
 		}
+	}
+}
+
+func TestHooks_ContinuedRunRunsPostHooksNotPreHooks(t *testing.T) {
+	t.Parallel()
+	var pre, post atomic.Int32
+	del := funcTool("delete_file", tool.FuncConfig{RequiresConfirmation: true}, func(context.Context) (string, error) { return "deleted", nil })
+	a := mustAgent(t, Config{
+		Model:    script(t, scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "delete_file"}}}, scripted.Turn{Content: "all done"}),
+		Tools:    []tool.Tool{del},
+		PreHooks: []PreHook{PreHookFunc("pre", func(context.Context, *run.Input) error { pre.Add(1); return nil })},
+		PostHooks: []PostHook{PostHookFunc("post", func(_ context.Context, out *run.Output) error {
+			post.Add(1)
+			out.Content = "checked: " + run.ContentText(out.Content)
+			return nil
+		})},
+	})
+	out, err := a.Run(t.Context(), run.TextInput("delete it"))
+	if err != nil || out.Status != run.StatusPaused || pre.Load() != 1 || post.Load() != 0 {
+		t.Fatalf("paused: status %s err %v pre %d post %d", out.Status, err, pre.Load(), post.Load())
+	}
+	out.Requirements[0].ToolExecution.Confirmed = boolp(true)
+	out, err = a.ContinueRun(t.Context(), out)
+	if err != nil || out.Content != "checked: all done" || pre.Load() != 1 || post.Load() != 1 {
+		t.Fatalf("continued: content %v err %v pre %d post %d", out.Content, err, pre.Load(), post.Load())
 	}
 }
