@@ -173,14 +173,22 @@ func (a Agent) controls(cfg *agent.Config) error {
 		if err != nil {
 			return fmt.Errorf("pre_hooks[%d]: %w", i, err)
 		}
-		cfg.PreHooks = append(cfg.PreHooks, g.(agent.PreHook))
+		pre, ok := g.(agent.PreHook)
+		if !ok {
+			return fmt.Errorf("pre_hooks[%d]: %s cannot check input", i, h.Name)
+		}
+		cfg.PreHooks = append(cfg.PreHooks, pre)
 	}
 	for i, h := range a.PostHooks {
 		g, err := h.guardrail(true)
 		if err != nil {
 			return fmt.Errorf("post_hooks[%d]: %w", i, err)
 		}
-		cfg.PostHooks = append(cfg.PostHooks, g.(agent.PostHook))
+		post, ok := g.(agent.PostHook)
+		if !ok {
+			return fmt.Errorf("post_hooks[%d]: %s cannot check output", i, h.Name)
+		}
+		cfg.PostHooks = append(cfg.PostHooks, post)
 	}
 	for i, h := range a.ToolHooks {
 		th, err := h.toolHook()
