@@ -18,6 +18,16 @@ type debugTrace struct {
 
 const debugClip = 400
 
+// deltaEvent reports whether t is a content delta (agent or team), which
+// the trace leaves out.
+func deltaEvent(t run.EventType) bool {
+	switch run.EventType(strings.TrimPrefix(string(t), "Team")) {
+	case run.EventRunContent, run.EventRunIntermediateContent, run.EventReasoningContentDelta:
+		return true
+	}
+	return false
+}
+
 func clip(s string) string {
 	s = strings.ReplaceAll(s, "\n", `\n`)
 	if len(s) <= debugClip {

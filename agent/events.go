@@ -64,7 +64,7 @@ func (st *state) record(e run.Event) {
 // send delivers e to a live stream consumer.
 func (st *state) send(e run.Event) {
 	s := &st.sink
-	if s.debug != nil && !isDelta(e.Event) {
+	if s.debug != nil && !deltaEvent(e.Event) {
 		s.debug.trace(st, &e)
 	}
 	if s.live() && !s.yield(e, nil) {
