@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
@@ -125,6 +127,59 @@ type Config struct {
 	// TeamLeader, when set, makes this agent the leader of a team; package
 	// team builds such agents and other code leaves it nil. See TeamLeader.
 	TeamLeader *TeamLeader
+
+	// PreHooks run in order on the input before the model sees it; PostHooks
+	// on the output before the run completes. Either may change what it is
+	// given or reject it (InputCheckError, OutputCheckError). Package
+	// agent/guardrail has hooks for PII, prompt injection and moderation.
+	PreHooks  []PreHook
+	PostHooks []PostHook
+	// InputSchema is a JSON Schema the run's input must match (Agno's
+	// input_schema): text input is decoded as JSON first. A mismatch ends
+	// the run in ERROR with an InputCheckError (trigger validation_failed).
+	InputSchema json.RawMessage
+	// ParserModel, when set, turns the main model's free-text answer into
+	// the run's output schema (the main model is then not given the schema);
+	// ParserModelPrompt replaces its default system message.
+	ParserModel       model.Model
+	ParserModelPrompt string
+	// OutputModel, when set, writes the final answer from the conversation
+	// the main model had (tool results included), whose own deltas stream as
+	// RunIntermediateContent; OutputModelPrompt replaces the system message
+	// it is given.
+	OutputModel       model.Model
+	OutputModelPrompt string
+	// ToolHooks wrap every tool call (see ToolHook), the first outermost.
+	ToolHooks []ToolHook
+	// CacheResults serves a tool's successful result again for the same
+	// arguments and user for CacheTTL (default DefaultToolCacheTTL), in
+	// memory, shared by the agent's runs. Set it only for tools without side
+	// effects: a cached call does not run.
+	CacheResults bool
+	CacheTTL     time.Duration
+
+	// Timezone is the IANA zone of AddDatetimeToContext's time (Agno's
+	// timezone_identifier, e.g. "Europe/Paris"); default the local zone.
+	Timezone string
+	// AddLocationToContext adds Location to the system message. Agno looks
+	// the location up from the machine's IP address; Agentry makes no such
+	// request, so Location is required with it.
+	AddLocationToContext bool
+	Location             string
+	// AddNameToContext adds "Your name is: Name." to the system message.
+	AddNameToContext bool
+	// Retries re-asks the model up to Retries times when a request fails
+	// (any error, unlike ModelRetry's rate limits and server errors), waiting
+	// DelayBetweenRetries (default 1s, as Agno), doubled after each attempt
+	// with ExponentialBackoff.
+	Retries             int
+	DelayBetweenRetries time.Duration
+	ExponentialBackoff  bool
+	// DebugMode writes a human-readable trace of each run (its events, and
+	// the messages of its first model request) to DebugWriter, default
+	// os.Stderr.
+	DebugMode   bool
+	DebugWriter io.Writer
 }
 
 // TeamLeader turns an agent's runs into team runs (Agno's TeamRunOutput): the
@@ -144,6 +199,9 @@ type Agent struct {
 	cfg  Config
 	once sync.Once
 	p    *prepared
+	// compiled by New from Controls
+	inputSchema *inputSchema
+	timezone    *time.Location
 }
 
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
@@ -190,7 +248,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.NumHistoryRuns == 0 {
 		cfg.NumHistoryRuns = DefaultNumHistoryRuns
 	}
-	return &Agent{cfg: cfg}, nil
+	a := &Agent{cfg: cfg}
+	if err := a.checkControls(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // DefaultID is the id an agent, team or workflow gets: id when set, else name

@@ -13,10 +13,11 @@ type sink struct {
 	yield   func(run.Event, error) bool
 	stopped bool
 	store   bool
+	debug   *debugTrace // Config.DebugMode
 }
 
 // on reports whether anyone wants non-delta events.
-func (s *sink) on() bool { return s.store || s.live() }
+func (s *sink) on() bool { return s.store || s.debug != nil || s.live() }
 
 // live reports whether a stream consumer is reading (deltas are worth building).
 func (s *sink) live() bool { return s.yield != nil && !s.stopped }
@@ -63,6 +64,9 @@ func (st *state) record(e run.Event) {
 // send delivers e to a live stream consumer.
 func (st *state) send(e run.Event) {
 	s := &st.sink
+	if s.debug != nil && !deltaEvent(e.Event) {
+		s.debug.trace(st, &e)
+	}
 	if s.live() && !s.yield(e, nil) {
 		s.stopped = true
 		st.cancel(errStreamStopped)

@@ -30,6 +30,9 @@ func (st *state) runNew(input run.Input) {
 		st.finishCancelled()
 		return
 	}
+	if !st.checkInput(&in) {
+		return
+	}
 	st.buildMessages(history, &in)
 	if st.p.reasoning != nil && !st.reason() {
 		return
@@ -99,7 +102,7 @@ func (st *state) callModel() (model.Message, error) {
 	if st.limitHit {
 		req.ToolChoice = "none"
 	}
-	if st.schema != nil {
+	if st.schema != nil && st.p.parserModel == nil {
 		req.ResponseFormat = st.schema.format
 	}
 	if st.sink.on() {
@@ -176,6 +179,9 @@ func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response
 			}
 			if st.sink.live() {
 				e := st.ev(run.EventRunContent)
+				if st.intermediate {
+					e.Event = run.EventRunIntermediateContent
+				}
 				e.Content, e.ContentType = c.Content, "str"
 				st.emit(e)
 			}
@@ -278,6 +284,10 @@ func (st *state) reason() bool {
 
 // complete ends the run with the model's answer (parsed when structured).
 func (st *state) complete(content string) {
+	content, ok := st.finishAnswer(content)
+	if !ok {
+		return
+	}
 	out := st.out
 	if st.schema != nil {
 		v, err := st.schema.parse(content)
@@ -294,6 +304,9 @@ func (st *state) complete(content string) {
 	if st.sink.on() {
 		e := st.ev(run.EventRunContentCompleted)
 		st.emit(e)
+	}
+	if len(st.a.cfg.PostHooks) > 0 && !st.checkOutput() {
+		return
 	}
 	if !st.sink.on() {
 		st.persist()
@@ -354,6 +367,9 @@ func (st *state) finishErr(err error) {
 	e := st.ev(run.EventRunError)
 	e.Content = out.Content
 	e.ErrorType = errorType(err)
+	if t, id, data, ok := checkFields(err); ok {
+		e.ErrorType, e.ErrorID, e.AdditionalData = t, id, data
+	}
 	st.terminal(e)
 }
 

@@ -96,8 +96,11 @@ func (st *state) loadHistory() ([]model.Message, error) {
 // system returns the system message text for this run.
 func (st *state) system() string {
 	s := st.p.system
-	if st.a.cfg.AddDatetimeToContext && st.a.cfg.SystemMessage == "" {
-		s += "\n\n<additional_information>\n- The current time is " + time.Now().Format(time.RFC1123) + ".\n</additional_information>"
+	if info := st.a.contextInfo(time.Now()); info != "" {
+		if s != "" {
+			s += "\n\n"
+		}
+		s += info
 	}
 	return s
 }

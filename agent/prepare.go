@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
@@ -30,6 +31,14 @@ type prepared struct {
 	agentData json.RawMessage
 	schema    *compiledSchema
 	schemaErr error
+	// Controls, prepared (controls.go).
+	inputSchema *inputSchema
+	parserModel model.Model
+	outputModel model.Model
+	exec        ToolHandler
+	timezone    *time.Location
+	// runContext: tools or hooks may read FromContext.
+	runContext bool
 	// running maps run ids to runs in progress (CancelRun).
 	running sync.Map
 	history historyCache
@@ -102,6 +111,7 @@ func (a *Agent) prepare() *prepared {
 	if len(c.OutputSchema) > 0 {
 		p.schema, p.schemaErr = compileSchema(c.OutputSchema, c.OutputSchemaName)
 	}
+	a.prepareControls(p)
 	return p
 }
 

@@ -44,6 +44,10 @@ type state struct {
 	toolCalls int
 	limitHit  bool
 	callSeq   int
+	// intermediate: the main model's deltas are RunIntermediateContent
+	// (an output model writes the answer).
+	intermediate  bool
+	debugMessages bool
 
 	session      *db.Session
 	sessionData  map[string]any
@@ -128,7 +132,7 @@ func newID() string {
 // begin derives the run's context and registers it for CancelRun.
 func (st *state) begin(parent context.Context) {
 	ctx, cancel := context.WithCancelCause(parent)
-	if len(st.p.tools) > 0 {
+	if st.p.runContext {
 		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
 			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
@@ -136,6 +140,10 @@ func (st *state) begin(parent context.Context) {
 	}
 	st.ctx, st.cancel = ctx, cancel
 	st.sink.store = st.a.cfg.StoreEvents
+	if st.a.cfg.DebugMode {
+		st.sink.debug = &debugTrace{w: st.a.cfg.DebugWriter}
+	}
+	st.intermediate = st.p.outputModel != nil
 	st.p.running.Store(st.out.RunID, st)
 }
 

@@ -193,7 +193,7 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 // behalf (RecordToolCall).
 func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) []run.ToolExecution {
 	rec := &nestedCalls{}
-	r := st.p.set.Execute(context.WithValue(ctx, nestedKey{}, rec), *call)
+	r := st.p.exec(context.WithValue(ctx, nestedKey{}, rec), *call)
 	exec.Result, exec.ToolCallError = r.Content, r.IsError()
 	exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
 	return rec.take()

@@ -33,6 +33,17 @@ const (
 	EventModelRequestStarted    EventType = "ModelRequestStarted"
 	EventModelRequestCompleted  EventType = "ModelRequestCompleted"
 	EventCustom                 EventType = "CustomEvent"
+
+	// Hooks (agent.PreHook, agent.PostHook) and the second models that may
+	// finish a run (parser_model, output_model).
+	EventPreHookStarted               EventType = "PreHookStarted"
+	EventPreHookCompleted             EventType = "PreHookCompleted"
+	EventPostHookStarted              EventType = "PostHookStarted"
+	EventPostHookCompleted            EventType = "PostHookCompleted"
+	EventParserModelResponseStarted   EventType = "ParserModelResponseStarted"
+	EventParserModelResponseCompleted EventType = "ParserModelResponseCompleted"
+	EventOutputModelResponseStarted   EventType = "OutputModelResponseStarted"
+	EventOutputModelResponseCompleted EventType = "OutputModelResponseCompleted"
 )
 
 // Workflow run events (Agno's WorkflowRunEvent names). Loop, Parallel,
@@ -102,8 +113,18 @@ type Event struct {
 
 	SessionState map[string]any `json:"session_state,omitempty"`
 
-	// RunError.
-	ErrorType string `json:"error_type,omitempty"`
+	// PreHook* and PostHook*: the hook's name; PreHook* also carry the run's
+	// input as the hook left it.
+	PreHookName  string `json:"pre_hook_name,omitempty"`
+	PostHookName string `json:"post_hook_name,omitempty"`
+	RunInput     *Input `json:"run_input,omitempty"`
+
+	// RunError. A rejected input or output (agent.InputCheckError,
+	// agent.OutputCheckError) sets error_type input_check_error or
+	// output_check_error, error_id to the check's trigger and additional_data.
+	ErrorType      string         `json:"error_type,omitempty"`
+	ErrorID        string         `json:"error_id,omitempty"`
+	AdditionalData map[string]any `json:"additional_data,omitempty"`
 	// RunCancelled.
 	Reason string `json:"reason,omitempty"`
 

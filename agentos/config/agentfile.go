@@ -66,6 +66,9 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		ToolCallLimit: a.ToolCallLimit,
 		Metadata:      a.Metadata,
 	}
+	if err := a.controls(&cfg); err != nil {
+		return nil, fmt.Errorf("config: %s: %w", where, err)
+	}
 	for i, fm := range a.FallbackModels {
 		f, err := fm.New()
 		if err != nil {

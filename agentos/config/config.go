@@ -135,6 +135,37 @@ type Agent struct {
 	// CodeMode gives the model a sandboxed code environment whose functions
 	// are tools (see CodeMode).
 	CodeMode *CodeMode `yaml:"code_mode"`
+
+	// Agent controls (agent.Config has the meaning of each; controls.go).
+	// pre_hooks and post_hooks name guardrails: pii_detection,
+	// prompt_injection, openai_moderation (post: pii_detection,
+	// openai_moderation), each a name or {name, options} with Agno's
+	// parameter names. tool_hooks: log.
+	PreHooks  []Hook `yaml:"pre_hooks"`
+	PostHooks []Hook `yaml:"post_hooks"`
+	ToolHooks []Hook `yaml:"tool_hooks"`
+	// InputSchema is a JSON Schema, written as YAML.
+	InputSchema       map[string]any `yaml:"input_schema"`
+	ParserModel       Model          `yaml:"parser_model"`
+	ParserModelPrompt string         `yaml:"parser_model_prompt"`
+	OutputModel       Model          `yaml:"output_model"`
+	OutputModelPrompt string         `yaml:"output_model_prompt"`
+	CacheResults      bool           `yaml:"cache_results"`
+	// CacheTTL is in seconds, as Agno's cache_ttl.
+	CacheTTL             float64 `yaml:"cache_ttl"`
+	AdditionalContext    string  `yaml:"additional_context"`
+	ExpectedOutput       string  `yaml:"expected_output"`
+	AddDatetimeToContext bool    `yaml:"add_datetime_to_context"`
+	TimezoneIdentifier   string  `yaml:"timezone_identifier"`
+	AddLocationToContext bool    `yaml:"add_location_to_context"`
+	Location             string  `yaml:"location"`
+	AddNameToContext     bool    `yaml:"add_name_to_context"`
+	ToolChoice           string  `yaml:"tool_choice"`
+	Retries              int     `yaml:"retries"`
+	// DelayBetweenRetries is in seconds, as Agno's delay_between_retries.
+	DelayBetweenRetries float64 `yaml:"delay_between_retries"`
+	ExponentialBackoff  bool    `yaml:"exponential_backoff"`
+	DebugMode           bool    `yaml:"debug_mode"`
 }
 
 // Team declares a team of agents.

@@ -109,6 +109,8 @@ func readFile(path string) (Config, error) {
 			a.FallbackModels[j].Spec = scriptedFromDir(dir, a.FallbackModels[j].Spec)
 		}
 		a.ReasoningModel = scriptedFromDir(dir, a.ReasoningModel)
+		a.ParserModel.Spec = scriptedFromDir(dir, a.ParserModel.Spec)
+		a.OutputModel.Spec = scriptedFromDir(dir, a.OutputModel.Spec)
 		toolDirsFromDir(dir, a.Tools)
 		if a.CodeMode != nil {
 			toolDirsFromDir(dir, a.CodeMode.Tools)

@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/tool/builtin"
@@ -157,6 +159,25 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 		}
 	}
 	a.CodeMode.validate(bad, where)
+	checkModel(bad, key("parser_model"), a.ParserModel.Spec, false)
+	checkModel(bad, key("output_model"), a.OutputModel.Spec, false)
+	probe := a
+	probe.ParserModel, probe.OutputModel = Model{}, Model{} // checked above; built at start
+	var cfg agent.Config
+	if err := probe.controls(&cfg); err != nil {
+		bad("%s: %v", where, err)
+	}
+	if tz := a.TimezoneIdentifier; tz != "" {
+		if _, err := time.LoadLocation(tz); err != nil {
+			bad("%s %q is not an IANA time zone (e.g. Europe/Paris)", key("timezone_identifier"), tz)
+		}
+	}
+	if a.AddLocationToContext && a.Location == "" {
+		bad("%s needs %s (e.g. \"Paris, France\"): Agentry does not look the location up over the network", key("add_location_to_context"), key("location"))
+	}
+	if a.AddNameToContext && a.Name == "" {
+		bad("%s needs %s", key("add_name_to_context"), key("name"))
+	}
 }
 
 // notYetMemory says why the memory settings are refused: Agno 3.0 names them,

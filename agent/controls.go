@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentryhq/agentry/model"
+)
+
+// DefaultDelayBetweenRetries is Config.DelayBetweenRetries's default.
+const DefaultDelayBetweenRetries = time.Second
+
+// checkControls validates the hooks and controls of a.cfg and compiles what
+// can be compiled once (the input schema, the time zone); New calls it.
+func (a *Agent) checkControls() error {
+	c := &a.cfg
+	for i, h := range c.PreHooks {
+		if h == nil {
+			return fmt.Errorf("agent: PreHooks[%d] is nil", i)
+		}
+	}
+	for i, h := range c.PostHooks {
+		if h == nil {
+			return fmt.Errorf("agent: PostHooks[%d] is nil", i)
+		}
+	}
+	for i, h := range c.ToolHooks {
+		if h == nil {
+			return fmt.Errorf("agent: ToolHooks[%d] is nil", i)
+		}
+	}
+	if len(c.InputSchema) > 0 {
+		s, err := compileInputSchema(c.InputSchema)
+		if err != nil {
+			return err
+		}
+		a.inputSchema = s
+	}
+	if c.Timezone != "" {
+		loc, err := time.LoadLocation(c.Timezone)
+		if err != nil {
+			return fmt.Errorf("agent: Timezone %q is not an IANA time zone (e.g. Europe/Paris): %w", c.Timezone, err)
+		}
+		a.timezone = loc
+	}
+	if c.AddLocationToContext && c.Location == "" {
+		return errors.New("agent: AddLocationToContext needs Location (e.g. \"Paris, France\"); Agentry does not look it up over the network")
+	}
+	if c.AddNameToContext && c.Name == "" {
+		return errors.New("agent: AddNameToContext needs Name")
+	}
+	switch {
+	case c.Retries < 0:
+		return fmt.Errorf("agent: Retries must be >= 0, got %d", c.Retries)
+	case c.DelayBetweenRetries < 0:
+		return fmt.Errorf("agent: DelayBetweenRetries must be >= 0, got %s", c.DelayBetweenRetries)
+	case c.CacheTTL < 0:
+		return fmt.Errorf("agent: CacheTTL must be >= 0, got %s", c.CacheTTL)
+	}
+	if c.Retries > 0 && c.DelayBetweenRetries == 0 {
+		c.DelayBetweenRetries = DefaultDelayBetweenRetries
+	}
+	if c.DebugMode && c.DebugWriter == nil {
+		c.DebugWriter = os.Stderr
+	}
+	return nil
+}
+
+// prepareControls fills p's controls on the first run.
+func (a *Agent) prepareControls(p *prepared) {
+	c := &a.cfg
+	p.inputSchema, p.timezone = a.inputSchema, a.timezone
+	p.parserModel, p.outputModel = c.ParserModel, c.OutputModel
+	if c.ModelRetry != nil {
+		for _, m := range []*model.Model{&p.parserModel, &p.outputModel} {
+			if *m != nil {
+				*m = model.WithRetry(*m, *c.ModelRetry)
+			}
+		}
+	}
+	if c.Retries > 0 {
+		for _, m := range []*model.Model{&p.model, &p.parserModel, &p.outputModel} {
+			if *m != nil {
+				*m = &runRetry{next: *m, retries: c.Retries, delay: c.DelayBetweenRetries, exponential: c.ExponentialBackoff}
+			}
+		}
+	}
+	p.exec = a.toolHandler(p.set)
+	p.runContext = len(p.tools) > 0 || len(c.PreHooks) > 0 || len(c.PostHooks) > 0
+}

@@ -1,0 +1,205 @@
+package guardrail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+)
+
+// PII kinds, as Agno names them in additional_data.detected_pii.
+const (
+	PIISSN        = "SSN"
+	PIICreditCard = "Credit Card"
+	PIIEmail      = "Email"
+	PIIPhone      = "Phone"
+)
+
+// PIIKinds are the built-in kinds, in the order they are checked.
+var PIIKinds = []string{PIISSN, PIICreditCard, PIIEmail, PIIPhone}
+
+var builtinPII = map[string]*regexp.Regexp{
+	PIISSN:        regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`),
+	PIICreditCard: regexp.MustCompile(`\b\d{4}[\s-]?\d{4}[\s-]?\d{4}[\s-]?\d{4}\b`),
+	PIIEmail:      regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`),
+	PIIPhone:      regexp.MustCompile(`\b\d{3}[\s.-]?\d{3}[\s.-]?\d{4}\b`),
+}
+
+// builtinNeeds are cheap preconditions of the built-in patterns: a text
+// without a digit (or an '@') cannot match, and skipping the regular
+// expression for it keeps clean input cheap (see docs/benchmarks.md).
+var builtinNeeds = map[string]func(string) bool{
+	PIISSN:        hasDigit,
+	PIICreditCard: hasDigit,
+	PIIEmail:      func(s string) bool { return strings.IndexByte(s, '@') >= 0 },
+	PIIPhone:      hasDigit,
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// ErrBadPattern is wrapped by NewPII's error for a custom pattern that does
+// not compile.
+var ErrBadPattern = errors.New("guardrail: invalid pattern")
+
+// PIIConfig configures a PII guardrail. The zero value checks every built-in
+// kind and rejects.
+type PIIConfig struct {
+	// Mask replaces each match with asterisks of the same length instead of
+	// rejecting (Agno's mask_pii).
+	Mask bool
+	// Skip lists built-in kinds not to check (PIISSN, …).
+	Skip []string
+	// Custom adds named patterns (RE2 syntax), checked after the built-in ones.
+	Custom map[string]string
+}
+
+// PII detects personally identifiable information (Agno's
+// PIIDetectionGuardrail): as a pre-hook in the input, as a post-hook in the
+// answer. Structured content is checked (and masked) string by string.
+type PII struct {
+	mask     bool
+	names    []string
+	patterns []*regexp.Regexp
+	needs    []func(string) bool // nil: always try the pattern
+}
+
+var (
+	_ agent.PreHook  = (*PII)(nil)
+	_ agent.PostHook = (*PII)(nil)
+)
+
+// NewPII compiles cfg.
+func NewPII(cfg PIIConfig) (*PII, error) {
+	g := &PII{mask: cfg.Mask}
+	for _, s := range cfg.Skip {
+		if !slices.Contains(PIIKinds, s) {
+			return nil, fmt.Errorf("guardrail: unknown PII kind %q to skip (kinds: %s)", s, strings.Join(PIIKinds, ", "))
+		}
+	}
+	for _, k := range PIIKinds {
+		if !slices.Contains(cfg.Skip, k) {
+			g.names = append(g.names, k)
+			g.patterns = append(g.patterns, builtinPII[k])
+			g.needs = append(g.needs, builtinNeeds[k])
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Custom)) {
+		re, err := regexp.Compile(cfg.Custom[name])
+		if err != nil {
+			return nil, fmt.Errorf("%w: custom PII pattern %q: %v", ErrBadPattern, name, err)
+		}
+		g.names = append(g.names, name)
+		g.patterns = append(g.patterns, re)
+		g.needs = append(g.needs, nil)
+	}
+	if len(g.patterns) == 0 {
+		return nil, errors.New("guardrail: the PII guardrail checks nothing: every kind is skipped and no custom pattern is given")
+	}
+	return g, nil
+}
+
+// Name is the hook's name in events.
+func (g *PII) Name() string { return "PIIDetectionGuardrail" }
+
+// Detect returns the kinds found in s, in check order.
+func (g *PII) Detect(s string) []string {
+	var found []string
+	for i, re := range g.patterns {
+		if g.possible(i, s) && re.MatchString(s) {
+			found = append(found, g.names[i])
+		}
+	}
+	return found
+}
+
+func (g *PII) possible(i int, s string) bool { return g.needs[i] == nil || g.needs[i](s) }
+
+// Redact masks every match in s.
+func (g *PII) Redact(s string) string {
+	for i, re := range g.patterns {
+		if !g.possible(i, s) {
+			continue
+		}
+		s = re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", len(m)) })
+	}
+	return s
+}
+
+// PreRun rejects input holding PII (trigger pii_detected), or masks it.
+func (g *PII) PreRun(_ context.Context, in *run.Input) error {
+	found := g.detectValue(in.InputContent)
+	if len(found) == 0 {
+		return nil
+	}
+	if g.mask {
+		in.InputContent = g.redactValue(in.InputContent)
+		return nil
+	}
+	return &agent.InputCheckError{Message: "Potential PII detected in input", Trigger: agent.TriggerPIIDetected,
+		AdditionalData: map[string]any{"detected_pii": found}}
+}
+
+// PostRun rejects an answer holding PII (trigger pii_detected), or masks it.
+func (g *PII) PostRun(_ context.Context, out *run.Output) error {
+	found := g.detectValue(out.Content)
+	if len(found) == 0 {
+		return nil
+	}
+	if g.mask {
+		out.Content = g.redactValue(out.Content)
+		return nil
+	}
+	return &agent.OutputCheckError{Message: "Potential PII detected in output", Trigger: agent.TriggerPIIDetected,
+		AdditionalData: map[string]any{"detected_pii": found}}
+}
+
+// detectValue finds kinds in every string of v (a string or decoded JSON).
+func (g *PII) detectValue(v any) []string {
+	var found []string
+	walkStrings(v, func(s string) string {
+		for _, k := range g.Detect(s) {
+			if !slices.Contains(found, k) {
+				found = append(found, k)
+			}
+		}
+		return s
+	})
+	// Keep check order whatever the strings' order.
+	var ordered []string
+	for _, n := range g.names {
+		if slices.Contains(found, n) {
+			ordered = append(ordered, n)
+		}
+	}
+	return ordered
+}
+
+func (g *PII) redactValue(v any) any { return walkStrings(v, g.Redact) }
+
+// walkStrings returns v with f applied to every string in it (map keys
+// included); other values are kept.
+func walkStrings(v any, f func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[f(k)] = walkStrings(x, f)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = walkStrings(x, f)
+		}
+		return out
+	}
+	return v
+}
