@@ -90,6 +90,20 @@ func StatusOf(err error) (int, string) {
 	return http.StatusInternalServerError, "internal server error"
 }
 
+// handlerFunc is a route handler: it writes its answer, or returns the error
+// that handle answers with (nothing written yet).
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h to net/http: the error h returns is answered by writeErr,
+// the one place a handler's failure becomes a response.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeErr(w, r, s.log, err)
+		}
+	}
+}
+
 // writeErr answers with err's status and detail, logging 5xx causes with the
 // request id. A request whose client went away (its context cancelled) is
 // not a server error: it is logged as 499 and answered so, in case a

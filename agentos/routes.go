@@ -15,8 +15,8 @@ import (
 // agents:read, teams:read, workflows:read, sessions:read, sessions:write,
 // sessions:delete; per-object forms use the URL id (agents:<id>:read).
 func (s *Server) routes(r chi.Router) {
-	r.Get("/health", s.getHealth)
-	r.Get(ReadyPath, s.getReady)
+	r.Get("/health", s.handle(s.getHealth))
+	r.Get(ReadyPath, s.handle(s.getReady))
 	s.rootRoutes(r)
 	s.agentRoutes(r)
 	s.runRoutes(r)

@@ -18,7 +18,7 @@ type infoResponse struct {
 	Databases      []string `json:"databases"`
 }
 
-func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) error {
 	resp := infoResponse{
 		OSID: s.cfg.ID, Name: s.cfg.Name, Description: s.cfg.Description, Version: s.cfg.Version,
 		InstantiatedAt: s.startedAt.Unix(),
@@ -37,4 +37,5 @@ func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) {
 		resp.Databases = append(resp.Databases, d.ID)
 	}
 	WriteJSON(w, http.StatusOK, resp)
+	return nil
 }

@@ -19,14 +19,14 @@ func (s *Server) memoryRoutes(r chi.Router) {
 	read := s.RequireScope("memories", "read", "memory_id")
 	write := s.RequireScope("memories", "write", "memory_id")
 	del := s.RequireScope("memories", "delete", "memory_id")
-	r.With(s.RequireScope("memories", "read", "")).Get("/memories", s.listMemories)
-	r.With(s.RequireScope("memories", "write", "")).Post("/memories", s.createMemory)
-	r.With(s.RequireScope("memories", "delete", "")).Delete("/memories", s.deleteMemories)
-	r.With(read).Get("/memories/{memory_id}", s.getMemory)
-	r.With(write).Patch("/memories/{memory_id}", s.patchMemory)
-	r.With(del).Delete("/memories/{memory_id}", s.deleteMemory)
-	r.With(s.RequireScope("memories", "read", "")).Get("/memory_topics", s.memoryTopics)
-	r.With(s.RequireScope("memories", "read", "")).Get("/user_memory_stats", s.userMemoryStats)
+	r.With(s.RequireScope("memories", "read", "")).Get("/memories", s.handle(s.listMemories))
+	r.With(s.RequireScope("memories", "write", "")).Post("/memories", s.handle(s.createMemory))
+	r.With(s.RequireScope("memories", "delete", "")).Delete("/memories", s.handle(s.deleteMemories))
+	r.With(read).Get("/memories/{memory_id}", s.handle(s.getMemory))
+	r.With(write).Patch("/memories/{memory_id}", s.handle(s.patchMemory))
+	r.With(del).Delete("/memories/{memory_id}", s.handle(s.deleteMemory))
+	r.With(s.RequireScope("memories", "read", "")).Get("/memory_topics", s.handle(s.memoryTopics))
+	r.With(s.RequireScope("memories", "read", "")).Get("/user_memory_stats", s.handle(s.userMemoryStats))
 }
 
 // maxMemoryChars bounds a memory's text, as AgentOS's UserMemoryCreateSchema does.
@@ -104,18 +104,16 @@ func memoryTopicsQuery(q url.Values) []string {
 
 var memoryPageRules = PageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
 
-func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	pq, err := ParsePageQuery(q, memoryPageRules)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	mems, total, err := d.ListMemories(r.Context(), db.MemoryFilter{
 		UserID:        EffectiveUserID(r.Context(), q.Get("user_id")),
@@ -129,14 +127,14 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
 		SortOrder:     pq.SortOrder,
 	})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views := make([]memoryView, 0, len(mems))
 	for i := range mems {
 		views = append(views, newMemoryView(&mems[i]))
 	}
 	WritePage(w, views, pq, total, time.Since(start))
+	return nil
 }
 
 // loadMemory fetches the {memory_id} memory: 404 when missing, of another user
@@ -157,13 +155,13 @@ func (s *Server) loadMemory(r *http.Request, requested string) (*db.DB, *db.Memo
 	return d, m, nil
 }
 
-func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
 	_, m, err := s.loadMemory(r, r.URL.Query().Get("user_id"))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, newMemoryView(m))
+	return nil
 }
 
 // createMemoryRequest is AgentOS's UserMemoryCreateSchema.
@@ -173,25 +171,21 @@ type createMemoryRequest struct {
 	UserID string   `json:"user_id"`
 }
 
-func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req createMemoryRequest
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := errors.Join(checkMemoryText(req.Memory), checkTopics(req.Topics), checkBodyID("user_id", req.UserID)); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	userID := EffectiveUserID(r.Context(), req.UserID)
 	if userID == "" {
-		WriteError(w, http.StatusBadRequest, "User ID is required")
-		return
+		return Errorf(http.StatusBadRequest, "User ID is required")
 	}
 	topics := req.Topics
 	if topics == nil {
@@ -199,10 +193,10 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
 	}
 	saved, err := d.UpsertMemory(r.Context(), &db.Memory{MemoryID: uuid.NewString(), Memory: req.Memory, Topics: topics, UserID: userID})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+	return nil
 }
 
 // patchMemoryRequest changes a memory's text and/or topics. Omitted (or null)
@@ -214,32 +208,27 @@ type patchMemoryRequest struct {
 	UserID string    `json:"user_id"`
 }
 
-func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) error {
 	var req patchMemoryRequest
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if req.Memory == nil && req.Topics == nil {
-		WriteError(w, http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
-		return
+		return Errorf(http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
 	}
 	if req.Memory != nil {
 		if err := checkMemoryText(*req.Memory); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	if req.Topics != nil {
 		if err := checkTopics(*req.Topics); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	d, m, err := s.loadMemory(r, req.UserID)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if req.Memory != nil {
 		m.Memory = *req.Memory
@@ -253,98 +242,89 @@ func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
 	saved, err := d.UpsertMemory(r.Context(), m)
 	if errors.Is(err, db.ErrNotFound) {
 		// Deleted or handed to another user since loadMemory.
-		WriteError(w, http.StatusNotFound, "Memory with ID "+m.MemoryID+" not found")
-		return
+		return &HTTPError{Status: http.StatusNotFound, Detail: "Memory with ID " + m.MemoryID + " not found"}
 	}
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+	return nil
 }
 
-func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
 	d, m, err := s.loadMemory(r, r.URL.Query().Get("user_id"))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := d.DeleteMemories(r.Context(), m.MemoryID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req struct {
 		MemoryIDs []string `json:"memory_ids"`
 		UserID    string   `json:"user_id"`
 	}
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if len(req.MemoryIDs) == 0 {
-		WriteError(w, http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
-		return
+		return Errorf(http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
 	}
 	// The db scope limits deletion to the caller's memories (an unscoped
 	// caller's user_id narrows it); other ids are ignored like missing ones.
 	if err := d.DeleteMemories(narrowToUser(r.Context(), req.UserID), req.MemoryIDs...); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) {
+func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	if _, _, err := ParseSortQuery(q, PageRules{}); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	topics, err := d.MemoryTopics(narrowToUser(r.Context(), q.Get("user_id")))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if topics == nil {
 		topics = []string{}
 	}
 	WriteJSON(w, http.StatusOK, topics)
+	return nil
 }
 
-func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) {
+func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	pq, err := ParsePageQuery(r.URL.Query(), PageRules{})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	stats, total, err := d.UserMemoryStats(r.Context(), pq.Limit, pq.Page)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views := make([]userStatsView, 0, len(stats))
 	for _, st := range stats {
 		views = append(views, userStatsView{UserID: st.UserID, TotalMemories: st.TotalMemories, LastMemoryUpdatedAt: isoTime(st.LastMemoryUpdatedAt)})
 	}
 	WritePage(w, views, pq, total, time.Since(start))
+	return nil
 }

@@ -20,8 +20,8 @@ import (
 // user's data, so they are admin-only whenever authentication is on,
 // independently of Auth.Authorization.
 func (s *Server) migrateRoutes(r chi.Router) {
-	r.With(s.requireAdmin).Post("/databases/all/migrate", s.migrateAll)
-	r.With(s.requireAdmin).Post("/databases/{db_id}/migrate", s.migrateOne)
+	r.With(s.requireAdmin).Post("/databases/all/migrate", s.handle(s.migrateAll))
+	r.With(s.requireAdmin).Post("/databases/{db_id}/migrate", s.handle(s.migrateOne))
 }
 
 // requireAdmin answers 403 unless the caller is an admin (the security key or
@@ -112,11 +112,10 @@ func sessionsAbove(ctx context.Context, m *migrate.Manager, target string) (bool
 // migrateAll migrates every database: 200 when all migrated; 207 with the
 // failures (db_id → error) when some failed. Databases without a versioned
 // schema are listed under "skipped".
-func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
+func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) error {
 	target, err := targetVersion(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	failed := map[string]string{}
 	skipped := []string{}
@@ -137,27 +136,26 @@ func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
 			"failed":  failed,
 			"skipped": skipped,
 		})
-		return
+		return nil
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{
 		"message": "All databases migrated successfully to " + versionMessage(target),
 		"skipped": skipped,
 	})
+	return nil
 }
 
 // migrateOne migrates the {db_id} database: 404 when unknown, 409 while
 // another migration holds it, 422 for a target down cannot restore, 500 with
 // the cause when the migration fails.
-func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
+func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) error {
 	d, ok := s.dbByID[chi.URLParam(r, "db_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Database not found")
-		return
+		return Errorf(http.StatusNotFound, "Database not found")
 	}
 	target, err := targetVersion(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	err = s.migrateDB(r.Context(), d, target)
 	switch {
@@ -173,4 +171,5 @@ func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
 	default:
 		WriteJSON(w, http.StatusOK, map[string]string{"message": "Database migrated successfully to " + versionMessage(target)})
 	}
+	return nil
 }

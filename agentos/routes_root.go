@@ -8,18 +8,19 @@ import (
 )
 
 func (s *Server) rootRoutes(r chi.Router) {
-	r.With(s.RequireScope("config", "read", "")).Get("/", s.getRoot)
-	r.With(s.RequireScope("config", "read", "")).Get("/config", s.getConfig)
-	r.With(s.RequireScope("config", "read", "")).Get("/info", s.getInfo)
+	r.With(s.RequireScope("config", "read", "")).Get("/", s.handle(s.getRoot))
+	r.With(s.RequireScope("config", "read", "")).Get("/config", s.handle(s.getConfig))
+	r.With(s.RequireScope("config", "read", "")).Get("/info", s.handle(s.getInfo))
 }
 
-func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) error {
 	WriteJSON(w, http.StatusOK, map[string]string{
 		"id":          s.cfg.ID,
 		"name":        s.cfg.Name,
 		"description": s.cfg.Description,
 		"version":     s.cfg.Version,
 	})
+	return nil
 }
 
 type componentSummary struct {
@@ -55,7 +56,7 @@ type configResponse struct {
 	Interfaces      []any              `json:"interfaces"`
 }
 
-func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) error {
 	resp := configResponse{
 		OSID:            s.cfg.ID,
 		Name:            s.cfg.Name,
@@ -112,4 +113,5 @@ func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) {
 		resp.Workflows = append(resp.Workflows, sum)
 	}
 	WriteJSON(w, http.StatusOK, resp)
+	return nil
 }

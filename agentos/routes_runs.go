@@ -48,15 +48,13 @@ type runStart struct {
 
 // startRun is POST …/runs for any run target. Nothing is stored until the
 // request is fully decoded and validated.
-func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	req, err := DecodeRunForm(r, FormLimits{})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := checkOutputSchema(req.OutputSchema); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: EffectiveUserID(ctx, req.UserID),
@@ -65,8 +63,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	if newSession {
 		st.sessionID = uuid.NewString()
 	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, st.userID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if req.Background && req.IdempotencyKey != "" {
 		st.runID = idempotentRunID(flightKey(a), st.userID, req.IdempotencyKey)
@@ -98,11 +95,11 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	switch {
 	case req.Background:
 		// Background runs never stream: background=true wins over stream.
-		s.startBackground(w, r, st, req.IdempotencyKey != "")
+		return s.startBackground(w, r, st, req.IdempotencyKey != "")
 	case req.Stream:
-		s.streamRun(w, r, st)
+		return s.streamRun(w, r, st)
 	default:
-		s.runSync(w, r, st)
+		return s.runSync(w, r, st)
 	}
 }
 
@@ -214,14 +211,13 @@ func beginErr(err error) error {
 // streamRun executes the run and streams its events. Once the stream started,
 // failures are events on the 200 response; a client that goes away cancels the
 // run (its context is the request's), which is stored CANCELLED.
-func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) {
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) error {
 	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
-	s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
 }
 
 // writeStream copies a run's events to the response as SSE. An error before
@@ -229,29 +225,29 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 // database failed. An error after it means the run was not stored; the
 // run already ended its stream with a StorageError event then, and one is
 // added only when no terminal event of the run was sent.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) {
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) error {
 	sse := NewSSEWriter(w)
 	ended := false
 	for ev, err := range events {
 		if err != nil {
 			if !sse.Started() {
-				writeErr(w, r, s.log, runErr(err))
-				return
+				return runErr(err)
 			}
 			s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
 			if !ended {
 				_ = sse.WriteEvent(storageErrorEvent(a, runID, sessionID))
 			}
-			return
+			return nil
 		}
 		ended = ended || (ev.RunID == runID && isTerminal(ev.Event))
 		if err := sse.WriteEvent(&ev); err != nil {
 			// The client is gone: stopping the range cancels the run, which the
 			// agent stores as CANCELLED before the loop returns.
 			s.log.InfoContext(r.Context(), "client closed stream", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // isTerminal reports whether t ends an agent, team or workflow run.
@@ -286,32 +282,31 @@ func runErr(err error) error {
 // runSync executes the run and answers with it (stream=false). A run that
 // started is answered 200 whatever its status (COMPLETED, PAUSED, ERROR,
 // CANCELLED); only a run that could not start is an HTTP error.
-func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) {
+func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) error {
 	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
 	out, err := st.agent.Run(ctx, st.input, st.opts...)
-	s.answerRun(w, r, out, err)
+	return s.answerRun(w, r, out, err)
 }
 
 // answerRun answers a synchronous run: 200 with the run once it is stored,
 // 503 when it could not start or could not be stored (the client may retry:
 // nothing of it was kept).
-func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Output, err error) {
+func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Output, err error) error {
 	if out == nil {
-		writeErr(w, r, s.log, runErr(err))
-		return
+		return runErr(err)
 	}
 	if errors.Is(err, agent.ErrStorage) {
 		s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "path", r.URL.Path,
 			"run_id", out.RunID, "status", out.Status, "err", err)
 		WriteError(w, http.StatusServiceUnavailable, detailRunNotStored)
-		return
+		return nil
 	}
 	WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // backgroundAccepted is the 202 body of a background run.
@@ -325,11 +320,10 @@ type backgroundAccepted struct {
 // 202 and executes the run on a background worker. With an idempotency key the
 // run id is derived from the key, and a duplicate answers 202 with the run the
 // first request created.
-func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) {
+func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) error {
 	d := st.agent.DB()
 	if d == nil {
-		WriteError(w, http.StatusUnprocessableEntity, "background runs need an agent with a database")
-		return
+		return Errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
 	}
 	// The submission is decoded: accepting it no longer depends on the
 	// client staying connected (a half-closed client still reads the 202).
@@ -344,24 +338,22 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		switch {
 		case err == nil:
 			WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
-			return
+			return nil
 		case !errors.Is(err, db.ErrNotFound):
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	rctx, f, err := s.runs.begin(ctx, st.runID, flightKey(st.agent), st.userID, true)
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	if err := s.storePending(ctx, d, st); err != nil {
 		s.runs.end(st.runID, f)
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	go s.executeBackground(rctx, f, st)
 	WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+	return nil
 }
 
 // storePending writes the session (runs reference it) and the PENDING row.

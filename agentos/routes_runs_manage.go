@@ -27,17 +27,16 @@ var (
 // for any run target: a JSON array (like /sessions/{id}/runs) of the
 // target's runs in scope, oldest first unless sorted otherwise, at most
 // maxSessionRuns.
-func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	d := a.DB()
 	if d == nil {
 		WriteJSON(w, http.StatusOK, []runView{})
-		return
+		return nil
 	}
 	q := r.URL.Query()
 	sortBy, order, err := ParseSortQuery(q, targetRunsSort)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
 		Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}
@@ -45,17 +44,16 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)
 		if err != nil {
-			WriteError(w, http.StatusUnprocessableEntity, "status must be one of "+run.StatusNames())
-			return
+			return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "status must be one of " + run.StatusNames()}
 		}
 		f.Statuses = []run.Status{st}
 	}
 	views, err := collectRunViews(r.Context(), d, f)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, views)
+	return nil
 }
 
 // loadRun reads {run_id}: 404 when missing, of another agent (team,
@@ -82,18 +80,17 @@ func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Ru
 }
 
 // getRun is GET …/runs/{run_id} for any run target.
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	row, err := s.loadRun(r, a, r.URL.Query().Get("session_id"))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	v, err := newRunView(row)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // cancelWait bounds how long the cancel route waits for a cancelled run to
@@ -120,7 +117,7 @@ type cancelResponse struct {
 //     ends CANCELLED when it does stop.
 //
 // Another user's run is 404 and untouched.
-func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	runID := chi.URLParam(r, "run_id")
 	ctx := r.Context()
 	timeout := time.NewTimer(s.cancelTimeout)
@@ -136,20 +133,19 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 			case <-f.done:
 			case <-timeout.C:
 				s.answerCancelPending(w, r, a, runID)
-				return
+				return nil
 			case <-ctx.Done():
-				return
+				return nil
 			}
 			if a.DB() == nil {
 				// Nothing is stored to read the end from; the run has stopped.
 				WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
-				return
+				return nil
 			}
 		}
 		row, err := s.loadRun(r, a, "")
 		if err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 		// A run started from Go code on the same agent (team, workflow): stop
 		// it and wait until it returns, by which time it is stored.
@@ -158,17 +154,16 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 				if ctx.Err() == nil {
 					s.answerCancelPending(w, r, a, runID)
 				}
-				return
+				return nil
 			}
 			continue
 		}
 		switch row.Status {
 		case run.StatusCancelled:
 			WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
-			return
+			return nil
 		case run.StatusCompleted, run.StatusError, run.StatusRegenerated:
-			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status))
-			return
+			return Errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status)
 		}
 		// Nothing here executes it. Claim the run id while marking it, so that
 		// no run or continue of it starts in this process meanwhile; one that
@@ -180,25 +175,22 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		case errors.Is(err, errDraining):
 			// Shutting down: no run starts any more, so no claim is needed.
 		case err != nil:
-			writeErr(w, r, s.log, beginErr(err))
-			return
+			return beginErr(err)
 		}
 		status, err := s.markCancelled(ctx, a, runID)
 		if claim != nil {
 			s.runs.end(runID, claim)
 		}
 		if err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 		if status != run.StatusCancelled {
-			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status))
-			return
+			return Errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status)
 		}
 		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
-		return
+		return nil
 	}
-	WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s keeps being started; retry the cancel", runID))
+	return Errorf(http.StatusConflict, "Run with ID %s keeps being started; retry the cancel", runID)
 }
 
 // waitStopped cancels a run started from Go code until it no longer runs,
@@ -327,46 +319,38 @@ func formArray[T any](name, v string, dst *[]T) error {
 // continueAgentRun is POST /agents/{agent_id}/runs/{run_id}/continue: it
 // resumes a PAUSED run with the resolutions in tools or requirements. A run
 // that is not PAUSED is 409; another user's run is 404 and untouched.
-func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runTarget) {
+func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runTarget) error {
 	a := t.(*agent.Agent)
 	req, err := decodeContinueForm(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	row, err := s.loadRun(r, a, req.SessionID)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if u := req.UserID; u != "" && !ownedBy(r.Context(), row.UserID, u) {
-		WriteError(w, http.StatusNotFound, "Run with ID "+row.RunID+" not found")
-		return
+		return &HTTPError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
 	}
 	if err := notPaused(row); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.ID(), row.UserID, false)
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	defer s.runs.end(row.RunID, f)
 	// Read the run again now that this request owns it: a concurrent continue
 	// may have finished it between the first read and begin.
 	if row, err = a.DB().GetRun(ctx, row.RunID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := notPaused(row); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	paused, err := row.Output()
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var opts []agent.RunOption
 	if req.Tools != nil {
@@ -376,11 +360,10 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 		opts = append(opts, agent.WithRequirements(req.Requirements))
 	}
 	if req.Stream {
-		s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
-		return
+		return s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
 	}
 	out, err := a.ContinueRun(ctx, paused, opts...)
-	s.answerRun(w, r, out, err)
+	return s.answerRun(w, r, out, err)
 }
 
 // notPaused is the 409 for continuing a run that is not PAUSED.

@@ -22,15 +22,15 @@ func (s *Server) sessionRoutes(r chi.Router) {
 	read := s.RequireScope("sessions", "read", "session_id")
 	write := s.RequireScope("sessions", "write", "session_id")
 	del := s.RequireScope("sessions", "delete", "session_id")
-	r.With(s.RequireScope("sessions", "read", "")).Get("/sessions", s.listSessions)
-	r.With(s.RequireScope("sessions", "write", "")).Post("/sessions", s.createSession)
-	r.With(s.RequireScope("sessions", "delete", "")).Delete("/sessions", s.deleteSessions)
-	r.With(read).Get("/sessions/{session_id}", s.getSession)
-	r.With(write).Patch("/sessions/{session_id}", s.patchSession)
-	r.With(write).Post("/sessions/{session_id}/rename", s.renameSession)
-	r.With(del).Delete("/sessions/{session_id}", s.deleteSession)
-	r.With(read).Get("/sessions/{session_id}/runs", s.listSessionRuns)
-	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.getSessionRun)
+	r.With(s.RequireScope("sessions", "read", "")).Get("/sessions", s.handle(s.listSessions))
+	r.With(s.RequireScope("sessions", "write", "")).Post("/sessions", s.handle(s.createSession))
+	r.With(s.RequireScope("sessions", "delete", "")).Delete("/sessions", s.handle(s.deleteSessions))
+	r.With(read).Get("/sessions/{session_id}", s.handle(s.getSession))
+	r.With(write).Patch("/sessions/{session_id}", s.handle(s.patchSession))
+	r.With(write).Post("/sessions/{session_id}/rename", s.handle(s.renameSession))
+	r.With(del).Delete("/sessions/{session_id}", s.handle(s.deleteSession))
+	r.With(read).Get("/sessions/{session_id}/runs", s.handle(s.listSessionRuns))
+	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.handle(s.getSessionRun))
 }
 
 // maxJSONBody bounds JSON request bodies of session and memory routes.
@@ -183,23 +183,20 @@ func nullIfEmpty(b json.RawMessage) json.RawMessage {
 
 var sessionPageRules = PageRules{SortColumns: db.SessionSortColumns, DefaultOrder: db.Desc}
 
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	// No ?type= lists every kind, as AgentOS 3.0 does.
 	typ, err := sessionType(r, "")
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	pq, err := ParsePageQuery(r.URL.Query(), sessionPageRules)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	sessions, total, err := d.ListSessions(r.Context(), db.SessionFilter{
@@ -213,19 +210,18 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		SortOrder:   pq.SortOrder,
 	})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	names, err := s.sessionNames(r.Context(), d, sessions)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views := make([]sessionView, 0, len(sessions))
 	for i := range sessions {
 		views = append(views, newSessionView(&sessions[i], names))
 	}
 	WritePage(w, views, pq, total, time.Since(start))
+	return nil
 }
 
 // loadSession fetches the {session_id} session, 404 when missing, of another
@@ -260,24 +256,23 @@ func ownedBy(ctx context.Context, owner, requested string) bool {
 	return owner == requested
 }
 
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	s.writeSessionDetail(w, r, d, http.StatusOK, sess)
+	return s.writeSessionDetail(w, r, d, http.StatusOK, sess)
 }
 
 // writeSessionDetail answers with the session's detail, its name derived
 // when none is stored.
-func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *db.DB, status int, sess *db.Session) {
+func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *db.DB, status int, sess *db.Session) error {
 	names, err := s.sessionNames(r.Context(), d, []db.Session{*sess})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, status, newSessionDetail(sess, names))
+	return nil
 }
 
 type createSessionRequest struct {
@@ -291,40 +286,34 @@ type createSessionRequest struct {
 	WorkflowID   string          `json:"workflow_id"`
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	typ, err := sessionType(r, run.TypeAgent)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req createSessionRequest
 	if r.ContentLength != 0 {
 		if err := decodeJSONBody(r, &req); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	for name, v := range map[string]string{"session_id": req.SessionID, "user_id": req.UserID, "agent_id": req.AgentID,
 		"team_id": req.TeamID, "workflow_id": req.WorkflowID} {
 		if err := checkBodyID(name, v); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	if req.SessionID == "" {
 		req.SessionID = uuid.NewString()
 	}
 	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
-		WriteError(w, http.StatusConflict, "Session with ID "+req.SessionID+" already exists")
-		return
+		return &HTTPError{Status: http.StatusConflict, Detail: "Session with ID " + req.SessionID + " already exists"}
 	} else if !errors.Is(err, db.ErrNotFound) {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	data := map[string]any{}
 	if req.SessionName != "" {
@@ -340,11 +329,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	saved, err := d.UpsertSession(r.Context(), sess)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	// A new session has no runs: nothing to derive a name from.
 	WriteJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
+	return nil
 }
 
 func nonNullJSON(b json.RawMessage) json.RawMessage {
@@ -361,35 +350,31 @@ type patchSessionRequest struct {
 	Summary      json.RawMessage `json:"summary"`
 }
 
-func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) error {
 	var req patchSessionRequest
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	s.updateSession(w, r, req)
+	return s.updateSession(w, r, req)
 }
 
-func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		SessionName string `json:"session_name"`
 	}
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if strings.TrimSpace(req.SessionName) == "" {
-		WriteError(w, http.StatusUnprocessableEntity, "session_name is required")
-		return
+		return Errorf(http.StatusUnprocessableEntity, "session_name is required")
 	}
-	s.updateSession(w, r, patchSessionRequest{SessionName: &req.SessionName})
+	return s.updateSession(w, r, patchSessionRequest{SessionName: &req.SessionName})
 }
 
-func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patchSessionRequest) {
+func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patchSessionRequest) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	data := sessionData(sess)
 	if req.SessionName != nil {
@@ -399,8 +384,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 		data["session_state"] = req.SessionState
 	}
 	if sess.SessionData, err = json.Marshal(data); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if m := nonNullJSON(req.Metadata); m != nil {
 		sess.Metadata = m
@@ -410,50 +394,45 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 	}
 	saved, err := d.UpsertSession(r.Context(), sess)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	s.writeSessionDetail(w, r, d, http.StatusOK, saved)
+	return s.writeSessionDetail(w, r, d, http.StatusOK, saved)
 }
 
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := d.DeleteSessions(r.Context(), sess.SessionID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req struct {
 		SessionIDs   []string   `json:"session_ids"`
 		SessionTypes []run.Type `json:"session_types"`
 	}
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if len(req.SessionIDs) == 0 {
-		WriteError(w, http.StatusUnprocessableEntity, "session_ids must list at least one session")
-		return
+		return Errorf(http.StatusUnprocessableEntity, "session_ids must list at least one session")
 	}
 	// The db scope limits deletion to the caller's sessions; others are ignored
 	// like missing ids.
 	if err := d.DeleteSessions(r.Context(), req.SessionIDs...); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // sessionRunsPage is the page size used to read a session's runs; maxSessionRuns
@@ -463,27 +442,25 @@ const (
 	maxSessionRuns  = 10000
 )
 
-func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
 	sortBy, order, err := ParseSortQuery(r.URL.Query(), sessionRunsSort)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	d, sess, err := s.loadSession(r)
 	if err != nil {
 		if views, ok := s.runsInFlight(r, err); ok {
 			WriteJSON(w, http.StatusOK, views)
-			return
+			return nil
 		}
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, views)
+	return nil
 }
 
 // runsInFlight answers GET /sessions/{id}/runs for a session that is not
@@ -550,26 +527,23 @@ func collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, 
 	return views, nil
 }
 
-func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	runID := chi.URLParam(r, "run_id")
 	row, err := d.GetRun(r.Context(), runID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && row.SessionID != sess.SessionID) {
-		WriteError(w, http.StatusNotFound, "Run with ID "+runID+" not found")
-		return
+		return &HTTPError{Status: http.StatusNotFound, Detail: "Run with ID " + runID + " not found"}
 	}
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	v, err := newRunView(row)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	WriteJSON(w, http.StatusOK, v)
+	return nil
 }

@@ -16,8 +16,8 @@ import (
 // continue).
 func (s *Server) teamRoutes(r chi.Router) {
 	read := s.RequireScope("teams", "read", "team_id")
-	r.With(s.RequireScope("teams", "read", "")).Get("/teams", s.listTeams)
-	r.With(read).Get("/teams/{team_id}", s.getTeam)
+	r.With(s.RequireScope("teams", "read", "")).Get("/teams", s.handle(s.listTeams))
+	r.With(read).Get("/teams/{team_id}", s.handle(s.getTeam))
 	s.mountTargetRuns(r, "teams", "team_id", "Team not found", s.teamTarget, s.continueUnsupported)
 }
 
@@ -60,19 +60,20 @@ func newTeamResponse(t *team.Team) teamResponse {
 	return resp
 }
 
-func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) error {
 	out := make([]teamResponse, 0, len(s.cfg.Teams))
 	for _, t := range s.cfg.Teams {
 		out = append(out, newTeamResponse(t))
 	}
 	WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) error {
 	t, ok := s.teams[chi.URLParam(r, "team_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Team not found")
-		return
+		return Errorf(http.StatusNotFound, "Team not found")
 	}
 	WriteJSON(w, http.StatusOK, newTeamResponse(t))
+	return nil
 }

@@ -18,8 +18,8 @@ import (
 // cancel, continue).
 func (s *Server) workflowRoutes(r chi.Router) {
 	read := s.RequireScope("workflows", "read", "workflow_id")
-	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", s.listWorkflows)
-	r.With(read).Get("/workflows/{workflow_id}", s.getWorkflow)
+	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", s.handle(s.listWorkflows))
+	r.With(read).Get("/workflows/{workflow_id}", s.handle(s.getWorkflow))
 	s.mountTargetRuns(r, "workflows", "workflow_id", "Workflow not found", s.workflowTarget, s.continueUnsupported)
 }
 
@@ -64,19 +64,20 @@ func newWorkflowResponse(w *workflow.Workflow) workflowResponse {
 	return resp
 }
 
-func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) error {
 	out := make([]workflowResponse, 0, len(s.cfg.Workflows))
 	for _, wf := range s.cfg.Workflows {
 		out = append(out, newWorkflowResponse(wf))
 	}
 	WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 	wf, ok := s.workflows[chi.URLParam(r, "workflow_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Workflow not found")
-		return
+		return Errorf(http.StatusNotFound, "Workflow not found")
 	}
 	WriteJSON(w, http.StatusOK, newWorkflowResponse(wf))
+	return nil
 }
