@@ -9,11 +9,6 @@ import (
 	"github.com/agentryhq/agentry/model"
 )
 
-func (s *Server) agentRoutes(r chi.Router) {
-	r.With(s.RequireScope("agents", "read", "")).Get("/agents", s.handle(s.listAgents))
-	r.With(s.RequireScope("agents", "read", "agent_id")).Get("/agents/{agent_id}", s.handle(s.getAgent))
-}
-
 // modelResponse is AgentOS's {name, model, provider}.
 type modelResponse struct {
 	Name     string `json:"name,omitempty"`

@@ -15,20 +15,6 @@ import (
 	"github.com/agentryhq/agentry/db"
 )
 
-func (s *Server) memoryRoutes(r chi.Router) {
-	read := s.RequireScope("memories", "read", "memory_id")
-	write := s.RequireScope("memories", "write", "memory_id")
-	del := s.RequireScope("memories", "delete", "memory_id")
-	r.With(s.RequireScope("memories", "read", "")).Get("/memories", s.handle(s.listMemories))
-	r.With(s.RequireScope("memories", "write", "")).Post("/memories", s.handle(s.createMemory))
-	r.With(s.RequireScope("memories", "delete", "")).Delete("/memories", s.handle(s.deleteMemories))
-	r.With(read).Get("/memories/{memory_id}", s.handle(s.getMemory))
-	r.With(write).Patch("/memories/{memory_id}", s.handle(s.patchMemory))
-	r.With(del).Delete("/memories/{memory_id}", s.handle(s.deleteMemory))
-	r.With(s.RequireScope("memories", "read", "")).Get("/memory_topics", s.handle(s.memoryTopics))
-	r.With(s.RequireScope("memories", "read", "")).Get("/user_memory_stats", s.handle(s.userMemoryStats))
-}
-
 // maxMemoryChars bounds a memory's text, as AgentOS's UserMemoryCreateSchema does.
 const maxMemoryChars = 5000
 

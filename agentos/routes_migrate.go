@@ -16,14 +16,6 @@ import (
 	"github.com/agentryhq/agentry/migrate"
 )
 
-// migrateRoutes mounts the schema migration endpoints. They change every
-// user's data, so they are admin-only whenever authentication is on,
-// independently of Auth.Authorization.
-func (s *Server) migrateRoutes(r chi.Router) {
-	r.With(s.requireAdmin).Post("/databases/all/migrate", s.handle(s.migrateAll))
-	r.With(s.requireAdmin).Post("/databases/{db_id}/migrate", s.handle(s.migrateOne))
-}
-
 // requireAdmin answers 403 unless the caller is an admin (the security key or
 // a token with agent_os:admin). An open server (no authentication) allows all.
 func (s *Server) requireAdmin(next http.Handler) http.Handler {

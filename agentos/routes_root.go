@@ -3,15 +3,7 @@ package agentos
 import (
 	"net/http"
 	"slices"
-
-	"github.com/go-chi/chi/v5"
 )
-
-func (s *Server) rootRoutes(r chi.Router) {
-	r.With(s.RequireScope("config", "read", "")).Get("/", s.handle(s.getRoot))
-	r.With(s.RequireScope("config", "read", "")).Get("/config", s.handle(s.getConfig))
-	r.With(s.RequireScope("config", "read", "")).Get("/info", s.handle(s.getInfo))
-}
 
 func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) error {
 	WriteJSON(w, http.StatusOK, map[string]string{

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 
@@ -20,14 +19,7 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// runRoutes mounts the agent run routes; teams and workflows mount the same
-// handlers (routes_teams.go, routes_workflows.go) through runTarget.
-//
-// Scopes: agents:run (create, cancel, continue), agents:read (list, get).
-func (s *Server) runRoutes(r chi.Router) {
-	s.mountTargetRuns(r, "agents", "agent_id", "Agent not found", s.agentTarget, s.continueAgentRun)
-}
-
+// agentTarget resolves {agent_id} for the run routes.
 func (s *Server) agentTarget(id string) (runTarget, bool) {
 	a, ok := s.agents[id]
 	return a, ok

@@ -18,21 +18,6 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-func (s *Server) sessionRoutes(r chi.Router) {
-	read := s.RequireScope("sessions", "read", "session_id")
-	write := s.RequireScope("sessions", "write", "session_id")
-	del := s.RequireScope("sessions", "delete", "session_id")
-	r.With(s.RequireScope("sessions", "read", "")).Get("/sessions", s.handle(s.listSessions))
-	r.With(s.RequireScope("sessions", "write", "")).Post("/sessions", s.handle(s.createSession))
-	r.With(s.RequireScope("sessions", "delete", "")).Delete("/sessions", s.handle(s.deleteSessions))
-	r.With(read).Get("/sessions/{session_id}", s.handle(s.getSession))
-	r.With(write).Patch("/sessions/{session_id}", s.handle(s.patchSession))
-	r.With(write).Post("/sessions/{session_id}/rename", s.handle(s.renameSession))
-	r.With(del).Delete("/sessions/{session_id}", s.handle(s.deleteSession))
-	r.With(read).Get("/sessions/{session_id}/runs", s.handle(s.listSessionRuns))
-	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.handle(s.getSessionRun))
-}
-
 // maxJSONBody bounds JSON request bodies of session and memory routes.
 const maxJSONBody = 1 << 20
 

@@ -8,19 +8,8 @@ import (
 	"github.com/agentryhq/agentry/team"
 )
 
-// teamRoutes mounts /teams and the team run routes, which are the agent run
-// handlers over runTarget (same forms, streaming, background runs, user
-// isolation). Continue answers 409 (not PAUSED) or 501: team runs never pause.
-//
-// Scopes: teams:read (list, get, runs list/get), teams:run (create, cancel,
-// continue).
-func (s *Server) teamRoutes(r chi.Router) {
-	read := s.RequireScope("teams", "read", "team_id")
-	r.With(s.RequireScope("teams", "read", "")).Get("/teams", s.handle(s.listTeams))
-	r.With(read).Get("/teams/{team_id}", s.handle(s.getTeam))
-	s.mountTargetRuns(r, "teams", "team_id", "Team not found", s.teamTarget, s.continueUnsupported)
-}
-
+// teamTarget resolves {team_id}: team runs are the agent run handlers over
+// runTarget (same forms, streaming, background runs, user isolation).
 func (s *Server) teamTarget(id string) (runTarget, bool) {
 	t, ok := s.teams[id]
 	return t, ok

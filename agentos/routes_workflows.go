@@ -8,21 +8,9 @@ import (
 	"github.com/agentryhq/agentry/workflow"
 )
 
-// workflowRoutes mounts /workflows and the workflow run routes, which are
-// the agent run handlers over runTarget. Streams carry WorkflowStarted,
-// StepStarted, the steps' own events, StepCompleted and WorkflowCompleted
-// (or WorkflowError / WorkflowCancelled). Continue answers 409 (not PAUSED)
-// or 501: workflow runs never pause.
-//
-// Scopes: workflows:read (list, get, runs list/get), workflows:run (create,
-// cancel, continue).
-func (s *Server) workflowRoutes(r chi.Router) {
-	read := s.RequireScope("workflows", "read", "workflow_id")
-	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", s.handle(s.listWorkflows))
-	r.With(read).Get("/workflows/{workflow_id}", s.handle(s.getWorkflow))
-	s.mountTargetRuns(r, "workflows", "workflow_id", "Workflow not found", s.workflowTarget, s.continueUnsupported)
-}
-
+// workflowTarget resolves {workflow_id} for the run routes. Workflow streams
+// carry WorkflowStarted, StepStarted, the steps' own events, StepCompleted and
+// WorkflowCompleted (or WorkflowError / WorkflowCancelled).
 func (s *Server) workflowTarget(id string) (runTarget, bool) {
 	w, ok := s.workflows[id]
 	return w, ok

@@ -169,19 +169,3 @@ func (s *Server) continueUnsupported(w http.ResponseWriter, r *http.Request, t r
 	WriteError(w, http.StatusNotImplemented, "continuing a paused "+string(kindOf(t))+" run is not supported; only agent runs can be continued")
 	return nil
 }
-
-// mountTargetRuns mounts a component's run routes (create, list, get, cancel,
-// continue) under /{resource}/{param}, with resource:read and resource:run
-// scopes and a 404 detail for unknown ids.
-func (s *Server) mountTargetRuns(r chi.Router, resource, param, notFound string,
-	lookup func(id string) (runTarget, bool), cont targetHandler) {
-	read := s.RequireScope(resource, "read", param)
-	exec := s.RequireScope(resource, "run", param)
-	on := func(h targetHandler) http.HandlerFunc { return s.handle(withTarget(param, notFound, lookup, h)) }
-	base := "/" + resource + "/{" + param + "}/runs"
-	r.With(exec).Post(base, on(s.startRun))
-	r.With(read).Get(base, on(s.listRuns))
-	r.With(read).Get(base+"/{run_id}", on(s.getRun))
-	r.With(exec).Post(base+"/{run_id}/cancel", on(s.cancelRun))
-	r.With(exec).Post(base+"/{run_id}/continue", on(cont))
-}
