@@ -25,9 +25,16 @@ type fixture struct {
 	db       *db.DB
 	aliceRun string
 	bobRun   string
+	// Set by newIsolationFixture: alice's and bob's team and workflow runs.
+	aliceTeamRun, bobTeamRun         string
+	aliceWorkflowRun, bobWorkflowRun string
 }
 
-func newFixture(t *testing.T, cfg Config) fixture {
+func newFixture(t *testing.T, cfg Config) fixture { return newFixtureWith(t, cfg, nil) }
+
+// newFixtureWith is newFixture; extra, when set, adds components serving the
+// fixture's database (and their rows) to cfg before the server starts.
+func newFixtureWith(t *testing.T, cfg Config, extra func(f *fixture, echo *agent.Agent, cfg *Config)) fixture {
 	t.Helper()
 	d := db.New("mem-db", memory.New())
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Description: "Echoes.", Model: scripted.Reply("hi there"), DB: d,
@@ -48,6 +55,9 @@ func newFixture(t *testing.T, cfg Config) fixture {
 		*u.runID = out.RunID
 	}
 	cfg.Agents = []*agent.Agent{a}
+	if extra != nil {
+		extra(&f, a, &cfg)
+	}
 	ts, _ := testServer(t, cfg, nil)
 	f.url = ts.URL
 	return f
