@@ -165,13 +165,38 @@ func ScopeContext(ctx context.Context, isolation bool) (context.Context, error) 
 	return db.WithUserScope(ctx, p.UserID), nil
 }
 
-// EffectiveUserID is the user id a request acts as: the scoped user under
-// isolation (a user_id in the query or body cannot widen it), else requested.
-func EffectiveUserID(ctx context.Context, requested string) string {
+// actingUser is the one rule for "which user does a request act as". Under
+// user isolation a non-admin caller acts as its token's user: a user_id in
+// the query or body can neither widen nor change that. Any other caller
+// (admin, security key, open server) acts as the user_id it names, or for
+// every user when it names none.
+type actingUser struct {
+	id     string
+	scoped bool
+}
+
+// actAs applies the rule to a request's context and the user_id it names.
+func actAs(ctx context.Context, requested string) actingUser {
 	if u, ok := db.UserScope(ctx); ok {
-		return u
+		return actingUser{id: u, scoped: true}
 	}
-	return requested
+	return actingUser{id: requested}
+}
+
+// anyone reports whether the caller acts for every user.
+func (u actingUser) anyone() bool { return !u.scoped && u.id == "" }
+
+// owns reports whether the caller may see a row (or a run in flight) that
+// owner owns.
+func (u actingUser) owns(owner string) bool { return u.anyone() || owner == u.id }
+
+// scope limits ctx's database access to the user acted as (a scoped
+// context already is).
+func (u actingUser) scope(ctx context.Context) context.Context {
+	if u.scoped || u.anyone() {
+		return ctx
+	}
+	return db.WithUserScope(ctx, u.id)
 }
 
 // RequireScope returns middleware answering 403 unless the caller may perform

@@ -1,7 +1,6 @@
 package agentos
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -43,16 +42,6 @@ type userStatsView struct {
 	UserID              string  `json:"user_id"`
 	TotalMemories       int     `json:"total_memories"`
 	LastMemoryUpdatedAt *string `json:"last_memory_updated_at"`
-}
-
-// narrowToUser lets an unscoped caller (admin, open server) restrict an
-// operation to one user's rows with an explicit user_id; a scoped caller's
-// scope already applies and cannot be widened or changed.
-func narrowToUser(ctx context.Context, requested string) context.Context {
-	if _, scoped := db.UserScope(ctx); scoped || requested == "" {
-		return ctx
-	}
-	return db.WithUserScope(ctx, requested)
 }
 
 // checkTopics applies db.MaxMemoryTopics to a memory's topics.
@@ -102,7 +91,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	mems, total, err := d.ListMemories(r.Context(), db.MemoryFilter{
-		UserID:        EffectiveUserID(r.Context(), q.Get("user_id")),
+		UserID:        actAs(r.Context(), q.Get("user_id")).id,
 		AgentID:       q.Get("agent_id"),
 		TeamID:        q.Get("team_id"),
 		Topics:        memoryTopicsQuery(q),
@@ -132,7 +121,7 @@ func (s *Server) loadMemory(r *http.Request, requested string) (*db.DB, *db.Memo
 	}
 	id := chi.URLParam(r, "memory_id")
 	m, err := d.GetMemory(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && !ownedBy(r.Context(), m.UserID, requested)) {
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !actAs(r.Context(), requested).owns(m.UserID)) {
 		return nil, nil, Errorf(http.StatusNotFound, "Memory with ID %s not found", id)
 	}
 	if err != nil {
@@ -169,7 +158,7 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := errors.Join(checkMemoryText(req.Memory), checkTopics(req.Topics), checkBodyID("user_id", req.UserID)); err != nil {
 		return err
 	}
-	userID := EffectiveUserID(r.Context(), req.UserID)
+	userID := actAs(r.Context(), req.UserID).id
 	if userID == "" {
 		return Errorf(http.StatusBadRequest, "User ID is required")
 	}
@@ -266,7 +255,7 @@ func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The db scope limits deletion to the caller's memories (an unscoped
 	// caller's user_id narrows it); other ids are ignored like missing ones.
-	if err := d.DeleteMemories(narrowToUser(r.Context(), req.UserID), req.MemoryIDs...); err != nil {
+	if err := d.DeleteMemories(actAs(r.Context(), req.UserID).scope(r.Context()), req.MemoryIDs...); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -282,7 +271,7 @@ func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) error {
 	if _, _, err := ParseSortQuery(q, PageRules{}); err != nil {
 		return err
 	}
-	topics, err := d.MemoryTopics(narrowToUser(r.Context(), q.Get("user_id")))
+	topics, err := d.MemoryTopics(actAs(r.Context(), q.Get("user_id")).scope(r.Context()))
 	if err != nil {
 		return err
 	}

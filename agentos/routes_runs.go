@@ -49,7 +49,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 		return err
 	}
 	ctx := r.Context()
-	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: EffectiveUserID(ctx, req.UserID),
+	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: actAs(ctx, req.UserID).id,
 		input: runInput(req), metadata: req.Metadata}
 	newSession := st.sessionID == ""
 	if newSession {

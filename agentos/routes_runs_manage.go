@@ -38,7 +38,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if err != nil {
 		return err
 	}
-	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
+	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: actAs(r.Context(), q.Get("user_id")).id,
 		Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}
 	filterByTarget(&f, a)
 	if v := q.Get("status"); v != "" {
@@ -72,7 +72,7 @@ func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Ru
 		return nil, notFound
 	case err != nil:
 		return nil, err
-	case !ownsRow(a, row), !ownedBy(r.Context(), row.UserID, r.URL.Query().Get("user_id")),
+	case !ownsRow(a, row), !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(row.UserID),
 		sessionID != "" && row.SessionID != sessionID:
 		return nil, notFound
 	}
@@ -253,11 +253,9 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 	return run.StatusCancelled, nil
 }
 
-// ownsFlight reports whether a scoped caller may act on an executing run
-// (unscoped callers may act on any).
+// ownsFlight reports whether the caller may act on an executing run.
 func (s *Server) ownsFlight(ctx context.Context, f *flight) bool {
-	u, scoped := db.UserScope(ctx)
-	return !scoped || u == f.userID
+	return actAs(ctx, "").owns(f.userID)
 }
 
 // continueRequest is a decoded POST …/runs/{run_id}/continue form.
@@ -329,7 +327,7 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	if err != nil {
 		return err
 	}
-	if u := req.UserID; u != "" && !ownedBy(r.Context(), row.UserID, u) {
+	if !actAs(r.Context(), req.UserID).owns(row.UserID) {
 		return &HTTPError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
 	}
 	if err := notPaused(row); err != nil {

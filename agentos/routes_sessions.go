@@ -187,7 +187,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	sessions, total, err := d.ListSessions(r.Context(), db.SessionFilter{
 		SessionType: typ,
 		ComponentID: q.Get("component_id"),
-		UserID:      EffectiveUserID(r.Context(), q.Get("user_id")),
+		UserID:      actAs(r.Context(), q.Get("user_id")).id,
 		SessionName: q.Get("session_name"),
 		Limit:       pq.Limit,
 		Page:        pq.Page,
@@ -222,7 +222,7 @@ func (s *Server) loadSession(r *http.Request) (*db.DB, *db.Session, error) {
 	}
 	id := chi.URLParam(r, "session_id")
 	sess, err := d.GetSession(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && !ownedBy(r.Context(), sess.UserID, r.URL.Query().Get("user_id"))) ||
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(sess.UserID)) ||
 		(err == nil && typ != "" && sess.SessionType != typ) {
 		return nil, nil, Errorf(http.StatusNotFound, "Session with ID %s not found", id)
 	}
@@ -230,15 +230,6 @@ func (s *Server) loadSession(r *http.Request) (*db.DB, *db.Session, error) {
 		return nil, nil, err
 	}
 	return d, sess, nil
-}
-
-// ownedBy applies an explicit ?user_id= filter for unscoped callers (the db
-// scope already hides other users' rows from scoped ones).
-func ownedBy(ctx context.Context, owner, requested string) bool {
-	if _, scoped := db.UserScope(ctx); scoped || requested == "" {
-		return true
-	}
-	return owner == requested
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
@@ -307,7 +298,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if req.SessionState != nil {
 		data["session_state"] = req.SessionState
 	}
-	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: EffectiveUserID(r.Context(), req.UserID),
+	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: actAs(r.Context(), req.UserID).id,
 		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata)}
 	if len(data) > 0 {
 		sess.SessionData, _ = json.Marshal(data)
@@ -462,14 +453,9 @@ func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool)
 		return nil, false
 	}
 	typ, _ := sessionType(r, "")
-	scopeUser, scoped := db.UserScope(r.Context())
-	requested := r.URL.Query().Get("user_id")
+	user := actAs(r.Context(), r.URL.Query().Get("user_id"))
 	shown := s.runs.inSession(chi.URLParam(r, "session_id"), func(o *run.Output, owner string) bool {
-		switch {
-		case scoped && owner != scopeUser, !scoped && requested != "" && owner != requested:
-			return false
-		}
-		return typ == "" || o.Type() == typ
+		return user.owns(owner) && (typ == "" || o.Type() == typ)
 	})
 	if len(shown) == 0 {
 		return nil, false
