@@ -55,7 +55,7 @@ func whoami(s *Server) {
 			out["user"] = p.UserID
 			out["admin"] = p.Admin
 		}
-		WriteJSON(w, 200, out)
+		writeJSON(w, 200, out)
 	})
 }
 
@@ -160,7 +160,7 @@ func TestAuth_ExcludedPathPatterns(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), ExcludedPaths: []string{"/health", "/public/*"}}},
 		func(s *Server) {
-			s.Router().Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, map[string]bool{"ok": true}) })
+			s.Router().Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 		})
 	for path, want := range map[string]int{"/health": 200, "/public/info": 200, "/publicity": 401, "/whoami": 401} {
 		if got := get(t, ts.URL+path, nil).status; got != want {
@@ -236,9 +236,9 @@ func TestAuth_TokenWithoutSubjectIs401(t *testing.T) {
 func TestRequireScope_Enforces403(t *testing.T) {
 	t.Parallel()
 	mount := func(s *Server) {
-		ok := func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, map[string]bool{"ok": true}) }
-		s.Router().With(s.RequireScope("agents", "read", "")).Get("/agents", ok)
-		s.Router().With(s.RequireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
+		ok := func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) }
+		s.Router().With(s.requireScope("agents", "read", "")).Get("/agents", ok)
+		s.Router().With(s.requireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
 	}
 	enforced, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), Authorization: true}}, mount)
 	lax, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, mount)

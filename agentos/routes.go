@@ -112,7 +112,7 @@ func (s *Server) routes(r chi.Router) {
 		case sc.admin:
 			r.With(s.requireAdmin).Method(rt.method, rt.path, h)
 		case sc.resource != "":
-			r.With(s.RequireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
+			r.With(s.requireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
 		default:
 			r.Method(rt.method, rt.path, h)
 		}
@@ -125,13 +125,13 @@ func (s *Server) database(r *http.Request) (*db.DB, error) {
 	id := r.URL.Query().Get("db_id")
 	if id == "" {
 		if len(s.dbs) == 0 {
-			return nil, Errorf(http.StatusNotFound, "No database is configured")
+			return nil, errorf(http.StatusNotFound, "No database is configured")
 		}
 		return s.dbs[0], nil
 	}
 	d, ok := s.dbByID[id]
 	if !ok {
-		return nil, Errorf(http.StatusNotFound, "Database with ID %s not found", id)
+		return nil, errorf(http.StatusNotFound, "Database with ID %s not found", id)
 	}
 	return d, nil
 }

@@ -109,15 +109,15 @@ func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) error {
 	for _, a := range s.cfg.Agents {
 		out = append(out, newAgentResponse(a))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	a, ok := s.agents[chi.URLParam(r, "agent_id")]
 	if !ok {
-		return Errorf(http.StatusNotFound, "Agent not found")
+		return errorf(http.StatusNotFound, "Agent not found")
 	}
-	WriteJSON(w, http.StatusOK, newAgentResponse(a))
+	writeJSON(w, http.StatusOK, newAgentResponse(a))
 	return nil
 }

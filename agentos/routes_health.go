@@ -14,7 +14,7 @@ import (
 const ReadyPath = "/health/ready"
 
 func (s *Server) getHealth(w http.ResponseWriter, _ *http.Request) error {
-	WriteJSON(w, http.StatusOK, map[string]string{
+	writeJSON(w, http.StatusOK, map[string]string{
 		"status":          "ok",
 		"instantiated_at": strconv.FormatFloat(float64(s.startedAt.UnixMicro())/1e6, 'f', 6, 64),
 	})
@@ -35,13 +35,13 @@ func (s *Server) getReady(w http.ResponseWriter, r *http.Request) error {
 	for i, err := range errs {
 		if err != nil {
 			ready = false
-			s.log.WarnContext(r.Context(), "not ready: database unavailable", "request_id", RequestID(r.Context()), "db_id", s.dbs[i].ID, "err", err)
+			s.log.WarnContext(r.Context(), "not ready: database unavailable", "request_id", requestID(r.Context()), "db_id", s.dbs[i].ID, "err", err)
 		}
 	}
 	if !ready {
-		WriteError(w, http.StatusServiceUnavailable, "not ready: "+detailDBUnavailable)
+		writeError(w, http.StatusServiceUnavailable, "not ready: "+detailDBUnavailable)
 		return nil
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }

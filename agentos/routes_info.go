@@ -36,6 +36,6 @@ func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) error {
 	for _, d := range s.dbs {
 		resp.Databases = append(resp.Databases, d.ID)
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }

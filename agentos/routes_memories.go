@@ -47,7 +47,7 @@ type userStatsView struct {
 // checkTopics applies db.MaxMemoryTopics to a memory's topics.
 func checkTopics(topics []string) error {
 	if len(topics) > db.MaxMemoryTopics {
-		return Errorf(http.StatusUnprocessableEntity, "topics must list at most %d topics, got %d", db.MaxMemoryTopics, len(topics))
+		return errorf(http.StatusUnprocessableEntity, "topics must list at most %d topics, got %d", db.MaxMemoryTopics, len(topics))
 	}
 	return nil
 }
@@ -55,10 +55,10 @@ func checkTopics(topics []string) error {
 // checkMemoryText validates a memory's text: non-blank, at most maxMemoryChars.
 func checkMemoryText(text string) error {
 	if strings.TrimSpace(text) == "" {
-		return Errorf(http.StatusUnprocessableEntity, "memory is required and must not be blank")
+		return errorf(http.StatusUnprocessableEntity, "memory is required and must not be blank")
 	}
 	if n := utf8.RuneCountInString(text); n > maxMemoryChars {
-		return Errorf(http.StatusUnprocessableEntity, "memory must be at most %d characters, got %d", maxMemoryChars, n)
+		return errorf(http.StatusUnprocessableEntity, "memory must be at most %d characters, got %d", maxMemoryChars, n)
 	}
 	return nil
 }
@@ -77,7 +77,7 @@ func memoryTopicsQuery(q url.Values) []string {
 	return out
 }
 
-var memoryPageRules = PageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
+var memoryPageRules = pageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
 
 func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
@@ -86,7 +86,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	pq, err := ParsePageQuery(q, memoryPageRules)
+	pq, err := parsePageQuery(q, memoryPageRules)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	for i := range mems {
 		views = append(views, newMemoryView(&mems[i]))
 	}
-	WritePage(w, views, pq, total, time.Since(start))
+	writePage(w, views, pq, total, time.Since(start))
 	return nil
 }
 
@@ -122,7 +122,7 @@ func (s *Server) loadMemory(r *http.Request, requested string) (*db.DB, *db.Memo
 	id := chi.URLParam(r, "memory_id")
 	m, err := d.GetMemory(r.Context(), id)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && !actAs(r.Context(), requested).owns(m.UserID)) {
-		return nil, nil, Errorf(http.StatusNotFound, "Memory with ID %s not found", id)
+		return nil, nil, errorf(http.StatusNotFound, "Memory with ID %s not found", id)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -135,7 +135,7 @@ func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, newMemoryView(m))
+	writeJSON(w, http.StatusOK, newMemoryView(m))
 	return nil
 }
 
@@ -160,7 +160,7 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	userID := actAs(r.Context(), req.UserID).id
 	if userID == "" {
-		return Errorf(http.StatusBadRequest, "User ID is required")
+		return errorf(http.StatusBadRequest, "User ID is required")
 	}
 	topics := req.Topics
 	if topics == nil {
@@ -170,7 +170,7 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+	writeJSON(w, http.StatusOK, newMemoryView(saved))
 	return nil
 }
 
@@ -189,7 +189,7 @@ func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Memory == nil && req.Topics == nil {
-		return Errorf(http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
+		return errorf(http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
 	}
 	if req.Memory != nil {
 		if err := checkMemoryText(*req.Memory); err != nil {
@@ -217,12 +217,12 @@ func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) error {
 	saved, err := d.UpsertMemory(r.Context(), m)
 	if errors.Is(err, db.ErrNotFound) {
 		// Deleted or handed to another user since loadMemory.
-		return &HTTPError{Status: http.StatusNotFound, Detail: "Memory with ID " + m.MemoryID + " not found"}
+		return &httpError{Status: http.StatusNotFound, Detail: "Memory with ID " + m.MemoryID + " not found"}
 	}
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+	writeJSON(w, http.StatusOK, newMemoryView(saved))
 	return nil
 }
 
@@ -251,7 +251,7 @@ func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.MemoryIDs) == 0 {
-		return Errorf(http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
+		return errorf(http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
 	}
 	// The db scope limits deletion to the caller's memories (an unscoped
 	// caller's user_id narrows it); other ids are ignored like missing ones.
@@ -268,7 +268,7 @@ func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if _, _, err := ParseSortQuery(q, PageRules{}); err != nil {
+	if _, _, err := parseSortQuery(q, pageRules{}); err != nil {
 		return err
 	}
 	topics, err := d.MemoryTopics(actAs(r.Context(), q.Get("user_id")).scope(r.Context()))
@@ -278,7 +278,7 @@ func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) error {
 	if topics == nil {
 		topics = []string{}
 	}
-	WriteJSON(w, http.StatusOK, topics)
+	writeJSON(w, http.StatusOK, topics)
 	return nil
 }
 
@@ -288,7 +288,7 @@ func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pq, err := ParsePageQuery(r.URL.Query(), PageRules{})
+	pq, err := parsePageQuery(r.URL.Query(), pageRules{})
 	if err != nil {
 		return err
 	}
@@ -300,6 +300,6 @@ func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) error {
 	for _, st := range stats {
 		views = append(views, userStatsView{UserID: st.UserID, TotalMemories: st.TotalMemories, LastMemoryUpdatedAt: isoTime(st.LastMemoryUpdatedAt)})
 	}
-	WritePage(w, views, pq, total, time.Since(start))
+	writePage(w, views, pq, total, time.Since(start))
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) error {
-	WriteJSON(w, http.StatusOK, map[string]string{
+	writeJSON(w, http.StatusOK, map[string]string{
 		"id":          s.cfg.ID,
 		"name":        s.cfg.Name,
 		"description": s.cfg.Description,
@@ -104,6 +104,6 @@ func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) error {
 		}
 		resp.Workflows = append(resp.Workflows, sum)
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }

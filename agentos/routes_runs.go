@@ -41,7 +41,7 @@ type runStart struct {
 // startRun is POST …/runs for any run target. Nothing is stored until the
 // request is fully decoded and validated.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
-	req, err := DecodeRunForm(r, FormLimits{})
+	req, err := decodeRunForm(r, formLimits{})
 	if err != nil {
 		return err
 	}
@@ -103,10 +103,10 @@ func checkOutputSchema(raw json.RawMessage) error {
 	}
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(raw, &sch); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
 	if _, err := sch.Resolve(nil); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func checkOutputSchema(raw json.RawMessage) error {
 // runInput turns the message and uploaded files into the run's input; files
 // are sorted into images, audio, videos and files by content type. Their bytes
 // are kept in the run (a media store replaces them by references later).
-func runInput(req *RunRequest) run.Input {
+func runInput(req *runRequest) run.Input {
 	in := run.Input{InputContent: req.Message}
 	for _, f := range req.Files {
 		m := run.Media{ID: uuid.NewString(), Content: f.Content, MIMEType: f.ContentType, Name: f.Filename, Size: int64(len(f.Content))}
@@ -157,7 +157,7 @@ func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, 
 		case err != nil:
 			return err
 		case sess.UserID != "" && sess.UserID != userID:
-			return Errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
+			return errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
 		}
 		return nil
 	}
@@ -174,7 +174,7 @@ func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, 
 	case err != nil:
 		return err
 	}
-	return Errorf(http.StatusNotFound, "Session with ID %s not found", sessionID)
+	return errorf(http.StatusNotFound, "Session with ID %s not found", sessionID)
 }
 
 // idempotencyNS namespaces idempotent run ids.
@@ -191,11 +191,11 @@ func idempotentRunID(agentID, userID, key string) string {
 func beginErr(err error) error {
 	switch {
 	case errors.Is(err, errDraining):
-		return &HTTPError{Status: http.StatusServiceUnavailable, Detail: "the server is shutting down; retry on another instance", Err: err}
+		return &httpError{Status: http.StatusServiceUnavailable, Detail: "the server is shutting down; retry on another instance", Err: err}
 	case errors.Is(err, errQueueFull):
-		return &HTTPError{Status: http.StatusServiceUnavailable, Detail: "too many background runs are queued; retry later", Err: err}
+		return &httpError{Status: http.StatusServiceUnavailable, Detail: "too many background runs are queued; retry later", Err: err}
 	case errors.Is(err, errRunInFlight):
-		return &HTTPError{Status: http.StatusConflict, Detail: "the run is already executing", Err: err}
+		return &httpError{Status: http.StatusConflict, Detail: "the run is already executing", Err: err}
 	}
 	return err
 }
@@ -218,14 +218,14 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 // run already ended its stream with a StorageError event then, and one is
 // added only when no terminal event of the run was sent.
 func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) error {
-	sse := NewSSEWriter(w)
+	sse := newSSEWriter(w)
 	ended := false
 	for ev, err := range events {
 		if err != nil {
 			if !sse.Started() {
 				return runErr(err)
 			}
-			s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
+			s.log.ErrorContext(r.Context(), "run not stored", "request_id", requestID(r.Context()), "run_id", runID, "err", err)
 			if !ended {
 				_ = sse.WriteEvent(storageErrorEvent(a, runID, sessionID))
 			}
@@ -235,7 +235,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget
 		if err := sse.WriteEvent(&ev); err != nil {
 			// The client is gone: stopping the range cancels the run, which the
 			// agent stores as CANCELLED before the loop returns.
-			s.log.InfoContext(r.Context(), "client closed stream", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
+			s.log.InfoContext(r.Context(), "client closed stream", "request_id", requestID(r.Context()), "run_id", runID, "err", err)
 			return nil
 		}
 	}
@@ -264,9 +264,9 @@ func runningOutput(st *runStart) *run.Output {
 func runErr(err error) error {
 	switch {
 	case errors.Is(err, run.ErrNotContinuable):
-		return &HTTPError{Status: http.StatusConflict, Detail: run.ErrNotContinuable.Error(), Err: err}
+		return &httpError{Status: http.StatusConflict, Detail: run.ErrNotContinuable.Error(), Err: err}
 	case errors.Is(err, agent.ErrRequirementUnresolved):
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "agent: "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "agent: "), Err: err}
 	}
 	return err
 }
@@ -292,12 +292,12 @@ func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Outp
 		return runErr(err)
 	}
 	if errors.Is(err, agent.ErrStorage) {
-		s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "path", r.URL.Path,
+		s.log.ErrorContext(r.Context(), "run not stored", "request_id", requestID(r.Context()), "path", r.URL.Path,
 			"run_id", out.RunID, "status", out.Status, "err", err)
-		WriteError(w, http.StatusServiceUnavailable, detailRunNotStored)
+		writeError(w, http.StatusServiceUnavailable, detailRunNotStored)
 		return nil
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -315,7 +315,7 @@ type backgroundAccepted struct {
 func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) error {
 	d := st.agent.DB()
 	if d == nil {
-		return Errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
+		return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
 	}
 	// The submission is decoded: accepting it no longer depends on the
 	// client staying connected (a half-closed client still reads the 202).
@@ -329,7 +329,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		row, err := d.GetRun(ctx, st.runID)
 		switch {
 		case err == nil:
-			WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
+			writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
 			return nil
 		case !errors.Is(err, db.ErrNotFound):
 			return err
@@ -344,7 +344,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		return err
 	}
 	go s.executeBackground(rctx, f, st)
-	WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
 	return nil
 }
 
@@ -355,7 +355,7 @@ func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error
 		_, err = d.UpsertSession(ctx, newSession(a, st.sessionID, st.userID))
 		if errors.Is(err, db.ErrNotFound) {
 			// The id belongs to another user's session.
-			return Errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
+			return errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
 		}
 		if err != nil {
 			return err

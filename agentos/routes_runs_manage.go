@@ -19,8 +19,8 @@ import (
 // the run listings: oldest first by default (creation time for a target's
 // runs, position in the session for a session's).
 var (
-	targetRunsSort  = PageRules{SortColumns: []string{"created_at", "run_index", "updated_at"}, DefaultOrder: db.Asc}
-	sessionRunsSort = PageRules{SortColumns: db.RunSortColumns, DefaultOrder: db.Asc}
+	targetRunsSort  = pageRules{SortColumns: []string{"created_at", "run_index", "updated_at"}, DefaultOrder: db.Asc}
+	sessionRunsSort = pageRules{SortColumns: db.RunSortColumns, DefaultOrder: db.Asc}
 )
 
 // listRuns is GET …/runs?session_id=&status=&user_id=&sort_by=&sort_order=
@@ -30,11 +30,11 @@ var (
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	d := a.DB()
 	if d == nil {
-		WriteJSON(w, http.StatusOK, []runView{})
+		writeJSON(w, http.StatusOK, []runView{})
 		return nil
 	}
 	q := r.URL.Query()
-	sortBy, order, err := ParseSortQuery(q, targetRunsSort)
+	sortBy, order, err := parseSortQuery(q, targetRunsSort)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)
 		if err != nil {
-			return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "status must be one of " + run.StatusNames()}
+			return &httpError{Status: http.StatusUnprocessableEntity, Detail: "status must be one of " + run.StatusNames()}
 		}
 		f.Statuses = []run.Status{st}
 	}
@@ -52,7 +52,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, views)
+	writeJSON(w, http.StatusOK, views)
 	return nil
 }
 
@@ -61,7 +61,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 // ?user_id=/?session_id=.
 func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Run, error) {
 	runID := chi.URLParam(r, "run_id")
-	notFound := Errorf(http.StatusNotFound, "Run with ID %s not found", runID)
+	notFound := errorf(http.StatusNotFound, "Run with ID %s not found", runID)
 	d := a.DB()
 	if d == nil {
 		return nil, notFound
@@ -89,7 +89,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) err
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 			}
 			if a.DB() == nil {
 				// Nothing is stored to read the end from; the run has stopped.
-				WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
+				writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
 				return nil
 			}
 		}
@@ -160,10 +160,10 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		}
 		switch row.Status {
 		case run.StatusCancelled:
-			WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
+			writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
 			return nil
 		case run.StatusCompleted, run.StatusError, run.StatusRegenerated:
-			return Errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status)
+			return errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status)
 		}
 		// Nothing here executes it. Claim the run id while marking it, so that
 		// no run or continue of it starts in this process meanwhile; one that
@@ -185,12 +185,12 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 			return err
 		}
 		if status != run.StatusCancelled {
-			return Errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status)
+			return errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status)
 		}
-		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
+		writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
 		return nil
 	}
-	return Errorf(http.StatusConflict, "Run with ID %s keeps being started; retry the cancel", runID)
+	return errorf(http.StatusConflict, "Run with ID %s keeps being started; retry the cancel", runID)
 }
 
 // waitStopped cancels a run started from Go code until it no longer runs,
@@ -218,7 +218,7 @@ func (s *Server) answerCancelPending(w http.ResponseWriter, r *http.Request, a r
 	if row, err := s.loadRun(r, a, ""); err == nil {
 		status = row.Status
 	}
-	WriteJSON(w, http.StatusAccepted, cancelResponse{RunID: runID, Status: status})
+	writeJSON(w, http.StatusAccepted, cancelResponse{RunID: runID, Status: status})
 }
 
 // markCancelled stores a PENDING, RUNNING or PAUSED run as CANCELLED and
@@ -271,15 +271,15 @@ type continueRequest struct {
 // or requirements as JSON arrays, session_id, user_id, stream (default true).
 // Other fields are ignored; files are refused.
 func decodeContinueForm(r *http.Request) (*continueRequest, error) {
-	var lim FormLimits
+	var lim formLimits
 	lim.fill()
 	fields := map[string]string{}
-	var files RunRequest
+	var files runRequest
 	if err := readFormBody(r, lim, fields, &files); err != nil {
 		return nil, err
 	}
 	if len(files.Files) > 0 {
-		return nil, Errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
+		return nil, errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
 	}
 	req := &continueRequest{Stream: true}
 	var err error
@@ -309,7 +309,7 @@ func formArray[T any](name, v string, dst *[]T) error {
 		return nil
 	}
 	if err := json.Unmarshal([]byte(v), dst); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array", Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array", Err: err}
 	}
 	return nil
 }
@@ -328,7 +328,7 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 		return err
 	}
 	if !actAs(r.Context(), req.UserID).owns(row.UserID) {
-		return &HTTPError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
+		return &httpError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
 	}
 	if err := notPaused(row); err != nil {
 		return err
@@ -369,5 +369,5 @@ func notPaused(row *db.Run) error {
 	if row.Status == run.StatusPaused {
 		return nil
 	}
-	return &HTTPError{Status: http.StatusConflict, Detail: fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable), Err: run.ErrNotContinuable}
+	return &httpError{Status: http.StatusConflict, Detail: fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable), Err: run.ErrNotContinuable}
 }

@@ -32,19 +32,19 @@ func decodeJSONBody(r *http.Request, v any) error {
 	case errors.As(err, &mbe):
 		return err
 	case err != nil:
-		return &HTTPError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
+		return &httpError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
 	case len(body) > maxJSONBody:
 		return &http.MaxBytesError{Limit: maxJSONBody}
 	case !utf8.Valid(body):
-		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: it is not valid UTF-8; send text encoded as UTF-8")
+		return errorf(http.StatusUnprocessableEntity, "invalid JSON body: it is not valid UTF-8; send text encoded as UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
 	if dec.More() {
-		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
+		return errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
 	}
 	return nil
 }
@@ -53,7 +53,7 @@ func decodeJSONBody(r *http.Request, v any) error {
 // db.MaxUserIDBytes bytes (the id columns' size) and no control characters.
 func checkBodyID(name, v string) error {
 	if len(v) > db.MaxUserIDBytes || hasControl(v) {
-		return Errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
+		return errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
 	}
 	return nil
 }
@@ -66,7 +66,7 @@ func sessionType(r *http.Request, def run.Type) (run.Type, error) {
 	case run.TypeAgent, run.TypeTeam, run.TypeWorkflow:
 		return t, nil
 	}
-	return "", Errorf(http.StatusUnprocessableEntity, "type must be agent, team or workflow")
+	return "", errorf(http.StatusUnprocessableEntity, "type must be agent, team or workflow")
 }
 
 // sessionView is one session as AgentOS lists it.
@@ -166,7 +166,7 @@ func nullIfEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-var sessionPageRules = PageRules{SortColumns: db.SessionSortColumns, DefaultOrder: db.Desc}
+var sessionPageRules = pageRules{SortColumns: db.SessionSortColumns, DefaultOrder: db.Desc}
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
@@ -179,7 +179,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pq, err := ParsePageQuery(r.URL.Query(), sessionPageRules)
+	pq, err := parsePageQuery(r.URL.Query(), sessionPageRules)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	for i := range sessions {
 		views = append(views, newSessionView(&sessions[i], names))
 	}
-	WritePage(w, views, pq, total, time.Since(start))
+	writePage(w, views, pq, total, time.Since(start))
 	return nil
 }
 
@@ -224,7 +224,7 @@ func (s *Server) loadSession(r *http.Request) (*db.DB, *db.Session, error) {
 	sess, err := d.GetSession(r.Context(), id)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(sess.UserID)) ||
 		(err == nil && typ != "" && sess.SessionType != typ) {
-		return nil, nil, Errorf(http.StatusNotFound, "Session with ID %s not found", id)
+		return nil, nil, errorf(http.StatusNotFound, "Session with ID %s not found", id)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -247,7 +247,7 @@ func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *d
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, status, newSessionDetail(sess, names))
+	writeJSON(w, status, newSessionDetail(sess, names))
 	return nil
 }
 
@@ -287,7 +287,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		req.SessionID = uuid.NewString()
 	}
 	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
-		return &HTTPError{Status: http.StatusConflict, Detail: "Session with ID " + req.SessionID + " already exists"}
+		return &httpError{Status: http.StatusConflict, Detail: "Session with ID " + req.SessionID + " already exists"}
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
@@ -308,7 +308,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// A new session has no runs: nothing to derive a name from.
-	WriteJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
+	writeJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
 	return nil
 }
 
@@ -342,7 +342,7 @@ func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.TrimSpace(req.SessionName) == "" {
-		return Errorf(http.StatusUnprocessableEntity, "session_name is required")
+		return errorf(http.StatusUnprocessableEntity, "session_name is required")
 	}
 	return s.updateSession(w, r, patchSessionRequest{SessionName: &req.SessionName})
 }
@@ -400,7 +400,7 @@ func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.SessionIDs) == 0 {
-		return Errorf(http.StatusUnprocessableEntity, "session_ids must list at least one session")
+		return errorf(http.StatusUnprocessableEntity, "session_ids must list at least one session")
 	}
 	// The db scope limits deletion to the caller's sessions; others are ignored
 	// like missing ids.
@@ -419,14 +419,14 @@ const (
 )
 
 func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
-	sortBy, order, err := ParseSortQuery(r.URL.Query(), sessionRunsSort)
+	sortBy, order, err := parseSortQuery(r.URL.Query(), sessionRunsSort)
 	if err != nil {
 		return err
 	}
 	d, sess, err := s.loadSession(r)
 	if err != nil {
 		if views, ok := s.runsInFlight(r, err); ok {
-			WriteJSON(w, http.StatusOK, views)
+			writeJSON(w, http.StatusOK, views)
 			return nil
 		}
 		return err
@@ -435,7 +435,7 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, views)
+	writeJSON(w, http.StatusOK, views)
 	return nil
 }
 
@@ -448,7 +448,7 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
 // for it. Another process serving the same database does not know the run
 // and still answers 404.
 func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool) {
-	var he *HTTPError
+	var he *httpError
 	if !errors.As(notFound, &he) || he.Status != http.StatusNotFound {
 		return nil, false
 	}
@@ -506,7 +506,7 @@ func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) error {
 	runID := chi.URLParam(r, "run_id")
 	row, err := d.GetRun(r.Context(), runID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && row.SessionID != sess.SessionID) {
-		return &HTTPError{Status: http.StatusNotFound, Detail: "Run with ID " + runID + " not found"}
+		return &httpError{Status: http.StatusNotFound, Detail: "Run with ID " + runID + " not found"}
 	}
 	if err != nil {
 		return err
@@ -515,6 +515,6 @@ func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }

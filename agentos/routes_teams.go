@@ -54,15 +54,15 @@ func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) error {
 	for _, t := range s.cfg.Teams {
 		out = append(out, newTeamResponse(t))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) error {
 	t, ok := s.teams[chi.URLParam(r, "team_id")]
 	if !ok {
-		return Errorf(http.StatusNotFound, "Team not found")
+		return errorf(http.StatusNotFound, "Team not found")
 	}
-	WriteJSON(w, http.StatusOK, newTeamResponse(t))
+	writeJSON(w, http.StatusOK, newTeamResponse(t))
 	return nil
 }

@@ -57,15 +57,15 @@ func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) error {
 	for _, wf := range s.cfg.Workflows {
 		out = append(out, newWorkflowResponse(wf))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 	wf, ok := s.workflows[chi.URLParam(r, "workflow_id")]
 	if !ok {
-		return Errorf(http.StatusNotFound, "Workflow not found")
+		return errorf(http.StatusNotFound, "Workflow not found")
 	}
-	WriteJSON(w, http.StatusOK, newWorkflowResponse(wf))
+	writeJSON(w, http.StatusOK, newWorkflowResponse(wf))
 	return nil
 }

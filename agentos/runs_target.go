@@ -147,7 +147,7 @@ func withTarget(param, detail string, lookup func(id string) (runTarget, bool), 
 	return func(w http.ResponseWriter, r *http.Request) error {
 		t, ok := lookup(chi.URLParam(r, param))
 		if !ok {
-			return Errorf(http.StatusNotFound, "%s", detail)
+			return errorf(http.StatusNotFound, "%s", detail)
 		}
 		return h(w, r, t)
 	}
@@ -166,6 +166,6 @@ func (s *Server) continueUnsupported(w http.ResponseWriter, r *http.Request, t r
 	if err := notPaused(row); err != nil {
 		return err
 	}
-	WriteError(w, http.StatusNotImplemented, "continuing a paused "+string(kindOf(t))+" run is not supported; only agent runs can be continued")
+	writeError(w, http.StatusNotImplemented, "continuing a paused "+string(kindOf(t))+" run is not supported; only agent runs can be continued")
 	return nil
 }

@@ -109,7 +109,7 @@ func TestRecover_PanicBecomes500WithRequestIDLogged(t *testing.T) {
 	ts, logs := testServer(t, Config{}, func(s *Server) {
 		s.Router().Get("/boom", func(http.ResponseWriter, *http.Request) { panic("kaboom") })
 		s.Router().Get("/boom-mid-stream", func(w http.ResponseWriter, _ *http.Request) {
-			sw := NewSSEWriter(w)
+			sw := newSSEWriter(w)
 			_ = sw.WriteEvent(&run.Event{Event: run.EventRunStarted})
 			panic("mid-stream kaboom")
 		})
@@ -146,7 +146,7 @@ func TestBodyLimit_OverLimitIs413(t *testing.T) {
 				writeErr(w, r, s.log, err)
 				return
 			}
-			WriteJSON(w, 200, map[string]int{"n": len(data)})
+			writeJSON(w, 200, map[string]int{"n": len(data)})
 		})
 	})
 	tests := []struct {
@@ -238,7 +238,7 @@ func TestServe_GracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	s.Router().Get("/slow", func(w http.ResponseWriter, r *http.Request) {
 		close(started)
 		time.Sleep(200 * time.Millisecond)
-		WriteJSON(w, 200, map[string]string{"done": "yes"})
+		writeJSON(w, 200, map[string]string{"done": "yes"})
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
