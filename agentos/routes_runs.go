@@ -49,12 +49,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 		return err
 	}
 	ctx := r.Context()
-	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: actAs(ctx, req.UserID).id,
+	user := actAs(ctx, req.UserID)
+	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: user.id,
 		input: runInput(req), metadata: req.Metadata}
 	newSession := st.sessionID == ""
 	if newSession {
 		st.sessionID = uuid.NewString()
-	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, st.userID); err != nil {
+	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, user); err != nil {
 		return err
 	}
 	if req.Background && req.IdempotencyKey != "" {
@@ -141,13 +142,13 @@ func runInput(req *runRequest) run.Input {
 // that names a user other than the session's owner gets 409 (it may act for
 // any user, so the session's existence is no secret). An unscoped caller
 // that names no user runs as the session's owner.
-func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, userID string) error {
+func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID string, user actingUser) error {
 	d := a.DB()
 	if d == nil {
 		return nil
 	}
-	if _, scoped := db.UserScope(ctx); !scoped {
-		if userID == "" {
+	if !user.scoped {
+		if user.anyone() {
 			return nil
 		}
 		sess, err := d.GetSession(ctx, sessionID)
@@ -156,7 +157,7 @@ func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, 
 			return nil
 		case err != nil:
 			return err
-		case sess.UserID != "" && sess.UserID != userID:
+		case sess.UserID != "" && !user.owns(sess.UserID):
 			return errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
 		}
 		return nil
