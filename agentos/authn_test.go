@@ -47,7 +47,7 @@ func jwtAuthenticator(t *testing.T, securityKey string) *auth.Authenticator {
 
 // whoami reports the principal and db scope the handler sees.
 func whoami(s *Server) {
-	s.Router().Get("/whoami", func(w http.ResponseWriter, r *http.Request) {
+	s.router.Get("/whoami", func(w http.ResponseWriter, r *http.Request) {
 		p, _ := auth.FromContext(r.Context())
 		scope, scoped := db.UserScope(r.Context())
 		out := map[string]any{"scoped": scoped, "scope": scope, "effective": actAs(r.Context(), r.URL.Query().Get("user_id")).id}
@@ -160,7 +160,7 @@ func TestAuth_ExcludedPathPatterns(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), ExcludedPaths: []string{"/health", "/public/*"}}},
 		func(s *Server) {
-			s.Router().Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
+			s.router.Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 		})
 	for path, want := range map[string]int{"/health": 200, "/public/info": 200, "/publicity": 401, "/whoami": 401} {
 		if got := get(t, ts.URL+path, nil).status; got != want {
@@ -237,8 +237,8 @@ func TestRequireScope_Enforces403(t *testing.T) {
 	t.Parallel()
 	mount := func(s *Server) {
 		ok := func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) }
-		s.Router().With(s.requireScope("agents", "read", "")).Get("/agents", ok)
-		s.Router().With(s.requireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
+		s.router.With(s.requireScope("agents", "read", "")).Get("/agents", ok)
+		s.router.With(s.requireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
 	}
 	enforced, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), Authorization: true}}, mount)
 	lax, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, mount)

@@ -45,7 +45,7 @@ func multipartBody(t testing.TB, parts ...formPart) (string, []byte) {
 func runsServer(t *testing.T) string {
 	t.Helper()
 	ts, _ := testServer(t, Config{BodyLimit: 64 << 10}, func(s *Server) {
-		s.Router().Post("/agents/{id}/runs", func(w http.ResponseWriter, r *http.Request) {
+		s.router.Post("/agents/{id}/runs", func(w http.ResponseWriter, r *http.Request) {
 			req, err := decodeRunForm(r, formLimits{MaxFiles: 2, MaxFileBytes: 1024, MaxFieldBytes: 4096})
 			if err != nil {
 				writeErr(w, r, s.log, err)

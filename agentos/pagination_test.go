@@ -61,7 +61,7 @@ func TestParsePageQuery_RejectsBadValuesWith422(t *testing.T) {
 func TestWritePage_ShapeOverHTTP(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/items", func(w http.ResponseWriter, r *http.Request) {
+		s.router.Get("/items", func(w http.ResponseWriter, r *http.Request) {
 			q, err := parsePageQuery(r.URL.Query(), sessionRules)
 			if err != nil {
 				writeErr(w, r, s.log, err)

@@ -240,9 +240,6 @@ func (s *Server) newRouter() chi.Router {
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.router }
 
-// Router exposes the chi router so callers can mount extra routes.
-func (s *Server) Router() chi.Router { return s.router }
-
 // Serve serves on ln until ctx is cancelled, then shuts down gracefully: it
 // stops accepting, lets in-flight requests and runs (background ones too)
 // finish for up to ShutdownTimeout, then cancels the runs still going, waits

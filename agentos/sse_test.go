@@ -22,7 +22,7 @@ func TestSSEWriter_FramesEventsOverHTTP(t *testing.T) {
 	}
 	release := make(chan struct{})
 	ts, _ := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/stream", func(w http.ResponseWriter, r *http.Request) {
+		s.router.Get("/stream", func(w http.ResponseWriter, r *http.Request) {
 			sw := newSSEWriter(w)
 			if err := sw.WriteEvent(events[0]); err != nil {
 				t.Error(err)
@@ -109,7 +109,7 @@ func TestSSEWriter_FramesEventsOverHTTP(t *testing.T) {
 func TestSSEWriter_RejectsUnnamedEventsBeforeStarting(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/bad", func(w http.ResponseWriter, r *http.Request) {
+		s.router.Get("/bad", func(w http.ResponseWriter, r *http.Request) {
 			sw := newSSEWriter(w)
 			for _, ev := range []*run.Event{nil, {}, {Event: "Run\nStarted"}} {
 				if err := sw.WriteEvent(ev); err == nil {
@@ -121,7 +121,7 @@ func TestSSEWriter_RejectsUnnamedEventsBeforeStarting(t *testing.T) {
 			}
 			writeError(w, http.StatusBadRequest, "no stream")
 		})
-		s.Router().Get("/ping", func(w http.ResponseWriter, r *http.Request) {
+		s.router.Get("/ping", func(w http.ResponseWriter, r *http.Request) {
 			sw := newSSEWriter(w)
 			_ = sw.Comment("keep\nalive")
 		})
