@@ -14,8 +14,8 @@ import (
 	"github.com/agentryhq/agentry/db"
 )
 
-// ErrNoUserID: user isolation is on and a non-admin token carries no user id.
-var ErrNoUserID = errors.New("agentos: token has no user id claim; user isolation needs one")
+// errNoUserID: user isolation is on and a non-admin token carries no user id.
+var errNoUserID = errors.New("agentos: token has no user id claim; user isolation needs one")
 
 // authenticate checks the bearer token (unless the path is excluded or auth is
 // off), puts the Principal in the context and, with user isolation, scopes the
@@ -37,16 +37,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if fromCookie && !s.sameSiteRequest(r) {
 			s.log.LogAttrs(r.Context(), slog.LevelWarn, "cross-site request refused",
-				slog.String("request_id", RequestID(r.Context())), slog.String("method", r.Method),
+				slog.String("request_id", requestID(r.Context())), slog.String("method", r.Method),
 				slog.String("origin", r.Header.Get("Origin")))
-			WriteError(w, http.StatusForbidden, "Cross-site request refused: a request authenticated by cookie that changes state "+
+			writeError(w, http.StatusForbidden, "Cross-site request refused: a request authenticated by cookie that changes state "+
 				"must come from an allowed Origin or carry the "+CSRFHeader+" header")
 			return
 		}
 		p, err := a.Authenticator.Authenticate(token)
 		if err != nil {
 			s.log.LogAttrs(r.Context(), slog.LevelDebug, "authentication failed",
-				slog.String("request_id", RequestID(r.Context())), slog.String("reason", err.Error()))
+				slog.String("request_id", requestID(r.Context())), slog.String("reason", err.Error()))
 			switch {
 			case errors.Is(err, auth.ErrMissingCredentials):
 				unauthorized(w, "Authorization header required")
@@ -59,7 +59,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			}
 			return
 		}
-		ctx, err := ScopeContext(auth.NewContext(r.Context(), p), s.cfg.UserIsolation)
+		ctx, err := scopeContext(auth.NewContext(r.Context(), p), s.cfg.UserIsolation)
 		if err != nil {
 			// Unreachable with JWTVerifier (it refuses subject-less tokens);
 			// kept so a principal without a user id is never served unscoped.
@@ -122,14 +122,14 @@ func (s *Server) sameSiteRequest(r *http.Request) bool {
 // "Bearer" challenge (RFC 6750 §3.1 wants no error code then).
 func unauthorized(w http.ResponseWriter, detail string) {
 	w.Header().Set("WWW-Authenticate", "Bearer")
-	WriteError(w, http.StatusUnauthorized, detail)
+	writeError(w, http.StatusUnauthorized, detail)
 }
 
 // invalidToken answers a token that failed verification with RFC 6750's
 // invalid_token challenge. description is a fixed text: never token content.
 func invalidToken(w http.ResponseWriter, detail, description string) {
 	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+description+`"`)
-	WriteError(w, http.StatusUnauthorized, detail)
+	writeError(w, http.StatusUnauthorized, detail)
 }
 
 // excluded matches exact paths and "prefix*" patterns.
@@ -146,12 +146,12 @@ func excluded(patterns []string, path string) bool {
 	return false
 }
 
-// ScopeContext applies per-user isolation: when isolation is on and the
+// scopeContext applies per-user isolation: when isolation is on and the
 // context's principal is not an admin, the returned context carries
 // db.WithUserScope(principal.UserID), so the db layer limits every query to
 // that user. Admins, the security key and unauthenticated (open) servers are
-// not scoped. A non-admin principal without a user id is ErrNoUserID.
-func ScopeContext(ctx context.Context, isolation bool) (context.Context, error) {
+// not scoped. A non-admin principal without a user id is errNoUserID.
+func scopeContext(ctx context.Context, isolation bool) (context.Context, error) {
 	if !isolation {
 		return ctx, nil
 	}
@@ -160,25 +160,50 @@ func ScopeContext(ctx context.Context, isolation bool) (context.Context, error) 
 		return ctx, nil
 	}
 	if p.UserID == "" {
-		return ctx, ErrNoUserID
+		return ctx, errNoUserID
 	}
 	return db.WithUserScope(ctx, p.UserID), nil
 }
 
-// EffectiveUserID is the user id a request acts as: the scoped user under
-// isolation (a user_id in the query or body cannot widen it), else requested.
-func EffectiveUserID(ctx context.Context, requested string) string {
-	if u, ok := db.UserScope(ctx); ok {
-		return u
-	}
-	return requested
+// actingUser is the one rule for "which user does a request act as". Under
+// user isolation a non-admin caller acts as its token's user: a user_id in
+// the query or body can neither widen nor change that. Any other caller
+// (admin, security key, open server) acts as the user_id it names, or for
+// every user when it names none.
+type actingUser struct {
+	id     string
+	scoped bool
 }
 
-// RequireScope returns middleware answering 403 unless the caller may perform
+// actAs applies the rule to a request's context and the user_id it names.
+func actAs(ctx context.Context, requested string) actingUser {
+	if u, ok := db.UserScope(ctx); ok {
+		return actingUser{id: u, scoped: true}
+	}
+	return actingUser{id: requested}
+}
+
+// anyone reports whether the caller acts for every user.
+func (u actingUser) anyone() bool { return !u.scoped && u.id == "" }
+
+// owns reports whether the caller may see a row (or a run in flight) that
+// owner owns.
+func (u actingUser) owns(owner string) bool { return u.anyone() || owner == u.id }
+
+// scope limits ctx's database access to the user acted as (a scoped
+// context already is).
+func (u actingUser) scope(ctx context.Context) context.Context {
+	if u.scoped || u.anyone() {
+		return ctx
+	}
+	return db.WithUserScope(ctx, u.id)
+}
+
+// requireScope returns middleware answering 403 unless the caller may perform
 // action on resource; idParam names the chi URL parameter holding the object
 // id ("" for collection routes). It allows everything when Authorization is
 // off or authentication is disabled.
-func (s *Server) RequireScope(resource, action, idParam string) func(http.Handler) http.Handler {
+func (s *Server) requireScope(resource, action, idParam string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if !s.cfg.Auth.Authorization || !s.cfg.Auth.Authenticator.Enabled() {
 			return next
@@ -187,7 +212,7 @@ func (s *Server) RequireScope(resource, action, idParam string) func(http.Handle
 			p, ok := auth.FromContext(r.Context())
 			if !ok {
 				// An excluded path reached a scoped route: nothing to check against.
-				WriteError(w, http.StatusForbidden, "Insufficient permissions")
+				writeError(w, http.StatusForbidden, "Insufficient permissions")
 				return
 			}
 			id := ""
@@ -195,7 +220,7 @@ func (s *Server) RequireScope(resource, action, idParam string) func(http.Handle
 				id = chi.URLParam(r, idParam)
 			}
 			if !p.Can(resource, id, action) {
-				WriteError(w, http.StatusForbidden, "Insufficient permissions: requires "+resource+":"+action)
+				writeError(w, http.StatusForbidden, "Insufficient permissions: requires "+resource+":"+action)
 				return
 			}
 			next.ServeHTTP(w, r)

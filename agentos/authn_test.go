@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -46,15 +47,15 @@ func jwtAuthenticator(t *testing.T, securityKey string) *auth.Authenticator {
 
 // whoami reports the principal and db scope the handler sees.
 func whoami(s *Server) {
-	s.Router().Get("/whoami", func(w http.ResponseWriter, r *http.Request) {
+	s.router.Get("/whoami", func(w http.ResponseWriter, r *http.Request) {
 		p, _ := auth.FromContext(r.Context())
 		scope, scoped := db.UserScope(r.Context())
-		out := map[string]any{"scoped": scoped, "scope": scope, "effective": EffectiveUserID(r.Context(), r.URL.Query().Get("user_id"))}
+		out := map[string]any{"scoped": scoped, "scope": scope, "effective": actAs(r.Context(), r.URL.Query().Get("user_id")).id}
 		if p != nil {
 			out["user"] = p.UserID
 			out["admin"] = p.Admin
 		}
-		WriteJSON(w, 200, out)
+		writeJSON(w, 200, out)
 	})
 }
 
@@ -159,7 +160,7 @@ func TestAuth_ExcludedPathPatterns(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), ExcludedPaths: []string{"/health", "/public/*"}}},
 		func(s *Server) {
-			s.Router().Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, map[string]bool{"ok": true}) })
+			s.router.Get("/public/info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 		})
 	for path, want := range map[string]int{"/health": 200, "/public/info": 200, "/publicity": 401, "/whoami": 401} {
 		if got := get(t, ts.URL+path, nil).status; got != want {
@@ -235,9 +236,9 @@ func TestAuth_TokenWithoutSubjectIs401(t *testing.T) {
 func TestRequireScope_Enforces403(t *testing.T) {
 	t.Parallel()
 	mount := func(s *Server) {
-		ok := func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, map[string]bool{"ok": true}) }
-		s.Router().With(s.RequireScope("agents", "read", "")).Get("/agents", ok)
-		s.Router().With(s.RequireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
+		ok := func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) }
+		s.router.With(s.requireScope("agents", "read", "")).Get("/agents", ok)
+		s.router.With(s.requireScope("agents", "run", "id")).Post("/agents/{id}/runs", ok)
 	}
 	enforced, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, ""), Authorization: true}}, mount)
 	lax, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, mount)
@@ -268,5 +269,40 @@ func TestRequireScope_Enforces403(t *testing.T) {
 				res.detail(t)
 			}
 		})
+	}
+}
+
+// TestActAs_OneRule: a scoped caller acts as its scope's user whatever
+// user_id it names; an unscoped one acts as the user_id it names, or for
+// every user when it names none.
+func TestActAs_OneRule(t *testing.T) {
+	t.Parallel()
+	open, alice := context.Background(), db.WithUserScope(context.Background(), "alice")
+	for _, c := range []struct {
+		name      string
+		ctx       context.Context
+		requested string
+		id        string
+		owns      map[string]bool
+		scope     string // "" means the scoped context is unscoped
+	}{
+		{"unscoped naming no one", open, "", "", map[string]bool{"alice": true, "bob": true, "": true}, ""},
+		{"unscoped naming bob", open, "bob", "bob", map[string]bool{"alice": false, "bob": true, "": false}, "bob"},
+		{"scoped naming no one", alice, "", "alice", map[string]bool{"alice": true, "bob": false, "": false}, "alice"},
+		{"scoped naming bob", alice, "bob", "alice", map[string]bool{"alice": true, "bob": false, "": false}, "alice"},
+	} {
+		u := actAs(c.ctx, c.requested)
+		if u.id != c.id {
+			t.Errorf("%s: acts as %q, want %q", c.name, u.id, c.id)
+		}
+		for owner, want := range c.owns {
+			if got := u.owns(owner); got != want {
+				t.Errorf("%s: owns(%q) = %v, want %v", c.name, owner, got, want)
+			}
+		}
+		got, scoped := db.UserScope(u.scope(c.ctx))
+		if got != c.scope || scoped != (c.scope != "") {
+			t.Errorf("%s: scope = %q (%v), want %q", c.name, got, scoped, c.scope)
+		}
 	}
 }

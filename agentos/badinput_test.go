@@ -94,7 +94,7 @@ func TestQueries_MalformedQueryStringIs422(t *testing.T) {
 			t.Errorf("GET %s = %d %s, want 422", path, res.status, res.body)
 		}
 	}
-	if page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?user_id=alice", nil)); page.Meta.TotalCount != 1 {
+	if page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?user_id=alice", nil)); page.Meta.TotalCount != 1 {
 		t.Errorf("a well-formed filter lists %d sessions, want 1", page.Meta.TotalCount)
 	}
 }
@@ -172,7 +172,7 @@ func TestBodies_InvalidUTF8AndOversizedIdsAndTopicsAre422(t *testing.T) {
 }
 
 // FuzzDecodeJSONBody: any body decodes into valid UTF-8 strings or fails with
-// a 4xx HTTPError (an empty body fails wrapping io.EOF).
+// a 4xx httpError (an empty body fails wrapping io.EOF).
 func FuzzDecodeJSONBody(f *testing.F) {
 	f.Add(`{"session_name":"café","session_state":{"k":[1,2]}}`)
 	f.Add("{\"session_name\":\"caf\xe9\"}")
@@ -185,7 +185,7 @@ func FuzzDecodeJSONBody(f *testing.F) {
 		var req patchSessionRequest
 		err := decodeJSONBody(r, &req)
 		if err != nil {
-			var he *HTTPError
+			var he *httpError
 			if !errors.Is(err, io.EOF) && (!errors.As(err, &he) || he.Status < 400 || he.Status > 499 || he.Detail == "") {
 				t.Fatalf("error %v is not a 4xx HTTPError", err)
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// FuzzDecodeContinueForm: any body decodes or fails with a 4xx HTTPError.
+// FuzzDecodeContinueForm: any body decodes or fails with a 4xx httpError.
 func FuzzDecodeContinueForm(f *testing.F) {
 	f.Add("application/x-www-form-urlencoded", `tools=[{"tool_call_id":"c1","confirmed":true}]&stream=false`)
 	f.Add("application/x-www-form-urlencoded", `requirements=[{"id":"c1","tool_execution":{"tool_call_id":"c1","confirmed":false}}]`)
@@ -20,7 +20,7 @@ func FuzzDecodeContinueForm(f *testing.F) {
 		r.Header.Set("Content-Type", contentType)
 		req, err := decodeContinueForm(r)
 		if err != nil {
-			var he *HTTPError
+			var he *httpError
 			if !errors.As(err, &he) || he.Status < 400 || he.Status > 499 || he.Detail == "" {
 				t.Fatalf("error %v is not a 4xx HTTPError", err)
 			}

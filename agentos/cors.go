@@ -26,7 +26,7 @@ func cors(origins []string) func(http.Handler) http.Handler {
 			}
 			if !allowed(origin) {
 				if preflight {
-					WriteError(w, http.StatusBadRequest, "Disallowed CORS origin")
+					writeError(w, http.StatusBadRequest, "Disallowed CORS origin")
 					return
 				}
 				next.ServeHTTP(w, r)

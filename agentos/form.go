@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 )
 
-// RunRequest is a decoded POST /{agents,teams,workflows}/{id}/runs form.
-type RunRequest struct {
+// runRequest is a decoded POST /{agents,teams,workflows}/{id}/runs form.
+type runRequest struct {
 	// Message is the user's input; required, valid UTF-8.
 	Message string
 	// Stream defaults to true.
@@ -24,7 +24,7 @@ type RunRequest struct {
 	SessionID  string
 	UserID     string
 	Background bool
-	Files      []UploadedFile
+	Files      []uploadedFile
 	// JSON-encoded form fields; nil when absent.
 	SessionState map[string]any
 	Dependencies map[string]any
@@ -36,16 +36,16 @@ type RunRequest struct {
 	Extra map[string]string
 }
 
-// UploadedFile is one "files" part.
-type UploadedFile struct {
+// uploadedFile is one "files" part.
+type uploadedFile struct {
 	Filename    string
 	ContentType string
 	Content     []byte
 }
 
-// FormLimits bound form decoding; zero values take the defaults. The whole
+// formLimits bound form decoding; zero values take the defaults. The whole
 // body is additionally capped by the server's body limit.
-type FormLimits struct {
+type formLimits struct {
 	// MaxFiles (16) is the number of "files" parts.
 	MaxFiles int
 	// MaxFileBytes (16 MiB) caps each file.
@@ -56,7 +56,7 @@ type FormLimits struct {
 	MaxParts int
 }
 
-func (l *FormLimits) fill() {
+func (l *formLimits) fill() {
 	if l.MaxFiles <= 0 {
 		l.MaxFiles = 16
 	}
@@ -71,17 +71,17 @@ func (l *FormLimits) fill() {
 	}
 }
 
-// MaxIdempotencyKeyLen is the longest accepted Idempotency-Key, in characters.
-const MaxIdempotencyKeyLen = 512
+// maxIdempotencyKeyLen is the longest accepted Idempotency-Key, in characters.
+const maxIdempotencyKeyLen = 512
 
-// DecodeRunForm reads a run request from a multipart/form-data or
+// decodeRunForm reads a run request from a multipart/form-data or
 // application/x-www-form-urlencoded body (the URL query is not read). Errors
-// are *HTTPError: 422 for missing or invalid fields (including invalid UTF-8,
+// are *httpError: 422 for missing or invalid fields (including invalid UTF-8,
 // invalid JSON and repeated fields), 413 for oversized parts, 415 for other
 // content types.
-func DecodeRunForm(r *http.Request, lim FormLimits) (*RunRequest, error) {
+func decodeRunForm(r *http.Request, lim formLimits) (*runRequest, error) {
 	lim.fill()
-	req := &RunRequest{Stream: true}
+	req := &runRequest{Stream: true}
 	fields := map[string]string{}
 	if err := readFormBody(r, lim, fields, req); err != nil {
 		return nil, err
@@ -91,11 +91,11 @@ func DecodeRunForm(r *http.Request, lim FormLimits) (*RunRequest, error) {
 	}
 	if keys := r.Header.Values("Idempotency-Key"); len(keys) > 0 {
 		if len(keys) > 1 {
-			return nil, Errorf(http.StatusUnprocessableEntity, "send one Idempotency-Key header")
+			return nil, errorf(http.StatusUnprocessableEntity, "send one Idempotency-Key header")
 		}
 		k := keys[0]
-		if !utf8.ValidString(k) || utf8.RuneCountInString(k) > MaxIdempotencyKeyLen || strings.TrimSpace(k) == "" || hasControl(k) {
-			return nil, Errorf(http.StatusUnprocessableEntity, "Idempotency-Key must be 1 to %d printable characters", MaxIdempotencyKeyLen)
+		if !utf8.ValidString(k) || utf8.RuneCountInString(k) > maxIdempotencyKeyLen || strings.TrimSpace(k) == "" || hasControl(k) {
+			return nil, errorf(http.StatusUnprocessableEntity, "Idempotency-Key must be 1 to %d printable characters", maxIdempotencyKeyLen)
 		}
 		req.IdempotencyKey = k
 	}
@@ -104,22 +104,22 @@ func DecodeRunForm(r *http.Request, lim FormLimits) (*RunRequest, error) {
 
 // readFormBody reads a multipart/form-data or urlencoded body into fields
 // (and multipart "files" parts into req.Files). No Content-Type reads nothing.
-func readFormBody(r *http.Request, lim FormLimits, fields map[string]string, req *RunRequest) error {
+func readFormBody(r *http.Request, lim formLimits, fields map[string]string, req *runRequest) error {
 	ct := r.Header.Get("Content-Type")
 	switch mt, params, err := mime.ParseMediaType(ct); {
 	case ct == "":
 		return nil
 	case err != nil:
-		return Errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
+		return errorf(http.StatusUnprocessableEntity, "invalid Content-Type header")
 	case mt == "multipart/form-data":
 		if params["boundary"] == "" {
-			return Errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
+			return errorf(http.StatusUnprocessableEntity, "multipart body has no boundary")
 		}
 		return readMultipart(multipart.NewReader(r.Body, params["boundary"]), lim, fields, req)
 	case mt == "application/x-www-form-urlencoded":
 		return readURLEncoded(r.Body, lim, fields)
 	default:
-		return Errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
+		return errorf(http.StatusUnsupportedMediaType, "use multipart/form-data or application/x-www-form-urlencoded")
 	}
 }
 
@@ -128,12 +128,12 @@ func readFormBody(r *http.Request, lim FormLimits, fields map[string]string, req
 func bodyErr(err error, what string) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &HTTPError{Status: http.StatusRequestEntityTooLarge, Detail: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes", Err: err}
+		return &httpError{Status: http.StatusRequestEntityTooLarge, Detail: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes", Err: err}
 	}
-	return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "malformed " + what + " body", Err: err}
+	return &httpError{Status: http.StatusUnprocessableEntity, Detail: "malformed " + what + " body", Err: err}
 }
 
-func readMultipart(mr *multipart.Reader, lim FormLimits, fields map[string]string, req *RunRequest) error {
+func readMultipart(mr *multipart.Reader, lim formLimits, fields map[string]string, req *runRequest) error {
 	for parts := 0; ; parts++ {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -143,7 +143,7 @@ func readMultipart(mr *multipart.Reader, lim FormLimits, fields map[string]strin
 			return bodyErr(err, "multipart")
 		}
 		if parts >= lim.MaxParts {
-			return Errorf(http.StatusUnprocessableEntity, "too many form parts (at most %d)", lim.MaxParts)
+			return errorf(http.StatusUnprocessableEntity, "too many form parts (at most %d)", lim.MaxParts)
 		}
 		name := part.FormName()
 		switch {
@@ -151,33 +151,33 @@ func readMultipart(mr *multipart.Reader, lim FormLimits, fields map[string]strin
 			// Not a form field; ignore its content.
 		case name == "files":
 			if len(req.Files) >= lim.MaxFiles {
-				return Errorf(http.StatusUnprocessableEntity, "too many files (at most %d)", lim.MaxFiles)
+				return errorf(http.StatusUnprocessableEntity, "too many files (at most %d)", lim.MaxFiles)
 			}
 			data, err := io.ReadAll(io.LimitReader(part, lim.MaxFileBytes+1))
 			if err != nil {
 				return bodyErr(err, "multipart")
 			}
 			if int64(len(data)) > lim.MaxFileBytes {
-				return Errorf(http.StatusRequestEntityTooLarge, "each file may be at most %d bytes", lim.MaxFileBytes)
+				return errorf(http.StatusRequestEntityTooLarge, "each file may be at most %d bytes", lim.MaxFileBytes)
 			}
 			fname := part.FileName()
 			if !utf8.ValidString(fname) || hasControl(fname) || len(fname) > 1024 {
-				return Errorf(http.StatusUnprocessableEntity, "file name must be valid UTF-8 without control characters")
+				return errorf(http.StatusUnprocessableEntity, "file name must be valid UTF-8 without control characters")
 			}
 			ctype := part.Header.Get("Content-Type")
 			if ctype == "" {
 				ctype = "application/octet-stream"
 			}
-			req.Files = append(req.Files, UploadedFile{Filename: fname, ContentType: ctype, Content: data})
+			req.Files = append(req.Files, uploadedFile{Filename: fname, ContentType: ctype, Content: data})
 		case part.FileName() != "":
-			return Errorf(http.StatusUnprocessableEntity, "upload files in the \"files\" field")
+			return errorf(http.StatusUnprocessableEntity, "upload files in the \"files\" field")
 		default:
 			data, err := io.ReadAll(io.LimitReader(part, lim.MaxFieldBytes+1))
 			if err != nil {
 				return bodyErr(err, "multipart")
 			}
 			if int64(len(data)) > lim.MaxFieldBytes {
-				return Errorf(http.StatusRequestEntityTooLarge, "each form field may be at most %d bytes", lim.MaxFieldBytes)
+				return errorf(http.StatusRequestEntityTooLarge, "each form field may be at most %d bytes", lim.MaxFieldBytes)
 			}
 			if err := addField(fields, name, string(data)); err != nil {
 				return err
@@ -187,28 +187,28 @@ func readMultipart(mr *multipart.Reader, lim FormLimits, fields map[string]strin
 	}
 }
 
-func readURLEncoded(body io.Reader, lim FormLimits, fields map[string]string) error {
+func readURLEncoded(body io.Reader, lim formLimits, fields map[string]string) error {
 	limit := 4 * lim.MaxFieldBytes
 	data, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return bodyErr(err, "form")
 	}
 	if int64(len(data)) > limit {
-		return Errorf(http.StatusRequestEntityTooLarge, "a urlencoded form may be at most %d bytes; use multipart/form-data", limit)
+		return errorf(http.StatusRequestEntityTooLarge, "a urlencoded form may be at most %d bytes; use multipart/form-data", limit)
 	}
 	if bytes.Count(data, []byte("&"))+1 > lim.MaxParts {
-		return Errorf(http.StatusUnprocessableEntity, "too many form fields (at most %d)", lim.MaxParts)
+		return errorf(http.StatusUnprocessableEntity, "too many form fields (at most %d)", lim.MaxParts)
 	}
 	values, err := url.ParseQuery(string(data))
 	if err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "malformed urlencoded form", Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "malformed urlencoded form", Err: err}
 	}
 	if _, ok := values["files"]; ok {
-		return Errorf(http.StatusUnprocessableEntity, "files need a multipart/form-data body")
+		return errorf(http.StatusUnprocessableEntity, "files need a multipart/form-data body")
 	}
 	for name, vs := range values {
 		if len(vs) > 1 {
-			return Errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
+			return errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
 		}
 		if err := addField(fields, name, vs[0]); err != nil {
 			return err
@@ -219,10 +219,10 @@ func readURLEncoded(body io.Reader, lim FormLimits, fields map[string]string) er
 
 func addField(fields map[string]string, name, value string) error {
 	if _, dup := fields[name]; dup {
-		return Errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
+		return errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
 	}
 	if !utf8.ValidString(name) || !utf8.ValidString(value) {
-		return Errorf(http.StatusUnprocessableEntity, "field %s must be valid UTF-8", safeName(name))
+		return errorf(http.StatusUnprocessableEntity, "field %s must be valid UTF-8", safeName(name))
 	}
 	fields[name] = value
 	return nil
@@ -236,13 +236,13 @@ func safeName(name string) string {
 	return strconv.Quote(name)
 }
 
-func (req *RunRequest) setFields(fields map[string]string) error {
+func (req *runRequest) setFields(fields map[string]string) error {
 	msg, ok := fields["message"]
 	if !ok || strings.TrimSpace(msg) == "" {
-		return Errorf(http.StatusUnprocessableEntity, "message is required")
+		return errorf(http.StatusUnprocessableEntity, "message is required")
 	}
 	if strings.ContainsRune(msg, 0) {
-		return Errorf(http.StatusUnprocessableEntity, "message must not contain NUL characters")
+		return errorf(http.StatusUnprocessableEntity, "message must not contain NUL characters")
 	}
 	req.Message = msg
 	var err error
@@ -288,14 +288,14 @@ func formBool(name, v string, def bool) (bool, error) {
 	case "false", "0", "no", "off", "f":
 		return false, nil
 	}
-	return false, Errorf(http.StatusUnprocessableEntity, "%s must be true or false", name)
+	return false, errorf(http.StatusUnprocessableEntity, "%s must be true or false", name)
 }
 
 // formID accepts ids of at most 255 bytes without control characters.
 func formID(name, v string) (string, error) {
 	v = strings.TrimSpace(v)
 	if len(v) > 255 || hasControl(v) {
-		return "", Errorf(http.StatusUnprocessableEntity, "%s must be at most 255 bytes without control characters", name)
+		return "", errorf(http.StatusUnprocessableEntity, "%s must be at most 255 bytes without control characters", name)
 	}
 	return v, nil
 }
@@ -306,7 +306,7 @@ func formObject(name, v string) (map[string]any, error) {
 	}
 	var m map[string]any
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
-		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object", Err: err}
+		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object", Err: err}
 	}
 	return m, nil
 }
@@ -318,11 +318,11 @@ func formRawObject(name, v string) (json.RawMessage, error) {
 	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(v), &probe); err != nil || probe == nil {
-		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
+		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, []byte(v)); err != nil {
-		return nil, &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
+		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
 	}
 	return buf.Bytes(), nil
 }

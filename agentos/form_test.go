@@ -41,17 +41,17 @@ func multipartBody(t testing.TB, parts ...formPart) (string, []byte) {
 	return mw.FormDataContentType(), buf.Bytes()
 }
 
-// runsServer echoes the decoded RunRequest of POST /agents/{id}/runs.
+// runsServer echoes the decoded runRequest of POST /agents/{id}/runs.
 func runsServer(t *testing.T) string {
 	t.Helper()
 	ts, _ := testServer(t, Config{BodyLimit: 64 << 10}, func(s *Server) {
-		s.Router().Post("/agents/{id}/runs", func(w http.ResponseWriter, r *http.Request) {
-			req, err := DecodeRunForm(r, FormLimits{MaxFiles: 2, MaxFileBytes: 1024, MaxFieldBytes: 4096})
+		s.router.Post("/agents/{id}/runs", func(w http.ResponseWriter, r *http.Request) {
+			req, err := decodeRunForm(r, formLimits{MaxFiles: 2, MaxFileBytes: 1024, MaxFieldBytes: 4096})
 			if err != nil {
 				writeErr(w, r, s.log, err)
 				return
 			}
-			WriteJSON(w, 200, req)
+			writeJSON(w, 200, req)
 		})
 	})
 	return ts.URL + "/agents/a1/runs"
@@ -79,24 +79,24 @@ func TestDecodeRunForm_AcceptsValidForms(t *testing.T) {
 		ct     string
 		body   []byte
 		header map[string]string
-		check  func(t *testing.T, got RunRequest)
+		check  func(t *testing.T, got runRequest)
 	}{
-		{"urlencoded defaults", "application/x-www-form-urlencoded", []byte("message=hi"), nil, func(t *testing.T, got RunRequest) {
+		{"urlencoded defaults", "application/x-www-form-urlencoded", []byte("message=hi"), nil, func(t *testing.T, got runRequest) {
 			if got.Message != "hi" || !got.Stream || got.Background || got.SessionID != "" || got.Files != nil {
 				t.Errorf("%+v", got)
 			}
 		}},
-		{"urlencoded stream values", "application/x-www-form-urlencoded", []byte("message=hi&stream=0&background=TRUE&session_id=&user_id=%20u%20"), nil, func(t *testing.T, got RunRequest) {
+		{"urlencoded stream values", "application/x-www-form-urlencoded", []byte("message=hi&stream=0&background=TRUE&session_id=&user_id=%20u%20"), nil, func(t *testing.T, got runRequest) {
 			if got.Stream || !got.Background || got.UserID != "u" {
 				t.Errorf("%+v", got)
 			}
 		}},
-		{"empty stream keeps default", "application/x-www-form-urlencoded", []byte("message=hi&stream="), nil, func(t *testing.T, got RunRequest) {
+		{"empty stream keeps default", "application/x-www-form-urlencoded", []byte("message=hi&stream="), nil, func(t *testing.T, got runRequest) {
 			if !got.Stream {
 				t.Errorf("%+v", got)
 			}
 		}},
-		{"multipart with every field", ct, body, map[string]string{"Idempotency-Key": strings.Repeat("k", 512)}, func(t *testing.T, got RunRequest) {
+		{"multipart with every field", ct, body, map[string]string{"Idempotency-Key": strings.Repeat("k", 512)}, func(t *testing.T, got runRequest) {
 			if got.Message != "héllo <world>" || got.Stream || !got.Background || got.SessionID != "s-1" || got.UserID != "u-1" {
 				t.Errorf("scalars: %+v", got)
 			}
@@ -125,7 +125,7 @@ func TestDecodeRunForm_AcceptsValidForms(t *testing.T) {
 			if res.status != 200 {
 				t.Fatalf("status %d %s", res.status, res.body)
 			}
-			var got RunRequest
+			var got runRequest
 			if err := json.Unmarshal([]byte(res.body), &got); err != nil {
 				t.Fatal(err)
 			}
@@ -237,7 +237,7 @@ func TestDecodeRunForm_RejectsRepeatedIdempotencyKey(t *testing.T) {
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	r.Header.Add("Idempotency-Key", "a")
 	r.Header.Add("Idempotency-Key", "b")
-	if _, err := DecodeRunForm(r, FormLimits{}); err == nil {
+	if _, err := decodeRunForm(r, formLimits{}); err == nil {
 		t.Fatal("accepted two keys")
 	}
 }
@@ -258,9 +258,9 @@ func FuzzDecodeRunForm(f *testing.F) {
 			r.Header.Set("Idempotency-Key", idem)
 		}
 		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 4096)
-		req, err := DecodeRunForm(r, FormLimits{MaxFiles: 2, MaxFileBytes: 512, MaxFieldBytes: 1024, MaxParts: 16})
+		req, err := decodeRunForm(r, formLimits{MaxFiles: 2, MaxFileBytes: 512, MaxFieldBytes: 1024, MaxParts: 16})
 		if err != nil {
-			var he *HTTPError
+			var he *httpError
 			if !errors.As(err, &he) || he.Status < 400 || he.Status > 499 || he.Detail == "" {
 				t.Fatalf("error %v is not a 4xx HTTPError", err)
 			}
@@ -276,7 +276,7 @@ func TestDecodeRunForm_IgnoresURLQuery(t *testing.T) {
 	t.Parallel()
 	r := httptest.NewRequest("POST", "/agents/a/runs?message=from-query&"+url.Values{"user_id": {"x"}}.Encode(), strings.NewReader(""))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if _, err := DecodeRunForm(r, FormLimits{}); err == nil {
+	if _, err := decodeRunForm(r, formLimits{}); err == nil {
 		t.Fatal("message read from the URL query")
 	}
 }

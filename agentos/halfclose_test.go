@@ -87,7 +87,7 @@ func TestWriteErr_ClientGoneIs499NotA500(t *testing.T) {
 	cancel()
 	w := httptest.NewRecorder()
 	writeErr(w, r, log, fmt.Errorf("store pending run: %w", context.Canceled))
-	if w.Code != StatusClientClosedRequest || strings.Contains(logs.String(), "ERROR") || !strings.Contains(logs.String(), "client closed request") {
+	if w.Code != statusClientClosedRequest || strings.Contains(logs.String(), "ERROR") || !strings.Contains(logs.String(), "client closed request") {
 		t.Fatalf("cancelled request: status %d, log %s", w.Code, logs.String())
 	}
 	w = httptest.NewRecorder()

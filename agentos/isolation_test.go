@@ -17,9 +17,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // isolationKey is the RSA key the isolation tests sign with; generating one is
@@ -99,11 +103,11 @@ const (
 // Markers of alice's and bob's data: each appears in a response only if that
 // user's object was read.
 func aliceMarkers(f fixture) []string {
-	return []string{"s-alice", "m-alice", f.aliceRun, "hello from alice", "green tea"}
+	return []string{"s-alice", "m-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}
 }
 
 func bobMarkers(f fixture) []string {
-	return []string{"s-bob", "m-bob", f.bobRun, "hello from bob", "Zürich"}
+	return []string{"s-bob", "m-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}
 }
 
 // userView renders everything a user's scope can see in the database: their
@@ -162,12 +166,18 @@ type isoCase struct {
 // missingTwin maps the case's path onto ids that do not exist, to compare the
 // other user's answer with a missing object's.
 func missingTwin(f fixture, path string) (twin string, back func(string) string) {
-	r := strings.NewReplacer("s-alice", "s-missing", "m-alice", "m-missing", f.aliceRun, "run-missing", alicePendingRun, "run-missing")
-	undo := strings.NewReplacer("s-missing", "s-alice", "m-missing", "m-alice", "run-missing", f.aliceRun)
-	if strings.Contains(path, alicePendingRun) {
-		undo = strings.NewReplacer("s-missing", "s-alice", "run-missing", alicePendingRun)
+	pairs := []string{"s-alice", "s-missing", "m-alice", "m-missing"}
+	for _, id := range []string{f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, alicePendingRun, aliceTeamPendingRun, aliceWorkflowPendingRun} {
+		if strings.Contains(path, id) {
+			pairs = append(pairs, id, "run-missing")
+			break
+		}
 	}
-	return r.Replace(path), undo.Replace
+	undo := make([]string, len(pairs))
+	for i := 0; i < len(pairs); i += 2 {
+		undo[i], undo[i+1] = pairs[i+1], pairs[i]
+	}
+	return strings.NewReplacer(pairs...).Replace(path), strings.NewReplacer(undo...).Replace
 }
 
 func isolationCases(f fixture) []isoCase {
@@ -223,7 +233,7 @@ func isolationCases(f fixture) []isoCase {
 			ownedBy("memory", m.MemoryID, user)(t, f, res)
 		}
 	}
-	return []isoCase{
+	cases := []isoCase{
 		// Sessions.
 		{name: "list sessions", method: "GET", path: "/sessions", ok: 200, list: true},
 		{name: "list sessions filtered to alice", method: "GET", path: "/sessions?user_id=alice", ok: 200, list: true},
@@ -295,22 +305,97 @@ func isolationCases(f fixture) []isoCase {
 		{name: "continue agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/continue", form: true,
 			body: "stream=false&user_id=alice&session_id=s-alice", ok: 409},
 	}
+	cases = append(cases, componentRunCases("team", "/teams/squad", "s-alice-squad", f.aliceTeamRun, aliceTeamPendingRun)...)
+	return append(cases, componentRunCases("workflow", "/workflows/flow", "s-alice-flow", f.aliceWorkflowRun, aliceWorkflowPendingRun)...)
 }
 
-// alicePendingRun is a PENDING run of alice's, stored by seedPendingRun.
-const alicePendingRun = "run-alice-pending"
-
-// seedPendingRun stores alicePendingRun in s-alice, as a background run left
-// waiting for a worker.
-func seedPendingRun(t *testing.T, d *db.DB) {
-	t.Helper()
-	row, err := db.RunFromOutput(&run.Output{RunID: alicePendingRun, AgentID: "echo", SessionID: "s-alice", UserID: "alice",
-		Status: run.StatusPending, CreatedAt: time.Now().Unix()})
-	if err != nil {
-		t.Fatal(err)
+// componentRunCases are the run routes of a team or workflow (base is its
+// path), over alice's session, her COMPLETED run and her PENDING run.
+func componentRunCases(kind, base, session, aliceRun, pendingRun string) []isoCase {
+	return []isoCase{
+		{name: "run " + kind + " in alice's session", method: "POST", path: base + "/runs", form: true,
+			body: "message=more&stream=false&session_id=" + session + "&user_id=alice", ok: 200, otherStatus: 404,
+			effect: func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, session, "alice") }},
+		{name: "run " + kind + " for alice in a new session", method: "POST", path: base + "/runs", form: true,
+			body: "message=more&stream=false&user_id=alice", ok: 200, list: true,
+			effect:      func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, "", "alice") },
+			otherEffect: func(t *testing.T, f fixture, res response) { runOwnedBy(t, f, res, "", "bob") }},
+		{name: "list " + kind + " runs", method: "GET", path: base + "/runs", ok: 200, list: true},
+		{name: "list " + kind + " runs of alice's session", method: "GET", path: base + "/runs?session_id=" + session + "&user_id=alice", ok: 200, list: true},
+		{name: "get " + kind + " run", method: "GET", path: base + "/runs/" + aliceRun, ok: 200},
+		{name: "get " + kind + " run naming alice", method: "GET", path: base + "/runs/" + aliceRun + "?session_id=" + session + "&user_id=alice", ok: 200},
+		{name: "cancel " + kind + " run", method: "POST", path: base + "/runs/" + pendingRun + "/cancel", ok: 200,
+			effect: func(t *testing.T, f fixture, _ string, _ response) {
+				if r, err := f.db.GetRun(context.Background(), pendingRun); err != nil || r.Status != run.StatusCancelled || r.UserID != "alice" {
+					t.Errorf("pending run after cancel = %+v, %v", r, err)
+				}
+			}},
+		// Team and workflow runs never pause: alice's COMPLETED run is 409 for
+		// the owner and the admin, 404 for the other user.
+		{name: "continue " + kind + " run", method: "POST", path: base + "/runs/" + aliceRun + "/continue", form: true,
+			body: "stream=false", ok: 409},
 	}
-	if _, err := d.UpsertRun(context.Background(), row); err != nil {
-		t.Fatal(err)
+}
+
+// newIsolationFixture is newFixture plus a team "squad" and a workflow "flow"
+// (its one step the echo agent) on the same database, each with a COMPLETED
+// run for alice and for bob in their own sessions.
+func newIsolationFixture(t *testing.T, cfg Config) fixture {
+	t.Helper()
+	return newFixtureWith(t, cfg, func(f *fixture, echo *agent.Agent, cfg *Config) {
+		squad, err := team.New(team.Config{ID: "squad", Name: "Squad", Model: scripted.Reply("the team answer"), Members: []*agent.Agent{echo}, DB: f.db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: f.db, Steps: []workflow.Step{{Name: "echo", Agent: echo}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, c := range []struct {
+			target        runTarget
+			user, session string
+			runID         *string
+		}{
+			{squad, "alice", "s-alice-squad", &f.aliceTeamRun}, {squad, "bob", "s-bob-squad", &f.bobTeamRun},
+			{flow, "alice", "s-alice-flow", &f.aliceWorkflowRun}, {flow, "bob", "s-bob-flow", &f.bobWorkflowRun},
+		} {
+			out, err := c.target.Run(ctx, run.TextInput("hello from "+c.user), agent.WithSessionID(c.session), agent.WithUserID(c.user))
+			if err != nil {
+				t.Fatal(err)
+			}
+			*c.runID = out.RunID
+		}
+		cfg.Teams, cfg.Workflows = []*team.Team{squad}, []*workflow.Workflow{flow}
+	})
+}
+
+// alicePendingRun, aliceTeamPendingRun and aliceWorkflowPendingRun are
+// PENDING runs of alice's, stored by seedPendingRuns.
+const (
+	alicePendingRun         = "run-alice-pending"
+	aliceTeamPendingRun     = "run-alice-team-pending"
+	aliceWorkflowPendingRun = "run-alice-workflow-pending"
+)
+
+// seedPendingRuns stores alice's PENDING runs of echo (in s-alice), squad (in
+// s-alice-squad) and flow (in s-alice-flow), as background runs left waiting
+// for a worker.
+func seedPendingRuns(t *testing.T, d *db.DB) {
+	t.Helper()
+	for _, o := range []run.Output{
+		{RunID: alicePendingRun, AgentID: "echo", SessionID: "s-alice"},
+		{RunID: aliceTeamPendingRun, TeamID: "squad", SessionID: "s-alice-squad"},
+		{RunID: aliceWorkflowPendingRun, WorkflowID: "flow", SessionID: "s-alice-flow"},
+	} {
+		o.UserID, o.Status, o.CreatedAt = "alice", run.StatusPending, time.Now().Unix()
+		row, err := db.RunFromOutput(&o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.UpsertRun(context.Background(), row); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -351,20 +436,21 @@ func TestUserIsolation_Matrix(t *testing.T) {
 	authn := rsaAuthenticator(t)
 	aliceTok := rsToken(t, "alice")
 	headers := map[string]map[string]string{
-		owner:     bearer(aliceTok),
-		otherUser: bearer(rsToken(t, "bob", "sessions:read", "sessions:write", "sessions:delete", "memories:read", "memories:write", "memories:delete", "agents:read", "agents:run")),
-		admin:     bearer(rsToken(t, "root", auth.AdminScope)),
-		noToken:   nil,
-		forged:    bearer(forgeSub(t, rsToken(t, "bob"), "alice")),
+		owner: bearer(aliceTok),
+		otherUser: bearer(rsToken(t, "bob", "sessions:read", "sessions:write", "sessions:delete", "memories:read", "memories:write", "memories:delete",
+			"agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run")),
+		admin:   bearer(rsToken(t, "root", auth.AdminScope)),
+		noToken: nil,
+		forged:  bearer(forgeSub(t, rsToken(t, "bob"), "alice")),
 	}
-	probe := newFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
+	probe := newIsolationFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
 	for _, c := range isolationCases(probe) {
 		for _, caller := range []string{owner, otherUser, admin, noToken, forged} {
 			t.Run(c.name+"/"+caller, func(t *testing.T) {
 				t.Parallel()
-				f := newFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
+				f := newIsolationFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
 				seedMemories(t, f.db)
-				seedPendingRun(t, f.db)
+				seedPendingRuns(t, f.db)
 				c := isolationCases(f)[indexOfCase(t, f, c.name)]
 				aliceBefore, bobBefore := userView(t, f.db, "alice"), userView(t, f.db, "bob")
 				send := func(path string) response {
@@ -398,7 +484,9 @@ func TestUserIsolation_Matrix(t *testing.T) {
 					}
 					if caller == admin && c.name == "list sessions" && !strings.Contains(res.body, "s-bob") ||
 						caller == admin && c.name == "list memories" && !strings.Contains(res.body, "m-bob") ||
-						caller == admin && c.name == "list agent runs" && !strings.Contains(res.body, f.bobRun) {
+						caller == admin && c.name == "list agent runs" && !strings.Contains(res.body, f.bobRun) ||
+						caller == admin && c.name == "list team runs" && !strings.Contains(res.body, f.bobTeamRun) ||
+						caller == admin && c.name == "list workflow runs" && !strings.Contains(res.body, f.bobWorkflowRun) {
 						t.Errorf("admin does not see bob's data: %s", res.body)
 					}
 					if c.effect != nil {
@@ -463,6 +551,10 @@ func aliceMarkersIn(f fixture, path string) []string {
 	switch {
 	case strings.HasPrefix(p, "/memories"):
 		return []string{"m-alice"}
+	case strings.HasPrefix(p, "/teams/"):
+		return []string{f.aliceTeamRun}
+	case strings.HasPrefix(p, "/workflows/"):
+		return []string{f.aliceWorkflowRun}
 	case strings.Contains(p, "/runs"):
 		return []string{f.aliceRun}
 	}

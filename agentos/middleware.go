@@ -17,8 +17,8 @@ const RequestIDHeader = "X-Request-ID"
 
 type requestIDKey struct{}
 
-// RequestID returns the request's id ("" outside a request).
-func RequestID(ctx context.Context) string {
+// requestID returns the request's id ("" outside a request).
+func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
 }
@@ -100,7 +100,7 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 					slog.Int("status", status),
 					slog.Int64("bytes", rec.bytes),
 					slog.Duration("duration", time.Since(start)),
-					slog.String("request_id", RequestID(r.Context())),
+					slog.String("request_id", requestID(r.Context())),
 				)
 			}()
 			next.ServeHTTP(rec, r)
@@ -127,7 +127,7 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 					panic(v)
 				}
 				log.ErrorContext(r.Context(), "panic serving request",
-					"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+					"request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
 					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				if rec.status != 0 {
 					// The response already started (e.g. a stream): abort the
@@ -135,7 +135,7 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 					// clean end.
 					panic(http.ErrAbortHandler)
 				}
-				WriteError(rec, http.StatusInternalServerError, "internal server error")
+				writeError(rec, http.StatusInternalServerError, "internal server error")
 			}()
 			next.ServeHTTP(w, r)
 		})
@@ -148,7 +148,7 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
-				WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit))
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -164,7 +164,7 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 func strictQueries(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-			WriteError(w, http.StatusUnprocessableEntity,
+			writeError(w, http.StatusUnprocessableEntity,
 				"invalid query string: "+err.Error()+"; separate parameters with & and percent-encode ; and % in values (%3B, %25)")
 			return
 		}

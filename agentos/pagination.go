@@ -12,12 +12,12 @@ import (
 
 // Pagination defaults.
 const (
-	DefaultPageLimit = 20
-	DefaultMaxLimit  = 1000
+	defaultPageLimit = 20
+	defaultMaxLimit  = 1000
 )
 
-// PageRules describe one list route's query parameters.
-type PageRules struct {
+// pageRules describe one list route's query parameters.
+type pageRules struct {
 	// DefaultLimit (20) and MaxLimit (1000) bound limit.
 	DefaultLimit int
 	MaxLimit     int
@@ -28,21 +28,21 @@ type PageRules struct {
 	DefaultOrder string
 }
 
-// ParseSortQuery reads sort_by and sort_order, for list routes that sort
+// parseSortQuery reads sort_by and sort_order, for list routes that sort
 // without paginating. A sort_by outside rules.SortColumns or a sort_order
-// other than asc/desc is a 422 HTTPError naming the allowed values, so
+// other than asc/desc is a 422 httpError naming the allowed values, so
 // nothing user-written reaches SQL and nothing is silently ignored; with no
 // SortColumns the route offers no sorting and both parameters are refused.
 // Absent values give the first column and rules.DefaultOrder ("desc" when
 // empty).
-func ParseSortQuery(q url.Values, rules PageRules) (sortBy, order string, err error) {
+func parseSortQuery(q url.Values, rules pageRules) (sortBy, order string, err error) {
 	if rules.DefaultOrder == "" {
 		rules.DefaultOrder = "desc"
 	}
 	if len(rules.SortColumns) == 0 {
 		for _, k := range []string{"sort_by", "sort_order"} {
 			if q.Has(k) {
-				return "", "", Errorf(http.StatusUnprocessableEntity, "%s is not supported on this route; it lists in a fixed order", k)
+				return "", "", errorf(http.StatusUnprocessableEntity, "%s is not supported on this route; it lists in a fixed order", k)
 			}
 		}
 		return "", "", nil
@@ -50,7 +50,7 @@ func ParseSortQuery(q url.Values, rules PageRules) (sortBy, order string, err er
 	sortBy, order = rules.SortColumns[0], rules.DefaultOrder
 	if v := q.Get("sort_by"); v != "" {
 		if !slices.Contains(rules.SortColumns, v) {
-			return "", "", Errorf(http.StatusUnprocessableEntity, "sort_by must be one of: %s", strings.Join(rules.SortColumns, ", "))
+			return "", "", errorf(http.StatusUnprocessableEntity, "sort_by must be one of: %s", strings.Join(rules.SortColumns, ", "))
 		}
 		sortBy = v
 	}
@@ -59,54 +59,54 @@ func ParseSortQuery(q url.Values, rules PageRules) (sortBy, order string, err er
 		case "asc", "desc":
 			order = strings.ToLower(v)
 		default:
-			return "", "", Errorf(http.StatusUnprocessableEntity, "sort_order must be asc or desc")
+			return "", "", errorf(http.StatusUnprocessableEntity, "sort_order must be asc or desc")
 		}
 	}
 	return sortBy, order, nil
 }
 
-// PageQuery is a validated page request.
-type PageQuery struct {
+// pageQuery is a validated page request.
+type pageQuery struct {
 	Limit     int
 	Page      int
 	SortBy    string
 	SortOrder string
 }
 
-// ParsePageQuery reads limit, page, sort_by and sort_order. Bad values are a
-// 422 HTTPError: limit outside 1..MaxLimit, page < 1, a sort_by outside the
+// parsePageQuery reads limit, page, sort_by and sort_order. Bad values are a
+// 422 httpError: limit outside 1..MaxLimit, page < 1, a sort_by outside the
 // allow-list (so nothing user-written reaches SQL), sort_order not asc/desc.
-func ParsePageQuery(q url.Values, rules PageRules) (PageQuery, error) {
+func parsePageQuery(q url.Values, rules pageRules) (pageQuery, error) {
 	if rules.DefaultLimit <= 0 {
-		rules.DefaultLimit = DefaultPageLimit
+		rules.DefaultLimit = defaultPageLimit
 	}
 	if rules.MaxLimit <= 0 {
-		rules.MaxLimit = DefaultMaxLimit
+		rules.MaxLimit = defaultMaxLimit
 	}
-	pq := PageQuery{Limit: rules.DefaultLimit, Page: 1}
+	pq := pageQuery{Limit: rules.DefaultLimit, Page: 1}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > rules.MaxLimit {
-			return PageQuery{}, Errorf(http.StatusUnprocessableEntity, "limit must be an integer from 1 to %d", rules.MaxLimit)
+			return pageQuery{}, errorf(http.StatusUnprocessableEntity, "limit must be an integer from 1 to %d", rules.MaxLimit)
 		}
 		pq.Limit = n
 	}
 	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return PageQuery{}, Errorf(http.StatusUnprocessableEntity, "page must be an integer of at least 1")
+			return pageQuery{}, errorf(http.StatusUnprocessableEntity, "page must be an integer of at least 1")
 		}
 		pq.Page = n
 	}
 	var err error
-	if pq.SortBy, pq.SortOrder, err = ParseSortQuery(q, rules); err != nil {
-		return PageQuery{}, err
+	if pq.SortBy, pq.SortOrder, err = parseSortQuery(q, rules); err != nil {
+		return pageQuery{}, err
 	}
 	return pq, nil
 }
 
-// PageMeta is the "meta" object of a paginated response.
-type PageMeta struct {
+// pageMeta is the "meta" object of a paginated response.
+type pageMeta struct {
 	Page         int     `json:"page"`
 	Limit        int     `json:"limit"`
 	TotalPages   int     `json:"total_pages"`
@@ -114,15 +114,15 @@ type PageMeta struct {
 	SearchTimeMS float64 `json:"search_time_ms"`
 }
 
-// Page is a paginated response: {"data": [...], "meta": {...}}.
-type Page[T any] struct {
+// paginated is a paginated response: {"data": [...], "meta": {...}}.
+type paginated[T any] struct {
 	Data []T      `json:"data"`
-	Meta PageMeta `json:"meta"`
+	Meta pageMeta `json:"meta"`
 }
 
-// NewPage builds a page; data is never null in JSON and searchTime is reported
+// newPage builds a page; data is never null in JSON and searchTime is reported
 // in milliseconds.
-func NewPage[T any](data []T, q PageQuery, totalCount int, searchTime time.Duration) Page[T] {
+func newPage[T any](data []T, q pageQuery, totalCount int, searchTime time.Duration) paginated[T] {
 	if data == nil {
 		data = []T{}
 	}
@@ -131,10 +131,10 @@ func NewPage[T any](data []T, q PageQuery, totalCount int, searchTime time.Durat
 		pages = (totalCount + q.Limit - 1) / q.Limit
 	}
 	ms := math.Round(float64(searchTime.Microseconds())/10) / 100
-	return Page[T]{Data: data, Meta: PageMeta{Page: q.Page, Limit: q.Limit, TotalPages: pages, TotalCount: totalCount, SearchTimeMS: ms}}
+	return paginated[T]{Data: data, Meta: pageMeta{Page: q.Page, Limit: q.Limit, TotalPages: pages, TotalCount: totalCount, SearchTimeMS: ms}}
 }
 
-// WritePage writes a 200 paginated response.
-func WritePage[T any](w http.ResponseWriter, data []T, q PageQuery, totalCount int, searchTime time.Duration) {
-	WriteJSON(w, http.StatusOK, NewPage(data, q, totalCount, searchTime))
+// writePage writes a 200 paginated response.
+func writePage[T any](w http.ResponseWriter, data []T, q pageQuery, totalCount int, searchTime time.Duration) {
+	writeJSON(w, http.StatusOK, newPage(data, q, totalCount, searchTime))
 }

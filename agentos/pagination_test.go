@@ -8,20 +8,20 @@ import (
 	"time"
 )
 
-var sessionRules = PageRules{SortColumns: []string{"created_at", "updated_at"}, MaxLimit: 100}
+var sessionRules = pageRules{SortColumns: []string{"created_at", "updated_at"}, MaxLimit: 100}
 
 func TestParsePageQuery_Defaults(t *testing.T) {
 	t.Parallel()
-	got, err := ParsePageQuery(url.Values{}, sessionRules)
+	got, err := parsePageQuery(url.Values{}, sessionRules)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := PageQuery{Limit: 20, Page: 1, SortBy: "created_at", SortOrder: "desc"}
+	want := pageQuery{Limit: 20, Page: 1, SortBy: "created_at", SortOrder: "desc"}
 	if got != want {
 		t.Errorf("= %+v, want %+v", got, want)
 	}
-	got, err = ParsePageQuery(url.Values{"limit": {"100"}, "page": {"3"}, "sort_by": {"updated_at"}, "sort_order": {"ASC"}}, sessionRules)
-	if err != nil || got != (PageQuery{Limit: 100, Page: 3, SortBy: "updated_at", SortOrder: "asc"}) {
+	got, err = parsePageQuery(url.Values{"limit": {"100"}, "page": {"3"}, "sort_by": {"updated_at"}, "sort_order": {"ASC"}}, sessionRules)
+	if err != nil || got != (pageQuery{Limit: 100, Page: 3, SortBy: "updated_at", SortOrder: "asc"}) {
 		t.Errorf("= %+v, %v", got, err)
 	}
 }
@@ -47,13 +47,13 @@ func TestParsePageQuery_RejectsBadValuesWith422(t *testing.T) {
 	for name, q := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParsePageQuery(q, sessionRules)
-			if status, detail := StatusOf(err); err == nil || status != http.StatusUnprocessableEntity || detail == "" {
+			_, err := parsePageQuery(q, sessionRules)
+			if status, detail := statusOf(err); err == nil || status != http.StatusUnprocessableEntity || detail == "" {
 				t.Fatalf("err = %v (status %d)", err, status)
 			}
 		})
 	}
-	if _, err := ParsePageQuery(url.Values{"sort_by": {"created_at"}}, PageRules{}); err == nil {
+	if _, err := parsePageQuery(url.Values{"sort_by": {"created_at"}}, pageRules{}); err == nil {
 		t.Error("sort_by accepted where no sorting is offered")
 	}
 }
@@ -61,8 +61,8 @@ func TestParsePageQuery_RejectsBadValuesWith422(t *testing.T) {
 func TestWritePage_ShapeOverHTTP(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/items", func(w http.ResponseWriter, r *http.Request) {
-			q, err := ParsePageQuery(r.URL.Query(), sessionRules)
+		s.router.Get("/items", func(w http.ResponseWriter, r *http.Request) {
+			q, err := parsePageQuery(r.URL.Query(), sessionRules)
 			if err != nil {
 				writeErr(w, r, s.log, err)
 				return
@@ -71,7 +71,7 @@ func TestWritePage_ShapeOverHTTP(t *testing.T) {
 			if q.Page == 1 {
 				items = []string{"a", "b"}
 			}
-			WritePage(w, items, q, 45, 1234*time.Microsecond)
+			writePage(w, items, q, 45, 1234*time.Microsecond)
 		})
 	})
 	tests := []struct {

@@ -13,31 +13,31 @@ import (
 	"github.com/agentryhq/agentry/db"
 )
 
-// HTTPError is an error with the status and client-facing detail to answer with.
-type HTTPError struct {
+// httpError is an error with the status and client-facing detail to answer with.
+type httpError struct {
 	Status int
 	Detail string
 	// Err is the cause, for logs; never shown to the client.
 	Err error
 }
 
-func (e *HTTPError) Error() string {
+func (e *httpError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%d %s: %v", e.Status, e.Detail, e.Err)
 	}
 	return fmt.Sprintf("%d %s", e.Status, e.Detail)
 }
 
-func (e *HTTPError) Unwrap() error { return e.Err }
+func (e *httpError) Unwrap() error { return e.Err }
 
-// Errorf builds an HTTPError whose detail is the formatted message.
-func Errorf(status int, format string, args ...any) *HTTPError {
-	return &HTTPError{Status: status, Detail: fmt.Sprintf(format, args...)}
+// errorf builds an httpError whose detail is the formatted message.
+func errorf(status int, format string, args ...any) *httpError {
+	return &httpError{Status: status, Detail: fmt.Sprintf(format, args...)}
 }
 
-// WriteJSON writes v as JSON with the status. HTML characters are not escaped,
+// writeJSON writes v as JSON with the status. HTML characters are not escaped,
 // matching Python's json output.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -51,9 +51,9 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// WriteError writes {"detail": detail} with the status.
-func WriteError(w http.ResponseWriter, status int, detail string) {
-	WriteJSON(w, status, map[string]string{"detail": detail})
+// writeError writes {"detail": detail} with the status.
+func writeError(w http.ResponseWriter, status int, detail string) {
+	writeJSON(w, status, map[string]string{"detail": detail})
 }
 
 // Client-facing details of storage failures: they never carry the
@@ -63,17 +63,17 @@ const (
 	detailRunNotStored  = "the run could not be stored: the database is unavailable; retry later"
 )
 
-// StatusClientClosedRequest is the status logged for a request whose client
+// statusClientClosedRequest is the status logged for a request whose client
 // went away before it was answered (nginx's 499): not a server error.
-const StatusClientClosedRequest = 499
+const statusClientClosedRequest = 499
 
-// StatusOf maps an error to its HTTP status and client-facing detail:
-// HTTPError as given, an over-limit body 413, db.ErrNotFound 404,
+// statusOf maps an error to its HTTP status and client-facing detail:
+// httpError as given, an over-limit body 413, db.ErrNotFound 404,
 // db.ErrInvalidFilter and db.ErrInvalidRecord 422, an unavailable database
 // or a run's storage failure 503 with a generic detail, anything else 500
 // with a generic detail.
-func StatusOf(err error) (int, string) {
-	var he *HTTPError
+func statusOf(err error) (int, string) {
+	var he *httpError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
@@ -90,26 +90,40 @@ func StatusOf(err error) (int, string) {
 	return http.StatusInternalServerError, "internal server error"
 }
 
+// handlerFunc is a route handler: it writes its answer, or returns the error
+// that handle answers with (nothing written yet).
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h to net/http: the error h returns is answered by writeErr,
+// the one place a handler's failure becomes a response.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeErr(w, r, s.log, err)
+		}
+	}
+}
+
 // writeErr answers with err's status and detail, logging 5xx causes with the
 // request id. A request whose client went away (its context cancelled) is
 // not a server error: it is logged as 499 and answered so, in case a
 // half-closed client still reads.
 func writeErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	if clientGone(r, err) {
-		log.InfoContext(r.Context(), "client closed request", "request_id", RequestID(r.Context()), "path", r.URL.Path, "err", err)
-		WriteError(w, StatusClientClosedRequest, "client closed request")
+		log.InfoContext(r.Context(), "client closed request", "request_id", requestID(r.Context()), "path", r.URL.Path, "err", err)
+		writeError(w, statusClientClosedRequest, "client closed request")
 		return
 	}
-	status, detail := StatusOf(err)
+	status, detail := statusOf(err)
 	if status >= 500 {
-		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "path", r.URL.Path, "err", err)
+		log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "path", r.URL.Path, "err", err)
 	}
-	WriteError(w, status, detail)
+	writeError(w, status, detail)
 }
 
 // clientGone reports whether err is the request's own cancellation: the
 // client closed its connection (or half-closed it: Go's server cannot tell).
 func clientGone(r *http.Request, err error) bool {
-	var he *HTTPError
+	var he *httpError
 	return !errors.As(err, &he) && r.Context().Err() != nil && errors.Is(err, context.Canceled)
 }

@@ -9,22 +9,114 @@ import (
 	"github.com/agentryhq/agentry/db"
 )
 
-// routes mounts every route group; each domain lives in its routes_*.go.
-//
-// Scopes checked when Auth.Authorization is on: config:read (/, /config),
-// agents:read, teams:read, workflows:read, sessions:read, sessions:write,
-// sessions:delete; per-object forms use the URL id (agents:<id>:read).
+// route is one row of the API: a method, a literal chi path, the scope a
+// caller needs and the handler.
+type route struct {
+	method  string
+	path    string
+	scope   scope
+	handler handlerFunc
+}
+
+// scope is what a route asks of the caller when Auth.Authorization is on:
+// action on resource, for the object the URL parameter idParam names ("" for
+// the collection), so "agents:<id>:run" grants one agent. admin routes need an
+// admin whenever authentication is on, Authorization or not. The zero scope
+// is an open route (the probes; see TestRoutes_EveryRouteIsAuthorized).
+type scope struct {
+	resource, action, idParam string
+	admin                     bool
+}
+
+// need is the scope resource:action on the object named by idParam.
+func need(resource, action, idParam string) scope {
+	return scope{resource: resource, action: action, idParam: idParam}
+}
+
+var (
+	open      = scope{}
+	adminOnly = scope{admin: true}
+)
+
+// routeTable is the whole API. Run routes are written once against runTarget
+// (routes_runs*.go) and listed for each component kind; teams and workflows
+// answer continue with 409 (not PAUSED) or 501, their runs never pause.
+func (s *Server) routeTable() []route {
+	agentRun := func(h targetHandler) handlerFunc { return withTarget("agent_id", "Agent not found", s.agentTarget, h) }
+	teamRun := func(h targetHandler) handlerFunc { return withTarget("team_id", "Team not found", s.teamTarget, h) }
+	workflowRun := func(h targetHandler) handlerFunc {
+		return withTarget("workflow_id", "Workflow not found", s.workflowTarget, h)
+	}
+	return []route{
+		{"GET", "/health", open, s.getHealth},
+		{"GET", "/health/ready", open, s.getReady},
+
+		{"GET", "/", need("config", "read", ""), s.getRoot},
+		{"GET", "/config", need("config", "read", ""), s.getConfig},
+		{"GET", "/info", need("config", "read", ""), s.getInfo},
+
+		{"GET", "/agents", need("agents", "read", ""), s.listAgents},
+		{"GET", "/agents/{agent_id}", need("agents", "read", "agent_id"), s.getAgent},
+		{"POST", "/agents/{agent_id}/runs", need("agents", "run", "agent_id"), agentRun(s.startRun)},
+		{"GET", "/agents/{agent_id}/runs", need("agents", "read", "agent_id"), agentRun(s.listRuns)},
+		{"GET", "/agents/{agent_id}/runs/{run_id}", need("agents", "read", "agent_id"), agentRun(s.getRun)},
+		{"POST", "/agents/{agent_id}/runs/{run_id}/cancel", need("agents", "run", "agent_id"), agentRun(s.cancelRun)},
+		{"POST", "/agents/{agent_id}/runs/{run_id}/continue", need("agents", "run", "agent_id"), agentRun(s.continueAgentRun)},
+
+		{"GET", "/teams", need("teams", "read", ""), s.listTeams},
+		{"GET", "/teams/{team_id}", need("teams", "read", "team_id"), s.getTeam},
+		{"POST", "/teams/{team_id}/runs", need("teams", "run", "team_id"), teamRun(s.startRun)},
+		{"GET", "/teams/{team_id}/runs", need("teams", "read", "team_id"), teamRun(s.listRuns)},
+		{"GET", "/teams/{team_id}/runs/{run_id}", need("teams", "read", "team_id"), teamRun(s.getRun)},
+		{"POST", "/teams/{team_id}/runs/{run_id}/cancel", need("teams", "run", "team_id"), teamRun(s.cancelRun)},
+		{"POST", "/teams/{team_id}/runs/{run_id}/continue", need("teams", "run", "team_id"), teamRun(s.continueUnsupported)},
+
+		{"GET", "/workflows", need("workflows", "read", ""), s.listWorkflows},
+		{"GET", "/workflows/{workflow_id}", need("workflows", "read", "workflow_id"), s.getWorkflow},
+		{"POST", "/workflows/{workflow_id}/runs", need("workflows", "run", "workflow_id"), workflowRun(s.startRun)},
+		{"GET", "/workflows/{workflow_id}/runs", need("workflows", "read", "workflow_id"), workflowRun(s.listRuns)},
+		{"GET", "/workflows/{workflow_id}/runs/{run_id}", need("workflows", "read", "workflow_id"), workflowRun(s.getRun)},
+		{"POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", need("workflows", "run", "workflow_id"), workflowRun(s.cancelRun)},
+		{"POST", "/workflows/{workflow_id}/runs/{run_id}/continue", need("workflows", "run", "workflow_id"), workflowRun(s.continueUnsupported)},
+
+		{"GET", "/sessions", need("sessions", "read", ""), s.listSessions},
+		{"POST", "/sessions", need("sessions", "write", ""), s.createSession},
+		{"DELETE", "/sessions", need("sessions", "delete", ""), s.deleteSessions},
+		{"GET", "/sessions/{session_id}", need("sessions", "read", "session_id"), s.getSession},
+		{"PATCH", "/sessions/{session_id}", need("sessions", "write", "session_id"), s.patchSession},
+		{"POST", "/sessions/{session_id}/rename", need("sessions", "write", "session_id"), s.renameSession},
+		{"DELETE", "/sessions/{session_id}", need("sessions", "delete", "session_id"), s.deleteSession},
+		{"GET", "/sessions/{session_id}/runs", need("sessions", "read", "session_id"), s.listSessionRuns},
+		{"GET", "/sessions/{session_id}/runs/{run_id}", need("sessions", "read", "session_id"), s.getSessionRun},
+
+		{"GET", "/memories", need("memories", "read", ""), s.listMemories},
+		{"POST", "/memories", need("memories", "write", ""), s.createMemory},
+		{"DELETE", "/memories", need("memories", "delete", ""), s.deleteMemories},
+		{"GET", "/memories/{memory_id}", need("memories", "read", "memory_id"), s.getMemory},
+		{"PATCH", "/memories/{memory_id}", need("memories", "write", "memory_id"), s.patchMemory},
+		{"DELETE", "/memories/{memory_id}", need("memories", "delete", "memory_id"), s.deleteMemory},
+		{"GET", "/memory_topics", need("memories", "read", ""), s.memoryTopics},
+		{"GET", "/user_memory_stats", need("memories", "read", ""), s.userMemoryStats},
+
+		// Migrations change every user's data.
+		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},
+		{"POST", "/databases/{db_id}/migrate", adminOnly, s.migrateOne},
+	}
+}
+
+// routes mounts the route table, each handler behind its scope's check.
 func (s *Server) routes(r chi.Router) {
-	r.Get("/health", s.getHealth)
-	r.Get(ReadyPath, s.getReady)
-	s.rootRoutes(r)
-	s.agentRoutes(r)
-	s.runRoutes(r)
-	s.teamRoutes(r)
-	s.workflowRoutes(r)
-	s.sessionRoutes(r)
-	s.memoryRoutes(r)
-	s.migrateRoutes(r)
+	for _, rt := range s.routeTable() {
+		h := s.handle(rt.handler)
+		switch sc := rt.scope; {
+		case sc.admin:
+			r.With(s.requireAdmin).Method(rt.method, rt.path, h)
+		case sc.resource != "":
+			r.With(s.requireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
+		default:
+			r.Method(rt.method, rt.path, h)
+		}
+	}
 }
 
 // database resolves the db_id query parameter: empty means the default
@@ -33,13 +125,13 @@ func (s *Server) database(r *http.Request) (*db.DB, error) {
 	id := r.URL.Query().Get("db_id")
 	if id == "" {
 		if len(s.dbs) == 0 {
-			return nil, Errorf(http.StatusNotFound, "No database is configured")
+			return nil, errorf(http.StatusNotFound, "No database is configured")
 		}
 		return s.dbs[0], nil
 	}
 	d, ok := s.dbByID[id]
 	if !ok {
-		return nil, Errorf(http.StatusNotFound, "Database with ID %s not found", id)
+		return nil, errorf(http.StatusNotFound, "Database with ID %s not found", id)
 	}
 	return d, nil
 }

@@ -9,11 +9,6 @@ import (
 	"github.com/agentryhq/agentry/model"
 )
 
-func (s *Server) agentRoutes(r chi.Router) {
-	r.With(s.RequireScope("agents", "read", "")).Get("/agents", s.listAgents)
-	r.With(s.RequireScope("agents", "read", "agent_id")).Get("/agents/{agent_id}", s.getAgent)
-}
-
 // modelResponse is AgentOS's {name, model, provider}.
 type modelResponse struct {
 	Name     string `json:"name,omitempty"`
@@ -109,19 +104,20 @@ func nonEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) error {
 	out := make([]agentResponse, 0, len(s.cfg.Agents))
 	for _, a := range s.cfg.Agents {
 		out = append(out, newAgentResponse(a))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	a, ok := s.agents[chi.URLParam(r, "agent_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Agent not found")
-		return
+		return errorf(http.StatusNotFound, "Agent not found")
 	}
-	WriteJSON(w, http.StatusOK, newAgentResponse(a))
+	writeJSON(w, http.StatusOK, newAgentResponse(a))
+	return nil
 }

@@ -18,7 +18,7 @@ type infoResponse struct {
 	Databases      []string `json:"databases"`
 }
 
-func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) error {
 	resp := infoResponse{
 		OSID: s.cfg.ID, Name: s.cfg.Name, Description: s.cfg.Description, Version: s.cfg.Version,
 		InstantiatedAt: s.startedAt.Unix(),
@@ -36,5 +36,6 @@ func (s *Server) getInfo(w http.ResponseWriter, _ *http.Request) {
 	for _, d := range s.dbs {
 		resp.Databases = append(resp.Databases, d.ID)
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, resp)
+	return nil
 }

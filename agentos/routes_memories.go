@@ -1,7 +1,6 @@
 package agentos
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -14,20 +13,6 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 )
-
-func (s *Server) memoryRoutes(r chi.Router) {
-	read := s.RequireScope("memories", "read", "memory_id")
-	write := s.RequireScope("memories", "write", "memory_id")
-	del := s.RequireScope("memories", "delete", "memory_id")
-	r.With(s.RequireScope("memories", "read", "")).Get("/memories", s.listMemories)
-	r.With(s.RequireScope("memories", "write", "")).Post("/memories", s.createMemory)
-	r.With(s.RequireScope("memories", "delete", "")).Delete("/memories", s.deleteMemories)
-	r.With(read).Get("/memories/{memory_id}", s.getMemory)
-	r.With(write).Patch("/memories/{memory_id}", s.patchMemory)
-	r.With(del).Delete("/memories/{memory_id}", s.deleteMemory)
-	r.With(s.RequireScope("memories", "read", "")).Get("/memory_topics", s.memoryTopics)
-	r.With(s.RequireScope("memories", "read", "")).Get("/user_memory_stats", s.userMemoryStats)
-}
 
 // maxMemoryChars bounds a memory's text, as AgentOS's UserMemoryCreateSchema does.
 const maxMemoryChars = 5000
@@ -59,20 +44,10 @@ type userStatsView struct {
 	LastMemoryUpdatedAt *string `json:"last_memory_updated_at"`
 }
 
-// narrowToUser lets an unscoped caller (admin, open server) restrict an
-// operation to one user's rows with an explicit user_id; a scoped caller's
-// scope already applies and cannot be widened or changed.
-func narrowToUser(ctx context.Context, requested string) context.Context {
-	if _, scoped := db.UserScope(ctx); scoped || requested == "" {
-		return ctx
-	}
-	return db.WithUserScope(ctx, requested)
-}
-
 // checkTopics applies db.MaxMemoryTopics to a memory's topics.
 func checkTopics(topics []string) error {
 	if len(topics) > db.MaxMemoryTopics {
-		return Errorf(http.StatusUnprocessableEntity, "topics must list at most %d topics, got %d", db.MaxMemoryTopics, len(topics))
+		return errorf(http.StatusUnprocessableEntity, "topics must list at most %d topics, got %d", db.MaxMemoryTopics, len(topics))
 	}
 	return nil
 }
@@ -80,10 +55,10 @@ func checkTopics(topics []string) error {
 // checkMemoryText validates a memory's text: non-blank, at most maxMemoryChars.
 func checkMemoryText(text string) error {
 	if strings.TrimSpace(text) == "" {
-		return Errorf(http.StatusUnprocessableEntity, "memory is required and must not be blank")
+		return errorf(http.StatusUnprocessableEntity, "memory is required and must not be blank")
 	}
 	if n := utf8.RuneCountInString(text); n > maxMemoryChars {
-		return Errorf(http.StatusUnprocessableEntity, "memory must be at most %d characters, got %d", maxMemoryChars, n)
+		return errorf(http.StatusUnprocessableEntity, "memory must be at most %d characters, got %d", maxMemoryChars, n)
 	}
 	return nil
 }
@@ -102,23 +77,21 @@ func memoryTopicsQuery(q url.Values) []string {
 	return out
 }
 
-var memoryPageRules = PageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
+var memoryPageRules = pageRules{SortColumns: db.MemorySortColumns, DefaultOrder: db.Desc}
 
-func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
-	pq, err := ParsePageQuery(q, memoryPageRules)
+	pq, err := parsePageQuery(q, memoryPageRules)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	mems, total, err := d.ListMemories(r.Context(), db.MemoryFilter{
-		UserID:        EffectiveUserID(r.Context(), q.Get("user_id")),
+		UserID:        actAs(r.Context(), q.Get("user_id")).id,
 		AgentID:       q.Get("agent_id"),
 		TeamID:        q.Get("team_id"),
 		Topics:        memoryTopicsQuery(q),
@@ -129,14 +102,14 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) {
 		SortOrder:     pq.SortOrder,
 	})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views := make([]memoryView, 0, len(mems))
 	for i := range mems {
 		views = append(views, newMemoryView(&mems[i]))
 	}
-	WritePage(w, views, pq, total, time.Since(start))
+	writePage(w, views, pq, total, time.Since(start))
+	return nil
 }
 
 // loadMemory fetches the {memory_id} memory: 404 when missing, of another user
@@ -148,8 +121,8 @@ func (s *Server) loadMemory(r *http.Request, requested string) (*db.DB, *db.Memo
 	}
 	id := chi.URLParam(r, "memory_id")
 	m, err := d.GetMemory(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && !ownedBy(r.Context(), m.UserID, requested)) {
-		return nil, nil, Errorf(http.StatusNotFound, "Memory with ID %s not found", id)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !actAs(r.Context(), requested).owns(m.UserID)) {
+		return nil, nil, errorf(http.StatusNotFound, "Memory with ID %s not found", id)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -157,13 +130,13 @@ func (s *Server) loadMemory(r *http.Request, requested string) (*db.DB, *db.Memo
 	return d, m, nil
 }
 
-func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
 	_, m, err := s.loadMemory(r, r.URL.Query().Get("user_id"))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, newMemoryView(m))
+	writeJSON(w, http.StatusOK, newMemoryView(m))
+	return nil
 }
 
 // createMemoryRequest is AgentOS's UserMemoryCreateSchema.
@@ -173,25 +146,21 @@ type createMemoryRequest struct {
 	UserID string   `json:"user_id"`
 }
 
-func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req createMemoryRequest
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := errors.Join(checkMemoryText(req.Memory), checkTopics(req.Topics), checkBodyID("user_id", req.UserID)); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	userID := EffectiveUserID(r.Context(), req.UserID)
+	userID := actAs(r.Context(), req.UserID).id
 	if userID == "" {
-		WriteError(w, http.StatusBadRequest, "User ID is required")
-		return
+		return errorf(http.StatusBadRequest, "User ID is required")
 	}
 	topics := req.Topics
 	if topics == nil {
@@ -199,10 +168,10 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
 	}
 	saved, err := d.UpsertMemory(r.Context(), &db.Memory{MemoryID: uuid.NewString(), Memory: req.Memory, Topics: topics, UserID: userID})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+	writeJSON(w, http.StatusOK, newMemoryView(saved))
+	return nil
 }
 
 // patchMemoryRequest changes a memory's text and/or topics. Omitted (or null)
@@ -214,32 +183,27 @@ type patchMemoryRequest struct {
 	UserID string    `json:"user_id"`
 }
 
-func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) error {
 	var req patchMemoryRequest
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if req.Memory == nil && req.Topics == nil {
-		WriteError(w, http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
-		return
+		return errorf(http.StatusUnprocessableEntity, "nothing to update: give memory and/or topics")
 	}
 	if req.Memory != nil {
 		if err := checkMemoryText(*req.Memory); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	if req.Topics != nil {
 		if err := checkTopics(*req.Topics); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	d, m, err := s.loadMemory(r, req.UserID)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if req.Memory != nil {
 		m.Memory = *req.Memory
@@ -253,98 +217,89 @@ func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
 	saved, err := d.UpsertMemory(r.Context(), m)
 	if errors.Is(err, db.ErrNotFound) {
 		// Deleted or handed to another user since loadMemory.
-		WriteError(w, http.StatusNotFound, "Memory with ID "+m.MemoryID+" not found")
-		return
+		return &httpError{Status: http.StatusNotFound, Detail: "Memory with ID " + m.MemoryID + " not found"}
 	}
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, newMemoryView(saved))
+	writeJSON(w, http.StatusOK, newMemoryView(saved))
+	return nil
 }
 
-func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
 	d, m, err := s.loadMemory(r, r.URL.Query().Get("user_id"))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := d.DeleteMemories(r.Context(), m.MemoryID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteMemories(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req struct {
 		MemoryIDs []string `json:"memory_ids"`
 		UserID    string   `json:"user_id"`
 	}
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if len(req.MemoryIDs) == 0 {
-		WriteError(w, http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
-		return
+		return errorf(http.StatusUnprocessableEntity, "memory_ids must list at least one memory")
 	}
 	// The db scope limits deletion to the caller's memories (an unscoped
 	// caller's user_id narrows it); other ids are ignored like missing ones.
-	if err := d.DeleteMemories(narrowToUser(r.Context(), req.UserID), req.MemoryIDs...); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+	if err := d.DeleteMemories(actAs(r.Context(), req.UserID).scope(r.Context()), req.MemoryIDs...); err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) {
+func (s *Server) memoryTopics(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
-	if _, _, err := ParseSortQuery(q, PageRules{}); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+	if _, _, err := parseSortQuery(q, pageRules{}); err != nil {
+		return err
 	}
-	topics, err := d.MemoryTopics(narrowToUser(r.Context(), q.Get("user_id")))
+	topics, err := d.MemoryTopics(actAs(r.Context(), q.Get("user_id")).scope(r.Context()))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if topics == nil {
 		topics = []string{}
 	}
-	WriteJSON(w, http.StatusOK, topics)
+	writeJSON(w, http.StatusOK, topics)
+	return nil
 }
 
-func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) {
+func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	pq, err := ParsePageQuery(r.URL.Query(), PageRules{})
+	pq, err := parsePageQuery(r.URL.Query(), pageRules{})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	stats, total, err := d.UserMemoryStats(r.Context(), pq.Limit, pq.Page)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views := make([]userStatsView, 0, len(stats))
 	for _, st := range stats {
 		views = append(views, userStatsView{UserID: st.UserID, TotalMemories: st.TotalMemories, LastMemoryUpdatedAt: isoTime(st.LastMemoryUpdatedAt)})
 	}
-	WritePage(w, views, pq, total, time.Since(start))
+	writePage(w, views, pq, total, time.Since(start))
+	return nil
 }

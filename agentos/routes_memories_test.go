@@ -132,7 +132,7 @@ func TestMemories_ListFiltersSortsAndPages(t *testing.T) {
 			if res.status != 200 {
 				t.Fatalf("GET /memories%s = %d %s", tt.query, res.status, res.body)
 			}
-			page := decode[Page[memoryView]](t, res)
+			page := decode[paginated[memoryView]](t, res)
 			var ids []string
 			for _, m := range page.Data {
 				ids = append(ids, m.MemoryID)
@@ -145,7 +145,7 @@ func TestMemories_ListFiltersSortsAndPages(t *testing.T) {
 			}
 		})
 	}
-	page := decode[Page[memoryView]](t, get(t, f.url+"/memories?limit=1", nil))
+	page := decode[paginated[memoryView]](t, get(t, f.url+"/memories?limit=1", nil))
 	if page.Meta.TotalCount != 2 || page.Meta.TotalPages != 2 || page.Meta.Limit != 1 || page.Meta.Page != 1 {
 		t.Errorf("meta = %+v", page.Meta)
 	}
@@ -161,7 +161,7 @@ func TestMemories_TopicsAndUserStats(t *testing.T) {
 	if res := get(t, f.url+"/memory_topics?user_id=bob", nil); res.body != `["location"]`+"\n" {
 		t.Errorf("GET /memory_topics?user_id=bob = %s", res.body)
 	}
-	stats := decode[Page[map[string]any]](t, get(t, f.url+"/user_memory_stats?limit=1", nil))
+	stats := decode[paginated[map[string]any]](t, get(t, f.url+"/user_memory_stats?limit=1", nil))
 	if stats.Meta.TotalCount != 2 || stats.Meta.TotalPages != 2 || len(stats.Data) != 1 {
 		t.Fatalf("GET /user_memory_stats = %+v", stats)
 	}

@@ -16,14 +16,6 @@ import (
 	"github.com/agentryhq/agentry/migrate"
 )
 
-// migrateRoutes mounts the schema migration endpoints. They change every
-// user's data, so they are admin-only whenever authentication is on,
-// independently of Auth.Authorization.
-func (s *Server) migrateRoutes(r chi.Router) {
-	r.With(s.requireAdmin).Post("/databases/all/migrate", s.migrateAll)
-	r.With(s.requireAdmin).Post("/databases/{db_id}/migrate", s.migrateOne)
-}
-
 // requireAdmin answers 403 unless the caller is an admin (the security key or
 // a token with agent_os:admin). An open server (no authentication) allows all.
 func (s *Server) requireAdmin(next http.Handler) http.Handler {
@@ -32,7 +24,7 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, ok := auth.FromContext(r.Context()); !ok || !p.Admin {
-			WriteError(w, http.StatusForbidden, "Insufficient permissions: requires "+auth.AdminScope)
+			writeError(w, http.StatusForbidden, "Insufficient permissions: requires "+auth.AdminScope)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -54,11 +46,11 @@ func targetVersion(r *http.Request) (string, error) {
 	case target == "":
 		target = body.TargetVersion
 	case body.TargetVersion != "" && strings.TrimPrefix(body.TargetVersion, "v") != strings.TrimPrefix(target, "v"):
-		return "", Errorf(http.StatusUnprocessableEntity, "target_version differs between the query (%s) and the body (%s)", target, body.TargetVersion)
+		return "", errorf(http.StatusUnprocessableEntity, "target_version differs between the query (%s) and the body (%s)", target, body.TargetVersion)
 	}
 	target = strings.TrimPrefix(strings.TrimSpace(target), "v")
 	if target != "" && !slices.Contains(migrate.Versions, target) {
-		return "", Errorf(http.StatusUnprocessableEntity, "target_version must be one of: %s", strings.Join(migrate.Versions, ", "))
+		return "", errorf(http.StatusUnprocessableEntity, "target_version must be one of: %s", strings.Join(migrate.Versions, ", "))
 	}
 	return target, nil
 }
@@ -112,11 +104,10 @@ func sessionsAbove(ctx context.Context, m *migrate.Manager, target string) (bool
 // migrateAll migrates every database: 200 when all migrated; 207 with the
 // failures (db_id → error) when some failed. Databases without a versioned
 // schema are listed under "skipped".
-func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
+func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) error {
 	target, err := targetVersion(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	failed := map[string]string{}
 	skipped := []string{}
@@ -126,51 +117,51 @@ func (s *Server) migrateAll(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, migrate.ErrNotSQL):
 			skipped = append(skipped, d.ID)
 		case err != nil:
-			s.log.ErrorContext(r.Context(), "migrate failed", "request_id", RequestID(r.Context()), "db_id", d.ID, "err", err)
+			s.log.ErrorContext(r.Context(), "migrate failed", "request_id", requestID(r.Context()), "db_id", d.ID, "err", err)
 			failed[d.ID] = err.Error()
 		}
 	}
 	total := len(s.dbs) - len(skipped)
 	if len(failed) > 0 {
-		WriteJSON(w, http.StatusMultiStatus, map[string]any{
+		writeJSON(w, http.StatusMultiStatus, map[string]any{
 			"message": fmt.Sprintf("Migrated %d/%d databases to %s", total-len(failed), total, versionMessage(target)),
 			"failed":  failed,
 			"skipped": skipped,
 		})
-		return
+		return nil
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, http.StatusOK, map[string]any{
 		"message": "All databases migrated successfully to " + versionMessage(target),
 		"skipped": skipped,
 	})
+	return nil
 }
 
 // migrateOne migrates the {db_id} database: 404 when unknown, 409 while
 // another migration holds it, 422 for a target down cannot restore, 500 with
 // the cause when the migration fails.
-func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) {
+func (s *Server) migrateOne(w http.ResponseWriter, r *http.Request) error {
 	d, ok := s.dbByID[chi.URLParam(r, "db_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Database not found")
-		return
+		return errorf(http.StatusNotFound, "Database not found")
 	}
 	target, err := targetVersion(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	err = s.migrateDB(r.Context(), d, target)
 	switch {
 	case errors.Is(err, migrate.ErrNotSQL):
-		WriteJSON(w, http.StatusOK, map[string]any{"message": "Database " + d.ID + " has no versioned schema; nothing to migrate", "skipped": []string{d.ID}})
+		writeJSON(w, http.StatusOK, map[string]any{"message": "Database " + d.ID + " has no versioned schema; nothing to migrate", "skipped": []string{d.ID}})
 	case errors.Is(err, migrate.ErrLocked):
-		WriteError(w, http.StatusConflict, err.Error())
+		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, migrate.ErrCannotRestore):
-		WriteError(w, http.StatusUnprocessableEntity, err.Error())
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	case err != nil:
-		s.log.ErrorContext(r.Context(), "migrate failed", "request_id", RequestID(r.Context()), "db_id", d.ID, "err", err)
-		WriteError(w, http.StatusInternalServerError, "Failed to migrate database: "+err.Error())
+		s.log.ErrorContext(r.Context(), "migrate failed", "request_id", requestID(r.Context()), "db_id", d.ID, "err", err)
+		writeError(w, http.StatusInternalServerError, "Failed to migrate database: "+err.Error())
 	default:
-		WriteJSON(w, http.StatusOK, map[string]string{"message": "Database migrated successfully to " + versionMessage(target)})
+		writeJSON(w, http.StatusOK, map[string]string{"message": "Database migrated successfully to " + versionMessage(target)})
 	}
+	return nil
 }

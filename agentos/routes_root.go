@@ -3,23 +3,16 @@ package agentos
 import (
 	"net/http"
 	"slices"
-
-	"github.com/go-chi/chi/v5"
 )
 
-func (s *Server) rootRoutes(r chi.Router) {
-	r.With(s.RequireScope("config", "read", "")).Get("/", s.getRoot)
-	r.With(s.RequireScope("config", "read", "")).Get("/config", s.getConfig)
-	r.With(s.RequireScope("config", "read", "")).Get("/info", s.getInfo)
-}
-
-func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) {
-	WriteJSON(w, http.StatusOK, map[string]string{
+func (s *Server) getRoot(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{
 		"id":          s.cfg.ID,
 		"name":        s.cfg.Name,
 		"description": s.cfg.Description,
 		"version":     s.cfg.Version,
 	})
+	return nil
 }
 
 type componentSummary struct {
@@ -55,7 +48,7 @@ type configResponse struct {
 	Interfaces      []any              `json:"interfaces"`
 }
 
-func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) error {
 	resp := configResponse{
 		OSID:            s.cfg.ID,
 		Name:            s.cfg.Name,
@@ -111,5 +104,6 @@ func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) {
 		}
 		resp.Workflows = append(resp.Workflows, sum)
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, resp)
+	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 
@@ -20,14 +19,7 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// runRoutes mounts the agent run routes; teams and workflows mount the same
-// handlers (routes_teams.go, routes_workflows.go) through runTarget.
-//
-// Scopes: agents:run (create, cancel, continue), agents:read (list, get).
-func (s *Server) runRoutes(r chi.Router) {
-	s.mountTargetRuns(r, "agents", "agent_id", "Agent not found", s.agentTarget, s.continueAgentRun)
-}
-
+// agentTarget resolves {agent_id} for the run routes.
 func (s *Server) agentTarget(id string) (runTarget, bool) {
 	a, ok := s.agents[id]
 	return a, ok
@@ -48,25 +40,23 @@ type runStart struct {
 
 // startRun is POST …/runs for any run target. Nothing is stored until the
 // request is fully decoded and validated.
-func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
-	req, err := DecodeRunForm(r, FormLimits{})
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
+	req, err := decodeRunForm(r, formLimits{})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := checkOutputSchema(req.OutputSchema); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	ctx := r.Context()
-	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: EffectiveUserID(ctx, req.UserID),
+	user := actAs(ctx, req.UserID)
+	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: user.id,
 		input: runInput(req), metadata: req.Metadata}
 	newSession := st.sessionID == ""
 	if newSession {
 		st.sessionID = uuid.NewString()
-	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, st.userID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+	} else if err := s.checkSessionOwner(ctx, a, st.sessionID, user); err != nil {
+		return err
 	}
 	if req.Background && req.IdempotencyKey != "" {
 		st.runID = idempotentRunID(flightKey(a), st.userID, req.IdempotencyKey)
@@ -98,11 +88,11 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) {
 	switch {
 	case req.Background:
 		// Background runs never stream: background=true wins over stream.
-		s.startBackground(w, r, st, req.IdempotencyKey != "")
+		return s.startBackground(w, r, st, req.IdempotencyKey != "")
 	case req.Stream:
-		s.streamRun(w, r, st)
+		return s.streamRun(w, r, st)
 	default:
-		s.runSync(w, r, st)
+		return s.runSync(w, r, st)
 	}
 }
 
@@ -114,10 +104,10 @@ func checkOutputSchema(raw json.RawMessage) error {
 	}
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(raw, &sch); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
 	if _, err := sch.Resolve(nil); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
 	}
 	return nil
 }
@@ -125,7 +115,7 @@ func checkOutputSchema(raw json.RawMessage) error {
 // runInput turns the message and uploaded files into the run's input; files
 // are sorted into images, audio, videos and files by content type. Their bytes
 // are kept in the run (a media store replaces them by references later).
-func runInput(req *RunRequest) run.Input {
+func runInput(req *runRequest) run.Input {
 	in := run.Input{InputContent: req.Message}
 	for _, f := range req.Files {
 		m := run.Media{ID: uuid.NewString(), Content: f.Content, MIMEType: f.ContentType, Name: f.Filename, Size: int64(len(f.Content))}
@@ -152,13 +142,13 @@ func runInput(req *RunRequest) run.Input {
 // that names a user other than the session's owner gets 409 (it may act for
 // any user, so the session's existence is no secret). An unscoped caller
 // that names no user runs as the session's owner.
-func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, userID string) error {
+func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID string, user actingUser) error {
 	d := a.DB()
 	if d == nil {
 		return nil
 	}
-	if _, scoped := db.UserScope(ctx); !scoped {
-		if userID == "" {
+	if !user.scoped {
+		if user.anyone() {
 			return nil
 		}
 		sess, err := d.GetSession(ctx, sessionID)
@@ -167,8 +157,8 @@ func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, 
 			return nil
 		case err != nil:
 			return err
-		case sess.UserID != "" && sess.UserID != userID:
-			return Errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
+		case sess.UserID != "" && !user.owns(sess.UserID):
+			return errorf(http.StatusConflict, "session %s belongs to another user: run with its user_id, or use another session_id", sessionID)
 		}
 		return nil
 	}
@@ -185,7 +175,7 @@ func (s *Server) checkSessionOwner(ctx context.Context, a runTarget, sessionID, 
 	case err != nil:
 		return err
 	}
-	return Errorf(http.StatusNotFound, "Session with ID %s not found", sessionID)
+	return errorf(http.StatusNotFound, "Session with ID %s not found", sessionID)
 }
 
 // idempotencyNS namespaces idempotent run ids.
@@ -202,11 +192,11 @@ func idempotentRunID(agentID, userID, key string) string {
 func beginErr(err error) error {
 	switch {
 	case errors.Is(err, errDraining):
-		return &HTTPError{Status: http.StatusServiceUnavailable, Detail: "the server is shutting down; retry on another instance", Err: err}
+		return &httpError{Status: http.StatusServiceUnavailable, Detail: "the server is shutting down; retry on another instance", Err: err}
 	case errors.Is(err, errQueueFull):
-		return &HTTPError{Status: http.StatusServiceUnavailable, Detail: "too many background runs are queued; retry later", Err: err}
+		return &httpError{Status: http.StatusServiceUnavailable, Detail: "too many background runs are queued; retry later", Err: err}
 	case errors.Is(err, errRunInFlight):
-		return &HTTPError{Status: http.StatusConflict, Detail: "the run is already executing", Err: err}
+		return &httpError{Status: http.StatusConflict, Detail: "the run is already executing", Err: err}
 	}
 	return err
 }
@@ -214,14 +204,13 @@ func beginErr(err error) error {
 // streamRun executes the run and streams its events. Once the stream started,
 // failures are events on the 200 response; a client that goes away cancels the
 // run (its context is the request's), which is stored CANCELLED.
-func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) {
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) error {
 	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
-	s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
 }
 
 // writeStream copies a run's events to the response as SSE. An error before
@@ -229,29 +218,29 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 // database failed. An error after it means the run was not stored; the
 // run already ended its stream with a StorageError event then, and one is
 // added only when no terminal event of the run was sent.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) {
-	sse := NewSSEWriter(w)
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) error {
+	sse := newSSEWriter(w)
 	ended := false
 	for ev, err := range events {
 		if err != nil {
 			if !sse.Started() {
-				writeErr(w, r, s.log, runErr(err))
-				return
+				return runErr(err)
 			}
-			s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
+			s.log.ErrorContext(r.Context(), "run not stored", "request_id", requestID(r.Context()), "run_id", runID, "err", err)
 			if !ended {
 				_ = sse.WriteEvent(storageErrorEvent(a, runID, sessionID))
 			}
-			return
+			return nil
 		}
 		ended = ended || (ev.RunID == runID && isTerminal(ev.Event))
 		if err := sse.WriteEvent(&ev); err != nil {
 			// The client is gone: stopping the range cancels the run, which the
 			// agent stores as CANCELLED before the loop returns.
-			s.log.InfoContext(r.Context(), "client closed stream", "request_id", RequestID(r.Context()), "run_id", runID, "err", err)
-			return
+			s.log.InfoContext(r.Context(), "client closed stream", "request_id", requestID(r.Context()), "run_id", runID, "err", err)
+			return nil
 		}
 	}
+	return nil
 }
 
 // isTerminal reports whether t ends an agent, team or workflow run.
@@ -276,9 +265,9 @@ func runningOutput(st *runStart) *run.Output {
 func runErr(err error) error {
 	switch {
 	case errors.Is(err, run.ErrNotContinuable):
-		return &HTTPError{Status: http.StatusConflict, Detail: run.ErrNotContinuable.Error(), Err: err}
+		return &httpError{Status: http.StatusConflict, Detail: run.ErrNotContinuable.Error(), Err: err}
 	case errors.Is(err, agent.ErrRequirementUnresolved):
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "agent: "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "agent: "), Err: err}
 	}
 	return err
 }
@@ -286,32 +275,31 @@ func runErr(err error) error {
 // runSync executes the run and answers with it (stream=false). A run that
 // started is answered 200 whatever its status (COMPLETED, PAUSED, ERROR,
 // CANCELLED); only a run that could not start is an HTTP error.
-func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) {
+func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) error {
 	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
 	out, err := st.agent.Run(ctx, st.input, st.opts...)
-	s.answerRun(w, r, out, err)
+	return s.answerRun(w, r, out, err)
 }
 
 // answerRun answers a synchronous run: 200 with the run once it is stored,
 // 503 when it could not start or could not be stored (the client may retry:
 // nothing of it was kept).
-func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Output, err error) {
+func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, out *run.Output, err error) error {
 	if out == nil {
-		writeErr(w, r, s.log, runErr(err))
-		return
+		return runErr(err)
 	}
 	if errors.Is(err, agent.ErrStorage) {
-		s.log.ErrorContext(r.Context(), "run not stored", "request_id", RequestID(r.Context()), "path", r.URL.Path,
+		s.log.ErrorContext(r.Context(), "run not stored", "request_id", requestID(r.Context()), "path", r.URL.Path,
 			"run_id", out.RunID, "status", out.Status, "err", err)
-		WriteError(w, http.StatusServiceUnavailable, detailRunNotStored)
-		return
+		writeError(w, http.StatusServiceUnavailable, detailRunNotStored)
+		return nil
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // backgroundAccepted is the 202 body of a background run.
@@ -325,11 +313,10 @@ type backgroundAccepted struct {
 // 202 and executes the run on a background worker. With an idempotency key the
 // run id is derived from the key, and a duplicate answers 202 with the run the
 // first request created.
-func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) {
+func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) error {
 	d := st.agent.DB()
 	if d == nil {
-		WriteError(w, http.StatusUnprocessableEntity, "background runs need an agent with a database")
-		return
+		return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
 	}
 	// The submission is decoded: accepting it no longer depends on the
 	// client staying connected (a half-closed client still reads the 202).
@@ -343,25 +330,23 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		row, err := d.GetRun(ctx, st.runID)
 		switch {
 		case err == nil:
-			WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
-			return
+			writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
+			return nil
 		case !errors.Is(err, db.ErrNotFound):
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	rctx, f, err := s.runs.begin(ctx, st.runID, flightKey(st.agent), st.userID, true)
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	if err := s.storePending(ctx, d, st); err != nil {
 		s.runs.end(st.runID, f)
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	go s.executeBackground(rctx, f, st)
-	WriteJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+	return nil
 }
 
 // storePending writes the session (runs reference it) and the PENDING row.
@@ -371,7 +356,7 @@ func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error
 		_, err = d.UpsertSession(ctx, newSession(a, st.sessionID, st.userID))
 		if errors.Is(err, db.ErrNotFound) {
 			// The id belongs to another user's session.
-			return Errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
+			return errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
 		}
 		if err != nil {
 			return err

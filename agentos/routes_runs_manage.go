@@ -19,43 +19,41 @@ import (
 // the run listings: oldest first by default (creation time for a target's
 // runs, position in the session for a session's).
 var (
-	targetRunsSort  = PageRules{SortColumns: []string{"created_at", "run_index", "updated_at"}, DefaultOrder: db.Asc}
-	sessionRunsSort = PageRules{SortColumns: db.RunSortColumns, DefaultOrder: db.Asc}
+	targetRunsSort  = pageRules{SortColumns: []string{"created_at", "run_index", "updated_at"}, DefaultOrder: db.Asc}
+	sessionRunsSort = pageRules{SortColumns: db.RunSortColumns, DefaultOrder: db.Asc}
 )
 
 // listRuns is GET …/runs?session_id=&status=&user_id=&sort_by=&sort_order=
 // for any run target: a JSON array (like /sessions/{id}/runs) of the
 // target's runs in scope, oldest first unless sorted otherwise, at most
 // maxSessionRuns.
-func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	d := a.DB()
 	if d == nil {
-		WriteJSON(w, http.StatusOK, []runView{})
-		return
+		writeJSON(w, http.StatusOK, []runView{})
+		return nil
 	}
 	q := r.URL.Query()
-	sortBy, order, err := ParseSortQuery(q, targetRunsSort)
+	sortBy, order, err := parseSortQuery(q, targetRunsSort)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: EffectiveUserID(r.Context(), q.Get("user_id")),
+	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: actAs(r.Context(), q.Get("user_id")).id,
 		Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}
 	filterByTarget(&f, a)
 	if v := q.Get("status"); v != "" {
 		st, err := run.ParseStatus(v)
 		if err != nil {
-			WriteError(w, http.StatusUnprocessableEntity, "status must be one of "+run.StatusNames())
-			return
+			return &httpError{Status: http.StatusUnprocessableEntity, Detail: "status must be one of " + run.StatusNames()}
 		}
 		f.Statuses = []run.Status{st}
 	}
 	views, err := collectRunViews(r.Context(), d, f)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, views)
+	writeJSON(w, http.StatusOK, views)
+	return nil
 }
 
 // loadRun reads {run_id}: 404 when missing, of another agent (team,
@@ -63,7 +61,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) {
 // ?user_id=/?session_id=.
 func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Run, error) {
 	runID := chi.URLParam(r, "run_id")
-	notFound := Errorf(http.StatusNotFound, "Run with ID %s not found", runID)
+	notFound := errorf(http.StatusNotFound, "Run with ID %s not found", runID)
 	d := a.DB()
 	if d == nil {
 		return nil, notFound
@@ -74,7 +72,7 @@ func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Ru
 		return nil, notFound
 	case err != nil:
 		return nil, err
-	case !ownsRow(a, row), !ownedBy(r.Context(), row.UserID, r.URL.Query().Get("user_id")),
+	case !ownsRow(a, row), !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(row.UserID),
 		sessionID != "" && row.SessionID != sessionID:
 		return nil, notFound
 	}
@@ -82,18 +80,17 @@ func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Ru
 }
 
 // getRun is GET …/runs/{run_id} for any run target.
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	row, err := s.loadRun(r, a, r.URL.Query().Get("session_id"))
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	v, err := newRunView(row)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // cancelWait bounds how long the cancel route waits for a cancelled run to
@@ -120,7 +117,7 @@ type cancelResponse struct {
 //     ends CANCELLED when it does stop.
 //
 // Another user's run is 404 and untouched.
-func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) {
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	runID := chi.URLParam(r, "run_id")
 	ctx := r.Context()
 	timeout := time.NewTimer(s.cancelTimeout)
@@ -136,20 +133,19 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 			case <-f.done:
 			case <-timeout.C:
 				s.answerCancelPending(w, r, a, runID)
-				return
+				return nil
 			case <-ctx.Done():
-				return
+				return nil
 			}
 			if a.DB() == nil {
 				// Nothing is stored to read the end from; the run has stopped.
-				WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
-				return
+				writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: run.StatusCancelled})
+				return nil
 			}
 		}
 		row, err := s.loadRun(r, a, "")
 		if err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 		// A run started from Go code on the same agent (team, workflow): stop
 		// it and wait until it returns, by which time it is stored.
@@ -158,17 +154,16 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 				if ctx.Err() == nil {
 					s.answerCancelPending(w, r, a, runID)
 				}
-				return
+				return nil
 			}
 			continue
 		}
 		switch row.Status {
 		case run.StatusCancelled:
-			WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
-			return
+			writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
+			return nil
 		case run.StatusCompleted, run.StatusError, run.StatusRegenerated:
-			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status))
-			return
+			return errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status)
 		}
 		// Nothing here executes it. Claim the run id while marking it, so that
 		// no run or continue of it starts in this process meanwhile; one that
@@ -180,25 +175,22 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		case errors.Is(err, errDraining):
 			// Shutting down: no run starts any more, so no claim is needed.
 		case err != nil:
-			writeErr(w, r, s.log, beginErr(err))
-			return
+			return beginErr(err)
 		}
 		status, err := s.markCancelled(ctx, a, runID)
 		if claim != nil {
 			s.runs.end(runID, claim)
 		}
 		if err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 		if status != run.StatusCancelled {
-			WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status))
-			return
+			return errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, status)
 		}
-		WriteJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
-		return
+		writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: status})
+		return nil
 	}
-	WriteError(w, http.StatusConflict, fmt.Sprintf("Run with ID %s keeps being started; retry the cancel", runID))
+	return errorf(http.StatusConflict, "Run with ID %s keeps being started; retry the cancel", runID)
 }
 
 // waitStopped cancels a run started from Go code until it no longer runs,
@@ -226,7 +218,7 @@ func (s *Server) answerCancelPending(w http.ResponseWriter, r *http.Request, a r
 	if row, err := s.loadRun(r, a, ""); err == nil {
 		status = row.Status
 	}
-	WriteJSON(w, http.StatusAccepted, cancelResponse{RunID: runID, Status: status})
+	writeJSON(w, http.StatusAccepted, cancelResponse{RunID: runID, Status: status})
 }
 
 // markCancelled stores a PENDING, RUNNING or PAUSED run as CANCELLED and
@@ -261,11 +253,9 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 	return run.StatusCancelled, nil
 }
 
-// ownsFlight reports whether a scoped caller may act on an executing run
-// (unscoped callers may act on any).
+// ownsFlight reports whether the caller may act on an executing run.
 func (s *Server) ownsFlight(ctx context.Context, f *flight) bool {
-	u, scoped := db.UserScope(ctx)
-	return !scoped || u == f.userID
+	return actAs(ctx, "").owns(f.userID)
 }
 
 // continueRequest is a decoded POST …/runs/{run_id}/continue form.
@@ -281,15 +271,15 @@ type continueRequest struct {
 // or requirements as JSON arrays, session_id, user_id, stream (default true).
 // Other fields are ignored; files are refused.
 func decodeContinueForm(r *http.Request) (*continueRequest, error) {
-	var lim FormLimits
+	var lim formLimits
 	lim.fill()
 	fields := map[string]string{}
-	var files RunRequest
+	var files runRequest
 	if err := readFormBody(r, lim, fields, &files); err != nil {
 		return nil, err
 	}
 	if len(files.Files) > 0 {
-		return nil, Errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
+		return nil, errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
 	}
 	req := &continueRequest{Stream: true}
 	var err error
@@ -319,7 +309,7 @@ func formArray[T any](name, v string, dst *[]T) error {
 		return nil
 	}
 	if err := json.Unmarshal([]byte(v), dst); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array", Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array", Err: err}
 	}
 	return nil
 }
@@ -327,46 +317,38 @@ func formArray[T any](name, v string, dst *[]T) error {
 // continueAgentRun is POST /agents/{agent_id}/runs/{run_id}/continue: it
 // resumes a PAUSED run with the resolutions in tools or requirements. A run
 // that is not PAUSED is 409; another user's run is 404 and untouched.
-func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runTarget) {
+func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runTarget) error {
 	a := t.(*agent.Agent)
 	req, err := decodeContinueForm(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	row, err := s.loadRun(r, a, req.SessionID)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	if u := req.UserID; u != "" && !ownedBy(r.Context(), row.UserID, u) {
-		WriteError(w, http.StatusNotFound, "Run with ID "+row.RunID+" not found")
-		return
+	if !actAs(r.Context(), req.UserID).owns(row.UserID) {
+		return &httpError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
 	}
 	if err := notPaused(row); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.ID(), row.UserID, false)
 	if err != nil {
-		writeErr(w, r, s.log, beginErr(err))
-		return
+		return beginErr(err)
 	}
 	defer s.runs.end(row.RunID, f)
 	// Read the run again now that this request owns it: a concurrent continue
 	// may have finished it between the first read and begin.
 	if row, err = a.DB().GetRun(ctx, row.RunID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := notPaused(row); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	paused, err := row.Output()
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var opts []agent.RunOption
 	if req.Tools != nil {
@@ -376,11 +358,10 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 		opts = append(opts, agent.WithRequirements(req.Requirements))
 	}
 	if req.Stream {
-		s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
-		return
+		return s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
 	}
 	out, err := a.ContinueRun(ctx, paused, opts...)
-	s.answerRun(w, r, out, err)
+	return s.answerRun(w, r, out, err)
 }
 
 // notPaused is the 409 for continuing a run that is not PAUSED.
@@ -388,5 +369,5 @@ func notPaused(row *db.Run) error {
 	if row.Status == run.StatusPaused {
 		return nil
 	}
-	return &HTTPError{Status: http.StatusConflict, Detail: fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable), Err: run.ErrNotContinuable}
+	return &httpError{Status: http.StatusConflict, Detail: fmt.Sprintf("Run with ID %s is %s: %s", row.RunID, row.Status, run.ErrNotContinuable), Err: run.ErrNotContinuable}
 }

@@ -18,21 +18,6 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-func (s *Server) sessionRoutes(r chi.Router) {
-	read := s.RequireScope("sessions", "read", "session_id")
-	write := s.RequireScope("sessions", "write", "session_id")
-	del := s.RequireScope("sessions", "delete", "session_id")
-	r.With(s.RequireScope("sessions", "read", "")).Get("/sessions", s.listSessions)
-	r.With(s.RequireScope("sessions", "write", "")).Post("/sessions", s.createSession)
-	r.With(s.RequireScope("sessions", "delete", "")).Delete("/sessions", s.deleteSessions)
-	r.With(read).Get("/sessions/{session_id}", s.getSession)
-	r.With(write).Patch("/sessions/{session_id}", s.patchSession)
-	r.With(write).Post("/sessions/{session_id}/rename", s.renameSession)
-	r.With(del).Delete("/sessions/{session_id}", s.deleteSession)
-	r.With(read).Get("/sessions/{session_id}/runs", s.listSessionRuns)
-	r.With(read).Get("/sessions/{session_id}/runs/{run_id}", s.getSessionRun)
-}
-
 // maxJSONBody bounds JSON request bodies of session and memory routes.
 const maxJSONBody = 1 << 20
 
@@ -47,19 +32,19 @@ func decodeJSONBody(r *http.Request, v any) error {
 	case errors.As(err, &mbe):
 		return err
 	case err != nil:
-		return &HTTPError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
+		return &httpError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
 	case len(body) > maxJSONBody:
 		return &http.MaxBytesError{Limit: maxJSONBody}
 	case !utf8.Valid(body):
-		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: it is not valid UTF-8; send text encoded as UTF-8")
+		return errorf(http.StatusUnprocessableEntity, "invalid JSON body: it is not valid UTF-8; send text encoded as UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &HTTPError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "invalid JSON body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
 	if dec.More() {
-		return Errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
+		return errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
 	}
 	return nil
 }
@@ -68,7 +53,7 @@ func decodeJSONBody(r *http.Request, v any) error {
 // db.MaxUserIDBytes bytes (the id columns' size) and no control characters.
 func checkBodyID(name, v string) error {
 	if len(v) > db.MaxUserIDBytes || hasControl(v) {
-		return Errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
+		return errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
 	}
 	return nil
 }
@@ -81,7 +66,7 @@ func sessionType(r *http.Request, def run.Type) (run.Type, error) {
 	case run.TypeAgent, run.TypeTeam, run.TypeWorkflow:
 		return t, nil
 	}
-	return "", Errorf(http.StatusUnprocessableEntity, "type must be agent, team or workflow")
+	return "", errorf(http.StatusUnprocessableEntity, "type must be agent, team or workflow")
 }
 
 // sessionView is one session as AgentOS lists it.
@@ -181,31 +166,28 @@ func nullIfEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-var sessionPageRules = PageRules{SortColumns: db.SessionSortColumns, DefaultOrder: db.Desc}
+var sessionPageRules = pageRules{SortColumns: db.SessionSortColumns, DefaultOrder: db.Desc}
 
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	// No ?type= lists every kind, as AgentOS 3.0 does.
 	typ, err := sessionType(r, "")
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	pq, err := ParsePageQuery(r.URL.Query(), sessionPageRules)
+	pq, err := parsePageQuery(r.URL.Query(), sessionPageRules)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	sessions, total, err := d.ListSessions(r.Context(), db.SessionFilter{
 		SessionType: typ,
 		ComponentID: q.Get("component_id"),
-		UserID:      EffectiveUserID(r.Context(), q.Get("user_id")),
+		UserID:      actAs(r.Context(), q.Get("user_id")).id,
 		SessionName: q.Get("session_name"),
 		Limit:       pq.Limit,
 		Page:        pq.Page,
@@ -213,19 +195,18 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		SortOrder:   pq.SortOrder,
 	})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	names, err := s.sessionNames(r.Context(), d, sessions)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views := make([]sessionView, 0, len(sessions))
 	for i := range sessions {
 		views = append(views, newSessionView(&sessions[i], names))
 	}
-	WritePage(w, views, pq, total, time.Since(start))
+	writePage(w, views, pq, total, time.Since(start))
+	return nil
 }
 
 // loadSession fetches the {session_id} session, 404 when missing, of another
@@ -241,9 +222,9 @@ func (s *Server) loadSession(r *http.Request) (*db.DB, *db.Session, error) {
 	}
 	id := chi.URLParam(r, "session_id")
 	sess, err := d.GetSession(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && !ownedBy(r.Context(), sess.UserID, r.URL.Query().Get("user_id"))) ||
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(sess.UserID)) ||
 		(err == nil && typ != "" && sess.SessionType != typ) {
-		return nil, nil, Errorf(http.StatusNotFound, "Session with ID %s not found", id)
+		return nil, nil, errorf(http.StatusNotFound, "Session with ID %s not found", id)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -251,33 +232,23 @@ func (s *Server) loadSession(r *http.Request) (*db.DB, *db.Session, error) {
 	return d, sess, nil
 }
 
-// ownedBy applies an explicit ?user_id= filter for unscoped callers (the db
-// scope already hides other users' rows from scoped ones).
-func ownedBy(ctx context.Context, owner, requested string) bool {
-	if _, scoped := db.UserScope(ctx); scoped || requested == "" {
-		return true
-	}
-	return owner == requested
-}
-
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	s.writeSessionDetail(w, r, d, http.StatusOK, sess)
+	return s.writeSessionDetail(w, r, d, http.StatusOK, sess)
 }
 
 // writeSessionDetail answers with the session's detail, its name derived
 // when none is stored.
-func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *db.DB, status int, sess *db.Session) {
+func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *db.DB, status int, sess *db.Session) error {
 	names, err := s.sessionNames(r.Context(), d, []db.Session{*sess})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, status, newSessionDetail(sess, names))
+	writeJSON(w, status, newSessionDetail(sess, names))
+	return nil
 }
 
 type createSessionRequest struct {
@@ -291,40 +262,34 @@ type createSessionRequest struct {
 	WorkflowID   string          `json:"workflow_id"`
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	typ, err := sessionType(r, run.TypeAgent)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req createSessionRequest
 	if r.ContentLength != 0 {
 		if err := decodeJSONBody(r, &req); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	for name, v := range map[string]string{"session_id": req.SessionID, "user_id": req.UserID, "agent_id": req.AgentID,
 		"team_id": req.TeamID, "workflow_id": req.WorkflowID} {
 		if err := checkBodyID(name, v); err != nil {
-			writeErr(w, r, s.log, err)
-			return
+			return err
 		}
 	}
 	if req.SessionID == "" {
 		req.SessionID = uuid.NewString()
 	}
 	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
-		WriteError(w, http.StatusConflict, "Session with ID "+req.SessionID+" already exists")
-		return
+		return &httpError{Status: http.StatusConflict, Detail: "Session with ID " + req.SessionID + " already exists"}
 	} else if !errors.Is(err, db.ErrNotFound) {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	data := map[string]any{}
 	if req.SessionName != "" {
@@ -333,18 +298,18 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if req.SessionState != nil {
 		data["session_state"] = req.SessionState
 	}
-	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: EffectiveUserID(r.Context(), req.UserID),
+	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: actAs(r.Context(), req.UserID).id,
 		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata)}
 	if len(data) > 0 {
 		sess.SessionData, _ = json.Marshal(data)
 	}
 	saved, err := d.UpsertSession(r.Context(), sess)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	// A new session has no runs: nothing to derive a name from.
-	WriteJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
+	writeJSON(w, http.StatusCreated, newSessionDetail(saved, nil))
+	return nil
 }
 
 func nonNullJSON(b json.RawMessage) json.RawMessage {
@@ -361,35 +326,31 @@ type patchSessionRequest struct {
 	Summary      json.RawMessage `json:"summary"`
 }
 
-func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) error {
 	var req patchSessionRequest
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	s.updateSession(w, r, req)
+	return s.updateSession(w, r, req)
 }
 
-func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		SessionName string `json:"session_name"`
 	}
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if strings.TrimSpace(req.SessionName) == "" {
-		WriteError(w, http.StatusUnprocessableEntity, "session_name is required")
-		return
+		return errorf(http.StatusUnprocessableEntity, "session_name is required")
 	}
-	s.updateSession(w, r, patchSessionRequest{SessionName: &req.SessionName})
+	return s.updateSession(w, r, patchSessionRequest{SessionName: &req.SessionName})
 }
 
-func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patchSessionRequest) {
+func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patchSessionRequest) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	data := sessionData(sess)
 	if req.SessionName != nil {
@@ -399,8 +360,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 		data["session_state"] = req.SessionState
 	}
 	if sess.SessionData, err = json.Marshal(data); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if m := nonNullJSON(req.Metadata); m != nil {
 		sess.Metadata = m
@@ -410,50 +370,45 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 	}
 	saved, err := d.UpsertSession(r.Context(), sess)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	s.writeSessionDetail(w, r, d, http.StatusOK, saved)
+	return s.writeSessionDetail(w, r, d, http.StatusOK, saved)
 }
 
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := d.DeleteSessions(r.Context(), sess.SessionID); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	var req struct {
 		SessionIDs   []string   `json:"session_ids"`
 		SessionTypes []run.Type `json:"session_types"`
 	}
 	if err := decodeJSONBody(r, &req); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if len(req.SessionIDs) == 0 {
-		WriteError(w, http.StatusUnprocessableEntity, "session_ids must list at least one session")
-		return
+		return errorf(http.StatusUnprocessableEntity, "session_ids must list at least one session")
 	}
 	// The db scope limits deletion to the caller's sessions; others are ignored
 	// like missing ids.
 	if err := d.DeleteSessions(r.Context(), req.SessionIDs...); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // sessionRunsPage is the page size used to read a session's runs; maxSessionRuns
@@ -463,27 +418,25 @@ const (
 	maxSessionRuns  = 10000
 )
 
-func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
-	sortBy, order, err := ParseSortQuery(r.URL.Query(), sessionRunsSort)
+func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
+	sortBy, order, err := parseSortQuery(r.URL.Query(), sessionRunsSort)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	d, sess, err := s.loadSession(r)
 	if err != nil {
 		if views, ok := s.runsInFlight(r, err); ok {
-			WriteJSON(w, http.StatusOK, views)
-			return
+			writeJSON(w, http.StatusOK, views)
+			return nil
 		}
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, views)
+	writeJSON(w, http.StatusOK, views)
+	return nil
 }
 
 // runsInFlight answers GET /sessions/{id}/runs for a session that is not
@@ -495,19 +448,14 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 // for it. Another process serving the same database does not know the run
 // and still answers 404.
 func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool) {
-	var he *HTTPError
+	var he *httpError
 	if !errors.As(notFound, &he) || he.Status != http.StatusNotFound {
 		return nil, false
 	}
 	typ, _ := sessionType(r, "")
-	scopeUser, scoped := db.UserScope(r.Context())
-	requested := r.URL.Query().Get("user_id")
+	user := actAs(r.Context(), r.URL.Query().Get("user_id"))
 	shown := s.runs.inSession(chi.URLParam(r, "session_id"), func(o *run.Output, owner string) bool {
-		switch {
-		case scoped && owner != scopeUser, !scoped && requested != "" && owner != requested:
-			return false
-		}
-		return typ == "" || o.Type() == typ
+		return user.owns(owner) && (typ == "" || o.Type() == typ)
 	})
 	if len(shown) == 0 {
 		return nil, false
@@ -550,26 +498,23 @@ func collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, 
 	return views, nil
 }
 
-func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	runID := chi.URLParam(r, "run_id")
 	row, err := d.GetRun(r.Context(), runID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && row.SessionID != sess.SessionID) {
-		WriteError(w, http.StatusNotFound, "Run with ID "+runID+" not found")
-		return
+		return &httpError{Status: http.StatusNotFound, Detail: "Run with ID " + runID + " not found"}
 	}
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	v, err := newRunView(row)
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, v)
+	return nil
 }

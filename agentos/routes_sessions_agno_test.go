@@ -22,7 +22,7 @@ func TestSessions_ListWithoutTypeListsEveryKind(t *testing.T) {
 			t.Fatalf("POST %s = %d %s", path, res.status, res.body)
 		}
 	}
-	page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions", nil))
+	page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions", nil))
 	var kinds []string
 	for _, s := range page.Data {
 		kinds = append(kinds, s["session_type"].(string))
@@ -31,11 +31,11 @@ func TestSessions_ListWithoutTypeListsEveryKind(t *testing.T) {
 	if page.Meta.TotalCount != 3 || !slices.Equal(kinds, []string{"agent", "team", "workflow"}) {
 		t.Errorf("GET /sessions = %v sessions of kinds %v, want one of each kind", page.Meta.TotalCount, kinds)
 	}
-	byComponent := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?component_id=crew", nil))
+	byComponent := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?component_id=crew", nil))
 	if len(byComponent.Data) != 1 || byComponent.Data[0]["session_id"] != "t1" {
 		t.Errorf("GET /sessions?component_id=crew = %v", byComponent.Data)
 	}
-	agents := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?type=agent", nil))
+	agents := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?type=agent", nil))
 	if len(agents.Data) != 1 || agents.Data[0]["session_id"] != "a1" {
 		t.Errorf("GET /sessions?type=agent = %v", agents.Data)
 	}
@@ -72,7 +72,7 @@ func TestSessions_UnnamedSessionsShowWhatAgentOSShows(t *testing.T) {
 		"renamed": "Chosen name",
 		"fresh":   "", // no run yet
 	}
-	page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions", nil))
+	page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions", nil))
 	got := map[string]string{}
 	for _, s := range page.Data {
 		got[s["session_id"].(string)] = s["session_name"].(string)
@@ -90,7 +90,7 @@ func TestSessions_UnnamedSessionsShowWhatAgentOSShows(t *testing.T) {
 	}
 	// Derived names are shown, not stored: ?session_name= searches stored
 	// names only, as in AgentOS.
-	if p := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?session_name=tools", nil)); p.Meta.TotalCount != 0 {
+	if p := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?session_name=tools", nil)); p.Meta.TotalCount != 0 {
 		t.Errorf("?session_name=tools found %d sessions", p.Meta.TotalCount)
 	}
 }
@@ -145,7 +145,7 @@ func TestSessions_NamesOfSessionsWrittenByAgno(t *testing.T) {
 		"agno-wf-list":    "New Research Session",
 		"agno-empty-name": "",
 	}
-	page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?limit=50", nil))
+	page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?limit=50", nil))
 	got := map[string]string{}
 	for _, s := range page.Data {
 		got[s["session_id"].(string)] = s["session_name"].(string)

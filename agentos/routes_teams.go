@@ -8,19 +8,8 @@ import (
 	"github.com/agentryhq/agentry/team"
 )
 
-// teamRoutes mounts /teams and the team run routes, which are the agent run
-// handlers over runTarget (same forms, streaming, background runs, user
-// isolation). Continue answers 409 (not PAUSED) or 501: team runs never pause.
-//
-// Scopes: teams:read (list, get, runs list/get), teams:run (create, cancel,
-// continue).
-func (s *Server) teamRoutes(r chi.Router) {
-	read := s.RequireScope("teams", "read", "team_id")
-	r.With(s.RequireScope("teams", "read", "")).Get("/teams", s.listTeams)
-	r.With(read).Get("/teams/{team_id}", s.getTeam)
-	s.mountTargetRuns(r, "teams", "team_id", "Team not found", s.teamTarget, s.continueUnsupported)
-}
-
+// teamTarget resolves {team_id}: team runs are the agent run handlers over
+// runTarget (same forms, streaming, background runs, user isolation).
 func (s *Server) teamTarget(id string) (runTarget, bool) {
 	t, ok := s.teams[id]
 	return t, ok
@@ -60,19 +49,20 @@ func newTeamResponse(t *team.Team) teamResponse {
 	return resp
 }
 
-func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) error {
 	out := make([]teamResponse, 0, len(s.cfg.Teams))
 	for _, t := range s.cfg.Teams {
 		out = append(out, newTeamResponse(t))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) error {
 	t, ok := s.teams[chi.URLParam(r, "team_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Team not found")
-		return
+		return errorf(http.StatusNotFound, "Team not found")
 	}
-	WriteJSON(w, http.StatusOK, newTeamResponse(t))
+	writeJSON(w, http.StatusOK, newTeamResponse(t))
+	return nil
 }

@@ -25,9 +25,16 @@ type fixture struct {
 	db       *db.DB
 	aliceRun string
 	bobRun   string
+	// Set by newIsolationFixture: alice's and bob's team and workflow runs.
+	aliceTeamRun, bobTeamRun         string
+	aliceWorkflowRun, bobWorkflowRun string
 }
 
-func newFixture(t *testing.T, cfg Config) fixture {
+func newFixture(t *testing.T, cfg Config) fixture { return newFixtureWith(t, cfg, nil) }
+
+// newFixtureWith is newFixture; extra, when set, adds components serving the
+// fixture's database (and their rows) to cfg before the server starts.
+func newFixtureWith(t *testing.T, cfg Config, extra func(f *fixture, echo *agent.Agent, cfg *Config)) fixture {
 	t.Helper()
 	d := db.New("mem-db", memory.New())
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Description: "Echoes.", Model: scripted.Reply("hi there"), DB: d,
@@ -48,6 +55,9 @@ func newFixture(t *testing.T, cfg Config) fixture {
 		*u.runID = out.RunID
 	}
 	cfg.Agents = []*agent.Agent{a}
+	if extra != nil {
+		extra(&f, a, &cfg)
+	}
 	ts, _ := testServer(t, cfg, nil)
 	f.url = ts.URL
 	return f
@@ -110,14 +120,14 @@ func TestAgents_ListAndDetail(t *testing.T) {
 func TestSessions_ListGetAndRuns(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Config{})
-	page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?type=agent&limit=10&sort_by=created_at&sort_order=asc", nil))
+	page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?type=agent&limit=10&sort_by=created_at&sort_order=asc", nil))
 	if len(page.Data) != 2 || page.Meta.TotalCount != 2 || page.Meta.Limit != 10 || page.Meta.TotalPages != 1 {
 		t.Fatalf("GET /sessions = %+v", page)
 	}
 	if s := page.Data[0]; s["session_type"] != "agent" || s["agent_id"] != "echo" || !strings.HasSuffix(s["created_at"].(string), "Z") {
 		t.Errorf("session view = %v", s)
 	}
-	alice := decode[Page[map[string]any]](t, get(t, f.url+"/sessions?user_id=alice&component_id=echo", nil))
+	alice := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions?user_id=alice&component_id=echo", nil))
 	if len(alice.Data) != 1 || alice.Data[0]["session_id"] != "s-alice" {
 		t.Errorf("filtered list = %+v", alice)
 	}
@@ -190,7 +200,7 @@ func TestSessions_CreateRenamePatchDelete(t *testing.T) {
 	if res := do(t, "DELETE", f.url+"/sessions", strings.NewReader(`{"session_ids":["s-alice","s-bob"],"session_types":["agent"]}`), jsonHdr); res.status != 204 {
 		t.Errorf("bulk delete = %d %s", res.status, res.body)
 	}
-	if page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions", nil)); page.Meta.TotalCount != 0 {
+	if page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions", nil)); page.Meta.TotalCount != 0 {
 		t.Errorf("sessions after bulk delete = %+v", page)
 	}
 	if res := do(t, "DELETE", f.url+"/sessions", strings.NewReader(`{"session_ids":[]}`), jsonHdr); res.status != 422 {
@@ -268,7 +278,7 @@ func TestUserIsolation_ListsAndBulkDeleteStayInScope(t *testing.T) {
 	f := newFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "")}})
 	alice := bearer(hsToken(t, jwt.MapClaims{"sub": "alice"}))
 	for _, q := range []string{"", "?user_id=bob", "?user_id="} {
-		page := decode[Page[map[string]any]](t, get(t, f.url+"/sessions"+q, alice))
+		page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions"+q, alice))
 		if len(page.Data) != 1 || page.Data[0]["session_id"] != "s-alice" || page.Meta.TotalCount != 1 {
 			t.Errorf("alice lists %s = %+v", q, page)
 		}

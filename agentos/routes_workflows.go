@@ -8,21 +8,9 @@ import (
 	"github.com/agentryhq/agentry/workflow"
 )
 
-// workflowRoutes mounts /workflows and the workflow run routes, which are
-// the agent run handlers over runTarget. Streams carry WorkflowStarted,
-// StepStarted, the steps' own events, StepCompleted and WorkflowCompleted
-// (or WorkflowError / WorkflowCancelled). Continue answers 409 (not PAUSED)
-// or 501: workflow runs never pause.
-//
-// Scopes: workflows:read (list, get, runs list/get), workflows:run (create,
-// cancel, continue).
-func (s *Server) workflowRoutes(r chi.Router) {
-	read := s.RequireScope("workflows", "read", "workflow_id")
-	r.With(s.RequireScope("workflows", "read", "")).Get("/workflows", s.listWorkflows)
-	r.With(read).Get("/workflows/{workflow_id}", s.getWorkflow)
-	s.mountTargetRuns(r, "workflows", "workflow_id", "Workflow not found", s.workflowTarget, s.continueUnsupported)
-}
-
+// workflowTarget resolves {workflow_id} for the run routes. Workflow streams
+// carry WorkflowStarted, StepStarted, the steps' own events, StepCompleted and
+// WorkflowCompleted (or WorkflowError / WorkflowCancelled).
 func (s *Server) workflowTarget(id string) (runTarget, bool) {
 	w, ok := s.workflows[id]
 	return w, ok
@@ -64,19 +52,20 @@ func newWorkflowResponse(w *workflow.Workflow) workflowResponse {
 	return resp
 }
 
-func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) error {
 	out := make([]workflowResponse, 0, len(s.cfg.Workflows))
 	for _, wf := range s.cfg.Workflows {
 		out = append(out, newWorkflowResponse(wf))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 	wf, ok := s.workflows[chi.URLParam(r, "workflow_id")]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Workflow not found")
-		return
+		return errorf(http.StatusNotFound, "Workflow not found")
 	}
-	WriteJSON(w, http.StatusOK, newWorkflowResponse(wf))
+	writeJSON(w, http.StatusOK, newWorkflowResponse(wf))
+	return nil
 }

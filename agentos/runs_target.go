@@ -139,18 +139,17 @@ func storageErrorEvent(t runTarget, runID, sessionID string) *run.Event {
 }
 
 // targetHandler is a run route written against runTarget.
-type targetHandler func(w http.ResponseWriter, r *http.Request, t runTarget)
+type targetHandler func(w http.ResponseWriter, r *http.Request, t runTarget) error
 
 // withTarget resolves the URL's {param} with lookup and calls h, or answers
 // 404 with detail.
-func withTarget(param, detail string, lookup func(id string) (runTarget, bool), h targetHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func withTarget(param, detail string, lookup func(id string) (runTarget, bool), h targetHandler) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		t, ok := lookup(chi.URLParam(r, param))
 		if !ok {
-			WriteError(w, http.StatusNotFound, detail)
-			return
+			return errorf(http.StatusNotFound, "%s", detail)
 		}
-		h(w, r, t)
+		return h(w, r, t)
 	}
 }
 
@@ -159,31 +158,14 @@ func withTarget(param, detail string, lookup func(id string) (runTarget, bool), 
 // tools; a workflow step that pauses fails its run), so a run that exists is
 // 409 like any run that is not PAUSED, and a PAUSED one (written by other
 // software) is 501.
-func (s *Server) continueUnsupported(w http.ResponseWriter, r *http.Request, t runTarget) {
+func (s *Server) continueUnsupported(w http.ResponseWriter, r *http.Request, t runTarget) error {
 	row, err := s.loadRun(r, t, "")
 	if err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
 	if err := notPaused(row); err != nil {
-		writeErr(w, r, s.log, err)
-		return
+		return err
 	}
-	WriteError(w, http.StatusNotImplemented, "continuing a paused "+string(kindOf(t))+" run is not supported; only agent runs can be continued")
-}
-
-// mountTargetRuns mounts a component's run routes (create, list, get, cancel,
-// continue) under /{resource}/{param}, with resource:read and resource:run
-// scopes and a 404 detail for unknown ids.
-func (s *Server) mountTargetRuns(r chi.Router, resource, param, notFound string,
-	lookup func(id string) (runTarget, bool), cont targetHandler) {
-	read := s.RequireScope(resource, "read", param)
-	exec := s.RequireScope(resource, "run", param)
-	on := func(h targetHandler) http.HandlerFunc { return withTarget(param, notFound, lookup, h) }
-	base := "/" + resource + "/{" + param + "}/runs"
-	r.With(exec).Post(base, on(s.startRun))
-	r.With(read).Get(base, on(s.listRuns))
-	r.With(read).Get(base+"/{run_id}", on(s.getRun))
-	r.With(exec).Post(base+"/{run_id}/cancel", on(s.cancelRun))
-	r.With(exec).Post(base+"/{run_id}/continue", on(cont))
+	writeError(w, http.StatusNotImplemented, "continuing a paused "+string(kindOf(t))+" run is not supported; only agent runs can be continued")
+	return nil
 }

@@ -45,7 +45,7 @@ type Config struct {
 
 	Auth Auth
 	// UserIsolation scopes a non-admin caller's reads and writes to its token's
-	// user id (see ScopeContext).
+	// user id; a user_id the caller names cannot widen it.
 	UserIsolation bool
 
 	// Agents are served under /agents; ids must be unique.
@@ -77,8 +77,8 @@ type Auth struct {
 	// ExcludedPaths skip authentication: exact paths or prefixes ending in "*".
 	// nil means ["/health", "/health/ready"] (liveness and readiness probes).
 	ExcludedPaths []string
-	// Authorization enforces resource:action scopes (RequireScope); off, any
-	// authenticated caller may call every route.
+	// Authorization enforces each route's resource:action scope (the route
+	// table in routes.go); off, any authenticated caller may call every route.
 	Authorization bool
 }
 
@@ -229,9 +229,9 @@ func (s *Server) newRouter() chi.Router {
 	r := chi.NewRouter()
 	r.Use(requestIDs, accessLog(s.log), recoverPanics(s.log), cors(s.cfg.CORSOrigins),
 		limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not Found") })
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, "Not Found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		WriteError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 	})
 	s.routes(r)
 	return r
@@ -239,9 +239,6 @@ func (s *Server) newRouter() chi.Router {
 
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.router }
-
-// Router exposes the chi router so callers can mount extra routes.
-func (s *Server) Router() chi.Router { return s.router }
 
 // Serve serves on ln until ctx is cancelled, then shuts down gracefully: it
 // stops accepting, lets in-flight requests and runs (background ones too)

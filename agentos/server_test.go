@@ -107,9 +107,9 @@ func TestAccessLog_HasFieldsButNoSecrets(t *testing.T) {
 func TestRecover_PanicBecomes500WithRequestIDLogged(t *testing.T) {
 	t.Parallel()
 	ts, logs := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/boom", func(http.ResponseWriter, *http.Request) { panic("kaboom") })
-		s.Router().Get("/boom-mid-stream", func(w http.ResponseWriter, _ *http.Request) {
-			sw := NewSSEWriter(w)
+		s.router.Get("/boom", func(http.ResponseWriter, *http.Request) { panic("kaboom") })
+		s.router.Get("/boom-mid-stream", func(w http.ResponseWriter, _ *http.Request) {
+			sw := newSSEWriter(w)
 			_ = sw.WriteEvent(&run.Event{Event: run.EventRunStarted})
 			panic("mid-stream kaboom")
 		})
@@ -140,13 +140,13 @@ func TestRecover_PanicBecomes500WithRequestIDLogged(t *testing.T) {
 func TestBodyLimit_OverLimitIs413(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{BodyLimit: 1024}, func(s *Server) {
-		s.Router().Post("/echo", func(w http.ResponseWriter, r *http.Request) {
+		s.router.Post("/echo", func(w http.ResponseWriter, r *http.Request) {
 			data, err := io.ReadAll(r.Body)
 			if err != nil {
 				writeErr(w, r, s.log, err)
 				return
 			}
-			WriteJSON(w, 200, map[string]int{"n": len(data)})
+			writeJSON(w, 200, map[string]int{"n": len(data)})
 		})
 	})
 	tests := []struct {
@@ -235,10 +235,10 @@ func TestServe_GracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Router().Get("/slow", func(w http.ResponseWriter, r *http.Request) {
+	s.router.Get("/slow", func(w http.ResponseWriter, r *http.Request) {
 		close(started)
 		time.Sleep(200 * time.Millisecond)
-		WriteJSON(w, 200, map[string]string{"done": "yes"})
+		writeJSON(w, 200, map[string]string{"done": "yes"})
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -44,7 +44,7 @@ func (s *Server) sessionNames(ctx context.Context, d *db.DB, sessions []db.Sessi
 	}
 	first, err := d.FirstRuns(ctx, unnamed)
 	if errors.Is(err, db.ErrCorruptRow) {
-		s.log.WarnContext(ctx, "session names: unreadable runs", "request_id", RequestID(ctx), "err", err)
+		s.log.WarnContext(ctx, "session names: unreadable runs", "request_id", requestID(ctx), "err", err)
 	} else if err != nil {
 		return nil, err
 	}

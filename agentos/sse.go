@@ -11,11 +11,11 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// SSEWriter streams run events as Server-Sent Events in AgentOS's shape:
+// sseWriter streams run events as Server-Sent Events in AgentOS's shape:
 // "event: <Name>\ndata: <compact JSON>\n\n", flushed after each frame. The
 // response headers are sent with the first frame, so a handler can still
 // answer with an HTTP error before streaming starts. Not safe for concurrent use.
-type SSEWriter struct {
+type sseWriter struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	buf     bytes.Buffer
@@ -23,19 +23,19 @@ type SSEWriter struct {
 	started bool
 }
 
-// NewSSEWriter wraps a response.
-func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
-	s := &SSEWriter{w: w, rc: http.NewResponseController(w)}
+// newSSEWriter wraps a response.
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	return s
 }
 
 // Started reports whether headers (and so the 200 status) were sent.
-func (s *SSEWriter) Started() bool { return s.started }
+func (s *sseWriter) Started() bool { return s.started }
 
 // Start sends the 200 response headers for an event stream, once.
-func (s *SSEWriter) Start() error {
+func (s *sseWriter) Start() error {
 	if s.started {
 		return nil
 	}
@@ -46,7 +46,7 @@ func (s *SSEWriter) Start() error {
 // start writes the headers without flushing them: the first frame goes out
 // in the same flush (one write to the socket instead of two before the
 // client sees RunStarted).
-func (s *SSEWriter) start() {
+func (s *sseWriter) start() {
 	if s.started {
 		return
 	}
@@ -62,7 +62,7 @@ func (s *SSEWriter) start() {
 // WriteEvent writes one event frame and flushes it. The JSON carries the name
 // in "event", has no top-level "data" key and omits null fields (run.Event's
 // tags); a write error means the client is gone.
-func (s *SSEWriter) WriteEvent(ev *run.Event) error {
+func (s *sseWriter) WriteEvent(ev *run.Event) error {
 	if ev == nil || ev.Event == "" {
 		return errors.New("agentos: sse event has no name")
 	}
@@ -86,7 +86,7 @@ func (s *SSEWriter) WriteEvent(ev *run.Event) error {
 }
 
 // Comment writes an SSE comment line (": text"), e.g. a keep-alive.
-func (s *SSEWriter) Comment(text string) error {
+func (s *sseWriter) Comment(text string) error {
 	s.start()
 	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
 	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
@@ -95,7 +95,7 @@ func (s *SSEWriter) Comment(text string) error {
 	return s.flush()
 }
 
-func (s *SSEWriter) flush() error {
+func (s *sseWriter) flush() error {
 	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}

@@ -22,8 +22,8 @@ func TestSSEWriter_FramesEventsOverHTTP(t *testing.T) {
 	}
 	release := make(chan struct{})
 	ts, _ := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/stream", func(w http.ResponseWriter, r *http.Request) {
-			sw := NewSSEWriter(w)
+		s.router.Get("/stream", func(w http.ResponseWriter, r *http.Request) {
+			sw := newSSEWriter(w)
 			if err := sw.WriteEvent(events[0]); err != nil {
 				t.Error(err)
 				return
@@ -109,8 +109,8 @@ func TestSSEWriter_FramesEventsOverHTTP(t *testing.T) {
 func TestSSEWriter_RejectsUnnamedEventsBeforeStarting(t *testing.T) {
 	t.Parallel()
 	ts, _ := testServer(t, Config{}, func(s *Server) {
-		s.Router().Get("/bad", func(w http.ResponseWriter, r *http.Request) {
-			sw := NewSSEWriter(w)
+		s.router.Get("/bad", func(w http.ResponseWriter, r *http.Request) {
+			sw := newSSEWriter(w)
 			for _, ev := range []*run.Event{nil, {}, {Event: "Run\nStarted"}} {
 				if err := sw.WriteEvent(ev); err == nil {
 					t.Errorf("WriteEvent(%+v) accepted", ev)
@@ -119,10 +119,10 @@ func TestSSEWriter_RejectsUnnamedEventsBeforeStarting(t *testing.T) {
 			if sw.Started() {
 				t.Error("stream started by a rejected event")
 			}
-			WriteError(w, http.StatusBadRequest, "no stream")
+			writeError(w, http.StatusBadRequest, "no stream")
 		})
-		s.Router().Get("/ping", func(w http.ResponseWriter, r *http.Request) {
-			sw := NewSSEWriter(w)
+		s.router.Get("/ping", func(w http.ResponseWriter, r *http.Request) {
+			sw := newSSEWriter(w)
 			_ = sw.Comment("keep\nalive")
 		})
 	})
@@ -145,7 +145,7 @@ func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
 func TestSSEWriter_FirstFrameGoesOutWithTheHeaders(t *testing.T) {
 	t.Parallel()
 	rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
-	sse := NewSSEWriter(rec)
+	sse := newSSEWriter(rec)
 	if err := sse.WriteEvent(&run.Event{Event: run.EventRunStarted, RunID: "r"}); err != nil {
 		t.Fatal(err)
 	}
