@@ -83,7 +83,7 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 // checkDown fails when a step of Down cannot run: today, a SQLite table
 // whose user_id neither DROP COLUMN nor a rebuild can remove.
 func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target string) error {
-	if m.cfg.Dialect != SQLite || versionIndex(target) >= versionIndex("3.0.0") {
+	if !m.sd.Migration.RebuildToDropColumn || versionIndex(target) >= versionIndex("3.0.0") {
 		return nil
 	}
 	for _, st := range sts {
@@ -155,22 +155,12 @@ func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 	if err != nil || !ok {
 		return err
 	}
-	d := m.cfg.Dialect
-	var q string
-	switch d {
-	case Postgres:
-		// A unique index may back a constraint (tables the drivers created).
-		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP CONSTRAINT IF EXISTS "+m.quote(index)); err != nil {
+	for _, q := range m.sd.DropIndex(table, index) {
+		if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 			return err
 		}
-		q = "DROP INDEX IF EXISTS " + m.quote(m.cfg.Schema) + "." + m.quote(index)
-	case MySQL:
-		q = "DROP INDEX " + m.quote(index) + " ON " + m.qualify(table)
-	default:
-		q = "DROP INDEX " + m.quote(index)
 	}
-	_, err = m.cfg.DB.ExecContext(ctx, q)
-	return err
+	return nil
 }
 
 func (m *Manager) dropUserID(ctx context.Context, table string, index []string) ([]string, error) {
@@ -185,7 +175,7 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 		return nil, nil
 	}
 	plan := ""
-	if m.cfg.Dialect == SQLite {
+	if m.sd.Migration.RebuildToDropColumn {
 		// In a dry run the indexes Down drops first are still there.
 		if plan, err = m.sqliteDropPlan(ctx, table, "user_id", downDroppedIndexes(table)...); err != nil {
 			return nil, err
@@ -201,7 +191,7 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	}
 	if !m.cfg.DryRun {
 		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP COLUMN user_id"); err != nil {
-			if m.cfg.Dialect != SQLite {
+			if !m.sd.Migration.RebuildToDropColumn {
 				return nil, fmt.Errorf("drop column user_id: %w", err)
 			}
 			// A CHECK constraint can name the column too; SQLite says so
@@ -223,8 +213,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil || !ok {
 		return actions[:0], err
 	}
-	d := m.cfg.Dialect
-	legacyType := d.jsonType()
+	legacyType := m.sd.Types.JSON
 	if _, err := m.addColumn(ctx, st.Table, "runs", legacyType); err != nil {
 		return nil, err
 	}
@@ -310,8 +299,7 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 		return res, err
 	}
 	defer tx.Rollback()
-	d := m.cfg.Dialect
-	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", d.textOf(m.quote("runs")), m.qualify(m.tables.Sessions))
+	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", m.jsonText(m.quote("runs")), m.qualify(m.tables.Sessions))
 	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), m.quote("runs"))
 	for _, id := range ids {
 		var legacy []byte
@@ -331,7 +319,7 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 			continue
 		}
 		merged := mergeRaw(id, elems, table)
-		if _, err := tx.ExecContext(ctx, m.q(upd), d.encodeLegacyRuns(merged), id); err != nil {
+		if _, err := tx.ExecContext(ctx, m.q(upd), m.encodeLegacyRuns(merged), id); err != nil {
 			return res, fmt.Errorf("write legacy runs of %s: %w", id, err)
 		}
 		res.sessions++

@@ -13,7 +13,9 @@ import (
 
 // Config assembles a Store; the driver packages fill it.
 type Config struct {
-	Dialect Dialect
+	// Dialect is the backend's SQL, built by its driver package. Required;
+	// New fails with ErrIncompleteDialect when it lacks a part.
+	Dialect *Dialect
 	Tables  Tables
 	// Writer runs every write. For SQLite it is a single connection whose
 	// transactions begin IMMEDIATE, which serialises run_index assignment.
@@ -33,7 +35,7 @@ type Config struct {
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
 	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
-	// Reader at this interval until Close (SQLite only). SQLite checkpoints
+	// Reader at this interval until Close (the sqlite driver sets it). SQLite checkpoints
 	// on its own after commits; this backstop keeps the WAL bounded when
 	// that does not happen (a reader that held an old snapshot at the time).
 	CheckpointInterval time.Duration
@@ -58,6 +60,7 @@ type Store struct {
 	// guard (see buildUpsertRunSQL).
 	upsertRunQ     [2]string
 	upsertSessionQ string
+	lockSessionQ   string // "" unless the dialect locks sessions
 	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
 	// when none runs.
 	stopCheckpoints func()
@@ -74,7 +77,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Writer == nil {
 		return nil, errors.New("sqlstore: Config.Writer is required")
 	}
-	d := cfg.Dialect
+	if err := cfg.Dialect.Check(); err != nil {
+		return nil, err
+	}
+	d := *cfg.Dialect // the store's own copy: the caller cannot change it later
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
 		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
 	if s.r == nil {
@@ -89,6 +95,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.fs = d.Table(s.t.FS)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
+	if d.LockSession != nil {
+		s.lockSessionQ = d.LockSession(s.sessions)
+	}
 	switch {
 	case cfg.SkipSchemaCheck:
 	case cfg.ReadOnly:
@@ -100,7 +109,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, s.wrap(err)
 		}
 	}
-	if cfg.CheckpointInterval > 0 && d.Name == SQLite {
+	if cfg.CheckpointInterval > 0 {
 		s.stopCheckpoints = s.checkpointEvery(cfg.CheckpointInterval)
 	}
 	return s, nil
@@ -126,7 +135,7 @@ func checkReadable(ctx context.Context, q Querier, d *Dialect, t Tables) error {
 	}
 	if len(lack) > 0 {
 		where := ""
-		if d.Name == Postgres {
+		if d.Schema != "" {
 			where = " in schema " + d.Schema
 		}
 		return fmt.Errorf("%w (no %s%s): nothing was stored there; check the DSN, or let `agentry serve` create them",
