@@ -193,7 +193,7 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 // column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
 func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool, limit int) ([]legacyRow, int, error) {
 	runs := m.quote("runs")
-	if m.sd.Migration.BinaryJSON {
+	if m.sd.Migration.BinaryJSON != nil {
 		runs = m.jsonText(runs)
 	}
 	where := m.quote("runs") + " IS NOT NULL"
@@ -244,7 +244,7 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: kind, Detail: err.Error()})
 				continue
 			}
-			if m.sd.Migration.BinaryJSON && hasNULEscape(r.RunData) {
+			if m.sd.Migration.BinaryJSON != nil && hasNULEscape(r.RunData) {
 				// One such run would fail its whole batch; it stays in the
 				// legacy column.
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadNUL,

@@ -80,10 +80,11 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	return sum, nil
 }
 
-// checkDown fails when a step of Down cannot run: today, a SQLite table
-// whose user_id neither DROP COLUMN nor a rebuild can remove.
+// checkDown fails when a step of Down cannot run: today, a table (SQLite's)
+// whose user_id neither DROP COLUMN nor the dialect's rebuild can remove.
 func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target string) error {
-	if !m.sd.Migration.RebuildToDropColumn || versionIndex(target) >= versionIndex("3.0.0") {
+	cd := m.sd.Migration.ColumnDropper
+	if cd == nil || versionIndex(target) >= versionIndex("3.0.0") {
 		return nil
 	}
 	for _, st := range sts {
@@ -97,7 +98,7 @@ func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target strin
 		if _, ok := cols["user_id"]; !ok {
 			continue
 		}
-		if _, err := m.sqliteDropPlan(ctx, st.Table, "user_id", downDroppedIndexes(st.Table)...); err != nil {
+		if _, err := cd.Plan(ctx, m.cfg.DB, st.Table, "user_id", downDroppedIndexes(st.Table)...); err != nil {
 			return err
 		}
 	}
@@ -174,16 +175,17 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	if _, ok := cols["user_id"]; !ok {
 		return nil, nil
 	}
-	plan := ""
-	if m.sd.Migration.RebuildToDropColumn {
+	cd := m.sd.Migration.ColumnDropper
+	rebuild := false
+	if cd != nil {
 		// In a dry run the indexes Down drops first are still there.
-		if plan, err = m.sqliteDropPlan(ctx, table, "user_id", downDroppedIndexes(table)...); err != nil {
+		if rebuild, err = cd.Plan(ctx, m.cfg.DB, table, "user_id", downDroppedIndexes(table)...); err != nil {
 			return nil, err
 		}
 	}
-	if plan == "rebuild" {
+	if rebuild {
 		if !m.cfg.DryRun {
-			if err := m.rebuildWithout(ctx, table, "user_id"); err != nil {
+			if err := cd.Rebuild(ctx, m.cfg.DB, table, "user_id"); err != nil {
 				return nil, err
 			}
 		}
@@ -191,12 +193,12 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	}
 	if !m.cfg.DryRun {
 		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP COLUMN user_id"); err != nil {
-			if !m.sd.Migration.RebuildToDropColumn {
+			if cd == nil {
 				return nil, fmt.Errorf("drop column user_id: %w", err)
 			}
 			// A CHECK constraint can name the column too; SQLite says so
 			// only when the DROP fails.
-			if rerr := m.rebuildWithout(ctx, table, "user_id"); rerr != nil {
+			if rerr := cd.Rebuild(ctx, m.cfg.DB, table, "user_id"); rerr != nil {
 				return nil, fmt.Errorf("drop column user_id: %w; rebuild without it: %w", err, rerr)
 			}
 			return []string{"rebuild table without user_id (a constraint names it)"}, nil

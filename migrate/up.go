@@ -234,7 +234,7 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 			}
 		}
 	}
-	if m.sd.Migration.BinaryJSON {
+	if bj := m.sd.Migration.BinaryJSON; bj != nil {
 		cols, err := m.cat.columns(ctx, m.cfg.DB, st.Table)
 		if err != nil {
 			return nil, err
@@ -247,12 +247,12 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 				// The legacy column becomes a frozen backup at 3.0.0; a run
 				// holding U+0000 would make the whole conversion fail, so it
 				// stays JSON then, and the copy records such runs as bad rows.
-				nul, err := m.holdsNULEscape(ctx, st.Table, name)
+				nul, err := m.holdsNULEscape(ctx, bj, st.Table, name)
 				if err != nil {
 					return nil, err
 				}
 				if nul {
-					actions = append(actions, "keep runs as JSON: a row holds \\u0000 (U+0000), which JSONB cannot store")
+					actions = append(actions, "keep runs as JSON: a row holds \\u0000 (U+0000), which "+m.sd.Types.JSON+" cannot store")
 					continue
 				}
 			}
@@ -261,9 +261,7 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 			if m.cfg.DryRun {
 				continue
 			}
-			c := m.quote(name)
-			q := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING %s::%s", m.qualify(st.Table), c, jt, c, strings.ToLower(jt))
-			if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
+			if _, err := m.cfg.DB.ExecContext(ctx, bj.Convert(m.qualify(st.Table), m.quote(name))); err != nil {
 				return nil, err
 			}
 		}
@@ -271,13 +269,12 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 	return actions, nil
 }
 
-// holdsNULEscape reports whether any value of a Postgres json column holds
-// the escape \u0000 (an escaped backslash followed by u0000 counts too: it
-// only makes the check conservative).
-func (m *Manager) holdsNULEscape(ctx context.Context, table, col string) (bool, error) {
+// holdsNULEscape reports whether any value of a json column holds the
+// escape \u0000.
+func (m *Manager) holdsNULEscape(ctx context.Context, bj *sqlstore.BinaryJSON, table, col string) (bool, error) {
 	var ok bool
-	q := fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE strpos(%s::text, $1) > 0)", m.qualify(table), m.quote(col))
-	if err := m.cfg.DB.QueryRowContext(ctx, q, `\u0000`).Scan(&ok); err != nil {
+	q, args := bj.HoldsNUL(m.qualify(table), m.quote(col))
+	if err := m.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&ok); err != nil {
 		return false, fmt.Errorf("look for \\u0000 in %s.%s: %w", table, col, err)
 	}
 	return ok, nil
@@ -352,8 +349,8 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 
 func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
 	actions := []string{"create table " + m.tables.Runs}
-	if m.sd.Migration.BinaryKeyCollation {
-		a, err := m.binarySessionID(ctx, st.Table)
+	if f := m.sd.Migration.PrepareForeignKeyTarget; f != nil {
+		a, err := f(ctx, m.cfg.DB, st.Table, m.cfg.DryRun)
 		if err != nil {
 			return nil, err
 		}
@@ -402,31 +399,6 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 		return nil, err
 	}
 	return actions, nil
-}
-
-// binarySessionID gives a MySQL sessions table's session_id the collation of
-// the 3.0 runs table (utf8mb4_bin): a 2.x table made with the server's default
-// collation cannot be the target of the runs table's foreign key otherwise.
-func (m *Manager) binarySessionID(ctx context.Context, table string) ([]string, error) {
-	var colType string
-	var coll sql.NullString
-	err := m.cfg.DB.QueryRowContext(ctx, `SELECT column_type, collation_name FROM information_schema.columns
-WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'session_id'`, table).Scan(&colType, &coll)
-	if err != nil {
-		return nil, fmt.Errorf("read session_id collation: %w", err)
-	}
-	if coll.String == "utf8mb4_bin" {
-		return nil, nil
-	}
-	action := "convert session_id to utf8mb4_bin (" + coll.String + " cannot back the runs foreign key)"
-	if m.cfg.DryRun {
-		return []string{action}, nil
-	}
-	q := fmt.Sprintf("ALTER TABLE %s MODIFY session_id %s CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL", m.qualify(table), colType)
-	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
-		return nil, fmt.Errorf("convert session_id to utf8mb4_bin: %w", err)
-	}
-	return []string{action}, nil
 }
 
 // deferForeignKeys drops the runs table's foreign keys for the copy with

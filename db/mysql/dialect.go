@@ -83,9 +83,9 @@ func Dialect() *sqlstore.Dialect {
 				}
 				return ""
 			},
-			TypedJSON:          true,
-			DeferIndexes:       true,
-			BinaryKeyCollation: true,
+			TypedJSON:               true,
+			DeferIndexes:            true,
+			PrepareForeignKeyTarget: binarySessionID,
 		},
 	}
 }

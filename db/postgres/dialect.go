@@ -72,9 +72,18 @@ func Dialect(schema string) *sqlstore.Dialect {
 		},
 		LockMigration: lockMigration,
 		Migration: sqlstore.MigrationTraits{
-			JSONText:         func(col string) string { return col + "::text" },
-			JSONNotNull:      jsonNotNull,
-			BinaryJSON:       true,
+			JSONText:    func(col string) string { return col + "::text" },
+			JSONNotNull: jsonNotNull,
+			BinaryJSON: &sqlstore.BinaryJSON{
+				Convert: func(table, col string) string {
+					return fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE JSONB USING %s::jsonb", table, col, col)
+				},
+				// An escaped backslash followed by u0000 counts too: it
+				// only makes the check conservative.
+				HoldsNUL: func(table, col string) (string, []any) {
+					return fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE strpos(%s::text, $1) > 0)", table, col), []any{`\u0000`}
+				},
+			},
 			TypedJSON:        true,
 			DeferIndexes:     true,
 			DeferForeignKeys: deferForeignKeys,

@@ -54,13 +54,14 @@ func Dialect() *sqlstore.Dialect {
 		},
 		DDLInTx:       true,
 		LockMigration: lockMigration,
+		WALCheckpoint: walCheckpoint,
 		DropIndex: func(_, index string) []string {
 			return []string{"DROP INDEX " + sqlstore.QuoteDouble(index)}
 		},
 		Migration: sqlstore.MigrationTraits{
-			StringEncodedJSON:   true,
-			RebuildToDropColumn: true,
-			CopyWriter:          copyWriter,
+			StringEncodedJSON: true,
+			ColumnDropper:     columnDropper,
+			CopyWriter:        copyWriter,
 		},
 	}
 }
@@ -92,6 +93,19 @@ func copyWriter(ctx context.Context, w *sql.Conn) (func(), error) {
 		_, _ = w.ExecContext(bg, fmt.Sprintf("PRAGMA cache_size = %d", cache))
 		_, _ = w.ExecContext(bg, fmt.Sprintf("PRAGMA synchronous = %d", sync))
 	}, nil
+}
+
+// walCheckpoint runs a PASSIVE checkpoint, or with restart a TRUNCATE one,
+// and returns the WAL's length in frames. The pragma is scanned, not
+// executed: it does its work as it steps to its result row.
+func walCheckpoint(ctx context.Context, q sqlstore.Querier, restart bool) (frames int64, err error) {
+	mode := "PASSIVE"
+	if restart {
+		mode = "TRUNCATE"
+	}
+	var busy, done int64
+	err = q.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &done)
+	return frames, err
 }
 
 // jsonValue unwraps a JSON column to its value, removing one layer of Agno's

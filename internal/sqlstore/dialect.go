@@ -43,7 +43,8 @@ type Dialect struct {
 	RunUpsert RunUpsert
 	// LockSession is a statement, with the session id as its one argument,
 	// that locks a session until the transaction ends (RunUpsertLockThenWrite
-	// and RunUpsertLockReadWrite require it).
+	// and RunUpsertLockReadWrite require it; the first executes it, the
+	// second queries it and discards its rows).
 	LockSession func(sessionsTable string) string
 	// TxOptions are the options of write transactions; nil means the
 	// backend's default isolation.
@@ -101,6 +102,10 @@ type Dialect struct {
 	// processes, waiting up to timeout (then ErrMigrationLocked); a lock
 	// dies with its holder. name identifies the database's tables. Required.
 	LockMigration func(ctx context.Context, db *sql.DB, name string, timeout time.Duration) (release func(), err error)
+	// WALCheckpoint runs one checkpoint of a write-ahead log on q (restart:
+	// also empties the log, waiting for readers) and returns the log's
+	// length in frames; the store's Config.CheckpointInterval requires it.
+	WALCheckpoint func(ctx context.Context, q Querier, restart bool) (frames int64, err error)
 	// DropIndex returns the statements that drop an index of a table.
 	// Required.
 	DropIndex func(table, index string) []string
@@ -119,10 +124,11 @@ type MigrationTraits struct {
 	// holds a value other than JSON null; nil or "" means a comparison of
 	// its text with null and "null".
 	JSONNotNull func(col, colType string) string
-	// BinaryJSON: the 3.0 JSON type is binary (jsonb). Up converts 2.x json
-	// columns to it, reads legacy JSON through JSONText, and leaves a run
-	// holding \u0000, which binary JSON cannot store, in the legacy column.
-	BinaryJSON bool
+	// BinaryJSON, when set, says the 3.0 JSON type is binary (jsonb): Up
+	// converts 2.x json columns to it, reads legacy JSON through JSONText,
+	// and leaves a run holding \u0000, which binary JSON cannot store, in
+	// the legacy column.
+	BinaryJSON *BinaryJSON
 	// TypedJSON: a column the catalog types json or jsonb holds only valid
 	// JSON, so the copy need not validate it again.
 	TypedJSON bool
@@ -143,12 +149,14 @@ type MigrationTraits struct {
 	// argument per column: a []string or []int64 of every run's values,
 	// empty strings standing for NULL; nil means a multi-row VALUES list.
 	InsertRuns func(runsTable, cols string) string
-	// BinaryKeyCollation: a 2.x sessions.session_id must be converted to
-	// the binary collation before the runs table's foreign key can name it.
-	BinaryKeyCollation bool
-	// RebuildToDropColumn: DROP COLUMN cannot drop a column an index or
-	// constraint names, so Down rebuilds such a table instead.
-	RebuildToDropColumn bool
+	// PrepareForeignKeyTarget readies a 2.x sessions table's session_id to
+	// be the target of the runs table's foreign key (MySQL: the binary
+	// collation) and returns the actions it took, or would take when
+	// dryRun; nil means nothing to do.
+	PrepareForeignKeyTarget func(ctx context.Context, db *sql.DB, table string, dryRun bool) (actions []string, err error)
+	// ColumnDropper drops a column that DROP COLUMN refuses because an
+	// index or constraint names it; nil when DROP COLUMN always works.
+	ColumnDropper *ColumnDropper
 	// TuneCopy returns what relaxes one copy transaction (it may probe the
 	// server once); nil means none.
 	TuneCopy func(ctx context.Context, db *sql.DB) func(ctx context.Context, tx *sql.Tx) error
@@ -212,6 +220,28 @@ type Catalog struct {
 	// PrimaryKeys counts the primary keys of table; nil when every table
 	// the backend ever created has one.
 	PrimaryKeys func(table string) (string, []any)
+}
+
+// BinaryJSON converts 2.x json columns to a binary JSON type.
+type BinaryJSON struct {
+	// Convert is the statement that converts column col of table (both
+	// quoted) to the binary type.
+	Convert func(table, col string) string
+	// HoldsNUL is a query of one boolean: whether a value of column col
+	// of table (both quoted) holds the escape \u0000.
+	HoldsNUL func(table, col string) (string, []any)
+}
+
+// ColumnDropper drops a column where ALTER TABLE … DROP COLUMN refuses one
+// that an index or constraint names (SQLite).
+type ColumnDropper struct {
+	// Plan says whether dropping col needs Rebuild (skip names indexes
+	// dropped first), and fails when neither way works, before anything
+	// changed.
+	Plan func(ctx context.Context, q Querier, table, col string, skip ...string) (rebuild bool, err error)
+	// Rebuild recreates table without col, keeping its rows, other
+	// columns, keys and other indexes.
+	Rebuild func(ctx context.Context, db *sql.DB, table, col string) error
 }
 
 // ErrIncompleteDialect is returned when a Dialect lacks a required part or

@@ -154,10 +154,15 @@ func (s *Store) upsertRunLockThenWrite(ctx context.Context, out *db.Run, scoped 
 	})
 }
 
-// lockSession takes the session's lock inside c's transaction (Postgres's
-// advisory transaction lock, MySQL's FOR UPDATE on the session row); the
-// statement's rows, if any, are discarded.
+// lockSession takes the session's lock inside c's transaction: Postgres's
+// advisory transaction lock (RunUpsertLockThenWrite: executed, it returns
+// nothing to read), or MySQL's FOR UPDATE on the session row (a query whose
+// row is discarded).
 func (s *Store) lockSession(ctx context.Context, c txConn, sessionID string) error {
+	if s.d.RunUpsert == RunUpsertLockThenWrite {
+		_, err := c.exec(ctx, s.lockSessionQ, sessionID)
+		return err
+	}
 	rows, err := c.query(ctx, s.lockSessionQ, sessionID)
 	if err != nil {
 		return err

@@ -80,6 +80,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Dialect.Check(); err != nil {
 		return nil, err
 	}
+	if cfg.CheckpointInterval > 0 && cfg.Dialect.WALCheckpoint == nil {
+		return nil, fmt.Errorf("%w: Config.CheckpointInterval needs the %s dialect's WALCheckpoint", ErrIncompleteDialect, cfg.Dialect.Name)
+	}
 	d := *cfg.Dialect // the store's own copy: the caller cannot change it later
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
 		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
