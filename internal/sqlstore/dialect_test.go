@@ -108,3 +108,17 @@ func TestNew_RefusesIncompleteDialect(t *testing.T) {
 		t.Fatalf("the refused store created %d objects (%v)", n, err)
 	}
 }
+
+// A periodic WAL checkpoint needs the dialect's checkpoint statement.
+func TestNew_RefusesCheckpointsWithoutWALCheckpoint(t *testing.T) {
+	t.Parallel()
+	sqlDB, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlDB.Close()
+	_, err = New(context.Background(), Config{Dialect: completeDialect(), Writer: sqlDB, CheckpointInterval: time.Second})
+	if !errors.Is(err, ErrIncompleteDialect) || !strings.Contains(err.Error(), "WALCheckpoint") {
+		t.Fatalf("New = %v, want ErrIncompleteDialect naming WALCheckpoint", err)
+	}
+}
