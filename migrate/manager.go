@@ -96,7 +96,8 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sd := cfg.Dialect
+	sd := new(sqlstore.Dialect)
+	*sd = *cfg.Dialect // the Manager's own copy: the caller cannot change it later
 	return &Manager{cfg: cfg, tables: cfg.Tables.WithDefaults(), sd: sd, cat: catalog{d: sd}, log: log}, nil
 }
 

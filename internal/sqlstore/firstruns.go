@@ -19,7 +19,7 @@ var _ db.FirstRunReader = (*Store)(nil)
 func (s *Store) FirstRuns(ctx context.Context, sessionIDs []string) (map[string]db.Run, error) {
 	x := s.d.noIndex
 	cols := "r." + strings.ReplaceAll(runCols, ", ", ", r.")
-	runsF := s.d.forceIndex(s.runs+" f", "idx_"+s.t.Runs+"_session_id_run_index")
+	runsF := s.runsFOnIndex
 	first := "SELECT f.run_id FROM " + runsF + " WHERE f.session_id = s.session_id AND " + x("f.parent_run_id") +
 		" IS NULL AND " + x("f.run_type") + " = s.session_type ORDER BY f.run_index LIMIT 1"
 	out := make(map[string]db.Run, len(sessionIDs))

@@ -293,7 +293,7 @@ func (s *Store) historyWithTies(ctx context.Context, w *where, limit int) ([]db.
 // and reads every row; on the composite index it filters run_index inside
 // the index (index condition pushdown).
 func (s *Store) runsOnSessionIndex() string {
-	return s.d.forceIndex(s.runs, "idx_"+s.t.Runs+"_session_id_run_index")
+	return s.runsOnIndex
 }
 
 // DeleteRun deletes one run in scope; ErrNotFound if absent.

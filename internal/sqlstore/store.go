@@ -61,6 +61,9 @@ type Store struct {
 	upsertRunQ     [2]string
 	upsertSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
+	// runsOnIndex is the runs table with the dialect's hint to use the
+	// (session_id, run_index) index, runsFOnIndex the same aliased f.
+	runsOnIndex, runsFOnIndex string
 	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
 	// when none runs.
 	stopCheckpoints func()
@@ -101,6 +104,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if d.LockSession != nil {
 		s.lockSessionQ = d.LockSession(s.sessions)
 	}
+	idx := "idx_" + s.t.Runs + "_session_id_run_index"
+	s.runsOnIndex, s.runsFOnIndex = d.forceIndex(s.runs, idx), d.forceIndex(s.runs+" f", idx)
 	switch {
 	case cfg.SkipSchemaCheck:
 	case cfg.ReadOnly:
