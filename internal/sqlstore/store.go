@@ -167,11 +167,7 @@ var _ db.SQLBacked = (*Store)(nil)
 // open. SQLite's writer is a single connection, so there a separate small
 // pool is opened on the same file (read-only when the store is).
 func (s *Store) SQLTarget() (db.SQLTarget, error) {
-	t := db.SQLTarget{DB: s.w, Release: func() {}, Dialect: s.d.Name, Schema: s.d.Schema,
-		Tables: make(map[string]string, len(Kinds)), ReadOnly: s.readOnly}
-	for _, k := range Kinds {
-		t.Tables[k] = s.t.Name(k)
-	}
+	t := db.SQLTarget{DB: s.w, Release: func() {}, ReadOnly: s.readOnly}
 	if s.migPool != nil {
 		p, err := s.migPool()
 		if err != nil {
