@@ -292,9 +292,7 @@ func (d *Dialect) Check() error {
 		need(d.RunUpsert == RunUpsertLockReadWrite, "RunUpsert LockReadWrite (OnDuplicateKey has no RETURNING)")
 	}
 	if d.DDL != nil {
-		if _, err := fs.Stat(d.DDL, Version30+".sql"); err != nil {
-			bad = append(bad, "DDL file "+Version30+".sql")
-		}
+		bad = append(bad, missingDDL(d.DDL)...)
 	}
 	if len(bad) > 0 {
 		name := d.Name
@@ -304,6 +302,27 @@ func (d *Dialect) Check() error {
 		return fmt.Errorf("%w: %s dialect lacks %s", ErrIncompleteDialect, name, strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// missingDDL names what the DDL lacks: the Version30 file, or in it a
+// section for a table kind.
+func missingDDL(ddl fs.FS) []string {
+	src, err := fs.ReadFile(ddl, Version30+".sql")
+	if err != nil {
+		return []string{"DDL file " + Version30 + ".sql"}
+	}
+	have := map[string]bool{}
+	for _, section := range strings.Split(string(src), ddlSection)[1:] {
+		name, _, _ := strings.Cut(section, "\n")
+		have[strings.TrimSpace(name)] = true
+	}
+	var out []string
+	for _, k := range Kinds {
+		if !have[k] {
+			out = append(out, "DDL section "+Version30+".sql "+ddlSection+k)
+		}
+	}
+	return out
 }
 
 // Table returns the quoted, schema-qualified name of a table.

@@ -17,7 +17,7 @@ func completeDialect() *Dialect {
 	q := func(string) (string, []any) { return "SELECT 0", nil }
 	return &Dialect{
 		Name:            "test",
-		DDL:             fstest.MapFS{Version30 + ".sql": {Data: []byte("-- +table sessions\nCREATE TABLE x (a INT);\n")}},
+		DDL:             ddlOf(Kinds...),
 		Quote:           QuoteDouble,
 		Upsert:          OnConflict,
 		RunUpsert:       RunUpsertOneStatement,
@@ -33,6 +33,15 @@ func completeDialect() *Dialect {
 		},
 		DropIndex: func(string, string) []string { return nil },
 	}
+}
+
+// ddlOf is a 3.0.0 DDL file with a section for each kind.
+func ddlOf(kinds ...string) fstest.MapFS {
+	var b strings.Builder
+	for _, k := range kinds {
+		b.WriteString("-- +table " + k + "\nCREATE TABLE {" + k + "_q} (a INT);\n\n")
+	}
+	return fstest.MapFS{Version30 + ".sql": {Data: []byte(b.String())}}
 }
 
 func TestDialectCheck_CompleteDialectPasses(t *testing.T) {
@@ -54,6 +63,7 @@ func TestDialectCheck_RefusesMissingOrInconsistentParts(t *testing.T) {
 		{"no name", func(d *Dialect) { d.Name = "" }, "Name"},
 		{"no DDL", func(d *Dialect) { d.DDL = nil }, "DDL"},
 		{"DDL without the 3.0.0 file", func(d *Dialect) { d.DDL = fstest.MapFS{"2.0.0.sql": {}} }, "DDL file 3.0.0.sql"},
+		{"DDL without a table kind", func(d *Dialect) { d.DDL = ddlOf(KindSessions, KindRuns) }, "DDL section 3.0.0.sql -- +table memories"},
 		{"no quoting", func(d *Dialect) { d.Quote = nil }, "Quote"},
 		{"no upsert syntax", func(d *Dialect) { d.Upsert = 0 }, "Upsert"},
 		{"no run upsert strategy", func(d *Dialect) { d.RunUpsert = 0 }, "RunUpsert"},

@@ -27,6 +27,9 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// ddlSection starts a table kind's section of a DDL file.
+const ddlSection = "-- +table "
+
 // DDL returns the statements that create one table kind (with its indexes) at
 // a version, for a dialect and table names. Statements use IF NOT EXISTS.
 func DDL(d *Dialect, t Tables, kind, version string) ([]string, error) {
@@ -35,7 +38,7 @@ func DDL(d *Dialect, t Tables, kind, version string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: no %s DDL for version %s", d.Name, version)
 	}
-	for _, section := range strings.Split(string(src), "-- +table ")[1:] {
+	for _, section := range strings.Split(string(src), ddlSection)[1:] {
 		name, body, _ := strings.Cut(section, "\n")
 		if strings.TrimSpace(name) != kind {
 			continue
