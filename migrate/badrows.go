@@ -185,8 +185,8 @@ func (m *Manager) notCopied(ctx context.Context, tx *sql.Tx, runs []db.Run) ([]d
 // left to migrate).
 func (m *Manager) readLegacySessions(ctx context.Context, ids []string) ([]legacyRow, error) {
 	runs := m.quote("runs")
-	if m.cfg.Dialect == Postgres {
-		runs = m.cfg.Dialect.textOf(runs)
+	if m.sd.Migration.BinaryJSON != nil {
+		runs = m.jsonText(runs)
 	}
 	q := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s IS NOT NULL AND session_id IN (%s) ORDER BY session_id",
 		runs, m.qualify(m.tables.Sessions), m.quote("runs"), strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "))

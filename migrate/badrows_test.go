@@ -20,7 +20,7 @@ func legacyAgentSession(id, runs string) migratetest.Session {
 // execArgs runs a statement with "?" placeholders on the fixture's database.
 func (f *fixtureDB) execArgs(t *testing.T, q string, args ...any) {
 	t.Helper()
-	if f.dialect == migrate.Postgres {
+	if f.dialect == postgresName {
 		for i := 1; strings.Contains(q, "?"); i++ {
 			q = strings.Replace(q, "?", "$"+string(rune('0'+i)), 1)
 		}

@@ -58,8 +58,9 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	if m.cfg.Dialect == Postgres {
-		m.pgLZ4 = m.probeLZ4(ctx)
+	m.tuneCopy = nil
+	if f := m.sd.Migration.TuneCopy; f != nil {
+		m.tuneCopy = f(ctx, m.cfg.DB)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -155,8 +156,8 @@ func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch
 		return 0, fmt.Errorf("migrate: begin copy batch: %w", err)
 	}
 	defer tx.Rollback()
-	if m.cfg.Dialect == Postgres {
-		if err := m.tunePostgresTx(ctx, tx); err != nil {
+	if m.tuneCopy != nil {
+		if err := m.tuneCopy(ctx, tx); err != nil {
 			return 0, err
 		}
 	}
@@ -191,10 +192,9 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 // readLegacyBatch reads the next sessions (keyset on session_id) whose runs
 // column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
 func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool, limit int) ([]legacyRow, int, error) {
-	d := m.cfg.Dialect
 	runs := m.quote("runs")
-	if d == Postgres {
-		runs = d.textOf(runs)
+	if m.sd.Migration.BinaryJSON != nil {
+		runs = m.jsonText(runs)
 	}
 	where := m.quote("runs") + " IS NOT NULL"
 	args := []any{}
@@ -244,11 +244,11 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: kind, Detail: err.Error()})
 				continue
 			}
-			if m.cfg.Dialect == Postgres && hasNULEscape(r.RunData) {
+			if m.sd.Migration.BinaryJSON != nil && hasNULEscape(r.RunData) {
 				// One such run would fail its whole batch; it stays in the
 				// legacy column.
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadNUL,
-					Detail: "run " + r.RunID + " holds U+0000 (\\u0000), which Postgres JSONB cannot store; it stays in the legacy runs column"})
+					Detail: "run " + r.RunID + " holds U+0000 (\\u0000), which " + m.sd.Name + "'s binary JSON cannot store; it stays in the legacy runs column"})
 				continue
 			}
 			if first, dup := seen[r.RunID]; dup {
@@ -266,8 +266,8 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 // insertRuns writes rows with multi-row insert-or-ignore statements and
 // returns how many were inserted.
 func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
-	if m.cfg.Dialect == Postgres {
-		return m.insertRunsUnnest(ctx, tx, rows)
+	if m.sd.Migration.InsertRuns != nil {
+		return m.insertRunsColumns(ctx, tx, rows)
 	}
 	var total int64
 	var full *sql.Stmt
@@ -312,15 +312,12 @@ func (m *Manager) insertRuns(ctx context.Context, tx *sql.Tx, rows []db.Run) (in
 	return total, nil
 }
 
-// insertRunsUnnest writes rows on Postgres as one array per column expanded
-// by unnest: one small statement per chunk instead of thousands of
-// parameters, measurably cheaper for the server to parse and plan.
-func (m *Manager) insertRunsUnnest(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
-	q := "INSERT INTO " + m.qualify(m.tables.Runs) + " (" + m.quoteList(runColumns) + `)
-SELECT r, s, t, NULLIF(a, ''), NULLIF(tm, ''), NULLIF(w, ''), NULLIF(u, ''), NULLIF(p, ''), NULLIF(st, ''), i, d::jsonb, c, up
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-	$10::bigint[], $11::text[], $12::bigint[], $13::bigint[]) AS x(r, s, t, a, tm, w, u, p, st, i, d, c, up)
-ON CONFLICT (run_id) DO NOTHING`
+// insertRunsColumns writes rows with the dialect's InsertRuns: one argument
+// per column holding every row's values (Postgres expands them with unnest:
+// one small statement per chunk instead of thousands of parameters,
+// measurably cheaper for the server to parse and plan).
+func (m *Manager) insertRunsColumns(ctx context.Context, tx *sql.Tx, rows []db.Run) (int64, error) {
+	q := m.sd.Migration.InsertRuns(m.qualify(m.tables.Runs), m.quoteList(runColumns))
 	var total int64
 	for len(rows) > 0 {
 		n, size := 0, 0
@@ -355,8 +352,7 @@ ON CONFLICT (run_id) DO NOTHING`
 func (m *Manager) insertRunsSQL(n int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(runColumns)), ", ") + ")"
 	values := strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
-	d := m.cfg.Dialect
-	return m.q(d.insertIgnore(m.qualify(m.tables.Runs), m.quoteList(runColumns), values, "run_id", "run_id"))
+	return m.q(m.sd.InsertIgnoreRows(m.qualify(m.tables.Runs), m.quoteList(runColumns), values, "run_id", "run_id"))
 }
 
 func nullable(s string) any {
@@ -371,7 +367,6 @@ func (m *Manager) recordBad(ctx context.Context, tx *sql.Tx, bad []BadRow) error
 	if len(bad) == 0 {
 		return nil
 	}
-	d := m.cfg.Dialect
 	now := time.Now().Unix()
 	for len(bad) > 0 {
 		n := min(len(bad), 200)
@@ -380,7 +375,7 @@ func (m *Manager) recordBad(ctx context.Context, tx *sql.Tx, bad []BadRow) error
 		for _, b := range bad[:n] {
 			args = append(args, m.tables.Sessions, b.SessionID, b.Position, b.Kind, b.Detail, now)
 		}
-		q := d.insertIgnore(m.qualify(m.tables.Errors), "table_name, session_id, position, kind, detail, created_at", values,
+		q := m.sd.InsertIgnoreRows(m.qualify(m.tables.Errors), "table_name, session_id, position, kind, detail, created_at", values,
 			"table_name, session_id, position", "table_name")
 		if _, err := tx.ExecContext(ctx, m.q(q), args...); err != nil {
 			return fmt.Errorf("migrate: record bad rows in %s: %w", m.tables.Errors, err)
@@ -403,14 +398,9 @@ func (m *Manager) loadCheckpoint(ctx context.Context) (last string, done, copied
 }
 
 func (m *Manager) saveCheckpoint(ctx context.Context, tx *sql.Tx, last string, done, copied int64) error {
-	d := m.cfg.Dialect
-	var q string
-	cols := "table_name, step, last_session_id, sessions_done, runs_copied, updated_at"
-	if d == MySQL {
-		q = "INSERT INTO " + m.qualify(m.tables.Progress) + " (" + cols + ") VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE step = VALUES(step), last_session_id = VALUES(last_session_id), sessions_done = VALUES(sessions_done), runs_copied = VALUES(runs_copied), updated_at = VALUES(updated_at)"
-	} else {
-		q = "INSERT INTO " + m.qualify(m.tables.Progress) + " (" + cols + ") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (table_name) DO UPDATE SET step = excluded.step, last_session_id = excluded.last_session_id, sessions_done = excluded.sessions_done, runs_copied = excluded.runs_copied, updated_at = excluded.updated_at"
-	}
+	q := m.sd.UpsertRow(m.qualify(m.tables.Progress),
+		[]string{"table_name", "step", "last_session_id", "sessions_done", "runs_copied", "updated_at"}, []string{"table_name"},
+		[]string{"step", "last_session_id", "sessions_done", "runs_copied", "updated_at"})
 	if _, err := tx.ExecContext(ctx, m.q(q), m.tables.Sessions, "3.0.0", last, done, copied, time.Now().Unix()); err != nil {
 		return fmt.Errorf("migrate: save copy checkpoint: %w", err)
 	}
@@ -430,68 +420,27 @@ func (m *Manager) legacyTrusted(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	t := cols["runs"]
-	return m.cfg.Dialect != SQLite && (t == "json" || t == "jsonb"), nil
+	return m.sd.Migration.TypedJSON && (t == "json" || t == "jsonb"), nil
 }
 
-// tunePostgresTx relaxes one copy transaction: its commit need not wait for
-// the WAL flush (a server crash can only lose whole batches together with
-// their checkpoint, which the next Up redoes), and run_data is compressed
-// with lz4 where the server has it (much cheaper than pglz; readers decode
-// either).
-func (m *Manager) tunePostgresTx(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-		return fmt.Errorf("migrate: tune copy transaction: %w", err)
-	}
-	if m.pgLZ4 {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL default_toast_compression = 'lz4'"); err != nil {
-			return fmt.Errorf("migrate: tune copy transaction: %w", err)
-		}
-	}
-	return nil
-}
-
-// probeLZ4 reports whether the Postgres server was built with lz4.
-func (m *Manager) probeLZ4(ctx context.Context) bool {
-	var n int
-	err := m.cfg.DB.QueryRowContext(ctx, "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)").Scan(&n)
-	return err == nil && n > 0
-}
-
-// writerConn returns the connection the copy writes on. On SQLite, while the
-// copy runs, its page cache is raised to 32 MiB (index maintenance then does
-// not slow down as the runs table grows) and, in WAL mode, commits stop
-// waiting for fsync; restore puts the old settings back.
+// writerConn returns the connection the copy writes on, tuned by the
+// dialect's CopyWriter (SQLite raises its page cache and, in WAL mode, stops
+// commits waiting for fsync); restore puts the old settings back.
 func (m *Manager) writerConn(ctx context.Context) (*sql.Conn, func(), error) {
 	w, err := m.cfg.DB.Conn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("migrate: connect the copy writer: %w", err)
 	}
-	if m.cfg.Dialect != SQLite {
+	if m.sd.Migration.CopyWriter == nil {
 		return w, func() { w.Close() }, nil
 	}
-	var cache, sync int64
-	var journal string
-	err = w.QueryRowContext(ctx, "SELECT cache_size, synchronous, journal_mode FROM pragma_cache_size, pragma_synchronous, pragma_journal_mode").Scan(&cache, &sync, &journal)
+	restore, err := m.sd.Migration.CopyWriter(ctx, w)
 	if err != nil {
 		w.Close()
-		return nil, nil, fmt.Errorf("migrate: read connection settings: %w", err)
-	}
-	set := []string{"PRAGMA cache_size = -32768"}
-	if strings.EqualFold(journal, "wal") && sync > 1 {
-		// In WAL mode NORMAL never corrupts; a power cut can only lose the
-		// last batches, together with their checkpoint.
-		set = append(set, "PRAGMA synchronous = NORMAL")
-	}
-	for _, p := range set {
-		if _, err := w.ExecContext(ctx, p); err != nil {
-			w.Close()
-			return nil, nil, fmt.Errorf("migrate: %s: %w", p, err)
-		}
+		return nil, nil, err
 	}
 	return w, func() {
-		bg := context.Background()
-		_, _ = w.ExecContext(bg, fmt.Sprintf("PRAGMA cache_size = %d", cache))
-		_, _ = w.ExecContext(bg, fmt.Sprintf("PRAGMA synchronous = %d", sync))
+		restore()
 		w.Close()
 	}, nil
 }

@@ -80,10 +80,11 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	return sum, nil
 }
 
-// checkDown fails when a step of Down cannot run: today, a SQLite table
-// whose user_id neither DROP COLUMN nor a rebuild can remove.
+// checkDown fails when a step of Down cannot run: today, a table (SQLite's)
+// whose user_id neither DROP COLUMN nor the dialect's rebuild can remove.
 func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target string) error {
-	if m.cfg.Dialect != SQLite || versionIndex(target) >= versionIndex("3.0.0") {
+	cd := m.sd.Migration.ColumnDropper
+	if cd == nil || versionIndex(target) >= versionIndex("3.0.0") {
 		return nil
 	}
 	for _, st := range sts {
@@ -97,7 +98,7 @@ func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target strin
 		if _, ok := cols["user_id"]; !ok {
 			continue
 		}
-		if _, err := m.sqliteDropPlan(ctx, st.Table, "user_id", downDroppedIndexes(st.Table)...); err != nil {
+		if _, err := cd.Plan(ctx, m.cfg.DB, st.Table, "user_id", downDroppedIndexes(st.Table)...); err != nil {
 			return err
 		}
 	}
@@ -155,22 +156,12 @@ func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 	if err != nil || !ok {
 		return err
 	}
-	d := m.cfg.Dialect
-	var q string
-	switch d {
-	case Postgres:
-		// A unique index may back a constraint (tables the drivers created).
-		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP CONSTRAINT IF EXISTS "+m.quote(index)); err != nil {
+	for _, q := range m.sd.DropIndex(table, index) {
+		if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
 			return err
 		}
-		q = "DROP INDEX IF EXISTS " + m.quote(m.cfg.Schema) + "." + m.quote(index)
-	case MySQL:
-		q = "DROP INDEX " + m.quote(index) + " ON " + m.qualify(table)
-	default:
-		q = "DROP INDEX " + m.quote(index)
 	}
-	_, err = m.cfg.DB.ExecContext(ctx, q)
-	return err
+	return nil
 }
 
 func (m *Manager) dropUserID(ctx context.Context, table string, index []string) ([]string, error) {
@@ -184,16 +175,17 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	if _, ok := cols["user_id"]; !ok {
 		return nil, nil
 	}
-	plan := ""
-	if m.cfg.Dialect == SQLite {
+	cd := m.sd.Migration.ColumnDropper
+	rebuild := false
+	if cd != nil {
 		// In a dry run the indexes Down drops first are still there.
-		if plan, err = m.sqliteDropPlan(ctx, table, "user_id", downDroppedIndexes(table)...); err != nil {
+		if rebuild, err = cd.Plan(ctx, m.cfg.DB, table, "user_id", downDroppedIndexes(table)...); err != nil {
 			return nil, err
 		}
 	}
-	if plan == "rebuild" {
+	if rebuild {
 		if !m.cfg.DryRun {
-			if err := m.rebuildWithout(ctx, table, "user_id"); err != nil {
+			if err := cd.Rebuild(ctx, m.cfg.DB, table, "user_id"); err != nil {
 				return nil, err
 			}
 		}
@@ -201,12 +193,12 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	}
 	if !m.cfg.DryRun {
 		if _, err := m.cfg.DB.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" DROP COLUMN user_id"); err != nil {
-			if m.cfg.Dialect != SQLite {
+			if cd == nil {
 				return nil, fmt.Errorf("drop column user_id: %w", err)
 			}
 			// A CHECK constraint can name the column too; SQLite says so
 			// only when the DROP fails.
-			if rerr := m.rebuildWithout(ctx, table, "user_id"); rerr != nil {
+			if rerr := cd.Rebuild(ctx, m.cfg.DB, table, "user_id"); rerr != nil {
 				return nil, fmt.Errorf("drop column user_id: %w; rebuild without it: %w", err, rerr)
 			}
 			return []string{"rebuild table without user_id (a constraint names it)"}, nil
@@ -223,8 +215,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil || !ok {
 		return actions[:0], err
 	}
-	d := m.cfg.Dialect
-	legacyType := d.jsonType()
+	legacyType := m.sd.Types.JSON
 	if _, err := m.addColumn(ctx, st.Table, "runs", legacyType); err != nil {
 		return nil, err
 	}
@@ -310,8 +301,7 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 		return res, err
 	}
 	defer tx.Rollback()
-	d := m.cfg.Dialect
-	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", d.textOf(m.quote("runs")), m.qualify(m.tables.Sessions))
+	sel := fmt.Sprintf("SELECT %s FROM %s WHERE session_id = ?", m.jsonText(m.quote("runs")), m.qualify(m.tables.Sessions))
 	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), m.quote("runs"))
 	for _, id := range ids {
 		var legacy []byte
@@ -331,7 +321,7 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 			continue
 		}
 		merged := mergeRaw(id, elems, table)
-		if _, err := tx.ExecContext(ctx, m.q(upd), d.encodeLegacyRuns(merged), id); err != nil {
+		if _, err := tx.ExecContext(ctx, m.q(upd), m.encodeLegacyRuns(merged), id); err != nil {
 			return res, fmt.Errorf("write legacy runs of %s: %w", id, err)
 		}
 		res.sessions++

@@ -12,7 +12,7 @@ import (
 // newEmptyFixture returns an empty database of a dialect (no 2.x tables).
 func newEmptyFixture(t testing.TB, dialect string) *fixtureDB {
 	t.Helper()
-	f := &fixtureDB{dialect: migrate.Dialect(dialect), layout: migratetest.Layout{Dialect: dialect}}
+	f := &fixtureDB{dialect: dialectName(dialect), layout: migratetest.Layout{Dialect: dialect}}
 	switch dialect {
 	case "sqlite":
 		f.db, f.path = migratetest.SQLite(t)
@@ -144,11 +144,11 @@ func (f *fixtureDB) columns(t testing.TB, table string) map[string]bool {
 	var q string
 	args := []any{table}
 	switch f.dialect {
-	case migrate.SQLite:
+	case sqliteName:
 		q = "SELECT name FROM pragma_table_info(?)"
-	case migrate.Postgres:
+	case postgresName:
 		q, args = "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2", []any{f.layout.Schema, table}
-	case migrate.MySQL:
+	case mysqlName:
 		q = "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?"
 	}
 	rows, err := f.db.Query(q, args...)

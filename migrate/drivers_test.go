@@ -11,7 +11,6 @@ import (
 	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/db/sqlite"
-	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
@@ -22,11 +21,11 @@ func (f *fixtureDB) openDriver(t *testing.T) (*db.DB, error) {
 	var d *db.DB
 	var err error
 	switch f.dialect {
-	case migrate.SQLite:
+	case sqliteName:
 		d, err = sqlite.Open(ctx, sqlite.Config{Path: f.path})
-	case migrate.Postgres:
+	case postgresName:
 		d, err = postgres.Open(ctx, postgres.Config{DSN: f.dsn, Schema: f.layout.Schema})
-	case migrate.MySQL:
+	case mysqlName:
 		d, err = mysql.Open(ctx, mysql.Config{DSN: f.dsn})
 	}
 	if err == nil {

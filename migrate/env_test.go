@@ -9,14 +9,38 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/db/postgres"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
+// dialectName names a fixture's backend (the tests build its 2.x layout).
+type dialectName string
+
+const (
+	sqliteName   dialectName = "sqlite"
+	postgresName dialectName = "postgres"
+	mysqlName    dialectName = "mysql"
+)
+
+// sqlDialect is the driver package's dialect for a fixture's backend.
+func sqlDialect(name dialectName, schema string) *sqlstore.Dialect {
+	switch name {
+	case postgresName:
+		return postgres.Dialect(schema)
+	case mysqlName:
+		return mysql.Dialect()
+	}
+	return sqlite.Dialect()
+}
+
 // fixtureDB is a 2.x database on one of the real backends.
 type fixtureDB struct {
 	db      *sql.DB
-	dialect migrate.Dialect
+	dialect dialectName
 	layout  migratetest.Layout
 	path    string // SQLite file
 	dsn     string
@@ -41,7 +65,7 @@ var variants = []variant{
 // newFixture creates an empty 2.x database of the variant's layout.
 func newFixture(t testing.TB, v variant) *fixtureDB {
 	t.Helper()
-	f := &fixtureDB{dialect: migrate.Dialect(v.dialect)}
+	f := &fixtureDB{dialect: dialectName(v.dialect)}
 	f.layout = migratetest.Layout{Dialect: v.dialect, JSONType: v.jsonType, Stamp: v.stamp}
 	switch v.dialect {
 	case "sqlite":
@@ -67,7 +91,7 @@ func (f *fixtureDB) insert(t testing.TB, s []migratetest.Session) {
 
 func (f *fixtureDB) manager(t testing.TB, mod ...func(*migrate.Config)) *migrate.Manager {
 	t.Helper()
-	cfg := migrate.Config{DB: f.db, Dialect: f.dialect, Schema: f.layout.Schema, BatchSize: 3}
+	cfg := migrate.Config{DB: f.db, Dialect: sqlDialect(f.dialect, f.layout.Schema), BatchSize: 3}
 	for _, fn := range mod {
 		fn(&cfg)
 	}
@@ -80,9 +104,9 @@ func (f *fixtureDB) manager(t testing.TB, mod ...func(*migrate.Config)) *migrate
 
 func (f *fixtureDB) table(name string) string {
 	switch f.dialect {
-	case migrate.Postgres:
+	case postgresName:
 		return `"` + f.layout.Schema + `"."` + name + `"`
-	case migrate.MySQL:
+	case mysqlName:
 		return "`" + name + "`"
 	}
 	return `"` + name + `"`
@@ -99,7 +123,7 @@ type runRow struct {
 func (f *fixtureDB) readRuns(t testing.TB) map[string]runRow {
 	t.Helper()
 	data := "run_data"
-	if f.dialect == migrate.Postgres {
+	if f.dialect == postgresName {
 		data = "run_data::text"
 	}
 	rows, err := f.db.Query(fmt.Sprintf(`SELECT run_id, session_id, run_type, COALESCE(agent_id, ''), COALESCE(team_id, ''),

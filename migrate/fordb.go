@@ -18,7 +18,7 @@ var ErrReadOnly = errors.New("migrate: the database was opened read-only: open i
 
 // ForDB returns a Manager for a database opened by one of the SQL drivers
 // (open a 2.x database with dsn.Options.SkipSchemaCheck, or the driver's
-// Config.SkipSchemaCheck). The connection pool, dialect, Postgres schema and
+// Config.SkipSchemaCheck). The connection pool, dialect (with its schema) and
 // table names come from d (cfg.Tables only names the Errors and Progress
 // tables); release returns the pool and must be called when done.
 func ForDB(d *db.DB, cfg Config) (m *Manager, release func(), err error) {
@@ -30,11 +30,14 @@ func ForDB(d *db.DB, cfg Config) (m *Manager, release func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.DB, cfg.Dialect, cfg.Schema = t.DB, Dialect(t.Dialect), t.Schema
-	cfg.Tables = Tables{Sessions: t.Tables[KindSessions], Runs: t.Tables[KindRuns], Memories: t.Tables[KindMemories],
-		Metrics: t.Tables[KindMetrics], Evals: t.Tables[KindEvals], Knowledge: t.Tables[KindKnowledge],
-		ToolResults: t.Tables[KindToolResults], FS: t.Tables[KindFS], Versions: t.Tables[sqlstore.KindVersions],
-		Errors: cfg.Tables.Errors, Progress: cfg.Tables.Progress}
+	st, ok := sqlstore.FromDB(d)
+	if !ok {
+		t.Release()
+		return nil, nil, fmt.Errorf("%w (%s: not the shared SQL store)", ErrNotSQL, d.Driver().Dialect())
+	}
+	errs, progress := cfg.Tables.Errors, cfg.Tables.Progress
+	cfg.DB, cfg.Dialect, cfg.Tables = t.DB, st.SQLDialect(), st.Tables()
+	cfg.Tables.Errors, cfg.Tables.Progress = errs, progress
 	if m, err = New(cfg); err != nil {
 		t.Release()
 		return nil, nil, err

@@ -20,10 +20,10 @@ type Config struct {
 	// (the sqlite driver sets both), since the copy reads the next batch
 	// while it writes the current one.
 	DB *sql.DB
-	// Dialect of DB. Required.
-	Dialect Dialect
-	// Schema holds the tables on Postgres; empty means "ai". Ignored elsewhere.
-	Schema string
+	// Dialect is DB's SQL, from its driver package (sqlite.Dialect(),
+	// postgres.Dialect(schema), mysql.Dialect()); it also names the schema
+	// holding the tables. Required.
+	Dialect *sqlstore.Dialect
 	// Tables names the tables; zero fields take Agno's defaults.
 	Tables Tables
 	// BatchSize is how many sessions one copy transaction reads; 0 means 500.
@@ -48,10 +48,12 @@ type Config struct {
 type Manager struct {
 	cfg    Config
 	tables Tables
-	sd     *sqlstore.Dialect // quoting, placeholders and DDL: the storage layer's
+	sd     *sqlstore.Dialect // the storage layer's: quoting, placeholders, catalog, DDL
 	cat    catalog
 	log    *slog.Logger
-	pgLZ4  bool // the Postgres server can compress with lz4
+	// tuneCopy relaxes one copy transaction (the dialect's TuneCopy, set
+	// by copyRuns); nil when none.
+	tuneCopy func(context.Context, *sql.Tx) error
 	// readOnly: the database was opened read-only (ForDB); only dry runs
 	// and Status work.
 	readOnly bool
@@ -61,7 +63,7 @@ type Manager struct {
 
 // ErrLocked is returned when another migration holds the database's lock for
 // longer than Config.LockTimeout.
-var ErrLocked = errors.New("migrate: another migration is running on this database; wait for it to finish and retry")
+var ErrLocked = sqlstore.ErrMigrationLocked
 
 // ErrUnknownVersion is returned for a target that is not in Versions.
 var ErrUnknownVersion = errors.New("migrate: unknown schema version")
@@ -75,14 +77,11 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("migrate: Config.DB is required")
 	}
-	if !cfg.Dialect.valid() {
-		return nil, fmt.Errorf("migrate: unknown dialect %q (want sqlite, postgres or mysql)", cfg.Dialect)
+	if err := cfg.Dialect.Check(); err != nil {
+		return nil, fmt.Errorf("migrate: Config.Dialect: %w", err)
 	}
 	if n := cfg.DB.Stats().MaxOpenConnections; n > 0 && n < minConns {
 		return nil, fmt.Errorf("migrate: Config.DB allows %d open connections; a migration holds %d at once (lock, reader, writer): raise SetMaxOpenConns", n, minConns)
-	}
-	if cfg.Schema == "" {
-		cfg.Schema = "ai"
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 500
@@ -97,11 +96,9 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sd := &sqlstore.Dialect{Name: string(cfg.Dialect)}
-	if cfg.Dialect == Postgres {
-		sd.Schema = cfg.Schema
-	}
-	return &Manager{cfg: cfg, tables: cfg.Tables.withDefaults(), sd: sd, cat: catalog{d: sd}, log: log}, nil
+	sd := new(sqlstore.Dialect)
+	*sd = *cfg.Dialect // the Manager's own copy: the caller cannot change it later
+	return &Manager{cfg: cfg, tables: cfg.Tables.WithDefaults(), sd: sd, cat: catalog{d: sd}, log: log}, nil
 }
 
 // Tables returns the table names in use, defaults filled in.
@@ -111,7 +108,7 @@ func (m *Manager) Tables() Tables { return m.tables }
 func (m *Manager) qualify(table string) string { return m.sd.Table(table) }
 
 // q rebinds "?" placeholders for the dialect.
-func (m *Manager) q(query string) string { return m.sd.Rebind(query) }
+func (m *Manager) q(query string) string { return m.sd.Bind(query) }
 
 // quote quotes one identifier.
 func (m *Manager) quote(name string) string { return m.sd.Quote(name) }
@@ -180,7 +177,7 @@ func (m *Manager) status(ctx context.Context, target string) ([]TableStatus, err
 
 func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[string]string, target string) (TableStatus, error) {
 	db := m.cfg.DB
-	table := m.tables.name(kind)
+	table := m.tables.Name(kind)
 	st := TableStatus{Kind: kind, Table: table, Target: target}
 	ok, err := m.cat.tableExists(ctx, db, table)
 	if err != nil || !ok {
@@ -249,19 +246,12 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 // than SQL NULL or JSON null (in any of the encodings Agno wrote), without
 // rendering every value as text where the type can say it.
 func (m *Manager) countRowsWithRuns(ctx context.Context, colType string) (int64, error) {
-	d := m.cfg.Dialect
 	runs := m.quote("runs")
 	var notNull string
-	switch {
-	case d == Postgres && colType == "jsonb":
-		notNull = "jsonb_typeof(" + runs + ") <> 'null'"
-	case d == Postgres && colType == "json":
-		notNull = "json_typeof(" + runs + ") <> 'null'"
-	case d == MySQL && colType == "json":
-		notNull = "JSON_TYPE(" + runs + ") <> 'NULL'"
-	case d == Postgres:
-		notNull = d.textOf(runs) + " NOT IN ('null', '\"null\"')"
-	default: // SQLite text, MariaDB's JSON (a checked LONGTEXT)
+	if f := m.sd.Migration.JSONNotNull; f != nil {
+		notNull = f(runs, colType)
+	}
+	if notNull == "" { // SQLite text, MariaDB's JSON (a checked LONGTEXT)
 		notNull = runs + " NOT IN ('null', '\"null\"')"
 	}
 	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL AND %s", m.qualify(m.tables.Sessions), runs, notNull)
@@ -296,12 +286,8 @@ func (m *Manager) readVersions(ctx context.Context) (map[string]string, error) {
 
 // ensureBookkeeping creates the versions, errors and progress tables.
 func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
-	d := m.cfg.Dialect
-	k, s, b, t := d.keyType(), d.strType(), d.bigintType(), d.textType()
-	charset := ""
-	if d == MySQL {
-		charset = " DEFAULT CHARSET=utf8mb4"
-	}
+	ty := m.sd.Types
+	k, s, b, t, charset := ty.Key, ty.Key, ty.BigInt, ty.Text, ty.TableSuffix
 	stmts := []string{
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, version %s NOT NULL, created_at %s, updated_at %s)%s",
 			m.qualify(m.tables.Versions), k, s, s, s, charset),
@@ -310,8 +296,8 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
 			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
 	}
-	if d == Postgres {
-		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.cfg.Schema)}, stmts...)
+	if m.sd.Schema != "" {
+		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.sd.Schema)}, stmts...)
 	}
 	for _, st := range stmts {
 		if _, err := q.ExecContext(ctx, st); err != nil {
@@ -323,7 +309,7 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 
 // stamp records table's version.
 func (m *Manager) stamp(ctx context.Context, q queryer, table, version string) error {
-	if err := sqlstore.Stamp(ctx, q, m.sd, m.tables.storeTables(), table, version); err != nil {
+	if err := sqlstore.Stamp(ctx, q, m.sd, m.tables, table, version); err != nil {
 		return fmt.Errorf("migrate: stamp %s at %s: %w", table, version, err)
 	}
 	return nil

@@ -61,14 +61,13 @@ func MergeRuns(s *db.Session, legacy []byte, table []db.Run) ([]db.Run, error) {
 // table and merges them (see MergeRuns). It returns db.ErrNotFound for an
 // unknown session. Either source may be missing (before Up, after cleanup).
 func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db.Run, error) {
-	d := m.cfg.Dialect
 	cols, err := m.cat.columns(ctx, m.cfg.DB, m.tables.Sessions)
 	if err != nil {
 		return nil, err
 	}
 	legacyCol := "NULL"
 	if _, ok := cols["runs"]; ok {
-		legacyCol = d.textOf(m.quote("runs"))
+		legacyCol = m.jsonText(m.quote("runs"))
 	}
 	s := db.Session{SessionID: sessionID}
 	var user sql.NullString
@@ -96,9 +95,8 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 
 // tableRuns reads a session's rows of the runs table in run_index order.
 func (m *Manager) tableRuns(ctx context.Context, q queryer, sessionID string) ([]db.Run, error) {
-	d := m.cfg.Dialect
 	query := fmt.Sprintf(`SELECT run_id, run_type, agent_id, team_id, workflow_id, user_id, parent_run_id, status, run_index, %s, created_at, updated_at
-FROM %s WHERE session_id = ? ORDER BY (run_index IS NULL), run_index, created_at`, d.textOf("run_data"), m.qualify(m.tables.Runs))
+FROM %s WHERE session_id = ? ORDER BY (run_index IS NULL), run_index, created_at`, m.jsonText("run_data"), m.qualify(m.tables.Runs))
 	rows, err := q.QueryContext(ctx, m.q(query), sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: read runs of session %s: %w", sessionID, err)
@@ -131,10 +129,11 @@ FROM %s WHERE session_id = ? ORDER BY (run_index IS NULL), run_index, created_at
 	return out, rows.Err()
 }
 
-// encodeLegacyRuns renders run elements as the dialect's writer stores the
-// legacy column: JSON on Postgres and MySQL; on SQLite a JSON string holding
-// the ASCII-escaped JSON text (as Python's json.dumps writes it).
-func (d Dialect) encodeLegacyRuns(elems []json.RawMessage) string {
+// encodeLegacyRuns renders run elements as the dialect's 2.x writer stored
+// the legacy column: JSON, or where the dialect says StringEncodedJSON
+// (SQLite) a JSON string holding the ASCII-escaped JSON text (as Python's
+// json.dumps writes it).
+func (m *Manager) encodeLegacyRuns(elems []json.RawMessage) string {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, e := range elems {
@@ -144,7 +143,7 @@ func (d Dialect) encodeLegacyRuns(elems []json.RawMessage) string {
 		b.Write(e)
 	}
 	b.WriteByte(']')
-	if d != SQLite {
+	if !m.sd.Migration.StringEncodedJSON {
 		return b.String()
 	}
 	return pyJSONString(asciiJSON(b.Bytes()))

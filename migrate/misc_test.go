@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
@@ -42,7 +43,7 @@ func TestStatus_UnknownLayoutIsSchemaMismatch(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: migrate.SQLite})
+			m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: sqlite.Dialect()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +214,7 @@ func TestUp_StepsOnlyToTheTarget(t *testing.T) {
 func TestUp_CreatesEveryTableOfAnEmptyDatabase(t *testing.T) {
 	t.Parallel()
 	sqlDB, path := migratetest.SQLite(t)
-	m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: migrate.SQLite})
+	m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: sqlite.Dialect()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestUp_CreatesEveryTableOfAnEmptyDatabase(t *testing.T) {
 			t.Errorf("after Up: %+v", s)
 		}
 	}
-	f := &fixtureDB{dialect: migrate.SQLite, path: path}
+	f := &fixtureDB{dialect: sqliteName, path: path}
 	if _, err := f.openDriver(t); err != nil {
 		t.Fatalf("the driver refuses the database Up created: %v", err)
 	}

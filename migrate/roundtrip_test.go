@@ -182,11 +182,11 @@ func (f *fixtureDB) assertRunsIndexed(t *testing.T) {
 	var q string
 	args := []any{name}
 	switch f.dialect {
-	case migrate.SQLite:
+	case sqliteName:
 		q = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?"
-	case migrate.Postgres:
+	case postgresName:
 		q, args = "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2", []any{f.layout.Schema, name}
-	case migrate.MySQL:
+	case mysqlName:
 		q = "SELECT count(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?"
 	}
 	var n int

@@ -24,40 +24,11 @@ func versionIndex(v string) int {
 	return -1
 }
 
-// Tables names the tables the Manager works on. Empty fields take the Agno
-// defaults; Runs defaults to "agno_runs", or "{Sessions}_runs" when Sessions is
-// renamed.
-type Tables struct {
-	Sessions  string
-	Runs      string
-	Memories  string
-	Metrics   string
-	Evals     string
-	Knowledge string
-	// ToolResults and FS are created at 3.0.0 when missing.
-	ToolResults string
-	FS          string
-	// Versions is agno_schema_versions.
-	Versions string
-	// Errors records rows the 2.x→3.0 copy could not migrate
-	// (agno_migration_errors).
-	Errors string
-	// Progress holds the copy's resume checkpoint (agno_migration_progress).
-	Progress string
-}
-
-func (t Tables) withDefaults() Tables {
-	st := t.storeTables().WithDefaults()
-	out := Tables{Sessions: st.Sessions, Runs: st.Runs, Memories: st.Memories, Metrics: st.Metrics, Evals: st.Evals,
-		Knowledge: st.Knowledge, ToolResults: st.ToolResults, FS: st.FS, Versions: st.Versions, Errors: t.Errors, Progress: t.Progress}
-	if out.Errors == "" {
-		out.Errors = "agno_migration_errors"
-	}
-	if out.Progress == "" {
-		out.Progress = "agno_migration_progress"
-	}
-	return out
-}
+// Tables names the tables the Manager works on (the storage layer's type:
+// the drivers name the same tables with it). Empty fields take the Agno
+// defaults; Runs defaults to "agno_runs", or "{Sessions}_runs" when Sessions
+// is renamed.
+type Tables = sqlstore.Tables
 
 // Table kinds: what a table is for, independent of its configured name (the
 // storage layer's kinds).
@@ -76,8 +47,6 @@ const (
 // versioned lists the kinds the Manager versions, in the order steps run.
 var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS}
 
-func (t Tables) name(kind string) string { return t.storeTables().Name(kind) }
-
 // requiredColumns are the columns every known version of a table has; a table
 // lacking one matches no known layout.
 var requiredColumns = map[string][]string{
@@ -89,12 +58,6 @@ var requiredColumns = map[string][]string{
 	KindKnowledge:   {"id", "name"},
 	KindToolResults: {"result_id", "namespace", "path"},
 	KindFS:          {"namespace", "path", "content"},
-}
-
-// storeTables converts to the storage layer's names, whose DDL creates tables.
-func (t Tables) storeTables() sqlstore.Tables {
-	return sqlstore.Tables{Sessions: t.Sessions, Runs: t.Runs, Memories: t.Memories, Metrics: t.Metrics, Evals: t.Evals,
-		Knowledge: t.Knowledge, Versions: t.Versions, ToolResults: t.ToolResults, FS: t.FS}
 }
 
 // indexName is the name the storage layer's DDL gives an index over cols.

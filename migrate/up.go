@@ -100,7 +100,7 @@ func (m *Manager) begin(ctx context.Context, target, statusTarget string) (relea
 
 // createMissing creates a table the database lacks, in its 3.0 layout.
 func (m *Manager) createMissing(ctx context.Context, kind string) ([]string, error) {
-	table := m.tables.name(kind)
+	table := m.tables.Name(kind)
 	actions := []string{"create table " + table}
 	if kind == KindSessions {
 		actions = append(actions, "create table "+m.tables.Runs)
@@ -131,7 +131,7 @@ func (m *Manager) createTable(ctx context.Context, kind string) error {
 // runDDL runs statements [from, to) of a table's DDL (to < 0: all). The first
 // statement creates the table, the others its indexes.
 func (m *Manager) runDDL(ctx context.Context, kind string, from, to int) error {
-	stmts, err := sqlstore.DDL(m.sd, m.tables.storeTables(), kind, Latest)
+	stmts, err := sqlstore.DDL(m.sd, m.tables, kind, Latest)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (m *Manager) runDDL(ctx context.Context, kind string, from, to int) error {
 	}
 	for _, s := range stmts[from:to] {
 		if _, err := m.cfg.DB.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("create table %s: %w", m.tables.name(kind), err)
+			return fmt.Errorf("create table %s: %w", m.tables.Name(kind), err)
 		}
 	}
 	return nil
@@ -207,14 +207,14 @@ func (m *Manager) upStep(ctx context.Context, st TableStatus, v string, sum *Sum
 	return nil, nil // 2.5.6 only changes the approvals table, which Agentry does not manage
 }
 
-// up230: memories gain created_at (filled from updated_at) and feedback; on
-// Postgres, JSON columns become JSONB.
+// up230: memories gain created_at (filled from updated_at) and feedback;
+// where the dialect's JSON is binary (Postgres), json columns become JSONB.
 func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 	var actions []string
 	for _, col := range sqlstore.ColumnsAddedIn("2.3.0", st.Kind) { // memories: created_at, feedback
-		typ := m.cfg.Dialect.textType()
+		typ := m.sd.Types.Text
 		if col == "created_at" {
-			typ = m.cfg.Dialect.bigintType()
+			typ = m.sd.Types.BigInt
 		}
 		added, err := m.addColumn(ctx, st.Table, col, typ)
 		if err != nil {
@@ -234,7 +234,7 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 			}
 		}
 	}
-	if m.cfg.Dialect == Postgres {
+	if bj := m.sd.Migration.BinaryJSON; bj != nil {
 		cols, err := m.cat.columns(ctx, m.cfg.DB, st.Table)
 		if err != nil {
 			return nil, err
@@ -247,22 +247,21 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 				// The legacy column becomes a frozen backup at 3.0.0; a run
 				// holding U+0000 would make the whole conversion fail, so it
 				// stays JSON then, and the copy records such runs as bad rows.
-				nul, err := m.holdsNULEscape(ctx, st.Table, name)
+				nul, err := m.holdsNULEscape(ctx, bj, st.Table, name)
 				if err != nil {
 					return nil, err
 				}
 				if nul {
-					actions = append(actions, "keep runs as JSON: a row holds \\u0000 (U+0000), which JSONB cannot store")
+					actions = append(actions, "keep runs as JSON: a row holds \\u0000 (U+0000), which "+m.sd.Types.JSON+" cannot store")
 					continue
 				}
 			}
-			actions = append(actions, "convert "+name+" to JSONB")
+			jt := m.sd.Types.JSON
+			actions = append(actions, "convert "+name+" to "+jt)
 			if m.cfg.DryRun {
 				continue
 			}
-			c := m.quote(name)
-			q := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE JSONB USING %s::jsonb", m.qualify(st.Table), c, c)
-			if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
+			if _, err := m.cfg.DB.ExecContext(ctx, bj.Convert(m.qualify(st.Table), m.quote(name))); err != nil {
 				return nil, err
 			}
 		}
@@ -270,13 +269,12 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 	return actions, nil
 }
 
-// holdsNULEscape reports whether any value of a Postgres json column holds
-// the escape \u0000 (an escaped backslash followed by u0000 counts too: it
-// only makes the check conservative).
-func (m *Manager) holdsNULEscape(ctx context.Context, table, col string) (bool, error) {
+// holdsNULEscape reports whether any value of a json column holds the
+// escape \u0000.
+func (m *Manager) holdsNULEscape(ctx context.Context, bj *sqlstore.BinaryJSON, table, col string) (bool, error) {
 	var ok bool
-	q := fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE strpos(%s::text, $1) > 0)", m.qualify(table), m.quote(col))
-	if err := m.cfg.DB.QueryRowContext(ctx, q, `\u0000`).Scan(&ok); err != nil {
+	q, args := bj.HoldsNUL(m.qualify(table), m.quote(col))
+	if err := m.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&ok); err != nil {
 		return false, fmt.Errorf("look for \\u0000 in %s.%s: %w", table, col, err)
 	}
 	return ok, nil
@@ -285,17 +283,11 @@ func (m *Manager) holdsNULEscape(ctx context.Context, table, col string) (bool, 
 // up250Sessions makes session_id the primary key where an older table only
 // had a unique constraint (Postgres, MySQL; SQLite always had the key).
 func (m *Manager) up250Sessions(ctx context.Context, table string) ([]string, error) {
-	if m.cfg.Dialect == SQLite {
+	if m.sd.Catalog.PrimaryKeys == nil { // every table the backend made has one
 		return nil, nil
 	}
 	var n int
-	q := "SELECT count(*) FROM information_schema.table_constraints WHERE table_schema = " +
-		map[Dialect]string{Postgres: "$1", MySQL: "DATABASE()"}[m.cfg.Dialect] + " AND table_name = " +
-		map[Dialect]string{Postgres: "$2", MySQL: "?"}[m.cfg.Dialect] + " AND constraint_type = 'PRIMARY KEY'"
-	args := []any{table}
-	if m.cfg.Dialect == Postgres {
-		args = []any{m.cfg.Schema, table}
-	}
+	q, args := m.sd.Catalog.PrimaryKeys(table)
 	if err := m.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
 		return nil, err
 	}
@@ -314,12 +306,12 @@ func (m *Manager) up250Sessions(ctx context.Context, table string) ([]string, er
 // up300: sessions copy their runs into the runs table; evals, knowledge and
 // metrics gain user_id.
 func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
-	d := m.cfg.Dialect
+	ty := m.sd.Types
 	switch st.Kind {
 	case KindSessions:
 		return m.up300Sessions(ctx, st, sum)
 	case KindEvals, KindKnowledge:
-		added, err := m.addColumn(ctx, st.Table, "user_id", d.strType())
+		added, err := m.addColumn(ctx, st.Table, "user_id", ty.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +326,7 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 		}
 		return append(actions, "index user_id"), nil
 	case KindMetrics:
-		added, err := m.addColumn(ctx, st.Table, "user_id", d.keyType()+" NOT NULL DEFAULT ''")
+		added, err := m.addColumn(ctx, st.Table, "user_id", ty.Key+" NOT NULL DEFAULT ''")
 		if err != nil {
 			return nil, err
 		}
@@ -357,8 +349,8 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 
 func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
 	actions := []string{"create table " + m.tables.Runs}
-	if m.cfg.Dialect == MySQL {
-		a, err := m.binarySessionID(ctx, st.Table)
+	if f := m.sd.Migration.PrepareForeignKeyTarget; f != nil {
+		a, err := f(ctx, m.cfg.DB, st.Table, m.cfg.DryRun)
 		if err != nil {
 			return nil, err
 		}
@@ -369,7 +361,7 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 	// row by row (run_data lives off-page, so the builds scan small rows). A
 	// resumed copy finds the table without them and builds them when it
 	// finishes. SQLite keeps run_data inline, where nine scans cost more.
-	deferIndexes := m.cfg.Dialect != SQLite
+	deferIndexes := m.sd.Migration.DeferIndexes
 	if !m.cfg.DryRun {
 		to := -1
 		if deferIndexes {
@@ -381,7 +373,7 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 	}
 	if st.LegacyRunsColumn {
 		actions = append(actions, "copy runs into "+m.tables.Runs+" (legacy column kept)")
-		if deferIndexes && m.cfg.Dialect == Postgres && !m.cfg.DryRun {
+		if deferIndexes && m.sd.Migration.DeferForeignKeys != nil && !m.cfg.DryRun {
 			if err := m.deferForeignKeys(ctx); err != nil {
 				return nil, err
 			}
@@ -409,69 +401,26 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 	return actions, nil
 }
 
-// binarySessionID gives a MySQL sessions table's session_id the collation of
-// the 3.0 runs table (utf8mb4_bin): a 2.x table made with the server's default
-// collation cannot be the target of the runs table's foreign key otherwise.
-func (m *Manager) binarySessionID(ctx context.Context, table string) ([]string, error) {
-	var colType string
-	var coll sql.NullString
-	err := m.cfg.DB.QueryRowContext(ctx, `SELECT column_type, collation_name FROM information_schema.columns
-WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'session_id'`, table).Scan(&colType, &coll)
-	if err != nil {
-		return nil, fmt.Errorf("read session_id collation: %w", err)
-	}
-	if coll.String == "utf8mb4_bin" {
-		return nil, nil
-	}
-	action := "convert session_id to utf8mb4_bin (" + coll.String + " cannot back the runs foreign key)"
-	if m.cfg.DryRun {
-		return []string{action}, nil
-	}
-	q := fmt.Sprintf("ALTER TABLE %s MODIFY session_id %s CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL", m.qualify(table), colType)
-	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
-		return nil, fmt.Errorf("convert session_id to utf8mb4_bin: %w", err)
-	}
-	return []string{action}, nil
-}
-
-// deferForeignKeys drops the Postgres runs table's foreign keys for the copy
-// (checking each row costs about a fifth of the insert) after saving their
-// definitions in the progress row, in one transaction; restoreDeferred adds
-// them back, validating every row at once, even after a crash in between.
+// deferForeignKeys drops the runs table's foreign keys for the copy with
+// the dialect's DeferForeignKeys (checking each row costs about a fifth of
+// the insert) after saving the statements that restore them in the progress
+// row, in one transaction; restoreDeferred adds them back, validating every
+// row at once, even after a crash in between.
 func (m *Manager) deferForeignKeys(ctx context.Context) error {
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
-WHERE conrelid = $1::regclass AND contype = 'f' ORDER BY conname`, m.qualify(m.tables.Runs))
-	if err != nil {
-		return fmt.Errorf("read foreign keys of %s: %w", m.tables.Runs, err)
-	}
-	var names, ddl []string
-	for rows.Next() {
-		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
-			rows.Close()
-			return err
-		}
-		names = append(names, name)
-		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", m.qualify(m.tables.Runs), m.quote(name), def))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(names) == 0 {
+	ddl, err := m.sd.Migration.DeferForeignKeys(ctx, tx, m.qualify(m.tables.Runs))
+	if err != nil || len(ddl) == 0 {
 		return err
 	}
-	q := `INSERT INTO ` + m.qualify(m.tables.Progress) + ` (table_name, step, last_session_id, sessions_done, runs_copied, updated_at, deferred_ddl)
-VALUES ($1, '3.0.0', '', 0, 0, $2, $3) ON CONFLICT (table_name) DO UPDATE SET deferred_ddl = excluded.deferred_ddl`
-	if _, err := tx.ExecContext(ctx, q, m.tables.Sessions, time.Now().Unix(), strings.Join(ddl, ";\n")); err != nil {
+	q := m.sd.UpsertRow(m.qualify(m.tables.Progress),
+		[]string{"table_name", "step", "last_session_id", "sessions_done", "runs_copied", "updated_at", "deferred_ddl"},
+		[]string{"table_name"}, []string{"deferred_ddl"})
+	if _, err := tx.ExecContext(ctx, m.q(q), m.tables.Sessions, "3.0.0", "", 0, 0, time.Now().Unix(), strings.Join(ddl, ";\n")); err != nil {
 		return fmt.Errorf("save deferred foreign keys: %w", err)
-	}
-	for _, n := range names {
-		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.Runs)+" DROP CONSTRAINT "+m.quote(n)); err != nil {
-			return fmt.Errorf("defer foreign key %s: %w", n, err)
-		}
 	}
 	return tx.Commit()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
@@ -208,7 +209,7 @@ func TestMigrate_ResumedUpReportsBadRowsOfTheEarlierAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: migrate.SQLite, BatchSize: 1, Progress: func(migrate.Progress) { cancel() }})
+	m, err := migrate.New(migrate.Config{DB: sqlDB, Dialect: sqlite.Dialect(), BatchSize: 1, Progress: func(migrate.Progress) { cancel() }})
 	if err != nil {
 		t.Fatal(err)
 	}

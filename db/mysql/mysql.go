@@ -110,7 +110,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		return nil, fmt.Errorf("mysql: cannot connect to %s (is the server running and the DSN right?): %w", mc.Addr, err)
 	}
 	st, err := sqlstore.New(ctx, sqlstore.Config{
-		Dialect:         sqlstore.Dialect{Name: sqlstore.MySQL},
+		Dialect:         Dialect(),
 		Tables:          cfg.Tables,
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,

@@ -25,7 +25,8 @@ const DefaultSchema = "ai"
 type Config struct {
 	// DSN is a postgres:// URL or key=value string understood by pgx.
 	DSN string
-	// Schema holds the tables; empty means "ai". It is created if missing.
+	// Schema holds the tables; empty means DefaultSchema ("ai"). It is
+	// created if missing.
 	Schema string
 	// ID is the db_id reported by AgentOS; empty means "postgres".
 	ID     string
@@ -55,9 +56,6 @@ type Config struct {
 func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("postgres: Config.DSN is required")
-	}
-	if cfg.Schema == "" {
-		cfg.Schema = DefaultSchema
 	}
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
@@ -89,7 +87,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		return nil, fmt.Errorf("postgres: cannot connect (is the server running and the DSN right?): %w", err)
 	}
 	st, err := sqlstore.New(ctx, sqlstore.Config{
-		Dialect:         sqlstore.Dialect{Name: sqlstore.Postgres, Schema: cfg.Schema},
+		Dialect:         Dialect(cfg.Schema),
 		Tables:          cfg.Tables,
 		Writer:          sqlDB,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,

@@ -86,7 +86,7 @@ func TestOpen_RefusesLegacy2xDatabase(t *testing.T) {
 			t.Fatalf("error %q does not mention %q", err, want)
 		}
 	}
-	cols, err := sqlstore.Columns(ctx, rawDB(t, path), &sqlstore.Dialect{Name: sqlstore.SQLite}, "agno_runs")
+	cols, err := sqlstore.Columns(ctx, rawDB(t, path), sqlite.Dialect(), "agno_runs")
 	if err != nil || len(cols) != 0 {
 		t.Fatalf("opening a 2.x database created agno_runs (%v, %v)", cols, err)
 	}
@@ -95,7 +95,7 @@ func TestOpen_RefusesLegacy2xDatabase(t *testing.T) {
 		t.Fatalf("SkipSchemaCheck open: %v", err)
 	}
 	st, ok := sqlstore.FromDB(d)
-	if !ok || st.SQL() == nil || st.SQLDialect().Name != sqlstore.SQLite {
+	if !ok || st.SQL() == nil || st.SQLDialect().Name != "sqlite" {
 		t.Fatal("FromDB does not expose the store")
 	}
 	d.Close()

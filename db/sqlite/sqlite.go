@@ -96,7 +96,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	}
 	wrap := func(err error) error { return explain(cfg.Path, busy, err) }
 	scfg := sqlstore.Config{
-		Dialect:         sqlstore.Dialect{Name: sqlstore.SQLite},
+		Dialect:         Dialect(),
 		Tables:          cfg.Tables,
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
 		ReadOnly:        cfg.ReadOnly,
@@ -174,7 +174,7 @@ func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer,
 		return nil, nil, err
 	}
 	if !cfg.SkipSchemaCheck {
-		if _, err := sqlstore.CheckSchema(ctx, writer, &sqlstore.Dialect{Name: sqlstore.SQLite}, cfg.Tables); err != nil {
+		if _, err := sqlstore.CheckSchema(ctx, writer, Dialect(), cfg.Tables); err != nil {
 			writer.Close()
 			return nil, nil, err
 		}

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"time"
 )
@@ -38,7 +37,7 @@ func (s *Store) checkpointEvery(interval time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if frames, err := checkpoint(ctx, s.r, "PASSIVE"); err == nil && frames > checkpointRestartFrames {
+				if frames, err := s.d.WALCheckpoint(ctx, s.r, false); err == nil && frames > checkpointRestartFrames {
 					s.truncateWAL(ctx)
 				}
 			}
@@ -56,14 +55,5 @@ func (s *Store) truncateWAL(ctx context.Context) {
 		return
 	}
 	defer s.gate.leave()
-	_, _ = checkpoint(ctx, s.w, "TRUNCATE")
-}
-
-// checkpoint runs one checkpoint and returns the WAL's length in frames.
-// The pragma is scanned, not executed: it does its work as it steps to its
-// result row.
-func checkpoint(ctx context.Context, pool *sql.DB, mode string) (frames int64, err error) {
-	var busy, done int64
-	err = pool.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &done)
-	return frames, err
+	_, _ = s.d.WALCheckpoint(ctx, s.w, true)
 }

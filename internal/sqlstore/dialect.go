@@ -1,35 +1,255 @@
 package sqlstore
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Dialect names.
-const (
-	SQLite   = "sqlite"
-	Postgres = "postgres"
-	MySQL    = "mysql"
-)
-
-// Dialect is what differs between the SQL backends: identifier quoting,
-// placeholders, insert-or-ignore, JSON expressions and how run_index
-// assignment is serialised. Queries are written with "?" placeholders and
-// rebound for Postgres.
+// Dialect is what differs between the SQL backends. Each db/<driver> package
+// builds its own (sqlite.Dialect, postgres.Dialect, mysql.Dialect); the
+// store and the migrate package use its parts and never its name, so a new
+// backend is a new driver package with its DDL. Queries are written with "?"
+// placeholders and go through Bind (the dialect's Rebind).
+//
+// A Dialect is checked once (Check, called by New and by migrate.New); a
+// missing required part is an ErrIncompleteDialect there, never a silent
+// fallback later.
 type Dialect struct {
-	// Name is SQLite, Postgres or MySQL.
+	// Name names the backend in messages and as db.Driver.Dialect. Required.
 	Name string
-	// Schema prefixes table names (Postgres only; empty elsewhere).
+	// Schema qualifies every table name; empty means unqualified. The store
+	// and migrate create it when missing.
 	Schema string
+	// DDL holds one "<version>.sql" file per schema version the backend can
+	// create (at least Version30), each with one "-- +table KIND" section
+	// per table kind (see DDL). Required.
+	DDL fs.FS
+
+	// Quote quotes one identifier. Required.
+	Quote func(ident string) string
+	// Rebind turns "?" placeholders into the backend's; nil keeps them.
+	Rebind func(query string) string
+
+	// Upsert is the backend's insert-or-update syntax. Required.
+	Upsert UpsertSyntax
+	// RunUpsert is how UpsertRun and SaveRun serialise run_index assignment
+	// within a session. Required.
+	RunUpsert RunUpsert
+	// LockSession is a statement, with the session id as its one argument,
+	// that locks a session until the transaction ends (RunUpsertLockThenWrite
+	// and RunUpsertLockReadWrite require it; the first executes it, the
+	// second queries it and discards its rows).
+	LockSession func(sessionsTable string) string
+	// TxOptions are the options of write transactions; nil means the
+	// backend's default isolation.
+	TxOptions *sql.TxOptions
+	// RetryTx reports an error after which SaveRun retries its transaction
+	// (a deadlock the server resolved by rolling it back); nil means never.
+	RetryTx func(error) bool
+	// SingleWriter says every write goes through one connection: writes
+	// then queue in arrival order (writeGate), and a transaction's
+	// statements are prepared before it takes the connection.
+	SingleWriter bool
+	// CacheStatements keeps prepared statements per pool; false when the
+	// database/sql driver already caches them by text.
+	CacheStatements bool
+	// BindLimit binds LIMIT and OFFSET as arguments (the statement text
+	// repeats across pages); false writes them as literals.
+	BindLimit bool
+	// IndexFirstPage reports whether a first page of a session's runs
+	// (keyset: the page after a run_index) is read through the deferred
+	// join on the (session_id, run_index) index rather than with one plain
+	// query, as deeper pages always are; nil means always.
+	IndexFirstPage func(keyset bool) bool
+
+	// JSONField extracts a top-level string field of a JSON object column
+	// as text. Required.
+	JSONField func(col, field string) string
+	// JSONString returns the text of a column holding a JSON string. Required.
+	JSONString func(col string) string
+	// JSONArrayHasAny is a condition true when a JSON array column holds any
+	// of n strings, bound as n placeholders. Required.
+	JSONArrayHasAny func(col string, n int) string
+	// LikeContains is a case-insensitive substring condition on a text
+	// expression with one placeholder for a ContainsPattern. Required.
+	LikeContains func(expr string) string
+	// NoIndex wraps a text column so that the planner cannot use an index on
+	// it (comparisons keep their meaning); nil means the bare column.
+	NoIndex func(col string) string
+	// ForceIndex is a hint written after a table in FROM that makes the
+	// planner use the named index; nil means no hint.
+	ForceIndex func(index string) string
+
+	// Types are the column types of the bookkeeping tables migrate creates
+	// and of the columns it adds. Required.
+	Types SQLTypes
+	// Catalog looks tables, columns and indexes up. Required.
+	Catalog Catalog
+	// DDLInTx says a transaction can hold DDL (CREATE TABLE): table
+	// creation then commits or rolls back as a whole.
+	DDLInTx bool
+	// LockSchema serialises openers that create tables: it takes the lock
+	// named key on q (the transaction when DDLInTx, else the connection)
+	// and returns its release; nil when the transaction is enough.
+	LockSchema func(ctx context.Context, q Querier, key string) (release func(), err error)
+	// LockMigration serialises migrations of one database across
+	// processes, waiting up to timeout (then ErrMigrationLocked); a lock
+	// dies with its holder. name identifies the database's tables. Required.
+	LockMigration func(ctx context.Context, db *sql.DB, name string, timeout time.Duration) (release func(), err error)
+	// WALCheckpoint runs one checkpoint of a write-ahead log on q (restart:
+	// also empties the log, waiting for readers) and returns the log's
+	// length in frames; the store's Config.CheckpointInterval requires it.
+	WALCheckpoint func(ctx context.Context, q Querier, restart bool) (frames int64, err error)
+	// DropIndex returns the statements that drop an index of a table.
+	// Required.
+	DropIndex func(table, index string) []string
+	// Migration is what migrate's 2.x upgrade and its Down need to know
+	// beyond the store's parts.
+	Migration MigrationTraits
 }
 
-// Quote quotes one identifier.
-func (d *Dialect) Quote(ident string) string {
-	if d.Name == MySQL {
-		return "`" + strings.ReplaceAll(ident, "`", "``") + "`"
+// UpsertSyntax is an insert-or-update syntax.
+type UpsertSyntax int
+
+const (
+	// OnConflict is INSERT … ON CONFLICT (key) DO UPDATE SET col =
+	// excluded.col [WHERE …] [RETURNING …], with an aliasable INSERT target,
+	// and ON CONFLICT DO NOTHING.
+	OnConflict UpsertSyntax = iota + 1
+	// OnDuplicateKey is INSERT … ON DUPLICATE KEY UPDATE col = VALUES(col)
+	// and INSERT IGNORE: no guard clause, no RETURNING.
+	OnDuplicateKey
+)
+
+// RunUpsert is a run-write strategy.
+type RunUpsert int
+
+const (
+	// RunUpsertOneStatement writes a run with one INSERT … ON CONFLICT …
+	// RETURNING whose run_index is a MAX subquery. The statement alone is
+	// atomic only on a SingleWriter backend: it holds the write lock from
+	// its first step.
+	RunUpsertOneStatement RunUpsert = iota + 1
+	// RunUpsertLockThenWrite runs the same statement after LockSession in a
+	// transaction when a run_index is to be assigned (a READ COMMITTED
+	// statement reads with the snapshot it started with, so it would miss a
+	// run committed while it waited on a lock of its own).
+	RunUpsertLockThenWrite
+	// RunUpsertLockReadWrite locks the session (LockSession, a row lock),
+	// reads the run and the next run_index in one statement, then updates
+	// or inserts: for OnDuplicateKey backends.
+	RunUpsertLockReadWrite
+)
+
+// SQLTypes are a backend's column types for the tables built outside the
+// DDL files.
+type SQLTypes struct {
+	// Key is a string usable in a primary key or index; Text an unbounded
+	// string; BigInt a 64-bit integer; JSON a JSON document.
+	Key, Text, BigInt, JSON string
+	// TableSuffix follows CREATE TABLE (…) (a character set); may be empty.
+	TableSuffix string
+}
+
+// Catalog builds the catalog look-ups of a dialect. Each returns a query and
+// its arguments.
+type Catalog struct {
+	// Tables counts the tables named table. Required.
+	Tables func(table string) (string, []any)
+	// Columns selects (name, type) of each column of table. Required.
+	Columns func(table string) (string, []any)
+	// Indexes counts the indexes named index on table. Required.
+	Indexes func(table, index string) (string, []any)
+	// PrimaryKeys counts the primary keys of table; nil when every table
+	// the backend ever created has one.
+	PrimaryKeys func(table string) (string, []any)
+}
+
+// ErrIncompleteDialect is returned when a Dialect lacks a required part or
+// combines parts that cannot work together.
+var ErrIncompleteDialect = errors.New("sqlstore: incomplete SQL dialect")
+
+// ErrMigrationLocked is returned by a LockMigration whose wait timed out.
+var ErrMigrationLocked = errors.New("migrate: another migration is running on this database; wait for it to finish and retry")
+
+// Check reports every required part d lacks and every inconsistent choice,
+// as one ErrIncompleteDialect.
+func (d *Dialect) Check() error {
+	if d == nil {
+		return fmt.Errorf("%w: no dialect", ErrIncompleteDialect)
 	}
-	return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"`
+	var bad []string
+	need := func(ok bool, what string) {
+		if !ok {
+			bad = append(bad, what)
+		}
+	}
+	need(d.Name != "", "Name")
+	need(d.DDL != nil, "DDL")
+	need(d.Quote != nil, "Quote")
+	need(d.Upsert == OnConflict || d.Upsert == OnDuplicateKey, "Upsert")
+	need(d.RunUpsert >= RunUpsertOneStatement && d.RunUpsert <= RunUpsertLockReadWrite, "RunUpsert")
+	need(d.JSONField != nil, "JSONField")
+	need(d.JSONString != nil, "JSONString")
+	need(d.JSONArrayHasAny != nil, "JSONArrayHasAny")
+	need(d.LikeContains != nil, "LikeContains")
+	need(d.Types.Key != "" && d.Types.Text != "" && d.Types.BigInt != "" && d.Types.JSON != "", "Types")
+	need(d.Catalog.Tables != nil, "Catalog.Tables")
+	need(d.Catalog.Columns != nil, "Catalog.Columns")
+	need(d.Catalog.Indexes != nil, "Catalog.Indexes")
+	need(d.LockMigration != nil, "LockMigration")
+	need(d.DropIndex != nil, "DropIndex")
+	switch d.RunUpsert {
+	case RunUpsertOneStatement:
+		need(d.SingleWriter, "SingleWriter (RunUpsertOneStatement is atomic only on a single writer)")
+		need(d.Upsert == OnConflict, "Upsert OnConflict (RunUpsertOneStatement needs ON CONFLICT … RETURNING)")
+	case RunUpsertLockThenWrite:
+		need(d.LockSession != nil, "LockSession (RunUpsertLockThenWrite)")
+		need(d.Upsert == OnConflict, "Upsert OnConflict (RunUpsertLockThenWrite needs ON CONFLICT … RETURNING)")
+	case RunUpsertLockReadWrite:
+		need(d.LockSession != nil, "LockSession (RunUpsertLockReadWrite)")
+	}
+	if d.Upsert == OnDuplicateKey {
+		need(d.RunUpsert == RunUpsertLockReadWrite, "RunUpsert LockReadWrite (OnDuplicateKey has no RETURNING)")
+	}
+	if d.DDL != nil {
+		bad = append(bad, missingDDL(d.DDL)...)
+	}
+	if len(bad) > 0 {
+		name := d.Name
+		if name == "" {
+			name = "unnamed"
+		}
+		return fmt.Errorf("%w: %s dialect lacks %s", ErrIncompleteDialect, name, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// missingDDL names what the DDL lacks: the Version30 file, or in it a
+// section for a table kind.
+func missingDDL(ddl fs.FS) []string {
+	src, err := fs.ReadFile(ddl, Version30+".sql")
+	if err != nil {
+		return []string{"DDL file " + Version30 + ".sql"}
+	}
+	have := map[string]bool{}
+	for _, section := range strings.Split(string(src), ddlSection)[1:] {
+		name, _, _ := strings.Cut(section, "\n")
+		have[strings.TrimSpace(name)] = true
+	}
+	var out []string
+	for _, k := range Kinds {
+		if !have[k] {
+			out = append(out, "DDL section "+Version30+".sql "+ddlSection+k)
+		}
+	}
+	return out
 }
 
 // Table returns the quoted, schema-qualified name of a table.
@@ -40,10 +260,85 @@ func (d *Dialect) Table(name string) string {
 	return d.Quote(name)
 }
 
-// Rebind turns "?" placeholders into the dialect's ($1, $2, … on Postgres).
-// Queries built here never contain a literal "?" outside placeholders.
-func (d *Dialect) Rebind(q string) string {
-	if d.Name != Postgres || !strings.Contains(q, "?") {
+// Bind rebinds "?" placeholders for the backend (Rebind, when set).
+func (d *Dialect) Bind(q string) string {
+	if d.Rebind == nil {
+		return q
+	}
+	return d.Rebind(q)
+}
+
+// InsertIgnore returns an INSERT that does nothing when the primary key
+// (conflictCols) already exists; RowsAffected tells which happened.
+func (d *Dialect) InsertIgnore(table string, cols []string, conflictCols ...string) string {
+	ph := placeholders(len(cols))
+	if d.Upsert == OnDuplicateKey {
+		return fmt.Sprintf("INSERT IGNORE INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), ph)
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING",
+		table, strings.Join(cols, ", "), ph, strings.Join(conflictCols, ", "))
+}
+
+// InsertIgnoreRows wraps a multi-row INSERT (values holds the rows) so that a
+// row whose key (conflict) exists is skipped; anyKey is one key column.
+func (d *Dialect) InsertIgnoreRows(table, cols, values, conflict, anyKey string) string {
+	if d.Upsert == OnDuplicateKey {
+		return "INSERT INTO " + table + " (" + cols + ") VALUES " + values +
+			" ON DUPLICATE KEY UPDATE " + anyKey + " = " + anyKey
+	}
+	return "INSERT INTO " + table + " (" + cols + ") VALUES " + values +
+		" ON CONFLICT (" + conflict + ") DO NOTHING"
+}
+
+// UpsertRow returns an INSERT of cols into table that, when a row with the
+// key conflict exists, sets each of set to the inserted value instead.
+func (d *Dialect) UpsertRow(table string, cols, conflict, set []string) string {
+	q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + placeholders(len(cols)) + ")"
+	parts := make([]string, len(set))
+	if d.Upsert == OnDuplicateKey {
+		for i, c := range set {
+			parts[i] = c + " = VALUES(" + c + ")"
+		}
+		return q + " ON DUPLICATE KEY UPDATE " + strings.Join(parts, ", ")
+	}
+	for i, c := range set {
+		parts[i] = c + " = excluded." + c
+	}
+	return q + " ON CONFLICT (" + strings.Join(conflict, ", ") + ") DO UPDATE SET " + strings.Join(parts, ", ")
+}
+
+// noIndex applies NoIndex.
+func (d *Dialect) noIndex(col string) string {
+	if d.NoIndex == nil {
+		return col
+	}
+	return d.NoIndex(col)
+}
+
+// forceIndex returns table followed by the hint to use index, if any.
+func (d *Dialect) forceIndex(table, index string) string {
+	if d.ForceIndex == nil {
+		return table
+	}
+	return table + " " + d.ForceIndex(index)
+}
+
+// ContainsPattern builds the LIKE pattern for LikeContains: lower case, with
+// backslash escaping % and _.
+func ContainsPattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(s)) + "%"
+}
+
+// QuoteDouble quotes an identifier in double quotes (standard SQL).
+func QuoteDouble(ident string) string {
+	return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"`
+}
+
+// RebindDollar numbers placeholders $1, $2, …. Queries built by the store
+// never contain a literal "?" outside placeholders.
+func RebindDollar(q string) string {
+	if !strings.Contains(q, "?") {
 		return q
 	}
 	var b strings.Builder
@@ -59,113 +354,4 @@ func (d *Dialect) Rebind(q string) string {
 		b.WriteByte(q[i])
 	}
 	return b.String()
-}
-
-// InsertIgnore returns an INSERT that does nothing when the primary key
-// (conflictCols) already exists; RowsAffected tells which happened.
-func (d *Dialect) InsertIgnore(table string, cols []string, conflictCols ...string) string {
-	ph := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-	if d.Name == MySQL {
-		return fmt.Sprintf("INSERT IGNORE INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), ph)
-	}
-	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING",
-		table, strings.Join(cols, ", "), ph, strings.Join(conflictCols, ", "))
-}
-
-// jsonValue unwraps a JSON column to its value for SQL-side JSON functions.
-// On SQLite it also removes one layer of Agno's double encoding.
-func (d *Dialect) jsonValue(col string) string {
-	if d.Name == SQLite {
-		return fmt.Sprintf("(CASE WHEN json_valid(%[1]s) AND json_type(%[1]s) = 'text' THEN json_extract(%[1]s, '$') ELSE %[1]s END)", col)
-	}
-	return col
-}
-
-// jsonField extracts a top-level string field of a JSON object column as text.
-func (d *Dialect) jsonField(col, field string) string {
-	switch d.Name {
-	case Postgres:
-		return fmt.Sprintf("(%s->>'%s')", col, field)
-	case MySQL:
-		return fmt.Sprintf("JSON_UNQUOTE(JSON_EXTRACT(%s, '$.%s'))", col, field)
-	}
-	v := d.jsonValue(col)
-	return fmt.Sprintf("(CASE WHEN json_valid(%[1]s) THEN json_extract(%[1]s, '$.%[2]s') END)", v, field)
-}
-
-// jsonString returns the text of a column holding a JSON string.
-func (d *Dialect) jsonString(col string) string {
-	switch d.Name {
-	case Postgres:
-		return fmt.Sprintf("(%s #>> '{}')", col)
-	case MySQL:
-		return fmt.Sprintf("JSON_UNQUOTE(%s)", col)
-	}
-	return fmt.Sprintf("(CASE WHEN json_valid(%[1]s) THEN json_extract(%[1]s, '$') ELSE %[1]s END)", col)
-}
-
-// jsonArrayHasAny is a condition true when the JSON array column holds any of
-// n string values (bound as n placeholders).
-func (d *Dialect) jsonArrayHasAny(col string, n int) string {
-	ph := strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-	switch d.Name {
-	case Postgres:
-		return fmt.Sprintf("(jsonb_typeof(%[1]s) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(%[1]s) AS t(v) WHERE t.v IN (%[2]s)))", col, ph)
-	case MySQL:
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = fmt.Sprintf("JSON_CONTAINS(%s, JSON_QUOTE(?))", col)
-		}
-		return "(" + strings.Join(parts, " OR ") + ")"
-	}
-	v := d.jsonValue(col)
-	return fmt.Sprintf("(json_valid(%[1]s) AND json_type(%[1]s) = 'array' AND EXISTS (SELECT 1 FROM json_each(%[1]s) WHERE value IN (%[2]s)))", v, ph)
-}
-
-// likeContains is a case-insensitive substring condition on a text expression;
-// the bound value comes from containsPattern.
-func (d *Dialect) likeContains(expr string) string {
-	if d.Name == MySQL {
-		return fmt.Sprintf("LOWER(%s) LIKE ?", expr) // backslash is MySQL's default LIKE escape
-	}
-	return fmt.Sprintf("LOWER(%s) LIKE ? ESCAPE '\\'", expr)
-}
-
-// containsPattern builds the LIKE pattern for likeContains.
-func containsPattern(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(strings.ToLower(s)) + "%"
-}
-
-// lockSession serialises run_index assignment for one session inside a
-// transaction. SQLite needs nothing: its writes go through one connection in
-// BEGIN IMMEDIATE transactions.
-func (d *Dialect) lockSession(sessionsTable string) string {
-	switch d.Name {
-	case Postgres:
-		return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
-	case MySQL:
-		return "SELECT session_id FROM " + sessionsTable + " WHERE session_id = ? FOR UPDATE"
-	}
-	return ""
-}
-
-// noIndex wraps a text column so the planner cannot use an index on it, while
-// comparisons (NULL included) keep their meaning. Queries scoped to one
-// session use it on the other columns so the plan stays on the
-// (session_id, run_index) index instead of the single-column ones (agent_id,
-// user_id, status), which can cover a whole agent's or user's runs: SQLite
-// without statistics picks agent_id's for the history. Postgres gets the
-// bare column: it plans these queries well from its statistics, and an
-// expression there only hides them (EXPLAIN ANALYZE on a 50,000-run session:
-// the wrapped history read the whole session, 30 ms; bare, a backward index
-// scan of 4 rows, 0.08 ms).
-func (d *Dialect) noIndex(col string) string {
-	switch d.Name {
-	case SQLite:
-		return "+" + col
-	case MySQL:
-		return "CONCAT(" + col + ", '')"
-	}
-	return col
 }

@@ -16,16 +16,13 @@ const fileCols = "namespace, path, content, size_bytes, version, created_at, upd
 func (s *Store) PutFile(ctx context.Context, f *db.File) (*db.File, error) {
 	args := []any{f.Namespace, f.Path, f.Content, f.SizeBytes, int64(1), f.CreatedAt, f.UpdatedAt}
 	var q string
-	switch s.d.Name {
-	case MySQL:
+	switch s.d.Upsert {
+	case OnDuplicateKey:
 		q = "INSERT INTO " + s.fs + " (" + fileCols + ") VALUES (" + placeholders(7) + `)
 			ON DUPLICATE KEY UPDATE content = VALUES(content), size_bytes = VALUES(size_bytes),
 			version = version + 1, updated_at = VALUES(updated_at)`
 	default:
-		target, cur := s.fs, s.fs
-		if s.d.Name == Postgres {
-			target, cur = s.fs+" AS f", "f"
-		}
+		target, cur := s.fs+" AS f", "f"
 		q = "INSERT INTO " + target + " (" + fileCols + ") VALUES (" + placeholders(7) + `)
 			ON CONFLICT (namespace, path) DO UPDATE SET content = excluded.content, size_bytes = excluded.size_bytes,
 			version = ` + cur + ".version + 1, updated_at = excluded.updated_at"
@@ -33,7 +30,7 @@ func (s *Store) PutFile(ctx context.Context, f *db.File) (*db.File, error) {
 	if err := s.gate.enter(ctx); err != nil {
 		return nil, err
 	}
-	_, err := s.w.ExecContext(ctx, s.d.Rebind(q), args...)
+	_, err := s.w.ExecContext(ctx, s.d.Bind(q), args...)
 	s.gate.leave()
 	if err != nil {
 		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
@@ -49,7 +46,7 @@ func (s *Store) GetFile(ctx context.Context, namespace, path string) (*db.File, 
 func (s *Store) getFile(ctx context.Context, q *sql.DB, namespace, path string) (*db.File, error) {
 	var f db.File
 	var updated sql.NullInt64
-	err := q.QueryRowContext(ctx, s.d.Rebind("SELECT "+fileCols+" FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path).
+	err := q.QueryRowContext(ctx, s.d.Bind("SELECT "+fileCols+" FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path).
 		Scan(&f.Namespace, &f.Path, &f.Content, &f.SizeBytes, &f.Version, &f.CreatedAt, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: file %s/%s", db.ErrNotFound, namespace, path)
@@ -70,6 +67,6 @@ func (s *Store) DeleteFile(ctx context.Context, namespace, path string) error {
 		return err
 	}
 	defer s.gate.leave()
-	_, err := s.w.ExecContext(ctx, s.d.Rebind("DELETE FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path)
+	_, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path)
 	return s.fail("delete file "+namespace+"/"+path, err)
 }

@@ -19,10 +19,7 @@ var _ db.FirstRunReader = (*Store)(nil)
 func (s *Store) FirstRuns(ctx context.Context, sessionIDs []string) (map[string]db.Run, error) {
 	x := s.d.noIndex
 	cols := "r." + strings.ReplaceAll(runCols, ", ", ", r.")
-	runsF := s.runs + " f"
-	if s.d.Name == MySQL {
-		runsF += " FORCE INDEX (" + s.d.Quote("idx_"+s.t.Name(KindRuns)+"_session_id_run_index") + ")"
-	}
+	runsF := s.runsFOnIndex
 	first := "SELECT f.run_id FROM " + runsF + " WHERE f.session_id = s.session_id AND " + x("f.parent_run_id") +
 		" IS NULL AND " + x("f.run_type") + " = s.session_type ORDER BY f.run_index LIMIT 1"
 	out := make(map[string]db.Run, len(sessionIDs))
@@ -35,7 +32,7 @@ func (s *Store) FirstRuns(ctx context.Context, sessionIDs []string) (map[string]
 		}
 		q := "SELECT " + cols + " FROM " + s.sessions + " s JOIN " + s.runs + " r ON r.run_id = (" + first + ")" + w.String()
 		// Not prepared: the IN list's length varies with the page.
-		rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+		rows, err := s.r.QueryContext(ctx, s.d.Bind(q), w.args...)
 		if err != nil {
 			return nil, s.fail("first runs", err)
 		}

@@ -29,14 +29,14 @@ func (s *Store) UpsertMemory(ctx context.Context, m *db.Memory) (*db.Memory, err
 	}
 	data := []any{string(text), nullStr(m.Feedback), nullStr(m.Input), nullStr(m.AgentID), nullStr(m.TeamID), nullStr(m.UserID), topics}
 	args := append(append([]any{m.MemoryID}, data...), m.CreatedAt, m.UpdatedAt)
-	res, err := s.w.ExecContext(ctx, s.d.Rebind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id")), args...)
+	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id")), args...)
 	if err != nil {
 		return nil, s.fail("upsert memory "+m.MemoryID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		upd := "UPDATE " + s.memories + ` SET memory = ?, feedback = ?, input = ?, agent_id = ?, team_id = ?, user_id = ?, topics = ?, updated_at = ?
 			WHERE memory_id = ? AND (user_id IS NULL OR user_id = ?)`
-		res, err := s.w.ExecContext(ctx, s.d.Rebind(upd), append(data, m.UpdatedAt, m.MemoryID, nullStr(m.UserID))...)
+		res, err := s.w.ExecContext(ctx, s.d.Bind(upd), append(data, m.UpdatedAt, m.MemoryID, nullStr(m.UserID))...)
 		if err != nil {
 			return nil, s.fail("upsert memory "+m.MemoryID, err)
 		}
@@ -59,7 +59,7 @@ func (s *Store) getMemory(ctx context.Context, q *sql.DB, id, user string, scope
 	if scoped {
 		w.add("user_id = ?", user)
 	}
-	m, err := scanMemory(q.QueryRowContext(ctx, s.d.Rebind("SELECT "+memoryCols+" FROM "+s.memories+w.String()), w.args...))
+	m, err := scanMemory(q.QueryRowContext(ctx, s.d.Bind("SELECT "+memoryCols+" FROM "+s.memories+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: memory %s", db.ErrNotFound, id)
 	}
@@ -77,19 +77,19 @@ func (s *Store) ListMemories(ctx context.Context, f db.MemoryFilter) ([]db.Memor
 	w.eq("team_id", f.TeamID)
 	scope(ctx, w)
 	if len(f.Topics) > 0 {
-		w.add(s.d.jsonArrayHasAny("topics", len(f.Topics)), anys(f.Topics)...)
+		w.add(s.d.JSONArrayHasAny("topics", len(f.Topics)), anys(f.Topics)...)
 	}
 	if f.SearchContent != "" {
-		w.add(s.d.likeContains(s.d.jsonString("memory")), containsPattern(f.SearchContent))
+		w.add(s.d.LikeContains(s.d.JSONString("memory")), ContainsPattern(f.SearchContent))
 	}
 	var total int
-	if err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(*) FROM "+s.memories+w.String()), w.args...).Scan(&total); err != nil {
+	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.memories+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count memories", err)
 	}
 	d := dir(f.SortOrder)
 	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s %s, memory_id %s LIMIT %d OFFSET %d", memoryCols, s.memories, w.String(),
 		sortCol(f.SortBy, "updated_at", "updated_at", "created_at"), d, d, f.Limit, offset(f.Limit, f.Page))
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), w.args...)
 	if err != nil {
 		return nil, 0, s.fail("list memories", err)
 	}
@@ -114,7 +114,7 @@ func (s *Store) DeleteMemories(ctx context.Context, memoryIDs ...string) error {
 		w := &where{}
 		w.add("memory_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
 		scope(ctx, w)
-		if _, err := s.w.ExecContext(ctx, s.d.Rebind("DELETE FROM "+s.memories+w.String()), w.args...); err != nil {
+		if _, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.memories+w.String()), w.args...); err != nil {
 			return s.fail("delete memories", err)
 		}
 	}
@@ -126,7 +126,7 @@ func (s *Store) MemoryTopics(ctx context.Context) ([]string, error) {
 	w := &where{}
 	w.add("topics IS NOT NULL")
 	scope(ctx, w)
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind("SELECT topics FROM "+s.memories+w.String()), w.args...)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT topics FROM "+s.memories+w.String()), w.args...)
 	if err != nil {
 		return nil, s.fail("memory topics", err)
 	}
@@ -158,12 +158,12 @@ func (s *Store) UserMemoryStats(ctx context.Context, limit, page int) ([]db.User
 	w.add("user_id IS NOT NULL")
 	scope(ctx, w)
 	var total int
-	if err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(DISTINCT user_id) FROM "+s.memories+w.String()), w.args...).Scan(&total); err != nil {
+	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(DISTINCT user_id) FROM "+s.memories+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("memory stats", err)
 	}
 	q := fmt.Sprintf("SELECT user_id, COUNT(*), COALESCE(MAX(updated_at), 0) FROM %s%s GROUP BY user_id ORDER BY 3 DESC, user_id LIMIT %d OFFSET %d",
 		s.memories, w.String(), limit, offset(limit, page))
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), w.args...)
 	if err != nil {
 		return nil, 0, s.fail("memory stats", err)
 	}

@@ -80,7 +80,7 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 	w := s.runWhere(ctx, f)
 	total := -1
 	if f.WithTotal {
-		if err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(*) FROM "+s.runs+w.String()), w.args...).Scan(&total); err != nil {
+		if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.runs+w.String()), w.args...).Scan(&total); err != nil {
 			return nil, 0, s.fail("count runs", err)
 		}
 	}
@@ -124,15 +124,10 @@ func (s *Store) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, err
 // a first page, and MariaDB sorts everything after the cursor for a keyset
 // page.
 func (s *Store) wantIndexPage(off int, keyset bool) bool {
-	switch {
-	case off > 0:
+	if off > 0 || s.d.IndexFirstPage == nil {
 		return true
-	case s.d.Name == Postgres:
-		return false
-	case s.d.Name == SQLite:
-		return !keyset
 	}
-	return true
+	return s.d.IndexFirstPage(keyset)
 }
 
 // indexPage returns the page at offset off of a session in run_index order
@@ -298,10 +293,7 @@ func (s *Store) historyWithTies(ctx context.Context, w *where, limit int) ([]db.
 // and reads every row; on the composite index it filters run_index inside
 // the index (index condition pushdown).
 func (s *Store) runsOnSessionIndex() string {
-	if s.d.Name != MySQL {
-		return s.runs
-	}
-	return s.runs + " FORCE INDEX (" + s.d.Quote("idx_"+s.t.Name(KindRuns)+"_session_id_run_index") + ")"
+	return s.runsOnIndex
 }
 
 // DeleteRun deletes one run in scope; ErrNotFound if absent.
@@ -313,7 +305,7 @@ func (s *Store) DeleteRun(ctx context.Context, runID string) error {
 	w := &where{}
 	w.add("run_id = ?", runID)
 	scope(ctx, w)
-	res, err := s.w.ExecContext(ctx, s.d.Rebind("DELETE FROM "+s.runs+w.String()), w.args...)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.runs+w.String()), w.args...)
 	if err != nil {
 		return s.fail("delete run "+runID, err)
 	}
@@ -328,7 +320,7 @@ func (s *Store) DeleteRun(ctx context.Context, runID string) error {
 // it. Postgres gets literals: pgx caches statements by text anyway, and a
 // bound LIMIT would let a generic plan guess the row count.
 func (s *Store) limit(limit, off int) (string, []any) {
-	if s.d.Name == Postgres {
+	if !s.d.BindLimit {
 		return fmt.Sprintf(" LIMIT %d OFFSET %d", limit, off), nil
 	}
 	return " LIMIT ? OFFSET ?", []any{limit, off}

@@ -14,15 +14,17 @@ import (
 // nil run_index becomes max+1 within the session; assignment is serialised per
 // session. A scoped caller cannot overwrite another user's run (ErrNotFound).
 //
-// SQLite and Postgres use one INSERT … ON CONFLICT … RETURNING whose
-// run_index is a MAX subquery. On SQLite the statement alone is atomic: it
-// holds the write lock from its first step and all writes go through one
-// connection. Postgres takes an advisory transaction lock on the session in
-// the statement before, because a READ COMMITTED statement reads with the
-// snapshot it started with and would miss a run committed while it waited on
-// a lock of its own. MySQL's ON DUPLICATE KEY UPDATE has neither a guard
-// clause nor RETURNING, so it locks the session row FOR UPDATE, reads the run
-// and the next run_index in one statement, then updates or inserts.
+// The dialect's RunUpsert picks the algorithm. SQLite and Postgres use one
+// INSERT … ON CONFLICT … RETURNING whose run_index is a MAX subquery. On
+// SQLite (RunUpsertOneStatement) the statement alone is atomic: it holds the
+// write lock from its first step and all writes go through one connection.
+// Postgres (RunUpsertLockThenWrite) takes an advisory transaction lock on the
+// session in the statement before, because a READ COMMITTED statement reads
+// with the snapshot it started with and would miss a run committed while it
+// waited on a lock of its own. MySQL's ON DUPLICATE KEY UPDATE has neither a
+// guard clause nor RETURNING, so it (RunUpsertLockReadWrite) locks the session
+// row FOR UPDATE, reads the run and the next run_index in one statement, then
+// updates or inserts.
 func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
 	if err := s.gate.enter(ctx); err != nil {
@@ -31,12 +33,12 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	defer s.gate.leave()
 	ctx = s.gated(ctx)
 	var err error
-	switch s.d.Name {
-	case MySQL:
+	switch s.d.RunUpsert {
+	case RunUpsertLockReadWrite:
 		err = s.inTx(ctx, func(c txConn) error { return s.upsertRunLocked(ctx, c, out, scoped) })
-	case Postgres:
-		err = s.upsertRunPostgres(ctx, out, scoped)
-	default:
+	case RunUpsertLockThenWrite:
+		err = s.upsertRunLockThenWrite(ctx, out, scoped)
+	default: // RunUpsertOneStatement (Dialect.Check allows no other)
 		err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
 	}
 	if err != nil {
@@ -70,16 +72,13 @@ func (s *Store) runWriteErr(in *db.Run, err error) error {
 	return s.fail("upsert run "+in.RunID, err)
 }
 
-// inTx runs fn in a transaction on the writer and commits it. MySQL gets READ
-// COMMITTED, so a statement after a lock sees rows committed before the lock
-// was granted; the others keep their default (SQLite's writer begins
-// IMMEDIATE, Postgres is READ COMMITTED).
+// inTx runs fn in a transaction on the writer, with the dialect's
+// TxOptions, and commits it. MySQL asks for READ COMMITTED, so a statement
+// after a lock sees rows committed before the lock was granted; the others
+// keep their default (SQLite's writer begins IMMEDIATE, Postgres is READ
+// COMMITTED).
 func (s *Store) inTx(ctx context.Context, fn func(c txConn) error) error {
-	var opts *sql.TxOptions
-	if s.d.Name == MySQL {
-		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-	}
-	tx, err := s.w.BeginTx(ctx, opts)
+	tx, err := s.w.BeginTx(ctx, s.d.TxOptions)
 	if err != nil {
 		return err
 	}
@@ -102,10 +101,8 @@ func (s *Store) upsertRunSQL(scoped bool) string {
 // that keeps a scoped caller off another user's run (the conflict row is then
 // left alone and nothing is returned).
 func (s *Store) buildUpsertRunSQL(scoped bool) string {
-	target, cur := s.runs, s.runs
-	if s.d.Name == Postgres {
-		target, cur = s.runs+" AS r", "r" // a schema-qualified name cannot be used as a qualifier
-	}
+	// A schema-qualified name cannot be used as a qualifier: the alias can.
+	target, cur := s.runs+" AS r", "r"
 	q := "INSERT INTO " + target + " (" + runCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, " +
 		"COALESCE(?, (SELECT COALESCE(MAX(run_index), -1) + 1 FROM " + s.runs + " WHERE session_id = ?)), ?, ?, ?)" +
 		" ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, run_data = excluded.run_data," +
@@ -142,9 +139,9 @@ func (s *Store) upsertRunOnConflict(ctx context.Context, c writeConn, out *db.Ru
 	return nil
 }
 
-// upsertRunPostgres needs the session lock only to assign a run_index; a run
-// that brings its own index is one autocommit statement.
-func (s *Store) upsertRunPostgres(ctx context.Context, out *db.Run, scoped bool) error {
+// upsertRunLockThenWrite needs the session lock only to assign a run_index;
+// a run that brings its own index is one autocommit statement.
+func (s *Store) upsertRunLockThenWrite(ctx context.Context, out *db.Run, scoped bool) error {
 	if out.RunIndex != nil {
 		return s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
 	}
@@ -158,13 +155,15 @@ func (s *Store) upsertRunPostgres(ctx context.Context, out *db.Run, scoped bool)
 }
 
 // lockSession takes the session's lock inside c's transaction: Postgres's
-// advisory transaction lock, or MySQL's FOR UPDATE on the session row.
+// advisory transaction lock (RunUpsertLockThenWrite: executed, it returns
+// nothing to read), or MySQL's FOR UPDATE on the session row (a query whose
+// row is discarded).
 func (s *Store) lockSession(ctx context.Context, c txConn, sessionID string) error {
-	if s.d.Name == Postgres {
-		_, err := c.exec(ctx, s.d.lockSession(s.sessions), sessionID)
+	if s.d.RunUpsert == RunUpsertLockThenWrite {
+		_, err := c.exec(ctx, s.lockSessionQ, sessionID)
 		return err
 	}
-	rows, err := c.query(ctx, s.d.lockSession(s.sessions), sessionID)
+	rows, err := c.query(ctx, s.lockSessionQ, sessionID)
 	if err != nil {
 		return err
 	}

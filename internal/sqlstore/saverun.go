@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -29,7 +28,7 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {
 		saved, out, err := s.saveRun(ctx, sess, in)
-		if err == nil || s.d.Name != MySQL || attempt == 4 || !strings.Contains(err.Error(), "Error 1213") {
+		if err == nil || s.d.RetryTx == nil || attempt == 4 || !s.d.RetryTx(err) {
 			return saved, out, err
 		}
 	}
@@ -43,7 +42,7 @@ func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 		mapped error // a failed write, already mapped like UpsertSession's or UpsertRun's
 	)
 	err := s.inTx(ctx, func(c txConn) error {
-		if s.d.Name == MySQL || (s.d.Name == Postgres && out.RunIndex == nil) {
+		if s.d.RunUpsert == RunUpsertLockReadWrite || (s.d.RunUpsert == RunUpsertLockThenWrite && out.RunIndex == nil) {
 			if err := s.lockSession(ctx, c, out.SessionID); err != nil {
 				return err
 			}
@@ -53,7 +52,7 @@ func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 			return mapped
 		}
 		var err error
-		if s.d.Name == MySQL {
+		if s.d.RunUpsert == RunUpsertLockReadWrite {
 			err = s.upsertRunLocked(ctx, c, out, scoped)
 		} else {
 			err = s.upsertRunOnConflict(ctx, c, out, scoped)

@@ -3,9 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
 	"strings"
@@ -20,9 +20,6 @@ const Version30 = "3.0.0"
 // KnownVersions are Agno's table schema versions, oldest first.
 var KnownVersions = []string{"2.0.0", "2.3.0", "2.5.0", "2.5.6", Version30}
 
-//go:embed schema
-var schemaFS embed.FS
-
 // Querier is what schema helpers need: a *sql.DB, *sql.Conn or *sql.Tx.
 type Querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -30,15 +27,18 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// ddlSection starts a table kind's section of a DDL file.
+const ddlSection = "-- +table "
+
 // DDL returns the statements that create one table kind (with its indexes) at
 // a version, for a dialect and table names. Statements use IF NOT EXISTS.
 func DDL(d *Dialect, t Tables, kind, version string) ([]string, error) {
 	t = t.WithDefaults()
-	src, err := schemaFS.ReadFile("schema/" + d.Name + "/" + version + ".sql")
+	src, err := fs.ReadFile(d.DDL, version+".sql")
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: no %s DDL for version %s", d.Name, version)
 	}
-	for _, section := range strings.Split(string(src), "-- +table ")[1:] {
+	for _, section := range strings.Split(string(src), ddlSection)[1:] {
 		name, body, _ := strings.Cut(section, "\n")
 		if strings.TrimSpace(name) != kind {
 			continue
@@ -83,16 +83,8 @@ func Columns(ctx context.Context, q Querier, d *Dialect, table string) (map[stri
 // lower-case declared or data type; an empty map means the table does not
 // exist.
 func ColumnTypes(ctx context.Context, q Querier, d *Dialect, table string) (map[string]string, error) {
-	var rows *sql.Rows
-	var err error
-	switch d.Name {
-	case Postgres:
-		rows, err = q.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2", d.Schema, table)
-	case MySQL:
-		rows, err = q.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?", table)
-	default:
-		rows, err = q.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
-	}
+	query, args := d.Catalog.Columns(table)
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: read columns of %s: %w", table, err)
 	}
@@ -116,7 +108,7 @@ func TableVersion(ctx context.Context, q Querier, d *Dialect, t Tables, table st
 	if err != nil || len(cols) == 0 {
 		return "", false, err
 	}
-	err = q.QueryRowContext(ctx, d.Rebind("SELECT version FROM "+d.Table(t.Versions)+" WHERE table_name = ?"), table).Scan(&version)
+	err = q.QueryRowContext(ctx, d.Bind("SELECT version FROM "+d.Table(t.Versions)+" WHERE table_name = ?"), table).Scan(&version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -128,14 +120,14 @@ func Stamp(ctx context.Context, q Querier, d *Dialect, t Tables, table, version 
 	t = t.WithDefaults()
 	now := time.Now().UTC().Format(time.RFC3339)
 	vt := d.Table(t.Versions)
-	res, err := q.ExecContext(ctx, d.Rebind("UPDATE "+vt+" SET version = ?, updated_at = ? WHERE table_name = ?"), version, now, table)
+	res, err := q.ExecContext(ctx, d.Bind("UPDATE "+vt+" SET version = ?, updated_at = ? WHERE table_name = ?"), version, now, table)
 	if err != nil {
 		return fmt.Errorf("sqlstore: stamp %s: %w", table, err)
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
 		return nil
 	}
-	_, err = q.ExecContext(ctx, d.Rebind(d.InsertIgnore(vt, []string{"table_name", "version", "created_at", "updated_at"}, "table_name")), table, version, now, now)
+	_, err = q.ExecContext(ctx, d.Bind(d.InsertIgnore(vt, []string{"table_name", "version", "created_at", "updated_at"}, "table_name")), table, version, now, now)
 	if err != nil {
 		return fmt.Errorf("sqlstore: stamp %s: %w", table, err)
 	}
@@ -224,7 +216,7 @@ func addedIn(kind string, lack []string) (versions []string, ok bool) {
 // CreateTables creates the given table kinds at 3.0.0 and stamps them.
 func CreateTables(ctx context.Context, q Querier, d *Dialect, t Tables, kinds []string) error {
 	t = t.WithDefaults()
-	if d.Name == Postgres && d.Schema != "" {
+	if d.Schema != "" {
 		if _, err := q.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+d.Quote(d.Schema)); err != nil {
 			return fmt.Errorf("sqlstore: create schema %s: %w", d.Schema, err)
 		}
@@ -263,12 +255,16 @@ func EnsureSchema(ctx context.Context, sqlDB *sql.DB, d *Dialect, t Tables) erro
 		return err
 	}
 	defer conn.Close()
-	if d.Name == MySQL {
-		var got sql.NullInt64
-		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('agentry_schema', 30)").Scan(&got); err != nil || got.Int64 != 1 {
-			return fmt.Errorf("sqlstore: take the schema lock: %v", err)
+	if !d.DDLInTx {
+		// Each CREATE commits on its own: the lock, held on the
+		// connection, is what keeps two openers apart.
+		if d.LockSchema != nil {
+			release, err := d.LockSchema(ctx, conn, "agentry_schema")
+			if err != nil {
+				return fmt.Errorf("sqlstore: take the schema lock: %w", err)
+			}
+			defer release()
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('agentry_schema')")
 		missing, err := CheckSchema(ctx, conn, d, t)
 		if err != nil || len(missing) == 0 {
 			return err
@@ -280,10 +276,12 @@ func EnsureSchema(ctx context.Context, sqlDB *sql.DB, d *Dialect, t Tables) erro
 		return err
 	}
 	defer tx.Rollback()
-	if d.Name == Postgres {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "agentry_schema:"+d.Schema); err != nil {
+	if d.LockSchema != nil {
+		release, err := d.LockSchema(ctx, tx, "agentry_schema")
+		if err != nil {
 			return fmt.Errorf("sqlstore: take the schema lock: %w", err)
 		}
+		defer release()
 	}
 	missing, err := CheckSchema(ctx, tx, d, t)
 	if err != nil {

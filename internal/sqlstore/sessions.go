@@ -35,7 +35,7 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 		jsonArg(in.SessionData), jsonArg(in.AgentData), jsonArg(in.TeamData), jsonArg(in.WorkflowData),
 		jsonArg(in.Metadata), jsonArg(in.Summary)}
 	args := append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
-	if s.d.Name != MySQL {
+	if s.d.Upsert == OnConflict {
 		// One statement: insert, or update where the owner matches, and read
 		// the stored row back.
 		out, err := scanSession(returning(ctx, c, s.upsertSessionSQL(), args...))
@@ -79,10 +79,8 @@ func (s *Store) upsertSessionSQL() string { return s.upsertSessionQ }
 // only where the stored user_id is NULL or equals the record's; otherwise
 // nothing returns.
 func (s *Store) buildUpsertSessionSQL() string {
-	target, cur := s.sessions, s.sessions
-	if s.d.Name == Postgres {
-		target, cur = s.sessions+" AS s", "s"
-	}
+	target, cur := s.sessions+" AS s", "s" // a schema-qualified name cannot qualify a column
+
 	return "INSERT INTO " + target + " (" + sessionCols + ") VALUES (" + placeholders(14) + `)
 		ON CONFLICT (session_id) DO UPDATE SET session_type = excluded.session_type, agent_id = excluded.agent_id,
 		team_id = excluded.team_id, workflow_id = excluded.workflow_id, user_id = excluded.user_id,
@@ -132,16 +130,16 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 	w.eq("user_id", f.UserID)
 	scope(ctx, w)
 	if f.SessionName != "" {
-		w.add(s.d.likeContains(s.d.jsonField("session_data", "session_name")), containsPattern(f.SessionName))
+		w.add(s.d.LikeContains(s.d.JSONField("session_data", "session_name")), ContainsPattern(f.SessionName))
 	}
 	var total int
-	if err := s.r.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(*) FROM "+s.sessions+w.String()), w.args...).Scan(&total); err != nil {
+	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.sessions+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count sessions", err)
 	}
 	order := sortCol(f.SortBy, "created_at", "created_at", "updated_at") + " " + dir(f.SortOrder)
 	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s, session_id %s LIMIT %d OFFSET %d",
 		sessionCols, s.sessions, w.String(), order, dir(f.SortOrder), f.Limit, offset(f.Limit, f.Page))
-	rows, err := s.r.QueryContext(ctx, s.d.Rebind(q), w.args...)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), w.args...)
 	if err != nil {
 		return nil, 0, s.fail("list sessions", err)
 	}
@@ -170,7 +168,7 @@ func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error 
 		w := &where{}
 		w.add("session_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
 		scope(ctx, w)
-		if _, err := s.w.ExecContext(ctx, s.d.Rebind("DELETE FROM "+s.sessions+w.String()), w.args...); err != nil {
+		if _, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.sessions+w.String()), w.args...); err != nil {
 			return s.fail("delete sessions", err)
 		}
 	}

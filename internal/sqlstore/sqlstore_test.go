@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -71,17 +70,14 @@ func TestDecodeJSONString_ReadsMemoryText(t *testing.T) {
 	}
 }
 
-func TestRebind_NumbersPostgresPlaceholders(t *testing.T) {
+func TestRebindDollar_NumbersPlaceholders(t *testing.T) {
 	t.Parallel()
-	pg := &Dialect{Name: Postgres}
-	if got := pg.Rebind("a = ? AND b IN (?, ?)"); got != "a = $1 AND b IN ($2, $3)" {
-		t.Fatalf("postgres: %s", got)
+	pg := &Dialect{Rebind: RebindDollar}
+	if got := pg.Bind("a = ? AND b IN (?, ?)"); got != "a = $1 AND b IN ($2, $3)" {
+		t.Fatalf("dollar: %s", got)
 	}
-	for _, name := range []string{SQLite, MySQL} {
-		d := &Dialect{Name: name}
-		if got := d.Rebind("a = ?"); got != "a = ?" {
-			t.Fatalf("%s: %s", name, got)
-		}
+	if got := (&Dialect{}).Bind("a = ?"); got != "a = ?" {
+		t.Fatalf("no Rebind: %s", got)
 	}
 }
 
@@ -104,40 +100,9 @@ func TestTables_DefaultsFollowAgno(t *testing.T) {
 	}
 }
 
-func TestDDL_CoversEveryTableInEveryDialect(t *testing.T) {
-	t.Parallel()
-	tables := Tables{Sessions: "s_tbl"}
-	for _, d := range []*Dialect{{Name: SQLite}, {Name: Postgres, Schema: "ai"}, {Name: MySQL}} {
-		for _, k := range Kinds {
-			stmts, err := DDL(d, tables, k, Version30)
-			if err != nil || len(stmts) == 0 {
-				t.Fatalf("%s/%s: %v", d.Name, k, err)
-			}
-			all := strings.Join(stmts, "\n")
-			if strings.Contains(all, "{") && !strings.Contains(all, "'{}'") {
-				t.Fatalf("%s/%s: unexpanded placeholder:\n%s", d.Name, k, all)
-			}
-			if !strings.Contains(stmts[0], d.Table(tables.WithDefaults().Name(k))) {
-				t.Fatalf("%s/%s: first statement does not create %s:\n%s", d.Name, k, d.Table(tables.WithDefaults().Name(k)), stmts[0])
-			}
-			for _, c := range Columns30(k) {
-				if !strings.Contains(all, "\n    "+c+" ") {
-					t.Fatalf("%s/%s: column %s missing from DDL", d.Name, k, c)
-				}
-			}
-		}
-		if _, err := DDL(d, tables, "nope", Version30); err == nil {
-			t.Fatalf("%s: unknown kind accepted", d.Name)
-		}
-		if _, err := DDL(d, tables, KindRuns, "9.9.9"); err == nil {
-			t.Fatalf("%s: unknown version accepted", d.Name)
-		}
-	}
-}
-
 func TestContainsPattern_EscapesWildcards(t *testing.T) {
 	t.Parallel()
-	if got := containsPattern(`50%_A\b`); got != `%50\%\_a\\b%` {
+	if got := ContainsPattern(`50%_A\b`); got != `%50\%\_a\\b%` {
 		t.Fatalf("got %s", got)
 	}
 }

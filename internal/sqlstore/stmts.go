@@ -32,7 +32,7 @@ type stmtKey struct {
 // q directly. database/sql prepares the statement lazily on each connection of
 // the pool and re-prepares it after a reconnect.
 func (s *Store) prepared(ctx context.Context, pool *sql.DB, q string) *sql.Stmt {
-	if s.d.Name == Postgres {
+	if !s.d.CacheStatements {
 		return nil
 	}
 	c := &s.stmts
@@ -70,7 +70,7 @@ func (c *stmtCache) close() error {
 
 // exec runs a fixed-text write statement on the writer, prepared once.
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	q = s.d.Rebind(q)
+	q = s.d.Bind(q)
 	if st := s.prepared(ctx, s.w, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -79,7 +79,7 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 
 // queryRow runs a fixed-text single-row query on pool, prepared once.
 func (s *Store) queryRow(ctx context.Context, pool *sql.DB, q string, args ...any) *sql.Row {
-	q = s.d.Rebind(q)
+	q = s.d.Bind(q)
 	if st := s.prepared(ctx, pool, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -88,7 +88,7 @@ func (s *Store) queryRow(ctx context.Context, pool *sql.DB, q string, args ...an
 
 // query runs a fixed-text query on pool, prepared once.
 func (s *Store) query(ctx context.Context, pool *sql.DB, q string, args ...any) (*sql.Rows, error) {
-	q = s.d.Rebind(q)
+	q = s.d.Bind(q)
 	if st := s.prepared(ctx, pool, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}

@@ -13,7 +13,9 @@ import (
 
 // Config assembles a Store; the driver packages fill it.
 type Config struct {
-	Dialect Dialect
+	// Dialect is the backend's SQL, built by its driver package. Required;
+	// New fails with ErrIncompleteDialect when it lacks a part.
+	Dialect *Dialect
 	Tables  Tables
 	// Writer runs every write. For SQLite it is a single connection whose
 	// transactions begin IMMEDIATE, which serialises run_index assignment.
@@ -33,7 +35,7 @@ type Config struct {
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
 	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
-	// Reader at this interval until Close (SQLite only). SQLite checkpoints
+	// Reader at this interval until Close (the sqlite driver sets it). SQLite checkpoints
 	// on its own after commits; this backstop keeps the WAL bounded when
 	// that does not happen (a reader that held an old snapshot at the time).
 	CheckpointInterval time.Duration
@@ -58,6 +60,10 @@ type Store struct {
 	// guard (see buildUpsertRunSQL).
 	upsertRunQ     [2]string
 	upsertSessionQ string
+	lockSessionQ   string // "" unless the dialect locks sessions
+	// runsOnIndex is the runs table with the dialect's hint to use the
+	// (session_id, run_index) index, runsFOnIndex the same aliased f.
+	runsOnIndex, runsFOnIndex string
 	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
 	// when none runs.
 	stopCheckpoints func()
@@ -74,7 +80,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Writer == nil {
 		return nil, errors.New("sqlstore: Config.Writer is required")
 	}
-	d := cfg.Dialect
+	if err := cfg.Dialect.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.CheckpointInterval > 0 && cfg.Dialect.WALCheckpoint == nil {
+		return nil, fmt.Errorf("%w: Config.CheckpointInterval needs the %s dialect's WALCheckpoint", ErrIncompleteDialect, cfg.Dialect.Name)
+	}
+	d := *cfg.Dialect // the store's own copy: the caller cannot change it later
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
 		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
 	if s.r == nil {
@@ -89,6 +101,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.fs = d.Table(s.t.FS)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
+	if d.LockSession != nil {
+		s.lockSessionQ = d.LockSession(s.sessions)
+	}
+	idx := "idx_" + s.t.Runs + "_session_id_run_index"
+	s.runsOnIndex, s.runsFOnIndex = d.forceIndex(s.runs, idx), d.forceIndex(s.runs+" f", idx)
 	switch {
 	case cfg.SkipSchemaCheck:
 	case cfg.ReadOnly:
@@ -100,7 +117,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, s.wrap(err)
 		}
 	}
-	if cfg.CheckpointInterval > 0 && d.Name == SQLite {
+	if cfg.CheckpointInterval > 0 {
 		s.stopCheckpoints = s.checkpointEvery(cfg.CheckpointInterval)
 	}
 	return s, nil
@@ -126,7 +143,7 @@ func checkReadable(ctx context.Context, q Querier, d *Dialect, t Tables) error {
 	}
 	if len(lack) > 0 {
 		where := ""
-		if d.Name == Postgres {
+		if d.Schema != "" {
 			where = " in schema " + d.Schema
 		}
 		return fmt.Errorf("%w (no %s%s): nothing was stored there; check the DSN, or let `agentry serve` create them",
@@ -150,11 +167,7 @@ var _ db.SQLBacked = (*Store)(nil)
 // open. SQLite's writer is a single connection, so there a separate small
 // pool is opened on the same file (read-only when the store is).
 func (s *Store) SQLTarget() (db.SQLTarget, error) {
-	t := db.SQLTarget{DB: s.w, Release: func() {}, Dialect: s.d.Name, Schema: s.d.Schema,
-		Tables: make(map[string]string, len(Kinds)), ReadOnly: s.readOnly}
-	for _, k := range Kinds {
-		t.Tables[k] = s.t.Name(k)
-	}
+	t := db.SQLTarget{DB: s.w, Release: func() {}, ReadOnly: s.readOnly}
 	if s.migPool != nil {
 		p, err := s.migPool()
 		if err != nil {

@@ -23,18 +23,27 @@ var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEval
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
 
-// Tables names the tables. Zero fields take Agno's defaults; Runs defaults to
-// agno_runs, or "{Sessions}_runs" when Sessions is renamed (as Agno 3.0 does).
+// Tables names the tables: the one type the drivers, the store and migrate
+// share. Zero fields take Agno's defaults; Runs defaults to agno_runs, or
+// "{Sessions}_runs" when Sessions is renamed (as Agno 3.0 does).
 type Tables struct {
-	Sessions    string
-	Runs        string
-	Memories    string
-	Metrics     string
-	Evals       string
-	Knowledge   string
-	Versions    string
+	Sessions  string
+	Runs      string
+	Memories  string
+	Metrics   string
+	Evals     string
+	Knowledge string
+	// Versions is agno_schema_versions.
+	Versions string
+	// ToolResults and FS are created at 3.0.0 when missing.
 	ToolResults string
 	FS          string
+	// Errors records rows the 2.x→3.0 copy could not migrate
+	// (agno_migration_errors); migrate creates it.
+	Errors string
+	// Progress holds the copy's resume checkpoint (agno_migration_progress);
+	// migrate creates it.
+	Progress string
 }
 
 // WithDefaults fills empty names.
@@ -56,6 +65,8 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.Versions, "agno_schema_versions")
 	def(&t.ToolResults, "agno_tool_results")
 	def(&t.FS, "agno_fs")
+	def(&t.Errors, "agno_migration_errors")
+	def(&t.Progress, "agno_migration_progress")
 	return t
 }
 

@@ -39,7 +39,7 @@ type txConn struct {
 
 func (c txConn) stmt(ctx context.Context, q string) *sql.Stmt {
 	var st *sql.Stmt
-	if c.s.d.Name == SQLite {
+	if c.s.d.SingleWriter {
 		// The writer's one connection is this transaction's: preparing on
 		// the pool would wait for it forever. Callers warm the cache first.
 		st = c.s.cachedStmt(c.s.w, q)
@@ -62,16 +62,16 @@ func (s *Store) cachedStmt(pool *sql.DB, q string) *sql.Stmt {
 // warmWriter prepares write statements on the writer before a transaction
 // takes SQLite's only writer connection (see txConn.stmt).
 func (s *Store) warmWriter(ctx context.Context, qs ...string) {
-	if s.d.Name != SQLite {
+	if !s.d.SingleWriter {
 		return
 	}
 	for _, q := range qs {
-		s.prepared(ctx, s.w, s.d.Rebind(q))
+		s.prepared(ctx, s.w, s.d.Bind(q))
 	}
 }
 
 func (c txConn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	q = c.s.d.Rebind(q)
+	q = c.s.d.Bind(q)
 	if st := c.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -79,7 +79,7 @@ func (c txConn) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 }
 
 func (c txConn) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	q = c.s.d.Rebind(q)
+	q = c.s.d.Bind(q)
 	if st := c.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -87,7 +87,7 @@ func (c txConn) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 }
 
 func (c txConn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	q = c.s.d.Rebind(q)
+	q = c.s.d.Bind(q)
 	if st := c.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}

@@ -10,7 +10,7 @@ import "context"
 type writeGate chan struct{}
 
 func newWriteGate(d *Dialect) writeGate {
-	if d.Name != SQLite {
+	if !d.SingleWriter {
 		return nil // pooled writers: the database orders its own locks
 	}
 	return make(writeGate, 1)

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentryhq/agentry/db/postgres"
 )
 
 // Layout says which 2.x database to build.
 type Layout struct {
 	// Dialect is "sqlite", "postgres" or "mysql".
 	Dialect string
-	// Schema holds the tables on Postgres (default "ai").
+	// Schema holds the tables on Postgres (default postgres.DefaultSchema).
 	Schema string
 	// JSONType is the Postgres JSON column type: "jsonb" (default, 2.3.0 and
 	// later) or "json" (older 2.x tables).
@@ -28,7 +30,7 @@ type Layout struct {
 
 func (l Layout) withDefaults() Layout {
 	if l.Schema == "" {
-		l.Schema = "ai"
+		l.Schema = postgres.DefaultSchema
 	}
 	if l.JSONType == "" {
 		l.JSONType = "jsonb"

@@ -1,10 +1,13 @@
-package migrate
+package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // SQLite's ALTER TABLE … DROP COLUMN refuses a column that an index, a table
@@ -13,6 +16,37 @@ import (
 // aggregation_period) inline, so going down rebuilds such a table without the
 // column: SQLite's documented twelve-step rebuild
 // (https://www.sqlite.org/lang_altertable.html#otheralter), in one transaction.
+// migrate's Down uses it through the dialect's Migration.ColumnDropper.
+
+var columnDropper = &sqlstore.ColumnDropper{Plan: dropPlan, Rebuild: rebuildWithout}
+
+func quote(ident string) string { return sqlstore.QuoteDouble(ident) }
+
+func quoteList(cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = quote(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+// stringColumn runs a query of one string column.
+func stringColumn(ctx context.Context, q sqlstore.Querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
 
 // sqliteIndex is one index of a table as SQLite reports it.
 type sqliteIndex struct {
@@ -23,7 +57,7 @@ type sqliteIndex struct {
 	cols   []string
 }
 
-func (m *Manager) sqliteIndexes(ctx context.Context, q queryer, table string) ([]sqliteIndex, error) {
+func indexesOf(ctx context.Context, q sqlstore.Querier, table string) ([]sqliteIndex, error) {
 	rows, err := q.QueryContext(ctx, `SELECT l.name, l.origin, l."unique", COALESCE(s.sql, '')
 FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS s ON s.type = 'index' AND s.name = l.name`, table)
 	if err != nil {
@@ -43,7 +77,7 @@ FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS s ON s.type = 'index' 
 		return nil, err
 	}
 	for i := range out {
-		cols, err := m.stringColumnQ(ctx, q, "SELECT COALESCE(name, '') FROM pragma_index_info(?) ORDER BY seqno", out[i].name)
+		cols, err := stringColumn(ctx, q, "SELECT COALESCE(name, '') FROM pragma_index_info(?) ORDER BY seqno", out[i].name)
 		if err != nil {
 			return nil, err
 		}
@@ -52,40 +86,39 @@ FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS s ON s.type = 'index' 
 	return out, nil
 }
 
-// sqliteDropPlan says how a column leaves a SQLite table: "" for a plain
-// DROP COLUMN, "rebuild" when an index or constraint names it. It fails when
+// dropPlan says how a column leaves a SQLite table: a plain DROP COLUMN
+// (false), or a rebuild (true) when an index or constraint names it. It fails when
 // neither works (the column is part of a foreign key, or the table has
 // foreign keys a rebuild would have to carry over), so Down can refuse before
 // it changes anything. skip names indexes Down drops first.
-func (m *Manager) sqliteDropPlan(ctx context.Context, table, col string, skip ...string) (string, error) {
-	fkCols, err := m.stringColumnQ(ctx, m.cfg.DB, `SELECT "from" FROM pragma_foreign_key_list(?)`, table)
+func dropPlan(ctx context.Context, q sqlstore.Querier, table, col string, skip ...string) (rebuild bool, err error) {
+	fkCols, err := stringColumn(ctx, q, `SELECT "from" FROM pragma_foreign_key_list(?)`, table)
 	if err != nil {
-		return "", fmt.Errorf("list foreign keys of %s: %w", table, err)
+		return false, fmt.Errorf("list foreign keys of %s: %w", table, err)
 	}
 	if slices.Contains(fkCols, col) {
-		return "", fmt.Errorf("table %s: column %s is part of a foreign key: drop the column by hand", table, col)
+		return false, fmt.Errorf("table %s: column %s is part of a foreign key: drop the column by hand", table, col)
 	}
-	ixs, err := m.sqliteIndexes(ctx, m.cfg.DB, table)
+	ixs, err := indexesOf(ctx, q, table)
 	if err != nil {
-		return "", err
+		return false, err
 	}
-	plan := ""
 	for _, ix := range ixs {
 		if !slices.Contains(skip, ix.name) && slices.Contains(ix.cols, col) {
-			plan = "rebuild"
+			rebuild = true
 		}
 	}
-	if plan == "rebuild" && len(fkCols) > 0 {
-		return "", fmt.Errorf("table %s: column %s is named by an index or constraint, and the table has foreign keys a rebuild would not keep: drop the column by hand", table, col)
+	if rebuild && len(fkCols) > 0 {
+		return false, fmt.Errorf("table %s: column %s is named by an index or constraint, and the table has foreign keys a rebuild would not keep: drop the column by hand", table, col)
 	}
-	return plan, nil
+	return rebuild, nil
 }
 
 // rebuildWithout recreates a SQLite table without one column, keeping its
 // rows, column types, NOT NULL, defaults and primary key, its other indexes,
 // and its other unique constraints (as unique indexes).
-func (m *Manager) rebuildWithout(ctx context.Context, table, col string) error {
-	conn, err := m.cfg.DB.Conn(ctx)
+func rebuildWithout(ctx context.Context, db *sql.DB, table, col string) error {
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -124,7 +157,7 @@ func (m *Manager) rebuildWithout(ctx context.Context, table, col string) error {
 		if strings.EqualFold(name, col) {
 			continue
 		}
-		def := m.quote(name) + " " + typ
+		def := quote(name) + " " + typ
 		if notNull {
 			def += " NOT NULL"
 		}
@@ -132,7 +165,7 @@ func (m *Manager) rebuildWithout(ctx context.Context, table, col string) error {
 			def += " DEFAULT " + *dflt
 		}
 		defs = append(defs, def)
-		kept = append(kept, m.quote(name))
+		kept = append(kept, quote(name))
 		if pk > 0 {
 			pks = append(pks, pkCol{name, pk})
 		}
@@ -147,19 +180,19 @@ func (m *Manager) rebuildWithout(ctx context.Context, table, col string) error {
 		for i, p := range pks {
 			names[i] = p.name
 		}
-		defs = append(defs, "PRIMARY KEY ("+m.quoteList(names)+")")
+		defs = append(defs, "PRIMARY KEY ("+quoteList(names)+")")
 	}
-	ixs, err := m.sqliteIndexes(ctx, tx, table)
+	ixs, err := indexesOf(ctx, tx, table)
 	if err != nil {
 		return err
 	}
 	tmp := "_agentry_rebuild_" + table
 	stmts := []string{
-		"DROP TABLE IF EXISTS " + m.quote(tmp),
-		"CREATE TABLE " + m.quote(tmp) + " (" + strings.Join(defs, ", ") + ")",
-		"INSERT INTO " + m.quote(tmp) + " (" + strings.Join(kept, ", ") + ") SELECT " + strings.Join(kept, ", ") + " FROM " + m.quote(table),
-		"DROP TABLE " + m.quote(table),
-		"ALTER TABLE " + m.quote(tmp) + " RENAME TO " + m.quote(table),
+		"DROP TABLE IF EXISTS " + quote(tmp),
+		"CREATE TABLE " + quote(tmp) + " (" + strings.Join(defs, ", ") + ")",
+		"INSERT INTO " + quote(tmp) + " (" + strings.Join(kept, ", ") + ") SELECT " + strings.Join(kept, ", ") + " FROM " + quote(table),
+		"DROP TABLE " + quote(table),
+		"ALTER TABLE " + quote(tmp) + " RENAME TO " + quote(table),
 	}
 	for _, ix := range ixs {
 		if slices.Contains(ix.cols, col) || slices.Contains(ix.cols, "") {
@@ -169,7 +202,7 @@ func (m *Manager) rebuildWithout(ctx context.Context, table, col string) error {
 		case ix.origin == "c" && ix.sql != "":
 			stmts = append(stmts, ix.sql)
 		case ix.origin == "u":
-			stmts = append(stmts, "CREATE UNIQUE INDEX "+m.quote("uq_"+table+"_"+strings.Join(ix.cols, "_"))+" ON "+m.quote(table)+" ("+m.quoteList(ix.cols)+")")
+			stmts = append(stmts, "CREATE UNIQUE INDEX "+quote("uq_"+table+"_"+strings.Join(ix.cols, "_"))+" ON "+quote(table)+" ("+quoteList(ix.cols)+")")
 		}
 	}
 	for _, s := range stmts {

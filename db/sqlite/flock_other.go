@@ -1,6 +1,6 @@
 //go:build !unix
 
-package migrate
+package sqlite
 
 // flockFile is a no-op where flock is unavailable: concurrent migrations of
 // one SQLite file are then serialised only by SQLite's own write lock.

@@ -1,0 +1,144 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/internal/sqlstore"
+)
+
+//go:embed schema/*.sql
+var schemaFS embed.FS
+
+// Dialect returns MySQL's and MariaDB's SQL for the shared store and for
+// migrate: backquotes, ON DUPLICATE KEY UPDATE (no RETURNING, so run writes
+// lock the session row and read before they write), READ COMMITTED write
+// transactions, GET_LOCK around DDL (which commits on its own), index hints,
+// and the versioned DDL in schema/.
+func Dialect() *sqlstore.Dialect {
+	ddl, _ := fs.Sub(schemaFS, "schema")
+	return &sqlstore.Dialect{
+		Name:      "mysql",
+		DDL:       ddl,
+		Quote:     quote,
+		Upsert:    sqlstore.OnDuplicateKey,
+		RunUpsert: sqlstore.RunUpsertLockReadWrite,
+		LockSession: func(sessionsTable string) string {
+			return "SELECT session_id FROM " + sessionsTable + " WHERE session_id = ? FOR UPDATE"
+		},
+		// A statement after a lock must see rows committed before the lock
+		// was granted.
+		TxOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
+		// Two transactions creating the same new session can deadlock;
+		// InnoDB rolls one back (error 1213) and SaveRun retries it.
+		RetryTx:         func(err error) bool { return strings.Contains(err.Error(), "Error 1213") },
+		CacheStatements: true,
+		BindLimit:       true,
+		JSONField: func(col, field string) string {
+			return fmt.Sprintf("JSON_UNQUOTE(JSON_EXTRACT(%s, '$.%s'))", col, field)
+		},
+		JSONString:      func(col string) string { return fmt.Sprintf("JSON_UNQUOTE(%s)", col) },
+		JSONArrayHasAny: jsonArrayHasAny,
+		// Backslash is MySQL's default LIKE escape.
+		LikeContains: func(expr string) string { return fmt.Sprintf("LOWER(%s) LIKE ?", expr) },
+		NoIndex:      func(col string) string { return "CONCAT(" + col + ", '')" },
+		// MariaDB otherwise takes idx_session_id when the run_index bound
+		// comes from a subquery and reads the whole session.
+		ForceIndex: func(index string) string { return "FORCE INDEX (" + quote(index) + ")" },
+		// Keys are VARCHAR: MySQL rejects TEXT keys.
+		Types: sqlstore.SQLTypes{Key: "VARCHAR(255)", Text: "TEXT", BigInt: "BIGINT", JSON: "JSON", TableSuffix: " DEFAULT CHARSET=utf8mb4"},
+		Catalog: sqlstore.Catalog{
+			Tables: func(table string) (string, []any) {
+				return "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?", []any{table}
+			},
+			Columns: func(table string) (string, []any) {
+				return "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?", []any{table}
+			},
+			Indexes: func(table, index string) (string, []any) {
+				return "SELECT count(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
+					[]any{table, index}
+			},
+			PrimaryKeys: func(table string) (string, []any) {
+				return "SELECT count(*) FROM information_schema.table_constraints WHERE table_schema = DATABASE() AND table_name = ? AND constraint_type = 'PRIMARY KEY'",
+					[]any{table}
+			},
+		},
+		DropIndex: func(table, index string) []string {
+			return []string{"DROP INDEX " + quote(index) + " ON " + quote(table)}
+		},
+		DDLInTx:       false,
+		LockSchema:    lockSchema,
+		LockMigration: lockMigration,
+		Migration: sqlstore.MigrationTraits{
+			JSONText: func(col string) string { return "CAST(" + col + " AS CHAR)" },
+			JSONNotNull: func(col, colType string) string {
+				if colType == "json" { // MariaDB's JSON is a checked LONGTEXT: compared as text
+					return "JSON_TYPE(" + col + ") <> 'NULL'"
+				}
+				return ""
+			},
+			TypedJSON:               true,
+			DeferIndexes:            true,
+			PrepareForeignKeyTarget: binarySessionID,
+		},
+	}
+}
+
+func quote(ident string) string { return "`" + strings.ReplaceAll(ident, "`", "``") + "`" }
+
+func jsonArrayHasAny(col string, n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("JSON_CONTAINS(%s, JSON_QUOTE(?))", col)
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// lockSchema takes a named lock on the connection for up to 30s.
+func lockSchema(ctx context.Context, q sqlstore.Querier, key string) (func(), error) {
+	var got sql.NullInt64
+	if err := q.QueryRowContext(ctx, "SELECT GET_LOCK(?, 30)", key).Scan(&got); err != nil || got.Int64 != 1 {
+		return nil, fmt.Errorf("GET_LOCK(%s): %v", key, err)
+	}
+	return func() { _, _ = q.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", key) }, nil
+}
+
+// lockMigration takes a named lock for the current database on a dedicated
+// connection; the server releases it when the holder dies.
+func lockMigration(ctx context.Context, db *sql.DB, _ string, timeout time.Duration) (func(), error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: connect for lock: %w", err)
+	}
+	var dbName sql.NullString
+	if err := conn.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&dbName); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	name := "agentry_migrate:" + dbName.String
+	if len(name) > 64 {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		name = fmt.Sprintf("agentry_migrate:%x", h.Sum64())
+	}
+	secs := int(timeout / time.Second)
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, max(secs, 1)).Scan(&got); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("migrate: take lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		conn.Close()
+		return nil, sqlstore.ErrMigrationLocked
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", name)
+		conn.Close()
+	}, nil
+}
