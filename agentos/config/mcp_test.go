@@ -1,0 +1,77 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse_MCPServerForms(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("mcp_server: true\n"), "os.yaml")
+	if err != nil || !cfg.MCPServer.Enabled || cfg.MCPServer.Path != DefaultMCPPath {
+		t.Fatalf("true: %+v, %v", cfg.MCPServer, err)
+	}
+	cfg, err = Parse([]byte("mcp_server: false\n"), "os.yaml")
+	if err != nil || cfg.MCPServer.Enabled {
+		t.Fatalf("false: %+v, %v", cfg.MCPServer, err)
+	}
+	cfg, err = Parse([]byte(`mcp_server:
+  stateless: true
+  enable_builtin_tools: true
+  include_tags: [core]
+  exclude_tags: [session]
+  result_mode: full
+  max_result_bytes: 1KiB
+  tools: [calculator]
+`), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.MCPServer
+	if !m.Enabled || !m.Stateless || m.ResultMode != "full" || m.MaxResultBytes != 1024 || len(m.Tools) != 1 ||
+		m.IncludeTags[0] != "core" || m.ExcludeTags[0] != "session" || m.Path != DefaultMCPPath {
+		t.Fatalf("mapping: %+v", m)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := m.Options()
+	if err != nil || len(opts.Tools) != 1 || !opts.Stateless {
+		t.Fatalf("options %+v, %v", opts, err)
+	}
+	cfg, err = Parse([]byte("mcp_server:\n  include_tags: []\n"), "os.yaml")
+	if err != nil || cfg.MCPServer.IncludeTags == nil || !cfg.MCPServer.Enabled {
+		t.Fatalf("empty include_tags must stay an empty list (no built-in tools): %+v, %v", cfg.MCPServer, err)
+	}
+	cfg, err = Parse([]byte("mcp_server:\n  enabled: false\n  stateless: true\n"), "os.yaml")
+	if err != nil || cfg.MCPServer.Enabled {
+		t.Fatalf("enabled false: %+v, %v", cfg.MCPServer, err)
+	}
+}
+
+func TestMCPServer_BadValuesAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ yaml, want string }{
+		{"mcp_server: yes please\n", "true, false or a mapping"},
+		{"mcp_server:\n  include_tag: [core]\n", "include_tag not found in mcp_server"},
+		{"mcp_server:\n  include_tags: [memory]\n", `unknown tag "memory"`},
+		{"mcp_server:\n  exclude_tags: [x]\n", `unknown tag "x"`},
+		{"mcp_server:\n  result_mode: compact\n", `result_mode "compact"`},
+		{"mcp_server:\n  path: mcp\n", "must start with /"},
+	} {
+		cfg, err := Parse([]byte(tt.yaml), "os.yaml")
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want it to mention %q", tt.yaml, err, tt.want)
+		}
+	}
+	cfg, err := Parse([]byte("mcp_server:\n  tools: [no_such_tool]\n"), "os.yaml")
+	if err == nil {
+		_, err = cfg.MCPServer.Options()
+	}
+	if err == nil || !strings.Contains(err.Error(), "no_such_tool") {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
