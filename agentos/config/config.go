@@ -124,7 +124,9 @@ type Agent struct {
 	ReasoningModel string     `yaml:"reasoning_model"`
 	Instructions   StringList `yaml:"instructions"`
 	// Tools are built-in tool or toolkit names, e.g. web_search.
-	Tools                   []Tool         `yaml:"tools"`
+	Tools []Tool `yaml:"tools"`
+	// MCP lists MCP servers whose tools the agent may call (see MCPClient).
+	MCP                     []MCPClient    `yaml:"mcp"`
 	Markdown                bool           `yaml:"markdown"`
 	AddHistoryToContext     bool           `yaml:"add_history_to_context"`
 	NumHistoryRuns          int            `yaml:"num_history_runs"`

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,81 @@ func TestMCPServer_BadValuesAreRefused(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "no_such_tool") {
 		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+// scriptedModel writes a script and returns its model spec.
+func scriptedModel(t *testing.T) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	if err := writeScript(script); err != nil {
+		t.Fatal(err)
+	}
+	return "scripted:" + script
+}
+
+func TestAgentMCP_BuildsOneToolkitPerServer(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`agents:
+  - id: a
+    model: `+scriptedModel(t)+`
+    mcp:
+      - command: ./docs-server
+        args: [--stdio]
+        env: {DOCS_TOKEN: x, reasoning: y}
+        include_tools: [search]
+      - url: https://mcp.example.com/mcp
+        headers: {X-Team: blue}
+        bearer_token: t0k
+        tool_name_prefix: web_
+        timeout: 5s
+        max_output_bytes: 16KiB
+`), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Agents[0].MCP
+	if len(m) != 2 || m[0].Command != "./docs-server" || m[0].Env["reasoning"] != "y" || m[1].MaxOutputBytes != 16<<10 || m[1].ToolNamePrefix != "web_" {
+		t.Fatalf("mcp = %+v", m)
+	}
+	a, err := cfg.Agents[0].Build(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(a.Config().ToolProviders); n != 2 {
+		t.Fatalf("%d tool providers, want 2", n)
+	}
+	_ = a.Close() // nothing connected yet: the toolkits are lazy
+}
+
+func TestAgentMCP_BadDeclarationsAreRefused(t *testing.T) {
+	t.Parallel()
+	model := scriptedModel(t)
+	for _, tt := range []struct{ yaml, want string }{
+		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {command: x, url: 'http://h/mcp'}\n", "either a command or a url"},
+		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {name: x}\n", "give a command"},
+		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {commnd: x}\n", "commnd"},
+	} {
+		cfg, err := Parse([]byte(strings.ReplaceAll(tt.yaml, "openai:gpt-4o-mini", model)), "os.yaml")
+		if err == nil {
+			_, err = cfg.Agents[0].Build(nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+func TestParse_MultiMCPToolsNamesTheNewForm(t *testing.T) {
+	t.Parallel()
+	for _, y := range []string{
+		"agents:\n  - id: a\n    tools: [MultiMCPTools]\n",
+		"agents:\n  - id: a\n    tools:\n      - name: MultiMCPTools\n",
+		"agents:\n  - id: a\n    MultiMCPTools:\n      commands: [x]\n",
+	} {
+		_, err := Parse([]byte(y), "os.yaml")
+		if err == nil || !strings.Contains(err.Error(), "MultiMCPTools") || !strings.Contains(err.Error(), "mcp: [{command: …} | {url: …}]") {
+			t.Errorf("%q: %v", y, err)
+		}
 	}
 }
