@@ -115,7 +115,7 @@ func badSchema(kind string) map[string]any {
 
 // httpServer serves testServer over streamable HTTP, requiring token when
 // it is not empty.
-func httpServer(t *testing.T, token string) *httptest.Server {
+func httpServer(t testing.TB, token string) *httptest.Server {
 	t.Helper()
 	s := testServer()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
@@ -129,3 +129,5 @@ func httpServer(t *testing.T, token string) *httptest.Server {
 	t.Cleanup(ts.Close)
 	return ts
 }
+
+func httpServerB(b *testing.B) *httptest.Server { return httpServer(b, "") }
