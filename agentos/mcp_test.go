@@ -431,3 +431,46 @@ func mcpConnect2(t *testing.T, endpoint string) *mcp.ClientSession {
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
+
+func TestMCP_RunTeamAndWorkflowWithStepProgress(t *testing.T) {
+	f := newTeamFixture(t, Config{MCP: MCP{Enabled: true}})
+	var mu sync.Mutex
+	var msgs []string
+	var totals []float64
+	cs := mcpConnect(t, f.url, "", &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		msgs, totals = append(msgs, r.Params.Message), append(totals, r.Params.Total)
+	}})
+	r := callTool(t, cs, "run_team", map[string]any{"team_id": "crew", "message": "go"})
+	if r.IsError || resultText(r) != "the team answer" || structured(t, r)["status"] != "COMPLETED" {
+		t.Fatalf("run_team = %q %v", resultText(r), r.StructuredContent)
+	}
+	params := &mcp.CallToolParams{Name: "run_workflow", Arguments: map[string]any{"workflow_id": "pipeline", "message": "go"}}
+	params.SetProgressToken(7)
+	r, err := cs.CallTool(context.Background(), params)
+	if err != nil || r.IsError || resultText(r) != "reviewed" {
+		t.Fatalf("run_workflow = %v %q", err, resultText(r))
+	}
+	row, err := f.db.GetRun(context.Background(), structured(t, r)["run_id"].(string))
+	if err != nil || row.WorkflowID != "pipeline" {
+		t.Fatalf("stored workflow run %+v, %v", row, err)
+	}
+	eventually(t, "step progress", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(msgs, "Step draft completed") && slices.Contains(msgs, "Step review completed") && slices.Contains(totals, 2)
+	})
+	if r := callTool(t, cs, "run_team", map[string]any{"team_id": "nope", "message": "go"}); !r.IsError || !strings.Contains(resultText(r), "not found") {
+		t.Fatalf("unknown team = %q", resultText(r))
+	}
+	if r := callTool(t, cs, "continue_run", map[string]any{"team_id": "crew", "run_id": "x"}); !r.IsError || !strings.Contains(resultText(r), "only agent runs") {
+		t.Fatalf("continue a team run = %q", resultText(r))
+	}
+	if r := callTool(t, cs, "cancel_run", map[string]any{"agent_id": "writer", "team_id": "crew", "run_id": "x"}); !r.IsError || !strings.Contains(resultText(r), "exactly one") {
+		t.Fatalf("two owners = %q", resultText(r))
+	}
+	if r := callTool(t, cs, "get_sessions", map[string]any{"session_type": "chat"}); !r.IsError {
+		t.Fatal("bad session_type accepted")
+	}
+}

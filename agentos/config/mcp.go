@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
@@ -34,11 +36,52 @@ type MCPClient struct {
 	MaxOutputBytes ByteSize      `yaml:"max_output_bytes"`
 }
 
-// toolkit builds the client (no I/O).
+// toolkit builds the client (no I/O). ${VAR} in bearer_token and in the
+// values of headers and env is replaced from the environment; an unset
+// variable is an error, so a credential does not silently go out empty.
 func (m MCPClient) toolkit() (*mcptool.Toolkit, error) {
-	return mcptool.New(mcptool.Config{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, URL: m.URL, Headers: m.Headers,
-		BearerToken: m.BearerToken, Include: m.IncludeTools, Exclude: m.ExcludeTools, Prefix: m.ToolNamePrefix,
+	token, err := expandEnv("bearer_token", m.BearerToken)
+	if err != nil {
+		return nil, err
+	}
+	expandMap := func(what string, in map[string]string) (map[string]string, error) {
+		if in == nil {
+			return nil, nil
+		}
+		out := make(map[string]string, len(in))
+		for k, v := range in {
+			if out[k], err = expandEnv(what+"."+k, v); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	headers, err := expandMap("headers", m.Headers)
+	if err != nil {
+		return nil, err
+	}
+	env, err := expandMap("env", m.Env)
+	if err != nil {
+		return nil, err
+	}
+	return mcptool.New(mcptool.Config{Name: m.Name, Command: m.Command, Args: m.Args, Env: env, URL: m.URL, Headers: headers,
+		BearerToken: token, Include: m.IncludeTools, Exclude: m.ExcludeTools, Prefix: m.ToolNamePrefix,
 		Timeout: m.Timeout, MaxOutputBytes: int(m.MaxOutputBytes)})
+}
+
+func expandEnv(key, s string) (string, error) {
+	var missing []string
+	out := os.Expand(s, func(v string) string {
+		val, ok := os.LookupEnv(v)
+		if !ok {
+			missing = append(missing, v)
+		}
+		return val
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s refers to unset environment variable %s", key, strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // mcpProviders builds an agent's MCP toolkits.

@@ -152,3 +152,19 @@ func TestParse_MultiMCPToolsNamesTheNewForm(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentMCP_ExpandsEnvironmentInCredentials(t *testing.T) {
+	t.Setenv("AGENTRY_TEST_MCP_TOKEN", "t0k")
+	m := MCPClient{URL: "http://h/mcp", BearerToken: "${AGENTRY_TEST_MCP_TOKEN}", Headers: map[string]string{"X-K": "k-${AGENTRY_TEST_MCP_TOKEN}"}}
+	if _, err := m.toolkit(); err != nil {
+		t.Fatal(err)
+	}
+	m.BearerToken = "${AGENTRY_TEST_MCP_UNSET}"
+	if _, err := m.toolkit(); err == nil || !strings.Contains(err.Error(), "AGENTRY_TEST_MCP_UNSET") {
+		t.Fatalf("unset variable: %v", err)
+	}
+	m = MCPClient{Command: "x", Env: map[string]string{"A": "${AGENTRY_TEST_MCP_UNSET}"}}
+	if _, err := m.toolkit(); err == nil || !strings.Contains(err.Error(), "env.A") {
+		t.Fatalf("unset env variable: %v", err)
+	}
+}

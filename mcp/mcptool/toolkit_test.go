@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,5 +314,34 @@ func TestNew_RefusesBadConfigs(t *testing.T) {
 		if _, err := mcptool.New(c); !errors.Is(err, mcptool.ErrConfig) {
 			t.Errorf("%+v: %v", c, err)
 		}
+	}
+}
+
+func TestToolkit_ConcurrentFirstUseAndCalls(t *testing.T) {
+	k := newKit(t, mcptool.Config{URL: httpServer(t, "").URL})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			tools, err := k.Tools(context.Background())
+			if err != nil {
+				errs <- err
+				return
+			}
+			for _, tl := range tools {
+				if tl.Definition().Name == "echo" {
+					want := fmt.Sprintf("echo: %d", i)
+					out, err := tl.Call(context.Background(), json.RawMessage(fmt.Sprintf(`{"text":"%d"}`, i)))
+					if err != nil || out != want {
+						errs <- fmt.Errorf("call %d: %q, %v", i, out, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
