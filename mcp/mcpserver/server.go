@@ -42,6 +42,10 @@ type Target interface {
 	CancelRun(runID string) bool
 }
 
+// SessionIdleTimeout closes an MCP session no request used for this long
+// (stateful mode), so abandoned clients do not hold memory forever.
+const SessionIdleTimeout = 30 * time.Minute
+
 // Server is the MCP endpoint of an AgentOS. It is an http.Handler to mount
 // behind the OS's authentication middleware (auth.FromContext is read).
 type Server struct {
@@ -113,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.stream = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: cfg.Options.Stateless, Logger: cfg.Logger,
+		&mcp.StreamableHTTPOptions{Stateless: cfg.Options.Stateless, Logger: cfg.Logger, SessionTimeout: SessionIdleTimeout,
 			// The OS's own authentication guards /mcp; the SDK's
 			// localhost check would refuse proxies and test hosts.
 			DisableLocalhostProtection: true})
