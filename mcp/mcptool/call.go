@@ -58,7 +58,11 @@ func (k *Toolkit) call(ctx context.Context, what string, fn func(context.Context
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("mcp server %s: %s: %w", k.cfg.Name, what, context.Cause(ctx))
 	}
-	return nil, k.unavailable(c, what, err)
+	err = k.unavailable(c, what, err)
+	// A session the server no longer knows (it restarted, or the process
+	// died) is dropped: the next use connects again.
+	k.drop(c)
+	return nil, err
 }
 
 // capOutput bounds a result, saying how much was cut.

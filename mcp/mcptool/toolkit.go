@@ -230,6 +230,16 @@ func (k *Toolkit) unavailable(c *conn, what string, err error) error {
 	return fmt.Errorf("%w: %s: %s: %v", ErrUnavailable, k.cfg.Name, what, err)
 }
 
+// drop forgets c if it is still the current connection, closing it.
+func (k *Toolkit) drop(c *conn) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.conn == c {
+		k.conn, k.tools = nil, nil
+		go func() { _ = c.cs.Close() }()
+	}
+}
+
 // Close ends the connection and stops a stdio server. Later calls fail with
 // ErrUnavailable.
 func (k *Toolkit) Close() error {

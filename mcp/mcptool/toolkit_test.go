@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/mcp/mcptool"
@@ -343,5 +348,32 @@ func TestToolkit_ConcurrentFirstUseAndCalls(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// A restarted HTTP server no longer knows the session: the failed call is a
+// clear error and the next call opens a new session.
+func TestToolkit_ReconnectsAfterHTTPServerRestart(t *testing.T) {
+	var current atomic.Pointer[http.Handler]
+	fresh := func() {
+		s := testServer()
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		current.Store(&h)
+	}
+	fresh()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	k := newKit(t, mcptool.Config{URL: ts.URL})
+	tools, err := k.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := find(t, tools, "echo")
+	fresh() // the server restarts: its sessions are gone
+	if _, err := echo.Call(context.Background(), json.RawMessage(`{"text":"x"}`)); !errors.Is(err, mcptool.ErrUnavailable) {
+		t.Fatalf("call on a forgotten session: %v", err)
+	}
+	if out, err := echo.Call(context.Background(), json.RawMessage(`{"text":"again"}`)); err != nil || out != "echo: again" {
+		t.Fatalf("after reconnect: %q, %v", out, err)
 	}
 }
