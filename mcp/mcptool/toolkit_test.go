@@ -377,3 +377,48 @@ func TestToolkit_ReconnectsAfterHTTPServerRestart(t *testing.T) {
 		t.Fatalf("after reconnect: %q, %v", out, err)
 	}
 }
+
+// Inside an agent run: a slow tool times out as a tool error (the run goes
+// on), a huge result reaches the model capped, and a server with a malicious
+// schema stops the run before it starts, naming the tool.
+func TestToolkit_InsideAgentRuns(t *testing.T) {
+	slow := stdioConfig()
+	slow.Include, slow.Timeout = []string{"sleep"}, 300*time.Millisecond
+	big := mcptool.Config{Name: "web", URL: httpServer(t, "").URL, Include: []string{"big"}, MaxOutputBytes: 1000}
+	m := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: "sleep", Args: map[string]any{"ms": 30000}}, {Name: "big", Args: map[string]any{"bytes": 10 << 20}}}},
+		{Content: "carried on"},
+	}})
+	a, err := agent.New(agent.Config{Model: m, ToolProviders: []agent.ToolProvider{newKit(t, slow), newKit(t, big)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := a.Run(context.Background(), run.Input{InputContent: "go"})
+	if err != nil || out.Status != run.StatusCompleted || out.ContentString() != "carried on" || len(out.Tools) != 2 {
+		t.Fatalf("run: %v %+v", err, out)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Fatalf("the run waited %s for a tool with a 300ms timeout", time.Since(start))
+	}
+	for _, te := range out.Tools {
+		switch te.ToolName {
+		case "sleep":
+			if !te.ToolCallError || !strings.Contains(te.Result, "timed out") {
+				t.Fatalf("sleep result %q", te.Result)
+			}
+		case "big":
+			if te.ToolCallError || len(te.Result) > 1100 || !strings.Contains(te.Result, "of 10485760 bytes shown") {
+				t.Fatalf("big result: %d bytes, error %v: %q", len(te.Result), te.ToolCallError, te.Result)
+			}
+		}
+	}
+	bad := newKit(t, stdioConfig("MCPTOOL_BAD_SCHEMA", "recursive"))
+	a, err = agent.New(agent.Config{Model: scripted.Reply("never"), ToolProviders: []agent.ToolProvider{bad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), run.Input{InputContent: "go"}); !errors.Is(err, mcptool.ErrBadSchema) || !strings.Contains(err.Error(), `"bad"`) {
+		t.Fatalf("run with a recursive schema: %v", err)
+	}
+}
