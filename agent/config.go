@@ -77,6 +77,11 @@ type Config struct {
 	// FallbackModels when both are set, as in Agno.
 	FallbackConfig *model.FallbackConfig
 	Tools          []tool.Tool
+	// ToolProviders supply tools found at run time (an MCP server's): each
+	// run asks them for their current tools, after Tools. A provider error
+	// stops the run before it starts. Close closes the providers that are
+	// io.Closers.
+	ToolProviders []ToolProvider
 	// ToolChoice is passed to the model: "", "auto", "none", "required" or a name.
 	ToolChoice string
 	// ToolCallLimit caps the tool calls executed in one run (0 = no limit). Past
@@ -193,6 +198,24 @@ type TeamLeader struct {
 	MemberResponses func(ctx context.Context) []json.RawMessage
 }
 
+// ToolProvider lists tools at the start of each run. It must be safe for
+// concurrent use and should be cheap when its tools did not change.
+type ToolProvider interface {
+	Tools(ctx context.Context) ([]tool.Tool, error)
+}
+
+// Close releases the agent's tool providers (MCP connections and server
+// processes). The agent must not run afterwards.
+func (a *Agent) Close() error {
+	var errs []error
+	for _, tp := range a.cfg.ToolProviders {
+		if c, ok := tp.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Agent runs a model with tools. It is safe for concurrent use: any number of
 // runs, in any sessions, may execute at once.
 type Agent struct {
@@ -230,6 +253,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if len(cfg.OutputSchema) > 0 && !json.Valid(cfg.OutputSchema) {
 		return nil, errors.New("agent: OutputSchema is not valid JSON")
+	}
+	for i, tp := range cfg.ToolProviders {
+		if tp == nil {
+			return nil, fmt.Errorf("agent: ToolProviders[%d] is nil", i)
+		}
 	}
 	for i, t := range cfg.Tools {
 		if t == nil {

@@ -71,7 +71,7 @@ func (st *state) loop() {
 			st.complete(msg.Content)
 			return
 		}
-		if st.p.hitl && st.pauseIfNeeded(calls) {
+		if st.tix.hitl && st.pauseIfNeeded(calls) {
 			return
 		}
 		pcs := st.pending(calls)
@@ -97,7 +97,7 @@ func (st *state) callModel() (model.Message, error) {
 	p := st.p
 	req := &st.req
 	req.Messages = st.msgs
-	req.Tools = p.specs
+	req.Tools = st.tix.specs
 	req.ToolChoice = st.a.cfg.ToolChoice
 	if st.limitHit {
 		req.ToolChoice = "none"

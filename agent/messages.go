@@ -110,7 +110,7 @@ func (st *state) buildMessages(history []model.Message, in *run.Input) {
 	now := st.start.Unix()
 	// system, history, user and the answer; a tool turn adds two more.
 	n := len(history) + 3
-	if len(st.p.tools) > 0 {
+	if len(st.tix.tools) > 0 {
 		n += 2
 	}
 	msgs := make([]model.Message, 0, n)

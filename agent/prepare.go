@@ -17,13 +17,9 @@ type prepared struct {
 	reasoning model.Model
 	fallback  *model.FallbackConfig
 	info      model.Info
-	tools     []tool.Tool
-	defs      []tool.Definition
-	specs     []model.ToolSpec
-	byName    map[string]int // only for many tools; small sets are scanned
-	set       *tool.Set
-	setErr    error
-	hitl      bool
+	// toolIndex holds Config.Tools; a run with ToolProviders uses its own.
+	*toolIndex
+	setErr error
 	// team is set for a team leader (Config.TeamLeader).
 	team *TeamLeader
 	// system is the static part of the system message.
@@ -75,29 +71,7 @@ func (a *Agent) prepare() *prepared {
 			*list = wrapped
 		}
 	}
-	if n := len(c.Tools); n > 0 {
-		p.tools = c.Tools
-		p.defs = make([]tool.Definition, n)
-		p.specs = make([]model.ToolSpec, n)
-		for i, t := range c.Tools {
-			d := t.Definition()
-			p.defs[i] = d
-			p.specs[i] = d.Spec()
-			if d.RequiresConfirmation || d.RequiresUserInput || d.ExternalExecution {
-				p.hitl = true
-			}
-		}
-		p.set, p.setErr = tool.NewSet(c.Tools)
-		if n > 8 {
-			p.byName = make(map[string]int, n)
-			for i, d := range p.defs {
-				p.byName[d.Name] = i
-			}
-		}
-	}
-	if p.set == nil && p.setErr == nil { // no tools; an invalid tool set keeps its error
-		p.set, _ = tool.NewSet(nil)
-	}
+	p.toolIndex, p.setErr = newToolIndex(c.Tools)
 	p.system = a.staticSystem()
 	idKey := "agent_id"
 	if p.team != nil {
@@ -115,8 +89,50 @@ func (a *Agent) prepare() *prepared {
 	return p
 }
 
+// toolIndex is a run's tools: their definitions, the specs sent to the
+// model and the Set executing them.
+type toolIndex struct {
+	tools  []tool.Tool
+	defs   []tool.Definition
+	specs  []model.ToolSpec
+	byName map[string]int // only for many tools; small sets are scanned
+	set    *tool.Set
+	hitl   bool
+}
+
+// newToolIndex indexes tools. An invalid set is returned with its error
+// (and an empty Set), so a run reports it when it starts.
+func newToolIndex(tools []tool.Tool) (*toolIndex, error) {
+	p := &toolIndex{}
+	var err error
+	if n := len(tools); n > 0 {
+		p.tools = tools
+		p.defs = make([]tool.Definition, n)
+		p.specs = make([]model.ToolSpec, n)
+		for i, t := range tools {
+			d := t.Definition()
+			p.defs[i] = d
+			p.specs[i] = d.Spec()
+			if d.RequiresConfirmation || d.RequiresUserInput || d.ExternalExecution {
+				p.hitl = true
+			}
+		}
+		p.set, err = tool.NewSet(tools)
+		if n > 8 {
+			p.byName = make(map[string]int, n)
+			for i, d := range p.defs {
+				p.byName[d.Name] = i
+			}
+		}
+	}
+	if p.set == nil {
+		p.set, _ = tool.NewSet(nil)
+	}
+	return p, err
+}
+
 // lookup returns the index of the tool named name, or -1.
-func (p *prepared) lookup(name string) int {
+func (p *toolIndex) lookup(name string) int {
 	if p.byName != nil {
 		if i, ok := p.byName[name]; ok {
 			return i

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -23,8 +24,12 @@ var (
 // state is one run in progress. It is owned by one goroutine; tool goroutines
 // only send results back over a channel.
 type state struct {
-	a      *Agent
-	p      *prepared
+	a *Agent
+	p *prepared
+	// tix is the run's tools: the agent's, plus its providers' tools; exec
+	// runs their calls through the agent's tool hooks.
+	tix    *toolIndex
+	exec   ToolHandler
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	opts   runOptions
@@ -69,6 +74,22 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	st.schema = p.schema
 	if p.setErr != nil {
 		return nil, fmt.Errorf("agent: tools: %w", p.setErr)
+	}
+	st.tix, st.exec = p.toolIndex, p.exec
+	if len(a.cfg.ToolProviders) > 0 {
+		tools := slices.Clone(a.cfg.Tools)
+		for _, tp := range a.cfg.ToolProviders {
+			more, err := tp.Tools(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("agent: tools: %w", err)
+			}
+			tools = append(tools, more...)
+		}
+		var err error
+		if st.tix, err = newToolIndex(tools); err != nil {
+			return nil, fmt.Errorf("agent: tools: %w", err)
+		}
+		st.exec = a.toolHandler(st.tix.set)
 	}
 	if p.schemaErr != nil {
 		return nil, p.schemaErr
@@ -132,7 +153,7 @@ func newID() string {
 // begin derives the run's context and registers it for CancelRun.
 func (st *state) begin(parent context.Context) {
 	ctx, cancel := context.WithCancelCause(parent)
-	if st.p.runContext {
+	if st.p.runContext || len(st.tix.tools) > 0 {
 		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
 			UserID: st.out.UserID, Dependencies: st.opts.dependencies,

@@ -47,8 +47,8 @@ func (st *state) pending(calls []model.ToolCall) []pendingCall {
 		pcs[i] = pendingCall{call: c, exec: run.ToolExecution{
 			ToolCallID: c.ID, ToolName: c.Name, ToolArgs: toolArgs(c.Arguments), CreatedAt: now,
 		}}
-		if j := st.p.lookup(c.Name); j >= 0 {
-			pcs[i].exec.StopAfterToolCall = st.p.defs[j].StopAfterCall
+		if j := st.tix.lookup(c.Name); j >= 0 {
+			pcs[i].exec.StopAfterToolCall = st.tix.defs[j].StopAfterCall
 		}
 	}
 	st.applyLimit(pcs)
@@ -193,7 +193,7 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 // behalf (RecordToolCall).
 func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) []run.ToolExecution {
 	rec := &nestedCalls{}
-	r := st.p.exec(context.WithValue(ctx, nestedKey{}, rec), *call)
+	r := st.exec(context.WithValue(ctx, nestedKey{}, rec), *call)
 	exec.Result, exec.ToolCallError = r.Content, r.IsError()
 	exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
 	return rec.take()
@@ -204,7 +204,7 @@ func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.T
 func (st *state) pauseIfNeeded(calls []model.ToolCall) bool {
 	need := false
 	for _, c := range calls {
-		if j := st.p.lookup(c.Name); j >= 0 && hitl(&st.p.defs[j]) {
+		if j := st.tix.lookup(c.Name); j >= 0 && hitl(&st.tix.defs[j]) {
 			need = true
 			break
 		}
@@ -217,8 +217,8 @@ func (st *state) pauseIfNeeded(calls []model.ToolCall) bool {
 	var reqs []run.Requirement
 	for _, c := range calls {
 		ex := run.ToolExecution{ToolCallID: c.ID, ToolName: c.Name, ToolArgs: toolArgs(c.Arguments), CreatedAt: now}
-		if j := st.p.lookup(c.Name); j >= 0 {
-			d := &st.p.defs[j]
+		if j := st.tix.lookup(c.Name); j >= 0 {
+			d := &st.tix.defs[j]
 			ex.RequiresConfirmation = d.RequiresConfirmation
 			ex.RequiresUserInput = d.RequiresUserInput
 			ex.ExternalExecutionRequired = d.ExternalExecution

@@ -23,9 +23,12 @@ type route struct {
 // the collection), so "agents:<id>:run" grants one agent. admin routes need an
 // admin whenever authentication is on, Authorization or not. The zero scope
 // is an open route (the probes; see TestRoutes_EveryRouteIsAuthorized).
+// perCall routes (the MCP endpoint) need an authenticated caller and check
+// each call's scopes themselves.
 type scope struct {
 	resource, action, idParam string
 	admin                     bool
+	perCall                   bool
 }
 
 // need is the scope resource:action on the object named by idParam.
@@ -36,6 +39,7 @@ func need(resource, action, idParam string) scope {
 var (
 	open      = scope{}
 	adminOnly = scope{admin: true}
+	perCall   = scope{perCall: true}
 )
 
 // routeTable is the whole API. Run routes are written once against runTarget
@@ -47,7 +51,7 @@ func (s *Server) routeTable() []route {
 	workflowRun := func(h targetHandler) handlerFunc {
 		return withTarget("workflow_id", "Workflow not found", s.workflowTarget, h)
 	}
-	return []route{
+	return append([]route{
 		{"GET", "/health", open, s.getHealth},
 		{"GET", "/health/ready", open, s.getReady},
 
@@ -101,7 +105,7 @@ func (s *Server) routeTable() []route {
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},
 		{"POST", "/databases/{db_id}/migrate", adminOnly, s.migrateOne},
-	}
+	}, s.mcpRows()...)
 }
 
 // routes mounts the route table, each handler behind its scope's check.
@@ -113,7 +117,8 @@ func (s *Server) routes(r chi.Router) {
 			r.With(s.requireAdmin).Method(rt.method, rt.path, h)
 		case sc.resource != "":
 			r.With(s.requireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
-		default:
+		default: // open and perCall: authentication (outside the table) still applies to perCall
+
 			r.Method(rt.method, rt.path, h)
 		}
 	}

@@ -32,6 +32,10 @@ var outsideIsolationMatrix = map[string]string{
 	"GET /workflows/{workflow_id}":    "describes a workflow",
 	"POST /databases/all/migrate":     "admin only: migrates the tables of every user at once",
 	"POST /databases/{db_id}/migrate": "admin only: migrates the tables of every user at once",
+	// The MCP endpoint's isolation is per tool call: TestMCP_UsersAreIsolated.
+	"POST /mcp":   "MCP: isolated per tool call (mcp_test.go)",
+	"GET /mcp":    "MCP: isolated per tool call (mcp_test.go)",
+	"DELETE /mcp": "MCP: isolated per tool call (mcp_test.go)",
 }
 
 // walkRoutes lists the routes the server's router serves as "METHOD /path".
@@ -74,8 +78,8 @@ func concrete(pattern string) string {
 func TestRoutes_EveryRouteIsAuthorized(t *testing.T) {
 	t.Parallel()
 	var s *Server
-	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: rsaAuthenticator(t), Authorization: true}},
-		func(srv *Server) { s = srv })
+	ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: rsaAuthenticator(t), Authorization: true},
+		MCP: MCP{Enabled: true}}, func(srv *Server) { s = srv })
 	rows := tableRows(s)
 	noScopes := bearer(rsToken(t, "mallory"))
 	admin := bearer(rsToken(t, "root", auth.AdminScope))
@@ -87,6 +91,14 @@ func TestRoutes_EveryRouteIsAuthorized(t *testing.T) {
 		}
 		url := ts.URL + concrete(rt.path)
 		switch sc := rt.scope; {
+		case sc == perCall:
+			// Authenticated; the scopes are checked per tool (TestMCP_ScopesPerTool).
+			if res := do(t, rt.method, url, nil, nil); res.status != http.StatusUnauthorized {
+				t.Errorf("per-call route %s without a token = %d, want 401", key, res.status)
+			}
+			if res := do(t, rt.method, url, nil, noScopes); res.status == http.StatusUnauthorized || res.status == http.StatusForbidden {
+				t.Errorf("per-call route %s with a token = %d %s, want past authentication", key, res.status, res.body)
+			}
 		case sc == open:
 			if !slices.Contains(openRoutes, key) {
 				t.Errorf("%s has no scope: give its row one in routes.go (or, for a probe, list it in openRoutes)", key)
@@ -141,7 +153,7 @@ func patternMatcher(pattern string) *regexp.Regexp {
 // the matrix proves that one user cannot reach another's data through it.
 func TestIsolationMatrix_CoversEveryRoute(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{})
+	s, err := New(Config{MCP: MCP{Enabled: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/mcp/mcpserver"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -59,6 +60,9 @@ type Config struct {
 	// database (from DBs, then from agents in order) is the default for routes
 	// without db_id.
 	DBs []*db.DB
+
+	// MCP serves the OS as an MCP server (mcp_server).
+	MCP MCP
 
 	// Logger receives access and error logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -111,6 +115,13 @@ func FromFile(f config.Config) (Config, error) {
 		Auth:              Auth{Authenticator: a},
 		UserIsolation:     f.UserIsolation,
 	}
+	if f.MCPServer.Enabled {
+		opts, err := f.MCPServer.Options()
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.MCP = MCP{Enabled: true, Path: f.MCPServer.Path, Options: opts}
+	}
 	if j := f.Auth.JWT; j != nil {
 		cfg.Auth.TokenSource = TokenSource(j.TokenSource)
 		cfg.Auth.CookieName = j.CookieName
@@ -136,6 +147,8 @@ type Server struct {
 	runs *runner
 	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
 	cancelTimeout time.Duration
+	// mcp is the MCP endpoint when MCP.Enabled.
+	mcp *mcpserver.Server
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -217,6 +230,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := s.addTeamsAndWorkflows(addDB); err != nil {
 		return nil, err
+	}
+	if cfg.MCP.Enabled {
+		var err error
+		if s.mcp, err = s.newMCP(); err != nil {
+			return nil, fmt.Errorf("agentos: mcp_server: %w", err)
+		}
 	}
 	s.router = s.newRouter()
 	return s, nil

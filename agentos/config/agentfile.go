@@ -84,6 +84,9 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 	if cfg.Tools, err = builtinTools(where, a.Tools); err != nil {
 		return nil, err
 	}
+	if cfg.ToolProviders, err = mcpProviders(where, a.MCP); err != nil {
+		return nil, err
+	}
 	if a.CodeMode.on() {
 		code := cfg.Tools
 		if len(a.CodeMode.Tools) > 0 {

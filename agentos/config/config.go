@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +124,9 @@ type Agent struct {
 	ReasoningModel string     `yaml:"reasoning_model"`
 	Instructions   StringList `yaml:"instructions"`
 	// Tools are built-in tool or toolkit names, e.g. web_search.
-	Tools                   []Tool         `yaml:"tools"`
+	Tools []Tool `yaml:"tools"`
+	// MCP lists MCP servers whose tools the agent may call (see MCPClient).
+	MCP                     []MCPClient    `yaml:"mcp"`
 	Markdown                bool           `yaml:"markdown"`
 	AddHistoryToContext     bool           `yaml:"add_history_to_context"`
 	NumHistoryRuns          int            `yaml:"num_history_runs"`
@@ -201,11 +204,60 @@ type WorkflowStep struct {
 	Team  string `yaml:"team"`
 }
 
-// MCPServer exposes the OS as an MCP server (3.0's mcp_server).
+// MCPServer exposes the OS as an MCP server (3.0's mcp_server). In YAML:
+// true, false, or a mapping of these keys (a mapping enables the server
+// unless it says enabled: false).
 type MCPServer struct {
 	Enabled bool `yaml:"enabled"`
 	// Path defaults to /mcp.
 	Path string `yaml:"path"`
+	// Stateless serves each request with a fresh MCP session, so several
+	// replicas can serve the endpoint.
+	Stateless bool `yaml:"stateless"`
+	// Tools are built-in tools (as on agents) served next to the built-in
+	// MCP tools.
+	Tools []Tool `yaml:"tools"`
+	// EnableBuiltinTools (default true), IncludeTags and ExcludeTags ("core",
+	// "session") select the built-in MCP tools; include_tags: [] keeps none.
+	EnableBuiltinTools *bool    `yaml:"enable_builtin_tools"`
+	IncludeTags        []string `yaml:"include_tags"`
+	ExcludeTags        []string `yaml:"exclude_tags"`
+	// ResultMode is "trimmed" (default: the answer, capped at
+	// MaxResultBytes, and ids) or "full" (the whole run).
+	ResultMode     string   `yaml:"result_mode"`
+	MaxResultBytes ByteSize `yaml:"max_result_bytes"`
+}
+
+// mcpServerKeys are the keys of the mapping form.
+var mcpServerKeys = []string{"enabled", "path", "stateless", "tools", "enable_builtin_tools", "include_tags", "exclude_tags",
+	"result_mode", "max_result_bytes"}
+
+// UnmarshalYAML reads true, false or a mapping.
+func (m *MCPServer) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var on bool
+		if err := n.Decode(&on); err != nil {
+			return fmt.Errorf("line %d: mcp_server is true, false or a mapping (%s)", n.Line, strings.Join(mcpServerKeys, ", "))
+		}
+		m.Enabled = on
+		return nil
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(mcpServerKeys, k.Value) {
+				return fmt.Errorf("line %d: field %s not found in mcp_server (allowed: %s)", k.Line, k.Value, strings.Join(mcpServerKeys, ", "))
+			}
+		}
+		type plain MCPServer
+		out := plain(*m)
+		out.Enabled = true
+		if err := n.Decode(&out); err != nil {
+			return err
+		}
+		*m = MCPServer(out)
+		return nil
+	}
+	return fmt.Errorf("line %d: mcp_server is true, false or a mapping (%s)", n.Line, strings.Join(mcpServerKeys, ", "))
 }
 
 // Defaults.

@@ -42,7 +42,12 @@ var removed = map[string]bool{
 
 // freeForm keys hold user data whose keys are not settings.
 var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true,
-	"extra_headers": true, "extra_body": true}
+	"extra_headers": true, "extra_body": true, "env": true, "headers": true}
+
+// multiMCP names Agno 2.x's MultiMCPTools, deleted in 3.0.
+var multiMCP = map[string]bool{"MultiMCPTools": true, "multi_mcp_tools": true, "MCPTools": true, "mcp_tools": true}
+
+const multiMCPHelp = "was removed in Agno 3.0: list each MCP server under the agent's mcp: [{command: …} | {url: …}]"
 
 // Error is a problem in a config file; Line is 0 when unknown.
 type Error struct {
@@ -229,6 +234,9 @@ func checkNames(n *yaml.Node, file, parentKey string) error {
 			if to, ok := renamed[key.Value]; ok {
 				return &Error{File: file, Line: key.Line, Msg: fmt.Sprintf("%q was renamed in Agno 3.0: use %q", key.Value, to)}
 			}
+			if multiMCP[key.Value] {
+				return &Error{File: file, Line: key.Line, Msg: fmt.Sprintf("%q %s", key.Value, multiMCPHelp)}
+			}
 			if removed[key.Value] {
 				return &Error{File: file, Line: key.Line, Msg: fmt.Sprintf("%q was removed in Agno 3.0 (culture settings no longer exist); delete it", key.Value)}
 			}
@@ -261,6 +269,9 @@ func checkNames(n *yaml.Node, file, parentKey string) error {
 }
 
 func checkToolName(n *yaml.Node, file string) error {
+	if multiMCP[n.Value] && n.Kind == yaml.ScalarNode {
+		return &Error{File: file, Line: n.Line, Msg: fmt.Sprintf("tool %q %s", n.Value, multiMCPHelp)}
+	}
 	if to, ok := renamed[n.Value]; ok && n.Kind == yaml.ScalarNode {
 		return &Error{File: file, Line: n.Line, Msg: fmt.Sprintf("tool %q was renamed in Agno 3.0: use %q", n.Value, to)}
 	}

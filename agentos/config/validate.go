@@ -12,6 +12,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/mcp/mcpserver"
 	"github.com/agentryhq/agentry/tool/builtin"
 )
 
@@ -74,6 +75,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MCPServer.Enabled && !strings.HasPrefix(c.MCPServer.Path, "/") {
 		bad("mcp_server.path %q must start with /", c.MCPServer.Path)
+	}
+	if err := c.MCPServer.options().Validate(); err != nil {
+		bad("mcp_server: %v", strings.TrimPrefix(err.Error(), mcpserver.ErrConfig.Error()+": "))
 	}
 
 	agents := map[string]bool{}

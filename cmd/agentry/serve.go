@@ -147,6 +147,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// MCP toolkits hold connections and server processes: end them on exit.
+	defer func() {
+		for _, a := range agents {
+			if err := a.Close(); err != nil {
+				log.Warn("closing agent", "agent", a.ID(), "err", err)
+			}
+		}
+	}()
 	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents)
 	if err != nil {
 		return err

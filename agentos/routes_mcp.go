@@ -1,0 +1,63 @@
+package agentos
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/agentryhq/agentry/agentos/config"
+	"github.com/agentryhq/agentry/mcp/mcpserver"
+)
+
+// MCP configures the MCP endpoint (the config file's mcp_server).
+type MCP struct {
+	// Enabled mounts the endpoint; Path defaults to /mcp.
+	Enabled bool
+	Path    string
+	Options mcpserver.Options
+}
+
+// newMCP builds the MCP server over the OS's agents, teams, workflows and
+// databases. Calls are authenticated by the OS middleware (401 without a
+// token), scoped by user isolation and authorized per tool; runs join the
+// run registry (cancel route, graceful shutdown).
+func (s *Server) newMCP() (*mcpserver.Server, error) {
+	c := s.cfg
+	return mcpserver.New(mcpserver.Config{
+		Name: c.Name, Version: c.Version, OSID: c.ID, Description: c.Description,
+		Agents: c.Agents, Teams: c.Teams, Workflows: c.Workflows, DBs: s.dbs,
+		Options:       c.MCP.Options,
+		Scope:         func(ctx context.Context) (context.Context, error) { return scopeContext(ctx, c.UserIsolation) },
+		Authorization: c.Auth.Authorization && c.Auth.Authenticator.Enabled(),
+		Begin: func(ctx context.Context, t mcpserver.Target, runID, userID string) (context.Context, func(), error) {
+			rt, ok := t.(runTarget)
+			if !ok {
+				return ctx, func() {}, nil
+			}
+			ctx, f, err := s.runs.begin(ctx, runID, flightKey(rt), userID, false)
+			if err != nil {
+				return nil, nil, beginErr(err)
+			}
+			return ctx, func() { s.runs.end(runID, f) }, nil
+		},
+		Logger: s.log,
+	})
+}
+
+// mcpRows are the MCP endpoint's rows of the route table (none when it is
+// off): POST carries messages, GET the server's stream, DELETE ends a
+// session. Authentication applies as to every route; scopes are checked per
+// tool call (perCall).
+func (s *Server) mcpRows() []route {
+	if s.mcp == nil {
+		return nil
+	}
+	path := s.cfg.MCP.Path
+	if path == "" {
+		path = config.DefaultMCPPath
+	}
+	h := func(w http.ResponseWriter, r *http.Request) error {
+		s.mcp.ServeHTTP(w, r)
+		return nil
+	}
+	return []route{{"POST", path, perCall, h}, {"GET", path, perCall, h}, {"DELETE", path, perCall, h}}
+}

@@ -1,0 +1,309 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
+)
+
+// The built-in tools, named and shaped after Agno 3.0's MCP server.
+
+type configIn struct{}
+
+type runIn struct {
+	AgentID    string `json:"agent_id,omitempty" jsonschema:"the agent id from get_agentos_config"`
+	TeamID     string `json:"team_id,omitempty" jsonschema:"the team id from get_agentos_config"`
+	WorkflowID string `json:"workflow_id,omitempty" jsonschema:"the workflow id from get_agentos_config"`
+	Message    string `json:"message" jsonschema:"the message to run with"`
+	UserID     string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
+	SessionID  string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
+}
+
+type agentRunIn struct {
+	AgentID   string `json:"agent_id" jsonschema:"the agent id from get_agentos_config"`
+	Message   string `json:"message" jsonschema:"the message to run with"`
+	UserID    string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
+}
+
+type teamRunIn struct {
+	TeamID    string `json:"team_id" jsonschema:"the team id from get_agentos_config"`
+	Message   string `json:"message" jsonschema:"the message to run with"`
+	UserID    string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
+}
+
+type workflowRunIn struct {
+	WorkflowID string `json:"workflow_id" jsonschema:"the workflow id from get_agentos_config"`
+	Message    string `json:"message" jsonschema:"the input message"`
+	UserID     string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
+	SessionID  string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
+}
+
+type lifecycleIn struct {
+	RunID        string           `json:"run_id" jsonschema:"the run id"`
+	SessionID    string           `json:"session_id,omitempty" jsonschema:"the run's session id"`
+	AgentID      string           `json:"agent_id,omitempty" jsonschema:"the agent owning the run (exactly one of agent_id, team_id, workflow_id)"`
+	TeamID       string           `json:"team_id,omitempty" jsonschema:"the team owning the run"`
+	WorkflowID   string           `json:"workflow_id,omitempty" jsonschema:"the workflow owning the run"`
+	Requirements []map[string]any `json:"requirements,omitempty" jsonschema:"continue_run: the paused run's requirements with their resolution fields set"`
+	UserID       string           `json:"user_id,omitempty" jsonschema:"the user to continue as (an authenticated caller always acts as itself)"`
+}
+
+type cancelIn struct {
+	RunID      string `json:"run_id" jsonschema:"the run id"`
+	SessionID  string `json:"session_id,omitempty" jsonschema:"the run's session id"`
+	AgentID    string `json:"agent_id,omitempty" jsonschema:"the agent owning the run (exactly one of agent_id, team_id, workflow_id)"`
+	TeamID     string `json:"team_id,omitempty" jsonschema:"the team owning the run"`
+	WorkflowID string `json:"workflow_id,omitempty" jsonschema:"the workflow owning the run"`
+}
+
+type sessionsIn struct {
+	SessionType string `json:"session_type,omitempty" jsonschema:"agent (default), team or workflow"`
+	ComponentID string `json:"component_id,omitempty" jsonschema:"an agent, team or workflow id"`
+	UserID      string `json:"user_id,omitempty" jsonschema:"only this user's sessions (a user-scoped caller only ever sees its own)"`
+	SessionName string `json:"session_name,omitempty" jsonschema:"a substring of the session name"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"page size, default 20"`
+	Page        int    `json:"page,omitempty" jsonschema:"page number from 1"`
+	SortBy      string `json:"sort_by,omitempty" jsonschema:"created_at (default) or updated_at"`
+	SortOrder   string `json:"sort_order,omitempty" jsonschema:"desc (default) or asc"`
+	DBID        string `json:"db_id,omitempty" jsonschema:"only needed when get_agentos_config lists several databases"`
+}
+
+type sessionRunsIn struct {
+	SessionID   string `json:"session_id" jsonschema:"the session id"`
+	RunID       string `json:"run_id,omitempty" jsonschema:"return this one run in full detail"`
+	SessionType string `json:"session_type,omitempty" jsonschema:"agent, team or workflow; any when omitted"`
+	UserID      string `json:"user_id,omitempty" jsonschema:"the session's user (a user-scoped caller only ever sees its own)"`
+	DBID        string `json:"db_id,omitempty" jsonschema:"only needed when get_agentos_config lists several databases"`
+}
+
+// BuiltinTools lists the built-in tool names with their tag.
+var BuiltinTools = []struct{ Name, Tag string }{
+	{"get_agentos_config", TagCore}, {"run_agent", TagCore}, {"run_team", TagCore}, {"run_workflow", TagCore},
+	{"continue_run", TagCore}, {"cancel_run", TagCore}, {"get_sessions", TagSession}, {"get_session_runs", TagSession},
+}
+
+func boolp(b bool) *bool { return &b }
+
+func (s *Server) addBuiltins(tags map[string]bool) {
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	runs := &mcp.ToolAnnotations{OpenWorldHint: boolp(true)}
+	if tags[TagCore] {
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_agentos_config", Annotations: ro, Description: "Discover this AgentOS: the agents, teams and workflows " +
+			"available to run (ids and descriptions) and the database ids the session tools take. Call this first."}, s.getConfig)
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Annotations: runs, Description: "Run an agent with a message and get its response. " +
+			"Pass a session_id from get_sessions to continue that conversation; omit it to start a new one (the session_id comes back " +
+			"in structuredContent). If the status is PAUSED, resolve the returned requirements and call continue_run."},
+			func(ctx context.Context, req *mcp.CallToolRequest, in agentRunIn) (*mcp.CallToolResult, any, error) {
+				return s.runComponent(ctx, req, kindAgents, runIn{AgentID: in.AgentID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
+			})
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_team", Annotations: runs, Description: "Run a team of agents with a message and get its " +
+			"response. Same session and PAUSED semantics as run_agent."},
+			func(ctx context.Context, req *mcp.CallToolRequest, in teamRunIn) (*mcp.CallToolResult, any, error) {
+				return s.runComponent(ctx, req, kindTeams, runIn{TeamID: in.TeamID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
+			})
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_workflow", Annotations: runs, Description: "Run a workflow with an input message and get its " +
+			"result. Can be long-running: progress is reported per step when the client asks for it."},
+			func(ctx context.Context, req *mcp.CallToolRequest, in workflowRunIn) (*mcp.CallToolResult, any, error) {
+				return s.runComponent(ctx, req, kindWorkflows, runIn{WorkflowID: in.WorkflowID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
+			})
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "continue_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(false)},
+			Description: "Resume a PAUSED run after resolving its requirements (human-in-the-loop): set the resolution fields on the " +
+				"requirements a run tool returned (e.g. confirmation=true) and pass them back with the run_id, its session_id and the agent_id."},
+			s.continueRun)
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "cancel_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(true), IdempotentHint: true},
+			Description: "Request cancellation of a run in progress: it stops and is stored CANCELLED. Give the run_id, its session_id and " +
+				"exactly one of agent_id, team_id, workflow_id."}, s.cancelRun)
+	}
+	if tags[TagSession] {
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_sessions", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+			Description: "List past sessions (conversations), newest first. Filter by session_type, component_id, user or " +
+				"session_name. Use a session_id with the run tools to continue it, or with get_session_runs to read its history."}, s.getSessions)
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_session_runs", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+			Description: "Read a session's history: each run's input and answer with run_id, status and time, oldest first. Pass " +
+				"run_id to get that one run in full (the whole transcript, events and metrics: it can be large)."}, s.getSessionRuns)
+	}
+}
+
+type summary struct {
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	DBID        string `json:"db_id,omitempty"`
+}
+
+func (s *Server) getConfig(ctx context.Context, req *mcp.CallToolRequest, _ configIn) (*mcp.CallToolResult, any, error) {
+	c, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.authorize(c, "config", "", "read"); err != nil {
+		return nil, nil, err
+	}
+	list := func(kind string, ids []string, describe func(id string) summary) []summary {
+		out := []summary{}
+		for _, id := range ids {
+			if s.cfg.Authorization && c.p != nil && !c.p.Can(kind, id, "read") {
+				continue
+			}
+			out = append(out, describe(id))
+		}
+		return out
+	}
+	dbID := func(t Target) string {
+		if d := t.DB(); d != nil {
+			return d.ID
+		}
+		return ""
+	}
+	agents := list(kindAgents, idsOf(s.cfg.Agents), func(id string) summary {
+		a := s.targets[kindAgents][id].(*agent.Agent)
+		return summary{ID: id, Name: a.Name(), Description: a.Config().Description, DBID: dbID(a)}
+	})
+	teams := list(kindTeams, idsOf(s.cfg.Teams), func(id string) summary {
+		t := s.targets[kindTeams][id].(*team.Team)
+		return summary{ID: id, Name: t.Name(), Description: t.Config().Description, DBID: dbID(t)}
+	})
+	workflows := list(kindWorkflows, idsOf(s.cfg.Workflows), func(id string) summary {
+		w := s.targets[kindWorkflows][id].(*workflow.Workflow)
+		return summary{ID: id, Name: w.Name(), Description: w.Config().Description, DBID: dbID(w)}
+	})
+	dbs := make([]string, len(s.dbs))
+	for i, d := range s.dbs {
+		dbs[i] = d.ID
+	}
+	return nil, map[string]any{"os_id": s.cfg.OSID, "description": s.cfg.Description, "databases": dbs,
+		"agents": agents, "teams": teams, "workflows": workflows}, nil
+}
+
+func idsOf[T interface{ ID() string }](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.ID()
+	}
+	return out
+}
+
+// target resolves exactly one of the three ids.
+func (s *Server) target(agentID, teamID, workflowID string) (kind string, t Target, err error) {
+	n := 0
+	for _, id := range []string{agentID, teamID, workflowID} {
+		if id != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return "", nil, fmt.Errorf("%w: give exactly one of agent_id, team_id, workflow_id", ErrInvalidInput)
+	}
+	kind, id := kindAgents, agentID
+	switch {
+	case teamID != "":
+		kind, id = kindTeams, teamID
+	case workflowID != "":
+		kind, id = kindWorkflows, workflowID
+	}
+	t, ok := s.targets[kind][id]
+	if !ok {
+		return kind, nil, fmt.Errorf("%w: %s %q (get_agentos_config lists the ids)", ErrNotFound, kind[:len(kind)-1], id)
+	}
+	return kind, t, nil
+}
+
+func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in lifecycleIn) (*mcp.CallToolResult, any, error) {
+	kind, t, err := s.target(in.AgentID, in.TeamID, in.WorkflowID)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
+		return nil, nil, err
+	}
+	a, ok := t.(*agent.Agent)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: only agent runs can be continued (%s runs never pause)", ErrInvalidInput, kind[:len(kind)-1])
+	}
+	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
+		return nil, nil, err
+	}
+	var opts []agent.RunOption
+	if len(in.Requirements) > 0 {
+		raw, _ := json.Marshal(in.Requirements)
+		var reqs []run.Requirement
+		if err := json.Unmarshal(raw, &reqs); err != nil {
+			return nil, nil, fmt.Errorf("%w: requirements: %v", ErrInvalidInput, err)
+		}
+		opts = append(opts, agent.WithRequirements(reqs))
+	}
+	c.progress(0, 0, "Continuing run "+in.RunID)
+	out, err := a.ContinueRunID(c.ctx, in.RunID, opts...)
+	if out == nil {
+		return nil, nil, err
+	}
+	return s.runResult(out, err)
+}
+
+// ownRun checks that the run exists for the caller (the db query is user
+// scoped), belongs to the target and, when given, to the session.
+func (s *Server) ownRun(c *call, kind string, t Target, runID, sessionID string) error {
+	d := t.DB()
+	if d == nil {
+		return nil
+	}
+	row, err := d.GetRun(c.ctx, runID)
+	if err != nil {
+		return notFound(err, "run %s", runID)
+	}
+	owner := row.AgentID
+	switch kind {
+	case kindTeams:
+		owner = row.TeamID
+	case kindWorkflows:
+		owner = row.WorkflowID
+	}
+	if owner != t.ID() || (sessionID != "" && row.SessionID != sessionID) {
+		return fmt.Errorf("%w: run %s of %s %s", ErrNotFound, runID, kind[:len(kind)-1], t.ID())
+	}
+	return nil
+}
+
+func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
+	kind, t, err := s.target(in.AgentID, in.TeamID, in.WorkflowID)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
+		return nil, nil, err
+	}
+	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
+		return nil, nil, err
+	}
+	if !t.CancelRun(in.RunID) {
+		return nil, nil, fmt.Errorf("%w: run %s is not in progress on this server", ErrNotFound, in.RunID)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Run %s cancellation requested", in.RunID)}}}, nil, nil
+}
+
+var sessionTypes = []string{string(run.TypeAgent), string(run.TypeTeam), string(run.TypeWorkflow)}
+
+func checkSessionType(t string) error {
+	if t != "" && !slices.Contains(sessionTypes, t) {
+		return fmt.Errorf("%w: session_type %q: use agent, team or workflow", ErrInvalidInput, t)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/workflow"
+)
+
+// Tags of the built-in tools (Agno's MCPServerConfig tags).
+const (
+	TagCore    = "core"
+	TagSession = "session"
+)
+
+// Result modes of the run tools.
+const (
+	// ResultTrimmed answers with the run's text (capped at MaxResultBytes) and
+	// structured content limited to run_id, session_id, status and, when
+	// paused, the requirements.
+	ResultTrimmed = "trimmed"
+	// ResultFull answers with the whole stored run as structured content.
+	ResultFull = "full"
+)
+
+// DefaultMaxResultBytes caps a trimmed result's text.
+const DefaultMaxResultBytes = 64 << 10
+
+// ErrConfig marks an invalid Options value.
+var ErrConfig = errors.New("mcpserver: invalid configuration")
+
+// Options are the user-facing settings (mcp_server in the config file).
+type Options struct {
+	// Stateless serves every request with a fresh session (no Mcp-Session-Id),
+	// so any replica can answer any request.
+	Stateless bool
+	// EnableBuiltinTools, nil meaning true, registers the built-in tools
+	// selected by IncludeTags and ExcludeTags.
+	EnableBuiltinTools *bool
+	// IncludeTags, when not nil, keeps only built-in tools with one of these
+	// tags ("core", "session"); an empty non-nil list keeps none.
+	IncludeTags []string
+	// ExcludeTags drops built-in tools with one of these tags.
+	ExcludeTags []string
+	// ResultMode is ResultTrimmed (default) or ResultFull.
+	ResultMode string
+	// MaxResultBytes caps a trimmed run result's text; 0 means
+	// DefaultMaxResultBytes.
+	MaxResultBytes int
+	// Tools are served next to the built-in tools.
+	Tools []tool.Tool
+}
+
+// Config is what the server serves and how it checks callers.
+type Config struct {
+	// Name and Version are the server's implementation info; OSID and
+	// Description are reported by get_agentos_config.
+	Name, Version, OSID, Description string
+
+	Agents    []*agent.Agent
+	Teams     []*team.Team
+	Workflows []*workflow.Workflow
+	// DBs are the databases the session tools read; the first is the default.
+	DBs []*db.DB
+
+	Options Options
+
+	// Scope turns the context of an authenticated call (carrying the caller's
+	// auth.Principal) into the context the tool runs with: AgentOS applies
+	// user isolation here. nil leaves the context as it is.
+	Scope func(ctx context.Context) (context.Context, error)
+	// Authorization enforces resource:action scopes per tool, as for routes.
+	Authorization bool
+	// Begin, when set, registers a run the tools start (AgentOS's run
+	// registry: cancel route, graceful shutdown); end is called when it ends.
+	Begin func(ctx context.Context, t Target, runID, userID string) (_ context.Context, end func(), _ error)
+
+	Logger *slog.Logger
+}
+
+// builtinTags reports which built-in tags are enabled.
+func (o Options) builtinTags() map[string]bool {
+	on := map[string]bool{}
+	if o.EnableBuiltinTools != nil && !*o.EnableBuiltinTools {
+		return on
+	}
+	if o.IncludeTags == nil {
+		on[TagCore], on[TagSession] = true, true
+	}
+	for _, t := range o.IncludeTags {
+		on[t] = true
+	}
+	for _, t := range o.ExcludeTags {
+		delete(on, t)
+	}
+	return on
+}
+
+// Validate reports unknown tags and result modes.
+func (o Options) Validate() error {
+	for _, list := range [][]string{o.IncludeTags, o.ExcludeTags} {
+		for _, t := range list {
+			if t != TagCore && t != TagSession {
+				return fmt.Errorf("%w: unknown tag %q: use %q or %q", ErrConfig, t, TagCore, TagSession)
+			}
+		}
+	}
+	if o.ResultMode != "" && !slices.Contains([]string{ResultTrimmed, ResultFull}, o.ResultMode) {
+		return fmt.Errorf("%w: result_mode %q: use %q or %q", ErrConfig, o.ResultMode, ResultTrimmed, ResultFull)
+	}
+	if o.MaxResultBytes < 0 {
+		return fmt.Errorf("%w: max result bytes must not be negative", ErrConfig)
+	}
+	for i, t := range o.Tools {
+		if t == nil {
+			return fmt.Errorf("%w: Tools[%d] is nil", ErrConfig, i)
+		}
+	}
+	return nil
+}

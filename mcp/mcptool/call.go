@@ -1,0 +1,167 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentryhq/agentry/tool"
+)
+
+// remoteTool is one tool of the server.
+type remoteTool struct {
+	k    *Toolkit
+	name string // the server's name for it (def.Name may be prefixed)
+	def  tool.Definition
+}
+
+func (t *remoteTool) Definition() tool.Definition { return t.def }
+
+// Call calls the tool on the server: a dead server, a timeout or an error
+// result is a Go error (the model sees its text); output is capped.
+func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := t.k.call(ctx, "calling "+t.name, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: t.name, Arguments: args})
+	})
+	if err != nil {
+		return "", err
+	}
+	text := t.k.capOutput(render(res.Content, res.StructuredContent))
+	if res.IsError {
+		return "", fmt.Errorf("%w: %s on %s: %s", ErrToolFailed, t.name, t.k.cfg.Name, text)
+	}
+	return text, nil
+}
+
+// call runs fn on a live connection under the call timeout.
+func (k *Toolkit) call(ctx context.Context, what string, fn func(context.Context, *mcp.ClientSession) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	c, err := k.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
+	defer cancel()
+	res, err := fn(cctx, c.cs)
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: %s on mcp server %s did not answer within %s", tool.ErrTimeout, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.cfg.Timeout)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("mcp server %s: %s: %w", k.cfg.Name, what, context.Cause(ctx))
+	}
+	err = k.unavailable(c, what, err)
+	// A session the server no longer knows (it restarted, or the process
+	// died) is dropped: the next use connects again.
+	k.drop(c)
+	return nil, err
+}
+
+// capOutput bounds a result, saying how much was cut.
+func (k *Toolkit) capOutput(s string) string {
+	cut, truncated := tool.Truncate(s, k.cfg.MaxOutputBytes)
+	if !truncated {
+		return s
+	}
+	return cut + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(cut), len(s))
+}
+
+// render turns MCP content into the text the model sees: text as is, other
+// blocks as short descriptions, structured content as JSON when there is
+// no content.
+func render(content []mcp.Content, structured any) string {
+	var parts []string
+	for _, c := range content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s: %s]", c.Name, c.URI))
+		case *mcp.EmbeddedResource:
+			if r := c.Resource; r != nil {
+				if r.Text != "" {
+					parts = append(parts, r.Text)
+				} else {
+					parts = append(parts, fmt.Sprintf("[resource %s, %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
+				}
+			}
+		}
+	}
+	if len(parts) == 0 && structured != nil {
+		if raw, err := json.Marshal(structured); err == nil {
+			return string(raw)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// resourceTool reads the server's resources by URI.
+type resourceTool struct{ k *Toolkit }
+
+var resourceSchema = json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"the resource URI"}},"required":["uri"],"additionalProperties":false}`)
+
+func (t *resourceTool) Definition() tool.Definition {
+	return tool.Definition{Name: t.k.cfg.Prefix + t.k.cfg.Name + "_read_resource", Timeout: t.k.cfg.Timeout, Parameters: resourceSchema,
+		Description: "Read a resource of the MCP server " + t.k.cfg.Name + " by its URI."}
+}
+
+func (t *resourceTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	var in struct {
+		URI string `json:"uri"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil || in.URI == "" {
+		return "", fmt.Errorf("%w: give the resource uri", tool.ErrInvalidArguments)
+	}
+	var text string
+	_, err := t.k.call(ctx, "reading "+in.URI, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: in.URI})
+		if err != nil {
+			return nil, err
+		}
+		var parts []string
+		for _, c := range res.Contents {
+			if c.Text != "" {
+				parts = append(parts, c.Text)
+			} else {
+				parts = append(parts, fmt.Sprintf("[%s, %s, %d bytes]", c.URI, c.MIMEType, len(c.Blob)))
+			}
+		}
+		text = strings.Join(parts, "\n")
+		return &mcp.CallToolResult{}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return t.k.capOutput(text), nil
+}
+
+// Resources lists the server's resources (URI, name, description).
+func (k *Toolkit) Resources(ctx context.Context) ([]*mcp.Resource, error) {
+	c, err := k.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if caps := c.cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
+		return nil, nil
+	}
+	var out []*mcp.Resource
+	for r, err := range c.cs.Resources(ctx, nil) {
+		if err != nil {
+			return nil, k.unavailable(c, "listing resources", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+package mcptool
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout        = 60 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultMaxOutputBytes caps what one call returns to the model.
+	DefaultMaxOutputBytes = 64 << 10
+	// DefaultMaxSchemaBytes refuses tools whose parameter schema is larger.
+	DefaultMaxSchemaBytes = 64 << 10
+	// MaxSchemaDepth refuses schemas nested deeper than this.
+	MaxSchemaDepth = 32
+)
+
+// Errors, usable with errors.Is.
+var (
+	// ErrConfig: the Config cannot work (both or neither of Command and URL, …).
+	ErrConfig = errors.New("mcptool: invalid configuration")
+	// ErrUnavailable: the server cannot be reached, exited or closed the
+	// connection. Calls fail with it instead of hanging.
+	ErrUnavailable = errors.New("mcp server unavailable")
+	// ErrBadSchema: a tool's input schema is too large, too deep, recursive
+	// or not a JSON Schema object; exclude the tool or fix the server.
+	ErrBadSchema = errors.New("unusable tool schema")
+	// ErrToolFailed: the server answered the call with an error result.
+	ErrToolFailed = errors.New("mcp tool failed")
+)
+
+// Config describes one MCP server. Exactly one of Command and URL is set.
+type Config struct {
+	// Name identifies the server in errors and names its resource tool
+	// (<name>_read_resource); default: the command's base name or the URL's
+	// host.
+	Name string
+
+	// Command starts a stdio server; Args, Env (added to this process's
+	// environment) and Dir go with it.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+
+	// URL is a streamable HTTP endpoint; Headers are sent with every
+	// request, BearerToken as "Authorization: Bearer …".
+	URL         string
+	Headers     map[string]string
+	BearerToken string
+	// HTTPClient is used for URL; nil means a client without timeout (calls
+	// are bounded by Timeout).
+	HTTPClient *http.Client
+
+	// Include, when not empty, keeps only these tools; Exclude drops tools.
+	// Naming a tool the server does not have is an error.
+	Include []string
+	Exclude []string
+	// Prefix is prepended to the tool names the model sees (servers whose
+	// tool names collide).
+	Prefix string
+
+	// Timeout bounds one call (default DefaultTimeout); ConnectTimeout
+	// bounds starting and initializing (default DefaultConnectTimeout).
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	// MaxOutputBytes caps a call's text (default DefaultMaxOutputBytes);
+	// MaxSchemaBytes a tool's input schema (default DefaultMaxSchemaBytes).
+	MaxOutputBytes int
+	MaxSchemaBytes int
+
+	Logger *slog.Logger
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// withDefaults validates c and fills its defaults.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Command == "" && c.URL == "":
+		return c, fmt.Errorf("%w: give a command (stdio server) or a url (streamable HTTP server)", ErrConfig)
+	case c.Command != "" && c.URL != "":
+		return c, fmt.Errorf("%w: give either a command or a url, not both", ErrConfig)
+	}
+	if c.URL != "" {
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, fmt.Errorf("%w: url %q: use http(s)://host/path", ErrConfig, c.URL)
+		}
+		if c.Name == "" {
+			c.Name = u.Hostname()
+		}
+	} else if len(c.Headers) > 0 || c.BearerToken != "" {
+		return c, fmt.Errorf("%w: headers and bearer_token apply to url servers only", ErrConfig)
+	}
+	if c.Command != "" && c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(c.Command), filepath.Ext(c.Command))
+	}
+	c.Name = strings.Trim(unsafeName.ReplaceAllString(c.Name, "_"), "_")
+	if c.Name == "" {
+		c.Name = "mcp"
+	}
+	if c.Timeout < 0 || c.ConnectTimeout < 0 || c.MaxOutputBytes < 0 || c.MaxSchemaBytes < 0 {
+		return c, fmt.Errorf("%w: timeouts and sizes must not be negative", ErrConfig)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if c.MaxSchemaBytes == 0 {
+		c.MaxSchemaBytes = DefaultMaxSchemaBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}

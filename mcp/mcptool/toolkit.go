@@ -1,0 +1,299 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentryhq/agentry/tool"
+)
+
+// Toolkit is one MCP server's tools for an agent (an agent.ToolProvider). It
+// connects on first use, reconnects after the server died, and is safe for
+// concurrent use. Close ends the connection (and a stdio server's process).
+type Toolkit struct {
+	cfg Config
+
+	mu     sync.Mutex
+	conn   *conn
+	tools  []tool.Tool
+	closed bool
+	// stale is set by tools/list_changed: the next Tools lists again.
+	stale atomic.Bool
+}
+
+// conn is one live session; dead closes when it ends.
+type conn struct {
+	cs     *mcp.ClientSession
+	stderr *tailBuffer
+	dead   chan struct{}
+	why    error
+}
+
+// New validates cfg; it does no I/O.
+func New(cfg Config) (*Toolkit, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Toolkit{cfg: c}, nil
+}
+
+// Name is the server's name.
+func (k *Toolkit) Name() string { return k.cfg.Name }
+
+// Tools connects if needed and returns the server's tools (after Include,
+// Exclude and Prefix), plus <name>_read_resource when the server has
+// resources. The list is cached until the server says it changed.
+func (k *Toolkit) Tools(ctx context.Context) ([]tool.Tool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c, err := k.connectLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if k.tools != nil && !k.stale.Load() {
+		return k.tools, nil
+	}
+	k.stale.Store(false)
+	lctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
+	defer cancel()
+	var listed []*mcp.Tool
+	for t, err := range c.cs.Tools(lctx, nil) {
+		if err != nil {
+			return nil, k.unavailable(c, "listing tools", err)
+		}
+		listed = append(listed, t)
+	}
+	tools, err := k.wrap(listed)
+	if err != nil {
+		return nil, err
+	}
+	if caps := c.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
+		tools = append(tools, &resourceTool{k: k})
+	}
+	k.tools = tools
+	return tools, nil
+}
+
+// wrap applies Include/Exclude and checks each schema.
+func (k *Toolkit) wrap(listed []*mcp.Tool) ([]tool.Tool, error) {
+	have := map[string]bool{}
+	for _, t := range listed {
+		have[t.Name] = true
+	}
+	for _, list := range [][]string{k.cfg.Include, k.cfg.Exclude} {
+		for _, n := range list {
+			if !have[n] {
+				return nil, fmt.Errorf("mcp server %s has no tool %q (include/exclude)", k.cfg.Name, n)
+			}
+		}
+	}
+	var out []tool.Tool
+	for _, t := range listed {
+		if (len(k.cfg.Include) > 0 && !slices.Contains(k.cfg.Include, t.Name)) || slices.Contains(k.cfg.Exclude, t.Name) {
+			continue
+		}
+		schema, err := checkSchema(t.InputSchema, k.cfg.MaxSchemaBytes)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %s: tool %q: %w (add it to exclude to use the other tools)", k.cfg.Name, t.Name, err)
+		}
+		out = append(out, &remoteTool{k: k, name: t.Name, def: tool.Definition{Name: k.cfg.Prefix + t.Name,
+			Description: t.Description, Parameters: schema, Timeout: k.cfg.Timeout}})
+	}
+	return out, nil
+}
+
+// Prompts lists the server's prompts (agents do not use them yet).
+func (k *Toolkit) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	c, err := k.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if caps := c.cs.InitializeResult().Capabilities; caps == nil || caps.Prompts == nil {
+		return nil, nil
+	}
+	var out []*mcp.Prompt
+	for p, err := range c.cs.Prompts(ctx, nil) {
+		if err != nil {
+			return nil, k.unavailable(c, "listing prompts", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// connected returns a live connection, connecting when there is none.
+func (k *Toolkit) connected(ctx context.Context) (*conn, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.connectLocked(ctx)
+}
+
+func (k *Toolkit) connectLocked(ctx context.Context) (*conn, error) {
+	if k.closed {
+		return nil, fmt.Errorf("%w: %s: the toolkit is closed", ErrUnavailable, k.cfg.Name)
+	}
+	if c := k.conn; c != nil {
+		select {
+		case <-c.dead:
+		default:
+			return c, nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
+	defer cancel()
+	c := &conn{dead: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agentry", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { k.stale.Store(true) },
+	})
+	var transport mcp.Transport
+	if k.cfg.Command != "" {
+		// Not CommandContext: the process lives as long as the toolkit,
+		// not the first run's context; Close ends it.
+		cmd := exec.Command(k.cfg.Command, k.cfg.Args...)
+		cmd.Dir = k.cfg.Dir
+		if len(k.cfg.Env) > 0 {
+			cmd.Env = os.Environ()
+			for key, v := range k.cfg.Env {
+				cmd.Env = append(cmd.Env, key+"="+v)
+			}
+		}
+		cmd.Stderr = c.stderr
+		transport = &mcp.CommandTransport{Command: cmd}
+	} else {
+		hc := k.cfg.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		if len(k.cfg.Headers) > 0 || k.cfg.BearerToken != "" {
+			h := http.Header{}
+			for key, v := range k.cfg.Headers {
+				h.Set(key, v)
+			}
+			if k.cfg.BearerToken != "" {
+				h.Set("Authorization", "Bearer "+k.cfg.BearerToken)
+			}
+			base := hc.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			hc = &http.Client{Transport: headerTransport{h: h, next: base}, Jar: hc.Jar, CheckRedirect: hc.CheckRedirect}
+		}
+		transport = &mcp.StreamableClientTransport{Endpoint: k.cfg.URL, HTTPClient: hc}
+	}
+	cs, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: connect: %v%s", ErrUnavailable, k.cfg.Name, err, c.stderr.note())
+	}
+	c.cs = cs
+	go func() {
+		c.why = cs.Wait()
+		close(c.dead)
+	}()
+	if k.conn != nil {
+		k.cfg.Logger.Info("mcp server reconnected", "server", k.cfg.Name)
+	}
+	k.conn, k.tools = c, nil
+	return c, nil
+}
+
+// unavailable words an error of a live or dying connection.
+func (k *Toolkit) unavailable(c *conn, what string, err error) error {
+	lost := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if lost {
+		// Let the session notice, so the exit and the stderr tail are known.
+		select {
+		case <-c.dead:
+		case <-time.After(time.Second):
+		}
+	}
+	select {
+	case <-c.dead:
+		return fmt.Errorf("%w: %s exited or closed the connection while %s (%v)%s", ErrUnavailable, k.cfg.Name, what, err, c.stderr.note())
+	default:
+	}
+	if lost {
+		return fmt.Errorf("%w: %s: connection lost while %s (%v)%s", ErrUnavailable, k.cfg.Name, what, err, c.stderr.note())
+	}
+	return fmt.Errorf("%w: %s: %s: %v", ErrUnavailable, k.cfg.Name, what, err)
+}
+
+// drop forgets c if it is still the current connection, closing it.
+func (k *Toolkit) drop(c *conn) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.conn == c {
+		k.conn, k.tools = nil, nil
+		go func() { _ = c.cs.Close() }()
+	}
+}
+
+// Close ends the connection and stops a stdio server. Later calls fail with
+// ErrUnavailable.
+func (k *Toolkit) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	if k.conn == nil {
+		return nil
+	}
+	err := k.conn.cs.Close()
+	k.conn = nil
+	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !strings.Contains(err.Error(), "signal: terminated") {
+		return fmt.Errorf("mcp server %s: close: %w", k.cfg.Name, err)
+	}
+	return nil
+}
+
+type headerTransport struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for key, v := range t.h {
+		r.Header[key] = v
+	}
+	return t.next.RoundTrip(r)
+}
+
+// tailBuffer keeps the last max bytes written (a server's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+// note is the stderr tail as an error suffix.
+func (t *tailBuffer) note() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.b))
+	if s == "" {
+		return ""
+	}
+	return "; server stderr: " + s
+}
