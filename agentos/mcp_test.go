@@ -101,7 +101,7 @@ func TestMCP_InitializeListToolsRunAndListSessions(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"cancel_run", "continue_run", "get_agentos_config", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"}
+	want := []string{"cancel_run", "continue_run", "get_agentos_config", "get_memories", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -145,7 +145,31 @@ func TestMCP_UsersAreIsolated(t *testing.T) {
 	sessionID := structured(t, res)["session_id"].(string)
 	runID := structured(t, res)["run_id"].(string)
 
+	ctx := context.Background()
+	for _, m := range []db.Memory{{MemoryID: "m-alice", Memory: "alice likes tea", UserID: "alice"},
+		{MemoryID: "m-bob", Memory: "bob likes coffee", UserID: "bob"}} {
+		if _, err := f.db.UpsertMemory(db.WithUserScope(ctx, m.UserID), &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mems := structured(t, callTool(t, alice, "get_memories", nil))
+	if data, _ := mems["data"].([]any); len(data) != 1 || data[0].(map[string]any)["memory"] != "alice likes tea" {
+		t.Fatalf("alice's get_memories = %v, want her one memory", mems)
+	}
+
 	bob := mcpConnect(t, f.url, rsToken(t, "bob"), nil)
+	for _, args := range []map[string]any{nil, {"user_id": "alice"}, {"search_content": "tea"}} {
+		mems := structured(t, callTool(t, bob, "get_memories", args))
+		data, _ := mems["data"].([]any)
+		for _, m := range data {
+			if m.(map[string]any)["user_id"] != "bob" {
+				t.Fatalf("bob's get_memories(%v) = %v: another user's memory", args, mems)
+			}
+		}
+		if args == nil && len(data) != 1 {
+			t.Fatalf("bob's get_memories = %v, want his one memory", mems)
+		}
+	}
 	sessions := structured(t, callTool(t, bob, "get_sessions", map[string]any{"user_id": "alice"}))
 	if data, _ := sessions["data"].([]any); len(data) != 0 {
 		t.Fatalf("bob sees sessions %v", data)
@@ -303,7 +327,7 @@ func TestMCP_TagsUserToolsAndResultModes(t *testing.T) {
 		opts MCP
 		want []string
 	}{
-		{"session only", MCP{Options: mcpOptions(nil, []string{"session"}, nil)}, []string{"get_session_runs", "get_sessions"}},
+		{"session only", MCP{Options: mcpOptions(nil, []string{"session"}, nil)}, []string{"get_memories", "get_session_runs", "get_sessions"}},
 		{"exclude session", MCP{Options: mcpOptions(nil, nil, []string{"session"})},
 			[]string{"cancel_run", "continue_run", "get_agentos_config", "run_agent", "run_team", "run_workflow"}},
 		{"include none", MCP{Options: mcpOptions(nil, []string{}, nil)}, nil},

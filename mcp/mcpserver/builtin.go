@@ -78,6 +78,19 @@ type sessionsIn struct {
 	DBID        string `json:"db_id,omitempty" jsonschema:"only needed when get_agentos_config lists several databases"`
 }
 
+type memoriesIn struct {
+	UserID        string   `json:"user_id,omitempty" jsonschema:"only this user's memories (a user-scoped caller only ever sees its own)"`
+	AgentID       string   `json:"agent_id,omitempty" jsonschema:"only memories written by this agent"`
+	TeamID        string   `json:"team_id,omitempty" jsonschema:"only memories written by this team"`
+	Topics        []string `json:"topics,omitempty" jsonschema:"keep memories having any of these topics"`
+	SearchContent string   `json:"search_content,omitempty" jsonschema:"a case-insensitive substring of the memory text"`
+	Limit         int      `json:"limit,omitempty" jsonschema:"page size, default 20"`
+	Page          int      `json:"page,omitempty" jsonschema:"page number from 1"`
+	SortBy        string   `json:"sort_by,omitempty" jsonschema:"updated_at (default) or created_at"`
+	SortOrder     string   `json:"sort_order,omitempty" jsonschema:"desc (default) or asc"`
+	DBID          string   `json:"db_id,omitempty" jsonschema:"only needed when get_agentos_config lists several databases"`
+}
+
 type sessionRunsIn struct {
 	SessionID   string `json:"session_id" jsonschema:"the session id"`
 	RunID       string `json:"run_id,omitempty" jsonschema:"return this one run in full detail"`
@@ -90,6 +103,7 @@ type sessionRunsIn struct {
 var BuiltinTools = []struct{ Name, Tag string }{
 	{"get_agentos_config", TagCore}, {"run_agent", TagCore}, {"run_team", TagCore}, {"run_workflow", TagCore},
 	{"continue_run", TagCore}, {"cancel_run", TagCore}, {"get_sessions", TagSession}, {"get_session_runs", TagSession},
+	{"get_memories", TagSession},
 }
 
 func boolp(b bool) *bool { return &b }
@@ -131,6 +145,9 @@ func (s *Server) addBuiltins(tags map[string]bool) {
 		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_session_runs", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 			Description: "Read a session's history: each run's input and answer with run_id, status and time, oldest first. Pass " +
 				"run_id to get that one run in full (the whole transcript, events and metrics: it can be large)."}, s.getSessionRuns)
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_memories", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+			Description: "List stored user memories (facts agents keep about a user), most recently updated first. Filter by " +
+				"user_id, agent_id, team_id, topics or a search_content substring."}, s.getMemories)
 	}
 }
 

@@ -295,6 +295,53 @@ func (s *Server) getSessions(ctx context.Context, req *mcp.CallToolRequest, in s
 	return nil, map[string]any{"data": data, "meta": map[string]any{"page": f.Page, "limit": f.Limit, "total_count": total, "total_pages": pages}}, nil
 }
 
+// getMemories lists memories in the caller's scope, shaped as the HTTP
+// API's GET /memories page.
+func (s *Server) getMemories(ctx context.Context, req *mcp.CallToolRequest, in memoriesIn) (*mcp.CallToolResult, any, error) {
+	c, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.authorize(c, "memories", "", "read"); err != nil {
+		return nil, nil, err
+	}
+	d, err := s.database(in.DBID)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := db.MemoryFilter{UserID: in.UserID, AgentID: in.AgentID, TeamID: in.TeamID, Topics: in.Topics,
+		SearchContent: in.SearchContent, Limit: in.Limit, Page: in.Page, SortBy: in.SortBy, SortOrder: in.SortOrder}
+	if f.Limit <= 0 {
+		f.Limit = 20
+	}
+	if f.Page <= 0 {
+		f.Page = 1
+	}
+	if f.SortOrder == "" {
+		f.SortOrder = "desc"
+	}
+	mems, total, err := d.ListMemories(c.ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	data := make([]map[string]any, 0, len(mems))
+	for _, m := range mems {
+		topics := m.Topics
+		if topics == nil {
+			topics = []string{}
+		}
+		row := map[string]any{"memory_id": m.MemoryID, "memory": m.Memory, "topics": topics, "updated_at": isoTime(m.UpdatedAt)}
+		for k, v := range map[string]string{"user_id": m.UserID, "agent_id": m.AgentID, "team_id": m.TeamID} {
+			if v != "" {
+				row[k] = v
+			}
+		}
+		data = append(data, row)
+	}
+	pages := (total + f.Limit - 1) / f.Limit
+	return nil, map[string]any{"data": data, "meta": map[string]any{"page": f.Page, "limit": f.Limit, "total_count": total, "total_pages": pages}}, nil
+}
+
 // maxHistoryRuns bounds get_session_runs (the newest are kept).
 const maxHistoryRuns = 200
 
