@@ -41,8 +41,8 @@ const { tools } = await alice.client.listTools();
 const names = tools.map((t) => t.name).sort();
 check(
   JSON.stringify(names) ===
-    JSON.stringify(["cancel_run", "continue_run", "get_agentos_config", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"]),
-  `eight built-in tools listed (${names.join(", ")})`,
+    JSON.stringify(["cancel_run", "continue_run", "get_agentos_config", "get_memories", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"]),
+  `the built-in tools listed (${names.join(", ")})`,
 );
 const run = await alice.client.callTool({ name: "run_agent", arguments: { agent_id: "echo", message: "hello from node" } });
 check(!run.isError && text(run) === "hi from the scripted agent", `run_agent answered (${text(run)})`);
