@@ -1,6 +1,7 @@
 package codemode_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -134,5 +135,30 @@ func TestSandbox_DateIsFrozenAtTheCellStart(t *testing.T) {
 	c := runCell(t, cm, "s", `const t0 = Date.now(); let spins = 0; while (Date.now() === t0 && spins < 200000) spins++; [spins, new Date().getTime() === t0]`)
 	if jsonText(resultOf(t, c)) != "[200000,true]" {
 		t.Fatalf("the clock moved within a cell: %s", c.Result)
+	}
+}
+
+// TestSandbox_RestoringCarriedVariablesIsNotChargedToTheCell: after an
+// abort, the next cell restores the session's variables first; that work
+// has a budget of its own, so a trivial cell after a hostile one runs even
+// when restoring took most of a CPU budget.
+func TestSandbox_RestoringCarriedVariablesIsNotChargedToTheCell(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	cm := newCM(t, codemode.Config{CPUTimeLimit: limit, CellTimeout: 10 * time.Minute})
+	// Ten variables of 3,000 objects: restoring them all takes more than
+	// the 300 ms budget under -race here, one of them far less.
+	const n = 10
+	for i := range n {
+		c := runCell(t, cm, "s", fmt.Sprintf(`var v%d = Array.from({length: 3000}, (_, i) => ({i, s: "abcdefgh"}))`, i))
+		if c.Status != codemode.StatusOK {
+			t.Fatalf("building v%d: %s", i, c.JSON())
+		}
+	}
+	if c := runCell(t, cm, "s", `while (true) {}`); c.Status != codemode.StatusAborted {
+		t.Fatalf("busy loop: %s", c.JSON())
+	}
+	next := runCell(t, cm, "s", fmt.Sprintf("v%d.length", n-1))
+	if next.Status != codemode.StatusOK || jsonText(resultOf(t, next)) != "3000" {
+		t.Fatalf("the first cell after the abort (restoring %d variables): %s", n, next.JSON())
 	}
 }

@@ -202,6 +202,7 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 		if k.pending != nil {
 			cell.Notice = joinNotice(cell.Notice, k.apply(k.pending, k.pendingFrom))
 			k.pending = nil
+			c.resetCPU() // the cell's code gets the whole budget
 		}
 	}
 	var promise *goja.Promise
@@ -327,6 +328,16 @@ func (k *kernel) vm(f func() (goja.Value, error)) (v goja.Value, err error) {
 		}
 	}()
 	return f()
+}
+
+// resetCPU gives the cell a fresh CPU budget. Restoring saved variables
+// resets it before each variable and before the cell's code: each variable
+// (at most MaxVariableBytes of JSON) is bounded by the CPU limit on its own,
+// and restoring is not charged to the code.
+func (c *cellRun) resetCPU() {
+	c.cpuMu.Lock()
+	c.cpuUsed = 0
+	c.cpuMu.Unlock()
 }
 
 // vmTime is the CPU time of the current vm call; callers hold cpuMu.

@@ -200,6 +200,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 			failed = append(failed, v.Name)
 			continue
 		}
+		k.cell.resetCPU()
 		_, err := k.vm(func() (goja.Value, error) {
 			var val goja.Value
 			if v.Source != "" {
