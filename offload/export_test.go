@@ -14,3 +14,9 @@ func SetClock(o *Offloader, seconds int) {
 func NamespaceOf(o *Offloader, s Scope) (string, error) {
 	return o.fs.NamespaceOf(agentfs.Scope{SessionID: s.SessionID, UserID: s.UserID})
 }
+
+var PageOf = page
+
+func Envelope(o *Offloader, id, tool, result string, stored bool) string {
+	return o.envelope(id, tool, result, countLines(result), stored)
+}

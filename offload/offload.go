@@ -62,8 +62,8 @@ type Call struct {
 
 // Offloader stores oversized tool results. It is safe for concurrent use.
 type Offloader struct {
-	cfg Config
-	db  *db.DB
+	cfg   Config
+	db    *db.DB
 	fs    *agentfs.FS
 	now   func() time.Time
 	tools []tool.Tool

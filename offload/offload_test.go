@@ -234,33 +234,26 @@ func FuzzEnvelopeAndPage(f *testing.F) {
 	f.Add(bigResult(30, 5), 1, 0, 0)
 	f.Add("a\nb\n\nc", 2, 3, 1)
 	f.Add(strings.Repeat("é", 200), 1, 1, 150)
-	d := testdbs.SQLite(f)
-	o, err := offload.New(d, offload.Config{ThresholdChars: 20, PreviewChars: 10, PreviewLines: 3})
+	o, err := offload.New(testdbs.SQLite(f), offload.Config{ThresholdChars: 20, PreviewChars: 10, PreviewLines: 3})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string, start, end, startChar int) {
-		out, err := o.Offload(ctx, call, s)
-		if err != nil {
-			if !errors.Is(err, offload.ErrNotText) {
-				t.Fatal(err)
-			}
-			return
+		env := offload.Envelope(o, "res_x", "t", s, true)
+		if !strings.HasPrefix(env, `<result id="res_x" tool="t" lines="`) || !strings.Contains(env, "</result>") {
+			t.Fatalf("bad envelope %q", env)
 		}
-		if !out.Offloaded {
-			return
+		if n := len([]rune(env)); n > 10+3*60+5*60+400 {
+			t.Fatalf("envelope of %d chars", n)
 		}
-		if !strings.HasPrefix(out.Content, "<result id=") || !strings.Contains(out.Content, "</result>") {
-			t.Fatalf("bad envelope %q", out.Content)
-		}
-		p, err := o.Read(ctx, call.Scope, out.ResultID, offload.ReadRange{StartLine: start, EndLine: end, StartChar: startChar})
+		p, err := offload.PageOf("res_x", s, offload.ReadRange{StartLine: start, EndLine: end, StartChar: startChar})
 		if err != nil {
 			if !errors.Is(err, offload.ErrBadRange) {
 				t.Fatal(err)
 			}
 			return
 		}
-		if len([]rune(p.Text)) > offload.MaxReadChars || p.EndLine-p.StartLine >= offload.MaxReadLines {
+		if len([]rune(p.Text)) > offload.MaxReadChars+offload.MaxReadLines || p.EndLine-p.StartLine >= offload.MaxReadLines {
 			t.Fatalf("page over the caps: %+v", p)
 		}
 	})
