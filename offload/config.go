@@ -132,3 +132,12 @@ func (s *Setting) UnmarshalYAML(n *yaml.Node) error {
 	}
 	return nil
 }
+
+// On returns the configuration when the setting turns offloading on, else nil.
+func (s *Setting) On() *Config {
+	if s == nil || !s.Enabled {
+		return nil
+	}
+	c := s.Config
+	return &c
+}

@@ -64,7 +64,7 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		Instructions: agent.Instructions(a.Instructions), Markdown: a.Markdown, DB: d,
 		AddHistoryToContext: a.AddHistoryToContext, NumHistoryRuns: a.NumHistoryRuns,
 		ToolCallLimit: a.ToolCallLimit,
-		Metadata:      a.Metadata,
+		Metadata:      a.Metadata, OffloadToolResults: a.OffloadToolResults.On(),
 	}
 	if err := a.controls(&cfg); err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)

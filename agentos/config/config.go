@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentryhq/agentry/offload"
 	"gopkg.in/yaml.v3"
 )
 
@@ -22,6 +23,11 @@ type Config struct {
 	Teams         []Team     `yaml:"teams"`
 	Workflows     []Workflow `yaml:"workflows"`
 	MCPServer     MCPServer  `yaml:"mcp_server"`
+	// OffloadToolResults is the server-wide default of the agents'
+	// offload_tool_results (true, false or a map of threshold_chars,
+	// preview_lines, preview_chars, ttl). `agentry serve` offloads when
+	// it is absent; an agent's own setting wins.
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
 
 	// agentFile: the file was one agent (the shape of an agents: entry).
 	agentFile bool
@@ -169,6 +175,10 @@ type Agent struct {
 	DelayBetweenRetries float64 `yaml:"delay_between_retries"`
 	ExponentialBackoff  bool    `yaml:"exponential_backoff"`
 	DebugMode           bool    `yaml:"debug_mode"`
+	// OffloadToolResults stores tool results over the threshold outside the
+	// context (true, false or a map of threshold_chars, preview_lines,
+	// preview_chars, ttl); absent takes the server-wide setting.
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
 }
 
 // Team declares a team of agents.
@@ -457,4 +467,19 @@ func scalarFields(n *yaml.Node, what string, allowed ...string) (map[string]stri
 		out[key.Value] = val.Value
 	}
 	return out, nil
+}
+
+// OffloadFor resolves an agent's offload_tool_results: its own setting, else
+// the file's, else serverDefault (true for `agentry serve`) for an agent with
+// tools (one without has nothing to offload). Nil means off.
+func (c Config) OffloadFor(a Agent, serverDefault bool) *offload.Config {
+	switch {
+	case a.OffloadToolResults != nil && a.OffloadToolResults.Set:
+		return a.OffloadToolResults.On()
+	case c.OffloadToolResults != nil && c.OffloadToolResults.Set:
+		return c.OffloadToolResults.On()
+	case serverDefault && len(a.Tools) > 0:
+		return &offload.Config{}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/offload"
 	"io"
 	"log/slog"
 	"net"
@@ -200,6 +201,12 @@ func buildAgents(file config.Config, store *db.DB) ([]*agent.Agent, error) {
 	var out []*agent.Agent
 	var errs []error
 	for _, decl := range file.Agents {
+		// serve offloads big tool results unless the file turns it off.
+		on := file.OffloadFor(decl, true)
+		decl.OffloadToolResults = &offload.Setting{Set: true, Enabled: on != nil}
+		if on != nil {
+			decl.OffloadToolResults.Config = *on
+		}
 		a, err := decl.Build(store)
 		if err != nil {
 			errs = append(errs, err)
