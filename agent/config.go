@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/tool"
@@ -192,6 +193,13 @@ type Config struct {
 	// plus the read_result and search_result tools (package offload). It
 	// needs DB. Nil (the default) offloads nothing.
 	OffloadToolResults *offload.Config
+
+	// MediaStorage, when set, receives the run's images, audio, video and
+	// files when the run is stored (content-hashed, once per session); the
+	// stored run keeps media_reference objects instead of the bytes, and
+	// history is read back from it before a model call. Nil stores media
+	// inline.
+	MediaStorage media.Storage
 }
 
 // TeamLeader turns an agent's runs into team runs (Agno's TeamRunOutput): the
