@@ -84,3 +84,6 @@ func TestS3_ServerDownIsUnavailable(t *testing.T) {
 		t.Fatalf("error = %v, want ErrUnavailable", err)
 	}
 }
+
+// testConfigFor is the direct (unproxied) configuration of a storage's bucket.
+func testConfigFor(s *s3.Storage) s3.Config { return testConfig(s.Bucket()) }
