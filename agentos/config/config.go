@@ -28,6 +28,9 @@ type Config struct {
 	// preview_lines, preview_chars, ttl). `agentry serve` offloads when
 	// it is absent; an agent's own setting wins.
 	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
+	// MediaStorage is where the agents' media go when runs are stored
+	// (type local, s3 or none); absent, serve uses DATA_DIR/media.
+	MediaStorage *MediaStorage `yaml:"media_storage"`
 
 	// agentFile: the file was one agent (the shape of an agents: entry).
 	agentFile bool

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"io"
 	"log/slog"
@@ -144,7 +145,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer store.Close()
-	agents, err := buildAgents(file, store)
+	mediaStore, err := file.MediaStorage.Open(ctx, f.dataDir)
+	if err != nil {
+		return err
+	}
+	agents, err := buildAgents(file, store, mediaStore)
 	if err != nil {
 		return err
 	}
@@ -165,6 +170,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	cfg.Teams, cfg.Workflows = teams, workflows
 	cfg.DBs = []*db.DB{store}
 	cfg.Logger = log
+	cfg.MediaStorage = mediaStore
 	srv, err := agentos.New(cfg)
 	if err != nil {
 		return err
@@ -185,13 +191,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(file config.Config, store *db.DB) ([]*agent.Agent, error) {
+func buildAgents(file config.Config, store *db.DB, mediaStore media.Storage) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
 			return nil, fmt.Errorf("demo agent: %w", err)
 		}
-		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store,
+		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store, MediaStorage: mediaStore,
 			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."})
 		if err != nil {
 			return nil, err
@@ -207,7 +213,7 @@ func buildAgents(file config.Config, store *db.DB) ([]*agent.Agent, error) {
 		if on != nil {
 			decl.OffloadToolResults.Config = *on
 		}
-		a, err := decl.Build(store)
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: mediaStore})
 		if err != nil {
 			errs = append(errs, err)
 			continue
