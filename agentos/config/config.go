@@ -200,6 +200,9 @@ type Team struct {
 	// CodeMode gives the leader a code environment; its code_mode.tools are
 	// callable from code.
 	CodeMode *CodeMode `yaml:"code_mode"`
+	// OffloadToolResults offloads the leader's own oversized tool results
+	// (members follow their own setting).
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
 }
 
 // Workflow declares a sequence of steps, each run by an agent or a team.
