@@ -106,7 +106,7 @@ func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
 		} else {
 			cfg.Tools = nil // the agent's tools move into code
 		}
-		cm, err := a.CodeMode.build(where, agent.DefaultID(a.ID, a.Name), d, code)
+		cm, err := a.CodeMode.build(where, agent.DefaultID(a.ID, a.Name), d, code, cfg.OffloadToolResults)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,7 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent) (*team.Team, error
 		if err != nil {
 			return nil, err
 		}
-		cm, err := t.CodeMode.build(where, agent.DefaultID(t.ID, t.Name), d, code)
+		cm, err := t.CodeMode.build(where, agent.DefaultID(t.ID, t.Name), d, code, cfg.OffloadToolResults)
 		if err != nil {
 			return nil, err
 		}

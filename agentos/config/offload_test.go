@@ -92,3 +92,28 @@ func TestBuild_OffloadGivesTheReadTools(t *testing.T) {
 		t.Fatalf("offloading without a database: %v", err)
 	}
 }
+
+func TestBuild_CodeModeReadsOffloadedResultsWhenOffloadIsOn(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	if err := writeScript(script); err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []bool{false, true} {
+		decl := Agent{ID: "a", Model: Model{Spec: "scripted:" + script}, Tools: []Tool{{Name: "calculator"}}, CodeMode: &CodeMode{Enabled: true},
+			OffloadToolResults: &offload.Setting{Set: true, Enabled: on}}
+		a, err := decl.Build(db.New("m", memory.New()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var desc string
+		for _, s := range a.Tools() {
+			if s.Name == "execute" {
+				desc = s.Description
+			}
+		}
+		if got := strings.Contains(desc, "results.get(id)"); got != on {
+			t.Fatalf("offload %v: execute mentions results: %v", on, got)
+		}
+	}
+}
