@@ -260,3 +260,26 @@ func (o *Offloader) Sweep(ctx context.Context, limit int) (int, error) {
 	}
 	return n, nil
 }
+
+// SweepEvery runs Sweep (batches of up to 500) at an interval until ctx
+// ends; errors go to onErr (nil ignores them).
+func (o *Offloader) SweepEvery(ctx context.Context, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for {
+				n, err := o.Sweep(ctx, 500)
+				if err != nil && onErr != nil && ctx.Err() == nil {
+					onErr(err)
+				}
+				if err != nil || n < 500 {
+					break
+				}
+			}
+		}
+	}
+}

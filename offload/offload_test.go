@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
@@ -257,4 +258,30 @@ func FuzzEnvelopeAndPage(f *testing.F) {
 			t.Fatalf("page over the caps: %+v", p)
 		}
 	})
+}
+
+func TestSweepEvery_DeletesExpiredResultsInTheBackground(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	o := newOffloader(t, d, offload.Config{TTL: offload.Duration(1)})
+	out, err := o.Offload(ctx, call, bigResult(800, 40))
+	if err != nil || !out.Stored {
+		t.Fatal(out, err)
+	}
+	offload.SetClock(o, 5)
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { o.SweepEvery(sctx, 10*time.Millisecond, func(err error) { t.Error(err) }); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := d.GetToolResult(ctx, out.ResultID); errors.Is(err, db.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sweeper did not delete the expired result")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }

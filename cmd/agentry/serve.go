@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +31,9 @@ var demoScript []byte
 
 // DemoAgentID is the id of the built-in demo agent.
 const demoAgentID = "echo"
+
+// offloadSweepInterval is how often serve deletes expired offloaded results.
+const offloadSweepInterval = 5 * time.Minute
 
 // defaultDataDir holds local media and offloaded results (created at start).
 const defaultDataDir = "./agentry-data"
@@ -145,6 +150,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer store.Close()
+	// Offloaded tool results past their ttl are deleted in the background.
+	sweeper, err := offload.New(store, offload.Config{})
+	if err != nil {
+		return err
+	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go sweeper.SweepEvery(sweepCtx, offloadSweepInterval, func(err error) { log.Warn("offload sweep", "err", err) })
 	mediaStore, err := file.MediaStorage.Open(ctx, f.dataDir)
 	if err != nil {
 		return err
