@@ -58,6 +58,9 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) { return a.BuildWith(d, Bui
 
 // BuildWith is Build with server-wide options.
 func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
+	if a.MediaStorage != nil && a.MediaStorage.Type != "none" && opts.MediaStorage == nil {
+		return nil, fmt.Errorf("config: agent %s: media_storage is opened by the server: open it with MediaStorage.Open and pass it in BuildOptions", a.ID)
+	}
 	where := "agent"
 	if a.ID != "" {
 		where = "agent " + a.ID

@@ -182,6 +182,8 @@ type Agent struct {
 	// context (true, false or a map of threshold_chars, preview_lines,
 	// preview_chars, ttl); absent takes the server-wide setting.
 	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
+	// MediaStorage overrides the server-wide media_storage for this agent.
+	MediaStorage *MediaStorage `yaml:"media_storage"`
 }
 
 // Team declares a team of agents.

@@ -162,7 +162,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	agents, err := buildAgents(file, store, mediaStore)
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(file config.Config, store *db.DB, mediaStore media.Storage) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
@@ -226,7 +226,15 @@ func buildAgents(file config.Config, store *db.DB, mediaStore media.Storage) ([]
 		if on != nil {
 			decl.OffloadToolResults.Config = *on
 		}
-		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: mediaStore})
+		ms := mediaStore
+		if decl.MediaStorage != nil {
+			var err error
+			if ms, err = decl.MediaStorage.Open(ctx, dataDir); err != nil {
+				errs = append(errs, fmt.Errorf("agent %s: %w", decl.ID, err))
+				continue
+			}
+		}
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms})
 		if err != nil {
 			errs = append(errs, err)
 			continue
