@@ -161,6 +161,10 @@ func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 			if err := json.Unmarshal(parts[j].MediaReference, &ref); err != nil {
 				return nil, fmt.Errorf("%w: a stored media_reference is unreadable: %w", ErrMedia, err)
 			}
+			if u := st.signedURL(s, &ref, parts[j].Type); u != "" {
+				parts[j].URL = u
+				continue
+			}
 			b, err := media.Get(st.ctx, s, &ref)
 			if err != nil {
 				return nil, fmt.Errorf("%w: read %s back: %w", ErrMedia, ref.MediaID, err)
@@ -192,4 +196,18 @@ func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, 
 	out.Status = run.StatusError
 	out.Content, out.ContentType = err.Error(), "str"
 	return withoutMedia(out), err
+}
+
+// signedURL is a fresh signed URL for a reference when both the storage can
+// sign and the model takes this kind of part by URL; "" otherwise.
+func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartType) string {
+	ua, ok := st.p.model.(model.URLAccepter)
+	if !ok || !ua.AcceptsURL(t) {
+		return ""
+	}
+	u, err := s.URL(st.ctx, ref.StorageKey, 0)
+	if err != nil {
+		return ""
+	}
+	return u
 }

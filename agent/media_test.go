@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/media"
@@ -117,5 +118,61 @@ func TestMedia_StorageDownStoresTheRunAsErrorWithoutReferences(t *testing.T) {
 	s := string(row.RunData)
 	if row.Status != run.StatusError || !strings.Contains(s, "media storage failed") || strings.Contains(s, "media_reference") || strings.Contains(s, `"content":"/9j`) {
 		t.Fatalf("stored: %s %.400s", row.Status, s)
+	}
+}
+
+// signingStorage is local storage that can sign (as S3 does).
+type signingStorage struct{ *local.Storage }
+
+func (signingStorage) URL(_ context.Context, key string, _ time.Duration) (string, error) {
+	return "https://media.example/" + key + "?X-Amz-Signature=fresh", nil
+}
+
+// urlModel takes images by URL.
+type urlModel struct{ *recorder }
+
+func (urlModel) AcceptsURL(t model.PartType) bool { return t == model.PartImage }
+
+func TestMedia_HistoryGetsASignedURLWhenTheModelTakesURLs(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	base, err := local.New(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := signingStorage{base}
+	img := jpeg(10_000)
+	first := mustAgent(t, Config{ID: "viewer", Model: scripted.Reply("a cat"), DB: d, MediaStorage: store, AddHistoryToContext: true})
+	in := run.Input{InputContent: "what is this?", Images: []run.Media{{Content: img, MIMEType: "image/jpeg"}}}
+	if _, err := first.Run(context.Background(), in, WithSessionID("s1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		model model.Model
+		url   bool
+	}{{"takes URLs", urlModel{&recorder{Model: scripted.Reply("ok")}}, true}, {"needs bytes", &recorder{Model: scripted.Reply("ok")}, false}} {
+		a := mustAgent(t, Config{ID: "viewer", Model: tc.model, DB: d, MediaStorage: store, AddHistoryToContext: true})
+		if _, err := a.Run(context.Background(), run.TextInput("and now?"), WithSessionID("s1")); err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := tc.model.(*recorder)
+		if u, ok := tc.model.(urlModel); ok {
+			rec = u.recorder
+		}
+		var part *model.Part
+		for _, m := range rec.requests()[0] {
+			for i := range m.Parts {
+				part = &m.Parts[i]
+			}
+		}
+		switch {
+		case part == nil:
+			t.Fatalf("%s: no media part in history", tc.name)
+		case tc.url && (part.Data != nil || !strings.HasPrefix(part.URL, "https://media.example/sessions/")):
+			t.Fatalf("%s: part = url %q, %d bytes", tc.name, part.URL, len(part.Data))
+		case !tc.url && (!bytes.Equal(part.Data, img) || part.URL != ""):
+			t.Fatalf("%s: part = url %q, %d bytes", tc.name, part.URL, len(part.Data))
+		}
 	}
 }
