@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
@@ -185,6 +187,19 @@ type Config struct {
 	// os.Stderr.
 	DebugMode   bool
 	DebugWriter io.Writer
+	// OffloadToolResults, when set, stores tool results longer than its
+	// threshold (default 16,000 chars) in DB (agno_fs, indexed in
+	// agno_tool_results) and gives the model an envelope with a preview,
+	// plus the read_result and search_result tools (package offload). It
+	// needs DB. Nil (the default) offloads nothing.
+	OffloadToolResults *offload.Config
+
+	// MediaStorage, when set, receives the run's images, audio, video and
+	// files when the run is stored (content-hashed, once per session); the
+	// stored run keeps media_reference objects instead of the bytes, and
+	// history is read back from it before a model call. Nil stores media
+	// inline.
+	MediaStorage media.Storage
 }
 
 // TeamLeader turns an agent's runs into team runs (Agno's TeamRunOutput): the
@@ -225,6 +240,8 @@ type Agent struct {
 	// compiled by New from Controls
 	inputSchema *inputSchema
 	timezone    *time.Location
+	// off offloads oversized tool results (Config.OffloadToolResults).
+	off *offload.Offloader
 }
 
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
@@ -276,7 +293,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.NumHistoryRuns == 0 {
 		cfg.NumHistoryRuns = DefaultNumHistoryRuns
 	}
-	a := &Agent{cfg: cfg}
+	off, err := newOffloader(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, off: off}
 	if err := a.checkControls(); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,10 @@ func (st *state) runNew(input run.Input) {
 	if !st.checkInput(&in) {
 		return
 	}
+	if history, err = st.rehydrate(history); err != nil {
+		st.finishErr(err)
+		return
+	}
 	st.buildMessages(history, &in)
 	if st.p.reasoning != nil && !st.reason() {
 		return

@@ -41,6 +41,10 @@ func (st *state) persist() {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
 		return
 	}
+	out, err = st.storedForm(ctx, out)
+	if err != nil {
+		st.persistErr = err
+	}
 	row, err := db.RunFromOutput(out)
 	if err == nil {
 		var saved *db.Session

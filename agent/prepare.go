@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/tool"
 )
 
@@ -71,8 +72,11 @@ func (a *Agent) prepare() *prepared {
 			*list = wrapped
 		}
 	}
-	p.toolIndex, p.setErr = newToolIndex(c.Tools)
+	p.toolIndex, p.setErr = newToolIndex(a.toolsWithOffload())
 	p.system = a.staticSystem()
+	if a.off != nil {
+		p.system = strings.TrimSpace(p.system + "\n\n" + offload.SystemPrompt)
+	}
 	idKey := "agent_id"
 	if p.team != nil {
 		idKey = "team_id"

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/offload"
 	"maps"
 	"slices"
 	"time"
@@ -158,6 +159,9 @@ func (st *state) begin(parent context.Context) {
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
 			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
 		})
+	}
+	if st.a.off != nil {
+		ctx = offload.WithScope(ctx, st.offloadScope())
 	}
 	st.ctx, st.cancel = ctx, cancel
 	st.sink.store = st.a.cfg.StoreEvents

@@ -196,6 +196,7 @@ func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.T
 	r := st.exec(context.WithValue(ctx, nestedKey{}, rec), *call)
 	exec.Result, exec.ToolCallError = r.Content, r.IsError()
 	exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
+	st.offloadResult(call, exec)
 	return rec.take()
 }
 

@@ -1,6 +1,10 @@
 package agentos
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -9,6 +13,8 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/media/local"
 	"io"
 	"strings"
 	"sync"
@@ -250,6 +256,7 @@ func isolationCases(f fixture) []isoCase {
 		{name: "delete sessions", method: "DELETE", path: "/sessions", body: `{"session_ids":["s-alice"]}`, ok: 204, list: true, effect: sessionGone},
 		{name: "list session runs", method: "GET", path: "/sessions/s-alice/runs", ok: 200},
 		{name: "get session run", method: "GET", path: "/sessions/s-alice/runs/" + f.aliceRun, ok: 200},
+		{name: "get session media", method: "GET", path: "/sessions/s-alice/media/" + aliceMediaName(), ok: 200},
 
 		// Memories.
 		{name: "list memories", method: "GET", path: "/memories", ok: 200, list: true},
@@ -367,7 +374,24 @@ func newIsolationFixture(t *testing.T, cfg Config) fixture {
 			*c.runID = out.RunID
 		}
 		cfg.Teams, cfg.Workflows = []*team.Team{squad}, []*workflow.Workflow{flow}
+		store, err := local.New(filepath.Join(t.TempDir(), "media"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := media.Put(ctx, store, "s-alice", "image", "image/jpeg", "a.jpg", []byte(aliceMedia)); err != nil {
+			t.Fatal(err)
+		}
+		cfg.MediaStorage = store
 	})
+}
+
+// aliceMedia is the content of alice's stored image in s-alice.
+const aliceMedia = "a picture in s-alice"
+
+// aliceMediaName is its name in the media route.
+func aliceMediaName() string {
+	h := sha256.Sum256([]byte(aliceMedia))
+	return hex.EncodeToString(h[:]) + ".jpg"
 }
 
 // alicePendingRun, aliceTeamPendingRun and aliceWorkflowPendingRun are

@@ -92,6 +92,7 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/sessions/{session_id}", need("sessions", "delete", "session_id"), s.deleteSession},
 		{"GET", "/sessions/{session_id}/runs", need("sessions", "read", "session_id"), s.listSessionRuns},
 		{"GET", "/sessions/{session_id}/runs/{run_id}", need("sessions", "read", "session_id"), s.getSessionRun},
+		{"GET", "/sessions/{session_id}/media/{key}", need("sessions", "read", "session_id"), s.getSessionMedia},
 
 		{"GET", "/memories", need("memories", "read", ""), s.listMemories},
 		{"POST", "/memories", need("memories", "write", ""), s.createMemory},

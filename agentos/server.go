@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/media"
 	"log/slog"
 	"net"
 	"net/http"
@@ -63,6 +64,10 @@ type Config struct {
 
 	// MCP serves the OS as an MCP server (mcp_server).
 	MCP MCP
+
+	// MediaStorage serves GET /sessions/{id}/media/{key} (the agents'
+	// offloaded media); nil answers that route with 404.
+	MediaStorage media.Storage
 
 	// Logger receives access and error logs; nil means slog.Default().
 	Logger *slog.Logger

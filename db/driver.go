@@ -51,6 +51,7 @@ type Driver interface {
 	RunDriver
 	MemoryDriver
 	FileDriver
+	ToolResultDriver
 	// Dialect names the backend: "sqlite", "postgres", "mysql" or "memory".
 	Dialect() string
 	Close() error

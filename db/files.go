@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -31,7 +32,30 @@ type FileDriver interface {
 	GetFile(ctx context.Context, namespace, path string) (*File, error)
 	// DeleteFile deletes a file; a missing file is not an error.
 	DeleteFile(ctx context.Context, namespace, path string) error
+	// PutFileIfVersion writes a file only when its stored version is
+	// version (0: only when it does not exist), in one statement; otherwise
+	// ErrVersionConflict.
+	PutFileIfVersion(ctx context.Context, f *File, version int64) (*File, error)
+	// ListFiles returns the files of a namespace whose path starts with
+	// prefix, by path, without their content.
+	ListFiles(ctx context.Context, namespace, prefix string) ([]File, error)
+	// FileUsage sums the sizes and counts the files of a namespace.
+	FileUsage(ctx context.Context, namespace string) (FileUsage, error)
+	// DeleteFilesBefore deletes the files of the namespaces starting with
+	// namespacePrefix last written before updatedBefore (Unix seconds) and
+	// returns how many it deleted.
+	DeleteFilesBefore(ctx context.Context, namespacePrefix string, updatedBefore int64) (int64, error)
 }
+
+// FileUsage is what a namespace holds.
+type FileUsage struct {
+	Bytes int64
+	Files int
+}
+
+// ErrVersionConflict: a conditional write found another version than the one
+// it expected (someone wrote the file in between); read it again and retry.
+var ErrVersionConflict = errors.New("db: file version conflict")
 
 // Limits of the file table's key columns (MySQL indexes VARCHARs).
 const (
@@ -88,4 +112,56 @@ func (d *DB) DeleteFile(ctx context.Context, namespace, path string) error {
 	}
 	ctx, call := d.bound(ctx)
 	return call.done(d.driver.DeleteFile(ctx, namespace, path))
+}
+
+// PutFileIfVersion validates and stores a file when its stored version is
+// version (0: when it does not exist yet); ErrVersionConflict otherwise.
+func (d *DB) PutFileIfVersion(ctx context.Context, f *File, version int64) (*File, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: nil file", ErrInvalidRecord)
+	}
+	if err := checkFileKey(f.Namespace, f.Path); err != nil {
+		return nil, err
+	}
+	if version < 0 {
+		return nil, fmt.Errorf("%w: expected file version must be >= 0, got %d", ErrInvalidRecord, version)
+	}
+	cp := *f
+	cp.SizeBytes = int64(len(cp.Content))
+	now := d.now().Unix()
+	cp.CreatedAt, cp.UpdatedAt = now, now
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.PutFileIfVersion(ctx, &cp, version)
+	return out, call.done(err)
+}
+
+// ListFiles returns a namespace's files under a path prefix, without content.
+func (d *DB) ListFiles(ctx context.Context, namespace, prefix string) ([]File, error) {
+	if err := checkFileKey(namespace, "-"); err != nil {
+		return nil, err
+	}
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.ListFiles(ctx, namespace, prefix)
+	return out, call.done(err)
+}
+
+// FileUsage returns the bytes and files a namespace holds.
+func (d *DB) FileUsage(ctx context.Context, namespace string) (FileUsage, error) {
+	if err := checkFileKey(namespace, "-"); err != nil {
+		return FileUsage{}, err
+	}
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.FileUsage(ctx, namespace)
+	return out, call.done(err)
+}
+
+// DeleteFilesBefore deletes the files of the namespaces starting with
+// namespacePrefix (not empty) last written before updatedBefore.
+func (d *DB) DeleteFilesBefore(ctx context.Context, namespacePrefix string, updatedBefore int64) (int64, error) {
+	if namespacePrefix == "" {
+		return 0, fmt.Errorf("%w: deleting old files needs a namespace prefix", ErrInvalidRecord)
+	}
+	ctx, call := d.bound(ctx)
+	n, err := d.driver.DeleteFilesBefore(ctx, namespacePrefix, updatedBefore)
+	return n, call.done(err)
 }

@@ -38,6 +38,10 @@ type Part struct {
 	Data     []byte   `json:"data,omitempty"`
 	MIMEType string   `json:"mime_type,omitempty"`
 	Name     string   `json:"name,omitempty"`
+	// MediaReference, in a stored message, replaces Data: the object's
+	// media_reference (package media). The agent puts the bytes back
+	// before a model call.
+	MediaReference json.RawMessage `json:"media_reference,omitempty"`
 }
 
 // Message is one turn of a conversation. JSON field names follow Agno's run_data

@@ -130,3 +130,10 @@ type ToolCallDelta struct {
 	// ThoughtSignature arrives once, with the call (Gemini).
 	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
+
+// URLAccepter is the optional ability of a model to take a media part by
+// URL (the provider fetches it) instead of its bytes. Media stored as
+// references are then sent as fresh signed URLs.
+type URLAccepter interface {
+	AcceptsURL(t PartType) bool
+}

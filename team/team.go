@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/offload"
 	"iter"
 	"sync"
 
@@ -46,6 +48,12 @@ type Config struct {
 	Metadata map[string]any
 	// StoreEvents records the leader's events in the stored team run.
 	StoreEvents bool
+	// OffloadToolResults and MediaStorage are the leader's (see
+	// agent.Config): oversized results of the leader's own tools are
+	// offloaded and the team run's media are stored as references. Members
+	// offload by their own configuration before their runs are stored.
+	OffloadToolResults *offload.Config
+	MediaStorage       media.Storage
 }
 
 // Team is a leader and its members. It is safe for concurrent use.
@@ -85,6 +93,7 @@ func New(cfg Config) (*Team, error) {
 		Instructions: cfg.Instructions, AdditionalContext: t.prompt(), DB: cfg.DB,
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		Metadata: cfg.Metadata, StoreEvents: cfg.StoreEvents,
+		OffloadToolResults: cfg.OffloadToolResults, MediaStorage: cfg.MediaStorage,
 		TeamLeader: &agent.TeamLeader{MemberResponses: memberResponses},
 	})
 	if err != nil {

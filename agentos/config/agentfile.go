@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/media"
 	"strings"
 
 	"github.com/agentryhq/agentry/agent"
@@ -45,9 +46,21 @@ func LoadAgent(path, id string) (Agent, error) {
 	return cfg.Agents[pick], nil
 }
 
+// BuildOptions are what a server gives every agent it builds.
+type BuildOptions struct {
+	// MediaStorage receives the runs' media (agent.Config.MediaStorage).
+	MediaStorage media.Storage
+}
+
 // Build turns a declaration into an agent storing in d (nil: no storage).
 // Tools are looked up among the built-in tools and toolkits, with their options.
-func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
+func (a Agent) Build(d *db.DB) (*agent.Agent, error) { return a.BuildWith(d, BuildOptions{}) }
+
+// BuildWith is Build with server-wide options.
+func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
+	if a.MediaStorage != nil && a.MediaStorage.Type != "none" && opts.MediaStorage == nil {
+		return nil, fmt.Errorf("config: agent %s: media_storage is opened by the server: open it with MediaStorage.Open and pass it in BuildOptions", a.ID)
+	}
 	where := "agent"
 	if a.ID != "" {
 		where = "agent " + a.ID
@@ -64,7 +77,7 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		Instructions: agent.Instructions(a.Instructions), Markdown: a.Markdown, DB: d,
 		AddHistoryToContext: a.AddHistoryToContext, NumHistoryRuns: a.NumHistoryRuns,
 		ToolCallLimit: a.ToolCallLimit,
-		Metadata:      a.Metadata,
+		Metadata:      a.Metadata, OffloadToolResults: a.OffloadToolResults.On(), MediaStorage: opts.MediaStorage,
 	}
 	if err := a.controls(&cfg); err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)
@@ -96,7 +109,7 @@ func (a Agent) Build(d *db.DB) (*agent.Agent, error) {
 		} else {
 			cfg.Tools = nil // the agent's tools move into code
 		}
-		cm, err := a.CodeMode.build(where, agent.DefaultID(a.ID, a.Name), d, code)
+		cm, err := a.CodeMode.build(where, agent.DefaultID(a.ID, a.Name), d, code, cfg.OffloadToolResults)
 		if err != nil {
 			return nil, err
 		}

@@ -24,13 +24,13 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent) (*team.Team, error
 	}
 	cfg := team.Config{ID: t.ID, Name: t.Name, Description: t.Description, Model: m, DB: d,
 		Instructions: agent.Instructions(t.Instructions), AddHistoryToContext: t.AddHistoryToContext,
-		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata}
+		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On()}
 	if t.CodeMode.on() {
 		code, err := builtinTools(where+": code_mode", t.CodeMode.Tools)
 		if err != nil {
 			return nil, err
 		}
-		cm, err := t.CodeMode.build(where, agent.DefaultID(t.ID, t.Name), d, code)
+		cm, err := t.CodeMode.build(where, agent.DefaultID(t.ID, t.Name), d, code, cfg.OffloadToolResults)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/agentryhq/agentry/offload"
 	"reflect"
 	"slices"
 	"strings"
@@ -114,7 +115,9 @@ func (c *CodeMode) validate(bad func(string, ...any), where string) {
 
 // build makes the CodeMode of a component with id: tools are the tools
 // callable from code; snapshots go to d under the namespace codemode/<id>.
-func (c *CodeMode) build(where, id string, d *db.DB, tools []tool.Tool) (*codemode.CodeMode, error) {
+// With off (the component's offload_tool_results), code reads the stored
+// results through the `results` handle.
+func (c *CodeMode) build(where, id string, d *db.DB, tools []tool.Tool, off *offload.Config) (*codemode.CodeMode, error) {
 	if c.Persist && d == nil {
 		return nil, fmt.Errorf("config: %s: code_mode.persist needs a database to store snapshots in", where)
 	}
@@ -128,6 +131,13 @@ func (c *CodeMode) build(where, id string, d *db.DB, tools []tool.Tool) (*codemo
 	}
 	if c.AllowRestart != nil && !*c.AllowRestart {
 		cfg.NoRestart = true
+	}
+	if off != nil && d != nil {
+		o, err := offload.New(d, *off)
+		if err != nil {
+			return nil, fmt.Errorf("config: %s: offload_tool_results: %w", where, err)
+		}
+		cfg.Results = codemode.OffloadResults(o)
 	}
 	cm, err := codemode.New(cfg)
 	if err != nil {

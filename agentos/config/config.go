@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentryhq/agentry/offload"
 	"gopkg.in/yaml.v3"
 )
 
@@ -22,6 +23,14 @@ type Config struct {
 	Teams         []Team     `yaml:"teams"`
 	Workflows     []Workflow `yaml:"workflows"`
 	MCPServer     MCPServer  `yaml:"mcp_server"`
+	// OffloadToolResults is the server-wide default of the agents'
+	// offload_tool_results (true, false or a map of threshold_chars,
+	// preview_lines, preview_chars, ttl). `agentry serve` offloads when
+	// it is absent; an agent's own setting wins.
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
+	// MediaStorage is where the agents' media go when runs are stored
+	// (type local, s3 or none); absent, serve uses DATA_DIR/media.
+	MediaStorage *MediaStorage `yaml:"media_storage"`
 
 	// agentFile: the file was one agent (the shape of an agents: entry).
 	agentFile bool
@@ -169,6 +178,12 @@ type Agent struct {
 	DelayBetweenRetries float64 `yaml:"delay_between_retries"`
 	ExponentialBackoff  bool    `yaml:"exponential_backoff"`
 	DebugMode           bool    `yaml:"debug_mode"`
+	// OffloadToolResults stores tool results over the threshold outside the
+	// context (true, false or a map of threshold_chars, preview_lines,
+	// preview_chars, ttl); absent takes the server-wide setting.
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
+	// MediaStorage overrides the server-wide media_storage for this agent.
+	MediaStorage *MediaStorage `yaml:"media_storage"`
 }
 
 // Team declares a team of agents.
@@ -187,6 +202,9 @@ type Team struct {
 	// CodeMode gives the leader a code environment; its code_mode.tools are
 	// callable from code.
 	CodeMode *CodeMode `yaml:"code_mode"`
+	// OffloadToolResults offloads the leader's own oversized tool results
+	// (members follow their own setting).
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
 }
 
 // Workflow declares a sequence of steps, each run by an agent or a team.
@@ -457,4 +475,19 @@ func scalarFields(n *yaml.Node, what string, allowed ...string) (map[string]stri
 		out[key.Value] = val.Value
 	}
 	return out, nil
+}
+
+// OffloadFor resolves an agent's offload_tool_results: its own setting, else
+// the file's, else serverDefault (true for `agentry serve`) for an agent with
+// tools (one without has nothing to offload). Nil means off.
+func (c Config) OffloadFor(a Agent, serverDefault bool) *offload.Config {
+	switch {
+	case a.OffloadToolResults != nil && a.OffloadToolResults.Set:
+		return a.OffloadToolResults.On()
+	case c.OffloadToolResults != nil && c.OffloadToolResults.Set:
+		return c.OffloadToolResults.On()
+	case serverDefault && len(a.Tools) > 0:
+		return &offload.Config{}
+	}
+	return nil
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/offload"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +31,9 @@ var demoScript []byte
 
 // DemoAgentID is the id of the built-in demo agent.
 const demoAgentID = "echo"
+
+// offloadSweepInterval is how often serve deletes expired offloaded results.
+const offloadSweepInterval = 5 * time.Minute
 
 // defaultDataDir holds local media and offloaded results (created at start).
 const defaultDataDir = "./agentry-data"
@@ -143,7 +150,19 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer store.Close()
-	agents, err := buildAgents(file, store)
+	// Offloaded tool results past their ttl are deleted in the background.
+	sweeper, err := offload.New(store, offload.Config{})
+	if err != nil {
+		return err
+	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go sweeper.SweepEvery(sweepCtx, offloadSweepInterval, func(err error) { log.Warn("offload sweep", "err", err) })
+	mediaStore, err := file.MediaStorage.Open(ctx, f.dataDir)
+	if err != nil {
+		return err
+	}
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir)
 	if err != nil {
 		return err
 	}
@@ -164,6 +183,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	cfg.Teams, cfg.Workflows = teams, workflows
 	cfg.DBs = []*db.DB{store}
 	cfg.Logger = log
+	cfg.MediaStorage = mediaStore
 	srv, err := agentos.New(cfg)
 	if err != nil {
 		return err
@@ -184,13 +204,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(file config.Config, store *db.DB) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
 			return nil, fmt.Errorf("demo agent: %w", err)
 		}
-		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store,
+		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store, MediaStorage: mediaStore,
 			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."})
 		if err != nil {
 			return nil, err
@@ -200,7 +220,21 @@ func buildAgents(file config.Config, store *db.DB) ([]*agent.Agent, error) {
 	var out []*agent.Agent
 	var errs []error
 	for _, decl := range file.Agents {
-		a, err := decl.Build(store)
+		// serve offloads big tool results unless the file turns it off.
+		on := file.OffloadFor(decl, true)
+		decl.OffloadToolResults = &offload.Setting{Set: true, Enabled: on != nil}
+		if on != nil {
+			decl.OffloadToolResults.Config = *on
+		}
+		ms := mediaStore
+		if decl.MediaStorage != nil {
+			var err error
+			if ms, err = decl.MediaStorage.Open(ctx, dataDir); err != nil {
+				errs = append(errs, fmt.Errorf("agent %s: %w", decl.ID, err))
+				continue
+			}
+		}
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms})
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -35,6 +35,8 @@ func Run(t *testing.T, open Opener) {
 		{"Memories", memoryTests},
 		{"Data", dataTests},
 		{"Files", fileTests},
+		{"FilesMore", fileTests2},
+		{"ToolResults", toolResultTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -91,6 +92,105 @@ var fileTests = map[string]func(t *testing.T, d *db.DB){
 			wantErr(t, err, db.ErrInvalidRecord)
 		}
 		_, err := d.GetFile(bg, "", "p")
+		wantErr(t, err, db.ErrInvalidRecord)
+	},
+}
+
+var fileTests2 = map[string]func(t *testing.T, d *db.DB){
+	"PutFileIfVersion_CreatesOnlyWhenAbsentAndUpdatesOnlyAtTheVersion": func(t *testing.T, d *db.DB) {
+		f1, err := d.PutFileIfVersion(bg, &db.File{Namespace: "ns", Path: "p", Content: []byte("one")}, 0)
+		noErr(t, err)
+		equal(t, "version", f1.Version, int64(1))
+		_, err = d.PutFileIfVersion(bg, &db.File{Namespace: "ns", Path: "p", Content: []byte("again")}, 0)
+		wantErr(t, err, db.ErrVersionConflict)
+		_, err = d.PutFileIfVersion(bg, &db.File{Namespace: "ns", Path: "p", Content: []byte("stale")}, 2)
+		wantErr(t, err, db.ErrVersionConflict)
+		f2, err := d.PutFileIfVersion(bg, &db.File{Namespace: "ns", Path: "p", Content: []byte("two")}, 1)
+		noErr(t, err)
+		equal(t, "version", f2.Version, int64(2))
+		equal(t, "content", string(f2.Content), "two")
+		_, err = d.PutFileIfVersion(bg, &db.File{Namespace: "ns", Path: "missing", Content: []byte("x")}, 1)
+		wantErr(t, err, db.ErrVersionConflict)
+	},
+	"PutFileIfVersion_ConcurrentWritersAtOneVersionOneWins": func(t *testing.T, d *db.DB) {
+		_, err := d.PutFile(bg, &db.File{Namespace: "ns", Path: "p", Content: []byte("base")})
+		noErr(t, err)
+		errs := make(chan error, 8)
+		for i := range 8 {
+			go func() {
+				_, err := d.PutFileIfVersion(bg, &db.File{Namespace: "ns", Path: "p", Content: []byte{byte('a' + i)}}, 1)
+				errs <- err
+			}()
+		}
+		wins := 0
+		for range 8 {
+			if err := <-errs; err == nil {
+				wins++
+			} else if !errors.Is(err, db.ErrVersionConflict) {
+				t.Fatalf("unexpected error: %v", err)
+			}
+		}
+		equal(t, "winners", wins, 1)
+	},
+	"ListFiles_ByPrefixCaseSensitiveWithoutContent": func(t *testing.T, d *db.DB) {
+		for _, p := range []string{"a/1", "a/2", "A/3", "b/1", "a_x"} {
+			_, err := d.PutFile(bg, &db.File{Namespace: "ns", Path: p, Content: []byte(p)})
+			noErr(t, err)
+		}
+		_, err := d.PutFile(bg, &db.File{Namespace: "other", Path: "a/9", Content: []byte("x")})
+		noErr(t, err)
+		got, err := d.ListFiles(bg, "ns", "a/")
+		noErr(t, err)
+		var paths []string
+		for _, f := range got {
+			paths = append(paths, f.Path)
+			if len(f.Content) != 0 || f.SizeBytes != 3 {
+				t.Fatalf("listed file %s: content %q size %d", f.Path, f.Content, f.SizeBytes)
+			}
+		}
+		equal(t, "paths", strings.Join(paths, ","), "a/1,a/2")
+		all, err := d.ListFiles(bg, "ns", "")
+		noErr(t, err)
+		equal(t, "all", len(all), 5)
+	},
+	"FileUsage_SumsOneNamespace": func(t *testing.T, d *db.DB) {
+		u, err := d.FileUsage(bg, "ns")
+		noErr(t, err)
+		equal(t, "empty", u, db.FileUsage{})
+		for _, c := range []string{"12345", "123"} {
+			_, err := d.PutFile(bg, &db.File{Namespace: "ns", Path: c, Content: []byte(c)})
+			noErr(t, err)
+		}
+		_, err = d.PutFile(bg, &db.File{Namespace: "ns2", Path: "x", Content: []byte("1234567")})
+		noErr(t, err)
+		u, err = d.FileUsage(bg, "ns")
+		noErr(t, err)
+		equal(t, "usage", u, db.FileUsage{Bytes: 8, Files: 2})
+	},
+	"DeleteFilesBefore_DeletesOnlyOldFilesUnderThePrefix": func(t *testing.T, d *db.DB) {
+		for _, ns := range []string{"tmp/a", "tmp/b", "TMP/c", "keep"} {
+			_, err := d.PutFile(bg, &db.File{Namespace: ns, Path: "p", Content: []byte("x")})
+			noErr(t, err)
+		}
+		a, err := d.GetFile(bg, "tmp/a", "p")
+		noErr(t, err)
+		b, err := d.GetFile(bg, "tmp/b", "p")
+		noErr(t, err)
+		n, err := d.DeleteFilesBefore(bg, "tmp/", a.UpdatedAt)
+		noErr(t, err)
+		equal(t, "deleted (none older)", n, int64(0))
+		n, err = d.DeleteFilesBefore(bg, "tmp/", max(a.UpdatedAt, b.UpdatedAt)+1)
+		noErr(t, err)
+		equal(t, "deleted", n, int64(2))
+		for ns, want := range map[string]error{"tmp/a": db.ErrNotFound, "tmp/b": db.ErrNotFound, "TMP/c": nil, "keep": nil} {
+			_, err := d.GetFile(bg, ns, "p")
+			if want == nil {
+				noErr(t, err)
+			} else {
+				wantErr(t, err, want)
+			}
+		}
+		_, err = d.DeleteFilesBefore(bg, "", b.UpdatedAt+1)
 		wantErr(t, err, db.ErrInvalidRecord)
 	},
 }

@@ -28,6 +28,7 @@ type Driver struct {
 	sessionRuns map[string]*sessionRuns
 	memories    map[string]*db.Memory
 	files       map[fileKey]*db.File
+	toolResults map[string]*db.ToolResult
 }
 
 var (
@@ -43,6 +44,7 @@ func New() *Driver {
 		sessionRuns: map[string]*sessionRuns{},
 		memories:    map[string]*db.Memory{},
 		files:       map[fileKey]*db.File{},
+		toolResults: map[string]*db.ToolResult{},
 	}
 }
 
@@ -54,7 +56,7 @@ func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.sessions, d.runs, d.sessionRuns, d.memories, d.files = nil, nil, nil, nil, nil
+	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults = nil, nil, nil, nil, nil, nil
 	return nil
 }
 

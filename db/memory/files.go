@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -60,4 +62,84 @@ func (d *Driver) DeleteFile(ctx context.Context, namespace, path string) error {
 	defer unlock()
 	delete(d.files, fileKey{namespace, path})
 	return nil
+}
+
+// PutFileIfVersion writes a file when its stored version is version (0: when
+// it does not exist); db.ErrVersionConflict otherwise.
+func (d *Driver) PutFileIfVersion(ctx context.Context, f *db.File, version int64) (*db.File, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	k := fileKey{f.Namespace, f.Path}
+	old, ok := d.files[k]
+	var have int64
+	if ok {
+		have = old.Version
+	}
+	if have != version {
+		return nil, fmt.Errorf("%w: %s/%s is at version %d, not %d", db.ErrVersionConflict, f.Namespace, f.Path, have, version)
+	}
+	cp := cloneFile(f)
+	cp.Version = version + 1
+	if ok {
+		cp.CreatedAt = old.CreatedAt
+	}
+	d.files[k] = cp
+	return cloneFile(cp), nil
+}
+
+// ListFiles returns a namespace's files under a prefix, by path, without
+// content.
+func (d *Driver) ListFiles(ctx context.Context, namespace, prefix string) ([]db.File, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var out []db.File
+	for k, f := range d.files {
+		if k.namespace == namespace && strings.HasPrefix(k.path, prefix) {
+			cp := *f
+			cp.Content = nil
+			out = append(out, cp)
+		}
+	}
+	slices.SortFunc(out, func(a, b db.File) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// FileUsage sums a namespace's file sizes.
+func (d *Driver) FileUsage(ctx context.Context, namespace string) (db.FileUsage, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return db.FileUsage{}, err
+	}
+	defer unlock()
+	var u db.FileUsage
+	for k, f := range d.files {
+		if k.namespace == namespace {
+			u.Bytes += f.SizeBytes
+			u.Files++
+		}
+	}
+	return u, nil
+}
+
+// DeleteFilesBefore deletes old files of the namespaces under a prefix.
+func (d *Driver) DeleteFilesBefore(ctx context.Context, namespacePrefix string, updatedBefore int64) (int64, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	var n int64
+	for k, f := range d.files {
+		if strings.HasPrefix(k.namespace, namespacePrefix) && f.UpdatedAt < updatedBefore {
+			delete(d.files, k)
+			n++
+		}
+	}
+	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Dialect is what differs between the SQL backends. Each db/<driver> package
@@ -354,4 +355,16 @@ func RebindDollar(q string) string {
 		b.WriteByte(q[i])
 	}
 	return b.String()
+}
+
+// hasPrefix is a case-sensitive prefix condition on a text column, bound to
+// prefixArgs (LIKE is case-insensitive on SQLite and MySQL collations vary;
+// substr is standard on every backend).
+func hasPrefix(col string) string {
+	return "substr(" + col + ", 1, ?) = ?"
+}
+
+// prefixArgs binds hasPrefix: the prefix's length in characters, and it.
+func prefixArgs(prefix string) []any {
+	return []any{utf8.RuneCountInString(prefix), prefix}
 }

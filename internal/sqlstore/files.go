@@ -70,3 +70,79 @@ func (s *Store) DeleteFile(ctx context.Context, namespace, path string) error {
 	_, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path)
 	return s.fail("delete file "+namespace+"/"+path, err)
 }
+
+// PutFileIfVersion writes a file only at the expected version: an INSERT
+// that must not conflict for version 0, else an UPDATE guarded by the
+// version. Either way one statement decides, so concurrent writers cannot
+// both win.
+func (s *Store) PutFileIfVersion(ctx context.Context, f *db.File, version int64) (*db.File, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return nil, err
+	}
+	var res sql.Result
+	var err error
+	if version == 0 {
+		q := s.d.InsertIgnore(s.fs, splitCols(fileCols), "namespace", "path")
+		res, err = s.w.ExecContext(ctx, s.d.Bind(q), f.Namespace, f.Path, f.Content, f.SizeBytes, int64(1), f.CreatedAt, f.UpdatedAt)
+	} else {
+		res, err = s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.fs+` SET content = ?, size_bytes = ?, version = version + 1, updated_at = ?
+			WHERE namespace = ? AND path = ? AND version = ?`), f.Content, f.SizeBytes, f.UpdatedAt, f.Namespace, f.Path, version)
+	}
+	s.gate.leave()
+	if err != nil {
+		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return nil, fmt.Errorf("%w: %s/%s is not at version %d", db.ErrVersionConflict, f.Namespace, f.Path, version)
+	}
+	return s.getFile(ctx, s.w, f.Namespace, f.Path)
+}
+
+// ListFiles returns a namespace's files under a path prefix, without content.
+func (s *Store) ListFiles(ctx context.Context, namespace, prefix string) ([]db.File, error) {
+	q := "SELECT namespace, path, size_bytes, version, created_at, updated_at FROM " + s.fs + " WHERE namespace = ?"
+	args := []any{namespace}
+	if prefix != "" {
+		q += " AND " + hasPrefix("path")
+		args = append(args, prefixArgs(prefix)...)
+	}
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(q+" ORDER BY path"), args...)
+	if err != nil {
+		return nil, s.fail("list files "+namespace, err)
+	}
+	defer rows.Close()
+	var out []db.File
+	for rows.Next() {
+		var f db.File
+		var updated sql.NullInt64
+		if err := rows.Scan(&f.Namespace, &f.Path, &f.SizeBytes, &f.Version, &f.CreatedAt, &updated); err != nil {
+			return nil, s.fail("list files "+namespace, err)
+		}
+		f.UpdatedAt = updated.Int64
+		out = append(out, f)
+	}
+	return out, s.fail("list files "+namespace, rows.Err())
+}
+
+// FileUsage sums a namespace's file sizes.
+func (s *Store) FileUsage(ctx context.Context, namespace string) (db.FileUsage, error) {
+	var u db.FileUsage
+	err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COALESCE(SUM(size_bytes), 0), COUNT(*) FROM "+s.fs+" WHERE namespace = ?"), namespace).
+		Scan(&u.Bytes, &u.Files)
+	return u, s.fail("file usage "+namespace, err)
+}
+
+// DeleteFilesBefore deletes old files of the namespaces under a prefix.
+func (s *Store) DeleteFilesBefore(ctx context.Context, namespacePrefix string, updatedBefore int64) (int64, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer s.gate.leave()
+	res, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.fs+" WHERE "+hasPrefix("namespace")+" AND COALESCE(updated_at, created_at) < ?"),
+		append(prefixArgs(namespacePrefix), updatedBefore)...)
+	if err != nil {
+		return 0, s.fail("delete old files", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

@@ -50,6 +50,7 @@ type Store struct {
 	runs     string
 	memories string
 	fs       string
+	results  string
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
@@ -99,6 +100,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.runs = d.Table(s.t.Runs)
 	s.memories = d.Table(s.t.Memories)
 	s.fs = d.Table(s.t.FS)
+	s.results = d.Table(s.t.ToolResults)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
 	if d.LockSession != nil {

@@ -310,3 +310,7 @@ func (e *wireError) String() string {
 	}
 	return msg
 }
+
+// AcceptsURL: Chat Completions fetches image URLs itself; audio and files
+// must be sent as bytes.
+func (m *Model) AcceptsURL(t model.PartType) bool { return t == model.PartImage }

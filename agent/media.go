@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// ErrMedia: media of the run could not be offloaded or read back from
+// Config.MediaStorage; the run is stored as ERROR, without the media.
+var ErrMedia = errors.New("agent: media storage failed")
+
+// referenceMedia returns a copy of out whose media bytes (input, output and
+// message parts) are uploaded to the storage and replaced by references.
+// out itself is left as it is: the run may still be using its messages.
+func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Output, error) {
+	s := st.a.cfg.MediaStorage
+	cp := *out
+	session := out.SessionID
+	list := func(kind string, ms []run.Media) ([]run.Media, error) {
+		if !slices.ContainsFunc(ms, func(m run.Media) bool { return m.Content != nil }) {
+			return ms, nil
+		}
+		ms = slices.Clone(ms)
+		for i := range ms {
+			if ms[i].Content == nil {
+				continue
+			}
+			ref, err := media.Put(ctx, s, session, kind, ms[i].MIMEType, ms[i].Name, ms[i].Content)
+			if err != nil {
+				return nil, err
+			}
+			raw, _ := json.Marshal(ref)
+			extra := make(map[string]json.RawMessage, len(ms[i].Extra)+1)
+			for k, v := range ms[i].Extra {
+				extra[k] = v
+			}
+			extra["media_reference"] = raw
+			ms[i] = run.Media{ID: ms[i].ID, URL: ms[i].URL, MIMEType: ms[i].MIMEType, Format: ms[i].Format, Name: ms[i].Name,
+				Size: int64(len(ms[i].Content)), Extra: extra}
+		}
+		return ms, nil
+	}
+	var err error
+	if out.Input != nil {
+		in := *out.Input
+		if in.Images, err = list("image", in.Images); err != nil {
+			return nil, err
+		}
+		if in.Videos, err = list("video", in.Videos); err != nil {
+			return nil, err
+		}
+		if in.Audio, err = list("audio", in.Audio); err != nil {
+			return nil, err
+		}
+		if in.Files, err = list("file", in.Files); err != nil {
+			return nil, err
+		}
+		cp.Input = &in
+	}
+	for _, f := range []struct {
+		kind string
+		ms   *[]run.Media
+	}{{"image", &cp.Images}, {"video", &cp.Videos}, {"audio", &cp.Audio}, {"file", &cp.Files}} {
+		if *f.ms, err = list(f.kind, *f.ms); err != nil {
+			return nil, err
+		}
+	}
+	if cp.Messages, err = st.referenceParts(ctx, out.Messages); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]model.Message, error) {
+	var out []model.Message
+	for i := range msgs {
+		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data != nil }) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		parts := slices.Clone(msgs[i].Parts)
+		for j := range parts {
+			if parts[j].Data == nil {
+				continue
+			}
+			ref, err := media.Put(ctx, st.a.cfg.MediaStorage, st.out.SessionID, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
+			if err != nil {
+				return nil, err
+			}
+			parts[j].MediaReference, _ = json.Marshal(ref)
+			parts[j].Data = nil
+		}
+		out[i].Parts = parts
+	}
+	if out == nil {
+		return msgs, nil
+	}
+	return out, nil
+}
+
+// withoutMedia is what is stored when the media could not be offloaded: the
+// run without any media bytes and without references.
+func withoutMedia(out *run.Output) *run.Output {
+	cp := *out
+	strip := func(ms []run.Media) []run.Media {
+		ms = slices.Clone(ms)
+		for i := range ms {
+			ms[i].Content = nil
+		}
+		return ms
+	}
+	if out.Input != nil {
+		in := *out.Input
+		in.Images, in.Videos, in.Audio, in.Files = strip(in.Images), strip(in.Videos), strip(in.Audio), strip(in.Files)
+		cp.Input = &in
+	}
+	cp.Images, cp.Videos, cp.Audio, cp.Files = strip(cp.Images), strip(cp.Videos), strip(cp.Audio), strip(cp.Files)
+	cp.Messages = slices.Clone(out.Messages)
+	for i := range cp.Messages {
+		if len(cp.Messages[i].Parts) > 0 {
+			parts := slices.Clone(cp.Messages[i].Parts)
+			for j := range parts {
+				parts[j].Data = nil
+			}
+			cp.Messages[i].Parts = parts
+		}
+	}
+	return &cp
+}
+
+// rehydrate puts the bytes of referenced parts back into history messages
+// before a model call.
+func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
+	s := st.a.cfg.MediaStorage
+	var out []model.Message
+	for i := range msgs {
+		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data == nil && len(p.MediaReference) > 0 }) {
+			continue
+		}
+		if s == nil {
+			return nil, fmt.Errorf("%w: the history holds media references but Config.MediaStorage is not set", ErrMedia)
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		parts := slices.Clone(msgs[i].Parts)
+		for j := range parts {
+			if parts[j].Data != nil || len(parts[j].MediaReference) == 0 {
+				continue
+			}
+			var ref media.Reference
+			if err := json.Unmarshal(parts[j].MediaReference, &ref); err != nil {
+				return nil, fmt.Errorf("%w: a stored media_reference is unreadable: %w", ErrMedia, err)
+			}
+			if u := st.signedURL(s, &ref, parts[j].Type); u != "" {
+				parts[j].URL = u
+				continue
+			}
+			b, err := media.Get(st.ctx, s, &ref)
+			if err != nil {
+				return nil, fmt.Errorf("%w: read %s back: %w", ErrMedia, ref.MediaID, err)
+			}
+			parts[j].Data = b
+		}
+		out[i].Parts = parts
+	}
+	if out == nil {
+		return msgs, nil
+	}
+	return out, nil
+}
+
+// storedForm is the run as persisted: with Config.MediaStorage, media bytes
+// become references. When that fails, the run is stored as ERROR with the
+// message and no media (no reference to an object that may be missing), and
+// the error is returned.
+func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, error) {
+	if st.a.cfg.MediaStorage == nil {
+		return out, nil
+	}
+	stored, err := st.referenceMedia(ctx, out)
+	if err == nil {
+		return stored, nil
+	}
+	err = fmt.Errorf("%w: %w", ErrMedia, err)
+	st.err = err
+	out.Status = run.StatusError
+	out.Content, out.ContentType = err.Error(), "str"
+	return withoutMedia(out), err
+}
+
+// signedURL is a fresh signed URL for a reference when both the storage can
+// sign and the model takes this kind of part by URL; "" otherwise.
+func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartType) string {
+	ua, ok := st.p.model.(model.URLAccepter)
+	if !ok || !ua.AcceptsURL(t) {
+		return ""
+	}
+	u, err := s.URL(st.ctx, ref.StorageKey, 0)
+	if err != nil {
+		return ""
+	}
+	return u
+}

@@ -1,0 +1,320 @@
+package agentfs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultNamespace         = "agentfs"
+	DefaultMaxFileBytes      = 8 << 20
+	DefaultMaxNamespaceBytes = 200 << 20
+)
+
+var (
+	// ErrNotFound: no such file in the caller's namespace (files of another
+	// session or user are reported so too). It wraps db.ErrNotFound.
+	ErrNotFound = fmt.Errorf("agentfs: file not found: %w", db.ErrNotFound)
+	// ErrNoSession: a call without a session id; every file belongs to one.
+	ErrNoSession = errors.New("agentfs: a session id is required")
+	// ErrInvalidPath: a path that is empty, absolute, not clean (.., //),
+	// not UTF-8, holds a NUL byte or is longer than db.MaxFilePath.
+	ErrInvalidPath = errors.New("agentfs: invalid path")
+	// ErrFileTooLarge: content over Config.MaxFileBytes.
+	ErrFileTooLarge = errors.New("agentfs: file too large")
+	// ErrQuotaExceeded: the write would take the namespace over
+	// Config.MaxNamespaceBytes; delete files or wait for the sweep.
+	ErrQuotaExceeded = errors.New("agentfs: namespace quota exceeded")
+	// ErrVersionConflict: WriteOptions.IfVersion did not match; it is
+	// db.ErrVersionConflict.
+	ErrVersionConflict = db.ErrVersionConflict
+)
+
+// Config configures an FS. Only DB is required.
+type Config struct {
+	DB *db.DB
+	// Namespace prefixes every namespace this FS uses (default "agentfs");
+	// at most 64 bytes, no "/".
+	Namespace string
+	// MaxFileBytes caps one file (default 8 MB).
+	MaxFileBytes int64
+	// MaxNamespaceBytes caps what one (user, session) namespace holds
+	// (default 200 MB).
+	MaxNamespaceBytes int64
+	// TTL is how long a file lives after its last write before Sweep
+	// deletes it; zero keeps files until deleted.
+	TTL time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Scope is whose files a call addresses: a session and its user ("" for
+// none). It selects the namespace, so it is the access check.
+type Scope struct {
+	SessionID string
+	UserID    string
+}
+
+// Info describes a stored file.
+type Info struct {
+	Path      string `json:"path"`
+	Size      int64  `json:"size"`
+	Version   int64  `json:"version"`
+	CreatedAt int64  `json:"created_at"`
+	UpdatedAt int64  `json:"updated_at"`
+}
+
+// WriteOptions are per-write knobs.
+type WriteOptions struct {
+	// IfVersion, when set, writes only if the file is at this version (0:
+	// only if it does not exist); ErrVersionConflict otherwise.
+	IfVersion *int64
+}
+
+// FS is AgentFS. It is safe for concurrent use.
+type FS struct {
+	cfg Config
+	// locks serialises quota check and write per namespace in this
+	// process. Replicas sharing a database can each admit one write past
+	// the quota at the same instant (bounded by MaxFileBytes each).
+	locks sync.Map // namespace -> *sync.Mutex
+}
+
+// New validates cfg and returns an FS.
+func New(cfg Config) (*FS, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("agentfs: Config.DB is required")
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultNamespace
+	}
+	if len(cfg.Namespace) > 64 || strings.Contains(cfg.Namespace, "/") || !utf8.ValidString(cfg.Namespace) {
+		return nil, fmt.Errorf("agentfs: Config.Namespace %q must be at most 64 bytes of UTF-8 without \"/\"", cfg.Namespace)
+	}
+	if cfg.MaxFileBytes < 0 || cfg.MaxNamespaceBytes < 0 || cfg.TTL < 0 {
+		return nil, errors.New("agentfs: MaxFileBytes, MaxNamespaceBytes and TTL must not be negative")
+	}
+	if cfg.MaxFileBytes == 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if cfg.MaxNamespaceBytes == 0 {
+		cfg.MaxNamespaceBytes = DefaultMaxNamespaceBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &FS{cfg: cfg}, nil
+}
+
+// Config returns the configuration after defaults.
+func (fs *FS) Config() Config { return fs.cfg }
+
+// namespace derives the scope's namespace: the prefix and a hash of the user
+// and session (ids may be long or hold any character; the hash is fixed
+// size and unambiguous).
+func (fs *FS) namespace(s Scope) (string, error) {
+	if s.SessionID == "" {
+		return "", ErrNoSession
+	}
+	h := sha256.Sum256([]byte(s.UserID + "\x00" + s.SessionID))
+	return fs.cfg.Namespace + "/" + hex.EncodeToString(h[:16]), nil
+}
+
+// CheckPath validates a file path.
+func CheckPath(p string) error {
+	switch {
+	case p == "" || len(p) > db.MaxFilePath:
+		return fmt.Errorf("%w: a path is 1 to %d bytes", ErrInvalidPath, db.MaxFilePath)
+	case !utf8.ValidString(p) || strings.ContainsRune(p, 0):
+		return fmt.Errorf("%w: %q is not UTF-8 text", ErrInvalidPath, p)
+	case strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../"):
+		return fmt.Errorf("%w: %q must be relative and clean (no \"..\", \"//\" or trailing \"/\")", ErrInvalidPath, p)
+	}
+	return nil
+}
+
+func (fs *FS) lock(ns string) func() {
+	m, _ := fs.locks.LoadOrStore(ns, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+func info(f *db.File) Info {
+	return Info{Path: f.Path, Size: f.SizeBytes, Version: f.Version, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+}
+
+// Write stores content at p in the scope's namespace, within the quotas.
+func (fs *FS) Write(ctx context.Context, s Scope, p string, content []byte, opts WriteOptions) (Info, error) {
+	ns, err := fs.namespace(s)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := CheckPath(p); err != nil {
+		return Info{}, err
+	}
+	if n := int64(len(content)); n > fs.cfg.MaxFileBytes {
+		return Info{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFileTooLarge, n, fs.cfg.MaxFileBytes)
+	}
+	unlock := fs.lock(ns)
+	defer unlock()
+	usage, err := fs.cfg.DB.FileUsage(ctx, ns)
+	if err != nil {
+		return Info{}, err
+	}
+	old, err := fs.stat(ctx, ns, p)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Info{}, err
+	}
+	if after := usage.Bytes - old.Size + int64(len(content)); after > fs.cfg.MaxNamespaceBytes {
+		return Info{}, fmt.Errorf("%w: writing %d bytes would hold %d of %d", ErrQuotaExceeded, len(content), after, fs.cfg.MaxNamespaceBytes)
+	}
+	f := &db.File{Namespace: ns, Path: p, Content: content}
+	var out *db.File
+	if opts.IfVersion != nil {
+		out, err = fs.cfg.DB.PutFileIfVersion(ctx, f, *opts.IfVersion)
+	} else {
+		out, err = fs.cfg.DB.PutFile(ctx, f)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	return info(out), nil
+}
+
+// Read returns a file's content and description.
+func (fs *FS) Read(ctx context.Context, s Scope, p string) ([]byte, Info, error) {
+	ns, err := fs.namespace(s)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	if err := CheckPath(p); err != nil {
+		return nil, Info{}, err
+	}
+	f, err := fs.cfg.DB.GetFile(ctx, ns, p)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, Info{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+	}
+	if err != nil {
+		return nil, Info{}, err
+	}
+	if fs.expired(f.UpdatedAt) {
+		return nil, Info{}, fmt.Errorf("%w: %s (expired)", ErrNotFound, p)
+	}
+	return f.Content, info(f), nil
+}
+
+func (fs *FS) expired(updatedAt int64) bool {
+	return fs.cfg.TTL > 0 && updatedAt < fs.cfg.Now().Add(-fs.cfg.TTL).Unix()
+}
+
+func (fs *FS) stat(ctx context.Context, ns, p string) (Info, error) {
+	files, err := fs.cfg.DB.ListFiles(ctx, ns, p)
+	if err != nil {
+		return Info{}, err
+	}
+	for i := range files {
+		if files[i].Path == p {
+			return info(&files[i]), nil
+		}
+	}
+	return Info{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+}
+
+// Stat describes a file without reading it.
+func (fs *FS) Stat(ctx context.Context, s Scope, p string) (Info, error) {
+	ns, err := fs.namespace(s)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := CheckPath(p); err != nil {
+		return Info{}, err
+	}
+	in, err := fs.stat(ctx, ns, p)
+	if err == nil && fs.expired(in.UpdatedAt) {
+		return Info{}, fmt.Errorf("%w: %s (expired)", ErrNotFound, p)
+	}
+	return in, err
+}
+
+// List describes the scope's files whose path starts with prefix, by path.
+func (fs *FS) List(ctx context.Context, s Scope, prefix string) ([]Info, error) {
+	ns, err := fs.namespace(s)
+	if err != nil {
+		return nil, err
+	}
+	files, err := fs.cfg.DB.ListFiles(ctx, ns, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(files))
+	for i := range files {
+		if !fs.expired(files[i].UpdatedAt) {
+			out = append(out, info(&files[i]))
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes a file; a missing file is not an error.
+func (fs *FS) Delete(ctx context.Context, s Scope, p string) error {
+	ns, err := fs.namespace(s)
+	if err != nil {
+		return err
+	}
+	if err := CheckPath(p); err != nil {
+		return err
+	}
+	return fs.cfg.DB.DeleteFile(ctx, ns, p)
+}
+
+// Usage returns what the scope's namespace holds.
+func (fs *FS) Usage(ctx context.Context, s Scope) (db.FileUsage, error) {
+	ns, err := fs.namespace(s)
+	if err != nil {
+		return db.FileUsage{}, err
+	}
+	return fs.cfg.DB.FileUsage(ctx, ns)
+}
+
+// Sweep deletes every file of this FS (all scopes) not written within the
+// TTL and returns how many; without a TTL it deletes nothing. Reads already
+// treat such files as missing, so a late sweep is never visible.
+func (fs *FS) Sweep(ctx context.Context) (int64, error) {
+	if fs.cfg.TTL <= 0 {
+		return 0, nil
+	}
+	return fs.cfg.DB.DeleteFilesBefore(ctx, fs.cfg.Namespace+"/", fs.cfg.Now().Add(-fs.cfg.TTL).Unix())
+}
+
+// SweepEvery runs Sweep at an interval until ctx ends; errors are passed to
+// onErr (nil ignores them).
+func (fs *FS) SweepEvery(ctx context.Context, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := fs.Sweep(ctx); err != nil && onErr != nil {
+				onErr(err)
+			}
+		}
+	}
+}
+
+// NamespaceOf returns the namespace holding a scope's files (for index rows
+// that point at them).
+func (fs *FS) NamespaceOf(s Scope) (string, error) { return fs.namespace(s) }

@@ -1,0 +1,131 @@
+// Package local stores media on the local disk (default under
+// ./agentry-data/media): one file per key, written atomically.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/media"
+)
+
+// Storage is a directory of media objects.
+type Storage struct {
+	root string
+}
+
+var _ media.Storage = (*Storage)(nil)
+
+// New returns a Storage under dir, creating it.
+func New(dir string) (*Storage, error) {
+	if dir == "" {
+		return nil, errors.New("media/local: a directory is required")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o750); err != nil {
+		return nil, fmt.Errorf("media/local: %w", err)
+	}
+	return &Storage{root: abs}, nil
+}
+
+// path maps a key to a file under root, refusing anything that would leave
+// it (absolute keys, "..", backslashes).
+func (s *Storage) path(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "\\") || strings.ContainsRune(key, 0) ||
+		filepath.Clean(key) != key || key == ".." || strings.HasPrefix(key, "../") || strings.Contains(key, "/../") {
+		return "", fmt.Errorf("%w: %q", media.ErrInvalidKey, key)
+	}
+	p := filepath.Join(s.root, filepath.FromSlash(key))
+	if !strings.HasPrefix(p, s.root+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: %q", media.ErrInvalidKey, key)
+	}
+	return p, nil
+}
+
+// Upload writes the object to a temp file and renames it into place, so a
+// failed upload leaves nothing behind.
+func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int64, _ string) error {
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".upload-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, r)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && size >= 0 && n != size {
+		err = fmt.Errorf("media/local: wrote %d bytes, expected %d", n, size)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// Download opens the object.
+func (s *Storage) Download(_ context.Context, key string) (io.ReadCloser, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", media.ErrNotFound, key)
+	}
+	return f, err
+}
+
+// URL is "": local files are served by the media route, not signed.
+func (s *Storage) URL(context.Context, string, time.Duration) (string, error) { return "", nil }
+
+// Delete removes the object.
+func (s *Storage) Delete(_ context.Context, key string) error {
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Exists reports whether the object exists.
+func (s *Storage) Exists(_ context.Context, key string) (bool, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Backend is "local".
+func (s *Storage) Backend() string { return "local" }
+
+// Bucket is "".
+func (s *Storage) Bucket() string { return "" }

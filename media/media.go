@@ -1,0 +1,148 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"regexp"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrNotFound: no object under the key (or the key belongs to another
+	// session or user).
+	ErrNotFound = errors.New("media: not found")
+	// ErrInvalidKey: a key that is not one this package makes (path
+	// traversal, absolute paths, other characters).
+	ErrInvalidKey = errors.New("media: invalid key")
+	// ErrUnavailable: the storage backend failed or could not be reached;
+	// nothing was referenced.
+	ErrUnavailable = errors.New("media: storage unavailable")
+)
+
+// Storage stores media objects by key. Implementations: media/local and
+// media/s3.
+type Storage interface {
+	// Upload stores size bytes from r under key with a content type.
+	Upload(ctx context.Context, key string, r io.Reader, size int64, contentType string) error
+	// Download opens the object; ErrNotFound when it does not exist.
+	Download(ctx context.Context, key string) (io.ReadCloser, error)
+	// URL returns a URL that reads the object until expiry (signed), or ""
+	// when the backend cannot sign.
+	URL(ctx context.Context, key string, expiry time.Duration) (string, error)
+	// Delete removes the object; a missing one is not an error.
+	Delete(ctx context.Context, key string) error
+	// Exists reports whether the object exists.
+	Exists(ctx context.Context, key string) (bool, error)
+	// Backend names the kind ("local", "s3") and Bucket the bucket ("" for
+	// local), as stored in references.
+	Backend() string
+	Bucket() string
+}
+
+// Reference replaces a media object's bytes in a stored run (Agno's
+// media_reference).
+type Reference struct {
+	MediaID        string `json:"media_id"`
+	StorageKey     string `json:"storage_key"`
+	SessionID      string `json:"session_id,omitempty"`
+	StorageBackend string `json:"storage_backend"`
+	Bucket         string `json:"bucket,omitempty"`
+	// URL is set only for a public (not presigned) object.
+	URL         string `json:"url,omitempty"`
+	MimeType    string `json:"mime_type,omitempty"`
+	Filename    string `json:"filename,omitempty"`
+	Size        int64  `json:"size"`
+	ContentHash string `json:"content_hash"`
+	MediaType   string `json:"media_type"`
+}
+
+// Name is the last element of a storage key: the content's SHA-256 and an
+// extension ("3a7b…e1.jpg"); it is what the media route takes.
+var nameRE = regexp.MustCompile(`^[0-9a-f]{64}(\.[a-z0-9]{1,10})?$`)
+
+// CheckName validates the name part of a key.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w: %q is not <sha256>[.ext]", ErrInvalidKey, name)
+	}
+	return nil
+}
+
+// SessionDir is the key prefix of a session's media (under the storage
+// prefix): a hash, so any session id makes a safe path.
+func SessionDir(sessionID string) string {
+	h := sha256.Sum256([]byte(sessionID))
+	return "sessions/" + hex.EncodeToString(h[:12]) + "/"
+}
+
+// Key returns the storage key of a session's object name.
+func Key(sessionID, name string) (string, error) {
+	if sessionID == "" {
+		return "", fmt.Errorf("%w: media needs a session id", ErrInvalidKey)
+	}
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	return SessionDir(sessionID) + name, nil
+}
+
+func extension(mimeType, filename string) string {
+	if i := strings.LastIndexByte(filename, '.'); i >= 0 {
+		ext := strings.ToLower(filename[i+1:])
+		if regexp.MustCompile(`^[a-z0-9]{1,10}$`).MatchString(ext) {
+			return "." + ext
+		}
+	}
+	if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
+		return exts[len(exts)-1]
+	}
+	return ""
+}
+
+// Put uploads content once per session (the same bytes twice give one
+// object: the key is their hash) and returns its reference. Nothing is
+// referenced when the upload fails.
+func Put(ctx context.Context, s Storage, sessionID, mediaType, mimeType, filename string, content []byte) (*Reference, error) {
+	sum := sha256.Sum256(content)
+	hash := hex.EncodeToString(sum[:])
+	name := hash + extension(mimeType, filename)
+	key, err := Key(sessionID, name)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.Exists(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if !ok {
+		if err := s.Upload(ctx, key, bytes.NewReader(content), int64(len(content)), mimeType); err != nil {
+			return nil, fmt.Errorf("%w: upload %s: %w", ErrUnavailable, name, err)
+		}
+	}
+	return &Reference{MediaID: name, StorageKey: key, SessionID: sessionID, StorageBackend: s.Backend(), Bucket: s.Bucket(),
+		MimeType: mimeType, Filename: filename, Size: int64(len(content)), ContentHash: hash, MediaType: mediaType}, nil
+}
+
+// Get reads a referenced object's bytes, checking their hash.
+func Get(ctx context.Context, s Storage, ref *Reference) ([]byte, error) {
+	r, err := s.Download(ctx, ref.StorageKey)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %w", ErrUnavailable, ref.MediaID, err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ref.ContentHash {
+		return nil, fmt.Errorf("media: object %s does not match its content hash", ref.StorageKey)
+	}
+	return b, nil
+}

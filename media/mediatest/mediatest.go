@@ -1,0 +1,84 @@
+// Package mediatest is the one suite every media.Storage passes.
+package mediatest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/media"
+)
+
+// Run checks upload, download, exists, URL, delete, content-hashed dedupe
+// and key validation against s. signs says whether URL must return a
+// working signed URL.
+func Run(t *testing.T, s media.Storage, signs bool) {
+	ctx := context.Background()
+	content := bytes.Repeat([]byte{0xff, 0xd8, 0x00, 'j'}, 30_000)
+	ref, err := media.Put(ctx, s, "session-1", "image", "image/jpeg", "cat.jpg", content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(ref.StorageKey, ref.ContentHash+".jpg") || ref.Size != int64(len(content)) || ref.StorageBackend != s.Backend() {
+		t.Fatalf("reference = %+v", ref)
+	}
+	if ok, err := s.Exists(ctx, ref.StorageKey); !ok || err != nil {
+		t.Fatalf("exists = %v %v", ok, err)
+	}
+	got, err := media.Get(ctx, s, ref)
+	if err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("download: %d bytes, %v", len(got), err)
+	}
+	again, err := media.Put(ctx, s, "session-1", "image", "image/jpeg", "other-name.jpg", content)
+	if err != nil || again.StorageKey != ref.StorageKey {
+		t.Fatalf("the same bytes twice gave %s and %s (%v)", ref.StorageKey, again.StorageKey, err)
+	}
+	other, err := media.Put(ctx, s, "session-2", "image", "image/jpeg", "cat.jpg", content)
+	if err != nil || other.StorageKey == ref.StorageKey {
+		t.Fatalf("another session shares the key: %v", err)
+	}
+	u, err := s.URL(ctx, ref.StorageKey, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if signs {
+		if u == "" || !strings.Contains(u, "X-Amz-Signature=") {
+			t.Fatalf("URL = %q, want a presigned URL", u)
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Equal(body, content) {
+			t.Fatalf("GET presigned: %d, %d bytes", resp.StatusCode, len(body))
+		}
+	} else if u != "" {
+		t.Fatalf("URL = %q from a backend that cannot sign", u)
+	}
+	if err := s.Delete(ctx, ref.StorageKey); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Exists(ctx, ref.StorageKey); ok {
+		t.Fatal("deleted object exists")
+	}
+	if _, err := s.Download(ctx, ref.StorageKey); !errors.Is(err, media.ErrNotFound) {
+		t.Fatalf("download of a deleted object: %v", err)
+	}
+	if err := s.Delete(ctx, ref.StorageKey); err != nil {
+		t.Fatalf("deleting a missing object: %v", err)
+	}
+	for _, key := range []string{"../escape", "/abs", "a/../../b", "", "a\x00b"} {
+		if err := s.Upload(ctx, key, bytes.NewReader([]byte("x")), 1, ""); !errors.Is(err, media.ErrInvalidKey) {
+			t.Errorf("Upload(%q) = %v, want ErrInvalidKey", key, err)
+		}
+		if _, err := s.Download(ctx, key); !errors.Is(err, media.ErrInvalidKey) {
+			t.Errorf("Download(%q) = %v, want ErrInvalidKey", key, err)
+		}
+	}
+}

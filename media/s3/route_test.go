@@ -1,0 +1,64 @@
+package s3_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/agentos"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/run"
+)
+
+func TestMediaRoute_RedirectsToAFreshSignedURL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := s3.New(ctx, newBucket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := db.New("db", memory.New())
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent}); err != nil {
+		t.Fatal(err)
+	}
+	img := jpeg(20_000)
+	ref, err := media.Put(ctx, store, "s1", "image", "image/jpeg", "a.jpg", img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentos.New(agentos.Config{DBs: []*db.DB{d}, MediaStorage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(ts.URL + "/sessions/s1/media/" + ref.MediaID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusFound || !strings.Contains(loc, "X-Amz-Signature=") || !strings.Contains(loc, "X-Amz-Expires=3600") {
+		t.Fatalf("%d Location %q", res.StatusCode, loc)
+	}
+	got, err := http.Get(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(got.Body)
+	got.Body.Close()
+	if !bytes.Equal(b, img) {
+		t.Fatalf("signed URL gave %d bytes", len(b))
+	}
+	if res, _ := noFollow.Get(ts.URL + "/sessions/s1/media/" + strings.Repeat("0", 64) + ".jpg"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("a missing object redirected: %d", res.StatusCode)
+	}
+}

@@ -1,0 +1,221 @@
+// Package s3 stores media in an S3-compatible bucket (AWS, MinIO,
+// versitygw) through aws-sdk-go-v2, with presigned read URLs.
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/agentryhq/agentry/media"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultPrefix        = "agentry/media/"
+	DefaultPresignExpiry = 3600 * time.Second
+)
+
+// ErrNoBucket: the configured bucket does not exist (or cannot be seen).
+var ErrNoBucket = errors.New("media/s3: bucket does not exist")
+
+// Config configures the bucket. Bucket is required.
+type Config struct {
+	Bucket string
+	// Prefix is prepended to every key (default "agentry/media/").
+	Prefix string
+	Region string
+	// Endpoint, when set, is an S3-compatible server (e.g. MinIO); with it,
+	// PathStyle is usually needed.
+	Endpoint  string
+	PathStyle bool
+	// AccessKey and SecretKey, when set, are static credentials; otherwise
+	// the AWS default chain (environment, profile, instance role) is used.
+	AccessKey, SecretKey string
+	// PresignExpiry bounds signed URLs (default 3600 s).
+	PresignExpiry time.Duration
+	// PublicRead uploads objects readable by anyone: references then carry
+	// a plain URL instead of being presigned.
+	PublicRead bool
+	// HTTPClient, when set, is used for requests (tests; timeouts).
+	HTTPClient *http.Client
+}
+
+// Storage is a bucket of media objects.
+type Storage struct {
+	cfg     Config
+	client  *s3.Client
+	presign *s3.PresignClient
+}
+
+var _ media.Storage = (*Storage)(nil)
+
+// New connects and checks that the bucket exists (ErrNoBucket otherwise).
+func New(ctx context.Context, cfg Config) (*Storage, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("media/s3: Config.Bucket is required")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.PresignExpiry <= 0 {
+		cfg.PresignExpiry = DefaultPresignExpiry
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(cfg.Region)}
+	if cfg.AccessKey != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, "")))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, awsconfig.WithHTTPClient(cfg.HTTPClient))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("media/s3: %w", err)
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.PathStyle
+		o.RetryMaxAttempts = 2
+	})
+	s := &Storage{cfg: cfg, client: client, presign: s3.NewPresignClient(client)}
+	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
+		if notFound(err) {
+			return nil, fmt.Errorf("%w: %s", ErrNoBucket, cfg.Bucket)
+		}
+		return nil, fmt.Errorf("%w: media/s3: check bucket %s: %w", media.ErrUnavailable, cfg.Bucket, err)
+	}
+	return s, nil
+}
+
+func notFound(err error) bool {
+	var nf *types.NotFound
+	var nk *types.NoSuchKey
+	var nb *types.NoSuchBucket
+	if errors.As(err, &nf) || errors.As(err, &nk) || errors.As(err, &nb) {
+		return true
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "NotFound", "NoSuchKey", "NoSuchBucket", "404":
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Storage) key(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "..") || strings.ContainsRune(key, 0) {
+		return "", fmt.Errorf("%w: %q", media.ErrInvalidKey, key)
+	}
+	return s.cfg.Prefix + key, nil
+}
+
+// Upload puts the object (public-read when configured).
+func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
+	k, err := s.key(key)
+	if err != nil {
+		return err
+	}
+	in := &s3.PutObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k), Body: r, ContentLength: aws.Int64(size)}
+	if contentType != "" {
+		in.ContentType = aws.String(contentType)
+	}
+	if s.cfg.PublicRead {
+		in.ACL = types.ObjectCannedACLPublicRead
+	}
+	if _, err := s.client.PutObject(ctx, in); err != nil {
+		return fmt.Errorf("%w: media/s3: put %s: %w", media.ErrUnavailable, k, err)
+	}
+	return nil
+}
+
+// Download opens the object.
+func (s *Storage) Download(ctx context.Context, key string) (io.ReadCloser, error) {
+	k, err := s.key(key)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
+	if err != nil {
+		if notFound(err) {
+			return nil, fmt.Errorf("%w: %s", media.ErrNotFound, key)
+		}
+		return nil, fmt.Errorf("%w: media/s3: get %s: %w", media.ErrUnavailable, k, err)
+	}
+	return out.Body, nil
+}
+
+// URL presigns a GET for expiry (PresignExpiry when zero); with PublicRead
+// it is the object's plain URL.
+func (s *Storage) URL(ctx context.Context, key string, expiry time.Duration) (string, error) {
+	k, err := s.key(key)
+	if err != nil {
+		return "", err
+	}
+	if expiry <= 0 {
+		expiry = s.cfg.PresignExpiry
+	}
+	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)}, s3.WithPresignExpires(expiry))
+	if err != nil {
+		return "", fmt.Errorf("media/s3: presign %s: %w", k, err)
+	}
+	if s.cfg.PublicRead {
+		u, _, _ := strings.Cut(req.URL, "?")
+		return u, nil
+	}
+	return req.URL, nil
+}
+
+// Public reports whether references carry plain URLs.
+func (s *Storage) Public() bool { return s.cfg.PublicRead }
+
+// Delete removes the object.
+func (s *Storage) Delete(ctx context.Context, key string) error {
+	k, err := s.key(key)
+	if err != nil {
+		return err
+	}
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)}); err != nil && !notFound(err) {
+		return fmt.Errorf("%w: media/s3: delete %s: %w", media.ErrUnavailable, k, err)
+	}
+	return nil
+}
+
+// Exists heads the object.
+func (s *Storage) Exists(ctx context.Context, key string) (bool, error) {
+	k, err := s.key(key)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
+	if err == nil {
+		return true, nil
+	}
+	if notFound(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: media/s3: head %s: %w", media.ErrUnavailable, k, err)
+}
+
+// Backend is "s3".
+func (s *Storage) Backend() string { return "s3" }
+
+// Bucket is the bucket name.
+func (s *Storage) Bucket() string { return s.cfg.Bucket }

@@ -1,0 +1,153 @@
+package offload
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ReadRange selects a page of a result: lines are 1-based and inclusive;
+// zero StartLine is 1, zero EndLine is as far as the caps allow. StartChar
+// skips characters of the start line (to page through one very long line).
+type ReadRange struct {
+	StartLine int `json:"start_line,omitempty"`
+	EndLine   int `json:"end_line,omitempty"`
+	StartChar int `json:"start_char,omitempty"`
+}
+
+// Page is one page of a stored result. NextStartLine (and NextStartChar)
+// say where the next page starts; zero when the result is done.
+type Page struct {
+	ResultID      string `json:"result_id"`
+	Text          string `json:"text"`
+	StartLine     int    `json:"start_line"`
+	EndLine       int    `json:"end_line"`
+	LineCount     int    `json:"line_count"`
+	NextStartLine int    `json:"next_start_line,omitempty"`
+	NextStartChar int    `json:"next_start_char,omitempty"`
+}
+
+// Read returns one page of a result readable by s, at most MaxReadLines
+// lines and MaxReadChars characters.
+func (o *Offloader) Read(ctx context.Context, s Scope, id string, r ReadRange) (Page, error) {
+	text, _, err := o.Get(ctx, s, id)
+	if err != nil {
+		return Page{}, err
+	}
+	return page(id, text, r)
+}
+
+func page(id, text string, r ReadRange) (Page, error) {
+	lines := splitLines(text)
+	if text == "" {
+		lines = nil
+	}
+	n := len(lines)
+	if r.StartLine == 0 {
+		r.StartLine = 1
+	}
+	if r.StartLine < 1 || r.StartLine > max(n, 1) || r.StartChar < 0 || (r.EndLine != 0 && r.EndLine < r.StartLine) {
+		return Page{}, fmt.Errorf("%w: start_line %d, end_line %d, start_char %d for a result of %d lines", ErrBadRange, r.StartLine, r.EndLine, r.StartChar, n)
+	}
+	end := r.StartLine + MaxReadLines - 1
+	if r.EndLine != 0 {
+		end = min(end, r.EndLine)
+	}
+	end = min(end, n)
+	p := Page{ResultID: id, StartLine: r.StartLine, LineCount: n}
+	var b strings.Builder
+	budget := MaxReadChars
+	for i := r.StartLine; i <= end; i++ {
+		line := []rune(lines[i-1])
+		from := 0
+		if i == r.StartLine {
+			from = min(r.StartChar, len(line))
+		}
+		rest := line[from:]
+		if len(rest) > budget {
+			if b.Len() == 0 {
+				b.WriteString(string(rest[:budget]))
+				p.EndLine, p.NextStartLine, p.NextStartChar = i, i, from+budget
+			} else {
+				p.EndLine, p.NextStartLine = i-1, i
+			}
+			p.Text = b.String()
+			return p, nil
+		}
+		b.WriteString(string(rest))
+		b.WriteByte('\n')
+		budget -= len(rest) + 1
+		p.EndLine = i
+	}
+	p.Text = b.String()
+	if p.EndLine < n {
+		p.NextStartLine = p.EndLine + 1
+	}
+	return p, nil
+}
+
+// Match is one line of a result matching a search.
+type Match struct {
+	LineNumber int      `json:"line_number"`
+	Line       string   `json:"line"`
+	Before     []string `json:"before,omitempty"`
+	After      []string `json:"after,omitempty"`
+}
+
+// Search returns up to MaxMatches lines of a result readable by s matching
+// pattern (Go RE2 syntax: linear time, so no timeout is needed), each with
+// up to contextLines (≤ MaxContextLines) lines around it; lines are clipped
+// to MaxMatchLineChars characters.
+func (o *Offloader) Search(ctx context.Context, s Scope, id, pattern string, contextLines int) ([]Match, error) {
+	re, err := compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	text, _, err := o.Get(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	return search(text, re, contextLines), nil
+}
+
+func compile(pattern string) (*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, fmt.Errorf("%w: empty pattern", ErrBadPattern)
+	}
+	if len(pattern) > MaxPatternBytes {
+		return nil, ErrPatternTooLong
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadPattern, err)
+	}
+	return re, nil
+}
+
+func search(text string, re *regexp.Regexp, contextLines int) []Match {
+	contextLines = min(max(contextLines, 0), MaxContextLines)
+	lines := splitLines(text)
+	var out []Match
+	clip := func(ls []string) []string {
+		if len(ls) == 0 {
+			return nil
+		}
+		c := make([]string, len(ls))
+		for i, l := range ls {
+			c[i] = clipLine(l, MaxMatchLineChars)
+		}
+		return c
+	}
+	for i, l := range lines {
+		if !re.MatchString(l) {
+			continue
+		}
+		out = append(out, Match{LineNumber: i + 1, Line: clipLine(l, MaxMatchLineChars),
+			Before: clip(lines[max(0, i-contextLines):i]), After: clip(lines[i+1 : min(len(lines), i+1+contextLines)])})
+		if len(out) == MaxMatches {
+			break
+		}
+	}
+	return out
+}
