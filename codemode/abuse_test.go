@@ -98,7 +98,7 @@ func TestSandbox_AbuseEndsInACleanErrorAndTheNextCellWorks(t *testing.T) {
 			t.Errorf("%s: status %s (%s), want %s containing %q", tt.name, c.Status, c.JSON(), tt.status, tt.want)
 		}
 		for _, s := range []string{"abuse", "bystander"} {
-			if next := runCell(t, on, s, "[1, 2, 3].map(x => x * 2)"); jsonText(resultOf(t, next)) != "[2,4,6]" {
+			if next := runCell(t, on, s, "[1, 2, 3].map(x => x * 2)"); next.Status != codemode.StatusOK || jsonText(resultOf(t, next)) != "[2,4,6]" {
 				t.Fatalf("after %s, session %s: %s", tt.name, s, next.JSON())
 			}
 		}
