@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -185,6 +186,11 @@ func (cm *CodeMode) rebuild(ctx context.Context, k *kernel, cell *Cell) {
 		cm.discard(k)
 		return
 	}
+	// The aborted runtime is garbage now, often a large heap of it (cells
+	// are aborted for allocating). Collect it here, where no cell's budget is
+	// charged: otherwise the next cell's allocations pay for the collection
+	// in GC assists, on its CPU clock.
+	runtime.GC()
 	k.pending, k.pendingFrom, k.restored = doc, "carried over from before the abort (as JSON values, functions from their source)", false
 	if doc != nil && len(doc.Vars) > 0 {
 		cell.Error.Message += "; the environment was rebuilt and its variables carried over"
