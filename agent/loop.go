@@ -187,13 +187,13 @@ func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response
 					e.Event = run.EventRunIntermediateContent
 				}
 				e.Content, e.ContentType = c.Content, "str"
-				st.emit(e)
+				st.send(e)
 			}
 		}
 		if c.ReasoningContent != "" && st.sink.live() {
 			e := st.ev(run.EventReasoningContentDelta)
 			e.ReasoningContent = c.ReasoningContent
-			st.emit(e)
+			st.send(e)
 		}
 		acc.Add(c)
 	}
@@ -244,7 +244,7 @@ func (st *state) reason() bool {
 			if delta != "" {
 				e := st.ev(run.EventReasoningContentDelta)
 				e.ReasoningContent = delta
-				st.emit(e)
+				st.send(e)
 			}
 		}
 		acc.Add(c)

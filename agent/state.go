@@ -119,8 +119,6 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	}
 	st.out = &run.Output{
 		RunID:         runID,
-		AgentID:       p.id,
-		AgentName:     a.cfg.Name,
 		SessionID:     sessionID,
 		ParentRunID:   o.parentRunID,
 		UserID:        userID,
@@ -129,10 +127,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		Status:        run.StatusRunning,
 		CreatedAt:     st.start.Unix(),
 	}
-	if p.team != nil {
-		st.out.TeamID, st.out.TeamName = p.id, a.cfg.Name
-		st.out.AgentID, st.out.AgentName = "", ""
-	}
+	p.comp.Stamp(st.out)
 	if len(a.cfg.Metadata) > 0 || len(o.metadata) > 0 {
 		md := make(map[string]any, len(a.cfg.Metadata)+len(o.metadata))
 		maps.Copy(md, a.cfg.Metadata)
