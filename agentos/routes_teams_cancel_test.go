@@ -41,7 +41,7 @@ func TestTeamAndWorkflowRuns_CancelRouteStopsRunsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Runner: member}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Runner: member}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,3 +186,5 @@ func storeMemberResponses(ctx context.Context, out *run.Output) {
 	defer c.mu.Unlock()
 	out.MemberResponses = append([]json.RawMessage(nil), c.runs...)
 }
+
+var _ agent.Runner = (*Team)(nil)

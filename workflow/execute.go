@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,12 +14,6 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
-
-// stepRunner is what runs a step: an agent or a team.
-type stepRunner interface {
-	Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error)
-	Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error]
-}
 
 // stepResult is how one step ended; the stored run holds it as Agno's
 // StepOutput (see stored).
@@ -163,13 +155,8 @@ func (x *exec) send(e run.Event) {
 
 // step runs one step with the previous content as its input.
 func (x *exec) step(i int, s Step, input string) (stepResult, error) {
-	res := stepResult{StepName: s.Name, RunID: uuid.NewString()}
-	var r stepRunner
-	if s.Agent != nil {
-		r, res.ExecutorType, res.ExecutorName = s.Agent, "agent", cmp.Or(s.Agent.Name(), s.Agent.ID())
-	} else {
-		r, res.ExecutorType, res.ExecutorName = s.Team, "team", cmp.Or(s.Team.Name(), s.Team.ID())
-	}
+	r, c := s.Runner, s.Runner.Component()
+	res := stepResult{StepName: s.Name, RunID: uuid.NewString(), ExecutorType: string(c.Type), ExecutorName: cmp.Or(c.Name, c.ID)}
 	started := x.ev(run.EventStepStarted)
 	started.StepName, started.StepIndex = s.Name, &i
 	x.send(started)
@@ -224,20 +211,25 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 }
 
 // forward streams a step, passing its events on unchanged, and reads the
-// step's outcome from its terminal event.
-func (x *exec) forward(r stepRunner, input string, opts []agent.RunOption, res *stepResult) error {
+// step's outcome from its terminal event, named in its runner's vocabulary
+// (the last such event wins: the step's own comes after any of a run nested
+// in it).
+func (x *exec) forward(r agent.Runner, input string, opts []agent.RunOption, res *stepResult) error {
+	c := r.Component()
+	completed, failed := c.EventName(run.EventRunCompleted), c.EventName(run.EventRunError)
+	cancelled, paused := c.EventName(run.EventRunCancelled), c.EventName(run.EventRunPaused)
 	for ev, err := range r.Stream(x.ctx, run.TextInput(input), opts...) {
 		if err != nil {
 			return err
 		}
-		switch strings.TrimPrefix(string(ev.Event), "Team") {
-		case string(run.EventRunCompleted):
+		switch ev.Event {
+		case completed:
 			res.Status, res.Content, res.Metrics = run.StatusCompleted, ev.Content, ev.Metrics
-		case string(run.EventRunError):
+		case failed:
 			res.Status, res.Content = run.StatusError, ev.Content
-		case string(run.EventRunCancelled):
+		case cancelled:
 			res.Status, res.Content = run.StatusCancelled, ev.Reason
-		case string(run.EventRunPaused):
+		case paused:
 			res.Status = run.StatusPaused
 		}
 		if !x.emit(ev) {

@@ -11,15 +11,18 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
-	"github.com/agentryhq/agentry/team"
 )
 
-// Step is one step of a workflow: exactly one of Agent or Team runs it.
+var _ agent.Runner = (*Workflow)(nil)
+
+// Step is one step of a workflow, run by an agent, a team, another workflow
+// or any other agent.Runner. The step's input is the previous step's
+// content (the workflow's input for the first), and its outcome is read from
+// its run (Run) or its terminal event (Stream).
 type Step struct {
-	// Name defaults to the agent's or team's id.
-	Name  string
-	Agent *agent.Agent
-	Team  *team.Team
+	// Name defaults to the runner's id.
+	Name   string
+	Runner agent.Runner
 }
 
 // Config configures a Workflow. Steps is required.
@@ -51,14 +54,14 @@ func New(cfg Config) (*Workflow, error) {
 	}
 	steps := make([]Step, len(cfg.Steps))
 	for i, s := range cfg.Steps {
-		switch {
-		case (s.Agent == nil) == (s.Team == nil):
-			return nil, fmt.Errorf("workflow: Steps[%d]: set exactly one of Agent or Team", i)
-		case s.Name != "":
-		case s.Agent != nil:
-			s.Name = s.Agent.ID()
-		default:
-			s.Name = s.Team.ID()
+		if s.Runner == nil {
+			return nil, fmt.Errorf("workflow: Steps[%d]: Runner is nil; set the agent, team or workflow that runs the step", i)
+		}
+		if err := s.Runner.Component().Validate(); err != nil {
+			return nil, fmt.Errorf("workflow: Steps[%d]: %w", i, err)
+		}
+		if s.Name == "" {
+			s.Name = s.Runner.Component().ID
 		}
 		steps[i] = s
 	}
@@ -75,6 +78,11 @@ func New(cfg Config) (*Workflow, error) {
 
 // ID returns the workflow id (workflow_id).
 func (w *Workflow) ID() string { return w.cfg.ID }
+
+// Component returns the identity the workflow's runs are stamped with.
+func (w *Workflow) Component() run.Component {
+	return run.Component{Type: run.TypeWorkflow, ID: w.cfg.ID, Name: w.cfg.Name}
+}
 
 // Name returns the workflow name.
 func (w *Workflow) Name() string { return w.cfg.Name }
