@@ -342,6 +342,9 @@ func (a *Agent) Config() Config { return a.cfg }
 // ModelInfo names the agent's model (AgentOS's model {name, model, provider}).
 func (a *Agent) ModelInfo() model.Info { return a.prep().info }
 
+// Metadata returns Config.Metadata, copied into every run's metadata.
+func (a *Agent) Metadata() map[string]any { return a.cfg.Metadata }
+
 // DB returns the agent's database, nil when runs are not persisted.
 func (a *Agent) DB() *db.DB { return a.cfg.DB }
 

@@ -244,14 +244,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget
 }
 
 // isTerminal reports whether t ends an agent, team or workflow run.
-func isTerminal(t run.EventType) bool {
-	switch run.EventType(strings.TrimPrefix(string(t), "Team")) {
-	case run.EventRunCompleted, run.EventRunError, run.EventRunCancelled, run.EventRunPaused,
-		run.EventWorkflowCompleted, run.EventWorkflowError, run.EventWorkflowCancelled:
-		return true
-	}
-	return false
-}
+func isTerminal(t run.EventType) bool { return run.IsTerminal(t) }
 
 // runningOutput is the RUNNING snapshot of a run the server executes, shown
 // by GET /sessions/{id}/runs until the run's session is stored.

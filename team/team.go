@@ -118,6 +118,9 @@ func (t *Team) Name() string { return t.cfg.Name }
 // Config returns a copy of the configuration (after defaults).
 func (t *Team) Config() Config { return t.cfg }
 
+// Metadata returns Config.Metadata, copied into every run's metadata.
+func (t *Team) Metadata() map[string]any { return t.cfg.Metadata }
+
 // DB returns the team's database, nil when team runs are not persisted.
 func (t *Team) DB() *db.DB { return t.cfg.DB }
 

@@ -90,6 +90,9 @@ func (w *Workflow) Name() string { return w.cfg.Name }
 // Config returns a copy of the configuration (after defaults).
 func (w *Workflow) Config() Config { return w.cfg }
 
+// Metadata returns Config.Metadata, copied into every run's metadata.
+func (w *Workflow) Metadata() map[string]any { return w.cfg.Metadata }
+
 // DB returns the workflow's database, nil when its runs are not persisted.
 func (w *Workflow) DB() *db.DB { return w.cfg.DB }
 
