@@ -21,7 +21,9 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 	if err != nil {
 		return nil, err
 	}
-	st.begin(ctx)
+	if err := st.begin(ctx); err != nil {
+		return nil, err
+	}
 	defer st.end()
 	st.runNew(input)
 	if st.startErr != nil {
@@ -59,7 +61,9 @@ func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...Run
 	if err != nil {
 		return nil, err
 	}
-	st.begin(ctx)
+	if err := st.begin(ctx); err != nil {
+		return nil, err
+	}
 	defer st.end()
 	st.runContinued()
 	if st.startErr != nil {
@@ -110,7 +114,10 @@ func (a *Agent) ContinueStreamID(ctx context.Context, runID string, opts ...RunO
 // to persist the run is the last value yielded.
 func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, body func()) {
 	st.sink.yield = yield
-	st.begin(ctx)
+	if err := st.begin(ctx); err != nil {
+		yield(run.Event{}, err)
+		return
+	}
 	defer st.end()
 	body()
 	switch {

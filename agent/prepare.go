@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/model"
@@ -38,9 +37,7 @@ type prepared struct {
 	timezone    *time.Location
 	// runContext: tools or hooks may read FromContext.
 	runContext bool
-	// running maps run ids to runs in progress (CancelRun).
-	running sync.Map
-	history historyCache
+	history    historyCache
 }
 
 func (a *Agent) prep() *prepared {

@@ -37,7 +37,7 @@ type (
 	metadataReporter interface{ Metadata() map[string]any }
 )
 
-// flightKey names a target in the runner and in idempotent run ids (see
+// flightKey names a target in idempotent run ids (see
 // run.Component.Key: agents keep their bare id, teams and workflows are
 // prefixed, so an agent and a team sharing an id cannot cancel each other's
 // runs).

@@ -39,9 +39,6 @@ func (r *stepResult) stored() run.StepOutput {
 	return out
 }
 
-// cancelHandle is stored in Workflow.running (funcs are not comparable).
-type cancelHandle struct{ cancel context.CancelCauseFunc }
-
 // exec is one workflow run in progress.
 type exec struct {
 	w    *Workflow
@@ -70,15 +67,17 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		maps.Copy(out.Metadata, w.cfg.Metadata)
 		maps.Copy(out.Metadata, o.Metadata)
 	}
+	// Registered before the RUNNING row is written: whoever reads that row
+	// and cancels the run must find it (a cancel in between would else mark
+	// the row CANCELLED while the run went on).
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: out.RunID, Component: w.Component(), UserID: out.UserID})
+	if err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	defer unregister()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(context.Canceled)
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
-	// Registered before the RUNNING row is written: whoever reads that row
-	// and calls CancelRun must find the run (a cancel in between would else
-	// mark the row CANCELLED while the run went on).
-	h := &cancelHandle{cancel: cancel}
-	w.running.Store(out.RunID, h)
-	defer w.running.CompareAndDelete(out.RunID, h)
 	if err := x.start(); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"sync"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
@@ -42,9 +41,8 @@ type Config struct {
 
 // Workflow runs its steps in order. It is safe for concurrent use.
 type Workflow struct {
-	cfg     Config
-	data    json.RawMessage // workflow_data of its sessions
-	running sync.Map        // run id -> *cancelHandle
+	cfg  Config
+	data json.RawMessage // workflow_data of its sessions
 }
 
 // New validates cfg and returns a Workflow.
@@ -109,7 +107,7 @@ func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOp
 }
 
 // Stream executes the workflow and yields WorkflowStarted, then for each step
-// StepStarted, the step's own events (agent or team events, unchanged) and
+// StepStarted, the step's own events (its runner's, unchanged) and
 // StepCompleted (or StepError), then WorkflowCompleted, WorkflowError or
 // WorkflowCancelled. Breaking out of the loop cancels the run. The error is
 // non-nil only when the run cannot start (its session cannot be read or
@@ -132,15 +130,11 @@ func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.Ru
 	}
 }
 
-// CancelRun cancels a workflow run in progress in this process, with the step
-// running it. It reports whether the run was found.
+// CancelRun cancels a run of this workflow in progress in this process,
+// whoever started it, with the step running it. It reports whether the run
+// was found.
 func (w *Workflow) CancelRun(runID string) bool {
-	v, ok := w.running.Load(runID)
-	if !ok {
-		return false
-	}
-	v.(*cancelHandle).cancel(errCancelRequested)
-	return true
+	return run.CancelRun(run.DefaultRegistry(), w.Component(), runID, errCancelRequested)
 }
 
 var (

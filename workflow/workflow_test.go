@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
@@ -247,16 +249,19 @@ func TestCancelRun_StopsTheStepAndStoresCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Run ids are unique in the process (the run registry's key): other
+	// tests' workflows, also named wf, must not share this one's.
+	runID := "r1-" + uuid.NewString()
 	go func() {
-		for !wf.CancelRun("r1") {
+		for !wf.CancelRun(runID) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	out, err := wf.Run(context.Background(), run.TextInput("go"), agent.WithRunID("r1"), agent.WithSessionID("s"))
+	out, err := wf.Run(context.Background(), run.TextInput("go"), agent.WithRunID(runID), agent.WithSessionID("s"))
 	if err == nil || out.Status != run.StatusCancelled {
 		t.Fatalf("run = %+v, %v", out, err)
 	}
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), runID)
 	if err != nil || row.Status != run.StatusCancelled {
 		t.Errorf("row = %+v, %v", row, err)
 	}
@@ -271,13 +276,14 @@ func TestRun_CancelledBeforeStartIsStoredCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("stopped by the caller"))
-	out, err := wf.Run(ctx, run.TextInput("go"), agent.WithRunID("r1"), agent.WithSessionID("s"))
+	runID := "r1-" + uuid.NewString()
+	out, err := wf.Run(ctx, run.TextInput("go"), agent.WithRunID(runID), agent.WithSessionID("s"))
 	if err == nil || out == nil || out.Status != run.StatusCancelled {
 		t.Fatalf("run = %+v, %v", out, err)
 	}
 	// Like an agent's, a workflow run that was cancelled before its first step
 	// is still recorded, so whoever cancelled it finds it CANCELLED.
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), runID)
 	if err != nil || row.Status != run.StatusCancelled {
 		t.Fatalf("row = %+v, %v", row, err)
 	}
