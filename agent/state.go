@@ -152,11 +152,12 @@ func newID() string {
 // already is joined) and derives its context. A run whose id is executing
 // already does not start.
 func (st *state) begin(parent context.Context) error {
-	ctx, unregister, err := run.DefaultRegistry().Begin(parent, run.Registration{RunID: st.out.RunID, Component: st.p.comp, UserID: st.out.UserID})
+	ctx, cancel := context.WithCancelCause(parent)
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: st.out.RunID, Component: st.p.comp, UserID: st.out.UserID}, cancel)
 	if err != nil {
+		cancel(nil)
 		return fmt.Errorf("agent: %w", err)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
 	if st.p.runContext || len(st.tix.tools) > 0 {
 		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,

@@ -107,7 +107,7 @@ func (rn *runner) beginShown(parent context.Context, runID string, c run.Compone
 		cancel(nil)
 		return nil, nil, errQueueFull
 	}
-	rctx, unregister, err := rn.reg.Begin(ctx, run.Registration{RunID: runID, Component: c, UserID: userID})
+	rctx, unregister, err := rn.reg.Begin(ctx, run.Registration{RunID: runID, Component: c, UserID: userID}, cancel)
 	if err != nil {
 		cancel(nil)
 		return nil, nil, err

@@ -70,13 +70,13 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 	// Registered before the RUNNING row is written: whoever reads that row
 	// and cancels the run must find it (a cancel in between would else mark
 	// the row CANCELLED while the run went on).
-	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: out.RunID, Component: w.Component(), UserID: out.UserID})
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(context.Canceled)
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: out.RunID, Component: w.Component(), UserID: out.UserID}, cancel)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
 	defer unregister()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(context.Canceled)
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
 	if err := x.start(); err != nil {
 		return nil, err
