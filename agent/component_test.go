@@ -1,15 +1,18 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
 )
 
 // TestComponent_StampsRunsSessionsAndEvents: the identity an agent is given
@@ -136,5 +139,32 @@ func TestResolveOptions_ReturnsWhatTheOptionsSet(t *testing.T) {
 	o := ResolveOptions(WithSessionID("s"), WithUserID("u"), WithRunID("r"), WithParentRunID("p"), WithMetadata(map[string]any{"k": 1}))
 	if o.SessionID != "s" || o.UserID != "u" || o.RunID != "r" || o.ParentRunID != "p" || o.Metadata["k"] != 1 {
 		t.Errorf("options = %+v", o)
+	}
+}
+
+// TestComponent_DebugTraceUsesTheComponentsEventNames: a team leader's debug
+// trace (streamed, so content deltas exist) shows its tool results and the
+// messages of its first model request under the team's event names, and no
+// deltas.
+func TestComponent_DebugTraceUsesTheComponentsEventNames(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	m := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: "add", Args: map[string]int{"a": 2, "b": 2}}}}, {Content: "four"},
+	}})
+	a := mustAgent(t, Config{Component: run.Component{Type: run.TypeTeam, ID: "crew"}, Model: m, Tools: []tool.Tool{addTool()},
+		Instructions: Instructions{"Be brief."}, DebugMode: true, DebugWriter: &buf})
+	evs := collect(t, a.Stream(t.Context(), run.TextInput("2+2?")))
+	if evs[len(evs)-1].Event != "TeamRunCompleted" {
+		t.Fatalf("events %v", names(evs))
+	}
+	s := buf.String()
+	for _, want := range []string{"TeamRunStarted", "DEBUG   user: 2+2?", `TeamToolCallCompleted add({"a":2,"b":2}) -> 4`, "TeamRunCompleted four"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("trace lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "RunContent ") || strings.Contains(s, `TeamToolCallStarted add({"a":2,"b":2}) ->`) {
+		t.Fatalf("trace has content deltas or a result on a started call:\n%s", s)
 	}
 }

@@ -36,19 +36,26 @@ func (st *state) emit(e run.Event) {
 }
 
 // record keeps e in the run's stored events when StoreEvents is set. Content
-// deltas are never stored: they go to send only.
+// deltas are never stored: they go to sendDelta only.
 func (st *state) record(e run.Event) {
 	if st.sink.store {
 		st.out.Events = append(st.out.Events, e)
 	}
 }
 
-// send delivers e to a live stream consumer.
+// send delivers e to a live stream consumer and the debug trace.
 func (st *state) send(e run.Event) {
-	s := &st.sink
-	if s.debug != nil && !deltaEvent(e.Event) {
-		s.debug.trace(st, &e)
+	if st.sink.debug != nil {
+		st.sink.debug.trace(st, &e)
 	}
+	st.sendDelta(e)
+}
+
+// sendDelta delivers a content delta (RunContent, RunIntermediateContent,
+// ReasoningContentDelta, as the component names them) to a live stream
+// consumer only: deltas are neither stored nor traced.
+func (st *state) sendDelta(e run.Event) {
+	s := &st.sink
 	if s.live() && !s.yield(e, nil) {
 		s.stopped = true
 		st.cancel(errStreamStopped)
