@@ -58,9 +58,10 @@ type historyEnvelope struct {
 }
 
 // loadHistory returns the messages of the last NumHistoryRuns context runs of
-// this agent's component (the agent, or the team it leads) in the session, marked from_history; system
-// messages are left out. The query selects the component's runs itself, so
-// other agents' runs in a shared session never take the places of its own.
+// the agent's component (its own runs, or a team's when it leads one) in the
+// session, marked from_history; system messages are left out. The query
+// selects the component's runs itself, so other agents' runs in a shared
+// session never take the places of its own.
 func (st *state) loadHistory() ([]model.Message, error) {
 	d := st.a.cfg.DB
 	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
