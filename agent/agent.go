@@ -14,14 +14,17 @@ import (
 // the output's content) or CANCELLED (wrapping the context's error), or when
 // persisting it failed (wrapping ErrStorage: the output is then not stored).
 // A run whose session or history cannot be read does not start: nil output,
-// an error wrapping ErrStorage. A PAUSED run returns a nil error: resolve its
+// an error wrapping ErrStorage; nor does a run whose id is executing in this
+// process already: nil output, an error wrapping run.ErrAlreadyRunning. A PAUSED run returns a nil error: resolve its
 // requirements and call ContinueRun.
 func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*run.Output, error) {
 	st, err := a.newState(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	st.begin(ctx)
+	if err := st.begin(ctx); err != nil {
+		return nil, err
+	}
 	defer st.end()
 	st.runNew(input)
 	if st.startErr != nil {
@@ -33,7 +36,8 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 // Stream executes one run and yields its events (Agno's names and fields).
 // Failures of the run are events (RunError, RunCancelled), not errors; the
 // error is non-nil only when the run cannot start (invalid options, session
-// or history unreadable: it is then the only value yielded) or could not be
+// or history unreadable, run id executing already: it is then the only value
+// yielded) or could not be
 // persisted (the run then ends with a RunError of error_type StorageError
 // instead of its terminal event, and the error, wrapping ErrStorage, is the
 // last value yielded). Breaking out of the
@@ -59,7 +63,9 @@ func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...Run
 	if err != nil {
 		return nil, err
 	}
-	st.begin(ctx)
+	if err := st.begin(ctx); err != nil {
+		return nil, err
+	}
 	defer st.end()
 	st.runContinued()
 	if st.startErr != nil {
@@ -110,7 +116,10 @@ func (a *Agent) ContinueStreamID(ctx context.Context, runID string, opts ...RunO
 // to persist the run is the last value yielded.
 func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, body func()) {
 	st.sink.yield = yield
-	st.begin(ctx)
+	if err := st.begin(ctx); err != nil {
+		yield(run.Event{}, err)
+		return
+	}
 	defer st.end()
 	body()
 	switch {

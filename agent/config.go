@@ -14,6 +14,7 @@ import (
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
@@ -131,9 +132,19 @@ type Config struct {
 	// Metadata is copied into every run's metadata.
 	Metadata map[string]any
 
-	// TeamLeader, when set, makes this agent the leader of a team; package
-	// team builds such agents and other code leaves it nil. See TeamLeader.
-	TeamLeader *TeamLeader
+	// Component is the identity the agent's runs, sessions and events are
+	// stamped with. Zero means the agent's own: {agent, ID, Name}. Whoever
+	// composes the agent into something else sets it, with ID and Name left
+	// empty: a team gives its leader the team's identity, so the leader's runs
+	// are team runs (team_id/team_name, a team session with team_data,
+	// TeamRunStarted, …, history of the team's own runs). The model loop is
+	// the same whatever the identity.
+	Component run.Component
+	// BeforeStore, when set, is called with the run's context and its output
+	// just before the finished (or paused) run is stored; it may add to the
+	// output (a team adds the member runs it delegated to). It is not called
+	// when there is no DB.
+	BeforeStore func(ctx context.Context, out *run.Output)
 
 	// PreHooks run in order on the input before the model sees it; PostHooks
 	// on the output before the run completes. Either may change what it is
@@ -200,17 +211,6 @@ type Config struct {
 	// history is read back from it before a model call. Nil stores media
 	// inline.
 	MediaStorage media.Storage
-}
-
-// TeamLeader turns an agent's runs into team runs (Agno's TeamRunOutput): the
-// agent's ID and Name are the team's and are stored as team_id/team_name
-// (run_type team, a team session with team_data), events are named with
-// run.TeamEvent and carry team_id/team_name, and history is the team's own
-// runs in the session. The model loop is the agent's, unchanged.
-type TeamLeader struct {
-	// MemberResponses, when set, is called with the run's context just before
-	// the run is stored; its result becomes the run's member_responses.
-	MemberResponses func(ctx context.Context) []json.RawMessage
 }
 
 // ToolProvider lists tools at the start of each run. It must be safe for
@@ -290,6 +290,15 @@ func New(cfg Config) (*Agent, error) {
 			}
 		}
 	}
+	if c := &cfg.Component; c.Type != "" {
+		if cfg.ID != "" || cfg.Name != "" {
+			return nil, errors.New("agent: set Config.Component or ID and Name, not both (the component carries the id and name)")
+		}
+		c.ID = DefaultID(c.ID, c.Name)
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("agent: Component: %w", err)
+		}
+	}
 	if cfg.NumHistoryRuns == 0 {
 		cfg.NumHistoryRuns = DefaultNumHistoryRuns
 	}
@@ -317,11 +326,14 @@ func DefaultID(id, name string) string {
 	}
 }
 
-// ID returns the agent id (agent_id).
-func (a *Agent) ID() string { return a.prep().id }
+// ID returns the agent id (agent_id; the component's id when Config.Component is set).
+func (a *Agent) ID() string { return a.prep().comp.ID }
 
-// Name returns the agent name.
-func (a *Agent) Name() string { return a.cfg.Name }
+// Name returns the agent name (the component's name when Config.Component is set).
+func (a *Agent) Name() string { return a.prep().comp.Name }
+
+// Component returns the identity the agent's runs are stamped with.
+func (a *Agent) Component() run.Component { return a.prep().comp }
 
 // Config returns a copy of the configuration the agent was built with (after
 // defaults).
@@ -329,6 +341,9 @@ func (a *Agent) Config() Config { return a.cfg }
 
 // ModelInfo names the agent's model (AgentOS's model {name, model, provider}).
 func (a *Agent) ModelInfo() model.Info { return a.prep().info }
+
+// Metadata returns Config.Metadata, copied into every run's metadata.
+func (a *Agent) Metadata() map[string]any { return a.cfg.Metadata }
 
 // DB returns the agent's database, nil when runs are not persisted.
 func (a *Agent) DB() *db.DB { return a.cfg.DB }

@@ -10,23 +10,13 @@ import (
 )
 
 // debugTrace writes Config.DebugMode's human-readable run trace: one line per
-// run event (content deltas excepted), with the system and user messages when
+// run event (content deltas, sent with sendDelta, excepted), with the system and user messages when
 // the model is first asked. It is for a person at a terminal, not a parser.
 type debugTrace struct {
 	w io.Writer
 }
 
 const debugClip = 400
-
-// deltaEvent reports whether t is a content delta (agent or team), which
-// the trace leaves out.
-func deltaEvent(t run.EventType) bool {
-	switch run.EventType(strings.TrimPrefix(string(t), "Team")) {
-	case run.EventRunContent, run.EventRunIntermediateContent, run.EventReasoningContentDelta:
-		return true
-	}
-	return false
-}
 
 func clip(s string) string {
 	s = strings.ReplaceAll(s, "\n", `\n`)
@@ -47,7 +37,7 @@ func (d *debugTrace) trace(st *state, e *run.Event) {
 	case e.Tool != nil:
 		t := e.Tool
 		detail = fmt.Sprintf("%s(%s)", t.ToolName, clip(string(t.ToolArgs)))
-		if e.Event != run.EventToolCallStarted && e.Event != run.TeamEvent(run.EventToolCallStarted) {
+		if e.Event != st.p.comp.EventName(run.EventToolCallStarted) {
 			detail += " -> " + clip(t.Result)
 		}
 	case e.PreHookName != "":
@@ -69,7 +59,7 @@ func (d *debugTrace) trace(st *state, e *run.Event) {
 		detail += fmt.Sprintf(" (tokens in=%d out=%d, %.3fs)", e.Metrics.InputTokens, e.Metrics.OutputTokens, e.Metrics.Duration)
 	}
 	fmt.Fprintf(d.w, "DEBUG agent=%s run=%s %s %s\n", st.p.id, st.out.RunID, e.Event, detail)
-	if (e.Event == run.EventModelRequestStarted || e.Event == run.TeamEvent(run.EventModelRequestStarted)) && !st.debugMessages {
+	if e.Event == st.p.comp.EventName(run.EventModelRequestStarted) && !st.debugMessages {
 		st.debugMessages = true
 		for _, m := range st.msgs {
 			if m.FromHistory {

@@ -22,31 +22,12 @@ func (s *sink) on() bool { return s.store || s.debug != nil || s.live() }
 // live reports whether a stream consumer is reading (deltas are worth building).
 func (s *sink) live() bool { return s.yield != nil && !s.stopped }
 
+// ev returns an event named t in the vocabulary of the run's component
+// (TeamRunStarted for a team, …), carrying its ids.
 func (st *state) ev(t run.EventType) run.Event {
-	e := run.Event{
-		Event:     t,
-		CreatedAt: time.Now().Unix(),
-		AgentID:   st.out.AgentID,
-		AgentName: st.out.AgentName,
-		RunID:     st.out.RunID,
-		SessionID: st.out.SessionID,
-	}
-	if st.p.team != nil {
-		e.Event = run.TeamEvent(t)
-		e.TeamID, e.TeamName = st.out.TeamID, st.out.TeamName
-	}
+	e := st.p.comp.Event(t)
+	e.CreatedAt, e.RunID, e.SessionID = time.Now().Unix(), st.out.RunID, st.out.SessionID
 	return e
-}
-
-// isDelta reports whether t is a content delta (never stored), for agents
-// and teams alike.
-func isDelta(t run.EventType) bool {
-	switch t {
-	case run.EventRunContent, run.EventReasoningContentDelta,
-		run.TeamEvent(run.EventRunContent), run.TeamEvent(run.EventReasoningContentDelta):
-		return true
-	}
-	return false
 }
 
 func (st *state) emit(e run.Event) {
@@ -54,19 +35,27 @@ func (st *state) emit(e run.Event) {
 	st.send(e)
 }
 
-// record keeps e in the run's stored events when StoreEvents is set.
+// record keeps e in the run's stored events when StoreEvents is set. Content
+// deltas are never stored: they go to sendDelta only.
 func (st *state) record(e run.Event) {
-	if st.sink.store && !isDelta(e.Event) {
+	if st.sink.store {
 		st.out.Events = append(st.out.Events, e)
 	}
 }
 
-// send delivers e to a live stream consumer.
+// send delivers e to a live stream consumer and the debug trace.
 func (st *state) send(e run.Event) {
-	s := &st.sink
-	if s.debug != nil && !deltaEvent(e.Event) {
-		s.debug.trace(st, &e)
+	if st.sink.debug != nil {
+		st.sink.debug.trace(st, &e)
 	}
+	st.sendDelta(e)
+}
+
+// sendDelta delivers a content delta (RunContent, RunIntermediateContent,
+// ReasoningContentDelta, as the component names them) to a live stream
+// consumer only: deltas are neither stored nor traced.
+func (st *state) sendDelta(e run.Event) {
+	s := &st.sink
 	if s.live() && !s.yield(e, nil) {
 		s.stopped = true
 		st.cancel(errStreamStopped)

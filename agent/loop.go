@@ -182,18 +182,19 @@ func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response
 				st.ttft = time.Since(st.start).Seconds()
 			}
 			if st.sink.live() {
-				e := st.ev(run.EventRunContent)
+				t := run.EventRunContent
 				if st.intermediate {
-					e.Event = run.EventRunIntermediateContent
+					t = run.EventRunIntermediateContent
 				}
+				e := st.ev(t)
 				e.Content, e.ContentType = c.Content, "str"
-				st.emit(e)
+				st.sendDelta(e)
 			}
 		}
 		if c.ReasoningContent != "" && st.sink.live() {
 			e := st.ev(run.EventReasoningContentDelta)
 			e.ReasoningContent = c.ReasoningContent
-			st.emit(e)
+			st.sendDelta(e)
 		}
 		acc.Add(c)
 	}
@@ -244,7 +245,7 @@ func (st *state) reason() bool {
 			if delta != "" {
 				e := st.ev(run.EventReasoningContentDelta)
 				e.ReasoningContent = delta
-				st.emit(e)
+				st.sendDelta(e)
 			}
 		}
 		acc.Add(c)

@@ -37,7 +37,7 @@ func TestMedia_RunStoresAReferenceAndHistoryGetsTheBytesBack(t *testing.T) {
 	rec := &recorder{Model: script(t, scripted.Turn{Content: "a cat"})}
 	a := mustAgent(t, Config{ID: "viewer", Model: rec, DB: d, MediaStorage: store, AddHistoryToContext: true})
 	in := run.Input{InputContent: "what is this?", Images: []run.Media{{Content: img, MIMEType: "image/jpeg", Name: "cat.jpg"}}}
-	out, err := a.Run(context.Background(), in, WithSessionID("s1"), WithRunID("r1"))
+	out, err := a.Run(context.Background(), in, WithSessionID("s1"), WithRunID("media-r1"))
 	if err != nil || out.Status != run.StatusCompleted {
 		t.Fatalf("run: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestMedia_RunStoresAReferenceAndHistoryGetsTheBytesBack(t *testing.T) {
 	if p := rec.requests()[0][0].Parts; len(p) != 1 || !bytes.Equal(p[0].Data, img) {
 		t.Fatal("the model did not get the image bytes")
 	}
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), "media-r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +104,14 @@ func TestMedia_StorageDownStoresTheRunAsErrorWithoutReferences(t *testing.T) {
 	d := testdbs.SQLite(t)
 	a := mustAgent(t, Config{Model: scripted.Reply("ok"), DB: d, MediaStorage: brokenStorage{}})
 	in := run.Input{InputContent: "x", Images: []run.Media{{Content: jpeg(2000), MIMEType: "image/jpeg"}}}
-	out, err := a.Run(context.Background(), in, WithSessionID("s1"), WithRunID("r1"))
+	out, err := a.Run(context.Background(), in, WithSessionID("s1"), WithRunID("media-r2"))
 	if !errors.Is(err, ErrMedia) || !errors.Is(err, media.ErrUnavailable) {
 		t.Fatalf("error = %v", err)
 	}
 	if out.Status != run.StatusError {
 		t.Fatalf("status = %s", out.Status)
 	}
-	row, gerr := d.GetRun(context.Background(), "r1")
+	row, gerr := d.GetRun(context.Background(), "media-r2")
 	if gerr != nil {
 		t.Fatal(gerr)
 	}

@@ -58,18 +58,17 @@ type historyEnvelope struct {
 }
 
 // loadHistory returns the messages of the last NumHistoryRuns context runs of
-// this agent (or team leader) in the session, marked from_history; system
-// messages are left out. The query selects the component's runs itself, so
-// other agents' runs in a shared session never take the places of its own.
+// the agent's component (its own runs, or a team's when it leads one) in the
+// session, marked from_history; system messages are left out. The query
+// selects the component's runs itself, so other agents' runs in a shared
+// session never take the places of its own.
 func (st *state) loadHistory() ([]model.Message, error) {
 	d := st.a.cfg.DB
 	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
 		return nil, nil
 	}
-	q := db.HistoryQuery{SessionID: st.out.SessionID, AgentID: st.p.id, Limit: st.a.cfg.NumHistoryRuns}
-	if st.p.team != nil {
-		q.AgentID, q.TeamID = "", st.p.id
-	}
+	q := db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
+	q.ProducedBy(st.p.comp)
 	rows, err := d.HistoryRuns(st.ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)

@@ -99,7 +99,7 @@ func TestOffload_ModelSeesEnvelopeAndReadsTheRest(t *testing.T) {
 func TestOffload_AnotherUsersResultIsNotFoundThroughTheTool(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
-	id := offload.ResultID("s1", "run-1", "call-fetch")
+	id := offload.ResultID("s1", "run-2", "call-fetch")
 	m := script(t,
 		scripted.Turn{Match: "fetch", ToolCalls: []scripted.ToolCall{{ID: "call-fetch", Name: "fetch_page"}}},
 		scripted.Turn{Match: "fetch", Content: "done"},
@@ -107,7 +107,7 @@ func TestOffload_AnotherUsersResultIsNotFoundThroughTheTool(t *testing.T) {
 		scripted.Turn{Match: "steal", Content: "nothing"},
 	)
 	a := offloadAgent(t, d, m, &offload.Config{})
-	if _, err := a.Run(context.Background(), run.TextInput("fetch"), WithSessionID("s1"), WithRunID("run-1"), WithUserID("alice")); err != nil {
+	if _, err := a.Run(context.Background(), run.TextInput("fetch"), WithSessionID("s1"), WithRunID("run-2"), WithUserID("alice")); err != nil {
 		t.Fatal(err)
 	}
 	for _, opts := range [][]RunOption{{WithSessionID("s2"), WithUserID("alice")}, {WithSessionID("s9"), WithUserID("bob")}} {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/run"
 )
 
 // ErrStorage is wrapped by the error of a run whose session or history could
@@ -33,8 +32,8 @@ func (st *state) persist() {
 	ctx := context.WithoutCancel(st.ctx)
 	out := st.out
 	out.UpdatedAt = time.Now().Unix()
-	if t := st.p.team; t != nil && t.MemberResponses != nil {
-		out.MemberResponses = t.MemberResponses(ctx)
+	if h := st.a.cfg.BeforeStore; h != nil {
+		h(ctx, out)
 	}
 	sess, err := st.sessionToSave()
 	if err != nil {
@@ -78,11 +77,7 @@ func (st *state) sessionToSave() (*db.Session, error) {
 	if st.out.UserID != "" {
 		s.UserID = st.out.UserID
 	}
-	if st.p.team != nil {
-		s.SessionType, s.TeamID, s.TeamData, s.AgentID, s.AgentData = run.TypeTeam, st.p.id, st.p.agentData, "", nil
-	} else {
-		s.SessionType, s.AgentID, s.AgentData = run.TypeAgent, st.p.id, st.p.agentData
-	}
+	s.SetComponent(st.p.comp, st.p.agentData)
 	if st.sessionState != nil || st.sessionData != nil {
 		data := st.sessionData
 		if data == nil {

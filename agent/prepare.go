@@ -3,16 +3,19 @@ package agent
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
 )
 
 // prepared holds what every run needs and New deliberately does not compute.
 type prepared struct {
+	// comp is the identity runs are stamped with (Config.Component or the
+	// agent's own); id is comp.ID.
+	comp      run.Component
 	id        string
 	model     model.Model
 	reasoning model.Model
@@ -21,8 +24,6 @@ type prepared struct {
 	// toolIndex holds Config.Tools; a run with ToolProviders uses its own.
 	*toolIndex
 	setErr error
-	// team is set for a team leader (Config.TeamLeader).
-	team *TeamLeader
 	// system is the static part of the system message.
 	system    string
 	agentData json.RawMessage
@@ -36,9 +37,7 @@ type prepared struct {
 	timezone    *time.Location
 	// runContext: tools or hooks may read FromContext.
 	runContext bool
-	// running maps run ids to runs in progress (CancelRun).
-	running sync.Map
-	history historyCache
+	history    historyCache
 }
 
 func (a *Agent) prep() *prepared {
@@ -48,7 +47,11 @@ func (a *Agent) prep() *prepared {
 
 func (a *Agent) prepare() *prepared {
 	c := &a.cfg
-	p := &prepared{id: DefaultID(c.ID, c.Name), model: c.Model, reasoning: c.ReasoningModel, team: c.TeamLeader}
+	comp := c.Component
+	if comp.Type == "" {
+		comp = run.Component{Type: run.TypeAgent, ID: DefaultID(c.ID, c.Name), Name: c.Name}
+	}
+	p := &prepared{comp: comp, id: comp.ID, model: c.Model, reasoning: c.ReasoningModel}
 	if c.ModelRetry != nil {
 		p.model = model.WithRetry(p.model, *c.ModelRetry)
 		if p.reasoning != nil {
@@ -77,13 +80,9 @@ func (a *Agent) prepare() *prepared {
 	if a.off != nil {
 		p.system = strings.TrimSpace(p.system + "\n\n" + offload.SystemPrompt)
 	}
-	idKey := "agent_id"
-	if p.team != nil {
-		idKey = "team_id"
-	}
-	data := map[string]any{idKey: p.id, "model": map[string]string{"id": p.info.ID, "name": p.info.Name, "provider": p.info.Provider}}
-	if c.Name != "" {
-		data["name"] = c.Name
+	data := map[string]any{comp.IDField(): p.id, "model": map[string]string{"id": p.info.ID, "name": p.info.Name, "provider": p.info.Provider}}
+	if comp.Name != "" {
+		data["name"] = comp.Name
 	}
 	p.agentData, _ = json.Marshal(data)
 	if len(c.OutputSchema) > 0 {

@@ -33,9 +33,11 @@ type state struct {
 	exec   ToolHandler
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	opts   runOptions
-	out    *run.Output
-	msgs   []model.Message
+	// unregister ends the run's registration (see begin).
+	unregister func()
+	opts       runOptions
+	out        *run.Output
+	msgs       []model.Message
 	// nHistory counts the history messages in msgs (not stored with the run).
 	nHistory int
 	sink     sink
@@ -119,8 +121,6 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	}
 	st.out = &run.Output{
 		RunID:         runID,
-		AgentID:       p.id,
-		AgentName:     a.cfg.Name,
 		SessionID:     sessionID,
 		ParentRunID:   o.parentRunID,
 		UserID:        userID,
@@ -129,10 +129,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		Status:        run.StatusRunning,
 		CreatedAt:     st.start.Unix(),
 	}
-	if p.team != nil {
-		st.out.TeamID, st.out.TeamName = p.id, a.cfg.Name
-		st.out.AgentID, st.out.AgentName = "", ""
-	}
+	p.comp.Stamp(st.out)
 	if len(a.cfg.Metadata) > 0 || len(o.metadata) > 0 {
 		md := make(map[string]any, len(a.cfg.Metadata)+len(o.metadata))
 		maps.Copy(md, a.cfg.Metadata)
@@ -151,9 +148,16 @@ func newID() string {
 	return u.String()
 }
 
-// begin derives the run's context and registers it for CancelRun.
-func (st *state) begin(parent context.Context) {
+// begin registers the run in the run registry (a server that registered it
+// already is joined) and derives its context. A run whose id is executing
+// already does not start.
+func (st *state) begin(parent context.Context) error {
 	ctx, cancel := context.WithCancelCause(parent)
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: st.out.RunID, Component: st.p.comp, UserID: st.out.UserID}, cancel)
+	if err != nil {
+		cancel(nil)
+		return fmt.Errorf("agent: %w", err)
+	}
 	if st.p.runContext || len(st.tix.tools) > 0 {
 		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
@@ -163,27 +167,25 @@ func (st *state) begin(parent context.Context) {
 	if st.a.off != nil {
 		ctx = offload.WithScope(ctx, st.offloadScope())
 	}
-	st.ctx, st.cancel = ctx, cancel
+	st.ctx, st.cancel, st.unregister = ctx, cancel, unregister
 	st.sink.store = st.a.cfg.StoreEvents
 	if st.a.cfg.DebugMode {
 		st.sink.debug = &debugTrace{w: st.a.cfg.DebugWriter}
 	}
 	st.intermediate = st.p.outputModel != nil
-	st.p.running.Store(st.out.RunID, st)
+	return nil
 }
 
+// end unregisters the run once it returned (and is stored).
 func (st *state) end() {
-	st.p.running.CompareAndDelete(st.out.RunID, st)
 	st.cancel(context.Canceled)
+	st.unregister()
 }
 
-// CancelRun cancels a run in progress in this process. It reports whether the
-// run was found; the run ends as CANCELLED and is persisted.
+// CancelRun cancels a run of this agent (of its component: a team's leader
+// cancels the team's runs) in progress in this process, whoever started it.
+// It reports whether the run was found; the run ends as CANCELLED and is
+// persisted.
 func (a *Agent) CancelRun(runID string) bool {
-	v, ok := a.prep().running.Load(runID)
-	if !ok {
-		return false
-	}
-	v.(*state).cancel(errCancelRequested)
-	return true
+	return run.CancelRun(run.DefaultRegistry(), a.Component(), runID, errCancelRequested)
 }

@@ -354,7 +354,7 @@ func newIsolationFixture(t *testing.T, cfg Config) fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: f.db, Steps: []workflow.Step{{Name: "echo", Agent: echo}}})
+		flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: f.db, Steps: []workflow.Step{{Name: "echo", Runner: echo}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func (s *Server) newMCP() (*mcpserver.Server, error) {
 			if !ok {
 				return ctx, func() {}, nil
 			}
-			ctx, f, err := s.runs.begin(ctx, runID, flightKey(rt), userID, false)
+			ctx, f, err := s.runs.begin(ctx, runID, rt.Component(), userID, false)
 			if err != nil {
 				return nil, nil, beginErr(err)
 			}

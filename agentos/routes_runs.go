@@ -205,7 +205,7 @@ func beginErr(err error) error {
 // failures are events on the 200 response; a client that goes away cancels the
 // run (its context is the request's), which is stored CANCELLED.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) error {
-	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
+	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, st.agent.Component(), st.userID, false, runningOutput(st))
 	if err != nil {
 		return beginErr(err)
 	}
@@ -244,14 +244,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget
 }
 
 // isTerminal reports whether t ends an agent, team or workflow run.
-func isTerminal(t run.EventType) bool {
-	switch run.EventType(strings.TrimPrefix(string(t), "Team")) {
-	case run.EventRunCompleted, run.EventRunError, run.EventRunCancelled, run.EventRunPaused,
-		run.EventWorkflowCompleted, run.EventWorkflowError, run.EventWorkflowCancelled:
-		return true
-	}
-	return false
-}
+func isTerminal(t run.EventType) bool { return run.IsTerminal(t) }
 
 // runningOutput is the RUNNING snapshot of a run the server executes, shown
 // by GET /sessions/{id}/runs until the run's session is stored.
@@ -276,7 +269,7 @@ func runErr(err error) error {
 // started is answered 200 whatever its status (COMPLETED, PAUSED, ERROR,
 // CANCELLED); only a run that could not start is an HTTP error.
 func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) error {
-	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, flightKey(st.agent), st.userID, false, runningOutput(st))
+	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, st.agent.Component(), st.userID, false, runningOutput(st))
 	if err != nil {
 		return beginErr(err)
 	}
@@ -336,7 +329,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 			return err
 		}
 	}
-	rctx, f, err := s.runs.begin(ctx, st.runID, flightKey(st.agent), st.userID, true)
+	rctx, f, err := s.runs.begin(ctx, st.runID, st.agent.Component(), st.userID, true)
 	if err != nil {
 		return beginErr(err)
 	}

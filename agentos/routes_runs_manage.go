@@ -107,10 +107,10 @@ type cancelResponse struct {
 // says how the run ended, never what it was when the request came in:
 //   - 200 {"status":"CANCELLED"}: the run is stored CANCELLED. A run executing
 //     in this process (through the server or from Go code on the same
-//     target) is stopped and answered once it is stored; a stored PENDING,
-//     RUNNING or PAUSED run that nothing here executes (left by a crash, or by
-//     a run that could not store its end) is marked CANCELLED; a CANCELLED
-//     run answers 200 again.
+//     target: the run registry has both) is stopped and answered once it is
+//     stored; a stored PENDING, RUNNING or PAUSED run that nothing here
+//     executes (left by a crash, or by a run that could not store its end) is
+//     marked CANCELLED; a CANCELLED run answers 200 again.
 //   - 409: the run finished (COMPLETED, ERROR) before the cancel reached it.
 //   - 202 {"status": <stored status>}: the run was told to stop but had not
 //     stopped within cancelWait (e.g. a tool that ignores cancellation); it
@@ -122,15 +122,15 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 	ctx := r.Context()
 	timeout := time.NewTimer(s.cancelTimeout)
 	defer timeout.Stop()
-	key := flightKey(a)
+	c := a.Component()
 	// Each pass either answers or waits for an execution of the run to end;
 	// a run cannot start again and again in between, so a few passes do.
 	for range 4 {
-		// A run the server executes: stop it and wait until it is stored.
-		if f := s.runs.lookup(runID); f != nil && f.agentID == key && s.ownsFlight(ctx, f) {
-			f.cancel(errCancelRoute)
+		// A run executing in this process: stop it and wait until it is stored.
+		if e, ok := s.runs.reg.Lookup(runID); ok && e.Registration().Component.Key() == c.Key() && s.ownsFlight(ctx, e.Registration().UserID) {
+			e.Cancel(errCancelRoute)
 			select {
-			case <-f.done:
+			case <-e.Done():
 			case <-timeout.C:
 				s.answerCancelPending(w, r, a, runID)
 				return nil
@@ -147,17 +147,6 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		if err != nil {
 			return err
 		}
-		// A run started from Go code on the same agent (team, workflow): stop
-		// it and wait until it returns, by which time it is stored.
-		if a.CancelRun(runID) {
-			if !waitStopped(ctx, a, runID, timeout.C) {
-				if ctx.Err() == nil {
-					s.answerCancelPending(w, r, a, runID)
-				}
-				return nil
-			}
-			continue
-		}
 		switch row.Status {
 		case run.StatusCancelled:
 			writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
@@ -168,7 +157,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		// Nothing here executes it. Claim the run id while marking it, so that
 		// no run or continue of it starts in this process meanwhile; one that
 		// started since the lookup is stopped on the next pass.
-		_, claim, err := s.runs.begin(ctx, runID, key, row.UserID, false)
+		_, claim, err := s.runs.begin(ctx, runID, c, row.UserID, false)
 		switch {
 		case errors.Is(err, errRunInFlight):
 			continue
@@ -191,24 +180,6 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		return nil
 	}
 	return errorf(http.StatusConflict, "Run with ID %s keeps being started; retry the cancel", runID)
-}
-
-// waitStopped cancels a run started from Go code until it no longer runs,
-// polling its target (which offers no completion signal). It reports false
-// when timeout or the request ends first.
-func waitStopped(ctx context.Context, a runTarget, runID string, timeout <-chan time.Time) bool {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for a.CancelRun(runID) {
-		select {
-		case <-tick.C:
-		case <-timeout:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
 }
 
 // answerCancelPending is the 202 for a run told to stop that has not stopped
@@ -253,9 +224,10 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 	return run.StatusCancelled, nil
 }
 
-// ownsFlight reports whether the caller may act on an executing run.
-func (s *Server) ownsFlight(ctx context.Context, f *flight) bool {
-	return actAs(ctx, "").owns(f.userID)
+// ownsFlight reports whether the caller may act on an executing run of
+// userID.
+func (s *Server) ownsFlight(ctx context.Context, userID string) bool {
+	return actAs(ctx, "").owns(userID)
 }
 
 // continueRequest is a decoded POST …/runs/{run_id}/continue form.
@@ -333,7 +305,7 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	if err := notPaused(row); err != nil {
 		return err
 	}
-	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.ID(), row.UserID, false)
+	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.Component(), row.UserID, false)
 	if err != nil {
 		return beginErr(err)
 	}

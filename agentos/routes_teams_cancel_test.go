@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
@@ -41,7 +43,7 @@ func TestTeamAndWorkflowRuns_CancelRouteStopsRunsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Runner: member}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,9 @@ func TestTeamAndWorkflowRuns_CancelRouteStopsRunsInFlight(t *testing.T) {
 // TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored: the route
 // cancels a run that Go code started on a served target and answers only once
 // the run has stopped and is stored CANCELLED (it used to answer the status it
-// read before cancelling: 200 {"status":"RUNNING"}).
+// read before cancelling: 200 {"status":"RUNNING"}). The run registry has the
+// run from its start, so an agent or team run that has stored nothing yet is
+// found too (it used to be 404 until its row existed).
 func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
 	t.Parallel()
 	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
@@ -84,22 +88,34 @@ func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Agent: member}}})
+	wf, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Runner: member}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := testServer(t, Config{Agents: []*agent.Agent{member}, Workflows: []*workflow.Workflow{wf}}, nil)
+	crew, err := team.New(team.Config{ID: "crew", Model: slow, Members: []*agent.Agent{member}, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{member}, Teams: []*team.Team{crew}, Workflows: []*workflow.Workflow{wf}}, nil)
 	tests := []struct {
 		name, base string
 		run        func(ctx context.Context, runID string) (*run.Output, error)
+		// stored: the run stores its RUNNING row when it starts (workflows do).
+		stored bool
 	}{
 		{"workflow", "/workflows/flow", func(ctx context.Context, runID string) (*run.Output, error) {
 			return wf.Run(ctx, run.TextInput("go"), agent.WithRunID(runID))
-		}},
+		}, true},
+		{"agent", "/agents/member", func(ctx context.Context, runID string) (*run.Output, error) {
+			return member.Run(ctx, run.TextInput("go"), agent.WithRunID(runID))
+		}, false},
+		{"team", "/teams/crew", func(ctx context.Context, runID string) (*run.Output, error) {
+			return crew.Run(ctx, run.TextInput("go"), agent.WithRunID(runID))
+		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			runID := "go-" + tc.name
+			runID := "go-" + tc.name + "-" + uuid.NewString()
 			done := make(chan run.Status, 1)
 			go func() {
 				out, _ := tc.run(context.Background(), runID)
@@ -109,7 +125,11 @@ func TestCancelRoute_RunStartedFromGoAnswersOnceStoppedAndStored(t *testing.T) {
 				}
 				done <- out.Status
 			}()
-			eventually(t, "the run to be stored RUNNING", func() bool { return storedStatus(d, runID) == run.StatusRunning })
+			if tc.stored {
+				eventually(t, "the run to be stored RUNNING", func() bool { return storedStatus(d, runID) == run.StatusRunning })
+			} else {
+				eventually(t, "the run to be registered", func() bool { _, ok := run.DefaultRegistry().Lookup(runID); return ok })
+			}
 			res := postForm(t, ts.URL+tc.base+"/runs/"+runID+"/cancel", nil, nil)
 			if res.status != 200 || decode[map[string]any](t, res)["status"] != "CANCELLED" {
 				t.Errorf("cancel = %d %s", res.status, res.body)

@@ -48,7 +48,7 @@ func newTeamFixture(t *testing.T, cfg Config) teamFixture {
 		t.Fatal(err)
 	}
 	wf, err := workflow.New(workflow.Config{ID: "pipeline", Name: "Pipeline", DB: d,
-		Steps: []workflow.Step{{Name: "draft", Agent: writer}, {Name: "review", Agent: reviewer}}})
+		Steps: []workflow.Step{{Name: "draft", Runner: writer}, {Name: "review", Runner: reviewer}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,12 +41,10 @@ func newWorkflowResponse(w *workflow.Workflow) workflowResponse {
 		resp.DBID = cfg.DB.ID
 	}
 	for _, st := range w.Steps() {
-		sr := stepResponse{Name: st.Name, ExecutorType: "agent"}
-		if st.Agent != nil {
-			sr.AgentID = st.Agent.ID()
-		} else {
-			sr.ExecutorType, sr.TeamID = "team", st.Team.ID()
-		}
+		c := st.Runner.Component()
+		// The step's id goes in the field for its kind, as its events carry it.
+		ids := c.Event("")
+		sr := stepResponse{Name: st.Name, ExecutorType: string(c.Type), AgentID: ids.AgentID, TeamID: ids.TeamID}
 		resp.Steps = append(resp.Steps, sr)
 	}
 	return resp

@@ -17,8 +17,9 @@ var (
 	errServerShutdown = errors.New("the server shut down before the run finished")
 	// errCancelRoute cancels a run through POST …/runs/{run_id}/cancel.
 	errCancelRoute = errors.New("cancelled through the cancel route")
-	// errRunInFlight: a run id is already executing in this process.
-	errRunInFlight = errors.New("agentos: the run is already executing")
+	// errRunInFlight: a run id is already executing in this process (started
+	// by the server or by Go code).
+	errRunInFlight = run.ErrAlreadyRunning
 	// errDraining: the server is shutting down and starts no new runs.
 	errDraining = errors.New("agentos: the server is shutting down")
 )
@@ -30,13 +31,19 @@ const (
 	backgroundQueue   = 4096
 )
 
-// runner tracks every run this process executes (streamed, synchronous and
-// background) so that the cancel route, shutdown and duplicate-continue checks
-// can find them. Background runs execute on a bounded set of goroutines tied
-// to the server's lifetime; they are not crash-durable yet (the durable queue
-// replaces this): a process that dies leaves them PENDING or RUNNING, and the
-// cancel route can then mark them CANCELLED.
+// runner tracks the runs this server executes (streamed, synchronous and
+// background) for shutdown (drain, wait), the background workers and the
+// RUNNING snapshots of sessions not stored yet. Cancellation is not its
+// business: every run is registered in the run registry (run.Registry, the
+// process's default), which the cancel route consults; runs started from Go
+// code on the same components are registered there too. Background runs
+// execute on a bounded set of goroutines tied to the server's lifetime; they
+// are not crash-durable yet (the durable queue replaces this): a process that
+// dies leaves them PENDING or RUNNING, and the cancel route can then mark
+// them CANCELLED.
 type runner struct {
+	// reg is where runs are registered for cancellation.
+	reg run.Registry
 	// life ends when shutdown gives up waiting; every run's context follows it.
 	life context.Context
 	stop context.CancelCauseFunc
@@ -59,7 +66,6 @@ type runner struct {
 
 // flight is one run in progress.
 type flight struct {
-	agentID    string
 	userID     string
 	background bool
 	// shown, when set, is what readers see of the run while its session is
@@ -67,26 +73,29 @@ type flight struct {
 	shown  *run.Output
 	cancel context.CancelCauseFunc
 	unlink func() bool
-	done   chan struct{}
+	// unregister ends the run's registration in the run registry.
+	unregister func()
 }
 
 func newRunner() *runner {
 	life, stop := context.WithCancelCause(context.Background())
-	return &runner{life: life, stop: stop, slots: make(chan struct{}, backgroundWorkers),
+	return &runner{reg: run.DefaultRegistry(), life: life, stop: stop, slots: make(chan struct{}, backgroundWorkers),
 		flights: map[string]*flight{}, idemSeed: maphash.MakeSeed()}
 }
 
-// begin registers runID and returns its context: parent's values and
-// cancellation, also cancelled by cancel and by the end of the server's life.
-// It fails with errRunInFlight for a run already executing, errDraining
-// during shutdown, and errQueueFull when too many background runs wait.
-func (rn *runner) begin(parent context.Context, runID, agentID, userID string, background bool) (context.Context, *flight, error) {
-	return rn.beginShown(parent, runID, agentID, userID, background, nil)
+// begin registers runID, run by component c for userID, and returns its
+// context: parent's values and cancellation, also cancelled through the run
+// registry and by the end of the server's life. The component's own
+// registration of the run joins this one. It fails with errRunInFlight for a
+// run already executing in this process, errDraining during shutdown, and
+// errQueueFull when too many background runs wait.
+func (rn *runner) begin(parent context.Context, runID string, c run.Component, userID string, background bool) (context.Context, *flight, error) {
+	return rn.beginShown(parent, runID, c, userID, background, nil)
 }
 
 // beginShown is begin for a run that readers of its session may see while
 // the session is not stored yet: shown is its RUNNING snapshot.
-func (rn *runner) beginShown(parent context.Context, runID, agentID, userID string, background bool, shown *run.Output) (context.Context, *flight, error) {
+func (rn *runner) beginShown(parent context.Context, runID string, c run.Component, userID string, background bool, shown *run.Output) (context.Context, *flight, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
@@ -94,20 +103,22 @@ func (rn *runner) beginShown(parent context.Context, runID, agentID, userID stri
 	case rn.draining:
 		cancel(nil)
 		return nil, nil, errDraining
-	case rn.flights[runID] != nil:
-		cancel(nil)
-		return nil, nil, errRunInFlight
 	case background && rn.queued >= backgroundWorkers+backgroundQueue:
 		cancel(nil)
 		return nil, nil, errQueueFull
 	}
-	f := &flight{agentID: agentID, userID: userID, background: background, shown: shown, cancel: cancel, done: make(chan struct{})}
+	rctx, unregister, err := rn.reg.Begin(ctx, run.Registration{RunID: runID, Component: c, UserID: userID}, cancel)
+	if err != nil {
+		cancel(nil)
+		return nil, nil, err
+	}
+	f := &flight{userID: userID, background: background, shown: shown, cancel: cancel, unregister: unregister}
 	f.unlink = context.AfterFunc(rn.life, func() { cancel(context.Cause(rn.life)) })
 	rn.flights[runID] = f
 	if background {
 		rn.queued++
 	}
-	return ctx, f, nil
+	return rctx, f, nil
 }
 
 // errQueueFull: too many background runs are waiting.
@@ -116,6 +127,7 @@ var errQueueFull = errors.New("agentos: too many background runs are queued; ret
 // end unregisters a finished run.
 func (rn *runner) end(runID string, f *flight) {
 	f.unlink()
+	f.unregister()
 	f.cancel(nil)
 	rn.mu.Lock()
 	if rn.flights[runID] == f {
@@ -129,14 +141,6 @@ func (rn *runner) end(runID string, f *flight) {
 		rn.changed = nil
 	}
 	rn.mu.Unlock()
-	close(f.done)
-}
-
-// lookup returns the flight of an executing run.
-func (rn *runner) lookup(runID string) *flight {
-	rn.mu.Lock()
-	defer rn.mu.Unlock()
-	return rn.flights[runID]
 }
 
 // inSession returns the snapshots of the runs executing in a session, oldest

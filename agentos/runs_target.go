@@ -1,8 +1,6 @@
 package agentos
 
 import (
-	"context"
-	"iter"
 	"maps"
 	"net/http"
 	"time"
@@ -17,17 +15,11 @@ import (
 	"github.com/agentryhq/agentry/workflow"
 )
 
-// runTarget is what the run routes execute: an *agent.Agent, a *team.Team or
-// a *workflow.Workflow. The routes are written once against it; what differs
-// by kind (ids on stored rows, event names) is in the helpers below.
-type runTarget interface {
-	ID() string
-	Name() string
-	DB() *db.DB
-	Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error)
-	Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error]
-	CancelRun(runID string) bool
-}
+// runTarget is what the run routes execute: any agent.Runner (an agent, a
+// team, a workflow, or a kind the server was not written for). The routes
+// are written once against it; what differs by kind (ids on stored rows,
+// event names) comes from its run.Component, never from a switch here.
+type runTarget = agent.Runner
 
 var (
 	_ runTarget = (*agent.Agent)(nil)
@@ -35,60 +27,32 @@ var (
 	_ runTarget = (*workflow.Workflow)(nil)
 )
 
-func kindOf(t runTarget) run.Type {
-	switch t.(type) {
-	case *team.Team:
-		return run.TypeTeam
-	case *workflow.Workflow:
-		return run.TypeWorkflow
-	}
-	return run.TypeAgent
-}
+// Optional abilities of a runTarget, read into the runs the server stores
+// before the target runs them (a background run's PENDING row, the RUNNING
+// snapshot).
+type (
+	// modelReporter names the model the target's runs use.
+	modelReporter interface{ ModelInfo() model.Info }
+	// metadataReporter gives the metadata copied into every run.
+	metadataReporter interface{ Metadata() map[string]any }
+)
 
-// flightKey names a target in the runner and in idempotent run ids. Agents
-// keep their bare id; teams and workflows are prefixed so that an agent and a
-// team sharing an id cannot cancel each other's runs.
-func flightKey(t runTarget) string {
-	if k := kindOf(t); k != run.TypeAgent {
-		return string(k) + ":" + t.ID()
-	}
-	return t.ID()
-}
+// flightKey names a target in idempotent run ids (see
+// run.Component.Key: agents keep their bare id, teams and workflows are
+// prefixed, so an agent and a team sharing an id cannot cancel each other's
+// runs).
+func flightKey(t runTarget) string { return t.Component().Key() }
 
 // ownsRow reports whether a stored run is the target's own run.
-func ownsRow(t runTarget, row *db.Run) bool {
-	switch kindOf(t) {
-	case run.TypeTeam:
-		return row.RunType == run.TypeTeam && row.TeamID == t.ID()
-	case run.TypeWorkflow:
-		return row.RunType == run.TypeWorkflow && row.WorkflowID == t.ID()
-	}
-	return row.AgentID == t.ID()
-}
+func ownsRow(t runTarget, row *db.Run) bool { return row.ProducedBy(t.Component()) }
 
 // filterByTarget restricts a run listing to the target's runs.
-func filterByTarget(f *db.RunFilter, t runTarget) {
-	switch kindOf(t) {
-	case run.TypeTeam:
-		f.TeamID, f.RunType = t.ID(), run.TypeTeam
-	case run.TypeWorkflow:
-		f.WorkflowID, f.RunType = t.ID(), run.TypeWorkflow
-	default:
-		f.AgentID = t.ID()
-	}
-}
+func filterByTarget(f *db.RunFilter, t runTarget) { f.ProducedBy(t.Component()) }
 
 // newSession is the session row a background run creates for a new session id.
 func newSession(t runTarget, sessionID, userID string) *db.Session {
-	s := &db.Session{SessionID: sessionID, SessionType: kindOf(t), UserID: userID}
-	switch s.SessionType {
-	case run.TypeTeam:
-		s.TeamID = t.ID()
-	case run.TypeWorkflow:
-		s.WorkflowID = t.ID()
-	default:
-		s.AgentID = t.ID()
-	}
+	s := &db.Session{SessionID: sessionID, UserID: userID}
+	s.SetComponent(t.Component(), nil)
 	return s
 }
 
@@ -96,14 +60,12 @@ func newSession(t runTarget, sessionID, userID string) *db.Session {
 func pendingOutput(t runTarget, st *runStart) *run.Output {
 	in := st.input
 	var md map[string]any
+	if m, ok := t.(metadataReporter); ok {
+		md = maps.Clone(m.Metadata())
+	}
 	var info model.Info
-	switch c := t.(type) {
-	case *agent.Agent:
-		md, info = maps.Clone(c.Config().Metadata), c.ModelInfo()
-	case *team.Team:
-		md, info = maps.Clone(c.Config().Metadata), c.ModelInfo()
-	case *workflow.Workflow:
-		md = maps.Clone(c.Config().Metadata)
+	if m, ok := t.(modelReporter); ok {
+		info = m.ModelInfo()
 	}
 	if md == nil && st.metadata != nil {
 		md = map[string]any{}
@@ -111,31 +73,17 @@ func pendingOutput(t runTarget, st *runStart) *run.Output {
 	maps.Copy(md, st.metadata)
 	out := &run.Output{RunID: st.runID, SessionID: st.sessionID, UserID: st.userID, Input: &in,
 		Model: info.ID, ModelProvider: info.Provider, Metadata: md, Status: run.StatusPending, CreatedAt: time.Now().Unix()}
-	switch kindOf(t) {
-	case run.TypeTeam:
-		out.TeamID, out.TeamName = t.ID(), t.Name()
-	case run.TypeWorkflow:
-		out.WorkflowID, out.WorkflowName = t.ID(), t.Name()
-	default:
-		out.AgentID, out.AgentName = t.ID(), t.Name()
-	}
+	t.Component().Stamp(out)
 	return out
 }
 
 // storageErrorEvent ends a stream whose run finished but could not be stored,
-// in the target's event vocabulary.
+// in the target's event vocabulary (RunError, TeamRunError, WorkflowError).
 func storageErrorEvent(t runTarget, runID, sessionID string) *run.Event {
-	e := &run.Event{Event: run.EventRunError, CreatedAt: time.Now().Unix(), RunID: runID, SessionID: sessionID,
-		Content: "the run could not be stored", ErrorType: "StorageError"}
-	switch kindOf(t) {
-	case run.TypeTeam:
-		e.Event, e.TeamID, e.TeamName = run.TeamEvent(run.EventRunError), t.ID(), t.Name()
-	case run.TypeWorkflow:
-		e.Event, e.WorkflowID, e.WorkflowName = run.EventWorkflowError, t.ID(), t.Name()
-	default:
-		e.AgentID, e.AgentName = t.ID(), t.Name()
-	}
-	return e
+	e := t.Component().Event(run.EventRunError)
+	e.CreatedAt, e.RunID, e.SessionID = time.Now().Unix(), runID, sessionID
+	e.Content, e.ErrorType = "the run could not be stored", "StorageError"
+	return &e
 }
 
 // targetHandler is a run route written against runTarget.
@@ -166,6 +114,6 @@ func (s *Server) continueUnsupported(w http.ResponseWriter, r *http.Request, t r
 	if err := notPaused(row); err != nil {
 		return err
 	}
-	writeError(w, http.StatusNotImplemented, "continuing a paused "+string(kindOf(t))+" run is not supported; only agent runs can be continued")
+	writeError(w, http.StatusNotImplemented, "continuing a paused "+string(t.Component().Type)+" run is not supported; only agent runs can be continued")
 	return nil
 }

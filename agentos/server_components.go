@@ -39,13 +39,7 @@ func (s *Server) addTeamsAndWorkflows(addDB func(*db.DB) error) error {
 			return err
 		}
 		for _, st := range w.Steps() {
-			var d *db.DB
-			if st.Agent != nil {
-				d = st.Agent.DB()
-			} else {
-				d = st.Team.DB()
-			}
-			if err := addDB(d); err != nil {
+			if err := addDB(st.Runner.DB()); err != nil {
 				return err
 			}
 		}

@@ -106,7 +106,7 @@ func newOutageFixture(t *testing.T) *outageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flow, err := workflow.New(workflow.Config{ID: "flow", DB: f.db, Steps: []workflow.Step{{Agent: step}}})
+	flow, err := workflow.New(workflow.Config{ID: "flow", DB: f.db, Steps: []workflow.Step{{Runner: step}}})
 	if err != nil {
 		t.Fatal(err)
 	}

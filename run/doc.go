@@ -1,7 +1,11 @@
 // Package run owns the vocabulary shared by agent, team and workflow runs:
 // Output (Agno's RunOutput, TeamRunOutput and WorkflowRunOutput in run_data's
 // field names), statuses, inputs, streamed events with Agno's names, tool
-// executions, requirements of paused runs and workflow step outputs.
+// executions, requirements of paused runs and workflow step outputs. It also
+// owns what identifies and finds a run while it executes: Component (which
+// component produced it: the one mapping from a kind to Agno's field and
+// event names) and Registry (the process's runs in progress, for
+// cancellation).
 //
 // run_data is written the way Agno 3.0 writes it and read the way any Agno
 // 2.0–3.0 version wrote it, losing nothing:

@@ -88,13 +88,17 @@ func New(cfg Config) (*Team, error) {
 		return nil, err
 	}
 	tools = append(tools, cfg.Tools...)
+	// The leader is an agent composed with the team's identity (its runs,
+	// sessions and events are the team's) and a hook that stores the member
+	// runs it delegated to with the team run.
 	t.leader, err = agent.New(agent.Config{
-		ID: cfg.ID, Name: cfg.Name, Description: cfg.Description, Model: cfg.Model, Tools: tools,
+		Component:   run.Component{Type: run.TypeTeam, ID: cfg.ID, Name: cfg.Name},
+		Description: cfg.Description, Model: cfg.Model, Tools: tools,
 		Instructions: cfg.Instructions, AdditionalContext: t.prompt(), DB: cfg.DB,
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		Metadata: cfg.Metadata, StoreEvents: cfg.StoreEvents,
 		OffloadToolResults: cfg.OffloadToolResults, MediaStorage: cfg.MediaStorage,
-		TeamLeader: &agent.TeamLeader{MemberResponses: memberResponses},
+		BeforeStore: storeMemberResponses,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("team: leader: %w", err)
@@ -105,11 +109,17 @@ func New(cfg Config) (*Team, error) {
 // ID returns the team id (team_id).
 func (t *Team) ID() string { return t.cfg.ID }
 
+// Component returns the identity the team's runs are stamped with.
+func (t *Team) Component() run.Component { return t.leader.Component() }
+
 // Name returns the team name.
 func (t *Team) Name() string { return t.cfg.Name }
 
 // Config returns a copy of the configuration (after defaults).
 func (t *Team) Config() Config { return t.cfg }
+
+// Metadata returns Config.Metadata, copied into every run's metadata.
+func (t *Team) Metadata() map[string]any { return t.cfg.Metadata }
 
 // DB returns the team's database, nil when team runs are not persisted.
 func (t *Team) DB() *db.DB { return t.cfg.DB }
@@ -167,13 +177,17 @@ func (c *collector) add(out *run.Output) {
 	c.mu.Unlock()
 }
 
-// memberResponses is the leader's agent.TeamLeader hook.
-func memberResponses(ctx context.Context) []json.RawMessage {
+// storeMemberResponses is the leader's BeforeStore hook: the team run's
+// member_responses are the member runs it collected.
+func storeMemberResponses(ctx context.Context, out *run.Output) {
 	c, ok := ctx.Value(collectorKey{}).(*collector)
 	if !ok {
-		return nil
+		out.MemberResponses = nil
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]json.RawMessage(nil), c.runs...)
+	out.MemberResponses = append([]json.RawMessage(nil), c.runs...)
 }
+
+var _ agent.Runner = (*Team)(nil)

@@ -1,4 +1,5 @@
-// Package workflow runs steps in sequence, each by an agent or a team, each
+// Package workflow runs steps in sequence, each by an agent.Runner (an agent,
+// a team, another workflow or a kind of its own), each
 // step's input being the previous step's output. A workflow run is stored as
 // one run (run_type workflow) plus the steps' runs (parent_run_id = it).
 //

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,12 +14,6 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
-
-// stepRunner is what runs a step: an agent or a team.
-type stepRunner interface {
-	Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error)
-	Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error]
-}
 
 // stepResult is how one step ended; the stored run holds it as Agno's
 // StepOutput (see stored).
@@ -46,9 +38,6 @@ func (r *stepResult) stored() run.StepOutput {
 	}
 	return out
 }
-
-// cancelHandle is stored in Workflow.running (funcs are not comparable).
-type cancelHandle struct{ cancel context.CancelCauseFunc }
 
 // exec is one workflow run in progress.
 type exec struct {
@@ -78,15 +67,17 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		maps.Copy(out.Metadata, w.cfg.Metadata)
 		maps.Copy(out.Metadata, o.Metadata)
 	}
+	// Registered before the RUNNING row is written: whoever reads that row
+	// and cancels the run must find it (a cancel in between would else mark
+	// the row CANCELLED while the run went on).
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(context.Canceled)
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: out.RunID, Component: w.Component(), UserID: out.UserID}, cancel)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	defer unregister()
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
-	// Registered before the RUNNING row is written: whoever reads that row
-	// and calls CancelRun must find the run (a cancel in between would else
-	// mark the row CANCELLED while the run went on).
-	h := &cancelHandle{cancel: cancel}
-	w.running.Store(out.RunID, h)
-	defer w.running.CompareAndDelete(out.RunID, h)
 	if err := x.start(); err != nil {
 		return nil, err
 	}
@@ -163,13 +154,8 @@ func (x *exec) send(e run.Event) {
 
 // step runs one step with the previous content as its input.
 func (x *exec) step(i int, s Step, input string) (stepResult, error) {
-	res := stepResult{StepName: s.Name, RunID: uuid.NewString()}
-	var r stepRunner
-	if s.Agent != nil {
-		r, res.ExecutorType, res.ExecutorName = s.Agent, "agent", cmp.Or(s.Agent.Name(), s.Agent.ID())
-	} else {
-		r, res.ExecutorType, res.ExecutorName = s.Team, "team", cmp.Or(s.Team.Name(), s.Team.ID())
-	}
+	r, c := s.Runner, s.Runner.Component()
+	res := stepResult{StepName: s.Name, RunID: uuid.NewString(), ExecutorType: string(c.Type), ExecutorName: cmp.Or(c.Name, c.ID)}
 	started := x.ev(run.EventStepStarted)
 	started.StepName, started.StepIndex = s.Name, &i
 	x.send(started)
@@ -224,20 +210,25 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 }
 
 // forward streams a step, passing its events on unchanged, and reads the
-// step's outcome from its terminal event.
-func (x *exec) forward(r stepRunner, input string, opts []agent.RunOption, res *stepResult) error {
+// step's outcome from its terminal event, named in its runner's vocabulary
+// (the last such event wins: the step's own comes after any of a run nested
+// in it).
+func (x *exec) forward(r agent.Runner, input string, opts []agent.RunOption, res *stepResult) error {
+	c := r.Component()
+	completed, failed := c.EventName(run.EventRunCompleted), c.EventName(run.EventRunError)
+	cancelled, paused := c.EventName(run.EventRunCancelled), c.EventName(run.EventRunPaused)
 	for ev, err := range r.Stream(x.ctx, run.TextInput(input), opts...) {
 		if err != nil {
 			return err
 		}
-		switch strings.TrimPrefix(string(ev.Event), "Team") {
-		case string(run.EventRunCompleted):
+		switch ev.Event {
+		case completed:
 			res.Status, res.Content, res.Metrics = run.StatusCompleted, ev.Content, ev.Metrics
-		case string(run.EventRunError):
+		case failed:
 			res.Status, res.Content = run.StatusError, ev.Content
-		case string(run.EventRunCancelled):
+		case cancelled:
 			res.Status, res.Content = run.StatusCancelled, ev.Reason
-		case string(run.EventRunPaused):
+		case paused:
 			res.Status = run.StatusPaused
 		}
 		if !x.emit(ev) {

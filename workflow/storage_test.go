@@ -64,7 +64,7 @@ func TestStream_WorkflowRunNotStoredNeverSaysItCompleted(t *testing.T) {
 			if tt.stepStoresToo {
 				stepDB = d
 			}
-			w, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Agent: closingAgent(t, d, stepDB)}}})
+			w, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Runner: closingAgent(t, d, stepDB)}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestRun_WorkflowStorageFailures(t *testing.T) {
 	ctx := context.Background()
 
 	closed := openDB(t)
-	w, err := New(Config{ID: "wf", DB: closed, Steps: []Step{{Agent: newAgent(t, "a", scripted.Reply("x"), nil)}}})
+	w, err := New(Config{ID: "wf", DB: closed, Steps: []Step{{Runner: newAgent(t, "a", scripted.Reply("x"), nil)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestRun_WorkflowStorageFailures(t *testing.T) {
 	}
 
 	d := openDB(t)
-	w, err = New(Config{ID: "wf", DB: d, Steps: []Step{{Agent: closingAgent(t, d, d)}}})
+	w, err = New(Config{ID: "wf", DB: d, Steps: []Step{{Runner: closingAgent(t, d, d)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ func TestRun_StoresAgnosWorkflowRunShape(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		d := openDB(t)
 		wf, err := New(Config{ID: "draft-review", Name: "Draft and review", DB: d, Steps: []Step{
-			{Name: "draft", Agent: newAgent(t, "drafter", scripted.Reply("a first draft"), d)},
-			{Name: "review", Agent: newAgent(t, "reviewer", scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Error: "model down", ErrorKind: "bad_request"}}}), d)},
+			{Name: "draft", Runner: newAgent(t, "drafter", scripted.Reply("a first draft"), d)},
+			{Name: "review", Runner: newAgent(t, "reviewer", scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Error: "model down", ErrorKind: "bad_request"}}}), d)},
 		}})
 		if err != nil {
 			t.Fatal(err)

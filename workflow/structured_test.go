@@ -23,7 +23,7 @@ func TestRun_StructuredStepOutputReachesTheNextStepAsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := New(Config{ID: "plan-write", Steps: []Step{{Name: "plan", Agent: planner}, {Name: "write", Agent: writer}}})
+	wf, err := New(Config{ID: "plan-write", Steps: []Step{{Name: "plan", Runner: planner}, {Name: "write", Runner: writer}}})
 	if err != nil {
 		t.Fatal(err)
 	}

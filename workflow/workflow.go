@@ -6,20 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"sync"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
-	"github.com/agentryhq/agentry/team"
 )
 
-// Step is one step of a workflow: exactly one of Agent or Team runs it.
+var _ agent.Runner = (*Workflow)(nil)
+
+// Step is one step of a workflow, run by an agent, a team, another workflow
+// or any other agent.Runner. The step's input is the previous step's
+// content (the workflow's input for the first), and its outcome is read from
+// its run (Run) or its terminal event (Stream).
 type Step struct {
-	// Name defaults to the agent's or team's id.
-	Name  string
-	Agent *agent.Agent
-	Team  *team.Team
+	// Name defaults to the runner's id.
+	Name   string
+	Runner agent.Runner
 }
 
 // Config configures a Workflow. Steps is required.
@@ -39,9 +41,8 @@ type Config struct {
 
 // Workflow runs its steps in order. It is safe for concurrent use.
 type Workflow struct {
-	cfg     Config
-	data    json.RawMessage // workflow_data of its sessions
-	running sync.Map        // run id -> *cancelHandle
+	cfg  Config
+	data json.RawMessage // workflow_data of its sessions
 }
 
 // New validates cfg and returns a Workflow.
@@ -51,14 +52,14 @@ func New(cfg Config) (*Workflow, error) {
 	}
 	steps := make([]Step, len(cfg.Steps))
 	for i, s := range cfg.Steps {
-		switch {
-		case (s.Agent == nil) == (s.Team == nil):
-			return nil, fmt.Errorf("workflow: Steps[%d]: set exactly one of Agent or Team", i)
-		case s.Name != "":
-		case s.Agent != nil:
-			s.Name = s.Agent.ID()
-		default:
-			s.Name = s.Team.ID()
+		if s.Runner == nil {
+			return nil, fmt.Errorf("workflow: Steps[%d]: Runner is nil; set the agent, team or workflow that runs the step", i)
+		}
+		if err := s.Runner.Component().Validate(); err != nil {
+			return nil, fmt.Errorf("workflow: Steps[%d]: %w", i, err)
+		}
+		if s.Name == "" {
+			s.Name = s.Runner.Component().ID
 		}
 		steps[i] = s
 	}
@@ -76,11 +77,19 @@ func New(cfg Config) (*Workflow, error) {
 // ID returns the workflow id (workflow_id).
 func (w *Workflow) ID() string { return w.cfg.ID }
 
+// Component returns the identity the workflow's runs are stamped with.
+func (w *Workflow) Component() run.Component {
+	return run.Component{Type: run.TypeWorkflow, ID: w.cfg.ID, Name: w.cfg.Name}
+}
+
 // Name returns the workflow name.
 func (w *Workflow) Name() string { return w.cfg.Name }
 
 // Config returns a copy of the configuration (after defaults).
 func (w *Workflow) Config() Config { return w.cfg }
+
+// Metadata returns Config.Metadata, copied into every run's metadata.
+func (w *Workflow) Metadata() map[string]any { return w.cfg.Metadata }
 
 // DB returns the workflow's database, nil when its runs are not persisted.
 func (w *Workflow) DB() *db.DB { return w.cfg.DB }
@@ -98,7 +107,7 @@ func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOp
 }
 
 // Stream executes the workflow and yields WorkflowStarted, then for each step
-// StepStarted, the step's own events (agent or team events, unchanged) and
+// StepStarted, the step's own events (its runner's, unchanged) and
 // StepCompleted (or StepError), then WorkflowCompleted, WorkflowError or
 // WorkflowCancelled. Breaking out of the loop cancels the run. The error is
 // non-nil only when the run cannot start (its session cannot be read or
@@ -121,15 +130,11 @@ func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.Ru
 	}
 }
 
-// CancelRun cancels a workflow run in progress in this process, with the step
-// running it. It reports whether the run was found.
+// CancelRun cancels a run of this workflow in progress in this process,
+// whoever started it, with the step running it. It reports whether the run
+// was found.
 func (w *Workflow) CancelRun(runID string) bool {
-	v, ok := w.running.Load(runID)
-	if !ok {
-		return false
-	}
-	v.(*cancelHandle).cancel(errCancelRequested)
-	return true
+	return run.CancelRun(run.DefaultRegistry(), w.Component(), runID, errCancelRequested)
 }
 
 var (

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
@@ -74,8 +76,8 @@ func newFixture(t *testing.T) fixture {
 	d := openDB(t)
 	rev := &recorder{Model: scripted.Reply("looks good")}
 	wf, err := New(Config{ID: "draft-review", Name: "Draft and review", DB: d, Steps: []Step{
-		{Name: "draft", Agent: newAgent(t, "drafter", scripted.Reply("a first draft"), d)},
-		{Agent: newAgent(t, "reviewer", rev, d)},
+		{Name: "draft", Runner: newAgent(t, "drafter", scripted.Reply("a first draft"), d)},
+		{Runner: newAgent(t, "reviewer", rev, d)},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +173,7 @@ func TestRun_TeamStepStoresTeamAndMemberRowsUnderTheWorkflowRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Team: tm}}})
+	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Runner: tm}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +198,7 @@ func TestRun_AFailingStepEndsTheWorkflowInError(t *testing.T) {
 	d := openDB(t)
 	next := &recorder{Model: scripted.Reply("never")}
 	bad := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Error: "boom", ErrorKind: "server"}}})
-	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Agent: newAgent(t, "bad", bad, d)}, {Agent: newAgent(t, "next", next, d)}}})
+	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Runner: newAgent(t, "bad", bad, d)}, {Runner: newAgent(t, "next", next, d)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,10 +232,10 @@ func TestNew_RejectsBadSteps(t *testing.T) {
 	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "at least one step") {
 		t.Errorf("no steps: %v", err)
 	}
-	if _, err := New(Config{Steps: []Step{{Name: "empty"}}}); err == nil || !strings.Contains(err.Error(), "exactly one") {
+	if _, err := New(Config{Steps: []Step{{Name: "empty"}}}); err == nil || !strings.Contains(err.Error(), "Runner is nil") {
 		t.Errorf("empty step: %v", err)
 	}
-	wf, err := New(Config{Name: "My Flow", Steps: []Step{{Agent: a}}})
+	wf, err := New(Config{Name: "My Flow", Steps: []Step{{Runner: a}}})
 	if err != nil || wf.ID() != "my-flow" || wf.Steps()[0].Name != "a" {
 		t.Errorf("defaults: %v %+v", err, wf)
 	}
@@ -243,20 +245,23 @@ func TestCancelRun_StopsTheStepAndStoresCancelled(t *testing.T) {
 	t.Parallel()
 	d := openDB(t)
 	slow := scripted.MustNew(scripted.Config{Latency: time.Minute, Turns: []scripted.Turn{{Content: "late"}}})
-	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Agent: newAgent(t, "slow", slow, d)}}})
+	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Runner: newAgent(t, "slow", slow, d)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Run ids are unique in the process (the run registry's key): other
+	// tests' workflows, also named wf, must not share this one's.
+	runID := "r1-" + uuid.NewString()
 	go func() {
-		for !wf.CancelRun("r1") {
+		for !wf.CancelRun(runID) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	out, err := wf.Run(context.Background(), run.TextInput("go"), agent.WithRunID("r1"), agent.WithSessionID("s"))
+	out, err := wf.Run(context.Background(), run.TextInput("go"), agent.WithRunID(runID), agent.WithSessionID("s"))
 	if err == nil || out.Status != run.StatusCancelled {
 		t.Fatalf("run = %+v, %v", out, err)
 	}
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), runID)
 	if err != nil || row.Status != run.StatusCancelled {
 		t.Errorf("row = %+v, %v", row, err)
 	}
@@ -265,19 +270,20 @@ func TestCancelRun_StopsTheStepAndStoresCancelled(t *testing.T) {
 func TestRun_CancelledBeforeStartIsStoredCancelled(t *testing.T) {
 	t.Parallel()
 	d := openDB(t)
-	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Agent: newAgent(t, "a", scripted.Reply("x"), d)}}})
+	wf, err := New(Config{ID: "wf", DB: d, Steps: []Step{{Runner: newAgent(t, "a", scripted.Reply("x"), d)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("stopped by the caller"))
-	out, err := wf.Run(ctx, run.TextInput("go"), agent.WithRunID("r1"), agent.WithSessionID("s"))
+	runID := "r1-" + uuid.NewString()
+	out, err := wf.Run(ctx, run.TextInput("go"), agent.WithRunID(runID), agent.WithSessionID("s"))
 	if err == nil || out == nil || out.Status != run.StatusCancelled {
 		t.Fatalf("run = %+v, %v", out, err)
 	}
 	// Like an agent's, a workflow run that was cancelled before its first step
 	// is still recorded, so whoever cancelled it finds it CANCELLED.
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), runID)
 	if err != nil || row.Status != run.StatusCancelled {
 		t.Fatalf("row = %+v, %v", row, err)
 	}

@@ -59,13 +59,17 @@ func (w Workflow) Build(d *db.DB, agents map[string]*agent.Agent, teams map[stri
 		step := workflow.Step{Name: st.Name}
 		switch {
 		case st.Agent != "" && st.Team == "":
-			if step.Agent = agents[st.Agent]; step.Agent == nil {
+			a := agents[st.Agent]
+			if a == nil {
 				return nil, fmt.Errorf("config: %s: steps[%d]: no agent with id %q", where, i, st.Agent)
 			}
+			step.Runner = a
 		case st.Team != "" && st.Agent == "":
-			if step.Team = teams[st.Team]; step.Team == nil {
+			tm := teams[st.Team]
+			if tm == nil {
 				return nil, fmt.Errorf("config: %s: steps[%d]: no team with id %q", where, i, st.Team)
 			}
+			step.Runner = tm
 		default:
 			return nil, fmt.Errorf("config: %s: steps[%d]: set exactly one of agent or team", where, i)
 		}

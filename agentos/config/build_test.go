@@ -33,7 +33,7 @@ func TestBuildTeamsAndWorkflows_WiresMembersAndSteps(t *testing.T) {
 	if len(teams) != 1 || teams[0].ID() != "crew" || len(teams[0].Members()) != 1 {
 		t.Errorf("teams = %+v", teams)
 	}
-	if len(workflows) != 1 || len(workflows[0].Steps()) != 2 || workflows[0].Steps()[1].Team != teams[0] || workflows[0].Steps()[1].Name != "crew" {
+	if len(workflows) != 1 || len(workflows[0].Steps()) != 2 || workflows[0].Steps()[1].Runner != teams[0] || workflows[0].Steps()[1].Name != "crew" {
 		t.Errorf("workflows = %+v", workflows)
 	}
 

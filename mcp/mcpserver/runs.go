@@ -92,7 +92,7 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 		case ev.Event == run.EventStepStarted:
 			c.progress(ticks, total, fmt.Sprintf("Step %s started", ev.StepName))
 		}
-		if st, ok := terminal(ev, t); ok {
+		if st, ok := terminal(ev, t, runID); ok {
 			out.Status = st
 			out.Content = ev.Content
 			if st == run.StatusPaused {
@@ -111,29 +111,24 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	return s.runResult(out, nil)
 }
 
-// terminal maps a run's last event to its status.
-func terminal(ev run.Event, t Target) (run.Status, bool) {
-	name := strings.TrimPrefix(string(ev.Event), "Team")
-	if _, ok := t.(*workflow.Workflow); ok {
-		switch ev.Event {
-		case run.EventWorkflowCompleted:
-			return run.StatusCompleted, true
-		case run.EventWorkflowError:
-			return run.StatusError, true
-		case run.EventWorkflowCancelled:
-			return run.StatusCancelled, true
-		}
+// terminal maps a run's last event to its status: an event of the run
+// itself (not of a step's run inside a workflow) named as the target's
+// component names the end of a run.
+func terminal(ev run.Event, t Target, runID string) (run.Status, bool) {
+	if ev.RunID != runID {
 		return "", false
 	}
-	switch run.EventType(name) {
-	case run.EventRunCompleted:
-		return run.StatusCompleted, true
-	case run.EventRunError:
-		return run.StatusError, true
-	case run.EventRunCancelled:
-		return run.StatusCancelled, true
-	case run.EventRunPaused:
-		return run.StatusPaused, true
+	c := t.Component()
+	for _, e := range []struct {
+		name   run.EventType
+		status run.Status
+	}{
+		{run.EventRunCompleted, run.StatusCompleted}, {run.EventRunError, run.StatusError},
+		{run.EventRunCancelled, run.StatusCancelled}, {run.EventRunPaused, run.StatusPaused},
+	} {
+		if ev.Event == c.EventName(e.name) {
+			return e.status, true
+		}
 	}
 	return "", false
 }

@@ -33,8 +33,9 @@ var (
 )
 
 // Target is what the run tools execute: an *agent.Agent, *team.Team or
-// *workflow.Workflow.
+// *workflow.Workflow (an agent.Runner with an ID and a Name).
 type Target interface {
+	Component() run.Component
 	ID() string
 	Name() string
 	DB() *db.DB
