@@ -58,10 +58,10 @@ func TestS3_RunWithA113KBJPEGIsStoredAsAReferenceAndReloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := run.Input{InputContent: "what is this?", Images: []run.Media{{Content: img, MIMEType: "image/jpeg", Name: "cat.jpg"}}}
-	if _, err := a.Run(context.Background(), in, agent.WithSessionID("s1"), agent.WithRunID("r1")); err != nil {
+	if _, err := a.Run(context.Background(), in, agent.WithSessionID("s1"), agent.WithRunID("s3-jpeg-run")); err != nil {
 		t.Fatal(err)
 	}
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), "s3-jpeg-run")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +116,11 @@ func TestS3_DownMidRunStoresErrorWithoutAReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := run.Input{InputContent: "x", Images: []run.Media{{Content: jpeg(50_000), MIMEType: "image/jpeg"}}}
-	out, err := a.Run(context.Background(), in, agent.WithSessionID("s1"), agent.WithRunID("r1"))
+	out, err := a.Run(context.Background(), in, agent.WithSessionID("s1"), agent.WithRunID("s3-down-run"))
 	if !errors.Is(err, agent.ErrMedia) || !errors.Is(err, media.ErrUnavailable) || out.Status != run.StatusError {
 		t.Fatalf("run: %v, status %s", err, out.Status)
 	}
-	row, err := d.GetRun(context.Background(), "r1")
+	row, err := d.GetRun(context.Background(), "s3-down-run")
 	if err != nil {
 		t.Fatal(err)
 	}
