@@ -13,7 +13,9 @@ import (
 
 // Build turns a team declaration into a team storing in d (nil: no storage).
 // Members are looked up by id among agents (the built `agents:` entries).
-func (t Team) Build(d *db.DB, agents map[string]*agent.Agent) (*team.Team, error) {
+// opts.MediaStorage receives the leader's media (the server-wide
+// media_storage); members keep their own.
+func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions) (*team.Team, error) {
 	where := "team " + t.ID
 	if t.Model == "" {
 		return nil, fmt.Errorf("config: %s: model is required for the team leader (\"provider:model_id\", e.g. \"openai:gpt-4o-mini\")", where)
@@ -24,7 +26,8 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent) (*team.Team, error
 	}
 	cfg := team.Config{ID: t.ID, Name: t.Name, Description: t.Description, Model: m, DB: d,
 		Instructions: agent.Instructions(t.Instructions), AddHistoryToContext: t.AddHistoryToContext,
-		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On()}
+		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On(),
+		MediaStorage: opts.MediaStorage}
 	if t.CodeMode.on() {
 		code, err := builtinTools(where+": code_mode", t.CodeMode.Tools)
 		if err != nil {
@@ -84,7 +87,7 @@ func (w Workflow) Build(d *db.DB, agents map[string]*agent.Agent, teams map[stri
 
 // BuildTeamsAndWorkflows builds the declared teams and workflows on d, given
 // the agents built from the same file (members and steps refer to them by id).
-func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent) ([]*team.Team, []*workflow.Workflow, error) {
+func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent, opts BuildOptions) ([]*team.Team, []*workflow.Workflow, error) {
 	byID := make(map[string]*agent.Agent, len(agents))
 	for _, a := range agents {
 		byID[a.ID()] = a
@@ -94,7 +97,7 @@ func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent) ([]*team
 	var workflows []*workflow.Workflow
 	var errs []error
 	for _, decl := range c.Teams {
-		t, err := decl.Build(d, byID)
+		t, err := decl.Build(d, byID, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue

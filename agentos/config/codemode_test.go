@@ -143,7 +143,7 @@ func TestBuild_TeamCodeModeCallsItsToolsFromCode(t *testing.T) {
 	}
 	c := Config{Teams: []Team{{ID: "crew", Model: "scripted:" + script, Members: []string{"m"},
 		CodeMode: &CodeMode{Enabled: true, Tools: []Tool{{Name: "calculator"}}}}}}
-	teams, _, err := c.BuildTeamsAndWorkflows(nil, []*agent.Agent{member})
+	teams, _, err := c.BuildTeamsAndWorkflows(nil, []*agent.Agent{member}, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

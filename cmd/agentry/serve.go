@@ -174,7 +174,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 		}
 	}()
-	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents)
+	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore})
 	if err != nil {
 		return err
 	}
