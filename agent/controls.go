@@ -83,7 +83,7 @@ func (a *Agent) prepareControls(p *prepared) {
 	if c.Retries > 0 {
 		for _, m := range []*model.Model{&p.model, &p.parserModel, &p.outputModel} {
 			if *m != nil {
-				*m = &runRetry{next: *m, retries: c.Retries, delay: c.DelayBetweenRetries, exponential: c.ExponentialBackoff}
+				*m = withRunRetry(*m, c.Retries, c.DelayBetweenRetries, c.ExponentialBackoff)
 			}
 		}
 	}

@@ -356,13 +356,11 @@ func TestRetries_ReaskTheModelAfterAnyError(t *testing.T) {
 
 func TestRetries_DelayIsFixedOrDoubling(t *testing.T) {
 	t.Parallel()
-	fixed := runRetry{delay: time.Second}
-	exp := runRetry{delay: time.Second, exponential: true}
 	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
-		if got := exp.delayAfter(i); got != want {
+		if got := delayAfter(time.Second, true, i); got != want {
 			t.Fatalf("exponential attempt %d: %s, want %s", i, got, want)
 		}
-		if got := fixed.delayAfter(i); got != time.Second {
+		if got := delayAfter(time.Second, false, i); got != time.Second {
 			t.Fatalf("fixed attempt %d: %s", i, got)
 		}
 	}

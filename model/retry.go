@@ -16,6 +16,13 @@ type RetryConfig struct {
 	BaseDelay time.Duration
 	// MaxDelay caps any single delay, including a provider's Retry-After; default 30s.
 	MaxDelay time.Duration
+	// Retry, when set, replaces the rule for which errors are retried (by
+	// default Retryable: rate limits and server errors).
+	Retry func(ctx context.Context, err error) bool
+	// Delay, when set, replaces the backoff (by default doubling from
+	// BaseDelay with jitter, honouring a provider's Retry-After, capped at
+	// MaxDelay); attempt is the failed attempt, from 1.
+	Delay func(attempt int, err error) time.Duration
 }
 
 func (c RetryConfig) withDefaults() RetryConfig {
@@ -48,7 +55,7 @@ func (r *retrying) Info() Info { return r.next.Info() }
 func (r *retrying) Invoke(ctx context.Context, req *Request) (*Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := r.next.Invoke(ctx, req)
-		if err == nil || attempt >= r.cfg.MaxAttempts || !Retryable(err) {
+		if err == nil || attempt >= r.cfg.MaxAttempts || !r.retryable(ctx, err) {
 			return resp, err
 		}
 		if werr := sleepCtx(ctx, r.delay(attempt, err)); werr != nil {
@@ -75,7 +82,7 @@ func (r *retrying) Stream(ctx context.Context, req *Request) iter.Seq2[*Chunk, e
 			if failed == nil {
 				return
 			}
-			if started || attempt >= r.cfg.MaxAttempts || !Retryable(failed) {
+			if started || attempt >= r.cfg.MaxAttempts || !r.retryable(ctx, failed) {
 				yield(nil, failed)
 				return
 			}
@@ -87,7 +94,17 @@ func (r *retrying) Stream(ctx context.Context, req *Request) iter.Seq2[*Chunk, e
 	}
 }
 
+func (r *retrying) retryable(ctx context.Context, err error) bool {
+	if r.cfg.Retry != nil {
+		return r.cfg.Retry(ctx, err)
+	}
+	return Retryable(err)
+}
+
 func (r *retrying) delay(attempt int, err error) time.Duration {
+	if r.cfg.Delay != nil {
+		return r.cfg.Delay(attempt, err)
+	}
 	var pe *ProviderError
 	if errors.As(err, &pe) && pe.RetryAfter > 0 {
 		return min(pe.RetryAfter, r.cfg.MaxDelay)
