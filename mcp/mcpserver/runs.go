@@ -256,15 +256,7 @@ func (s *Server) getSessions(ctx context.Context, req *mcp.CallToolRequest, in s
 	if f.SessionType == "" {
 		f.SessionType = run.TypeAgent
 	}
-	if f.Limit <= 0 {
-		f.Limit = 20
-	}
-	if f.Page <= 0 {
-		f.Page = 1
-	}
-	if f.SortOrder == "" {
-		f.SortOrder = "desc"
-	}
+	pageDefaults(&f.Limit, &f.Page, &f.SortOrder)
 	sessions, total, err := d.ListSessions(c.ctx, f)
 	if err != nil {
 		return nil, nil, err
@@ -286,8 +278,25 @@ func (s *Server) getSessions(ctx context.Context, req *mcp.CallToolRequest, in s
 		}
 		data = append(data, row)
 	}
-	pages := (total + f.Limit - 1) / f.Limit
-	return nil, map[string]any{"data": data, "meta": map[string]any{"page": f.Page, "limit": f.Limit, "total_count": total, "total_pages": pages}}, nil
+	return nil, map[string]any{"data": data, "meta": pageMeta(f.Page, f.Limit, total)}, nil
+}
+
+// pageDefaults fills a list tool's paging: 20 a page, page 1, newest first.
+func pageDefaults(limit, page *int, order *string) {
+	if *limit <= 0 {
+		*limit = 20
+	}
+	if *page <= 0 {
+		*page = 1
+	}
+	if *order == "" {
+		*order = "desc"
+	}
+}
+
+// pageMeta is a list tool's meta, as the HTTP API's paginated answers.
+func pageMeta(page, limit, total int) map[string]any {
+	return map[string]any{"page": page, "limit": limit, "total_count": total, "total_pages": (total + limit - 1) / limit}
 }
 
 // getMemories lists memories in the caller's scope, shaped as the HTTP
@@ -306,15 +315,7 @@ func (s *Server) getMemories(ctx context.Context, req *mcp.CallToolRequest, in m
 	}
 	f := db.MemoryFilter{UserID: in.UserID, AgentID: in.AgentID, TeamID: in.TeamID, Topics: in.Topics,
 		SearchContent: in.SearchContent, Limit: in.Limit, Page: in.Page, SortBy: in.SortBy, SortOrder: in.SortOrder}
-	if f.Limit <= 0 {
-		f.Limit = 20
-	}
-	if f.Page <= 0 {
-		f.Page = 1
-	}
-	if f.SortOrder == "" {
-		f.SortOrder = "desc"
-	}
+	pageDefaults(&f.Limit, &f.Page, &f.SortOrder)
 	mems, total, err := d.ListMemories(c.ctx, f)
 	if err != nil {
 		return nil, nil, err
@@ -333,8 +334,7 @@ func (s *Server) getMemories(ctx context.Context, req *mcp.CallToolRequest, in m
 		}
 		data = append(data, row)
 	}
-	pages := (total + f.Limit - 1) / f.Limit
-	return nil, map[string]any{"data": data, "meta": map[string]any{"page": f.Page, "limit": f.Limit, "total_count": total, "total_pages": pages}}, nil
+	return nil, map[string]any{"data": data, "meta": pageMeta(f.Page, f.Limit, total)}, nil
 }
 
 // maxHistoryRuns bounds get_session_runs (the newest are kept).
