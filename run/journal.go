@@ -1,0 +1,60 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// ErrFenced is returned by a Journal when a step is recorded by an attempt
+// older than the newest attempt of its run: a superseded worker must stop
+// and must not overwrite what the newer attempt recorded.
+var ErrFenced = errors.New("run: journal write from a superseded attempt")
+
+// ErrStepInterrupted is returned by Journal.Do for a non-idempotent step that
+// an earlier attempt started and never recorded a result for: repeating it
+// could repeat a side effect, so the run pauses for a human decision instead.
+var ErrStepInterrupted = errors.New("run: a non-idempotent step was interrupted before its result was recorded")
+
+// JournalStep names one step of a durable run: a model call or a tool call.
+type JournalStep struct {
+	RunID string
+	// Key is unique within the run and the same when the run is replayed:
+	// "model:N" for the run's N-th model call (1-based), "tool:CALL_ID" for
+	// a tool call.
+	Key string
+	// Kind is "model" or "tool".
+	Kind string
+	// Attempt is the run's execution attempt (the job's fencing token).
+	Attempt int
+	// Idempotent reports that the step may be executed again when an
+	// earlier attempt started it without recording a result (model calls
+	// are; tools say so in their definition).
+	Idempotent bool
+	// Request is what the step was asked (for inspection; not compared).
+	Request json.RawMessage
+}
+
+// Journal records the steps of a durable (background) run so that a run
+// resumed after a crash replays what completed instead of calling the model
+// or the tool again.
+type Journal interface {
+	// Do returns the recorded result of step s when there is one, without
+	// calling fn. Otherwise it records that s started, calls fn and records
+	// its result. fn's error is returned and not recorded as a result.
+	Do(ctx context.Context, s JournalStep, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error)
+}
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns ctx carrying the idempotency key of the step a
+// tool executes in. A tool call re-executed after a crash gets the same key.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
+// IdempotencyKey returns the key WithIdempotencyKey stored in ctx, or "".
+func IdempotencyKey(ctx context.Context) string {
+	k, _ := ctx.Value(idempotencyKey{}).(string)
+	return k
+}
