@@ -200,6 +200,7 @@ func (st *state) runContinued() {
 	st.applyLimit(st.resume)
 	stop, content := st.executeTools(st.resume)
 	switch {
+	case st.stopped:
 	case st.ctx.Err() != nil:
 		st.finishCancelled()
 	case stop:
