@@ -197,6 +197,9 @@ func (st *state) runContinued() {
 		st.msgs = append(msgs, rest...)
 		st.nHistory = len(history)
 	}
+	if !st.claim() {
+		return
+	}
 	st.applyLimit(st.resume)
 	stop, content := st.executeTools(st.resume)
 	switch {

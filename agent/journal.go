@@ -22,6 +22,21 @@ func (st *state) attempt() int {
 	return st.opts.attempt
 }
 
+// claim fences older attempts of a durable run off it before its first step
+// (run.Fencer); a run that a newer attempt holds ends without being saved.
+// It reports whether the run goes on.
+func (st *state) claim() bool {
+	f, ok := st.opts.journal.(run.Fencer)
+	if !ok {
+		return true
+	}
+	if err := f.Fence(st.ctx, st.out.RunID, st.attempt()); err != nil {
+		st.finishErr(err)
+		return false
+	}
+	return true
+}
+
 // modelStepKey names the next model call of the run.
 func (st *state) modelStepKey() string {
 	n := 1

@@ -38,6 +38,9 @@ func (st *state) runNew(input run.Input) {
 		return
 	}
 	st.buildMessages(history, &in)
+	if !st.claim() {
+		return
+	}
 	if st.p.reasoning != nil && !st.reason() {
 		return
 	}

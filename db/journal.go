@@ -41,6 +41,9 @@ type StepJournalDriver interface {
 	// done, or when it was started and idempotent is false. Otherwise it
 	// records s as started by s.Attempt and returns nil.
 	BeginStep(ctx context.Context, s *RunStep, idempotent bool) (*RunStep, error)
+	// GetStep returns a stored step (nil when there is none) and the run's
+	// fence: the highest attempt that wrote (0 when none did). One read.
+	GetStep(ctx context.Context, runID, stepKey string) (step *RunStep, fence int, err error)
 	// FinishStep records s.Result and marks the step done.
 	FinishStep(ctx context.Context, s *RunStep) error
 	// RunSteps returns a run's steps ordered by key (inspection and tests).
@@ -88,7 +91,11 @@ func checkStep(s run.JournalStep) error {
 // fn; a step an earlier attempt started without recording a result is run
 // again when s.Idempotent, else it fails with run.ErrStepInterrupted. fn's
 // result is recorded only when fn succeeds. A write of a superseded attempt
-// fails with run.ErrFenced (fn's result is then dropped).
+// fails with run.ErrFenced (fn's result is then dropped); a replay is a
+// read and is not fenced (it changes nothing).
+//
+// Cost: an idempotent step is one read and one fenced write transaction;
+// a non-idempotent one adds the fenced write of its "started" mark first.
 func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	if err := checkStep(s); err != nil {
 		return nil, err
@@ -96,8 +103,25 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 	row := &RunStep{RunID: s.RunID, StepKey: s.Key, Kind: s.Kind, Attempt: s.Attempt, Status: StepStarted, Request: s.Request}
 	now := j.d.now().Unix()
 	row.CreatedAt, row.UpdatedAt = now, now
+	var old *RunStep
+	var err error
 	bctx, call := j.d.bound(ctx)
-	old, err := j.jd.BeginStep(bctx, row, s.Idempotent)
+	if s.Idempotent {
+		// A step that may run again needs no "started" mark: one read
+		// replays it, and its result's write is the fenced one.
+		var fence int
+		old, fence, err = j.jd.GetStep(bctx, s.RunID, s.Key)
+		if old != nil && old.Status != StepDone {
+			old = nil
+		}
+		if err == nil && old == nil && fence > s.Attempt {
+			// Not atomic (the write after fn is), but it spares a
+			// superseded worker a step whose result would be dropped.
+			err = fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, s.RunID, fence, s.Attempt)
+		}
+	} else {
+		old, err = j.jd.BeginStep(bctx, row, false)
+	}
 	if err = call.done(err); err != nil {
 		return nil, err
 	}
@@ -123,8 +147,10 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 }
 
 // Fence raises the run's attempt to attempt, or fails with run.ErrFenced
-// when a newer attempt has written: a worker calls it before it saves the
-// run, so that a superseded attempt does not overwrite the newer one's row.
+// when a newer attempt has written. An agent run with WithJournal calls it
+// when it starts (claiming the run: from then on an older attempt's writes
+// fail) and before it saves the run, so that a superseded attempt does not
+// overwrite the newer one's row. It records a step "fence:attempt".
 func (j *Journal) Fence(ctx context.Context, runID string, attempt int) error {
 	if err := checkStep(run.JournalStep{RunID: runID, Key: fenceProbe, Attempt: attempt}); err != nil {
 		return err
@@ -137,7 +163,7 @@ func (j *Journal) Fence(ctx context.Context, runID string, attempt int) error {
 }
 
 // fenceProbe is the key of the step Fence writes: a finished no-op step.
-const fenceProbe = "fence:save"
+const fenceProbe = "fence:attempt"
 
 // Steps returns a run's recorded steps (for inspection).
 func (j *Journal) Steps(ctx context.Context, runID string) ([]RunStep, error) {

@@ -91,7 +91,8 @@ var journalTests = map[string]func(t *testing.T, d *db.DB){
 		var n atomic.Int32
 		_, err := j.Do(bg, step("r1", "model:1", 1, true), counted(&n, `1`))
 		noErr(t, err)
-		// Attempt 2 takes over (its replay raises the fence).
+		// Attempt 2 takes over: it claims the run, then replays.
+		noErr(t, j.Fence(bg, "r1", 2))
 		_, err = j.Do(bg, step("r1", "model:1", 2, true), counted(&n, `2`))
 		noErr(t, err)
 		// The old worker is still alive and tries to go on.
@@ -104,12 +105,35 @@ var journalTests = map[string]func(t *testing.T, d *db.DB){
 		_, err = j.Do(bg, step("r2", "model:1", 1, true), counted(&n, `4`))
 		noErr(t, err)
 	},
+	"Journal_NewAttemptsWriteFencesTheOldOne": func(t *testing.T, d *db.DB) {
+		j := mustJournal(t, d)
+		var n atomic.Int32
+		_, err := j.Do(bg, step("r1", "model:1", 1, true), counted(&n, `1`))
+		noErr(t, err)
+		// Attempt 2 replays (a read: it fences nothing yet), then records.
+		_, err = j.Do(bg, step("r1", "model:1", 2, true), counted(&n, `x`))
+		noErr(t, err)
+		_, err = j.Do(bg, step("r1", "tool:a", 2, true), counted(&n, `2`))
+		noErr(t, err)
+		_, err = j.Do(bg, step("r1", "tool:b", 1, true), counted(&n, `3`))
+		wantErr(t, err, run.ErrFenced)
+		_, err = j.Do(bg, step("r1", "tool:c", 1, false), counted(&n, `4`))
+		wantErr(t, err, run.ErrFenced)
+		equal(t, "calls", n.Load(), int32(2)) // neither fenced step ran
+		steps, err := j.Steps(bg, "r1")
+		noErr(t, err)
+		for _, s := range steps {
+			if s.StepKey == "tool:b" || s.StepKey == "tool:c" {
+				t.Fatalf("a fenced attempt wrote step %+v", s)
+			}
+		}
+	},
 	"Journal_FencedWhileFnRan": func(t *testing.T, d *db.DB) {
 		j := mustJournal(t, d)
 		var n atomic.Int32
 		_, err := j.Do(bg, step("r1", "tool:slow", 1, true), func(ctx context.Context) (json.RawMessage, error) {
 			// A newer attempt takes over while this step runs.
-			if _, err := j.Do(ctx, step("r1", "model:1", 2, true), counted(&n, `"new"`)); err != nil {
+			if _, err := j.Do(ctx, step("r1", "model:1", 2, false), counted(&n, `"new"`)); err != nil {
 				return nil, err
 			}
 			return json.RawMessage(`"old"`), nil

@@ -65,6 +65,23 @@ func (d *Driver) BeginStep(ctx context.Context, in *db.RunStep, idempotent bool)
 	return nil, nil
 }
 
+// GetStep implements db.StepJournalDriver.
+func (d *Driver) GetStep(ctx context.Context, runID, stepKey string) (*db.RunStep, int, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
+	j := d.journal[runID]
+	if j == nil {
+		return nil, 0, nil
+	}
+	if st, ok := j.steps[stepKey]; ok {
+		return copyStep(st), j.attempt, nil
+	}
+	return nil, j.attempt, nil
+}
+
 // FinishStep implements db.StepJournalDriver.
 func (d *Driver) FinishStep(ctx context.Context, in *db.RunStep) error {
 	unlock, err := d.write(ctx)

@@ -120,6 +120,29 @@ func (s *Store) BeginStep(ctx context.Context, in *db.RunStep, idempotent bool) 
 	return out, err
 }
 
+// GetStep implements db.StepJournalDriver.
+func (s *Store) GetStep(ctx context.Context, runID, stepKey string) (*db.RunStep, int, error) {
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT "+stepCols+" FROM "+s.steps+" WHERE run_id = ? AND step_key IN (?, ?)"), runID, stepKey, fenceKey)
+	if err != nil {
+		return nil, 0, s.fail("get run step", err)
+	}
+	defer rows.Close()
+	var out *db.RunStep
+	fence := 0
+	for rows.Next() {
+		st, err := scanStep(rows)
+		if err != nil {
+			return nil, 0, s.fail("get run step", err)
+		}
+		if st.StepKey == fenceKey {
+			fence = st.Attempt
+		} else {
+			out = st
+		}
+	}
+	return out, fence, s.fail("get run step", rows.Err())
+}
+
 // FinishStep implements db.StepJournalDriver.
 func (s *Store) FinishStep(ctx context.Context, in *db.RunStep) error {
 	return s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
