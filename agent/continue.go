@@ -197,9 +197,13 @@ func (st *state) runContinued() {
 		st.msgs = append(msgs, rest...)
 		st.nHistory = len(history)
 	}
+	if !st.claim() {
+		return
+	}
 	st.applyLimit(st.resume)
 	stop, content := st.executeTools(st.resume)
 	switch {
+	case st.stopped:
 	case st.ctx.Err() != nil:
 		st.finishCancelled()
 	case stop:

@@ -38,6 +38,9 @@ func (st *state) runNew(input run.Input) {
 		return
 	}
 	st.buildMessages(history, &in)
+	if !st.claim() {
+		return
+	}
 	if st.p.reasoning != nil && !st.reason() {
 		return
 	}
@@ -79,7 +82,9 @@ func (st *state) loop() {
 			return
 		}
 		pcs := st.pending(calls)
-		if stop, content := st.executeTools(pcs); st.ctx.Err() != nil {
+		if stop, content := st.executeTools(pcs); st.stopped {
+			return
+		} else if st.ctx.Err() != nil {
 			st.finishCancelled()
 			return
 		} else if stop {
@@ -98,7 +103,6 @@ func (st *state) limitMessage() string {
 // before yielding anything with an error the fallback config covers, the
 // fallback models are tried in order and the run records the one that answered.
 func (st *state) callModel() (model.Message, error) {
-	p := st.p
 	req := &st.req
 	req.Messages = st.msgs
 	req.Tools = st.tix.specs
@@ -114,26 +118,7 @@ func (st *state) callModel() (model.Message, error) {
 		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
 		st.emit(e)
 	}
-	resp, started, err := st.streamModel(p.model, req)
-	answered := p.info
-	if err != nil && !started && st.ctx.Err() == nil {
-		for _, fb := range p.fallback.For(err) {
-			info := fb.Info()
-			slog.WarnContext(st.ctx, "agent: model failed, trying a fallback model",
-				"run_id", st.out.RunID, "model", answered.ID, "fallback", info.ID, "error", err)
-			var ferr error
-			resp, started, ferr = st.streamModel(fb, req)
-			if ferr == nil {
-				answered, err = info, nil
-				st.out.Model, st.out.ModelProvider = info.ID, info.Provider
-				break
-			}
-			if started || st.ctx.Err() != nil {
-				err = ferr
-				break
-			}
-		}
-	}
+	resp, answered, err := st.journaledModel(req)
 	if err != nil {
 		return model.Message{}, err
 	}
@@ -156,6 +141,33 @@ func (st *state) callModel() (model.Message, error) {
 		st.emit(e)
 	}
 	return msg, nil
+}
+
+// askModel calls the model, then the fallback models its failure allows, and
+// returns the response and the model that gave it.
+func (st *state) askModel(req *model.Request) (*model.Response, model.Info, error) {
+	p := st.p
+	resp, started, err := st.streamModel(p.model, req)
+	answered := p.info
+	if err != nil && !started && st.ctx.Err() == nil {
+		for _, fb := range p.fallback.For(err) {
+			info := fb.Info()
+			slog.WarnContext(st.ctx, "agent: model failed, trying a fallback model",
+				"run_id", st.out.RunID, "model", answered.ID, "fallback", info.ID, "error", err)
+			var ferr error
+			resp, started, ferr = st.streamModel(fb, req)
+			if ferr == nil {
+				answered, err = info, nil
+				st.out.Model, st.out.ModelProvider = info.ID, info.Provider
+				break
+			}
+			if started || st.ctx.Err() != nil {
+				err = ferr
+				break
+			}
+		}
+	}
+	return resp, answered, err
 }
 
 // streamModel runs one call of m. started reports whether any chunk arrived

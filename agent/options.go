@@ -23,6 +23,8 @@ type runOptions struct {
 	schemaName   string
 	tools        []run.ToolExecution
 	requirements []run.Requirement
+	journal      run.Journal
+	attempt      int
 }
 
 // WithSessionID runs in this session (default Config.SessionID; empty means a
@@ -80,6 +82,18 @@ func WithTools(tools []run.ToolExecution) RunOption {
 // "requirements"); each requirement's ToolExecution is applied as in WithTools.
 func WithRequirements(reqs []run.Requirement) RunOption {
 	return func(o *runOptions) { o.requirements = reqs }
+}
+
+// WithJournal makes the run durable: each model call and each tool call is
+// a step of j, recorded by this attempt of the run (the job's attempt, from
+// 1). A run started again with the same run id and input replays the
+// recorded steps instead of calling the model or the tool, and continues
+// from the first unrecorded one. Tools get a stable run.IdempotencyKey per
+// (run, tool call). An interrupted call of a tool.Definition.NonIdempotent
+// tool pauses the run with a confirmation requirement. When a newer attempt
+// has taken the run over (run.ErrFenced) the run ends without saving its row.
+func WithJournal(j run.Journal, attempt int) RunOption {
+	return func(o *runOptions) { o.journal, o.attempt = j, attempt }
 }
 
 // RunContext describes the run a tool is called in.

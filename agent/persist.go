@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
 
 // ErrStorage is wrapped by the error of a run whose session or history could
@@ -30,6 +31,15 @@ func (st *state) persist() {
 		return
 	}
 	ctx := context.WithoutCancel(st.ctx)
+	if f, ok := st.opts.journal.(run.Fencer); ok {
+		// A superseded attempt must not overwrite the newer attempt's row.
+		// The check and the save are two transactions: a takeover between
+		// them is caught by the next attempt's own final save.
+		if err := f.Fence(ctx, st.out.RunID, st.attempt()); err != nil {
+			st.persistErr = fmt.Errorf("%w: run %s not saved: %w", ErrStorage, st.out.RunID, err)
+			return
+		}
+	}
 	out := st.out
 	out.UpdatedAt = time.Now().Unix()
 	if h := st.a.cfg.BeforeStore; h != nil {

@@ -65,6 +65,8 @@ type state struct {
 	err        error         // why the run ended in ERROR or CANCELLED
 	persistErr error
 	startErr   error // why the run did not start (see refuseStart)
+	// stopped: a tool turn ended or paused the run (see stepStop).
+	stopped bool
 }
 
 func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ type pendingCall struct {
 	done bool
 	// nested are the calls the tool made on the model's behalf (RecordToolCall).
 	nested []run.ToolExecution
+	// jerr is the journal's refusal of the call (a durable run only).
+	jerr error
 }
 
 func (pc *pendingCall) skip(result string) {
@@ -81,6 +84,7 @@ type toolResult struct {
 	i      int
 	exec   run.ToolExecution
 	nested []run.ToolExecution
+	jerr   error
 }
 
 // executeTools runs the calls that are not done, concurrently when there are
@@ -104,9 +108,11 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 	case todo == 1:
 		for i := range pcs {
 			if !pcs[i].done {
-				pcs[i].nested = st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
+				pcs[i].nested, pcs[i].jerr = st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
 				pcs[i].done = true
-				st.toolEvents(&pcs[i])
+				if pcs[i].jerr == nil {
+					st.toolEvents(&pcs[i])
+				}
 			}
 		}
 	case todo > 1:
@@ -116,16 +122,18 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 				continue
 			}
 			go func(i int, call model.ToolCall, exec run.ToolExecution) {
-				nested := st.callTool(st.ctx, &call, &exec)
-				results <- toolResult{i, exec, nested}
+				nested, jerr := st.callTool(st.ctx, &call, &exec)
+				results <- toolResult{i, exec, nested, jerr}
 			}(i, pcs[i].call, pcs[i].exec)
 		}
 	wait:
 		for range todo {
 			select {
 			case r := <-results:
-				pcs[r.i].exec, pcs[r.i].nested, pcs[r.i].done = r.exec, r.nested, true
-				st.toolEvents(&pcs[r.i])
+				pcs[r.i].exec, pcs[r.i].nested, pcs[r.i].jerr, pcs[r.i].done = r.exec, r.nested, r.jerr, true
+				if r.jerr == nil {
+					st.toolEvents(&pcs[r.i])
+				}
 			case <-st.ctx.Done():
 				// Tools that ignore cancellation finish in the background; their
 				// results land in the buffered channel and are dropped.
@@ -136,15 +144,13 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 	if st.ctx.Err() != nil {
 		return false, ""
 	}
+	if st.stepStop(pcs) {
+		return false, ""
+	}
 	var stops []string
 	for i := range pcs {
 		ex := &pcs[i].exec
-		st.out.Tools = append(st.out.Tools, pcs[i].nested...)
-		st.out.Tools = append(st.out.Tools, *ex)
-		st.msgs = append(st.msgs, model.Message{
-			Role: model.RoleTool, Content: ex.Result, ToolCallID: ex.ToolCallID, ToolName: ex.ToolName,
-			ToolArgs: ex.ToolArgs, ToolCallError: ex.ToolCallError, CreatedAt: ex.CreatedAt,
-		})
+		st.appendResult(&pcs[i])
 		if ex.StopAfterToolCall && !ex.ToolCallError {
 			stops = append(stops, ex.Result)
 		}
@@ -153,6 +159,45 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 		return true, strings.Join(stops, "\n")
 	}
 	return false, ""
+}
+
+// appendResult adds a finished call's executions and tool message to the run.
+func (st *state) appendResult(pc *pendingCall) {
+	ex := &pc.exec
+	st.out.Tools = append(st.out.Tools, pc.nested...)
+	st.out.Tools = append(st.out.Tools, *ex)
+	st.msgs = append(st.msgs, model.Message{
+		Role: model.RoleTool, Content: ex.Result, ToolCallID: ex.ToolCallID, ToolName: ex.ToolName,
+		ToolArgs: ex.ToolArgs, ToolCallError: ex.ToolCallError, CreatedAt: ex.CreatedAt,
+	})
+}
+
+// stepStop ends or pauses the run when the journal refused a call of the
+// turn: a superseded attempt or a storage failure ends it in ERROR (a
+// fenced run then saves nothing), interrupted non-idempotent calls pause
+// it. It reports whether the run stopped.
+func (st *state) stepStop(pcs []pendingCall) bool {
+	interrupted := map[int]bool{}
+	var fail error
+	for i := range pcs {
+		switch err := pcs[i].jerr; {
+		case err == nil:
+		case errors.Is(err, run.ErrStepInterrupted):
+			interrupted[i] = true
+		case fail == nil || errors.Is(err, run.ErrFenced):
+			fail = err
+		}
+	}
+	switch {
+	case fail != nil:
+		st.finishErr(fail)
+	case len(interrupted) > 0:
+		st.pauseInterrupted(pcs, interrupted)
+	default:
+		return false
+	}
+	st.stopped = true
+	return true
 }
 
 // toolEvents emits the events of a finished call: those of the calls it made
@@ -190,14 +235,24 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 // validation, per-tool timeout, panic recovery) and records its result in
 // exec. Every failure becomes a tool_call_error result the model can read;
 // none ends the run. It returns the calls the tool made on the model's
-// behalf (RecordToolCall).
-func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) []run.ToolExecution {
+// behalf (RecordToolCall). In a durable run the call is a journal step;
+// jerr is the journal's refusal (the call then has no result).
+func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) (nested []run.ToolExecution, jerr error) {
 	rec := &nestedCalls{}
-	r := st.exec(context.WithValue(ctx, nestedKey{}, rec), *call)
-	exec.Result, exec.ToolCallError = r.Content, r.IsError()
-	exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
+	ctx = run.WithIdempotencyKey(context.WithValue(ctx, nestedKey{}, rec), idempotencyKey(st.out.RunID, call.ID))
+	if st.opts.journal != nil {
+		nested, jerr = st.journaledTool(ctx, call, exec, rec)
+		if jerr != nil {
+			return nil, jerr
+		}
+	} else {
+		r := st.exec(ctx, *call)
+		exec.Result, exec.ToolCallError = r.Content, r.IsError()
+		exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
+		nested = rec.take()
+	}
 	st.offloadResult(call, exec)
-	return rec.take()
+	return nested, nil
 }
 
 // pauseIfNeeded pauses the run when the turn calls a human-in-the-loop tool:

@@ -42,10 +42,11 @@ const (
 	// Tables added in 3.0: created when missing, never stepped.
 	KindToolResults = sqlstore.KindToolResults
 	KindFS          = sqlstore.KindFS
+	KindRunSteps    = sqlstore.KindRunSteps
 )
 
 // versioned lists the kinds the Manager versions, in the order steps run.
-var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS}
+var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS, KindRunSteps}
 
 // requiredColumns are the columns every known version of a table has; a table
 // lacking one matches no known layout.
@@ -58,6 +59,7 @@ var requiredColumns = map[string][]string{
 	KindKnowledge:   {"id", "name"},
 	KindToolResults: {"result_id", "namespace", "path"},
 	KindFS:          {"namespace", "path", "content"},
+	KindRunSteps:    {"run_id", "step_key", "attempt"},
 }
 
 // indexName is the name the storage layer's DDL gives an index over cols.

@@ -58,3 +58,10 @@ func IdempotencyKey(ctx context.Context) string {
 	k, _ := ctx.Value(idempotencyKey{}).(string)
 	return k
 }
+
+// Fencer is the optional ability of a Journal to check that an attempt is
+// still the newest of its run: the agent calls it right before it saves the
+// run's final row, and a superseded attempt (run.ErrFenced) saves nothing.
+type Fencer interface {
+	Fence(ctx context.Context, runID string, attempt int) error
+}

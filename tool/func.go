@@ -28,6 +28,8 @@ type FuncConfig struct {
 	RequiresUserInput    bool
 	ExternalExecution    bool
 	StopAfterCall        bool
+	// NonIdempotent is copied to the Definition.
+	NonIdempotent bool
 }
 
 // validName accepts what every provider accepts: ^[a-zA-Z0-9_-]{1,64}$.
@@ -80,6 +82,7 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 			RequiresUserInput:    cfg.RequiresUserInput,
 			ExternalExecution:    cfg.ExternalExecution,
 			StopAfterCall:        cfg.StopAfterCall,
+			NonIdempotent:        cfg.NonIdempotent,
 		},
 		validator: v,
 		fn:        fn,

@@ -35,6 +35,12 @@ type Definition struct {
 	ExternalExecution    bool
 	// StopAfterCall ends the run after this tool's result.
 	StopAfterCall bool
+	// NonIdempotent says a call must not simply run again when a durable
+	// run resumes after a crash that interrupted it (its side effect may
+	// have happened): the run pauses with a confirmation requirement for
+	// that call instead. Idempotent tools are re-run with the same
+	// run.IdempotencyKey(ctx).
+	NonIdempotent bool
 }
 
 // Spec returns what is sent to the model.

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		{"Files", fileTests},
 		{"FilesMore", fileTests2},
 		{"ToolResults", toolResultTests},
+		{"Journal", journalTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -29,6 +29,8 @@ type Driver struct {
 	memories    map[string]*db.Memory
 	files       map[fileKey]*db.File
 	toolResults map[string]*db.ToolResult
+	// journal holds the step journal, by run id.
+	journal map[string]*runJournal
 }
 
 var (
@@ -45,6 +47,7 @@ func New() *Driver {
 		memories:    map[string]*db.Memory{},
 		files:       map[fileKey]*db.File{},
 		toolResults: map[string]*db.ToolResult{},
+		journal:     map[string]*runJournal{},
 	}
 }
 
@@ -56,7 +59,7 @@ func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults = nil, nil, nil, nil, nil, nil
+	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal = nil, nil, nil, nil, nil, nil, nil
 	return nil
 }
 

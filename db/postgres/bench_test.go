@@ -143,3 +143,9 @@ func ownWAL(w *sql.DB, schema, lsn0 string) (int64, error) {
 		                 AND xid IN (SELECT xid FROM ours WHERE xid <> '0')), 0)`, schema, lsn0).Scan(&n)
 	return n, err
 }
+
+// BenchmarkJournalStep is the step journal's overhead per step on Postgres
+// (dbtest.BenchJournalStep).
+func BenchmarkJournalStep(b *testing.B) {
+	dbtest.BenchJournalStep(b, openFresh(b, postgres.Config{}))
+}

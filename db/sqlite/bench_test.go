@@ -108,3 +108,14 @@ func BenchmarkGetRuns(b *testing.B) {
 	}
 	dbtest.BenchGetRunsPages(b, d)
 }
+
+// BenchmarkJournalStep is the step journal's overhead per step on a SQLite
+// file (dbtest.BenchJournalStep).
+func BenchmarkJournalStep(b *testing.B) {
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(b.TempDir(), "agentry.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	dbtest.BenchJournalStep(b, d)
+}

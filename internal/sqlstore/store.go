@@ -51,6 +51,7 @@ type Store struct {
 	memories string
 	fs       string
 	results  string
+	steps    string
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
@@ -101,6 +102,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.memories = d.Table(s.t.Memories)
 	s.fs = d.Table(s.t.FS)
 	s.results = d.Table(s.t.ToolResults)
+	s.steps = d.Table(s.t.RunSteps)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
 	if d.LockSession != nil {

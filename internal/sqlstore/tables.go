@@ -13,12 +13,15 @@ const (
 	KindVersions    = "versions"
 	KindToolResults = "tool_results"
 	KindFS          = "fs"
+	// KindRunSteps is Agentry's step journal of durable runs
+	// (agentry_run_steps; Agno readers ignore it).
+	KindRunSteps = "run_steps"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
-	KindKnowledge, KindVersions, KindToolResults, KindFS}
+	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -38,6 +41,9 @@ type Tables struct {
 	// ToolResults and FS are created at 3.0.0 when missing.
 	ToolResults string
 	FS          string
+	// RunSteps is the step journal (agentry_run_steps), created at 3.0.0
+	// when missing.
+	RunSteps string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -65,6 +71,7 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.Versions, "agno_schema_versions")
 	def(&t.ToolResults, "agno_tool_results")
 	def(&t.FS, "agno_fs")
+	def(&t.RunSteps, "agentry_run_steps")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -91,6 +98,8 @@ func (t Tables) Name(kind string) string {
 		return t.ToolResults
 	case KindFS:
 		return t.FS
+	case KindRunSteps:
+		return t.RunSteps
 	}
 	return ""
 }
@@ -107,7 +116,8 @@ var columns30 = map[string][]string{
 	KindVersions:  split("table_name version created_at updated_at"),
 	KindToolResults: split("result_id namespace path session_id run_id tool_call_id tool_name args_hash content_type size_bytes line_count preview user_id " +
 		"created_at expires_at"),
-	KindFS: split("namespace path content size_bytes version created_at updated_at"),
+	KindFS:       split("namespace path content size_bytes version created_at updated_at"),
+	KindRunSteps: split("run_id step_key kind attempt status request result created_at updated_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that

@@ -170,3 +170,17 @@ CREATE TABLE IF NOT EXISTS {fs_q} (
     updated_at BIGINT,
     PRIMARY KEY (namespace, path)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- +table run_steps
+CREATE TABLE IF NOT EXISTS {run_steps_q} (
+    run_id VARCHAR(255) NOT NULL,
+    step_key VARCHAR(255) NOT NULL,
+    kind VARCHAR(16) NOT NULL,
+    attempt BIGINT NOT NULL,
+    status VARCHAR(16) NOT NULL,
+    request LONGTEXT,
+    result LONGTEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, step_key)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -169,3 +169,17 @@ CREATE TABLE IF NOT EXISTS {fs_q} (
     updated_at BIGINT,
     PRIMARY KEY (namespace, path)
 );
+
+-- +table run_steps
+CREATE TABLE IF NOT EXISTS {run_steps_q} (
+    run_id VARCHAR NOT NULL,
+    step_key VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    attempt BIGINT NOT NULL,
+    status VARCHAR NOT NULL,
+    request TEXT,
+    result TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, step_key)
+);

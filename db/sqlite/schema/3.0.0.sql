@@ -171,3 +171,17 @@ CREATE TABLE IF NOT EXISTS {fs_q} (
     updated_at BIGINT,
     PRIMARY KEY (namespace, path)
 );
+
+-- +table run_steps
+CREATE TABLE IF NOT EXISTS {run_steps_q} (
+    run_id TEXT NOT NULL,
+    step_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    attempt BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    request TEXT,
+    result TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, step_key)
+);

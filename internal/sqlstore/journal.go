@@ -1,0 +1,189 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+var _ db.StepJournalDriver = (*Store)(nil)
+
+// fenceKey is the step key of a run's fence row: its attempt is the highest
+// attempt that wrote to the run's journal. Step keys are never empty.
+const fenceKey = ""
+
+const stepCols = "run_id, step_key, kind, attempt, status, request, result, created_at, updated_at"
+
+// fence raises the run's fence to attempt and locks it until c commits, or
+// fails with run.ErrFenced when a newer attempt holds it. The raise is one
+// upsert that never lowers the attempt; the row lock it takes (or the FOR
+// UPDATE read on pooled backends; SQLite's single writer is serial anyway)
+// keeps a newer attempt from raising it until this transaction ends, so a
+// step write of this transaction cannot land after a newer attempt's.
+func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, now int64) error {
+	t := s.steps
+	var q string
+	if s.d.Upsert == OnDuplicateKey {
+		q = "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+			" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
+	} else {
+		q = "INSERT INTO " + t + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+			" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt < excluded.attempt"
+	}
+	if _, err := c.exec(ctx, q, runID, fenceKey, attempt, now, now); err != nil {
+		return err
+	}
+	sel := "SELECT attempt FROM " + t + " WHERE run_id = ? AND step_key = ?"
+	if !s.d.SingleWriter {
+		sel += " FOR UPDATE"
+	}
+	var cur int
+	if err := c.queryRow(ctx, sel, runID, fenceKey).Scan(&cur); err != nil {
+		return err
+	}
+	if cur > attempt {
+		return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
+	}
+	return nil
+}
+
+// journalTx runs fn in a fenced write transaction, retrying a deadlock the
+// backend resolved (RetryTx).
+func (s *Store) journalTx(ctx context.Context, runID string, attempt int, now int64, fn func(c txConn) error) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	for try := 1; ; try++ {
+		err := s.inTx(ctx, func(c txConn) error {
+			if err := s.fence(ctx, c, runID, attempt, now); err != nil {
+				return err
+			}
+			return fn(c)
+		})
+		if err == nil || errors.Is(err, run.ErrFenced) {
+			return err
+		}
+		if s.d.RetryTx == nil || try == 4 || !s.d.RetryTx(err) {
+			return s.fail("journal of run "+runID, err)
+		}
+	}
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func scanStep(sc interface{ Scan(...any) error }) (*db.RunStep, error) {
+	var st db.RunStep
+	var req, res sql.NullString
+	if err := sc.Scan(&st.RunID, &st.StepKey, &st.Kind, &st.Attempt, &st.Status, &req, &res, &st.CreatedAt, &st.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if req.Valid {
+		st.Request = json.RawMessage(req.String)
+	}
+	if res.Valid {
+		st.Result = json.RawMessage(res.String)
+	}
+	return &st, nil
+}
+
+// BeginStep implements db.StepJournalDriver.
+func (s *Store) BeginStep(ctx context.Context, in *db.RunStep, idempotent bool) (*db.RunStep, error) {
+	var out *db.RunStep
+	err := s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
+		old, err := scanStep(c.queryRow(ctx, "SELECT "+stepCols+" FROM "+s.steps+" WHERE run_id = ? AND step_key = ?", in.RunID, in.StepKey))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = c.exec(ctx, "INSERT INTO "+s.steps+" ("+stepCols+") VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+				in.RunID, in.StepKey, in.Kind, in.Attempt, db.StepStarted, nullJSON(in.Request), in.CreatedAt, in.UpdatedAt)
+			return err
+		case err != nil:
+			return err
+		case old.Status == db.StepDone || !idempotent:
+			out = old
+			return nil
+		}
+		_, err = c.exec(ctx, "UPDATE "+s.steps+" SET attempt = ?, status = ?, request = ?, result = NULL, updated_at = ? WHERE run_id = ? AND step_key = ?",
+			in.Attempt, db.StepStarted, nullJSON(in.Request), in.UpdatedAt, in.RunID, in.StepKey)
+		return err
+	})
+	return out, err
+}
+
+// GetStep implements db.StepJournalDriver.
+func (s *Store) GetStep(ctx context.Context, runID, stepKey string) (*db.RunStep, int, error) {
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT "+stepCols+" FROM "+s.steps+" WHERE run_id = ? AND step_key IN (?, ?)"), runID, stepKey, fenceKey)
+	if err != nil {
+		return nil, 0, s.fail("get run step", err)
+	}
+	defer rows.Close()
+	var out *db.RunStep
+	fence := 0
+	for rows.Next() {
+		st, err := scanStep(rows)
+		if err != nil {
+			return nil, 0, s.fail("get run step", err)
+		}
+		if st.StepKey == fenceKey {
+			fence = st.Attempt
+		} else {
+			out = st
+		}
+	}
+	return out, fence, s.fail("get run step", rows.Err())
+}
+
+// FinishStep implements db.StepJournalDriver.
+func (s *Store) FinishStep(ctx context.Context, in *db.RunStep) error {
+	return s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
+		res, err := c.exec(ctx, "UPDATE "+s.steps+" SET attempt = ?, status = ?, result = ?, updated_at = ? WHERE run_id = ? AND step_key = ?",
+			in.Attempt, db.StepDone, nullJSON(in.Result), in.UpdatedAt, in.RunID, in.StepKey)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		_, err = c.exec(ctx, "INSERT INTO "+s.steps+" ("+stepCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			in.RunID, in.StepKey, in.Kind, in.Attempt, db.StepDone, nullJSON(in.Request), nullJSON(in.Result), in.CreatedAt, in.UpdatedAt)
+		return err
+	})
+}
+
+// RunSteps implements db.StepJournalDriver.
+func (s *Store) RunSteps(ctx context.Context, runID string) ([]db.RunStep, error) {
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT "+stepCols+" FROM "+s.steps+" WHERE run_id = ? AND step_key <> ? ORDER BY step_key"), runID, fenceKey)
+	if err != nil {
+		return nil, s.fail("run steps", err)
+	}
+	defer rows.Close()
+	var out []db.RunStep
+	for rows.Next() {
+		st, err := scanStep(rows)
+		if err != nil {
+			return nil, s.fail("run steps", err)
+		}
+		out = append(out, *st)
+	}
+	return out, s.fail("run steps", rows.Err())
+}
+
+// ClearRunSteps implements db.StepJournalDriver.
+func (s *Store) ClearRunSteps(ctx context.Context, runID string) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	_, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.steps+" WHERE run_id = ?"), runID)
+	return s.fail("clear run steps", err)
+}
