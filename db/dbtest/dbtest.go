@@ -33,6 +33,7 @@ func Run(t *testing.T, open Opener) {
 		{"History", historyTests},
 		{"Scope", scopeTests},
 		{"Memories", memoryTests},
+		{"MemoryChanges", memoryChangeTests},
 		{"Data", dataTests},
 		{"Files", fileTests},
 		{"FilesMore", fileTests2},
