@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentryhq/agentry/offload"
@@ -58,6 +59,11 @@ type state struct {
 	debugMessages bool
 
 	session      *db.Session
+	// memories are the user's memories for the system message (loaded when
+	// memoriesLoaded); summary is the session summary this run wrote.
+	memories       []db.Memory
+	memoriesLoaded bool
+	summary        json.RawMessage
 	sessionData  map[string]any
 	sessionState map[string]any
 

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -62,4 +64,36 @@ func SummaryBlock(s *Summary) string {
 		"<summary_of_previous_interactions>\n" + s.Summary + "\n</summary_of_previous_interactions>\n\n" +
 		"Note: this information is from previous interactions and may be outdated. " +
 		"You should ALWAYS prefer information from this conversation over the past summary."
+}
+
+// memoryDict is Agno's UserMemory.to_dict: null members left out, times in
+// ISO 8601.
+type memoryDict struct {
+	MemoryID  string   `json:"memory_id"`
+	Memory    string   `json:"memory"`
+	Topics    []string `json:"topics,omitempty"`
+	CreatedAt string   `json:"created_at,omitempty"`
+	UpdatedAt string   `json:"updated_at,omitempty"`
+	Input     string   `json:"input,omitempty"`
+	UserID    string   `json:"user_id,omitempty"`
+	AgentID   string   `json:"agent_id,omitempty"`
+	TeamID    string   `json:"team_id,omitempty"`
+	Feedback  string   `json:"feedback,omitempty"`
+}
+
+// Dicts encodes memories as Agno's MemoryUpdateCompleted event lists them.
+func Dicts(ms []db.Memory) json.RawMessage {
+	out := make([]memoryDict, len(ms))
+	for i, m := range ms {
+		out[i] = memoryDict{MemoryID: m.MemoryID, Memory: m.Memory, Topics: m.Topics, Input: m.Input,
+			UserID: m.UserID, AgentID: m.AgentID, TeamID: m.TeamID, Feedback: m.Feedback}
+		if m.CreatedAt > 0 {
+			out[i].CreatedAt = isoTime(time.Unix(m.CreatedAt, 0))
+		}
+		if m.UpdatedAt > 0 {
+			out[i].UpdatedAt = isoTime(time.Unix(m.UpdatedAt, 0))
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
 }
