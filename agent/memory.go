@@ -240,4 +240,3 @@ func (st *state) sessionSummary(old *db.Session) json.RawMessage {
 	}
 	return nil
 }
-

@@ -210,7 +210,9 @@ func TestMemory_PastSessionToolsSeeOnlyTheUsersSessionsWithThisAgent(t *testing.
 	t.Parallel()
 	testdbs.Each(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		plain := func(id, reply string) *Agent { return mustAgent(t, Config{ID: id, Model: scripted.Reply(reply), DB: d}) }
+		plain := func(id, reply string) *Agent {
+			return mustAgent(t, Config{ID: id, Model: scripted.Reply(reply), DB: d})
+		}
 		for _, r := range []struct{ agent, session, user, text string }{
 			{"a1", "u1-old", "u1", "my dog is called Rex"},
 			{"a1", "u2-old", "u2", "my secret is 42"},
