@@ -135,12 +135,12 @@ type Agent struct {
 	// Tools are built-in tool or toolkit names, e.g. web_search.
 	Tools []Tool `yaml:"tools"`
 	// MCP lists MCP servers whose tools the agent may call (see MCPClient).
-	MCP                     []MCPClient    `yaml:"mcp"`
-	Markdown                bool           `yaml:"markdown"`
-	AddHistoryToContext     bool           `yaml:"add_history_to_context"`
-	NumHistoryRuns          int            `yaml:"num_history_runs"`
-	ToolCallLimit           int            `yaml:"tool_call_limit"`
-	Metadata                map[string]any `yaml:"metadata"`
+	MCP                 []MCPClient    `yaml:"mcp"`
+	Markdown            bool           `yaml:"markdown"`
+	AddHistoryToContext bool           `yaml:"add_history_to_context"`
+	NumHistoryRuns      int            `yaml:"num_history_runs"`
+	ToolCallLimit       int            `yaml:"tool_call_limit"`
+	Metadata            map[string]any `yaml:"metadata"`
 	// Memory settings (agent.MemoryConfig has the meaning of each; Agno
 	// 3.0's names). They need the server's database; memories are per user.
 	UpdateMemoryOnRun          bool  `yaml:"update_memory_on_run"`
