@@ -282,6 +282,21 @@ func isolationCases(f fixture) []isoCase {
 				}
 			}},
 		{name: "memory topics of alice", method: "GET", path: "/memory_topics?user_id=alice", ok: 200, list: true},
+		{name: "optimize alice's memories", method: "POST", path: "/optimize-memories", body: `{"user_id":"alice"}`, ok: 200, list: true,
+			effect: func(t *testing.T, f fixture, _ string, res response) {
+				t.Helper()
+				ms, _, err := f.db.ListMemories(context.Background(), db.MemoryFilter{UserID: "alice", Limit: 10, Page: 1})
+				if err != nil || len(ms) != 1 || ms[0].Memory != "one combined memory" || !strings.Contains(res.body, `"user_id":"alice"`) {
+					t.Errorf("alice's memories after optimize = %+v, %v; answer %s", ms, err, res.body)
+				}
+			},
+			otherEffect: func(t *testing.T, f fixture, res response) {
+				t.Helper()
+				ms, _, err := f.db.ListMemories(context.Background(), db.MemoryFilter{UserID: "bob", Limit: 10, Page: 1})
+				if err != nil || len(ms) != 1 || ms[0].Memory != "one combined memory" || !strings.Contains(res.body, `"user_id":"bob"`) {
+					t.Errorf("bob's own memories after optimize = %+v, %v; answer %s", ms, err, res.body)
+				}
+			}},
 		{name: "user memory stats", method: "GET", path: "/user_memory_stats", ok: 200, list: true,
 			effect: func(t *testing.T, _ fixture, _ string, res response) {
 				if !strings.Contains(res.body, `"user_id":"alice"`) {
@@ -382,6 +397,7 @@ func newIsolationFixture(t *testing.T, cfg Config) fixture {
 			t.Fatal(err)
 		}
 		cfg.MediaStorage = store
+		cfg.MemoryModel = scripted.Reply(`{"summary":"one combined memory","topics":[]}`)
 	})
 }
 

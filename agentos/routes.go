@@ -102,6 +102,7 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/memories/{memory_id}", need("memories", "delete", "memory_id"), s.deleteMemory},
 		{"GET", "/memory_topics", need("memories", "read", ""), s.memoryTopics},
 		{"GET", "/user_memory_stats", need("memories", "read", ""), s.userMemoryStats},
+		{"POST", "/optimize-memories", need("memories", "write", ""), s.optimizeMemories},
 
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},
