@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"Scope", scopeTests},
 		{"Memories", memoryTests},
 		{"MemoryChanges", memoryChangeTests},
+		{"Learnings", learningTests},
 		{"Data", dataTests},
 		{"Files", fileTests},
 		{"FilesMore", fileTests2},
