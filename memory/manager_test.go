@@ -150,3 +150,27 @@ func TestManager_OptimizeCombinesOrPreviews(t *testing.T) {
 		}
 	})
 }
+
+// TestManager_ConcurrentUpdatesAllLand: concurrent updates of one user's
+// memories (each run's manager adding one) all land, each batch whole.
+func TestManager_ConcurrentUpdatesAllLand(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		const n = 8
+		m := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"a","topics":[]},{"op":"add","memory_id":"","memory":"b","topics":[]}]}`)}
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := m.Update(bg, Target{UserID: "u1"}, userSays("remember a and b"))
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		if got := texts(t, d, "u1"); len(got) != 2*n {
+			t.Fatalf("%d memories, want %d", len(got), 2*n)
+		}
+	})
+}
