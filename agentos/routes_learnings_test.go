@@ -1,10 +1,15 @@
 package agentos
 
 import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 )
 
 // TestLearnings_SharedRowsAreReadableByAllChangeableByAdmins: a learning
@@ -93,4 +98,52 @@ func TestLearnings_CreateUsesAgnoKeysAndRefusesDuplicates(t *testing.T) {
 	if res := get(t, f.url+"/learnings?user_id=alice", nil); !contains(res.body, `"total_count":1`, "entity_user_") {
 		t.Fatalf("alice's learnings after the typed delete = %s", res.body)
 	}
+}
+
+// FuzzCreateLearningBody: any body is answered without a panic, with 201
+// and one more stored learning, or with a 4xx {"detail"} and none.
+func FuzzCreateLearningBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"learning_type":"entity_memory","namespace":"user","user_id":"u","entity_type":"c","entity_id":"a","content":{"x":1}}`,
+		`{"learning_type":"decision_log","content":{}}`, `{"learning_type":"user_profile","content":{}}`, `{`, `null`, `[]`,
+		`{"learning_type":"x","content":"\ud800"}`, "{\"learning_type\":\"\xff\",\"content\":{}}", `{"learning_type":"x","content":{},"metadata":[1]}`,
+		`{"learning_type":"entity_memory","namespace":"user_0123456789abcdef","entity_type":"c","entity_id":"a","content":{}}`,
+	} {
+		f.Add(seed)
+	}
+	d := db.New("fuzz-db", memory.New())
+	s, err := New(Config{DBs: []*db.DB{d}, BodyLimit: 64 << 10, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := s.Handler()
+	count := func(t *testing.T) int {
+		_, n, err := d.ListLearnings(context.Background(), db.LearningFilter{Limit: 1, Page: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		before := count(t)
+		req := httptest.NewRequest(http.MethodPost, "/learnings", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		after := count(t)
+		res := response{status: rec.Code, body: rec.Body.String()}
+		switch {
+		case rec.Code == 201:
+			if after != before+1 {
+				t.Errorf("201 but %d → %d learnings", before, after)
+			}
+		case rec.Code >= 400 && rec.Code < 500:
+			res.detail(t)
+			if after != before {
+				t.Errorf("%d but %d → %d learnings", rec.Code, before, after)
+			}
+		default:
+			t.Errorf("status %d for %q: %s", rec.Code, body, rec.Body.String())
+		}
+	})
 }
