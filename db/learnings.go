@@ -37,7 +37,7 @@ type Learning struct {
 // Empty fields do not filter.
 type LearningFilter struct {
 	LearningType, UserID, AgentID, TeamID, SessionID, Namespace, EntityID, EntityType string
-	Limit, Page                                                                      int
+	Limit, Page                                                                       int
 	// SortBy is "updated_at" (default) or "created_at".
 	SortBy, SortOrder string
 }
