@@ -211,6 +211,10 @@ type Config struct {
 	// history is read back from it before a model call. Nil stores media
 	// inline.
 	MediaStorage media.Storage
+
+	// MemoryConfig: user memories, session summaries and past-session
+	// search (Agno's parameter names, promoted: Config.UpdateMemoryOnRun, …).
+	MemoryConfig
 }
 
 // ToolProvider lists tools at the start of each run. It must be safe for
@@ -242,6 +246,8 @@ type Agent struct {
 	timezone    *time.Location
 	// off offloads oversized tool results (Config.OffloadToolResults).
 	off *offload.Offloader
+	// mem is the memory machinery of Config.MemoryConfig; nil when off.
+	mem *memoryParts
 }
 
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
@@ -307,6 +313,9 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, off: off}
+	if a.mem, err = newMemoryParts(&a.cfg, a.memoryCaller); err != nil {
+		return nil, err
+	}
 	if err := a.checkControls(); err != nil {
 		return nil, err
 	}

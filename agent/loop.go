@@ -325,6 +325,10 @@ func (st *state) complete(content string) {
 	if len(st.a.cfg.PostHooks) > 0 && !st.checkOutput() {
 		return
 	}
+	if st.a.mem != nil {
+		st.afterRun()
+		st.finalize() // the memory and summary models' tokens count in the run's metrics
+	}
 	if !st.sink.on() {
 		st.persist()
 		return

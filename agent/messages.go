@@ -49,6 +49,9 @@ func (st *state) loadContext() ([]model.Message, error) {
 	if err := st.loadSession(); err != nil {
 		return nil, err
 	}
+	if err := st.loadMemories(); err != nil {
+		return nil, err
+	}
 	return st.loadHistory()
 }
 
@@ -100,6 +103,14 @@ func (st *state) system() string {
 			s += "\n\n"
 		}
 		s += info
+	}
+	if st.a.mem != nil {
+		if mem := st.memoryContext(); mem != "" {
+			if s != "" {
+				s += "\n\n"
+			}
+			s += mem
+		}
 	}
 	return s
 }

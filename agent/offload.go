@@ -32,13 +32,17 @@ func newOffloader(c *Config) (*offload.Offloader, error) {
 	return off, nil
 }
 
-// toolsWithOffload returns the agent's tools plus the offload tools when
-// offloading is on.
+// toolsWithOffload returns the agent's tools plus the memory tools and the
+// offload tools when they are on.
 func (a *Agent) toolsWithOffload() []tool.Tool {
-	if a.off == nil {
-		return a.cfg.Tools
+	tools := a.cfg.Tools
+	if a.mem != nil && len(a.mem.tools) > 0 {
+		tools = append(slices.Clip(tools), a.mem.tools...)
 	}
-	return append(slices.Clip(a.cfg.Tools), a.off.Tools()...)
+	if a.off == nil {
+		return tools
+	}
+	return append(slices.Clip(tools), a.off.Tools()...)
 }
 
 // offloadResult replaces an oversized successful result by its envelope (in

@@ -88,6 +88,7 @@ func (st *state) sessionToSave() (*db.Session, error) {
 		s.UserID = st.out.UserID
 	}
 	s.SetComponent(st.p.comp, st.p.agentData)
+	s.Summary = st.sessionSummary(st.session)
 	if st.sessionState != nil || st.sessionData != nil {
 		data := st.sessionData
 		if data == nil {
@@ -104,6 +105,7 @@ func (st *state) sessionToSave() (*db.Session, error) {
 	}
 	if old := st.session; old != nil && old.UpdatedAt == time.Now().Unix() && old.UserID == s.UserID &&
 		bytes.Equal(old.SessionData, s.SessionData) && bytes.Equal(old.AgentData, s.AgentData) && bytes.Equal(old.TeamData, s.TeamData) &&
+		bytes.Equal(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
 		return nil, nil

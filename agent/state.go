@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentryhq/agentry/offload"
@@ -57,9 +58,14 @@ type state struct {
 	intermediate  bool
 	debugMessages bool
 
-	session      *db.Session
-	sessionData  map[string]any
-	sessionState map[string]any
+	session *db.Session
+	// memories are the user's memories for the system message (loaded when
+	// memoriesLoaded); summary is the session summary this run wrote.
+	memories       []db.Memory
+	memoriesLoaded bool
+	summary        json.RawMessage
+	sessionData    map[string]any
+	sessionState   map[string]any
 
 	resume     []pendingCall // calls a continued run executes first
 	err        error         // why the run ended in ERROR or CANCELLED

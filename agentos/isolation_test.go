@@ -109,11 +109,11 @@ const (
 // Markers of alice's and bob's data: each appears in a response only if that
 // user's object was read.
 func aliceMarkers(f fixture) []string {
-	return []string{"s-alice", "m-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}
+	return []string{"s-alice", "m-alice", "l-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}
 }
 
 func bobMarkers(f fixture) []string {
-	return []string{"s-bob", "m-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}
+	return []string{"s-bob", "m-bob", "l-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}
 }
 
 // userView renders everything a user's scope can see in the database: their
@@ -142,6 +142,13 @@ func userView(t *testing.T, d *db.DB, user string) string {
 	}
 	for _, m := range mems {
 		fmt.Fprintf(&b, "memory %s %s %q %v %d\n", m.MemoryID, m.UserID, m.Memory, m.Topics, m.UpdatedAt)
+	}
+	ls, _, err := d.ListLearnings(ctx, db.LearningFilter{Limit: 1000, Page: 1, SortOrder: db.Asc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		fmt.Fprintf(&b, "learning %s %s %s %s %d\n", l.LearningID, l.UserID, l.Content, l.Metadata, l.UpdatedAt)
 	}
 	return b.String()
 }
@@ -172,7 +179,7 @@ type isoCase struct {
 // missingTwin maps the case's path onto ids that do not exist, to compare the
 // other user's answer with a missing object's.
 func missingTwin(f fixture, path string) (twin string, back func(string) string) {
-	pairs := []string{"s-alice", "s-missing", "m-alice", "m-missing"}
+	pairs := []string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing"}
 	for _, id := range []string{f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, alicePendingRun, aliceTeamPendingRun, aliceWorkflowPendingRun} {
 		if strings.Contains(path, id) {
 			pairs = append(pairs, id, "run-missing")
@@ -282,6 +289,75 @@ func isolationCases(f fixture) []isoCase {
 				}
 			}},
 		{name: "memory topics of alice", method: "GET", path: "/memory_topics?user_id=alice", ok: 200, list: true},
+		// Learnings (l-shared, with no owner, is readable by all and
+		// changeable by admins only).
+		{name: "list learnings", method: "GET", path: "/learnings", ok: 200, list: true,
+			otherEffect: func(t *testing.T, _ fixture, res response) {
+				t.Helper()
+				if !contains(res.body, "l-bob", "l-shared") {
+					t.Errorf("bob's list %s lacks his own or the shared learning", res.body)
+				}
+			}},
+		{name: "list learnings of alice", method: "GET", path: "/learnings?user_id=alice&learning_type=entity_memory", ok: 200, list: true},
+		{name: "get learning", method: "GET", path: "/learnings/l-alice", ok: 200},
+		{name: "patch learning", method: "PATCH", path: "/learnings/l-alice", body: `{"content":{"facts":["patched"]}}`, ok: 200,
+			effect: func(t *testing.T, f fixture, _ string, _ response) {
+				t.Helper()
+				if l, err := f.db.GetLearning(context.Background(), "l-alice"); err != nil || !strings.Contains(string(l.Content), "patched") || l.UserID != "alice" {
+					t.Errorf("l-alice = %+v, %v", l, err)
+				}
+			}},
+		{name: "delete learning", method: "DELETE", path: "/learnings/l-alice", ok: 204,
+			effect: func(t *testing.T, f fixture, _ string, _ response) {
+				t.Helper()
+				if _, err := f.db.GetLearning(context.Background(), "l-alice"); err == nil {
+					t.Error("l-alice still exists")
+				}
+			}},
+		{name: "create learning for alice", method: "POST", path: "/learnings", ok: 201, list: true,
+			body: `{"learning_type":"entity_memory","namespace":"user","entity_type":"company","entity_id":"acme","user_id":"alice","content":{"facts":["new"]}}`,
+			effect: func(t *testing.T, f fixture, _ string, res response) {
+				t.Helper()
+				if !contains(res.body, `"learning_id":"`+db.EntityLearningID("user", "alice", "company", "acme")+`"`, `"user_id":"alice"`) {
+					t.Errorf("created %s", res.body)
+				}
+			},
+			otherEffect: func(t *testing.T, f fixture, res response) {
+				t.Helper()
+				if res.status != 201 || !contains(res.body, `"learning_id":"`+db.EntityLearningID("user", "bob", "company", "acme")+`"`, `"user_id":"bob"`) {
+					t.Errorf("bob's create = %d %s", res.status, res.body)
+				}
+			}},
+		{name: "learning users", method: "GET", path: "/learnings/users", ok: 200, list: true,
+			otherEffect: func(t *testing.T, _ fixture, res response) {
+				t.Helper()
+				if strings.Contains(res.body, `"alice"`) || !strings.Contains(res.body, `"user_id":"bob"`) {
+					t.Errorf("bob's learning users = %s", res.body)
+				}
+			}},
+		{name: "delete alice's learnings", method: "DELETE", path: "/learnings/users/alice", ok: 204, otherStatus: 404,
+			effect: func(t *testing.T, f fixture, _ string, _ response) {
+				t.Helper()
+				ls, _, err := f.db.ListLearnings(context.Background(), db.LearningFilter{Limit: 10, Page: 1})
+				if err != nil || len(ls) != 2 {
+					t.Errorf("after deleting alice's learnings: %+v, %v (want bob's and the shared one)", ls, err)
+				}
+			}},
+		{name: "optimize alice's memories", method: "POST", path: "/optimize-memories", body: `{"user_id":"alice"}`, ok: 200, list: true,
+			effect: func(t *testing.T, f fixture, _ string, res response) {
+				t.Helper()
+				ms, _, err := f.db.ListMemories(context.Background(), db.MemoryFilter{UserID: "alice", Limit: 10, Page: 1})
+				if err != nil || len(ms) != 1 || ms[0].Memory != "one combined memory" || !strings.Contains(res.body, `"user_id":"alice"`) {
+					t.Errorf("alice's memories after optimize = %+v, %v; answer %s", ms, err, res.body)
+				}
+			},
+			otherEffect: func(t *testing.T, f fixture, res response) {
+				t.Helper()
+				ms, _, err := f.db.ListMemories(context.Background(), db.MemoryFilter{UserID: "bob", Limit: 10, Page: 1})
+				if err != nil || len(ms) != 1 || ms[0].Memory != "one combined memory" || !strings.Contains(res.body, `"user_id":"bob"`) {
+					t.Errorf("bob's own memories after optimize = %+v, %v; answer %s", ms, err, res.body)
+				}
+			}},
 		{name: "user memory stats", method: "GET", path: "/user_memory_stats", ok: 200, list: true,
 			effect: func(t *testing.T, _ fixture, _ string, res response) {
 				if !strings.Contains(res.body, `"user_id":"alice"`) {
@@ -382,6 +458,7 @@ func newIsolationFixture(t *testing.T, cfg Config) fixture {
 			t.Fatal(err)
 		}
 		cfg.MediaStorage = store
+		cfg.MemoryModel = scripted.Reply(`{"summary":"one combined memory","topics":[]}`)
 	})
 }
 
@@ -474,6 +551,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 				t.Parallel()
 				f := newIsolationFixture(t, Config{UserIsolation: true, Auth: Auth{Authenticator: authn}})
 				seedMemories(t, f.db)
+				seedLearnings(t, f.db)
 				seedPendingRuns(t, f.db)
 				c := isolationCases(f)[indexOfCase(t, f, c.name)]
 				aliceBefore, bobBefore := userView(t, f.db, "alice"), userView(t, f.db, "bob")
@@ -575,6 +653,10 @@ func aliceMarkersIn(f fixture, path string) []string {
 	switch {
 	case strings.HasPrefix(p, "/memories"):
 		return []string{"m-alice"}
+	case strings.HasPrefix(p, "/learnings/users"):
+		return []string{`"user_id":"alice"`}
+	case strings.HasPrefix(p, "/learnings"):
+		return []string{"l-alice"}
 	case strings.HasPrefix(p, "/teams/"):
 		return []string{f.aliceTeamRun}
 	case strings.HasPrefix(p, "/workflows/"):
@@ -592,4 +674,19 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// seedLearnings stores alice's and bob's entity memories and a shared one.
+func seedLearnings(t *testing.T, d *db.DB) {
+	t.Helper()
+	for _, l := range []db.Learning{
+		{LearningID: "l-alice", UserID: "alice", EntityID: "tea", EntityType: "drink", Content: json.RawMessage(`{"facts":["green tea"]}`)},
+		{LearningID: "l-bob", UserID: "bob", EntityID: "city", EntityType: "place", Content: json.RawMessage(`{"facts":["Zürich"]}`)},
+		{LearningID: "l-shared", AgentID: "echo", EntityID: "acme", EntityType: "company", Content: json.RawMessage(`{"facts":["shared fact"]}`)},
+	} {
+		l.LearningType, l.Namespace = db.EntityLearningType, "user"
+		if _, err := d.UpsertLearning(context.Background(), &l); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

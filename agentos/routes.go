@@ -102,6 +102,15 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/memories/{memory_id}", need("memories", "delete", "memory_id"), s.deleteMemory},
 		{"GET", "/memory_topics", need("memories", "read", ""), s.memoryTopics},
 		{"GET", "/user_memory_stats", need("memories", "read", ""), s.userMemoryStats},
+		{"POST", "/optimize-memories", need("memories", "write", ""), s.optimizeMemories},
+
+		{"GET", "/learnings", need("learnings", "read", ""), s.listLearnings},
+		{"POST", "/learnings", need("learnings", "write", ""), s.createLearning},
+		{"GET", "/learnings/users", need("learnings", "read", ""), s.listLearningUsers},
+		{"DELETE", "/learnings/users/{user_id}", need("learnings", "delete", ""), s.deleteLearningUser},
+		{"GET", "/learnings/{learning_id}", need("learnings", "read", "learning_id"), s.getLearning},
+		{"PATCH", "/learnings/{learning_id}", need("learnings", "write", "learning_id"), s.patchLearning},
+		{"DELETE", "/learnings/{learning_id}", need("learnings", "delete", "learning_id"), s.deleteLearning},
 
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},

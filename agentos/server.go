@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/model"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,6 +69,11 @@ type Config struct {
 	// MediaStorage serves GET /sessions/{id}/media/{key} (the agents'
 	// offloaded media); nil answers that route with 404.
 	MediaStorage media.Storage
+
+	// MemoryModel answers POST /optimize-memories when the request names no
+	// model; nil means the memory model of the first agent (then team) that
+	// has one.
+	MemoryModel model.Model
 
 	// Logger receives access and error logs; nil means slog.Default().
 	Logger *slog.Logger

@@ -12,27 +12,29 @@ type EventType string
 
 // Agent run events (AgentOS wire names).
 const (
-	EventRunStarted             EventType = "RunStarted"
-	EventRunContent             EventType = "RunContent"
-	EventRunContentCompleted    EventType = "RunContentCompleted"
-	EventRunIntermediateContent EventType = "RunIntermediateContent"
-	EventRunCompleted           EventType = "RunCompleted"
-	EventRunError               EventType = "RunError"
-	EventRunCancelled           EventType = "RunCancelled"
-	EventRunPaused              EventType = "RunPaused"
-	EventRunContinued           EventType = "RunContinued"
-	EventToolCallStarted        EventType = "ToolCallStarted"
-	EventToolCallCompleted      EventType = "ToolCallCompleted"
-	EventToolCallError          EventType = "ToolCallError"
-	EventReasoningStarted       EventType = "ReasoningStarted"
-	EventReasoningStep          EventType = "ReasoningStep"
-	EventReasoningContentDelta  EventType = "ReasoningContentDelta"
-	EventReasoningCompleted     EventType = "ReasoningCompleted"
-	EventMemoryUpdateStarted    EventType = "MemoryUpdateStarted"
-	EventMemoryUpdateCompleted  EventType = "MemoryUpdateCompleted"
-	EventModelRequestStarted    EventType = "ModelRequestStarted"
-	EventModelRequestCompleted  EventType = "ModelRequestCompleted"
-	EventCustom                 EventType = "CustomEvent"
+	EventRunStarted              EventType = "RunStarted"
+	EventRunContent              EventType = "RunContent"
+	EventRunContentCompleted     EventType = "RunContentCompleted"
+	EventRunIntermediateContent  EventType = "RunIntermediateContent"
+	EventRunCompleted            EventType = "RunCompleted"
+	EventRunError                EventType = "RunError"
+	EventRunCancelled            EventType = "RunCancelled"
+	EventRunPaused               EventType = "RunPaused"
+	EventRunContinued            EventType = "RunContinued"
+	EventToolCallStarted         EventType = "ToolCallStarted"
+	EventToolCallCompleted       EventType = "ToolCallCompleted"
+	EventToolCallError           EventType = "ToolCallError"
+	EventReasoningStarted        EventType = "ReasoningStarted"
+	EventReasoningStep           EventType = "ReasoningStep"
+	EventReasoningContentDelta   EventType = "ReasoningContentDelta"
+	EventReasoningCompleted      EventType = "ReasoningCompleted"
+	EventMemoryUpdateStarted     EventType = "MemoryUpdateStarted"
+	EventMemoryUpdateCompleted   EventType = "MemoryUpdateCompleted"
+	EventSessionSummaryStarted   EventType = "SessionSummaryStarted"
+	EventSessionSummaryCompleted EventType = "SessionSummaryCompleted"
+	EventModelRequestStarted     EventType = "ModelRequestStarted"
+	EventModelRequestCompleted   EventType = "ModelRequestCompleted"
+	EventCustom                  EventType = "CustomEvent"
 
 	// Hooks (agent.PreHook, agent.PostHook) and the second models that may
 	// finish a run (parser_model, output_model).
@@ -112,6 +114,12 @@ type Event struct {
 	ResponseAudio *Media  `json:"response_audio,omitempty"`
 
 	SessionState map[string]any `json:"session_state,omitempty"`
+
+	// MemoryUpdateCompleted: the user's memories after the update (Agno's
+	// UserMemory dicts). SessionSummaryCompleted: the session's summary
+	// (Agno's SessionSummary dict).
+	Memories       json.RawMessage `json:"memories,omitempty"`
+	SessionSummary json.RawMessage `json:"session_summary,omitempty"`
 
 	// PreHook* and PostHook*: the hook's name; PreHook* also carry the run's
 	// input as the hook left it.

@@ -54,6 +54,12 @@ type Config struct {
 	// offload by their own configuration before their runs are stored.
 	OffloadToolResults *offload.Config
 	MediaStorage       media.Storage
+
+	// MemoryConfig is the leader's (see agent.MemoryConfig; Agno's team has
+	// the same parameters): memories are written with the team's id
+	// (team_id), summaries go to the team session, past-session tools list
+	// the user's sessions with this team. Members keep their own.
+	agent.MemoryConfig
 }
 
 // Team is a leader and its members. It is safe for concurrent use.
@@ -98,7 +104,8 @@ func New(cfg Config) (*Team, error) {
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		Metadata: cfg.Metadata, StoreEvents: cfg.StoreEvents,
 		OffloadToolResults: cfg.OffloadToolResults, MediaStorage: cfg.MediaStorage,
-		BeforeStore: storeMemberResponses,
+		BeforeStore:  storeMemberResponses,
+		MemoryConfig: cfg.MemoryConfig,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("team: leader: %w", err)

@@ -82,6 +82,15 @@ func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
 	if err := a.controls(&cfg); err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)
 	}
+	cfg.MemoryConfig = agent.MemoryConfig{UpdateMemoryOnRun: a.UpdateMemoryOnRun, EnableAgenticMemory: a.EnableAgenticMemory,
+		AddMemoriesToContext: a.AddMemoriesToContext, EnableSessionSummaries: a.EnableSessionSummaries,
+		AddSessionSummaryToContext: a.AddSessionSummaryToContext, SearchPastSessions: a.SearchPastSessions,
+		NumPastSessionsToSearch: a.NumPastSessionsToSearch, NumPastSessionRunsInSearch: a.NumPastSessionRunsInSearch}
+	if a.MemoryModel.Spec != "" {
+		if cfg.MemoryModel, err = a.MemoryModel.New(); err != nil {
+			return nil, fmt.Errorf("config: %s: memory_model: %w", where, err)
+		}
+	}
 	for i, fm := range a.FallbackModels {
 		f, err := fm.New()
 		if err != nil {

@@ -28,6 +28,15 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions)
 		Instructions: agent.Instructions(t.Instructions), AddHistoryToContext: t.AddHistoryToContext,
 		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On(),
 		MediaStorage: opts.MediaStorage}
+	cfg.MemoryConfig = agent.MemoryConfig{UpdateMemoryOnRun: t.UpdateMemoryOnRun, EnableAgenticMemory: t.EnableAgenticMemory,
+		AddMemoriesToContext: t.AddMemoriesToContext, EnableSessionSummaries: t.EnableSessionSummaries,
+		AddSessionSummaryToContext: t.AddSessionSummaryToContext, SearchPastSessions: t.SearchPastSessions,
+		NumPastSessionsToSearch: t.NumPastSessionsToSearch, NumPastSessionRunsInSearch: t.NumPastSessionRunsInSearch}
+	if t.MemoryModel != "" {
+		if cfg.MemoryModel, err = modelspec.New(t.MemoryModel, modelspec.Options{}); err != nil {
+			return nil, fmt.Errorf("config: %s: memory_model: %w", where, err)
+		}
+	}
 	if t.CodeMode.on() {
 		code, err := builtinTools(where+": code_mode", t.CodeMode.Tools)
 		if err != nil {

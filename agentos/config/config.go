@@ -135,15 +135,23 @@ type Agent struct {
 	// Tools are built-in tool or toolkit names, e.g. web_search.
 	Tools []Tool `yaml:"tools"`
 	// MCP lists MCP servers whose tools the agent may call (see MCPClient).
-	MCP                     []MCPClient    `yaml:"mcp"`
-	Markdown                bool           `yaml:"markdown"`
-	AddHistoryToContext     bool           `yaml:"add_history_to_context"`
-	NumHistoryRuns          int            `yaml:"num_history_runs"`
-	ToolCallLimit           int            `yaml:"tool_call_limit"`
-	UpdateMemoryOnRun       bool           `yaml:"update_memory_on_run"`
-	SearchPastSessions      bool           `yaml:"search_past_sessions"`
-	NumPastSessionsToSearch int            `yaml:"num_past_sessions_to_search"`
-	Metadata                map[string]any `yaml:"metadata"`
+	MCP                 []MCPClient    `yaml:"mcp"`
+	Markdown            bool           `yaml:"markdown"`
+	AddHistoryToContext bool           `yaml:"add_history_to_context"`
+	NumHistoryRuns      int            `yaml:"num_history_runs"`
+	ToolCallLimit       int            `yaml:"tool_call_limit"`
+	Metadata            map[string]any `yaml:"metadata"`
+	// Memory settings (agent.MemoryConfig has the meaning of each; Agno
+	// 3.0's names). They need the server's database; memories are per user.
+	UpdateMemoryOnRun          bool  `yaml:"update_memory_on_run"`
+	EnableAgenticMemory        bool  `yaml:"enable_agentic_memory"`
+	AddMemoriesToContext       *bool `yaml:"add_memories_to_context"`
+	MemoryModel                Model `yaml:"memory_model"`
+	EnableSessionSummaries     bool  `yaml:"enable_session_summaries"`
+	AddSessionSummaryToContext *bool `yaml:"add_session_summary_to_context"`
+	SearchPastSessions         bool  `yaml:"search_past_sessions"`
+	NumPastSessionsToSearch    int   `yaml:"num_past_sessions_to_search"`
+	NumPastSessionRunsInSearch int   `yaml:"num_past_session_runs_in_search"`
 	// CodeMode gives the model a sandboxed code environment whose functions
 	// are tools (see CodeMode).
 	CodeMode *CodeMode `yaml:"code_mode"`
@@ -197,8 +205,17 @@ type Team struct {
 	Members             []string       `yaml:"members"`
 	AddHistoryToContext bool           `yaml:"add_history_to_context"`
 	NumHistoryRuns      int            `yaml:"num_history_runs"`
-	UpdateMemoryOnRun   bool           `yaml:"update_memory_on_run"`
 	Metadata            map[string]any `yaml:"metadata"`
+	// Memory settings, as on agents (the leader's; Agno's team has the same).
+	UpdateMemoryOnRun          bool   `yaml:"update_memory_on_run"`
+	EnableAgenticMemory        bool   `yaml:"enable_agentic_memory"`
+	AddMemoriesToContext       *bool  `yaml:"add_memories_to_context"`
+	MemoryModel                string `yaml:"memory_model"`
+	EnableSessionSummaries     bool   `yaml:"enable_session_summaries"`
+	AddSessionSummaryToContext *bool  `yaml:"add_session_summary_to_context"`
+	SearchPastSessions         bool   `yaml:"search_past_sessions"`
+	NumPastSessionsToSearch    int    `yaml:"num_past_sessions_to_search"`
+	NumPastSessionRunsInSearch int    `yaml:"num_past_session_runs_in_search"`
 	// CodeMode gives the leader a code environment; its code_mode.tools are
 	// callable from code.
 	CodeMode *CodeMode `yaml:"code_mode"`

@@ -188,10 +188,10 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"bad token source", "auth:\n  jwt:\n    verification_keys: [x]\n    token_source: query\n", "token_source"},
 		{"algorithm and algorithms", "auth:\n  jwt:\n    verification_keys: [x]\n    algorithm: RS256\n    algorithms: [ES256]\n", "not both"},
 		{"isolation without jwt", "user_isolation: true\nauth:\n  security_key: k\n", "user_isolation needs auth.jwt"},
-		{"memory not available", "agents:\n  - id: a\n    model: a:b\n    update_memory_on_run: true\n", "agents[0].update_memory_on_run: user memories and past-session search are not available yet"},
-		{"past sessions not available", "agents:\n  - id: a\n    model: a:b\n    search_past_sessions: true\n", "agents[0].search_past_sessions: user memories"},
-		{"past session count not available", "agents:\n  - id: a\n    model: a:b\n    num_past_sessions_to_search: 3\n", "agents[0].num_past_sessions_to_search: user memories"},
-		{"team memory not available", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n    update_memory_on_run: true\n", "teams[0].update_memory_on_run: user memories"},
+		{"negative past sessions", "agents:\n  - id: a\n    model: a:b\n    num_past_sessions_to_search: -1\n", "num_past_sessions_to_search and num_past_session_runs_in_search must not be negative"},
+		{"memory model without provider", "agents:\n  - id: a\n    model: a:b\n    memory_model: gpt-4o\n", "agents[0].memory_model \"gpt-4o\": use \"provider:model_id\""},
+		{"team memory model without provider", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n    memory_model: gpt-4o\n", "teams[0].memory_model \"gpt-4o\""},
+		{"team negative past session runs", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n    num_past_session_runs_in_search: -2\n", "teams[0]: num_past_sessions_to_search"},
 		{"negative leeway", "auth:\n  jwt:\n    verification_keys: [x]\n    leeway: -1s\n", "leeway"},
 	}
 	for _, tt := range tests {

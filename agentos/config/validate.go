@@ -97,7 +97,10 @@ func (c *Config) Validate() error {
 			bad("%s: a team needs members", where)
 		}
 		t.CodeMode.validate(bad, where)
-		notYet(bad, where+".update_memory_on_run", t.UpdateMemoryOnRun, notYetMemory)
+		checkModel(bad, where+".memory_model", t.MemoryModel, false)
+		if t.NumPastSessionsToSearch < 0 || t.NumPastSessionRunsInSearch < 0 {
+			bad("%s: num_past_sessions_to_search and num_past_session_runs_in_search must not be negative", where)
+		}
 		for _, m := range t.Members {
 			if !agents[m] {
 				bad("%s.members: no agent with id %q", where, m)
@@ -152,9 +155,10 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 	if a.NumHistoryRuns < 0 || a.ToolCallLimit < 0 {
 		bad("%s: num_history_runs and tool_call_limit must not be negative", where)
 	}
-	notYet(bad, key("update_memory_on_run"), a.UpdateMemoryOnRun, notYetMemory)
-	notYet(bad, key("search_past_sessions"), a.SearchPastSessions, notYetMemory)
-	notYet(bad, key("num_past_sessions_to_search"), a.NumPastSessionsToSearch != 0, notYetMemory)
+	if a.NumPastSessionsToSearch < 0 || a.NumPastSessionRunsInSearch < 0 {
+		bad("%s: num_past_sessions_to_search and num_past_session_runs_in_search must not be negative", where)
+	}
+	checkModel(bad, key("memory_model"), a.MemoryModel.Spec, false)
 	for _, t := range a.Tools {
 		if t.Name == "" {
 			bad("%s: a tool needs a name", key("tools"))
@@ -166,7 +170,7 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 	checkModel(bad, key("parser_model"), a.ParserModel.Spec, false)
 	checkModel(bad, key("output_model"), a.OutputModel.Spec, false)
 	probe := a
-	probe.ParserModel, probe.OutputModel = Model{}, Model{} // checked above; built at start
+	probe.ParserModel, probe.OutputModel, probe.MemoryModel = Model{}, Model{}, Model{} // checked above; built at start
 	var cfg agent.Config
 	if err := probe.controls(&cfg); err != nil {
 		bad("%s: %v", where, err)
@@ -181,17 +185,6 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 	}
 	if a.AddNameToContext && a.Name == "" {
 		bad("%s needs %s", key("add_name_to_context"), key("name"))
-	}
-}
-
-// notYetMemory says why the memory settings are refused: Agno 3.0 names them,
-// Agentry does not run them yet, and accepting them would look like a feature.
-const notYetMemory = "user memories and past-session search are not available yet; remove it (Agentry refuses settings it would ignore)"
-
-// notYet refuses a setting that is set (on) but not implemented.
-func notYet(bad func(string, ...any), key string, on bool, why string) {
-	if on {
-		bad("%s: %s", key, why)
 	}
 }
 

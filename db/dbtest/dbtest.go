@@ -33,6 +33,8 @@ func Run(t *testing.T, open Opener) {
 		{"History", historyTests},
 		{"Scope", scopeTests},
 		{"Memories", memoryTests},
+		{"MemoryChanges", memoryChangeTests},
+		{"Learnings", learningTests},
 		{"Data", dataTests},
 		{"Files", fileTests},
 		{"FilesMore", fileTests2},

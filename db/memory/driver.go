@@ -30,7 +30,8 @@ type Driver struct {
 	files       map[fileKey]*db.File
 	toolResults map[string]*db.ToolResult
 	// journal holds the step journal, by run id.
-	journal map[string]*runJournal
+	journal   map[string]*runJournal
+	learnings map[string]*db.Learning
 }
 
 var (
@@ -48,6 +49,7 @@ func New() *Driver {
 		files:       map[fileKey]*db.File{},
 		toolResults: map[string]*db.ToolResult{},
 		journal:     map[string]*runJournal{},
+		learnings:   map[string]*db.Learning{},
 	}
 }
 
@@ -59,7 +61,7 @@ func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal = nil, nil, nil, nil, nil, nil, nil
+	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal, d.learnings = nil, nil, nil, nil, nil, nil, nil, nil
 	return nil
 }
 

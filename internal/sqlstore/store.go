@@ -52,6 +52,7 @@ type Store struct {
 	fs       string
 	results  string
 	steps    string
+	learning string
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
@@ -103,6 +104,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.fs = d.Table(s.t.FS)
 	s.results = d.Table(s.t.ToolResults)
 	s.steps = d.Table(s.t.RunSteps)
+	s.learning = d.Table(s.t.Learnings)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
 	if d.LockSession != nil {

@@ -15,13 +15,14 @@ const (
 	KindFS          = "fs"
 	// KindRunSteps is Agentry's step journal of durable runs
 	// (agentry_run_steps; Agno readers ignore it).
-	KindRunSteps = "run_steps"
+	KindRunSteps  = "run_steps"
+	KindLearnings = "learnings"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
-	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps}
+	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -44,6 +45,9 @@ type Tables struct {
 	// RunSteps is the step journal (agentry_run_steps), created at 3.0.0
 	// when missing.
 	RunSteps string
+	// Learnings is agno_learnings (entity memory, user profiles, …); it is
+	// created when missing, as Agno creates it on first use.
+	Learnings string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -72,6 +76,7 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.ToolResults, "agno_tool_results")
 	def(&t.FS, "agno_fs")
 	def(&t.RunSteps, "agentry_run_steps")
+	def(&t.Learnings, "agno_learnings")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -100,6 +105,8 @@ func (t Tables) Name(kind string) string {
 		return t.FS
 	case KindRunSteps:
 		return t.RunSteps
+	case KindLearnings:
+		return t.Learnings
 	}
 	return ""
 }
@@ -118,6 +125,8 @@ var columns30 = map[string][]string{
 		"created_at expires_at"),
 	KindFS:       split("namespace path content size_bytes version created_at updated_at"),
 	KindRunSteps: split("run_id step_key kind attempt status request result created_at updated_at"),
+	KindLearnings: split("learning_id learning_type namespace user_id agent_id team_id workflow_id session_id entity_id entity_type content metadata " +
+		"created_at updated_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that

@@ -184,3 +184,31 @@ CREATE TABLE IF NOT EXISTS {run_steps_q} (
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, step_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- +table learnings
+CREATE TABLE IF NOT EXISTS {learnings_q} (
+    learning_id VARCHAR(255) PRIMARY KEY NOT NULL,
+    learning_type VARCHAR(255) NOT NULL,
+    namespace VARCHAR(255),
+    user_id VARCHAR(255),
+    agent_id VARCHAR(255),
+    team_id VARCHAR(255),
+    workflow_id VARCHAR(255),
+    session_id VARCHAR(255),
+    entity_id VARCHAR(255),
+    entity_type VARCHAR(255),
+    content JSON NOT NULL,
+    metadata JSON,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_learning_type` ON {learnings_q} (learning_type);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_namespace` ON {learnings_q} (namespace);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_user_id` ON {learnings_q} (user_id);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_agent_id` ON {learnings_q} (agent_id);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_team_id` ON {learnings_q} (team_id);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_workflow_id` ON {learnings_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_session_id` ON {learnings_q} (session_id);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_entity_id` ON {learnings_q} (entity_id);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_entity_type` ON {learnings_q} (entity_type);
+CREATE INDEX IF NOT EXISTS `idx_{learnings}_created_at` ON {learnings_q} (created_at);

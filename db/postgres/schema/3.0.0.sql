@@ -183,3 +183,31 @@ CREATE TABLE IF NOT EXISTS {run_steps_q} (
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, step_key)
 );
+
+-- +table learnings
+CREATE TABLE IF NOT EXISTS {learnings_q} (
+    learning_id VARCHAR PRIMARY KEY NOT NULL,
+    learning_type VARCHAR NOT NULL,
+    namespace VARCHAR,
+    user_id VARCHAR,
+    agent_id VARCHAR,
+    team_id VARCHAR,
+    workflow_id VARCHAR,
+    session_id VARCHAR,
+    entity_id VARCHAR,
+    entity_type VARCHAR,
+    content JSONB NOT NULL,
+    metadata JSONB,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_learning_type" ON {learnings_q} (learning_type);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_namespace" ON {learnings_q} (namespace);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_user_id" ON {learnings_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_agent_id" ON {learnings_q} (agent_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_team_id" ON {learnings_q} (team_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_workflow_id" ON {learnings_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_session_id" ON {learnings_q} (session_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_entity_id" ON {learnings_q} (entity_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_entity_type" ON {learnings_q} (entity_type);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_created_at" ON {learnings_q} (created_at);

@@ -185,3 +185,31 @@ CREATE TABLE IF NOT EXISTS {run_steps_q} (
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, step_key)
 );
+
+-- +table learnings
+CREATE TABLE IF NOT EXISTS {learnings_q} (
+    learning_id TEXT PRIMARY KEY NOT NULL,
+    learning_type TEXT NOT NULL,
+    namespace TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    team_id TEXT,
+    workflow_id TEXT,
+    session_id TEXT,
+    entity_id TEXT,
+    entity_type TEXT,
+    content TEXT NOT NULL,
+    metadata TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_learning_type" ON {learnings_q} (learning_type);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_namespace" ON {learnings_q} (namespace);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_user_id" ON {learnings_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_agent_id" ON {learnings_q} (agent_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_team_id" ON {learnings_q} (team_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_workflow_id" ON {learnings_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_session_id" ON {learnings_q} (session_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_entity_id" ON {learnings_q} (entity_id);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_entity_type" ON {learnings_q} (entity_type);
+CREATE INDEX IF NOT EXISTS "idx_{learnings}_created_at" ON {learnings_q} (created_at);

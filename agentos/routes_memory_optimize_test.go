@@ -1,0 +1,81 @@
+package agentos
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model/scripted"
+)
+
+func TestOptimizeMemories_PreviewApplyAndRefusals(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{MemoryModel: scripted.Reply(`{"summary":"Alice likes green tea and hiking","topics":["drinks"]}`)})
+	seedMemories(t, f.db)
+	ctx := context.Background()
+	if _, err := f.db.UpsertMemory(ctx, &db.Memory{MemoryID: "m-alice-2", Memory: "Alice hikes on weekends", UserID: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(user string) int {
+		_, n, err := f.db.ListMemories(ctx, db.MemoryFilter{UserID: user, Limit: 10, Page: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	post := func(body string) response {
+		return do(t, "POST", f.url+"/optimize-memories", strings.NewReader(body), jsonHeader)
+	}
+	res := post(`{"user_id":"alice","apply":false}`)
+	if res.status != 200 || !contains(res.body, `"memories_before":2`, `"memories_after":1`, `"Alice likes green tea and hiking"`, `"tokens_saved":`, `"reduction_percentage":`) {
+		t.Fatalf("preview = %d %s", res.status, res.body)
+	}
+	if count("alice") != 2 {
+		t.Fatal("the preview changed alice's memories")
+	}
+	if res = post(`{"user_id":"alice"}`); res.status != 200 {
+		t.Fatalf("apply = %d %s", res.status, res.body)
+	}
+	if count("alice") != 1 || count("bob") != 1 {
+		t.Fatalf("after apply: alice %d, bob %d", count("alice"), count("bob"))
+	}
+	for body, want := range map[string]int{
+		`{"user_id":"nobody"}`: 404,
+		`{}`:                   400,
+		`{"user_id":"bob","model":"scripted:/etc/passwd"}`: 400,
+		`{"user_id":"bob","model":"gpt-4o"}`:               400,
+		`{"user_id":"bob","apply":"yes"}`:                  422,
+		`{"user_id":"bob","extra":1}`:                      422,
+	} {
+		if res := post(body); res.status != want {
+			t.Errorf("%s = %d %s, want %d", body, res.status, res.body, want)
+		}
+	}
+	if count("bob") != 1 {
+		t.Fatal("a refused request changed bob's memories")
+	}
+}
+
+func TestOptimizeMemories_MalformedAnswerChangesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{MemoryModel: scripted.Reply(`I combined them!`)})
+	seedMemories(t, f.db)
+	res := do(t, "POST", f.url+"/optimize-memories", strings.NewReader(`{"user_id":"alice"}`), jsonHeader)
+	if res.status != 500 || !strings.Contains(res.body, "nothing was changed") {
+		t.Fatalf("= %d %s", res.status, res.body)
+	}
+	if m, err := f.db.GetMemory(context.Background(), "m-alice"); err != nil || m.Memory != "Alice likes green tea" {
+		t.Fatalf("m-alice = %+v, %v", m, err)
+	}
+}
+
+func TestOptimizeMemories_NoModelIs400(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{})
+	seedMemories(t, f.db)
+	res := do(t, "POST", f.url+"/optimize-memories", strings.NewReader(`{"user_id":"alice"}`), jsonHeader)
+	if res.status != 400 || !strings.Contains(res.body, "memory_model") {
+		t.Fatalf("= %d %s", res.status, res.body)
+	}
+}

@@ -1,0 +1,176 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
+)
+
+var bg = context.Background()
+
+func seed(t *testing.T, d *db.DB, ms ...db.Memory) {
+	t.Helper()
+	for _, m := range ms {
+		if _, err := d.UpsertMemory(bg, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func texts(t *testing.T, d *db.DB, user string) []string {
+	t.Helper()
+	ms, _, err := d.ListMemories(bg, db.MemoryFilter{UserID: user, Limit: 100, Page: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.Memory)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func userSays(text string) []model.Message {
+	return []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: text}, {Role: model.RoleAssistant, Content: "ok"}}
+}
+
+func TestManager_UpdateAppliesTheAnswerToThisUserOnly(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		seed(t, d, db.Memory{MemoryID: "u1-tea", Memory: "likes tea", UserID: "u1"},
+			db.Memory{MemoryID: "u1-oslo", Memory: "lives in Oslo", UserID: "u1"},
+			db.Memory{MemoryID: "u2-cat", Memory: "has a cat", UserID: "u2"})
+		m := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"has a dog named Rex","topics":["pets"]},` +
+			`{"op":"update","memory_id":"u1-tea","memory":"likes green tea","topics":["drinks"]},{"op":"delete","memory_id":"u1-oslo","memory":"","topics":[]}]}`)}
+		res, err := m.Update(bg, Target{UserID: "u1", AgentID: "a1"}, userSays("I moved away from Oslo; I have a dog named Rex and now prefer green tea"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Added != 1 || res.Updated != 1 || res.Deleted != 1 {
+			t.Fatalf("result %+v", res)
+		}
+		if got := texts(t, d, "u1"); !slices.Equal(got, []string{"has a dog named Rex", "likes green tea"}) {
+			t.Fatalf("u1 memories = %v", got)
+		}
+		if got := texts(t, d, "u2"); !slices.Equal(got, []string{"has a cat"}) {
+			t.Fatalf("u2 memories changed: %v", got)
+		}
+		ms, _, _ := d.ListMemories(bg, db.MemoryFilter{UserID: "u1", Topics: []string{"pets"}, Limit: 10, Page: 1})
+		if len(ms) != 1 || ms[0].AgentID != "a1" || ms[0].Input == "" {
+			t.Fatalf("added memory = %+v", ms)
+		}
+	})
+}
+
+func TestManager_AnswerNamingAnotherUsersMemoryAppliesNothing(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		seed(t, d, db.Memory{MemoryID: "u1-tea", Memory: "likes tea", UserID: "u1"},
+			db.Memory{MemoryID: "u2-cat", Memory: "has a cat", UserID: "u2"})
+		m := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"new","topics":[]},{"op":"delete","memory_id":"u2-cat","memory":"","topics":[]}]}`)}
+		_, err := m.Update(bg, Target{UserID: "u1"}, userSays("forget the cat"))
+		if !errors.Is(err, ErrMalformedUpdates) {
+			t.Fatalf("err = %v, want ErrMalformedUpdates", err)
+		}
+		if got := texts(t, d, "u1"); !slices.Equal(got, []string{"likes tea"}) {
+			t.Fatalf("u1 memories = %v", got)
+		}
+		if got := texts(t, d, "u2"); !slices.Equal(got, []string{"has a cat"}) {
+			t.Fatalf("u2 memories = %v", got)
+		}
+	})
+}
+
+func TestManager_MalformedAnswerAppliesNothing(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		seed(t, d, db.Memory{MemoryID: "u1-tea", Memory: "likes tea", UserID: "u1"})
+		for _, answer := range []string{
+			`{"updates":[{"op":"add","memory_id":"","memory":"first","topics":[]},{"op":"explode"}]}`,
+			`{"updates":[{"op":"add","memory_id":"","memory":"first","topics":[]}`,
+			`Sure! I'll remember that.`,
+		} {
+			m := &Manager{DB: d, Model: scripted.Reply(answer)}
+			_, err := m.Update(bg, Target{UserID: "u1"}, userSays("remember things"))
+			if !errors.Is(err, ErrMalformedUpdates) {
+				t.Fatalf("%q: err = %v, want ErrMalformedUpdates", answer, err)
+			}
+		}
+		if got := texts(t, d, "u1"); !slices.Equal(got, []string{"likes tea"}) {
+			t.Fatalf("memories = %v", got)
+		}
+	})
+}
+
+func TestManager_NoUserStoresNothing(t *testing.T) {
+	d := testdbs.SQLite(t)
+	m := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"x","topics":[]}]}`)}
+	if _, err := m.Update(bg, Target{}, userSays("I like tea")); !errors.Is(err, ErrNoUser) {
+		t.Fatalf("err = %v, want ErrNoUser", err)
+	}
+	if _, err := m.Task(bg, Target{}, "remember tea"); !errors.Is(err, ErrNoUser) {
+		t.Fatalf("task err = %v, want ErrNoUser", err)
+	}
+	if _, n, _ := d.ListMemories(bg, db.MemoryFilter{Limit: 10, Page: 1}); n != 0 {
+		t.Fatalf("%d memories stored", n)
+	}
+}
+
+func TestManager_OptimizeCombinesOrPreviews(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		seed(t, d, db.Memory{MemoryID: "a", Memory: "likes tea", Topics: []string{"drinks"}, UserID: "u1"},
+			db.Memory{MemoryID: "b", Memory: "likes green tea in the morning", UserID: "u1"},
+			db.Memory{MemoryID: "c", Memory: "has a cat", UserID: "u2"})
+		m := &Manager{DB: d, Model: scripted.Reply(`{"summary":"likes green tea, mostly in the morning","topics":["drinks"]}`)}
+		prev, err := m.Optimize(bg, Target{UserID: "u1"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prev.Before) != 2 || len(prev.After) != 1 || prev.TokensAfter >= prev.TokensBefore {
+			t.Fatalf("preview %+v", prev)
+		}
+		if got := texts(t, d, "u1"); len(got) != 2 {
+			t.Fatalf("preview changed memories: %v", got)
+		}
+		if _, err := m.Optimize(bg, Target{UserID: "u1"}, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := texts(t, d, "u1"); !slices.Equal(got, []string{"likes green tea, mostly in the morning"}) {
+			t.Fatalf("u1 after = %v", got)
+		}
+		if got := texts(t, d, "u2"); !slices.Equal(got, []string{"has a cat"}) {
+			t.Fatalf("u2 after = %v", got)
+		}
+		if _, err := m.Optimize(bg, Target{UserID: "nobody"}, true); !errors.Is(err, ErrNoMemories) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// TestManager_ConcurrentUpdatesAllLand: concurrent updates of one user's
+// memories (each run's manager adding one) all land, each batch whole.
+func TestManager_ConcurrentUpdatesAllLand(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		const n = 8
+		m := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"a","topics":[]},{"op":"add","memory_id":"","memory":"b","topics":[]}]}`)}
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := m.Update(bg, Target{UserID: "u1"}, userSays("remember a and b"))
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		if got := texts(t, d, "u1"); len(got) != 2*n {
+			t.Fatalf("%d memories, want %d", len(got), 2*n)
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+)
+
+// DefaultOptimizePrompt is the model's system message for Optimize.
+const DefaultOptimizePrompt = `You combine a user's memories into one comprehensive memory. Keep every distinct fact, ` +
+	`preference and detail; drop repetition; write in the third person. ` +
+	`Answer with only a JSON object: {"summary": "the combined memory", "topics": ["..."]}.`
+
+// Optimized is the result of Optimize.
+type Optimized struct {
+	Before []db.Memory
+	// After are the memories once optimized (stored when applied).
+	After []db.Memory
+	// TokensBefore and TokensAfter estimate the memories' size in tokens
+	// (about four bytes a token; no tokenizer is bundled).
+	TokensBefore, TokensAfter int
+}
+
+// ErrNoMemories: the user has no memories to optimize.
+var ErrNoMemories = fmt.Errorf("memory: the user has no memories")
+
+// Optimize combines the user's memories into one (Agno's summarize
+// strategy). With apply, the old memories are replaced by it in one
+// transaction; without, nothing is written (a preview).
+func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimized, error) {
+	if err := m.check(t); err != nil {
+		return nil, err
+	}
+	before, err := Memories(ctx, m.DB, t.UserID, m.max())
+	if err != nil {
+		return nil, fmt.Errorf("memory: read memories of user %s: %w", t.UserID, err)
+	}
+	if len(before) == 0 {
+		return nil, ErrNoMemories
+	}
+	var b strings.Builder
+	var topics []string
+	for _, e := range before {
+		b.WriteString("- " + e.Memory + "\n")
+		for _, tp := range e.Topics {
+			if !slices.Contains(topics, tp) {
+				topics = append(topics, tp)
+			}
+		}
+	}
+	resp, err := m.Model.Invoke(ctx, &model.Request{
+		Messages: []model.Message{
+			{Role: model.RoleSystem, Content: DefaultOptimizePrompt},
+			{Role: model.RoleUser, Content: "Memories:\n" + b.String()},
+		},
+		ResponseFormat: summaryFormat,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory: memory model: %w", err)
+	}
+	sum, err := ParseSummary(resp.Message.Content)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformedUpdates, err)
+	}
+	if len(sum.Topics) > 0 {
+		topics = sum.Topics
+	}
+	if len(topics) > db.MaxMemoryTopics {
+		topics = topics[:db.MaxMemoryTopics]
+	}
+	if len([]rune(sum.Summary)) > MaxMemoryChars {
+		return nil, fmt.Errorf("%w: the combined memory is over %d characters", ErrMalformedUpdates, MaxMemoryChars)
+	}
+	combined := db.Memory{MemoryID: newID(), Memory: sum.Summary, Topics: topics, UserID: t.UserID, AgentID: t.AgentID, TeamID: t.TeamID}
+	out := &Optimized{Before: before, After: []db.Memory{combined}, TokensBefore: tokens(before)}
+	out.TokensAfter = tokens(out.After)
+	if !apply {
+		return out, nil
+	}
+	ch := db.MemoryChanges{UserID: t.UserID, Adds: []db.Memory{combined}}
+	for _, e := range before {
+		ch.Deletes = append(ch.Deletes, e.MemoryID)
+	}
+	ctx = db.WithUserScope(ctx, t.UserID)
+	if err := m.DB.ApplyMemoryChanges(ctx, &ch); err != nil {
+		return nil, fmt.Errorf("memory: apply optimization for user %s: %w", t.UserID, err)
+	}
+	stored, err := m.DB.GetMemory(ctx, combined.MemoryID)
+	if err != nil {
+		return nil, err
+	}
+	out.After = []db.Memory{*stored}
+	return out, nil
+}
+
+func tokens(ms []db.Memory) int {
+	n := 0
+	for _, m := range ms {
+		n += (len(m.Memory) + 3) / 4
+	}
+	return n
+}
