@@ -98,12 +98,8 @@ func (c *Config) Validate() error {
 		}
 		t.CodeMode.validate(bad, where)
 		notYet(bad, where+".update_memory_on_run", t.UpdateMemoryOnRun, notYetMemory)
-		for _, m := range t.Members {
-			if !agents[m] {
-				bad("%s.members: no agent with id %q", where, m)
-			}
-		}
 	}
+	c.checkTeamMembers(bad, agents)
 	workflows := map[string]bool{}
 	for i, w := range c.Workflows {
 		where := fmt.Sprintf("workflows[%d]", i)
