@@ -22,6 +22,7 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 	if err != nil {
 		return nil, err
 	}
+	st.useEventFunc()
 	if err := st.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -63,6 +64,7 @@ func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...Run
 	if err != nil {
 		return nil, err
 	}
+	st.useEventFunc()
 	if err := st.begin(ctx); err != nil {
 		return nil, err
 	}

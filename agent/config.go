@@ -145,6 +145,9 @@ type Config struct {
 	// output (a team adds the member runs it delegated to). It is not called
 	// when there is no DB.
 	BeforeStore func(ctx context.Context, out *run.Output)
+	// Iterate, when set, makes each run iterate until Iterate.Completed says
+	// it is done (see Iteration); a team in tasks mode sets it.
+	Iterate *Iteration
 
 	// PreHooks run in order on the input before the model sees it; PostHooks
 	// on the output before the run completes. Either may change what it is

@@ -206,6 +206,7 @@ func (st *state) runContinued() {
 	case st.stopped:
 	case st.ctx.Err() != nil:
 		st.finishCancelled()
+	case st.out.Status == run.StatusPaused:
 	case stop:
 		st.complete(content)
 	default:

@@ -27,6 +27,7 @@ func (s *sink) live() bool { return s.yield != nil && !s.stopped }
 func (st *state) ev(t run.EventType) run.Event {
 	e := st.p.comp.Event(t)
 	e.CreatedAt, e.RunID, e.SessionID = time.Now().Unix(), st.out.RunID, st.out.SessionID
+	e.ParentRunID = st.out.ParentRunID
 	return e
 }
 

@@ -126,7 +126,7 @@ func (st *state) journaledTool(ctx context.Context, call *model.ToolCall, exec *
 		if err := ctx.Err(); err != nil {
 			return nil, err // cancelled with the run: not a result
 		}
-		return json.Marshal(toolStep{Content: r.Content, IsError: r.IsError(), Duration: r.Duration.Seconds(), Nested: rec.take()})
+		return json.Marshal(toolStep{Content: r.Content, IsError: r.IsError(), Duration: r.Duration.Seconds(), Nested: rec.take().nested})
 	})
 	if err != nil {
 		return nil, err

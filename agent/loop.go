@@ -50,6 +50,7 @@ func (st *state) runNew(input run.Input) {
 // loop asks the model and executes its tool calls until it answers without
 // tools, or the run pauses, fails or is cancelled.
 func (st *state) loop() {
+	st.iterationStarted()
 	for {
 		if st.ctx.Err() != nil {
 			st.finishCancelled()
@@ -63,6 +64,9 @@ func (st *state) loop() {
 		st.msgs = append(st.msgs, msg)
 		calls := msg.ToolCalls
 		if len(calls) == 0 {
+			if st.iterateAgain(msg.Content) {
+				continue
+			}
 			st.complete(msg.Content)
 			return
 		}
@@ -86,6 +90,8 @@ func (st *state) loop() {
 			return
 		} else if st.ctx.Err() != nil {
 			st.finishCancelled()
+			return
+		} else if st.out.Status == run.StatusPaused {
 			return
 		} else if stop {
 			st.complete(content)

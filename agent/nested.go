@@ -20,6 +20,9 @@ type nestedKey struct{}
 type nestedCalls struct {
 	mu    sync.Mutex
 	execs []run.ToolExecution
+	// paused and pause are set by PauseToolCall.
+	paused bool
+	pause  []run.Requirement
 }
 
 // RecordToolCall records exec, a tool call made inside the tool call ctx
@@ -43,11 +46,18 @@ func RecordToolCall(ctx context.Context, exec run.ToolExecution) bool {
 	return true
 }
 
-// take returns the recorded calls and stops recording.
-func (n *nestedCalls) take() []run.ToolExecution {
+// take returns the recorded calls and pause, and stops recording.
+func (n *nestedCalls) take() callExtras {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := n.execs
+	out := callExtras{nested: n.execs, paused: n.paused, pause: n.pause}
 	n.execs = []run.ToolExecution{} // non-nil: later calls append to a list nobody reads
 	return out
+}
+
+// callExtras is what a tool call reported besides its result.
+type callExtras struct {
+	nested []run.ToolExecution
+	paused bool
+	pause  []run.Requirement
 }

@@ -25,6 +25,7 @@ type runOptions struct {
 	requirements []run.Requirement
 	journal      run.Journal
 	attempt      int
+	eventFunc    func(run.Event)
 }
 
 // WithSessionID runs in this session (default Config.SessionID; empty means a
@@ -118,10 +119,13 @@ func FromContext(ctx context.Context) (RunContext, bool) {
 
 // CallOptions are RunOptions resolved. Packages that run agents on their
 // caller's behalf (team, workflow) read them to keep the same session, user
-// and run ids; they carry no per-agent knobs (schemas, HITL resolutions).
+// and run ids, and to hand HITL resolutions (Tools, Requirements) on to the
+// member or step they continue; they carry no per-agent knobs (schemas).
 type CallOptions struct {
 	SessionID, UserID, RunID, ParentRunID string
 	SessionState, Metadata, Dependencies  map[string]any
+	Tools                                 []run.ToolExecution
+	Requirements                          []run.Requirement
 }
 
 // ResolveOptions applies opts and returns what they set.
@@ -131,5 +135,6 @@ func ResolveOptions(opts ...RunOption) CallOptions {
 		fn(&o)
 	}
 	return CallOptions{SessionID: o.sessionID, UserID: o.userID, RunID: o.runID, ParentRunID: o.parentRunID,
-		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies}
+		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies,
+		Tools: o.tools, Requirements: o.requirements}
 }

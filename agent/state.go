@@ -67,6 +67,7 @@ type state struct {
 	sessionData    map[string]any
 	sessionState   map[string]any
 
+	iteration  int           // the current iteration (Config.Iterate)
 	resume     []pendingCall // calls a continued run executes first
 	err        error         // why the run ended in ERROR or CANCELLED
 	persistErr error
@@ -175,6 +176,7 @@ func (st *state) begin(parent context.Context) error {
 	if st.a.off != nil {
 		ctx = offload.WithScope(ctx, st.offloadScope())
 	}
+	ctx = context.WithValue(ctx, emitterKey{}, &emitter{st: st})
 	st.ctx, st.cancel, st.unregister = ctx, cancel, unregister
 	st.sink.store = st.a.cfg.StoreEvents
 	if st.a.cfg.DebugMode {

@@ -23,6 +23,9 @@ type pendingCall struct {
 	nested []run.ToolExecution
 	// jerr is the journal's refusal of the call (a durable run only).
 	jerr error
+	// paused: the tool asked to pause the run (PauseToolCall) with pause.
+	paused bool
+	pause  []run.Requirement
 }
 
 func (pc *pendingCall) skip(result string) {
@@ -81,10 +84,10 @@ func (st *state) applyLimit(pcs []pendingCall) {
 }
 
 type toolResult struct {
-	i      int
-	exec   run.ToolExecution
-	nested []run.ToolExecution
-	jerr   error
+	i     int
+	exec  run.ToolExecution
+	extra callExtras
+	jerr  error
 }
 
 // executeTools runs the calls that are not done, concurrently when there are
@@ -105,36 +108,58 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 		}
 	}
 	switch {
-	case todo == 1:
+	case todo == 1 && (st.inline(pcs) || !st.sink.live()):
+		// One call on the run's goroutine: a tool that Emits sends directly.
+		// A tool that may outlive a cancellation runs on its own goroutine
+		// when events are streamed (below), so it never sends concurrently
+		// with the run.
 		for i := range pcs {
 			if !pcs[i].done {
-				pcs[i].nested, pcs[i].jerr = st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
+				x, jerr := st.callTool(st.ctx, &pcs[i].call, &pcs[i].exec)
+				pcs[i].setExtras(x)
+				pcs[i].jerr = jerr
 				pcs[i].done = true
 				if pcs[i].jerr == nil {
 					st.toolEvents(&pcs[i])
 				}
 			}
 		}
-	case todo > 1:
+	case todo >= 1:
 		results := make(chan toolResult, todo)
+		// Calls to tools that honour cancellation are waited for after a
+		// cancel too (what they started is stored before this run is).
+		waitAll := st.inline(pcs)
+		cancelled := st.ctx.Done()
+		fwd := st.newConcurrentEmitter()
+		defer fwd.close()
+		callCtx := fwd.context(st.ctx)
 		for i := range pcs {
 			if pcs[i].done {
 				continue
 			}
 			go func(i int, call model.ToolCall, exec run.ToolExecution) {
-				nested, jerr := st.callTool(st.ctx, &call, &exec)
-				results <- toolResult{i, exec, nested, jerr}
+				extra, jerr := st.callTool(callCtx, &call, &exec)
+				results <- toolResult{i, exec, extra, jerr}
 			}(i, pcs[i].call, pcs[i].exec)
 		}
+		events := fwd.events()
 	wait:
-		for range todo {
+		for n := 0; n < todo; {
 			select {
+			case e := <-events:
+				st.send(e)
 			case r := <-results:
-				pcs[r.i].exec, pcs[r.i].nested, pcs[r.i].jerr, pcs[r.i].done = r.exec, r.nested, r.jerr, true
+				n++
+				pcs[r.i].exec, pcs[r.i].jerr, pcs[r.i].done = r.exec, r.jerr, true
+				pcs[r.i].setExtras(r.extra)
 				if r.jerr == nil {
 					st.toolEvents(&pcs[r.i])
 				}
-			case <-st.ctx.Done():
+			case <-cancelled:
+				if waitAll {
+					cancelled = nil
+					continue
+				}
 				// Tools that ignore cancellation finish in the background; their
 				// results land in the buffered channel and are dropped.
 				break wait
@@ -150,10 +175,16 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 	var stops []string
 	for i := range pcs {
 		ex := &pcs[i].exec
+		if pcs[i].paused {
+			continue // see pauseForTools
+		}
 		st.appendResult(&pcs[i])
 		if ex.StopAfterToolCall && !ex.ToolCallError {
 			stops = append(stops, ex.Result)
 		}
+	}
+	if st.pauseForTools(pcs) {
+		return true, ""
 	}
 	if len(stops) > 0 {
 		return true, strings.Join(stops, "\n")
@@ -203,7 +234,7 @@ func (st *state) stepStop(pcs []pendingCall) bool {
 // toolEvents emits the events of a finished call: those of the calls it made
 // (started, then completed or error), then its own completion.
 func (st *state) toolEvents(pc *pendingCall) {
-	if !st.sink.on() {
+	if !st.sink.on() || pc.paused {
 		return
 	}
 	for i := range pc.nested {
@@ -235,24 +266,27 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 // validation, per-tool timeout, panic recovery) and records its result in
 // exec. Every failure becomes a tool_call_error result the model can read;
 // none ends the run. It returns the calls the tool made on the model's
-// behalf (RecordToolCall). In a durable run the call is a journal step;
-// jerr is the journal's refusal (the call then has no result).
-func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) (nested []run.ToolExecution, jerr error) {
+// behalf (RecordToolCall) and whether it asked to pause the run
+// (PauseToolCall). In a durable run the call is a journal step; jerr is the
+// journal's refusal (the call then has no result).
+func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) (x callExtras, jerr error) {
 	rec := &nestedCalls{}
 	ctx = run.WithIdempotencyKey(context.WithValue(ctx, nestedKey{}, rec), idempotencyKey(st.out.RunID, call.ID))
 	if st.opts.journal != nil {
-		nested, jerr = st.journaledTool(ctx, call, exec, rec)
+		nested, jerr := st.journaledTool(ctx, call, exec, rec)
 		if jerr != nil {
-			return nil, jerr
+			return callExtras{}, jerr
 		}
+		x = rec.take() // the pause a call asked for (a replayed call asks none)
+		x.nested = nested
 	} else {
 		r := st.exec(ctx, *call)
 		exec.Result, exec.ToolCallError = r.Content, r.IsError()
 		exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
-		nested = rec.take()
+		x = rec.take()
 	}
 	st.offloadResult(call, exec)
-	return nested, nil
+	return x, nil
 }
 
 // pauseIfNeeded pauses the run when the turn calls a human-in-the-loop tool:

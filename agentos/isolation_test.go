@@ -413,8 +413,9 @@ func componentRunCases(kind, base, session, aliceRun, pendingRun string) []isoCa
 					t.Errorf("pending run after cancel = %+v, %v", r, err)
 				}
 			}},
-		// Team and workflow runs never pause: alice's COMPLETED run is 409 for
-		// the owner and the admin, 404 for the other user.
+		// Alice's COMPLETED run cannot be continued: 409 for the owner and
+		// the admin, 404 for the other user (a PAUSED team run's continue is
+		// in routes_teams_modes_test.go).
 		{name: "continue " + kind + " run", method: "POST", path: base + "/runs/" + aliceRun + "/continue", form: true,
 			body: "stream=false", ok: 409},
 	}

@@ -43,8 +43,9 @@ var (
 )
 
 // routeTable is the whole API. Run routes are written once against runTarget
-// (routes_runs*.go) and listed for each component kind; teams and workflows
-// answer continue with 409 (not PAUSED) or 501, their runs never pause.
+// (routes_runs*.go) and listed for each component kind; agents and teams
+// continue PAUSED runs, workflows answer continue with 409 (not PAUSED) or
+// 501.
 func (s *Server) routeTable() []route {
 	agentRun := func(h targetHandler) handlerFunc { return withTarget("agent_id", "Agent not found", s.agentTarget, h) }
 	teamRun := func(h targetHandler) handlerFunc { return withTarget("team_id", "Team not found", s.teamTarget, h) }
@@ -73,7 +74,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/teams/{team_id}/runs", need("teams", "read", "team_id"), teamRun(s.listRuns)},
 		{"GET", "/teams/{team_id}/runs/{run_id}", need("teams", "read", "team_id"), teamRun(s.getRun)},
 		{"POST", "/teams/{team_id}/runs/{run_id}/cancel", need("teams", "run", "team_id"), teamRun(s.cancelRun)},
-		{"POST", "/teams/{team_id}/runs/{run_id}/continue", need("teams", "run", "team_id"), teamRun(s.continueUnsupported)},
+		{"POST", "/teams/{team_id}/runs/{run_id}/continue", need("teams", "run", "team_id"), teamRun(s.continueAgentRun)},
 
 		{"GET", "/workflows", need("workflows", "read", ""), s.listWorkflows},
 		{"GET", "/workflows/{workflow_id}", need("workflows", "read", "workflow_id"), s.getWorkflow},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
 )
 
 // targetRunsSort and sessionRunsSort are the sort_by/sort_order choices of
@@ -286,11 +288,29 @@ func formArray[T any](name, v string, dst *[]T) error {
 	return nil
 }
 
-// continueAgentRun is POST /agents/{agent_id}/runs/{run_id}/continue: it
-// resumes a PAUSED run with the resolutions in tools or requirements. A run
-// that is not PAUSED is 409; another user's run is 404 and untouched.
+// runContinuer is a target whose PAUSED runs can be continued (an agent, a
+// team).
+type runContinuer interface {
+	runTarget
+	ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error)
+	ContinueStream(ctx context.Context, paused *run.Output, opts ...agent.RunOption) iter.Seq2[run.Event, error]
+}
+
+var (
+	_ runContinuer = (*agent.Agent)(nil)
+	_ runContinuer = (*team.Team)(nil)
+)
+
+// continueAgentRun is POST /agents/{agent_id}/runs/{run_id}/continue (and
+// /teams/{team_id}/…): it resumes a PAUSED run with the resolutions in tools
+// or requirements (a team's are handed on to the member runs that paused
+// it). A run that is not PAUSED is 409; another user's run is 404 and
+// untouched.
 func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runTarget) error {
-	a := t.(*agent.Agent)
+	a, ok := t.(runContinuer)
+	if !ok {
+		return s.continueUnsupported(w, r, t)
+	}
 	req, err := decodeContinueForm(r)
 	if err != nil {
 		return err

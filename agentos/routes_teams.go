@@ -16,29 +16,32 @@ func (s *Server) teamTarget(id string) (runTarget, bool) {
 }
 
 // teamResponse mirrors AgentOS's TeamResponse: the leader's settings and the
-// members as agent responses.
+// members, agent responses then team responses (member teams).
 type teamResponse struct {
-	ID           string          `json:"id"`
-	Name         string          `json:"name,omitempty"`
-	DBID         string          `json:"db_id,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	Mode         string          `json:"mode"`
-	Model        *modelResponse  `json:"model,omitempty"`
-	Members      []agentResponse `json:"members"`
-	Instructions []string        `json:"instructions,omitempty"`
-	Sessions     map[string]any  `json:"sessions,omitempty"`
-	Metadata     map[string]any  `json:"metadata,omitempty"`
+	ID           string         `json:"id"`
+	Name         string         `json:"name,omitempty"`
+	DBID         string         `json:"db_id,omitempty"`
+	Description  string         `json:"description,omitempty"`
+	Mode         string         `json:"mode"`
+	Model        *modelResponse `json:"model,omitempty"`
+	Members      []any          `json:"members"`
+	Instructions []string       `json:"instructions,omitempty"`
+	Sessions     map[string]any `json:"sessions,omitempty"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
 }
 
 func newTeamResponse(t *team.Team) teamResponse {
 	cfg := t.Config()
-	resp := teamResponse{ID: t.ID(), Name: t.Name(), Description: cfg.Description, Mode: "coordinate",
-		Model: newModelResponse(cfg.Model), Members: []agentResponse{}, Instructions: cfg.Instructions, Metadata: cfg.Metadata}
+	resp := teamResponse{ID: t.ID(), Name: t.Name(), Description: cfg.Description, Mode: string(t.Mode()),
+		Model: newModelResponse(cfg.Model), Members: []any{}, Instructions: cfg.Instructions, Metadata: cfg.Metadata}
 	if cfg.DB != nil {
 		resp.DBID = cfg.DB.ID
 	}
 	for _, m := range t.Members() {
 		resp.Members = append(resp.Members, newAgentResponse(m))
+	}
+	for _, sub := range t.Teams() {
+		resp.Members = append(resp.Members, newTeamResponse(sub))
 	}
 	if cfg.AddHistoryToContext {
 		resp.Sessions = map[string]any{"add_history_to_context": true}

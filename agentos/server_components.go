@@ -4,7 +4,27 @@ import (
 	"fmt"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/team"
 )
+
+// addTeamDBs registers the databases of a team, its members and its member
+// teams (nested).
+func addTeamDBs(t *team.Team, addDB func(*db.DB) error) error {
+	if err := addDB(t.DB()); err != nil {
+		return err
+	}
+	for _, m := range t.Members() {
+		if err := addDB(m.DB()); err != nil {
+			return err
+		}
+	}
+	for _, sub := range t.Teams() {
+		if err := addTeamDBs(sub, addDB); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // addTeamsAndWorkflows indexes the configured teams and workflows (ids unique
 // within each kind) and registers their databases, their members' and their
@@ -18,13 +38,8 @@ func (s *Server) addTeamsAndWorkflows(addDB func(*db.DB) error) error {
 			return fmt.Errorf("agentos: two teams share id %q", t.ID())
 		}
 		s.teams[t.ID()] = t
-		if err := addDB(t.DB()); err != nil {
+		if err := addTeamDBs(t, addDB); err != nil {
 			return err
-		}
-		for _, m := range t.Members() {
-			if err := addDB(m.DB()); err != nil {
-				return err
-			}
 		}
 	}
 	for i, w := range s.cfg.Workflows {

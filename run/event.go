@@ -136,6 +136,9 @@ type Event struct {
 	// RunCancelled.
 	Reason string `json:"reason,omitempty"`
 
+	// TeamTask* events (a team in tasks mode); nil otherwise.
+	*TaskEvent
+
 	// Extra keeps stored members the fields above do not hold.
 	Extra map[string]json.RawMessage `json:"-"`
 }

@@ -52,13 +52,18 @@ func (t *ToolExecution) UnmarshalJSON(b []byte) error {
 
 // Requirement is something a PAUSED run waits for before it can continue
 // (Agno's RunRequirement). Stored members it does not model (created_at,
-// confirmation, external_execution_result, member_*, …) are kept in Extra.
+// confirmation, external_execution_result, …) are kept in Extra.
 type Requirement struct {
 	ID            string         `json:"id"`
 	ToolExecution *ToolExecution `json:"tool_execution,omitempty"`
 	// Kind is "confirmation", "user_input" or "external_execution". Agentry
 	// writes it; Agno derives the same from tool_execution and ignores it.
 	Kind string `json:"kind,omitempty"`
+	// A requirement of a team member's run that paused its team's run names
+	// the member and its paused run (Agno's member_agent_id, …).
+	MemberAgentID   string `json:"member_agent_id,omitempty"`
+	MemberAgentName string `json:"member_agent_name,omitempty"`
+	MemberRunID     string `json:"member_run_id,omitempty"`
 
 	// Extra keeps stored members the fields above do not hold.
 	Extra map[string]json.RawMessage `json:"-"`

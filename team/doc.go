@@ -1,5 +1,7 @@
-// Package team runs a team of agents in Agno's default "coordinate" mode: a
-// leader model delegates tasks to member agents through tools and answers
-// from their results. Team runs are stored as one team run plus one run per
-// member call (parent_run_id = the team run).
+// Package team runs a team: a leader model that works with member agents or
+// member teams through tools, in Agno's modes (coordinate, route, broadcast,
+// tasks). A team run is stored as one team run plus one run per member call
+// (parent_run_id = the team run), listed in its member_responses; member
+// events are forwarded on the team's stream; a member that pauses pauses the
+// team run, and ContinueRun continues the member.
 package team

@@ -18,17 +18,25 @@ import (
 )
 
 // Config configures a Team. Field names follow Agno's team parameters; zero
-// values take the documented defaults. Model and Members are required.
+// values take the documented defaults. Model and Members (or Teams) are
+// required.
 type Config struct {
 	// ID identifies the team (team_id). Default: Name lower-cased with spaces
 	// as dashes; with no Name, a random UUID.
 	ID          string
 	Name        string
 	Description string
+	// Mode is how the leader works with the members (Agno's TeamMode):
+	// coordinate (the default), route, broadcast or tasks.
+	Mode Mode
 	// Model is the leader's model; it sees the delegation tools only.
 	Model model.Model
 	// Members are the agents the leader delegates to, addressed by their IDs.
 	Members []*agent.Agent
+	// Teams are member teams, after Members (nesting: a member team delegates
+	// to its own members). Ids are unique among Members and Teams. A team
+	// nests at most MaxNestingDepth levels deep.
+	Teams []*Team
 	// Tools are given to the leader besides the delegation tools (for
 	// instance CodeMode's execute and restart).
 	Tools []tool.Tool
@@ -42,8 +50,23 @@ type Config struct {
 	AddHistoryToContext bool
 	NumHistoryRuns      int
 	// DelegateToAllMembers adds delegate_task_to_members, which sends one task
-	// to every member at once (Agno's delegate_to_all_members).
+	// to every member at once (Agno's delegate_to_all_members); broadcast
+	// mode implies it.
 	DelegateToAllMembers bool
+	// RespondDirectly makes a member's answer the team's answer (Agno's
+	// respond_directly); route mode implies it.
+	RespondDirectly bool
+	// MaxIterations bounds the leader's iterations in tasks mode (default 10).
+	MaxIterations int
+	// StreamMemberEvents: nil or true forwards the member runs' events on the
+	// team's stream (Agno's stream_member_events, default true); false keeps
+	// them off it.
+	StreamMemberEvents *bool
+	// StoreMemberResponses: nil or true stores the member runs in the stored
+	// team run's member_responses (Agno's store_member_responses; Agno's
+	// default is false, Agentry's true). The returned run always has them,
+	// and a PAUSED team run always stores them: continuing it needs them.
+	StoreMemberResponses *bool
 	// Metadata is copied into every team run's metadata.
 	Metadata map[string]any
 	// StoreEvents records the leader's events in the stored team run.
@@ -62,11 +85,33 @@ type Config struct {
 	agent.MemoryConfig
 }
 
+// MaxNestingDepth is how deep teams nest: a team whose member teams have
+// member teams, … more than this many levels is refused by New.
+const MaxNestingDepth = 4
+
+// ErrNestingTooDeep is wrapped by New's error for a team nested too deep.
+var ErrNestingTooDeep = errors.New("team: teams nested too deep")
+
+// member is what a team delegates to: an agent or a team.
+type member interface {
+	agent.Runner
+	ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error)
+}
+
+// memberInfo is one member and what the leader's prompt says of it.
+type memberInfo struct {
+	id, name, description string
+	tools                 []string
+	r                     member
+}
+
 // Team is a leader and its members. It is safe for concurrent use.
 type Team struct {
 	cfg     Config
 	leader  *agent.Agent
-	members map[string]*agent.Agent
+	order   []*memberInfo
+	members map[string]*memberInfo
+	depth   int
 }
 
 // New validates cfg and builds the team's leader.
@@ -74,18 +119,46 @@ func New(cfg Config) (*Team, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("team: Config.Model is required (the leader's model)")
 	}
-	if len(cfg.Members) == 0 {
-		return nil, errors.New("team: Config.Members is empty; a team needs at least one member agent")
+	if len(cfg.Members)+len(cfg.Teams) == 0 {
+		return nil, errors.New("team: Config.Members is empty; a team needs at least one member agent or team")
 	}
-	t := &Team{members: make(map[string]*agent.Agent, len(cfg.Members))}
+	mode, err := ParseMode(string(cfg.Mode))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Mode = mode
+	t := &Team{members: make(map[string]*memberInfo, len(cfg.Members)+len(cfg.Teams)), depth: 1}
+	add := func(mi *memberInfo) error {
+		if _, dup := t.members[mi.id]; dup {
+			return fmt.Errorf("team: two members share id %q; member ids must be unique", mi.id)
+		}
+		t.members[mi.id] = mi
+		t.order = append(t.order, mi)
+		return nil
+	}
 	for i, m := range cfg.Members {
 		if m == nil {
 			return nil, fmt.Errorf("team: Members[%d] is nil", i)
 		}
-		if _, dup := t.members[m.ID()]; dup {
-			return nil, fmt.Errorf("team: two members share id %q; member ids must be unique", m.ID())
+		mi := &memberInfo{id: m.ID(), name: m.Name(), description: m.Config().Description, r: m}
+		for _, s := range m.Tools() {
+			mi.tools = append(mi.tools, s.Name)
 		}
-		t.members[m.ID()] = m
+		if err := add(mi); err != nil {
+			return nil, err
+		}
+	}
+	for i, sub := range cfg.Teams {
+		if sub == nil {
+			return nil, fmt.Errorf("team: Teams[%d] is nil", i)
+		}
+		if sub.depth+1 > MaxNestingDepth {
+			return nil, fmt.Errorf("%w: member team %q nests %d levels, the limit is %d (MaxNestingDepth)", ErrNestingTooDeep, sub.ID(), sub.depth+1, MaxNestingDepth)
+		}
+		t.depth = max(t.depth, sub.depth+1)
+		if err := add(&memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub}); err != nil {
+			return nil, err
+		}
 	}
 	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
 	t.cfg = cfg
@@ -94,6 +167,10 @@ func New(cfg Config) (*Team, error) {
 		return nil, err
 	}
 	tools = append(tools, cfg.Tools...)
+	var iterate *agent.Iteration
+	if cfg.Mode == ModeTasks {
+		iterate = t.iteration()
+	}
 	// The leader is an agent composed with the team's identity (its runs,
 	// sessions and events are the team's) and a hook that stores the member
 	// runs it delegated to with the team run.
@@ -104,7 +181,7 @@ func New(cfg Config) (*Team, error) {
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		Metadata: cfg.Metadata, StoreEvents: cfg.StoreEvents,
 		OffloadToolResults: cfg.OffloadToolResults, MediaStorage: cfg.MediaStorage,
-		BeforeStore:  storeMemberResponses,
+		BeforeStore: t.storeMemberResponses, Iterate: iterate,
 		MemoryConfig: cfg.MemoryConfig,
 	})
 	if err != nil {
@@ -137,20 +214,32 @@ func (t *Team) ModelInfo() model.Info { return t.leader.ModelInfo() }
 // Members returns the member agents in configuration order.
 func (t *Team) Members() []*agent.Agent { return t.cfg.Members }
 
+// Teams returns the member teams in configuration order.
+func (t *Team) Teams() []*Team { return t.cfg.Teams }
+
+// Mode returns the team's mode.
+func (t *Team) Mode() Mode { return t.cfg.Mode }
+
 // Run executes one team run and returns it, like agent.Agent.Run: the
 // leader's run, stored as a team run, with member_responses holding the
-// member runs it delegated to (each also stored as its own run).
+// member runs it delegated to (each also stored as its own run, with
+// parent_run_id the team run's), also when the team has no DB.
 func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
-	return t.leader.Run(withCollector(ctx), input, opts...)
+	ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
+	out, err := t.leader.Run(ctx, input, opts...)
+	t.finish(ctx, c, out)
+	return out, err
 }
 
 // Stream executes one team run and yields the leader's events, named with
 // run.TeamEvent (TeamRunStarted, TeamToolCallStarted, …, TeamRunCompleted)
-// and carrying team_id/team_name. Member runs execute inside the delegation
-// tool calls; their events are not forwarded.
+// and carrying team_id/team_name, and, unless StreamMemberEvents is false,
+// the member runs' events as they happen (RunStarted, RunContent, … with
+// the member's agent_id, its run_id and parent_run_id the team run's).
 func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		for ev, err := range t.leader.Stream(withCollector(ctx), input, opts...) {
+		ctx, _ := t.withCollector(t.withTasks(ctx, nil), nil)
+		for ev, err := range t.leader.Stream(ctx, input, opts...) {
 			if !yield(ev, err) {
 				return
 			}
@@ -162,16 +251,26 @@ func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOpt
 // runs it is waiting for). It reports whether the run was found.
 func (t *Team) CancelRun(runID string) bool { return t.leader.CancelRun(runID) }
 
-// collector gathers the member runs of one team run.
+// collector gathers the member runs of one team run, in the order they
+// finished; a continued member run replaces its paused version.
 type collector struct {
 	mu   sync.Mutex
 	runs []json.RawMessage
+	ids  []string
 }
 
-type collectorKey struct{}
+type collectorKey struct{ t *Team }
 
-func withCollector(ctx context.Context) context.Context {
-	return context.WithValue(ctx, collectorKey{}, &collector{})
+func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (context.Context, *collector) {
+	c := &collector{}
+	for _, raw := range prior {
+		var head struct {
+			RunID string `json:"run_id"`
+		}
+		_ = json.Unmarshal(raw, &head)
+		c.runs, c.ids = append(c.runs, raw), append(c.ids, head.RunID)
+	}
+	return context.WithValue(ctx, collectorKey{t}, c), c
 }
 
 func (c *collector) add(out *run.Output) {
@@ -180,21 +279,41 @@ func (c *collector) add(out *run.Output) {
 		return
 	}
 	c.mu.Lock()
-	c.runs = append(c.runs, b)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	for i, id := range c.ids {
+		if id == out.RunID {
+			c.runs[i] = b
+			return
+		}
+	}
+	c.runs, c.ids = append(c.runs, b), append(c.ids, out.RunID)
 }
 
-// storeMemberResponses is the leader's BeforeStore hook: the team run's
-// member_responses are the member runs it collected.
-func storeMemberResponses(ctx context.Context, out *run.Output) {
-	c, ok := ctx.Value(collectorKey{}).(*collector)
-	if !ok {
+func (c *collector) list() []json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]json.RawMessage(nil), c.runs...)
+}
+
+// finish gives a returned team run its member runs and task list.
+func (t *Team) finish(ctx context.Context, c *collector, out *run.Output) {
+	if out == nil {
+		return
+	}
+	out.MemberResponses = c.list()
+	t.storeTasks(ctx, out)
+}
+
+// storeMemberResponses is the leader's BeforeStore hook: the stored team
+// run's member_responses are the member runs it collected.
+func (t *Team) storeMemberResponses(ctx context.Context, out *run.Output) {
+	t.storeTasks(ctx, out)
+	c, ok := ctx.Value(collectorKey{t}).(*collector)
+	if !ok || (t.cfg.StoreMemberResponses != nil && !*t.cfg.StoreMemberResponses && out.Status != run.StatusPaused) {
 		out.MemberResponses = nil
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out.MemberResponses = append([]json.RawMessage(nil), c.runs...)
+	out.MemberResponses = c.list()
 }
 
 var _ agent.Runner = (*Team)(nil)

@@ -30,6 +30,8 @@ type FuncConfig struct {
 	StopAfterCall        bool
 	// NonIdempotent is copied to the Definition.
 	NonIdempotent bool
+	// HonorsCancel, copied to the Definition.
+	HonorsCancel bool
 }
 
 // validName accepts what every provider accepts: ^[a-zA-Z0-9_-]{1,64}$.
@@ -83,6 +85,7 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 			ExternalExecution:    cfg.ExternalExecution,
 			StopAfterCall:        cfg.StopAfterCall,
 			NonIdempotent:        cfg.NonIdempotent,
+			HonorsCancel:         cfg.HonorsCancel,
 		},
 		validator: v,
 		fn:        fn,

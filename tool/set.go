@@ -198,6 +198,9 @@ func (s *Set) execute(ctx context.Context, call model.ToolCall) (string, error) 
 		return "", fmt.Errorf("tool %s not run: %w", call.Name, context.Cause(ctx))
 	}
 	def := t.Definition()
+	if def.HonorsCancel && def.Timeout == 0 {
+		return safeCall(ctx, t, def.Name, args)
+	}
 	return invoke(ctx, t, def.Name, def.Timeout, args)
 }
 

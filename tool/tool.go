@@ -41,6 +41,12 @@ type Definition struct {
 	// that call instead. Idempotent tools are re-run with the same
 	// run.IdempotencyKey(ctx).
 	NonIdempotent bool
+	// HonorsCancel says the tool returns promptly once its context ends and
+	// must be waited for even then (a team's delegation tools: the member
+	// runs they start are stored, CANCELLED, before the team run is). It is
+	// called on the caller's goroutine, and an agent run that is cancelled
+	// waits for it.
+	HonorsCancel bool
 }
 
 // Spec returns what is sent to the model.

@@ -133,6 +133,9 @@ func TestStep_IdentityOfStepRuns(t *testing.T) {
 	}
 	ids := map[string]string{} // event name -> the ids it carried
 	for _, e := range evs {
+		if e.AgentID == "writer" {
+			continue // the team's member, its events forwarded on the team's stream (issue 11)
+		}
 		ids[string(e.Event)] = e.AgentID + "|" + e.AgentName + "|" + e.TeamID + "|" + e.TeamName + "|" + e.WorkflowID + "|" + e.WorkflowName
 	}
 	for name, want := range map[string]string{"WorkflowStarted": "||||wf|Flow", "StepStarted": "||||wf|Flow", "RunCompleted": "drafter|Drafter||||",

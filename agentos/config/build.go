@@ -12,10 +12,11 @@ import (
 )
 
 // Build turns a team declaration into a team storing in d (nil: no storage).
-// Members are looked up by id among agents (the built `agents:` entries).
+// Members are looked up by id among agents (the built `agents:` entries),
+// then among teams (member teams, built before it).
 // opts.MediaStorage receives the leader's media (the server-wide
 // media_storage); members keep their own.
-func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions) (*team.Team, error) {
+func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions, teams ...map[string]*team.Team) (*team.Team, error) {
 	where := "team " + t.ID
 	if t.Model == "" {
 		return nil, fmt.Errorf("config: %s: model is required for the team leader (\"provider:model_id\", e.g. \"openai:gpt-4o-mini\")", where)
@@ -24,10 +25,16 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions)
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)
 	}
+	mode, err := team.ParseMode(t.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", where, err)
+	}
 	cfg := team.Config{ID: t.ID, Name: t.Name, Description: t.Description, Model: m, DB: d,
 		Instructions: agent.Instructions(t.Instructions), AddHistoryToContext: t.AddHistoryToContext,
 		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On(),
-		MediaStorage: opts.MediaStorage}
+		MediaStorage: opts.MediaStorage, Mode: mode, RespondDirectly: t.RespondDirectly,
+		DelegateToAllMembers: t.DelegateToAllMembers, MaxIterations: t.MaxIterations,
+		StreamMemberEvents: t.StreamMemberEvents, StoreMemberResponses: t.StoreMemberResponses}
 	cfg.MemoryConfig = agent.MemoryConfig{UpdateMemoryOnRun: t.UpdateMemoryOnRun, EnableAgenticMemory: t.EnableAgenticMemory,
 		AddMemoriesToContext: t.AddMemoriesToContext, EnableSessionSummaries: t.EnableSessionSummaries,
 		AddSessionSummaryToContext: t.AddSessionSummaryToContext, SearchPastSessions: t.SearchPastSessions,
@@ -49,11 +56,20 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions)
 		cfg.Tools = cm.Tools()
 	}
 	for _, id := range t.Members {
-		a, ok := agents[id]
-		if !ok {
-			return nil, fmt.Errorf("config: %s: members: no agent with id %q", where, id)
+		if a, ok := agents[id]; ok {
+			cfg.Members = append(cfg.Members, a)
+			continue
 		}
-		cfg.Members = append(cfg.Members, a)
+		var sub *team.Team
+		for _, built := range teams {
+			if sub = built[id]; sub != nil {
+				break
+			}
+		}
+		if sub == nil {
+			return nil, fmt.Errorf("config: %s: members: no agent or team with id %q", where, id)
+		}
+		cfg.Teams = append(cfg.Teams, sub)
 	}
 	tm, err := team.New(cfg)
 	if err != nil {
@@ -105,14 +121,18 @@ func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent, opts Bui
 	var teams []*team.Team
 	var workflows []*workflow.Workflow
 	var errs []error
-	for _, decl := range c.Teams {
-		t, err := decl.Build(d, byID, opts)
+	for _, decl := range c.teamsInBuildOrder() {
+		t, err := decl.Build(d, byID, opts, teamByID)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		teamByID[t.ID()] = t
-		teams = append(teams, t)
+	}
+	for _, decl := range c.Teams {
+		if t := teamByID[decl.ID]; t != nil {
+			teams = append(teams, t)
+		}
 	}
 	for _, decl := range c.Workflows {
 		w, err := decl.Build(d, byID, teamByID)
@@ -123,4 +143,34 @@ func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent, opts Bui
 		workflows = append(workflows, w)
 	}
 	return teams, workflows, errors.Join(errs...)
+}
+
+// teamsInBuildOrder orders the team declarations so that a member team comes
+// before the teams it is a member of (Validate refused cycles; a team in one
+// is left out and fails its build as a missing member).
+func (c Config) teamsInBuildOrder() []Team {
+	byID := make(map[string]int, len(c.Teams))
+	for i, t := range c.Teams {
+		byID[t.ID] = i
+	}
+	state := make([]int, len(c.Teams)) // 0 new, 1 visiting, 2 done
+	var out []Team
+	var visit func(i int)
+	visit = func(i int) {
+		if state[i] != 0 {
+			return
+		}
+		state[i] = 1
+		for _, m := range c.Teams[i].Members {
+			if j, ok := byID[m]; ok && state[j] == 0 {
+				visit(j)
+			}
+		}
+		state[i] = 2
+		out = append(out, c.Teams[i])
+	}
+	for i := range c.Teams {
+		visit(i)
+	}
+	return out
 }

@@ -47,7 +47,7 @@ func TestBuildTeamsAndWorkflows_WiresMembersAndSteps(t *testing.T) {
 		Workflows: []Workflow{{ID: "w", Steps: []WorkflowStep{{Team: "missing"}}}},
 	}
 	_, _, err = bad.BuildTeamsAndWorkflows(nil, []*agent.Agent{a}, BuildOptions{})
-	for _, want := range []string{"team nomodel: model is required", `team ghost: members: no agent with id "nobody"`, `workflow w: steps[0]: no team with id "missing"`} {
+	for _, want := range []string{"team nomodel: model is required", `team ghost: members: no agent or team with id "nobody"`, `workflow w: steps[0]: no team with id "missing"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to mention %q", err, want)
 		}

@@ -201,8 +201,24 @@ type Team struct {
 	Description  string     `yaml:"description"`
 	Model        string     `yaml:"model"`
 	Instructions StringList `yaml:"instructions"`
-	// Members are agent ids declared in agents.
-	Members             []string       `yaml:"members"`
+	// Members are ids of agents declared in agents or of other teams
+	// (nesting, at most team.MaxNestingDepth levels, no cycles).
+	Members []string `yaml:"members"`
+	// Mode is coordinate (default), route, broadcast or tasks.
+	Mode string `yaml:"mode"`
+	// RespondDirectly makes a member's answer the team's (route implies it).
+	RespondDirectly bool `yaml:"respond_directly"`
+	// DelegateToAllMembers gives the leader delegate_task_to_members
+	// (broadcast implies it).
+	DelegateToAllMembers bool `yaml:"delegate_to_all_members"`
+	// MaxIterations bounds tasks mode's iterations (default 10); tasks only.
+	MaxIterations int `yaml:"max_iterations"`
+	// StreamMemberEvents (default true) forwards member events on the
+	// team's stream; StoreMemberResponses (default true) stores member runs
+	// in the team run's member_responses.
+	StreamMemberEvents   *bool `yaml:"stream_member_events"`
+	StoreMemberResponses *bool `yaml:"store_member_responses"`
+
 	AddHistoryToContext bool           `yaml:"add_history_to_context"`
 	NumHistoryRuns      int            `yaml:"num_history_runs"`
 	Metadata            map[string]any `yaml:"metadata"`

@@ -181,7 +181,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"unknown tool", "agents:\n  - id: a\n    model: a:b\n    tools: [web_serch]\n", "unknown tool \"web_serch\""},
 		{"model without provider", "agents:\n  - id: a\n    model: gpt-4o\n", "provider:model_id"},
 		{"negative history", "agents:\n  - id: a\n    model: a:b\n    num_history_runs: -1\n", "must not be negative"},
-		{"unknown team member", "teams:\n  - id: t\n    members: [ghost]\n", "no agent with id \"ghost\""},
+		{"unknown team member", "teams:\n  - id: t\n    members: [ghost]\n", "no agent or team with id \"ghost\""},
 		{"duplicate team ids", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n  - id: t\n    members: [a]\n", "duplicate id \"t\""},
 		{"workflow step with both", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - agent: a\n        team: a\n", "exactly one"},
 		{"jwt without keys", "auth:\n  jwt:\n    algorithm: RS256\n", "verification_keys or jwks_file"},

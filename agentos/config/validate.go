@@ -101,12 +101,8 @@ func (c *Config) Validate() error {
 		if t.NumPastSessionsToSearch < 0 || t.NumPastSessionRunsInSearch < 0 {
 			bad("%s: num_past_sessions_to_search and num_past_session_runs_in_search must not be negative", where)
 		}
-		for _, m := range t.Members {
-			if !agents[m] {
-				bad("%s.members: no agent with id %q", where, m)
-			}
-		}
 	}
+	c.checkTeamMembers(bad, agents)
 	workflows := map[string]bool{}
 	for i, w := range c.Workflows {
 		where := fmt.Sprintf("workflows[%d]", i)

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/team"
+)
+
+func TestParse_TeamModesAndNesting(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	if err := writeScript(script); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `
+agents:
+  - {id: writer, model: "x:y"}
+  - {id: editor, model: "x:y"}
+teams:
+  - id: company
+    model: "scripted:` + script + `"
+    mode: broadcast
+    members: [studio, editor]
+    stream_member_events: false
+    store_member_responses: false
+  - id: studio
+    model: "scripted:` + script + `"
+    mode: tasks
+    max_iterations: 3
+    members: [writer]
+  - id: desk
+    model: "scripted:` + script + `"
+    mode: route
+    members: [writer]
+`
+	cfg, err := Parse([]byte(yaml), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := agent.New(agent.Config{ID: "writer", Model: scripted.Reply("x")})
+	e, _ := agent.New(agent.Config{ID: "editor", Model: scripted.Reply("x")})
+	teams, _, err := cfg.BuildTeamsAndWorkflows(nil, []*agent.Agent{w, e}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(teams) != 3 || teams[0].ID() != "company" || teams[1].ID() != "studio" {
+		t.Fatalf("teams in file order: %v", teams)
+	}
+	company := teams[0]
+	if company.Mode() != team.ModeBroadcast || len(company.Teams()) != 1 || company.Teams()[0] != teams[1] || len(company.Members()) != 1 {
+		t.Errorf("company = %+v", company.Config())
+	}
+	if c := company.Config(); *c.StreamMemberEvents || *c.StoreMemberResponses {
+		t.Errorf("member options = %v %v", *c.StreamMemberEvents, *c.StoreMemberResponses)
+	}
+	if c := teams[1].Config(); c.Mode != team.ModeTasks || c.MaxIterations != 3 {
+		t.Errorf("studio = %+v", c)
+	}
+	if teams[2].Mode() != team.ModeRoute {
+		t.Errorf("desk mode = %s", teams[2].Mode())
+	}
+}
+
+func TestValidate_RefusesBadTeamModesAndMembers(t *testing.T) {
+	t.Parallel()
+	chain := "teams:\n"
+	for i := 1; i <= team.MaxNestingDepth+1; i++ {
+		member := "a"
+		if i > 1 {
+			member = "l" + string(rune('0'+i-1))
+		}
+		chain += "  - {id: l" + string(rune('0'+i)) + ", model: \"x:y\", members: [" + member + "]}\n"
+	}
+	agents := "agents:\n  - {id: a, model: \"x:y\"}\n"
+	tests := []struct{ name, yaml, want string }{
+		{"unknown mode", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], mode: swarm}\n", `teams[0].mode: "swarm" is not a mode`},
+		{"max_iterations outside tasks", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], max_iterations: 4}\n", "max_iterations: applies to mode tasks only"},
+		{"unknown member", agents + "teams:\n  - {id: t, model: \"x:y\", members: [ghost]}\n", `no agent or team with id "ghost"`},
+		{"ambiguous member", agents + "teams:\n  - {id: a, model: \"x:y\", members: [a]}\n  - {id: t, model: \"x:y\", members: [a]}\n", `"a" names both an agent and a team`},
+		{"cycle", agents + "teams:\n  - {id: p, model: \"x:y\", members: [q]}\n  - {id: q, model: \"x:y\", members: [p]}\n", `team "p" contains itself: p → q → p`},
+		{"too deep", agents + chain, "teams nest 5 levels deep; the limit is 4"},
+	}
+	for _, tc := range tests {
+		cfg, err := Parse([]byte(tc.yaml), "os.yaml")
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

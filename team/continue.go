@@ -1,0 +1,250 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+)
+
+// A team run pauses when a member run it delegated to pauses (HITL): the
+// delegation call is stored without a result, the team run PAUSED with the
+// member's requirements (naming the member and its run). Continuing the team
+// run executes that call again, which continues the member run with the
+// resolutions instead of starting a new one; members that had completed in
+// the same call (broadcast) are not run again.
+
+// resumeState is what a continued team run's delegation calls resume from.
+type resumeState struct {
+	mu     sync.Mutex
+	paused map[string]*run.Output // member id → its paused run
+	done   map[string]*run.Output // member id → its completed run of the paused call
+	opts   []agent.RunOption      // the resolutions, handed on to the member
+}
+
+type resumeKey struct{ t *Team }
+
+func resumeFrom(ctx context.Context, t *Team) *resumeState {
+	rs, _ := ctx.Value(resumeKey{t}).(*resumeState)
+	return rs
+}
+
+func (rs *resumeState) takePaused(id string) *run.Output {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := rs.paused[id]
+	delete(rs.paused, id)
+	return out
+}
+
+func (rs *resumeState) takeDone(id string) *run.Output {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := rs.done[id]
+	delete(rs.done, id)
+	return out
+}
+
+// ContinueRun resumes a PAUSED team run: the member runs that paused it are
+// continued with the resolutions (given in place in paused.Requirements, or
+// through agent.WithRequirements / agent.WithTools, matched by tool_call_id),
+// then the leader goes on. Continuing a run that is not PAUSED returns
+// run.ErrNotContinuable.
+func (t *Team) ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error) {
+	ctx, c, err := t.resume(ctx, paused, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.leader.ContinueRun(ctx, leaderRun(paused), leaderOptions(paused, opts)...)
+	t.finish(ctx, c, out)
+	return out, err
+}
+
+// ContinueStream is ContinueRun yielding events, starting with
+// TeamRunContinued; member events are forwarded as in Stream.
+func (t *Team) ContinueStream(ctx context.Context, paused *run.Output, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		ctx, _, err := t.resume(ctx, paused, opts)
+		if err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		for ev, err := range t.leader.ContinueStream(ctx, leaderRun(paused), leaderOptions(paused, opts)...) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// ContinueRunID loads a PAUSED team run from the team's DB and continues it.
+func (t *Team) ContinueRunID(ctx context.Context, runID string, opts ...agent.RunOption) (*run.Output, error) {
+	if t.cfg.DB == nil {
+		return nil, fmt.Errorf("team: continuing a run by id needs Config.DB; pass the paused *run.Output instead")
+	}
+	row, err := t.cfg.DB.GetRun(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("team: load run %s: %w", runID, err)
+	}
+	paused, err := row.Output()
+	if err != nil {
+		return nil, err
+	}
+	return t.ContinueRun(ctx, paused, opts...)
+}
+
+// resume prepares the context a continued team run executes in: its member
+// runs so far, its task list, and the member runs to continue.
+func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunOption) (context.Context, *collector, error) {
+	if paused == nil {
+		return nil, nil, fmt.Errorf("team: ContinueRun needs the paused run")
+	}
+	ctx, c := t.withCollector(t.withTasks(ctx, paused), paused.MemberResponses)
+	if paused.Status != run.StatusPaused {
+		return ctx, c, nil // the leader refuses it with run.ErrNotContinuable
+	}
+	members := make(map[string]*run.Output, len(paused.MemberResponses))
+	var order []*run.Output
+	for _, raw := range paused.MemberResponses {
+		var o run.Output
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return nil, nil, fmt.Errorf("team: continue run %s: member_responses: %w", paused.RunID, err)
+		}
+		members[o.RunID] = &o
+		order = append(order, &o)
+	}
+	co := agent.ResolveOptions(opts...)
+	reqs := append(append([]run.Requirement(nil), paused.Requirements...), co.Requirements...)
+	rs := &resumeState{paused: map[string]*run.Output{}, done: map[string]*run.Output{},
+		opts: []agent.RunOption{agent.WithRequirements(reqs)}}
+	if co.Tools != nil {
+		rs.opts = append(rs.opts, agent.WithTools(co.Tools))
+	}
+	for _, r := range paused.Requirements {
+		if r.MemberRunID == "" || rs.paused[r.MemberAgentID] != nil {
+			continue
+		}
+		mi, ok := t.members[r.MemberAgentID]
+		if !ok {
+			return nil, nil, fmt.Errorf("team: continue run %s: requirement %s names member %q, which is not in the team: %w", paused.RunID, r.ID, r.MemberAgentID, run.ErrNotContinuable)
+		}
+		m := members[r.MemberRunID]
+		if m == nil && mi.r.DB() != nil {
+			row, err := mi.r.DB().GetRun(ctx, r.MemberRunID)
+			if err != nil {
+				return nil, nil, fmt.Errorf("team: continue run %s: load member run %s: %w", paused.RunID, r.MemberRunID, err)
+			}
+			if m, err = row.Output(); err != nil {
+				return nil, nil, err
+			}
+		}
+		if m == nil {
+			return nil, nil, fmt.Errorf("team: continue run %s: the paused run %s of member %s is neither in member_responses nor in its database: %w", paused.RunID, r.MemberRunID, mi.id, run.ErrNotContinuable)
+		}
+		rs.paused[mi.id] = m
+	}
+	// A broadcast call that paused: its members that completed are not run
+	// again (the latest completed run of each member on the same task).
+	for _, ex := range pendingCalls(paused) {
+		if ex.ToolName != ToolDelegateAll {
+			continue
+		}
+		var args delegateAllArgs
+		if json.Unmarshal(ex.ToolArgs, &args) != nil {
+			continue
+		}
+		for _, o := range order {
+			id := memberIDOf(o)
+			if o.Status == run.StatusCompleted && o.Input != nil && o.Input.InputContent == args.Task && rs.paused[id] == nil {
+				rs.done[id] = o
+			}
+		}
+	}
+	return context.WithValue(ctx, resumeKey{t}, rs), c, nil
+}
+
+// pendingCalls are the paused run's tool calls without a result (those a
+// member's pause left waiting).
+func pendingCalls(out *run.Output) []run.ToolExecution {
+	answered := map[string]bool{}
+	for _, m := range out.Messages {
+		if m.ToolCallID != "" && m.Role == "tool" {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var pending []run.ToolExecution
+	for _, ex := range out.Tools {
+		if !answered[ex.ToolCallID] {
+			pending = append(pending, ex)
+		}
+	}
+	return pending
+}
+
+func memberIDOf(o *run.Output) string {
+	if o.AgentID != "" {
+		return o.AgentID
+	}
+	return o.TeamID
+}
+
+// leaderOptions are the continue options for the leader: the resolutions of
+// members' requirements are the members' (their tool call ids may equal the
+// leader's own), the rest are the leader's.
+func leaderOptions(paused *run.Output, opts []agent.RunOption) []agent.RunOption {
+	if paused == nil {
+		return opts
+	}
+	member := map[string]bool{}
+	for _, r := range paused.Requirements {
+		if r.MemberRunID != "" {
+			member[r.ID] = true
+			if r.ToolExecution != nil {
+				member[r.ToolExecution.ToolCallID] = true
+			}
+		}
+	}
+	if len(member) == 0 {
+		return opts
+	}
+	co := agent.ResolveOptions(opts...)
+	var reqs []run.Requirement
+	for _, r := range co.Requirements {
+		if r.MemberRunID == "" && !member[r.ID] {
+			reqs = append(reqs, r)
+		}
+	}
+	var tools []run.ToolExecution
+	for _, ex := range co.Tools {
+		if !member[ex.ToolCallID] {
+			tools = append(tools, ex)
+		}
+	}
+	return append(opts[:len(opts):len(opts)], agent.WithRequirements(reqs), agent.WithTools(tools))
+}
+
+// leaderRun is the paused run as the leader continues it: without the
+// members' requirements (resolved in place, they are the members').
+func leaderRun(paused *run.Output) *run.Output {
+	if paused == nil {
+		return nil
+	}
+	cp := *paused
+	cp.Requirements = nil
+	for _, r := range paused.Requirements {
+		if r.MemberRunID == "" {
+			cp.Requirements = append(cp.Requirements, r)
+		}
+	}
+	return &cp
+}

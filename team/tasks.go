@@ -1,0 +1,475 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// Tasks mode: the leader's task list tools (Agno's names) and its iterations.
+const (
+	toolCreateTask   = "create_task"
+	toolUpdateTask   = "update_task_status"
+	toolListTasks    = "list_tasks"
+	toolExecuteTask  = "execute_task"
+	toolMarkComplete = "mark_all_complete"
+	toolAddNote      = "add_task_note"
+
+	// taskListKey is where the task list is kept in the run's session_state,
+	// as Agno keeps it.
+	taskListKey = "_team_tasks"
+)
+
+// Task statuses, as Agno names them.
+const (
+	taskPending    = "pending"
+	taskInProgress = "in_progress"
+	taskCompleted  = "completed"
+	taskFailed     = "failed"
+	taskBlocked    = "blocked"
+)
+
+// task is one task of the list, in Agno's stored shape.
+type task struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Description  string   `json:"description"`
+	Status       string   `json:"status"`
+	Assignee     *string  `json:"assignee"`
+	Dependencies []string `json:"dependencies"`
+	Result       *string  `json:"result"`
+	Notes        []string `json:"notes"`
+	CreatedAt    float64  `json:"created_at"`
+}
+
+// taskList is one team run's task list. Task ids are t1, t2, … in creation
+// order (Agno draws random ones), so a scripted leader can name them.
+type taskList struct {
+	mu                sync.Mutex
+	Tasks             []*task `json:"tasks"`
+	GoalComplete      bool    `json:"goal_complete"`
+	CompletionSummary *string `json:"completion_summary"`
+}
+
+type taskKey struct{ t *Team }
+
+func (t *Team) withTasks(ctx context.Context, prior *run.Output) context.Context {
+	if t.cfg.Mode != ModeTasks {
+		return ctx
+	}
+	l := &taskList{}
+	if prior != nil {
+		if v, ok := prior.SessionState[taskListKey]; ok {
+			if b, err := json.Marshal(v); err == nil {
+				_ = json.Unmarshal(b, l)
+			}
+		}
+	}
+	return context.WithValue(ctx, taskKey{t}, l)
+}
+
+func tasksFrom(ctx context.Context, t *Team) (*taskList, error) {
+	l, ok := ctx.Value(taskKey{t}).(*taskList)
+	if !ok {
+		return nil, fmt.Errorf("team: task tool called outside a team run")
+	}
+	return l, nil
+}
+
+// storeTasks keeps the task list in the stored run's session_state.
+func (t *Team) storeTasks(ctx context.Context, out *run.Output) {
+	l, ok := ctx.Value(taskKey{t}).(*taskList)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	b, err := json.Marshal(l)
+	l.mu.Unlock()
+	var v map[string]any
+	if err != nil || json.Unmarshal(b, &v) != nil {
+		return
+	}
+	ss := maps.Clone(out.SessionState)
+	if ss == nil {
+		ss = map[string]any{}
+	}
+	ss[taskListKey] = v
+	out.SessionState = ss
+}
+
+func (l *taskList) find(id string) *task {
+	for _, tk := range l.Tasks {
+		if tk.ID == id {
+			return tk
+		}
+	}
+	return nil
+}
+
+// summary renders the list for the leader, in the spirit of Agno's.
+func (l *taskList) summary() string {
+	if len(l.Tasks) == 0 {
+		return "No tasks created yet."
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, tk := range l.Tasks {
+		if counts[tk.Status] == 0 {
+			order = append(order, tk.Status)
+		}
+		counts[tk.Status]++
+	}
+	parts := make([]string, len(order))
+	for i, s := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[s], s)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tasks (%d total: %s):", len(l.Tasks), strings.Join(parts, ", "))
+	for _, tk := range l.Tasks {
+		assignee := " (unassigned)"
+		if tk.Assignee != nil && *tk.Assignee != "" {
+			assignee = " (assigned: " + *tk.Assignee + ")"
+		}
+		fmt.Fprintf(&b, "\n  [%s] %s - %s%s", tk.ID, tk.Title, strings.ToUpper(tk.Status), assignee)
+		if len(tk.Dependencies) > 0 {
+			fmt.Fprintf(&b, "\n      Depends on: %v", tk.Dependencies)
+		}
+		if tk.Result != nil {
+			r := *tk.Result
+			if len(r) > 200 {
+				r = r[:200] + "..."
+			}
+			fmt.Fprintf(&b, "\n      Result: %s", r)
+		}
+		for _, n := range tk.Notes[max(0, len(tk.Notes)-3):] {
+			fmt.Fprintf(&b, "\n      Note: %s", n)
+		}
+	}
+	if l.GoalComplete && l.CompletionSummary != nil {
+		fmt.Fprintf(&b, "\n\nGoal marked complete: %s", *l.CompletionSummary)
+	}
+	return b.String()
+}
+
+// done reports whether the iterations end: the goal was marked complete, or
+// every task finished and none failed.
+func (l *taskList) done() bool {
+	if l.GoalComplete {
+		return true
+	}
+	for _, tk := range l.Tasks {
+		if tk.Status != taskCompleted {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *taskList) data() []run.TaskData {
+	out := make([]run.TaskData, len(l.Tasks))
+	for i, tk := range l.Tasks {
+		out[i] = run.TaskData{ID: tk.ID, Title: tk.Title, Description: tk.Description, Status: tk.Status,
+			Assignee: tk.Assignee, Dependencies: append([]string{}, tk.Dependencies...), Result: tk.Result}
+	}
+	return out
+}
+
+// blockedBy returns the dependencies of tk not completed yet.
+func (l *taskList) blockedBy(tk *task) []string {
+	var open []string
+	for _, d := range tk.Dependencies {
+		if dep := l.find(d); dep == nil || dep.Status != taskCompleted {
+			open = append(open, d)
+		}
+	}
+	return open
+}
+
+// taskEvent is a TeamTask* event of the team run ctx belongs to.
+func (t *Team) taskEvent(ctx context.Context, typ run.EventType, te *run.TaskEvent) run.Event {
+	e := run.Event{Event: typ, CreatedAt: time.Now().Unix(), TeamID: t.cfg.ID, TeamName: t.cfg.Name, TaskEvent: te}
+	if rc, ok := agent.FromContext(ctx); ok {
+		e.RunID, e.SessionID = rc.RunID, rc.SessionID
+	}
+	return e
+}
+
+// iteration is the leader's Config.Iterate in tasks mode.
+func (t *Team) iteration() *agent.Iteration {
+	return &agent.Iteration{
+		Max: t.cfg.MaxIterations,
+		Started: func(ctx context.Context, n, max int) {
+			if agent.StreamingEvents(ctx) {
+				agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskIterationStarted, &run.TaskEvent{Iteration: n, MaxIterations: max}))
+			}
+		},
+		Completed: func(ctx context.Context, n, max int, _ string) (string, bool) {
+			l, err := tasksFrom(ctx, t)
+			if err != nil {
+				return "", false
+			}
+			l.mu.Lock()
+			summary, done := l.summary(), l.done()
+			state := &run.TaskEvent{TaskSummary: summary, GoalComplete: l.GoalComplete, Tasks: l.data()}
+			if l.CompletionSummary != nil {
+				state.CompletionSummary = *l.CompletionSummary
+			}
+			l.mu.Unlock()
+			if agent.StreamingEvents(ctx) {
+				agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskStateUpdated, state))
+				agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskIterationCompleted, &run.TaskEvent{Iteration: n, MaxIterations: max, TaskSummary: summary}))
+			}
+			if done {
+				return "", false
+			}
+			return "<current_task_state>\n" + summary + "\n</current_task_state>\n\n" +
+				"Continue working on the tasks. Create, execute, or update tasks as needed. " +
+				"When all tasks are done, call `" + toolMarkComplete + "` with a summary.", true
+		},
+	}
+}
+
+type createTaskArgs struct {
+	Title       string   `json:"title" jsonschema:"a short, actionable title for the task"`
+	Description string   `json:"description,omitempty" jsonschema:"what needs to be done, in detail"`
+	Assignee    string   `json:"assignee,omitempty" jsonschema:"the member_id to assign the task to"`
+	DependsOn   []string `json:"depends_on,omitempty" jsonschema:"ids of tasks that must complete before this one can start"`
+}
+
+type updateTaskArgs struct {
+	TaskID string `json:"task_id" jsonschema:"the id of the task"`
+	Status string `json:"status" jsonschema:"the new status: pending, in_progress, completed or failed"`
+	Result string `json:"result,omitempty" jsonschema:"the outcome of the task, when completing it"`
+}
+
+type executeTaskArgs struct {
+	TaskID   string `json:"task_id" jsonschema:"the id of the task to execute"`
+	MemberID string `json:"member_id" jsonschema:"the id of the member to execute it"`
+}
+
+type addNoteArgs struct {
+	TaskID string `json:"task_id" jsonschema:"the id of the task"`
+	Note   string `json:"note" jsonschema:"the note: progress or context for the task"`
+}
+
+type markCompleteArgs struct {
+	Summary string `json:"summary" jsonschema:"a summary of the work done and the final outcome"`
+}
+
+func (t *Team) taskTools() ([]tool.Tool, error) {
+	var tools []tool.Tool
+	for _, mk := range []func() (tool.Tool, error){
+		func() (tool.Tool, error) {
+			return tool.Func(tool.FuncConfig{Name: toolCreateTask, Description: "Create a new task for the team to work on.", HonorsCancel: true}, t.createTask)
+		},
+		func() (tool.Tool, error) {
+			return tool.Func(tool.FuncConfig{Name: toolUpdateTask, Description: "Update the status of a task. Use it to mark tasks you handle yourself as completed.", HonorsCancel: true}, t.updateTask)
+		},
+		func() (tool.Tool, error) {
+			return tool.Func(tool.FuncConfig{Name: toolListTasks, Description: "List all tasks with their status, assignees and dependencies.", HonorsCancel: true}, t.listTasks)
+		},
+		func() (tool.Tool, error) {
+			return tool.Func(tool.FuncConfig{Name: toolExecuteTask, Description: "Execute a task by delegating it to a member; the member gets the task's title and description and its result is recorded on the task.", HonorsCancel: true}, t.executeTask)
+		},
+		func() (tool.Tool, error) {
+			return tool.Func(tool.FuncConfig{Name: toolAddNote, Description: "Add a note to a task to track progress or pass on context.", HonorsCancel: true}, t.addNote)
+		},
+		func() (tool.Tool, error) {
+			return tool.Func(tool.FuncConfig{Name: toolMarkComplete, Description: "Signal that the overall goal has been achieved. Call it when all tasks are done.", HonorsCancel: true}, t.markComplete)
+		},
+	} {
+		tl, err := mk()
+		if err != nil {
+			return nil, fmt.Errorf("team: %w", err)
+		}
+		tools = append(tools, tl)
+	}
+	return tools, nil
+}
+
+func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	if in.Assignee != "" {
+		if _, ok := t.members[in.Assignee]; !ok {
+			return "", fmt.Errorf("no member with id %q; members: %s", in.Assignee, strings.Join(t.memberIDs(), ", "))
+		}
+	}
+	l.mu.Lock()
+	for _, tk := range l.Tasks {
+		if strings.EqualFold(strings.TrimSpace(tk.Title), strings.TrimSpace(in.Title)) {
+			l.mu.Unlock()
+			return fmt.Sprintf("Task already exists: [%s] %s (status: %s). Use this task instead of creating a duplicate.", tk.ID, tk.Title, tk.Status), nil
+		}
+	}
+	tk := &task{ID: "t" + strconv.Itoa(len(l.Tasks)+1), Title: in.Title, Description: in.Description,
+		Status: taskPending, Dependencies: append([]string{}, in.DependsOn...), Notes: []string{},
+		CreatedAt: float64(time.Now().UnixNano()) / 1e9}
+	if in.Assignee != "" {
+		a := in.Assignee
+		tk.Assignee = &a
+	}
+	l.Tasks = append(l.Tasks, tk)
+	if len(l.blockedBy(tk)) > 0 {
+		tk.Status = taskBlocked
+	}
+	ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Description: tk.Description, Assignee: in.Assignee, Status: tk.Status, Dependencies: tk.Dependencies}
+	l.mu.Unlock()
+	agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskCreated, ev))
+	return fmt.Sprintf("Task created: [%s] %s (status: %s)", tk.ID, tk.Title, tk.Status), nil
+}
+
+// setStatus changes a task's status (and result) and emits TeamTaskUpdated.
+func (t *Team) setStatus(ctx context.Context, l *taskList, tk *task, status string, result *string) {
+	l.mu.Lock()
+	prev := tk.Status
+	tk.Status = status
+	if result != nil {
+		tk.Result = result
+	}
+	ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Status: status, PreviousStatus: prev}
+	if tk.Assignee != nil {
+		ev.Assignee = *tk.Assignee
+	}
+	if result != nil && (status == taskCompleted || status == taskFailed) {
+		ev.Result = *result
+	}
+	// Tasks waiting on this one are unblocked when it completes.
+	for _, other := range l.Tasks {
+		if other.Status == taskBlocked && len(l.blockedBy(other)) == 0 {
+			other.Status = taskPending
+		}
+	}
+	l.mu.Unlock()
+	agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskUpdated, ev))
+}
+
+func (t *Team) updateTask(ctx context.Context, in updateTaskArgs) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	switch in.Status {
+	case taskPending, taskInProgress, taskCompleted, taskFailed:
+	case taskBlocked:
+		return "", fmt.Errorf("cannot set status blocked: blocked is managed from the task's dependencies")
+	default:
+		return "", fmt.Errorf("invalid status %q: must be one of pending, in_progress, completed, failed", in.Status)
+	}
+	l.mu.Lock()
+	tk := l.find(in.TaskID)
+	l.mu.Unlock()
+	if tk == nil {
+		return "", fmt.Errorf("task with id %q not found", in.TaskID)
+	}
+	var result *string
+	if in.Result != "" {
+		result = &in.Result
+	}
+	t.setStatus(ctx, l, tk, in.Status, result)
+	return fmt.Sprintf("Task [%s] '%s' updated to %s.", tk.ID, tk.Title, in.Status), nil
+}
+
+func (t *Team) listTasks(ctx context.Context, _ struct{}) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.summary(), nil
+}
+
+func (t *Team) addNote(ctx context.Context, in addNoteArgs) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tk := l.find(in.TaskID)
+	if tk == nil {
+		return "", fmt.Errorf("task with id %q not found", in.TaskID)
+	}
+	tk.Notes = append(tk.Notes, in.Note)
+	return fmt.Sprintf("Note added to task [%s].", tk.ID), nil
+}
+
+func (t *Team) markComplete(ctx context.Context, in markCompleteArgs) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	l.GoalComplete, l.CompletionSummary = true, &in.Summary
+	l.mu.Unlock()
+	return "Goal marked as complete: " + in.Summary, nil
+}
+
+func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	mi, ok := t.members[in.MemberID]
+	if !ok {
+		return "", fmt.Errorf("no member with id %q; members: %s", in.MemberID, strings.Join(t.memberIDs(), ", "))
+	}
+	l.mu.Lock()
+	tk := l.find(in.TaskID)
+	var blocked []string
+	if tk != nil {
+		blocked = l.blockedBy(tk)
+		id := in.MemberID
+		tk.Assignee = &id
+	}
+	l.mu.Unlock()
+	switch {
+	case tk == nil:
+		return "", fmt.Errorf("task with id %q not found", in.TaskID)
+	case len(blocked) > 0:
+		return "", fmt.Errorf("task %s is blocked: it depends on %s, not completed yet", tk.ID, strings.Join(blocked, ", "))
+	case tk.Status == taskCompleted:
+		return fmt.Sprintf("Task [%s] is already completed.", tk.ID), nil
+	}
+	if tk.Status != taskInProgress {
+		t.setStatus(ctx, l, tk, taskInProgress, nil)
+	}
+	prompt := tk.Title
+	if tk.Description != "" {
+		prompt += "\n\n" + tk.Description
+	}
+	var emit func(run.Event)
+	if t.forwarding(ctx) {
+		emit = func(e run.Event) { agent.Emit(ctx, e) }
+	}
+	out, err := t.runMember(ctx, mi, prompt, emit)
+	if err == nil {
+		var content string
+		content, err = t.memberOutcome(ctx, mi, out)
+		if err == nil && out.Status == run.StatusPaused {
+			return content, nil // stays in progress until the member continues
+		}
+		if err == nil {
+			t.setStatus(ctx, l, tk, taskCompleted, &content)
+			return fmt.Sprintf("Task [%s] completed by %s: %s", tk.ID, mi.id, content), nil
+		}
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	msg := err.Error()
+	t.setStatus(ctx, l, tk, taskFailed, &msg)
+	return "", fmt.Errorf("task %s failed: %w", tk.ID, err)
+}
