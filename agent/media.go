@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,7 @@ var ErrMedia = errors.New("agent: media storage failed")
 // message parts) are uploaded to the storage and replaced by references.
 // out itself is left as it is: the run may still be using its messages.
 func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Output, error) {
-	s := st.a.cfg.MediaStorage
+	s := st.media
 	cp := *out
 	session := out.SessionID
 	list := func(kind string, ms []run.Media) ([]run.Media, error) {
@@ -75,7 +76,42 @@ func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Outp
 	if cp.Messages, err = st.referenceParts(ctx, out.Messages); err != nil {
 		return nil, err
 	}
+	if cp.MemberResponses, err = st.referenceMembers(ctx, out.MemberResponses); err != nil {
+		return nil, err
+	}
 	return &cp, nil
+}
+
+// referenceMembers references the media of a team run's member runs (and
+// of theirs, for nested teams) as the run's own: a member response that
+// holds no bytes is kept as stored.
+func (st *state) referenceMembers(ctx context.Context, members []json.RawMessage) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for i, raw := range members {
+		var m run.Output
+		if err := json.Unmarshal(raw, &m); err != nil {
+			continue // not a run: kept as it is
+		}
+		ref, err := st.referenceMedia(ctx, &m)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(ref)
+		if err != nil {
+			return nil, err
+		}
+		if ref == &m || bytes.Equal(b, raw) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(members)
+		}
+		out[i] = b
+	}
+	if out == nil {
+		return members, nil
+	}
+	return out, nil
 }
 
 func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]model.Message, error) {
@@ -92,7 +128,7 @@ func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]mo
 			if parts[j].Data == nil {
 				continue
 			}
-			ref, err := media.Put(ctx, st.a.cfg.MediaStorage, st.out.SessionID, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
+			ref, err := media.Put(ctx, st.media, st.out.SessionID, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
 			if err != nil {
 				return nil, err
 			}
@@ -124,6 +160,7 @@ func withoutMedia(out *run.Output) *run.Output {
 		cp.Input = &in
 	}
 	cp.Images, cp.Videos, cp.Audio, cp.Files = strip(cp.Images), strip(cp.Videos), strip(cp.Audio), strip(cp.Files)
+	cp.MemberResponses = nil // they may hold bytes: the error says what happened
 	cp.Messages = slices.Clone(out.Messages)
 	for i := range cp.Messages {
 		if len(cp.Messages[i].Parts) > 0 {
@@ -140,7 +177,7 @@ func withoutMedia(out *run.Output) *run.Output {
 // rehydrate puts the bytes of referenced parts back into history messages
 // before a model call.
 func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
-	s := st.a.cfg.MediaStorage
+	s := st.media
 	var out []model.Message
 	for i := range msgs {
 		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data == nil && len(p.MediaReference) > 0 }) {
@@ -184,7 +221,7 @@ func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 // message and no media (no reference to an object that may be missing), and
 // the error is returned.
 func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, error) {
-	if st.a.cfg.MediaStorage == nil {
+	if st.media == nil {
 		return out, nil
 	}
 	stored, err := st.referenceMedia(ctx, out)
