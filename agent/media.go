@@ -17,11 +17,12 @@ import (
 // Config.MediaStorage; the run is stored as ERROR, without the media.
 var ErrMedia = errors.New("agent: media storage failed")
 
-// referenceMedia returns a copy of out whose media bytes (input, output and
-// message parts) are uploaded to the storage and replaced by references.
-// out itself is left as it is: the run may still be using its messages.
-func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Output, error) {
-	s := st.media
+// ReferenceMedia returns a copy of out whose media bytes (input, outputs,
+// message parts and member responses) are uploaded to s and replaced by
+// media_reference objects: the run as it is stored. out itself is left as
+// it is (the run may still be using its messages). Nothing is referenced
+// when an upload fails. Teams and workflows store their runs with it.
+func ReferenceMedia(ctx context.Context, s media.Storage, out *run.Output) (*run.Output, error) {
 	cp := *out
 	session := out.SessionID
 	list := func(kind string, ms []run.Media) ([]run.Media, error) {
@@ -73,10 +74,10 @@ func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Outp
 			return nil, err
 		}
 	}
-	if cp.Messages, err = st.referenceParts(ctx, out.Messages); err != nil {
+	if cp.Messages, err = referenceParts(ctx, s, session, out.Messages); err != nil {
 		return nil, err
 	}
-	if cp.MemberResponses, err = st.referenceMembers(ctx, out.MemberResponses); err != nil {
+	if cp.MemberResponses, err = referenceMembers(ctx, s, out.MemberResponses); err != nil {
 		return nil, err
 	}
 	return &cp, nil
@@ -85,14 +86,14 @@ func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Outp
 // referenceMembers references the media of a team run's member runs (and
 // of theirs, for nested teams) as the run's own: a member response that
 // holds no bytes is kept as stored.
-func (st *state) referenceMembers(ctx context.Context, members []json.RawMessage) ([]json.RawMessage, error) {
+func referenceMembers(ctx context.Context, s media.Storage, members []json.RawMessage) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	for i, raw := range members {
 		var m run.Output
 		if err := json.Unmarshal(raw, &m); err != nil {
 			continue // not a run: kept as it is
 		}
-		ref, err := st.referenceMedia(ctx, &m)
+		ref, err := ReferenceMedia(ctx, s, &m)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +115,7 @@ func (st *state) referenceMembers(ctx context.Context, members []json.RawMessage
 	return out, nil
 }
 
-func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]model.Message, error) {
+func referenceParts(ctx context.Context, s media.Storage, session string, msgs []model.Message) ([]model.Message, error) {
 	var out []model.Message
 	for i := range msgs {
 		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data != nil }) {
@@ -128,7 +129,7 @@ func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]mo
 			if parts[j].Data == nil {
 				continue
 			}
-			ref, err := media.Put(ctx, st.media, st.out.SessionID, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
+			ref, err := media.Put(ctx, s, session, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
 			if err != nil {
 				return nil, err
 			}
@@ -143,9 +144,9 @@ func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]mo
 	return out, nil
 }
 
-// withoutMedia is what is stored when the media could not be offloaded: the
-// run without any media bytes and without references.
-func withoutMedia(out *run.Output) *run.Output {
+// WithoutMedia is what is stored when the media could not be offloaded: the
+// run without any media bytes, references or member responses.
+func WithoutMedia(out *run.Output) *run.Output {
 	cp := *out
 	strip := func(ms []run.Media) []run.Media {
 		ms = slices.Clone(ms)
@@ -224,7 +225,7 @@ func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, 
 	if st.media == nil {
 		return out, nil
 	}
-	stored, err := st.referenceMedia(ctx, out)
+	stored, err := ReferenceMedia(ctx, st.media, out)
 	if err == nil {
 		return stored, nil
 	}
@@ -232,7 +233,7 @@ func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, 
 	st.err = err
 	out.Status = run.StatusError
 	out.Content, out.ContentType = err.Error(), "str"
-	return withoutMedia(out), err
+	return WithoutMedia(out), err
 }
 
 // signedURL is a fresh signed URL for a reference when both the storage can
