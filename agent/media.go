@@ -199,7 +199,7 @@ func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 			if err := json.Unmarshal(parts[j].MediaReference, &ref); err != nil {
 				return nil, fmt.Errorf("%w: a stored media_reference is unreadable: %w", ErrMedia, err)
 			}
-			if u := st.signedURL(s, &ref, parts[j].Type); u != "" {
+			if u := st.signedURL(s, &ref, parts[j].Type, parts[j].MIMEType); u != "" {
 				parts[j].URL = u
 				continue
 			}
@@ -237,11 +237,23 @@ func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, 
 }
 
 // signedURL is a fresh signed URL for a reference when both the storage can
-// sign and the model takes this kind of part by URL; "" otherwise.
-func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartType) string {
-	ua, ok := st.p.model.(model.URLAccepter)
-	if !ok || !ua.AcceptsURL(t) {
+// sign and every model the call may reach (the model and its fallbacks)
+// takes this kind of part by URL; "" otherwise: the bytes are sent.
+func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartType, mimeType string) string {
+	if mimeType == "" {
+		mimeType = ref.MimeType
+	}
+	if !model.AcceptsURL(st.p.model, t, mimeType) {
 		return ""
+	}
+	if fb := st.p.fallback; fb != nil {
+		for _, list := range [][]model.Model{fb.OnError, fb.OnRateLimit, fb.OnContextOverflow} {
+			for _, m := range list {
+				if !model.AcceptsURL(m, t, mimeType) {
+					return ""
+				}
+			}
+		}
 	}
 	u, err := s.URL(st.ctx, ref.StorageKey, 0)
 	if err != nil {
