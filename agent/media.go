@@ -243,17 +243,8 @@ func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartTy
 	if mimeType == "" {
 		mimeType = ref.MimeType
 	}
-	if !model.AcceptsURL(st.p.model, t, mimeType) {
+	if !st.takesURL(t, mimeType) {
 		return ""
-	}
-	if fb := st.p.fallback; fb != nil {
-		for _, list := range [][]model.Model{fb.OnError, fb.OnRateLimit, fb.OnContextOverflow} {
-			for _, m := range list {
-				if !model.AcceptsURL(m, t, mimeType) {
-					return ""
-				}
-			}
-		}
 	}
 	u, err := s.URL(st.ctx, ref.StorageKey, 0)
 	if err != nil {

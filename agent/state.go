@@ -35,8 +35,10 @@ type state struct {
 	exec ToolHandler
 	// off and media are the run's offloader and media storage (the
 	// agent's, or inherited: see inheritStorage); nil when off.
-	off    *offload.Offloader
-	media  media.Storage
+	off   *offload.Offloader
+	media media.Storage
+	// remote caches the media fetched by URL for this run's model calls.
+	remote map[string]remoteObject
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// unregister ends the run's registration (see begin).
