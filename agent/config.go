@@ -14,9 +14,9 @@ import (
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
-	"github.com/agentryhq/agentry/tool/netguard"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 )

@@ -97,7 +97,9 @@ func TestMedia_HistoryRehydratesPerProviderWireFormat(t *testing.T) {
 		want, refuse []string
 	}{
 		{"openai chat: image by URL, file as bytes", chatFrames,
-			func(u string) (model.Model, error) { return openai.New(openai.Config{BaseURL: u, Model: "gpt-4o", APIKey: "k"}) },
+			func(u string) (model.Model, error) {
+				return openai.New(openai.Config{BaseURL: u, Model: "gpt-4o", APIKey: "k"})
+			},
 			[]string{`"image_url":{"url":"` + signed, `"file_data":"data:application/pdf;base64,` + pdfB64}, []string{imgB64}},
 		{"openai-compatible chat: both as bytes", chatFrames,
 			func(u string) (model.Model, error) {
