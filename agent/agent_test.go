@@ -117,7 +117,8 @@ func TestRun_SingleTurnCompletes(t *testing.T) {
 func TestRun_UserMessageCarriesMedia(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{Model: scripted.Reply("a cat")}
-	a := mustAgent(t, Config{Model: rec})
+	// a model taking image URLs: the agent does not fetch them
+	a := mustAgent(t, Config{Model: urlModel{rec}})
 	in := run.Input{InputContent: "what is this?", Images: []run.Media{{URL: "https://x/cat.png", MIMEType: "image/png"}},
 		Files: []run.Media{{Content: []byte("pdf"), Name: "a.pdf"}}}
 	if _, err := a.Run(context.Background(), in); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 )
@@ -218,6 +219,12 @@ type Config struct {
 	// MemoryConfig: user memories, session summaries and past-session
 	// search (Agno's parameter names, promoted: Config.UpdateMemoryOnRun, …).
 	MemoryConfig
+
+	// RemoteMedia says which non-public hosts media given by URL may be
+	// fetched from, when a model needs their bytes (it does not take that
+	// kind by URL). The zero value allows public addresses only: loopback,
+	// private, link-local and metadata addresses are refused (SSRF).
+	RemoteMedia netguard.Config
 }
 
 // ToolProvider lists tools at the start of each run. It must be safe for
@@ -251,6 +258,8 @@ type Agent struct {
 	off *offload.Offloader
 	// mem is the memory machinery of Config.MemoryConfig; nil when off.
 	mem *memoryParts
+	// remote guards fetches of media given by URL (Config.RemoteMedia).
+	remote *netguard.Guard
 }
 
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
@@ -315,7 +324,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, off: off}
+	remote, err := netguard.New(cfg.RemoteMedia)
+	if err != nil {
+		return nil, fmt.Errorf("agent: RemoteMedia: %w", err)
+	}
+	a := &Agent{cfg: cfg, off: off, remote: remote}
 	if a.mem, err = newMemoryParts(&a.cfg, a.memoryCaller); err != nil {
 		return nil, err
 	}

@@ -110,7 +110,11 @@ func (st *state) limitMessage() string {
 // fallback models are tried in order and the run records the one that answered.
 func (st *state) callModel() (model.Message, error) {
 	req := &st.req
-	req.Messages = st.msgs
+	msgs, err := st.withRemoteBytes(st.msgs)
+	if err != nil {
+		return model.Message{}, err
+	}
+	req.Messages = msgs
 	req.Tools = st.tix.specs
 	req.ToolChoice = st.a.cfg.ToolChoice
 	if st.limitHit {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +17,12 @@ import (
 // Config.MediaStorage; the run is stored as ERROR, without the media.
 var ErrMedia = errors.New("agent: media storage failed")
 
-// referenceMedia returns a copy of out whose media bytes (input, output and
-// message parts) are uploaded to the storage and replaced by references.
-// out itself is left as it is: the run may still be using its messages.
-func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Output, error) {
-	s := st.a.cfg.MediaStorage
+// ReferenceMedia returns a copy of out whose media bytes (input, outputs,
+// message parts and member responses) are uploaded to s and replaced by
+// media_reference objects: the run as it is stored. out itself is left as
+// it is (the run may still be using its messages). Nothing is referenced
+// when an upload fails. Teams and workflows store their runs with it.
+func ReferenceMedia(ctx context.Context, s media.Storage, out *run.Output) (*run.Output, error) {
 	cp := *out
 	session := out.SessionID
 	list := func(kind string, ms []run.Media) ([]run.Media, error) {
@@ -72,13 +74,48 @@ func (st *state) referenceMedia(ctx context.Context, out *run.Output) (*run.Outp
 			return nil, err
 		}
 	}
-	if cp.Messages, err = st.referenceParts(ctx, out.Messages); err != nil {
+	if cp.Messages, err = referenceParts(ctx, s, session, out.Messages); err != nil {
+		return nil, err
+	}
+	if cp.MemberResponses, err = referenceMembers(ctx, s, out.MemberResponses); err != nil {
 		return nil, err
 	}
 	return &cp, nil
 }
 
-func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]model.Message, error) {
+// referenceMembers references the media of a team run's member runs (and
+// of theirs, for nested teams) as the run's own: a member response that
+// holds no bytes is kept as stored.
+func referenceMembers(ctx context.Context, s media.Storage, members []json.RawMessage) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for i, raw := range members {
+		var m run.Output
+		if err := json.Unmarshal(raw, &m); err != nil {
+			continue // not a run: kept as it is
+		}
+		ref, err := ReferenceMedia(ctx, s, &m)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(ref)
+		if err != nil {
+			return nil, err
+		}
+		if ref == &m || bytes.Equal(b, raw) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(members)
+		}
+		out[i] = b
+	}
+	if out == nil {
+		return members, nil
+	}
+	return out, nil
+}
+
+func referenceParts(ctx context.Context, s media.Storage, session string, msgs []model.Message) ([]model.Message, error) {
 	var out []model.Message
 	for i := range msgs {
 		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data != nil }) {
@@ -92,7 +129,7 @@ func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]mo
 			if parts[j].Data == nil {
 				continue
 			}
-			ref, err := media.Put(ctx, st.a.cfg.MediaStorage, st.out.SessionID, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
+			ref, err := media.Put(ctx, s, session, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
 			if err != nil {
 				return nil, err
 			}
@@ -107,9 +144,9 @@ func (st *state) referenceParts(ctx context.Context, msgs []model.Message) ([]mo
 	return out, nil
 }
 
-// withoutMedia is what is stored when the media could not be offloaded: the
-// run without any media bytes and without references.
-func withoutMedia(out *run.Output) *run.Output {
+// WithoutMedia is what is stored when the media could not be offloaded: the
+// run without any media bytes, references or member responses.
+func WithoutMedia(out *run.Output) *run.Output {
 	cp := *out
 	strip := func(ms []run.Media) []run.Media {
 		ms = slices.Clone(ms)
@@ -124,6 +161,7 @@ func withoutMedia(out *run.Output) *run.Output {
 		cp.Input = &in
 	}
 	cp.Images, cp.Videos, cp.Audio, cp.Files = strip(cp.Images), strip(cp.Videos), strip(cp.Audio), strip(cp.Files)
+	cp.MemberResponses = nil // they may hold bytes: the error says what happened
 	cp.Messages = slices.Clone(out.Messages)
 	for i := range cp.Messages {
 		if len(cp.Messages[i].Parts) > 0 {
@@ -140,7 +178,7 @@ func withoutMedia(out *run.Output) *run.Output {
 // rehydrate puts the bytes of referenced parts back into history messages
 // before a model call.
 func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
-	s := st.a.cfg.MediaStorage
+	s := st.media
 	var out []model.Message
 	for i := range msgs {
 		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data == nil && len(p.MediaReference) > 0 }) {
@@ -161,7 +199,7 @@ func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 			if err := json.Unmarshal(parts[j].MediaReference, &ref); err != nil {
 				return nil, fmt.Errorf("%w: a stored media_reference is unreadable: %w", ErrMedia, err)
 			}
-			if u := st.signedURL(s, &ref, parts[j].Type); u != "" {
+			if u := st.signedURL(s, &ref, parts[j].Type, parts[j].MIMEType); u != "" {
 				parts[j].URL = u
 				continue
 			}
@@ -184,10 +222,10 @@ func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 // message and no media (no reference to an object that may be missing), and
 // the error is returned.
 func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, error) {
-	if st.a.cfg.MediaStorage == nil {
+	if st.media == nil {
 		return out, nil
 	}
-	stored, err := st.referenceMedia(ctx, out)
+	stored, err := ReferenceMedia(ctx, st.media, out)
 	if err == nil {
 		return stored, nil
 	}
@@ -195,14 +233,17 @@ func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, 
 	st.err = err
 	out.Status = run.StatusError
 	out.Content, out.ContentType = err.Error(), "str"
-	return withoutMedia(out), err
+	return WithoutMedia(out), err
 }
 
 // signedURL is a fresh signed URL for a reference when both the storage can
-// sign and the model takes this kind of part by URL; "" otherwise.
-func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartType) string {
-	ua, ok := st.p.model.(model.URLAccepter)
-	if !ok || !ua.AcceptsURL(t) {
+// sign and every model the call may reach (the model and its fallbacks)
+// takes this kind of part by URL; "" otherwise: the bytes are sent.
+func (st *state) signedURL(s media.Storage, ref *media.Reference, t model.PartType, mimeType string) string {
+	if mimeType == "" {
+		mimeType = ref.MimeType
+	}
+	if !st.takesURL(t, mimeType) {
 		return ""
 	}
 	u, err := s.URL(st.ctx, ref.StorageKey, 0)

@@ -131,7 +131,7 @@ func (signingStorage) URL(_ context.Context, key string, _ time.Duration) (strin
 // urlModel takes images by URL.
 type urlModel struct{ *recorder }
 
-func (urlModel) AcceptsURL(t model.PartType) bool { return t == model.PartImage }
+func (urlModel) AcceptsURL(t model.PartType, _ string) bool { return t == model.PartImage }
 
 func TestMedia_HistoryGetsASignedURLWhenTheModelTakesURLs(t *testing.T) {
 	t.Parallel()

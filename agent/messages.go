@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -98,6 +100,9 @@ func (st *state) loadHistory() ([]model.Message, error) {
 // system returns the system message text for this run.
 func (st *state) system() string {
 	s := st.p.system
+	if st.off != nil && st.a.off == nil {
+		s = strings.TrimSpace(s + "\n\n" + offload.SystemPrompt)
+	}
 	if info := st.a.contextInfo(time.Now()); info != "" {
 		if s != "" {
 			s += "\n\n"

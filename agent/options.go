@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -26,6 +28,8 @@ type runOptions struct {
 	journal      run.Journal
 	attempt      int
 	eventFunc    func(run.Event)
+	offloader    *offload.Offloader
+	mediaStorage media.Storage
 }
 
 // WithSessionID runs in this session (default Config.SessionID; empty means a
@@ -104,6 +108,11 @@ type RunContext struct {
 	SessionID    string
 	UserID       string
 	Dependencies map[string]any
+	// Offloader and MediaStorage are the run's (its agent's own or those
+	// passed with WithStorageDefaults), for the runs it starts (a team's
+	// members); nil when off.
+	Offloader    *offload.Offloader
+	MediaStorage media.Storage
 }
 
 type runContextKey struct{}
@@ -126,6 +135,9 @@ type CallOptions struct {
 	SessionState, Metadata, Dependencies  map[string]any
 	Tools                                 []run.ToolExecution
 	Requirements                          []run.Requirement
+	// Offloader and MediaStorage are those of WithStorageDefaults.
+	Offloader    *offload.Offloader
+	MediaStorage media.Storage
 }
 
 // ResolveOptions applies opts and returns what they set.
@@ -136,5 +148,7 @@ func ResolveOptions(opts ...RunOption) CallOptions {
 	}
 	return CallOptions{SessionID: o.sessionID, UserID: o.userID, RunID: o.runID, ParentRunID: o.parentRunID,
 		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies,
-		Tools: o.tools, Requirements: o.requirements}
+		Tools: o.tools, Requirements: o.requirements,
+
+		Offloader: o.offloader, MediaStorage: o.mediaStorage}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
 	"github.com/google/uuid"
@@ -30,8 +31,14 @@ type state struct {
 	p *prepared
 	// tix is the run's tools: the agent's, plus its providers' tools; exec
 	// runs their calls through the agent's tool hooks.
-	tix    *toolIndex
-	exec   ToolHandler
+	tix  *toolIndex
+	exec ToolHandler
+	// off and media are the run's offloader and media storage (the
+	// agent's, or inherited: see inheritStorage); nil when off.
+	off   *offload.Offloader
+	media media.Storage
+	// remote caches the media fetched by URL for this run's model calls.
+	remote map[string]remoteObject
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// unregister ends the run's registration (see begin).
@@ -89,7 +96,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	}
 	st.tix, st.exec = p.toolIndex, p.exec
 	if len(a.cfg.ToolProviders) > 0 {
-		tools := slices.Clone(a.cfg.Tools)
+		tools := slices.Clone(a.toolsWithOffload())
 		for _, tp := range a.cfg.ToolProviders {
 			more, err := tp.Tools(ctx)
 			if err != nil {
@@ -102,6 +109,9 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 			return nil, fmt.Errorf("agent: tools: %w", err)
 		}
 		st.exec = a.toolHandler(st.tix.set)
+	}
+	if err := st.inheritStorage(); err != nil {
+		return nil, fmt.Errorf("agent: tools: %w", err)
 	}
 	if p.schemaErr != nil {
 		return nil, p.schemaErr
@@ -171,9 +181,10 @@ func (st *state) begin(parent context.Context) error {
 		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
 			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
+			Offloader: st.off, MediaStorage: st.media,
 		})
 	}
-	if st.a.off != nil {
+	if st.off != nil {
 		ctx = offload.WithScope(ctx, st.offloadScope())
 	}
 	ctx = context.WithValue(ctx, emitterKey{}, &emitter{st: st})

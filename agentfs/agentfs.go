@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -85,10 +84,6 @@ type WriteOptions struct {
 // FS is AgentFS. It is safe for concurrent use.
 type FS struct {
 	cfg Config
-	// locks serialises quota check and write per namespace in this
-	// process. Replicas sharing a database can each admit one write past
-	// the quota at the same instant (bounded by MaxFileBytes each).
-	locks sync.Map // namespace -> *sync.Mutex
 }
 
 // New validates cfg and returns an FS.
@@ -144,13 +139,6 @@ func CheckPath(p string) error {
 	return nil
 }
 
-func (fs *FS) lock(ns string) func() {
-	m, _ := fs.locks.LoadOrStore(ns, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
-}
-
 func info(f *db.File) Info {
 	return Info{Path: f.Path, Size: f.SizeBytes, Version: f.Version, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 }
@@ -167,25 +155,10 @@ func (fs *FS) Write(ctx context.Context, s Scope, p string, content []byte, opts
 	if n := int64(len(content)); n > fs.cfg.MaxFileBytes {
 		return Info{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFileTooLarge, n, fs.cfg.MaxFileBytes)
 	}
-	unlock := fs.lock(ns)
-	defer unlock()
-	usage, err := fs.cfg.DB.FileUsage(ctx, ns)
-	if err != nil {
-		return Info{}, err
-	}
-	old, err := fs.stat(ctx, ns, p)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return Info{}, err
-	}
-	if after := usage.Bytes - old.Size + int64(len(content)); after > fs.cfg.MaxNamespaceBytes {
-		return Info{}, fmt.Errorf("%w: writing %d bytes would hold %d of %d", ErrQuotaExceeded, len(content), after, fs.cfg.MaxNamespaceBytes)
-	}
-	f := &db.File{Namespace: ns, Path: p, Content: content}
-	var out *db.File
-	if opts.IfVersion != nil {
-		out, err = fs.cfg.DB.PutFileIfVersion(ctx, f, *opts.IfVersion)
-	} else {
-		out, err = fs.cfg.DB.PutFile(ctx, f)
+	out, err := fs.cfg.DB.PutFileWithinQuota(ctx, &db.File{Namespace: ns, Path: p, Content: content},
+		db.FileQuota{MaxBytes: fs.cfg.MaxNamespaceBytes, IfVersion: opts.IfVersion})
+	if errors.Is(err, db.ErrNamespaceFull) {
+		return Info{}, fmt.Errorf("%w: writing %d bytes to %s: %w", ErrQuotaExceeded, len(content), p, err)
 	}
 	if err != nil {
 		return Info{}, err

@@ -217,3 +217,45 @@ func FuzzCheckPath(f *testing.F) {
 		}
 	})
 }
+
+// Two handles with their own connection pools on one database stand for
+// two processes: together they never pass the namespace quota.
+func TestFS_TwoProcessesWritingOneNamespaceStayWithinTheQuota(t *testing.T) {
+	t.Parallel()
+	testdbs.EachTwins(t, func(t *testing.T, a, b *db.DB) {
+		fss := []*agentfs.FS{newFS(t, a, agentfs.Config{MaxFileBytes: 100, MaxNamespaceBytes: 700}),
+			newFS(t, b, agentfs.Config{MaxFileBytes: 100, MaxNamespaceBytes: 700})}
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				_, err := fss[i%2].Write(ctx, alice, "f"+strings.Repeat("x", i), make([]byte, 100), agentfs.WriteOptions{})
+				if err != nil && !errors.Is(err, agentfs.ErrQuotaExceeded) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		for _, fs := range fss {
+			if u := must[db.FileUsage](t)(fs.Usage(ctx, alice)); u.Bytes != 700 || u.Files != 7 {
+				t.Fatalf("usage = %+v, want exactly the quota (7 files)", u)
+			}
+		}
+	})
+}
+
+// The defaults are the issue's: 8 MB per file, 200 MB per namespace.
+func TestFS_DefaultQuotasAre8MBPerFileAnd200MBPerNamespace(t *testing.T) {
+	t.Parallel()
+	d := testdbs.Memory(t)
+	fs := newFS(t, d, agentfs.Config{})
+	if c := fs.Config(); c.MaxFileBytes != 8<<20 || c.MaxNamespaceBytes != 200<<20 {
+		t.Fatalf("defaults = %d / %d", c.MaxFileBytes, c.MaxNamespaceBytes)
+	}
+	_, err := fs.Write(ctx, alice, "over", make([]byte, 8<<20+1), agentfs.WriteOptions{})
+	wantErr(t, err, agentfs.ErrFileTooLarge)
+	for i := range 25 {
+		must[agentfs.Info](t)(fs.Write(ctx, alice, "f"+strings.Repeat("x", i), make([]byte, 8<<20), agentfs.WriteOptions{}))
+	}
+	_, err = fs.Write(ctx, alice, "one-more", []byte("x"), agentfs.WriteOptions{})
+	wantErr(t, err, agentfs.ErrQuotaExceeded)
+}

@@ -19,13 +19,13 @@ import (
 // otherwise.
 func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 	notFound := errorf(http.StatusNotFound, "Media not found")
-	st := s.cfg.MediaStorage
-	if st == nil {
-		return notFound
-	}
 	_, sess, err := s.loadSession(r)
 	if err != nil {
 		return err
+	}
+	st := s.mediaStorageFor(sess)
+	if st == nil {
+		return notFound
 	}
 	key, err := media.Key(sess.SessionID, chi.URLParam(r, "key"))
 	if err != nil {

@@ -165,3 +165,51 @@ func (d *DB) DeleteFilesBefore(ctx context.Context, namespacePrefix string, upda
 	n, err := d.driver.DeleteFilesBefore(ctx, namespacePrefix, updatedBefore)
 	return n, call.done(err)
 }
+
+// ErrNamespaceFull: a quota write would take its namespace over the
+// quota; nothing was written.
+var ErrNamespaceFull = errors.New("db: file namespace quota exceeded")
+
+// FileQuota makes PutFileWithinQuota a checked write.
+type FileQuota struct {
+	// MaxBytes caps the sum of the namespace's file sizes after the write.
+	MaxBytes int64
+	// IfVersion, when set, writes only when the file's stored version is
+	// this (0: only when it does not exist); ErrVersionConflict otherwise.
+	IfVersion *int64
+}
+
+// QuotaFileDriver is the driver part that writes a file only while its
+// namespace stays within a quota. The check and the write are one
+// transaction under a lock on the namespace that every writer of the
+// database takes (processes and connection pools alike), so concurrent
+// writers cannot together exceed the quota.
+type QuotaFileDriver interface {
+	PutFileWithinQuota(ctx context.Context, f *File, q FileQuota) (*File, error)
+}
+
+// PutFileWithinQuota validates and stores a file when the namespace then
+// holds at most q.MaxBytes (the file's old size is not counted);
+// ErrNamespaceFull otherwise, and ErrVersionConflict as PutFileIfVersion.
+func (d *DB) PutFileWithinQuota(ctx context.Context, f *File, q FileQuota) (*File, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: nil file", ErrInvalidRecord)
+	}
+	if err := checkFileKey(f.Namespace, f.Path); err != nil {
+		return nil, err
+	}
+	if q.MaxBytes <= 0 || (q.IfVersion != nil && *q.IfVersion < 0) {
+		return nil, fmt.Errorf("%w: a file quota must be positive and an expected version >= 0", ErrInvalidRecord)
+	}
+	qd, ok := d.driver.(QuotaFileDriver)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %T driver cannot enforce file quotas", ErrInvalidRecord, d.driver)
+	}
+	cp := *f
+	cp.SizeBytes = int64(len(cp.Content))
+	now := d.now().Unix()
+	cp.CreatedAt, cp.UpdatedAt = now, now
+	ctx, call := d.bound(ctx)
+	out, err := qd.PutFileWithinQuota(ctx, &cp, q)
+	return out, call.done(err)
+}

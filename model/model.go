@@ -132,8 +132,15 @@ type ToolCallDelta struct {
 }
 
 // URLAccepter is the optional ability of a model to take a media part by
-// URL (the provider fetches it) instead of its bytes. Media stored as
-// references are then sent as fresh signed URLs.
+// URL (the provider fetches it) instead of its bytes, by the part's type
+// and MIME type ("" when unknown). Media stored as references are then
+// sent as fresh signed URLs; without it they are sent as bytes.
 type URLAccepter interface {
-	AcceptsURL(t PartType) bool
+	AcceptsURL(t PartType, mimeType string) bool
+}
+
+// AcceptsURL reports whether m takes a part of this type by URL.
+func AcceptsURL(m Model, t PartType, mimeType string) bool {
+	ua, ok := m.(URLAccepter)
+	return ok && ua.AcceptsURL(t, mimeType)
 }

@@ -52,6 +52,11 @@ type retrying struct {
 
 func (r *retrying) Info() Info { return r.next.Info() }
 
+// AcceptsURL is the wrapped model's.
+func (r *retrying) AcceptsURL(t PartType, mimeType string) bool {
+	return AcceptsURL(r.next, t, mimeType)
+}
+
 func (r *retrying) Invoke(ctx context.Context, req *Request) (*Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := r.next.Invoke(ctx, req)

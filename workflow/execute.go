@@ -12,6 +12,8 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -50,6 +52,9 @@ type exec struct {
 	cancel context.CancelCauseFunc
 	// failText is what events and the stored run say about the failed step.
 	failText string
+	// off and media are the run's offloader and media storage (storage.go).
+	off   *offload.Offloader
+	media media.Storage
 }
 
 func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOptions, emit func(run.Event) bool) (*run.Output, error) {
@@ -78,6 +83,7 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 	}
 	defer unregister()
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
+	x.storage(o)
 	if err := x.start(); err != nil {
 		return nil, err
 	}
@@ -160,7 +166,7 @@ func (x *exec) step(i int, s Step, input string) (stepResult, error) {
 	started.StepName, started.StepIndex = s.Name, &i
 	x.send(started)
 	opts := []agent.RunOption{agent.WithRunID(res.RunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
-		agent.WithParentRunID(x.out.RunID)}
+		agent.WithParentRunID(x.out.RunID), x.stepStorage()}
 	if x.deps != nil {
 		opts = append(opts, agent.WithDependencies(x.deps))
 	}
@@ -282,9 +288,10 @@ func (x *exec) save() error {
 }
 
 func (x *exec) upsert(ctx context.Context, d *db.DB) error {
-	row, err := db.RunFromOutput(x.out)
+	out, mediaErr := x.storedForm(ctx)
+	row, err := db.RunFromOutput(out)
 	if err == nil {
 		_, err = d.UpsertRun(ctx, row)
 	}
-	return err
+	return errors.Join(mediaErr, err)
 }

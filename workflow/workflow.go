@@ -9,6 +9,8 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -37,12 +39,21 @@ type Config struct {
 	DB *db.DB
 	// Metadata is copied into every workflow run's metadata.
 	Metadata map[string]any
+	// OffloadToolResults and MediaStorage are as agent.Config's, for the
+	// steps whose own configuration leaves them unset: their oversized
+	// tool results are offloaded and their media stored as references.
+	// MediaStorage also receives the workflow run's own media (its input),
+	// which its stored run keeps as media_reference objects.
+	// OffloadToolResults needs DB.
+	OffloadToolResults *offload.Config
+	MediaStorage       media.Storage
 }
 
 // Workflow runs its steps in order. It is safe for concurrent use.
 type Workflow struct {
 	cfg  Config
 	data json.RawMessage // workflow_data of its sessions
+	off  *offload.Offloader
 }
 
 // New validates cfg and returns a Workflow.
@@ -65,7 +76,11 @@ func New(cfg Config) (*Workflow, error) {
 	}
 	cfg.Steps = steps
 	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
-	w := &Workflow{cfg: cfg}
+	off, err := newOffloader(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workflow{cfg: cfg, off: off}
 	data := map[string]any{"workflow_id": cfg.ID}
 	if cfg.Name != "" {
 		data["name"] = cfg.Name

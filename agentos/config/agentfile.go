@@ -50,6 +50,28 @@ func LoadAgent(path, id string) (Agent, error) {
 type BuildOptions struct {
 	// MediaStorage receives the runs' media (agent.Config.MediaStorage).
 	MediaStorage media.Storage
+	// OpenMedia opens a team's or workflow's own media_storage (serve:
+	// MediaStorage.Open with its data directory); nil refuses one.
+	OpenMedia func(*MediaStorage) (media.Storage, error)
+}
+
+// mediaFor is a component's media storage: its own media_storage, else
+// the server-wide one.
+func (o BuildOptions) mediaFor(where string, own *MediaStorage) (media.Storage, error) {
+	if own == nil {
+		return o.MediaStorage, nil
+	}
+	if own.Type == "none" {
+		return nil, nil
+	}
+	if o.OpenMedia == nil {
+		return nil, fmt.Errorf("config: %s: media_storage is opened by the server: pass BuildOptions.OpenMedia", where)
+	}
+	s, err := o.OpenMedia(own)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", where, err)
+	}
+	return s, nil
 }
 
 // Build turns a declaration into an agent storing in d (nil: no storage).

@@ -29,10 +29,14 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions,
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)
 	}
+	ms, err := opts.mediaFor(where, t.MediaStorage)
+	if err != nil {
+		return nil, err
+	}
 	cfg := team.Config{ID: t.ID, Name: t.Name, Description: t.Description, Model: m, DB: d,
 		Instructions: agent.Instructions(t.Instructions), AddHistoryToContext: t.AddHistoryToContext,
 		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On(),
-		MediaStorage: opts.MediaStorage, Mode: mode, RespondDirectly: t.RespondDirectly,
+		MediaStorage: ms, Mode: mode, RespondDirectly: t.RespondDirectly,
 		DelegateToAllMembers: t.DelegateToAllMembers, MaxIterations: t.MaxIterations,
 		StreamMemberEvents: t.StreamMemberEvents, StoreMemberResponses: t.StoreMemberResponses}
 	cfg.MemoryConfig = agent.MemoryConfig{UpdateMemoryOnRun: t.UpdateMemoryOnRun, EnableAgenticMemory: t.EnableAgenticMemory,
@@ -81,8 +85,18 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions,
 // Build turns a workflow declaration into a workflow storing in d; each step
 // names an agent or a team among the built ones.
 func (w Workflow) Build(d *db.DB, agents map[string]*agent.Agent, teams map[string]*team.Team) (*workflow.Workflow, error) {
+	return w.BuildWith(d, agents, teams, BuildOptions{})
+}
+
+// BuildWith is Build with server-wide options (the media storage).
+func (w Workflow) BuildWith(d *db.DB, agents map[string]*agent.Agent, teams map[string]*team.Team, opts BuildOptions) (*workflow.Workflow, error) {
 	where := "workflow " + w.ID
-	cfg := workflow.Config{ID: w.ID, Name: w.Name, Description: w.Description, DB: d}
+	ms, err := opts.mediaFor(where, w.MediaStorage)
+	if err != nil {
+		return nil, err
+	}
+	cfg := workflow.Config{ID: w.ID, Name: w.Name, Description: w.Description, DB: d,
+		OffloadToolResults: w.OffloadToolResults.On(), MediaStorage: ms}
 	for i, st := range w.Steps {
 		step := workflow.Step{Name: st.Name}
 		switch {
@@ -135,7 +149,7 @@ func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent, opts Bui
 		}
 	}
 	for _, decl := range c.Workflows {
-		w, err := decl.Build(d, byID, teamByID)
+		w, err := decl.BuildWith(d, byID, teamByID, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue

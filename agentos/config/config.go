@@ -235,9 +235,12 @@ type Team struct {
 	// CodeMode gives the leader a code environment; its code_mode.tools are
 	// callable from code.
 	CodeMode *CodeMode `yaml:"code_mode"`
-	// OffloadToolResults offloads the leader's own oversized tool results
-	// (members follow their own setting).
+	// OffloadToolResults offloads the leader's oversized tool results, and
+	// those of members that have no setting of their own.
 	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
+	// MediaStorage overrides the server-wide media_storage for the team
+	// run (and members without their own).
+	MediaStorage *MediaStorage `yaml:"media_storage"`
 }
 
 // Workflow declares a sequence of steps, each run by an agent or a team.
@@ -246,6 +249,11 @@ type Workflow struct {
 	Name        string         `yaml:"name"`
 	Description string         `yaml:"description"`
 	Steps       []WorkflowStep `yaml:"steps"`
+	// OffloadToolResults and MediaStorage apply to the steps' runs that
+	// have no setting of their own; the workflow run's own media (its
+	// input) go to MediaStorage (default: the server-wide media_storage).
+	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
+	MediaStorage       *MediaStorage    `yaml:"media_storage"`
 }
 
 // WorkflowStep names exactly one of Agent or Team.

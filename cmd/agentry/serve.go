@@ -174,7 +174,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 		}
 	}()
-	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore})
+	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore,
+		OpenMedia: func(m *config.MediaStorage) (media.Storage, error) { return m.Open(ctx, f.dataDir) }})
 	if err != nil {
 		return err
 	}

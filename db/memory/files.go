@@ -143,3 +143,38 @@ func (d *Driver) DeleteFilesBefore(ctx context.Context, namespacePrefix string, 
 	}
 	return n, nil
 }
+
+// PutFileWithinQuota writes a file when its namespace then holds at most
+// q.MaxBytes; the check and the write share the driver's write lock.
+func (d *Driver) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQuota) (*db.File, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	k := fileKey{f.Namespace, f.Path}
+	old, exists := d.files[k]
+	var have, oldSize int64
+	if exists {
+		have, oldSize = old.Version, old.SizeBytes
+	}
+	if q.IfVersion != nil && have != *q.IfVersion {
+		return nil, fmt.Errorf("%w: %s/%s is at version %d, not %d", db.ErrVersionConflict, f.Namespace, f.Path, have, *q.IfVersion)
+	}
+	var used int64
+	for k, g := range d.files {
+		if k.namespace == f.Namespace {
+			used += g.SizeBytes
+		}
+	}
+	if after := used - oldSize + f.SizeBytes; after > q.MaxBytes {
+		return nil, fmt.Errorf("%w: %s would hold %d bytes, the quota is %d", db.ErrNamespaceFull, f.Namespace, after, q.MaxBytes)
+	}
+	cp := cloneFile(f)
+	cp.Version = have + 1
+	if exists {
+		cp.CreatedAt = old.CreatedAt
+	}
+	d.files[k] = cp
+	return cloneFile(cp), nil
+}

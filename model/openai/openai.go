@@ -311,6 +311,9 @@ func (e *wireError) String() string {
 	return msg
 }
 
-// AcceptsURL: Chat Completions fetches image URLs itself; audio and files
-// must be sent as bytes.
-func (m *Model) AcceptsURL(t model.PartType) bool { return t == model.PartImage }
+// AcceptsURL: OpenAI's and Azure's Chat Completions fetch image URLs
+// themselves; audio and files are sent as bytes, and so is everything to
+// other compatible servers (several, such as Ollama, take no image URLs).
+func (m *Model) AcceptsURL(t model.PartType, _ string) bool {
+	return t == model.PartImage && (m.info.Provider == "OpenAI" || m.info.Provider == "Azure")
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/db/sqlite"
@@ -18,8 +19,49 @@ import (
 // Opener opens a fresh database and registers its cleanup.
 type Opener func(t testing.TB) *db.DB
 
-// All names an opener per SQL driver.
-var All = map[string]Opener{"sqlite": SQLite, "postgres": Postgres, "mysql": MySQL}
+// All names an opener per driver: the SQL ones and memory.
+var All = map[string]Opener{"sqlite": SQLite, "postgres": Postgres, "mysql": MySQL, "memory": Memory}
+
+// Twins opens two handles, each with its own connection pool, on one fresh
+// database, as two processes sharing it would (memory: one driver, two
+// fronts, since it lives in one process).
+type Twins func(t testing.TB) (*db.DB, *db.DB)
+
+// AllTwins names a Twins per driver.
+var AllTwins = map[string]Twins{
+	"sqlite": func(t testing.TB) (*db.DB, *db.DB) {
+		path := filepath.Join(t.TempDir(), "agentry.db")
+		return openSQLite(t, path), openSQLite(t, path)
+	},
+	"postgres": func(t testing.TB) (*db.DB, *db.DB) {
+		a, schema := postgresSchema(t)
+		return a, openPostgres(t, schema)
+	},
+	"mysql": func(t testing.TB) (*db.DB, *db.DB) {
+		a, dsn := mysqlDatabase(t)
+		return a, openMySQL(t, dsn)
+	},
+	"memory": func(testing.TB) (*db.DB, *db.DB) {
+		d := memory.New()
+		return db.New("a", d), db.New("b", d)
+	},
+}
+
+// EachTwins runs fn, in parallel subtests, once per driver with two
+// handles on one fresh database.
+func EachTwins(t *testing.T, fn func(t *testing.T, a, b *db.DB)) {
+	t.Helper()
+	for name, open := range AllTwins {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a, b := open(t)
+			fn(t, a, b)
+		})
+	}
+}
+
+// Memory opens an in-memory database.
+func Memory(testing.TB) *db.DB { return db.New("memory", memory.New()) }
 
 // Each runs fn, in parallel subtests, once per driver with a fresh database.
 func Each(t *testing.T, fn func(t *testing.T, d *db.DB)) {
@@ -41,7 +83,12 @@ func randomName() string {
 // SQLite opens a database file in a temp dir.
 func SQLite(t testing.TB) *db.DB {
 	t.Helper()
-	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	return openSQLite(t, filepath.Join(t.TempDir(), "agentry.db"))
+}
+
+func openSQLite(t testing.TB, path string) *db.DB {
+	t.Helper()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,17 +100,29 @@ func SQLite(t testing.TB) *db.DB {
 // loopback server's `test` database).
 func Postgres(t testing.TB) *db.DB {
 	t.Helper()
+	d, _ := postgresSchema(t)
+	return d
+}
+
+func openPostgres(t testing.TB, schema string) *db.DB {
+	t.Helper()
 	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 	}
-	schema := randomName()
 	d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, MaxOpenConns: 8})
 	if err != nil {
 		t.Fatalf("postgres test server unavailable: %v\nstart it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start", err)
 	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func postgresSchema(t testing.TB) (*db.DB, string) {
+	t.Helper()
+	schema := randomName()
+	d := openPostgres(t, schema)
 	t.Cleanup(func() {
-		defer d.Close()
 		target, err := d.Driver().(db.SQLBacked).SQLTarget()
 		if err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
@@ -74,18 +133,35 @@ func Postgres(t testing.TB) *db.DB {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	return d
+	return d, schema
 }
 
 // MySQL opens a fresh database on AGENTRY_TEST_MYSQL_DSN (default the
 // loopback MariaDB as root).
 func MySQL(t testing.TB) *db.DB {
 	t.Helper()
+	d, _ := mysqlDatabase(t)
+	return d
+}
+
+const mysqlHint = "start it with: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
+
+func openMySQL(t testing.TB, dsn string) *db.DB {
+	t.Helper()
+	d, err := mysql.Open(context.Background(), mysql.Config{DSN: dsn, MaxOpenConns: 8})
+	if err != nil {
+		t.Fatalf("open %s: %v\n%s", dsn, err, mysqlHint)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func mysqlDatabase(t testing.TB) (*db.DB, string) {
+	t.Helper()
 	server := os.Getenv("AGENTRY_TEST_MYSQL_DSN")
 	if server == "" {
 		server = "root@tcp(127.0.0.1:3306)/test"
 	}
-	const hint = "start it with: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
 	mc, err := mysql.ParseDSN(server)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +173,7 @@ func MySQL(t testing.TB) *db.DB {
 	t.Cleanup(func() { admin.Close() })
 	name := randomName()
 	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		t.Fatalf("mysql test server unavailable: %v\n%s", err, hint)
+		t.Fatalf("mysql test server unavailable: %v\n%s", err, mysqlHint)
 	}
 	t.Cleanup(func() {
 		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
@@ -105,10 +181,5 @@ func MySQL(t testing.TB) *db.DB {
 		}
 	})
 	mc.DBName = name
-	d, err := mysql.Open(context.Background(), mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 8})
-	if err != nil {
-		t.Fatalf("open %s: %v\n%s", name, err, hint)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
+	return openMySQL(t, mc.FormatDSN()), mc.FormatDSN()
 }

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/offload"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/tool/netguard"
+)
+
+// imageServer serves one JPEG on loopback and counts its requests.
+func imageServer(t *testing.T, body []byte) (string, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/cat.jpg?X-Amz-Signature=secret", &n
+}
+
+// A media URL on a loopback or private address is not fetched (SSRF): the
+// run ends in ERROR with a clear message, the model is never called, and
+// the stored run keeps the URL only.
+func TestRemoteMedia_LoopbackURLIsRefused(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	u, hits := imageServer(t, jpeg(1000))
+	rec := &recorder{Model: scripted.Reply("never")}
+	a := mustAgent(t, Config{Model: rec, DB: d})
+	in := run.Input{InputContent: "what is this?", Images: []run.Media{{URL: u, MIMEType: "image/jpeg"}}}
+	out, err := a.Run(context.Background(), in, WithSessionID("s"), WithRunID("ssrf-run"))
+	if !errors.Is(err, ErrRemoteMedia) || !errors.Is(err, netguard.ErrBlocked) {
+		t.Fatalf("error = %v, want ErrRemoteMedia and netguard.ErrBlocked", err)
+	}
+	if out.Status != run.StatusError || hits.Load() != 0 || len(rec.requests()) != 0 {
+		t.Fatalf("status %s, %d fetches, %d model calls", out.Status, hits.Load(), len(rec.requests()))
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Fatalf("the error shows the URL's signature: %v", err)
+	}
+	row, err := d.GetRun(context.Background(), "ssrf-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Status != run.StatusError || !strings.Contains(string(row.RunData), "remote media could not be fetched") {
+		t.Fatalf("stored %s: %.300s", row.Status, row.RunData)
+	}
+}
+
+// Allowed by Config.RemoteMedia, the bytes are fetched once for a model
+// that needs them; the stored run keeps the URL, not the bytes. A model
+// that takes URLs gets the URL and nothing is fetched.
+func TestRemoteMedia_FetchedOnlyForModelsThatNeedBytes(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	img := jpeg(5000)
+	u, hits := imageServer(t, img)
+	allow := netguard.Config{AllowNetworks: []string{"127.0.0.1/32", "::1/128"}}
+	rec := &recorder{Model: script(t, scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "c", Name: "noop"}}}, scripted.Turn{Content: "a cat"})}
+	noop := funcTool("noop", tool.FuncConfig{}, func(context.Context) (string, error) { return "ok", nil })
+	a := mustAgent(t, Config{Model: rec, DB: d, RemoteMedia: allow, Tools: []tool.Tool{noop}})
+	in := run.Input{InputContent: "what is this?", Images: []run.Media{{URL: u}}}
+	if _, err := a.Run(context.Background(), in, WithSessionID("s"), WithRunID("fetch-run")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.requests()
+	for _, r := range reqs {
+		if p := r[len(r)-1].Parts; len(p) == 1 && !bytes.Equal(p[0].Data, img) {
+			t.Fatal("the model did not get the fetched bytes")
+		}
+	}
+	if p := reqs[0][len(reqs[0])-1].Parts; len(p) != 1 || !bytes.Equal(p[0].Data, img) || p[0].MIMEType != "image/jpeg" {
+		t.Fatalf("first request parts = %+v", p)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("fetched %d times for 2 model calls, want 1", hits.Load())
+	}
+	row, err := d.GetRun(context.Background(), "fetch-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(row.RunData) > 8000 || !strings.Contains(string(row.RunData), "/cat.jpg") {
+		t.Fatalf("stored run (%d bytes) holds the bytes or lost the URL", len(row.RunData))
+	}
+	// a model taking image URLs gets the URL itself
+	rec2 := &recorder{Model: scripted.Reply("ok")}
+	b := mustAgent(t, Config{Model: urlModel{rec2}, RemoteMedia: allow})
+	if _, err := b.Run(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	r0 := rec2.requests()[0]
+	if p := r0[len(r0)-1].Parts; len(p) != 1 || p[0].URL != u || p[0].Data != nil || hits.Load() != 1 {
+		t.Fatalf("parts = %+v, fetches %d", p, hits.Load())
+	}
+}
+
+func TestRemoteMedia_OversizedAndMissingAreClearErrors(t *testing.T) {
+	t.Parallel()
+	allow := netguard.Config{AllowNetworks: []string{"127.0.0.1/32", "::1/128"}}
+	big, _ := imageServer(t, make([]byte, MaxRemoteMediaBytes+1))
+	missing := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(missing.Close)
+	for name, u := range map[string]string{"oversized": big, "missing": missing.URL + "/gone.png", "not http": "ftp://127.0.0.1/x.png"} {
+		a := mustAgent(t, Config{Model: scripted.Reply("never"), RemoteMedia: allow})
+		in := run.Input{InputContent: "x", Images: []run.Media{{URL: u}}}
+		out, err := a.Run(context.Background(), in)
+		if name == "not http" {
+			// not fetched by the agent: the model gets the URL as given
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrRemoteMedia) || out.Status != run.StatusError {
+			t.Fatalf("%s: error = %v, status %s", name, err, out.Status)
+		}
+	}
+}
+
+// A tool returning 100 MB in an offloading agent: the store refuses it
+// (8 MB per file), the model and the stored run get a stored="false"
+// envelope with head and tail, and nothing is stored half-way.
+func TestOffload_A100MBToolResultIsCutAndNothingStoredHalfWay(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	huge := funcTool("huge", tool.FuncConfig{}, func(context.Context) (string, error) {
+		return strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 100<<20/64), nil
+	})
+	rec := &recorder{Model: script(t, scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "c", Name: "huge"}}}, scripted.Turn{Content: "done"})}
+	a := mustAgent(t, Config{Model: rec, DB: d, Tools: []tool.Tool{huge}, OffloadToolResults: &offload.Config{}})
+	out, err := a.Run(context.Background(), run.TextInput("x"), WithSessionID("s"), WithRunID("huge-run"))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("run: %v", err)
+	}
+	reqs := rec.requests()
+	last := reqs[1][len(reqs[1])-1]
+	if last.Role != model.RoleTool || !strings.Contains(last.Content, `stored="false"`) || len(last.Content) > 10_000 {
+		t.Fatalf("tool message (%d bytes): %.300s", len(last.Content), last.Content)
+	}
+	row, err := d.GetRun(context.Background(), "huge-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(row.RunData) > 40_000 {
+		t.Fatalf("stored run is %d bytes", len(row.RunData))
+	}
+	ids, err := d.ListToolResults(context.Background(), "s", 10)
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("index rows of a refused result: %+v (%v)", ids, err)
+	}
+}

@@ -1,0 +1,115 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// PutFileWithinQuota writes a file only while its namespace stays within
+// q.MaxBytes. Every such write of a namespace takes one lock first: SQLite's
+// writer transaction (BEGIN IMMEDIATE holds the database's write lock across
+// processes), Postgres's advisory transaction lock, MySQL's named lock (held
+// on the connection until after the commit). Under it, reading the usage and
+// writing the file cannot interleave with another writer's, so processes and
+// connection pools sharing the database cannot together pass the quota.
+func (s *Store) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQuota) (*db.File, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.leave()
+	ctx = s.gated(ctx)
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
+	}
+	defer conn.Close()
+	key := quotaLockKey(f.Namespace)
+	if s.d.LockSchema != nil && !s.d.DDLInTx {
+		release, err := s.d.LockSchema(ctx, conn, key)
+		if err != nil {
+			return nil, s.fail("lock file namespace "+f.Namespace, err)
+		}
+		// Deferred before the transaction's rollback: runs after it.
+		defer release()
+	}
+	tx, err := conn.BeginTx(ctx, s.d.TxOptions)
+	if err != nil {
+		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
+	}
+	defer tx.Rollback()
+	if s.d.LockSchema != nil && s.d.DDLInTx {
+		if _, err := s.d.LockSchema(ctx, tx, key); err != nil {
+			return nil, s.fail("lock file namespace "+f.Namespace, err)
+		}
+	}
+	if err := s.putWithinQuota(ctx, tx, f, q); err != nil {
+		if errors.Is(err, db.ErrNamespaceFull) || errors.Is(err, db.ErrVersionConflict) {
+			return nil, err
+		}
+		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
+	}
+	out, err := s.getFileTx(ctx, tx, f.Namespace, f.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
+	}
+	return out, nil
+}
+
+// quotaLockKey names a namespace's lock: a hash, since MySQL's lock names
+// are at most 64 characters.
+func quotaLockKey(namespace string) string {
+	h := sha256.Sum256([]byte(namespace))
+	return "agentry_fs:" + hex.EncodeToString(h[:16])
+}
+
+func (s *Store) putWithinQuota(ctx context.Context, tx *sql.Tx, f *db.File, q db.FileQuota) error {
+	var oldSize, oldVersion sql.NullInt64
+	err := tx.QueryRowContext(ctx, s.d.Bind("SELECT size_bytes, version FROM "+s.fs+" WHERE namespace = ? AND path = ?"), f.Namespace, f.Path).
+		Scan(&oldSize, &oldVersion)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	exists := err == nil
+	if q.IfVersion != nil && oldVersion.Int64 != *q.IfVersion {
+		return fmt.Errorf("%w: %s/%s is at version %d, not %d", db.ErrVersionConflict, f.Namespace, f.Path, oldVersion.Int64, *q.IfVersion)
+	}
+	var used int64
+	if err := tx.QueryRowContext(ctx, s.d.Bind("SELECT COALESCE(SUM(size_bytes), 0) FROM "+s.fs+" WHERE namespace = ?"), f.Namespace).Scan(&used); err != nil {
+		return err
+	}
+	if after := used - oldSize.Int64 + f.SizeBytes; after > q.MaxBytes {
+		return fmt.Errorf("%w: %s would hold %d bytes, the quota is %d", db.ErrNamespaceFull, f.Namespace, after, q.MaxBytes)
+	}
+	if exists {
+		_, err = tx.ExecContext(ctx, s.d.Bind("UPDATE "+s.fs+` SET content = ?, size_bytes = ?, version = version + 1, updated_at = ?
+			WHERE namespace = ? AND path = ?`), f.Content, f.SizeBytes, f.UpdatedAt, f.Namespace, f.Path)
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.fs+" ("+fileCols+") VALUES ("+placeholders(7)+")"),
+		f.Namespace, f.Path, f.Content, f.SizeBytes, int64(1), f.CreatedAt, f.UpdatedAt)
+	return err
+}
+
+func (s *Store) getFileTx(ctx context.Context, tx *sql.Tx, namespace, path string) (*db.File, error) {
+	var f db.File
+	var updated sql.NullInt64
+	err := tx.QueryRowContext(ctx, s.d.Bind("SELECT "+fileCols+" FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path).
+		Scan(&f.Namespace, &f.Path, &f.Content, &f.SizeBytes, &f.Version, &f.CreatedAt, &updated)
+	if err != nil {
+		return nil, s.fail("get file "+namespace+"/"+path, err)
+	}
+	if f.Content == nil {
+		f.Content = []byte{}
+	}
+	f.UpdatedAt = updated.Int64
+	return &f, nil
+}
