@@ -48,6 +48,9 @@ func (q *Queue) leaseLoop() {
 // heartbeat renews this node's leases and stops the runs it holds that
 // were cancelled (through any process) or taken over.
 func (q *Queue) heartbeat(ctx context.Context) error {
+	if q.paused.Load() {
+		return nil
+	}
 	q.mu.Lock()
 	held := make(map[string]*holding, len(q.running))
 	for id, h := range q.running {

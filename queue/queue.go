@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -97,6 +98,8 @@ type Queue struct {
 	stop    context.CancelCauseFunc
 	loops   sync.WaitGroup
 	started bool
+	// paused stops heartbeats (tests: a process that hangs or is cut off).
+	paused atomic.Bool
 }
 
 // holding is a job this process executes.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +31,8 @@ func eachDriver(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 
 // testCfg is fast: tests wait on outcomes, never on timing.
 func testCfg() queue.Config {
-	return queue.Config{PollInterval: 50 * time.Millisecond, LockGrace: 2 * time.Second, RetryDelay: 10 * time.Millisecond, MaxAttempts: 3}
+	return queue.Config{PollInterval: 50 * time.Millisecond, LockGrace: 2 * time.Second, RetryDelay: 10 * time.Millisecond, MaxAttempts: 3,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 }
 
 func openQueue(t *testing.T, d *db.DB, cfg queue.Config, h queue.Handler) *queue.Queue {
@@ -69,6 +72,7 @@ func complete(d *db.DB) queue.Handler {
 }
 
 func finishRun(ctx context.Context, d *db.DB, id string, st run.Status) (run.Status, error) {
+	ctx = context.WithoutCancel(ctx) // an agent stores a cancelled run too
 	row, err := d.GetRun(ctx, id)
 	if err != nil {
 		return "", err
@@ -94,11 +98,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s (%s)", what, debugState())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// debugState, when set by a test, describes what it waits on.
+var debugState = func() string { return "" }
 
 func runStatus(t *testing.T, d *db.DB, id string) run.Status {
 	t.Helper()
