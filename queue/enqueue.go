@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 
@@ -31,7 +32,7 @@ func (e *existing) Error() string { return "queue: idempotency key already used 
 // key names (dup true): keys are kept for good. Past MaxQueueDepth queued
 // jobs it fails with ErrQueueFull.
 func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (runID string, dup bool, err error) {
-	if len(j.IdempotencyKey) > MaxIdempotencyKey {
+	if utf8.RuneCountInString(j.IdempotencyKey) > MaxIdempotencyKey {
 		return "", false, ErrKeyTooLong
 	}
 	if j.ID != r.RunID {
