@@ -38,6 +38,9 @@ func (q *Queue) leaseLoop() {
 		if err := q.sweep(ctx, time.Now().Add(-q.cfg.LockGrace).Unix()); err != nil && ctx.Err() == nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: lease sweep", "err", err)
 		}
+		if err := q.rescueUnclaimed(ctx); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: rescue unclaimed jobs", "err", err)
+		}
 		if time.Since(lastRetention) > time.Minute {
 			lastRetention = time.Now()
 			q.deleteExpired(ctx)
@@ -61,12 +64,16 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		return nil
 	}
 	now := unixNow()
-	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ?`), now, q.cfg.NodeID, StatusRunning); err != nil {
-		return err
-	}
 	ids := make([]any, 0, len(held))
 	for id := range held {
 		ids = append(ids, id)
+	}
+	// Only the leases of runs this process executes: a row locked by this
+	// node that no worker holds (its worker ended without recording) must
+	// expire and be taken over.
+	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
+		append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
+		return err
 	}
 	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
 	if err != nil {
@@ -114,7 +121,27 @@ func (q *Queue) recoverAll(ctx context.Context) error {
 	if err := q.sweep(ctx, unixNow()+1); err != nil {
 		return err
 	}
+	// River jobs fetched by the crashed process before it claimed their
+	// rows are still "running" for River, their rows queued.
+	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = `+q.nowSQL()+` WHERE state = 'running' AND queue = ?`), riverQueue); err != nil {
+		return err
+	}
 	return q.errorOrphanRuns(ctx)
+}
+
+// rescueUnclaimed makes available again the River jobs a process fetched
+// and died before claiming: River says running, the row says queued, and
+// River's attempt started more than LockGrace ago (a live process claims
+// within moments of fetching). Postgres only: a single SQLite node does it
+// at start.
+func (q *Queue) rescueUnclaimed(ctx context.Context) error {
+	if q.dialect != "postgres" {
+		return nil
+	}
+	_, err := q.w.ExecContext(ctx, `UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = now()
+WHERE state = 'running' AND queue = $1 AND attempted_at < now() - make_interval(secs => $2)
+	AND id IN (SELECT engine_job_id FROM `+q.jobs+` WHERE status = $3)`, riverQueue, q.cfg.LockGrace.Seconds(), StatusQueued)
+	return err
 }
 
 // sweep takes over the running jobs whose lease is older than cutoff: each

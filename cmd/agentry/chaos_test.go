@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -272,8 +273,16 @@ func runChaos(t *testing.T, world *chaosWorld, replicas []*replica) {
 			}
 		}
 		if time.Now().After(deadline) {
+			var jobs []string
+			for _, id := range pending {
+				if res, err := http.Get("http://" + replicas[0].addr + "/queue/jobs/" + id); err == nil {
+					b, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					jobs = append(jobs, string(b))
+				}
+			}
 			logs, _ := os.ReadFile(replicas[0].logPath)
-			t.Fatalf("%d runs not COMPLETED after 3 minutes (e.g. %v)\n%s", len(pending), firstOf(pending), tail(string(logs), 4000))
+			t.Fatalf("%d runs not COMPLETED after 3 minutes:\n%s\n%s", len(pending), strings.Join(jobs, "\n"), tail(string(logs), 4000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
