@@ -12,6 +12,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
@@ -182,5 +183,39 @@ func TestDurableQueue_RoutesAreIsolatedPerUser(t *testing.T) {
 	_ = json.Unmarshal([]byte(get(t, u+"/queue/jobs/"+acc.RunID, bob).body), &detail)
 	if _, ok := detail["detail"]; !ok {
 		t.Fatal("404 without detail")
+	}
+}
+
+func TestDurableQueue_RefusedOnADatabaseWithoutIt(t *testing.T) {
+	t.Parallel()
+	d := db.New("mem", memory.New())
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Config{Agents: []*agent.Agent{a}, Queue: &queue.Config{}})
+	if err == nil || !strings.Contains(err.Error(), "sqlite or postgres") {
+		t.Fatalf("durable queue on the memory driver: %v", err)
+	}
+}
+
+func TestInProcessRunner_HonoursConfiguredBoundsWith429(t *testing.T) {
+	t.Parallel()
+	slow := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Content: "late"}}, Latency: time.Hour})
+	d := db.New("mem", memory.New())
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: slow, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, BackgroundConcurrency: 1, BackgroundQueueDepth: 1, ShutdownTimeout: time.Millisecond}, nil)
+	fields := map[string]string{"message": "hi", "background": "true"}
+	first := accepted(t, postForm(t, ts.URL+"/agents/echo/runs", fields, nil))
+	waitStatus(t, d, first.RunID, run.StatusRunning)
+	second := accepted(t, postForm(t, ts.URL+"/agents/echo/runs", fields, nil))
+	if res := postForm(t, ts.URL+"/agents/echo/runs", fields, nil); res.status != http.StatusTooManyRequests {
+		t.Fatalf("past the configured depth: %d %s", res.status, res.body)
+	}
+	for _, id := range []string{second.RunID, first.RunID} {
+		do(t, http.MethodPost, ts.URL+"/agents/echo/runs/"+id+"/cancel", nil, nil)
 	}
 }
