@@ -245,10 +245,9 @@ func TestPoison_ErrorAfterMaxAttemptsOthersUnaffected(t *testing.T) {
 		if g := jobOf(t, q, "gone"); g.Attempt != 1 || !strings.Contains(g.Error, "no longer exists") {
 			t.Fatalf("gone job %+v", g)
 		}
+		// The run row follows its job's outcome.
 		for _, id := range []string{"poison", "gone"} {
-			if st := runStatus(t, d, id); st != run.StatusError {
-				t.Fatalf("run %s is %s, want ERROR", id, st)
-			}
+			waitFor(t, "run "+id+" ERROR", func() bool { return runStatus(t, d, id) == run.StatusError })
 		}
 		jobs, total, err := q.List(context.Background(), queue.Filter{Status: queue.StatusFailed, Limit: 10, Page: 1})
 		if err != nil || total != 2 || len(jobs) != 2 {

@@ -36,10 +36,6 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// Cancelled, finished, taken over or gone: nothing to run.
 		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
 	}
-	if j.CancelRequested {
-		q.finishCancelled(ctx, j.Job, attempt, "cancelled before it started")
-		return river.JobCancel(ErrCancelled)
-	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
@@ -122,22 +118,24 @@ func (c *claimedJob) statusOr(def string) string {
 // claim takes the job's lease for attempt: status running, locked_by this
 // node. A job that is not queued or running (cancelled, finished, failed) is
 // not claimed; neither is one whose row holds a newer attempt. The run's row
-// moves to RUNNING in the same transaction.
+// moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
 	now := unixNow()
 	var got *claimedJob
 	claimed := false
-	err := q.inTx(ctx, func(tx *sql.Tx) error {
+	with := func(ctx context.Context, tx *sql.Tx) error {
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			return errNotClaimed
 		}
 		if err != nil {
 			return err
 		}
 		got = j
-		if (j.Status != StatusQueued && j.Status != StatusRunning) || j.Attempt >= attempt {
-			return nil
+		// A cancel asked of a running job whose worker is gone is the
+		// lease sweep's to record (cancelled); it is not run again.
+		if (j.Status != StatusQueued && j.Status != StatusRunning) || j.Attempt >= attempt || j.CancelRequested {
+			return errNotClaimed
 		}
 		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
 WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); err != nil {
@@ -146,14 +144,42 @@ WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); e
 		j.Status, j.Attempt, j.LockedBy, j.LockedAt = StatusRunning, attempt, q.cfg.NodeID, now
 		claimed = true
 		return nil
-	})
+	}
+	var err error
+	if running := q.runningRow(ctx, id); running != nil {
+		_, _, err = q.d.SaveRunWith(ctx, nil, running, with)
+	} else {
+		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
+	}
+	if errors.Is(err, errNotClaimed) {
+		return got, false, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
-	if claimed && !got.CancelRequested {
-		q.setRunStatus(ctx, id, run.StatusRunning, "", nil)
-	}
 	return got, claimed, nil
+}
+
+// errNotClaimed rolls back a claim of a job that is not runnable.
+var errNotClaimed = errors.New("queue: job not claimable")
+
+// runningRow is the run's row turned RUNNING, or nil when the run is not
+// PENDING or RUNNING (or cannot be read: the claim then leaves it alone).
+func (q *Queue) runningRow(ctx context.Context, id string) *db.Run {
+	row, err := q.d.GetRun(ctx, id)
+	if err != nil || (row.Status != run.StatusPending && row.Status != run.StatusRunning) {
+		return nil
+	}
+	out, err := row.Output()
+	if err != nil {
+		return nil
+	}
+	out.Status = run.StatusRunning
+	next, err := db.RunFromOutput(out)
+	if err != nil {
+		return nil
+	}
+	return next
 }
 
 // fence returns the write fence of attempt: the run row is written only
