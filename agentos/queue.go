@@ -93,6 +93,16 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 	if !ok {
 		return "", queue.Permanent(fmt.Errorf("%s %s no longer exists on this server", j.ComponentType, j.ComponentID))
 	}
+	// A run that ended before its job could record it (the process died in
+	// between) is not executed again.
+	if d := t.DB(); d != nil {
+		if row, err := d.GetRun(ctx, j.ID); err == nil {
+			switch row.Status {
+			case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+				return row.Status, nil
+			}
+		}
+	}
 	var p jobPayload
 	if err := json.Unmarshal(j.Payload, &p); err != nil {
 		return "", queue.Permanent(fmt.Errorf("the job's payload no longer decodes: %w", err))
@@ -126,9 +136,16 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 	return "", err
 }
 
-// journalOpts are the step journal's run options for a job's attempt; none
-// until the journal lands (see docs/adr/durable-queue.md).
-func (s *Server) journalOpts(*queue.Job) []agent.RunOption { return nil }
+// journalOpts make the job's run durable step by step: each model and tool
+// call is recorded in the database's step journal by this attempt, and a
+// resumed run replays what was recorded (the queue clears the journal when
+// the job is final).
+func (s *Server) journalOpts(j *queue.Job) []agent.RunOption {
+	if jr := s.queue.Journal(); jr != nil {
+		return []agent.RunOption{agent.WithJournal(jr, j.Attempt)}
+	}
+	return nil
+}
 
 // enqueueBackground stores the run's PENDING row (and its new session) with
 // its job in one transaction and answers 202; a repeated Idempotency-Key

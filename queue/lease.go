@@ -221,6 +221,7 @@ WHERE id = ? AND attempt = ? AND status = ? AND (locked_at IS NULL OR locked_at 
 	content := ""
 	if status != StatusQueued {
 		content = reason
+		q.clearJournal(ctx, j.ID)
 	}
 	q.setRunStatus(ctx, j.ID, runStatus, content, nil)
 	return nil

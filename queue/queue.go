@@ -90,6 +90,9 @@ type Queue struct {
 	keys    string
 	handler Handler
 	client  *river.Client[*sql.Tx]
+	// journal is the database's step journal (nil when its driver keeps
+	// none); a run's steps are cleared once its job is final.
+	journal *db.Journal
 
 	mu      sync.Mutex
 	running map[string]*holding // run id → the attempt this process executes
@@ -140,6 +143,9 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 	}
 	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{}}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
+	if j, err := db.NewJournal(d); err == nil {
+		q.journal = j
+	}
 	q.life, q.stop = context.WithCancelCause(context.Background())
 
 	workers := river.NewWorkers()
@@ -234,6 +240,22 @@ func (q *Queue) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Journal is the step journal background runs record their steps in, for
+// agent.WithJournal with the job's attempt; nil when the database keeps
+// none. The queue clears a run's steps once its job is final (not paused).
+func (q *Queue) Journal() *db.Journal { return q.journal }
+
+// clearJournal deletes a finished run's steps (best effort: a leftover
+// journal only costs space).
+func (q *Queue) clearJournal(ctx context.Context, runID string) {
+	if q.journal == nil {
+		return
+	}
+	if err := q.journal.ClearJournal(context.WithoutCancel(ctx), runID); err != nil {
+		q.cfg.Logger.WarnContext(ctx, "queue: clear the step journal", "run_id", runID, "err", err)
+	}
 }
 
 // NodeID is this process's name in locked_by.

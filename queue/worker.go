@@ -231,6 +231,9 @@ WHERE id = ? AND attempt = ? AND locked_by = ?`), status, nullable(reason), now,
 		return false
 	}
 	n, _ := res.RowsAffected()
+	if n == 1 && status != StatusPaused {
+		q.clearJournal(ctx, id)
+	}
 	return n == 1
 }
 
