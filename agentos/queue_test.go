@@ -60,6 +60,23 @@ func waitStatus(t *testing.T, d *db.DB, runID string, want run.Status) {
 	}
 }
 
+// waitJob waits until the job's status is want (the job is final a moment
+// after its run row).
+func waitJob(t *testing.T, u, id, want string, hdr map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res := get(t, u+"/queue/jobs/"+id, hdr)
+		if res.status == http.StatusOK && decode[queue.Job](t, res).Status == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: %d %s, want %s", id, res.status, res.body, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestDurableQueue_BackgroundRunCompletesAndIsListed(t *testing.T) {
 	t.Parallel()
 	u, d, _ := durableServer(t, scripted.Reply("done"), queue.Config{}, Config{})
@@ -68,6 +85,7 @@ func TestDurableQueue_BackgroundRunCompletesAndIsListed(t *testing.T) {
 		t.Fatalf("%+v", acc)
 	}
 	waitStatus(t, d, acc.RunID, run.StatusCompleted)
+	waitJob(t, u, acc.RunID, queue.StatusCompleted, nil)
 	job := decode[queue.Job](t, get(t, u+"/queue/jobs/"+acc.RunID, nil))
 	if job.Status != queue.StatusCompleted || job.Attempt != 1 || job.ComponentID != "echo" || job.SessionID != acc.SessionID {
 		t.Fatalf("job %+v", job)
@@ -130,6 +148,7 @@ func TestDurableQueue_429PastMaxQueueDepthAndCancel(t *testing.T) {
 	if res.status != http.StatusOK || decode[cancelResponse](t, res).Status != run.StatusCancelled {
 		t.Fatalf("cancel running: %d %s", res.status, res.body)
 	}
+	waitJob(t, u, running.RunID, queue.StatusCancelled, nil)
 	st := decode[queue.Stats](t, get(t, u+"/queue/stats", nil))
 	if st.Cancelled != 2 || st.Running != 0 || st.Queued != 0 {
 		t.Fatalf("stats %+v", st)
@@ -152,6 +171,7 @@ func TestDurableQueue_RoutesAreIsolatedPerUser(t *testing.T) {
 	}
 	acc := accepted(t, do(t, http.MethodPost, u+"/agents/echo/runs", body, hdr))
 	waitStatus(t, d, acc.RunID, run.StatusCompleted)
+	waitJob(t, u, acc.RunID, queue.StatusCompleted, alice)
 
 	if res := get(t, u+"/queue/jobs/"+acc.RunID, alice); res.status != http.StatusOK {
 		t.Fatalf("owner: %d", res.status)
