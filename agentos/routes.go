@@ -113,6 +113,11 @@ func (s *Server) routeTable() []route {
 		{"PATCH", "/learnings/{learning_id}", need("learnings", "write", "learning_id"), s.patchLearning},
 		{"DELETE", "/learnings/{learning_id}", need("learnings", "delete", "learning_id"), s.deleteLearning},
 
+		{"GET", "/queue/jobs", need("queue", "read", ""), s.listQueueJobs},
+		{"GET", "/queue/jobs/{job_id}", need("queue", "read", "job_id"), s.getQueueJob},
+		{"POST", "/queue/jobs/{job_id}/requeue", adminOnly, s.requeueQueueJob},
+		{"GET", "/queue/stats", need("queue", "read", ""), s.queueStats},
+
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},
 		{"POST", "/databases/{db_id}/migrate", adminOnly, s.migrateOne},

@@ -88,6 +88,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	switch {
 	case req.Background:
 		// Background runs never stream: background=true wins over stream.
+		if s.queue != nil {
+			return s.enqueueBackground(w, r, st, req)
+		}
 		return s.startBackground(w, r, st, req.IdempotencyKey != "")
 	case req.Stream:
 		return s.streamRun(w, r, st)
@@ -194,7 +197,7 @@ func beginErr(err error) error {
 	case errors.Is(err, errDraining):
 		return &httpError{Status: http.StatusServiceUnavailable, Detail: "the server is shutting down; retry on another instance", Err: err}
 	case errors.Is(err, errQueueFull):
-		return &httpError{Status: http.StatusServiceUnavailable, Detail: "too many background runs are queued; retry later", Err: err}
+		return &httpError{Status: http.StatusTooManyRequests, Detail: "too many background runs are queued; retry later", Err: err}
 	case errors.Is(err, errRunInFlight):
 		return &httpError{Status: http.StatusConflict, Detail: "the run is already executing", Err: err}
 	}

@@ -121,6 +121,9 @@ type cancelResponse struct {
 // Another user's run is 404 and untouched.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	runID := chi.URLParam(r, "run_id")
+	if handled, err := s.cancelQueued(w, r, a, runID); handled {
+		return err
+	}
 	ctx := r.Context()
 	timeout := time.NewTimer(s.cancelTimeout)
 	defer timeout.Stop()

@@ -32,6 +32,11 @@ var outsideIsolationMatrix = map[string]string{
 	"GET /workflows/{workflow_id}":    "describes a workflow",
 	"POST /databases/all/migrate":     "admin only: migrates the tables of every user at once",
 	"POST /databases/{db_id}/migrate": "admin only: migrates the tables of every user at once",
+	// The durable queue needs a SQL database; the matrix fixture is in memory.
+	"GET /queue/jobs":                   "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
+	"GET /queue/jobs/{job_id}":          "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
+	"POST /queue/jobs/{job_id}/requeue": "admin only (TestDurableQueue_RoutesAreIsolatedPerUser)",
+	"GET /queue/stats":                  "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
 	// The MCP endpoint's isolation is per tool call: TestMCP_UsersAreIsolated.
 	"POST /mcp":   "MCP: isolated per tool call (mcp_test.go)",
 	"GET /mcp":    "MCP: isolated per tool call (mcp_test.go)",

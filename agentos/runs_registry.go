@@ -25,7 +25,8 @@ var (
 )
 
 // Background run bounds: at most backgroundWorkers execute at once; at most
-// backgroundQueue more wait for a worker (beyond that, 503).
+// backgroundQueue more wait for a worker (beyond that, 429); the server's
+// config may change both.
 const (
 	backgroundWorkers = 32
 	backgroundQueue   = 4096
@@ -47,8 +48,10 @@ type runner struct {
 	// life ends when shutdown gives up waiting; every run's context follows it.
 	life context.Context
 	stop context.CancelCauseFunc
-	// slots bounds concurrently executing background runs.
+	// slots bounds concurrently executing background runs; depth bounds
+	// those waiting for a slot.
 	slots chan struct{}
+	depth int
 
 	mu       sync.Mutex
 	flights  map[string]*flight
@@ -77,9 +80,15 @@ type flight struct {
 	unregister func()
 }
 
-func newRunner() *runner {
+func newRunner(workers, depth int) *runner {
+	if workers <= 0 {
+		workers = backgroundWorkers
+	}
+	if depth <= 0 {
+		depth = backgroundQueue
+	}
 	life, stop := context.WithCancelCause(context.Background())
-	return &runner{reg: run.DefaultRegistry(), life: life, stop: stop, slots: make(chan struct{}, backgroundWorkers),
+	return &runner{reg: run.DefaultRegistry(), life: life, stop: stop, slots: make(chan struct{}, workers), depth: depth,
 		flights: map[string]*flight{}, idemSeed: maphash.MakeSeed()}
 }
 
@@ -103,7 +112,7 @@ func (rn *runner) beginShown(parent context.Context, runID string, c run.Compone
 	case rn.draining:
 		cancel(nil)
 		return nil, nil, errDraining
-	case background && rn.queued >= backgroundWorkers+backgroundQueue:
+	case background && rn.queued >= cap(rn.slots)+rn.depth:
 		cancel(nil)
 		return nil, nil, errQueueFull
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/mcp/mcpserver"
+	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -75,6 +76,17 @@ type Config struct {
 	// has one.
 	MemoryModel model.Model
 
+	// Queue, when set, runs background runs on the durable queue (package
+	// queue) in the default database: crash-safe, bounded, cancellable
+	// across replicas. nil keeps the in-process runner, which is not
+	// crash-safe: runs of a process that dies stay PENDING or RUNNING.
+	Queue *queue.Config
+	// BackgroundConcurrency and BackgroundQueueDepth bound the in-process
+	// runner (Queue nil): runs executing at once (default 32) and runs
+	// waiting for a slot (default 4096; past it 429).
+	BackgroundConcurrency int
+	BackgroundQueueDepth  int
+
 	// Logger receives access and error logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -126,6 +138,13 @@ func FromFile(f config.Config) (Config, error) {
 		Auth:              Auth{Authenticator: a},
 		UserIsolation:     f.UserIsolation,
 	}
+	if q := f.Queue; q.Durable {
+		cfg.Queue = &queue.Config{MaxConcurrency: q.MaxConcurrency, MaxQueueDepth: q.MaxQueueDepth, MaxAttempts: q.MaxAttempts,
+			RetryDelay: config.Seconds(q.RetryDelaySeconds), Timeout: config.Seconds(q.TimeoutSeconds), LockGrace: config.Seconds(q.LockGraceSeconds),
+			PollInterval: config.Seconds(q.PollInterval), Retention: config.Seconds(q.RetentionSeconds), DeploymentID: q.DeploymentID}
+	} else {
+		cfg.BackgroundConcurrency, cfg.BackgroundQueueDepth = q.MaxConcurrency, q.MaxQueueDepth
+	}
 	if f.MCPServer.Enabled {
 		opts, err := f.MCPServer.Options()
 		if err != nil {
@@ -160,6 +179,8 @@ type Server struct {
 	cancelTimeout time.Duration
 	// mcp is the MCP endpoint when MCP.Enabled.
 	mcp *mcpserver.Server
+	// queue runs background runs when Config.Queue is set.
+	queue *queue.Queue
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -207,7 +228,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Name = "Agentry AgentOS"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
-		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner(), cancelTimeout: cancelWait}
+		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner(cfg.BackgroundConcurrency, cfg.BackgroundQueueDepth), cancelTimeout: cancelWait}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
@@ -249,7 +270,25 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.router = s.newRouter()
+	if err := s.openQueue(context.Background()); err != nil {
+		return nil, err
+	}
+	if s.queue != nil {
+		if err := s.queue.Start(context.Background()); err != nil {
+			return nil, fmt.Errorf("agentos: durable queue: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// Close stops the durable queue (when there is one): it claims no more
+// jobs and waits for the running ones until ctx ends; those still running
+// then are left to recovery. Serve calls it when it shuts down.
+func (s *Server) Close(ctx context.Context) error {
+	if s.queue == nil {
+		return nil
+	}
+	return s.queue.Stop(ctx)
 }
 
 // newRouter installs the middleware chain, outermost first: request id, access
@@ -303,6 +342,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shut := make(chan error, 1)
 	go func() { shut <- hs.Shutdown(sctx) }()
 	// Background runs hold no connection: wait for them as well.
+	qdone := make(chan error, 1)
+	go func() { qdone <- s.Close(sctx) }()
+	defer func() { <-qdone }()
 	s.runs.drain()
 	idle := s.runs.wait(sctx)
 	err := <-shut

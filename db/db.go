@@ -154,6 +154,10 @@ func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 // ErrUnavailable is checked once: if the run was stored after all (only its
 // acknowledgement was lost), it is a success.
 func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
+	if writeFence(ctx) != nil {
+		_, out, err := d.SaveRunWith(ctx, nil, r, nil)
+		return out, err
+	}
 	cp, err := d.runToWrite(ctx, r)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,9 @@ type RunSaver interface {
 // written. Like UpsertRun, a write that fails with ErrUnavailable is checked
 // once and is a success when the run was stored after all.
 func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, error) {
+	if writeFence(ctx) != nil {
+		return d.SaveRunWith(ctx, s, r, nil)
+	}
 	if s == nil {
 		out, err := d.UpsertRun(ctx, r)
 		return nil, out, err

@@ -31,6 +31,8 @@ type Config struct {
 	// MediaStorage is where the agents' media go when runs are stored
 	// (type local, s3 or none); absent, serve uses DATA_DIR/media.
 	MediaStorage *MediaStorage `yaml:"media_storage"`
+	// Queue configures background runs (see Queue).
+	Queue Queue `yaml:"queue"`
 
 	// agentFile: the file was one agent (the shape of an agents: entry).
 	agentFile bool

@@ -19,6 +19,7 @@ import (
 //	JWT_VERIFICATION_KEY, AGENTRY_JWT_VERIFICATION_KEY
 //	                                        auth.jwt.verification_keys (replaced by this one key)
 //	JWT_JWKS_FILE, AGENTRY_JWT_JWKS_FILE    auth.jwt.jwks_file
+//	AGENTRY_BACKGROUND_MAX_CONCURRENCY      queue.max_concurrency
 //
 // JWT_SECRET_KEY (Agno 2.x) is an error naming JWT_VERIFICATION_KEY.
 
@@ -36,6 +37,9 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 	}
 	if _, ok := get("JWT_SECRET_KEY"); ok {
 		return fmt.Errorf("config: JWT_SECRET_KEY was renamed in Agno 3.0: use JWT_VERIFICATION_KEY")
+	}
+	if err := c.Queue.applyEnv(get); err != nil {
+		return err
 	}
 	if v, ok := get("AGENTRY_HOST"); ok {
 		c.Server.Host = v

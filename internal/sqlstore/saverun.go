@@ -6,7 +6,33 @@ import (
 	"github.com/agentryhq/agentry/db"
 )
 
-var _ db.RunSaver = (*Store)(nil)
+var (
+	_ db.RunSaver   = (*Store)(nil)
+	_ db.TxRunSaver = (*Store)(nil)
+	_ db.SQLWriter  = (*Store)(nil)
+)
+
+// SQLWriter returns the writer pool and the dialect's name.
+func (s *Store) SQLWriter() db.WriterPool {
+	return db.WriterPool{DB: s.w, Dialect: s.d.Name, Schema: s.d.Schema}
+}
+
+// SaveRunWith is SaveRun (sess may be nil) with the caller's statements run
+// first inside the same transaction; their error rolls everything back and
+// is returned as is.
+func (s *Store) SaveRunWith(ctx context.Context, sess *db.Session, in *db.Run, with db.TxFunc) (*db.Session, *db.Run, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer s.gate.leave()
+	ctx = s.gated(ctx)
+	for attempt := 1; ; attempt++ {
+		saved, out, err := s.saveRunWith(ctx, sess, in, with)
+		if err == nil || s.d.RetryTx == nil || attempt == 4 || !s.d.RetryTx(err) {
+			return saved, out, err
+		}
+	}
+}
 
 // SaveRun upserts a session and then one of its runs in one transaction on
 // the writer, with the statements of UpsertSession and UpsertRun: one commit
@@ -27,14 +53,14 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 	defer s.gate.leave()
 	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {
-		saved, out, err := s.saveRun(ctx, sess, in)
+		saved, out, err := s.saveRunWith(ctx, sess, in, nil)
 		if err == nil || s.d.RetryTx == nil || attempt == 4 || !s.d.RetryTx(err) {
 			return saved, out, err
 		}
 	}
 }
 
-func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
+func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, with db.TxFunc) (*db.Session, *db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
 	s.warmWriter(ctx, s.upsertSessionSQL(), s.upsertRunSQL(scoped))
 	var (
@@ -42,14 +68,21 @@ func (s *Store) saveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 		mapped error // a failed write, already mapped like UpsertSession's or UpsertRun's
 	)
 	err := s.inTx(ctx, func(c txConn) error {
+		if with != nil {
+			if err := with(ctx, c.tx); err != nil {
+				mapped = err
+				return err
+			}
+		}
 		if s.d.RunUpsert == RunUpsertLockReadWrite || (s.d.RunUpsert == RunUpsertLockThenWrite && out.RunIndex == nil) {
 			if err := s.lockSession(ctx, c, out.SessionID); err != nil {
 				return err
 			}
 		}
-		saved, mapped = s.upsertSession(ctx, c, sess)
-		if mapped != nil {
-			return mapped
+		if sess != nil {
+			if saved, mapped = s.upsertSession(ctx, c, sess); mapped != nil {
+				return mapped
+			}
 		}
 		var err error
 		if s.d.RunUpsert == RunUpsertLockReadWrite {

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse_QueueSettings(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`queue:
+  durable: true
+  max_concurrency: 8
+  max_queue_depth: 50
+  max_attempts: 3
+  retry_delay_seconds: 0.5
+  timeout_seconds: 600
+  lock_grace_seconds: 5
+  poll_interval: 0.25
+  retention_seconds: 3600
+  deployment_id: blue
+`), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	q := cfg.Queue
+	if !q.Durable || q.MaxConcurrency != 8 || q.MaxQueueDepth != 50 || q.MaxAttempts != 3 || Seconds(q.RetryDelaySeconds) != 500*time.Millisecond ||
+		Seconds(q.LockGraceSeconds) != 5*time.Second || Seconds(q.PollInterval) != 250*time.Millisecond || q.DeploymentID != "blue" {
+		t.Fatalf("%+v", q)
+	}
+}
+
+func TestValidate_QueueRefusesDurableOnlyKeysWithoutDurable(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]string{
+		"queue:\n  lock_grace_seconds: 5\n":                "queue.lock_grace_seconds applies to the durable queue only",
+		"queue:\n  max_attempts: 2\n":                      "queue.max_attempts applies to the durable queue only",
+		"queue:\n  deployment_id: x\n":                     "queue.deployment_id applies to the durable queue only",
+		"queue:\n  durable: true\n  max_concurrency: -1\n": "queue.max_concurrency must not be negative",
+	} {
+		cfg, err := Parse([]byte(yaml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yaml, err, want)
+		}
+	}
+	// The in-process runner honours its two bounds.
+	cfg, err := Parse([]byte("queue:\n  max_concurrency: 4\n  max_queue_depth: 10\n"), "os.yaml")
+	if err != nil || cfg.Validate() != nil {
+		t.Fatal(err, cfg.Validate())
+	}
+}
+
+func TestApplyEnv_BackgroundMaxConcurrency(t *testing.T) {
+	t.Parallel()
+	var c Config
+	env := map[string]string{"AGENTRY_BACKGROUND_MAX_CONCURRENCY": "7"}
+	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Queue.MaxConcurrency != 7 {
+		t.Fatalf("max_concurrency %d", c.Queue.MaxConcurrency)
+	}
+	env["AGENTRY_BACKGROUND_MAX_CONCURRENCY"] = "many"
+	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil {
+		t.Fatal("a non-number was accepted")
+	}
+}

@@ -1,0 +1,246 @@
+package agentos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+)
+
+// jobPayload is what a durable background run's job carries to rebuild the
+// run in any process: the decoded request, not the HTTP form.
+type jobPayload struct {
+	Input        run.Input       `json:"input"`
+	SessionState map[string]any  `json:"session_state,omitempty"`
+	Dependencies map[string]any  `json:"dependencies,omitempty"`
+	Metadata     map[string]any  `json:"metadata,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// openQueue opens the durable queue on the default database when cfg.Queue
+// is set. Every component that stores runs must use that database: a run's
+// row and its job are written in one transaction.
+func (s *Server) openQueue(ctx context.Context) error {
+	if s.cfg.Queue == nil {
+		return nil
+	}
+	if len(s.dbs) == 0 {
+		return errors.New("agentos: the durable queue needs a database (queue.durable: true)")
+	}
+	qdb := s.dbs[0]
+	for _, t := range s.targets() {
+		if d := t.DB(); d != nil && d != qdb {
+			return fmt.Errorf("agentos: %s %s stores its runs in database %q, but the durable queue is on %q: "+
+				"give every component the same database, or set queue.durable: false", t.Component().Type, t.Component().ID, d.ID, qdb.ID)
+		}
+	}
+	qc := *s.cfg.Queue
+	if qc.Logger == nil {
+		qc.Logger = s.log
+	}
+	// One SQLite file has one process (the driver locks it): every running
+	// job found at start is an orphan of a crash and resumes at once.
+	qc.SingleNode = qc.SingleNode || qdb.Driver().Dialect() == "sqlite"
+	q, err := queue.Open(ctx, qdb, qc, s.executeJob)
+	if err != nil {
+		return fmt.Errorf("agentos: durable queue: %w", err)
+	}
+	s.queue = q
+	return nil
+}
+
+// targets lists every run target the server serves.
+func (s *Server) targets() []runTarget {
+	var ts []runTarget
+	for _, a := range s.agents {
+		ts = append(ts, a)
+	}
+	for _, t := range s.teams {
+		ts = append(ts, t)
+	}
+	for _, w := range s.workflows {
+		ts = append(ts, w)
+	}
+	return ts
+}
+
+// targetOf resolves a job's component.
+func (s *Server) targetOf(kind, id string) (runTarget, bool) {
+	switch run.Type(kind) {
+	case run.TypeAgent:
+		return s.agentTarget(id)
+	case run.TypeTeam:
+		return s.teamTarget(id)
+	case run.TypeWorkflow:
+		return s.workflowTarget(id)
+	}
+	return nil, false
+}
+
+// executeJob is the queue's handler: it rebuilds the run from its job and
+// executes it, registered in the run registry like every run of the server.
+// A run that ends (any stored status) is the job's outcome; a run that
+// could not start or be stored is retried.
+func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, error) {
+	t, ok := s.targetOf(j.ComponentType, j.ComponentID)
+	if !ok {
+		return "", queue.Permanent(fmt.Errorf("%s %s no longer exists on this server", j.ComponentType, j.ComponentID))
+	}
+	// A run that ended before its job could record it (the process died in
+	// between) is not executed again.
+	if d := t.DB(); d != nil {
+		if row, err := d.GetRun(ctx, j.ID); err == nil {
+			switch row.Status {
+			case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+				return row.Status, nil
+			}
+		}
+	}
+	var p jobPayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return "", queue.Permanent(fmt.Errorf("the job's payload no longer decodes: %w", err))
+	}
+	opts := []agent.RunOption{agent.WithRunID(j.ID), agent.WithSessionID(j.SessionID), agent.WithUserID(j.UserID)}
+	if p.SessionState != nil {
+		opts = append(opts, agent.WithSessionState(p.SessionState))
+	}
+	if p.Dependencies != nil {
+		opts = append(opts, agent.WithDependencies(p.Dependencies))
+	}
+	if p.Metadata != nil {
+		opts = append(opts, agent.WithMetadata(p.Metadata))
+	}
+	if len(p.OutputSchema) > 0 {
+		opts = append(opts, agent.WithOutputSchema(p.OutputSchema, ""))
+	}
+	opts = append(opts, s.journalOpts(j)...)
+	rctx, f, err := s.runs.begin(ctx, j.ID, t.Component(), j.UserID, false)
+	if err != nil {
+		return "", err
+	}
+	defer s.runs.end(j.ID, f)
+	out, err := t.Run(rctx, p.Input, opts...)
+	if out != nil && (out.Status != run.StatusRunning && out.Status != run.StatusPending) && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
+		return out.Status, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("the run ended %s", out.Status)
+	}
+	return "", err
+}
+
+// journalOpts make the job's run durable step by step: each model and tool
+// call is recorded in the database's step journal by this attempt, and a
+// resumed run replays what was recorded (the queue clears the journal when
+// the job is final).
+func (s *Server) journalOpts(j *queue.Job) []agent.RunOption {
+	if jr := s.queue.Journal(); jr != nil {
+		return []agent.RunOption{agent.WithJournal(jr, j.Attempt)}
+	}
+	return nil
+}
+
+// enqueueBackground stores the run's PENDING row (and its new session) with
+// its job in one transaction and answers 202; a repeated Idempotency-Key
+// answers 202 with the first run.
+func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *runStart, req *runRequest) error {
+	d := st.agent.DB()
+	ctx := r.Context()
+	var sess *db.Session
+	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
+		sess = newSession(st.agent, st.sessionID, st.userID)
+	} else if err != nil {
+		return err
+	}
+	out := pendingOutput(st.agent, st)
+	row, err := db.RunFromOutput(out)
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(jobPayload{Input: st.input, SessionState: req.SessionState, Dependencies: req.Dependencies,
+		Metadata: st.metadata, OutputSchema: req.OutputSchema})
+	if err != nil {
+		return err
+	}
+	c := st.agent.Component()
+	job := &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID,
+		Payload: payload, IdempotencyKey: req.IdempotencyKey}
+	runID, dup, err := s.queue.Enqueue(ctx, sess, row, job)
+	switch {
+	case errors.Is(err, queue.ErrQueueFull):
+		return &httpError{Status: http.StatusTooManyRequests, Detail: "too many background runs are queued; retry later", Err: err}
+	case errors.Is(err, queue.ErrKeyTooLong):
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
+	case errors.Is(err, db.ErrNotFound):
+		return errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
+	case err != nil:
+		return err
+	}
+	if dup {
+		first, err := d.GetRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: first.RunID, SessionID: first.SessionID, Status: first.Status})
+		return nil
+	}
+	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+	return nil
+}
+
+// cancelQueued cancels a durable run through the queue. handled is false
+// when the run has no job (not a durable run): the caller goes on as for
+// any run. A queued run is cancelled at once; a running one (in any
+// process) is told to stop and awaited until its row is final, within the
+// cancel timeout (202 with the stored status after it: never 200 for a run
+// that keeps running).
+func (s *Server) cancelQueued(w http.ResponseWriter, r *http.Request, a runTarget, runID string) (handled bool, err error) {
+	if s.queue == nil {
+		return false, nil
+	}
+	if _, err := s.loadRun(r, a, ""); err != nil {
+		return true, err // 404 for another user's run
+	}
+	res, err := s.queue.Cancel(r.Context(), runID)
+	switch {
+	case errors.Is(err, queue.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return true, err
+	}
+	if res.Status != queue.StatusRunning {
+		return false, nil // the row says how it ended
+	}
+	timeout := time.NewTimer(s.cancelTimeout)
+	defer timeout.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		row, err := s.loadRun(r, a, "")
+		if err != nil {
+			return true, err
+		}
+		switch row.Status {
+		case run.StatusCancelled:
+			writeJSON(w, http.StatusOK, cancelResponse{RunID: runID, Status: row.Status})
+			return true, nil
+		case run.StatusCompleted, run.StatusError, run.StatusRegenerated:
+			return true, errorf(http.StatusConflict, "Run with ID %s already finished with status %s; only PENDING, RUNNING or PAUSED runs can be cancelled", runID, row.Status)
+		}
+		select {
+		case <-tick.C:
+		case <-timeout.C:
+			writeJSON(w, http.StatusAccepted, cancelResponse{RunID: runID, Status: row.Status})
+			return true, nil
+		case <-r.Context().Done():
+			return true, nil
+		}
+	}
+}

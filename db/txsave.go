@@ -1,0 +1,96 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// TxFunc runs statements of another package (the durable queue) inside a
+// driver's write transaction.
+type TxFunc func(ctx context.Context, tx *sql.Tx) error
+
+// TxRunSaver is an optional Driver ability: SaveRun with the caller's
+// statements in the same transaction. The durable queue uses it to commit a
+// background run's PENDING row with its job, and to fence a worker's run
+// writes on the job's attempt.
+type TxRunSaver interface {
+	// SaveRunWith is SaveRun (s may be nil: the run alone) that calls with
+	// inside the transaction before the writes; with's error rolls back.
+	SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (*Session, *Run, error)
+}
+
+// SQLWriter is an optional Driver ability: the pool the store writes through
+// and its dialect ("sqlite", "postgres", "mysql"), for a package that keeps
+// its own tables in the same database (the durable queue). On SQLite the
+// pool is the single writer connection: using it keeps every write of the
+// process in one line.
+type SQLWriter interface {
+	SQLWriter() WriterPool
+}
+
+// WriterPool is what SQLWriter lends.
+type WriterPool struct {
+	DB *sql.DB
+	// Dialect is "sqlite", "postgres" or "mysql".
+	Dialect string
+	// Schema qualifies the store's tables (Postgres); empty: unqualified.
+	Schema string
+}
+
+// ErrNoTx: the driver cannot write a run together with other statements.
+var ErrNoTx = errors.New("db: the driver has no transactions for the durable queue (use sqlite or postgres)")
+
+type fenceKey struct{}
+
+// WithWriteFence returns ctx whose run writes (UpsertRun, SaveRun) run fence
+// in the same transaction first: fence's error (for example run.ErrFenced
+// when a newer attempt owns the run) aborts the write. Drivers without
+// TxRunSaver refuse fenced writes with ErrNoTx.
+func WithWriteFence(ctx context.Context, fence TxFunc) context.Context {
+	return context.WithValue(ctx, fenceKey{}, fence)
+}
+
+func writeFence(ctx context.Context) TxFunc {
+	f, _ := ctx.Value(fenceKey{}).(TxFunc)
+	return f
+}
+
+// SaveRunWith stores a session (nil: none) and one of its runs with the
+// checks of SaveRun, running with inside the same transaction first.
+func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (*Session, *Run, error) {
+	ts, ok := d.driver.(TxRunSaver)
+	if !ok {
+		return nil, nil, ErrNoTx
+	}
+	var sc *Session
+	var err error
+	if s != nil {
+		if sc, err = d.sessionToWrite(ctx, s); err != nil {
+			return nil, nil, err
+		}
+	}
+	rc, err := d.runToWrite(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc != nil && rc.SessionID != sc.SessionID {
+		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
+	}
+	if fence := writeFence(ctx); fence != nil {
+		inner := with
+		with = func(ctx context.Context, tx *sql.Tx) error {
+			if err := fence(ctx, tx); err != nil {
+				return err
+			}
+			if inner == nil {
+				return nil
+			}
+			return inner(ctx, tx)
+		}
+	}
+	bctx, call := d.bound(ctx)
+	so, ro, err := ts.SaveRunWith(bctx, sc, rc, with)
+	return so, ro, call.done(err)
+}

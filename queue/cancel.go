@@ -1,0 +1,135 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Cancelled is what Cancel did.
+type Cancelled struct {
+	// Status is the job's status after the cancel: cancelled for a queued
+	// job, running for one still executing (it stops at its next step or
+	// sooner; wait for its run row), or the status it had finished with.
+	Status string
+}
+
+// Cancel cancels a job's run. A queued (or paused) job is cancelled at once,
+// with its run row, in one transaction, and never takes a worker slot. A
+// running job is flagged in the database: the process holding it cancels
+// the run's context at once when it is this one, else at its next heartbeat
+// (PollInterval); its worker then stores the run CANCELLED. A finished job
+// is left as it is. ErrNotFound: no job for this run (not a durable run).
+func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
+	if done, err := q.cancelQueued(ctx, runID); done || err != nil {
+		return Cancelled{Status: StatusCancelled}, err
+	}
+	now := unixNow()
+	var res Cancelled
+	var cancelledRow bool
+	err := q.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), runID), true)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return err
+		}
+		res.Status = j.Status
+		switch j.Status {
+		case StatusQueued, StatusPaused:
+			if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, cancel_requested_at = ?, completed_at = ?, updated_at = ? WHERE id = ?`),
+				StatusCancelled, "cancelled before it started", now, now, now, runID); err != nil {
+				return err
+			}
+			if j.engineID != 0 {
+				if _, err := q.client.JobCancelTx(ctx, tx, j.engineID); err != nil {
+					return err
+				}
+			}
+			res.Status, cancelledRow = StatusCancelled, true
+		case StatusRunning:
+			if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET cancel_requested_at = ?, updated_at = ? WHERE id = ?`), now, now, runID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Cancelled{}, err
+	}
+	if cancelledRow {
+		q.setRunStatus(ctx, runID, run.StatusCancelled, "run "+runID+" was cancelled before it started", nil)
+	}
+	if res.Status == StatusRunning {
+		q.mu.Lock()
+		h := q.running[runID]
+		q.mu.Unlock()
+		if h != nil {
+			h.cancel(ErrCancelled)
+		}
+	}
+	return res, nil
+}
+
+// errNotQueued rolls back cancelQueued's transaction for a job that is not
+// waiting.
+var errNotQueued = errors.New("queue: the job is not queued")
+
+// cancelQueued cancels a queued (or paused) job, its River job and its run
+// row in one transaction. done is false when the job is not waiting (or
+// its run cannot be read); Cancel then goes on.
+func (q *Queue) cancelQueued(ctx context.Context, runID string) (done bool, err error) {
+	row, err := q.d.GetRun(ctx, runID)
+	if err != nil {
+		return false, nil
+	}
+	switch row.Status {
+	case run.StatusPending, run.StatusPaused, run.StatusRunning:
+	default:
+		return false, nil
+	}
+	out, err := row.Output()
+	if err != nil {
+		return false, nil
+	}
+	now := unixNow()
+	out.Status = run.StatusCancelled
+	out.Content, out.ContentType = "run "+runID+" was cancelled before it started", "str"
+	out.Requirements = nil
+	out.UpdatedAt = now
+	next, err := db.RunFromOutput(out)
+	if err != nil {
+		return false, nil
+	}
+	with := func(ctx context.Context, tx *sql.Tx) error {
+		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), runID), true)
+		switch {
+		case err != nil:
+			return errNotQueued
+		case j.Status != StatusQueued && j.Status != StatusPaused:
+			return errNotQueued
+		}
+		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, cancel_requested_at = ?, completed_at = ?, updated_at = ? WHERE id = ?`),
+			StatusCancelled, "cancelled before it started", now, now, now, runID); err != nil {
+			return err
+		}
+		if j.engineID != 0 {
+			if _, err := q.client.JobCancelTx(ctx, tx, j.engineID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, _, err = q.d.SaveRunWith(ctx, nil, next, with)
+	switch {
+	case errors.Is(err, errNotQueued):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,185 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+const jobColumns = `id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload, status, attempt, max_attempts,
+	idempotency_key, available_at, locked_by, locked_at, error, created_at, updated_at, completed_at, engine_job_id`
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanJob reads jobColumns (and cancel_requested_at when withCancel).
+func (q *Queue) scanJob(row scanner, withCancel bool) (*claimedJob, error) {
+	var j claimedJob
+	var dep, user, key, by, errText sql.NullString
+	var lockedAt, updatedAt, completedAt, engineID, cancelAt sql.NullInt64
+	var payload []byte
+	dest := []any{&j.ID, &j.ComponentType, &j.JobType, &dep, &j.ComponentID, &j.SessionID, &user, &payload, &j.Status, &j.Attempt, &j.MaxAttempts,
+		&key, &j.AvailableAt, &by, &lockedAt, &errText, &j.CreatedAt, &updatedAt, &completedAt, &engineID}
+	if withCancel {
+		dest = append(dest, &cancelAt)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	j.DeploymentID, j.UserID, j.IdempotencyKey, j.LockedBy, j.Error = dep.String, user.String, key.String, by.String, errText.String
+	j.LockedAt, j.UpdatedAt, j.CompletedAt, j.engineID = lockedAt.Int64, updatedAt.Int64, completedAt.Int64, engineID.Int64
+	j.Payload = append([]byte(nil), payload...)
+	j.CancelRequested = cancelAt.Valid
+	return &j, nil
+}
+
+// Filter selects jobs for List. Limit is required (> 0); Page starts at 1.
+type Filter struct {
+	// Status, when set, is one of Statuses.
+	Status string
+	// UserID, when Scoped, limits the jobs to this user's.
+	UserID string
+	Scoped bool
+	Limit  int
+	Page   int
+}
+
+// ErrBadFilter: an unknown status or a bad page.
+var ErrBadFilter = errors.New("queue: bad filter")
+
+// List returns a page of jobs, newest first, and the total count.
+func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
+	if f.Limit < 1 || f.Page < 1 {
+		return nil, 0, fmt.Errorf("%w: limit and page must be at least 1", ErrBadFilter)
+	}
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return nil, 0, fmt.Errorf("%w: status must be one of %v", ErrBadFilter, Statuses)
+	}
+	where, args := "1 = 1", []any{}
+	if f.Status != "" {
+		where += " AND status = ?"
+		args = append(args, f.Status)
+	}
+	if f.Scoped {
+		where += " AND COALESCE(user_id, '') = ?"
+		args = append(args, f.UserID)
+	}
+	var total int
+	if err := q.w.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM `+q.jobs+` WHERE `+where), args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT `+jobColumns+` FROM `+q.jobs+` WHERE `+where+` ORDER BY created_at DESC, id LIMIT ? OFFSET ?`),
+		append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	jobs := []Job{}
+	for rows.Next() {
+		j, err := q.scanJob(rows, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		jobs = append(jobs, j.Job)
+	}
+	return jobs, total, rows.Err()
+}
+
+// Get returns one job; a scoped caller gets ErrNotFound for another user's.
+func (q *Queue) Get(ctx context.Context, id, userID string, scoped bool) (*Job, error) {
+	j, err := q.scanJob(q.w.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+` FROM `+q.jobs+` WHERE id = ?`), id), false)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, err
+	case scoped && j.UserID != userID:
+		return nil, ErrNotFound
+	}
+	return &j.Job, nil
+}
+
+// Stats counts jobs by status.
+type Stats struct {
+	Queued    int `json:"queued"`
+	Running   int `json:"running"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
+	Paused    int `json:"paused"`
+	// OldestQueuedAgeSeconds is the age of the oldest queued job (0: none).
+	OldestQueuedAgeSeconds int64 `json:"oldest_queued_age_seconds"`
+}
+
+// Stats counts the jobs (a scoped caller's own).
+func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, error) {
+	where, args := "", []any{}
+	if scoped {
+		where, args = " WHERE COALESCE(user_id, '') = ?", []any{userID}
+	}
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT status, COUNT(*), MIN(created_at) FROM `+q.jobs+where+` GROUP BY status`), args...)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer rows.Close()
+	var st Stats
+	for rows.Next() {
+		var status string
+		var n int
+		var oldest sql.NullInt64
+		if err := rows.Scan(&status, &n, &oldest); err != nil {
+			return Stats{}, err
+		}
+		switch status {
+		case StatusQueued:
+			st.Queued = n
+			if oldest.Valid {
+				st.OldestQueuedAgeSeconds = max(0, time.Now().Unix()-oldest.Int64)
+			}
+		case StatusRunning:
+			st.Running = n
+		case StatusCompleted:
+			st.Completed = n
+		case StatusFailed:
+			st.Failed = n
+		case StatusCancelled:
+			st.Cancelled = n
+		case StatusPaused:
+			st.Paused = n
+		}
+	}
+	return st, rows.Err()
+}
+
+// Requeue puts a failed or cancelled job back in line with MaxAttempts more
+// attempts; its run goes back to PENDING.
+func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
+	now := unixNow()
+	err := q.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return err
+		case j.Status != StatusFailed && j.Status != StatusCancelled:
+			return fmt.Errorf("%w (job %s is %s)", ErrNotRequeueable, id, j.Status)
+		}
+		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, max_attempts = ?, error = NULL, cancel_requested_at = NULL, completed_at = NULL,
+	locked_by = NULL, locked_at = NULL, available_at = ?, updated_at = ? WHERE id = ?`), StatusQueued, j.Attempt+q.cfg.MaxAttempts, now, now, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = 'available', finalized_at = NULL, scheduled_at = `+q.nowSQL()+`,
+	max_attempts = attempt + ? WHERE id = ?`), q.cfg.MaxAttempts, j.engineID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	q.setRunStatus(ctx, id, run.StatusPending, "", nil)
+	return q.Get(ctx, id, "", false)
+}

@@ -1,0 +1,284 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// heartbeatEvery is how often leases are renewed and looked at.
+func (q *Queue) heartbeatEvery() time.Duration {
+	return min(q.cfg.PollInterval, q.cfg.LockGrace/4)
+}
+
+// leaseLoop heartbeats this node's leases, delivers cancellations and
+// fencing to its running jobs, takes over jobs whose lease expired and
+// deletes finished jobs past retention.
+func (q *Queue) leaseLoop() {
+	defer q.loops.Done()
+	t := time.NewTicker(q.heartbeatEvery())
+	defer t.Stop()
+	lastRetention := time.Time{}
+	for {
+		select {
+		case <-q.life.Done():
+			return
+		case <-t.C:
+		}
+		ctx := q.life
+		if err := q.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: heartbeat", "err", err)
+		}
+		if err := q.sweep(ctx, time.Now().Add(-q.cfg.LockGrace).Unix()); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: lease sweep", "err", err)
+		}
+		if err := q.rescueUnclaimed(ctx); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: rescue unclaimed jobs", "err", err)
+		}
+		if time.Since(lastRetention) > time.Minute {
+			lastRetention = time.Now()
+			q.deleteExpired(ctx)
+		}
+	}
+}
+
+// heartbeat renews this node's leases and stops the runs it holds that
+// were cancelled (through any process) or taken over.
+func (q *Queue) heartbeat(ctx context.Context) error {
+	if q.paused.Load() {
+		return nil
+	}
+	q.mu.Lock()
+	held := make(map[string]*holding, len(q.running))
+	for id, h := range q.running {
+		held[id] = h
+	}
+	q.mu.Unlock()
+	if len(held) == 0 {
+		return nil
+	}
+	now := unixNow()
+	ids := make([]any, 0, len(held))
+	for id := range held {
+		ids = append(ids, id)
+	}
+	// Only the leases of runs this process executes: a row locked by this
+	// node that no worker holds (its worker ended without recording) must
+	// expire and be taken over.
+	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
+		append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
+		return err
+	}
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var id, status string
+		var attempt int
+		var by sql.NullString
+		var cancelAt sql.NullInt64
+		if err := rows.Scan(&id, &attempt, &by, &status, &cancelAt); err != nil {
+			return err
+		}
+		seen[id] = true
+		h := held[id]
+		switch {
+		case attempt != h.attempt || by.String != q.cfg.NodeID || status != StatusRunning:
+			h.cancel(fmt.Errorf("%w: run %s is at attempt %d on %s", run.ErrFenced, id, attempt, by.String))
+		case cancelAt.Valid:
+			h.cancel(ErrCancelled)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for id, h := range held {
+		if !seen[id] {
+			h.cancel(fmt.Errorf("%w: job %s is gone", run.ErrFenced, id))
+		}
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// recoverAll, on a single node at start, treats every running job as an
+// orphan of the crashed process: each is requeued at once (or failed when
+// out of attempts), and runs left RUNNING or PENDING without a live job
+// (streamed or synchronous runs cut by the crash) are marked ERROR.
+func (q *Queue) recoverAll(ctx context.Context) error {
+	if err := q.sweep(ctx, unixNow()+1); err != nil {
+		return err
+	}
+	// River jobs fetched by the crashed process before it claimed their
+	// rows are still "running" for River, their rows queued.
+	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = `+q.nowSQL()+` WHERE state = 'running' AND queue = ?`), riverQueue); err != nil {
+		return err
+	}
+	return q.errorOrphanRuns(ctx)
+}
+
+// rescueUnclaimed makes available again the River jobs a process fetched
+// and died before claiming: River says running, the row says queued, and
+// River's attempt started more than LockGrace ago (a live process claims
+// within moments of fetching). Postgres only: a single SQLite node does it
+// at start.
+func (q *Queue) rescueUnclaimed(ctx context.Context) error {
+	if q.dialect != "postgres" {
+		return nil
+	}
+	_, err := q.w.ExecContext(ctx, `UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = now()
+WHERE state = 'running' AND queue = $1 AND attempted_at < now() - make_interval(secs => $2)
+	AND id IN (SELECT engine_job_id FROM `+q.jobs+` WHERE status = $3)`, riverQueue, q.cfg.LockGrace.Seconds(), StatusQueued)
+	return err
+}
+
+// sweep takes over the running jobs whose lease is older than cutoff: each
+// goes back to queued (its River job made available again), or to failed
+// when it used all its attempts, or to cancelled when a cancel was asked.
+// Each takeover is conditional on the row being unchanged, so two replicas
+// sweeping at once take a job over once.
+func (q *Queue) sweep(ctx context.Context, cutoff int64) error {
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE status = ? AND (locked_at IS NULL OR locked_at < ?)`), StatusRunning, cutoff)
+	if err != nil {
+		return err
+	}
+	var stale []*claimedJob
+	for rows.Next() {
+		j, err := q.scanJob(rows, true)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		stale = append(stale, j)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, j := range stale {
+		if err := q.takeOver(ctx, j, cutoff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *Queue) takeOver(ctx context.Context, j *claimedJob, cutoff int64) error {
+	now := unixNow()
+	var status, reason string
+	runStatus := run.StatusPending
+	switch {
+	case j.CancelRequested:
+		status, reason, runStatus = StatusCancelled, "cancelled while its worker was gone", run.StatusCancelled
+	case j.Attempt >= j.MaxAttempts:
+		status, runStatus = StatusFailed, run.StatusError
+		reason = fmt.Sprintf("the worker running attempt %d of %d (%s) stopped without finishing it (max_attempts reached)", j.Attempt, j.MaxAttempts, j.LockedBy)
+	default:
+		status, reason = StatusQueued, fmt.Sprintf("attempt %d was interrupted: its worker %s stopped", j.Attempt, j.LockedBy)
+	}
+	took := false
+	err := q.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?,
+	completed_at = CASE WHEN ? THEN ? ELSE completed_at END
+WHERE id = ? AND attempt = ? AND status = ? AND (locked_at IS NULL OR locked_at < ?)`),
+			status, reason, now, now, status != StatusQueued, now, j.ID, j.Attempt, StatusRunning, cutoff)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil
+		}
+		took = true
+		if j.engineID == 0 {
+			return nil
+		}
+		// River has no heartbeat: its job is still "running" (River would
+		// rescue it only after RescueStuckJobsAfter). Make it available, or
+		// finalize it, in the same transaction.
+		state, fin := "available", "NULL"
+		if status != StatusQueued {
+			state, fin = "cancelled", q.nowSQL()
+		}
+		_, err = tx.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = ?, scheduled_at = `+q.nowSQL()+`, finalized_at = `+fin+` WHERE id = ?`), state, j.engineID)
+		return err
+	})
+	if err != nil || !took {
+		return err
+	}
+	q.cfg.Logger.InfoContext(ctx, "queue: took over a run", "run_id", j.ID, "attempt", j.Attempt, "from", j.LockedBy, "now", status)
+	content := ""
+	if status != StatusQueued {
+		content = reason
+		q.clearJournal(ctx, j.ID)
+	}
+	q.setRunStatus(ctx, j.ID, runStatus, content, nil)
+	return nil
+}
+
+// nowSQL is the dialect's current timestamp for River's columns.
+func (q *Queue) nowSQL() string {
+	if q.dialect == "postgres" {
+		return "now()"
+	}
+	return "datetime('now', 'subsec')"
+}
+
+// errorOrphanRuns marks ERROR the runs left PENDING or RUNNING that no live
+// job holds: on a single node after a crash, nothing executes them.
+func (q *Queue) errorOrphanRuns(ctx context.Context) error {
+	live := map[string]bool{}
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id FROM `+q.jobs+` WHERE status IN (?, ?)`), StatusQueued, StatusRunning)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		live[id] = true
+	}
+	rows.Close()
+	var orphans []string
+	for page := 1; ; page++ {
+		runs, _, err := q.d.GetRuns(ctx, db.RunFilter{Statuses: []run.Status{run.StatusRunning, run.StatusPending}, Limit: 500, Page: page})
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if !live[r.RunID] {
+				orphans = append(orphans, r.RunID)
+			}
+		}
+		if len(runs) < 500 {
+			break
+		}
+	}
+	for _, id := range orphans {
+		q.setRunStatus(ctx, id, run.StatusError, "the server stopped while the run was executing", nil)
+	}
+	return nil
+}
+
+// deleteExpired deletes finished jobs past retention (their idempotency
+// keys stay).
+func (q *Queue) deleteExpired(ctx context.Context) {
+	cutoff := unixNow() - int64(q.cfg.Retention/time.Second)
+	_, err := q.w.ExecContext(ctx, q.sql(`DELETE FROM `+q.jobs+` WHERE status IN (?, ?, ?) AND completed_at < ?`), StatusCompleted, StatusFailed, StatusCancelled, cutoff)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		q.cfg.Logger.WarnContext(ctx, "queue: delete expired jobs", "err", err)
+	}
+}

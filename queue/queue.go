@@ -1,0 +1,329 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Errors of the queue.
+var (
+	// ErrQueueFull: MaxQueueDepth jobs are queued already.
+	ErrQueueFull = errors.New("queue: too many background runs are queued; retry later")
+	// ErrNotFound: no job with this id (for this user).
+	ErrNotFound = errors.New("queue: job not found")
+	// ErrUnsupported: the database cannot hold the durable queue.
+	ErrUnsupported = errors.New("queue: the durable queue needs a sqlite or postgres database")
+	// ErrCancelled is the cause of a running job's context when its run is
+	// cancelled (through any process).
+	ErrCancelled = errors.New("queue: the run was cancelled")
+	// ErrNotRequeueable: only failed and cancelled jobs can be requeued.
+	ErrNotRequeueable = errors.New("queue: only failed or cancelled jobs can be requeued")
+	// errStopped is the cause of a job's context when this process stops.
+	errStopped = errors.New("queue: the server stopped")
+)
+
+// Handler executes a job's run. ctx is cancelled (context.Cause: ErrCancelled,
+// run.ErrFenced, or the process stopping) when the run must stop; its run
+// writes through the db front are fenced on the job's attempt. It returns the
+// run's final status (COMPLETED, ERROR, CANCELLED, PAUSED); an error means
+// the run could not be executed or stored, and the job is retried.
+type Handler func(ctx context.Context, j *Job) (run.Status, error)
+
+// Permanent wraps a handler error that retrying cannot fix (the job's agent
+// no longer exists, its payload no longer decodes): the job fails at once.
+func Permanent(err error) error { return &permanentError{err} }
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Job is one background run's job row, in Agno's agno_jobs shape.
+type Job struct {
+	ID             string          `json:"id"`
+	ComponentType  string          `json:"component_type"`
+	ComponentID    string          `json:"component_id"`
+	JobType        string          `json:"job_type"`
+	DeploymentID   string          `json:"deployment_id,omitempty"`
+	SessionID      string          `json:"session_id"`
+	UserID         string          `json:"user_id,omitempty"`
+	Payload        json.RawMessage `json:"payload"`
+	Status         string          `json:"status"`
+	Attempt        int             `json:"attempt"`
+	MaxAttempts    int             `json:"max_attempts"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	AvailableAt    int64           `json:"available_at"`
+	LockedBy       string          `json:"locked_by,omitempty"`
+	LockedAt       int64           `json:"locked_at,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	CreatedAt      int64           `json:"created_at"`
+	UpdatedAt      int64           `json:"updated_at,omitempty"`
+	CompletedAt    int64           `json:"completed_at,omitempty"`
+}
+
+// Queue is the durable queue of one process. Open it, Start it after the
+// handler can run jobs, Stop it at shutdown.
+type Queue struct {
+	cfg     Config
+	d       *db.DB
+	w       *sql.DB
+	dialect string
+	schema  string
+	jobs    string // qualified table names
+	keys    string
+	handler Handler
+	client  *river.Client[*sql.Tx]
+	// journal is the database's step journal (nil when its driver keeps
+	// none); a run's steps are cleared once its job is final.
+	journal *db.Journal
+
+	mu      sync.Mutex
+	running map[string]*holding // run id → the attempt this process executes
+	peak    int
+	life    context.Context
+	stop    context.CancelCauseFunc
+	loops   sync.WaitGroup
+	started bool
+	// paused stops heartbeats (tests: a process that hangs or is cut off).
+	paused atomic.Bool
+}
+
+// holding is a job this process executes.
+type holding struct {
+	attempt int
+	cancel  context.CancelCauseFunc
+}
+
+// runArgs is the River job's arguments: the run id; the rest is in agno_jobs.
+type runArgs struct {
+	RunID string `json:"run_id"`
+}
+
+func (runArgs) Kind() string { return "agentry_run" }
+
+// Open prepares the queue on d's database: River's tables (its migrations)
+// and the queue's own, and a River client that starts nothing yet.
+func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sw, ok := d.Driver().(db.SQLWriter)
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	if _, ok := d.Driver().(db.TxRunSaver); !ok {
+		return nil, ErrUnsupported
+	}
+	wp := sw.SQLWriter()
+	if wp.Dialect != "sqlite" && wp.Dialect != "postgres" {
+		return nil, fmt.Errorf("%w (this one is %s)", ErrUnsupported, wp.Dialect)
+	}
+	if cfg.NodeID == "" {
+		b := make([]byte, 6)
+		rand.Read(b)
+		cfg.NodeID = strings.TrimPrefix(cfg.DeploymentID+"-", "-") + hex.EncodeToString(b)
+	}
+	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{}}
+	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
+	if j, err := db.NewJournal(d); err == nil {
+		q.journal = j
+	}
+	q.life, q.stop = context.WithCancelCause(context.Background())
+
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &worker{q: q})
+	rc := &river.Config{
+		ID:                          cfg.NodeID,
+		Queues:                      map[string]river.QueueConfig{riverQueue: {MaxWorkers: cfg.MaxConcurrency}},
+		Workers:                     workers,
+		PollOnly:                    true,
+		FetchPollInterval:           cfg.PollInterval,
+		FetchCooldown:               min(cfg.PollInterval, 50*time.Millisecond),
+		JobTimeout:                  cfg.Timeout,
+		MaxAttempts:                 cfg.MaxAttempts,
+		RescueStuckJobsAfter:        cfg.Timeout + cfg.LockGrace + time.Minute,
+		CompletedJobRetentionPeriod: cfg.Retention,
+		CancelledJobRetentionPeriod: cfg.Retention,
+		DiscardedJobRetentionPeriod: cfg.Retention,
+		Schema:                      wp.Schema,
+		Logger:                      cfg.Logger,
+	}
+	if cfg.Timeout == 0 {
+		rc.JobTimeout = -1
+	}
+	if err := q.migrate(ctx); err != nil {
+		return nil, err
+	}
+	switch wp.Dialect {
+	case "sqlite":
+		q.client, err = river.NewClient(riversqlite.New(wp.DB), rc)
+	default:
+		q.client, err = river.NewClient(riverdatabasesql.New(wp.DB), rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: river client: %w", err)
+	}
+	return q, nil
+}
+
+// table qualifies a table name with the store's schema.
+func (q *Queue) table(name string) string {
+	if q.schema == "" {
+		return `"` + name + `"`
+	}
+	return `"` + q.schema + `"."` + name + `"`
+}
+
+// sql rebinds a ? query for the dialect.
+func (q *Queue) sql(s string) string { return rebind(q.dialect, s) }
+
+// migrate runs River's migrations and creates the queue's tables; on
+// Postgres under an advisory lock so that replicas starting together take
+// turns.
+func (q *Queue) migrate(ctx context.Context) error {
+	if q.dialect == "postgres" {
+		conn, err := q.w.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7402931)`); err != nil {
+			return fmt.Errorf("queue: lock migrations: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7402931)`)
+		if _, err := q.w.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+q.schema+`"`); err != nil && q.schema != "" {
+			return err
+		}
+	}
+	var err error
+	opts := &rivermigrate.Config{Schema: q.schema}
+	if q.dialect == "sqlite" {
+		m, merr := rivermigrate.New(riversqlite.New(q.w), opts)
+		if merr != nil {
+			return merr
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	} else {
+		m, merr := rivermigrate.New(riverdatabasesql.New(q.w), opts)
+		if merr != nil {
+			return merr
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("queue: river migrations: %w", err)
+	}
+	for _, stmt := range ddl(q.dialect) {
+		stmt = strings.ReplaceAll(stmt, `TABLE IF NOT EXISTS `+jobsTable, `TABLE IF NOT EXISTS `+q.jobs)
+		stmt = strings.ReplaceAll(stmt, `TABLE IF NOT EXISTS `+keysTable, `TABLE IF NOT EXISTS `+q.keys)
+		stmt = strings.ReplaceAll(stmt, ` ON `+jobsTable+` (`, ` ON `+q.jobs+` (`)
+		if _, err := q.w.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("queue: create tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// Journal is the step journal background runs record their steps in, for
+// agent.WithJournal with the job's attempt; nil when the database keeps
+// none. The queue clears a run's steps once its job is final (not paused).
+func (q *Queue) Journal() *db.Journal { return q.journal }
+
+// clearJournal deletes a finished run's steps (best effort: a leftover
+// journal only costs space).
+func (q *Queue) clearJournal(ctx context.Context, runID string) {
+	if q.journal == nil {
+		return
+	}
+	if err := q.journal.ClearJournal(context.WithoutCancel(ctx), runID); err != nil {
+		q.cfg.Logger.WarnContext(ctx, "queue: clear the step journal", "run_id", runID, "err", err)
+	}
+}
+
+// NodeID is this process's name in locked_by.
+func (q *Queue) NodeID() string { return q.cfg.NodeID }
+
+// Config returns the queue's configuration with defaults applied.
+func (q *Queue) Config() Config { return q.cfg }
+
+// Start recovers the jobs of crashed processes (at once when SingleNode),
+// then starts dispatching, heartbeats and the lease sweep.
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	if q.started {
+		q.mu.Unlock()
+		return errors.New("queue: already started")
+	}
+	q.started = true
+	q.mu.Unlock()
+	if q.cfg.SingleNode {
+		if err := q.recoverAll(ctx); err != nil {
+			return err
+		}
+	}
+	if err := q.client.Start(q.life); err != nil {
+		return fmt.Errorf("queue: start river: %w", err)
+	}
+	q.loops.Add(1)
+	go q.leaseLoop()
+	return nil
+}
+
+// Stop stops claiming jobs and waits for the running ones until ctx ends;
+// then their contexts are cancelled and they are left to recovery (their
+// leases expire; a restarted single node resumes them at once).
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	started := q.started
+	q.mu.Unlock()
+	if !started {
+		return nil
+	}
+	err := q.client.Stop(ctx)
+	if err != nil {
+		q.stop(errStopped)
+		q.cancelAll(errStopped)
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = q.client.StopAndCancel(sctx)
+		cancel()
+	}
+	q.stop(errStopped)
+	q.loops.Wait()
+	return err
+}
+
+func (q *Queue) cancelAll(cause error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, h := range q.running {
+		h.cancel(cause)
+	}
+}
+
+// Running returns how many runs this process executes now, and the most it
+// executed at once since Open.
+func (q *Queue) Running() (now, peak int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.running), q.peak
+}
+
+func unixNow() int64 { return time.Now().Unix() }

@@ -1,0 +1,272 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+)
+
+// blockUntilCancelled is a handler that runs until its context ends, then
+// stores the run CANCELLED as an agent does; it reports the write's error.
+func blockUntilCancelled(d *db.DB, started chan<- int, wrote chan<- error) queue.Handler {
+	return func(ctx context.Context, j *queue.Job) (run.Status, error) {
+		started <- j.Attempt
+		<-ctx.Done()
+		_, err := finishRun(ctx, d, j.ID, run.StatusCancelled)
+		wrote <- err
+		if err != nil {
+			return "", err
+		}
+		return run.StatusCancelled, nil
+	}
+}
+
+func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		cfg := testCfg()
+		cfg.LockGrace = time.Second
+		cfg.NodeID = "node-a"
+		started, wrote := make(chan int, 4), make(chan error, 4)
+		a := openQueue(t, d, cfg, blockUntilCancelled(d, started, wrote))
+		s, r, j := pending("t1", "u1")
+		if _, _, err := a.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		if at := <-started; at != 1 {
+			t.Fatalf("first attempt %d", at)
+		}
+		a.Hang() // node A hangs: its lease expires
+		debugState = func() string { return fmt.Sprintf("%+v", jobOf(t, a, "t1")) }
+
+		cfgB := cfg
+		cfgB.NodeID = "node-b"
+		var attemptB atomic.Int64
+		openQueue(t, d, cfgB, func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			attemptB.Store(int64(j.Attempt))
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		})
+		waitFor(t, "takeover by node B", func() bool { return jobOf(t, a, "t1").Status == queue.StatusCompleted })
+		// Node A's River client is alive and may fetch the requeued job again
+		// before B does (A then loses that attempt too): B's attempt is >= 2.
+		if attemptB.Load() < 2 {
+			t.Fatalf("node B ran attempt %d, want >= 2", attemptB.Load())
+		}
+		// Node A comes back: its next heartbeat finds it superseded and stops
+		// its run, whose write is refused by the fence.
+		a.Wake()
+		select {
+		case err := <-wrote:
+			if !errors.Is(err, run.ErrFenced) {
+				t.Fatalf("stale attempt's write: %v, want run.ErrFenced", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("node A's stale attempt never stopped")
+		}
+		if st := runStatus(t, d, "t1"); st != run.StatusCompleted {
+			t.Fatalf("run is %s after the stale attempt, want COMPLETED", st)
+		}
+		if j := jobOf(t, a, "t1"); j.Status != queue.StatusCompleted || j.Attempt != int(attemptB.Load()) {
+			t.Fatalf("job %+v", j)
+		}
+	})
+}
+
+func TestTakeover_SlowButAliveRunIsNotTakenOver(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		cfg := testCfg()
+		cfg.LockGrace = time.Second
+		cfg.NodeID = "node-a"
+		started, wrote := make(chan int, 4), make(chan error, 4)
+		a := openQueue(t, d, cfg, blockUntilCancelled(d, started, wrote))
+		s, r, j := pending("slow1", "u1")
+		if _, _, err := a.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		cfgB := cfg
+		cfgB.NodeID = "node-b"
+		var ranB atomic.Bool
+		openQueue(t, d, cfgB, func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			ranB.Store(true)
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		})
+		// Three lock graces of sweeps by node B while A heartbeats.
+		time.Sleep(3 * cfg.LockGrace)
+		if ranB.Load() {
+			t.Fatal("node B took over a run whose node is alive")
+		}
+		if j := jobOf(t, a, "slow1"); j.Attempt != 1 || j.LockedBy != "node-a" || j.Status != queue.StatusRunning {
+			t.Fatalf("job %+v", j)
+		}
+	})
+}
+
+func TestRecovery_SingleNodeResumesAtStart(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		cfg := testCfg()
+		cfg.LockGrace = time.Hour // nothing but the start-up recovery may resume it
+		cfg.PollInterval = 100 * time.Millisecond
+		cfg.NodeID = "crashed"
+		started, wrote := make(chan int, 4), make(chan error, 4)
+		a := openQueue(t, d, cfg, blockUntilCancelled(d, started, wrote))
+		s, r, j := pending("crash1", "u1")
+		if _, _, err := a.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		a.Hang()
+		// A streamed run cut by the same crash: RUNNING, no job.
+		orphan := &run.Output{RunID: "stream1", SessionID: "s-crash1", AgentID: "a1", UserID: "u1", Status: run.StatusRunning, CreatedAt: time.Now().Unix()}
+		row, _ := db.RunFromOutput(orphan)
+		if _, err := d.UpsertRun(context.Background(), row); err != nil {
+			t.Fatal(err)
+		}
+
+		cfgB := cfg
+		cfgB.NodeID = "restarted"
+		cfgB.SingleNode = true
+		b := openQueue(t, d, cfgB, complete(d))
+		waitFor(t, "resumed at start", func() bool { return jobOf(t, b, "crash1").Status == queue.StatusCompleted })
+		if j := jobOf(t, b, "crash1"); j.Attempt != 2 {
+			t.Fatalf("job %+v", j)
+		}
+		if st := runStatus(t, d, "stream1"); st != run.StatusError {
+			t.Fatalf("orphaned streamed run is %s, want ERROR", st)
+		}
+		a.Wake()
+		if err := <-wrote; !errors.Is(err, run.ErrFenced) {
+			t.Fatalf("crashed node's late write: %v", err)
+		}
+	})
+}
+
+func TestCancel_QueuedJobAtOnce(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var ran atomic.Bool
+		q, err := queue.Open(context.Background(), d, testCfg(), func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			ran.Store(true)
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, r, j := pending("cq1", "u1")
+		if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		res, err := q.Cancel(context.Background(), "cq1")
+		if err != nil || res.Status != queue.StatusCancelled {
+			t.Fatal(res, err)
+		}
+		if st := runStatus(t, d, "cq1"); st != run.StatusCancelled {
+			t.Fatalf("run %s", st)
+		}
+		if err := q.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer q.Stop(context.Background())
+		// A second job proves the worker polls; the cancelled one never runs.
+		s, r, j = pending("cq2", "u1")
+		if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "cq2", func() bool { return jobOf(t, q, "cq2").Status == queue.StatusCompleted })
+		ran.Store(false)
+		if j := jobOf(t, q, "cq1"); j.Status != queue.StatusCancelled || j.Attempt != 0 {
+			t.Fatalf("cancelled job %+v", j)
+		}
+	})
+}
+
+func TestCancel_RunningOnAnotherNode(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		cfg := testCfg()
+		cfg.NodeID = "runner"
+		started, wrote := make(chan int, 4), make(chan error, 4)
+		a := openQueue(t, d, cfg, blockUntilCancelled(d, started, wrote))
+		s, r, j := pending("cr1", "u1")
+		if _, _, err := a.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		cfgB := cfg
+		cfgB.NodeID = "canceller"
+		b, err := queue.Open(context.Background(), d, cfgB, complete(d)) // never started: only cancels
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.Cancel(context.Background(), "cr1")
+		if err != nil || res.Status != queue.StatusRunning {
+			t.Fatal(res, err)
+		}
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "job cancelled", func() bool { return jobOf(t, b, "cr1").Status == queue.StatusCancelled })
+		if st := runStatus(t, d, "cr1"); st != run.StatusCancelled {
+			t.Fatalf("run %s", st)
+		}
+	})
+}
+
+func TestPoison_ErrorAfterMaxAttemptsOthersUnaffected(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var poisonRuns atomic.Int64
+		q := openQueue(t, d, testCfg(), func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			switch j.ID {
+			case "poison":
+				poisonRuns.Add(1)
+				panic("the worker crashes on this run")
+			case "gone":
+				return "", queue.Permanent(errors.New("agent a9 no longer exists"))
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		})
+		for _, id := range []string{"poison", "gone", "fine"} {
+			s, r, j := pending(id, "u1")
+			if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "poison failed", func() bool { return jobOf(t, q, "poison").Status == queue.StatusFailed })
+		waitFor(t, "gone failed", func() bool { return jobOf(t, q, "gone").Status == queue.StatusFailed })
+		waitFor(t, "fine completed", func() bool { return jobOf(t, q, "fine").Status == queue.StatusCompleted })
+		if p := jobOf(t, q, "poison"); p.Attempt != 3 || !strings.Contains(p.Error, "panicked") || poisonRuns.Load() != 3 {
+			t.Fatalf("poison job %+v after %d runs", p, poisonRuns.Load())
+		}
+		if g := jobOf(t, q, "gone"); g.Attempt != 1 || !strings.Contains(g.Error, "no longer exists") {
+			t.Fatalf("gone job %+v", g)
+		}
+		// The run row follows its job's outcome.
+		for _, id := range []string{"poison", "gone"} {
+			waitFor(t, "run "+id+" ERROR", func() bool { return runStatus(t, d, id) == run.StatusError })
+		}
+		jobs, total, err := q.List(context.Background(), queue.Filter{Status: queue.StatusFailed, Limit: 10, Page: 1})
+		if err != nil || total != 2 || len(jobs) != 2 {
+			t.Fatal(jobs, total, err)
+		}
+		st, err := q.Stats(context.Background(), "", false)
+		if err != nil || st.Failed != 2 || st.Completed != 1 {
+			t.Fatal(st, err)
+		}
+		// Requeue (admin): the permanent failure runs again.
+		if _, err := q.Requeue(context.Background(), "fine"); !errors.Is(err, queue.ErrNotRequeueable) {
+			t.Fatal(err)
+		}
+		if _, err := q.Requeue(context.Background(), "gone"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "gone failed again", func() bool {
+			j := jobOf(t, q, "gone")
+			return j.Status == queue.StatusFailed && j.Attempt == 2
+		})
+	})
+}

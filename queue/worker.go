@@ -1,0 +1,276 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// worker is River's worker of background runs.
+type worker struct {
+	river.WorkerDefaults[runArgs]
+	q *Queue
+}
+
+// NextRetry waits RetryDelay before a failed attempt is retried.
+func (w *worker) NextRetry(*river.Job[runArgs]) time.Time { return time.Now().Add(w.q.cfg.RetryDelay) }
+
+// Work claims the job's lease for River's attempt (the fencing token), runs
+// the handler and records the outcome, fenced on the attempt.
+func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
+	q := w.q
+	attempt := rj.Attempt
+	j, claimed, err := q.claim(ctx, rj.Args.RunID, attempt, rj.ID)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		// Cancelled, finished, taken over or gone: nothing to run.
+		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
+	defer stopLife()
+	q.hold(j.ID, attempt, cancel)
+	defer q.release(j.ID, attempt)
+	rctx = db.WithWriteFence(rctx, q.fence(j.ID, attempt))
+
+	status, herr := q.safeHandle(rctx, &j.Job)
+	cause := context.Cause(rctx)
+	fctx := context.WithoutCancel(ctx)
+	switch {
+	case errors.Is(cause, run.ErrFenced) || errors.Is(herr, run.ErrFenced):
+		// A newer attempt owns the run: record nothing.
+		q.cfg.Logger.WarnContext(fctx, "queue: superseded attempt stopped", "run_id", j.ID, "attempt", attempt)
+		return nil
+	case herr == nil:
+		q.finish(fctx, j.ID, attempt, jobStatusOf(status), "")
+		if status == run.StatusCancelled {
+			return river.JobCancel(ErrCancelled)
+		}
+		return nil
+	case errors.Is(cause, ErrCancelled):
+		q.finishCancelled(fctx, j.Job, attempt, "cancelled")
+		return river.JobCancel(ErrCancelled)
+	case errors.Is(cause, errStopped):
+		// Left running: a restarted node resumes it, another takes it over.
+		return herr
+	}
+	var perm *permanentError
+	if errors.As(herr, &perm) || attempt >= j.MaxAttempts {
+		reason := fmt.Sprintf("attempt %d of %d failed: %v", attempt, j.MaxAttempts, herr)
+		q.fail(fctx, j.Job, attempt, reason)
+		return river.JobCancel(herr)
+	}
+	q.retryLater(fctx, j.ID, attempt, herr.Error())
+	return herr
+}
+
+// safeHandle runs the handler; a panic is an error of the attempt.
+func (q *Queue) safeHandle(ctx context.Context, j *Job) (st run.Status, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			q.cfg.Logger.ErrorContext(ctx, "queue: panic in background run", "run_id", j.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("the run panicked: %v", v)
+		}
+	}()
+	return q.handler(ctx, j)
+}
+
+func (q *Queue) hold(id string, attempt int, cancel context.CancelCauseFunc) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.running[id] = &holding{attempt: attempt, cancel: cancel}
+	q.peak = max(q.peak, len(q.running))
+}
+
+func (q *Queue) release(id string, attempt int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if h := q.running[id]; h != nil && h.attempt == attempt {
+		delete(q.running, id)
+	}
+}
+
+// claimedJob is a job row with the cancel flag.
+type claimedJob struct {
+	Job
+	CancelRequested bool
+	engineID        int64
+}
+
+func (c *claimedJob) statusOr(def string) string {
+	if c == nil || c.Status == "" {
+		return def
+	}
+	return c.Status
+}
+
+// claim takes the job's lease for attempt: status running, locked_by this
+// node. A job that is not queued or running (cancelled, finished, failed) is
+// not claimed; neither is one whose row holds a newer attempt. The run's row
+// moves to RUNNING in the same transaction (one commit per claim).
+func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
+	now := unixNow()
+	var got *claimedJob
+	claimed := false
+	with := func(ctx context.Context, tx *sql.Tx) error {
+		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNotClaimed
+		}
+		if err != nil {
+			return err
+		}
+		got = j
+		// A cancel asked of a running job whose worker is gone is the
+		// lease sweep's to record (cancelled); it is not run again.
+		if (j.Status != StatusQueued && j.Status != StatusRunning) || j.Attempt >= attempt || j.CancelRequested {
+			return errNotClaimed
+		}
+		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
+WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); err != nil {
+			return err
+		}
+		j.Status, j.Attempt, j.LockedBy, j.LockedAt = StatusRunning, attempt, q.cfg.NodeID, now
+		claimed = true
+		return nil
+	}
+	var err error
+	if running := q.runningRow(ctx, id); running != nil {
+		_, _, err = q.d.SaveRunWith(ctx, nil, running, with)
+	} else {
+		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
+	}
+	if errors.Is(err, errNotClaimed) {
+		return got, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return got, claimed, nil
+}
+
+// errNotClaimed rolls back a claim of a job that is not runnable.
+var errNotClaimed = errors.New("queue: job not claimable")
+
+// runningRow is the run's row turned RUNNING, or nil when the run is not
+// PENDING or RUNNING (or cannot be read: the claim then leaves it alone).
+func (q *Queue) runningRow(ctx context.Context, id string) *db.Run {
+	row, err := q.d.GetRun(ctx, id)
+	if err != nil || (row.Status != run.StatusPending && row.Status != run.StatusRunning) {
+		return nil
+	}
+	out, err := row.Output()
+	if err != nil {
+		return nil
+	}
+	out.Status = run.StatusRunning
+	next, err := db.RunFromOutput(out)
+	if err != nil {
+		return nil
+	}
+	return next
+}
+
+// fence returns the write fence of attempt: the run row is written only
+// while the job row still holds this attempt and this node's lease.
+func (q *Queue) fence(id string, attempt int) db.TxFunc {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		var cur int
+		var by sql.NullString
+		err := tx.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id).Scan(&cur, &by)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("%w: job %s is gone", run.ErrFenced, id)
+		case err != nil:
+			return err
+		case cur != attempt || by.String != q.cfg.NodeID:
+			return fmt.Errorf("%w: run %s is at attempt %d on %s, this is attempt %d", run.ErrFenced, id, cur, by.String, attempt)
+		}
+		return nil
+	}
+}
+
+func (q *Queue) forUpdate() string {
+	if q.dialect == "postgres" {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// jobStatusOf maps a run's final status to its job's.
+func jobStatusOf(s run.Status) string {
+	switch s {
+	case run.StatusCompleted:
+		return StatusCompleted
+	case run.StatusCancelled:
+		return StatusCancelled
+	case run.StatusPaused:
+		return StatusPaused
+	}
+	return StatusFailed
+}
+
+// finish records attempt's outcome, fenced on the attempt and the lease.
+func (q *Queue) finish(ctx context.Context, id string, attempt int, status, reason string) bool {
+	now := unixNow()
+	res, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ?`), status, nullable(reason), now, now, id, attempt, q.cfg.NodeID)
+	if err != nil {
+		q.cfg.Logger.ErrorContext(ctx, "queue: record outcome", "run_id", id, "status", status, "err", err)
+		return false
+	}
+	n, _ := res.RowsAffected()
+	if n == 1 && status != StatusPaused {
+		q.clearJournal(ctx, id)
+	}
+	return n == 1
+}
+
+// retryLater puts the job back in line after a failed attempt.
+func (q *Queue) retryLater(ctx context.Context, id string, attempt int, reason string) {
+	now := unixNow()
+	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ?`), StatusQueued, reason, now, now+int64(q.cfg.RetryDelay/time.Second), id, attempt, q.cfg.NodeID)
+	if err != nil {
+		q.cfg.Logger.ErrorContext(ctx, "queue: requeue after failure", "run_id", id, "err", err)
+	}
+	q.setRunStatus(ctx, id, run.StatusPending, "", nil)
+}
+
+// fail ends the job as failed with reason and its run as ERROR.
+func (q *Queue) fail(ctx context.Context, j Job, attempt int, reason string) {
+	if q.finish(ctx, j.ID, attempt, StatusFailed, reason) {
+		q.setRunStatus(ctx, j.ID, run.StatusError, reason, nil)
+	}
+}
+
+// finishCancelled ends the job and its run as cancelled.
+func (q *Queue) finishCancelled(ctx context.Context, j Job, attempt int, reason string) {
+	if q.finish(ctx, j.ID, attempt, StatusCancelled, reason) {
+		q.setRunStatus(ctx, j.ID, run.StatusCancelled, "run "+j.ID+" was "+reason, nil)
+	}
+}
+
+// inTx runs fn in a transaction on the writer.
+func (q *Queue) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := q.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
