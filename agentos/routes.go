@@ -113,6 +113,14 @@ func (s *Server) routeTable() []route {
 		{"PATCH", "/learnings/{learning_id}", need("learnings", "write", "learning_id"), s.patchLearning},
 		{"DELETE", "/learnings/{learning_id}", need("learnings", "delete", "learning_id"), s.deleteLearning},
 
+		// Issue 17: control plane (evals, metrics, traces, components). Keep
+		// these rows together.
+		{"GET", "/eval-runs", need("evals", "read", ""), s.listEvalRuns},
+		{"POST", "/eval-runs", need("evals", "write", ""), s.createEvalRun},
+		{"DELETE", "/eval-runs", need("evals", "delete", ""), s.deleteEvalRuns},
+		{"GET", "/eval-runs/{eval_run_id}", need("evals", "read", "eval_run_id"), s.getEvalRun},
+		{"PATCH", "/eval-runs/{eval_run_id}", need("evals", "write", "eval_run_id"), s.renameEvalRun},
+
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},
 		{"POST", "/databases/{db_id}/migrate", adminOnly, s.migrateOne},
