@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"ToolResults", toolResultTests},
 		{"Journal", journalTests},
 		{"Evals", evalTests},
+		{"Metrics", metricsTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

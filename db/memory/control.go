@@ -14,6 +14,8 @@ import (
 // and guarded by the driver's lock.
 type control struct {
 	evals map[string]*db.EvalRun
+	// metrics is keyed by user_id, date and aggregation_period.
+	metrics map[[3]string]*db.DailyMetrics
 }
 
 var _ db.EvalDriver = (*Driver)(nil)
@@ -126,4 +128,128 @@ func (d *Driver) DeleteEvalRuns(ctx context.Context, runIDs ...string) error {
 		}
 	}
 	return nil
+}
+
+var _ db.MetricsDriver = (*Driver)(nil)
+
+// RunsCreatedIn pages runs created in [from, to) in (created_at, run_id) order.
+func (d *Driver) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var match []*db.Run
+	for _, r := range d.runs {
+		if r.CreatedAt >= from && r.CreatedAt < to &&
+			(r.CreatedAt > after.CreatedAt || (r.CreatedAt == after.CreatedAt && r.RunID > after.RunID)) {
+			match = append(match, r)
+		}
+	}
+	slices.SortFunc(match, func(a, b *db.Run) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.RunID, b.RunID))
+	})
+	out := make([]db.Run, 0, min(limit, len(match)))
+	for _, r := range match[:min(limit, len(match))] {
+		out = append(out, *cloneRun(r))
+	}
+	return out, nil
+}
+
+// SessionCountsIn counts sessions created in [from, to) by user and type.
+func (d *Driver) SessionCountsIn(ctx context.Context, from, to int64) ([]db.SessionCount, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	counts := map[db.SessionCount]int64{}
+	for _, s := range d.sessions {
+		if s.CreatedAt >= from && s.CreatedAt < to {
+			counts[db.SessionCount{UserID: s.UserID, SessionType: s.SessionType}]++
+		}
+	}
+	out := make([]db.SessionCount, 0, len(counts))
+	for k, n := range counts {
+		k.Count = n
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// FirstRunCreatedAt is the oldest run's created_at.
+func (d *Driver) FirstRunCreatedAt(ctx context.Context) (int64, bool, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	defer unlock()
+	var first int64
+	found := false
+	for _, r := range d.runs {
+		if !found || r.CreatedAt < first {
+			first, found = r.CreatedAt, true
+		}
+	}
+	return first, found, nil
+}
+
+// LastCompletedMetricsDate is the newest completed daily row's date.
+func (d *Driver) LastCompletedMetricsDate(ctx context.Context) (string, bool, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	defer unlock()
+	last := ""
+	for _, m := range d.control.metrics {
+		if m.Completed && m.AggregationPeriod == db.DailyMetricsPeriod && m.Date > last {
+			last = m.Date
+		}
+	}
+	return last, last != "", nil
+}
+
+// UpsertDailyMetrics writes rows keyed by (user_id, date, aggregation_period).
+func (d *Driver) UpsertDailyMetrics(ctx context.Context, rows []db.DailyMetrics) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if d.control.metrics == nil {
+		d.control.metrics = map[[3]string]*db.DailyMetrics{}
+	}
+	for _, m := range rows {
+		cp := m
+		cp.TokenMetrics, cp.ModelMetrics = bytes.Clone(m.TokenMetrics), bytes.Clone(m.ModelMetrics)
+		k := [3]string{m.UserID, m.Date, m.AggregationPeriod}
+		if old, ok := d.control.metrics[k]; ok {
+			cp.ID, cp.CreatedAt = old.ID, old.CreatedAt
+		}
+		d.control.metrics[k] = &cp
+	}
+	return nil
+}
+
+// ListDailyMetrics returns rows by date, then user.
+func (d *Driver) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db.DailyMetrics, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	out := []db.DailyMetrics{}
+	for _, m := range d.control.metrics {
+		if (f.From != "" && m.Date < f.From) || (f.To != "" && m.Date > f.To) || ((f.ByUser || f.UserID != "") && m.UserID != f.UserID) {
+			continue
+		}
+		cp := *m
+		cp.TokenMetrics, cp.ModelMetrics = bytes.Clone(m.TokenMetrics), bytes.Clone(m.ModelMetrics)
+		out = append(out, cp)
+	}
+	slices.SortFunc(out, func(a, b db.DailyMetrics) int {
+		return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(a.UserID, b.UserID))
+	})
+	return out, nil
 }
