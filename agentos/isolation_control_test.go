@@ -15,8 +15,8 @@ import (
 // may see.
 
 var (
-	controlAliceMarkers = []string{"e-alice"}
-	controlBobMarkers   = []string{"e-bob", "e-unowned"}
+	controlAliceMarkers = []string{"e-alice", "alice-model"}
+	controlBobMarkers   = []string{"e-bob", "e-unowned", "bob-model", "unowned-model"}
 	controlMissingTwins = []string{"e-alice", "e-missing"}
 )
 
@@ -32,6 +32,18 @@ func seedControlPlane(t *testing.T, d *db.DB) {
 		if _, err := d.CreateEvalRun(context.Background(), &e); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A completed day of metrics for alice, bob and unowned runs, each
+	// marked by its model's name.
+	var rows []db.DailyMetrics
+	for _, u := range []struct{ user, model string }{{"alice", "alice-model"}, {"bob", "bob-model"}, {"", "unowned-model"}} {
+		rows = append(rows, db.DailyMetrics{ID: "metrics-" + u.model, UserID: u.user, Date: "2026-01-05", AgentRunsCount: 1,
+			AgentSessionsCount: 1, TokenMetrics: json.RawMessage(`{"input_tokens":3}`),
+			ModelMetrics:      json.RawMessage(`[{"model_id":"` + u.model + `","model_provider":"P","count":1}]`),
+			AggregationPeriod: db.DailyMetricsPeriod, Completed: true, CreatedAt: 100, UpdatedAt: 100})
+	}
+	if err := d.Driver().(db.MetricsDriver).UpsertDailyMetrics(context.Background(), rows); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -52,6 +64,9 @@ func controlPlaneView(t *testing.T, d *db.DB, ctx context.Context, b *strings.Bu
 func controlMarkersIn(path string) ([]string, bool) {
 	if strings.HasPrefix(path, "/eval-runs") {
 		return []string{"e-alice"}, true
+	}
+	if strings.HasPrefix(path, "/metrics") {
+		return []string{"alice-model"}, true
 	}
 	return nil, false
 }
@@ -100,6 +115,15 @@ func controlPlaneCases(f fixture) []isoCase {
 					t.Errorf("unowned eval run after %s's delete: %v", caller, err)
 				}
 			}},
+		{name: "get metrics", method: "GET", path: "/metrics", ok: 200, list: true,
+			effect: func(t *testing.T, _ fixture, caller string, res response) {
+				t.Helper()
+				if all := strings.Contains(res.body, "bob-model") && strings.Contains(res.body, "unowned-model"); all != (caller == admin) {
+					t.Errorf("%s's metrics: %s", caller, res.body)
+				}
+			}},
+		{name: "get metrics of alice", method: "GET", path: "/metrics?user_id=alice&starting_date=2026-01-01&ending_date=2026-01-31", ok: 200, list: true},
+		{name: "refresh metrics", method: "POST", path: "/metrics/refresh", ok: 200, list: true},
 		{name: "run an eval for alice", method: "POST", path: "/eval-runs",
 			body: `{"agent_id":"echo","eval_type":"reliability","input":"hi","expected_tool_calls":[],"user_id":"alice"}`, ok: 200, list: true,
 			effect:      func(t *testing.T, f fixture, _ string, res response) { evalOwnedBy("alice")(t, f, res) },

@@ -120,6 +120,8 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/eval-runs", need("evals", "delete", ""), s.deleteEvalRuns},
 		{"GET", "/eval-runs/{eval_run_id}", need("evals", "read", "eval_run_id"), s.getEvalRun},
 		{"PATCH", "/eval-runs/{eval_run_id}", need("evals", "write", "eval_run_id"), s.renameEvalRun},
+		{"GET", "/metrics", need("metrics", "read", ""), s.getMetrics},
+		{"POST", "/metrics/refresh", need("metrics", "write", ""), s.refreshMetrics},
 
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},

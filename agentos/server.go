@@ -154,6 +154,8 @@ type Server struct {
 	// dbs in first-seen order; dbByID indexes them.
 	dbs    []*db.DB
 	dbByID map[string]*db.DB
+	// control is the control plane's state (issue 17: metrics refresh guards).
+	control controlPlane
 	// runs tracks runs in flight (cancel route, shutdown, background workers).
 	runs *runner
 	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
