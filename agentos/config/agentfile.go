@@ -50,6 +50,9 @@ func LoadAgent(path, id string) (Agent, error) {
 type BuildOptions struct {
 	// MediaStorage receives the runs' media (agent.Config.MediaStorage).
 	MediaStorage media.Storage
+	// Instrument, when set, edits each agent's configuration last, before
+	// agent.New (the server adds tracing with trace.Instrument).
+	Instrument func(*agent.Config)
 }
 
 // Build turns a declaration into an agent storing in d (nil: no storage).
@@ -123,6 +126,9 @@ func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
 			return nil, err
 		}
 		cfg.Tools = append(cfg.Tools, cm.Tools()...)
+	}
+	if opts.Instrument != nil {
+		opts.Instrument(&cfg)
 	}
 	return agent.New(cfg)
 }

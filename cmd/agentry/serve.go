@@ -22,6 +22,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/trace"
 )
 
 // demoScript is the model of the demo agent served when no agent is configured.
@@ -162,7 +163,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir)
+	// Tracing is on when the standard OTEL_* variables ask for it.
+	tp, stopTracing, err := trace.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
+	var instrument func(*agent.Config)
+	if tp != nil {
+		instrument = func(c *agent.Config) { trace.Instrument(c, tp) }
+		cfg.Telemetry.TracerProvider = tp
+	}
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument)
 	if err != nil {
 		return err
 	}
@@ -204,14 +216,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, instrument func(*agent.Config)) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
 			return nil, fmt.Errorf("demo agent: %w", err)
 		}
-		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store, MediaStorage: mediaStore,
-			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."})
+		demo := agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store, MediaStorage: mediaStore,
+			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."}
+		if instrument != nil {
+			instrument(&demo)
+		}
+		a, err := agent.New(demo)
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +250,7 @@ func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaSto
 				continue
 			}
 		}
-		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms})
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Instrument: instrument})
 		if err != nil {
 			errs = append(errs, err)
 			continue
