@@ -122,6 +122,8 @@ func (s *Server) routeTable() []route {
 		{"PATCH", "/eval-runs/{eval_run_id}", need("evals", "write", "eval_run_id"), s.renameEvalRun},
 		{"GET", "/metrics", need("metrics", "read", ""), s.getMetrics},
 		{"POST", "/metrics/refresh", need("metrics", "write", ""), s.refreshMetrics},
+		// Operators' Prometheus scrape (not /metrics: that is Agno's JSON).
+		{"GET", "/prometheus", adminOnly, s.getPrometheus},
 
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},

@@ -32,6 +32,7 @@ var outsideIsolationMatrix = map[string]string{
 	"GET /workflows/{workflow_id}":    "describes a workflow",
 	"POST /databases/all/migrate":     "admin only: migrates the tables of every user at once",
 	"POST /databases/{db_id}/migrate": "admin only: migrates the tables of every user at once",
+	"GET /prometheus":                 "admin only: process-wide operator metrics, no user's data",
 	// The MCP endpoint's isolation is per tool call: TestMCP_UsersAreIsolated.
 	"POST /mcp":   "MCP: isolated per tool call (mcp_test.go)",
 	"GET /mcp":    "MCP: isolated per tool call (mcp_test.go)",

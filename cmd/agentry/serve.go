@@ -21,6 +21,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/metrics"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/trace"
 )
@@ -40,6 +41,7 @@ const offloadSweepInterval = 5 * time.Minute
 const defaultDataDir = "./agentry-data"
 
 type serveFlags struct {
+	prometheus bool
 	host       string
 	port       int
 	dsn        string
@@ -84,6 +86,7 @@ or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 	fl.StringVar(&f.dsn, "db", config.DefaultDSN, dbFlagHelp)
 	fl.StringVarP(&f.configFile, "config", "c", "", "AgentOS configuration file (YAML)")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for local media and offloaded results")
+	fl.BoolVar(&f.prometheus, "prometheus", false, "serve Prometheus metrics at /prometheus (admin scope when auth is on)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info (one access line per request), warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	return cmd
@@ -169,10 +172,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
+	var prom *metrics.Metrics
+	if f.prometheus {
+		prom = metrics.New()
+		cfg.Telemetry.Metrics = prom
+	}
 	var instrument func(*agent.Config)
-	if tp != nil {
-		instrument = func(c *agent.Config) { trace.Instrument(c, tp) }
+	if tp != nil || prom != nil {
 		cfg.Telemetry.TracerProvider = tp
+		instrument = func(c *agent.Config) {
+			prom.Instrument(c)
+			trace.Instrument(c, tp)
+		}
 	}
 	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument)
 	if err != nil {
