@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -36,5 +37,30 @@ func TestMetrics_RefreshThenGet(t *testing.T) {
 	}
 	if res := get(t, f.url+"/metrics?starting_date=yesterday", nil); res.status != 422 {
 		t.Errorf("bad date = %d", res.status)
+	}
+}
+
+// TestMetrics_ConcurrentRefreshes: refreshes racing each other either run
+// or answer already_running; the stored day is right either way.
+func TestMetrics_ConcurrentRefreshes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{})
+	var wg sync.WaitGroup
+	statuses := make([]int, 4)
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = do(t, "POST", f.url+"/metrics/refresh", nil, nil).status })
+	}
+	wg.Wait()
+	for _, s := range statuses {
+		if s != 200 {
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if res := do(t, "POST", f.url+"/metrics/refresh", nil, nil); res.status != 200 {
+		t.Fatal(res.body)
+	}
+	all := decode[struct{ Metrics []map[string]any }](t, get(t, f.url+"/metrics", nil))
+	if len(all.Metrics) != 1 || all.Metrics[0]["agent_runs_count"] != 2.0 {
+		t.Errorf("after concurrent refreshes: %+v", all.Metrics)
 	}
 }
