@@ -34,7 +34,7 @@ const exitEvalFailed = 2
 func newEvalCmd() *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
-		Use:   "eval [flags] CASES.yaml",
+		Use:   "eval [flags] FILE",
 		Short: "Run eval cases against the agents of a config file and print the results",
 		Long: `Run a YAML file of eval cases (accuracy, performance, reliability,
 agent_as_judge) against the agents, teams and workflows of --config FILE (an

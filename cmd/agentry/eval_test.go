@@ -14,7 +14,7 @@ import (
 func TestEval_ExampleSuitePassesAndStoresRuns(t *testing.T) {
 	t.Parallel()
 	dbPath := filepath.Join(t.TempDir(), "evals.db")
-	code, out, errOut := cli(t, "eval", "--config", "../../examples/offline.yaml", "--db", dbPath, "--user", "ci", "../../examples/evals.yaml")
+	code, out, errOut := cli(t, "eval", "--config", "../../examples/offline.yaml", "--db", dbPath, "--user", "ci", "../../examples/offline.evals.yaml")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
