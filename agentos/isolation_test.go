@@ -109,11 +109,11 @@ const (
 // Markers of alice's and bob's data: each appears in a response only if that
 // user's object was read.
 func aliceMarkers(f fixture) []string {
-	return []string{"s-alice", "m-alice", "l-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}
+	return append([]string{"s-alice", "m-alice", "l-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}, controlAliceMarkers...)
 }
 
 func bobMarkers(f fixture) []string {
-	return []string{"s-bob", "m-bob", "l-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}
+	return append([]string{"s-bob", "m-bob", "l-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}, controlBobMarkers...)
 }
 
 // userView renders everything a user's scope can see in the database: their
@@ -150,6 +150,7 @@ func userView(t *testing.T, d *db.DB, user string) string {
 	for _, l := range ls {
 		fmt.Fprintf(&b, "learning %s %s %s %s %d\n", l.LearningID, l.UserID, l.Content, l.Metadata, l.UpdatedAt)
 	}
+	controlPlaneView(t, d, ctx, &b)
 	return b.String()
 }
 
@@ -179,7 +180,7 @@ type isoCase struct {
 // missingTwin maps the case's path onto ids that do not exist, to compare the
 // other user's answer with a missing object's.
 func missingTwin(f fixture, path string) (twin string, back func(string) string) {
-	pairs := []string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing"}
+	pairs := append([]string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing"}, controlMissingTwins...)
 	for _, id := range []string{f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, alicePendingRun, aliceTeamPendingRun, aliceWorkflowPendingRun} {
 		if strings.Contains(path, id) {
 			pairs = append(pairs, id, "run-missing")
@@ -388,6 +389,7 @@ func isolationCases(f fixture) []isoCase {
 		{name: "continue agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/continue", form: true,
 			body: "stream=false&user_id=alice&session_id=s-alice", ok: 409},
 	}
+	cases = append(cases, controlPlaneCases(f)...)
 	cases = append(cases, componentRunCases("team", "/teams/squad", "s-alice-squad", f.aliceTeamRun, aliceTeamPendingRun)...)
 	return append(cases, componentRunCases("workflow", "/workflows/flow", "s-alice-flow", f.aliceWorkflowRun, aliceWorkflowPendingRun)...)
 }
@@ -540,7 +542,8 @@ func TestUserIsolation_Matrix(t *testing.T) {
 	headers := map[string]map[string]string{
 		owner: bearer(aliceTok),
 		otherUser: bearer(rsToken(t, "bob", "sessions:read", "sessions:write", "sessions:delete", "memories:read", "memories:write", "memories:delete",
-			"agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run")),
+			"agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run",
+			"evals:read", "evals:write", "evals:delete", "metrics:read", "metrics:write", "traces:read", "components:read", "components:write", "components:delete")),
 		admin:   bearer(rsToken(t, "root", auth.AdminScope)),
 		noToken: nil,
 		forged:  bearer(forgeSub(t, rsToken(t, "bob"), "alice")),
@@ -554,6 +557,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 				seedMemories(t, f.db)
 				seedLearnings(t, f.db)
 				seedPendingRuns(t, f.db)
+				seedControlPlane(t, f.db)
 				c := isolationCases(f)[indexOfCase(t, f, c.name)]
 				aliceBefore, bobBefore := userView(t, f.db, "alice"), userView(t, f.db, "bob")
 				send := func(path string) response {
@@ -651,6 +655,9 @@ func indexOfCase(t *testing.T, f fixture, name string) int {
 // aliceMarkersIn lists the markers of the alice object a read route addresses.
 func aliceMarkersIn(f fixture, path string) []string {
 	p, _, _ := strings.Cut(path, "?")
+	if m, ok := controlMarkersIn(p); ok {
+		return m
+	}
 	switch {
 	case strings.HasPrefix(p, "/memories"):
 		return []string{"m-alice"}

@@ -117,6 +117,17 @@ func (s *Server) routeTable() []route {
 		{"GET", "/queue/jobs/{job_id}", need("queue", "read", "job_id"), s.getQueueJob},
 		{"POST", "/queue/jobs/{job_id}/requeue", adminOnly, s.requeueQueueJob},
 		{"GET", "/queue/stats", need("queue", "read", ""), s.queueStats},
+		// Issue 17: control plane (evals, metrics, traces, components). Keep
+		// these rows together.
+		{"GET", "/eval-runs", need("evals", "read", ""), s.listEvalRuns},
+		{"POST", "/eval-runs", need("evals", "write", ""), s.createEvalRun},
+		{"DELETE", "/eval-runs", need("evals", "delete", ""), s.deleteEvalRuns},
+		{"GET", "/eval-runs/{eval_run_id}", need("evals", "read", "eval_run_id"), s.getEvalRun},
+		{"PATCH", "/eval-runs/{eval_run_id}", need("evals", "write", "eval_run_id"), s.renameEvalRun},
+		{"GET", "/metrics", need("metrics", "read", ""), s.getMetrics},
+		{"POST", "/metrics/refresh", need("metrics", "write", ""), s.refreshMetrics},
+		// Operators' Prometheus scrape (not /metrics: that is Agno's JSON).
+		{"GET", "/prometheus", adminOnly, s.getPrometheus},
 
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},

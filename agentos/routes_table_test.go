@@ -37,6 +37,7 @@ var outsideIsolationMatrix = map[string]string{
 	"GET /queue/jobs/{job_id}":          "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
 	"POST /queue/jobs/{job_id}/requeue": "admin only (TestDurableQueue_RoutesAreIsolatedPerUser)",
 	"GET /queue/stats":                  "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
+	"GET /prometheus":                   "admin only: process-wide operator metrics, no user's data",
 	// The MCP endpoint's isolation is per tool call: TestMCP_UsersAreIsolated.
 	"POST /mcp":   "MCP: isolated per tool call (mcp_test.go)",
 	"GET /mcp":    "MCP: isolated per tool call (mcp_test.go)",

@@ -32,6 +32,10 @@ type Config struct {
 	Description string
 	Version     string
 
+	// Telemetry is the control plane's tracing and Prometheus metrics
+	// (observe.go); the zero value is off and adds no middleware.
+	Telemetry Telemetry
+
 	// Addr to listen on; default 127.0.0.1:7777.
 	Addr string
 	// CORSOrigins default to config.DefaultCORSOrigins (http://localhost:3000
@@ -173,6 +177,8 @@ type Server struct {
 	// dbs in first-seen order; dbByID indexes them.
 	dbs    []*db.DB
 	dbByID map[string]*db.DB
+	// control is the control plane's state (issue 17: metrics refresh guards).
+	control controlPlane
 	// runs tracks runs in flight (cancel route, shutdown, background workers).
 	runs *runner
 	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
@@ -296,8 +302,11 @@ func (s *Server) Close(ctx context.Context) error {
 // query string check.
 func (s *Server) newRouter() chi.Router {
 	r := chi.NewRouter()
-	r.Use(requestIDs, accessLog(s.log), recoverPanics(s.log), cors(s.cfg.CORSOrigins),
-		limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
+	r.Use(requestIDs, accessLog(s.log))
+	if obs := s.observe(); obs != nil {
+		r.Use(obs)
+	}
+	r.Use(recoverPanics(s.log), cors(s.cfg.CORSOrigins), limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, "Not Found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")

@@ -53,6 +53,9 @@ type BuildOptions struct {
 	// OpenMedia opens a team's or workflow's own media_storage (serve:
 	// MediaStorage.Open with its data directory); nil refuses one.
 	OpenMedia func(*MediaStorage) (media.Storage, error)
+	// Instrument, when set, edits each agent's configuration last, before
+	// agent.New (the server adds tracing with trace.Instrument).
+	Instrument func(*agent.Config)
 }
 
 // mediaFor is a component's media storage: its own media_storage, else
@@ -145,6 +148,9 @@ func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
 			return nil, err
 		}
 		cfg.Tools = append(cfg.Tools, cm.Tools()...)
+	}
+	if opts.Instrument != nil {
+		opts.Instrument(&cfg)
 	}
 	return agent.New(cfg)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/agentos/config"
+	"github.com/agentryhq/agentry/eval"
 	"github.com/agentryhq/agentry/model/scripted"
 )
 
@@ -40,6 +41,16 @@ func TestExamples_EveryFileLoadsAndServes(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			if strings.HasSuffix(f, ".script.yaml") {
 				if _, err := scripted.Load(f); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if strings.HasSuffix(f, ".evals.yaml") { // eval cases (agentry eval)
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := eval.ParseSuite(data); err != nil {
 					t.Fatal(err)
 				}
 				return

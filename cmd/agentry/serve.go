@@ -21,7 +21,9 @@ import (
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dsn"
+	"github.com/agentryhq/agentry/metrics"
 	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/trace"
 )
 
 // demoScript is the model of the demo agent served when no agent is configured.
@@ -39,6 +41,7 @@ const offloadSweepInterval = 5 * time.Minute
 const defaultDataDir = "./agentry-data"
 
 type serveFlags struct {
+	prometheus bool
 	host       string
 	port       int
 	dsn        string
@@ -83,6 +86,7 @@ or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 	fl.StringVar(&f.dsn, "db", config.DefaultDSN, dbFlagHelp)
 	fl.StringVarP(&f.configFile, "config", "c", "", "AgentOS configuration file (YAML)")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for local media and offloaded results")
+	fl.BoolVar(&f.prometheus, "prometheus", false, "serve Prometheus metrics at /prometheus (admin scope when auth is on)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info (one access line per request), warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	return cmd
@@ -162,7 +166,26 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir)
+	// Tracing is on when the standard OTEL_* variables ask for it.
+	tp, stopTracing, err := trace.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
+	var prom *metrics.Metrics
+	if f.prometheus {
+		prom = metrics.New()
+		cfg.Telemetry.Metrics = prom
+	}
+	var instrument func(*agent.Config)
+	if tp != nil || prom != nil {
+		cfg.Telemetry.TracerProvider = tp
+		instrument = func(c *agent.Config) {
+			prom.Instrument(c)
+			trace.Instrument(c, tp)
+		}
+	}
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument)
 	if err != nil {
 		return err
 	}
@@ -205,14 +228,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, instrument func(*agent.Config)) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
 			return nil, fmt.Errorf("demo agent: %w", err)
 		}
-		a, err := agent.New(agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store, MediaStorage: mediaStore,
-			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."})
+		demo := agent.Config{ID: demoAgentID, Name: "Echo", Model: m, DB: store, MediaStorage: mediaStore,
+			Description: "Built-in demo agent: a scripted model that greets (no API key needed)."}
+		if instrument != nil {
+			instrument(&demo)
+		}
+		a, err := agent.New(demo)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +262,7 @@ func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaSto
 				continue
 			}
 		}
-		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms})
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Instrument: instrument})
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -40,6 +40,8 @@ func Run(t *testing.T, open Opener) {
 		{"FilesMore", fileTests2},
 		{"ToolResults", toolResultTests},
 		{"Journal", journalTests},
+		{"Evals", evalTests},
+		{"Metrics", metricsTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

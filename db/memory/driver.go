@@ -32,6 +32,8 @@ type Driver struct {
 	// journal holds the step journal, by run id.
 	journal   map[string]*runJournal
 	learnings map[string]*db.Learning
+	// control holds the control-plane tables (control.go).
+	control control
 }
 
 var (

@@ -1,0 +1,90 @@
+package agentos
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/agentryhq/agentry/metrics"
+	"github.com/agentryhq/agentry/trace"
+)
+
+// Telemetry turns on the server's tracing and metrics for operators.
+type Telemetry struct {
+	// TracerProvider, when set, traces every request as a server span that
+	// continues the caller's W3C traceparent; the agents' model and tool
+	// spans (trace.Instrument) nest under it. Nil: no tracing middleware.
+	TracerProvider oteltrace.TracerProvider
+	// Metrics, when set, counts requests (by route pattern and status) and
+	// is served at /prometheus; nil answers that route 404.
+	Metrics *metrics.Metrics
+}
+
+// observe returns the middleware that traces requests, or nil when
+// telemetry is off (the router then has no extra layer at all).
+func (s *Server) observe() func(http.Handler) http.Handler {
+	tp, m := s.cfg.Telemetry.TracerProvider, s.cfg.Telemetry.Metrics
+	if tp == nil && m == nil {
+		return nil
+	}
+	var tr oteltrace.Tracer
+	if tp != nil {
+		tr = tp.Tracer(trace.ScopeName)
+	}
+	prop := propagation.TraceContext{}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ctx := r.Context()
+			var span oteltrace.Span
+			if tr != nil {
+				ctx = prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+				ctx, span = tr.Start(ctx, r.Method, oteltrace.WithSpanKind(oteltrace.SpanKindServer), oteltrace.WithAttributes(
+					attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
+				defer span.End()
+				r = r.WithContext(ctx)
+			}
+			next.ServeHTTP(w, r)
+			status := http.StatusOK
+			if rec, ok := w.(*recorder); ok && rec.status != 0 {
+				status = rec.status
+			}
+			route := ""
+			if rctx := chi.RouteContext(r.Context()); rctx != nil {
+				route = rctx.RoutePattern()
+			}
+			if m != nil {
+				m.ObserveHTTP(r.Method, route, status, time.Since(start))
+			}
+			if span == nil {
+				return
+			}
+			if route != "" {
+				span.SetName(r.Method + " " + route)
+				span.SetAttributes(attribute.String("http.route", route))
+			}
+			span.SetAttributes(attribute.Int("http.response.status_code", status))
+			if status >= 500 {
+				span.SetStatus(codes.Error, strconv.Itoa(status))
+			}
+		})
+	}
+}
+
+// getPrometheus serves the Prometheus text exposition. It is not at
+// /metrics: that is AgentOS's JSON daily metrics (GET /metrics), which
+// Agno clients read.
+func (s *Server) getPrometheus(w http.ResponseWriter, r *http.Request) error {
+	m := s.cfg.Telemetry.Metrics
+	if m == nil {
+		return errorf(http.StatusNotFound, "Prometheus metrics are off: start the server with agentry serve --prometheus")
+	}
+	m.Handler().ServeHTTP(w, r)
+	return nil
+}

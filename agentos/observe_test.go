@@ -1,0 +1,63 @@
+package agentos
+
+import (
+	"strings"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/trace"
+)
+
+// TestTelemetry_ContinuesTraceparent sends a W3C traceparent: the server
+// span joins that trace under the caller's span, and the run's model span
+// is its child.
+func TestTelemetry_ContinuesTraceparent(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	f := newFixtureWith(t, Config{Telemetry: Telemetry{TracerProvider: tp}}, func(f *fixture, _ *agent.Agent, cfg *Config) {
+		c := agent.Config{ID: "traced", Model: scripted.Reply("hello"), DB: f.db}
+		trace.Instrument(&c, tp)
+		a, err := agent.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Agents = append(cfg.Agents, a)
+	})
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	res := do(t, "POST", f.url+"/agents/traced/runs", strings.NewReader("message=hi&stream=false"), map[string]string{
+		"Content-Type": "application/x-www-form-urlencoded", "traceparent": "00-" + traceID + "-" + parentID + "-01"})
+	if res.status != 200 {
+		t.Fatalf("%d %s", res.status, res.body)
+	}
+	var server, chat *tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		switch s.Name {
+		case "POST /agents/{agent_id}/runs":
+			server = &s
+		case "chat scripted":
+			chat = &s
+		}
+	}
+	if server == nil || chat == nil {
+		t.Fatalf("spans %v", exp.GetSpans())
+	}
+	if server.SpanContext.TraceID().String() != traceID || server.Parent.SpanID().String() != parentID || !server.Parent.IsRemote() {
+		t.Errorf("server span %s parent %s", server.SpanContext.TraceID(), server.Parent.SpanID())
+	}
+	if chat.SpanContext.TraceID().String() != traceID || chat.Parent.SpanID() != server.SpanContext.SpanID() {
+		t.Errorf("model span is not under the server span")
+	}
+	// Without a provider the router has no tracing layer at all.
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.observe() != nil {
+		t.Error("observe middleware installed with telemetry off")
+	}
+}

@@ -1,0 +1,278 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+)
+
+// Suite is a YAML file of eval cases (`agentry eval FILE`):
+//
+//	judge_model: openai:gpt-4o-mini   # the default judge of accuracy and agent_as_judge cases
+//	cases:
+//	  - name: multiplies
+//	    type: accuracy                # accuracy | performance | reliability | agent_as_judge
+//	    agent: calc                   # or team: ID, or workflow: ID
+//	    input: what is 6 times 7?
+//	    expected_output: "42"
+//	    iterations: 3
+//	    min_score: 8
+//	  - name: uses the calculator
+//	    type: reliability
+//	    agent: calc
+//	    input: what is 6 times 7?
+//	    expected_tool_calls: [multiply]
+//	    forbidden_tool_calls: [shell]
+//	    expected_tool_call_arguments: {multiply: {a: 6, b: 7}}
+//	  - name: is fast
+//	    type: performance
+//	    agent: calc
+//	    input: hi
+//	    warmups: 1
+//	    iterations: 10
+//	    max_p95_run_time: 2s
+//	  - name: is polite
+//	    type: agent_as_judge
+//	    agent: calc
+//	    input: hi
+//	    criteria: The answer is polite.
+//	    scoring: binary               # or numeric, with threshold (default 7)
+type Suite struct {
+	JudgeModel string `yaml:"judge_model"`
+	Cases      []Case `yaml:"cases"`
+}
+
+// Case is one eval of a Suite; which fields apply depends on Type.
+type Case struct {
+	Name     string `yaml:"name"`
+	Type     Type   `yaml:"type"`
+	Agent    string `yaml:"agent"`
+	Team     string `yaml:"team"`
+	Workflow string `yaml:"workflow"`
+	Input    string `yaml:"input"`
+	// Accuracy.
+	ExpectedOutput       string  `yaml:"expected_output"`
+	MinScore             float64 `yaml:"min_score"`
+	AdditionalGuidelines string  `yaml:"additional_guidelines"`
+	AdditionalContext    string  `yaml:"additional_context"`
+	// Accuracy, agent-as-judge and performance.
+	Iterations int    `yaml:"iterations"`
+	JudgeModel string `yaml:"judge_model"`
+	// Agent-as-judge.
+	Criteria  string `yaml:"criteria"`
+	Scoring   string `yaml:"scoring"`
+	Threshold int    `yaml:"threshold"`
+	// Performance.
+	Warmups         int           `yaml:"warmups"`
+	MaxAvgRunTime   time.Duration `yaml:"max_avg_run_time"`
+	MaxP95RunTime   time.Duration `yaml:"max_p95_run_time"`
+	MaxAvgMemoryMiB float64       `yaml:"max_avg_memory_mib"`
+	// Reliability.
+	ExpectedToolCalls         []string                  `yaml:"expected_tool_calls"`
+	ForbiddenToolCalls        []string                  `yaml:"forbidden_tool_calls"`
+	AllowAdditionalToolCalls  bool                      `yaml:"allow_additional_tool_calls"`
+	ExpectedToolCallArguments map[string]map[string]any `yaml:"expected_tool_call_arguments"`
+}
+
+// ParseSuite reads a suite strictly: unknown keys, a case without a name,
+// type or target, or a judged case without a judge are errors.
+func ParseSuite(data []byte) (*Suite, error) {
+	var s Suite
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: eval cases: %v", ErrInvalid, err)
+	}
+	if len(s.Cases) == 0 {
+		return nil, fmt.Errorf("%w: eval cases: the file has no cases", ErrInvalid)
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for i, c := range s.Cases {
+		where := fmt.Sprintf("case %d", i+1)
+		if c.Name != "" {
+			where += " (" + c.Name + ")"
+		}
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("%w: eval cases: %s: %s", ErrInvalid, where, fmt.Sprintf(format, args...)))
+		}
+		if c.Name == "" {
+			bad("name is required")
+		} else if seen[c.Name] {
+			bad("another case has the same name")
+		}
+		seen[c.Name] = true
+		if !slices.Contains([]Type{TypeAccuracy, TypePerformance, TypeReliability, TypeAgentAsJudge}, c.Type) {
+			bad("type %q is not accuracy, performance, reliability or agent_as_judge", c.Type)
+		}
+		targets := 0
+		for _, t := range []string{c.Agent, c.Team, c.Workflow} {
+			if t != "" {
+				targets++
+			}
+		}
+		if targets != 1 {
+			bad("name exactly one of agent, team or workflow")
+		}
+		if c.Input == "" {
+			bad("input is required")
+		}
+		if (c.Type == TypeAccuracy || c.Type == TypeAgentAsJudge) && c.JudgeModel == "" && s.JudgeModel == "" {
+			bad("a %s case needs judge_model (on the case or the file)", c.Type)
+		}
+		if c.Type == TypeAccuracy && c.ExpectedOutput == "" {
+			bad("expected_output is required")
+		}
+		if c.Type == TypeAgentAsJudge && c.Criteria == "" {
+			bad("criteria is required")
+		}
+		if c.Iterations < 0 || c.Warmups < 0 {
+			bad("iterations and warmups cannot be negative")
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &s, nil
+}
+
+// Resolver finds what a suite names: components by kind ("agent", "team",
+// "workflow") and id, and judge models by spec.
+type Resolver struct {
+	Component func(kind, id string) (agent.Runner, error)
+	Model     func(spec string) (model.Model, error)
+}
+
+// CaseResult is the outcome of one case.
+type CaseResult struct {
+	Name    string `json:"name"`
+	Type    Type   `json:"type"`
+	RunID   string `json:"run_id"`
+	Passed  bool   `json:"passed"`
+	Summary string `json:"summary"`
+	// Error is set when the case could not run (it then did not pass).
+	Error string `json:"error,omitempty"`
+	// Result is the eval_data the case produced.
+	Result any `json:"result,omitempty"`
+}
+
+// Run runs every case in order, storing each result in d when it is set
+// (as userID). A case that cannot run is a failed result, not an error.
+func (s *Suite) Run(ctx context.Context, r Resolver, d *db.DB, userID string) []CaseResult {
+	out := make([]CaseResult, 0, len(s.Cases))
+	for _, c := range s.Cases {
+		res := CaseResult{Name: c.Name, Type: c.Type}
+		if err := s.runCase(ctx, c, r, Record{Name: c.Name, DB: d, UserID: userID}, &res); err != nil {
+			res.Passed, res.Error = false, err.Error()
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func (s *Suite) runCase(ctx context.Context, c Case, r Resolver, rec Record, res *CaseResult) error {
+	kind, id := "agent", c.Agent
+	if c.Team != "" {
+		kind, id = "team", c.Team
+	} else if c.Workflow != "" {
+		kind, id = "workflow", c.Workflow
+	}
+	target, err := r.Component(kind, id)
+	if err != nil {
+		return err
+	}
+	var judge model.Model
+	if c.Type == TypeAccuracy || c.Type == TypeAgentAsJudge {
+		spec := cmpOr(c.JudgeModel, s.JudgeModel)
+		if judge, err = r.Model(spec); err != nil {
+			return fmt.Errorf("judge_model %s: %w", spec, err)
+		}
+	}
+	rec.RunID = ""
+	res.RunID = rec.ensureID()
+	switch c.Type {
+	case TypeAccuracy:
+		a := &Accuracy{Record: rec, Target: target, Judge: judge, Input: c.Input, ExpectedOutput: c.ExpectedOutput, Iterations: c.Iterations,
+			AdditionalGuidelines: c.AdditionalGuidelines, AdditionalContext: c.AdditionalContext, MinScore: c.MinScore}
+		out, err := a.Run(ctx)
+		if err != nil {
+			return err
+		}
+		res.Passed, res.Result = out.Passed, out
+		res.Summary = fmt.Sprintf("avg score %.1f (min %.0f, max %.0f) over %d", out.AvgScore, out.MinScore, out.MaxScore, len(out.Results))
+	case TypeAgentAsJudge:
+		j := &AgentAsJudge{Record: rec, Target: target, Judge: judge, Input: c.Input, Criteria: c.Criteria, Scoring: c.Scoring,
+			Threshold: c.Threshold, Iterations: c.Iterations, AdditionalGuidelines: c.AdditionalGuidelines}
+		out, err := j.Run(ctx)
+		if err != nil {
+			return err
+		}
+		res.Passed, res.Result = out.Passed, out
+		res.Summary = fmt.Sprintf("pass rate %.0f%%", out.PassRate)
+		if len(out.Results) > 0 {
+			res.Summary += ": " + oneLine(out.Results[len(out.Results)-1].Reason)
+		}
+	case TypePerformance:
+		p := &Performance{Record: rec, Target: target, Input: c.Input, Warmups: c.Warmups, Iterations: c.Iterations,
+			MaxAvgRunTime: c.MaxAvgRunTime, MaxP95RunTime: c.MaxP95RunTime, MaxAvgMemoryMiB: c.MaxAvgMemoryMiB}
+		out, err := p.Run(ctx)
+		if err != nil {
+			return err
+		}
+		res.Passed, res.Result = out.Passed, out
+		res.Summary = fmt.Sprintf("avg %s, p95 %s, %.2f MiB/run over %d", seconds(out.AvgRunTime), seconds(out.P95RunTime), out.AvgMemoryUsage, len(out.RunTimes))
+	case TypeReliability:
+		rl := &Reliability{Record: rec, Target: target, Input: c.Input, ExpectedToolCalls: c.ExpectedToolCalls,
+			ForbiddenToolCalls: c.ForbiddenToolCalls, AllowAdditionalToolCalls: c.AllowAdditionalToolCalls,
+			ExpectedToolCallArguments: c.ExpectedToolCallArguments}
+		out, err := rl.Run(ctx)
+		if err != nil {
+			return err
+		}
+		res.Passed, res.Result = out.Passed, out
+		var parts []string
+		if len(out.FailedToolCalls) > 0 {
+			parts = append(parts, "unexpected: "+strings.Join(out.FailedToolCalls, ", "))
+		}
+		if len(out.MissingToolCalls) > 0 {
+			parts = append(parts, "missing: "+strings.Join(out.MissingToolCalls, ", "))
+		}
+		if len(out.FailedArgumentChecks) > 0 {
+			parts = append(parts, "wrong arguments: "+strings.Join(out.FailedArgumentChecks, ", "))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "called: "+strings.Join(out.PassedToolCalls, ", "))
+		}
+		res.Summary = strings.Join(parts, "; ")
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:77]) + "..."
+	}
+	return s
+}

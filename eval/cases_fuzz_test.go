@@ -1,0 +1,39 @@
+package eval
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzParseSuite checks that any file either parses into cases that name a
+// type, a target and an input, or fails with ErrInvalid; it never panics.
+func FuzzParseSuite(f *testing.F) {
+	f.Add([]byte("judge_model: scripted:j.yaml\ncases:\n  - {name: a, type: accuracy, agent: x, input: hi, expected_output: y}\n"))
+	f.Add([]byte("cases:\n  - {name: b, type: performance, team: t, input: hi, max_p95_run_time: 2s}\n"))
+	f.Add([]byte("cases:\n  - {name: c, type: reliability, workflow: w, input: hi, expected_tool_call_arguments: {t: {a: [1]}}}\n"))
+	f.Add([]byte("cases: [{}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSuite(data)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		for _, c := range s.Cases {
+			if c.Name == "" || c.Type == "" || c.Input == "" || c.Agent+c.Team+c.Workflow == "" {
+				t.Fatalf("accepted incomplete case %+v", c)
+			}
+		}
+	})
+}
+
+func TestParseSuite_Durations(t *testing.T) {
+	s, err := ParseSuite([]byte("cases:\n  - {name: b, type: performance, agent: a, input: hi, max_p95_run_time: 1500ms, max_avg_run_time: 2s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Cases[0]; c.MaxP95RunTime.Milliseconds() != 1500 || c.MaxAvgRunTime.Seconds() != 2 {
+		t.Errorf("durations %v %v", c.MaxP95RunTime, c.MaxAvgRunTime)
+	}
+}

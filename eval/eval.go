@@ -1,0 +1,160 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Type is an eval kind, stored in eval_type.
+type Type string
+
+// The eval kinds, as Agno names them.
+const (
+	TypeAccuracy     Type = "accuracy"
+	TypePerformance  Type = "performance"
+	TypeReliability  Type = "reliability"
+	TypeAgentAsJudge Type = "agent_as_judge"
+)
+
+// Errors the evals return.
+var (
+	// ErrInvalid: an eval's configuration cannot run (a missing target,
+	// judge or input).
+	ErrInvalid = errors.New("eval: invalid configuration")
+	// ErrJudge: the judge model's answer was not the JSON asked for.
+	ErrJudge = errors.New("eval: the judge's answer could not be read")
+)
+
+// Record describes where a result is stored and under which name: the
+// parts every eval kind shares. Zero values take the documented defaults.
+type Record struct {
+	// RunID keys the agno_eval_runs row; empty means a new UUID.
+	RunID string
+	// Name is the eval's name (the row's name column).
+	Name string
+	// DB, when set, receives the result as one agno_eval_runs row.
+	DB *db.DB
+	// UserID owns the row (a scoped context overrides it).
+	UserID string
+}
+
+// Outcome is what every result reports: whether the eval passed and the row
+// it was stored as (nil when Record.DB was nil).
+type Outcome struct {
+	Passed bool
+	Row    *db.EvalRun
+}
+
+func (r *Record) ensureID() string {
+	if r.RunID == "" {
+		r.RunID = uuid.NewString()
+	}
+	return r.RunID
+}
+
+// component describes the evaluated component for the row's columns.
+type component struct {
+	agentID, teamID, workflowID, name, modelID, provider string
+}
+
+func describe(target agent.Runner, out *run.Output) component {
+	var c component
+	if target != nil {
+		rc := target.Component()
+		switch rc.Type {
+		case run.TypeTeam:
+			c.teamID = rc.ID
+		case run.TypeWorkflow:
+			c.workflowID = rc.ID
+		default:
+			c.agentID = rc.ID
+		}
+		c.name = rc.Name
+	}
+	if out != nil {
+		c.modelID, c.provider = out.Model, out.ModelProvider
+	}
+	return c
+}
+
+// store writes a result's row when rec.DB is set.
+func store(ctx context.Context, rec Record, typ Type, c component, data, input any) (*db.EvalRun, error) {
+	dataJSON, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("eval: encode eval_data: %w", err)
+	}
+	inputJSON, err := json.Marshal(input)
+	if err != nil {
+		return nil, fmt.Errorf("eval: encode eval_input: %w", err)
+	}
+	row := &db.EvalRun{RunID: rec.RunID, EvalType: string(typ), EvalData: dataJSON, EvalInput: inputJSON, Name: rec.Name,
+		AgentID: c.agentID, TeamID: c.teamID, WorkflowID: c.workflowID, ModelID: c.modelID, ModelProvider: c.provider,
+		EvaluatedComponentName: c.name, UserID: rec.UserID}
+	if rec.DB == nil {
+		return row, nil
+	}
+	return rec.DB.CreateEvalRun(ctx, row)
+}
+
+// runTarget runs the target once on input in a session of its own.
+func runTarget(ctx context.Context, target agent.Runner, input, session, user string) (*run.Output, error) {
+	out, err := target.Run(ctx, run.TextInput(input), agent.WithSessionID(session), agent.WithUserID(user))
+	if err != nil {
+		return out, err
+	}
+	switch out.Status {
+	case run.StatusError, run.StatusCancelled:
+		return out, fmt.Errorf("eval: the run ended %s: %s", out.Status, out.ContentString())
+	}
+	return out, nil
+}
+
+// stats are the summary numbers of a sample, as Agno computes them
+// (population standard deviation; p95 by nearest rank).
+type stats struct {
+	avg, min, max, std, median, p95 float64
+}
+
+func summarize(xs []float64) stats {
+	if len(xs) == 0 {
+		return stats{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	st := stats{avg: sum / float64(len(s)), min: s[0], max: s[len(s)-1]}
+	var sq float64
+	for _, x := range s {
+		sq += (x - st.avg) * (x - st.avg)
+	}
+	st.std = math.Sqrt(sq / float64(len(s)))
+	if n := len(s); n%2 == 1 {
+		st.median = s[n/2]
+	} else {
+		st.median = (s[n/2-1] + s[n/2]) / 2
+	}
+	st.p95 = percentile(s, 95)
+	return st
+}
+
+// percentile of a sorted sample by nearest rank.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}

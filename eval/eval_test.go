@@ -1,0 +1,337 @@
+package eval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/eval"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// calculator is an agent whose scripted model calls multiply(6, 7), then
+// answers 42.
+func calculator(t testing.TB, d *db.DB) *agent.Agent {
+	t.Helper()
+	mul, err := tool.Func(tool.FuncConfig{Name: "multiply", Description: "multiplies"},
+		func(_ context.Context, in struct {
+			A int `json:"a"`
+			B int `json:"b"`
+		}) (int, error) {
+			return in.A * in.B, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.MustNew(scripted.Config{ID: "calc-model", Provider: "Scripted", OnExhausted: scripted.Cycle, Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: "multiply", Args: map[string]any{"a": 6, "b": 7}}}},
+		{Content: "The answer is 42."},
+	}})
+	a, err := agent.New(agent.Config{ID: "calc", Name: "Calculator", Model: m, Tools: []tool.Tool{mul}, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// judge answers the n-th request with replies[n % len(replies)]: a
+// scripted model picks its turn from the conversation, and every judge
+// request is a fresh one.
+func judge(replies ...string) model.Model {
+	return &sequence{replies: replies}
+}
+
+type sequence struct {
+	mu      sync.Mutex
+	n       int
+	replies []string
+}
+
+func (s *sequence) next() model.Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.replies[s.n%len(s.replies)]
+	s.n++
+	return scripted.Reply(r)
+}
+
+func (s *sequence) Info() model.Info { return model.Info{ID: "judge", Provider: "Scripted"} }
+func (s *sequence) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return s.next().Invoke(ctx, req)
+}
+func (s *sequence) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return s.next().Stream(ctx, req)
+}
+
+func TestAccuracy_AveragesJudgeScoresAndStoresAgnoShape(t *testing.T) {
+	t.Parallel()
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		acc := &eval.Accuracy{Record: eval.Record{Name: "multiplication", DB: d, UserID: "u1"}, Target: calculator(t, d),
+			Judge: judge(`{"accuracy_score": 9, "accuracy_reason": "right"}`, "```json\n{\"accuracy_score\": 5, \"accuracy_reason\": \"terse\"}\n```"),
+			Input: "what is 6 times 7?", ExpectedOutput: "42", Iterations: 2}
+		res, err := acc.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.AvgScore != 7 || res.MinScore != 5 || res.MaxScore != 9 || res.StdDevScore != 2 || !res.Passed {
+			t.Fatalf("result = %+v", res)
+		}
+		if res.Results[0].Output != "The answer is 42." || res.Results[1].Reason != "terse" {
+			t.Errorf("evaluations = %+v", res.Results)
+		}
+		row, err := d.GetEvalRun(context.Background(), acc.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.EvalType != "accuracy" || row.AgentID != "calc" || row.EvaluatedComponentName != "Calculator" || row.ModelID != "calc-model" ||
+			row.ModelProvider != "Scripted" || row.Name != "multiplication" || row.UserID != "u1" {
+			t.Errorf("row = %+v", row)
+		}
+		var data map[string]any
+		if err := json.Unmarshal(row.EvalData, &data); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"results", "avg_score", "mean_score", "min_score", "max_score", "std_dev_score"} {
+			if _, ok := data[k]; !ok {
+				t.Errorf("eval_data lacks %s: %s", k, row.EvalData)
+			}
+		}
+		var input map[string]any
+		if err := json.Unmarshal(row.EvalInput, &input); err != nil || input["expected_output"] != "42" || input["num_iterations"] != 2.0 {
+			t.Errorf("eval_input = %s", row.EvalInput)
+		}
+	})
+}
+
+func TestAccuracy_FailsBelowMinScore(t *testing.T) {
+	t.Parallel()
+	acc := &eval.Accuracy{Target: calculator(t, nil), Judge: judge(`{"accuracy_score": 6, "accuracy_reason": "meh"}`),
+		Input: "6*7?", ExpectedOutput: "42"}
+	res, err := acc.Run(context.Background())
+	if err != nil || res.Passed || res.Row == nil || res.Row.RunID == "" {
+		t.Fatalf("result = %+v, %v; want a failed result with a row", res, err)
+	}
+}
+
+func TestAccuracy_UnreadableJudgeIsErrJudge(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{"I think it's fine", `{"accuracy_score": 11, "accuracy_reason": "x"}`, `{"accuracy_reason": "no score"}`} {
+		acc := &eval.Accuracy{Target: calculator(t, nil), Judge: judge(answer), Input: "6*7?", ExpectedOutput: "42"}
+		if _, err := acc.Run(context.Background()); !errors.Is(err, eval.ErrJudge) {
+			t.Errorf("judge %q: err = %v, want ErrJudge", answer, err)
+		}
+	}
+}
+
+func TestAccuracy_JudgeSeesFencedOutput(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	spy := spyModel{Model: judge(`{"accuracy_score": 10, "accuracy_reason": "ok"}`), seen: &seen}
+	acc := &eval.Accuracy{Target: calculator(t, nil), Judge: spy, Input: "6*7?", ExpectedOutput: "42"}
+	if _, err := acc.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || !strings.Contains(seen[0], "<agent_output>\nThe answer is 42.\n</agent_output>") ||
+		!strings.Contains(seen[0], "<expected_output>\n42\n</expected_output>") {
+		t.Errorf("judge prompt = %q", seen)
+	}
+}
+
+type spyModel struct {
+	model.Model
+	seen *[]string
+}
+
+func (s spyModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	*s.seen = append(*s.seen, req.Messages[len(req.Messages)-1].Content)
+	return s.Model.Invoke(ctx, req)
+}
+
+func TestReliability_ExpectedForbiddenAndArguments(t *testing.T) {
+	t.Parallel()
+	out := &run.Output{AgentID: "calc", Tools: []run.ToolExecution{
+		{ToolName: "multiply", ToolArgs: json.RawMessage(`{"a":6,"b":7}`)},
+		{ToolName: "search", ToolArgs: json.RawMessage(`{}`)},
+		{ToolName: "divide", ToolCallError: true},
+	}}
+	cases := []struct {
+		name        string
+		r           eval.Reliability
+		status      string
+		failed      []string
+		missing     []string
+		argsFailed  []string
+		argsPassed  []string
+		additional  []string
+		passedCalls []string
+	}{
+		{name: "strict fails the unexpected call", r: eval.Reliability{ExpectedToolCalls: []string{"multiply", "divide"}},
+			status: "FAILED", failed: []string{"search"}, missing: []string{"divide (requested but refused/errored)"}, passedCalls: []string{"multiply"}},
+		{name: "additional allowed", r: eval.Reliability{ExpectedToolCalls: []string{"multiply"}, AllowAdditionalToolCalls: true},
+			status: "PASSED", additional: []string{"search", "divide"}, passedCalls: []string{"multiply"}},
+		{name: "forbidden call fails", r: eval.Reliability{ExpectedToolCalls: []string{"multiply"}, AllowAdditionalToolCalls: true, ForbiddenToolCalls: []string{"search"}},
+			status: "FAILED", failed: []string{"search"}, additional: []string{"divide"}, passedCalls: []string{"multiply"}},
+		{name: "forbidden not called passes", r: eval.Reliability{ForbiddenToolCalls: []string{"shell"}},
+			status: "PASSED", passedCalls: []string{"multiply", "search"}},
+		{name: "arguments", r: eval.Reliability{ExpectedToolCalls: []string{"multiply"}, AllowAdditionalToolCalls: true,
+			ExpectedToolCallArguments: map[string]map[string]any{"multiply": {"a": 6}, "search": {"q": "x"}}},
+			status: "FAILED", additional: []string{"search", "divide"}, passedCalls: []string{"multiply"}, argsPassed: []string{"multiply"}, argsFailed: []string{"search"}},
+		{name: "missing expected", r: eval.Reliability{ExpectedToolCalls: []string{"multiply", "add", "search", "divide"}},
+			status: "FAILED", missing: []string{"add", "divide (requested but refused/errored)"}, passedCalls: []string{"multiply", "search"}},
+	}
+	norm := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	for _, c := range cases {
+		c.r.Output = out
+		res, err := c.r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []any{res.EvalStatus, res.FailedToolCalls, res.MissingToolCalls, res.FailedArgumentChecks, res.PassedArgumentChecks, res.AdditionalToolCalls, res.PassedToolCalls}
+		want := []any{c.status, norm(c.failed), norm(c.missing), norm(c.argsFailed), norm(c.argsPassed), norm(c.additional), norm(c.passedCalls)}
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		if string(gj) != string(wj) || res.Passed != (c.status == "PASSED") {
+			t.Errorf("%s: got %s, want %s", c.name, gj, wj)
+		}
+		if res.Row.AgentID != "calc" || res.Row.EvalType != "reliability" {
+			t.Errorf("%s: row = %+v", c.name, res.Row)
+		}
+	}
+}
+
+func TestReliability_RunsTheTarget(t *testing.T) {
+	t.Parallel()
+	d := db.New("", memory.New())
+	r := &eval.Reliability{Record: eval.Record{DB: d}, Target: calculator(t, d), Input: "6*7?", ExpectedToolCalls: []string{"multiply"}}
+	res, err := r.Run(context.Background())
+	if err != nil || !res.Passed {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	row, err := d.GetEvalRun(context.Background(), r.RunID)
+	if err != nil || !strings.Contains(string(row.EvalData), `"eval_status":"PASSED"`) ||
+		!strings.Contains(string(row.EvalInput), `"expected_tool_calls":["multiply"]`) {
+		t.Fatalf("row = %+v, %v", row, err)
+	}
+}
+
+func TestPerformance_MeasuresIterationsAfterWarmups(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	p := &eval.Performance{Func: func(context.Context) error {
+		calls++
+		_ = make([]byte, 1<<20)
+		return nil
+	}, Warmups: 2, Iterations: 5}
+	res, err := p.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 7 || len(res.RunTimes) != 5 || len(res.MemoryUsages) != 5 || !res.Passed {
+		t.Fatalf("calls %d, result %+v", calls, res)
+	}
+	if res.MinRunTime > res.MedianRunTime || res.MedianRunTime > res.P95RunTime || res.P95RunTime > res.MaxRunTime {
+		t.Errorf("run time order: %+v", res)
+	}
+	if res.AvgMemoryUsage < 0.9 {
+		t.Errorf("a 1 MiB allocation per call measured %f MiB", res.AvgMemoryUsage)
+	}
+	var data map[string]any
+	if err := json.Unmarshal(res.Row.EvalData, &data); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"run_times", "avg_run_time", "p95_run_time", "median_run_time", "memory_usages", "p95_memory_usage"} {
+		if _, ok := data[k]; !ok {
+			t.Errorf("eval_data lacks %s", k)
+		}
+	}
+}
+
+func TestPerformance_LimitsFailTheEval(t *testing.T) {
+	t.Parallel()
+	p := &eval.Performance{Func: func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil }, Iterations: 3,
+		MaxAvgRunTime: time.Microsecond}
+	res, err := p.Run(context.Background())
+	if err != nil || res.Passed {
+		t.Fatalf("%+v, %v; want failed", res, err)
+	}
+	p = &eval.Performance{Func: func(context.Context) error { return nil }, Iterations: 3, MaxAvgMemoryMiB: 100, MaxP95RunTime: time.Hour}
+	if res, err = p.Run(context.Background()); err != nil || !res.Passed {
+		t.Fatalf("%+v, %v; want passed", res, err)
+	}
+}
+
+func TestPerformance_OfATarget(t *testing.T) {
+	t.Parallel()
+	p := &eval.Performance{Target: calculator(t, nil), Input: "6*7?", Iterations: 3, Warmups: 1}
+	res, err := p.Run(context.Background())
+	if err != nil || len(res.RunTimes) != 3 || res.Row.AgentID != "calc" || res.Row.ModelID != "calc-model" {
+		t.Fatalf("%+v, %v", res, err)
+	}
+}
+
+func TestAgentAsJudge_BinaryAndNumeric(t *testing.T) {
+	t.Parallel()
+	j := &eval.AgentAsJudge{Target: calculator(t, nil), Input: "6*7?", Criteria: "states the number", Iterations: 2,
+		Judge: judge(`{"passed": true, "reason": "has 42"}`, `{"passed": false, "reason": "no"}`)}
+	res, err := j.Run(context.Background())
+	if err != nil || res.Passed || res.PassRate != 50 || len(res.Results) != 2 || res.Results[0].Reason != "has 42" || res.AvgScore != nil {
+		t.Fatalf("binary = %+v, %v", res, err)
+	}
+	if res.RunID != j.RunID || res.Row.EvalType != "agent_as_judge" {
+		t.Errorf("run ids %s %s, row %+v", res.RunID, j.RunID, res.Row)
+	}
+	n := &eval.AgentAsJudge{Outputs: []string{"42", "forty-two"}, Input: "6*7?", Criteria: "numeric answer", Scoring: eval.ScoringNumeric,
+		Threshold: 6, Judge: judge(`{"score": 8, "reason": "good"}`, `{"score": 6, "reason": "ok"}`)}
+	res, err = n.Run(context.Background())
+	if err != nil || !res.Passed || res.PassRate != 100 || *res.AvgScore != 7 || *res.MinScore != 6 {
+		t.Fatalf("numeric = %+v, %v", res, err)
+	}
+	if !strings.Contains(string(res.Row.EvalInput), `"threshold":6`) || !strings.Contains(string(res.Row.EvalInput), `"scoring_strategy":"numeric"`) {
+		t.Errorf("eval_input = %s", res.Row.EvalInput)
+	}
+}
+
+func TestEvals_RefuseIncompleteConfigurations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, run := range map[string]func() error{
+		"accuracy without judge": func() error {
+			_, err := (&eval.Accuracy{Target: calculator(t, nil), Input: "x", ExpectedOutput: "y"}).Run(ctx)
+			return err
+		},
+		"judge without criteria": func() error {
+			_, err := (&eval.AgentAsJudge{Outputs: []string{"x"}, Judge: judge("{}")}).Run(ctx)
+			return err
+		},
+		"judge with bad scoring": func() error {
+			_, err := (&eval.AgentAsJudge{Outputs: []string{"x"}, Criteria: "c", Scoring: "stars", Judge: judge("{}")}).Run(ctx)
+			return err
+		},
+		"performance with both": func() error {
+			_, err := (&eval.Performance{Func: func(context.Context) error { return nil }, Target: calculator(t, nil)}).Run(ctx)
+			return err
+		},
+		"reliability with nothing": func() error { _, err := (&eval.Reliability{}).Run(ctx); return err },
+	} {
+		if err := run(); !errors.Is(err, eval.ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Scoring strategies of an agent-as-judge eval.
+const (
+	ScoringBinary  = "binary"
+	ScoringNumeric = "numeric"
+)
+
+// AgentAsJudge has Judge decide whether outputs meet Criteria: either each of
+// Outputs (already produced) or Target's answers to Input, Iterations times.
+// Binary scoring (the default) asks pass/fail; numeric asks a 1–10 score
+// that passes at Threshold (default 7). The eval passes when every
+// evaluation passes.
+type AgentAsJudge struct {
+	Record
+	Target     agent.Runner
+	Judge      model.Model
+	Input      string
+	Outputs    []string
+	Criteria   string
+	Scoring    string
+	Threshold  int
+	Iterations int
+	// AdditionalGuidelines are given to the judge.
+	AdditionalGuidelines string
+}
+
+// AgentAsJudgeEvaluation is one judged output (Agno's field names).
+type AgentAsJudgeEvaluation struct {
+	Input    string `json:"input"`
+	Output   string `json:"output"`
+	Criteria string `json:"criteria"`
+	Score    *int   `json:"score"`
+	Reason   string `json:"reason"`
+	Passed   bool   `json:"passed"`
+}
+
+// AgentAsJudgeResult is eval_data of an agent-as-judge eval.
+type AgentAsJudgeResult struct {
+	RunID       string                   `json:"run_id"`
+	Results     []AgentAsJudgeEvaluation `json:"results"`
+	AvgScore    *float64                 `json:"avg_score"`
+	MinScore    *float64                 `json:"min_score"`
+	MaxScore    *float64                 `json:"max_score"`
+	StdDevScore *float64                 `json:"std_dev_score"`
+	PassRate    float64                  `json:"pass_rate"`
+	Outcome     `json:"-"`
+}
+
+// Run runs the eval and stores its row when DB is set.
+func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
+	scoring := j.Scoring
+	if scoring == "" {
+		scoring = ScoringBinary
+	}
+	threshold := j.Threshold
+	if threshold == 0 {
+		threshold = 7
+	}
+	switch {
+	case j.Judge == nil:
+		return nil, fmt.Errorf("%w: agent-as-judge eval needs a judge model", ErrInvalid)
+	case j.Criteria == "":
+		return nil, fmt.Errorf("%w: agent-as-judge eval needs criteria", ErrInvalid)
+	case j.Target == nil && len(j.Outputs) == 0:
+		return nil, fmt.Errorf("%w: agent-as-judge eval needs a target or outputs", ErrInvalid)
+	case j.Target != nil && j.Input == "":
+		return nil, fmt.Errorf("%w: agent-as-judge eval of a target needs an input", ErrInvalid)
+	case scoring != ScoringBinary && scoring != ScoringNumeric:
+		return nil, fmt.Errorf("%w: scoring %q is not binary or numeric", ErrInvalid, scoring)
+	case threshold < 1 || threshold > 10:
+		return nil, fmt.Errorf("%w: threshold %d is outside 1–10", ErrInvalid, threshold)
+	}
+	id := j.ensureID()
+	outputs := j.Outputs
+	var last *run.Output
+	if j.Target != nil {
+		outputs = nil
+		for i := range max(j.Iterations, 1) {
+			out, err := runTarget(ctx, j.Target, j.Input, fmt.Sprintf("eval_%s_%d", id, i+1), j.UserID)
+			if err != nil {
+				return nil, err
+			}
+			last = out
+			outputs = append(outputs, out.ContentString())
+		}
+	}
+	system, schema := judgeSystemBinary, binaryJudgeSchema
+	if scoring == ScoringNumeric {
+		system, schema = judgeSystemNumeric, numericJudgeSchema
+	}
+	res := &AgentAsJudgeResult{RunID: id, Results: []AgentAsJudgeEvaluation{}}
+	var scores []float64
+	passed := 0
+	for _, output := range outputs {
+		prompt := "Criteria:\n" + j.Criteria + "\n\n" + fence("input", j.Input) + "\n\n" + fence("output", output)
+		if j.AdditionalGuidelines != "" {
+			prompt += "\n\nAdditional guidelines:\n" + j.AdditionalGuidelines
+		}
+		v, err := ask(ctx, j.Judge, system, prompt, schema)
+		if err != nil {
+			return nil, err
+		}
+		ev := AgentAsJudgeEvaluation{Input: j.Input, Output: output, Criteria: j.Criteria, Reason: v.Reason}
+		if scoring == ScoringNumeric {
+			if v.Score == nil {
+				return nil, fmt.Errorf("%w: no score in the answer", ErrJudge)
+			}
+			ev.Score, ev.Passed = v.Score, *v.Score >= threshold
+			scores = append(scores, float64(*v.Score))
+		} else {
+			if v.Passed == nil {
+				return nil, fmt.Errorf("%w: no passed in the answer", ErrJudge)
+			}
+			ev.Passed = *v.Passed
+		}
+		if ev.Passed {
+			passed++
+		}
+		res.Results = append(res.Results, ev)
+	}
+	if len(scores) > 0 {
+		st := summarize(scores)
+		res.AvgScore, res.MinScore, res.MaxScore, res.StdDevScore = &st.avg, &st.min, &st.max, &st.std
+	}
+	if len(outputs) > 0 {
+		res.PassRate = float64(passed) / float64(len(outputs)) * 100
+	}
+	res.Passed = len(outputs) > 0 && passed == len(outputs)
+	var thr any
+	if scoring == ScoringNumeric {
+		thr = threshold
+	}
+	input := map[string]any{"input": j.Input, "criteria": j.Criteria, "scoring_strategy": scoring, "threshold": thr,
+		"num_iterations": max(j.Iterations, 1), "additional_guidelines": nilIfEmpty(j.AdditionalGuidelines)}
+	row, err := store(ctx, j.Record, TypeAgentAsJudge, describe(j.Target, last), res, input)
+	res.Row = row
+	return res, err
+}

@@ -1,0 +1,116 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Performance measures the latency and memory of Func, or of Target answering
+// Input: Warmups unmeasured calls, then Iterations measured ones. Memory is
+// the bytes the process allocated during a call, in MiB (Go has no per-call
+// peak; Agno's Python reads tracemalloc's peak). The eval passes when every
+// set limit holds.
+type Performance struct {
+	Record
+	Func   func(ctx context.Context) error
+	Target agent.Runner
+	Input  string
+	// Warmups are unmeasured runs first; Iterations defaults to 50 (Agno's).
+	Warmups, Iterations int
+	// Limits; zero means none.
+	MaxAvgRunTime, MaxP95RunTime time.Duration
+	MaxAvgMemoryMiB              float64
+	// NoMemory skips memory measurement (runtime.ReadMemStats stops the
+	// world twice per iteration).
+	NoMemory bool
+}
+
+// PerformanceResult is eval_data of a performance eval: seconds and MiB,
+// Agno's field names.
+type PerformanceResult struct {
+	RunTimes          []float64 `json:"run_times"`
+	AvgRunTime        float64   `json:"avg_run_time"`
+	MinRunTime        float64   `json:"min_run_time"`
+	MaxRunTime        float64   `json:"max_run_time"`
+	StdDevRunTime     float64   `json:"std_dev_run_time"`
+	MedianRunTime     float64   `json:"median_run_time"`
+	P95RunTime        float64   `json:"p95_run_time"`
+	MemoryUsages      []float64 `json:"memory_usages"`
+	AvgMemoryUsage    float64   `json:"avg_memory_usage"`
+	MinMemoryUsage    float64   `json:"min_memory_usage"`
+	MaxMemoryUsage    float64   `json:"max_memory_usage"`
+	StdDevMemoryUsage float64   `json:"std_dev_memory_usage"`
+	MedianMemoryUsage float64   `json:"median_memory_usage"`
+	P95MemoryUsage    float64   `json:"p95_memory_usage"`
+	Outcome           `json:"-"`
+}
+
+// Run runs the eval and stores its row when DB is set.
+func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
+	if (p.Func == nil) == (p.Target == nil) {
+		return nil, fmt.Errorf("%w: performance eval needs exactly one of a function or a target", ErrInvalid)
+	}
+	if p.Target != nil && p.Input == "" {
+		return nil, fmt.Errorf("%w: performance eval of a target needs an input", ErrInvalid)
+	}
+	if p.Warmups < 0 || p.Iterations < 0 {
+		return nil, fmt.Errorf("%w: warmups and iterations cannot be negative", ErrInvalid)
+	}
+	iterations := p.Iterations
+	if iterations == 0 {
+		iterations = 50
+	}
+	id := p.ensureID()
+	var last *run.Output
+	call := p.Func
+	if call == nil {
+		n := 0
+		call = func(ctx context.Context) error {
+			n++
+			out, err := runTarget(ctx, p.Target, p.Input, fmt.Sprintf("eval_%s_%d", id, n), p.UserID)
+			last = out
+			return err
+		}
+	}
+	for range p.Warmups {
+		if err := call(ctx); err != nil {
+			return nil, fmt.Errorf("eval: warmup: %w", err)
+		}
+	}
+	res := &PerformanceResult{RunTimes: []float64{}, MemoryUsages: []float64{}}
+	var ms runtime.MemStats
+	for range iterations {
+		var before uint64
+		if !p.NoMemory {
+			runtime.ReadMemStats(&ms)
+			before = ms.TotalAlloc
+		}
+		start := time.Now()
+		err := call(ctx)
+		elapsed := time.Since(start).Seconds()
+		if err != nil {
+			return nil, err
+		}
+		res.RunTimes = append(res.RunTimes, elapsed)
+		if !p.NoMemory {
+			runtime.ReadMemStats(&ms)
+			res.MemoryUsages = append(res.MemoryUsages, float64(ms.TotalAlloc-before)/(1<<20))
+		}
+	}
+	t := summarize(res.RunTimes)
+	res.AvgRunTime, res.MinRunTime, res.MaxRunTime, res.StdDevRunTime, res.MedianRunTime, res.P95RunTime = t.avg, t.min, t.max, t.std, t.median, t.p95
+	m := summarize(res.MemoryUsages)
+	res.AvgMemoryUsage, res.MinMemoryUsage, res.MaxMemoryUsage, res.StdDevMemoryUsage, res.MedianMemoryUsage, res.P95MemoryUsage = m.avg, m.min, m.max, m.std, m.median, m.p95
+	res.Passed = (p.MaxAvgRunTime == 0 || res.AvgRunTime <= p.MaxAvgRunTime.Seconds()) &&
+		(p.MaxP95RunTime == 0 || res.P95RunTime <= p.MaxP95RunTime.Seconds()) &&
+		(p.MaxAvgMemoryMiB == 0 || res.AvgMemoryUsage <= p.MaxAvgMemoryMiB)
+	input := map[string]any{"num_iterations": iterations, "warmup_runs": p.Warmups}
+	row, err := store(ctx, p.Record, TypePerformance, describe(p.Target, last), res, input)
+	res.Row = row
+	return res, err
+}

@@ -1,0 +1,161 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Reliability checks the tool calls of a run: Output when given, else
+// Target's answer to Input. Every expected tool must have run cleanly (no
+// error, not paused); a call outside ExpectedToolCalls fails the eval unless
+// AllowAdditionalToolCalls; a call in ForbiddenToolCalls always fails it.
+// ExpectedToolCallArguments maps a tool to argument values at least one of
+// its clean calls must have had.
+type Reliability struct {
+	Record
+	Target                    agent.Runner
+	Input                     string
+	Output                    *run.Output
+	ExpectedToolCalls         []string
+	ForbiddenToolCalls        []string
+	AllowAdditionalToolCalls  bool
+	ExpectedToolCallArguments map[string]map[string]any
+}
+
+// ReliabilityResult is eval_data of a reliability eval (Agno's field names;
+// eval_status is PASSED or FAILED).
+type ReliabilityResult struct {
+	EvalStatus           string   `json:"eval_status"`
+	FailedToolCalls      []string `json:"failed_tool_calls"`
+	PassedToolCalls      []string `json:"passed_tool_calls"`
+	AdditionalToolCalls  []string `json:"additional_tool_calls"`
+	MissingToolCalls     []string `json:"missing_tool_calls"`
+	FailedArgumentChecks []string `json:"failed_argument_checks"`
+	PassedArgumentChecks []string `json:"passed_argument_checks"`
+	Outcome              `json:"-"`
+}
+
+// Run runs the eval and stores its row when DB is set.
+func (r *Reliability) Run(ctx context.Context) (*ReliabilityResult, error) {
+	out := r.Output
+	if out == nil {
+		if r.Target == nil || r.Input == "" {
+			return nil, fmt.Errorf("%w: reliability eval needs a run output, or a target and an input", ErrInvalid)
+		}
+		id := r.ensureID()
+		var err error
+		if out, err = runTarget(ctx, r.Target, r.Input, "eval_"+id+"_1", r.UserID); err != nil {
+			return nil, err
+		}
+	}
+	r.ensureID()
+	res := Check(out, r.ExpectedToolCalls, r.ForbiddenToolCalls, r.AllowAdditionalToolCalls, r.ExpectedToolCallArguments)
+	input := map[string]any{"expected_tool_calls": r.ExpectedToolCalls, "allow_additional_tool_calls": r.AllowAdditionalToolCalls,
+		"expected_tool_call_arguments": r.ExpectedToolCallArguments, "forbidden_tool_calls": r.ForbiddenToolCalls}
+	c := describe(r.Target, out)
+	if r.Target == nil {
+		c.agentID, c.teamID, c.workflowID = out.AgentID, out.TeamID, out.WorkflowID
+	}
+	row, err := store(ctx, r.Record, TypeReliability, c, res, input)
+	res.Row = row
+	return res, err
+}
+
+// Check classifies a run's tool calls (see Reliability).
+func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, args map[string]map[string]any) *ReliabilityResult {
+	res := &ReliabilityResult{FailedToolCalls: []string{}, PassedToolCalls: []string{}, AdditionalToolCalls: []string{},
+		MissingToolCalls: []string{}, FailedArgumentChecks: []string{}, PassedArgumentChecks: []string{}}
+	clean := map[string][]map[string]any{}
+	attempted := map[string]bool{}
+	for _, t := range out.Tools {
+		if t.ToolName == "" {
+			continue
+		}
+		attempted[t.ToolName] = true
+		ok := !t.ToolCallError && !paused(t)
+		switch {
+		case slices.Contains(forbidden, t.ToolName):
+			res.FailedToolCalls = append(res.FailedToolCalls, t.ToolName)
+		case expected != nil && !slices.Contains(expected, t.ToolName):
+			if allowAdditional {
+				res.AdditionalToolCalls = append(res.AdditionalToolCalls, t.ToolName)
+			} else {
+				res.FailedToolCalls = append(res.FailedToolCalls, t.ToolName)
+			}
+		case ok:
+			res.PassedToolCalls = append(res.PassedToolCalls, t.ToolName)
+		}
+		if ok {
+			var a map[string]any
+			_ = json.Unmarshal(t.ToolArgs, &a)
+			clean[t.ToolName] = append(clean[t.ToolName], a)
+		}
+	}
+	missing := map[string]bool{}
+	for _, name := range expected {
+		if _, ok := clean[name]; ok {
+			continue
+		}
+		missing[name] = true
+		if attempted[name] {
+			res.MissingToolCalls = append(res.MissingToolCalls, name+" (requested but refused/errored)")
+		} else {
+			res.MissingToolCalls = append(res.MissingToolCalls, name)
+		}
+	}
+	names := make([]string, 0, len(args))
+	for name := range args {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if missing[name] {
+			continue
+		}
+		if slices.ContainsFunc(clean[name], func(actual map[string]any) bool { return argsMatch(args[name], actual) }) {
+			res.PassedArgumentChecks = append(res.PassedArgumentChecks, name)
+		} else {
+			res.FailedArgumentChecks = append(res.FailedArgumentChecks, name)
+		}
+	}
+	res.Passed = len(res.FailedToolCalls) == 0 && len(res.MissingToolCalls) == 0 && len(res.FailedArgumentChecks) == 0
+	res.EvalStatus = "FAILED"
+	if res.Passed {
+		res.EvalStatus = "PASSED"
+	}
+	return res
+}
+
+func paused(t run.ToolExecution) bool {
+	return (t.RequiresConfirmation && t.Confirmed == nil) || (t.RequiresUserInput && t.Answered == nil) || (t.ExternalExecutionRequired && t.Result == "")
+}
+
+// argsMatch reports whether actual holds every key of want with an equal
+// value (numbers compare as JSON numbers).
+func argsMatch(want, actual map[string]any) bool {
+	for k, v := range want {
+		got, ok := actual[k]
+		if !ok || !jsonEqual(v, got) {
+			return false
+		}
+	}
+	return true
+}
+
+func jsonEqual(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var va, vb any
+	_ = json.Unmarshal(ja, &va)
+	_ = json.Unmarshal(jb, &vb)
+	return reflect.DeepEqual(va, vb)
+}

@@ -1,0 +1,172 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+var _ db.MetricsDriver = (*Store)(nil)
+
+const metricsCols = "id, user_id, date, agent_runs_count, team_runs_count, workflow_runs_count, agent_sessions_count, team_sessions_count, " +
+	"workflow_sessions_count, users_count, token_metrics, model_metrics, aggregation_period, completed, created_at, updated_at"
+
+func (s *Store) metrics() string { return s.d.Table(s.t.Metrics) }
+
+// RunsCreatedIn pages runs created in [from, to) in (created_at, run_id) order.
+func (s *Store) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, error) {
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR (created_at = ? AND run_id > ?)) "+
+		"ORDER BY created_at, run_id LIMIT %d", runCols, s.runs, limit)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), from, to, after.CreatedAt, after.CreatedAt, after.RunID)
+	if err != nil {
+		return nil, s.fail("runs for metrics", err)
+	}
+	defer rows.Close()
+	var out []db.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, s.fail("runs for metrics", err)
+		}
+		out = append(out, *r)
+	}
+	return out, s.fail("runs for metrics", rows.Err())
+}
+
+// SessionCountsIn counts sessions created in [from, to) by user and type.
+func (s *Store) SessionCountsIn(ctx context.Context, from, to int64) ([]db.SessionCount, error) {
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT COALESCE(user_id, ''), session_type, COUNT(*) FROM "+s.sessions+
+		" WHERE created_at >= ? AND created_at < ? GROUP BY COALESCE(user_id, ''), session_type"), from, to)
+	if err != nil {
+		return nil, s.fail("sessions for metrics", err)
+	}
+	defer rows.Close()
+	var out []db.SessionCount
+	for rows.Next() {
+		var c db.SessionCount
+		var typ string
+		if err := rows.Scan(&c.UserID, &typ, &c.Count); err != nil {
+			return nil, s.fail("sessions for metrics", err)
+		}
+		c.SessionType = run.Type(typ)
+		out = append(out, c)
+	}
+	return out, s.fail("sessions for metrics", rows.Err())
+}
+
+// FirstRunCreatedAt is the oldest run's created_at.
+func (s *Store) FirstRunCreatedAt(ctx context.Context) (int64, bool, error) {
+	var v sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, "SELECT MIN(created_at) FROM "+s.runs).Scan(&v); err != nil {
+		return 0, false, s.fail("first run", err)
+	}
+	return v.Int64, v.Valid, nil
+}
+
+// LastCompletedMetricsDate is the newest completed daily row's date.
+func (s *Store) LastCompletedMetricsDate(ctx context.Context) (string, bool, error) {
+	var v any
+	err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT MAX(date) FROM "+s.metrics()+" WHERE completed = ? AND aggregation_period = ?"),
+		true, db.DailyMetricsPeriod).Scan(&v)
+	if err != nil {
+		return "", false, s.fail("metrics watermark", err)
+	}
+	d := dateString(v)
+	return d, d != "", nil
+}
+
+// dateString reads a DATE column as the drivers return it: time.Time
+// (pgx), bytes (MySQL) or text (SQLite).
+func dateString(v any) string {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC().Format(time.DateOnly)
+	case []byte:
+		return firstDate(string(t))
+	case string:
+		return firstDate(t)
+	}
+	return ""
+}
+
+func firstDate(s string) string {
+	if len(s) >= 10 {
+		return s[:10]
+	}
+	return s
+}
+
+// UpsertDailyMetrics writes rows keyed by (user_id, date, aggregation_period).
+func (s *Store) UpsertDailyMetrics(ctx context.Context, rows []db.DailyMetrics) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	cols := splitCols(metricsCols)
+	set := []string{"agent_runs_count", "team_runs_count", "workflow_runs_count", "agent_sessions_count", "team_sessions_count",
+		"workflow_sessions_count", "users_count", "token_metrics", "model_metrics", "completed", "updated_at"}
+	q := s.d.Bind(s.d.UpsertRow(s.metrics(), cols, []string{"user_id", "date", "aggregation_period"}, set))
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail("upsert metrics", err)
+	}
+	defer tx.Rollback()
+	for _, m := range rows {
+		if _, err := tx.ExecContext(ctx, q, m.ID, m.UserID, m.Date, m.AgentRunsCount, m.TeamRunsCount, m.WorkflowRunsCount,
+			m.AgentSessionsCount, m.TeamSessionsCount, m.WorkflowSessionsCount, m.UsersCount, string(m.TokenMetrics),
+			string(m.ModelMetrics), m.AggregationPeriod, m.Completed, m.CreatedAt, m.UpdatedAt); err != nil {
+			return s.fail("upsert metrics "+m.Date, err)
+		}
+	}
+	return s.fail("upsert metrics", tx.Commit())
+}
+
+// ListDailyMetrics returns rows by date, then user.
+func (s *Store) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db.DailyMetrics, error) {
+	w := &where{}
+	if f.From != "" {
+		w.add("date >= ?", f.From)
+	}
+	if f.To != "" {
+		w.add("date <= ?", f.To)
+	}
+	if f.ByUser || f.UserID != "" {
+		w.add("user_id = ?", f.UserID)
+	}
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT "+metricsCols+" FROM "+s.metrics()+w.String()+" ORDER BY date, user_id"), w.args...)
+	if err != nil {
+		return nil, s.fail("list metrics", err)
+	}
+	defer rows.Close()
+	out := []db.DailyMetrics{}
+	for rows.Next() {
+		var (
+			m              db.DailyMetrics
+			date           any
+			tokens, models []byte
+			updated        sql.NullInt64
+		)
+		if err := rows.Scan(&m.ID, &m.UserID, &date, &m.AgentRunsCount, &m.TeamRunsCount, &m.WorkflowRunsCount, &m.AgentSessionsCount,
+			&m.TeamSessionsCount, &m.WorkflowSessionsCount, &m.UsersCount, &tokens, &models, &m.AggregationPeriod, &m.Completed,
+			&m.CreatedAt, &updated); err != nil {
+			return nil, s.fail("list metrics", err)
+		}
+		m.Date, m.UpdatedAt = dateString(date), updated.Int64
+		var err error
+		if m.TokenMetrics, err = decodeJSON(tokens); err != nil {
+			return nil, fmt.Errorf("%w: token_metrics of metrics %s: %v", db.ErrCorruptRow, m.ID, err)
+		}
+		if m.ModelMetrics, err = decodeJSON(models); err != nil {
+			return nil, fmt.Errorf("%w: model_metrics of metrics %s: %v", db.ErrCorruptRow, m.ID, err)
+		}
+		out = append(out, m)
+	}
+	return out, s.fail("list metrics", rows.Err())
+}

@@ -1,0 +1,213 @@
+package metrics
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Metrics holds the collectors on a registry of its own.
+type Metrics struct {
+	reg          *prometheus.Registry
+	runs         *prometheus.CounterVec
+	runDuration  *prometheus.HistogramVec
+	modelCalls   *prometheus.HistogramVec
+	tokens       *prometheus.CounterVec
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+}
+
+// QueueStats is the hook the durable queue sets (SetQueueStats): how many
+// jobs wait and how long the oldest has waited.
+type QueueStats func() (depth int, oldestWait time.Duration)
+
+// New registers the collectors (and the Go and process collectors).
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentry_runs_total",
+		Help: "Finished runs by component and final status."}, []string{"component_type", "component_id", "status"})
+	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_run_duration_seconds",
+		Help: "Run latency by component.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"component_type", "component_id"})
+	m.modelCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_model_call_duration_seconds",
+		Help: "Model call latency by provider, model and outcome.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)},
+		[]string{"provider", "model", "outcome"})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentry_model_tokens_total",
+		Help: "Tokens by provider, model and direction (input, output)."}, []string{"provider", "model", "direction"})
+	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentry_http_requests_total",
+		Help: "HTTP requests by method, route pattern and status."}, []string{"method", "route", "status"})
+	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_http_request_duration_seconds",
+		Help: "HTTP request latency by method and route pattern.", Buckets: prometheus.DefBuckets}, []string{"method", "route"})
+	m.reg.MustRegister(m.runs, m.runDuration, m.modelCalls, m.tokens, m.httpRequests, m.httpDuration,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is where the collectors live (for tests and extra collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the text exposition.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// SetQueueStats registers agentry_queue_depth and
+// agentry_queue_oldest_wait_seconds, read from stats at each scrape. The
+// durable queue calls it once; until then neither series exists.
+func (m *Metrics) SetQueueStats(stats QueueStats) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_queue_depth", Help: "Jobs waiting in the durable queue."},
+			func() float64 { d, _ := stats(); return float64(d) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_queue_oldest_wait_seconds", Help: "How long the oldest waiting job has waited."},
+			func() float64 { _, w := stats(); return w.Seconds() }))
+}
+
+// ObserveHTTP counts one request; route is the matched pattern ("" for
+// none: it is recorded as "unmatched", so paths never become labels).
+func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// ObserveRun counts a finished run.
+func (m *Metrics) ObserveRun(c run.Component, status run.Status, d time.Duration) {
+	m.runs.WithLabelValues(string(c.Type), c.ID, string(status)).Inc()
+	m.runDuration.WithLabelValues(string(c.Type), c.ID).Observe(d.Seconds())
+}
+
+// Instrument wraps an agent configuration's models (before agent.New) so
+// their calls are timed and their tokens counted. A nil m changes nothing.
+func (m *Metrics) Instrument(cfg *agent.Config) {
+	if m == nil {
+		return
+	}
+	for _, p := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
+		if *p != nil {
+			*p = meteredModel{next: *p, m: m}
+		}
+	}
+	for i, f := range cfg.FallbackModels {
+		cfg.FallbackModels[i] = meteredModel{next: f, m: m}
+	}
+}
+
+// Runner wraps a component so its runs are counted by final status and
+// timed. A nil m returns r.
+func (m *Metrics) Runner(r agent.Runner) agent.Runner {
+	if m == nil {
+		return r
+	}
+	return meteredRunner{Runner: r, m: m}
+}
+
+type meteredRunner struct {
+	agent.Runner
+	m *Metrics
+}
+
+func (r meteredRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	start := time.Now()
+	out, err := r.Runner.Run(ctx, input, opts...)
+	status := run.StatusError
+	if out != nil && out.Status != "" {
+		status = out.Status
+	}
+	r.m.ObserveRun(r.Runner.Component(), status, time.Since(start))
+	return out, err
+}
+
+func (r meteredRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		start := time.Now()
+		status := run.StatusRunning
+		defer func() { r.m.ObserveRun(r.Runner.Component(), status, time.Since(start)) }()
+		for ev, err := range r.Runner.Stream(ctx, input, opts...) {
+			if err != nil {
+				status = run.StatusError
+			} else if s, ok := finalStatus(ev); ok {
+				status = s
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// finalStatus maps a run's terminal event (any component's name for it) to
+// its status.
+func finalStatus(ev run.Event) (run.Status, bool) {
+	switch ev.Event {
+	case run.EventRunCompleted, "TeamRunCompleted", "WorkflowCompleted":
+		return run.StatusCompleted, true
+	case run.EventRunError, "TeamRunError", "WorkflowError":
+		return run.StatusError, true
+	case run.EventRunCancelled, "TeamRunCancelled", "WorkflowCancelled":
+		return run.StatusCancelled, true
+	case run.EventRunPaused:
+		return run.StatusPaused, true
+	}
+	return "", false
+}
+
+type meteredModel struct {
+	next model.Model
+	m    *Metrics
+}
+
+func (mm meteredModel) Info() model.Info { return mm.next.Info() }
+
+func (mm meteredModel) done(start time.Time, usage *model.Usage, err error) {
+	info := mm.next.Info()
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	mm.m.modelCalls.WithLabelValues(info.Provider, info.ID, outcome).Observe(time.Since(start).Seconds())
+	if usage != nil {
+		mm.m.tokens.WithLabelValues(info.Provider, info.ID, "input").Add(float64(usage.InputTokens))
+		mm.m.tokens.WithLabelValues(info.Provider, info.ID, "output").Add(float64(usage.OutputTokens))
+	}
+}
+
+func (mm meteredModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	start := time.Now()
+	resp, err := mm.next.Invoke(ctx, req)
+	var usage *model.Usage
+	if resp != nil {
+		usage = &resp.Usage
+	}
+	mm.done(start, usage, err)
+	return resp, err
+}
+
+func (mm meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		start := time.Now()
+		var usage *model.Usage
+		var failed error
+		defer func() { mm.done(start, usage, failed) }()
+		for c, err := range mm.next.Stream(ctx, req) {
+			if err != nil {
+				failed = err
+			} else if c != nil && c.Usage != nil {
+				u := *c.Usage
+				usage = &u
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}

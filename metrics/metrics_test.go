@@ -1,0 +1,118 @@
+package metrics_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/metrics"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+)
+
+// scrape parses the handler's text exposition with Prometheus's own parser.
+func scrape(t *testing.T, m *metrics.Metrics) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/prometheus", nil))
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("exposition does not parse: %v\n%s", err, rec.Body)
+	}
+	return fams
+}
+
+// value finds the sample of a family whose labels include want.
+func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (*dto.Metric, bool) {
+	f, ok := fams[name]
+	if !ok {
+		return nil, false
+	}
+	for _, m := range f.Metric {
+		match := true
+		for k, v := range want {
+			found := false
+			for _, l := range m.Label {
+				if l.GetName() == k && l.GetValue() == v {
+					found = true
+				}
+			}
+			match = match && found
+		}
+		if match {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+func TestMetrics_RunsModelsTokensQueue(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	cfg := agent.Config{ID: "echo", Model: scripted.Reply("hi")}
+	m.Instrument(&cfg)
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Runner(a)
+	for range 2 {
+		if _, err := r.Run(context.Background(), run.TextInput("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, err := range r.Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.ObserveHTTP("GET", "/sessions", 200, time.Millisecond)
+	m.ObserveHTTP("GET", "", 404, time.Millisecond)
+	m.SetQueueStats(func() (int, time.Duration) { return 3, 1500 * time.Millisecond })
+	fams := scrape(t, m)
+	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_type": "agent", "component_id": "echo", "status": "COMPLETED"}); !ok || s.Counter.GetValue() != 3 {
+		t.Errorf("runs_total = %v", s)
+	}
+	if s, ok := value(fams, "agentry_run_duration_seconds", map[string]string{"component_id": "echo"}); !ok || s.Histogram.GetSampleCount() != 3 {
+		t.Errorf("run duration = %v", s)
+	}
+	if s, ok := value(fams, "agentry_model_call_duration_seconds", map[string]string{"model": "scripted", "outcome": "ok"}); !ok || s.Histogram.GetSampleCount() != 3 {
+		t.Errorf("model calls = %v", s)
+	}
+	if _, ok := value(fams, "agentry_model_tokens_total", map[string]string{"direction": "input"}); !ok {
+		t.Errorf("no token counter: %v", fams["agentry_model_tokens_total"])
+	}
+	if s, ok := value(fams, "agentry_http_requests_total", map[string]string{"route": "/sessions", "status": "200"}); !ok || s.Counter.GetValue() != 1 {
+		t.Errorf("http = %v", s)
+	}
+	if _, ok := value(fams, "agentry_http_requests_total", map[string]string{"route": "unmatched", "status": "404"}); !ok {
+		t.Errorf("unmatched route not folded")
+	}
+	if s, ok := value(fams, "agentry_queue_depth", nil); !ok || s.Gauge.GetValue() != 3 {
+		t.Errorf("queue depth = %v", s)
+	}
+	if s, ok := value(fams, "agentry_queue_oldest_wait_seconds", nil); !ok || s.Gauge.GetValue() != 1.5 {
+		t.Errorf("queue wait = %v", s)
+	}
+}
+
+func TestMetrics_NoQueueSeriesWithoutTheHook(t *testing.T) {
+	t.Parallel()
+	if _, ok := scrape(t, metrics.New())["agentry_queue_depth"]; ok {
+		t.Error("queue depth exported before the queue set its hook")
+	}
+	var nilM *metrics.Metrics
+	cfg := agent.Config{Model: scripted.Reply("x")}
+	before := cfg.Model
+	nilM.Instrument(&cfg)
+	if cfg.Model != before {
+		t.Error("a nil Metrics wrapped the model")
+	}
+}

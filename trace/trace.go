@@ -1,0 +1,247 @@
+package trace
+
+import (
+	"context"
+	"iter"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// ScopeName is the instrumentation scope of Agentry's spans.
+const ScopeName = "github.com/agentryhq/agentry"
+
+// GenAI semantic-convention attribute keys (OpenTelemetry gen_ai.*).
+const (
+	AttrOperation      = attribute.Key("gen_ai.operation.name")
+	AttrProvider       = attribute.Key("gen_ai.provider.name")
+	AttrSystem         = attribute.Key("gen_ai.system")
+	AttrRequestModel   = attribute.Key("gen_ai.request.model")
+	AttrResponseModel  = attribute.Key("gen_ai.response.model")
+	AttrInputTokens    = attribute.Key("gen_ai.usage.input_tokens")
+	AttrOutputTokens   = attribute.Key("gen_ai.usage.output_tokens")
+	AttrFinishReasons  = attribute.Key("gen_ai.response.finish_reasons")
+	AttrToolName       = attribute.Key("gen_ai.tool.name")
+	AttrToolCallID     = attribute.Key("gen_ai.tool.call.id")
+	AttrAgentID        = attribute.Key("gen_ai.agent.id")
+	AttrAgentName      = attribute.Key("gen_ai.agent.name")
+	AttrConversationID = attribute.Key("gen_ai.conversation.id")
+	AttrRunID          = attribute.Key("agentry.run.id")
+	AttrRunStatus      = attribute.Key("agentry.run.status")
+	AttrComponentType  = attribute.Key("agentry.component.type")
+	AttrUserID         = attribute.Key("agentry.user.id")
+)
+
+// Instrument adds tracing to an agent's configuration before agent.New:
+// its models (main, reasoning, parser, output, fallbacks) are wrapped in
+// chat spans and a tool hook (outermost) opens an execute_tool span per
+// call. With a nil tp it changes nothing.
+func Instrument(cfg *agent.Config, tp oteltrace.TracerProvider) {
+	if tp == nil {
+		return
+	}
+	tr := tp.Tracer(ScopeName)
+	for _, m := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
+		if *m != nil {
+			*m = tracedModel{next: *m, tr: tr}
+		}
+	}
+	for i, m := range cfg.FallbackModels {
+		cfg.FallbackModels[i] = tracedModel{next: m, tr: tr}
+	}
+	cfg.ToolHooks = append([]agent.ToolHook{ToolHook(tp)}, cfg.ToolHooks...)
+}
+
+// Model wraps m in chat spans; with a nil tp it returns m.
+func Model(m model.Model, tp oteltrace.TracerProvider) model.Model {
+	if tp == nil || m == nil {
+		return m
+	}
+	return tracedModel{next: m, tr: tp.Tracer(ScopeName)}
+}
+
+type tracedModel struct {
+	next model.Model
+	tr   oteltrace.Tracer
+}
+
+func (m tracedModel) Info() model.Info { return m.next.Info() }
+
+func (m tracedModel) start(ctx context.Context) (context.Context, oteltrace.Span) {
+	info := m.next.Info()
+	return m.tr.Start(ctx, "chat "+info.ID, oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
+		AttrOperation.String("chat"), AttrProvider.String(info.Provider), AttrSystem.String(info.Provider), AttrRequestModel.String(info.ID)))
+}
+
+func endModel(span oteltrace.Span, usage *model.Usage, stop, modelID string, err error) {
+	if usage != nil {
+		span.SetAttributes(AttrInputTokens.Int(usage.InputTokens), AttrOutputTokens.Int(usage.OutputTokens))
+	}
+	if stop != "" {
+		span.SetAttributes(AttrFinishReasons.StringSlice([]string{stop}))
+	}
+	if modelID != "" {
+		span.SetAttributes(AttrResponseModel.String(modelID))
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+func (m tracedModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, span := m.start(ctx)
+	resp, err := m.next.Invoke(ctx, req)
+	if resp != nil {
+		endModel(span, &resp.Usage, resp.StopReason, resp.ModelID, err)
+	} else {
+		endModel(span, nil, "", "", err)
+	}
+	return resp, err
+}
+
+func (m tracedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		ctx, span := m.start(ctx)
+		var usage *model.Usage
+		var stop, modelID string
+		var failed error
+		defer func() { endModel(span, usage, stop, modelID, failed) }()
+		for c, err := range m.next.Stream(ctx, req) {
+			if err != nil {
+				failed = err
+			} else if c != nil {
+				if c.Usage != nil {
+					u := *c.Usage
+					usage = &u
+				}
+				if c.StopReason != "" {
+					stop = c.StopReason
+				}
+				if c.ModelID != "" {
+					modelID = c.ModelID
+				}
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
+// ToolHook opens an execute_tool span around each tool call; with a nil tp
+// it returns a hook that adds nothing.
+func ToolHook(tp oteltrace.TracerProvider) agent.ToolHook {
+	if tp == nil {
+		return func(next agent.ToolHandler) agent.ToolHandler { return next }
+	}
+	tr := tp.Tracer(ScopeName)
+	return func(next agent.ToolHandler) agent.ToolHandler {
+		return func(ctx context.Context, call model.ToolCall) tool.Result {
+			ctx, span := tr.Start(ctx, "execute_tool "+call.Name, oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
+				oteltrace.WithAttributes(AttrOperation.String("execute_tool"), AttrToolName.String(call.Name), AttrToolCallID.String(call.ID)))
+			defer span.End()
+			res := next(ctx, call)
+			if res.Err != nil {
+				span.RecordError(res.Err)
+				span.SetStatus(codes.Error, res.Err.Error())
+			}
+			return res
+		}
+	}
+}
+
+// Runner wraps a component so each Run and Stream is an invoke_agent span
+// (the parent of its model and tool spans); with a nil tp it returns r.
+func Runner(r agent.Runner, tp oteltrace.TracerProvider) agent.Runner {
+	if tp == nil {
+		return r
+	}
+	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName)}
+}
+
+type tracedRunner struct {
+	agent.Runner
+	tr oteltrace.Tracer
+}
+
+// StartRun opens a run's span; the server uses it around runs it executes.
+func StartRun(ctx context.Context, tp oteltrace.TracerProvider, c run.Component) (context.Context, oteltrace.Span) {
+	return startRun(ctx, tp.Tracer(ScopeName), c)
+}
+
+func startRun(ctx context.Context, tr oteltrace.Tracer, c run.Component) (context.Context, oteltrace.Span) {
+	name := c.Name
+	if name == "" {
+		name = c.ID
+	}
+	return tr.Start(ctx, "invoke_agent "+name, oteltrace.WithSpanKind(oteltrace.SpanKindInternal), oteltrace.WithAttributes(
+		AttrOperation.String("invoke_agent"), AttrAgentID.String(c.ID), AttrAgentName.String(c.Name), AttrComponentType.String(string(c.Type))))
+}
+
+// EndRun records a run's outcome on its span and ends it.
+func EndRun(span oteltrace.Span, out *run.Output, err error) {
+	if out != nil {
+		span.SetAttributes(AttrRunID.String(out.RunID), AttrConversationID.String(out.SessionID), AttrRunStatus.String(string(out.Status)))
+		if out.UserID != "" {
+			span.SetAttributes(AttrUserID.String(out.UserID))
+		}
+		if out.Model != "" {
+			span.SetAttributes(AttrRequestModel.String(out.Model), AttrProvider.String(out.ModelProvider))
+		}
+		if out.Metrics != nil {
+			span.SetAttributes(AttrInputTokens.Int(out.Metrics.InputTokens), AttrOutputTokens.Int(out.Metrics.OutputTokens))
+		}
+		if out.Status == run.StatusError && err == nil {
+			span.SetStatus(codes.Error, out.ContentString())
+		}
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+func (t tracedRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	ctx, span := startRun(ctx, t.tr, t.Runner.Component())
+	out, err := t.Runner.Run(ctx, input, opts...)
+	EndRun(span, out, err)
+	return out, err
+}
+
+func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		ctx, span := startRun(ctx, t.tr, t.Runner.Component())
+		var out run.Output
+		var failed error
+		defer func() { EndRun(span, &out, failed) }()
+		for ev, err := range t.Runner.Stream(ctx, input, opts...) {
+			if err != nil {
+				failed = err
+			} else {
+				out.RunID, out.SessionID = ev.RunID, ev.SessionID
+				switch ev.Event {
+				case run.EventRunCompleted:
+					out.Status = run.StatusCompleted
+				case run.EventRunError:
+					out.Status = run.StatusError
+				case run.EventRunCancelled:
+					out.Status = run.StatusCancelled
+				case run.EventRunPaused:
+					out.Status = run.StatusPaused
+				}
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
