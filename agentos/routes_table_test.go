@@ -32,6 +32,17 @@ var outsideIsolationMatrix = map[string]string{
 	"GET /workflows/{workflow_id}":    "describes a workflow",
 	"POST /databases/all/migrate":     "admin only: migrates the tables of every user at once",
 	"POST /databases/{db_id}/migrate": "admin only: migrates the tables of every user at once",
+	// The knowledge routes have their own matrix (owner, other user, admin,
+	// shared rows, no token): TestKnowledgeRoutes_IsolationMatrix.
+	"GET /knowledge/content":                     "knowledge: routes_knowledge_test.go matrix",
+	"POST /knowledge/content":                    "knowledge: routes_knowledge_test.go matrix",
+	"DELETE /knowledge/content":                  "knowledge: routes_knowledge_test.go matrix",
+	"GET /knowledge/content/{content_id}":        "knowledge: routes_knowledge_test.go matrix",
+	"PATCH /knowledge/content/{content_id}":      "knowledge: routes_knowledge_test.go matrix",
+	"DELETE /knowledge/content/{content_id}":     "knowledge: routes_knowledge_test.go matrix",
+	"GET /knowledge/content/{content_id}/status": "knowledge: routes_knowledge_test.go matrix",
+	"POST /knowledge/search":                     "knowledge: routes_knowledge_test.go matrix",
+	"GET /knowledge/config":                      "knowledge: routes_knowledge_test.go matrix",
 	// The MCP endpoint's isolation is per tool call: TestMCP_UsersAreIsolated.
 	"POST /mcp":   "MCP: isolated per tool call (mcp_test.go)",
 	"GET /mcp":    "MCP: isolated per tool call (mcp_test.go)",
