@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"io"
@@ -162,7 +163,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir)
+	kb, closeKB, err := config.OpenKnowledge(ctx, file.Knowledge, store, f.dataDir, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := closeKB(); err != nil {
+			log.Warn("closing the knowledge base", "err", err)
+		}
+	}()
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, kb)
 	if err != nil {
 		return err
 	}
@@ -174,7 +184,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 		}
 	}()
-	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore,
+	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore, Knowledge: kb,
 		OpenMedia: func(m *config.MediaStorage) (media.Storage, error) { return m.Open(ctx, f.dataDir) }})
 	if err != nil {
 		return err
@@ -183,6 +193,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	cfg.Agents = agents
 	cfg.Teams, cfg.Workflows = teams, workflows
 	cfg.DBs = []*db.DB{store}
+	cfg.Knowledge = []*knowledge.Knowledge{kb}
 	cfg.Logger = log
 	cfg.MediaStorage = mediaStore
 	srv, err := agentos.New(cfg)
@@ -205,7 +216,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, kb *knowledge.Knowledge) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
@@ -235,7 +246,7 @@ func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaSto
 				continue
 			}
 		}
-		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms})
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Knowledge: kb})
 		if err != nil {
 			errs = append(errs, err)
 			continue
