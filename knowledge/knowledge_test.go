@@ -18,7 +18,7 @@ import (
 	"github.com/agentryhq/agentry/vectordb/embedded"
 )
 
-func newKB(t *testing.T, d *db.DB, mod func(*Config)) *Knowledge {
+func newKB(t testing.TB, d *db.DB, mod func(*Config)) *Knowledge {
 	t.Helper()
 	e := local.New(local.Config{Dimensions: 64})
 	vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
