@@ -153,16 +153,17 @@ func (k *Knowledge) InsertAsync(ctx context.Context, c Content) (*db.KnowledgeCo
 	if err != nil {
 		return nil, err
 	}
+	snapshot := *row // the background work changes row; the caller gets its own copy
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultAsyncTimeout)
 	k.async.Add(1)
 	go func() {
 		defer k.async.Done()
 		defer cancel()
 		if _, err := k.process(bg, &c, row, existing, nil); err != nil {
-			k.cfg.Logger.Info("knowledge: insert failed", "content_id", row.ID, "name", row.Name, "err", err)
+			k.cfg.Logger.Info("knowledge: insert failed", "content_id", snapshot.ID, "name", snapshot.Name, "err", err)
 		}
 	}()
-	return row, nil
+	return &snapshot, nil
 }
 
 // InsertMany inserts contents one after another, reporting progress; it
