@@ -18,6 +18,7 @@ import (
 	"github.com/agentryhq/agentry/tool/netguard"
 	"github.com/agentryhq/agentry/vectordb"
 	"github.com/agentryhq/agentry/vectordb/embedded"
+	"github.com/agentryhq/agentry/vectordb/pgvector"
 )
 
 // Knowledge declares the server's knowledge base. Absent, `agentry serve`
@@ -55,10 +56,15 @@ type EmbedderConfig struct {
 	BatchSize  int    `yaml:"batch_size"`
 }
 
-// VectorDBConfig chooses the vector store.
+// VectorDBConfig chooses the vector store: embedded (Path) or pgvector
+// (DSN, default the server's own Postgres database; Schema default "ai";
+// Table default "agno_vectors").
 type VectorDBConfig struct {
-	Type string `yaml:"type"`
-	Path string `yaml:"path"`
+	Type   string `yaml:"type"`
+	Path   string `yaml:"path"`
+	DSN    string `yaml:"dsn"`
+	Schema string `yaml:"schema"`
+	Table  string `yaml:"table"`
 }
 
 var kbName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -88,10 +94,15 @@ func (k *Knowledge) Validate() error {
 	if v := k.VectorDB; v != nil {
 		switch v.Type {
 		case "", "embedded":
+			if v.DSN != "" || v.Schema != "" || v.Table != "" {
+				return errors.New("knowledge.vector_db: the embedded store takes only path")
+			}
 		case "pgvector":
-			return errors.New("knowledge.vector_db.type pgvector is not available yet: use embedded")
+			if v.Path != "" {
+				return errors.New("knowledge.vector_db: pgvector takes dsn, schema and table, not path")
+			}
 		default:
-			return fmt.Errorf("knowledge.vector_db.type %q: use embedded", v.Type)
+			return fmt.Errorf("knowledge.vector_db.type %q: use embedded or pgvector", v.Type)
 		}
 	}
 	switch vectordb.Mode(k.SearchType) {
@@ -112,6 +123,61 @@ func (k *Knowledge) Validate() error {
 // (local embedder, embedded store), which the CLI and serve announce.
 func (k *Knowledge) Defaulted() bool {
 	return k == nil || k.Embedder == nil || k.Embedder.Provider == "" || k.Embedder.Provider == "local"
+}
+
+// openVectors opens the declared vector store; where names it for the log.
+func openVectors(ctx context.Context, v *VectorDBConfig, d *db.DB, dataDir, name string, emb embedder.Embedder) (vectordb.Store, string, error) {
+	if v != nil && v.Type == "pgvector" {
+		cfg := pgvector.Config{DSN: v.DSN, Schema: v.Schema, Table: v.Table, Dimensions: emb.Dimensions()}
+		var release func()
+		if cfg.DSN == "" {
+			sb, ok := d.Driver().(db.SQLBacked)
+			if !ok || d.Driver().Dialect() != "postgres" {
+				return nil, "", errors.New("knowledge.vector_db: pgvector needs dsn, or the server's database on Postgres")
+			}
+			t, err := sb.SQLTarget()
+			if err != nil {
+				return nil, "", err
+			}
+			cfg.DB, release = t.DB, t.Release
+		}
+		s, err := pgvector.Open(ctx, cfg)
+		if err != nil {
+			if release != nil {
+				release()
+			}
+			return nil, "", err
+		}
+		if release != nil {
+			return releasing{s, release}, "pgvector", nil
+		}
+		return s, "pgvector", nil
+	}
+	path := ""
+	if v != nil {
+		path = v.Path
+	}
+	if path == "" {
+		dir := filepath.Join(dataDir, "knowledge")
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, "", fmt.Errorf("knowledge: %w", err)
+		}
+		path = filepath.Join(dir, name+".vectors.db")
+	}
+	s, err := embedded.Open(ctx, embedded.Config{Path: path, Dimensions: emb.Dimensions(), EmbedderID: emb.ID(), Logger: slog.Default()})
+	return s, path, err
+}
+
+// releasing gives a borrowed pool back when the store closes.
+type releasing struct {
+	*pgvector.Store
+	release func()
+}
+
+func (r releasing) Close() error {
+	err := r.Store.Close()
+	r.release()
+	return err
 }
 
 // OpenKnowledge builds the knowledge base k declares (nil: the default) on
@@ -142,18 +208,7 @@ func OpenKnowledge(ctx context.Context, k *Knowledge, d *db.DB, dataDir string, 
 		}
 		emb = local.New(local.Config{Dimensions: dims})
 	}
-	path := ""
-	if k.VectorDB != nil {
-		path = k.VectorDB.Path
-	}
-	if path == "" {
-		dir := filepath.Join(dataDir, "knowledge")
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, nil, fmt.Errorf("knowledge: %w", err)
-		}
-		path = filepath.Join(dir, name+".vectors.db")
-	}
-	vs, err := embedded.Open(ctx, embedded.Config{Path: path, Dimensions: emb.Dimensions(), EmbedderID: emb.ID(), Logger: log})
+	vs, path, err := openVectors(ctx, k.VectorDB, d, dataDir, name, emb)
 	if err != nil {
 		return nil, nil, err
 	}
