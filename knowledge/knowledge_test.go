@@ -1,6 +1,8 @@
 package knowledge
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -132,7 +134,16 @@ func TestInsert_BadInputFailsWithTheReasonAndNothingIndexed(t *testing.T) {
 	f.Close()
 	failedWith(t, k, Content{Path: big}, ErrTooLarge, "cap")
 	failedWith(t, k, Content{Data: []byte("caf\xe9 au lait"), Filename: "latin1.txt"}, reader.ErrInvalidUTF8, "UTF-8")
-	failedWith(t, k, Content{Data: []byte("%PDF-1.4 no text"), Filename: "scan.pdf"}, reader.ErrUnsupported, "pdf")
+	failedWith(t, k, Content{Data: []byte("%PDF-1.4 no text"), Filename: "scan.pdf"}, reader.ErrMalformed, "pdf")
+	var bomb bytes.Buffer
+	z := zip.NewWriter(&bomb)
+	w, _ := z.Create("word/document.xml")
+	zeros := make([]byte, 1<<20)
+	for range 100 {
+		w.Write(zeros)
+	}
+	z.Close()
+	failedWith(t, k, Content{Data: bomb.Bytes(), Filename: "bomb.docx"}, reader.ErrZipBomb, "zip bomb")
 
 	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("secret")) }))
 	defer local.Close()

@@ -72,6 +72,8 @@ func FuzzRead(f *testing.F) {
 	f.Add("csv", []byte("a,b\n1,2\n"))
 	f.Add("html", []byte("<h1>x</h1><table><tr><td>1</td></tr></table>"))
 	f.Add("markdown", []byte("# x\n"))
+	f.Add("pdf", minimalPDF("fuzz me"))
+	f.Add("docx", []byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, kind string, data []byte) {
 		text, err := Read(kind, data)
 		if err == nil && strings.TrimSpace(text) == "" {
