@@ -143,23 +143,26 @@ func (k *Knowledge) Delete(ctx context.Context, id string) error {
 // everything for an admin) and their vectors.
 func (k *Knowledge) DeleteAll(ctx context.Context) error {
 	_, scoped := db.UserScope(ctx)
-	for {
-		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: 500, Page: 1})
+	for page := 1; ; {
+		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: 500, Page: page})
 		if err != nil {
 			return err
 		}
-		n := 0
+		if len(rows) == 0 {
+			return nil
+		}
+		deleted := 0
 		for _, c := range rows {
 			if scoped && c.UserID == "" {
-				continue
+				continue // shared content stays; it is on this page until the end
 			}
 			if err := k.Delete(ctx, c.ID); err != nil {
 				return err
 			}
-			n++
+			deleted++
 		}
-		if n == 0 {
-			return nil
+		if deleted == 0 {
+			page++
 		}
 	}
 }
