@@ -15,13 +15,6 @@ var _ db.KnowledgeDriver = (*Store)(nil)
 
 func (s *Store) knowledgeTable() string { return s.d.Table(s.t.Knowledge) }
 
-// readScope limits reads to the caller's rows and shared ones (user_id NULL).
-func readScope(ctx context.Context, w *where) {
-	if u, ok := db.UserScope(ctx); ok {
-		w.add("(user_id = ? OR user_id IS NULL)", u)
-	}
-}
-
 // InsertKnowledgeContent inserts a row unless its id exists.
 func (s *Store) InsertKnowledgeContent(ctx context.Context, c *db.KnowledgeContent) (bool, error) {
 	if err := s.gate.enter(ctx); err != nil {
