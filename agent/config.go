@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/knowledge"
 	"io"
 	"strings"
 	"sync"
@@ -225,6 +226,17 @@ type Config struct {
 	// kind by URL). The zero value allows public addresses only: loopback,
 	// private, link-local and metadata addresses are refused (SSRF).
 	RemoteMedia netguard.Config
+
+	// Knowledge is the agent's knowledge base (RAG). SearchKnowledge gives
+	// the model the search_knowledge_base tool; AddKnowledgeToContext
+	// searches with the user's input before the run and adds the hits to
+	// the user message. Both record what was found in the run's
+	// references. KnowledgeFilters restrict every search by metadata. A
+	// search sees the run user's content and shared content only.
+	Knowledge             *knowledge.Knowledge
+	SearchKnowledge       bool
+	AddKnowledgeToContext bool
+	KnowledgeFilters      map[string]any
 }
 
 // ToolProvider lists tools at the start of each run. It must be safe for
@@ -279,6 +291,9 @@ func New(cfg Config) (*Agent, error) {
 				return nil, errors.New("agent: FallbackConfig holds a nil model")
 			}
 		}
+	}
+	if err := checkKnowledgeConfig(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.NumHistoryRuns < 0 {
 		return nil, fmt.Errorf("agent: NumHistoryRuns must be >= 0, got %d", cfg.NumHistoryRuns)

@@ -41,6 +41,7 @@ func (st *state) runNew(input run.Input) {
 	if !st.claim() {
 		return
 	}
+	st.addKnowledgeToUser(in.Text())
 	if st.p.reasoning != nil && !st.reason() {
 		return
 	}

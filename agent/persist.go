@@ -42,6 +42,7 @@ func (st *state) persist() {
 	}
 	out := st.out
 	out.UpdatedAt = time.Now().Unix()
+	st.applyReferences(out)
 	if h := st.a.cfg.BeforeStore; h != nil {
 		h(ctx, out)
 	}

@@ -75,7 +75,7 @@ func (a *Agent) prepare() *prepared {
 			*list = wrapped
 		}
 	}
-	p.toolIndex, p.setErr = newToolIndex(a.toolsWithOffload())
+	p.toolIndex, p.setErr = newToolIndex(a.runTools())
 	p.system = a.staticSystem()
 	if a.off != nil {
 		p.system = strings.TrimSpace(p.system + "\n\n" + offload.SystemPrompt)

@@ -96,7 +96,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	}
 	st.tix, st.exec = p.toolIndex, p.exec
 	if len(a.cfg.ToolProviders) > 0 {
-		tools := slices.Clone(a.toolsWithOffload())
+		tools := slices.Clone(a.runTools())
 		for _, tp := range a.cfg.ToolProviders {
 			more, err := tp.Tools(ctx)
 			if err != nil {
@@ -188,6 +188,7 @@ func (st *state) begin(parent context.Context) error {
 		ctx = offload.WithScope(ctx, st.offloadScope())
 	}
 	ctx = context.WithValue(ctx, emitterKey{}, &emitter{st: st})
+	ctx = st.withReferenceLog(ctx)
 	st.ctx, st.cancel, st.unregister = ctx, cancel, unregister
 	st.sink.store = st.a.cfg.StoreEvents
 	if st.a.cfg.DebugMode {

@@ -128,6 +128,15 @@ func (s *Server) routeTable() []route {
 		{"POST", "/metrics/refresh", need("metrics", "write", ""), s.refreshMetrics},
 		// Operators' Prometheus scrape (not /metrics: that is Agno's JSON).
 		{"GET", "/prometheus", adminOnly, s.getPrometheus},
+		{"GET", "/knowledge/content", need("knowledge", "read", ""), s.listContent},
+		{"POST", "/knowledge/content", need("knowledge", "write", ""), s.uploadContent},
+		{"DELETE", "/knowledge/content", need("knowledge", "delete", ""), s.deleteAllContent},
+		{"GET", "/knowledge/content/{content_id}", need("knowledge", "read", ""), s.getContent},
+		{"PATCH", "/knowledge/content/{content_id}", need("knowledge", "write", ""), s.patchContent},
+		{"DELETE", "/knowledge/content/{content_id}", need("knowledge", "delete", ""), s.deleteContent},
+		{"GET", "/knowledge/content/{content_id}/status", need("knowledge", "read", ""), s.contentStatus},
+		{"POST", "/knowledge/search", need("knowledge", "read", ""), s.searchKnowledge},
+		{"GET", "/knowledge/config", need("knowledge", "read", ""), s.knowledgeConfig},
 
 		// Migrations change every user's data.
 		{"POST", "/databases/all/migrate", adminOnly, s.migrateAll},

@@ -38,6 +38,17 @@ var outsideIsolationMatrix = map[string]string{
 	"POST /queue/jobs/{job_id}/requeue": "admin only (TestDurableQueue_RoutesAreIsolatedPerUser)",
 	"GET /queue/stats":                  "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
 	"GET /prometheus":                   "admin only: process-wide operator metrics, no user's data",
+	// The knowledge routes have their own matrix (owner, other user, admin,
+	// shared rows, no token): TestKnowledgeRoutes_IsolationMatrix.
+	"GET /knowledge/content":                     "knowledge: routes_knowledge_test.go matrix",
+	"POST /knowledge/content":                    "knowledge: routes_knowledge_test.go matrix",
+	"DELETE /knowledge/content":                  "knowledge: routes_knowledge_test.go matrix",
+	"GET /knowledge/content/{content_id}":        "knowledge: routes_knowledge_test.go matrix",
+	"PATCH /knowledge/content/{content_id}":      "knowledge: routes_knowledge_test.go matrix",
+	"DELETE /knowledge/content/{content_id}":     "knowledge: routes_knowledge_test.go matrix",
+	"GET /knowledge/content/{content_id}/status": "knowledge: routes_knowledge_test.go matrix",
+	"POST /knowledge/search":                     "knowledge: routes_knowledge_test.go matrix",
+	"GET /knowledge/config":                      "knowledge: routes_knowledge_test.go matrix",
 	// The MCP endpoint's isolation is per tool call: TestMCP_UsersAreIsolated.
 	"POST /mcp":   "MCP: isolated per tool call (mcp_test.go)",
 	"GET /mcp":    "MCP: isolated per tool call (mcp_test.go)",

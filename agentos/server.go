@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"log/slog"
@@ -67,6 +68,9 @@ type Config struct {
 	// database (from DBs, then from agents in order) is the default for routes
 	// without db_id.
 	DBs []*db.DB
+	// Knowledge are the knowledge bases the /knowledge routes serve; the
+	// first is the default, others are chosen by ?knowledge_id=NAME.
+	Knowledge []*knowledge.Knowledge
 
 	// MCP serves the OS as an MCP server (mcp_server).
 	MCP MCP

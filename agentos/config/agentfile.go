@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"strings"
 
@@ -56,6 +57,8 @@ type BuildOptions struct {
 	// Instrument, when set, edits each agent's configuration last, before
 	// agent.New (the server adds tracing with trace.Instrument).
 	Instrument func(*agent.Config)
+	// Knowledge is the server's knowledge base, for agents with knowledge: true.
+	Knowledge *knowledge.Knowledge
 }
 
 // mediaFor is a component's media storage: its own media_storage, else
@@ -103,6 +106,15 @@ func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
 		AddHistoryToContext: a.AddHistoryToContext, NumHistoryRuns: a.NumHistoryRuns,
 		ToolCallLimit: a.ToolCallLimit,
 		Metadata:      a.Metadata, OffloadToolResults: a.OffloadToolResults.On(), MediaStorage: opts.MediaStorage,
+	}
+	if a.Knowledge {
+		if opts.Knowledge == nil {
+			return nil, fmt.Errorf("config: %s: knowledge: true needs the server's knowledge base (BuildOptions.Knowledge)", where)
+		}
+		cfg.Knowledge, cfg.AddKnowledgeToContext, cfg.KnowledgeFilters = opts.Knowledge, a.AddKnowledgeToContext, a.KnowledgeFilters
+		cfg.SearchKnowledge = a.SearchKnowledge == nil || *a.SearchKnowledge
+	} else if a.SearchKnowledge != nil || a.AddKnowledgeToContext || len(a.KnowledgeFilters) > 0 {
+		return nil, fmt.Errorf("config: %s: search_knowledge, add_knowledge_to_context and knowledge_filters need knowledge: true", where)
 	}
 	if err := a.controls(&cfg); err != nil {
 		return nil, fmt.Errorf("config: %s: %w", where, err)

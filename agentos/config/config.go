@@ -33,6 +33,9 @@ type Config struct {
 	MediaStorage *MediaStorage `yaml:"media_storage"`
 	// Queue configures background runs (see Queue).
 	Queue Queue `yaml:"queue"`
+	// Knowledge is the server's knowledge base (the /knowledge routes and
+	// agents with knowledge: true); see Knowledge.
+	Knowledge *Knowledge `yaml:"knowledge"`
 
 	// agentFile: the file was one agent (the shape of an agents: entry).
 	agentFile bool
@@ -194,6 +197,14 @@ type Agent struct {
 	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
 	// MediaStorage overrides the server-wide media_storage for this agent.
 	MediaStorage *MediaStorage `yaml:"media_storage"`
+	// Knowledge gives the agent the server's knowledge base; with it,
+	// search_knowledge (default true) adds the search tool,
+	// add_knowledge_to_context the hits to the user message, and
+	// knowledge_filters restrict every search by metadata.
+	Knowledge             bool           `yaml:"knowledge"`
+	SearchKnowledge       *bool          `yaml:"search_knowledge"`
+	AddKnowledgeToContext bool           `yaml:"add_knowledge_to_context"`
+	KnowledgeFilters      map[string]any `yaml:"knowledge_filters"`
 }
 
 // Team declares a team of agents.

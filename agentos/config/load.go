@@ -41,7 +41,7 @@ var removed = map[string]bool{
 }
 
 // freeForm keys hold user data whose keys are not settings.
-var freeForm = map[string]bool{"metadata": true, "options": true, "dependencies": true, "session_state": true,
+var freeForm = map[string]bool{"metadata": true, "knowledge_filters": true, "options": true, "dependencies": true, "session_state": true,
 	"extra_headers": true, "extra_body": true, "env": true, "headers": true}
 
 // multiMCP names Agno 2.x's MultiMCPTools, deleted in 3.0.

@@ -25,6 +25,9 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config: "+format, args...)) }
 
 	c.Queue.validate(bad)
+	if err := c.Knowledge.Validate(); err != nil {
+		bad("%v", err)
+	}
 	s := c.Server
 	if s.Port < 0 || s.Port > 65535 {
 		bad("server.port %d is out of range (0-65535)", s.Port)

@@ -55,7 +55,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVersionCmd(), newRunCmd(), newRunsCmd(), newMigrateCmd(), newLoadtestCmd(), newServeCmd(), newEvalCmd())
+	root.AddCommand(newVersionCmd(), newRunCmd(), newRunsCmd(), newMigrateCmd(), newLoadtestCmd(), newServeCmd(), newEvalCmd(), newKnowledgeCmd())
 	return root
 }
 

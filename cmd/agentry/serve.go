@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"io"
@@ -166,6 +167,15 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	kb, closeKB, err := config.OpenKnowledge(ctx, file.Knowledge, store, f.dataDir, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := closeKB(); err != nil {
+			log.Warn("closing the knowledge base", "err", err)
+		}
+	}()
 	// Tracing is on when the standard OTEL_* variables ask for it.
 	tp, stopTracing, err := trace.FromEnv(ctx)
 	if err != nil {
@@ -185,7 +195,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			trace.Instrument(c, tp)
 		}
 	}
-	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument)
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument, kb)
 	if err != nil {
 		return err
 	}
@@ -197,7 +207,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 		}
 	}()
-	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore,
+	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore, Knowledge: kb,
 		OpenMedia: func(m *config.MediaStorage) (media.Storage, error) { return m.Open(ctx, f.dataDir) }})
 	if err != nil {
 		return err
@@ -206,6 +216,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	cfg.Agents = agents
 	cfg.Teams, cfg.Workflows = teams, workflows
 	cfg.DBs = []*db.DB{store}
+	cfg.Knowledge = []*knowledge.Knowledge{kb}
 	cfg.Logger = log
 	cfg.MediaStorage = mediaStore
 	srv, err := agentos.New(cfg)
@@ -228,7 +239,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, instrument func(*agent.Config)) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, instrument func(*agent.Config), kb *knowledge.Knowledge) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
@@ -262,7 +273,7 @@ func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaSto
 				continue
 			}
 		}
-		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Instrument: instrument})
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Instrument: instrument, Knowledge: kb})
 		if err != nil {
 			errs = append(errs, err)
 			continue

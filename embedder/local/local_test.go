@@ -1,0 +1,50 @@
+package local
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+func cos(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestEmbed_DeterministicUnitVectors(t *testing.T) {
+	t.Parallel()
+	e := New(Config{})
+	a, _ := e.Embed(context.Background(), []string{"the quick brown fox", "", "the quick brown fox"})
+	if len(a) != 3 || len(a[0]) != 384 {
+		t.Fatalf("got %d vectors of %d dims", len(a), len(a[0]))
+	}
+	for i, v := range a {
+		if n := cos(v, v); math.Abs(n-1) > 1e-5 {
+			t.Fatalf("vector %d has norm² %v", i, n)
+		}
+	}
+	if cos(a[0], a[2]) < 0.9999 {
+		t.Fatal("same text gave different vectors")
+	}
+}
+
+func TestEmbed_SharedWordsAreCloser(t *testing.T) {
+	t.Parallel()
+	e := New(Config{Dimensions: 256})
+	v, _ := e.Embed(context.Background(), []string{"postgres vector index tuning", "tuning the postgres vector index", "banana bread recipe"})
+	if near, far := cos(v[0], v[1]), cos(v[0], v[2]); near <= far+0.3 {
+		t.Fatalf("overlapping texts %.3f, unrelated %.3f", near, far)
+	}
+}
+
+func TestEmbed_CancelledContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := New(Config{}).Embed(ctx, []string{"x"}); err == nil {
+		t.Fatal("cancelled context embedded")
+	}
+}

@@ -1,0 +1,193 @@
+// Package openai embeds text through an OpenAI-compatible /embeddings API
+// (OpenAI, Ollama, vLLM, LM Studio), in batches, retrying rate limits and
+// server errors with the model package's retry rules.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/agentryhq/agentry/embedder"
+	"github.com/agentryhq/agentry/model"
+)
+
+// DefaultBaseURL is OpenAI's API root.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultBatchSize is how many texts go in one request when BatchSize is zero.
+const DefaultBatchSize = 100
+
+// maxResponse bounds an embeddings answer (a batch of 100 × 3072 floats as
+// JSON text is about 8 MB).
+const maxResponse = 64 << 20
+
+// Config configures the client.
+type Config struct {
+	// BaseURL is the API root, default DefaultBaseURL; e.g.
+	// http://localhost:11434/v1 for Ollama.
+	BaseURL string
+	// APIKey is sent as a Bearer token. Empty means OPENAI_API_KEY for
+	// api.openai.com and no key for any other server.
+	APIKey string
+	// Model is the embedding model id, e.g. "text-embedding-3-small". Required.
+	Model string
+	// Dimensions is the vector length. Required: the store's index is sized
+	// from it. It is sent as "dimensions" only when SendDimensions is set
+	// (text-embedding-3 models can shorten their vectors; others refuse it).
+	Dimensions     int
+	SendDimensions bool
+	// BatchSize is how many texts one request carries; zero means DefaultBatchSize.
+	BatchSize int
+	// Retry configures retries of rate limits and server errors.
+	Retry model.RetryConfig
+	// HTTPClient defaults to http.DefaultClient.
+	HTTPClient *http.Client
+}
+
+// Embedder is the client. Safe for concurrent use.
+type Embedder struct {
+	cfg Config
+	url string
+}
+
+// New checks cfg and returns the client.
+func New(cfg Config) (*Embedder, error) {
+	if cfg.Model == "" {
+		return nil, errors.New("embedder/openai: Model is required (e.g. text-embedding-3-small)")
+	}
+	if cfg.Dimensions <= 0 {
+		return nil, errors.New("embedder/openai: Dimensions is required (text-embedding-3-small: 1536)")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.APIKey == "" && cfg.BaseURL == DefaultBaseURL {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	return &Embedder{cfg: cfg, url: cfg.BaseURL + "/embeddings"}, nil
+}
+
+// Dimensions returns the configured vector length.
+func (e *Embedder) Dimensions() int { return e.cfg.Dimensions }
+
+// ID names the model.
+func (e *Embedder) ID() string { return fmt.Sprintf("openai:%s:%d", e.cfg.Model, e.cfg.Dimensions) }
+
+type request struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	EncodingFormat string   `json:"encoding_format"`
+	Dimensions     int      `json:"dimensions,omitempty"`
+}
+
+type response struct {
+	Data []struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	} `json:"data"`
+}
+
+// Embed embeds texts in batches of BatchSize, in order.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += e.cfg.BatchSize {
+		batch := texts[start:min(start+e.cfg.BatchSize, len(texts))]
+		var vecs [][]float32
+		err := e.cfg.Retry.Do(ctx, func(ctx context.Context) error {
+			var err error
+			vecs, err = e.call(ctx, batch)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+func (e *Embedder) call(ctx context.Context, batch []string) ([][]float32, error) {
+	body := request{Model: e.cfg.Model, Input: batch, EncodingFormat: "float"}
+	if e.cfg.SendDimensions {
+		body.Dimensions = e.cfg.Dimensions
+	}
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if e.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
+	}
+	resp, err := e.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, model.Unreachable("OpenAI embeddings", e.url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrServer, Message: "reading the answer: " + err.Error(), Err: err}
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, model.ClassifyHTTP("OpenAI embeddings", resp.StatusCode, resp.Header, errorText(raw))
+	}
+	if len(raw) > maxResponse {
+		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: "answer larger than 64 MB"}
+	}
+	var r response
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: err.Error(), Err: err}
+	}
+	if len(r.Data) != len(batch) {
+		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse,
+			Message: fmt.Sprintf("asked for %d embeddings, got %d", len(batch), len(r.Data))}
+	}
+	vecs := make([][]float32, len(batch))
+	for _, d := range r.Data {
+		if d.Index < 0 || d.Index >= len(batch) || vecs[d.Index] != nil {
+			return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: fmt.Sprintf("bad or repeated index %d", d.Index)}
+		}
+		if len(d.Embedding) != e.cfg.Dimensions {
+			return nil, fmt.Errorf("%w: model %s gave %d, configured %d", embedder.ErrDimensions, e.cfg.Model, len(d.Embedding), e.cfg.Dimensions)
+		}
+		vecs[d.Index] = d.Embedding
+	}
+	return vecs, nil
+}
+
+func errorText(raw []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
+		if c, ok := e.Error.Code.(string); ok && c != "" {
+			return c + ": " + e.Error.Message
+		}
+		return e.Error.Message
+	}
+	if len(raw) > 500 {
+		raw = raw[:500]
+	}
+	return string(raw)
+}

@@ -1,0 +1,123 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/embedder"
+	"github.com/agentryhq/agentry/model"
+)
+
+// server speaks the /embeddings wire format: each text's vector is
+// [len(text), index-in-batch, 1]. fail answers the first calls with status.
+func server(t *testing.T, fail []int) (*httptest.Server, *atomic.Int32, *[][]string) {
+	t.Helper()
+	var calls atomic.Int32
+	var batches [][]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(calls.Add(1))
+		if r.URL.Path != "/v1/embeddings" || r.Header.Get("Authorization") != "Bearer k" {
+			http.Error(w, "bad path or key", 400)
+			return
+		}
+		if n <= len(fail) {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(fail[n-1])
+			w.Write([]byte(`{"error":{"message":"slow down"}}`))
+			return
+		}
+		var req request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "m" || req.EncodingFormat != "float" {
+			http.Error(w, "bad body", 400)
+			return
+		}
+		batches = append(batches, req.Input)
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i := len(req.Input) - 1; i >= 0; i-- { // out of order on purpose
+			data = append(data, item{"embedding", i, []float32{float32(len(req.Input[i])), float32(i), 1}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "m", "usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls, &batches
+}
+
+func fastRetry() model.RetryConfig {
+	return model.RetryConfig{MaxAttempts: 3, Delay: func(int, error) time.Duration { return time.Millisecond }}
+}
+
+func TestEmbed_BatchesInOrder(t *testing.T) {
+	srv, _, batches := server(t, nil)
+	e, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "m", Dimensions: 3, BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := e.Embed(context.Background(), []string{"a", "bb", "ccc", "dddd", "eeeee"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(*batches) != 3 {
+		t.Fatalf("%d requests, want 3 batches of ≤2", len(*batches))
+	}
+	for i, v := range vecs {
+		if int(v[0]) != i+1 {
+			t.Fatalf("vector %d is %v: out of order", i, v)
+		}
+	}
+}
+
+func TestEmbed_RetriesRateLimitAndServerErrors(t *testing.T) {
+	srv, calls, _ := server(t, []int{429, 503})
+	e, _ := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "m", Dimensions: 3, Retry: fastRetry()})
+	if _, err := e.Embed(context.Background(), []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 3 {
+		t.Fatalf("%d calls, want 2 failures + 1 success", calls.Load())
+	}
+}
+
+func TestEmbed_GivesUpAfterMaxAttempts(t *testing.T) {
+	srv, calls, _ := server(t, []int{500, 500, 500, 500})
+	e, _ := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "m", Dimensions: 3, Retry: fastRetry()})
+	_, err := e.Embed(context.Background(), []string{"x"})
+	if !errors.Is(err, model.ErrServer) || calls.Load() != 3 {
+		t.Fatalf("err %v after %d calls", err, calls.Load())
+	}
+}
+
+func TestEmbed_BadRequestNotRetried(t *testing.T) {
+	srv, calls, _ := server(t, []int{400, 400})
+	e, _ := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "m", Dimensions: 3, Retry: fastRetry()})
+	if _, err := e.Embed(context.Background(), []string{"x"}); !errors.Is(err, model.ErrBadRequest) || calls.Load() != 1 {
+		t.Fatalf("err %v after %d calls", err, calls.Load())
+	}
+}
+
+func TestEmbed_WrongDimensionsRefused(t *testing.T) {
+	srv, _, _ := server(t, nil)
+	e, _ := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "m", Dimensions: 4})
+	if _, err := e.Embed(context.Background(), []string{"x"}); !errors.Is(err, embedder.ErrDimensions) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestNew_RequiresModelAndDimensions(t *testing.T) {
+	if _, err := New(Config{Dimensions: 3}); err == nil {
+		t.Fatal("no model accepted")
+	}
+	if _, err := New(Config{Model: "m"}); err == nil {
+		t.Fatal("no dimensions accepted")
+	}
+}

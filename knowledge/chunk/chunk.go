@@ -1,0 +1,213 @@
+// Package chunk splits document text into the pieces a knowledge base
+// embeds: fixed size with overlap, recursive (paragraph, line, sentence,
+// word), and Markdown-aware (sections under their headings). Sizes count
+// characters (runes).
+package chunk
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Chunker splits text into chunks; empty and blank pieces are dropped.
+type Chunker interface {
+	Chunk(text string) []string
+	// Name is the strategy's name as /knowledge/config lists it.
+	Name() string
+}
+
+// DefaultSize is the chunk size when a chunker's Size is zero.
+const DefaultSize = 1000
+
+// Fixed cuts text every Size runes, each chunk starting Overlap runes
+// before the previous one ended.
+type Fixed struct{ Size, Overlap int }
+
+// Name implements Chunker.
+func (Fixed) Name() string { return "FixedSizeChunker" }
+
+// Chunk implements Chunker.
+func (f Fixed) Chunk(text string) []string {
+	size := f.Size
+	if size <= 0 {
+		size = DefaultSize
+	}
+	overlap := min(max(f.Overlap, 0), size-1)
+	r := []rune(text)
+	var out []string
+	for start := 0; start < len(r); start += size - overlap {
+		end := min(start+size, len(r))
+		if s := strings.TrimSpace(string(r[start:end])); s != "" {
+			out = append(out, s)
+		}
+		if end == len(r) {
+			break
+		}
+	}
+	return out
+}
+
+// Recursive splits on paragraphs, then lines, then sentences, then words,
+// and packs adjacent pieces into chunks of at most Size runes; a word longer
+// than Size is cut.
+type Recursive struct{ Size int }
+
+// Name implements Chunker.
+func (Recursive) Name() string { return "RecursiveChunker" }
+
+var separators = []string{"\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " "}
+
+// Chunk implements Chunker.
+func (c Recursive) Chunk(text string) []string {
+	size := c.Size
+	if size <= 0 {
+		size = DefaultSize
+	}
+	var out []string
+	for _, s := range split(text, size, separators) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func split(text string, size int, seps []string) []string {
+	if utf8.RuneCountInString(text) <= size {
+		return []string{text}
+	}
+	for i, sep := range seps {
+		if !strings.Contains(text, sep) {
+			continue
+		}
+		parts := strings.SplitAfter(text, sep)
+		var out []string
+		var cur strings.Builder
+		curLen := 0
+		flush := func() {
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+				curLen = 0
+			}
+		}
+		for _, p := range parts {
+			pl := utf8.RuneCountInString(p)
+			if pl > size {
+				flush()
+				out = append(out, split(p, size, seps[i+1:])...)
+				continue
+			}
+			if curLen+pl > size {
+				flush()
+			}
+			cur.WriteString(p)
+			curLen += pl
+		}
+		flush()
+		return out
+	}
+	return Fixed{Size: size}.Chunk(text)
+}
+
+// Markdown keeps sections together: it splits before each heading, prefixes
+// every chunk with the headings it sits under, and splits a section longer
+// than Size recursively.
+type Markdown struct{ Size int }
+
+// Name implements Chunker.
+func (Markdown) Name() string { return "MarkdownChunker" }
+
+// Chunk implements Chunker.
+func (m Markdown) Chunk(text string) []string {
+	size := m.Size
+	if size <= 0 {
+		size = DefaultSize
+	}
+	var out []string
+	var path []string // heading path: path[level-1]
+	var body strings.Builder
+	inFence := false
+	emit := func() {
+		b := strings.TrimSpace(body.String())
+		body.Reset()
+		if b == "" {
+			return
+		}
+		head := strings.Join(nonEmpty(path), " > ")
+		budget := size
+		if head != "" {
+			budget = max(size-utf8.RuneCountInString(head)-1, size/2)
+		}
+		for _, piece := range (Recursive{Size: budget}).Chunk(b) {
+			if head != "" && !strings.HasPrefix(piece, "#") {
+				piece = head + "\n" + piece
+			}
+			out = append(out, piece)
+		}
+	}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+		}
+		if lvl := headingLevel(t); lvl > 0 && !inFence {
+			emit()
+			for len(path) < lvl {
+				path = append(path, "")
+			}
+			path = append(path[:lvl-1], strings.TrimSpace(t[lvl:]))
+		}
+		body.WriteString(line)
+	}
+	emit()
+	return out
+}
+
+func headingLevel(line string) int {
+	n := 0
+	for n < len(line) && line[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || n >= len(line) || line[n] != ' ' {
+		return 0
+	}
+	return n
+}
+
+func nonEmpty(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ByName returns a chunker by the name /knowledge/config lists (or a short
+// form: fixed, recursive, markdown); size and overlap zero take defaults.
+func ByName(name string, size, overlap int) (Chunker, error) {
+	if size < 0 || overlap < 0 || (size > 0 && overlap >= size) {
+		return nil, fmt.Errorf("chunk: size %d and overlap %d: need size > overlap ≥ 0", size, overlap)
+	}
+	switch strings.ToLower(name) {
+	case "fixed", "fixedsizechunker", "fixed_size", "fixedsize":
+		return Fixed{Size: size, Overlap: overlap}, nil
+	case "", "recursive", "recursivechunker":
+		if overlap > 0 {
+			return nil, fmt.Errorf("chunk: the recursive chunker takes no overlap; use the fixed chunker for overlap")
+		}
+		return Recursive{Size: size}, nil
+	case "markdown", "markdownchunker":
+		if overlap > 0 {
+			return nil, fmt.Errorf("chunk: the markdown chunker takes no overlap; use the fixed chunker for overlap")
+		}
+		return Markdown{Size: size}, nil
+	}
+	return nil, fmt.Errorf("chunk: unknown chunker %q: use FixedSizeChunker, RecursiveChunker or MarkdownChunker", name)
+}
+
+// Names lists the chunkers ByName knows, as /knowledge/config shows them.
+func Names() []Chunker { return []Chunker{Fixed{}, Recursive{}, Markdown{}} }

@@ -1,0 +1,415 @@
+package knowledge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/knowledge/chunk"
+	"github.com/agentryhq/agentry/knowledge/reader"
+	"github.com/agentryhq/agentry/vectordb"
+)
+
+// Content is one document to insert: exactly one of Text, Path, URL or
+// Data. Name defaults to the file name, the URL or the text's start.
+type Content struct {
+	Name        string
+	Description string
+	Metadata    map[string]any
+	Text        string
+	Path        string
+	URL         string
+	Data        []byte
+	// Filename and ContentType describe Data (an upload) for the reader.
+	Filename    string
+	ContentType string
+	// Reader forces a reader (reader.Text, reader.Markdown, …); empty detects.
+	Reader string
+	// Chunker overrides the knowledge base's chunker for this content.
+	Chunker chunk.Chunker
+	// UserID owns the content when the caller is unscoped (an admin); empty
+	// is shared. A scoped caller always inserts as itself.
+	UserID string
+}
+
+// Progress reports an insert's steps (for a progress bar).
+type Progress struct {
+	ContentID string
+	Name      string
+	Chunks    int // chunks of this content, once chunked
+	Embedded  int // chunks embedded so far
+	Done      bool
+	Skipped   bool // unchanged content already indexed
+	Err       error
+}
+
+// Result is what an insert did.
+type Result struct {
+	Content *db.KnowledgeContent
+	Chunks  int
+	// Skipped: the same content was already indexed; nothing changed.
+	Skipped bool
+}
+
+func (c *Content) sources() int {
+	n := 0
+	for _, set := range []bool{c.Text != "", c.Path != "", c.URL != "", c.Data != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// identity is what makes two inserts "the same content" (Agno's content
+// hash parts: owner digest, name, description, metadata, source).
+func (k *Knowledge) identity(owner string, c *Content) string {
+	h := sha256.New()
+	if owner != "" {
+		o := sha256.Sum256([]byte(owner))
+		fmt.Fprintf(h, "owner:%x\x00", o[:8])
+	}
+	meta, _ := json.Marshal(c.Metadata) // map keys are sorted
+	fmt.Fprintf(h, "kb:%s\x00name:%s\x00desc:%s\x00meta:%s\x00", k.cfg.Name, c.Name, c.Description, meta)
+	switch {
+	case c.Path != "":
+		abs, _ := filepath.Abs(c.Path)
+		fmt.Fprintf(h, "path:%s", abs)
+	case c.URL != "":
+		fmt.Fprintf(h, "url:%s", c.URL)
+	case c.Data != nil:
+		if c.Filename != "" {
+			fmt.Fprintf(h, "file:%s", c.Filename)
+		} else {
+			d := sha256.Sum256(c.Data)
+			fmt.Fprintf(h, "bytes:%x", d[:8])
+		}
+	default:
+		d := sha256.Sum256([]byte(c.Text))
+		fmt.Fprintf(h, "str:%x", d[:8])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (k *Knowledge) owner(ctx context.Context, c *Content) string {
+	if u, ok := db.UserScope(ctx); ok {
+		return u
+	}
+	return c.UserID
+}
+
+func defaultName(c *Content) string {
+	switch {
+	case c.Name != "":
+		return c.Name
+	case c.Path != "":
+		return filepath.Base(c.Path)
+	case c.URL != "":
+		return c.URL
+	case c.Filename != "":
+		return c.Filename
+	}
+	t := strings.Join(strings.Fields(c.Text), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:60]) + "…"
+	}
+	if !utf8.ValidString(t) || t == "" {
+		t = "text"
+	}
+	return t
+}
+
+// Insert reads, chunks, embeds and indexes one content and records it in
+// agno_knowledge, all before returning. Inserting the same content again is
+// a no-op (Result.Skipped). On failure the row is FAILED with the reason,
+// the error is returned, and no vectors of the content remain.
+func (k *Knowledge) Insert(ctx context.Context, c Content) (*Result, error) {
+	row, existing, err := k.begin(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	return k.process(ctx, &c, row, existing, nil)
+}
+
+// InsertAsync records the content as PROCESSING and returns its row at
+// once; the work continues in the background (bounded by 30 minutes, not by
+// ctx's cancellation) and ends COMPLETED or FAILED with status_message.
+// Poll Get for the status; Wait waits for all background inserts.
+func (k *Knowledge) InsertAsync(ctx context.Context, c Content) (*db.KnowledgeContent, error) {
+	row, existing, err := k.begin(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	snapshot := *row // the background work changes row; the caller gets its own copy
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultAsyncTimeout)
+	k.async.Add(1)
+	go func() {
+		defer k.async.Done()
+		defer cancel()
+		if _, err := k.process(bg, &c, row, existing, nil); err != nil {
+			k.cfg.Logger.Info("knowledge: insert failed", "content_id", snapshot.ID, "name", snapshot.Name, "err", err)
+		}
+	}()
+	return &snapshot, nil
+}
+
+// InsertMany inserts contents one after another, reporting progress; it
+// goes on after a failure and returns every result (nil for a content that
+// could not start) and the failures joined.
+func (k *Knowledge) InsertMany(ctx context.Context, cs []Content, progress func(Progress)) ([]*Result, error) {
+	out := make([]*Result, len(cs))
+	var errs []error
+	for i := range cs {
+		c := cs[i]
+		row, existing, err := k.begin(ctx, &c)
+		if err == nil {
+			out[i], err = k.process(ctx, &c, row, existing, progress)
+		} else if progress != nil {
+			progress(Progress{Name: defaultName(&c), Done: true, Err: err})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", defaultName(&c), err))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// begin validates the content and makes sure its row exists. A new row is
+// PROCESSING; an existing one is returned as it is.
+func (k *Knowledge) begin(ctx context.Context, c *Content) (row *db.KnowledgeContent, existing bool, err error) {
+	if c.sources() != 1 {
+		return nil, false, ErrNoSource
+	}
+	if c.Metadata != nil {
+		if _, err := json.Marshal(c.Metadata); err != nil {
+			return nil, false, fmt.Errorf("knowledge: metadata is not JSON: %w", err)
+		}
+	}
+	c.Name = defaultName(c)
+	owner := k.owner(ctx, c)
+	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(k.identity(owner, c))).String()
+	if cur, err := k.cfg.DB.GetKnowledgeContent(ctx, id); err == nil {
+		if cur.UserID != owner {
+			// a visible shared row with the same identity: a scoped caller
+			// cannot touch it, so its insert is its own (never happens for
+			// owners: the owner is part of the identity).
+			return nil, false, fmt.Errorf("%w: knowledge content %s is shared; only an admin can change it", db.ErrForbidden, id)
+		}
+		return cur, true, nil
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return nil, false, err
+	}
+	var meta json.RawMessage
+	if c.Metadata != nil {
+		meta, _ = json.Marshal(c.Metadata)
+	}
+	row = &db.KnowledgeContent{ID: id, Name: c.Name, Description: c.Description, Metadata: meta, LinkedTo: k.cfg.Name,
+		Status: db.KnowledgeProcessing, UserID: owner}
+	if _, err := k.cfg.DB.InsertKnowledgeContent(ctx, row); err != nil {
+		return nil, false, err
+	}
+	got, err := k.cfg.DB.GetKnowledgeContent(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	return got, false, nil
+}
+
+// load returns the content's bytes, file name and content type.
+func (k *Knowledge) load(ctx context.Context, c *Content) (data []byte, name, ctype string, err error) {
+	switch {
+	case c.Text != "":
+		if int64(len(c.Text)) > k.cfg.MaxBytes {
+			return nil, "", "", k.tooLarge(int64(len(c.Text)))
+		}
+		kind := reader.Text
+		if c.Reader != "" {
+			kind = c.Reader
+		}
+		return []byte(c.Text), "text", reader.MIME(kind), nil
+	case c.Data != nil:
+		if int64(len(c.Data)) > k.cfg.MaxBytes {
+			return nil, "", "", k.tooLarge(int64(len(c.Data)))
+		}
+		return c.Data, c.Filename, c.ContentType, nil
+	case c.Path != "":
+		f, err := os.Open(c.Path)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("knowledge: %w", err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil, "", "", fmt.Errorf("knowledge: %w", err)
+		}
+		if !st.Mode().IsRegular() {
+			return nil, "", "", fmt.Errorf("knowledge: %s is not a regular file", c.Path)
+		}
+		if st.Size() > k.cfg.MaxBytes {
+			return nil, "", "", k.tooLarge(st.Size())
+		}
+		data, err := io.ReadAll(io.LimitReader(f, k.cfg.MaxBytes+1))
+		if err != nil {
+			return nil, "", "", fmt.Errorf("knowledge: reading %s: %w", c.Path, err)
+		}
+		if int64(len(data)) > k.cfg.MaxBytes {
+			return nil, "", "", k.tooLarge(int64(len(data)))
+		}
+		return data, filepath.Base(c.Path), "", nil
+	}
+	return k.fetch(ctx, c.URL)
+}
+
+func (k *Knowledge) tooLarge(n int64) error {
+	return fmt.Errorf("%w: %d bytes, the cap is %d (knowledge max_bytes)", ErrTooLarge, n, k.cfg.MaxBytes)
+}
+
+// fetch GETs a URL through the SSRF guard, with the time and size caps.
+func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%w: %v", ErrFetch, err)
+	}
+	if err := k.guard.CheckURL(u); err != nil {
+		return nil, "", "", fmt.Errorf("%w: %w", ErrFetch, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.cfg.FetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%w: %v", ErrFetch, err)
+	}
+	req.Header.Set("User-Agent", "agentry-knowledge/1")
+	resp, err := k.guard.Client(k.cfg.FetchTimeout).Do(req)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%w: %w", ErrFetch, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, "", "", fmt.Errorf("%w: %s answered HTTP %d", ErrFetch, u.Redacted(), resp.StatusCode)
+	}
+	if resp.ContentLength > k.cfg.MaxBytes {
+		return nil, "", "", k.tooLarge(resp.ContentLength)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, k.cfg.MaxBytes+1))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%w: reading the body: %w", ErrFetch, err)
+	}
+	if int64(len(data)) > k.cfg.MaxBytes {
+		return nil, "", "", k.tooLarge(int64(len(data)))
+	}
+	name := filepath.Base(resp.Request.URL.Path)
+	return data, name, resp.Header.Get("Content-Type"), nil
+}
+
+// process does the work after begin and records the outcome on the row.
+func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeContent, existing bool, progress func(Progress)) (*Result, error) {
+	report := func(p Progress) {
+		if progress != nil {
+			p.ContentID, p.Name = row.ID, row.Name
+			progress(p)
+		}
+	}
+	fail := func(err error) (*Result, error) {
+		// nothing half-indexed: drop whatever vectors the content has
+		derr := k.cfg.Vectors.DeleteContent(ctx, row.ID)
+		row.Status, row.StatusMessage = db.KnowledgeFailed, err.Error()
+		uerr := k.cfg.DB.UpdateKnowledgeContent(ctx, row)
+		report(Progress{Done: true, Err: err})
+		return &Result{Content: row}, errors.Join(err, derr, uerr)
+	}
+	data, fname, ctype, err := k.load(ctx, c)
+	if err != nil {
+		return fail(err)
+	}
+	owner := row.UserID
+	sum := sha256.Sum256(data)
+	contentHash := hex.EncodeToString(sum[:]) + "-" + row.ID
+	sctx := ctx
+	if owner != "" {
+		sctx = db.WithUserScope(ctx, owner)
+	}
+	if existing && row.Status == db.KnowledgeCompleted {
+		if ok, err := k.cfg.Vectors.HasContentHash(sctx, contentHash); err == nil && ok {
+			report(Progress{Done: true, Skipped: true})
+			return &Result{Content: row, Skipped: true}, nil
+		}
+	}
+	if existing && row.Status != db.KnowledgeProcessing {
+		row.Status, row.StatusMessage = db.KnowledgeProcessing, ""
+		if err := k.cfg.DB.UpdateKnowledgeContent(ctx, row); err != nil {
+			return nil, err
+		}
+	}
+	kind := c.Reader
+	if kind == "" {
+		kind = reader.Detect(fname, ctype)
+	}
+	text, err := reader.Read(kind, data)
+	if err != nil {
+		return fail(err)
+	}
+	ch := c.Chunker
+	if ch == nil {
+		ch = k.cfg.Chunker
+	}
+	if ch == nil {
+		ch = chunk.Recursive{}
+		if kind == reader.Markdown || kind == reader.HTML {
+			ch = chunk.Markdown{}
+		}
+	}
+	pieces := ch.Chunk(text)
+	if len(pieces) == 0 {
+		return fail(reader.ErrNoText)
+	}
+	report(Progress{Chunks: len(pieces)})
+	vecs := make([][]float32, 0, len(pieces))
+	for start := 0; start < len(pieces); start += 64 {
+		batch := pieces[start:min(start+64, len(pieces))]
+		v, err := k.cfg.Embedder.Embed(ctx, batch)
+		if err != nil {
+			return fail(fmt.Errorf("knowledge: embedding: %w", err))
+		}
+		if len(v) != len(batch) {
+			return fail(fmt.Errorf("knowledge: embedding: asked for %d vectors, got %d", len(batch), len(v)))
+		}
+		vecs = append(vecs, v...)
+		report(Progress{Chunks: len(pieces), Embedded: len(vecs)})
+	}
+	rows := make([]vectordb.Row, len(pieces))
+	for i, p := range pieces {
+		meta := map[string]any{"chunk": i + 1, "chunk_size": utf8.RuneCountInString(p)}
+		for key, v := range c.Metadata {
+			meta[key] = v
+		}
+		rows[i] = vectordb.Row{ID: fmt.Sprintf("%s-%d", contentHash[:32]+row.ID[:8], i), ContentID: row.ID, ContentHash: contentHash,
+			Name: row.Name, Content: p, Metadata: meta, Vector: vecs[i], UserID: owner}
+	}
+	if err := k.cfg.Vectors.DeleteContent(sctx, row.ID); err != nil {
+		return fail(err)
+	}
+	if err := k.cfg.Vectors.Upsert(sctx, rows); err != nil {
+		return fail(err)
+	}
+	row.Status, row.StatusMessage = db.KnowledgeCompleted, ""
+	row.Size, row.Type = int64(len(data)), reader.MIME(kind)
+	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, row); err != nil {
+		return nil, err
+	}
+	report(Progress{Chunks: len(pieces), Embedded: len(pieces), Done: true})
+	return &Result{Content: row, Chunks: len(pieces)}, nil
+}

@@ -1,0 +1,168 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/embedder"
+	"github.com/agentryhq/agentry/knowledge/chunk"
+	"github.com/agentryhq/agentry/tool/netguard"
+	"github.com/agentryhq/agentry/vectordb"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultMaxBytes     = 50 << 20
+	DefaultFetchTimeout = 30 * time.Second
+	DefaultAsyncTimeout = 30 * time.Minute
+	DefaultSearchLimit  = 10
+)
+
+// Sentinel errors of inserts; a FAILED row's status_message carries the
+// error text.
+var (
+	ErrTooLarge  = errors.New("knowledge: content is larger than the size cap")
+	ErrFetch     = errors.New("knowledge: fetching the URL failed")
+	ErrNoSource  = errors.New("knowledge: content needs exactly one of text, path, url or data")
+	ErrNoVectors = errors.New("knowledge: no vector store is configured")
+)
+
+// Config configures a knowledge base. DB, Vectors and Embedder are required.
+type Config struct {
+	// Name is the knowledge base's name (agno_knowledge.linked_to).
+	Name        string
+	Description string
+	// DB stores the content rows (agno_knowledge).
+	DB       *db.DB
+	Vectors  vectordb.Store
+	Embedder embedder.Embedder
+	// Chunker splits text when the content names none; default
+	// chunk.Recursive{Size: 1000} (chunk.Markdown for Markdown documents).
+	Chunker chunk.Chunker
+	// MaxBytes caps one document (file, upload or URL body); default 50 MB.
+	MaxBytes int64
+	// FetchTimeout bounds fetching one URL; default 30 s.
+	FetchTimeout time.Duration
+	// Net says which non-public addresses URL content may come from; the
+	// zero value allows public addresses only.
+	Net netguard.Config
+	// SearchMode is the default search type; default hybrid.
+	SearchMode vectordb.Mode
+	// Reranker, when set, reorders search hits.
+	Reranker vectordb.Reranker
+	Logger   *slog.Logger
+}
+
+// Knowledge is a knowledge base. Safe for concurrent use.
+type Knowledge struct {
+	cfg   Config
+	guard *netguard.Guard
+	async sync.WaitGroup
+}
+
+// New checks cfg and returns the knowledge base.
+func New(cfg Config) (*Knowledge, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("knowledge: Config.DB is required (content rows go to agno_knowledge)")
+	}
+	if _, ok := cfg.DB.Driver().(db.KnowledgeDriver); !ok {
+		return nil, db.ErrNoKnowledge
+	}
+	if cfg.Vectors == nil {
+		return nil, ErrNoVectors
+	}
+	if cfg.Embedder == nil {
+		return nil, errors.New("knowledge: Config.Embedder is required")
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = DefaultFetchTimeout
+	}
+	if cfg.SearchMode == "" {
+		cfg.SearchMode = vectordb.Hybrid
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	g, err := netguard.New(cfg.Net)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	return &Knowledge{cfg: cfg, guard: g}, nil
+}
+
+// Name returns the knowledge base's name.
+func (k *Knowledge) Name() string { return k.cfg.Name }
+
+// Config returns the configuration (after defaults).
+func (k *Knowledge) Config() Config { return k.cfg }
+
+// Wait blocks until every InsertAsync started so far has finished.
+func (k *Knowledge) Wait() { k.async.Wait() }
+
+// Get returns a content row the caller can see.
+func (k *Knowledge) Get(ctx context.Context, id string) (*db.KnowledgeContent, error) {
+	return k.cfg.DB.GetKnowledgeContent(ctx, id)
+}
+
+// List pages the content rows the caller can see.
+func (k *Knowledge) List(ctx context.Context, f db.KnowledgeFilter) ([]db.KnowledgeContent, int, error) {
+	return k.cfg.DB.ListKnowledgeContents(ctx, f)
+}
+
+// Update rewrites a content row's name, description and metadata (shared
+// rows: admins only, db.ErrForbidden otherwise).
+func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
+	return k.cfg.DB.UpdateKnowledgeContent(ctx, c)
+}
+
+// Delete removes a content row and its vectors. A scoped caller deleting
+// shared content gets db.ErrForbidden; another user's, db.ErrNotFound.
+func (k *Knowledge) Delete(ctx context.Context, id string) error {
+	c, err := k.cfg.DB.GetKnowledgeContent(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, scoped := db.UserScope(ctx); scoped && c.UserID == "" {
+		return fmt.Errorf("%w: knowledge content %s is shared; only an admin can delete it", db.ErrForbidden, id)
+	}
+	if err := k.cfg.Vectors.DeleteContent(ctx, id); err != nil {
+		return err
+	}
+	return k.cfg.DB.DeleteKnowledgeContent(ctx, id)
+}
+
+// DeleteAll deletes every content row the caller may delete (its own, or
+// everything for an admin) and their vectors.
+func (k *Knowledge) DeleteAll(ctx context.Context) error {
+	_, scoped := db.UserScope(ctx)
+	for page := 1; ; {
+		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: 500, Page: page})
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		deleted := 0
+		for _, c := range rows {
+			if scoped && c.UserID == "" {
+				continue // shared content stays; it is on this page until the end
+			}
+			if err := k.Delete(ctx, c.ID); err != nil {
+				return err
+			}
+			deleted++
+		}
+		if deleted == 0 {
+			page++
+		}
+	}
+}

@@ -1,0 +1,227 @@
+// Package reader turns a document's bytes into text a knowledge base can
+// chunk: plain text, Markdown, HTML (converted to Markdown), CSV, JSON, and
+// PDF and DOCX through maintained libraries. Every reader refuses empty
+// input, text that is not UTF-8, and documents with no text.
+package reader
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+)
+
+// Sentinel errors; a failed insert's status message starts with their text.
+var (
+	ErrEmpty       = errors.New("reader: the document is empty")
+	ErrInvalidUTF8 = errors.New("reader: the document is not valid UTF-8 text")
+	ErrNoText      = errors.New("reader: the document has no extractable text")
+	ErrUnsupported = errors.New("reader: unsupported document type")
+	ErrMalformed   = errors.New("reader: malformed document")
+)
+
+// Kinds of document, as the reader ids /knowledge/config lists.
+const (
+	Text     = "text"
+	Markdown = "markdown"
+	HTML     = "html"
+	CSV      = "csv"
+	JSON     = "json"
+	PDF      = "pdf"
+	DOCX     = "docx"
+)
+
+// Kinds lists the readers in a stable order.
+func Kinds() []string { return []string{Text, Markdown, HTML, CSV, JSON, PDF, DOCX} }
+
+// Detect picks the reader for a file name and content type (the name's
+// extension first); it falls back to Text.
+func Detect(name, contentType string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".markdown", ".mdx":
+		return Markdown
+	case ".html", ".htm", ".xhtml":
+		return HTML
+	case ".csv":
+		return CSV
+	case ".json":
+		return JSON
+	case ".pdf":
+		return PDF
+	case ".docx":
+		return DOCX
+	case ".txt", ".text", ".log":
+		return Text
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch mt {
+	case "text/markdown", "text/x-markdown":
+		return Markdown
+	case "text/html", "application/xhtml+xml":
+		return HTML
+	case "text/csv":
+		return CSV
+	case "application/json":
+		return JSON
+	case "application/pdf":
+		return PDF
+	case "application/vnd.openxmlformats-officedocument.wordprocessingml.document":
+		return DOCX
+	}
+	return Text
+}
+
+// MIME is the content type recorded for a kind.
+func MIME(kind string) string {
+	return map[string]string{Text: "text/plain", Markdown: "text/markdown", HTML: "text/html", CSV: "text/csv", JSON: "application/json",
+		PDF: "application/pdf", DOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}[kind]
+}
+
+// Read extracts the text of data as kind.
+func Read(kind string, data []byte) (string, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "", ErrEmpty
+	}
+	var text string
+	var err error
+	switch kind {
+	case Text, Markdown:
+		if !utf8.Valid(data) {
+			return "", ErrInvalidUTF8
+		}
+		text = string(data)
+	case HTML:
+		if !utf8.Valid(data) {
+			return "", ErrInvalidUTF8
+		}
+		text, err = htmltomarkdown.ConvertString(string(data))
+		if err != nil {
+			return "", fmt.Errorf("%w: html: %v", ErrMalformed, err)
+		}
+	case CSV:
+		text, err = readCSV(data)
+	case JSON:
+		text, err = readJSON(data)
+	case PDF:
+		text, err = readPDF(data)
+	case DOCX:
+		text, err = readDOCX(data)
+	default:
+		return "", fmt.Errorf("%w: %q (use one of %s)", ErrUnsupported, kind, strings.Join(Kinds(), ", "))
+	}
+	if err != nil {
+		return "", err
+	}
+	text = strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "")
+	if strings.TrimSpace(text) == "" {
+		return "", ErrNoText
+	}
+	return text, nil
+}
+
+// readCSV renders each record as "column: value" pairs under the header.
+func readCSV(data []byte) (string, error) {
+	if !utf8.Valid(data) {
+		return "", ErrInvalidUTF8
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	header, err := r.Read()
+	if err != nil {
+		return "", fmt.Errorf("%w: csv: %v", ErrMalformed, err)
+	}
+	var b strings.Builder
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w: csv: %v", ErrMalformed, err)
+		}
+		for i, v := range rec {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			col := fmt.Sprintf("column %d", i+1)
+			if i < len(header) && strings.TrimSpace(header[i]) != "" {
+				col = strings.TrimSpace(header[i])
+			}
+			b.WriteString(col + ": " + v)
+		}
+		b.WriteString("\n\n")
+	}
+	if b.Len() == 0 { // a header alone is the only text
+		return strings.Join(header, ", "), nil
+	}
+	return b.String(), nil
+}
+
+// readJSON renders a JSON document as "path: value" lines; an array's
+// items are separated by blank lines so chunkers keep each item together.
+func readJSON(data []byte) (string, error) {
+	if !utf8.Valid(data) {
+		return "", ErrInvalidUTF8
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("%w: json: %v", ErrMalformed, err)
+	}
+	if dec.More() {
+		return "", fmt.Errorf("%w: json: more than one value", ErrMalformed)
+	}
+	var b strings.Builder
+	if arr, ok := v.([]any); ok {
+		for i, item := range arr {
+			flatten(&b, fmt.Sprintf("[%d]", i), item, 0)
+			b.WriteString("\n")
+		}
+	} else {
+		flatten(&b, "", v, 0)
+	}
+	return b.String(), nil
+}
+
+func flatten(b *strings.Builder, path string, v any, depth int) {
+	if depth > 64 {
+		b.WriteString(path + ": …\n")
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(b, p, x[k], depth+1)
+		}
+	case []any:
+		for i, item := range x {
+			flatten(b, fmt.Sprintf("%s[%d]", path, i), item, depth+1)
+		}
+	case nil:
+	default:
+		if path != "" {
+			b.WriteString(path + ": ")
+		}
+		b.WriteString(fmt.Sprint(x) + "\n")
+	}
+}

@@ -1,0 +1,83 @@
+package reader
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRead_Formats(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		kind, in string
+		want     []string
+	}{
+		{Text, "hello world", []string{"hello world"}},
+		{Markdown, "# Title\nbody", []string{"# Title", "body"}},
+		{HTML, "<html><body><h1>Title</h1><p>Some <b>bold</b> text</p><script>x()</script></body></html>", []string{"# Title", "**bold**"}},
+		{CSV, "name,age\nada,36\nalan,41\n", []string{"name: ada, age: 36", "name: alan, age: 41"}},
+		{JSON, `{"a":{"b":[1,"x"]},"c":true}`, []string{"a.b[0]: 1", "a.b[1]: x", "c: true"}},
+		{JSON, `[{"q":"one"},{"q":"two"}]`, []string{"[0].q: one", "[1].q: two"}},
+	}
+	for _, c := range cases {
+		got, err := Read(c.kind, []byte(c.in))
+		if err != nil {
+			t.Fatalf("%s: %v", c.kind, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Fatalf("%s: %q lacks %q", c.kind, got, w)
+			}
+		}
+	}
+}
+
+func TestRead_BadInput(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		kind, in string
+		want     error
+	}{
+		{Text, "", ErrEmpty},
+		{Text, "  \n\t", ErrEmpty},
+		{Text, "ok \xff\xfe bad", ErrInvalidUTF8},
+		{HTML, "<p>\xff</p>", ErrInvalidUTF8},
+		{HTML, "<script>only()</script>", ErrNoText},
+		{JSON, `{"a":`, ErrMalformed},
+		{JSON, `{} {}`, ErrMalformed},
+		{"xlsx", "x", ErrUnsupported},
+	}
+	for _, c := range cases {
+		if _, err := Read(c.kind, []byte(c.in)); !errors.Is(err, c.want) {
+			t.Fatalf("%s %q: err %v, want %v", c.kind, c.in, err, c.want)
+		}
+	}
+}
+
+func TestDetect(t *testing.T) {
+	t.Parallel()
+	cases := map[[2]string]string{
+		{"a.md", ""}: Markdown, {"A.HTML", ""}: HTML, {"x", "text/csv; charset=utf-8"}: CSV,
+		{"x.pdf", "text/plain"}: PDF, {"x.docx", ""}: DOCX, {"x.bin", ""}: Text, {"page", "text/html"}: HTML,
+	}
+	for in, want := range cases {
+		if got := Detect(in[0], in[1]); got != want {
+			t.Fatalf("Detect(%q, %q) = %s, want %s", in[0], in[1], got, want)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add("json", []byte(`{"a":[1,{"b":null}]}`))
+	f.Add("csv", []byte("a,b\n1,2\n"))
+	f.Add("html", []byte("<h1>x</h1><table><tr><td>1</td></tr></table>"))
+	f.Add("markdown", []byte("# x\n"))
+	f.Add("pdf", minimalPDF("fuzz me"))
+	f.Add("docx", []byte("PK\x03\x04"))
+	f.Fuzz(func(t *testing.T, kind string, data []byte) {
+		text, err := Read(kind, data)
+		if err == nil && strings.TrimSpace(text) == "" {
+			t.Fatal("no error and no text")
+		}
+	})
+}

@@ -1,0 +1,153 @@
+package embedded
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// synthetic returns n clustered unit vectors (real embeddings cluster by
+// topic; uniform random vectors in 384 dimensions have no neighbours worth
+// the name) and nq queries near random members.
+func synthetic(n, nq, dims int, seed uint64) (vecs, queries [][]float32) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	centers := make([][]float32, max(n/100, 10))
+	for i := range centers {
+		centers[i] = make([]float32, dims)
+		for j := range centers[i] {
+			centers[i][j] = float32(r.NormFloat64())
+		}
+	}
+	mk := func(base []float32, noise float64) []float32 {
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = base[j] + float32(r.NormFloat64()*noise)
+		}
+		return normalize(v)
+	}
+	for range n {
+		vecs = append(vecs, mk(centers[r.IntN(len(centers))], 0.8))
+	}
+	for range nq {
+		queries = append(queries, mk(vecs[r.IntN(n)], 0.3))
+	}
+	return vecs, queries
+}
+
+func exactTop(vecs [][]float32, q []float32, k int) map[int]bool {
+	type p struct {
+		i int
+		d float32
+	}
+	all := make([]p, len(vecs))
+	for i, v := range vecs {
+		all[i] = p{i, 1 - dot(q, v)}
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a].d < all[b].d })
+	out := map[int]bool{}
+	for _, x := range all[:k] {
+		out[x.i] = true
+	}
+	return out
+}
+
+func recallAt10(x *index, vecs, queries [][]float32, ef int) float64 {
+	hits := 0
+	for _, q := range queries {
+		truth := exactTop(vecs, q, 10)
+		for _, c := range x.search(q, 10, ef) {
+			if truth[int(x.keys[c.id])] {
+				hits++
+			}
+		}
+	}
+	return float64(hits) / float64(10*len(queries))
+}
+
+func build(vecs [][]float32) *index {
+	x := newIndex(len(vecs[0]), DefaultM, DefaultEfConstruction, 1)
+	for i, v := range vecs {
+		x.add(int64(i), v)
+	}
+	return x
+}
+
+func TestIndex_RecallAt10AgainstExact(t *testing.T) {
+	t.Parallel()
+	vecs, queries := synthetic(5000, 50, 384, 7)
+	x := build(vecs)
+	r := recallAt10(x, vecs, queries, DefaultEfSearch)
+	t.Logf("recall@10 = %.3f", r)
+	if r < 0.95 {
+		t.Fatalf("recall@10 = %.3f, want ≥ 0.95", r)
+	}
+}
+
+func TestIndex_TombstonesNeverReturned(t *testing.T) {
+	t.Parallel()
+	vecs, queries := synthetic(2000, 20, 64, 3)
+	x := build(vecs)
+	for i := 0; i < 2000; i += 2 {
+		x.remove(int32(i))
+	}
+	for _, q := range queries {
+		res := x.search(q, 10, 64)
+		if len(res) != 10 {
+			t.Fatalf("%d results with 1000 live nodes", len(res))
+		}
+		for _, c := range res {
+			if c.id%2 == 0 {
+				t.Fatalf("deleted node %d returned", c.id)
+			}
+		}
+	}
+}
+
+// TestIndex_Recall100k is the check at full size: 100k vectors of
+// 384 dimensions, recall@10 ≥ 0.95 against exact search. It takes minutes,
+// so it runs only with AGENTRY_LONG=1.
+func TestIndex_Recall100k(t *testing.T) {
+	if os.Getenv("AGENTRY_LONG") != "1" {
+		t.Log("set AGENTRY_LONG=1 to run the 100k recall check")
+		return
+	}
+	vecs, queries := synthetic(100_000, 100, 384, 11)
+	start := time.Now()
+	x := build(vecs)
+	t.Logf("built 100k in %v", time.Since(start))
+	r := recallAt10(x, vecs, queries, DefaultEfSearch)
+	t.Logf("recall@10 = %.4f", r)
+	if r < 0.95 {
+		t.Fatalf("recall@10 = %.3f, want ≥ 0.95", r)
+	}
+}
+
+func BenchmarkIndex_Query(b *testing.B) {
+	n := 100_000
+	if s := os.Getenv("AGENTRY_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	vecs, queries := synthetic(n, 200, 384, 11)
+	x := build(vecs)
+	var ms runtimeMem
+	ms.read() // the index plus the synthetic input it was built from
+	recall := recallAt10(x, vecs, queries[:50], DefaultEfSearch)
+	var lat []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		s := time.Now()
+		x.search(queries[i%len(queries)], 10, DefaultEfSearch)
+		lat = append(lat, time.Since(s))
+	}
+	sort.Slice(lat, func(a, c int) bool { return lat[a] < lat[c] })
+	// reported after the loop: b.Loop resets metrics reported before it
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(ms.heapMB), "heap-MB")
+	b.ReportMetric(recall, "recall@10")
+	_ = math.Pi
+}

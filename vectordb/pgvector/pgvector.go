@@ -1,0 +1,339 @@
+// Package pgvector is the vector store on Postgres with the pgvector
+// extension: Agno's vector table layout with user_id, an HNSW index
+// (cosine), a GIN full-text index, and the user scope and metadata filters
+// in the WHERE clause of the index scan (pgvector 0.8's iterative scan keeps
+// reading the index until Limit rows pass them).
+package pgvector
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	pgv "github.com/pgvector/pgvector-go"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/vectordb"
+)
+
+// Config configures the store.
+type Config struct {
+	// DSN is a Postgres URL; DB, when set, is used instead (not closed by Close).
+	DSN string
+	DB  *sql.DB
+	// Schema (default "ai", as Agno) and Table (default "agno_vectors").
+	Schema, Table string
+	// Dimensions is the embedding length; an existing table of another
+	// length is refused (vectordb.ErrEmbedderMismatch).
+	Dimensions int
+}
+
+// Store is the pgvector store. Safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	owned bool
+	t     string // "schema"."table"
+	dims  int
+}
+
+var _ vectordb.Store = (*Store)(nil)
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// Open connects, creates the extension, schema, table and indexes if
+// missing, and refuses a pre-v3 table (no user_id column).
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Schema == "" {
+		cfg.Schema = "ai"
+	}
+	if cfg.Table == "" {
+		cfg.Table = "agno_vectors"
+	}
+	if !ident.MatchString(cfg.Schema) || !ident.MatchString(cfg.Table) {
+		return nil, errors.New("vectordb/pgvector: schema and table names are letters, digits and _")
+	}
+	if cfg.Dimensions <= 0 || cfg.Dimensions > 16000 {
+		return nil, errors.New("vectordb/pgvector: Dimensions must be 1..16000")
+	}
+	s := &Store{db: cfg.DB, t: `"` + cfg.Schema + `"."` + cfg.Table + `"`, dims: cfg.Dimensions}
+	if s.db == nil {
+		d, err := sql.Open("pgx", cfg.DSN)
+		if err != nil {
+			return nil, err
+		}
+		s.db, s.owned = d, true
+	}
+	if err := s.schema(ctx, cfg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) schema(ctx context.Context, cfg Config) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+		return fmt.Errorf("vectordb/pgvector: CREATE EXTENSION vector (install pgvector on the server): %w", err)
+	}
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2)`,
+		cfg.Schema, cfg.Table).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		var hasUser bool
+		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = 'user_id')`,
+			cfg.Schema, cfg.Table).Scan(&hasUser); err != nil {
+			return err
+		}
+		if !hasUser {
+			return fmt.Errorf("%w: table %s predates per-user isolation (no user_id column); run Agno's v2 -> v3 vector migration "+
+				"(libs/agno/migrations/v2_to_v3/migrate_sql_vectordbs.py), or: ALTER TABLE %s ADD COLUMN user_id VARCHAR; CREATE INDEX ON %s (user_id)",
+				vectordb.ErrMigrationRequired, s.t, s.t, s.t)
+		}
+		var typmod int
+		if err := s.db.QueryRowContext(ctx, `SELECT atttypmod FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, s.t).Scan(&typmod); err != nil {
+			return err
+		}
+		if typmod != s.dims {
+			return fmt.Errorf("%w: %s holds %d-dimensional vectors, the embedder gives %d", vectordb.ErrEmbedderMismatch, s.t, typmod, s.dims)
+		}
+	}
+	idx := func(suffix string) string { return `"idx_` + cfg.Table + `_` + suffix + `"` }
+	stmts := []string{
+		`CREATE SCHEMA IF NOT EXISTS "` + cfg.Schema + `"`,
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			id VARCHAR PRIMARY KEY, name VARCHAR, meta_data JSONB NOT NULL DEFAULT '{}'::jsonb, filters JSONB DEFAULT '{}'::jsonb,
+			content TEXT NOT NULL, embedding vector(%d) NOT NULL, usage JSONB, created_at TIMESTAMPTZ DEFAULT now(), updated_at TIMESTAMPTZ,
+			content_hash VARCHAR, content_id VARCHAR, user_id VARCHAR)`, s.t, s.dims),
+		`CREATE INDEX IF NOT EXISTS ` + idx("content_id") + ` ON ` + s.t + ` (content_id)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx("content_hash") + ` ON ` + s.t + ` (content_hash)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx("user_id") + ` ON ` + s.t + ` (user_id)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx("embedding") + ` ON ` + s.t + ` USING hnsw (embedding vector_cosine_ops)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx("fts") + ` ON ` + s.t + ` USING gin (to_tsvector('simple', content))`,
+	}
+	for _, st := range stmts {
+		if _, err := s.db.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close closes the pool it opened.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+func nullStr(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+// Upsert writes rows in one transaction.
+func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
+	if err := vectordb.CheckRows(rows, s.dims); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	scopeUser, scoped := db.UserScope(ctx)
+	for _, r := range rows {
+		own := r.UserID
+		if scoped {
+			own = scopeUser
+		}
+		var cur sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT user_id FROM `+s.t+` WHERE id = $1 FOR UPDATE`, r.ID).Scan(&cur)
+		if err == nil && cur.String != own {
+			return fmt.Errorf("%w: row %s belongs to another owner", db.ErrNotFound, r.ID)
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		meta := r.Metadata
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		mj, err := json.Marshal(meta)
+		if err != nil {
+			return fmt.Errorf("%w: row %s metadata: %v", vectordb.ErrInvalidQuery, r.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.t+` (id, name, meta_data, content, embedding, content_hash, content_id, user_id, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, meta_data = EXCLUDED.meta_data, content = EXCLUDED.content,
+			embedding = EXCLUDED.embedding, content_hash = EXCLUDED.content_hash, content_id = EXCLUDED.content_id, updated_at = now()`,
+			r.ID, r.Name, string(mj), r.Content, pgv.NewVector(r.Vector), r.ContentHash, r.ContentID, nullStr(own)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// DeleteContent deletes a content's rows the caller may write.
+func (s *Store) DeleteContent(ctx context.Context, contentID string) error {
+	if u, ok := db.UserScope(ctx); ok {
+		_, err := s.db.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE content_id = $1 AND user_id = $2`, contentID, u)
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE content_id = $1`, contentID)
+	return err
+}
+
+// HasContentHash reports rows with the hash of the caller's owner.
+func (s *Store) HasContentHash(ctx context.Context, hash string) (bool, error) {
+	var ok bool
+	var err error
+	if u, scoped := db.UserScope(ctx); scoped {
+		err = s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t+` WHERE content_hash = $1 AND user_id = $2)`, hash, u).Scan(&ok)
+	} else {
+		err = s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t+` WHERE content_hash = $1 AND user_id IS NULL)`, hash).Scan(&ok)
+	}
+	return ok, err
+}
+
+// where builds the scope and filter conditions, numbering from next.
+func where(ctx context.Context, filters map[string]any, args []any) (string, []any, error) {
+	var conds []string
+	if u, ok := db.UserScope(ctx); ok {
+		args = append(args, u)
+		conds = append(conds, fmt.Sprintf("(user_id = $%d OR user_id IS NULL)", len(args)))
+	}
+	if len(filters) > 0 {
+		fj, err := json.Marshal(filters)
+		if err != nil {
+			return "", nil, err
+		}
+		args = append(args, string(fj))
+		conds = append(conds, fmt.Sprintf("meta_data @> $%d::jsonb", len(args)))
+	}
+	if len(conds) == 0 {
+		return "", args, nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args, nil
+}
+
+// Count counts the rows the caller can see.
+func (s *Store) Count(ctx context.Context) (int, error) {
+	w, args, _ := where(ctx, nil, nil)
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+s.t+w, args...).Scan(&n)
+	return n, err
+}
+
+// Search runs q under the caller's scope.
+func (s *Store) Search(ctx context.Context, q vectordb.Query) ([]vectordb.Hit, error) {
+	if err := vectordb.CheckQuery(&q, s.dims); err != nil {
+		return nil, err
+	}
+	switch q.Mode {
+	case vectordb.Vector:
+		return s.vectorSearch(ctx, q, q.Limit)
+	case vectordb.Keyword:
+		return s.keywordSearch(ctx, q, q.Limit)
+	}
+	n := max(q.Limit*4, 20)
+	v, err := s.vectorSearch(ctx, q, n)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.keywordSearch(ctx, q, n)
+	if err != nil {
+		return nil, err
+	}
+	return vectordb.FuseRRF(q.Limit, v, k), nil
+}
+
+const cols = `id, COALESCE(name, ''), meta_data, content, COALESCE(content_hash, ''), COALESCE(content_id, ''), COALESCE(user_id, '')`
+
+func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
+	defer rows.Close()
+	out := []vectordb.Hit{}
+	for rows.Next() {
+		var h vectordb.Hit
+		var meta []byte
+		if err := rows.Scan(&h.ID, &h.Name, &meta, &h.Content, &h.ContentHash, &h.ContentID, &h.UserID, &h.Score); err != nil {
+			return nil, err
+		}
+		if len(meta) > 2 {
+			_ = json.Unmarshal(meta, &h.Metadata)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// vectorSearch orders by cosine distance through the HNSW index; the scope
+// and filters sit in the same query, and the iterative scan reads on until
+// k rows pass them.
+func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
+		return nil, fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(40, min(k*2, 1000)))); err != nil {
+		return nil, err
+	}
+	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, k)
+	rows, err := tx.QueryContext(ctx, `SELECT `+cols+`, 1 - (embedding <=> $1) FROM `+s.t+w+
+		fmt.Sprintf(` ORDER BY embedding <=> $1 LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanHits(rows)
+}
+
+// tsQuery ORs the text's words; only letters and digits reach to_tsquery.
+func tsQuery(text string) string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
+		words = append(words, w)
+		if len(words) == 64 {
+			break
+		}
+	}
+	return strings.Join(words, " | ")
+}
+
+func (s *Store) keywordSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
+	tq := tsQuery(q.Text)
+	if tq == "" {
+		return []vectordb.Hit{}, nil
+	}
+	w, args, err := where(ctx, q.Filters, []any{tq})
+	if err != nil {
+		return nil, err
+	}
+	cond := " WHERE to_tsvector('simple', content) @@ to_tsquery('simple', $1)"
+	if w != "" {
+		cond += " AND " + strings.TrimPrefix(w, " WHERE ")
+	}
+	args = append(args, k)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cols+`, ts_rank_cd(to_tsvector('simple', content), to_tsquery('simple', $1)) AS r FROM `+s.t+cond+
+		fmt.Sprintf(` ORDER BY r DESC, id LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanHits(rows)
+}

@@ -1,0 +1,308 @@
+// Package vectordbtest is the one conformance suite every vectordb.Store
+// passes: search modes, metadata filters, replacement, and per-user
+// isolation with shared rows, the scope applied before ranking.
+package vectordbtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/vectordb"
+)
+
+// Dims is the vector length the suite's stores are opened with.
+const Dims = 8
+
+// Open returns a fresh, empty store of Dims dimensions; the suite closes it.
+type Open func(t *testing.T) vectordb.Store
+
+// axis is a unit vector leaning towards axis i, tilted by j so rows differ.
+func axis(i int, j float64) []float32 {
+	v := make([]float32, Dims)
+	v[i%Dims] = 1
+	v[(i+1)%Dims] = float32(j)
+	n := float32(math.Sqrt(1 + j*j))
+	for k := range v {
+		v[k] /= n
+	}
+	return v
+}
+
+func row(id, user string, vec []float32, content string, meta map[string]any) vectordb.Row {
+	return vectordb.Row{ID: id, ContentID: "c-" + id, ContentHash: "h-" + id, Name: "doc " + id, Content: content, Metadata: meta, Vector: vec, UserID: user}
+}
+
+func ids(h []vectordb.Hit) []string {
+	out := make([]string, len(h))
+	for i, x := range h {
+		out[i] = x.ID
+	}
+	return out
+}
+
+func as(user string) context.Context { return db.WithUserScope(context.Background(), user) }
+
+// Run runs the suite.
+func Run(t *testing.T, open Open) {
+	t.Run("VectorSearchRanksByCosine", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		must(t, s.Upsert(ctx, []vectordb.Row{
+			row("a", "", axis(0, 0), "alpha", nil), row("b", "", axis(0, 0.5), "beta", nil), row("c", "", axis(3, 0), "gamma", nil)}))
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(0, 0.05), Limit: 2})
+		must(t, err)
+		if fmt.Sprint(ids(h)) != "[a b]" || h[0].Score < h[1].Score || h[0].Score < 0.99 {
+			t.Fatalf("hits %v scores %v", ids(h), h)
+		}
+		if h[0].Content != "alpha" || h[0].Name != "doc a" || h[0].ContentID != "c-a" {
+			t.Fatalf("row fields lost: %+v", h[0].Row)
+		}
+	})
+
+	t.Run("ScopedSearchSeesOwnAndSharedOnly", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		must(t, s.Upsert(as("alice"), []vectordb.Row{row("a1", "", axis(0, 0), "alice note", nil)}))
+		must(t, s.Upsert(as("bob"), []vectordb.Row{row("b1", "", axis(0, 0.01), "bob note", nil)}))
+		must(t, s.Upsert(ctx, []vectordb.Row{row("s1", "", axis(0, 0.3), "shared note", nil)}))
+		for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Keyword, vectordb.Hybrid} {
+			h, err := s.Search(as("alice"), vectordb.Query{Mode: mode, Vector: axis(0, 0), Text: "note", Limit: 10})
+			must(t, err)
+			got := map[string]bool{}
+			for _, x := range h {
+				got[x.ID] = true
+			}
+			if !got["a1"] || !got["s1"] || got["b1"] || len(h) != 2 {
+				t.Fatalf("%s: alice got %v", mode, ids(h))
+			}
+			h, err = s.Search(ctx, vectordb.Query{Mode: mode, Vector: axis(0, 0), Text: "note", Limit: 10})
+			must(t, err)
+			if len(h) != 3 {
+				t.Fatalf("%s: admin got %v", mode, ids(h))
+			}
+		}
+		if n, _ := s.Count(as("bob")); n != 2 {
+			t.Fatalf("bob counts %d rows, want 2", n)
+		}
+	})
+
+	t.Run("ScopeIsAPreFilter", func(t *testing.T) {
+		// 300 of bob's rows sit right on the query; carol has 4 rows and
+		// there are 8 shared ones further away. Carol still gets 10 hits.
+		s := open(t)
+		var bob []vectordb.Row
+		for i := range 300 {
+			bob = append(bob, row(fmt.Sprintf("b%d", i), "", axis(0, float64(i)/3000), "close", nil))
+		}
+		must(t, s.Upsert(as("bob"), bob))
+		var carol, shared []vectordb.Row
+		for i := range 4 {
+			carol = append(carol, row(fmt.Sprintf("c%d", i), "", axis(2, float64(i)/10), "far", nil))
+		}
+		for i := range 8 {
+			shared = append(shared, row(fmt.Sprintf("s%d", i), "", axis(4, float64(i)/10), "far", nil))
+		}
+		must(t, s.Upsert(as("carol"), carol))
+		must(t, s.Upsert(context.Background(), shared))
+		h, err := s.Search(as("carol"), vectordb.Query{Mode: vectordb.Vector, Vector: axis(0, 0), Limit: 10})
+		must(t, err)
+		if len(h) != 10 {
+			t.Fatalf("carol got %d hits, want 10: %v", len(h), ids(h))
+		}
+		for _, x := range h {
+			if x.UserID != "carol" && x.UserID != "" {
+				t.Fatalf("carol got %s of %q", x.ID, x.UserID)
+			}
+		}
+	})
+
+	t.Run("ScopedWritesAreTheCallers", func(t *testing.T) {
+		s := open(t)
+		must(t, s.Upsert(as("alice"), []vectordb.Row{row("x", "mallory", axis(1, 0), "x", nil)}))
+		h, err := s.Search(as("alice"), vectordb.Query{Mode: vectordb.Vector, Vector: axis(1, 0), Limit: 1})
+		must(t, err)
+		if len(h) != 1 || h[0].UserID != "alice" {
+			t.Fatalf("row written as %v", h)
+		}
+		if h, _ := s.Search(as("mallory"), vectordb.Query{Mode: vectordb.Vector, Vector: axis(1, 0), Limit: 1}); len(h) != 0 {
+			t.Fatalf("mallory sees %v", ids(h))
+		}
+		// bob cannot replace alice's row by reusing its id
+		if err := s.Upsert(as("bob"), []vectordb.Row{row("x", "", axis(1, 0), "bob's", nil)}); !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("bob overwrote alice's row: %v", err)
+		}
+	})
+
+	t.Run("ScopedDeleteLeavesSharedAndOthers", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		shared := row("s", "", axis(1, 0), "shared", nil)
+		shared.ContentID = "same"
+		mine := row("m", "", axis(1, 0.1), "mine", nil)
+		mine.ContentID = "same"
+		must(t, s.Upsert(ctx, []vectordb.Row{shared}))
+		must(t, s.Upsert(as("alice"), []vectordb.Row{mine}))
+		must(t, s.DeleteContent(as("bob"), "same"))
+		must(t, s.DeleteContent(as("alice"), "same"))
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(1, 0), Limit: 5})
+		must(t, err)
+		if fmt.Sprint(ids(h)) != "[s]" {
+			t.Fatalf("after alice's delete: %v", ids(h))
+		}
+		must(t, s.DeleteContent(ctx, "same"))
+		if n, _ := s.Count(ctx); n != 0 {
+			t.Fatalf("admin delete left %d rows", n)
+		}
+	})
+
+	t.Run("UpsertReplacesByID", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		must(t, s.Upsert(ctx, []vectordb.Row{row("r", "", axis(1, 0), "old text", nil)}))
+		must(t, s.Upsert(ctx, []vectordb.Row{row("r", "", axis(5, 0), "new text", nil)}))
+		if n, _ := s.Count(ctx); n != 1 {
+			t.Fatalf("%d rows after replace", n)
+		}
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(5, 0), Limit: 5})
+		must(t, err)
+		if len(h) != 1 || h[0].Content != "new text" || h[0].Score < 0.99 {
+			t.Fatalf("replaced row: %v", h)
+		}
+		if h, _ := s.Search(ctx, vectordb.Query{Mode: vectordb.Keyword, Text: "old", Limit: 5}); len(h) != 0 {
+			t.Fatalf("old text still indexed: %v", ids(h))
+		}
+	})
+
+	t.Run("KeywordAndHybrid", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		must(t, s.Upsert(ctx, []vectordb.Row{
+			row("v", "", axis(0, 0), "nothing in common", nil),
+			row("k", "", axis(6, 0), "the zebra crossing manual", nil),
+			row("o", "", axis(3, 0), "other text", nil)}))
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Keyword, Text: "Zebra?! (crossing) AND", Limit: 5})
+		must(t, err)
+		if len(h) != 1 || h[0].ID != "k" {
+			t.Fatalf("keyword: %v", ids(h))
+		}
+		h, err = s.Search(ctx, vectordb.Query{Mode: vectordb.Hybrid, Vector: axis(0, 0), Text: "zebra", Limit: 2})
+		must(t, err)
+		got := map[string]bool{}
+		for _, x := range h {
+			got[x.ID] = true
+		}
+		if !got["v"] || !got["k"] {
+			t.Fatalf("hybrid should fuse the vector hit and the keyword hit: %v", ids(h))
+		}
+		if h[0].ID != "v" && h[0].ID != "k" {
+			t.Fatalf("hybrid order %v", ids(h))
+		}
+	})
+
+	t.Run("MetadataFilters", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		must(t, s.Upsert(ctx, []vectordb.Row{
+			row("1", "", axis(0, 0), "one", map[string]any{"lang": "go", "year": 2024, "draft": false}),
+			row("2", "", axis(0, 0.1), "two", map[string]any{"lang": "py", "year": 2024, "draft": true}),
+			row("3", "", axis(0, 0.2), "three", map[string]any{"lang": "go", "year": 2023, "draft": true})}))
+		cases := []struct {
+			f    map[string]any
+			want string
+		}{
+			{map[string]any{"lang": "go"}, "[1 3]"},
+			{map[string]any{"year": float64(2024)}, "[1 2]"},
+			{map[string]any{"draft": true, "lang": "go"}, "[3]"},
+			{map[string]any{"lang": "rust"}, "[]"},
+		}
+		for _, c := range cases {
+			for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Hybrid} {
+				h, err := s.Search(ctx, vectordb.Query{Mode: mode, Vector: axis(0, 0), Text: "one two three", Limit: 5, Filters: c.f})
+				must(t, err)
+				if mode == vectordb.Vector && fmt.Sprint(ids(h)) != c.want {
+					t.Fatalf("%s %v: got %v, want %s", mode, c.f, ids(h), c.want)
+				}
+				if mode == vectordb.Hybrid && len(h) != (len(c.want)-1)/2 {
+					t.Fatalf("%s %v: got %v, want %s", mode, c.f, ids(h), c.want)
+				}
+			}
+		}
+		if _, err := s.Search(ctx, vectordb.Query{Vector: axis(0, 0), Filters: map[string]any{"bad key'": 1}}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+			t.Fatalf("bad filter key: %v", err)
+		}
+	})
+
+	t.Run("ContentHashIsPerOwner", func(t *testing.T) {
+		s := open(t)
+		must(t, s.Upsert(as("alice"), []vectordb.Row{row("a", "", axis(0, 0), "a", nil)}))
+		if ok, err := s.HasContentHash(as("alice"), "h-a"); err != nil || !ok {
+			t.Fatalf("alice's hash: %v %v", ok, err)
+		}
+		if ok, _ := s.HasContentHash(as("bob"), "h-a"); ok {
+			t.Fatal("bob sees alice's hash")
+		}
+		if ok, _ := s.HasContentHash(context.Background(), "h-a"); ok {
+			t.Fatal("the shared bucket has alice's hash")
+		}
+	})
+
+	t.Run("InvalidInput", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		if err := s.Upsert(ctx, []vectordb.Row{row("a", "", []float32{1, 2}, "a", nil)}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+			t.Fatalf("short vector: %v", err)
+		}
+		if _, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: []float32{1}}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+			t.Fatalf("short query: %v", err)
+		}
+		if _, err := s.Search(ctx, vectordb.Query{Mode: "semantic", Vector: axis(0, 0)}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+			t.Fatalf("bad mode: %v", err)
+		}
+		if h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(0, 0)}); err != nil || len(h) != 0 {
+			t.Fatalf("empty store: %v %v", h, err)
+		}
+	})
+
+	t.Run("ConcurrentWritesAndSearches", func(t *testing.T) {
+		s := open(t)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				for i := range 20 {
+					user := fmt.Sprintf("u%d", w)
+					if err := s.Upsert(as(user), []vectordb.Row{row(fmt.Sprintf("%d-%d", w, i), "", axis(i, float64(w)/10), "text", nil)}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					if _, err := s.Search(as(fmt.Sprintf("u%d", w)), vectordb.Query{Mode: vectordb.Hybrid, Vector: axis(w, 0), Text: "text", Limit: 5}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if n, _ := s.Count(context.Background()); n != 80 {
+			t.Fatalf("%d rows, want 80", n)
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
