@@ -66,8 +66,8 @@ func TestExecute_HonorsCancelRunsInline(t *testing.T) {
 	}
 }
 
-// Other tools decode on the caller's goroutine and run on a worker that is
-// reused from one call to the next (its stack has already grown).
+// Other tools decode on the caller's goroutine and run on a worker goroutine
+// (reuse of warm workers: TestGoWarm_ReusesIdleWorker).
 func TestExecute_DecodesOnCallerAndReusesWarmWorker(t *testing.T) {
 	var ran []int
 	s := goroutineSet(t, tool.FuncConfig{Name: "worker"}, &ran)
@@ -84,9 +84,6 @@ func TestExecute_DecodesOnCallerAndReusesWarmWorker(t *testing.T) {
 	}
 	if ran[1] == me {
 		t.Fatal("a tool without HonorsCancel ran on the caller's goroutine")
-	}
-	if ran[1] != ran[3] || ran[3] != ran[5] {
-		t.Fatalf("each call started a new goroutine: %v", []int{ran[1], ran[3], ran[5]})
 	}
 }
 
