@@ -2,6 +2,7 @@ package db
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/agentryhq/agentry/run"
 )
@@ -51,6 +52,19 @@ type Run struct {
 	RunData   json.RawMessage
 	CreatedAt int64
 	UpdatedAt int64
+
+	// checked is the run_data RunFromOutput encoded, so a store can skip
+	// re-validating JSON it knows is valid (see CheckedJSON).
+	checked json.RawMessage
+}
+
+// CheckedJSON reports whether RunData is still the checked, compact JSON that
+// RunFromOutput encoded (same bytes in the same place), so a store need not
+// scan it again. A row whose RunData was replaced reports false; bytes
+// changed in place are the caller's bug.
+func (r *Run) CheckedJSON() bool {
+	return len(r.checked) > 0 && len(r.checked) == len(r.RunData) &&
+		unsafe.SliceData(r.checked) == unsafe.SliceData(r.RunData)
 }
 
 // Output decodes RunData.
@@ -84,6 +98,7 @@ func RunFromOutput(o *run.Output) (*Run, error) {
 		RunData:     data,
 		CreatedAt:   o.CreatedAt,
 		UpdatedAt:   o.UpdatedAt,
+		checked:     data,
 	}, nil
 }
 

@@ -123,11 +123,33 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (str
 
 // call runs the function on arguments that already passed validation.
 func (t *funcTool[In, Out]) call(ctx context.Context, args json.RawMessage) (string, error) {
+	in, err := t.decode(args)
+	if err != nil {
+		return "", err
+	}
+	return t.run(ctx, in)
+}
+
+// prepare decodes validated arguments now and returns the call of the
+// function on them (see preDecoder).
+func (t *funcTool[In, Out]) prepare(args json.RawMessage) (func(context.Context) (string, error), error) {
+	in, err := t.decode(args)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (string, error) { return t.run(ctx, in) }, nil
+}
+
+func (t *funcTool[In, Out]) decode(args json.RawMessage) (In, error) {
 	var in In
 	if err := json.Unmarshal(args, &in); err != nil {
 		// The schema cannot express every Go limit (e.g. int64 range).
-		return "", fmt.Errorf("%w for %s: %v", ErrInvalidArguments, t.def.Name, err)
+		return in, fmt.Errorf("%w for %s: %v", ErrInvalidArguments, t.def.Name, err)
 	}
+	return in, nil
+}
+
+func (t *funcTool[In, Out]) run(ctx context.Context, in In) (string, error) {
 	out, err := t.fn(ctx, in)
 	if err != nil {
 		return "", err

@@ -198,19 +198,40 @@ func (s *Set) execute(ctx context.Context, call model.ToolCall) (string, error) 
 		return "", fmt.Errorf("tool %s not run: %w", call.Name, context.Cause(ctx))
 	}
 	def := t.Definition()
-	if def.HonorsCancel && def.Timeout == 0 {
-		return safeCall(ctx, t, def.Name, args)
+	var fn func(context.Context) (string, error)
+	if pd, ok := t.(preDecoder); ok {
+		// Decode on the caller's goroutine, whose stack is already grown,
+		// not on a fresh one per call.
+		if fn, err = pd.prepare(args); err != nil {
+			return "", err
+		}
+	} else {
+		fn = func(ctx context.Context) (string, error) {
+			if pv, ok := t.(preValidated); ok {
+				return pv.call(ctx, args)
+			}
+			return t.Call(ctx, args)
+		}
 	}
-	return invoke(ctx, t, def.Name, def.Timeout, args)
+	return invoke(ctx, def, fn)
+}
+
+// preDecoder is a tool whose validated arguments can be decoded before the
+// call, leaving only the function itself to run.
+type preDecoder interface {
+	prepare(args json.RawMessage) (func(context.Context) (string, error), error)
 }
 
 // errTimeoutCause tells a tool's own timeout apart from the caller's deadline.
 var errTimeoutCause = errors.New("tool timeout")
 
-// invoke calls the tool with panic recovery. When the context can end, the call
-// runs on its own goroutine so that a tool ignoring its context cannot hold the
-// run past its timeout or cancellation; such a goroutine finishes on its own.
-func invoke(ctx context.Context, t Tool, name string, timeout time.Duration, args json.RawMessage) (string, error) {
+// invoke calls the tool with panic recovery. It runs on the caller's
+// goroutine when the context cannot end, or when the tool has no timeout and
+// honours cancellation itself (Definition.HonorsCancel). Otherwise it runs on
+// a warm worker goroutine, so that a tool ignoring its context cannot hold the
+// run past its timeout or cancellation; such a call finishes on its own.
+func invoke(ctx context.Context, def Definition, fn func(context.Context) (string, error)) (string, error) {
+	name, timeout := def.Name, def.Timeout
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeoutCause)
@@ -220,17 +241,24 @@ func invoke(ctx context.Context, t Tool, name string, timeout time.Duration, arg
 		return fmt.Errorf("%w: %s did not finish within %s; try again with a smaller request or another approach", ErrTimeout, name, timeout)
 	}
 	if ctx.Done() == nil {
-		return safeCall(ctx, t, name, args)
+		return safeCall(ctx, name, fn)
+	}
+	if timeout == 0 && def.HonorsCancel {
+		c, err := safeCall(ctx, name, fn)
+		if err != nil && ctx.Err() != nil {
+			return "", fmt.Errorf("tool %s interrupted: %w", name, context.Cause(ctx))
+		}
+		return c, err
 	}
 	type outcome struct {
 		content string
 		err     error
 	}
 	done := make(chan outcome, 1)
-	go func() {
-		c, err := safeCall(ctx, t, name, args)
+	goWarm(func() {
+		c, err := safeCall(ctx, name, fn)
 		done <- outcome{c, err}
-	}()
+	})
 	select {
 	case o := <-done:
 		if o.err != nil && errors.Is(context.Cause(ctx), errTimeoutCause) && errors.Is(o.err, context.DeadlineExceeded) {
@@ -245,14 +273,43 @@ func invoke(ctx context.Context, t Tool, name string, timeout time.Duration, arg
 	}
 }
 
-func safeCall(ctx context.Context, t Tool, name string, args json.RawMessage) (content string, err error) {
+func safeCall(ctx context.Context, name string, fn func(context.Context) (string, error)) (content string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			content, err = "", &PanicError{Tool: name, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	if pv, ok := t.(preValidated); ok {
-		return pv.call(ctx, args)
+	return fn(ctx)
+}
+
+// workerIdle is how long a tool worker goroutine waits for the next call
+// before it exits.
+const workerIdle = 10 * time.Second
+
+// toolJobs hands a call to a worker goroutine that is idle and waiting.
+var toolJobs = make(chan func())
+
+// goWarm runs f on an idle worker, whose stack has already grown on earlier
+// calls, or on a new worker that stays for later calls until it has been
+// idle for workerIdle.
+func goWarm(f func()) {
+	select {
+	case toolJobs <- f:
+	default:
+		go worker(f)
 	}
-	return t.Call(ctx, args)
+}
+
+func worker(f func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		f()
+		idle.Reset(workerIdle)
+		select {
+		case f = <-toolJobs:
+		case <-idle.C:
+			return
+		}
+	}
 }

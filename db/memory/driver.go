@@ -138,9 +138,12 @@ func cloneSession(s *db.Session) *db.Session {
 	return &cp
 }
 
-func cloneRun(r *db.Run) *db.Run {
+// viewRun returns a stored run to a caller: stored runs are immutable values
+// (an update stores a new one), so the copy shares run_data, which callers
+// must not modify in place (appending reallocates: it is a full slice); only
+// the run_index pointer is the caller's own.
+func viewRun(r *db.Run) *db.Run {
 	cp := *r
-	cp.RunData = bytes.Clone(r.RunData)
 	if r.RunIndex != nil {
 		i := *r.RunIndex
 		cp.RunIndex = &i

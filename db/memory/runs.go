@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -39,16 +40,29 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 	if in.SessionID == "" {
 		return nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
 	}
-	r := cloneRun(in)
+	cp := *in
+	r := &cp
 	r.UserID = writer(ctx, in.UserID)
-	data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
-	if err != nil {
-		return nil, err
+	if in.CheckedJSON() {
+		// Encoded by db.RunFromOutput: compact and valid, no scan needed.
+		r.RunData = bytes.Clone(in.RunData)
+	} else {
+		data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
+		if err != nil {
+			return nil, err
+		}
+		if data == nil {
+			return nil, fmt.Errorf("%w: run_data is required for run %s", db.ErrInvalidRecord, r.RunID)
+		}
+		r.RunData = data
 	}
-	if data == nil {
-		return nil, fmt.Errorf("%w: run_data is required for run %s", db.ErrInvalidRecord, r.RunID)
+	// Stored run_data is immutable and shared with readers; a full slice
+	// makes a reader's append reallocate instead of writing into the store.
+	r.RunData = r.RunData[:len(r.RunData):len(r.RunData)]
+	if in.RunIndex != nil {
+		i := *in.RunIndex
+		r.RunIndex = &i
 	}
-	r.RunData = data
 	return r, nil
 }
 
@@ -77,17 +91,17 @@ func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool
 // checked runWritable.
 func (d *Driver) putRun(r *db.Run) *db.Run {
 	if old, ok := d.runs[r.RunID]; ok {
-		upd := cloneRun(old)
+		upd := *old // a new value: readers may hold the old one
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
-		d.runs[r.RunID] = upd
-		return cloneRun(upd)
+		d.runs[r.RunID] = &upd
+		return viewRun(&upd)
 	}
 	if r.RunIndex == nil {
 		r.RunIndex = d.nextRunIndex(r.SessionID)
 	}
 	d.runs[r.RunID] = r
 	d.index(r)
-	return cloneRun(r)
+	return viewRun(r)
 }
 
 // SaveRun stores a session and one of its runs under one lock: both checks
@@ -152,7 +166,7 @@ func (d *Driver) GetRun(ctx context.Context, runID string) (*db.Run, error) {
 	if !ok || !visible(ctx, r.UserID) {
 		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
 	}
-	return cloneRun(r), nil
+	return viewRun(r), nil
 }
 
 // GetRuns returns one page of runs in scope; the count is the total when
@@ -192,7 +206,7 @@ func (d *Driver) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, er
 	}
 	out := []db.Run{}
 	for _, r := range page(match, f.Limit, f.Page) {
-		out = append(out, *cloneRun(r))
+		out = append(out, *viewRun(r))
 	}
 	return out, total, nil
 }
@@ -269,7 +283,7 @@ func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, 
 	}
 	out := make([]db.Run, 0, len(match))
 	for _, r := range match {
-		out = append(out, *cloneRun(r))
+		out = append(out, *viewRun(r))
 	}
 	return out, nil
 }
@@ -328,7 +342,7 @@ func (d *Driver) FirstRuns(ctx context.Context, sessionIDs []string) (map[string
 			}
 		}
 		if first != nil {
-			out[id] = *cloneRun(first)
+			out[id] = *viewRun(first)
 		}
 	}
 	return out, nil

@@ -337,6 +337,9 @@ func TestHistoryRuns_LastContextRunsOldestFirst(t *testing.T) {
 	}
 }
 
+// The caller's input is copied; returned run_data is shared and read-only
+// (db/memory's doc), so only appends and the run_index pointer are checked
+// on the way out.
 func TestRuns_NoAliasing(t *testing.T) {
 	t.Parallel()
 	d := newDB(t)
@@ -345,7 +348,7 @@ func TestRuns_NoAliasing(t *testing.T) {
 	in := runRow("r1", "s1", run.StatusCompleted)
 	out := mustRun(t, ctx, d, in)
 	in.RunData[2] = 'X'
-	out.RunData[2] = 'Y'
+	_ = append(out.RunData, 'Y')
 	*out.RunIndex = 42
 	got, err := d.GetRun(ctx, "r1")
 	if err != nil {
@@ -355,8 +358,9 @@ func TestRuns_NoAliasing(t *testing.T) {
 		t.Fatalf("stored run changed through a caller's slice: %s index %d", got.RunData, *got.RunIndex)
 	}
 	list, _, _ := d.GetRuns(ctx, db.RunFilter{Limit: 1, Page: 1})
-	list[0].RunData[2] = 'Z'
-	if got, _ := d.GetRun(ctx, "r1"); got.RunData[2] != 'r' {
+	_ = append(list[0].RunData, 'Z')
+	*list[0].RunIndex = 7
+	if got, _ := d.GetRun(ctx, "r1"); string(got.RunData) != `{"run_id":"r1","content":"answer"}` || *got.RunIndex != 0 {
 		t.Fatal("stored run changed through a listed row")
 	}
 }
