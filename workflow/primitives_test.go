@@ -197,7 +197,9 @@ func TestRun_StepInputHasPreviousOutputsByNameAndTheOriginalInput(t *testing.T) 
 func TestRun_AStepThatStopsEndsTheWorkflowEarly(t *testing.T) {
 	t.Parallel()
 	var after atomic.Int32
-	stop := Step{Name: "stop", Func: func(context.Context, *StepInput) (FuncResult, error) { return FuncResult{Content: "enough", Stop: true}, nil }}
+	stop := Step{Name: "stop", Func: func(context.Context, *StepInput) (FuncResult, error) {
+		return FuncResult{Content: "enough", Stop: true}, nil
+	}}
 	never := Step{Name: "never", Func: func(context.Context, *StepInput) (FuncResult, error) { after.Add(1); return FuncResult{}, nil }}
 	wf := mustNew(t, Config{ID: "stop", Steps: []Step{{Name: "l", Loop: &Loop{Steps: []Step{fn("a"), stop, never}, MaxIterations: 3}}, never}})
 	out, err := wf.Run(context.Background(), run.TextInput("x"))
