@@ -190,7 +190,7 @@ func (w *Workflow) scheduleTimeouts(out *run.Output) {
 		w.timers.mu.Lock()
 		delete(w.timers.m, runID)
 		w.timers.mu.Unlock()
-		if _, err := w.expire(db.WithUserScope(context.Background(), user), runID); err != nil && !errors.Is(err, ErrNotPaused) {
+		if _, err := w.expire(db.WithUserScope(context.Background(), user), runID); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
 			slog.Warn("workflow: applying on_timeout failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
 		}
 	})
@@ -257,7 +257,7 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 			}
 			if _, err := w.expire(db.WithUserScope(ctx, out.UserID), row.RunID); err == nil {
 				n++
-			} else if !errors.Is(err, ErrNotPaused) {
+			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
 				return n, err
 			}
 		}
@@ -331,6 +331,20 @@ func (w *Workflow) storeJournal(ctx context.Context, out *run.Output, j *journal
 
 // cancelPaused ends a paused run CANCELLED without running anything.
 func (w *Workflow) cancelPaused(ctx context.Context, out *run.Output, reason string) (*run.Output, error) {
+	// Registered like a run, so a continue of the same run cannot go on
+	// meanwhile; then the run must still be PAUSED.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(context.Canceled)
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: out.RunID, Component: w.Component(), UserID: out.UserID}, cancel)
+	if err != nil {
+		return nil, err
+	}
+	defer unregister()
+	if row, err := w.cfg.DB.GetRun(ctx, out.RunID); err != nil {
+		return nil, err
+	} else if row.Status != run.StatusPaused {
+		return nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, out.RunID, row.Status)
+	}
 	out.Status, out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = run.StatusCancelled, nil, nil, "", ""
 	out.Content, out.ContentType, out.UpdatedAt = fmt.Sprintf("run %s was cancelled: %s", out.RunID, reason), "str", time.Now().Unix()
 	delete(out.Extra, journalKey)

@@ -76,6 +76,17 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 	}
 	defer unregister()
 	continued := j != nil
+	if continued && w.cfg.DB != nil {
+		// Two continues (or a continue and a timeout) that both read the
+		// run PAUSED: only the first to register runs it.
+		row, err := w.cfg.DB.GetRun(context.WithoutCancel(ctx), out.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if row.Status != run.StatusPaused {
+			return nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, out.RunID, row.Status)
+		}
+	}
 	if j == nil {
 		j = &journal{}
 	}
@@ -87,11 +98,7 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 	if err := x.start(o.SessionState); err != nil {
 		return nil, err
 	}
-	if continued {
-		x.send(x.ev(run.EventWorkflowStarted))
-	} else {
-		x.send(x.ev(run.EventWorkflowStarted))
-	}
+	x.send(x.ev(run.EventWorkflowStarted))
 	start := time.Now()
 	results, content, failure := x.sequence(ctx, w.cfg.Steps, scope{}, x.input)
 	if failure != nil && errors.Is(failure, errPaused) && ctx.Err() == nil {
