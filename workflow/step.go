@@ -300,3 +300,14 @@ const (
 	// recursive executor would take too deep.
 	maxDepth = 32
 )
+
+// Functions are Go functions a workflow declared in a config file names:
+// `function:` steps, a condition's `if:`, a router's `selector:` and a
+// loop's `end_condition:` (a bare identifier names a function; anything
+// else is a CEL expression).
+type Functions struct {
+	Steps         map[string]StepFunc
+	Conditions    map[string]func(*StepInput) (bool, error)
+	Selectors     map[string]func(*StepInput) ([]string, error)
+	EndConditions map[string]func(LoopIteration) (bool, error)
+}

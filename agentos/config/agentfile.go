@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/workflow"
 	"strings"
 
 	"github.com/agentryhq/agentry/agent"
@@ -50,6 +51,9 @@ func LoadAgent(path, id string) (Agent, error) {
 type BuildOptions struct {
 	// MediaStorage receives the runs' media (agent.Config.MediaStorage).
 	MediaStorage media.Storage
+	// WorkflowFunctions are the Go functions workflow steps name
+	// (function:, if:, selector:, end_condition:).
+	WorkflowFunctions workflow.Functions
 }
 
 // Build turns a declaration into an agent storing in d (nil: no storage).
