@@ -82,7 +82,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/workflows/{workflow_id}/runs", need("workflows", "read", "workflow_id"), workflowRun(s.listRuns)},
 		{"GET", "/workflows/{workflow_id}/runs/{run_id}", need("workflows", "read", "workflow_id"), workflowRun(s.getRun)},
 		{"POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", need("workflows", "run", "workflow_id"), workflowRun(s.cancelRun)},
-		{"POST", "/workflows/{workflow_id}/runs/{run_id}/continue", need("workflows", "run", "workflow_id"), workflowRun(s.continueUnsupported)},
+		{"POST", "/workflows/{workflow_id}/runs/{run_id}/continue", need("workflows", "run", "workflow_id"), workflowRun(s.continueWorkflowRun)},
 
 		{"GET", "/sessions", need("sessions", "read", ""), s.listSessions},
 		{"POST", "/sessions", need("sessions", "write", ""), s.createSession},

@@ -311,3 +311,39 @@ type Functions struct {
 	Selectors     map[string]func(*StepInput) ([]string, error)
 	EndConditions map[string]func(LoopIteration) (bool, error)
 }
+
+// Runners returns the agents, teams and workflows the workflow's steps run,
+// at any depth, in step order (a runner used twice is listed twice).
+func (w *Workflow) Runners() []agent.Runner {
+	var out []agent.Runner
+	var walk func([]Step)
+	walk = func(steps []Step) {
+		for i := range steps {
+			if steps[i].Runner != nil {
+				out = append(out, steps[i].Runner)
+			}
+			for _, c := range steps[i].children() {
+				walk(c)
+			}
+		}
+	}
+	walk(w.cfg.Steps)
+	return out
+}
+
+// Kind returns the step's Agno StepType: Step, Steps, Loop, Parallel,
+// Condition or Router.
+func (s *Step) Kind() string {
+	k, _ := s.kind()
+	return k
+}
+
+// Children returns the steps a primitive holds (a Condition's Else after its
+// Steps), nil for a Step.
+func (s *Step) Children() []Step {
+	var out []Step
+	for _, c := range s.children() {
+		out = append(out, c...)
+	}
+	return out
+}
