@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"FilesMore", fileTests2},
 		{"ToolResults", toolResultTests},
 		{"Journal", journalTests},
+		{"Approvals", approvalTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

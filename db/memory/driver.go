@@ -32,6 +32,7 @@ type Driver struct {
 	// journal holds the step journal, by run id.
 	journal   map[string]*runJournal
 	learnings map[string]*db.Learning
+	approvals map[string]*db.Approval
 }
 
 var (
@@ -50,6 +51,7 @@ func New() *Driver {
 		toolResults: map[string]*db.ToolResult{},
 		journal:     map[string]*runJournal{},
 		learnings:   map[string]*db.Learning{},
+		approvals:   map[string]*db.Approval{},
 	}
 }
 
@@ -61,7 +63,7 @@ func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal, d.learnings = nil, nil, nil, nil, nil, nil, nil, nil
+	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal, d.learnings, d.approvals = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return nil
 }
 
