@@ -95,6 +95,9 @@ func (s *Server) routeTable() []route {
 		{"GET", "/sessions/{session_id}/runs/{run_id}", need("sessions", "read", "session_id"), s.getSessionRun},
 		{"GET", "/sessions/{session_id}/media/{key}", need("sessions", "read", "session_id"), s.getSessionMedia},
 
+		{"GET", "/approvals", need("approvals", "read", ""), s.listApprovals},
+		{"GET", "/approvals/{approval_id}", need("approvals", "read", "approval_id"), s.getApproval},
+		{"POST", "/approvals/{approval_id}/resolve", need("approvals", "write", "approval_id"), s.resolveApproval},
 		{"GET", "/memories", need("memories", "read", ""), s.listMemories},
 		{"POST", "/memories", need("memories", "write", ""), s.createMemory},
 		{"DELETE", "/memories", need("memories", "delete", ""), s.deleteMemories},

@@ -111,6 +111,14 @@ func TestWorkflowRoutes_PrimitivesPauseAndContinue(t *testing.T) {
 			b, _ := json.Marshal([]run.StepRequirement{r})
 			return string(b)
 		}
+		// The pause is in alice's review queue, not in bob's.
+		queue := decode[map[string]any](t, get(t, f.url+"/approvals?db_id=wf-db&status=pending&run_id="+paused.RunID, alice))
+		if data := queue["data"].([]any); len(data) != 1 || data[0].(map[string]any)["pause_type"] != "user_input" || data[0].(map[string]any)["workflow_id"] != "every" {
+			t.Errorf("alice's queue = %v", queue)
+		}
+		if queue := decode[map[string]any](t, get(t, f.url+"/approvals?db_id=wf-db", bob)); len(queue["data"].([]any)) != 0 {
+			t.Errorf("bob's queue = %v", queue)
+		}
 		// Bob cannot see or continue alice's run.
 		if res := get(t, runURL, bob); res.status != http.StatusNotFound {
 			t.Errorf("bob GET = %d", res.status)
@@ -137,6 +145,10 @@ func TestWorkflowRoutes_PrimitivesPauseAndContinue(t *testing.T) {
 			}
 		} else if out := decode[run.Output](t, cont); out.Status != run.StatusCompleted || !strings.HasSuffix(out.ContentString(), `>b>ask{"count":2}`) {
 			t.Errorf("continued = %s %v", out.Status, out.Content)
+		}
+		done := decode[map[string]any](t, get(t, f.url+"/approvals?db_id=wf-db&run_id="+paused.RunID, alice))
+		if ap := done["data"].([]any)[0].(map[string]any); ap["status"] != "approved" || ap["run_status"] != "COMPLETED" || ap["resolved_by"] != "alice" {
+			t.Errorf("approval after continue = %v", ap)
 		}
 		if storedStatus(d, paused.RunID) != run.StatusCompleted {
 			t.Errorf("stored %s", storedStatus(d, paused.RunID))

@@ -38,6 +38,7 @@ func (w *Workflow) ContinueRun(ctx context.Context, runID string, answers []run.
 	if err != nil {
 		return nil, err
 	}
+	w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
 	return w.execute(ctx, out, j, o, nil)
 }
 
@@ -49,6 +50,7 @@ func (w *Workflow) ContinueStream(ctx context.Context, runID string, answers []r
 			yield(run.Event{}, err)
 			return
 		}
+		w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
 		w.streamExec(ctx, out, j, o, yield)
 	}
 }
@@ -100,6 +102,7 @@ func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepR
 			return nil, nil, o, err
 		}
 		j.setAnswer(a)
+		j.answered = append(j.answered, a)
 	}
 	w.prepareResume(out)
 	o.SessionID, o.UserID, o.RunID = out.SessionID, out.UserID, out.RunID

@@ -132,6 +132,9 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 	}
 	out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, nil, "", ""
 	persistErr := x.save(nil)
+	if persistErr == nil {
+		x.w.approvalsFollow(x.ctx, out.RunID, out.Status)
+	}
 	if persistErr != nil {
 		// Never say the run completed (or failed, or was cancelled) when it
 		// was not stored.
@@ -157,6 +160,12 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 		}
 	}
 	err := x.save(x.j)
+	if err == nil {
+		x.w.approvalsFollow(x.ctx, out.RunID, run.StatusPaused)
+		if qerr := x.w.queueApprovals(context.WithoutCancel(x.ctx), out); qerr != nil {
+			err = fmt.Errorf("workflow: %w: queue approvals of run %s: %w", agent.ErrStorage, out.RunID, qerr)
+		}
+	}
 	e := x.ev(run.EventWorkflowPaused)
 	e.Status, e.StepRequirements, e.PausedStepIndex, e.PausedStepName = run.StatusPaused, reqs, out.PausedStepIndex, out.PausedStepName
 	if err != nil {

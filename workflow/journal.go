@@ -27,6 +27,8 @@ type journal struct {
 	Retries   map[string]int                 `json:"retries,omitempty"`
 	// Skip marks steps whose pause timed out with on_timeout skip.
 	Skip map[string]bool `json:"skip,omitempty"`
+	// answered are the answers of this continue (not stored).
+	answered []run.StepRequirement
 }
 
 func answerKey(path string, post bool) string {

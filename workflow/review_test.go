@@ -444,3 +444,49 @@ func TestHumanReview_TimeoutAppliesWithoutACallback(t *testing.T) {
 		})
 	}
 }
+
+// TestHumanReview_PausesAreQueuedAsApprovals: each requirement of a paused
+// run is a pending approval in agno_approvals; continuing the run resolves
+// it and the run's end is recorded on it.
+func TestHumanReview_PausesAreQueuedAsApprovals(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	a, b := fn("a"), fn("b")
+	a.HumanReview = &HumanReview{RequiresConfirmation: true, ConfirmationMessage: "ok to run a?"}
+	b.HumanReview = &HumanReview{RequiresOutputReview: true}
+	wf := mustNew(t, Config{ID: "queued", Name: "Queued", DB: d, Steps: []Step{{Name: "p", Parallel: &Parallel{Steps: []Step{a, b}}}}})
+	out, _ := wf.Run(context.Background(), run.TextInput("in"), agent.WithUserID("alice"), agent.WithSessionID("s"))
+	alice := db.WithUserScope(context.Background(), "alice")
+	list, n, err := d.ListApprovals(alice, db.ApprovalFilter{Status: db.ApprovalPending, Limit: 10, Page: 1})
+	if err != nil || n != 2 {
+		t.Fatalf("pending approvals = %d, %v", n, err)
+	}
+	types := map[string]db.Approval{}
+	for _, ap := range list {
+		types[ap.PauseType] = ap
+	}
+	conf := types["confirmation"]
+	if conf.RunID != out.RunID || conf.SourceType != "workflow" || conf.WorkflowID != "queued" || conf.SourceName != "Queued" ||
+		conf.RunStatus != "PAUSED" || !strings.Contains(string(conf.Context), "ok to run a?") || types["output_review"].ID == "" {
+		t.Errorf("approvals = %+v", list)
+	}
+	if _, _, err := d.ListApprovals(db.WithUserScope(context.Background(), "bob"), db.ApprovalFilter{Limit: 10, Page: 1}); err != nil {
+		t.Fatal(err)
+	} else if l, _, _ := d.ListApprovals(db.WithUserScope(context.Background(), "bob"), db.ApprovalFilter{Limit: 10, Page: 1}); len(l) != 0 {
+		t.Errorf("bob sees %d approvals", len(l))
+	}
+	var answers []run.StepRequirement
+	for _, r := range out.StepRequirements {
+		answers = append(answers, answer(r, yes()))
+	}
+	done, err := wf.ContinueRun(alice, out.RunID, answers)
+	if err != nil || done.Status != run.StatusCompleted {
+		t.Fatalf("continued = %+v, %v", done, err)
+	}
+	list, _, _ = d.ListApprovals(alice, db.ApprovalFilter{RunID: out.RunID, Limit: 10, Page: 1})
+	for _, ap := range list {
+		if ap.Status != db.ApprovalApproved || ap.ResolvedBy != "alice" || ap.RunStatus != "COMPLETED" {
+			t.Errorf("after continue: %+v", ap)
+		}
+	}
+}
