@@ -433,7 +433,7 @@ func TestHumanReview_TimeoutAppliesWithoutACallback(t *testing.T) {
 			}
 			var row *db.Run
 			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if row, _ = storedRun(t, d, out.RunID); row.Status != run.StatusPaused {
+				if row, _ = storedRun(t, d, out.RunID); row.Status != run.StatusPaused && row.Status != run.StatusRunning {
 					break
 				}
 			}
