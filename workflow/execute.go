@@ -430,8 +430,8 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 			} else {
 				var err error
 				if end, err = l.EndCondition(LoopIteration{Iteration: it, MaxIterations: maxIt, Outputs: results, State: x.state}); err != nil {
-					x.failText = fmt.Sprintf("step %s: %v", s.Name, err)
-					return okOutput(s, typeLoop, sc, last, all), false, errors.New(x.failText)
+					x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
+					return okOutput(s, typeLoop, sc, last, all), false, errors.New(x.failedText())
 				}
 				x.j.decide(key, fmt.Sprint(end))
 			}
@@ -551,9 +551,9 @@ func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ 
 		} else {
 			var err error
 			if result, err = c.Evaluator(x.stepInput(content)); err != nil {
-				x.failText = fmt.Sprintf("step %s: %v", s.Name, err)
+				x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
 				x.sendStepError(s, sc)
-				return run.StepOutput{}, false, errors.New(x.failText)
+				return run.StepOutput{}, false, errors.New(x.failedText())
 			}
 			x.j.decide(key, fmt.Sprint(result))
 		}
@@ -617,15 +617,15 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 	} else {
 		var err error
 		if selected, err = r.Selector(x.stepInput(content)); err != nil {
-			x.failText = fmt.Sprintf("step %s: %v", s.Name, err)
+			x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
 			x.sendStepError(s, sc)
-			return run.StepOutput{}, false, errors.New(x.failText)
+			return run.StepOutput{}, false, errors.New(x.failedText())
 		}
 		for _, n := range selected {
 			if !slices.Contains(names, n) {
-				x.failText = fmt.Sprintf("step %s: the selector chose %q, not one of %v", s.Name, n, names)
+				x.fail(fmt.Sprintf("step %s: the selector chose %q, not one of %v", s.Name, n, names))
 				x.sendStepError(s, sc)
-				return run.StepOutput{}, false, errors.New(x.failText)
+				return run.StepOutput{}, false, errors.New(x.failedText())
 			}
 		}
 	}
@@ -664,10 +664,24 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 	return out, false, nil
 }
 
+// fail records what events and the stored run say about a failed step
+// (parallel branches may fail at once).
+func (x *exec) fail(text string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.failText = text
+}
+
+func (x *exec) failedText() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.failText
+}
+
 func (x *exec) sendStepError(s *Step, sc scope) {
 	if x.ctx.Err() == nil {
 		e := x.stepEv(run.EventStepError, s, sc)
-		e.Content = x.failText
+		e.Content = x.failedText()
 		x.send(e)
 	}
 }
@@ -701,9 +715,9 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 		if a, ok := x.j.answer(sc.path, true); ok && a.Confirmed != nil && !*a.Confirmed && x.onReject(h, sc) == OnRejectRetry {
 			// The reviewer wants another try: run again with the note.
 			if a.RetryCount >= h.maxRetries() {
-				x.failText = fmt.Sprintf("step %s: its output was rejected %d times (max_retries)", s.Name, a.RetryCount+1)
+				x.fail(fmt.Sprintf("step %s: its output was rejected %d times (max_retries)", s.Name, a.RetryCount+1))
 				x.sendStepError(s, sc)
-				return run.StepOutput{}, false, errors.New(x.failText)
+				return run.StepOutput{}, false, errors.New(x.failedText())
 			}
 			feedback = cmp.Or(a.RejectionFeedback, "The previous output was rejected; try again.")
 			x.j.dropReview(sc.path)

@@ -316,3 +316,29 @@ func TestNew_RejectsBadPrimitives(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_OnErrorSkipGoesOnWithoutTheFailedStep: a failing step with
+// HumanReview OnError skip is recorded as failed and the run goes on with the
+// content before it; without it the run ends in ERROR.
+func TestRun_OnErrorSkipGoesOnWithoutTheFailedStep(t *testing.T) {
+	t.Parallel()
+	boom := func(h *HumanReview) Step {
+		return Step{Name: "boom", HumanReview: h, Func: func(context.Context, *StepInput) (FuncResult, error) {
+			return FuncResult{}, fmt.Errorf("exploded")
+		}}
+	}
+	wf := mustNew(t, Config{ID: "onerror", Steps: []Step{fn("a"), {Name: "p", Parallel: &Parallel{Steps: []Step{boom(&HumanReview{OnError: OnErrorSkip}), fn("b")}}}, fn("c")}})
+	out, err := wf.Run(context.Background(), run.TextInput("in"))
+	if err != nil || out.Status != run.StatusCompleted || !strings.HasSuffix(out.ContentString(), ">c") {
+		t.Fatalf("run = %s %v %v", out.Status, out.Content, err)
+	}
+	p := out.StepResults[1]
+	if p.Steps[0].StepName != "boom" || *p.Steps[0].Success || !strings.Contains(p.Steps[0].Error, "exploded") || *p.Success {
+		t.Errorf("parallel = %+v", p)
+	}
+	wf = mustNew(t, Config{ID: "onerror-fail", Steps: []Step{{Name: "p", Parallel: &Parallel{Steps: []Step{boom(nil), boom(nil)}}}, fn("c")}})
+	out, err = wf.Run(context.Background(), run.TextInput("in"))
+	if err == nil || out.Status != run.StatusError || !strings.Contains(out.ContentString(), "exploded") {
+		t.Errorf("run = %s %v %v", out.Status, out.Content, err)
+	}
+}

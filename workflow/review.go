@@ -124,8 +124,8 @@ func (h *HumanReview) validate(kind string) error {
 			errs = append(errs, errors.New("HumanReview.UserInputSchema: a field has no name"))
 		}
 	}
-	if !h.RequiresConfirmation && !h.RequiresUserInput && !h.RequiresOutputReview && !h.RequiresIterationReview {
-		errs = append(errs, errors.New("HumanReview asks nothing: set RequiresConfirmation, RequiresUserInput, RequiresOutputReview or RequiresIterationReview"))
+	if !h.RequiresConfirmation && !h.RequiresUserInput && !h.RequiresOutputReview && !h.RequiresIterationReview && h.OnError == "" {
+		errs = append(errs, errors.New("HumanReview asks nothing: set RequiresConfirmation, RequiresUserInput, RequiresOutputReview, RequiresIterationReview or OnError"))
 	}
 	return errors.Join(errs...)
 }
