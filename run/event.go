@@ -105,9 +105,8 @@ type Event struct {
 	StepID       string `json:"step_id,omitempty"`
 	ParentStepID string `json:"parent_step_id,omitempty"`
 	NestedDepth  int    `json:"nested_depth,omitempty"`
-	// Loop events.
-	Iteration       int   `json:"iteration,omitempty"`
-	MaxIterations   *int  `json:"max_iterations,omitempty"`
+	// Loop events (iteration and max_iterations are in the embedded
+	// TaskEvent, as for a team's task iterations).
 	TotalIterations *int  `json:"total_iterations,omitempty"`
 	ShouldContinue  *bool `json:"should_continue,omitempty"`
 	// Parallel, Steps, Condition and Router events.
@@ -128,7 +127,6 @@ type Event struct {
 	StepRequirements     []StepRequirement `json:"step_requirements,omitempty"`
 	PausedStepIndex      *int              `json:"paused_step_index,omitempty"`
 	PausedStepName       string            `json:"paused_step_name,omitempty"`
-	Status               Status            `json:"status,omitempty"`
 
 	// RunStarted / ModelRequest*.
 	Model         string `json:"model,omitempty"`

@@ -167,7 +167,7 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 		}
 	}
 	e := x.ev(run.EventWorkflowPaused)
-	e.Status, e.StepRequirements, e.PausedStepIndex, e.PausedStepName = run.StatusPaused, reqs, out.PausedStepIndex, out.PausedStepName
+	e.StepRequirements, e.PausedStepIndex, e.PausedStepName = reqs, out.PausedStepIndex, out.PausedStepName
 	if err != nil {
 		e = x.ev(run.EventWorkflowError)
 		e.Content, e.ErrorType = "storage error: the workflow run could not be saved", "StorageError"
@@ -402,7 +402,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 	l := s.Loop
 	maxIt := l.MaxIterations
 	e := x.stepEv(run.EventLoopExecutionStarted, s, sc)
-	e.MaxIterations = &maxIt
+	e.TaskEvent = &run.TaskEvent{MaxIterations: maxIt}
 	x.send(e)
 	var all []run.StepOutput
 	last := content
@@ -413,7 +413,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 		}
 		it++
 		e := x.stepEv(run.EventLoopIterationStarted, s, sc)
-		e.Iteration, e.MaxIterations = it, &maxIt
+		e.TaskEvent = &run.TaskEvent{Iteration: it, MaxIterations: maxIt}
 		x.send(e)
 		isc := scope{path: sc.path + ".i" + fmt.Sprint(it-1), parent: sc.path, index: sc.index, depth: sc.depth}
 		results, c, err := x.sequence(ctx, l.Steps, isc, last)
@@ -438,7 +438,8 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 		}
 		cont := !end && it < maxIt
 		e = x.stepEv(run.EventLoopIterationCompleted, s, sc)
-		e.Iteration, e.MaxIterations, e.ShouldContinue, e.StepResults = it, &maxIt, &cont, results
+		e.TaskEvent = &run.TaskEvent{Iteration: it, MaxIterations: maxIt}
+		e.ShouldContinue, e.StepResults = &cont, results
 		x.send(e)
 		if h := s.HumanReview; h != nil && h.RequiresIterationReview && cont {
 			a, ok := x.j.answer(isc.path, true)
@@ -464,7 +465,8 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 	out := okOutput(s, typeLoop, sc, last, all)
 	x.record(out)
 	e = x.stepEv(run.EventLoopExecutionCompleted, s, sc)
-	e.MaxIterations, e.TotalIterations = &maxIt, &it
+	e.TaskEvent = &run.TaskEvent{MaxIterations: maxIt}
+	e.TotalIterations = &it
 	x.send(e)
 	return out, false, nil
 }

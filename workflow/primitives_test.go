@@ -56,7 +56,7 @@ func names(evs []run.Event) string {
 		if e.StepName != "" {
 			s += ":" + e.StepName
 		}
-		if e.Iteration > 0 {
+		if e.TaskEvent != nil && e.Iteration > 0 {
 			s += fmt.Sprintf("#%d", e.Iteration)
 		}
 		out = append(out, s)
