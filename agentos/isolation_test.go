@@ -109,11 +109,11 @@ const (
 // Markers of alice's and bob's data: each appears in a response only if that
 // user's object was read.
 func aliceMarkers(f fixture) []string {
-	return append([]string{"s-alice", "m-alice", "l-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}, controlAliceMarkers...)
+	return append([]string{"s-alice", "m-alice", "l-alice", "ap-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}, controlAliceMarkers...)
 }
 
 func bobMarkers(f fixture) []string {
-	return append([]string{"s-bob", "m-bob", "l-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}, controlBobMarkers...)
+	return append([]string{"s-bob", "m-bob", "l-bob", "ap-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}, controlBobMarkers...)
 }
 
 // userView renders everything a user's scope can see in the database: their
@@ -151,6 +151,13 @@ func userView(t *testing.T, d *db.DB, user string) string {
 		fmt.Fprintf(&b, "learning %s %s %s %s %d\n", l.LearningID, l.UserID, l.Content, l.Metadata, l.UpdatedAt)
 	}
 	controlPlaneView(t, d, ctx, &b)
+	aps, _, err := d.ListApprovals(ctx, db.ApprovalFilter{Limit: 1000, Page: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range aps {
+		fmt.Fprintf(&b, "approval %s %s %s %s %d\n", a.ID, a.UserID, a.Status, a.ResolvedBy, a.UpdatedAt)
+	}
 	return b.String()
 }
 
@@ -180,7 +187,7 @@ type isoCase struct {
 // missingTwin maps the case's path onto ids that do not exist, to compare the
 // other user's answer with a missing object's.
 func missingTwin(f fixture, path string) (twin string, back func(string) string) {
-	pairs := append([]string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing"}, controlMissingTwins...)
+	pairs := append([]string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing", "ap-alice", "ap-missing"}, controlMissingTwins...)
 	for _, id := range []string{f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, alicePendingRun, aliceTeamPendingRun, aliceWorkflowPendingRun} {
 		if strings.Contains(path, id) {
 			pairs = append(pairs, id, "run-missing")
@@ -283,6 +290,18 @@ func isolationCases(f fixture) []isoCase {
 		{name: "patch memory naming alice", method: "PATCH", path: "/memories/m-alice", body: `{"memory":"changed","user_id":"alice"}`, ok: 200},
 		{name: "delete memory", method: "DELETE", path: "/memories/m-alice", ok: 204, effect: memoryGone},
 		{name: "delete memories naming alice", method: "DELETE", path: "/memories", body: `{"memory_ids":["m-alice"],"user_id":"alice"}`, ok: 204, list: true, effect: memoryGone},
+		// The review queue.
+		{name: "list approvals", method: "GET", path: "/approvals", ok: 200, list: true},
+		{name: "list pending approvals of alice", method: "GET", path: "/approvals?status=pending&user_id=alice&workflow_id=flow", ok: 200, list: true},
+		{name: "get approval", method: "GET", path: "/approvals/ap-alice", ok: 200},
+		{name: "resolve approval", method: "POST", path: "/approvals/ap-alice/resolve", body: `{"status":"approved","resolution_data":{"note":"fine"}}`, ok: 200,
+			effect: func(t *testing.T, f fixture, caller string, _ response) {
+				a, err := f.db.GetApproval(context.Background(), "ap-alice")
+				if err != nil || a.Status != db.ApprovalApproved || a.ResolvedBy == "" {
+					t.Errorf("ap-alice after resolve = %+v, %v", a, err)
+				}
+			}},
+
 		{name: "memory topics", method: "GET", path: "/memory_topics", ok: 200, list: true,
 			effect: func(t *testing.T, _ fixture, _ string, res response) {
 				if !strings.Contains(res.body, "drinks") {
@@ -453,6 +472,12 @@ func newIsolationFixture(t *testing.T, cfg Config) fixture {
 			*c.runID = out.RunID
 		}
 		cfg.Teams, cfg.Workflows = []*team.Team{squad}, []*workflow.Workflow{flow}
+		for _, user := range []string{"alice", "bob"} {
+			if err := f.db.CreateApproval(ctx, &db.Approval{ID: "ap-" + user, RunID: "run-" + user + "-paused", SessionID: "s-" + user + "-flow",
+				SourceType: "workflow", PauseType: "confirmation", WorkflowID: "flow", UserID: user, RunStatus: "PAUSED"}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		store, err := local.New(filepath.Join(t.TempDir(), "media"))
 		if err != nil {
 			t.Fatal(err)
@@ -542,7 +567,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 	headers := map[string]map[string]string{
 		owner: bearer(aliceTok),
 		otherUser: bearer(rsToken(t, "bob", "sessions:read", "sessions:write", "sessions:delete", "memories:read", "memories:write", "memories:delete",
-			"agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run",
+			"agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run", "approvals:read", "approvals:write",
 			"evals:read", "evals:write", "evals:delete", "metrics:read", "metrics:write", "traces:read", "components:read", "components:write", "components:delete")),
 		admin:   bearer(rsToken(t, "root", auth.AdminScope)),
 		noToken: nil,
@@ -665,6 +690,8 @@ func aliceMarkersIn(f fixture, path string) []string {
 		return []string{`"user_id":"alice"`}
 	case strings.HasPrefix(p, "/learnings"):
 		return []string{"l-alice"}
+	case strings.HasPrefix(p, "/approvals"):
+		return []string{"ap-alice"}
 	case strings.HasPrefix(p, "/teams/"):
 		return []string{f.aliceTeamRun}
 	case strings.HasPrefix(p, "/workflows/"):

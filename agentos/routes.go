@@ -82,7 +82,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/workflows/{workflow_id}/runs", need("workflows", "read", "workflow_id"), workflowRun(s.listRuns)},
 		{"GET", "/workflows/{workflow_id}/runs/{run_id}", need("workflows", "read", "workflow_id"), workflowRun(s.getRun)},
 		{"POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", need("workflows", "run", "workflow_id"), workflowRun(s.cancelRun)},
-		{"POST", "/workflows/{workflow_id}/runs/{run_id}/continue", need("workflows", "run", "workflow_id"), workflowRun(s.continueUnsupported)},
+		{"POST", "/workflows/{workflow_id}/runs/{run_id}/continue", need("workflows", "run", "workflow_id"), workflowRun(s.continueWorkflowRun)},
 
 		{"GET", "/sessions", need("sessions", "read", ""), s.listSessions},
 		{"POST", "/sessions", need("sessions", "write", ""), s.createSession},
@@ -95,6 +95,9 @@ func (s *Server) routeTable() []route {
 		{"GET", "/sessions/{session_id}/runs/{run_id}", need("sessions", "read", "session_id"), s.getSessionRun},
 		{"GET", "/sessions/{session_id}/media/{key}", need("sessions", "read", "session_id"), s.getSessionMedia},
 
+		{"GET", "/approvals", need("approvals", "read", ""), s.listApprovals},
+		{"GET", "/approvals/{approval_id}", need("approvals", "read", "approval_id"), s.getApproval},
+		{"POST", "/approvals/{approval_id}/resolve", need("approvals", "write", "approval_id"), s.resolveApproval},
 		{"GET", "/memories", need("memories", "read", ""), s.listMemories},
 		{"POST", "/memories", need("memories", "write", ""), s.createMemory},
 		{"DELETE", "/memories", need("memories", "delete", ""), s.deleteMemories},

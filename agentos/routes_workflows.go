@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -16,12 +17,37 @@ func (s *Server) workflowTarget(id string) (runTarget, bool) {
 	return w, ok
 }
 
-// stepResponse describes one step: its name and who executes it.
+// stepResponse describes one step: its name and who executes it (agent,
+// team, workflow or function), or for a primitive its kind and its steps.
 type stepResponse struct {
-	Name         string `json:"name"`
-	ExecutorType string `json:"executor_type"`
-	AgentID      string `json:"agent_id,omitempty"`
-	TeamID       string `json:"team_id,omitempty"`
+	Name         string         `json:"name"`
+	StepType     string         `json:"step_type,omitempty"`
+	ExecutorType string         `json:"executor_type"`
+	AgentID      string         `json:"agent_id,omitempty"`
+	TeamID       string         `json:"team_id,omitempty"`
+	Steps        []stepResponse `json:"steps,omitempty"`
+}
+
+func newStepResponses(steps []workflow.Step) []stepResponse {
+	out := make([]stepResponse, 0, len(steps))
+	for i := range steps {
+		st := &steps[i]
+		sr := stepResponse{Name: st.Name, StepType: st.Kind()}
+		switch {
+		case st.Runner != nil:
+			c := st.Runner.Component()
+			// The step's id goes in the field for its kind, as its events carry it.
+			ids := c.Event("")
+			sr.ExecutorType, sr.AgentID, sr.TeamID = string(c.Type), ids.AgentID, ids.TeamID
+		case st.Func != nil:
+			sr.ExecutorType = "function"
+		default:
+			sr.ExecutorType = strings.ToLower(sr.StepType)
+			sr.Steps = newStepResponses(st.Children())
+		}
+		out = append(out, sr)
+	}
+	return out
 }
 
 // workflowResponse mirrors AgentOS's WorkflowResponse.
@@ -36,16 +62,9 @@ type workflowResponse struct {
 
 func newWorkflowResponse(w *workflow.Workflow) workflowResponse {
 	cfg := w.Config()
-	resp := workflowResponse{ID: w.ID(), Name: w.Name(), Description: cfg.Description, Steps: []stepResponse{}, Metadata: cfg.Metadata}
+	resp := workflowResponse{ID: w.ID(), Name: w.Name(), Description: cfg.Description, Steps: newStepResponses(w.Steps()), Metadata: cfg.Metadata}
 	if cfg.DB != nil {
 		resp.DBID = cfg.DB.ID
-	}
-	for _, st := range w.Steps() {
-		c := st.Runner.Component()
-		// The step's id goes in the field for its kind, as its events carry it.
-		ids := c.Event("")
-		sr := stepResponse{Name: st.Name, ExecutorType: string(c.Type), AgentID: ids.AgentID, TeamID: ids.TeamID}
-		resp.Steps = append(resp.Steps, sr)
 	}
 	return resp
 }

@@ -101,10 +101,10 @@ func withTarget(param, detail string, lookup func(id string) (runTarget, bool), 
 	}
 }
 
-// continueUnsupported answers POST …/runs/{run_id}/continue for targets
-// that cannot continue runs (workflows: a step that pauses fails its run),
-// so a run that exists is 409 like any run that is not PAUSED, and a PAUSED
-// one (written by other software) is 501.
+// continueUnsupported answers POST …/runs/{run_id}/continue for run targets
+// that cannot continue runs (workflows continue through
+// continueWorkflowRun), so a run that exists is 409 like any run that is not
+// PAUSED, and a PAUSED one (written by other software) is 501.
 func (s *Server) continueUnsupported(w http.ResponseWriter, r *http.Request, t runTarget) error {
 	row, err := s.loadRun(r, t, "")
 	if err != nil {

@@ -344,6 +344,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	s.startWorkflowTimeouts(ctx)
+	defer s.stopWorkflowTimeouts()
 	select {
 	case err := <-errc:
 		return err

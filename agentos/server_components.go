@@ -53,8 +53,8 @@ func (s *Server) addTeamsAndWorkflows(addDB func(*db.DB) error) error {
 		if err := addDB(w.DB()); err != nil {
 			return err
 		}
-		for _, st := range w.Steps() {
-			if err := addDB(st.Runner.DB()); err != nil {
+		for _, r := range w.Runners() {
+			if err := addDB(r.DB()); err != nil {
 				return err
 			}
 		}

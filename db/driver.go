@@ -52,6 +52,7 @@ type Driver interface {
 	MemoryDriver
 	FileDriver
 	ToolResultDriver
+	ApprovalDriver
 	// Dialect names the backend: "sqlite", "postgres", "mysql" or "memory".
 	Dialect() string
 	Close() error

@@ -56,7 +56,7 @@ func assertAllAt(t *testing.T, m *migrate.Manager, v string) {
 		t.Fatalf("Status: %v", err)
 	}
 	for _, s := range sts {
-		if s.Kind == migrate.KindToolResults || s.Kind == migrate.KindFS || s.Kind == migrate.KindRunSteps {
+		if s.Kind == migrate.KindToolResults || s.Kind == migrate.KindFS || s.Kind == migrate.KindRunSteps || s.Kind == migrate.KindApprovals {
 			continue
 		}
 		if !s.Exists || s.Current != v {

@@ -43,10 +43,11 @@ const (
 	KindToolResults = sqlstore.KindToolResults
 	KindFS          = sqlstore.KindFS
 	KindRunSteps    = sqlstore.KindRunSteps
+	KindApprovals   = sqlstore.KindApprovals
 )
 
 // versioned lists the kinds the Manager versions, in the order steps run.
-var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS, KindRunSteps}
+var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS, KindRunSteps, KindApprovals}
 
 // requiredColumns are the columns every known version of a table has; a table
 // lacking one matches no known layout.
@@ -60,6 +61,7 @@ var requiredColumns = map[string][]string{
 	KindToolResults: {"result_id", "namespace", "path"},
 	KindFS:          {"namespace", "path", "content"},
 	KindRunSteps:    {"run_id", "step_key", "attempt"},
+	KindApprovals:   {"id", "run_id", "status"},
 }
 
 // indexName is the name the storage layer's DDL gives an index over cols.

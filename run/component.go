@@ -78,13 +78,14 @@ var workflowEvents = map[EventType]EventType{
 	EventRunCompleted: EventWorkflowCompleted,
 	EventRunError:     EventWorkflowError,
 	EventRunCancelled: EventWorkflowCancelled,
+	EventRunPaused:    EventWorkflowPaused,
 }
 
 // EventName is the name an event of an agent's vocabulary (RunStarted,
 // ToolCallStarted, …) has when this component emits it: unchanged for an
 // agent, prefixed "Team" for a team (TeamRunStarted), and for a workflow
-// the lifecycle names WorkflowStarted, WorkflowCompleted, WorkflowError and
-// WorkflowCancelled (other names unchanged).
+// the lifecycle names WorkflowStarted, WorkflowCompleted, WorkflowError,
+// WorkflowCancelled and WorkflowPaused (other names unchanged).
 func (c Component) EventName(t EventType) EventType {
 	switch c.Type {
 	case TypeTeam:

@@ -48,16 +48,33 @@ const (
 	EventOutputModelResponseCompleted EventType = "OutputModelResponseCompleted"
 )
 
-// Workflow run events (Agno's WorkflowRunEvent names). Loop, Parallel,
-// Condition and Router events are not emitted: those steps do not exist yet.
+// Workflow run events (Agno 3.0's WorkflowRunEvent names).
 const (
-	EventWorkflowStarted   EventType = "WorkflowStarted"
-	EventWorkflowCompleted EventType = "WorkflowCompleted"
-	EventWorkflowCancelled EventType = "WorkflowCancelled"
-	EventWorkflowError     EventType = "WorkflowError"
-	EventStepStarted       EventType = "StepStarted"
-	EventStepCompleted     EventType = "StepCompleted"
-	EventStepError         EventType = "StepError"
+	EventWorkflowStarted             EventType = "WorkflowStarted"
+	EventWorkflowCompleted           EventType = "WorkflowCompleted"
+	EventWorkflowCancelled           EventType = "WorkflowCancelled"
+	EventWorkflowError               EventType = "WorkflowError"
+	EventWorkflowPaused              EventType = "WorkflowPaused"
+	EventStepStarted                 EventType = "StepStarted"
+	EventStepCompleted               EventType = "StepCompleted"
+	EventStepError                   EventType = "StepError"
+	EventStepPaused                  EventType = "StepPaused"
+	EventStepContinued               EventType = "StepContinued"
+	EventStepOutputReview            EventType = "StepOutputReview"
+	EventStepsExecutionStarted       EventType = "StepsExecutionStarted"
+	EventStepsExecutionCompleted     EventType = "StepsExecutionCompleted"
+	EventLoopExecutionStarted        EventType = "LoopExecutionStarted"
+	EventLoopIterationStarted        EventType = "LoopIterationStarted"
+	EventLoopIterationCompleted      EventType = "LoopIterationCompleted"
+	EventLoopExecutionCompleted      EventType = "LoopExecutionCompleted"
+	EventParallelExecutionStarted    EventType = "ParallelExecutionStarted"
+	EventParallelExecutionCompleted  EventType = "ParallelExecutionCompleted"
+	EventConditionExecutionStarted   EventType = "ConditionExecutionStarted"
+	EventConditionExecutionCompleted EventType = "ConditionExecutionCompleted"
+	EventConditionPaused             EventType = "ConditionPaused"
+	EventRouterExecutionStarted      EventType = "RouterExecutionStarted"
+	EventRouterExecutionCompleted    EventType = "RouterExecutionCompleted"
+	EventRouterPaused                EventType = "RouterPaused"
 )
 
 // TeamEvent returns the team variant of an agent event name.
@@ -83,6 +100,33 @@ type Event struct {
 	// Workflow step events: the step's name and 0-based position.
 	StepName  string `json:"step_name,omitempty"`
 	StepIndex *int   `json:"step_index,omitempty"`
+	// StepID is the step's id within its workflow; ParentStepID the
+	// enclosing primitive's; NestedDepth how deep the step is nested.
+	StepID       string `json:"step_id,omitempty"`
+	ParentStepID string `json:"parent_step_id,omitempty"`
+	NestedDepth  int    `json:"nested_depth,omitempty"`
+	// Loop events (iteration and max_iterations are in the embedded
+	// TaskEvent, as for a team's task iterations).
+	TotalIterations *int  `json:"total_iterations,omitempty"`
+	ShouldContinue  *bool `json:"should_continue,omitempty"`
+	// Parallel, Steps, Condition and Router events.
+	ParallelStepCount *int         `json:"parallel_step_count,omitempty"`
+	StepsCount        *int         `json:"steps_count,omitempty"`
+	ExecutedSteps     *int         `json:"executed_steps,omitempty"`
+	ConditionResult   *bool        `json:"condition_result,omitempty"`
+	Branch            string       `json:"branch,omitempty"`
+	SelectedSteps     []string     `json:"selected_steps,omitempty"`
+	AvailableChoices  []string     `json:"available_choices,omitempty"`
+	StepResults       []StepOutput `json:"step_results,omitempty"`
+	// StepPaused / WorkflowPaused.
+	RequiresConfirmation bool              `json:"requires_confirmation,omitempty"`
+	ConfirmationMessage  string            `json:"confirmation_message,omitempty"`
+	RequiresUserInput    bool              `json:"requires_user_input,omitempty"`
+	UserInputMessage     string            `json:"user_input_message,omitempty"`
+	OutputReviewMessage  string            `json:"output_review_message,omitempty"`
+	StepRequirements     []StepRequirement `json:"step_requirements,omitempty"`
+	PausedStepIndex      *int              `json:"paused_step_index,omitempty"`
+	PausedStepName       string            `json:"paused_step_name,omitempty"`
 
 	// RunStarted / ModelRequest*.
 	Model         string `json:"model,omitempty"`

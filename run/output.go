@@ -66,6 +66,14 @@ type Output struct {
 	// StepExecutorRuns are the runs a workflow's steps executed, each a
 	// run_data object, kept as stored.
 	StepExecutorRuns []json.RawMessage `json:"step_executor_runs,omitempty"`
+	// StepRequirements are what a PAUSED workflow run waits for (Agno's
+	// WorkflowRunOutput.step_requirements); PausedStepIndex and
+	// PausedStepName name the top-level step it paused in, PauseKind is
+	// "step" or "executor".
+	StepRequirements []StepRequirement `json:"step_requirements,omitempty"`
+	PausedStepIndex  *int              `json:"paused_step_index,omitempty"`
+	PausedStepName   string            `json:"paused_step_name,omitempty"`
+	PauseKind        string            `json:"pause_kind,omitempty"`
 
 	Status    Status `json:"status,omitempty"`
 	CreatedAt int64  `json:"created_at,omitempty"`

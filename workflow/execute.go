@@ -3,9 +3,14 @@ package workflow
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,53 +22,40 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// stepResult is how one step ended; the stored run holds it as Agno's
-// StepOutput (see stored).
-type stepResult struct {
-	StepName     string
-	ExecutorType string
-	ExecutorName string
-	RunID        string
-	Status       run.Status
-	Content      any
-	Metrics      *run.Metrics
-	Err          error
-}
+// errPaused unwinds the step tree when a step waits for a person; the run
+// is then stored PAUSED with x.pending.
+var errPaused = errors.New("workflow: paused for human review")
 
-// stored is the step's entry of the run's step_results, as Agno writes it.
-func (r *stepResult) stored() run.StepOutput {
-	ok := r.Err == nil && r.Status == run.StatusCompleted
-	out := run.StepOutput{StepName: r.StepName, StepType: "Step", ExecutorType: r.ExecutorType, ExecutorName: r.ExecutorName,
-		StepRunID: r.RunID, Content: r.Content, Metrics: r.Metrics, Success: &ok}
-	if r.Err != nil {
-		out.Error = r.Err.Error()
-	}
-	return out
-}
+// errRejected cancels a run whose step was rejected with OnReject cancel.
+var errRejected = errors.New("rejected by a reviewer (on_reject cancel)")
 
-// exec is one workflow run in progress.
+// exec is one workflow run in progress (a new run, or a paused one
+// continued: then the journal replays what already happened).
 type exec struct {
-	w    *Workflow
-	ctx  context.Context
-	out  *run.Output
-	emit func(run.Event) bool // nil for Run
-	deps map[string]any
+	w      *Workflow
+	ctx    context.Context
+	out    *run.Output
+	emitMu sync.Mutex
+	emit   func(run.Event) bool // nil for Run
+	deps   map[string]any
+	state  *State
+	input  string
 	// cancel ends the run, e.g. when a stream consumer stops reading.
 	cancel context.CancelCauseFunc
-	// failText is what events and the stored run say about the failed step.
+
+	mu       sync.Mutex
+	outputs  map[string]run.StepOutput // every output so far, by step name
+	metrics  map[string]run.StepMetrics
+	pending  []run.StepRequirement
+	j        *journal
 	failText string
 	// off and media are the run's offloader and media storage (storage.go).
-	off   *offload.Offloader
-	media media.Storage
+	off     *offload.Offloader
+	media   media.Storage
+	stopped atomic.Bool
 }
 
-func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOptions, emit func(run.Event) bool) (*run.Output, error) {
-	if o.RunID == "" {
-		o.RunID = uuid.NewString()
-	}
-	if o.SessionID == "" {
-		o.SessionID = uuid.NewString()
-	}
+func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
 	in := input
 	out := &run.Output{RunID: o.RunID, WorkflowID: w.cfg.ID, WorkflowName: w.cfg.Name, SessionID: o.SessionID,
 		UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix()}
@@ -72,6 +64,12 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		maps.Copy(out.Metadata, w.cfg.Metadata)
 		maps.Copy(out.Metadata, o.Metadata)
 	}
+	return out
+}
+
+// execute runs out (a new run, or a paused one with its journal j) to its
+// end or its next pause.
+func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o agent.CallOptions, emit func(run.Event) bool) (*run.Output, error) {
 	// Registered before the RUNNING row is written: whoever reads that row
 	// and cancels the run must find it (a cancel in between would else mark
 	// the row CANCELLED while the run went on).
@@ -82,37 +80,37 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
 	defer unregister()
-	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel}
+	continued := j != nil
+	if continued && w.cfg.DB != nil {
+		// Two continues (or a continue and a timeout) that both read the
+		// run PAUSED: only the first to register runs it.
+		row, err := w.cfg.DB.GetRun(context.WithoutCancel(ctx), out.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if row.Status != run.StatusPaused {
+			return nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, out.RunID, row.Status)
+		}
+	}
+	if j == nil {
+		j = &journal{}
+	}
+	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel, j: j,
+		outputs: map[string]run.StepOutput{}, metrics: map[string]run.StepMetrics{}}
+	if out.Input != nil {
+		x.input = out.Input.Text()
+	}
 	x.storage(o)
-	if err := x.start(); err != nil {
+	if err := x.start(o.SessionState); err != nil {
 		return nil, err
 	}
 	x.send(x.ev(run.EventWorkflowStarted))
 	start := time.Now()
-	content := in.Text()
-	var results []stepResult
-	var failure error
-	for i, s := range w.cfg.Steps {
-		if ctx.Err() != nil {
-			break
-		}
-		res, err := x.step(i, s, content)
-		results = append(results, res)
-		if err != nil {
-			failure = err
-			break
-		}
-		content = run.ContentText(res.Content) // structured output travels as JSON
+	results, content, failure := x.sequence(ctx, w.cfg.Steps, scope{}, x.input)
+	if failure != nil && errors.Is(failure, errPaused) && ctx.Err() == nil {
+		return x.pause(results, start)
 	}
-	// Agno's WorkflowMetrics: the duration and each step's metrics by name
-	// (Agno requires the steps key, even when empty).
-	out.Metrics = &run.Metrics{Duration: time.Since(start).Seconds(), Steps: make(map[string]run.StepMetrics, len(results))}
-	out.StepResults = make([]run.StepOutput, len(results))
-	for i := range results {
-		r := &results[i]
-		out.StepResults[i] = r.stored()
-		out.Metrics.Steps[r.StepName] = run.StepMetrics{StepName: r.StepName, ExecutorType: r.ExecutorType, ExecutorName: r.ExecutorName, Metrics: r.Metrics}
-	}
+	x.finishMetrics(results, start)
 	var runErr error
 	var final run.Event
 	switch {
@@ -132,10 +130,17 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 	default:
 		out.Status = run.StatusCompleted
 		out.Content, out.ContentType = content, "str"
+		if _, ok := content.(string); !ok && content != nil {
+			out.ContentType = "dict"
+		}
 		final = x.ev(run.EventWorkflowCompleted)
 		final.Content, final.ContentType, final.Metrics = out.Content, out.ContentType, out.Metrics
 	}
-	persistErr := x.save()
+	out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, nil, "", ""
+	persistErr := x.save(nil)
+	if persistErr == nil {
+		x.w.approvalsFollow(x.ctx, out.RunID, out.Status)
+	}
 	if persistErr != nil {
 		// Never say the run completed (or failed, or was cancelled) when it
 		// was not stored.
@@ -146,150 +151,894 @@ func (w *Workflow) execute(ctx context.Context, input run.Input, o agent.CallOpt
 	return out, errors.Join(runErr, persistErr)
 }
 
+// pause stores the run PAUSED with what its steps wait for.
+func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, error) {
+	x.finishMetrics(results, start)
+	out := x.out
+	reqs := slices.Clone(x.pending)
+	slices.SortFunc(reqs, func(a, b run.StepRequirement) int { return comparePaths(a.StepID, b.StepID) })
+	out.Status, out.StepRequirements, out.PauseKind = run.StatusPaused, reqs, "step"
+	out.Content, out.ContentType = nil, ""
+	top := strings.SplitN(reqs[0].StepID, ".", 2)[0]
+	for i, s := range x.w.cfg.Steps {
+		if fmt.Sprint(i) == top {
+			out.PausedStepIndex, out.PausedStepName = &i, s.Name
+		}
+	}
+	err := x.save(x.j)
+	if err == nil {
+		x.w.approvalsFollow(x.ctx, out.RunID, run.StatusPaused)
+		if qerr := x.w.queueApprovals(context.WithoutCancel(x.ctx), out); qerr != nil {
+			err = fmt.Errorf("workflow: %w: queue approvals of run %s: %w", agent.ErrStorage, out.RunID, qerr)
+		}
+	}
+	e := x.ev(run.EventWorkflowPaused)
+	e.StepRequirements, e.PausedStepIndex, e.PausedStepName = reqs, out.PausedStepIndex, out.PausedStepName
+	if err != nil {
+		e = x.ev(run.EventWorkflowError)
+		e.Content, e.ErrorType = "storage error: the workflow run could not be saved", "StorageError"
+	}
+	x.send(e)
+	if err == nil {
+		x.w.scheduleTimeouts(out)
+	}
+	return out, err
+}
+
+func (x *exec) finishMetrics(results []run.StepOutput, start time.Time) {
+	// Agno's WorkflowMetrics: the duration and each step's metrics by name
+	// (Agno requires the steps key, even when empty).
+	x.out.Metrics = &run.Metrics{Duration: time.Since(start).Seconds(), Steps: x.metrics}
+	x.out.StepResults = results
+}
+
 func (x *exec) ev(t run.EventType) run.Event {
 	return run.Event{Event: t, CreatedAt: time.Now().Unix(), WorkflowID: x.out.WorkflowID, WorkflowName: x.out.WorkflowName,
 		RunID: x.out.RunID, SessionID: x.out.SessionID}
 }
 
-// send delivers e to a stream consumer; one that stops reading cancels the run.
+// stepEv is an event about the step at sc.
+func (x *exec) stepEv(t run.EventType, s *Step, sc scope) run.Event {
+	e := x.ev(t)
+	i := sc.index
+	e.StepName, e.StepIndex, e.StepID, e.ParentStepID, e.NestedDepth = s.Name, &i, sc.path, sc.parent, sc.depth
+	return e
+}
+
+// send delivers e to a stream consumer; one that stops reading cancels the
+// run. Parallel branches send concurrently.
 func (x *exec) send(e run.Event) {
-	if x.emit != nil && !x.emit(e) {
+	if x.emit == nil {
+		return
+	}
+	x.emitMu.Lock()
+	ok := x.emit(e)
+	x.emitMu.Unlock()
+	if !ok {
 		x.cancel(errStreamStopped)
 	}
 }
 
-// step runs one step with the previous content as its input.
-func (x *exec) step(i int, s Step, input string) (stepResult, error) {
-	r, c := s.Runner, s.Runner.Component()
-	res := stepResult{StepName: s.Name, RunID: uuid.NewString(), ExecutorType: string(c.Type), ExecutorName: cmp.Or(c.Name, c.ID)}
-	started := x.ev(run.EventStepStarted)
-	started.StepName, started.StepIndex = s.Name, &i
-	x.send(started)
-	opts := []agent.RunOption{agent.WithRunID(res.RunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
-		agent.WithParentRunID(x.out.RunID), x.stepStorage()}
-	if x.deps != nil {
-		opts = append(opts, agent.WithDependencies(x.deps))
+// scope is where a step sits: its id path, its parent's, its index among
+// its siblings and its depth.
+type scope struct {
+	path, parent string
+	index, depth int
+}
+
+func (sc scope) child(i int, seg string) scope {
+	p := fmt.Sprint(i)
+	if seg != "" {
+		p = seg + "." + p
 	}
-	var err error
-	if x.emit == nil {
-		var so *run.Output
-		so, err = r.Run(x.ctx, run.TextInput(input), opts...)
-		if so != nil {
-			res.Status, res.Content, res.Metrics = so.Status, so.Content, so.Metrics
-			if !errors.Is(err, agent.ErrStorage) {
-				err = nil
+	if sc.path != "" {
+		p = sc.path + "." + p
+	}
+	return scope{path: p, parent: sc.path, index: i, depth: sc.depth + 1}
+}
+
+func (sc scope) top(i int) scope { return scope{path: fmt.Sprint(i), index: i} }
+
+// sequence runs steps in order from content, returning their outputs and
+// the content the last one left. It stops at the first error (errPaused
+// included) and after a step that stopped the run.
+func (x *exec) sequence(ctx context.Context, steps []Step, parent scope, content any) ([]run.StepOutput, any, error) {
+	var results []run.StepOutput
+	for i := range steps {
+		if ctx.Err() != nil {
+			return results, content, context.Cause(ctx)
+		}
+		if x.stopped.Load() {
+			break
+		}
+		sc := parent.top(i)
+		if parent.path != "" || parent.depth > 0 {
+			sc = parent.child(i, "")
+		}
+		res, skipped, err := x.node(ctx, &steps[i], sc, content)
+		if !skipped && (err == nil || res.StepName != "") {
+			results = append(results, res)
+		}
+		if err != nil {
+			return results, content, err
+		}
+		if !skipped && res.Success != nil && *res.Success {
+			content = res.Content
+		}
+	}
+	return results, content, nil
+}
+
+// node runs one step of any kind. skipped reports a step left out (rejected
+// with skip, or a failure with OnError skip), whose content does not pass on.
+func (x *exec) node(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
+	switch {
+	case s.Runner != nil || s.Func != nil:
+		return x.leaf(ctx, s, sc, content)
+	}
+	kind, _ := s.kind()
+	if h := s.HumanReview; h != nil && h.RequiresConfirmation {
+		a, ok := x.j.answer(sc.path, false)
+		if !ok {
+			r := h.requirement(s, kind, sc.path, sc.index)
+			r.RequiresConfirmation, r.ConfirmationMessage = true, h.ConfirmationMessage
+			return run.StepOutput{}, false, x.ask(s, sc, r, pausedEventOf(kind))
+		}
+		if !*a.Confirmed {
+			if kind == typeCondition && x.onReject(h, sc) == OnRejectElse {
+				return x.condition(ctx, s, sc, content, false, true)
+			}
+			return x.rejected(s, sc, h)
+		}
+	}
+	switch kind {
+	case typeSteps:
+		return x.group(ctx, s, sc, content)
+	case typeLoop:
+		return x.loop(ctx, s, sc, content)
+	case typeParallel:
+		return x.parallel(ctx, s, sc, content)
+	case typeCondition:
+		return x.condition(ctx, s, sc, content, false, false)
+	default:
+		return x.router(ctx, s, sc, content)
+	}
+}
+
+// onReject is the step's OnReject, or skip for a pause that timed out with
+// on_timeout skip.
+func (x *exec) onReject(h *HumanReview, sc scope) string {
+	if x.j.skipped(sc.path) {
+		return OnRejectSkip
+	}
+	return h.onReject()
+}
+
+func pausedEventOf(kind string) run.EventType {
+	switch kind {
+	case typeCondition:
+		return run.EventConditionPaused
+	case typeRouter:
+		return run.EventRouterPaused
+	}
+	return run.EventStepPaused
+}
+
+// ask records a pause and tells the stream.
+func (x *exec) ask(s *Step, sc scope, r run.StepRequirement, evType run.EventType) error {
+	x.mu.Lock()
+	x.pending = append(x.pending, r)
+	x.j.forget(sc.path, r.IsPostExecution)
+	x.mu.Unlock()
+	e := x.stepEv(evType, s, sc)
+	e.RequiresConfirmation, e.ConfirmationMessage = r.RequiresConfirmation, r.ConfirmationMessage
+	e.RequiresUserInput, e.UserInputMessage = r.RequiresUserInput, r.UserInputMessage
+	e.AvailableChoices, e.OutputReviewMessage = r.AvailableChoices, r.OutputReviewMessage
+	e.StepRequirements = []run.StepRequirement{r}
+	if r.IsPostExecution {
+		e.Event = run.EventStepOutputReview
+	}
+	x.send(e)
+	return errPaused
+}
+
+// rejected applies OnReject to a step a person rejected.
+func (x *exec) rejected(s *Step, sc scope, h *HumanReview) (run.StepOutput, bool, error) {
+	if x.onReject(h, sc) == OnRejectCancel {
+		x.cancel(fmt.Errorf("step %s %w", s.Name, errRejected))
+		return run.StepOutput{}, true, context.Cause(x.ctx)
+	}
+	return run.StepOutput{}, true, nil
+}
+
+// record keeps out as the latest output of its name (StepInput's
+// PreviousStepOutputs) and its metrics.
+func (x *exec) record(out run.StepOutput) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.outputs[out.StepName] = out
+}
+
+// recordMetrics keeps a leaf step's metrics for the run's metrics.steps.
+func (x *exec) recordMetrics(out run.StepOutput) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.metrics[out.StepName] = run.StepMetrics{StepName: out.StepName, ExecutorType: out.ExecutorType, ExecutorName: out.ExecutorName, Metrics: out.Metrics}
+}
+
+func (x *exec) stepInput(content any) *StepInput {
+	x.mu.Lock()
+	prev := maps.Clone(x.outputs)
+	x.mu.Unlock()
+	return &StepInput{Input: x.input, PreviousStepContent: content, PreviousStepOutputs: prev, AdditionalData: x.deps, State: x.state}
+}
+
+func okOutput(s *Step, kind string, sc scope, content any, children []run.StepOutput) run.StepOutput {
+	ok := true
+	stop := false
+	for _, c := range children {
+		if c.Success != nil && !*c.Success {
+			ok = false
+		}
+		stop = stop || c.Stop
+	}
+	return run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: kind, ExecutorType: strings.ToLower(kind), ExecutorName: s.Name,
+		Content: content, Success: &ok, Stop: stop, Steps: children}
+}
+
+func (x *exec) group(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
+	e := x.stepEv(run.EventStepsExecutionStarted, s, sc)
+	n := len(s.Steps.Steps)
+	e.StepsCount = &n
+	x.send(e)
+	results, last, err := x.sequence(ctx, s.Steps.Steps, sc, content)
+	out := okOutput(s, typeSteps, sc, last, results)
+	if err != nil {
+		return out, false, err
+	}
+	x.record(out)
+	e = x.stepEv(run.EventStepsExecutionCompleted, s, sc)
+	executed := len(results)
+	e.StepsCount, e.ExecutedSteps, e.StepResults = &n, &executed, results
+	x.send(e)
+	return out, false, nil
+}
+
+func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
+	l := s.Loop
+	maxIt := l.MaxIterations
+	e := x.stepEv(run.EventLoopExecutionStarted, s, sc)
+	e.TaskEvent = &run.TaskEvent{MaxIterations: maxIt}
+	x.send(e)
+	var all []run.StepOutput
+	last := content
+	it := 0
+	for it < maxIt {
+		if ctx.Err() != nil {
+			return okOutput(s, typeLoop, sc, last, all), false, context.Cause(ctx)
+		}
+		it++
+		e := x.stepEv(run.EventLoopIterationStarted, s, sc)
+		e.TaskEvent = &run.TaskEvent{Iteration: it, MaxIterations: maxIt}
+		x.send(e)
+		isc := scope{path: sc.path + ".i" + fmt.Sprint(it-1), parent: sc.path, index: sc.index, depth: sc.depth}
+		results, c, err := x.sequence(ctx, l.Steps, isc, last)
+		all = append(all, results...)
+		if err != nil {
+			return okOutput(s, typeLoop, sc, last, all), false, err
+		}
+		last = c
+		end := x.stopped.Load()
+		if !end && l.EndCondition != nil {
+			key := isc.path + ".end"
+			if d, ok := x.j.decision(key); ok {
+				end = d == "true"
+			} else {
+				var err error
+				if end, err = l.EndCondition(LoopIteration{Iteration: it, MaxIterations: maxIt, Outputs: results, State: x.state}); err != nil {
+					x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
+					return okOutput(s, typeLoop, sc, last, all), false, errors.New(x.failedText())
+				}
+				x.j.decide(key, fmt.Sprint(end))
 			}
 		}
-	} else {
-		err = x.forward(r, input, opts, &res)
+		cont := !end && it < maxIt
+		e = x.stepEv(run.EventLoopIterationCompleted, s, sc)
+		e.TaskEvent = &run.TaskEvent{Iteration: it, MaxIterations: maxIt}
+		e.ShouldContinue, e.StepResults = &cont, results
+		x.send(e)
+		if h := s.HumanReview; h != nil && h.RequiresIterationReview && cont {
+			a, ok := x.j.answer(isc.path, true)
+			if !ok {
+				r := h.requirement(s, typeLoop, isc.path, sc.index)
+				r.RequiresConfirmation, r.ConfirmationMessage = true, cmp.Or(h.IterationReviewMessage, fmt.Sprintf("Iteration %d of %s finished: run another?", it, s.Name))
+				r.IsPostExecution = true
+				r.Extra = map[string]json.RawMessage{"requires_iteration_review_pause": json.RawMessage("true")}
+				return okOutput(s, typeLoop, sc, last, all), false, x.ask(s, sc, r, run.EventStepPaused)
+			}
+			if !*a.Confirmed {
+				if x.onReject(h, isc) == OnRejectCancel {
+					x.cancel(fmt.Errorf("loop %s %w", s.Name, errRejected))
+					return okOutput(s, typeLoop, sc, last, all), false, context.Cause(ctx)
+				}
+				cont = false
+			}
+		}
+		if !cont {
+			break
+		}
 	}
-	if err == nil && res.Status != run.StatusCompleted {
-		err = fmt.Errorf("step %s ended %s: %v", s.Name, res.Status, res.Content)
-		if res.Status == run.StatusPaused {
-			err = fmt.Errorf("step %s paused; workflows cannot continue paused steps yet", s.Name)
+	out := okOutput(s, typeLoop, sc, last, all)
+	x.record(out)
+	e = x.stepEv(run.EventLoopExecutionCompleted, s, sc)
+	e.TaskEvent = &run.TaskEvent{MaxIterations: maxIt}
+	e.TotalIterations = &it
+	x.send(e)
+	return out, false, nil
+}
+
+func (x *exec) parallel(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
+	steps := s.Parallel.Steps
+	n := len(steps)
+	e := x.stepEv(run.EventParallelExecutionStarted, s, sc)
+	e.ParallelStepCount = &n
+	x.send(e)
+	type branch struct {
+		out     run.StepOutput
+		skipped bool
+		err     error
+	}
+	res := make([]branch, n)
+	var wg sync.WaitGroup
+	for i := range steps {
+		wg.Go(func() {
+			o, sk, err := x.node(ctx, &steps[i], sc.child(i, ""), content)
+			res[i] = branch{o, sk, err}
+		})
+	}
+	wg.Wait()
+	var outs []run.StepOutput
+	var failed, paused error
+	for _, b := range res {
+		if !b.skipped && b.out.StepName != "" {
+			outs = append(outs, b.out)
+		}
+		switch {
+		case b.err == nil:
+		case errors.Is(b.err, errPaused):
+			paused = b.err
+		case failed == nil:
+			failed = b.err
+		}
+	}
+	out := okOutput(s, typeParallel, sc, nil, outs)
+	out.Content = aggregate(outs)
+	switch {
+	case ctx.Err() != nil:
+		return out, false, context.Cause(ctx)
+	case failed != nil:
+		return out, false, failed
+	case paused != nil:
+		return out, false, paused
+	}
+	x.record(out)
+	e = x.stepEv(run.EventParallelExecutionCompleted, s, sc)
+	e.ParallelStepCount, e.StepResults = &n, outs
+	x.send(e)
+	return out, false, nil
+}
+
+// aggregate is a Parallel's content, built as Agno builds it.
+func aggregate(outs []run.StepOutput) string {
+	var b strings.Builder
+	b.WriteString("## Parallel Execution Results\n\n")
+	for i, o := range outs {
+		icon := "✅ SUCCESS:"
+		if o.Success != nil && !*o.Success {
+			icon = "❌ FAILURE:"
+		}
+		fmt.Fprintf(&b, "### %s %s\n", icon, cmp.Or(o.StepName, fmt.Sprintf("Step %d", i+1)))
+		if c := run.ContentText(o.Content); o.Content != nil && strings.TrimSpace(c) != "" {
+			b.WriteString(c + "\n\n")
+		} else {
+			b.WriteString("*(No content)*\n\n")
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// condition runs the Condition at s; forced says the branch is already
+// chosen (else, after a rejection with OnReject else).
+func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ bool, forceElse bool) (run.StepOutput, bool, error) {
+	c := s.Condition
+	var result bool
+	if !forceElse {
+		key := sc.path + ".if"
+		if d, ok := x.j.decision(key); ok {
+			result = d == "true"
+		} else {
+			var err error
+			if result, err = c.Evaluator(x.stepInput(content)); err != nil {
+				x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
+				x.sendStepError(s, sc)
+				return run.StepOutput{}, false, errors.New(x.failedText())
+			}
+			x.j.decide(key, fmt.Sprint(result))
+		}
+	}
+	e := x.stepEv(run.EventConditionExecutionStarted, s, sc)
+	e.ConditionResult = &result
+	x.send(e)
+	branch, steps, seg := "if", c.Steps, ""
+	if !result {
+		branch, steps, seg = "else", c.Else, "else"
+	}
+	var results []run.StepOutput
+	last := content
+	if len(steps) > 0 {
+		bsc := sc
+		if seg != "" {
+			bsc = scope{path: sc.path + "." + seg, parent: sc.path, index: sc.index, depth: sc.depth}
+		}
+		var err error
+		results, last, err = x.sequence(ctx, steps, bsc, content)
+		if err != nil {
+			return okOutput(s, typeCondition, sc, last, results), false, err
+		}
+	}
+	out := okOutput(s, typeCondition, sc, last, results)
+	if len(steps) == 0 {
+		out.Content = fmt.Sprintf("Condition %s not met - skipped", s.Name)
+	}
+	x.record(out)
+	e = x.stepEv(run.EventConditionExecutionCompleted, s, sc)
+	executed := len(results)
+	e.ConditionResult, e.ExecutedSteps, e.Branch, e.StepResults = &result, &executed, branch, results
+	x.send(e)
+	if len(steps) == 0 {
+		// Nothing ran: the next step gets what this one got.
+		out.Content = content
+		return out, false, nil
+	}
+	return out, false, nil
+}
+
+func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
+	r, h := s.Router, s.HumanReview
+	names := stepNames(r.Choices)
+	var selected []string
+	key := sc.path + ".route"
+	if d, ok := x.j.decision(key); ok {
+		_ = json.Unmarshal([]byte(d), &selected)
+	} else if h != nil && h.RequiresUserInput {
+		a, ok := x.j.answer(sc.path, false)
+		if !ok || a.Confirmed != nil && *a.Confirmed && len(a.SelectedChoices) == 0 {
+			req := h.requirement(s, typeRouter, sc.path, sc.index)
+			req.RequiresRouteSelection, req.AvailableChoices, req.AllowMultipleSelections = true, names, h.AllowMultipleSelections
+			req.RequiresUserInput, req.UserInputMessage = true, cmp.Or(h.UserInputMessage, "Select the route(s) to run")
+			return run.StepOutput{}, false, x.ask(s, sc, req, run.EventRouterPaused)
+		}
+		if a.Confirmed != nil && !*a.Confirmed {
+			return x.rejected(s, sc, h)
+		}
+		selected = a.SelectedChoices
+	} else {
+		var err error
+		if selected, err = r.Selector(x.stepInput(content)); err != nil {
+			x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
+			x.sendStepError(s, sc)
+			return run.StepOutput{}, false, errors.New(x.failedText())
+		}
+		for _, n := range selected {
+			if !slices.Contains(names, n) {
+				x.fail(fmt.Sprintf("step %s: the selector chose %q, not one of %v", s.Name, n, names))
+				x.sendStepError(s, sc)
+				return run.StepOutput{}, false, errors.New(x.failedText())
+			}
+		}
+	}
+	b, _ := json.Marshal(selected)
+	x.j.decide(key, string(b))
+	e := x.stepEv(run.EventRouterExecutionStarted, s, sc)
+	e.SelectedSteps = selected
+	x.send(e)
+	var results []run.StepOutput
+	last := content
+	for _, name := range selected {
+		i := slices.Index(names, name)
+		o, skipped, err := x.node(ctx, &r.Choices[i], sc.child(i, ""), last)
+		if !skipped && o.StepName != "" {
+			results = append(results, o)
+		}
+		if err != nil {
+			return okOutput(s, typeRouter, sc, last, results), false, err
+		}
+		if !skipped {
+			last = o.Content
+		}
+		if x.stopped.Load() {
+			break
+		}
+	}
+	out := okOutput(s, typeRouter, sc, last, results)
+	if h != nil && h.RequiresOutputReview {
+		return x.review(ctx, s, sc, out, nil)
+	}
+	x.record(out)
+	e = x.stepEv(run.EventRouterExecutionCompleted, s, sc)
+	executed := len(results)
+	e.SelectedSteps, e.ExecutedSteps, e.StepResults = selected, &executed, results
+	x.send(e)
+	return out, false, nil
+}
+
+// fail records what events and the stored run say about a failed step
+// (parallel branches may fail at once).
+func (x *exec) fail(text string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.failText = text
+}
+
+func (x *exec) failedText() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.failText
+}
+
+func (x *exec) sendStepError(s *Step, sc scope) {
+	if x.ctx.Err() == nil {
+		e := x.stepEv(run.EventStepError, s, sc)
+		e.Content = x.failedText()
+		x.send(e)
+	}
+}
+
+// leaf runs a Runner or Func step, with its human review.
+func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
+	if out, ok := x.j.done(sc.path); ok {
+		x.record(out)
+		x.recordMetrics(out)
+		return out, false, nil
+	}
+	h := s.HumanReview
+	var userInput map[string]any
+	if h != nil && (h.RequiresConfirmation || h.RequiresUserInput) {
+		a, ok := x.j.answer(sc.path, false)
+		if !ok {
+			r := h.requirement(s, typeStep, sc.path, sc.index)
+			r.RequiresConfirmation, r.ConfirmationMessage = h.RequiresConfirmation, h.ConfirmationMessage
+			r.RequiresUserInput, r.UserInputMessage, r.UserInputSchema = h.RequiresUserInput, h.UserInputMessage, h.UserInputSchema
+			return run.StepOutput{}, false, x.ask(s, sc, r, run.EventStepPaused)
+		}
+		if a.Confirmed != nil && !*a.Confirmed {
+			return x.rejected(s, sc, h)
+		}
+		userInput = a.UserInput
+		e := x.stepEv(run.EventStepContinued, s, sc)
+		x.send(e)
+	}
+	var feedback string
+	if h != nil && h.RequiresOutputReview {
+		if a, ok := x.j.answer(sc.path, true); ok && a.Confirmed != nil && !*a.Confirmed && x.onReject(h, sc) == OnRejectRetry {
+			// The reviewer wants another try: run again with the note.
+			if a.RetryCount >= h.maxRetries() {
+				x.fail(fmt.Sprintf("step %s: its output was rejected %d times (max_retries)", s.Name, a.RetryCount+1))
+				x.sendStepError(s, sc)
+				return run.StepOutput{}, false, errors.New(x.failedText())
+			}
+			feedback = cmp.Or(a.RejectionFeedback, "The previous output was rejected; try again.")
+			x.j.dropReview(sc.path)
+			x.j.retried(sc.path, a.RetryCount+1)
+		} else if out, ok := x.j.reviewing(sc.path); ok {
+			return x.review(ctx, s, sc, out, nil)
+		}
+	}
+	out, err := x.execLeaf(ctx, s, sc, content, userInput, feedback)
+	if err != nil {
+		if h != nil && h.OnError == OnErrorSkip && ctx.Err() == nil && !errors.Is(err, agent.ErrStorage) {
+			return out, false, nil
+		}
+		return out, false, err
+	}
+	if h != nil && h.RequiresOutputReview {
+		return x.review(ctx, s, sc, out, nil)
+	}
+	x.finishLeaf(s, sc, out)
+	return out, false, nil
+}
+
+func (x *exec) finishLeaf(s *Step, sc scope, out run.StepOutput) {
+	x.j.complete(sc.path, out)
+	x.record(out)
+	if out.Stop {
+		x.stopped.Store(true)
+	}
+	e := x.stepEv(run.EventStepCompleted, s, sc)
+	e.Content, e.ContentType = out.Content, "str"
+	x.send(e)
+}
+
+// review pauses for a person to review out, or applies their answer.
+func (x *exec) review(_ context.Context, s *Step, sc scope, out run.StepOutput, _ any) (run.StepOutput, bool, error) {
+	h := s.HumanReview
+	a, ok := x.j.answer(sc.path, true)
+	if !ok || a.Confirmed == nil || (!*a.Confirmed && x.onReject(h, sc) == OnRejectRetry) {
+		x.j.keepReview(sc.path, out)
+		r := h.requirement(s, out.StepType, sc.path, sc.index)
+		r.RequiresOutputReview, r.OutputReviewMessage, r.IsPostExecution = true, cmp.Or(h.OutputReviewMessage, "Review the output of "+s.Name), true
+		o := out
+		r.StepOutput = &o
+		r.RetryCount = x.j.retries(sc.path)
+		mr := h.maxRetries()
+		r.MaxRetries = &mr
+		return out, false, x.ask(s, sc, r, run.EventStepOutputReview)
+	}
+	x.j.dropReview(sc.path)
+	if !*a.Confirmed {
+		return x.rejected(s, sc, h)
+	}
+	if a.EditedOutput != nil {
+		out.Content = a.EditedOutput
+	}
+	if out.StepType == typeStep {
+		x.finishLeaf(s, sc, out)
+	} else {
+		x.j.complete(sc.path, out)
+		x.record(out)
+	}
+	return out, false, nil
+}
+
+// execLeaf runs the step's runner or function once.
+func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, userInput map[string]any, feedback string) (run.StepOutput, error) {
+	out := run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: typeStep}
+	started := x.stepEv(run.EventStepStarted, s, sc)
+	x.send(started)
+	var err error
+	var status run.Status
+	if s.Func != nil {
+		out.ExecutorType, out.ExecutorName = "function", s.Name
+		in := x.stepInput(content)
+		in.UserInput, in.RejectionFeedback = userInput, feedback
+		var fr FuncResult
+		fr, err = callFunc(ctx, s.Func, in)
+		status = run.StatusCompleted
+		out.Content, out.Stop = fr.Content, fr.Stop
+	} else {
+		c := s.Runner.Component()
+		out.ExecutorType, out.ExecutorName = string(c.Type), cmp.Or(c.Name, c.ID)
+		out.StepRunID = uuid.NewString()
+		text := run.ContentText(content)
+		if content == nil {
+			text = ""
+		}
+		if len(userInput) > 0 {
+			b, _ := json.Marshal(userInput)
+			text += "\n\nUser input: " + string(b)
+		}
+		if feedback != "" {
+			text += "\n\nFeedback on the previous attempt: " + feedback
+		}
+		status, err = x.runRunner(ctx, s.Runner, text, &out)
+	}
+	x.recordMetrics(out)
+	if err == nil && status != run.StatusCompleted {
+		err = fmt.Errorf("step %s ended %s: %v", s.Name, status, out.Content)
+		if status == run.StatusPaused {
+			err = fmt.Errorf("step %s paused; workflows cannot continue a paused agent or team step yet (use HumanReview on the step)", s.Name)
 		}
 	} else if err != nil {
 		err = fmt.Errorf("step %s: %w", s.Name, err)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return out, context.Cause(ctx)
+		}
+		x.mu.Lock()
 		x.failText = err.Error()
 		if errors.Is(err, agent.ErrStorage) {
 			// The storage error's own text may name the database's host and
 			// user: events and the stored run get this, the caller the error.
 			x.failText = fmt.Sprintf("step %s: storage error: its session could not be read or its run could not be saved", s.Name)
-			res.Status, res.Content = run.StatusError, x.failText
+			out.Content = x.failText
 		}
-		// The stored step result says what the events say (never the storage
-		// error's own text).
-		res.Err = errors.New(x.failText)
-		if x.ctx.Err() == nil {
-			e := x.ev(run.EventStepError)
-			e.StepName, e.StepIndex, e.Content = s.Name, &i, x.failText
-			x.send(e)
-		}
-		return res, err
+		ft := x.failText
+		x.mu.Unlock()
+		f := false
+		out.Success, out.Error = &f, ft
+		e := x.stepEv(run.EventStepError, s, sc)
+		e.Content = ft
+		x.send(e)
+		return out, err
 	}
-	e := x.ev(run.EventStepCompleted)
-	e.StepName, e.StepIndex, e.Content, e.ContentType = s.Name, &i, res.Content, "str"
-	x.send(e)
-	return res, nil
+	t := true
+	out.Success = &t
+	return out, nil
 }
 
-// forward streams a step, passing its events on unchanged, and reads the
-// step's outcome from its terminal event, named in its runner's vocabulary
-// (the last such event wins: the step's own comes after any of a run nested
-// in it).
-func (x *exec) forward(r agent.Runner, input string, opts []agent.RunOption, res *stepResult) error {
+func callFunc(ctx context.Context, f StepFunc, in *StepInput) (res FuncResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the function panicked: %v", p)
+		}
+	}()
+	return f(ctx, in)
+}
+
+// runRunner runs an agent, team or workflow step, streamed when the
+// workflow run is, and merges the session state it leaves.
+func (x *exec) runRunner(ctx context.Context, r agent.Runner, input string, out *run.StepOutput) (run.Status, error) {
+	snap := x.state.Snapshot()
+	opts := []agent.RunOption{agent.WithRunID(out.StepRunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
+		agent.WithParentRunID(x.out.RunID), agent.WithSessionState(snap), x.stepStorage()}
+	if x.deps != nil {
+		opts = append(opts, agent.WithDependencies(x.deps))
+	}
+	if x.emit == nil {
+		so, err := r.Run(ctx, run.TextInput(input), opts...)
+		if so == nil {
+			return "", err
+		}
+		out.Content, out.Metrics = so.Content, so.Metrics
+		x.mergeState(snap, so.SessionState)
+		if !errors.Is(err, agent.ErrStorage) {
+			err = nil
+		}
+		return so.Status, err
+	}
 	c := r.Component()
 	completed, failed := c.EventName(run.EventRunCompleted), c.EventName(run.EventRunError)
 	cancelled, paused := c.EventName(run.EventRunCancelled), c.EventName(run.EventRunPaused)
-	for ev, err := range r.Stream(x.ctx, run.TextInput(input), opts...) {
+	var status run.Status
+	for ev, err := range r.Stream(ctx, run.TextInput(input), opts...) {
 		if err != nil {
-			return err
+			return status, err
 		}
 		switch ev.Event {
 		case completed:
-			res.Status, res.Content, res.Metrics = run.StatusCompleted, ev.Content, ev.Metrics
+			status, out.Content, out.Metrics = run.StatusCompleted, ev.Content, ev.Metrics
+			x.mergeState(snap, ev.SessionState)
 		case failed:
-			res.Status, res.Content = run.StatusError, ev.Content
+			status, out.Content = run.StatusError, ev.Content
 		case cancelled:
-			res.Status, res.Content = run.StatusCancelled, ev.Reason
+			status, out.Content = run.StatusCancelled, ev.Reason
 		case paused:
-			res.Status = run.StatusPaused
+			status = run.StatusPaused
 		}
-		if !x.emit(ev) {
-			x.cancel(errStreamStopped)
-			return context.Cause(x.ctx)
+		x.send(ev)
+		if ctx.Err() != nil {
+			return status, context.Cause(ctx)
 		}
 	}
-	if res.Status == "" {
-		return errors.New("the step ended without a final event")
+	if status == "" {
+		return status, errors.New("the step ended without a final event")
 	}
-	return nil
+	return status, nil
 }
 
-// start writes the session (if new) and the RUNNING run row, so steps find
-// their session and readers see the run while it executes. It writes even
-// when the run is already cancelled (like an agent's run): the steps loop
-// then ends it CANCELLED without starting a step, and whoever cancelled it
-// finds it stored so, not missing or left RUNNING by an earlier writer.
-func (x *exec) start() error {
+// mergeState takes the keys a step's run changed into the workflow state.
+func (x *exec) mergeState(before, after map[string]any) {
+	if after == nil {
+		return
+	}
+	x.state.Update(func(m map[string]any) {
+		for k, v := range after {
+			if old, ok := before[k]; !ok || !jsonEqual(old, v) {
+				m[k] = v
+			}
+		}
+	})
+}
+
+func jsonEqual(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// start reads or creates the session (and its state) and writes the RUNNING
+// run row, so steps find their session and readers see the run while it
+// executes. It writes even when the run is already cancelled (like an
+// agent's run): the steps then end it CANCELLED without starting a step,
+// and whoever cancelled it finds it stored so.
+func (x *exec) start(extra map[string]any) error {
 	d := x.w.cfg.DB
+	state := map[string]any{}
+	if d != nil {
+		ctx := context.WithoutCancel(x.ctx)
+		s, err := d.GetSession(ctx, x.out.SessionID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
+				WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
+			if err != nil {
+				return fmt.Errorf("workflow: %w: create session %s: %w", agent.ErrStorage, x.out.SessionID, err)
+			}
+		case err != nil:
+			return fmt.Errorf("workflow: %w: load session %s: %w", agent.ErrStorage, x.out.SessionID, err)
+		default:
+			if st := sessionState(s); st != nil {
+				state = st
+			}
+		}
+	}
+	maps.Copy(state, extra)
+	x.state = newState(state)
 	if d == nil {
 		return nil
 	}
-	ctx := context.WithoutCancel(x.ctx)
-	if _, err := d.GetSession(ctx, x.out.SessionID); errors.Is(err, db.ErrNotFound) {
-		_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
-			WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
-		if err != nil {
-			return fmt.Errorf("workflow: %w: create session %s: %w", agent.ErrStorage, x.out.SessionID, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("workflow: %w: load session %s: %w", agent.ErrStorage, x.out.SessionID, err)
-	}
-	if err := x.upsert(ctx, d); err != nil {
+	if err := x.upsert(context.WithoutCancel(x.ctx), d, nil); err != nil {
 		return fmt.Errorf("workflow: %w: store run %s: %w", agent.ErrStorage, x.out.RunID, err)
 	}
 	return nil
 }
 
-// save stores the finished run with a context that is not cancelled.
-func (x *exec) save() error {
+func sessionState(s *db.Session) map[string]any {
+	if len(s.SessionData) == 0 {
+		return nil
+	}
+	var sd db.SessionData
+	if json.Unmarshal(s.SessionData, &sd) != nil {
+		return nil
+	}
+	return sd.SessionState
+}
+
+// save stores the run (with its journal when it pauses) and the session
+// state, with a context that is not cancelled.
+func (x *exec) save(j *journal) error {
 	d := x.w.cfg.DB
+	x.out.SessionState = x.state.Snapshot()
 	if d == nil {
 		return nil
 	}
+	ctx := context.WithoutCancel(x.ctx)
 	x.out.UpdatedAt = time.Now().Unix()
-	if err := x.upsert(context.WithoutCancel(x.ctx), d); err != nil {
+	if err := x.saveState(ctx, d); err != nil {
+		return fmt.Errorf("workflow: %w: save session %s: %w", agent.ErrStorage, x.out.SessionID, err)
+	}
+	if err := x.upsert(ctx, d, j); err != nil {
 		return fmt.Errorf("workflow: %w: save run %s: %w", agent.ErrStorage, x.out.RunID, err)
 	}
 	return nil
 }
 
-func (x *exec) upsert(ctx context.Context, d *db.DB) error {
-	out, mediaErr := x.storedForm(ctx)
-	row, err := db.RunFromOutput(out)
+func (x *exec) saveState(ctx context.Context, d *db.DB) error {
+	s, err := d.GetSession(ctx, x.out.SessionID)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{}
+	if len(s.SessionData) > 0 {
+		_ = json.Unmarshal(s.SessionData, &data)
+	}
+	data["session_state"] = x.out.SessionState
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	s.SessionData = b
+	_, err = d.UpsertSession(ctx, s)
+	return err
+}
+
+func (x *exec) upsert(ctx context.Context, d *db.DB, j *journal) error {
+	stored, mediaErr := x.storedForm(ctx)
+	out := *stored
+	out.Extra = maps.Clone(stored.Extra)
+	delete(out.Extra, journalKey)
+	if j != nil {
+		b, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		if out.Extra == nil {
+			out.Extra = map[string]json.RawMessage{}
+		}
+		out.Extra[journalKey] = b
+	}
+	row, err := db.RunFromOutput(&out)
 	if err == nil {
 		_, err = d.UpsertRun(ctx, row)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/google/uuid"
+
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/media"
@@ -15,16 +17,6 @@ import (
 )
 
 var _ agent.Runner = (*Workflow)(nil)
-
-// Step is one step of a workflow, run by an agent, a team, another workflow
-// or any other agent.Runner. The step's input is the previous step's
-// content (the workflow's input for the first), and its outcome is read from
-// its run (Run) or its terminal event (Stream).
-type Step struct {
-	// Name defaults to the runner's id.
-	Name   string
-	Runner agent.Runner
-}
 
 // Config configures a Workflow. Steps is required.
 type Config struct {
@@ -51,9 +43,10 @@ type Config struct {
 
 // Workflow runs its steps in order. It is safe for concurrent use.
 type Workflow struct {
-	cfg  Config
-	data json.RawMessage // workflow_data of its sessions
-	off  *offload.Offloader
+	cfg    Config
+	data   json.RawMessage // workflow_data of its sessions
+	off    *offload.Offloader
+	timers timers
 }
 
 // New validates cfg and returns a Workflow.
@@ -61,18 +54,9 @@ func New(cfg Config) (*Workflow, error) {
 	if len(cfg.Steps) == 0 {
 		return nil, errors.New("workflow: Config.Steps is empty; a workflow needs at least one step")
 	}
-	steps := make([]Step, len(cfg.Steps))
-	for i, s := range cfg.Steps {
-		if s.Runner == nil {
-			return nil, fmt.Errorf("workflow: Steps[%d]: Runner is nil; set the agent, team or workflow that runs the step", i)
-		}
-		if err := s.Runner.Component().Validate(); err != nil {
-			return nil, fmt.Errorf("workflow: Steps[%d]: %w", i, err)
-		}
-		if s.Name == "" {
-			s.Name = s.Runner.Component().ID
-		}
-		steps[i] = s
+	steps, err := prepare(cfg.Steps, "Steps", 0)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
 	}
 	cfg.Steps = steps
 	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
@@ -118,7 +102,19 @@ func (w *Workflow) Steps() []Step { return w.cfg.Steps }
 // session, user and run ids, metadata and dependencies apply (dependencies
 // are passed to every step).
 func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
-	return w.execute(ctx, input, agent.ResolveOptions(opts...), nil)
+	o := newCall(opts)
+	return w.execute(ctx, w.newOutput(input, o), nil, o, nil)
+}
+
+func newCall(opts []agent.RunOption) agent.CallOptions {
+	o := agent.ResolveOptions(opts...)
+	if o.RunID == "" {
+		o.RunID = uuid.NewString()
+	}
+	if o.SessionID == "" {
+		o.SessionID = uuid.NewString()
+	}
+	return o
 }
 
 // Stream executes the workflow and yields WorkflowStarted, then for each step
@@ -131,17 +127,22 @@ func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOp
 // wrapping agent.ErrStorage, is the last value).
 func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		live := true
-		emit := func(e run.Event) bool {
-			if live && !yield(e, nil) {
-				live = false
-			}
-			return live
+		o := newCall(opts)
+		w.streamExec(ctx, w.newOutput(input, o), nil, o, yield)
+	}
+}
+
+func (w *Workflow) streamExec(ctx context.Context, out *run.Output, j *journal, o agent.CallOptions, yield func(run.Event, error) bool) {
+	live := true
+	emit := func(e run.Event) bool {
+		if live && !yield(e, nil) {
+			live = false
 		}
-		out, err := w.execute(ctx, input, agent.ResolveOptions(opts...), emit)
-		if err != nil && live && (out == nil || errors.Is(err, agent.ErrStorage)) {
-			yield(run.Event{}, err)
-		}
+		return live
+	}
+	res, err := w.execute(ctx, out, j, o, emit)
+	if err != nil && live && (res == nil || errors.Is(err, agent.ErrStorage)) {
+		yield(run.Event{}, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/workflow"
 	"strings"
 
 	"github.com/agentryhq/agentry/agent"
@@ -59,6 +60,9 @@ type BuildOptions struct {
 	Instrument func(*agent.Config)
 	// Knowledge is the server's knowledge base, for agents with knowledge: true.
 	Knowledge *knowledge.Knowledge
+	// WorkflowFunctions are the Go functions workflow steps name
+	// (function:, if:, selector:, end_condition:).
+	WorkflowFunctions workflow.Functions
 }
 
 // mediaFor is a component's media storage: its own media_storage, else

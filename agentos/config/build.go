@@ -82,46 +82,11 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions,
 	return tm, nil
 }
 
-// Build turns a workflow declaration into a workflow storing in d; each step
-// names an agent or a team among the built ones.
+// Build turns a workflow declaration into a workflow storing in d; its
+// steps name agents and teams among the built ones (BuildWith also names Go
+// functions).
 func (w Workflow) Build(d *db.DB, agents map[string]*agent.Agent, teams map[string]*team.Team) (*workflow.Workflow, error) {
 	return w.BuildWith(d, agents, teams, BuildOptions{})
-}
-
-// BuildWith is Build with server-wide options (the media storage).
-func (w Workflow) BuildWith(d *db.DB, agents map[string]*agent.Agent, teams map[string]*team.Team, opts BuildOptions) (*workflow.Workflow, error) {
-	where := "workflow " + w.ID
-	ms, err := opts.mediaFor(where, w.MediaStorage)
-	if err != nil {
-		return nil, err
-	}
-	cfg := workflow.Config{ID: w.ID, Name: w.Name, Description: w.Description, DB: d,
-		OffloadToolResults: w.OffloadToolResults.On(), MediaStorage: ms}
-	for i, st := range w.Steps {
-		step := workflow.Step{Name: st.Name}
-		switch {
-		case st.Agent != "" && st.Team == "":
-			a := agents[st.Agent]
-			if a == nil {
-				return nil, fmt.Errorf("config: %s: steps[%d]: no agent with id %q", where, i, st.Agent)
-			}
-			step.Runner = a
-		case st.Team != "" && st.Agent == "":
-			tm := teams[st.Team]
-			if tm == nil {
-				return nil, fmt.Errorf("config: %s: steps[%d]: no team with id %q", where, i, st.Team)
-			}
-			step.Runner = tm
-		default:
-			return nil, fmt.Errorf("config: %s: steps[%d]: set exactly one of agent or team", where, i)
-		}
-		cfg.Steps = append(cfg.Steps, step)
-	}
-	wf, err := workflow.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("config: %s: %w", where, err)
-	}
-	return wf, nil
 }
 
 // BuildTeamsAndWorkflows builds the declared teams and workflows on d, given

@@ -98,6 +98,7 @@ func (c *CodeMode) validate(bad func(string, ...any), where string) {
 		} else if !builtin.Has(t.Name) {
 			bad("%s.code_mode.tools: unknown tool %q (built-in tools: %s)", where, t.Name, strings.Join(builtin.Names(), ", "))
 		}
+		noToolReview(bad, where+".code_mode.tools", t)
 	}
 	if c.Busy != "" && c.Busy != string(codemode.BusyWait) && c.Busy != string(codemode.BusyRefuse) {
 		bad("%s.code_mode.busy %q: use wait or refuse", where, c.Busy)
@@ -153,6 +154,11 @@ func builtinTools(where string, decl []Tool) ([]tool.Tool, error) {
 		tl, err := builtin.New(t.Name, t.Options)
 		if err != nil {
 			return nil, fmt.Errorf("config: %s: %w", where, err)
+		}
+		if t.HumanReview != nil {
+			for i := range tl {
+				tl[i] = reviewedTool{Tool: tl[i], r: *t.HumanReview}
+			}
 		}
 		out = append(out, tl...)
 	}

@@ -256,7 +256,8 @@ type Team struct {
 	MediaStorage *MediaStorage `yaml:"media_storage"`
 }
 
-// Workflow declares a sequence of steps, each run by an agent or a team.
+// Workflow declares a workflow: its steps (see WorkflowStep) run by agents,
+// teams, registered Go functions and the primitives around them.
 type Workflow struct {
 	ID          string         `yaml:"id"`
 	Name        string         `yaml:"name"`
@@ -267,13 +268,6 @@ type Workflow struct {
 	// input) go to MediaStorage (default: the server-wide media_storage).
 	OffloadToolResults *offload.Setting `yaml:"offload_tool_results"`
 	MediaStorage       *MediaStorage    `yaml:"media_storage"`
-}
-
-// WorkflowStep names exactly one of Agent or Team.
-type WorkflowStep struct {
-	Name  string `yaml:"name"`
-	Agent string `yaml:"agent"`
-	Team  string `yaml:"team"`
 }
 
 // MCPServer exposes the OS as an MCP server (3.0's mcp_server). In YAML:
@@ -478,6 +472,8 @@ func (k *VerificationKey) UnmarshalYAML(n *yaml.Node) error {
 type Tool struct {
 	Name    string
 	Options map[string]any
+	// HumanReview pauses the run at each call (an agent's tools only).
+	HumanReview *ToolReview
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler.
@@ -500,14 +496,19 @@ func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
 				if err := val.Decode(&out.Options); err != nil {
 					return err
 				}
+			case "human_review":
+				out.HumanReview = &ToolReview{}
+				if err := out.HumanReview.decode(val); err != nil {
+					return err
+				}
 			default:
-				return fmt.Errorf("line %d: field %s not found in tool (allowed: name, options)", key.Line, key.Value)
+				return fmt.Errorf("line %d: field %s not found in tool (allowed: name, options, human_review)", key.Line, key.Value)
 			}
 		}
 		*t = out
 		return nil
 	}
-	return fmt.Errorf("line %d: a tool is a name or {name, options}", n.Line)
+	return fmt.Errorf("line %d: a tool is a name or {name, options, human_review}", n.Line)
 }
 
 // scalarFields reads a mapping of scalar values, rejecting unknown keys

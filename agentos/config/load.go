@@ -171,6 +171,9 @@ func Parse(data []byte, filename string) (Config, error) {
 	if err := checkNames(doc, filename, ""); err != nil {
 		return Config{}, err
 	}
+	if err := checkFlatReview(doc, filename, ""); err != nil {
+		return Config{}, err
+	}
 	agentFile := isAgentFile(doc)
 	shape := reflect.TypeFor[Config]()
 	if agentFile {

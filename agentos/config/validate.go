@@ -80,6 +80,9 @@ func (c *Config) Validate() error {
 	if c.MCPServer.Enabled && !strings.HasPrefix(c.MCPServer.Path, "/") {
 		bad("mcp_server.path %q must start with /", c.MCPServer.Path)
 	}
+	for _, t := range c.MCPServer.Tools {
+		noToolReview(bad, "mcp_server.tools", t)
+	}
 	if err := c.MCPServer.options().Validate(); err != nil {
 		bad("mcp_server: %v", strings.TrimPrefix(err.Error(), mcpserver.ErrConfig.Error()+": "))
 	}
@@ -114,16 +117,7 @@ func (c *Config) Validate() error {
 		if len(w.Steps) == 0 {
 			bad("%s: a workflow needs steps", where)
 		}
-		for j, st := range w.Steps {
-			switch {
-			case (st.Agent == "") == (st.Team == ""):
-				bad("%s.steps[%d]: set exactly one of agent or team", where, j)
-			case st.Agent != "" && !agents[st.Agent]:
-				bad("%s.steps[%d]: no agent with id %q", where, j, st.Agent)
-			case st.Team != "" && !teams[st.Team]:
-				bad("%s.steps[%d]: no team with id %q", where, j, st.Team)
-			}
-		}
+		checkWorkflowSteps(bad, where+".steps", w.Steps, agents, teams)
 	}
 	return errors.Join(errs...)
 }

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"Journal", journalTests},
 		{"Evals", evalTests},
 		{"Metrics", metricsTests},
+		{"Approvals", approvalTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

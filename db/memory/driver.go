@@ -33,7 +33,8 @@ type Driver struct {
 	journal   map[string]*runJournal
 	learnings map[string]*db.Learning
 	// control holds the control-plane tables (control.go).
-	control control
+	control   control
+	approvals map[string]*db.Approval
 }
 
 var (
@@ -52,6 +53,7 @@ func New() *Driver {
 		toolResults: map[string]*db.ToolResult{},
 		journal:     map[string]*runJournal{},
 		learnings:   map[string]*db.Learning{},
+		approvals:   map[string]*db.Approval{},
 	}
 }
 
@@ -63,7 +65,7 @@ func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal, d.learnings = nil, nil, nil, nil, nil, nil, nil, nil
+	d.sessions, d.runs, d.sessionRuns, d.memories, d.files, d.toolResults, d.journal, d.learnings, d.approvals = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return nil
 }
 

@@ -53,6 +53,7 @@ type Store struct {
 	results  string
 	steps    string
 	learning string
+	approvs  string
 	wrap     func(error) error
 	stmts    stmtCache
 	migPool  func() (*sql.DB, error)
@@ -105,6 +106,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.results = d.Table(s.t.ToolResults)
 	s.steps = d.Table(s.t.RunSteps)
 	s.learning = d.Table(s.t.Learnings)
+	s.approvs = d.Table(s.t.Approvals)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
 	if d.LockSession != nil {

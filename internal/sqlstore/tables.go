@@ -17,12 +17,13 @@ const (
 	// (agentry_run_steps; Agno readers ignore it).
 	KindRunSteps  = "run_steps"
 	KindLearnings = "learnings"
+	KindApprovals = "approvals"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
-	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings}
+	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -48,6 +49,9 @@ type Tables struct {
 	// Learnings is agno_learnings (entity memory, user profiles, …); it is
 	// created when missing, as Agno creates it on first use.
 	Learnings string
+	// Approvals is Agno 3.0's review queue (agno_approvals), created at
+	// 3.0.0 when missing.
+	Approvals string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -77,6 +81,7 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.FS, "agno_fs")
 	def(&t.RunSteps, "agentry_run_steps")
 	def(&t.Learnings, "agno_learnings")
+	def(&t.Approvals, "agno_approvals")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -107,6 +112,8 @@ func (t Tables) Name(kind string) string {
 		return t.RunSteps
 	case KindLearnings:
 		return t.Learnings
+	case KindApprovals:
+		return t.Approvals
 	}
 	return ""
 }
@@ -127,6 +134,8 @@ var columns30 = map[string][]string{
 	KindRunSteps: split("run_id step_key kind attempt status request result created_at updated_at"),
 	KindLearnings: split("learning_id learning_type namespace user_id agent_id team_id workflow_id session_id entity_id entity_type content metadata " +
 		"created_at updated_at"),
+	KindApprovals: split("id run_id session_id status source_type approval_type pause_type tool_name tool_args expires_at agent_id team_id " +
+		"workflow_id user_id schedule_id schedule_run_id source_name requirements context resolution_data resolved_by resolved_at created_at updated_at run_status"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that

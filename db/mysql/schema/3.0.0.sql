@@ -212,3 +212,46 @@ CREATE INDEX IF NOT EXISTS `idx_{learnings}_session_id` ON {learnings_q} (sessio
 CREATE INDEX IF NOT EXISTS `idx_{learnings}_entity_id` ON {learnings_q} (entity_id);
 CREATE INDEX IF NOT EXISTS `idx_{learnings}_entity_type` ON {learnings_q} (entity_type);
 CREATE INDEX IF NOT EXISTS `idx_{learnings}_created_at` ON {learnings_q} (created_at);
+
+-- +table approvals
+CREATE TABLE IF NOT EXISTS {approvals_q} (
+    id VARCHAR(255) PRIMARY KEY NOT NULL,
+    run_id VARCHAR(255) NOT NULL,
+    session_id VARCHAR(255) NOT NULL,
+    status VARCHAR(255) NOT NULL,
+    source_type VARCHAR(255) NOT NULL,
+    approval_type VARCHAR(255),
+    pause_type VARCHAR(255) NOT NULL,
+    tool_name VARCHAR(255),
+    tool_args JSON,
+    expires_at BIGINT,
+    agent_id VARCHAR(255),
+    team_id VARCHAR(255),
+    workflow_id VARCHAR(255),
+    user_id VARCHAR(255),
+    schedule_id VARCHAR(255),
+    schedule_run_id VARCHAR(255),
+    source_name VARCHAR(255),
+    requirements JSON,
+    context JSON,
+    resolution_data JSON,
+    resolved_by VARCHAR(255),
+    resolved_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    run_status VARCHAR(255)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_run_id` ON {approvals_q} (run_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_session_id` ON {approvals_q} (session_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_status` ON {approvals_q} (status);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_source_type` ON {approvals_q} (source_type);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_approval_type` ON {approvals_q} (approval_type);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_pause_type` ON {approvals_q} (pause_type);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_agent_id` ON {approvals_q} (agent_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_team_id` ON {approvals_q} (team_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_workflow_id` ON {approvals_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_user_id` ON {approvals_q} (user_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_schedule_id` ON {approvals_q} (schedule_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_schedule_run_id` ON {approvals_q} (schedule_run_id);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_created_at` ON {approvals_q} (created_at);
+CREATE INDEX IF NOT EXISTS `idx_{approvals}_run_status` ON {approvals_q} (run_status);

@@ -1,0 +1,178 @@
+package agentos
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentryhq/agentry/agentos/auth"
+	"github.com/agentryhq/agentry/db"
+)
+
+// approvalView is AgentOS 3.0's ApprovalResponse.
+type approvalView struct {
+	ID             string          `json:"id"`
+	RunID          string          `json:"run_id"`
+	SessionID      string          `json:"session_id"`
+	Status         string          `json:"status"`
+	SourceType     string          `json:"source_type"`
+	ApprovalType   *string         `json:"approval_type"`
+	PauseType      *string         `json:"pause_type"`
+	ToolName       *string         `json:"tool_name"`
+	ToolArgs       json.RawMessage `json:"tool_args"`
+	ExpiresAt      *int64          `json:"expires_at"`
+	AgentID        *string         `json:"agent_id"`
+	TeamID         *string         `json:"team_id"`
+	WorkflowID     *string         `json:"workflow_id"`
+	UserID         *string         `json:"user_id"`
+	ScheduleID     *string         `json:"schedule_id"`
+	ScheduleRunID  *string         `json:"schedule_run_id"`
+	SourceName     *string         `json:"source_name"`
+	Requirements   json.RawMessage `json:"requirements"`
+	Context        json.RawMessage `json:"context"`
+	ResolutionData json.RawMessage `json:"resolution_data"`
+	ResolvedBy     *string         `json:"resolved_by"`
+	ResolvedAt     *int64          `json:"resolved_at"`
+	CreatedAt      *int64          `json:"created_at"`
+	UpdatedAt      *int64          `json:"updated_at"`
+	RunStatus      *string         `json:"run_status"`
+}
+
+func optInt(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func rawOrNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func newApprovalView(a *db.Approval) approvalView {
+	return approvalView{ID: a.ID, RunID: a.RunID, SessionID: a.SessionID, Status: a.Status, SourceType: a.SourceType,
+		ApprovalType: optional(a.ApprovalType), PauseType: optional(a.PauseType), ToolName: optional(a.ToolName), ToolArgs: rawOrNull(a.ToolArgs),
+		ExpiresAt: optInt(a.ExpiresAt), AgentID: optional(a.AgentID), TeamID: optional(a.TeamID), WorkflowID: optional(a.WorkflowID),
+		UserID: optional(a.UserID), ScheduleID: optional(a.ScheduleID), ScheduleRunID: optional(a.ScheduleRunID), SourceName: optional(a.SourceName),
+		Requirements: rawOrNull(a.Requirements), Context: rawOrNull(a.Context), ResolutionData: rawOrNull(a.ResolutionData),
+		ResolvedBy: optional(a.ResolvedBy), ResolvedAt: optInt(a.ResolvedAt), CreatedAt: optInt(a.CreatedAt), UpdatedAt: optInt(a.UpdatedAt),
+		RunStatus: optional(a.RunStatus)}
+}
+
+var approvalPageRules = pageRules{DefaultLimit: 100}
+
+// listApprovals is GET /approvals: the review queue in the caller's scope
+// (status=pending for what waits), filtered by status, source_type,
+// approval_type, pause_type, agent_id, team_id, workflow_id, user_id and
+// run_id, newest first.
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
+	start := time.Now()
+	d, err := s.database(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	pq, err := parsePageQuery(q, approvalPageRules)
+	if err != nil {
+		return err
+	}
+	switch st := q.Get("status"); st {
+	case "", db.ApprovalPending, db.ApprovalApproved, db.ApprovalRejected, db.ApprovalExpired, db.ApprovalCancelled:
+	default:
+		return errorf(http.StatusUnprocessableEntity, "status %q: use pending, approved, rejected, expired or cancelled", st)
+	}
+	list, total, err := d.ListApprovals(r.Context(), db.ApprovalFilter{Status: q.Get("status"), SourceType: q.Get("source_type"),
+		ApprovalType: q.Get("approval_type"), PauseType: q.Get("pause_type"), AgentID: q.Get("agent_id"), TeamID: q.Get("team_id"),
+		WorkflowID: q.Get("workflow_id"), UserID: actAs(r.Context(), q.Get("user_id")).id, RunID: q.Get("run_id"), Limit: pq.Limit, Page: pq.Page})
+	if err != nil {
+		return err
+	}
+	views := make([]approvalView, 0, len(list))
+	for i := range list {
+		views = append(views, newApprovalView(&list[i]))
+	}
+	writePage(w, views, pq, total, time.Since(start))
+	return nil
+}
+
+func (s *Server) loadApproval(r *http.Request) (*db.DB, *db.Approval, error) {
+	d, err := s.database(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := chi.URLParam(r, "approval_id")
+	a, err := d.GetApproval(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) || err == nil && !actAs(r.Context(), "").owns(a.UserID) {
+		return nil, nil, errorf(http.StatusNotFound, "Approval %s not found", id)
+	}
+	return d, a, err
+}
+
+// getApproval is GET /approvals/{approval_id}.
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) error {
+	_, a, err := s.loadApproval(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newApprovalView(a))
+	return nil
+}
+
+// approvalResolve is AgentOS's ApprovalResolve body.
+type approvalResolve struct {
+	Status         string          `json:"status"`
+	ResolvedBy     *string         `json:"resolved_by"`
+	ResolutionData json.RawMessage `json:"resolution_data"`
+}
+
+// resolveApproval is POST /approvals/{approval_id}/resolve: a pending
+// approval becomes approved or rejected (once: 409 after). It records the
+// decision; the paused run is continued through its continue route.
+func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
+	d, a, err := s.loadApproval(r)
+	if err != nil {
+		return err
+	}
+	var body approvalResolve
+	if err := decodeJSONBody(r, &body); err != nil {
+		return err
+	}
+	if body.Status != db.ApprovalApproved && body.Status != db.ApprovalRejected {
+		return errorf(http.StatusUnprocessableEntity, "status must be approved or rejected")
+	}
+	if len(body.ResolutionData) > 0 && string(body.ResolutionData) != "null" && body.ResolutionData[0] != '{' {
+		return errorf(http.StatusUnprocessableEntity, "resolution_data must be an object")
+	}
+	if string(body.ResolutionData) == "null" {
+		body.ResolutionData = nil
+	}
+	// Who resolved it: the caller's own identity (a scoped user cannot sign
+	// as another; an admin or key holder may name the person).
+	by := actAs(r.Context(), "").id
+	if p, ok := auth.FromContext(r.Context()); ok && p.UserID != "" {
+		by = p.UserID
+	}
+	if _, scoped := db.UserScope(r.Context()); !scoped && body.ResolvedBy != nil && *body.ResolvedBy != "" {
+		if len(*body.ResolvedBy) > 255 {
+			return errorf(http.StatusUnprocessableEntity, "resolved_by is at most 255 characters")
+		}
+		by = *body.ResolvedBy
+	}
+	out, err := d.ResolveApproval(r.Context(), a.ID, body.Status, by, body.ResolutionData)
+	switch {
+	case errors.Is(err, db.ErrApprovalResolved):
+		return &httpError{Status: http.StatusConflict, Detail: "Approval " + a.ID + " is no longer pending", Err: err}
+	case errors.Is(err, db.ErrNotFound):
+		return errorf(http.StatusNotFound, "Approval %s not found", a.ID)
+	case err != nil:
+		return err
+	}
+	writeJSON(w, http.StatusOK, newApprovalView(out))
+	return nil
+}

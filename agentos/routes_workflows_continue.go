@@ -1,0 +1,107 @@
+package agentos
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/workflow"
+)
+
+// workflowContinueRequest is a decoded POST
+// /workflows/{workflow_id}/runs/{run_id}/continue form (AgentOS's:
+// step_requirements as a JSON array, session_id, user_id, stream).
+type workflowContinueRequest struct {
+	StepRequirements []run.StepRequirement
+	SessionID        string
+	UserID           string
+	Stream           bool
+}
+
+func decodeWorkflowContinueForm(r *http.Request) (*workflowContinueRequest, error) {
+	var lim formLimits
+	lim.fill()
+	fields := map[string]string{}
+	var files runRequest
+	if err := readFormBody(r, lim, fields, &files); err != nil {
+		return nil, err
+	}
+	if len(files.Files) > 0 {
+		return nil, errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
+	}
+	req := &workflowContinueRequest{Stream: true}
+	var err error
+	for name, v := range fields {
+		switch name {
+		case "step_requirements":
+			err = formArray(name, v, &req.StepRequirements)
+		case "session_id":
+			req.SessionID, err = formID(name, v)
+		case "user_id":
+			req.UserID, err = formID(name, v)
+		case "stream":
+			req.Stream, err = formBool(name, v, true)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// continueWorkflowRun is POST /workflows/{workflow_id}/runs/{run_id}/continue:
+// it continues a PAUSED workflow run with the answers in step_requirements
+// (confirmed true/false with rejection_feedback, user_input, selected_choices,
+// edited_output). Answers that do not fit are 422, a run that is not PAUSED
+// 409, another user's run 404.
+func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t runTarget) error {
+	wf, ok := t.(*workflow.Workflow)
+	if !ok {
+		return s.continueUnsupported(w, r, t)
+	}
+	req, err := decodeWorkflowContinueForm(r)
+	if err != nil {
+		return err
+	}
+	row, err := s.loadRun(r, wf, req.SessionID)
+	if err != nil {
+		return err
+	}
+	if !actAs(r.Context(), req.UserID).owns(row.UserID) {
+		return &httpError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
+	}
+	if err := notPaused(row); err != nil {
+		return err
+	}
+	ctx, f, err := s.runs.begin(r.Context(), row.RunID, wf.Component(), row.UserID, false)
+	if err != nil {
+		return beginErr(err)
+	}
+	defer s.runs.end(row.RunID, f)
+	if req.Stream {
+		events := func(yield func(run.Event, error) bool) {
+			for ev, err := range wf.ContinueStream(ctx, row.RunID, req.StepRequirements) {
+				if !yield(ev, workflowContinueErr(err)) {
+					return
+				}
+			}
+		}
+		return s.writeStream(w, r, wf, row.RunID, row.SessionID, events)
+	}
+	out, err := wf.ContinueRun(ctx, row.RunID, req.StepRequirements)
+	return s.answerRun(w, r, out, workflowContinueErr(err))
+}
+
+// workflowContinueErr maps the errors of a continue that did not start.
+func workflowContinueErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, workflow.ErrUnresolved), errors.Is(err, workflow.ErrInvalidUserInput):
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "workflow: "), Err: err}
+	case errors.Is(err, workflow.ErrNotPaused):
+		return &httpError{Status: http.StatusConflict, Detail: strings.TrimPrefix(err.Error(), "workflow: "), Err: err}
+	}
+	return err
+}

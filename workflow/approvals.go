@@ -1,0 +1,94 @@
+package workflow
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// A paused run's requirements are also rows of the review queue
+// (agno_approvals, Agno 3.0's approvals), one per requirement: listed by
+// GET /approvals, resolved there or answered by continuing the run.
+
+// approvalID names the approval of a requirement; a retried output review
+// is a new approval.
+func approvalID(runID string, r run.StepRequirement) string {
+	return fmt.Sprintf("%s:%s:%d", runID, answerKey(r.StepID, r.IsPostExecution), r.RetryCount)
+}
+
+func pauseType(r run.StepRequirement) string {
+	switch {
+	case r.RequiresRouteSelection:
+		return "route_selection"
+	case r.RequiresOutputReview:
+		return "output_review"
+	case r.RequiresUserInput:
+		return "user_input"
+	}
+	return "confirmation"
+}
+
+// queueApprovals stores the pending approvals of a paused run.
+func (w *Workflow) queueApprovals(ctx context.Context, out *run.Output) error {
+	d := w.cfg.DB
+	if d == nil {
+		return nil
+	}
+	var errs []error
+	for _, r := range out.StepRequirements {
+		reqs, _ := json.Marshal([]run.StepRequirement{r})
+		msg := cmp.Or(r.ConfirmationMessage, r.UserInputMessage, r.OutputReviewMessage)
+		c, _ := json.Marshal(map[string]any{"step_id": r.StepID, "step_name": r.StepName, "step_type": r.StepType, "message": msg})
+		a := &db.Approval{ID: approvalID(out.RunID, r), RunID: out.RunID, SessionID: out.SessionID, Status: db.ApprovalPending,
+			SourceType: string(run.TypeWorkflow), ApprovalType: "required", PauseType: pauseType(r), WorkflowID: w.cfg.ID, UserID: out.UserID,
+			SourceName: cmp.Or(w.cfg.Name, w.cfg.ID), Requirements: reqs, Context: c, RunStatus: string(run.StatusPaused)}
+		if at, ok := earliestTimeout([]run.StepRequirement{r}); ok {
+			a.ExpiresAt = at.Unix()
+		}
+		errs = append(errs, d.CreateApproval(ctx, a))
+	}
+	return errors.Join(errs...)
+}
+
+// settleApprovals records the answers given by continuing the run on its
+// pending approvals (an approval resolved through /approvals keeps its
+// resolution).
+func (w *Workflow) settleApprovals(ctx context.Context, runID, user string, answered []run.StepRequirement) {
+	d := w.cfg.DB
+	if d == nil {
+		return
+	}
+	for _, r := range answered {
+		status := db.ApprovalApproved
+		if r.Confirmed != nil && !*r.Confirmed {
+			status = db.ApprovalRejected
+		}
+		var data json.RawMessage
+		if r.RejectionFeedback != "" {
+			data, _ = json.Marshal(map[string]string{"rejection_feedback": r.RejectionFeedback})
+		}
+		_, err := d.ResolveApproval(ctx, approvalID(runID, r), status, user, data)
+		if err != nil && !errors.Is(err, db.ErrApprovalResolved) && !errors.Is(err, db.ErrNotFound) {
+			slog.Warn("workflow: recording the answer on its approval failed", "run_id", runID, "step_id", r.StepID, "error", err)
+		}
+	}
+}
+
+// approvalsFollow records the run's status on its approvals.
+func (w *Workflow) approvalsFollow(ctx context.Context, runID string, status run.Status) {
+	if w.cfg.DB == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := w.cfg.DB.SetApprovalsRunStatus(ctx, runID, string(status)); err != nil {
+		slog.Warn("workflow: recording the run status on its approvals failed", "run_id", runID, "error", err)
+	}
+}

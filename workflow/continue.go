@@ -1,0 +1,359 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// Errors of ContinueRun, usable with errors.Is.
+var (
+	// ErrNotPaused: the run exists but does not wait for anyone.
+	ErrNotPaused = errors.New("workflow: the run is not paused")
+	// ErrUnresolved: an answer is missing or does not fit its requirement.
+	ErrUnresolved = errors.New("workflow: a step requirement is not resolved")
+	// ErrNoDB: continuing needs the run stored.
+	ErrNoDB = errors.New("workflow: the workflow has no DB; paused runs cannot be continued")
+)
+
+// ContinueRun continues the paused run runID (read from the workflow's DB in
+// the context's user scope: another user's run is db.ErrNotFound) with the
+// answers to its step requirements, matched by step_id (and
+// is_post_execution): Confirmed true or false (with RejectionFeedback),
+// UserInput (validated against the schema), SelectedChoices for a router,
+// EditedOutput for an output review. Steps that ran before the pause are
+// not run again. The run ends, or pauses again, as Run does.
+func (w *Workflow) ContinueRun(ctx context.Context, runID string, answers []run.StepRequirement, opts ...agent.RunOption) (*run.Output, error) {
+	out, j, o, err := w.resume(ctx, runID, answers, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
+	return w.execute(ctx, out, j, o, nil)
+}
+
+// ContinueStream is ContinueRun, streamed as Stream is.
+func (w *Workflow) ContinueStream(ctx context.Context, runID string, answers []run.StepRequirement, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		out, j, o, err := w.resume(ctx, runID, answers, opts)
+		if err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
+		w.streamExec(ctx, out, j, o, yield)
+	}
+}
+
+// LoadPaused reads the paused run runID with its journal.
+func (w *Workflow) loadPaused(ctx context.Context, runID string) (*run.Output, *journal, error) {
+	if w.cfg.DB == nil {
+		return nil, nil, ErrNoDB
+	}
+	row, err := w.cfg.DB.GetRun(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !row.ProducedBy(w.Component()) {
+		return nil, nil, fmt.Errorf("workflow: run %s: %w", runID, db.ErrNotFound)
+	}
+	if row.Status != run.StatusPaused {
+		return nil, nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, runID, row.Status)
+	}
+	out, err := row.Output()
+	if err != nil {
+		return nil, nil, err
+	}
+	j := &journal{}
+	if raw, ok := out.Extra[journalKey]; ok {
+		if err := json.Unmarshal(raw, j); err != nil {
+			return nil, nil, fmt.Errorf("workflow: run %s: its journal cannot be read: %w", runID, err)
+		}
+		delete(out.Extra, journalKey)
+	}
+	return out, j, nil
+}
+
+func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepRequirement, opts []agent.RunOption) (*run.Output, *journal, agent.CallOptions, error) {
+	o := agent.ResolveOptions(opts...)
+	out, j, err := w.loadPaused(ctx, runID)
+	if err != nil {
+		return nil, nil, o, err
+	}
+	for _, req := range out.StepRequirements {
+		i := slices.IndexFunc(answers, func(a run.StepRequirement) bool {
+			return a.StepID == req.StepID && a.IsPostExecution == req.IsPostExecution
+		})
+		if i < 0 {
+			return nil, nil, o, fmt.Errorf("%w: step %s (%s) has no answer", ErrUnresolved, req.StepName, req.StepID)
+		}
+		a, err := applyAnswer(req, answers[i])
+		if err != nil {
+			return nil, nil, o, err
+		}
+		j.setAnswer(a)
+		j.answered = append(j.answered, a)
+	}
+	w.prepareResume(out)
+	o.SessionID, o.UserID, o.RunID = out.SessionID, out.UserID, out.RunID
+	return out, j, o, nil
+}
+
+func (w *Workflow) prepareResume(out *run.Output) {
+	out.Status, out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = run.StatusRunning, nil, nil, "", ""
+	out.StepResults, out.Content, out.ContentType = nil, nil, ""
+}
+
+// applyAnswer copies the caller's answer into the stored requirement,
+// checking it fits.
+func applyAnswer(req, a run.StepRequirement) (run.StepRequirement, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: step %s: %s", ErrUnresolved, req.StepName, fmt.Sprintf(format, args...))
+	}
+	req.Confirmed, req.RejectionFeedback = a.Confirmed, a.RejectionFeedback
+	rejected := a.Confirmed != nil && !*a.Confirmed
+	switch {
+	case req.RequiresRouteSelection:
+		if rejected {
+			break
+		}
+		if len(a.SelectedChoices) == 0 {
+			return req, bad("select one of %v", req.AvailableChoices)
+		}
+		if len(a.SelectedChoices) > 1 && !req.AllowMultipleSelections {
+			return req, bad("select one route, not %d", len(a.SelectedChoices))
+		}
+		for _, c := range a.SelectedChoices {
+			if !slices.Contains(req.AvailableChoices, c) {
+				return req, bad("%q is not one of %v", c, req.AvailableChoices)
+			}
+		}
+		t := true
+		req.SelectedChoices, req.Confirmed = a.SelectedChoices, &t
+	case req.RequiresUserInput:
+		if rejected {
+			break
+		}
+		if req.RequiresConfirmation && a.Confirmed == nil {
+			return req, bad("confirm or reject it")
+		}
+		in, err := checkUserInput(req.UserInputSchema, a.UserInput)
+		if err != nil {
+			return req, fmt.Errorf("step %s: %w", req.StepName, err)
+		}
+		t := true
+		req.UserInput, req.Confirmed = in, &t
+		for i := range req.UserInputSchema {
+			req.UserInputSchema[i].Value = in[req.UserInputSchema[i].Name]
+		}
+	default:
+		if a.Confirmed == nil {
+			return req, bad("confirm or reject it (confirmed true or false)")
+		}
+		if req.RequiresOutputReview && *a.Confirmed && a.EditedOutput != nil {
+			req.EditedOutput = a.EditedOutput
+		}
+	}
+	return req, nil
+}
+
+// timers holds the in-process timeouts of paused runs.
+type timers struct {
+	mu sync.Mutex
+	m  map[string]*time.Timer
+}
+
+// scheduleTimeouts arms a timer for the earliest timeout of a paused run,
+// which applies OnTimeout if nobody continued it by then.
+func (w *Workflow) scheduleTimeouts(out *run.Output) {
+	at, ok := earliestTimeout(out.StepRequirements)
+	if !ok || w.cfg.DB == nil {
+		return
+	}
+	runID, user := out.RunID, out.UserID
+	w.timers.mu.Lock()
+	defer w.timers.mu.Unlock()
+	if w.timers.m == nil {
+		w.timers.m = map[string]*time.Timer{}
+	}
+	if t := w.timers.m[runID]; t != nil {
+		t.Stop()
+	}
+	w.timers.m[runID] = time.AfterFunc(max(time.Until(at), 0), func() {
+		w.timers.mu.Lock()
+		delete(w.timers.m, runID)
+		w.timers.mu.Unlock()
+		if _, err := w.expire(db.WithUserScope(context.Background(), user), runID); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
+			slog.Warn("workflow: applying on_timeout failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
+		}
+	})
+}
+
+// Close stops the timers of paused runs (their timeouts still apply when
+// ResumeExpired runs in the next process).
+func (w *Workflow) Close() {
+	w.timers.mu.Lock()
+	defer w.timers.mu.Unlock()
+	for id, t := range w.timers.m {
+		t.Stop()
+		delete(w.timers.m, id)
+	}
+}
+
+func earliestTimeout(reqs []run.StepRequirement) (time.Time, bool) {
+	var at time.Time
+	for _, r := range reqs {
+		if r.TimeoutAt == "" || r.Resolved() {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, r.TimeoutAt)
+		if err != nil {
+			// Agno writes datetime.isoformat(), without a zone for naive UTC.
+			if t, err = time.Parse("2006-01-02T15:04:05.999999", r.TimeoutAt); err != nil {
+				continue
+			}
+		}
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at, !at.IsZero()
+}
+
+// ResumeExpired finds this workflow's PAUSED runs (of every user: call it
+// with a context without a user scope, as a server does at start), applies
+// OnTimeout to those whose timeout passed, and arms timers for the others.
+// It returns how many runs it ended or continued.
+func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
+	if w.cfg.DB == nil {
+		return 0, nil
+	}
+	n := 0
+	for page := 1; ; page++ {
+		rows, _, err := w.cfg.DB.GetRuns(ctx, db.RunFilter{WorkflowID: w.cfg.ID, RunType: run.TypeWorkflow,
+			Statuses: []run.Status{run.StatusPaused}, Limit: 100, Page: page})
+		if err != nil {
+			return n, err
+		}
+		for _, row := range rows {
+			out, err := row.Output()
+			if err != nil {
+				continue
+			}
+			at, ok := earliestTimeout(out.StepRequirements)
+			if !ok {
+				continue
+			}
+			if time.Now().Before(at) {
+				w.scheduleTimeouts(out)
+				continue
+			}
+			if _, err := w.expire(db.WithUserScope(ctx, out.UserID), row.RunID); err == nil {
+				n++
+			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
+				return n, err
+			}
+		}
+		if len(rows) < 100 {
+			return n, nil
+		}
+	}
+}
+
+// expire applies OnTimeout to the run's requirements whose timeout passed.
+func (w *Workflow) expire(ctx context.Context, runID string) (*run.Output, error) {
+	out, j, err := w.loadPaused(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	cancelled := false
+	for _, r := range out.StepRequirements {
+		at, ok := earliestTimeout([]run.StepRequirement{r})
+		if !ok || now.Before(at) {
+			continue
+		}
+		switch r.OnTimeout {
+		case OnTimeoutApprove:
+			if r.RequiresRouteSelection || r.RequiresUserInput {
+				// Nothing to approve without a person's choice: skip it.
+				j.markSkip(r.StepID)
+				f := false
+				r.Confirmed = &f
+			} else {
+				t := true
+				r.Confirmed = &t
+			}
+		case OnTimeoutSkip:
+			j.markSkip(r.StepID)
+			f := false
+			r.Confirmed = &f
+		default:
+			cancelled = true
+		}
+		j.setAnswer(r)
+	}
+	if cancelled {
+		return w.cancelPaused(ctx, out, "a human review timed out (on_timeout cancel)")
+	}
+	for _, r := range out.StepRequirements {
+		if _, ok := j.answer(r.StepID, r.IsPostExecution); !ok {
+			// Another requirement still waits: store the answers given so far.
+			return out, w.storeJournal(ctx, out, j)
+		}
+	}
+	w.prepareResume(out)
+	return w.execute(ctx, out, j, agent.CallOptions{SessionID: out.SessionID, UserID: out.UserID, RunID: out.RunID}, nil)
+}
+
+func (w *Workflow) storeJournal(ctx context.Context, out *run.Output, j *journal) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	if out.Extra == nil {
+		out.Extra = map[string]json.RawMessage{}
+	}
+	out.Extra[journalKey] = b
+	row, err := db.RunFromOutput(out)
+	if err == nil {
+		_, err = w.cfg.DB.UpsertRun(context.WithoutCancel(ctx), row)
+	}
+	return err
+}
+
+// cancelPaused ends a paused run CANCELLED without running anything.
+func (w *Workflow) cancelPaused(ctx context.Context, out *run.Output, reason string) (*run.Output, error) {
+	// Registered like a run, so a continue of the same run cannot go on
+	// meanwhile; then the run must still be PAUSED.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(context.Canceled)
+	ctx, unregister, err := run.DefaultRegistry().Begin(ctx, run.Registration{RunID: out.RunID, Component: w.Component(), UserID: out.UserID}, cancel)
+	if err != nil {
+		return nil, err
+	}
+	defer unregister()
+	if row, err := w.cfg.DB.GetRun(ctx, out.RunID); err != nil {
+		return nil, err
+	} else if row.Status != run.StatusPaused {
+		return nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, out.RunID, row.Status)
+	}
+	out.Status, out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = run.StatusCancelled, nil, nil, "", ""
+	out.Content, out.ContentType, out.UpdatedAt = fmt.Sprintf("run %s was cancelled: %s", out.RunID, reason), "str", time.Now().Unix()
+	delete(out.Extra, journalKey)
+	row, err := db.RunFromOutput(out)
+	if err == nil {
+		_, err = w.cfg.DB.UpsertRun(context.WithoutCancel(ctx), row)
+	}
+	return out, err
+}

@@ -1,0 +1,168 @@
+package workflow
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// journalKey is the run_data member a paused run keeps its journal in. Agno
+// drops members its WorkflowRunOutput does not declare, so a Python reader
+// reads the run as usual.
+const journalKey = "agentry_workflow_journal"
+
+// journal is what a paused run has done and decided, so continuing it
+// replays the step tree to where it stopped instead of running anything
+// twice: completed step outputs, outputs waiting for review, the
+// decisions of conditions, routers and loop end conditions, and the
+// answers people gave. Keys are step ids (paths such as "2.i0.1").
+type journal struct {
+	mu        sync.Mutex
+	Done      map[string]run.StepOutput      `json:"done,omitempty"`
+	Review    map[string]run.StepOutput      `json:"review,omitempty"`
+	Decisions map[string]string              `json:"decisions,omitempty"`
+	Answers   map[string]run.StepRequirement `json:"answers,omitempty"`
+	Retries   map[string]int                 `json:"retries,omitempty"`
+	// Skip marks steps whose pause timed out with on_timeout skip.
+	Skip map[string]bool `json:"skip,omitempty"`
+	// answered are the answers of this continue (not stored).
+	answered []run.StepRequirement
+}
+
+func answerKey(path string, post bool) string {
+	if post {
+		return path + "#review"
+	}
+	return path
+}
+
+func (j *journal) done(path string) (run.StepOutput, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	o, ok := j.Done[path]
+	return o, ok
+}
+
+func (j *journal) complete(path string, o run.StepOutput) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Done == nil {
+		j.Done = map[string]run.StepOutput{}
+	}
+	j.Done[path] = o
+}
+
+func (j *journal) reviewing(path string) (run.StepOutput, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	o, ok := j.Review[path]
+	return o, ok
+}
+
+func (j *journal) keepReview(path string, o run.StepOutput) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Review == nil {
+		j.Review = map[string]run.StepOutput{}
+	}
+	j.Review[path] = o
+}
+
+func (j *journal) dropReview(path string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.Review, path)
+}
+
+func (j *journal) decision(key string) (string, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	d, ok := j.Decisions[key]
+	return d, ok
+}
+
+func (j *journal) decide(key, v string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Decisions == nil {
+		j.Decisions = map[string]string{}
+	}
+	j.Decisions[key] = v
+}
+
+// answer returns the answer for the pause at path (post: after the step
+// ran). A pause that timed out with on_timeout skip answers "rejected".
+func (j *journal) answer(path string, post bool) (run.StepRequirement, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	a, ok := j.Answers[answerKey(path, post)]
+	if ok && a.Confirmed == nil && !a.RequiresRouteSelection && !a.RequiresUserInput {
+		return a, false
+	}
+	return a, ok
+}
+
+func (j *journal) setAnswer(a run.StepRequirement) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Answers == nil {
+		j.Answers = map[string]run.StepRequirement{}
+	}
+	a.StepOutput = nil // kept in Review; not twice
+	j.Answers[answerKey(a.StepID, a.IsPostExecution)] = a
+}
+
+func (j *journal) forget(path string, post bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.Answers, answerKey(path, post))
+}
+
+func (j *journal) skipped(path string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.Skip[path]
+}
+
+func (j *journal) markSkip(path string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Skip == nil {
+		j.Skip = map[string]bool{}
+	}
+	j.Skip[path] = true
+}
+
+func (j *journal) retries(path string) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.Retries[path]
+}
+
+func (j *journal) retried(path string, n int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Retries == nil {
+		j.Retries = map[string]int{}
+	}
+	j.Retries[path] = n
+}
+
+// comparePaths orders step ids in execution order ("2" < "10", "1.i1" < "1.i2").
+func comparePaths(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] == bs[i] {
+			continue
+		}
+		x, errx := strconv.Atoi(strings.TrimPrefix(as[i], "i"))
+		y, erry := strconv.Atoi(strings.TrimPrefix(bs[i], "i"))
+		if errx == nil && erry == nil {
+			return x - y
+		}
+		return strings.Compare(as[i], bs[i])
+	}
+	return len(as) - len(bs)
+}
