@@ -160,17 +160,7 @@ func (st *state) pauseForTools(pcs []pendingCall) bool {
 	if waiting == nil {
 		return false
 	}
-	st.out.Status = run.StatusPaused
-	st.finalize()
-	st.out.Requirements = reqs
-	if !st.sink.on() {
-		st.persist()
-		return true
-	}
-	e := st.ev(run.EventRunPaused)
-	e.Tools = waiting
-	e.Requirements = reqs
-	st.terminal(e)
+	st.pause(waiting, reqs)
 	return true
 }
 

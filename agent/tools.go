@@ -324,19 +324,25 @@ func (st *state) pauseIfNeeded(calls []model.ToolCall) bool {
 		}
 		st.out.Tools = append(st.out.Tools, ex)
 	}
+	st.pause(waiting, reqs)
+	return true
+}
+
+// pause ends the run PAUSED on reqs, the requirements of the waiting tool
+// executions: stored, or reported by a RunPaused event to a live consumer.
+func (st *state) pause(waiting []run.ToolExecution, reqs []run.Requirement) {
 	st.out.Requirements = reqs
 	st.out.Status = run.StatusPaused
 	st.finalize()
 	st.out.Requirements = reqs
 	if !st.sink.on() {
 		st.persist()
-		return true
+		return
 	}
 	e := st.ev(run.EventRunPaused)
 	e.Tools = waiting
 	e.Requirements = reqs
 	st.terminal(e)
-	return true
 }
 
 func hitl(d *tool.Definition) bool {
