@@ -174,6 +174,9 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 	}
 	e := x.ev(run.EventWorkflowPaused)
 	e.StepRequirements, e.PausedStepIndex, e.PausedStepName = reqs, out.PausedStepIndex, out.PausedStepName
+	// Agno's WorkflowPausedEvent has status "PAUSED"; the event's one
+	// "status" member is the embedded TaskEvent's.
+	e.TaskEvent = &run.TaskEvent{Status: string(run.StatusPaused)}
 	if err != nil {
 		e = x.ev(run.EventWorkflowError)
 		e.Content, e.ErrorType = "storage error: the workflow run could not be saved", "StorageError"
