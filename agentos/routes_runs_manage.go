@@ -235,17 +235,21 @@ func (s *Server) ownsFlight(ctx context.Context, userID string) bool {
 	return actAs(ctx, "").owns(userID)
 }
 
-// continueRequest is a decoded POST …/runs/{run_id}/continue form.
+// continueRequest is a decoded POST …/runs/{run_id}/continue form: tools
+// and requirements continue an agent or team run, step_requirements a
+// workflow run.
 type continueRequest struct {
-	Tools        []run.ToolExecution
-	Requirements []run.Requirement
-	SessionID    string
-	UserID       string
-	Stream       bool
+	Tools            []run.ToolExecution
+	Requirements     []run.Requirement
+	StepRequirements []run.StepRequirement
+	SessionID        string
+	UserID           string
+	Stream           bool
 }
 
-// decodeContinueForm reads the continue form (multipart or urlencoded): tools
-// or requirements as JSON arrays, session_id, user_id, stream (default true).
+// decodeContinueForm reads the continue form (multipart or urlencoded): tools,
+// requirements or step_requirements as JSON arrays, session_id, user_id,
+// stream (default true).
 // Other fields are ignored; files are refused.
 func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 	var lim formLimits
@@ -266,6 +270,8 @@ func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 			err = formArray(name, v, &req.Tools)
 		case "requirements":
 			err = formArray(name, v, &req.Requirements)
+		case "step_requirements":
+			err = formArray(name, v, &req.StepRequirements)
 		case "session_id":
 			req.SessionID, err = formID(name, v)
 		case "user_id":

@@ -9,47 +9,6 @@ import (
 	"github.com/agentryhq/agentry/workflow"
 )
 
-// workflowContinueRequest is a decoded POST
-// /workflows/{workflow_id}/runs/{run_id}/continue form (AgentOS's:
-// step_requirements as a JSON array, session_id, user_id, stream).
-type workflowContinueRequest struct {
-	StepRequirements []run.StepRequirement
-	SessionID        string
-	UserID           string
-	Stream           bool
-}
-
-func decodeWorkflowContinueForm(r *http.Request) (*workflowContinueRequest, error) {
-	var lim formLimits
-	lim.fill()
-	fields := map[string]string{}
-	var files runRequest
-	if err := readFormBody(r, lim, fields, &files); err != nil {
-		return nil, err
-	}
-	if len(files.Files) > 0 {
-		return nil, errorf(http.StatusUnprocessableEntity, "continuing a run takes no files")
-	}
-	req := &workflowContinueRequest{Stream: true}
-	var err error
-	for name, v := range fields {
-		switch name {
-		case "step_requirements":
-			err = formArray(name, v, &req.StepRequirements)
-		case "session_id":
-			req.SessionID, err = formID(name, v)
-		case "user_id":
-			req.UserID, err = formID(name, v)
-		case "stream":
-			req.Stream, err = formBool(name, v, true)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return req, nil
-}
-
 // continueWorkflowRun is POST /workflows/{workflow_id}/runs/{run_id}/continue:
 // it continues a PAUSED workflow run with the answers in step_requirements
 // (confirmed true/false with rejection_feedback, user_input, selected_choices,
@@ -60,7 +19,7 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 	if !ok {
 		return s.continueUnsupported(w, r, t)
 	}
-	req, err := decodeWorkflowContinueForm(r)
+	req, err := decodeContinueForm(r)
 	if err != nil {
 		return err
 	}
