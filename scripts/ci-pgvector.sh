@@ -13,7 +13,9 @@ mkdir -p "$CACHE"
 cd "$CACHE"
 if [ ! -f pgvector_0.8.0.orig.tar.gz ]; then
 	src=$(mktemp)
-	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+	# One-line format: apt reads Dir::Etc::sourcelist as a .list file (a
+	# deb822 stanza there fails with "Type 'Types:' is not known").
+	printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main\n' >"$src"
 	opts=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=/dev/null -o "Dir::Etc::sourcelist=$src" -o "Dir::State::Lists=$CACHE/lists")
 	mkdir -p "$CACHE/lists/partial"
 	apt-get "${opts[@]}" update -q
