@@ -73,7 +73,7 @@ func (t *Team) delegate(ctx context.Context, in delegateArgs) (string, error) {
 	if t.forwarding(ctx) {
 		emit = func(e run.Event) { agent.Emit(ctx, e) }
 	}
-	out, err := t.runMember(ctx, mi, in.Task, emit)
+	out, err := t.runMember(ctx, mi, in.Task, "", emit)
 	if err != nil {
 		return "", err
 	}
@@ -110,41 +110,11 @@ func memberRequirements(mi *memberInfo, out *run.Output) []run.Requirement {
 // call's goroutine, one at a time.
 func (t *Team) delegateAll(ctx context.Context, in delegateAllArgs) (string, error) {
 	results := make([]memberResult, len(t.order))
-	var events chan run.Event
-	if t.forwarding(ctx) {
-		events = make(chan run.Event)
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, mi := range t.order {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var emit func(run.Event)
-			if events != nil {
-				emit = func(e run.Event) {
-					select {
-					case events <- e:
-					case <-done:
-					}
-				}
-			}
-			out, err := t.runMember(ctx, mi, in.Task, emit)
-			results[i] = memberResult{out, err}
-		}()
-	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-wait:
-	for {
-		select {
-		case e := <-events:
-			agent.Emit(ctx, e)
-		case <-finished:
-			break wait
-		}
-	}
-	close(done)
+	t.fanOut(ctx, len(t.order), func(i int, emit func(run.Event)) {
+		mi := t.order[i]
+		out, err := t.runMember(ctx, mi, in.Task, mi.id, emit)
+		results[i] = memberResult{out, err}
+	})
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -166,6 +136,42 @@ wait:
 		return "", errors.Join(errs...)
 	}
 	return b.String(), nil
+}
+
+// fanOut calls fn(i, emit) for i in [0, n) concurrently and returns when
+// all returned. emit (nil when member events are not forwarded) hands a
+// member event to this call's goroutine, which forwards them one at a time
+// (agent.Emit) as they come.
+func (t *Team) fanOut(ctx context.Context, n int, fn func(i int, emit func(run.Event))) {
+	var events chan run.Event
+	if t.forwarding(ctx) {
+		events = make(chan run.Event)
+	}
+	done := make(chan struct{})
+	var emit func(run.Event)
+	if events != nil {
+		emit = func(e run.Event) {
+			select {
+			case events <- e:
+			case <-done:
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(i, emit) })
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for {
+		select {
+		case e := <-events:
+			agent.Emit(ctx, e)
+		case <-finished:
+			close(done)
+			return
+		}
+	}
 }
 
 type memberResult struct {
@@ -198,7 +204,12 @@ func (t *Team) forwarding(ctx context.Context) bool {
 // runMember runs (or, when the team run is being continued, continues) one
 // member as a member run of the team run: same session and user, parent run
 // the team run's. The member's events go to emit when it is set.
-func (t *Team) runMember(ctx context.Context, mi *memberInfo, task string, emit func(run.Event)) (*run.Output, error) {
+//
+// sub tells the member runs of one delegation call apart (the member id of
+// a broadcast, the task id of a parallel task; "" for one member): in a
+// durable team run the member run's id derives from the call and sub, and
+// its steps are journaled with the team run's (see memberJournal).
+func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, emit func(run.Event)) (*run.Output, error) {
 	rc, ok := agent.FromContext(ctx)
 	if !ok {
 		return nil, errors.New("team: delegation tool called outside a team run")
@@ -206,6 +217,19 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task string, emit 
 	opts := []agent.RunOption{agent.WithSessionID(rc.SessionID), agent.WithUserID(rc.UserID), agent.WithParentRunID(rc.RunID), memberStorage(rc)}
 	if rc.Dependencies != nil {
 		opts = append(opts, agent.WithDependencies(rc.Dependencies))
+	}
+	if rc.Journal != nil {
+		if step := run.IdempotencyKey(ctx); step != "" {
+			opts = append(opts, agent.WithRunID(memberRunID(step, sub)), agent.WithJournal(journalFor(rc), rc.Attempt))
+		}
+	}
+	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok && c.sem != nil {
+		select {
+		case c.sem <- struct{}{}:
+			defer func() { <-c.sem }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if emit != nil {
 		opts = append(opts, agent.WithEventFunc(emit))
@@ -255,7 +279,7 @@ func (t *Team) prompt() string {
 	case ModeBroadcast:
 		b.WriteString("You are the leader of a team of AI agents. Send the user's request to every member at once with the " + ToolDelegateAll + " tool, then answer the user from all their answers.\n\n")
 	case ModeTasks:
-		b.WriteString("You are the leader of a team of AI agents working from a task list. Break the user's goal into tasks with " + toolCreateTask + ", run each with " + toolExecuteTask + " (it goes to a member), track them with " + toolUpdateTask + " and " + toolListTasks + ", and call " + toolMarkComplete + " with a summary when the goal is reached.\n\n")
+		b.WriteString("You are the leader of a team of AI agents working from a task list. Break the user's goal into tasks with " + toolCreateTask + ", run each with " + toolExecuteTask + " (it goes to a member) or several independent ones at once with " + toolExecuteTasks + ", track them with " + toolUpdateTask + " and " + toolListTasks + ", and call " + toolMarkComplete + " with a summary when the goal is reached.\n\n")
 	default:
 		b.WriteString("You are the leader of a team of AI agents. You cannot do the members' work yourself: delegate tasks to the members best suited to them with the " + ToolDelegate + " tool, read their answers, then answer the user.\n\n")
 	}

@@ -58,6 +58,12 @@ type Config struct {
 	RespondDirectly bool
 	// MaxIterations bounds the leader's iterations in tasks mode (default 10).
 	MaxIterations int
+	// MaxConcurrentMembers bounds how many member runs of one team run
+	// execute at once: the members of a broadcast (delegate_task_to_members),
+	// the tasks of one execute_tasks_parallel call, and delegations the
+	// leader makes in one turn. 0 (the default) is no bound, as in Agno;
+	// 1 runs them one after another. Negative is an error.
+	MaxConcurrentMembers int
 	// StreamMemberEvents: nil or true forwards the member runs' events on the
 	// team's stream (Agno's stream_member_events, default true); false keeps
 	// them off it.
@@ -125,6 +131,9 @@ func New(cfg Config) (*Team, error) {
 	mode, err := ParseMode(string(cfg.Mode))
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MaxConcurrentMembers < 0 {
+		return nil, fmt.Errorf("team: Config.MaxConcurrentMembers is %d; want 0 (no bound) or more", cfg.MaxConcurrentMembers)
 	}
 	cfg.Mode = mode
 	t := &Team{members: make(map[string]*memberInfo, len(cfg.Members)+len(cfg.Teams)), depth: 1}
@@ -254,6 +263,8 @@ func (t *Team) CancelRun(runID string) bool { return t.leader.CancelRun(runID) }
 // collector gathers the member runs of one team run, in the order they
 // finished; a continued member run replaces its paused version.
 type collector struct {
+	// sem bounds the member runs running at once (MaxConcurrentMembers).
+	sem  chan struct{}
 	mu   sync.Mutex
 	runs []json.RawMessage
 	ids  []string
@@ -263,6 +274,9 @@ type collectorKey struct{ t *Team }
 
 func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (context.Context, *collector) {
 	c := &collector{}
+	if n := t.cfg.MaxConcurrentMembers; n > 0 {
+		c.sem = make(chan struct{}, n)
+	}
 	for _, raw := range prior {
 		var head struct {
 			RunID string `json:"run_id"`
