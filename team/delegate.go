@@ -28,37 +28,78 @@ type delegateAllArgs struct {
 	Task string `json:"task" jsonschema:"a clear description of the task for every member"`
 }
 
-// tools are the leader's tools for the team's mode.
-func (t *Team) tools() ([]tool.Tool, error) {
-	if t.cfg.Mode == ModeTasks {
-		return t.taskTools()
+// The leader's tools are built once per process, not per team: their
+// functions find the team whose leader calls them in the run's context
+// (runningTeam), so New only picks the set for the mode.
+
+type runningTeamKey struct{}
+
+// runningTeam is the team whose leader's tool call ctx belongs to (the
+// innermost team run: a member team's run shadows its parent's).
+func runningTeam(ctx context.Context) (*Team, error) {
+	t, ok := ctx.Value(runningTeamKey{}).(*Team)
+	if !ok {
+		return nil, errors.New("team: a team tool was called outside a team run")
 	}
-	var tools []tool.Tool
-	if t.cfg.Mode != ModeBroadcast {
-		one, err := tool.Func(tool.FuncConfig{
-			Name:          ToolDelegate,
-			Description:   "Delegate a task to one member of the team and get its answer back.",
-			StopAfterCall: t.cfg.Mode == ModeRoute || t.cfg.RespondDirectly,
-			HonorsCancel:  true,
-		}, t.delegate)
+	return t, nil
+}
+
+// teamTool makes a leader tool that calls method on the running team.
+func teamTool[In any](cfg tool.FuncConfig, method func(*Team, context.Context, In) (string, error)) tool.Tool {
+	cfg.HonorsCancel = true
+	return tool.MustFunc(cfg, func(ctx context.Context, in In) (string, error) {
+		t, err := runningTeam(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("team: %w", err)
+			return "", err
 		}
-		tools = append(tools, one)
+		return method(t, ctx, in)
+	})
+}
+
+// toolSets are the leader's tool lists: [mode tasks], or for the other
+// modes indexed by (delegate one, stop after it, delegate to all, stop after
+// it). Each list is full (len == cap) so that appending copies it.
+var toolSets = sync.OnceValue(func() map[toolSetKey][]tool.Tool {
+	sets := map[toolSetKey][]tool.Tool{}
+	tasks := []tool.Tool{
+		teamTool(tool.FuncConfig{Name: toolCreateTask, Description: "Create a new task for the team to work on."}, (*Team).createTask),
+		teamTool(tool.FuncConfig{Name: toolUpdateTask, Description: "Update the status of a task. Use it to mark tasks you handle yourself as completed."}, (*Team).updateTask),
+		teamTool(tool.FuncConfig{Name: toolListTasks, Description: "List all tasks with their status, assignees and dependencies."}, (*Team).listTasks),
+		teamTool(tool.FuncConfig{Name: toolExecuteTask, Description: "Execute a task by delegating it to a member; the member gets the task's title and description and its result is recorded on the task."}, (*Team).executeTask),
+		teamTool(tool.FuncConfig{Name: toolExecuteTasks, Description: "Execute several independent tasks at once, each by its assigned member; all results come back together, in the order given."}, (*Team).executeTasksParallel),
+		teamTool(tool.FuncConfig{Name: toolAddNote, Description: "Add a note to a task to track progress or pass on context."}, (*Team).addNote),
+		teamTool(tool.FuncConfig{Name: toolMarkComplete, Description: "Signal that the overall goal has been achieved. Call it when all tasks are done."}, (*Team).markComplete),
+	}
+	sets[toolSetKey{tasks: true}] = tasks[:len(tasks):len(tasks)]
+	for _, stopOne := range []bool{false, true} {
+		for _, stopAll := range []bool{false, true} {
+			one := teamTool(tool.FuncConfig{Name: ToolDelegate,
+				Description: "Delegate a task to one member of the team and get its answer back.", StopAfterCall: stopOne}, (*Team).delegate)
+			all := teamTool(tool.FuncConfig{Name: ToolDelegateAll,
+				Description: "Delegate the same task to every member of the team at once and get all their answers back.", StopAfterCall: stopAll}, (*Team).delegateAll)
+			sets[toolSetKey{one: true, stopOne: stopOne}] = []tool.Tool{one}
+			sets[toolSetKey{all: true, stopAll: stopAll}] = []tool.Tool{all}
+			sets[toolSetKey{one: true, stopOne: stopOne, all: true, stopAll: stopAll}] = []tool.Tool{one, all}
+		}
+	}
+	return sets
+})
+
+type toolSetKey struct{ tasks, one, stopOne, all, stopAll bool }
+
+// tools are the leader's tools for the team's mode (shared, read-only).
+func (t *Team) tools() []tool.Tool {
+	if t.cfg.Mode == ModeTasks {
+		return toolSets()[toolSetKey{tasks: true}]
+	}
+	var k toolSetKey
+	if t.cfg.Mode != ModeBroadcast {
+		k.one, k.stopOne = true, t.cfg.Mode == ModeRoute || t.cfg.RespondDirectly
 	}
 	if t.cfg.Mode == ModeBroadcast || t.cfg.DelegateToAllMembers {
-		all, err := tool.Func(tool.FuncConfig{
-			Name:          ToolDelegateAll,
-			Description:   "Delegate the same task to every member of the team at once and get all their answers back.",
-			StopAfterCall: t.cfg.RespondDirectly,
-			HonorsCancel:  true,
-		}, t.delegateAll)
-		if err != nil {
-			return nil, fmt.Errorf("team: %w", err)
-		}
-		tools = append(tools, all)
+		k.all, k.stopAll = true, t.cfg.RespondDirectly
 	}
-	return tools, nil
+	return toolSets()[k]
 }
 
 // delegate runs one member in the team run's session, as a member run of it.
@@ -270,41 +311,71 @@ func (t *Team) memberIDs() []string {
 
 // prompt is the leader's team prompt (after Description and Instructions):
 // who the members are and how to work with them in the team's mode, in the
-// spirit of Agno's system message.
+// spirit of Agno's system message. It is built in one allocation (New runs
+// it on every construction).
 func (t *Team) prompt() string {
-	var b strings.Builder
+	var intro string
 	switch t.cfg.Mode {
 	case ModeRoute:
-		b.WriteString("You are the router of a team of AI agents. Pick the one member best suited to the user's request and send it the request with the " + ToolDelegate + " tool; its answer is given to the user as is.\n\n")
+		intro = promptRoute
 	case ModeBroadcast:
-		b.WriteString("You are the leader of a team of AI agents. Send the user's request to every member at once with the " + ToolDelegateAll + " tool, then answer the user from all their answers.\n\n")
+		intro = promptBroadcast
 	case ModeTasks:
-		b.WriteString("You are the leader of a team of AI agents working from a task list. Break the user's goal into tasks with " + toolCreateTask + ", run each with " + toolExecuteTask + " (it goes to a member) or several independent ones at once with " + toolExecuteTasks + ", track them with " + toolUpdateTask + " and " + toolListTasks + ", and call " + toolMarkComplete + " with a summary when the goal is reached.\n\n")
+		intro = promptTasks
 	default:
-		b.WriteString("You are the leader of a team of AI agents. You cannot do the members' work yourself: delegate tasks to the members best suited to them with the " + ToolDelegate + " tool, read their answers, then answer the user.\n\n")
+		intro = promptCoordinate
 	}
-	b.WriteString("<team_members>\n")
-	for _, mi := range t.order {
-		fmt.Fprintf(&b, "- member_id: %s\n", mi.id)
-		if mi.name != "" {
-			fmt.Fprintf(&b, "  name: %s\n", mi.name)
-		}
-		if mi.description != "" {
-			fmt.Fprintf(&b, "  role: %s\n", mi.description)
-		}
-		for _, s := range mi.tools {
-			fmt.Fprintf(&b, "  tool: %s\n", s)
-		}
-	}
-	b.WriteString("</team_members>\n\n<how_to_respond>\n")
-	b.WriteString("- Give each member a complete task: it does not see the conversation.\n")
+	var askAll, check, answer string
 	if t.cfg.Mode == ModeCoordinate && t.cfg.DelegateToAllMembers {
-		b.WriteString("- Use " + ToolDelegateAll + " to ask every member at once.\n")
+		askAll = promptAskAll
 	}
 	if t.cfg.Mode == ModeCoordinate {
-		b.WriteString("- Check the members' answers; delegate again if they are not good enough.\n")
-		b.WriteString("- Answer the user yourself, from the members' answers.\n")
+		check, answer = promptCheck, promptAnswer
 	}
-	b.WriteString("</how_to_respond>")
+	var b strings.Builder
+	size := 0
+	// Pass 0 counts the bytes, pass 1 writes them into one allocation.
+	for pass := range 2 {
+		w := func(ss ...string) {
+			for _, s := range ss {
+				if pass == 0 {
+					size += len(s)
+				} else {
+					b.WriteString(s)
+				}
+			}
+		}
+		if pass == 1 {
+			b.Grow(size)
+		}
+		w(intro, "<team_members>\n")
+		for _, mi := range t.order {
+			w("- member_id: ", mi.id, "\n")
+			if mi.name != "" {
+				w("  name: ", mi.name, "\n")
+			}
+			if mi.description != "" {
+				w("  role: ", mi.description, "\n")
+			}
+			if mi.agent != nil {
+				for _, s := range mi.agent.Tools() {
+					w("  tool: ", s.Name, "\n")
+				}
+			}
+		}
+		w("</team_members>\n\n<how_to_respond>\n", promptComplete)
+		w(askAll, check, answer, "</how_to_respond>")
+	}
 	return b.String()
 }
+
+const (
+	promptRoute      = "You are the router of a team of AI agents. Pick the one member best suited to the user's request and send it the request with the " + ToolDelegate + " tool; its answer is given to the user as is.\n\n"
+	promptBroadcast  = "You are the leader of a team of AI agents. Send the user's request to every member at once with the " + ToolDelegateAll + " tool, then answer the user from all their answers.\n\n"
+	promptTasks      = "You are the leader of a team of AI agents working from a task list. Break the user's goal into tasks with " + toolCreateTask + ", run each with " + toolExecuteTask + " (it goes to a member) or several independent ones at once with " + toolExecuteTasks + ", track them with " + toolUpdateTask + " and " + toolListTasks + ", and call " + toolMarkComplete + " with a summary when the goal is reached.\n\n"
+	promptCoordinate = "You are the leader of a team of AI agents. You cannot do the members' work yourself: delegate tasks to the members best suited to them with the " + ToolDelegate + " tool, read their answers, then answer the user.\n\n"
+	promptComplete   = "- Give each member a complete task: it does not see the conversation.\n"
+	promptAskAll     = "- Use " + ToolDelegateAll + " to ask every member at once.\n"
+	promptCheck      = "- Check the members' answers; delegate again if they are not good enough.\n"
+	promptAnswer     = "- Answer the user yourself, from the members' answers.\n"
+)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
-	"github.com/agentryhq/agentry/tool"
 )
 
 // Tasks mode: the leader's task list tools (Agno's names) and its iterations.
@@ -269,40 +268,6 @@ type addNoteArgs struct {
 
 type markCompleteArgs struct {
 	Summary string `json:"summary" jsonschema:"a summary of the work done and the final outcome"`
-}
-
-func (t *Team) taskTools() ([]tool.Tool, error) {
-	var tools []tool.Tool
-	for _, mk := range []func() (tool.Tool, error){
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolCreateTask, Description: "Create a new task for the team to work on.", HonorsCancel: true}, t.createTask)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolUpdateTask, Description: "Update the status of a task. Use it to mark tasks you handle yourself as completed.", HonorsCancel: true}, t.updateTask)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolListTasks, Description: "List all tasks with their status, assignees and dependencies.", HonorsCancel: true}, t.listTasks)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolExecuteTask, Description: "Execute a task by delegating it to a member; the member gets the task's title and description and its result is recorded on the task.", HonorsCancel: true}, t.executeTask)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolExecuteTasks, Description: "Execute several independent tasks at once, each by its assigned member; all results come back together, in the order given.", HonorsCancel: true}, t.executeTasksParallel)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolAddNote, Description: "Add a note to a task to track progress or pass on context.", HonorsCancel: true}, t.addNote)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolMarkComplete, Description: "Signal that the overall goal has been achieved. Call it when all tasks are done.", HonorsCancel: true}, t.markComplete)
-		},
-	} {
-		tl, err := mk()
-		if err != nil {
-			return nil, fmt.Errorf("team: %w", err)
-		}
-		tools = append(tools, tl)
-	}
-	return tools, nil
 }
 
 func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error) {

@@ -107,7 +107,7 @@ type member interface {
 // memberInfo is one member and what the leader's prompt says of it.
 type memberInfo struct {
 	id, name, description string
-	tools                 []string
+	agent                 *agent.Agent // nil for a member team; its tools are listed
 	r                     member
 }
 
@@ -136,24 +136,25 @@ func New(cfg Config) (*Team, error) {
 		return nil, fmt.Errorf("team: Config.MaxConcurrentMembers is %d; want 0 (no bound) or more", cfg.MaxConcurrentMembers)
 	}
 	cfg.Mode = mode
-	t := &Team{members: make(map[string]*memberInfo, len(cfg.Members)+len(cfg.Teams)), depth: 1}
-	add := func(mi *memberInfo) error {
+	n := len(cfg.Members) + len(cfg.Teams)
+	// One allocation for the members' infos, one for their order.
+	infos := make([]memberInfo, 0, n)
+	t := &Team{members: make(map[string]*memberInfo, n), order: make([]*memberInfo, 0, n), depth: 1}
+	add := func(mi memberInfo) error {
 		if _, dup := t.members[mi.id]; dup {
 			return fmt.Errorf("team: two members share id %q; member ids must be unique", mi.id)
 		}
-		t.members[mi.id] = mi
-		t.order = append(t.order, mi)
+		infos = append(infos, mi)
+		p := &infos[len(infos)-1]
+		t.members[mi.id] = p
+		t.order = append(t.order, p)
 		return nil
 	}
 	for i, m := range cfg.Members {
 		if m == nil {
 			return nil, fmt.Errorf("team: Members[%d] is nil", i)
 		}
-		mi := &memberInfo{id: m.ID(), name: m.Name(), description: m.Config().Description, r: m}
-		for _, s := range m.Tools() {
-			mi.tools = append(mi.tools, s.Name)
-		}
-		if err := add(mi); err != nil {
+		if err := add(memberInfo{id: m.ID(), name: m.Name(), description: m.Config().Description, agent: m, r: m}); err != nil {
 			return nil, err
 		}
 	}
@@ -165,17 +166,16 @@ func New(cfg Config) (*Team, error) {
 			return nil, fmt.Errorf("%w: member team %q nests %d levels, the limit is %d (MaxNestingDepth)", ErrNestingTooDeep, sub.ID(), sub.depth+1, MaxNestingDepth)
 		}
 		t.depth = max(t.depth, sub.depth+1)
-		if err := add(&memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub}); err != nil {
+		if err := add(memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub}); err != nil {
 			return nil, err
 		}
 	}
 	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
 	t.cfg = cfg
-	tools, err := t.tools()
-	if err != nil {
-		return nil, err
+	tools := t.tools()
+	if len(cfg.Tools) > 0 {
+		tools = append(tools, cfg.Tools...) // the shared list is full: this copies
 	}
-	tools = append(tools, cfg.Tools...)
 	var iterate *agent.Iteration
 	if cfg.Mode == ModeTasks {
 		iterate = t.iteration()
@@ -273,6 +273,7 @@ type collector struct {
 type collectorKey struct{ t *Team }
 
 func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (context.Context, *collector) {
+	ctx = context.WithValue(ctx, runningTeamKey{}, t)
 	c := &collector{}
 	if n := t.cfg.MaxConcurrentMembers; n > 0 {
 		c.sem = make(chan struct{}, n)
