@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
@@ -221,4 +223,61 @@ func (g gaugeModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*m
 	time.Sleep(20 * time.Millisecond)
 	g.running.Add(-1)
 	return g.Model.Stream(ctx, req)
+}
+
+// TestTasksParallel_PauseOfOneTaskContinuedAfterRestart: one task's member
+// pauses for a confirmation while the other completes; the team run is
+// stored PAUSED; continued from the database by a team built anew, only the
+// paused member goes on, the completed task is reported, not run again.
+func TestTasksParallel_PauseOfOneTaskContinuedAfterRestart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "agentry.db")
+	var ran int32
+	echo := &recorder{Model: scripted.Reply("echo ready")}
+	build := func(d *db.DB) *Team {
+		helper := mustAgent(t, agent.Config{ID: "echo", Name: "Echo", Model: echo, DB: d})
+		leader := script(
+			match("ship", call(toolCreateTask, map[string]any{"title": "Warm up", "assignee": "echo"})),
+			match("ship", call(toolCreateTask, map[string]any{"title": "Deploy", "assignee": "ops"})),
+			match("ship", call(toolExecuteTasks, map[string]any{"task_ids": []string{"t1", "t2"}})),
+			match("ship", call(toolMarkComplete, map[string]any{"summary": "shipped"})),
+			match("ship", answer("shipped")))
+		return opsTeam(t, d, ModeTasks, &ran, leader, helper)
+	}
+	ctx := context.Background()
+	d1 := openPath(t, path)
+	paused, err := build(d1).Run(ctx, run.TextInput("ship"), agent.WithSessionID("s"))
+	if err != nil || paused.Status != run.StatusPaused || len(paused.Requirements) != 1 || paused.Requirements[0].MemberAgentID != "ops" {
+		t.Fatalf("first leg %+v, %v", paused, err)
+	}
+	d1.Close()
+
+	d2 := openPath(t, path)
+	row, err := d2.GetRun(ctx, paused.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := row.Output()
+	out, err := build(d2).ContinueRun(ctx, stored, agent.WithRequirements(confirmAll(stored.Requirements)))
+	if err != nil || out.Status != run.StatusCompleted || out.Content != "shipped" {
+		t.Fatalf("continued %s %v, %v", out.Status, out.Content, err)
+	}
+	if ran != 1 || len(echo.requests()) != 1 {
+		t.Errorf("deploy ran %d times, echo asked %d times; want once each", ran, len(echo.requests()))
+	}
+	var result string
+	for _, ex := range out.Tools {
+		if ex.ToolName == toolExecuteTasks && ex.Result != "" {
+			result = ex.Result
+		}
+	}
+	if result != "Task [t1] completed. Result: echo ready\nTask [t2] completed. Result: deployed it" {
+		t.Errorf("execute_tasks_parallel result after continue %q", result)
+	}
+	tasks := out.SessionState[taskListKey].(map[string]any)["tasks"].([]any)
+	for _, tk := range tasks {
+		if tk.(map[string]any)["status"] != taskCompleted {
+			t.Errorf("task %v", tk)
+		}
+	}
 }
