@@ -108,8 +108,28 @@ func (m *posModel) repeated() map[int]int {
 // the team run completes with the member's answer.
 func TestRun_JournalResumesAMemberAfterItsToolCall(t *testing.T) {
 	t.Parallel()
+	for _, nested := range []bool{false, true} {
+		name := "member agent"
+		if nested {
+			name = "agent of a member team"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			journalCrash(t, nested)
+		})
+	}
+}
+
+// journalCrash is TestRun_JournalResumesAMemberAfterItsToolCall, with the
+// clerk a member of the team or, nested, of its member team "desk".
+func journalCrash(t *testing.T, nested bool) {
 	path := filepath.Join(t.TempDir(), "agentry.db")
-	leader := &posModel{Model: script(call(ToolDelegate, map[string]any{"member_id": "clerk", "task": "take the order"}), answer("the order is placed")), pos: map[int]int{}}
+	first := "clerk"
+	if nested {
+		first = "desk"
+	}
+	leader := &posModel{Model: script(call(ToolDelegate, map[string]any{"member_id": first, "task": "take the order"}), answer("the order is placed")), pos: map[int]int{}}
+	deskLeader := &posModel{Model: script(call(ToolDelegate, map[string]any{"member_id": "clerk", "task": "the order"}), answer("desk: done")), pos: map[int]int{}}
 	member := &posModel{Model: script(
 		scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "c1", Name: "charge"}}},
 		scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "c2", Name: "ship"}}},
@@ -146,7 +166,12 @@ func TestRun_JournalResumesAMemberAfterItsToolCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		clerk := mustAgent(t, agent.Config{ID: "clerk", Model: member, Tools: tools, DB: d})
-		tm := mustTeam(t, Config{ID: "shop", Model: leader, Members: []*agent.Agent{clerk}, DB: d})
+		cfg := Config{ID: "shop", Model: leader, Members: []*agent.Agent{clerk}, DB: d}
+		if nested {
+			desk := mustTeam(t, Config{ID: "desk", Model: deskLeader, Members: []*agent.Agent{clerk}, DB: d})
+			cfg.Members, cfg.Teams = nil, []*Team{desk}
+		}
+		tm := mustTeam(t, cfg)
 		out, err := tm.Run(ctx, run.TextInput("order"), agent.WithRunID("team-crash"), agent.WithSessionID("s"), agent.WithJournal(j, n))
 		return out, d, j, err
 	}
@@ -178,14 +203,21 @@ func TestRun_JournalResumesAMemberAfterItsToolCall(t *testing.T) {
 	if r := leader.repeated(); len(r) != 0 {
 		t.Errorf("leader model requests repeated by turn position: %v", r)
 	}
+	if r := deskLeader.repeated(); len(r) != 0 {
+		t.Errorf("member team leader's model requests repeated by turn position: %v", r)
+	}
 	k1, _ := keys.Load(1)
 	k2, _ := keys.Load(2)
 	if k1 == nil || k1 == "" || k1 != k2 {
 		t.Errorf("ship's idempotency keys %q and %q, want the same", k1, k2)
 	}
 	rows := rowsOf(t, d, "s")
-	if len(rows) != 2 {
-		t.Fatalf("%d rows, want the team run and one member run", len(rows))
+	wantRows, wantSteps := 2, 5
+	if nested {
+		wantRows, wantSteps = 3, 8 // and the desk's 2 model calls and delegation
+	}
+	if len(rows) != wantRows {
+		t.Fatalf("%d rows, want %d (the team run and its member runs)", len(rows), wantRows)
 	}
 	for id, r := range rows {
 		if r.Status != run.StatusCompleted {
@@ -202,7 +234,7 @@ func TestRun_JournalResumesAMemberAfterItsToolCall(t *testing.T) {
 			member2++
 		}
 	}
-	if member2 != 5 {
-		t.Errorf("%d member steps journaled under the team run, want 3 model and 2 tool calls", member2)
+	if member2 != wantSteps {
+		t.Errorf("%d member steps journaled under the team run, want %d", member2, wantSteps)
 	}
 }
