@@ -75,7 +75,12 @@ type Config struct {
 	StoreMemberResponses *bool
 	// Metadata is copied into every team run's metadata.
 	Metadata map[string]any
-	// StoreEvents records the leader's events in the stored team run.
+	// StoreEvents records the leader's events in the stored team run and,
+	// as Agno does, the events forwarded on its stream: the members' (when
+	// the run is streamed and StreamMemberEvents is not false) and the
+	// TeamTask* events, inline in stream order, without content deltas
+	// (RunContent, TeamRunContent, TeamRunIntermediateContent: Agno's default
+	// events_to_skip). Member runs keep their own rows.
 	StoreEvents bool
 	// OffloadToolResults and MediaStorage are the leader's (see
 	// agent.Config): oversized results of the leader's own tools are
