@@ -124,6 +124,10 @@ func TestRun_JournalResumesAMemberAfterItsToolCall(t *testing.T) {
 // clerk a member of the team or, nested, of its member team "desk".
 func journalCrash(t *testing.T, nested bool) {
 	path := filepath.Join(t.TempDir(), "agentry.db")
+	runID := "team-crash" // run ids are unique per process: the subtests run in parallel
+	if nested {
+		runID = "team-crash-nested"
+	}
 	first := "clerk"
 	if nested {
 		first = "desk"
@@ -172,7 +176,7 @@ func journalCrash(t *testing.T, nested bool) {
 			cfg.Members, cfg.Teams = nil, []*Team{desk}
 		}
 		tm := mustTeam(t, cfg)
-		out, err := tm.Run(ctx, run.TextInput("order"), agent.WithRunID("team-crash"), agent.WithSessionID("s"), agent.WithJournal(j, n))
+		out, err := tm.Run(ctx, run.TextInput("order"), agent.WithRunID(runID), agent.WithSessionID("s"), agent.WithJournal(j, n))
 		return out, d, j, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -224,7 +228,7 @@ func journalCrash(t *testing.T, nested bool) {
 			t.Errorf("row %s is %s", id, r.Status)
 		}
 	}
-	steps, err := j.Steps(context.Background(), "team-crash")
+	steps, err := j.Steps(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
