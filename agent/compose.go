@@ -29,9 +29,11 @@ type emitterKey struct{}
 
 // Emit forwards e (an event of another run, such as a member's) to the live
 // stream consumer of the run ctx belongs to: the run's own hooks and tool
-// calls may call it. Forwarded events are neither stored with the run nor
-// renamed. It reports false, doing nothing, when nobody reads the run's
-// stream. Safe for concurrent use by the run's tool calls.
+// calls may call it. Forwarded events are not renamed; with StoreEvents they
+// are stored with the run's events (content deltas excepted), in stream
+// order, as Agno stores a team's member events. It reports false, doing
+// nothing, when nobody reads the run's stream. Safe for concurrent use by
+// the run's tool calls.
 func Emit(ctx context.Context, e run.Event) bool {
 	em, ok := ctx.Value(emitterKey{}).(*emitter)
 	if !ok {
@@ -41,7 +43,7 @@ func Emit(ctx context.Context, e run.Event) bool {
 		if !em.st.sink.live() {
 			return false
 		}
-		em.st.send(e)
+		em.st.forward(e)
 		return true
 	}
 	select {

@@ -44,6 +44,19 @@ func (st *state) record(e run.Event) {
 	}
 }
 
+// forward delivers an event of another run (a member's, Emit) on the run's
+// stream and, with StoreEvents, keeps it in the run's stored events as
+// Agno's team does (handle_event with its default events_to_skip): content
+// deltas are not stored. Runs on the run's goroutine.
+func (st *state) forward(e run.Event) {
+	switch e.Event {
+	case run.EventRunContent, run.TeamEvent(run.EventRunContent), run.TeamEvent(run.EventRunIntermediateContent):
+	default:
+		st.record(e)
+	}
+	st.send(e)
+}
+
 // send delivers e to a live stream consumer and the debug trace.
 func (st *state) send(e run.Event) {
 	if st.sink.debug != nil {

@@ -113,6 +113,11 @@ type RunContext struct {
 	// members); nil when off.
 	Offloader    *offload.Offloader
 	MediaStorage media.Storage
+	// Journal and Attempt are the run's WithJournal (nil when the run is
+	// not durable), for the runs it starts: a team journals its members'
+	// steps in the same journal.
+	Journal run.Journal
+	Attempt int
 }
 
 type runContextKey struct{}

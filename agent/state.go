@@ -182,6 +182,7 @@ func (st *state) begin(parent context.Context) error {
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
 			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
 			Offloader: st.off, MediaStorage: st.media,
+			Journal: st.opts.journal, Attempt: st.attempt(),
 		})
 	}
 	if st.off != nil {

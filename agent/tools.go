@@ -147,7 +147,7 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 		for n := 0; n < todo; {
 			select {
 			case e := <-events:
-				st.send(e)
+				st.forward(e)
 			case r := <-results:
 				n++
 				pcs[r.i].exec, pcs[r.i].jerr, pcs[r.i].done = r.exec, r.jerr, true

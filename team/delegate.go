@@ -28,37 +28,78 @@ type delegateAllArgs struct {
 	Task string `json:"task" jsonschema:"a clear description of the task for every member"`
 }
 
-// tools are the leader's tools for the team's mode.
-func (t *Team) tools() ([]tool.Tool, error) {
-	if t.cfg.Mode == ModeTasks {
-		return t.taskTools()
+// The leader's tools are built once per process, not per team: their
+// functions find the team whose leader calls them in the run's context
+// (runningTeam), so New only picks the set for the mode.
+
+type runningTeamKey struct{}
+
+// runningTeam is the team whose leader's tool call ctx belongs to (the
+// innermost team run: a member team's run shadows its parent's).
+func runningTeam(ctx context.Context) (*Team, error) {
+	t, ok := ctx.Value(runningTeamKey{}).(*Team)
+	if !ok {
+		return nil, errors.New("team: a team tool was called outside a team run")
 	}
-	var tools []tool.Tool
-	if t.cfg.Mode != ModeBroadcast {
-		one, err := tool.Func(tool.FuncConfig{
-			Name:          ToolDelegate,
-			Description:   "Delegate a task to one member of the team and get its answer back.",
-			StopAfterCall: t.cfg.Mode == ModeRoute || t.cfg.RespondDirectly,
-			HonorsCancel:  true,
-		}, t.delegate)
+	return t, nil
+}
+
+// teamTool makes a leader tool that calls method on the running team.
+func teamTool[In any](cfg tool.FuncConfig, method func(*Team, context.Context, In) (string, error)) tool.Tool {
+	cfg.HonorsCancel = true
+	return tool.MustFunc(cfg, func(ctx context.Context, in In) (string, error) {
+		t, err := runningTeam(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("team: %w", err)
+			return "", err
 		}
-		tools = append(tools, one)
+		return method(t, ctx, in)
+	})
+}
+
+// toolSets are the leader's tool lists: [mode tasks], or for the other
+// modes indexed by (delegate one, stop after it, delegate to all, stop after
+// it). Each list is full (len == cap) so that appending copies it.
+var toolSets = sync.OnceValue(func() map[toolSetKey][]tool.Tool {
+	sets := map[toolSetKey][]tool.Tool{}
+	tasks := []tool.Tool{
+		teamTool(tool.FuncConfig{Name: toolCreateTask, Description: "Create a new task for the team to work on."}, (*Team).createTask),
+		teamTool(tool.FuncConfig{Name: toolUpdateTask, Description: "Update the status of a task. Use it to mark tasks you handle yourself as completed."}, (*Team).updateTask),
+		teamTool(tool.FuncConfig{Name: toolListTasks, Description: "List all tasks with their status, assignees and dependencies."}, (*Team).listTasks),
+		teamTool(tool.FuncConfig{Name: toolExecuteTask, Description: "Execute a task by delegating it to a member; the member gets the task's title and description and its result is recorded on the task."}, (*Team).executeTask),
+		teamTool(tool.FuncConfig{Name: toolExecuteTasks, Description: "Execute several independent tasks at once, each by its assigned member; all results come back together, in the order given."}, (*Team).executeTasksParallel),
+		teamTool(tool.FuncConfig{Name: toolAddNote, Description: "Add a note to a task to track progress or pass on context."}, (*Team).addNote),
+		teamTool(tool.FuncConfig{Name: toolMarkComplete, Description: "Signal that the overall goal has been achieved. Call it when all tasks are done."}, (*Team).markComplete),
+	}
+	sets[toolSetKey{tasks: true}] = tasks[:len(tasks):len(tasks)]
+	for _, stopOne := range []bool{false, true} {
+		for _, stopAll := range []bool{false, true} {
+			one := teamTool(tool.FuncConfig{Name: ToolDelegate,
+				Description: "Delegate a task to one member of the team and get its answer back.", StopAfterCall: stopOne}, (*Team).delegate)
+			all := teamTool(tool.FuncConfig{Name: ToolDelegateAll,
+				Description: "Delegate the same task to every member of the team at once and get all their answers back.", StopAfterCall: stopAll}, (*Team).delegateAll)
+			sets[toolSetKey{one: true, stopOne: stopOne}] = []tool.Tool{one}
+			sets[toolSetKey{all: true, stopAll: stopAll}] = []tool.Tool{all}
+			sets[toolSetKey{one: true, stopOne: stopOne, all: true, stopAll: stopAll}] = []tool.Tool{one, all}
+		}
+	}
+	return sets
+})
+
+type toolSetKey struct{ tasks, one, stopOne, all, stopAll bool }
+
+// tools are the leader's tools for the team's mode (shared, read-only).
+func (t *Team) tools() []tool.Tool {
+	if t.cfg.Mode == ModeTasks {
+		return toolSets()[toolSetKey{tasks: true}]
+	}
+	var k toolSetKey
+	if t.cfg.Mode != ModeBroadcast {
+		k.one, k.stopOne = true, t.cfg.Mode == ModeRoute || t.cfg.RespondDirectly
 	}
 	if t.cfg.Mode == ModeBroadcast || t.cfg.DelegateToAllMembers {
-		all, err := tool.Func(tool.FuncConfig{
-			Name:          ToolDelegateAll,
-			Description:   "Delegate the same task to every member of the team at once and get all their answers back.",
-			StopAfterCall: t.cfg.RespondDirectly,
-			HonorsCancel:  true,
-		}, t.delegateAll)
-		if err != nil {
-			return nil, fmt.Errorf("team: %w", err)
-		}
-		tools = append(tools, all)
+		k.all, k.stopAll = true, t.cfg.RespondDirectly
 	}
-	return tools, nil
+	return toolSets()[k]
 }
 
 // delegate runs one member in the team run's session, as a member run of it.
@@ -73,7 +114,7 @@ func (t *Team) delegate(ctx context.Context, in delegateArgs) (string, error) {
 	if t.forwarding(ctx) {
 		emit = func(e run.Event) { agent.Emit(ctx, e) }
 	}
-	out, err := t.runMember(ctx, mi, in.Task, emit)
+	out, err := t.runMember(ctx, mi, in.Task, "", emit)
 	if err != nil {
 		return "", err
 	}
@@ -110,41 +151,11 @@ func memberRequirements(mi *memberInfo, out *run.Output) []run.Requirement {
 // call's goroutine, one at a time.
 func (t *Team) delegateAll(ctx context.Context, in delegateAllArgs) (string, error) {
 	results := make([]memberResult, len(t.order))
-	var events chan run.Event
-	if t.forwarding(ctx) {
-		events = make(chan run.Event)
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, mi := range t.order {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var emit func(run.Event)
-			if events != nil {
-				emit = func(e run.Event) {
-					select {
-					case events <- e:
-					case <-done:
-					}
-				}
-			}
-			out, err := t.runMember(ctx, mi, in.Task, emit)
-			results[i] = memberResult{out, err}
-		}()
-	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-wait:
-	for {
-		select {
-		case e := <-events:
-			agent.Emit(ctx, e)
-		case <-finished:
-			break wait
-		}
-	}
-	close(done)
+	t.fanOut(ctx, len(t.order), func(i int, emit func(run.Event)) {
+		mi := t.order[i]
+		out, err := t.runMember(ctx, mi, in.Task, mi.id, emit)
+		results[i] = memberResult{out, err}
+	})
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -166,6 +177,42 @@ wait:
 		return "", errors.Join(errs...)
 	}
 	return b.String(), nil
+}
+
+// fanOut calls fn(i, emit) for i in [0, n) concurrently and returns when
+// all returned. emit (nil when member events are not forwarded) hands a
+// member event to this call's goroutine, which forwards them one at a time
+// (agent.Emit) as they come.
+func (t *Team) fanOut(ctx context.Context, n int, fn func(i int, emit func(run.Event))) {
+	var events chan run.Event
+	if t.forwarding(ctx) {
+		events = make(chan run.Event)
+	}
+	done := make(chan struct{})
+	var emit func(run.Event)
+	if events != nil {
+		emit = func(e run.Event) {
+			select {
+			case events <- e:
+			case <-done:
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(i, emit) })
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for {
+		select {
+		case e := <-events:
+			agent.Emit(ctx, e)
+		case <-finished:
+			close(done)
+			return
+		}
+	}
 }
 
 type memberResult struct {
@@ -198,7 +245,12 @@ func (t *Team) forwarding(ctx context.Context) bool {
 // runMember runs (or, when the team run is being continued, continues) one
 // member as a member run of the team run: same session and user, parent run
 // the team run's. The member's events go to emit when it is set.
-func (t *Team) runMember(ctx context.Context, mi *memberInfo, task string, emit func(run.Event)) (*run.Output, error) {
+//
+// sub tells the member runs of one delegation call apart (the member id of
+// a broadcast, the task id of a parallel task; "" for one member): in a
+// durable team run the member run's id derives from the call and sub, and
+// its steps are journaled with the team run's (see memberJournal).
+func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, emit func(run.Event)) (*run.Output, error) {
 	rc, ok := agent.FromContext(ctx)
 	if !ok {
 		return nil, errors.New("team: delegation tool called outside a team run")
@@ -206,6 +258,19 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task string, emit 
 	opts := []agent.RunOption{agent.WithSessionID(rc.SessionID), agent.WithUserID(rc.UserID), agent.WithParentRunID(rc.RunID), memberStorage(rc)}
 	if rc.Dependencies != nil {
 		opts = append(opts, agent.WithDependencies(rc.Dependencies))
+	}
+	if rc.Journal != nil {
+		if step := run.IdempotencyKey(ctx); step != "" {
+			opts = append(opts, agent.WithRunID(memberRunID(step, sub)), agent.WithJournal(journalFor(rc), rc.Attempt))
+		}
+	}
+	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok && c.sem != nil {
+		select {
+		case c.sem <- struct{}{}:
+			defer func() { <-c.sem }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if emit != nil {
 		opts = append(opts, agent.WithEventFunc(emit))
@@ -246,41 +311,71 @@ func (t *Team) memberIDs() []string {
 
 // prompt is the leader's team prompt (after Description and Instructions):
 // who the members are and how to work with them in the team's mode, in the
-// spirit of Agno's system message.
+// spirit of Agno's system message. It is built in one allocation (New runs
+// it on every construction).
 func (t *Team) prompt() string {
-	var b strings.Builder
+	var intro string
 	switch t.cfg.Mode {
 	case ModeRoute:
-		b.WriteString("You are the router of a team of AI agents. Pick the one member best suited to the user's request and send it the request with the " + ToolDelegate + " tool; its answer is given to the user as is.\n\n")
+		intro = promptRoute
 	case ModeBroadcast:
-		b.WriteString("You are the leader of a team of AI agents. Send the user's request to every member at once with the " + ToolDelegateAll + " tool, then answer the user from all their answers.\n\n")
+		intro = promptBroadcast
 	case ModeTasks:
-		b.WriteString("You are the leader of a team of AI agents working from a task list. Break the user's goal into tasks with " + toolCreateTask + ", run each with " + toolExecuteTask + " (it goes to a member), track them with " + toolUpdateTask + " and " + toolListTasks + ", and call " + toolMarkComplete + " with a summary when the goal is reached.\n\n")
+		intro = promptTasks
 	default:
-		b.WriteString("You are the leader of a team of AI agents. You cannot do the members' work yourself: delegate tasks to the members best suited to them with the " + ToolDelegate + " tool, read their answers, then answer the user.\n\n")
+		intro = promptCoordinate
 	}
-	b.WriteString("<team_members>\n")
-	for _, mi := range t.order {
-		fmt.Fprintf(&b, "- member_id: %s\n", mi.id)
-		if mi.name != "" {
-			fmt.Fprintf(&b, "  name: %s\n", mi.name)
-		}
-		if mi.description != "" {
-			fmt.Fprintf(&b, "  role: %s\n", mi.description)
-		}
-		for _, s := range mi.tools {
-			fmt.Fprintf(&b, "  tool: %s\n", s)
-		}
-	}
-	b.WriteString("</team_members>\n\n<how_to_respond>\n")
-	b.WriteString("- Give each member a complete task: it does not see the conversation.\n")
+	var askAll, check, answer string
 	if t.cfg.Mode == ModeCoordinate && t.cfg.DelegateToAllMembers {
-		b.WriteString("- Use " + ToolDelegateAll + " to ask every member at once.\n")
+		askAll = promptAskAll
 	}
 	if t.cfg.Mode == ModeCoordinate {
-		b.WriteString("- Check the members' answers; delegate again if they are not good enough.\n")
-		b.WriteString("- Answer the user yourself, from the members' answers.\n")
+		check, answer = promptCheck, promptAnswer
 	}
-	b.WriteString("</how_to_respond>")
+	var b strings.Builder
+	size := 0
+	// Pass 0 counts the bytes, pass 1 writes them into one allocation.
+	for pass := range 2 {
+		w := func(ss ...string) {
+			for _, s := range ss {
+				if pass == 0 {
+					size += len(s)
+				} else {
+					b.WriteString(s)
+				}
+			}
+		}
+		if pass == 1 {
+			b.Grow(size)
+		}
+		w(intro, "<team_members>\n")
+		for _, mi := range t.order {
+			w("- member_id: ", mi.id, "\n")
+			if mi.name != "" {
+				w("  name: ", mi.name, "\n")
+			}
+			if mi.description != "" {
+				w("  role: ", mi.description, "\n")
+			}
+			if mi.agent != nil {
+				for _, s := range mi.agent.Tools() {
+					w("  tool: ", s.Name, "\n")
+				}
+			}
+		}
+		w("</team_members>\n\n<how_to_respond>\n", promptComplete)
+		w(askAll, check, answer, "</how_to_respond>")
+	}
 	return b.String()
 }
+
+const (
+	promptRoute      = "You are the router of a team of AI agents. Pick the one member best suited to the user's request and send it the request with the " + ToolDelegate + " tool; its answer is given to the user as is.\n\n"
+	promptBroadcast  = "You are the leader of a team of AI agents. Send the user's request to every member at once with the " + ToolDelegateAll + " tool, then answer the user from all their answers.\n\n"
+	promptTasks      = "You are the leader of a team of AI agents working from a task list. Break the user's goal into tasks with " + toolCreateTask + ", run each with " + toolExecuteTask + " (it goes to a member) or several independent ones at once with " + toolExecuteTasks + ", track them with " + toolUpdateTask + " and " + toolListTasks + ", and call " + toolMarkComplete + " with a summary when the goal is reached.\n\n"
+	promptCoordinate = "You are the leader of a team of AI agents. You cannot do the members' work yourself: delegate tasks to the members best suited to them with the " + ToolDelegate + " tool, read their answers, then answer the user.\n\n"
+	promptComplete   = "- Give each member a complete task: it does not see the conversation.\n"
+	promptAskAll     = "- Use " + ToolDelegateAll + " to ask every member at once.\n"
+	promptCheck      = "- Check the members' answers; delegate again if they are not good enough.\n"
+	promptAnswer     = "- Answer the user yourself, from the members' answers.\n"
+)

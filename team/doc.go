@@ -3,5 +3,9 @@
 // tasks). A team run is stored as one team run plus one run per member call
 // (parent_run_id = the team run), listed in its member_responses; member
 // events are forwarded on the team's stream; a member that pauses pauses the
-// team run, and ContinueRun continues the member.
+// team run, and ContinueRun continues the member. In tasks mode,
+// execute_tasks_parallel runs independent tasks concurrently. A durable team
+// run (agent.WithJournal) journals its members' model and tool calls under
+// its own run id, with member run ids derived from the delegation, so a
+// resumed run repeats nothing a member completed (docs/adr/team-member-journal.md).
 package team

@@ -17,9 +17,10 @@ const (
 	// come back in member order.
 	ModeBroadcast Mode = "broadcast"
 	// ModeTasks: the leader keeps a task list (create_task,
-	// update_task_status, execute_task, list_tasks, add_task_note,
-	// mark_all_complete) and iterates until the goal is complete or
-	// MaxIterations. Tasks executed in one turn run concurrently.
+	// update_task_status, execute_task, execute_tasks_parallel, list_tasks,
+	// add_task_note, mark_all_complete) and iterates until the goal is
+	// complete or MaxIterations. Tasks executed in one turn, or in one
+	// execute_tasks_parallel call, run concurrently.
 	ModeTasks Mode = "tasks"
 )
 

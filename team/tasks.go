@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
-	"github.com/agentryhq/agentry/tool"
 )
 
 // Tasks mode: the leader's task list tools (Agno's names) and its iterations.
@@ -21,6 +21,7 @@ const (
 	toolUpdateTask   = "update_task_status"
 	toolListTasks    = "list_tasks"
 	toolExecuteTask  = "execute_task"
+	toolExecuteTasks = "execute_tasks_parallel"
 	toolMarkComplete = "mark_all_complete"
 	toolAddNote      = "add_task_note"
 
@@ -256,6 +257,10 @@ type executeTaskArgs struct {
 	MemberID string `json:"member_id" jsonschema:"the id of the member to execute it"`
 }
 
+type executeTasksArgs struct {
+	TaskIDs []string `json:"task_ids" jsonschema:"the ids of independent tasks to execute concurrently; each must be assigned to a member and have no unfinished dependencies"`
+}
+
 type addNoteArgs struct {
 	TaskID string `json:"task_id" jsonschema:"the id of the task"`
 	Note   string `json:"note" jsonschema:"the note: progress or context for the task"`
@@ -263,37 +268,6 @@ type addNoteArgs struct {
 
 type markCompleteArgs struct {
 	Summary string `json:"summary" jsonschema:"a summary of the work done and the final outcome"`
-}
-
-func (t *Team) taskTools() ([]tool.Tool, error) {
-	var tools []tool.Tool
-	for _, mk := range []func() (tool.Tool, error){
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolCreateTask, Description: "Create a new task for the team to work on.", HonorsCancel: true}, t.createTask)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolUpdateTask, Description: "Update the status of a task. Use it to mark tasks you handle yourself as completed.", HonorsCancel: true}, t.updateTask)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolListTasks, Description: "List all tasks with their status, assignees and dependencies.", HonorsCancel: true}, t.listTasks)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolExecuteTask, Description: "Execute a task by delegating it to a member; the member gets the task's title and description and its result is recorded on the task.", HonorsCancel: true}, t.executeTask)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolAddNote, Description: "Add a note to a task to track progress or pass on context.", HonorsCancel: true}, t.addNote)
-		},
-		func() (tool.Tool, error) {
-			return tool.Func(tool.FuncConfig{Name: toolMarkComplete, Description: "Signal that the overall goal has been achieved. Call it when all tasks are done.", HonorsCancel: true}, t.markComplete)
-		},
-	} {
-		tl, err := mk()
-		if err != nil {
-			return nil, fmt.Errorf("team: %w", err)
-		}
-		tools = append(tools, tl)
-	}
-	return tools, nil
 }
 
 func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error) {
@@ -454,22 +428,151 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 	if t.forwarding(ctx) {
 		emit = func(e run.Event) { agent.Emit(ctx, e) }
 	}
-	out, err := t.runMember(ctx, mi, prompt, emit)
-	if err == nil {
-		var content string
-		content, err = t.memberOutcome(ctx, mi, out)
-		if err == nil && out.Status == run.StatusPaused {
-			return content, nil // stays in progress until the member continues
-		}
-		if err == nil {
-			t.setStatus(ctx, l, tk, taskCompleted, &content)
-			return fmt.Sprintf("Task [%s] completed by %s: %s", tk.ID, mi.id, content), nil
-		}
-	}
+	out, err := t.runMember(ctx, mi, prompt, tk.ID, emit)
+	status, content, err := t.taskOutcome(ctx, mi, out, err)
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	msg := err.Error()
-	t.setStatus(ctx, l, tk, taskFailed, &msg)
-	return "", fmt.Errorf("task %s failed: %w", tk.ID, err)
+	if status == taskInProgress {
+		return content, nil // stays in progress until the member continues
+	}
+	t.setStatus(ctx, l, tk, status, &content)
+	if err != nil {
+		return "", fmt.Errorf("task %s failed: %w", tk.ID, err)
+	}
+	return fmt.Sprintf("Task [%s] completed by %s: %s", tk.ID, mi.id, content), nil
+}
+
+// taskOutcome is a task's new status after its member run: completed with
+// the member's answer, failed with the error, or still in progress when the
+// member paused (the team run pauses with it; content is then the text the
+// leader would read).
+func (t *Team) taskOutcome(ctx context.Context, mi *memberInfo, out *run.Output, err error) (status, content string, _ error) {
+	if err == nil {
+		content, err = t.memberOutcome(ctx, mi, out)
+		if err == nil && out.Status == run.StatusPaused {
+			return taskInProgress, content, nil
+		}
+		if err == nil {
+			return taskCompleted, content, nil
+		}
+	}
+	return taskFailed, err.Error(), err
+}
+
+// executeTasksParallel is Agno's execute_tasks_parallel: the tasks (each
+// pending or in progress, assigned, not blocked) run concurrently, each by
+// its assignee, as member runs of the team run. Events, in this order:
+// TeamTaskUpdated (in_progress) for each task in task_ids order, the
+// members' forwarded events as they happen, then TeamTaskUpdated
+// (completed or failed) for each task in task_ids order, whatever order the
+// members finished in (Agno emits those as they complete). The answer lists
+// each task's outcome in task_ids order. A task completed already (by an
+// earlier call, or before a pause of this one) is reported, not run again.
+// A member that pauses pauses the team run; its task stays in progress. A
+// cancel of the team run cancels every member run and fails no task.
+func (t *Team) executeTasksParallel(ctx context.Context, in executeTasksArgs) (string, error) {
+	l, err := tasksFrom(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	if len(in.TaskIDs) == 0 {
+		return "", fmt.Errorf("task_ids is empty: give the ids of the tasks to execute")
+	}
+	type job struct {
+		tk   *task
+		mi   *memberInfo
+		done bool // completed before this call
+	}
+	jobs := make([]job, len(in.TaskIDs))
+	seen := map[string]bool{}
+	l.mu.Lock()
+	for i, id := range in.TaskIDs {
+		tk := l.find(id)
+		var err error
+		switch {
+		case tk == nil:
+			err = fmt.Errorf("task with id %q not found", id)
+		case seen[id]:
+			err = fmt.Errorf("task %s is listed twice in task_ids", id)
+		case tk.Status == taskCompleted:
+			jobs[i] = job{tk: tk, done: true}
+		case tk.Status != taskPending && tk.Status != taskInProgress:
+			err = fmt.Errorf("task %s is %s, cannot execute it: only pending or in_progress tasks run (blocked by %s)", id, tk.Status, strings.Join(l.blockedBy(tk), ", "))
+		case tk.Assignee == nil || *tk.Assignee == "":
+			err = fmt.Errorf("task %s has no assignee: assign a member (create_task's assignee) or use %s", id, toolExecuteTask)
+		case t.members[*tk.Assignee] == nil:
+			err = fmt.Errorf("task %s is assigned to %q, which is not a member; members: %s", id, *tk.Assignee, strings.Join(t.memberIDs(), ", "))
+		default:
+			jobs[i] = job{tk: tk, mi: t.members[*tk.Assignee]}
+		}
+		if err != nil {
+			l.mu.Unlock()
+			return "", err // nothing ran
+		}
+		seen[id] = true
+	}
+	l.mu.Unlock()
+	var toRun []int // the jobs to run, in task_ids order
+	for i, j := range jobs {
+		if j.done {
+			continue
+		}
+		toRun = append(toRun, i)
+		if j.tk.Status != taskInProgress {
+			t.setStatus(ctx, l, j.tk, taskInProgress, nil)
+		}
+	}
+	type result struct {
+		status, content string
+		err             error
+	}
+	results := make([]result, len(jobs))
+	t.fanOut(ctx, len(toRun), func(k int, emit func(run.Event)) {
+		j := jobs[toRun[k]]
+		prompt := j.tk.Title
+		if j.tk.Description != "" {
+			prompt += "\n\n" + j.tk.Description
+		}
+		out, err := t.runMember(ctx, j.mi, prompt, j.tk.ID, emit)
+		status, content, err := t.taskOutcome(ctx, j.mi, out, err)
+		results[toRun[k]] = result{status, content, err}
+	})
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	var b strings.Builder
+	failed := 0
+	for i, j := range jobs {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		if j.done {
+			l.mu.Lock()
+			r := ""
+			if j.tk.Result != nil {
+				r = *j.tk.Result
+			}
+			l.mu.Unlock()
+			fmt.Fprintf(&b, "Task [%s] completed. Result: %s", j.tk.ID, r)
+			continue
+		}
+		r := results[i]
+		switch r.status {
+		case taskInProgress:
+			fmt.Fprintf(&b, "Task [%s]: member %s requires human input. Task paused.", j.tk.ID, j.mi.id)
+			continue
+		case taskFailed:
+			failed++
+			fmt.Fprintf(&b, "Task [%s] failed: %s", j.tk.ID, r.content)
+		default:
+			fmt.Fprintf(&b, "Task [%s] completed. Result: %s", j.tk.ID, r.content)
+		}
+		content := r.content
+		t.setStatus(ctx, l, j.tk, r.status, &content)
+	}
+	if failed > 0 && failed == len(jobs) {
+		return "", errors.New(b.String())
+	}
+	return b.String(), nil
 }

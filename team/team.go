@@ -58,6 +58,12 @@ type Config struct {
 	RespondDirectly bool
 	// MaxIterations bounds the leader's iterations in tasks mode (default 10).
 	MaxIterations int
+	// MaxConcurrentMembers bounds how many member runs of one team run
+	// execute at once: the members of a broadcast (delegate_task_to_members),
+	// the tasks of one execute_tasks_parallel call, and delegations the
+	// leader makes in one turn. 0 (the default) is no bound, as in Agno;
+	// 1 runs them one after another. Negative is an error.
+	MaxConcurrentMembers int
 	// StreamMemberEvents: nil or true forwards the member runs' events on the
 	// team's stream (Agno's stream_member_events, default true); false keeps
 	// them off it.
@@ -69,7 +75,12 @@ type Config struct {
 	StoreMemberResponses *bool
 	// Metadata is copied into every team run's metadata.
 	Metadata map[string]any
-	// StoreEvents records the leader's events in the stored team run.
+	// StoreEvents records the leader's events in the stored team run and,
+	// as Agno does, the events forwarded on its stream: the members' (when
+	// the run is streamed and StreamMemberEvents is not false) and the
+	// TeamTask* events, inline in stream order, without content deltas
+	// (RunContent, TeamRunContent, TeamRunIntermediateContent: Agno's default
+	// events_to_skip). Member runs keep their own rows.
 	StoreEvents bool
 	// OffloadToolResults and MediaStorage are the leader's (see
 	// agent.Config): oversized results of the leader's own tools are
@@ -101,7 +112,7 @@ type member interface {
 // memberInfo is one member and what the leader's prompt says of it.
 type memberInfo struct {
 	id, name, description string
-	tools                 []string
+	agent                 *agent.Agent // nil for a member team; its tools are listed
 	r                     member
 }
 
@@ -126,25 +137,29 @@ func New(cfg Config) (*Team, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MaxConcurrentMembers < 0 {
+		return nil, fmt.Errorf("team: Config.MaxConcurrentMembers is %d; want 0 (no bound) or more", cfg.MaxConcurrentMembers)
+	}
 	cfg.Mode = mode
-	t := &Team{members: make(map[string]*memberInfo, len(cfg.Members)+len(cfg.Teams)), depth: 1}
-	add := func(mi *memberInfo) error {
+	n := len(cfg.Members) + len(cfg.Teams)
+	// One allocation for the members' infos, one for their order.
+	infos := make([]memberInfo, 0, n)
+	t := &Team{members: make(map[string]*memberInfo, n), order: make([]*memberInfo, 0, n), depth: 1}
+	add := func(mi memberInfo) error {
 		if _, dup := t.members[mi.id]; dup {
 			return fmt.Errorf("team: two members share id %q; member ids must be unique", mi.id)
 		}
-		t.members[mi.id] = mi
-		t.order = append(t.order, mi)
+		infos = append(infos, mi)
+		p := &infos[len(infos)-1]
+		t.members[mi.id] = p
+		t.order = append(t.order, p)
 		return nil
 	}
 	for i, m := range cfg.Members {
 		if m == nil {
 			return nil, fmt.Errorf("team: Members[%d] is nil", i)
 		}
-		mi := &memberInfo{id: m.ID(), name: m.Name(), description: m.Config().Description, r: m}
-		for _, s := range m.Tools() {
-			mi.tools = append(mi.tools, s.Name)
-		}
-		if err := add(mi); err != nil {
+		if err := add(memberInfo{id: m.ID(), name: m.Name(), description: m.Config().Description, agent: m, r: m}); err != nil {
 			return nil, err
 		}
 	}
@@ -156,17 +171,16 @@ func New(cfg Config) (*Team, error) {
 			return nil, fmt.Errorf("%w: member team %q nests %d levels, the limit is %d (MaxNestingDepth)", ErrNestingTooDeep, sub.ID(), sub.depth+1, MaxNestingDepth)
 		}
 		t.depth = max(t.depth, sub.depth+1)
-		if err := add(&memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub}); err != nil {
+		if err := add(memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub}); err != nil {
 			return nil, err
 		}
 	}
 	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
 	t.cfg = cfg
-	tools, err := t.tools()
-	if err != nil {
-		return nil, err
+	tools := t.tools()
+	if len(cfg.Tools) > 0 {
+		tools = append(tools, cfg.Tools...) // the shared list is full: this copies
 	}
-	tools = append(tools, cfg.Tools...)
 	var iterate *agent.Iteration
 	if cfg.Mode == ModeTasks {
 		iterate = t.iteration()
@@ -254,6 +268,8 @@ func (t *Team) CancelRun(runID string) bool { return t.leader.CancelRun(runID) }
 // collector gathers the member runs of one team run, in the order they
 // finished; a continued member run replaces its paused version.
 type collector struct {
+	// sem bounds the member runs running at once (MaxConcurrentMembers).
+	sem  chan struct{}
 	mu   sync.Mutex
 	runs []json.RawMessage
 	ids  []string
@@ -262,7 +278,11 @@ type collector struct {
 type collectorKey struct{ t *Team }
 
 func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (context.Context, *collector) {
+	ctx = context.WithValue(ctx, runningTeamKey{}, t)
 	c := &collector{}
+	if n := t.cfg.MaxConcurrentMembers; n > 0 {
+		c.sem = make(chan struct{}, n)
+	}
 	for _, raw := range prior {
 		var head struct {
 			RunID string `json:"run_id"`

@@ -38,7 +38,8 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions,
 		NumHistoryRuns: t.NumHistoryRuns, Metadata: t.Metadata, OffloadToolResults: t.OffloadToolResults.On(),
 		MediaStorage: ms, Mode: mode, RespondDirectly: t.RespondDirectly,
 		DelegateToAllMembers: t.DelegateToAllMembers, MaxIterations: t.MaxIterations,
-		StreamMemberEvents: t.StreamMemberEvents, StoreMemberResponses: t.StoreMemberResponses}
+		StreamMemberEvents: t.StreamMemberEvents, StoreMemberResponses: t.StoreMemberResponses,
+		MaxConcurrentMembers: t.MaxConcurrentMembers, StoreEvents: t.StoreEvents}
 	cfg.MemoryConfig = agent.MemoryConfig{UpdateMemoryOnRun: t.UpdateMemoryOnRun, EnableAgenticMemory: t.EnableAgenticMemory,
 		AddMemoriesToContext: t.AddMemoriesToContext, EnableSessionSummaries: t.EnableSessionSummaries,
 		AddSessionSummaryToContext: t.AddSessionSummaryToContext, SearchPastSessions: t.SearchPastSessions,

@@ -231,6 +231,13 @@ type Team struct {
 	// in the team run's member_responses.
 	StreamMemberEvents   *bool `yaml:"stream_member_events"`
 	StoreMemberResponses *bool `yaml:"store_member_responses"`
+	// MaxConcurrentMembers bounds the member runs of one team run running
+	// at once (broadcast, execute_tasks_parallel, delegations of one turn);
+	// 0 (default) is no bound.
+	MaxConcurrentMembers int `yaml:"max_concurrent_members"`
+	// StoreEvents stores the team run's events, and the member events
+	// forwarded on its stream, in the stored team run (as Agno).
+	StoreEvents bool `yaml:"store_events"`
 
 	AddHistoryToContext bool           `yaml:"add_history_to_context"`
 	NumHistoryRuns      int            `yaml:"num_history_runs"`

@@ -27,6 +27,9 @@ func (c Config) checkTeamMembers(bad func(string, ...any), agents map[string]boo
 		if t.MaxIterations < 0 {
 			bad("%s.max_iterations: must be positive", where)
 		}
+		if t.MaxConcurrentMembers < 0 {
+			bad("%s.max_concurrent_members: must be 0 (no bound) or more", where)
+		}
 		for _, m := range t.Members {
 			switch _, isTeam := decl[m]; {
 			case agents[m] && isTeam:

@@ -31,6 +31,8 @@ teams:
     model: "scripted:` + script + `"
     mode: tasks
     max_iterations: 3
+    max_concurrent_members: 2
+    store_events: true
     members: [writer]
   - id: desk
     model: "scripted:` + script + `"
@@ -60,7 +62,7 @@ teams:
 	if c := company.Config(); *c.StreamMemberEvents || *c.StoreMemberResponses {
 		t.Errorf("member options = %v %v", *c.StreamMemberEvents, *c.StoreMemberResponses)
 	}
-	if c := teams[1].Config(); c.Mode != team.ModeTasks || c.MaxIterations != 3 {
+	if c := teams[1].Config(); c.Mode != team.ModeTasks || c.MaxIterations != 3 || c.MaxConcurrentMembers != 2 || !c.StoreEvents {
 		t.Errorf("studio = %+v", c)
 	}
 	if teams[2].Mode() != team.ModeRoute {
@@ -82,6 +84,7 @@ func TestValidate_RefusesBadTeamModesAndMembers(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"unknown mode", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], mode: swarm}\n", `teams[0].mode: "swarm" is not a mode`},
 		{"max_iterations outside tasks", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], max_iterations: 4}\n", "max_iterations: applies to mode tasks only"},
+		{"negative max_concurrent_members", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], max_concurrent_members: -1}\n", "teams[0].max_concurrent_members: must be 0 (no bound) or more"},
 		{"unknown member", agents + "teams:\n  - {id: t, model: \"x:y\", members: [ghost]}\n", `no agent or team with id "ghost"`},
 		{"ambiguous member", agents + "teams:\n  - {id: a, model: \"x:y\", members: [a]}\n  - {id: t, model: \"x:y\", members: [a]}\n", `"a" names both an agent and a team`},
 		{"cycle", agents + "teams:\n  - {id: p, model: \"x:y\", members: [q]}\n  - {id: q, model: \"x:y\", members: [p]}\n", `team "p" contains itself: p → q → p`},
