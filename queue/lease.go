@@ -57,6 +57,9 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	q.mu.Lock()
 	held := make(map[string]*holding, len(q.running))
 	for id, h := range q.running {
+		if h.finished != "" {
+			continue // its outcome is recorded: no lease to renew
+		}
 		held[id] = h
 	}
 	q.mu.Unlock()
@@ -92,6 +95,8 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		seen[id] = true
 		h := held[id]
 		switch {
+		case q.finishedHere(id, h.attempt) != "":
+			// Finished since the copy: its final save released the lease.
 		case attempt != h.attempt || by.String != q.cfg.NodeID || status != StatusRunning:
 			h.cancel(fmt.Errorf("%w: run %s is at attempt %d on %s", run.ErrFenced, id, attempt, by.String))
 		case cancelAt.Valid:
@@ -102,7 +107,7 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		return err
 	}
 	for id, h := range held {
-		if !seen[id] {
+		if !seen[id] && q.finishedHere(id, h.attempt) == "" {
 			h.cancel(fmt.Errorf("%w: job %s is gone", run.ErrFenced, id))
 		}
 	}

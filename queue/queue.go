@@ -109,6 +109,9 @@ type Queue struct {
 type holding struct {
 	attempt int
 	cancel  context.CancelCauseFunc
+	// finished is the job status the run's final save recorded with it
+	// (see fence); "" while the job runs.
+	finished string
 }
 
 // runArgs is the River job's arguments: the run id; the rest is in agno_jobs.
