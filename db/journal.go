@@ -147,6 +147,48 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 	return res, nil
 }
 
+var _ run.LazyJournal = (*Journal)(nil)
+
+// DoLazy implements run.LazyJournal: Do for an idempotent step (a
+// non-idempotent one is plain Do, recorded at once), whose result's fenced
+// write is the returned record, nil when the step was replayed.
+func (j *Journal) DoLazy(ctx context.Context, s run.JournalStep, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, func(context.Context) error, error) {
+	if !s.Idempotent {
+		res, err := j.Do(ctx, s, fn)
+		return res, nil, err
+	}
+	if err := checkStep(s); err != nil {
+		return nil, nil, err
+	}
+	bctx, call := j.d.bound(ctx)
+	old, fence, err := j.jd.GetStep(bctx, s.RunID, s.Key)
+	if err = call.done(err); err != nil {
+		return nil, nil, err
+	}
+	if old != nil && old.Status == StepDone {
+		return old.Result, nil, nil
+	}
+	if fence > s.Attempt {
+		return nil, nil, fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, s.RunID, fence, s.Attempt)
+	}
+	res, err := fn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res == nil {
+		res = json.RawMessage("null")
+	}
+	now := j.d.now().Unix()
+	row := &RunStep{RunID: s.RunID, StepKey: s.Key, Kind: s.Kind, Attempt: s.Attempt, Status: StepDone, Request: s.Request, Result: res,
+		CreatedAt: now, UpdatedAt: now}
+	record := func(ctx context.Context) error {
+		row.UpdatedAt = j.d.now().Unix()
+		bctx, call := j.d.bound(ctx)
+		return call.done(j.jd.FinishStep(bctx, row))
+	}
+	return res, record, nil
+}
+
 // Fence raises the run's attempt to attempt, or fails with run.ErrFenced
 // when a newer attempt has written. An agent run with WithJournal calls it
 // when it starts (claiming the run: from then on an older attempt's writes

@@ -65,3 +65,14 @@ func IdempotencyKey(ctx context.Context) string {
 type Fencer interface {
 	Fence(ctx context.Context, runID string, attempt int) error
 }
+
+// LazyJournal is the optional ability of a Journal to run an idempotent
+// step now and record its result only when the caller asks (record). A run
+// uses it for a model call: when the answer is the run's last step (no tool
+// calls, no further model call), the run's final save is its record and the
+// step is never written; otherwise the run records it before anything else
+// happens (before a tool runs, before the next model call), so a replay sees
+// exactly what the run went on from. record is nil for a replayed step.
+type LazyJournal interface {
+	DoLazy(ctx context.Context, s JournalStep, fn func(context.Context) (json.RawMessage, error)) (res json.RawMessage, record func(context.Context) error, err error)
+}
