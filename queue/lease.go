@@ -48,6 +48,12 @@ func (q *Queue) leaseLoop() {
 	}
 }
 
+// renewEvery is how often held leases are renewed: lock_grace/4, at least
+// a poll.
+func (q *Queue) renewEvery() time.Duration {
+	return max(q.cfg.LockGrace/4, q.heartbeatEvery())
+}
+
 // heartbeat renews this node's leases and stops the runs it holds that
 // were cancelled (through any process) or taken over.
 func (q *Queue) heartbeat(ctx context.Context) error {
@@ -73,10 +79,17 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	}
 	// Only the leases of runs this process executes: a row locked by this
 	// node that no worker holds (its worker ended without recording) must
-	// expire and be taken over.
-	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
-		append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
-		return err
+	// expire and be taken over. A lease is renewed once a quarter of
+	// lock_grace has passed since the last renewal (locked_at counts
+	// seconds: renewing at every poll would rewrite the same value), so a
+	// live lease is never older than lock_grace/4 plus one poll; the read
+	// below (cancellation, takeover) runs at every poll.
+	if time.Since(q.renewed) >= q.renewEvery() {
+		if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
+			append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
+			return err
+		}
+		q.renewed = time.Now()
 	}
 	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
 	if err != nil {

@@ -103,6 +103,8 @@ type Queue struct {
 	started bool
 	// paused stops heartbeats (tests: a process that hangs or is cut off).
 	paused atomic.Bool
+	// renewed is when the lease loop last renewed the held leases.
+	renewed time.Time
 }
 
 // holding is a job this process executes.
