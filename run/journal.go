@@ -60,8 +60,10 @@ func IdempotencyKey(ctx context.Context) string {
 }
 
 // Fencer is the optional ability of a Journal to check that an attempt is
-// still the newest of its run: the agent calls it right before it saves the
-// run's final row, and a superseded attempt (run.ErrFenced) saves nothing.
+// still the newest of its run: the agent calls it when the run starts
+// (claiming it) and, unless the journal can check inside the save's own
+// transaction (db.TxFencer), right before it saves the run's final row; a
+// superseded attempt (run.ErrFenced) saves nothing.
 type Fencer interface {
 	Fence(ctx context.Context, runID string, attempt int) error
 }
