@@ -62,17 +62,32 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 	if j == nil {
 		return st.askModel(req)
 	}
+	if rec := st.unrecorded; rec != nil {
+		// The previous call is what this one goes on from.
+		st.unrecorded = nil
+		if err := rec(context.WithoutCancel(st.ctx)); err != nil {
+			return nil, model.Info{}, err
+		}
+	}
 	called := false
 	reqInfo, _ := json.Marshal(map[string]any{"model": st.p.info.ID, "messages": len(req.Messages), "tools": len(req.Tools)})
-	raw, err := j.Do(st.ctx, run.JournalStep{RunID: st.out.RunID, Key: st.modelStepKey(), Kind: "model", Attempt: st.attempt(),
-		Idempotent: true, Request: reqInfo}, func(context.Context) (json.RawMessage, error) {
+	step := run.JournalStep{RunID: st.out.RunID, Key: st.modelStepKey(), Kind: "model", Attempt: st.attempt(), Idempotent: true, Request: reqInfo}
+	ask := func(context.Context) (json.RawMessage, error) {
 		resp, info, err := st.askModel(req)
 		if err != nil {
 			return nil, err
 		}
 		called = true
 		return json.Marshal(modelStep{Response: resp, Model: info})
-	})
+	}
+	var raw json.RawMessage
+	var err error
+	if lj, ok := j.(run.LazyJournal); ok {
+		// Recorded by recordModelStep unless it is the run's last step.
+		raw, st.unrecorded, err = lj.DoLazy(st.ctx, step, ask)
+	} else {
+		raw, err = j.Do(st.ctx, step, ask)
+	}
 	if err != nil {
 		return nil, model.Info{}, err
 	}
@@ -95,6 +110,24 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 		}
 	}
 	return ms.Response, ms.Model, nil
+}
+
+// recordModelStep records the model call whose result the run goes on from
+// (run.LazyJournal): before its tool calls run and before the next model
+// call. A run that ends after the call records nothing: its final save is
+// the record (and the durable queue clears the journal in that save's
+// transaction). It reports whether the run may go on.
+func (st *state) recordModelStep() bool {
+	rec := st.unrecorded
+	if rec == nil {
+		return true
+	}
+	st.unrecorded = nil
+	if err := rec(context.WithoutCancel(st.ctx)); err != nil {
+		st.finishErr(err)
+		return false
+	}
+	return true
 }
 
 // toolStep is a tool call's recorded result.

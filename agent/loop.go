@@ -66,9 +66,16 @@ func (st *state) loop() {
 		calls := msg.ToolCalls
 		if len(calls) == 0 {
 			if st.iterateAgain(msg.Content) {
+				if !st.recordModelStep() {
+					return
+				}
 				continue
 			}
+			st.unrecorded = nil // the run's final save records it
 			st.complete(msg.Content)
+			return
+		}
+		if !st.recordModelStep() {
 			return
 		}
 		if st.limitHit {

@@ -31,10 +31,13 @@ func (st *state) persist() {
 		return
 	}
 	ctx := context.WithoutCancel(st.ctx)
-	if f, ok := st.opts.journal.(run.Fencer); ok {
-		// A superseded attempt must not overwrite the newer attempt's row.
-		// The check and the save are two transactions: a takeover between
-		// them is caught by the next attempt's own final save.
+	// A superseded attempt must not overwrite the newer attempt's row. A
+	// journal in the run's database checks the attempt inside the save's
+	// transaction (one transaction: a takeover cannot land in between);
+	// another journal is checked just before, in its own.
+	if tf, ok := st.opts.journal.(db.TxFencer); ok && tf.TxFence(d, st.out.RunID, st.attempt()) != nil {
+		ctx = db.WithWriteFence(ctx, tf.TxFence(d, st.out.RunID, st.attempt()))
+	} else if f, ok := st.opts.journal.(run.Fencer); ok {
 		if err := f.Fence(ctx, st.out.RunID, st.attempt()); err != nil {
 			st.persistErr = fmt.Errorf("%w: run %s not saved: %w", ErrStorage, st.out.RunID, err)
 			return

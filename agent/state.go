@@ -27,8 +27,11 @@ var (
 // state is one run in progress. It is owned by one goroutine; tool goroutines
 // only send results back over a channel.
 type state struct {
-	a *Agent
-	p *prepared
+	// unrecorded records the last model call in the journal (a durable run
+	// with a run.LazyJournal); nil when there is nothing to record.
+	unrecorded func(context.Context) error
+	a          *Agent
+	p          *prepared
 	// tix is the run's tools: the agent's, plus its providers' tools; exec
 	// runs their calls through the agent's tool hooks.
 	tix  *toolIndex

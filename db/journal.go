@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,20 +147,119 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 	return res, nil
 }
 
+var _ run.LazyJournal = (*Journal)(nil)
+
+// DoLazy implements run.LazyJournal: Do for an idempotent step (a
+// non-idempotent one is plain Do, recorded at once), whose result's fenced
+// write is the returned record, nil when the step was replayed.
+func (j *Journal) DoLazy(ctx context.Context, s run.JournalStep, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, func(context.Context) error, error) {
+	if !s.Idempotent {
+		res, err := j.Do(ctx, s, fn)
+		return res, nil, err
+	}
+	if err := checkStep(s); err != nil {
+		return nil, nil, err
+	}
+	bctx, call := j.d.bound(ctx)
+	old, fence, err := j.jd.GetStep(bctx, s.RunID, s.Key)
+	if err = call.done(err); err != nil {
+		return nil, nil, err
+	}
+	if old != nil && old.Status == StepDone {
+		return old.Result, nil, nil
+	}
+	if fence > s.Attempt {
+		return nil, nil, fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, s.RunID, fence, s.Attempt)
+	}
+	res, err := fn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res == nil {
+		res = json.RawMessage("null")
+	}
+	now := j.d.now().Unix()
+	row := &RunStep{RunID: s.RunID, StepKey: s.Key, Kind: s.Kind, Attempt: s.Attempt, Status: StepDone, Request: s.Request, Result: res,
+		CreatedAt: now, UpdatedAt: now}
+	record := func(ctx context.Context) error {
+		row.UpdatedAt = j.d.now().Unix()
+		bctx, call := j.d.bound(ctx)
+		return call.done(j.jd.FinishStep(bctx, row))
+	}
+	return res, record, nil
+}
+
 // Fence raises the run's attempt to attempt, or fails with run.ErrFenced
 // when a newer attempt has written. An agent run with WithJournal calls it
 // when it starts (claiming the run: from then on an older attempt's writes
-// fail) and before it saves the run, so that a superseded attempt does not
-// overwrite the newer one's row. It records a step "fence:attempt".
+// fail). It reads the fence first: when the run is at attempt already (the
+// durable queue raises it in the transaction that claims the job) it writes
+// nothing; otherwise it records a step "fence:attempt", which raises it.
+//
+// The check before the run's saves is TxFence (inside the save's
+// transaction); Fence is the fallback of a journal on another database.
 func (j *Journal) Fence(ctx context.Context, runID string, attempt int) error {
 	if err := checkStep(run.JournalStep{RunID: runID, Key: fenceProbe, Attempt: attempt}); err != nil {
 		return err
 	}
+	bctx, call := j.d.bound(ctx)
+	_, fence, err := j.jd.GetStep(bctx, runID, fenceProbe)
+	switch err = call.done(err); {
+	case err != nil:
+		return err
+	case fence > attempt:
+		return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, fence, attempt)
+	case fence == attempt:
+		return nil
+	}
 	now := j.d.now().Unix()
 	row := &RunStep{RunID: runID, StepKey: fenceProbe, Kind: "fence", Attempt: attempt, Status: StepDone, CreatedAt: now, UpdatedAt: now,
 		Result: json.RawMessage("null")}
-	bctx, call := j.d.bound(ctx)
+	bctx, call = j.d.bound(ctx)
 	return call.done(j.jd.FinishStep(bctx, row))
+}
+
+// TxStepFencer is the optional ability of a StepJournalDriver to raise and
+// check a run's fence (as every fenced journal write does) inside the
+// caller's write transaction: the statements of TxFence.
+type TxStepFencer interface {
+	// FenceTx raises the fence of runID to attempt in tx and holds it
+	// until tx ends, or fails with run.ErrFenced when a newer attempt
+	// holds it.
+	FenceTx(ctx context.Context, tx *sql.Tx, runID string, attempt int, now int64) error
+	// ClearRunStepsTx is ClearRunSteps in tx.
+	ClearRunStepsTx(ctx context.Context, tx *sql.Tx, runID string) error
+}
+
+// TxFencer is the optional ability of a run.Journal to check an attempt's
+// fence inside the transaction of a run write on d (WithWriteFence), so
+// that the check and the write are one: a newer attempt that claims the run
+// after the check waits for the write's commit, and one that claimed it
+// before makes the write fail with run.ErrFenced.
+type TxFencer interface {
+	// TxFence returns the fence of attempt, or nil when the journal cannot
+	// check it inside d's transactions (another database, or a driver
+	// without TxStepFencer and TxRunSaver): the caller then uses Fence.
+	TxFence(d *DB, runID string, attempt int) TxFunc
+}
+
+var _ TxFencer = (*Journal)(nil)
+
+// TxFence implements TxFencer.
+func (j *Journal) TxFence(d *DB, runID string, attempt int) TxFunc {
+	tf, ok := j.jd.(TxStepFencer)
+	if !ok || d == nil || d.driver != j.d.driver {
+		return nil
+	}
+	if _, ok := d.driver.(TxRunSaver); !ok {
+		return nil
+	}
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if err := checkStep(run.JournalStep{RunID: runID, Key: fenceProbe, Attempt: attempt}); err != nil {
+			return err
+		}
+		return tf.FenceTx(ctx, tx, runID, attempt, j.d.now().Unix())
+	}
 }
 
 // fenceProbe is the key of the step Fence writes: a finished no-op step.
@@ -170,6 +270,17 @@ func (j *Journal) Steps(ctx context.Context, runID string) ([]RunStep, error) {
 	bctx, call := j.d.bound(ctx)
 	out, err := j.jd.RunSteps(bctx, runID)
 	return out, call.done(err)
+}
+
+// ClearTx returns the statements of ClearJournal for a transaction on d
+// (the one that records the run's final row and its job's outcome), or nil
+// when the journal cannot clear in d's transactions.
+func (j *Journal) ClearTx(d *DB, runID string) TxFunc {
+	tf, ok := j.jd.(TxStepFencer)
+	if !ok || d == nil || d.driver != j.d.driver {
+		return nil
+	}
+	return func(ctx context.Context, tx *sql.Tx) error { return tf.ClearRunStepsTx(ctx, tx, runID) }
 }
 
 // ClearJournal deletes a run's steps. The queue calls it when the run ends

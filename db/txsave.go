@@ -46,10 +46,35 @@ type fenceKey struct{}
 
 // WithWriteFence returns ctx whose run writes (UpsertRun, SaveRun) run fence
 // in the same transaction first: fence's error (for example run.ErrFenced
-// when a newer attempt owns the run) aborts the write. Drivers without
-// TxRunSaver refuse fenced writes with ErrNoTx.
+// when a newer attempt owns the run) aborts the write. Fences compose: the
+// one added last runs first, then the one ctx carried (a run's journal
+// fence, then the durable queue's job fence, which may also record the job's
+// outcome and clear the journal when the run row written is final: see
+// SavingRun). Drivers without TxRunSaver refuse fenced writes with ErrNoTx.
 func WithWriteFence(ctx context.Context, fence TxFunc) context.Context {
+	if fence == nil {
+		return ctx
+	}
+	if outer := writeFence(ctx); outer != nil {
+		first := fence
+		fence = func(ctx context.Context, tx *sql.Tx) error {
+			if err := first(ctx, tx); err != nil {
+				return err
+			}
+			return outer(ctx, tx)
+		}
+	}
 	return context.WithValue(ctx, fenceKey{}, fence)
+}
+
+type savingKey struct{}
+
+// SavingRun returns, inside a write fence or the with of SaveRunWith, the
+// run row the transaction writes (as validated, before the driver's
+// write); nil elsewhere.
+func SavingRun(ctx context.Context) *Run {
+	r, _ := ctx.Value(savingKey{}).(*Run)
+	return r
 }
 
 func writeFence(ctx context.Context) TxFunc {
@@ -90,7 +115,7 @@ func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (
 			return inner(ctx, tx)
 		}
 	}
-	bctx, call := d.bound(ctx)
+	bctx, call := d.bound(context.WithValue(ctx, savingKey{}, rc))
 	so, ro, err := ts.SaveRunWith(bctx, sc, rc, with)
 	return so, ro, call.done(err)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,9 +20,13 @@ import (
 
 // benchThroughput enqueues b.N background runs of an agent with the
 // scripted model (no latency) from 8 goroutines and waits until all are
-// COMPLETED: runs/s enqueue-to-completed, and the queue wait (enqueue to
-// claim) p50/p99.
-func benchThroughput(b *testing.B, d *db.DB) {
+// COMPLETED. Each run executes as the server executes it: through the
+// queue's step journal with the job's attempt. Reported: runs/s
+// enqueue-to-completed, the queue wait (enqueue to claim) p50/p99, the
+// process's CPU time per run (user+system, all goroutines: enqueue, River,
+// the run, the database driver; SQLite runs in-process, Postgres does not),
+// and, when commits is set, SQLite write transactions per run.
+func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64) {
 	a, err := agent.New(agent.Config{ID: "a1", Name: "Bench", Model: scripted.Reply("ok"), DB: d})
 	if err != nil {
 		b.Fatal(err)
@@ -29,18 +35,18 @@ func benchThroughput(b *testing.B, d *db.DB) {
 	enqueued := map[string]time.Time{}
 	waits := make([]time.Duration, 0, b.N)
 	done := make(chan struct{}, b.N)
-	h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+	var q *queue.Queue
+	run1 := durableHandler(&q, a, d, func(j *queue.Job) {
 		mu.Lock()
 		waits = append(waits, time.Since(enqueued[j.ID]))
 		mu.Unlock()
-		out, err := a.Run(ctx, run.TextInput("hi"), agent.WithRunID(j.ID), agent.WithSessionID(j.SessionID), agent.WithUserID(j.UserID))
+	})
+	h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+		st, err := run1(ctx, j)
 		done <- struct{}{}
-		if out == nil {
-			return "", err
-		}
-		return out.Status, nil
+		return st, err
 	}
-	q, err := queue.Open(context.Background(), d, queue.Config{PollInterval: 50 * time.Millisecond, MaxQueueDepth: 1 << 30}, h)
+	q, err = queue.Open(context.Background(), d, queue.Config{PollInterval: 50 * time.Millisecond, MaxQueueDepth: 1 << 30}, h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,6 +58,11 @@ func benchThroughput(b *testing.B, d *db.DB) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
+	cpu0 := cpuTime()
+	var tx0 int64
+	if commits != nil {
+		tx0 = commits.Load()
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -74,12 +85,30 @@ func benchThroughput(b *testing.B, d *db.DB) {
 		<-done
 	}
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/run")
+	if commits != nil {
+		b.ReportMetric(float64(commits.Load()-tx0)/float64(b.N), "write-tx/run")
+	}
 	slices.Sort(waits)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
 	b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "wait-p50-ms")
 	b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds())/1000, "wait-p99-ms")
 }
 
-func BenchmarkThroughput_SQLite(b *testing.B)   { benchThroughput(b, testdbs.SQLite(b)) }
-func BenchmarkThroughput_Postgres(b *testing.B) { benchThroughput(b, testdbs.Postgres(b)) }
+func BenchmarkThroughput_SQLite(b *testing.B) {
+	d, commits := countedSQLite(b)
+	benchThroughput(b, d, commits)
+}
+
+func BenchmarkThroughput_Postgres(b *testing.B) { benchThroughput(b, testdbs.Postgres(b), nil) }
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

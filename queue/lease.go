@@ -48,6 +48,12 @@ func (q *Queue) leaseLoop() {
 	}
 }
 
+// renewEvery is how often held leases are renewed: lock_grace/4, at least
+// a poll.
+func (q *Queue) renewEvery() time.Duration {
+	return max(q.cfg.LockGrace/4, q.heartbeatEvery())
+}
+
 // heartbeat renews this node's leases and stops the runs it holds that
 // were cancelled (through any process) or taken over.
 func (q *Queue) heartbeat(ctx context.Context) error {
@@ -57,6 +63,9 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	q.mu.Lock()
 	held := make(map[string]*holding, len(q.running))
 	for id, h := range q.running {
+		if h.finished != "" {
+			continue // its outcome is recorded: no lease to renew
+		}
 		held[id] = h
 	}
 	q.mu.Unlock()
@@ -70,10 +79,17 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	}
 	// Only the leases of runs this process executes: a row locked by this
 	// node that no worker holds (its worker ended without recording) must
-	// expire and be taken over.
-	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
-		append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
-		return err
+	// expire and be taken over. A lease is renewed once a quarter of
+	// lock_grace has passed since the last renewal (locked_at counts
+	// seconds: renewing at every poll would rewrite the same value), so a
+	// live lease is never older than lock_grace/4 plus one poll; the read
+	// below (cancellation, takeover) runs at every poll.
+	if time.Since(q.renewed) >= q.renewEvery() {
+		if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
+			append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
+			return err
+		}
+		q.renewed = time.Now()
 	}
 	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
 	if err != nil {
@@ -92,6 +108,8 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		seen[id] = true
 		h := held[id]
 		switch {
+		case q.finishedHere(id, h.attempt) != "":
+			// Finished since the copy: its final save released the lease.
 		case attempt != h.attempt || by.String != q.cfg.NodeID || status != StatusRunning:
 			h.cancel(fmt.Errorf("%w: run %s is at attempt %d on %s", run.ErrFenced, id, attempt, by.String))
 		case cancelAt.Valid:
@@ -102,7 +120,7 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		return err
 	}
 	for id, h := range held {
-		if !seen[id] {
+		if !seen[id] && q.finishedHere(id, h.attempt) == "" {
 			h.cancel(fmt.Errorf("%w: job %s is gone", run.ErrFenced, id))
 		}
 	}

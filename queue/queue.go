@@ -103,12 +103,17 @@ type Queue struct {
 	started bool
 	// paused stops heartbeats (tests: a process that hangs or is cut off).
 	paused atomic.Bool
+	// renewed is when the lease loop last renewed the held leases.
+	renewed time.Time
 }
 
 // holding is a job this process executes.
 type holding struct {
 	attempt int
 	cancel  context.CancelCauseFunc
+	// finished is the job status the run's final save recorded with it
+	// (see fence); "" while the job runs.
+	finished string
 }
 
 // runArgs is the River job's arguments: the run id; the rest is in agno_jobs.

@@ -47,6 +47,21 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
 	fctx := context.WithoutCancel(ctx)
+	if fin := q.finishedHere(j.ID, attempt); fin != "" {
+		// The run's final save recorded the job's outcome in its own
+		// transaction: nothing is left to record. When the handler failed
+		// after that save, the row says whether the save committed.
+		done := herr == nil && fin == jobStatusOf(status)
+		if !done {
+			_, done = q.recordedOutcome(fctx, j.ID, attempt)
+		}
+		if done {
+			if fin == StatusCancelled {
+				return river.JobCancel(ErrCancelled)
+			}
+			return nil
+		}
+	}
 	switch {
 	case errors.Is(cause, run.ErrFenced) || errors.Is(herr, run.ErrFenced):
 		// A newer attempt owns the run: record nothing.
@@ -124,6 +139,20 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 	var got *claimedJob
 	claimed := false
 	with := func(ctx context.Context, tx *sql.Tx) error {
+		// The run's journal fence is raised to this attempt in the claim's
+		// transaction (before the job row is locked: every transaction that
+		// takes both takes them in this order), so that the run's own
+		// claim (Journal.Fence) is a read and older attempts' journal
+		// writes fail from the commit on.
+		if q.journal != nil {
+			if f := q.journal.TxFence(q.d, id, attempt); f != nil {
+				if err := f(ctx, tx); errors.Is(err, run.ErrFenced) {
+					return errNotClaimed
+				} else if err != nil {
+					return err
+				}
+			}
+		}
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNotClaimed
@@ -184,21 +213,95 @@ func (q *Queue) runningRow(ctx context.Context, id string) *db.Run {
 
 // fence returns the write fence of attempt: the run row is written only
 // while the job row still holds this attempt and this node's lease.
+//
+// When the row written is the job's run in a final status (COMPLETED,
+// ERROR, CANCELLED, or PAUSED), the same transaction records the job's
+// outcome (as finish does) and, unless paused, clears the run's journal:
+// the run's last save, its job's completion and the journal's deletion are
+// one commit, and a crash cannot separate them. The holding remembers the
+// outcome so that the worker does not record it again and heartbeats do
+// not take the finished job for a takeover; a later write of the same
+// attempt (a run saved twice at its end) still passes the fence.
 func (q *Queue) fence(id string, attempt int) db.TxFunc {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		var cur int
 		var by sql.NullString
-		err := tx.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id).Scan(&cur, &by)
+		var status string
+		err := tx.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id).Scan(&cur, &by, &status)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("%w: job %s is gone", run.ErrFenced, id)
 		case err != nil:
 			return err
+		case cur == attempt && !by.Valid && status != StatusRunning && status != StatusQueued && q.finishedHere(id, attempt) == status:
+			return nil // this attempt recorded its outcome already
 		case cur != attempt || by.String != q.cfg.NodeID:
 			return fmt.Errorf("%w: run %s is at attempt %d on %s, this is attempt %d", run.ErrFenced, id, cur, by.String, attempt)
 		}
+		r := db.SavingRun(ctx)
+		if r == nil || r.RunID != id {
+			return nil
+		}
+		var js string
+		switch r.Status {
+		case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused:
+			js = jobStatusOf(r.Status)
+		default:
+			return nil
+		}
+		now := unixNow()
+		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.cfg.NodeID); err != nil {
+			return err
+		}
+		if js != StatusPaused && q.journal != nil {
+			if clear := q.journal.ClearTx(q.d, id); clear != nil {
+				if err := clear(ctx, tx); err != nil {
+					return err
+				}
+			}
+		}
+		q.markFinished(id, attempt, js)
 		return nil
 	}
+}
+
+// markFinished notes that attempt's outcome (a job status) is in a
+// transaction that records it (committed, or about to be).
+func (q *Queue) markFinished(id string, attempt int, status string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if h := q.running[id]; h != nil && h.attempt == attempt {
+		h.finished = status
+	}
+}
+
+// finishedHere is the outcome markFinished noted for attempt, or "".
+func (q *Queue) finishedHere(id string, attempt int) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if h := q.running[id]; h != nil && h.attempt == attempt {
+		return h.finished
+	}
+	return ""
+}
+
+// recordedOutcome reports whether attempt's outcome was committed with the
+// run's final save (the fence's in-transaction finish): the job row then
+// holds the status finishedHere noted, with no lease.
+func (q *Queue) recordedOutcome(ctx context.Context, id string, attempt int) (string, bool) {
+	want := q.finishedHere(id, attempt)
+	if want == "" {
+		return "", false
+	}
+	var cur int
+	var by sql.NullString
+	var status string
+	err := q.w.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status FROM `+q.jobs+` WHERE id = ?`), id).Scan(&cur, &by, &status)
+	if err != nil || cur != attempt || by.Valid || status != want {
+		return "", false
+	}
+	return status, true
 }
 
 func (q *Queue) forUpdate() string {
@@ -221,17 +324,31 @@ func jobStatusOf(s run.Status) string {
 	return StatusFailed
 }
 
-// finish records attempt's outcome, fenced on the attempt and the lease.
+// finish records attempt's outcome, fenced on the attempt and the lease,
+// and clears the run's journal (unless paused) in the same transaction.
 func (q *Queue) finish(ctx context.Context, id string, attempt int, status, reason string) bool {
 	now := unixNow()
-	res, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+	var clear db.TxFunc
+	if q.journal != nil && status != StatusPaused {
+		clear = q.journal.ClearTx(q.d, id)
+	}
+	n := int64(0)
+	err := q.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
 WHERE id = ? AND attempt = ? AND locked_by = ?`), status, nullable(reason), now, now, id, attempt, q.cfg.NodeID)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 1 && clear != nil {
+			return clear(ctx, tx)
+		}
+		return nil
+	})
 	if err != nil {
 		q.cfg.Logger.ErrorContext(ctx, "queue: record outcome", "run_id", id, "status", status, "err", err)
 		return false
 	}
-	n, _ := res.RowsAffected()
-	if n == 1 && status != StatusPaused {
+	if n == 1 && status != StatusPaused && clear == nil {
 		q.clearJournal(ctx, id)
 	}
 	return n == 1

@@ -60,8 +60,21 @@ func IdempotencyKey(ctx context.Context) string {
 }
 
 // Fencer is the optional ability of a Journal to check that an attempt is
-// still the newest of its run: the agent calls it right before it saves the
-// run's final row, and a superseded attempt (run.ErrFenced) saves nothing.
+// still the newest of its run: the agent calls it when the run starts
+// (claiming it) and, unless the journal can check inside the save's own
+// transaction (db.TxFencer), right before it saves the run's final row; a
+// superseded attempt (run.ErrFenced) saves nothing.
 type Fencer interface {
 	Fence(ctx context.Context, runID string, attempt int) error
+}
+
+// LazyJournal is the optional ability of a Journal to run an idempotent
+// step now and record its result only when the caller asks (record). A run
+// uses it for a model call: when the answer is the run's last step (no tool
+// calls, no further model call), the run's final save is its record and the
+// step is never written; otherwise the run records it before anything else
+// happens (before a tool runs, before the next model call), so a replay sees
+// exactly what the run went on from. record is nil for a replayed step.
+type LazyJournal interface {
+	DoLazy(ctx context.Context, s JournalStep, fn func(context.Context) (json.RawMessage, error)) (res json.RawMessage, record func(context.Context) error, err error)
 }

@@ -187,3 +187,17 @@ func (s *Store) ClearRunSteps(ctx context.Context, runID string) error {
 	_, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.steps+" WHERE run_id = ?"), runID)
 	return s.fail("clear run steps", err)
 }
+
+var _ db.TxStepFencer = (*Store)(nil)
+
+// FenceTx implements db.TxStepFencer: the fence of every journal write, in
+// the caller's transaction on the writer (SaveRunWith's).
+func (s *Store) FenceTx(ctx context.Context, tx *sql.Tx, runID string, attempt int, now int64) error {
+	return s.fence(ctx, txConn{s: s, tx: tx}, runID, attempt, now)
+}
+
+// ClearRunStepsTx implements db.TxStepFencer: ClearRunSteps in tx.
+func (s *Store) ClearRunStepsTx(ctx context.Context, tx *sql.Tx, runID string) error {
+	_, err := txConn{s: s, tx: tx}.exec(ctx, "DELETE FROM "+s.steps+" WHERE run_id = ?", runID)
+	return err
+}
