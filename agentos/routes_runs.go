@@ -87,11 +87,15 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	}
 	switch {
 	case req.Background:
-		// Background runs never stream: background=true wins over stream.
+		// A background run answers 202, or streams its stored events when
+		// stream=true was sent (Agno streams by default; we keep 202 then).
+		if err := s.checkBackgroundStream(r, a, req); err != nil {
+			return err
+		}
 		if s.queue != nil {
 			return s.enqueueBackground(w, r, st, req)
 		}
-		return s.startBackground(w, r, st, req.IdempotencyKey != "")
+		return s.startBackground(w, r, st, req)
 	case req.Stream:
 		return s.streamRun(w, r, st)
 	default:
@@ -309,7 +313,8 @@ type backgroundAccepted struct {
 // 202 and executes the run on a background worker. With an idempotency key the
 // run id is derived from the key, and a duplicate answers 202 with the run the
 // first request created.
-func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) error {
+func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, req *runRequest) error {
+	idempotent := req.IdempotencyKey != ""
 	d := st.agent.DB()
 	if d == nil {
 		return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
@@ -326,8 +331,9 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		row, err := d.GetRun(ctx, st.runID)
 		switch {
 		case err == nil:
-			writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
-			return nil
+			mu.Unlock()
+			defer mu.Lock() // the deferred Unlock above
+			return s.acceptBackground(w, r, st.agent, row, req.streams())
 		case !errors.Is(err, db.ErrNotFound):
 			return err
 		}
@@ -341,6 +347,13 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		return err
 	}
 	go s.executeBackground(rctx, f, st)
+	if req.streams() {
+		if idempotent {
+			s.runs.idemLock(st.runID).Unlock()
+			defer s.runs.idemLock(st.runID).Lock() // the deferred Unlock above
+		}
+		return s.streamStored(w, r, st.agent, &db.Run{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending}, -1)
+	}
 	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
 	return nil
 }
@@ -389,7 +402,12 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart)
 	if ctx.Err() == nil {
 		s.markRunning(ctx, st)
 	}
-	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	opts := st.opts
+	if add, stop := s.recordEvents(ctx, st.agent, st.runID, 1); add != nil {
+		defer stop()
+		opts = append(opts[:len(opts):len(opts)], agent.WithEventFunc(add))
+	}
+	out, err := st.agent.Run(ctx, st.input, opts...)
 	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
 		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/mcp/mcpserver"
 	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/runlog"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -191,6 +192,10 @@ type Server struct {
 	mcp *mcpserver.Server
 	// queue runs background runs when Config.Queue is set.
 	queue *queue.Queue
+	// events are the databases' run event logs (background runs' events,
+	// for streaming and resuming); tailCfg tunes their readers.
+	events  eventLogs
+	tailCfg runlog.TailConfig
 }
 
 // New validates cfg, fills defaults and builds the router.
