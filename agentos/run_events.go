@@ -271,7 +271,9 @@ func (s *Server) replayRow(sse *sseWriter, row *db.Run, after int64) error {
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	fields := map[string]string{}
 	if r.Method == http.MethodPost {
-		if err := readFormBody(r, formLimits{}, fields, &runRequest{}); err != nil {
+		lim := formLimits{}
+		lim.fill()
+		if err := readFormBody(r, lim, fields, &runRequest{}); err != nil {
 			return err
 		}
 	}
