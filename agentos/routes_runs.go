@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -217,7 +218,35 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
+	ctx, done, err := s.leaseForeground(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer func() { done(s.storedStatus(ctx, st)) }()
 	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+}
+
+// leaseForeground gives a streamed or synchronous run a lease row on the
+// durable queue (when there is one), so that a crash of this process does
+// not leave it RUNNING: another replica (or this node at restart) marks it
+// ERROR once the lease expires. done records how it ended.
+func (s *Server) leaseForeground(ctx context.Context, st *runStart) (context.Context, func(run.Status), error) {
+	if s.queue == nil {
+		return ctx, func(run.Status) {}, nil
+	}
+	c := st.agent.Component()
+	return s.queue.Hold(ctx, &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID})
+}
+
+// storedStatus is a finished foreground run's stored status (ERROR when it
+// was not stored).
+func (s *Server) storedStatus(ctx context.Context, st *runStart) run.Status {
+	if d := st.agent.DB(); d != nil {
+		if row, err := d.GetRun(context.WithoutCancel(ctx), st.runID); err == nil {
+			return row.Status
+		}
+	}
+	return run.StatusError
 }
 
 // writeStream copies a run's events to the response as SSE. An error before
@@ -281,7 +310,16 @@ func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) e
 		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
+	ctx, done, err := s.leaseForeground(ctx, st)
+	if err != nil {
+		return err
+	}
 	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	status := run.StatusError
+	if out != nil && !errors.Is(err, agent.ErrStorage) {
+		status = out.Status
+	}
+	done(status)
 	return s.answerRun(w, r, out, err)
 }
 

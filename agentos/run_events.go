@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,6 +20,47 @@ import (
 type eventLogs struct {
 	mu   sync.Mutex
 	logs map[*db.DB]*runlog.Log
+	// retention: a finished run's events are deleted this long after its
+	// last one (the queue's retention_seconds; default 24 h), and a run's
+	// events that stopped without a final one 7 times later.
+	retention time.Duration
+	log       *slog.Logger
+	stop      chan struct{}
+	loops     sync.WaitGroup
+}
+
+// retentionEvery is how often each log deletes expired events.
+const retentionEvery = time.Minute
+
+// expire deletes l's expired events every retentionEvery until close.
+func (e *eventLogs) expire(l *runlog.Log) {
+	defer e.loops.Done()
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		cut := now.Add(-e.retention).Unix()
+		stale := now.Add(-7 * e.retention).Unix()
+		if _, err := l.DeleteBefore(context.Background(), cut, stale); err != nil {
+			e.log.Warn("run event log: delete expired events", "err", err)
+		}
+	}
+}
+
+// close stops the retention loops.
+func (e *eventLogs) close() {
+	e.mu.Lock()
+	if e.stop != nil {
+		close(e.stop)
+		e.stop = nil
+	}
+	e.mu.Unlock()
+	e.loops.Wait()
 }
 
 // of returns d's event log; nil (no error) when its driver keeps none.
@@ -42,6 +84,10 @@ func (e *eventLogs) of(ctx context.Context, d *db.DB) (*runlog.Log, error) {
 		e.logs = map[*db.DB]*runlog.Log{}
 	}
 	e.logs[d] = l
+	if l != nil && e.stop != nil {
+		e.loops.Add(1)
+		go e.expire(l)
+	}
 	return l, nil
 }
 

@@ -154,7 +154,9 @@ func streamServer(t *testing.T, d *db.DB, m *scripted.Model) (string, *Server) {
 // RunCompleted; then a replay of the finished run from the middle.
 func reconnectMidRun(t *testing.T, a, b string) {
 	t.Helper()
-	s := openStream(t, func() (*http.Response, error) { return sendForm(a+"/agents/echo/runs", map[string]string{"message": "go", "background": "true", "stream": "true"}, nil) })
+	s := openStream(t, func() (*http.Response, error) {
+		return sendForm(a+"/agents/echo/runs", map[string]string{"message": "go", "background": "true", "stream": "true"}, nil)
+	})
 	first, meta := s.events(t, 8)
 	s.res.Body.Close()
 	checkIDs(t, first, 0)
@@ -187,7 +189,9 @@ func reconnectMidRun(t *testing.T, a, b string) {
 	}
 	// The finished run replays from the middle (Agno's form field).
 	all := len(first) + len(rest)
-	rp := openStream(t, func() (*http.Response, error) { return sendForm(b+"/agents/echo/runs/"+runID+"/resume", map[string]string{"last_event_index": strconv.Itoa(all - 4)}, nil) })
+	rp := openStream(t, func() (*http.Response, error) {
+		return sendForm(b+"/agents/echo/runs/"+runID+"/resume", map[string]string{"last_event_index": strconv.Itoa(all - 4)}, nil)
+	})
 	tail, meta := rp.events(t, -1)
 	checkIDs(t, tail, all-3)
 	if len(tail) != 3 || len(meta) != 1 || meta[0] != "replay" {

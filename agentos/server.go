@@ -285,6 +285,10 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.router = s.newRouter()
+	s.events.retention, s.events.log, s.events.stop = 24*time.Hour, s.log, make(chan struct{})
+	if cfg.Queue != nil && cfg.Queue.Retention > 0 {
+		s.events.retention = cfg.Queue.Retention
+	}
 	if err := s.openQueue(context.Background()); err != nil {
 		return nil, err
 	}
@@ -300,6 +304,7 @@ func New(cfg Config) (*Server, error) {
 // jobs and waits for the running ones until ctx ends; those still running
 // then are left to recovery. Serve calls it when it shuts down.
 func (s *Server) Close(ctx context.Context) error {
+	s.events.close()
 	if s.queue == nil {
 		return nil
 	}

@@ -109,6 +109,9 @@ type Queue struct {
 type holding struct {
 	attempt int
 	cancel  context.CancelCauseFunc
+	// foreground: a streamed or synchronous run's lease (Hold), not a
+	// dispatched job; not counted against MaxConcurrency.
+	foreground bool
 }
 
 // runArgs is the River job's arguments: the run id; the rest is in agno_jobs.
@@ -323,7 +326,18 @@ func (q *Queue) cancelAll(cause error) {
 func (q *Queue) Running() (now, peak int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.running), q.peak
+	return q.dispatched(), q.peak
+}
+
+// dispatched counts the jobs this process executes (not foreground leases).
+func (q *Queue) dispatched() int {
+	n := 0
+	for _, h := range q.running {
+		if !h.foreground {
+			n++
+		}
+	}
+	return n
 }
 
 func unixNow() int64 { return time.Now().Unix() }
