@@ -128,11 +128,9 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 	defer s.runs.end(j.ID, f)
 	// The attempt's events go to the event log (fenced on the attempt, as
 	// its run writes are) for streaming on any replica.
-	if add, stop := s.recordEvents(rctx, t, j.ID, j.Attempt); add != nil {
-		defer stop()
-		opts = append(opts, agent.WithEventFunc(add))
-	}
-	out, err := t.Run(rctx, p.Input, opts...)
+	add, stop := s.recordEvents(rctx, t, j.ID, j.Attempt)
+	defer stop()
+	out, err := runRecorded(rctx, t, j.ID, p.Input, opts, add)
 	if out != nil && (out.Status != run.StatusRunning && out.Status != run.StatusPending) && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 		return out.Status, nil
 	}

@@ -440,12 +440,9 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart)
 	if ctx.Err() == nil {
 		s.markRunning(ctx, st)
 	}
-	opts := st.opts
-	if add, stop := s.recordEvents(ctx, st.agent, st.runID, 1); add != nil {
-		defer stop()
-		opts = append(opts[:len(opts):len(opts)], agent.WithEventFunc(add))
-	}
-	out, err := st.agent.Run(ctx, st.input, opts...)
+	add, stop := s.recordEvents(ctx, st.agent, st.runID, 1)
+	defer stop()
+	out, err := runRecorded(ctx, st.agent, st.runID, st.input, st.opts, add)
 	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
 		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/runlog"
@@ -339,4 +340,39 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 		return err
 	}
 	return s.streamStored(w, r, a, row, after)
+}
+
+// runRecorded runs a background run, giving its events to add (nil: not
+// recorded). Agents and teams deliver them through agent.WithEventFunc
+// while Run executes; a workflow's Run does not, so a workflow is streamed
+// and its outcome read back from its stored row.
+func runRecorded(ctx context.Context, t runTarget, runID string, in run.Input, opts []agent.RunOption, add func(run.Event)) (*run.Output, error) {
+	if add == nil {
+		return t.Run(ctx, in, opts...)
+	}
+	opts = opts[:len(opts):len(opts)]
+	if t.Component().Type != run.TypeWorkflow {
+		return t.Run(ctx, in, append(opts, agent.WithEventFunc(add))...)
+	}
+	var serr error
+	for ev, err := range t.Stream(ctx, in, opts...) {
+		if err != nil {
+			serr = err
+			break
+		}
+		add(ev)
+	}
+	d := t.DB()
+	if d == nil {
+		return nil, serr
+	}
+	row, err := d.GetRun(context.WithoutCancel(ctx), runID)
+	if err != nil {
+		return nil, errors.Join(serr, err)
+	}
+	out, err := row.Output()
+	if err != nil {
+		return nil, errors.Join(serr, err)
+	}
+	return out, serr
 }

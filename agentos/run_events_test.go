@@ -18,6 +18,8 @@ import (
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/runlog"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // resumeFrame is one frame of an event stream.
@@ -272,4 +274,51 @@ func TestResume_FinishedRunWithoutLogReplaysTheRow(t *testing.T) {
 		t.Fatalf("replayed %d events, the row holds %d", len(evs), len(out.Events))
 	}
 	checkIDs(t, evs, 0)
+}
+
+// Teams' and workflows' background runs stream their own events too, from
+// their start event to their terminal one.
+func TestResume_BackgroundTeamAndWorkflowStream(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	echo, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hello"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	squad, err := team.New(team.Config{ID: "squad", Name: "Squad", Model: scripted.Reply("the team answer"), Members: []*agent.Agent{echo}, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{{Name: "echo", Runner: echo}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second}
+	var srv *Server
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{echo}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}, Queue: &qc}, func(s *Server) {
+		srv = s
+		s.tailCfg = runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 300 * time.Millisecond}
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	for _, c := range []struct{ path, start, end string }{
+		{"/teams/squad", "TeamRunStarted", "TeamRunCompleted"},
+		{"/workflows/flow", "WorkflowStarted", "WorkflowCompleted"},
+	} {
+		s := openStream(t, func() (*http.Response, error) {
+			return sendForm(ts.URL+c.path+"/runs", map[string]string{"message": "go", "background": "true", "stream": "true"}, nil)
+		})
+		evs, _ := s.events(t, -1)
+		checkIDs(t, evs, 0)
+		if len(evs) < 2 || evs[0].event != c.start || evs[len(evs)-1].event != c.end {
+			names := []string{}
+			for _, f := range evs {
+				names = append(names, f.event)
+			}
+			t.Errorf("%s: background stream %v", c.path, names)
+		}
+	}
 }
