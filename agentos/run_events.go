@@ -3,9 +3,9 @@ package agentos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,26 +108,13 @@ func (s *Server) recordEvents(ctx context.Context, t runTarget, runID string, at
 	return rec.Add, func() { _ = rec.Close() }
 }
 
-// maxEventIndex bounds a Last-Event-ID / last_event_index: larger ids were
-// never sent.
-const maxEventIndex = 1 << 53
-
-// parseEventIndex reads a Last-Event-ID header or a last_event_index field:
-// a decimal integer from -1 (nothing received yet) to 2^53. Empty means
-// none (-1, from the start).
+// parseEventIndex reads a Last-Event-ID header or a last_event_index field
+// (runlog.ParseIndex); a bad one is 400 naming the field.
 func parseEventIndex(name, v string) (int64, error) {
-	if v == "" {
-		return -1, nil
-	}
-	bad := func() (int64, error) {
-		return 0, errorf(http.StatusBadRequest, "%s must be the index of the last event received: an integer from -1 to %d (got %q)", name, int64(maxEventIndex), clip(v, 40))
-	}
-	if len(v) > 20 || strings.TrimSpace(v) != v {
-		return bad()
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < -1 || n > maxEventIndex || (v[0] == '+') || (len(v) > 1 && v[0] == '0') || v == "-0" {
-		return bad()
+	n, err := runlog.ParseIndex(v)
+	if err != nil {
+		return 0, &httpError{Status: http.StatusBadRequest, Err: err,
+			Detail: fmt.Sprintf("%s must be the index of the last event received: an integer from -1 to %d (got %q)", name, int64(runlog.MaxIndex), clip(v, 40))}
 	}
 	return n, nil
 }

@@ -3,6 +3,8 @@ package agentos
 import (
 	"strconv"
 	"testing"
+
+	"github.com/agentryhq/agentry/runlog"
 )
 
 // FuzzParseEventIndex: any header value is either refused with a 400 or is
@@ -20,7 +22,7 @@ func FuzzParseEventIndex(f *testing.F) {
 			}
 			return
 		}
-		if n < -1 || n > maxEventIndex {
+		if n < -1 || n > runlog.MaxIndex {
 			t.Fatalf("%q parsed to %d", s, n)
 		}
 		if s != "" && strconv.FormatInt(n, 10) != s {
