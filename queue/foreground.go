@@ -19,8 +19,8 @@ const JobTypeForeground = "foreground"
 // its lease. The row has one attempt and no River job: it is never run
 // again. The returned context is cancelled when the run is cancelled
 // through any replica (cause ErrCancelled) or loses its lease (run.ErrFenced);
-// its run writes are fenced on the lease. done records the run's final
-// status and releases the lease; call it once.
+// its run writes are fenced on the lease. done releases the lease (its
+// row is deleted); call it once when the run ended.
 func (q *Queue) Hold(ctx context.Context, j *Job) (context.Context, func(run.Status), error) {
 	now := unixNow()
 	if _, err := q.w.ExecContext(ctx, q.sql(`INSERT INTO `+q.jobs+` (id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload,
@@ -35,9 +35,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`),
 	q.running[j.ID] = &holding{attempt: 1, cancel: cancel, foreground: true}
 	q.mu.Unlock()
 	rctx = db.WithWriteFence(rctx, q.fence(j.ID, 1))
-	done := func(st run.Status) {
+	done := func(run.Status) {
 		q.release(j.ID, 1)
-		q.finish(context.WithoutCancel(ctx), j.ID, 1, jobStatusOf(st), "")
+		// The lease has done its work: its row goes (one statement, no
+		// journal to clear). Rows of dead nodes' runs stay, failed, until
+		// retention.
+		if _, err := q.w.ExecContext(context.WithoutCancel(ctx), q.sql(`DELETE FROM `+q.jobs+` WHERE id = ? AND attempt = 1 AND locked_by = ?`), j.ID, q.cfg.NodeID); err != nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: release a foreground lease", "run_id", j.ID, "err", err)
+		}
 		cancel(nil)
 	}
 	return rctx, done, nil

@@ -55,8 +55,8 @@ func TestHold_ForegroundLeaseSweptOnlyWhenItsNodeStops(t *testing.T) {
 			t.Fatalf("the live run's fenced write: %v", err)
 		}
 		done(run.StatusCompleted)
-		if j := jobOf(t, b, "slow"); j.Status != queue.StatusCompleted || j.JobType != queue.JobTypeForeground {
-			t.Fatalf("finished lease %+v", j)
+		if j, err := b.Get(context.Background(), "slow", "", false); !errors.Is(err, queue.ErrNotFound) {
+			t.Fatalf("released lease is still there: %+v, %v", j, err)
 		}
 		if now, _ := a.Running(); now != 0 {
 			t.Fatalf("a foreground lease counted as a running job: %d", now)
@@ -74,7 +74,7 @@ func TestHold_ForegroundLeaseSweptOnlyWhenItsNodeStops(t *testing.T) {
 			t.Fatalf("marked %s after the hang, before lock_grace", since)
 		}
 		j := jobOf(t, b, "doomed")
-		if j.Status != queue.StatusFailed || !strings.Contains(j.Error, "streamed run") {
+		if j.Status != queue.StatusFailed || j.JobType != queue.JobTypeForeground || !strings.Contains(j.Error, "streamed run") {
 			t.Fatalf("swept lease %+v", j)
 		}
 		// The hung node's late write is fenced: the ERROR stays.
