@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/runlog"
 )
@@ -33,13 +34,13 @@ type eventLogs struct {
 const retentionEvery = time.Minute
 
 // expire deletes l's expired events every retentionEvery until close.
-func (e *eventLogs) expire(l *runlog.Log) {
+func (e *eventLogs) expire(l *runlog.Log, stop <-chan struct{}) {
 	defer e.loops.Done()
 	t := time.NewTicker(retentionEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-e.stop:
+		case <-stop:
 			return
 		case <-t.C:
 		}
@@ -86,7 +87,7 @@ func (e *eventLogs) of(ctx context.Context, d *db.DB) (*runlog.Log, error) {
 	e.logs[d] = l
 	if l != nil && e.stop != nil {
 		e.loops.Add(1)
-		go e.expire(l)
+		go e.expire(l, e.stop)
 	}
 	return l, nil
 }
@@ -210,7 +211,10 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 			return false, err
 		}
 		row = cur
-		return finalStatus(cur.Status), nil
+		if !finalStatus(cur.Status) {
+			return false, nil
+		}
+		return s.producerGone(ctx, runID)
 	}
 	sawFinal := false
 	for rec, err := range l.Tail(ctx, runID, after, ended, s.tailCfg) {
@@ -361,4 +365,26 @@ func runRecorded(ctx context.Context, t runTarget, runID string, in run.Input, o
 		return nil, errors.Join(serr, err)
 	}
 	return out, serr
+}
+
+// producerGone reports whether nothing can add events to a run whose row
+// is final: its job is final (the queue records it after the attempt's
+// recorder wrote its last batch) or, for a run that is not a job, no run
+// of that id executes in this process. A row is stored final a moment
+// before the run's terminal event is recorded, so the row alone is not
+// enough.
+func (s *Server) producerGone(ctx context.Context, runID string) (bool, error) {
+	if s.queue != nil {
+		j, err := s.queue.Get(ctx, runID, "", false)
+		switch {
+		case err == nil:
+			return j.Status != queue.StatusQueued && j.Status != queue.StatusRunning, nil
+		case !errors.Is(err, queue.ErrNotFound):
+			return false, err
+		}
+	}
+	s.runs.mu.Lock()
+	_, running := s.runs.flights[runID]
+	s.runs.mu.Unlock()
+	return !running, nil
 }

@@ -254,7 +254,11 @@ func TestResume_FinishedRunWithoutLogReplaysTheRow(t *testing.T) {
 	}
 	// Wait for the log to hold the final event, then let retention delete it.
 	deadline := time.Now().Add(30 * time.Second)
-	for n, _ := l.Count(context.Background(), acc.RunID); n == 0; n, _ = l.Count(context.Background(), acc.RunID) {
+	stored := func() bool {
+		recs, _ := l.Read(context.Background(), acc.RunID, -1, 1000)
+		return len(recs) > 0 && recs[len(recs)-1].Final
+	}
+	for !stored() {
 		if time.Now().After(deadline) {
 			t.Fatal("no events were recorded")
 		}
