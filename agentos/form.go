@@ -20,7 +20,10 @@ type runRequest struct {
 	// Message is the user's input; required, valid UTF-8.
 	Message string
 	// Stream defaults to true.
-	Stream     bool
+	Stream bool
+	// StreamSent: the form had a stream field (background=true streams
+	// only when stream=true was sent).
+	StreamSent bool
 	SessionID  string
 	UserID     string
 	Background bool
@@ -251,6 +254,7 @@ func (req *runRequest) setFields(fields map[string]string) error {
 		case "message":
 		case "stream":
 			req.Stream, err = formBool(name, v, true)
+			req.StreamSent = true
 		case "background":
 			req.Background, err = formBool(name, v, false)
 		case "session_id":

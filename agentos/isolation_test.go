@@ -403,6 +403,9 @@ func isolationCases(f fixture) []isoCase {
 					t.Errorf("pending run after cancel = %+v, %v", r, err)
 				}
 			}},
+		// Resuming alice's finished run replays its stored events.
+		{name: "resume agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/resume", form: true, body: "last_event_index=-1", ok: 200},
+		{name: "resume agent run (EventSource)", method: "GET", path: "/agents/echo/runs/" + f.aliceRun + "/resume", ok: 200},
 		// alice's run is COMPLETED: the owner and the admin reach it and are told
 		// it cannot be continued; the other user must not learn even that.
 		{name: "continue agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/continue", form: true,
@@ -434,6 +437,8 @@ func componentRunCases(kind, base, session, aliceRun, pendingRun string) []isoCa
 					t.Errorf("pending run after cancel = %+v, %v", r, err)
 				}
 			}},
+		{name: "resume " + kind + " run", method: "POST", path: base + "/runs/" + aliceRun + "/resume", form: true, body: "session_id=" + session, ok: 200},
+		{name: "resume " + kind + " run (EventSource)", method: "GET", path: base + "/runs/" + aliceRun + "/resume", ok: 200},
 		// Alice's COMPLETED run cannot be continued: 409 for the owner and
 		// the admin, 404 for the other user (a PAUSED team run's continue is
 		// in routes_teams_modes_test.go).

@@ -126,7 +126,11 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 		return "", err
 	}
 	defer s.runs.end(j.ID, f)
-	out, err := t.Run(rctx, p.Input, opts...)
+	// The attempt's events go to the event log (fenced on the attempt, as
+	// its run writes are) for streaming on any replica.
+	add, stop := s.recordEvents(rctx, t, j.ID, j.Attempt)
+	defer stop()
+	out, err := runRecorded(rctx, t, j.ID, p.Input, opts, add)
 	if out != nil && (out.Status != run.StatusRunning && out.Status != run.StatusPending) && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 		return out.Status, nil
 	}
@@ -183,15 +187,45 @@ func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *r
 	case err != nil:
 		return err
 	}
-	if dup {
+	if dup || req.streams() {
 		first, err := d.GetRun(ctx, runID)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: first.RunID, SessionID: first.SessionID, Status: first.Status})
-		return nil
+		return s.acceptBackground(w, r, st.agent, first, req.streams())
 	}
 	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+	return nil
+}
+
+// streams reports whether a background run's answer is its event stream
+// (stream=true sent with background=true) rather than 202.
+func (req *runRequest) streams() bool { return req.Background && req.Stream && req.StreamSent }
+
+// acceptBackground answers an accepted background run: 202 with the run,
+// or, when the request asked to stream, the run's events from its first
+// (the same stream the resume route gives).
+func (s *Server) acceptBackground(w http.ResponseWriter, r *http.Request, a runTarget, row *db.Run, stream bool) error {
+	if !stream {
+		writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
+		return nil
+	}
+	return s.streamStored(w, r, a, row, -1)
+}
+
+// checkBackgroundStream refuses, before anything is stored, a streamed
+// background run whose database keeps no event log.
+func (s *Server) checkBackgroundStream(r *http.Request, a runTarget, req *runRequest) error {
+	if !req.streams() {
+		return nil
+	}
+	l, err := s.events.of(r.Context(), a.DB())
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		return errorf(http.StatusUnprocessableEntity, "background=true with stream=true needs a SQL database (sqlite, postgres, mysql) to keep the run's events; send stream=false and poll the run")
+	}
 	return nil
 }
 

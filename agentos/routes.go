@@ -65,6 +65,8 @@ func (s *Server) routeTable() []route {
 		{"POST", "/agents/{agent_id}/runs", need("agents", "run", "agent_id"), agentRun(s.startRun)},
 		{"GET", "/agents/{agent_id}/runs", need("agents", "read", "agent_id"), agentRun(s.listRuns)},
 		{"GET", "/agents/{agent_id}/runs/{run_id}", need("agents", "read", "agent_id"), agentRun(s.getRun)},
+		{"POST", "/agents/{agent_id}/runs/{run_id}/resume", need("agents", "run", "agent_id"), agentRun(s.resumeRun)},
+		{"GET", "/agents/{agent_id}/runs/{run_id}/resume", need("agents", "run", "agent_id"), agentRun(s.resumeRun)},
 		{"POST", "/agents/{agent_id}/runs/{run_id}/cancel", need("agents", "run", "agent_id"), agentRun(s.cancelRun)},
 		{"POST", "/agents/{agent_id}/runs/{run_id}/continue", need("agents", "run", "agent_id"), agentRun(s.continueAgentRun)},
 
@@ -73,6 +75,8 @@ func (s *Server) routeTable() []route {
 		{"POST", "/teams/{team_id}/runs", need("teams", "run", "team_id"), teamRun(s.startRun)},
 		{"GET", "/teams/{team_id}/runs", need("teams", "read", "team_id"), teamRun(s.listRuns)},
 		{"GET", "/teams/{team_id}/runs/{run_id}", need("teams", "read", "team_id"), teamRun(s.getRun)},
+		{"POST", "/teams/{team_id}/runs/{run_id}/resume", need("teams", "run", "team_id"), teamRun(s.resumeRun)},
+		{"GET", "/teams/{team_id}/runs/{run_id}/resume", need("teams", "run", "team_id"), teamRun(s.resumeRun)},
 		{"POST", "/teams/{team_id}/runs/{run_id}/cancel", need("teams", "run", "team_id"), teamRun(s.cancelRun)},
 		{"POST", "/teams/{team_id}/runs/{run_id}/continue", need("teams", "run", "team_id"), teamRun(s.continueAgentRun)},
 
@@ -81,6 +85,8 @@ func (s *Server) routeTable() []route {
 		{"POST", "/workflows/{workflow_id}/runs", need("workflows", "run", "workflow_id"), workflowRun(s.startRun)},
 		{"GET", "/workflows/{workflow_id}/runs", need("workflows", "read", "workflow_id"), workflowRun(s.listRuns)},
 		{"GET", "/workflows/{workflow_id}/runs/{run_id}", need("workflows", "read", "workflow_id"), workflowRun(s.getRun)},
+		{"POST", "/workflows/{workflow_id}/runs/{run_id}/resume", need("workflows", "run", "workflow_id"), workflowRun(s.resumeRun)},
+		{"GET", "/workflows/{workflow_id}/runs/{run_id}/resume", need("workflows", "run", "workflow_id"), workflowRun(s.resumeRun)},
 		{"POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", need("workflows", "run", "workflow_id"), workflowRun(s.cancelRun)},
 		{"POST", "/workflows/{workflow_id}/runs/{run_id}/continue", need("workflows", "run", "workflow_id"), workflowRun(s.continueWorkflowRun)},
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -87,11 +88,15 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	}
 	switch {
 	case req.Background:
-		// Background runs never stream: background=true wins over stream.
+		// A background run answers 202, or streams its stored events when
+		// stream=true was sent (Agno streams by default; we keep 202 then).
+		if err := s.checkBackgroundStream(r, a, req); err != nil {
+			return err
+		}
 		if s.queue != nil {
 			return s.enqueueBackground(w, r, st, req)
 		}
-		return s.startBackground(w, r, st, req.IdempotencyKey != "")
+		return s.startBackground(w, r, st, req)
 	case req.Stream:
 		return s.streamRun(w, r, st)
 	default:
@@ -213,7 +218,35 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
+	ctx, done, err := s.leaseForeground(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer func() { done(s.storedStatus(ctx, st)) }()
 	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+}
+
+// leaseForeground gives a streamed or synchronous run a lease row on the
+// durable queue (when there is one), so that a crash of this process does
+// not leave it RUNNING: another replica (or this node at restart) marks it
+// ERROR once the lease expires. done records how it ended.
+func (s *Server) leaseForeground(ctx context.Context, st *runStart) (context.Context, func(run.Status), error) {
+	if s.queue == nil {
+		return ctx, func(run.Status) {}, nil
+	}
+	c := st.agent.Component()
+	return s.queue.Hold(ctx, &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID})
+}
+
+// storedStatus is a finished foreground run's stored status (ERROR when it
+// was not stored).
+func (s *Server) storedStatus(ctx context.Context, st *runStart) run.Status {
+	if d := st.agent.DB(); d != nil {
+		if row, err := d.GetRun(context.WithoutCancel(ctx), st.runID); err == nil {
+			return row.Status
+		}
+	}
+	return run.StatusError
 }
 
 // writeStream copies a run's events to the response as SSE. An error before
@@ -277,7 +310,16 @@ func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) e
 		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
+	ctx, done, err := s.leaseForeground(ctx, st)
+	if err != nil {
+		return err
+	}
 	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	status := run.StatusError
+	if out != nil && !errors.Is(err, agent.ErrStorage) {
+		status = out.Status
+	}
+	done(status)
 	return s.answerRun(w, r, out, err)
 }
 
@@ -309,7 +351,8 @@ type backgroundAccepted struct {
 // 202 and executes the run on a background worker. With an idempotency key the
 // run id is derived from the key, and a duplicate answers 202 with the run the
 // first request created.
-func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, idempotent bool) error {
+func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, req *runRequest) error {
+	idempotent := req.IdempotencyKey != ""
 	d := st.agent.DB()
 	if d == nil {
 		return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
@@ -326,8 +369,9 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		row, err := d.GetRun(ctx, st.runID)
 		switch {
 		case err == nil:
-			writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
-			return nil
+			mu.Unlock()
+			defer mu.Lock() // the deferred Unlock above
+			return s.acceptBackground(w, r, st.agent, row, req.streams())
 		case !errors.Is(err, db.ErrNotFound):
 			return err
 		}
@@ -341,6 +385,13 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		return err
 	}
 	go s.executeBackground(rctx, f, st)
+	if req.streams() {
+		if idempotent {
+			s.runs.idemLock(st.runID).Unlock()
+			defer s.runs.idemLock(st.runID).Lock() // the deferred Unlock above
+		}
+		return s.streamStored(w, r, st.agent, &db.Run{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending}, -1)
+	}
 	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
 	return nil
 }
@@ -389,7 +440,9 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart)
 	if ctx.Err() == nil {
 		s.markRunning(ctx, st)
 	}
-	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	add, stop := s.recordEvents(ctx, st.agent, st.runID, 1)
+	defer stop()
+	out, err := runRecorded(ctx, st.agent, st.runID, st.input, st.opts, add)
 	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
 		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/mcp/mcpserver"
 	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/runlog"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -191,6 +192,10 @@ type Server struct {
 	mcp *mcpserver.Server
 	// queue runs background runs when Config.Queue is set.
 	queue *queue.Queue
+	// events are the databases' run event logs (background runs' events,
+	// for streaming and resuming); tailCfg tunes their readers.
+	events  eventLogs
+	tailCfg runlog.TailConfig
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -280,6 +285,10 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.router = s.newRouter()
+	s.events.retention, s.events.log, s.events.stop = 24*time.Hour, s.log, make(chan struct{})
+	if cfg.Queue != nil && cfg.Queue.Retention > 0 {
+		s.events.retention = cfg.Queue.Retention
+	}
 	if err := s.openQueue(context.Background()); err != nil {
 		return nil, err
 	}
@@ -295,6 +304,7 @@ func New(cfg Config) (*Server, error) {
 // jobs and waits for the running ones until ctx ends; those still running
 // then are left to recovery. Serve calls it when it shuts down.
 func (s *Server) Close(ctx context.Context) error {
+	s.events.close()
 	if s.queue == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/run"
@@ -100,4 +101,57 @@ func (s *sseWriter) flush() error {
 		return err
 	}
 	return nil
+}
+
+// WriteMeta writes a frame of the resume stream's own (replay, subscribed,
+// error: Agno's names), without an id: it is not one of the run's events.
+func (s *sseWriter) WriteMeta(name string, v any) error {
+	s.start()
+	s.buf.Reset()
+	s.buf.WriteString("event: " + name + "\ndata: ")
+	if err := s.enc.Encode(v); err != nil {
+		return err
+	}
+	s.buf.WriteByte('\n')
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// WriteStored writes a stored event (its JSON object as recorded) with its
+// index: "id: <index>" for EventSource's Last-Event-ID, and "event_index"
+// added to the JSON for Agno's clients.
+func (s *sseWriter) WriteStored(index int64, name string, data []byte) error {
+	if strings.ContainsAny(name, "\r\n") || len(data) < 2 || data[0] != '{' || bytes.ContainsAny(data, "\r\n") {
+		return fmt.Errorf("agentos: stored event %d is not one JSON object line", index)
+	}
+	s.start()
+	s.buf.Reset()
+	s.buf.WriteString("id: ")
+	s.buf.WriteString(strconv.FormatInt(index, 10))
+	s.buf.WriteString("\nevent: ")
+	s.buf.WriteString(name)
+	s.buf.WriteString("\ndata: {\"event_index\":")
+	s.buf.WriteString(strconv.FormatInt(index, 10))
+	if len(data) > 2 {
+		s.buf.WriteByte(',')
+	}
+	s.buf.Write(data[1:])
+	s.buf.WriteString("\n\n")
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// WriteIndexed writes ev with index as WriteStored does.
+func (s *sseWriter) WriteIndexed(index int64, ev *run.Event) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return err
+	}
+	return s.WriteStored(index, string(ev.Event), bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }

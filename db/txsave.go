@@ -119,3 +119,8 @@ func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (
 	so, ro, err := ts.SaveRunWith(bctx, sc, rc, with)
 	return so, ro, call.done(err)
 }
+
+// WriteFence returns the fence WithWriteFence put in ctx (nil: none), for
+// a package that writes rows of the run in its own transactions (the run
+// event log).
+func WriteFence(ctx context.Context) TxFunc { return writeFence(ctx) }

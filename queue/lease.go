@@ -206,6 +206,9 @@ func (q *Queue) takeOver(ctx context.Context, j *claimedJob, cutoff int64) error
 	default:
 		status, reason = StatusQueued, fmt.Sprintf("attempt %d was interrupted: its worker %s stopped", j.Attempt, j.LockedBy)
 	}
+	if j.JobType == JobTypeForeground && status == StatusFailed {
+		reason = fmt.Sprintf("the server executing this streamed run (%s) stopped before it finished", j.LockedBy)
+	}
 	took := false
 	err := q.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?,

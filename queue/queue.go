@@ -114,6 +114,9 @@ type holding struct {
 	// finished is the job status the run's final save recorded with it
 	// (see fence); "" while the job runs.
 	finished string
+	// foreground: a streamed or synchronous run's lease (Hold), not a
+	// dispatched job; not counted against MaxConcurrency.
+	foreground bool
 }
 
 // runArgs is the River job's arguments: the run id; the rest is in agno_jobs.
@@ -328,7 +331,18 @@ func (q *Queue) cancelAll(cause error) {
 func (q *Queue) Running() (now, peak int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.running), q.peak
+	return q.dispatched(), q.peak
+}
+
+// dispatched counts the jobs this process executes (not foreground leases).
+func (q *Queue) dispatched() int {
+	n := 0
+	for _, h := range q.running {
+		if !h.foreground {
+			n++
+		}
+	}
+	return n
 }
 
 func unixNow() int64 { return time.Now().Unix() }

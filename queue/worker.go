@@ -105,7 +105,7 @@ func (q *Queue) hold(id string, attempt int, cancel context.CancelCauseFunc) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.running[id] = &holding{attempt: attempt, cancel: cancel}
-	q.peak = max(q.peak, len(q.running))
+	q.peak = max(q.peak, q.dispatched())
 }
 
 func (q *Queue) release(id string, attempt int) {

@@ -1,0 +1,390 @@
+package agentos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/runlog"
+)
+
+// eventLogs opens each database's run event log on first use (creating its
+// table), so that servers that never run in the background add no table.
+type eventLogs struct {
+	mu   sync.Mutex
+	logs map[*db.DB]*runlog.Log
+	// retention: a finished run's events are deleted this long after its
+	// last one (the queue's retention_seconds; default 24 h), and a run's
+	// events that stopped without a final one 7 times later.
+	retention time.Duration
+	log       *slog.Logger
+	stop      chan struct{}
+	loops     sync.WaitGroup
+}
+
+// retentionEvery is how often each log deletes expired events.
+const retentionEvery = time.Minute
+
+// expire deletes l's expired events every retentionEvery until close.
+func (e *eventLogs) expire(l *runlog.Log, stop <-chan struct{}) {
+	defer e.loops.Done()
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		cut := now.Add(-e.retention).Unix()
+		stale := now.Add(-7 * e.retention).Unix()
+		if _, err := l.DeleteBefore(context.Background(), cut, stale); err != nil {
+			e.log.Warn("run event log: delete expired events", "err", err)
+		}
+	}
+}
+
+// close stops the retention loops.
+func (e *eventLogs) close() {
+	e.mu.Lock()
+	if e.stop != nil {
+		close(e.stop)
+		e.stop = nil
+	}
+	e.mu.Unlock()
+	e.loops.Wait()
+}
+
+// of returns d's event log; nil (no error) when its driver keeps none.
+func (e *eventLogs) of(ctx context.Context, d *db.DB) (*runlog.Log, error) {
+	if d == nil {
+		return nil, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if l, ok := e.logs[d]; ok {
+		return l, nil
+	}
+	l, err := runlog.Open(context.WithoutCancel(ctx), d)
+	switch {
+	case errors.Is(err, runlog.ErrUnsupported):
+		l = nil
+	case err != nil:
+		return nil, err
+	}
+	if e.logs == nil {
+		e.logs = map[*db.DB]*runlog.Log{}
+	}
+	e.logs[d] = l
+	if l != nil && e.stop != nil {
+		e.loops.Add(1)
+		go e.expire(l, e.stop)
+	}
+	return l, nil
+}
+
+// recordEvents starts recording a background run's events (attempt: the
+// job's attempt; 1 for in-process runs) in its database's event log, for
+// streaming and resuming. stop writes what is left. Without a log (memory
+// driver) or when it cannot be opened, the run goes on unrecorded.
+func (s *Server) recordEvents(ctx context.Context, t runTarget, runID string, attempt int) (add func(run.Event), stop func()) {
+	l, err := s.events.of(ctx, t.DB())
+	if err != nil {
+		s.log.WarnContext(ctx, "run event log unavailable; the run's events are not kept for streaming", "run_id", runID, "err", err)
+	}
+	if l == nil {
+		return nil, func() {}
+	}
+	rec := l.Record(ctx, runID, attempt, s.log)
+	return rec.Add, func() { _ = rec.Close() }
+}
+
+// parseEventIndex reads a Last-Event-ID header or a last_event_index field
+// (runlog.ParseIndex); a bad one is 400 naming the field.
+func parseEventIndex(name, v string) (int64, error) {
+	n, err := runlog.ParseIndex(v)
+	if err != nil {
+		return 0, &httpError{Status: http.StatusBadRequest, Err: err,
+			Detail: fmt.Sprintf("%s must be the index of the last event received: an integer from -1 to %d (got %q)", name, int64(runlog.MaxIndex), clip(v, 40))}
+	}
+	return n, nil
+}
+
+// clip shortens s for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// resumeFrom is where a resumed stream starts: the last_event_index form
+// field (Agno's) or the Last-Event-ID header (EventSource's); both must
+// agree when both are sent.
+func resumeFrom(r *http.Request, field string) (int64, error) {
+	var hdr int64 = -1
+	hv := r.Header.Values("Last-Event-ID")
+	if len(hv) > 1 {
+		return 0, errorf(http.StatusBadRequest, "send one Last-Event-ID header")
+	}
+	if len(hv) == 1 {
+		n, err := parseEventIndex("Last-Event-ID", hv[0])
+		if err != nil {
+			return 0, err
+		}
+		hdr = n
+	}
+	if field == "" {
+		return hdr, nil
+	}
+	n, err := parseEventIndex("last_event_index", field)
+	if err != nil {
+		return 0, err
+	}
+	if len(hv) == 1 && n != hdr {
+		return 0, errorf(http.StatusBadRequest, "last_event_index %d and Last-Event-ID %d disagree; send one", n, hdr)
+	}
+	return n, nil
+}
+
+// finalStatus reports whether a run's stored status is one it ends in.
+func finalStatus(st run.Status) bool {
+	switch st {
+	case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused, run.StatusRegenerated:
+		return true
+	}
+	return false
+}
+
+// streamStored streams a run's stored events after `after`, live while it
+// runs, to its end: Agno's resume stream. A "replay" (run finished) or
+// "subscribed" (run going on) frame comes first, as Agno sends them; each
+// event frame carries its index as the SSE id and as event_index. A run
+// whose log is gone (retention) replays the events stored on its row; a
+// run that ended without a final event (its process died) gets a terminal
+// event built from its row, without an id.
+func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarget, row *db.Run, after int64) error {
+	ctx := r.Context()
+	d := a.DB()
+	l, err := s.events.of(ctx, d)
+	if err != nil {
+		return err
+	}
+	runID := row.RunID
+	var stored int64
+	if l != nil {
+		if stored, err = l.Count(ctx, runID); err != nil {
+			return err
+		}
+	}
+	sse := newSSEWriter(w)
+	if finalStatus(row.Status) && stored == 0 {
+		return s.replayRow(sse, row, after)
+	}
+	if l == nil {
+		return errorf(http.StatusConflict, "run %s is %s and its events are not kept (the database keeps no event log); poll the run instead", runID, row.Status)
+	}
+	meta := map[string]any{"run_id": runID, "current_event_count": stored}
+	name := "subscribed"
+	if finalStatus(row.Status) {
+		name = "replay"
+		meta["status"], meta["total_buffered"], meta["last_event_index_requested"] = row.Status, stored, after
+	} else {
+		meta["status"] = "running"
+	}
+	meta["event"] = name
+	if err := sse.WriteMeta(name, meta); err != nil {
+		return nil
+	}
+	ended := func(ctx context.Context) (bool, error) {
+		cur, err := d.GetRun(ctx, runID)
+		if err != nil {
+			return false, err
+		}
+		row = cur
+		if !finalStatus(cur.Status) {
+			return false, nil
+		}
+		return s.producerGone(ctx, runID)
+	}
+	sawFinal := false
+	for rec, err := range l.Tail(ctx, runID, after, ended, s.tailCfg) {
+		if err != nil {
+			s.log.WarnContext(ctx, "resume stream: read events", "run_id", runID, "err", err)
+			_ = sse.WriteMeta("error", map[string]any{"event": "error", "error": "reading the run's events failed; reconnect to resume"})
+			return nil
+		}
+		if rec.Seq == runlog.Idle {
+			if sse.Comment("keep-alive") != nil {
+				return nil
+			}
+			continue
+		}
+		sawFinal = rec.Final
+		if err := sse.WriteStored(rec.Seq, rec.Event, rec.Data); err != nil {
+			return nil
+		}
+	}
+	if !sawFinal && ctx.Err() == nil && finalStatus(row.Status) {
+		// The producer died (or was fenced) before its final event: end
+		// the stream with what the row says.
+		ev := terminalFromRow(a, row)
+		_ = sse.WriteEvent(ev)
+	}
+	return nil
+}
+
+// terminalFromRow is the terminal event of a finished run, from its row.
+func terminalFromRow(a runTarget, row *db.Run) *run.Event {
+	t := run.EventRunCompleted
+	switch row.Status {
+	case run.StatusError:
+		t = run.EventRunError
+	case run.StatusCancelled:
+		t = run.EventRunCancelled
+	case run.StatusPaused:
+		t = run.EventRunPaused
+	}
+	c := a.Component()
+	ev := &run.Event{Event: c.EventName(t), CreatedAt: time.Now().Unix(), RunID: row.RunID, SessionID: row.SessionID}
+	switch c.Type {
+	case run.TypeTeam:
+		ev.TeamID, ev.TeamName = c.ID, c.Name
+	case run.TypeWorkflow:
+		ev.WorkflowID, ev.WorkflowName = c.ID, c.Name
+	default:
+		ev.AgentID, ev.AgentName = c.ID, c.Name
+	}
+	if out, err := row.Output(); err == nil {
+		ev.Content = out.Content
+	}
+	return ev
+}
+
+// replayRow replays the events stored on a finished run's row (its log
+// was deleted by retention, or it never had one): positions are the
+// indexes, as Agno's database fallback numbers them.
+func (s *Server) replayRow(sse *sseWriter, row *db.Run, after int64) error {
+	out, err := row.Output()
+	if err != nil {
+		return err
+	}
+	var evs []run.Event
+	for i, ev := range out.Events {
+		if int64(i) > after {
+			evs = append(evs, ev)
+		}
+	}
+	meta := map[string]any{"event": "replay", "run_id": row.RunID, "status": row.Status, "total_events": len(evs),
+		"message": "Run " + string(row.Status) + ". Replaying stored events from database."}
+	if sse.WriteMeta("replay", meta) != nil {
+		return nil
+	}
+	for i := range evs {
+		ev := evs[i]
+		if ev.RunID == "" {
+			ev.RunID = row.RunID
+		}
+		if err := sse.WriteIndexed(int64(len(out.Events)-len(evs)+i), &ev); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// resumeRun is POST (and GET, for EventSource) …/runs/{run_id}/resume:
+// the run's events after last_event_index (form or query field) or
+// Last-Event-ID, then live ones until the run ends. Another user's run,
+// or a run of another component, is 404.
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
+	fields := map[string]string{}
+	if r.Method == http.MethodPost {
+		lim := formLimits{}
+		lim.fill()
+		if err := readFormBody(r, lim, fields, &runRequest{}); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"last_event_index", "session_id"} {
+		if _, ok := fields[k]; !ok {
+			if v := r.URL.Query().Get(k); v != "" {
+				fields[k] = v
+			}
+		}
+	}
+	after, err := resumeFrom(r, fields["last_event_index"])
+	if err != nil {
+		return err
+	}
+	row, err := s.loadRun(r, a, fields["session_id"])
+	if err != nil {
+		return err
+	}
+	return s.streamStored(w, r, a, row, after)
+}
+
+// runRecorded runs a background run, giving its events to add (nil: not
+// recorded). Agents and teams deliver them through agent.WithEventFunc
+// while Run executes; a workflow's Run does not, so a workflow is streamed
+// and its outcome read back from its stored row.
+func runRecorded(ctx context.Context, t runTarget, runID string, in run.Input, opts []agent.RunOption, add func(run.Event)) (*run.Output, error) {
+	if add == nil {
+		return t.Run(ctx, in, opts...)
+	}
+	opts = opts[:len(opts):len(opts)]
+	if t.Component().Type != run.TypeWorkflow {
+		return t.Run(ctx, in, append(opts, agent.WithEventFunc(add))...)
+	}
+	var serr error
+	for ev, err := range t.Stream(ctx, in, opts...) {
+		if err != nil {
+			serr = err
+			break
+		}
+		add(ev)
+	}
+	d := t.DB()
+	if d == nil {
+		return nil, serr
+	}
+	row, err := d.GetRun(context.WithoutCancel(ctx), runID)
+	if err != nil {
+		return nil, errors.Join(serr, err)
+	}
+	out, err := row.Output()
+	if err != nil {
+		return nil, errors.Join(serr, err)
+	}
+	return out, serr
+}
+
+// producerGone reports whether nothing can add events to a run whose row
+// is final: its job is final (the queue records it after the attempt's
+// recorder wrote its last batch) or, for a run that is not a job, no run
+// of that id executes in this process. A row is stored final a moment
+// before the run's terminal event is recorded, so the row alone is not
+// enough.
+func (s *Server) producerGone(ctx context.Context, runID string) (bool, error) {
+	if s.queue != nil {
+		j, err := s.queue.Get(ctx, runID, "", false)
+		switch {
+		case err == nil:
+			return j.Status != queue.StatusQueued && j.Status != queue.StatusRunning, nil
+		case !errors.Is(err, queue.ErrNotFound):
+			return false, err
+		}
+	}
+	s.runs.mu.Lock()
+	_, running := s.runs.flights[runID]
+	s.runs.mu.Unlock()
+	return !running, nil
+}

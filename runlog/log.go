@@ -1,0 +1,282 @@
+package runlog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Table is the event log's table name.
+const Table = "agentry_run_events"
+
+// ErrUnsupported: the database lends no SQL writer (the memory driver).
+var ErrUnsupported = errors.New("runlog: the run event log needs a sqlite, postgres or mysql database")
+
+// Record is one stored event of a run.
+type Record struct {
+	// Seq is the event's index in its run, from 0, gapless and increasing
+	// across attempts: the SSE id and Agno's event_index.
+	Seq int64
+	// Attempt is the job attempt that produced the event (1 for runs that
+	// are not on the durable queue).
+	Attempt int
+	// Event is the event's name (RunContent, TeamRunCompleted, …).
+	Event string
+	// Data is the event's JSON as the stream sends it.
+	Data []byte
+	// Final marks the run's own terminal event (completed, error,
+	// cancelled, paused): the stream ends after it.
+	Final bool
+}
+
+// Log is the event log of one database. It is safe for concurrent use.
+type Log struct {
+	w       *sql.DB
+	dialect string
+	table   string
+
+	mu    sync.Mutex
+	wakes map[string]*watch // runs this process's subscribers follow
+}
+
+// watch is the wake-up channel of a run with subscribers in this process:
+// closed (and replaced) at each append.
+type watch struct {
+	ch   chan struct{}
+	subs int
+}
+
+// Open creates the log's table (idempotent) in d's database.
+func Open(ctx context.Context, d *db.DB) (*Log, error) {
+	sw, ok := d.Driver().(db.SQLWriter)
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	wp := sw.SQLWriter()
+	l := &Log{w: wp.DB, dialect: wp.Dialect, table: `"` + Table + `"`, wakes: map[string]*watch{}}
+	switch wp.Dialect {
+	case "postgres":
+		if wp.Schema != "" {
+			l.table = `"` + wp.Schema + `".` + l.table
+		}
+	case "mysql":
+		l.table = "`" + Table + "`"
+	case "sqlite":
+	default:
+		return nil, fmt.Errorf("%w (this one is %s)", ErrUnsupported, wp.Dialect)
+	}
+	if err := l.migrate(ctx, wp.Schema); err != nil {
+		return nil, fmt.Errorf("runlog: create table: %w", err)
+	}
+	return l, nil
+}
+
+func (l *Log) migrate(ctx context.Context, schema string) error {
+	idType, textType, dataType := "TEXT", "TEXT", "TEXT"
+	switch l.dialect {
+	case "mysql":
+		idType, textType, dataType = "VARCHAR(255)", "VARCHAR(255)", "LONGTEXT"
+	case "postgres":
+		if schema != "" {
+			if _, err := l.w.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`); err != nil {
+				return err
+			}
+		}
+	}
+	stmts := []string{`CREATE TABLE IF NOT EXISTS ` + l.table + ` (
+	run_id ` + idType + ` NOT NULL,
+	seq BIGINT NOT NULL,
+	attempt BIGINT NOT NULL,
+	event ` + textType + ` NOT NULL,
+	data ` + dataType + ` NOT NULL,
+	final SMALLINT NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (run_id, seq)
+)`}
+	if l.dialect != "mysql" {
+		stmts = append(stmts, `CREATE INDEX IF NOT EXISTS idx_agentry_run_events_created_at ON `+l.table+` (created_at)`)
+	}
+	for _, s := range stmts {
+		if _, err := l.w.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	if l.dialect == "mysql" {
+		// MySQL has no CREATE INDEX IF NOT EXISTS: a duplicate is fine.
+		_, err := l.w.ExecContext(ctx, `CREATE INDEX idx_agentry_run_events_created_at ON `+l.table+` (created_at)`)
+		if err != nil && !strings.Contains(err.Error(), "Duplicate key name") {
+			return err
+		}
+	}
+	return nil
+}
+
+// q rebinds ? placeholders for Postgres.
+func (l *Log) q(s string) string {
+	if l.dialect != "postgres" {
+		return s
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Pending is an event not stored yet.
+type Pending struct {
+	Event string
+	Data  []byte
+	Final bool
+}
+
+// Append stores evs as the run's next events, numbered after the last
+// stored one, in one transaction that runs fence first (nil: none). The
+// durable queue's fence (db.WriteFence) refuses the write of an attempt
+// that lost its lease, so the log only holds events of the attempt that owns
+// the run: numbering stays gapless across attempts.
+func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	tx, err := l.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if fence != nil {
+		if err := fence(ctx, tx); err != nil {
+			return err
+		}
+	}
+	var next int64
+	if err := tx.QueryRowContext(ctx, l.q(`SELECT COALESCE(MAX(seq), -1) + 1 FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&next); err != nil {
+		return err
+	}
+	now := time.Now().Unix()
+	const per = 7
+	const chunk = 100
+	for start := 0; start < len(evs); start += chunk {
+		part := evs[start:min(start+chunk, len(evs))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO ` + l.table + ` (run_id, seq, attempt, event, data, final, created_at) VALUES `)
+		args := make([]any, 0, len(part)*per)
+		for i, ev := range part {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+			final := 0
+			if ev.Final {
+				final = 1
+			}
+			args = append(args, runID, next, attempt, ev.Event, string(ev.Data), final, now)
+			next++
+		}
+		if _, err := tx.ExecContext(ctx, l.q(b.String()), args...); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	l.wake(runID)
+	return nil
+}
+
+// Read returns up to limit events of the run with seq > after, in order.
+func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) ([]Record, error) {
+	rows, err := l.w.QueryContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`), runID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var data string
+		var final int
+		if err := rows.Scan(&r.Seq, &r.Attempt, &r.Event, &data, &final); err != nil {
+			return nil, err
+		}
+		r.Data, r.Final = []byte(data), final != 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Count returns how many events the run has stored.
+func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
+	var n int64
+	err := l.w.QueryRowContext(ctx, l.q(`SELECT COUNT(*) FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&n)
+	return n, err
+}
+
+// DeleteBefore deletes the events of runs whose log ended (a final event)
+// before cutoff (unix seconds), and of runs with no event since
+// staleCutoff (a run cut by a crash that nothing finished). It returns how
+// many rows it deleted.
+func (l *Log) DeleteBefore(ctx context.Context, cutoff, staleCutoff int64) (int64, error) {
+	// MySQL cannot select from the table it deletes from: a derived table
+	// is materialised first.
+	sub := `SELECT run_id FROM (SELECT run_id FROM ` + l.table + ` WHERE final = 1 AND created_at < ?
+	UNION SELECT run_id FROM ` + l.table + ` GROUP BY run_id HAVING MAX(created_at) < ?) AS done`
+	res, err := l.w.ExecContext(ctx, l.q(`DELETE FROM `+l.table+` WHERE run_id IN (`+sub+`)`), cutoff, staleCutoff)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// wake tells this process's subscribers of the run that events were added.
+func (l *Log) wake(runID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w := l.wakes[runID]; w != nil {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+}
+
+// follow registers a subscriber of the run; stop ends it.
+func (l *Log) follow(runID string) (stop func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.wakes[runID]
+	if w == nil {
+		w = &watch{ch: make(chan struct{})}
+		l.wakes[runID] = w
+	}
+	w.subs++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if w.subs--; w.subs == 0 {
+			delete(l.wakes, runID)
+		}
+	}
+}
+
+// woken returns a channel closed at the run's next append in this process
+// (the run must be followed).
+func (l *Log) woken(runID string) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w := l.wakes[runID]; w != nil {
+		return w.ch
+	}
+	return nil
+}
