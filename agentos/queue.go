@@ -126,7 +126,8 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 		return "", err
 	}
 	defer s.runs.end(j.ID, f)
-	out, err := t.Run(rctx, p.Input, opts...)
+	s.observeQueueWait("durable", time.Unix(max(j.AvailableAt, j.CreatedAt), 0))
+	out, err := s.observed(t, j.ID, j.SessionID, j.UserID).Run(rctx, p.Input, opts...)
 	if out != nil && (out.Status != run.StatusRunning && out.Status != run.StatusPending) && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 		return out.Status, nil
 	}

@@ -213,7 +213,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
-	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, s.observed(st.agent, st.runID, st.sessionID, st.userID).Stream(ctx, st.input, st.opts...))
 }
 
 // writeStream copies a run's events to the response as SSE. An error before
@@ -277,7 +277,7 @@ func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) e
 		return beginErr(err)
 	}
 	defer s.runs.end(st.runID, f)
-	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	out, err := s.observed(st.agent, st.runID, st.sessionID, st.userID).Run(ctx, st.input, st.opts...)
 	return s.answerRun(w, r, out, err)
 }
 
@@ -340,7 +340,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		s.runs.end(st.runID, f)
 		return err
 	}
-	go s.executeBackground(rctx, f, st)
+	go s.executeBackground(rctx, f, st, time.Now())
 	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
 	return nil
 }
@@ -373,7 +373,7 @@ func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error
 // executeBackground waits for a worker slot, marks the run RUNNING and runs
 // it. A run cancelled while it waits (cancel route, shutdown) still goes
 // through the agent, which stores it CANCELLED without calling the model.
-func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart) {
+func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart, accepted time.Time) {
 	defer s.runs.end(st.runID, f)
 	defer func() {
 		// No handler recovers here: a panicking run must not take the server down.
@@ -386,10 +386,11 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart)
 		defer func() { <-s.runs.slots }()
 	case <-ctx.Done():
 	}
+	s.observeQueueWait("background", accepted)
 	if ctx.Err() == nil {
 		s.markRunning(ctx, st)
 	}
-	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	out, err := s.observed(st.agent, st.runID, st.sessionID, st.userID).Run(ctx, st.input, st.opts...)
 	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
 		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
 	}
