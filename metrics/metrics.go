@@ -49,7 +49,7 @@ func New() *Metrics {
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_http_request_duration_seconds",
 		Help: "HTTP request latency by method and route pattern.", Buckets: prometheus.DefBuckets}, []string{"method", "route"})
 	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_queue_wait_seconds",
-		Help: "How long a background run waited before it started, by queue (background: in process; durable).",
+		Help:    "How long a background run waited before it started, by queue (background: in process; durable).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
 	m.reg.MustRegister(m.runs, m.runDuration, m.modelCalls, m.tokens, m.httpRequests, m.httpDuration, m.queueWait,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
