@@ -151,7 +151,7 @@ var columns30 = map[string][]string{
 	KindApprovals: split("id run_id session_id status source_type approval_type pause_type tool_name tool_args expires_at agent_id team_id " +
 		"workflow_id user_id schedule_id schedule_run_id source_name requirements context resolution_data resolved_by resolved_at created_at updated_at run_status"),
 	KindTraces: split("trace_id name status start_time end_time duration_ms run_id session_id user_id agent_id team_id workflow_id created_at"),
-	KindSpans: split("span_id trace_id parent_span_id name span_kind status_code status_message start_time end_time duration_ms attributes created_at"),
+	KindSpans:  split("span_id trace_id parent_span_id name span_kind status_code status_message start_time end_time duration_ms attributes created_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that
