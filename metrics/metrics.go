@@ -97,6 +97,19 @@ func (m *Metrics) SetBackgroundQueued(queued func() int) error {
 		func() float64 { return float64(queued()) }))
 }
 
+// SetTraceStore registers the trace store's span counters: written,
+// dropped (queue full: runs are never made to wait) and failed (a database
+// write lost them).
+func (m *Metrics) SetTraceStore(written, dropped, failed func() uint64) error {
+	for name, f := range map[string]func() uint64{"written": written, "dropped": dropped, "failed": failed} {
+		if err := m.reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agentry_trace_spans_" + name + "_total",
+			Help: "Spans the trace store (tracing.store) " + name + "."}, func() float64 { return float64(f()) })); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ObserveHTTP counts one request; route is the matched pattern ("" for
 // none: it is recorded as "unmatched", so paths never become labels).
 func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
