@@ -390,6 +390,9 @@ func attributesJSON(sp sdktrace.ReadOnlySpan) json.RawMessage {
 		alias("tool.name", m[string(AttrToolName)])
 	case "retrieval":
 		alias("openinference.span.kind", "RETRIEVER")
+	case "execute_code":
+		alias("openinference.span.kind", "TOOL")
+		alias("tool.name", "execute_code")
 	}
 	for _, ev := range sp.Events() {
 		if ev.Name != "exception" {

@@ -9,13 +9,14 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/otelspan"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
 )
 
 // ScopeName is the instrumentation scope of Agentry's spans.
-const ScopeName = "github.com/agentryhq/agentry"
+const ScopeName = otelspan.ScopeName
 
 // GenAI semantic-convention attribute keys (OpenTelemetry gen_ai.*).
 const (
