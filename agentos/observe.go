@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,7 +14,10 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/metrics"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/trace"
 )
 
@@ -138,4 +142,40 @@ func (s *Server) registerQueueMetrics() error {
 		}
 		return st.Queued, time.Duration(st.OldestQueuedAgeSeconds) * time.Second
 	})
+}
+
+// callTarget runs a call that is not Run or Stream (a continued run) as if
+// it were, so that observed can wrap it.
+type callTarget struct {
+	runTarget
+	run    func(context.Context) (*run.Output, error)
+	stream func(context.Context) iter.Seq2[run.Event, error]
+}
+
+func (c callTarget) Run(ctx context.Context, _ run.Input, _ ...agent.RunOption) (*run.Output, error) {
+	return c.run(ctx)
+}
+
+func (c callTarget) Stream(ctx context.Context, _ run.Input, _ ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return c.stream(ctx)
+}
+
+func (s *Server) telemetryOff() bool {
+	return s.cfg.Telemetry.TracerProvider == nil && s.cfg.Telemetry.Metrics == nil
+}
+
+// observedCall is observed for a continued run executed synchronously.
+func (s *Server) observedCall(ctx context.Context, t runTarget, row *db.Run, call func(context.Context) (*run.Output, error)) (*run.Output, error) {
+	if s.telemetryOff() {
+		return call(ctx)
+	}
+	return s.observed(callTarget{runTarget: t, run: call}, row.RunID, row.SessionID, row.UserID).Run(ctx, run.Input{})
+}
+
+// observedStream is observed for a continued run's event stream.
+func (s *Server) observedStream(ctx context.Context, t runTarget, row *db.Run, stream func(context.Context) iter.Seq2[run.Event, error]) iter.Seq2[run.Event, error] {
+	if s.telemetryOff() {
+		return stream(ctx)
+	}
+	return s.observed(callTarget{runTarget: t, stream: stream}, row.RunID, row.SessionID, row.UserID).Stream(ctx, run.Input{})
 }

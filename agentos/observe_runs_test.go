@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -179,5 +180,39 @@ func TestTelemetry_DurableQueueRunsAreCounted(t *testing.T) {
 	}
 	if depth := fams["agentry_queue_depth"].GetMetric(); len(depth) != 1 || depth[0].GetGauge().GetValue() != 0 {
 		t.Errorf("agentry_queue_depth = %v", depth)
+	}
+}
+
+// TestTelemetry_ContinuedRunsAreCounted: a paused run counts PAUSED; its
+// continuation (sync and streamed) counts by its final status and is a run
+// span with the run's owner.
+func TestTelemetry_ContinuedRunsAreCounted(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	f := newRunsFixture(t, Config{Telemetry: Telemetry{Metrics: metrics.New(), TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))}})
+	for _, stream := range []string{"false", "true"} {
+		paused := decode[run.Output](t, postForm(t, f.url+"/agents/hitl/runs", map[string]string{"message": "delete", "stream": "false", "user_id": "dana"}, nil))
+		if paused.Status != run.StatusPaused {
+			t.Fatalf("paused run = %s", paused.Status)
+		}
+		confirm := fmt.Sprintf(`[{"tool_call_id":%q,"confirmed":true}]`, paused.Tools[0].ToolCallID)
+		res := postForm(t, f.url+"/agents/hitl/runs/"+paused.RunID+"/continue", map[string]string{"tools": confirm, "stream": stream}, nil)
+		if res.status != http.StatusOK || storedStatus(f.db, paused.RunID) != run.StatusCompleted {
+			t.Fatalf("continue stream=%s: %d %s", stream, res.status, res.body)
+		}
+	}
+	counts := runsByStatus(scrape(t, f.url))
+	if counts["agent/hitl PAUSED"] != 2 || counts["agent/hitl COMPLETED"] != 2 {
+		t.Errorf("counts %v", counts)
+	}
+	var continued int
+	for _, s := range exp.GetSpans() {
+		a := spanAttrs(s)
+		if a[trace.AttrOperation] == "invoke_agent" && a[trace.AttrRunStatus] == "COMPLETED" && a[trace.AttrUserID] == "dana" {
+			continued++
+		}
+	}
+	if continued != 2 {
+		t.Errorf("continued run spans: %d", continued)
 	}
 }
