@@ -1,6 +1,9 @@
 package agentos
 
 import (
+	"context"
+	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,7 +14,10 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/metrics"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/trace"
 )
 
@@ -87,4 +93,89 @@ func (s *Server) getPrometheus(w http.ResponseWriter, r *http.Request) error {
 	}
 	m.Handler().ServeHTTP(w, r)
 	return nil
+}
+
+// observed wraps a run the server is about to execute so that it is a run
+// span (under the request's span: model, tool, CodeMode and retrieval spans
+// nest under it) and is counted by final status in agentry_runs_total. It
+// is used only to call Run or Stream; with telemetry off it returns t
+// itself, so a run costs nothing more.
+func (s *Server) observed(t runTarget, runID, sessionID, userID string) runTarget {
+	tp, m := s.cfg.Telemetry.TracerProvider, s.cfg.Telemetry.Metrics
+	if tp == nil && m == nil {
+		return t
+	}
+	// Traced inside, metered outside: the duration counted includes the
+	// span's bookkeeping, as the client sees it.
+	return m.Runner(trace.KnownRunner(t, tp, trace.RunInfo{RunID: runID, SessionID: sessionID, UserID: userID}))
+}
+
+// observeQueueWait records how long a background run waited to start.
+func (s *Server) observeQueueWait(queue string, since time.Time) {
+	if m := s.cfg.Telemetry.Metrics; m != nil && !since.IsZero() {
+		m.ObserveQueueWait(queue, time.Since(since))
+	}
+}
+
+// registerQueueMetrics adds the queue gauges to the Prometheus registry:
+// the in-process background runs, and the durable queue's depth and oldest
+// wait when it is on.
+func (s *Server) registerQueueMetrics() error {
+	m := s.cfg.Telemetry.Metrics
+	if m == nil {
+		return nil
+	}
+	if err := m.SetBackgroundQueued(s.runs.backgroundQueued); err != nil {
+		return fmt.Errorf("agentos: Prometheus metrics: %w (one metrics.Metrics per server)", err)
+	}
+	if s.queue == nil {
+		return nil
+	}
+	q := s.queue
+	return m.SetQueueStats(func() (int, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := q.Stats(ctx, "", false)
+		if err != nil {
+			s.log.Warn("Prometheus scrape: durable queue stats", "err", err)
+			return 0, 0
+		}
+		return st.Queued, time.Duration(st.OldestQueuedAgeSeconds) * time.Second
+	})
+}
+
+// callTarget runs a call that is not Run or Stream (a continued run) as if
+// it were, so that observed can wrap it.
+type callTarget struct {
+	runTarget
+	run    func(context.Context) (*run.Output, error)
+	stream func(context.Context) iter.Seq2[run.Event, error]
+}
+
+func (c callTarget) Run(ctx context.Context, _ run.Input, _ ...agent.RunOption) (*run.Output, error) {
+	return c.run(ctx)
+}
+
+func (c callTarget) Stream(ctx context.Context, _ run.Input, _ ...agent.RunOption) iter.Seq2[run.Event, error] {
+	return c.stream(ctx)
+}
+
+func (s *Server) telemetryOff() bool {
+	return s.cfg.Telemetry.TracerProvider == nil && s.cfg.Telemetry.Metrics == nil
+}
+
+// observedCall is observed for a continued run executed synchronously.
+func (s *Server) observedCall(ctx context.Context, t runTarget, row *db.Run, call func(context.Context) (*run.Output, error)) (*run.Output, error) {
+	if s.telemetryOff() {
+		return call(ctx)
+	}
+	return s.observed(callTarget{runTarget: t, run: call}, row.RunID, row.SessionID, row.UserID).Run(ctx, run.Input{})
+}
+
+// observedStream is observed for a continued run's event stream.
+func (s *Server) observedStream(ctx context.Context, t runTarget, row *db.Run, stream func(context.Context) iter.Seq2[run.Event, error]) iter.Seq2[run.Event, error] {
+	if s.telemetryOff() {
+		return stream(ctx)
+	}
+	return s.observed(callTarget{runTarget: t, stream: stream}, row.RunID, row.SessionID, row.UserID).Stream(ctx, run.Input{})
 }

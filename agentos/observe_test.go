@@ -13,8 +13,8 @@ import (
 )
 
 // TestTelemetry_ContinuesTraceparent sends a W3C traceparent: the server
-// span joins that trace under the caller's span, and the run's model span
-// is its child.
+// span joins that trace under the caller's span, the run's span is its
+// child, and the run's model span is the run span's child.
 func TestTelemetry_ContinuesTraceparent(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
@@ -34,23 +34,28 @@ func TestTelemetry_ContinuesTraceparent(t *testing.T) {
 	if res.status != 200 {
 		t.Fatalf("%d %s", res.status, res.body)
 	}
-	var server, chat *tracetest.SpanStub
+	var server, runSpan, chat *tracetest.SpanStub
 	for _, s := range exp.GetSpans() {
 		switch s.Name {
 		case "POST /agents/{agent_id}/runs":
 			server = &s
+		case "invoke_agent traced":
+			runSpan = &s
 		case "chat scripted":
 			chat = &s
 		}
 	}
-	if server == nil || chat == nil {
+	if server == nil || runSpan == nil || chat == nil {
 		t.Fatalf("spans %v", exp.GetSpans())
 	}
 	if server.SpanContext.TraceID().String() != traceID || server.Parent.SpanID().String() != parentID || !server.Parent.IsRemote() {
 		t.Errorf("server span %s parent %s", server.SpanContext.TraceID(), server.Parent.SpanID())
 	}
-	if chat.SpanContext.TraceID().String() != traceID || chat.Parent.SpanID() != server.SpanContext.SpanID() {
-		t.Errorf("model span is not under the server span")
+	if runSpan.SpanContext.TraceID().String() != traceID || runSpan.Parent.SpanID() != server.SpanContext.SpanID() {
+		t.Errorf("run span is not under the server span")
+	}
+	if chat.SpanContext.TraceID().String() != traceID || chat.Parent.SpanID() != runSpan.SpanContext.SpanID() {
+		t.Errorf("model span is not under the run span")
 	}
 	// Without a provider the router has no tracing layer at all.
 	s, err := New(Config{})

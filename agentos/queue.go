@@ -126,11 +126,12 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 		return "", err
 	}
 	defer s.runs.end(j.ID, f)
+	s.observeQueueWait("durable", time.Unix(max(j.AvailableAt, j.CreatedAt), 0))
 	// The attempt's events go to the event log (fenced on the attempt, as
 	// its run writes are) for streaming on any replica.
 	add, stop := s.recordEvents(rctx, t, j.ID, j.Attempt)
 	defer stop()
-	out, err := runRecorded(rctx, t, j.ID, p.Input, opts, add)
+	out, err := runRecorded(rctx, s.observed(t, j.ID, j.SessionID, j.UserID), j.ID, p.Input, opts, add)
 	if out != nil && (out.Status != run.StatusRunning && out.Status != run.StatusPending) && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 		return out.Status, nil
 	}

@@ -137,6 +137,11 @@ func (s *Server) routeTable() []route {
 		{"POST", "/metrics/refresh", need("metrics", "write", ""), s.refreshMetrics},
 		// Operators' Prometheus scrape (not /metrics: that is Agno's JSON).
 		{"GET", "/prometheus", adminOnly, s.getPrometheus},
+		{"GET", "/traces", need("traces", "read", ""), s.listTraces},
+		{"GET", "/traces/filter-schema", need("traces", "read", ""), s.traceFilterSchema},
+		{"POST", "/traces/search", need("traces", "read", ""), s.searchTraces},
+		{"GET", "/traces/{trace_id}", need("traces", "read", "trace_id"), s.getTrace},
+		{"GET", "/trace_session_stats", need("traces", "read", ""), s.traceSessionStats},
 		{"GET", "/knowledge/content", need("knowledge", "read", ""), s.listContent},
 		{"POST", "/knowledge/content", need("knowledge", "write", ""), s.uploadContent},
 		{"DELETE", "/knowledge/content", need("knowledge", "delete", ""), s.deleteAllContent},

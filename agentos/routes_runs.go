@@ -223,7 +223,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 		return err
 	}
 	defer func() { done(s.storedStatus(ctx, st)) }()
-	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, st.agent.Stream(ctx, st.input, st.opts...))
+	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, s.observed(st.agent, st.runID, st.sessionID, st.userID).Stream(ctx, st.input, st.opts...))
 }
 
 // leaseForeground gives a streamed or synchronous run a lease row on the
@@ -314,7 +314,7 @@ func (s *Server) runSync(w http.ResponseWriter, r *http.Request, st *runStart) e
 	if err != nil {
 		return err
 	}
-	out, err := st.agent.Run(ctx, st.input, st.opts...)
+	out, err := s.observed(st.agent, st.runID, st.sessionID, st.userID).Run(ctx, st.input, st.opts...)
 	status := run.StatusError
 	if out != nil && !errors.Is(err, agent.ErrStorage) {
 		status = out.Status
@@ -384,7 +384,7 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 		s.runs.end(st.runID, f)
 		return err
 	}
-	go s.executeBackground(rctx, f, st)
+	go s.executeBackground(rctx, f, st, time.Now())
 	if req.streams() {
 		if idempotent {
 			s.runs.idemLock(st.runID).Unlock()
@@ -424,7 +424,7 @@ func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error
 // executeBackground waits for a worker slot, marks the run RUNNING and runs
 // it. A run cancelled while it waits (cancel route, shutdown) still goes
 // through the agent, which stores it CANCELLED without calling the model.
-func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart) {
+func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart, accepted time.Time) {
 	defer s.runs.end(st.runID, f)
 	defer func() {
 		// No handler recovers here: a panicking run must not take the server down.
@@ -437,12 +437,13 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart)
 		defer func() { <-s.runs.slots }()
 	case <-ctx.Done():
 	}
+	s.observeQueueWait("background", accepted)
 	if ctx.Err() == nil {
 		s.markRunning(ctx, st)
 	}
 	add, stop := s.recordEvents(ctx, st.agent, st.runID, 1)
 	defer stop()
-	out, err := runRecorded(ctx, st.agent, st.runID, st.input, st.opts, add)
+	out, err := runRecorded(ctx, s.observed(st.agent, st.runID, st.sessionID, st.userID), st.runID, st.input, st.opts, add)
 	if err != nil && (out == nil || (out.Status != run.StatusError && out.Status != run.StatusCancelled)) {
 		s.log.ErrorContext(ctx, "background run failed", "run_id", st.runID, "err", err)
 	}

@@ -359,9 +359,11 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 		opts = append(opts, agent.WithRequirements(req.Requirements))
 	}
 	if req.Stream {
-		return s.writeStream(w, r, a, row.RunID, row.SessionID, a.ContinueStream(ctx, paused, opts...))
+		return s.writeStream(w, r, a, row.RunID, row.SessionID, s.observedStream(ctx, a, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
+			return a.ContinueStream(ctx, paused, opts...)
+		}))
 	}
-	out, err := a.ContinueRun(ctx, paused, opts...)
+	out, err := s.observedCall(ctx, a, row, func(ctx context.Context) (*run.Output, error) { return a.ContinueRun(ctx, paused, opts...) })
 	return s.answerRun(w, r, out, err)
 }
 

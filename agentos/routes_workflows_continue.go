@@ -1,7 +1,9 @@
 package agentos
 
 import (
+	"context"
 	"errors"
+	"iter"
 	"net/http"
 	"strings"
 
@@ -40,7 +42,9 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 	defer s.runs.end(row.RunID, f)
 	if req.Stream {
 		events := func(yield func(run.Event, error) bool) {
-			for ev, err := range wf.ContinueStream(ctx, row.RunID, req.StepRequirements) {
+			for ev, err := range s.observedStream(ctx, wf, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
+				return wf.ContinueStream(ctx, row.RunID, req.StepRequirements)
+			}) {
 				if !yield(ev, workflowContinueErr(err)) {
 					return
 				}
@@ -48,7 +52,9 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 		}
 		return s.writeStream(w, r, wf, row.RunID, row.SessionID, events)
 	}
-	out, err := wf.ContinueRun(ctx, row.RunID, req.StepRequirements)
+	out, err := s.observedCall(ctx, wf, row, func(ctx context.Context) (*run.Output, error) {
+		return wf.ContinueRun(ctx, row.RunID, req.StepRequirements)
+	})
 	return s.answerRun(w, r, out, workflowContinueErr(err))
 }
 

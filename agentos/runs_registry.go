@@ -202,3 +202,11 @@ func (rn *runner) wait(ctx context.Context) bool {
 func (rn *runner) idemLock(runID string) *sync.Mutex {
 	return &rn.idem[maphash.String(rn.idemSeed, runID)%uint64(len(rn.idem))]
 }
+
+// backgroundQueued is how many background runs were accepted and have not
+// ended (waiting for a worker or running).
+func (rn *runner) backgroundQueued() int {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.queued
+}

@@ -292,6 +292,9 @@ func New(cfg Config) (*Server, error) {
 	if err := s.openQueue(context.Background()); err != nil {
 		return nil, err
 	}
+	if err := s.registerQueueMetrics(); err != nil {
+		return nil, err
+	}
 	if s.queue != nil {
 		if err := s.queue.Start(context.Background()); err != nil {
 			return nil, fmt.Errorf("agentos: durable queue: %w", err)

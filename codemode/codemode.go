@@ -9,7 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/otelspan"
 	"github.com/agentryhq/agentry/tool"
 )
 
@@ -126,13 +131,17 @@ func (cm *CodeMode) restartTool(ctx context.Context, _ struct{}) (string, error)
 // user ("" for none), creating the interpreter (and restoring its saved
 // state) first if needed. Errors are about the environment (busy, another
 // user's session, storage); failures of the code are in the Cell.
-func (cm *CodeMode) Run(ctx context.Context, session, user, code string) (Cell, error) {
+func (cm *CodeMode) Run(ctx context.Context, session, user, code string) (cell Cell, err error) {
+	ctx, span := otelspan.Start(ctx, "execute_code", "execute_code")
+	if span != nil {
+		defer func() { endCellSpan(span, session, cell, err) }()
+	}
 	k, err := cm.acquire(ctx, session, user)
 	if err != nil {
 		return Cell{}, err
 	}
 	defer cm.release(k)
-	cell := k.run(ctx, user, code)
+	cell = k.run(ctx, user, code)
 	if k.broken {
 		cm.discard(k)
 		return cell, nil
@@ -483,3 +492,13 @@ Use it to call tools from code: several at once, in loops, with results feeding 
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// endCellSpan records a cell's outcome on its span (tracing on only).
+func endCellSpan(span oteltrace.Span, session string, cell Cell, err error) {
+	span.SetAttributes(attribute.String("agentry.codemode.session", session), attribute.Int("agentry.codemode.execution_count", cell.ExecutionCount),
+		attribute.String("agentry.codemode.status", string(cell.Status)))
+	if err == nil && cell.Error != nil {
+		span.SetStatus(codes.Error, cell.Error.Message)
+	}
+	otelspan.End(span, err)
+}

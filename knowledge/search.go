@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/agentryhq/agentry/internal/otelspan"
 	"github.com/agentryhq/agentry/vectordb"
 )
 
@@ -53,7 +56,15 @@ func (k *Knowledge) Search(ctx context.Context, query string, filters map[string
 }
 
 // SearchQuery is Search with a mode.
-func (k *Knowledge) SearchQuery(ctx context.Context, q Query) ([]Document, error) {
+func (k *Knowledge) SearchQuery(ctx context.Context, q Query) (docs []Document, err error) {
+	ctx, span := otelspan.Start(ctx, "retrieval", "retrieval")
+	if span != nil {
+		defer func() {
+			span.SetAttributes(attribute.String("agentry.retrieval.mode", string(q.Mode)), attribute.Int("agentry.retrieval.limit", q.Limit),
+				attribute.Int("agentry.retrieval.documents", len(docs)))
+			otelspan.End(span, err)
+		}()
+	}
 	if q.Text == "" {
 		return nil, ErrEmptyQuery
 	}

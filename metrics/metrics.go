@@ -13,6 +13,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/trace"
 )
 
 // Metrics holds the collectors on a registry of its own.
@@ -24,6 +25,7 @@ type Metrics struct {
 	tokens       *prometheus.CounterVec
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
+	queueWait    *prometheus.HistogramVec
 }
 
 // QueueStats is the hook the durable queue sets (SetQueueStats): how many
@@ -46,7 +48,10 @@ func New() *Metrics {
 		Help: "HTTP requests by method, route pattern and status."}, []string{"method", "route", "status"})
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_http_request_duration_seconds",
 		Help: "HTTP request latency by method and route pattern.", Buckets: prometheus.DefBuckets}, []string{"method", "route"})
-	m.reg.MustRegister(m.runs, m.runDuration, m.modelCalls, m.tokens, m.httpRequests, m.httpDuration,
+	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentry_queue_wait_seconds",
+		Help:    "How long a background run waited before it started, by queue (background: in process; durable).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
+	m.reg.MustRegister(m.runs, m.runDuration, m.modelCalls, m.tokens, m.httpRequests, m.httpDuration, m.queueWait,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -61,13 +66,48 @@ func (m *Metrics) Handler() http.Handler {
 
 // SetQueueStats registers agentry_queue_depth and
 // agentry_queue_oldest_wait_seconds, read from stats at each scrape. The
-// durable queue calls it once; until then neither series exists.
-func (m *Metrics) SetQueueStats(stats QueueStats) {
-	m.reg.MustRegister(
+// server calls it once when its durable queue is on; until then neither
+// series exists. Registering them twice is an error.
+func (m *Metrics) SetQueueStats(stats QueueStats) error {
+	for _, c := range []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_queue_depth", Help: "Jobs waiting in the durable queue."},
 			func() float64 { d, _ := stats(); return float64(d) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_queue_oldest_wait_seconds", Help: "How long the oldest waiting job has waited."},
-			func() float64 { _, w := stats(); return w.Seconds() }))
+			func() float64 { _, w := stats(); return w.Seconds() }),
+	} {
+		if err := m.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ObserveQueueWait records how long a background run waited for a worker;
+// queue is "background" (the server's in-process queue) or "durable".
+func (m *Metrics) ObserveQueueWait(queue string, d time.Duration) {
+	m.queueWait.WithLabelValues(queue).Observe(max(d, 0).Seconds())
+}
+
+// SetBackgroundQueued registers agentry_background_runs_queued, the runs
+// the server accepted in the background that wait for or hold a worker,
+// read from queued at each scrape. Registering it twice is an error.
+func (m *Metrics) SetBackgroundQueued(queued func() int) error {
+	return m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_background_runs_queued",
+		Help: "Background runs accepted by the server that have not finished (in-process queue)."},
+		func() float64 { return float64(queued()) }))
+}
+
+// SetTraceStore registers the trace store's span counters: written,
+// dropped (queue full: runs are never made to wait) and failed (a database
+// write lost them).
+func (m *Metrics) SetTraceStore(written, dropped, failed func() uint64) error {
+	for name, f := range map[string]func() uint64{"written": written, "dropped": dropped, "failed": failed} {
+		if err := m.reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agentry_trace_spans_" + name + "_total",
+			Help: "Spans the trace store (tracing.store) " + name + "."}, func() float64 { return float64(f()) })); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ObserveHTTP counts one request; route is the matched pattern ("" for
@@ -135,7 +175,7 @@ func (r meteredRunner) Stream(ctx context.Context, input run.Input, opts ...agen
 		for ev, err := range r.Runner.Stream(ctx, input, opts...) {
 			if err != nil {
 				status = run.StatusError
-			} else if s, ok := finalStatus(ev); ok {
+			} else if s, ok := trace.FinalStatus(ev); ok {
 				status = s
 			}
 			if !yield(ev, err) {
@@ -143,22 +183,6 @@ func (r meteredRunner) Stream(ctx context.Context, input run.Input, opts ...agen
 			}
 		}
 	}
-}
-
-// finalStatus maps a run's terminal event (any component's name for it) to
-// its status.
-func finalStatus(ev run.Event) (run.Status, bool) {
-	switch ev.Event {
-	case run.EventRunCompleted, "TeamRunCompleted", "WorkflowCompleted":
-		return run.StatusCompleted, true
-	case run.EventRunError, "TeamRunError", "WorkflowError":
-		return run.StatusError, true
-	case run.EventRunCancelled, "TeamRunCancelled", "WorkflowCancelled":
-		return run.StatusCancelled, true
-	case run.EventRunPaused:
-		return run.StatusPaused, true
-	}
-	return "", false
 }
 
 type meteredModel struct {

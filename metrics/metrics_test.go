@@ -75,7 +75,9 @@ func TestMetrics_RunsModelsTokensQueue(t *testing.T) {
 	}
 	m.ObserveHTTP("GET", "/sessions", 200, time.Millisecond)
 	m.ObserveHTTP("GET", "", 404, time.Millisecond)
-	m.SetQueueStats(func() (int, time.Duration) { return 3, 1500 * time.Millisecond })
+	if err := m.SetQueueStats(func() (int, time.Duration) { return 3, 1500 * time.Millisecond }); err != nil {
+		t.Fatal(err)
+	}
 	fams := scrape(t, m)
 	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_type": "agent", "component_id": "echo", "status": "COMPLETED"}); !ok || s.Counter.GetValue() != 3 {
 		t.Errorf("runs_total = %v", s)

@@ -51,17 +51,17 @@ func Enabled(lookup func(string) (string, bool)) (bool, error) {
 // FromEnv builds the TracerProvider the standard OTEL_* environment asks
 // for, batching spans to an OTLP/HTTP exporter (endpoint, headers, timeout
 // and TLS from OTEL_EXPORTER_OTLP_*; service name from OTEL_SERVICE_NAME,
-// default "agentry"). When tracing is off it returns a nil provider and a
-// no-op shutdown. Call shutdown to flush before exiting.
-func FromEnv(ctx context.Context) (oteltrace.TracerProvider, func(context.Context) error, error) {
+// default "agentry"), plus the given processors (a Store). With OTLP off
+// and no processors it returns a nil provider and a no-op shutdown. Call
+// shutdown to flush before exiting.
+func FromEnv(ctx context.Context, procs ...sdktrace.SpanProcessor) (oteltrace.TracerProvider, func(context.Context) error, error) {
 	noop := func(context.Context) error { return nil }
 	on, err := Enabled(nil)
-	if err != nil || !on {
+	if err != nil {
 		return nil, noop, err
 	}
-	exp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return nil, noop, fmt.Errorf("trace: OTLP exporter: %w", err)
+	if !on && len(procs) == 0 {
+		return nil, noop, nil
 	}
 	res := resource.Default()
 	if _, ok := os.LookupEnv("OTEL_SERVICE_NAME"); !ok {
@@ -69,7 +69,18 @@ func FromEnv(ctx context.Context) (oteltrace.TracerProvider, func(context.Contex
 			res = r
 		}
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if on {
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, noop, fmt.Errorf("trace: OTLP exporter: %w", err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	for _, p := range procs {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	return tp, tp.Shutdown, nil
 }
 

@@ -9,13 +9,14 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/otelspan"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
 )
 
 // ScopeName is the instrumentation scope of Agentry's spans.
-const ScopeName = "github.com/agentryhq/agentry"
+const ScopeName = otelspan.ScopeName
 
 // GenAI semantic-convention attribute keys (OpenTelemetry gen_ai.*).
 const (
@@ -169,7 +170,8 @@ func Runner(r agent.Runner, tp oteltrace.TracerProvider) agent.Runner {
 
 type tracedRunner struct {
 	agent.Runner
-	tr oteltrace.Tracer
+	tr   oteltrace.Tracer
+	info RunInfo
 }
 
 // StartRun opens a run's span; the server uses it around runs it executes.
@@ -208,40 +210,4 @@ func EndRun(span oteltrace.Span, out *run.Output, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
-}
-
-func (t tracedRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
-	ctx, span := startRun(ctx, t.tr, t.Runner.Component())
-	out, err := t.Runner.Run(ctx, input, opts...)
-	EndRun(span, out, err)
-	return out, err
-}
-
-func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
-		ctx, span := startRun(ctx, t.tr, t.Runner.Component())
-		var out run.Output
-		var failed error
-		defer func() { EndRun(span, &out, failed) }()
-		for ev, err := range t.Runner.Stream(ctx, input, opts...) {
-			if err != nil {
-				failed = err
-			} else {
-				out.RunID, out.SessionID = ev.RunID, ev.SessionID
-				switch ev.Event {
-				case run.EventRunCompleted:
-					out.Status = run.StatusCompleted
-				case run.EventRunError:
-					out.Status = run.StatusError
-				case run.EventRunCancelled:
-					out.Status = run.StatusCancelled
-				case run.EventRunPaused:
-					out.Status = run.StatusPaused
-				}
-			}
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
 }

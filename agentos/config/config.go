@@ -36,6 +36,9 @@ type Config struct {
 	// Knowledge is the server's knowledge base (the /knowledge routes and
 	// agents with knowledge: true); see Knowledge.
 	Knowledge *Knowledge `yaml:"knowledge"`
+	// Tracing keeps traces in the database for the /traces routes (see
+	// Tracing).
+	Tracing Tracing `yaml:"tracing"`
 
 	// agentFile: the file was one agent (the shape of an agents: entry).
 	agentFile bool

@@ -591,3 +591,27 @@ func TestLoad_ExampleAgentsBuild(t *testing.T) {
 		}
 	}
 }
+
+func TestTracing_ParsesAndValidates(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("tracing:\n  store: true\n  retention_days: 7\n  queue_size: 100\n"), "c.yaml")
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Tracing.Store || c.Tracing.Retention() != 7*24*time.Hour || c.Tracing.QueueSize != 100 {
+		t.Fatalf("%+v", c.Tracing)
+	}
+	for _, bad := range []string{"tracing:\n  retention_days: 7\n", "tracing:\n  store: true\n  retention_days: -1\n",
+		"tracing:\n  store: true\n  queue_size: -5\n", "tracing:\n  store: true\n  keep: forever\n"} {
+		c, err := Parse([]byte(bad), "c.yaml")
+		if err == nil {
+			err = c.Validate()
+		}
+		if err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/agentryhq/agentry/metrics"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/trace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // demoScript is the model of the demo agent served when no agent is configured.
@@ -176,8 +177,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			log.Warn("closing the knowledge base", "err", err)
 		}
 	}()
-	// Tracing is on when the standard OTEL_* variables ask for it.
-	tp, stopTracing, err := trace.FromEnv(ctx)
+	// Tracing is on when the standard OTEL_* variables ask for it, or when
+	// tracing.store keeps traces in the database for /traces.
+	var procs []sdktrace.SpanProcessor
+	var traceStore *trace.Store
+	if file.Tracing.Store {
+		if traceStore, err = trace.NewStore(trace.StoreConfig{DB: store, Retention: file.Tracing.Retention(),
+			QueueSize: file.Tracing.QueueSize, Logger: log}); err != nil {
+			return fmt.Errorf("tracing.store: %w", err)
+		}
+		procs = append(procs, traceStore)
+	}
+	tp, stopTracing, err := trace.FromEnv(ctx, procs...)
 	if err != nil {
 		return err
 	}
@@ -186,6 +197,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if f.prometheus {
 		prom = metrics.New()
 		cfg.Telemetry.Metrics = prom
+		if traceStore != nil {
+			if err := prom.SetTraceStore(traceStore.Written, traceStore.Dropped, traceStore.Failed); err != nil {
+				return err
+			}
+		}
 	}
 	var instrument func(*agent.Config)
 	if tp != nil || prom != nil {

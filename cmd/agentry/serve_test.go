@@ -185,3 +185,53 @@ func TestServe_RejectsBadSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestServe_TracingStoreServesTraces: with tracing.store on, a run of the
+// demo agent is stored as a trace that /traces lists, and --prometheus
+// counts the run by status and the spans written.
+func TestServe_TracingStoreServesTraces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "agentry.yaml")
+	if err := os.WriteFile(cfgPath, []byte("tracing:\n  store: true\n  retention_days: 30\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServe(t, "--port", "0", "--db", filepath.Join(dir, "agentry.db"), "--data-dir", filepath.Join(dir, "data"),
+		"--config", cfgPath, "--prometheus")
+	status, out := postRun(t, base, demoAgentID, url.Values{"message": {"hi"}, "stream": {"false"}, "user_id": {"u1"}})
+	if status != 200 || out["status"] != "COMPLETED" {
+		t.Fatalf("run = %d %v", status, out)
+	}
+	var body string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get(base + "/traces?run_id=" + out["run_id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		body = string(b)
+		if strings.Contains(body, `"total_count":1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/traces = %d %s", res.StatusCode, body)
+		}
+	}
+	if !strings.Contains(body, `"name":"invoke_agent Echo"`) || !strings.Contains(body, `"user_id":"u1"`) {
+		t.Errorf("trace %s", body)
+	}
+	res, err := http.Get(base + "/prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(prom), `agentry_runs_total{component_id="echo",component_type="agent",status="COMPLETED"} 1`) ||
+		!regexp.MustCompile(`agentry_trace_spans_written_total [1-9]`).Match(prom) {
+		t.Errorf("/prometheus:\n%s", prom)
+	}
+	if code, logs := stop(); code != 0 {
+		t.Errorf("exit %d: %s", code, logs)
+	}
+}

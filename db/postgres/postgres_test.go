@@ -61,3 +61,8 @@ func TestConformanceSQL(t *testing.T) {
 	t.Parallel()
 	dbtest.RunSQL(t, func(t *testing.T) *db.DB { return openFresh(t, postgres.Config{}) })
 }
+
+func TestConformanceTraces(t *testing.T) {
+	t.Parallel()
+	dbtest.RunTraces(t, func(t *testing.T) *db.DB { return openFresh(t, postgres.Config{}) })
+}

@@ -30,6 +30,11 @@ func TestConformanceSQL(t *testing.T) {
 	dbtest.RunSQL(t, openTemp)
 }
 
+func TestConformanceTraces(t *testing.T) {
+	t.Parallel()
+	dbtest.RunTraces(t, openTemp)
+}
+
 func TestConformance_InMemory(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T) *db.DB {

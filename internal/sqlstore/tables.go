@@ -18,12 +18,17 @@ const (
 	KindRunSteps  = "run_steps"
 	KindLearnings = "learnings"
 	KindApprovals = "approvals"
+	// KindTraces and KindSpans are Agno 3.0's stored traces (agno_traces,
+	// agno_spans), created at 3.0.0 when missing.
+	KindTraces = "traces"
+	KindSpans  = "spans"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
-	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals}
+	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals,
+	KindTraces, KindSpans}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -52,6 +57,9 @@ type Tables struct {
 	// Approvals is Agno 3.0's review queue (agno_approvals), created at
 	// 3.0.0 when missing.
 	Approvals string
+	// Traces and Spans are agno_traces and agno_spans (the /traces routes).
+	Traces string
+	Spans  string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -82,6 +90,8 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.RunSteps, "agentry_run_steps")
 	def(&t.Learnings, "agno_learnings")
 	def(&t.Approvals, "agno_approvals")
+	def(&t.Traces, "agno_traces")
+	def(&t.Spans, "agno_spans")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -114,6 +124,10 @@ func (t Tables) Name(kind string) string {
 		return t.Learnings
 	case KindApprovals:
 		return t.Approvals
+	case KindTraces:
+		return t.Traces
+	case KindSpans:
+		return t.Spans
 	}
 	return ""
 }
@@ -136,6 +150,8 @@ var columns30 = map[string][]string{
 		"created_at updated_at"),
 	KindApprovals: split("id run_id session_id status source_type approval_type pause_type tool_name tool_args expires_at agent_id team_id " +
 		"workflow_id user_id schedule_id schedule_run_id source_name requirements context resolution_data resolved_by resolved_at created_at updated_at run_status"),
+	KindTraces: split("trace_id name status start_time end_time duration_ms run_id session_id user_id agent_id team_id workflow_id created_at"),
+	KindSpans:  split("span_id trace_id parent_span_id name span_kind status_code status_message start_time end_time duration_ms attributes created_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that

@@ -255,3 +255,50 @@ CREATE INDEX IF NOT EXISTS `idx_{approvals}_schedule_id` ON {approvals_q} (sched
 CREATE INDEX IF NOT EXISTS `idx_{approvals}_schedule_run_id` ON {approvals_q} (schedule_run_id);
 CREATE INDEX IF NOT EXISTS `idx_{approvals}_created_at` ON {approvals_q} (created_at);
 CREATE INDEX IF NOT EXISTS `idx_{approvals}_run_status` ON {approvals_q} (run_status);
+
+-- +table traces
+CREATE TABLE IF NOT EXISTS {traces_q} (
+    trace_id VARCHAR(255) PRIMARY KEY NOT NULL,
+    name VARCHAR(255) NOT NULL,
+    status VARCHAR(255) NOT NULL,
+    start_time VARCHAR(255) NOT NULL,
+    end_time VARCHAR(255) NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    run_id VARCHAR(255),
+    session_id VARCHAR(255),
+    user_id VARCHAR(255),
+    agent_id VARCHAR(255),
+    team_id VARCHAR(255),
+    workflow_id VARCHAR(255),
+    created_at VARCHAR(255) NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS `idx_{traces}_status` ON {traces_q} (status);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_start_time` ON {traces_q} (start_time);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_run_id` ON {traces_q} (run_id);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_session_id` ON {traces_q} (session_id);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_user_id` ON {traces_q} (user_id);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_agent_id` ON {traces_q} (agent_id);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_team_id` ON {traces_q} (team_id);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_workflow_id` ON {traces_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS `idx_{traces}_created_at` ON {traces_q} (created_at);
+
+-- +table spans
+CREATE TABLE IF NOT EXISTS {spans_q} (
+    span_id VARCHAR(255) PRIMARY KEY NOT NULL,
+    trace_id VARCHAR(255) NOT NULL,
+    parent_span_id VARCHAR(255),
+    name VARCHAR(255) NOT NULL,
+    span_kind VARCHAR(255) NOT NULL,
+    status_code VARCHAR(255) NOT NULL,
+    status_message TEXT,
+    start_time VARCHAR(255) NOT NULL,
+    end_time VARCHAR(255) NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    attributes JSON,
+    created_at VARCHAR(255) NOT NULL,
+    CONSTRAINT `fk_{spans}_trace_id` FOREIGN KEY (trace_id) REFERENCES {traces_q} (trace_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS `idx_{spans}_trace_id` ON {spans_q} (trace_id);
+CREATE INDEX IF NOT EXISTS `idx_{spans}_parent_span_id` ON {spans_q} (parent_span_id);
+CREATE INDEX IF NOT EXISTS `idx_{spans}_start_time` ON {spans_q} (start_time);
+CREATE INDEX IF NOT EXISTS `idx_{spans}_created_at` ON {spans_q} (created_at);

@@ -254,3 +254,49 @@ CREATE INDEX IF NOT EXISTS "idx_{approvals}_schedule_id" ON {approvals_q} (sched
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_schedule_run_id" ON {approvals_q} (schedule_run_id);
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_created_at" ON {approvals_q} (created_at);
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_run_status" ON {approvals_q} (run_status);
+
+-- +table traces
+CREATE TABLE IF NOT EXISTS {traces_q} (
+    trace_id VARCHAR PRIMARY KEY NOT NULL,
+    name VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    start_time VARCHAR NOT NULL,
+    end_time VARCHAR NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    run_id VARCHAR,
+    session_id VARCHAR,
+    user_id VARCHAR,
+    agent_id VARCHAR,
+    team_id VARCHAR,
+    workflow_id VARCHAR,
+    created_at VARCHAR NOT NULL
+);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_status" ON {traces_q} (status);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_start_time" ON {traces_q} (start_time);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_run_id" ON {traces_q} (run_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_session_id" ON {traces_q} (session_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_user_id" ON {traces_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_agent_id" ON {traces_q} (agent_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_team_id" ON {traces_q} (team_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_workflow_id" ON {traces_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_created_at" ON {traces_q} (created_at);
+
+-- +table spans
+CREATE TABLE IF NOT EXISTS {spans_q} (
+    span_id VARCHAR PRIMARY KEY NOT NULL,
+    trace_id VARCHAR NOT NULL REFERENCES {traces_q} (trace_id),
+    parent_span_id VARCHAR,
+    name VARCHAR NOT NULL,
+    span_kind VARCHAR NOT NULL,
+    status_code VARCHAR NOT NULL,
+    status_message TEXT,
+    start_time VARCHAR NOT NULL,
+    end_time VARCHAR NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    attributes JSONB,
+    created_at VARCHAR NOT NULL
+);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_trace_id" ON {spans_q} (trace_id);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_parent_span_id" ON {spans_q} (parent_span_id);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_start_time" ON {spans_q} (start_time);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_created_at" ON {spans_q} (created_at);

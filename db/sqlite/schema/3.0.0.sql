@@ -256,3 +256,49 @@ CREATE INDEX IF NOT EXISTS "idx_{approvals}_schedule_id" ON {approvals_q} (sched
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_schedule_run_id" ON {approvals_q} (schedule_run_id);
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_created_at" ON {approvals_q} (created_at);
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_run_status" ON {approvals_q} (run_status);
+
+-- +table traces
+CREATE TABLE IF NOT EXISTS {traces_q} (
+    trace_id TEXT PRIMARY KEY NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    start_time TEXT NOT NULL,
+    end_time TEXT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    run_id TEXT,
+    session_id TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    team_id TEXT,
+    workflow_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_status" ON {traces_q} (status);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_start_time" ON {traces_q} (start_time);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_run_id" ON {traces_q} (run_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_session_id" ON {traces_q} (session_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_user_id" ON {traces_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_agent_id" ON {traces_q} (agent_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_team_id" ON {traces_q} (team_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_workflow_id" ON {traces_q} (workflow_id);
+CREATE INDEX IF NOT EXISTS "idx_{traces}_created_at" ON {traces_q} (created_at);
+
+-- +table spans
+CREATE TABLE IF NOT EXISTS {spans_q} (
+    span_id TEXT PRIMARY KEY NOT NULL,
+    trace_id TEXT NOT NULL REFERENCES {traces_q} (trace_id),
+    parent_span_id TEXT,
+    name TEXT NOT NULL,
+    span_kind TEXT NOT NULL,
+    status_code TEXT NOT NULL,
+    status_message TEXT,
+    start_time TEXT NOT NULL,
+    end_time TEXT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    attributes JSON,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_trace_id" ON {spans_q} (trace_id);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_parent_span_id" ON {spans_q} (parent_span_id);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_start_time" ON {spans_q} (start_time);
+CREATE INDEX IF NOT EXISTS "idx_{spans}_created_at" ON {spans_q} (created_at);
