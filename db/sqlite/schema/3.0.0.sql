@@ -256,3 +256,68 @@ CREATE INDEX IF NOT EXISTS "idx_{approvals}_schedule_id" ON {approvals_q} (sched
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_schedule_run_id" ON {approvals_q} (schedule_run_id);
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_created_at" ON {approvals_q} (created_at);
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_run_status" ON {approvals_q} (run_status);
+
+-- +table schedules
+-- Names are unique per owner: owned rows by (user_id, name), unowned rows by name.
+CREATE TABLE IF NOT EXISTS {schedules_q} (
+    id TEXT PRIMARY KEY NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    method TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    payload TEXT,
+    cron_expr TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    timeout_seconds BIGINT NOT NULL,
+    max_retries BIGINT NOT NULL,
+    retry_delay_seconds BIGINT NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    next_run_at BIGINT,
+    locked_by TEXT,
+    locked_at BIGINT,
+    user_id TEXT,
+    managed_by TEXT,
+    target_type TEXT,
+    target_id TEXT,
+    created_by_run_id TEXT,
+    created_by_session_id TEXT,
+    updated_by_run_id TEXT,
+    updated_by_session_id TEXT,
+    disabled_reason TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_name" ON {schedules_q} (name);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_next_run_at" ON {schedules_q} (next_run_at);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_user_id" ON {schedules_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_managed_by" ON {schedules_q} (managed_by);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_target_id" ON {schedules_q} (target_id);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_created_at" ON {schedules_q} (created_at);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_enabled_next_run_at" ON {schedules_q} (enabled, next_run_at);
+CREATE INDEX IF NOT EXISTS "idx_{schedules}_user_enabled_next_run_at" ON {schedules_q} (user_id, enabled, next_run_at);
+CREATE UNIQUE INDEX IF NOT EXISTS "uq_{schedules}_user_name" ON {schedules_q} (user_id, name) WHERE user_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS "uq_{schedules}_unowned_name" ON {schedules_q} (name) WHERE user_id IS NULL;
+
+-- +table schedule_runs
+CREATE TABLE IF NOT EXISTS {schedule_runs_q} (
+    id TEXT PRIMARY KEY NOT NULL,
+    schedule_id TEXT NOT NULL,
+    attempt BIGINT NOT NULL,
+    triggered_at BIGINT,
+    completed_at BIGINT,
+    status TEXT NOT NULL,
+    status_code BIGINT,
+    run_id TEXT,
+    session_id TEXT,
+    error TEXT,
+    input TEXT,
+    output TEXT,
+    requirements TEXT,
+    user_id TEXT,
+    created_at BIGINT NOT NULL,
+    FOREIGN KEY (schedule_id) REFERENCES {schedules_q} (id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_schedule_id" ON {schedule_runs_q} (schedule_id);
+CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_status" ON {schedule_runs_q} (status);
+CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_user_id" ON {schedule_runs_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_created_at" ON {schedule_runs_q} (created_at);
