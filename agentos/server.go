@@ -21,6 +21,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/mcp/mcpserver"
 	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/schedule"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -95,6 +96,12 @@ type Config struct {
 	BackgroundConcurrency int
 	BackgroundQueueDepth  int
 
+	// Schedules, when set, runs the cron scheduler (package schedule) on
+	// the default database: its firings are durable background runs, so it
+	// needs Queue. Serve starts it. nil serves the /schedules routes
+	// without firing (trigger answers 503, as Agno without a scheduler).
+	Schedules *schedule.Config
+
 	// Logger receives access and error logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -153,6 +160,10 @@ func FromFile(f config.Config) (Config, error) {
 	} else {
 		cfg.BackgroundConcurrency, cfg.BackgroundQueueDepth = q.MaxConcurrency, q.MaxQueueDepth
 	}
+	if sc := f.Schedules; sc.Enabled {
+		cfg.Schedules = &schedule.Config{PollInterval: config.Seconds(sc.PollInterval), CatchUp: schedule.CatchUp(sc.CatchUp),
+			MaxCatchUp: sc.MaxCatchUp, MisfireGrace: config.Seconds(sc.MisfireGraceSeconds)}
+	}
 	if f.MCPServer.Enabled {
 		opts, err := f.MCPServer.Options()
 		if err != nil {
@@ -191,6 +202,8 @@ type Server struct {
 	mcp *mcpserver.Server
 	// queue runs background runs when Config.Queue is set.
 	queue *queue.Queue
+	// sched fires cron schedules when Config.Schedules is set.
+	sched *schedule.Scheduler
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -288,6 +301,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("agentos: durable queue: %w", err)
 		}
 	}
+	if err := s.openScheduler(); err != nil {
+		return nil, errors.Join(err, s.Close(context.Background()))
+	}
 	return s, nil
 }
 
@@ -295,6 +311,9 @@ func New(cfg Config) (*Server, error) {
 // jobs and waits for the running ones until ctx ends; those still running
 // then are left to recovery. Serve calls it when it shuts down.
 func (s *Server) Close(ctx context.Context) error {
+	if s.sched != nil {
+		s.sched.Stop()
+	}
 	if s.queue == nil {
 		return nil
 	}
@@ -346,6 +365,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	s.startWorkflowTimeouts(ctx)
 	defer s.stopWorkflowTimeouts()
+	if s.sched != nil {
+		s.sched.Start(ctx)
+	}
 	select {
 	case err := <-errc:
 		return err

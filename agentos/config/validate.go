@@ -25,6 +25,7 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config: "+format, args...)) }
 
 	c.Queue.validate(bad)
+	c.Schedules.validate(c.Queue, bad)
 	if err := c.Knowledge.Validate(); err != nil {
 		bad("%v", err)
 	}

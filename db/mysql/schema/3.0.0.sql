@@ -257,7 +257,6 @@ CREATE INDEX IF NOT EXISTS `idx_{approvals}_created_at` ON {approvals_q} (create
 CREATE INDEX IF NOT EXISTS `idx_{approvals}_run_status` ON {approvals_q} (run_status);
 
 -- +table schedules
--- Names are unique per owner: owned rows by (user_id, name), unowned rows by name (MySQL has no partial index: the store checks the unowned bucket before it writes).
 CREATE TABLE IF NOT EXISTS {schedules_q} (
     id VARCHAR(255) PRIMARY KEY NOT NULL,
     name VARCHAR(255) NOT NULL,

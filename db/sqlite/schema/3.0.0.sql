@@ -258,7 +258,6 @@ CREATE INDEX IF NOT EXISTS "idx_{approvals}_created_at" ON {approvals_q} (create
 CREATE INDEX IF NOT EXISTS "idx_{approvals}_run_status" ON {approvals_q} (run_status);
 
 -- +table schedules
--- Names are unique per owner: owned rows by (user_id, name), unowned rows by name.
 CREATE TABLE IF NOT EXISTS {schedules_q} (
     id TEXT PRIMARY KEY NOT NULL,
     name TEXT NOT NULL,
