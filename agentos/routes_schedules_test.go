@@ -376,3 +376,40 @@ func TestSchedules_TriggerWithoutSchedulerIs503(t *testing.T) {
 		t.Errorf("schedules without the durable queue: %v", err)
 	}
 }
+
+// TestSchedules_UnfireableSchedulesFailVisibly: a stored schedule whose
+// cron no longer parses is disabled with the reason; one whose agent is
+// gone records a failed firing and moves on to its next due time.
+func TestSchedules_UnfireableSchedulesFailVisibly(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	clk := &testClock{}
+	start := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	clk.Set(start)
+	_, srv := scheduledServer(t, d, clk, schedule.Config{})
+	ctx := context.Background()
+	for _, sc := range []db.Schedule{
+		{ID: "bad-cron", Name: "bad-cron", CronExpr: "99 * * * *", Endpoint: "/agents/echo/runs"},
+		{ID: "gone", Name: "gone", CronExpr: "* * * * *", Endpoint: "/agents/gone/runs"},
+	} {
+		sc.Method, sc.Timezone, sc.Enabled, sc.NextRunAt = "POST", "UTC", true, start.Unix()
+		sc.Payload = []byte(`{"message":"x"}`)
+		if _, err := d.CreateSchedule(ctx, &sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Set(start.Add(10 * time.Second))
+	if err := srv.Scheduler().Tick(ctx); err == nil || !strings.Contains(err.Error(), "bad-cron") {
+		t.Errorf("tick error = %v, want the bad schedule named", err)
+	}
+	if sc, _ := d.GetSchedule(ctx, "bad-cron"); sc.Enabled || !strings.Contains(sc.DisabledReason, "invalid_schedule") {
+		t.Errorf("bad cron schedule = %+v, want disabled with the reason", sc)
+	}
+	runs, n, _ := d.ListScheduleRuns(ctx, db.ScheduleRunFilter{ScheduleID: "gone", Limit: 10, Page: 1})
+	if n != 1 || runs[0].Status != db.ScheduleRunFailed || !strings.Contains(runs[0].Error, "gone not found") {
+		t.Errorf("firing of a gone agent = %+v", runs)
+	}
+	if sc, _ := d.GetSchedule(ctx, "gone"); sc.NextRunAt != start.Add(time.Minute).Unix() {
+		t.Errorf("gone schedule next_run_at = %d, want the next minute", sc.NextRunAt)
+	}
+}
