@@ -22,6 +22,7 @@ import (
 	"github.com/agentryhq/agentry/mcp/mcpserver"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/runlog"
+	"github.com/agentryhq/agentry/schedule"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -96,6 +97,12 @@ type Config struct {
 	BackgroundConcurrency int
 	BackgroundQueueDepth  int
 
+	// Schedules, when set, runs the cron scheduler (package schedule) on
+	// the default database: its firings are durable background runs, so it
+	// needs Queue. Serve starts it. nil serves the /schedules routes
+	// without firing (trigger answers 503, as Agno without a scheduler).
+	Schedules *schedule.Config
+
 	// Logger receives access and error logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -154,6 +161,10 @@ func FromFile(f config.Config) (Config, error) {
 	} else {
 		cfg.BackgroundConcurrency, cfg.BackgroundQueueDepth = q.MaxConcurrency, q.MaxQueueDepth
 	}
+	if sc := f.Schedules; sc.Enabled {
+		cfg.Schedules = &schedule.Config{PollInterval: config.Seconds(sc.PollInterval), CatchUp: schedule.CatchUp(sc.CatchUp),
+			MaxCatchUp: sc.MaxCatchUp, MisfireGrace: config.Seconds(sc.MisfireGraceSeconds)}
+	}
 	if f.MCPServer.Enabled {
 		opts, err := f.MCPServer.Options()
 		if err != nil {
@@ -196,6 +207,8 @@ type Server struct {
 	// for streaming and resuming); tailCfg tunes their readers.
 	events  eventLogs
 	tailCfg runlog.TailConfig
+	// sched fires cron schedules when Config.Schedules is set.
+	sched *schedule.Scheduler
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -300,6 +313,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("agentos: durable queue: %w", err)
 		}
 	}
+	if err := s.openScheduler(); err != nil {
+		return nil, errors.Join(err, s.Close(context.Background()))
+	}
 	return s, nil
 }
 
@@ -308,6 +324,9 @@ func New(cfg Config) (*Server, error) {
 // then are left to recovery. Serve calls it when it shuts down.
 func (s *Server) Close(ctx context.Context) error {
 	s.events.close()
+	if s.sched != nil {
+		s.sched.Stop()
+	}
 	if s.queue == nil {
 		return nil
 	}
@@ -359,6 +378,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	s.startWorkflowTimeouts(ctx)
 	defer s.stopWorkflowTimeouts()
+	if s.sched != nil {
+		s.sched.Start(ctx)
+	}
 	select {
 	case err := <-errc:
 		return err

@@ -56,7 +56,8 @@ func assertAllAt(t *testing.T, m *migrate.Manager, v string) {
 		t.Fatalf("Status: %v", err)
 	}
 	for _, s := range sts {
-		if s.Kind == migrate.KindToolResults || s.Kind == migrate.KindFS || s.Kind == migrate.KindRunSteps || s.Kind == migrate.KindApprovals {
+		if s.Kind == migrate.KindToolResults || s.Kind == migrate.KindFS || s.Kind == migrate.KindRunSteps || s.Kind == migrate.KindApprovals ||
+			s.Kind == migrate.KindSchedules || s.Kind == migrate.KindScheduleRuns {
 			continue
 		}
 		if !s.Exists || s.Current != v {

@@ -33,6 +33,8 @@ type Config struct {
 	MediaStorage *MediaStorage `yaml:"media_storage"`
 	// Queue configures background runs (see Queue).
 	Queue Queue `yaml:"queue"`
+	// Schedules configures the cron scheduler (see Schedules).
+	Schedules Schedules `yaml:"schedules"`
 	// Knowledge is the server's knowledge base (the /knowledge routes and
 	// agents with knowledge: true); see Knowledge.
 	Knowledge *Knowledge `yaml:"knowledge"`

@@ -26,6 +26,7 @@ func (c *Config) Validate() error {
 
 	c.Queue.validate(bad)
 	c.Tracing.validate(bad)
+	c.Schedules.validate(c.Queue, bad)
 	if err := c.Knowledge.Validate(); err != nil {
 		bad("%v", err)
 	}

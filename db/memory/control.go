@@ -16,6 +16,9 @@ type control struct {
 	evals map[string]*db.EvalRun
 	// metrics is keyed by user_id, date and aggregation_period.
 	metrics map[[3]string]*db.DailyMetrics
+	// schedules and scheduleRuns are agno_schedules and agno_schedule_runs.
+	schedules    map[string]*db.Schedule
+	scheduleRuns map[string]*db.ScheduleRun
 }
 
 var _ db.EvalDriver = (*Driver)(nil)

@@ -22,13 +22,17 @@ const (
 	// agno_spans), created at 3.0.0 when missing.
 	KindTraces = "traces"
 	KindSpans  = "spans"
+	// KindSchedules and KindScheduleRuns are Agno 3.0's cron schedules
+	// (agno_schedules) and their firings (agno_schedule_runs).
+	KindSchedules    = "schedules"
+	KindScheduleRuns = "schedule_runs"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
 	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals,
-	KindTraces, KindSpans}
+	KindTraces, KindSpans, KindSchedules, KindScheduleRuns}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -60,6 +64,10 @@ type Tables struct {
 	// Traces and Spans are agno_traces and agno_spans (the /traces routes).
 	Traces string
 	Spans  string
+	// Schedules and ScheduleRuns are agno_schedules and agno_schedule_runs,
+	// created at 3.0.0 when missing.
+	Schedules    string
+	ScheduleRuns string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -92,6 +100,8 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.Approvals, "agno_approvals")
 	def(&t.Traces, "agno_traces")
 	def(&t.Spans, "agno_spans")
+	def(&t.Schedules, "agno_schedules")
+	def(&t.ScheduleRuns, "agno_schedule_runs")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -128,6 +138,10 @@ func (t Tables) Name(kind string) string {
 		return t.Traces
 	case KindSpans:
 		return t.Spans
+	case KindSchedules:
+		return t.Schedules
+	case KindScheduleRuns:
+		return t.ScheduleRuns
 	}
 	return ""
 }
@@ -152,6 +166,11 @@ var columns30 = map[string][]string{
 		"workflow_id user_id schedule_id schedule_run_id source_name requirements context resolution_data resolved_by resolved_at created_at updated_at run_status"),
 	KindTraces: split("trace_id name status start_time end_time duration_ms run_id session_id user_id agent_id team_id workflow_id created_at"),
 	KindSpans:  split("span_id trace_id parent_span_id name span_kind status_code status_message start_time end_time duration_ms attributes created_at"),
+	KindSchedules: split("id name description method endpoint payload cron_expr timezone timeout_seconds max_retries retry_delay_seconds " +
+		"enabled next_run_at locked_by locked_at user_id managed_by target_type target_id created_by_run_id created_by_session_id " +
+		"updated_by_run_id updated_by_session_id disabled_reason created_at updated_at"),
+	KindScheduleRuns: split("id schedule_id attempt triggered_at completed_at status status_code run_id session_id error input output " +
+		"requirements user_id created_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that

@@ -1,0 +1,190 @@
+package dbtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+func schedule(id, name, user string, created int64) *db.Schedule {
+	return &db.Schedule{ID: id, Name: name, Method: "POST", Endpoint: "/agents/echo/runs", Payload: json.RawMessage(`{"message":"hi"}`),
+		CronExpr: "*/5 * * * *", Timezone: "UTC", TimeoutSeconds: 3600, RetryDelaySeconds: 60, Enabled: true, NextRunAt: 1000,
+		UserID: user, TargetType: "agent", TargetID: "echo", CreatedAt: created}
+}
+
+var scheduleTests = map[string]func(t *testing.T, d *db.DB){
+	"CreateSchedule_GetReturnsEveryColumn": func(t *testing.T, d *db.DB) {
+		in := schedule("sch_1", "nightly", "alice", 100)
+		in.Description, in.ManagedBy, in.CreatedByRunID, in.CreatedBySessionID = "d", "studio", "r1", "s1"
+		_, err := d.CreateSchedule(bg, in)
+		noErr(t, err)
+		got, err := d.GetSchedule(bg, "sch_1")
+		noErr(t, err)
+		equal(t, "row", compactSchedule(*got), compactSchedule(*in))
+		if _, err := d.CreateSchedule(bg, schedule("sch_1", "other", "alice", 100)); !errors.Is(err, db.ErrExists) {
+			t.Errorf("same id: %v", err)
+		}
+	},
+	"CreateSchedule_NamesAreUniquePerOwner": func(t *testing.T, d *db.DB) {
+		for i, c := range []struct {
+			id, name, user string
+			exists         bool
+		}{{"a1", "n", "alice", false}, {"a2", "n", "alice", true}, {"b1", "n", "bob", false}, {"u1", "n", "", false}, {"u2", "n", "", true}} {
+			_, err := d.CreateSchedule(bg, schedule(c.id, c.name, c.user, int64(100+i)))
+			if errors.Is(err, db.ErrExists) != c.exists {
+				t.Errorf("create %s (%s, %q): %v, want exists %v", c.id, c.name, c.user, err, c.exists)
+			}
+		}
+		// A rename onto a taken name of the same owner is refused; onto
+		// another owner's name it is not.
+		s, err := d.GetSchedule(bg, "a1")
+		noErr(t, err)
+		_, err = d.CreateSchedule(bg, schedule("a3", "m", "alice", 200))
+		noErr(t, err)
+		s.Name = "m"
+		if _, err := d.UpdateSchedule(bg, s); !errors.Is(err, db.ErrExists) {
+			t.Errorf("rename onto a taken name: %v", err)
+		}
+		b, err := d.GetSchedule(bg, "b1")
+		noErr(t, err)
+		b.Name = "m"
+		_, err = d.UpdateSchedule(bg, b)
+		noErr(t, err)
+	},
+	"Schedules_ScopedPerUser": func(t *testing.T, d *db.DB) {
+		for i, u := range []string{"alice", "bob", ""} {
+			_, err := d.CreateSchedule(bg, schedule("s-"+u, "n", u, int64(100+i)))
+			noErr(t, err)
+		}
+		alice := db.WithUserScope(bg, "alice")
+		list, n, err := d.ListSchedules(alice, db.ScheduleFilter{Limit: 10, Page: 1})
+		noErr(t, err)
+		if n != 1 || len(list) != 1 || list[0].ID != "s-alice" {
+			t.Errorf("alice lists %d %+v", n, list)
+		}
+		for _, id := range []string{"s-bob", "s-"} {
+			if _, err := d.GetSchedule(alice, id); !errors.Is(err, db.ErrNotFound) {
+				t.Errorf("alice gets %s: %v", id, err)
+			}
+			if err := d.DeleteSchedule(alice, id); !errors.Is(err, db.ErrNotFound) {
+				t.Errorf("alice deletes %s: %v", id, err)
+			}
+		}
+		_, n, err = d.ListSchedules(bg, db.ScheduleFilter{Limit: 10, Page: 1})
+		noErr(t, err)
+		equal(t, "unscoped count", n, 3)
+		off := false
+		bob, err := d.GetSchedule(bg, "s-bob")
+		noErr(t, err)
+		bob.Enabled = false
+		_, err = d.UpdateSchedule(bg, bob)
+		noErr(t, err)
+		_, n, err = d.ListSchedules(bg, db.ScheduleFilter{Enabled: &off, Limit: 10, Page: 1})
+		noErr(t, err)
+		equal(t, "disabled count", n, 1)
+		if _, err := d.DueSchedules(alice, 5000, 10); !errors.Is(err, db.ErrInvalidFilter) {
+			t.Errorf("due schedules in a scope: %v", err)
+		}
+	},
+	"DueSchedules_AndAdvanceIsCompareAndSet": func(t *testing.T, d *db.DB) {
+		for i, next := range []int64{300, 100, 900} {
+			s := schedule(string(rune('a'+i)), string(rune('a'+i)), "alice", 1)
+			s.NextRunAt = next
+			_, err := d.CreateSchedule(bg, s)
+			noErr(t, err)
+		}
+		due, err := d.DueSchedules(bg, 500, 10)
+		noErr(t, err)
+		if len(due) != 2 || due[0].ID != "b" || due[1].ID != "a" {
+			t.Fatalf("due = %+v", due)
+		}
+		moved, err := d.AdvanceSchedule(bg, "b", 100, 700)
+		noErr(t, err)
+		if !moved {
+			t.Error("first advance did not move")
+		}
+		moved, err = d.AdvanceSchedule(bg, "b", 100, 800)
+		noErr(t, err)
+		if moved {
+			t.Error("a second advance from the old time moved")
+		}
+		got, err := d.GetSchedule(bg, "b")
+		noErr(t, err)
+		equal(t, "next_run_at", got.NextRunAt, int64(700))
+	},
+	"ScheduleRuns_CreateOnceListScopedFinishOnce": func(t *testing.T, d *db.DB) {
+		for i, u := range []string{"alice", "bob"} {
+			_, err := d.CreateSchedule(bg, schedule("s-"+u, "n", u, int64(100+i)))
+			noErr(t, err)
+		}
+		run := &db.ScheduleRun{ID: "sr1", ScheduleID: "s-alice", TriggeredAt: 60, Status: db.ScheduleRunRunning, RunID: "r1", SessionID: "ss1",
+			Input: json.RawMessage(`{"message":"hi"}`), UserID: "alice", CreatedAt: 61}
+		_, err := d.CreateScheduleRun(bg, run)
+		noErr(t, err)
+		if _, err := d.CreateScheduleRun(bg, run); !errors.Is(err, db.ErrExists) {
+			t.Errorf("second create: %v", err)
+		}
+		_, err = d.CreateScheduleRun(bg, &db.ScheduleRun{ID: "sr2", ScheduleID: "s-bob", Status: db.ScheduleRunRunning, UserID: "bob", CreatedAt: 62})
+		noErr(t, err)
+		got, err := d.GetScheduleRun(bg, "sr1")
+		noErr(t, err)
+		run.Attempt = 1
+		equal(t, "row", compactScheduleRun(*got), compactScheduleRun(*run))
+		alice := db.WithUserScope(bg, "alice")
+		if _, err := d.GetScheduleRun(alice, "sr2"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("alice gets bob's run: %v", err)
+		}
+		list, n, err := d.ListScheduleRuns(alice, db.ScheduleRunFilter{Limit: 10, Page: 1})
+		noErr(t, err)
+		if n != 1 || list[0].ID != "sr1" {
+			t.Errorf("alice's runs = %d %+v", n, list)
+		}
+		ok, err := d.FinishScheduleRun(bg, &db.ScheduleRun{ID: "sr1", Status: db.ScheduleRunSuccess, Output: json.RawMessage(`{"status":"COMPLETED"}`)})
+		noErr(t, err)
+		if !ok {
+			t.Error("finish did not apply")
+		}
+		ok, err = d.FinishScheduleRun(bg, &db.ScheduleRun{ID: "sr1", Status: db.ScheduleRunFailed})
+		noErr(t, err)
+		if ok {
+			t.Error("a second finish applied")
+		}
+		got, err = d.GetScheduleRun(bg, "sr1")
+		noErr(t, err)
+		if got.Status != db.ScheduleRunSuccess || got.CompletedAt == 0 {
+			t.Errorf("finished run = %+v", got)
+		}
+		list, n, err = d.ListScheduleRuns(bg, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: 10, Page: 1})
+		noErr(t, err)
+		if n != 1 || list[0].ID != "sr2" {
+			t.Errorf("running runs = %d %+v", n, list)
+		}
+		// Deleting a schedule deletes its runs.
+		noErr(t, d.DeleteSchedule(bg, "s-alice"))
+		if _, err := d.GetScheduleRun(bg, "sr1"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("run of a deleted schedule: %v", err)
+		}
+	},
+}
+
+func compactRaw(f *json.RawMessage) {
+	var b bytes.Buffer
+	if len(*f) > 0 && json.Compact(&b, *f) == nil {
+		*f = b.Bytes()
+	}
+}
+
+func compactSchedule(s db.Schedule) db.Schedule {
+	compactRaw(&s.Payload)
+	return s
+}
+
+func compactScheduleRun(r db.ScheduleRun) db.ScheduleRun {
+	compactRaw(&r.Input)
+	compactRaw(&r.Output)
+	compactRaw(&r.Requirements)
+	return r
+}

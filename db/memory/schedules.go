@@ -1,0 +1,239 @@
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+var _ db.ScheduleDriver = (*Driver)(nil)
+
+func cloneSchedule(s *db.Schedule) *db.Schedule {
+	cp := *s
+	cp.Payload = bytes.Clone(s.Payload)
+	return &cp
+}
+
+func cloneScheduleRun(r *db.ScheduleRun) *db.ScheduleRun {
+	cp := *r
+	cp.Input, cp.Output, cp.Requirements = bytes.Clone(r.Input), bytes.Clone(r.Output), bytes.Clone(r.Requirements)
+	return &cp
+}
+
+// nameTaken reports whether owner has a schedule named name other than id.
+func (d *Driver) nameTaken(id, name, owner string) bool {
+	for _, s := range d.control.schedules {
+		if s.ID != id && s.Name == name && s.UserID == owner {
+			return true
+		}
+	}
+	return false
+}
+
+// CreateSchedule inserts a schedule; a taken id or owner's name is db.ErrExists.
+func (d *Driver) CreateSchedule(ctx context.Context, s *db.Schedule) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if d.control.schedules == nil {
+		d.control.schedules = map[string]*db.Schedule{}
+	}
+	if _, ok := d.control.schedules[s.ID]; ok || d.nameTaken(s.ID, s.Name, s.UserID) {
+		return fmt.Errorf("%w: schedule %s (or its name %q)", db.ErrExists, s.ID, s.Name)
+	}
+	d.control.schedules[s.ID] = cloneSchedule(s)
+	return nil
+}
+
+// GetSchedule returns a schedule in scope or db.ErrNotFound.
+func (d *Driver) GetSchedule(ctx context.Context, id string) (*db.Schedule, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, ok := d.control.schedules[id]
+	if !ok || !visible(ctx, s.UserID) {
+		return nil, fmt.Errorf("%w: schedule %s", db.ErrNotFound, id)
+	}
+	return cloneSchedule(s), nil
+}
+
+// ListSchedules pages schedules in scope, newest first.
+func (d *Driver) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.Schedule, int, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
+	var match []*db.Schedule
+	for _, s := range d.control.schedules {
+		if visible(ctx, s.UserID) && (f.UserID == "" || s.UserID == f.UserID) && (f.Enabled == nil || *f.Enabled == s.Enabled) {
+			match = append(match, s)
+		}
+	}
+	slices.SortFunc(match, func(a, b *db.Schedule) int {
+		return -cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	out := []db.Schedule{}
+	for _, s := range page(match, f.Limit, f.Page) {
+		out = append(out, *cloneSchedule(s))
+	}
+	return out, len(match), nil
+}
+
+// UpdateSchedule writes a schedule's mutable columns in scope.
+func (d *Driver) UpdateSchedule(ctx context.Context, s *db.Schedule) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	old, ok := d.control.schedules[s.ID]
+	if !ok || !visible(ctx, old.UserID) {
+		return fmt.Errorf("%w: schedule %s", db.ErrNotFound, s.ID)
+	}
+	if d.nameTaken(s.ID, s.Name, old.UserID) {
+		return fmt.Errorf("%w: schedule named %q", db.ErrExists, s.Name)
+	}
+	cp := cloneSchedule(old)
+	cp.Name, cp.Description, cp.Method, cp.Endpoint, cp.Payload = s.Name, s.Description, s.Method, s.Endpoint, bytes.Clone(s.Payload)
+	cp.CronExpr, cp.Timezone, cp.TimeoutSeconds, cp.MaxRetries, cp.RetryDelaySeconds = s.CronExpr, s.Timezone, s.TimeoutSeconds, s.MaxRetries, s.RetryDelaySeconds
+	cp.Enabled, cp.NextRunAt, cp.DisabledReason, cp.TargetType, cp.TargetID = s.Enabled, s.NextRunAt, s.DisabledReason, s.TargetType, s.TargetID
+	cp.UpdatedByRunID, cp.UpdatedBySessionID, cp.UpdatedAt = s.UpdatedByRunID, s.UpdatedBySessionID, s.UpdatedAt
+	d.control.schedules[s.ID] = cp
+	return nil
+}
+
+// DeleteSchedule deletes a schedule in scope and its runs.
+func (d *Driver) DeleteSchedule(ctx context.Context, id string) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, ok := d.control.schedules[id]
+	if !ok || !visible(ctx, s.UserID) {
+		return fmt.Errorf("%w: schedule %s", db.ErrNotFound, id)
+	}
+	delete(d.control.schedules, id)
+	for rid, r := range d.control.scheduleRuns {
+		if r.ScheduleID == id {
+			delete(d.control.scheduleRuns, rid)
+		}
+	}
+	return nil
+}
+
+// DueSchedules lists enabled schedules due at now, oldest due first.
+func (d *Driver) DueSchedules(ctx context.Context, now int64, limit int) ([]db.Schedule, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var match []*db.Schedule
+	for _, s := range d.control.schedules {
+		if s.Enabled && s.NextRunAt != 0 && s.NextRunAt <= now {
+			match = append(match, s)
+		}
+	}
+	slices.SortFunc(match, func(a, b *db.Schedule) int {
+		return cmp.Or(cmp.Compare(a.NextRunAt, b.NextRunAt), cmp.Compare(a.ID, b.ID))
+	})
+	var out []db.Schedule
+	for _, s := range match[:min(limit, len(match))] {
+		out = append(out, *cloneSchedule(s))
+	}
+	return out, nil
+}
+
+// AdvanceSchedule compare-and-sets next_run_at.
+func (d *Driver) AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	s, ok := d.control.schedules[id]
+	if !ok || s.NextRunAt != from {
+		return false, nil
+	}
+	s.NextRunAt, s.UpdatedAt = to, at
+	return true, nil
+}
+
+// CreateScheduleRun inserts a schedule run; a taken id is db.ErrExists.
+func (d *Driver) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if d.control.scheduleRuns == nil {
+		d.control.scheduleRuns = map[string]*db.ScheduleRun{}
+	}
+	if _, ok := d.control.scheduleRuns[r.ID]; ok {
+		return fmt.Errorf("%w: schedule run %s", db.ErrExists, r.ID)
+	}
+	d.control.scheduleRuns[r.ID] = cloneScheduleRun(r)
+	return nil
+}
+
+// GetScheduleRun returns a schedule run in scope or db.ErrNotFound.
+func (d *Driver) GetScheduleRun(ctx context.Context, id string) (*db.ScheduleRun, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, ok := d.control.scheduleRuns[id]
+	if !ok || !visible(ctx, r.UserID) {
+		return nil, fmt.Errorf("%w: schedule run %s", db.ErrNotFound, id)
+	}
+	return cloneScheduleRun(r), nil
+}
+
+// ListScheduleRuns pages schedule runs in scope, newest first.
+func (d *Driver) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([]db.ScheduleRun, int, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
+	var match []*db.ScheduleRun
+	for _, r := range d.control.scheduleRuns {
+		if visible(ctx, r.UserID) && (f.ScheduleID == "" || r.ScheduleID == f.ScheduleID) && (f.Status == "" || r.Status == f.Status) {
+			match = append(match, r)
+		}
+	}
+	slices.SortFunc(match, func(a, b *db.ScheduleRun) int {
+		return -cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.TriggeredAt, b.TriggeredAt), cmp.Compare(a.ID, b.ID))
+	})
+	out := []db.ScheduleRun{}
+	for _, r := range page(match, f.Limit, f.Page) {
+		out = append(out, *cloneScheduleRun(r))
+	}
+	return out, len(match), nil
+}
+
+// FinishScheduleRun records a running schedule run's outcome.
+func (d *Driver) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	old, ok := d.control.scheduleRuns[r.ID]
+	if !ok || !visible(ctx, old.UserID) || old.Status != db.ScheduleRunRunning {
+		return false, nil
+	}
+	old.Status, old.CompletedAt, old.StatusCode, old.Error, old.Output = r.Status, r.CompletedAt, r.StatusCode, r.Error, bytes.Clone(r.Output)
+	return true, nil
+}

@@ -1,0 +1,343 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Schedule is one row of agno_schedules (Agno 3.0's shape, with the
+// provenance columns 3.0 added): a cron expression in a time zone that
+// fires Method Endpoint with Payload. Agentry fires run endpoints only
+// (POST /agents|teams|workflows/{id}/runs): TargetType and TargetID name
+// the component. NextRunAt is the next due time (epoch seconds; 0 is
+// NULL). A schedule without a user (UserID "") is visible only to
+// unscoped callers, as in Agno. Names are unique per owner.
+type Schedule struct {
+	ID                string
+	Name              string
+	Description       string
+	Method            string
+	Endpoint          string
+	Payload           json.RawMessage
+	CronExpr          string
+	Timezone          string
+	TimeoutSeconds    int64
+	MaxRetries        int64
+	RetryDelaySeconds int64
+	Enabled           bool
+	NextRunAt         int64
+	LockedBy          string
+	LockedAt          int64
+	UserID            string
+	// Provenance (3.0): who manages the row, the component it targets and
+	// the runs that wrote it; DisabledReason says why the system disabled it.
+	ManagedBy          string
+	TargetType         string
+	TargetID           string
+	CreatedByRunID     string
+	CreatedBySessionID string
+	UpdatedByRunID     string
+	UpdatedBySessionID string
+	DisabledReason     string
+	CreatedAt          int64
+	UpdatedAt          int64
+}
+
+// ScheduleRun is one row of agno_schedule_runs: one firing of a schedule.
+// Status is one of ScheduleRunStatuses; UserID is the schedule's owner,
+// copied so that the runs route scopes without a join.
+type ScheduleRun struct {
+	ID           string
+	ScheduleID   string
+	Attempt      int64
+	TriggeredAt  int64
+	CompletedAt  int64
+	Status       string
+	StatusCode   int64
+	RunID        string
+	SessionID    string
+	Error        string
+	Input        json.RawMessage
+	Output       json.RawMessage
+	Requirements json.RawMessage
+	UserID       string
+	CreatedAt    int64
+}
+
+// Schedule run statuses (Agno's, plus cancelled which Agno's executor
+// writes on shutdown).
+const (
+	ScheduleRunRunning   = "running"
+	ScheduleRunSuccess   = "success"
+	ScheduleRunFailed    = "failed"
+	ScheduleRunPaused    = "paused"
+	ScheduleRunTimeout   = "timeout"
+	ScheduleRunCancelled = "cancelled"
+)
+
+// ScheduleRunStatuses are the status values of agno_schedule_runs.
+var ScheduleRunStatuses = []string{ScheduleRunRunning, ScheduleRunSuccess, ScheduleRunFailed, ScheduleRunPaused,
+	ScheduleRunTimeout, ScheduleRunCancelled}
+
+// ScheduleFilter selects schedules; Enabled nil does not filter. Limit and
+// Page (from 1) are required. UserID "" does not filter (the scope does).
+type ScheduleFilter struct {
+	Enabled     *bool
+	UserID      string
+	Limit, Page int
+}
+
+// ScheduleRunFilter selects schedule runs, newest first. ScheduleID and
+// Status "" do not filter.
+type ScheduleRunFilter struct {
+	ScheduleID, Status string
+	Limit, Page        int
+}
+
+// ScheduleDriver stores schedules and their runs. Reads and writes apply
+// the context's user scope inside their queries, except DueSchedules and
+// AdvanceSchedule, which the scheduler calls for every owner.
+type ScheduleDriver interface {
+	// CreateSchedule inserts a schedule; a taken id, or a name the owner
+	// already uses, is ErrExists.
+	CreateSchedule(ctx context.Context, s *Schedule) error
+	GetSchedule(ctx context.Context, id string) (*Schedule, error)
+	// ListSchedules pages schedules, newest first, and counts the matches.
+	ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, int, error)
+	// UpdateSchedule writes the mutable columns (name, description, method,
+	// endpoint, payload, cron_expr, timezone, timeout_seconds, max_retries,
+	// retry_delay_seconds, enabled, next_run_at, disabled_reason, target,
+	// updated_by_*, updated_at) of a schedule in scope; ErrNotFound when
+	// not in scope, ErrExists when the owner uses the new name already.
+	UpdateSchedule(ctx context.Context, s *Schedule) error
+	// DeleteSchedule deletes a schedule in scope and its runs; ErrNotFound
+	// when not in scope.
+	DeleteSchedule(ctx context.Context, id string) error
+	// DueSchedules lists enabled schedules with next_run_at <= now, oldest
+	// due first, of every owner.
+	DueSchedules(ctx context.Context, now int64, limit int) ([]Schedule, error)
+	// AdvanceSchedule moves next_run_at from from to to, only while it is
+	// still from (compare-and-set: one of several replicas wins).
+	AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error)
+	// CreateScheduleRun inserts a run; a taken id is ErrExists.
+	CreateScheduleRun(ctx context.Context, r *ScheduleRun) error
+	GetScheduleRun(ctx context.Context, id string) (*ScheduleRun, error)
+	ListScheduleRuns(ctx context.Context, f ScheduleRunFilter) ([]ScheduleRun, int, error)
+	// FinishScheduleRun records a running run's outcome (status,
+	// completed_at, status_code, error, output); false when the run was not
+	// running any more.
+	FinishScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error)
+}
+
+// scheduleDriver returns the driver's ScheduleDriver ability.
+func (d *DB) scheduleDriver() (ScheduleDriver, error) {
+	sd, ok := d.driver.(ScheduleDriver)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s driver does not store schedules", ErrUnsupportedDriver, d.driver.Dialect())
+	}
+	return sd, nil
+}
+
+// SupportsSchedules reports whether the database stores schedules.
+func (d *DB) SupportsSchedules() bool {
+	_, err := d.scheduleDriver()
+	return err == nil
+}
+
+func checkSchedule(s *Schedule) error {
+	switch {
+	case s.ID == "":
+		return fmt.Errorf("%w: a schedule's id is required", ErrInvalidRecord)
+	case s.Name == "" || s.CronExpr == "" || s.Endpoint == "" || s.Method == "" || s.Timezone == "":
+		return fmt.Errorf("%w: schedule %s needs a name, cron_expr, endpoint, method and timezone", ErrInvalidRecord, s.ID)
+	case len(s.Payload) > 0 && !json.Valid(s.Payload):
+		return fmt.Errorf("%w: the payload of schedule %s must be JSON", ErrInvalidRecord, s.ID)
+	}
+	return checkUserID("schedule", s.ID, s.UserID)
+}
+
+// CreateSchedule validates and stores a schedule; a scoped caller stores it
+// as itself.
+func (d *DB) CreateSchedule(ctx context.Context, s *Schedule) (*Schedule, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: no schedule", ErrInvalidRecord)
+	}
+	cp := *s
+	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
+	cp.UpdatedAt = 0 // Agno leaves updated_at NULL until the first update
+	if err := checkSchedule(&cp); err != nil {
+		return nil, err
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	bctx, call := d.bound(ctx)
+	if err := call.done(sd.CreateSchedule(bctx, &cp)); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+// GetSchedule returns a schedule in scope or ErrNotFound.
+func (d *DB) GetSchedule(ctx context.Context, id string) (*Schedule, error) {
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	ctx, call := d.bound(ctx)
+	out, err := sd.GetSchedule(ctx, id)
+	return out, call.done(err)
+}
+
+// ListSchedules validates the filter and returns a page and the total.
+func (d *DB) ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, int, error) {
+	if f.Limit <= 0 || f.Page < 1 {
+		return nil, 0, fmt.Errorf("%w: limit must be positive and page at least 1", ErrInvalidFilter)
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, 0, err
+	}
+	scopeUser(ctx, &f.UserID)
+	ctx, call := d.bound(ctx)
+	out, n, err := sd.ListSchedules(ctx, f)
+	return out, n, call.done(err)
+}
+
+// UpdateSchedule validates and writes a schedule's mutable columns (in
+// scope) and returns the stored row.
+func (d *DB) UpdateSchedule(ctx context.Context, s *Schedule) (*Schedule, error) {
+	cp := *s
+	cp.UpdatedAt = d.now().Unix()
+	if err := checkSchedule(&cp); err != nil {
+		return nil, err
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	bctx, call := d.bound(ctx)
+	if err := call.done(sd.UpdateSchedule(bctx, &cp)); err != nil {
+		return nil, err
+	}
+	return d.GetSchedule(ctx, s.ID)
+}
+
+// DeleteSchedule deletes a schedule in scope with its runs.
+func (d *DB) DeleteSchedule(ctx context.Context, id string) error {
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return err
+	}
+	ctx, call := d.bound(ctx)
+	return call.done(sd.DeleteSchedule(ctx, id))
+}
+
+// DueSchedules lists the enabled schedules due at now, of every owner
+// (the scheduler's read; a scoped context is refused).
+func (d *DB) DueSchedules(ctx context.Context, now int64, limit int) ([]Schedule, error) {
+	if _, scoped := UserScope(ctx); scoped {
+		return nil, fmt.Errorf("%w: due schedules are read for every owner, not in a user's scope", ErrInvalidFilter)
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	ctx, call := d.bound(ctx)
+	out, err := sd.DueSchedules(ctx, now, max(limit, 1))
+	return out, call.done(err)
+}
+
+// AdvanceSchedule moves a schedule's next_run_at from from to to while it
+// is still from; moved is false when another replica advanced it first.
+func (d *DB) AdvanceSchedule(ctx context.Context, id string, from, to int64) (moved bool, err error) {
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return false, err
+	}
+	ctx, call := d.bound(ctx)
+	moved, err = sd.AdvanceSchedule(ctx, id, from, to, d.now().Unix())
+	return moved, call.done(err)
+}
+
+// CreateScheduleRun stores a schedule run; a taken id is ErrExists.
+func (d *DB) CreateScheduleRun(ctx context.Context, r *ScheduleRun) (*ScheduleRun, error) {
+	switch {
+	case r == nil || r.ID == "" || r.ScheduleID == "":
+		return nil, fmt.Errorf("%w: a schedule run needs an id and a schedule_id", ErrInvalidRecord)
+	case !slices.Contains(ScheduleRunStatuses, r.Status):
+		return nil, fmt.Errorf("%w: schedule run status %q is not one of %s", ErrInvalidRecord, r.Status, strings.Join(ScheduleRunStatuses, ", "))
+	}
+	for _, j := range []json.RawMessage{r.Input, r.Output, r.Requirements} {
+		if len(j) > 0 && !json.Valid(j) {
+			return nil, fmt.Errorf("%w: schedule run %s: input, output and requirements must be JSON", ErrInvalidRecord, r.ID)
+		}
+	}
+	cp := *r
+	if cp.CreatedAt == 0 {
+		cp.CreatedAt = d.now().Unix()
+	}
+	if cp.Attempt == 0 {
+		cp.Attempt = 1
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	ctx, call := d.bound(ctx)
+	if err := call.done(sd.CreateScheduleRun(ctx, &cp)); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+// GetScheduleRun returns a schedule run in scope or ErrNotFound.
+func (d *DB) GetScheduleRun(ctx context.Context, id string) (*ScheduleRun, error) {
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	ctx, call := d.bound(ctx)
+	out, err := sd.GetScheduleRun(ctx, id)
+	return out, call.done(err)
+}
+
+// ListScheduleRuns pages schedule runs in scope, newest first.
+func (d *DB) ListScheduleRuns(ctx context.Context, f ScheduleRunFilter) ([]ScheduleRun, int, error) {
+	if f.Limit <= 0 || f.Page < 1 {
+		return nil, 0, fmt.Errorf("%w: limit must be positive and page at least 1", ErrInvalidFilter)
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, 0, err
+	}
+	ctx, call := d.bound(ctx)
+	out, n, err := sd.ListScheduleRuns(ctx, f)
+	return out, n, call.done(err)
+}
+
+// FinishScheduleRun records the outcome of a running schedule run.
+func (d *DB) FinishScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error) {
+	if !slices.Contains(ScheduleRunStatuses, r.Status) || r.Status == ScheduleRunRunning {
+		return false, fmt.Errorf("%w: a finished schedule run's status is one of %s, not %q", ErrInvalidRecord,
+			strings.Join(ScheduleRunStatuses[1:], ", "), r.Status)
+	}
+	if len(r.Output) > 0 && !json.Valid(r.Output) {
+		return false, fmt.Errorf("%w: schedule run %s: output must be JSON", ErrInvalidRecord, r.ID)
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return false, err
+	}
+	cp := *r
+	if cp.CompletedAt == 0 {
+		cp.CompletedAt = d.now().Unix()
+	}
+	ctx, call := d.bound(ctx)
+	ok, err := sd.FinishScheduleRun(ctx, &cp)
+	return ok, call.done(err)
+}

@@ -1,0 +1,344 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+const scheduleCols = "id, name, description, method, endpoint, payload, cron_expr, timezone, timeout_seconds, max_retries, retry_delay_seconds, " +
+	"enabled, next_run_at, locked_by, locked_at, user_id, managed_by, target_type, target_id, created_by_run_id, created_by_session_id, " +
+	"updated_by_run_id, updated_by_session_id, disabled_reason, created_at, updated_at"
+
+const scheduleRunCols = "id, schedule_id, attempt, triggered_at, completed_at, status, status_code, run_id, session_id, error, input, output, " +
+	"requirements, user_id, created_at"
+
+var _ db.ScheduleDriver = (*Store)(nil)
+
+func (s *Store) schedules() string    { return s.d.Table(s.t.Schedules) }
+func (s *Store) scheduleRuns() string { return s.d.Table(s.t.ScheduleRuns) }
+
+// isUniqueViolation recognises a duplicate key on SQLite, Postgres and
+// MySQL/MariaDB.
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	m := err.Error()
+	return strings.Contains(m, "UNIQUE constraint failed") || strings.Contains(m, "23505") ||
+		strings.Contains(m, "Duplicate entry") || strings.Contains(m, "Error 1062")
+}
+
+// nameTaken reports whether owner (NULL for "") has a schedule named name
+// other than id. MySQL cannot index the unowned bucket (no partial
+// indexes), so every create and rename looks first.
+func (s *Store) nameTaken(ctx context.Context, id, name, owner string) (bool, error) {
+	w := &where{}
+	w.add("name = ?", name)
+	w.add("id <> ?", id)
+	if owner == "" {
+		w.add("user_id IS NULL")
+	} else {
+		w.add("user_id = ?", owner)
+	}
+	var n int
+	err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.schedules()+w.String()), w.args...).Scan(&n)
+	return n > 0, err
+}
+
+// CreateSchedule inserts a schedule; a taken id or owner's name is db.ErrExists.
+func (s *Store) CreateSchedule(ctx context.Context, sc *db.Schedule) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	taken, err := s.nameTaken(ctx, sc.ID, sc.Name, sc.UserID)
+	if err != nil {
+		return s.fail("create schedule "+sc.ID, err)
+	}
+	if taken {
+		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
+	}
+	_, err = s.w.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.schedules()+" ("+scheduleCols+") VALUES ("+placeholders(26)+")"),
+		sc.ID, sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
+		sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.LockedBy), nullInt(sc.LockedAt),
+		nullStr(sc.UserID), nullStr(sc.ManagedBy), nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.CreatedByRunID),
+		nullStr(sc.CreatedBySessionID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), nullStr(sc.DisabledReason),
+		sc.CreatedAt, nullInt(sc.UpdatedAt))
+	if isUniqueViolation(err) {
+		return fmt.Errorf("%w: schedule %s (or its name %q)", db.ErrExists, sc.ID, sc.Name)
+	}
+	return s.fail("create schedule "+sc.ID, err)
+}
+
+// GetSchedule returns a schedule in scope or db.ErrNotFound.
+func (s *Store) GetSchedule(ctx context.Context, id string) (*db.Schedule, error) {
+	w := &where{}
+	w.add("id = ?", id)
+	scope(ctx, w)
+	sc, err := scanSchedule(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+scheduleCols+" FROM "+s.schedules()+w.String()), w.args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: schedule %s", db.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, s.fail("get schedule "+id, err)
+	}
+	return sc, nil
+}
+
+// ListSchedules pages schedules in scope, newest first.
+func (s *Store) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.Schedule, int, error) {
+	w := &where{}
+	if f.Enabled != nil {
+		w.add("enabled = ?", *f.Enabled)
+	}
+	w.eq("user_id", f.UserID)
+	scope(ctx, w)
+	var total int
+	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.schedules()+w.String()), w.args...).Scan(&total); err != nil {
+		return nil, 0, s.fail("count schedules", err)
+	}
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY created_at DESC, id DESC LIMIT %d OFFSET %d",
+		scheduleCols, s.schedules(), w.String(), f.Limit, offset(f.Limit, f.Page))), w.args...)
+	if err != nil {
+		return nil, 0, s.fail("list schedules", err)
+	}
+	defer rows.Close()
+	out := []db.Schedule{}
+	for rows.Next() {
+		sc, err := scanSchedule(rows)
+		if err != nil {
+			return nil, 0, s.fail("list schedules", err)
+		}
+		out = append(out, *sc)
+	}
+	return out, total, s.fail("list schedules", rows.Err())
+}
+
+// UpdateSchedule writes a schedule's mutable columns in scope.
+func (s *Store) UpdateSchedule(ctx context.Context, sc *db.Schedule) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	w := &where{}
+	w.add("id = ?", sc.ID)
+	scope(ctx, w)
+	var owner sql.NullString
+	if err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT user_id FROM "+s.schedules()+w.String()), w.args...).Scan(&owner); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: schedule %s", db.ErrNotFound, sc.ID)
+		}
+		return s.fail("update schedule "+sc.ID, err)
+	}
+	taken, err := s.nameTaken(ctx, sc.ID, sc.Name, owner.String)
+	if err != nil {
+		return s.fail("update schedule "+sc.ID, err)
+	}
+	if taken {
+		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
+	}
+	_, err = s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+` SET name = ?, description = ?, method = ?, endpoint = ?, payload = ?,
+	cron_expr = ?, timezone = ?, timeout_seconds = ?, max_retries = ?, retry_delay_seconds = ?, enabled = ?, next_run_at = ?,
+	disabled_reason = ?, target_type = ?, target_id = ?, updated_by_run_id = ?, updated_by_session_id = ?, updated_at = ?`+w.String()),
+		append([]any{sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
+			sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.DisabledReason),
+			nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), sc.UpdatedAt}, w.args...)...)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
+	}
+	return s.fail("update schedule "+sc.ID, err)
+}
+
+// DeleteSchedule deletes a schedule in scope and its runs.
+func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	w := &where{}
+	w.add("id = ?", id)
+	scope(ctx, w)
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail("delete schedule "+id, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.schedules()+w.String()), w.args...)
+	if err != nil {
+		return s.fail("delete schedule "+id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%w: schedule %s", db.ErrNotFound, id)
+	}
+	if _, err := tx.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.scheduleRuns()+" WHERE schedule_id = ?"), id); err != nil {
+		return s.fail("delete runs of schedule "+id, err)
+	}
+	return s.fail("delete schedule "+id, tx.Commit())
+}
+
+// DueSchedules lists enabled schedules due at now, oldest due first.
+func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]db.Schedule, error) {
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(fmt.Sprintf("SELECT %s FROM %s WHERE enabled = ? AND next_run_at IS NOT NULL AND next_run_at <= ? "+
+		"ORDER BY next_run_at, id LIMIT %d", scheduleCols, s.schedules(), limit)), true, now)
+	if err != nil {
+		return nil, s.fail("due schedules", err)
+	}
+	defer rows.Close()
+	var out []db.Schedule
+	for rows.Next() {
+		sc, err := scanSchedule(rows)
+		if err != nil {
+			return nil, s.fail("due schedules", err)
+		}
+		out = append(out, *sc)
+	}
+	return out, s.fail("due schedules", rows.Err())
+}
+
+// AdvanceSchedule compare-and-sets next_run_at.
+func (s *Store) AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return false, err
+	}
+	defer s.gate.leave()
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET next_run_at = ?, updated_at = ? WHERE id = ? AND next_run_at = ?"),
+		to, at, id, from)
+	if err != nil {
+		return false, s.fail("advance schedule "+id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.fail("advance schedule "+id, err)
+}
+
+// CreateScheduleRun inserts a schedule run; a taken id is db.ErrExists.
+func (s *Store) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.scheduleRuns(), splitCols(scheduleRunCols), "id")),
+		r.ID, r.ScheduleID, r.Attempt, nullInt(r.TriggeredAt), nullInt(r.CompletedAt), r.Status, nullInt(r.StatusCode), nullStr(r.RunID),
+		nullStr(r.SessionID), nullStr(r.Error), jsonArg(r.Input), jsonArg(r.Output), jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt)
+	if err != nil {
+		return s.fail("create schedule run "+r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%w: schedule run %s", db.ErrExists, r.ID)
+	}
+	return nil
+}
+
+// GetScheduleRun returns a schedule run in scope or db.ErrNotFound.
+func (s *Store) GetScheduleRun(ctx context.Context, id string) (*db.ScheduleRun, error) {
+	w := &where{}
+	w.add("id = ?", id)
+	scope(ctx, w)
+	r, err := scanScheduleRun(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+scheduleRunCols+" FROM "+s.scheduleRuns()+w.String()), w.args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: schedule run %s", db.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, s.fail("get schedule run "+id, err)
+	}
+	return r, nil
+}
+
+// ListScheduleRuns pages schedule runs in scope, newest first.
+func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([]db.ScheduleRun, int, error) {
+	w := &where{}
+	w.eq("schedule_id", f.ScheduleID)
+	w.eq("status", f.Status)
+	scope(ctx, w)
+	var total int
+	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.scheduleRuns()+w.String()), w.args...).Scan(&total); err != nil {
+		return nil, 0, s.fail("count schedule runs", err)
+	}
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY created_at DESC, triggered_at DESC, id DESC LIMIT %d OFFSET %d",
+		scheduleRunCols, s.scheduleRuns(), w.String(), f.Limit, offset(f.Limit, f.Page))), w.args...)
+	if err != nil {
+		return nil, 0, s.fail("list schedule runs", err)
+	}
+	defer rows.Close()
+	out := []db.ScheduleRun{}
+	for rows.Next() {
+		r, err := scanScheduleRun(rows)
+		if err != nil {
+			return nil, 0, s.fail("list schedule runs", err)
+		}
+		out = append(out, *r)
+	}
+	return out, total, s.fail("list schedule runs", rows.Err())
+}
+
+// FinishScheduleRun records a running schedule run's outcome.
+func (s *Store) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return false, err
+	}
+	defer s.gate.leave()
+	w := &where{}
+	w.add("id = ?", r.ID)
+	w.add("status = ?", db.ScheduleRunRunning)
+	scope(ctx, w)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.scheduleRuns()+" SET status = ?, completed_at = ?, status_code = ?, error = ?, output = ?"+w.String()),
+		append([]any{r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), jsonArg(r.Output)}, w.args...)...)
+	if err != nil {
+		return false, s.fail("finish schedule run "+r.ID, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.fail("finish schedule run "+r.ID, err)
+}
+
+func scanSchedule(sc scanner) (*db.Schedule, error) {
+	var (
+		s                                                                 db.Schedule
+		payload                                                           []byte
+		desc, lockedBy, user, managed, ttype, tid, cRun, cSess, uRun, uSe sql.NullString
+		reason                                                            sql.NullString
+		next, lockedAt, updated                                           sql.NullInt64
+	)
+	if err := sc.Scan(&s.ID, &s.Name, &desc, &s.Method, &s.Endpoint, &payload, &s.CronExpr, &s.Timezone, &s.TimeoutSeconds, &s.MaxRetries,
+		&s.RetryDelaySeconds, &s.Enabled, &next, &lockedBy, &lockedAt, &user, &managed, &ttype, &tid, &cRun, &cSess, &uRun, &uSe, &reason,
+		&s.CreatedAt, &updated); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Payload, err = decodeJSON(payload); err != nil {
+		return nil, fmt.Errorf("%w: payload of schedule %s: %v", db.ErrCorruptRow, s.ID, err)
+	}
+	s.Description, s.LockedBy, s.UserID, s.ManagedBy, s.TargetType, s.TargetID = desc.String, lockedBy.String, user.String, managed.String, ttype.String, tid.String
+	s.CreatedByRunID, s.CreatedBySessionID, s.UpdatedByRunID, s.UpdatedBySessionID, s.DisabledReason = cRun.String, cSess.String, uRun.String, uSe.String, reason.String
+	s.NextRunAt, s.LockedAt, s.UpdatedAt = next.Int64, lockedAt.Int64, updated.Int64
+	return &s, nil
+}
+
+func scanScheduleRun(sc scanner) (*db.ScheduleRun, error) {
+	var (
+		r                       db.ScheduleRun
+		input, output, reqs     []byte
+		runID, sess, msg, user  sql.NullString
+		triggered, done, status sql.NullInt64
+	)
+	if err := sc.Scan(&r.ID, &r.ScheduleID, &r.Attempt, &triggered, &done, &r.Status, &status, &runID, &sess, &msg, &input, &output, &reqs,
+		&user, &r.CreatedAt); err != nil {
+		return nil, err
+	}
+	for _, j := range []struct {
+		dst *[]byte
+		b   []byte
+	}{{(*[]byte)(&r.Input), input}, {(*[]byte)(&r.Output), output}, {(*[]byte)(&r.Requirements), reqs}} {
+		v, err := decodeJSON(j.b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: schedule run %s: %v", db.ErrCorruptRow, r.ID, err)
+		}
+		*j.dst = v
+	}
+	r.TriggeredAt, r.CompletedAt, r.StatusCode = triggered.Int64, done.Int64, status.Int64
+	r.RunID, r.SessionID, r.Error, r.UserID = runID.String, sess.String, msg.String, user.String
+	return &r, nil
+}

@@ -1,0 +1,83 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Errors of Parse.
+var (
+	// ErrInvalidCron: the expression is not a 5-field cron expression or a
+	// descriptor (@hourly, @daily, …).
+	ErrInvalidCron = errors.New("schedule: invalid cron expression")
+	// ErrInvalidTimezone: the time zone is not an IANA name (or UTC).
+	ErrInvalidTimezone = errors.New("schedule: invalid timezone")
+)
+
+// Bounds of the stored strings (Agno's field limits).
+const (
+	MaxCronExpr = 128
+	MaxTimezone = 64
+)
+
+// parser reads standard 5-field expressions and descriptors; @every is
+// refused (it is relative to the parse time, not a calendar schedule).
+var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Spec is a parsed cron expression in a time zone.
+type Spec struct {
+	sched cron.Schedule
+	loc   *time.Location
+}
+
+// Parse parses a 5-field cron expression evaluated in the IANA time zone tz
+// ("" is UTC). Time zone prefixes inside the expression (CRON_TZ=, TZ=) are
+// refused: the zone is its own field.
+func Parse(expr, tz string) (*Spec, error) {
+	loc, err := LoadZone(tz)
+	if err != nil {
+		return nil, err
+	}
+	e := strings.TrimSpace(expr)
+	switch {
+	case e == "" || len(expr) > MaxCronExpr || !utf8.ValidString(expr):
+		return nil, fmt.Errorf("%w: %q (5 fields: minute hour day-of-month month day-of-week)", ErrInvalidCron, expr)
+	case strings.HasPrefix(e, "TZ=") || strings.HasPrefix(e, "CRON_TZ="):
+		return nil, fmt.Errorf("%w: %q: give the time zone in the timezone field, not in the expression", ErrInvalidCron, expr)
+	case strings.HasPrefix(e, "@every"):
+		return nil, fmt.Errorf("%w: %q: @every is not a calendar schedule; use a cron expression", ErrInvalidCron, expr)
+	}
+	s, err := parser.Parse(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidCron, expr, err)
+	}
+	return &Spec{sched: s, loc: loc}, nil
+}
+
+// LoadZone loads an IANA time zone; "" is UTC. Local (the server's zone)
+// is refused: a schedule must mean the same on every replica.
+func LoadZone(tz string) (*time.Location, error) {
+	switch {
+	case tz == "" || tz == "UTC":
+		return time.UTC, nil
+	case len(tz) > MaxTimezone || !utf8.ValidString(tz) || tz == "Local" || strings.ContainsAny(tz, "\x00\\") ||
+		strings.HasPrefix(tz, "/") || strings.Contains(tz, ".."):
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTimezone, tz)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTimezone, tz)
+	}
+	return loc, nil
+}
+
+// Next returns the first due time strictly after t (the zero time when
+// the expression never matches, e.g. 30 February).
+func (s *Spec) Next(t time.Time) time.Time {
+	return s.sched.Next(t.In(s.loc))
+}

@@ -1,0 +1,403 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// CatchUp is the policy for due times missed while no scheduler ran.
+type CatchUp string
+
+// Catch-up policies (see the package documentation).
+const (
+	CatchUpLatest CatchUp = "latest"
+	CatchUpAll    CatchUp = "all"
+	CatchUpSkip   CatchUp = "skip"
+)
+
+// Defaults of Config.
+const (
+	DefaultPollInterval = 15 * time.Second
+	DefaultMaxCatchUp   = 10
+	// maxScan bounds the due times one poll walks for one schedule (a
+	// minutely schedule down for two years).
+	maxScan = 1 << 20
+	// batch is how many due schedules one poll reads at a time.
+	batch = 100
+)
+
+// ErrConfig marks an unusable Config.
+var ErrConfig = errors.New("schedule: invalid config")
+
+// ErrPermanent wraps a Firer error that firing again cannot fix (the
+// component no longer exists, the payload does not decode): the firing is
+// recorded as failed and the schedule moves on.
+var ErrPermanent = errors.New("schedule: the schedule cannot fire")
+
+// Config configures a Scheduler. Zero values take the defaults.
+type Config struct {
+	// PollInterval is how often the database is read for due schedules
+	// (15 s, as Agno's poller).
+	PollInterval time.Duration
+	// CatchUp is the policy for due times missed during downtime (latest).
+	CatchUp CatchUp
+	// MaxCatchUp bounds the firings CatchUpAll makes for one schedule in
+	// one poll (10).
+	MaxCatchUp int
+	// MisfireGrace is how late a due time may be and still fire under
+	// CatchUpSkip (twice PollInterval, at least one minute).
+	MisfireGrace time.Duration
+	// Clock returns the current time (time.Now).
+	Clock  func() time.Time
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.CatchUp == "" {
+		c.CatchUp = CatchUpLatest
+	}
+	if c.MaxCatchUp == 0 {
+		c.MaxCatchUp = DefaultMaxCatchUp
+	}
+	if c.MisfireGrace == 0 {
+		c.MisfireGrace = max(2*c.PollInterval, time.Minute)
+	}
+	switch {
+	case c.PollInterval < 10*time.Millisecond:
+		return c, fmt.Errorf("%w: poll_interval must be at least 0.01 seconds", ErrConfig)
+	case c.CatchUp != CatchUpLatest && c.CatchUp != CatchUpAll && c.CatchUp != CatchUpSkip:
+		return c, fmt.Errorf("%w: catch_up %q is not latest, all or skip", ErrConfig, c.CatchUp)
+	case c.MaxCatchUp < 1:
+		return c, fmt.Errorf("%w: max_catch_up must be at least 1", ErrConfig)
+	case c.MisfireGrace < 0:
+		return c, fmt.Errorf("%w: misfire_grace_seconds must not be negative", ErrConfig)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// Firing is one start of a schedule's run.
+type Firing struct {
+	// Key is the idempotency key of the run's job: the same for every
+	// replica firing the same due time.
+	Key string
+	// DueAt is the due time (the time of a manual trigger for Trigger).
+	DueAt time.Time
+}
+
+// Fired is what a Firer started.
+type Fired struct {
+	RunID, SessionID string
+	// Input is the run's input as recorded in the schedule run.
+	Input json.RawMessage
+}
+
+// Firer starts a schedule's run as a durable background run, idempotent
+// on f.Key: a second call with the same key starts nothing and returns the
+// first run.
+type Firer interface {
+	Fire(ctx context.Context, s *db.Schedule, f Firing) (Fired, error)
+}
+
+// Key is the idempotency key of a schedule's firing at due.
+func Key(scheduleID string, due time.Time) string {
+	return "agentry-schedule:" + scheduleID + "@" + strconv.FormatInt(due.Unix(), 10)
+}
+
+// runIDOf is the schedule run id of a firing: derived from its key, so
+// that replicas write the same row.
+func runIDOf(key string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(key)).String()
+}
+
+// Scheduler fires the schedules of one database.
+type Scheduler struct {
+	cfg  Config
+	d    *db.DB
+	fire Firer
+
+	mu      sync.Mutex
+	stop    context.CancelFunc
+	stopped chan struct{}
+}
+
+// New returns a Scheduler of d's schedules that fires through f.
+func New(d *db.DB, f Firer, cfg Config) (*Scheduler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if d == nil || f == nil {
+		return nil, fmt.Errorf("%w: a database and a firer are required", ErrConfig)
+	}
+	if !d.SupportsSchedules() {
+		return nil, fmt.Errorf("%w: the %s database does not store schedules", ErrConfig, d.Driver().Dialect())
+	}
+	return &Scheduler{cfg: cfg, d: d, fire: f}, nil
+}
+
+// Config returns the scheduler's configuration with defaults applied.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Now is the scheduler's clock.
+func (s *Scheduler) Now() time.Time { return s.cfg.Clock() }
+
+// NextRun returns the first due time of expr in tz after the clock's now,
+// as epoch seconds (0 when it never comes).
+func (s *Scheduler) NextRun(spec *Spec) int64 {
+	n := spec.Next(s.Now())
+	if n.IsZero() {
+		return 0
+	}
+	return n.Unix()
+}
+
+// Start polls every PollInterval until Stop (or ctx ends).
+func (s *Scheduler) Start(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		return
+	}
+	ctx, s.stop = context.WithCancel(ctx)
+	s.stopped = make(chan struct{})
+	go func() {
+		defer close(s.stopped)
+		t := time.NewTicker(s.cfg.PollInterval)
+		defer t.Stop()
+		for {
+			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Error("schedule: poll failed", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends the polling loop and waits for the poll in progress.
+func (s *Scheduler) Stop() {
+	s.mu.Lock()
+	stop, stopped := s.stop, s.stopped
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
+	}
+}
+
+// Tick is one poll: it fires what is due at the clock's now and finishes
+// the schedule runs whose run ended.
+func (s *Scheduler) Tick(ctx context.Context) error {
+	now := s.Now()
+	var errs []error
+	seen := map[string]bool{}
+	for {
+		due, err := s.d.DueSchedules(ctx, now.Unix(), batch)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		progress := false
+		for i := range due {
+			sc := &due[i]
+			if seen[sc.ID] {
+				continue // another replica's write, or a failure: next poll
+			}
+			seen[sc.ID] = true
+			progress = true
+			if err := s.fireDue(ctx, sc, now); err != nil {
+				errs = append(errs, fmt.Errorf("schedule %s: %w", sc.ID, err))
+			}
+		}
+		if !progress || len(due) < batch {
+			break
+		}
+	}
+	if err := s.reconcile(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// dueTimes lists the due times of sc at or before now that the catch-up
+// policy fires, oldest first, and the next due time after now.
+func (s *Scheduler) dueTimes(spec *Spec, first, now time.Time) (fire []time.Time, next time.Time) {
+	var all []time.Time // the last MaxCatchUp (or one) due times
+	keep := 1
+	if s.cfg.CatchUp == CatchUpAll {
+		keep = s.cfg.MaxCatchUp
+	}
+	t := first
+	for i := 0; i < maxScan && !t.IsZero() && !t.After(now); i++ {
+		all = append(all, t)
+		if len(all) > keep {
+			all = all[1:]
+		}
+		t = spec.Next(t)
+	}
+	if !t.IsZero() && !t.After(now) {
+		t = spec.Next(now) // more than maxScan due times: resume from now
+	}
+	if s.cfg.CatchUp == CatchUpSkip {
+		if len(all) > 0 && now.Sub(all[len(all)-1]) > s.cfg.MisfireGrace {
+			all = nil
+		}
+	}
+	return all, t
+}
+
+// fireDue fires sc's due times and advances its next_run_at.
+func (s *Scheduler) fireDue(ctx context.Context, sc *db.Schedule, now time.Time) error {
+	spec, err := Parse(sc.CronExpr, sc.Timezone)
+	if err != nil {
+		// A row written around the API (or a zone removed from tzdata):
+		// disable it with the reason rather than fail every poll.
+		sc.Enabled, sc.DisabledReason = false, "invalid_schedule: "+err.Error()
+		_, uerr := s.d.UpdateSchedule(ctx, sc)
+		s.cfg.Logger.Error("schedule: disabled a schedule that no longer parses", "schedule_id", sc.ID, "err", err)
+		return errors.Join(err, uerr)
+	}
+	times, next := s.dueTimes(spec, time.Unix(sc.NextRunAt, 0), now)
+	if skipped := s.cfg.CatchUp != CatchUpAll && len(times) == 0; skipped {
+		s.cfg.Logger.Info("schedule: skipped missed firings", "schedule_id", sc.ID, "policy", string(s.cfg.CatchUp))
+	}
+	for _, due := range times {
+		if err := s.fireOnce(ctx, sc, Firing{Key: Key(sc.ID, due), DueAt: due}); err != nil {
+			return err // next_run_at stays: the next poll repeats this firing
+		}
+	}
+	var to int64
+	if !next.IsZero() {
+		to = next.Unix()
+	}
+	if _, err := s.d.AdvanceSchedule(ctx, sc.ID, sc.NextRunAt, to); err != nil {
+		return err
+	}
+	return nil
+}
+
+// fireOnce starts one firing and records its schedule run; a firing that
+// another replica recorded already is left alone.
+func (s *Scheduler) fireOnce(ctx context.Context, sc *db.Schedule, f Firing) error {
+	id := runIDOf(f.Key)
+	if _, err := s.d.GetScheduleRun(ctx, id); err == nil {
+		return nil
+	}
+	fired, err := s.fire.Fire(ctx, sc, f)
+	row := &db.ScheduleRun{ID: id, ScheduleID: sc.ID, Attempt: 1, TriggeredAt: f.DueAt.Unix(), Status: db.ScheduleRunRunning,
+		RunID: fired.RunID, SessionID: fired.SessionID, Input: fired.Input, UserID: sc.UserID, CreatedAt: s.Now().Unix()}
+	switch {
+	case errors.Is(err, ErrPermanent):
+		row.Status, row.Error, row.CompletedAt = db.ScheduleRunFailed, err.Error(), row.CreatedAt
+		s.cfg.Logger.Warn("schedule: firing failed", "schedule_id", sc.ID, "err", err)
+	case err != nil:
+		return err
+	}
+	if _, err := s.d.CreateScheduleRun(ctx, row); err != nil && !errors.Is(err, db.ErrExists) {
+		return err
+	}
+	s.cfg.Logger.Info("schedule: fired", "schedule_id", sc.ID, "due_at", f.DueAt.UTC().Format(time.RFC3339), "run_id", fired.RunID)
+	return nil
+}
+
+// Trigger fires sc now, outside its cron (the trigger route), and returns
+// the schedule run. Its key is unique to this call.
+func (s *Scheduler) Trigger(ctx context.Context, sc *db.Schedule) (*db.ScheduleRun, error) {
+	now := s.Now()
+	f := Firing{Key: "agentry-schedule:" + sc.ID + ":trigger:" + uuid.NewString(), DueAt: now}
+	if err := s.fireOnce(ctx, sc, f); err != nil {
+		return nil, err
+	}
+	return s.d.GetScheduleRun(context.WithoutCancel(ctx), runIDOf(f.Key))
+}
+
+// statusOf maps a run's final status to its schedule run's.
+func statusOf(st run.Status) (string, bool) {
+	switch st {
+	case run.StatusCompleted:
+		return db.ScheduleRunSuccess, true
+	case run.StatusError:
+		return db.ScheduleRunFailed, true
+	case run.StatusCancelled:
+		return db.ScheduleRunCancelled, true
+	case run.StatusPaused:
+		return db.ScheduleRunPaused, true
+	}
+	return "", false
+}
+
+// reconcile finishes running schedule runs whose run ended.
+func (s *Scheduler) reconcile(ctx context.Context) error {
+	var errs []error
+	for page := 1; ; page++ {
+		rows, total, err := s.d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: batch, Page: page})
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		for _, r := range rows {
+			if r.RunID == "" {
+				continue
+			}
+			out, err := s.d.GetRun(ctx, r.RunID)
+			if errors.Is(err, db.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			st, done := statusOf(out.Status)
+			if !done {
+				continue
+			}
+			fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
+			if st == db.ScheduleRunFailed {
+				fin.Error = "the run ended " + string(out.Status)
+			}
+			if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if page*batch >= total {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runOutput is the schedule run's output: the run's id, status and
+// content.
+func runOutput(r *db.Run) json.RawMessage {
+	var data struct {
+		Content any `json:"content"`
+	}
+	_ = json.Unmarshal(r.RunData, &data)
+	b, err := json.Marshal(map[string]any{"run_id": r.RunID, "status": r.Status, "content": data.Content})
+	if err != nil {
+		return nil
+	}
+	return b
+}
