@@ -18,12 +18,18 @@ const (
 	KindRunSteps  = "run_steps"
 	KindLearnings = "learnings"
 	KindApprovals = "approvals"
+	// The component registry (Agno 3.0's agno_components,
+	// agno_component_configs, agno_component_links), created when missing.
+	KindComponents       = "components"
+	KindComponentConfigs = "component_configs"
+	KindComponentLinks   = "component_links"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
-	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals}
+	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals,
+	KindComponents, KindComponentConfigs, KindComponentLinks}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -52,6 +58,11 @@ type Tables struct {
 	// Approvals is Agno 3.0's review queue (agno_approvals), created at
 	// 3.0.0 when missing.
 	Approvals string
+	// Components, ComponentConfigs and ComponentLinks are the component
+	// registry, created at 3.0.0 when missing.
+	Components       string
+	ComponentConfigs string
+	ComponentLinks   string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -82,6 +93,9 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.RunSteps, "agentry_run_steps")
 	def(&t.Learnings, "agno_learnings")
 	def(&t.Approvals, "agno_approvals")
+	def(&t.Components, "agno_components")
+	def(&t.ComponentConfigs, "agno_component_configs")
+	def(&t.ComponentLinks, "agno_component_links")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -114,6 +128,12 @@ func (t Tables) Name(kind string) string {
 		return t.Learnings
 	case KindApprovals:
 		return t.Approvals
+	case KindComponents:
+		return t.Components
+	case KindComponentConfigs:
+		return t.ComponentConfigs
+	case KindComponentLinks:
+		return t.ComponentLinks
 	}
 	return ""
 }
@@ -136,6 +156,10 @@ var columns30 = map[string][]string{
 		"created_at updated_at"),
 	KindApprovals: split("id run_id session_id status source_type approval_type pause_type tool_name tool_args expires_at agent_id team_id " +
 		"workflow_id user_id schedule_id schedule_run_id source_name requirements context resolution_data resolved_by resolved_at created_at updated_at run_status"),
+	KindComponents:       split("component_id component_type name user_id description current_version metadata created_at updated_at deleted_at"),
+	KindComponentConfigs: split("component_id version label stage config notes created_at updated_at deleted_at"),
+	KindComponentLinks: split("parent_component_id parent_version link_kind link_key child_component_id child_version position meta " +
+		"created_at updated_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that
