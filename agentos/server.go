@@ -89,6 +89,11 @@ type Config struct {
 	// across replicas. nil keeps the in-process runner, which is not
 	// crash-safe: runs of a process that dies stay PENDING or RUNNING.
 	Queue *queue.Config
+
+	// Components configures the agents, teams and workflows stored in the
+	// default database (the /components routes).
+	Components ComponentsConfig
+
 	// BackgroundConcurrency and BackgroundQueueDepth bound the in-process
 	// runner (Queue nil): runs executing at once (default 32) and runs
 	// waiting for a slot (default 4096; past it 429).
@@ -191,6 +196,8 @@ type Server struct {
 	mcp *mcpserver.Server
 	// queue runs background runs when Config.Queue is set.
 	queue *queue.Queue
+	// stored caches the stored components built for runs (server_components.go).
+	stored storedComponents
 }
 
 // New validates cfg, fills defaults and builds the router.
