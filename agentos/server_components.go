@@ -220,7 +220,7 @@ func (s *Server) componentBuildOptions() config.BuildOptions {
 // (a stored component cannot contain itself).
 func (s *Server) buildStored(ctx context.Context, c *db.Component, raw json.RawMessage, links []db.ComponentLink, stack []string) (runTarget, error) {
 	if slices.Contains(stack, c.ComponentID) {
-		return nil, fmt.Errorf("%w: %s contains itself (%s)", config.ErrComponentConfig, c.ComponentID, strings.Join(append(stack, c.ComponentID), " → "))
+		return nil, fmt.Errorf("%w: %s contains itself (%s)", db.ErrComponentCycle, c.ComponentID, strings.Join(append(stack, c.ComponentID), " → "))
 	}
 	if len(stack) > team.MaxNestingDepth {
 		return nil, fmt.Errorf("%w: components nest deeper than %d levels", config.ErrComponentConfig, team.MaxNestingDepth)
