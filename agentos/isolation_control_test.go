@@ -15,9 +15,9 @@ import (
 // may see.
 
 var (
-	controlAliceMarkers = []string{"e-alice", "alice-model"}
-	controlBobMarkers   = []string{"e-bob", "e-unowned", "bob-model", "unowned-model"}
-	controlMissingTwins = []string{"e-alice", "e-missing"}
+	controlAliceMarkers = []string{"e-alice", "alice-model", "c-alice"}
+	controlBobMarkers   = []string{"e-bob", "e-unowned", "bob-model", "unowned-model", "c-bob"}
+	controlMissingTwins = []string{"e-alice", "e-missing", "c-alice", "c-missing"}
 )
 
 // seedControlPlane stores alice's, bob's and an unowned eval run.
@@ -45,6 +45,7 @@ func seedControlPlane(t *testing.T, d *db.DB) {
 	if err := d.Driver().(db.MetricsDriver).UpsertDailyMetrics(context.Background(), rows); err != nil {
 		t.Fatal(err)
 	}
+	seedComponents(t, d)
 }
 
 // controlPlaneView renders the control-plane rows a scope sees, for the
@@ -58,6 +59,7 @@ func controlPlaneView(t *testing.T, d *db.DB, ctx context.Context, b *strings.Bu
 	for _, e := range evals {
 		fmt.Fprintf(b, "eval %s %s %q %d\n", e.RunID, e.UserID, e.Name, e.UpdatedAt)
 	}
+	componentsView(t, d, ctx, b)
 }
 
 // controlMarkersIn names the alice object a control-plane read route shows.
@@ -67,6 +69,9 @@ func controlMarkersIn(path string) ([]string, bool) {
 	}
 	if strings.HasPrefix(path, "/metrics") {
 		return []string{"alice-model"}, true
+	}
+	if strings.HasPrefix(path, "/components") {
+		return []string{"c-alice"}, true
 	}
 	return nil, false
 }
@@ -95,7 +100,7 @@ func controlPlaneCases(f fixture) []isoCase {
 			t.Errorf("admin does not see bob's eval run: %s", res.body)
 		}
 	}
-	return []isoCase{
+	return append(componentCases(), []isoCase{
 		{name: "list eval runs", method: "GET", path: "/eval-runs", ok: 200, list: true, effect: unownedOnlyForAdmin},
 		{name: "list eval runs filtered to alice", method: "GET", path: "/eval-runs?user_id=alice&agent_id=echo&eval_types=reliability,accuracy", ok: 200, list: true},
 		{name: "get eval run", method: "GET", path: "/eval-runs/e-alice", ok: 200},
@@ -128,5 +133,5 @@ func controlPlaneCases(f fixture) []isoCase {
 			body: `{"agent_id":"echo","eval_type":"reliability","input":"hi","expected_tool_calls":[],"user_id":"alice"}`, ok: 200, list: true,
 			effect:      func(t *testing.T, f fixture, _ string, res response) { evalOwnedBy("alice")(t, f, res) },
 			otherEffect: evalOwnedBy("bob")},
-	}
+	}...)
 }

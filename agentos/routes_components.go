@@ -793,15 +793,17 @@ func (s *Server) readConfig(r *http.Request, current bool) (*db.Component, *db.C
 	if err != nil {
 		return nil, nil, err
 	}
-	version := c.CurrentVersion
+	// The current version; without one, the latest (as Agno's get_config).
+	version := 0
 	if !current {
 		if version, err = versionParam(r); err != nil {
 			return nil, nil, err
 		}
-	} else if version == 0 {
-		return nil, nil, errorf(http.StatusNotFound, "No current config for %s", c.ComponentID)
 	}
 	cfg, err := d.GetConfig(r.Context(), c.ComponentID, version)
+	if current && (errors.Is(err, db.ErrNotFound) || (err == nil && cfg.Stage != db.StagePublished && !mayReadDrafts(r, c))) {
+		return nil, nil, errorf(http.StatusNotFound, "No current config for %s", c.ComponentID)
+	}
 	if errors.Is(err, db.ErrNotFound) || (err == nil && cfg.Stage != db.StagePublished && !mayReadDrafts(r, c)) {
 		return nil, nil, errorf(http.StatusNotFound, "Config %s v%d not found", c.ComponentID, version)
 	}

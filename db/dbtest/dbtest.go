@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"Evals", evalTests},
 		{"Metrics", metricsTests},
 		{"Approvals", approvalTests},
+		{"Components", componentTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
