@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -138,5 +139,43 @@ var componentTests = map[string]func(t *testing.T, d *db.DB){
 		noErr(t, err)
 		_, err = d.RestoreComponent(bg, "t1")
 		noErr(t, err)
+	},
+	"Components_ConcurrentVersionsGetDistinctNumbers": func(t *testing.T, d *db.DB) {
+		_, _, err := d.CreateComponent(bg, &db.Component{ComponentID: "c", ComponentType: db.ComponentAgent},
+			&db.ComponentConfig{Config: json.RawMessage(`{}`)}, nil)
+		noErr(t, err)
+		const n = 8
+		var wg sync.WaitGroup
+		versions := make([]int, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stage := db.StageDraft
+				if i%2 == 0 {
+					stage = db.StagePublished
+				}
+				cfg, err := d.AddConfig(bg, "c", &db.ComponentConfig{Config: json.RawMessage(`{"n":1}`), Stage: stage}, nil)
+				errs[i] = err
+				if err == nil {
+					versions[i] = cfg.Version
+				}
+			}()
+		}
+		wg.Wait()
+		seen := map[int]bool{}
+		for i := range n {
+			noErr(t, errs[i])
+			if versions[i] < 2 || versions[i] > n+1 || seen[versions[i]] {
+				t.Fatalf("versions = %v", versions)
+			}
+			seen[versions[i]] = true
+		}
+		list, err := d.ListConfigs(bg, "c")
+		noErr(t, err)
+		if len(list) != n+1 {
+			t.Fatalf("%d configs, want %d", len(list), n+1)
+		}
 	},
 }
