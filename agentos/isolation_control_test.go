@@ -15,9 +15,9 @@ import (
 // may see.
 
 var (
-	controlAliceMarkers = []string{"e-alice", "alice-model", "sch-alice", "sr-alice"}
-	controlBobMarkers   = []string{"e-bob", "e-unowned", "bob-model", "unowned-model", "sch-bob", "sch-unowned", "sr-bob"}
-	controlMissingTwins = []string{"e-alice", "e-missing", "sch-alice", "sch-missing", "sr-alice", "sr-missing"}
+	controlAliceMarkers = []string{"e-alice", "alice-model", "sch-alice", "sr-alice", "c-alice"}
+	controlBobMarkers   = []string{"e-bob", "e-unowned", "bob-model", "unowned-model", "sch-bob", "sch-unowned", "sr-bob", "c-bob"}
+	controlMissingTwins = []string{"e-alice", "e-missing", "sch-alice", "sch-missing", "sr-alice", "sr-missing", "c-alice", "c-missing"}
 )
 
 // seedControlPlane stores alice's, bob's and an unowned eval run.
@@ -58,6 +58,7 @@ func seedControlPlane(t *testing.T, d *db.DB) {
 			t.Fatal(err)
 		}
 	}
+	seedComponents(t, d)
 }
 
 // controlPlaneView renders the control-plane rows a scope sees, for the
@@ -85,6 +86,7 @@ func controlPlaneView(t *testing.T, d *db.DB, ctx context.Context, b *strings.Bu
 	for _, r := range runs {
 		fmt.Fprintf(b, "schedule run %s %s %s %s\n", r.ID, r.ScheduleID, r.UserID, r.Status)
 	}
+	componentsView(t, d, ctx, b)
 }
 
 // controlMarkersIn names the alice object a control-plane read route shows.
@@ -100,6 +102,9 @@ func controlMarkersIn(path string) ([]string, bool) {
 	}
 	if strings.HasPrefix(path, "/schedules") {
 		return []string{"sch-alice"}, true
+	}
+	if strings.HasPrefix(path, "/components") {
+		return []string{"c-alice"}, true
 	}
 	return nil, false
 }
@@ -149,7 +154,7 @@ func controlPlaneCases(f fixture) []isoCase {
 			}
 		}
 	}
-	return []isoCase{
+	scheduleCases := []isoCase{
 		{name: "list schedules", method: "GET", path: "/schedules", ok: 200, list: true,
 			effect: func(t *testing.T, _ fixture, caller string, res response) {
 				t.Helper()
@@ -182,6 +187,8 @@ func controlPlaneCases(f fixture) []isoCase {
 		{name: "trigger schedule", method: "POST", path: "/schedules/sch-alice/trigger", ok: 503},
 		{name: "list schedule runs", method: "GET", path: "/schedules/sch-alice/runs", ok: 200},
 		{name: "get schedule run", method: "GET", path: "/schedules/sch-alice/runs/sr-alice", ok: 200},
+	}
+	return append(append(componentCases(), scheduleCases...), []isoCase{
 		{name: "list eval runs", method: "GET", path: "/eval-runs", ok: 200, list: true, effect: unownedOnlyForAdmin},
 		{name: "list eval runs filtered to alice", method: "GET", path: "/eval-runs?user_id=alice&agent_id=echo&eval_types=reliability,accuracy", ok: 200, list: true},
 		{name: "get eval run", method: "GET", path: "/eval-runs/e-alice", ok: 200},
@@ -214,5 +221,5 @@ func controlPlaneCases(f fixture) []isoCase {
 			body: `{"agent_id":"echo","eval_type":"reliability","input":"hi","expected_tool_calls":[],"user_id":"alice"}`, ok: 200, list: true,
 			effect:      func(t *testing.T, f fixture, _ string, res response) { evalOwnedBy("alice")(t, f, res) },
 			otherEffect: evalOwnedBy("bob")},
-	}
+	}...)
 }

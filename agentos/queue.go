@@ -91,7 +91,15 @@ func (s *Server) targetOf(kind, id string) (runTarget, bool) {
 func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, error) {
 	t, ok := s.targetOf(j.ComponentType, j.ComponentID)
 	if !ok {
-		return "", queue.Permanent(fmt.Errorf("%s %s no longer exists on this server", j.ComponentType, j.ComponentID))
+		// A stored component (server_components.go), at its current version.
+		st, err := s.storedTarget(ctx, j.ComponentType, j.ComponentID)
+		if errors.Is(err, db.ErrNotFound) {
+			return "", queue.Permanent(fmt.Errorf("%s %s no longer exists on this server", j.ComponentType, j.ComponentID))
+		}
+		if err != nil {
+			return "", err
+		}
+		t = st
 	}
 	// A run that ended before its job could record it (the process died in
 	// between) is not executed again.

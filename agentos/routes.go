@@ -47,10 +47,15 @@ var (
 // continue PAUSED runs, workflows answer continue with 409 (not PAUSED) or
 // 501.
 func (s *Server) routeTable() []route {
-	agentRun := func(h targetHandler) handlerFunc { return withTarget("agent_id", "Agent not found", s.agentTarget, h) }
-	teamRun := func(h targetHandler) handlerFunc { return withTarget("team_id", "Team not found", s.teamTarget, h) }
+	// Configured components first, then stored ones (server_components.go).
+	agentRun := func(h targetHandler) handlerFunc {
+		return s.withStored(db.ComponentAgent, "agent_id", "Agent not found", s.agentTarget, h)
+	}
+	teamRun := func(h targetHandler) handlerFunc {
+		return s.withStored(db.ComponentTeam, "team_id", "Team not found", s.teamTarget, h)
+	}
 	workflowRun := func(h targetHandler) handlerFunc {
-		return withTarget("workflow_id", "Workflow not found", s.workflowTarget, h)
+		return s.withStored(db.ComponentWorkflow, "workflow_id", "Workflow not found", s.workflowTarget, h)
 	}
 	return append([]route{
 		{"GET", "/health", open, s.getHealth},
@@ -145,6 +150,20 @@ func (s *Server) routeTable() []route {
 		{"POST", "/schedules/{schedule_id}/trigger", need("schedules", "write", "schedule_id"), s.triggerSchedule},
 		{"GET", "/schedules/{schedule_id}/runs", need("schedules", "read", "schedule_id"), s.listScheduleRuns},
 		{"GET", "/schedules/{schedule_id}/runs/{run_id}", need("schedules", "read", "schedule_id"), s.getScheduleRun},
+		{"GET", "/components", need("components", "read", ""), s.listComponents},
+		{"POST", "/components", need("components", "write", ""), s.createComponent},
+		{"GET", "/components/{component_id}", need("components", "read", "component_id"), s.getComponent},
+		{"PATCH", "/components/{component_id}", need("components", "write", "component_id"), s.patchComponent},
+		{"DELETE", "/components/{component_id}", need("components", "delete", "component_id"), s.deleteComponent},
+		{"POST", "/components/{component_id}/restore", need("components", "write", "component_id"), s.restoreComponent},
+		{"GET", "/components/{component_id}/configs", need("components", "read", "component_id"), s.listConfigs},
+		{"POST", "/components/{component_id}/configs", need("components", "write", "component_id"), s.createConfig},
+		{"GET", "/components/{component_id}/configs/current", need("components", "read", "component_id"), s.getCurrentConfig},
+		{"GET", "/components/{component_id}/configs/{version}", need("components", "read", "component_id"), s.getConfigVersion},
+		{"PATCH", "/components/{component_id}/configs/{version}", need("components", "write", "component_id"), s.patchConfig},
+		{"DELETE", "/components/{component_id}/configs/{version}", need("components", "delete", "component_id"), s.deleteConfig},
+		{"POST", "/components/{component_id}/configs/{version}/set-current", need("components", "write", "component_id"), s.setCurrentConfig},
+		{"GET", "/components/{component_id}/configs/{version}/links", need("components", "read", "component_id"), s.getConfigLinks},
 		// Operators' Prometheus scrape (not /metrics: that is Agno's JSON).
 		{"GET", "/prometheus", adminOnly, s.getPrometheus},
 		{"GET", "/traces", need("traces", "read", ""), s.listTraces},

@@ -91,6 +91,11 @@ type Config struct {
 	// across replicas. nil keeps the in-process runner, which is not
 	// crash-safe: runs of a process that dies stay PENDING or RUNNING.
 	Queue *queue.Config
+
+	// Components configures the agents, teams and workflows stored in the
+	// default database (the /components routes).
+	Components ComponentsConfig
+
 	// BackgroundConcurrency and BackgroundQueueDepth bound the in-process
 	// runner (Queue nil): runs executing at once (default 32) and runs
 	// waiting for a slot (default 4096; past it 429).
@@ -209,6 +214,8 @@ type Server struct {
 	tailCfg runlog.TailConfig
 	// sched fires cron schedules when Config.Schedules is set.
 	sched *schedule.Scheduler
+	// stored caches the stored components built for runs (server_components.go).
+	stored storedComponents
 }
 
 // New validates cfg, fills defaults and builds the router.

@@ -45,7 +45,8 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	defer release()
 	sts = slices.DeleteFunc(sts, func(st TableStatus) bool {
 		return !st.Exists || st.Kind == KindToolResults || st.Kind == KindFS || st.Kind == KindRunSteps || st.Kind == KindApprovals ||
-			st.Kind == KindSchedules || st.Kind == KindScheduleRuns // 3.0 tables have no older layout; 2.x code ignores them
+			st.Kind == KindSchedules || st.Kind == KindScheduleRuns ||
+			st.Kind == KindComponents || st.Kind == KindComponentConfigs || st.Kind == KindComponentLinks // 3.0 tables have no older layout; 2.x code ignores them
 	})
 	// DDL is not transactional on MySQL, and each table steps on its own:
 	// check every step can run before the first one changes anything.

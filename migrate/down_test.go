@@ -57,7 +57,8 @@ func assertAllAt(t *testing.T, m *migrate.Manager, v string) {
 	}
 	for _, s := range sts {
 		if s.Kind == migrate.KindToolResults || s.Kind == migrate.KindFS || s.Kind == migrate.KindRunSteps || s.Kind == migrate.KindApprovals ||
-			s.Kind == migrate.KindSchedules || s.Kind == migrate.KindScheduleRuns {
+			s.Kind == migrate.KindSchedules || s.Kind == migrate.KindScheduleRuns ||
+			s.Kind == migrate.KindComponents || s.Kind == migrate.KindComponentConfigs || s.Kind == migrate.KindComponentLinks {
 			continue
 		}
 		if !s.Exists || s.Current != v {

@@ -47,27 +47,34 @@ const (
 	// Schedules (3.0): created when missing, never stepped.
 	KindSchedules    = sqlstore.KindSchedules
 	KindScheduleRuns = sqlstore.KindScheduleRuns
+	// The component registry.
+	KindComponents       = sqlstore.KindComponents
+	KindComponentConfigs = sqlstore.KindComponentConfigs
+	KindComponentLinks   = sqlstore.KindComponentLinks
 )
 
 // versioned lists the kinds the Manager versions, in the order steps run.
 var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS, KindRunSteps, KindApprovals,
-	KindSchedules, KindScheduleRuns}
+	KindSchedules, KindScheduleRuns, KindComponents, KindComponentConfigs, KindComponentLinks}
 
 // requiredColumns are the columns every known version of a table has; a table
 // lacking one matches no known layout.
 var requiredColumns = map[string][]string{
-	KindSessions:     {"session_id", "session_type", "created_at"},
-	KindRuns:         {"run_id", "session_id", "run_type", "run_data", "run_index"},
-	KindMemories:     {"memory_id", "memory"},
-	KindMetrics:      {"id", "date", "aggregation_period"},
-	KindEvals:        {"run_id", "eval_type"},
-	KindKnowledge:    {"id", "name"},
-	KindToolResults:  {"result_id", "namespace", "path"},
-	KindFS:           {"namespace", "path", "content"},
-	KindRunSteps:     {"run_id", "step_key", "attempt"},
-	KindApprovals:    {"id", "run_id", "status"},
-	KindSchedules:    {"id", "name", "cron_expr"},
-	KindScheduleRuns: {"id", "schedule_id", "status"},
+	KindSessions:         {"session_id", "session_type", "created_at"},
+	KindRuns:             {"run_id", "session_id", "run_type", "run_data", "run_index"},
+	KindMemories:         {"memory_id", "memory"},
+	KindMetrics:          {"id", "date", "aggregation_period"},
+	KindEvals:            {"run_id", "eval_type"},
+	KindKnowledge:        {"id", "name"},
+	KindToolResults:      {"result_id", "namespace", "path"},
+	KindFS:               {"namespace", "path", "content"},
+	KindRunSteps:         {"run_id", "step_key", "attempt"},
+	KindApprovals:        {"id", "run_id", "status"},
+	KindSchedules:        {"id", "name", "cron_expr"},
+	KindScheduleRuns:     {"id", "schedule_id", "status"},
+	KindComponents:       {"component_id", "component_type"},
+	KindComponentConfigs: {"component_id", "version", "config"},
+	KindComponentLinks:   {"parent_component_id", "parent_version", "child_component_id"},
 }
 
 // indexName is the name the storage layer's DDL gives an index over cols.

@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"Metrics", metricsTests},
 		{"Approvals", approvalTests},
 		{"Schedules", scheduleTests},
+		{"Components", componentTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

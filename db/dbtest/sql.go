@@ -13,7 +13,7 @@ import (
 // pass it.
 func RunSQL(t *testing.T, open Opener) {
 	t.Helper()
-	for name, fn := range sqlTests {
+	for name, fn := range joinTests(sqlTests) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			fn(t, open(t))
@@ -26,4 +26,14 @@ var sqlTests = map[string]func(t *testing.T, d *db.DB){
 		_, err := d.UpsertRun(bg, &db.Run{RunID: "x", SessionID: "missing", RunType: run.TypeAgent, RunData: json.RawMessage(`{}`)})
 		wantErr(t, err, db.ErrInvalidRecord)
 	},
+}
+
+func joinTests(groups ...map[string]func(t *testing.T, d *db.DB)) map[string]func(t *testing.T, d *db.DB) {
+	out := map[string]func(t *testing.T, d *db.DB){}
+	for _, g := range groups {
+		for k, v := range g {
+			out[k] = v
+		}
+	}
+	return out
 }

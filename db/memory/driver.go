@@ -35,6 +35,8 @@ type Driver struct {
 	// control holds the control-plane tables (control.go).
 	control   control
 	approvals map[string]*db.Approval
+	// comps is the component registry (components.go).
+	comps memComponents
 }
 
 var (

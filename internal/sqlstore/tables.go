@@ -26,13 +26,18 @@ const (
 	// (agno_schedules) and their firings (agno_schedule_runs).
 	KindSchedules    = "schedules"
 	KindScheduleRuns = "schedule_runs"
+	// The component registry (Agno 3.0's agno_components,
+	// agno_component_configs, agno_component_links), created when missing.
+	KindComponents       = "components"
+	KindComponentConfigs = "component_configs"
+	KindComponentLinks   = "component_links"
 )
 
 // Kinds lists every table kind in creation order (sessions before runs, for the
 // foreign key).
 var Kinds = []string{KindSessions, KindRuns, KindMemories, KindMetrics, KindEvals,
 	KindKnowledge, KindVersions, KindToolResults, KindFS, KindRunSteps, KindLearnings, KindApprovals,
-	KindTraces, KindSpans, KindSchedules, KindScheduleRuns}
+	KindTraces, KindSpans, KindSchedules, KindScheduleRuns, KindComponents, KindComponentConfigs, KindComponentLinks}
 
 // DefaultSessionsTable is Agno's sessions table name.
 const DefaultSessionsTable = "agno_sessions"
@@ -68,6 +73,11 @@ type Tables struct {
 	// created at 3.0.0 when missing.
 	Schedules    string
 	ScheduleRuns string
+	// Components, ComponentConfigs and ComponentLinks are the component
+	// registry, created at 3.0.0 when missing.
+	Components       string
+	ComponentConfigs string
+	ComponentLinks   string
 	// Errors records rows the 2.x→3.0 copy could not migrate
 	// (agno_migration_errors); migrate creates it.
 	Errors string
@@ -102,6 +112,9 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.Spans, "agno_spans")
 	def(&t.Schedules, "agno_schedules")
 	def(&t.ScheduleRuns, "agno_schedule_runs")
+	def(&t.Components, "agno_components")
+	def(&t.ComponentConfigs, "agno_component_configs")
+	def(&t.ComponentLinks, "agno_component_links")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
 	return t
@@ -142,6 +155,12 @@ func (t Tables) Name(kind string) string {
 		return t.Schedules
 	case KindScheduleRuns:
 		return t.ScheduleRuns
+	case KindComponents:
+		return t.Components
+	case KindComponentConfigs:
+		return t.ComponentConfigs
+	case KindComponentLinks:
+		return t.ComponentLinks
 	}
 	return ""
 }
@@ -171,6 +190,10 @@ var columns30 = map[string][]string{
 		"updated_by_run_id updated_by_session_id disabled_reason created_at updated_at"),
 	KindScheduleRuns: split("id schedule_id attempt triggered_at completed_at status status_code run_id session_id error input output " +
 		"requirements user_id created_at"),
+	KindComponents:       split("component_id component_type name user_id description current_version metadata created_at updated_at deleted_at"),
+	KindComponentConfigs: split("component_id version label stage config notes created_at updated_at deleted_at"),
+	KindComponentLinks: split("parent_component_id parent_version link_kind link_key child_component_id child_version position meta " +
+		"created_at updated_at"),
 }
 
 // columnsAdded are, per known version, the columns it added to tables that

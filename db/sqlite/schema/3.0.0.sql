@@ -365,3 +365,58 @@ CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_schedule_id" ON {schedule_runs_q
 CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_status" ON {schedule_runs_q} (status);
 CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_user_id" ON {schedule_runs_q} (user_id);
 CREATE INDEX IF NOT EXISTS "idx_{schedule_runs}_created_at" ON {schedule_runs_q} (created_at);
+-- +table components
+CREATE TABLE IF NOT EXISTS {components_q} (
+    component_id TEXT PRIMARY KEY NOT NULL,
+    component_type TEXT NOT NULL,
+    name TEXT,
+    user_id TEXT,
+    description TEXT,
+    current_version INTEGER,
+    metadata TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    deleted_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS "idx_{components}_component_type" ON {components_q} (component_type);
+CREATE INDEX IF NOT EXISTS "idx_{components}_name" ON {components_q} (name);
+CREATE INDEX IF NOT EXISTS "idx_{components}_user_id" ON {components_q} (user_id);
+CREATE INDEX IF NOT EXISTS "idx_{components}_current_version" ON {components_q} (current_version);
+CREATE INDEX IF NOT EXISTS "idx_{components}_created_at" ON {components_q} (created_at);
+
+-- +table component_configs
+CREATE TABLE IF NOT EXISTS {component_configs_q} (
+    component_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    label TEXT,
+    stage TEXT NOT NULL DEFAULT 'draft',
+    config TEXT NOT NULL,
+    notes TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    deleted_at BIGINT,
+    PRIMARY KEY (component_id, version),
+    CONSTRAINT "fk_{component_configs}_component_id" FOREIGN KEY (component_id) REFERENCES {components_q} (component_id)
+);
+CREATE INDEX IF NOT EXISTS "idx_{component_configs}_stage" ON {component_configs_q} (stage);
+CREATE INDEX IF NOT EXISTS "idx_{component_configs}_created_at" ON {component_configs_q} (created_at);
+
+-- +table component_links
+CREATE TABLE IF NOT EXISTS {component_links_q} (
+    parent_component_id TEXT NOT NULL,
+    parent_version INTEGER NOT NULL,
+    link_kind TEXT NOT NULL,
+    link_key TEXT NOT NULL,
+    child_component_id TEXT NOT NULL,
+    child_version INTEGER,
+    position INTEGER NOT NULL,
+    meta TEXT,
+    created_at BIGINT,
+    updated_at BIGINT,
+    PRIMARY KEY (parent_component_id, parent_version, link_kind, link_key),
+    CONSTRAINT "fk_{component_links}_parent" FOREIGN KEY (parent_component_id, parent_version) REFERENCES {component_configs_q} (component_id, version),
+    CONSTRAINT "fk_{component_links}_child" FOREIGN KEY (child_component_id) REFERENCES {components_q} (component_id)
+);
+CREATE INDEX IF NOT EXISTS "idx_{component_links}_link_kind" ON {component_links_q} (link_kind);
+CREATE INDEX IF NOT EXISTS "idx_{component_links}_child_component_id" ON {component_links_q} (child_component_id);
+CREATE INDEX IF NOT EXISTS "idx_{component_links}_created_at" ON {component_links_q} (created_at);

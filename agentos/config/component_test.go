@@ -1,0 +1,96 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseAgentComponent_ReadsAgnoShapes(t *testing.T) {
+	a, err := ParseAgentComponent([]byte(`{"id":"helper","name":"Helper","model":{"provider":"OpenAI","id":"gpt-4o","name":"OpenAIChat"},
+		"instructions":["be brief"],"markdown":true,"db":{"id":"x","type":"postgres"},"tools":[{"name":"calculator"}]}`), ComponentPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Model.Spec != "openai:gpt-4o" || a.Name != "Helper" || !a.Markdown || len(a.Instructions) != 1 || len(a.Tools) != 1 {
+		t.Fatalf("agent = %+v", a)
+	}
+}
+
+func TestParseTeamComponent_MembersAndFlatModel(t *testing.T) {
+	tm, err := ParseTeamComponent([]byte(`{"name":"T","model":{"provider":"Anthropic","id":"claude-sonnet-4-5"},
+		"members":[{"type":"agent","agent_id":"a1"},{"type":"team","team_id":"t2"},"a3"]}`), ComponentPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.Model != "anthropic:claude-sonnet-4-5" || strings.Join(tm.Members, ",") != "a1,t2,a3" {
+		t.Fatalf("team = %+v", tm)
+	}
+}
+
+func TestParseWorkflowComponent_AgnoSteps(t *testing.T) {
+	w, err := ParseWorkflowComponent([]byte(`{"name":"W","steps":[{"type":"Step","name":"one","step_id":"s1","agent_id":"a1"},{"name":"two","team_id":"t1"}]}`), ComponentPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Steps) != 2 || w.Steps[0].Agent != "a1" || w.Steps[1].Team != "t1" {
+		t.Fatalf("workflow = %+v", w)
+	}
+}
+
+func TestParseComponent_Refusals(t *testing.T) {
+	cases := map[string]struct {
+		kind, raw, want string
+		p               ComponentPolicy
+	}{
+		"not an object":    {"agent", `[1]`, "JSON object", ComponentPolicy{}},
+		"malformed":        {"agent", `{"model":`, "JSON object", ComponentPolicy{}},
+		"two objects":      {"agent", `{} {}`, "one JSON object", ComponentPolicy{}},
+		"unknown key":      {"agent", `{"model":"openai:gpt-4o","temperatur":1}`, "temperatur", ComponentPolicy{}},
+		"mcp":              {"agent", `{"model":"openai:gpt-4o","mcp":[{"command":"sh"}]}`, "mcp is not allowed", ComponentPolicy{}},
+		"shell tool":       {"agent", `{"model":"openai:gpt-4o","tools":["shell"]}`, `tool "shell" is not allowed`, ComponentPolicy{}},
+		"scripted":         {"agent", `{"model":"scripted:/etc/passwd"}`, "scripted provider is not allowed", ComponentPolicy{}},
+		"provider policy":  {"agent", `{"model":"openai:gpt-4o"}`, `provider "openai" is not allowed`, ComponentPolicy{Providers: []string{"scripted"}}},
+		"bad member":       {"team", `{"model":"openai:gpt-4o","members":[{"type":"robot"}]}`, "members[0]", ComponentPolicy{}},
+		"team model param": {"team", `{"model":{"id":"gpt-4o","provider":"openai","temperature":1}}`, "no parameters", ComponentPolicy{}},
+		"workflow step":    {"workflow", `{"steps":[{"name":"x","workflow_id":"w2"}]}`, "workflow as a step", ComponentPolicy{}},
+		"step type":        {"workflow", `{"steps":[{"type":"Loop","name":"x"}]}`, "only Step objects", ComponentPolicy{}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var err error
+			switch c.kind {
+			case "agent":
+				_, err = ParseAgentComponent([]byte(c.raw), c.p)
+			case "team":
+				_, err = ParseTeamComponent([]byte(c.raw), c.p)
+			default:
+				_, err = ParseWorkflowComponent([]byte(c.raw), c.p)
+			}
+			if !errors.Is(err, ErrComponentConfig) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want ErrComponentConfig containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func FuzzParseComponent(f *testing.F) {
+	for _, s := range []string{`{"model":{"provider":"OpenAI","id":"gpt-4o"},"instructions":"x"}`,
+		`{"members":[{"type":"agent","agent_id":"a"}],"model":"openai:x"}`,
+		`{"steps":[{"type":"Step","name":"s","agent_id":"a"},{"name":"l","loop":{"steps":[{"agent_id":"b"}]}}]}`,
+		`{"model":{"id":1}}`, `{"fallback_models":[{"name":1}]}`, `null`, `{"tools":[{"name":"calculator","options":{}}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, p := range []ComponentPolicy{{}, {Providers: []string{"scripted"}}} {
+			_, err1 := ParseAgentComponent(raw, p)
+			_, err2 := ParseTeamComponent(raw, p)
+			_, err3 := ParseWorkflowComponent(raw, p)
+			for _, err := range []error{err1, err2, err3} {
+				if err != nil && !errors.Is(err, ErrComponentConfig) {
+					t.Fatalf("error not marked ErrComponentConfig: %v", err)
+				}
+			}
+		}
+	})
+}
