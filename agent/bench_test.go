@@ -72,7 +72,13 @@ func BenchmarkRunOneToolCall(b *testing.B) {
 // conversation runs turns sequential runs in one new session per op, with
 // history (the last 3 runs) added to the context, as Agno's suite does.
 func conversation(b *testing.B, store *db.DB, turns int) {
-	a := mustAgent(b, Config{Name: "Bench", DB: store, AddHistoryToContext: true, Model: script(b,
+	conversationHistory(b, store, turns, 0)
+}
+
+// conversationHistory is conversation with the last history runs in the
+// context (0: Agno's default of 3).
+func conversationHistory(b *testing.B, store *db.DB, turns, history int) {
+	a := mustAgent(b, Config{Name: "Bench", DB: store, AddHistoryToContext: true, NumHistoryRuns: history, Model: script(b,
 		scripted.Turn{Content: "Noted. Tell me more about it and I will remember."},
 	), Tools: []tool.Tool{weatherTool()}})
 	ctx := context.Background()
@@ -101,11 +107,25 @@ func BenchmarkConversation25Turns(b *testing.B) {
 	conversation(b, db.New("", memory.New()), 25)
 }
 
+// BenchmarkConversation25TurnsWhole keeps the whole history in the context.
+func BenchmarkConversation25TurnsWhole(b *testing.B) {
+	conversationHistory(b, db.New("", memory.New()), 25, 26)
+}
+
 func BenchmarkConversation25TurnsSQLite(b *testing.B) {
+	conversationHistory(b, benchSQLite(b), 25, 0)
+}
+
+// BenchmarkConversation25TurnsSQLiteWhole keeps the whole history in the context.
+func BenchmarkConversation25TurnsSQLiteWhole(b *testing.B) {
+	conversationHistory(b, benchSQLite(b), 25, 26)
+}
+
+func benchSQLite(b *testing.B) *db.DB {
 	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
-	conversation(b, store, 25)
+	b.Cleanup(func() { store.Close() })
+	return store
 }

@@ -80,6 +80,10 @@ type Dialect struct {
 	// LikeContains is a case-insensitive substring condition on a text
 	// expression with one placeholder for a ContainsPattern. Required.
 	LikeContains func(expr string) string
+	// ByteLength is the byte length of a text column's stored value, read
+	// without loading the value (SQLite's octet_length); nil when the
+	// backend has none (HistoryQuery.Cached is then checked by updated_at).
+	ByteLength func(col string) string
 	// NoIndex wraps a text column so that the planner cannot use an index on
 	// it (comparisons keep their meaning); nil means the bare column.
 	NoIndex func(col string) string
