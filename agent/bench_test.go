@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -119,6 +120,13 @@ func BenchmarkConversation25TurnsSQLite(b *testing.B) {
 // BenchmarkConversation25TurnsSQLiteWhole keeps the whole history in the context.
 func BenchmarkConversation25TurnsSQLiteWhole(b *testing.B) {
 	conversationHistory(b, benchSQLite(b), 25, 26)
+}
+
+// BenchmarkConversation25TurnsPostgres is the 25-turn conversation (last 3
+// runs) stored in Postgres over loopback (AGENTRY_TEST_POSTGRES_DSN or the
+// local test server; fails when it is down).
+func BenchmarkConversation25TurnsPostgres(b *testing.B) {
+	conversationHistory(b, testdbs.Postgres(b), 25, 0)
 }
 
 func benchSQLite(b *testing.B) *db.DB {

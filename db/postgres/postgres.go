@@ -54,7 +54,7 @@ type Config struct {
 	// the server's setting (on by default). "off" lets a commit return
 	// before its WAL reaches the disk: a crash of the Postgres server (not
 	// of Agentry) can lose the runs of the last ~0.6 s (3 × wal_writer_delay),
-	// never corrupt the database. See docs/runs-indexes.md. An unknown value
+	// never corrupt the database. See docs/hotpath.md. An unknown value
 	// is an error at Open.
 	SynchronousCommit string
 }
