@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -72,7 +73,13 @@ func BenchmarkRunOneToolCall(b *testing.B) {
 // conversation runs turns sequential runs in one new session per op, with
 // history (the last 3 runs) added to the context, as Agno's suite does.
 func conversation(b *testing.B, store *db.DB, turns int) {
-	a := mustAgent(b, Config{Name: "Bench", DB: store, AddHistoryToContext: true, Model: script(b,
+	conversationHistory(b, store, turns, 0)
+}
+
+// conversationHistory is conversation with the last history runs in the
+// context (0: Agno's default of 3).
+func conversationHistory(b *testing.B, store *db.DB, turns, history int) {
+	a := mustAgent(b, Config{Name: "Bench", DB: store, AddHistoryToContext: true, NumHistoryRuns: history, Model: script(b,
 		scripted.Turn{Content: "Noted. Tell me more about it and I will remember."},
 	), Tools: []tool.Tool{weatherTool()}})
 	ctx := context.Background()
@@ -101,11 +108,32 @@ func BenchmarkConversation25Turns(b *testing.B) {
 	conversation(b, db.New("", memory.New()), 25)
 }
 
+// BenchmarkConversation25TurnsWhole keeps the whole history in the context.
+func BenchmarkConversation25TurnsWhole(b *testing.B) {
+	conversationHistory(b, db.New("", memory.New()), 25, 26)
+}
+
 func BenchmarkConversation25TurnsSQLite(b *testing.B) {
+	conversationHistory(b, benchSQLite(b), 25, 0)
+}
+
+// BenchmarkConversation25TurnsSQLiteWhole keeps the whole history in the context.
+func BenchmarkConversation25TurnsSQLiteWhole(b *testing.B) {
+	conversationHistory(b, benchSQLite(b), 25, 26)
+}
+
+// BenchmarkConversation25TurnsPostgres is the 25-turn conversation (last 3
+// runs) stored in Postgres over loopback (AGENTRY_TEST_POSTGRES_DSN or the
+// local test server; fails when it is down).
+func BenchmarkConversation25TurnsPostgres(b *testing.B) {
+	conversationHistory(b, testdbs.Postgres(b), 25, 0)
+}
+
+func benchSQLite(b *testing.B) *db.DB {
 	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
-	conversation(b, store, 25)
+	b.Cleanup(func() { store.Close() })
+	return store
 }

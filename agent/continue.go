@@ -186,16 +186,16 @@ func (st *state) runContinued() {
 		st.finishCancelled()
 		return
 	}
-	if len(history) > 0 {
-		msgs := make([]model.Message, 0, len(st.msgs)+len(history))
+	if history.n > 0 {
+		msgs := make([]model.Message, 0, len(st.msgs)+history.n)
 		rest := st.msgs
 		if len(rest) > 0 && rest[0].Role == model.RoleSystem {
 			msgs = append(msgs, rest[0])
 			rest = rest[1:]
 		}
-		msgs = append(msgs, history...)
+		msgs = history.appendTo(msgs)
 		st.msgs = append(msgs, rest...)
-		st.nHistory = len(history)
+		st.nHistory = history.n
 	}
 	if !st.claim() {
 		return

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/agentryhq/agentry/db"
@@ -13,10 +14,13 @@ const historyCacheSize = 512
 // historyCache keeps the context messages of runs this agent recently stored,
 // so the next run of a conversation does not decode them back from run_data.
 // An entry is used only while the stored row is unchanged (same updated_at and
-// run_data length); anything else is decoded from the row as usual.
+// run_data length); anything else is decoded from the row as usual. The
+// history query names the session's cached runs (known), so the database
+// leaves their run_data out.
 type historyCache struct {
-	mu      sync.Mutex
-	entries map[string]historyEntry
+	mu        sync.Mutex
+	entries   map[string]historyEntry
+	bySession map[string][]string // run ids in put order, newest last
 }
 
 type historyEntry struct {
@@ -25,14 +29,32 @@ type historyEntry struct {
 	msgs      []model.Message // shared, read-only
 }
 
+// sessionRunsKept bounds the run ids remembered per session.
+const sessionRunsKept = 64
+
 func (c *historyCache) get(r *db.Run) ([]model.Message, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[r.RunID]
 	c.mu.Unlock()
-	if !ok || e.updatedAt != r.UpdatedAt || e.size != len(r.RunData) {
+	if !ok || e.updatedAt != r.UpdatedAt || (r.RunData != nil && e.size != len(r.RunData)) {
 		return nil, false
 	}
 	return e.msgs, true
+}
+
+// known returns the newest (up to n) cached runs of a session for
+// db.HistoryQuery.Cached.
+func (c *historyCache) known(sessionID string, n int) []db.CachedRun {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := c.bySession[sessionID]
+	out := make([]db.CachedRun, 0, min(n, len(ids)))
+	for i := len(ids) - 1; i >= 0 && len(out) < n; i-- {
+		if e, ok := c.entries[ids[i]]; ok {
+			out = append(out, db.CachedRun{RunID: ids[i], UpdatedAt: e.updatedAt, Size: e.size})
+		}
+	}
+	return out
 }
 
 func (c *historyCache) put(r *db.Run, msgs []model.Message) {
@@ -40,14 +62,30 @@ func (c *historyCache) put(r *db.Run, msgs []model.Message) {
 	defer c.mu.Unlock()
 	if c.entries == nil {
 		c.entries = make(map[string]historyEntry, 64)
+		c.bySession = make(map[string][]string, 16)
 	}
-	if len(c.entries) >= historyCacheSize {
+	_, had := c.entries[r.RunID]
+	if !had && len(c.entries) >= historyCacheSize {
 		for k := range c.entries { // evict an arbitrary entry
 			delete(c.entries, k)
 			break
 		}
 	}
 	c.entries[r.RunID] = historyEntry{updatedAt: r.UpdatedAt, size: len(r.RunData), msgs: msgs}
+	ids := c.bySession[r.SessionID]
+	if had && slices.Contains(ids, r.RunID) {
+		return
+	}
+	if _, ok := c.bySession[r.SessionID]; !ok && len(c.bySession) >= historyCacheSize {
+		for k := range c.bySession { // evict an arbitrary session's list
+			delete(c.bySession, k)
+			break
+		}
+	}
+	if len(ids) >= sessionRunsKept {
+		ids = slices.Delete(ids, 0, len(ids)-sessionRunsKept+1)
+	}
+	c.bySession[r.SessionID] = append(ids, r.RunID)
 }
 
 // contextMessages are the messages of a run that later runs see as history.

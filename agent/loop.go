@@ -33,7 +33,7 @@ func (st *state) runNew(input run.Input) {
 	if !st.checkInput(&in) {
 		return
 	}
-	if history, err = st.rehydrate(history); err != nil {
+	if err = st.rehydrateHistory(history); err != nil {
 		st.finishErr(err)
 		return
 	}

@@ -47,14 +47,42 @@ func (st *state) loadSession() error {
 }
 
 // loadContext reads the session, then the history its runs give this run.
-func (st *state) loadContext() ([]model.Message, error) {
+func (st *state) loadContext() (history, error) {
 	if err := st.loadSession(); err != nil {
-		return nil, err
+		return history{}, err
 	}
 	if err := st.loadMemories(); err != nil {
-		return nil, err
+		return history{}, err
 	}
 	return st.loadHistory()
+}
+
+// history is the context messages of earlier runs, one slice per run as the
+// history cache shares them; they are copied once, into the run's messages.
+type history struct {
+	runs [][]model.Message
+	n    int // messages in all runs
+}
+
+// rehydrateHistory puts media bytes back into the history's messages (see
+// rehydrate); a run's slice is replaced, never changed in place.
+func (st *state) rehydrateHistory(h history) error {
+	for i, msgs := range h.runs {
+		out, err := st.rehydrate(msgs)
+		if err != nil {
+			return err
+		}
+		h.runs[i] = out
+	}
+	return nil
+}
+
+// appendTo appends the messages of all runs to dst.
+func (h history) appendTo(dst []model.Message) []model.Message {
+	for _, m := range h.runs {
+		dst = append(dst, m...)
+	}
+	return dst
 }
 
 // historyEnvelope decodes only the messages of a stored run.
@@ -67,34 +95,53 @@ type historyEnvelope struct {
 // session, marked from_history; system messages are left out. The query
 // selects the component's runs itself, so other agents' runs in a shared
 // session never take the places of its own.
-func (st *state) loadHistory() ([]model.Message, error) {
+func (st *state) loadHistory() (history, error) {
 	d := st.a.cfg.DB
 	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
-		return nil, nil
+		return history{}, nil
 	}
 	q := db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
 	q.ProducedBy(st.p.comp)
+	q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
 	rows, err := d.HistoryRuns(st.ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)
+		return history{}, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)
 	}
-	var msgs []model.Message
+	h := history{runs: make([][]model.Message, 0, len(rows))}
 	for i := range rows {
 		if rows[i].RunID == st.out.RunID {
 			continue
 		}
 		own, ok := st.p.history.get(&rows[i])
 		if !ok {
-			var env historyEnvelope
-			if json.Unmarshal(rows[i].RunData, &env) != nil {
+			if own, ok = st.decodeHistory(&rows[i]); !ok {
 				continue // a corrupt stored run must not break new runs
 			}
-			own = contextMessages(env.Messages)
-			st.p.history.put(&rows[i], own)
 		}
-		msgs = append(msgs, own...)
+		h.runs = append(h.runs, own)
+		h.n += len(own)
 	}
-	return msgs, nil
+	return h, nil
+}
+
+// decodeHistory decodes a history run's context messages and caches them.
+// A run the database returned without run_data (the cache held it) but
+// whose entry is gone since is read again by id.
+func (st *state) decodeHistory(r *db.Run) ([]model.Message, bool) {
+	if r.RunData == nil {
+		full, err := st.a.cfg.DB.GetRun(st.ctx, r.RunID)
+		if err != nil {
+			return nil, false
+		}
+		r = full
+	}
+	var env historyEnvelope
+	if json.Unmarshal(r.RunData, &env) != nil {
+		return nil, false
+	}
+	own := contextMessages(env.Messages)
+	st.p.history.put(r, own)
+	return own, true
 }
 
 // system returns the system message text for this run.
@@ -121,10 +168,10 @@ func (st *state) system() string {
 }
 
 // buildMessages lays out system, history and the user's input.
-func (st *state) buildMessages(history []model.Message, in *run.Input) {
+func (st *state) buildMessages(history history, in *run.Input) {
 	now := st.start.Unix()
 	// system, history, user and the answer; a tool turn adds two more.
-	n := len(history) + 3
+	n := history.n + 3
 	if len(st.tix.tools) > 0 {
 		n += 2
 	}
@@ -132,8 +179,8 @@ func (st *state) buildMessages(history []model.Message, in *run.Input) {
 	if sys := st.system(); sys != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
 	}
-	msgs = append(msgs, history...)
-	st.nHistory = len(history)
+	msgs = history.appendTo(msgs)
+	st.nHistory = history.n
 	user := model.Message{Role: model.RoleUser, Content: in.Text(), CreatedAt: now}
 	user.Parts = appendParts(user.Parts, model.PartImage, in.Images)
 	user.Parts = appendParts(user.Parts, model.PartAudio, in.Audio)

@@ -52,6 +52,20 @@ type HistoryQuery struct {
 	AgentID string
 	TeamID  string
 	Limit   int
+	// Cached lists runs whose run_data the caller already holds, as stored
+	// at UpdatedAt with Size bytes. A driver may return such a run without
+	// reading its run_data again: RunData is then nil (every other returned
+	// run has its run_data). A driver checks UpdatedAt and, where the
+	// backend can do it without reading the value, Size against the stored
+	// row; a changed row comes back with its run_data.
+	Cached []CachedRun
+}
+
+// CachedRun names a run whose run_data a HistoryQuery caller holds.
+type CachedRun struct {
+	RunID     string
+	UpdatedAt int64
+	Size      int
 }
 
 // SessionFilter selects sessions. Limit is required; Page starts at 1.

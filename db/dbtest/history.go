@@ -9,6 +9,54 @@ import (
 )
 
 var historyTests = map[string]func(t *testing.T, d *db.DB){
+	// The caller names runs it holds; a SQL backend leaves their run_data
+	// out while the row is unchanged and returns it once it changed (a
+	// later updated_at, or another size where the backend checks it).
+	"HistoryRuns_CachedRunsLeaveRunDataOut": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s"})
+		var stored []*db.Run
+		for i := range 4 {
+			stored = append(stored, mustRun(t, bg, d, newRun("s", fmt.Sprintf("c%d", i))))
+		}
+		_, sqlBackend := d.Driver().(db.SQLWriter)
+		cached := []db.CachedRun{
+			{RunID: "c1", UpdatedAt: stored[1].UpdatedAt, Size: len(stored[1].RunData)},
+			{RunID: "c2", UpdatedAt: stored[2].UpdatedAt - 1, Size: len(stored[2].RunData)}, // stale: another writer's update
+			{RunID: "c3", UpdatedAt: stored[3].UpdatedAt, Size: len(stored[3].RunData)},
+			{RunID: "other", UpdatedAt: stored[3].UpdatedAt, Size: 10},
+		}
+		got, err := d.HistoryRuns(bg, db.HistoryQuery{SessionID: "s", Limit: 3, Cached: cached})
+		noErr(t, err)
+		equal(t, "runs", runIDs(got), []string{"c1", "c2", "c3"})
+		for _, r := range got {
+			omit := r.RunID != "c2" && sqlBackend
+			if omit != (r.RunData == nil) {
+				t.Fatalf("run %s: run_data left out = %v, want %v", r.RunID, r.RunData == nil, omit)
+			}
+			if r.RunData != nil {
+				jsonEqual(t, "run_data of "+r.RunID, r.RunData, stored[map[string]int{"c1": 1, "c2": 2, "c3": 3}[r.RunID]].RunData)
+			}
+			if r.RunIndex == nil || r.UpdatedAt == 0 {
+				t.Fatalf("run %s: metadata missing: %+v", r.RunID, r)
+			}
+		}
+		// c3 rewritten in the same second with other content: where the
+		// backend checks the size, its run_data comes back.
+		upd := newRun("s", "c3")
+		upd.RunData = []byte(`{"run_id":"c3","content":"rewritten by another writer, longer than before"}`)
+		upd.UpdatedAt = stored[3].UpdatedAt
+		mustRun(t, bg, d, upd)
+		got, err = d.HistoryRuns(bg, db.HistoryQuery{SessionID: "s", Limit: 1, Cached: cached[2:3]})
+		noErr(t, err)
+		equal(t, "runs", runIDs(got), []string{"c3"})
+		sizeChecked := d.Driver().Dialect() == "sqlite" // the dialects with a ByteLength
+		if sizeChecked && got[0].RunData == nil {
+			t.Fatal("a same-second rewrite of another size was taken for the cached run")
+		}
+		if got[0].RunData != nil {
+			jsonEqual(t, "rewritten run_data", got[0].RunData, upd.RunData)
+		}
+	},
 	"HistoryRuns_SkipsUnfinishedAndMemberRuns": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s"})
 		kinds := []struct {

@@ -265,8 +265,9 @@ func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, 
 		return nil, err
 	}
 	defer unlock()
-	var match []*db.Run
-	for _, r := range d.candidates(q.SessionID) {
+	cands := d.candidates(q.SessionID)
+	match := cands[:0] // filtered in place: candidates is this call's own slice
+	for _, r := range cands {
 		switch {
 		case !visible(ctx, r.UserID),
 			r.ParentRunID != "",

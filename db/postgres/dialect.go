@@ -36,6 +36,7 @@ func Dialect(schema string) *sqlstore.Dialect {
 		LockSession: func(string) string {
 			return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 		},
+		Pipeline: pipeline,
 		// pgx caches statements by text; a bound LIMIT would let a generic
 		// plan guess the row count.
 		CacheStatements: false,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,7 +49,18 @@ type Config struct {
 	// Without SkipSchemaCheck a schema without the sessions and runs tables
 	// is an error.
 	ReadOnly bool
+	// SynchronousCommit sets synchronous_commit on the store's connections:
+	// "on", "off", "local", "remote_write" or "remote_apply"; empty keeps
+	// the server's setting (on by default). "off" lets a commit return
+	// before its WAL reaches the disk: a crash of the Postgres server (not
+	// of Agentry) can lose the runs of the last ~0.6 s (3 × wal_writer_delay),
+	// never corrupt the database. See docs/hotpath.md. An unknown value
+	// is an error at Open.
+	SynchronousCommit string
 }
+
+// synchronousCommitValues are the values SynchronousCommit accepts.
+var synchronousCommitValues = []string{"on", "off", "local", "remote_write", "remote_apply"}
 
 // Open connects, checks the schema (creating Agno 3.0's tables on a fresh
 // database) and returns the store. An unreachable server fails within
@@ -63,6 +75,12 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	}
 	if cfg.ReadOnly {
 		pc.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	if v := cfg.SynchronousCommit; v != "" {
+		if !slices.Contains(synchronousCommitValues, v) {
+			return nil, fmt.Errorf("postgres: Config.SynchronousCommit %q is not one of %v", v, synchronousCommitValues)
+		}
+		pc.RuntimeParams["synchronous_commit"] = v
 	}
 	sqlDB := stdlib.OpenDB(*pc)
 	n := cfg.MaxOpenConns

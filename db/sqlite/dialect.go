@@ -40,7 +40,10 @@ func Dialect() *sqlstore.Dialect {
 		// A unary plus keeps SQLite's planner off an index (it picks
 		// agent_id's for a session's history without statistics).
 		NoIndex: func(col string) string { return "+" + col },
-		Types:   sqlstore.SQLTypes{Key: "TEXT", Text: "TEXT", BigInt: "INTEGER", JSON: "TEXT"},
+		// octet_length reads a TEXT value's size from the record header
+		// (SQLite ≥ 3.43), without loading the value's overflow pages.
+		ByteLength: func(col string) string { return "octet_length(" + col + ")" },
+		Types:      sqlstore.SQLTypes{Key: "TEXT", Text: "TEXT", BigInt: "INTEGER", JSON: "TEXT"},
 		Catalog: sqlstore.Catalog{
 			Tables: func(table string) (string, []any) {
 				return "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", []any{table}

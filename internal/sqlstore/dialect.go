@@ -80,6 +80,10 @@ type Dialect struct {
 	// LikeContains is a case-insensitive substring condition on a text
 	// expression with one placeholder for a ContainsPattern. Required.
 	LikeContains func(expr string) string
+	// ByteLength is the byte length of a text column's stored value, read
+	// without loading the value (SQLite's octet_length); nil when the
+	// backend has none (HistoryQuery.Cached is then checked by updated_at).
+	ByteLength func(col string) string
 	// NoIndex wraps a text column so that the planner cannot use an index on
 	// it (comparisons keep their meaning); nil means the bare column.
 	NoIndex func(col string) string
@@ -99,6 +103,13 @@ type Dialect struct {
 	// named key on q (the transaction when DDLInTx, else the connection)
 	// and returns its release; nil when the transaction is enough.
 	LockSchema func(ctx context.Context, q Querier, key string) (release func(), err error)
+	// Pipeline, when set, runs a transaction of statements on the writer in
+	// two round trips: BEGIN and every statement are sent at once, their
+	// results are read in order, then COMMIT (or ROLLBACK after the first
+	// error) is sent. SaveRun uses it when it has no caller statements.
+	// Statements carry "?" placeholders. nil means a transaction of one
+	// round trip per statement.
+	Pipeline func(ctx context.Context, pool *sql.DB, stmts []PipelineStmt) error
 	// LockMigration serialises migrations of one database across
 	// processes, waiting up to timeout (then ErrMigrationLocked); a lock
 	// dies with its holder. name identifies the database's tables. Required.
@@ -368,3 +379,16 @@ func hasPrefix(col string) string {
 func prefixArgs(prefix string) []any {
 	return []any{utf8.RuneCountInString(prefix), prefix}
 }
+
+// PipelineStmt is one statement of a Dialect.Pipeline.
+type PipelineStmt struct {
+	Query string
+	Args  []any
+	// Row reads the statement's one row (its Scan returns sql.ErrNoRows
+	// when there is none); nil executes the statement and drops its result.
+	// An error it returns rolls the transaction back and is the pipeline's.
+	Row func(sc Scanner) error
+}
+
+// Scanner reads one row.
+type Scanner interface{ Scan(dest ...any) error }

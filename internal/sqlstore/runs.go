@@ -232,18 +232,48 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	if u, ok := db.UserScope(ctx); ok {
 		w.add(x("user_id")+" = ?", u)
 	}
-	q := "SELECT " + runCols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
-	rows, err := s.query(ctx, s.r, q, append(slices.Clone(w.args), hq.Limit+1)...)
+	cols, args := s.historyCols(hq.Cached)
+	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
+	args = append(append(args, w.args...), hq.Limit+1)
+	rows, err := s.query(ctx, s.r, q, args...)
 	if err != nil {
 		return nil, s.fail("history runs", err)
 	}
-	out, err := s.scanRuns(rows)
+	out, err := s.scanRunsOmitting(rows, len(hq.Cached) > 0)
 	if err != nil || !distinctRunIndexes(out, hq.Limit) {
 		return s.historyWithTies(ctx, w, hq.Limit)
 	}
 	out = out[:min(len(out), hq.Limit)]
 	slices.Reverse(out)
 	return out, nil
+}
+
+// historyCols is runCols for a history query: run_data is left out (NULL)
+// for the runs the caller holds unchanged, so SQLite does not load their
+// overflow pages and no backend sends or decodes them again. A run counts as
+// unchanged when its updated_at and, where the dialect has ByteLength, its
+// stored size match. The arguments come before the query's own.
+func (s *Store) historyCols(cached []db.CachedRun) (string, []any) {
+	if len(cached) == 0 {
+		return runCols, nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, 3*len(cached))
+	b.WriteString("CASE WHEN ")
+	for i, c := range cached {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString("(run_id = ? AND updated_at = ?")
+		args = append(args, c.RunID, c.UpdatedAt)
+		if s.d.ByteLength != nil {
+			b.WriteString(" AND " + s.d.ByteLength("run_data") + " = ?")
+			args = append(args, c.Size)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(" THEN NULL ELSE run_data END")
+	return strings.Replace(runCols, "run_data", b.String(), 1), args
 }
 
 // distinctRunIndexes reports whether the first limit runs have a run_index and
@@ -337,11 +367,17 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run,
 
 // scanRuns reads and closes rows of runCols.
 func (s *Store) scanRuns(rows *sql.Rows) ([]db.Run, error) {
+	return s.scanRunsOmitting(rows, false)
+}
+
+// scanRunsOmitting is scanRuns; omitted allows a NULL run_data, which a
+// history query returns for runs the caller holds (their RunData stays nil).
+func (s *Store) scanRunsOmitting(rows *sql.Rows, omitted bool) ([]db.Run, error) {
 	defer rows.Close()
 	out := []db.Run{}
 	var corrupt []error
 	for rows.Next() {
-		r, err := scanRun(rows)
+		r, err := scanRunRaw(rows, omitted)
 		var ce *db.CorruptRowError
 		switch {
 		case errors.As(err, &ce):
@@ -358,15 +394,31 @@ func (s *Store) scanRuns(rows *sql.Rows) ([]db.Run, error) {
 	return out, errors.Join(corrupt...)
 }
 
+// scanRun reads one row of runCols.
 func scanRun(sc scanner) (*db.Run, error) {
+	var data []byte
+	return scanRunInto(sc, &data, false)
+}
+
+// scanRunRaw reads one row of runCols from rows, taking run_data as the
+// driver's bytes: decodeJSON's copy is then the only one.
+func scanRunRaw(rows *sql.Rows, omitted bool) (*db.Run, error) {
+	var data sql.RawBytes
+	return scanRunInto(rows, (*[]byte)(&data), omitted)
+}
+
+func scanRunInto(sc scanner, data *[]byte, omitted bool) (*db.Run, error) {
 	var (
 		r                                 db.Run
 		typ                               string
 		agent, team, wf, user, parent, st sql.NullString
 		idx, updated                      sql.NullInt64
-		data                              []byte
 	)
-	if err := sc.Scan(&r.RunID, &r.SessionID, &typ, &agent, &team, &wf, &user, &parent, &st, &idx, &data, &r.CreatedAt, &updated); err != nil {
+	dest := any(data)
+	if _, raw := sc.(*sql.Rows); raw {
+		dest = (*sql.RawBytes)(data)
+	}
+	if err := sc.Scan(&r.RunID, &r.SessionID, &typ, &agent, &team, &wf, &user, &parent, &st, &idx, dest, &r.CreatedAt, &updated); err != nil {
 		return nil, err
 	}
 	r.RunType, r.Status = run.Type(typ), run.Status(st.String)
@@ -375,7 +427,10 @@ func scanRun(sc scanner) (*db.Run, error) {
 	if idx.Valid {
 		r.RunIndex = &idx.Int64
 	}
-	v, err := decodeJSON(data)
+	if omitted && *data == nil {
+		return &r, nil // run_data left out: the caller holds it
+	}
+	v, err := decodeJSON(*data)
 	if err == nil && len(v) == 0 {
 		err = errors.New("run_data is empty")
 	}

@@ -117,15 +117,25 @@ func (s *Store) buildUpsertRunSQL(scoped bool) string {
 // transaction holding the session lock) and fills out's run_index and
 // created_at from the stored row.
 func (s *Store) upsertRunOnConflict(ctx context.Context, c writeConn, out *db.Run, scoped bool) error {
+	return scanUpsertedRun(returning(ctx, c, s.upsertRunSQL(scoped), upsertRunArgs(out)...), out)
+}
+
+// upsertRunArgs are the arguments of upsertRunSQL.
+func upsertRunArgs(out *db.Run) []any {
 	var idx any
 	if out.RunIndex != nil {
 		idx = *out.RunIndex
 	}
-	args := []any{out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
+	return []any{out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
 		idx, out.SessionID, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
+}
+
+// scanUpsertedRun reads upsertRunSQL's row into out's run_index and
+// created_at; no row is another user's run (ErrNotFound).
+func scanUpsertedRun(sc scanner, out *db.Run) error {
 	var stored sql.NullInt64
-	err := returning(ctx, c, s.upsertRunSQL(scoped), args...).Scan(&stored, &out.CreatedAt)
+	err := sc.Scan(&stored, &out.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
 	}

@@ -61,6 +61,9 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 }
 
 func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, with db.TxFunc) (*db.Session, *db.Run, error) {
+	if s.d.Pipeline != nil && with == nil && s.d.RunUpsert == RunUpsertLockThenWrite && s.d.Upsert == OnConflict {
+		return s.saveRunPipelined(ctx, sess, in)
+	}
 	out, scoped := runToWrite(ctx, in)
 	s.warmWriter(ctx, s.upsertSessionSQL(), s.upsertRunSQL(scoped))
 	var (
@@ -95,6 +98,44 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 		}
 		return mapped
 	})
+	switch {
+	case mapped != nil:
+		return nil, nil, mapped
+	case err != nil:
+		return nil, nil, s.fail("save run "+in.RunID, err)
+	}
+	return saved, out, nil
+}
+
+// saveRunPipelined is saveRunWith on a dialect with a Pipeline (Postgres):
+// the advisory lock (only when a run_index is to be assigned), the session
+// upsert and the run upsert go out with BEGIN in one round trip, COMMIT in a
+// second, instead of one round trip each.
+func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
+	out, scoped := runToWrite(ctx, in)
+	var (
+		saved  *db.Session
+		mapped error
+		stmts  = make([]PipelineStmt, 0, 3)
+	)
+	if out.RunIndex == nil {
+		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
+	}
+	if sess != nil {
+		w, data := sessionWrite(ctx, sess)
+		stmts = append(stmts, PipelineStmt{Query: s.upsertSessionSQL(), Args: upsertSessionArgs(w, data), Row: func(sc Scanner) error {
+			saved, mapped = s.scanUpsertedSession(sc, w.SessionID)
+			return mapped
+		}})
+	}
+	stmts = append(stmts, PipelineStmt{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
+		if err := scanUpsertedRun(sc, out); err != nil {
+			mapped = s.runWriteErr(in, err)
+			return mapped
+		}
+		return nil
+	}})
+	err := s.d.Pipeline(ctx, s.w, stmts)
 	switch {
 	case mapped != nil:
 		return nil, nil, mapped

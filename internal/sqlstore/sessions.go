@@ -25,27 +25,43 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 
 // upsertSession is UpsertSession on c: autocommit statements on the writer
 // or a transaction (SaveRun).
-func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) (*db.Session, error) {
+// sessionWrite is the session as written (as the scoped user) and the
+// values of its columns after session_id.
+func sessionWrite(ctx context.Context, in *db.Session) (*db.Session, []any) {
 	if u, ok := db.UserScope(ctx); ok {
 		cp := *in
 		cp.UserID = u
 		in = &cp
 	}
-	data := []any{string(in.SessionType), nullStr(in.AgentID), nullStr(in.TeamID), nullStr(in.WorkflowID), nullStr(in.UserID),
+	return in, []any{string(in.SessionType), nullStr(in.AgentID), nullStr(in.TeamID), nullStr(in.WorkflowID), nullStr(in.UserID),
 		jsonArg(in.SessionData), jsonArg(in.AgentData), jsonArg(in.TeamData), jsonArg(in.WorkflowData),
 		jsonArg(in.Metadata), jsonArg(in.Summary)}
-	args := append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
+}
+
+// upsertSessionArgs are the arguments of upsertSessionSQL.
+func upsertSessionArgs(in *db.Session, data []any) []any {
+	return append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
+}
+
+// scanUpsertedSession reads upsertSessionSQL's row.
+func (s *Store) scanUpsertedSession(sc scanner, sessionID string) (*db.Session, error) {
+	out, err := scanSession(sc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, sessionID)
+	}
+	if err != nil {
+		return nil, s.fail("upsert session "+sessionID, err)
+	}
+	return out, nil
+}
+
+func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) (*db.Session, error) {
+	in, data := sessionWrite(ctx, in)
+	args := upsertSessionArgs(in, data)
 	if s.d.Upsert == OnConflict {
 		// One statement: insert, or update where the owner matches, and read
 		// the stored row back.
-		out, err := scanSession(returning(ctx, c, s.upsertSessionSQL(), args...))
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
-		}
-		if err != nil {
-			return nil, s.fail("upsert session "+in.SessionID, err)
-		}
-		return out, nil
+		return s.scanUpsertedSession(returning(ctx, c, s.upsertSessionSQL(), args...), in.SessionID)
 	}
 	res, err := c.exec(ctx, s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id"), args...)
 	if err != nil {

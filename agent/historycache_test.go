@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+)
+
+// userContents lists the user messages of a model request.
+func userContents(msgs []model.Message) string {
+	var users []string
+	for _, m := range msgs {
+		if m.Role == model.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	return strings.Join(users, ",")
+}
+
+// The history query names the runs the agent holds; SQLite leaves their
+// run_data out. A run another writer rewrote (same second, other size) comes
+// back with its run_data and replaces the cached messages, and a run whose
+// cache entry is gone by the time the rows arrive is read again by id.
+func TestHistory_CachedRunsAreNotReadAgainButChangesAre(t *testing.T) {
+	t.Parallel()
+	store := openSQLite(t)
+	rec := &recorder{Model: scripted.Reply("ok")}
+	a := mustAgent(t, Config{Name: "Cache", DB: store, AddHistoryToContext: true, NumHistoryRuns: 5, Model: rec})
+	ctx := context.Background()
+	var first *run.Output
+	for _, q := range []string{"q1", "q2"} {
+		out, err := a.Run(ctx, run.TextInput(q), WithSessionID("s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = out
+		}
+	}
+	known := a.prep().history.known("s", 10)
+	if len(known) != 2 {
+		t.Fatalf("cache knows %d runs of the session, want 2", len(known))
+	}
+	rows, err := store.HistoryRuns(ctx, db.HistoryQuery{SessionID: "s", Limit: 5, Cached: known})
+	if err != nil || len(rows) != 2 || rows[0].RunData != nil || rows[1].RunData != nil {
+		t.Fatalf("cached runs came back with run_data (%d rows, %v)", len(rows), err)
+	}
+
+	// Another writer rewrites run 1 within the same second.
+	row, err := store.GetRun(ctx, first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := row.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range o.Messages {
+		if o.Messages[i].Role == model.RoleUser {
+			o.Messages[i].Content = "q1 as edited elsewhere"
+		}
+	}
+	edited, err := db.RunFromOutput(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited.UpdatedAt = known[1].UpdatedAt
+	if _, err := store.UpsertRun(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(ctx, run.TextInput("q3"), WithSessionID("s")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.requests()
+	if got := userContents(reqs[len(reqs)-1]); got != "q1 as edited elsewhere,q2,q3" {
+		t.Fatalf("history sent %q", got)
+	}
+
+	// The entries go between the query and the lookup: read by id.
+	p := a.prep()
+	p.history.mu.Lock()
+	clear(p.history.entries)
+	p.history.mu.Unlock()
+	rows, err = store.HistoryRuns(ctx, db.HistoryQuery{SessionID: "s", Limit: 5, Cached: known})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &state{a: a, p: p, ctx: ctx, out: &run.Output{SessionID: "s"}}
+	for i := range rows {
+		if rows[i].RunID != first.RunID && rows[i].RunData == nil {
+			msgs, ok := st.decodeHistory(&rows[i])
+			if !ok || len(msgs) == 0 || !msgs[0].FromHistory {
+				t.Fatalf("run %s not read again: %v %v", rows[i].RunID, msgs, ok)
+			}
+		}
+	}
+}
