@@ -176,3 +176,25 @@ func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, newApprovalView(out))
 	return nil
 }
+
+// approvalCount is AgentOS 3.0's ApprovalCountResponse.
+type approvalCount struct {
+	Count int `json:"count"`
+}
+
+// countApprovals is GET /approvals/count: how many approvals are pending in
+// the caller's scope (a scoped user counts their own; others may filter
+// with user_id).
+func (s *Server) countApprovals(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.database(r)
+	if err != nil {
+		return err
+	}
+	_, total, err := d.ListApprovals(r.Context(), db.ApprovalFilter{Status: db.ApprovalPending,
+		UserID: actAs(r.Context(), r.URL.Query().Get("user_id")).id, Limit: 1, Page: 1})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, approvalCount{Count: total})
+	return nil
+}

@@ -104,13 +104,47 @@ func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepR
 		j.setAnswer(a)
 		j.answered = append(j.answered, a)
 	}
+	for _, e := range out.ErrorRequirements {
+		i := slices.IndexFunc(answers, func(a run.StepRequirement) bool {
+			return a.StepID == e.StepID && (a.Decision != "" || a.Confirmed != nil) && !a.IsPostExecution
+		})
+		if i < 0 {
+			return nil, nil, o, fmt.Errorf("%w: step %s (%s) failed and has no decision (retry, skip or cancel)", ErrUnresolved, e.StepName, e.StepID)
+		}
+		d, err := errorDecision(e, answers[i])
+		if err != nil {
+			return nil, nil, o, err
+		}
+		j.decide(errorKey(e.StepID), d)
+		f := d != DecisionRetry
+		j.answered = append(j.answered, run.StepRequirement{StepID: errorKey(e.StepID), StepName: e.StepName, RetryCount: e.RetryCount,
+			Confirmed: ptr(!f), Decision: d})
+	}
 	w.prepareResume(out)
 	o.SessionID, o.UserID, o.RunID = out.SessionID, out.UserID, out.RunID
 	return out, j, o, nil
 }
 
+func ptr[T any](v T) *T { return &v }
+
+// errorDecision reads the decision on a failed step: decision retry, skip
+// or cancel, or confirmed true (retry) or false (skip).
+func errorDecision(e run.ErrorRequirement, a run.StepRequirement) (string, error) {
+	switch a.Decision {
+	case DecisionRetry, DecisionSkip, DecisionCancel:
+		return a.Decision, nil
+	case "":
+		if *a.Confirmed {
+			return DecisionRetry, nil
+		}
+		return DecisionSkip, nil
+	}
+	return "", fmt.Errorf("%w: step %s: decision %q: use retry, skip or cancel", ErrUnresolved, e.StepName, a.Decision)
+}
+
 func (w *Workflow) prepareResume(out *run.Output) {
 	out.Status, out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = run.StatusRunning, nil, nil, "", ""
+	out.ErrorRequirements = nil
 	out.StepResults, out.Content, out.ContentType = nil, nil, ""
 }
 
@@ -123,6 +157,35 @@ func applyAnswer(req, a run.StepRequirement) (run.StepRequirement, error) {
 	req.Confirmed, req.RejectionFeedback = a.Confirmed, a.RejectionFeedback
 	rejected := a.Confirmed != nil && !*a.Confirmed
 	switch {
+	case req.RequiresExecutorInput:
+		// Each of the agent's (or team's) requirements, answered in place
+		// as its own continue takes them, matched by id or tool call.
+		for k := range req.ExecutorRequirements {
+			q := &req.ExecutorRequirements[k]
+			m := slices.IndexFunc(a.ExecutorRequirements, func(x run.Requirement) bool {
+				return x.ID != "" && x.ID == q.ID || x.ToolExecution != nil && q.ToolExecution != nil && x.ToolExecution.ToolCallID == q.ToolExecution.ToolCallID
+			})
+			if m < 0 || q.ToolExecution == nil || a.ExecutorRequirements[m].ToolExecution == nil {
+				return req, bad("executor requirement %s has no answer (its tool_execution resolved)", q.ID)
+			}
+			t, at := *q.ToolExecution, a.ExecutorRequirements[m].ToolExecution
+			if at.Confirmed != nil {
+				t.Confirmed, t.ConfirmationNote = at.Confirmed, at.ConfirmationNote
+			}
+			if at.Answered != nil {
+				t.Answered = at.Answered
+				if len(at.ToolArgs) > 0 {
+					t.ToolArgs = at.ToolArgs
+				}
+			}
+			if at.Result != "" {
+				t.Result = at.Result
+			}
+			q.ToolExecution = &t
+			if !q.Resolved() {
+				return req, bad("executor requirement %s is not resolved: confirm it, answer it or give its external result", q.ID)
+			}
+		}
 	case req.RequiresRouteSelection:
 		if rejected {
 			break
