@@ -96,6 +96,7 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	out.Tools = slices.DeleteFunc(out.Tools, func(t run.ToolExecution) bool { return waiting[t.ToolCallID] })
 	st.toolCalls = modelCallsMade(&out)
 	st.resume = pcs
+	st.pausedApproval = PauseApprovalID(paused)
 	return st, nil
 }
 

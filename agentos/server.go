@@ -51,6 +51,11 @@ type Config struct {
 	IdleTimeout       time.Duration
 	// ShutdownTimeout bounds the graceful stop; default 30s.
 	ShutdownTimeout time.Duration
+	// WorkflowTimeoutSweep is how often the server applies the HumanReview
+	// timeouts of paused workflow runs while it runs (workflow_timeouts.go),
+	// safe with several replicas on one database; default 30s, negative
+	// turns the sweep off (timers and the pass at start remain).
+	WorkflowTimeoutSweep time.Duration
 
 	Auth Auth
 	// UserIsolation scopes a non-admin caller's reads and writes to its token's
@@ -135,16 +140,17 @@ func FromFile(f config.Config) (Config, error) {
 		return Config{}, err
 	}
 	cfg := Config{
-		Addr:              f.Server.Addr(),
-		CORSOrigins:       f.Server.CORSOrigins,
-		BodyLimit:         int64(f.Server.BodyLimit),
-		ReadHeaderTimeout: f.Server.ReadHeaderTimeout,
-		ReadTimeout:       f.Server.ReadTimeout,
-		WriteTimeout:      f.Server.WriteTimeout,
-		IdleTimeout:       f.Server.IdleTimeout,
-		ShutdownTimeout:   f.Server.ShutdownTimeout,
-		Auth:              Auth{Authenticator: a},
-		UserIsolation:     f.UserIsolation,
+		Addr:                 f.Server.Addr(),
+		CORSOrigins:          f.Server.CORSOrigins,
+		BodyLimit:            int64(f.Server.BodyLimit),
+		ReadHeaderTimeout:    f.Server.ReadHeaderTimeout,
+		ReadTimeout:          f.Server.ReadTimeout,
+		WriteTimeout:         f.Server.WriteTimeout,
+		IdleTimeout:          f.Server.IdleTimeout,
+		ShutdownTimeout:      f.Server.ShutdownTimeout,
+		WorkflowTimeoutSweep: f.Server.WorkflowTimeoutSweep,
+		Auth:                 Auth{Authenticator: a},
+		UserIsolation:        f.UserIsolation,
 	}
 	if q := f.Queue; q.Durable {
 		cfg.Queue = &queue.Config{MaxConcurrency: q.MaxConcurrency, MaxQueueDepth: q.MaxQueueDepth, MaxAttempts: q.MaxAttempts,
@@ -191,6 +197,8 @@ type Server struct {
 	mcp *mcpserver.Server
 	// queue runs background runs when Config.Queue is set.
 	queue *queue.Queue
+	// sweepClock is the workflow timeout sweep's clock (tests set it).
+	sweepClock func() time.Time
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -206,6 +214,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.WorkflowTimeoutSweep == 0 {
+		cfg.WorkflowTimeoutSweep = defaultWorkflowTimeoutSweep
 	}
 	switch cfg.Auth.TokenSource {
 	case "":
@@ -344,8 +355,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.startWorkflowTimeouts(ctx)
-	defer s.stopWorkflowTimeouts()
+	sctx, stopSweep := context.WithCancel(ctx)
+	waitTimeouts := s.startWorkflowTimeouts(sctx)
+	defer func() {
+		stopSweep()
+		waitTimeouts()
+		s.stopWorkflowTimeouts()
+	}()
 	select {
 	case err := <-errc:
 		return err
