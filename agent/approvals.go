@@ -89,15 +89,24 @@ func (st *state) followApprovals(ctx context.Context, d *db.DB, out *run.Output)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if id := st.pausedApproval; id != "" {
+	if st.pausedApproval != "" {
 		status := db.ApprovalRejected
 		for _, p := range st.resume {
 			if p.exec.Confirmed == nil || *p.exec.Confirmed {
 				status = db.ApprovalApproved
 			}
 		}
-		_, err := d.ResolveApproval(ctx, id, status, cmp.Or(out.UserID, "continue"), nil)
-		if err != nil && !errors.Is(err, db.ErrApprovalResolved) && !errors.Is(err, db.ErrNotFound) {
+		// The pending approvals of the pause just continued (a team's
+		// leader run keeps its members' requirements apart: list them).
+		pending, _, err := d.ListApprovals(ctx, db.ApprovalFilter{RunID: out.RunID, Status: db.ApprovalPending, Limit: 100, Page: 1})
+		for _, a := range pending {
+			_, err = d.ResolveApproval(ctx, a.ID, status, cmp.Or(out.UserID, "continue"), nil)
+			if err != nil && !errors.Is(err, db.ErrApprovalResolved) && !errors.Is(err, db.ErrNotFound) {
+				break
+			}
+			err = nil
+		}
+		if err != nil {
 			slog.Warn("agent: resolving the approval of a continued run failed", "run_id", out.RunID, "error", err)
 		}
 		if err := d.SetApprovalsRunStatus(ctx, out.RunID, string(out.Status)); err != nil {

@@ -313,3 +313,56 @@ func TestOnErrorPause_IsOnlyForSteps(t *testing.T) {
 }
 
 var _ model.Model = (*scripted.Model)(nil)
+
+// TestApprovals_TeamAndStepPauses: a team run that pauses is queued as an
+// approval (source_type team) and continuing it resolves it; a step's agent
+// run that pauses is covered by its workflow's approval only.
+func TestApprovals_TeamAndStepPauses(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	var executed atomic.Int32
+	member := confirmAgent(t, "cleaner", d, &executed)
+	tm, err := team.New(team.Config{ID: "crew", DB: d, Members: []*agent.Agent{member}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: team.ToolDelegate, Args: map[string]any{"member_id": "cleaner", "task": "clean"}}}},
+		{Content: "team done"},
+	}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := tm.Run(ctx, run.TextInput("go"), agent.WithUserID("alice"))
+	if err != nil || out.Status != run.StatusPaused {
+		t.Fatalf("team run %s %v", out.Status, err)
+	}
+	aps, _, err := d.ListApprovals(ctx, db.ApprovalFilter{RunID: out.RunID, Limit: 10, Page: 1})
+	if err != nil || len(aps) != 1 || aps[0].SourceType != "team" || aps[0].TeamID != "crew" || aps[0].Status != db.ApprovalPending ||
+		aps[0].ToolName != "delete_file" || aps[0].UserID != "alice" {
+		t.Fatalf("team approvals %+v, %v", aps, err)
+	}
+	// The member's own paused run is not queued twice.
+	if all, _, _ := d.ListApprovals(ctx, db.ApprovalFilter{Limit: 10, Page: 1}); len(all) != 1 {
+		t.Errorf("%d approvals, want the team run's only", len(all))
+	}
+	for i := range out.Requirements {
+		out.Requirements[i].ToolExecution.Confirmed = yes()
+	}
+	final, err := tm.ContinueRun(ctx, out)
+	if err != nil || final.Status != run.StatusCompleted || executed.Load() != 1 {
+		t.Fatalf("continued %s %v", final.Status, err)
+	}
+	a, err := d.GetApproval(ctx, aps[0].ID)
+	if err != nil || a.Status != db.ApprovalApproved || a.RunStatus != string(run.StatusCompleted) {
+		t.Errorf("approval after continue %+v, %v", a, err)
+	}
+
+	// A workflow step's agent pausing: one approval, the workflow's.
+	wf := mustNew(t, Config{ID: "wfap", DB: d, Steps: []Step{{Name: "cleaner", Runner: confirmAgent(t, "cleaner2", d, &executed)}}})
+	wout, err := wf.Run(ctx, run.TextInput("go"))
+	if err != nil || wout.Status != run.StatusPaused {
+		t.Fatal(wout.Status, err)
+	}
+	wa, _, _ := d.ListApprovals(ctx, db.ApprovalFilter{Status: db.ApprovalPending, Limit: 10, Page: 1})
+	if len(wa) != 1 || wa[0].SourceType != "workflow" || wa[0].RunID != wout.RunID {
+		t.Errorf("pending approvals %+v", wa)
+	}
+}
