@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,6 +97,7 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	out.Tools = slices.DeleteFunc(out.Tools, func(t run.ToolExecution) bool { return waiting[t.ToolCallID] })
 	st.toolCalls = modelCallsMade(&out)
 	st.resume = pcs
+	st.pausedApproval = cmp.Or(PauseApprovalID(paused), paused.RunID)
 	return st, nil
 }
 

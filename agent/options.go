@@ -140,6 +140,10 @@ type CallOptions struct {
 	SessionState, Metadata, Dependencies  map[string]any
 	Tools                                 []run.ToolExecution
 	Requirements                          []run.Requirement
+	// Journal and Attempt are WithJournal's (a workflow journals its steps
+	// and hands both on to them).
+	Journal run.Journal
+	Attempt int
 	// Offloader and MediaStorage are those of WithStorageDefaults.
 	Offloader    *offload.Offloader
 	MediaStorage media.Storage
@@ -153,7 +157,7 @@ func ResolveOptions(opts ...RunOption) CallOptions {
 	}
 	return CallOptions{SessionID: o.sessionID, UserID: o.userID, RunID: o.runID, ParentRunID: o.parentRunID,
 		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies,
-		Tools: o.tools, Requirements: o.requirements,
+		Tools: o.tools, Requirements: o.requirements, Journal: o.journal, Attempt: o.attempt,
 
 		Offloader: o.offloader, MediaStorage: o.mediaStorage}
 }

@@ -71,7 +71,9 @@ func (st *state) persist() {
 	}
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save run %s: %w", ErrStorage, out.RunID, err)
+		return
 	}
+	st.followApprovals(ctx, d, out)
 }
 
 // sessionToSave returns the session row as this run leaves it, or nil when

@@ -77,11 +77,13 @@ type state struct {
 	sessionData    map[string]any
 	sessionState   map[string]any
 
-	iteration  int           // the current iteration (Config.Iterate)
-	resume     []pendingCall // calls a continued run executes first
-	err        error         // why the run ended in ERROR or CANCELLED
-	persistErr error
-	startErr   error // why the run did not start (see refuseStart)
+	iteration int           // the current iteration (Config.Iterate)
+	resume    []pendingCall // calls a continued run executes first
+	// pausedApproval is the approval of the paused run being continued.
+	pausedApproval string
+	err            error // why the run ended in ERROR or CANCELLED
+	persistErr     error
+	startErr       error // why the run did not start (see refuseStart)
 	// stopped: a tool turn ended or paused the run (see stepStop).
 	stopped bool
 }

@@ -293,6 +293,27 @@ func isolationCases(f fixture) []isoCase {
 		// The review queue.
 		{name: "list approvals", method: "GET", path: "/approvals", ok: 200, list: true},
 		{name: "list pending approvals of alice", method: "GET", path: "/approvals?status=pending&user_id=alice&workflow_id=flow", ok: 200, list: true},
+		{name: "count pending approvals", method: "GET", path: "/approvals/count", ok: 200, list: true,
+			effect: func(t *testing.T, _ fixture, caller string, res response) {
+				want := `{"count":1}` // alice's own
+				if caller == admin {
+					want = `{"count":2}` // everyone's
+				}
+				if strings.TrimSpace(res.body) != want {
+					t.Errorf("%s counts %s, want %s", caller, res.body, want)
+				}
+			},
+			otherEffect: func(t *testing.T, _ fixture, res response) {
+				if strings.TrimSpace(res.body) != `{"count":1}` {
+					t.Errorf("bob counts %s, want his own 1", res.body)
+				}
+			}},
+		{name: "count pending approvals of alice", method: "GET", path: "/approvals/count?user_id=alice", ok: 200, list: true,
+			effect: func(t *testing.T, _ fixture, caller string, res response) {
+				if strings.TrimSpace(res.body) != `{"count":1}` {
+					t.Errorf("%s counts %s, want 1", caller, res.body)
+				}
+			}},
 		{name: "get approval", method: "GET", path: "/approvals/ap-alice", ok: 200},
 		{name: "resolve approval", method: "POST", path: "/approvals/ap-alice/resolve", body: `{"status":"approved","resolution_data":{"note":"fine"}}`, ok: 200,
 			effect: func(t *testing.T, f fixture, caller string, _ response) {
@@ -614,6 +635,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 						t.Fatalf("%s %s = %d %s, want %d", c.method, c.path, res.status, res.body, c.ok)
 					}
 					if c.method == "GET" && !strings.HasPrefix(c.path, "/memory_topics") && !strings.HasPrefix(c.path, "/user_memory_stats") &&
+						!strings.HasPrefix(c.path, "/approvals/count") &&
 						!contains(res.body, aliceMarkersIn(f, c.path)...) {
 						t.Errorf("%s does not see alice's object: %s", caller, res.body)
 					}

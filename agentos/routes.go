@@ -107,6 +107,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/sessions/{session_id}/media/{key}", need("sessions", "read", "session_id"), s.getSessionMedia},
 
 		{"GET", "/approvals", need("approvals", "read", ""), s.listApprovals},
+		{"GET", "/approvals/count", need("approvals", "read", ""), s.countApprovals},
 		{"GET", "/approvals/{approval_id}", need("approvals", "read", "approval_id"), s.getApproval},
 		{"POST", "/approvals/{approval_id}/resolve", need("approvals", "write", "approval_id"), s.resolveApproval},
 		{"GET", "/memories", need("memories", "read", ""), s.listMemories},

@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -8,8 +9,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
 
 // approvalView is AgentOS 3.0's ApprovalResponse.
@@ -132,8 +135,10 @@ type approvalResolve struct {
 }
 
 // resolveApproval is POST /approvals/{approval_id}/resolve: a pending
-// approval becomes approved or rejected (once: 409 after). It records the
-// decision; the paused run is continued through its continue route.
+// approval becomes approved or rejected (once: 409 after). A paused agent
+// or team run waiting only for confirmations is continued with the
+// decision (continueFromApproval); other paused runs through their
+// continue route.
 func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 	d, a, err := s.loadApproval(r)
 	if err != nil {
@@ -173,6 +178,83 @@ func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
+	out = s.continueFromApproval(r.Context(), d, out)
 	writeJSON(w, http.StatusOK, newApprovalView(out))
+	return nil
+}
+
+// continueFromApproval continues the PAUSED agent or team run whose
+// approval a was just resolved: approved confirms, rejected rejects, each
+// of its tool calls waiting for a confirmation (with the resolution_data's
+// note, if any), and the run goes on. A pause that waits for user input or
+// an external result is left to the continue route, which takes the
+// answers; so is a run that is continuing already. It returns the approval
+// as it is afterwards (its run_status follows the run).
+func (s *Server) continueFromApproval(ctx context.Context, d *db.DB, a *db.Approval) *db.Approval {
+	var t runContinuer
+	switch {
+	case a.SourceType == string(run.TypeAgent) && s.agents[a.AgentID] != nil:
+		t = s.agents[a.AgentID]
+	case a.SourceType == string(run.TypeTeam) && s.teams[a.TeamID] != nil:
+		t = s.teams[a.TeamID]
+	default:
+		return a
+	}
+	if a.RunStatus != string(run.StatusPaused) || t.DB() == nil {
+		return a
+	}
+	ctx, f, err := s.runs.begin(ctx, a.RunID, t.Component(), a.UserID, false)
+	if err != nil {
+		return a
+	}
+	defer s.runs.end(a.RunID, f)
+	row, err := t.DB().GetRun(ctx, a.RunID)
+	if err != nil || row.Status != run.StatusPaused {
+		return a
+	}
+	paused, err := row.Output()
+	if err != nil || agent.PauseApprovalID(paused) != a.ID {
+		return a
+	}
+	confirmed := a.Status == db.ApprovalApproved
+	var note struct {
+		Note string `json:"note"`
+	}
+	_ = json.Unmarshal(a.ResolutionData, &note)
+	for i := range paused.Requirements {
+		te := paused.Requirements[i].ToolExecution
+		if te == nil || !te.RequiresConfirmation || te.RequiresUserInput || te.ExternalExecutionRequired {
+			return a
+		}
+		te.Confirmed, te.ConfirmationNote = &confirmed, note.Note
+	}
+	if _, err := t.ContinueRun(context.WithoutCancel(ctx), paused); err != nil {
+		s.log.Warn("agentos: continuing a run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
+	}
+	if now, err := d.GetApproval(ctx, a.ID); err == nil {
+		return now
+	}
+	return a
+}
+
+// approvalCount is AgentOS 3.0's ApprovalCountResponse.
+type approvalCount struct {
+	Count int `json:"count"`
+}
+
+// countApprovals is GET /approvals/count: how many approvals are pending in
+// the caller's scope (a scoped user counts their own; others may filter
+// with user_id).
+func (s *Server) countApprovals(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.database(r)
+	if err != nil {
+		return err
+	}
+	_, total, err := d.ListApprovals(r.Context(), db.ApprovalFilter{Status: db.ApprovalPending,
+		UserID: actAs(r.Context(), r.URL.Query().Get("user_id")).id, Limit: 1, Page: 1})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, approvalCount{Count: total})
 	return nil
 }

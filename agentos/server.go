@@ -53,6 +53,11 @@ type Config struct {
 	IdleTimeout       time.Duration
 	// ShutdownTimeout bounds the graceful stop; default 30s.
 	ShutdownTimeout time.Duration
+	// WorkflowTimeoutSweep is how often the server applies the HumanReview
+	// timeouts of paused workflow runs while it runs (workflow_timeouts.go),
+	// safe with several replicas on one database; default 30s, negative
+	// turns the sweep off (timers and the pass at start remain).
+	WorkflowTimeoutSweep time.Duration
 
 	Auth Auth
 	// UserIsolation scopes a non-admin caller's reads and writes to its token's
@@ -148,16 +153,17 @@ func FromFile(f config.Config) (Config, error) {
 		return Config{}, err
 	}
 	cfg := Config{
-		Addr:              f.Server.Addr(),
-		CORSOrigins:       f.Server.CORSOrigins,
-		BodyLimit:         int64(f.Server.BodyLimit),
-		ReadHeaderTimeout: f.Server.ReadHeaderTimeout,
-		ReadTimeout:       f.Server.ReadTimeout,
-		WriteTimeout:      f.Server.WriteTimeout,
-		IdleTimeout:       f.Server.IdleTimeout,
-		ShutdownTimeout:   f.Server.ShutdownTimeout,
-		Auth:              Auth{Authenticator: a},
-		UserIsolation:     f.UserIsolation,
+		Addr:                 f.Server.Addr(),
+		CORSOrigins:          f.Server.CORSOrigins,
+		BodyLimit:            int64(f.Server.BodyLimit),
+		ReadHeaderTimeout:    f.Server.ReadHeaderTimeout,
+		ReadTimeout:          f.Server.ReadTimeout,
+		WriteTimeout:         f.Server.WriteTimeout,
+		IdleTimeout:          f.Server.IdleTimeout,
+		ShutdownTimeout:      f.Server.ShutdownTimeout,
+		WorkflowTimeoutSweep: f.Server.WorkflowTimeoutSweep,
+		Auth:                 Auth{Authenticator: a},
+		UserIsolation:        f.UserIsolation,
 	}
 	if q := f.Queue; q.Durable {
 		cfg.Queue = &queue.Config{MaxConcurrency: q.MaxConcurrency, MaxQueueDepth: q.MaxQueueDepth, MaxAttempts: q.MaxAttempts,
@@ -216,6 +222,8 @@ type Server struct {
 	sched *schedule.Scheduler
 	// stored caches the stored components built for runs (server_components.go).
 	stored storedComponents
+	// sweepClock is the workflow timeout sweep's clock (tests set it).
+	sweepClock func() time.Time
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -231,6 +239,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.WorkflowTimeoutSweep == 0 {
+		cfg.WorkflowTimeoutSweep = defaultWorkflowTimeoutSweep
 	}
 	switch cfg.Auth.TokenSource {
 	case "":
@@ -383,8 +394,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.startWorkflowTimeouts(ctx)
-	defer s.stopWorkflowTimeouts()
+	sctx, stopSweep := context.WithCancel(ctx)
+	waitTimeouts := s.startWorkflowTimeouts(sctx)
+	defer func() {
+		stopSweep()
+		waitTimeouts()
+		s.stopWorkflowTimeouts()
+	}()
 	if s.sched != nil {
 		s.sched.Start(ctx)
 	}

@@ -139,10 +139,12 @@ func (d *DB) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, i
 	return out, n, call.done(err)
 }
 
-// ResolveApproval approves or rejects a pending approval in scope.
+// ResolveApproval approves or rejects a pending approval in scope, or marks
+// it expired (a timeout that applied); only a pending approval moves, in
+// one conditional update, so of several resolvers one wins.
 func (d *DB) ResolveApproval(ctx context.Context, id, status, resolvedBy string, data json.RawMessage) (*Approval, error) {
-	if status != ApprovalApproved && status != ApprovalRejected {
-		return nil, fmt.Errorf("%w: resolve an approval as approved or rejected, not %q", ErrInvalidRecord, status)
+	if status != ApprovalApproved && status != ApprovalRejected && status != ApprovalExpired {
+		return nil, fmt.Errorf("%w: resolve an approval as approved, rejected or expired, not %q", ErrInvalidRecord, status)
 	}
 	if err := checkApprovalID(id); err != nil {
 		return nil, fmt.Errorf("%w: approval %q", ErrNotFound, id)

@@ -60,6 +60,8 @@ const (
 	EventStepError                   EventType = "StepError"
 	EventStepPaused                  EventType = "StepPaused"
 	EventStepContinued               EventType = "StepContinued"
+	EventStepExecutorPaused          EventType = "StepExecutorPaused"
+	EventStepExecutorContinued       EventType = "StepExecutorContinued"
 	EventStepOutputReview            EventType = "StepOutputReview"
 	EventStepsExecutionStarted       EventType = "StepsExecutionStarted"
 	EventStepsExecutionCompleted     EventType = "StepsExecutionCompleted"
@@ -127,6 +129,13 @@ type Event struct {
 	StepRequirements     []StepRequirement `json:"step_requirements,omitempty"`
 	PausedStepIndex      *int              `json:"paused_step_index,omitempty"`
 	PausedStepName       string            `json:"paused_step_name,omitempty"`
+	// StepExecutorPaused / StepExecutorContinued: the step's agent or team
+	// run that paused for a tool (or continues).
+	ExecutorID           string        `json:"executor_id,omitempty"`
+	ExecutorName         string        `json:"executor_name,omitempty"`
+	ExecutorRunID        string        `json:"executor_run_id,omitempty"`
+	ExecutorType         string        `json:"executor_type,omitempty"`
+	ExecutorRequirements []Requirement `json:"executor_requirements,omitempty"`
 
 	// RunStarted / ModelRequest*.
 	Model         string `json:"model,omitempty"`

@@ -74,6 +74,9 @@ type Output struct {
 	PausedStepIndex  *int              `json:"paused_step_index,omitempty"`
 	PausedStepName   string            `json:"paused_step_name,omitempty"`
 	PauseKind        string            `json:"pause_kind,omitempty"`
+	// ErrorRequirements are the failed steps a PAUSED workflow run waits
+	// for a decision on (HumanReview on_error pause).
+	ErrorRequirements []ErrorRequirement `json:"error_requirements,omitempty"`
 
 	Status    Status `json:"status,omitempty"`
 	CreatedAt int64  `json:"created_at,omitempty"`

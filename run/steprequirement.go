@@ -50,8 +50,54 @@ type StepRequirement struct {
 	TimeoutAt string `json:"timeout_at"`
 	OnTimeout string `json:"on_timeout,omitempty"`
 
+	// RequiresExecutorInput: the step's agent or team paused for a tool
+	// (confirmation, user input, external execution). ExecutorRequirements
+	// are its run's unresolved requirements, answered in place (as the
+	// agent's continue takes them); the Executor fields name the paused run.
+	RequiresExecutorInput bool          `json:"requires_executor_input,omitempty"`
+	ExecutorRequirements  []Requirement `json:"executor_requirements,omitempty"`
+	ExecutorID            string        `json:"executor_id,omitempty"`
+	ExecutorName          string        `json:"executor_name,omitempty"`
+	ExecutorRunID         string        `json:"executor_run_id,omitempty"`
+	ExecutorType          string        `json:"executor_type,omitempty"`
+	ExecutorSessionID     string        `json:"executor_session_id,omitempty"`
+
+	// Decision answers an error pause (an ErrorRequirement of the same
+	// step_id): retry, skip or cancel. Only answers carry it.
+	Decision string `json:"decision,omitempty"`
+
 	// Extra keeps stored members the fields above do not hold.
 	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// ErrorRequirement is what a workflow run paused by a failing step waits
+// for (Agno's ErrorRequirement, HumanReview on_error pause): a decision to
+// retry the step or skip it.
+type ErrorRequirement struct {
+	StepID       string  `json:"step_id"`
+	StepName     string  `json:"step_name,omitempty"`
+	StepIndex    *int    `json:"step_index,omitempty"`
+	ErrorMessage string  `json:"error_message"`
+	ErrorType    string  `json:"error_type,omitempty"`
+	RetryCount   int     `json:"retry_count"`
+	Decision     *string `json:"decision"`
+}
+
+// Resolved reports whether a tool requirement has its answer: confirmed
+// (true or false), answered user input, or an external result.
+func (r *Requirement) Resolved() bool {
+	t := r.ToolExecution
+	switch {
+	case t == nil:
+		return false
+	case t.RequiresConfirmation:
+		return t.Confirmed != nil
+	case t.RequiresUserInput:
+		return t.Answered != nil && *t.Answered
+	case t.ExternalExecutionRequired:
+		return t.Result != ""
+	}
+	return true
 }
 
 // UserInputField is one field a step asks the user for (Agno's
@@ -68,6 +114,13 @@ type UserInputField struct {
 // Resolved reports whether the requirement has its answer.
 func (r *StepRequirement) Resolved() bool {
 	switch {
+	case r.RequiresExecutorInput:
+		for i := range r.ExecutorRequirements {
+			if !r.ExecutorRequirements[i].Resolved() {
+				return false
+			}
+		}
+		return len(r.ExecutorRequirements) > 0
 	case r.RequiresRouteSelection:
 		return len(r.SelectedChoices) > 0 || r.Confirmed != nil && !*r.Confirmed
 	case r.RequiresUserInput && !r.RequiresConfirmation:

@@ -20,7 +20,7 @@ import (
 // approvalID names the approval of a requirement; a retried output review
 // is a new approval.
 func approvalID(runID string, r run.StepRequirement) string {
-	return fmt.Sprintf("%s:%s:%d", runID, answerKey(r.StepID, r.IsPostExecution), r.RetryCount)
+	return fmt.Sprintf("%s:%s:%d", runID, reqKey(r), r.RetryCount)
 }
 
 func pauseType(r run.StepRequirement) string {

@@ -104,13 +104,47 @@ func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepR
 		j.setAnswer(a)
 		j.answered = append(j.answered, a)
 	}
+	for _, e := range out.ErrorRequirements {
+		i := slices.IndexFunc(answers, func(a run.StepRequirement) bool {
+			return a.StepID == e.StepID && (a.Decision != "" || a.Confirmed != nil) && !a.IsPostExecution
+		})
+		if i < 0 {
+			return nil, nil, o, fmt.Errorf("%w: step %s (%s) failed and has no decision (retry, skip or cancel)", ErrUnresolved, e.StepName, e.StepID)
+		}
+		d, err := errorDecision(e, answers[i])
+		if err != nil {
+			return nil, nil, o, err
+		}
+		j.decide(errorKey(e.StepID), d)
+		f := d != DecisionRetry
+		j.answered = append(j.answered, run.StepRequirement{StepID: errorKey(e.StepID), StepName: e.StepName, RetryCount: e.RetryCount,
+			Confirmed: ptr(!f), Decision: d})
+	}
 	w.prepareResume(out)
 	o.SessionID, o.UserID, o.RunID = out.SessionID, out.UserID, out.RunID
 	return out, j, o, nil
 }
 
+func ptr[T any](v T) *T { return &v }
+
+// errorDecision reads the decision on a failed step: decision retry, skip
+// or cancel, or confirmed true (retry) or false (skip).
+func errorDecision(e run.ErrorRequirement, a run.StepRequirement) (string, error) {
+	switch a.Decision {
+	case DecisionRetry, DecisionSkip, DecisionCancel:
+		return a.Decision, nil
+	case "":
+		if *a.Confirmed {
+			return DecisionRetry, nil
+		}
+		return DecisionSkip, nil
+	}
+	return "", fmt.Errorf("%w: step %s: decision %q: use retry, skip or cancel", ErrUnresolved, e.StepName, a.Decision)
+}
+
 func (w *Workflow) prepareResume(out *run.Output) {
 	out.Status, out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = run.StatusRunning, nil, nil, "", ""
+	out.ErrorRequirements = nil
 	out.StepResults, out.Content, out.ContentType = nil, nil, ""
 }
 
@@ -123,6 +157,35 @@ func applyAnswer(req, a run.StepRequirement) (run.StepRequirement, error) {
 	req.Confirmed, req.RejectionFeedback = a.Confirmed, a.RejectionFeedback
 	rejected := a.Confirmed != nil && !*a.Confirmed
 	switch {
+	case req.RequiresExecutorInput:
+		// Each of the agent's (or team's) requirements, answered in place
+		// as its own continue takes them, matched by id or tool call.
+		for k := range req.ExecutorRequirements {
+			q := &req.ExecutorRequirements[k]
+			m := slices.IndexFunc(a.ExecutorRequirements, func(x run.Requirement) bool {
+				return x.ID != "" && x.ID == q.ID || x.ToolExecution != nil && q.ToolExecution != nil && x.ToolExecution.ToolCallID == q.ToolExecution.ToolCallID
+			})
+			if m < 0 || q.ToolExecution == nil || a.ExecutorRequirements[m].ToolExecution == nil {
+				return req, bad("executor requirement %s has no answer (its tool_execution resolved)", q.ID)
+			}
+			t, at := *q.ToolExecution, a.ExecutorRequirements[m].ToolExecution
+			if at.Confirmed != nil {
+				t.Confirmed, t.ConfirmationNote = at.Confirmed, at.ConfirmationNote
+			}
+			if at.Answered != nil {
+				t.Answered = at.Answered
+				if len(at.ToolArgs) > 0 {
+					t.ToolArgs = at.ToolArgs
+				}
+			}
+			if at.Result != "" {
+				t.Result = at.Result
+			}
+			q.ToolExecution = &t
+			if !q.Resolved() {
+				return req, bad("executor requirement %s is not resolved: confirm it, answer it or give its external result", q.ID)
+			}
+		}
 	case req.RequiresRouteSelection:
 		if rejected {
 			break
@@ -193,7 +256,7 @@ func (w *Workflow) scheduleTimeouts(out *run.Output) {
 		w.timers.mu.Lock()
 		delete(w.timers.m, runID)
 		w.timers.mu.Unlock()
-		if _, err := w.expire(db.WithUserScope(context.Background(), user), runID); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
+		if _, err := w.expire(db.WithUserScope(context.Background(), user), runID, time.Now()); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
 			slog.Warn("workflow: applying on_timeout failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
 		}
 	})
@@ -258,7 +321,7 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 				w.scheduleTimeouts(out)
 				continue
 			}
-			if _, err := w.expire(db.WithUserScope(ctx, out.UserID), row.RunID); err == nil {
+			if _, err := w.expire(db.WithUserScope(ctx, out.UserID), row.RunID, time.Now()); err == nil {
 				n++
 			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
 				return n, err
@@ -270,13 +333,86 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 	}
 }
 
-// expire applies OnTimeout to the run's requirements whose timeout passed.
-func (w *Workflow) expire(ctx context.Context, runID string) (*run.Output, error) {
+// SweepTimeouts applies OnTimeout to this workflow's PAUSED runs (of every
+// user: call it with a context without a user scope) whose timeout passed
+// at now. A server calls it periodically, so timeouts apply while it runs
+// whatever the in-process timers do; several replicas may sweep at once:
+// each expired requirement is claimed in the database first (its approval
+// moves from pending to expired in one conditional update), and only the
+// sweeper whose claim succeeded applies it. It returns how many runs it
+// ended or continued.
+func (w *Workflow) SweepTimeouts(ctx context.Context, now time.Time) (int, error) {
+	if w.cfg.DB == nil {
+		return 0, nil
+	}
+	var due []*run.Output
+	for page := 1; ; page++ {
+		rows, _, err := w.cfg.DB.GetRuns(ctx, db.RunFilter{WorkflowID: w.cfg.ID, RunType: run.TypeWorkflow,
+			Statuses: []run.Status{run.StatusPaused}, Limit: 100, Page: page})
+		if err != nil {
+			return 0, err
+		}
+		for _, row := range rows {
+			out, err := row.Output()
+			if err != nil {
+				continue
+			}
+			if at, ok := earliestTimeout(out.StepRequirements); ok && !now.Before(at) {
+				due = append(due, out)
+			}
+		}
+		if len(rows) < 100 {
+			break
+		}
+	}
+	n := 0
+	var errs []error
+	for _, out := range due {
+		_, err := w.expire(db.WithUserScope(ctx, out.UserID), out.RunID, now)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, ErrNotPaused), errors.Is(err, run.ErrAlreadyRunning), errors.Is(err, errClaimed):
+		default:
+			errs = append(errs, fmt.Errorf("run %s: %w", out.RunID, err))
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// errClaimed: another process (a replica's sweep or timer) claimed the
+// timeout, or a person resolved its approval first.
+var errClaimed = errors.New("workflow: the timeout was claimed elsewhere")
+
+// claimTimeout claims the expired requirement r of run runID: its pending
+// approval becomes expired, atomically, so that only one process applies
+// its OnTimeout. A requirement without an approval row (a run paused
+// before approvals were kept) is claimed by whoever gets there.
+func (w *Workflow) claimTimeout(ctx context.Context, runID string, r run.StepRequirement) error {
+	_, err := w.cfg.DB.ResolveApproval(context.WithoutCancel(ctx), approvalID(runID, r), db.ApprovalExpired, "timeout", nil)
+	switch {
+	case err == nil, errors.Is(err, db.ErrNotFound):
+		return nil
+	case errors.Is(err, db.ErrApprovalResolved):
+		return fmt.Errorf("%w: run %s step %s", errClaimed, runID, r.StepID)
+	}
+	return err
+}
+
+// expire applies OnTimeout to the run's requirements whose timeout passed
+// at now, each claimed first (claimTimeout).
+func (w *Workflow) expire(ctx context.Context, runID string, now time.Time) (*run.Output, error) {
 	out, j, err := w.loadPaused(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	for _, r := range out.StepRequirements {
+		if at, ok := earliestTimeout([]run.StepRequirement{r}); ok && !now.Before(at) {
+			if err := w.claimTimeout(ctx, runID, r); err != nil {
+				return nil, err
+			}
+		}
+	}
 	cancelled := false
 	for _, r := range out.StepRequirements {
 		at, ok := earliestTimeout([]run.StepRequirement{r})

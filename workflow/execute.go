@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -43,11 +44,17 @@ type exec struct {
 	// cancel ends the run, e.g. when a stream consumer stops reading.
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	outputs  map[string]run.StepOutput // every output so far, by step name
-	metrics  map[string]run.StepMetrics
-	pending  []run.StepRequirement
-	j        *journal
+	mu      sync.Mutex
+	outputs map[string]run.StepOutput // every output so far, by step name
+	metrics map[string]run.StepMetrics
+	pending []run.StepRequirement
+	errs    []run.ErrorRequirement // failed steps waiting for a decision (on_error pause)
+	j       *journal
+	// jr and attempt are WithJournal's: each leaf step's output is a step
+	// of jr, and each agent or team step's run is journaled with it.
+	jr       run.Journal
+	attempt  int
+	stepRuns []string // the step runs journaled with jr
 	failText string
 	// off and media are the run's offloader and media storage (storage.go).
 	off     *offload.Offloader
@@ -96,7 +103,10 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		j = &journal{}
 	}
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel, j: j,
-		outputs: map[string]run.StepOutput{}, metrics: map[string]run.StepMetrics{}}
+		outputs: map[string]run.StepOutput{}, metrics: map[string]run.StepMetrics{}, jr: o.Journal, attempt: max(o.Attempt, 1)}
+	if err := x.fence(); err != nil {
+		return nil, err
+	}
 	if out.Input != nil {
 		x.input = out.Input.Text()
 	}
@@ -137,7 +147,15 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		final.Content, final.ContentType, final.Metrics = out.Content, out.ContentType, out.Metrics
 	}
 	out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, nil, "", ""
+	out.ErrorRequirements = nil
+	if err := x.fence(); err != nil {
+		// A newer attempt of this run holds it: save nothing over it.
+		return out, err
+	}
 	persistErr := x.save(nil)
+	if persistErr == nil {
+		x.clearStepJournals()
+	}
 	if persistErr == nil {
 		x.w.approvalsFollow(x.ctx, out.RunID, out.Status)
 	}
@@ -157,9 +175,21 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 	out := x.out
 	reqs := slices.Clone(x.pending)
 	slices.SortFunc(reqs, func(a, b run.StepRequirement) int { return comparePaths(a.StepID, b.StepID) })
-	out.Status, out.StepRequirements, out.PauseKind = run.StatusPaused, reqs, "step"
+	errs := slices.Clone(x.errs)
+	slices.SortFunc(errs, func(a, b run.ErrorRequirement) int { return comparePaths(a.StepID, b.StepID) })
+	out.Status, out.StepRequirements, out.ErrorRequirements, out.PauseKind = run.StatusPaused, reqs, errs, "step"
+	if slices.ContainsFunc(reqs, func(r run.StepRequirement) bool { return r.RequiresExecutorInput }) {
+		out.PauseKind = "executor"
+	}
 	out.Content, out.ContentType = nil, ""
-	top := strings.SplitN(reqs[0].StepID, ".", 2)[0]
+	first := ""
+	if len(reqs) > 0 {
+		first = reqs[0].StepID
+	}
+	if len(errs) > 0 && (first == "" || comparePaths(errs[0].StepID, first) < 0) {
+		first = errs[0].StepID
+	}
+	top := strings.SplitN(first, ".", 2)[0]
 	for i, s := range x.w.cfg.Steps {
 		if fmt.Sprint(i) == top {
 			out.PausedStepIndex, out.PausedStepName = &i, s.Name
@@ -331,7 +361,7 @@ func pausedEventOf(kind string) run.EventType {
 func (x *exec) ask(s *Step, sc scope, r run.StepRequirement, evType run.EventType) error {
 	x.mu.Lock()
 	x.pending = append(x.pending, r)
-	x.j.forget(sc.path, r.IsPostExecution)
+	x.j.forget(r)
 	x.mu.Unlock()
 	e := x.stepEv(evType, s, sc)
 	e.RequiresConfirmation, e.ConfirmationMessage = r.RequiresConfirmation, r.ConfirmationMessage
@@ -702,9 +732,22 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 	if out, ok := x.j.done(sc.path); ok {
 		x.record(out)
 		x.recordMetrics(out)
+		x.noteStepRun(out.StepRunID)
 		return out, false, nil
 	}
 	h := s.HumanReview
+	if d, ok := x.j.decision(errorKey(sc.path)); ok {
+		// A person decided what to do about this step's error.
+		switch d {
+		case DecisionSkip:
+			return run.StepOutput{}, true, nil
+		case DecisionCancel:
+			x.cancel(fmt.Errorf("step %s failed and a reviewer cancelled the run (on_error pause)", s.Name))
+			return run.StepOutput{}, true, context.Cause(x.ctx)
+		}
+		x.j.undecide(errorKey(sc.path))
+		x.j.retried(errorKey(sc.path), x.j.retries(errorKey(sc.path))+1)
+	}
 	var userInput map[string]any
 	if h != nil && (h.RequiresConfirmation || h.RequiresUserInput) {
 		a, ok := x.j.answer(sc.path, false)
@@ -737,10 +780,18 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 			return x.review(ctx, s, sc, out, nil)
 		}
 	}
-	out, err := x.execLeaf(ctx, s, sc, content, userInput, feedback)
+	out, err := x.runLeaf(ctx, s, sc, content, userInput, feedback)
 	if err != nil {
-		if h != nil && h.OnError == OnErrorSkip && ctx.Err() == nil && !errors.Is(err, agent.ErrStorage) {
-			return out, false, nil
+		if errors.Is(err, errPaused) {
+			return out, false, err
+		}
+		if h != nil && ctx.Err() == nil && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
+			switch h.OnError {
+			case OnErrorSkip:
+				return out, false, nil
+			case OnErrorPause:
+				return out, false, x.errorPause(s, sc, out, h, err)
+			}
 		}
 		return out, false, err
 	}
@@ -793,6 +844,130 @@ func (x *exec) review(_ context.Context, s *Step, sc scope, out run.StepOutput, 
 	return out, false, nil
 }
 
+// errorPause pauses the run at a failed step for a person to decide:
+// retry it, skip it or cancel the run (HumanReview on_error pause). After
+// MaxRetries retries the step fails the run.
+func (x *exec) errorPause(s *Step, sc scope, out run.StepOutput, h *HumanReview, err error) error {
+	n := x.j.retries(errorKey(sc.path))
+	if n >= h.maxRetries() {
+		return err
+	}
+	i := sc.index
+	r := run.ErrorRequirement{StepID: sc.path, StepName: s.Name, StepIndex: &i, ErrorMessage: cmp.Or(out.Error, err.Error()),
+		ErrorType: "StepError", RetryCount: n}
+	x.mu.Lock()
+	x.errs = append(x.errs, r)
+	x.mu.Unlock()
+	e := x.stepEv(run.EventStepPaused, s, sc)
+	e.Content = r.ErrorMessage
+	x.send(e)
+	return errPaused
+}
+
+// stepRunNS derives the run ids of a workflow run's steps.
+var stepRunNS = uuid.MustParse("6f1b2c7e-3d4a-5b6c-8d9e-0a1b2c3d4e5f")
+
+// stepRunID is the run id of the agent or team run of the step at path:
+// derived from the workflow run id, the step's path (which names loop
+// iterations and parallel branches) and how often the step was retried,
+// so that a workflow run resumed after a crash runs (and replays) the same
+// step runs.
+func (x *exec) stepRunID(path string) string {
+	n := x.j.retries(path) + x.j.retries(errorKey(path))
+	return uuid.NewSHA1(stepRunNS, fmt.Appendf(nil, "%s/%s/%d", x.out.RunID, path, n)).String()
+}
+
+// journaledStep is a leaf step's record in the workflow run's journal.
+type journaledStep struct {
+	Output run.StepOutput `json:"output"`
+	// State is the session state after the step (a replay merges what the
+	// step changed).
+	State map[string]any `json:"state,omitempty"`
+}
+
+// runLeaf runs the step once, through the run's journal when it has one:
+// a step recorded by an earlier attempt is replayed (its function is not
+// called again, its agent or team not run again).
+func (x *exec) runLeaf(ctx context.Context, s *Step, sc scope, content any, userInput map[string]any, feedback string) (run.StepOutput, error) {
+	if x.jr == nil {
+		return x.execLeaf(ctx, s, sc, content, userInput, feedback)
+	}
+	key := fmt.Sprintf("step:%s#%d", sc.path, x.j.retries(sc.path)+x.j.retries(errorKey(sc.path)))
+	var out run.StepOutput
+	ran := false
+	before := x.state.Snapshot()
+	raw, err := x.jr.Do(ctx, run.JournalStep{RunID: x.out.RunID, Key: key, Kind: "step", Attempt: x.attempt, Idempotent: true},
+		func(ctx context.Context) (json.RawMessage, error) {
+			ran = true
+			var err error
+			out, err = x.execLeaf(run.WithIdempotencyKey(ctx, x.out.RunID+":"+key), s, sc, content, userInput, feedback)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(journaledStep{Output: out, State: x.state.Snapshot()})
+		})
+	switch {
+	case ran:
+		return out, err
+	case err != nil:
+		// The journal itself failed (fenced, storage): the step did not run.
+		x.fail(fmt.Sprintf("step %s: its journal could not be read or written", s.Name))
+		return run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: typeStep}, fmt.Errorf("step %s: %w", s.Name, err)
+	}
+	var rec journaledStep
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		x.fail(fmt.Sprintf("step %s: its journal record does not decode", s.Name))
+		return run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: typeStep}, fmt.Errorf("step %s: journal record: %w", s.Name, err)
+	}
+	x.mergeState(before, rec.State)
+	x.recordMetrics(rec.Output)
+	x.noteStepRun(rec.Output.StepRunID)
+	return rec.Output, nil
+}
+
+// noteStepRun remembers a step run journaled with the run's journal, whose
+// journal is cleared when the workflow run ends.
+func (x *exec) noteStepRun(id string) {
+	if x.jr == nil || id == "" {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.stepRuns = append(x.stepRuns, id)
+}
+
+// fence claims the run for this attempt (run.Fencer): a superseded attempt
+// neither starts nor saves.
+func (x *exec) fence() error {
+	f, ok := x.jr.(run.Fencer)
+	if !ok {
+		return nil
+	}
+	if err := f.Fence(context.WithoutCancel(x.ctx), x.out.RunID, x.attempt); err != nil {
+		return fmt.Errorf("workflow: run %s: %w", x.out.RunID, err)
+	}
+	return nil
+}
+
+// clearStepJournals deletes the journals of the run's step runs once the
+// workflow run ended (the queue clears the workflow run's own).
+func (x *exec) clearStepJournals() {
+	c, ok := x.jr.(interface {
+		ClearJournal(ctx context.Context, runID string) error
+	})
+	if !ok {
+		return
+	}
+	x.mu.Lock()
+	ids := slices.Clone(x.stepRuns)
+	x.mu.Unlock()
+	for _, id := range ids {
+		if err := c.ClearJournal(context.WithoutCancel(x.ctx), id); err != nil {
+			slog.Warn("workflow: clearing a step run's journal failed", "run_id", x.out.RunID, "step_run_id", id, "error", err)
+		}
+	}
+}
+
 // execLeaf runs the step's runner or function once.
 func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, userInput map[string]any, feedback string) (run.StepOutput, error) {
 	out := run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: typeStep}
@@ -811,7 +986,7 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 	} else {
 		c := s.Runner.Component()
 		out.ExecutorType, out.ExecutorName = string(c.Type), cmp.Or(c.Name, c.ID)
-		out.StepRunID = uuid.NewString()
+		out.StepRunID = x.stepRunID(sc.path)
 		text := run.ContentText(content)
 		if content == nil {
 			text = ""
@@ -823,13 +998,20 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 		if feedback != "" {
 			text += "\n\nFeedback on the previous attempt: " + feedback
 		}
-		status, err = x.runRunner(ctx, s.Runner, text, &out)
+		var paused *run.Output
+		status, paused, err = x.runRunner(ctx, s, sc, text, &out)
+		if err == nil && status == run.StatusPaused && paused != nil {
+			x.recordMetrics(out)
+			return out, x.executorPause(s, sc, paused)
+		}
+		x.j.dropExecutor(sc.path)
+		x.noteStepRun(out.StepRunID)
 	}
 	x.recordMetrics(out)
 	if err == nil && status != run.StatusCompleted {
 		err = fmt.Errorf("step %s ended %s: %v", s.Name, status, out.Content)
 		if status == run.StatusPaused {
-			err = fmt.Errorf("step %s paused; workflows cannot continue a paused agent or team step yet (use HumanReview on the step)", s.Name)
+			err = fmt.Errorf("step %s paused and its runner (%T) cannot be continued by a workflow", s.Name, s.Runner)
 		}
 	} else if err != nil {
 		err = fmt.Errorf("step %s: %w", s.Name, err)
@@ -869,26 +1051,102 @@ func callFunc(ctx context.Context, f StepFunc, in *StepInput) (res FuncResult, e
 	return f(ctx, in)
 }
 
+// continuer is a runner whose paused runs a workflow continues: an agent
+// or a team.
+type continuer interface {
+	ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error)
+}
+
+// executorPause pauses the run at a step whose agent or team paused for a
+// tool: the step's requirement carries the executor run's unresolved
+// requirements, and the journal keeps the paused run to continue.
+func (x *exec) executorPause(s *Step, sc scope, paused *run.Output) error {
+	x.j.keepExecutor(sc.path, paused)
+	c := s.Runner.Component()
+	i := sc.index
+	r := run.StepRequirement{StepID: sc.path, StepName: s.Name, StepIndex: &i, StepType: typeStep, RequiresExecutorInput: true,
+		ExecutorID: c.ID, ExecutorName: cmp.Or(c.Name, c.ID), ExecutorRunID: paused.RunID, ExecutorType: string(c.Type),
+		ExecutorSessionID: paused.SessionID}
+	for _, q := range paused.Requirements {
+		if !q.Resolved() {
+			r.ExecutorRequirements = append(r.ExecutorRequirements, q)
+		}
+	}
+	if s.HumanReview != nil {
+		r.OnReject = s.HumanReview.onReject()
+	}
+	x.mu.Lock()
+	x.pending = append(x.pending, r)
+	x.j.forget(r)
+	x.mu.Unlock()
+	e := x.stepEv(run.EventStepExecutorPaused, s, sc)
+	e.ExecutorID, e.ExecutorName, e.ExecutorRunID, e.ExecutorType = r.ExecutorID, r.ExecutorName, r.ExecutorRunID, r.ExecutorType
+	e.ExecutorRequirements, e.StepRequirements = r.ExecutorRequirements, []run.StepRequirement{r}
+	x.send(e)
+	return errPaused
+}
+
 // runRunner runs an agent, team or workflow step, streamed when the
-// workflow run is, and merges the session state it leaves.
-func (x *exec) runRunner(ctx context.Context, r agent.Runner, input string, out *run.StepOutput) (run.Status, error) {
+// workflow run is, and merges the session state it leaves. An agent or
+// team step that paused for a tool returns its paused run; one whose
+// paused run was answered is continued instead of run anew.
+func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, out *run.StepOutput) (run.Status, *run.Output, error) {
+	r := s.Runner
 	snap := x.state.Snapshot()
 	opts := []agent.RunOption{agent.WithRunID(out.StepRunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
 		agent.WithParentRunID(x.out.RunID), agent.WithSessionState(snap), x.stepStorage()}
 	if x.deps != nil {
 		opts = append(opts, agent.WithDependencies(x.deps))
 	}
+	if x.jr != nil {
+		opts = append(opts, agent.WithJournal(x.jr, x.attempt))
+	}
+	if cr, ok := r.(continuer); ok {
+		if x.emit != nil {
+			opts = append(opts, agent.WithEventFunc(x.send))
+		}
+		var so *run.Output
+		var err error
+		if paused := x.j.executor(sc.path); paused != nil {
+			a, answered := x.j.executorAnswer(sc.path)
+			if !answered {
+				return run.StatusPaused, paused, nil
+			}
+			out.StepRunID = paused.RunID
+			e := x.stepEv(run.EventStepExecutorContinued, s, sc)
+			e.ExecutorID, e.ExecutorName, e.ExecutorRunID, e.ExecutorType = paused.AgentID, out.ExecutorName, paused.RunID, out.ExecutorType
+			if paused.TeamID != "" {
+				e.ExecutorID = paused.TeamID
+			}
+			x.send(e)
+			so, err = cr.ContinueRun(ctx, paused, append(opts, agent.WithRequirements(a.ExecutorRequirements))...)
+		} else {
+			so, err = r.Run(ctx, run.TextInput(input), opts...)
+		}
+		if so == nil {
+			return "", nil, err
+		}
+		out.Content, out.Metrics = so.Content, so.Metrics
+		x.mergeState(snap, so.SessionState)
+		if !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
+			err = nil
+		}
+		if so.Status == run.StatusPaused {
+			return so.Status, so, err
+		}
+		return so.Status, nil, err
+	}
 	if x.emit == nil {
 		so, err := r.Run(ctx, run.TextInput(input), opts...)
 		if so == nil {
-			return "", err
+			return "", nil, err
 		}
 		out.Content, out.Metrics = so.Content, so.Metrics
 		x.mergeState(snap, so.SessionState)
 		if !errors.Is(err, agent.ErrStorage) {
 			err = nil
 		}
-		return so.Status, err
+		return so.Status, nil, err
 	}
 	c := r.Component()
 	completed, failed := c.EventName(run.EventRunCompleted), c.EventName(run.EventRunError)
@@ -896,7 +1154,7 @@ func (x *exec) runRunner(ctx context.Context, r agent.Runner, input string, out 
 	var status run.Status
 	for ev, err := range r.Stream(ctx, run.TextInput(input), opts...) {
 		if err != nil {
-			return status, err
+			return status, nil, err
 		}
 		switch ev.Event {
 		case completed:
@@ -911,13 +1169,13 @@ func (x *exec) runRunner(ctx context.Context, r agent.Runner, input string, out 
 		}
 		x.send(ev)
 		if ctx.Err() != nil {
-			return status, context.Cause(ctx)
+			return status, nil, context.Cause(ctx)
 		}
 	}
 	if status == "" {
-		return status, errors.New("the step ended without a final event")
+		return status, nil, errors.New("the step ended without a final event")
 	}
-	return status, nil
+	return status, nil, nil
 }
 
 // mergeState takes the keys a step's run changed into the workflow state.

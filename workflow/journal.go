@@ -27,6 +27,9 @@ type journal struct {
 	Retries   map[string]int                 `json:"retries,omitempty"`
 	// Skip marks steps whose pause timed out with on_timeout skip.
 	Skip map[string]bool `json:"skip,omitempty"`
+	// Executors are the paused runs of agent and team steps that paused
+	// for a tool, by step id: continuing the workflow continues them.
+	Executors map[string]*run.Output `json:"executors,omitempty"`
 	// answered are the answers of this continue (not stored).
 	answered []run.StepRequirement
 }
@@ -36,6 +39,56 @@ func answerKey(path string, post bool) string {
 		return path + "#review"
 	}
 	return path
+}
+
+// Keys of a step's executor pause and error pause (the answer of the one,
+// the decision of the other).
+func executorKey(path string) string { return path + "#executor" }
+func errorKey(path string) string    { return path + "#error" }
+
+// reqKey is the journal key of a requirement's answer.
+func reqKey(r run.StepRequirement) string {
+	if r.RequiresExecutorInput {
+		return executorKey(r.StepID)
+	}
+	return answerKey(r.StepID, r.IsPostExecution)
+}
+
+// executorAnswer returns the resolutions given for the step's paused
+// agent or team run.
+func (j *journal) executorAnswer(path string) (run.StepRequirement, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	a, ok := j.Answers[executorKey(path)]
+	return a, ok
+}
+
+func (j *journal) executor(path string) *run.Output {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.Executors[path]
+}
+
+func (j *journal) keepExecutor(path string, o *run.Output) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.Executors == nil {
+		j.Executors = map[string]*run.Output{}
+	}
+	j.Executors[path] = o
+}
+
+func (j *journal) dropExecutor(path string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.Executors, path)
+	delete(j.Answers, executorKey(path))
+}
+
+func (j *journal) undecide(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.Decisions, key)
 }
 
 func (j *journal) done(path string) (run.StepOutput, bool) {
@@ -111,13 +164,14 @@ func (j *journal) setAnswer(a run.StepRequirement) {
 		j.Answers = map[string]run.StepRequirement{}
 	}
 	a.StepOutput = nil // kept in Review; not twice
-	j.Answers[answerKey(a.StepID, a.IsPostExecution)] = a
+	j.Answers[reqKey(a)] = a
 }
 
-func (j *journal) forget(path string, post bool) {
+// forget drops the answer of a requirement asked again.
+func (j *journal) forget(r run.StepRequirement) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	delete(j.Answers, answerKey(path, post))
+	delete(j.Answers, reqKey(r))
 }
 
 func (j *journal) skipped(path string) bool {

@@ -37,8 +37,10 @@ type HumanReview struct {
 	// output review runs the step again with the rejection note, up to
 	// MaxRetries times) or else (a Condition runs its Else steps).
 	OnReject string
-	// OnError is what a failing step does: fail (the run ends in ERROR) or
-	// skip (the step is left out). Default fail.
+	// OnError is what a failing step does: fail (the run ends in ERROR),
+	// skip (the step is left out) or pause (the run pauses with an
+	// ErrorRequirement for a person to decide: retry the step, at most
+	// MaxRetries times, skip it or cancel the run). Default fail.
 	OnError    string
 	MaxRetries int
 	// Timeout, when set, applies OnTimeout to a pause nobody answered in
@@ -55,8 +57,14 @@ const (
 	OnRejectRetry  = "retry"
 	OnRejectElse   = "else"
 
-	OnErrorFail = "fail"
-	OnErrorSkip = "skip"
+	OnErrorFail  = "fail"
+	OnErrorSkip  = "skip"
+	OnErrorPause = "pause"
+
+	// Decisions on an error pause (run.StepRequirement.Decision).
+	DecisionRetry  = "retry"
+	DecisionSkip   = "skip"
+	DecisionCancel = "cancel"
 
 	OnTimeoutCancel  = "cancel"
 	OnTimeoutSkip    = "skip"
@@ -100,8 +108,10 @@ func (h *HumanReview) validate(kind string) error {
 	}
 	switch h.OnError {
 	case "", OnErrorFail, OnErrorSkip:
+	case OnErrorPause:
+		errs = append(errs, bad("OnError pause", typeStep))
 	default:
-		errs = append(errs, fmt.Errorf("HumanReview.OnError %q: use fail or skip", h.OnError))
+		errs = append(errs, fmt.Errorf("HumanReview.OnError %q: use fail, skip or pause", h.OnError))
 	}
 	switch h.OnTimeout {
 	case "", OnTimeoutCancel, OnTimeoutSkip, OnTimeoutApprove:

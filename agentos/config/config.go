@@ -65,6 +65,9 @@ type Server struct {
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	// ShutdownTimeout bounds the wait for in-flight runs on SIGTERM; default 30s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// WorkflowTimeoutSweep is how often paused workflow runs' HumanReview
+	// timeouts are applied while serving; default 30s.
+	WorkflowTimeoutSweep time.Duration `yaml:"workflow_timeout_sweep"`
 }
 
 // Addr is host:port for net.Listen.

@@ -38,7 +38,8 @@ func (c *Config) Validate() error {
 		bad("server.body_limit must be positive")
 	}
 	for name, d := range map[string]int64{"read_header_timeout": int64(s.ReadHeaderTimeout), "read_timeout": int64(s.ReadTimeout),
-		"write_timeout": int64(s.WriteTimeout), "idle_timeout": int64(s.IdleTimeout), "shutdown_timeout": int64(s.ShutdownTimeout)} {
+		"write_timeout": int64(s.WriteTimeout), "idle_timeout": int64(s.IdleTimeout), "shutdown_timeout": int64(s.ShutdownTimeout),
+		"workflow_timeout_sweep": int64(s.WorkflowTimeoutSweep)} {
 		if d < 0 {
 			bad("server.%s must not be negative", name)
 		}
