@@ -135,6 +135,12 @@ func (m *Manager) down300(ctx context.Context, st TableStatus, sum *Summary) ([]
 		return m.down300Sessions(ctx, st, sum)
 	case KindEvals, KindKnowledge:
 		return m.dropUserID(ctx, st.Table, []string{"user_id"})
+	case KindLearnings:
+		// As Agno's down: the entity memory re-key is not reversed (the
+		// legacy keys mixed users' rows; nothing safe to restore).
+		m.log.Warn("migrate: the entity memory re-key is not reversed: namespace user entity rows stay on their per-user keys, where 2.x code does not find them",
+			"table", st.Table)
+		return []string{"entity memory re-key not reversed (rows stay on per-user keys)"}, nil
 	case KindMetrics:
 		if err := m.dropIndex(ctx, st.Table, metricsUnique(st.Table)); err != nil {
 			return nil, err

@@ -36,6 +36,11 @@ type Config struct {
 	// DryRun makes Up, Down and CleanupLegacyRunsColumn report what they would
 	// do without writing anything.
 	DryRun bool
+	// PurgeUnrecoverableLearnings makes the learnings table's 3.0.0 step
+	// (the entity memory re-key, see LearningsRekey) delete the rows it cannot
+	// re-key safely (contaminated: two users wrote them; unowned: no user_id)
+	// instead of quarantining contaminated rows and leaving unowned ones.
+	PurgeUnrecoverableLearnings bool
 	// LockTimeout bounds the wait for another migration of the same database;
 	// 0 means 30s. The wait fails with ErrLocked.
 	LockTimeout time.Duration

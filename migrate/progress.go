@@ -76,6 +76,9 @@ type Summary struct {
 	SessionsRebuilt int64         `json:"sessions_rebuilt"`
 	RunsRestored    int64         `json:"runs_restored"`
 	Duration        time.Duration `json:"duration_ns"`
+	// Learnings is the learnings table's entity memory re-key report (Up's
+	// 3.0.0 step of that table); nil when the step did not run.
+	Learnings *LearningsRekey `json:"learnings_rekey,omitempty"`
 }
 
 func (s *Summary) addBad(b BadRow) {

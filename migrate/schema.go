@@ -39,6 +39,9 @@ const (
 	KindMetrics   = sqlstore.KindMetrics
 	KindEvals     = sqlstore.KindEvals
 	KindKnowledge = sqlstore.KindKnowledge
+	// KindLearnings existed in 2.x with the 3.0 columns; its 3.0.0 step
+	// re-keys namespace "user" entity memory (see LearningsRekey).
+	KindLearnings = sqlstore.KindLearnings
 	// Tables added in 3.0: created when missing, never stepped.
 	KindToolResults = sqlstore.KindToolResults
 	KindFS          = sqlstore.KindFS
@@ -54,7 +57,7 @@ const (
 )
 
 // versioned lists the kinds the Manager versions, in the order steps run.
-var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindToolResults, KindFS, KindRunSteps, KindApprovals,
+var versioned = []string{KindSessions, KindMemories, KindMetrics, KindEvals, KindKnowledge, KindLearnings, KindToolResults, KindFS, KindRunSteps, KindApprovals,
 	KindSchedules, KindScheduleRuns, KindComponents, KindComponentConfigs, KindComponentLinks}
 
 // requiredColumns are the columns every known version of a table has; a table
@@ -66,6 +69,7 @@ var requiredColumns = map[string][]string{
 	KindMetrics:          {"id", "date", "aggregation_period"},
 	KindEvals:            {"run_id", "eval_type"},
 	KindKnowledge:        {"id", "name"},
+	KindLearnings:        {"learning_id", "learning_type", "content"},
 	KindToolResults:      {"result_id", "namespace", "path"},
 	KindFS:               {"namespace", "path", "content"},
 	KindRunSteps:         {"run_id", "step_key", "attempt"},

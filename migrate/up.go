@@ -310,6 +310,8 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 	switch st.Kind {
 	case KindSessions:
 		return m.up300Sessions(ctx, st, sum)
+	case KindLearnings:
+		return m.rekeyLearnings(ctx, st, sum)
 	case KindEvals, KindKnowledge:
 		added, err := m.addColumn(ctx, st.Table, "user_id", ty.Key)
 		if err != nil {

@@ -25,6 +25,8 @@ type migrateFlags struct {
 	batchSize   int
 	lockTimeout time.Duration
 	jsonOut     bool
+	// purgeLearnings: up deletes entity memory rows it cannot re-key safely.
+	purgeLearnings bool
 }
 
 func newMigrateCmd() *cobra.Command {
@@ -59,6 +61,8 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 		},
 	}
 	up.Flags().StringVar(&to, "to", "", "target version (default "+migrate.Latest+")")
+	up.Flags().BoolVar(&f.purgeLearnings, "purge-unrecoverable-learnings", false,
+		"delete namespace-user entity memory rows the 3.0.0 re-key cannot move (written by two users, or without an owner) instead of quarantining or keeping them")
 
 	var downTo string
 	down := &cobra.Command{
@@ -167,7 +171,8 @@ func withManager(cmd *cobra.Command, f migrateFlags, readOnly bool, fn func(*mig
 	defer prog.finish()
 	m, release, err := migrate.ForDB(store, migrate.Config{
 		BatchSize: f.batchSize, DryRun: f.dryRun, LockTimeout: f.lockTimeout, Progress: prog.report,
-		Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		PurgeUnrecoverableLearnings: f.purgeLearnings,
+		Logger:                      slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
 		return err
@@ -232,6 +237,25 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 	}
 	if s.BadRowCount > int64(len(s.BadRows)) {
 		fmt.Fprintf(w, "  … and %d more in the migration errors table\n", s.BadRowCount-int64(len(s.BadRows)))
+	}
+	if l := s.Learnings; l != nil {
+		for _, b := range []struct {
+			name string
+			ids  []string
+		}{{"contaminated_keyed", l.ContaminatedKeyed}, {"unowned", l.Unowned}, {"malformed", l.Malformed}, {"conflicts", l.Conflicts}, {"failed", l.Failed}} {
+			if len(b.ids) == 0 {
+				continue
+			}
+			shown := b.ids
+			if len(shown) > 10 {
+				shown = shown[:10]
+			}
+			fmt.Fprintf(w, "  %slearnings %s (left in place): %s", prefix, b.name, strings.Join(shown, ", "))
+			if len(b.ids) > len(shown) {
+				fmt.Fprintf(w, " … and %d more (--json lists all)", len(b.ids)-len(shown))
+			}
+			fmt.Fprintln(w)
+		}
 	}
 }
 

@@ -69,3 +69,8 @@ func decodeJSONString(b []byte) string {
 	}
 	return string(b)
 }
+
+// DecodeJSONColumn reads a JSON column the way the store does: SQL NULL and
+// JSON null are empty, Agno's double string encoding is removed, and text
+// that is not JSON is an error. The migrate package uses it for rows it moves.
+func DecodeJSONColumn(b []byte) (json.RawMessage, error) { return decodeJSON(b) }

@@ -1,9 +1,10 @@
 package embedded
 
 import (
-	"container/heap"
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
@@ -28,9 +29,12 @@ type index struct {
 	visited  sync.Pool // *visitSet
 }
 
+// visitSet is one search's scratch: the visited marks and the two heaps,
+// pooled so that a search allocates only its result.
 type visitSet struct {
-	mark []uint32
-	gen  uint32
+	mark       []uint32
+	gen        uint32
+	cands, res candHeap
 }
 
 func newIndex(dims, m, efBuild int, seed uint64) *index {
@@ -64,20 +68,61 @@ type cand struct {
 	d  float32
 }
 
-// minHeap pops the closest first; maxHeap the farthest first.
-type minHeap []cand
-type maxHeap []cand
+// candHeap is a binary min-heap of candidates by distance, typed so that a
+// push does not box the candidate into an interface (container/heap's
+// Push(any) allocated once per visited node). A max-heap is the same heap
+// over negated distances.
+type candHeap []cand
 
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].d < h[j].d }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(v any)        { *h = append(*h, v.(cand)) }
-func (h *minHeap) Pop() any          { o := *h; v := o[len(o)-1]; *h = o[:len(o)-1]; return v }
-func (h maxHeap) Len() int           { return len(h) }
-func (h maxHeap) Less(i, j int) bool { return h[i].d > h[j].d }
-func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *maxHeap) Push(v any)        { *h = append(*h, v.(cand)) }
-func (h *maxHeap) Pop() any          { o := *h; v := o[len(o)-1]; *h = o[:len(o)-1]; return v }
+func (h *candHeap) push(c cand) {
+	s := append(*h, c)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].d <= s[i].d {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+	*h = s
+}
+
+func (h *candHeap) pop() cand {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	siftDown(s, 0)
+	*h = s
+	return top
+}
+
+func (h candHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+}
+
+func siftDown(s []cand, i int) {
+	n := len(s)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && s[r].d < s[l].d {
+			j = r
+		}
+		if s[i].d <= s[j].d {
+			return
+		}
+		s[i], s[j] = s[j], s[i]
+		i = j
+	}
+}
 
 func (x *index) visitSet() *visitSet {
 	v, _ := x.visited.Get().(*visitSet)
@@ -102,20 +147,22 @@ func (x *index) visitSet() *visitSet {
 func (x *index) searchLayer(q []float32, eps []cand, ef, level int, skipDeleted bool) []cand {
 	vs := x.visitSet()
 	defer x.visited.Put(vs)
-	var cands minHeap
-	var res maxHeap
+	// cands pops the closest first; res holds negated distances, so it pops
+	// the farthest kept result first.
+	cands, res := vs.cands[:0], vs.res[:0]
+	defer func() { vs.cands, vs.res = cands[:0], res[:0] }()
 	for _, e := range eps {
 		vs.mark[e.id] = vs.gen
 		cands = append(cands, e)
 		if !skipDeleted || !x.deleted[e.id] {
-			res = append(res, e)
+			res = append(res, cand{e.id, -e.d})
 		}
 	}
-	heap.Init(&cands)
-	heap.Init(&res)
+	cands.init()
+	res.init()
 	for len(cands) > 0 {
-		c := heap.Pop(&cands).(cand)
-		if len(res) >= ef && c.d > res[0].d {
+		c := cands.pop()
+		if len(res) >= ef && c.d > -res[0].d {
 			break
 		}
 		ls := x.links[c.id]
@@ -128,21 +175,22 @@ func (x *index) searchLayer(q []float32, eps []cand, ef, level int, skipDeleted 
 			}
 			vs.mark[n] = vs.gen
 			d := x.dist(q, n)
-			if len(res) < ef || d < res[0].d {
-				heap.Push(&cands, cand{n, d})
+			if len(res) < ef || d < -res[0].d {
+				cands.push(cand{n, d})
 				if skipDeleted && x.deleted[n] {
 					continue
 				}
-				heap.Push(&res, cand{n, d})
+				res.push(cand{n, -d})
 				if len(res) > ef {
-					heap.Pop(&res)
+					res.pop()
 				}
 			}
 		}
 	}
 	out := make([]cand, len(res))
 	for i := len(res) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&res).(cand)
+		c := res.pop()
+		out[i] = cand{c.id, -c.d}
 	}
 	return out // closest first
 }
@@ -234,13 +282,7 @@ func (x *index) add(key int64, v []float32) int32 {
 }
 
 func sortCands(cs []cand) {
-	h := minHeap(cs)
-	heap.Init(&h)
-	out := make([]cand, 0, len(cs))
-	for h.Len() > 0 {
-		out = append(out, heap.Pop(&h).(cand))
-	}
-	copy(cs, out)
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(a.d, b.d) })
 }
 
 // remove tombstones a node.
