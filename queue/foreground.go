@@ -36,11 +36,16 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`),
 	q.mu.Unlock()
 	rctx = db.WithWriteFence(rctx, q.fence(j.ID, 1))
 	done := func(run.Status) {
+		// The run's final save may have recorded the outcome on the row
+		// already (the fence does it in the save's transaction, clearing
+		// locked_by): such a row is ours to delete too.
+		fin := q.finishedHere(j.ID, 1)
 		q.release(j.ID, 1)
 		// The lease has done its work: its row goes (one statement, no
 		// journal to clear). Rows of dead nodes' runs stay, failed, until
 		// retention.
-		if _, err := q.w.ExecContext(context.WithoutCancel(ctx), q.sql(`DELETE FROM `+q.jobs+` WHERE id = ? AND attempt = 1 AND locked_by = ?`), j.ID, q.cfg.NodeID); err != nil {
+		if _, err := q.w.ExecContext(context.WithoutCancel(ctx), q.sql(`DELETE FROM `+q.jobs+` WHERE id = ? AND attempt = 1 AND job_type = ?
+AND (locked_by = ? OR (locked_by IS NULL AND status = ?))`), j.ID, JobTypeForeground, q.cfg.NodeID, fin); err != nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: release a foreground lease", "run_id", j.ID, "err", err)
 		}
 		cancel(nil)
