@@ -47,7 +47,7 @@ func heapPeak() (stop func() uint64) {
 // -benchtime=1x: each iteration builds a fresh 2.x database untimed.
 func BenchmarkUp_CopyRuns(b *testing.B) {
 	for _, v := range []variant{variants[1], variants[3]} {
-		for _, n := range []int{2_000, 10_000} {
+		for _, n := range benchSizes() {
 			b.Run(fmt.Sprintf("%s/sessions=%d", v.dialect, n), func(b *testing.B) {
 				b.ReportAllocs()
 				const runsPer = 20
@@ -96,7 +96,7 @@ func BenchmarkUp_CopyRuns(b *testing.B) {
 // bounded by the batch, so the peak must not grow with the database.
 func BenchmarkUp_PeakRSS(b *testing.B) {
 	for _, v := range []variant{variants[1], variants[3]} {
-		for _, n := range []int{2_000, 10_000} {
+		for _, n := range benchSizes() {
 			b.Run(fmt.Sprintf("%s/sessions=%d", v.dialect, n), func(b *testing.B) {
 				var rss float64
 				for b.Loop() {
@@ -120,6 +120,15 @@ func BenchmarkUp_PeakRSS(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchSizes are the database sizes (sessions) the copy benchmarks compare;
+// -short (CI's run-once check that they still work) uses small ones.
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{200, 1_000}
+	}
+	return []int{2_000, 10_000}
 }
 
 func cpuTime() time.Duration {

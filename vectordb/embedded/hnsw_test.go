@@ -128,6 +128,9 @@ func TestIndex_Recall100k(t *testing.T) {
 
 func BenchmarkIndex_Query(b *testing.B) {
 	n := 100_000
+	if testing.Short() { // CI's run-once check that the benchmark works
+		n = 5_000
+	}
 	if s := os.Getenv("AGENTRY_BENCH_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
