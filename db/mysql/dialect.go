@@ -100,13 +100,36 @@ func jsonArrayHasAny(col string, n int) string {
 	return "(" + strings.Join(parts, " OR ") + ")"
 }
 
-// lockSchema takes a named lock on the connection for up to 30s.
+// schemaLockWait bounds how long lockSchema waits for another opener.
+const schemaLockWait = 30 * time.Second
+
+// lockName is the server-wide lock name GET_LOCK uses for key in the
+// connection's current database: MySQL lock names are global to the server,
+// so without the database two deployments sharing a server would serialise.
+// Names are at most 64 characters: a readable prefix of the key and a SHA-1 of
+// key and database.
+const lockName = "CONCAT(LEFT(?, 23), ':', SHA1(CONCAT(?, ':', COALESCE(DATABASE(), ''))))"
+
+// lockSchema takes key's named lock for the current database on the
+// connection, waiting up to schemaLockWait (or less if ctx ends first).
 func lockSchema(ctx context.Context, q sqlstore.Querier, key string) (func(), error) {
-	var got sql.NullInt64
-	if err := q.QueryRowContext(ctx, "SELECT GET_LOCK(?, 30)", key).Scan(&got); err != nil || got.Int64 != 1 {
-		return nil, fmt.Errorf("GET_LOCK(%s): %v", key, err)
+	wait := schemaLockWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl))
 	}
-	return func() { _, _ = q.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", key) }, nil
+	var got sql.NullInt64
+	err := q.QueryRowContext(ctx, "SELECT GET_LOCK("+lockName+", ?)", key, key, max(wait.Seconds(), 0.001)).Scan(&got)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("lock %q: %w", key, err)
+	case !got.Valid:
+		return nil, fmt.Errorf("lock %q: the server refused GET_LOCK", key)
+	case got.Int64 != 1:
+		return nil, fmt.Errorf("lock %q: another connection held it for %s: %w", key, wait.Round(time.Millisecond), context.DeadlineExceeded)
+	}
+	return func() {
+		_, _ = q.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+lockName+")", key, key)
+	}, nil
 }
 
 // lockMigration takes a named lock for the current database on a dedicated

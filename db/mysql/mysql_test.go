@@ -26,6 +26,17 @@ func serverDSN() string {
 // openFresh opens a new database that is dropped after the test.
 func openFresh(t testing.TB, cfg mysql.Config) *db.DB {
 	t.Helper()
+	d := openFreshCtx(t, context.Background(), cfg)
+	if d == nil {
+		t.FailNow()
+	}
+	return d
+}
+
+// openFreshCtx is openFresh with the open bounded by ctx; it reports an open
+// error with t.Errorf and returns nil.
+func openFreshCtx(t testing.TB, ctx context.Context, cfg mysql.Config) *db.DB {
+	t.Helper()
 	b := make([]byte, 6)
 	rand.Read(b)
 	name := "agentry_test_" + hex.EncodeToString(b)
@@ -51,9 +62,10 @@ func openFresh(t testing.TB, cfg mysql.Config) *db.DB {
 	if cfg.MaxOpenConns == 0 {
 		cfg.MaxOpenConns = 10
 	}
-	d, err := mysql.Open(context.Background(), cfg)
+	d, err := mysql.Open(ctx, cfg)
 	if err != nil {
-		t.Fatalf("open %s: %v\n%s", name, err, startHint)
+		t.Errorf("open %s: %v\n%s", name, err, startHint)
+		return nil
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
