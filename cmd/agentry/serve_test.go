@@ -49,7 +49,9 @@ func startServe(t *testing.T, args ...string) (string, func() (int, string)) {
 	go func() {
 		done <- execute(ctx, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, logs)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	// A readiness wait, not a timing check: under -race on a loaded CI
+	// machine opening the database and the stores has taken over 10 s.
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if m := listenAddr.FindStringSubmatch(logs.String()); m != nil {
 			stop := func() (int, string) { cancel(); return <-done, logs.String() }
