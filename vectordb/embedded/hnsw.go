@@ -35,6 +35,7 @@ type visitSet struct {
 	mark       []uint32
 	gen        uint32
 	cands, res candHeap
+	ndist      int // distance computations, the load-independent cost
 }
 
 func newIndex(dims, m, efBuild int, seed uint64) *index {
@@ -134,6 +135,7 @@ func (x *index) visitSet() *visitSet {
 		v.gen = 0
 	}
 	v.gen++
+	v.ndist = 0
 	if v.gen == 0 { // wrapped: clear
 		clear(v.mark)
 		v.gen = 1
@@ -144,9 +146,14 @@ func (x *index) visitSet() *visitSet {
 // searchLayer is the beam search of one layer from the entry points eps,
 // keeping ef results; tombstones are traversed but, when skipDeleted, not
 // kept as results.
-func (x *index) searchLayer(q []float32, eps []cand, ef, level int, skipDeleted bool) []cand {
+func (x *index) searchLayer(q []float32, eps []cand, ef, level int, skipDeleted bool, ndist *int) []cand {
 	vs := x.visitSet()
 	defer x.visited.Put(vs)
+	defer func() {
+		if ndist != nil {
+			*ndist += vs.ndist
+		}
+	}()
 	// cands pops the closest first; res holds negated distances, so it pops
 	// the farthest kept result first.
 	cands, res := vs.cands[:0], vs.res[:0]
@@ -175,6 +182,7 @@ func (x *index) searchLayer(q []float32, eps []cand, ef, level int, skipDeleted 
 			}
 			vs.mark[n] = vs.gen
 			d := x.dist(q, n)
+			vs.ndist++
 			if len(res) < ef || d < -res[0].d {
 				cands.push(cand{n, d})
 				if skipDeleted && x.deleted[n] {
@@ -250,10 +258,10 @@ func (x *index) add(key int64, v []float32) int32 {
 	}
 	ep := []cand{{x.entry, x.dist(v, x.entry)}}
 	for l := x.maxLevel; l > level; l-- {
-		ep = x.searchLayer(v, ep, 1, l, false)[:1]
+		ep = x.searchLayer(v, ep, 1, l, false, nil)[:1]
 	}
 	for l := min(level, x.maxLevel); l >= 0; l-- {
-		w := x.searchLayer(v, ep, x.efBuild, l, false)
+		w := x.searchLayer(v, ep, x.efBuild, l, false, nil)
 		mmax := x.m
 		if l == 0 {
 			mmax = x.m0
@@ -296,16 +304,23 @@ func (x *index) remove(id int32) {
 // search returns up to k live nodes closest to q, closest first, exploring
 // max(ef, k) candidates on layer 0.
 func (x *index) search(q []float32, k, ef int) []cand {
+	res, _ := x.searchCounted(q, k, ef)
+	return res
+}
+
+// searchCounted is search that also returns how many distances it computed.
+func (x *index) searchCounted(q []float32, k, ef int) ([]cand, int) {
 	if x.entry < 0 || x.live == 0 {
-		return nil
+		return nil, 0
 	}
+	n := 1
 	ep := []cand{{x.entry, x.dist(q, x.entry)}}
 	for l := x.maxLevel; l > 0; l-- {
-		ep = x.searchLayer(q, ep, 1, l, false)[:1]
+		ep = x.searchLayer(q, ep, 1, l, false, &n)[:1]
 	}
-	res := x.searchLayer(q, ep, max(ef, k), 0, true)
+	res := x.searchLayer(q, ep, max(ef, k), 0, true, &n)
 	if len(res) > k {
 		res = res[:k]
 	}
-	return res
+	return res, n
 }

@@ -1,7 +1,7 @@
 package embedded
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -56,16 +56,32 @@ func exactTop(vecs [][]float32, q []float32, k int) map[int]bool {
 }
 
 func recallAt10(x *index, vecs, queries [][]float32, ef int) float64 {
-	hits := 0
-	for _, q := range queries {
-		truth := exactTop(vecs, q, 10)
-		for _, c := range x.search(q, 10, ef) {
-			if truth[int(x.keys[c.id])] {
+	r, _ := recallAndCost(x, queries, exactTruth(vecs, queries), ef)
+	return r
+}
+
+func exactTruth(vecs, queries [][]float32) []map[int]bool {
+	truth := make([]map[int]bool, len(queries))
+	for i, q := range queries {
+		truth[i] = exactTop(vecs, q, 10)
+	}
+	return truth
+}
+
+// recallAndCost returns recall@10 and the mean number of distances a query
+// computed: the cost measure that does not depend on the machine's load.
+func recallAndCost(x *index, queries [][]float32, truth []map[int]bool, ef int) (recall, dists float64) {
+	hits, nd := 0, 0
+	for i, q := range queries {
+		res, n := x.searchCounted(q, 10, ef)
+		nd += n
+		for _, c := range res {
+			if truth[i][int(x.keys[c.id])] {
 				hits++
 			}
 		}
 	}
-	return float64(hits) / float64(10*len(queries))
+	return float64(hits) / float64(10*len(queries)), float64(nd) / float64(len(queries))
 }
 
 func build(vecs [][]float32) *index {
@@ -123,19 +139,59 @@ func BenchmarkIndex_Query(b *testing.B) {
 	x := build(vecs)
 	var ms runtimeMem
 	ms.read() // the index plus the synthetic input it was built from
-	recall := recallAt10(x, vecs, queries[:50], DefaultEfSearch)
-	var lat []time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		s := time.Now()
-		x.search(queries[i%len(queries)], 10, DefaultEfSearch)
-		lat = append(lat, time.Since(s))
+	truth := exactTruth(vecs, queries[:50])
+	// One build, several beams: the default, and wider ones to show what
+	// recall the graph can give and at what cost.
+	for _, ef := range []int{DefaultEfSearch, 2 * DefaultEfSearch, 4 * DefaultEfSearch} {
+		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+			recall, dists := recallAndCost(x, queries[:50], truth, ef)
+			var lat []time.Duration
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				s := time.Now()
+				x.search(queries[i%len(queries)], 10, ef)
+				lat = append(lat, time.Since(s))
+			}
+			sort.Slice(lat, func(a, c int) bool { return lat[a] < lat[c] })
+			// reported after the loop: b.Loop resets metrics reported before it
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(ms.heapMB), "heap-MB")
+			b.ReportMetric(recall, "recall@10")
+			b.ReportMetric(dists, "dists/query")
+		})
 	}
-	sort.Slice(lat, func(a, c int) bool { return lat[a] < lat[c] })
-	// reported after the loop: b.Loop resets metrics reported before it
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(ms.heapMB), "heap-MB")
-	b.ReportMetric(recall, "recall@10")
-	_ = math.Pi
+}
+
+// BenchmarkIndex_RecallSweep builds one graph per M on N (default 20,000:
+// 200 clusters of ~100, the same shape as the 100k set at a fifth of the
+// build cost; AGENTRY_BENCH_N) and reports recall@10 over 100 queries and
+// the distances computed per query for each efSearch, so that parameters
+// are compared by a cost that does not depend on the machine's load.
+func BenchmarkIndex_RecallSweep(b *testing.B) {
+	n := 20_000
+	if testing.Short() {
+		n = 2_000
+	}
+	if s := os.Getenv("AGENTRY_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	vecs, queries := synthetic(n, 200, 384, 11)
+	queries = queries[:100]
+	truth := exactTruth(vecs, queries)
+	for _, m := range []int{16, 24, 32} {
+		x := newIndex(384, m, DefaultEfConstruction, 1)
+		for i, v := range vecs {
+			x.add(int64(i), v)
+		}
+		for _, ef := range []int{64, 128, 256, 512} {
+			b.Run(fmt.Sprintf("M=%d/ef=%d", m, ef), func(b *testing.B) {
+				var recall, dists float64
+				for b.Loop() {
+					recall, dists = recallAndCost(x, queries, truth, ef)
+				}
+				b.ReportMetric(recall, "recall@10")
+				b.ReportMetric(dists, "dists/query")
+			})
+		}
+	}
 }

@@ -5,7 +5,7 @@ import "math"
 // HNSW defaults: M links per node (2M on layer 0), the beam width when
 // building and when searching. Measured in docs/benchmarks.md.
 const (
-	DefaultM              = 16
+	DefaultM              = 32
 	DefaultEfConstruction = 128
 	DefaultEfSearch       = 128
 )

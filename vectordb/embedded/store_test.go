@@ -111,3 +111,38 @@ func indexOf(s, sub string) int {
 	}
 	return -1
 }
+
+// A graph file written when the default M was 16 must load as it was
+// saved (not be rebuilt, not be searched as if it had the new M's links).
+func TestReopen_GraphSavedWithOtherMKeepsItsM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s, err := Open(context.Background(), Config{Path: path, Dimensions: vectordbtest.Dims, EmbedderID: "test-8", M: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := db.WithUserScope(context.Background(), "alice")
+	var rows []vectordb.Row
+	for i := range 50 {
+		rows = append(rows, vectordb.Row{ID: fmt.Sprint(i), ContentID: "c", Content: "t", Vector: vec(i)})
+	}
+	if err := s.Upsert(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path) // default M, now 32
+	defer s.Close()
+	if len(s.parts) == 0 {
+		t.Fatal("no graphs after reopen")
+	}
+	for owner, x := range s.parts {
+		if x.m != 16 || x.m0 != 32 {
+			t.Fatalf("graph %q reopened with M %d / M0 %d, want the saved 16 / 32", owner, x.m, x.m0)
+		}
+	}
+	h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: vec(7), Limit: 1})
+	if err != nil || len(h) != 1 || h[0].ID != "7" {
+		t.Fatalf("search after reopen: %v %v", h, err)
+	}
+}

@@ -279,24 +279,30 @@ func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
 // vectorSearch orders by cosine distance through the HNSW index; the scope
 // and filters sit in the same query, and the iterative scan reads on until
 // k rows pass them.
+//
+// It costs three round trips, not five: BEGIN and both SET LOCALs go as one
+// simple-protocol batch on a pinned connection, then the query, then
+// ROLLBACK. If the ROLLBACK never runs (cancelled context), the pool's
+// session reset discards the connection, since pgx's stdlib refuses to
+// reuse one that is still inside a transaction.
 func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
-		return nil, fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(40, min(k*2, 1000)))); err != nil {
-		return nil, err
-	}
 	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
 	if err != nil {
 		return nil, err
 	}
 	args = append(args, k)
-	rows, err := tx.QueryContext(ctx, `SELECT `+cols+`, 1 - (embedding <=> $1) FROM `+s.t+w+
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`BEGIN READ ONLY; SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = %d`,
+		max(40, min(k*2, 1000)))); err != nil {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		return nil, fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`) //nolint:errcheck // a failed ROLLBACK leaves the conn in a tx; the pool then discards it
+	rows, err := conn.QueryContext(ctx, `SELECT `+cols+`, 1 - (embedding <=> $1) FROM `+s.t+w+
 		fmt.Sprintf(` ORDER BY embedding <=> $1 LIMIT $%d`, len(args)), args...)
 	if err != nil {
 		return nil, err
