@@ -81,13 +81,20 @@ type stmtContext interface {
 	driver.StmtQueryContext
 }
 
-// stmtCacheHits counts statements served from a cache (tests).
-var stmtCacheHits atomic.Int64
+// stmtCacheHits counts statements served from a cache (tests); statements
+// counts every Exec and Query on the store's connections.
+var stmtCacheHits, statements atomic.Int64
+
+// Statements is how many statements (Exec and Query calls, transactions'
+// BEGIN and COMMIT not included) this process has run on the connections of
+// the SQLite stores it opened: a load-independent measure for benchmarks.
+func Statements() int64 { return statements.Load() }
 
 // get returns text's cached statement, preparing and caching it when
 // missing; nil (the caller runs text uncached) when it is busy or cannot be
 // prepared here.
 func (c *cachingConn) get(ctx context.Context, text string) *cachedStmt {
+	statements.Add(1)
 	c.tick++
 	if s := c.stmts[text]; s != nil {
 		if s.busy {
