@@ -13,6 +13,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
@@ -26,7 +27,7 @@ import (
 // process's CPU time per run (user+system, all goroutines: enqueue, River,
 // the run, the database driver; SQLite runs in-process, Postgres does not),
 // and, when commits is set, SQLite write transactions per run.
-func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64) {
+func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements func() int64) {
 	a, err := agent.New(agent.Config{ID: "a1", Name: "Bench", Model: scripted.Reply("ok"), DB: d})
 	if err != nil {
 		b.Fatal(err)
@@ -59,9 +60,12 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64) {
 	b.ResetTimer()
 	start := time.Now()
 	cpu0 := cpuTime()
-	var tx0 int64
+	var tx0, st0 int64
 	if commits != nil {
 		tx0 = commits.Load()
+	}
+	if statements != nil {
+		st0 = statements()
 	}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -91,6 +95,9 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64) {
 	if commits != nil {
 		b.ReportMetric(float64(commits.Load()-tx0)/float64(b.N), "write-tx/run")
 	}
+	if statements != nil {
+		b.ReportMetric(float64(statements()-st0)/float64(b.N), "stmts/run")
+	}
 	slices.Sort(waits)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
 	b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "wait-p50-ms")
@@ -99,10 +106,10 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64) {
 
 func BenchmarkThroughput_SQLite(b *testing.B) {
 	d, commits := countedSQLite(b)
-	benchThroughput(b, d, commits)
+	benchThroughput(b, d, commits, sqlite.Statements)
 }
 
-func BenchmarkThroughput_Postgres(b *testing.B) { benchThroughput(b, testdbs.Postgres(b), nil) }
+func BenchmarkThroughput_Postgres(b *testing.B) { benchThroughput(b, testdbs.Postgres(b), nil, nil) }
 
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {

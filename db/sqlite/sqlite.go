@@ -105,7 +105,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	var err error
 	switch {
 	case memory:
-		if scfg.Writer, err = sql.Open("sqlite", connString(cfg.Path, busy, modeWriter)); err != nil {
+		if scfg.Writer, err = open(connString(cfg.Path, busy, modeWriter)); err != nil {
 			return nil, err
 		}
 		scfg.Writer.SetMaxOpenConns(1)
@@ -165,7 +165,7 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 // schema is checked before the file is switched to WAL (a persistent change
 // of its header), so a database refused as 2.x is not modified.
 func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer, reader *sql.DB, err error) {
-	if writer, err = sql.Open("sqlite", connString(cfg.Path, busy, modeWriter)); err != nil {
+	if writer, err = open(connString(cfg.Path, busy, modeWriter)); err != nil {
 		return nil, nil, err
 	}
 	writer.SetMaxOpenConns(1) // one writer: run_index assignment never waits on SQLITE_BUSY in-process
@@ -191,7 +191,7 @@ func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer,
 }
 
 func openPool(ctx context.Context, dsn string, n int) (*sql.DB, error) {
-	p, err := sql.Open("sqlite", dsn)
+	p, err := open(dsn)
 	if err != nil {
 		return nil, err
 	}
