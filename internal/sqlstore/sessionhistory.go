@@ -30,16 +30,22 @@ func (s *Store) SessionHistory(ctx context.Context, hq db.HistoryQuery) (*db.Ses
 	}
 	w := s.historyWhere(ctx, hq)
 	cols, colArgs := s.historyCols(hq.Cached)
-	sessArm := "SELECT 0, " + sessionCols + ", " + nulls(nRunCols) + " FROM " + s.sessions + sw.String()
-	runsArm := "SELECT 1, " + nulls(nSessionCols) + ", " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
 	// SQLite takes no parenthesised UNION member, so the runs arm is a
 	// derived table there. Postgres types a derived table's NULLs as text
 	// (no match for jsonb) and MariaDB refuses its repeated NULL column
 	// names; parenthesised members let both type the NULLs from the other arm.
-	q := "(" + sessArm + ") UNION ALL (" + runsArm + ")"
+	open, mid, end := "(", ") UNION ALL (", ")"
 	if s.d.Name == "sqlite" {
-		q = sessArm + " UNION ALL SELECT * FROM (" + runsArm + ") h"
+		open, mid, end = "", " UNION ALL SELECT * FROM (", ") h"
 	}
+	sws, ws, from := sw.String(), w.String(), s.runsOnSessionIndex()
+	var b strings.Builder // one allocation: the statement is built per turn
+	b.Grow(len(sessionCols) + len(cols) + len(s.sessions) + len(from) + len(sws) + len(ws) + 8*(nRunCols+nSessionCols) + 128)
+	for _, part := range []string{open, "SELECT 0, ", sessionCols, ", ", nulls(nRunCols), " FROM ", s.sessions, sws, mid,
+		"SELECT 1, ", nulls(nSessionCols), ", ", cols, " FROM ", from, ws, " ORDER BY run_index DESC LIMIT ?", end} {
+		b.WriteString(part)
+	}
+	q := b.String()
 	args := make([]any, 0, len(sw.args)+len(colArgs)+len(w.args)+1)
 	args = append(append(append(append(args, sw.args...), colArgs...), w.args...), hq.Limit+1)
 	rows, err := s.query(ctx, s.r, q, args...)
@@ -108,8 +114,19 @@ func (s *Store) scanSessionHistory(rows *sql.Rows, omitted bool) (sess *db.Sessi
 
 // nulls is n comma-separated NULLs.
 func nulls(n int) string {
+	switch n {
+	case nRunCols:
+		return runNulls
+	case nSessionCols:
+		return sessionNulls
+	}
 	return strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
 }
+
+var (
+	runNulls     = strings.TrimSuffix(strings.Repeat("NULL, ", nRunCols), ", ")
+	sessionNulls = strings.TrimSuffix(strings.Repeat("NULL, ", nSessionCols), ", ")
+)
 
 // cell holds one column's driver value until the row's kind says which
 // columns it belongs to. A []byte is the driver's and valid until the next
