@@ -129,7 +129,7 @@ func BenchmarkConversation25TurnsPostgres(b *testing.B) {
 	conversationHistory(b, testdbs.Postgres(b), 25, 0)
 }
 
-func benchSQLite(b *testing.B) *db.DB {
+func benchSQLite(b testing.TB) *db.DB {
 	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
 	if err != nil {
 		b.Fatal(err)

@@ -14,18 +14,25 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// loadSession reads the session row (one query) and derives the session state:
-// the stored state (or Config.SessionState for a new session) with the call's
-// WithSessionState merged over it. A session id generated for this run
-// cannot be stored yet, so it is not read.
-func (st *state) loadSession() error {
+// loadSession reads the session row and derives the session state: the
+// stored state (or Config.SessionState for a new session) with the call's
+// WithSessionState merged over it. When the run adds history, the history
+// runs come with the session (one statement where the driver can); rows are
+// nil otherwise. A session id generated for this run cannot be stored yet,
+// so it is not read.
+func (st *state) loadSession() (rows []db.Run, err error) {
 	base := st.a.cfg.SessionState
 	if d := st.a.cfg.DB; d != nil && !st.opts.newSession {
-		s, err := d.GetSession(st.ctx, st.out.SessionID)
+		var s *db.Session
+		if q, ok := st.historyQuery(); ok {
+			s, rows, err = d.SessionHistory(st.ctx, q)
+		} else {
+			s, err = d.GetSession(st.ctx, st.out.SessionID)
+		}
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
-			return fmt.Errorf("%w: load session %s: %w", ErrStorage, st.out.SessionID, err)
+			return nil, fmt.Errorf("%w: load session %s: %w", ErrStorage, st.out.SessionID, err)
 		default:
 			st.session = s
 			if len(s.SessionData) > 0 {
@@ -43,18 +50,31 @@ func (st *state) loadSession() error {
 		maps.Copy(state, over)
 		st.sessionState = state
 	}
-	return nil
+	return rows, nil
 }
 
-// loadContext reads the session, then the history its runs give this run.
+// historyQuery is the history this run adds to its context; ok is false
+// when it adds none.
+func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
+	if st.a.cfg.DB == nil || !st.a.cfg.AddHistoryToContext {
+		return q, false
+	}
+	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
+	q.ProducedBy(st.p.comp)
+	q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
+	return q, true
+}
+
+// loadContext reads the session with its history runs, then the memories.
 func (st *state) loadContext() (history, error) {
-	if err := st.loadSession(); err != nil {
+	rows, err := st.loadSession()
+	if err != nil {
 		return history{}, err
 	}
 	if err := st.loadMemories(); err != nil {
 		return history{}, err
 	}
-	return st.loadHistory()
+	return st.loadHistory(rows), nil
 }
 
 // history is the context messages of earlier runs, one slice per run as the
@@ -90,22 +110,14 @@ type historyEnvelope struct {
 	Messages []model.Message `json:"messages"`
 }
 
-// loadHistory returns the messages of the last NumHistoryRuns context runs of
-// the agent's component (its own runs, or a team's when it leads one) in the
-// session, marked from_history; system messages are left out. The query
-// selects the component's runs itself, so other agents' runs in a shared
-// session never take the places of its own.
-func (st *state) loadHistory() (history, error) {
-	d := st.a.cfg.DB
-	if d == nil || !st.a.cfg.AddHistoryToContext || st.session == nil {
-		return history{}, nil
-	}
-	q := db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
-	q.ProducedBy(st.p.comp)
-	q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
-	rows, err := d.HistoryRuns(st.ctx, q)
-	if err != nil {
-		return history{}, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)
+// loadHistory returns the messages of the history runs loadSession read
+// (the last NumHistoryRuns context runs of the agent's component, its own
+// runs or a team's when it leads one, so that other agents' runs in a shared
+// session never take the places of its own), marked from_history; system
+// messages are left out.
+func (st *state) loadHistory(rows []db.Run) history {
+	if st.session == nil {
+		return history{}
 	}
 	h := history{runs: make([][]model.Message, 0, len(rows))}
 	for i := range rows {
@@ -121,7 +133,7 @@ func (st *state) loadHistory() (history, error) {
 		h.runs = append(h.runs, own)
 		h.n += len(own)
 	}
-	return h, nil
+	return h
 }
 
 // decodeHistory decodes a history run's context messages and caches them.

@@ -28,7 +28,8 @@ var ErrCannotRestore = errors.New("migrate: down cannot restore the shape of ver
 // from the runs table (merged with what the column still holds, so nothing is
 // lost; see MergeRuns), in the dialect's native encoding, then drops the runs
 // table; evals, knowledge and metrics lose user_id. The 2.5.6 step only
-// restamps (it changes a table Agentry does not manage). Targets before
+// restamps (it changes a table Agentry does not manage). Down to 3.0.0 gives
+// the runs table Agno 3.0's declared indexes back. Targets before
 // LowestDownTarget fail with ErrCannotRestore before anything changes.
 func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	if target == "" {
@@ -77,6 +78,16 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 			cur = to
 		}
 		sum.To[st.Table] = cur
+	}
+	if versionIndex(target) >= versionIndex("3.0.0") {
+		actions, err := m.restoreRunsIndexes(ctx)
+		if err != nil {
+			return sum, fmt.Errorf("migrate: down to %s: %s: %w", target, runsIndexStep, err)
+		}
+		if len(actions) > 0 {
+			sum.Steps = append(sum.Steps, Step{Table: m.tables.Runs, From: Latest, To: target, Actions: actions})
+			m.log.Info("migrate: step down: "+runsIndexStep, "table", m.tables.Runs, "actions", actions, "dry_run", m.cfg.DryRun)
+		}
 	}
 	sum.Duration = time.Since(start)
 	return sum, nil

@@ -15,7 +15,9 @@ import (
 
 // Up moves every table to target (empty means Latest), one version step at a
 // time, stamping each table after each step. Tables the database lacks are
-// created at 3.0.0 when target is 3.0.0. Up is resumable: after a crash at any
+// created at 3.0.0 when target is 3.0.0. At Latest, the runs table's indexes
+// become the storage layer's (fewer than Agno declares, see
+// docs/runs-indexes.md); Down to 3.0.0 restores Agno's. Up is resumable: after a crash at any
 // point, running it again converges. Another migration of the same database
 // makes Up wait up to Config.LockTimeout, then fail with ErrLocked.
 func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
@@ -57,6 +59,16 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 			cur = v
 		}
 		sum.To[st.Table] = cur
+	}
+	if target == Latest {
+		actions, err := m.tuneRunsIndexes(ctx)
+		if err != nil {
+			return sum, fmt.Errorf("migrate: %s: %w", runsIndexStep, err)
+		}
+		if len(actions) > 0 {
+			sum.Steps = append(sum.Steps, Step{Table: m.tables.Runs, From: Latest, To: Latest, Actions: actions})
+			m.log.Info("migrate: "+runsIndexStep, "table", m.tables.Runs, "actions", actions, "dry_run", m.cfg.DryRun)
+		}
 	}
 	for _, st := range sts {
 		// Bad rows of earlier attempts can be retried while their source,

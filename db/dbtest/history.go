@@ -1,7 +1,11 @@
 package dbtest
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -118,5 +122,61 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 		got, err := d.HistoryRuns(bg, db.HistoryQuery{SessionID: "s", TeamID: "team", Limit: 2})
 		noErr(t, err)
 		equal(t, "team history", runIDs(got), []string{"t1", "t2"})
+	},
+	// SessionHistory answers what GetSession then HistoryRuns answer, for
+	// every query shape; SQL backends do it in one statement.
+	"SessionHistory_MatchesGetSessionAndHistoryRuns": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s", UserID: "alice", SessionData: json.RawMessage(`{"session_state":{"n":1}}`)})
+		mustSession(t, bg, d, db.Session{SessionID: "empty"})
+		var stored []*db.Run
+		for i, st := range []run.Status{run.StatusCompleted, run.StatusPaused, run.StatusCompleted, run.StatusError, run.StatusCompleted, run.StatusCompleted} {
+			r := newRun("s", fmt.Sprintf("h%d", i))
+			r.Status, r.UserID = st, "alice"
+			if i == 4 {
+				r.ParentRunID = "h5"
+			}
+			stored = append(stored, mustRun(t, bg, d, r))
+		}
+		cached := []db.CachedRun{{RunID: "h2", UpdatedAt: stored[2].UpdatedAt, Size: len(stored[2].RunData)}}
+		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
+		for _, c := range []struct {
+			name string
+			ctx  context.Context
+			q    db.HistoryQuery
+		}{
+			{"last two", bg, db.HistoryQuery{SessionID: "s", Limit: 2}},
+			{"all", bg, db.HistoryQuery{SessionID: "s", Limit: 10}},
+			{"cached", bg, db.HistoryQuery{SessionID: "s", Limit: 3, Cached: cached}},
+			{"one agent, scoped", alice, db.HistoryQuery{SessionID: "s", AgentID: "agent-1", Limit: 10}},
+			{"no runs", bg, db.HistoryQuery{SessionID: "empty", Limit: 3}},
+		} {
+			wantS, err := d.GetSession(c.ctx, c.q.SessionID)
+			noErr(t, err)
+			wantR, err := d.HistoryRuns(c.ctx, c.q)
+			noErr(t, err)
+			gotS, gotR, err := d.SessionHistory(c.ctx, c.q)
+			noErr(t, err)
+			if !reflect.DeepEqual(gotS, wantS) {
+				t.Fatalf("%s: session %+v, want %+v", c.name, gotS, wantS)
+			}
+			if !reflect.DeepEqual(gotR, wantR) {
+				t.Fatalf("%s: runs %+v, want %+v", c.name, gotR, wantR)
+			}
+		}
+		for name, ctx := range map[string]context.Context{"missing": bg, "another user's": bob} {
+			id := "s"
+			if name == "missing" {
+				id = "nope"
+			}
+			s, runs, err := d.SessionHistory(ctx, db.HistoryQuery{SessionID: id, Limit: 3})
+			if !errors.Is(err, db.ErrNotFound) || s != nil || len(runs) != 0 {
+				t.Fatalf("%s session: %v, %v, %v; want ErrNotFound", name, s, runs, err)
+			}
+		}
+		if _, sqlBackend := d.Driver().(db.SQLWriter); sqlBackend {
+			if _, ok := d.Driver().(db.SessionHistoryReader); !ok {
+				t.Fatal("a SQL driver without SessionHistoryReader: a turn's load costs two statements")
+			}
+		}
 	},
 }

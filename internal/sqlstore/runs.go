@@ -218,6 +218,32 @@ func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit,
 // indexes (agent_id, status, user_id, …): SQLite prefers agent_id's without
 // statistics and then scans every run of the agent.
 func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, error) {
+	w := s.historyWhere(ctx, hq)
+	cols, args := s.historyCols(hq.Cached)
+	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
+	args = append(append(args, w.args...), hq.Limit+1)
+	rows, err := s.query(ctx, s.r, q, args...)
+	if err != nil {
+		return nil, s.fail("history runs", err)
+	}
+	out, err := s.scanRunsOmitting(rows, len(hq.Cached) > 0)
+	return s.historyResult(ctx, w, hq.Limit, out, err)
+}
+
+// historyResult finishes a history read of up to limit+1 runs in run_index
+// DESC order: oldest first, or historyWithTies when run_index did not
+// decide the order.
+func (s *Store) historyResult(ctx context.Context, w *where, limit int, out []db.Run, err error) ([]db.Run, error) {
+	if err != nil || !distinctRunIndexes(out, limit) {
+		return s.historyWithTies(ctx, w, limit)
+	}
+	out = out[:min(len(out), limit)]
+	slices.Reverse(out)
+	return out, nil
+}
+
+// historyWhere is the condition of a history query (see HistoryRuns).
+func (s *Store) historyWhere(ctx context.Context, hq db.HistoryQuery) *where {
 	x := s.d.noIndex
 	w := &where{}
 	w.add("session_id = ?", hq.SessionID)
@@ -232,20 +258,7 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	if u, ok := db.UserScope(ctx); ok {
 		w.add(x("user_id")+" = ?", u)
 	}
-	cols, args := s.historyCols(hq.Cached)
-	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
-	args = append(append(args, w.args...), hq.Limit+1)
-	rows, err := s.query(ctx, s.r, q, args...)
-	if err != nil {
-		return nil, s.fail("history runs", err)
-	}
-	out, err := s.scanRunsOmitting(rows, len(hq.Cached) > 0)
-	if err != nil || !distinctRunIndexes(out, hq.Limit) {
-		return s.historyWithTies(ctx, w, hq.Limit)
-	}
-	out = out[:min(len(out), hq.Limit)]
-	slices.Reverse(out)
-	return out, nil
+	return w
 }
 
 // historyCols is runCols for a history query: run_data is left out (NULL)
