@@ -102,7 +102,11 @@ func (st *state) loadHistory() (history, error) {
 	}
 	q := db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
 	q.ProducedBy(st.p.comp)
-	q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
+	if !d.InProcess() {
+		// An in-process store shares its run_data instead of reading it:
+		// naming the cached runs would save nothing there.
+		q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
+	}
 	rows, err := d.HistoryRuns(st.ctx, q)
 	if err != nil {
 		return history{}, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -44,8 +43,8 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 	r := &cp
 	r.UserID = writer(ctx, in.UserID)
 	if in.CheckedJSON() {
-		// Encoded by db.RunFromOutput: compact and valid, no scan needed.
-		r.RunData = bytes.Clone(in.RunData)
+		// Encoded by db.RunFromOutput: compact and valid, no scan needed,
+		// and immutable by contract (CheckedJSON), so kept without a copy.
 	} else {
 		data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
 		if err != nil {
