@@ -107,7 +107,7 @@ func (st *state) loadHistory() (history, error) {
 		// naming the cached runs would save nothing there.
 		q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
 	}
-	rows, err := d.HistoryRuns(st.ctx, q)
+	rows, err := d.HistoryRefs(st.ctx, q)
 	if err != nil {
 		return history{}, fmt.Errorf("%w: load history of session %s: %w", ErrStorage, st.out.SessionID, err)
 	}
@@ -131,20 +131,20 @@ func (st *state) loadHistory() (history, error) {
 // decodeHistory decodes a history run's context messages and caches them.
 // A run the database returned without run_data (the cache held it) but
 // whose entry is gone since is read again by id.
-func (st *state) decodeHistory(r *db.Run) ([]model.Message, bool) {
+func (st *state) decodeHistory(r *db.HistoryRef) ([]model.Message, bool) {
 	if r.RunData == nil {
 		full, err := st.a.cfg.DB.GetRun(st.ctx, r.RunID)
 		if err != nil {
 			return nil, false
 		}
-		r = full
+		r = &db.HistoryRef{RunID: full.RunID, UpdatedAt: full.UpdatedAt, RunData: full.RunData}
 	}
 	var env historyEnvelope
 	if json.Unmarshal(r.RunData, &env) != nil {
 		return nil, false
 	}
 	own := contextMessages(env.Messages)
-	st.p.history.put(r, own)
+	st.p.history.put(st.out.SessionID, r, own)
 	return own, true
 }
 
