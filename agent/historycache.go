@@ -32,7 +32,7 @@ type historyEntry struct {
 // sessionRunsKept bounds the run ids remembered per session.
 const sessionRunsKept = 64
 
-func (c *historyCache) get(r *db.Run) ([]model.Message, bool) {
+func (c *historyCache) get(r *db.HistoryRef) ([]model.Message, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[r.RunID]
 	c.mu.Unlock()
@@ -57,7 +57,7 @@ func (c *historyCache) known(sessionID string, n int) []db.CachedRun {
 	return out
 }
 
-func (c *historyCache) put(r *db.Run, msgs []model.Message) {
+func (c *historyCache) put(sessionID string, r *db.HistoryRef, msgs []model.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -72,11 +72,11 @@ func (c *historyCache) put(r *db.Run, msgs []model.Message) {
 		}
 	}
 	c.entries[r.RunID] = historyEntry{updatedAt: r.UpdatedAt, size: len(r.RunData), msgs: msgs}
-	ids := c.bySession[r.SessionID]
+	ids := c.bySession[sessionID]
 	if had && slices.Contains(ids, r.RunID) {
 		return
 	}
-	if _, ok := c.bySession[r.SessionID]; !ok && len(c.bySession) >= historyCacheSize {
+	if _, ok := c.bySession[sessionID]; !ok && len(c.bySession) >= historyCacheSize {
 		for k := range c.bySession { // evict an arbitrary session's list
 			delete(c.bySession, k)
 			break
@@ -85,7 +85,7 @@ func (c *historyCache) put(r *db.Run, msgs []model.Message) {
 	if len(ids) >= sessionRunsKept {
 		ids = slices.Delete(ids, 0, len(ids)-sessionRunsKept+1)
 	}
-	c.bySession[r.SessionID] = append(ids, r.RunID)
+	c.bySession[sessionID] = append(ids, r.RunID)
 }
 
 // contextMessages are the messages of a run that later runs see as history.

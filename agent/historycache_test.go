@@ -86,16 +86,16 @@ func TestHistory_CachedRunsAreNotReadAgainButChangesAre(t *testing.T) {
 	p.history.mu.Lock()
 	clear(p.history.entries)
 	p.history.mu.Unlock()
-	rows, err = store.HistoryRuns(ctx, db.HistoryQuery{SessionID: "s", Limit: 5, Cached: known})
+	refs, err := store.HistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 5, Cached: known})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &state{a: a, p: p, ctx: ctx, out: &run.Output{SessionID: "s"}}
-	for i := range rows {
-		if rows[i].RunID != first.RunID && rows[i].RunData == nil {
-			msgs, ok := st.decodeHistory(&rows[i])
+	for i := range refs {
+		if refs[i].RunID != first.RunID && refs[i].RunData == nil {
+			msgs, ok := st.decodeHistory(&refs[i])
 			if !ok || len(msgs) == 0 || !msgs[0].FromHistory {
-				t.Fatalf("run %s not read again: %v %v", rows[i].RunID, msgs, ok)
+				t.Fatalf("run %s not read again: %v %v", refs[i].RunID, msgs, ok)
 			}
 		}
 	}

@@ -451,6 +451,11 @@ func (st *state) finalize() {
 	}
 	if st.nHistory == 0 {
 		out.Messages = st.msgs
+	} else if h := st.nHistory; h <= len(st.msgs) && st.msgs[h-1].FromHistory && st.msgs[0].FromHistory && !hasHistory(st.msgs[h:]) {
+		// The history leads the list (no system message): the run's own
+		// messages are the tail, shared as the whole list is when there is
+		// no history (a full slice: appending to it reallocates).
+		out.Messages = st.msgs[h:len(st.msgs):len(st.msgs)]
 	} else {
 		own := make([]model.Message, 0, len(st.msgs)-st.nHistory)
 		for _, m := range st.msgs {
@@ -464,6 +469,16 @@ func (st *state) finalize() {
 	if out.Status != run.StatusPaused {
 		out.Requirements = nil
 	}
+}
+
+// hasHistory reports whether any message came from history.
+func hasHistory(msgs []model.Message) bool {
+	for i := range msgs {
+		if msgs[i].FromHistory {
+			return true
+		}
+	}
+	return false
 }
 
 // errorType names an error the way Agno's RunError error_type does.

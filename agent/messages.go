@@ -20,12 +20,12 @@ import (
 // runs come with the session (one statement where the driver can); rows are
 // nil otherwise. A session id generated for this run cannot be stored yet,
 // so it is not read.
-func (st *state) loadSession() (rows []db.Run, err error) {
+func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 	base := st.a.cfg.SessionState
 	if d := st.a.cfg.DB; d != nil && !st.opts.newSession {
 		var s *db.Session
 		if q, ok := st.historyQuery(); ok {
-			s, rows, err = d.SessionHistory(st.ctx, q)
+			s, rows, err = d.SessionHistoryRefs(st.ctx, q)
 		} else {
 			s, err = d.GetSession(st.ctx, st.out.SessionID)
 		}
@@ -61,7 +61,11 @@ func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
 	}
 	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
 	q.ProducedBy(st.p.comp)
-	q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
+	if !st.a.cfg.DB.InProcess() {
+		// An in-process store shares its run_data instead of reading it:
+		// naming the cached runs would save nothing there.
+		q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
+	}
 	return q, true
 }
 
@@ -115,7 +119,7 @@ type historyEnvelope struct {
 // runs or a team's when it leads one, so that other agents' runs in a shared
 // session never take the places of its own), marked from_history; system
 // messages are left out.
-func (st *state) loadHistory(rows []db.Run) history {
+func (st *state) loadHistory(rows []db.HistoryRef) history {
 	if st.session == nil {
 		return history{}
 	}
@@ -139,20 +143,20 @@ func (st *state) loadHistory(rows []db.Run) history {
 // decodeHistory decodes a history run's context messages and caches them.
 // A run the database returned without run_data (the cache held it) but
 // whose entry is gone since is read again by id.
-func (st *state) decodeHistory(r *db.Run) ([]model.Message, bool) {
+func (st *state) decodeHistory(r *db.HistoryRef) ([]model.Message, bool) {
 	if r.RunData == nil {
 		full, err := st.a.cfg.DB.GetRun(st.ctx, r.RunID)
 		if err != nil {
 			return nil, false
 		}
-		r = full
+		r = &db.HistoryRef{RunID: full.RunID, UpdatedAt: full.UpdatedAt, RunData: full.RunData}
 	}
 	var env historyEnvelope
 	if json.Unmarshal(r.RunData, &env) != nil {
 		return nil, false
 	}
 	own := contextMessages(env.Messages)
-	st.p.history.put(r, own)
+	st.p.history.put(st.out.SessionID, r, own)
 	return own, true
 }
 

@@ -67,7 +67,8 @@ func (st *state) persist() {
 		}
 	}
 	if err == nil && out.Status.InHistory() && st.a.cfg.AddHistoryToContext {
-		st.p.history.put(row, contextMessages(out.Messages))
+		st.p.history.put(row.SessionID, &db.HistoryRef{RunID: row.RunID, UpdatedAt: row.UpdatedAt, RunData: row.RunData},
+			contextMessages(out.Messages))
 	}
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save run %s: %w", ErrStorage, out.RunID, err)

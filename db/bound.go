@@ -21,12 +21,25 @@ var errQueryTimeout = errors.New("db: query timeout")
 // lost on a broken connection, it is ErrUnavailable. Without a bound
 // (negative QueryTimeout) the call still gets the mapping.
 func (d *DB) bound(ctx context.Context) (context.Context, boundCall) {
-	if d.timeout <= 0 {
+	if d.timeout <= 0 || d.inProcess {
 		return ctx, boundCall{d: d}
 	}
 	bctx, cancel := context.WithTimeoutCause(ctx, d.timeout, errQueryTimeout)
 	return bctx, boundCall{d: d, ctx: bctx, cancel: cancel}
 }
+
+// InProcess is the optional ability of a driver whose calls never wait on
+// I/O or a connection pool (the in-memory store): a call only takes a lock
+// and copies values. The front gives such calls no deadline of its own
+// (it would cost a timer per call and could not fire before the call
+// returns); the caller's context still reaches the driver.
+type InProcess interface {
+	InProcess() bool
+}
+
+// InProcess reports whether the driver runs in this process without I/O
+// (see the InProcess interface).
+func (d *DB) InProcess() bool { return d.inProcess }
 
 // boundCall is one bounded driver call (a value: no allocation per call).
 type boundCall struct {

@@ -41,3 +41,45 @@ func TestPing_DriverWithoutPingIsReady(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// deadlineSeen is the in-memory driver reporting whether its GetSession got
+// a deadline.
+type deadlineSeen struct {
+	*memory.Driver
+	had bool
+}
+
+func (d *deadlineSeen) GetSession(ctx context.Context, id string) (*db.Session, error) {
+	_, d.had = ctx.Deadline()
+	return d.Driver.GetSession(ctx, id)
+}
+
+// An in-process driver never waits on I/O or a pool, so the front gives its
+// calls no deadline (a timer per call that could not fire); a caller's own
+// deadline still reaches it.
+func TestBound_InProcessDriverGetsNoDeadlineOfItsOwn(t *testing.T) {
+	t.Parallel()
+	drv := &deadlineSeen{Driver: memory.New()}
+	d := db.Wrap(drv, db.Config{QueryTimeout: time.Second})
+	if !d.InProcess() {
+		t.Fatal("the in-memory driver does not report InProcess")
+	}
+	if d.QueryTimeout() != time.Second {
+		t.Fatalf("QueryTimeout() = %s", d.QueryTimeout())
+	}
+	ctx := context.Background()
+	if _, err := d.GetSession(ctx, "none"); err == nil {
+		t.Fatal("found a session in an empty store")
+	}
+	if drv.had {
+		t.Fatal("the front set a deadline on an in-process driver's call")
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	if _, err := d.GetSession(ctx, "none"); err == nil {
+		t.Fatal("found a session in an empty store")
+	}
+	if !drv.had {
+		t.Fatal("the caller's deadline did not reach the driver")
+	}
+}

@@ -40,6 +40,8 @@ type DB struct {
 	saver   RunSaver
 	now     func() time.Time
 	timeout time.Duration
+	// inProcess: the driver reports InProcess; its calls get no deadline.
+	inProcess bool
 }
 
 // Config configures the front. Zero values take the documented defaults.
@@ -65,7 +67,9 @@ func Wrap(d Driver, cfg Config) *DB {
 		cfg.QueryTimeout = DefaultQueryTimeout
 	}
 	saver, _ := d.(RunSaver)
-	return &DB{ID: cfg.ID, driver: d, saver: saver, now: time.Now, timeout: cfg.QueryTimeout}
+	ip, _ := d.(InProcess)
+	return &DB{ID: cfg.ID, driver: d, saver: saver, now: time.Now, timeout: cfg.QueryTimeout,
+		inProcess: ip != nil && ip.InProcess()}
 }
 
 // QueryTimeout returns the bound of each call (negative: none).

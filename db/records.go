@@ -61,7 +61,8 @@ type Run struct {
 // CheckedJSON reports whether RunData is still the checked, compact JSON that
 // RunFromOutput encoded (same bytes in the same place), so a store need not
 // scan it again. A row whose RunData was replaced reports false; bytes
-// changed in place are the caller's bug.
+// changed in place are the caller's bug: an in-process store (db/memory)
+// keeps checked bytes as they are, without a copy.
 func (r *Run) CheckedJSON() bool {
 	return len(r.checked) > 0 && len(r.checked) == len(r.RunData) &&
 		unsafe.SliceData(r.checked) == unsafe.SliceData(r.RunData)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/model"
@@ -117,9 +118,9 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		o.Input = &in
 	}
 	v := outputJSON{output: output(o),
-		Messages:          plainList(o.Messages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
-		ReasoningMessages: plainList(o.ReasoningMessages, func(m *model.Message) (plainMessage, bool) { return plainMessage(*m), m.Extra == nil }),
-		Tools:             plainList(o.Tools, func(t *ToolExecution) (toolExecution, bool) { return toolExecution(*t), t.Extra == nil }),
+		Messages:          plainList[model.Message, plainMessage](o.Messages, messageExtra),
+		ReasoningMessages: plainList[model.Message, plainMessage](o.ReasoningMessages, messageExtra),
+		Tools:             plainList[ToolExecution, toolExecution](o.Tools, func(t *ToolExecution) bool { return t.Extra != nil }),
 		Events:            storedEvents(o.Events),
 	}
 	return lossless.Marshal(&v, o.Extra)
@@ -140,22 +141,22 @@ type outputJSON struct {
 // plainMessage is model.Message without its JSON methods.
 type plainMessage model.Message
 
+func messageExtra(m *model.Message) bool { return m.Extra != nil }
+
 // plainList is ts as outputJSON holds it: nil when empty (omitted); the
-// elements without their JSON methods when plain says none has Extra; else
-// ts itself, each element then writing its Extra.
-func plainList[T, P any](ts []T, plain func(*T) (P, bool)) any {
+// same elements seen as P, a type defined on T (same layout, no JSON
+// methods), when extra says none has Extra; else ts itself, each element
+// then writing its Extra. The view is not a copy: encoding only reads it.
+func plainList[T, P any](ts []T, extra func(*T) bool) any {
 	if len(ts) == 0 {
 		return nil
 	}
-	out := make([]P, len(ts))
 	for i := range ts {
-		p, ok := plain(&ts[i])
-		if !ok {
+		if extra(&ts[i]) {
 			return ts
 		}
-		out[i] = p
 	}
-	return out
+	return unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
 }
 
 // storedEvents is es as outputJSON holds it: events with Extra are written

@@ -73,6 +73,10 @@ func (d *Driver) Close() error {
 
 // read and write take the lock after checking the context and that the store is
 // open; the returned function releases it.
+// InProcess reports true: calls take a lock and copy values, no I/O (see
+// db.InProcess).
+func (d *Driver) InProcess() bool { return true }
+
 func (d *Driver) read(ctx context.Context) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -44,8 +43,8 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 	r := &cp
 	r.UserID = writer(ctx, in.UserID)
 	if in.CheckedJSON() {
-		// Encoded by db.RunFromOutput: compact and valid, no scan needed.
-		r.RunData = bytes.Clone(in.RunData)
+		// Encoded by db.RunFromOutput: compact and valid, no scan needed,
+		// and immutable by contract (CheckedJSON), so kept without a copy.
 	} else {
 		data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
 		if err != nil {
@@ -265,6 +264,38 @@ func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, 
 		return nil, err
 	}
 	defer unlock()
+	match := d.history(ctx, q)
+	out := make([]db.Run, len(match))
+	idx := make([]int64, len(match)) // the callers' own run_index values, one block
+	for i, r := range match {
+		out[i] = *r
+		if r.RunIndex != nil {
+			idx[i] = *r.RunIndex
+			out[i].RunIndex = &idx[i]
+		}
+	}
+	return out, nil
+}
+
+// HistoryRefs is HistoryRuns as refs (db.HistoryRefReader); run_data is
+// shared, as in HistoryRuns, and Cached is ignored for the same reason.
+func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.HistoryRef, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	match := d.history(ctx, q)
+	out := make([]db.HistoryRef, len(match))
+	for i, r := range match {
+		out[i] = db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
+	}
+	return out, nil
+}
+
+// history returns the stored runs a HistoryQuery selects, oldest first. The
+// caller holds the read lock.
+func (d *Driver) history(ctx context.Context, q db.HistoryQuery) []*db.Run {
 	cands := d.candidates(q.SessionID)
 	match := cands[:0] // filtered in place: candidates is this call's own slice
 	for _, r := range cands {
@@ -282,11 +313,7 @@ func (d *Driver) HistoryRuns(ctx context.Context, q db.HistoryQuery) ([]db.Run, 
 	if q.Limit > 0 && len(match) > q.Limit {
 		match = match[len(match)-q.Limit:]
 	}
-	out := make([]db.Run, 0, len(match))
-	for _, r := range match {
-		out = append(out, *viewRun(r))
-	}
-	return out, nil
+	return match
 }
 
 // DeleteRun deletes one run in scope; ErrNotFound otherwise.
