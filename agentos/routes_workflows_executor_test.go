@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -246,6 +247,121 @@ func TestWorkflowRoutes_ExecutorPauseContinuedAfterRestart(t *testing.T) {
 			}
 			if storedStatus(d, runID) != run.StatusCompleted {
 				t.Errorf("stored %s", storedStatus(d, runID))
+			}
+		})
+	}
+}
+
+// pendingApproval is the one pending approval of a run in alice's queue.
+func pendingApproval(t *testing.T, url, runID string, who map[string]string) map[string]any {
+	t.Helper()
+	list := decode[map[string]any](t, get(t, url+"/approvals?status=pending&run_id="+runID, who))
+	data, _ := list["data"].([]any)
+	if len(data) != 1 {
+		t.Fatalf("pending approvals of %s: %v", runID, list)
+	}
+	return data[0].(map[string]any)
+}
+
+func resolveApprovalAs(t *testing.T, url string, ap map[string]any, status, data string, who map[string]string) map[string]any {
+	t.Helper()
+	body := `{"status":"` + status + `"`
+	if data != "" {
+		body += `,"resolution_data":` + data
+	}
+	hdr := map[string]string{"Content-Type": "application/json"}
+	for k, v := range who {
+		hdr[k] = v
+	}
+	res := do(t, http.MethodPost, url+"/approvals/"+neturl.PathEscape(ap["id"].(string))+"/resolve", strings.NewReader(body+"}"), hdr)
+	if res.status != http.StatusOK {
+		t.Fatalf("resolve %s = %d %s", ap["id"], res.status, res.body)
+	}
+	return decode[map[string]any](t, res)
+}
+
+// Resolving a workflow run's approval through /approvals, on a restarted
+// server, continues the run: approved goes on, rejected applies the step's
+// OnReject (skip, cancel, retry), and an agent or team step waiting for a
+// tool confirmation resumes its own run. Another user cannot resolve it.
+func TestApprovals_ResolvingAWorkflowApprovalContinuesItsRun(t *testing.T) {
+	t.Parallel()
+	alice := bearer(hsToken(t, jwt.MapClaims{"sub": "alice"}))
+	bob := bearer(hsToken(t, jwt.MapClaims{"sub": "bob"}))
+	for _, tc := range []struct {
+		name, workflow, status, data string
+		want                         run.Status
+		content                      string // the run's content ends so
+	}{
+		{"skip approved", "skip", "approved", "", run.StatusCompleted, ">before>gate>after"},
+		{"skip rejected", "skip", "rejected", `{"note":"not now"}`, run.StatusCompleted, ">before>after"},
+		{"cancel rejected", "cancel", "rejected", "", run.StatusCancelled, ""},
+		{"cancel approved", "cancel", "approved", "", run.StatusCompleted, ">before>gate>after"},
+		{"retry rejected then approved", "retry", "rejected", `{"rejection_feedback":"shorter"}`, run.StatusCompleted, "draft 2>publish"},
+		{"retry approved", "retry", "approved", "", run.StatusCompleted, "draft 1>publish"},
+		{"executor approved", "tidy", "approved", "", run.StatusCompleted, "the crew deployed"},
+		{"executor rejected", "tidy", "rejected", `{"note":"keep it"}`, run.StatusCompleted, "the crew deployed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "agentry.db")
+			var deleted, deployed, drafts atomic.Int32
+			url := tidyServer(t, path, &deleted, &deployed, &drafts)
+			out := decode[map[string]any](t, postForm(t, url+"/workflows/"+tc.workflow+"/runs", map[string]string{"message": "go", "stream": "false", "session_id": "s1"}, alice))
+			if out["status"] != "PAUSED" {
+				t.Fatalf("run %v", out)
+			}
+			runID := out["run_id"].(string)
+			url = tidyServer(t, path, &deleted, &deployed, &drafts)
+			ap := pendingApproval(t, url, runID, alice)
+			if ap["source_type"] != "workflow" || ap["workflow_id"] != tc.workflow || ap["run_status"] != "PAUSED" {
+				t.Fatalf("approval %v", ap)
+			}
+			hdr := map[string]string{"Content-Type": "application/json"}
+			for k, v := range bob {
+				hdr[k] = v
+			}
+			if res := do(t, http.MethodPost, url+"/approvals/"+neturl.PathEscape(ap["id"].(string))+"/resolve", strings.NewReader(`{"status":"approved"}`), hdr); res.status != http.StatusNotFound {
+				t.Fatalf("bob resolving = %d %s", res.status, res.body)
+			}
+			after := resolveApprovalAs(t, url, ap, tc.status, tc.data, alice)
+			if after["status"] != tc.status || after["resolved_by"] != "alice" {
+				t.Errorf("approval after resolve %v", after)
+			}
+			// What pauses again (the retried draft, the team step) is a new
+			// approval, resolved by approving it, on yet another server.
+			for range 2 {
+				d := openTeamDB(t, path)
+				if storedStatus(d, runID) != run.StatusPaused {
+					break
+				}
+				url = tidyServer(t, path, &deleted, &deployed, &drafts)
+				next := pendingApproval(t, url, runID, alice)
+				if next["id"] == ap["id"] {
+					t.Fatalf("the run is still paused on the resolved approval %v", next)
+				}
+				resolveApprovalAs(t, url, next, "approved", "", alice)
+			}
+			d := openTeamDB(t, path)
+			row, err := d.GetRun(context.Background(), runID)
+			if err != nil || row.Status != tc.want {
+				t.Fatalf("run %s %v, want %s", row.Status, err, tc.want)
+			}
+			final, err := row.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.content != "" && !strings.HasSuffix(run.ContentText(final.Content), tc.content) {
+				t.Errorf("content %q, want it to end %q", run.ContentText(final.Content), tc.content)
+			}
+			if tc.workflow == "tidy" {
+				want := map[string]int32{"approved": 1, "rejected": 0}[tc.status]
+				if deleted.Load() != want || deployed.Load() != 1 {
+					t.Errorf("deleted %d (want %d), deployed %d", deleted.Load(), want, deployed.Load())
+				}
+			}
+			if n := decode[map[string]any](t, get(t, url+"/approvals/count", alice)); n["count"] != float64(0) {
+				t.Errorf("pending after %v", n)
 			}
 		})
 	}
