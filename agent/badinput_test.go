@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -161,5 +162,42 @@ func TestOffload_A100MBToolResultIsCutAndNothingStoredHalfWay(t *testing.T) {
 	ids, err := d.ListToolResults(context.Background(), "s", 10)
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("index rows of a refused result: %+v (%v)", ids, err)
+	}
+}
+
+// The guard is built on first use, but an allow list that cannot work is
+// still refused by New, not at the first fetch.
+func TestRemoteMedia_BadAllowListIsRefusedByNew(t *testing.T) {
+	t.Parallel()
+	for _, rm := range []netguard.Config{{AllowNetworks: []string{"10.0.0.0/99"}}, {AllowHosts: []string{"http://x.internal"}}} {
+		if _, err := New(Config{Model: scripted.Reply("x"), RemoteMedia: rm}); err == nil || !strings.Contains(err.Error(), "RemoteMedia") {
+			t.Errorf("New with %+v = %v, want a RemoteMedia error", rm, err)
+		}
+	}
+}
+
+// Concurrent first runs share one lazily built guard (run with -race): each
+// refuses the loopback URL.
+func TestRemoteMedia_LazyGuardUnderConcurrentFirstUse(t *testing.T) {
+	t.Parallel()
+	u, hits := imageServer(t, jpeg(100))
+	a := mustAgent(t, Config{Model: scripted.Reply("never")})
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = a.Run(context.Background(), run.Input{InputContent: "?", Images: []run.Media{{URL: u, MIMEType: "image/jpeg"}}})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if !errors.Is(err, netguard.ErrBlocked) {
+			t.Errorf("run = %v, want netguard.ErrBlocked", err)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("%d fetches", hits.Load())
 	}
 }

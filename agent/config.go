@@ -270,8 +270,18 @@ type Agent struct {
 	off *offload.Offloader
 	// mem is the memory machinery of Config.MemoryConfig; nil when off.
 	mem *memoryParts
-	// remote guards fetches of media given by URL (Config.RemoteMedia).
-	remote *netguard.Guard
+	// remote guards fetches of media given by URL (Config.RemoteMedia),
+	// built on first use (remoteGuard): most agents never fetch media, and
+	// the guard is half of a team's construction cost.
+	remoteOnce sync.Once
+	remote     *netguard.Guard
+}
+
+// remoteGuard returns the guard of Config.RemoteMedia, building it on first
+// use. A configuration that could fail was built and checked by New.
+func (a *Agent) remoteGuard() *netguard.Guard {
+	a.remoteOnce.Do(func() { a.remote = netguard.MustNew(a.cfg.RemoteMedia) })
+	return a.remote
 }
 
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
@@ -339,11 +349,16 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, err := netguard.New(cfg.RemoteMedia)
-	if err != nil {
-		return nil, fmt.Errorf("agent: RemoteMedia: %w", err)
+	a := &Agent{cfg: cfg, off: off}
+	if rm := cfg.RemoteMedia; len(rm.AllowNetworks) > 0 || len(rm.AllowHosts) > 0 || len(rm.Ports) > 0 {
+		// Only an allow list can be wrong: refuse it here, not at the
+		// first fetch.
+		g, err := netguard.New(rm)
+		if err != nil {
+			return nil, fmt.Errorf("agent: RemoteMedia: %w", err)
+		}
+		a.remoteOnce.Do(func() { a.remote = g })
 	}
-	a := &Agent{cfg: cfg, off: off, remote: remote}
 	if a.mem, err = newMemoryParts(&a.cfg, a.memoryCaller); err != nil {
 		return nil, err
 	}

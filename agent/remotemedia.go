@@ -99,7 +99,7 @@ func (st *state) fetchRemote(raw string) ([]byte, string, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g := st.a.remote
+	g := st.a.remoteGuard()
 	if err := g.CheckURL(u); err != nil {
 		return fail(err)
 	}

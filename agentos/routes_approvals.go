@@ -13,6 +13,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // approvalView is AgentOS 3.0's ApprovalResponse.
@@ -137,8 +138,9 @@ type approvalResolve struct {
 // resolveApproval is POST /approvals/{approval_id}/resolve: a pending
 // approval becomes approved or rejected (once: 409 after). A paused agent
 // or team run waiting only for confirmations is continued with the
-// decision (continueFromApproval); other paused runs through their
-// continue route.
+// decision (continueFromApproval), and so is a paused workflow run once
+// every approval it waits for is resolved (continueWorkflowFromApproval);
+// other paused runs through their continue route.
 func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 	d, a, err := s.loadApproval(r)
 	if err != nil {
@@ -193,6 +195,8 @@ func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) continueFromApproval(ctx context.Context, d *db.DB, a *db.Approval) *db.Approval {
 	var t runContinuer
 	switch {
+	case a.SourceType == string(run.TypeWorkflow) && s.workflows[a.WorkflowID] != nil:
+		return s.continueWorkflowFromApproval(ctx, d, s.workflows[a.WorkflowID], a)
 	case a.SourceType == string(run.TypeAgent) && s.agents[a.AgentID] != nil:
 		t = s.agents[a.AgentID]
 	case a.SourceType == string(run.TypeTeam) && s.teams[a.TeamID] != nil:
@@ -230,6 +234,35 @@ func (s *Server) continueFromApproval(ctx context.Context, d *db.DB, a *db.Appro
 	}
 	if _, err := t.ContinueRun(context.WithoutCancel(ctx), paused); err != nil {
 		s.log.Warn("agentos: continuing a run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
+	}
+	if now, err := d.GetApproval(ctx, a.ID); err == nil {
+		return now
+	}
+	return a
+}
+
+// continueWorkflowFromApproval continues the PAUSED workflow run whose
+// approval a was just resolved, when its approvals now answer every step
+// requirement (workflow.ApprovalAnswers: confirmations, output reviews as
+// they are, agent or team steps waiting for tool confirmations). A run that
+// waits for another approval, for user input or a route, or that is
+// continuing already, is left as it is. It returns the approval as it is
+// afterwards.
+func (s *Server) continueWorkflowFromApproval(ctx context.Context, d *db.DB, wf *workflow.Workflow, a *db.Approval) *db.Approval {
+	if a.RunStatus != string(run.StatusPaused) || wf.DB() == nil {
+		return a
+	}
+	ctx, f, err := s.runs.begin(ctx, a.RunID, wf.Component(), a.UserID, false)
+	if err != nil {
+		return a
+	}
+	defer s.runs.end(a.RunID, f)
+	answers, ready, err := wf.ApprovalAnswers(ctx, a.RunID)
+	if err != nil || !ready {
+		return a
+	}
+	if _, err := wf.ContinueRun(context.WithoutCancel(ctx), a.RunID, answers); err != nil {
+		s.log.Warn("agentos: continuing a workflow run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
 	}
 	if now, err := d.GetApproval(ctx, a.ID); err == nil {
 		return now

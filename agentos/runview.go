@@ -5,10 +5,12 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // runView is a stored run as the runs routes answer it: every member of its
-// run_data in Agno's current shape (nothing the stored run holds is dropped,
+// run_data in Agno's current shape (nothing the stored run holds is dropped but a paused workflow's
+// resume journal,
 // unlike AgentOS's RunSchema, TeamRunSchema and WorkflowRunSchema, which
 // keep a fixed subset), with the members those schemas add or compute on
 // top: run_input, run_response_format, input_media, created_at as an ISO
@@ -54,6 +56,9 @@ func newRunView(row *db.Run) (runView, error) {
 			return nil, err
 		}
 	}
+	// A paused workflow's journal (with its paused agent and team runs) is
+	// Agentry's resume state, not a field of Agno's run schema.
+	delete(v, workflow.JournalKey)
 	for _, k := range runViewNullable {
 		if _, ok := v[k]; !ok {
 			v[k] = jsonNull

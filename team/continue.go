@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 
 	"github.com/agentryhq/agentry/agent"
@@ -19,11 +20,17 @@ import (
 // the same call (broadcast) are not run again.
 
 // resumeState is what a continued team run's delegation calls resume from.
+// A member may hold several paused runs (two tasks of one
+// execute_tasks_parallel call, two broadcasts in one turn): each delegation
+// takes the one of its task, and each run gets only its own resolutions.
 type resumeState struct {
 	mu     sync.Mutex
-	paused map[string]*run.Output // member id → its paused run
-	done   map[string]*run.Output // member id → its completed run of the paused call
-	opts   []agent.RunOption      // the resolutions, handed on to the member
+	paused map[string][]*run.Output // member id → its paused runs
+	done   map[string]*run.Output   // doneKey → a completed run of a paused broadcast
+	// The resolutions handed on to the members: in place in the paused
+	// run's requirements, and given with the continue.
+	inPlace, given []run.Requirement
+	tools          []run.ToolExecution
 }
 
 type resumeKey struct{ t *Team }
@@ -33,25 +40,90 @@ func resumeFrom(ctx context.Context, t *Team) *resumeState {
 	return rs
 }
 
-func (rs *resumeState) takePaused(id string) *run.Output {
-	if rs == nil {
-		return nil
+func doneKey(memberID, task string) string { return memberID + "\x00" + task }
+
+// inputText is the task a member run was given.
+func inputText(o *run.Output) string {
+	if o.Input == nil || o.Input.InputContent == nil {
+		return ""
 	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	out := rs.paused[id]
-	delete(rs.paused, id)
-	return out
+	return run.ContentText(o.Input.InputContent)
 }
 
-func (rs *resumeState) takeDone(id string) *run.Output {
+// takePaused returns the paused run of member id to continue for task (the
+// one given that task, else the member's first), with the options that
+// resolve it: the requirements naming that run, and those naming none.
+func (rs *resumeState) takePaused(id, task string) (*run.Output, []agent.RunOption) {
+	if rs == nil {
+		return nil, nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	runs := rs.paused[id]
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	i := slices.IndexFunc(runs, func(o *run.Output) bool { return inputText(o) == task })
+	if i < 0 {
+		i = 0
+	}
+	out := runs[i]
+	rs.paused[id] = slices.Delete(runs, i, i+1)
+	reqs := append(resolutionsFor(out, rs.inPlace), resolutionsFor(out, rs.given)...)
+	opts := []agent.RunOption{agent.WithRequirements(reqs)}
+	if rs.tools != nil {
+		opts = append(opts, agent.WithTools(rs.tools))
+	}
+	return out, opts
+}
+
+// resolutionsFor picks of reqs those for the paused member run out: those
+// naming it, labelled as out's own requirements are (a nested team's
+// requirements name its members' runs; the n-th with an id matches out's
+// n-th with that id), and those naming no member run.
+func resolutionsFor(out *run.Output, reqs []run.Requirement) []run.Requirement {
+	var picked []run.Requirement
+	seen := map[string]int{}
+	for _, r := range reqs {
+		switch r.MemberRunID {
+		case "":
+			picked = append(picked, r)
+		case out.RunID:
+			k := requirementKey(r)
+			n := seen[k]
+			seen[k]++
+			for _, q := range out.Requirements {
+				if requirementKey(q) != k {
+					continue
+				}
+				if n == 0 {
+					r.MemberAgentID, r.MemberAgentName, r.MemberRunID = q.MemberAgentID, q.MemberAgentName, q.MemberRunID
+					break
+				}
+				n--
+			}
+			picked = append(picked, r)
+		}
+	}
+	return picked
+}
+
+func requirementKey(r run.Requirement) string {
+	if r.ToolExecution != nil {
+		return r.ID + "\x00" + r.ToolExecution.ToolCallID
+	}
+	return r.ID
+}
+
+func (rs *resumeState) takeDone(id, task string) *run.Output {
 	if rs == nil {
 		return nil
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := rs.done[id]
-	delete(rs.done, id)
+	k := doneKey(id, task)
+	out := rs.done[k]
+	delete(rs.done, k)
 	return out
 }
 
@@ -124,16 +196,13 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		order = append(order, &o)
 	}
 	co := agent.ResolveOptions(opts...)
-	reqs := append(append([]run.Requirement(nil), paused.Requirements...), co.Requirements...)
-	rs := &resumeState{paused: map[string]*run.Output{}, done: map[string]*run.Output{},
-		opts: []agent.RunOption{agent.WithRequirements(reqs)}}
-	if co.Tools != nil {
-		rs.opts = append(rs.opts, agent.WithTools(co.Tools))
-	}
+	rs := &resumeState{paused: map[string][]*run.Output{}, done: map[string]*run.Output{}, inPlace: paused.Requirements, given: co.Requirements, tools: co.Tools}
+	taken := map[string]bool{} // member run ids
 	for _, r := range paused.Requirements {
-		if r.MemberRunID == "" || rs.paused[r.MemberAgentID] != nil {
+		if r.MemberRunID == "" || taken[r.MemberRunID] {
 			continue
 		}
+		taken[r.MemberRunID] = true
 		mi, ok := t.members[r.MemberAgentID]
 		if !ok {
 			return nil, nil, fmt.Errorf("team: continue run %s: requirement %s names member %q, which is not in the team: %w", paused.RunID, r.ID, r.MemberAgentID, run.ErrNotContinuable)
@@ -151,7 +220,7 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		if m == nil {
 			return nil, nil, fmt.Errorf("team: continue run %s: the paused run %s of member %s is neither in member_responses nor in its database: %w", paused.RunID, r.MemberRunID, mi.id, run.ErrNotContinuable)
 		}
-		rs.paused[mi.id] = m
+		rs.paused[mi.id] = append(rs.paused[mi.id], m)
 	}
 	// A broadcast call that paused: its members that completed are not run
 	// again (the latest completed run of each member on the same task).
@@ -164,13 +233,17 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 			continue
 		}
 		for _, o := range order {
-			id := memberIDOf(o)
-			if o.Status == run.StatusCompleted && o.Input != nil && o.Input.InputContent == args.Task && rs.paused[id] == nil {
-				rs.done[id] = o
+			if o.Status == run.StatusCompleted && inputText(o) == args.Task && !pausedOn(rs.paused[memberIDOf(o)], args.Task) {
+				rs.done[doneKey(memberIDOf(o), args.Task)] = o
 			}
 		}
 	}
 	return context.WithValue(ctx, resumeKey{t}, rs), c, nil
+}
+
+// pausedOn tells whether one of a member's paused runs was given task.
+func pausedOn(runs []*run.Output, task string) bool {
+	return slices.ContainsFunc(runs, func(o *run.Output) bool { return inputText(o) == task })
 }
 
 // pendingCalls are the paused run's tool calls without a result (those a

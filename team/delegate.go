@@ -278,11 +278,11 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	var out *run.Output
 	var err error
 	rs := resumeFrom(ctx, t)
-	if prev := rs.takeDone(mi.id); prev != nil {
+	if prev := rs.takeDone(mi.id, task); prev != nil {
 		return prev, nil // completed before the team run paused
 	}
-	if paused := rs.takePaused(mi.id); paused != nil {
-		out, err = mi.r.ContinueRun(ctx, paused, append(opts, rs.opts...)...)
+	if paused, resolved := rs.takePaused(mi.id, task); paused != nil {
+		out, err = mi.r.ContinueRun(ctx, paused, append(opts, resolved...)...)
 	} else {
 		out, err = mi.r.Run(ctx, run.TextInput(task), opts...)
 	}

@@ -229,3 +229,98 @@ func TestPause_StreamEndsWithTeamRunPaused(t *testing.T) {
 		t.Fatalf("stored = %+v, %v", row, err)
 	}
 }
+
+// twoCalls is one leader turn making two tool calls.
+func twoCalls(name string, a, b map[string]any) scripted.Turn {
+	return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: name, Args: a}, {Name: name, Args: b}}}
+}
+
+// A member holding two paused runs in one parallel call (two tasks of
+// execute_tasks_parallel; two broadcasts in one turn): both pauses are the
+// team run's requirements, and continuing (on a restarted team) resumes
+// each member run with its own answer, running nothing twice.
+func TestPause_MemberWithTwoPausedTasksInOneParallelCall(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []Mode{ModeTasks, ModeBroadcast} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "agentry.db")
+			var ran int32
+			echo := &recorder{Model: scripted.Reply("echo ready")}
+			build := func(d *db.DB) *Team {
+				helper := mustAgent(t, agent.Config{ID: "echo", Name: "Echo", Model: echo, DB: d})
+				if mode == ModeTasks {
+					return opsTeam(t, d, ModeTasks, &ran, script(
+						match("ship", twoCalls(toolCreateTask, map[string]any{"title": "Deploy A", "assignee": "ops"}, map[string]any{"title": "Deploy B", "assignee": "ops"})),
+						match("ship", call(toolExecuteTasks, map[string]any{"task_ids": []any{"t1", "t2"}})),
+						match("ship", answer("shipped"))))
+				}
+				return opsTeam(t, d, ModeBroadcast, &ran, script(
+					twoCalls(ToolDelegateAll, map[string]any{"task": "Deploy A"}, map[string]any{"task": "Deploy B"}),
+					answer("shipped")), helper)
+			}
+			ctx := context.Background()
+			paused, err := build(openPath(t, path)).Run(ctx, run.TextInput("ship"), agent.WithSessionID("s"))
+			if err != nil || paused.Status != run.StatusPaused {
+				t.Fatalf("first leg %s, %v", paused.Status, err)
+			}
+			if len(paused.Requirements) != 2 || paused.Requirements[0].MemberRunID == paused.Requirements[1].MemberRunID {
+				t.Fatalf("requirements %+v: want one for each paused member run", paused.Requirements)
+			}
+			// Restarted: confirm the deploy of A, reject the deploy of B.
+			d := openPath(t, path)
+			tm := build(d)
+			row, err := d.GetRun(ctx, paused.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, _ := row.Output()
+			task := map[string]string{}
+			answers := confirmAll(stored.Requirements)
+			for i, r := range answers {
+				mr, err := d.GetRun(ctx, r.MemberRunID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mo, _ := mr.Output()
+				task[r.MemberRunID] = run.ContentText(mo.Input.InputContent)
+				if strings.HasPrefix(task[r.MemberRunID], "Deploy B") {
+					answers[i].ToolExecution.Confirmed = boolp(false)
+				}
+			}
+			out, err := tm.ContinueRun(ctx, stored, agent.WithRequirements(answers))
+			if err != nil || out.Status != run.StatusCompleted || out.Content != "shipped" {
+				t.Fatalf("continued %s %v, %v", out.Status, out.Content, err)
+			}
+			if ran != 1 {
+				t.Errorf("the deploy ran %d times, want once (A confirmed, B rejected)", ran)
+			}
+			for id, in := range task {
+				mr, err := d.GetRun(ctx, id)
+				if err != nil || mr.Status != run.StatusCompleted {
+					t.Fatalf("member run for %q: %v %v", in, mr, err)
+				}
+				mo, _ := mr.Output()
+				want := strings.HasPrefix(in, "Deploy A")
+				if len(mo.Tools) != 1 || mo.Tools[0].Confirmed == nil || *mo.Tools[0].Confirmed != want {
+					t.Errorf("member run for %q: tools %+v, want confirmed %v", in, mo.Tools, want)
+				}
+			}
+			var opsRuns, echoRuns int
+			for _, r := range rowsOf(t, d, "s") {
+				switch r.AgentID {
+				case "ops":
+					opsRuns++
+				case "echo":
+					echoRuns++
+				}
+			}
+			if opsRuns != 2 {
+				t.Errorf("%d ops runs, want the two paused ones resumed", opsRuns)
+			}
+			if mode == ModeBroadcast && (echoRuns != 2 || len(echo.requests()) != 2) {
+				t.Errorf("echo: %d runs, %d model calls; want one per task", echoRuns, len(echo.requests()))
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -91,4 +92,76 @@ func (w *Workflow) approvalsFollow(ctx context.Context, runID string, status run
 	if err := w.cfg.DB.SetApprovalsRunStatus(ctx, runID, string(status)); err != nil {
 		slog.Warn("workflow: recording the run status on its approvals failed", "run_id", runID, "error", err)
 	}
+}
+
+// ApprovalAnswers returns the answers that the resolved approvals of the
+// paused run runID give, for ContinueRun: approved confirms and rejected
+// rejects (the resolution's rejection_feedback or note becomes the
+// rejection feedback) a step confirmation, an output review taken as it
+// is, or an agent or team step whose tools wait only for confirmations
+// (each tool confirmed or rejected). ready is false while an approval of the
+// run is still pending, or when a requirement needs more than a decision
+// (user input, a route, an external result, a failed step's decision): the
+// continue route takes those answers.
+func (w *Workflow) ApprovalAnswers(ctx context.Context, runID string) (answers []run.StepRequirement, ready bool, err error) {
+	out, _, err := w.loadPaused(ctx, runID)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(out.ErrorRequirements) > 0 || len(out.StepRequirements) == 0 {
+		return nil, false, nil
+	}
+	for _, r := range out.StepRequirements {
+		if !decisionOnly(r) {
+			return nil, false, nil
+		}
+		a, err := w.cfg.DB.GetApproval(ctx, approvalID(runID, r))
+		if errors.Is(err, db.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if a.Status != db.ApprovalApproved && a.Status != db.ApprovalRejected {
+			return nil, false, nil
+		}
+		ok := a.Status == db.ApprovalApproved
+		var note struct {
+			RejectionFeedback string `json:"rejection_feedback"`
+			Note              string `json:"note"`
+		}
+		_ = json.Unmarshal(a.ResolutionData, &note)
+		ans := r
+		ans.ExecutorRequirements = slices.Clone(r.ExecutorRequirements)
+		if r.RequiresExecutorInput {
+			for k := range ans.ExecutorRequirements {
+				te := *ans.ExecutorRequirements[k].ToolExecution
+				te.Confirmed, te.ConfirmationNote = ptr(ok), note.Note
+				ans.ExecutorRequirements[k].ToolExecution = &te
+			}
+		}
+		ans.Confirmed = ptr(ok)
+		if !ok {
+			ans.RejectionFeedback = cmp.Or(note.RejectionFeedback, note.Note)
+		}
+		answers = append(answers, ans)
+	}
+	return answers, true, nil
+}
+
+// decisionOnly tells whether approving or rejecting answers r whole.
+func decisionOnly(r run.StepRequirement) bool {
+	switch {
+	case r.RequiresUserInput, r.RequiresRouteSelection:
+		return false
+	case r.RequiresExecutorInput:
+		for _, q := range r.ExecutorRequirements {
+			te := q.ToolExecution
+			if te == nil || !te.RequiresConfirmation || te.RequiresUserInput || te.ExternalExecutionRequired {
+				return false
+			}
+		}
+		return len(r.ExecutorRequirements) > 0
+	}
+	return r.RequiresConfirmation || r.RequiresOutputReview
 }

@@ -323,7 +323,7 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 			}
 			if _, err := w.expire(db.WithUserScope(ctx, out.UserID), row.RunID, time.Now()); err == nil {
 				n++
-			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
+			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, errClaimed) {
 				return n, err
 			}
 		}

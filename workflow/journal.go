@@ -8,10 +8,12 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// journalKey is the run_data member a paused run keeps its journal in. Agno
+// JournalKey is the run_data member a paused run keeps its journal in. Agno
 // drops members its WorkflowRunOutput does not declare, so a Python reader
-// reads the run as usual.
-const journalKey = "agentry_workflow_journal"
+// reads the run as usual; the server leaves it out of the runs it shows.
+const JournalKey = "agentry_workflow_journal"
+
+const journalKey = JournalKey
 
 // journal is what a paused run has done and decided, so continuing it
 // replays the step tree to where it stopped instead of running anything
