@@ -155,11 +155,11 @@ func TestStore_FullQueueDropsWithoutBlocking(t *testing.T) {
 	}
 }
 
-// TestStore_RefusesADatabaseWithoutTraces: the in-memory driver keeps no
-// traces, so asking for a store on it fails at start.
+// TestStore_RefusesADatabaseWithoutTraces: a driver that keeps no traces
+// (here the in-memory driver seen through db.Driver alone) fails at start.
 func TestStore_RefusesADatabaseWithoutTraces(t *testing.T) {
 	t.Parallel()
-	d := db.New("mem", memory.New())
+	d := db.New("plain", struct{ db.Driver }{memory.New()})
 	if _, err := trace.NewStore(trace.StoreConfig{DB: d}); err == nil {
 		t.Fatal("a store on the memory driver")
 	}
