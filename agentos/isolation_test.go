@@ -109,11 +109,11 @@ const (
 // Markers of alice's and bob's data: each appears in a response only if that
 // user's object was read.
 func aliceMarkers(f fixture) []string {
-	return append([]string{"s-alice", "m-alice", "l-alice", "ap-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}, controlAliceMarkers...)
+	return append([]string{"s-alice", "m-alice", "l-alice", "ap-alice", f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, "hello from alice", "green tea"}, append(controlAliceMarkers, traceAliceMarkers...)...)
 }
 
 func bobMarkers(f fixture) []string {
-	return append([]string{"s-bob", "m-bob", "l-bob", "ap-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}, controlBobMarkers...)
+	return append([]string{"s-bob", "m-bob", "l-bob", "ap-bob", f.bobRun, f.bobTeamRun, f.bobWorkflowRun, "hello from bob", "Zürich"}, append(controlBobMarkers, traceBobMarkers...)...)
 }
 
 // userView renders everything a user's scope can see in the database: their
@@ -151,6 +151,7 @@ func userView(t *testing.T, d *db.DB, user string) string {
 		fmt.Fprintf(&b, "learning %s %s %s %s %d\n", l.LearningID, l.UserID, l.Content, l.Metadata, l.UpdatedAt)
 	}
 	controlPlaneView(t, d, ctx, &b)
+	tracesView(t, d, ctx, &b)
 	aps, _, err := d.ListApprovals(ctx, db.ApprovalFilter{Limit: 1000, Page: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ type isoCase struct {
 // missingTwin maps the case's path onto ids that do not exist, to compare the
 // other user's answer with a missing object's.
 func missingTwin(f fixture, path string) (twin string, back func(string) string) {
-	pairs := append([]string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing", "ap-alice", "ap-missing"}, controlMissingTwins...)
+	pairs := append([]string{"s-alice", "s-missing", "m-alice", "m-missing", "l-alice", "l-missing", "ap-alice", "ap-missing"}, append(controlMissingTwins, traceMissingTwins...)...)
 	for _, id := range []string{f.aliceRun, f.aliceTeamRun, f.aliceWorkflowRun, alicePendingRun, aliceTeamPendingRun, aliceWorkflowPendingRun} {
 		if strings.Contains(path, id) {
 			pairs = append(pairs, id, "run-missing")
@@ -433,6 +434,7 @@ func isolationCases(f fixture) []isoCase {
 			body: "stream=false&user_id=alice&session_id=s-alice", ok: 409},
 	}
 	cases = append(cases, controlPlaneCases(f)...)
+	cases = append(cases, traceCases()...)
 	cases = append(cases, componentRunCases("team", "/teams/squad", "s-alice-squad", f.aliceTeamRun, aliceTeamPendingRun)...)
 	return append(cases, componentRunCases("workflow", "/workflows/flow", "s-alice-flow", f.aliceWorkflowRun, aliceWorkflowPendingRun)...)
 }
@@ -610,6 +612,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 				seedLearnings(t, f.db)
 				seedPendingRuns(t, f.db)
 				seedControlPlane(t, f.db)
+				seedTraces(t, f.db)
 				c := isolationCases(f)[indexOfCase(t, f, c.name)]
 				aliceBefore, bobBefore := userView(t, f.db, "alice"), userView(t, f.db, "bob")
 				send := func(path string) response {
@@ -709,6 +712,9 @@ func indexOfCase(t *testing.T, f fixture, name string) int {
 func aliceMarkersIn(f fixture, path string) []string {
 	p, _, _ := strings.Cut(path, "?")
 	if m, ok := controlMarkersIn(p); ok {
+		return m
+	}
+	if m, ok := traceMarkersIn(p); ok {
 		return m
 	}
 	switch {

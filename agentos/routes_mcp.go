@@ -5,7 +5,9 @@ import (
 	"net/http"
 
 	"github.com/agentryhq/agentry/agentos/config"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/mcp/mcpserver"
+	"github.com/agentryhq/agentry/run"
 )
 
 // MCP configures the MCP endpoint (the config file's mcp_server).
@@ -38,6 +40,22 @@ func (s *Server) newMCP() (*mcpserver.Server, error) {
 				return nil, nil, beginErr(err)
 			}
 			return ctx, func() { s.runs.end(runID, f) }, nil
+		},
+		// Runs started by a tool are observed as the HTTP routes' runs: a run
+		// span carrying the caller's user (stored traces are isolated by
+		// it), under the request's span, and agentry_runs_total.
+		Observe: func(t mcpserver.Target, runID, sessionID, userID string) mcpserver.Streamer {
+			if rt, ok := t.(runTarget); ok {
+				return s.observed(rt, runID, sessionID, userID)
+			}
+			return t
+		},
+		ObserveCall: func(ctx context.Context, t mcpserver.Target, runID, sessionID, userID string, call func(context.Context) (*run.Output, error)) (*run.Output, error) {
+			rt, ok := t.(runTarget)
+			if !ok {
+				return call(ctx)
+			}
+			return s.observedCall(ctx, rt, &db.Run{RunID: runID, SessionID: sessionID, UserID: userID}, call)
 		},
 		Logger: s.log,
 	})

@@ -38,12 +38,7 @@ var outsideIsolationMatrix = map[string]string{
 	"POST /queue/jobs/{job_id}/requeue": "admin only (TestDurableQueue_RoutesAreIsolatedPerUser)",
 	"GET /queue/stats":                  "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
 	"GET /prometheus":                   "admin only: process-wide operator metrics, no user's data",
-	// Stored traces need a SQL database; the matrix fixture is in memory.
-	"GET /traces":               "traces: isolated per user in TestTraceRoutes_IsolationMatrix (SQLite)",
-	"GET /traces/filter-schema": "describes the search filter's fields, no user's data",
-	"POST /traces/search":       "traces: isolated per user in TestTraceRoutes_IsolationMatrix (SQLite)",
-	"GET /traces/{trace_id}":    "traces: isolated per user in TestTraceRoutes_IsolationMatrix (SQLite)",
-	"GET /trace_session_stats":  "traces: isolated per user in TestTraceRoutes_IsolationMatrix (SQLite)",
+	"GET /traces/filter-schema":         "describes the search filter's fields, no user's data",
 	// The knowledge routes have their own matrix (owner, other user, admin,
 	// shared rows, no token): TestKnowledgeRoutes_IsolationMatrix.
 	"GET /knowledge/content":                     "knowledge: routes_knowledge_test.go matrix",

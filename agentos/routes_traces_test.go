@@ -10,6 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
@@ -21,24 +22,33 @@ import (
 )
 
 type traceFixture struct {
-	url  string
-	db   *db.DB
-	tp   *sdktrace.TracerProvider
-	hdrs map[string]map[string]string
+	url    string
+	db     *db.DB
+	tp     *sdktrace.TracerProvider
+	hdrs   map[string]map[string]string
+	tokens map[string]string
+	// exported are the spans an exporter (OTLP in production) receives.
+	exported *tracetest.InMemoryExporter
 }
 
 // newTraceFixture serves a "calc" agent (a tool call, then an answer) on a
 // SQLite file with user isolation, JWT callers alice, bob and an admin, and
 // tracing stored in the same database.
-func newTraceFixture(t *testing.T) traceFixture {
+func newTraceFixture(t *testing.T) traceFixture { return newTraceFixtureWith(t, trace.Content{}) }
+
+// newTraceFixtureWith is newTraceFixture with a content policy, the MCP
+// endpoint on, and an in-memory exporter beside the store.
+func newTraceFixtureWith(t *testing.T, content trace.Content) traceFixture {
 	t.Helper()
 	d := testdbs.SQLite(t)
 	st, err := trace.NewStore(trace.StoreConfig{DB: d, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(st))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	exp := tracetest.NewInMemoryExporter()
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(st), sdktrace.WithSyncer(exp))
+	tp := trace.WithContent(sdk, content)
+	t.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
 	mul := tool.MustFunc(tool.FuncConfig{Name: "multiply", Description: "multiplies"},
 		func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A * in.B, nil })
 	m := scripted.MustNew(scripted.Config{ID: "calc-model", Provider: "Scripted", Turns: []scripted.Turn{
@@ -50,12 +60,16 @@ func newTraceFixture(t *testing.T) traceFixture {
 		t.Fatal(err)
 	}
 	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, UserIsolation: true, Auth: Auth{Authenticator: jwtAuthenticator(t, "")},
-		Telemetry: Telemetry{TracerProvider: tp}}, nil)
-	return traceFixture{url: ts.URL, db: d, tp: tp, hdrs: map[string]map[string]string{
-		"alice": bearer(hsToken(t, jwt.MapClaims{"sub": "alice"})),
-		"bob":   bearer(hsToken(t, jwt.MapClaims{"sub": "bob"})),
-		"admin": bearer(hsToken(t, jwt.MapClaims{"sub": "root", "scopes": []string{auth.AdminScope}})),
+		Telemetry: Telemetry{TracerProvider: tp}, MCP: MCP{Enabled: true}}, nil)
+	f := traceFixture{url: ts.URL, db: d, tp: sdk, exported: exp, hdrs: map[string]map[string]string{}, tokens: map[string]string{
+		"alice": hsToken(t, jwt.MapClaims{"sub": "alice"}),
+		"bob":   hsToken(t, jwt.MapClaims{"sub": "bob"}),
+		"admin": hsToken(t, jwt.MapClaims{"sub": "root", "scopes": []string{auth.AdminScope}}),
 	}}
+	for u, tok := range f.tokens {
+		f.hdrs[u] = bearer(tok)
+	}
+	return f
 }
 
 // runAs runs calc over HTTP as user and returns the run id, once its spans

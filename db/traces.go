@@ -231,6 +231,47 @@ func (d *DB) DeleteTracesBefore(ctx context.Context, cutoff time.Time, limit int
 	}
 }
 
+// traceLevel ranks a trace's name source: a workflow's run span over a
+// team's over an agent's over any other span (Agno's component level).
+func traceLevel(t *Trace) int {
+	if !strings.HasPrefix(t.Name, "invoke_agent ") && !strings.Contains(t.Name, ".run") && !strings.Contains(t.Name, ".arun") {
+		return 0
+	}
+	switch {
+	case t.WorkflowID != "":
+		return 3
+	case t.TeamID != "":
+		return 2
+	case t.AgentID != "":
+		return 1
+	}
+	return 0
+}
+
+// MergeTrace folds a later batch's summary of a trace into the stored one
+// (the TraceDriver.WriteTraces rule, shared by the drivers).
+func MergeTrace(old, in *Trace) {
+	if traceLevel(in) > traceLevel(old) {
+		old.Name = in.Name
+	}
+	if in.StartTime.Before(old.StartTime) {
+		old.StartTime = in.StartTime
+	}
+	if in.EndTime.After(old.EndTime) {
+		old.EndTime = in.EndTime
+	}
+	old.DurationMS = old.EndTime.Sub(old.StartTime).Milliseconds()
+	if old.Status != "ERROR" {
+		old.Status = in.Status
+	}
+	for _, p := range [][2]*string{{&old.RunID, &in.RunID}, {&old.SessionID, &in.SessionID}, {&old.UserID, &in.UserID},
+		{&old.AgentID, &in.AgentID}, {&old.TeamID, &in.TeamID}, {&old.WorkflowID, &in.WorkflowID}} {
+		if *p[0] == "" {
+			*p[0] = *p[1]
+		}
+	}
+}
+
 func checkLimitPage(limit, page int) error {
 	if limit <= 0 {
 		return fmt.Errorf("%w: limit must be positive", ErrInvalidFilter)

@@ -56,30 +56,37 @@ func KnownRunner(r agent.Runner, tp oteltrace.TracerProvider, info RunInfo) agen
 	if tp == nil {
 		return r
 	}
-	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName), info: info}
+	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName), info: info, content: contentOf(tp)}
 }
 
-func (t tracedRunner) start(ctx context.Context) (context.Context, oteltrace.Span) {
+func (t tracedRunner) start(ctx context.Context, input *run.Input) (context.Context, oteltrace.Span) {
 	ctx, span := startRun(ctx, t.tr, t.Runner.Component())
 	if kv := t.info.attrs(); len(kv) > 0 {
 		span.SetAttributes(kv...)
+	}
+	if !t.content.Omit && input.InputContent != nil {
+		mime := mimeText
+		if _, ok := input.InputContent.(string); !ok {
+			mime = mimeJSON
+		}
+		t.content.setInput(span, run.ContentText(input.InputContent), mime)
 	}
 	return ctx, span
 }
 
 func (t tracedRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
-	ctx, span := t.start(ctx)
+	ctx, span := t.start(ctx, &input)
 	out, err := t.Runner.Run(ctx, input, opts...)
-	EndRun(span, out, err)
+	endRun(span, out, err, t.content)
 	return out, err
 }
 
 func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		ctx, span := t.start(ctx)
+		ctx, span := t.start(ctx, &input)
 		out := run.Output{RunID: t.info.RunID, SessionID: t.info.SessionID, UserID: t.info.UserID}
 		var failed error
-		defer func() { EndRun(span, &out, failed) }()
+		defer func() { endRun(span, &out, failed, t.content) }()
 		for ev, err := range t.Runner.Stream(ctx, input, opts...) {
 			if err != nil {
 				failed = err
@@ -92,6 +99,9 @@ func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent
 				}
 				if s, ok := FinalStatus(ev); ok {
 					out.Status = s
+					if ev.RunID == "" || ev.RunID == out.RunID || out.RunID == "" {
+						out.Content = ev.Content
+					}
 				}
 			}
 			if !yield(ev, err) {

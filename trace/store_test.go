@@ -3,6 +3,7 @@ package trace_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,8 +36,10 @@ func storedRun(t *testing.T, d *db.DB) (*run.Output, *trace.Store) {
 		t.Fatal(err)
 	}
 	ctx, req := tp.Tracer("test").Start(context.Background(), "POST /agents/{agent_id}/runs", oteltrace.WithSpanKind(oteltrace.SpanKindServer))
-	out, err := trace.KnownRunner(a, tp, trace.RunInfo{RunID: "run-1", SessionID: "sess-1", UserID: "alice"}).
-		Run(ctx, run.TextInput("6*7?"), agent.WithRunID("run-1"), agent.WithSessionID("sess-1"), agent.WithUserID("alice"))
+	// The run registry is process-wide: parallel tests need their own run ids.
+	runID := fmt.Sprintf("run-%d", runSeq.Add(1))
+	out, err := trace.KnownRunner(a, tp, trace.RunInfo{RunID: runID, SessionID: "sess-1", UserID: "alice"}).
+		Run(ctx, run.TextInput("6*7?"), agent.WithRunID(runID), agent.WithSessionID("sess-1"), agent.WithUserID("alice"))
 	req.End()
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +60,8 @@ func TestStore_WritesTheRunAsAnAgnoTrace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := open(t)
-			_, st := storedRun(t, d)
-			tr, err := d.GetTrace(context.Background(), "", "run-1")
+			out, st := storedRun(t, d)
+			tr, err := d.GetTrace(context.Background(), "", out.RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +85,7 @@ func TestStore_WritesTheRunAsAnAgnoTrace(t *testing.T) {
 				switch k {
 				case "AGENT":
 					rootID = s.SpanID
-					if s.ParentSpanID != "" || a["agno.run.id"] != "run-1" || a["user.id"] != "alice" || a["agno.agent.id"] != "calc" {
+					if s.ParentSpanID != "" || a["agno.run.id"] != out.RunID || a["user.id"] != "alice" || a["agno.agent.id"] != "calc" {
 						t.Errorf("root span %+v %v", s, a)
 					}
 				case "LLM":
@@ -155,11 +158,11 @@ func TestStore_FullQueueDropsWithoutBlocking(t *testing.T) {
 	}
 }
 
-// TestStore_RefusesADatabaseWithoutTraces: the in-memory driver keeps no
-// traces, so asking for a store on it fails at start.
+// TestStore_RefusesADatabaseWithoutTraces: a driver that keeps no traces
+// (here the in-memory driver seen through db.Driver alone) fails at start.
 func TestStore_RefusesADatabaseWithoutTraces(t *testing.T) {
 	t.Parallel()
-	d := db.New("mem", memory.New())
+	d := db.New("plain", struct{ db.Driver }{memory.New()})
 	if _, err := trace.NewStore(trace.StoreConfig{DB: d}); err == nil {
 		t.Fatal("a store on the memory driver")
 	}

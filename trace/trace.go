@@ -47,14 +47,14 @@ func Instrument(cfg *agent.Config, tp oteltrace.TracerProvider) {
 	if tp == nil {
 		return
 	}
-	tr := tp.Tracer(ScopeName)
+	tr, content := tp.Tracer(ScopeName), contentOf(tp)
 	for _, m := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
 		if *m != nil {
-			*m = tracedModel{next: *m, tr: tr}
+			*m = tracedModel{next: *m, tr: tr, content: content}
 		}
 	}
 	for i, m := range cfg.FallbackModels {
-		cfg.FallbackModels[i] = tracedModel{next: m, tr: tr}
+		cfg.FallbackModels[i] = tracedModel{next: m, tr: tr, content: content}
 	}
 	cfg.ToolHooks = append([]agent.ToolHook{ToolHook(tp)}, cfg.ToolHooks...)
 }
@@ -64,20 +64,25 @@ func Model(m model.Model, tp oteltrace.TracerProvider) model.Model {
 	if tp == nil || m == nil {
 		return m
 	}
-	return tracedModel{next: m, tr: tp.Tracer(ScopeName)}
+	return tracedModel{next: m, tr: tp.Tracer(ScopeName), content: contentOf(tp)}
 }
 
 type tracedModel struct {
-	next model.Model
-	tr   oteltrace.Tracer
+	next    model.Model
+	tr      oteltrace.Tracer
+	content Content
 }
 
 func (m tracedModel) Info() model.Info { return m.next.Info() }
 
-func (m tracedModel) start(ctx context.Context) (context.Context, oteltrace.Span) {
+func (m tracedModel) start(ctx context.Context, req *model.Request) (context.Context, oteltrace.Span) {
 	info := m.next.Info()
-	return m.tr.Start(ctx, "chat "+info.ID, oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
+	ctx, span := m.tr.Start(ctx, "chat "+info.ID, oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
 		AttrOperation.String("chat"), AttrProvider.String(info.Provider), AttrSystem.String(info.Provider), AttrRequestModel.String(info.ID)))
+	if !m.content.Omit && req != nil && len(req.Messages) > 0 {
+		m.content.setInput(span, m.content.messagesJSON(req.Messages), mimeJSON)
+	}
+	return ctx, span
 }
 
 func endModel(span oteltrace.Span, usage *model.Usage, stop, modelID string, err error) {
@@ -98,9 +103,13 @@ func endModel(span oteltrace.Span, usage *model.Usage, stop, modelID string, err
 }
 
 func (m tracedModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
-	ctx, span := m.start(ctx)
+	ctx, span := m.start(ctx, req)
 	resp, err := m.next.Invoke(ctx, req)
 	if resp != nil {
+		if !m.content.Omit && err == nil {
+			text, mime := responseText(resp.Message.Content, resp.Message.ToolCalls)
+			m.content.setOutput(span, text, mime)
+		}
 		endModel(span, &resp.Usage, resp.StopReason, resp.ModelID, err)
 	} else {
 		endModel(span, nil, "", "", err)
@@ -110,15 +119,33 @@ func (m tracedModel) Invoke(ctx context.Context, req *model.Request) (*model.Res
 
 func (m tracedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
-		ctx, span := m.start(ctx)
+		ctx, span := m.start(ctx, req)
 		var usage *model.Usage
 		var stop, modelID string
 		var failed error
-		defer func() { endModel(span, usage, stop, modelID, failed) }()
+		var text *textCollector
+		if !m.content.Omit {
+			text = &textCollector{limit: m.content.limit()}
+		}
+		defer func() {
+			if text != nil && failed == nil {
+				answer, mime := text.answer()
+				m.content.setOutput(span, answer, mime)
+			}
+			endModel(span, usage, stop, modelID, failed)
+		}()
 		for c, err := range m.next.Stream(ctx, req) {
 			if err != nil {
 				failed = err
 			} else if c != nil {
+				if text != nil {
+					if c.Content != "" {
+						text.add(c.Content)
+					}
+					for _, d := range c.ToolCalls {
+						text.addCall(d)
+					}
+				}
 				if c.Usage != nil {
 					u := *c.Usage
 					usage = &u
@@ -143,16 +170,19 @@ func ToolHook(tp oteltrace.TracerProvider) agent.ToolHook {
 	if tp == nil {
 		return func(next agent.ToolHandler) agent.ToolHandler { return next }
 	}
-	tr := tp.Tracer(ScopeName)
+	tr, content := tp.Tracer(ScopeName), contentOf(tp)
 	return func(next agent.ToolHandler) agent.ToolHandler {
 		return func(ctx context.Context, call model.ToolCall) tool.Result {
 			ctx, span := tr.Start(ctx, "execute_tool "+call.Name, oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
 				oteltrace.WithAttributes(AttrOperation.String("execute_tool"), AttrToolName.String(call.Name), AttrToolCallID.String(call.ID)))
 			defer span.End()
+			content.setInput(span, call.Arguments, mimeJSON)
 			res := next(ctx, call)
 			if res.Err != nil {
 				span.RecordError(res.Err)
 				span.SetStatus(codes.Error, res.Err.Error())
+			} else {
+				content.setOutput(span, res.Content, mimeText)
 			}
 			return res
 		}
@@ -165,13 +195,14 @@ func Runner(r agent.Runner, tp oteltrace.TracerProvider) agent.Runner {
 	if tp == nil {
 		return r
 	}
-	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName)}
+	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName), content: contentOf(tp)}
 }
 
 type tracedRunner struct {
 	agent.Runner
-	tr   oteltrace.Tracer
-	info RunInfo
+	tr      oteltrace.Tracer
+	info    RunInfo
+	content Content
 }
 
 // StartRun opens a run's span; the server uses it around runs it executes.
@@ -188,9 +219,21 @@ func startRun(ctx context.Context, tr oteltrace.Tracer, c run.Component) (contex
 		AttrOperation.String("invoke_agent"), AttrAgentID.String(c.ID), AttrAgentName.String(c.Name), AttrComponentType.String(string(c.Type))))
 }
 
-// EndRun records a run's outcome on its span and ends it.
-func EndRun(span oteltrace.Span, out *run.Output, err error) {
+// EndRun records a run's outcome on its span and ends it (with the
+// default Content policy: the answer is recorded, capped).
+func EndRun(span oteltrace.Span, out *run.Output, err error) { endRun(span, out, err, Content{}) }
+
+func endRun(span oteltrace.Span, out *run.Output, err error, content Content) {
 	if out != nil {
+		if err == nil && out.Status != run.StatusError && !content.Omit {
+			if text := out.ContentString(); text != "" {
+				mime := mimeText
+				if _, ok := out.Content.(string); !ok {
+					mime = mimeJSON
+				}
+				content.setOutput(span, text, mime)
+			}
+		}
 		span.SetAttributes(AttrRunID.String(out.RunID), AttrConversationID.String(out.SessionID), AttrRunStatus.String(string(out.Status)))
 		if out.UserID != "" {
 			span.SetAttributes(AttrUserID.String(out.UserID))

@@ -601,11 +601,21 @@ func TestTracing_ParsesAndValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Tracing.Store || c.Tracing.Retention() != 7*24*time.Hour || c.Tracing.QueueSize != 100 {
+	if !c.Tracing.Store || c.Tracing.Retention() != 7*24*time.Hour || c.Tracing.QueueSize != 100 || c.Tracing.ContentOmitted() {
 		t.Fatalf("%+v", c.Tracing)
 	}
+	for text, omitted := range map[string]bool{"tracing:\n  capture_content: false\n": true, "tracing:\n  capture_content: true\n  max_content_bytes: 64\n": false} {
+		c, err := Parse([]byte(text), "c.yaml")
+		if err == nil {
+			err = c.Validate()
+		}
+		if err != nil || c.Tracing.ContentOmitted() != omitted {
+			t.Errorf("%q: omitted %v, %v", text, c.Tracing.ContentOmitted(), err)
+		}
+	}
 	for _, bad := range []string{"tracing:\n  retention_days: 7\n", "tracing:\n  store: true\n  retention_days: -1\n",
-		"tracing:\n  store: true\n  queue_size: -5\n", "tracing:\n  store: true\n  keep: forever\n"} {
+		"tracing:\n  store: true\n  queue_size: -5\n", "tracing:\n  store: true\n  keep: forever\n",
+		"tracing:\n  max_content_bytes: -1\n", "tracing:\n  capture_content: false\n  max_content_bytes: 100\n"} {
 		c, err := Parse([]byte(bad), "c.yaml")
 		if err == nil {
 			err = c.Validate()

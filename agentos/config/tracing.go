@@ -9,16 +9,26 @@ import "time"
 //	  store: true          # write run, model, tool, CodeMode and retrieval spans to the database
 //	  retention_days: 30   # delete stored traces older than this (0 or absent: keep them, as Agno)
 //	  queue_size: 2048     # spans waiting to be written; when full, spans are dropped (and counted), never waited on
+//	  capture_content: false   # keep prompts, answers, tool arguments and results out of spans (default true, as Agno)
+//	  max_content_bytes: 8192  # cap on each recorded text (default 8192); a longer one ends "…[truncated: N of M bytes]"
 //
 // Exporting spans to a collector is configured apart, by the standard
 // OTEL_* environment variables (OTEL_EXPORTER_OTLP_ENDPOINT, …); both can
 // be on. Storing needs a SQL database (sqlite, postgres, mysql): it is
-// refused at start on another.
+// refused at start on another. capture_content and max_content_bytes apply
+// to every span, stored and exported alike: text left out of a span never
+// reaches either.
 type Tracing struct {
 	Store         bool    `yaml:"store"`
 	RetentionDays float64 `yaml:"retention_days"`
 	QueueSize     int     `yaml:"queue_size"`
+	// CaptureContent: nil (absent) records content, as Agno does.
+	CaptureContent  *bool `yaml:"capture_content"`
+	MaxContentBytes int   `yaml:"max_content_bytes"`
 }
+
+// ContentOmitted reports whether capture_content is false.
+func (t Tracing) ContentOmitted() bool { return t.CaptureContent != nil && !*t.CaptureContent }
 
 // Retention is retention_days as a duration (0: keep forever).
 func (t Tracing) Retention() time.Duration {
@@ -31,6 +41,12 @@ func (t Tracing) validate(bad func(string, ...any)) {
 	}
 	if t.QueueSize < 0 {
 		bad("tracing.queue_size must not be negative")
+	}
+	if t.MaxContentBytes < 0 {
+		bad("tracing.max_content_bytes must not be negative (0 or absent: 8192)")
+	}
+	if t.ContentOmitted() && t.MaxContentBytes != 0 {
+		bad("tracing.max_content_bytes caps recorded content, and tracing.capture_content is false: remove one")
 	}
 	if !t.Store && (t.RetentionDays != 0 || t.QueueSize != 0) {
 		bad("tracing.retention_days and tracing.queue_size apply to stored traces: set tracing.store: true (or remove them)")

@@ -193,6 +193,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
+	// One content policy for every span: what it leaves out reaches neither
+	// the stored traces nor the OTLP collector.
+	tp = trace.WithContent(tp, trace.Content{Omit: file.Tracing.ContentOmitted(), MaxBytes: file.Tracing.MaxContentBytes})
 	var prom *metrics.Metrics
 	if f.prometheus {
 		prom = metrics.New()

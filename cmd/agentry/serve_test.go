@@ -191,11 +191,22 @@ func TestServe_RejectsBadSettings(t *testing.T) {
 // TestServe_TracingStoreServesTraces: with tracing.store on, a run of the
 // demo agent is stored as a trace that /traces lists, and --prometheus
 // counts the run by status and the spans written.
+//
+// The prompt is the trace's input unless tracing.capture_content is false.
 func TestServe_TracingStoreServesTraces(t *testing.T) {
 	t.Parallel()
+	for name, extra := range map[string]string{"content": "", "no content": "  capture_content: false\n"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			serveTracingStore(t, extra, extra == "")
+		})
+	}
+}
+
+func serveTracingStore(t *testing.T, extra string, wantInput bool) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "agentry.yaml")
-	if err := os.WriteFile(cfgPath, []byte("tracing:\n  store: true\n  retention_days: 30\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte("tracing:\n  store: true\n  retention_days: 30\n"+extra), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	base, stop := startServe(t, "--port", "0", "--db", filepath.Join(dir, "agentry.db"), "--data-dir", filepath.Join(dir, "data"),
@@ -220,8 +231,9 @@ func TestServe_TracingStoreServesTraces(t *testing.T) {
 			t.Fatalf("/traces = %d %s", res.StatusCode, body)
 		}
 	}
-	if !strings.Contains(body, `"name":"invoke_agent Echo"`) || !strings.Contains(body, `"user_id":"u1"`) {
-		t.Errorf("trace %s", body)
+	if !strings.Contains(body, `"name":"invoke_agent Echo"`) || !strings.Contains(body, `"user_id":"u1"`) ||
+		strings.Contains(body, `"input":"hi"`) != wantInput {
+		t.Errorf("trace (input wanted: %v) %s", wantInput, body)
 	}
 	res, err := http.Get(base + "/prometheus")
 	if err != nil {

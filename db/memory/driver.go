@@ -37,6 +37,8 @@ type Driver struct {
 	approvals map[string]*db.Approval
 	// comps is the component registry (components.go).
 	comps memComponents
+	// tr holds the stored traces (traces.go).
+	tr memTraces
 }
 
 var (

@@ -21,46 +21,6 @@ var _ db.TraceDriver = (*Store)(nil)
 func (s *Store) traces() string { return s.d.Table(s.t.Traces) }
 func (s *Store) spans() string  { return s.d.Table(s.t.Spans) }
 
-// traceLevel ranks a trace's name source: a workflow's run span over a
-// team's over an agent's over any other span (Agno's component level).
-func traceLevel(t *db.Trace) int {
-	if !strings.HasPrefix(t.Name, "invoke_agent ") && !strings.Contains(t.Name, ".run") && !strings.Contains(t.Name, ".arun") {
-		return 0
-	}
-	switch {
-	case t.WorkflowID != "":
-		return 3
-	case t.TeamID != "":
-		return 2
-	case t.AgentID != "":
-		return 1
-	}
-	return 0
-}
-
-// mergeTrace folds a later batch's summary of a trace into the stored one.
-func mergeTrace(old, in *db.Trace) {
-	if traceLevel(in) > traceLevel(old) {
-		old.Name = in.Name
-	}
-	if in.StartTime.Before(old.StartTime) {
-		old.StartTime = in.StartTime
-	}
-	if in.EndTime.After(old.EndTime) {
-		old.EndTime = in.EndTime
-	}
-	old.DurationMS = old.EndTime.Sub(old.StartTime).Milliseconds()
-	if old.Status != "ERROR" {
-		old.Status = in.Status
-	}
-	for _, p := range [][2]*string{{&old.RunID, &in.RunID}, {&old.SessionID, &in.SessionID}, {&old.UserID, &in.UserID},
-		{&old.AgentID, &in.AgentID}, {&old.TeamID, &in.TeamID}, {&old.WorkflowID, &in.WorkflowID}} {
-		if *p[0] == "" {
-			*p[0] = *p[1]
-		}
-	}
-}
-
 func traceArgs(t *db.Trace) []any {
 	return []any{t.TraceID, t.Name, t.Status, db.TraceTime(t.StartTime), db.TraceTime(t.EndTime), t.DurationMS, nullStr(t.RunID),
 		nullStr(t.SessionID), nullStr(t.UserID), nullStr(t.AgentID), nullStr(t.TeamID), nullStr(t.WorkflowID), db.TraceTime(t.CreatedAt)}
@@ -94,7 +54,7 @@ func (s *Store) WriteTraces(ctx context.Context, traces []db.Trace, spans []db.S
 		if err != nil {
 			return s.fail("write trace "+t.TraceID, err)
 		}
-		mergeTrace(old, t)
+		db.MergeTrace(old, t)
 		a := traceArgs(old)
 		if _, err := tx.ExecContext(ctx, updateTrace, append(a[1:12:12], old.TraceID)...); err != nil {
 			return s.fail("write trace "+t.TraceID, err)

@@ -264,7 +264,13 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 		opts = append(opts, agent.WithRequirements(reqs))
 	}
 	c.progress(0, 0, "Continuing run "+in.RunID)
-	out, err := a.ContinueRunID(c.ctx, in.RunID, opts...)
+	call := func(ctx context.Context) (*run.Output, error) { return a.ContinueRunID(ctx, in.RunID, opts...) }
+	var out *run.Output
+	if s.cfg.ObserveCall != nil {
+		out, err = s.cfg.ObserveCall(c.ctx, t, in.RunID, in.SessionID, callerUser(c, ""), call)
+	} else {
+		out, err = call(c.ctx)
+	}
 	if out == nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/workflow"
@@ -81,6 +82,13 @@ type Config struct {
 	// Begin, when set, registers a run the tools start (AgentOS's run
 	// registry: cancel route, graceful shutdown); end is called when it ends.
 	Begin func(ctx context.Context, t Target, runID, userID string) (_ context.Context, end func(), _ error)
+	// Observe, when set, wraps the run a tool is about to stream (AgentOS
+	// gives it the run span and run metrics its HTTP runs get). nil streams
+	// the target itself.
+	Observe func(t Target, runID, sessionID, userID string) Streamer
+	// ObserveCall, when set, wraps a continued run (continue_run) as
+	// Observe wraps a new one. nil calls it as it is.
+	ObserveCall func(ctx context.Context, t Target, runID, sessionID, userID string, call func(context.Context) (*run.Output, error)) (*run.Output, error)
 
 	Logger *slog.Logger
 }

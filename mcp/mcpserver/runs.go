@@ -33,12 +33,7 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
 		return nil, nil, err
 	}
-	userID := in.UserID
-	if u, ok := db.UserScope(c.ctx); ok {
-		userID = u
-	} else if c.p != nil && c.p.UserID != "" {
-		userID = c.p.UserID
-	}
+	userID := callerUser(c, in.UserID)
 	sessionID := in.SessionID
 	session := agent.WithSessionID(sessionID)
 	if sessionID == "" {
@@ -64,7 +59,11 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	c.progress(0, total, fmt.Sprintf("%s %s started", label, t.ID()))
 	out := &run.Output{RunID: runID, SessionID: sessionID, Status: run.StatusRunning}
 	ticks := 0.0
-	for ev, err := range t.Stream(runCtx, run.Input{InputContent: in.Message}, agent.WithRunID(runID), session, agent.WithUserID(userID)) {
+	var runner Streamer = t
+	if s.cfg.Observe != nil {
+		runner = s.cfg.Observe(t, runID, sessionID, userID)
+	}
+	for ev, err := range runner.Stream(runCtx, run.Input{InputContent: in.Message}, agent.WithRunID(runID), session, agent.WithUserID(userID)) {
 		if err != nil {
 			if errors.Is(err, agent.ErrStorage) && out.Status != run.StatusRunning {
 				break
@@ -109,6 +108,18 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 		}
 	}
 	return s.runResult(out, nil)
+}
+
+// callerUser is the user a call runs for: the scoped user, else the
+// authenticated principal's, else the one the arguments name.
+func callerUser(c *call, named string) string {
+	if u, ok := db.UserScope(c.ctx); ok {
+		return u
+	}
+	if c.p != nil && c.p.UserID != "" {
+		return c.p.UserID
+	}
+	return named
 }
 
 // terminal maps a run's last event to its status: an event of the run

@@ -43,6 +43,12 @@ type Target interface {
 	CancelRun(runID string) bool
 }
 
+// Streamer is what a run tool streams: a Target, or a Target wrapped by
+// Config.Observe.
+type Streamer interface {
+	Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error]
+}
+
 // SessionIdleTimeout closes an MCP session no request used for this long
 // (stateful mode), so abandoned clients do not hold memory forever.
 const SessionIdleTimeout = 30 * time.Minute

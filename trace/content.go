@@ -1,0 +1,222 @@
+package trace
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// Content attribute keys (OpenInference, as Agno 3.0's instrumentation
+// writes them): the /traces routes show input.value and output.value as a
+// trace's and a span's input and output.
+const (
+	AttrInputValue     = attribute.Key("input.value")
+	AttrInputMimeType  = attribute.Key("input.mime_type")
+	AttrOutputValue    = attribute.Key("output.value")
+	AttrOutputMimeType = attribute.Key("output.mime_type")
+)
+
+// DefaultMaxContentBytes caps each recorded text when Content.MaxBytes is 0.
+const DefaultMaxContentBytes = 8 << 10
+
+const (
+	mimeText = "text/plain"
+	mimeJSON = "application/json"
+)
+
+// Content says whether spans carry the text of a run: the run's input and
+// answer, the messages a model call sends and the answer it gets, a tool
+// call's arguments and result (input.value, output.value). The zero value
+// records them, as Agno does, each cut to DefaultMaxContentBytes.
+type Content struct {
+	// Omit keeps prompts, answers, tool arguments and results out of spans
+	// (privacy): neither the stored traces nor an OTLP collector get them.
+	Omit bool
+	// MaxBytes caps each recorded text; a longer one is cut on a UTF-8
+	// boundary and ends with TruncatedMarker. 0 is DefaultMaxContentBytes;
+	// negative is refused by Validate.
+	MaxBytes int
+}
+
+// TruncatedMarker ends a text cut to Content.MaxBytes: "…[truncated: 8192
+// of 20000 bytes]".
+const TruncatedMarker = "…[truncated: %d of %d bytes]"
+
+var errNegativeMaxBytes = errors.New("trace: Content.MaxBytes must not be negative (0 is the default cap)")
+
+// Validate refuses a negative MaxBytes.
+func (c Content) Validate() error {
+	if c.MaxBytes < 0 {
+		return errNegativeMaxBytes
+	}
+	return nil
+}
+
+func (c Content) limit() int {
+	if c.MaxBytes <= 0 {
+		return DefaultMaxContentBytes
+	}
+	return c.MaxBytes
+}
+
+// cut caps s at the limit, adding the marker when it cut.
+func (c Content) cut(s string) string {
+	return capped(s, len(s), c.limit())
+}
+
+// capped cuts s (the first bytes of a text of total bytes) to limit.
+func capped(s string, total, limit int) string {
+	if total <= limit && len(s) == total {
+		return s
+	}
+	head, _ := tool.Truncate(s, limit)
+	return head + "…[truncated: " + strconv.Itoa(len(head)) + " of " + strconv.Itoa(total) + " bytes]"
+}
+
+// WithContent returns tp carrying the content policy c: the spans of
+// Instrument, Model, ToolHook, Runner and KnownRunner built on it follow
+// it. A nil tp stays nil (tracing off).
+func WithContent(tp oteltrace.TracerProvider, c Content) oteltrace.TracerProvider {
+	if tp == nil {
+		return nil
+	}
+	if p, ok := tp.(contentProvider); ok {
+		tp = p.TracerProvider
+	}
+	return contentProvider{TracerProvider: tp, content: c}
+}
+
+// contentProvider is a TracerProvider with a content policy attached.
+type contentProvider struct {
+	oteltrace.TracerProvider
+	content Content
+}
+
+// contentOf is tp's content policy (the zero Content when none is attached).
+func contentOf(tp oteltrace.TracerProvider) Content {
+	if p, ok := tp.(contentProvider); ok {
+		return p.content
+	}
+	return Content{}
+}
+
+func (c Content) setInput(span oteltrace.Span, text, mime string) {
+	if c.Omit || text == "" {
+		return
+	}
+	span.SetAttributes(AttrInputValue.String(c.cut(text)), AttrInputMimeType.String(mime))
+}
+
+func (c Content) setOutput(span oteltrace.Span, text, mime string) {
+	if c.Omit || text == "" {
+		return
+	}
+	span.SetAttributes(AttrOutputValue.String(c.cut(text)), AttrOutputMimeType.String(mime))
+}
+
+// messagesJSON is the request's messages as a JSON array, encoded one
+// message at a time and no further than the cap: a long history costs
+// the cap, not its size.
+func (c Content) messagesJSON(msgs []model.Message) string {
+	limit := c.limit()
+	var b strings.Builder
+	b.WriteByte('[')
+	total := 1
+	for i := range msgs {
+		raw, err := json.Marshal(&msgs[i])
+		if err != nil {
+			continue
+		}
+		if i > 0 {
+			total++
+			if b.Len() <= limit {
+				b.WriteByte(',')
+			}
+		}
+		total += len(raw)
+		if b.Len() <= limit {
+			b.Write(raw)
+		}
+	}
+	total++
+	if b.Len() <= limit {
+		b.WriteByte(']')
+	}
+	return capped(b.String(), total, limit)
+}
+
+// responseText is what a model call answered: its text, or its tool calls
+// as JSON when it has no text.
+func responseText(content string, calls []model.ToolCall) (string, string) {
+	if content != "" || len(calls) == 0 {
+		return content, mimeText
+	}
+	type call struct {
+		ID        string `json:"id,omitempty"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	out := make([]call, len(calls))
+	for i, c := range calls {
+		out[i] = call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	b, _ := json.Marshal(out)
+	return string(b), mimeJSON
+}
+
+// textCollector keeps the first limit bytes of a streamed answer and counts
+// the rest, so a long stream costs the cap; it also assembles the streamed
+// tool calls, shown when the answer has no text.
+type textCollector struct {
+	b     strings.Builder
+	total int
+	limit int
+	calls []model.ToolCall
+}
+
+func (t *textCollector) addCall(d model.ToolCallDelta) {
+	if d.Index < 0 || d.Index > 1024 {
+		return
+	}
+	for len(t.calls) <= d.Index {
+		t.calls = append(t.calls, model.ToolCall{})
+	}
+	c := &t.calls[d.Index]
+	if d.ID != "" {
+		c.ID = d.ID
+	}
+	if d.Name != "" {
+		c.Name = d.Name
+	}
+	if len(c.Arguments) <= t.limit {
+		c.Arguments += d.Arguments
+	}
+}
+
+// answer is the streamed answer: its text, or its tool calls as JSON.
+func (t *textCollector) answer() (string, string) {
+	if t.total > 0 {
+		return t.text(), mimeText
+	}
+	text, mime := responseText("", t.calls)
+	return text, mime
+}
+
+func (t *textCollector) add(s string) {
+	t.total += len(s)
+	if room := t.limit + 1 - t.b.Len(); room > 0 {
+		if len(s) > room {
+			s = s[:room]
+		}
+		t.b.WriteString(s)
+	}
+}
+
+func (t *textCollector) text() string { return capped(t.b.String(), t.total, t.limit) }
