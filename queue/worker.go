@@ -21,7 +21,9 @@ type worker struct {
 }
 
 // NextRetry waits the job's retry delay before a failed attempt is retried.
-func (w *worker) NextRetry(rj *river.Job[runArgs]) time.Time { return time.Now().Add(w.q.retryDelay(rj.Args)) }
+func (w *worker) NextRetry(rj *river.Job[runArgs]) time.Time {
+	return time.Now().Add(w.q.retryDelay(rj.Args))
+}
 
 // Work claims the job's lease for River's attempt (the fencing token), runs
 // the handler and records the outcome, fenced on the attempt.
