@@ -147,6 +147,32 @@ func (s *Server) loadComponent(r *http.Request, includeDeleted bool) (*db.DB, *d
 	return d, c, nil
 }
 
+// loadWritable loads the path's live component for a write (verb, as
+// requireWrite words it).
+func (s *Server) loadWritable(r *http.Request, verb string) (*db.DB, *db.Component, error) {
+	d, c, err := s.loadComponent(r, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := requireWrite(r, c, verb); err != nil {
+		return nil, nil, err
+	}
+	return d, c, nil
+}
+
+// loadWritableVersion is loadWritable and the path's config version.
+func (s *Server) loadWritableVersion(r *http.Request, verb string) (*db.DB, *db.Component, int, error) {
+	d, c, err := s.loadWritable(r, verb)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	version, err := versionParam(r)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return d, c, version, nil
+}
+
 // requireWrite refuses a scoped caller writing a component it sees but does
 // not own (shared, or another user's published one): 403, as Agno.
 func requireWrite(r *http.Request, c *db.Component, verb string) error {
@@ -521,11 +547,8 @@ func linkVersion(raw json.RawMessage) (int, error) {
 
 // patchComponent is PATCH /components/{component_id} (Agno's ComponentUpdate).
 func (s *Server) patchComponent(w http.ResponseWriter, r *http.Request) error {
-	d, c, err := s.loadComponent(r, false)
+	d, c, err := s.loadWritable(r, "modify")
 	if err != nil {
-		return err
-	}
-	if err := requireWrite(r, c, "modify"); err != nil {
 		return err
 	}
 	var body struct {
@@ -570,11 +593,8 @@ func (s *Server) patchComponent(w http.ResponseWriter, r *http.Request) error {
 // component (Agno's soft delete); expected_current_version (query) or
 // guard.current_version (body) must match when given.
 func (s *Server) deleteComponent(w http.ResponseWriter, r *http.Request) error {
-	d, c, err := s.loadComponent(r, false)
+	d, c, err := s.loadWritable(r, "delete")
 	if err != nil {
-		return err
-	}
-	if err := requireWrite(r, c, "delete"); err != nil {
 		return err
 	}
 	var expected *int
@@ -684,11 +704,8 @@ type configBody struct {
 // createConfig is POST /components/{component_id}/configs: a new version
 // (draft unless published; a published one becomes current).
 func (s *Server) createConfig(w http.ResponseWriter, r *http.Request) error {
-	d, c, err := s.loadComponent(r, false)
+	d, c, err := s.loadWritable(r, "modify")
 	if err != nil {
-		return err
-	}
-	if err := requireWrite(r, c, "modify"); err != nil {
 		return err
 	}
 	var body configBody
@@ -727,14 +744,7 @@ func (s *Server) createConfig(w http.ResponseWriter, r *http.Request) error {
 // patchConfig is PATCH /components/{component_id}/configs/{version}: drafts
 // only; publishing one makes it current.
 func (s *Server) patchConfig(w http.ResponseWriter, r *http.Request) error {
-	d, c, err := s.loadComponent(r, false)
-	if err != nil {
-		return err
-	}
-	if err := requireWrite(r, c, "modify"); err != nil {
-		return err
-	}
-	version, err := versionParam(r)
+	d, c, version, err := s.loadWritableVersion(r, "modify")
 	if err != nil {
 		return err
 	}
@@ -854,14 +864,7 @@ func (s *Server) getConfigLinks(w http.ResponseWriter, r *http.Request) error {
 // deleteConfig is DELETE /components/{component_id}/configs/{version}: it
 // tombstones a draft (the number is never reused).
 func (s *Server) deleteConfig(w http.ResponseWriter, r *http.Request) error {
-	d, c, err := s.loadComponent(r, false)
-	if err != nil {
-		return err
-	}
-	if err := requireWrite(r, c, "delete"); err != nil {
-		return err
-	}
-	version, err := versionParam(r)
+	d, c, version, err := s.loadWritableVersion(r, "delete")
 	if err != nil {
 		return err
 	}
@@ -878,14 +881,7 @@ func (s *Server) deleteConfig(w http.ResponseWriter, r *http.Request) error {
 // setCurrentConfig is POST /components/{component_id}/configs/{version}/set-current
 // (rollback to a published version); the body's guard is optional.
 func (s *Server) setCurrentConfig(w http.ResponseWriter, r *http.Request) error {
-	d, c, err := s.loadComponent(r, false)
-	if err != nil {
-		return err
-	}
-	if err := requireWrite(r, c, "modify"); err != nil {
-		return err
-	}
-	version, err := versionParam(r)
+	d, c, version, err := s.loadWritableVersion(r, "modify")
 	if err != nil {
 		return err
 	}

@@ -553,7 +553,7 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	}
 	c := t.Component()
 	job := &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID,
-		Payload: payload, IdempotencyKey: f.Key}
+		Payload: payload, IdempotencyKey: f.Key, RetryDelay: time.Duration(sc.RetryDelaySeconds) * time.Second}
 	runID, dup, err := s.queue.Enqueue(octx, sess, row, job)
 	if err != nil {
 		return schedule.Fired{}, err
@@ -567,6 +567,18 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 		out.SessionID = first.SessionID
 	}
 	return out, nil
+}
+
+// CancelFired is the scheduler's Canceller: it cancels a fired run that
+// outlived its schedule's timeout_seconds, on whichever replica runs it.
+func (s *Server) CancelFired(ctx context.Context, _ *db.Schedule, runID string) error {
+	if s.queue == nil {
+		return errors.New("agentos: schedules fire through the durable queue, which is not open")
+	}
+	if _, err := s.queue.Cancel(ctx, runID); err != nil && !errors.Is(err, queue.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // openScheduler builds the scheduler when Config.Schedules is set; it

@@ -41,6 +41,21 @@ func (c *testClock) Set(t time.Time) {
 // the scheduler on d, its clock clk.
 func scheduledServer(t *testing.T, d *db.DB, clk *testClock, sc schedule.Config) (string, *Server) {
 	t.Helper()
+	return scheduledServerOf(t, d, clk, sc)
+}
+
+// scheduledServerOf is scheduledServer serving more agents beside echo.
+func scheduledServerOf(t *testing.T, d *db.DB, clk *testClock, sc schedule.Config, more ...*agent.Agent) (string, *Server) {
+	t.Helper()
+	return scheduledServerQueue(t, d, clk, sc, queue.Config{}, more...)
+}
+
+// scheduledServerQueue is scheduledServerOf with the queue's config qc.
+func scheduledServerQueue(t *testing.T, d *db.DB, clk *testClock, sc schedule.Config, qc queue.Config, more ...*agent.Agent) (string, *Server) {
+	t.Helper()
+	if qc.PollInterval == 0 {
+		qc.PollInterval = 20 * time.Millisecond
+	}
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("scheduled hello"), DB: d})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +65,7 @@ func scheduledServer(t *testing.T, d *db.DB, clk *testClock, sc schedule.Config)
 		sc.PollInterval = time.Hour // the test ticks by hand
 	}
 	var srv *Server
-	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &queue.Config{PollInterval: 20 * time.Millisecond}, Schedules: &sc},
+	ts, _ := testServer(t, Config{Agents: append([]*agent.Agent{a}, more...), Queue: &qc, Schedules: &sc},
 		func(s *Server) { srv = s })
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

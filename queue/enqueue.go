@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/riverqueue/river"
@@ -34,6 +35,9 @@ func (e *existing) Error() string { return "queue: idempotency key already used 
 func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (runID string, dup bool, err error) {
 	if utf8.RuneCountInString(j.IdempotencyKey) > MaxIdempotencyKey {
 		return "", false, ErrKeyTooLong
+	}
+	if j.RetryDelay < 0 || (j.RetryDelay > 0 && j.RetryDelay%time.Second != 0) {
+		return "", false, fmt.Errorf("queue: a job's retry delay must be whole seconds, not %s", j.RetryDelay)
 	}
 	if j.ID != r.RunID {
 		return "", false, fmt.Errorf("queue: job id %s is not the run's id %s", j.ID, r.RunID)
@@ -74,7 +78,7 @@ func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (
 				return err
 			}
 		}
-		res, err := q.client.InsertTx(ctx, tx, runArgs{RunID: j.ID}, &river.InsertOpts{Queue: riverQueue, MaxAttempts: q.cfg.MaxAttempts})
+		res, err := q.client.InsertTx(ctx, tx, runArgs{RunID: j.ID, RetryDelay: int64(j.RetryDelay / time.Second)}, &river.InsertOpts{Queue: riverQueue, MaxAttempts: q.cfg.MaxAttempts})
 		if err != nil {
 			return fmt.Errorf("queue: insert river job: %w", err)
 		}

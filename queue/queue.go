@@ -76,6 +76,11 @@ type Job struct {
 	CreatedAt      int64           `json:"created_at"`
 	UpdatedAt      int64           `json:"updated_at,omitempty"`
 	CompletedAt    int64           `json:"completed_at,omitempty"`
+	// RetryDelay, when positive, replaces Config.RetryDelay as the wait
+	// before this job's failed attempt is retried (a schedule's
+	// retry_delay_seconds). Whole seconds; kept with the engine's job, so
+	// it holds after a restart. Not in Agno's job shape.
+	RetryDelay time.Duration `json:"-"`
 }
 
 // Queue is the durable queue of one process. Open it, Start it after the
@@ -130,6 +135,16 @@ const fetchCooldown = 5 * time.Millisecond
 // runArgs is the River job's arguments: the run id; the rest is in agno_jobs.
 type runArgs struct {
 	RunID string `json:"run_id"`
+	// RetryDelay is Job.RetryDelay in seconds (0: the queue's).
+	RetryDelay int64 `json:"retry_delay_s,omitempty"`
+}
+
+// retryDelay is the wait before a's failed attempt is retried.
+func (q *Queue) retryDelay(a runArgs) time.Duration {
+	if a.RetryDelay > 0 {
+		return time.Duration(a.RetryDelay) * time.Second
+	}
+	return q.cfg.RetryDelay
 }
 
 func (runArgs) Kind() string { return "agentry_run" }

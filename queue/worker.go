@@ -20,8 +20,10 @@ type worker struct {
 	q *Queue
 }
 
-// NextRetry waits RetryDelay before a failed attempt is retried.
-func (w *worker) NextRetry(*river.Job[runArgs]) time.Time { return time.Now().Add(w.q.cfg.RetryDelay) }
+// NextRetry waits the job's retry delay before a failed attempt is retried.
+func (w *worker) NextRetry(rj *river.Job[runArgs]) time.Time {
+	return time.Now().Add(w.q.retryDelay(rj.Args))
+}
 
 // Work claims the job's lease for River's attempt (the fencing token), runs
 // the handler and records the outcome, fenced on the attempt.
@@ -86,7 +88,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		q.fail(fctx, j.Job, attempt, reason)
 		return river.JobCancel(herr)
 	}
-	q.retryLater(fctx, j.ID, attempt, herr.Error())
+	q.retryLater(fctx, j.ID, attempt, q.retryDelay(rj.Args), herr.Error())
 	return herr
 }
 
@@ -355,10 +357,10 @@ WHERE id = ? AND attempt = ? AND locked_by = ?`), status, nullable(reason), now,
 }
 
 // retryLater puts the job back in line after a failed attempt.
-func (q *Queue) retryLater(ctx context.Context, id string, attempt int, reason string) {
+func (q *Queue) retryLater(ctx context.Context, id string, attempt int, delay time.Duration, reason string) {
 	now := unixNow()
 	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ?`), StatusQueued, reason, now, now+int64(q.cfg.RetryDelay/time.Second), id, attempt, q.cfg.NodeID)
+WHERE id = ? AND attempt = ? AND locked_by = ?`), StatusQueued, reason, now, now+int64(delay/time.Second), id, attempt, q.cfg.NodeID)
 	if err != nil {
 		q.cfg.Logger.ErrorContext(ctx, "queue: requeue after failure", "run_id", id, "err", err)
 	}

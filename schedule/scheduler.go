@@ -118,6 +118,12 @@ type Firer interface {
 	Fire(ctx context.Context, s *db.Schedule, f Firing) (Fired, error)
 }
 
+// Canceller is a Firer that can stop a run it started: the scheduler
+// cancels a fired run still going past its schedule's timeout_seconds.
+type Canceller interface {
+	CancelFired(ctx context.Context, s *db.Schedule, runID string) error
+}
+
 // Key is the idempotency key of a schedule's firing at due.
 func Key(scheduleID string, due time.Time) string {
 	return "agentry-schedule:" + scheduleID + "@" + strconv.FormatInt(due.Unix(), 10)
@@ -349,9 +355,13 @@ func statusOf(st run.Status) (string, bool) {
 	return "", false
 }
 
-// reconcile finishes running schedule runs whose run ended.
+// reconcile finishes running schedule runs whose run ended, and those
+// whose run outlived its schedule's timeout_seconds (measured from the
+// firing, by the scheduler's clock): the run is cancelled and the schedule
+// run failed, as Agno fails a firing whose polling timed out.
 func (s *Scheduler) reconcile(ctx context.Context) error {
 	var errs []error
+	scheds := map[string]*db.Schedule{} // the running runs' schedules (nil: deleted)
 	for page := 1; ; page++ {
 		rows, total, err := s.d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: batch, Page: page})
 		if err != nil {
@@ -371,6 +381,9 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 			}
 			st, done := statusOf(out.Status)
 			if !done {
+				if err := s.timeOut(ctx, &r, out, scheds); err != nil {
+					errs = append(errs, err)
+				}
 				continue
 			}
 			fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
@@ -386,6 +399,43 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// timeOut cancels r's run and fails r when the run has been going longer
+// than its schedule's timeout_seconds.
+func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run, scheds map[string]*db.Schedule) error {
+	sc, ok := scheds[r.ScheduleID]
+	if !ok {
+		var err error
+		sc, err = s.d.GetSchedule(ctx, r.ScheduleID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			sc = nil // deleted: its runs are not bounded any more
+		case err != nil:
+			return err
+		}
+		scheds[r.ScheduleID] = sc
+	}
+	if sc == nil {
+		return nil
+	}
+	limit := sc.TimeoutSeconds
+	now := s.Now().Unix()
+	if limit <= 0 || now < r.CreatedAt+limit {
+		return nil
+	}
+	if c, ok := s.fire.(Canceller); ok {
+		if err := c.CancelFired(ctx, sc, r.RunID); err != nil {
+			return fmt.Errorf("schedule run %s: cancel run %s after its timeout: %w", r.ID, r.RunID, err)
+		}
+	}
+	fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: now, Output: runOutput(out),
+		Error: fmt.Sprintf("run %s did not finish within timeout_seconds (%d s): cancelled", r.RunID, limit)}
+	if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
+		return err
+	}
+	s.cfg.Logger.Warn("schedule: run timed out", "schedule_id", r.ScheduleID, "run_id", r.RunID, "timeout_seconds", limit)
+	return nil
 }
 
 // runOutput is the schedule run's output: the run's id, status and
