@@ -376,6 +376,8 @@ func (s *Server) Handler() http.Handler { return s.router }
 // stops accepting, lets in-flight requests and runs (background ones too)
 // finish for up to ShutdownTimeout, then cancels the runs still going, waits
 // for them to be stored as CANCELLED and closes the remaining connections.
+// Background runs of the durable queue are stopped instead and left RUNNING
+// for recovery.
 // Serving with authentication off on a non-loopback address logs a warning.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if addr, ok := ln.Addr().(*net.TCPAddr); ok && !addr.IP.IsLoopback() && !s.cfg.Auth.Authenticator.Enabled() {
@@ -417,7 +419,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Background runs hold no connection: wait for them as well.
 	qdone := make(chan error, 1)
 	go func() { qdone <- s.Close(sctx) }()
-	defer func() { <-qdone }()
+	queueStopped := false
+	defer func() {
+		if !queueStopped {
+			<-qdone
+		}
+	}()
 	s.runs.drain()
 	idle := s.runs.wait(sctx)
 	err := <-shut
@@ -427,6 +434,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			err = nil
 		}
 		s.log.Warn("agentos: shutdown timeout reached; cancelling runs still in flight")
+		if s.queue != nil {
+			// The durable queue stops its runs first, as stopped rather than
+			// cancelled: they stay RUNNING with their jobs, and recovery
+			// resumes them (a restarted single node at once, another
+			// replica after lock_grace). Its stop error is the timeout.
+			<-qdone
+			queueStopped = true
+		}
 		s.runs.stop(errServerShutdown)
 		// The agents store cancelled runs with a context of their own; give
 		// them a bounded moment to do so before connections are closed.

@@ -115,6 +115,7 @@ type Queue struct {
 // holding is a job this process executes.
 type holding struct {
 	attempt int
+	ctx     context.Context // the attempt's context: its cause says who ended it
 	cancel  context.CancelCauseFunc
 	// finished is the job status the run's final save recorded with it
 	// (see fence); "" while the job runs.

@@ -42,7 +42,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer cancel(nil)
 	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
 	defer stopLife()
-	q.hold(j.ID, attempt, cancel)
+	q.hold(j.ID, attempt, rctx, cancel)
 	defer q.release(j.ID, attempt)
 	rctx = db.WithWriteFence(rctx, q.fence(j.ID, attempt))
 
@@ -65,6 +65,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		}
 	}
 	switch {
+	case errors.Is(cause, errStopped):
+		// Left running: a restarted node resumes it, another takes it over.
+		return herr
 	case errors.Is(cause, run.ErrFenced) || errors.Is(herr, run.ErrFenced):
 		// A newer attempt owns the run: record nothing.
 		q.cfg.Logger.WarnContext(fctx, "queue: superseded attempt stopped", "run_id", j.ID, "attempt", attempt)
@@ -78,9 +81,6 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	case errors.Is(cause, ErrCancelled):
 		q.finishCancelled(fctx, j.Job, attempt, "cancelled")
 		return river.JobCancel(ErrCancelled)
-	case errors.Is(cause, errStopped):
-		// Left running: a restarted node resumes it, another takes it over.
-		return herr
 	}
 	var perm *permanentError
 	if errors.As(herr, &perm) || attempt >= j.MaxAttempts {
@@ -103,11 +103,20 @@ func (q *Queue) safeHandle(ctx context.Context, j *Job) (st run.Status, err erro
 	return q.handler(ctx, j)
 }
 
-func (q *Queue) hold(id string, attempt int, cancel context.CancelCauseFunc) {
+func (q *Queue) hold(id string, attempt int, ctx context.Context, cancel context.CancelCauseFunc) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.running[id] = &holding{attempt: attempt, cancel: cancel}
+	q.running[id] = &holding{attempt: attempt, ctx: ctx, cancel: cancel}
 	q.peak = max(q.peak, q.dispatched())
+}
+
+// stoppedHere says this process's stop cut the dispatched attempt short
+// (its context's first cause), not a cancel, a takeover or the run itself.
+func (q *Queue) stoppedHere(id string, attempt int) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h := q.running[id]
+	return h != nil && h.attempt == attempt && !h.foreground && h.ctx != nil && errors.Is(context.Cause(h.ctx), errStopped)
 }
 
 func (q *Queue) release(id string, attempt int) {
@@ -250,6 +259,13 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 			js = jobStatusOf(r.Status)
 		default:
 			return nil
+		}
+		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt) {
+			// This process stopped and cut the run short: it is not the
+			// run's outcome. The run stays RUNNING with its job for
+			// recovery (at once on a restarted single node, after
+			// lock_grace on another replica).
+			return fmt.Errorf("%w: the server stopped; run %s is left for recovery", run.ErrFenced, id)
 		}
 		now := unixNow()
 		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
