@@ -22,6 +22,10 @@ type jobPayload struct {
 	Dependencies map[string]any  `json:"dependencies,omitempty"`
 	Metadata     map[string]any  `json:"metadata,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// ComponentVersion is the config version of a stored component when
+	// the run was queued: the worker builds that version, not whatever is
+	// current when it runs (0: a component of the config file).
+	ComponentVersion int `json:"component_version,omitempty"`
 }
 
 // openQueue opens the durable queue on the default database when cfg.Queue
@@ -89,10 +93,15 @@ func (s *Server) targetOf(kind, id string) (runTarget, bool) {
 // A run that ends (any stored status) is the job's outcome; a run that
 // could not start or be stored is retried.
 func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, error) {
+	var p jobPayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return "", queue.Permanent(fmt.Errorf("the job's payload no longer decodes: %w", err))
+	}
 	t, ok := s.targetOf(j.ComponentType, j.ComponentID)
 	if !ok {
-		// A stored component (server_components.go), at its current version.
-		st, err := s.storedTarget(ctx, j.ComponentType, j.ComponentID)
+		// A stored component (server_components.go), at the version the
+		// run was queued with.
+		st, err := s.storedTargetAt(ctx, j.ComponentType, j.ComponentID, p.ComponentVersion)
 		if errors.Is(err, db.ErrNotFound) {
 			return "", queue.Permanent(fmt.Errorf("%s %s no longer exists on this server", j.ComponentType, j.ComponentID))
 		}
@@ -110,10 +119,6 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 				return row.Status, nil
 			}
 		}
-	}
-	var p jobPayload
-	if err := json.Unmarshal(j.Payload, &p); err != nil {
-		return "", queue.Permanent(fmt.Errorf("the job's payload no longer decodes: %w", err))
 	}
 	opts := []agent.RunOption{agent.WithRunID(j.ID), agent.WithSessionID(j.SessionID), agent.WithUserID(j.UserID)}
 	if p.SessionState != nil {
@@ -177,8 +182,9 @@ func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *r
 	if err != nil {
 		return err
 	}
+	version, _ := s.stored.versionOf(st.agent)
 	payload, err := json.Marshal(jobPayload{Input: st.input, SessionState: req.SessionState, Dependencies: req.Dependencies,
-		Metadata: st.metadata, OutputSchema: req.OutputSchema})
+		Metadata: st.metadata, OutputSchema: req.OutputSchema, ComponentVersion: version})
 	if err != nil {
 		return err
 	}

@@ -100,8 +100,9 @@ const maxStoredBuilds = 512
 // storedComponents caches built stored components by kind, id, version and
 // the version's updated_at (drafts are edited in place).
 type storedComponents struct {
-	mu    sync.Mutex
-	built map[string]runTarget
+	mu       sync.Mutex
+	built    map[string]runTarget
+	versions map[runTarget]int // the config version each was built from
 }
 
 func (c *storedComponents) get(key string) (runTarget, bool) {
@@ -111,13 +112,23 @@ func (c *storedComponents) get(key string) (runTarget, bool) {
 	return t, ok
 }
 
-func (c *storedComponents) put(key string, t runTarget) {
+func (c *storedComponents) put(key string, t runTarget, version int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.built == nil || len(c.built) >= maxStoredBuilds {
-		c.built = map[string]runTarget{}
+		c.built, c.versions = map[string]runTarget{}, map[runTarget]int{}
 	}
 	c.built[key] = t
+	c.versions[t] = version
+}
+
+// versionOf is the config version t, a stored component, was built from;
+// false for a component of the config file (or one evicted since).
+func (c *storedComponents) versionOf(t runTarget) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.versions[t]
+	return v, ok
 }
 
 // componentDB is the database holding the component registry: the default
@@ -172,6 +183,12 @@ func (s *Server) withStored(kind, param, detail string, configured func(string) 
 // when none is published: only its owner, or anyone for a shared one, sees
 // such a component). ErrNotFound when there is none.
 func (s *Server) storedTarget(ctx context.Context, kind, id string) (runTarget, error) {
+	return s.storedTargetAt(ctx, kind, id, 0)
+}
+
+// storedTargetAt is storedTarget at config version (0: the current one), as
+// a queued run recorded it.
+func (s *Server) storedTargetAt(ctx context.Context, kind, id string, version int) (runTarget, error) {
 	if len(s.dbs) == 0 || !s.dbs[0].SupportsComponents() {
 		return nil, db.ErrNotFound
 	}
@@ -183,7 +200,10 @@ func (s *Server) storedTarget(ctx context.Context, kind, id string) (runTarget, 
 	if c.ComponentType != kind {
 		return nil, fmt.Errorf("%w: %s %s", db.ErrNotFound, kind, id)
 	}
-	cfg, err := d.GetConfig(ctx, id, c.CurrentVersion)
+	if version == 0 {
+		version = c.CurrentVersion
+	}
+	cfg, err := d.GetConfig(ctx, id, version)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +221,7 @@ func (s *Server) storedTarget(ctx context.Context, kind, id string) (runTarget, 
 		// member archived since, a provider key removed) fails this run.
 		return nil, fmt.Errorf("agentos: stored %s %s v%d: %w", kind, id, cfg.Version, err)
 	}
-	s.stored.put(key, t)
+	s.stored.put(key, t, cfg.Version)
 	return t, nil
 }
 
