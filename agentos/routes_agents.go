@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
 )
 
@@ -30,7 +31,9 @@ func newModelResponse(m model.Model) *modelResponse {
 // agentResponse mirrors AgentOS's AgentResponse; like Agno, sections holding
 // only defaults are omitted.
 type agentResponse struct {
-	ID            string         `json:"id"`
+	ID string `json:"id"`
+	// IsComponent: a stored component (the registry), not the config file's.
+	IsComponent   bool           `json:"is_component"`
 	Name          string         `json:"name,omitempty"`
 	DBID          string         `json:"db_id,omitempty"`
 	Description   string         `json:"description,omitempty"`
@@ -104,20 +107,35 @@ func nonEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) error {
+// listAgents lists the configured agents, then the stored ones the caller
+// sees (as Agno 3.0 lists its registry's, is_component true).
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	out := make([]agentResponse, 0, len(s.cfg.Agents))
 	for _, a := range s.cfg.Agents {
 		out = append(out, newAgentResponse(a))
+	}
+	for _, t := range s.storedTargets(r.Context(), db.ComponentAgent) {
+		if a, ok := t.(*agent.Agent); ok {
+			res := newAgentResponse(a)
+			res.IsComponent = true
+			out = append(out, res)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
-	a, ok := s.agents[chi.URLParam(r, "agent_id")]
-	if !ok {
-		return errorf(http.StatusNotFound, "Agent not found")
+	id := chi.URLParam(r, "agent_id")
+	if a, ok := s.agents[id]; ok {
+		writeJSON(w, http.StatusOK, newAgentResponse(a))
+		return nil
 	}
-	writeJSON(w, http.StatusOK, newAgentResponse(a))
-	return nil
+	if a, ok := s.storedOne(r.Context(), db.ComponentAgent, id).(*agent.Agent); ok {
+		res := newAgentResponse(a)
+		res.IsComponent = true
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+	return errorf(http.StatusNotFound, "Agent not found")
 }

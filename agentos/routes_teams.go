@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/team"
 )
 
@@ -18,7 +19,9 @@ func (s *Server) teamTarget(id string) (runTarget, bool) {
 // teamResponse mirrors AgentOS's TeamResponse: the leader's settings and the
 // members, agent responses then team responses (member teams).
 type teamResponse struct {
-	ID           string         `json:"id"`
+	ID string `json:"id"`
+	// IsComponent: a stored component (the registry), not the config file's.
+	IsComponent  bool           `json:"is_component"`
 	Name         string         `json:"name,omitempty"`
 	DBID         string         `json:"db_id,omitempty"`
 	Description  string         `json:"description,omitempty"`
@@ -52,20 +55,35 @@ func newTeamResponse(t *team.Team) teamResponse {
 	return resp
 }
 
-func (s *Server) listTeams(w http.ResponseWriter, _ *http.Request) error {
+// listTeams lists the configured teams, then the stored ones the caller
+// sees (is_component true).
+func (s *Server) listTeams(w http.ResponseWriter, r *http.Request) error {
 	out := make([]teamResponse, 0, len(s.cfg.Teams))
 	for _, t := range s.cfg.Teams {
 		out = append(out, newTeamResponse(t))
+	}
+	for _, st := range s.storedTargets(r.Context(), db.ComponentTeam) {
+		if t, ok := st.(*team.Team); ok {
+			res := newTeamResponse(t)
+			res.IsComponent = true
+			out = append(out, res)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) error {
-	t, ok := s.teams[chi.URLParam(r, "team_id")]
-	if !ok {
-		return errorf(http.StatusNotFound, "Team not found")
+	id := chi.URLParam(r, "team_id")
+	if t, ok := s.teams[id]; ok {
+		writeJSON(w, http.StatusOK, newTeamResponse(t))
+		return nil
 	}
-	writeJSON(w, http.StatusOK, newTeamResponse(t))
-	return nil
+	if t, ok := s.storedOne(r.Context(), db.ComponentTeam, id).(*team.Team); ok {
+		res := newTeamResponse(t)
+		res.IsComponent = true
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+	return errorf(http.StatusNotFound, "Team not found")
 }

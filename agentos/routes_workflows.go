@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/workflow"
 )
 
@@ -52,7 +53,9 @@ func newStepResponses(steps []workflow.Step) []stepResponse {
 
 // workflowResponse mirrors AgentOS's WorkflowResponse.
 type workflowResponse struct {
-	ID          string         `json:"id"`
+	ID string `json:"id"`
+	// IsComponent: a stored component (the registry), not the config file's.
+	IsComponent bool           `json:"is_component"`
 	Name        string         `json:"name,omitempty"`
 	DBID        string         `json:"db_id,omitempty"`
 	Description string         `json:"description,omitempty"`
@@ -69,20 +72,35 @@ func newWorkflowResponse(w *workflow.Workflow) workflowResponse {
 	return resp
 }
 
-func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) error {
+// listWorkflows lists the configured workflows, then the stored ones the
+// caller sees (is_component true).
+func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	out := make([]workflowResponse, 0, len(s.cfg.Workflows))
 	for _, wf := range s.cfg.Workflows {
 		out = append(out, newWorkflowResponse(wf))
+	}
+	for _, st := range s.storedTargets(r.Context(), db.ComponentWorkflow) {
+		if wf, ok := st.(*workflow.Workflow); ok {
+			res := newWorkflowResponse(wf)
+			res.IsComponent = true
+			out = append(out, res)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
-	wf, ok := s.workflows[chi.URLParam(r, "workflow_id")]
-	if !ok {
-		return errorf(http.StatusNotFound, "Workflow not found")
+	id := chi.URLParam(r, "workflow_id")
+	if wf, ok := s.workflows[id]; ok {
+		writeJSON(w, http.StatusOK, newWorkflowResponse(wf))
+		return nil
 	}
-	writeJSON(w, http.StatusOK, newWorkflowResponse(wf))
-	return nil
+	if wf, ok := s.storedOne(r.Context(), db.ComponentWorkflow, id).(*workflow.Workflow); ok {
+		res := newWorkflowResponse(wf)
+		res.IsComponent = true
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+	return errorf(http.StatusNotFound, "Workflow not found")
 }

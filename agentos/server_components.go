@@ -418,3 +418,45 @@ func (s *Server) buildChild(ctx context.Context, id string, links []db.Component
 	}
 	return s.buildStored(ctx, c, cfg.Config, childLinks, stack)
 }
+
+// maxListedComponents bounds the stored components GET /agents (/teams,
+// /workflows) lists after the configured ones.
+const maxListedComponents = 500
+
+// storedTargets are the stored components of kind the caller sees (its own
+// and shared ones, under isolation), at their current versions, leaving
+// out ids the config file serves; one that no longer builds is logged and
+// left out. Nil without a component registry.
+func (s *Server) storedTargets(ctx context.Context, kind string) []runTarget {
+	if len(s.dbs) == 0 || !s.dbs[0].SupportsComponents() {
+		return nil
+	}
+	list, _, err := s.dbs[0].ListComponents(ctx, db.ComponentFilter{ComponentType: kind, Limit: maxListedComponents, Page: 1})
+	if err != nil {
+		s.log.WarnContext(ctx, "agentos: list stored components", "component_type", kind, "err", err)
+		return nil
+	}
+	var out []runTarget
+	for i := range list {
+		if s.configured(kind, list[i].ComponentID) {
+			continue
+		}
+		if t := s.storedOne(ctx, kind, list[i].ComponentID); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// storedOne is the stored component kind/id the caller sees, or nil (none,
+// or it does not build: logged).
+func (s *Server) storedOne(ctx context.Context, kind, id string) runTarget {
+	t, err := s.storedTarget(ctx, kind, id)
+	if err != nil {
+		if !errors.Is(err, db.ErrNotFound) {
+			s.log.WarnContext(ctx, "agentos: a stored component does not build", "component_type", kind, "component_id", id, "err", err)
+		}
+		return nil
+	}
+	return t
+}
