@@ -37,14 +37,7 @@ func (d *Driver) CreateEvalRun(ctx context.Context, e *db.EvalRun) error {
 		return err
 	}
 	defer unlock()
-	if d.control.evals == nil {
-		d.control.evals = map[string]*db.EvalRun{}
-	}
-	if _, ok := d.control.evals[e.RunID]; ok {
-		return fmt.Errorf("%w: eval run %s", db.ErrExists, e.RunID)
-	}
-	d.control.evals[e.RunID] = cloneEvalRun(e)
-	return nil
+	return insertNew(&d.control.evals, e.RunID, cloneEvalRun(e), "eval run")
 }
 
 // GetEvalRun returns an eval run in scope or db.ErrNotFound.
@@ -54,11 +47,7 @@ func (d *Driver) GetEvalRun(ctx context.Context, runID string) (*db.EvalRun, err
 		return nil, err
 	}
 	defer unlock()
-	e, ok := d.control.evals[runID]
-	if !ok || !visible(ctx, e.UserID) {
-		return nil, fmt.Errorf("%w: eval run %s", db.ErrNotFound, runID)
-	}
-	return cloneEvalRun(e), nil
+	return getVisible(ctx, d.control.evals, runID, "eval run", func(e *db.EvalRun) string { return e.UserID }, cloneEvalRun)
 }
 
 // ListEvalRuns returns one page of eval runs in scope and the total count.
@@ -255,4 +244,27 @@ func (d *Driver) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db
 		return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(a.UserID, b.UserID))
 	})
 	return out, nil
+}
+
+// insertNew stores v under id in *m (made on first use); a taken id is
+// db.ErrExists naming what.
+func insertNew[T any](m *map[string]*T, id string, v *T, what string) error {
+	if *m == nil {
+		*m = map[string]*T{}
+	}
+	if _, ok := (*m)[id]; ok {
+		return fmt.Errorf("%w: %s %s", db.ErrExists, what, id)
+	}
+	(*m)[id] = v
+	return nil
+}
+
+// getVisible returns a clone of m[id] when ctx's user may see it (owner
+// gives its user), else db.ErrNotFound naming what.
+func getVisible[T any](ctx context.Context, m map[string]*T, id, what string, owner func(*T) string, clone func(*T) *T) (*T, error) {
+	v, ok := m[id]
+	if !ok || !visible(ctx, owner(v)) {
+		return nil, fmt.Errorf("%w: %s %s", db.ErrNotFound, what, id)
+	}
+	return clone(v), nil
 }

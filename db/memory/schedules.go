@@ -58,11 +58,7 @@ func (d *Driver) GetSchedule(ctx context.Context, id string) (*db.Schedule, erro
 		return nil, err
 	}
 	defer unlock()
-	s, ok := d.control.schedules[id]
-	if !ok || !visible(ctx, s.UserID) {
-		return nil, fmt.Errorf("%w: schedule %s", db.ErrNotFound, id)
-	}
-	return cloneSchedule(s), nil
+	return getVisible(ctx, d.control.schedules, id, "schedule", func(s *db.Schedule) string { return s.UserID }, cloneSchedule)
 }
 
 // ListSchedules pages schedules in scope, newest first.
@@ -176,14 +172,7 @@ func (d *Driver) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error
 		return err
 	}
 	defer unlock()
-	if d.control.scheduleRuns == nil {
-		d.control.scheduleRuns = map[string]*db.ScheduleRun{}
-	}
-	if _, ok := d.control.scheduleRuns[r.ID]; ok {
-		return fmt.Errorf("%w: schedule run %s", db.ErrExists, r.ID)
-	}
-	d.control.scheduleRuns[r.ID] = cloneScheduleRun(r)
-	return nil
+	return insertNew(&d.control.scheduleRuns, r.ID, cloneScheduleRun(r), "schedule run")
 }
 
 // GetScheduleRun returns a schedule run in scope or db.ErrNotFound.
@@ -193,11 +182,7 @@ func (d *Driver) GetScheduleRun(ctx context.Context, id string) (*db.ScheduleRun
 		return nil, err
 	}
 	defer unlock()
-	r, ok := d.control.scheduleRuns[id]
-	if !ok || !visible(ctx, r.UserID) {
-		return nil, fmt.Errorf("%w: schedule run %s", db.ErrNotFound, id)
-	}
-	return cloneScheduleRun(r), nil
+	return getVisible(ctx, d.control.scheduleRuns, id, "schedule run", func(r *db.ScheduleRun) string { return r.UserID }, cloneScheduleRun)
 }
 
 // ListScheduleRuns pages schedule runs in scope, newest first.
