@@ -20,9 +20,24 @@ import (
 // covered by their team's or workflow's approval.
 
 // PauseApprovalID is the id of the approval a paused agent or team run was
-// queued as: the run id and the id of its pause's first requirement (a run
-// keeps only its current pause's requirements, resolved in place or not).
+// queued as: a name-based UUID of the run id and the id of its pause's
+// first requirement (a run keeps only its current pause's requirements,
+// resolved in place or not).
 func PauseApprovalID(out *run.Output) string {
+	if k := pauseKey(out); k != "" {
+		return db.ApprovalKeyID(k)
+	}
+	return ""
+}
+
+// IsPauseApproval reports whether id is the approval of out's pause, under
+// its UUID or under the "run:requirement" id earlier versions stored.
+func IsPauseApproval(out *run.Output, id string) bool {
+	k := pauseKey(out)
+	return k != "" && (id == db.ApprovalKeyID(k) || id == k)
+}
+
+func pauseKey(out *run.Output) string {
 	for i := range out.Requirements {
 		if r := &out.Requirements[i]; r.ID != "" {
 			return out.RunID + ":" + r.ID

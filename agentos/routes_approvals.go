@@ -217,7 +217,7 @@ func (s *Server) continueFromApproval(ctx context.Context, d *db.DB, a *db.Appro
 		return a
 	}
 	paused, err := row.Output()
-	if err != nil || agent.PauseApprovalID(paused) != a.ID {
+	if err != nil || !agent.IsPauseApproval(paused, a.ID) {
 		return a
 	}
 	confirmed := a.Status == db.ApprovalApproved

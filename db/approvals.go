@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // Approval is one row of agno_approvals (Agno 3.0's review queue): a paused
@@ -84,6 +86,18 @@ type ApprovalDriver interface {
 	// the run ended (COMPLETED, ERROR, CANCELLED) its pending ones become
 	// expired.
 	SetApprovalsRunStatus(ctx context.Context, runID, runStatus string, at int64) error
+}
+
+// approvalNamespace is the UUIDv5 namespace of approval ids derived from
+// a key (ApprovalKeyID); fixed forever, since ids are recomputed from keys.
+var approvalNamespace = uuid.MustParse("6f1c3e2a-9b0d-5c4e-8a71-3d2f4b5e6c70")
+
+// ApprovalKeyID returns the approval id for a key naming what is approved
+// (a run and one of its pause's requirements): a name-based UUID (v5), so
+// that the id is a plain UUID in URLs as Agno's are, yet the same key gives
+// the same id on every replica and after a restart.
+func ApprovalKeyID(key string) string {
+	return uuid.NewSHA1(approvalNamespace, []byte(key)).String()
 }
 
 func checkApprovalID(id string) error {

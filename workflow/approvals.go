@@ -18,10 +18,36 @@ import (
 // (agno_approvals, Agno 3.0's approvals), one per requirement: listed by
 // GET /approvals, resolved there or answered by continuing the run.
 
-// approvalID names the approval of a requirement; a retried output review
-// is a new approval.
+// approvalID names the approval of a requirement, a name-based UUID of
+// approvalKey; a retried output review is a new approval.
 func approvalID(runID string, r run.StepRequirement) string {
+	return db.ApprovalKeyID(approvalKey(runID, r))
+}
+
+// approvalKey is what approvalID is derived from, and the id earlier
+// versions stored ("run:step#executor:0" had a '#' that URLs cut off).
+func approvalKey(runID string, r run.StepRequirement) string {
 	return fmt.Sprintf("%s:%s:%d", runID, reqKey(r), r.RetryCount)
+}
+
+// getApproval reads the approval of a requirement under its UUID, or under
+// the id an earlier version stored it as.
+func getApproval(ctx context.Context, d *db.DB, runID string, r run.StepRequirement) (*db.Approval, error) {
+	a, err := d.GetApproval(ctx, approvalID(runID, r))
+	if errors.Is(err, db.ErrNotFound) {
+		a, err = d.GetApproval(ctx, approvalKey(runID, r))
+	}
+	return a, err
+}
+
+// resolveApproval resolves the approval of a requirement under its UUID,
+// or under the id an earlier version stored it as.
+func resolveApproval(ctx context.Context, d *db.DB, runID string, r run.StepRequirement, status, by string, data json.RawMessage) error {
+	_, err := d.ResolveApproval(ctx, approvalID(runID, r), status, by, data)
+	if errors.Is(err, db.ErrNotFound) {
+		_, err = d.ResolveApproval(ctx, approvalKey(runID, r), status, by, data)
+	}
+	return err
 }
 
 func pauseType(r run.StepRequirement) string {
@@ -68,18 +94,32 @@ func (w *Workflow) settleApprovals(ctx context.Context, runID, user string, answ
 	}
 	for _, r := range answered {
 		status := db.ApprovalApproved
-		if r.Confirmed != nil && !*r.Confirmed {
+		if (r.Confirmed != nil && !*r.Confirmed) || allToolsRejected(r) {
 			status = db.ApprovalRejected
 		}
 		var data json.RawMessage
 		if r.RejectionFeedback != "" {
 			data, _ = json.Marshal(map[string]string{"rejection_feedback": r.RejectionFeedback})
 		}
-		_, err := d.ResolveApproval(ctx, approvalID(runID, r), status, user, data)
+		err := resolveApproval(ctx, d, runID, r, status, user, data)
 		if err != nil && !errors.Is(err, db.ErrApprovalResolved) && !errors.Is(err, db.ErrNotFound) {
 			slog.Warn("workflow: recording the answer on its approval failed", "run_id", runID, "step_id", r.StepID, "error", err)
 		}
 	}
+}
+
+// allToolsRejected reports whether r answers an executor pause by rejecting
+// every tool call it waited on (as an agent's own approval is rejected).
+func allToolsRejected(r run.StepRequirement) bool {
+	if !r.RequiresExecutorInput || len(r.ExecutorRequirements) == 0 {
+		return false
+	}
+	for _, e := range r.ExecutorRequirements {
+		if te := e.ToolExecution; te == nil || te.Confirmed == nil || *te.Confirmed {
+			return false
+		}
+	}
+	return true
 }
 
 // approvalsFollow records the run's status on its approvals.
@@ -115,7 +155,7 @@ func (w *Workflow) ApprovalAnswers(ctx context.Context, runID string) (answers [
 		if !decisionOnly(r) {
 			return nil, false, nil
 		}
-		a, err := w.cfg.DB.GetApproval(ctx, approvalID(runID, r))
+		a, err := getApproval(ctx, w.cfg.DB, runID, r)
 		if errors.Is(err, db.ErrNotFound) {
 			return nil, false, nil
 		}

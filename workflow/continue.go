@@ -389,7 +389,7 @@ var errClaimed = errors.New("workflow: the timeout was claimed elsewhere")
 // its OnTimeout. A requirement without an approval row (a run paused
 // before approvals were kept) is claimed by whoever gets there.
 func (w *Workflow) claimTimeout(ctx context.Context, runID string, r run.StepRequirement) error {
-	_, err := w.cfg.DB.ResolveApproval(context.WithoutCancel(ctx), approvalID(runID, r), db.ApprovalExpired, "timeout", nil)
+	err := resolveApproval(context.WithoutCancel(ctx), w.cfg.DB, runID, r, db.ApprovalExpired, "timeout", nil)
 	switch {
 	case err == nil, errors.Is(err, db.ErrNotFound):
 		return nil
