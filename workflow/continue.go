@@ -232,9 +232,16 @@ func applyAnswer(req, a run.StepRequirement) (run.StepRequirement, error) {
 
 // timers holds the in-process timeouts of paused runs.
 type timers struct {
-	mu sync.Mutex
-	m  map[string]*time.Timer
+	mu      sync.Mutex
+	m       map[string]*time.Timer
+	closed  bool
+	running sync.WaitGroup // timeouts being applied
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
 }
+
+// errClosed cancels the timeouts being applied when the workflow closes.
+var errClosed = errors.New("workflow: closed")
 
 // scheduleTimeouts arms a timer for the earliest timeout of a paused run,
 // which applies OnTimeout if nobody continued it by then.
@@ -244,33 +251,55 @@ func (w *Workflow) scheduleTimeouts(out *run.Output) {
 		return
 	}
 	runID, user := out.RunID, out.UserID
-	w.timers.mu.Lock()
-	defer w.timers.mu.Unlock()
-	if w.timers.m == nil {
-		w.timers.m = map[string]*time.Timer{}
+	ts := &w.timers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.closed {
+		return // ResumeExpired in the next process applies it
 	}
-	if t := w.timers.m[runID]; t != nil {
+	if ts.m == nil {
+		ts.m = map[string]*time.Timer{}
+		ts.ctx, ts.cancel = context.WithCancelCause(context.Background())
+	}
+	if t := ts.m[runID]; t != nil {
 		t.Stop()
 	}
-	w.timers.m[runID] = time.AfterFunc(max(time.Until(at), 0), func() {
-		w.timers.mu.Lock()
-		delete(w.timers.m, runID)
-		w.timers.mu.Unlock()
-		if _, err := w.expire(db.WithUserScope(context.Background(), user), runID, time.Now()); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) {
+	var t *time.Timer
+	t = time.AfterFunc(max(time.Until(at), 0), func() {
+		ts.mu.Lock()
+		if ts.closed || ts.m[runID] != t {
+			ts.mu.Unlock() // closed, or re-armed since
+			return
+		}
+		delete(ts.m, runID)
+		ts.running.Add(1)
+		ctx := db.WithUserScope(ts.ctx, user)
+		ts.mu.Unlock()
+		defer ts.running.Done()
+		if _, err := w.expire(ctx, runID, time.Now()); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(context.Cause(ctx), errClosed) {
 			slog.Warn("workflow: applying on_timeout failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
 		}
 	})
+	ts.m[runID] = t
 }
 
 // Close stops the timers of paused runs (their timeouts still apply when
-// ResumeExpired runs in the next process).
+// ResumeExpired runs in the next process), cancels the timeouts being
+// applied and waits for them, so that nothing uses the workflow's database
+// after Close returns.
 func (w *Workflow) Close() {
-	w.timers.mu.Lock()
-	defer w.timers.mu.Unlock()
-	for id, t := range w.timers.m {
+	ts := &w.timers
+	ts.mu.Lock()
+	ts.closed = true
+	for id, t := range ts.m {
 		t.Stop()
-		delete(w.timers.m, id)
+		delete(ts.m, id)
 	}
+	if ts.cancel != nil {
+		ts.cancel(errClosed)
+	}
+	ts.mu.Unlock()
+	ts.running.Wait()
 }
 
 func earliestTimeout(reqs []run.StepRequirement) (time.Time, bool) {
