@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"sync"
 	"unsafe"
 
 	"github.com/agentryhq/agentry/internal/lossless"
@@ -117,14 +118,24 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		in.bare = true
 		o.Input = &in
 	}
-	v := outputJSON{output: output(o),
+	// v is pooled: it is the size of an Output and escapes to the heap
+	// through lossless.Marshal, once for every run stored.
+	v := outputJSONs.Get().(*outputJSON)
+	*v = outputJSON{output: output(o),
+		Input:             plainInput(o.Input),
+		Metrics:           plainMetrics(o.Metrics),
 		Messages:          plainList[model.Message, plainMessage](o.Messages, messageExtra),
 		ReasoningMessages: plainList[model.Message, plainMessage](o.ReasoningMessages, messageExtra),
 		Tools:             plainList[ToolExecution, toolExecution](o.Tools, func(t *ToolExecution) bool { return t.Extra != nil }),
 		Events:            storedEvents(o.Events),
 	}
-	return lossless.Marshal(&v, o.Extra)
+	b, err := lossless.Marshal(v, o.Extra)
+	*v = outputJSON{} // hold no run's values in the pool
+	outputJSONs.Put(v)
+	return b, err
 }
+
+var outputJSONs = sync.Pool{New: func() any { return new(outputJSON) }}
 
 // outputJSON is how an Output is written. Its lists are written through
 // copies without JSON methods when no element has Extra: encoding/json scans
@@ -132,6 +143,8 @@ func (o Output) MarshalJSON() ([]byte, error) {
 // run's bytes.
 type outputJSON struct {
 	output
+	Input             any `json:"input,omitempty"`
+	Metrics           any `json:"metrics,omitempty"`
 	Messages          any `json:"messages,omitempty"`
 	ReasoningMessages any `json:"reasoning_messages,omitempty"`
 	Tools             any `json:"tools,omitempty"`
@@ -157,6 +170,31 @@ func plainList[T, P any](ts []T, extra func(*T) bool) any {
 		}
 	}
 	return unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
+}
+
+// plainInput is in as outputJSON holds it: seen as input (no JSON
+// methods, so encoding/json neither encodes it apart nor compacts and copies
+// the result) when its MarshalJSON would only encode the fields.
+func plainInput(in *Input) any {
+	switch {
+	case in == nil:
+		return nil
+	case in.bare || len(in.Extra) > 0:
+		return in
+	}
+	return (*input)(in)
+}
+
+// plainMetrics is m as outputJSON holds it, seen as metrics when it has no
+// Extra (see plainInput).
+func plainMetrics(m *Metrics) any {
+	switch {
+	case m == nil:
+		return nil
+	case len(m.Extra) > 0:
+		return m
+	}
+	return (*metrics)(m)
 }
 
 // storedEvents is es as outputJSON holds it: events with Extra are written
