@@ -151,10 +151,6 @@ type outputJSON struct {
 	Events            any `json:"events,omitempty"`
 }
 
-// plainMessage is model.Message without its JSON methods.
-type plainMessage model.Message
-
-func messageExtra(m *model.Message) bool { return m.Extra != nil }
 
 // plainList is ts as outputJSON holds it: nil when empty (omitted); the
 // same elements seen as P, a type defined on T (same layout, no JSON
