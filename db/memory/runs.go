@@ -295,10 +295,20 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 		return nil, err
 	}
 	defer unlock()
-	match := d.history(ctx, q)
-	out := make([]db.HistoryRef, len(match))
-	for i, r := range match {
-		out[i] = db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
+	if q.SessionID == "" {
+		match := d.historyAll(ctx, q)
+		out := make([]db.HistoryRef, len(match))
+		for i, r := range match {
+			out[i] = db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
+		}
+		return out, nil
+	}
+	runs, n := d.sessionHistory(ctx, q)
+	out := make([]db.HistoryRef, 0, n)
+	for _, r := range runs {
+		if inHistory(ctx, q, r) {
+			out = append(out, db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData})
+		}
 	}
 	return out, nil
 }
@@ -309,20 +319,32 @@ func (d *Driver) history(ctx context.Context, q db.HistoryQuery) []*db.Run {
 	if q.SessionID == "" {
 		return d.historyAll(ctx, q)
 	}
-	sr := d.sessionRuns[q.SessionID]
-	if sr == nil {
-		return nil
-	}
-	// The session's runs are in history order: walk back from the newest
-	// until the limit is reached, so a turn reads its last runs only.
-	var match []*db.Run
-	for i := len(sr.order) - 1; i >= 0 && (q.Limit <= 0 || len(match) < q.Limit); i-- {
-		if r := sr.order[i]; inHistory(ctx, q, r) {
+	runs, n := d.sessionHistory(ctx, q)
+	match := make([]*db.Run, 0, n)
+	for _, r := range runs {
+		if inHistory(ctx, q, r) {
 			match = append(match, r)
 		}
 	}
-	slices.Reverse(match)
 	return match
+}
+
+// sessionHistory returns the tail of the session's runs (in history order)
+// that holds the n runs a HistoryQuery selects, found by walking back from
+// the newest until the limit, so a turn reads its last runs only; the
+// caller filters the tail with inHistory.
+func (d *Driver) sessionHistory(ctx context.Context, q db.HistoryQuery) (tail []*db.Run, n int) {
+	sr := d.sessionRuns[q.SessionID]
+	if sr == nil {
+		return nil, 0
+	}
+	from := len(sr.order)
+	for i := len(sr.order) - 1; i >= 0 && (q.Limit <= 0 || n < q.Limit); i-- {
+		if inHistory(ctx, q, sr.order[i]) {
+			from, n = i, n+1
+		}
+	}
+	return sr.order[from:], n
 }
 
 // historyAll is history over every session's runs.
