@@ -181,8 +181,9 @@ func plainInput(in *Input) any {
 	return (*input)(in)
 }
 
-// plainMetrics is m as outputJSON holds it, seen as metrics when it has no
-// Extra (see plainInput).
+// plainMetrics is m as outputJSON holds it, seen without JSON methods when
+// it has no Extra (see plainInput): as metricsJSON when its details are an
+// agent run's (one "model" list, no Extra), else as metrics.
 func plainMetrics(m *Metrics) any {
 	switch {
 	case m == nil:
@@ -190,7 +191,33 @@ func plainMetrics(m *Metrics) any {
 	case len(m.Extra) > 0:
 		return m
 	}
-	return (*metrics)(m)
+	list, ok := m.Details["model"]
+	if len(m.Details) != 1 || !ok || len(list) == 0 {
+		return (*metrics)(m)
+	}
+	for i := range list {
+		if list[i].Extra != nil {
+			return (*metrics)(m)
+		}
+	}
+	v := &metricsJSON{metrics: (*metrics)(m)}
+	v.Details.Model = unsafe.Slice((*modelMetrics)(unsafe.Pointer(unsafe.SliceData(list))), len(list))
+	if m.Steps != nil {
+		v.Steps = m.Steps
+	}
+	return v
+}
+
+// metricsJSON writes metrics whose details map has the one key "model" as a
+// struct: encoding/json sorts a map's keys through reflection, and writes
+// each ModelMetrics apart through its MarshalJSON. Steps is repeated so the
+// members keep metrics' order.
+type metricsJSON struct {
+	*metrics
+	Details struct {
+		Model []modelMetrics `json:"model"`
+	} `json:"details"`
+	Steps any `json:"steps,omitempty"`
 }
 
 // storedEvents is es as outputJSON holds it: events with Extra are written

@@ -55,3 +55,32 @@ func TestPlainMessage_SameLayout(t *testing.T) {
 		t.Errorf("through the plain view:\n %s\nthrough MarshalJSON:\n %s", want, got)
 	}
 }
+
+// An agent run's metrics written through metricsJSON are byte for byte what
+// Metrics.MarshalJSON writes.
+func TestPlainMetrics_SameBytes(t *testing.T) {
+	t.Parallel()
+	mm := ModelMetrics{ID: "gpt", Provider: "OpenAI", Usage: model.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}}
+	for name, m := range map[string]*Metrics{
+		"agent run": {Usage: model.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}, Duration: 1.5, TimeToFirstToken: 0.25,
+			Details: map[string][]ModelMetrics{"model": {mm}}},
+		"two models":  {Details: map[string][]ModelMetrics{"model": {mm, mm}}},
+		"with steps":  {Duration: 2, Details: map[string][]ModelMetrics{"model": {mm}}, Steps: map[string]StepMetrics{"s": {StepName: "s"}}},
+		"empty steps": {Details: map[string][]ModelMetrics{"model": {mm}}, Steps: map[string]StepMetrics{}},
+		"other role":  {Details: map[string][]ModelMetrics{"reasoning_model": {mm}}},
+		"two roles":   {Details: map[string][]ModelMetrics{"model": {mm}, "reasoning_model": {mm}}},
+		"no details":  {Duration: 1},
+	} {
+		want, err := m.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(plainMetrics(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+}
