@@ -151,7 +151,6 @@ type outputJSON struct {
 	Events            any `json:"events,omitempty"`
 }
 
-
 // plainList is ts as outputJSON holds it: nil when empty (omitted); the
 // same elements seen as P, a type defined on T (same layout, no JSON
 // methods), when extra says none has Extra; else ts itself, each element

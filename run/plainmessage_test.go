@@ -37,7 +37,7 @@ func TestPlainMessage_SameLayout(t *testing.T) {
 	msgs := []model.Message{
 		{Role: model.RoleSystem, Content: "be brief <b>&</b>", CreatedAt: 1},
 		{Role: model.RoleAssistant, Content: "hi", ToolCalls: []model.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}},
-			Metrics: &model.MessageMetrics{Usage: model.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5, Duration: 0.25}},
+			Metrics:      &model.MessageMetrics{Usage: model.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5, Duration: 0.25}},
 			ProviderData: map[string]any{"response_id": "r1"}, FromHistory: true, CreatedAt: 2},
 		{Role: model.RoleTool, ToolCallID: "c1", ToolName: "f", ToolArgs: json.RawMessage(`{"a":1}`), ToolCallError: true, Content: "boom"},
 	}
