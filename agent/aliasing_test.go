@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 
@@ -182,6 +183,40 @@ func TestHistory_AModelWritingOverItsRequestChangesNoLaterTurn(t *testing.T) {
 				if bytes.Contains(r.RunData, []byte("scribbled")) || bytes.Contains(r.RunData, []byte("appended")) {
 					t.Errorf("stored run %s carries what the model wrote: %s", r.RunID, r.RunData)
 				}
+			}
+		})
+	}
+}
+
+// A reasoning model's system message put before the history (no
+// instructions) or into the system message (instructions) leaves the run's
+// own messages, the ones stored, without the history.
+func TestHistory_ReasoningBeforeHistoryStoresOwnMessagesOnly(t *testing.T) {
+	t.Parallel()
+	for _, instructions := range []Instructions{nil, {"Answer."}} {
+		t.Run(fmt.Sprintf("instructions=%d", len(instructions)), func(t *testing.T) {
+			t.Parallel()
+			reasoner := script(t, scripted.Turn{Reasoning: "think", Content: "ok"})
+			a := mustAgent(t, Config{Model: scripted.Reply("Noted."), ReasoningModel: reasoner, Instructions: instructions,
+				DB: db.New("", memory.New()), AddHistoryToContext: true})
+			ctx := context.Background()
+			var out *run.Output
+			for _, in := range []string{"first", "second"} {
+				var err error
+				if out, err = a.Run(ctx, run.TextInput(in), WithSessionID("s")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for _, m := range out.Messages {
+				got = append(got, string(m.Role)+":"+m.Content)
+				if m.FromHistory {
+					t.Errorf("stored message from history: %+v", m)
+				}
+			}
+			if len(got) != 3 || out.Messages[0].Role != model.RoleSystem || !strings.Contains(out.Messages[0].Content, "<reasoning>") ||
+				got[1] != "user:second" || got[2] != "assistant:Noted." {
+				t.Fatalf("stored messages %q", got)
 			}
 		})
 	}
