@@ -195,6 +195,7 @@ func (st *state) runContinued() {
 			msgs = append(msgs, rest[0])
 			rest = rest[1:]
 		}
+		st.histAt = len(msgs)
 		msgs = history.appendTo(msgs)
 		st.msgs = append(msgs, rest...)
 		st.nHistory = history.n

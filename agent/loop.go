@@ -313,6 +313,7 @@ func (st *state) reason() bool {
 		st.msgs[0].Content += "\n\n" + block
 	} else {
 		st.msgs = append([]model.Message{{Role: model.RoleSystem, Content: block}}, st.msgs...)
+		st.histAt++
 	}
 	return true
 }
@@ -449,21 +450,21 @@ func (st *state) finalize() {
 	if out.Metrics.TotalTokens == 0 {
 		out.Metrics.TotalTokens = out.Metrics.InputTokens + out.Metrics.OutputTokens
 	}
-	if st.nHistory == 0 {
+	from, to := st.histAt, st.histAt+st.nHistory
+	switch {
+	case st.nHistory == 0:
 		out.Messages = st.msgs
-	} else if h := st.nHistory; h <= len(st.msgs) && st.msgs[h-1].FromHistory && st.msgs[0].FromHistory && !hasHistory(st.msgs[h:]) {
+	case to > len(st.msgs): // not the layout buildMessages made: go by the flag
+		out.Messages = withoutHistory(st.msgs)
+	case from == 0:
 		// The history leads the list (no system message): the run's own
 		// messages are the tail, shared as the whole list is when there is
 		// no history (a full slice: appending to it reallocates).
-		out.Messages = st.msgs[h:len(st.msgs):len(st.msgs)]
-	} else {
+		out.Messages = st.msgs[to:len(st.msgs):len(st.msgs)]
+	default:
 		own := make([]model.Message, 0, len(st.msgs)-st.nHistory)
-		for _, m := range st.msgs {
-			if !m.FromHistory {
-				own = append(own, m)
-			}
-		}
-		out.Messages = own
+		own = append(own, st.msgs[:from]...)
+		out.Messages = append(own, st.msgs[to:]...)
 	}
 	out.SessionState = st.sessionState
 	if out.Status != run.StatusPaused {
@@ -471,14 +472,15 @@ func (st *state) finalize() {
 	}
 }
 
-// hasHistory reports whether any message came from history.
-func hasHistory(msgs []model.Message) bool {
-	for i := range msgs {
-		if msgs[i].FromHistory {
-			return true
+// withoutHistory returns the messages that did not come from history.
+func withoutHistory(msgs []model.Message) []model.Message {
+	own := make([]model.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if !m.FromHistory {
+			own = append(own, m)
 		}
 	}
-	return false
+	return own
 }
 
 // errorType names an error the way Agno's RunError error_type does.

@@ -195,6 +195,7 @@ func (st *state) buildMessages(history history, in *run.Input) {
 	if sys := st.system(); sys != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
 	}
+	st.histAt = len(msgs)
 	msgs = history.appendTo(msgs)
 	st.nHistory = history.n
 	user := model.Message{Role: model.RoleUser, Content: in.Text(), CreatedAt: now}

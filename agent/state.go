@@ -49,11 +49,14 @@ type state struct {
 	opts       runOptions
 	out        *run.Output
 	msgs       []model.Message
-	// nHistory counts the history messages in msgs (not stored with the run).
-	nHistory int
-	sink     sink
-	req      model.Request
-	schema   *compiledSchema
+	// nHistory counts the history messages in msgs (not stored with the
+	// run); they start at msgs[histAt] (after the system message, if any).
+	// The run's own messages are told apart by place, not by their
+	// from_history flag, which a model handed the list could change.
+	nHistory, histAt int
+	sink             sink
+	req              model.Request
+	schema           *compiledSchema
 
 	start     time.Time
 	prior     float64 // duration of earlier legs of a continued run

@@ -11,6 +11,10 @@ import (
 // Stream yields chunks as they arrive; breaking out of the loop cancels the
 // request. Invoke is equivalent to draining Stream through an Accumulator, and
 // providers may implement it with a non-streaming call.
+//
+// A Request's slices are the caller's: an implementation may keep them, and
+// must not modify their elements (an agent's request holds the run's own
+// working messages).
 type Model interface {
 	Info() Info
 	Invoke(ctx context.Context, req *Request) (*Response, error)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"sync"
 	"unsafe"
 
 	"github.com/agentryhq/agentry/internal/lossless"
@@ -117,14 +118,24 @@ func (o Output) MarshalJSON() ([]byte, error) {
 		in.bare = true
 		o.Input = &in
 	}
-	v := outputJSON{output: output(o),
+	// v is pooled: it is the size of an Output and escapes to the heap
+	// through lossless.Marshal, once for every run stored.
+	v := outputJSONs.Get().(*outputJSON)
+	*v = outputJSON{output: output(o),
+		Input:             plainInput(o.Input),
+		Metrics:           plainMetrics(o.Metrics),
 		Messages:          plainList[model.Message, plainMessage](o.Messages, messageExtra),
 		ReasoningMessages: plainList[model.Message, plainMessage](o.ReasoningMessages, messageExtra),
 		Tools:             plainList[ToolExecution, toolExecution](o.Tools, func(t *ToolExecution) bool { return t.Extra != nil }),
 		Events:            storedEvents(o.Events),
 	}
-	return lossless.Marshal(&v, o.Extra)
+	b, err := lossless.Marshal(v, o.Extra)
+	*v = outputJSON{} // hold no run's values in the pool
+	outputJSONs.Put(v)
+	return b, err
 }
+
+var outputJSONs = sync.Pool{New: func() any { return new(outputJSON) }}
 
 // outputJSON is how an Output is written. Its lists are written through
 // copies without JSON methods when no element has Extra: encoding/json scans
@@ -132,16 +143,13 @@ func (o Output) MarshalJSON() ([]byte, error) {
 // run's bytes.
 type outputJSON struct {
 	output
+	Input             any `json:"input,omitempty"`
+	Metrics           any `json:"metrics,omitempty"`
 	Messages          any `json:"messages,omitempty"`
 	ReasoningMessages any `json:"reasoning_messages,omitempty"`
 	Tools             any `json:"tools,omitempty"`
 	Events            any `json:"events,omitempty"`
 }
-
-// plainMessage is model.Message without its JSON methods.
-type plainMessage model.Message
-
-func messageExtra(m *model.Message) bool { return m.Extra != nil }
 
 // plainList is ts as outputJSON holds it: nil when empty (omitted); the
 // same elements seen as P, a type defined on T (same layout, no JSON
@@ -157,6 +165,58 @@ func plainList[T, P any](ts []T, extra func(*T) bool) any {
 		}
 	}
 	return unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
+}
+
+// plainInput is in as outputJSON holds it: seen as input (no JSON
+// methods, so encoding/json neither encodes it apart nor compacts and copies
+// the result) when its MarshalJSON would only encode the fields.
+func plainInput(in *Input) any {
+	switch {
+	case in == nil:
+		return nil
+	case in.bare || len(in.Extra) > 0:
+		return in
+	}
+	return (*input)(in)
+}
+
+// plainMetrics is m as outputJSON holds it, seen without JSON methods when
+// it has no Extra (see plainInput): as metricsJSON when its details are an
+// agent run's (one "model" list, no Extra), else as metrics.
+func plainMetrics(m *Metrics) any {
+	switch {
+	case m == nil:
+		return nil
+	case len(m.Extra) > 0:
+		return m
+	}
+	list, ok := m.Details["model"]
+	if len(m.Details) != 1 || !ok || len(list) == 0 {
+		return (*metrics)(m)
+	}
+	for i := range list {
+		if list[i].Extra != nil {
+			return (*metrics)(m)
+		}
+	}
+	v := &metricsJSON{metrics: (*metrics)(m)}
+	v.Details.Model = unsafe.Slice((*modelMetrics)(unsafe.Pointer(unsafe.SliceData(list))), len(list))
+	if m.Steps != nil {
+		v.Steps = m.Steps
+	}
+	return v
+}
+
+// metricsJSON writes metrics whose details map has the one key "model" as a
+// struct: encoding/json sorts a map's keys through reflection, and writes
+// each ModelMetrics apart through its MarshalJSON. Steps is repeated so the
+// members keep metrics' order.
+type metricsJSON struct {
+	*metrics
+	Details struct {
+		Model []modelMetrics `json:"model"`
+	} `json:"details"`
+	Steps any `json:"steps,omitempty"`
 }
 
 // storedEvents is es as outputJSON holds it: events with Extra are written

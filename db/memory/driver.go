@@ -184,9 +184,11 @@ func cmpDir(c int, order string) int {
 	return c
 }
 
-// sessionRuns are the run ids of one session and their highest run_index.
+// sessionRuns are the runs of one session, in history order (run_index,
+// created_at, run_id: runs' sort keys never change once stored), and their
+// highest run_index. A run replaced by an update is replaced here too.
 type sessionRuns struct {
-	ids map[string]struct{}
+	order []*db.Run
 	// max is the highest run_index, or -1 when no run has one.
 	max int64
 }

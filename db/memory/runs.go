@@ -93,6 +93,11 @@ func (d *Driver) putRun(r *db.Run) *db.Run {
 		upd := *old // a new value: readers may hold the old one
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
 		d.runs[r.RunID] = &upd
+		if sr := d.sessionRuns[old.SessionID]; sr != nil {
+			if i, ok := sr.find(old); ok {
+				sr.order[i] = &upd
+			}
+		}
 		return viewRun(&upd)
 	}
 	if r.RunIndex == nil {
@@ -135,13 +140,22 @@ func (d *Driver) SaveRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Ses
 func (d *Driver) index(r *db.Run) {
 	sr := d.sessionRuns[r.SessionID]
 	if sr == nil {
-		sr = &sessionRuns{ids: map[string]struct{}{}, max: -1}
+		sr = &sessionRuns{max: -1}
 		d.sessionRuns[r.SessionID] = sr
 	}
-	sr.ids[r.RunID] = struct{}{}
+	i, _ := sr.find(r)
+	sr.order = slices.Insert(sr.order, i, r)
 	if r.RunIndex != nil && *r.RunIndex > sr.max {
 		sr.max = *r.RunIndex
 	}
+}
+
+// historyOrder is the order of sessionRuns.order.
+var historyOrder = runOrder("run_index", db.Asc)
+
+// find returns where r is (ok) or would be in the session's order.
+func (sr *sessionRuns) find(r *db.Run) (int, bool) {
+	return slices.BinarySearchFunc(sr.order, r, historyOrder)
 }
 
 // nextRunIndex is max(run_index)+1 over the session's runs, or 0. The caller
@@ -224,11 +238,7 @@ func (d *Driver) candidates(sessionID string) []*db.Run {
 	if sr == nil {
 		return nil
 	}
-	out = make([]*db.Run, 0, len(sr.ids))
-	for id := range sr.ids {
-		out = append(out, d.runs[id])
-	}
-	return out
+	return slices.Clone(sr.order)
 }
 
 // runOrder sorts as the SQL drivers do: run_index then created_at, or
@@ -285,10 +295,20 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 		return nil, err
 	}
 	defer unlock()
-	match := d.history(ctx, q)
-	out := make([]db.HistoryRef, len(match))
-	for i, r := range match {
-		out[i] = db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
+	if q.SessionID == "" {
+		match := d.historyAll(ctx, q)
+		out := make([]db.HistoryRef, len(match))
+		for i, r := range match {
+			out[i] = db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
+		}
+		return out, nil
+	}
+	runs, n := d.sessionHistory(ctx, q)
+	out := make([]db.HistoryRef, 0, n)
+	for _, r := range runs {
+		if inHistory(ctx, q, r) {
+			out = append(out, db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData})
+		}
 	}
 	return out, nil
 }
@@ -296,24 +316,64 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 // history returns the stored runs a HistoryQuery selects, oldest first. The
 // caller holds the read lock.
 func (d *Driver) history(ctx context.Context, q db.HistoryQuery) []*db.Run {
+	if q.SessionID == "" {
+		return d.historyAll(ctx, q)
+	}
+	runs, n := d.sessionHistory(ctx, q)
+	match := make([]*db.Run, 0, n)
+	for _, r := range runs {
+		if inHistory(ctx, q, r) {
+			match = append(match, r)
+		}
+	}
+	return match
+}
+
+// sessionHistory returns the tail of the session's runs (in history order)
+// that holds the n runs a HistoryQuery selects, found by walking back from
+// the newest until the limit, so a turn reads its last runs only; the
+// caller filters the tail with inHistory.
+func (d *Driver) sessionHistory(ctx context.Context, q db.HistoryQuery) (tail []*db.Run, n int) {
+	sr := d.sessionRuns[q.SessionID]
+	if sr == nil {
+		return nil, 0
+	}
+	from := len(sr.order)
+	for i := len(sr.order) - 1; i >= 0 && (q.Limit <= 0 || n < q.Limit); i-- {
+		if inHistory(ctx, q, sr.order[i]) {
+			from, n = i, n+1
+		}
+	}
+	return sr.order[from:], n
+}
+
+// historyAll is history over every session's runs.
+func (d *Driver) historyAll(ctx context.Context, q db.HistoryQuery) []*db.Run {
 	cands := d.candidates(q.SessionID)
 	match := cands[:0] // filtered in place: candidates is this call's own slice
 	for _, r := range cands {
-		switch {
-		case !visible(ctx, r.UserID),
-			r.ParentRunID != "",
-			!r.Status.InHistory(),
-			q.AgentID != "" && r.AgentID != q.AgentID,
-			q.TeamID != "" && r.TeamID != q.TeamID:
-			continue
+		if inHistory(ctx, q, r) {
+			match = append(match, r)
 		}
-		match = append(match, r)
 	}
-	slices.SortFunc(match, runOrder("run_index", db.Asc))
+	slices.SortFunc(match, historyOrder)
 	if q.Limit > 0 && len(match) > q.Limit {
 		match = match[len(match)-q.Limit:]
 	}
 	return match
+}
+
+// inHistory reports whether a HistoryQuery selects r.
+func inHistory(ctx context.Context, q db.HistoryQuery, r *db.Run) bool {
+	switch {
+	case !visible(ctx, r.UserID),
+		r.ParentRunID != "",
+		!r.Status.InHistory(),
+		q.AgentID != "" && r.AgentID != q.AgentID,
+		q.TeamID != "" && r.TeamID != q.TeamID:
+		return false
+	}
+	return true
 }
 
 // DeleteRun deletes one run in scope; ErrNotFound otherwise.
@@ -329,15 +389,17 @@ func (d *Driver) DeleteRun(ctx context.Context, runID string) error {
 	}
 	delete(d.runs, runID)
 	sr := d.sessionRuns[r.SessionID]
-	delete(sr.ids, runID)
+	if i, ok := sr.find(r); ok {
+		sr.order = slices.Delete(sr.order, i, i+1)
+	}
 	switch {
-	case len(sr.ids) == 0:
+	case len(sr.order) == 0:
 		delete(d.sessionRuns, r.SessionID)
 	case r.RunIndex != nil && *r.RunIndex == sr.max:
 		// max+1 must follow the remaining runs, as a SQL MAX() would.
 		sr.max = -1
-		for id := range sr.ids {
-			if i := d.runs[id].RunIndex; i != nil && *i > sr.max {
+		for _, o := range sr.order {
+			if i := o.RunIndex; i != nil && *i > sr.max {
 				sr.max = *i
 			}
 		}

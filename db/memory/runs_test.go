@@ -364,3 +364,47 @@ func TestRuns_NoAliasing(t *testing.T) {
 		t.Fatal("stored run changed through a listed row")
 	}
 }
+
+// The session's history order is kept as runs are stored with explicit
+// run_index values out of order, updated (a new value replaces the stored
+// one) and deleted.
+func TestHistoryRuns_OrderSurvivesOutOfOrderUpdatesAndDeletes(t *testing.T) {
+	t.Parallel()
+	d := newDB(t)
+	ctx := context.Background()
+	mustSession(t, ctx, d, session("s1", ""))
+	for _, x := range []struct {
+		id  string
+		idx int64
+	}{{"r5", 5}, {"r1", 1}, {"r3", 3}, {"r2", 2}, {"r4", 4}} {
+		r := runRow(x.id, "s1", run.StatusCompleted)
+		idx := x.idx
+		r.RunIndex = &idx
+		mustRun(t, ctx, d, r)
+	}
+	check := func(limit int, want string) {
+		t.Helper()
+		got, err := d.HistoryRuns(ctx, db.HistoryQuery{SessionID: "s1", Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runIDs(got) != want {
+			t.Errorf("limit %d: got %s, want %s", limit, runIDs(got), want)
+		}
+	}
+	check(10, "[r1 r2 r3 r4 r5]")
+	check(2, "[r4 r5]")
+	mustRun(t, ctx, d, runRow("r4", "s1", run.StatusError)) // leaves history
+	check(2, "[r3 r5]")
+	mustRun(t, ctx, d, runRow("r4", "s1", run.StatusCompleted)) // back, in its place
+	check(2, "[r4 r5]")
+	if err := d.DeleteRun(ctx, "r5"); err != nil {
+		t.Fatal(err)
+	}
+	check(2, "[r3 r4]")
+	next := mustRun(t, ctx, d, runRow("r6", "s1", run.StatusCompleted))
+	if *next.RunIndex != 5 {
+		t.Errorf("run_index after deleting the last run = %d, want 5", *next.RunIndex)
+	}
+	check(3, "[r3 r4 r6]")
+}

@@ -162,8 +162,8 @@ func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error
 		}
 		delete(d.sessions, id)
 		if sr := d.sessionRuns[id]; sr != nil {
-			for runID := range sr.ids {
-				delete(d.runs, runID)
+			for _, r := range sr.order {
+				delete(d.runs, r.RunID)
 			}
 		}
 		delete(d.sessionRuns, id)
