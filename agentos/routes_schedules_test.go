@@ -354,7 +354,7 @@ func TestSchedules_BadInputIsAClear4xx(t *testing.T) {
 		{"not a run endpoint", strings.Replace(body(""), "/agents/echo/runs", "/sessions", 1), 422, "run endpoints only"},
 		{"GET a run endpoint", body(`,"method":"GET"`), 422, "run endpoints only"},
 		{"no message", strings.Replace(body(""), `{"message":"hi"}`, `{"session_id":"s"}`, 1), 422, "payload.message is required"},
-		{"retries", body(`,"max_retries":2`), 422, "max_retries must be 0"},
+		{"too many retries", body(`,"max_retries":11`), 422, "max_retries must be from 0 to 10"},
 		{"bad name", strings.Replace(body(""), `"n"`, `"-bad/name"`, 1), 422, "Name must start with alphanumeric"},
 		{"duplicate name", strings.Replace(body(""), `"n"`, `"taken"`, 1), 409, "Schedule with name 'taken' already exists"},
 		{"unknown field", body(`,"surprise":1`), 422, "unknown field"},
