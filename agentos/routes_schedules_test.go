@@ -81,9 +81,14 @@ func jsonPost(t *testing.T, url, body string) response {
 }
 
 // createEveryMinute creates a schedule of echo every minute and returns it.
+// Its retry_delay_seconds is 1: a fired run's queue attempt that fails
+// (a database too slow to answer under the race detector on a loaded
+// machine) is retried by the queue after the schedule's retry delay, and
+// the default, 60 s, is as long as waitStatus waits: the run stayed
+// RUNNING past it and the exactly-once tests failed.
 func createEveryMinute(t *testing.T, u, name string) scheduleView {
 	t.Helper()
-	res := jsonPost(t, u+"/schedules", `{"name":"`+name+`","cron_expr":"* * * * *","endpoint":"/agents/echo/runs",`+
+	res := jsonPost(t, u+"/schedules", `{"name":"`+name+`","cron_expr":"* * * * *","endpoint":"/agents/echo/runs","retry_delay_seconds":1,`+
 		`"payload":{"message":"tick","extra_field":{"kept":true}}}`)
 	if res.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", res.status, res.body)

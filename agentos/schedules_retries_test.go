@@ -21,32 +21,39 @@ import (
 	"github.com/agentryhq/agentry/schedule"
 )
 
-// failFirst is a model whose first n calls fail (the run ends ERROR) and
-// whose later calls answer.
-type failFirst struct {
-	n     int64
-	calls atomic.Int64
-	ok    *scripted.Model
+// failing is a model that fails (the run ends ERROR) while fail is set
+// and answers otherwise; the test flips it, so a queue-level retry of an
+// attempt (a slow database under load) does not shift which attempt
+// succeeds.
+type failing struct {
+	fail atomic.Bool
+	ok   *scripted.Model
 }
 
-func (m *failFirst) Info() model.Info { return m.ok.Info() }
+func newFailing(answer string) *failing {
+	m := &failing{ok: scripted.Reply(answer)}
+	m.fail.Store(true)
+	return m
+}
 
-func (m *failFirst) fail() error {
-	if c := m.calls.Add(1); c <= m.n {
-		return fmt.Errorf("%w: call %d refused", model.ErrBadRequest, c)
+func (m *failing) Info() model.Info { return m.ok.Info() }
+
+func (m *failing) err() error {
+	if m.fail.Load() {
+		return fmt.Errorf("%w: refused", model.ErrBadRequest)
 	}
 	return nil
 }
 
-func (m *failFirst) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := m.fail(); err != nil {
+func (m *failing) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := m.err(); err != nil {
 		return nil, err
 	}
 	return m.ok.Invoke(ctx, req)
 }
 
-func (m *failFirst) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	if err := m.fail(); err != nil {
+func (m *failing) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	if err := m.err(); err != nil {
 		return func(yield func(*model.Chunk, error) bool) { yield(nil, err) }
 	}
 	return m.ok.Stream(ctx, req)
@@ -82,13 +89,13 @@ func settle(t *testing.T, d *db.DB, id string, scheds []*schedule.Scheduler) {
 }
 
 // checkRetries: a schedule with max_retries 2 and retry_delay_seconds 30
-// whose agent fails twice, then answers: the firing's run fails, a second
+// whose agent fails twice, then (the test lets it) answers: the firing's run fails, a second
 // attempt fires 30 s (the schedulers' clock) after the failure was seen,
 // fails, and a third succeeds; each attempt is its own schedule run row
 // and run, started once across the racing schedulers, with the
 // idempotency key of (schedule, due time, attempt). A schedule whose
 // retries run out stops at max_retries + 1 attempts.
-func checkRetries(t *testing.T, u string, d *db.DB, clk *testClock, scheds []*schedule.Scheduler) {
+func checkRetries(t *testing.T, u string, d *db.DB, clk *testClock, scheds []*schedule.Scheduler, m retryModels) {
 	t.Helper()
 	start := time.Date(2026, 2, 1, 9, 0, 30, 0, time.UTC)
 	clk.Set(start)
@@ -138,6 +145,7 @@ func checkRetries(t *testing.T, u string, d *db.DB, clk *testClock, scheds []*sc
 		t.Fatalf("attempt 2 after its retry delay: %+v, want its own run", runs)
 	}
 	settle(t, d, sc.ID, scheds) // attempt 2 failed: attempt 3 recorded
+	m.flaky.fail.Store(false)
 	clk.Set(seenAt.Add(75 * time.Second))
 	tickAll(t, scheds) // attempt 3 fires
 	settle(t, d, sc.ID, scheds)
@@ -187,12 +195,12 @@ func checkRetries(t *testing.T, u string, d *db.DB, clk *testClock, scheds []*sc
 }
 
 // retryModels are the models of the agents checkRetries schedules: flaky
-// fails twice then answers, hopeless always fails. Replicas share them,
+// fails until the test lets it answer, hopeless always fails. Replicas share them,
 // since any replica's worker may run an attempt.
-type retryModels struct{ flaky, hopeless *failFirst }
+type retryModels struct{ flaky, hopeless *failing }
 
 func newRetryModels() retryModels {
-	return retryModels{flaky: &failFirst{n: 2, ok: scripted.Reply("third time")}, hopeless: &failFirst{n: 1 << 30, ok: scripted.Reply("never")}}
+	return retryModels{flaky: newFailing("third time"), hopeless: newFailing("never")}
 }
 
 // agents are flaky and hopeless on d.
@@ -218,7 +226,7 @@ func TestSchedules_MaxRetriesRefiresAFailedFiringOnceAcrossReplicas(t *testing.T
 	m := newRetryModels()
 	u, sa := scheduledServerOf(t, a, clk, schedule.Config{}, m.agents(t, a)...)
 	_, sb := scheduledServerOf(t, b, clk, schedule.Config{}, m.agents(t, b)...)
-	checkRetries(t, u, a, clk, []*schedule.Scheduler{sa.Scheduler(), sb.Scheduler()})
+	checkRetries(t, u, a, clk, []*schedule.Scheduler{sa.Scheduler(), sb.Scheduler()}, m)
 }
 
 // TestSchedules_MaxRetriesRefiresAFailedFiringOnSQLite: one SQLite server
@@ -227,10 +235,11 @@ func TestSchedules_MaxRetriesRefiresAFailedFiringOnSQLite(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
 	clk := &testClock{}
-	u, srv := scheduledServerOf(t, d, clk, schedule.Config{}, newRetryModels().agents(t, d)...)
+	m := newRetryModels()
+	u, srv := scheduledServerOf(t, d, clk, schedule.Config{}, m.agents(t, d)...)
 	second, err := schedule.New(d, srv, schedule.Config{Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRetries(t, u, d, clk, []*schedule.Scheduler{srv.Scheduler(), second})
+	checkRetries(t, u, d, clk, []*schedule.Scheduler{srv.Scheduler(), second}, m)
 }
