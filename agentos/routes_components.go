@@ -404,6 +404,9 @@ func (s *Server) deriveLinks(r *http.Request, c *db.Component, raw json.RawMessa
 				if st.Team != "" {
 					refs = append(refs, ref{"step_team", key, st.Team, db.ComponentTeam})
 				}
+				if st.Workflow != "" {
+					refs = append(refs, ref{"step_workflow", key, st.Workflow, db.ComponentWorkflow})
+				}
 				for _, inner := range [][]config.WorkflowStep{stepsOf(st.Steps), stepsOf(st.Parallel), loopSteps(st), condSteps(st, false), condSteps(st, true), routerChoices(st)} {
 					walk(key+"/", inner)
 				}
@@ -414,12 +417,15 @@ func (s *Server) deriveLinks(r *http.Request, c *db.Component, raw json.RawMessa
 	var out []db.ComponentLink
 	seen := map[[2]string]string{}
 	for _, rf := range refs {
-		if s.configured(db.ComponentAgent, rf.id) || s.configured(db.ComponentTeam, rf.id) {
+		if s.configured(db.ComponentAgent, rf.id) || s.configured(db.ComponentTeam, rf.id) || (rf.kind == "step_workflow" && s.configured(db.ComponentWorkflow, rf.id)) {
 			continue
+		}
+		if rf.id == c.ComponentID {
+			return nil, fmt.Errorf("%w: %s contains itself (a step runs %s)", db.ErrComponentCycle, c.ComponentID, rf.id)
 		}
 		child, err := s.dbs[0].GetComponent(r.Context(), rf.id, false)
 		if errors.Is(err, db.ErrNotFound) {
-			return nil, fmt.Errorf("%w: no agent or team with id %q (configured or stored)", config.ErrComponentConfig, rf.id)
+			return nil, fmt.Errorf("%w: no agent, team or workflow with id %q (configured or stored)", config.ErrComponentConfig, rf.id)
 		}
 		if err != nil {
 			return nil, err

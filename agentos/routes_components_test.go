@@ -11,11 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // componentDBs opens each backend the component routes are tested on: a
@@ -278,6 +281,58 @@ func TestComponents_IsolationSharedAndPublished(t *testing.T) {
 			if a.body == b.body {
 				t.Fatal("two users' components share an id")
 			}
+		})
+	}
+}
+
+// TestComponents_AWorkflowAsAStepOfAStoredWorkflow: a stored workflow's
+// steps run a stored workflow (pinned by a step_workflow link) and a
+// configured one, as Agno's Step(workflow=…); a workflow containing itself,
+// directly or through another, is refused when written.
+func TestComponents_AWorkflowAsAStepOfAStoredWorkflow(t *testing.T) {
+	t.Parallel()
+	for name, open := range componentDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := open(t)
+			shout, err := agent.New(agent.Config{ID: "shout", Model: scripted.Reply("configured answer"), DB: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfgFlow, err := workflow.New(workflow.Config{ID: "cfgflow", Name: "Configured", DB: d, Steps: []workflow.Step{{Name: "shout", Runner: shout}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, _ := testServer(t, Config{UserIsolation: true, Auth: Auth{Authenticator: rsaAuthenticator(t)}, DBs: []*db.DB{d},
+				Workflows:  []*workflow.Workflow{cfgFlow},
+				Components: ComponentsConfig{Policy: config.ComponentPolicy{Providers: []string{"scripted"}}}}, nil)
+			f := &compFixture{url: ts.URL, db: d, dir: t.TempDir(), alice: bearer(rsToken(t, "alice"))}
+			m := f.script(t, "member", "inner answer", "")
+			want(t, f.send(t, f.alice, "POST", "/components", jsonBody(map[string]any{"name": "M", "component_id": "m1", "component_type": "agent",
+				"stage": "published", "config": map[string]any{"model": m}})), 201)
+			want(t, f.send(t, f.alice, "POST", "/components", jsonBody(map[string]any{"name": "Inner", "component_id": "inner", "component_type": "workflow",
+				"stage": "published", "config": map[string]any{"steps": []any{map[string]any{"type": "Step", "name": "ask", "agent_id": "m1"}}}})), 201)
+			want(t, f.send(t, f.alice, "POST", "/components", jsonBody(map[string]any{"name": "Outer", "component_id": "outer", "component_type": "workflow",
+				"stage": "published", "config": map[string]any{"steps": []any{
+					map[string]any{"type": "Step", "name": "nested", "workflow_id": "inner"},
+					map[string]any{"type": "Step", "name": "configured", "workflow_id": "cfgflow"},
+				}}})), 201)
+			want(t, f.send(t, f.alice, "GET", "/components/outer/configs/1/links", ""), 200,
+				`"link_kind":"step_workflow"`, `"link_key":"nested"`, `"child_component_id":"inner"`, `"child_version":1`)
+			res := f.run(t, f.alice, "workflows", "outer")
+			want(t, res, 200, "inner answer", "configured answer")
+
+			// Itself, directly: refused.
+			want(t, f.send(t, f.alice, "POST", "/components", jsonBody(map[string]any{"name": "Self", "component_id": "self", "component_type": "workflow",
+				"config": map[string]any{"steps": []any{map[string]any{"name": "x", "agent_id": "m1"},
+					map[string]any{"loop": map[string]any{"steps": []any{map[string]any{"workflow_id": "self"}}}}}}})), 409, "self contains itself")
+			// Through another: inner's new version would run outer, which runs inner.
+			want(t, f.send(t, f.alice, "POST", "/components/inner/configs", jsonBody(map[string]any{"config": map[string]any{
+				"steps": []any{map[string]any{"name": "back", "workflow_id": "outer"}}}})), 409, "inner contains itself", "inner → outer → inner")
+			// A step_workflow must name a workflow.
+			want(t, f.send(t, f.alice, "POST", "/components", jsonBody(map[string]any{"name": "Bad", "component_id": "bad", "component_type": "workflow",
+				"config": map[string]any{"steps": []any{map[string]any{"name": "x", "workflow_id": "m1"}}}})), 400, "m1 is a agent, not a workflow")
+			want(t, f.run(t, f.alice, "workflows", "outer"), 200, "inner answer")
 		})
 	}
 }

@@ -228,12 +228,12 @@ func (s *Server) applyScheduleBody(sc *db.Schedule, b *scheduleBody, create bool
 		sc.TimeoutSeconds = *b.TimeoutSeconds
 	}
 	if b.MaxRetries != nil {
-		// Nothing half-on: a fired run's retries are the durable queue's
-		// attempts (queue.max_attempts), not re-firings.
-		if *b.MaxRetries != 0 {
-			return bad("max_retries must be 0: a fired run is a durable background run, retried by the queue (queue.max_attempts)")
+		// As Agno: a firing whose run fails is fired again, up to
+		// max_retries more attempts, retry_delay_seconds apart.
+		if *b.MaxRetries < 0 || *b.MaxRetries > 10 {
+			return bad("max_retries must be from 0 to 10")
 		}
-		sc.MaxRetries = 0
+		sc.MaxRetries = *b.MaxRetries
 	}
 	if b.RetryDelaySeconds != nil {
 		if *b.RetryDelaySeconds < 1 || *b.RetryDelaySeconds > 3600 {

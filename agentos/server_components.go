@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // addTeamDBs registers the databases of a team, its members and its member
@@ -275,7 +276,7 @@ func (s *Server) buildStored(ctx context.Context, c *db.Component, raw json.RawM
 		if t.Name == "" {
 			t.Name = c.Name
 		}
-		agents, teams, err := s.resolveMembers(ctx, t.Members, links, stack)
+		agents, teams, _, err := s.resolveMembers(ctx, t.Members, links, stack, false)
 		if err != nil {
 			return nil, err
 		}
@@ -295,11 +296,11 @@ func (s *Server) buildStored(ctx context.Context, c *db.Component, raw json.RawM
 		if w.Name == "" {
 			w.Name = c.Name
 		}
-		agents, teams, err := s.resolveMembers(ctx, stepRefs(w.Steps), links, stack)
+		agents, teams, workflows, err := s.resolveMembers(ctx, stepRefs(w.Steps), links, stack, true)
 		if err != nil {
 			return nil, err
 		}
-		built, err := w.BuildWith(d, agents, teams, opts)
+		built, err := w.BuildNested(d, agents, teams, workflows, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", config.ErrComponentConfig, err)
 		}
@@ -318,7 +319,8 @@ func sameID(declared *string, id string) error {
 	return nil
 }
 
-// stepRefs lists the agent and team ids a workflow's steps name, in order.
+// stepRefs lists the agent, team and workflow ids a workflow's steps name,
+// in order.
 func stepRefs(steps []config.WorkflowStep) []string {
 	var out []string
 	var walk func([]config.WorkflowStep)
@@ -329,6 +331,9 @@ func stepRefs(steps []config.WorkflowStep) []string {
 			}
 			if st.Team != "" {
 				out = append(out, st.Team)
+			}
+			if st.Workflow != "" {
+				out = append(out, st.Workflow)
 			}
 			if st.Steps != nil {
 				walk(st.Steps.Steps)
@@ -352,16 +357,25 @@ func stepRefs(steps []config.WorkflowStep) []string {
 	return out
 }
 
-// resolveMembers builds the agents and teams ids name: configured ones, or
-// stored ones visible to ctx's user at the version links pins.
-func (s *Server) resolveMembers(ctx context.Context, ids []string, links []db.ComponentLink, stack []string) (map[string]*agent.Agent, map[string]*team.Team, error) {
-	agents, teams := map[string]*agent.Agent{}, map[string]*team.Team{}
+// resolveMembers builds the agents, teams and (for a workflow's steps,
+// withWorkflows) workflows ids name: configured ones, or stored ones
+// visible to ctx's user at the version links pins. An id on stack (a
+// component being built) is a cycle: db.ErrComponentCycle.
+func (s *Server) resolveMembers(ctx context.Context, ids []string, links []db.ComponentLink, stack []string, withWorkflows bool) (
+	map[string]*agent.Agent, map[string]*team.Team, map[string]*workflow.Workflow, error) {
+	agents, teams, workflows := map[string]*agent.Agent{}, map[string]*team.Team{}, map[string]*workflow.Workflow{}
 	for _, id := range ids {
 		if _, done := agents[id]; done {
 			continue
 		}
 		if _, done := teams[id]; done {
 			continue
+		}
+		if _, done := workflows[id]; done {
+			continue
+		}
+		if slices.Contains(stack, id) {
+			return nil, nil, nil, fmt.Errorf("%w: %s contains itself (%s)", db.ErrComponentCycle, id, strings.Join(append(slices.Clip(stack), id), " → "))
 		}
 		if a, ok := s.agents[id]; ok {
 			agents[id] = a
@@ -371,20 +385,29 @@ func (s *Server) resolveMembers(ctx context.Context, ids []string, links []db.Co
 			teams[id] = t
 			continue
 		}
+		if w, ok := s.workflows[id]; ok && withWorkflows {
+			workflows[id] = w
+			continue
+		}
 		t, err := s.buildChild(ctx, id, links, stack)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		switch x := t.(type) {
 		case *agent.Agent:
 			agents[id] = x
 		case *team.Team:
 			teams[id] = x
+		case *workflow.Workflow:
+			if !withWorkflows {
+				return nil, nil, nil, fmt.Errorf("%w: %s is a workflow; a team's members are agents and teams", config.ErrComponentConfig, id)
+			}
+			workflows[id] = x
 		default:
-			return nil, nil, fmt.Errorf("%w: %s is a workflow; members and steps name agents and teams", config.ErrComponentConfig, id)
+			return nil, nil, nil, fmt.Errorf("%w: %s is not an agent, team or workflow", config.ErrComponentConfig, id)
 		}
 	}
-	return agents, teams, nil
+	return agents, teams, workflows, nil
 }
 
 // buildChild builds the stored component id at the version links pins
@@ -393,7 +416,7 @@ func (s *Server) buildChild(ctx context.Context, id string, links []db.Component
 	d := s.dbs[0]
 	c, err := d.GetComponent(ctx, id, false)
 	if errors.Is(err, db.ErrNotFound) {
-		return nil, fmt.Errorf("%w: no agent or team with id %q (configured or stored)", config.ErrComponentConfig, id)
+		return nil, fmt.Errorf("%w: no agent, team or workflow with id %q (configured or stored)", config.ErrComponentConfig, id)
 	}
 	if err != nil {
 		return nil, err

@@ -130,6 +130,10 @@ type ScheduleDriver interface {
 	// completed_at, status_code, error, output); false when the run was not
 	// running any more.
 	FinishScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error)
+	// StartScheduleRun names the run of a running schedule run written
+	// before its run started (a retry): run_id, session_id and input, only
+	// while run_id is NULL; false otherwise.
+	StartScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error)
 }
 
 // scheduleDriver returns the driver's ScheduleDriver ability.
@@ -339,5 +343,24 @@ func (d *DB) FinishScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error
 	}
 	ctx, call := d.bound(ctx)
 	ok, err := sd.FinishScheduleRun(ctx, &cp)
+	return ok, call.done(err)
+}
+
+// StartScheduleRun records the run a running schedule run started (its
+// RunID, SessionID and Input), once: false when the row has a run already,
+// is finished, or is not in scope.
+func (d *DB) StartScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error) {
+	if r == nil || r.ID == "" || r.RunID == "" {
+		return false, fmt.Errorf("%w: starting a schedule run needs its id and the run's id", ErrInvalidRecord)
+	}
+	if len(r.Input) > 0 && !json.Valid(r.Input) {
+		return false, fmt.Errorf("%w: schedule run %s: input must be JSON", ErrInvalidRecord, r.ID)
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return false, err
+	}
+	ctx, call := d.bound(ctx)
+	ok, err := sd.StartScheduleRun(ctx, r)
 	return ok, call.done(err)
 }

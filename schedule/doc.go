@@ -28,7 +28,10 @@
 //
 // The Scheduler also follows the runs it started: a running schedule run
 // whose run reached a final status is finished (success, failed,
-// cancelled or paused), as Agno's executor records them.
+// cancelled or paused), as Agno's executor records them. A failed attempt
+// of a schedule with retries left (max_retries) gets the next attempt's
+// row at once and its run RetryDelay later, keyed RetryKey(schedule id,
+// due time, attempt), so that every attempt also starts once.
 //
 // Time comes from Config.Clock, so tests move it by hand.
 package schedule

@@ -129,6 +129,54 @@ func Key(scheduleID string, due time.Time) string {
 	return "agentry-schedule:" + scheduleID + "@" + strconv.FormatInt(due.Unix(), 10)
 }
 
+// RetryKey is the idempotency key of attempt (2 or more) of the firing of
+// scheduleID due at due: Key with the attempt, so each retry of a due
+// time starts once across replicas.
+func RetryKey(scheduleID string, due time.Time, attempt int64) string {
+	return Key(scheduleID, due) + "#" + strconv.FormatInt(attempt, 10)
+}
+
+// DefaultRetryDelay is the wait before a retry when a schedule's
+// retry_delay_seconds is 0 (Agno's default).
+const DefaultRetryDelay = 60 * time.Second
+
+// retryDelay is sc's wait between a failed attempt and the next.
+func retryDelay(sc *db.Schedule) time.Duration {
+	if sc.RetryDelaySeconds <= 0 {
+		return DefaultRetryDelay
+	}
+	return time.Duration(sc.RetryDelaySeconds) * time.Second
+}
+
+// nextRunID is the schedule run id of the attempt after r. A cron
+// firing's attempts are keyed by (schedule, due time, attempt); a manual
+// trigger's retries, whose first key is unique to the call, by the
+// attempt they follow.
+func nextRunID(r *db.ScheduleRun) string {
+	due := time.Unix(r.TriggeredAt, 0)
+	if r.ID == runIDOf(attemptKey(r.ScheduleID, due, r.Attempt)) {
+		return runIDOf(attemptKey(r.ScheduleID, due, r.Attempt+1))
+	}
+	return runIDOf("agentry-schedule:" + r.ScheduleID + ":retry-of:" + r.ID + "#" + strconv.FormatInt(r.Attempt+1, 10))
+}
+
+// attemptKey is Key for the first attempt, RetryKey for the others.
+func attemptKey(scheduleID string, due time.Time, attempt int64) string {
+	if attempt <= 1 {
+		return Key(scheduleID, due)
+	}
+	return RetryKey(scheduleID, due, attempt)
+}
+
+// retryKey is the idempotency key of retry row r's run: RetryKey when r
+// retries a cron firing, else one derived from r's id (unique to it).
+func retryKey(r *db.ScheduleRun) string {
+	if k := RetryKey(r.ScheduleID, time.Unix(r.TriggeredAt, 0), r.Attempt); runIDOf(k) == r.ID {
+		return k
+	}
+	return "agentry-schedule:" + r.ScheduleID + ":retry:" + r.ID + "#" + strconv.FormatInt(r.Attempt, 10)
+}
+
 // runIDOf is the schedule run id of a firing: derived from its key, so
 // that replicas write the same row.
 func runIDOf(key string) string {
@@ -369,6 +417,11 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 		}
 		for _, r := range rows {
 			if r.RunID == "" {
+				if r.Attempt > 1 { // a retry waiting for its delay
+					if err := s.fireRetry(ctx, &r, scheds); err != nil {
+						errs = append(errs, err)
+					}
+				}
 				continue
 			}
 			out, err := s.d.GetRun(ctx, r.RunID)
@@ -389,6 +442,10 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 			fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
 			if st == db.ScheduleRunFailed {
 				fin.Error = "the run ended " + string(out.Status)
+				if err := s.retryLater(ctx, &r, scheds); err != nil {
+					errs = append(errs, err) // r stays running: the next poll repeats
+					continue
+				}
 			}
 			if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
 				errs = append(errs, err)
@@ -401,28 +458,100 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// timeOut cancels r's run and fails r when the run has been going longer
-// than its schedule's timeout_seconds.
-func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run, scheds map[string]*db.Schedule) error {
-	sc, ok := scheds[r.ScheduleID]
-	if !ok {
-		var err error
-		sc, err = s.d.GetSchedule(ctx, r.ScheduleID)
-		switch {
-		case errors.Is(err, db.ErrNotFound):
-			sc = nil // deleted: its runs are not bounded any more
-		case err != nil:
-			return err
-		}
-		scheds[r.ScheduleID] = sc
+// scheduleOf returns r's schedule (nil when deleted), read once per poll.
+func (s *Scheduler) scheduleOf(ctx context.Context, id string, scheds map[string]*db.Schedule) (*db.Schedule, error) {
+	sc, ok := scheds[id]
+	if ok {
+		return sc, nil
 	}
-	if sc == nil {
+	sc, err := s.d.GetSchedule(ctx, id)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		sc = nil
+	case err != nil:
+		return nil, err
+	}
+	scheds[id] = sc
+	return sc, nil
+}
+
+// retryLater records the next attempt of failed attempt r when its
+// schedule allows one more (max_retries, as Agno's executor: attempts
+// 1 … max_retries+1) and is enabled: a running schedule run without a
+// run, of the same due time, created now; fireRetry starts it
+// retry_delay_seconds later. Its id is derived from r's, so replicas
+// write one row; r is finished after this, so a crash in between repeats
+// it.
+func (s *Scheduler) retryLater(ctx context.Context, r *db.ScheduleRun, scheds map[string]*db.Schedule) error {
+	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
+	if err != nil || sc == nil || !sc.Enabled || r.Attempt > sc.MaxRetries {
+		return err
+	}
+	next := &db.ScheduleRun{ID: nextRunID(r), ScheduleID: r.ScheduleID, Attempt: r.Attempt + 1, TriggeredAt: r.TriggeredAt,
+		Status: db.ScheduleRunRunning, UserID: sc.UserID, CreatedAt: s.Now().Unix()}
+	if _, err := s.d.CreateScheduleRun(ctx, next); err != nil && !errors.Is(err, db.ErrExists) {
+		return fmt.Errorf("schedule run %s: record attempt %d: %w", r.ID, next.Attempt, err)
+	}
+	s.cfg.Logger.Info("schedule: firing failed, retrying", "schedule_id", sc.ID, "attempt", next.Attempt,
+		"max_attempts", sc.MaxRetries+1, "retry_delay", retryDelay(sc))
+	return nil
+}
+
+// fireRetry starts retry row r once its schedule's retry delay has passed
+// since it was recorded, with the attempt's idempotency key, and names
+// the run on the row. A retry whose schedule was deleted or disabled in
+// the meantime is cancelled.
+func (s *Scheduler) fireRetry(ctx context.Context, r *db.ScheduleRun, scheds map[string]*db.Schedule) error {
+	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	if sc == nil || !sc.Enabled {
+		fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunCancelled, CompletedAt: now.Unix(),
+			Error: "the schedule was disabled or deleted before this retry fired"}
+		_, err := s.d.FinishScheduleRun(ctx, fin)
+		return err
+	}
+	if now.Before(time.Unix(r.CreatedAt, 0).Add(retryDelay(sc))) {
 		return nil
+	}
+	fired, err := s.fire.Fire(ctx, sc, Firing{Key: retryKey(r), DueAt: time.Unix(r.TriggeredAt, 0)})
+	switch {
+	case errors.Is(err, ErrPermanent):
+		s.cfg.Logger.Warn("schedule: retry failed", "schedule_id", sc.ID, "attempt", r.Attempt, "err", err)
+		_, err = s.d.FinishScheduleRun(ctx, &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: now.Unix(), Error: err.Error()})
+		return err
+	case err != nil:
+		return fmt.Errorf("schedule run %s: fire attempt %d: %w", r.ID, r.Attempt, err)
+	}
+	if _, err := s.d.StartScheduleRun(ctx, &db.ScheduleRun{ID: r.ID, RunID: fired.RunID, SessionID: fired.SessionID, Input: fired.Input}); err != nil {
+		return err
+	}
+	s.cfg.Logger.Info("schedule: retried", "schedule_id", sc.ID, "attempt", r.Attempt, "run_id", fired.RunID)
+	return nil
+}
+
+// timeOut cancels r's run and fails r when the run has been going longer
+// than its schedule's timeout_seconds (from its firing: for a retry, its
+// retry delay after it was recorded). A timed-out attempt is retried as a
+// failed one.
+func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run, scheds map[string]*db.Schedule) error {
+	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
+	if err != nil || sc == nil { // deleted: its runs are not bounded any more
+		return err
 	}
 	limit := sc.TimeoutSeconds
 	now := s.Now().Unix()
-	if limit <= 0 || now < r.CreatedAt+limit {
+	started := r.CreatedAt
+	if r.Attempt > 1 {
+		started += int64(retryDelay(sc) / time.Second)
+	}
+	if limit <= 0 || now < started+limit {
 		return nil
+	}
+	if err := s.retryLater(ctx, r, scheds); err != nil {
+		return err
 	}
 	if c, ok := s.fire.(Canceller); ok {
 		if err := c.CancelFired(ctx, sc, r.RunID); err != nil {

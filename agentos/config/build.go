@@ -114,13 +114,19 @@ func (c Config) BuildTeamsAndWorkflows(d *db.DB, agents []*agent.Agent, opts Bui
 			teams = append(teams, t)
 		}
 	}
-	for _, decl := range c.Workflows {
-		w, err := decl.BuildWith(d, byID, teamByID, opts)
+	wfByID := make(map[string]*workflow.Workflow, len(c.Workflows))
+	for _, decl := range c.workflowsInBuildOrder() {
+		w, err := decl.BuildNested(d, byID, teamByID, wfByID, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		workflows = append(workflows, w)
+		wfByID[w.ID()] = w
+	}
+	for _, decl := range c.Workflows {
+		if w := wfByID[decl.ID]; w != nil {
+			workflows = append(workflows, w)
+		}
 	}
 	return teams, workflows, errors.Join(errs...)
 }

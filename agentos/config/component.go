@@ -24,7 +24,8 @@ import (
 //   - a team's members [{"type": "agent", "agent_id": "x"}, {"type":
 //     "team", "team_id": "y"}] read as [x, y];
 //   - a workflow step {"type": "Step", "name": "s", "agent_id": "x"}
-//     reads as {name: s, agent: x} (team_id as team:); step_id and
+//     reads as {name: s, agent: x} (team_id as team:, workflow_id as
+//     workflow:); step_id and
 //     description are dropped;
 //   - db is dropped: a stored component always stores in the server's
 //     database.
@@ -278,7 +279,7 @@ func normalizeSteps(v any, where string) error {
 		}
 		delete(st, "step_id")
 		delete(st, "description")
-		for from, to := range map[string]string{"agent_id": "agent", "team_id": "team"} {
+		for from, to := range map[string]string{"agent_id": "agent", "team_id": "team", "workflow_id": "workflow"} {
 			if id, ok := st[from]; ok {
 				if _, both := st[to]; both {
 					return componentErr("%s: give %s or %s, not both", at, from, to)
@@ -286,9 +287,6 @@ func normalizeSteps(v any, where string) error {
 				st[to] = id
 				delete(st, from)
 			}
-		}
-		if _, ok := st["workflow_id"]; ok {
-			return componentErr("%s: a workflow as a step is not supported", at)
 		}
 		for _, k := range []string{"steps", "else", "choices"} {
 			if err := normalizeSteps(st[k], at+"."+k); err != nil {

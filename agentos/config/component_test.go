@@ -29,11 +29,12 @@ func TestParseTeamComponent_MembersAndFlatModel(t *testing.T) {
 }
 
 func TestParseWorkflowComponent_AgnoSteps(t *testing.T) {
-	w, err := ParseWorkflowComponent([]byte(`{"name":"W","steps":[{"type":"Step","name":"one","step_id":"s1","agent_id":"a1"},{"name":"two","team_id":"t1"}]}`), ComponentPolicy{})
+	w, err := ParseWorkflowComponent([]byte(`{"name":"W","steps":[{"type":"Step","name":"one","step_id":"s1","agent_id":"a1"},{"name":"two","team_id":"t1"},`+
+		`{"type":"Step","name":"three","workflow_id":"w2"}]}`), ComponentPolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w.Steps) != 2 || w.Steps[0].Agent != "a1" || w.Steps[1].Team != "t1" {
+	if len(w.Steps) != 3 || w.Steps[0].Agent != "a1" || w.Steps[1].Team != "t1" || w.Steps[2].Workflow != "w2" {
 		t.Fatalf("workflow = %+v", w)
 	}
 }
@@ -53,7 +54,7 @@ func TestParseComponent_Refusals(t *testing.T) {
 		"provider policy":  {"agent", `{"model":"openai:gpt-4o"}`, `provider "openai" is not allowed`, ComponentPolicy{Providers: []string{"scripted"}}},
 		"bad member":       {"team", `{"model":"openai:gpt-4o","members":[{"type":"robot"}]}`, "members[0]", ComponentPolicy{}},
 		"team model param": {"team", `{"model":{"id":"gpt-4o","provider":"openai","temperature":1}}`, "no parameters", ComponentPolicy{}},
-		"workflow step":    {"workflow", `{"steps":[{"name":"x","workflow_id":"w2"}]}`, "workflow as a step", ComponentPolicy{}},
+		"two step kinds":   {"workflow", `{"steps":[{"name":"x","workflow_id":"w2","workflow":"w3"}]}`, "give workflow_id or workflow, not both", ComponentPolicy{}},
 		"step type":        {"workflow", `{"steps":[{"type":"Loop","name":"x"}]}`, "only Step objects", ComponentPolicy{}},
 	}
 	for name, c := range cases {

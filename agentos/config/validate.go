@@ -113,14 +113,20 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.checkTeamMembers(bad, agents)
-	workflows := map[string]bool{}
+	workflows, decls := map[string]bool{}, map[string]Workflow{}
+	for i, w := range c.Workflows {
+		checkID(bad, fmt.Sprintf("workflows[%d]", i), w.ID, workflows)
+		decls[w.ID] = w
+	}
 	for i, w := range c.Workflows {
 		where := fmt.Sprintf("workflows[%d]", i)
-		checkID(bad, where, w.ID, workflows)
 		if len(w.Steps) == 0 {
 			bad("%s: a workflow needs steps", where)
 		}
-		checkWorkflowSteps(bad, where+".steps", w.Steps, agents, teams)
+		checkWorkflowSteps(bad, where+".steps", w.Steps, agents, teams, workflows)
+		if path := w.cycle(decls); path != nil && path[len(path)-1] == w.ID {
+			bad("%s: a workflow may not contain itself, directly or through other workflows: %s", where, strings.Join(path, " → "))
+		}
 	}
 	return errors.Join(errs...)
 }

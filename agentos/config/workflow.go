@@ -1,8 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
@@ -13,7 +16,9 @@ import (
 )
 
 // WorkflowStep is one step of a workflow (issue 11's shape): exactly one of
-// {name, agent: ID}, {name, team: ID}, {name, function: NAME} (a Go
+// {name, agent: ID}, {name, team: ID}, {name, workflow: ID} (another
+// workflow, run as one step, as Agno's Step(workflow=…); a workflow may not
+// contain itself, directly or through others), {name, function: NAME} (a Go
 // function registered in BuildOptions.WorkflowFunctions), or one of the
 // primitives steps, loop, parallel, condition, router, each a mapping with
 // its own name and steps. human_review applies to the step (on a
@@ -22,6 +27,7 @@ type WorkflowStep struct {
 	Name        string           `yaml:"name"`
 	Agent       string           `yaml:"agent"`
 	Team        string           `yaml:"team"`
+	Workflow    string           `yaml:"workflow"`
 	Function    string           `yaml:"function"`
 	Steps       *StepsDecl       `yaml:"steps"`
 	Loop        *LoopDecl        `yaml:"loop"`
@@ -123,9 +129,10 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // stepBuilder builds config steps into workflow steps.
 type stepBuilder struct {
-	agents map[string]*agent.Agent
-	teams  map[string]*team.Team
-	fns    workflow.Functions
+	agents    map[string]*agent.Agent
+	teams     map[string]*team.Team
+	workflows map[string]*workflow.Workflow
+	fns       workflow.Functions
 }
 
 func (b *stepBuilder) steps(where string, decl []WorkflowStep) ([]workflow.Step, error) {
@@ -154,7 +161,7 @@ func review(where string, outer, inner *HumanReviewDecl) (*workflow.HumanReview,
 
 func (b *stepBuilder) step(where string, st WorkflowStep) (workflow.Step, error) {
 	if n := st.kinds(); n != 1 {
-		return workflow.Step{}, fmt.Errorf("config: %s: a step is exactly one of agent, team, function, steps, loop, parallel, condition or router (this one sets %d)", where, n)
+		return workflow.Step{}, fmt.Errorf("config: %s: a step is exactly one of agent, team, workflow, function, steps, loop, parallel, condition or router (this one sets %d)", where, n)
 	}
 	s := workflow.Step{Name: st.Name}
 	var err error
@@ -172,6 +179,12 @@ func (b *stepBuilder) step(where string, st WorkflowStep) (workflow.Step, error)
 			return s, fmt.Errorf("config: %s: no team with id %q", where, st.Team)
 		}
 		s.Runner = tm
+	case st.Workflow != "":
+		w := b.workflows[st.Workflow]
+		if w == nil {
+			return s, fmt.Errorf("config: %s: no workflow with id %q", where, st.Workflow)
+		}
+		s.Runner = w
 	case st.Function != "":
 		f := b.fns.Steps[st.Function]
 		if f == nil {
@@ -255,7 +268,7 @@ func named(outer, inner string) string {
 
 func (st WorkflowStep) kinds() int {
 	n := 0
-	for _, set := range []bool{st.Agent != "", st.Team != "", st.Function != "", st.Steps != nil, st.Loop != nil,
+	for _, set := range []bool{st.Agent != "", st.Team != "", st.Workflow != "", st.Function != "", st.Steps != nil, st.Loop != nil,
 		st.Parallel != nil, st.Condition != nil, st.Router != nil} {
 		if set {
 			n++
@@ -268,12 +281,22 @@ func (st WorkflowStep) kinds() int {
 // opts.WorkflowFunctions, the Go functions `function:`, `if:`, `selector:`
 // and `end_condition:` name.
 func (w Workflow) BuildWith(d *db.DB, agents map[string]*agent.Agent, teams map[string]*team.Team, opts BuildOptions) (*workflow.Workflow, error) {
+	return w.BuildNested(d, agents, teams, nil, opts)
+}
+
+// BuildNested is BuildWith for a workflow whose `workflow:` steps name the
+// built workflows of workflows (a workflow naming itself is ErrWorkflowCycle).
+func (w Workflow) BuildNested(d *db.DB, agents map[string]*agent.Agent, teams map[string]*team.Team, workflows map[string]*workflow.Workflow,
+	opts BuildOptions) (*workflow.Workflow, error) {
 	where := "workflow " + w.ID
+	if path := w.cycle(map[string]Workflow{w.ID: w}); path != nil {
+		return nil, fmt.Errorf("%w: %s", ErrWorkflowCycle, strings.Join(path, " → "))
+	}
 	ms, err := opts.mediaFor(where, w.MediaStorage)
 	if err != nil {
 		return nil, err
 	}
-	b := &stepBuilder{agents: agents, teams: teams, fns: opts.WorkflowFunctions}
+	b := &stepBuilder{agents: agents, teams: teams, workflows: workflows, fns: opts.WorkflowFunctions}
 	steps, err := b.steps(where+": steps", w.Steps)
 	if err != nil {
 		return nil, err
@@ -286,29 +309,124 @@ func (w Workflow) BuildWith(d *db.DB, agents map[string]*agent.Agent, teams map[
 	return wf, nil
 }
 
-// checkWorkflowSteps reports steps that name no known agent or team, or are
-// not exactly one kind (the rest is checked when the workflow is built).
-func checkWorkflowSteps(bad func(string, ...any), where string, steps []WorkflowStep, agents, teams map[string]bool) {
+// checkWorkflowSteps reports steps that name no known agent, team or
+// workflow, or are not exactly one kind (the rest is checked when the
+// workflow is built).
+func checkWorkflowSteps(bad func(string, ...any), where string, steps []WorkflowStep, agents, teams, workflows map[string]bool) {
 	for j, st := range steps {
 		at := fmt.Sprintf("%s[%d]", where, j)
 		switch {
 		case st.kinds() != 1:
-			bad("%s: set exactly one of agent, team, function, steps, loop, parallel, condition or router", at)
+			bad("%s: set exactly one of agent, team, workflow, function, steps, loop, parallel, condition or router", at)
 		case st.Agent != "" && !agents[st.Agent]:
 			bad("%s: no agent with id %q", at, st.Agent)
 		case st.Team != "" && !teams[st.Team]:
 			bad("%s: no team with id %q", at, st.Team)
+		case st.Workflow != "" && !workflows[st.Workflow]:
+			bad("%s: no workflow with id %q", at, st.Workflow)
 		case st.Steps != nil:
-			checkWorkflowSteps(bad, at+".steps.steps", st.Steps.Steps, agents, teams)
+			checkWorkflowSteps(bad, at+".steps.steps", st.Steps.Steps, agents, teams, workflows)
 		case st.Parallel != nil:
-			checkWorkflowSteps(bad, at+".parallel.steps", st.Parallel.Steps, agents, teams)
+			checkWorkflowSteps(bad, at+".parallel.steps", st.Parallel.Steps, agents, teams, workflows)
 		case st.Loop != nil:
-			checkWorkflowSteps(bad, at+".loop.steps", st.Loop.Steps, agents, teams)
+			checkWorkflowSteps(bad, at+".loop.steps", st.Loop.Steps, agents, teams, workflows)
 		case st.Condition != nil:
-			checkWorkflowSteps(bad, at+".condition.steps", st.Condition.Steps, agents, teams)
-			checkWorkflowSteps(bad, at+".condition.else", st.Condition.Else, agents, teams)
+			checkWorkflowSteps(bad, at+".condition.steps", st.Condition.Steps, agents, teams, workflows)
+			checkWorkflowSteps(bad, at+".condition.else", st.Condition.Else, agents, teams, workflows)
 		case st.Router != nil:
-			checkWorkflowSteps(bad, at+".router.choices", st.Router.Choices, agents, teams)
+			checkWorkflowSteps(bad, at+".router.choices", st.Router.Choices, agents, teams, workflows)
 		}
 	}
+}
+
+// ErrWorkflowCycle: a workflow's steps run the workflow itself, directly or
+// through other workflows.
+var ErrWorkflowCycle = errors.New("config: a workflow contains itself")
+
+// WorkflowRefs lists the ids of the workflows steps run as steps, at any
+// depth, in order.
+func WorkflowRefs(steps []WorkflowStep) []string {
+	var out []string
+	walkSteps(steps, func(st WorkflowStep) {
+		if st.Workflow != "" {
+			out = append(out, st.Workflow)
+		}
+	})
+	return out
+}
+
+// walkSteps calls f on every step, depth first, in order.
+func walkSteps(steps []WorkflowStep, f func(WorkflowStep)) {
+	for _, st := range steps {
+		f(st)
+		if st.Steps != nil {
+			walkSteps(st.Steps.Steps, f)
+		}
+		if st.Parallel != nil {
+			walkSteps(st.Parallel.Steps, f)
+		}
+		if st.Loop != nil {
+			walkSteps(st.Loop.Steps, f)
+		}
+		if st.Condition != nil {
+			walkSteps(st.Condition.Steps, f)
+			walkSteps(st.Condition.Else, f)
+		}
+		if st.Router != nil {
+			walkSteps(st.Router.Choices, f)
+		}
+	}
+}
+
+// cycle returns the path of a chain of workflow steps, among decls (by id),
+// leading from w back to a workflow already on it; nil when there is none.
+func (w Workflow) cycle(decls map[string]Workflow) []string {
+	var visit func(id string, path []string) []string
+	visit = func(id string, path []string) []string {
+		if slices.Contains(path, id) {
+			return append(path, id)
+		}
+		d, ok := decls[id]
+		if !ok {
+			return nil
+		}
+		path = append(path, id)
+		for _, ref := range WorkflowRefs(d.Steps) {
+			if p := visit(ref, slices.Clip(path)); p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+	return visit(w.ID, nil)
+}
+
+// workflowsInBuildOrder orders the workflow declarations so that a
+// workflow comes after the workflows its steps run (Validate refused
+// cycles; a workflow in one is left to fail its build).
+func (c Config) workflowsInBuildOrder() []Workflow {
+	byID := map[string]Workflow{}
+	for _, w := range c.Workflows {
+		byID[w.ID] = w
+	}
+	var out []Workflow
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(w Workflow)
+	visit = func(w Workflow) {
+		if state[w.ID] != 0 {
+			return
+		}
+		state[w.ID] = 1
+		for _, ref := range WorkflowRefs(w.Steps) {
+			if d, ok := byID[ref]; ok {
+				visit(d)
+			}
+		}
+		state[w.ID] = 2
+		out = append(out, w)
+	}
+	for _, w := range c.Workflows {
+		visit(w)
+	}
+	return out
 }

@@ -117,8 +117,13 @@ func TestWorkflowYAML_Refusals(t *testing.T) {
 		{"flat kwarg on a tool", "agents:\n  - id: a\n    model: a:b\n    tools:\n      - name: calculator\n        requires_confirmation: true\n", `human_review: {requires_confirmation`},
 		{"flat on_reject in a loop", "workflows:\n  - id: w\n    steps:\n      - loop:\n          steps: [{agent: a}]\n          on_reject: skip\n", `os.yaml:6: "on_reject" is an Agno 2.x keyword`},
 		{"unknown human_review key", "workflows:\n  - id: w\n    steps:\n      - agent: a\n        human_review: {requires_confirmaton: true}\n", `did you mean "requires_confirmation"`},
-		{"two kinds", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - agent: a\n        loop: {steps: [{agent: a}]}\n", "exactly one of agent, team, function"},
+		{"two kinds", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - agent: a\n        loop: {steps: [{agent: a}]}\n", "exactly one of agent, team, workflow, function"},
 		{"nested unknown agent", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - parallel: {steps: [{agent: ghost}]}\n", `steps[0].parallel.steps[0]: no agent with id "ghost"`},
+		{"unknown workflow", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - {workflow: ghost}\n", `steps[0]: no workflow with id "ghost"`},
+		{"workflow containing itself", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - {agent: a}\n      - loop: {steps: [{workflow: w}]}\n",
+			"workflows[0]: a workflow may not contain itself, directly or through other workflows: w → w"},
+		{"workflows containing each other", "agents:\n  - id: a\n    model: a:b\nworkflows:\n  - id: w1\n    steps: [{workflow: w2}]\n  - id: w2\n    steps: [{agent: a}, {workflow: w3}]\n  - id: w3\n    steps: [{workflow: w1}]\n",
+			"workflows[1]: a workflow may not contain itself, directly or through other workflows: w2 → w3 → w1 → w2"},
 		{"review on a code_mode tool", "agents:\n  - id: a\n    model: a:b\n    code_mode:\n      tools: [{name: calculator, human_review: {requires_confirmation: true}}]\n", "human_review works on an agent's tools only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,5 +182,53 @@ func TestToolHumanReview_PausesTheAgentRun(t *testing.T) {
 	out, _ := a.Run(context.Background(), run.TextInput("add"))
 	if out.Status != run.StatusPaused {
 		t.Errorf("run = %s, want PAUSED for the confirmation", out.Status)
+	}
+}
+
+// TestWorkflowYAML_AWorkflowAsAStep: a workflow's step runs another
+// declared workflow (declared after it: the build orders them), whose
+// output is the step's.
+func TestWorkflowYAML_AWorkflowAsAStep(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`agents:
+  - id: writer
+    model: a:b
+workflows:
+  - id: outer
+    steps:
+      - {name: nested, workflow: inner}
+      - {name: shout, function: upper}
+  - id: inner
+    steps:
+      - {name: draft, agent: writer}
+`), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := agent.New(agent.Config{ID: "writer", Model: scripted.Reply("inner text")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns := workflow.Functions{Steps: map[string]workflow.StepFunc{
+		"upper": func(_ context.Context, in *workflow.StepInput) (workflow.FuncResult, error) {
+			return workflow.FuncResult{Content: strings.ToUpper(run.ContentText(in.PreviousStepContent))}, nil
+		},
+	}}
+	_, wfs, err := cfg.BuildTeamsAndWorkflows(nil, []*agent.Agent{writer}, BuildOptions{WorkflowFunctions: fns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wfs) != 2 || wfs[0].ID() != "outer" || wfs[1].ID() != "inner" {
+		t.Fatalf("workflows %v, want outer and inner in the file's order", wfs)
+	}
+	if r := wfs[0].Steps()[0].Runner; r != agent.Runner(wfs[1]) {
+		t.Fatalf("outer's first step runs %v, want the inner workflow", r)
+	}
+	out, err := wfs[0].Run(context.Background(), run.TextInput("go"))
+	if err != nil || out.Status != run.StatusCompleted || run.ContentText(out.Content) != "INNER TEXT" {
+		t.Fatalf("run = %+v, %v; want INNER TEXT", out, err)
 	}
 }

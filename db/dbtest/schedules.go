@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -161,6 +162,35 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		noErr(t, err)
 		if n != 1 || list[0].ID != "sr2" {
 			t.Errorf("running runs = %d %+v", n, list)
+		}
+		// A retry's row is written before its run starts: StartScheduleRun
+		// names the run once, on a running row without one.
+		_, err = d.CreateScheduleRun(bg, &db.ScheduleRun{ID: "sr3", ScheduleID: "s-alice", Attempt: 2, TriggeredAt: 60, Status: db.ScheduleRunRunning,
+			UserID: "alice", CreatedAt: 63})
+		noErr(t, err)
+		if ok, err := d.StartScheduleRun(db.WithUserScope(bg, "bob"), &db.ScheduleRun{ID: "sr3", RunID: "r3"}); err != nil || ok {
+			t.Errorf("bob starts alice's schedule run: %v %v", ok, err)
+		}
+		ok, err = d.StartScheduleRun(bg, &db.ScheduleRun{ID: "sr3", RunID: "r3", SessionID: "ss3", Input: json.RawMessage(`{"message":"again"}`)})
+		noErr(t, err)
+		if !ok {
+			t.Error("start did not apply")
+		}
+		ok, err = d.StartScheduleRun(bg, &db.ScheduleRun{ID: "sr3", RunID: "r4", SessionID: "ss4"})
+		noErr(t, err)
+		if ok {
+			t.Error("a second start applied")
+		}
+		got, err = d.GetScheduleRun(bg, "sr3")
+		noErr(t, err)
+		if got.RunID != "r3" || got.SessionID != "ss3" || got.Attempt != 2 || got.Status != db.ScheduleRunRunning || !strings.Contains(string(got.Input), "again") {
+			t.Errorf("started run = %+v", got)
+		}
+		if ok, err := d.StartScheduleRun(bg, &db.ScheduleRun{ID: "sr1", RunID: "r5"}); err != nil || ok {
+			t.Errorf("start of a finished run: %v %v", ok, err)
+		}
+		if _, err := d.StartScheduleRun(bg, &db.ScheduleRun{ID: "sr3"}); !errors.Is(err, db.ErrInvalidRecord) {
+			t.Errorf("start without a run id: %v", err)
 		}
 		// Deleting a schedule deletes its runs.
 		noErr(t, d.DeleteSchedule(bg, "s-alice"))

@@ -222,3 +222,18 @@ func (d *Driver) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool
 	old.Status, old.CompletedAt, old.StatusCode, old.Error, old.Output = r.Status, r.CompletedAt, r.StatusCode, r.Error, bytes.Clone(r.Output)
 	return true, nil
 }
+
+// StartScheduleRun names the run of a running schedule run that has none.
+func (d *Driver) StartScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	old, ok := d.control.scheduleRuns[r.ID]
+	if !ok || !visible(ctx, old.UserID) || old.Status != db.ScheduleRunRunning || old.RunID != "" {
+		return false, nil
+	}
+	old.RunID, old.SessionID, old.Input = r.RunID, r.SessionID, bytes.Clone(r.Input)
+	return true, nil
+}

@@ -294,6 +294,26 @@ func (s *Store) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool,
 	return n > 0, s.fail("finish schedule run "+r.ID, err)
 }
 
+// StartScheduleRun names the run of a running schedule run that has none.
+func (s *Store) StartScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return false, err
+	}
+	defer s.gate.leave()
+	w := &where{}
+	w.add("id = ?", r.ID)
+	w.add("status = ?", db.ScheduleRunRunning)
+	w.add("run_id IS NULL")
+	scope(ctx, w)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.scheduleRuns()+" SET run_id = ?, session_id = ?, input = ?"+w.String()),
+		append([]any{r.RunID, nullStr(r.SessionID), jsonArg(r.Input)}, w.args...)...)
+	if err != nil {
+		return false, s.fail("start schedule run "+r.ID, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.fail("start schedule run "+r.ID, err)
+}
+
 func scanSchedule(sc scanner) (*db.Schedule, error) {
 	var (
 		s                                                                 db.Schedule
