@@ -195,29 +195,55 @@ func names(spans tracetest.SpanStubs) []string {
 
 var _ model.Model = trace.Model(scripted.Reply("x"), sdktrace.NewTracerProvider())
 
-// TestTracingOff_AddsNoAllocations: a run through Instrument and
-// KnownRunner with tracing off allocates exactly what the bare agent does.
+// TestTracingOff_AddsNoAllocations: with tracing off, a run through
+// Instrument and KnownRunner (and ToolHook, Model, Runner) allocates exactly
+// what the bare agent does: a single-turn run and a run that calls a tool,
+// by Run and by Stream.
 func TestTracingOff_AddsNoAllocations(t *testing.T) {
-	bare, err := agent.New(agent.Config{ID: "bench", Model: scripted.Reply("hello")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := agent.Config{ID: "bench", Model: scripted.Reply("hello")}
-	trace.Instrument(&cfg, nil)
-	a, err := agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := trace.KnownRunner(a, nil, trace.RunInfo{RunID: "r"})
 	ctx := context.Background()
-	allocs := func(r agent.Runner) float64 {
-		return testing.AllocsPerRun(200, func() {
-			if _, err := r.Run(ctx, run.TextInput("hi")); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	if b, o := allocs(bare), allocs(off); o > b {
-		t.Errorf("tracing off: %v allocations per run, bare agent %v", o, b)
+	for _, tt := range []struct {
+		name string
+		cfg  func(testing.TB) agent.Config
+	}{
+		{"single turn", func(testing.TB) agent.Config { return agent.Config{ID: "bench", Model: scripted.Reply("hello")} }},
+		{"tool call", calcConfig},
+	} {
+		bare, err := agent.New(tt.cfg(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := tt.cfg(t)
+		trace.Instrument(&cfg, nil)
+		cfg.Model = trace.Model(cfg.Model, nil)
+		cfg.ToolHooks = append(cfg.ToolHooks, trace.ToolHook(nil))
+		a, err := agent.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := trace.Runner(trace.KnownRunner(a, nil, trace.RunInfo{RunID: "r"}), nil)
+		// A scripted model starts its turns over on each new user message,
+		// so every run is the same conversation.
+		runs := func(r agent.Runner) float64 {
+			return testing.AllocsPerRun(100, func() {
+				if _, err := r.Run(ctx, run.TextInput("hi")); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		streams := func(r agent.Runner) float64 {
+			return testing.AllocsPerRun(100, func() {
+				for _, err := range r.Stream(ctx, run.TextInput("hi")) {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
+		if b, o := runs(bare), runs(off); o > b {
+			t.Errorf("%s, Run: tracing off allocates %v per run, the bare agent %v", tt.name, o, b)
+		}
+		if b, o := streams(bare), streams(off); o > b {
+			t.Errorf("%s, Stream: tracing off allocates %v per run, the bare agent %v", tt.name, o, b)
+		}
 	}
 }
