@@ -28,22 +28,11 @@ func FinalStatus(ev run.Event) (run.Status, bool) {
 }
 
 // RunInfo is what a caller knows of a run before it starts (the server
-// picks the run id, session and user): it is on the run span from its start,
-// so a streamed run's span carries its owner even when it ends early.
+// picks the run id, session and user): the run span carries it however the
+// run ends (a streamed run ended early, a run that failed before it had an
+// id), where the run's own output does not say otherwise.
 type RunInfo struct {
 	RunID, SessionID, UserID string
-}
-
-func (i RunInfo) add(b *attrBuf) {
-	if i.RunID != "" {
-		b.add(AttrRunID.String(i.RunID))
-	}
-	if i.SessionID != "" {
-		b.add(AttrConversationID.String(i.SessionID))
-	}
-	if i.UserID != "" {
-		b.add(AttrUserID.String(i.UserID))
-	}
 }
 
 // KnownRunner is Runner for a run whose ids are known before it starts:
@@ -56,24 +45,28 @@ func KnownRunner(r agent.Runner, tp oteltrace.TracerProvider, info RunInfo) agen
 	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName), info: info, content: contentOf(tp)}
 }
 
-// start opens the run span; input is the run's input text (and its MIME
-// type) when the span records content, set with the outcome at its end.
-func (t tracedRunner) start(ctx context.Context, input *run.Input) (context.Context, oteltrace.Span, string, string) {
-	ctx, span := startRun(ctx, t.tr, t.Runner.Component(), t.info)
+// start opens the run span and returns what its end sets: the run's input
+// text (and MIME type) when the span records content, the component and
+// the ids known now.
+func (t tracedRunner) start(ctx context.Context, input *run.Input) (context.Context, oteltrace.Span, runEnd) {
+	c := t.Runner.Component()
+	ctx, span := startRun(ctx, t.tr, c)
+	e := runEnd{content: t.content, comp: c, info: t.info}
 	if t.content.Omit || input.InputContent == nil || !span.IsRecording() {
-		return ctx, span, "", ""
+		return ctx, span, e
 	}
-	mime := mimeText
+	e.inputMime = mimeText
 	if _, ok := input.InputContent.(string); !ok {
-		mime = mimeJSON
+		e.inputMime = mimeJSON
 	}
-	return ctx, span, run.ContentText(input.InputContent), mime
+	e.input = run.ContentText(input.InputContent)
+	return ctx, span, e
 }
 
 func (t tracedRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
-	ctx, span, text, mime := t.start(ctx, &input)
+	ctx, span, e := t.start(ctx, &input)
 	out, err := t.Runner.Run(ctx, input, opts...)
-	endRun(span, out, err, t.content, text, mime)
+	e.end(span, out, err)
 	return out, err
 }
 
@@ -100,9 +93,9 @@ func (st *runStream) observe(ev run.Event) {
 
 func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		ctx, span, text, mime := t.start(ctx, &input)
+		ctx, span, e := t.start(ctx, &input)
 		st := &runStream{out: run.Output{RunID: t.info.RunID, SessionID: t.info.SessionID, UserID: t.info.UserID}}
-		defer func() { endRun(span, &st.out, st.failed, t.content, text, mime) }()
+		defer func() { e.end(span, &st.out, st.failed) }()
 		for ev, err := range t.Runner.Stream(ctx, input, opts...) {
 			if err != nil {
 				st.failed = err

@@ -265,52 +265,91 @@ type tracedRunner struct {
 
 // StartRun opens a run's span; the server uses it around runs it executes.
 func StartRun(ctx context.Context, tp oteltrace.TracerProvider, c run.Component) (context.Context, oteltrace.Span) {
-	return startRun(ctx, tp.Tracer(ScopeName), c, RunInfo{})
+	ctx, span := startRun(ctx, tp.Tracer(ScopeName), c)
+	b := getAttrs()
+	runEnd{comp: c}.addIDs(b, nil)
+	b.set(span)
+	b.release()
+	return ctx, span
 }
 
-func startRun(ctx context.Context, tr oteltrace.Tracer, c run.Component, info RunInfo) (context.Context, oteltrace.Span) {
+// runStartOptions start every run span: the operation is the attribute a
+// sampler may read at creation; the component's and the run's ids come
+// with the outcome, in the span's one other SetAttributes call.
+var runStartOptions = []oteltrace.SpanStartOption{kindInternal, oteltrace.WithAttributes(AttrOperation.String("invoke_agent"))}
+
+func startRun(ctx context.Context, tr oteltrace.Tracer, c run.Component) (context.Context, oteltrace.Span) {
 	name := c.Name
 	if name == "" {
 		name = c.ID
 	}
-	b := getAttrs()
-	b.add(AttrOperation.String("invoke_agent"))
-	b.add(AttrAgentID.String(c.ID))
-	b.add(AttrAgentName.String(c.Name))
-	b.add(AttrComponentType.String(string(c.Type)))
-	info.add(b)
-	ctx, span := tr.Start(ctx, "invoke_agent "+name, b.startOptions(kindInternal)...)
-	b.release()
-	return ctx, span
+	return tr.Start(ctx, "invoke_agent "+name, runStartOptions...)
 }
 
 // EndRun records a run's outcome on its span and ends it (with the
 // default Content policy: the answer is recorded, capped).
 func EndRun(span oteltrace.Span, out *run.Output, err error) {
-	endRun(span, out, err, Content{}, "", "")
+	runEnd{noComp: true}.end(span, out, err)
 }
 
-// endRun sets the run's content (input, the text the run started with,
-// and its answer) and outcome in one call and ends the span.
-func endRun(span oteltrace.Span, out *run.Output, err error, content Content, input, inputMime string) {
-	b := getAttrs()
-	content.add(b, AttrInputValue, AttrInputMimeType, input, inputMime)
+// runEnd is what a run span carries besides its outcome: the content
+// policy, the run's input text, its component and the ids known before
+// it started.
+type runEnd struct {
+	content          Content
+	input, inputMime string
+	comp             run.Component
+	noComp           bool // EndRun: StartRun set the component
+	info             RunInfo
+}
+
+// addIDs gathers the component's attributes and the run's ids, the
+// output's where it has them, else those known at the start.
+func (e runEnd) addIDs(b *attrBuf, out *run.Output) {
+	if !e.noComp {
+		b.add(AttrAgentID.String(e.comp.ID))
+		b.add(AttrAgentName.String(e.comp.Name))
+		b.add(AttrComponentType.String(string(e.comp.Type)))
+	}
+	runID, sessionID, userID := e.info.RunID, e.info.SessionID, e.info.UserID
 	if out != nil {
-		if err == nil && out.Status != run.StatusError && !content.Omit && span.IsRecording() {
+		runID, sessionID, userID = or(out.RunID, runID), or(out.SessionID, sessionID), or(out.UserID, userID)
+	}
+	if runID != "" {
+		b.add(AttrRunID.String(runID))
+	}
+	if sessionID != "" {
+		b.add(AttrConversationID.String(sessionID))
+	}
+	if userID != "" {
+		b.add(AttrUserID.String(userID))
+	}
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// end sets the run's content (its input text and answer), ids and outcome
+// in one call and ends the span.
+func (e runEnd) end(span oteltrace.Span, out *run.Output, err error) {
+	b := getAttrs()
+	e.content.add(b, AttrInputValue, AttrInputMimeType, e.input, e.inputMime)
+	e.addIDs(b, out)
+	if out != nil {
+		if err == nil && out.Status != run.StatusError && !e.content.Omit && span.IsRecording() {
 			if text := out.ContentString(); text != "" {
 				mime := mimeText
 				if _, ok := out.Content.(string); !ok {
 					mime = mimeJSON
 				}
-				content.add(b, AttrOutputValue, AttrOutputMimeType, text, mime)
+				e.content.add(b, AttrOutputValue, AttrOutputMimeType, text, mime)
 			}
 		}
-		b.add(AttrRunID.String(out.RunID))
-		b.add(AttrConversationID.String(out.SessionID))
 		b.add(AttrRunStatus.String(string(out.Status)))
-		if out.UserID != "" {
-			b.add(AttrUserID.String(out.UserID))
-		}
 		if out.Model != "" {
 			b.add(AttrRequestModel.String(out.Model))
 			b.add(AttrProvider.String(out.ModelProvider))
