@@ -286,13 +286,19 @@ func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 	return req, nil
 }
 
-// formArray decodes a JSON array field; empty means absent.
+// formArray decodes a JSON array field; empty means absent. Both JSON that
+// does not parse and JSON that is not an array of the field's objects are
+// 400, with Agno's details.
 func formArray[T any](name, v string, dst *[]T) error {
 	if v == "" {
 		return nil
 	}
+	if !json.Valid([]byte(v)) {
+		return errorf(http.StatusBadRequest, "Invalid JSON in %s field", name)
+	}
 	if err := json.Unmarshal([]byte(v), dst); err != nil {
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array", Err: err}
+		return &httpError{Status: http.StatusBadRequest, Err: err,
+			Detail: "Invalid structure or content for " + name + ": " + name + " must be a JSON array of objects (" + err.Error() + ")"}
 	}
 	return nil
 }

@@ -441,8 +441,8 @@ func TestContinueRun_ResumesAPausedRun(t *testing.T) {
 	t.Run("malformed tools JSON", func(t *testing.T) {
 		p := pause(t)
 		res := postForm(t, f.url+"/agents/hitl/runs/"+p.RunID+"/continue", map[string]string{"tools": "{"}, nil)
-		if res.status != 422 || storedStatus(f.db, p.RunID) != run.StatusPaused {
-			t.Errorf("malformed tools = %d %s", res.status, res.body)
+		if res.status != 400 || !strings.Contains(res.body, "Invalid JSON in tools field") || storedStatus(f.db, p.RunID) != run.StatusPaused {
+			t.Errorf("malformed tools = %d %s (Agno: 400)", res.status, res.body)
 		}
 	})
 	t.Run("wrong session", func(t *testing.T) {

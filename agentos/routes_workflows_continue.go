@@ -14,8 +14,9 @@ import (
 // continueWorkflowRun is POST /workflows/{workflow_id}/runs/{run_id}/continue:
 // it continues a PAUSED workflow run with the answers in step_requirements
 // (confirmed true/false with rejection_feedback, user_input, selected_choices,
-// edited_output). Answers that do not fit are 422, a run that is not PAUSED
-// 409, another user's run 404.
+// edited_output). step_requirements that are not JSON, or not an array of
+// requirements, are 400 (as Agno); answers that do not fit the step are
+// 422, a run that is not PAUSED 409, another user's run 404.
 func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t runTarget) error {
 	wf, ok := t.(*workflow.Workflow)
 	if !ok {

@@ -130,8 +130,18 @@ func TestWorkflowRoutes_PrimitivesPauseAndContinue(t *testing.T) {
 		if res := postForm(t, runURL+"/continue", map[string]string{"step_requirements": answers(map[string]any{"count": "two"}), "stream": "false"}, alice); res.status != http.StatusUnprocessableEntity {
 			t.Errorf("bad input = %d %s", res.status, res.body)
 		}
-		if res := postForm(t, runURL+"/continue", map[string]string{"step_requirements": "not json"}, alice); res.status != http.StatusUnprocessableEntity {
+		// Malformed step_requirements are 400, as Agno: JSON that does not
+		// parse, and JSON that is not an array of step requirements.
+		if res := postForm(t, runURL+"/continue", map[string]string{"step_requirements": "not json"}, alice); res.status != http.StatusBadRequest ||
+			!strings.Contains(res.body, "Invalid JSON in step_requirements field") {
 			t.Errorf("not json = %d %s", res.status, res.body)
+		}
+		if res := postForm(t, runURL+"/continue", map[string]string{"step_requirements": `{"step_id":"x"}`}, alice); res.status != http.StatusBadRequest ||
+			!strings.Contains(res.body, "Invalid structure or content for step_requirements") {
+			t.Errorf("not an array = %d %s", res.status, res.body)
+		}
+		if storedStatus(d, paused.RunID) != run.StatusPaused {
+			t.Errorf("a refused continue changed the run: %s", storedStatus(d, paused.RunID))
 		}
 		cont := postForm(t, runURL+"/continue", map[string]string{"step_requirements": answers(map[string]any{"count": 2}),
 			"stream": map[bool]string{false: "false", true: "true"}[stream]}, alice)

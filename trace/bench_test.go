@@ -32,13 +32,19 @@ func cpuTime() time.Duration {
 // (a run span via KnownRunner when tracing is on); tp nil is tracing off
 // (the default). It reports cpu-ns/op next to ns/op.
 func benchRun(b *testing.B, tp *sdktrace.TracerProvider, store *db.DB) {
+	benchRunWith(b, provider(tp), tp, store)
+}
+
+// benchRunWith is benchRun with the provider the agent sees (p, which may
+// carry a content policy) apart from the SDK's (tp, flushed at the end).
+func benchRunWith(b *testing.B, p oteltrace.TracerProvider, tp *sdktrace.TracerProvider, store *db.DB) {
 	cfg := agent.Config{ID: "bench", Model: scripted.Reply("hello"), DB: store}
-	trace.Instrument(&cfg, provider(tp))
+	trace.Instrument(&cfg, p)
 	a, err := agent.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := trace.KnownRunner(a, provider(tp), trace.RunInfo{RunID: "r", SessionID: "s", UserID: "u"})
+	r := trace.KnownRunner(a, p, trace.RunInfo{RunID: "r", SessionID: "s", UserID: "u"})
 	ctx := context.Background()
 	b.ReportAllocs()
 	cpu0 := cpuTime()
@@ -61,12 +67,37 @@ func provider(tp *sdktrace.TracerProvider) oteltrace.TracerProvider {
 	return tp
 }
 
+// NoTracing is the bare agent, never passed through the trace package:
+// the baseline TracingOff must match in allocations.
+func BenchmarkRun_NoTracing(b *testing.B) {
+	a, err := agent.New(agent.Config{ID: "bench", Model: scripted.Reply("hello")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := a.Run(ctx, run.TextInput("hi")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
 func BenchmarkRun_TracingOff(b *testing.B) { benchRun(b, nil, nil) }
 
 func BenchmarkRun_TracingOn(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	defer tp.Shutdown(context.Background())
 	benchRun(b, tp, nil)
+}
+
+// NoContent: spans without the run's text (tracing.capture_content: false).
+func BenchmarkRun_TracingOnNoContent(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	defer tp.Shutdown(context.Background())
+	benchRunWith(b, trace.WithContent(tp, trace.Content{Omit: true}), tp, nil)
 }
 
 // The same run stored in a SQLite file, as `agentry serve` runs it.
@@ -76,6 +107,12 @@ func BenchmarkRunSQLite_TracingOn(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	defer tp.Shutdown(context.Background())
 	benchRun(b, tp, testdbs.SQLite(b))
+}
+
+func BenchmarkRunSQLite_TracingOnNoContent(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	defer tp.Shutdown(context.Background())
+	benchRunWith(b, trace.WithContent(tp, trace.Content{Omit: true}), tp, testdbs.SQLite(b))
 }
 
 // TracingStore: the spans are also written to agno_traces/agno_spans in the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -107,50 +108,56 @@ func contentOf(tp oteltrace.TracerProvider) Content {
 	return Content{}
 }
 
-func (c Content) setInput(span oteltrace.Span, text, mime string) {
+// add gathers a content attribute (capped) and its MIME type into b,
+// unless content is omitted or text is empty.
+func (c Content) add(b *attrBuf, key, mimeKey attribute.Key, text, mime string) {
 	if c.Omit || text == "" {
 		return
 	}
-	span.SetAttributes(AttrInputValue.String(c.cut(text)), AttrInputMimeType.String(mime))
-}
-
-func (c Content) setOutput(span oteltrace.Span, text, mime string) {
-	if c.Omit || text == "" {
-		return
-	}
-	span.SetAttributes(AttrOutputValue.String(c.cut(text)), AttrOutputMimeType.String(mime))
+	b.add(key.String(c.cut(text)))
+	b.add(mimeKey.String(mime))
 }
 
 // messagesJSON is the request's messages as a JSON array, encoded one
 // message at a time and no further than the cap: a long history costs
-// the cap, not its size.
+// the cap, not its size. Each message is in the form the database stores
+// it (its MarshalJSON: no HTML escaping, no second pass through
+// encoding/json to compact what is already compact).
 func (c Content) messagesJSON(msgs []model.Message) string {
 	limit := c.limit()
-	var b strings.Builder
-	b.WriteByte('[')
+	bp := jsonBufs.Get().(*[]byte)
+	b := append((*bp)[:0], '[')
 	total := 1
 	for i := range msgs {
-		raw, err := json.Marshal(&msgs[i])
+		raw, err := msgs[i].MarshalJSON()
 		if err != nil {
 			continue
 		}
-		if i > 0 {
+		if total > 1 {
 			total++
-			if b.Len() <= limit {
-				b.WriteByte(',')
+			if len(b) <= limit {
+				b = append(b, ',')
 			}
 		}
 		total += len(raw)
-		if b.Len() <= limit {
-			b.Write(raw)
+		if len(b) <= limit {
+			b = append(b, raw[:min(len(raw), limit+1-len(b))]...)
 		}
 	}
 	total++
-	if b.Len() <= limit {
-		b.WriteByte(']')
+	if len(b) <= limit {
+		b = append(b, ']')
 	}
-	return capped(b.String(), total, limit)
+	head := string(b[:min(len(b), limit+1)])
+	if cap(b) <= 64<<10 {
+		*bp = b
+		jsonBufs.Put(bp)
+	}
+	return capped(head, total, limit)
 }
+
+// jsonBufs are scratch buffers for messagesJSON.
+var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // responseText is what a model call answered: its text, or its tool calls
 // as JSON when it has no text.

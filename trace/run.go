@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 
-	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/agentryhq/agentry/agent"
@@ -29,24 +28,11 @@ func FinalStatus(ev run.Event) (run.Status, bool) {
 }
 
 // RunInfo is what a caller knows of a run before it starts (the server
-// picks the run id, session and user): it is on the run span from its start,
-// so a streamed run's span carries its owner even when it ends early.
+// picks the run id, session and user): the run span carries it however the
+// run ends (a streamed run ended early, a run that failed before it had an
+// id), where the run's own output does not say otherwise.
 type RunInfo struct {
 	RunID, SessionID, UserID string
-}
-
-func (i RunInfo) attrs() []attribute.KeyValue {
-	var kv []attribute.KeyValue
-	if i.RunID != "" {
-		kv = append(kv, AttrRunID.String(i.RunID))
-	}
-	if i.SessionID != "" {
-		kv = append(kv, AttrConversationID.String(i.SessionID))
-	}
-	if i.UserID != "" {
-		kv = append(kv, AttrUserID.String(i.UserID))
-	}
-	return kv
 }
 
 // KnownRunner is Runner for a run whose ids are known before it starts:
@@ -59,50 +45,62 @@ func KnownRunner(r agent.Runner, tp oteltrace.TracerProvider, info RunInfo) agen
 	return tracedRunner{Runner: r, tr: tp.Tracer(ScopeName), info: info, content: contentOf(tp)}
 }
 
-func (t tracedRunner) start(ctx context.Context, input *run.Input) (context.Context, oteltrace.Span) {
-	ctx, span := startRun(ctx, t.tr, t.Runner.Component())
-	if kv := t.info.attrs(); len(kv) > 0 {
-		span.SetAttributes(kv...)
+// start opens the run span and returns what its end sets: the run's input
+// text (and MIME type) when the span records content, the component and
+// the ids known now.
+func (t tracedRunner) start(ctx context.Context, input *run.Input) (context.Context, oteltrace.Span, runEnd) {
+	c := t.Runner.Component()
+	ctx, span := startRun(ctx, t.tr, c)
+	e := runEnd{content: t.content, comp: c, info: t.info}
+	if t.content.Omit || input.InputContent == nil || !span.IsRecording() {
+		return ctx, span, e
 	}
-	if !t.content.Omit && input.InputContent != nil {
-		mime := mimeText
-		if _, ok := input.InputContent.(string); !ok {
-			mime = mimeJSON
-		}
-		t.content.setInput(span, run.ContentText(input.InputContent), mime)
+	e.inputMime = mimeText
+	if _, ok := input.InputContent.(string); !ok {
+		e.inputMime = mimeJSON
 	}
-	return ctx, span
+	e.input = run.ContentText(input.InputContent)
+	return ctx, span, e
 }
 
 func (t tracedRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
-	ctx, span := t.start(ctx, &input)
+	ctx, span, e := t.start(ctx, &input)
 	out, err := t.Runner.Run(ctx, input, opts...)
-	endRun(span, out, err, t.content)
+	e.end(span, out, err)
 	return out, err
+}
+
+// runStream is a streamed run's state, in one value (see chatStream).
+type runStream struct {
+	out    run.Output
+	failed error
+}
+
+func (st *runStream) observe(ev run.Event) {
+	if ev.RunID != "" && st.out.RunID == "" {
+		st.out.RunID = ev.RunID
+	}
+	if ev.SessionID != "" && st.out.SessionID == "" {
+		st.out.SessionID = ev.SessionID
+	}
+	if s, ok := FinalStatus(ev); ok {
+		st.out.Status = s
+		if ev.RunID == "" || ev.RunID == st.out.RunID || st.out.RunID == "" {
+			st.out.Content = ev.Content
+		}
+	}
 }
 
 func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		ctx, span := t.start(ctx, &input)
-		out := run.Output{RunID: t.info.RunID, SessionID: t.info.SessionID, UserID: t.info.UserID}
-		var failed error
-		defer func() { endRun(span, &out, failed, t.content) }()
+		ctx, span, e := t.start(ctx, &input)
+		st := &runStream{out: run.Output{RunID: t.info.RunID, SessionID: t.info.SessionID, UserID: t.info.UserID}}
+		defer func() { e.end(span, &st.out, st.failed) }()
 		for ev, err := range t.Runner.Stream(ctx, input, opts...) {
 			if err != nil {
-				failed = err
+				st.failed = err
 			} else {
-				if ev.RunID != "" && out.RunID == "" {
-					out.RunID = ev.RunID
-				}
-				if ev.SessionID != "" && out.SessionID == "" {
-					out.SessionID = ev.SessionID
-				}
-				if s, ok := FinalStatus(ev); ok {
-					out.Status = s
-					if ev.RunID == "" || ev.RunID == out.RunID || out.RunID == "" {
-						out.Content = ev.Content
-					}
-				}
+				st.observe(ev)
 			}
 			if !yield(ev, err) {
 				return

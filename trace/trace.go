@@ -50,11 +50,11 @@ func Instrument(cfg *agent.Config, tp oteltrace.TracerProvider) {
 	tr, content := tp.Tracer(ScopeName), contentOf(tp)
 	for _, m := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
 		if *m != nil {
-			*m = tracedModel{next: *m, tr: tr, content: content}
+			*m = newTracedModel(*m, tr, content)
 		}
 	}
 	for i, m := range cfg.FallbackModels {
-		cfg.FallbackModels[i] = tracedModel{next: m, tr: tr, content: content}
+		cfg.FallbackModels[i] = newTracedModel(m, tr, content)
 	}
 	cfg.ToolHooks = append([]agent.ToolHook{ToolHook(tp)}, cfg.ToolHooks...)
 }
@@ -64,103 +64,151 @@ func Model(m model.Model, tp oteltrace.TracerProvider) model.Model {
 	if tp == nil || m == nil {
 		return m
 	}
-	return tracedModel{next: m, tr: tp.Tracer(ScopeName), content: contentOf(tp)}
+	return newTracedModel(m, tp.Tracer(ScopeName), contentOf(tp))
 }
 
 type tracedModel struct {
 	next    model.Model
 	tr      oteltrace.Tracer
 	content Content
+	spec    *chatSpec
+}
+
+func newTracedModel(m model.Model, tr oteltrace.Tracer, content Content) tracedModel {
+	return tracedModel{next: m, tr: tr, content: content, spec: newChatSpec(m.Info())}
+}
+
+// chatSpec is what a model's chat spans start with (name, kind and the
+// model's attributes), built once per model rather than once per call.
+type chatSpec struct {
+	id, provider, name string
+	opts               []oteltrace.SpanStartOption
+}
+
+func newChatSpec(info model.Info) *chatSpec {
+	return &chatSpec{id: info.ID, provider: info.Provider, name: "chat " + info.ID, opts: []oteltrace.SpanStartOption{
+		kindClient, oteltrace.WithAttributes(AttrOperation.String("chat"), AttrProvider.String(info.Provider),
+			AttrSystem.String(info.Provider), AttrRequestModel.String(info.ID))}}
 }
 
 func (m tracedModel) Info() model.Info { return m.next.Info() }
 
-func (m tracedModel) start(ctx context.Context, req *model.Request) (context.Context, oteltrace.Span) {
-	info := m.next.Info()
-	ctx, span := m.tr.Start(ctx, "chat "+info.ID, oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
-		AttrOperation.String("chat"), AttrProvider.String(info.Provider), AttrSystem.String(info.Provider), AttrRequestModel.String(info.ID)))
-	if !m.content.Omit && req != nil && len(req.Messages) > 0 {
-		m.content.setInput(span, m.content.messagesJSON(req.Messages), mimeJSON)
+// start opens the chat span; input is the request's messages as JSON when
+// the span records content (nothing is encoded for a span not sampled).
+func (m tracedModel) start(ctx context.Context, req *model.Request) (context.Context, oteltrace.Span, string) {
+	spec := m.spec
+	if info := m.next.Info(); spec == nil || info.ID != spec.id || info.Provider != spec.provider {
+		spec = newChatSpec(info) // a model whose identity changes after wrapping
 	}
-	return ctx, span
+	ctx, span := m.tr.Start(ctx, spec.name, spec.opts...)
+	var input string
+	if !m.content.Omit && req != nil && len(req.Messages) > 0 && span.IsRecording() {
+		input = m.content.messagesJSON(req.Messages)
+	}
+	return ctx, span, input
 }
 
-func endModel(span oteltrace.Span, usage *model.Usage, stop, modelID string, err error) {
-	if usage != nil {
-		span.SetAttributes(AttrInputTokens.Int(usage.InputTokens), AttrOutputTokens.Int(usage.OutputTokens))
+// chatEnd is what a chat span learns by its end.
+type chatEnd struct {
+	input, output, outputMime string
+	usage                     *model.Usage
+	stop, modelID             string
+	err                       error
+}
+
+// end sets the span's content and outcome in one call and ends it.
+func (e *chatEnd) end(span oteltrace.Span, content Content) {
+	b := getAttrs()
+	content.add(b, AttrInputValue, AttrInputMimeType, e.input, mimeJSON)
+	if e.err == nil {
+		content.add(b, AttrOutputValue, AttrOutputMimeType, e.output, e.outputMime)
 	}
-	if stop != "" {
-		span.SetAttributes(AttrFinishReasons.StringSlice([]string{stop}))
+	if e.usage != nil {
+		b.add(AttrInputTokens.Int(e.usage.InputTokens))
+		b.add(AttrOutputTokens.Int(e.usage.OutputTokens))
 	}
-	if modelID != "" {
-		span.SetAttributes(AttrResponseModel.String(modelID))
+	if e.stop != "" {
+		b.add(finishReason(e.stop))
 	}
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+	if e.modelID != "" {
+		b.add(AttrResponseModel.String(e.modelID))
+	}
+	b.set(span)
+	b.release()
+	if e.err != nil {
+		span.RecordError(e.err)
+		span.SetStatus(codes.Error, e.err.Error())
 	}
 	span.End()
 }
 
 func (m tracedModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
-	ctx, span := m.start(ctx, req)
+	ctx, span, input := m.start(ctx, req)
 	resp, err := m.next.Invoke(ctx, req)
+	e := chatEnd{input: input, err: err}
 	if resp != nil {
-		if !m.content.Omit && err == nil {
-			text, mime := responseText(resp.Message.Content, resp.Message.ToolCalls)
-			m.content.setOutput(span, text, mime)
+		if !m.content.Omit && err == nil && span.IsRecording() {
+			e.output, e.outputMime = responseText(resp.Message.Content, resp.Message.ToolCalls)
 		}
-		endModel(span, &resp.Usage, resp.StopReason, resp.ModelID, err)
-	} else {
-		endModel(span, nil, "", "", err)
+		e.usage, e.stop, e.modelID = &resp.Usage, resp.StopReason, resp.ModelID
 	}
+	e.end(span, m.content)
 	return resp, err
+}
+
+// chatStream is a streamed chat call's state, in one value: the loop body
+// of a range over a function is a closure, and each variable it captures
+// would otherwise be its own allocation.
+type chatStream struct {
+	chatEnd
+	usage   model.Usage
+	collect bool
+	text    textCollector
 }
 
 func (m tracedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
-		ctx, span := m.start(ctx, req)
-		var usage *model.Usage
-		var stop, modelID string
-		var failed error
-		var text *textCollector
-		if !m.content.Omit {
-			text = &textCollector{limit: m.content.limit()}
-		}
+		ctx, span, input := m.start(ctx, req)
+		st := &chatStream{chatEnd: chatEnd{input: input}}
+		st.collect = !m.content.Omit && span.IsRecording()
+		st.text.limit = m.content.limit()
 		defer func() {
-			if text != nil && failed == nil {
-				answer, mime := text.answer()
-				m.content.setOutput(span, answer, mime)
+			if st.collect && st.err == nil {
+				st.output, st.outputMime = st.text.answer()
 			}
-			endModel(span, usage, stop, modelID, failed)
+			st.chatEnd.end(span, m.content)
 		}()
 		for c, err := range m.next.Stream(ctx, req) {
 			if err != nil {
-				failed = err
+				st.err = err
 			} else if c != nil {
-				if text != nil {
-					if c.Content != "" {
-						text.add(c.Content)
-					}
-					for _, d := range c.ToolCalls {
-						text.addCall(d)
-					}
-				}
-				if c.Usage != nil {
-					u := *c.Usage
-					usage = &u
-				}
-				if c.StopReason != "" {
-					stop = c.StopReason
-				}
-				if c.ModelID != "" {
-					modelID = c.ModelID
-				}
+				st.observe(c)
 			}
 			if !yield(c, err) {
 				return
 			}
 		}
+	}
+}
+
+func (st *chatStream) observe(c *model.Chunk) {
+	if st.collect {
+		if c.Content != "" {
+			st.text.add(c.Content)
+		}
+		for _, d := range c.ToolCalls {
+			st.text.addCall(d)
+		}
+	}
+	if c.Usage != nil {
+		st.usage = *c.Usage
+		st.chatEnd.usage = &st.usage
+	}
+	if c.StopReason != "" {
+		st.stop = c.StopReason
+	}
+	if c.ModelID != "" {
+		st.modelID = c.ModelID
 	}
 }
 
@@ -173,16 +221,26 @@ func ToolHook(tp oteltrace.TracerProvider) agent.ToolHook {
 	tr, content := tp.Tracer(ScopeName), contentOf(tp)
 	return func(next agent.ToolHandler) agent.ToolHandler {
 		return func(ctx context.Context, call model.ToolCall) tool.Result {
-			ctx, span := tr.Start(ctx, "execute_tool "+call.Name, oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
-				oteltrace.WithAttributes(AttrOperation.String("execute_tool"), AttrToolName.String(call.Name), AttrToolCallID.String(call.ID)))
+			b := getAttrs()
+			b.add(AttrOperation.String("execute_tool"))
+			b.add(AttrToolName.String(call.Name))
+			b.add(AttrToolCallID.String(call.ID))
+			ctx, span := tr.Start(ctx, "execute_tool "+call.Name, b.startOptions(kindInternal)...)
+			b.release()
 			defer span.End()
-			content.setInput(span, call.Arguments, mimeJSON)
 			res := next(ctx, call)
+			if span.IsRecording() {
+				b = getAttrs()
+				content.add(b, AttrInputValue, AttrInputMimeType, call.Arguments, mimeJSON)
+				if res.Err == nil {
+					content.add(b, AttrOutputValue, AttrOutputMimeType, res.Content, mimeText)
+				}
+				b.set(span)
+				b.release()
+			}
 			if res.Err != nil {
 				span.RecordError(res.Err)
 				span.SetStatus(codes.Error, res.Err.Error())
-			} else {
-				content.setOutput(span, res.Content, mimeText)
 			}
 			return res
 		}
@@ -207,46 +265,104 @@ type tracedRunner struct {
 
 // StartRun opens a run's span; the server uses it around runs it executes.
 func StartRun(ctx context.Context, tp oteltrace.TracerProvider, c run.Component) (context.Context, oteltrace.Span) {
-	return startRun(ctx, tp.Tracer(ScopeName), c)
+	ctx, span := startRun(ctx, tp.Tracer(ScopeName), c)
+	b := getAttrs()
+	runEnd{comp: c}.addIDs(b, nil)
+	b.set(span)
+	b.release()
+	return ctx, span
 }
+
+// runStartOptions start every run span: the operation is the attribute a
+// sampler may read at creation; the component's and the run's ids come
+// with the outcome, in the span's one other SetAttributes call.
+var runStartOptions = []oteltrace.SpanStartOption{kindInternal, oteltrace.WithAttributes(AttrOperation.String("invoke_agent"))}
 
 func startRun(ctx context.Context, tr oteltrace.Tracer, c run.Component) (context.Context, oteltrace.Span) {
 	name := c.Name
 	if name == "" {
 		name = c.ID
 	}
-	return tr.Start(ctx, "invoke_agent "+name, oteltrace.WithSpanKind(oteltrace.SpanKindInternal), oteltrace.WithAttributes(
-		AttrOperation.String("invoke_agent"), AttrAgentID.String(c.ID), AttrAgentName.String(c.Name), AttrComponentType.String(string(c.Type))))
+	return tr.Start(ctx, "invoke_agent "+name, runStartOptions...)
 }
 
 // EndRun records a run's outcome on its span and ends it (with the
 // default Content policy: the answer is recorded, capped).
-func EndRun(span oteltrace.Span, out *run.Output, err error) { endRun(span, out, err, Content{}) }
+func EndRun(span oteltrace.Span, out *run.Output, err error) {
+	runEnd{noComp: true}.end(span, out, err)
+}
 
-func endRun(span oteltrace.Span, out *run.Output, err error, content Content) {
+// runEnd is what a run span carries besides its outcome: the content
+// policy, the run's input text, its component and the ids known before
+// it started.
+type runEnd struct {
+	content          Content
+	input, inputMime string
+	comp             run.Component
+	noComp           bool // EndRun: StartRun set the component
+	info             RunInfo
+}
+
+// addIDs gathers the component's attributes and the run's ids, the
+// output's where it has them, else those known at the start.
+func (e runEnd) addIDs(b *attrBuf, out *run.Output) {
+	if !e.noComp {
+		b.add(AttrAgentID.String(e.comp.ID))
+		b.add(AttrAgentName.String(e.comp.Name))
+		b.add(AttrComponentType.String(string(e.comp.Type)))
+	}
+	runID, sessionID, userID := e.info.RunID, e.info.SessionID, e.info.UserID
 	if out != nil {
-		if err == nil && out.Status != run.StatusError && !content.Omit {
+		runID, sessionID, userID = or(out.RunID, runID), or(out.SessionID, sessionID), or(out.UserID, userID)
+	}
+	if runID != "" {
+		b.add(AttrRunID.String(runID))
+	}
+	if sessionID != "" {
+		b.add(AttrConversationID.String(sessionID))
+	}
+	if userID != "" {
+		b.add(AttrUserID.String(userID))
+	}
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// end sets the run's content (its input text and answer), ids and outcome
+// in one call and ends the span.
+func (e runEnd) end(span oteltrace.Span, out *run.Output, err error) {
+	b := getAttrs()
+	e.content.add(b, AttrInputValue, AttrInputMimeType, e.input, e.inputMime)
+	e.addIDs(b, out)
+	if out != nil {
+		if err == nil && out.Status != run.StatusError && !e.content.Omit && span.IsRecording() {
 			if text := out.ContentString(); text != "" {
 				mime := mimeText
 				if _, ok := out.Content.(string); !ok {
 					mime = mimeJSON
 				}
-				content.setOutput(span, text, mime)
+				e.content.add(b, AttrOutputValue, AttrOutputMimeType, text, mime)
 			}
 		}
-		span.SetAttributes(AttrRunID.String(out.RunID), AttrConversationID.String(out.SessionID), AttrRunStatus.String(string(out.Status)))
-		if out.UserID != "" {
-			span.SetAttributes(AttrUserID.String(out.UserID))
-		}
+		b.add(AttrRunStatus.String(string(out.Status)))
 		if out.Model != "" {
-			span.SetAttributes(AttrRequestModel.String(out.Model), AttrProvider.String(out.ModelProvider))
+			b.add(AttrRequestModel.String(out.Model))
+			b.add(AttrProvider.String(out.ModelProvider))
 		}
 		if out.Metrics != nil {
-			span.SetAttributes(AttrInputTokens.Int(out.Metrics.InputTokens), AttrOutputTokens.Int(out.Metrics.OutputTokens))
+			b.add(AttrInputTokens.Int(out.Metrics.InputTokens))
+			b.add(AttrOutputTokens.Int(out.Metrics.OutputTokens))
 		}
-		if out.Status == run.StatusError && err == nil {
-			span.SetStatus(codes.Error, out.ContentString())
-		}
+	}
+	b.set(span)
+	b.release()
+	if out != nil && out.Status == run.StatusError && err == nil {
+		span.SetStatus(codes.Error, out.ContentString())
 	}
 	if err != nil {
 		span.RecordError(err)

@@ -194,30 +194,3 @@ func names(spans tracetest.SpanStubs) []string {
 }
 
 var _ model.Model = trace.Model(scripted.Reply("x"), sdktrace.NewTracerProvider())
-
-// TestTracingOff_AddsNoAllocations: a run through Instrument and
-// KnownRunner with tracing off allocates exactly what the bare agent does.
-func TestTracingOff_AddsNoAllocations(t *testing.T) {
-	bare, err := agent.New(agent.Config{ID: "bench", Model: scripted.Reply("hello")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := agent.Config{ID: "bench", Model: scripted.Reply("hello")}
-	trace.Instrument(&cfg, nil)
-	a, err := agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := trace.KnownRunner(a, nil, trace.RunInfo{RunID: "r"})
-	ctx := context.Background()
-	allocs := func(r agent.Runner) float64 {
-		return testing.AllocsPerRun(200, func() {
-			if _, err := r.Run(ctx, run.TextInput("hi")); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	if b, o := allocs(bare), allocs(off); o > b {
-		t.Errorf("tracing off: %v allocations per run, bare agent %v", o, b)
-	}
-}
