@@ -432,18 +432,38 @@ func (x *index) searchCounted(q []float32, k, ef int) ([]cand, int) {
 	}
 	qc := vs.qcode[:x.dims]
 	qs := quantize(q, qc)
-	ep := []cand{{x.entry, x.qdist(qc, qs, x.entry)}}
+	ep := cand{x.entry, x.qdist(qc, qs, x.entry)}
 	vs.ndist = 1
 	for l := x.maxLevel; l > 0; l-- {
-		ep = x.searchLayer(vs, qc, qs, ep, 1, l, false)[:1]
+		ep = x.greedy(vs, qc, qs, ep, l)
 	}
-	res := x.searchLayer(vs, qc, qs, ep, max(ef, k), 0, true)
+	res := x.searchLayer(vs, qc, qs, []cand{ep}, max(ef, k), 0, true)
 	x.rerank(vs, q, res)
 	vs.ndist += len(res)
 	if len(res) > k {
 		res = res[:k]
 	}
 	return res, vs.ndist
+}
+
+// greedy is the descent through an upper layer: move to the closest
+// neighbour while it is closer (the beam of one the paper uses there,
+// without the heaps and the result slice).
+func (x *index) greedy(vs *visitSet, qc []int8, qs float32, ep cand, level int) cand {
+	for {
+		best := ep
+		ns := x.links(ep.id, level, vs.nbuf)
+		vs.ndist += len(ns)
+		for _, n := range ns {
+			if d := x.qdist(qc, qs, n); d < best.d {
+				best = cand{n, d}
+			}
+		}
+		if best.id == ep.id {
+			return ep
+		}
+		ep = best
+	}
 }
 
 // rerank replaces the walk's quantised distances with exact ones and

@@ -227,7 +227,7 @@ func BenchmarkIndex_Query(b *testing.B) {
 	}{{"held-out", heldOut}, {"random-direction", random}} {
 		queries := set.queries
 		truth := exactTruth(vecs, queries[:50])
-		for _, ef := range []int{DefaultEfSearch, 2 * DefaultEfSearch, 4 * DefaultEfSearch} {
+		for _, ef := range []int{DefaultEfSearch / 2, DefaultEfSearch, 2 * DefaultEfSearch, 3 * DefaultEfSearch, 4 * DefaultEfSearch} {
 			b.Run(fmt.Sprintf("queries=%s/ef=%d", set.name, ef), func(b *testing.B) {
 				recall, dists := recallAndCost(x, queries[:50], truth, ef)
 				var lat []time.Duration
@@ -240,6 +240,7 @@ func BenchmarkIndex_Query(b *testing.B) {
 				sort.Slice(lat, func(a, c int) bool { return lat[a] < lat[c] })
 				// reported after the loop: b.Loop resets metrics reported before it
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(ms.heapMB), "heap-MB")
 				b.ReportMetric(recall, "recall@10")
 				b.ReportMetric(dists, "dists/query")
