@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 )
 
 var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -41,7 +42,7 @@ func (s *Store) graphPath() string { return s.cfg.Path + ".hnsw" }
 func (s *Store) writeGraphFile() error {
 	gf := graphFile{Version: graphVersion, Generation: s.gen, Dims: s.cfg.Dimensions}
 	for o, x := range s.parts {
-		gf.Parts = append(gf.Parts, graphPart{Owner: o, M: x.m, Vecs: x.vecs, Links: x.links, Keys: x.keys, Deleted: x.deleted, Entry: x.entry, MaxLevel: x.maxLevel})
+		gf.Parts = append(gf.Parts, x.part(o))
 	}
 	tmp := s.graphPath() + ".tmp"
 	f, err := os.Create(tmp)
@@ -75,43 +76,71 @@ func (s *Store) readGraphFile(gen int64) (parts map[string]*index, ok bool) {
 	}
 	parts = map[string]*index{}
 	for _, p := range gf.Parts {
-		x := newIndex(gf.Dims, max(p.M, 2), s.cfg.EfConstruction, uint64(len(p.Keys))+1)
-		x.vecs, x.links, x.keys, x.deleted, x.entry, x.maxLevel = p.Vecs, p.Links, p.Keys, p.Deleted, p.Entry, p.MaxLevel
-		if !x.wellFormed() {
+		x, ok := indexFromPart(p, gf.Dims, s.cfg.EfConstruction)
+		if !ok {
 			s.cfg.Logger.Warn("vectordb/embedded: malformed graph file; rebuilding", "path", s.graphPath())
 			return nil, false
-		}
-		for _, d := range x.deleted {
-			if !d {
-				x.live++
-			}
 		}
 		parts[p.Owner] = x
 	}
 	return parts, true
 }
 
-// wellFormed checks every length and link so that a damaged file cannot
-// make a search index out of range.
-func (x *index) wellFormed() bool {
+// part is x in the file's shape. The file keeps version 1's layout (a
+// node's links per level, float32 vectors only), so files written before
+// the flat layer 0 and the int8 codes load unchanged: the codes are derived
+// from the vectors on load.
+func (x *index) part(owner string) graphPart {
 	n := len(x.keys)
-	if len(x.vecs) != n*x.dims || len(x.links) != n || len(x.deleted) != n || n == 0 {
-		return false
+	links := make([][][]int32, n)
+	for i := range n {
+		id := int32(i)
+		ls := make([][]int32, 1+len(x.upper[i]))
+		ls[0] = slices.Clone(x.links(id, 0, nil))
+		for l := 1; l < len(ls); l++ {
+			ls[l] = x.upper[i][l-1]
+		}
+		links[i] = ls
 	}
-	if x.entry < 0 || int(x.entry) >= n || x.maxLevel < 0 || x.maxLevel > 16 || len(x.links[x.entry]) != x.maxLevel+1 {
-		return false
+	return graphPart{Owner: owner, M: x.m, Vecs: x.vecs, Links: links, Keys: x.keys, Deleted: x.deleted, Entry: x.entry, MaxLevel: x.maxLevel}
+}
+
+// indexFromPart rebuilds an index from its file shape after checking every
+// length and link, so that a damaged file cannot make a search index out
+// of range.
+func indexFromPart(p graphPart, dims, efBuild int) (*index, bool) {
+	m := max(p.M, 2)
+	x := newIndex(dims, m, efBuild, uint64(len(p.Keys))+1)
+	n := len(p.Keys)
+	if len(p.Vecs) != n*dims || len(p.Links) != n || len(p.Deleted) != n || n == 0 {
+		return nil, false
 	}
-	for _, ls := range x.links {
-		if len(ls) == 0 || len(ls) > x.maxLevel+1 {
-			return false
+	if p.Entry < 0 || int(p.Entry) >= n || p.MaxLevel < 0 || p.MaxLevel > 16 || len(p.Links[p.Entry]) != p.MaxLevel+1 {
+		return nil, false
+	}
+	x.vecs, x.keys, x.deleted, x.entry, x.maxLevel = p.Vecs, p.Keys, p.Deleted, p.Entry, p.MaxLevel
+	x.codes = make([]int8, n*dims)
+	x.scales = make([]float32, n)
+	x.l0 = make([]int32, n*(x.m0+1))
+	x.upper = make([][][]int32, n)
+	for i, ls := range p.Links {
+		if len(ls) == 0 || len(ls) > p.MaxLevel+1 || len(ls[0]) > x.m0 {
+			return nil, false
 		}
 		for _, l := range ls {
 			for _, id := range l {
 				if id < 0 || int(id) >= n {
-					return false
+					return nil, false
 				}
 			}
 		}
+		id := int32(i)
+		x.scales[i] = quantize(x.vec(id), x.code(id))
+		x.setLinks(id, 0, ls[0])
+		x.upper[i] = ls[1:]
+		if !p.Deleted[i] {
+			x.live++
+		}
 	}
-	return true
+	return x, true
 }

@@ -230,6 +230,7 @@ func (s *Store) rebuild(ctx context.Context) error {
 	}
 	defer rows.Close()
 	n := 0
+	batches := map[string]*batch{}
 	for rows.Next() {
 		var rid int64
 		var emb []byte
@@ -241,12 +242,13 @@ func (s *Store) rebuild(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.addLocked(rid, owner, v)
+		batches[owner] = batches[owner].add(rid, v)
 		n++
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	s.addBatches(batches)
 	if n > 0 {
 		s.cfg.Logger.Info("vectordb/embedded: rebuilt the HNSW graphs from the rows", "rows", n, "took", time.Since(start).Round(time.Millisecond))
 		s.dirty = true
@@ -254,13 +256,34 @@ func (s *Store) rebuild(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) addLocked(rid int64, owner string, unit []float32) {
-	x := s.parts[owner]
-	if x == nil {
-		x = s.newIndex(owner)
-		s.parts[owner] = x
+// batch is rows to add to one owner's graph.
+type batch struct {
+	rids []int64
+	vecs [][]float32
+}
+
+func (b *batch) add(rid int64, unit []float32) *batch {
+	if b == nil {
+		b = &batch{}
 	}
-	s.where[rid] = loc{owner, x.add(rid, unit)}
+	b.rids = append(b.rids, rid)
+	b.vecs = append(b.vecs, unit)
+	return b
+}
+
+// addBatches adds rows to their owners' graphs, each batch inserted
+// concurrently (index.addBatch). The caller holds mu.
+func (s *Store) addBatches(bs map[string]*batch) {
+	for owner, b := range bs {
+		x := s.parts[owner]
+		if x == nil {
+			x = s.newIndex(owner)
+			s.parts[owner] = x
+		}
+		for i, id := range x.addBatch(b.rids, b.vecs, 0) {
+			s.where[b.rids[i]] = loc{owner, id}
+		}
+	}
 }
 
 func (s *Store) removeLocked(rid int64) {
@@ -283,13 +306,17 @@ func (s *Store) compactLocked() {
 		if dead < 1000 || dead*4 < len(x.keys) {
 			continue
 		}
-		nx := s.newIndex(owner)
+		var b *batch
 		for i, k := range x.keys {
 			if !x.deleted[i] {
-				s.where[k] = loc{owner, nx.add(k, x.vec(int32(i)))}
+				b = b.add(k, x.vec(int32(i)))
 			}
 		}
-		s.parts[owner] = nx
+		if b == nil {
+			continue
+		}
+		delete(s.parts, owner)
+		s.addBatches(map[string]*batch{owner: b})
 	}
 }
 
@@ -333,12 +360,7 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	}
 	defer tx.Rollback()
 	now := time.Now().Unix()
-	type added struct {
-		rid   int64
-		owner string
-		unit  []float32
-	}
-	var adds []added
+	adds := map[string]*batch{}
 	var dels []int64
 	for _, r := range rows {
 		own := owner(ctx, r.UserID)
@@ -378,7 +400,7 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.fts+` (rowid, content) VALUES (?, ?)`, rid, r.Content); err != nil {
 			return err
 		}
-		adds = append(adds, added{rid, own, unit})
+		adds[own] = adds[own].add(rid, unit)
 	}
 	if err := s.bumpGen(ctx, tx); err != nil {
 		return err
@@ -391,9 +413,7 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	for _, d := range dels {
 		s.removeLocked(d)
 	}
-	for _, a := range adds {
-		s.addLocked(a.rid, a.owner, a.unit)
-	}
+	s.addBatches(adds)
 	s.gen++
 	s.dirty = true
 	s.compactLocked()
