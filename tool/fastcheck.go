@@ -29,6 +29,10 @@ type fastSchema struct {
 	items              *fastSchema
 	minItems, maxItems int // -1: no bound
 	minLen, maxLen     int // -1: no bound
+	// Integer bounds; a number that is not an integer literal in int64 range
+	// takes the full validator when a bound is set.
+	min, max       int64
+	hasMin, hasMax bool
 }
 
 const (
@@ -161,6 +165,20 @@ func compileFastNode(doc any, depth int) (*fastSchema, bool) {
 				return nil, false
 			}
 			s.items = c
+		case "minimum", "maximum":
+			n, ok := v.(json.Number)
+			if !ok {
+				return nil, false
+			}
+			i, err := strconv.ParseInt(string(n), 10, 64)
+			if err != nil {
+				return nil, false
+			}
+			if k == "minimum" {
+				s.min, s.hasMin = i, true
+			} else {
+				s.max, s.hasMax = i, true
+			}
 		case "minItems", "maxItems", "minLength", "maxLength":
 			n, ok := v.(json.Number)
 			if !ok {
@@ -181,7 +199,7 @@ func compileFastNode(doc any, depth int) (*fastSchema, bool) {
 				s.maxLen = int(i)
 			}
 		default:
-			return nil, false // $schema, $ref, pattern, format, minimum, oneOf...
+			return nil, false // $schema, $ref, pattern, format, exclusiveMinimum, oneOf...
 		}
 	}
 	s.nprops = len(s.names)
@@ -345,6 +363,15 @@ func (w *fastWalker) value(s *fastSchema, depth int) bool {
 			}
 		} else if s != nil && s.types != 0 && s.types&fastTNum == 0 {
 			return false // 3.0 is an integer to JSON Schema: let the full validator say
+		}
+		if s != nil && (s.hasMin || s.hasMax) {
+			if !integer {
+				return false
+			}
+			n, err := strconv.ParseInt(string(w.b[start:w.i]), 10, 64)
+			if err != nil || s.hasMin && n < s.min || s.hasMax && n > s.max {
+				return false
+			}
 		}
 		return s == nil || s.enum == nil || integer && s.inEnum(w.b[start:w.i], false)
 	}
