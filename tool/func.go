@@ -68,11 +68,12 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 	if fn == nil {
 		return nil, fmt.Errorf("tool %s: nil function", cfg.Name)
 	}
-	params, schema, err := parametersFor(reflect.TypeFor[In]())
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w", cfg.Name, err)
+	c := parametersFor(reflect.TypeFor[In]())
+	if c.err != nil {
+		return nil, fmt.Errorf("tool %s: %w", cfg.Name, c.err)
 	}
-	v := &validator{tool: cfg.Name, schema: schema}
+	params := c.params
+	v := &validator{tool: cfg.Name, schema: c.schema, fast: c.fast}
 	return &funcTool[In, Out]{
 		def: Definition{
 			Name:                 cfg.Name,
@@ -174,26 +175,26 @@ var inferred sync.Map // reflect.Type -> inferredSchema
 type inferredSchema struct {
 	params json.RawMessage
 	schema *sj.Schema
+	fast   *fastSchema
 	err    error
 }
 
-// parametersFor returns the JSON Schema of t and its compiled form. The
-// returned bytes are shared: callers must not modify them.
-func parametersFor(t reflect.Type) (json.RawMessage, *sj.Schema, error) {
+// parametersFor returns the JSON Schema of t and its compiled forms. The
+// returned values are shared: callers must not modify them.
+func parametersFor(t reflect.Type) inferredSchema {
 	if c, ok := inferred.Load(t); ok {
-		c := c.(inferredSchema)
-		return c.params, c.schema, c.err
+		return c.(inferredSchema)
 	}
 	var c inferredSchema
 	c.params, c.err = inferParameters(t)
 	if c.err == nil {
 		var v *validator
 		if v, c.err = newValidator(t.String(), c.params); c.err == nil {
-			c.schema = v.schema
+			c.schema, c.fast = v.schema, v.fast
 		}
 	}
 	inferred.Store(t, c)
-	return c.params, c.schema, c.err
+	return c
 }
 
 // inferParameters computes the JSON Schema of a tool's argument type.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/model"
@@ -250,17 +251,16 @@ func invoke(ctx context.Context, def Definition, fn func(context.Context) (strin
 		}
 		return c, err
 	}
-	type outcome struct {
-		content string
-		err     error
-	}
-	done := make(chan outcome, 1)
+	done := outcomes.Get().(chan outcome)
 	goWarm(func() {
 		c, err := safeCall(ctx, name, fn)
 		done <- outcome{c, err}
 	})
 	select {
 	case o := <-done:
+		// Received: the worker is done with the channel, so it can be reused.
+		// On the other branch the worker may still send, so it is dropped.
+		outcomes.Put(done)
 		if o.err != nil && errors.Is(context.Cause(ctx), errTimeoutCause) && errors.Is(o.err, context.DeadlineExceeded) {
 			return "", timedOut()
 		}
@@ -272,6 +272,15 @@ func invoke(ctx context.Context, def Definition, fn func(context.Context) (strin
 		return "", fmt.Errorf("tool %s interrupted: %w", name, context.Cause(ctx))
 	}
 }
+
+// outcome is what a worker hands back for one call.
+type outcome struct {
+	content string
+	err     error
+}
+
+// outcomes recycles the one-slot channels workers answer on.
+var outcomes = sync.Pool{New: func() any { return make(chan outcome, 1) }}
 
 func safeCall(ctx context.Context, name string, fn func(context.Context) (string, error)) (content string, err error) {
 	defer func() {

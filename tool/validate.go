@@ -15,6 +15,9 @@ import (
 type validator struct {
 	tool   string
 	schema *sj.Schema // nil: any JSON object is accepted
+	// fast answers "certainly valid" in one pass over the raw bytes for the
+	// schemas it understands; nil when the schema needs the full validator.
+	fast *fastSchema
 }
 
 // emptyArgs stands in for the empty argument string some models send for tools
@@ -24,7 +27,7 @@ var emptyArgs = json.RawMessage(`{}`)
 // newValidator compiles a tool's parameter schema. Remote and file references
 // are refused: a schema must be self-contained.
 func newValidator(tool string, params json.RawMessage) (*validator, error) {
-	v := &validator{tool: tool}
+	v := &validator{tool: tool, fast: compileFast(params)}
 	if len(bytes.TrimSpace(params)) == 0 {
 		return v, nil
 	}
@@ -51,6 +54,15 @@ func (v *validator) check(args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = emptyArgs
 	}
+	if v.fast != nil && v.fast.accepts(args) {
+		return args, nil
+	}
+	return v.checkFull(args)
+}
+
+// checkFull is check without the fast path: it decides every case and writes
+// the messages.
+func (v *validator) checkFull(args json.RawMessage) (json.RawMessage, error) {
 	doc, err := decodeArgs(args)
 	if err != nil {
 		return nil, fmt.Errorf("%w for %s: not valid JSON (%v); send the arguments as one JSON object", ErrInvalidArguments, v.tool, err)
