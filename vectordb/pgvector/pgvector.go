@@ -15,7 +15,8 @@ import (
 	"strings"
 	"unicode"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // also the "pgx" database/sql driver
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentryhq/agentry/db"
@@ -280,34 +281,82 @@ func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
 // and filters sit in the same query, and the iterative scan reads on until
 // k rows pass them.
 //
-// It costs three round trips, not five: BEGIN and both SET LOCALs go as one
-// simple-protocol batch on a pinned connection, then the query, then
-// ROLLBACK. If the ROLLBACK never runs (cancelled context), the pool's
-// session reset discards the connection, since pgx's stdlib refuses to
-// reuse one that is still inside a transaction.
+// It is one round trip: BEGIN, both SET LOCALs, the query and COMMIT go out
+// as one pgx batch (a pipeline ending in one Sync) on a pinned connection.
+// A connection that cannot end the transaction (a cancelled context) is
+// closed rather than returned to the pool mid-transaction.
 func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
 	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
 	if err != nil {
 		return nil, err
 	}
 	args = append(args, k)
+	query := `SELECT ` + cols + `, 1 - (embedding <=> $1) FROM ` + s.t + w + fmt.Sprintf(` ORDER BY embedding <=> $1 LIMIT $%d`, len(args))
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`BEGIN READ ONLY; SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = %d`,
-		max(40, min(k*2, 1000)))); err != nil {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-		return nil, fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`) //nolint:errcheck // a failed ROLLBACK leaves the conn in a tx; the pool then discards it
-	rows, err := conn.QueryContext(ctx, `SELECT `+cols+`, 1 - (embedding <=> $1) FROM `+s.t+w+
-		fmt.Sprintf(` ORDER BY embedding <=> $1 LIMIT $%d`, len(args)), args...)
+	var out []vectordb.Hit
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("vectordb/pgvector: Config.DB must use the pgx driver, got %T", dc)
+		}
+		c := sc.Conn()
+		b := &pgx.Batch{}
+		b.Queue(`BEGIN READ ONLY`)
+		b.Queue(`SET LOCAL hnsw.iterative_scan = strict_order`)
+		b.Queue(fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(40, min(k*2, 1000))))
+		b.Queue(query, args...)
+		b.Queue(`COMMIT`)
+		br := c.SendBatch(ctx, b)
+		var err error
+		for range 3 {
+			if _, err = br.Exec(); err != nil {
+				err = fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
+				break
+			}
+		}
+		if err == nil {
+			out, err = scanPgxHits(br)
+		}
+		if err == nil {
+			_, err = br.Exec()
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if c.PgConn().TxStatus() != 'I' {
+			if _, rerr := c.Exec(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil || c.PgConn().TxStatus() != 'I' {
+				c.Close(context.WithoutCancel(ctx))
+				return errors.Join(err, rerr, sql.ErrConnDone)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+func scanPgxHits(br pgx.BatchResults) ([]vectordb.Hit, error) {
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
-	return scanHits(rows)
+	defer rows.Close()
+	out := []vectordb.Hit{}
+	for rows.Next() {
+		var h vectordb.Hit
+		var meta []byte
+		if err := rows.Scan(&h.ID, &h.Name, &meta, &h.Content, &h.ContentHash, &h.ContentID, &h.UserID, &h.Score); err != nil {
+			return nil, err
+		}
+		if len(meta) > 2 {
+			_ = json.Unmarshal(meta, &h.Metadata)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
 }
 
 // tsQuery ORs the text's words; only letters and digits reach to_tsquery.

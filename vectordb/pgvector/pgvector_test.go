@@ -81,3 +81,41 @@ func TestOpen_RefusesOtherDimensions(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A query that fails inside the one-round-trip batch ends its transaction,
+// so the pooled connection is neither handed back inside it nor discarded
+// (and reopened) by the pool's session reset.
+func TestSearch_FailedQueryLeavesConnectionOutsideTransaction(t *testing.T) {
+	raw, schema := testSchema(t)
+	raw.SetMaxOpenConns(1)
+	s, err := Open(context.Background(), Config{DB: raw, Schema: schema, Dimensions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The table becomes a view whose content fails at run time (after
+	// BEGIN has run), not when the statement is prepared.
+	if err := s.Upsert(context.Background(), []vectordb.Row{{ID: "boom", ContentID: "c", Content: "x", Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`SET search_path = "` + schema + `"; ALTER TABLE agno_vectors RENAME TO t;
+		CREATE VIEW agno_vectors AS SELECT id, name, meta_data, (1 / (length(id) - 4))::text AS content, content_hash, content_id, user_id, embedding FROM t;
+		RESET search_path`); err != nil {
+		t.Fatal(err)
+	}
+	var pid, pidAfter int
+	if err := raw.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	q := vectordb.Query{Mode: vectordb.Vector, Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}, Limit: 3}
+	if _, err := s.Search(context.Background(), q); err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Fatalf("search on a broken table: err %v", err)
+	}
+	var ro string
+	if err := raw.QueryRow(`SHOW transaction_read_only`).Scan(&ro); err != nil || ro != "off" {
+		t.Fatalf("pooled connection after the failed search: transaction_read_only %q, err %v", ro, err)
+	}
+	if err := raw.QueryRow(`SELECT pg_backend_pid()`).Scan(&pidAfter); err != nil || pidAfter != pid {
+		t.Fatalf("backend %d before the failed search, %d after (err %v): the connection was dropped", pid, pidAfter, err)
+	}
+}
