@@ -6,10 +6,12 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/vectordb"
 	"github.com/agentryhq/agentry/vectordb/vectordbtest"
 )
@@ -117,5 +119,100 @@ func TestSearch_FailedQueryLeavesConnectionOutsideTransaction(t *testing.T) {
 	}
 	if err := raw.QueryRow(`SELECT pg_backend_pid()`).Scan(&pidAfter); err != nil || pidAfter != pid {
 		t.Fatalf("backend %d before the failed search, %d after (err %v): the connection was dropped", pid, pidAfter, err)
+	}
+}
+
+// planUses reports whether the scoped search's plan scans the HNSW index
+// (sequential and bitmap scans off, so a table of a few rows still shows
+// that the ORDER BY matches the index).
+func planUses(t *testing.T, raw *sql.DB, s *Store, index string) {
+	t.Helper()
+	q := vectordb.Query{Mode: vectordb.Vector, Vector: make([]float32, s.dims), Limit: 5}
+	q.Vector[0] = 1
+	query, args, err := s.vectorSQL(db.WithUserScope(context.Background(), "u1"), q, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(`EXPLAIN `+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, l)
+	}
+	if p := strings.Join(plan, "\n"); !strings.Contains(p, "Index Scan using "+index) {
+		t.Fatalf("search plan does not scan %s:\n%s", index, p)
+	}
+}
+
+func TestOpen_NewTableSearchesThroughHalfvecIndex(t *testing.T) {
+	raw, schema := testSchema(t)
+	s, err := Open(context.Background(), Config{DB: raw, Schema: schema, Dimensions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var def string
+	if err := raw.QueryRow(`SELECT pg_get_indexdef('"` + schema + `".idx_agno_vectors_embedding'::regclass)`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if !s.half || !strings.Contains(def, "halfvec_cosine_ops") {
+		t.Fatalf("half %v, index %s", s.half, def)
+	}
+	planUses(t, raw, s, "idx_agno_vectors_embedding")
+}
+
+// A table whose HNSW index is on the vector column (an earlier Agentry, or
+// Agno's PgVector) keeps it: searches use it and pass the suite. (The
+// index is named after its table: index names are per schema.)
+func TestOpen_ExistingVectorIndexIsUsed(t *testing.T) {
+	raw, schema := testSchema(t)
+	vectordbtest.Run(t, func(t *testing.T) vectordb.Store {
+		table := "v_" + strings.TrimPrefix(randName(), "agentry_test_")
+		if _, err := raw.Exec(fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %[1]q; CREATE TABLE %[1]q.%[2]q (
+			id VARCHAR PRIMARY KEY, name VARCHAR, meta_data JSONB NOT NULL DEFAULT '{}'::jsonb, filters JSONB DEFAULT '{}'::jsonb,
+			content TEXT NOT NULL, embedding vector(%[3]d) NOT NULL, usage JSONB, created_at TIMESTAMPTZ DEFAULT now(), updated_at TIMESTAMPTZ,
+			content_hash VARCHAR, content_id VARCHAR, user_id VARCHAR);
+			CREATE INDEX "%[2]s_hnsw" ON %[1]q.%[2]q USING hnsw (embedding vector_cosine_ops)`, schema, table, vectordbtest.Dims)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(context.Background(), Config{DB: raw, Schema: schema, Table: table, Dimensions: vectordbtest.Dims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if s.half {
+			t.Fatal("a table with a vector HNSW index was given a halfvec one")
+		}
+		planUses(t, raw, s, table+"_hnsw")
+		return s
+	})
+}
+
+func TestOpen_Dimensions(t *testing.T) {
+	raw, schema := testSchema(t)
+	s, err := Open(context.Background(), Config{DB: raw, Schema: schema, Table: "large", Dimensions: 3072})
+	if err != nil {
+		t.Fatalf("3,072 dimensions (text-embedding-3-large): %v", err)
+	}
+	s.Close()
+	for _, n := range []int{0, -1, 4001} {
+		if _, err := Open(context.Background(), Config{DB: raw, Schema: schema, Table: "bad", Dimensions: n}); err == nil || !strings.Contains(err.Error(), "1..4000") {
+			t.Fatalf("Dimensions %d: err %v", n, err)
+		}
 	}
 }
