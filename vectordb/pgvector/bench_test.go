@@ -21,7 +21,7 @@ import (
 // 100,000; AGENTRY_BENCH_N) clustered 384-dim rows owned by 10 users (10%
 // each, so the scope passes one row in ten), as one caller, u3: client p50
 // and p99 over the timed queries, and recall@10 against an exact filtered
-// scan for the first 50 of them.
+// scan for the first 100 of them. AGENTRY_BENCH_EF sets Config.EfSearch.
 //
 // Loading 100k rows and building the HNSW index takes minutes on a busy
 // machine; with AGENTRY_BENCH_KEEP=1 the loaded schema
@@ -47,7 +47,11 @@ func BenchmarkQuery_HNSW(b *testing.B) {
 		defer raw.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`)
 	}
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DB: raw, Schema: schema, Dimensions: 384})
+	ef := 0
+	if v := os.Getenv("AGENTRY_BENCH_EF"); v != "" {
+		ef, _ = strconv.Atoi(v)
+	}
+	s, err := Open(ctx, Config{DB: raw, Schema: schema, Dimensions: 384, EfSearch: ef})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +96,7 @@ func BenchmarkQuery_HNSW(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(queries) < 50 {
+		if len(queries) < 100 {
 			queries = append(queries, q)
 			got = append(got, benchIDs(h, b, user))
 		}
