@@ -63,6 +63,9 @@ type Store struct {
 	// order by that expression to use it.
 	half bool
 	ef   int
+	// forceANN, set by tests only, forces the HNSW path with
+	// hnsw.max_scan_tuples = forceANN: a planner misestimate at small scale.
+	forceANN int
 }
 
 var _ vectordb.Store = (*Store)(nil)
@@ -345,17 +348,24 @@ func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
 
 // vectorSearch orders by cosine distance through the HNSW index; the scope
 // and filters sit in the same query, and the iterative scan reads on until
-// k rows pass them.
+// k rows pass them, or until hnsw.max_scan_tuples (20,000 by default) index
+// tuples have been read.
 //
-// It is one round trip: BEGIN, both SET LOCALs, the query and COMMIT go out
-// as one pgx batch (a pipeline ending in one Sync) on a pinned connection.
-// A connection that cannot end the transaction (a cancelled context) is
-// closed rather than returned to the pool mid-transaction.
+// Two things keep a caller whose rows are few in a large table from
+// getting fewer than k hits although k exist (the cap above, reached
+// before the scan meets them): every search is planned for its own user id
+// (plan_cache_mode = force_custom_plan: a cached generic plan would take
+// the HNSW path for every user, while with the id's statistics Postgres
+// reads a small scope exactly through the user_id index), and when the
+// index scan still returns fewer than k rows the search is rerun exactly
+// (index scans off: the user_id bitmap or a sequential scan, then a sort).
+//
+// A search is one round trip: BEGIN, the SET LOCALs, the query and COMMIT
+// go out as one pgx batch (a pipeline ending in one Sync) on a pinned
+// connection; the exact rerun is a second. A connection that cannot end
+// the transaction (a cancelled context) is closed rather than returned to
+// the pool mid-transaction.
 func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
-	query, args, err := s.vectorSQL(ctx, q, k)
-	if err != nil {
-		return nil, err
-	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -367,36 +377,24 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 		if !ok {
 			return fmt.Errorf("vectordb/pgvector: Config.DB must use the pgx driver, got %T", dc)
 		}
-		c := sc.Conn()
-		b := &pgx.Batch{}
-		b.Queue(`BEGIN READ ONLY`)
-		b.Queue(`SET LOCAL hnsw.iterative_scan = strict_order`)
-		b.Queue(fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(s.ef, min(k*2, 1000))))
-		b.Queue(query, args...)
-		b.Queue(`COMMIT`)
-		br := c.SendBatch(ctx, b)
-		var err error
-		for range 3 {
-			if _, err = br.Exec(); err != nil {
-				err = fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
-				break
-			}
+		query, args, err := s.vectorSQL(ctx, q, k, false)
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			out, err = scanPgxHits(br)
+		set := []string{`SET LOCAL hnsw.iterative_scan = strict_order`, `SET LOCAL plan_cache_mode = force_custom_plan`,
+			fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(s.ef, min(k*2, 1000)))}
+		if s.forceANN > 0 {
+			set = append(set, `SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`,
+				fmt.Sprintf(`SET LOCAL hnsw.max_scan_tuples = %d`, s.forceANN))
 		}
-		if err == nil {
-			_, err = br.Exec()
+		if out, err = readOnly(ctx, sc.Conn(), set, query, args); err != nil || len(out) >= k {
+			return err
 		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
+		query, args, err = s.vectorSQL(ctx, q, k, true)
+		if err != nil {
+			return err
 		}
-		if c.PgConn().TxStatus() != 'I' {
-			if _, rerr := c.Exec(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil || c.PgConn().TxStatus() != 'I' {
-				c.Close(context.WithoutCancel(ctx))
-				return errors.Join(err, rerr, sql.ErrConnDone)
-			}
-		}
+		out, err = readOnly(ctx, sc.Conn(), []string{`SET LOCAL enable_indexscan = off`}, query, args)
 		return err
 	})
 	if err != nil {
@@ -408,16 +406,56 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 	return out, nil
 }
 
+// readOnly runs query after the settings in one read-only transaction,
+// sent as one batch.
+func readOnly(ctx context.Context, c *pgx.Conn, settings []string, query string, args []any) ([]vectordb.Hit, error) {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN READ ONLY`)
+	for _, st := range settings {
+		b.Queue(st)
+	}
+	b.Queue(query, args...)
+	b.Queue(`COMMIT`)
+	br := c.SendBatch(ctx, b)
+	_, err := br.Exec()
+	for range settings {
+		if err != nil {
+			break
+		}
+		if _, err = br.Exec(); err != nil {
+			err = fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
+		}
+	}
+	var out []vectordb.Hit
+	if err == nil {
+		out, err = scanPgxHits(br)
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if c.PgConn().TxStatus() != 'I' {
+		if _, rerr := c.Exec(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil || c.PgConn().TxStatus() != 'I' {
+			c.Close(context.WithoutCancel(ctx))
+			return nil, errors.Join(err, rerr, sql.ErrConnDone)
+		}
+	}
+	return out, err
+}
+
 // vectorSQL is the search's SELECT: ordered by the expression the HNSW
-// index is on, scored by the full-precision cosine similarity.
-func (s *Store) vectorSQL(ctx context.Context, q vectordb.Query, k int) (string, []any, error) {
+// index is on (exact: by the full-precision distance), scored by the
+// full-precision cosine similarity.
+func (s *Store) vectorSQL(ctx context.Context, q vectordb.Query, k int, exact bool) (string, []any, error) {
 	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
 	if err != nil {
 		return "", nil, err
 	}
 	args = append(args, k)
-	order := `embedding <=> $1`
-	if s.half {
+	order := fmt.Sprintf(`embedding <=> $1::vector(%d)`, s.dims)
+	if s.half && !exact {
 		order = fmt.Sprintf(`embedding::halfvec(%[1]d) <=> $1::vector(%[1]d)::halfvec(%[1]d)`, s.dims)
 	}
 	return fmt.Sprintf(`SELECT %s, 1 - (embedding <=> $1::vector(%d)) FROM %s%s ORDER BY %s LIMIT $%d`, cols, s.dims, s.t, w, order, len(args)), args, nil
