@@ -26,5 +26,12 @@ if ! command -v pg_config >/dev/null || [ ! -d "/usr/include/postgresql/$PGVER/s
 	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "postgresql-server-dev-$PGVER"
 fi
 rm -rf build && mkdir build && tar xzf pgvector_0.8.0.orig.tar.gz -C build
+# OPTFLAGS="" (no -march=native) keeps the build portable: the cache may
+# outlive or move off this CPU, and a native build can die with SIGILL on
+# an older one. It costs no SIMD where a query spends it: pgvector 0.8.0
+# compiles its float distance functions with target_clones("default","fma")
+# (a 256-bit AVX2+FMA loop chosen at load time on x86-64 with glibc) and its
+# halfvec ones with an F16C/FMA path chosen at run time; -march=native would
+# only widen the auto-vectorised loops (docs/benchmarks.md, i13-pgv).
 make -C build/pgvector-0.8.0 -j2 OPTFLAGS="" >/dev/null
 make -C build/pgvector-0.8.0 install >/dev/null

@@ -3,19 +3,31 @@
 // (cosine), a GIN full-text index, and the user scope and metadata filters
 // in the WHERE clause of the index scan (pgvector 0.8's iterative scan keeps
 // reading the index until Limit rows pass them).
+//
+// The table keeps full-precision vector columns; the HNSW index it creates
+// is on their half-precision cast (embedding::halfvec(N)): half the index
+// pages per search, which is most of a query's cost once the index outgrows
+// shared_buffers, at a recall measured no lower (docs/benchmarks.md), and
+// up to 4,000 dimensions instead of 2,000. Hits are scored and ordered by the
+// full-precision distance. A table whose HNSW index is already on the
+// vector column itself (an earlier Agentry, or Agno's PgVector) is searched
+// through that index; it is not rebuilt behind the caller's back.
 package pgvector
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // also the "pgx" database/sql driver
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentryhq/agentry/db"
@@ -32,7 +44,14 @@ type Config struct {
 	// Dimensions is the embedding length; an existing table of another
 	// length is refused (vectordb.ErrEmbedderMismatch).
 	Dimensions int
+	// EfSearch is the HNSW search beam (hnsw.ef_search) of a query; a
+	// query for k hits uses at least 2k. 0 means DefaultEfSearch; 1..1000.
+	EfSearch int
 }
+
+// DefaultEfSearch is Config.EfSearch's default: recall@10 >= 0.95 against
+// an exact scan on the 100k benchmark (docs/benchmarks.md).
+const DefaultEfSearch = 100
 
 // Store is the pgvector store. Safe for concurrent use.
 type Store struct {
@@ -40,9 +59,19 @@ type Store struct {
 	owned bool
 	t     string // "schema"."table"
 	dims  int
+	// half: the HNSW index is on embedding::halfvec(dims), so searches
+	// order by that expression to use it.
+	half bool
+	ef   int
+	// forceANN, set by tests only, forces the HNSW path with
+	// hnsw.max_scan_tuples = forceANN: a planner misestimate at small scale.
+	forceANN int
 }
 
 var _ vectordb.Store = (*Store)(nil)
+
+// maxDims is the most dimensions pgvector's HNSW index takes (on halfvec).
+const maxDims = 4000
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
@@ -58,10 +87,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if !ident.MatchString(cfg.Schema) || !ident.MatchString(cfg.Table) {
 		return nil, errors.New("vectordb/pgvector: schema and table names are letters, digits and _")
 	}
-	if cfg.Dimensions <= 0 || cfg.Dimensions > 16000 {
-		return nil, errors.New("vectordb/pgvector: Dimensions must be 1..16000")
+	if cfg.Dimensions <= 0 || cfg.Dimensions > maxDims {
+		return nil, fmt.Errorf("vectordb/pgvector: Dimensions must be 1..%d (pgvector's HNSW index on halfvec)", maxDims)
 	}
-	s := &Store{db: cfg.DB, t: `"` + cfg.Schema + `"."` + cfg.Table + `"`, dims: cfg.Dimensions}
+	if cfg.EfSearch == 0 {
+		cfg.EfSearch = DefaultEfSearch
+	}
+	if cfg.EfSearch < 1 || cfg.EfSearch > 1000 {
+		return nil, errors.New("vectordb/pgvector: EfSearch must be 1..1000")
+	}
+	s := &Store{db: cfg.DB, t: `"` + cfg.Schema + `"."` + cfg.Table + `"`, dims: cfg.Dimensions, ef: cfg.EfSearch}
 	if s.db == nil {
 		d, err := sql.Open("pgx", cfg.DSN)
 		if err != nil {
@@ -114,7 +149,6 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 		`CREATE INDEX IF NOT EXISTS ` + idx("content_id") + ` ON ` + s.t + ` (content_id)`,
 		`CREATE INDEX IF NOT EXISTS ` + idx("content_hash") + ` ON ` + s.t + ` (content_hash)`,
 		`CREATE INDEX IF NOT EXISTS ` + idx("user_id") + ` ON ` + s.t + ` (user_id)`,
-		`CREATE INDEX IF NOT EXISTS ` + idx("embedding") + ` ON ` + s.t + ` USING hnsw (embedding vector_cosine_ops)`,
 		`CREATE INDEX IF NOT EXISTS ` + idx("fts") + ` ON ` + s.t + ` USING gin (to_tsvector('simple', content))`,
 	}
 	for _, st := range stmts {
@@ -122,6 +156,42 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
 		}
 	}
+	// The cosine HNSW index already there decides how searches order
+	// (pg_get_indexdef spells the opclass and, for ours, the cast).
+	var defs []string
+	rows, err := s.db.QueryContext(ctx, `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = $1::regclass AND a.amname = 'hnsw'`, s.t)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return err
+		}
+		defs = append(defs, d)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	halfDef := fmt.Sprintf("((embedding)::halfvec(%d)) halfvec_cosine_ops", s.dims)
+	for _, d := range defs {
+		if strings.Contains(d, halfDef) {
+			s.half = true
+			return nil
+		}
+	}
+	for _, d := range defs {
+		if strings.Contains(d, "(embedding vector_cosine_ops)") {
+			return nil
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops)`,
+		idx("embedding"), s.t, s.dims)); err != nil {
+		return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
+	}
+	s.half = true
 	return nil
 }
 
@@ -278,36 +348,138 @@ func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
 
 // vectorSearch orders by cosine distance through the HNSW index; the scope
 // and filters sit in the same query, and the iterative scan reads on until
-// k rows pass them.
+// k rows pass them, or until hnsw.max_scan_tuples (20,000 by default) index
+// tuples have been read.
 //
-// It costs three round trips, not five: BEGIN and both SET LOCALs go as one
-// simple-protocol batch on a pinned connection, then the query, then
-// ROLLBACK. If the ROLLBACK never runs (cancelled context), the pool's
-// session reset discards the connection, since pgx's stdlib refuses to
-// reuse one that is still inside a transaction.
+// Two things keep a caller whose rows are few in a large table from
+// getting fewer than k hits although k exist (the cap above, reached
+// before the scan meets them): every search is planned for its own user id
+// (plan_cache_mode = force_custom_plan: a cached generic plan would take
+// the HNSW path for every user, while with the id's statistics Postgres
+// reads a small scope exactly through the user_id index), and when the
+// index scan still returns fewer than k rows the search is rerun exactly
+// (index scans off: the user_id bitmap or a sequential scan, then a sort).
+//
+// A search is one round trip: BEGIN, the SET LOCALs, the query and COMMIT
+// go out as one pgx batch (a pipeline ending in one Sync) on a pinned
+// connection; the exact rerun is a second. A connection that cannot end
+// the transaction (a cancelled context) is closed rather than returned to
+// the pool mid-transaction.
 func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
-	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
-	if err != nil {
-		return nil, err
-	}
-	args = append(args, k)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`BEGIN READ ONLY; SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = %d`,
-		max(40, min(k*2, 1000)))); err != nil {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-		return nil, fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`) //nolint:errcheck // a failed ROLLBACK leaves the conn in a tx; the pool then discards it
-	rows, err := conn.QueryContext(ctx, `SELECT `+cols+`, 1 - (embedding <=> $1) FROM `+s.t+w+
-		fmt.Sprintf(` ORDER BY embedding <=> $1 LIMIT $%d`, len(args)), args...)
+	var out []vectordb.Hit
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("vectordb/pgvector: Config.DB must use the pgx driver, got %T", dc)
+		}
+		query, args, err := s.vectorSQL(ctx, q, k, false)
+		if err != nil {
+			return err
+		}
+		set := []string{`SET LOCAL hnsw.iterative_scan = strict_order`, `SET LOCAL plan_cache_mode = force_custom_plan`,
+			fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(s.ef, min(k*2, 1000)))}
+		if s.forceANN > 0 {
+			set = append(set, `SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`,
+				fmt.Sprintf(`SET LOCAL hnsw.max_scan_tuples = %d`, s.forceANN))
+		}
+		if out, err = readOnly(ctx, sc.Conn(), set, query, args); err != nil || len(out) >= k {
+			return err
+		}
+		query, args, err = s.vectorSQL(ctx, q, k, true)
+		if err != nil {
+			return err
+		}
+		out, err = readOnly(ctx, sc.Conn(), []string{`SET LOCAL enable_indexscan = off`}, query, args)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return scanHits(rows)
+	// The index orders by half-precision distance; the hits go back in
+	// the order of their full-precision scores.
+	slices.SortStableFunc(out, func(a, b vectordb.Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return out, nil
+}
+
+// readOnly runs query after the settings in one read-only transaction,
+// sent as one batch.
+func readOnly(ctx context.Context, c *pgx.Conn, settings []string, query string, args []any) ([]vectordb.Hit, error) {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN READ ONLY`)
+	for _, st := range settings {
+		b.Queue(st)
+	}
+	b.Queue(query, args...)
+	b.Queue(`COMMIT`)
+	br := c.SendBatch(ctx, b)
+	_, err := br.Exec()
+	for range settings {
+		if err != nil {
+			break
+		}
+		if _, err = br.Exec(); err != nil {
+			err = fmt.Errorf("vectordb/pgvector: pgvector 0.8 or later is needed: %w", err)
+		}
+	}
+	var out []vectordb.Hit
+	if err == nil {
+		out, err = scanPgxHits(br)
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if c.PgConn().TxStatus() != 'I' {
+		if _, rerr := c.Exec(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil || c.PgConn().TxStatus() != 'I' {
+			c.Close(context.WithoutCancel(ctx))
+			return nil, errors.Join(err, rerr, sql.ErrConnDone)
+		}
+	}
+	return out, err
+}
+
+// vectorSQL is the search's SELECT: ordered by the expression the HNSW
+// index is on (exact: by the full-precision distance), scored by the
+// full-precision cosine similarity.
+func (s *Store) vectorSQL(ctx context.Context, q vectordb.Query, k int, exact bool) (string, []any, error) {
+	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
+	if err != nil {
+		return "", nil, err
+	}
+	args = append(args, k)
+	order := fmt.Sprintf(`embedding <=> $1::vector(%d)`, s.dims)
+	if s.half && !exact {
+		order = fmt.Sprintf(`embedding::halfvec(%[1]d) <=> $1::vector(%[1]d)::halfvec(%[1]d)`, s.dims)
+	}
+	return fmt.Sprintf(`SELECT %s, 1 - (embedding <=> $1::vector(%d)) FROM %s%s ORDER BY %s LIMIT $%d`, cols, s.dims, s.t, w, order, len(args)), args, nil
+}
+
+func scanPgxHits(br pgx.BatchResults) ([]vectordb.Hit, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []vectordb.Hit{}
+	for rows.Next() {
+		var h vectordb.Hit
+		var meta []byte
+		if err := rows.Scan(&h.ID, &h.Name, &meta, &h.Content, &h.ContentHash, &h.ContentID, &h.UserID, &h.Score); err != nil {
+			return nil, err
+		}
+		if len(meta) > 2 {
+			_ = json.Unmarshal(meta, &h.Metadata)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
 }
 
 // tsQuery ORs the text's words; only letters and digits reach to_tsquery.
