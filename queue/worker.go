@@ -38,6 +38,16 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// Cancelled, finished, taken over or gone: nothing to run.
 		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
 	}
+	if st := j.runFinal; st != "" {
+		// The run's row ended before its job could record it (the process
+		// died in between): it is not executed again; its job records it.
+		js := jobStatusOf(st)
+		q.finish(context.WithoutCancel(ctx), j.ID, attempt, js, "")
+		if js == StatusCancelled {
+			return river.JobCancel(ErrCancelled)
+		}
+		return nil
+	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
@@ -132,6 +142,9 @@ type claimedJob struct {
 	Job
 	CancelRequested bool
 	engineID        int64
+	// runFinal is the status of the run's row when the claim found it
+	// final (COMPLETED, ERROR, CANCELLED); "" when it is to be executed.
+	runFinal run.Status
 }
 
 func (c *claimedJob) statusOr(def string) string {
@@ -186,7 +199,8 @@ WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); e
 		return nil
 	}
 	var err error
-	if running := q.runningRow(ctx, id); running != nil {
+	running, final := q.runningRow(ctx, id)
+	if running != nil {
 		_, _, err = q.d.SaveRunWith(ctx, nil, running, with)
 	} else {
 		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
@@ -197,6 +211,7 @@ WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); e
 	if err != nil {
 		return nil, false, err
 	}
+	got.runFinal = final
 	return got, claimed, nil
 }
 
@@ -204,22 +219,31 @@ WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); e
 var errNotClaimed = errors.New("queue: job not claimable")
 
 // runningRow is the run's row turned RUNNING, or nil when the run is not
-// PENDING or RUNNING (or cannot be read: the claim then leaves it alone).
-func (q *Queue) runningRow(ctx context.Context, id string) *db.Run {
+// PENDING or RUNNING (or cannot be read: the claim then leaves it alone);
+// final is the row's status when it is COMPLETED, ERROR or CANCELLED. It
+// is the only read of the run's row per claim: handlers are not called for
+// a final run, so they need not read it again.
+func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final run.Status) {
 	row, err := q.d.GetRun(ctx, id)
-	if err != nil || (row.Status != run.StatusPending && row.Status != run.StatusRunning) {
-		return nil
+	if err != nil {
+		return nil, ""
+	}
+	switch row.Status {
+	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+		return nil, row.Status
+	case run.StatusPending, run.StatusRunning:
+	default:
+		return nil, ""
 	}
 	out, err := row.Output()
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	out.Status = run.StatusRunning
-	next, err := db.RunFromOutput(out)
-	if err != nil {
-		return nil
+	if next, err = db.RunFromOutput(out); err != nil {
+		return nil, ""
 	}
-	return next
+	return next, ""
 }
 
 // fence returns the write fence of attempt: the run row is written only
