@@ -177,26 +177,26 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 				}
 			}
 		}
-		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errNotClaimed
+		// One statement checks and claims the row (one round trip on
+		// Postgres). A cancel asked of a running job whose worker is gone
+		// is the lease sweep's to record (cancelled); it is not run again.
+		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
+WHERE id = ? AND status IN (?, ?) AND attempt < ? AND cancel_requested_at IS NULL
+RETURNING `+jobColumns+`, cancel_requested_at`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, StatusQueued, StatusRunning, attempt), true)
+		if err == nil {
+			got, claimed = j, true
+			return nil
 		}
-		if err != nil {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		got = j
-		// A cancel asked of a running job whose worker is gone is the
-		// lease sweep's to record (cancelled); it is not run again.
-		if (j.Status != StatusQueued && j.Status != StatusRunning) || j.Attempt >= attempt || j.CancelRequested {
-			return errNotClaimed
-		}
-		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
-WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); err != nil {
+		// Not claimable: the row (if any) says why.
+		if j, err = q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`), id), true); err == nil {
+			got = j
+		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		j.Status, j.Attempt, j.LockedBy, j.LockedAt = StatusRunning, attempt, q.cfg.NodeID, now
-		claimed = true
-		return nil
+		return errNotClaimed
 	}
 	var err error
 	running, final := q.runningRow(ctx, id)
@@ -259,6 +259,21 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 // attempt (a run saved twice at its end) still passes the fence.
 func (q *Queue) fence(id string, attempt int) db.TxFunc {
 	return func(ctx context.Context, tx *sql.Tx) error {
+		js := ""
+		if r := db.SavingRun(ctx); r != nil && r.RunID == id {
+			switch r.Status {
+			case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused:
+				js = jobStatusOf(r.Status)
+			}
+		}
+		if js != "" && !((js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt)) {
+			// The run's final row: one statement checks the lease and
+			// records the job's outcome (one round trip on Postgres); when
+			// it matches no row, the read below says why.
+			if recorded, err := q.recordFinal(ctx, tx, id, attempt, js); err != nil || recorded {
+				return err
+			}
+		}
 		var cur int
 		var by sql.NullString
 		var status string
@@ -273,15 +288,7 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 		case cur != attempt || by.String != q.cfg.NodeID:
 			return fmt.Errorf("%w: run %s is at attempt %d on %s, this is attempt %d", run.ErrFenced, id, cur, by.String, attempt)
 		}
-		r := db.SavingRun(ctx)
-		if r == nil || r.RunID != id {
-			return nil
-		}
-		var js string
-		switch r.Status {
-		case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused:
-			js = jobStatusOf(r.Status)
-		default:
+		if js == "" {
 			return nil
 		}
 		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt) {
@@ -291,21 +298,35 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 			// lock_grace on another replica).
 			return fmt.Errorf("%w: the server stopped; run %s is left for recovery", run.ErrFenced, id)
 		}
-		now := unixNow()
-		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.cfg.NodeID); err != nil {
-			return err
-		}
-		if js != StatusPaused && q.journal != nil {
-			if clear := q.journal.ClearTx(q.d, id); clear != nil {
-				if err := clear(ctx, tx); err != nil {
-					return err
-				}
+		// The lease was checked above and the row is locked: this records.
+		_, err = q.recordFinal(ctx, tx, id, attempt, js)
+		return err
+	}
+}
+
+// recordFinal records attempt's outcome js with the run's final save in
+// tx when the job row holds attempt and this node's lease (recorded false
+// otherwise, with nothing written), and clears the run's journal unless
+// paused.
+func (q *Queue) recordFinal(ctx context.Context, tx *sql.Tx, id string, attempt int, js string) (recorded bool, err error) {
+	now := unixNow()
+	res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.cfg.NodeID)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	if js != StatusPaused && q.journal != nil {
+		if clear := q.journal.ClearTx(q.d, id); clear != nil {
+			if err := clear(ctx, tx); err != nil {
+				return false, err
 			}
 		}
-		q.markFinished(id, attempt, js)
-		return nil
 	}
+	q.markFinished(id, attempt, js)
+	return true, nil
 }
 
 // markFinished notes that attempt's outcome (a job status) is in a
