@@ -111,15 +111,7 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 		t = st
 	}
 	// A run that ended before its job could record it (the process died in
-	// between) is not executed again.
-	if d := t.DB(); d != nil {
-		if row, err := d.GetRun(ctx, j.ID); err == nil {
-			switch row.Status {
-			case run.StatusCompleted, run.StatusError, run.StatusCancelled:
-				return row.Status, nil
-			}
-		}
-	}
+	// between) is not handed here again: the queue's claim read its row.
 	opts := []agent.RunOption{agent.WithRunID(j.ID), agent.WithSessionID(j.SessionID), agent.WithUserID(j.UserID)}
 	if p.SessionState != nil {
 		opts = append(opts, agent.WithSessionState(p.SessionState))

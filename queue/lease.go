@@ -25,6 +25,7 @@ func (q *Queue) leaseLoop() {
 	t := time.NewTicker(q.heartbeatEvery())
 	defer t.Stop()
 	lastRetention := time.Time{}
+	last, steady := time.Now(), time.Now()
 	for {
 		select {
 		case <-q.life.Done():
@@ -35,8 +36,21 @@ func (q *Queue) leaseLoop() {
 		if err := q.heartbeat(ctx); err != nil && ctx.Err() == nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: heartbeat", "err", err)
 		}
-		if err := q.sweep(ctx, time.Now().Add(-q.cfg.LockGrace).Unix()); err != nil && ctx.Err() == nil {
-			q.cfg.Logger.WarnContext(ctx, "queue: lease sweep", "err", err)
+		// A loop that was itself stalled (the process starved of CPU, the
+		// host paused, a heartbeat stuck behind the database) cannot tell
+		// a dead node from one stalled with it: every node on the host
+		// missed its renewals alike. It sweeps again only after ticking
+		// on time for a renewal period, which gives the others the time
+		// to renew.
+		now := time.Now()
+		if now.Sub(last) > q.renewEvery() {
+			steady = now
+		}
+		last = now
+		if now.Sub(steady) >= q.renewEvery() {
+			if err := q.sweep(ctx, now.Add(-q.cfg.LockGrace).Unix()); err != nil && ctx.Err() == nil {
+				q.cfg.Logger.WarnContext(ctx, "queue: lease sweep", "err", err)
+			}
 		}
 		if err := q.rescueUnclaimed(ctx); err != nil && ctx.Err() == nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: rescue unclaimed jobs", "err", err)

@@ -43,7 +43,10 @@ var (
 // run.ErrFenced, or the process stopping) when the run must stop; its run
 // writes through the db front are fenced on the job's attempt. It returns the
 // run's final status (COMPLETED, ERROR, CANCELLED, PAUSED); an error means
-// the run could not be executed or stored, and the job is retried.
+// the run could not be executed or stored, and the job is retried. The
+// queue does not call it for a run whose row is final already (COMPLETED,
+// ERROR, CANCELLED: the claim read the row, and the job records that
+// status), so a handler need not read the run's row to skip it.
 type Handler func(ctx context.Context, j *Job) (run.Status, error)
 
 // Permanent wraps a handler error that retrying cannot fix (the job's agent

@@ -82,7 +82,11 @@ func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 func TestTakeover_SlowButAliveRunIsNotTakenOver(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
 		cfg := testCfg()
-		cfg.LockGrace = time.Second
+		// lock_grace 2 s, not 1 s: locked_at counts whole seconds, so with 1 s
+		// a lease renewed at x.99 is taken at x+2.0, and a renewal late by
+		// 0.8 s (a -race test process at load 30 is) lost it; the test
+		// is about a node that renews, not about sub-second scheduling.
+		cfg.LockGrace = 2 * time.Second
 		cfg.NodeID = "node-a"
 		started, wrote := make(chan int, 4), make(chan error, 4)
 		a := openQueue(t, d, cfg, blockUntilCancelled(d, started, wrote))

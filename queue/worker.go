@@ -38,6 +38,16 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// Cancelled, finished, taken over or gone: nothing to run.
 		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
 	}
+	if st := j.runFinal; st != "" {
+		// The run's row ended before its job could record it (the process
+		// died in between): it is not executed again; its job records it.
+		js := jobStatusOf(st)
+		q.finish(context.WithoutCancel(ctx), j.ID, attempt, js, "")
+		if js == StatusCancelled {
+			return river.JobCancel(ErrCancelled)
+		}
+		return nil
+	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
@@ -132,6 +142,9 @@ type claimedJob struct {
 	Job
 	CancelRequested bool
 	engineID        int64
+	// runFinal is the status of the run's row when the claim found it
+	// final (COMPLETED, ERROR, CANCELLED); "" when it is to be executed.
+	runFinal run.Status
 }
 
 func (c *claimedJob) statusOr(def string) string {
@@ -164,29 +177,30 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 				}
 			}
 		}
-		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errNotClaimed
+		// One statement checks and claims the row (one round trip on
+		// Postgres). A cancel asked of a running job whose worker is gone
+		// is the lease sweep's to record (cancelled); it is not run again.
+		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
+WHERE id = ? AND status IN (?, ?) AND attempt < ? AND cancel_requested_at IS NULL
+RETURNING `+jobColumns+`, cancel_requested_at`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, StatusQueued, StatusRunning, attempt), true)
+		if err == nil {
+			got, claimed = j, true
+			return nil
 		}
-		if err != nil {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		got = j
-		// A cancel asked of a running job whose worker is gone is the
-		// lease sweep's to record (cancelled); it is not run again.
-		if (j.Status != StatusQueued && j.Status != StatusRunning) || j.Attempt >= attempt || j.CancelRequested {
-			return errNotClaimed
-		}
-		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
-WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); err != nil {
+		// Not claimable: the row (if any) says why.
+		if j, err = q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`), id), true); err == nil {
+			got = j
+		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		j.Status, j.Attempt, j.LockedBy, j.LockedAt = StatusRunning, attempt, q.cfg.NodeID, now
-		claimed = true
-		return nil
+		return errNotClaimed
 	}
 	var err error
-	if running := q.runningRow(ctx, id); running != nil {
+	running, final := q.runningRow(ctx, id)
+	if running != nil {
 		_, _, err = q.d.SaveRunWith(ctx, nil, running, with)
 	} else {
 		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
@@ -197,6 +211,7 @@ WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); e
 	if err != nil {
 		return nil, false, err
 	}
+	got.runFinal = final
 	return got, claimed, nil
 }
 
@@ -204,22 +219,31 @@ WHERE id = ?`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id); e
 var errNotClaimed = errors.New("queue: job not claimable")
 
 // runningRow is the run's row turned RUNNING, or nil when the run is not
-// PENDING or RUNNING (or cannot be read: the claim then leaves it alone).
-func (q *Queue) runningRow(ctx context.Context, id string) *db.Run {
+// PENDING or RUNNING (or cannot be read: the claim then leaves it alone);
+// final is the row's status when it is COMPLETED, ERROR or CANCELLED. It
+// is the only read of the run's row per claim: handlers are not called for
+// a final run, so they need not read it again.
+func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final run.Status) {
 	row, err := q.d.GetRun(ctx, id)
-	if err != nil || (row.Status != run.StatusPending && row.Status != run.StatusRunning) {
-		return nil
+	if err != nil {
+		return nil, ""
+	}
+	switch row.Status {
+	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+		return nil, row.Status
+	case run.StatusPending, run.StatusRunning:
+	default:
+		return nil, ""
 	}
 	out, err := row.Output()
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	out.Status = run.StatusRunning
-	next, err := db.RunFromOutput(out)
-	if err != nil {
-		return nil
+	if next, err = db.RunFromOutput(out); err != nil {
+		return nil, ""
 	}
-	return next
+	return next, ""
 }
 
 // fence returns the write fence of attempt: the run row is written only
@@ -235,6 +259,21 @@ func (q *Queue) runningRow(ctx context.Context, id string) *db.Run {
 // attempt (a run saved twice at its end) still passes the fence.
 func (q *Queue) fence(id string, attempt int) db.TxFunc {
 	return func(ctx context.Context, tx *sql.Tx) error {
+		js := ""
+		if r := db.SavingRun(ctx); r != nil && r.RunID == id {
+			switch r.Status {
+			case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused:
+				js = jobStatusOf(r.Status)
+			}
+		}
+		if js != "" && !((js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt)) {
+			// The run's final row: one statement checks the lease and
+			// records the job's outcome (one round trip on Postgres); when
+			// it matches no row, the read below says why.
+			if recorded, err := q.recordFinal(ctx, tx, id, attempt, js); err != nil || recorded {
+				return err
+			}
+		}
 		var cur int
 		var by sql.NullString
 		var status string
@@ -249,15 +288,7 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 		case cur != attempt || by.String != q.cfg.NodeID:
 			return fmt.Errorf("%w: run %s is at attempt %d on %s, this is attempt %d", run.ErrFenced, id, cur, by.String, attempt)
 		}
-		r := db.SavingRun(ctx)
-		if r == nil || r.RunID != id {
-			return nil
-		}
-		var js string
-		switch r.Status {
-		case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused:
-			js = jobStatusOf(r.Status)
-		default:
+		if js == "" {
 			return nil
 		}
 		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt) {
@@ -267,21 +298,35 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 			// lock_grace on another replica).
 			return fmt.Errorf("%w: the server stopped; run %s is left for recovery", run.ErrFenced, id)
 		}
-		now := unixNow()
-		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.cfg.NodeID); err != nil {
-			return err
-		}
-		if js != StatusPaused && q.journal != nil {
-			if clear := q.journal.ClearTx(q.d, id); clear != nil {
-				if err := clear(ctx, tx); err != nil {
-					return err
-				}
+		// The lease was checked above and the row is locked: this records.
+		_, err = q.recordFinal(ctx, tx, id, attempt, js)
+		return err
+	}
+}
+
+// recordFinal records attempt's outcome js with the run's final save in
+// tx when the job row holds attempt and this node's lease (recorded false
+// otherwise, with nothing written), and clears the run's journal unless
+// paused.
+func (q *Queue) recordFinal(ctx context.Context, tx *sql.Tx, id string, attempt int, js string) (recorded bool, err error) {
+	now := unixNow()
+	res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.cfg.NodeID)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	if js != StatusPaused && q.journal != nil {
+		if clear := q.journal.ClearTx(q.d, id); clear != nil {
+			if err := clear(ctx, tx); err != nil {
+				return false, err
 			}
 		}
-		q.markFinished(id, attempt, js)
-		return nil
 	}
+	q.markFinished(id, attempt, js)
+	return true, nil
 }
 
 // markFinished notes that attempt's outcome (a job status) is in a

@@ -259,6 +259,12 @@ func connString(path string, busy time.Duration, mode int) string {
 	switch mode {
 	case modeWriter:
 		q.Add("_pragma", "synchronous(NORMAL)")
+		// The writer's statement journals stay in memory: concurrent run
+		// writes share a transaction with a savepoint each (sqlstore's
+		// group commit), and a savepoint copies every page it changes
+		// that the transaction changed before; past 64 KiB SQLite spills
+		// that copy to a temp file, a write(2) per page.
+		q.Add("_pragma", "temp_store(MEMORY)")
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	case modeReader:

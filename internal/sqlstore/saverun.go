@@ -21,10 +21,7 @@ func (s *Store) SQLWriter() db.WriterPool {
 // first inside the same transaction; their error rolls everything back and
 // is returned as is.
 func (s *Store) SaveRunWith(ctx context.Context, sess *db.Session, in *db.Run, with db.TxFunc) (*db.Session, *db.Run, error) {
-	if err := s.gate.enter(ctx); err != nil {
-		return nil, nil, err
-	}
-	defer s.gate.leave()
+	// The gate is entered by the group that holds the write (groupCommit).
 	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {
 		saved, out, err := s.saveRunWith(ctx, sess, in, with)
@@ -35,7 +32,7 @@ func (s *Store) SaveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 }
 
 // SaveRun upserts a session and then one of its runs in one transaction on
-// the writer, with the statements of UpsertSession and UpsertRun: one commit
+// the writer (on SQLite shared with concurrent run writes: groupCommit), with the statements of UpsertSession and UpsertRun: one commit
 // instead of two (on SQLite one BEGIN IMMEDIATE on the single writer
 // connection). When either write is refused (another user's session or run)
 // or the process dies between them, nothing is written: a session row never
@@ -47,10 +44,6 @@ func (s *Store) SaveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 // transactions creating the same new session can still deadlock (InnoDB
 // rolls one back), and that one is retried.
 func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
-	if err := s.gate.enter(ctx); err != nil {
-		return nil, nil, err
-	}
-	defer s.gate.leave()
 	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {
 		saved, out, err := s.saveRunWith(ctx, sess, in, nil)
@@ -70,7 +63,8 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 		saved  *db.Session
 		mapped error // a failed write, already mapped like UpsertSession's or UpsertRun's
 	)
-	err := s.inTx(ctx, func(c txConn) error {
+	write := func(ctx context.Context, c txConn) error {
+		saved, mapped = nil, nil // a group that broke runs the write again
 		if with != nil {
 			if err := with(ctx, c.tx); err != nil {
 				mapped = err
@@ -97,7 +91,14 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 			mapped = s.runWriteErr(in, err)
 		}
 		return mapped
-	})
+	}
+	var err error
+	if s.gate != nil {
+		// SQLite: one transaction with the concurrent run writes.
+		err = s.grouped(ctx, write)
+	} else {
+		err = s.inTx(ctx, func(c txConn) error { return write(ctx, c) })
+	}
 	switch {
 	case mapped != nil:
 		return nil, nil, mapped

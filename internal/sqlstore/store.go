@@ -60,6 +60,9 @@ type Store struct {
 	readOnly bool
 	// gate orders run and session writes (SQLite only; see writeGate).
 	gate writeGate
+	// group batches concurrent run writes into one transaction (SQLite
+	// only; see groupCommit).
+	group groupCommit
 	// The hot upsert statements, built once: upsertRunQ[1] carries the scope
 	// guard (see buildUpsertRunSQL).
 	upsertRunQ     [2]string
