@@ -331,6 +331,18 @@ const cols = `id, COALESCE(name, ''), meta_data, content, COALESCE(content_hash,
 
 func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
 	defer rows.Close()
+	return collectHits(rows)
+}
+
+// hitRows is what collectHits reads: database/sql's rows or pgx's.
+type hitRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// collectHits scans rows of cols and the score.
+func collectHits(rows hitRows) ([]vectordb.Hit, error) {
 	out := []vectordb.Hit{}
 	for rows.Next() {
 		var h vectordb.Hit
@@ -467,19 +479,7 @@ func scanPgxHits(br pgx.BatchResults) ([]vectordb.Hit, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []vectordb.Hit{}
-	for rows.Next() {
-		var h vectordb.Hit
-		var meta []byte
-		if err := rows.Scan(&h.ID, &h.Name, &meta, &h.Content, &h.ContentHash, &h.ContentID, &h.UserID, &h.Score); err != nil {
-			return nil, err
-		}
-		if len(meta) > 2 {
-			_ = json.Unmarshal(meta, &h.Metadata)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return collectHits(rows)
 }
 
 // tsQuery ORs the text's words; only letters and digits reach to_tsquery.
