@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 )
@@ -115,6 +116,9 @@ func CheckQuery(q *Query, dims int) error {
 		if len(q.Vector) != dims {
 			return fmt.Errorf("%w: query vector has %d dimensions, the store %d", ErrInvalidQuery, len(q.Vector), dims)
 		}
+		if i := nonFinite(q.Vector); i >= 0 {
+			return fmt.Errorf("%w: query vector has a NaN or infinite value at %d", ErrInvalidQuery, i)
+		}
 	case Keyword:
 	default:
 		return fmt.Errorf("%w: search type %q: use vector, keyword or hybrid", ErrInvalidQuery, q.Mode)
@@ -144,8 +148,21 @@ func CheckRows(rows []Row, dims int) error {
 		if len(r.Vector) != dims {
 			return fmt.Errorf("%w: row %s has %d dimensions, the store %d", ErrInvalidQuery, r.ID, len(r.Vector), dims)
 		}
+		if i := nonFinite(r.Vector); i >= 0 {
+			return fmt.Errorf("%w: row %s has a NaN or infinite value at %d", ErrInvalidQuery, r.ID, i)
+		}
 	}
 	return nil
+}
+
+// nonFinite returns the index of v's first NaN or infinite value, or -1.
+func nonFinite(v []float32) int {
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return i
+		}
+	}
+	return -1
 }
 
 // RRFK is the reciprocal rank fusion constant (Cormack et al. use 60).

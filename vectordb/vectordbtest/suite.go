@@ -260,6 +260,16 @@ func Run(t *testing.T, open Open) {
 		if _, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: []float32{1}}); !errors.Is(err, vectordb.ErrInvalidQuery) {
 			t.Fatalf("short query: %v", err)
 		}
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+			v := axis(0, 0)
+			v[1] = bad
+			if err := s.Upsert(ctx, []vectordb.Row{row("a", "", v, "a", nil)}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+				t.Fatalf("row with %v: %v", bad, err)
+			}
+			if _, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: v}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+				t.Fatalf("query with %v: %v", bad, err)
+			}
+		}
 		if _, err := s.Search(ctx, vectordb.Query{Mode: "semantic", Vector: axis(0, 0)}); !errors.Is(err, vectordb.ErrInvalidQuery) {
 			t.Fatalf("bad mode: %v", err)
 		}
