@@ -95,17 +95,26 @@ func finishRun(ctx context.Context, d *db.DB, id string, st run.Status) (run.Sta
 // waitFor polls cond until it holds or a generous bound passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	waitForDescribed(t, what, cond, nil)
+}
+
+// waitForDescribed is waitFor whose failure also prints describe(): the
+// state the test waited on. It is per call, not a package variable, because
+// each driver's subtest runs in parallel.
+func waitForDescribed(t *testing.T, what string, cond func() bool, describe func() string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (%s)", what, debugState())
+			state := ""
+			if describe != nil {
+				state = describe()
+			}
+			t.Fatalf("timed out waiting for %s (%s)", what, state)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-// debugState, when set by a test, describes what it waits on.
-var debugState = func() string { return "" }
 
 func runStatus(t *testing.T, d *db.DB, id string) run.Status {
 	t.Helper()

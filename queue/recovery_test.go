@@ -44,7 +44,6 @@ func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 			t.Fatalf("first attempt %d", at)
 		}
 		a.Hang() // node A hangs: its lease expires
-		debugState = func() string { return fmt.Sprintf("%+v", jobOf(t, a, "t1")) }
 
 		cfgB := cfg
 		cfgB.NodeID = "node-b"
@@ -53,7 +52,8 @@ func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 			attemptB.Store(int64(j.Attempt))
 			return finishRun(ctx, d, j.ID, run.StatusCompleted)
 		})
-		waitFor(t, "takeover by node B", func() bool { return jobOf(t, a, "t1").Status == queue.StatusCompleted })
+		waitForDescribed(t, "takeover by node B", func() bool { return jobOf(t, a, "t1").Status == queue.StatusCompleted },
+			func() string { return fmt.Sprintf("%+v", jobOf(t, a, "t1")) })
 		// Node A's River client is alive and may fetch the requeued job again
 		// before B does (A then loses that attempt too): B's attempt is >= 2.
 		if attemptB.Load() < 2 {
