@@ -277,41 +277,37 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 
 // FinishScheduleRun records a running schedule run's outcome.
 func (s *Store) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
-	if err := s.gate.enter(ctx); err != nil {
-		return false, err
-	}
-	defer s.gate.leave()
-	w := &where{}
-	w.add("id = ?", r.ID)
-	w.add("status = ?", db.ScheduleRunRunning)
-	scope(ctx, w)
-	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.scheduleRuns()+" SET status = ?, completed_at = ?, status_code = ?, error = ?, output = ?"+w.String()),
-		append([]any{r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), jsonArg(r.Output)}, w.args...)...)
-	if err != nil {
-		return false, s.fail("finish schedule run "+r.ID, err)
-	}
-	n, err := res.RowsAffected()
-	return n > 0, s.fail("finish schedule run "+r.ID, err)
+	return s.updateRunningScheduleRun(ctx, "finish", r.ID, false, "status = ?, completed_at = ?, status_code = ?, error = ?, output = ?",
+		r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), jsonArg(r.Output))
 }
 
 // StartScheduleRun names the run of a running schedule run that has none.
 func (s *Store) StartScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
+	return s.updateRunningScheduleRun(ctx, "start", r.ID, true, "run_id = ?, session_id = ?, input = ?",
+		r.RunID, nullStr(r.SessionID), jsonArg(r.Input))
+}
+
+// updateRunningScheduleRun sets columns of schedule run id in scope while it
+// is RUNNING (and, when unnamed, has no run yet); it reports whether the row
+// matched.
+func (s *Store) updateRunningScheduleRun(ctx context.Context, verb, id string, unnamed bool, set string, args ...any) (bool, error) {
 	if err := s.gate.enter(ctx); err != nil {
 		return false, err
 	}
 	defer s.gate.leave()
 	w := &where{}
-	w.add("id = ?", r.ID)
+	w.add("id = ?", id)
 	w.add("status = ?", db.ScheduleRunRunning)
-	w.add("run_id IS NULL")
+	if unnamed {
+		w.add("run_id IS NULL")
+	}
 	scope(ctx, w)
-	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.scheduleRuns()+" SET run_id = ?, session_id = ?, input = ?"+w.String()),
-		append([]any{r.RunID, nullStr(r.SessionID), jsonArg(r.Input)}, w.args...)...)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.scheduleRuns()+" SET "+set+w.String()), append(args, w.args...)...)
 	if err != nil {
-		return false, s.fail("start schedule run "+r.ID, err)
+		return false, s.fail(verb+" schedule run "+id, err)
 	}
 	n, err := res.RowsAffected()
-	return n > 0, s.fail("start schedule run "+r.ID, err)
+	return n > 0, s.fail(verb+" schedule run "+id, err)
 }
 
 func scanSchedule(sc scanner) (*db.Schedule, error) {
