@@ -1,6 +1,10 @@
 package queue
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentryhq/agentry/run"
+)
 
 // Hang makes this queue act like a process that hangs or is cut off from the
 // database: no more heartbeats and no more fetching, while the runs it holds
@@ -12,3 +16,14 @@ func (q *Queue) Hang() {
 
 // Wake resumes a hung queue's heartbeats.
 func (q *Queue) Wake() { q.paused.Store(false) }
+
+// OnRunStatusRead sets a hook called between the read and the write of the
+// queue's run status moves (set it before Start); the function it returns,
+// when not nil, gets the move's outcome (ErrMoveSkipped when it wrote
+// nothing).
+func (q *Queue) OnRunStatusRead(f func(runID string, status run.Status) func(error)) {
+	q.runStatusRead = f
+}
+
+// ErrMoveSkipped is errMoveSkipped for tests.
+var ErrMoveSkipped = errMoveSkipped

@@ -159,6 +159,7 @@ func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, e
 // attempts; its run goes back to PENDING.
 func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 	now := unixNow()
+	attempt := 0
 	err := q.inTx(ctx, func(tx *sql.Tx) error {
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
 		switch {
@@ -169,6 +170,7 @@ func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 		case j.Status != StatusFailed && j.Status != StatusCancelled:
 			return fmt.Errorf("%w (job %s is %s)", ErrNotRequeueable, id, j.Status)
 		}
+		attempt = j.Attempt
 		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, max_attempts = ?, error = NULL, cancel_requested_at = NULL, completed_at = NULL,
 	locked_by = NULL, locked_at = NULL, available_at = ?, updated_at = ? WHERE id = ?`), StatusQueued, j.Attempt+q.cfg.MaxAttempts, now, now, id); err != nil {
 			return err
@@ -180,6 +182,6 @@ func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.setRunStatus(ctx, id, run.StatusPending, "", nil)
+	q.setRunStatus(ctx, id, run.StatusPending, "", q.jobAtFence(id, attempt, StatusQueued))
 	return q.Get(ctx, id, "", false)
 }

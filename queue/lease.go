@@ -258,7 +258,7 @@ WHERE id = ? AND attempt = ? AND status = ? AND (locked_at IS NULL OR locked_at 
 		content = reason
 		q.clearJournal(ctx, j.ID)
 	}
-	q.setRunStatus(ctx, j.ID, runStatus, content, nil)
+	q.setRunStatus(ctx, j.ID, runStatus, content, q.jobAtFence(j.ID, j.Attempt, status))
 	return nil
 }
 

@@ -113,6 +113,10 @@ type Queue struct {
 	paused atomic.Bool
 	// renewed is when the lease loop last renewed the held leases.
 	renewed time.Time
+	// runStatusRead, when set (tests), is called by setRunStatus between
+	// its read of the run row and its write; the function it returns, when
+	// not nil, gets the write's outcome (errMoveSkipped when none).
+	runStatusRead func(runID string, status run.Status) func(error)
 }
 
 // holding is a job this process executes.

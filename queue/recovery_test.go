@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,6 +76,97 @@ func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 		}
 		if j := jobOf(t, a, "t1"); j.Status != queue.StatusCompleted || j.Attempt != int(attemptB.Load()) {
 			t.Fatalf("job %+v", j)
+		}
+	})
+}
+
+// TestTakeover_RunMoveDoesNotOverwriteTheNextAttempt: a takeover makes the
+// job available and then moves its run back to PENDING; a worker may claim
+// the job and finish its run between the move's read and its write. The
+// move is fenced on the job: the finished run stays COMPLETED (it was left
+// PENDING with its job COMPLETED, found by CI under load).
+func TestTakeover_RunMoveDoesNotOverwriteTheNextAttempt(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var once sync.Once
+		held, outcome := make(chan string, 1), make(chan error, 1)
+		var current atomic.Pointer[queue.Queue]
+		// hold holds the first PENDING move of run move1 between its read
+		// and its write until the next attempt has finished the run. Both
+		// nodes get it: the hung node's sweeper may take its own lease over.
+		hold := func(id string, st run.Status) func(error) {
+			if id != "move1" || st != run.StatusPending {
+				return nil
+			}
+			var done func(error)
+			once.Do(func() {
+				done = func(err error) { outcome <- err }
+				deadline := time.Now().Add(60 * time.Second)
+				for time.Now().Before(deadline) {
+					if q := current.Load(); q != nil {
+						if j, err := q.Get(context.Background(), "move1", "", false); err == nil && j.Status == queue.StatusCompleted {
+							held <- ""
+							return
+						}
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				held <- "the next attempt never finished while the move was held"
+			})
+			return done
+		}
+		open := func(cfg queue.Config, h queue.Handler) *queue.Queue {
+			q, err := queue.Open(context.Background(), d, cfg, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.OnRunStatusRead(hold)
+			if err := q.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				q.Stop(ctx)
+			})
+			return q
+		}
+
+		cfg := testCfg()
+		cfg.LockGrace = time.Second
+		cfg.NodeID = "node-a"
+		started, wrote := make(chan int, 4), make(chan error, 4)
+		a := open(cfg, blockUntilCancelled(d, started, wrote))
+		current.Store(a)
+		s, r, j := pending("move1", "u1")
+		if _, _, err := a.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		a.Hang()
+		t.Cleanup(a.Wake) // before its Stop: a failed test must not hang there
+		cfgB := cfg
+		cfgB.NodeID = "node-b"
+		open(cfgB, complete(d))
+
+		select {
+		case msg := <-held:
+			if msg != "" {
+				t.Fatal(msg)
+			}
+		case <-time.After(90 * time.Second):
+			t.Fatal("the run was never taken over")
+		}
+		if err := <-outcome; !errors.Is(err, run.ErrFenced) {
+			t.Fatalf("the held move's write: %v, want run.ErrFenced", err)
+		}
+		if st := runStatus(t, d, "move1"); st != run.StatusCompleted {
+			t.Fatalf("run is %s after the takeover's held move, want COMPLETED", st)
+		}
+		a.Wake() // its stale attempt stops (fenced), so the node can stop
+		select {
+		case <-wrote:
+		case <-time.After(60 * time.Second):
+			t.Fatal("node A's stale attempt never stopped")
 		}
 	})
 }

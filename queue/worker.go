@@ -425,7 +425,7 @@ WHERE id = ? AND attempt = ? AND locked_by = ?`), StatusQueued, reason, now, now
 	if err != nil {
 		q.cfg.Logger.ErrorContext(ctx, "queue: requeue after failure", "run_id", id, "err", err)
 	}
-	q.setRunStatus(ctx, id, run.StatusPending, "", nil)
+	q.setRunStatus(ctx, id, run.StatusPending, "", q.jobAtFence(id, attempt, StatusQueued))
 }
 
 // fail ends the job as failed with reason and its run as ERROR.
