@@ -243,6 +243,10 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 	if next, err = db.RunFromOutput(out); err != nil {
 		return nil, ""
 	}
+	// The row keeps its run_index (an upsert of an existing run does not
+	// change it); carrying it spares Postgres the session lock that
+	// assigning one takes (a round trip per claim).
+	next.RunIndex = row.RunIndex
 	return next, ""
 }
 

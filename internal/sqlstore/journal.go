@@ -20,30 +20,40 @@ const fenceKey = ""
 const stepCols = "run_id, step_key, kind, attempt, status, request, result, created_at, updated_at"
 
 // fence raises the run's fence to attempt and locks it until c commits, or
-// fails with run.ErrFenced when a newer attempt holds it. The raise is one
-// upsert that never lowers the attempt; the row lock it takes (or the FOR
-// UPDATE read on pooled backends; SQLite's single writer is serial anyway)
-// keeps a newer attempt from raising it until this transaction ends, so a
-// step write of this transaction cannot land after a newer attempt's.
+// fails with run.ErrFenced when a newer attempt holds it. The raise never
+// lowers the attempt; the row lock it takes (SQLite's single writer is
+// serial anyway) keeps a newer attempt from raising it until this
+// transaction ends, so a step write of this transaction cannot land after a
+// newer attempt's.
+//
+// With ON CONFLICT it is one statement (one round trip on Postgres): the
+// upsert rewrites the row when its attempt is not newer (locking it) and
+// returns it; it returns nothing, and locks nothing, when a newer attempt
+// holds the fence. MySQL raises with GREATEST, then reads the attempt back
+// with FOR UPDATE.
 func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, now int64) error {
 	t := s.steps
-	var q string
-	if s.d.Upsert == OnDuplicateKey {
-		q = "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-			" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
-	} else {
-		q = "INSERT INTO " + t + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-			" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt < excluded.attempt"
+	if s.d.Upsert != OnDuplicateKey {
+		q := "INSERT INTO " + t + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+			" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt RETURNING attempt"
+		var cur int
+		err := c.queryRow(ctx, q, runID, fenceKey, attempt, now, now).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Refused (rare): the read says by which attempt.
+			if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
+		}
+		return err
 	}
+	q := "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+		" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
 	if _, err := c.exec(ctx, q, runID, fenceKey, attempt, now, now); err != nil {
 		return err
 	}
-	sel := "SELECT attempt FROM " + t + " WHERE run_id = ? AND step_key = ?"
-	if !s.d.SingleWriter {
-		sel += " FOR UPDATE"
-	}
 	var cur int
-	if err := c.queryRow(ctx, sel, runID, fenceKey).Scan(&cur); err != nil {
+	if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ? FOR UPDATE", runID, fenceKey).Scan(&cur); err != nil {
 		return err
 	}
 	if cur > attempt {
