@@ -159,7 +159,6 @@ func (c *claimedJob) statusOr(def string) string {
 // not claimed; neither is one whose row holds a newer attempt. The run's row
 // moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
-	now := unixNow()
 	var got *claimedJob
 	claimed := false
 	with := func(ctx context.Context, tx *sql.Tx) error {
@@ -177,6 +176,10 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 				}
 			}
 		}
+		// The lease is stamped with the time the transaction runs, not the
+		// time the claim began to wait for it (SQLite's writer is shared by
+		// a group of writes): see renew.
+		now := unixNow()
 		// One statement checks and claims the row (one round trip on
 		// Postgres). A cancel asked of a running job whose worker is gone
 		// is the lease sweep's to record (cancelled); it is not run again.
