@@ -34,10 +34,8 @@ const stepCols = "run_id, step_key, kind, attempt, status, request, result, crea
 func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, now int64) error {
 	t := s.steps
 	if s.d.Upsert != OnDuplicateKey {
-		q := "INSERT INTO " + t + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-			" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt RETURNING attempt"
 		var cur int
-		err := c.queryRow(ctx, q, runID, fenceKey, attempt, now, now).Scan(&cur)
+		err := c.queryRow(ctx, s.fenceUpsertSQL(), runID, fenceKey, attempt, now, now).Scan(&cur)
 		if errors.Is(err, sql.ErrNoRows) {
 			// Refused (rare): the read says by which attempt.
 			if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
@@ -60,6 +58,38 @@ func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, 
 		return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
 	}
 	return nil
+}
+
+var _ db.PipedStepFencer = (*Store)(nil)
+
+// FenceStmt implements db.PipedStepFencer: fence's upsert, whose missing
+// row is run.ErrFenced (ok false on MySQL: two statements there).
+func (s *Store) FenceStmt(runID string, attempt int, now int64) (db.PipedStmt, bool) {
+	if s.d.Upsert == OnDuplicateKey {
+		return db.PipedStmt{}, false
+	}
+	return db.PipedStmt{Query: s.fenceUpsertSQL(), Args: []any{runID, fenceKey, attempt, now, now},
+		Row: func(sc interface{ Scan(...any) error }) error {
+			var cur int
+			if err := sc.Scan(&cur); errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: run %s is at a newer attempt than %d", run.ErrFenced, runID, attempt)
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}}, true
+}
+
+// ClearStmt implements db.PipedStepFencer.
+func (s *Store) ClearStmt(runID string) db.PipedStmt {
+	return db.PipedStmt{Query: "DELETE FROM " + s.steps + " WHERE run_id = ?", Args: []any{runID}}
+}
+
+// fenceUpsertSQL raises a fence row's attempt unless a newer one holds it,
+// returning the row only when it did (ON CONFLICT dialects).
+func (s *Store) fenceUpsertSQL() string {
+	return "INSERT INTO " + s.steps + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+		" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt RETURNING attempt"
 }
 
 // journalTx runs fn in a fenced write transaction, retrying a deadlock the
