@@ -40,6 +40,9 @@ var ErrNotPiped = errors.New("db: the driver does not pipeline run writes")
 // Row failed) in a second. ErrNotPiped when the dialect cannot.
 type PipedRunSaver interface {
 	SaveRunPiped(ctx context.Context, s *Session, r *Run, pre []PipedStmt) (*Session, *Run, error)
+	// PipesRunWrites says whether SaveRunPiped can (false: ErrNotPiped
+	// always, and the fences' statements are not built).
+	PipesRunWrites() bool
 }
 
 // pipedKey holds the piped forms of the fences in ctx, in the order they

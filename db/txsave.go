@@ -122,7 +122,7 @@ func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (
 	}
 	sctx := context.WithValue(ctx, savingKey{}, rc)
 	bctx, call := d.bound(sctx)
-	if ps, ok := d.driver.(PipedRunSaver); ok && inner == nil {
+	if ps, ok := d.driver.(PipedRunSaver); ok && inner == nil && ps.PipesRunWrites() {
 		// The fences' statements and the write in one round trip; when
 		// anything fails there, the fences' TxFuncs decide below.
 		if pre, ok := pipedFence(sctx); ok {

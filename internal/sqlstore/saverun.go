@@ -154,6 +154,9 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 	return saved, out, nil
 }
 
+// PipesRunWrites implements db.PipedRunSaver.
+func (s *Store) PipesRunWrites() bool { return s.pipelines() }
+
 // pipelines: the dialect sends a run's write in one round trip with BEGIN.
 func (s *Store) pipelines() bool {
 	return s.d.Pipeline != nil && s.d.RunUpsert == RunUpsertLockThenWrite && s.d.Upsert == OnConflict
