@@ -35,9 +35,11 @@ func (st *state) persist() {
 	// journal in the run's database checks the attempt inside the save's
 	// transaction (one transaction: a takeover cannot land in between);
 	// another journal is checked just before, in its own.
-	if tf, ok := st.opts.journal.(db.TxFencer); ok && tf.TxFence(d, st.out.RunID, st.attempt()) != nil {
-		ctx = db.WithWriteFence(ctx, tf.TxFence(d, st.out.RunID, st.attempt()))
-	} else if f, ok := st.opts.journal.(run.Fencer); ok {
+	var fenced bool
+	if tf, ok := st.opts.journal.(db.TxFencer); ok {
+		ctx, fenced = db.WithTxFence(ctx, tf, d, st.out.RunID, st.attempt())
+	}
+	if f, ok := st.opts.journal.(run.Fencer); ok && !fenced {
 		if err := f.Fence(ctx, st.out.RunID, st.attempt()); err != nil {
 			st.persistErr = fmt.Errorf("%w: run %s not saved: %w", ErrStorage, st.out.RunID, err)
 			return

@@ -64,7 +64,12 @@ func WithWriteFence(ctx context.Context, fence TxFunc) context.Context {
 			return outer(ctx, tx)
 		}
 	}
-	return context.WithValue(ctx, fenceKey{}, fence)
+	ctx = context.WithValue(ctx, fenceKey{}, fence)
+	if p, ok := ctx.Value(pipedKey{}).(*pipedFences); ok && p != nil {
+		// A fence without a piped form: the write can no longer be piped.
+		ctx = context.WithValue(ctx, pipedKey{}, (*pipedFences)(nil))
+	}
+	return ctx
 }
 
 type savingKey struct{}
@@ -103,8 +108,8 @@ func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (
 	if sc != nil && rc.SessionID != sc.SessionID {
 		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
 	}
+	inner := with
 	if fence := writeFence(ctx); fence != nil {
-		inner := with
 		with = func(ctx context.Context, tx *sql.Tx) error {
 			if err := fence(ctx, tx); err != nil {
 				return err
@@ -115,7 +120,17 @@ func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (
 			return inner(ctx, tx)
 		}
 	}
-	bctx, call := d.bound(context.WithValue(ctx, savingKey{}, rc))
+	sctx := context.WithValue(ctx, savingKey{}, rc)
+	bctx, call := d.bound(sctx)
+	if ps, ok := d.driver.(PipedRunSaver); ok && inner == nil && ps.PipesRunWrites() {
+		// The fences' statements and the write in one round trip; when
+		// anything fails there, the fences' TxFuncs decide below.
+		if pre, ok := pipedFence(sctx); ok {
+			if so, ro, err := ps.SaveRunPiped(bctx, sc, rc, pre); err == nil {
+				return so, ro, call.done(nil)
+			}
+		}
+	}
 	so, ro, err := ts.SaveRunWith(bctx, sc, rc, with)
 	return so, ro, call.done(err)
 }

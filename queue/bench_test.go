@@ -2,8 +2,13 @@ package queue_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,7 +32,10 @@ import (
 // process's CPU time per run (user+system, all goroutines: enqueue, River,
 // the run, the database driver; SQLite runs in-process, Postgres does not),
 // and, when commits is set, SQLite write transactions per run.
-func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements func() int64) {
+//
+// server, when set, is the database server's CPU time so far spent on the
+// benchmark's connections (Postgres on this host), reported per run.
+func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements func() int64, server func() time.Duration) {
 	a, err := agent.New(agent.Config{ID: "a1", Name: "Bench", Model: scripted.Reply("ok"), DB: d})
 	if err != nil {
 		b.Fatal(err)
@@ -61,6 +69,10 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	start := time.Now()
 	cpu0 := cpuTime()
 	var tx0, st0 int64
+	var srv0 time.Duration
+	if server != nil {
+		srv0 = server()
+	}
 	if commits != nil {
 		tx0 = commits.Load()
 	}
@@ -92,6 +104,9 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/run")
+	if server != nil {
+		b.ReportMetric(float64((server()-srv0).Microseconds())/float64(b.N), "server-cpu-us/run")
+	}
 	if commits != nil {
 		b.ReportMetric(float64(commits.Load()-tx0)/float64(b.N), "write-tx/run")
 	}
@@ -106,10 +121,73 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 
 func BenchmarkThroughput_SQLite(b *testing.B) {
 	d, commits := countedSQLite(b)
-	benchThroughput(b, d, commits, sqlite.Statements)
+	benchThroughput(b, d, commits, sqlite.Statements, nil)
 }
 
-func BenchmarkThroughput_Postgres(b *testing.B) { benchThroughput(b, testdbs.Postgres(b), nil, nil) }
+func BenchmarkThroughput_Postgres(b *testing.B) {
+	d := testdbs.Postgres(b)
+	benchThroughput(b, d, nil, nil, backendCPU(b, d))
+}
+
+// backendCPU returns the CPU time (user+system, from /proc) of the Postgres
+// backends serving d's pool, or nil when they are not on this host. The
+// pool's connections are all opened here (the test pool's maximum at once),
+// so the backends that serve the benchmark are these; a backend that ends
+// later takes its CPU time with it.
+func backendCPU(b *testing.B, d *db.DB) func() time.Duration {
+	w := d.Driver().(db.SQLWriter).SQLWriter().DB
+	max := w.Stats().MaxOpenConnections
+	var pids []int
+	var conns []*sql.Conn
+	for range max {
+		c, err := w.Conn(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+		var pid int
+		if err := c.QueryRowContext(context.Background(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			b.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if _, err := procCPU(pids[0]); err != nil {
+		b.Logf("server CPU not measured (is the server on this host?): %v", err)
+		return nil
+	}
+	return func() time.Duration {
+		var sum time.Duration
+		for _, pid := range pids {
+			t, _ := procCPU(pid)
+			sum += t
+		}
+		return sum
+	}
+}
+
+// procCPU is process pid's user and system CPU time from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command's closing parenthesis: utime is the 12th,
+	// stime the 13th (fields 14 and 15 of proc(5)), in clock ticks (100/s).
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(u+st) * 10 * time.Millisecond, nil
+}
 
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {

@@ -65,8 +65,10 @@ func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (
 				return err
 			}
 		}
+		// Counting stops at the limit: the cost of a deep queue's count is
+		// bounded by MaxQueueDepth, not by the backlog.
 		var queued int
-		if err := tx.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM `+q.jobs+` WHERE status = ?`), StatusQueued).Scan(&queued); err != nil {
+		if err := tx.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM (SELECT 1 FROM `+q.jobs+` WHERE status = ? LIMIT ?) AS queued`), StatusQueued, q.cfg.MaxQueueDepth).Scan(&queued); err != nil {
 			return err
 		}
 		if queued >= q.cfg.MaxQueueDepth {

@@ -86,7 +86,6 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	if len(held) == 0 {
 		return nil
 	}
-	now := unixNow()
 	ids := make([]any, 0, len(held))
 	for id := range held {
 		ids = append(ids, id)
@@ -99,8 +98,7 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	// live lease is never older than lock_grace/4 plus one poll; the read
 	// below (cancellation, takeover) runs at every poll.
 	if time.Since(q.renewed) >= q.renewEvery() {
-		if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
-			append([]any{now, q.cfg.NodeID, StatusRunning}, ids...)...); err != nil {
+		if err := q.renew(ctx, ids); err != nil {
 			return err
 		}
 		q.renewed = time.Now()
@@ -139,6 +137,23 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// renew stamps the leases of ids with the time the write runs. The
+// connection is taken first and the clock read after: on SQLite the writer
+// is one connection that a group commit or River can hold for a while
+// under load, and a stamp read before that wait made a live node's lease
+// look older than it was, so that another node's sweep took over a
+// slow-but-alive run.
+func (q *Queue) renew(ctx context.Context, ids []any) error {
+	conn, err := q.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
+		append([]any{unixNow(), q.cfg.NodeID, StatusRunning}, ids...)...)
+	return err
 }
 
 func placeholders(n int) string {

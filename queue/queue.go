@@ -215,13 +215,22 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 	case "sqlite":
 		q.client, err = river.NewClient(riversqlite.New(wp.DB), rc)
 	default:
-		q.client, err = river.NewClient(riverdatabasesql.New(wp.DB), rc)
+		q.client, err = river.NewClient[*sql.Tx](quietDriver{riverdatabasesql.New(wp.DB)}, rc)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("queue: river client: %w", err)
 	}
 	return q, nil
 }
+
+// quietDriver is River's database/sql driver for Postgres without NOTIFY.
+// Every client of the queue polls (PollOnly: database/sql has no
+// listener), so the pg_notify River sends with inserts (at most one per
+// queue per fetch cooldown: most enqueues under load) reaches no one and
+// costs a round trip in the enqueue's transaction.
+type quietDriver struct{ *riverdatabasesql.Driver }
+
+func (quietDriver) SupportsListenNotify() bool { return false }
 
 // table qualifies a table name with the store's schema.
 func (q *Queue) table(name string) string {

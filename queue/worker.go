@@ -54,7 +54,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer stopLife()
 	q.hold(j.ID, attempt, rctx, cancel)
 	defer q.release(j.ID, attempt)
-	rctx = db.WithWriteFence(rctx, q.fence(j.ID, attempt))
+	rctx = db.WithPipedWriteFence(rctx, q.fence(j.ID, attempt), q.pipedFence(j.ID, attempt))
 
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
@@ -159,7 +159,6 @@ func (c *claimedJob) statusOr(def string) string {
 // not claimed; neither is one whose row holds a newer attempt. The run's row
 // moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
-	now := unixNow()
 	var got *claimedJob
 	claimed := false
 	with := func(ctx context.Context, tx *sql.Tx) error {
@@ -177,12 +176,14 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 				}
 			}
 		}
+		// The lease is stamped with the time the transaction runs, not the
+		// time the claim began to wait for it (SQLite's writer is shared by
+		// a group of writes): see renew.
+		now := unixNow()
 		// One statement checks and claims the row (one round trip on
-		// Postgres). A cancel asked of a running job whose worker is gone
-		// is the lease sweep's to record (cancelled); it is not run again.
-		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
-WHERE id = ? AND status IN (?, ?) AND attempt < ? AND cancel_requested_at IS NULL
-RETURNING `+jobColumns+`, cancel_requested_at`), StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, StatusQueued, StatusRunning, attempt), true)
+		// Postgres).
+		cq, cargs := q.claimSQL(id, attempt, engineID, now)
+		j, err := q.scanJob(tx.QueryRowContext(ctx, cq, cargs...), true)
 		if err == nil {
 			got, claimed = j, true
 			return nil
@@ -198,10 +199,39 @@ RETURNING `+jobColumns+`, cancel_requested_at`), StatusRunning, attempt, q.cfg.N
 		}
 		return errNotClaimed
 	}
+	// The claim's piped form (Postgres): the journal's fence, the job's
+	// claim and the RUNNING row sent in one round trip with BEGIN. When
+	// the job is not claimable there, the write is rolled back and with
+	// runs in a transaction of its own to say why.
+	piped := func(ctx context.Context) ([]db.PipedStmt, bool) {
+		var stmts []db.PipedStmt
+		if q.journal != nil {
+			if pf := q.journal.PipedFence(q.d, id, attempt); pf != nil {
+				fs, ok := pf(ctx)
+				if !ok {
+					return nil, false
+				}
+				stmts = fs
+			} else if q.journal.TxFence(q.d, id, attempt) != nil {
+				return nil, false
+			}
+		}
+		cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
+		return append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
+			j, err := q.scanJob(sc, true)
+			if errors.Is(err, sql.ErrNoRows) {
+				return errNotClaimed
+			}
+			if err == nil {
+				got, claimed = j, true
+			}
+			return err
+		}}), true
+	}
 	var err error
 	running, final := q.runningRow(ctx, id)
 	if running != nil {
-		_, _, err = q.d.SaveRunWith(ctx, nil, running, with)
+		_, _, err = q.d.SaveRunWith(db.WithPipedWriteFence(ctx, with, piped), nil, running, nil)
 	} else {
 		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
 	}
@@ -213,6 +243,16 @@ RETURNING `+jobColumns+`, cancel_requested_at`), StatusRunning, attempt, q.cfg.N
 	}
 	got.runFinal = final
 	return got, claimed, nil
+}
+
+// claimSQL is the statement that checks and claims a job row for attempt,
+// returning it: a row that is queued, or running at an older attempt (its
+// worker gone). A cancel asked of a running job whose worker is gone is the
+// lease sweep's to record (cancelled); it is not run again.
+func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, []any) {
+	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
+WHERE id = ? AND status IN (?, ?) AND attempt < ? AND cancel_requested_at IS NULL
+RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, StatusQueued, StatusRunning, attempt}
 }
 
 // errNotClaimed rolls back a claim of a job that is not runnable.
@@ -243,6 +283,10 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 	if next, err = db.RunFromOutput(out); err != nil {
 		return nil, ""
 	}
+	// The row keeps its run_index (an upsert of an existing run does not
+	// change it); carrying it spares Postgres the session lock that
+	// assigning one takes (a round trip per claim).
+	next.RunIndex = row.RunIndex
 	return next, ""
 }
 
@@ -302,6 +346,55 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 		_, err = q.recordFinal(ctx, tx, id, attempt, js)
 		return err
 	}
+}
+
+// pipedFence is fence's piped form for the common cases: a run write
+// while this attempt holds the lease (checked and locked), and the run's
+// final row while it does (the job's outcome recorded, the journal
+// cleared). Anything else (a lease lost, an outcome recorded already, a
+// stop) fails or is not piped, and fence decides in a transaction of its
+// own. Statements take ? placeholders (the driver rebinds them).
+func (q *Queue) pipedFence(id string, attempt int) db.PipedFunc {
+	return func(ctx context.Context) ([]db.PipedStmt, bool) {
+		js := ""
+		if r := db.SavingRun(ctx); r != nil && r.RunID == id {
+			switch r.Status {
+			case run.StatusCompleted, run.StatusError, run.StatusCancelled, run.StatusPaused:
+				js = jobStatusOf(r.Status)
+			}
+		}
+		if js == "" {
+			return []db.PipedStmt{{Query: `SELECT attempt FROM ` + q.jobs + ` WHERE id = ? AND attempt = ? AND locked_by = ? FOR UPDATE`,
+				Args: []any{id, attempt, q.cfg.NodeID}, Row: scanOne}}, true
+		}
+		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt) {
+			return nil, false
+		}
+		now := unixNow()
+		stmts := []db.PipedStmt{{Query: `UPDATE ` + q.jobs + ` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ? RETURNING attempt`, Args: []any{js, now, now, id, attempt, q.cfg.NodeID},
+			Row: func(sc interface{ Scan(...any) error }) error {
+				if err := scanOne(sc); err != nil {
+					return err
+				}
+				q.markFinished(id, attempt, js)
+				return nil
+			}}}
+		if js != StatusPaused && q.journal != nil {
+			if st, ok := q.journal.ClearStmt(q.d, id); ok {
+				stmts = append(stmts, st)
+			} else if q.journal.ClearTx(q.d, id) != nil {
+				return nil, false
+			}
+		}
+		return stmts, true
+	}
+}
+
+// scanOne reads a one-column row (sql.ErrNoRows: none).
+func scanOne(sc interface{ Scan(...any) error }) error {
+	var v any
+	return sc.Scan(&v)
 }
 
 // recordFinal records attempt's outcome js with the run's final save in

@@ -20,36 +20,76 @@ const fenceKey = ""
 const stepCols = "run_id, step_key, kind, attempt, status, request, result, created_at, updated_at"
 
 // fence raises the run's fence to attempt and locks it until c commits, or
-// fails with run.ErrFenced when a newer attempt holds it. The raise is one
-// upsert that never lowers the attempt; the row lock it takes (or the FOR
-// UPDATE read on pooled backends; SQLite's single writer is serial anyway)
-// keeps a newer attempt from raising it until this transaction ends, so a
-// step write of this transaction cannot land after a newer attempt's.
+// fails with run.ErrFenced when a newer attempt holds it. The raise never
+// lowers the attempt; the row lock it takes (SQLite's single writer is
+// serial anyway) keeps a newer attempt from raising it until this
+// transaction ends, so a step write of this transaction cannot land after a
+// newer attempt's.
+//
+// With ON CONFLICT it is one statement (one round trip on Postgres): the
+// upsert rewrites the row when its attempt is not newer (locking it) and
+// returns it; it returns nothing, and locks nothing, when a newer attempt
+// holds the fence. MySQL raises with GREATEST, then reads the attempt back
+// with FOR UPDATE.
 func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, now int64) error {
 	t := s.steps
-	var q string
-	if s.d.Upsert == OnDuplicateKey {
-		q = "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-			" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
-	} else {
-		q = "INSERT INTO " + t + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-			" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt < excluded.attempt"
+	if s.d.Upsert != OnDuplicateKey {
+		var cur int
+		err := c.queryRow(ctx, s.fenceUpsertSQL(), runID, fenceKey, attempt, now, now).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Refused (rare): the read says by which attempt.
+			if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
+		}
+		return err
 	}
+	q := "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+		" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
 	if _, err := c.exec(ctx, q, runID, fenceKey, attempt, now, now); err != nil {
 		return err
 	}
-	sel := "SELECT attempt FROM " + t + " WHERE run_id = ? AND step_key = ?"
-	if !s.d.SingleWriter {
-		sel += " FOR UPDATE"
-	}
 	var cur int
-	if err := c.queryRow(ctx, sel, runID, fenceKey).Scan(&cur); err != nil {
+	if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ? FOR UPDATE", runID, fenceKey).Scan(&cur); err != nil {
 		return err
 	}
 	if cur > attempt {
 		return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
 	}
 	return nil
+}
+
+var _ db.PipedStepFencer = (*Store)(nil)
+
+// FenceStmt implements db.PipedStepFencer: fence's upsert, whose missing
+// row is run.ErrFenced (ok false on MySQL: two statements there).
+func (s *Store) FenceStmt(runID string, attempt int, now int64) (db.PipedStmt, bool) {
+	if s.d.Upsert == OnDuplicateKey {
+		return db.PipedStmt{}, false
+	}
+	return db.PipedStmt{Query: s.fenceUpsertSQL(), Args: []any{runID, fenceKey, attempt, now, now},
+		Row: func(sc interface{ Scan(...any) error }) error {
+			var cur int
+			if err := sc.Scan(&cur); errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: run %s is at a newer attempt than %d", run.ErrFenced, runID, attempt)
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}}, true
+}
+
+// ClearStmt implements db.PipedStepFencer.
+func (s *Store) ClearStmt(runID string) db.PipedStmt {
+	return db.PipedStmt{Query: "DELETE FROM " + s.steps + " WHERE run_id = ?", Args: []any{runID}}
+}
+
+// fenceUpsertSQL raises a fence row's attempt unless a newer one holds it,
+// returning the row only when it did (ON CONFLICT dialects).
+func (s *Store) fenceUpsertSQL() string {
+	return "INSERT INTO " + s.steps + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
+		" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt RETURNING attempt"
 }
 
 // journalTx runs fn in a fenced write transaction, retrying a deadlock the

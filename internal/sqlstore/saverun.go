@@ -7,9 +7,10 @@ import (
 )
 
 var (
-	_ db.RunSaver   = (*Store)(nil)
-	_ db.TxRunSaver = (*Store)(nil)
-	_ db.SQLWriter  = (*Store)(nil)
+	_ db.RunSaver      = (*Store)(nil)
+	_ db.TxRunSaver    = (*Store)(nil)
+	_ db.SQLWriter     = (*Store)(nil)
+	_ db.PipedRunSaver = (*Store)(nil)
 )
 
 // SQLWriter returns the writer pool and the dialect's name.
@@ -54,8 +55,8 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 }
 
 func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, with db.TxFunc) (*db.Session, *db.Run, error) {
-	if s.d.Pipeline != nil && with == nil && s.d.RunUpsert == RunUpsertLockThenWrite && s.d.Upsert == OnConflict {
-		return s.saveRunPipelined(ctx, sess, in)
+	if with == nil && s.pipelines() {
+		return s.saveRunPipelined(ctx, sess, in, nil)
 	}
 	out, scoped := runToWrite(ctx, in)
 	s.warmWriter(ctx, s.upsertSessionSQL(), s.upsertRunSQL(scoped))
@@ -112,13 +113,20 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 // the advisory lock (only when a run_index is to be assigned), the session
 // upsert and the run upsert go out with BEGIN in one round trip, COMMIT in a
 // second, instead of one round trip each.
-func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
+func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.Run, pre []db.PipedStmt) (*db.Session, *db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
 	var (
 		saved  *db.Session
 		mapped error
-		stmts  = make([]PipelineStmt, 0, 3)
+		stmts  = make([]PipelineStmt, 0, 3+len(pre))
 	)
+	for _, p := range pre {
+		st := PipelineStmt{Query: p.Query, Args: p.Args}
+		if p.Row != nil {
+			st.Row = func(sc Scanner) error { return p.Row(sc) }
+		}
+		stmts = append(stmts, st)
+	}
 	if out.RunIndex == nil {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}
@@ -144,4 +152,21 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		return nil, nil, s.fail("save run "+in.RunID, err)
 	}
 	return saved, out, nil
+}
+
+// PipesRunWrites implements db.PipedRunSaver.
+func (s *Store) PipesRunWrites() bool { return s.pipelines() }
+
+// pipelines: the dialect sends a run's write in one round trip with BEGIN.
+func (s *Store) pipelines() bool {
+	return s.d.Pipeline != nil && s.d.RunUpsert == RunUpsertLockThenWrite && s.d.Upsert == OnConflict
+}
+
+// SaveRunPiped implements db.PipedRunSaver: saveRunPipelined with pre's
+// statements first (a durable queue's fences), or db.ErrNotPiped.
+func (s *Store) SaveRunPiped(ctx context.Context, sess *db.Session, in *db.Run, pre []db.PipedStmt) (*db.Session, *db.Run, error) {
+	if !s.pipelines() {
+		return nil, nil, db.ErrNotPiped
+	}
+	return s.saveRunPipelined(ctx, sess, in, pre)
 }

@@ -1,0 +1,143 @@
+package db
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentryhq/agentry/run"
+)
+
+// PipedStmt is one statement of a piped write fence (WithPipedWriteFence).
+type PipedStmt struct {
+	// Query has ? placeholders.
+	Query string
+	Args  []any
+	// Row reads the statement's one row (its Scan returns sql.ErrNoRows
+	// when there is none); nil executes the statement and reads nothing.
+	// An error it returns rolls the write back.
+	Row func(sc interface{ Scan(dest ...any) error }) error
+}
+
+// PipedFunc is the piped form of a write fence: statements that check what
+// the fence's TxFunc checks and write what it writes when all is well
+// (ok false: not expressible now; the TxFunc is used). A driver that
+// pipelines (PipedRunSaver) sends them with the run's write in one round
+// trip. Any failure (a statement's error, a Row's error: a fence that
+// refuses, a row that is not what the common case expects) rolls the piped
+// write back, and the write is made again through the TxFunc, in a
+// transaction of its own, which decides and says why. So a piped form
+// need only express the common case; it must never commit what the TxFunc
+// would refuse.
+type PipedFunc func(ctx context.Context) (stmts []PipedStmt, ok bool)
+
+// ErrNotPiped: the driver cannot send a run's write with other statements
+// in one round trip.
+var ErrNotPiped = errors.New("db: the driver does not pipeline run writes")
+
+// PipedRunSaver is an optional Driver ability (Postgres): SaveRun with pre's
+// statements first in the same transaction, sent with BEGIN and the run's
+// write in one round trip, then COMMIT (or ROLLBACK when a statement or a
+// Row failed) in a second. ErrNotPiped when the dialect cannot.
+type PipedRunSaver interface {
+	SaveRunPiped(ctx context.Context, s *Session, r *Run, pre []PipedStmt) (*Session, *Run, error)
+	// PipesRunWrites says whether SaveRunPiped can (false: ErrNotPiped
+	// always, and the fences' statements are not built).
+	PipesRunWrites() bool
+}
+
+// pipedKey holds the piped forms of the fences in ctx, in the order they
+// run, or nil once a fence without one was added.
+type pipedKey struct{}
+
+type pipedFences struct{ fns []PipedFunc }
+
+// WithPipedWriteFence is WithWriteFence with the fence's piped form (nil:
+// none, as WithWriteFence).
+func WithPipedWriteFence(ctx context.Context, fence TxFunc, piped PipedFunc) context.Context {
+	if fence == nil {
+		return ctx
+	}
+	var fns []PipedFunc
+	if piped != nil {
+		// Every fence in ctx must have one: the piped write replaces them all.
+		if prev, ok := ctx.Value(pipedKey{}).(*pipedFences); ok && prev != nil {
+			fns = append([]PipedFunc{piped}, prev.fns...)
+		} else if writeFence(ctx) == nil {
+			fns = []PipedFunc{piped}
+		}
+	}
+	ctx = WithWriteFence(ctx, fence)
+	if fns == nil {
+		return context.WithValue(ctx, pipedKey{}, (*pipedFences)(nil))
+	}
+	return context.WithValue(ctx, pipedKey{}, &pipedFences{fns})
+}
+
+// pipedFence is the statements of ctx's fences in the order they run, when
+// every one has a piped form that applies now.
+func pipedFence(ctx context.Context) ([]PipedStmt, bool) {
+	p, _ := ctx.Value(pipedKey{}).(*pipedFences)
+	if p == nil {
+		return nil, false
+	}
+	var out []PipedStmt
+	for _, fn := range p.fns {
+		stmts, ok := fn(ctx)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, stmts...)
+	}
+	return out, true
+}
+
+// PipedStepFencer is an optional StepJournalDriver ability: the statements
+// of TxStepFencer for a piped write.
+type PipedStepFencer interface {
+	// FenceStmt raises runID's fence to attempt and locks it; its Row
+	// fails with run.ErrFenced when a newer attempt holds it. ok false:
+	// the dialect cannot say it in one statement.
+	FenceStmt(runID string, attempt int, now int64) (PipedStmt, bool)
+	// ClearStmt deletes runID's steps.
+	ClearStmt(runID string) PipedStmt
+}
+
+// PipedFence is TxFence's piped form (nil when the journal's driver has
+// none).
+func (j *Journal) PipedFence(d *DB, runID string, attempt int) PipedFunc {
+	pf, ok := j.jd.(PipedStepFencer)
+	if !ok || j.TxFence(d, runID, attempt) == nil {
+		return nil
+	}
+	return func(context.Context) ([]PipedStmt, bool) {
+		if checkStep(run.JournalStep{RunID: runID, Key: fenceProbe, Attempt: attempt}) != nil {
+			return nil, false // the TxFunc says why
+		}
+		st, ok := pf.FenceStmt(runID, attempt, j.d.now().Unix())
+		return []PipedStmt{st}, ok
+	}
+}
+
+// ClearStmt is ClearTx's statement for a piped write (ok false: none).
+func (j *Journal) ClearStmt(d *DB, runID string) (PipedStmt, bool) {
+	pf, ok := j.jd.(PipedStepFencer)
+	if !ok || j.ClearTx(d, runID) == nil {
+		return PipedStmt{}, false
+	}
+	return pf.ClearStmt(runID), true
+}
+
+// WithTxFence returns ctx whose run writes on d are fenced on attempt of
+// runID by tf inside their transaction (WithWriteFence with tf.TxFence,
+// piped when tf is a Journal that can), and ok false when tf cannot fence
+// inside d's transactions (ctx is returned as is).
+func WithTxFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt int) (context.Context, bool) {
+	fence := tf.TxFence(d, runID, attempt)
+	if fence == nil {
+		return ctx, false
+	}
+	if j, ok := tf.(*Journal); ok {
+		return WithPipedWriteFence(ctx, fence, j.PipedFence(d, runID, attempt)), true
+	}
+	return WithWriteFence(ctx, fence), true
+}
