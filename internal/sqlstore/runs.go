@@ -273,6 +273,17 @@ func (s *Store) historyCols(cached []db.CachedRun) (string, []any) {
 	if len(cached) == 0 {
 		return runCols, nil
 	}
+	data, args := s.historyRunData(cached)
+	return strings.Replace(runCols, "run_data", data, 1), args
+}
+
+// historyRunData is the run_data expression of a history query: run_data,
+// or NULL for the runs cached names unchanged (see historyCols), with its
+// arguments.
+func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
+	if len(cached) == 0 {
+		return "run_data", nil
+	}
 	var b strings.Builder
 	args := make([]any, 0, 3*len(cached))
 	b.WriteString("CASE WHEN ")
@@ -289,7 +300,7 @@ func (s *Store) historyCols(cached []db.CachedRun) (string, []any) {
 		b.WriteString(")")
 	}
 	b.WriteString(" THEN NULL ELSE run_data END")
-	return strings.Replace(runCols, "run_data", b.String(), 1), args
+	return b.String(), args
 }
 
 // distinctRunIndexes reports whether the first limit runs have a run_index and
