@@ -22,6 +22,15 @@ type HistoryRefReader interface {
 	HistoryRefs(ctx context.Context, q HistoryQuery) ([]HistoryRef, error)
 }
 
+// SessionHistoryRefReader is the optional ability of a driver to answer
+// SessionHistoryRefs itself: the session and its history as refs in one
+// statement, without reading or building the runs' other columns.
+type SessionHistoryRefReader interface {
+	// SessionHistoryRefs is SessionHistory (same errors, same runs in the
+	// same order) with the runs reduced to refs.
+	SessionHistoryRefs(ctx context.Context, q HistoryQuery) (*Session, []HistoryRef, error)
+}
+
 // HistoryRefs is HistoryRuns reduced to refs: from the driver when it has
 // the ability, else taken from its rows.
 func (d *DB) HistoryRefs(ctx context.Context, q HistoryQuery) ([]HistoryRef, error) {
@@ -45,9 +54,20 @@ func (d *DB) HistoryRefs(ctx context.Context, q HistoryQuery) ([]HistoryRef, err
 }
 
 // SessionHistoryRefs is SessionHistory with the runs as refs: one statement
-// where the driver has SessionHistoryReader, else GetSession then
+// where the driver has SessionHistoryRefReader or SessionHistoryReader, else GetSession then
 // HistoryRefs (an in-process driver's refs share its run_data).
 func (d *DB) SessionHistoryRefs(ctx context.Context, q HistoryQuery) (*Session, []HistoryRef, error) {
+	if sr, ok := d.driver.(SessionHistoryRefReader); ok {
+		if q.SessionID == "" {
+			return nil, nil, fmt.Errorf("%w: session_id is required", ErrInvalidFilter)
+		}
+		if q.Limit <= 0 {
+			return nil, nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidFilter, q.Limit)
+		}
+		ctx, call := d.bound(ctx)
+		s, refs, err := sr.SessionHistoryRefs(ctx, q)
+		return s, refs, call.done(err)
+	}
 	if _, ok := d.driver.(SessionHistoryReader); ok {
 		s, rows, err := d.SessionHistory(ctx, q)
 		return s, refsOf(rows), err

@@ -138,6 +138,13 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			stored = append(stored, mustRun(t, bg, d, r))
 		}
 		cached := []db.CachedRun{{RunID: "h2", UpdatedAt: stored[2].UpdatedAt, Size: len(stored[2].RunData)}}
+		// Two runs share a run_index: the order then needs the tie-breakers.
+		mustSession(t, bg, d, db.Session{SessionID: "tie"})
+		for i, idx := range []int64{0, 1, 1, 2} {
+			r := newRun("tie", fmt.Sprintf("t%d", i))
+			r.RunIndex = &idx
+			mustRun(t, bg, d, r)
+		}
 		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
 		for _, c := range []struct {
 			name string
@@ -149,6 +156,8 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			{"cached", bg, db.HistoryQuery{SessionID: "s", Limit: 3, Cached: cached}},
 			{"one agent, scoped", alice, db.HistoryQuery{SessionID: "s", AgentID: "agent-1", Limit: 10}},
 			{"no runs", bg, db.HistoryQuery{SessionID: "empty", Limit: 3}},
+			{"tie", bg, db.HistoryQuery{SessionID: "tie", Limit: 2}},
+			{"tie past the limit", bg, db.HistoryQuery{SessionID: "tie", Limit: 1}},
 		} {
 			wantS, err := d.GetSession(c.ctx, c.q.SessionID)
 			noErr(t, err)
@@ -162,6 +171,18 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			if !reflect.DeepEqual(gotR, wantR) {
 				t.Fatalf("%s: runs %+v, want %+v", c.name, gotR, wantR)
 			}
+			gotS, gotRefs, err := d.SessionHistoryRefs(c.ctx, c.q)
+			noErr(t, err)
+			wantRefs := make([]db.HistoryRef, len(wantR))
+			for i, r := range wantR {
+				wantRefs[i] = db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
+			}
+			if !reflect.DeepEqual(gotS, wantS) {
+				t.Fatalf("%s: refs' session %+v, want %+v", c.name, gotS, wantS)
+			}
+			if len(gotRefs) != len(wantRefs) || (len(wantRefs) > 0 && !reflect.DeepEqual(gotRefs, wantRefs)) {
+				t.Fatalf("%s: refs %+v, want %+v", c.name, gotRefs, wantRefs)
+			}
 		}
 		for name, ctx := range map[string]context.Context{"missing": bg, "another user's": bob} {
 			id := "s"
@@ -172,10 +193,17 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			if !errors.Is(err, db.ErrNotFound) || s != nil || len(runs) != 0 {
 				t.Fatalf("%s session: %v, %v, %v; want ErrNotFound", name, s, runs, err)
 			}
+			s, refs, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: id, Limit: 3})
+			if !errors.Is(err, db.ErrNotFound) || s != nil || len(refs) != 0 {
+				t.Fatalf("%s session, refs: %v, %v, %v; want ErrNotFound", name, s, refs, err)
+			}
 		}
 		if _, sqlBackend := d.Driver().(db.SQLWriter); sqlBackend {
 			if _, ok := d.Driver().(db.SessionHistoryReader); !ok {
 				t.Fatal("a SQL driver without SessionHistoryReader: a turn's load costs two statements")
+			}
+			if _, ok := d.Driver().(db.SessionHistoryRefReader); !ok {
+				t.Fatal("a SQL driver without SessionHistoryRefReader: a turn's load builds full rows")
 			}
 		}
 	},

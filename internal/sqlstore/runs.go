@@ -220,13 +220,16 @@ func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit,
 func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, error) {
 	w := s.historyWhere(ctx, hq)
 	cols, args := s.historyCols(hq.Cached)
-	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC LIMIT ?"
-	args = append(append(args, w.args...), hq.Limit+1)
-	rows, err := s.query(ctx, s.r, q, args...)
+	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC" + historyLimit(hq.Limit+1)
+	args = append(args, w.args...)
+	pool, release := s.historyReader()
+	rows, err := s.query(ctx, pool, q, args...)
 	if err != nil {
+		release()
 		return nil, s.fail("history runs", err)
 	}
 	out, err := s.scanRunsOmitting(rows, len(hq.Cached) > 0)
+	release()
 	return s.historyResult(ctx, w, hq.Limit, out, err)
 }
 
@@ -270,6 +273,17 @@ func (s *Store) historyCols(cached []db.CachedRun) (string, []any) {
 	if len(cached) == 0 {
 		return runCols, nil
 	}
+	data, args := s.historyRunData(cached)
+	return strings.Replace(runCols, "run_data", data, 1), args
+}
+
+// historyRunData is the run_data expression of a history query: run_data,
+// or NULL for the runs cached names unchanged (see historyCols), with its
+// arguments.
+func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
+	if len(cached) == 0 {
+		return "run_data", nil
+	}
 	var b strings.Builder
 	args := make([]any, 0, 3*len(cached))
 	b.WriteString("CASE WHEN ")
@@ -286,7 +300,7 @@ func (s *Store) historyCols(cached []db.CachedRun) (string, []any) {
 		b.WriteString(")")
 	}
 	b.WriteString(" THEN NULL ELSE run_data END")
-	return strings.Replace(runCols, "run_data", b.String(), 1), args
+	return b.String(), args
 }
 
 // distinctRunIndexes reports whether the first limit runs have a run_index and
@@ -315,12 +329,11 @@ func distinctRunIndexes(runs []db.Run, limit int) bool {
 func (s *Store) historyWithTies(ctx context.Context, w *where, limit int) ([]db.Run, error) {
 	conds := w.String()
 	q := "SELECT " + runCols + " FROM " + s.runsOnSessionIndex() + conds + " AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM " +
-		s.runs + conds + " AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT ?) top)" +
+		s.runs + conds + " AND run_index IS NOT NULL ORDER BY run_index DESC" + historyLimit(limit) + ") top)" +
 		" UNION ALL SELECT " + runCols + " FROM " + s.runs + conds + " AND run_index IS NULL" +
-		" ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT ?"
-	args := make([]any, 0, 3*len(w.args)+2)
-	args = append(append(append(args, w.args...), w.args...), limit)
-	args = append(append(args, w.args...), limit)
+		" ORDER BY run_index DESC, created_at DESC, run_id DESC" + historyLimit(limit)
+	args := make([]any, 0, 3*len(w.args))
+	args = append(append(append(args, w.args...), w.args...), w.args...)
 	rows, err := s.query(ctx, s.r, q, args...)
 	if err != nil {
 		return nil, s.fail("history runs", err)

@@ -42,17 +42,20 @@ func (s *Store) SessionHistory(ctx context.Context, hq db.HistoryQuery) (*db.Ses
 	var b strings.Builder // one allocation: the statement is built per turn
 	b.Grow(len(sessionCols) + len(cols) + len(s.sessions) + len(from) + len(sws) + len(ws) + 8*(nRunCols+nSessionCols) + 128)
 	for _, part := range []string{open, "SELECT 0, ", sessionCols, ", ", nulls(nRunCols), " FROM ", s.sessions, sws, mid,
-		"SELECT 1, ", nulls(nSessionCols), ", ", cols, " FROM ", from, ws, " ORDER BY run_index DESC LIMIT ?", end} {
+		"SELECT 1, ", nulls(nSessionCols), ", ", cols, " FROM ", from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1), end} {
 		b.WriteString(part)
 	}
 	q := b.String()
 	args := make([]any, 0, len(sw.args)+len(colArgs)+len(w.args)+1)
-	args = append(append(append(append(args, sw.args...), colArgs...), w.args...), hq.Limit+1)
-	rows, err := s.query(ctx, s.r, q, args...)
+	args = append(append(append(args, sw.args...), colArgs...), w.args...)
+	pool, release := s.historyReader()
+	rows, err := s.query(ctx, pool, q, args...)
 	if err != nil {
+		release()
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
 	}
 	sess, sessErr, runs, runsErr, err := s.scanSessionHistory(rows, len(hq.Cached) > 0)
+	release()
 	if err != nil {
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
 	}

@@ -29,6 +29,20 @@ func (g writeGate) enter(ctx context.Context) error {
 	}
 }
 
+// tryEnter enters the gate if no one holds it; leave must follow when it
+// returns true.
+func (g writeGate) tryEnter() bool {
+	if g == nil {
+		return false
+	}
+	select {
+	case g <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 func (g writeGate) leave() {
 	if g != nil {
 		<-g
