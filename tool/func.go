@@ -23,7 +23,8 @@ type FuncConfig struct {
 	Description string
 	// Strict asks providers that support it to enforce the schema.
 	Strict bool
-	// Timeout bounds one call; zero means no per-tool limit.
+	// Timeout bounds one call; zero means no per-tool limit (see
+	// Definition.Timeout for where each kind of call runs).
 	Timeout time.Duration
 	// Human-in-the-loop flags, copied to the Definition.
 	RequiresConfirmation bool
