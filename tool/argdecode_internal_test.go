@@ -65,7 +65,8 @@ func parseAgrees(t *testing.T, ft *funcTool[decArgs, string], args string) (fast
 	if wantErr == nil {
 		want, wantErr = ft.decode(checked)
 	}
-	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+	// The full validator lists violations in map order: compare sorted words.
+	if sameMessage(fmt.Sprint(gotErr)) != sameMessage(fmt.Sprint(wantErr)) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("args %q:\nparse        = %#v, %v\nencoding/json = %#v, %v", args, got, gotErr, want, wantErr)
 	}
 	var in decArgs
