@@ -193,48 +193,68 @@ func (st *state) askModel(req *model.Request) (*model.Response, model.Info, erro
 // have reached the consumer). The response's Usage carries the call's
 // duration and time to first token.
 func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response, bool, error) {
-	var (
-		acc     model.Accumulator
-		started bool
-		first   float64
-	)
-	begin := time.Now()
-	for c, err := range m.Stream(st.ctx, req) {
-		if err != nil {
-			return nil, started, err
-		}
-		started = true
-		if first == 0 && (c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0) {
-			first = time.Since(begin).Seconds()
-		}
-		if c.Content != "" {
-			if st.ttft == 0 {
-				st.ttft = time.Since(st.start).Seconds()
-			}
-			if st.sink.live() {
-				t := run.EventRunContent
-				if st.intermediate {
-					t = run.EventRunIntermediateContent
-				}
-				e := st.ev(t)
-				e.Content, e.ContentType = c.Content, "str"
-				st.sendDelta(e)
-			}
-		}
-		if c.ReasoningContent != "" && st.sink.live() {
-			e := st.ev(run.EventReasoningContentDelta)
-			e.ReasoningContent = c.ReasoningContent
-			st.sendDelta(e)
-		}
-		acc.Add(c)
+	// The call's state lives in the run and the yield function is bound once
+	// per run: a range-over-func loop here would move its variables, the
+	// results and the loop body to the heap on every model call.
+	if st.yieldChunk == nil {
+		st.yieldChunk = st.onChunk
+	}
+	st.call = modelStream{begin: time.Now()}
+	m.Stream(st.ctx, req)(st.yieldChunk)
+	s := &st.call
+	if s.err != nil {
+		return nil, s.started, s.err
 	}
 	if err := st.ctx.Err(); err != nil {
-		return nil, started, err
+		return nil, s.started, err
 	}
-	resp := acc.Response()
-	resp.Usage.Duration = time.Since(begin).Seconds()
-	resp.Usage.TimeToFirstToken = first
-	return resp, started, nil
+	resp := s.acc.Response()
+	resp.Usage.Duration = time.Since(s.begin).Seconds()
+	resp.Usage.TimeToFirstToken = s.first
+	return resp, s.started, nil
+}
+
+// modelStream is the state of the model call streamModel is running.
+type modelStream struct {
+	acc     model.Accumulator
+	started bool
+	first   float64
+	begin   time.Time
+	err     error
+}
+
+// onChunk takes one chunk of the model call streamModel is running.
+func (st *state) onChunk(c *model.Chunk, err error) bool {
+	s := &st.call
+	if err != nil {
+		s.err = err
+		return false
+	}
+	s.started = true
+	if s.first == 0 && (c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0) {
+		s.first = time.Since(s.begin).Seconds()
+	}
+	if c.Content != "" {
+		if st.ttft == 0 {
+			st.ttft = time.Since(st.start).Seconds()
+		}
+		if st.sink.live() {
+			t := run.EventRunContent
+			if st.intermediate {
+				t = run.EventRunIntermediateContent
+			}
+			e := st.ev(t)
+			e.Content, e.ContentType = c.Content, "str"
+			st.sendDelta(e)
+		}
+	}
+	if c.ReasoningContent != "" && st.sink.live() {
+		e := st.ev(run.EventReasoningContentDelta)
+		e.ReasoningContent = c.ReasoningContent
+		st.sendDelta(e)
+	}
+	s.acc.Add(c)
+	return true
 }
 
 // account adds one call's tokens to the run's per-model breakdown (Agno's

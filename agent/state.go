@@ -58,14 +58,18 @@ type state struct {
 	req              model.Request
 	schema           *compiledSchema
 
-	start     time.Time
-	prior     float64 // duration of earlier legs of a continued run
-	ttft      float64
-	usage     model.Usage
-	details   map[string][]run.ModelMetrics
-	toolCalls int
-	limitHit  bool
-	callSeq   int
+	start time.Time
+	prior float64 // duration of earlier legs of a continued run
+	ttft  float64
+	usage model.Usage
+	// call is the model call in progress; yieldChunk is onChunk, bound
+	// once per run (see streamModel).
+	call       modelStream
+	yieldChunk func(*model.Chunk, error) bool
+	details    map[string][]run.ModelMetrics
+	toolCalls  int
+	limitHit   bool
+	callSeq    int
 	// intermediate: the main model's deltas are RunIntermediateContent
 	// (an output model writes the answer).
 	intermediate  bool

@@ -270,8 +270,8 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 // (PauseToolCall). In a durable run the call is a journal step; jerr is the
 // journal's refusal (the call then has no result).
 func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) (x callExtras, jerr error) {
-	rec := &nestedCalls{}
-	ctx = run.WithIdempotencyKey(context.WithValue(ctx, nestedKey{}, rec), idempotencyKey(st.out.RunID, call.ID))
+	cc := &toolCallContext{Context: ctx, runID: st.out.RunID, callID: call.ID}
+	ctx, rec := cc, &cc.rec
 	if st.opts.journal != nil {
 		nested, jerr := st.journaledTool(ctx, call, exec, rec)
 		if jerr != nil {
@@ -288,6 +288,28 @@ func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.T
 	st.offloadResult(call, exec)
 	return x, nil
 }
+
+// toolCallContext is the context one tool call runs in: the run's, with the
+// call's recorder of nested calls (RecordToolCall) and its idempotency key
+// (run.IdempotencyKey, derived only when a tool asks), in one allocation.
+type toolCallContext struct {
+	context.Context
+	rec           nestedCalls
+	runID, callID string
+}
+
+func (c *toolCallContext) Value(key any) any {
+	switch key {
+	case nestedKey{}:
+		return &c.rec
+	case run.IdempotencyKeyContextKey:
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// IdempotencyKey is the call's key: stable per run and call.
+func (c *toolCallContext) IdempotencyKey() string { return idempotencyKey(c.runID, c.callID) }
 
 // pauseIfNeeded pauses the run when the turn calls a human-in-the-loop tool:
 // nothing of the turn executes; the run is stored PAUSED with its requirements.

@@ -47,6 +47,17 @@ type Journal interface {
 
 type idempotencyKey struct{}
 
+// IdempotencyKeyContextKey is the context key IdempotencyKey looks up, for a
+// context type that answers it itself: its value is the key as a string, or
+// an IdempotencyKeyer that derives it when asked (an agent's tool call
+// context, so that a tool that never asks costs no string).
+var IdempotencyKeyContextKey any = idempotencyKey{}
+
+// IdempotencyKeyer derives a step's idempotency key on demand.
+type IdempotencyKeyer interface {
+	IdempotencyKey() string
+}
+
 // WithIdempotencyKey returns ctx carrying the idempotency key of the step a
 // tool executes in. A tool call re-executed after a crash gets the same key.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
@@ -55,8 +66,13 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 
 // IdempotencyKey returns the key WithIdempotencyKey stored in ctx, or "".
 func IdempotencyKey(ctx context.Context) string {
-	k, _ := ctx.Value(idempotencyKey{}).(string)
-	return k
+	switch k := ctx.Value(idempotencyKey{}).(type) {
+	case string:
+		return k
+	case IdempotencyKeyer:
+		return k.IdempotencyKey()
+	}
+	return ""
 }
 
 // Fencer is the optional ability of a Journal to check that an attempt is

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sj "github.com/santhosh-tekuri/jsonschema/v6"
@@ -21,7 +23,8 @@ type FuncConfig struct {
 	Description string
 	// Strict asks providers that support it to enforce the schema.
 	Strict bool
-	// Timeout bounds one call; zero means no per-tool limit.
+	// Timeout bounds one call; zero means no per-tool limit (see
+	// Definition.Timeout for where each kind of call runs).
 	Timeout time.Duration
 	// Human-in-the-loop flags, copied to the Definition.
 	RequiresConfirmation bool
@@ -75,6 +78,7 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 	params := c.params
 	v := &validator{tool: cfg.Name, schema: c.schema, fast: c.fast}
 	return &funcTool[In, Out]{
+		dec: c.dec,
 		def: Definition{
 			Name:                 cfg.Name,
 			Description:          cfg.Description,
@@ -105,13 +109,17 @@ func MustFunc[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (
 type funcTool[In, Out any] struct {
 	def       Definition
 	validator *validator
-	fn        func(context.Context, In) (Out, error)
+	// dec decodes arguments the fast check accepted; nil: encoding/json.
+	dec *argDecoder
+	fn  func(context.Context, In) (Out, error)
 }
 
 func (t *funcTool[In, Out]) Definition() Definition { return t.def }
 
 // argValidator lets a Set reuse the validator compiled at construction.
 func (t *funcTool[In, Out]) argValidator() *validator { return t.validator }
+
+func (t *funcTool[In, Out]) usesValidator(v *validator) bool { return v == t.validator }
 
 // Call validates and decodes the arguments, then runs the function.
 func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (string, error) {
@@ -131,14 +139,51 @@ func (t *funcTool[In, Out]) call(ctx context.Context, args json.RawMessage) (str
 	return t.run(ctx, in)
 }
 
-// prepare decodes validated arguments now and returns the call of the
-// function on them (see preDecoder).
-func (t *funcTool[In, Out]) prepare(args json.RawMessage) (func(context.Context) (string, error), error) {
-	in, err := t.decode(args)
+// execute is a Set's call of the tool (see directTool): the arguments are
+// checked and decoded on the caller's goroutine, straight from the model's
+// text when the fast paths allow, then the function runs (inline unless the
+// tool has a timeout).
+func (t *funcTool[In, Out]) execute(ctx context.Context, args string) (string, error) {
+	in, err := t.parse(args)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return func(ctx context.Context) (string, error) { return t.run(ctx, in) }, nil
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("tool %s not run: %w", t.def.Name, context.Cause(ctx))
+	}
+	if t.def.Timeout <= 0 {
+		return callInline(ctx, t.def.Name, func(ctx context.Context) (string, error) { return t.run(ctx, in) })
+	}
+	return t.onWorker(ctx, in)
+}
+
+// onWorker runs the function under the tool's timeout (its own function, so
+// that only this path moves the arguments to the heap).
+func (t *funcTool[In, Out]) onWorker(ctx context.Context, in In) (string, error) {
+	return invoke(ctx, t.def, func(ctx context.Context) (string, error) { return t.run(ctx, in) })
+}
+
+// parse validates the arguments and decodes them. The common case reads the
+// model's text in place: the fast check accepts it and argDecoder decodes it
+// without copies. Anything else takes the full validator and encoding/json,
+// which decide acceptance and write the messages.
+func (t *funcTool[In, Out]) parse(args string) (In, error) {
+	var in In
+	if v := t.validator; v.fast != nil && strings.TrimSpace(args) != "" {
+		// The text is only read, never kept as bytes.
+		raw := unsafe.Slice(unsafe.StringData(args), len(args))
+		if v.fast.accepts(raw) {
+			if t.dec != nil && t.dec.decode(unsafe.Pointer(&in), args) {
+				return in, nil
+			}
+			return t.decode(json.RawMessage(args))
+		}
+	}
+	checked, err := t.validator.check(json.RawMessage(args))
+	if err != nil {
+		return in, err
+	}
+	return t.decode(checked)
 }
 
 func (t *funcTool[In, Out]) decode(args json.RawMessage) (In, error) {
@@ -176,6 +221,7 @@ type inferredSchema struct {
 	params json.RawMessage
 	schema *sj.Schema
 	fast   *fastSchema
+	dec    *argDecoder
 	err    error
 }
 
@@ -191,6 +237,9 @@ func parametersFor(t reflect.Type) inferredSchema {
 		var v *validator
 		if v, c.err = newValidator(t.String(), c.params); c.err == nil {
 			c.schema, c.fast = v.schema, v.fast
+			if c.fast != nil {
+				c.dec = newArgDecoder(t)
+			}
 		}
 	}
 	inferred.Store(t, c)

@@ -191,6 +191,9 @@ func (s *Set) execute(ctx context.Context, call model.ToolCall) (string, error) 
 		return "", fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, call.Name, strings.Join(s.Names(), ", "))
 	}
 	t := s.tools[i]
+	if dt, ok := t.(directTool); ok && dt.usesValidator(s.checks[i]) {
+		return dt.execute(ctx, call.Arguments)
+	}
 	args, err := s.checks[i].check(json.RawMessage(call.Arguments))
 	if err != nil {
 		return "", err
@@ -198,58 +201,41 @@ func (s *Set) execute(ctx context.Context, call model.ToolCall) (string, error) 
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("tool %s not run: %w", call.Name, context.Cause(ctx))
 	}
-	def := t.Definition()
-	var fn func(context.Context) (string, error)
-	if pd, ok := t.(preDecoder); ok {
-		// Decode on the caller's goroutine, whose stack is already grown,
-		// not on a fresh one per call.
-		if fn, err = pd.prepare(args); err != nil {
-			return "", err
+	return invoke(ctx, t.Definition(), func(ctx context.Context) (string, error) {
+		if pv, ok := t.(preValidated); ok {
+			return pv.call(ctx, args)
 		}
-	} else {
-		fn = func(ctx context.Context) (string, error) {
-			if pv, ok := t.(preValidated); ok {
-				return pv.call(ctx, args)
-			}
-			return t.Call(ctx, args)
-		}
-	}
-	return invoke(ctx, def, fn)
+		return t.Call(ctx, args)
+	})
 }
 
-// preDecoder is a tool whose validated arguments can be decoded before the
-// call, leaving only the function itself to run.
-type preDecoder interface {
-	prepare(args json.RawMessage) (func(context.Context) (string, error), error)
+// directTool is a tool that validates, decodes and runs a call from the
+// model's argument text itself (Func tools): on the caller's goroutine, whose
+// stack is already grown, and reading the text in place.
+type directTool interface {
+	// usesValidator reports whether the tool validates with v, the Set's.
+	usesValidator(v *validator) bool
+	execute(ctx context.Context, args string) (string, error)
 }
 
 // errTimeoutCause tells a tool's own timeout apart from the caller's deadline.
 var errTimeoutCause = errors.New("tool timeout")
 
-// invoke calls the tool with panic recovery. It runs on the caller's
-// goroutine when the context cannot end, or when the tool has no timeout and
-// honours cancellation itself (Definition.HonorsCancel). Otherwise it runs on
-// a warm worker goroutine, so that a tool ignoring its context cannot hold the
-// run past its timeout or cancellation; such a call finishes on its own.
+// invoke calls the tool with panic recovery. A tool without a timeout runs on
+// the caller's goroutine: cancellation reaches it through its context, and the
+// caller waits for it to return. A tool with a timeout runs on a warm worker
+// goroutine, so that it cannot hold the caller past its timeout or a
+// cancellation even when it ignores its context; such a call finishes on its
+// own.
 func invoke(ctx context.Context, def Definition, fn func(context.Context) (string, error)) (string, error) {
 	name, timeout := def.Name, def.Timeout
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeoutCause)
-		defer cancel()
+	if timeout <= 0 {
+		return callInline(ctx, name, fn)
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeoutCause)
+	defer cancel()
 	timedOut := func() error {
 		return fmt.Errorf("%w: %s did not finish within %s; try again with a smaller request or another approach", ErrTimeout, name, timeout)
-	}
-	if ctx.Done() == nil {
-		return safeCall(ctx, name, fn)
-	}
-	if timeout == 0 && def.HonorsCancel {
-		c, err := safeCall(ctx, name, fn)
-		if err != nil && ctx.Err() != nil {
-			return "", fmt.Errorf("tool %s interrupted: %w", name, context.Cause(ctx))
-		}
-		return c, err
 	}
 	done := outcomes.Get().(chan outcome)
 	goWarm(func() {
@@ -271,6 +257,16 @@ func invoke(ctx context.Context, def Definition, fn func(context.Context) (strin
 		}
 		return "", fmt.Errorf("tool %s interrupted: %w", name, context.Cause(ctx))
 	}
+}
+
+// callInline runs fn on the caller's goroutine with panic recovery; a
+// failure after the context ended reads as an interruption.
+func callInline(ctx context.Context, name string, fn func(context.Context) (string, error)) (string, error) {
+	c, err := safeCall(ctx, name, fn)
+	if err != nil && ctx.Err() != nil {
+		return "", fmt.Errorf("tool %s interrupted: %w", name, context.Cause(ctx))
+	}
+	return c, err
 }
 
 // outcome is what a worker hands back for one call.

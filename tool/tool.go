@@ -26,7 +26,12 @@ type Definition struct {
 	Parameters json.RawMessage
 	// Strict asks providers that support it to enforce the schema.
 	Strict bool
-	// Timeout bounds one call; zero means no per-tool limit.
+	// Timeout bounds one call; zero means no per-tool limit. A tool without
+	// a timeout runs on the caller's goroutine: cancellation reaches it
+	// through its context and the caller waits for it to return. A tool with
+	// a timeout runs on a worker goroutine and is not waited for past its
+	// timeout or a cancellation, even when it ignores its context: give one a
+	// timeout when it might block without watching its context.
 	Timeout time.Duration
 	// Human-in-the-loop flags. A call to a tool with any of them set pauses the run
 	// until the caller confirms, supplies input or executes it.
@@ -43,9 +48,9 @@ type Definition struct {
 	NonIdempotent bool
 	// HonorsCancel says the tool returns promptly once its context ends and
 	// must be waited for even then (a team's delegation tools: the member
-	// runs they start are stored, CANCELLED, before the team run is). It is
-	// called on the caller's goroutine, and an agent run that is cancelled
-	// waits for it.
+	// runs they start are stored, CANCELLED, before the team run is): an
+	// agent run that is cancelled waits for it, also when it runs
+	// concurrently with other calls or while events are streamed.
 	HonorsCancel bool
 }
 
