@@ -18,22 +18,22 @@ import (
 	"github.com/agentryhq/agentry/tool"
 )
 
-// holder keeps every request's message slice as the agent handed it (no
-// copy) and, beside it, the JSON of what the slice held at call time.
+// holder keeps every request as the agent handed it (its History and
+// Messages, no copy) and, beside it, the JSON of what it held at call time.
 type holder struct {
 	model.Model
 	mu    sync.Mutex
-	held  [][]model.Message
+	held  []model.Request
 	shots []string
 }
 
 func (h *holder) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	b, err := json.Marshal(req.Messages)
+	b, err := json.Marshal(req.Collect())
 	if err != nil {
 		panic(err)
 	}
 	h.mu.Lock()
-	h.held = append(h.held, req.Messages)
+	h.held = append(h.held, *req)
 	h.shots = append(h.shots, string(b))
 	h.mu.Unlock()
 	return h.Model.Stream(ctx, req)
@@ -65,8 +65,8 @@ func TestHistory_LaterTurnsDoNotChangeAnEarlierRequest(t *testing.T) {
 			if len(h.held) < 8 {
 				t.Fatalf("%d model calls, want at least 8", len(h.held))
 			}
-			for i, msgs := range h.held {
-				b, err := json.Marshal(msgs)
+			for i, req := range h.held {
+				b, err := json.Marshal(req.Collect())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +74,7 @@ func TestHistory_LaterTurnsDoNotChangeAnEarlierRequest(t *testing.T) {
 					t.Errorf("request %d changed after it was sent:\n sent %s\n  now %s", i, h.shots[i], b)
 				}
 			}
-			if last := h.held[len(h.held)-1]; countFromHistory(last) == 0 {
+			if last := h.held[len(h.held)-1].Collect(); countFromHistory(last) == 0 {
 				t.Fatalf("the last request has no history: %+v", last)
 			}
 		})
@@ -92,9 +92,10 @@ func countFromHistory(msgs []model.Message) int {
 }
 
 // scribbler records each request's messages as JSON, then writes over the
-// request's history messages in place and appends to the slice, as a
-// careless model or hook might. (The run's own messages are the agent's
-// working list: model.Model's contract says not to modify them.)
+// messages it reads (the copies Request.All yields) and appends to the
+// request's Messages, as a careless model or hook might. (The messages
+// themselves, the run's own and the shared history alike, are not to be
+// modified: model.Model's contract.)
 type scribbler struct {
 	model.Model
 	mu    sync.Mutex
@@ -102,14 +103,13 @@ type scribbler struct {
 }
 
 func (s *scribbler) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	b, err := json.Marshal(req.Messages)
+	b, err := json.Marshal(req.Collect())
 	if err != nil {
 		panic(err)
 	}
 	s.mu.Lock()
 	s.shots = append(s.shots, string(b))
 	s.mu.Unlock()
-	msgs := req.Messages
 	next := s.Model.Stream(ctx, req)
 	return func(yield func(*model.Chunk, error) bool) {
 		for c, err := range next {
@@ -117,19 +117,18 @@ func (s *scribbler) Stream(ctx context.Context, req *model.Request) iter.Seq2[*m
 				break
 			}
 		}
-		for i := range msgs {
-			if msgs[i].FromHistory {
-				msgs[i].Content, msgs[i].Role, msgs[i].FromHistory = "scribbled", model.RoleTool, false
-			}
+		for _, m := range req.All() {
+			m.Content, m.Role, m.FromHistory = "scribbled", model.RoleTool, false
+			_ = m
 		}
-		_ = append(msgs, model.Message{Role: model.RoleUser, Content: "appended"})
+		_ = append(req.Messages, model.Message{Role: model.RoleUser, Content: "appended"})
 	}
 }
 
-// A model that writes over the history messages of a request it was handed
-// (and appends to the slice) changes neither the session nor a later turn's
-// request: each turn's history is what the earlier turns said. A history
-// shared between turns' requests in one array would fail this.
+// A model that writes over the messages it reads from a request (and
+// appends to its Messages) changes neither the session nor a later turn's
+// request: each turn's history is what the earlier turns said, although
+// every request shares the history cache's messages.
 func TestHistory_AModelWritingOverItsRequestChangesNoLaterTurn(t *testing.T) {
 	t.Parallel()
 	for _, history := range []int{3, 30} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,7 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/offload"
@@ -106,6 +109,60 @@ func TestRemoteMedia_FetchedOnlyForModelsThatNeedBytes(t *testing.T) {
 	r0 := rec2.requests()[0]
 	if p := r0[len(r0)-1].Parts; len(p) != 1 || p[0].URL != u || p[0].Data != nil || hits.Load() != 1 {
 		t.Fatalf("parts = %+v, fetches %d", p, hits.Load())
+	}
+}
+
+// A history message's media URL is fetched for a model that needs bytes
+// into a copy of the history run's messages: the next run's request
+// carries the bytes, the history cache (shared with every request) keeps
+// the URL alone.
+func TestRemoteMedia_HistoryIsFetchedIntoACopyNotTheCache(t *testing.T) {
+	t.Parallel()
+	img := jpeg(3000)
+	u, hits := imageServer(t, img)
+	allow := netguard.Config{AllowNetworks: []string{"127.0.0.1/32", "::1/128"}}
+	rec := &recorder{Model: scripted.Reply("a cat")}
+	a := mustAgent(t, Config{Model: rec, DB: db.New("", memory.New()), AddHistoryToContext: true, RemoteMedia: allow})
+	ctx := context.Background()
+	if _, err := a.Run(ctx, run.Input{InputContent: "what is this?", Images: []run.Media{{URL: u}}}, WithSessionID("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(ctx, run.TextInput("and its colour?"), WithSessionID("s")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	var got []string
+	for _, m := range reqs[1] {
+		got = append(got, string(m.Role)+":"+m.Content)
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]string{"user:what is this?", "assistant:a cat", "user:and its colour?"}) {
+		t.Fatalf("second request %q", got)
+	}
+	if p := reqs[1][0].Parts; len(p) != 1 || !bytes.Equal(p[0].Data, img) || !reqs[1][0].FromHistory {
+		t.Fatalf("the history message's parts in the second request = %+v", p)
+	}
+	if hits.Load() != 2 {
+		t.Errorf("fetched %d times for two runs, want 2 (once a run)", hits.Load())
+	}
+	c := &a.prep().history
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cached := 0
+	for _, e := range c.entries {
+		for _, m := range e.msgs {
+			for _, p := range m.Parts {
+				cached++
+				if p.Data != nil || p.URL != u {
+					t.Errorf("the history cache holds a part with %d bytes and URL %q: fetched bytes were written into it", len(p.Data), p.URL)
+				}
+			}
+		}
+	}
+	if cached != 1 {
+		t.Fatalf("%d media parts in the history cache, want the first run's 1", cached)
 	}
 }
 

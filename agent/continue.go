@@ -189,16 +189,11 @@ func (st *state) runContinued() {
 		return
 	}
 	if history.n > 0 {
-		msgs := make([]model.Message, 0, len(st.msgs)+history.n)
-		rest := st.msgs
-		if len(rest) > 0 && rest[0].Role == model.RoleSystem {
-			msgs = append(msgs, rest[0])
-			rest = rest[1:]
+		at := 0
+		if len(st.msgs) > 0 && st.msgs[0].Role == model.RoleSystem {
+			at = 1
 		}
-		st.histAt = len(msgs)
-		msgs = history.appendTo(msgs)
-		st.msgs = append(msgs, rest...)
-		st.nHistory = history.n
+		st.setHistory(history, at)
 	}
 	if !st.claim() {
 		return

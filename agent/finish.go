@@ -35,7 +35,7 @@ func (st *state) finishAnswer(content string) (string, bool) {
 // conversation without the main model's last answer (Agno's output_model);
 // its deltas are the run's RunContent.
 func (st *state) writeWithOutputModel() (string, bool) {
-	msgs := st.msgs
+	msgs, at := st.msgs, st.histAt
 	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant {
 		msgs = msgs[:n-1]
 	}
@@ -45,12 +45,14 @@ func (st *state) writeWithOutputModel() (string, bool) {
 			msgs[0].Content = prompt
 		} else {
 			msgs = append([]model.Message{{Role: model.RoleSystem, Content: prompt}}, msgs...)
+			at++
 		}
 	}
 	if st.sink.on() {
 		st.emit(st.ev(run.EventOutputModelResponseStarted))
 	}
-	req := &model.Request{Messages: msgs}
+	req := &model.Request{}
+	req.History, req.Messages, _ = st.conversation(msgs, at, nil)
 	if st.schema != nil && st.p.parserModel == nil {
 		req.ResponseFormat = st.schema.format
 	}

@@ -97,7 +97,7 @@ type recorder struct {
 
 func (r *recorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	r.mu.Lock()
-	r.reqs = append(r.reqs, append([]model.Message(nil), req.Messages...))
+	r.reqs = append(r.reqs, req.Collect())
 	r.mu.Unlock()
 	return r.Model.Stream(ctx, req)
 }

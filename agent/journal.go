@@ -70,7 +70,7 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 		}
 	}
 	called := false
-	reqInfo, _ := json.Marshal(map[string]any{"model": st.p.info.ID, "messages": len(req.Messages), "tools": len(req.Tools)})
+	reqInfo, _ := json.Marshal(map[string]any{"model": st.p.info.ID, "messages": req.Len(), "tools": len(req.Tools)})
 	step := run.JournalStep{RunID: st.out.RunID, Key: st.modelStepKey(), Kind: "model", Attempt: st.attempt(), Idempotent: true, Request: reqInfo}
 	ask := func(context.Context) (json.RawMessage, error) {
 		resp, info, err := st.askModel(req)

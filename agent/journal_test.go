@@ -27,8 +27,11 @@ type countingModel struct {
 
 func (m *countingModel) count(req *model.Request) {
 	k := 0
-	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != model.RoleUser; i-- {
-		if req.Messages[i].Role == model.RoleAssistant {
+	for _, msg := range req.Backward() {
+		if msg.Role == model.RoleUser {
+			break
+		}
+		if msg.Role == model.RoleAssistant {
 			k++
 		}
 	}

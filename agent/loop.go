@@ -118,11 +118,11 @@ func (st *state) limitMessage() string {
 // fallback models are tried in order and the run records the one that answered.
 func (st *state) callModel() (model.Message, error) {
 	req := &st.req
-	msgs, err := st.withRemoteBytes(st.msgs)
+	hist, msgs, err := st.conversation(st.msgs, st.histAt, st.withRemoteBytes)
 	if err != nil {
 		return model.Message{}, err
 	}
-	req.Messages = msgs
+	req.History, req.Messages = hist, msgs
 	req.Tools = st.tix.specs
 	req.ToolChoice = st.a.cfg.ToolChoice
 	if st.limitHit {
@@ -280,7 +280,8 @@ func (st *state) reason() bool {
 	if st.sink.on() {
 		st.emit(st.ev(run.EventReasoningStarted))
 	}
-	req := model.Request{Messages: st.msgs}
+	var req model.Request
+	req.History, req.Messages, _ = st.conversation(st.msgs, st.histAt, nil)
 	var acc model.Accumulator
 	for c, err := range st.p.reasoning.Stream(st.ctx, &req) {
 		if err != nil {
@@ -470,37 +471,13 @@ func (st *state) finalize() {
 	if out.Metrics.TotalTokens == 0 {
 		out.Metrics.TotalTokens = out.Metrics.InputTokens + out.Metrics.OutputTokens
 	}
-	from, to := st.histAt, st.histAt+st.nHistory
-	switch {
-	case st.nHistory == 0:
-		out.Messages = st.msgs
-	case to > len(st.msgs): // not the layout buildMessages made: go by the flag
-		out.Messages = withoutHistory(st.msgs)
-	case from == 0:
-		// The history leads the list (no system message): the run's own
-		// messages are the tail, shared as the whole list is when there is
-		// no history (a full slice: appending to it reallocates).
-		out.Messages = st.msgs[to:len(st.msgs):len(st.msgs)]
-	default:
-		own := make([]model.Message, 0, len(st.msgs)-st.nHistory)
-		own = append(own, st.msgs[:from]...)
-		out.Messages = append(own, st.msgs[to:]...)
-	}
+	// The run's own messages, without the history (a full slice: appending
+	// to it reallocates).
+	out.Messages = st.msgs[:len(st.msgs):len(st.msgs)]
 	out.SessionState = st.sessionState
 	if out.Status != run.StatusPaused {
 		out.Requirements = nil
 	}
-}
-
-// withoutHistory returns the messages that did not come from history.
-func withoutHistory(msgs []model.Message) []model.Message {
-	own := make([]model.Message, 0, len(msgs))
-	for _, m := range msgs {
-		if !m.FromHistory {
-			own = append(own, m)
-		}
-	}
-	return own
 }
 
 // errorType names an error the way Agno's RunError error_type does.

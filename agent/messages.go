@@ -82,7 +82,8 @@ func (st *state) loadContext() (history, error) {
 }
 
 // history is the context messages of earlier runs, one slice per run as the
-// history cache shares them; they are copied once, into the run's messages.
+// history cache shares them; model requests share them too (model.History),
+// never copying them.
 type history struct {
 	runs [][]model.Message
 	n    int // messages in all runs
@@ -99,14 +100,6 @@ func (st *state) rehydrateHistory(h history) error {
 		h.runs[i] = out
 	}
 	return nil
-}
-
-// appendTo appends the messages of all runs to dst.
-func (h history) appendTo(dst []model.Message) []model.Message {
-	for _, m := range h.runs {
-		dst = append(dst, m...)
-	}
-	return dst
 }
 
 // historyEnvelope decodes only the messages of a stored run.
@@ -183,11 +176,12 @@ func (st *state) system() string {
 	return s
 }
 
-// buildMessages lays out system, history and the user's input.
+// buildMessages lays out the run's own messages (system and the user's
+// input) and puts the history between them (see conversation).
 func (st *state) buildMessages(history history, in *run.Input) {
 	now := st.start.Unix()
-	// system, history, user and the answer; a tool turn adds two more.
-	n := history.n + 3
+	// system, user and the answer; a tool turn adds two more.
+	n := 3
 	if len(st.tix.tools) > 0 {
 		n += 2
 	}
@@ -195,15 +189,52 @@ func (st *state) buildMessages(history history, in *run.Input) {
 	if sys := st.system(); sys != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
 	}
-	st.histAt = len(msgs)
-	msgs = history.appendTo(msgs)
-	st.nHistory = history.n
+	st.setHistory(history, len(msgs))
 	user := model.Message{Role: model.RoleUser, Content: in.Text(), CreatedAt: now}
 	user.Parts = appendParts(user.Parts, model.PartImage, in.Images)
 	user.Parts = appendParts(user.Parts, model.PartAudio, in.Audio)
 	user.Parts = appendParts(user.Parts, model.PartVideo, in.Videos)
 	user.Parts = appendParts(user.Parts, model.PartFile, in.Files)
 	st.msgs = append(msgs, user)
+}
+
+// setHistory makes h the run's history, read before the own message at
+// msgs[at] (after the system message).
+func (st *state) setHistory(h history, at int) {
+	st.history, st.nHistory, st.histAt = h.runs, h.n, at
+}
+
+// conversation returns what a model reads, msgs (the run's own messages)
+// with the history runs before msgs[at], as a request's shared History and
+// its Messages. The history runs are the history cache's slices, not
+// copies: nobody may write to them. fix, when not nil, rewrites each part
+// (it returns its argument, or a changed copy: copy on write).
+func (st *state) conversation(msgs []model.Message, at int, fix func([]model.Message) ([]model.Message, error)) (model.History, []model.Message, error) {
+	if fix == nil {
+		fix = func(m []model.Message) ([]model.Message, error) { return m, nil }
+	}
+	if st.nHistory == 0 {
+		own, err := fix(msgs)
+		return model.History{}, own, err
+	}
+	at = min(at, len(msgs))
+	segs := make([][]model.Message, 0, len(st.history)+1)
+	if at > 0 {
+		head, err := fix(msgs[:at:at])
+		if err != nil {
+			return model.History{}, nil, err
+		}
+		segs = append(segs, head)
+	}
+	for _, run := range st.history {
+		run, err := fix(run)
+		if err != nil {
+			return model.History{}, nil, err
+		}
+		segs = append(segs, run)
+	}
+	own, err := fix(msgs[at:])
+	return model.NewHistory(segs...), own, err
 }
 
 func appendParts(parts []model.Part, t model.PartType, media []run.Media) []model.Part {

@@ -48,11 +48,13 @@ type state struct {
 	unregister func()
 	opts       runOptions
 	out        *run.Output
-	msgs       []model.Message
-	// nHistory counts the history messages in msgs (not stored with the
-	// run); they start at msgs[histAt] (after the system message, if any).
-	// The run's own messages are told apart by place, not by their
-	// from_history flag, which a model handed the list could change.
+	// msgs are the run's own messages (the ones stored with it).
+	msgs []model.Message
+	// history is the earlier runs' messages a model reads before
+	// msgs[histAt] (after the system message, if any), nHistory of them:
+	// the history cache's slices, shared with every request (see
+	// conversation), never copied into msgs.
+	history          [][]model.Message
 	nHistory, histAt int
 	sink             sink
 	req              model.Request

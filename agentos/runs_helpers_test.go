@@ -36,7 +36,7 @@ type recordingModel struct {
 
 func (m *recordingModel) record(req *model.Request) {
 	m.mu.Lock()
-	m.last = append([]model.Message(nil), req.Messages...)
+	m.last = req.Collect()
 	m.mu.Unlock()
 }
 

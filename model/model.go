@@ -14,7 +14,9 @@ import (
 //
 // A Request's slices are the caller's: an implementation may keep them, and
 // must not modify their elements (an agent's request holds the run's own
-// working messages).
+// working messages, and its History the history cache's). A model reads the
+// conversation with Request.All (History, then Messages), never Messages
+// alone.
 type Model interface {
 	Info() Info
 	Invoke(ctx context.Context, req *Request) (*Response, error)
@@ -43,8 +45,13 @@ type ResponseFormat struct {
 	Strict bool            `json:"strict,omitempty"`
 }
 
-// Request is one call to a model.
+// Request is one call to a model. The conversation is History followed by
+// Messages; read it with All, Backward or Collect.
 type Request struct {
+	// History is the earlier, shared and read-only, part of the
+	// conversation (an agent's system message and history runs).
+	History History
+	// Messages follow History: the caller's own messages of this call.
 	Messages []Message
 	Tools    []ToolSpec
 	// ToolChoice is "", "auto", "none", "required" or a tool name.

@@ -86,8 +86,11 @@ type posModel struct {
 
 func (m *posModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	k := 0
-	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != model.RoleUser; i-- {
-		if req.Messages[i].Role == model.RoleAssistant {
+	for _, msg := range req.Backward() {
+		if msg.Role == model.RoleUser {
+			break
+		}
+		if msg.Role == model.RoleAssistant {
 			k++
 		}
 	}

@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"errors"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,13 +124,13 @@ func (c Content) add(b *attrBuf, key, mimeKey attribute.Key, text, mime string) 
 // the cap, not its size. Each message is in the form the database stores
 // it (its MarshalJSON: no HTML escaping, no second pass through
 // encoding/json to compact what is already compact).
-func (c Content) messagesJSON(msgs []model.Message) string {
+func (c Content) messagesJSON(msgs iter.Seq2[int, model.Message]) string {
 	limit := c.limit()
 	bp := jsonBufs.Get().(*[]byte)
 	b := append((*bp)[:0], '[')
 	total := 1
-	for i := range msgs {
-		raw, err := msgs[i].MarshalJSON()
+	for _, m := range msgs {
+		raw, err := m.MarshalJSON()
 		if err != nil {
 			continue
 		}

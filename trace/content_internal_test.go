@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,7 +27,7 @@ func sampleMessages(text string) []model.Message {
 func TestMessagesJSON_UncappedIsTheStoredForm(t *testing.T) {
 	t.Parallel()
 	msgs := sampleMessages("what is 6*7? é <tag>")
-	got := Content{MaxBytes: 1 << 20}.messagesJSON(msgs)
+	got := Content{MaxBytes: 1 << 20}.messagesJSON(slices.All(msgs))
 	parts := make([]string, len(msgs))
 	for i := range msgs {
 		raw, err := msgs[i].MarshalJSON()
@@ -52,9 +53,9 @@ func TestMessagesJSON_UncappedIsTheStoredForm(t *testing.T) {
 func TestMessagesJSON_CappedSaysTheWholeLength(t *testing.T) {
 	t.Parallel()
 	msgs := sampleMessages(strings.Repeat("é", 300))
-	whole := Content{MaxBytes: 1 << 20}.messagesJSON(msgs)
+	whole := Content{MaxBytes: 1 << 20}.messagesJSON(slices.All(msgs))
 	for _, limit := range []int{1, 2, 3, 10, 100, 601, len(whole) - 1} {
-		got := Content{MaxBytes: limit}.messagesJSON(msgs)
+		got := Content{MaxBytes: limit}.messagesJSON(slices.All(msgs))
 		head, ok := cutMarker(got)
 		if !ok || !strings.HasSuffix(got, " of "+itoa(len(whole))+" bytes]") {
 			t.Errorf("limit %d: %q has no marker with the whole length %d", limit, got, len(whole))
@@ -64,7 +65,7 @@ func TestMessagesJSON_CappedSaysTheWholeLength(t *testing.T) {
 			t.Errorf("limit %d: head %q", limit, head)
 		}
 	}
-	if got := (Content{MaxBytes: len(whole)}).messagesJSON(msgs); got != whole {
+	if got := (Content{MaxBytes: len(whole)}).messagesJSON(slices.All(msgs)); got != whole {
 		t.Errorf("exactly at the cap: %q", got)
 	}
 }
@@ -91,11 +92,11 @@ func FuzzMessagesJSON(f *testing.F) {
 			return
 		}
 		msgs := sampleMessages(text)
-		whole := Content{MaxBytes: 1 << 30}.messagesJSON(msgs)
+		whole := Content{MaxBytes: 1 << 30}.messagesJSON(slices.All(msgs))
 		if !json.Valid([]byte(whole)) {
 			t.Fatalf("invalid JSON %q", whole)
 		}
-		got := Content{MaxBytes: limit}.messagesJSON(msgs)
+		got := Content{MaxBytes: limit}.messagesJSON(slices.All(msgs))
 		if len(whole) <= limit {
 			if got != whole {
 				t.Fatalf("under the cap: %q, want %q", got, whole)

@@ -12,6 +12,8 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/trace"
 )
@@ -161,5 +163,48 @@ func TestContent_ValidateRefusesANegativeCap(t *testing.T) {
 	}
 	if trace.WithContent(nil, trace.Content{}) != nil {
 		t.Error("tracing off became on")
+	}
+}
+
+// TestContent_ChatInputHasTheRequestHistoryFirst: a chat span's input is
+// the whole conversation the model read, Request.History and then
+// Messages, for Invoke and Stream alike.
+func TestContent_ChatInputHasTheRequestHistoryFirst(t *testing.T) {
+	t.Parallel()
+	conv := []model.Message{
+		{Role: model.RoleSystem, Content: "be brief"},
+		{Role: model.RoleUser, Content: "first", FromHistory: true},
+		{Role: model.RoleAssistant, Content: "noted", FromHistory: true},
+		{Role: model.RoleUser, Content: "second"},
+	}
+	req := &model.Request{History: model.NewHistory(conv[:1], conv[1:3]), Messages: conv[3:]}
+	for _, streamed := range []bool{false, true} {
+		tp, exp := recorder()
+		m := trace.Model(scripted.Reply("ok"), tp)
+		if streamed {
+			for _, err := range m.Stream(context.Background(), req) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else if _, err := m.Invoke(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		spans := exp.GetSpans()
+		if len(spans) != 1 {
+			t.Fatalf("spans: %v", names(spans))
+		}
+		in, _ := value(spans[0], "input.value")
+		var msgs []model.Message
+		if err := json.Unmarshal([]byte(in), &msgs); err != nil {
+			t.Fatalf("streamed=%v: input.value %s: %v", streamed, in, err)
+		}
+		var got []string
+		for _, m := range msgs {
+			got = append(got, m.Content)
+		}
+		if fmt.Sprint(got) != "[be brief first noted second]" {
+			t.Errorf("streamed=%v: chat input has %q, want the history then the new message", streamed, got)
+		}
 	}
 }

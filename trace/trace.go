@@ -102,8 +102,8 @@ func (m tracedModel) start(ctx context.Context, req *model.Request) (context.Con
 	}
 	ctx, span := m.tr.Start(ctx, spec.name, spec.opts...)
 	var input string
-	if !m.content.Omit && req != nil && len(req.Messages) > 0 && span.IsRecording() {
-		input = m.content.messagesJSON(req.Messages)
+	if !m.content.Omit && req != nil && req.Len() > 0 && span.IsRecording() {
+		input = m.content.messagesJSON(req.All())
 	}
 	return ctx, span, input
 }

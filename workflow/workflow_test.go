@@ -30,9 +30,9 @@ type recorder struct {
 
 func (r *recorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	r.mu.Lock()
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == model.RoleUser {
-			r.users = append(r.users, req.Messages[i].Content)
+	for _, msg := range req.Backward() {
+		if msg.Role == model.RoleUser {
+			r.users = append(r.users, msg.Content)
 			break
 		}
 	}

@@ -41,13 +41,13 @@ func (a agentryModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 }
 
 func (a agentryModel) decideReq(req *model.Request) (string, bool) {
-	users := 0
-	for i := range req.Messages {
-		if req.Messages[i].Role == model.RoleUser {
+	users, last := 0, false
+	for _, msg := range req.All() {
+		if msg.Role == model.RoleUser {
 			users++
 		}
+		last = msg.Role == model.RoleTool
 	}
-	last := len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == model.RoleTool
 	return a.m.decide(users-1, last)
 }
 

@@ -14,7 +14,7 @@ type probeModel struct {
 }
 
 func (p *probeModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	for _, m := range req.Messages {
+	for _, m := range req.All() {
 		for _, part := range m.Parts {
 			p.seen(part.Data)
 		}

@@ -134,7 +134,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) (requestPlan, erro
 		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: req.ThinkingBudget}
 	}
 
-	system, msgs, err := mapMessages(req.Messages)
+	system, msgs, err := mapMessages(req)
 	if err != nil {
 		return requestPlan{}, err
 	}
@@ -254,14 +254,14 @@ func formatToolName(name string) string {
 // mapMessages returns the system prompt and the conversation. Consecutive tool
 // results become one user message, as the API wants all results of one assistant
 // turn together.
-func mapMessages(in []model.Message) (string, []wireMessage, error) {
+func mapMessages(req *model.Request) (string, []wireMessage, error) {
 	var (
 		system string
 		out    []wireMessage
 		inTool bool // the last wire message holds tool results
 	)
-	for i := range in {
-		msg := &in[i]
+	for i, m := range req.All() {
+		msg := &m
 		switch msg.Role {
 		case model.RoleSystem:
 			system = joinText(system, msg.Content)

@@ -117,7 +117,7 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 	}
 	p := m.cfg.Params.For(req)
 	w := wireRequest{Messages: []message{}}
-	if err := mapMessages(req.Messages, &w); err != nil {
+	if err := mapMessages(req, &w); err != nil {
 		return plan{}, err
 	}
 	ic := inferenceConfig{MaxTokens: p.MaxTokens, Temperature: p.Temperature, TopP: p.TopP, StopSequences: p.Stop}
@@ -211,9 +211,9 @@ func formatToolName(name string) string {
 
 // mapMessages fills system and messages. Converse wants alternating turns, so
 // consecutive tool results share one user message.
-func mapMessages(in []model.Message, w *wireRequest) error {
-	for i := range in {
-		msg := &in[i]
+func mapMessages(req *model.Request, w *wireRequest) error {
+	for i, m := range req.All() {
+		msg := &m
 		switch msg.Role {
 		case model.RoleSystem:
 			for _, t := range texts(msg) {

@@ -110,7 +110,7 @@ func (m *Model) buildRequest(req *model.Request) ([]byte, error) {
 	}
 	p := m.cfg.Params.For(req)
 	w := wireRequest{Contents: []content{}}
-	if err := mapMessages(req.Messages, &w); err != nil {
+	if err := mapMessages(req, &w); err != nil {
 		return nil, err
 	}
 	names := map[string]bool{}
@@ -186,11 +186,11 @@ func isZero(g generationConfig) bool {
 // mapMessages turns the conversation into contents: system messages become
 // the systemInstruction, consecutive tool results one user turn of
 // functionResponse parts.
-func mapMessages(msgs []model.Message, w *wireRequest) error {
+func mapMessages(req *model.Request, w *wireRequest) error {
 	callNames := map[string]string{} // call id → function name, for results without ToolName
 	var system []part
-	for i := range msgs {
-		msg := &msgs[i]
+	for i, m := range req.All() {
+		msg := &m
 		switch msg.Role {
 		case model.RoleSystem:
 			for _, t := range textsOf(msg) {

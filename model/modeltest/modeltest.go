@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -267,6 +268,16 @@ func Run(t *testing.T, p Provider) {
 			t.Fatal("the server still holds the request 10s after the caller broke out of the stream")
 		}
 	})
+	for _, streamed := range []bool{false, true} {
+		mode := "Invoke"
+		if streamed {
+			mode = "Stream"
+		}
+		t.Run(mode+"/HistoryReachesTheWireInOrder", func(t *testing.T) {
+			t.Parallel()
+			checkHistory(t, p, streamed)
+		})
+	}
 	t.Run("Invoke/ContextCancelledBeforeCall", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, p, Text)
@@ -277,6 +288,74 @@ func Run(t *testing.T, p Provider) {
 			t.Fatalf("error %v, want context.Canceled", err)
 		}
 	})
+}
+
+// HistoryConversation is the conversation of the history check: a system
+// message, an earlier turn with a tool call (and an image), then the new
+// user message. Each message's text carries a marker, [h0] to [m5], in the
+// order the messages are sent.
+func HistoryConversation() []model.Message {
+	return []model.Message{
+		{Role: model.RoleSystem, Content: "You are terse. [h0]"},
+		{Role: model.RoleUser, Content: "What is the weather in Paris? [h1]", FromHistory: true,
+			Parts: []model.Part{{Type: model.PartImage, Data: []byte("\x89PNG\r\n\x1a\nfixture"), MIMEType: "image/png"}}},
+		{Role: model.RoleAssistant, Content: "Let me check. [h2]", FromHistory: true,
+			ToolCalls: []model.ToolCall{{ID: "call_h2", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+		{Role: model.RoleTool, ToolCallID: "call_h2", ToolName: "get_weather", Content: "Sunny, 21C [h3]", FromHistory: true},
+		{Role: model.RoleAssistant, Content: "It is sunny in Paris. [h4]", FromHistory: true},
+		{Role: model.RoleUser, Content: "And in Lyon? [m5]"},
+	}
+}
+
+// HistoryRequest is HistoryConversation as an agent sends it: the system
+// message and the earlier turn in History (three segments), the new user
+// message in Messages.
+func HistoryRequest(conv []model.Message) *model.Request {
+	return &model.Request{
+		History:  model.NewHistory(conv[0:1], conv[1:3], conv[3:5]),
+		Messages: conv[5:],
+		Tools:    []model.ToolSpec{WeatherTool},
+	}
+}
+
+// checkHistory sends HistoryConversation twice with its history in
+// Request.History and once all in Messages: the three bodies must be the
+// same, carry the markers (the turns' in order), and the history must come
+// back unchanged.
+func checkHistory(t *testing.T, p Provider, streamed bool) {
+	srv := serve(t, p, Text)
+	m := p.New(t, srv.URL)
+	conv := HistoryConversation()
+	split := HistoryRequest(conv)
+	flat := &model.Request{Messages: HistoryConversation(), Tools: []model.ToolSpec{WeatherTool}}
+	for _, req := range []*model.Request{flat, split, split} {
+		_, _, err := call(t, m, req, streamed)
+		mustOK(t, err)
+	}
+	bodies := srv.bodies()
+	if len(bodies) != 3 {
+		t.Fatalf("the server saw %d requests, want 3", len(bodies))
+	}
+	if !bytes.Equal(bodies[1], bodies[0]) {
+		t.Errorf("a request with its history in Request.History sent\n%s\nwhile the same conversation in Messages sent\n%s", bodies[1], bodies[0])
+	}
+	if !bytes.Equal(bodies[2], bodies[1]) {
+		t.Errorf("the same request sent twice gave two bodies:\n%s\n%s", bodies[1], bodies[2])
+	}
+	if !bytes.Contains(bodies[1], []byte("[h0]")) {
+		t.Errorf("the system message (in History) is missing from the body:\n%s", bodies[1])
+	}
+	at := 0 // the system prompt may have a field of its own; the turns are in order
+	for _, marker := range []string{"[h1]", "[h2]", "[h3]", "[h4]", "[m5]"} {
+		i := bytes.Index(bodies[1][at:], []byte(marker))
+		if i < 0 {
+			t.Fatalf("marker %s is missing from the body, or out of order:\n%s", marker, bodies[1])
+		}
+		at += i + len(marker)
+	}
+	if !reflect.DeepEqual(conv, HistoryConversation()) {
+		t.Errorf("the model changed the messages of the request it was handed:\n got %+v\nwant %+v", conv, HistoryConversation())
+	}
 }
 
 func mustOK(t *testing.T, err error) {
@@ -339,6 +418,8 @@ func call(t *testing.T, m model.Model, req *model.Request, streamed bool) (*mode
 // server is a loopback API answering every request with one scenario.
 type server struct {
 	*httptest.Server
+	mu   sync.Mutex
+	seen [][]byte // request bodies, in arrival order
 	// gone is closed once a hanging request's client has gone away.
 	gone     chan struct{}
 	goneOnce sync.Once
@@ -354,6 +435,9 @@ func serve(t *testing.T, p Provider, s Scenario) *server {
 			t.Errorf("reading request body: %v", err)
 			return
 		}
+		srv.mu.Lock()
+		srv.seen = append(srv.seen, body)
+		srv.mu.Unlock()
 		rep := p.Reply(t, s, r, body)
 		for k, vs := range rep.Header {
 			for _, v := range vs {
@@ -385,6 +469,13 @@ func serve(t *testing.T, p Provider, s Scenario) *server {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(stop) })
 	return srv
+}
+
+// bodies returns the request bodies the server has read.
+func (srv *server) bodies() [][]byte {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return slices.Clone(srv.seen)
 }
 
 // SSE renders server-sent events: each payload becomes "data: …\n\n", or

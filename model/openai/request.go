@@ -120,7 +120,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 	}
 	body := chatRequest{
 		Model:               m.info.ID,
-		Messages:            make([]chatMessage, 0, len(req.Messages)),
+		Messages:            make([]chatMessage, 0, req.Len()),
 		Temperature:         p.Temperature,
 		TopP:                p.TopP,
 		MaxCompletionTokens: p.MaxTokens,
@@ -130,8 +130,8 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		FrequencyPenalty:    p.FrequencyPenalty,
 		ReasoningEffort:     p.ReasoningEffort,
 	}
-	for i := range req.Messages {
-		msg, err := mapMessage(&req.Messages[i])
+	for i, m := range req.All() {
+		msg, err := mapMessage(&m)
 		if err != nil {
 			return nil, fmt.Errorf("openai: message %d: %w", i, err)
 		}

@@ -285,25 +285,22 @@ func (m *Model) Info() model.Info { return m.info }
 
 // pick returns the turn for req and its position k.
 func (m *Model) pick(req *model.Request) (*prepared, int, error) {
-	last := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == model.RoleUser {
-			last = i
+	// k counts the assistant messages after the last user message.
+	k := 0
+	var user string
+	for _, msg := range req.Backward() {
+		if msg.Role == model.RoleUser {
+			if m.hasMatch {
+				user = strings.ToLower(userText(&msg))
+			}
 			break
 		}
-	}
-	k := 0
-	for i := last + 1; i < len(req.Messages); i++ {
-		if req.Messages[i].Role == model.RoleAssistant {
+		if msg.Role == model.RoleAssistant {
 			k++
 		}
 	}
 	var applicable []int
 	if m.hasMatch {
-		var user string
-		if last >= 0 {
-			user = strings.ToLower(userText(&req.Messages[last]))
-		}
 		for i := range m.turns {
 			if mt := m.turns[i].match; mt == "" || strings.Contains(user, mt) {
 				applicable = append(applicable, i)
@@ -352,8 +349,7 @@ func userText(msg *model.Message) string {
 
 func inputTokens(req *model.Request) int {
 	n := 0
-	for i := range req.Messages {
-		msg := &req.Messages[i]
+	for _, msg := range req.All() {
 		n += tokens(msg.Content) + 4
 		for _, p := range msg.Parts {
 			n += tokens(p.Text)

@@ -3,6 +3,7 @@ package scripted
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,5 +259,54 @@ func TestLoad_DemoScript(t *testing.T) {
 	resp, err = m.Invoke(context.Background(), &model.Request{Messages: []model.Message{user("hi")}})
 	if err != nil || !strings.HasPrefix(resp.Message.Content, "Hello!") {
 		t.Fatalf("%+v %v", resp, err)
+	}
+}
+
+// The scripted model reads a request's History before its Messages: the
+// turn is picked (by position and by Match) and the input tokens counted
+// over the whole conversation, as if it all were in Messages, and the
+// shared history is left as it was.
+func TestStream_ReadsHistoryBeforeMessages(t *testing.T) {
+	t.Parallel()
+	m := MustNew(Config{Turns: []Turn{
+		{Match: "paris", Content: "first paris answer"},
+		{Match: "paris", Content: "second paris answer"},
+		{Content: "no match"},
+	}})
+	conv := func() []model.Message {
+		return []model.Message{
+			{Role: model.RoleSystem, Content: "be brief"},
+			user("weather in Lyon?"),
+			{Role: model.RoleAssistant, Content: "no match"},
+			user("and in Paris?"),
+			{Role: model.RoleAssistant, Content: "first paris answer"},
+		}
+	}
+	for _, split := range []int{0, 1, 3, 4, 5} {
+		c := conv()
+		flat, _, err := drain(t, m, &model.Request{Messages: conv()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{History: model.NewHistory(nil, c[:0]), Messages: c}
+		if split > 0 {
+			req = &model.Request{History: model.NewHistory(c[:1], nil, c[1:split]), Messages: c[split:]}
+		}
+		got, _, err := drain(t, m, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Message.Content != "second paris answer" || got.Message.Content != flat.Message.Content {
+			t.Errorf("history up to %d: answer %q, want %q (as with all in Messages)", split, got.Message.Content, flat.Message.Content)
+		}
+		if got.Usage != flat.Usage {
+			t.Errorf("history up to %d: usage %+v, want %+v", split, got.Usage, flat.Usage)
+		}
+		if inv, err := m.Invoke(context.Background(), req); err != nil || inv.Message.Content != got.Message.Content {
+			t.Errorf("history up to %d: Invoke %+v %v", split, inv, err)
+		}
+		if fmt.Sprint(c) != fmt.Sprint(conv()) {
+			t.Errorf("history up to %d: the model changed the request's messages: %+v", split, c)
+		}
 	}
 }

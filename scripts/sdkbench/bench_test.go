@@ -66,7 +66,7 @@ func BenchmarkTurn_OpenAI_HandWritten(b *testing.B) {
 func openaiSDKTurn(ctx context.Context, c openaisdk.Client, req *model.Request) (*model.Response, error) {
 	params := openaisdk.ChatCompletionNewParams{Model: "gpt-4o-mini"}
 	params.StreamOptions.IncludeUsage = openaisdk.Bool(true)
-	for _, m := range req.Messages {
+	for _, m := range req.All() {
 		switch m.Role {
 		case model.RoleSystem:
 			params.Messages = append(params.Messages, openaisdk.SystemMessage(m.Content))
@@ -145,7 +145,7 @@ func BenchmarkTurn_Anthropic_HandWritten(b *testing.B) {
 
 func anthropicSDKTurn(ctx context.Context, c anthropicsdk.Client, req *model.Request) (*model.Response, error) {
 	params := anthropicsdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 4096}
-	for _, m := range req.Messages {
+	for _, m := range req.All() {
 		switch m.Role {
 		case model.RoleSystem:
 			params.System = append(params.System, anthropicsdk.TextBlockParam{Text: m.Content})

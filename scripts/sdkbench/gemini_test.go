@@ -51,7 +51,7 @@ func BenchmarkTurn_Gemini_HandWritten(b *testing.B) {
 func geminiSDKTurn(ctx context.Context, c *genai.Client, req *model.Request) (*model.Response, error) {
 	cfg := &genai.GenerateContentConfig{}
 	var contents []*genai.Content
-	for _, m := range req.Messages {
+	for _, m := range req.All() {
 		switch m.Role {
 		case model.RoleSystem:
 			cfg.SystemInstruction = genai.NewContentFromText(m.Content, genai.RoleUser)

@@ -99,8 +99,8 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		// Stateless turns: reasoning comes back encrypted and is replayed.
 		w.Include = []string{"reasoning.encrypted_content"}
 	}
-	for i := range req.Messages {
-		items, err := mapMessage(&req.Messages[i])
+	for i, m := range req.All() {
+		items, err := mapMessage(&m)
 		if err != nil {
 			return nil, fmt.Errorf("responses: message %d: %w", i, err)
 		}
