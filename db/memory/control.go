@@ -143,7 +143,7 @@ func (d *Driver) RunsCreatedIn(ctx context.Context, from, to int64, after db.Run
 	})
 	out := make([]db.Run, 0, min(limit, len(match)))
 	for _, r := range match[:min(limit, len(match))] {
-		out = append(out, *viewRun(r))
+		out = append(out, viewRunValue(r))
 	}
 	return out, nil
 }

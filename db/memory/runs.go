@@ -219,7 +219,7 @@ func (d *Driver) GetRuns(ctx context.Context, f db.RunFilter) ([]db.Run, int, er
 	}
 	out := []db.Run{}
 	for _, r := range page(match, f.Limit, f.Page) {
-		out = append(out, *viewRun(r))
+		out = append(out, viewRunValue(r))
 	}
 	return out, total, nil
 }
@@ -432,7 +432,7 @@ func (d *Driver) FirstRuns(ctx context.Context, sessionIDs []string) (map[string
 			}
 		}
 		if first != nil {
-			out[id] = *viewRun(first)
+			out[id] = viewRunValue(first)
 		}
 	}
 	return out, nil

@@ -36,7 +36,8 @@ func sessionToStore(ctx context.Context, in *db.Session) (*db.Session, error) {
 	if in == nil || in.SessionID == "" {
 		return nil, fmt.Errorf("%w: session_id is required", db.ErrInvalidRecord)
 	}
-	s := cloneSession(in)
+	cp := *in // the JSON columns are checked and copied below
+	s := &cp
 	s.UserID = writer(ctx, in.UserID)
 	for _, c := range []struct {
 		name string

@@ -213,6 +213,30 @@ func TestSessions_NoAliasing(t *testing.T) {
 	}
 }
 
+// A read copies the session's JSON columns in one block; appending to one
+// column must not write into the next.
+func TestGetSession_AppendToAColumnKeepsTheOthers(t *testing.T) {
+	t.Parallel()
+	d := newDB(t)
+	ctx := context.Background()
+	in := session("s", "")
+	in.SessionData = json.RawMessage(`{"session_name":"n"}`)
+	in.AgentData = json.RawMessage(`{"name":"a"}`)
+	in.Metadata = json.RawMessage(`{"k":1}`)
+	mustSession(t, ctx, d, in)
+	got, err := d.GetSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := append(got.SessionData, `XXXXXXXX`...)
+	if string(got.AgentData) != `{"name":"a"}` || string(got.Metadata) != `{"k":1}` {
+		t.Fatalf("append to session_data wrote into the next column: agent_data %s, metadata %s (grown %s)", got.AgentData, got.Metadata, grown)
+	}
+	if got.TeamData != nil || got.WorkflowData != nil || got.Summary != nil {
+		t.Fatalf("NULL columns read back as %q %q %q", got.TeamData, got.WorkflowData, got.Summary)
+	}
+}
+
 func TestDriver_ClosedAndCancelled(t *testing.T) {
 	t.Parallel()
 	d := memory.New()
