@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -113,11 +114,39 @@ func (st *state) sessionToSave() (*db.Session, error) {
 		s.SessionData = b
 	}
 	if old := st.session; old != nil && old.UpdatedAt == time.Now().Unix() && old.UserID == s.UserID &&
-		bytes.Equal(old.SessionData, s.SessionData) && bytes.Equal(old.AgentData, s.AgentData) && bytes.Equal(old.TeamData, s.TeamData) &&
-		bytes.Equal(old.Summary, s.Summary) &&
+		sameJSON(old.SessionData, s.SessionData) && sameJSON(old.AgentData, s.AgentData) && sameJSON(old.TeamData, s.TeamData) &&
+		sameJSON(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
 		return nil, nil
 	}
 	return &s, nil
+}
+
+// sameJSON reports whether two JSON columns hold the same value: the same
+// bytes, or, when they differ, the same decoded value. A column read back
+// from Postgres's JSONB is normalised (spaces, key order), so comparing
+// bytes alone would rewrite an unchanged session row on every turn there.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	x, errX := decodeNumbers(a)
+	y, errY := decodeNumbers(b)
+	return errX == nil && errY == nil && reflect.DeepEqual(x, y)
+}
+
+// decodeNumbers decodes b with numbers kept as written (json.Number), so
+// two integers beyond float64's precision never compare equal.
+func decodeNumbers(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
