@@ -37,9 +37,18 @@ func testCfg() queue.Config {
 
 func openQueue(t *testing.T, d *db.DB, cfg queue.Config, h queue.Handler) *queue.Queue {
 	t.Helper()
+	return openQueueWith(t, d, cfg, h, nil)
+}
+
+// openQueueWith is openQueue with setup called between Open and Start.
+func openQueueWith(t *testing.T, d *db.DB, cfg queue.Config, h queue.Handler, setup func(*queue.Queue)) *queue.Queue {
+	t.Helper()
 	q, err := queue.Open(context.Background(), d, cfg, h)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(q)
 	}
 	if err := q.Start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -115,20 +115,7 @@ func TestTakeover_RunMoveDoesNotOverwriteTheNextAttempt(t *testing.T) {
 			return done
 		}
 		open := func(cfg queue.Config, h queue.Handler) *queue.Queue {
-			q, err := queue.Open(context.Background(), d, cfg, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q.OnRunStatusRead(hold)
-			if err := q.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				q.Stop(ctx)
-			})
-			return q
+			return openQueueWith(t, d, cfg, h, func(q *queue.Queue) { q.OnRunStatusRead(hold) })
 		}
 
 		cfg := testCfg()

@@ -216,35 +216,33 @@ func (r *argReader) value(d *argDecoder, p unsafe.Pointer) bool {
 		if err != nil {
 			return false
 		}
-		switch d.bits {
-		case 8:
-			*(*int8)(p) = int8(n)
-		case 16:
-			*(*int16)(p) = int16(n)
-		case 32:
-			*(*int32)(p) = int32(n)
-		default:
-			*(*int64)(p) = n
-		}
+		storeBits(p, d.bits, uint64(n))
 		return true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, err := strconv.ParseUint(num, 10, d.bits)
 		if err != nil {
 			return false
 		}
-		switch d.bits {
-		case 8:
-			*(*uint8)(p) = uint8(n)
-		case 16:
-			*(*uint16)(p) = uint16(n)
-		case 32:
-			*(*uint32)(p) = uint32(n)
-		default:
-			*(*uint64)(p) = n
-		}
+		storeBits(p, d.bits, n)
 		return true
 	}
 	return false
+}
+
+// storeBits stores the low bits bits of n at p: an integer of that width,
+// signed or not (a signed value parsed to fit its width has the same low
+// bits as its two's complement in a uint64).
+func storeBits(p unsafe.Pointer, bits int, n uint64) {
+	switch bits {
+	case 8:
+		*(*uint8)(p) = uint8(n)
+	case 16:
+		*(*uint16)(p) = uint16(n)
+	case 32:
+		*(*uint32)(p) = uint32(n)
+	default:
+		*(*uint64)(p) = n
+	}
 }
 
 func (r *argReader) object(d *argDecoder, p unsafe.Pointer) bool {

@@ -23,21 +23,8 @@ const (
 // session, 1: a run). Only a tie on run_index costs a second statement
 // (historyWithTies).
 func (s *Store) SessionHistory(ctx context.Context, hq db.HistoryQuery) (*db.Session, []db.Run, error) {
-	sw := &where{}
-	sw.add("session_id = ?", hq.SessionID)
-	if u, ok := db.UserScope(ctx); ok {
-		sw.eq("user_id", u)
-	}
-	w := s.historyWhere(ctx, hq)
+	sw, w, open, mid, end := s.sessionHistoryFrame(ctx, hq)
 	cols, colArgs := s.historyCols(hq.Cached)
-	// SQLite takes no parenthesised UNION member, so the runs arm is a
-	// derived table there. Postgres types a derived table's NULLs as text
-	// (no match for jsonb) and MariaDB refuses its repeated NULL column
-	// names; parenthesised members let both type the NULLs from the other arm.
-	open, mid, end := "(", ") UNION ALL (", ")"
-	if s.d.Name == "sqlite" {
-		open, mid, end = "", " UNION ALL SELECT * FROM (", ") h"
-	}
 	sws, ws, from := sw.String(), w.String(), s.runsOnSessionIndex()
 	var b strings.Builder // one allocation: the statement is built per turn
 	b.Grow(len(sessionCols) + len(cols) + len(s.sessions) + len(from) + len(sws) + len(ws) + 8*(nRunCols+nSessionCols) + 128)
@@ -190,4 +177,24 @@ func assignCell(dest, src any) error {
 		return fmt.Errorf("unsupported destination %T", dest)
 	}
 	return nil
+}
+
+// sessionHistoryFrame is what SessionHistory and SessionHistoryRefs build
+// their UNION ALL of a session row and its history runs from: the session
+// arm's and the runs arm's conditions, and how the dialect opens, joins and
+// closes the two arms. SQLite takes no parenthesised UNION member, so the
+// runs arm is a derived table there. Postgres types a derived table's NULLs
+// as text (no match for jsonb) and MariaDB refuses its repeated NULL column
+// names; parenthesised members let both type the NULLs from the other arm.
+func (s *Store) sessionHistoryFrame(ctx context.Context, hq db.HistoryQuery) (sw, w *where, open, mid, end string) {
+	sw = &where{}
+	sw.add("session_id = ?", hq.SessionID)
+	if u, ok := db.UserScope(ctx); ok {
+		sw.eq("user_id", u)
+	}
+	w = s.historyWhere(ctx, hq)
+	if s.d.Name == "sqlite" {
+		return sw, w, "", " UNION ALL SELECT * FROM (", ") h"
+	}
+	return sw, w, "(", ") UNION ALL (", ")"
 }

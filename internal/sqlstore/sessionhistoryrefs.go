@@ -22,17 +22,8 @@ var _ db.SessionHistoryRefReader = (*Store)(nil)
 // tie or NULL run_index, a run_data that does not decode) it answers from
 // SessionHistory, which handles those cases.
 func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
-	sw := &where{}
-	sw.add("session_id = ?", hq.SessionID)
-	if u, ok := db.UserScope(ctx); ok {
-		sw.eq("user_id", u)
-	}
-	w := s.historyWhere(ctx, hq)
+	sw, w, open, mid, end := s.sessionHistoryFrame(ctx, hq)
 	data, dataArgs := s.historyRunData(hq.Cached)
-	open, mid, end := "(", ") UNION ALL (", ")"
-	if s.d.Name == "sqlite" {
-		open, mid, end = "", " UNION ALL SELECT * FROM (", ") h"
-	}
 	sws, ws, from := sw.String(), w.String(), s.runsOnSessionIndex()
 	var b strings.Builder
 	b.Grow(len(sessionCols) + len(data) + len(s.sessions) + len(from) + len(sws) + len(ws) + 160)
