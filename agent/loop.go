@@ -200,7 +200,7 @@ func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response
 		st.yieldChunk = st.onChunk
 	}
 	st.call = modelStream{begin: time.Now()}
-	m.Stream(st.ctx, req)(st.yieldChunk)
+	m.Stream(st.ctx, req.For(m))(st.yieldChunk)
 	s := &st.call
 	if s.err != nil {
 		return nil, s.started, s.err
@@ -283,7 +283,7 @@ func (st *state) reason() bool {
 	var req model.Request
 	req.History, req.Messages, _ = st.conversation(st.msgs, st.histAt, nil)
 	var acc model.Accumulator
-	for c, err := range st.p.reasoning.Stream(st.ctx, &req) {
+	for c, err := range st.p.reasoning.Stream(st.ctx, req.For(st.p.reasoning)) {
 		if err != nil {
 			st.finishErr(fmt.Errorf("reasoning model: %w", err))
 			return false

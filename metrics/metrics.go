@@ -235,3 +235,6 @@ func (mm meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 		}
 	}
 }
+
+// ReadsHistory answers for the wrapped model (model.HistoryReader).
+func (mm meteredModel) ReadsHistory() bool { return model.ReadsHistory(mm.next) }

@@ -116,3 +116,31 @@ func (r *Request) Backward() iter.Seq2[int, Message] {
 func (r *Request) Collect() []Message {
 	return append(r.History.appendTo(make([]Message, 0, r.Len())), r.Messages...)
 }
+
+// HistoryReader is implemented by a Model that reads a Request's History
+// (through All, Backward or Collect); every provider of this module does.
+// A model without it (one written to read Messages alone) is given the
+// request with its History copied into Messages (see For), so it never
+// misses the earlier conversation. A wrapper model answers for the model
+// it wraps.
+type HistoryReader interface {
+	ReadsHistory() bool
+}
+
+// ReadsHistory reports whether m reads a Request's History.
+func ReadsHistory(m Model) bool {
+	h, ok := m.(HistoryReader)
+	return ok && h.ReadsHistory()
+}
+
+// For returns the request as model m is to read it: r itself when m reads
+// History or r has none; otherwise a copy of r whose Messages are the whole
+// conversation (Collect) and whose History is empty.
+func (r *Request) For(m Model) *Request {
+	if r.History.Len() == 0 || ReadsHistory(m) {
+		return r
+	}
+	c := *r
+	c.Messages, c.History = r.Collect(), History{}
+	return &c
+}

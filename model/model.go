@@ -14,9 +14,10 @@ import (
 //
 // A Request's slices are the caller's: an implementation may keep them, and
 // must not modify their elements (an agent's request holds the run's own
-// working messages, and its History the history cache's). A model reads the
-// conversation with Request.All (History, then Messages), never Messages
-// alone.
+// working messages, and its History the history cache's). A model that
+// implements HistoryReader reads the conversation with Request.All (History,
+// then Messages); a model that does not is sent requests with an empty
+// History and the whole conversation in Messages (Request.For).
 type Model interface {
 	Info() Info
 	Invoke(ctx context.Context, req *Request) (*Response, error)

@@ -132,3 +132,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// ReadsHistory answers for the wrapped model (model.HistoryReader).
+func (r *retrying) ReadsHistory() bool { return ReadsHistory(r.next) }

@@ -370,3 +370,6 @@ func (e runEnd) end(span oteltrace.Span, out *run.Output, err error) {
 	}
 	span.End()
 }
+
+// ReadsHistory answers for the wrapped model (model.HistoryReader).
+func (m tracedModel) ReadsHistory() bool { return model.ReadsHistory(m.next) }

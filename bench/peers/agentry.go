@@ -40,6 +40,10 @@ func (a agentryModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 	}
 }
 
+// ReadsHistory: the mock reads the whole request through All
+// (model.HistoryReader), as Agentry's providers do.
+func (a agentryModel) ReadsHistory() bool { return true }
+
 func (a agentryModel) decideReq(req *model.Request) (string, bool) {
 	users, last := 0, false
 	for _, msg := range req.All() {

@@ -287,3 +287,7 @@ func streamError(typ, msg string) *model.ProviderError {
 	}
 	return e
 }
+
+// ReadsHistory reports that the model reads a request's History
+// (model.HistoryReader): the agent shares its history without a copy.
+func (m *Model) ReadsHistory() bool { return true }

@@ -280,3 +280,7 @@ func exceptionKind(typ string) error {
 	}
 	return nil
 }
+
+// ReadsHistory reports that the model reads a request's History
+// (model.HistoryReader): the agent shares its history without a copy.
+func (m *Model) ReadsHistory() bool { return true }

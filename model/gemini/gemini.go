@@ -288,3 +288,7 @@ func errorMessage(raw []byte, status int) string {
 func streamError(e *wireError) *model.ProviderError {
 	return model.ClassifyHTTP(providerName, e.Code, nil, e.String())
 }
+
+// ReadsHistory reports that the model reads a request's History
+// (model.HistoryReader): the agent shares its history without a copy.
+func (m *Model) ReadsHistory() bool { return true }

@@ -325,6 +325,11 @@ func HistoryRequest(conv []model.Message) *model.Request {
 func checkHistory(t *testing.T, p Provider, streamed bool) {
 	srv := serve(t, p, Text)
 	m := p.New(t, srv.URL)
+	if !model.ReadsHistory(m) {
+		// It would still be correct (the agent copies the history into
+		// Messages for it) but pay that copy on every call.
+		t.Errorf("%T does not implement model.HistoryReader", m)
+	}
 	conv := HistoryConversation()
 	split := HistoryRequest(conv)
 	flat := &model.Request{Messages: HistoryConversation(), Tools: []model.ToolSpec{WeatherTool}}

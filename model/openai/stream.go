@@ -276,3 +276,7 @@ func responseChunk(r *model.Response) *model.Chunk {
 	}
 	return c
 }
+
+// ReadsHistory reports that the model reads a request's History
+// (model.HistoryReader): the agent shares its history without a copy.
+func (m *Model) ReadsHistory() bool { return true }

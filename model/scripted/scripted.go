@@ -492,3 +492,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// ReadsHistory reports that the model reads a request's History
+// (model.HistoryReader): the agent shares its history without a copy.
+func (m *Model) ReadsHistory() bool { return true }

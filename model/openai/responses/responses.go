@@ -257,3 +257,7 @@ func (m *Model) streamError(e *wireError) *model.ProviderError {
 	}
 	return pe
 }
+
+// ReadsHistory reports that the model reads a request's History
+// (model.HistoryReader): the agent shares its history without a copy.
+func (m *Model) ReadsHistory() bool { return true }
