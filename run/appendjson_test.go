@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
@@ -152,4 +154,35 @@ func FuzzAppendPlainOutput(f *testing.F) {
 		}
 		diffPlain(t, "built", &o)
 	})
+}
+
+// TestAppendPlainOutput_KnowsEveryField fails when a type the plain encoder
+// writes gains a field: appendPlainOutput must then write it, or plainOutput
+// refuse runs that set it, or the field would not be stored.
+func TestAppendPlainOutput_KnowsEveryField(t *testing.T) {
+	for _, c := range []struct {
+		v      any
+		fields string
+	}{
+		{run.Output{}, "RunID AgentID AgentName TeamID TeamName WorkflowID WorkflowName SessionID ParentRunID UserID Input Content ContentType " +
+			"Model ModelProvider Messages Tools Metrics ReasoningContent ReasoningSteps ReasoningMessages Images Videos Audio Files ResponseAudio " +
+			"Citations References Metadata SessionState Events Requirements MemberResponses StepResults StepExecutorRuns StepRequirements " +
+			"PausedStepIndex PausedStepName PauseKind ErrorRequirements Status CreatedAt UpdatedAt Extra"},
+		{run.Input{}, "InputContent Images Videos Audio Files Extra bare rawBare"},
+		{run.Metrics{}, "Usage Duration TimeToFirstToken StartTime EndTime Details Steps Extra"},
+		{run.ModelMetrics{}, "ID Provider Usage Extra"},
+		{model.Usage{}, "InputTokens OutputTokens TotalTokens CacheReadTokens CacheWriteTokens ReasoningTokens Cost Duration TimeToFirstToken"},
+		{model.MessageMetrics{}, "Usage Extra"},
+		{model.Message{}, "ID Role Content Parts ToolCalls ToolCallID ToolName ToolArgs ToolCallError ReasoningContent Thinking ProviderData " +
+			"FromHistory Metrics CreatedAt Extra"},
+	} {
+		typ := reflect.TypeOf(c.v)
+		var names []string
+		for i := range typ.NumField() {
+			names = append(names, typ.Field(i).Name)
+		}
+		if got := strings.Join(names, " "); got != c.fields {
+			t.Errorf("%s has fields\n%s\nappendPlainOutput knows\n%s", typ, got, c.fields)
+		}
+	}
 }
