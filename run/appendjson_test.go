@@ -3,9 +3,11 @@ package run_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
@@ -184,5 +186,46 @@ func TestAppendPlainOutput_KnowsEveryField(t *testing.T) {
 		if got := strings.Join(names, " "); got != c.fields {
 			t.Errorf("%s has fields\n%s\nappendPlainOutput knows\n%s", typ, got, c.fields)
 		}
+	}
+}
+
+// TestAppendPlainOutput_Concurrent: runs encoded at once through the pooled
+// scratch buffers each get their own bytes (run with -race).
+func TestAppendPlainOutput_Concurrent(t *testing.T) {
+	runs := conversationRuns()
+	want := make([][]byte, len(runs))
+	for i, o := range runs {
+		b, err := run.EncodeReflect(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(runs))
+	held := make([][][]byte, len(runs))
+	for i, o := range runs {
+		wg.Go(func() {
+			for range 50 {
+				b, err := o.MarshalJSON()
+				if err != nil || !bytes.Equal(b, want[i]) {
+					errs <- fmt.Sprintf("run %d: got %s (%v)", i, b, err)
+					return
+				}
+				held[i] = append(held[i], b)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for i := range held { // no later encoding wrote into bytes returned
+		for _, b := range held[i] {
+			if !bytes.Equal(b, want[i]) {
+				t.Fatalf("run %d: bytes changed after return: %s", i, b)
+			}
+		}
+	}
+	for e := range errs {
+		t.Error(e)
 	}
 }
