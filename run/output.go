@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 	"unsafe"
@@ -113,6 +114,26 @@ type output Output
 // workflow run's input is written as the bare input value, as Agno's
 // WorkflowRunOutput stores it, unless it carries media.
 func (o Output) MarshalJSON() ([]byte, error) {
+	// The runs an agent stores each turn skip reflection (appendjson.go).
+	scratch := scratchBufs.Get().(*[]byte)
+	b, ok := appendPlainOutput((*scratch)[:0], &o)
+	var out []byte
+	if ok {
+		out = bytes.Clone(b)
+	}
+	if cap(b) <= 64<<10 { // a huge run's buffer is not kept
+		*scratch = b[:0]
+		scratchBufs.Put(scratch)
+	}
+	if ok {
+		return out, nil
+	}
+	return o.marshalReflect()
+}
+
+// marshalReflect is MarshalJSON through encoding/json: every run, and the
+// reference appendPlainOutput is tested against.
+func (o Output) marshalReflect() ([]byte, error) {
 	if o.Input != nil && !o.Input.bare && o.Type() == TypeWorkflow && o.Input.storedBare() {
 		in := *o.Input
 		in.bare = true
@@ -136,6 +157,10 @@ func (o Output) MarshalJSON() ([]byte, error) {
 }
 
 var outputJSONs = sync.Pool{New: func() any { return new(outputJSON) }}
+
+// scratchBufs hold appendPlainOutput's output until it is copied out at its
+// size (a stored run keeps its bytes: no spare capacity).
+var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // outputJSON is how an Output is written. Its lists are written through
 // copies without JSON methods when no element has Extra: encoding/json scans
