@@ -21,7 +21,9 @@ type messagesOnlyModel struct {
 	sent [][]string
 }
 
-func (m *messagesOnlyModel) Info() model.Info { return model.Info{ID: "messages-only", Provider: "test"} }
+func (m *messagesOnlyModel) Info() model.Info {
+	return model.Info{ID: "messages-only", Provider: "test"}
+}
 
 func (m *messagesOnlyModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
 	var acc model.Accumulator
