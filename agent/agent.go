@@ -133,10 +133,10 @@ func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, 
 }
 
 func (a *Agent) loadRun(ctx context.Context, runID string) (*run.Output, error) {
-	if a.cfg.DB == nil {
+	if a.conf().DB == nil {
 		return nil, errors.New("agent: continuing a run by id needs Config.DB; pass the paused *run.Output instead")
 	}
-	row, err := a.cfg.DB.GetRun(ctx, runID)
+	row, err := a.conf().DB.GetRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("agent: load run %s: %w", runID, err)
 	}

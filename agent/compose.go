@@ -168,7 +168,7 @@ func (st *state) pauseForTools(pcs []pendingCall) bool {
 
 // iterationStarted begins the next iteration of an iterating run.
 func (st *state) iterationStarted() {
-	it := st.a.cfg.Iterate
+	it := st.a.conf().Iterate
 	if it == nil {
 		return
 	}
@@ -182,7 +182,7 @@ func (st *state) iterationStarted() {
 // answered; if so the next user message is added and the next iteration
 // begins.
 func (st *state) iterateAgain(answer string) bool {
-	it := st.a.cfg.Iterate
+	it := st.a.conf().Iterate
 	if it == nil || it.Completed == nil || st.ctx.Err() != nil {
 		return false
 	}

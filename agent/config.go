@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/media"
@@ -249,7 +250,7 @@ type ToolProvider interface {
 // processes). The agent must not run afterwards.
 func (a *Agent) Close() error {
 	var errs []error
-	for _, tp := range a.cfg.ToolProviders {
+	for _, tp := range a.conf().ToolProviders {
 		if c, ok := tp.(io.Closer); ok {
 			errs = append(errs, c.Close())
 		}
@@ -260,7 +261,17 @@ func (a *Agent) Close() error {
 // Agent runs a model with tools. It is safe for concurrent use: any number of
 // runs, in any sessions, may execute at once.
 type Agent struct {
-	cfg  Config
+	// An agent keeps its Config in one of two forms. When every field New
+	// was given is one of compactConfig's (a model, tools, instructions, a
+	// name, a database: most agents), only those are kept and the whole
+	// Config is built on first use; otherwise full holds the whole Config
+	// from New on. A 928-byte Config copied into every Agent was most of
+	// the cost of building one (issue 12, construction row). Read the
+	// configuration through conf, never small.
+	small    compactConfig
+	full     *Config
+	fullOnce sync.Once
+
 	once sync.Once
 	p    *prepared
 	// compiled by New from Controls
@@ -277,10 +288,61 @@ type Agent struct {
 	remote     *netguard.Guard
 }
 
+// compactConfig is the part of a Config most agents set; see Agent.
+type compactConfig struct {
+	ID, Name, Description string
+	Model                 model.Model
+	Tools                 []tool.Tool
+	Instructions          Instructions
+	DB                    *db.DB
+	NumHistoryRuns        int
+	AddHistoryToContext   bool
+	Markdown              bool
+}
+
+// compact returns c's compactConfig and whether c sets no other field.
+func compact(c *Config) (compactConfig, bool) {
+	k := compactConfig{
+		ID: c.ID, Name: c.Name, Description: c.Description, Model: c.Model, Tools: c.Tools,
+		Instructions: c.Instructions, DB: c.DB, NumHistoryRuns: c.NumHistoryRuns,
+		AddHistoryToContext: c.AddHistoryToContext, Markdown: c.Markdown,
+	}
+	rest := *c
+	rest.ID, rest.Name, rest.Description = "", "", ""
+	rest.Model, rest.Tools, rest.Instructions, rest.DB = nil, nil, nil, nil
+	rest.NumHistoryRuns, rest.AddHistoryToContext, rest.Markdown = 0, false, false
+	// Every field's zero value is all zero bytes, so a Config whose bytes
+	// are all zero sets nothing. Config is not comparable (it holds slices
+	// and funcs), and a field-by-field check would silently drop a field
+	// added later; this cannot. Non-zero padding could only send a Config
+	// to the full form, which loses nothing.
+	return k, *(*[unsafe.Sizeof(Config{})]byte)(unsafe.Pointer(&rest)) == [unsafe.Sizeof(Config{})]byte{}
+}
+
+// conf returns the agent's whole configuration (after New's defaults). The
+// caller must not modify it.
+func (a *Agent) conf() *Config {
+	a.fullOnce.Do(a.expand)
+	return a.full
+}
+
+// expand builds full from small when New kept only small.
+func (a *Agent) expand() {
+	if a.full != nil {
+		return
+	}
+	k := &a.small
+	a.full = &Config{
+		ID: k.ID, Name: k.Name, Description: k.Description, Model: k.Model, Tools: k.Tools,
+		Instructions: k.Instructions, DB: k.DB, NumHistoryRuns: k.NumHistoryRuns,
+		AddHistoryToContext: k.AddHistoryToContext, Markdown: k.Markdown,
+	}
+}
+
 // remoteGuard returns the guard of Config.RemoteMedia, building it on first
 // use. A configuration that could fail was built and checked by New.
 func (a *Agent) remoteGuard() *netguard.Guard {
-	a.remoteOnce.Do(func() { a.remote = netguard.MustNew(a.cfg.RemoteMedia) })
+	a.remoteOnce.Do(func() { a.remote = netguard.MustNew(a.conf().RemoteMedia) })
 	return a.remote
 }
 
@@ -345,11 +407,22 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.NumHistoryRuns == 0 {
 		cfg.NumHistoryRuns = DefaultNumHistoryRuns
 	}
+	inSchema, tz, err := checkControls(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	off, err := newOffloader(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, off: off}
+	a := &Agent{inputSchema: inSchema, timezone: tz, off: off}
+	if k, ok := compact(&cfg); ok {
+		a.small = k
+	} else {
+		full := new(Config)
+		*full = cfg
+		a.full = full
+	}
 	if rm := cfg.RemoteMedia; len(rm.AllowNetworks) > 0 || len(rm.AllowHosts) > 0 || len(rm.Ports) > 0 {
 		// Only an allow list can be wrong: refuse it here, not at the
 		// first fetch.
@@ -359,10 +432,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		a.remoteOnce.Do(func() { a.remote = g })
 	}
-	if a.mem, err = newMemoryParts(&a.cfg, a.memoryCaller); err != nil {
-		return nil, err
-	}
-	if err := a.checkControls(); err != nil {
+	if a.mem, err = newMemoryParts(&cfg, a); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -392,16 +462,16 @@ func (a *Agent) Component() run.Component { return a.prep().comp }
 
 // Config returns a copy of the configuration the agent was built with (after
 // defaults).
-func (a *Agent) Config() Config { return a.cfg }
+func (a *Agent) Config() Config { return *a.conf() }
 
 // ModelInfo names the agent's model (AgentOS's model {name, model, provider}).
 func (a *Agent) ModelInfo() model.Info { return a.prep().info }
 
 // Metadata returns Config.Metadata, copied into every run's metadata.
-func (a *Agent) Metadata() map[string]any { return a.cfg.Metadata }
+func (a *Agent) Metadata() map[string]any { return a.conf().Metadata }
 
 // DB returns the agent's database, nil when runs are not persisted.
-func (a *Agent) DB() *db.DB { return a.cfg.DB }
+func (a *Agent) DB() *db.DB { return a.conf().DB }
 
 // Tools returns the tool specs sent to the model.
 func (a *Agent) Tools() []model.ToolSpec { return a.prep().specs }

@@ -11,7 +11,7 @@ import (
 // wording. Empty when none is asked for or SystemMessage replaces the system
 // message.
 func (a *Agent) contextInfo(now time.Time) string {
-	c := &a.cfg
+	c := a.conf()
 	if c.SystemMessage != "" || (!c.AddDatetimeToContext && !c.AddLocationToContext && !c.AddNameToContext) {
 		return ""
 	}

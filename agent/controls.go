@@ -12,52 +12,53 @@ import (
 // DefaultDelayBetweenRetries is Config.DelayBetweenRetries's default.
 const DefaultDelayBetweenRetries = time.Second
 
-// checkControls validates the hooks and controls of a.cfg and compiles what
-// can be compiled once (the input schema, the time zone); New calls it.
-func (a *Agent) checkControls() error {
-	c := &a.cfg
+// checkControls validates the hooks and controls of c, fills their defaults
+// and compiles what can be compiled once (the input schema, the time zone);
+// New calls it.
+func checkControls(c *Config) (*inputSchema, *time.Location, error) {
 	for i, h := range c.PreHooks {
 		if h == nil {
-			return fmt.Errorf("agent: PreHooks[%d] is nil", i)
+			return nil, nil, fmt.Errorf("agent: PreHooks[%d] is nil", i)
 		}
 	}
 	for i, h := range c.PostHooks {
 		if h == nil {
-			return fmt.Errorf("agent: PostHooks[%d] is nil", i)
+			return nil, nil, fmt.Errorf("agent: PostHooks[%d] is nil", i)
 		}
 	}
 	for i, h := range c.ToolHooks {
 		if h == nil {
-			return fmt.Errorf("agent: ToolHooks[%d] is nil", i)
+			return nil, nil, fmt.Errorf("agent: ToolHooks[%d] is nil", i)
 		}
 	}
+	var (
+		in  *inputSchema
+		loc *time.Location
+		err error
+	)
 	if len(c.InputSchema) > 0 {
-		s, err := compileInputSchema(c.InputSchema)
-		if err != nil {
-			return err
+		if in, err = compileInputSchema(c.InputSchema); err != nil {
+			return nil, nil, err
 		}
-		a.inputSchema = s
 	}
 	if c.Timezone != "" {
-		loc, err := time.LoadLocation(c.Timezone)
-		if err != nil {
-			return fmt.Errorf("agent: Timezone %q is not an IANA time zone (e.g. Europe/Paris): %w", c.Timezone, err)
+		if loc, err = time.LoadLocation(c.Timezone); err != nil {
+			return nil, nil, fmt.Errorf("agent: Timezone %q is not an IANA time zone (e.g. Europe/Paris): %w", c.Timezone, err)
 		}
-		a.timezone = loc
 	}
 	if c.AddLocationToContext && c.Location == "" {
-		return errors.New("agent: AddLocationToContext needs Location (e.g. \"Paris, France\"); Agentry does not look it up over the network")
+		return nil, nil, errors.New("agent: AddLocationToContext needs Location (e.g. \"Paris, France\"); Agentry does not look it up over the network")
 	}
 	if c.AddNameToContext && c.Name == "" {
-		return errors.New("agent: AddNameToContext needs Name")
+		return nil, nil, errors.New("agent: AddNameToContext needs Name")
 	}
 	switch {
 	case c.Retries < 0:
-		return fmt.Errorf("agent: Retries must be >= 0, got %d", c.Retries)
+		return nil, nil, fmt.Errorf("agent: Retries must be >= 0, got %d", c.Retries)
 	case c.DelayBetweenRetries < 0:
-		return fmt.Errorf("agent: DelayBetweenRetries must be >= 0, got %s", c.DelayBetweenRetries)
+		return nil, nil, fmt.Errorf("agent: DelayBetweenRetries must be >= 0, got %s", c.DelayBetweenRetries)
 	case c.CacheTTL < 0:
-		return fmt.Errorf("agent: CacheTTL must be >= 0, got %s", c.CacheTTL)
+		return nil, nil, fmt.Errorf("agent: CacheTTL must be >= 0, got %s", c.CacheTTL)
 	}
 	if c.Retries > 0 && c.DelayBetweenRetries == 0 {
 		c.DelayBetweenRetries = DefaultDelayBetweenRetries
@@ -65,12 +66,12 @@ func (a *Agent) checkControls() error {
 	if c.DebugMode && c.DebugWriter == nil {
 		c.DebugWriter = os.Stderr
 	}
-	return nil
+	return in, loc, nil
 }
 
 // prepareControls fills p's controls on the first run.
 func (a *Agent) prepareControls(p *prepared) {
-	c := &a.cfg
+	c := a.conf()
 	p.inputSchema, p.timezone = a.inputSchema, a.timezone
 	p.parserModel, p.outputModel = c.ParserModel, c.OutputModel
 	if c.ModelRetry != nil {

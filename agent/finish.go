@@ -39,7 +39,7 @@ func (st *state) writeWithOutputModel() (string, bool) {
 	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant {
 		msgs = msgs[:n-1]
 	}
-	if prompt := st.a.cfg.OutputModelPrompt; prompt != "" {
+	if prompt := st.a.conf().OutputModelPrompt; prompt != "" {
 		msgs = append([]model.Message(nil), msgs...)
 		if len(msgs) > 0 && msgs[0].Role == model.RoleSystem {
 			msgs[0].Content = prompt
@@ -74,7 +74,7 @@ func (st *state) writeWithOutputModel() (string, bool) {
 // into the output schema (Agno's parser_model); the main model was not given
 // the schema.
 func (st *state) parseWithParserModel(content string) (string, bool) {
-	prompt := st.a.cfg.ParserModelPrompt
+	prompt := st.a.conf().ParserModelPrompt
 	if prompt == "" {
 		prompt = DefaultParserModelPrompt
 	}

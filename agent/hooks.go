@@ -71,7 +71,7 @@ func (st *state) checkInput(in *run.Input) bool {
 			return false
 		}
 	}
-	for _, h := range st.a.cfg.PreHooks {
+	for _, h := range st.a.conf().PreHooks {
 		name := h.Name()
 		if st.sink.on() {
 			e := st.ev(run.EventPreHookStarted)
@@ -98,7 +98,7 @@ func (st *state) checkInput(in *run.Input) bool {
 // checkOutput runs the post-hooks in order on the finished output. It reports
 // whether the run goes on to complete; otherwise it has ended in ERROR.
 func (st *state) checkOutput() bool {
-	for _, h := range st.a.cfg.PostHooks {
+	for _, h := range st.a.conf().PostHooks {
 		name := h.Name()
 		if st.sink.on() {
 			e := st.ev(run.EventPostHookStarted)

@@ -21,7 +21,7 @@ func WithStorageDefaults(off *offload.Offloader, s media.Storage) RunOption {
 // takes an offloader this way gets the offload tools too (unless a tool of
 // the agent already has one of their names: it then offloads nothing).
 func (st *state) inheritStorage() error {
-	st.off, st.media = st.a.off, st.a.cfg.MediaStorage
+	st.off, st.media = st.a.off, st.a.conf().MediaStorage
 	if st.media == nil {
 		st.media = st.opts.mediaStorage
 	}

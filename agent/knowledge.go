@@ -39,7 +39,7 @@ func checkKnowledgeConfig(cfg *Config) error {
 // search tool.
 func (a *Agent) runTools() []tool.Tool {
 	tools := a.toolsWithOffload()
-	if a.cfg.Knowledge != nil && a.cfg.SearchKnowledge {
+	if a.conf().Knowledge != nil && a.conf().SearchKnowledge {
 		tools = append(slices.Clip(tools), a.knowledgeTool())
 	}
 	return tools
@@ -61,7 +61,7 @@ type referenceLog struct {
 type referenceLogKey struct{}
 
 func (st *state) withReferenceLog(ctx context.Context) context.Context {
-	if st.a.cfg.Knowledge == nil {
+	if st.a.conf().Knowledge == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, referenceLogKey{}, &referenceLog{})
@@ -102,7 +102,7 @@ func (a *Agent) searchAsRunUser(ctx context.Context, query string) ([]knowledge.
 		ctx = db.WithUserScope(ctx, rc.UserID)
 	}
 	start := time.Now()
-	docs, err := a.cfg.Knowledge.Search(ctx, query, a.cfg.KnowledgeFilters, 0)
+	docs, err := a.conf().Knowledge.Search(ctx, query, a.conf().KnowledgeFilters, 0)
 	return docs, time.Since(start), err
 }
 
@@ -144,7 +144,7 @@ func referencesJSON(docs []knowledge.Document) string {
 // search leaves the message as it is (logged).
 func (st *state) addKnowledgeToUser(input string) {
 	a := st.a
-	if a.cfg.Knowledge == nil || !a.cfg.AddKnowledgeToContext || strings.TrimSpace(input) == "" {
+	if a.conf().Knowledge == nil || !a.conf().AddKnowledgeToContext || strings.TrimSpace(input) == "" {
 		return
 	}
 	docs, took, err := a.searchAsRunUser(st.ctx, input)

@@ -109,7 +109,7 @@ func (st *state) loop() {
 }
 
 func (st *state) limitMessage() string {
-	return fmt.Sprintf("tool call limit of %d reached for this run; answer without calling tools", st.a.cfg.ToolCallLimit)
+	return fmt.Sprintf("tool call limit of %d reached for this run; answer without calling tools", st.a.conf().ToolCallLimit)
 }
 
 // callModel streams one model request, emitting content deltas to a live
@@ -124,7 +124,7 @@ func (st *state) callModel() (model.Message, error) {
 	}
 	req.History, req.Messages = hist, msgs
 	req.Tools = st.tix.specs
-	req.ToolChoice = st.a.cfg.ToolChoice
+	req.ToolChoice = st.a.conf().ToolChoice
 	if st.limitHit {
 		req.ToolChoice = "none"
 	}
@@ -362,7 +362,7 @@ func (st *state) complete(content string) {
 		e := st.ev(run.EventRunContentCompleted)
 		st.emit(e)
 	}
-	if len(st.a.cfg.PostHooks) > 0 && !st.checkOutput() {
+	if len(st.a.conf().PostHooks) > 0 && !st.checkOutput() {
 		return
 	}
 	if st.a.mem != nil {

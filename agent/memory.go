@@ -80,8 +80,8 @@ type memoryParts struct {
 }
 
 // newMemoryParts checks MemoryConfig and builds its manager, summarizer and
-// tools. caller reads the run a tool call belongs to.
-func newMemoryParts(c *Config, caller memory.CallerFunc) (*memoryParts, error) {
+// tools for agent a (whose memoryCaller gives the tools their caller).
+func newMemoryParts(c *Config, a *Agent) (*memoryParts, error) {
 	mc := &c.MemoryConfig
 	on := mc.UpdateMemoryOnRun || mc.EnableAgenticMemory || mc.memoriesInContext() || mc.EnableSessionSummaries ||
 		mc.summaryInContext() || mc.SearchPastSessions
@@ -94,6 +94,7 @@ func newMemoryParts(c *Config, caller memory.CallerFunc) (*memoryParts, error) {
 	if mc.NumPastSessionsToSearch < 0 || mc.NumPastSessionRunsInSearch < 0 {
 		return nil, errors.New("agent: NumPastSessionsToSearch and NumPastSessionRunsInSearch must not be negative")
 	}
+	caller := memory.CallerFunc(a.memoryCaller)
 	mp := &memoryParts{}
 	mm := mc.MemoryModel
 	if mm == nil {
@@ -130,10 +131,10 @@ func (a *Agent) memoryCaller(ctx context.Context) memory.Caller {
 
 // loadMemories reads the user's memories for the system message.
 func (st *state) loadMemories() error {
-	if st.a.mem == nil || !st.a.cfg.memoriesInContext() || st.out.UserID == "" {
+	if st.a.mem == nil || !st.a.conf().memoriesInContext() || st.out.UserID == "" {
 		return nil
 	}
-	ms, err := memory.Memories(st.ctx, st.a.cfg.DB, st.out.UserID, memory.ContextMemories)
+	ms, err := memory.Memories(st.ctx, st.a.conf().DB, st.out.UserID, memory.ContextMemories)
 	if err != nil {
 		return fmt.Errorf("%w: load memories of user %s: %w", ErrStorage, st.out.UserID, err)
 	}
@@ -146,9 +147,9 @@ func (st *state) loadMemories() error {
 func (st *state) memoryContext() string {
 	var s string
 	if st.memoriesLoaded {
-		s = memory.ContextBlock(st.memories, st.a.cfg.EnableAgenticMemory)
+		s = memory.ContextBlock(st.memories, st.a.conf().EnableAgenticMemory)
 	}
-	if st.a.mem != nil && st.a.cfg.summaryInContext() && st.session != nil {
+	if st.a.mem != nil && st.a.conf().summaryInContext() && st.session != nil {
 		if sum := memory.SummaryBlock(memory.DecodeSummary(st.session.Summary)); sum != "" {
 			if s != "" {
 				s += "\n\n"
@@ -167,7 +168,7 @@ func (st *state) afterRun() {
 	if mp == nil {
 		return
 	}
-	c := &st.a.cfg
+	c := st.a.conf()
 	if c.UpdateMemoryOnRun && st.out.UserID != "" {
 		st.updateMemories(mp)
 	}
@@ -196,7 +197,7 @@ func (st *state) updateMemories(mp *memoryParts) {
 	}
 	if st.sink.on() {
 		e := st.ev(run.EventMemoryUpdateCompleted)
-		if ms, err := memory.Memories(context.WithoutCancel(st.ctx), st.a.cfg.DB, st.out.UserID, 0); err == nil {
+		if ms, err := memory.Memories(context.WithoutCancel(st.ctx), st.a.conf().DB, st.out.UserID, 0); err == nil {
 			e.Memories = memory.Dicts(ms)
 		}
 		st.emit(e)

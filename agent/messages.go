@@ -21,8 +21,8 @@ import (
 // nil otherwise. A session id generated for this run cannot be stored yet,
 // so it is not read.
 func (st *state) loadSession() (rows []db.HistoryRef, err error) {
-	base := st.a.cfg.SessionState
-	if d := st.a.cfg.DB; d != nil && !st.opts.newSession {
+	base := st.a.conf().SessionState
+	if d := st.a.conf().DB; d != nil && !st.opts.newSession {
 		var s *db.Session
 		if q, ok := st.historyQuery(); ok {
 			s, rows, err = d.SessionHistoryRefs(st.ctx, q)
@@ -56,12 +56,12 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 // historyQuery is the history this run adds to its context; ok is false
 // when it adds none.
 func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
-	if st.a.cfg.DB == nil || !st.a.cfg.AddHistoryToContext {
+	if st.a.conf().DB == nil || !st.a.conf().AddHistoryToContext {
 		return q, false
 	}
-	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.cfg.NumHistoryRuns}
+	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns}
 	q.ProducedBy(st.p.comp)
-	if !st.a.cfg.DB.InProcess() {
+	if !st.a.conf().DB.InProcess() {
 		// An in-process store shares its run_data instead of reading it:
 		// naming the cached runs would save nothing there.
 		q.Cached = st.p.history.known(st.out.SessionID, q.Limit+1)
@@ -138,7 +138,7 @@ func (st *state) loadHistory(rows []db.HistoryRef) history {
 // whose entry is gone since is read again by id.
 func (st *state) decodeHistory(r *db.HistoryRef) ([]model.Message, bool) {
 	if r.RunData == nil {
-		full, err := st.a.cfg.DB.GetRun(st.ctx, r.RunID)
+		full, err := st.a.conf().DB.GetRun(st.ctx, r.RunID)
 		if err != nil {
 			return nil, false
 		}

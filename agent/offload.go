@@ -35,7 +35,7 @@ func newOffloader(c *Config) (*offload.Offloader, error) {
 // toolsWithOffload returns the agent's tools plus the memory tools and the
 // offload tools when they are on.
 func (a *Agent) toolsWithOffload() []tool.Tool {
-	tools := a.cfg.Tools
+	tools := a.conf().Tools
 	if a.mem != nil && len(a.mem.tools) > 0 {
 		tools = append(slices.Clip(tools), a.mem.tools...)
 	}

@@ -27,7 +27,7 @@ const storageErrorContent = "storage error: the run could not be saved"
 // one call (one transaction where the driver can). It runs with a context
 // that is not cancelled, so a cancelled run is still recorded.
 func (st *state) persist() {
-	d := st.a.cfg.DB
+	d := st.a.conf().DB
 	if d == nil {
 		return
 	}
@@ -49,7 +49,7 @@ func (st *state) persist() {
 	out := st.out
 	out.UpdatedAt = time.Now().Unix()
 	st.applyReferences(out)
-	if h := st.a.cfg.BeforeStore; h != nil {
+	if h := st.a.conf().BeforeStore; h != nil {
 		h(ctx, out)
 	}
 	sess, err := st.sessionToSave()
@@ -69,7 +69,7 @@ func (st *state) persist() {
 			st.session = saved
 		}
 	}
-	if err == nil && out.Status.InHistory() && st.a.cfg.AddHistoryToContext {
+	if err == nil && out.Status.InHistory() && st.a.conf().AddHistoryToContext {
 		st.p.history.put(row.SessionID, &db.HistoryRef{RunID: row.RunID, UpdatedAt: row.UpdatedAt, RunData: row.RunData},
 			contextMessages(out.Messages))
 	}

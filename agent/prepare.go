@@ -46,7 +46,7 @@ func (a *Agent) prep() *prepared {
 }
 
 func (a *Agent) prepare() *prepared {
-	c := &a.cfg
+	c := a.conf()
 	comp := c.Component
 	if comp.Type == "" {
 		comp = run.Component{Type: run.TypeAgent, ID: DefaultID(c.ID, c.Name), Name: c.Name}
@@ -153,7 +153,7 @@ func (p *toolIndex) lookup(name string) int {
 // staticSystem builds the parts of the system message that do not change
 // between runs, in Agno's layout.
 func (a *Agent) staticSystem() string {
-	c := &a.cfg
+	c := a.conf()
 	if c.SystemMessage != "" {
 		return c.SystemMessage
 	}

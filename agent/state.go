@@ -109,9 +109,9 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		return nil, fmt.Errorf("agent: tools: %w", p.setErr)
 	}
 	st.tix, st.exec = p.toolIndex, p.exec
-	if len(a.cfg.ToolProviders) > 0 {
+	if len(a.conf().ToolProviders) > 0 {
 		tools := slices.Clone(a.runTools())
-		for _, tp := range a.cfg.ToolProviders {
+		for _, tp := range a.conf().ToolProviders {
 			more, err := tp.Tools(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("agent: tools: %w", err)
@@ -143,14 +143,14 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	}
 	sessionID := o.sessionID
 	if sessionID == "" {
-		sessionID = a.cfg.SessionID
+		sessionID = a.conf().SessionID
 	}
 	if sessionID == "" {
 		sessionID, o.newSession = newID(), true
 	}
 	userID := o.userID
 	if userID == "" {
-		userID = a.cfg.UserID
+		userID = a.conf().UserID
 	}
 	st.out = &run.Output{
 		RunID:         runID,
@@ -163,9 +163,9 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		CreatedAt:     st.start.Unix(),
 	}
 	p.comp.Stamp(st.out)
-	if len(a.cfg.Metadata) > 0 || len(o.metadata) > 0 {
-		md := make(map[string]any, len(a.cfg.Metadata)+len(o.metadata))
-		maps.Copy(md, a.cfg.Metadata)
+	if len(a.conf().Metadata) > 0 || len(o.metadata) > 0 {
+		md := make(map[string]any, len(a.conf().Metadata)+len(o.metadata))
+		maps.Copy(md, a.conf().Metadata)
 		maps.Copy(md, o.metadata)
 		st.out.Metadata = md
 	}
@@ -205,9 +205,9 @@ func (st *state) begin(parent context.Context) error {
 	ctx = context.WithValue(ctx, emitterKey{}, &emitter{st: st})
 	ctx = st.withReferenceLog(ctx)
 	st.ctx, st.cancel, st.unregister = ctx, cancel, unregister
-	st.sink.store = st.a.cfg.StoreEvents
-	if st.a.cfg.DebugMode {
-		st.sink.debug = &debugTrace{w: st.a.cfg.DebugWriter}
+	st.sink.store = st.a.conf().StoreEvents
+	if st.a.conf().DebugMode {
+		st.sink.debug = &debugTrace{w: st.a.conf().DebugWriter}
 	}
 	st.intermediate = st.p.outputModel != nil
 	return nil

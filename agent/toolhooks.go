@@ -53,11 +53,11 @@ func LogToolCalls(l *slog.Logger) ToolHook {
 // (offloading, journaling) compose with it instead of editing it.
 func (a *Agent) toolHandler(set *tool.Set) ToolHandler {
 	h := ToolHandler(set.Execute)
-	if a.cfg.CacheResults {
-		h = newToolCache(a.cfg.CacheTTL, DefaultToolCacheEntries).wrap(h)
+	if a.conf().CacheResults {
+		h = newToolCache(a.conf().CacheTTL, DefaultToolCacheEntries).wrap(h)
 	}
-	for i := len(a.cfg.ToolHooks) - 1; i >= 0; i-- {
-		h = a.cfg.ToolHooks[i](h)
+	for i := len(a.conf().ToolHooks) - 1; i >= 0; i-- {
+		h = a.conf().ToolHooks[i](h)
 	}
 	return h
 }

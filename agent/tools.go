@@ -64,7 +64,7 @@ func (st *state) pending(calls []model.ToolCall) []pendingCall {
 // applyLimit counts the calls about to execute against ToolCallLimit and
 // answers those past it with the limit error.
 func (st *state) applyLimit(pcs []pendingCall) {
-	limit := st.a.cfg.ToolCallLimit
+	limit := st.a.conf().ToolCallLimit
 	if limit <= 0 {
 		return
 	}
