@@ -2,6 +2,8 @@ package trace_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -127,4 +129,31 @@ func BenchmarkRunSQLite_TracingStore(b *testing.B) {
 	defer tp.Shutdown(context.Background())
 	benchRun(b, tp, d)
 	b.ReportMetric(float64(st.Dropped()), "dropped-spans")
+}
+
+// StoreWrite: one batch the span store writes (a trace and 32 spans, a run
+// with a few model and tool calls) into each SQL driver.
+func BenchmarkStoreWrite_SQLite(b *testing.B)   { benchStoreWrite(b, testdbs.SQLite(b)) }
+func BenchmarkStoreWrite_Postgres(b *testing.B) { benchStoreWrite(b, testdbs.Postgres(b)) }
+
+func benchStoreWrite(b *testing.B, d *db.DB) {
+	ctx := context.Background()
+	t0 := time.Now().UTC()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		tid := fmt.Sprintf("t%08d", i)
+		tr := db.Trace{TraceID: tid, Name: "invoke_agent A", Status: "OK", StartTime: t0, EndTime: t0.Add(time.Second), DurationMS: 1000,
+			RunID: "r" + tid, SessionID: "s", UserID: "u", AgentID: "a", CreatedAt: t0}
+		spans := make([]db.Span, 32)
+		for j := range spans {
+			spans[j] = db.Span{SpanID: fmt.Sprintf("%s-%02d", tid, j), TraceID: tid, ParentSpanID: tid + "-00", Name: "chat m", SpanKind: "CLIENT",
+				StatusCode: "OK", StartTime: t0, EndTime: t0.Add(time.Millisecond), DurationMS: 1,
+				Attributes: json.RawMessage(`{"gen_ai.system":"openai","gen_ai.usage.input_tokens":12}`), CreatedAt: t0}
+		}
+		if err := d.WriteTraces(ctx, []db.Trace{tr}, spans); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

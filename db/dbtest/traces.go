@@ -3,6 +3,7 @@ package dbtest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -161,6 +162,44 @@ var traceTests = map[string]func(t *testing.T, d *db.DB){
 		}
 		if spans, err := d.Spans(bg, "a"); err != nil || len(spans) != 0 {
 			t.Fatalf("spans of a deleted trace: %v %v", spans, err)
+		}
+	},
+	"Traces_ManySpansInOneBatch": func(t *testing.T, d *db.DB) {
+		// 150 spans in one write (several multi-row statements on SQL
+		// drivers): one already stored and one repeated within the batch
+		// are skipped, every other span is stored whole.
+		noErr(t, d.WriteTraces(bg, []db.Trace{traceRow("m", "alice", "sess", t0, 5)}, []db.Span{spanRow("m", "s000", "", "OK", t0)}))
+		spans := make([]db.Span, 0, 151)
+		for i := range 150 {
+			sp := spanRow("m", fmt.Sprintf("s%03d", i), "s000", "OK", t0.Add(time.Duration(i)*time.Millisecond))
+			if i == 0 {
+				sp.Name = "a second copy of s000, ignored"
+			}
+			if i == 149 {
+				sp.StatusCode, sp.StatusMessage = "ERROR", "the last one"
+			}
+			spans = append(spans, sp)
+		}
+		spans = append(spans, spans[77]) // repeated within the batch
+		noErr(t, d.WriteTraces(bg, []db.Trace{traceRow("m", "alice", "sess", t0, 5)}, spans))
+		got, err := d.Spans(bg, "m")
+		noErr(t, err)
+		if len(got) != 150 {
+			t.Fatalf("%d spans stored, want 150", len(got))
+		}
+		for i, sp := range got {
+			if want := fmt.Sprintf("s%03d", i); sp.SpanID != want || !sp.StartTime.Equal(t0.Add(time.Duration(i)*time.Millisecond)) {
+				t.Fatalf("span %d: %s at %s, want %s", i, sp.SpanID, sp.StartTime, want)
+			}
+		}
+		if got[0].Name != "span s000" || got[149].StatusCode != "ERROR" || got[149].StatusMessage != "the last one" ||
+			got[1].ParentSpanID != "s000" || string(got[100].Attributes) == "" {
+			t.Fatalf("rows %+v / %+v / %+v", got[0], got[149], got[1])
+		}
+		tr, err := d.GetTrace(bg, "m", "")
+		noErr(t, err)
+		if tr.TotalSpans != 150 || tr.ErrorCount != 1 {
+			t.Fatalf("trace counts %d spans, %d errors; want 150, 1", tr.TotalSpans, tr.ErrorCount)
 		}
 	},
 	"Traces_BadInputIsRefused": func(t *testing.T, d *db.DB) {

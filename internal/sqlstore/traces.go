@@ -60,14 +60,8 @@ func (s *Store) WriteTraces(ctx context.Context, traces []db.Trace, spans []db.S
 			return s.fail("write trace "+t.TraceID, err)
 		}
 	}
-	insertSpan := s.d.Bind(s.d.InsertIgnore(s.spans(), splitCols(spanCols), "span_id"))
-	for i := range spans {
-		sp := &spans[i]
-		if _, err := tx.ExecContext(ctx, insertSpan, sp.SpanID, sp.TraceID, nullStr(sp.ParentSpanID), sp.Name, sp.SpanKind, sp.StatusCode,
-			nullStr(sp.StatusMessage), db.TraceTime(sp.StartTime), db.TraceTime(sp.EndTime), sp.DurationMS, jsonArg(sp.Attributes),
-			db.TraceTime(sp.CreatedAt)); err != nil {
-			return s.fail("write span "+sp.SpanID, err)
-		}
+	if err := s.insertSpans(ctx, tx, spans); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return s.fail("write traces", err)
@@ -76,6 +70,48 @@ func (s *Store) WriteTraces(ctx context.Context, traces []db.Trace, spans []db.S
 }
 
 // countCols counts a trace's spans and errored spans from agno_spans.
+// spanChunks are the row counts of the multi-row span INSERTs: a batch of n
+// spans goes out as a few statements of these sizes (23 spans: 16+4+1+1+1),
+// not one statement per span, and each text stays the same from batch to
+// batch, so prepared-statement caches keep serving it.
+var spanChunks = [...]int{64, 16, 4, 1}
+
+// spanColCount is the number of columns in spanCols.
+const spanColCount = 12
+
+// insertSpans inserts spans in tx, skipping any span_id already stored.
+func (s *Store) insertSpans(ctx context.Context, tx *sql.Tx, spans []db.Span) error {
+	args := make([]any, 0, spanColCount*min(len(spans), spanChunks[0]))
+	for len(spans) > 0 {
+		n := spanChunks[len(spanChunks)-1]
+		for _, c := range spanChunks {
+			if c <= len(spans) {
+				n = c
+				break
+			}
+		}
+		args = args[:0]
+		for i := range spans[:n] {
+			sp := &spans[i]
+			args = append(args, sp.SpanID, sp.TraceID, nullStr(sp.ParentSpanID), sp.Name, sp.SpanKind, sp.StatusCode,
+				nullStr(sp.StatusMessage), db.TraceTime(sp.StartTime), db.TraceTime(sp.EndTime), sp.DurationMS, jsonArg(sp.Attributes),
+				db.TraceTime(sp.CreatedAt))
+		}
+		if _, err := tx.ExecContext(ctx, s.spanInsert(n), args...); err != nil {
+			return s.fail(fmt.Sprintf("write %d spans from %s", n, spans[0].SpanID), err)
+		}
+		spans = spans[n:]
+	}
+	return nil
+}
+
+// spanInsert returns the INSERT of n span rows that skips stored span ids.
+func (s *Store) spanInsert(n int) string {
+	row := "(" + placeholders(spanColCount) + ")"
+	values := strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	return s.d.Bind(s.d.InsertIgnoreRows(s.spans(), spanCols, values, "span_id", "span_id"))
+}
+
 func (s *Store) countCols() string {
 	sp := s.spans()
 	return ", (SELECT COUNT(*) FROM " + sp + " s WHERE s.trace_id = t.trace_id)" +
