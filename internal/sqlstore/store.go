@@ -70,6 +70,9 @@ type Store struct {
 	// (buildUpsertRunAfterSessionSQL); empty without a Batch.
 	afterSessionQ  [2]string
 	upsertSessionQ string
+	// updateSessionQ, on SQLite only, is tried before upsertSessionQ
+	// (buildUpdateSessionSQL).
+	updateSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
@@ -115,6 +118,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.approvs = d.Table(s.t.Approvals)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
+	if d.Name == "sqlite" { // Postgres and InnoDB leave unchanged index entries alone
+		s.updateSessionQ = s.buildUpdateSessionSQL()
+	}
 	if d.Batch != nil {
 		s.afterSessionQ = [2]string{s.buildUpsertRunAfterSessionSQL(false), s.buildUpsertRunAfterSessionSQL(true)}
 	}
