@@ -103,7 +103,7 @@ func BenchmarkWALPerTurn(b *testing.B) {
 		if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
 			b.Fatal(err)
 		}
-		sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "agent",
+		sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "agent", CreatedAt: 1,
 			AgentData: []byte(`{"name":"Bench","model":{"id":"scripted","provider":"scripted"}}`)}
 		if _, err := d.UpsertSession(ctx, sess); err != nil {
 			b.Fatal(err)

@@ -47,7 +47,8 @@ func TestUpsertSession_KeepingTypeAndOwnerWritesOnePage(t *testing.T) {
 		return (fi.Size() - 32) / (24 + 4096) // the WAL header, then a header and a page per frame
 	}
 	alice := db.WithUserScope(ctx, "alice")
-	sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "a", SessionData: json.RawMessage(`{"session_state":{"n":0}}`)}
+	// Created earlier than this second, as a session a turn writes again.
+	sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "a", CreatedAt: 1, SessionData: json.RawMessage(`{"session_state":{"n":0}}`)}
 	for i := range 20 { // other sessions, so the indexes are not the table's page
 		if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "o" + string(rune('a'+i)), SessionType: run.TypeAgent}); err != nil {
 			t.Fatal(err)

@@ -59,12 +59,14 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 	in, data := sessionWrite(ctx, in)
 	args := upsertSessionArgs(in, data)
 	if s.d.Upsert == OnConflict {
-		if s.updateSessionQ != "" {
+		if s.updateSessionQ != "" && in.CreatedAt != in.UpdatedAt {
 			// The usual write of a turn: the row exists with this type and
 			// owner. Updated without naming session_type and user_id, it
 			// rewrites only the table's page: SQLite rewrites the entries of
 			// every index on a column an UPDATE sets, changed or not (the
-			// upsert below dirties three pages).
+			// upsert below dirties three pages). A session created in this
+			// second (a new one: created_at defaults to now) goes straight
+			// to the upsert, which inserts it in one statement.
 			out, err := scanSession(returning(ctx, c, s.updateSessionQ, updateSessionArgs(in, data)...))
 			if !errors.Is(err, sql.ErrNoRows) {
 				if err != nil {
