@@ -106,7 +106,8 @@ type Dialect struct {
 	// Pipeline, when set, runs a transaction of statements on the writer in
 	// two round trips: BEGIN and every statement are sent at once, their
 	// results are read in order, then COMMIT (or ROLLBACK after the first
-	// error) is sent. SaveRun uses it when it has no caller statements.
+	// error) is sent. SaveRun uses it for a write with caller statements
+	// (the durable queue's fences), or when the dialect has no Batch.
 	// Statements carry "?" placeholders. nil means a transaction of one
 	// round trip per statement.
 	Pipeline func(ctx context.Context, pool *sql.DB, stmts []PipelineStmt) error
