@@ -120,6 +120,23 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 			wantErr(t, err, db.ErrNotFound)
 		}
 	},
+	"SaveRun_OtherUsersRunLeavesOwnSessionAsItWas": func(t *testing.T, d *db.DB) {
+		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
+		mustSession(t, alice, d, db.Session{SessionID: "sa"})
+		mustRun(t, alice, d, newRun("sa", "ra"))
+		mustSession(t, bob, d, db.Session{SessionID: "sb", SessionData: json.RawMessage(`{"session_name":"before"}`)})
+		_, _, err := d.SaveRun(bob, &db.Session{SessionID: "sb", SessionType: run.TypeAgent,
+			SessionData: json.RawMessage(`{"session_name":"after"}`)}, newRun("sb", "ra"))
+		wantErr(t, err, db.ErrNotFound)
+		got, err := d.GetRun(alice, "ra")
+		noErr(t, err)
+		equal(t, "session kept", got.SessionID, "sa")
+		if atomicSave(d) {
+			s, err := d.GetSession(bob, "sb")
+			noErr(t, err)
+			jsonEqual(t, "session_data", s.SessionData, []byte(`{"session_name":"before"}`))
+		}
+	},
 	"SaveRun_RequiresFields": func(t *testing.T, d *db.DB) {
 		sess := &db.Session{SessionID: "s1", SessionType: run.TypeAgent}
 		for name, c := range map[string]struct {

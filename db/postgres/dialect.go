@@ -37,6 +37,7 @@ func Dialect(schema string) *sqlstore.Dialect {
 			return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 		},
 		Pipeline: pipeline,
+		Batch:    batch,
 		// pgx caches statements by text; a bound LIMIT would let a generic
 		// plan guess the row count.
 		CacheStatements: false,

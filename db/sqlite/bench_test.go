@@ -74,6 +74,63 @@ func BenchmarkWriteAmplification(b *testing.B) {
 	}
 }
 
+// BenchmarkWALPerTurn stores 1,000 runs of ~2 KB in one session the way a
+// conversation turn that changes its session does (one SaveRun with the
+// session row and the run: updated_at moves every turn) and reports the WAL
+// bytes a turn appends and the WAL frames (pages) it writes.
+// Run with -benchtime=1x.
+func BenchmarkWALPerTurn(b *testing.B) {
+	const n = 1000
+	b.ReportAllocs()
+	var walBytes int64
+	for b.Loop() {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "turn.db")
+		d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, _ := sqlstore.FromDB(d)
+		w := st.SQL()
+		checkpoint := func() int64 {
+			wal := fileSize(b, path+"-wal")
+			var busy, log, done int64
+			if err := w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil || busy != 0 {
+				b.Fatalf("checkpoint: busy=%d %v", busy, err)
+			}
+			return wal
+		}
+		if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
+			b.Fatal(err)
+		}
+		sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "agent", CreatedAt: 1,
+			AgentData: []byte(`{"name":"Bench","model":{"id":"scripted","provider":"scripted"}}`)}
+		if _, err := d.UpsertSession(ctx, sess); err != nil {
+			b.Fatal(err)
+		}
+		checkpoint()
+		rows := dbtest.BenchRuns("s", n)
+		b.StartTimer()
+		for i, r := range rows {
+			sess.UpdatedAt = int64(i + 1)
+			if _, _, err := d.SaveRun(ctx, sess, r); err != nil {
+				b.Fatal(err)
+			}
+			if (i+1)%500 == 0 {
+				walBytes += checkpoint()
+			}
+		}
+		b.StopTimer()
+		walBytes += checkpoint()
+		d.Close()
+		b.StartTimer()
+	}
+	turns := float64(int64(b.N) * n)
+	b.ReportMetric(float64(walBytes)/turns, "wal-bytes/turn")
+	// A frame is a page (4,096 bytes) and its 24-byte header.
+	b.ReportMetric(float64(walBytes)/turns/4120, "wal-frames/turn")
+}
+
 func fileSize(b *testing.B, path string) int64 {
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -106,10 +106,19 @@ type Dialect struct {
 	// Pipeline, when set, runs a transaction of statements on the writer in
 	// two round trips: BEGIN and every statement are sent at once, their
 	// results are read in order, then COMMIT (or ROLLBACK after the first
-	// error) is sent. SaveRun uses it when it has no caller statements.
+	// error) is sent. SaveRun uses it for a write with caller statements
+	// (the durable queue's fences), or when the dialect has no Batch.
 	// Statements carry "?" placeholders. nil means a transaction of one
 	// round trip per statement.
 	Pipeline func(ctx context.Context, pool *sql.DB, stmts []PipelineStmt) error
+	// Batch, when set, sends statements on the writer in one round trip as
+	// one implicit transaction, without BEGIN and COMMIT: the server
+	// commits after the last statement succeeds and rolls everything back
+	// at the first error. The results are read after the commit, so an
+	// error a Row returns undoes nothing: only statements whose refusal is
+	// a server error, or changes nothing, may go in a Batch. A run write
+	// without caller statements uses it (Postgres: one round trip).
+	Batch func(ctx context.Context, pool *sql.DB, stmts []PipelineStmt) error
 	// LockMigration serialises migrations of one database across
 	// processes, waiting up to timeout (then ErrMigrationLocked); a lock
 	// dies with its holder. name identifies the database's tables. Required.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -113,6 +114,39 @@ func (s *Store) buildUpsertRunSQL(scoped bool) string {
 	return q + " RETURNING run_index, created_at"
 }
 
+// refusedMarker is the text of the error buildUpsertRunAfterSessionSQL
+// raises; runRefused recognises it.
+const refusedMarker = "agentry: session or run refused"
+
+// buildUpsertRunAfterSessionSQL is upsertRunSQL for a Batch that upserted
+// the run's session in the statement before (Postgres). A Batch commits
+// before its results are read, so a refusal must be a server error to roll
+// the session's write back: the run is written only when the session row
+// now belongs to the writer (the session upsert was not refused: it either
+// set user_id to the record's or left the row alone), and when nothing was
+// written (the session or, scoped, the run is another user's) the statement
+// fails by casting refusedMarker to a number. The cast is inside a scalar
+// subquery, so the planner cannot fold it into an error of every execution.
+// Arguments: upsertRunArgs, then the session's id and user_id.
+func (s *Store) buildUpsertRunAfterSessionSQL(scoped bool) string {
+	q := "WITH w AS (INSERT INTO " + s.runs + " AS r (" + runCols + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, " +
+		"COALESCE(?, (SELECT COALESCE(MAX(run_index), -1) + 1 FROM " + s.runs + " WHERE session_id = ?)), ?, ?, ?" +
+		" WHERE EXISTS (SELECT 1 FROM " + s.sessions + " WHERE session_id = ? AND user_id IS NOT DISTINCT FROM ?)" +
+		" ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, run_data = excluded.run_data," +
+		" user_id = excluded.user_id, parent_run_id = excluded.parent_run_id, updated_at = excluded.updated_at"
+	if scoped {
+		q += " WHERE r.user_id IS NULL OR r.user_id = excluded.user_id"
+	}
+	return q + " RETURNING run_index, created_at)" +
+		" SELECT run_index, created_at FROM w UNION ALL SELECT NULL, CAST((SELECT '" + refusedMarker +
+		"' WHERE NOT EXISTS (SELECT 1 FROM w)) AS bigint) WHERE NOT EXISTS (SELECT 1 FROM w)"
+}
+
+// runRefused reports whether err is buildUpsertRunAfterSessionSQL's refusal.
+func runRefused(err error) bool {
+	return err != nil && strings.Contains(err.Error(), refusedMarker)
+}
+
 // upsertRunOnConflict runs upsertRunSQL on c (the SQLite writer, or a
 // transaction holding the session lock) and fills out's run_index and
 // created_at from the stored row.
@@ -155,6 +189,11 @@ func (s *Store) upsertRunLockThenWrite(ctx context.Context, out *db.Run, scoped 
 	if out.RunIndex != nil {
 		return s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
 	}
+	if s.d.Batch != nil && s.pipelines() {
+		// The lock and the upsert in one round trip: a refused run changes
+		// nothing, so the Batch's commit needs no error to undo it.
+		return s.batchRunWrite(ctx, out, scoped)
+	}
 	// READ COMMITTED: the insert sees runs committed before the lock was granted.
 	return s.inTx(ctx, func(c txConn) error {
 		if err := s.lockSession(ctx, c, out.SessionID); err != nil {
@@ -162,6 +201,22 @@ func (s *Store) upsertRunLockThenWrite(ctx context.Context, out *db.Run, scoped 
 		}
 		return s.upsertRunOnConflict(ctx, c, out, scoped)
 	})
+}
+
+// batchRunWrite is upsertRunLockThenWrite's lock and upsert as one Batch.
+func (s *Store) batchRunWrite(ctx context.Context, out *db.Run, scoped bool) error {
+	var scanErr error
+	err := s.d.Batch(ctx, s.w, []PipelineStmt{
+		{Query: s.lockSessionQ, Args: []any{out.SessionID}},
+		{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
+			scanErr = scanUpsertedRun(sc, out)
+			return scanErr
+		}},
+	})
+	if scanErr != nil {
+		return scanErr
+	}
+	return err
 }
 
 // lockSession takes the session's lock inside c's transaction: Postgres's

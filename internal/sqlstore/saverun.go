@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -111,14 +112,19 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 
 // saveRunPipelined is saveRunWith on a dialect with a Pipeline (Postgres):
 // the advisory lock (only when a run_index is to be assigned), the session
-// upsert and the run upsert go out with BEGIN in one round trip, COMMIT in a
-// second, instead of one round trip each.
+// upsert and the run upsert go out together instead of one round trip each.
+// Without caller statements (pre) and with the dialect's Batch they are one
+// round trip, an implicit transaction (the run upsert after a session's
+// fails on a refusal, which rolls the session's write back: see
+// buildUpsertRunAfterSessionSQL); otherwise BEGIN goes with them and COMMIT,
+// or ROLLBACK after a refusal, in a second.
 func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.Run, pre []db.PipedStmt) (*db.Session, *db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
 	var (
-		saved  *db.Session
-		mapped error
-		stmts  = make([]PipelineStmt, 0, 3+len(pre))
+		saved   *db.Session
+		mapped  error
+		stmts   = make([]PipelineStmt, 0, 3+len(pre))
+		oneTrip = len(pre) == 0 && s.d.Batch != nil
 	)
 	for _, p := range pre {
 		st := PipelineStmt{Query: p.Query, Args: p.Args}
@@ -130,21 +136,37 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 	if out.RunIndex == nil {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}
+	runQ, runArgs := s.upsertRunSQL(scoped), upsertRunArgs(out)
 	if sess != nil {
 		w, data := sessionWrite(ctx, sess)
 		stmts = append(stmts, PipelineStmt{Query: s.upsertSessionSQL(), Args: upsertSessionArgs(w, data), Row: func(sc Scanner) error {
 			saved, mapped = s.scanUpsertedSession(sc, w.SessionID)
 			return mapped
 		}})
+		if oneTrip {
+			runQ, runArgs = s.afterSessionQ[0], append(runArgs, w.SessionID, nullStr(w.UserID))
+			if scoped {
+				runQ = s.afterSessionQ[1]
+			}
+		}
 	}
-	stmts = append(stmts, PipelineStmt{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
-		if err := scanUpsertedRun(sc, out); err != nil {
+	stmts = append(stmts, PipelineStmt{Query: runQ, Args: runArgs, Row: func(sc Scanner) error {
+		err := scanUpsertedRun(sc, out)
+		if runRefused(err) { // the session's refusal is reported by its own row
+			err = fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID)
+		}
+		if err != nil {
 			mapped = s.runWriteErr(in, err)
 			return mapped
 		}
 		return nil
 	}})
-	err := s.d.Pipeline(ctx, s.w, stmts)
+	var err error
+	if oneTrip {
+		err = s.d.Batch(ctx, s.w, stmts)
+	} else {
+		err = s.d.Pipeline(ctx, s.w, stmts)
+	}
 	switch {
 	case mapped != nil:
 		return nil, nil, mapped

@@ -70,23 +70,27 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) (sess *db.Session, sessErr error, refs []db.HistoryRef, decided bool, err error) {
 	defer rows.Close()
 	var (
-		cells = make([]cell, 1+nSessionCols)
-		dest  = make([]any, len(cells))
-		prev  *int64
-		n     int
+		cells    = make([]cell, 1+nSessionCols)
+		dest     = make([]any, len(cells))
+		prev     int64
+		havePrev bool // prev holds a run_index
+		n        int
 	)
 	for i := range cells {
 		dest[i] = &cells[i]
 	}
-	refs = []db.HistoryRef{}
+	refs = make([]db.HistoryRef, 0, min(max(limit, 0), 64))
 	decided = true
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, nil, false, err
 		}
-		var kind int64
-		if err := (cellScanner{cells[:1]}).Scan(&kind); err != nil {
-			return nil, nil, nil, false, err
+		// The cells are read with the conversions of assignCell and
+		// sql.NullInt64, without Scan's pointers, which would move these
+		// locals to the heap on every row.
+		kind, _, err := cellInt64(cells[0].v)
+		if err != nil {
+			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 0: %w", err)
 		}
 		if kind == 0 {
 			var ce *db.CorruptRowError
@@ -97,29 +101,34 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 			sess, sessErr = out, err
 			continue
 		}
-		var (
-			ref          db.HistoryRef
-			data         []byte
-			idx, updated sql.NullInt64
-		)
-		if err := (cellScanner{[]cell{cells[1], cells[7], cells[13], cells[14]}}).Scan(&ref.RunID, &data, &idx, &updated); err != nil {
-			return nil, nil, nil, false, err
+		var ref db.HistoryRef
+		if ref.RunID, err = cellString(cells[1].v); err != nil {
+			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 1: %w", err)
 		}
-		ref.UpdatedAt = updated.Int64
+		data, err := cellBytes(cells[7].v)
+		if err != nil {
+			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 7: %w", err)
+		}
+		idx, idxValid, err := cellInt64(cells[13].v)
+		if err != nil {
+			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 13: %w", err)
+		}
+		if ref.UpdatedAt, _, err = cellInt64(cells[14].v); err != nil {
+			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 14: %w", err)
+		}
 		// The order by run_index alone is the history's order only when
 		// the runs up to the one past the limit have distinct run_index
 		// values, none NULL among the first limit (distinctRunIndexes).
 		switch {
-		case !idx.Valid:
+		case !idxValid:
 			if n < limit {
 				decided = false
 			}
-		case prev != nil && *prev == idx.Int64:
+		case havePrev && prev == idx:
 			decided = false
 		}
-		if idx.Valid {
-			v := idx.Int64
-			prev = &v
+		if idxValid {
+			prev, havePrev = idx, true
 		}
 		n++
 		if !decided {
@@ -144,4 +153,45 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 		refs[i], refs[j] = refs[j], refs[i]
 	}
 	return sess, sessErr, refs, decided, nil
+}
+
+// cellInt64 is a cell as sql.NullInt64 would scan it, without allocating
+// for the driver's usual int64 or NULL.
+func cellInt64(v any) (n int64, valid bool, err error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, false, nil
+	case int64:
+		return x, true, nil
+	}
+	var ni sql.NullInt64
+	if err := ni.Scan(v); err != nil {
+		return 0, false, err
+	}
+	return ni.Int64, ni.Valid, nil
+}
+
+// cellString is a cell as assignCell scans it into a string.
+func cellString(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case []byte:
+		return string(x), nil
+	}
+	return "", fmt.Errorf("cannot scan %T into a string", v)
+}
+
+// cellBytes is a cell as assignCell scans it into a []byte (the driver's
+// bytes, valid until the next row).
+func cellBytes(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		return x, nil
+	case string:
+		return []byte(x), nil
+	}
+	return nil, fmt.Errorf("cannot scan %T into bytes", v)
 }

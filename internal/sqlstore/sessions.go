@@ -59,6 +59,22 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 	in, data := sessionWrite(ctx, in)
 	args := upsertSessionArgs(in, data)
 	if s.d.Upsert == OnConflict {
+		if s.updateSessionQ != "" && in.CreatedAt != in.UpdatedAt {
+			// The usual write of a turn: the row exists with this type and
+			// owner. Updated without naming session_type and user_id, it
+			// rewrites only the table's page: SQLite rewrites the entries of
+			// every index on a column an UPDATE sets, changed or not (the
+			// upsert below dirties three pages). A session created in this
+			// second (a new one: created_at defaults to now) goes straight
+			// to the upsert, which inserts it in one statement.
+			out, err := scanSession(returning(ctx, c, s.updateSessionQ, updateSessionArgs(in, data)...))
+			if !errors.Is(err, sql.ErrNoRows) {
+				if err != nil {
+					return nil, s.fail("upsert session "+in.SessionID, err)
+				}
+				return out, nil
+			}
+		}
 		// One statement: insert, or update where the owner matches, and read
 		// the stored row back.
 		return s.scanUpsertedSession(returning(ctx, c, s.upsertSessionSQL(), args...), in.SessionID)
@@ -85,6 +101,22 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 		return nil, s.fail("upsert session "+in.SessionID, err)
 	}
 	return out, nil
+}
+
+// buildUpdateSessionSQL updates an existing session whose type and owner
+// are the record's (user_id IS: NULL-safe), setting every column but those
+// two and created_at, as the upsert's update does; no row when there is no
+// such session.
+func (s *Store) buildUpdateSessionSQL() string {
+	return "UPDATE " + s.sessions + ` SET agent_id = ?, team_id = ?, workflow_id = ?, session_data = ?, agent_data = ?,
+		team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
+		WHERE session_id = ? AND session_type = ? AND user_id IS ? RETURNING ` + sessionCols
+}
+
+// updateSessionArgs are buildUpdateSessionSQL's arguments; data is
+// sessionWrite's.
+func updateSessionArgs(in *db.Session, data []any) []any {
+	return append(append(append(make([]any, 0, 13), data[1:4]...), data[5:]...), in.UpdatedAt, in.SessionID, data[0], data[4])
 }
 
 // upsertSessionSQL is UpsertSession as one INSERT … ON CONFLICT … RETURNING

@@ -65,8 +65,14 @@ type Store struct {
 	group groupCommit
 	// The hot upsert statements, built once: upsertRunQ[1] carries the scope
 	// guard (see buildUpsertRunSQL).
-	upsertRunQ     [2]string
+	upsertRunQ [2]string
+	// afterSessionQ is upsertRunQ for a Batch after the session's upsert
+	// (buildUpsertRunAfterSessionSQL); empty without a Batch.
+	afterSessionQ  [2]string
 	upsertSessionQ string
+	// updateSessionQ, on SQLite only, is tried before upsertSessionQ
+	// (buildUpdateSessionSQL).
+	updateSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
@@ -112,6 +118,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.approvs = d.Table(s.t.Approvals)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
+	if d.Name == "sqlite" { // Postgres and InnoDB leave unchanged index entries alone
+		s.updateSessionQ = s.buildUpdateSessionSQL()
+	}
+	if d.Batch != nil {
+		s.afterSessionQ = [2]string{s.buildUpsertRunAfterSessionSQL(false), s.buildUpsertRunAfterSessionSQL(true)}
+	}
 	if d.LockSession != nil {
 		s.lockSessionQ = d.LockSession(s.sessions)
 	}
