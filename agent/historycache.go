@@ -17,10 +17,20 @@ const historyCacheSize = 512
 // run_data length); anything else is decoded from the row as usual. The
 // history query names the session's cached runs (known), so the database
 // leaves their run_data out.
+//
+// When full, the oldest entry (and the oldest session's list) goes first: a
+// conversation in progress stores its runs last, so the runs its next turn
+// reads stay cached however many other sessions the agent serves (an
+// arbitrary victim was often one of them, decoded again from run_data).
 type historyCache struct {
 	mu        sync.Mutex
 	entries   map[string]historyEntry
 	bySession map[string][]string // run ids in put order, newest last
+	// runs and sessions are the keys of entries and bySession in the order
+	// they were added, as rings: when full, the slot at runsAt (sessionsAt)
+	// is the oldest key, evicted and reused for the new one.
+	runs, sessions     []string
+	runsAt, sessionsAt int
 }
 
 type historyEntry struct {
@@ -65,27 +75,32 @@ func (c *historyCache) put(sessionID string, r *db.HistoryRef, msgs []model.Mess
 		c.bySession = make(map[string][]string, 16)
 	}
 	_, had := c.entries[r.RunID]
-	if !had && len(c.entries) >= historyCacheSize {
-		for k := range c.entries { // evict an arbitrary entry
-			delete(c.entries, k)
-			break
-		}
+	if !had {
+		c.runs, c.runsAt = addKey(c.runs, c.runsAt, r.RunID, func(old string) { delete(c.entries, old) })
 	}
 	c.entries[r.RunID] = historyEntry{updatedAt: r.UpdatedAt, size: len(r.RunData), msgs: msgs}
-	ids := c.bySession[sessionID]
+	ids, listed := c.bySession[sessionID]
 	if had && slices.Contains(ids, r.RunID) {
 		return
 	}
-	if _, ok := c.bySession[sessionID]; !ok && len(c.bySession) >= historyCacheSize {
-		for k := range c.bySession { // evict an arbitrary session's list
-			delete(c.bySession, k)
-			break
-		}
+	if !listed {
+		c.sessions, c.sessionsAt = addKey(c.sessions, c.sessionsAt, sessionID, func(old string) { delete(c.bySession, old) })
 	}
 	if len(ids) >= sessionRunsKept {
 		ids = slices.Delete(ids, 0, len(ids)-sessionRunsKept+1)
 	}
 	c.bySession[sessionID] = append(ids, r.RunID)
+}
+
+// addKey adds key to a ring of at most historyCacheSize keys (next: the
+// oldest key's slot once full), calling evict with the key it replaces.
+func addKey(ring []string, next int, key string, evict func(string)) ([]string, int) {
+	if len(ring) < historyCacheSize {
+		return append(ring, key), 0
+	}
+	evict(ring[next])
+	ring[next] = key
+	return ring, (next + 1) % historyCacheSize
 }
 
 // contextMessages are the messages of a run that later runs see as history.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,5 +99,41 @@ func TestHistory_CachedRunsAreNotReadAgainButChangesAre(t *testing.T) {
 				t.Fatalf("run %s not read again: %v %v", refs[i].RunID, msgs, ok)
 			}
 		}
+	}
+}
+
+// A full cache evicts its oldest entries first: the runs a conversation in
+// progress stored last stay cached however many other runs came before
+// (an arbitrary victim was often one of them, decoded again every turn).
+func TestHistoryCache_EvictsOldestFirst(t *testing.T) {
+	var c historyCache
+	msgs := []model.Message{{Role: model.RoleUser, Content: "hi", FromHistory: true}}
+	ref := func(i int) *db.HistoryRef {
+		return &db.HistoryRef{RunID: fmt.Sprintf("run-%d", i), UpdatedAt: 1, RunData: []byte("{}")}
+	}
+	const total = historyCacheSize*2 + historyCacheSize/2
+	for i := range total {
+		// Sessions of 4 runs each, as a server with many short conversations.
+		c.put(fmt.Sprintf("s-%d", i/4), ref(i), msgs)
+		if i > 0 {
+			// The conversation's previous run is still there.
+			if _, ok := c.get(ref(i - 1)); !ok {
+				t.Fatalf("after %d puts the run just before was evicted", i+1)
+			}
+		}
+	}
+	for i := range total {
+		_, ok := c.get(ref(i))
+		if want := i >= total-historyCacheSize; ok != want {
+			t.Fatalf("run %d cached = %v, want %v (the newest %d kept)", i, ok, want, historyCacheSize)
+		}
+	}
+	if len(c.entries) != historyCacheSize || len(c.bySession) > historyCacheSize {
+		t.Fatalf("%d entries and %d sessions, want at most %d", len(c.entries), len(c.bySession), historyCacheSize)
+	}
+	// The newest sessions are listed for the history query.
+	last := (total - 1) / 4
+	if k := c.known(fmt.Sprintf("s-%d", last), 10); len(k) != 4-(4*(last+1)-total) {
+		t.Fatalf("newest session knows %d runs", len(k))
 	}
 }
