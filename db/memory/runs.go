@@ -303,6 +303,12 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 		}
 		return out, nil
 	}
+	return d.sessionRefs(ctx, q), nil
+}
+
+// sessionRefs is the refs of a session's history runs. The caller holds the
+// read lock.
+func (d *Driver) sessionRefs(ctx context.Context, q db.HistoryQuery) []db.HistoryRef {
 	runs, n := d.sessionHistory(ctx, q)
 	out := make([]db.HistoryRef, 0, n)
 	for _, r := range runs {
@@ -310,7 +316,23 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 			out = append(out, db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData})
 		}
 	}
-	return out, nil
+	return out
+}
+
+// SessionHistoryRefs is GetSession and HistoryRefs under one read lock
+// (db.SessionHistoryRefReader): a session out of scope or missing is
+// ErrNotFound, as GetSession.
+func (d *Driver) SessionHistoryRefs(ctx context.Context, q db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	s, ok := d.sessions[q.SessionID]
+	if !ok || !visible(ctx, s.UserID) {
+		return nil, nil, fmt.Errorf("%w: session %s", db.ErrNotFound, q.SessionID)
+	}
+	return cloneSession(s), d.sessionRefs(ctx, q), nil
 }
 
 // history returns the stored runs a HistoryQuery selects, oldest first. The
