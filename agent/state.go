@@ -92,7 +92,8 @@ type state struct {
 	pausedApproval string
 	err            error // why the run ended in ERROR or CANCELLED
 	persistErr     error
-	startErr       error // why the run did not start (see refuseStart)
+	detached       detachedCtx // persist's context (see detachedCtx)
+	startErr       error       // why the run did not start (see refuseStart)
 	// stopped: a tool turn ended or paused the run (see stepStop).
 	stopped bool
 }
