@@ -52,6 +52,24 @@ func (c *historyCache) get(r *db.HistoryRef) ([]model.Message, bool) {
 	return e.msgs, true
 }
 
+// getAll is get for each row, under one lock: into[i] is the cached
+// messages of rows[i], or nil. into may be the array the caller builds its
+// result in, as long as it reads into[i] before writing there.
+func (c *historyCache) getAll(rows []db.HistoryRef, into [][]model.Message) [][]model.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range rows {
+		r := &rows[i]
+		e, ok := c.entries[r.RunID]
+		if !ok || e.updatedAt != r.UpdatedAt || (r.RunData != nil && e.size != len(r.RunData)) {
+			into[i] = nil
+			continue
+		}
+		into[i] = e.msgs
+	}
+	return into
+}
+
 // known returns the newest (up to n) cached runs of a session for
 // db.HistoryQuery.Cached.
 func (c *historyCache) known(sessionID string, n int) []db.CachedRun {

@@ -56,9 +56,11 @@ type state struct {
 	// conversation), never copied into msgs.
 	history          [][]model.Message
 	nHistory, histAt int
-	sink             sink
-	req              model.Request
-	schema           *compiledSchema
+	// segs is history with a slot before it (see sharedSegments).
+	segs   [][]model.Message
+	sink   sink
+	req    model.Request
+	schema *compiledSchema
 
 	start time.Time
 	prior float64 // duration of earlier legs of a continued run
