@@ -123,7 +123,13 @@ func addKey(ring []string, next int, key string, evict func(string)) ([]string, 
 
 // contextMessages are the messages of a run that later runs see as history.
 func contextMessages(all []model.Message) []model.Message {
-	out := make([]model.Message, 0, len(all))
+	n := 0
+	for i := range all {
+		if all[i].Role != model.RoleSystem && !all[i].FromHistory {
+			n++
+		}
+	}
+	out := make([]model.Message, 0, n)
 	for _, m := range all {
 		if m.Role == model.RoleSystem || m.FromHistory {
 			continue
