@@ -156,8 +156,12 @@ func (d *Driver) index(r *db.Run) {
 		sr = &sessionRuns{max: -1}
 		d.sessionRuns[r.SessionID] = sr
 	}
-	i, _ := sr.find(r)
-	sr.order = slices.Insert(sr.order, i, r)
+	if n := len(sr.order); n == 0 || historyOrder(sr.order[n-1], r) < 0 {
+		sr.order = append(sr.order, r) // the usual case: the session's newest run
+	} else {
+		i, _ := sr.find(r)
+		sr.order = slices.Insert(sr.order, i, r)
+	}
 	if r.RunIndex != nil && *r.RunIndex > sr.max {
 		sr.max = *r.RunIndex
 	}
