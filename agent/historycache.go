@@ -17,10 +17,20 @@ const historyCacheSize = 512
 // run_data length); anything else is decoded from the row as usual. The
 // history query names the session's cached runs (known), so the database
 // leaves their run_data out.
+//
+// When full, the oldest entry (and the oldest session's list) goes first: a
+// conversation in progress stores its runs last, so the runs its next turn
+// reads stay cached however many other sessions the agent serves (an
+// arbitrary victim was often one of them, decoded again from run_data).
 type historyCache struct {
 	mu        sync.Mutex
 	entries   map[string]historyEntry
 	bySession map[string][]string // run ids in put order, newest last
+	// runs and sessions are the keys of entries and bySession in the order
+	// they were added, as rings: when full, the slot at runsAt (sessionsAt)
+	// is the oldest key, evicted and reused for the new one.
+	runs, sessions     []string
+	runsAt, sessionsAt int
 }
 
 type historyEntry struct {
@@ -40,6 +50,24 @@ func (c *historyCache) get(r *db.HistoryRef) ([]model.Message, bool) {
 		return nil, false
 	}
 	return e.msgs, true
+}
+
+// getAll is get for each row, under one lock: into[i] is the cached
+// messages of rows[i], or nil. into may be the array the caller builds its
+// result in, as long as it reads into[i] before writing there.
+func (c *historyCache) getAll(rows []db.HistoryRef, into [][]model.Message) [][]model.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range rows {
+		r := &rows[i]
+		e, ok := c.entries[r.RunID]
+		if !ok || e.updatedAt != r.UpdatedAt || (r.RunData != nil && e.size != len(r.RunData)) {
+			into[i] = nil
+			continue
+		}
+		into[i] = e.msgs
+	}
+	return into
 }
 
 // known returns the newest (up to n) cached runs of a session for
@@ -65,22 +93,16 @@ func (c *historyCache) put(sessionID string, r *db.HistoryRef, msgs []model.Mess
 		c.bySession = make(map[string][]string, 16)
 	}
 	_, had := c.entries[r.RunID]
-	if !had && len(c.entries) >= historyCacheSize {
-		for k := range c.entries { // evict an arbitrary entry
-			delete(c.entries, k)
-			break
-		}
+	if !had {
+		c.runs, c.runsAt = addKey(c.runs, c.runsAt, r.RunID, func(old string) { delete(c.entries, old) })
 	}
 	c.entries[r.RunID] = historyEntry{updatedAt: r.UpdatedAt, size: len(r.RunData), msgs: msgs}
-	ids := c.bySession[sessionID]
+	ids, listed := c.bySession[sessionID]
 	if had && slices.Contains(ids, r.RunID) {
 		return
 	}
-	if _, ok := c.bySession[sessionID]; !ok && len(c.bySession) >= historyCacheSize {
-		for k := range c.bySession { // evict an arbitrary session's list
-			delete(c.bySession, k)
-			break
-		}
+	if !listed {
+		c.sessions, c.sessionsAt = addKey(c.sessions, c.sessionsAt, sessionID, func(old string) { delete(c.bySession, old) })
 	}
 	if len(ids) >= sessionRunsKept {
 		ids = slices.Delete(ids, 0, len(ids)-sessionRunsKept+1)
@@ -88,9 +110,26 @@ func (c *historyCache) put(sessionID string, r *db.HistoryRef, msgs []model.Mess
 	c.bySession[sessionID] = append(ids, r.RunID)
 }
 
+// addKey adds key to a ring of at most historyCacheSize keys (next: the
+// oldest key's slot once full), calling evict with the key it replaces.
+func addKey(ring []string, next int, key string, evict func(string)) ([]string, int) {
+	if len(ring) < historyCacheSize {
+		return append(ring, key), 0
+	}
+	evict(ring[next])
+	ring[next] = key
+	return ring, (next + 1) % historyCacheSize
+}
+
 // contextMessages are the messages of a run that later runs see as history.
 func contextMessages(all []model.Message) []model.Message {
-	out := make([]model.Message, 0, len(all))
+	n := 0
+	for i := range all {
+		if all[i].Role != model.RoleSystem && !all[i].FromHistory {
+			n++
+		}
+	}
+	out := make([]model.Message, 0, n)
 	for _, m := range all {
 		if m.Role == model.RoleSystem || m.FromHistory {
 			continue

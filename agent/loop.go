@@ -262,7 +262,7 @@ func (st *state) onChunk(c *model.Chunk, err error) bool {
 func (st *state) account(role string, info model.Info, u model.Usage) {
 	u.Duration, u.TimeToFirstToken = 0, 0
 	if st.details == nil {
-		st.details = map[string][]run.ModelMetrics{}
+		st.details = make(map[string][]run.ModelMetrics, 1)
 	}
 	list := st.details[role]
 	for i := range list {

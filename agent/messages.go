@@ -87,6 +87,10 @@ func (st *state) loadContext() (history, error) {
 type history struct {
 	runs [][]model.Message
 	n    int // messages in all runs
+	// segs is runs with one slot before them (the same array), where a
+	// request's leading own messages (the system message) go: see
+	// conversation. Nil when loadHistory did not build runs.
+	segs [][]model.Message
 }
 
 // rehydrateHistory puts media bytes back into the history's messages (see
@@ -116,20 +120,24 @@ func (st *state) loadHistory(rows []db.HistoryRef) history {
 	if st.session == nil {
 		return history{}
 	}
-	h := history{runs: make([][]model.Message, 0, len(rows))}
+	segs := make([][]model.Message, 1, len(rows)+1)
+	h := history{runs: segs[1:1]}
+	cached := st.p.history.getAll(rows, h.runs[:len(rows)])
 	for i := range rows {
 		if rows[i].RunID == st.out.RunID {
 			continue
 		}
-		own, ok := st.p.history.get(&rows[i])
-		if !ok {
+		own := cached[i]
+		if own == nil {
+			var ok bool
 			if own, ok = st.decodeHistory(&rows[i]); !ok {
 				continue // a corrupt stored run must not break new runs
 			}
 		}
-		h.runs = append(h.runs, own)
+		h.runs = append(h.runs, own) // at or before i: cached[i] is read first
 		h.n += len(own)
 	}
+	h.segs = segs[:1+len(h.runs)]
 	return h
 }
 
@@ -201,7 +209,7 @@ func (st *state) buildMessages(history history, in *run.Input) {
 // setHistory makes h the run's history, read before the own message at
 // msgs[at] (after the system message).
 func (st *state) setHistory(h history, at int) {
-	st.history, st.nHistory, st.histAt = h.runs, h.n, at
+	st.history, st.nHistory, st.histAt, st.segs = h.runs, h.n, at, h.segs
 }
 
 // conversation returns what a model reads, msgs (the run's own messages)
@@ -218,6 +226,10 @@ func (st *state) conversation(msgs []model.Message, at int, fix func([]model.Mes
 		return model.History{}, own, err
 	}
 	at = min(at, len(msgs))
+	if segs, ok := st.sharedSegments(msgs[:at:at], fix); ok {
+		own, err := fix(msgs[at:])
+		return model.NewHistory(segs...), own, err
+	}
 	segs := make([][]model.Message, 0, len(st.history)+1)
 	if at > 0 {
 		head, err := fix(msgs[:at:at])
@@ -235,6 +247,33 @@ func (st *state) conversation(msgs []model.Message, at int, fix func([]model.Mes
 	}
 	own, err := fix(msgs[at:])
 	return model.NewHistory(segs...), own, err
+}
+
+// sharedSegments returns the run's history segments after head, in the
+// array loadHistory built them in (head in the slot before them), when fix
+// rewrites neither: every model call of the run then shares one array
+// instead of building one per call. Its slot 0 is head each time: the same
+// messages (the run's leading own messages do not change between calls).
+func (st *state) sharedSegments(head []model.Message, fix func([]model.Message) ([]model.Message, error)) ([][]model.Message, bool) {
+	if st.segs == nil || len(st.segs) != len(st.history)+1 {
+		return nil, false
+	}
+	same := func(a, b []model.Message) bool {
+		return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+	}
+	if h, err := fix(head); err != nil || !same(h, head) {
+		return nil, false
+	}
+	for _, run := range st.history {
+		if r, err := fix(run); err != nil || !same(r, run) {
+			return nil, false
+		}
+	}
+	if len(head) == 0 {
+		return st.segs[1:], true
+	}
+	st.segs[0] = head
+	return st.segs, true
 }
 
 func appendParts(parts []model.Part, t model.PartType, media []run.Media) []model.Part {

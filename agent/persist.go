@@ -31,7 +31,8 @@ func (st *state) persist() {
 	if d == nil {
 		return
 	}
-	ctx := context.WithoutCancel(st.ctx)
+	st.detached = detachedCtx{parent: st.ctx}
+	var ctx context.Context = &st.detached
 	// A superseded attempt must not overwrite the newer attempt's row. A
 	// journal in the run's database checks the attempt inside the save's
 	// transaction (one transaction: a takeover cannot land in between);
@@ -80,6 +81,22 @@ func (st *state) persist() {
 	st.followApprovals(ctx, d, out)
 }
 
+// detachedCtx is context.WithoutCancel(parent) as a pointer the run holds:
+// the standard one is a value that is boxed again on every Value call (a
+// save looks up the user scope and the write fence several times), one
+// allocation each. It is not done and has no error, deadline or cause,
+// whatever happens to the run's context.
+type detachedCtx struct{ parent context.Context }
+
+func (*detachedCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*detachedCtx) Done() <-chan struct{}       { return nil }
+func (*detachedCtx) Err() error                  { return nil }
+func (c *detachedCtx) String() string            { return "agent.detachedCtx" }
+
+// Value is the parent's. context.Cause of a detached context is nil, as
+// with context.WithoutCancel, because its Err is nil (Cause asks Err first).
+func (c *detachedCtx) Value(key any) any { return c.parent.Value(key) }
+
 // sessionToSave returns the session row as this run leaves it, or nil when
 // the run must not or need not write it.
 func (st *state) sessionToSave() (*db.Session, error) {
@@ -120,7 +137,8 @@ func (st *state) sessionToSave() (*db.Session, error) {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
 		return nil, nil
 	}
-	return &s, nil
+	out := s // s stays on the stack when the write is skipped
+	return &out, nil
 }
 
 // sameJSON reports whether two JSON columns hold the same value: the same

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
@@ -359,5 +360,36 @@ func TestRun_MemberRunsAreStoredButNotHistory(t *testing.T) {
 	}
 	if strings.Join(users, ",") != "plain,next" {
 		t.Fatalf("users %v", users)
+	}
+}
+
+// persist's context keeps the run's values but not its cancellation, as
+// context.WithoutCancel: not done, no error and no cause once the run is
+// cancelled, and a context derived from it has its own.
+func TestDetachedCtx_IsContextWithoutCancel(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancelCause(context.WithValue(db.WithUserScope(context.Background(), "u1"), key{}, "v"))
+	cancel(errors.New("run cancelled"))
+	d := &detachedCtx{parent: parent}
+	std := context.WithoutCancel(parent)
+	for _, c := range []context.Context{std, d} {
+		if c.Err() != nil || c.Done() != nil || context.Cause(c) != nil {
+			t.Fatalf("%v: err %v, done %v, cause %v", c, c.Err(), c.Done(), context.Cause(c))
+		}
+		if _, ok := c.Deadline(); ok {
+			t.Fatalf("%v has a deadline", c)
+		}
+		if u, ok := db.UserScope(c); !ok || u != "u1" || c.Value(key{}) != "v" {
+			t.Fatalf("%v lost the run's values: %q %v %v", c, u, ok, c.Value(key{}))
+		}
+		child, stop := context.WithTimeoutCause(c, time.Nanosecond, errors.New("query timeout"))
+		<-child.Done()
+		if err := context.Cause(child); err == nil || err.Error() != "query timeout" {
+			t.Fatalf("%v: child's cause %v", c, err)
+		}
+		stop()
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = db.UserScope(d) }); n != 0 {
+		t.Fatalf("a value lookup allocates %v times", n)
 	}
 }

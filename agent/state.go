@@ -56,9 +56,11 @@ type state struct {
 	// conversation), never copied into msgs.
 	history          [][]model.Message
 	nHistory, histAt int
-	sink             sink
-	req              model.Request
-	schema           *compiledSchema
+	// segs is history with a slot before it (see sharedSegments).
+	segs   [][]model.Message
+	sink   sink
+	req    model.Request
+	schema *compiledSchema
 
 	start time.Time
 	prior float64 // duration of earlier legs of a continued run
@@ -92,7 +94,9 @@ type state struct {
 	pausedApproval string
 	err            error // why the run ended in ERROR or CANCELLED
 	persistErr     error
-	startErr       error // why the run did not start (see refuseStart)
+	detached       detachedCtx // persist's context (see detachedCtx)
+	values         runValues   // the run's context values (see begin)
+	startErr       error       // why the run did not start (see refuseStart)
 	// stopped: a tool turn ended or paused the run (see stepStop).
 	stopped bool
 }
@@ -191,19 +195,22 @@ func (st *state) begin(parent context.Context) error {
 		cancel(nil)
 		return fmt.Errorf("agent: %w", err)
 	}
+	if st.off != nil {
+		ctx = offload.WithScope(ctx, st.offloadScope())
+	}
+	v := &st.values
 	if st.p.runContext || len(st.tix.tools) > 0 {
-		ctx = context.WithValue(ctx, runContextKey{}, &RunContext{
+		v.rc = RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
 			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
 			Offloader: st.off, MediaStorage: st.media,
 			Journal: st.opts.journal, Attempt: st.attempt(),
-		})
+		}
+		v.hasRC = true
 	}
-	if st.off != nil {
-		ctx = offload.WithScope(ctx, st.offloadScope())
-	}
-	ctx = context.WithValue(ctx, emitterKey{}, &emitter{st: st})
-	ctx = st.withReferenceLog(ctx)
+	v.em = emitter{st: st}
+	v.Context = ctx
+	ctx = st.withReferenceLog(v)
 	st.ctx, st.cancel, st.unregister = ctx, cancel, unregister
 	st.sink.store = st.a.conf().StoreEvents
 	if st.a.conf().DebugMode {
@@ -211,6 +218,29 @@ func (st *state) begin(parent context.Context) error {
 	}
 	st.intermediate = st.p.outputModel != nil
 	return nil
+}
+
+// runValues is what a run adds to its context, its RunContext (when it has
+// one) and its emitter, as one context node the run's state holds: the
+// values cost no allocation per run and lookups of other keys (the user
+// scope, read on every save) walk a shorter chain.
+type runValues struct {
+	context.Context
+	rc    RunContext
+	hasRC bool
+	em    emitter
+}
+
+func (v *runValues) Value(key any) any {
+	switch key.(type) {
+	case runContextKey:
+		if v.hasRC {
+			return &v.rc
+		}
+	case emitterKey:
+		return &v.em
+	}
+	return v.Context.Value(key)
 }
 
 // end unregisters the run once it returned (and is stored).

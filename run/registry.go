@@ -81,6 +81,23 @@ type execution struct {
 	// ended says end ran. Both are guarded by owner.mu.
 	done  chan struct{}
 	ended bool
+	// ctx is the run's context Begin returns: the execution's own node
+	// (no context.WithValue allocation per run).
+	ctx execContext
+}
+
+// execContext is a registration's context: its parent's values plus
+// executionKey.
+type execContext struct {
+	context.Context
+	e *execution
+}
+
+func (c *execContext) Value(key any) any {
+	if _, ok := key.(executionKey); ok {
+		return c.e
+	}
+	return c.Context.Value(key)
 }
 
 func (e *execution) Registration() Registration { return e.reg }
@@ -135,8 +152,9 @@ func (r *localRegistry) Begin(ctx context.Context, reg Registration, cancel cont
 		return nil, nil, fmt.Errorf("%w: %s", ErrAlreadyRunning, reg.RunID)
 	}
 	e := &execution{reg: reg, owner: r, cancel: cancel}
+	e.ctx = execContext{Context: ctx, e: e}
 	r.runs[reg.RunID] = e
-	return context.WithValue(ctx, executionKey{}, e), e.end, nil
+	return &e.ctx, e.end, nil
 }
 
 func (r *localRegistry) Lookup(runID string) (Execution, bool) {

@@ -19,10 +19,13 @@ var ErrClosed = errors.New("memory: driver is closed")
 // Records are copied in and out, so callers never share memory with the store.
 // It is safe for concurrent use.
 type Driver struct {
-	mu       sync.RWMutex
-	closed   bool
-	sessions map[string]*db.Session
-	runs     map[string]*db.Run
+	mu sync.RWMutex
+	// runlock and unlock are mu's RUnlock and Unlock, bound once in New:
+	// read and write return them without allocating a method value per call.
+	runlock, unlock func()
+	closed          bool
+	sessions        map[string]*db.Session
+	runs            map[string]*db.Run
 	// sessionRuns indexes runs by session for run_index assignment, history
 	// and cascade.
 	sessionRuns map[string]*sessionRuns
@@ -42,13 +45,14 @@ type Driver struct {
 }
 
 var (
-	_ db.Driver   = (*Driver)(nil)
-	_ db.RunSaver = (*Driver)(nil)
+	_ db.Driver                  = (*Driver)(nil)
+	_ db.RunSaver                = (*Driver)(nil)
+	_ db.SessionHistoryRefReader = (*Driver)(nil)
 )
 
 // New returns an empty store.
 func New() *Driver {
-	return &Driver{
+	d := &Driver{
 		sessions:    map[string]*db.Session{},
 		runs:        map[string]*db.Run{},
 		sessionRuns: map[string]*sessionRuns{},
@@ -59,6 +63,8 @@ func New() *Driver {
 		learnings:   map[string]*db.Learning{},
 		approvals:   map[string]*db.Approval{},
 	}
+	d.runlock, d.unlock = d.mu.RUnlock, d.mu.Unlock
+	return d
 }
 
 // Dialect is "memory".
@@ -88,7 +94,7 @@ func (d *Driver) read(ctx context.Context) (func(), error) {
 		d.mu.RUnlock()
 		return nil, ErrClosed
 	}
-	return d.mu.RUnlock, nil
+	return d.runlock, nil
 }
 
 func (d *Driver) write(ctx context.Context) (func(), error) {
@@ -100,7 +106,7 @@ func (d *Driver) write(ctx context.Context) (func(), error) {
 		d.mu.Unlock()
 		return nil, ErrClosed
 	}
-	return d.mu.Unlock, nil
+	return d.unlock, nil
 }
 
 // visible reports whether a row owned by owner is in the context's user scope.

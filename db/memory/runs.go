@@ -15,7 +15,7 @@ import (
 // another user's run is ErrNotFound and stays unchanged. As with the SQL foreign
 // key, the session must exist (ErrInvalidRecord otherwise).
 func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
-	r, err := runToStore(ctx, in)
+	r, idx, err := runToStore(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -24,23 +24,30 @@ func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		return nil, err
 	}
 	defer unlock()
-	if err := d.runWritable(ctx, r, false); err != nil {
+	old, err := d.runWritable(ctx, r, false)
+	if err != nil {
 		return nil, err
 	}
-	return d.putRun(r), nil
+	return d.putRun(r, old, idx), nil
 }
 
 // runToStore checks a run and returns the copy to store, written as the
-// context's user.
-func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
+// context's user, and where putRun writes a new run's run_index (the copy
+// has none when in has none).
+func runToStore(ctx context.Context, in *db.Run) (*db.Run, *int64, error) {
 	if in == nil || in.RunID == "" {
-		return nil, fmt.Errorf("%w: run_id is required", db.ErrInvalidRecord)
+		return nil, nil, fmt.Errorf("%w: run_id is required", db.ErrInvalidRecord)
 	}
 	if in.SessionID == "" {
-		return nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
+		return nil, nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
 	}
-	cp := *in
-	r := &cp
+	// The run and its run_index in one allocation.
+	v := &struct {
+		run db.Run
+		idx int64
+	}{run: *in}
+	r := &v.run
+	r.RunIndex = nil
 	r.UserID = writer(ctx, in.UserID)
 	if in.CheckedJSON() {
 		// Encoded by db.RunFromOutput: compact and valid, no scan needed,
@@ -48,10 +55,10 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 	} else {
 		data, err := jsonColumn("run", r.RunID, "run_data", r.RunData)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if data == nil {
-			return nil, fmt.Errorf("%w: run_data is required for run %s", db.ErrInvalidRecord, r.RunID)
+			return nil, nil, fmt.Errorf("%w: run_data is required for run %s", db.ErrInvalidRecord, r.RunID)
 		}
 		r.RunData = data
 	}
@@ -59,37 +66,41 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, error) {
 	// makes a reader's append reallocate instead of writing into the store.
 	r.RunData = r.RunData[:len(r.RunData):len(r.RunData)]
 	if in.RunIndex != nil {
-		i := *in.RunIndex
-		r.RunIndex = &i
+		v.idx = *in.RunIndex
+		r.RunIndex = &v.idx
 	}
-	return r, nil
+	return r, &v.idx, nil
 }
 
 // runWritable reports ErrNotFound when r would overwrite another user's run
 // under a scope, and ErrInvalidRecord when a new run's session is missing
 // (unless sessionPending: it is being stored with the run). The caller holds
-// the write lock.
-func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool) error {
+// the write lock. It returns the stored run r updates (nil: a new run) for
+// putRun.
+func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool) (*db.Run, error) {
 	if old, ok := d.runs[r.RunID]; ok {
 		// As in SQL, only a scope protects an owned run; unscoped callers
 		// (the server itself, migrations) may reassign it.
 		if u, scoped := db.UserScope(ctx); scoped && old.UserID != "" && old.UserID != u {
-			return fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
+			return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
 		}
-		return nil
+		return old, nil
 	}
-	if _, ok := d.sessions[r.SessionID]; !ok && !sessionPending {
-		return fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
+	if !sessionPending {
+		if _, ok := d.sessions[r.SessionID]; !ok {
+			return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
+		}
 	}
-	return nil
+	return nil, nil
 }
 
 // putRun inserts r with the next run_index when it has none, or updates the
 // stored run's status, run_data, user_id, parent_run_id and updated_at; it
 // returns a copy of the stored run. The caller holds the write lock and
-// checked runWritable.
-func (d *Driver) putRun(r *db.Run) *db.Run {
-	if old, ok := d.runs[r.RunID]; ok {
+// checked runWritable, which found old (nil: r is new); a new run without a
+// run_index gets the next one in idx (from runToStore).
+func (d *Driver) putRun(r, old *db.Run, idx *int64) *db.Run {
+	if old != nil {
 		upd := *old // a new value: readers may hold the old one
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
 		d.runs[r.RunID] = &upd
@@ -101,7 +112,8 @@ func (d *Driver) putRun(r *db.Run) *db.Run {
 		return viewRun(&upd)
 	}
 	if r.RunIndex == nil {
-		r.RunIndex = d.nextRunIndex(r.SessionID)
+		*idx = d.nextRunIndex(r.SessionID)
+		r.RunIndex = idx
 	}
 	d.runs[r.RunID] = r
 	d.index(r)
@@ -115,7 +127,7 @@ func (d *Driver) SaveRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Ses
 	if err != nil {
 		return nil, nil, err
 	}
-	rc, err := runToStore(ctx, r)
+	rc, idx, err := runToStore(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,10 +142,11 @@ func (d *Driver) SaveRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Ses
 	if err := d.sessionWritable(sc); err != nil {
 		return nil, nil, err
 	}
-	if err := d.runWritable(ctx, rc, true); err != nil {
+	old, err := d.runWritable(ctx, rc, true)
+	if err != nil {
 		return nil, nil, err
 	}
-	return d.putSession(sc), d.putRun(rc), nil
+	return d.putSession(sc), d.putRun(rc, old, idx), nil
 }
 
 // index records a stored run in its session's index.
@@ -143,8 +156,12 @@ func (d *Driver) index(r *db.Run) {
 		sr = &sessionRuns{max: -1}
 		d.sessionRuns[r.SessionID] = sr
 	}
-	i, _ := sr.find(r)
-	sr.order = slices.Insert(sr.order, i, r)
+	if n := len(sr.order); n == 0 || historyOrder(sr.order[n-1], r) < 0 {
+		sr.order = append(sr.order, r) // the usual case: the session's newest run
+	} else {
+		i, _ := sr.find(r)
+		sr.order = slices.Insert(sr.order, i, r)
+	}
 	if r.RunIndex != nil && *r.RunIndex > sr.max {
 		sr.max = *r.RunIndex
 	}
@@ -160,12 +177,11 @@ func (sr *sessionRuns) find(r *db.Run) (int, bool) {
 
 // nextRunIndex is max(run_index)+1 over the session's runs, or 0. The caller
 // holds the write lock, which makes assignment atomic.
-func (d *Driver) nextRunIndex(sessionID string) *int64 {
-	next := int64(0)
+func (d *Driver) nextRunIndex(sessionID string) int64 {
 	if sr := d.sessionRuns[sessionID]; sr != nil {
-		next = sr.max + 1
+		return sr.max + 1
 	}
-	return &next
+	return 0
 }
 
 // GetRun returns a run in scope or ErrNotFound.
@@ -303,14 +319,37 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 		}
 		return out, nil
 	}
-	runs, n := d.sessionHistory(ctx, q)
+	return d.sessionRefs(ctx, q), nil
+}
+
+// sessionRefs is the refs of a session's history runs. The caller holds the
+// read lock.
+func (d *Driver) sessionRefs(ctx context.Context, q db.HistoryQuery) []db.HistoryRef {
+	f := newHistoryFilter(ctx, &q)
+	runs, n := d.sessionHistory(&f)
 	out := make([]db.HistoryRef, 0, n)
 	for _, r := range runs {
-		if inHistory(ctx, q, r) {
+		if f.selects(r) {
 			out = append(out, db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData})
 		}
 	}
-	return out, nil
+	return out
+}
+
+// SessionHistoryRefs is GetSession and HistoryRefs under one read lock
+// (db.SessionHistoryRefReader): a session out of scope or missing is
+// ErrNotFound, as GetSession.
+func (d *Driver) SessionHistoryRefs(ctx context.Context, q db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	s, ok := d.sessions[q.SessionID]
+	if !ok || !visible(ctx, s.UserID) {
+		return nil, nil, fmt.Errorf("%w: session %s", db.ErrNotFound, q.SessionID)
+	}
+	return cloneSession(s), d.sessionRefs(ctx, q), nil
 }
 
 // history returns the stored runs a HistoryQuery selects, oldest first. The
@@ -319,10 +358,11 @@ func (d *Driver) history(ctx context.Context, q db.HistoryQuery) []*db.Run {
 	if q.SessionID == "" {
 		return d.historyAll(ctx, q)
 	}
-	runs, n := d.sessionHistory(ctx, q)
+	f := newHistoryFilter(ctx, &q)
+	runs, n := d.sessionHistory(&f)
 	match := make([]*db.Run, 0, n)
 	for _, r := range runs {
-		if inHistory(ctx, q, r) {
+		if f.selects(r) {
 			match = append(match, r)
 		}
 	}
@@ -332,15 +372,16 @@ func (d *Driver) history(ctx context.Context, q db.HistoryQuery) []*db.Run {
 // sessionHistory returns the tail of the session's runs (in history order)
 // that holds the n runs a HistoryQuery selects, found by walking back from
 // the newest until the limit, so a turn reads its last runs only; the
-// caller filters the tail with inHistory.
-func (d *Driver) sessionHistory(ctx context.Context, q db.HistoryQuery) (tail []*db.Run, n int) {
+// caller filters the tail with f.
+func (d *Driver) sessionHistory(f *historyFilter) (tail []*db.Run, n int) {
+	q := f.q
 	sr := d.sessionRuns[q.SessionID]
 	if sr == nil {
 		return nil, 0
 	}
 	from := len(sr.order)
 	for i := len(sr.order) - 1; i >= 0 && (q.Limit <= 0 || n < q.Limit); i-- {
-		if inHistory(ctx, q, sr.order[i]) {
+		if f.selects(sr.order[i]) {
 			from, n = i, n+1
 		}
 	}
@@ -349,10 +390,11 @@ func (d *Driver) sessionHistory(ctx context.Context, q db.HistoryQuery) (tail []
 
 // historyAll is history over every session's runs.
 func (d *Driver) historyAll(ctx context.Context, q db.HistoryQuery) []*db.Run {
+	f := newHistoryFilter(ctx, &q)
 	cands := d.candidates(q.SessionID)
 	match := cands[:0] // filtered in place: candidates is this call's own slice
 	for _, r := range cands {
-		if inHistory(ctx, q, r) {
+		if f.selects(r) {
 			match = append(match, r)
 		}
 	}
@@ -363,10 +405,25 @@ func (d *Driver) historyAll(ctx context.Context, q db.HistoryQuery) []*db.Run {
 	return match
 }
 
-// inHistory reports whether a HistoryQuery selects r.
-func inHistory(ctx context.Context, q db.HistoryQuery, r *db.Run) bool {
+// historyFilter is a HistoryQuery with the context's user scope looked up
+// once: a lookup walks the run's whole context chain, and a turn's query
+// tests every run of its history.
+type historyFilter struct {
+	q      *db.HistoryQuery
+	user   string
+	scoped bool
+}
+
+func newHistoryFilter(ctx context.Context, q *db.HistoryQuery) historyFilter {
+	u, scoped := db.UserScope(ctx)
+	return historyFilter{q: q, user: u, scoped: scoped}
+}
+
+// selects reports whether the query selects r.
+func (f *historyFilter) selects(r *db.Run) bool {
+	q := f.q
 	switch {
-	case !visible(ctx, r.UserID),
+	case f.scoped && (r.UserID == "" || r.UserID != f.user),
 		r.ParentRunID != "",
 		!r.Status.InHistory(),
 		q.AgentID != "" && r.AgentID != q.AgentID,

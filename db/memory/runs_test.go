@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -407,4 +408,40 @@ func TestHistoryRuns_OrderSurvivesOutOfOrderUpdatesAndDeletes(t *testing.T) {
 		t.Errorf("run_index after deleting the last run = %d, want 5", *next.RunIndex)
 	}
 	check(3, "[r3 r4 r6]")
+}
+
+// Runs given out of run_index order (an import, a copy from another store)
+// still come back in history order; the newest run is appended, the others
+// inserted in place, and run_index assignment follows the highest.
+func TestHistoryRuns_OutOfOrderInserts(t *testing.T) {
+	d := newDB(t)
+	ctx := context.Background()
+	mustSession(t, ctx, d, session("s1", ""))
+	for _, c := range []struct {
+		id  string
+		idx int64
+	}{{"c", 2}, {"a", 0}, {"d", 5}, {"b", 1}} {
+		r := runRow(c.id, "s1", run.StatusCompleted)
+		r.RunIndex = &c.idx
+		mustRun(t, ctx, d, r)
+	}
+	next := mustRun(t, ctx, d, runRow("e", "s1", run.StatusCompleted))
+	if *next.RunIndex != 6 {
+		t.Fatalf("new run's run_index %d, want 6", *next.RunIndex)
+	}
+	rows, err := d.HistoryRuns(ctx, db.HistoryQuery{SessionID: "s1", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s:%d", r.RunID, *r.RunIndex))
+	}
+	if s := strings.Join(got, " "); s != "a:0 b:1 c:2 d:5 e:6" {
+		t.Fatalf("history order %s", s)
+	}
+	refs, err := d.HistoryRefs(ctx, db.HistoryQuery{SessionID: "s1", Limit: 2})
+	if err != nil || len(refs) != 2 || refs[0].RunID != "d" || refs[1].RunID != "e" {
+		t.Fatalf("last two refs %+v, %v", refs, err)
+	}
 }
