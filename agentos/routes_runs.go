@@ -222,7 +222,12 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 	if err != nil {
 		return err
 	}
-	defer func() { done(s.storedStatus(ctx, st)) }()
+	if s.queue != nil {
+		// Only a lease records how the run ended; without a durable queue
+		// done does nothing, and reading the run back would cost every
+		// streamed run a database read for nothing.
+		defer func() { done(s.storedStatus(ctx, st)) }()
+	}
 	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, s.observed(st.agent, st.runID, st.sessionID, st.userID).Stream(ctx, st.input, st.opts...))
 }
 

@@ -12,6 +12,10 @@
 #   SERVE_FLAGS   extra `agentry serve` flags [--log-level warn: no access log
 #                 line per request, so the numbers measure runs, not logging]
 #   AGENTRY=path  use this binary instead of building ./cmd/agentry
+#   LOADGEN=path  run `loadtest` from this agentry binary [the served one]: keeps
+#                 the load generator fixed while comparing servers of other commits
+#   PHASES        which runs, space separated [sync sse sse1]: sync = non-streaming,
+#                 sse = streaming at CONCURRENCY clients, sse1 = streaming, 1 client
 #   KEEP=1        keep the temp dir (config, script, database, server log)
 #   SERVER_GOMAXPROCS / LOADGEN_GOMAXPROCS  split the cores between the two
 # Exit status: 0 when both runs had no failed request, 1 otherwise.
@@ -73,6 +77,27 @@ if ! "$bin" serve --help >/dev/null 2>&1; then
 	echo "this agentry has no 'serve' command yet; nothing to benchmark" >&2
 	exit 2
 fi
+loadgen=${LOADGEN:-$bin}
+if ! "$loadgen" loadtest --help >/dev/null 2>&1; then
+	echo "$loadgen has no 'loadtest' command" >&2
+	exit 2
+fi
+PHASES=${PHASES:-sync sse sse1}
+for phase in $PHASES; do
+	case $phase in
+	sync | sse | sse1) ;;
+	*)
+		echo "unknown phase $phase in PHASES (use sync, sse, sse1)" >&2
+		exit 2
+		;;
+	esac
+done
+# Media and offloaded results go to the temp dir, not ./agentry-data (older
+# builds have no --data-dir and write nothing there).
+data_dir=()
+if "$bin" serve --help 2>&1 | grep -q -- --data-dir; then
+	data_dir=(--data-dir "$work/data")
+fi
 
 # One short reply: the model answers instantly, so the numbers measure the
 # server (routing, form decoding, the agent loop, SQLite writes, JSON/SSE).
@@ -101,7 +126,7 @@ echo "starting agentry serve on $BASE (SQLite $work/bench.db)…" >&2
 # An empty GOMAXPROCS is ignored by the Go runtime (all cores). SERVE_FLAGS is
 # split into words on purpose.
 # shellcheck disable=SC2086
-GOMAXPROCS=${SERVER_GOMAXPROCS:-} "$bin" serve --config "$work/agentos.yaml" --db "$work/bench.db" --port "$PORT" ${SERVE_FLAGS---log-level warn} \
+GOMAXPROCS=${SERVER_GOMAXPROCS:-} "$bin" serve --config "$work/agentos.yaml" --db "$work/bench.db" --port "$PORT" "${data_dir[@]}" ${SERVE_FLAGS---log-level warn} \
 	>"$work/server.log" 2>&1 &
 server_pid=$!
 
@@ -140,18 +165,22 @@ loadtest() {
 		--duration "$DURATION" --warmup "$WARMUP" "$@")
 	[[ ${JSON:-0} == 1 ]] && args+=(--json)
 	local rc=0
-	GOMAXPROCS=${LOADGEN_GOMAXPROCS:-} "$bin" "${args[@]}" || rc=$?
+	GOMAXPROCS=${LOADGEN_GOMAXPROCS:-} "$loadgen" "${args[@]}" || rc=$?
 	if [[ $rc != 0 ]]; then
 		echo "(loadtest exited with status $rc)" >&2
 		status=1
 	fi
 }
 
-loadtest "non-streaming runs (stream=false), $CONCURRENCY clients"
-loadtest "streaming runs (SSE), $CONCURRENCY clients" --stream
-# At 32 clients on 2 cores the first event also waits for a core; one client
-# shows the server's own time to RunStarted.
-loadtest "streaming runs (SSE), 1 client: time to first event without queueing" --stream --concurrency 1
+for phase in $PHASES; do
+	case $phase in
+	sync) loadtest "non-streaming runs (stream=false), $CONCURRENCY clients" ;;
+	sse) loadtest "streaming runs (SSE), $CONCURRENCY clients" --stream ;;
+	# At 32 clients on 2 cores the first event also waits for a core; one
+	# client shows the server's own time to RunStarted.
+	sse1) loadtest "streaming runs (SSE), 1 client: time to first event without queueing" --stream --concurrency 1 ;;
+	esac
+done
 
 if ! kill -0 "$server_pid" 2>/dev/null; then
 	echo "agentry serve died during the benchmark" >&2
