@@ -140,7 +140,7 @@ func streamServer(t *testing.T, d *db.DB, m *scripted.Model) (string, *Server) {
 	var srv *Server
 	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &qc}, func(s *Server) {
 		srv = s
-		s.tailCfg = runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 300 * time.Millisecond}
+		s.tailCfg = testTailConfig
 	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -149,6 +149,15 @@ func streamServer(t *testing.T, d *db.DB, m *scripted.Model) (string, *Server) {
 	})
 	return ts.URL, srv
 }
+
+// testTailConfig is the resume streams' tail in these tests. Grace bounds
+// only the wait for a producer that died between its run's final row and
+// its final event batch; a live producer's last batch lands after the row
+// too, and on a loaded CI machine (load average 30 on 2 cores) that took
+// more than 300 ms: the stream then ended with a terminal event made from
+// the row instead of the stored one, and the test saw no RunCompleted
+// with an id. No test here waits for the Grace to pass.
+var testTailConfig = runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 10 * time.Second}
 
 // reconnectMidRun streams a background run from a, drops the connection
 // after 8 events, resumes it on b with Last-Event-ID, and checks the two
@@ -301,7 +310,7 @@ func TestResume_BackgroundTeamAndWorkflowStream(t *testing.T) {
 	var srv *Server
 	ts, _ := testServer(t, Config{Agents: []*agent.Agent{echo}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}, Queue: &qc}, func(s *Server) {
 		srv = s
-		s.tailCfg = runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 300 * time.Millisecond}
+		s.tailCfg = testTailConfig
 	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
