@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/internal/faultproxy"
 	"github.com/agentryhq/agentry/queue"
@@ -21,6 +22,12 @@ import (
 // proxiedPostgres opens a fresh schema on the test server through a proxy
 // that counts round trips.
 func proxiedPostgres(t *testing.T) (*db.DB, *faultproxy.Proxy) {
+	t.Helper()
+	return proxiedPostgresPool(t, 2)
+}
+
+// proxiedPostgresPool is proxiedPostgres with a pool of conns connections.
+func proxiedPostgresPool(t testing.TB, conns int) (*db.DB, *faultproxy.Proxy) {
 	t.Helper()
 	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -39,7 +46,7 @@ func proxiedPostgres(t *testing.T) (*db.DB, *faultproxy.Proxy) {
 	b := make([]byte, 6)
 	rand.Read(b)
 	schema := "agentry_test_" + hex.EncodeToString(b)
-	d, err := postgres.Open(context.Background(), postgres.Config{DSN: u.String(), Schema: schema, MaxOpenConns: 2})
+	d, err := postgres.Open(context.Background(), postgres.Config{DSN: u.String(), Schema: schema, MaxOpenConns: conns})
 	if err != nil {
 		t.Fatalf("postgres test server unavailable: %v", err)
 	}
@@ -271,5 +278,71 @@ func TestEnqueue_PostgresGroupPastMaxDepth(t *testing.T) {
 	}
 	if errs[0] != nil {
 		t.Fatalf("the first (alone, 3rd queued) was refused: %v", errs[0])
+	}
+}
+
+// BenchmarkThroughput_PostgresRoundTrips is BenchmarkThroughput_Postgres
+// through a proxy that counts round trips (the proxy's own CPU counts as
+// the process's: compare CPU with BenchmarkThroughput_Postgres): grouped,
+// and with every enqueue alone (its own transaction, statement by
+// statement, as before the group commit).
+func BenchmarkThroughput_PostgresRoundTrips(b *testing.B) {
+	for _, mode := range []string{"grouped", "alone"} {
+		b.Run(mode, func(b *testing.B) {
+			d, p := proxiedPostgresPool(b, 8)
+			var setup func(*queue.Queue)
+			if mode == "alone" {
+				setup = func(q *queue.Queue) { q.NoEnqueueGroup() }
+			}
+			benchThroughput(b, d, nil, nil, nil, p.Exchanges, setup)
+		})
+	}
+}
+
+// BenchmarkEnqueue_Postgres is the enqueue alone (the queue is not
+// started): 8 goroutines enqueue b.N runs; reported: enqueues/s, the
+// process's CPU and the server backends' CPU per enqueue, grouped and with
+// every enqueue alone (its own transaction, as before the group commit).
+func BenchmarkEnqueue_Postgres(b *testing.B) {
+	for _, mode := range []string{"grouped", "alone"} {
+		b.Run(mode, func(b *testing.B) {
+			d := testdbs.Postgres(b)
+			q, err := queue.Open(context.Background(), d, queue.Config{MaxQueueDepth: 1 << 30}, complete(d))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if mode == "alone" {
+				q.NoEnqueueGroup()
+			}
+			server := backendCPU(b, d)
+			prefix := fmt.Sprintf("e%d-", time.Now().UnixNano())
+			b.ReportAllocs()
+			b.ResetTimer()
+			start, cpu0 := time.Now(), cpuTime()
+			var srv0 time.Duration
+			if server != nil {
+				srv0 = server()
+			}
+			var wg sync.WaitGroup
+			for g := range 8 {
+				wg.Go(func() {
+					for i := g; i < b.N; i += 8 {
+						s, r, j := pending(fmt.Sprintf("%s%d", prefix, i), "u1")
+						if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			elapsed, cpu := time.Since(start), cpuTime()-cpu0
+			b.StopTimer()
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/enqueue")
+			if server != nil {
+				b.ReportMetric(float64((server()-srv0).Microseconds())/float64(b.N), "server-cpu-us/enqueue")
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "enqueues/s")
+		})
 	}
 }

@@ -38,3 +38,6 @@ func (q *Queue) EnqueueGroup() (leading bool, pending int) {
 	defer q.group.mu.Unlock()
 	return q.group.leading, len(q.group.pending)
 }
+
+// NoEnqueueGroup makes every enqueue its own transaction (benchmarks).
+func (q *Queue) NoEnqueueGroup() { q.group = nil }
