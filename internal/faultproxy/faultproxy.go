@@ -58,8 +58,10 @@ func Start(target string) (*Proxy, error) {
 
 // Exchanges is how many round trips the clients made so far: on each
 // connection, client bytes that follow upstream bytes (or open the
-// connection) count one, however many reads they take. A protocol that
-// sends several requests before reading (a pipeline) counts once for them.
+// connection) count one, however many reads they take. Requests a client
+// sends together before reading (pgx sends a batch in one write) count
+// once; a pipeline the upstream starts answering before the client has
+// sent all of it counts more.
 func (p *Proxy) Exchanges() int64 { return p.exchanges.Load() }
 
 // Addr is the proxy's host:port.
