@@ -76,7 +76,8 @@ func openOneConn(t *testing.T, d *db.DB, cfg queue.Config) *queue.Queue {
 // grouped enqueues the runs of ids at once as one group: the pool's only
 // connection is held until every enqueue but the first (which leads a
 // group of its own and waits for the connection) waits for the next group.
-func grouped(t *testing.T, d *db.DB, q *queue.Queue, ids []string, key func(i int) string) (runIDs []string, dups []bool, errs []error) {
+// prep, when set, adjusts enqueue i and returns its context (nil: none).
+func grouped(t *testing.T, d *db.DB, q *queue.Queue, ids []string, prep func(i int, s *db.Session, r *db.Run, j *queue.Job) context.Context) (runIDs []string, dups []bool, errs []error) {
 	t.Helper()
 	w := d.Driver().(db.SQLWriter).SQLWriter().DB
 	hold, err := w.Conn(context.Background())
@@ -88,8 +89,13 @@ func grouped(t *testing.T, d *db.DB, q *queue.Queue, ids []string, key func(i in
 	start := func(i int) {
 		wg.Go(func() {
 			s, r, j := pending(ids[i], "u1")
-			j.IdempotencyKey = key(i)
-			runIDs[i], dups[i], errs[i] = q.Enqueue(context.Background(), s, r, j)
+			ctx := context.Background()
+			if prep != nil {
+				if c := prep(i, s, r, j); c != nil {
+					ctx = c
+				}
+			}
+			runIDs[i], dups[i], errs[i] = q.Enqueue(ctx, s, r, j)
 		})
 	}
 	// The first leads a group of its own: wait until it took its group
@@ -158,7 +164,10 @@ func TestEnqueue_PostgresRoundTrips(t *testing.T) {
 		ids[i] = fmt.Sprintf("g%d", i)
 	}
 	before = p.Exchanges()
-	runIDs, dups, errs := grouped(t, d, q, ids, func(i int) string { return fmt.Sprintf("key-g%d", i) })
+	runIDs, dups, errs := grouped(t, d, q, ids, func(i int, _ *db.Session, _ *db.Run, j *queue.Job) context.Context {
+		j.IdempotencyKey = fmt.Sprintf("key-g%d", i)
+		return nil
+	})
 	got = p.Exchanges() - before
 	t.Logf("a group of 8 after one alone: %d round trips", got)
 	for i := range ids {
@@ -194,7 +203,10 @@ func TestEnqueue_PostgresGroupSameKey(t *testing.T) {
 	}
 	ids := []string{"lead", "a", "b", "c", "d", "e"}
 	keys := map[string]string{"a": "same", "c": "same", "d": "used", "e": "other"}
-	runIDs, dups, errs := grouped(t, d, q, ids, func(i int) string { return keys[ids[i]] })
+	runIDs, dups, errs := grouped(t, d, q, ids, func(i int, _ *db.Session, _ *db.Run, j *queue.Job) context.Context {
+		j.IdempotencyKey = keys[ids[i]]
+		return nil
+	})
 	got := map[string]int{}
 	for i, id := range ids {
 		if errs[i] != nil {
@@ -237,6 +249,41 @@ func TestEnqueue_PostgresGroupSameKey(t *testing.T) {
 	}
 }
 
+// A write refused in a group (a session of another user) fails alone: the
+// group commits without it, and it gets the error it gets alone.
+func TestEnqueue_PostgresGroupRefusedWriteFailsAlone(t *testing.T) {
+	d, _ := proxiedPostgres(t)
+	q := openOneConn(t, d, testCfg())
+	ctx := context.Background()
+	s, r, j := pending("theirs", "u2")
+	if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"lead", "a", "b", "c"}
+	_, _, errs := grouped(t, d, q, ids, func(i int, s *db.Session, r *db.Run, j *queue.Job) context.Context {
+		if ids[i] == "b" {
+			s.SessionID, r.SessionID, j.SessionID = "s-theirs", "s-theirs", "s-theirs"
+		}
+		return db.WithUserScope(context.Background(), "u1")
+	})
+	for i, id := range ids {
+		_, gerr := d.GetRun(ctx, id)
+		_, jerr := q.Get(ctx, id, "", false)
+		if id == "b" {
+			if !errors.Is(errs[i], db.ErrNotFound) {
+				t.Fatalf("enqueue into another user's session: %v, want ErrNotFound", errs[i])
+			}
+			if !errors.Is(gerr, db.ErrNotFound) || !errors.Is(jerr, queue.ErrNotFound) {
+				t.Fatalf("the refused enqueue stored its run (%v) or job (%v)", gerr, jerr)
+			}
+			continue
+		}
+		if errs[i] != nil || gerr != nil || jerr != nil {
+			t.Fatalf("enqueue %s: %v; run %v; job %v", id, errs[i], gerr, jerr)
+		}
+	}
+}
+
 // A group that would pass max_queue_depth is made enqueue by enqueue: the
 // ones that fit are queued, the others refused with ErrQueueFull, nothing of
 // theirs stored.
@@ -255,7 +302,7 @@ func TestEnqueue_PostgresGroupPastMaxDepth(t *testing.T) {
 	// The first of these is alone (3 queued), the other 4 one group that
 	// would make 7: two of them fit.
 	ids := []string{"x0", "x1", "x2", "x3", "x4"}
-	_, _, errs := grouped(t, d, q, ids, func(int) string { return "" })
+	_, _, errs := grouped(t, d, q, ids, nil)
 	queued, full := 0, 0
 	for i, err := range errs {
 		switch {
