@@ -32,6 +32,10 @@ func (e *existing) Error() string { return "queue: idempotency key already used 
 // key already used by j.UserID it stores nothing and returns the run id the
 // key names (dup true): keys are kept for good. Past MaxQueueDepth queued
 // jobs it fails with ErrQueueFull.
+//
+// On Postgres concurrent enqueues share one transaction, sent in one round
+// trip and committed in a second (enqueueGroup); each still commits with its
+// job or not at all, and gets its own answer.
 func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (runID string, dup bool, err error) {
 	if utf8.RuneCountInString(j.IdempotencyKey) > MaxIdempotencyKey {
 		return "", false, ErrKeyTooLong
