@@ -222,7 +222,7 @@ func (q *Queue) pipedEnqueue(j *Job) []db.PipedStmt {
 	args, _ := json.Marshal(runArgs{RunID: j.ID, RetryDelay: int64(j.RetryDelay / time.Second)})
 	now := time.Now().UTC() // River's driver stamps its jobs with the client's clock
 	stmts = append(stmts, db.PipedStmt{Query: q.jobInsertQuery,
-		Args: append([]any{string(args), now, runArgs{}.Kind(), q.cfg.MaxAttempts, riverPriority, riverQueue, now}, jobInsertArgs(j)...),
+		Args: jobInsertArgs(append(make([]any, 0, 22), string(args), now, runArgs{}.Kind(), q.cfg.MaxAttempts, riverPriority, riverQueue, now), j),
 		Row: func(sc interface{ Scan(...any) error }) error {
 			var engineID int64
 			return sc.Scan(&engineID)

@@ -108,7 +108,7 @@ func (q *Queue) enqueueTx(ctx context.Context, s *db.Session, r *db.Run, j *Job)
 			return fmt.Errorf("queue: insert river job: %w", err)
 		}
 		_, err = tx.ExecContext(ctx, q.sql(`INSERT INTO `+q.jobs+` (`+jobInsertCols+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(jobInsertArgs(j), res.Job.ID)...)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(jobInsertArgs(make([]any, 0, 16), j), res.Job.ID)...)
 		return err
 	}
 	_, _, err = q.d.SaveRunWith(ctx, s, r, with)
@@ -134,10 +134,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(jobInsertArgs(
 const jobInsertCols = `id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload,
 	status, attempt, max_attempts, idempotency_key, available_at, created_at, updated_at, engine_job_id`
 
-// jobInsertArgs are j's values of jobInsertCols but engine_job_id.
-func jobInsertArgs(j *Job) []any {
-	return []any{j.ID, j.ComponentType, j.JobType, nullable(j.DeploymentID), j.ComponentID, j.SessionID, nullable(j.UserID), string(j.Payload),
-		j.Status, j.Attempt, j.MaxAttempts, nullable(j.IdempotencyKey), j.AvailableAt, j.CreatedAt, j.UpdatedAt}
+// jobInsertArgs appends j's values of jobInsertCols but engine_job_id to dst.
+func jobInsertArgs(dst []any, j *Job) []any {
+	return append(dst, j.ID, j.ComponentType, j.JobType, nullable(j.DeploymentID), j.ComponentID, j.SessionID, nullable(j.UserID), string(j.Payload),
+		j.Status, j.Attempt, j.MaxAttempts, nullable(j.IdempotencyKey), j.AvailableAt, j.CreatedAt, j.UpdatedAt)
 }
 
 // isUniqueViolation recognises a duplicate key on SQLite and Postgres.
