@@ -34,8 +34,11 @@ import (
 // and, when commits is set, SQLite write transactions per run.
 //
 // server, when set, is the database server's CPU time so far spent on the
-// benchmark's connections (Postgres on this host), reported per run.
-func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements func() int64, server func() time.Duration) {
+// benchmark's connections (Postgres on this host), reported per run;
+// roundTrips, when set, the round trips made so far (a counting proxy's).
+// setup, when set, is called with the queue before it starts.
+func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements func() int64, server func() time.Duration,
+	roundTrips func() int64, setup func(*queue.Queue)) {
 	a, err := agent.New(agent.Config{ID: "a1", Name: "Bench", Model: scripted.Reply("ok"), DB: d})
 	if err != nil {
 		b.Fatal(err)
@@ -59,6 +62,9 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	if err != nil {
 		b.Fatal(err)
 	}
+	if setup != nil {
+		setup(q)
+	}
 	if err := q.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +74,7 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	b.ResetTimer()
 	start := time.Now()
 	cpu0 := cpuTime()
-	var tx0, st0 int64
+	var tx0, st0, rt0 int64
 	var srv0 time.Duration
 	if server != nil {
 		srv0 = server()
@@ -78,6 +84,9 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	}
 	if statements != nil {
 		st0 = statements()
+	}
+	if roundTrips != nil {
+		rt0 = roundTrips()
 	}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -113,6 +122,9 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	if statements != nil {
 		b.ReportMetric(float64(statements()-st0)/float64(b.N), "stmts/run")
 	}
+	if roundTrips != nil {
+		b.ReportMetric(float64(roundTrips()-rt0)/float64(b.N), "round-trips/run")
+	}
 	slices.Sort(waits)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
 	b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "wait-p50-ms")
@@ -121,12 +133,12 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 
 func BenchmarkThroughput_SQLite(b *testing.B) {
 	d, commits := countedSQLite(b)
-	benchThroughput(b, d, commits, sqlite.Statements, nil)
+	benchThroughput(b, d, commits, sqlite.Statements, nil, nil, nil)
 }
 
 func BenchmarkThroughput_Postgres(b *testing.B) {
 	d := testdbs.Postgres(b)
-	benchThroughput(b, d, nil, nil, backendCPU(b, d))
+	benchThroughput(b, d, nil, nil, backendCPU(b, d), nil, nil)
 }
 
 // backendCPU returns the CPU time (user+system, from /proc) of the Postgres

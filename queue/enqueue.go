@@ -32,6 +32,10 @@ func (e *existing) Error() string { return "queue: idempotency key already used 
 // key already used by j.UserID it stores nothing and returns the run id the
 // key names (dup true): keys are kept for good. Past MaxQueueDepth queued
 // jobs it fails with ErrQueueFull.
+//
+// On Postgres concurrent enqueues share one transaction, sent in one round
+// trip and committed in a second (enqueueGroup); each still commits with its
+// job or not at all, and gets its own answer.
 func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (runID string, dup bool, err error) {
 	if utf8.RuneCountInString(j.IdempotencyKey) > MaxIdempotencyKey {
 		return "", false, ErrKeyTooLong
@@ -54,6 +58,25 @@ func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (
 	now := unixNow()
 	j.Status, j.Attempt, j.MaxAttempts = StatusQueued, 0, q.cfg.MaxAttempts
 	j.AvailableAt, j.CreatedAt, j.UpdatedAt = now, now, now
+	if q.group != nil && db.WriteFence(ctx) == nil {
+		// Postgres: with the concurrent enqueues, in one piped
+		// transaction; anything but the common case comes back here.
+		switch err := q.group.enqueue(ctx, s, r, j); {
+		case err == nil:
+			return j.ID, false, nil
+		case !errors.Is(err, errAlone):
+			return "", false, err
+		}
+	}
+	return q.enqueueTx(ctx, s, r, j)
+}
+
+// enqueueTx is Enqueue's transaction made statement by statement: the key
+// (a repeat returns the first run), the depth, the key's row, River's job
+// (InsertTx) and the agno_jobs row, then the session and the run. It
+// decides every case (a repeated key, a full queue, a refused write) and
+// says why.
+func (q *Queue) enqueueTx(ctx context.Context, s *db.Session, r *db.Run, j *Job) (runID string, dup bool, err error) {
 	with := func(ctx context.Context, tx *sql.Tx) error {
 		if j.IdempotencyKey != "" {
 			var first string
@@ -68,7 +91,7 @@ func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (
 		// Counting stops at the limit: the cost of a deep queue's count is
 		// bounded by MaxQueueDepth, not by the backlog.
 		var queued int
-		if err := tx.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM (SELECT 1 FROM `+q.jobs+` WHERE status = ? LIMIT ?) AS queued`), StatusQueued, q.cfg.MaxQueueDepth).Scan(&queued); err != nil {
+		if err := tx.QueryRowContext(ctx, q.sql(q.depthQuery), StatusQueued, q.cfg.MaxQueueDepth).Scan(&queued); err != nil {
 			return err
 		}
 		if queued >= q.cfg.MaxQueueDepth {
@@ -76,7 +99,7 @@ func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (
 		}
 		if j.IdempotencyKey != "" {
 			if _, err := tx.ExecContext(ctx, q.sql(`INSERT INTO `+q.keys+` (user_id, idempotency_key, run_id, created_at) VALUES (?, ?, ?, ?)`),
-				j.UserID, j.IdempotencyKey, j.ID, now); err != nil {
+				j.UserID, j.IdempotencyKey, j.ID, j.CreatedAt); err != nil {
 				return err
 			}
 		}
@@ -84,11 +107,8 @@ func (q *Queue) Enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) (
 		if err != nil {
 			return fmt.Errorf("queue: insert river job: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, q.sql(`INSERT INTO `+q.jobs+` (id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload,
-	status, attempt, max_attempts, idempotency_key, available_at, created_at, updated_at, engine_job_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			j.ID, j.ComponentType, j.JobType, nullable(j.DeploymentID), j.ComponentID, j.SessionID, nullable(j.UserID), string(j.Payload),
-			j.Status, j.Attempt, j.MaxAttempts, nullable(j.IdempotencyKey), j.AvailableAt, j.CreatedAt, j.UpdatedAt, res.Job.ID)
+		_, err = tx.ExecContext(ctx, q.sql(`INSERT INTO `+q.jobs+` (`+jobInsertCols+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(jobInsertArgs(make([]any, 0, 16), j), res.Job.ID)...)
 		return err
 	}
 	_, _, err = q.d.SaveRunWith(ctx, s, r, with)
@@ -107,6 +127,17 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		return "", false, err
 	}
 	return j.ID, false, nil
+}
+
+// jobInsertCols are the agno_jobs columns an enqueue writes, in
+// jobInsertArgs's order, engine_job_id last.
+const jobInsertCols = `id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload,
+	status, attempt, max_attempts, idempotency_key, available_at, created_at, updated_at, engine_job_id`
+
+// jobInsertArgs appends j's values of jobInsertCols but engine_job_id to dst.
+func jobInsertArgs(dst []any, j *Job) []any {
+	return append(dst, j.ID, j.ComponentType, j.JobType, nullable(j.DeploymentID), j.ComponentID, j.SessionID, nullable(j.UserID), string(j.Payload),
+		j.Status, j.Attempt, j.MaxAttempts, nullable(j.IdempotencyKey), j.AvailableAt, j.CreatedAt, j.UpdatedAt)
 }
 
 // isUniqueViolation recognises a duplicate key on SQLite and Postgres.

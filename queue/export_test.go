@@ -27,3 +27,17 @@ func (q *Queue) OnRunStatusRead(f func(runID string, status run.Status) func(err
 
 // ErrMoveSkipped is errMoveSkipped for tests.
 var ErrMoveSkipped = errMoveSkipped
+
+// EnqueueGroup says whether a caller leads an enqueue group commit now,
+// and how many enqueues wait for the next group (Postgres).
+func (q *Queue) EnqueueGroup() (leading bool, pending int) {
+	if q.group == nil {
+		return false, 0
+	}
+	q.group.mu.Lock()
+	defer q.group.mu.Unlock()
+	return q.group.leading, len(q.group.pending)
+}
+
+// NoEnqueueGroup makes every enqueue its own transaction (benchmarks).
+func (q *Queue) NoEnqueueGroup() { q.group = nil }

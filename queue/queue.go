@@ -101,6 +101,11 @@ type Queue struct {
 	// journal is the database's step journal (nil when its driver keeps
 	// none); a run's steps are cleared once its job is final.
 	journal *db.Journal
+	// group commits concurrent enqueues together (Postgres; nil: each
+	// enqueue is its own transaction).
+	group *enqueueGroup
+	// The enqueue's statements (pipedQueries).
+	depthQuery, keyInsertQuery, jobInsertQuery string
 
 	mu      sync.Mutex
 	running map[string]*holding // run id → the attempt this process executes
@@ -182,6 +187,12 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 	}
 	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{}}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
+	q.pipedQueries()
+	if _, ok := d.Driver().(db.PipedRunsSaver); ok && wp.Dialect == "postgres" {
+		if ps, ok := d.Driver().(db.PipedRunSaver); ok && ps.PipesRunWrites() {
+			q.group = &enqueueGroup{q: q}
+		}
+	}
 	if j, err := db.NewJournal(d); err == nil {
 		q.journal = j
 	}

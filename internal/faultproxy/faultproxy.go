@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // mode is what the proxy does with traffic.
@@ -31,10 +32,17 @@ type Proxy struct {
 	// drops; losing is the connection pair that sent them.
 	loseAfter []byte
 	losing    *pair
+	// exchanges counts the clients' requests (see Exchanges).
+	exchanges atomic.Int64
 }
 
 // pair is one proxied connection: the client's and the upstream one.
-type pair struct{ client, upstream net.Conn }
+type pair struct {
+	client, upstream net.Conn
+	// answered: the upstream sent bytes since the client last did (a
+	// client's next bytes start a new exchange).
+	answered atomic.Bool
+}
 
 // Start listens on a free loopback port and forwards to target (host:port).
 func Start(target string) (*Proxy, error) {
@@ -47,6 +55,14 @@ func Start(target string) (*Proxy, error) {
 	go p.accept()
 	return p, nil
 }
+
+// Exchanges is how many round trips the clients made so far: on each
+// connection, client bytes that follow upstream bytes (or open the
+// connection) count one, however many reads they take. Requests a client
+// sends together before reading (pgx sends a batch in one write) count
+// once; a pipeline the upstream starts answering before the client has
+// sent all of it counts more.
+func (p *Proxy) Exchanges() int64 { return p.exchanges.Load() }
 
 // Addr is the proxy's host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
@@ -143,6 +159,7 @@ func (p *Proxy) serve(c net.Conn) {
 	}
 	defer p.forget(up)
 	pr := &pair{client: c, upstream: up}
+	pr.answered.Store(true)
 	done := make(chan struct{}, 2)
 	go func() { p.pump(pr, up, c); done <- struct{}{} }()
 	go func() { p.pump(pr, c, up); done <- struct{}{} }()
@@ -217,6 +234,13 @@ func (p *Proxy) pump(pr *pair, dst, src net.Conn) {
 				pr.client.Close()
 				pr.upstream.Close()
 				return
+			}
+			if src == pr.client {
+				if pr.answered.Swap(false) {
+					p.exchanges.Add(1)
+				}
+			} else {
+				pr.answered.Store(true)
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return

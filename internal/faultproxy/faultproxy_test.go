@@ -121,3 +121,41 @@ func TestProxy_LoseReplyTo(t *testing.T) {
 		t.Fatalf("a new connection: %q, %v", got, err)
 	}
 }
+
+// Exchanges counts one per request a client sends after an answer;
+// requests sent together before reading (a pipeline in one write, as pgx
+// sends a batch) count once.
+func TestProxy_CountsExchanges(t *testing.T) {
+	p, err := Start(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for range 3 {
+		if _, err := roundTrip(c, br, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := p.Exchanges(); n != 3 {
+		t.Fatalf("3 round trips counted as %d", n)
+	}
+	// A pipeline: three lines, then the three answers.
+	if _, err := c.Write([]byte("ping\nping\nping\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for range 3 {
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := p.Exchanges(); n != 4 {
+		t.Fatalf("a pipeline of 3 counted as %d round trips", n-3)
+	}
+}

@@ -1,0 +1,79 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+var _ db.PipedRunsSaver = (*Store)(nil)
+
+// SaveRunsPiped implements db.PipedRunsSaver: pre, then each write's own
+// statements, session lock (when a run_index is to be assigned), session
+// upsert and run upsert (saveRunPipelined's), all in one Pipeline: BEGIN
+// and the statements in one round trip, COMMIT in a second. A write whose
+// statement's Row fails (its own, or its session or run refused) is named
+// in a *db.PipedWriteError; the whole group is rolled back either way.
+func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.PipedRunWrite) error {
+	if !s.pipelines() {
+		return db.ErrNotPiped
+	}
+	var (
+		failed *db.PipedWriteError
+		stmts  = make([]PipelineStmt, 0, len(pre)+5*len(ws))
+	)
+	// piped turns a caller's statement into the pipeline's; write >= 0
+	// names the write its Row's failure is blamed on.
+	piped := func(p db.PipedStmt, write int) PipelineStmt {
+		st := PipelineStmt{Query: p.Query, Args: p.Args}
+		if p.Row != nil {
+			st.Row = func(sc Scanner) error {
+				err := p.Row(sc)
+				if err != nil && write >= 0 && failed == nil {
+					failed = &db.PipedWriteError{Index: write, Err: err}
+				}
+				return err
+			}
+		}
+		return st
+	}
+	for _, p := range pre {
+		stmts = append(stmts, piped(p, -1))
+	}
+	for i, w := range ws {
+		for _, p := range w.Pre {
+			stmts = append(stmts, piped(p, i))
+		}
+		out, scoped := runToWrite(w.Ctx, w.Run)
+		if out.RunIndex == nil {
+			stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
+		}
+		if w.Session != nil {
+			sw, data := sessionWrite(w.Ctx, w.Session)
+			stmts = append(stmts, PipelineStmt{Query: s.upsertSessionSQL(), Args: upsertSessionArgs(sw, data), Row: func(sc Scanner) error {
+				_, err := s.scanUpsertedSession(sc, sw.SessionID)
+				if err != nil && failed == nil {
+					failed = &db.PipedWriteError{Index: i, Err: err}
+				}
+				return err
+			}})
+		}
+		in := w.Run
+		stmts = append(stmts, PipelineStmt{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
+			err := scanUpsertedRun(sc, out)
+			if err != nil && failed == nil {
+				err = s.runWriteErr(in, err)
+				failed = &db.PipedWriteError{Index: i, Err: err}
+			}
+			return err
+		}})
+	}
+	err := s.d.Pipeline(ctx, s.w, stmts)
+	switch {
+	case err == nil:
+		return nil
+	case failed != nil:
+		return failed
+	}
+	return s.fail("save runs", err)
+}

@@ -1,0 +1,250 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// maxEnqueueGroup is the most enqueues one group commit holds.
+const maxEnqueueGroup = 64
+
+// errAlone sends an enqueue from the group commit to enqueueTx, which
+// decides it alone (a repeated key, a full queue, a refused write, a group
+// that could not commit).
+var errAlone = errors.New("queue: enqueue alone")
+
+// enqueueGroup is the group commit of concurrent enqueues on Postgres:
+// the enqueues of concurrent callers go out as one transaction in one pgx
+// batch (db.SaveRunsPiped), so a group of n costs two round trips instead
+// of 8n: BEGIN, one depth count for the group, then for each enqueue its
+// idempotency key (INSERT … ON CONFLICT DO NOTHING RETURNING), River's job
+// and the agno_jobs row (one statement), the session lock, session and run
+// upserts; COMMIT in the second round trip.
+//
+// The batch only says the common case. When a statement of one enqueue
+// fails (its key is used already, its session or run belongs to another
+// user, its run id is taken), the group is rolled back and committed again
+// without it, and that enqueue is made alone by enqueueTx once the group is
+// done. When the group as a whole fails (the queue would pass
+// MaxQueueDepth with the group's runs, a lost connection), every member is
+// made alone. Two enqueues with the same user and key never share a group:
+// the later one waits for the group and is then made alone (and finds the
+// key). Nobody returns before its group's commit, so the run row and its
+// job commit together or not at all, as alone. Like SQLite's group commit
+// (internal/sqlstore/groupcommit.go), no one waits for a group to fill: the
+// first caller leads a group of one, whoever arrives meanwhile joins the
+// next group.
+type enqueueGroup struct {
+	q       *Queue
+	mu      sync.Mutex
+	pending []*enqueueOp
+	leading bool
+}
+
+// enqueueOp is one caller's enqueue.
+type enqueueOp struct {
+	ctx context.Context
+	s   *db.Session
+	r   *db.Run
+	j   *Job
+	err error // nil: committed; errAlone: to be made alone
+	// taken: a group holds the op, or its caller is handed the lead.
+	taken bool
+	// done receives false when the op's outcome is in err, true when its
+	// caller is to lead the next group.
+	done chan bool
+}
+
+// enqueue commits j with the concurrent callers' enqueues, or returns
+// errAlone (or ctx's error, before any group took it).
+func (g *enqueueGroup) enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) error {
+	op := &enqueueOp{ctx: ctx, s: s, r: r, j: j, done: make(chan bool, 1)}
+	g.mu.Lock()
+	g.pending = append(g.pending, op)
+	lead := !g.leading
+	g.leading = true
+	g.mu.Unlock()
+	for !lead {
+		select {
+		case lead = <-op.done:
+			if !lead {
+				return op.err
+			}
+		case <-ctx.Done():
+			if g.withdraw(op) {
+				return ctx.Err()
+			}
+			// A group holds it, or its caller is to lead: that follows.
+			if lead = <-op.done; !lead {
+				return op.err
+			}
+		}
+	}
+	g.lead()
+	return op.err
+}
+
+// withdraw removes op from the pending enqueues unless a group holds it.
+func (g *enqueueGroup) withdraw(op *enqueueOp) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if op.taken {
+		return false
+	}
+	for i, p := range g.pending {
+		if p == op {
+			g.pending = append(g.pending[:i], g.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// lead commits the pending enqueues (the leader's first) as one group, tells
+// their callers, then hands the lead to the first caller still pending.
+func (g *enqueueGroup) lead() {
+	g.mu.Lock()
+	n := min(len(g.pending), maxEnqueueGroup)
+	batch := make([]*enqueueOp, n)
+	copy(batch, g.pending)
+	g.pending = append(g.pending[:0], g.pending[n:]...)
+	for _, op := range batch {
+		op.taken = true
+	}
+	g.mu.Unlock()
+	g.commit(batch)
+	// The leader's own op is batch[0]; it reads its outcome itself.
+	for _, op := range batch[1:] {
+		op.done <- false
+	}
+	g.mu.Lock()
+	var next *enqueueOp
+	if len(g.pending) == 0 {
+		g.leading = false
+	} else {
+		next = g.pending[0]
+		next.taken = true
+	}
+	g.mu.Unlock()
+	if next != nil {
+		next.done <- true
+	}
+}
+
+// groupRetries bounds how often a group is committed again after one of
+// its members failed it.
+const groupRetries = 2
+
+// commit writes ops in one piped transaction and sets each op's err: nil
+// when it committed, errAlone otherwise.
+func (g *enqueueGroup) commit(ops []*enqueueOp) {
+	type userKey struct{ user, key string }
+	seen := make(map[userKey]bool, len(ops))
+	group := make([]*enqueueOp, 0, len(ops))
+	for _, op := range ops {
+		op.err = errAlone
+		if op.j.IdempotencyKey != "" {
+			k := userKey{op.j.UserID, op.j.IdempotencyKey}
+			if seen[k] {
+				continue // alone, after the group: it finds the first's key
+			}
+			seen[k] = true
+		}
+		group = append(group, op)
+	}
+	// Session locks in one order, so that two groups (two replicas) do not
+	// wait on each other.
+	slices.SortStableFunc(group, func(a, b *enqueueOp) int { return cmp.Compare(a.r.SessionID, b.r.SessionID) })
+	for try := 0; len(group) > 0 && try <= groupRetries; try++ {
+		ws := make([]db.PipedRunWrite, len(group))
+		for i, op := range group {
+			ws[i] = db.PipedRunWrite{Ctx: op.ctx, Session: op.s, Run: op.r, Pre: g.q.pipedEnqueue(op.j)}
+		}
+		err := g.q.d.SaveRunsPiped(context.Background(), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
+		if err == nil {
+			for _, op := range group {
+				op.err = nil
+			}
+			return
+		}
+		var pe *db.PipedWriteError
+		if !errors.As(err, &pe) || pe.Index < 0 || pe.Index >= len(group) {
+			return // the whole group is made alone
+		}
+		group = slices.Delete(group, pe.Index, pe.Index+1)
+	}
+}
+
+// errKeyUsed: a piped enqueue's key names a run already (enqueueTx reads it).
+var errKeyUsed = errors.New("queue: the idempotency key is used")
+
+// errGroupFull: the group's runs would pass MaxQueueDepth.
+var errGroupFull = errors.New("queue: the group would pass max_queue_depth")
+
+// depthStmt counts the queued jobs (stopping at MaxQueueDepth) and fails
+// when n more would pass MaxQueueDepth.
+func (q *Queue) depthStmt(n int) db.PipedStmt {
+	return db.PipedStmt{Query: q.depthQuery, Args: []any{StatusQueued, q.cfg.MaxQueueDepth}, Row: func(sc interface{ Scan(...any) error }) error {
+		var queued int
+		if err := sc.Scan(&queued); err != nil {
+			return err
+		}
+		if queued+n > q.cfg.MaxQueueDepth {
+			return errGroupFull
+		}
+		return nil
+	}}
+}
+
+// pipedEnqueue is j's statements in a piped enqueue: its idempotency key
+// (none when the key names a run already: the enqueue is then made alone),
+// then River's job and the agno_jobs row naming it, in one statement.
+func (q *Queue) pipedEnqueue(j *Job) []db.PipedStmt {
+	stmts := make([]db.PipedStmt, 0, 2)
+	if j.IdempotencyKey != "" {
+		stmts = append(stmts, db.PipedStmt{Query: q.keyInsertQuery, Args: []any{j.UserID, j.IdempotencyKey, j.ID, j.CreatedAt},
+			Row: func(sc interface{ Scan(...any) error }) error {
+				var id string
+				if err := sc.Scan(&id); err != nil {
+					return fmt.Errorf("%w: %w", errKeyUsed, err)
+				}
+				return nil
+			}})
+	}
+	args, _ := json.Marshal(runArgs{RunID: j.ID, RetryDelay: int64(j.RetryDelay / time.Second)})
+	now := time.Now().UTC() // River's driver stamps its jobs with the client's clock
+	stmts = append(stmts, db.PipedStmt{Query: q.jobInsertQuery,
+		Args: jobInsertArgs(append(make([]any, 0, 22), string(args), now, runArgs{}.Kind(), q.cfg.MaxAttempts, riverPriority, riverQueue, now), j),
+		Row: func(sc interface{ Scan(...any) error }) error {
+			var engineID int64
+			return sc.Scan(&engineID)
+		}})
+	return stmts
+}
+
+// riverPriority is River's default priority, which InsertTx gives our jobs.
+const riverPriority = 1
+
+// pipedQueries builds the piped enqueue's statements (? placeholders).
+// jobInsertQuery writes River's job row as River's InsertTx does at v0.51.2
+// (riverdatabasesql's JobInsertFastMany for one job without unique options:
+// created_at and scheduled_at the client's clock, metadata {}, no tags,
+// state available)
+// and the agno_jobs row with its id as engine_job_id.
+// TestPipedEnqueue_RiverRowAsInsertTx compares the two rows.
+func (q *Queue) pipedQueries() {
+	q.depthQuery = `SELECT COUNT(*) FROM (SELECT 1 FROM ` + q.jobs + ` WHERE status = ? LIMIT ?) AS queued`
+	q.keyInsertQuery = `INSERT INTO ` + q.keys + ` (user_id, idempotency_key, run_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING run_id`
+	q.jobInsertQuery = `WITH rj AS (INSERT INTO ` + q.table("river_job") + ` (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
+	VALUES (CAST(? AS jsonb), ?, ?, ?, '{}', ?, ?, ?, 'available', '{}') RETURNING id)
+INSERT INTO ` + q.jobs + ` (` + jobInsertCols + `)
+VALUES (?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM rj)) RETURNING engine_job_id`
+}
