@@ -185,7 +185,9 @@ func TestPipeGroup_WaitingCallerWithdrawsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var reads atomic.Int32
 	errc := make(chan error, 1)
-	go func() { errc <- gs.pipeline(ctx, pool, []sqlstore.PipelineStmt{insertStmt(table, "gone", &reads, nil)}) }()
+	go func() {
+		errc <- gs.pipeline(ctx, pool, []sqlstore.PipelineStmt{insertStmt(table, "gone", &reads, nil)})
+	}()
 	waitPending(t, gs, pool, 1)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
