@@ -81,7 +81,8 @@ func (r *roundTrips) count(parts ...string) (alone, batched int) {
 // row) and its final save (journal fence, job outcome, journal clear,
 // session and run upserts) take the piped path in the common case: their
 // statements go out in pgx batches, never one round trip each through the
-// fences' Go forms (which read the job row FOR UPDATE).
+// fences' Go forms (which read the job row FOR UPDATE); and the claim's
+// look at the journal spares the run its first reads of it.
 func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	tr := &roundTrips{}
 	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
@@ -138,6 +139,11 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 		if alone != 0 || batched < n {
 			t.Errorf("%s: %d statements alone, %d in batches for %d runs (want none alone, at least one batched per run)", c.what, alone, batched, n)
 		}
+	}
+	// The claim found the journal empty: the run's first reads of it
+	// (Journal.Fence, the model step's lookup) ask no one.
+	if alone, _ := tr.count("SELECT run_id, step_key", "agentry_run_steps"); alone != 0 {
+		t.Errorf("%d reads of journal steps for %d first attempts (want none: the claim's snapshot answers them)", alone, n)
 	}
 	if alone, batched := tr.count("agno_jobs", "FOR UPDATE"); alone != 0 {
 		t.Errorf("the job fence's Go form ran %d times (%d batched): a claim or save left the piped path", alone, batched)
