@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,9 +27,19 @@ type roundTrips struct {
 	alone   []string
 	batched []string
 	batches int
+	// countOnly keeps no statement text (benchmarks): trips counts.
+	countOnly bool
+	trips     atomic.Int64
 }
 
+// roundTrips is how many statements went alone and batches so far.
+func (r *roundTrips) roundTrips() int64 { return r.trips.Load() }
+
 func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.trips.Add(1)
+	if r.countOnly {
+		return ctx
+	}
 	r.mu.Lock()
 	r.alone = append(r.alone, d.SQL)
 	r.mu.Unlock()
@@ -38,6 +49,10 @@ func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.trips.Add(1)
+	if r.countOnly {
+		return ctx
+	}
 	r.mu.Lock()
 	r.batches++
 	r.mu.Unlock()
@@ -45,6 +60,9 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 }
 
 func (r *roundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if r.countOnly {
+		return
+	}
 	r.mu.Lock()
 	r.batched = append(r.batched, d.SQL)
 	r.mu.Unlock()
