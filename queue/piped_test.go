@@ -163,7 +163,7 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	if alone, _ := tr.count("SELECT run_id, step_key", "agentry_run_steps"); alone != 0 {
 		t.Errorf("%d reads of journal steps for %d first attempts (want none: the claim's snapshot answers them)", alone, n)
 	}
-	if alone, batched := tr.count("agno_jobs", "FOR UPDATE"); alone != 0 {
+	if alone, batched := tr.count("SELECT attempt, locked_by, status FROM", "FOR UPDATE"); alone != 0 {
 		t.Errorf("the job fence's Go form ran %d times (%d batched): a claim or save left the piped path", alone, batched)
 	}
 	tr.mu.Lock()
