@@ -151,17 +151,7 @@ func (q *Queue) renew(ctx context.Context, ids []any) error {
 		return err
 	}
 	defer conn.Close()
-	where := `locked_by = ? AND status = ? AND id IN (` + placeholders(len(ids)) + `)`
-	if q.dialect == "postgres" {
-		// Rows another transaction holds (a group of claims or final
-		// saves: db/postgres/pipegroup.go, which locks several job rows in
-		// its own order) are skipped, not waited for: waiting could close
-		// a deadlock cycle with such a group. A row skipped is being
-		// claimed (which stamps it) or finished (no lease left); it is
-		// renewed at the next tick if it is still held.
-		where = `id IN (SELECT id FROM ` + q.jobs + ` WHERE ` + where + ` FOR UPDATE SKIP LOCKED)`
-	}
-	_, err = conn.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE `+where),
+	_, err = conn.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
 		append([]any{unixNow(), q.cfg.NodeID, StatusRunning}, ids...)...)
 	return err
 }
