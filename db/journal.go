@@ -111,7 +111,9 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 		// A step that may run again needs no "started" mark: one read
 		// replays it, and its result's write is the fenced one.
 		var fence int
-		old, fence, err = j.jd.GetStep(bctx, s.RunID, s.Key)
+		if !fresh(ctx, s.RunID, s.Attempt, s.Key) {
+			old, fence, err = j.jd.GetStep(bctx, s.RunID, s.Key)
+		}
 		if old != nil && old.Status != StepDone {
 			old = nil
 		}
@@ -160,10 +162,15 @@ func (j *Journal) DoLazy(ctx context.Context, s run.JournalStep, fn func(context
 	if err := checkStep(s); err != nil {
 		return nil, nil, err
 	}
-	bctx, call := j.d.bound(ctx)
-	old, fence, err := j.jd.GetStep(bctx, s.RunID, s.Key)
-	if err = call.done(err); err != nil {
-		return nil, nil, err
+	var old *RunStep
+	var fence int
+	if !fresh(ctx, s.RunID, s.Attempt, s.Key) {
+		bctx, call := j.d.bound(ctx)
+		var err error
+		old, fence, err = j.jd.GetStep(bctx, s.RunID, s.Key)
+		if err = call.done(err); err != nil {
+			return nil, nil, err
+		}
 	}
 	if old != nil && old.Status == StepDone {
 		return old.Result, nil, nil
@@ -201,6 +208,9 @@ func (j *Journal) DoLazy(ctx context.Context, s run.JournalStep, fn func(context
 func (j *Journal) Fence(ctx context.Context, runID string, attempt int) error {
 	if err := checkStep(run.JournalStep{RunID: runID, Key: fenceProbe, Attempt: attempt}); err != nil {
 		return err
+	}
+	if fresh(ctx, runID, attempt, "") {
+		return nil // the claim raised it to attempt
 	}
 	bctx, call := j.d.bound(ctx)
 	_, fence, err := j.jd.GetStep(bctx, runID, fenceProbe)

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/agentryhq/agentry/run"
 )
@@ -100,6 +101,9 @@ type PipedStepFencer interface {
 	FenceStmt(runID string, attempt int, now int64) (PipedStmt, bool)
 	// ClearStmt deletes runID's steps.
 	ClearStmt(runID string) PipedStmt
+	// CountStepsStmt counts runID's steps (its fence aside) and passes
+	// the count to count.
+	CountStepsStmt(runID string, count func(n int)) PipedStmt
 }
 
 // PipedFence is TxFence's piped form (nil when the journal's driver has
@@ -125,6 +129,70 @@ func (j *Journal) ClearStmt(d *DB, runID string) (PipedStmt, bool) {
 		return PipedStmt{}, false
 	}
 	return pf.ClearStmt(runID), true
+}
+
+// EmptyStmt is a statement for the piped claim of runID (after its
+// fence's): it finds whether the run's journal holds no step, and calls
+// empty when so (ok false: the journal's driver has none). The claim then
+// hands the run WithFreshJournal, sparing it the reads of its start.
+func (j *Journal) EmptyStmt(d *DB, runID string, empty func()) (PipedStmt, bool) {
+	pf, ok := j.jd.(PipedStepFencer)
+	if !ok || j.TxFence(d, runID, attempt1) == nil {
+		return PipedStmt{}, false
+	}
+	return pf.CountStepsStmt(runID, func(n int) {
+		if n == 0 {
+			empty()
+		}
+	}), true
+}
+
+// attempt1 is any valid attempt (TxFence's availability does not depend on it).
+const attempt1 = 1
+
+// freshJournal is what a claim committed about a run's journal: no step
+// recorded and the fence at attempt. seen holds the step keys read since.
+type freshJournal struct {
+	runID   string
+	attempt int
+	mu      sync.Mutex
+	seen    map[string]bool
+}
+
+type freshKey struct{}
+
+// WithFreshJournal returns ctx for a run whose claim, in the transaction
+// that raised its journal's fence to attempt, found no step recorded: the
+// journal then answers the run's first reads (Fence, the lookup of each
+// step key before it runs) without asking the database. A step of a newer
+// attempt recorded since is not seen, as if it had been recorded just after
+// a read: the step runs, and its write is fenced. A key read a second time
+// is read from the database.
+func WithFreshJournal(ctx context.Context, runID string, attempt int) context.Context {
+	return context.WithValue(ctx, freshKey{}, &freshJournal{runID: runID, attempt: attempt})
+}
+
+// fresh reports whether ctx says runID's journal was empty with its fence at
+// attempt when the run was claimed; with key, it also notes the key's first
+// read (false from its second on).
+func fresh(ctx context.Context, runID string, attempt int, key string) bool {
+	f, _ := ctx.Value(freshKey{}).(*freshJournal)
+	if f == nil || f.runID != runID || f.attempt != attempt {
+		return false
+	}
+	if key == "" {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen[key] {
+		return false
+	}
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	f.seen[key] = true
+	return true
 }
 
 // WithTxFence returns ctx whose run writes on d are fenced on attempt of

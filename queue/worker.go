@@ -55,6 +55,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	q.hold(j.ID, attempt, rctx, cancel)
 	defer q.release(j.ID, attempt)
 	rctx = db.WithPipedWriteFence(rctx, q.fence(j.ID, attempt), q.pipedFence(j.ID, attempt))
+	if j.freshJournal {
+		rctx = db.WithFreshJournal(rctx, j.ID, attempt)
+	}
 
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
@@ -145,6 +148,9 @@ type claimedJob struct {
 	// runFinal is the status of the run's row when the claim found it
 	// final (COMPLETED, ERROR, CANCELLED); "" when it is to be executed.
 	runFinal run.Status
+	// freshJournal: the claim's transaction found the run's journal empty
+	// (db.WithFreshJournal).
+	freshJournal bool
 }
 
 func (c *claimedJob) statusOr(def string) string {
@@ -160,8 +166,9 @@ func (c *claimedJob) statusOr(def string) string {
 // moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
 	var got *claimedJob
-	claimed := false
+	claimed, fresh := false, false
 	with := func(ctx context.Context, tx *sql.Tx) error {
+		fresh = false // only the piped claim looks
 		// The run's journal fence is raised to this attempt in the claim's
 		// transaction (before the job row is locked: every transaction that
 		// takes both takes them in this order), so that the run's own
@@ -217,7 +224,8 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 			}
 		}
 		cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
-		return append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
+		fresh = false
+		stmts = append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
 			j, err := q.scanJob(sc, true)
 			if errors.Is(err, sql.ErrNoRows) {
 				return errNotClaimed
@@ -226,7 +234,16 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 				got, claimed = j, true
 			}
 			return err
-		}}), true
+		}})
+		if q.journal != nil {
+			// Whether the journal is empty (a first attempt's): the run's
+			// first journal reads are then answered from the claim's
+			// snapshot (db.WithFreshJournal), two round trips fewer.
+			if st, ok := q.journal.EmptyStmt(q.d, id, func() { fresh = true }); ok {
+				stmts = append(stmts, st)
+			}
+		}
+		return stmts, true
 	}
 	var err error
 	running, final := q.runningRow(ctx, id)
@@ -242,6 +259,7 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 		return nil, false, err
 	}
 	got.runFinal = final
+	got.freshJournal = fresh && claimed
 	return got, claimed, nil
 }
 

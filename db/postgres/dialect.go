@@ -36,7 +36,8 @@ func Dialect(schema string) *sqlstore.Dialect {
 		LockSession: func(string) string {
 			return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 		},
-		Pipeline: pipeline,
+		// Concurrent callers' pipelines share a transaction (pipegroup.go).
+		Pipeline: newPipeGroups().pipeline,
 		Batch:    batch,
 		// pgx caches statements by text; a bound LIMIT would let a generic
 		// plan guess the row count.

@@ -57,6 +57,10 @@ type Config struct {
 	// never corrupt the database. See docs/hotpath.md. An unknown value
 	// is an error at Open.
 	SynchronousCommit string
+	// Tracer, when set, sees every statement and batch the store's
+	// connections send (pgx.QueryTracer, and pgx.BatchTracer when it is
+	// one): tests count round trips with it.
+	Tracer pgx.QueryTracer
 }
 
 // synchronousCommitValues are the values SynchronousCommit accepts.
@@ -81,6 +85,9 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 			return nil, fmt.Errorf("postgres: Config.SynchronousCommit %q is not one of %v", v, synchronousCommitValues)
 		}
 		pc.RuntimeParams["synchronous_commit"] = v
+	}
+	if cfg.Tracer != nil {
+		pc.Tracer = cfg.Tracer
 	}
 	sqlDB := stdlib.OpenDB(*pc)
 	n := cfg.MaxOpenConns

@@ -85,6 +85,19 @@ func (s *Store) ClearStmt(runID string) db.PipedStmt {
 	return db.PipedStmt{Query: "DELETE FROM " + s.steps + " WHERE run_id = ?", Args: []any{runID}}
 }
 
+// CountStepsStmt implements db.PipedStepFencer.
+func (s *Store) CountStepsStmt(runID string, count func(n int)) db.PipedStmt {
+	return db.PipedStmt{Query: "SELECT count(*) FROM " + s.steps + " WHERE run_id = ? AND step_key <> ?", Args: []any{runID, fenceKey},
+		Row: func(sc interface{ Scan(...any) error }) error {
+			var n int
+			if err := sc.Scan(&n); err != nil {
+				return err
+			}
+			count(n)
+			return nil
+		}}
+}
+
 // fenceUpsertSQL raises a fence row's attempt unless a newer one holds it,
 // returning the row only when it did (ON CONFLICT dialects).
 func (s *Store) fenceUpsertSQL() string {

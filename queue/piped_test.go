@@ -1,0 +1,172 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/postgres"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+)
+
+// roundTrips records the statements a pool sends, alone (one round trip
+// each) or in pgx batches (one round trip per batch).
+type roundTrips struct {
+	mu      sync.Mutex
+	alone   []string
+	batched []string
+	batches int
+	// countOnly keeps no statement text (benchmarks): trips counts.
+	countOnly bool
+	trips     atomic.Int64
+}
+
+// roundTrips is how many statements went alone and batches so far.
+func (r *roundTrips) roundTrips() int64 { return r.trips.Load() }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.trips.Add(1)
+	if r.countOnly {
+		return ctx
+	}
+	r.mu.Lock()
+	r.alone = append(r.alone, d.SQL)
+	r.mu.Unlock()
+	return ctx
+}
+
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.trips.Add(1)
+	if r.countOnly {
+		return ctx
+	}
+	r.mu.Lock()
+	r.batches++
+	r.mu.Unlock()
+	return ctx
+}
+
+func (r *roundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if r.countOnly {
+		return
+	}
+	r.mu.Lock()
+	r.batched = append(r.batched, d.SQL)
+	r.mu.Unlock()
+}
+
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// count is how many statements, alone and batched, match all of parts.
+func (r *roundTrips) count(parts ...string) (alone, batched int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	match := func(q string) bool {
+		for _, p := range parts {
+			if !strings.Contains(q, p) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, q := range r.alone {
+		if match(q) {
+			alone++
+		}
+	}
+	for _, q := range r.batched {
+		if match(q) {
+			batched++
+		}
+	}
+	return alone, batched
+}
+
+// On Postgres a background run's claim (journal fence, job claim, RUNNING
+// row) and its final save (journal fence, job outcome, journal clear,
+// session and run upserts) take the piped path in the common case: their
+// statements go out in pgx batches, never one round trip each through the
+// fences' Go forms (which read the job row FOR UPDATE); and the claim's
+// look at the journal spares the run its first reads of it.
+func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
+	tr := &roundTrips{}
+	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	schema := fmt.Sprintf("agentry_test_piped_%d", time.Now().UnixNano())
+	d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, MaxOpenConns: 8, Tracer: tr})
+	if err != nil {
+		t.Fatalf("postgres test server unavailable: %v", err)
+	}
+	t.Cleanup(func() {
+		w := d.Driver().(db.SQLWriter).SQLWriter().DB
+		if _, err := w.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+		d.Close()
+	})
+	a, err := agent.New(agent.Config{ID: "a1", Name: "Piped", Model: scripted.Reply("ok"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q *queue.Queue
+	q = openQueue(t, d, testCfg(), durableHandler(&q, a, d, nil))
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			s, r, j := pending(fmt.Sprintf("p%d", i), "u1")
+			if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		id := fmt.Sprintf("p%d", i)
+		waitFor(t, id+" completed", func() bool { return jobOf(t, q, id).Status == queue.StatusCompleted })
+		if st := runStatus(t, d, id); st != run.StatusCompleted {
+			t.Fatalf("run %s is %s", id, st)
+		}
+	}
+	checks := []struct {
+		what  string
+		parts []string
+	}{
+		{"the job's claim", []string{"UPDATE", "agno_jobs", "engine_job_id = "}},
+		{"the job's outcome with the final save", []string{"UPDATE", "agno_jobs", "error = NULL", "completed_at"}},
+		{"the journal's fence", []string{"agentry_run_steps", "'fence'"}},
+		{"the journal's clear", []string{"DELETE FROM", "agentry_run_steps"}},
+	}
+	for _, c := range checks {
+		alone, batched := tr.count(c.parts...)
+		if alone != 0 || batched < n {
+			t.Errorf("%s: %d statements alone, %d in batches for %d runs (want none alone, at least one batched per run)", c.what, alone, batched, n)
+		}
+	}
+	// The claim found the journal empty: the run's first reads of it
+	// (Journal.Fence, the model step's lookup) ask no one.
+	if alone, _ := tr.count("SELECT run_id, step_key", "agentry_run_steps"); alone != 0 {
+		t.Errorf("%d reads of journal steps for %d first attempts (want none: the claim's snapshot answers them)", alone, n)
+	}
+	if alone, batched := tr.count("SELECT attempt, locked_by, status FROM", "FOR UPDATE"); alone != 0 {
+		t.Errorf("the job fence's Go form ran %d times (%d batched): a claim or save left the piped path", alone, batched)
+	}
+	tr.mu.Lock()
+	t.Logf("%d runs: %d statements alone, %d in %d batches", n, len(tr.alone), len(tr.batched), tr.batches)
+	tr.mu.Unlock()
+}
