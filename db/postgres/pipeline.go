@@ -18,37 +18,8 @@ import (
 // so a statement after the advisory lock sees what committed before the lock
 // was granted), then COMMIT or ROLLBACK in a second.
 func pipeline(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) error {
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("postgres: pipeline needs a pgx connection, got %T", dc)
-		}
-		c := sc.Conn()
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		for _, s := range stmts {
-			b.Queue(sqlstore.RebindDollar(s.Query), s.Args...)
-		}
-		br := c.SendBatch(ctx, b)
-		_, err := br.Exec()
-		for _, s := range stmts {
-			if err != nil {
-				break
-			}
-			if s.Row != nil {
-				err = s.Row(row{br.QueryRow()})
-			} else {
-				_, err = br.Exec()
-			}
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
+	return onPgx(ctx, pool, "pipeline", func(c *pgx.Conn) error {
+		err := sendStmts(ctx, c, true, stmts)
 		end := "COMMIT"
 		if err != nil {
 			end = "ROLLBACK"
@@ -56,13 +27,7 @@ func pipeline(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) 
 		if _, eerr := c.Exec(ctx, end); err == nil && eerr != nil {
 			err = eerr
 		}
-		if err != nil && c.PgConn().TxStatus() != 'I' {
-			// The connection could not end its transaction (a cancelled
-			// ctx): it must not go back to the pool mid-transaction.
-			c.Close(context.WithoutCancel(ctx))
-			return errors.Join(err, sql.ErrConnDone)
-		}
-		return err
+		return notMidTx(ctx, c, err)
 	})
 }
 
@@ -73,6 +38,14 @@ func pipeline(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) 
 // own snapshot, so a statement after the advisory lock sees what committed
 // before the lock was granted.
 func batch(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) error {
+	return onPgx(ctx, pool, "batch", func(c *pgx.Conn) error {
+		return notMidTx(ctx, c, sendStmts(ctx, c, false, stmts))
+	})
+}
+
+// onPgx runs fn on a pgx connection of pool (what names the caller in the
+// error when the pool is not pgx's).
+func onPgx(ctx context.Context, pool *sql.DB, what string, fn func(c *pgx.Conn) error) error {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return err
@@ -81,36 +54,53 @@ func batch(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) err
 	return conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
-			return fmt.Errorf("postgres: batch needs a pgx connection, got %T", dc)
+			return fmt.Errorf("postgres: %s needs a pgx connection, got %T", what, dc)
 		}
-		c := sc.Conn()
-		b := &pgx.Batch{}
-		for _, s := range stmts {
-			b.Queue(sqlstore.RebindDollar(s.Query), s.Args...)
-		}
-		br := c.SendBatch(ctx, b)
-		var err error
-		for _, s := range stmts {
-			if s.Row != nil {
-				err = s.Row(row{br.QueryRow()})
-			} else {
-				_, err = br.Exec()
-			}
-			if err != nil {
-				break
-			}
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil && !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
-			// Not at the end of the implicit transaction (a cancelled
-			// ctx): the connection must not go back to the pool.
-			c.Close(context.WithoutCancel(ctx))
-			return errors.Join(err, sql.ErrConnDone)
-		}
-		return err
+		return fn(sc.Conn())
 	})
+}
+
+// sendStmts sends stmts (after BEGIN when begin is set) in one pgx batch
+// and reads their results in order, each Row through its callback; it
+// stops at the first error.
+func sendStmts(ctx context.Context, c *pgx.Conn, begin bool, stmts []sqlstore.PipelineStmt) error {
+	b := &pgx.Batch{}
+	if begin {
+		b.Queue("BEGIN")
+	}
+	for _, s := range stmts {
+		b.Queue(sqlstore.RebindDollar(s.Query), s.Args...)
+	}
+	br := c.SendBatch(ctx, b)
+	var err error
+	if begin {
+		_, err = br.Exec()
+	}
+	for _, s := range stmts {
+		if err != nil {
+			break
+		}
+		if s.Row != nil {
+			err = s.Row(row{br.QueryRow()})
+		} else {
+			_, err = br.Exec()
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// notMidTx returns err, first closing c when err left it inside a
+// transaction (a cancelled ctx cut the batch or its end): such a
+// connection must not go back to the pool.
+func notMidTx(ctx context.Context, c *pgx.Conn, err error) error {
+	if err != nil && !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+		c.Close(context.WithoutCancel(ctx))
+		return errors.Join(err, sql.ErrConnDone)
+	}
+	return err
 }
 
 // row maps pgx's no-row error to database/sql's.
