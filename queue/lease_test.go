@@ -18,6 +18,11 @@ func TestLease_RenewalStampsTheTimeItWrites(t *testing.T) {
 	d := testdbs.SQLite(t)
 	cfg := testCfg()
 	cfg.NodeID = "node-a"
+	// A renewal period of 2 s (lock_grace/4): the look below has 1.5 s to
+	// see the renewal that waited before the next one could mask it (the
+	// next one is due 2 s after the waited one wrote). At 0.5 s the look
+	// had 0.4 s, which a loaded race run (load average 20-40) missed.
+	cfg.LockGrace = 8 * time.Second
 	started, wrote := make(chan int, 4), make(chan error, 4)
 	q := openQueue(t, d, cfg, blockUntilCancelled(d, started, wrote))
 	s, r, j := pending("held1", "u1")
@@ -32,13 +37,13 @@ func TestLease_RenewalStampsTheTimeItWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	time.Sleep(5 * time.Second) // more than two renewal periods: one waits
 	released := time.Now().Unix()
 	conn.Close()
 	// The renewal that waited runs now; the next one follows a renewal
-	// period (lock_grace/4 = 0.5 s) later. Look before that.
+	// period (2 s) later. Look before that.
 	var got int64
-	deadline := time.Now().Add(400 * time.Millisecond)
+	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		if got = jobOf(t, q, "held1").LockedAt; got >= released {
 			return
