@@ -37,7 +37,8 @@ func (w *noopWorker) Work(context.Context, *river.Job[noopArgs]) error {
 
 // BenchmarkRiverAlone_Postgres is the engine's own ceiling on this machine:
 // River with the queue's settings (database/sql driver, poll-only, 50 ms
-// polls, 32 workers, the test pool's 8 connections) running no-op jobs,
+// polls, the queue's 5 ms fetch cooldown, 32 workers, the test pool's 8
+// connections) running no-op jobs,
 // each inserted in its own transaction from 8 goroutines as the queue
 // inserts them, with no run row, no agno_jobs row, no journal and no agent.
 // BenchmarkThroughput_Postgres does all of that on top; the difference
@@ -70,7 +71,7 @@ func benchRiverAlone(b *testing.B, per int) {
 		Workers:           workers,
 		PollOnly:          true,
 		FetchPollInterval: 50 * time.Millisecond,
-		FetchCooldown:     50 * time.Millisecond,
+		FetchCooldown:     5 * time.Millisecond, // queue.fetchCooldown
 	})
 	if err != nil {
 		b.Fatal(err)
