@@ -28,6 +28,28 @@ func echoServer(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// proxied starts a proxy in front of a new echo server; both close with the test.
+func proxied(t *testing.T) *Proxy {
+	t.Helper()
+	p, err := Start(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// dial connects to the proxy; the connection closes with the test.
+func dial(t *testing.T, p *Proxy) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, bufio.NewReader(c)
+}
+
 func roundTrip(c net.Conn, br *bufio.Reader, wait time.Duration) (string, error) {
 	if _, err := c.Write([]byte("ping\n")); err != nil {
 		return "", err
@@ -37,17 +59,8 @@ func roundTrip(c net.Conn, br *bufio.Reader, wait time.Duration) (string, error)
 }
 
 func TestProxy_ForwardsStallsRestoresAndCuts(t *testing.T) {
-	p, err := Start(echoServer(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
+	p := proxied(t)
+	c, br := dial(t, p)
 	if got, err := roundTrip(c, br, 5*time.Second); err != nil || got != "ping\n" {
 		t.Fatalf("forwarding: %q, %v", got, err)
 	}
@@ -66,22 +79,14 @@ func TestProxy_ForwardsStallsRestoresAndCuts(t *testing.T) {
 	if got, err := roundTrip(c, br, 5*time.Second); err == nil {
 		t.Fatalf("cut connection answered %q", got)
 	}
-	c2, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	if got, err := roundTrip(c2, bufio.NewReader(c2), 5*time.Second); err == nil {
+	c2, br2 := dial(t, p)
+	if got, err := roundTrip(c2, br2, 5*time.Second); err == nil {
 		t.Fatalf("a new connection through a cut proxy answered %q", got)
 	}
 
 	p.Restore()
-	c3, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c3.Close()
-	if got, err := roundTrip(c3, bufio.NewReader(c3), 5*time.Second); err != nil || got != "ping\n" {
+	c3, br3 := dial(t, p)
+	if got, err := roundTrip(c3, br3, 5*time.Second); err != nil || got != "ping\n" {
 		t.Fatalf("after restore new connections forward: %q, %v", got, err)
 	}
 }
@@ -90,17 +95,8 @@ func TestProxy_ForwardsStallsRestoresAndCuts(t *testing.T) {
 // reply is dropped and that connection closed; a new connection works.
 func TestProxy_LoseReplyTo(t *testing.T) {
 	t.Parallel()
-	p, err := Start(echoServer(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
+	p := proxied(t)
+	c, br := dial(t, p)
 	if got, err := roundTrip(c, br, 5*time.Second); err != nil || got != "ping\n" {
 		t.Fatalf("before: %q, %v", got, err)
 	}
@@ -112,12 +108,8 @@ func TestProxy_LoseReplyTo(t *testing.T) {
 	if got, err := br.ReadString('\n'); err == nil {
 		t.Fatalf("the reply to the matching request arrived: %q", got)
 	}
-	c2, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	if got, err := roundTrip(c2, bufio.NewReader(c2), 5*time.Second); err != nil || got != "ping\n" {
+	c2, br2 := dial(t, p)
+	if got, err := roundTrip(c2, br2, 5*time.Second); err != nil || got != "ping\n" {
 		t.Fatalf("a new connection: %q, %v", got, err)
 	}
 }
@@ -126,17 +118,8 @@ func TestProxy_LoseReplyTo(t *testing.T) {
 // requests sent together before reading (a pipeline in one write, as pgx
 // sends a batch) count once.
 func TestProxy_CountsExchanges(t *testing.T) {
-	p, err := Start(echoServer(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
+	p := proxied(t)
+	c, br := dial(t, p)
 	for range 3 {
 		if _, err := roundTrip(c, br, 5*time.Second); err != nil {
 			t.Fatal(err)
