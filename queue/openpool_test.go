@@ -20,7 +20,7 @@ func TestOpen_RefusesAOneConnectionPostgresPool(t *testing.T) {
 	if err == nil {
 		t.Fatal("Open accepted a pool of one connection")
 	}
-	if !errors.Is(err, queue.ErrConfig) || !strings.Contains(err.Error(), "max_open_conns") {
-		t.Fatalf("Open: %v, want ErrConfig naming max_open_conns", err)
+	if !errors.Is(err, queue.ErrConfig) || !strings.Contains(err.Error(), "MaxOpenConns") {
+		t.Fatalf("Open: %v, want ErrConfig naming MaxOpenConns", err)
 	}
 }

@@ -183,7 +183,7 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 	// The migrations hold a connection with the migration lock while
 	// River's migrator takes another: a pool of one would wait forever.
 	if n := wp.DB.Stats().MaxOpenConnections; wp.Dialect == "postgres" && n > 0 && n < 2 {
-		return nil, fmt.Errorf("%w: the database pool allows %d open connection; the queue's migrations hold 2 at once (raise max_open_conns)", ErrConfig, n)
+		return nil, fmt.Errorf("%w: the database pool allows %d open connection; the queue's migrations hold 2 at once (raise postgres.Config.MaxOpenConns)", ErrConfig, n)
 	}
 	if cfg.NodeID == "" {
 		b := make([]byte, 6)
