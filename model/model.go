@@ -18,6 +18,11 @@ import (
 // implements HistoryReader reads the conversation with Request.All (History,
 // then Messages); a model that does not is sent requests with an empty
 // History and the whole conversation in Messages (Request.For).
+//
+// The *Request itself is lent for the call only (until Invoke returns, or
+// Stream's iterator ends): an agent reuses one Request for every model
+// call of a run, so an implementation that needs it later keeps a copy of
+// the struct (its slices may be kept, as above), not the pointer.
 type Model interface {
 	Info() Info
 	Invoke(ctx context.Context, req *Request) (*Response, error)
