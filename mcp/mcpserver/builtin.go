@@ -27,44 +27,44 @@ type runIn struct {
 	SessionID  string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
 }
 
-type agentRunIn struct {
-	AgentID   string `json:"agent_id" jsonschema:"the agent id from get_agentos_config"`
+// turnIn is a run's input: the message, the user and the session.
+type turnIn struct {
 	Message   string `json:"message" jsonschema:"the message to run with"`
 	UserID    string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
 	SessionID string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
 }
 
+type agentRunIn struct {
+	AgentID string `json:"agent_id" jsonschema:"the agent id from get_agentos_config"`
+	turnIn
+}
+
 type teamRunIn struct {
-	TeamID    string `json:"team_id" jsonschema:"the team id from get_agentos_config"`
-	Message   string `json:"message" jsonschema:"the message to run with"`
-	UserID    string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
-	SessionID string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
+	TeamID string `json:"team_id" jsonschema:"the team id from get_agentos_config"`
+	turnIn
 }
 
 type workflowRunIn struct {
 	WorkflowID string `json:"workflow_id" jsonschema:"the workflow id from get_agentos_config"`
-	Message    string `json:"message" jsonschema:"the input message"`
-	UserID     string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
-	SessionID  string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
+	turnIn
 }
 
-type lifecycleIn struct {
-	RunID        string           `json:"run_id" jsonschema:"the run id"`
-	SessionID    string           `json:"session_id,omitempty" jsonschema:"the run's session id"`
-	AgentID      string           `json:"agent_id,omitempty" jsonschema:"the agent owning the run (exactly one of agent_id, team_id, workflow_id)"`
-	TeamID       string           `json:"team_id,omitempty" jsonschema:"the team owning the run"`
-	WorkflowID   string           `json:"workflow_id,omitempty" jsonschema:"the workflow owning the run"`
-	Requirements []map[string]any `json:"requirements,omitempty" jsonschema:"continue_run: the paused run's requirements with their resolution fields set"`
-	UserID       string           `json:"user_id,omitempty" jsonschema:"the user to continue as (an authenticated caller always acts as itself)"`
-}
-
-type cancelIn struct {
+// runRef names a run and the agent, team or workflow that owns it.
+type runRef struct {
 	RunID      string `json:"run_id" jsonschema:"the run id"`
 	SessionID  string `json:"session_id,omitempty" jsonschema:"the run's session id"`
 	AgentID    string `json:"agent_id,omitempty" jsonschema:"the agent owning the run (exactly one of agent_id, team_id, workflow_id)"`
 	TeamID     string `json:"team_id,omitempty" jsonschema:"the team owning the run"`
 	WorkflowID string `json:"workflow_id,omitempty" jsonschema:"the workflow owning the run"`
 }
+
+type lifecycleIn struct {
+	runRef
+	Requirements []map[string]any `json:"requirements,omitempty" jsonschema:"continue_run: the paused run's requirements with their resolution fields set"`
+	UserID       string           `json:"user_id,omitempty" jsonschema:"the user to continue as (an authenticated caller always acts as itself)"`
+}
+
+type cancelIn struct{ runRef }
 
 type sessionsIn struct {
 	SessionType string `json:"session_type,omitempty" jsonschema:"agent (default), team or workflow"`
@@ -235,16 +235,25 @@ func (s *Server) target(agentID, teamID, workflowID string) (kind string, t Targ
 	return kind, t, nil
 }
 
-func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in lifecycleIn) (*mcp.CallToolResult, any, error) {
-	kind, t, err := s.target(in.AgentID, in.TeamID, in.WorkflowID)
+// runCall resolves the run's owner and begins a call allowed to run it.
+func (s *Server) runCall(ctx context.Context, req *mcp.CallToolRequest, r runRef) (*call, string, Target, error) {
+	kind, t, err := s.target(r.AgentID, r.TeamID, r.WorkflowID)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	c, err := s.begin(ctx, req)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
+		return nil, "", nil, err
+	}
+	return c, kind, t, nil
+}
+
+func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in lifecycleIn) (*mcp.CallToolResult, any, error) {
+	c, kind, t, err := s.runCall(ctx, req, in.runRef)
+	if err != nil {
 		return nil, nil, err
 	}
 	a, ok := t.(*agent.Agent)
@@ -302,15 +311,8 @@ func (s *Server) ownRun(c *call, kind string, t Target, runID, sessionID string)
 }
 
 func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
-	kind, t, err := s.target(in.AgentID, in.TeamID, in.WorkflowID)
+	c, kind, t, err := s.runCall(ctx, req, in.runRef)
 	if err != nil {
-		return nil, nil, err
-	}
-	c, err := s.begin(ctx, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
 		return nil, nil, err
 	}
 	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
