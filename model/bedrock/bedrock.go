@@ -25,8 +25,6 @@ import (
 
 const providerName = "AwsBedrock"
 
-const maxBody = 32 << 20
-
 // Supported lists the parameters Converse takes. Seeds, penalties,
 // reasoning_effort and JSON mode without a schema have no Converse field;
 // parallel_tool_calls is the model's choice.
@@ -139,15 +137,9 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	data, err := model.ReadResponse(ctx, "bedrock", resp.Body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("bedrock: reading response: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("bedrock: reading response: %w: %w", model.ErrMalformedResponse, err)
-	}
-	if len(data) > maxBody {
-		return nil, fmt.Errorf("bedrock: response larger than %d bytes: %w", maxBody, model.ErrMalformedResponse)
+		return nil, err
 	}
 	return decodeResponse(data, plan.formatTool)
 }

@@ -25,9 +25,6 @@ const (
 
 const providerName = "Google"
 
-// maxBody bounds a non-streaming answer or an error body.
-const maxBody = 32 << 20
-
 // Supported lists the parameters Gemini takes. parallel_tool_calls is not
 // one: Gemini decides on its own whether to call several functions.
 var Supported = []string{
@@ -172,15 +169,9 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	data, err := model.ReadResponse(ctx, "gemini", resp.Body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("gemini: reading response: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("gemini: reading response: %w: %w", model.ErrMalformedResponse, err)
-	}
-	if len(data) > maxBody {
-		return nil, fmt.Errorf("gemini: response larger than %d bytes: %w", maxBody, model.ErrMalformedResponse)
+		return nil, err
 	}
 	return decodeResponse(data)
 }

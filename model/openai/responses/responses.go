@@ -19,8 +19,6 @@ import (
 // DefaultBaseURL is OpenAI's API root.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-const maxBody = 32 << 20
-
 // Supported lists the parameters the Responses API takes. It has no stop
 // sequences, seed or penalties.
 var Supported = []string{
@@ -127,15 +125,9 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	data, err := model.ReadResponse(ctx, "responses", resp.Body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("responses: reading response: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("responses: reading response: %w: %w", model.ErrMalformedResponse, err)
-	}
-	if len(data) > maxBody {
-		return nil, fmt.Errorf("responses: response larger than %d bytes: %w", maxBody, model.ErrMalformedResponse)
+		return nil, err
 	}
 	return m.decodeResponse(data)
 }
