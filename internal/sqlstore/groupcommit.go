@@ -54,8 +54,27 @@ func newGroupCommit(s *Store) groupCommit {
 // transaction committed (nil) or fn or the commit failed. fn may run again
 // in a fresh transaction when a batch-mate broke the shared one (it must
 // not keep state from a run that returned nil).
+// A write marked groupcommit.Alone (a streamed run's) commits by itself.
 func (s *Store) grouped(ctx context.Context, fn func(ctx context.Context, c txConn) error) error {
+	if groupcommit.IsAlone(ctx) {
+		return s.alone(ctx, fn)
+	}
 	return s.group.g.Do(ctx, fn)
+}
+
+// alone runs fn in a transaction of its own once the writes ahead of it in
+// the gate are done. A group wakes all its members at once; under load their
+// clients' next requests then arrive together and each waits for a core
+// behind the others' whole runs, which is what a streamed run's first event
+// must not do (docs/benchmarks.md, "i4-sse" and "i4-gc").
+func (s *Store) alone(ctx context.Context, fn groupWrite) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	op := &groupOp{Ctx: ctx, Val: fn}
+	s.commitGroup([]*groupOp{op})
+	return op.Err
 }
 
 // commitGroup runs ops in one transaction, each in a savepoint, commits
