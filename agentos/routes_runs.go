@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 )
@@ -213,7 +214,9 @@ func beginErr(err error) error {
 // failures are events on the 200 response; a client that goes away cancels the
 // run (its context is the request's), which is stored CANCELLED.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart) error {
-	ctx, f, err := s.runs.beginShown(r.Context(), st.runID, st.agent.Component(), st.userID, false, runningOutput(st))
+	// A streamed run's writes stay out of SQLite's group commit: see
+	// groupcommit.Alone.
+	ctx, f, err := s.runs.beginShown(groupcommit.Alone(r.Context()), st.runID, st.agent.Component(), st.userID, false, runningOutput(st))
 	if err != nil {
 		return beginErr(err)
 	}

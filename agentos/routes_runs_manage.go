@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
 )
@@ -365,7 +366,8 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 		opts = append(opts, agent.WithRequirements(req.Requirements))
 	}
 	if req.Stream {
-		return s.writeStream(w, r, a, row.RunID, row.SessionID, s.observedStream(ctx, a, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
+		// Streamed: its writes commit alone (see groupcommit.Alone).
+		return s.writeStream(w, r, a, row.RunID, row.SessionID, s.observedStream(groupcommit.Alone(ctx), a, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
 			return a.ContinueStream(ctx, paused, opts...)
 		}))
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/workflow"
 )
@@ -43,7 +44,8 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 	defer s.runs.end(row.RunID, f)
 	if req.Stream {
 		events := func(yield func(run.Event, error) bool) {
-			for ev, err := range s.observedStream(ctx, wf, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
+			// Streamed: its writes commit alone (see groupcommit.Alone).
+			for ev, err := range s.observedStream(groupcommit.Alone(ctx), wf, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
 				return wf.ContinueStream(ctx, row.RunID, req.StepRequirements)
 			}) {
 				if !yield(ev, workflowContinueErr(err)) {

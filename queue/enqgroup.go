@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/groupcommit"
 )
 
 // maxEnqueueGroup is the most enqueues one group commit holds.
@@ -43,116 +43,45 @@ var errAlone = errors.New("queue: enqueue alone")
 // first caller leads a group of one, whoever arrives meanwhile joins the
 // next group.
 type enqueueGroup struct {
-	q       *Queue
-	mu      sync.Mutex
-	pending []*enqueueOp
-	leading bool
+	q *Queue
+	g groupcommit.Group[enqueueOp]
 }
 
 // enqueueOp is one caller's enqueue.
 type enqueueOp struct {
-	ctx context.Context
-	s   *db.Session
-	r   *db.Run
-	j   *Job
-	err error // nil: committed; errAlone: to be made alone
-	// taken: a group holds the op, or its caller is handed the lead.
-	taken bool
-	// done receives false when the op's outcome is in err, true when its
-	// caller is to lead the next group.
-	done chan bool
+	s *db.Session
+	r *db.Run
+	j *Job
+}
+
+// newEnqueueGroup is q's group commit of enqueues.
+func newEnqueueGroup(q *Queue) *enqueueGroup {
+	g := &enqueueGroup{q: q}
+	g.g.Max = maxEnqueueGroup
+	g.g.Commit = g.commit
+	return g
 }
 
 // enqueue commits j with the concurrent callers' enqueues, or returns
 // errAlone (or ctx's error, before any group took it).
 func (g *enqueueGroup) enqueue(ctx context.Context, s *db.Session, r *db.Run, j *Job) error {
-	op := &enqueueOp{ctx: ctx, s: s, r: r, j: j, done: make(chan bool, 1)}
-	g.mu.Lock()
-	g.pending = append(g.pending, op)
-	lead := !g.leading
-	g.leading = true
-	g.mu.Unlock()
-	for !lead {
-		select {
-		case lead = <-op.done:
-			if !lead {
-				return op.err
-			}
-		case <-ctx.Done():
-			if g.withdraw(op) {
-				return ctx.Err()
-			}
-			// A group holds it, or its caller is to lead: that follows.
-			if lead = <-op.done; !lead {
-				return op.err
-			}
-		}
-	}
-	g.lead()
-	return op.err
-}
-
-// withdraw removes op from the pending enqueues unless a group holds it.
-func (g *enqueueGroup) withdraw(op *enqueueOp) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if op.taken {
-		return false
-	}
-	for i, p := range g.pending {
-		if p == op {
-			g.pending = append(g.pending[:i], g.pending[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// lead commits the pending enqueues (the leader's first) as one group, tells
-// their callers, then hands the lead to the first caller still pending.
-func (g *enqueueGroup) lead() {
-	g.mu.Lock()
-	n := min(len(g.pending), maxEnqueueGroup)
-	batch := make([]*enqueueOp, n)
-	copy(batch, g.pending)
-	g.pending = append(g.pending[:0], g.pending[n:]...)
-	for _, op := range batch {
-		op.taken = true
-	}
-	g.mu.Unlock()
-	g.commit(batch)
-	// The leader's own op is batch[0]; it reads its outcome itself.
-	for _, op := range batch[1:] {
-		op.done <- false
-	}
-	g.mu.Lock()
-	var next *enqueueOp
-	if len(g.pending) == 0 {
-		g.leading = false
-	} else {
-		next = g.pending[0]
-		next.taken = true
-	}
-	g.mu.Unlock()
-	if next != nil {
-		next.done <- true
-	}
+	return g.g.Do(ctx, enqueueOp{s: s, r: r, j: j})
 }
 
 // groupRetries bounds how often a group is committed again after one of
 // its members failed it.
 const groupRetries = 2
 
-// commit writes ops in one piped transaction and sets each op's err: nil
+// commit writes ops in one piped transaction and sets each op's Err: nil
 // when it committed, errAlone otherwise.
-func (g *enqueueGroup) commit(ops []*enqueueOp) {
+func (g *enqueueGroup) commit(ops []*groupcommit.Op[enqueueOp]) (again []*groupcommit.Op[enqueueOp]) {
 	type userKey struct{ user, key string }
 	seen := make(map[userKey]bool, len(ops))
-	group := make([]*enqueueOp, 0, len(ops))
+	group := make([]*groupcommit.Op[enqueueOp], 0, len(ops))
 	for _, op := range ops {
-		op.err = errAlone
-		if op.j.IdempotencyKey != "" {
-			k := userKey{op.j.UserID, op.j.IdempotencyKey}
+		op.Err = errAlone
+		if op.Val.j.IdempotencyKey != "" {
+			k := userKey{op.Val.j.UserID, op.Val.j.IdempotencyKey}
 			if seen[k] {
 				continue // alone, after the group: it finds the first's key
 			}
@@ -162,25 +91,28 @@ func (g *enqueueGroup) commit(ops []*enqueueOp) {
 	}
 	// Session locks in one order, so that two groups (two replicas) do not
 	// wait on each other.
-	slices.SortStableFunc(group, func(a, b *enqueueOp) int { return cmp.Compare(a.r.SessionID, b.r.SessionID) })
+	slices.SortStableFunc(group, func(a, b *groupcommit.Op[enqueueOp]) int {
+		return cmp.Compare(a.Val.r.SessionID, b.Val.r.SessionID)
+	})
 	for try := 0; len(group) > 0 && try <= groupRetries; try++ {
 		ws := make([]db.PipedRunWrite, len(group))
 		for i, op := range group {
-			ws[i] = db.PipedRunWrite{Ctx: op.ctx, Session: op.s, Run: op.r, Pre: g.q.pipedEnqueue(op.j)}
+			ws[i] = db.PipedRunWrite{Ctx: op.Ctx, Session: op.Val.s, Run: op.Val.r, Pre: g.q.pipedEnqueue(op.Val.j)}
 		}
 		err := g.q.d.SaveRunsPiped(context.Background(), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
 		if err == nil {
 			for _, op := range group {
-				op.err = nil
+				op.Err = nil
 			}
-			return
+			return nil
 		}
 		var pe *db.PipedWriteError
 		if !errors.As(err, &pe) || pe.Index < 0 || pe.Index >= len(group) {
-			return // the whole group is made alone
+			return nil // the whole group is made alone
 		}
 		group = slices.Delete(group, pe.Index, pe.Index+1)
 	}
+	return nil
 }
 
 // errKeyUsed: a piped enqueue's key names a run already (enqueueTx reads it).

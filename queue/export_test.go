@@ -34,9 +34,7 @@ func (q *Queue) EnqueueGroup() (leading bool, pending int) {
 	if q.group == nil {
 		return false, 0
 	}
-	q.group.mu.Lock()
-	defer q.group.mu.Unlock()
-	return q.group.leading, len(q.group.pending)
+	return q.group.g.State()
 }
 
 // NoEnqueueGroup makes every enqueue its own transaction (benchmarks).

@@ -195,7 +195,7 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 	q.pipedQueries()
 	if _, ok := d.Driver().(db.PipedRunsSaver); ok && wp.Dialect == "postgres" {
 		if ps, ok := d.Driver().(db.PipedRunSaver); ok && ps.PipesRunWrites() {
-			q.group = &enqueueGroup{q: q}
+			q.group = newEnqueueGroup(q)
 		}
 	}
 	if j, err := db.NewJournal(d); err == nil {

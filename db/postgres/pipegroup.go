@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
@@ -32,24 +33,11 @@ type pipeGroups struct {
 	byPool map[*sql.DB]*pipeGroup
 }
 
-// pipeGroup is the pending writes of one pool.
-type pipeGroup struct {
-	mu      sync.Mutex
-	pending []*pipeOp
-	leading bool // a caller leads a group (or is about to)
-}
+// pipeGroup is the group commit of one pool's pipelined writes.
+type pipeGroup = groupcommit.Group[[]sqlstore.PipelineStmt]
 
 // pipeOp is one caller's pipelined write.
-type pipeOp struct {
-	ctx   context.Context
-	stmts []sqlstore.PipelineStmt
-	err   error
-	// taken: a group holds the op, or its caller is handed the lead.
-	taken bool
-	// done receives false when the op's outcome is in err, true when its
-	// caller is to lead the next group (the op is still pending).
-	done chan bool
-}
+type pipeOp = groupcommit.Op[[]sqlstore.PipelineStmt]
 
 // errAlone tells a member of a group that failed to pipeline its write
 // again by itself.
@@ -62,7 +50,10 @@ func (gs *pipeGroups) of(pool *sql.DB) *pipeGroup {
 	defer gs.mu.Unlock()
 	g := gs.byPool[pool]
 	if g == nil {
-		g = &pipeGroup{}
+		g = &pipeGroup{Max: maxPipeGroup, Commit: func(batch []*pipeOp) []*pipeOp {
+			runGroup(pool, batch)
+			return nil
+		}}
 		gs.byPool[pool] = g
 	}
 	return g
@@ -71,79 +62,11 @@ func (gs *pipeGroups) of(pool *sql.DB) *pipeGroup {
 // pipeline is the Dialect's Pipeline: stmts in one transaction (see
 // pipeline), shared with the concurrent callers' (see pipeGroups).
 func (gs *pipeGroups) pipeline(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) error {
-	g := gs.of(pool)
-	op := &pipeOp{ctx: ctx, stmts: stmts, done: make(chan bool, 1)}
-	g.mu.Lock()
-	g.pending = append(g.pending, op)
-	lead := !g.leading
-	g.leading = true
-	g.mu.Unlock()
-	if !lead {
-		select {
-		case lead = <-op.done:
-		case <-ctx.Done():
-			if g.withdraw(op) {
-				return ctx.Err()
-			}
-			// A group holds it, or its caller is to lead: that follows.
-			lead = <-op.done
-		}
-	}
-	if lead {
-		g.lead(pool)
-	}
-	if errors.Is(op.err, errAlone) {
+	err := gs.of(pool).Do(ctx, stmts)
+	if errors.Is(err, errAlone) {
 		return pipeline(ctx, pool, stmts)
 	}
-	return op.err
-}
-
-// withdraw removes op from the pending writes unless a group holds it.
-func (g *pipeGroup) withdraw(op *pipeOp) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if op.taken {
-		return false
-	}
-	for i, p := range g.pending {
-		if p == op {
-			g.pending = append(g.pending[:i], g.pending[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// lead pipelines the pending writes (the leader's first) as one group,
-// then hands the lead to the first caller still pending.
-func (g *pipeGroup) lead(pool *sql.DB) {
-	g.mu.Lock()
-	n := min(len(g.pending), maxPipeGroup)
-	batch := make([]*pipeOp, 0, n)
-	for _, op := range g.pending[:n] {
-		op.taken = true
-		batch = append(batch, op)
-	}
-	g.pending = append(g.pending[:0], g.pending[n:]...)
-	g.mu.Unlock()
-
-	runGroup(pool, batch)
-
-	g.mu.Lock()
-	var next *pipeOp
-	if len(g.pending) == 0 {
-		g.leading = false
-	} else {
-		next = g.pending[0]
-		next.taken = true
-	}
-	g.mu.Unlock()
-	for _, op := range batch {
-		op.done <- false // buffered: the leader's own is never read
-	}
-	if next != nil {
-		next.done <- true
-	}
+	return err
 }
 
 // runGroup pipelines ops in one transaction and records each op's outcome.
@@ -153,8 +76,8 @@ func (g *pipeGroup) lead(pool *sql.DB) {
 func runGroup(pool *sql.DB, ops []*pipeOp) {
 	live := ops[:0:0]
 	for _, op := range ops {
-		if err := op.ctx.Err(); err != nil {
-			op.err = err
+		if err := op.Ctx.Err(); err != nil {
+			op.Err = err
 			continue
 		}
 		live = append(live, op)
@@ -163,25 +86,25 @@ func runGroup(pool *sql.DB, ops []*pipeOp) {
 	case 0:
 		return
 	case 1:
-		live[0].err = pipeline(live[0].ctx, pool, live[0].stmts)
+		live[0].Err = pipeline(live[0].Ctx, pool, live[0].Val)
 		return
 	}
 	n := 0
 	for _, op := range live {
-		n += len(op.stmts)
+		n += len(op.Val)
 	}
 	stmts := make([]sqlstore.PipelineStmt, 0, n)
 	for _, op := range live {
-		stmts = append(stmts, op.stmts...)
+		stmts = append(stmts, op.Val...)
 	}
 	ctx, cancel := groupContext(live)
 	defer cancel()
 	err := pipeline(ctx, pool, stmts)
 	for _, op := range live {
 		if err != nil {
-			op.err = errAlone
+			op.Err = errAlone
 		} else {
-			op.err = nil
+			op.Err = nil
 		}
 	}
 }
@@ -192,13 +115,13 @@ func runGroup(pool *sql.DB, ops []*pipeOp) {
 func groupContext(ops []*pipeOp) (context.Context, context.CancelFunc) {
 	var latest time.Time
 	for _, op := range ops {
-		d, ok := op.ctx.Deadline()
+		d, ok := op.Ctx.Deadline()
 		if !ok {
-			return context.WithCancel(context.WithoutCancel(ops[0].ctx))
+			return context.WithCancel(context.WithoutCancel(ops[0].Ctx))
 		}
 		if d.After(latest) {
 			latest = d
 		}
 	}
-	return context.WithDeadline(context.WithoutCancel(ops[0].ctx), latest)
+	return context.WithDeadline(context.WithoutCancel(ops[0].Ctx), latest)
 }

@@ -50,9 +50,7 @@ func waitPending(t *testing.T, gs *pipeGroups, pool *sql.DB, n int) {
 	t.Helper()
 	g := gs.of(pool)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		g.mu.Lock()
-		k := len(g.pending)
-		g.mu.Unlock()
+		_, k := g.State()
 		if k == n {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -74,5 +75,63 @@ func TestSaveRunWith_GroupedWriteFailsAlone(t *testing.T) {
 		if errs[i] != nil || marks != 1 || getErr != nil {
 			t.Errorf("write %s: err %v, marks %d, run %v", id, errs[i], marks, getErr)
 		}
+	}
+}
+
+// A write whose context is marked groupcommit.Alone (a streamed run's)
+// commits in a transaction of its own, while the writes that queue up with
+// it behind a running group share the next one.
+func TestSaveRunWith_AloneWriteCommitsByItself(t *testing.T) {
+	t.Parallel()
+	d := openTemp(t)
+	ctx := context.Background()
+	const n = 6 // write 0 holds the writer; 1..n-1 queue behind it; 1 is alone
+	hold := make(chan struct{})
+	var mu sync.Mutex
+	txs := make([]*sql.Tx, n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("a%d", i)
+			s := &db.Session{SessionID: "s-" + id, SessionType: run.TypeAgent, AgentID: "a1", UserID: "u1"}
+			out := &run.Output{RunID: id, SessionID: s.SessionID, AgentID: "a1", UserID: "u1", Status: run.StatusCompleted, CreatedAt: time.Now().Unix()}
+			r, err := db.RunFromOutput(out)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			wctx := ctx
+			if i == 1 {
+				wctx = groupcommit.Alone(ctx)
+			}
+			if i > 0 {
+				<-hold
+			}
+			_, _, errs[i] = d.SaveRunWith(wctx, s, r, func(ctx context.Context, tx *sql.Tx) error {
+				mu.Lock()
+				txs[i] = tx
+				mu.Unlock()
+				if i == 0 {
+					close(hold)
+					time.Sleep(200 * time.Millisecond) // the others queue up meanwhile
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	for i := 2; i < n; i++ {
+		if txs[i] == txs[1] {
+			t.Errorf("the alone write shared its transaction with write %d", i)
+		}
+	}
+	if txs[2] != txs[n-1] {
+		t.Error("the grouped writes queued behind one group did not share a transaction")
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+
+	"github.com/agentryhq/agentry/internal/groupcommit"
 )
 
 // maxGroup is the most run writes one group commit holds.
@@ -27,22 +28,25 @@ const maxGroup = 64
 // wait for a group to fill: the first caller leads a group of one; whoever
 // arrives while a group holds the writer joins the next one.
 type groupCommit struct {
-	mu      sync.Mutex
-	pending []*groupOp
-	leading bool // a caller leads a group (or is about to)
+	g *groupcommit.Group[groupWrite]
 }
 
-// groupOp is one caller's write.
-type groupOp struct {
-	ctx context.Context
-	fn  func(ctx context.Context, c txConn) error
-	err error
-	// taken: a group holds the op, or its caller is handed the lead (it
-	// can no longer withdraw).
-	taken bool
-	// done receives false when the op's outcome is in err, true when its
-	// caller is to lead the next group (the op is still pending).
-	done chan bool
+// groupWrite is one caller's write in a group.
+type groupWrite func(ctx context.Context, c txConn) error
+
+// groupOp is one caller's write in a group.
+type groupOp = groupcommit.Op[groupWrite]
+
+// newGroupCommit is s's group commit, ordered among s's other writes by
+// its gate.
+func newGroupCommit(s *Store) groupCommit {
+	return groupCommit{g: &groupcommit.Group[groupWrite]{
+		Commit: s.commitGroup,
+		Max:    maxGroup,
+		// The gate orders the group among the store's other writes.
+		Enter: func() { _ = s.gate.enter(context.Background()) },
+		Leave: s.gate.leave,
+	}}
 }
 
 // grouped runs fn in a write transaction shared with the run writes of
@@ -50,101 +54,45 @@ type groupOp struct {
 // transaction committed (nil) or fn or the commit failed. fn may run again
 // in a fresh transaction when a batch-mate broke the shared one (it must
 // not keep state from a run that returned nil).
+// A write marked groupcommit.Alone (a streamed run's) commits by itself.
 func (s *Store) grouped(ctx context.Context, fn func(ctx context.Context, c txConn) error) error {
-	op := &groupOp{ctx: ctx, fn: fn, done: make(chan bool, 1)}
-	g := &s.group
-	g.mu.Lock()
-	g.pending = append(g.pending, op)
-	lead := !g.leading
-	g.leading = true
-	g.mu.Unlock()
-	for !lead {
-		select {
-		case lead = <-op.done:
-			if !lead {
-				return op.err
-			}
-		case <-ctx.Done():
-			if g.withdraw(op) {
-				return ctx.Err()
-			}
-			// A group holds it, or its caller is to lead: that follows.
-			if lead = <-op.done; !lead {
-				return op.err
-			}
-		}
+	if groupcommit.IsAlone(ctx) {
+		return s.alone(ctx, fn)
 	}
-	s.leadGroups()
-	return op.err
+	return s.group.g.Do(ctx, fn)
 }
 
-// withdraw removes op from the pending writes unless a group holds it.
-func (g *groupCommit) withdraw(op *groupOp) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if op.taken {
-		return false
+// alone runs fn in a transaction of its own once the writes ahead of it in
+// the gate are done. A group wakes all its members at once; under load their
+// clients' next requests then arrive together and each waits for a core
+// behind the others' whole runs, which is what a streamed run's first event
+// must not do (docs/benchmarks.md, "i4-sse" and "i4-gc").
+func (s *Store) alone(ctx context.Context, fn groupWrite) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return err
 	}
-	for i, p := range g.pending {
-		if p == op {
-			g.pending = append(g.pending[:i], g.pending[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// leadGroups commits the pending writes (the leader's first) as one group,
-// then hands the lead to the first caller still pending.
-func (s *Store) leadGroups() {
-	g := &s.group
-	// The gate orders the group among the store's other writes.
-	_ = s.gate.enter(context.Background())
-	g.mu.Lock()
-	n := min(len(g.pending), maxGroup)
-	batch := make([]*groupOp, n)
-	copy(batch, g.pending)
-	g.pending = append(g.pending[:0], g.pending[n:]...)
-	for _, op := range batch {
-		op.taken = true
-	}
-	g.mu.Unlock()
-	for len(batch) > 0 {
-		batch = s.commitGroup(batch)
-	}
-	s.gate.leave()
-	g.mu.Lock()
-	var next *groupOp
-	if len(g.pending) == 0 {
-		g.leading = false
-	} else {
-		next = g.pending[0]
-		next.taken = true
-	}
-	g.mu.Unlock()
-	if next != nil {
-		next.done <- true
-	}
+	defer s.gate.leave()
+	op := &groupOp{Ctx: ctx, Val: fn}
+	s.commitGroup([]*groupOp{op})
+	return op.Err
 }
 
 // commitGroup runs ops in one transaction, each in a savepoint, commits
-// it and tells each op's caller its outcome (except the leader's, which
-// reads it). When the transaction itself broke (a savepoint could not be
+// it and sets each op's outcome (the Group wakes its caller). When the transaction itself broke (a savepoint could not be
 // rolled back to), the op that broke it gets its error and the others are
 // returned to run again in a fresh transaction.
 func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 	bg := context.Background()
 	finish := func(ok []*groupOp, err error) {
 		for _, op := range ok {
-			if op.err == nil {
-				op.err = err
+			if op.Err == nil {
+				op.Err = err
 			}
 		}
 	}
 	tx, err := s.w.BeginTx(bg, s.d.TxOptions)
 	if err != nil {
 		finish(ops, err)
-		s.notify(ops)
 		return nil
 	}
 	defer tx.Rollback()
@@ -152,10 +100,9 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 	if len(ops) == 1 {
 		// Alone: no savepoint needed, its error rolls the transaction back.
 		op := ops[0]
-		if op.err = runOp(op, c); op.err == nil {
-			op.err = tx.Commit()
+		if op.Err = runOp(op, c); op.Err == nil {
+			op.Err = tx.Commit()
 		}
-		s.notify(ops)
 		return nil
 	}
 	var done []*groupOp
@@ -163,18 +110,15 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 		if _, err := tx.ExecContext(bg, "SAVEPOINT run_write"); err != nil {
 			return s.brokenGroup(done, ops[i:], err)
 		}
-		op.err = runOp(op, c)
-		if op.err != nil {
+		op.Err = runOp(op, c)
+		if op.Err != nil {
 			if _, err := tx.ExecContext(bg, "ROLLBACK TO run_write"); err != nil {
-				s.notify([]*groupOp{op})
 				return s.brokenGroup(done, ops[i+1:], nil)
 			}
 		}
 		if _, err := tx.ExecContext(bg, "RELEASE run_write"); err != nil {
-			if op.err == nil {
+			if op.Err == nil {
 				done = append(done, op)
-			} else {
-				s.notify([]*groupOp{op})
 			}
 			return s.brokenGroup(done, ops[i+1:], nil)
 		}
@@ -182,29 +126,24 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 	}
 	if err := tx.Commit(); err != nil {
 		for _, op := range done {
-			if op.err == nil {
-				op.err = err
+			if op.Err == nil {
+				op.Err = err
 			}
 		}
 	}
-	s.notify(done)
 	return nil
 }
 
 // brokenGroup is the rest of a group whose transaction broke: the writes
-// that ran in it (their errors forgotten) and those that did not, to run
-// again. With err (the transaction cannot start savepoints), the first of
+// that ran in it (the Group clears their outcomes) and those that did not,
+// to run again. With err (the transaction cannot start savepoints), the first of
 // them fails with it instead, so that the retries end.
 func (s *Store) brokenGroup(ran, rest []*groupOp, err error) []*groupOp {
 	again := make([]*groupOp, 0, len(ran)+len(rest))
-	for _, op := range ran {
-		op.err = nil
-		again = append(again, op)
-	}
+	again = append(again, ran...)
 	again = append(again, rest...)
 	if err != nil && len(again) > 0 {
-		again[0].err = fmt.Errorf("sqlstore: grouped write: %w", err)
-		s.notify(again[:1])
+		again[0].Err = fmt.Errorf("sqlstore: grouped write: %w", err)
 		again = again[1:]
 	}
 	return again
@@ -217,19 +156,8 @@ func runOp(op *groupOp, c txConn) (err error) {
 			err = fmt.Errorf("%w: %v", errGroupPanic, v)
 		}
 	}()
-	return op.fn(op.ctx, c)
+	return op.Val(op.Ctx, c)
 }
 
 // errGroupPanic: a grouped write panicked.
 var errGroupPanic = errors.New("sqlstore: a grouped write panicked")
-
-// notify hands ops their outcome. The leader's own op is told too: its
-// channel is buffered, and it reads err directly.
-func (s *Store) notify(ops []*groupOp) {
-	for _, op := range ops {
-		select {
-		case op.done <- false:
-		default:
-		}
-	}
-}

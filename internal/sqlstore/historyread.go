@@ -44,8 +44,4 @@ func (s *Store) historyReader() (*sql.DB, func()) {
 }
 
 // busy reports whether a group of run writes is pending or being committed.
-func (g *groupCommit) busy() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.leading || len(g.pending) > 0
-}
+func (g *groupCommit) busy() bool { return g.g.Busy() }

@@ -102,6 +102,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	d := *cfg.Dialect // the store's own copy: the caller cannot change it later
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
 		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
+	s.group = newGroupCommit(s)
 	if s.r == nil {
 		s.r = s.w
 	}

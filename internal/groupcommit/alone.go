@@ -1,0 +1,19 @@
+package groupcommit
+
+import "context"
+
+type aloneKey struct{}
+
+// Alone marks ctx's writes as ones a client waits for live (a streamed
+// run's): a store that groups writes commits them in a transaction of their
+// own, in arrival order, rather than in a group that wakes all its members
+// at once (docs/adr/group-commit-coordinator.md).
+func Alone(ctx context.Context) context.Context {
+	return context.WithValue(ctx, aloneKey{}, true)
+}
+
+// IsAlone reports whether ctx was marked by Alone.
+func IsAlone(ctx context.Context) bool {
+	v, _ := ctx.Value(aloneKey{}).(bool)
+	return v
+}
