@@ -57,7 +57,7 @@ type modelStep struct {
 
 // journaledModel is askModel through the run's journal: a recorded call is
 // replayed (its content reaches a live consumer as one delta).
-func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info, error) {
+func (st *state) journaledModel(req *model.Request) (model.Response, model.Info, error) {
 	j := st.opts.journal
 	if j == nil {
 		return st.askModel(req)
@@ -66,7 +66,7 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 		// The previous call is what this one goes on from.
 		st.unrecorded = nil
 		if err := rec(context.WithoutCancel(st.ctx)); err != nil {
-			return nil, model.Info{}, err
+			return model.Response{}, model.Info{}, err
 		}
 	}
 	called := false
@@ -78,7 +78,7 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 			return nil, err
 		}
 		called = true
-		return json.Marshal(modelStep{Response: resp, Model: info})
+		return json.Marshal(modelStep{Response: &resp, Model: info})
 	}
 	var raw json.RawMessage
 	var err error
@@ -89,11 +89,11 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 		raw, err = j.Do(st.ctx, step, ask)
 	}
 	if err != nil {
-		return nil, model.Info{}, err
+		return model.Response{}, model.Info{}, err
 	}
 	var ms modelStep
 	if err := json.Unmarshal(raw, &ms); err != nil || ms.Response == nil {
-		return nil, model.Info{}, fmt.Errorf("agent: run %s: the journal's model step does not decode (%v): run it without the journal", st.out.RunID, err)
+		return model.Response{}, model.Info{}, fmt.Errorf("agent: run %s: the journal's model step does not decode (%v): run it without the journal", st.out.RunID, err)
 	}
 	if !called {
 		if ms.Model.ID != "" {
@@ -109,7 +109,7 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 			st.sendDelta(e)
 		}
 	}
-	return ms.Response, ms.Model, nil
+	return *ms.Response, ms.Model, nil
 }
 
 // recordModelStep records the model call whose result the run goes on from

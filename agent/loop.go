@@ -163,7 +163,7 @@ func (st *state) callModel() (model.Message, error) {
 
 // askModel calls the model, then the fallback models its failure allows, and
 // returns the response and the model that gave it.
-func (st *state) askModel(req *model.Request) (*model.Response, model.Info, error) {
+func (st *state) askModel(req *model.Request) (model.Response, model.Info, error) {
 	p := st.p
 	resp, started, err := st.streamModel(p.model, req)
 	answered := p.info
@@ -192,7 +192,7 @@ func (st *state) askModel(req *model.Request) (*model.Response, model.Info, erro
 // (after which a failure cannot be retried elsewhere: its content may already
 // have reached the consumer). The response's Usage carries the call's
 // duration and time to first token.
-func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response, bool, error) {
+func (st *state) streamModel(m model.Model, req *model.Request) (model.Response, bool, error) {
 	// The call's state lives in the run and the yield function is bound once
 	// per run: a range-over-func loop here would move its variables, the
 	// results and the loop body to the heap on every model call.
@@ -203,12 +203,12 @@ func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response
 	m.Stream(st.ctx, req.For(m))(st.yieldChunk)
 	s := &st.call
 	if s.err != nil {
-		return nil, s.started, s.err
+		return model.Response{}, s.started, s.err
 	}
 	if err := st.ctx.Err(); err != nil {
-		return nil, s.started, err
+		return model.Response{}, s.started, err
 	}
-	resp := s.acc.Response()
+	resp := s.acc.Value()
 	resp.Usage.Duration = time.Since(s.begin).Seconds()
 	resp.Usage.TimeToFirstToken = s.first
 	return resp, s.started, nil
