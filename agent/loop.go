@@ -62,8 +62,13 @@ func (st *state) loop() {
 			st.finishErr(err)
 			return
 		}
-		st.msgs = append(st.msgs, msg)
 		calls := msg.ToolCalls
+		if n := len(st.msgs); len(calls) > 0 && cap(st.msgs)-n < 2+len(calls) {
+			// Room for this message, its calls' results and an answer (append
+			// would round up to twice the list).
+			st.msgs = append(make([]model.Message, 0, n+2+len(calls)), st.msgs...)
+		}
+		st.msgs = append(st.msgs, msg)
 		if len(calls) == 0 {
 			if st.iterateAgain(msg.Content) {
 				if !st.recordModelStep() {

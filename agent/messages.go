@@ -188,12 +188,10 @@ func (st *state) system() string {
 // input) and puts the history between them (see conversation).
 func (st *state) buildMessages(history history, in *run.Input) {
 	now := st.start.Unix()
-	// system, user and the answer; a tool turn adds two more.
-	n := 3
-	if len(st.tix.tools) > 0 {
-		n += 2
-	}
-	msgs := make([]model.Message, 0, n)
+	// System, user and the answer: most turns of an agent with tools call
+	// none, and a turn that does grows the list once, to its size (see
+	// loop). A message is 240 bytes.
+	msgs := make([]model.Message, 0, 3)
 	if sys := st.system(); sys != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
 	}
