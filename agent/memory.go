@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -225,7 +226,8 @@ func (st *state) summarize(mp *memoryParts) {
 		if st.summary != nil {
 			e.SessionSummary = st.summary
 		} else if st.session != nil && len(st.session.Summary) > 0 {
-			e.SessionSummary = st.session.Summary
+			// A copy: the session may be the store's own (ReadOnlySession).
+			e.SessionSummary = bytes.Clone(st.session.Summary)
 		}
 		st.emit(e)
 	}

@@ -59,7 +59,9 @@ func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
 	if st.a.conf().DB == nil || !st.a.conf().AddHistoryToContext {
 		return q, false
 	}
-	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns}
+	// The run only reads its session (st.session): an in-process store may
+	// hand over its stored value.
+	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns, ReadOnlySession: true}
 	q.ProducedBy(st.p.comp)
 	if !st.a.conf().DB.InProcess() {
 		// An in-process store shares its run_data instead of reading it:

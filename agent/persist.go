@@ -65,7 +65,8 @@ func (st *state) persist() {
 	row, err := db.RunFromOutput(out)
 	if err == nil {
 		var saved *db.Session
-		saved, row, err = d.SaveRun(ctx, sess, row)
+		// sess and row were built for this save: handed over.
+		saved, row, err = d.SaveRunOwned(ctx, sess, row)
 		if saved != nil {
 			st.session = saved
 		}
