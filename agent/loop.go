@@ -76,7 +76,9 @@ func (st *state) loop() {
 				}
 				continue
 			}
-			st.unrecorded = nil // the run's final save records it
+			if st.ext != nil {
+				st.ext.unrecorded = nil // the run's final save records it
+			}
 			st.complete(msg.Content)
 			return
 		}
@@ -123,7 +125,7 @@ func (st *state) limitMessage() string {
 // fallback models are tried in order and the run records the one that answered.
 func (st *state) callModel() (model.Message, error) {
 	req := &st.req
-	hist, msgs, err := st.conversation(st.msgs, st.histAt, st.withRemoteBytes)
+	hist, msgs, err := st.conversation(st.msgs, int(st.histAt), st.withRemoteBytes)
 	if err != nil {
 		return model.Message{}, err
 	}
@@ -286,7 +288,7 @@ func (st *state) reason() bool {
 		st.emit(st.ev(run.EventReasoningStarted))
 	}
 	var req model.Request
-	req.History, req.Messages, _ = st.conversation(st.msgs, st.histAt, nil)
+	req.History, req.Messages, _ = st.conversation(st.msgs, int(st.histAt), nil)
 	var acc model.Accumulator
 	for c, err := range st.p.reasoning.Stream(st.ctx, req.For(st.p.reasoning)) {
 		if err != nil {
@@ -397,7 +399,7 @@ func (st *state) refuseStart(err error) bool {
 	if err == nil || st.ctx.Err() != nil {
 		return false
 	}
-	st.startErr = err
+	st.extras().startErr = err
 	return true
 }
 
@@ -467,7 +469,7 @@ func (st *state) finalize() {
 	out := st.out
 	out.Metrics = &run.Metrics{
 		Usage:            st.usage,
-		Duration:         st.prior + time.Since(st.start).Seconds(),
+		Duration:         st.prior() + time.Since(st.start).Seconds(),
 		TimeToFirstToken: st.ttft,
 		Details:          st.details,
 	}
@@ -479,7 +481,9 @@ func (st *state) finalize() {
 	// The run's own messages, without the history (a full slice: appending
 	// to it reallocates).
 	out.Messages = st.msgs[:len(st.msgs):len(st.msgs)]
-	out.SessionState = st.sessionState
+	if st.ext != nil {
+		out.SessionState = st.ext.sessionState
+	}
 	if out.Status != run.StatusPaused {
 		out.Requirements = nil
 	}

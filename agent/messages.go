@@ -38,17 +38,17 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 			if len(s.SessionData) > 0 {
 				var data map[string]any
 				if json.Unmarshal(s.SessionData, &data) == nil {
-					st.sessionData = data
+					st.extras().sessionData = data
 					base, _ = data["session_state"].(map[string]any)
 				}
 			}
 		}
 	}
-	if over := st.opts.sessionState; len(base) > 0 || len(over) > 0 {
+	if over := st.opts.get().sessionState; len(base) > 0 || len(over) > 0 {
 		state := make(map[string]any, len(base)+len(over))
 		maps.Copy(state, base)
 		maps.Copy(state, over)
-		st.sessionState = state
+		st.extras().sessionState = state
 	}
 	return rows, nil
 }
@@ -166,7 +166,7 @@ func (st *state) decodeHistory(r *db.HistoryRef) ([]model.Message, bool) {
 // system returns the system message text for this run.
 func (st *state) system() string {
 	s := st.p.system
-	if st.off != nil && st.a.off == nil {
+	if st.offloader() != nil && st.a.off == nil {
 		s = strings.TrimSpace(s + "\n\n" + offload.SystemPrompt)
 	}
 	if info := st.a.contextInfo(time.Now()); info != "" {
@@ -209,7 +209,7 @@ func (st *state) buildMessages(history history, in *run.Input) {
 // setHistory makes h the run's history, read before the own message at
 // msgs[at] (after the system message).
 func (st *state) setHistory(h history, at int) {
-	st.history, st.nHistory, st.histAt, st.segs = h.runs, h.n, at, h.segs
+	st.history, st.nHistory, st.histAt, st.segs = h.runs, int32(h.n), int32(at), h.segs
 }
 
 // conversation returns what a model reads, msgs (the run's own messages)

@@ -38,10 +38,10 @@ func (st *state) persist() {
 	// transaction (one transaction: a takeover cannot land in between);
 	// another journal is checked just before, in its own.
 	var fenced bool
-	if tf, ok := st.opts.journal.(db.TxFencer); ok {
+	if tf, ok := st.opts.journal().(db.TxFencer); ok {
 		ctx, fenced = db.WithTxFence(ctx, tf, d, st.out.RunID, st.attempt())
 	}
-	if f, ok := st.opts.journal.(run.Fencer); ok && !fenced {
+	if f, ok := st.opts.journal().(run.Fencer); ok && !fenced {
 		if err := f.Fence(ctx, st.out.RunID, st.attempt()); err != nil {
 			st.persistErr = fmt.Errorf("%w: run %s not saved: %w", ErrStorage, st.out.RunID, err)
 			return
@@ -117,13 +117,13 @@ func (st *state) sessionToSave() (*db.Session, error) {
 	}
 	s.SetComponent(st.p.comp, st.p.agentData)
 	s.Summary = st.sessionSummary(st.session)
-	if st.sessionState != nil || st.sessionData != nil {
-		data := st.sessionData
+	if x := st.ext; x != nil && (x.sessionState != nil || x.sessionData != nil) {
+		data := x.sessionData
 		if data == nil {
 			data = make(map[string]any, 1)
 		}
-		if st.sessionState != nil {
-			data["session_state"] = st.sessionState
+		if x.sessionState != nil {
+			data["session_state"] = x.sessionState
 		}
 		b, err := json.Marshal(data)
 		if err != nil {
