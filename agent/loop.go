@@ -238,12 +238,17 @@ func (st *state) onChunk(c *model.Chunk, err error) bool {
 		return false
 	}
 	s.started = true
+	var now time.Time // one clock read for both first-token times
 	if s.first == 0 && (c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0) {
-		s.first = time.Since(s.begin).Seconds()
+		now = time.Now()
+		s.first = now.Sub(s.begin).Seconds()
 	}
 	if c.Content != "" {
 		if st.ttft == 0 {
-			st.ttft = time.Since(st.start).Seconds()
+			if now.IsZero() {
+				now = time.Now()
+			}
+			st.ttft = now.Sub(st.start).Seconds()
 		}
 		if st.sink.live() {
 			t := run.EventRunContent

@@ -169,7 +169,7 @@ func (st *state) system() string {
 	if st.offloader() != nil && st.a.off == nil {
 		s = strings.TrimSpace(s + "\n\n" + offload.SystemPrompt)
 	}
-	if info := st.a.contextInfo(time.Now()); info != "" {
+	if info := st.a.contextInfo(time.Now); info != "" {
 		if s != "" {
 			s += "\n\n"
 		}

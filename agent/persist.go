@@ -48,12 +48,13 @@ func (st *state) persist() {
 		}
 	}
 	out := st.out
-	out.UpdatedAt = time.Now().Unix()
+	now := time.Now().Unix()
+	out.UpdatedAt = now
 	st.applyReferences(out)
 	if h := st.a.conf().BeforeStore; h != nil {
 		h(ctx, out)
 	}
-	sess, err := st.sessionToSave()
+	sess, err := st.sessionToSave(now)
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
 		return
@@ -99,8 +100,8 @@ func (c *detachedCtx) String() string            { return "agent.detachedCtx" }
 func (c *detachedCtx) Value(key any) any { return c.parent.Value(key) }
 
 // sessionToSave returns the session row as this run leaves it, or nil when
-// the run must not or need not write it.
-func (st *state) sessionToSave() (*db.Session, error) {
+// the run must not or need not write it; now is the save's second.
+func (st *state) sessionToSave(now int64) (*db.Session, error) {
 	if st.out.ParentRunID != "" && st.session != nil {
 		// A member or step run shares its team's or workflow's session: the
 		// session row is theirs to write. A new session is still created
@@ -131,7 +132,7 @@ func (st *state) sessionToSave() (*db.Session, error) {
 		}
 		s.SessionData = b
 	}
-	if old := st.session; old != nil && old.UpdatedAt == time.Now().Unix() && old.UserID == s.UserID &&
+	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID &&
 		sameJSON(old.SessionData, s.SessionData) && sameJSON(old.AgentData, s.AgentData) && sameJSON(old.TeamData, s.TeamData) &&
 		sameJSON(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {
