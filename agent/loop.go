@@ -65,8 +65,11 @@ func (st *state) loop() {
 		calls := msg.ToolCalls
 		if n := len(st.msgs); len(calls) > 0 && cap(st.msgs)-n < 2+len(calls) {
 			// Room for this message, its calls' results and an answer (append
-			// would round up to twice the list).
-			st.msgs = append(make([]model.Message, 0, n+2+len(calls)), st.msgs...)
+			// would round up to twice the list), and at least half again the
+			// list when it grows again: a long tool loop copies each message a
+			// bounded number of times.
+			size := max(n+2+len(calls), cap(st.msgs)+cap(st.msgs)/2)
+			st.msgs = append(make([]model.Message, 0, size), st.msgs...)
 		}
 		st.msgs = append(st.msgs, msg)
 		if len(calls) == 0 {
