@@ -28,8 +28,8 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 	}
 	defer st.end()
 	st.runNew(input)
-	if st.startErr != nil {
-		return nil, st.startErr
+	if err := st.startError(); err != nil {
+		return nil, err
 	}
 	return st.out, st.result()
 }
@@ -70,8 +70,8 @@ func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...Run
 	}
 	defer st.end()
 	st.runContinued()
-	if st.startErr != nil {
-		return nil, st.startErr
+	if err := st.startError(); err != nil {
+		return nil, err
 	}
 	return st.out, st.result()
 }
@@ -125,8 +125,8 @@ func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, 
 	defer st.end()
 	body()
 	switch {
-	case st.startErr != nil:
-		yield(run.Event{}, st.startErr)
+	case st.startError() != nil:
+		yield(run.Event{}, st.startError())
 	case st.persistErr != nil && st.sink.live():
 		yield(run.Event{}, st.persistErr)
 	}

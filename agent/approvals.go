@@ -99,14 +99,14 @@ func (st *state) queueApproval(ctx context.Context, d *db.DB, out *run.Output) {
 // paused (a new approval) or was continued (its approval resolved, the
 // run's status recorded).
 func (st *state) followApprovals(ctx context.Context, d *db.DB, out *run.Output) {
-	if out.ParentRunID != "" || (out.Status != run.StatusPaused && st.pausedApproval == "") {
+	if out.ParentRunID != "" || (out.Status != run.StatusPaused && st.pausedApproval() == "") {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if st.pausedApproval != "" {
+	if st.pausedApproval() != "" {
 		status := db.ApprovalRejected
-		for _, p := range st.resume {
+		for _, p := range st.ext.resume {
 			if p.exec.Confirmed == nil || *p.exec.Confirmed {
 				status = db.ApprovalApproved
 			}
@@ -127,7 +127,7 @@ func (st *state) followApprovals(ctx context.Context, d *db.DB, out *run.Output)
 		if err := d.SetApprovalsRunStatus(ctx, out.RunID, string(out.Status)); err != nil {
 			slog.Warn("agent: recording the run status on its approvals failed", "run_id", out.RunID, "error", err)
 		}
-		st.pausedApproval = ""
+		st.ext.pausedApproval = ""
 	}
 	if out.Status == run.StatusPaused {
 		st.queueApproval(ctx, d, out)

@@ -68,7 +68,7 @@ func StreamingEvents(ctx context.Context) bool {
 // the run's goroutine and must not block for long. A team forwards a
 // member's events this way and still gets the member's output.
 func WithEventFunc(fn func(run.Event)) RunOption {
-	return func(o *runOptions) { o.eventFunc = fn }
+	return func(o *runOptions) { o.set().eventFunc = fn }
 }
 
 // PauseToolCall pauses the run that the tool call ctx belongs to once the
@@ -172,9 +172,10 @@ func (st *state) iterationStarted() {
 	if it == nil {
 		return
 	}
-	st.iteration++
+	x := st.extras()
+	x.iteration++
 	if it.Started != nil {
-		it.Started(st.ctx, st.iteration, it.max())
+		it.Started(st.ctx, x.iteration, it.max())
 	}
 }
 
@@ -186,8 +187,9 @@ func (st *state) iterateAgain(answer string) bool {
 	if it == nil || it.Completed == nil || st.ctx.Err() != nil {
 		return false
 	}
-	next, again := it.Completed(st.ctx, st.iteration, it.max(), answer)
-	if !again || st.iteration >= it.max() || st.ctx.Err() != nil {
+	n := st.extras().iteration // iterationStarted set it
+	next, again := it.Completed(st.ctx, n, it.max(), answer)
+	if !again || n >= it.max() || st.ctx.Err() != nil {
 		return false
 	}
 	st.msgs = append(st.msgs, model.Message{Role: model.RoleUser, Content: next, CreatedAt: time.Now().Unix()})
@@ -204,7 +206,7 @@ func (it *Iteration) max() int {
 
 // useEventFunc makes WithEventFunc's function the run's live consumer.
 func (st *state) useEventFunc() {
-	if fn := st.opts.eventFunc; fn != nil {
+	if fn := st.opts.get().eventFunc; fn != nil {
 		st.sink.yield = func(e run.Event, err error) bool {
 			if err == nil {
 				fn(e)

@@ -10,7 +10,7 @@ import (
 // (AddLocationToContext) and the agent's name (AddNameToContext), in Agno's
 // wording. Empty when none is asked for or SystemMessage replaces the system
 // message.
-func (a *Agent) contextInfo(now time.Time) string {
+func (a *Agent) contextInfo(clock func() time.Time) string {
 	c := a.conf()
 	if c.SystemMessage != "" || (!c.AddDatetimeToContext && !c.AddLocationToContext && !c.AddNameToContext) {
 		return ""
@@ -18,6 +18,7 @@ func (a *Agent) contextInfo(now time.Time) string {
 	var b strings.Builder
 	b.WriteString("<additional_information>\n")
 	if c.AddDatetimeToContext {
+		now := clock() // read only when asked for, not on every run
 		if loc := a.timezone; loc != nil {
 			now = now.In(loc)
 		}

@@ -43,16 +43,17 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 			applyResolution(out.Tools, r.ToolExecution)
 		}
 	}
-	for i := range st.opts.tools {
-		applyResolution(out.Tools, &st.opts.tools[i])
+	more := st.opts.get()
+	for i := range more.tools {
+		applyResolution(out.Tools, &more.tools[i])
 	}
-	for _, r := range st.opts.requirements {
+	for _, r := range more.requirements {
 		if r.ToolExecution != nil {
 			applyResolution(out.Tools, r.ToolExecution)
 		}
 	}
 	if m := paused.Metrics; m != nil {
-		st.usage, st.prior, st.ttft = m.Usage, m.Duration, m.TimeToFirstToken
+		st.usage, st.extras().prior, st.ttft = m.Usage, m.Duration, m.TimeToFirstToken
 		for role, list := range m.Details {
 			for _, mm := range list {
 				st.account(role, model.Info{ID: mm.ID, Provider: mm.Provider}, mm.Usage)
@@ -95,9 +96,10 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 		pcs[i] = pc
 	}
 	out.Tools = slices.DeleteFunc(out.Tools, func(t run.ToolExecution) bool { return waiting[t.ToolCallID] })
-	st.toolCalls = modelCallsMade(&out)
-	st.resume = pcs
-	st.pausedApproval = cmp.Or(PauseApprovalID(paused), paused.RunID)
+	st.toolCalls = int32(modelCallsMade(&out))
+	x := st.extras()
+	x.resume = pcs
+	x.pausedApproval = cmp.Or(PauseApprovalID(paused), paused.RunID)
 	return st, nil
 }
 
@@ -198,8 +200,9 @@ func (st *state) runContinued() {
 	if !st.claim() {
 		return
 	}
-	st.applyLimit(st.resume)
-	stop, content := st.executeTools(st.resume)
+	resume := st.extras().resume
+	st.applyLimit(resume)
+	stop, content := st.executeTools(resume)
 	switch {
 	case st.stopped:
 	case st.ctx.Err() != nil:

@@ -35,7 +35,7 @@ func (st *state) finishAnswer(content string) (string, bool) {
 // conversation without the main model's last answer (Agno's output_model);
 // its deltas are the run's RunContent.
 func (st *state) writeWithOutputModel() (string, bool) {
-	msgs, at := st.msgs, st.histAt
+	msgs, at := st.msgs, int(st.histAt)
 	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant {
 		msgs = msgs[:n-1]
 	}

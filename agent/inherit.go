@@ -13,7 +13,7 @@ import (
 // offloaded and its media stored as references before its run is stored,
 // as the caller's own would be. Nil arguments change nothing.
 func WithStorageDefaults(off *offload.Offloader, s media.Storage) RunOption {
-	return func(o *runOptions) { o.offloader, o.mediaStorage = off, s }
+	return func(o *runOptions) { m := o.set(); m.offloader, m.mediaStorage = off, s }
 }
 
 // inheritStorage sets the run's offloader and media storage: the agent's
@@ -21,11 +21,19 @@ func WithStorageDefaults(off *offload.Offloader, s media.Storage) RunOption {
 // takes an offloader this way gets the offload tools too (unless a tool of
 // the agent already has one of their names: it then offloads nothing).
 func (st *state) inheritStorage() error {
-	st.off, st.media = st.a.off, st.a.conf().MediaStorage
-	if st.media == nil {
-		st.media = st.opts.mediaStorage
+	off, ms := st.a.off, st.a.conf().MediaStorage
+	var more moreOptions
+	if st.opts.more != nil {
+		more = *st.opts.more
 	}
-	if st.off != nil || st.opts.offloader == nil {
+	if ms == nil {
+		ms = more.mediaStorage
+	}
+	if off != nil || ms != nil {
+		x := st.extras()
+		x.off, x.media = off, ms
+	}
+	if off != nil || more.offloader == nil {
 		return nil
 	}
 	for _, t := range st.tix.tools {
@@ -33,8 +41,9 @@ func (st *state) inheritStorage() error {
 			return nil
 		}
 	}
-	st.off = st.opts.offloader
-	tix, err := newToolIndex(append(slices.Clip(st.tix.tools), st.off.Tools()...))
+	off = more.offloader
+	st.extras().off = off
+	tix, err := newToolIndex(append(slices.Clip(st.tix.tools), off.Tools()...))
 	if err != nil {
 		return err
 	}

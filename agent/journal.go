@@ -16,17 +16,17 @@ import (
 // numbers its calls the same way), and each tool call as "tool:CALL_ID".
 
 func (st *state) attempt() int {
-	if st.opts.attempt < 1 {
+	if st.opts.more == nil || st.opts.more.attempt < 1 {
 		return 1
 	}
-	return st.opts.attempt
+	return st.opts.more.attempt
 }
 
 // claim fences older attempts of a durable run off it before its first step
 // (run.Fencer); a run that a newer attempt holds ends without being saved.
 // It reports whether the run goes on.
 func (st *state) claim() bool {
-	f, ok := st.opts.journal.(run.Fencer)
+	f, ok := st.opts.journal().(run.Fencer)
 	if !ok {
 		return true
 	}
@@ -57,16 +57,16 @@ type modelStep struct {
 
 // journaledModel is askModel through the run's journal: a recorded call is
 // replayed (its content reaches a live consumer as one delta).
-func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info, error) {
-	j := st.opts.journal
+func (st *state) journaledModel(req *model.Request) (model.Response, model.Info, error) {
+	j := st.opts.journal()
 	if j == nil {
 		return st.askModel(req)
 	}
-	if rec := st.unrecorded; rec != nil {
+	if rec := st.unrecorded(); rec != nil {
 		// The previous call is what this one goes on from.
-		st.unrecorded = nil
+		st.ext.unrecorded = nil
 		if err := rec(context.WithoutCancel(st.ctx)); err != nil {
-			return nil, model.Info{}, err
+			return model.Response{}, model.Info{}, err
 		}
 	}
 	called := false
@@ -78,22 +78,22 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 			return nil, err
 		}
 		called = true
-		return json.Marshal(modelStep{Response: resp, Model: info})
+		return json.Marshal(modelStep{Response: &resp, Model: info})
 	}
 	var raw json.RawMessage
 	var err error
 	if lj, ok := j.(run.LazyJournal); ok {
 		// Recorded by recordModelStep unless it is the run's last step.
-		raw, st.unrecorded, err = lj.DoLazy(st.ctx, step, ask)
+		raw, st.extras().unrecorded, err = lj.DoLazy(st.ctx, step, ask)
 	} else {
 		raw, err = j.Do(st.ctx, step, ask)
 	}
 	if err != nil {
-		return nil, model.Info{}, err
+		return model.Response{}, model.Info{}, err
 	}
 	var ms modelStep
 	if err := json.Unmarshal(raw, &ms); err != nil || ms.Response == nil {
-		return nil, model.Info{}, fmt.Errorf("agent: run %s: the journal's model step does not decode (%v): run it without the journal", st.out.RunID, err)
+		return model.Response{}, model.Info{}, fmt.Errorf("agent: run %s: the journal's model step does not decode (%v): run it without the journal", st.out.RunID, err)
 	}
 	if !called {
 		if ms.Model.ID != "" {
@@ -109,7 +109,7 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 			st.sendDelta(e)
 		}
 	}
-	return ms.Response, ms.Model, nil
+	return *ms.Response, ms.Model, nil
 }
 
 // recordModelStep records the model call whose result the run goes on from
@@ -118,11 +118,11 @@ func (st *state) journaledModel(req *model.Request) (*model.Response, model.Info
 // the record (and the durable queue clears the journal in that save's
 // transaction). It reports whether the run may go on.
 func (st *state) recordModelStep() bool {
-	rec := st.unrecorded
+	rec := st.unrecorded()
 	if rec == nil {
 		return true
 	}
-	st.unrecorded = nil
+	st.ext.unrecorded = nil
 	if err := rec(context.WithoutCancel(st.ctx)); err != nil {
 		st.finishErr(err)
 		return false
@@ -153,7 +153,7 @@ func (st *state) idempotent(exec *run.ToolExecution) bool {
 // journaledTool runs one call through the journal; err is a journal error
 // (run.ErrStepInterrupted, run.ErrFenced, storage), never the tool's own.
 func (st *state) journaledTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution, rec *nestedCalls) ([]run.ToolExecution, error) {
-	raw, err := st.opts.journal.Do(ctx, run.JournalStep{RunID: st.out.RunID, Key: "tool:" + call.ID, Kind: "tool", Attempt: st.attempt(),
+	raw, err := st.opts.journal().Do(ctx, run.JournalStep{RunID: st.out.RunID, Key: "tool:" + call.ID, Kind: "tool", Attempt: st.attempt(),
 		Idempotent: st.idempotent(exec), Request: toolArgs(call.Arguments)}, func(ctx context.Context) (json.RawMessage, error) {
 		r := st.exec(ctx, *call)
 		if err := ctx.Err(); err != nil {

@@ -62,8 +62,16 @@ func (st *state) loop() {
 			st.finishErr(err)
 			return
 		}
-		st.msgs = append(st.msgs, msg)
 		calls := msg.ToolCalls
+		if n := len(st.msgs); len(calls) > 0 && cap(st.msgs)-n < 2+len(calls) {
+			// Room for this message, its calls' results and an answer (append
+			// would round up to twice the list), and at least half again the
+			// list when it grows again: a long tool loop copies each message a
+			// bounded number of times.
+			size := max(n+2+len(calls), cap(st.msgs)+cap(st.msgs)/2)
+			st.msgs = append(make([]model.Message, 0, size), st.msgs...)
+		}
+		st.msgs = append(st.msgs, msg)
 		if len(calls) == 0 {
 			if st.iterateAgain(msg.Content) {
 				if !st.recordModelStep() {
@@ -71,7 +79,9 @@ func (st *state) loop() {
 				}
 				continue
 			}
-			st.unrecorded = nil // the run's final save records it
+			if st.ext != nil {
+				st.ext.unrecorded = nil // the run's final save records it
+			}
 			st.complete(msg.Content)
 			return
 		}
@@ -118,7 +128,7 @@ func (st *state) limitMessage() string {
 // fallback models are tried in order and the run records the one that answered.
 func (st *state) callModel() (model.Message, error) {
 	req := &st.req
-	hist, msgs, err := st.conversation(st.msgs, st.histAt, st.withRemoteBytes)
+	hist, msgs, err := st.conversation(st.msgs, int(st.histAt), st.withRemoteBytes)
 	if err != nil {
 		return model.Message{}, err
 	}
@@ -163,7 +173,7 @@ func (st *state) callModel() (model.Message, error) {
 
 // askModel calls the model, then the fallback models its failure allows, and
 // returns the response and the model that gave it.
-func (st *state) askModel(req *model.Request) (*model.Response, model.Info, error) {
+func (st *state) askModel(req *model.Request) (model.Response, model.Info, error) {
 	p := st.p
 	resp, started, err := st.streamModel(p.model, req)
 	answered := p.info
@@ -192,7 +202,7 @@ func (st *state) askModel(req *model.Request) (*model.Response, model.Info, erro
 // (after which a failure cannot be retried elsewhere: its content may already
 // have reached the consumer). The response's Usage carries the call's
 // duration and time to first token.
-func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response, bool, error) {
+func (st *state) streamModel(m model.Model, req *model.Request) (model.Response, bool, error) {
 	// The call's state lives in the run and the yield function is bound once
 	// per run: a range-over-func loop here would move its variables, the
 	// results and the loop body to the heap on every model call.
@@ -203,12 +213,12 @@ func (st *state) streamModel(m model.Model, req *model.Request) (*model.Response
 	m.Stream(st.ctx, req.For(m))(st.yieldChunk)
 	s := &st.call
 	if s.err != nil {
-		return nil, s.started, s.err
+		return model.Response{}, s.started, s.err
 	}
 	if err := st.ctx.Err(); err != nil {
-		return nil, s.started, err
+		return model.Response{}, s.started, err
 	}
-	resp := s.acc.Response()
+	resp := s.acc.Value()
 	resp.Usage.Duration = time.Since(s.begin).Seconds()
 	resp.Usage.TimeToFirstToken = s.first
 	return resp, s.started, nil
@@ -231,12 +241,17 @@ func (st *state) onChunk(c *model.Chunk, err error) bool {
 		return false
 	}
 	s.started = true
+	var now time.Time // one clock read for both first-token times
 	if s.first == 0 && (c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0) {
-		s.first = time.Since(s.begin).Seconds()
+		now = time.Now()
+		s.first = now.Sub(s.begin).Seconds()
 	}
 	if c.Content != "" {
 		if st.ttft == 0 {
-			st.ttft = time.Since(st.start).Seconds()
+			if now.IsZero() {
+				now = time.Now()
+			}
+			st.ttft = now.Sub(st.start).Seconds()
 		}
 		if st.sink.live() {
 			t := run.EventRunContent
@@ -281,7 +296,7 @@ func (st *state) reason() bool {
 		st.emit(st.ev(run.EventReasoningStarted))
 	}
 	var req model.Request
-	req.History, req.Messages, _ = st.conversation(st.msgs, st.histAt, nil)
+	req.History, req.Messages, _ = st.conversation(st.msgs, int(st.histAt), nil)
 	var acc model.Accumulator
 	for c, err := range st.p.reasoning.Stream(st.ctx, req.For(st.p.reasoning)) {
 		if err != nil {
@@ -392,7 +407,7 @@ func (st *state) refuseStart(err error) bool {
 	if err == nil || st.ctx.Err() != nil {
 		return false
 	}
-	st.startErr = err
+	st.extras().startErr = err
 	return true
 }
 
@@ -462,7 +477,7 @@ func (st *state) finalize() {
 	out := st.out
 	out.Metrics = &run.Metrics{
 		Usage:            st.usage,
-		Duration:         st.prior + time.Since(st.start).Seconds(),
+		Duration:         st.prior() + time.Since(st.start).Seconds(),
 		TimeToFirstToken: st.ttft,
 		Details:          st.details,
 	}
@@ -474,7 +489,9 @@ func (st *state) finalize() {
 	// The run's own messages, without the history (a full slice: appending
 	// to it reallocates).
 	out.Messages = st.msgs[:len(st.msgs):len(st.msgs)]
-	out.SessionState = st.sessionState
+	if st.ext != nil {
+		out.SessionState = st.ext.sessionState
+	}
 	if out.Status != run.StatusPaused {
 		out.Requirements = nil
 	}

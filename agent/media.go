@@ -178,7 +178,7 @@ func WithoutMedia(out *run.Output) *run.Output {
 // rehydrate puts the bytes of referenced parts back into history messages
 // before a model call.
 func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
-	s := st.media
+	s := st.mediaStorage()
 	var out []model.Message
 	for i := range msgs {
 		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data == nil && len(p.MediaReference) > 0 }) {
@@ -222,10 +222,11 @@ func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 // message and no media (no reference to an object that may be missing), and
 // the error is returned.
 func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, error) {
-	if st.media == nil {
+	ms := st.mediaStorage()
+	if ms == nil {
 		return out, nil
 	}
-	stored, err := ReferenceMedia(ctx, st.media, out)
+	stored, err := ReferenceMedia(ctx, ms, out)
 	if err == nil {
 		return stored, nil
 	}

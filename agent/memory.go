@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,16 +139,16 @@ func (st *state) loadMemories() error {
 	if err != nil {
 		return fmt.Errorf("%w: load memories of user %s: %w", ErrStorage, st.out.UserID, err)
 	}
-	st.memories = ms
-	st.memoriesLoaded = true
+	x := st.extras()
+	x.memories, x.memoriesLoaded = ms, true
 	return nil
 }
 
 // memoryContext is the system message's memory and summary sections.
 func (st *state) memoryContext() string {
 	var s string
-	if st.memoriesLoaded {
-		s = memory.ContextBlock(st.memories, st.a.conf().EnableAgenticMemory)
+	if st.ext != nil && st.ext.memoriesLoaded {
+		s = memory.ContextBlock(st.ext.memories, st.a.conf().EnableAgenticMemory)
 	}
 	if st.a.mem != nil && st.a.conf().summaryInContext() && st.session != nil {
 		if sum := memory.SummaryBlock(memory.DecodeSummary(st.session.Summary)); sum != "" {
@@ -218,14 +219,15 @@ func (st *state) summarize(mp *memoryParts) {
 	if err != nil {
 		slog.WarnContext(st.ctx, "agent: session summary failed; the session keeps its summary", "run_id", st.out.RunID, "session_id", st.out.SessionID, "error", err)
 	} else {
-		st.summary, _ = json.Marshal(sum)
+		st.extras().summary, _ = json.Marshal(sum)
 	}
 	if st.sink.on() {
 		e := st.ev(run.EventSessionSummaryCompleted)
-		if st.summary != nil {
-			e.SessionSummary = st.summary
+		if st.ext != nil && st.ext.summary != nil {
+			e.SessionSummary = st.ext.summary
 		} else if st.session != nil && len(st.session.Summary) > 0 {
-			e.SessionSummary = st.session.Summary
+			// A copy: the session may be the store's own (ReadOnlySession).
+			e.SessionSummary = bytes.Clone(st.session.Summary)
 		}
 		st.emit(e)
 	}
@@ -233,8 +235,8 @@ func (st *state) summarize(mp *memoryParts) {
 
 // sessionSummary is the session row's summary as this run leaves it.
 func (st *state) sessionSummary(old *db.Session) json.RawMessage {
-	if st.summary != nil {
-		return st.summary
+	if st.ext != nil && st.ext.summary != nil {
+		return st.ext.summary
 	}
 	if old != nil {
 		return old.Summary

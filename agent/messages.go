@@ -38,17 +38,17 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 			if len(s.SessionData) > 0 {
 				var data map[string]any
 				if json.Unmarshal(s.SessionData, &data) == nil {
-					st.sessionData = data
+					st.extras().sessionData = data
 					base, _ = data["session_state"].(map[string]any)
 				}
 			}
 		}
 	}
-	if over := st.opts.sessionState; len(base) > 0 || len(over) > 0 {
+	if over := st.opts.get().sessionState; len(base) > 0 || len(over) > 0 {
 		state := make(map[string]any, len(base)+len(over))
 		maps.Copy(state, base)
 		maps.Copy(state, over)
-		st.sessionState = state
+		st.extras().sessionState = state
 	}
 	return rows, nil
 }
@@ -59,7 +59,9 @@ func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
 	if st.a.conf().DB == nil || !st.a.conf().AddHistoryToContext {
 		return q, false
 	}
-	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns}
+	// The run only reads its session (st.session): an in-process store may
+	// hand over its stored value.
+	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns, ReadOnlySession: true}
 	q.ProducedBy(st.p.comp)
 	if !st.a.conf().DB.InProcess() {
 		// An in-process store shares its run_data instead of reading it:
@@ -164,10 +166,10 @@ func (st *state) decodeHistory(r *db.HistoryRef) ([]model.Message, bool) {
 // system returns the system message text for this run.
 func (st *state) system() string {
 	s := st.p.system
-	if st.off != nil && st.a.off == nil {
+	if st.offloader() != nil && st.a.off == nil {
 		s = strings.TrimSpace(s + "\n\n" + offload.SystemPrompt)
 	}
-	if info := st.a.contextInfo(time.Now()); info != "" {
+	if info := st.a.contextInfo(time.Now); info != "" {
 		if s != "" {
 			s += "\n\n"
 		}
@@ -188,12 +190,10 @@ func (st *state) system() string {
 // input) and puts the history between them (see conversation).
 func (st *state) buildMessages(history history, in *run.Input) {
 	now := st.start.Unix()
-	// system, user and the answer; a tool turn adds two more.
-	n := 3
-	if len(st.tix.tools) > 0 {
-		n += 2
-	}
-	msgs := make([]model.Message, 0, n)
+	// System, user and the answer: most turns of an agent with tools call
+	// none, and a turn that does grows the list once, to its size (see
+	// loop). A message is 240 bytes.
+	msgs := make([]model.Message, 0, 3)
 	if sys := st.system(); sys != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sys, CreatedAt: now})
 	}
@@ -209,7 +209,7 @@ func (st *state) buildMessages(history history, in *run.Input) {
 // setHistory makes h the run's history, read before the own message at
 // msgs[at] (after the system message).
 func (st *state) setHistory(h history, at int) {
-	st.history, st.nHistory, st.histAt, st.segs = h.runs, h.n, at, h.segs
+	st.history, st.nHistory, st.histAt, st.segs = h.runs, int32(h.n), int32(at), h.segs
 }
 
 // conversation returns what a model reads, msgs (the run's own messages)

@@ -50,7 +50,7 @@ func (a *Agent) toolsWithOffload() []tool.Tool {
 // replaced by a tool error; a store that refuses leaves a stored="false"
 // envelope and the run goes on.
 func (st *state) offloadResult(call *model.ToolCall, exec *run.ToolExecution) {
-	off := st.off
+	off := st.offloader()
 	if off == nil || exec.ToolCallError || call.Name == offload.ReadToolName || call.Name == offload.SearchToolName {
 		return
 	}

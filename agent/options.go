@@ -13,10 +13,18 @@ import (
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	sessionID    string
-	newSession   bool // sessionID was just generated: nothing is stored under it
-	userID       string
-	runID        string
+	sessionID  string
+	newSession bool // sessionID was just generated: nothing is stored under it
+	userID     string
+	runID      string
+	// more holds the options few runs set, allocated by the first of them
+	// (nil: none set): a run's state holds its options, and a smaller state
+	// is less to allocate and clear on every run.
+	more *moreOptions
+}
+
+// moreOptions are the options few runs set (see runOptions.more).
+type moreOptions struct {
 	parentRunID  string
 	sessionState map[string]any
 	metadata     map[string]any
@@ -30,6 +38,30 @@ type runOptions struct {
 	eventFunc    func(run.Event)
 	offloader    *offload.Offloader
 	mediaStorage media.Storage
+}
+
+// set returns the options few runs set, for an option to write.
+func (o *runOptions) set() *moreOptions {
+	if o.more == nil {
+		o.more = &moreOptions{}
+	}
+	return o.more
+}
+
+// get returns the options few runs set, for reading (zero when none is).
+func (o *runOptions) get() moreOptions {
+	if o.more == nil {
+		return moreOptions{}
+	}
+	return *o.more
+}
+
+// journal is WithJournal's journal (nil: the run is not durable).
+func (o *runOptions) journal() run.Journal {
+	if o.more == nil {
+		return nil
+	}
+	return o.more.journal
 }
 
 // WithSessionID runs in this session (default Config.SessionID; empty means a
@@ -54,39 +86,39 @@ func WithRunID(id string) RunOption { return func(o *runOptions) { o.runID = id 
 
 // WithParentRunID marks the run as a member run of a team or workflow run;
 // such runs never feed history.
-func WithParentRunID(id string) RunOption { return func(o *runOptions) { o.parentRunID = id } }
+func WithParentRunID(id string) RunOption { return func(o *runOptions) { o.set().parentRunID = id } }
 
 // WithSessionState merges state into the session state (top-level keys
 // replace stored ones) and stores the result with the session.
 func WithSessionState(state map[string]any) RunOption {
-	return func(o *runOptions) { o.sessionState = state }
+	return func(o *runOptions) { o.set().sessionState = state }
 }
 
 // WithMetadata adds metadata to the run (over Config.Metadata).
-func WithMetadata(md map[string]any) RunOption { return func(o *runOptions) { o.metadata = md } }
+func WithMetadata(md map[string]any) RunOption { return func(o *runOptions) { o.set().metadata = md } }
 
 // WithDependencies makes values available to tools through FromContext.
 func WithDependencies(deps map[string]any) RunOption {
-	return func(o *runOptions) { o.dependencies = deps }
+	return func(o *runOptions) { o.set().dependencies = deps }
 }
 
 // WithOutputSchema asks for structured output with this JSON Schema for this
 // run only (AgentOS's output_schema form field).
 func WithOutputSchema(schema json.RawMessage, name string) RunOption {
-	return func(o *runOptions) { o.outputSchema, o.schemaName = schema, name }
+	return func(o *runOptions) { m := o.set(); m.outputSchema, m.schemaName = schema, name }
 }
 
 // WithTools supplies resolved tool executions to ContinueRun, matched by
 // tool_call_id: Confirmed/ConfirmationNote for confirmations, ToolArgs and
 // Answered for user input, Result for external execution (AgentOS's "tools").
 func WithTools(tools []run.ToolExecution) RunOption {
-	return func(o *runOptions) { o.tools = tools }
+	return func(o *runOptions) { o.set().tools = tools }
 }
 
 // WithRequirements supplies resolved requirements to ContinueRun (AgentOS's
 // "requirements"); each requirement's ToolExecution is applied as in WithTools.
 func WithRequirements(reqs []run.Requirement) RunOption {
-	return func(o *runOptions) { o.requirements = reqs }
+	return func(o *runOptions) { o.set().requirements = reqs }
 }
 
 // WithJournal makes the run durable: each model call and each tool call is
@@ -98,7 +130,7 @@ func WithRequirements(reqs []run.Requirement) RunOption {
 // tool pauses the run with a confirmation requirement. When a newer attempt
 // has taken the run over (run.ErrFenced) the run ends without saving its row.
 func WithJournal(j run.Journal, attempt int) RunOption {
-	return func(o *runOptions) { o.journal, o.attempt = j, attempt }
+	return func(o *runOptions) { m := o.set(); m.journal, m.attempt = j, attempt }
 }
 
 // RunContext describes the run a tool is called in.
@@ -151,11 +183,12 @@ type CallOptions struct {
 
 // ResolveOptions applies opts and returns what they set.
 func ResolveOptions(opts ...RunOption) CallOptions {
-	var o runOptions
+	var ro runOptions
 	for _, fn := range opts {
-		fn(&o)
+		fn(&ro)
 	}
-	return CallOptions{SessionID: o.sessionID, UserID: o.userID, RunID: o.runID, ParentRunID: o.parentRunID,
+	o := ro.get()
+	return CallOptions{SessionID: ro.sessionID, UserID: ro.userID, RunID: ro.runID, ParentRunID: o.parentRunID,
 		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies,
 		Tools: o.tools, Requirements: o.requirements, Journal: o.journal, Attempt: o.attempt,
 

@@ -38,22 +38,23 @@ func (st *state) persist() {
 	// transaction (one transaction: a takeover cannot land in between);
 	// another journal is checked just before, in its own.
 	var fenced bool
-	if tf, ok := st.opts.journal.(db.TxFencer); ok {
+	if tf, ok := st.opts.journal().(db.TxFencer); ok {
 		ctx, fenced = db.WithTxFence(ctx, tf, d, st.out.RunID, st.attempt())
 	}
-	if f, ok := st.opts.journal.(run.Fencer); ok && !fenced {
+	if f, ok := st.opts.journal().(run.Fencer); ok && !fenced {
 		if err := f.Fence(ctx, st.out.RunID, st.attempt()); err != nil {
 			st.persistErr = fmt.Errorf("%w: run %s not saved: %w", ErrStorage, st.out.RunID, err)
 			return
 		}
 	}
 	out := st.out
-	out.UpdatedAt = time.Now().Unix()
+	now := time.Now().Unix()
+	out.UpdatedAt = now
 	st.applyReferences(out)
 	if h := st.a.conf().BeforeStore; h != nil {
 		h(ctx, out)
 	}
-	sess, err := st.sessionToSave()
+	sess, err := st.sessionToSave(now)
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
 		return
@@ -65,7 +66,8 @@ func (st *state) persist() {
 	row, err := db.RunFromOutput(out)
 	if err == nil {
 		var saved *db.Session
-		saved, row, err = d.SaveRun(ctx, sess, row)
+		// sess and row were built for this save: handed over.
+		saved, row, err = d.SaveRunOwned(ctx, sess, row)
 		if saved != nil {
 			st.session = saved
 		}
@@ -98,8 +100,8 @@ func (c *detachedCtx) String() string            { return "agent.detachedCtx" }
 func (c *detachedCtx) Value(key any) any { return c.parent.Value(key) }
 
 // sessionToSave returns the session row as this run leaves it, or nil when
-// the run must not or need not write it.
-func (st *state) sessionToSave() (*db.Session, error) {
+// the run must not or need not write it; now is the save's second.
+func (st *state) sessionToSave(now int64) (*db.Session, error) {
 	if st.out.ParentRunID != "" && st.session != nil {
 		// A member or step run shares its team's or workflow's session: the
 		// session row is theirs to write. A new session is still created
@@ -116,13 +118,13 @@ func (st *state) sessionToSave() (*db.Session, error) {
 	}
 	s.SetComponent(st.p.comp, st.p.agentData)
 	s.Summary = st.sessionSummary(st.session)
-	if st.sessionState != nil || st.sessionData != nil {
-		data := st.sessionData
+	if x := st.ext; x != nil && (x.sessionState != nil || x.sessionData != nil) {
+		data := x.sessionData
 		if data == nil {
 			data = make(map[string]any, 1)
 		}
-		if st.sessionState != nil {
-			data["session_state"] = st.sessionState
+		if x.sessionState != nil {
+			data["session_state"] = x.sessionState
 		}
 		b, err := json.Marshal(data)
 		if err != nil {
@@ -130,7 +132,7 @@ func (st *state) sessionToSave() (*db.Session, error) {
 		}
 		s.SessionData = b
 	}
-	if old := st.session; old != nil && old.UpdatedAt == time.Now().Unix() && old.UserID == s.UserID &&
+	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID &&
 		sameJSON(old.SessionData, s.SessionData) && sameJSON(old.AgentData, s.AgentData) && sameJSON(old.TeamData, s.TeamData) &&
 		sameJSON(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {

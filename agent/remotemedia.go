@@ -89,8 +89,10 @@ type remoteObject struct {
 
 // fetchRemote reads one URL (cached for the run's later model calls).
 func (st *state) fetchRemote(raw string) ([]byte, string, error) {
-	if o, ok := st.remote[raw]; ok {
-		return o.data, o.mime, nil
+	if st.ext != nil {
+		if o, ok := st.ext.remote[raw]; ok {
+			return o.data, o.mime, nil
+		}
 	}
 	fail := func(err error) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%w: %s: %w", ErrRemoteMedia, redactURL(raw), err)
@@ -122,11 +124,12 @@ func (st *state) fetchRemote(raw string) ([]byte, string, error) {
 	if len(b) > MaxRemoteMediaBytes {
 		return fail(fmt.Errorf("larger than %d bytes", MaxRemoteMediaBytes))
 	}
-	if st.remote == nil {
-		st.remote = map[string]remoteObject{}
+	x := st.extras()
+	if x.remote == nil {
+		x.remote = map[string]remoteObject{}
 	}
 	mime := resp.Header.Get("Content-Type")
-	st.remote[raw] = remoteObject{b, mime}
+	x.remote[raw] = remoteObject{b, mime}
 	return b, mime, nil
 }
 

@@ -27,21 +27,14 @@ var (
 // state is one run in progress. It is owned by one goroutine; tool goroutines
 // only send results back over a channel.
 type state struct {
-	// unrecorded records the last model call in the journal (a durable run
-	// with a run.LazyJournal); nil when there is nothing to record.
-	unrecorded func(context.Context) error
-	a          *Agent
-	p          *prepared
+	a *Agent
+	p *prepared
 	// tix is the run's tools: the agent's, plus its providers' tools; exec
 	// runs their calls through the agent's tool hooks.
 	tix  *toolIndex
 	exec ToolHandler
-	// off and media are the run's offloader and media storage (the
-	// agent's, or inherited: see inheritStorage); nil when off.
-	off   *offload.Offloader
-	media media.Storage
-	// remote caches the media fetched by URL for this run's model calls.
-	remote map[string]remoteObject
+	// ext holds what few runs use (see runExtras); nil until one does.
+	ext    *runExtras
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// unregister ends the run's registration (see begin).
@@ -55,7 +48,7 @@ type state struct {
 	// the history cache's slices, shared with every request (see
 	// conversation), never copied into msgs.
 	history          [][]model.Message
-	nHistory, histAt int
+	nHistory, histAt int32
 	// segs is history with a slot before it (see sharedSegments).
 	segs   [][]model.Message
 	sink   sink
@@ -63,7 +56,6 @@ type state struct {
 	schema *compiledSchema
 
 	start time.Time
-	prior float64 // duration of earlier legs of a continued run
 	ttft  float64
 	usage model.Usage
 	// call is the model call in progress; yieldChunk is onChunk, bound
@@ -71,15 +63,42 @@ type state struct {
 	call       modelStream
 	yieldChunk func(*model.Chunk, error) bool
 	details    map[string][]run.ModelMetrics
-	toolCalls  int
+	toolCalls  int32
+	callSeq    int32
 	limitHit   bool
-	callSeq    int
 	// intermediate: the main model's deltas are RunIntermediateContent
 	// (an output model writes the answer).
 	intermediate  bool
 	debugMessages bool
+	// stopped: a tool turn ended or paused the run (see stepStop).
+	stopped bool
 
-	session *db.Session
+	session    *db.Session
+	err        error // why the run ended in ERROR or CANCELLED
+	persistErr error
+	detached   detachedCtx // persist's context (see detachedCtx)
+	values     runValues   // the run's context values (see begin)
+}
+
+// runExtras is the part of a run's state that few runs use: storage
+// inherited from a team, a journal, memories and a summary, session state,
+// iterations, a continued run's calls, fetched media, a refused start. It
+// is allocated when a run first sets one of them (state.extras), so the
+// state every run allocates and clears stays in a smaller size class
+// (1,024 bytes with the allocator's 8-byte header, instead of 1,408).
+// Not pooled: see
+// docs/adr/run-state-not-pooled.md.
+type runExtras struct {
+	// unrecorded records the last model call in the journal (a durable run
+	// with a run.LazyJournal); nil when there is nothing to record.
+	unrecorded func(context.Context) error
+	// off and media are the run's offloader and media storage (the
+	// agent's, or inherited: see inheritStorage); nil when off.
+	off   *offload.Offloader
+	media media.Storage
+	// remote caches the media fetched by URL for this run's model calls.
+	remote map[string]remoteObject
+	prior  float64 // duration of earlier legs of a continued run
 	// memories are the user's memories for the system message (loaded when
 	// memoriesLoaded); summary is the session summary this run wrote.
 	memories       []db.Memory
@@ -92,13 +111,62 @@ type state struct {
 	resume    []pendingCall // calls a continued run executes first
 	// pausedApproval is the approval of the paused run being continued.
 	pausedApproval string
-	err            error // why the run ended in ERROR or CANCELLED
-	persistErr     error
-	detached       detachedCtx // persist's context (see detachedCtx)
-	values         runValues   // the run's context values (see begin)
-	startErr       error       // why the run did not start (see refuseStart)
-	// stopped: a tool turn ended or paused the run (see stepStop).
-	stopped bool
+	startErr       error // why the run did not start (see refuseStart)
+}
+
+// extras returns the run's runExtras, for writing: allocated on first use.
+func (st *state) extras() *runExtras {
+	if st.ext == nil {
+		st.ext = &runExtras{}
+	}
+	return st.ext
+}
+
+// offloader and mediaStorage are the run's (nil when off).
+func (st *state) offloader() *offload.Offloader {
+	if st.ext == nil {
+		return nil
+	}
+	return st.ext.off
+}
+
+// prior is the duration of a continued run's earlier legs.
+func (st *state) prior() float64 {
+	if st.ext == nil {
+		return 0
+	}
+	return st.ext.prior
+}
+
+// unrecorded is the journal record of the last model call (nil: none).
+func (st *state) unrecorded() func(context.Context) error {
+	if st.ext == nil {
+		return nil
+	}
+	return st.ext.unrecorded
+}
+
+// pausedApproval is the approval of the paused run being continued.
+func (st *state) pausedApproval() string {
+	if st.ext == nil {
+		return ""
+	}
+	return st.ext.pausedApproval
+}
+
+// startError is why the run did not start (nil: it did).
+func (st *state) startError() error {
+	if st.ext == nil {
+		return nil
+	}
+	return st.ext.startErr
+}
+
+func (st *state) mediaStorage() media.Storage {
+	if st.ext == nil {
+		return nil
+	}
+	return st.ext.media
 }
 
 func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) {
@@ -108,6 +176,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		o(&st.opts)
 	}
 	o := &st.opts
+	more := o.get()
 	st.schema = p.schema
 	if p.setErr != nil {
 		return nil, fmt.Errorf("agent: tools: %w", p.setErr)
@@ -134,8 +203,8 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	if p.schemaErr != nil {
 		return nil, p.schemaErr
 	}
-	if len(o.outputSchema) > 0 {
-		s, err := compileSchema(o.outputSchema, o.schemaName)
+	if len(more.outputSchema) > 0 {
+		s, err := compileSchema(more.outputSchema, more.schemaName)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +228,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 	st.out = &run.Output{
 		RunID:         runID,
 		SessionID:     sessionID,
-		ParentRunID:   o.parentRunID,
+		ParentRunID:   more.parentRunID,
 		UserID:        userID,
 		Model:         p.info.ID,
 		ModelProvider: p.info.Provider,
@@ -167,10 +236,10 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) 
 		CreatedAt:     st.start.Unix(),
 	}
 	p.comp.Stamp(st.out)
-	if len(a.conf().Metadata) > 0 || len(o.metadata) > 0 {
-		md := make(map[string]any, len(a.conf().Metadata)+len(o.metadata))
+	if len(a.conf().Metadata) > 0 || len(more.metadata) > 0 {
+		md := make(map[string]any, len(a.conf().Metadata)+len(more.metadata))
 		maps.Copy(md, a.conf().Metadata)
-		maps.Copy(md, o.metadata)
+		maps.Copy(md, more.metadata)
 		st.out.Metadata = md
 	}
 	return st, nil
@@ -195,16 +264,16 @@ func (st *state) begin(parent context.Context) error {
 		cancel(nil)
 		return fmt.Errorf("agent: %w", err)
 	}
-	if st.off != nil {
+	if st.offloader() != nil {
 		ctx = offload.WithScope(ctx, st.offloadScope())
 	}
 	v := &st.values
 	if st.p.runContext || len(st.tix.tools) > 0 {
 		v.rc = RunContext{
 			AgentID: st.p.id, RunID: st.out.RunID, SessionID: st.out.SessionID,
-			UserID: st.out.UserID, Dependencies: st.opts.dependencies,
-			Offloader: st.off, MediaStorage: st.media,
-			Journal: st.opts.journal, Attempt: st.attempt(),
+			UserID: st.out.UserID, Dependencies: st.opts.get().dependencies,
+			Offloader: st.offloader(), MediaStorage: st.mediaStorage(),
+			Journal: st.opts.journal(), Attempt: st.attempt(),
 		}
 		v.hasRC = true
 	}

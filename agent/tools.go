@@ -72,13 +72,13 @@ func (st *state) applyLimit(pcs []pendingCall) {
 		if pcs[i].done {
 			continue
 		}
-		if st.toolCalls >= limit {
+		if int(st.toolCalls) >= limit {
 			pcs[i].skip(st.limitMessage())
 			continue
 		}
 		st.toolCalls++
 	}
-	if st.toolCalls >= limit {
+	if int(st.toolCalls) >= limit {
 		st.limitHit = true
 	}
 }
@@ -125,6 +125,10 @@ func (st *state) executeTools(pcs []pendingCall) (stop bool, content string) {
 			}
 		}
 	case todo >= 1:
+		// The calls' goroutines read the run's extras (its offloader) and
+		// may outlive the run (below): the pointer is set before they start
+		// and never changes after.
+		st.extras()
 		results := make(chan toolResult, todo)
 		// Calls to tools that honour cancellation are waited for after a
 		// cancel too (what they started is stored before this run is).
@@ -272,7 +276,7 @@ func (st *state) toolEvent(ex *run.ToolExecution) {
 func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution) (x callExtras, jerr error) {
 	cc := &toolCallContext{Context: ctx, runID: st.out.RunID, callID: call.ID}
 	ctx, rec := cc, &cc.rec
-	if st.opts.journal != nil {
+	if st.opts.journal() != nil {
 		nested, jerr := st.journaledTool(ctx, call, exec, rec)
 		if jerr != nil {
 			return callExtras{}, jerr

@@ -37,7 +37,9 @@ type DB struct {
 	ID     string
 	driver Driver
 	// saver is the driver's RunSaver ability, nil when it has none.
-	saver   RunSaver
+	saver RunSaver
+	// keeper is the driver's RunKeeper ability, nil when it has none.
+	keeper  RunKeeper
 	now     func() time.Time
 	timeout time.Duration
 	// inProcess: the driver reports InProcess; its calls get no deadline.
@@ -68,8 +70,13 @@ func Wrap(d Driver, cfg Config) *DB {
 	}
 	saver, _ := d.(RunSaver)
 	ip, _ := d.(InProcess)
-	return &DB{ID: cfg.ID, driver: d, saver: saver, now: time.Now, timeout: cfg.QueryTimeout,
-		inProcess: ip != nil && ip.InProcess()}
+	inProcess := ip != nil && ip.InProcess()
+	keeper, _ := d.(RunKeeper)
+	if !inProcess {
+		keeper = nil // SaveRunOwned skips the deadline and the landed check
+	}
+	return &DB{ID: cfg.ID, driver: d, saver: saver, keeper: keeper, now: time.Now, timeout: cfg.QueryTimeout,
+		inProcess: inProcess}
 }
 
 // QueryTimeout returns the bound of each call (negative: none).
@@ -113,18 +120,32 @@ func (d *DB) UpsertSession(ctx context.Context, s *Session) (*Session, error) {
 
 // sessionToWrite validates a session and returns the copy a driver stores.
 func (d *DB) sessionToWrite(ctx context.Context, s *Session) (*Session, error) {
-	if s == nil || s.SessionID == "" {
-		return nil, fmt.Errorf("%w: session_id is required", ErrInvalidRecord)
-	}
-	if s.SessionType == "" {
-		return nil, fmt.Errorf("%w: session_type is required", ErrInvalidRecord)
+	if err := d.checkSession(s); err != nil {
+		return nil, err
 	}
 	cp := *s
-	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
-	if err := checkUserID("session", cp.SessionID, cp.UserID); err != nil {
+	if err := d.stampSession(ctx, &cp); err != nil {
 		return nil, err
 	}
 	return &cp, nil
+}
+
+// checkSession validates the columns a session row needs.
+func (d *DB) checkSession(s *Session) error {
+	if s == nil || s.SessionID == "" {
+		return fmt.Errorf("%w: session_id is required", ErrInvalidRecord)
+	}
+	if s.SessionType == "" {
+		return fmt.Errorf("%w: session_type is required", ErrInvalidRecord)
+	}
+	return nil
+}
+
+// stampSession writes the scope's user and the timestamps into the session
+// row a driver stores (a copy, or a row handed over: SaveRunOwned).
+func (d *DB) stampSession(ctx context.Context, s *Session) error {
+	d.prepareWrite(ctx, &s.UserID, &s.CreatedAt, &s.UpdatedAt)
+	return checkUserID("session", s.SessionID, s.UserID)
 }
 
 // GetSession returns a session or ErrNotFound.
@@ -178,22 +199,36 @@ func (d *DB) UpsertRun(ctx context.Context, r *Run) (*Run, error) {
 
 // runToWrite validates a run row and returns the copy a driver stores.
 func (d *DB) runToWrite(ctx context.Context, r *Run) (*Run, error) {
-	switch {
-	case r == nil || r.RunID == "":
-		return nil, fmt.Errorf("%w: run_id is required", ErrInvalidRecord)
-	case r.SessionID == "":
-		return nil, fmt.Errorf("%w: session_id is required for run %s", ErrInvalidRecord, r.RunID)
-	case r.RunType == "":
-		return nil, fmt.Errorf("%w: run_type is required for run %s", ErrInvalidRecord, r.RunID)
-	case len(r.RunData) == 0:
-		return nil, fmt.Errorf("%w: run_data is required for run %s", ErrInvalidRecord, r.RunID)
+	if err := checkRun(r); err != nil {
+		return nil, err
 	}
 	cp := *r
-	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
-	if err := checkUserID("run", cp.RunID, cp.UserID); err != nil {
+	if err := d.stampRun(ctx, &cp); err != nil {
 		return nil, err
 	}
 	return &cp, nil
+}
+
+// checkRun validates the columns a run row needs.
+func checkRun(r *Run) error {
+	switch {
+	case r == nil || r.RunID == "":
+		return fmt.Errorf("%w: run_id is required", ErrInvalidRecord)
+	case r.SessionID == "":
+		return fmt.Errorf("%w: session_id is required for run %s", ErrInvalidRecord, r.RunID)
+	case r.RunType == "":
+		return fmt.Errorf("%w: run_type is required for run %s", ErrInvalidRecord, r.RunID)
+	case len(r.RunData) == 0:
+		return fmt.Errorf("%w: run_data is required for run %s", ErrInvalidRecord, r.RunID)
+	}
+	return nil
+}
+
+// stampRun writes the scope's user and the timestamps into the row a driver
+// stores (a copy, or a row handed over: SaveRunOwned).
+func (d *DB) stampRun(ctx context.Context, r *Run) error {
+	d.prepareWrite(ctx, &r.UserID, &r.CreatedAt, &r.UpdatedAt)
+	return checkUserID("run", r.RunID, r.UserID)
 }
 
 // GetRun returns a run or ErrNotFound.

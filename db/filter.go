@@ -59,6 +59,12 @@ type HistoryQuery struct {
 	// backend can do it without reading the value, Size against the stored
 	// row; a changed row comes back with its run_data.
 	Cached []CachedRun
+	// ReadOnlySession promises that the caller of SessionHistoryRefs
+	// neither changes the returned session nor its JSON columns: an
+	// in-process driver (db/memory), whose stored rows are replaced on
+	// write and never changed in place, then returns its stored value
+	// instead of a copy (one copy of the session row less per turn).
+	ReadOnlySession bool
 }
 
 // CachedRun names a run whose run_data a HistoryQuery caller holds.

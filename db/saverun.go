@@ -42,7 +42,7 @@ func (d *DB) SaveRun(ctx context.Context, s *Session, r *Run) (*Session, *Run, e
 		return nil, nil, err
 	}
 	if rc.SessionID != sc.SessionID {
-		return nil, nil, fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, rc.RunID, rc.SessionID, sc.SessionID)
+		return nil, nil, errSessionMismatch(rc, sc)
 	}
 	bctx, call := d.bound(ctx)
 	var so *Session
@@ -74,4 +74,9 @@ func (d *DB) landed(ctx context.Context, r *Run) (*Run, bool) {
 		return nil, false
 	}
 	return got, true
+}
+
+// errSessionMismatch is the error of a save whose run is not in its session.
+func errSessionMismatch(r *Run, s *Session) error {
+	return fmt.Errorf("%w: run %s is in session %s, not %s", ErrInvalidRecord, r.RunID, r.SessionID, s.SessionID)
 }

@@ -42,12 +42,15 @@ type Driver struct {
 	comps memComponents
 	// tr holds the stored traces (traces.go).
 	tr memTraces
+	// slots holds free run_index slots of kept runs (indexSlot).
+	slots []int64
 }
 
 var (
 	_ db.Driver                  = (*Driver)(nil)
 	_ db.RunSaver                = (*Driver)(nil)
 	_ db.SessionHistoryRefReader = (*Driver)(nil)
+	_ db.RunKeeper               = (*Driver)(nil)
 )
 
 // New returns an empty store.

@@ -15,7 +15,17 @@ import (
 // another user's run is ErrNotFound and stays unchanged. As with the SQL foreign
 // key, the session must exist (ErrInvalidRecord otherwise).
 func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
-	r, idx, err := runToStore(ctx, in)
+	return d.upsertRun(ctx, in, false)
+}
+
+// KeepRun is UpsertRun storing in itself (db.RunKeeper: the front hands over
+// a row nobody else holds).
+func (d *Driver) KeepRun(ctx context.Context, in *db.Run) (*db.Run, error) {
+	return d.upsertRun(ctx, in, true)
+}
+
+func (d *Driver) upsertRun(ctx context.Context, in *db.Run, keep bool) (*db.Run, error) {
+	r, idx, err := runToStore(ctx, in, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -28,25 +38,33 @@ func (d *Driver) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.putRun(r, old, idx), nil
+	return d.putRun(r, old, idx, keep), nil
 }
 
-// runToStore checks a run and returns the copy to store, written as the
-// context's user, and where putRun writes a new run's run_index (the copy
-// has none when in has none).
-func runToStore(ctx context.Context, in *db.Run) (*db.Run, *int64, error) {
+// runToStore checks a run and returns the copy to store (in itself when
+// keep: a row handed over, db.RunKeeper), written as the context's user, and
+// where putRun writes a new run's run_index (nil: putRun takes a slot; the
+// run has none when in has none).
+func runToStore(ctx context.Context, in *db.Run, keep bool) (*db.Run, *int64, error) {
 	if in == nil || in.RunID == "" {
 		return nil, nil, fmt.Errorf("%w: run_id is required", db.ErrInvalidRecord)
 	}
 	if in.SessionID == "" {
 		return nil, nil, fmt.Errorf("%w: session_id is required for run %s", db.ErrInvalidRecord, in.RunID)
 	}
-	// The run and its run_index in one allocation.
-	v := &struct {
-		run db.Run
-		idx int64
-	}{run: *in}
-	r := &v.run
+	given := in.RunIndex // read, never kept: it may be shared
+	var r *db.Run
+	var idx *int64
+	if keep {
+		r = in
+	} else {
+		// The run and its run_index in one allocation.
+		v := &struct {
+			run db.Run
+			idx int64
+		}{run: *in}
+		r, idx = &v.run, &v.idx
+	}
 	r.RunIndex = nil
 	r.UserID = writer(ctx, in.UserID)
 	if in.CheckedJSON() {
@@ -65,11 +83,14 @@ func runToStore(ctx context.Context, in *db.Run) (*db.Run, *int64, error) {
 	// Stored run_data is immutable and shared with readers; a full slice
 	// makes a reader's append reallocate instead of writing into the store.
 	r.RunData = r.RunData[:len(r.RunData):len(r.RunData)]
-	if in.RunIndex != nil {
-		v.idx = *in.RunIndex
-		r.RunIndex = &v.idx
+	if given != nil {
+		if idx == nil {
+			idx = new(int64) // a kept run that brings its run_index: rare
+		}
+		*idx = *given
+		r.RunIndex = idx
 	}
-	return r, &v.idx, nil
+	return r, idx, nil
 }
 
 // runWritable reports ErrNotFound when r would overwrite another user's run
@@ -96,10 +117,12 @@ func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool
 
 // putRun inserts r with the next run_index when it has none, or updates the
 // stored run's status, run_data, user_id, parent_run_id and updated_at; it
-// returns a copy of the stored run. The caller holds the write lock and
+// returns a copy of the stored run, or when shared the stored run itself
+// (db.RunKeeper: its caller only reads it; stored runs are replaced on
+// write, never changed in place). The caller holds the write lock and
 // checked runWritable, which found old (nil: r is new); a new run without a
-// run_index gets the next one in idx (from runToStore).
-func (d *Driver) putRun(r, old *db.Run, idx *int64) *db.Run {
+// run_index gets the next one in idx (from runToStore; nil: a slot).
+func (d *Driver) putRun(r, old *db.Run, idx *int64, shared bool) *db.Run {
 	if old != nil {
 		upd := *old // a new value: readers may hold the old one
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
@@ -109,25 +132,56 @@ func (d *Driver) putRun(r, old *db.Run, idx *int64) *db.Run {
 				sr.order[i] = &upd
 			}
 		}
+		if shared {
+			return &upd
+		}
 		return viewRun(&upd)
 	}
 	if r.RunIndex == nil {
+		if idx == nil {
+			idx = d.indexSlot()
+		}
 		*idx = d.nextRunIndex(r.SessionID)
 		r.RunIndex = idx
 	}
 	d.runs[r.RunID] = r
 	d.index(r)
+	if shared {
+		return r
+	}
 	return viewRun(r)
+}
+
+// indexSlot returns where a kept run's assigned run_index lives: slots are
+// taken from a block shared by 64 runs, one allocation for all of them
+// instead of one per run. The caller holds the write lock.
+func (d *Driver) indexSlot() *int64 {
+	if len(d.slots) == 0 {
+		d.slots = make([]int64, 64)
+	}
+	p := &d.slots[0]
+	d.slots = d.slots[1:]
+	return p
 }
 
 // SaveRun stores a session and one of its runs under one lock: both checks
 // pass before either is written.
 func (d *Driver) SaveRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Session, *db.Run, error) {
-	sc, err := sessionToStore(ctx, s)
+	return d.saveRun(ctx, s, r, false)
+}
+
+// KeepSessionRun is SaveRun storing s and r themselves (db.RunKeeper: the
+// front hands over rows nobody else holds).
+func (d *Driver) KeepSessionRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Session, *db.Run, error) {
+	return d.saveRun(ctx, s, r, true)
+}
+
+func (d *Driver) saveRun(ctx context.Context, s *db.Session, r *db.Run, keep bool) (*db.Session, *db.Run, error) {
+	sc, err := sessionToStore(ctx, s, keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	rc, idx, err := runToStore(ctx, r)
+	rc, idx, err := runToStore(ctx, r, keep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,7 +200,11 @@ func (d *Driver) SaveRun(ctx context.Context, s *db.Session, r *db.Run) (*db.Ses
 	if err != nil {
 		return nil, nil, err
 	}
-	return d.putSession(sc), d.putRun(rc, old, idx), nil
+	so := d.putSession(sc)
+	if !keep {
+		so = cloneSession(so)
+	}
+	return so, d.putRun(rc, old, idx, keep), nil
 }
 
 // index records a stored run in its session's index.
@@ -349,7 +407,10 @@ func (d *Driver) SessionHistoryRefs(ctx context.Context, q db.HistoryQuery) (*db
 	if !ok || !visible(ctx, s.UserID) {
 		return nil, nil, fmt.Errorf("%w: session %s", db.ErrNotFound, q.SessionID)
 	}
-	return cloneSession(s), d.sessionRefs(ctx, q), nil
+	if !q.ReadOnlySession {
+		s = cloneSession(s)
+	}
+	return s, d.sessionRefs(ctx, q), nil
 }
 
 // history returns the stored runs a HistoryQuery selects, oldest first. The

@@ -15,7 +15,7 @@ import (
 // UpsertSession inserts a session, or updates it where the stored user_id is
 // empty or the writer's; otherwise ErrNotFound. created_at is kept on update.
 func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session, error) {
-	s, err := sessionToStore(ctx, in)
+	s, err := sessionToStore(ctx, in, false)
 	if err != nil {
 		return nil, err
 	}
@@ -27,17 +27,21 @@ func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session
 	if err := d.sessionWritable(s); err != nil {
 		return nil, err
 	}
-	return d.putSession(s), nil
+	return cloneSession(d.putSession(s)), nil
 }
 
-// sessionToStore checks a session and returns the copy to store, written as
-// the context's user.
-func sessionToStore(ctx context.Context, in *db.Session) (*db.Session, error) {
+// sessionToStore checks a session and returns the copy to store (in itself
+// when keep: a row handed over, db.RunKeeper), written as the context's user;
+// its JSON columns are copied either way.
+func sessionToStore(ctx context.Context, in *db.Session, keep bool) (*db.Session, error) {
 	if in == nil || in.SessionID == "" {
 		return nil, fmt.Errorf("%w: session_id is required", db.ErrInvalidRecord)
 	}
-	cp := *in // the JSON columns are checked and copied below
-	s := &cp
+	s := in // kept: a row handed over (db.RunKeeper)
+	if !keep {
+		cp := *in // the JSON columns are checked and copied below
+		s = &cp
+	}
 	s.UserID = writer(ctx, in.UserID)
 	for _, c := range []struct {
 		name string
@@ -62,14 +66,16 @@ func (d *Driver) sessionWritable(s *db.Session) error {
 	return nil
 }
 
-// putSession stores s (created_at kept on update) and returns a copy. The
-// caller holds the write lock and checked sessionWritable.
+// putSession stores s (created_at kept on update) and returns it: the
+// stored value, which callers copy unless theirs only reads it
+// (db.RunKeeper). The caller holds the write lock and checked
+// sessionWritable.
 func (d *Driver) putSession(s *db.Session) *db.Session {
 	if old, ok := d.sessions[s.SessionID]; ok {
 		s.CreatedAt = old.CreatedAt
 	}
 	d.sessions[s.SessionID] = s
-	return cloneSession(s)
+	return s
 }
 
 // GetSession returns a session in scope or ErrNotFound.
