@@ -222,8 +222,11 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	cols, args := s.historyCols(hq.Cached)
 	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC" + historyLimit(hq.Limit+1)
 	args = append(args, w.args...)
-	pool, release := s.historyReader()
-	rows, err := s.query(ctx, pool, q, args...)
+	rctx, pool, release, err := s.historyReader(ctx)
+	if err != nil {
+		return nil, s.fail("history runs", err)
+	}
+	rows, err := s.query(rctx, pool, q, args...)
 	if err != nil {
 		release()
 		return nil, s.fail("history runs", err)
