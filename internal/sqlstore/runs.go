@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
@@ -287,6 +288,9 @@ func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
 	if len(cached) == 0 {
 		return "run_data", nil
 	}
+	if s.d.Name == "sqlite" {
+		return cachedRunDataSQLite, []any{cachedRunsKey(cached)}
+	}
 	var b strings.Builder
 	args := make([]any, 0, 3*len(cached))
 	b.WriteString("CASE WHEN ")
@@ -305,6 +309,46 @@ func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
 	b.WriteString(" THEN NULL ELSE run_data END")
 	return b.String(), args
 }
+
+// cachedRunDataSQLite is historyRunData on SQLite: the cached runs are one
+// argument, cachedRunsKey's text, and a row's run_data is left out when the
+// row's own entry (id, updated_at, stored size) is found in it. One bound
+// value and one statement text whatever the number of cached runs: the OR
+// list binds three values per run (75 in the 25th turn of a conversation with
+// the whole history, each a conversion in database/sql and the driver) and
+// is one statement text per number of cached runs. A row whose updated_at
+// or run_data is NULL, or whose updated_at is not stored as an integer, has
+// no entry and keeps its run_data, as with the OR list.
+const cachedRunDataSQLite = "CASE WHEN instr(?, ';' || replace(replace(replace(run_id, '%', '%25'), '/', '%2F'), ';', '%3B')" +
+	" || '/' || updated_at || '/' || octet_length(run_data) || ';') > 0 THEN NULL ELSE run_data END"
+
+// cachedRunsKey is the cached runs as cachedRunDataSQLite reads them:
+// ";id/updated_at/size;id/updated_at/size;…", each id with '%', '/' and ';'
+// escaped as in a URL, so the separators appear only as separators and an
+// entry matches only itself.
+func cachedRunsKey(cached []db.CachedRun) string {
+	n := 1
+	for _, c := range cached {
+		n += len(c.RunID) + 24
+	}
+	b := make([]byte, 0, n)
+	b = append(b, ';')
+	for _, c := range cached {
+		if strings.ContainsAny(c.RunID, "%/;") {
+			b = append(b, runIDEscaper.Replace(c.RunID)...)
+		} else {
+			b = append(b, c.RunID...)
+		}
+		b = append(b, '/')
+		b = strconv.AppendInt(b, c.UpdatedAt, 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(c.Size), 10)
+		b = append(b, ';')
+	}
+	return string(b)
+}
+
+var runIDEscaper = strings.NewReplacer("%", "%25", "/", "%2F", ";", "%3B")
 
 // distinctRunIndexes reports whether the first limit runs have a run_index and
 // every run (up to the one past the limit) has a different one than the run
