@@ -249,17 +249,17 @@ func (s *Store) historyResult(ctx context.Context, w *where, limit int, out []db
 	return out, nil
 }
 
+// historySkipArgs are run.HistorySkipStatuses as query arguments, converted
+// once rather than on every history read.
+var historySkipArgs = anys(run.HistorySkipStatuses)
+
 // historyWhere is the condition of a history query (see HistoryRuns).
 func (s *Store) historyWhere(ctx context.Context, hq db.HistoryQuery) *where {
 	x := s.d.noIndex
 	w := &where{}
 	w.add("session_id = ?", hq.SessionID)
 	w.add(x("parent_run_id") + " IS NULL")
-	skip := make([]any, len(run.HistorySkipStatuses))
-	for i, st := range run.HistorySkipStatuses {
-		skip[i] = string(st)
-	}
-	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?"+strings.Repeat(", ?", len(skip)-1)+"))", skip...)
+	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?"+strings.Repeat(", ?", len(historySkipArgs)-1)+"))", historySkipArgs...)
 	w.eq(x("agent_id"), hq.AgentID)
 	w.eq(x("team_id"), hq.TeamID)
 	if u, ok := db.UserScope(ctx); ok {
