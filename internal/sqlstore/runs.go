@@ -255,17 +255,38 @@ var historySkipArgs = anys(run.HistorySkipStatuses)
 
 // historyWhere is the condition of a history query (see HistoryRuns).
 func (s *Store) historyWhere(ctx context.Context, hq db.HistoryQuery) *where {
-	x := s.d.noIndex
-	w := &where{}
+	c := &s.historyConds
+	w := &where{conds: make([]string, 0, 6), args: make([]any, 0, 4+len(historySkipArgs))}
 	w.add("session_id = ?", hq.SessionID)
-	w.add(x("parent_run_id") + " IS NULL")
-	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?"+strings.Repeat(", ?", len(historySkipArgs)-1)+"))", historySkipArgs...)
-	w.eq(x("agent_id"), hq.AgentID)
-	w.eq(x("team_id"), hq.TeamID)
+	w.add(c.parentNull)
+	w.add(c.status, historySkipArgs...)
+	if hq.AgentID != "" {
+		w.add(c.agent, hq.AgentID)
+	}
+	if hq.TeamID != "" {
+		w.add(c.team, hq.TeamID)
+	}
 	if u, ok := db.UserScope(ctx); ok {
-		w.add(x("user_id")+" = ?", u)
+		w.add(c.user, u)
 	}
 	return w
+}
+
+// historyConds are the texts of historyWhere's conditions other than the
+// session's, built once per store: a history read is issued every turn.
+type historyConds struct {
+	parentNull, status, agent, team, user string
+}
+
+func (s *Store) buildHistoryConds() historyConds {
+	x := s.d.noIndex
+	return historyConds{
+		parentNull: x("parent_run_id") + " IS NULL",
+		status:     "(" + x("status") + " IS NULL OR " + x("status") + " NOT IN (?" + strings.Repeat(", ?", len(historySkipArgs)-1) + "))",
+		agent:      x("agent_id") + " = ?",
+		team:       x("team_id") + " = ?",
+		user:       x("user_id") + " = ?",
+	}
 }
 
 // historyCols is runCols for a history query: run_data is left out (NULL)
