@@ -62,8 +62,8 @@ func (s *Store) historyReader(ctx context.Context) (rctx context.Context, pool *
 // statement of at most limit+1 rows on a local file, so it is read without
 // the cancellation once ctx is checked, when pool has an idle connection
 // (nothing to wait for); a pool that looks busy keeps ctx, so a cancelled run
-// does not wait for a connection. A run write is already detached (the agent
-// stores a run whatever happens to its context).
+// does not wait for a connection. SQLite's run writes already run without
+// it once they hold the gate (Store.gated).
 func (s *Store) historyCtx(ctx context.Context, pool *sql.DB) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
