@@ -9,6 +9,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
@@ -127,6 +128,14 @@ func BenchmarkConversation25TurnsSQLiteWhole(b *testing.B) {
 // local test server; fails when it is down).
 func BenchmarkConversation25TurnsPostgres(b *testing.B) {
 	conversationHistory(b, testdbs.Postgres(b), 25, 0)
+}
+
+// BenchmarkConversation25TurnsPostgresAsyncCommit is the Postgres
+// conversation with the opt-in synchronous_commit=off: COMMIT does not wait
+// for the WAL flush (docs/hotpath.md, "synchronous_commit (opt-in)": a
+// server crash can lose the last ~0.6 s of commits).
+func BenchmarkConversation25TurnsPostgresAsyncCommit(b *testing.B) {
+	conversationHistory(b, testdbs.PostgresConfig(b, postgres.Config{SynchronousCommit: "off"}), 25, 0)
 }
 
 func benchSQLite(b testing.TB) *db.DB {

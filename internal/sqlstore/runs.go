@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
@@ -222,8 +223,11 @@ func (s *Store) HistoryRuns(ctx context.Context, hq db.HistoryQuery) ([]db.Run, 
 	cols, args := s.historyCols(hq.Cached)
 	q := "SELECT " + cols + " FROM " + s.runsOnSessionIndex() + w.String() + " ORDER BY run_index DESC" + historyLimit(hq.Limit+1)
 	args = append(args, w.args...)
-	pool, release := s.historyReader()
-	rows, err := s.query(ctx, pool, q, args...)
+	rctx, pool, release, err := s.historyReader(ctx)
+	if err != nil {
+		return nil, s.fail("history runs", err)
+	}
+	rows, err := s.query(rctx, pool, q, args...)
 	if err != nil {
 		release()
 		return nil, s.fail("history runs", err)
@@ -245,23 +249,44 @@ func (s *Store) historyResult(ctx context.Context, w *where, limit int, out []db
 	return out, nil
 }
 
+// historySkipArgs are run.HistorySkipStatuses as query arguments, converted
+// once rather than on every history read.
+var historySkipArgs = anys(run.HistorySkipStatuses)
+
 // historyWhere is the condition of a history query (see HistoryRuns).
 func (s *Store) historyWhere(ctx context.Context, hq db.HistoryQuery) *where {
-	x := s.d.noIndex
-	w := &where{}
+	c := &s.historyConds
+	w := &where{conds: make([]string, 0, 6), args: make([]any, 0, 4+len(historySkipArgs))}
 	w.add("session_id = ?", hq.SessionID)
-	w.add(x("parent_run_id") + " IS NULL")
-	skip := make([]any, len(run.HistorySkipStatuses))
-	for i, st := range run.HistorySkipStatuses {
-		skip[i] = string(st)
+	w.add(c.parentNull)
+	w.add(c.status, historySkipArgs...)
+	if hq.AgentID != "" {
+		w.add(c.agent, hq.AgentID)
 	}
-	w.add("("+x("status")+" IS NULL OR "+x("status")+" NOT IN (?"+strings.Repeat(", ?", len(skip)-1)+"))", skip...)
-	w.eq(x("agent_id"), hq.AgentID)
-	w.eq(x("team_id"), hq.TeamID)
+	if hq.TeamID != "" {
+		w.add(c.team, hq.TeamID)
+	}
 	if u, ok := db.UserScope(ctx); ok {
-		w.add(x("user_id")+" = ?", u)
+		w.add(c.user, u)
 	}
 	return w
+}
+
+// historyConds are the texts of historyWhere's conditions other than the
+// session's, built once per store: a history read is issued every turn.
+type historyConds struct {
+	parentNull, status, agent, team, user string
+}
+
+func (s *Store) buildHistoryConds() historyConds {
+	x := s.d.noIndex
+	return historyConds{
+		parentNull: x("parent_run_id") + " IS NULL",
+		status:     "(" + x("status") + " IS NULL OR " + x("status") + " NOT IN (?" + strings.Repeat(", ?", len(historySkipArgs)-1) + "))",
+		agent:      x("agent_id") + " = ?",
+		team:       x("team_id") + " = ?",
+		user:       x("user_id") + " = ?",
+	}
 }
 
 // historyCols is runCols for a history query: run_data is left out (NULL)
@@ -284,6 +309,9 @@ func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
 	if len(cached) == 0 {
 		return "run_data", nil
 	}
+	if s.d.Name == "sqlite" {
+		return cachedRunDataSQLite, []any{cachedRunsKey(cached)}
+	}
 	var b strings.Builder
 	args := make([]any, 0, 3*len(cached))
 	b.WriteString("CASE WHEN ")
@@ -302,6 +330,46 @@ func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
 	b.WriteString(" THEN NULL ELSE run_data END")
 	return b.String(), args
 }
+
+// cachedRunDataSQLite is historyRunData on SQLite: the cached runs are one
+// argument, cachedRunsKey's text, and a row's run_data is left out when the
+// row's own entry (id, updated_at, stored size) is found in it. One bound
+// value and one statement text whatever the number of cached runs: the OR
+// list binds three values per run (75 in the 25th turn of a conversation with
+// the whole history, each a conversion in database/sql and the driver) and
+// is one statement text per number of cached runs. A row whose updated_at
+// or run_data is NULL, or whose updated_at is not stored as an integer, has
+// no entry and keeps its run_data, as with the OR list.
+const cachedRunDataSQLite = "CASE WHEN instr(?, ';' || replace(replace(replace(run_id, '%', '%25'), '/', '%2F'), ';', '%3B')" +
+	" || '/' || updated_at || '/' || octet_length(run_data) || ';') > 0 THEN NULL ELSE run_data END"
+
+// cachedRunsKey is the cached runs as cachedRunDataSQLite reads them:
+// ";id/updated_at/size;id/updated_at/size;…", each id with '%', '/' and ';'
+// escaped as in a URL, so the separators appear only as separators and an
+// entry matches only itself.
+func cachedRunsKey(cached []db.CachedRun) string {
+	n := 1
+	for _, c := range cached {
+		n += len(c.RunID) + 24
+	}
+	b := make([]byte, 0, n)
+	b = append(b, ';')
+	for _, c := range cached {
+		if strings.ContainsAny(c.RunID, "%/;") {
+			b = append(b, runIDEscaper.Replace(c.RunID)...)
+		} else {
+			b = append(b, c.RunID...)
+		}
+		b = append(b, '/')
+		b = strconv.AppendInt(b, c.UpdatedAt, 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(c.Size), 10)
+		b = append(b, ';')
+	}
+	return string(b)
+}
+
+var runIDEscaper = strings.NewReplacer("%", "%25", "/", "%2F", ";", "%3B")
 
 // distinctRunIndexes reports whether the first limit runs have a run_index and
 // every run (up to the one past the limit) has a different one than the run

@@ -35,8 +35,11 @@ func (s *Store) SessionHistory(ctx context.Context, hq db.HistoryQuery) (*db.Ses
 	q := b.String()
 	args := make([]any, 0, len(sw.args)+len(colArgs)+len(w.args)+1)
 	args = append(append(append(args, sw.args...), colArgs...), w.args...)
-	pool, release := s.historyReader()
-	rows, err := s.query(ctx, pool, q, args...)
+	rctx, pool, release, err := s.historyReader(ctx)
+	if err != nil {
+		return nil, nil, s.fail("session history "+hq.SessionID, err)
+	}
+	rows, err := s.query(rctx, pool, q, args...)
 	if err != nil {
 		release()
 		return nil, nil, s.fail("session history "+hq.SessionID, err)

@@ -34,8 +34,11 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 	}
 	args := make([]any, 0, len(sw.args)+len(dataArgs)+len(w.args))
 	args = append(append(append(args, sw.args...), dataArgs...), w.args...)
-	pool, release := s.historyReader()
-	rows, err := s.query(ctx, pool, b.String(), args...)
+	rctx, pool, release, err := s.historyReader(ctx)
+	if err != nil {
+		return nil, nil, s.fail("session history "+hq.SessionID, err)
+	}
+	rows, err := s.query(rctx, pool, b.String(), args...)
 	if err != nil {
 		release()
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
@@ -105,10 +108,6 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 		if ref.RunID, err = cellString(cells[1].v); err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 1: %w", err)
 		}
-		data, err := cellBytes(cells[7].v)
-		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 7: %w", err)
-		}
 		idx, idxValid, err := cellInt64(cells[13].v)
 		if err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 13: %w", err)
@@ -131,8 +130,12 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 			prev, havePrev = idx, true
 		}
 		n++
-		if !decided {
-			continue
+		if !decided || n > limit {
+			continue // the row past the limit is read for its run_index alone
+		}
+		data, err := cellBytes(cells[7].v)
+		if err != nil {
+			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 7: %w", err)
 		}
 		if !(omitted && data == nil) {
 			v, err := decodeJSON(data)
@@ -142,9 +145,7 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 			}
 			ref.RunData = v
 		}
-		if n <= limit {
-			refs = append(refs, ref)
-		}
+		refs = append(refs, ref)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, nil, false, err

@@ -74,6 +74,7 @@ type Store struct {
 	// (buildUpdateSessionSQL).
 	updateSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
+	historyConds   historyConds
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
 	runsOnIndex, runsFOnIndex string
@@ -119,6 +120,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.approvs = d.Table(s.t.Approvals)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
 	s.upsertSessionQ = s.buildUpsertSessionSQL()
+	s.historyConds = s.buildHistoryConds()
 	if d.Name == "sqlite" { // Postgres and InnoDB leave unchanged index entries alone
 		s.updateSessionQ = s.buildUpdateSessionSQL()
 	}

@@ -34,8 +34,8 @@ var AllTwins = map[string]Twins{
 		return openSQLite(t, path), openSQLite(t, path)
 	},
 	"postgres": func(t testing.TB) (*db.DB, *db.DB) {
-		a, schema := postgresSchema(t)
-		return a, openPostgres(t, schema)
+		a, schema := postgresSchema(t, postgres.Config{})
+		return a, openPostgres(t, schema, postgres.Config{})
 	},
 	"mysql": func(t testing.TB) (*db.DB, *db.DB) {
 		a, dsn := mysqlDatabase(t)
@@ -100,17 +100,29 @@ func openSQLite(t testing.TB, path string) *db.DB {
 // loopback server's `test` database).
 func Postgres(t testing.TB) *db.DB {
 	t.Helper()
-	d, _ := postgresSchema(t)
+	d, _ := postgresSchema(t, postgres.Config{})
 	return d
 }
 
-func openPostgres(t testing.TB, schema string) *db.DB {
+// PostgresConfig is Postgres with cfg's settings (SynchronousCommit, pool
+// sizes); its DSN and Schema are the test server's and a fresh schema.
+func PostgresConfig(t testing.TB, cfg postgres.Config) *db.DB {
+	t.Helper()
+	d, _ := postgresSchema(t, cfg)
+	return d
+}
+
+func openPostgres(t testing.TB, schema string, cfg postgres.Config) *db.DB {
 	t.Helper()
 	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 	}
-	d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, MaxOpenConns: 8})
+	cfg.DSN, cfg.Schema = dsn, schema
+	if cfg.MaxOpenConns == 0 {
+		cfg.MaxOpenConns = 8
+	}
+	d, err := postgres.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("postgres test server unavailable: %v\nstart it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start", err)
 	}
@@ -118,10 +130,10 @@ func openPostgres(t testing.TB, schema string) *db.DB {
 	return d
 }
 
-func postgresSchema(t testing.TB) (*db.DB, string) {
+func postgresSchema(t testing.TB, cfg postgres.Config) (*db.DB, string) {
 	t.Helper()
 	schema := randomName()
-	d := openPostgres(t, schema)
+	d := openPostgres(t, schema, cfg)
 	t.Cleanup(func() {
 		target, err := d.Driver().(db.SQLBacked).SQLTarget()
 		if err != nil {
