@@ -4,19 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/openai/internal/apiroot"
 )
 
 // DefaultBaseURL is OpenAI's API root.
-const DefaultBaseURL = "https://api.openai.com/v1"
+const DefaultBaseURL = apiroot.Default
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
@@ -85,27 +84,11 @@ var _ model.Model = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai: Config.Model is required (a model id such as \"gpt-4o-mini\")")
+	root, err := apiroot.Resolve("openai", cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.TokenSource != nil)
+	if err != nil {
+		return nil, err
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: Config.BaseURL %q must be an absolute http(s) URL such as %s", base, DefaultBaseURL)
-	}
-	official := strings.EqualFold(u.Hostname(), "api.openai.com")
-	key := cfg.APIKey
-	if key == "" && official {
-		// The environment's key goes only to OpenAI itself: a compatible server
-		// gets a key only when the caller passes one explicitly.
-		key = os.Getenv("OPENAI_API_KEY")
-	}
-	if key == "" && official && cfg.TokenSource == nil {
-		return nil, fmt.Errorf("openai: %w: set Config.APIKey or the OPENAI_API_KEY environment variable", model.ErrNoAPIKey)
-	}
+	official, key := root.Official, root.Key
 	provider := cfg.ProviderName
 	if provider == "" {
 		provider = "OpenAI"
@@ -131,7 +114,7 @@ func New(cfg Config) (*Model, error) {
 	for k, v := range cfg.Params.ExtraHeaders {
 		headers[k] = v
 	}
-	endpoint := strings.TrimRight(base, "/") + "/chat/completions"
+	endpoint := root.Base + "/chat/completions"
 	if len(cfg.QueryParams) > 0 {
 		q := url.Values{}
 		for k, v := range cfg.QueryParams {

@@ -4,20 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/openai/internal/apiroot"
 )
 
 // DefaultBaseURL is OpenAI's API root.
-const DefaultBaseURL = "https://api.openai.com/v1"
+const DefaultBaseURL = apiroot.Default
 
 // Supported lists the parameters the Responses API takes. It has no stop
 // sequences, seed or penalties.
@@ -66,24 +64,9 @@ var _ model.Model = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("responses: Config.Model is required (e.g. \"o4-mini\")")
-	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("responses: Config.BaseURL %q must be an absolute http(s) URL such as %s", base, DefaultBaseURL)
-	}
-	official := strings.EqualFold(u.Hostname(), "api.openai.com")
-	key := cfg.APIKey
-	if key == "" && official {
-		key = os.Getenv("OPENAI_API_KEY")
-		if key == "" {
-			return nil, errors.New("responses: no API key: set Config.APIKey or OPENAI_API_KEY")
-		}
+	root, err := apiroot.Resolve("responses", cfg.Model, cfg.BaseURL, cfg.APIKey, false)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ProviderName == "" {
 		cfg.ProviderName = "OpenAI"
@@ -103,8 +86,8 @@ func New(cfg Config) (*Model, error) {
 		cfg.HTTPClient = http.DefaultClient
 	}
 	return &Model{
-		cfg: cfg, apiKey: key,
-		endpoint: strings.TrimRight(base, "/") + "/responses",
+		cfg: cfg, apiKey: root.Key,
+		endpoint: root.Base + "/responses",
 		info:     model.Info{ID: cfg.Model, Name: "OpenAIResponses", Provider: cfg.ProviderName},
 	}, nil
 }
