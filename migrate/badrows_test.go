@@ -98,13 +98,7 @@ func TestDown_BelowTheLowestTargetRefusesAndChangesNothing(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, migratetest.Canonical())
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
-			want := f.readRuns(t)
+			f, m, want := migratedCanonical(t, v)
 			for _, to := range []string{"2.3.0", "2.0.0"} {
 				sum, err := m.Down(ctx, to)
 				if !errors.Is(err, migrate.ErrCannotRestore) || sum != nil {
@@ -136,14 +130,7 @@ func TestDown_CountsTheSessionsItRebuilds(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			f := newFixture(t, v)
-			sessions := migratetest.Canonical()
-			f.insert(t, sessions)
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
-			want := f.readRuns(t)
+			f, m, want := migratedCanonical(t, v)
 			withRuns := map[string]bool{}
 			for _, r := range want {
 				withRuns[r.SessionID] = true
@@ -169,13 +156,7 @@ func TestDown_KeepsTheRunsTableWhenALegacyColumnIsUnreadable(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, migratetest.Canonical())
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
-			want := f.readRuns(t)
+			f, m, want := migratedCanonical(t, v)
 			f.execArgs(t, "UPDATE "+f.table("agno_sessions")+" SET runs = ? WHERE session_id = ?",
 				migratetest.Encode(string(f.dialect), []byte(`{"not": "an array"}`)), "s-agent")
 			_, err := m.Down(ctx, "2.5.6")
@@ -188,4 +169,17 @@ func TestDown_KeepsTheRunsTableWhenALegacyColumnIsUnreadable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// migratedCanonical is a fixture of v holding the canonical 2.x sessions,
+// migrated up by its manager m; want is the runs table after Up.
+func migratedCanonical(t *testing.T, v variant) (f *fixtureDB, m *migrate.Manager, want map[string]runRow) {
+	t.Helper()
+	f = newFixture(t, v)
+	f.insert(t, migratetest.Canonical())
+	m = f.manager(t)
+	if _, err := m.Up(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	return f, m, f.readRuns(t)
 }
