@@ -26,25 +26,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				path := filepath.Join(b.TempDir(), "wa.db")
-				d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
-				if err != nil {
-					b.Fatal(err)
-				}
-				st, _ := sqlstore.FromDB(d)
-				w := st.SQL()
-				// With autocheckpoint off the WAL only grows; its size before
-				// each truncating checkpoint is what the commits appended.
-				checkpoint := func() int64 {
-					wal := fileSize(b, path+"-wal")
-					var busy, log, done int64
-					if err := w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil || busy != 0 {
-						b.Fatalf("checkpoint: busy=%d %v", busy, err)
-					}
-					return wal
-				}
-				if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
-					b.Fatal(err)
-				}
+				d, checkpoint := walCounted(b, path)
 				if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent}); err != nil {
 					b.Fatal(err)
 				}
@@ -74,6 +56,30 @@ func BenchmarkWriteAmplification(b *testing.B) {
 	}
 }
 
+// walCounted opens a store at path with automatic checkpoints off, so the
+// WAL only grows; checkpoint returns the WAL's size (what the commits since
+// the last call appended) and truncates it.
+func walCounted(b *testing.B, path string) (d *db.DB, checkpoint func() int64) {
+	b.Helper()
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, _ := sqlstore.FromDB(d)
+	w := st.SQL()
+	if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
+		b.Fatal(err)
+	}
+	return d, func() int64 {
+		wal := fileSize(b, path+"-wal")
+		var busy, log, done int64
+		if err := w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil || busy != 0 {
+			b.Fatalf("checkpoint: busy=%d %v", busy, err)
+		}
+		return wal
+	}
+}
+
 // BenchmarkWALPerTurn stores 1,000 runs of ~2 KB in one session the way a
 // conversation turn that changes its session does (one SaveRun with the
 // session row and the run: updated_at moves every turn) and reports the WAL
@@ -86,23 +92,7 @@ func BenchmarkWALPerTurn(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "turn.db")
-		d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
-		if err != nil {
-			b.Fatal(err)
-		}
-		st, _ := sqlstore.FromDB(d)
-		w := st.SQL()
-		checkpoint := func() int64 {
-			wal := fileSize(b, path+"-wal")
-			var busy, log, done int64
-			if err := w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil || busy != 0 {
-				b.Fatalf("checkpoint: busy=%d %v", busy, err)
-			}
-			return wal
-		}
-		if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
-			b.Fatal(err)
-		}
+		d, checkpoint := walCounted(b, path)
 		sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "agent", CreatedAt: 1,
 			AgentData: []byte(`{"name":"Bench","model":{"id":"scripted","provider":"scripted"}}`)}
 		if _, err := d.UpsertSession(ctx, sess); err != nil {
