@@ -33,9 +33,7 @@ func TestSaveRunWith_GroupedWriteFailsAlone(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			id := fmt.Sprintf("g%d", i)
-			s := &db.Session{SessionID: "s-" + id, SessionType: run.TypeAgent, AgentID: "a1", UserID: "u1"}
-			out := &run.Output{RunID: id, SessionID: s.SessionID, AgentID: "a1", UserID: "u1", Status: run.StatusCompleted, CreatedAt: time.Now().Unix()}
-			r, err := db.RunFromOutput(out)
+			s, r, err := completedRun(id)
 			if err != nil {
 				errs[i] = err
 				return
@@ -94,9 +92,7 @@ func TestSaveRunWith_AloneWriteCommitsByItself(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			id := fmt.Sprintf("a%d", i)
-			s := &db.Session{SessionID: "s-" + id, SessionType: run.TypeAgent, AgentID: "a1", UserID: "u1"}
-			out := &run.Output{RunID: id, SessionID: s.SessionID, AgentID: "a1", UserID: "u1", Status: run.StatusCompleted, CreatedAt: time.Now().Unix()}
-			r, err := db.RunFromOutput(out)
+			s, r, err := completedRun(id)
 			if err != nil {
 				errs[i] = err
 				return
@@ -134,4 +130,13 @@ func TestSaveRunWith_AloneWriteCommitsByItself(t *testing.T) {
 	if txs[2] != txs[n-1] {
 		t.Error("the grouped writes queued behind one group did not share a transaction")
 	}
+}
+
+// completedRun is a COMPLETED run of user u1's agent a1 in a session of its
+// own, s-<id>.
+func completedRun(id string) (*db.Session, *db.Run, error) {
+	s := &db.Session{SessionID: "s-" + id, SessionType: run.TypeAgent, AgentID: "a1", UserID: "u1"}
+	out := &run.Output{RunID: id, SessionID: s.SessionID, AgentID: "a1", UserID: "u1", Status: run.StatusCompleted, CreatedAt: time.Now().Unix()}
+	r, err := db.RunFromOutput(out)
+	return s, r, err
 }
