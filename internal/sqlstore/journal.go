@@ -106,8 +106,27 @@ func (s *Store) fenceUpsertSQL() string {
 }
 
 // journalTx runs fn in a fenced write transaction, retrying a deadlock the
-// backend resolved (RetryTx).
+// backend resolved (RetryTx). On SQLite the transaction is the group
+// commit's, shared with the concurrent run writes and journal steps (each
+// in a savepoint of its own: a fence that refuses fails this write alone),
+// instead of a commit and a WAL append of its own per step; it returns once
+// the group committed. fn may run again in a fresh transaction when a
+// batch-mate broke the group: it must not keep state from a run that
+// returned nil.
 func (s *Store) journalTx(ctx context.Context, runID string, attempt int, now int64, fn func(c txConn) error) error {
+	if s.gate != nil {
+		wctx := s.gated(ctx) // the gate's holder runs the statements (see gated)
+		err := s.grouped(ctx, func(_ context.Context, c txConn) error {
+			if err := s.fence(wctx, c, runID, attempt, now); err != nil {
+				return err
+			}
+			return fn(c)
+		})
+		if err == nil || errors.Is(err, run.ErrFenced) || errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return s.fail("journal of run "+runID, err)
+	}
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
@@ -154,6 +173,7 @@ func scanStep(sc interface{ Scan(...any) error }) (*db.RunStep, error) {
 func (s *Store) BeginStep(ctx context.Context, in *db.RunStep, idempotent bool) (*db.RunStep, error) {
 	var out *db.RunStep
 	err := s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
+		out = nil // a group that broke runs the write again
 		old, err := scanStep(c.queryRow(ctx, "SELECT "+stepCols+" FROM "+s.steps+" WHERE run_id = ? AND step_key = ?", in.RunID, in.StepKey))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
