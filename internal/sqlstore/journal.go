@@ -219,6 +219,16 @@ func (s *Store) GetStep(ctx context.Context, runID, stepKey string) (*db.RunStep
 // FinishStep implements db.StepJournalDriver.
 func (s *Store) FinishStep(ctx context.Context, in *db.RunStep) error {
 	return s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
+		if s.d.Upsert == OnConflict {
+			// One statement: a step recorded without a "started" mark
+			// (an idempotent one) is new; a started one keeps its
+			// request and created_at.
+			_, err := c.exec(ctx, "INSERT INTO "+s.steps+" ("+stepCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"+
+				" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt, status = excluded.status,"+
+				" result = excluded.result, updated_at = excluded.updated_at",
+				in.RunID, in.StepKey, in.Kind, in.Attempt, db.StepDone, nullJSON(in.Request), nullJSON(in.Result), in.CreatedAt, in.UpdatedAt)
+			return err
+		}
 		res, err := c.exec(ctx, "UPDATE "+s.steps+" SET attempt = ?, status = ?, result = ?, updated_at = ? WHERE run_id = ? AND step_key = ?",
 			in.Attempt, db.StepDone, nullJSON(in.Result), in.UpdatedAt, in.RunID, in.StepKey)
 		if err != nil {
