@@ -34,16 +34,21 @@ const stepCols = "run_id, step_key, kind, attempt, status, request, result, crea
 func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, now int64) error {
 	t := s.steps
 	if s.d.Upsert != OnDuplicateKey {
-		var cur int
-		err := c.queryRow(ctx, s.fenceUpsertSQL(), runID, fenceKey, attempt, now, now).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			// Refused (rare): the read says by which attempt.
-			if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
+		// Executed, not queried: the row count says whether it raised (or
+		// kept) the fence, without reading a row back.
+		res, err := c.exec(ctx, s.fenceRaiseSQL(), runID, fenceKey, attempt, now, now)
+		if err != nil {
+			return err
 		}
-		return err
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		// Refused (rare): the read says by which attempt.
+		var cur int
+		if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
 	}
 	q := "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
 		" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
@@ -101,8 +106,14 @@ func (s *Store) CountStepsStmt(runID string, count func(n int)) db.PipedStmt {
 // fenceUpsertSQL raises a fence row's attempt unless a newer one holds it,
 // returning the row only when it did (ON CONFLICT dialects).
 func (s *Store) fenceUpsertSQL() string {
+	return s.fenceRaiseSQL() + " RETURNING attempt"
+}
+
+// fenceRaiseSQL is fenceUpsertSQL without its RETURNING: it changes one row
+// when it raised (or kept) the fence, none when a newer attempt holds it.
+func (s *Store) fenceRaiseSQL() string {
 	return "INSERT INTO " + s.steps + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-		" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt RETURNING attempt"
+		" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt"
 }
 
 // journalTx runs fn in a fenced write transaction, retrying a deadlock the
