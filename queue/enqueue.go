@@ -103,6 +103,9 @@ func (q *Queue) enqueueTx(ctx context.Context, s *db.Session, r *db.Run, j *Job)
 				return err
 			}
 		}
+		if q.dialect == "sqlite" {
+			return q.insertJobSQLite(ctx, tx, j)
+		}
 		res, err := q.client.InsertTx(ctx, tx, runArgs{RunID: j.ID, RetryDelay: int64(j.RetryDelay / time.Second)}, &river.InsertOpts{Queue: riverQueue, MaxAttempts: q.cfg.MaxAttempts})
 		if err != nil {
 			return fmt.Errorf("queue: insert river job: %w", err)

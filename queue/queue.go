@@ -106,6 +106,8 @@ type Queue struct {
 	group *enqueueGroup
 	// The enqueue's statements (pipedQueries).
 	depthQuery, keyInsertQuery, jobInsertQuery string
+	// SQLite's enqueue statements (insertJobSQLite).
+	sqliteRiverInsert, sqliteJobInsert string
 
 	mu      sync.Mutex
 	running map[string]*holding // run id → the attempt this process executes
@@ -193,6 +195,7 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{}}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
 	q.pipedQueries()
+	q.sqliteEnqueueQueries()
 	if _, ok := d.Driver().(db.PipedRunsSaver); ok && wp.Dialect == "postgres" {
 		if ps, ok := d.Driver().(db.PipedRunSaver); ok && ps.PipesRunWrites() {
 			q.group = newEnqueueGroup(q)

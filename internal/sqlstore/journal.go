@@ -34,16 +34,21 @@ const stepCols = "run_id, step_key, kind, attempt, status, request, result, crea
 func (s *Store) fence(ctx context.Context, c txConn, runID string, attempt int, now int64) error {
 	t := s.steps
 	if s.d.Upsert != OnDuplicateKey {
-		var cur int
-		err := c.queryRow(ctx, s.fenceUpsertSQL(), runID, fenceKey, attempt, now, now).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			// Refused (rare): the read says by which attempt.
-			if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
+		// Executed, not queried: the row count says whether it raised (or
+		// kept) the fence, without reading a row back.
+		res, err := c.exec(ctx, s.fenceRaiseSQL(), runID, fenceKey, attempt, now, now)
+		if err != nil {
+			return err
 		}
-		return err
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		// Refused (rare): the read says by which attempt.
+		var cur int
+		if err := c.queryRow(ctx, "SELECT attempt FROM "+t+" WHERE run_id = ? AND step_key = ?", runID, fenceKey).Scan(&cur); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, runID, cur, attempt)
 	}
 	q := "INSERT INTO " + t + " (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
 		" ON DUPLICATE KEY UPDATE attempt = GREATEST(attempt, VALUES(attempt))"
@@ -101,13 +106,38 @@ func (s *Store) CountStepsStmt(runID string, count func(n int)) db.PipedStmt {
 // fenceUpsertSQL raises a fence row's attempt unless a newer one holds it,
 // returning the row only when it did (ON CONFLICT dialects).
 func (s *Store) fenceUpsertSQL() string {
+	return s.fenceRaiseSQL() + " RETURNING attempt"
+}
+
+// fenceRaiseSQL is fenceUpsertSQL without its RETURNING: it changes one row
+// when it raised (or kept) the fence, none when a newer attempt holds it.
+func (s *Store) fenceRaiseSQL() string {
 	return "INSERT INTO " + s.steps + " AS f (" + stepCols + ") VALUES (?, ?, 'fence', ?, 'done', NULL, NULL, ?, ?)" +
-		" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt RETURNING attempt"
+		" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt WHERE f.attempt <= excluded.attempt"
 }
 
 // journalTx runs fn in a fenced write transaction, retrying a deadlock the
-// backend resolved (RetryTx).
+// backend resolved (RetryTx). On SQLite the transaction is the group
+// commit's, shared with the concurrent run writes and journal steps (each
+// in a savepoint of its own: a fence that refuses fails this write alone),
+// instead of a commit and a WAL append of its own per step; it returns once
+// the group committed. fn may run again in a fresh transaction when a
+// batch-mate broke the group: it must not keep state from a run that
+// returned nil.
 func (s *Store) journalTx(ctx context.Context, runID string, attempt int, now int64, fn func(c txConn) error) error {
+	if s.gate != nil {
+		wctx := s.gated(ctx) // the gate's holder runs the statements (see gated)
+		err := s.grouped(ctx, func(_ context.Context, c txConn) error {
+			if err := s.fence(wctx, c, runID, attempt, now); err != nil {
+				return err
+			}
+			return fn(c)
+		})
+		if err == nil || errors.Is(err, run.ErrFenced) || errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return s.fail("journal of run "+runID, err)
+	}
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
@@ -154,6 +184,7 @@ func scanStep(sc interface{ Scan(...any) error }) (*db.RunStep, error) {
 func (s *Store) BeginStep(ctx context.Context, in *db.RunStep, idempotent bool) (*db.RunStep, error) {
 	var out *db.RunStep
 	err := s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
+		out = nil // a group that broke runs the write again
 		old, err := scanStep(c.queryRow(ctx, "SELECT "+stepCols+" FROM "+s.steps+" WHERE run_id = ? AND step_key = ?", in.RunID, in.StepKey))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -199,6 +230,16 @@ func (s *Store) GetStep(ctx context.Context, runID, stepKey string) (*db.RunStep
 // FinishStep implements db.StepJournalDriver.
 func (s *Store) FinishStep(ctx context.Context, in *db.RunStep) error {
 	return s.journalTx(ctx, in.RunID, in.Attempt, in.UpdatedAt, func(c txConn) error {
+		if s.d.Upsert == OnConflict {
+			// One statement: a step recorded without a "started" mark
+			// (an idempotent one) is new; a started one keeps its
+			// request and created_at.
+			_, err := c.exec(ctx, "INSERT INTO "+s.steps+" ("+stepCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"+
+				" ON CONFLICT (run_id, step_key) DO UPDATE SET attempt = excluded.attempt, status = excluded.status,"+
+				" result = excluded.result, updated_at = excluded.updated_at",
+				in.RunID, in.StepKey, in.Kind, in.Attempt, db.StepDone, nullJSON(in.Request), nullJSON(in.Result), in.CreatedAt, in.UpdatedAt)
+			return err
+		}
 		res, err := c.exec(ctx, "UPDATE "+s.steps+" SET attempt = ?, status = ?, result = ?, updated_at = ? WHERE run_id = ? AND step_key = ?",
 			in.Attempt, db.StepDone, nullJSON(in.Result), in.UpdatedAt, in.RunID, in.StepKey)
 		if err != nil {
