@@ -209,3 +209,24 @@ func WithTxFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt 
 	}
 	return WithWriteFence(ctx, fence), true
 }
+
+// lockKeyKey holds a piped write's lock key (WithLockKey).
+type lockKeyKey struct{}
+
+// WithLockKey returns ctx whose piped writes lock rows keyed by key (the
+// durable queue: the run's job row, keyed by its id) before any other
+// caller's in a shared transaction. A driver that shares one transaction
+// among concurrent callers' writes (Postgres's pipeline groups) sends them
+// in the order of their keys (byte order; writes without one after them),
+// so that the group locks job rows in the order the queue's lease renewal,
+// which locks several at once, does: two transactions locking rows of one
+// kind in one order cannot deadlock on them.
+func WithLockKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, lockKeyKey{}, key)
+}
+
+// LockKey is ctx's lock key (WithLockKey), ok false when it has none.
+func LockKey(ctx context.Context) (key string, ok bool) {
+	key, ok = ctx.Value(lockKeyKey{}).(string)
+	return key, ok
+}

@@ -151,9 +151,29 @@ func (q *Queue) renew(ctx context.Context, ids []any) error {
 		return err
 	}
 	defer conn.Close()
-	_, err = conn.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (`+placeholders(len(ids))+`)`),
-		append([]any{unixNow(), q.cfg.NodeID, StatusRunning}, ids...)...)
+	_, err = conn.ExecContext(ctx, q.renewSQL(len(ids)), append([]any{unixNow(), q.cfg.NodeID, StatusRunning}, ids...)...)
 	return err
+}
+
+// renewSQL renews n leases (arguments: the time, this node, running, the
+// ids). On Postgres it locks the rows first, in id order (byte order, as
+// the pipeline groups sort their members by job id: db.WithLockKey): a
+// plain UPDATE locks them in its scan's order, and against a group that
+// held one row and waited for another the two deadlocked until Postgres
+// broke it after deadlock_timeout. SQLite has one writer: no lock order.
+func (q *Queue) renewSQL(n int) string {
+	if q.dialect != "postgres" {
+		return q.sql(`UPDATE ` + q.jobs + ` SET locked_at = ? WHERE locked_by = ? AND status = ? AND id IN (` + placeholders(n) + `)`)
+	}
+	var ids strings.Builder
+	for i := range n {
+		if i > 0 {
+			ids.WriteString(", ")
+		}
+		fmt.Fprintf(&ids, "$%d", i+4)
+	}
+	return `WITH held AS (SELECT id FROM ` + q.jobs + ` WHERE locked_by = $2 AND status = $3 AND id IN (` + ids.String() + `) ORDER BY id COLLATE "C" FOR UPDATE)
+UPDATE ` + q.jobs + ` AS j SET locked_at = $1 FROM held WHERE j.id = held.id AND j.locked_by = $2 AND j.status = $3`
 }
 
 func placeholders(n int) string {

@@ -54,7 +54,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer stopLife()
 	q.hold(j.ID, attempt, rctx, cancel)
 	defer q.release(j.ID, attempt)
-	rctx = db.WithPipedWriteFence(rctx, q.fence(j.ID, attempt), q.pipedFence(j.ID, attempt))
+	rctx = q.fenced(rctx, j.ID, attempt)
 	if j.freshJournal {
 		rctx = db.WithFreshJournal(rctx, j.ID, attempt)
 	}
@@ -248,7 +248,7 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 	var err error
 	running, final := q.runningRow(ctx, id)
 	if running != nil {
-		_, _, err = q.d.SaveRunWith(db.WithPipedWriteFence(ctx, with, piped), nil, running, nil)
+		_, _, err = q.d.SaveRunWith(db.WithLockKey(db.WithPipedWriteFence(ctx, with, piped), id), nil, running, nil)
 	} else {
 		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
 	}
@@ -323,6 +323,14 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 	// assigning one takes (a round trip per claim).
 	next.RunIndex = row.RunIndex
 	return next, ""
+}
+
+// fenced returns ctx whose run writes are fenced on attempt of the job id
+// (fence, piped as pipedFence) and keyed by the job row they lock, so that
+// a shared transaction locks job rows in id order (db.WithLockKey), as the
+// lease renewal does.
+func (q *Queue) fenced(ctx context.Context, id string, attempt int) context.Context {
+	return db.WithLockKey(db.WithPipedWriteFence(ctx, q.fence(id, attempt), q.pipedFence(id, attempt)), id)
 }
 
 // fence returns the write fence of attempt: the run row is written only
