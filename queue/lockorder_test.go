@@ -68,7 +68,7 @@ func (l *lockTrouble) TraceBatchEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceB
 
 // tracedPostgres opens a Postgres database in a schema of its own whose
 // connections report to tr.
-func tracedPostgres(t *testing.T, name string, tr pgx.QueryTracer) *db.DB {
+func tracedPostgres(t testing.TB, name string, tr pgx.QueryTracer) *db.DB {
 	t.Helper()
 	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
 	if dsn == "" {
