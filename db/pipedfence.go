@@ -230,3 +230,25 @@ func LockKey(ctx context.Context) (key string, ok bool) {
 	key, ok = ctx.Value(lockKeyKey{}).(string)
 	return key, ok
 }
+
+// PipedRunMover is an optional Driver ability (Postgres): a statement that
+// moves a run's row to RUNNING on the server, for a piped write that holds
+// no copy of the row (the durable queue's claim, which would otherwise read
+// the row first to write it back).
+type PipedRunMover interface {
+	// RunningStmt moves runID's row to RUNNING (its status column and
+	// run_data's status) when it is PENDING or RUNNING, and passes status
+	// the row's status after the statement ("" when there is no row).
+	// ok false: the dialect cannot say it in one statement.
+	RunningStmt(runID string, status func(run.Status)) (st PipedStmt, ok bool)
+}
+
+// RunningStmt is the driver's PipedRunMover statement, unscoped (the
+// durable queue's claim acts for no user); ok false when it has none.
+func (d *DB) RunningStmt(runID string, status func(run.Status)) (PipedStmt, bool) {
+	m, ok := d.driver.(PipedRunMover)
+	if !ok {
+		return PipedStmt{}, false
+	}
+	return m.RunningStmt(runID, status)
+}

@@ -165,6 +165,9 @@ func (c *claimedJob) statusOr(def string) string {
 // not claimed; neither is one whose row holds a newer attempt. The run's row
 // moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
+	if got, ok := q.claimPiped(ctx, id, attempt, engineID); ok {
+		return got, true, nil
+	}
 	var got *claimedJob
 	claimed, fresh := false, false
 	with := func(ctx context.Context, tx *sql.Tx) error {
@@ -278,6 +281,62 @@ func (q *Queue) lookAtJournal(ctx context.Context, tx *sql.Tx, id string, empty 
 		return nil
 	}
 	return st.Row(tx.QueryRowContext(ctx, st.Query, st.Args...))
+}
+
+// claimPiped is the claim's common case on Postgres in one pipelined
+// transaction, sharing a pipeline group: the journal's fence, the job's
+// claim, the run's row moved to RUNNING on the server (no read of the row
+// first: db.PipedRunMover) and the look at the journal. ok false: not
+// claimed here (the dialect cannot, the job is not claimable, anything
+// failed; nothing was written) and claim's transaction decides.
+func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID int64) (got *claimedJob, ok bool) {
+	if q.dialect != "postgres" {
+		return nil, false
+	}
+	var stmts []db.PipedStmt
+	if q.journal != nil {
+		pf := q.journal.PipedFence(q.d, id, attempt)
+		if pf == nil {
+			return nil, false
+		}
+		fs, ok := pf(ctx)
+		if !ok {
+			return nil, false
+		}
+		stmts = fs
+	}
+	cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
+	stmts = append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
+		j, err := q.scanJob(sc, true)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNotClaimed
+		}
+		got = j
+		return err
+	}})
+	var runSt run.Status
+	move, ok := q.d.RunningStmt(id, func(st run.Status) { runSt = st })
+	if !ok {
+		return nil, false
+	}
+	stmts = append(stmts, move)
+	fresh := false
+	if q.journal != nil {
+		st, ok := q.journal.EmptyStmt(q.d, id, func() { fresh = true })
+		if !ok {
+			return nil, false
+		}
+		stmts = append(stmts, st)
+	}
+	if err := q.d.SaveRunsPiped(db.WithLockKey(ctx, id), stmts, nil); err != nil || got == nil {
+		return nil, false
+	}
+	switch runSt {
+	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+		got.runFinal = runSt
+	}
+	got.freshJournal = fresh
+	return got, true
 }
 
 // claimSQL is the statement that checks and claims a job row for attempt,
