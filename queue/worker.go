@@ -165,10 +165,11 @@ func (c *claimedJob) statusOr(def string) string {
 // not claimed; neither is one whose row holds a newer attempt. The run's row
 // moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
-	if got, ok := q.claimPiped(ctx, id, attempt, engineID); ok {
+	got, ok, tried := q.claimPiped(ctx, id, attempt, engineID)
+	if ok {
 		return got, true, nil
 	}
-	var got *claimedJob
+	got = nil
 	claimed, fresh := false, false
 	with := func(ctx context.Context, tx *sql.Tx) error {
 		fresh = false
@@ -248,6 +249,11 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 		}
 		return stmts, true
 	}
+	if tried {
+		// The piped claim failed: it is not the common case, which the
+		// transaction below decides without trying a pipeline again.
+		piped = nil
+	}
 	var err error
 	running, final := q.runningRow(ctx, id)
 	if running != nil {
@@ -288,20 +294,21 @@ func (q *Queue) lookAtJournal(ctx context.Context, tx *sql.Tx, id string, empty 
 // claim, the run's row moved to RUNNING on the server (no read of the row
 // first: db.PipedRunMover) and the look at the journal. ok false: not
 // claimed here (the dialect cannot, the job is not claimable, anything
-// failed; nothing was written) and claim's transaction decides.
-func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID int64) (got *claimedJob, ok bool) {
+// failed; nothing was written) and claim's transaction decides; tried:
+// the pipeline was sent.
+func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID int64) (got *claimedJob, ok, tried bool) {
 	if q.dialect != "postgres" {
-		return nil, false
+		return nil, false, false
 	}
 	var stmts []db.PipedStmt
 	if q.journal != nil {
 		pf := q.journal.PipedFence(q.d, id, attempt)
 		if pf == nil {
-			return nil, false
+			return nil, false, false
 		}
 		fs, ok := pf(ctx)
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		stmts = fs
 	}
@@ -317,26 +324,26 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 	var runSt run.Status
 	move, ok := q.d.RunningStmt(id, func(st run.Status) { runSt = st })
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	stmts = append(stmts, move)
 	fresh := false
 	if q.journal != nil {
 		st, ok := q.journal.EmptyStmt(q.d, id, func() { fresh = true })
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		stmts = append(stmts, st)
 	}
 	if err := q.d.SaveRunsPiped(db.WithLockKey(ctx, id), stmts, nil); err != nil || got == nil {
-		return nil, false
+		return nil, false, true
 	}
 	switch runSt {
 	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
 		got.runFinal = runSt
 	}
 	got.freshJournal = fresh
-	return got, true
+	return got, true, true
 }
 
 // claimSQL is the statement that checks and claims a job row for attempt,
