@@ -209,3 +209,46 @@ func WithTxFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt 
 	}
 	return WithWriteFence(ctx, fence), true
 }
+
+// lockKeyKey holds a piped write's lock key (WithLockKey).
+type lockKeyKey struct{}
+
+// WithLockKey returns ctx whose piped writes lock rows keyed by key (the
+// durable queue: the run's job row, keyed by its id) before any other
+// caller's in a shared transaction. A driver that shares one transaction
+// among concurrent callers' writes (Postgres's pipeline groups) sends them
+// in the order of their keys (byte order; writes without one after them),
+// so that the group locks job rows in the order the queue's lease renewal,
+// which locks several at once, does: two transactions locking rows of one
+// kind in one order cannot deadlock on them.
+func WithLockKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, lockKeyKey{}, key)
+}
+
+// LockKey is ctx's lock key (WithLockKey), ok false when it has none.
+func LockKey(ctx context.Context) (key string, ok bool) {
+	key, ok = ctx.Value(lockKeyKey{}).(string)
+	return key, ok
+}
+
+// PipedRunMover is an optional Driver ability (Postgres): a statement that
+// moves a run's row to RUNNING on the server, for a piped write that holds
+// no copy of the row (the durable queue's claim, which would otherwise read
+// the row first to write it back).
+type PipedRunMover interface {
+	// RunningStmt moves runID's row to RUNNING (its status column and
+	// run_data's status) when it is PENDING or RUNNING, and passes status
+	// the row's status after the statement ("" when there is no row).
+	// ok false: the dialect cannot say it in one statement.
+	RunningStmt(runID string, status func(run.Status)) (st PipedStmt, ok bool)
+}
+
+// RunningStmt is the driver's PipedRunMover statement, unscoped (the
+// durable queue's claim acts for no user); ok false when it has none.
+func (d *DB) RunningStmt(runID string, status func(run.Status)) (PipedStmt, bool) {
+	m, ok := d.driver.(PipedRunMover)
+	if !ok {
+		return PipedStmt{}, false
+	}
+	return m.RunningStmt(runID, status)
+}

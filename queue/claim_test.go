@@ -58,3 +58,50 @@ func TestClaim_RunAlreadyFinalIsNotExecutedAgain(t *testing.T) {
 		}
 	})
 }
+
+// The claim moves the run's row to RUNNING (its status and run_data's)
+// before the handler runs, keeping the rest of the row as it was; on
+// Postgres it does so on the server, without reading the row first.
+func TestClaim_RunRowIsRunningWhileItRuns(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		seen := make(chan *db.Run, 1)
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			row, err := d.GetRun(ctx, j.ID)
+			if err != nil {
+				return "", err
+			}
+			seen <- row
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		q := openQueue(t, d, testCfg(), h)
+		s, r, j := pending("running1", "u1")
+		before, err := r.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before.Content, before.ContentType = "queued input", "str"
+		if r, err = db.RunFromOutput(before); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		var row *db.Run
+		select {
+		case row = <-seen:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the handler did not run")
+		}
+		out, err := row.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Status != run.StatusRunning || out.Status != run.StatusRunning {
+			t.Fatalf("the handler saw the run %s (run_data %s), want RUNNING in both", row.Status, out.Status)
+		}
+		if out.Content != "queued input" || out.AgentID != "a1" || out.UserID != "u1" || out.CreatedAt != before.CreatedAt || row.RunIndex == nil {
+			t.Fatalf("the claim changed the rest of the row: %+v (run_index %v)", out, row.RunIndex)
+		}
+		waitFor(t, "running1 completed", func() bool { return runStatus(t, d, "running1") == run.StatusCompleted })
+	})
+}

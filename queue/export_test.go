@@ -39,3 +39,25 @@ func (q *Queue) EnqueueGroup() (leading bool, pending int) {
 
 // NoEnqueueGroup makes every enqueue its own transaction (benchmarks).
 func (q *Queue) NoEnqueueGroup() { q.group = nil }
+
+// Claim claims id's job for attempt as a River worker does before it runs
+// the job (engine job id 0); false when the job is not claimable.
+func (q *Queue) Claim(ctx context.Context, id string, attempt int) (bool, error) {
+	_, claimed, err := q.claim(ctx, id, attempt, 0)
+	return claimed, err
+}
+
+// Renew renews the leases of ids as the heartbeat does.
+func (q *Queue) Renew(ctx context.Context, ids []string) error {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return q.renew(ctx, args)
+}
+
+// Fenced is the context a worker runs attempt of id under: its run writes
+// fenced on the attempt and keyed by the job row.
+func (q *Queue) Fenced(ctx context.Context, id string, attempt int) context.Context {
+	return q.fenced(ctx, id, attempt)
+}

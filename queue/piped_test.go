@@ -139,6 +139,14 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("p%d", i)
 		waitFor(t, id+" completed", func() bool { return jobOf(t, q, id).Status == queue.StatusCompleted })
+	}
+	// The claim moves the run's row to RUNNING on the server: it reads no
+	// run row first (GetRun). (Counted before this test's own reads.)
+	if alone, _ := tr.count("SELECT run_id, session_id, run_type", "agno_runs"); alone != 0 {
+		t.Errorf("%d reads of run rows for %d claims (want none: the claim moves the row in its batch)", alone, n)
+	}
+	for i := range n {
+		id := fmt.Sprintf("p%d", i)
 		if st := runStatus(t, d, id); st != run.StatusCompleted {
 			t.Fatalf("run %s is %s", id, st)
 		}

@@ -54,7 +54,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer stopLife()
 	q.hold(j.ID, attempt, rctx, cancel)
 	defer q.release(j.ID, attempt)
-	rctx = db.WithPipedWriteFence(rctx, q.fence(j.ID, attempt), q.pipedFence(j.ID, attempt))
+	rctx = q.fenced(rctx, j.ID, attempt)
 	if j.freshJournal {
 		rctx = db.WithFreshJournal(rctx, j.ID, attempt)
 	}
@@ -165,7 +165,11 @@ func (c *claimedJob) statusOr(def string) string {
 // not claimed; neither is one whose row holds a newer attempt. The run's row
 // moves to RUNNING in the same transaction (one commit per claim).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
-	var got *claimedJob
+	got, ok, tried := q.claimPiped(ctx, id, attempt, engineID)
+	if ok {
+		return got, true, nil
+	}
+	got = nil
 	claimed, fresh := false, false
 	with := func(ctx context.Context, tx *sql.Tx) error {
 		fresh = false
@@ -245,10 +249,15 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 		}
 		return stmts, true
 	}
+	if tried {
+		// The piped claim failed: it is not the common case, which the
+		// transaction below decides without trying a pipeline again.
+		piped = nil
+	}
 	var err error
 	running, final := q.runningRow(ctx, id)
 	if running != nil {
-		_, _, err = q.d.SaveRunWith(db.WithPipedWriteFence(ctx, with, piped), nil, running, nil)
+		_, _, err = q.d.SaveRunWith(db.WithLockKey(db.WithPipedWriteFence(ctx, with, piped), id), nil, running, nil)
 	} else {
 		err = q.inTx(ctx, func(tx *sql.Tx) error { return with(ctx, tx) })
 	}
@@ -278,6 +287,63 @@ func (q *Queue) lookAtJournal(ctx context.Context, tx *sql.Tx, id string, empty 
 		return nil
 	}
 	return st.Row(tx.QueryRowContext(ctx, st.Query, st.Args...))
+}
+
+// claimPiped is the claim's common case on Postgres in one pipelined
+// transaction, sharing a pipeline group: the journal's fence, the job's
+// claim, the run's row moved to RUNNING on the server (no read of the row
+// first: db.PipedRunMover) and the look at the journal. ok false: not
+// claimed here (the dialect cannot, the job is not claimable, anything
+// failed; nothing was written) and claim's transaction decides; tried:
+// the pipeline was sent.
+func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID int64) (got *claimedJob, ok, tried bool) {
+	if q.dialect != "postgres" {
+		return nil, false, false
+	}
+	var stmts []db.PipedStmt
+	if q.journal != nil {
+		pf := q.journal.PipedFence(q.d, id, attempt)
+		if pf == nil {
+			return nil, false, false
+		}
+		fs, ok := pf(ctx)
+		if !ok {
+			return nil, false, false
+		}
+		stmts = fs
+	}
+	cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
+	stmts = append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
+		j, err := q.scanJob(sc, true)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNotClaimed
+		}
+		got = j
+		return err
+	}})
+	var runSt run.Status
+	move, ok := q.d.RunningStmt(id, func(st run.Status) { runSt = st })
+	if !ok {
+		return nil, false, false
+	}
+	stmts = append(stmts, move)
+	fresh := false
+	if q.journal != nil {
+		st, ok := q.journal.EmptyStmt(q.d, id, func() { fresh = true })
+		if !ok {
+			return nil, false, false
+		}
+		stmts = append(stmts, st)
+	}
+	if err := q.d.SaveRunsPiped(db.WithLockKey(ctx, id), stmts, nil); err != nil || got == nil {
+		return nil, false, true
+	}
+	switch runSt {
+	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+		got.runFinal = runSt
+	}
+	got.freshJournal = fresh
+	return got, true, true
 }
 
 // claimSQL is the statement that checks and claims a job row for attempt,
@@ -323,6 +389,14 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 	// assigning one takes (a round trip per claim).
 	next.RunIndex = row.RunIndex
 	return next, ""
+}
+
+// fenced returns ctx whose run writes are fenced on attempt of the job id
+// (fence, piped as pipedFence) and keyed by the job row they lock, so that
+// a shared transaction locks job rows in id order (db.WithLockKey), as the
+// lease renewal does.
+func (q *Queue) fenced(ctx context.Context, id string, attempt int) context.Context {
+	return db.WithLockKey(db.WithPipedWriteFence(ctx, q.fence(id, attempt), q.pipedFence(id, attempt)), id)
 }
 
 // fence returns the write fence of attempt: the run row is written only

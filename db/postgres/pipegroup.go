@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
@@ -89,6 +92,7 @@ func runGroup(pool *sql.DB, ops []*pipeOp) {
 		live[0].Err = pipeline(live[0].Ctx, pool, live[0].Val)
 		return
 	}
+	inLockOrder(live)
 	n := 0
 	for _, op := range live {
 		n += len(op.Val)
@@ -107,6 +111,26 @@ func runGroup(pool *sql.DB, ops []*pipeOp) {
 			op.Err = nil
 		}
 	}
+}
+
+// inLockOrder sorts a group's members by their lock keys (db.WithLockKey;
+// byte order, members without one last, in arrival order): the queue's
+// claims and saves lock their job rows in id order, as its lease renewal
+// does, so the group and a renewal cannot wait on each other in a cycle.
+func inLockOrder(ops []*pipeOp) {
+	slices.SortStableFunc(ops, func(a, b *pipeOp) int {
+		ka, oka := db.LockKey(a.Ctx)
+		kb, okb := db.LockKey(b.Ctx)
+		switch {
+		case oka && okb:
+			return strings.Compare(ka, kb)
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
 }
 
 // groupContext is the context a group's transaction runs under: no

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
 
 var _ db.PipedRunsSaver = (*Store)(nil)
@@ -76,4 +77,33 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 		return failed
 	}
 	return s.fail("save runs", err)
+}
+
+var _ db.PipedRunMover = (*Store)(nil)
+
+// RunningStmt implements db.PipedRunMover on a dialect that pipelines
+// (Postgres, run_data JSONB): the status column and run_data's "status" set
+// to RUNNING in place when the row is PENDING or RUNNING, as a read, a
+// decode, a status change and an upsert of the whole row would (run_data
+// keeps every other member, updated_at is left as it was), then the row's
+// status. The outer SELECT sees the row as the statement began, so a moved
+// row answers through the CTE's RETURNING.
+func (s *Store) RunningStmt(runID string, status func(run.Status)) (db.PipedStmt, bool) {
+	if !s.pipelines() {
+		return db.PipedStmt{}, false
+	}
+	running := string(run.StatusRunning)
+	return db.PipedStmt{
+		Query: "WITH moved AS (UPDATE " + s.runs + " SET status = ?, run_data = jsonb_set(run_data, '{status}', to_jsonb(?::text)) WHERE run_id = ? AND status IN (?, ?) RETURNING status) " +
+			"SELECT COALESCE((SELECT status FROM moved), (SELECT status FROM " + s.runs + " WHERE run_id = ?), '')",
+		Args: []any{running, running, runID, string(run.StatusPending), running, runID},
+		Row: func(sc interface{ Scan(...any) error }) error {
+			var st string
+			if err := sc.Scan(&st); err != nil {
+				return err
+			}
+			status(run.Status(st))
+			return nil
+		},
+	}, true
 }

@@ -1,0 +1,187 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/postgres"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+)
+
+// lockTrouble records what a pool's statements met that a lock order
+// prevents: deadlocks (SQLSTATE 40P01), and the ROLLBACKs of pipelines
+// (a group that failed, whose members then pipelined again alone).
+type lockTrouble struct {
+	mu        sync.Mutex
+	deadlocks []string
+	rollbacks int
+}
+
+func (l *lockTrouble) saw(err error, what string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "40P01" {
+		l.mu.Lock()
+		l.deadlocks = append(l.deadlocks, what+": "+pe.Message)
+		l.mu.Unlock()
+	}
+}
+
+func (l *lockTrouble) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.TrimSpace(d.SQL) == "ROLLBACK" {
+		l.mu.Lock()
+		l.rollbacks++
+		l.mu.Unlock()
+	}
+	return context.WithValue(ctx, lockTroubleSQL{}, d.SQL)
+}
+
+type lockTroubleSQL struct{}
+
+func (l *lockTrouble) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	q, _ := ctx.Value(lockTroubleSQL{}).(string)
+	l.saw(d.Err, q)
+}
+
+func (l *lockTrouble) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (l *lockTrouble) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.saw(d.Err, d.SQL)
+}
+
+func (l *lockTrouble) TraceBatchEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchEndData) {
+	l.saw(d.Err, "batch")
+}
+
+// tracedPostgres opens a Postgres database in a schema of its own whose
+// connections report to tr.
+func tracedPostgres(t testing.TB, name string, tr pgx.QueryTracer) *db.DB {
+	t.Helper()
+	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	schema := fmt.Sprintf("agentry_test_%s_%d", name, time.Now().UnixNano())
+	d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, MaxOpenConns: 8, Tracer: tr})
+	if err != nil {
+		t.Fatalf("postgres test server unavailable: %v", err)
+	}
+	t.Cleanup(func() {
+		w := d.Driver().(db.SQLWriter).SQLWriter().DB
+		if _, err := w.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+		d.Close()
+	})
+	return d
+}
+
+// On Postgres the runs' piped writes share transactions (pipeline groups)
+// that lock several job rows, and the lease renewal locks several job rows
+// in one statement: both lock them in id order, so they never wait on each
+// other in a cycle. Before, the group locked them in its members' arrival
+// order and the renewal in its scan's: Postgres broke the deadlock after
+// deadlock_timeout (a 1 s stall), and the group's writes fell back to one
+// pipeline each.
+func TestLockOrder_RenewalsAndGroupedSavesDoNotDeadlock(t *testing.T) {
+	tr := &lockTrouble{}
+	d := tracedPostgres(t, "lockorder", tr)
+	cfg := testCfg()
+	cfg.NodeID = "node-a"
+	q, err := queue.Open(context.Background(), d, cfg, complete(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const n, rounds = 24, 25
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("lo-%02d", i)
+	}
+	rand.Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	running := map[string]*db.Run{}
+	for _, id := range ids {
+		s, r, j := pending(id, "u1")
+		if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := q.Claim(ctx, id, 1); err != nil || !ok {
+			t.Fatalf("claim %s: %v, %v", id, ok, err)
+		}
+		row, err := d.GetRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running[id] = row
+	}
+
+	stop := make(chan struct{})
+	var renewals sync.WaitGroup
+	for range 3 {
+		renewals.Go(func() {
+			order := append([]string(nil), ids...)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rand.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+				if err := q.Renew(ctx, order); err != nil {
+					t.Errorf("renew: %v", err)
+					return
+				}
+			}
+		})
+	}
+	// Every run saved RUNNING again and again (the journal fence's and the
+	// job fence's row locks, as an agent's saves take them), then its
+	// final save (the job's outcome), all concurrently with the renewals.
+	var saves sync.WaitGroup
+	for _, id := range ids {
+		saves.Go(func() {
+			for range rounds {
+				if _, err := d.UpsertRun(q.Fenced(ctx, id, 1), running[id]); err != nil {
+					t.Errorf("save %s: %v", id, err)
+					return
+				}
+			}
+			if _, err := finishRun(q.Fenced(ctx, id, 1), d, id, run.StatusCompleted); err != nil {
+				t.Errorf("final save %s: %v", id, err)
+			}
+		})
+	}
+	saves.Wait()
+	close(stop)
+	renewals.Wait()
+
+	for _, id := range ids {
+		if j := jobOf(t, q, id); j.Status != queue.StatusCompleted || j.Attempt != 1 {
+			t.Errorf("job %s is %s at attempt %d, want completed at 1", id, j.Status, j.Attempt)
+		}
+		if st := runStatus(t, d, id); st != run.StatusCompleted {
+			t.Errorf("run %s is %s", id, st)
+		}
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.deadlocks) > 0 {
+		t.Errorf("%d deadlocks (40P01), the first: %s", len(tr.deadlocks), tr.deadlocks[0])
+	}
+	if tr.rollbacks > 0 {
+		t.Errorf("%d pipelines rolled back (a group failed and its members went alone)", tr.rollbacks)
+	}
+}
