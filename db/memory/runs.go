@@ -34,11 +34,11 @@ func (d *Driver) upsertRun(ctx context.Context, in *db.Run, keep bool) (*db.Run,
 		return nil, err
 	}
 	defer unlock()
-	old, err := d.runWritable(ctx, r, false)
+	old, sr, err := d.runWritable(ctx, r, false)
 	if err != nil {
 		return nil, err
 	}
-	return d.putRun(r, old, idx, keep), nil
+	return d.putRun(r, old, sr, idx, keep), nil
 }
 
 // runToStore checks a run and returns the copy to store (in itself when
@@ -97,22 +97,26 @@ func runToStore(ctx context.Context, in *db.Run, keep bool) (*db.Run, *int64, er
 // under a scope, and ErrInvalidRecord when a new run's session is missing
 // (unless sessionPending: it is being stored with the run). The caller holds
 // the write lock. It returns the stored run r updates (nil: a new run) for
-// putRun.
-func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool) (*db.Run, error) {
+// putRun, and for a new run its session's index (nil: the session has no run
+// yet), so that a save looks each map up once.
+func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool) (*db.Run, *sessionRuns, error) {
 	if old, ok := d.runs[r.RunID]; ok {
 		// As in SQL, only a scope protects an owned run; unscoped callers
 		// (the server itself, migrations) may reassign it.
 		if u, scoped := db.UserScope(ctx); scoped && old.UserID != "" && old.UserID != u {
-			return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
+			return nil, nil, fmt.Errorf("%w: run %s", db.ErrNotFound, r.RunID)
 		}
-		return old, nil
+		return old, nil, nil
 	}
-	if !sessionPending {
+	// A session with an index has a run, so it exists: deleting a session
+	// deletes its index, and its last run's deletion too.
+	sr := d.sessionRuns[r.SessionID]
+	if sr == nil && !sessionPending {
 		if _, ok := d.sessions[r.SessionID]; !ok {
-			return nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
+			return nil, nil, fmt.Errorf("%w: run %s: session %s does not exist (store the session first)", db.ErrInvalidRecord, r.RunID, r.SessionID)
 		}
 	}
-	return nil, nil
+	return nil, sr, nil
 }
 
 // putRun inserts r with the next run_index when it has none, or updates the
@@ -120,9 +124,10 @@ func (d *Driver) runWritable(ctx context.Context, r *db.Run, sessionPending bool
 // returns a copy of the stored run, or when shared the stored run itself
 // (db.RunKeeper: its caller only reads it; stored runs are replaced on
 // write, never changed in place). The caller holds the write lock and
-// checked runWritable, which found old (nil: r is new); a new run without a
-// run_index gets the next one in idx (from runToStore; nil: a slot).
-func (d *Driver) putRun(r, old *db.Run, idx *int64, shared bool) *db.Run {
+// checked runWritable, which found old (nil: r is new) and a new run's
+// session index sr (nil: none yet); a new run without a run_index gets the
+// next one in idx (from runToStore; nil: a slot).
+func (d *Driver) putRun(r, old *db.Run, sr *sessionRuns, idx *int64, shared bool) *db.Run {
 	if old != nil {
 		upd := *old // a new value: readers may hold the old one
 		upd.Status, upd.RunData, upd.UserID, upd.ParentRunID, upd.UpdatedAt = r.Status, r.RunData, r.UserID, r.ParentRunID, r.UpdatedAt
@@ -137,15 +142,19 @@ func (d *Driver) putRun(r, old *db.Run, idx *int64, shared bool) *db.Run {
 		}
 		return viewRun(&upd)
 	}
+	if sr == nil {
+		sr = &sessionRuns{max: -1}
+		d.sessionRuns[r.SessionID] = sr
+	}
 	if r.RunIndex == nil {
 		if idx == nil {
 			idx = d.indexSlot()
 		}
-		*idx = d.nextRunIndex(r.SessionID)
+		*idx = sr.max + 1 // max(run_index)+1, atomic under the write lock
 		r.RunIndex = idx
 	}
 	d.runs[r.RunID] = r
-	d.index(r)
+	sr.add(r)
 	if shared {
 		return r
 	}
@@ -193,27 +202,23 @@ func (d *Driver) saveRun(ctx context.Context, s *db.Session, r *db.Run, keep boo
 		return nil, nil, err
 	}
 	defer unlock()
-	if err := d.sessionWritable(sc); err != nil {
-		return nil, nil, err
-	}
-	old, err := d.runWritable(ctx, rc, true)
+	olds, err := d.sessionWritable(sc)
 	if err != nil {
 		return nil, nil, err
 	}
-	so := d.putSession(sc)
+	old, sr, err := d.runWritable(ctx, rc, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	so := d.putSession(sc, olds)
 	if !keep {
 		so = cloneSession(so)
 	}
-	return so, d.putRun(rc, old, idx, keep), nil
+	return so, d.putRun(rc, old, sr, idx, keep), nil
 }
 
-// index records a stored run in its session's index.
-func (d *Driver) index(r *db.Run) {
-	sr := d.sessionRuns[r.SessionID]
-	if sr == nil {
-		sr = &sessionRuns{max: -1}
-		d.sessionRuns[r.SessionID] = sr
-	}
+// add records a stored run of the session in its index.
+func (sr *sessionRuns) add(r *db.Run) {
 	if n := len(sr.order); n == 0 || historyOrder(sr.order[n-1], r) < 0 {
 		sr.order = append(sr.order, r) // the usual case: the session's newest run
 	} else {
@@ -231,15 +236,6 @@ var historyOrder = runOrder("run_index", db.Asc)
 // find returns where r is (ok) or would be in the session's order.
 func (sr *sessionRuns) find(r *db.Run) (int, bool) {
 	return slices.BinarySearchFunc(sr.order, r, historyOrder)
-}
-
-// nextRunIndex is max(run_index)+1 over the session's runs, or 0. The caller
-// holds the write lock, which makes assignment atomic.
-func (d *Driver) nextRunIndex(sessionID string) int64 {
-	if sr := d.sessionRuns[sessionID]; sr != nil {
-		return sr.max + 1
-	}
-	return 0
 }
 
 // GetRun returns a run in scope or ErrNotFound.

@@ -24,10 +24,11 @@ func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session
 		return nil, err
 	}
 	defer unlock()
-	if err := d.sessionWritable(s); err != nil {
+	old, err := d.sessionWritable(s)
+	if err != nil {
 		return nil, err
 	}
-	return cloneSession(d.putSession(s)), nil
+	return cloneSession(d.putSession(s, old)), nil
 }
 
 // sessionToStore checks a session and returns the copy to store (in itself
@@ -58,20 +59,22 @@ func sessionToStore(ctx context.Context, in *db.Session, keep bool) (*db.Session
 }
 
 // sessionWritable reports ErrNotFound when s would overwrite another user's
-// session. The caller holds the write lock.
-func (d *Driver) sessionWritable(s *db.Session) error {
-	if old, ok := d.sessions[s.SessionID]; ok && !writable(old.UserID, s.UserID) {
-		return fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, s.SessionID)
+// session. The caller holds the write lock. It returns the stored session s
+// replaces (nil: s is new) for putSession.
+func (d *Driver) sessionWritable(s *db.Session) (*db.Session, error) {
+	old := d.sessions[s.SessionID]
+	if old != nil && !writable(old.UserID, s.UserID) {
+		return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, s.SessionID)
 	}
-	return nil
+	return old, nil
 }
 
 // putSession stores s (created_at kept on update) and returns it: the
 // stored value, which callers copy unless theirs only reads it
 // (db.RunKeeper). The caller holds the write lock and checked
-// sessionWritable.
-func (d *Driver) putSession(s *db.Session) *db.Session {
-	if old, ok := d.sessions[s.SessionID]; ok {
+// sessionWritable, which found old (nil: s is new).
+func (d *Driver) putSession(s, old *db.Session) *db.Session {
+	if old != nil {
 		s.CreatedAt = old.CreatedAt
 	}
 	d.sessions[s.SessionID] = s

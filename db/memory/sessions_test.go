@@ -266,3 +266,41 @@ func TestDriver_ClosedAndCancelled(t *testing.T) {
 		}
 	}
 }
+
+// A new run's session is found through the session's run index when it has
+// one (one map lookup a save); the index must never outlive its session, or a
+// run could be stored in a deleted session. Saves through every path.
+func TestUpsertRun_RefusesADeletedSessionThatHadRuns(t *testing.T) {
+	t.Parallel()
+	d := newDB(t)
+	ctx := context.Background()
+	mustSession(t, ctx, d, session("s1", ""))
+	mustRun(t, ctx, d, runRow("r1", "s1", run.StatusCompleted))
+	mustRun(t, ctx, d, runRow("r2", "s1", run.StatusCompleted))
+	if err := d.DeleteSessions(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.UpsertRun(ctx, runRow("r3", "s1", run.StatusCompleted)); !errors.Is(err, db.ErrInvalidRecord) {
+		t.Errorf("UpsertRun into a deleted session: %v, want ErrInvalidRecord", err)
+	}
+	if _, _, err := d.SaveRunOwned(ctx, nil, runRow("r4", "s1", run.StatusCompleted)); !errors.Is(err, db.ErrInvalidRecord) {
+		t.Errorf("SaveRunOwned into a deleted session: %v, want ErrInvalidRecord", err)
+	}
+	if _, _, err := d.SaveRun(ctx, nil, runRow("r5", "s1", run.StatusCompleted)); !errors.Is(err, db.ErrInvalidRecord) {
+		t.Errorf("SaveRun into a deleted session: %v, want ErrInvalidRecord", err)
+	}
+
+	// A session whose runs were all deleted still takes runs, from index 0,
+	// and the next one continues from there.
+	mustSession(t, ctx, d, session("s2", ""))
+	mustRun(t, ctx, d, runRow("q1", "s2", run.StatusCompleted))
+	if err := d.DeleteRun(ctx, "q1"); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"q2", "q3"} {
+		_, r, err := d.SaveRunOwned(ctx, nil, runRow(id, "s2", run.StatusCompleted))
+		if err != nil || *r.RunIndex != int64(i) {
+			t.Fatalf("SaveRunOwned(%s) after the session's last run was deleted: %v, run_index %v, want %d", id, err, r, i)
+		}
+	}
+}
