@@ -75,16 +75,18 @@ func (s *Store) sessionHistoryRefsQuery(ctx context.Context, hq db.HistoryQuery)
 // the session arm's (session, user), the run_data expression's (cached runs
 // on SQLite), the runs arm's (historyWhere).
 func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped bool) []any {
-	n := 3 + len(historySkipArgs) + 4
-	args := make([]any, 0, n)
-	args = append(args, hq.SessionID)
+	args := make([]any, 0, 7+len(historySkipArgs))
+	sid := any(hq.SessionID) // converted once: a string in an interface is an allocation
+	var u any
+	args = append(args, sid)
 	if scoped {
-		args = append(args, user)
+		u = user
+		args = append(args, u)
 	}
 	if len(hq.Cached) > 0 {
 		args = append(args, cachedRunsKey(hq.Cached))
 	}
-	args = append(args, hq.SessionID)
+	args = append(args, sid)
 	args = append(args, historySkipArgs...)
 	if hq.AgentID != "" {
 		args = append(args, hq.AgentID)
@@ -93,7 +95,7 @@ func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped b
 		args = append(args, hq.TeamID)
 	}
 	if scoped {
-		args = append(args, user)
+		args = append(args, u)
 	}
 	return args
 }
