@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -24,8 +25,8 @@ func (d *DB) bound(ctx context.Context) (context.Context, boundCall) {
 	if d.timeout <= 0 || d.inProcess {
 		return ctx, boundCall{d: d}
 	}
-	bctx, cancel := context.WithTimeoutCause(ctx, d.timeout, errQueryTimeout)
-	return bctx, boundCall{d: d, ctx: bctx, cancel: cancel}
+	b := &boundCtx{parent: ctx, deadline: time.Now().Add(d.timeout)}
+	return b, boundCall{d: d, ctx: b}
 }
 
 // InProcess is the optional ability of a driver whose calls never wait on
@@ -43,21 +44,116 @@ func (d *DB) InProcess() bool { return d.inProcess }
 
 // boundCall is one bounded driver call (a value: no allocation per call).
 type boundCall struct {
-	d      *DB
-	ctx    context.Context // nil without a bound
-	cancel context.CancelFunc
+	d   *DB
+	ctx *boundCtx // nil without a bound
 }
 
 func (c boundCall) done(err error) error {
-	if c.cancel == nil {
+	if c.ctx == nil {
 		return c.d.unavailable(err)
 	}
-	timedOut := err != nil && errors.Is(context.Cause(c.ctx), errQueryTimeout)
-	c.cancel()
+	timedOut := err != nil && c.ctx.timedOut()
+	c.ctx.release()
 	if timedOut && !errors.Is(err, ErrUnavailable) {
 		return fmt.Errorf("%w: no answer within %s (raise the query timeout if the database is only slow): %w", ErrUnavailable, c.d.timeout, err)
 	}
 	return c.d.unavailable(err)
+}
+
+// boundCtx is the context of a bounded driver call: its parent with the
+// query timeout's deadline, the timer started only when a driver asks for
+// Done. context.WithTimeout starts a timer and links a cancel context into
+// the parent on every call (~5 allocations and a timer heap insertion and
+// removal), although the SQLite store runs its statements without the
+// cancellation (sqlstore's Store.gated and history read) and bounds its lock
+// waits with busy_timeout: the timer never fired for it. Err and Deadline
+// answer from the clock without one. Drivers that watch Done (pgx, the MySQL
+// driver, database/sql's connection wait) get the same deadline and cause
+// as before. ADR docs/adr/lazy-query-deadline.md.
+type boundCtx struct {
+	parent   context.Context
+	deadline time.Time
+	mu       sync.Mutex
+	inner    context.Context // the timed context once Done was asked for
+	cancel   context.CancelFunc
+	released bool
+}
+
+func (b *boundCtx) Deadline() (time.Time, bool) {
+	if d, ok := b.parent.Deadline(); ok && d.Before(b.deadline) {
+		return d, true
+	}
+	return b.deadline, true
+}
+
+func (b *boundCtx) Done() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inner == nil {
+		if b.released { // the call is over: as a cancelled WithTimeout
+			b.inner, b.cancel = context.WithCancel(b.parent)
+			b.cancel()
+		} else {
+			b.inner, b.cancel = context.WithDeadlineCause(b.parent, b.deadline, errQueryTimeout)
+		}
+	}
+	return b.inner.Done()
+}
+
+func (b *boundCtx) Err() error {
+	b.mu.Lock()
+	inner, released := b.inner, b.released
+	b.mu.Unlock()
+	if inner != nil {
+		return inner.Err()
+	}
+	if err := b.parent.Err(); err != nil {
+		return err
+	}
+	if released {
+		return context.Canceled
+	}
+	if !time.Now().Before(b.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (b *boundCtx) Value(key any) any {
+	b.mu.Lock()
+	inner := b.inner
+	b.mu.Unlock()
+	if inner != nil {
+		return inner.Value(key) // context.Cause finds the timed context
+	}
+	return b.parent.Value(key)
+}
+
+// timedOut reports whether the call ended by the query timeout rather than
+// by its parent.
+func (b *boundCtx) timedOut() bool {
+	b.mu.Lock()
+	inner := b.inner
+	b.mu.Unlock()
+	if inner != nil {
+		return errors.Is(context.Cause(inner), errQueryTimeout)
+	}
+	if b.parent.Err() != nil {
+		if d, ok := b.parent.Deadline(); !ok || d.Before(b.deadline) {
+			return false
+		}
+	}
+	return !time.Now().Before(b.deadline)
+}
+
+// release ends the call's context (its timer, if one started).
+func (b *boundCtx) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.released = true
+	if b.cancel != nil {
+		b.cancel()
+	}
 }
 
 // unavailable marks errors of an unreachable database or a connection lost

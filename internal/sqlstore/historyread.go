@@ -68,7 +68,12 @@ func (s *Store) historyCtx(ctx context.Context, pool *sql.DB) (context.Context, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.gate == nil || ctx.Done() == nil || pool.Stats().Idle == 0 {
+	if s.gate == nil || pool.Stats().Idle == 0 {
+		return ctx, nil
+	}
+	// A context with a deadline can end; asking it for Done would start
+	// db's query deadline timer (db.boundCtx) only to learn that.
+	if _, ok := ctx.Deadline(); !ok && ctx.Done() == nil {
 		return ctx, nil
 	}
 	return context.WithoutCancel(ctx), nil

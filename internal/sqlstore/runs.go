@@ -352,21 +352,23 @@ func cachedRunsKey(cached []db.CachedRun) string {
 	for _, c := range cached {
 		n += len(c.RunID) + 24
 	}
-	b := make([]byte, 0, n)
-	b = append(b, ';')
+	var b strings.Builder // its String does not copy
+	b.Grow(n)
+	var num [20]byte
+	b.WriteByte(';')
 	for _, c := range cached {
 		if strings.ContainsAny(c.RunID, "%/;") {
-			b = append(b, runIDEscaper.Replace(c.RunID)...)
+			b.WriteString(runIDEscaper.Replace(c.RunID))
 		} else {
-			b = append(b, c.RunID...)
+			b.WriteString(c.RunID)
 		}
-		b = append(b, '/')
-		b = strconv.AppendInt(b, c.UpdatedAt, 10)
-		b = append(b, '/')
-		b = strconv.AppendInt(b, int64(c.Size), 10)
-		b = append(b, ';')
+		b.WriteByte('/')
+		b.Write(strconv.AppendInt(num[:0], c.UpdatedAt, 10))
+		b.WriteByte('/')
+		b.Write(strconv.AppendInt(num[:0], int64(c.Size), 10))
+		b.WriteByte(';')
 	}
-	return string(b)
+	return b.String()
 }
 
 var runIDEscaper = strings.NewReplacer("%", "%25", "/", "%2F", ";", "%3B")

@@ -160,9 +160,10 @@ func upsertRunArgs(out *db.Run) []any {
 	if out.RunIndex != nil {
 		idx = *out.RunIndex
 	}
-	return []any{out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
+	sid := any(out.SessionID) // bound twice, converted once (a string in an interface is an allocation)
+	return []any{out.RunID, sid, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
-		idx, out.SessionID, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
+		idx, sid, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
 }
 
 // scanUpsertedRun reads upsertRunSQL's row into out's run_index and

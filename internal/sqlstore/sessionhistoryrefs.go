@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -22,23 +21,12 @@ var _ db.SessionHistoryRefReader = (*Store)(nil)
 // tie or NULL run_index, a run_data that does not decode) it answers from
 // SessionHistory, which handles those cases.
 func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
-	sw, w, open, mid, end := s.sessionHistoryFrame(ctx, hq)
-	data, dataArgs := s.historyRunData(hq.Cached)
-	sws, ws, from := sw.String(), w.String(), s.runsOnSessionIndex()
-	var b strings.Builder
-	b.Grow(len(sessionCols) + len(data) + len(s.sessions) + len(from) + len(sws) + len(ws) + 160)
-	for _, part := range []string{open, "SELECT 0, ", sessionCols, " FROM ", s.sessions, sws, mid,
-		"SELECT 1, run_id, NULL, NULL, NULL, NULL, NULL, ", data, ", NULL, NULL, NULL, NULL, NULL, run_index, updated_at FROM ",
-		from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1), end} {
-		b.WriteString(part)
-	}
-	args := make([]any, 0, len(sw.args)+len(dataArgs)+len(w.args))
-	args = append(append(append(args, sw.args...), dataArgs...), w.args...)
+	q, args := s.sessionHistoryRefsQuery(ctx, hq)
 	rctx, pool, release, err := s.historyReader(ctx)
 	if err != nil {
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
 	}
-	rows, err := s.query(rctx, pool, b.String(), args...)
+	rows, err := s.queryBound(rctx, pool, q, args...)
 	if err != nil {
 		release()
 		return nil, nil, s.fail("session history "+hq.SessionID, err)

@@ -225,17 +225,24 @@ func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error 
 
 type scanner interface{ Scan(dest ...any) error }
 
+// sessionScan is scanSession's destinations in one value: passed to Scan
+// through an interface, each local would be a heap allocation of its own
+// (13 a session read, one read a turn).
+type sessionScan struct {
+	typ                           string
+	agent, team, wf, user         sql.NullString
+	sd, ad, td, wd, meta, summary []byte
+	updated                       sql.NullInt64
+}
+
 func scanSession(sc scanner) (*db.Session, error) {
-	var (
-		out                           db.Session
-		typ                           string
-		agent, team, wf, user         sql.NullString
-		sd, ad, td, wd, meta, summary []byte
-		updated                       sql.NullInt64
-	)
-	if err := sc.Scan(&out.SessionID, &typ, &agent, &team, &wf, &user, &sd, &ad, &td, &wd, &meta, &summary, &out.CreatedAt, &updated); err != nil {
+	out := &db.Session{}
+	t := &sessionScan{}
+	if err := sc.Scan(&out.SessionID, &t.typ, &t.agent, &t.team, &t.wf, &t.user, &t.sd, &t.ad, &t.td, &t.wd, &t.meta, &t.summary, &out.CreatedAt, &t.updated); err != nil {
 		return nil, err
 	}
+	typ, agent, team, wf, user, updated := t.typ, t.agent, t.team, t.wf, t.user, t.updated
+	sd, ad, td, wd, meta, summary := t.sd, t.ad, t.td, t.wd, t.meta, t.summary
 	out.SessionType = run.Type(typ)
 	out.AgentID, out.TeamID, out.WorkflowID, out.UserID = agent.String, team.String, wf.String, user.String
 	out.UpdatedAt = updated.Int64
@@ -252,5 +259,5 @@ func scanSession(sc scanner) (*db.Session, error) {
 		}
 		*c.dst = v
 	}
-	return &out, err
+	return out, err
 }

@@ -88,7 +88,11 @@ func (s *Store) queryRow(ctx context.Context, pool *sql.DB, q string, args ...an
 
 // query runs a fixed-text query on pool, prepared once.
 func (s *Store) query(ctx context.Context, pool *sql.DB, q string, args ...any) (*sql.Rows, error) {
-	q = s.d.Bind(q)
+	return s.queryBound(ctx, pool, s.d.Bind(q), args...)
+}
+
+// queryBound is query with q already bound for the dialect.
+func (s *Store) queryBound(ctx context.Context, pool *sql.DB, q string, args ...any) (*sql.Rows, error) {
 	if st := s.prepared(ctx, pool, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}

@@ -75,6 +75,7 @@ type Store struct {
 	updateSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
 	historyConds   historyConds
+	historyTexts   historyTexts
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
 	runsOnIndex, runsFOnIndex string
