@@ -30,24 +30,29 @@ func (d *waitingDriver) GetSession(ctx context.Context, id string) (*db.Session,
 	return d.Driver.GetSession(ctx, id)
 }
 
+// driverWaits are the two ways a driver waits on its context: watching
+// Done (pgx, the MySQL driver, database/sql's pool wait), or asking Err
+// between steps (a driver that bounds its own waits).
+var driverWaits = map[string]func(context.Context) error{
+	"watches Done": func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	},
+	"asks Err": func(ctx context.Context) error {
+		for ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		return ctx.Err()
+	},
+}
+
 // The query timeout ends a call the same way whether its driver watches Done
 // (pgx, the MySQL driver, database/sql's pool wait) or only asks Err (a
 // driver that bounds its own waits and checks the context between steps):
 // ErrUnavailable, wrapping context.DeadlineExceeded.
 func TestBound_QueryTimeoutEndsTheCallWithErrUnavailable(t *testing.T) {
 	t.Parallel()
-	for name, wait := range map[string]func(context.Context) error{
-		"watches Done": func(ctx context.Context) error {
-			<-ctx.Done()
-			return ctx.Err()
-		},
-		"asks Err": func(ctx context.Context) error {
-			for ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
-			return ctx.Err()
-		},
-	} {
+	for name, wait := range driverWaits {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			drv := &waitingDriver{Driver: memory.New(), wait: wait}
@@ -66,18 +71,7 @@ func TestBound_QueryTimeoutEndsTheCallWithErrUnavailable(t *testing.T) {
 // A caller's own cancellation is not the database being unavailable.
 func TestBound_CallerCancelIsNotUnavailable(t *testing.T) {
 	t.Parallel()
-	for name, wait := range map[string]func(context.Context) error{
-		"watches Done": func(ctx context.Context) error {
-			<-ctx.Done()
-			return ctx.Err()
-		},
-		"asks Err": func(ctx context.Context) error {
-			for ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
-			return ctx.Err()
-		},
-	} {
+	for name, wait := range driverWaits {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			drv := &waitingDriver{Driver: memory.New(), wait: wait}
