@@ -88,24 +88,12 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 	if roundTrips != nil {
 		rt0 = roundTrips()
 	}
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; i < b.N; i += 8 {
-				id := fmt.Sprintf("%s%d", prefix, i)
-				s, r, j := pending(id, "u1")
-				s.AgentID, r.AgentID, j.ComponentID = "a1", "a1", "a1"
-				mu.Lock()
-				enqueued[id] = time.Now()
-				mu.Unlock()
-				if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	enqueueN(b, q, prefix, b.N, func(id string, s *db.Session, r *db.Run, j *queue.Job) {
+		s.AgentID, r.AgentID, j.ComponentID = "a1", "a1", "a1"
+		mu.Lock()
+		enqueued[id] = time.Now()
+		mu.Unlock()
+	})
 	for range b.N {
 		<-done
 	}
@@ -208,4 +196,26 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// enqueueN enqueues runs prefix0 … prefix<n-1> of user u1 from 8
+// goroutines; prepare, when set, adjusts each before its enqueue.
+func enqueueN(b *testing.B, q *queue.Queue, prefix string, n int, prepare func(id string, s *db.Session, r *db.Run, j *queue.Job)) {
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < n; i += 8 {
+				id := fmt.Sprintf("%s%d", prefix, i)
+				s, r, j := pending(id, "u1")
+				if prepare != nil {
+					prepare(id, s, r, j)
+				}
+				if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

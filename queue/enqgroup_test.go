@@ -370,19 +370,7 @@ func BenchmarkEnqueue_Postgres(b *testing.B) {
 			if server != nil {
 				srv0 = server()
 			}
-			var wg sync.WaitGroup
-			for g := range 8 {
-				wg.Go(func() {
-					for i := g; i < b.N; i += 8 {
-						s, r, j := pending(fmt.Sprintf("%s%d", prefix, i), "u1")
-						if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
+			enqueueN(b, q, prefix, b.N, nil)
 			elapsed, cpu := time.Since(start), cpuTime()-cpu0
 			b.StopTimer()
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/enqueue")

@@ -3,7 +3,6 @@ package queue_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,19 +74,7 @@ func benchJournalRuns(b *testing.B, journal bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start, cpu0, tx0, st0 := time.Now(), cpuTime(), commits.Load(), sqlite.Statements()
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; i < b.N; i += 8 {
-				s, r, j := pending(fmt.Sprintf("%s%d", prefix, i), "u1")
-				if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	enqueueN(b, q, prefix, b.N, nil)
 	for range b.N {
 		<-done
 	}
