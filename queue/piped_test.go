@@ -3,18 +3,14 @@ package queue_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentryhq/agentry/agent"
-	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
@@ -103,22 +99,7 @@ func (r *roundTrips) count(parts ...string) (alone, batched int) {
 // look at the journal spares the run its first reads of it.
 func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	tr := &roundTrips{}
-	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	schema := fmt.Sprintf("agentry_test_piped_%d", time.Now().UnixNano())
-	d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, MaxOpenConns: 8, Tracer: tr})
-	if err != nil {
-		t.Fatalf("postgres test server unavailable: %v", err)
-	}
-	t.Cleanup(func() {
-		w := d.Driver().(db.SQLWriter).SQLWriter().DB
-		if _, err := w.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-		d.Close()
-	})
+	d := tracedPostgres(t, "piped", tr)
 	a, err := agent.New(agent.Config{ID: "a1", Name: "Piped", Model: scripted.Reply("ok"), DB: d})
 	if err != nil {
 		t.Fatal(err)
