@@ -3,9 +3,6 @@ package queue
 import (
 	"context"
 	"testing"
-	"time"
-
-	"github.com/riverqueue/river"
 
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 )
@@ -14,24 +11,8 @@ import (
 // River upgrade that changes its insert fails here), and names it in
 // agno_jobs.
 func TestSQLiteEnqueue_RiverRowAsInsertTx(t *testing.T) {
-	d := testdbs.SQLite(t)
-	q, err := Open(context.Background(), d, Config{MaxAttempts: 4}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	tx, err := q.w.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	res, err := q.client.InsertTx(ctx, tx, runArgs{RunID: "r1", RetryDelay: 7}, &river.InsertOpts{Queue: riverQueue, MaxAttempts: q.cfg.MaxAttempts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := &Job{ID: "r1", ComponentType: "agent", ComponentID: "a1", JobType: "run", SessionID: "s1", UserID: "u1",
-		Payload: []byte(`{"x":1}`), Status: StatusQueued, MaxAttempts: q.cfg.MaxAttempts, RetryDelay: 7 * time.Second,
-		AvailableAt: 1, CreatedAt: 1, UpdatedAt: 1}
+	q, tx, res, j := riverTwin(t, testdbs.SQLite(t))
 	if err := q.insertJobSQLite(ctx, tx, j); err != nil {
 		t.Fatal(err)
 	}
