@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -73,10 +74,14 @@ func (c boundCall) done(err error) error {
 type boundCtx struct {
 	parent   context.Context
 	deadline time.Time
-	mu       sync.Mutex
-	inner    context.Context // the timed context once Done was asked for
+	// timed is set, after inner, once a driver asked for Done: readers
+	// (Value runs on every context lookup of a statement) load it instead
+	// of taking mu, and its store publishes inner to them.
+	timed    atomic.Bool
+	released atomic.Bool
+	mu       sync.Mutex      // creates inner, releases
+	inner    context.Context // the timed context, written once under mu
 	cancel   context.CancelFunc
-	released bool
 }
 
 func (b *boundCtx) Deadline() (time.Time, bool) {
@@ -87,30 +92,31 @@ func (b *boundCtx) Deadline() (time.Time, bool) {
 }
 
 func (b *boundCtx) Done() <-chan struct{} {
+	if b.timed.Load() {
+		return b.inner.Done()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.inner == nil {
-		if b.released { // the call is over: as a cancelled WithTimeout
+		if b.released.Load() { // the call is over: as a cancelled WithTimeout
 			b.inner, b.cancel = context.WithCancel(b.parent)
 			b.cancel()
 		} else {
 			b.inner, b.cancel = context.WithDeadlineCause(b.parent, b.deadline, errQueryTimeout)
 		}
+		b.timed.Store(true)
 	}
 	return b.inner.Done()
 }
 
 func (b *boundCtx) Err() error {
-	b.mu.Lock()
-	inner, released := b.inner, b.released
-	b.mu.Unlock()
-	if inner != nil {
-		return inner.Err()
+	if b.timed.Load() {
+		return b.inner.Err()
 	}
 	if err := b.parent.Err(); err != nil {
 		return err
 	}
-	if released {
+	if b.released.Load() {
 		return context.Canceled
 	}
 	if !time.Now().Before(b.deadline) {
@@ -120,11 +126,8 @@ func (b *boundCtx) Err() error {
 }
 
 func (b *boundCtx) Value(key any) any {
-	b.mu.Lock()
-	inner := b.inner
-	b.mu.Unlock()
-	if inner != nil {
-		return inner.Value(key) // context.Cause finds the timed context
+	if b.timed.Load() {
+		return b.inner.Value(key) // context.Cause finds the timed context
 	}
 	return b.parent.Value(key)
 }
@@ -132,11 +135,8 @@ func (b *boundCtx) Value(key any) any {
 // timedOut reports whether the call ended by the query timeout rather than
 // by its parent.
 func (b *boundCtx) timedOut() bool {
-	b.mu.Lock()
-	inner := b.inner
-	b.mu.Unlock()
-	if inner != nil {
-		return errors.Is(context.Cause(inner), errQueryTimeout)
+	if b.timed.Load() {
+		return errors.Is(context.Cause(b.inner), errQueryTimeout)
 	}
 	if b.parent.Err() != nil {
 		if d, ok := b.parent.Deadline(); !ok || d.Before(b.deadline) {
@@ -150,7 +150,7 @@ func (b *boundCtx) timedOut() bool {
 func (b *boundCtx) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.released = true
+	b.released.Store(true)
 	if b.cancel != nil {
 		b.cancel()
 	}

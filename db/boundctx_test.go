@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,5 +145,49 @@ func TestBound_DoneAskedDuringTheCall(t *testing.T) {
 	<-drv.ctx.Done() // closed by the end of the call, not the hour
 	if !errors.Is(drv.ctx.Err(), context.Canceled) {
 		t.Fatalf("Err() = %v, want context.Canceled", drv.ctx.Err())
+	}
+}
+
+// A call's context is read from several goroutines at once (pgx watches Done
+// on its own goroutine while the call asks Value and Err): the first Done
+// publishes the timed context to readers that take no lock. Run with -race.
+func TestBound_CallContextIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	drv := &waitingDriver{Driver: memory.New(), wait: func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				for range 200 {
+					if ctx.Value(key{}) != "v" {
+						t.Error("the call's context lost the caller's value")
+						return
+					}
+					if err := ctx.Err(); err != nil {
+						t.Errorf("Err() = %v during the call", err)
+						return
+					}
+					if i%2 == 0 {
+						select {
+						case <-ctx.Done():
+							t.Error("Done closed during the call")
+							return
+						default:
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return nil
+	}}
+	d := db.Wrap(drv, db.Config{QueryTimeout: time.Hour})
+	ctx := context.WithValue(context.Background(), key{}, "v")
+	if _, err := d.GetSession(ctx, "none"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+	<-drv.ctx.Done()
+	if !errors.Is(drv.ctx.Err(), context.Canceled) {
+		t.Fatalf("Err() = %v after the call, want context.Canceled", drv.ctx.Err())
 	}
 }
