@@ -90,17 +90,21 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			start := time.Now()
 			rec := &recorder{ResponseWriter: w}
 			defer func() {
+				ctx := r.Context()
+				if !log.Enabled(ctx, slog.LevelInfo) {
+					return // the attributes are not built for a line nobody keeps
+				}
 				status := rec.status
 				if status == 0 {
 					status = http.StatusOK
 				}
-				log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+				log.LogAttrs(ctx, slog.LevelInfo, "http request",
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
 					slog.Int("status", status),
 					slog.Int64("bytes", rec.bytes),
 					slog.Duration("duration", time.Since(start)),
-					slog.String("request_id", requestID(r.Context())),
+					slog.String("request_id", requestID(ctx)),
 				)
 			}()
 			next.ServeHTTP(rec, r)
