@@ -98,6 +98,15 @@ func (g *Group[T]) Busy() bool {
 	return g.leading || len(g.pending) > 0
 }
 
+// State reports whether a caller leads a group and how many operations
+// wait for the next one (for tests that wait for a group to form; callers
+// decide with Busy).
+func (g *Group[T]) State() (leading bool, pending int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.leading, len(g.pending)
+}
+
 // withdraw removes op from the pending operations unless a group holds it.
 func (g *Group[T]) withdraw(op *Op[T]) bool {
 	g.mu.Lock()
