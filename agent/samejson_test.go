@@ -56,3 +56,37 @@ func TestSameJSON_PostgresNormalisedAgentData(t *testing.T) {
 		t.Fatalf("agent_data %s read back as %s is not the same JSON", data, got.AgentData)
 	}
 }
+
+// TestJSONMemo: the memo answers only for the exact pair it saw equal; a
+// change on either side, or to the caller's bytes afterwards, is compared
+// again.
+func TestJSONMemo(t *testing.T) {
+	var m jsonMemo
+	mine := []byte(`{"b":2,"a":1}`)
+	stored := []byte(`{"a": 1, "b": 2}`)
+	for _, c := range []struct {
+		name         string
+		stored, mine string
+		want         bool
+	}{
+		{"normalised", string(stored), string(mine), true},
+		{"again", string(stored), string(mine), true},
+		{"stored changed", `{"a": 1, "b": 3}`, string(mine), false},
+		{"mine changed", string(stored), `{"b":3,"a":1}`, false},
+		{"back to the pair", string(stored), string(mine), true},
+	} {
+		if got := m.same([]byte(c.stored), []byte(c.mine)); got != c.want {
+			t.Errorf("%s: same(%s, %s) = %v, want %v", c.name, c.stored, c.mine, got, c.want)
+		}
+	}
+	// The memo keeps its own copy: the caller's buffer may be reused.
+	var fresh jsonMemo
+	buf := bytes.Clone(stored)
+	if !fresh.same(buf, mine) {
+		t.Fatal("same pair not equal")
+	}
+	buf[len(buf)-2] = '3'
+	if fresh.same(buf, mine) {
+		t.Errorf("same(%s, %s) = true after the caller changed its bytes", buf, mine)
+	}
+}
