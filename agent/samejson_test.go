@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -88,5 +89,39 @@ func TestJSONMemo(t *testing.T) {
 	buf[len(buf)-2] = '3'
 	if fresh.same(buf, mine) {
 		t.Errorf("same(%s, %s) = true after the caller changed its bytes", buf, mine)
+	}
+}
+
+// TestJSONMemo_Concurrent: runs of one agent share the memo; pairs that
+// replace each other in it never get another pair's answer.
+func TestJSONMemo_Concurrent(t *testing.T) {
+	t.Parallel()
+	var m jsonMemo
+	pairs := []struct {
+		stored, mine []byte
+		want         bool
+	}{
+		{[]byte(`{"a": 1}`), []byte(`{"a":1}`), true},
+		{[]byte(`{"a": 2, "b": 1}`), []byte(`{"b":1,"a":2}`), true},
+		{[]byte(`{"a": 1}`), []byte(`{"b":1,"a":2}`), false},
+		{[]byte(`{"a": 2, "b": 1}`), []byte(`{"a":1}`), false},
+	}
+	done := make(chan string, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				p := pairs[(g+i)%len(pairs)]
+				if got := m.same(p.stored, p.mine); got != p.want {
+					done <- fmt.Sprintf("same(%s, %s) = %v", p.stored, p.mine, got)
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 8 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
 	}
 }
