@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -133,7 +134,8 @@ func (st *state) sessionToSave(now int64) (*db.Session, error) {
 		s.SessionData = b
 	}
 	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID &&
-		sameJSON(old.SessionData, s.SessionData) && sameJSON(old.AgentData, s.AgentData) && sameJSON(old.TeamData, s.TeamData) &&
+		sameJSON(old.SessionData, s.SessionData) && st.p.storedComponent.same(old.AgentData, s.AgentData) &&
+		st.p.storedComponent.same(old.TeamData, s.TeamData) &&
 		sameJSON(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
@@ -157,6 +159,29 @@ func sameJSON(a, b []byte) bool {
 	x, errX := decodeNumbers(a)
 	y, errY := decodeNumbers(b)
 	return errX == nil && errY == nil && reflect.DeepEqual(x, y)
+}
+
+// jsonMemo remembers one pair of JSON texts sameJSON found equal although
+// their bytes differ: the agent's (or team's) component data and the form
+// the store gives it back in (Postgres's JSONB is normalised). Every turn
+// of a conversation compares that same pair; decoding both each time is
+// most of the unchanged-session check. Safe for concurrent runs.
+type jsonMemo struct{ p atomic.Pointer[[2][]byte] }
+
+// same is sameJSON(stored, mine), answered from the memo when it holds
+// exactly this pair.
+func (m *jsonMemo) same(stored, mine []byte) bool {
+	if bytes.Equal(stored, mine) {
+		return true
+	}
+	if e := m.p.Load(); e != nil && bytes.Equal(e[0], stored) && bytes.Equal(e[1], mine) {
+		return true
+	}
+	if !sameJSON(stored, mine) {
+		return false
+	}
+	m.p.Store(&[2][]byte{bytes.Clone(stored), bytes.Clone(mine)})
+	return true
 }
 
 // decodeNumbers decodes b with numbers kept as written (json.Number), so

@@ -38,6 +38,9 @@ type prepared struct {
 	// runContext: tools or hooks may read FromContext.
 	runContext bool
 	history    historyCache
+	// storedComponent: the session's agent_data or team_data as the store
+	// gives it back, known to equal agentData (persist.go).
+	storedComponent jsonMemo
 }
 
 func (a *Agent) prep() *prepared {
