@@ -52,10 +52,13 @@ type Config struct {
 	ReadOnly bool
 	// MustExist refuses to create a missing file.
 	MustExist bool
-	// CheckpointInterval is how often a passive WAL checkpoint runs besides
-	// SQLite's automatic one, as a backstop that keeps the -wal file bounded;
-	// zero means DefaultCheckpointInterval, negative none. A read-only or
-	// in-memory database has none.
+	// CheckpointInterval is how often the background WAL checkpoint runs
+	// at the least; writes also wake it, every 128 of them, and while it
+	// runs the writer's automatic checkpoint waits for 4,000 WAL frames
+	// instead of SQLite's 1,000, so that the copy is not a write's. Zero
+	// means DefaultCheckpointInterval; negative turns the background
+	// checkpoint off (and leaves SQLite's 1,000). A read-only or in-memory
+	// database has none.
 	CheckpointInterval time.Duration
 }
 
