@@ -35,10 +35,16 @@ type Config struct {
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
 	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
-	// Reader at this interval until Close (the sqlite driver sets it). SQLite checkpoints
-	// on its own after commits; this backstop keeps the WAL bounded when
-	// that does not happen (a reader that held an old snapshot at the time).
+	// Reader at this interval, and on a single writer every ~128 writes,
+	// until Close (the sqlite driver sets it): it copies the WAL back off
+	// the writes' path and keeps the WAL bounded when the writer's
+	// automatic checkpoint cannot (a reader that held an old snapshot at
+	// the time). See Store.checkpointer.
 	CheckpointInterval time.Duration
+	// WALAutoCheckpoint is the writer's automatic checkpoint threshold in
+	// WAL frames when the driver raised it from SQLite's 1,000 for the
+	// background checkpoint (see Store.checkpointer); zero means 1,000.
+	WALAutoCheckpoint int
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -59,7 +65,7 @@ type Store struct {
 	migPool  func() (*sql.DB, error)
 	readOnly bool
 	// gate orders run and session writes (SQLite only; see writeGate).
-	gate writeGate
+	gate *writeGate
 	// group batches concurrent run writes into one transaction (SQLite
 	// only; see groupCommit).
 	group groupCommit
@@ -79,9 +85,13 @@ type Store struct {
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
 	runsOnIndex, runsFOnIndex string
-	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
-	// when none runs.
+	// stopCheckpoints ends the background checkpoint and waits for it;
+	// nil when none runs.
 	stopCheckpoints func()
+	// restartFrames is the WAL length past which the checkpointer empties
+	// the WAL itself: twice the writer's automatic checkpoint threshold, at
+	// least minRestartFrames.
+	restartFrames int64
 }
 
 var (
@@ -145,7 +155,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	if cfg.CheckpointInterval > 0 {
-		s.stopCheckpoints = s.checkpointEvery(cfg.CheckpointInterval)
+		s.restartFrames = int64(max(minRestartFrames, 2*cfg.WALAutoCheckpoint))
+		s.stopCheckpoints = s.checkpointer(cfg.CheckpointInterval)
 	}
 	return s, nil
 }
