@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -93,5 +94,70 @@ func TestSessionHistoryRefs_ReadOnlyRefsNotChangedByLaterWrites(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Readers that keep reading the refs they got while writers add, update and
+// delete runs of the same session: under -race, a write into a slot a
+// reader holds is reported; without it, a held ref must keep its run's id
+// with that run's bytes.
+func TestSessionHistoryRefs_ReadOnlyRefsUnderConcurrentWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDB(t)
+	mustSession(t, ctx, d, session("s1", ""))
+	for i := range 8 {
+		mustRun(t, ctx, d, runRow(fmt.Sprintf("r%02d", i), "s1", run.StatusCompleted))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				_, refs, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s1", Limit: 5, ReadOnlySession: true})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for range 3 {
+					for _, r := range refs {
+						if !strings.Contains(string(r.RunData), `"run_id":"`+r.RunID+`"`) {
+							errs <- fmt.Errorf("ref %s holds %s", r.RunID, r.RunData)
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 8; i < 108; i++ {
+			id := fmt.Sprintf("r%02d", i)
+			if _, err := d.UpsertRun(ctx, runRow(id, "s1", run.StatusCompleted)); err != nil {
+				errs <- err
+				return
+			}
+			upd := runRow(id, "s1", run.StatusCompleted)
+			upd.RunData = []byte(fmt.Sprintf(`{"run_id":%q,"content":"updated"}`, id))
+			if _, err := d.UpsertRun(ctx, upd); err != nil {
+				errs <- err
+				return
+			}
+			if i%3 == 0 {
+				if err := d.DeleteRun(ctx, id); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
