@@ -59,8 +59,8 @@ func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
 	if st.a.conf().DB == nil || !st.a.conf().AddHistoryToContext {
 		return q, false
 	}
-	// The run only reads its session (st.session): an in-process store may
-	// hand over its stored value.
+	// The run only reads its session (st.session) and the history refs: an
+	// in-process store may hand over its stored values.
 	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns, ReadOnlySession: true}
 	q.ProducedBy(st.p.comp)
 	if !st.a.conf().DB.InProcess() {

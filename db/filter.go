@@ -60,10 +60,11 @@ type HistoryQuery struct {
 	// row; a changed row comes back with its run_data.
 	Cached []CachedRun
 	// ReadOnlySession promises that the caller of SessionHistoryRefs
-	// neither changes the returned session nor its JSON columns: an
-	// in-process driver (db/memory), whose stored rows are replaced on
-	// write and never changed in place, then returns its stored value
-	// instead of a copy (one copy of the session row less per turn).
+	// neither changes the returned session nor its JSON columns, nor the
+	// returned refs: an in-process driver (db/memory), whose stored rows are
+	// replaced on write and never changed in place, then returns its stored
+	// values instead of copies (one copy of the session row less per turn,
+	// and of the refs when the query selects a whole tail of the session).
 	ReadOnlySession bool
 }
 

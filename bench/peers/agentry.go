@@ -88,7 +88,10 @@ func AgentryAsk(ctx context.Context, a *agent.Agent, text, session string) (stri
 	return out.ContentString(), nil
 }
 
-// AgentryConversation runs the 25 turns in a new session.
+// AgentryConversation runs the 25 turns in a new session, then deletes the
+// session with its runs: the peers drop their history with the conversation,
+// and a store that kept every conversation of a benchmark would grow with
+// b.N (see the package doc).
 func AgentryConversation(ctx context.Context, a *agent.Agent, n int, inputs []string) (string, error) {
 	sid := "peers-" + strconv.Itoa(n)
 	var last string
@@ -98,6 +101,9 @@ func AgentryConversation(ctx context.Context, a *agent.Agent, n int, inputs []st
 			return "", err
 		}
 		last = ans
+	}
+	if err := a.DB().DeleteSessions(ctx, sid); err != nil {
+		return "", err
 	}
 	return last, nil
 }

@@ -2,9 +2,13 @@ package peers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/agentryhq/agentry/db"
 )
 
 // framework is one peer under the same rows: ask runs one turn of the given
@@ -122,6 +126,45 @@ func TestSameWork(t *testing.T) {
 					t.Fatalf("earlier turns seen per call %v, want %v", m.Seen, want)
 				}
 			})
+		}
+	}
+}
+
+// TestAgentryConversation_DropsItsHistory proves the Agentry conversation row
+// ends as the peers' do: its session and runs are gone from the store after
+// the 25th turn (the delete is part of the timed work), so the store does not
+// grow with b.N, while every turn still read the history it stored.
+func TestAgentryConversation_DropsItsHistory(t *testing.T) {
+	ctx := context.Background()
+	for _, h := range []int{-1, LastRuns} {
+		m := &Mock{Mode: Chat, Record: true}
+		a, err := AgentryAgent(m, agentryTools(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 3; n++ {
+			if got, err := AgentryConversation(ctx, a, n, Inputs()); err != nil || got != ChatAnswer {
+				t.Fatalf("history %d, conversation %d: answer %q, %v", h, n, got, err)
+			}
+			runs, _, err := a.DB().GetRuns(ctx, db.RunFilter{Limit: 100, Page: 1})
+			if err != nil || len(runs) != 0 {
+				t.Fatalf("history %d, conversation %d: %d runs left in the store, %v", h, n, len(runs), err)
+			}
+			if s, err := a.DB().GetSession(ctx, "peers-"+strconv.Itoa(n)); !errors.Is(err, db.ErrNotFound) {
+				t.Fatalf("history %d, conversation %d: session %v left, %v", h, n, s, err)
+			}
+		}
+		var want []int
+		for range 3 {
+			for k := range Turns {
+				if h > 0 {
+					k = min(k, h)
+				}
+				want = append(want, k)
+			}
+		}
+		if !slices.Equal(m.Seen, want) {
+			t.Fatalf("history %d: earlier turns seen per call %v, want %v", h, m.Seen, want)
 		}
 	}
 }

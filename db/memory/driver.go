@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -230,6 +231,14 @@ func cmpDir(c int, order string) int {
 // highest run_index. A run replaced by an update is replaced here too.
 type sessionRuns struct {
 	order []*db.Run
+	// refs[i] is order[i]'s history ref. A history read that selects a
+	// whole tail hands out refs[from:n:n] itself (read-only callers) and
+	// sets lent: a write that would change a slot in place (an update, an
+	// insert before the newest run, a delete) then works on a copy, so a
+	// lent slice never changes. Appending a newest run writes a slot no
+	// lent slice reaches (their capacity ends at their length).
+	refs []db.HistoryRef
+	lent atomic.Bool // set under the read lock, read under the write lock
 	// max is the highest run_index, or -1 when no run has one.
 	max int64
 }

@@ -135,6 +135,7 @@ func (d *Driver) putRun(r, old *db.Run, sr *sessionRuns, idx *int64, shared bool
 		if sr := d.sessionRuns[old.SessionID]; sr != nil {
 			if i, ok := sr.find(old); ok {
 				sr.order[i] = &upd
+				sr.ownRefs()[i] = refOf(&upd)
 			}
 		}
 		if shared {
@@ -221,13 +222,36 @@ func (d *Driver) saveRun(ctx context.Context, s *db.Session, r *db.Run, keep boo
 func (sr *sessionRuns) add(r *db.Run) {
 	if n := len(sr.order); n == 0 || historyOrder(sr.order[n-1], r) < 0 {
 		sr.order = append(sr.order, r) // the usual case: the session's newest run
+		sr.refs = append(sr.refs, refOf(r))
 	} else {
 		i, _ := sr.find(r)
 		sr.order = slices.Insert(sr.order, i, r)
+		sr.refs = slices.Insert(sr.ownRefs(), i, refOf(r))
 	}
 	if r.RunIndex != nil && *r.RunIndex > sr.max {
 		sr.max = *r.RunIndex
 	}
+}
+
+// remove deletes the i-th run of the session's index.
+func (sr *sessionRuns) remove(i int) {
+	sr.order = slices.Delete(sr.order, i, i+1)
+	sr.refs = slices.Delete(sr.ownRefs(), i, i+1)
+}
+
+// ownRefs returns refs for a change in place: a copy when a history read
+// holds a part of it. The caller holds the write lock.
+func (sr *sessionRuns) ownRefs() []db.HistoryRef {
+	if sr.lent.Load() {
+		sr.refs = slices.Clone(sr.refs)
+		sr.lent.Store(false)
+	}
+	return sr.refs
+}
+
+// refOf is r's history ref.
+func refOf(r *db.Run) db.HistoryRef {
+	return db.HistoryRef{RunID: r.RunID, UpdatedAt: r.UpdatedAt, RunData: r.RunData}
 }
 
 // historyOrder is the order of sessionRuns.order.
@@ -377,10 +401,17 @@ func (d *Driver) HistoryRefs(ctx context.Context, q db.HistoryQuery) ([]db.Histo
 }
 
 // sessionRefs is the refs of a session's history runs. The caller holds the
-// read lock.
+// read lock. A read-only caller (q.ReadOnlySession) whose query selects
+// every run of the tail gets the session's own refs (sessionRuns.refs).
 func (d *Driver) sessionRefs(ctx context.Context, q db.HistoryQuery) []db.HistoryRef {
 	f := newHistoryFilter(ctx, &q)
 	runs, n := d.sessionHistory(&f)
+	if n == len(runs) && n > 0 && q.ReadOnlySession {
+		sr := d.sessionRuns[q.SessionID]
+		sr.lent.Store(true)
+		end := len(sr.refs)
+		return sr.refs[end-n : end : end]
+	}
 	out := make([]db.HistoryRef, 0, n)
 	for _, r := range runs {
 		if f.selects(r) {
@@ -504,7 +535,7 @@ func (d *Driver) DeleteRun(ctx context.Context, runID string) error {
 	delete(d.runs, runID)
 	sr := d.sessionRuns[r.SessionID]
 	if i, ok := sr.find(r); ok {
-		sr.order = slices.Delete(sr.order, i, i+1)
+		sr.remove(i)
 	}
 	switch {
 	case len(sr.order) == 0:
