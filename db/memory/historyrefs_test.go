@@ -110,54 +110,43 @@ func TestSessionHistoryRefs_ReadOnlyRefsUnderConcurrentWrites(t *testing.T) {
 		mustRun(t, ctx, d, runRow(fmt.Sprintf("r%02d", i), "s1", run.StatusCompleted))
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 200 {
 				_, refs, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s1", Limit: 5, ReadOnlySession: true})
 				if err != nil {
-					errs <- err
+					t.Error(err)
 					return
 				}
 				for range 3 {
 					for _, r := range refs {
 						if !strings.Contains(string(r.RunData), `"run_id":"`+r.RunID+`"`) {
-							errs <- fmt.Errorf("ref %s holds %s", r.RunID, r.RunData)
+							t.Errorf("ref %s holds %s", r.RunID, r.RunData)
 							return
 						}
 					}
 				}
 			}
-		}()
+		})
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for i := 8; i < 108; i++ {
 			id := fmt.Sprintf("r%02d", i)
-			if _, err := d.UpsertRun(ctx, runRow(id, "s1", run.StatusCompleted)); err != nil {
-				errs <- err
-				return
-			}
 			upd := runRow(id, "s1", run.StatusCompleted)
 			upd.RunData = []byte(fmt.Sprintf(`{"run_id":%q,"content":"updated"}`, id))
-			if _, err := d.UpsertRun(ctx, upd); err != nil {
-				errs <- err
-				return
+			for _, r := range []*db.Run{runRow(id, "s1", run.StatusCompleted), upd} {
+				if _, err := d.UpsertRun(ctx, r); err != nil {
+					t.Error(err)
+					return
+				}
 			}
 			if i%3 == 0 {
 				if err := d.DeleteRun(ctx, id); err != nil {
-					errs <- err
+					t.Error(err)
 					return
 				}
 			}
 		}
-	}()
+	})
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
 }
