@@ -238,14 +238,15 @@ func LockKey(ctx context.Context) (key string, ok bool) {
 type PipedRunMover interface {
 	// RunningStmt moves runID's row to RUNNING (its status column and
 	// run_data's status) when it is PENDING or RUNNING, and passes status
-	// the row's status after the statement ("" when there is no row).
+	// the row's status after the statement ("" when there is no row) and
+	// its run_index (nil: none).
 	// ok false: the dialect cannot say it in one statement.
-	RunningStmt(runID string, status func(run.Status)) (st PipedStmt, ok bool)
+	RunningStmt(runID string, status func(st run.Status, runIndex *int64)) (st PipedStmt, ok bool)
 }
 
 // RunningStmt is the driver's PipedRunMover statement, unscoped (the
 // durable queue's claim acts for no user); ok false when it has none.
-func (d *DB) RunningStmt(runID string, status func(run.Status)) (PipedStmt, bool) {
+func (d *DB) RunningStmt(runID string, status func(st run.Status, runIndex *int64)) (PipedStmt, bool) {
 	m, ok := d.driver.(PipedRunMover)
 	if !ok {
 		return PipedStmt{}, false

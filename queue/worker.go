@@ -58,6 +58,11 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	if j.freshJournal {
 		rctx = db.WithFreshJournal(rctx, j.ID, attempt)
 	}
+	if j.runIndex != nil {
+		// The run's saves keep the row's run_index: Postgres takes no
+		// session lock to assign one.
+		rctx = db.WithRunIndex(rctx, j.ID, *j.runIndex)
+	}
 
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
@@ -151,6 +156,8 @@ type claimedJob struct {
 	// freshJournal: the claim's transaction found the run's journal empty
 	// (db.WithFreshJournal).
 	freshJournal bool
+	// runIndex is the run row's run_index the claim saw (nil: unknown).
+	runIndex *int64
 }
 
 func (c *claimedJob) statusOr(def string) string {
@@ -269,6 +276,9 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 	}
 	got.runFinal = final
 	got.freshJournal = fresh && claimed
+	if running != nil {
+		got.runIndex = running.RunIndex
+	}
 	return got, claimed, nil
 }
 
@@ -321,8 +331,11 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 		got = j
 		return err
 	}})
-	var runSt run.Status
-	move, ok := q.d.RunningStmt(id, func(st run.Status) { runSt = st })
+	var (
+		runSt  run.Status
+		runIdx *int64
+	)
+	move, ok := q.d.RunningStmt(id, func(st run.Status, idx *int64) { runSt, runIdx = st, idx })
 	if !ok {
 		return nil, false, false
 	}
@@ -343,6 +356,7 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 		got.runFinal = runSt
 	}
 	got.freshJournal = fresh
+	got.runIndex = runIdx
 	return got, true, true
 }
 

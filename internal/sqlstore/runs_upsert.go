@@ -49,7 +49,9 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 }
 
 // runToWrite copies a run for writing: as the scoped user, with its own
-// run_index value. scoped reports whether the context carries a scope.
+// run_index value, or the one ctx knows for it (db.WithRunIndex: no
+// session lock to assign one). scoped reports whether the context carries
+// a scope.
 func runToWrite(ctx context.Context, in *db.Run) (out *db.Run, scoped bool) {
 	cp := *in
 	if u, ok := db.UserScope(ctx); ok {
@@ -57,6 +59,8 @@ func runToWrite(ctx context.Context, in *db.Run) (out *db.Run, scoped bool) {
 	}
 	if cp.RunIndex != nil {
 		v := *cp.RunIndex
+		cp.RunIndex = &v
+	} else if v, ok := db.KnownRunIndex(ctx, cp.RunID); ok {
 		cp.RunIndex = &v
 	}
 	return &cp, scoped

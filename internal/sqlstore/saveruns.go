@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -86,23 +87,30 @@ var _ db.PipedRunMover = (*Store)(nil)
 // to RUNNING in place when the row is PENDING or RUNNING, as a read, a
 // decode, a status change and an upsert of the whole row would (run_data
 // keeps every other member, updated_at is left as it was), then the row's
-// status. The outer SELECT sees the row as the statement began, so a moved
-// row answers through the CTE's RETURNING.
-func (s *Store) RunningStmt(runID string, status func(run.Status)) (db.PipedStmt, bool) {
+// status and run_index (which the run's later saves then need not assign:
+// db.WithRunIndex). The outer SELECT sees the row as the statement began,
+// so a moved row answers through the CTE's RETURNING.
+func (s *Store) RunningStmt(runID string, status func(st run.Status, runIndex *int64)) (db.PipedStmt, bool) {
 	if !s.pipelines() {
 		return db.PipedStmt{}, false
 	}
 	running := string(run.StatusRunning)
 	return db.PipedStmt{
-		Query: "WITH moved AS (UPDATE " + s.runs + " SET status = ?, run_data = jsonb_set(run_data, '{status}', to_jsonb(?::text)) WHERE run_id = ? AND status IN (?, ?) RETURNING status) " +
-			"SELECT COALESCE((SELECT status FROM moved), (SELECT status FROM " + s.runs + " WHERE run_id = ?), '')",
-		Args: []any{running, running, runID, string(run.StatusPending), running, runID},
+		Query: "WITH moved AS (UPDATE " + s.runs + " SET status = ?, run_data = jsonb_set(run_data, '{status}', to_jsonb(?::text)) WHERE run_id = ? AND status IN (?, ?) RETURNING status, run_index) " +
+			"SELECT COALESCE((SELECT status FROM moved), (SELECT status FROM " + s.runs + " WHERE run_id = ?), ''), " +
+			"COALESCE((SELECT run_index FROM moved), (SELECT run_index FROM " + s.runs + " WHERE run_id = ?))",
+		Args: []any{running, running, runID, string(run.StatusPending), running, runID, runID},
 		Row: func(sc interface{ Scan(...any) error }) error {
 			var st string
-			if err := sc.Scan(&st); err != nil {
+			var idx sql.NullInt64
+			if err := sc.Scan(&st, &idx); err != nil {
 				return err
 			}
-			status(run.Status(st))
+			var ip *int64
+			if idx.Valid {
+				ip = &idx.Int64
+			}
+			status(run.Status(st), ip)
 			return nil
 		},
 	}, true
