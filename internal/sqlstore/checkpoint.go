@@ -7,9 +7,10 @@ import (
 )
 
 // checkpointWrites is how many writes through the gate wake the background
-// checkpoint: about 1,000 WAL frames at a run write's ~8, SQLite's own
-// automatic cadence.
-const checkpointWrites = 128
+// checkpoint: about 500 WAL frames at a run write's ~8, half the writer's
+// automatic checkpoint threshold (SQLite's 1,000), so the copy is mostly
+// done before the writer's own checkpoint comes.
+const checkpointWrites = 64
 
 // minRestartFrames is the least WAL length, in frames, past which the
 // checkpointer empties the WAL instead of only copying it back (see

@@ -35,7 +35,7 @@ type Config struct {
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
 	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
-	// Reader at this interval, and on a single writer every ~128 writes,
+	// Reader at this interval, and on a single writer every 64 writes,
 	// until Close (the sqlite driver sets it): it copies the WAL back off
 	// the writes' path and keeps the WAL bounded when the writer's
 	// automatic checkpoint cannot (a reader that held an old snapshot at
