@@ -56,12 +56,12 @@ func BenchmarkWriteAmplification(b *testing.B) {
 	}
 }
 
-// walCounted opens a store at path with automatic and background
-// checkpoints off, so the WAL only grows; checkpoint returns the WAL's size
-// (what the commits since the last call appended) and truncates it.
+// walCounted opens a store at path with automatic checkpoints off, so the
+// WAL only grows; checkpoint returns the WAL's size (what the commits since
+// the last call appended) and truncates it.
 func walCounted(b *testing.B, path string) (d *db.DB, checkpoint func() int64) {
 	b.Helper()
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	if err != nil {
 		b.Fatal(err)
 	}

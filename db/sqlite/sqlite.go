@@ -52,27 +52,15 @@ type Config struct {
 	ReadOnly bool
 	// MustExist refuses to create a missing file.
 	MustExist bool
-	// CheckpointInterval is how often the background WAL checkpoint runs
-	// at the least; writes also wake it, every 64 of them (about half the
-	// writer's automatic checkpoint threshold of 1,000 WAL frames), so
-	// that the copy is mostly not a write's. Zero means
-	// DefaultCheckpointInterval; negative turns the background checkpoint
-	// off. A read-only or in-memory database has none.
+	// CheckpointInterval is how often a passive WAL checkpoint runs besides
+	// SQLite's automatic one, as a backstop that keeps the -wal file bounded;
+	// zero means DefaultCheckpointInterval, negative none. A read-only or
+	// in-memory database has none.
 	CheckpointInterval time.Duration
 }
 
 // DefaultCheckpointInterval is Config.CheckpointInterval's default.
 const DefaultCheckpointInterval = 30 * time.Second
-
-// walAutoCheckpoint is the writer's wal_autocheckpoint, in frames, while
-// the background checkpoint runs: SQLite's own 1,000. SQLite runs its
-// automatic checkpoint inside the commit that crossed the threshold; with
-// the background checkpoint copying every ~500 frames, that checkpoint
-// finds the WAL mostly copied and only starts it over. 4,000 frames was
-// measured and rejected: fewer writer checkpoints, but a WAL four times as
-// long slowed concurrent readers (server p99 and the first SSE event;
-// docs/adr/sqlite-background-checkpoint.md).
-const walAutoCheckpoint = 1000
 
 // walSizeLimit is the journal_size_limit: after a checkpoint the writer
 // truncates a -wal file that grew past it (while a long read kept SQLite
@@ -117,14 +105,14 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	var err error
 	switch {
 	case memory:
-		if scfg.Writer, err = open(connString(cfg.Path, busy, modeWriter, 0)); err != nil {
+		if scfg.Writer, err = open(connString(cfg.Path, busy, modeWriter)); err != nil {
 			return nil, err
 		}
 		scfg.Writer.SetMaxOpenConns(1)
 		scfg.Writer.SetConnMaxIdleTime(0)
 		scfg.Writer.SetConnMaxLifetime(0)
 	case cfg.ReadOnly:
-		if scfg.Writer, err = openPool(ctx, connString(cfg.Path, busy, modeQueryOnly, 0), readConns(cfg)); err != nil {
+		if scfg.Writer, err = openPool(ctx, connString(cfg.Path, busy, modeQueryOnly), readConns(cfg)); err != nil {
 			return nil, wrap(err)
 		}
 	default:
@@ -132,13 +120,12 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 			return nil, wrap(err)
 		}
 	}
-	if scfg.Reader != nil && checkpoints(cfg) {
+	if scfg.Reader != nil {
 		// Only a read-write file has a WAL to keep bounded.
 		scfg.CheckpointInterval = cfg.CheckpointInterval
 		if scfg.CheckpointInterval == 0 {
 			scfg.CheckpointInterval = DefaultCheckpointInterval
 		}
-		scfg.WALAutoCheckpoint = walAutoCheckpoint
 	}
 	if !memory {
 		mode := modeReader
@@ -146,7 +133,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 			mode = modeQueryOnly
 		}
 		scfg.OpenMigrationPool = func() (*sql.DB, error) {
-			p, err := sql.Open("sqlite", connString(cfg.Path, busy, mode, 0))
+			p, err := sql.Open("sqlite", connString(cfg.Path, busy, mode))
 			if err != nil {
 				return nil, err
 			}
@@ -178,11 +165,7 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 // schema is checked before the file is switched to WAL (a persistent change
 // of its header), so a database refused as 2.x is not modified.
 func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer, reader *sql.DB, err error) {
-	autoCheckpoint := 0
-	if checkpoints(cfg) {
-		autoCheckpoint = walAutoCheckpoint
-	}
-	if writer, err = open(connString(cfg.Path, busy, modeWriter, autoCheckpoint)); err != nil {
+	if writer, err = open(connString(cfg.Path, busy, modeWriter)); err != nil {
 		return nil, nil, err
 	}
 	writer.SetMaxOpenConns(1) // one writer: run_index assignment never waits on SQLITE_BUSY in-process
@@ -200,7 +183,7 @@ func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer,
 		writer.Close()
 		return nil, nil, err
 	}
-	if reader, err = openPool(ctx, connString(cfg.Path, busy, modeReader, 0), readConns(cfg)); err != nil {
+	if reader, err = openPool(ctx, connString(cfg.Path, busy, modeReader), readConns(cfg)); err != nil {
 		writer.Close()
 		return nil, nil, err
 	}
@@ -220,10 +203,6 @@ func openPool(ctx context.Context, dsn string, n int) (*sql.DB, error) {
 	}
 	return p, nil
 }
-
-// checkpoints reports whether a read-write file gets the background
-// checkpoint.
-func checkpoints(cfg Config) bool { return cfg.CheckpointInterval >= 0 }
 
 func readConns(cfg Config) int {
 	if cfg.MaxReadConns > 0 {
@@ -269,9 +248,8 @@ const (
 // connString is the driver's connection string: a file: URI, so that any path
 // works (a '?' or '#' in it is escaped), with the pragmas every connection
 // sets. Journal mode is not among them: it is a persistent property of the
-// file, set once by openReadWrite. autoCheckpoint, when positive, is the
-// writer's wal_autocheckpoint.
-func connString(path string, busy time.Duration, mode, autoCheckpoint int) string {
+// file, set once by openReadWrite.
+func connString(path string, busy time.Duration, mode int) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
@@ -289,9 +267,6 @@ func connString(path string, busy time.Duration, mode, autoCheckpoint int) strin
 		q.Add("_pragma", "temp_store(MEMORY)")
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
-		if autoCheckpoint > 0 {
-			q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", autoCheckpoint))
-		}
 	case modeReader:
 		q.Add("_pragma", "synchronous(NORMAL)")
 	case modeQueryOnly:

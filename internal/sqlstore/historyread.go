@@ -42,15 +42,15 @@ func (s *Store) historyReader(ctx context.Context) (rctx context.Context, pool *
 		return rctx, s.r, func() {}, err
 	}
 	if s.group.busy() || s.w.Stats().InUse > 0 {
-		s.gate.leaveUnwritten()
+		s.gate.leave()
 		rctx, err = s.historyCtx(ctx, s.r)
 		return rctx, s.r, func() {}, err
 	}
 	if err := ctx.Err(); err != nil {
-		s.gate.leaveUnwritten()
+		s.gate.leave()
 		return nil, nil, nil, err
 	}
-	return context.WithoutCancel(ctx), s.w, s.gate.leaveUnwritten, nil
+	return context.WithoutCancel(ctx), s.w, s.gate.leave, nil
 }
 
 // historyCtx is the context of a history read on pool. On SQLite (a store

@@ -35,16 +35,10 @@ type Config struct {
 	// holds a lock, a reader and a writer at once); nil means Writer serves.
 	OpenMigrationPool func() (*sql.DB, error)
 	// CheckpointInterval, when positive, runs a passive WAL checkpoint on
-	// Reader at this interval, and on a single writer every 64 writes,
-	// until Close (the sqlite driver sets it): it copies the WAL back off
-	// the writes' path and keeps the WAL bounded when the writer's
-	// automatic checkpoint cannot (a reader that held an old snapshot at
-	// the time). See Store.checkpointer.
+	// Reader at this interval until Close (the sqlite driver sets it). SQLite checkpoints
+	// on its own after commits; this backstop keeps the WAL bounded when
+	// that does not happen (a reader that held an old snapshot at the time).
 	CheckpointInterval time.Duration
-	// WALAutoCheckpoint is the writer's automatic checkpoint threshold in
-	// WAL frames when the driver raised it from SQLite's 1,000 for the
-	// background checkpoint (see Store.checkpointer); zero means 1,000.
-	WALAutoCheckpoint int
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -65,7 +59,7 @@ type Store struct {
 	migPool  func() (*sql.DB, error)
 	readOnly bool
 	// gate orders run and session writes (SQLite only; see writeGate).
-	gate *writeGate
+	gate writeGate
 	// group batches concurrent run writes into one transaction (SQLite
 	// only; see groupCommit).
 	group groupCommit
@@ -85,13 +79,9 @@ type Store struct {
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
 	runsOnIndex, runsFOnIndex string
-	// stopCheckpoints ends the background checkpoint and waits for it;
-	// nil when none runs.
+	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
+	// when none runs.
 	stopCheckpoints func()
-	// restartFrames is the WAL length past which the checkpointer empties
-	// the WAL itself: twice the writer's automatic checkpoint threshold, at
-	// least minRestartFrames.
-	restartFrames int64
 }
 
 var (
@@ -155,8 +145,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	if cfg.CheckpointInterval > 0 {
-		s.restartFrames = int64(max(minRestartFrames, 2*cfg.WALAutoCheckpoint))
-		s.stopCheckpoints = s.checkpointer(cfg.CheckpointInterval)
+		s.stopCheckpoints = s.checkpointEvery(cfg.CheckpointInterval)
 	}
 	return s, nil
 }

@@ -7,27 +7,17 @@ import "context"
 // arbitrary waiter, so under load a write could wait behind any number of
 // later ones: the latency tail, not the throughput, suffers. Goroutines
 // blocked sending on a channel are woken first in, first out.
-//
-// The gate also counts the writes that held it and wakes the background
-// checkpoint every checkpointWrites of them (see checkpointer).
-type writeGate struct {
-	ch chan struct{}
-	// writes counts the holds since the last wake-up; only the holder
-	// changes it, so the channel orders its accesses.
-	writes int
-	// wake, when set, is the checkpointer's (capacity 1).
-	wake chan struct{}
-}
+type writeGate chan struct{}
 
-func newWriteGate(d *Dialect) *writeGate {
+func newWriteGate(d *Dialect) writeGate {
 	if !d.SingleWriter {
 		return nil // pooled writers: the database orders its own locks
 	}
-	return &writeGate{ch: make(chan struct{}, 1)}
+	return make(writeGate, 1)
 }
 
 // enter waits for the gate; leave must follow when it returns nil.
-func (g *writeGate) enter(ctx context.Context) error {
+func (g writeGate) enter(ctx context.Context) error {
 	if g == nil {
 		return nil
 	}
@@ -35,50 +25,30 @@ func (g *writeGate) enter(ctx context.Context) error {
 		return nil
 	}
 	select {
-	case g.ch <- struct{}{}:
+	case g <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// tryEnter enters the gate if no one holds it; leave or leaveUnwritten must
-// follow when it returns true.
-func (g *writeGate) tryEnter() bool {
+// tryEnter enters the gate if no one holds it; leave must follow when it
+// returns true.
+func (g writeGate) tryEnter() bool {
 	if g == nil {
 		return false
 	}
 	select {
-	case g.ch <- struct{}{}:
+	case g <- struct{}{}:
 		return true
 	default:
 		return false
 	}
 }
 
-// leave opens the gate after a write, and every checkpointWrites writes
-// wakes the checkpointer without waiting for it.
-func (g *writeGate) leave() {
-	if g == nil {
-		return
-	}
-	if g.wake != nil {
-		if g.writes++; g.writes >= checkpointWrites {
-			g.writes = 0
-			select {
-			case g.wake <- struct{}{}:
-			default: // it is awake already
-			}
-		}
-	}
-	<-g.ch
-}
-
-// leaveUnwritten opens the gate after a hold that wrote nothing (a read on
-// the idle writer, a checkpoint).
-func (g *writeGate) leaveUnwritten() {
+func (g writeGate) leave() {
 	if g != nil {
-		<-g.ch
+		<-g
 	}
 }
 

@@ -75,7 +75,7 @@ func waitQueued(t *testing.T, frame string, n int) {
 		dump := string(buf[:runtime.Stack(buf, true)])
 		queued := 0
 		for _, g := range strings.Split(dump, "\n\n") {
-			if (strings.Contains(g, "[select") || strings.Contains(g, "[chan send")) && strings.Contains(g, "writeGate).enter") && strings.Contains(g, frame) {
+			if (strings.Contains(g, "[select") || strings.Contains(g, "[chan send")) && strings.Contains(g, "writeGate.enter") && strings.Contains(g, frame) {
 				queued++
 			}
 		}
