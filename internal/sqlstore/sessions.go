@@ -241,17 +241,15 @@ func scanSession(sc scanner) (*db.Session, error) {
 	if err := sc.Scan(&out.SessionID, &t.typ, &t.agent, &t.team, &t.wf, &t.user, &t.sd, &t.ad, &t.td, &t.wd, &t.meta, &t.summary, &out.CreatedAt, &t.updated); err != nil {
 		return nil, err
 	}
-	typ, agent, team, wf, user, updated := t.typ, t.agent, t.team, t.wf, t.user, t.updated
-	sd, ad, td, wd, meta, summary := t.sd, t.ad, t.td, t.wd, t.meta, t.summary
-	out.SessionType = run.Type(typ)
-	out.AgentID, out.TeamID, out.WorkflowID, out.UserID = agent.String, team.String, wf.String, user.String
-	out.UpdatedAt = updated.Int64
+	out.SessionType = run.Type(t.typ)
+	out.AgentID, out.TeamID, out.WorkflowID, out.UserID = t.agent.String, t.team.String, t.wf.String, t.user.String
+	out.UpdatedAt = t.updated.Int64
 	var err error
 	for _, c := range []struct {
 		dst *[]byte
 		src []byte
-	}{{(*[]byte)(&out.SessionData), sd}, {(*[]byte)(&out.AgentData), ad}, {(*[]byte)(&out.TeamData), td},
-		{(*[]byte)(&out.WorkflowData), wd}, {(*[]byte)(&out.Metadata), meta}, {(*[]byte)(&out.Summary), summary}} {
+	}{{(*[]byte)(&out.SessionData), t.sd}, {(*[]byte)(&out.AgentData), t.ad}, {(*[]byte)(&out.TeamData), t.td},
+		{(*[]byte)(&out.WorkflowData), t.wd}, {(*[]byte)(&out.Metadata), t.meta}, {(*[]byte)(&out.Summary), t.summary}} {
 		v, e := decodeJSON(c.src)
 		if e != nil {
 			err = &db.CorruptRowError{Table: "sessions", ID: out.SessionID, Err: e}
