@@ -151,7 +151,7 @@ func TestTelemetry_ServerRunsAreCountedAndTraced(t *testing.T) {
 func spanAttrs(s tracetest.SpanStub) map[attribute.Key]string {
 	out := map[attribute.Key]string{}
 	for _, kv := range s.Attributes {
-		out[kv.Key] = kv.Value.Emit()
+		out[kv.Key] = kv.Value.String()
 	}
 	return out
 }

@@ -25,7 +25,7 @@ func spansNamed(exp *tracetest.InMemoryExporter, name string) []tracetest.SpanSt
 func spanAttr(s tracetest.SpanStub, key string) (string, bool) {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit(), true
+			return kv.Value.String(), true
 		}
 	}
 	return "", false

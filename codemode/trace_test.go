@@ -38,7 +38,7 @@ func TestRun_CellIsASpanUnderTheCaller(t *testing.T) {
 	for i, s := range spans[:2] {
 		got := map[string]string{}
 		for _, kv := range s.Attributes {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		if s.Name != "execute_code" || s.Parent.SpanID() != parent.SpanContext().SpanID() || got["agentry.codemode.session"] != "s1" ||
 			got["agentry.codemode.execution_count"] != []string{"1", "2"}[i] || got["gen_ai.operation.name"] != "execute_code" {

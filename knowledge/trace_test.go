@@ -32,7 +32,7 @@ func TestSearch_IsARetrievalSpanUnderTheCaller(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, kv := range spans[0].Attributes {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	if got["gen_ai.operation.name"] != "retrieval" || got["agentry.retrieval.limit"] != "3" || got["agentry.retrieval.documents"] != "0" {
 		t.Errorf("attributes %v", got)

@@ -295,15 +295,15 @@ func setContext(t *db.Trace, attrs []attribute.KeyValue) {
 	for _, kv := range attrs {
 		switch kv.Key {
 		case AttrRunID:
-			t.RunID = kv.Value.Emit()
+			t.RunID = kv.Value.String()
 		case AttrConversationID:
-			t.SessionID = kv.Value.Emit()
+			t.SessionID = kv.Value.String()
 		case AttrUserID:
-			t.UserID = kv.Value.Emit()
+			t.UserID = kv.Value.String()
 		case AttrAgentID:
-			id = kv.Value.Emit()
+			id = kv.Value.String()
 		case AttrComponentType:
-			typ = kv.Value.Emit()
+			typ = kv.Value.String()
 		}
 	}
 	switch run.Type(typ) {
@@ -400,7 +400,7 @@ func attributesJSON(sp sdktrace.ReadOnlySpan) json.RawMessage {
 		}
 		for _, kv := range ev.Attributes {
 			if kv.Key == "exception.message" {
-				alias("exception.message", kv.Value.Emit())
+				alias("exception.message", kv.Value.String())
 			}
 		}
 	}
