@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model"
@@ -88,18 +86,6 @@ func storageErrorEvent(t runTarget, runID, sessionID string) *run.Event {
 
 // targetHandler is a run route written against runTarget.
 type targetHandler func(w http.ResponseWriter, r *http.Request, t runTarget) error
-
-// withTarget resolves the URL's {param} with lookup and calls h, or answers
-// 404 with detail.
-func withTarget(param, detail string, lookup func(id string) (runTarget, bool), h targetHandler) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		t, ok := lookup(chi.URLParam(r, param))
-		if !ok {
-			return errorf(http.StatusNotFound, "%s", detail)
-		}
-		return h(w, r, t)
-	}
-}
 
 // continueUnsupported answers POST …/runs/{run_id}/continue for run targets
 // that cannot continue runs (workflows continue through

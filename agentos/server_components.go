@@ -160,8 +160,9 @@ func (s *Server) configured(kind, id string) bool {
 	return false
 }
 
-// withStored is withTarget for the run routes: the configured component,
-// else the stored one visible to the caller; 404 with detail for neither.
+// withStored resolves the URL's {param} for the run routes and calls h: the
+// configured component, else the stored one visible to the caller; 404 with
+// detail for neither.
 func (s *Server) withStored(kind, param, detail string, configured func(string) (runTarget, bool), h targetHandler) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id := chi.URLParam(r, param)

@@ -320,13 +320,6 @@ func runChaos(t *testing.T, world *chaosWorld, replicas []*replica) {
 	world.checkReplays(t)
 }
 
-func firstOf(m map[string]string) string {
-	for k, v := range m {
-		return k + "=" + v
-	}
-	return ""
-}
-
 // TestChaos_SQLiteSingleNodeSurvivesSIGKILLs runs 200 background runs on
 // `agentry serve` over SQLite and kills it with SIGKILL at random moments at
 // least 10 times, restarting it each time.

@@ -307,15 +307,6 @@ func (x *index) alloc(key int64, v []float32) int32 {
 	return id
 }
 
-// add inserts a unit vector for key and returns its node id.
-func (x *index) add(key int64, v []float32) int32 {
-	id := x.alloc(key, v)
-	vs := x.visitSet()
-	x.link(vs, id)
-	x.visited.Put(vs)
-	return id
-}
-
 // link connects the allocated node id into the graph. Under addBatch it
 // runs concurrently with other links: every read of a node's links is a
 // copy taken under its lock, every write is made under it, and no two node
