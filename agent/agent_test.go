@@ -49,8 +49,12 @@ func TestNew_DefaultsAndID(t *testing.T) {
 		t.Fatalf("id %q, history %d", a.ID(), a.Config().NumHistoryRuns)
 	}
 	b := mustAgent(t, Config{Model: scripted.Reply("x")})
-	if b.ID() == "" || b.ID() != b.ID() {
-		t.Fatal("an agent without name gets a stable random id")
+	id := b.ID()
+	if id == "" || b.ID() != id {
+		t.Fatalf("an agent without name gets a stable random id: %q, then %q", id, b.ID())
+	}
+	if c := mustAgent(t, Config{Model: scripted.Reply("x")}); c.ID() == id {
+		t.Fatalf("two agents without name share the id %q", id)
 	}
 }
 

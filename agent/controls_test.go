@@ -170,6 +170,9 @@ func TestToolHooks_WrapEveryCallOutermostFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ex := out.Tools[0]; ex.ToolCallError || ex.Result != "2" {
+		t.Fatalf("admin's call %+v", ex)
+	}
 	if want := []string{"outer>add", "inner>add", "inner<2", "outer<2"}; !slices.Equal(trail, want) {
 		t.Fatalf("trail %v, want %v", trail, want)
 	}

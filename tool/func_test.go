@@ -25,6 +25,7 @@ type forecastArgs struct {
 	Stops    []location  `json:"stops,omitempty"`
 	Note     *string     `json:"note,omitempty" enum:"a,b"`
 	Ignored  string      `json:"-"`
+	//lint:ignore U1000 an unexported field the schema and the decoder must skip
 	internal int
 }
 
