@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentryhq/agentry/agent"
@@ -52,7 +53,7 @@ func New() *Metrics {
 		Help:    "How long a background run waited before it started, by queue (background: in process; durable).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
 	m.reg.MustRegister(m.runs, m.runDuration, m.modelCalls, m.tokens, m.httpRequests, m.httpDuration, m.queueWait,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

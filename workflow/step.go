@@ -154,7 +154,7 @@ func (s *Step) kind() (string, error) {
 	}
 	switch len(kinds) {
 	case 0:
-		return "", errors.New("Runner is nil; set the agent, team or workflow that runs the step (or Func, Steps, Loop, Parallel, Condition or Router)")
+		return "", errors.New("the step's Runner is nil; set the agent, team or workflow that runs the step (or Func, Steps, Loop, Parallel, Condition or Router)")
 	case 1:
 		return kinds[0], nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +72,11 @@ func TestPackages_LinkOnlyTheDriversTheyImport(t *testing.T) {
 		{"github.com/agentryhq/agentry/db/mysql", []string{"mysql"}, true},
 		{"github.com/agentryhq/agentry/cmd/agentry", []string{"mysql", "postgres", "sqlite"}, true},
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// go test puts its own GOROOT/bin first in PATH.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command: %v", err)
+	}
 	for _, tt := range tests {
 		out, err := exec.Command(goTool, "list", "-deps", tt.pkg).Output()
 		if err != nil {
