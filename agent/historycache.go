@@ -37,6 +37,7 @@ type historyEntry struct {
 	updatedAt int64
 	size      int
 	msgs      []model.Message // shared, read-only
+	media     bool            // some message holds a media reference to read back (needsMedia)
 }
 
 // sessionRunsKept bounds the run ids remembered per session.
@@ -54,8 +55,9 @@ func (c *historyCache) get(r *db.HistoryRef) ([]model.Message, bool) {
 
 // getAll is get for each row, under one lock: into[i] is the cached
 // messages of rows[i], or nil. into may be the array the caller builds its
-// result in, as long as it reads into[i] before writing there.
-func (c *historyCache) getAll(rows []db.HistoryRef, into [][]model.Message) [][]model.Message {
+// result in, as long as it reads into[i] before writing there. media reports
+// whether any of the cached runs holds a media reference to read back.
+func (c *historyCache) getAll(rows []db.HistoryRef, into [][]model.Message) (_ [][]model.Message, media bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range rows {
@@ -66,8 +68,9 @@ func (c *historyCache) getAll(rows []db.HistoryRef, into [][]model.Message) [][]
 			continue
 		}
 		into[i] = e.msgs
+		media = media || e.media
 	}
-	return into
+	return into, media
 }
 
 // known returns the newest (up to n) cached runs of a session for
@@ -96,7 +99,7 @@ func (c *historyCache) put(sessionID string, r *db.HistoryRef, msgs []model.Mess
 	if !had {
 		c.runs, c.runsAt = addKey(c.runs, c.runsAt, r.RunID, func(old string) { delete(c.entries, old) })
 	}
-	c.entries[r.RunID] = historyEntry{updatedAt: r.UpdatedAt, size: len(r.RunData), msgs: msgs}
+	c.entries[r.RunID] = historyEntry{updatedAt: r.UpdatedAt, size: len(r.RunData), msgs: msgs, media: slices.ContainsFunc(msgs, needsMedia)}
 	ids, listed := c.bySession[sessionID]
 	if had && slices.Contains(ids, r.RunID) {
 		return

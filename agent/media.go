@@ -175,13 +175,24 @@ func WithoutMedia(out *run.Output) *run.Output {
 	return &cp
 }
 
+// needsMedia reports whether m has a part stored as a media reference whose
+// bytes rehydrate reads back.
+func needsMedia(m model.Message) bool {
+	for i := range m.Parts {
+		if m.Parts[i].Data == nil && len(m.Parts[i].MediaReference) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // rehydrate puts the bytes of referenced parts back into history messages
 // before a model call.
 func (st *state) rehydrate(msgs []model.Message) ([]model.Message, error) {
 	s := st.mediaStorage()
 	var out []model.Message
 	for i := range msgs {
-		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data == nil && len(p.MediaReference) > 0 }) {
+		if !needsMedia(msgs[i]) {
 			continue
 		}
 		if s == nil {

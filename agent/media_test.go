@@ -92,6 +92,44 @@ func TestMedia_RunStoresAReferenceAndHistoryGetsTheBytesBack(t *testing.T) {
 	}
 }
 
+// The same agent's next turn takes the first run's messages from its history
+// cache (stored form: the image as a reference) and still gives the model the
+// bytes.
+func TestMedia_CachedHistoryGetsTheBytesBack(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	store, err := local.New(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := jpeg(8 << 10)
+	rec := &recorder{Model: script(t, scripted.Turn{Content: "a cat"}, scripted.Turn{Content: "still a cat"})}
+	a := mustAgent(t, Config{ID: "viewer", Model: rec, DB: d, MediaStorage: store, AddHistoryToContext: true})
+	in := run.Input{InputContent: "what is this?", Images: []run.Media{{Content: img, MIMEType: "image/jpeg"}}}
+	if _, err := a.Run(context.Background(), in, WithSessionID("s1"), WithRunID("media-c1")); err != nil {
+		t.Fatal(err)
+	}
+	p := a.prep()
+	p.history.mu.Lock()
+	e, cached := p.history.entries["media-c1"]
+	p.history.mu.Unlock()
+	if !cached || !e.media {
+		t.Fatalf("the first run is not cached with its media references (cached %v, media %v)", cached, e.media)
+	}
+	if _, err := a.Run(context.Background(), run.TextInput("and now?"), WithSessionID("s1")); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, m := range rec.requests()[1] {
+		for _, p := range m.Parts {
+			found = found || (m.Role == model.RoleUser && m.FromHistory && bytes.Equal(p.Data, img))
+		}
+	}
+	if !found {
+		t.Fatal("the cached history did not carry the image bytes back to the model")
+	}
+}
+
 // brokenStorage fails every call, as an S3 that went down mid-run.
 type brokenStorage struct{ media.Storage }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,11 +94,17 @@ type history struct {
 	// request's leading own messages (the system message) go: see
 	// conversation. Nil when loadHistory did not build runs.
 	segs [][]model.Message
+	// media reports whether some run's messages hold media references that
+	// rehydrateHistory reads back; without any it walks none of them.
+	media bool
 }
 
 // rehydrateHistory puts media bytes back into the history's messages (see
 // rehydrate); a run's slice is replaced, never changed in place.
 func (st *state) rehydrateHistory(h history) error {
+	if !h.media {
+		return nil
+	}
 	for i, msgs := range h.runs {
 		out, err := st.rehydrate(msgs)
 		if err != nil {
@@ -124,7 +131,7 @@ func (st *state) loadHistory(rows []db.HistoryRef) history {
 	}
 	segs := make([][]model.Message, 1, len(rows)+1)
 	h := history{runs: segs[1:1]}
-	cached := st.p.history.getAll(rows, h.runs[:len(rows)])
+	cached, media := st.p.history.getAll(rows, h.runs[:len(rows)])
 	for i := range rows {
 		if rows[i].RunID == st.out.RunID {
 			continue
@@ -135,11 +142,12 @@ func (st *state) loadHistory(rows []db.HistoryRef) history {
 			if own, ok = st.decodeHistory(&rows[i]); !ok {
 				continue // a corrupt stored run must not break new runs
 			}
+			media = media || slices.ContainsFunc(own, needsMedia)
 		}
 		h.runs = append(h.runs, own) // at or before i: cached[i] is read first
 		h.n += len(own)
 	}
-	h.segs = segs[:1+len(h.runs)]
+	h.segs, h.media = segs[:1+len(h.runs)], media
 	return h
 }
 
