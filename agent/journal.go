@@ -95,6 +95,11 @@ func (st *state) journaledModel(req *model.Request) (model.Response, model.Info,
 	if err := json.Unmarshal(raw, &ms); err != nil || ms.Response == nil {
 		return model.Response{}, model.Info{}, fmt.Errorf("agent: run %s: the journal's model step does not decode (%v): run it without the journal", st.out.RunID, err)
 	}
+	// A model step's message is the model's answer, the assistant's, whatever
+	// a damaged row says: the next step's key counts assistant messages
+	// (modelStepKey), and a replayed step that did not count would be
+	// replayed again, with its tool calls, forever.
+	ms.Response.Message.Role = model.RoleAssistant
 	if !called {
 		if ms.Model.ID != "" {
 			st.out.Model, st.out.ModelProvider = ms.Model.ID, ms.Model.Provider

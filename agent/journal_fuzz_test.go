@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
@@ -14,7 +15,7 @@ import (
 
 // FuzzJournal_RecordedStepsDecodeOrFail: whatever a journal holds for a
 // run's model and tool steps (an older version's layout, a damaged row), the
-// resumed run ends in a status, never a panic.
+// resumed run ends in a status, never a panic or an endless loop.
 func FuzzJournal_RecordedStepsDecodeOrFail(f *testing.F) {
 	f.Add([]byte(`{"response":{"message":{"role":"assistant","tool_calls":[{"id":"c1","name":"ping","arguments":"{}"}]}},"model":{"id":"x"}}`),
 		[]byte(`{"content":"pong","duration":0.1}`))
@@ -25,7 +26,9 @@ func FuzzJournal_RecordedStepsDecodeOrFail(f *testing.F) {
 		if !json.Valid(modelRes) || !json.Valid(toolRes) {
 			return // the journal stores what a step returned: always JSON
 		}
-		ctx := context.Background()
+		// A run that loops on a damaged step is a failure, not a hung fuzzer.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		d := db.New("", memory.New())
 		defer d.Close()
 		jd := d.Driver().(db.StepJournalDriver)
@@ -46,6 +49,9 @@ func FuzzJournal_RecordedStepsDecodeOrFail(f *testing.F) {
 		out, _ := a.Run(ctx, run.TextInput("go"), WithRunID("r"), WithJournal(j, 2))
 		if out == nil || out.Status == "" {
 			t.Fatalf("no run output: %+v", out)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the resumed run did not end within 10 s (status %s)", out.Status)
 		}
 	})
 }

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -243,5 +245,53 @@ func TestJournal_SupersededAttemptDoesNotOverwriteTheRun(t *testing.T) {
 	}
 	if got := storedRun(t, d, "run-fence"); got.Status != run.StatusCompleted || got.Content != "new attempt" {
 		t.Fatalf("stored run after the stale attempt: %v %q", got.Status, got.Content)
+	}
+}
+
+// TestJournal_RecordedModelStepWithDamagedRoleReplaysOnce: a recorded model
+// step whose message says a role other than the assistant's (a damaged row;
+// found by FuzzJournal_RecordedStepsDecodeOrFail) is replayed once, its tool
+// call once, and the run goes on to the next model call. The step's key
+// counts assistant messages, so a replay that kept the role was replayed
+// forever.
+func TestJournal_RecordedModelStepWithDamagedRoleReplaysOnce(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d := db.New("", memory.New())
+	defer d.Close()
+	jd := d.Driver().(db.StepJournalDriver)
+	steps := map[string]string{
+		"model:1": `{"response":{"message":{"role":"assist\ufffdant","tool_calls":[{"id":"c1","name":"ping","arguments":"{}"}]}},"model":{"id":"x"}}`,
+		"tool:c1": `{"content":"pong","duration":0.1}`,
+	}
+	for key, res := range steps {
+		if err := jd.FinishStep(ctx, &db.RunStep{RunID: "r", StepKey: key, Kind: "x", Attempt: 1, Result: []byte(res)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := db.NewJournal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pings atomic.Int32
+	ping := funcTool("ping", tool.FuncConfig{}, func(context.Context) (string, error) { pings.Add(1); return "pong", nil })
+	m := script(t, scripted.Turn{Content: "done"})
+	a := mustAgent(t, Config{ID: "dj", Model: m, Tools: []tool.Tool{ping}})
+	out, err := a.Run(ctx, run.TextInput("go"), WithRunID("r"), WithJournal(j, 2))
+	if err != nil || out.Status != run.StatusCompleted || out.Content != "done" {
+		t.Fatalf("run: %v, status %s, content %q; want COMPLETED \"done\"", err, out.Status, out.Content)
+	}
+	if pings.Load() != 0 || len(out.Tools) != 1 || out.Tools[0].Result != "pong" {
+		t.Fatalf("the recorded tool call ran %d times live and %d times in all; want replayed once", pings.Load(), len(out.Tools))
+	}
+	var assistants int
+	for _, msg := range out.Messages {
+		if msg.Role == model.RoleAssistant {
+			assistants++
+		}
+	}
+	if assistants != 2 {
+		t.Fatalf("%d assistant messages, want 2 (the replayed call, the answer)", assistants)
 	}
 }
