@@ -3,9 +3,7 @@ package reader
 import (
 	"archive/zip"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	docx "github.com/fumiama/go-docx"
@@ -71,6 +69,14 @@ func readDOCX(data []byte) (text string, err error) {
 	return b.String(), nil
 }
 
+// Bounds of a PDF's page tree. The library's own page lookup
+// (Reader.Page) follows Kids and Parent links with no bound, so a tree that
+// contains itself loops forever: readPDF walks the tree itself.
+const (
+	maxPDFTreeDepth = 64      // Pages nesting, and a page's Parent chain
+	maxPDFTreeNodes = 1 << 17 // Pages and Page dictionaries visited in all
+)
+
 // readPDF extracts the text layer with github.com/ledongthuc/pdf; a scan
 // without one is ErrNoText.
 func readPDF(data []byte) (text string, err error) {
@@ -83,16 +89,79 @@ func readPDF(data []byte) (text string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
 	}
-	tr, err := r.GetPlainText()
+	pages, err := pdfPages(r.Trailer().Key("Root").Key("Pages"))
 	if err != nil {
-		return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
+		return "", err
 	}
-	out, err := io.ReadAll(io.LimitReader(tr, maxPDFText+1))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
+	var b strings.Builder
+	for _, p := range pages {
+		fonts, err := pdfFonts(p)
+		if err != nil {
+			return "", err
+		}
+		t, err := p.GetPlainText(fonts)
+		if err != nil {
+			return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
+		}
+		if b.Len()+len(t) > maxPDFText {
+			return "", fmt.Errorf("%w: pdf: more than %d bytes of text", ErrMalformed, maxPDFText)
+		}
+		b.WriteString(t)
 	}
-	if len(out) > maxPDFText {
-		return "", fmt.Errorf("%w: pdf: more than %d bytes of text", ErrMalformed, maxPDFText)
+	return b.String(), nil
+}
+
+// pdfPages returns the page tree's pages in order, walking Kids depth first
+// within maxPDFTreeDepth and maxPDFTreeNodes (a tree over either bound, a
+// cyclic one among them, is ErrMalformed).
+func pdfPages(root pdf.Value) ([]pdf.Page, error) {
+	type node struct {
+		v     pdf.Value
+		depth int
 	}
-	return string(out), nil
+	var pages []pdf.Page
+	stack := []node{{root, 0}}
+	for visited := 0; len(stack) > 0; visited++ {
+		if visited == maxPDFTreeNodes {
+			return nil, fmt.Errorf("%w: pdf: the page tree has more than %d nodes (or contains itself)", ErrMalformed, maxPDFTreeNodes)
+		}
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch n.v.Key("Type").Name() {
+		case "Page":
+			pages = append(pages, pdf.Page{V: n.v})
+		case "Pages":
+			if n.depth == maxPDFTreeDepth {
+				return nil, fmt.Errorf("%w: pdf: the page tree is deeper than %d (or contains itself)", ErrMalformed, maxPDFTreeDepth)
+			}
+			kids := n.v.Key("Kids")
+			for i := kids.Len() - 1; i >= 0; i-- { // pushed last first: popped in order
+				stack = append(stack, node{kids.Index(i), n.depth + 1})
+			}
+		}
+	}
+	return pages, nil
+}
+
+// pdfFonts returns the fonts of a page's resources, inherited through at
+// most maxPDFTreeDepth Parent links (the library's own lookup follows them
+// without a bound). Given to Page.GetPlainText, it keeps the library from
+// looking them up itself.
+func pdfFonts(p pdf.Page) (map[string]*pdf.Font, error) {
+	v := p.V
+	for range maxPDFTreeDepth {
+		if v.IsNull() {
+			return map[string]*pdf.Font{}, nil
+		}
+		if res := v.Key("Resources"); !res.IsNull() {
+			dict := res.Key("Font")
+			fonts := make(map[string]*pdf.Font)
+			for _, name := range dict.Keys() {
+				fonts[name] = &pdf.Font{V: dict.Key(name)}
+			}
+			return fonts, nil
+		}
+		v = v.Key("Parent")
+	}
+	return nil, fmt.Errorf("%w: pdf: a page's Parent chain is longer than %d (or contains itself)", ErrMalformed, maxPDFTreeDepth)
 }

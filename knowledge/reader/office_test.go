@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	docx "github.com/fumiama/go-docx"
 )
@@ -17,13 +18,23 @@ func minimalPDF(text string) []byte {
 	if text != "" {
 		stream = fmt.Sprintf("BT /F1 12 Tf 72 720 Td (%s) Tj ET", text)
 	}
-	objs := []string{
+	return pdfOf(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
+		pdfStream(stream),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-	}
+	)
+}
+
+// pdfStream is a stream object's text.
+func pdfStream(s string) string {
+	return fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(s), s)
+}
+
+// pdfOf is a PDF whose object i+1 is objs[i] (object 1 the catalog), with
+// its cross-reference table.
+func pdfOf(objs ...string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
 	offsets := make([]int, len(objs))
@@ -38,6 +49,86 @@ func minimalPDF(text string) []byte {
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
 	return b.Bytes()
+}
+
+// readWithin is Read that fails the test when it does not return within
+// 10 s (a reader looping on a malformed file).
+func readWithin(t *testing.T, kind string, data []byte) (string, error) {
+	t.Helper()
+	type result struct {
+		text string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		text, err := Read(kind, data)
+		done <- result{text, err}
+	}()
+	select {
+	case r := <-done:
+		return r.text, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read did not return within 10 s")
+		return "", nil
+	}
+}
+
+// Pages nested in the tree come out in document order, and a page's fonts
+// may be inherited from an ancestor's resources.
+func TestReadPDF_PagesInTreeOrderWithInheritedFonts(t *testing.T) {
+	t.Parallel()
+	data := pdfOf(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R 6 0 R] /Count 2 /Resources << /Font << /F1 8 0 R >> >> >>",
+		"<< /Type /Pages /Parent 2 0 R /Kids [4 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 3 0 R /Contents 5 0 R >>",
+		pdfStream("BT /F1 12 Tf 72 720 Td (first page) Tj ET"),
+		"<< /Type /Page /Parent 2 0 R /Contents 7 0 R >>",
+		pdfStream("BT /F1 12 Tf 72 720 Td (second page) Tj ET"),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	)
+	got, err := readWithin(t, PDF, data)
+	first, second := strings.Index(got, "first page"), strings.Index(got, "second page")
+	if err != nil || first < 0 || second < first {
+		t.Fatalf("%q %v", got, err)
+	}
+}
+
+// A page tree that contains itself, through Kids or a page's Parent, is
+// malformed; the PDF library's own page lookup looped forever on both
+// (found by FuzzRead).
+func TestReadPDF_CyclicPageTreesAreMalformed(t *testing.T) {
+	t.Parallel()
+	font := "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"Pages is its own kid", pdfOf(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [2 0 R] /Count 1 >>",
+		)},
+		{"two Pages are each other's kids", pdfOf(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R 3 0 R] /Count 2 >>",
+			"<< /Type /Pages /Kids [2 0 R 2 0 R] /Count 2 >>",
+		)},
+		{"a page is its own parent", pdfOf(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 3 0 R /Contents 4 0 R >>",
+			pdfStream("BT /F1 12 Tf 72 720 Td (x) Tj ET"),
+			font,
+		)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := readWithin(t, PDF, tt.data); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("err = %v, want ErrMalformed", err)
+			}
+		})
+	}
 }
 
 func TestReadPDF_TextLayerAndScans(t *testing.T) {
