@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,5 +113,64 @@ func TestSessionHistoryRefs_CancelledContext(t *testing.T) {
 		if err := read(); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with a cancelled context: %v, want context.Canceled", name, err)
 		}
+	}
+}
+
+// The cached runs are matched whatever their order, the runs not cached
+// (or cached at another version) come back with their stored run_data, and
+// a cached run that is no longer in the history is simply not returned.
+func TestSessionHistoryRefs_CachedInAnyOrder(t *testing.T) {
+	t.Parallel()
+	d := openTemp(t)
+	stored := storeRuns(t, d, "s", "r1", "r2", "r3", "r4", "r5")
+	stale := cachedOf(stored["r4"])
+	stale.UpdatedAt--
+	cached := []db.CachedRun{cachedOf(stored["r1"]), stale, cachedOf(stored["r5"]), {RunID: "gone", UpdatedAt: 1, Size: 2}, cachedOf(stored["r2"])}
+	_, refs, err := d.SessionHistoryRefs(context.Background(), db.HistoryQuery{SessionID: "s", Limit: 10, Cached: cached})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range refs {
+		ids = append(ids, r.RunID)
+		omit := r.RunID == "r1" || r.RunID == "r2" || r.RunID == "r5"
+		switch {
+		case omit && r.RunData != nil:
+			t.Errorf("run %s is cached as stored but came back with its run_data", r.RunID)
+		case !omit && string(r.RunData) != string(stored[r.RunID].RunData):
+			t.Errorf("run %s: run_data %s, want the stored %s", r.RunID, r.RunData, stored[r.RunID].RunData)
+		}
+		if r.UpdatedAt != stored[r.RunID].UpdatedAt {
+			t.Errorf("run %s: updated_at %d, want %d", r.RunID, r.UpdatedAt, stored[r.RunID].UpdatedAt)
+		}
+	}
+	if got := strings.Join(ids, ","); got != "r1,r2,r3,r4,r5" {
+		t.Fatalf("history %s, want r1,r2,r3,r4,r5", got)
+	}
+}
+
+// A run the caller does not hold whose run_data no longer decodes is
+// reported as the read without cached runs reports it (SessionHistory's
+// corrupt run), not returned as a run without run_data.
+func TestSessionHistoryRefs_UncachedCorruptRunAsWithoutCache(t *testing.T) {
+	t.Parallel()
+	d := openTemp(t)
+	stored := storeRuns(t, d, "s", "r1", "r2", "r3")
+	w := d.Driver().(db.SQLWriter).SQLWriter().DB
+	if _, err := w.Exec(`UPDATE agno_runs SET run_data = '{"run_id":' WHERE run_id = 'r2'`); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	read := func(cached []db.CachedRun) ([]db.HistoryRef, error) {
+		_, refs, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 10, Cached: cached})
+		return refs, err
+	}
+	want, wantErr := read(nil)
+	if !errors.Is(wantErr, db.ErrCorruptRow) {
+		t.Fatalf("without cached runs: %v, want ErrCorruptRow", wantErr)
+	}
+	got, err := read([]db.CachedRun{cachedOf(stored["r1"]), cachedOf(stored["r3"])})
+	if err == nil || err.Error() != wantErr.Error() || len(got) != len(want) {
+		t.Fatalf("with r1 and r3 cached: %d refs, %v; want %d refs, %v", len(got), err, len(want), wantErr)
 	}
 }

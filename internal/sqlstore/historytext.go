@@ -72,8 +72,9 @@ func (s *Store) sessionHistoryRefsQuery(ctx context.Context, hq db.HistoryQuery)
 }
 
 // sessionHistoryRefsArgs are the arguments of SessionHistoryRefs' statement:
-// the session arm's (session, user), the run_data expression's (cached runs
-// on SQLite), the runs arm's (historyWhere).
+// the session arm's (session, user), the runs arm's (historyWhere). A cached
+// text is one without cached runs or SQLite's, whose run_data expression
+// binds nothing (see sessionHistoryRunData).
 func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped bool) []any {
 	args := make([]any, 0, 7+len(historySkipArgs))
 	sid := any(hq.SessionID) // converted once: a string in an interface is an allocation
@@ -82,9 +83,6 @@ func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped b
 	if scoped {
 		u = user
 		args = append(args, u)
-	}
-	if len(hq.Cached) > 0 {
-		args = append(args, cachedRunsKey(hq.Cached))
 	}
 	args = append(args, sid)
 	args = append(args, historySkipArgs...)
@@ -100,16 +98,34 @@ func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped b
 	return args
 }
 
+// sessionHistoryRunData is the runs arm's run_data expression (column 7),
+// the expression of its column 8 and their arguments. On SQLite with cached
+// runs, run_data is left out of every row and column 8 is its stored size:
+// the caller's cache is matched in Go (sizedHistory) and the run_data of
+// the runs it lacks read by a second statement (fillUncached). Matching in
+// the statement (historyRunData's one-text form) cost a string search of
+// the cached runs' text and three replace() calls per row: ~15 % of a
+// 25-turn SQLite conversation with the whole history (docs/hotpath.md).
+// Elsewhere a second statement is a second round trip, so the cached runs
+// are matched in the statement and column 8 is NULL.
+func (s *Store) sessionHistoryRunData(cached []db.CachedRun) (data, size string, args []any) {
+	if len(cached) > 0 && s.d.Name == "sqlite" {
+		return "NULL", "octet_length(run_data)", nil
+	}
+	data, args = s.historyRunData(cached)
+	return data, "NULL", args
+}
+
 // buildSessionHistoryRefs assembles SessionHistoryRefs' statement (not yet
 // bound for the dialect) and its arguments from the history conditions.
 func (s *Store) buildSessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (string, []any) {
 	sw, w, open, mid, end := s.sessionHistoryFrame(ctx, hq)
-	data, dataArgs := s.historyRunData(hq.Cached)
+	data, size, dataArgs := s.sessionHistoryRunData(hq.Cached)
 	sws, ws, from := sw.String(), w.String(), s.runsOnSessionIndex()
 	var b strings.Builder
-	b.Grow(len(sessionCols) + len(data) + len(s.sessions) + len(from) + len(sws) + len(ws) + 160)
+	b.Grow(len(sessionCols) + len(data) + len(size) + len(s.sessions) + len(from) + len(sws) + len(ws) + 160)
 	for _, part := range []string{open, "SELECT 0, ", sessionCols, " FROM ", s.sessions, sws, mid,
-		"SELECT 1, run_id, NULL, NULL, NULL, NULL, NULL, ", data, ", NULL, NULL, NULL, NULL, NULL, run_index, updated_at FROM ",
+		"SELECT 1, run_id, NULL, NULL, NULL, NULL, NULL, ", data, ", ", size, ", NULL, NULL, NULL, NULL, run_index, updated_at FROM ",
 		from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1), end} {
 		b.WriteString(part)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -19,7 +20,10 @@ var _ db.SessionHistoryRefReader = (*Store)(nil)
 // SessionHistory's 28, and a history row is four values instead of thirteen
 // to convert and copy. Whenever the rows do not decide the answer alone (a
 // tie or NULL run_index, a run_data that does not decode) it answers from
-// SessionHistory, which handles those cases.
+// SessionHistory, which handles those cases. On SQLite with cached runs no
+// row carries its run_data: the rows are matched against the cache here and
+// the runs it lacks are read by a second statement (sessionHistoryRunData,
+// fillUncached).
 func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
 	q, args := s.sessionHistoryRefsQuery(ctx, hq)
 	rctx, pool, release, err := s.historyReader(ctx)
@@ -31,7 +35,16 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		release()
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
 	}
-	sess, sessErr, refs, decided, err := s.scanSessionHistoryRefs(rows, hq.Limit, len(hq.Cached) > 0)
+	sc := refsScan{limit: hq.Limit, omitted: len(hq.Cached) > 0}
+	if sc.omitted && s.d.Name == "sqlite" { // see sessionHistoryRunData
+		sc.sized = &sizedHistory{cached: hq.Cached}
+	}
+	sess, sessErr, refs, decided, err := s.scanSessionHistoryRefs(rows, sc)
+	whole := false
+	if err == nil && sessErr == nil && sess != nil && decided && sc.sized != nil && len(sc.sized.need) > 0 {
+		whole, err = s.fillUncached(rctx, pool, hq.SessionID, refs, sc.sized.need)
+		decided = err == nil && !whole
+	}
 	release()
 	switch {
 	case err != nil:
@@ -40,6 +53,11 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		return nil, nil, s.fail("session history "+hq.SessionID, sessErr)
 	case sess == nil:
 		return nil, nil, fmt.Errorf("%w: session %s", db.ErrNotFound, hq.SessionID)
+	case whole:
+		// A run changed or went between the two statements: read the
+		// history again with every run_data, as one statement.
+		hq.Cached = nil
+		return s.SessionHistoryRefs(ctx, hq)
 	case !decided:
 		sess, runs, err := s.SessionHistory(ctx, hq)
 		if err != nil {
@@ -54,11 +72,56 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 	return sess, refs, nil
 }
 
+// refsScan is how scanSessionHistoryRefs reads the runs' rows.
+type refsScan struct {
+	limit int
+	// omitted: a NULL run_data is a cached run left out.
+	omitted bool
+	// sized, when set, is SQLite's form with cached runs: no row has its
+	// run_data, column 8 is its stored size.
+	sized *sizedHistory
+}
+
+// sizedHistory matches the rows of SessionHistoryRefs' SQLite statement
+// with cached runs against the caller's cache, and records the runs whose
+// run_data is to be read (not cached, or cached at another version).
+type sizedHistory struct {
+	cached []db.CachedRun
+	next   int // where the search for the next row's id starts
+	need   []uncachedRun
+}
+
+// uncachedRun is a ref whose run_data fillUncached reads, as the history
+// statement saw the run.
+type uncachedRun struct {
+	ref       int // its index in the refs, oldest first
+	updatedAt int64
+	size      int64
+}
+
+// cached reports whether the caller holds the run as stored: the same id,
+// updated_at and size (a NULL updated_at or size never matches, as in
+// historyRunData's SQLite form). The cache lists its runs newest first, the
+// rows come newest first, so the search starts after the last match.
+func (h *sizedHistory) cachedAs(id string, updatedAt int64, updValid bool, size int64, sizeValid bool) bool {
+	if !updValid || !sizeValid {
+		return false
+	}
+	for k := range len(h.cached) {
+		i := (h.next + k) % len(h.cached)
+		if c := &h.cached[i]; c.RunID == id {
+			h.next = i + 1
+			return c.UpdatedAt == updatedAt && int64(c.Size) == size
+		}
+	}
+	return false
+}
+
 // scanSessionHistoryRefs reads and closes SessionHistoryRefs' rows: the
 // session, and the first limit refs oldest first. decided is false when
 // the runs need SessionHistory's handling: a run_index tie or NULL among
 // them (see distinctRunIndexes) or a run_data that does not decode.
-func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) (sess *db.Session, sessErr error, refs []db.HistoryRef, decided bool, err error) {
+func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Session, sessErr error, refs []db.HistoryRef, decided bool, err error) {
 	defer rows.Close()
 	var (
 		cells    = make([]cell, 1+nSessionCols)
@@ -66,6 +129,7 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 		prev     int64
 		havePrev bool // prev holds a run_index
 		n        int
+		limit    = sc.limit
 	)
 	for i := range cells {
 		dest[i] = &cells[i]
@@ -100,7 +164,8 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 		if err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 13: %w", err)
 		}
-		if ref.UpdatedAt, _, err = cellInt64(cells[14].v); err != nil {
+		var updValid bool
+		if ref.UpdatedAt, updValid, err = cellInt64(cells[14].v); err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 14: %w", err)
 		}
 		// The order by run_index alone is the history's order only when
@@ -121,11 +186,22 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 		if !decided || n > limit {
 			continue // the row past the limit is read for its run_index alone
 		}
+		if h := sc.sized; h != nil {
+			size, sizeValid, err := cellInt64(cells[8].v)
+			if err != nil {
+				return nil, nil, nil, false, fmt.Errorf("sqlstore: column 8: %w", err)
+			}
+			if !h.cachedAs(ref.RunID, ref.UpdatedAt, updValid, size, sizeValid) {
+				h.need = append(h.need, uncachedRun{ref: len(refs), updatedAt: ref.UpdatedAt, size: size})
+			}
+			refs = append(refs, ref)
+			continue
+		}
 		data, err := cellBytes(cells[7].v)
 		if err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 7: %w", err)
 		}
-		if !(omitted && data == nil) {
+		if !(sc.omitted && data == nil) {
 			v, err := decodeJSON(data)
 			if err != nil || len(v) == 0 {
 				decided = false // SessionHistory reports it as a corrupt run
@@ -141,7 +217,68 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, limit int, omitted bool) 
 	for i, j := 0, len(refs)-1; i < j; i, j = i+1, j-1 {
 		refs[i], refs[j] = refs[j], refs[i]
 	}
+	if h := sc.sized; h != nil {
+		for i := range h.need {
+			h.need[i].ref = len(refs) - 1 - h.need[i].ref
+		}
+	}
 	return sess, sessErr, refs, decided, nil
+}
+
+// fillUncached reads the run_data of the refs named by need, on pool, in
+// one statement by run id. whole is true when a run is gone or not as the
+// history statement saw it (another writer between the two statements):
+// the caller then reads the history again in one statement. A run_data
+// that does not decode is an error (errInvalidJSON) for the caller to hand
+// to SessionHistory, which reports the corrupt run.
+func (s *Store) fillUncached(ctx context.Context, pool *sql.DB, sessionID string, refs []db.HistoryRef, need []uncachedRun) (whole bool, err error) {
+	var b strings.Builder
+	b.WriteString("SELECT run_id, updated_at, run_data FROM ")
+	b.WriteString(s.runs)
+	b.WriteString(" WHERE session_id = ? AND run_id IN (")
+	args := make([]any, 0, 1+len(need))
+	args = append(args, sessionID)
+	byID := make(map[string]uncachedRun, len(need))
+	for i, u := range need {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('?')
+		id := refs[u.ref].RunID
+		args = append(args, id)
+		byID[id] = u
+	}
+	b.WriteByte(')')
+	rows, err := pool.QueryContext(ctx, s.d.Bind(b.String()), args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var (
+			id   string
+			upd  sql.NullInt64
+			data []byte
+		)
+		if err := rows.Scan(&id, &upd, &data); err != nil {
+			return false, err
+		}
+		u, ok := byID[id]
+		if !ok || !upd.Valid || upd.Int64 != u.updatedAt || int64(len(data)) != u.size {
+			return true, nil
+		}
+		v, err := decodeJSON(data)
+		if err != nil || len(v) == 0 {
+			return true, nil // the one-statement read reports it
+		}
+		refs[u.ref].RunData = v
+		found++
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return found != len(need), nil
 }
 
 // cellInt64 is a cell as sql.NullInt64 would scan it, without allocating
