@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -173,4 +174,68 @@ func TestSessionHistoryRefs_UncachedCorruptRunAsWithoutCache(t *testing.T) {
 	if err == nil || err.Error() != wantErr.Error() || len(got) != len(want) {
 		t.Fatalf("with r1 and r3 cached: %d refs, %v; want %d refs, %v", len(got), err, len(want), wantErr)
 	}
+}
+
+// While another writer keeps changing a run the reader does not hold, every
+// history read returns that run's run_data at the updated_at it reports:
+// never the run_data of a later write with the updated_at of an earlier one
+// (the cached read takes the metadata and the run_data in two statements).
+func TestSessionHistoryRefs_UncachedRunChangingUnderTheRead(t *testing.T) {
+	t.Parallel()
+	d := openTemp(t)
+	stored := storeRuns(t, d, "s", "r1", "r2", "r3")
+	w := d.Driver().(db.SQLWriter).SQLWriter().DB
+	ctx := context.Background()
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		for v := 1; ; v++ {
+			select {
+			case <-stop:
+				writerDone <- nil
+				return
+			default:
+			}
+			data := `{"run_id":"r2","v":` + strconv.Itoa(v) + `,"pad":"` + strings.Repeat("x", v%7) + `"}`
+			if _, err := w.ExecContext(ctx, `UPDATE agno_runs SET run_data = ?, updated_at = ? WHERE run_id = 'r2'`, data, v); err != nil {
+				writerDone <- err
+				return
+			}
+		}
+	}()
+	cached := []db.CachedRun{cachedOf(stored["r3"]), cachedOf(stored["r1"])}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	reads, again := 0, 0
+	for time.Now().Before(deadline) || reads < 50 {
+		_, refs, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 10, Cached: cached})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads++
+		if len(refs) != 3 || refs[0].RunID != "r1" || refs[1].RunID != "r2" || refs[2].RunID != "r3" {
+			t.Fatalf("read %d: %d refs, want r1, r2, r3", reads, len(refs))
+		}
+		// A read that saw r2 change between its statements starts again
+		// without the cached runs: r1 and r3 then come with their run_data.
+		if refs[0].RunData != nil {
+			again++
+		}
+		for _, r := range []db.HistoryRef{refs[0], refs[2]} {
+			if r.RunData != nil && string(r.RunData) != string(stored[r.RunID].RunData) {
+				t.Fatalf("read %d: %s's run_data %s, want the stored %s", reads, r.RunID, r.RunData, stored[r.RunID].RunData)
+			}
+		}
+		var got struct{ V int64 }
+		if err := json.Unmarshal(refs[1].RunData, &got); err != nil {
+			t.Fatalf("read %d: r2's run_data %s: %v", reads, refs[1].RunData, err)
+		}
+		if got.V != 0 && got.V != refs[1].UpdatedAt {
+			t.Fatalf("read %d: r2 at updated_at %d came back with the run_data of version %d", reads, refs[1].UpdatedAt, got.V)
+		}
+	}
+	close(stop)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d reads, %d read again in one statement", reads, again)
 }
