@@ -39,9 +39,9 @@ const (
 // process's default), which the cancel route consults; runs started from Go
 // code on the same components are registered there too. Background runs
 // execute on a bounded set of goroutines tied to the server's lifetime; they
-// are not crash-durable yet (the durable queue replaces this): a process that
-// dies leaves them PENDING or RUNNING, and the cancel route can then mark
-// them CANCELLED.
+// are not crash-durable (with queue.durable the durable queue, queue.go, runs
+// them instead): a process that dies leaves them PENDING or RUNNING, and the
+// cancel route can then mark them CANCELLED.
 type runner struct {
 	// reg is where runs are registered for cancellation.
 	reg run.Registry

@@ -72,8 +72,11 @@ AGENTRY_DB, OS_SECURITY_KEY, …) override the file, and flags override both.
 
 On SIGINT/SIGTERM the server stops accepting, lets in-flight runs finish for
 server.shutdown_timeout (30s), then cancels the rest, which are stored CANCELLED.
-Background runs are not crash-durable yet: a killed process leaves them PENDING
-or RUNNING (cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
+Background runs execute in this process unless the config says
+queue: {durable: true}: then each is a job in the database, resumed after a crash
+(at once on a restarted SQLite server, after lock_grace_seconds on another
+Postgres replica). Without it a killed process leaves them PENDING or RUNNING
+(cancel them through POST /agents/{id}/runs/{run_id}/cancel).`,
 		Example: `  agentry serve
   agentry serve --config examples/offline.yaml
   curl -s localhost:7777/agents/echo/runs -F message=hi -F stream=false
