@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -238,4 +239,29 @@ func TestSessionHistoryRefs_UncachedRunChangingUnderTheRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d reads, %d read again in one statement", reads, again)
+}
+
+// A history with more uncached runs than the second statement names at once
+// is read in one statement: every run comes back, with its run_data.
+func TestSessionHistoryRefs_ManyUncachedRuns(t *testing.T) {
+	t.Parallel()
+	d := openTemp(t)
+	ids := make([]string, 300)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("r%03d", i)
+	}
+	stored := storeRuns(t, d, "s", ids...)
+	_, refs, err := d.SessionHistoryRefs(context.Background(), db.HistoryQuery{SessionID: "s", Limit: len(ids),
+		Cached: []db.CachedRun{cachedOf(stored["r299"])}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != len(ids) {
+		t.Fatalf("%d refs, want %d", len(refs), len(ids))
+	}
+	for i, r := range refs {
+		if r.RunID != ids[i] || string(r.RunData) != string(stored[r.RunID].RunData) {
+			t.Fatalf("ref %d: %s with run_data %s, want %s with the stored run_data", i, r.RunID, r.RunData, ids[i])
+		}
+	}
 }

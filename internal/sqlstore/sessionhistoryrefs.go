@@ -42,7 +42,11 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 	sess, sessErr, refs, decided, err := s.scanSessionHistoryRefs(rows, sc)
 	whole := false
 	if err == nil && sessErr == nil && sess != nil && decided && sc.sized != nil && len(sc.sized.need) > 0 {
-		whole, err = s.fillUncached(rctx, pool, hq.SessionID, refs, sc.sized.need)
+		if len(sc.sized.need) > maxUncachedByID {
+			whole = true // most of the history is not cached: one statement reads it all
+		} else {
+			whole, err = s.fillUncached(rctx, pool, hq.SessionID, refs, sc.sized.need)
+		}
 		decided = err == nil && !whole
 	}
 	release()
@@ -71,6 +75,11 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 	}
 	return sess, refs, nil
 }
+
+// maxUncachedByID bounds the run ids fillUncached names in its statement (far
+// below SQLite's limit of bound values); past it the history is read again
+// in one statement with every run_data.
+const maxUncachedByID = 256
 
 // refsScan is how scanSessionHistoryRefs reads the runs' rows.
 type refsScan struct {
