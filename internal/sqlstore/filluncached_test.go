@@ -35,7 +35,7 @@ func TestFillUncached(t *testing.T) {
 	s := &Store{d: &Dialect{Name: "sqlite"}, runs: "runs"}
 	const a, b = `{"run_id":"a"}`, `{"run_id":"b","n":1}`
 	seen := func(ref int, updated int64, data string) uncachedRun {
-		return uncachedRun{ref: ref, updatedAt: updated, size: int64(len(data))}
+		return uncachedRun{ref: ref, updatedAt: updated, updValid: true, size: int64(len(data))}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -65,6 +65,14 @@ func TestFillUncached(t *testing.T) {
 		if refs[0].RunData != nil || string(refs[1].RunData) != a || string(refs[2].RunData) != b {
 			t.Fatalf("%s: run_data %q %q %q, want only a's and b's filled", tc.name, refs[0].RunData, refs[1].RunData, refs[2].RunData)
 		}
+	}
+	// A run stored without updated_at, read so by both statements, is
+	// filled (not read a third time).
+	put("b", "s", b, nil)
+	refs := []db.HistoryRef{{RunID: "b"}}
+	whole, err := s.fillUncached(ctx, pool, "s", refs, []uncachedRun{{ref: 0, size: int64(len(b))}})
+	if err != nil || whole || string(refs[0].RunData) != b {
+		t.Fatalf("NULL updated_at seen by both statements: whole = %v, run_data %q, %v; want b's run_data", whole, refs[0].RunData, err)
 	}
 }
 

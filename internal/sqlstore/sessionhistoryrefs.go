@@ -105,10 +105,11 @@ type sizedHistory struct {
 type uncachedRun struct {
 	ref       int // its index in the refs, oldest first
 	updatedAt int64
+	updValid  bool // updated_at was not NULL
 	size      int64
 }
 
-// cached reports whether the caller holds the run as stored: the same id,
+// cachedAs reports whether the caller holds the run as stored: the same id,
 // updated_at and size (a NULL updated_at or size never matches, as in
 // historyRunData's SQLite form). The cache lists its runs newest first, the
 // rows come newest first, so the search starts after the last match.
@@ -201,7 +202,7 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 				return nil, nil, nil, false, fmt.Errorf("sqlstore: column 8: %w", err)
 			}
 			if !h.cachedAs(ref.RunID, ref.UpdatedAt, updValid, size, sizeValid) {
-				h.need = append(h.need, uncachedRun{ref: len(refs), updatedAt: ref.UpdatedAt, size: size})
+				h.need = append(h.need, uncachedRun{ref: len(refs), updatedAt: ref.UpdatedAt, updValid: updValid, size: size})
 			}
 			refs = append(refs, ref)
 			continue
@@ -274,7 +275,7 @@ func (s *Store) fillUncached(ctx context.Context, pool *sql.DB, sessionID string
 			return false, err
 		}
 		u, ok := byID[id]
-		if !ok || !upd.Valid || upd.Int64 != u.updatedAt || int64(len(data)) != u.size {
+		if !ok || upd.Valid != u.updValid || upd.Int64 != u.updatedAt || int64(len(data)) != u.size {
 			return true, nil
 		}
 		v, err := decodeJSON(data)
