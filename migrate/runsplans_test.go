@@ -54,6 +54,7 @@ var runsQueries = []runsQuery{
 	{who: "Agentry", name: "GetRun (user scope)", sql: q("SELECT * FROM R WHERE run_id = ? AND user_id = ?")},
 	{who: "Agentry", name: "HistoryRuns", sql: q("SELECT * FROM R WHERE session_id = ? AND {parent_run_id} IS NULL AND ({status} IS NULL OR {status} NOT IN " + skip4 + ") AND {agent_id} = ? AND {user_id} = ? ORDER BY run_index DESC LIMIT ?")},
 	{who: "Agentry", name: "HistoryRuns with ties", sql: q("SELECT * FROM R WHERE session_id = ? AND {parent_run_id} IS NULL AND {agent_id} = ? AND run_index >= (SELECT MIN(run_index) FROM (SELECT run_index FROM R WHERE session_id = ? AND {parent_run_id} IS NULL AND {agent_id} = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT ?) top) UNION ALL SELECT * FROM R WHERE session_id = ? AND {parent_run_id} IS NULL AND {agent_id} = ? AND run_index IS NULL ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT ?")},
+	{who: "Agentry", name: "history run_data of uncached runs (SQLite's second statement)", sql: q("SELECT run_id, updated_at, run_data FROM R WHERE session_id = ? AND run_id IN (?, ?)")},
 	{who: "Agentry", name: "GetRuns(session) count", sql: q("SELECT COUNT(*) FROM R WHERE session_id = ?")},
 	{who: "Agentry", name: "GetRuns(session) index page keys", sql: q("SELECT run_index FROM R WHERE session_id = ? ORDER BY run_index ASC LIMIT ? OFFSET ?")},
 	{who: "Agentry", name: "GetRuns(session) index page rows", sql: q("SELECT * FROM R WHERE session_id = ? AND run_index BETWEEN ? AND ? ORDER BY run_index ASC, created_at ASC, run_id ASC LIMIT ? OFFSET ?")},
