@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -36,7 +35,7 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
 	}
 	sc := refsScan{limit: hq.Limit, omitted: len(hq.Cached) > 0}
-	if sc.omitted && s.d.Name == "sqlite" { // see sessionHistoryRunData
+	if s.matchesCachedInGo(hq.Cached) {
 		sc.sized = &sizedHistory{cached: hq.Cached}
 	}
 	sess, sessErr, refs, decided, err := s.scanSessionHistoryRefs(rows, sc)
@@ -47,7 +46,6 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		} else {
 			whole, err = s.fillUncached(rctx, pool, hq.SessionID, refs, sc.sized.need)
 		}
-		decided = err == nil && !whole
 	}
 	release()
 	switch {
@@ -237,29 +235,20 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 
 // fillUncached reads the run_data of the refs named by need, on pool, in
 // one statement by run id. whole is true when a run is gone or not as the
-// history statement saw it (another writer between the two statements):
-// the caller then reads the history again in one statement. A run_data
-// that does not decode is an error (errInvalidJSON) for the caller to hand
-// to SessionHistory, which reports the corrupt run.
+// history statement saw it (another writer between the two statements), or
+// when its run_data does not decode: the caller then reads the history
+// again in one statement, which reports a corrupt run as before.
 func (s *Store) fillUncached(ctx context.Context, pool *sql.DB, sessionID string, refs []db.HistoryRef, need []uncachedRun) (whole bool, err error) {
-	var b strings.Builder
-	b.WriteString("SELECT run_id, updated_at, run_data FROM ")
-	b.WriteString(s.runs)
-	b.WriteString(" WHERE session_id = ? AND run_id IN (")
 	args := make([]any, 0, 1+len(need))
 	args = append(args, sessionID)
 	byID := make(map[string]uncachedRun, len(need))
-	for i, u := range need {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('?')
+	for _, u := range need {
 		id := refs[u.ref].RunID
 		args = append(args, id)
 		byID[id] = u
 	}
-	b.WriteByte(')')
-	rows, err := pool.QueryContext(ctx, s.d.Bind(b.String()), args...)
+	q := "SELECT run_id, updated_at, run_data FROM " + s.runs + " WHERE session_id = ? AND run_id IN (" + placeholders(len(need)) + ")"
+	rows, err := pool.QueryContext(ctx, s.d.Bind(q), args...)
 	if err != nil {
 		return false, err
 	}
