@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -263,5 +264,85 @@ func TestSessionHistoryRefs_ManyUncachedRuns(t *testing.T) {
 		if r.RunID != ids[i] || string(r.RunData) != string(stored[r.RunID].RunData) {
 			t.Fatalf("ref %d: %s with run_data %s, want %s with the stored run_data", i, r.RunID, r.RunData, ids[i])
 		}
+	}
+}
+
+// With cached runs the history's run rows come from SQLite as one text of
+// entries (sizedRefEntry). Whatever a row holds, the read with the caller's
+// cache answers as the read without it: the same runs in the same order at
+// the same updated_at, the same failure, and run_data left out only for a
+// run cached as stored. The cases are what the entries' parser must not
+// misread: ids holding the separators, NULLs, ties, values that are not
+// integers (run_data is NOT NULL in the schema).
+func TestSessionHistoryRefs_CachedRowsAsWithoutCache(t *testing.T) {
+	t.Parallel()
+	ids := []string{"r1", "r2", "r3", "r4", "r5"}
+	for _, tc := range []struct {
+		name  string
+		ids   []string
+		alter string // run on the runs table after the writes
+	}{
+		{name: "plain"},
+		{name: "separators in ids", ids: []string{"a,b", "c:d", "1,2,3,4:x", "5:", ",", "é€ü", "x"}},
+		{name: "NULL run_index", alter: "UPDATE agno_runs SET run_index = NULL WHERE run_id = 'r4'"},
+		{name: "NULL run_index of the oldest", alter: "UPDATE agno_runs SET run_index = NULL WHERE run_id = 'r1'"},
+		{name: "tied run_index", alter: "UPDATE agno_runs SET run_index = (SELECT run_index FROM agno_runs WHERE run_id = 'r5') WHERE run_id = 'r4'"},
+		{name: "tie past the limit", alter: "UPDATE agno_runs SET run_index = (SELECT run_index FROM agno_runs WHERE run_id = 'r2') WHERE run_id = 'r1'"},
+		{name: "REAL run_index", alter: "UPDATE agno_runs SET run_index = 3.5 WHERE run_id = 'r3'"},
+		{name: "negative run_index", alter: "UPDATE agno_runs SET run_index = -7 WHERE run_id = 'r1'"},
+		{name: "NULL updated_at", alter: "UPDATE agno_runs SET updated_at = NULL WHERE run_id = 'r5'"},
+		{name: "text updated_at", alter: "UPDATE agno_runs SET updated_at = 'soon' WHERE run_id = 'r5'"},
+		{name: "text updated_at with separators", alter: "UPDATE agno_runs SET updated_at = '1,2:3' WHERE run_id = 'r5'"},
+		{name: "REAL updated_at", alter: "UPDATE agno_runs SET updated_at = 1.5 WHERE run_id = 'r2'"},
+		{name: "text run_index with separators", alter: "UPDATE agno_runs SET run_index = '9,9,9,2:r1' WHERE run_id = 'r3'"},
+		{name: "run_data not JSON", alter: "UPDATE agno_runs SET run_data = '{not json' WHERE run_id = 'r2'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := openTemp(t)
+			runIDs := ids
+			if tc.ids != nil {
+				runIDs = tc.ids
+			}
+			stored := storeRuns(t, d, "s", runIDs...)
+			if tc.alter != "" {
+				st, _ := sqlstore.FromDB(d)
+				if _, err := st.SQL().ExecContext(context.Background(), tc.alter); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var cached []db.CachedRun
+			for i := len(runIDs) - 1; i >= 0; i-- {
+				cached = append(cached, cachedOf(stored[runIDs[i]]))
+			}
+			for _, limit := range []int{2, 3, 10} {
+				ctx := context.Background()
+				_, want, wantErr := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: limit})
+				_, got, gotErr := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: limit, Cached: cached})
+				// A value that is not an integer fails both reads (the
+				// cached one through SessionHistory, which names its own
+				// column number).
+				if (wantErr == nil) != (gotErr == nil) {
+					t.Fatalf("limit %d: with the cache: %v; without: %v", limit, gotErr, wantErr)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("limit %d: %d runs with the cache, %d without", limit, len(got), len(want))
+				}
+				for i := range want {
+					g, w := got[i], want[i]
+					if g.RunID != w.RunID || g.UpdatedAt != w.UpdatedAt {
+						t.Fatalf("limit %d: run %d is %q at %d with the cache, %q at %d without", limit, i, g.RunID, g.UpdatedAt, w.RunID, w.UpdatedAt)
+					}
+					s := stored[w.RunID]
+					asStored := s != nil && w.UpdatedAt == s.UpdatedAt && string(w.RunData) == string(s.RunData)
+					switch {
+					case g.RunData == nil && !asStored:
+						t.Errorf("limit %d: run %q left out, but it is not as the cache holds it", limit, g.RunID)
+					case g.RunData != nil && string(g.RunData) != string(w.RunData):
+						t.Errorf("limit %d: run %q: run_data %s with the cache, %s without", limit, g.RunID, g.RunData, w.RunData)
+					}
+				}
+			}
+		})
 	}
 }

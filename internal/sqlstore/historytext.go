@@ -74,7 +74,7 @@ func (s *Store) sessionHistoryRefsQuery(ctx context.Context, hq db.HistoryQuery)
 // sessionHistoryRefsArgs are the arguments of SessionHistoryRefs' statement:
 // the session arm's (session, user), the runs arm's (historyWhere). A cached
 // text is one without cached runs or SQLite's, whose run_data expression
-// binds nothing (see sessionHistoryRunData).
+// binds nothing (see buildSessionHistoryRefs).
 func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped bool) []any {
 	args := make([]any, 0, 7+len(historySkipArgs))
 	sid := any(hq.SessionID) // converted once: a string in an interface is an allocation
@@ -98,24 +98,6 @@ func (s *Store) sessionHistoryRefsArgs(hq db.HistoryQuery, user string, scoped b
 	return args
 }
 
-// sessionHistoryRunData is the runs arm's run_data expression (column 7),
-// the expression of its column 8 and their arguments. On SQLite with cached
-// runs, run_data is left out of every row and column 8 is its stored size:
-// the caller's cache is matched in Go (sizedHistory) and the run_data of
-// the runs it lacks read by a second statement (fillUncached). Matching in
-// the statement (historyRunData's one-text form) cost a string search of
-// the cached runs' text and three replace() calls per row: ~9 % of a
-// 25-turn SQLite conversation with the whole history (docs/hotpath.md).
-// Elsewhere a second statement is a second round trip, so the cached runs
-// are matched in the statement and column 8 is NULL.
-func (s *Store) sessionHistoryRunData(cached []db.CachedRun) (data, size string, args []any) {
-	if s.matchesCachedInGo(cached) {
-		return "NULL", "octet_length(run_data)", nil
-	}
-	data, args = s.historyRunData(cached)
-	return data, "NULL", args
-}
-
 // matchesCachedInGo reports whether SessionHistoryRefs matches the cached
 // runs in Go (SQLite, with cached runs) rather than in its statement: the
 // statement's shape and the scan of its rows both follow it.
@@ -125,16 +107,39 @@ func (s *Store) matchesCachedInGo(cached []db.CachedRun) bool {
 
 // buildSessionHistoryRefs assembles SessionHistoryRefs' statement (not yet
 // bound for the dialect) and its arguments from the history conditions.
+//
+// On SQLite with cached runs (matchesCachedInGo) the runs arm is one row:
+// every run as an entry of text (sizedRefEntry), newest first, without its
+// run_data. The cache is matched in Go (sizedHistory) and the run_data of
+// the runs it lacks read by a second statement (fillUncached). Matching in
+// the statement (historyRunData's one-text form) cost a string search of
+// the cached runs' text and three replace() calls per row, and a row of
+// its own per run cost ~20 calls into the driver: together most of a
+// whole-history SQLite turn's history read (docs/hotpath.md). Elsewhere a
+// second statement is a second round trip, so the cached runs are matched
+// in the statement (their run_data NULL) and a run is a row.
 func (s *Store) buildSessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (string, []any) {
 	sw, w, open, mid, end := s.sessionHistoryFrame(ctx, hq)
-	data, size, dataArgs := s.sessionHistoryRunData(hq.Cached)
 	sws, ws, from := sw.String(), w.String(), s.runsOnSessionIndex()
+	var (
+		runs     []string
+		dataArgs []any
+	)
+	if s.matchesCachedInGo(hq.Cached) {
+		runs = []string{"SELECT 1, group_concat(e, ''), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM (SELECT ",
+			sizedRefEntry, " AS e FROM ", from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1), ")"}
+	} else {
+		var data string
+		data, dataArgs = s.historyRunData(hq.Cached)
+		runs = []string{"SELECT 1, run_id, NULL, NULL, NULL, NULL, NULL, ", data, ", NULL, NULL, NULL, NULL, NULL, run_index, updated_at FROM ",
+			from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1)}
+	}
 	var b strings.Builder
-	b.Grow(len(sessionCols) + len(data) + len(size) + len(s.sessions) + len(from) + len(sws) + len(ws) + 160)
-	for _, part := range []string{open, "SELECT 0, ", sessionCols, " FROM ", s.sessions, sws, mid,
-		"SELECT 1, run_id, NULL, NULL, NULL, NULL, NULL, ", data, ", ", size, ", NULL, NULL, NULL, NULL, run_index, updated_at FROM ",
-		from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1), end} {
-		b.WriteString(part)
+	b.Grow(len(sessionCols) + len(s.sessions) + len(from) + len(sws) + 2*len(ws) + len(sizedRefEntry) + 320)
+	for _, part := range [][]string{{open, "SELECT 0, ", sessionCols, " FROM ", s.sessions, sws, mid}, runs, {end}} {
+		for _, p := range part {
+			b.WriteString(p)
+		}
 	}
 	args := make([]any, 0, len(sw.args)+len(dataArgs)+len(w.args))
 	args = append(append(append(args, sw.args...), dataArgs...), w.args...)

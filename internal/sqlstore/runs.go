@@ -332,7 +332,7 @@ func (s *Store) historyRunData(cached []db.CachedRun) (string, []any) {
 }
 
 // cachedRunDataSQLite is historyRunData on SQLite (HistoryRuns;
-// SessionHistoryRefs matches in Go, see sessionHistoryRunData): the cached runs are one
+// SessionHistoryRefs matches in Go, see buildSessionHistoryRefs): the cached runs are one
 // argument, cachedRunsKey's text, and a row's run_data is left out when the
 // row's own entry (id, updated_at, stored size) is found in it. One bound
 // value and one statement text whatever the number of cached runs: the OR

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -19,10 +20,10 @@ var _ db.SessionHistoryRefReader = (*Store)(nil)
 // SessionHistory's 28, and a history row is four values instead of thirteen
 // to convert and copy. Whenever the rows do not decide the answer alone (a
 // tie or NULL run_index, a run_data that does not decode) it answers from
-// SessionHistory, which handles those cases. On SQLite with cached runs no
-// row carries its run_data: the rows are matched against the cache here and
-// the runs it lacks are read by a second statement (sessionHistoryRunData,
-// fillUncached).
+// SessionHistory, which handles those cases. On SQLite with cached runs the
+// runs come as one row of text entries without their run_data: they are
+// matched against the cache here and the runs it lacks are read by a second
+// statement (buildSessionHistoryRefs, fillUncached).
 func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
 	q, args := s.sessionHistoryRefsQuery(ctx, hq)
 	rctx, pool, release, err := s.historyReader(ctx)
@@ -84,8 +85,8 @@ type refsScan struct {
 	limit int
 	// omitted: a NULL run_data is a cached run left out.
 	omitted bool
-	// sized, when set, is SQLite's form with cached runs: no row has its
-	// run_data, column 8 is its stored size.
+	// sized, when set, is SQLite's form with cached runs: the runs are
+	// one row's text of entries (sizedRefEntry), without their run_data.
 	sized *sizedHistory
 }
 
@@ -132,18 +133,14 @@ func (h *sizedHistory) cachedAs(id string, updatedAt int64, updValid bool, size 
 func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Session, sessErr error, refs []db.HistoryRef, decided bool, err error) {
 	defer rows.Close()
 	var (
-		cells    = make([]cell, 1+nSessionCols)
-		dest     = make([]any, len(cells))
-		prev     int64
-		havePrev bool // prev holds a run_index
-		n        int
-		limit    = sc.limit
+		cells = make([]cell, 1+nSessionCols)
+		dest  = make([]any, len(cells))
+		acc   = refsAcc{limit: sc.limit, decided: true}
 	)
 	for i := range cells {
 		dest[i] = &cells[i]
 	}
-	refs = make([]db.HistoryRef, 0, min(max(limit, 0), 64))
-	decided = true
+	acc.refs = make([]db.HistoryRef, 0, min(max(sc.limit, 0), 64))
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, nil, false, err
@@ -164,6 +161,19 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 			sess, sessErr = out, err
 			continue
 		}
+		if h := sc.sized; h != nil {
+			// SQLite's form with cached runs: one row, every run an entry.
+			switch text := cells[1].v.(type) {
+			case nil: // no runs
+			case string:
+				acc.sizedRefs(h, text)
+			case []byte:
+				acc.sizedRefs(h, string(text))
+			default:
+				return nil, nil, nil, false, fmt.Errorf("sqlstore: column 1: cannot scan %T into a string", text)
+			}
+			continue
+		}
 		var ref db.HistoryRef
 		if ref.RunID, err = cellString(cells[1].v); err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 1: %w", err)
@@ -172,38 +182,11 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 		if err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 13: %w", err)
 		}
-		var updValid bool
-		if ref.UpdatedAt, updValid, err = cellInt64(cells[14].v); err != nil {
+		if ref.UpdatedAt, _, err = cellInt64(cells[14].v); err != nil {
 			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 14: %w", err)
 		}
-		// The order by run_index alone is the history's order only when
-		// the runs up to the one past the limit have distinct run_index
-		// values, none NULL among the first limit (distinctRunIndexes).
-		switch {
-		case !idxValid:
-			if n < limit {
-				decided = false
-			}
-		case havePrev && prev == idx:
-			decided = false
-		}
-		if idxValid {
-			prev, havePrev = idx, true
-		}
-		n++
-		if !decided || n > limit {
+		if !acc.within(idx, idxValid) {
 			continue // the row past the limit is read for its run_index alone
-		}
-		if h := sc.sized; h != nil {
-			size, sizeValid, err := cellInt64(cells[8].v)
-			if err != nil {
-				return nil, nil, nil, false, fmt.Errorf("sqlstore: column 8: %w", err)
-			}
-			if !h.cachedAs(ref.RunID, ref.UpdatedAt, updValid, size, sizeValid) {
-				h.need = append(h.need, uncachedRun{ref: len(refs), updatedAt: ref.UpdatedAt, updValid: updValid, size: size})
-			}
-			refs = append(refs, ref)
-			continue
 		}
 		data, err := cellBytes(cells[7].v)
 		if err != nil {
@@ -212,16 +195,17 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 		if !(sc.omitted && data == nil) {
 			v, err := decodeJSON(data)
 			if err != nil || len(v) == 0 {
-				decided = false // SessionHistory reports it as a corrupt run
+				acc.decided = false // SessionHistory reports it as a corrupt run
 				continue
 			}
 			ref.RunData = v
 		}
-		refs = append(refs, ref)
+		acc.refs = append(acc.refs, ref)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, nil, false, err
 	}
+	refs = acc.refs
 	for i, j := 0, len(refs)-1; i < j; i, j = i+1, j-1 {
 		refs[i], refs[j] = refs[j], refs[i]
 	}
@@ -230,7 +214,70 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 			h.need[i].ref = len(refs) - 1 - h.need[i].ref
 		}
 	}
-	return sess, sessErr, refs, decided, nil
+	return sess, sessErr, refs, acc.decided, nil
+}
+
+// refsAcc collects the history's refs, newest first, as the rows (or
+// SQLite's entries) give them.
+type refsAcc struct {
+	limit    int
+	n        int // runs seen
+	prev     int64
+	havePrev bool // prev holds a run_index
+	decided  bool
+	refs     []db.HistoryRef
+}
+
+// within takes the next run's run_index and reports whether the run is one
+// of the history's (the first limit, while decided). The order by run_index
+// alone is the history's order only when the runs up to the one past the
+// limit have distinct run_index values, none NULL among the first limit
+// (distinctRunIndexes).
+func (a *refsAcc) within(idx int64, idxValid bool) bool {
+	switch {
+	case !idxValid:
+		if a.n < a.limit {
+			a.decided = false
+		}
+	case a.havePrev && a.prev == idx:
+		a.decided = false
+	}
+	if idxValid {
+		a.prev, a.havePrev = idx, true
+	}
+	a.n++
+	return a.decided && a.n <= a.limit
+}
+
+// sizedRefs adds the runs of SQLite's one-row form, matching each against
+// the cache; an entry that does not parse leaves the history undecided.
+//
+// The entries are expected newest first, as the statement's subquery
+// orders its rows: group_concat keeps the order it is fed in SQLite's
+// implementation, but does not promise it, and asking for it (its ORDER BY
+// argument) sorts the entries again in a temporary b-tree, ~3 µs a read.
+// So the order is checked instead: entries out of it leave the history
+// undecided, and SessionHistory answers.
+func (a *refsAcc) sizedRefs(h *sizedHistory, text string) {
+	sawNull := false
+	for text != "" && a.decided {
+		r, rest, ok := nextSizedRef(text)
+		if !ok || r.idxValid && (sawNull || a.havePrev && r.idx > a.prev) {
+			a.decided = false
+			return
+		}
+		sawNull = sawNull || !r.idxValid
+		text = rest
+		if !a.within(r.idx, r.idxValid) {
+			continue
+		}
+		ref := db.HistoryRef{RunID: r.id, UpdatedAt: r.upd}
+		if !h.cachedAs(r.id, r.upd, r.updValid, r.size, r.sizeValid) {
+			ref.RunID = strings.Clone(r.id) // a decoded run may be kept: not a slice of the whole text
+			h.need = append(h.need, uncachedRun{ref: len(a.refs), updatedAt: r.upd, updValid: r.updValid, size: r.size})
+		}
+		a.refs = append(a.refs, ref)
+	}
 }
 
 // fillUncached reads the run_data of the refs named by need, on pool, in
