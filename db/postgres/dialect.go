@@ -37,8 +37,9 @@ func Dialect(schema string) *sqlstore.Dialect {
 			return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 		},
 		// Concurrent callers' pipelines share a transaction (pipegroup.go).
-		Pipeline: newPipeGroups().pipeline,
-		Batch:    batch,
+		Pipeline:  newPipeGroups().pipeline,
+		Batch:     batch,
+		QueryRows: queryRows,
 		// pgx caches statements by text; a bound LIMIT would let a generic
 		// plan guess the row count.
 		CacheStatements: false,

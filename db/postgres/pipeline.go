@@ -43,6 +43,28 @@ func batch(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) err
 	})
 }
 
+// queryRows runs q (bound for Postgres) through pgx on a connection of pool
+// and hands its rows to read: pgx watches ctx with context.AfterFunc, where
+// database/sql's rows start a goroutine per query (sqlstore.Dialect.QueryRows).
+// Scan passes sql.Scanner destinations the values database/sql would.
+func queryRows(ctx context.Context, pool *sql.DB, q string, args []any, read func(sqlstore.Rows) error) error {
+	return onPgx(ctx, pool, "query", func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		return read(pgxRows{rows})
+	})
+}
+
+// pgxRows is pgx's rows as sqlstore.Rows.
+type pgxRows struct{ pgx.Rows }
+
+func (r pgxRows) Close() error {
+	r.Rows.Close()
+	return r.Rows.Err()
+}
+
 // onPgx runs fn on a pgx connection of pool (what names the caller in the
 // error when the pool is not pgx's).
 func onPgx(ctx context.Context, pool *sql.DB, what string, fn func(c *pgx.Conn) error) error {

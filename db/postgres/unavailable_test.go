@@ -87,6 +87,38 @@ func TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound(t *testing.T) 
 	}
 }
 
+// TestQueryTimeout_AStalledHistoryReadIsUnavailable stalls the connection
+// right after a call used it, so that database/sql hands it out again
+// without pgx's idle check (a ping, after a second), and the stall meets
+// the history read itself, which runs through pgx's own rows (queryRows):
+// it must end with db.ErrUnavailable within the bound, not block.
+func TestQueryTimeout_AStalledHistoryReadIsUnavailable(t *testing.T) {
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	d, p := openProxied(t, bound)
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	defer p.Restore()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 3})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, db.ErrUnavailable) {
+			t.Fatalf("SessionHistoryRefs on a stalled database: %v, want db.ErrUnavailable", err)
+		}
+	case <-time.After(10 * bound):
+		t.Fatalf("SessionHistoryRefs on a stalled database did not end within %s (bound %s)", 10*bound, bound)
+	}
+}
+
 // TestUnavailable_ACutConnectionIsUnavailable cuts the connection: calls
 // fail with db.ErrUnavailable, not an unclassified error.
 func TestUnavailable_ACutConnectionIsUnavailable(t *testing.T) {
@@ -95,6 +127,9 @@ func TestUnavailable_ACutConnectionIsUnavailable(t *testing.T) {
 	p.Cut()
 	if _, err := d.GetSession(ctx, "s"); !errors.Is(err, db.ErrUnavailable) {
 		t.Errorf("GetSession through a cut connection: %v, want db.ErrUnavailable", err)
+	}
+	if _, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 3}); !errors.Is(err, db.ErrUnavailable) {
+		t.Errorf("SessionHistoryRefs through a cut connection: %v, want db.ErrUnavailable", err)
 	}
 	if err := d.Ping(ctx); !errors.Is(err, db.ErrUnavailable) {
 		t.Errorf("Ping through a cut connection: %v, want db.ErrUnavailable", err)

@@ -30,16 +30,20 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 	if err != nil {
 		return nil, nil, s.fail("session history "+hq.SessionID, err)
 	}
-	rows, err := s.queryBound(rctx, pool, q, args...)
-	if err != nil {
-		release()
-		return nil, nil, s.fail("session history "+hq.SessionID, err)
-	}
 	sc := refsScan{limit: hq.Limit, omitted: len(hq.Cached) > 0}
 	if s.matchesCachedInGo(hq.Cached) {
 		sc.sized = &sizedHistory{cached: hq.Cached}
 	}
-	sess, sessErr, refs, decided, err := s.scanSessionHistoryRefs(rows, sc)
+	var h historyScan
+	if s.d.QueryRows != nil {
+		h, err = s.queryHistoryRows(rctx, pool, q, args, sc)
+	} else {
+		var rows *sql.Rows
+		if rows, err = s.queryBound(rctx, pool, q, args...); err == nil {
+			h, err = s.scanSessionHistoryRefs(rows, sc)
+		}
+	}
+	sess, sessErr, refs, decided := h.sess, h.sessErr, h.refs, h.decided
 	whole := false
 	if err == nil && sessErr == nil && sess != nil && decided && sc.sized != nil && len(sc.sized.need) > 0 {
 		if len(sc.sized.need) > maxUncachedByID {
@@ -79,6 +83,16 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 // below SQLite's limit of bound values); past it the history is read again
 // in one statement with every run_data.
 const maxUncachedByID = 256
+
+// Rows is what a query's result is read through: *sql.Rows, or a driver's
+// own rows (Dialect.QueryRows). Scan's destinations are sql.Scanners that
+// take the driver's values as database/sql would pass them.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
 
 // refsScan is how scanSessionHistoryRefs reads the runs' rows.
 type refsScan struct {
@@ -126,12 +140,36 @@ func (h *sizedHistory) cachedAs(id string, updatedAt int64, updValid bool, size 
 	return false
 }
 
-// scanSessionHistoryRefs reads and closes SessionHistoryRefs' rows: the
-// session, and the first limit refs oldest first. decided is false when
-// the runs need SessionHistory's handling: a run_index tie or NULL among
-// them (see distinctRunIndexes) or a run_data that does not decode.
-func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Session, sessErr error, refs []db.HistoryRef, decided bool, err error) {
+// queryHistoryRows runs SessionHistoryRefs' statement through the dialect's
+// QueryRows and scans its rows.
+func (s *Store) queryHistoryRows(ctx context.Context, pool *sql.DB, q string, args []any, sc refsScan) (h historyScan, err error) {
+	err = s.d.QueryRows(ctx, pool, q, args, func(rows Rows) (err error) {
+		h, err = s.scanSessionHistoryRefs(rows, sc)
+		return err
+	})
+	return h, err
+}
+
+// historyScan is what scanSessionHistoryRefs read: the session (sessErr
+// when its row does not decode) and the first limit refs oldest first.
+// decided is false when the runs need SessionHistory's handling: a
+// run_index tie or NULL among them (see distinctRunIndexes) or a run_data
+// that does not decode.
+type historyScan struct {
+	sess    *db.Session
+	sessErr error
+	refs    []db.HistoryRef
+	decided bool
+}
+
+// scanSessionHistoryRefs reads and closes SessionHistoryRefs' rows.
+func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, error) {
 	defer rows.Close()
+	var (
+		sess    *db.Session
+		sessErr error
+		refs    []db.HistoryRef
+	)
 	var (
 		cells = make([]cell, 1+nSessionCols)
 		dest  = make([]any, len(cells))
@@ -143,20 +181,20 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 	acc.refs = make([]db.HistoryRef, 0, min(max(sc.limit, 0), 64))
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return nil, nil, nil, false, err
+			return historyScan{}, err
 		}
 		// The cells are read with the conversions of assignCell and
 		// sql.NullInt64, without Scan's pointers, which would move these
 		// locals to the heap on every row.
 		kind, _, err := cellInt64(cells[0].v)
 		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 0: %w", err)
+			return historyScan{}, fmt.Errorf("sqlstore: column 0: %w", err)
 		}
 		if kind == 0 {
 			var ce *db.CorruptRowError
 			out, err := scanSession(cellScanner{cells[1:]})
 			if err != nil && !errors.As(err, &ce) {
-				return nil, nil, nil, false, err
+				return historyScan{}, err
 			}
 			sess, sessErr = out, err
 			continue
@@ -170,27 +208,27 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 			case []byte:
 				acc.sizedRefs(h, string(text))
 			default:
-				return nil, nil, nil, false, fmt.Errorf("sqlstore: column 1: cannot scan %T into a string", text)
+				return historyScan{}, fmt.Errorf("sqlstore: column 1: cannot scan %T into a string", text)
 			}
 			continue
 		}
 		var ref db.HistoryRef
 		if ref.RunID, err = cellString(cells[1].v); err != nil {
-			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 1: %w", err)
+			return historyScan{}, fmt.Errorf("sqlstore: column 1: %w", err)
 		}
 		idx, idxValid, err := cellInt64(cells[13].v)
 		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 13: %w", err)
+			return historyScan{}, fmt.Errorf("sqlstore: column 13: %w", err)
 		}
 		if ref.UpdatedAt, _, err = cellInt64(cells[14].v); err != nil {
-			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 14: %w", err)
+			return historyScan{}, fmt.Errorf("sqlstore: column 14: %w", err)
 		}
 		if !acc.within(idx, idxValid) {
 			continue // the row past the limit is read for its run_index alone
 		}
 		data, err := cellBytes(cells[7].v)
 		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("sqlstore: column 7: %w", err)
+			return historyScan{}, fmt.Errorf("sqlstore: column 7: %w", err)
 		}
 		if !(sc.omitted && data == nil) {
 			v, err := decodeJSON(data)
@@ -203,7 +241,7 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 		acc.refs = append(acc.refs, ref)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, nil, false, err
+		return historyScan{}, err
 	}
 	refs = acc.refs
 	for i, j := 0, len(refs)-1; i < j; i, j = i+1, j-1 {
@@ -214,7 +252,7 @@ func (s *Store) scanSessionHistoryRefs(rows *sql.Rows, sc refsScan) (sess *db.Se
 			h.need[i].ref = len(refs) - 1 - h.need[i].ref
 		}
 	}
-	return sess, sessErr, refs, acc.decided, nil
+	return historyScan{sess: sess, sessErr: sessErr, refs: refs, decided: acc.decided}, nil
 }
 
 // refsAcc collects the history's refs, newest first, as the rows (or
