@@ -42,7 +42,7 @@ func TestJournal_FenceCheckAndSaveAreOneTransaction(t *testing.T) {
 			stale := mustAgent(t, Config{ID: "durable", DB: d, Model: script(t, scripted.Turn{Content: "stale attempt"}), BeforeStore: hook})
 			_, err = stale.Run(context.Background(), run.TextInput("q"), WithRunID("run-gap"), WithSessionID("s-gap"), WithJournal(j, 1))
 			if !tookOver.Load() {
-				t.Fatal("the hook never ran: the test checks nothing")
+				t.Fatalf("the hook never ran (the run ended with %v): the test checks nothing", err)
 			}
 			if !errors.Is(err, run.ErrFenced) {
 				t.Fatalf("stale attempt: %v, want run.ErrFenced", err)
