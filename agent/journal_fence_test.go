@@ -39,15 +39,18 @@ func TestJournal_FenceCheckAndSaveAreOneTransaction(t *testing.T) {
 					}
 				}
 			}
+			// The subtests run at once in this process, whose run registry
+			// refuses a second run with an id already executing: one id each.
+			runID := "run-gap-" + name
 			stale := mustAgent(t, Config{ID: "durable", DB: d, Model: script(t, scripted.Turn{Content: "stale attempt"}), BeforeStore: hook})
-			_, err = stale.Run(context.Background(), run.TextInput("q"), WithRunID("run-gap"), WithSessionID("s-gap"), WithJournal(j, 1))
+			_, err = stale.Run(context.Background(), run.TextInput("q"), WithRunID(runID), WithSessionID("s-gap"), WithJournal(j, 1))
 			if !tookOver.Load() {
 				t.Fatalf("the hook never ran (the run ended with %v): the test checks nothing", err)
 			}
 			if !errors.Is(err, run.ErrFenced) {
 				t.Fatalf("stale attempt: %v, want run.ErrFenced", err)
 			}
-			if got, err := d.GetRun(context.Background(), "run-gap"); err == nil && got.Status == run.StatusCompleted {
+			if got, err := d.GetRun(context.Background(), runID); err == nil && got.Status == run.StatusCompleted {
 				t.Fatalf("the superseded attempt's save landed: %s", got.Status)
 			}
 		})
