@@ -134,12 +134,15 @@ func (s *Store) buildSessionHistoryRefs(ctx context.Context, hq db.HistoryQuery)
 		runs = []string{"SELECT 1, run_id, NULL, NULL, NULL, NULL, NULL, ", data, ", NULL, NULL, NULL, NULL, NULL, run_index, updated_at FROM ",
 			from, ws, " ORDER BY run_index DESC", historyLimit(hq.Limit + 1)}
 	}
+	parts := append(append([]string{open, "SELECT 0, ", sessionCols, " FROM ", s.sessions, sws, mid}, runs...), end)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
 	var b strings.Builder
-	b.Grow(len(sessionCols) + len(s.sessions) + len(from) + len(sws) + 2*len(ws) + len(sizedRefEntry) + 320)
-	for _, part := range [][]string{{open, "SELECT 0, ", sessionCols, " FROM ", s.sessions, sws, mid}, runs, {end}} {
-		for _, p := range part {
-			b.WriteString(p)
-		}
+	b.Grow(n)
+	for _, p := range parts {
+		b.WriteString(p)
 	}
 	args := make([]any, 0, len(sw.args)+len(dataArgs)+len(w.args))
 	args = append(append(append(args, sw.args...), dataArgs...), w.args...)

@@ -168,12 +168,9 @@ func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, err
 	var (
 		sess    *db.Session
 		sessErr error
-		refs    []db.HistoryRef
-	)
-	var (
-		cells = make([]cell, 1+nSessionCols)
-		dest  = make([]any, len(cells))
-		acc   = refsAcc{limit: sc.limit, decided: true}
+		cells   = make([]cell, 1+nSessionCols)
+		dest    = make([]any, len(cells))
+		acc     = refsAcc{limit: sc.limit, decided: true}
 	)
 	for i := range cells {
 		dest[i] = &cells[i]
@@ -243,7 +240,7 @@ func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, err
 	if err := rows.Err(); err != nil {
 		return historyScan{}, err
 	}
-	refs = acc.refs
+	refs := acc.refs
 	for i, j := 0, len(refs)-1; i < j; i, j = i+1, j-1 {
 		refs[i], refs[j] = refs[j], refs[i]
 	}
