@@ -99,7 +99,9 @@ func (g *enqueueGroup) commit(ops []*groupcommit.Op[enqueueOp]) (again []*groupc
 		for i, op := range group {
 			ws[i] = db.PipedRunWrite{Ctx: op.Ctx, Session: op.Val.s, Run: op.Val.r, Pre: g.q.pipedEnqueue(op.Val.j)}
 		}
-		err := g.q.d.SaveRunsPiped(context.Background(), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
+		// Its own transaction: the group must not wait for the claims and
+		// saves of the runs in flight, nor hold their next group.
+		err := g.q.d.SaveRunsPiped(db.WithOwnTransaction(context.Background()), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
 		if err == nil {
 			for _, op := range group {
 				op.Err = nil

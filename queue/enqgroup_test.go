@@ -17,6 +17,7 @@ import (
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/internal/faultproxy"
 	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
 )
 
 // proxiedPostgres opens a fresh schema on the test server through a proxy
@@ -378,6 +379,75 @@ func BenchmarkEnqueue_Postgres(b *testing.B) {
 				b.ReportMetric(float64((server()-srv0).Microseconds())/float64(b.N), "server-cpu-us/enqueue")
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "enqueues/s")
+		})
+	}
+}
+
+// An enqueue group has a transaction of its own (db.WithOwnTransaction):
+// it commits while the pipeline group the runs' claims and saves share is
+// held up, instead of waiting for that group and then holding the next.
+func TestEnqueue_PostgresGroupCommitsBesideHeldRunWrites(t *testing.T) {
+	t.Parallel()
+	d := testdbs.Postgres(t)
+	wp := d.Driver().(db.SQLWriter).SQLWriter()
+	ctx := context.Background()
+	tx, err := wp.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var pid int
+	if err := tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	// Before the queue starts: enqueue a run and hold its row, so that its
+	// claim, in a pipeline group, waits on the row.
+	q := openQueueWith(t, d, queue.Config{PollInterval: 50 * time.Millisecond}, complete(d), func(q *queue.Queue) {
+		s, r, j := pending("held", "u1")
+		if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM "`+wp.Schema+`".agno_runs WHERE run_id = 'held' FOR UPDATE`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The claim's backend and when its statement began: the same wait
+	// must still be on after the enqueue.
+	waiting := func() (blocked string) {
+		wp.DB.QueryRowContext(ctx, `SELECT pid::text || ' ' || query_start::text FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&blocked)
+		return blocked
+	}
+	var claim string
+	waitFor(t, "the held run's claim to wait on its row", func() bool {
+		claim = waiting()
+		return claim != ""
+	})
+
+	done := make(chan error, 1)
+	go func() {
+		s, r, j := pending("beside", "u1")
+		_, _, err := q.Enqueue(ctx, s, r, j)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("enqueue beside the held group: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		tx.Rollback()
+		t.Fatalf("the enqueue waited for the pipeline group of the runs' claims and saves: %v", <-done)
+	}
+	if now := waiting(); now != claim {
+		t.Fatalf("the enqueue committed after the held group ended (claim waiting %q, now %q)", claim, now)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"held", "beside"} {
+		waitFor(t, id+" completed", func() bool {
+			row, err := d.GetRun(ctx, id)
+			return err == nil && row.Status == run.StatusCompleted
 		})
 	}
 }

@@ -63,8 +63,14 @@ func (gs *pipeGroups) of(pool *sql.DB) *pipeGroup {
 }
 
 // pipeline is the Dialect's Pipeline: stmts in one transaction (see
-// pipeline), shared with the concurrent callers' (see pipeGroups).
+// pipeline), shared with the concurrent callers' (see pipeGroups) unless
+// ctx asks for a transaction of its own (db.WithOwnTransaction: the
+// durable queue's enqueue groups), which then commits beside the group in
+// flight instead of waiting for it.
 func (gs *pipeGroups) pipeline(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) error {
+	if db.OwnTransaction(ctx) {
+		return pipeline(ctx, pool, stmts)
+	}
 	err := gs.of(pool).Do(ctx, stmts)
 	if errors.Is(err, errAlone) {
 		return pipeline(ctx, pool, stmts)

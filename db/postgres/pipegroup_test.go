@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
@@ -200,5 +201,60 @@ func TestPipeGroup_WaitingCallerWithdrawsOnCancel(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil || n != 0 || reads.Load() != 0 {
 		t.Errorf("rows %d (err %v), reads %d: the withdrawn write ran", n, err, reads.Load())
+	}
+}
+
+// A write that asks for its own transaction (db.WithOwnTransaction: the
+// durable queue's enqueue groups) commits while a group is in flight,
+// where a shared write waits for it.
+func TestPipeGroup_OwnTransactionCommitsBesideARunningGroup(t *testing.T) {
+	t.Parallel()
+	pool, table := groupTable(t)
+	gs := newPipeGroups()
+	hold, started := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		lead := sqlstore.PipelineStmt{Query: `SELECT 1`, Row: func(sc sqlstore.Scanner) error {
+			close(started)
+			<-hold
+			var one int
+			return sc.Scan(&one)
+		}}
+		if err := gs.pipeline(context.Background(), pool, []sqlstore.PipelineStmt{lead}); err != nil {
+			t.Errorf("leader: %v", err)
+		}
+	})
+	<-started
+	release := sync.OnceFunc(func() { close(hold) })
+	defer release()
+
+	var ownReads, sharedReads atomic.Int32
+	shared := make(chan error, 1)
+	go func() {
+		shared <- gs.pipeline(context.Background(), pool, []sqlstore.PipelineStmt{insertStmt(table, "shared", &sharedReads, nil)})
+	}()
+	waitPending(t, gs, pool, 1) // the shared write waits for the group in flight
+
+	ctx, cancel := context.WithTimeout(db.WithOwnTransaction(context.Background()), 10*time.Second)
+	defer cancel()
+	if err := gs.pipeline(ctx, pool, []sqlstore.PipelineStmt{insertStmt(table, "own", &ownReads, nil)}); err != nil {
+		t.Fatalf("own transaction while a group is in flight: %v (it waited for the group)", err)
+	}
+	var n int
+	if err := pool.QueryRow(`SELECT count(*) FROM ` + table + ` WHERE k = 'own'`).Scan(&n); err != nil || n != 1 || ownReads.Load() != 1 {
+		t.Errorf("own write: %d rows (err %v), read %d times; want committed once", n, err, ownReads.Load())
+	}
+	select {
+	case err := <-shared:
+		t.Fatalf("the shared write did not wait for the group in flight (err %v)", err)
+	default:
+	}
+	if _, k := gs.of(pool).State(); k != 1 {
+		t.Errorf("%d writes wait for the next group, want the shared one only", k)
+	}
+	release()
+	if err := <-shared; err != nil || sharedReads.Load() != 1 {
+		t.Errorf("shared write after the group: %v, read %d times", err, sharedReads.Load())
 	}
 }
