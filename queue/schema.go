@@ -1,9 +1,6 @@
 package queue
 
-import (
-	"strconv"
-	"strings"
-)
+import "github.com/agentryhq/agentry/internal/sqlstore"
 
 // Table names. agno_jobs has Agno 3.0's jobs shape plus two columns Agno's
 // reader ignores: engine_job_id (the River job that dispatches the row) and
@@ -80,16 +77,5 @@ func rebind(dialect, q string) string {
 	if dialect != "postgres" {
 		return q
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return sqlstore.RebindDollar(q)
 }

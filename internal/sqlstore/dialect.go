@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -366,10 +367,44 @@ func QuoteDouble(ident string) string {
 
 // RebindDollar numbers placeholders $1, $2, …. Queries built by the store
 // never contain a literal "?" outside placeholders.
+//
+// The stores and the durable queue send a fixed set of query texts (a few
+// hundred), each rebound on every execution; the results are kept
+// (maxRebound texts at most, for texts built per call such as IN lists of
+// any length), so a repeated text costs a map lookup and no allocation.
 func RebindDollar(q string) string {
 	if !strings.Contains(q, "?") {
 		return q
 	}
+	rebound.mu.RLock()
+	out, ok := rebound.m[q]
+	rebound.mu.RUnlock()
+	if ok {
+		return out
+	}
+	out = rebindDollar(q)
+	rebound.mu.Lock()
+	if len(rebound.m) < maxRebound {
+		if rebound.m == nil {
+			rebound.m = map[string]string{}
+		}
+		rebound.m[q] = out
+	}
+	rebound.mu.Unlock()
+	return out
+}
+
+// maxRebound bounds the texts RebindDollar keeps.
+const maxRebound = 4096
+
+// rebound is RebindDollar's memo: query text → rebound text.
+var rebound struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+// rebindDollar is RebindDollar without the memo.
+func rebindDollar(q string) string {
 	var b strings.Builder
 	b.Grow(len(q) + 16)
 	n := 0

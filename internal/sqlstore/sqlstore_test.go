@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -79,6 +81,58 @@ func TestRebindDollar_NumbersPlaceholders(t *testing.T) {
 	if got := (&Dialect{}).Bind("a = ?"); got != "a = ?" {
 		t.Fatalf("no Rebind: %s", got)
 	}
+}
+
+// RebindDollar keeps what it rebound: a repeated text is the same answer
+// with no allocation, texts past the memo's bound are still rebound, and
+// concurrent callers agree.
+func TestRebindDollar_Memo(t *testing.T) { // not parallel: AllocsPerRun
+	q := "UPDATE memo_test SET a = ? WHERE b = ? AND c <> ?"
+	want := "UPDATE memo_test SET a = $1 WHERE b = $2 AND c <> $3"
+	if got := RebindDollar(q); got != want {
+		t.Fatalf("first: %s", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = RebindDollar(q) }); n != 0 {
+		t.Errorf("a repeated text allocates %.0f times, want 0", n)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range maxRebound/2 + 10 {
+				in := fmt.Sprintf("SELECT %d FROM memo_%d WHERE x = ? AND y = ?", i, g)
+				if got, w := RebindDollar(in), fmt.Sprintf("SELECT %d FROM memo_%d WHERE x = $1 AND y = $2", i, g); got != w {
+					t.Errorf("%s: %s, want %s", in, got, w)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rebound.mu.RLock()
+	n := len(rebound.m)
+	rebound.mu.RUnlock()
+	if n > maxRebound {
+		t.Errorf("the memo holds %d texts, bound %d", n, maxRebound)
+	}
+	if got := RebindDollar(q); got != want {
+		t.Fatalf("after the bound: %s", got)
+	}
+}
+
+func BenchmarkRebindDollar(b *testing.B) {
+	q := "INSERT INTO agno_runs AS r (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, parent_run_id, status, run_index, run_data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET status = excluded.status"
+	b.Run("memo", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = RebindDollar(q)
+		}
+	})
+	b.Run("rebuilt", func(b *testing.B) { // what every call cost before the memo
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = rebindDollar(q)
+		}
+	})
 }
 
 func TestTables_DefaultsFollowAgno(t *testing.T) {
