@@ -90,8 +90,9 @@ func TestQueryTimeout_AStalledDatabaseIsUnavailableWithinTheBound(t *testing.T) 
 // TestQueryTimeout_AStalledHistoryReadIsUnavailable stalls the connection
 // right after a call used it, so that database/sql hands it out again
 // without pgx's idle check (a ping, after a second), and the stall meets
-// the history read itself, which runs through pgx's own rows (queryRows):
-// it must end with db.ErrUnavailable within the bound, not block.
+// the read itself: the history read and GetSession, which run through
+// pgx's own rows (queryRows), must end with db.ErrUnavailable within the
+// bound, not block.
 func TestQueryTimeout_AStalledHistoryReadIsUnavailable(t *testing.T) {
 	t.Parallel()
 	const bound = 300 * time.Millisecond
@@ -99,23 +100,36 @@ func TestQueryTimeout_AStalledHistoryReadIsUnavailable(t *testing.T) {
 	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 3}); err != nil {
-		t.Fatal(err)
+	reads := []struct {
+		name string
+		read func() error
+	}{
+		{"SessionHistoryRefs", func() error {
+			_, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 3})
+			return err
+		}},
+		{"GetSession", func() error { _, err := d.GetSession(ctx, "s"); return err }},
 	}
-	p.Stall()
-	defer p.Restore()
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: 3})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, db.ErrUnavailable) {
-			t.Fatalf("SessionHistoryRefs on a stalled database: %v, want db.ErrUnavailable", err)
+	for _, r := range reads {
+		deadline := time.Now().Add(10 * time.Second)
+		for r.read() != nil { // the connection is back and was just used
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the database did not come back", r.name)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-	case <-time.After(10 * bound):
-		t.Fatalf("SessionHistoryRefs on a stalled database did not end within %s (bound %s)", 10*bound, bound)
+		p.Stall()
+		done := make(chan error, 1)
+		go func() { done <- r.read() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, db.ErrUnavailable) {
+				t.Errorf("%s on a stalled database: %v, want db.ErrUnavailable", r.name, err)
+			}
+		case <-time.After(10 * bound):
+			t.Fatalf("%s on a stalled database did not end within %s (bound %s)", r.name, 10*bound, bound)
+		}
+		p.Restore()
 	}
 }
 

@@ -148,8 +148,18 @@ func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user strin
 	w := &where{}
 	w.add("session_id = ?", sessionID)
 	w.eq("user_id", user)
-	row := s.queryRow(ctx, q, "SELECT "+sessionCols+" FROM "+s.sessions+w.String(), w.args...)
-	out, err := scanSession(row)
+	query := "SELECT " + sessionCols + " FROM " + s.sessions + w.String()
+	var (
+		out *db.Session
+		err error
+	)
+	if s.d.QueryRows != nil {
+		// The driver's own rows (Postgres: pgx's, without database/sql's
+		// per-query goroutine and value conversions), as the history read.
+		out, err = s.queryRowSession(ctx, q, s.d.Bind(query), w.args)
+	} else {
+		out, err = scanSession(s.queryRow(ctx, q, query, w.args...))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)
 	}
@@ -157,6 +167,30 @@ func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user strin
 		return nil, s.fail("get session "+sessionID, err)
 	}
 	return out, nil
+}
+
+// queryRowSession reads the one session row of q (bound) through the
+// dialect's QueryRows; sql.ErrNoRows when there is none.
+func (s *Store) queryRowSession(ctx context.Context, pool *sql.DB, q string, args []any) (out *db.Session, err error) {
+	qerr := s.d.QueryRows(ctx, pool, q, args, func(rows Rows) (rerr error) {
+		defer func() {
+			if cerr := rows.Close(); rerr == nil {
+				rerr = cerr
+			}
+		}()
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return sql.ErrNoRows
+		}
+		out, err = scanSession(rows)
+		return nil
+	})
+	if qerr != nil {
+		return nil, qerr
+	}
+	return out, err
 }
 
 // ListSessions returns one page and the total count.
