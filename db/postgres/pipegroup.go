@@ -99,14 +99,7 @@ func runGroup(pool *sql.DB, ops []*pipeOp) {
 		return
 	}
 	inLockOrder(live)
-	n := 0
-	for _, op := range live {
-		n += len(op.Val)
-	}
-	stmts := make([]sqlstore.PipelineStmt, 0, n)
-	for _, op := range live {
-		stmts = append(stmts, op.Val...)
-	}
+	stmts := inSessionOrder(live)
 	ctx, cancel := groupContext(live)
 	defer cancel()
 	err := pipeline(ctx, pool, stmts)
@@ -137,6 +130,44 @@ func inLockOrder(ops []*pipeOp) {
 		}
 		return 0
 	})
+}
+
+// inSessionOrder is the group's statements: every member's statements
+// before its session part (its fences, its job row, a claim's run row), in
+// the members' order, then the members' session parts (a session's lock,
+// its upsert, the run's upsert: from the statement marked with
+// PipelineStmt.Session to the member's end) in session order, members of
+// one session in their order. Each member's statements keep their order.
+// So every transaction that writes session rows (a group, an enqueue
+// group, another replica's group) locks them in session-id order, after
+// the job rows it locks in id order, and two of them cannot wait on each
+// other in a cycle over sessions. A member with several writes (none is
+// grouped today) keeps everything from its first session part on together.
+func inSessionOrder(ops []*pipeOp) []sqlstore.PipelineStmt {
+	type tail struct {
+		session string
+		stmts   []sqlstore.PipelineStmt
+	}
+	n := 0
+	for _, op := range ops {
+		n += len(op.Val)
+	}
+	stmts := make([]sqlstore.PipelineStmt, 0, n)
+	tails := make([]tail, 0, len(ops))
+	for _, op := range ops {
+		i := slices.IndexFunc(op.Val, func(st sqlstore.PipelineStmt) bool { return st.Session != "" })
+		if i < 0 {
+			stmts = append(stmts, op.Val...)
+			continue
+		}
+		stmts = append(stmts, op.Val[:i]...)
+		tails = append(tails, tail{op.Val[i].Session, op.Val[i:]})
+	}
+	slices.SortStableFunc(tails, func(a, b tail) int { return strings.Compare(a.session, b.session) })
+	for _, t := range tails {
+		stmts = append(stmts, t.stmts...)
+	}
+	return stmts
 }
 
 // groupContext is the context a group's transaction runs under: no

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -256,5 +257,40 @@ func TestPipeGroup_OwnTransactionCommitsBesideARunningGroup(t *testing.T) {
 	release()
 	if err := <-shared; err != nil || sharedReads.Load() != 1 {
 		t.Errorf("shared write after the group: %v, read %d times", err, sharedReads.Load())
+	}
+}
+
+// A group sends its members' statements up to their session parts in the
+// members' order, then the session parts in session order (members of one
+// session in their order), each member's own statements in theirs.
+func TestInSessionOrder(t *testing.T) {
+	t.Parallel()
+	member := func(session string, qs ...string) *pipeOp {
+		op := &pipeOp{}
+		for _, q := range qs {
+			st := sqlstore.PipelineStmt{Query: q}
+			if strings.HasPrefix(q, "lock") { // the session part's first
+				st.Session = session
+			}
+			op.Val = append(op.Val, st)
+		}
+		return op
+	}
+	ops := []*pipeOp{
+		member("s-b", "fence 1", "job 1", "lock b 1", "session b 1", "run 1"),
+		member("", "claim 2", "move 2"),
+		member("s-a", "fence 3", "lock a 3", "session a 3", "run 3"),
+		member("s-b", "lock b 4", "session b 4", "run 4"),
+		member("s-a", "fence 5", "lock a 5", "run 5"),
+	}
+	var got []string
+	for _, st := range inSessionOrder(ops) {
+		got = append(got, st.Query)
+	}
+	want := []string{"fence 1", "job 1", "claim 2", "move 2", "fence 3", "fence 5",
+		"lock a 3", "session a 3", "run 3", "lock a 5", "run 5",
+		"lock b 1", "session b 1", "run 1", "lock b 4", "session b 4", "run 4"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order\n got %q\nwant %q", got, want)
 	}
 }

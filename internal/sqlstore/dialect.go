@@ -440,6 +440,14 @@ type PipelineStmt struct {
 	// when there is none); nil executes the statement and drops its result.
 	// An error it returns rolls the transaction back and is the pipeline's.
 	Row func(sc Scanner) error
+	// Session, on the first statement of a write's session part (the
+	// session's lock, its upsert and the run's upsert, which end the
+	// write), names the session those statements lock. A dialect that
+	// shares one transaction among concurrent callers' writes sends every
+	// member's session part after all the members' other statements, in
+	// session order, so that session rows are locked in one order by
+	// every transaction (see db/postgres/pipegroup.go).
+	Session string
 }
 
 // Scanner reads one row.

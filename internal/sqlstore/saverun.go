@@ -133,6 +133,7 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		}
 		stmts = append(stmts, st)
 	}
+	tail := len(stmts) // the session part starts here
 	if out.RunIndex == nil {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}
@@ -161,6 +162,7 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		}
 		return nil
 	}})
+	stmts[tail].Session = out.SessionID
 	var err error
 	if oneTrip {
 		err = s.d.Batch(ctx, s.w, stmts)

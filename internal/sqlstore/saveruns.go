@@ -47,6 +47,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 			stmts = append(stmts, piped(p, i))
 		}
 		out, scoped := runToWrite(w.Ctx, w.Run)
+		tail := len(stmts) // this write's session part starts here
 		if out.RunIndex == nil {
 			stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 		}
@@ -69,6 +70,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 			}
 			return err
 		}})
+		stmts[tail].Session = out.SessionID
 	}
 	err := s.d.Pipeline(ctx, s.w, stmts)
 	switch {
