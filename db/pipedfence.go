@@ -231,27 +231,6 @@ func LockKey(ctx context.Context) (key string, ok bool) {
 	return key, ok
 }
 
-// ownTxKey marks a piped write that is to have its own transaction
-// (WithOwnTransaction).
-type ownTxKey struct{}
-
-// WithOwnTransaction returns ctx whose piped writes commit in a
-// transaction of their own, beside the one a driver shares among
-// concurrent callers' writes (Postgres's pipeline groups) rather than in
-// it: for a caller whose write is already a group of many (the durable
-// queue's enqueue group), which would otherwise wait for the shared
-// transaction in flight and then hold the next one for all its members.
-func WithOwnTransaction(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ownTxKey{}, true)
-}
-
-// OwnTransaction reports whether ctx's piped writes are to have their own
-// transaction (WithOwnTransaction).
-func OwnTransaction(ctx context.Context) bool {
-	own, _ := ctx.Value(ownTxKey{}).(bool)
-	return own
-}
-
 // PipedRunMover is an optional Driver ability (Postgres): a statement that
 // moves a run's row to RUNNING on the server, for a piped write that holds
 // no copy of the row (the durable queue's claim, which would otherwise read

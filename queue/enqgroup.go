@@ -99,9 +99,9 @@ func (g *enqueueGroup) commit(ops []*groupcommit.Op[enqueueOp]) (again []*groupc
 		for i, op := range group {
 			ws[i] = db.PipedRunWrite{Ctx: op.Ctx, Session: op.Val.s, Run: op.Val.r, Pre: g.q.pipedEnqueue(op.Val.j)}
 		}
-		// Its own transaction: the group must not wait for the claims and
-		// saves of the runs in flight, nor hold their next group.
-		err := g.q.d.SaveRunsPiped(db.WithOwnTransaction(context.Background()), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
+		// Alone: the group must not wait for the pipeline group of the
+		// claims and saves in flight, nor hold their next one.
+		err := g.q.d.SaveRunsPiped(groupcommit.Alone(context.Background()), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
 		if err == nil {
 			for _, op := range group {
 				op.Err = nil

@@ -64,11 +64,12 @@ func (gs *pipeGroups) of(pool *sql.DB) *pipeGroup {
 
 // pipeline is the Dialect's Pipeline: stmts in one transaction (see
 // pipeline), shared with the concurrent callers' (see pipeGroups) unless
-// ctx asks for a transaction of its own (db.WithOwnTransaction: the
-// durable queue's enqueue groups), which then commits beside the group in
-// flight instead of waiting for it.
+// ctx's writes are to commit alone (groupcommit.Alone: a streamed run's,
+// and the durable queue's enqueue groups, already a group of many), which
+// then go out at once, beside the group in flight, instead of waiting for
+// it and holding the next.
 func (gs *pipeGroups) pipeline(ctx context.Context, pool *sql.DB, stmts []sqlstore.PipelineStmt) error {
-	if db.OwnTransaction(ctx) {
+	if groupcommit.IsAlone(ctx) {
 		return pipeline(ctx, pool, stmts)
 	}
 	err := gs.of(pool).Do(ctx, stmts)

@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/groupcommit"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
@@ -58,6 +58,27 @@ func waitPending(t *testing.T, gs *pipeGroups, pool *sql.DB, n int) {
 		}
 	}
 	t.Fatalf("%d callers never queued behind the running pipeline", n)
+}
+
+// holdGroup starts a group of one on pool that stays in flight (its
+// leader's row read waits) until release; wait waits for it to end.
+func holdGroup(t *testing.T, gs *pipeGroups, pool *sql.DB) (release, wait func()) {
+	t.Helper()
+	hold, started := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		lead := sqlstore.PipelineStmt{Query: `SELECT 1`, Row: func(sc sqlstore.Scanner) error {
+			close(started)
+			<-hold
+			var one int
+			return sc.Scan(&one)
+		}}
+		if err := gs.pipeline(context.Background(), pool, []sqlstore.PipelineStmt{lead}); err != nil {
+			t.Errorf("leader: %v", err)
+		}
+	})
+	<-started
+	return sync.OnceFunc(func() { close(hold) }), wg.Wait
 }
 
 // insertStmt inserts k and counts the reads of its row; fail makes the
@@ -172,20 +193,7 @@ func TestPipeGroup_WaitingCallerWithdrawsOnCancel(t *testing.T) {
 	t.Parallel()
 	pool, table := groupTable(t)
 	gs := newPipeGroups()
-	hold, started := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		lead := sqlstore.PipelineStmt{Query: `SELECT 1`, Row: func(sc sqlstore.Scanner) error {
-			close(started)
-			<-hold
-			var one int
-			return sc.Scan(&one)
-		}}
-		if err := gs.pipeline(context.Background(), pool, []sqlstore.PipelineStmt{lead}); err != nil {
-			t.Errorf("leader: %v", err)
-		}
-	})
-	<-started
+	release, wait := holdGroup(t, gs, pool)
 	ctx, cancel := context.WithCancel(context.Background())
 	var reads atomic.Int32
 	errc := make(chan error, 1)
@@ -197,37 +205,23 @@ func TestPipeGroup_WaitingCallerWithdrawsOnCancel(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled caller: %v", err)
 	}
-	close(hold)
-	wg.Wait()
+	release()
+	wait()
 	var n int
 	if err := pool.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil || n != 0 || reads.Load() != 0 {
 		t.Errorf("rows %d (err %v), reads %d: the withdrawn write ran", n, err, reads.Load())
 	}
 }
 
-// A write that asks for its own transaction (db.WithOwnTransaction: the
+// A write marked to commit alone (groupcommit.Alone: the
 // durable queue's enqueue groups) commits while a group is in flight,
 // where a shared write waits for it.
-func TestPipeGroup_OwnTransactionCommitsBesideARunningGroup(t *testing.T) {
+func TestPipeGroup_AloneCommitsBesideARunningGroup(t *testing.T) {
 	t.Parallel()
 	pool, table := groupTable(t)
 	gs := newPipeGroups()
-	hold, started := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() {
-		lead := sqlstore.PipelineStmt{Query: `SELECT 1`, Row: func(sc sqlstore.Scanner) error {
-			close(started)
-			<-hold
-			var one int
-			return sc.Scan(&one)
-		}}
-		if err := gs.pipeline(context.Background(), pool, []sqlstore.PipelineStmt{lead}); err != nil {
-			t.Errorf("leader: %v", err)
-		}
-	})
-	<-started
-	release := sync.OnceFunc(func() { close(hold) })
+	release, wait := holdGroup(t, gs, pool)
+	defer wait()
 	defer release()
 
 	var ownReads, sharedReads atomic.Int32
@@ -237,7 +231,7 @@ func TestPipeGroup_OwnTransactionCommitsBesideARunningGroup(t *testing.T) {
 	}()
 	waitPending(t, gs, pool, 1) // the shared write waits for the group in flight
 
-	ctx, cancel := context.WithTimeout(db.WithOwnTransaction(context.Background()), 10*time.Second)
+	ctx, cancel := context.WithTimeout(groupcommit.Alone(context.Background()), 10*time.Second)
 	defer cancel()
 	if err := gs.pipeline(ctx, pool, []sqlstore.PipelineStmt{insertStmt(table, "own", &ownReads, nil)}); err != nil {
 		t.Fatalf("own transaction while a group is in flight: %v (it waited for the group)", err)
