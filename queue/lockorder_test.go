@@ -207,17 +207,10 @@ func TestLockOrder_EnqueuesAndSavesOfSharedSessionsDoNotDeadlock(t *testing.T) {
 	done := make(chan struct{}, n)
 	var q *queue.Queue
 	handle := durableHandler(&q, a, d, nil)
-	q, err = queue.Open(context.Background(), d, testCfg(), func(ctx context.Context, j *queue.Job) (run.Status, error) {
+	q = openQueue(t, d, testCfg(), func(ctx context.Context, j *queue.Job) (run.Status, error) {
 		defer func() { done <- struct{}{} }()
 		return handle(ctx, j)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer q.Stop(context.Background())
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

@@ -122,11 +122,11 @@ type Dialect struct {
 	Batch func(ctx context.Context, pool *sql.DB, stmts []PipelineStmt) error
 	// QueryRows, when set, runs a query (placeholders already bound for the
 	// dialect) on a connection of pool through the driver's own rows and
-	// calls read with them; read closes them. A turn's history read uses
-	// it: database/sql watches the rows of every query whose context can
-	// end with a goroutine of its own, which the driver's rows do not need
-	// (Postgres: pgx watches the context with context.AfterFunc). nil means
-	// database/sql's rows.
+	// calls read with them; read closes them. A turn's history read and
+	// GetSession use it (Store.readRows): database/sql watches the rows of
+	// every query whose context can end with a goroutine of its own, which
+	// the driver's rows do not need (Postgres: pgx watches the context with
+	// context.AfterFunc). nil means database/sql's rows.
 	QueryRows func(ctx context.Context, pool *sql.DB, q string, args []any, read func(Rows) error) error
 	// LockMigration serialises migrations of one database across
 	// processes, waiting up to timeout (then ErrMigrationLocked); a lock

@@ -35,14 +35,10 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		sc.sized = &sizedHistory{cached: hq.Cached}
 	}
 	var h historyScan
-	if s.d.QueryRows != nil {
-		h, err = s.queryHistoryRows(rctx, pool, q, args, sc)
-	} else {
-		var rows *sql.Rows
-		if rows, err = s.queryBound(rctx, pool, q, args...); err == nil {
-			h, err = s.scanSessionHistoryRefs(rows, sc)
-		}
-	}
+	err = s.readRows(rctx, pool, q, args, func(rows Rows) (err error) {
+		h, err = s.scanSessionHistoryRefs(rows, sc)
+		return err
+	})
 	sess, sessErr, refs, decided := h.sess, h.sessErr, h.refs, h.decided
 	whole := false
 	if err == nil && sessErr == nil && sess != nil && decided && sc.sized != nil && len(sc.sized.need) > 0 {
@@ -138,16 +134,6 @@ func (h *sizedHistory) cachedAs(id string, updatedAt int64, updValid bool, size 
 		}
 	}
 	return false
-}
-
-// queryHistoryRows runs SessionHistoryRefs' statement through the dialect's
-// QueryRows and scans its rows.
-func (s *Store) queryHistoryRows(ctx context.Context, pool *sql.DB, q string, args []any, sc refsScan) (h historyScan, err error) {
-	err = s.d.QueryRows(ctx, pool, q, args, func(rows Rows) (err error) {
-		h, err = s.scanSessionHistoryRefs(rows, sc)
-		return err
-	})
-	return h, err
 }
 
 // historyScan is what scanSessionHistoryRefs read: the session (sessErr

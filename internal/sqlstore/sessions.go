@@ -148,18 +148,7 @@ func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user strin
 	w := &where{}
 	w.add("session_id = ?", sessionID)
 	w.eq("user_id", user)
-	query := "SELECT " + sessionCols + " FROM " + s.sessions + w.String()
-	var (
-		out *db.Session
-		err error
-	)
-	if s.d.QueryRows != nil {
-		// The driver's own rows (Postgres: pgx's, without database/sql's
-		// per-query goroutine and value conversions), as the history read.
-		out, err = s.queryRowSession(ctx, q, s.d.Bind(query), w.args)
-	} else {
-		out, err = scanSession(s.queryRow(ctx, q, query, w.args...))
-	}
+	out, err := s.readSession(ctx, q, s.d.Bind("SELECT "+sessionCols+" FROM "+s.sessions+w.String()), w.args)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)
 	}
@@ -169,10 +158,11 @@ func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user strin
 	return out, nil
 }
 
-// queryRowSession reads the one session row of q (bound) through the
-// dialect's QueryRows; sql.ErrNoRows when there is none.
-func (s *Store) queryRowSession(ctx context.Context, pool *sql.DB, q string, args []any) (out *db.Session, err error) {
-	qerr := s.d.QueryRows(ctx, pool, q, args, func(rows Rows) (rerr error) {
+// readSession reads the one session row of q (bound) through readRows
+// (Postgres: pgx's own rows, without database/sql's per-query goroutine
+// and value conversions); sql.ErrNoRows when there is none.
+func (s *Store) readSession(ctx context.Context, pool *sql.DB, q string, args []any) (out *db.Session, err error) {
+	qerr := s.readRows(ctx, pool, q, args, func(rows Rows) (rerr error) {
 		defer func() {
 			if cerr := rows.Close(); rerr == nil {
 				rerr = cerr

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 )
@@ -87,6 +88,16 @@ func TestRebindDollar_NumbersPlaceholders(t *testing.T) {
 // with no allocation, texts past the memo's bound are still rebound, and
 // concurrent callers agree.
 func TestRebindDollar_Memo(t *testing.T) { // not parallel: AllocsPerRun
+	// The test fills the memo to its bound; the package's other tests get
+	// it back as it was.
+	rebound.mu.Lock()
+	kept := maps.Clone(rebound.m)
+	rebound.mu.Unlock()
+	t.Cleanup(func() {
+		rebound.mu.Lock()
+		rebound.m = kept
+		rebound.mu.Unlock()
+	})
 	q := "UPDATE memo_test SET a = ? WHERE b = ? AND c <> ?"
 	want := "UPDATE memo_test SET a = $1 WHERE b = $2 AND c <> $3"
 	if got := RebindDollar(q); got != want {

@@ -91,6 +91,20 @@ func (s *Store) query(ctx context.Context, pool *sql.DB, q string, args ...any) 
 	return s.queryBound(ctx, pool, s.d.Bind(q), args...)
 }
 
+// readRows runs q (bound for the dialect) on pool and hands its rows to
+// read, which closes them: the driver's own rows when the dialect has them
+// (Dialect.QueryRows), else database/sql's, prepared once.
+func (s *Store) readRows(ctx context.Context, pool *sql.DB, q string, args []any, read func(Rows) error) error {
+	if s.d.QueryRows != nil {
+		return s.d.QueryRows(ctx, pool, q, args, read)
+	}
+	rows, err := s.queryBound(ctx, pool, q, args...)
+	if err != nil {
+		return err
+	}
+	return read(rows)
+}
+
 // queryBound is query with q already bound for the dialect.
 func (s *Store) queryBound(ctx context.Context, pool *sql.DB, q string, args ...any) (*sql.Rows, error) {
 	if st := s.prepared(ctx, pool, q); st != nil {
