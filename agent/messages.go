@@ -27,6 +27,8 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 		var s *db.Session
 		if q, ok := st.historyQuery(); ok {
 			s, rows, err = d.SessionHistoryRefs(st.ctx, q)
+		} else if cs, ok := db.ClaimedSession(st.ctx, st.out.RunID, st.out.SessionID); ok {
+			s = cs // read by the durable queue's claim of this run
 		} else {
 			s, err = d.GetSession(st.ctx, st.out.SessionID)
 		}

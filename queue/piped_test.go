@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -111,6 +112,7 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			s, r, j := pending(fmt.Sprintf("p%d", i), "u1")
+			s.SessionData = json.RawMessage(fmt.Sprintf(`{"session_state":{"n":%d}}`, i))
 			if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
 				t.Error(err)
 			}
@@ -126,10 +128,26 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	if alone, _ := tr.count("SELECT run_id, session_id, run_type", "agno_runs"); alone != 0 {
 		t.Errorf("%d reads of run rows for %d claims (want none: the claim moves the row in its batch)", alone, n)
 	}
+	// The claim reads the run's session row in its batch: the agent's
+	// load takes it (db.WithClaimedSession) and reads none of its own.
+	if alone, batched := tr.count("SELECT session_id, session_type", "agno_sessions"); alone != 0 || batched < n {
+		t.Errorf("session reads: %d alone, %d in batches for %d runs (want none alone, one batched per claim)", alone, batched, n)
+	}
 	for i := range n {
 		id := fmt.Sprintf("p%d", i)
 		if st := runStatus(t, d, id); st != run.StatusCompleted {
 			t.Fatalf("run %s is %s", id, st)
+		}
+		// The run saw its own session's row: the enqueued state is kept.
+		s, err := d.GetSession(context.Background(), "s-"+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data struct {
+			State map[string]any `json:"session_state"`
+		}
+		if err := json.Unmarshal(s.SessionData, &data); err != nil || data.State["n"] != float64(i) {
+			t.Errorf("session s-%s after its run: %s (%v); want the enqueued session_state n=%d", id, s.SessionData, err, i)
 		}
 	}
 	checks := []struct {

@@ -63,6 +63,10 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// session lock to assign one.
 		rctx = db.WithRunIndex(rctx, j.ID, *j.runIndex)
 	}
+	if j.session != nil {
+		// The run's first load of its session takes the row the claim read.
+		rctx = db.WithClaimedSession(rctx, j.ID, j.session)
+	}
 
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
@@ -158,6 +162,9 @@ type claimedJob struct {
 	freshJournal bool
 	// runIndex is the run row's run_index the claim saw (nil: unknown).
 	runIndex *int64
+	// session is the run's session row as the claim read it (nil: not
+	// read; db.WithClaimedSession).
+	session *db.Session
 }
 
 func (c *claimedJob) statusOr(def string) string {
@@ -348,9 +355,16 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 		}
 		stmts = append(stmts, st)
 	}
+	// The run's session row, which the run reads first: in the batch it
+	// costs no round trip of its own (db.WithClaimedSession).
+	var sess *db.Session
+	if st, ok := q.d.SessionOfRunStmt(id, func(s *db.Session) { sess = s }); ok {
+		stmts = append(stmts, st)
+	}
 	if err := q.d.SaveRunsPiped(db.WithLockKey(ctx, id), stmts, nil); err != nil || got == nil {
 		return nil, false, true
 	}
+	got.session = sess
 	switch runSt {
 	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
 		got.runFinal = runSt

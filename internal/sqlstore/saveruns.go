@@ -3,12 +3,16 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
 
-var _ db.PipedRunsSaver = (*Store)(nil)
+var (
+	_ db.PipedRunsSaver     = (*Store)(nil)
+	_ db.PipedSessionReader = (*Store)(nil)
+)
 
 // SaveRunsPiped implements db.PipedRunsSaver: pre, then each write's own
 // statements, session lock (when a run_index is to be assigned), session
@@ -113,6 +117,31 @@ func (s *Store) RunningStmt(runID string, status func(st run.Status, runIndex *i
 				ip = &idx.Int64
 			}
 			status(run.Status(st), ip)
+			return nil
+		},
+	}, true
+}
+
+// SessionOfRunStmt is db.PipedSessionReader: the session row of runID's
+// session, read in the durable claim's pipelined batch. A missing row or one
+// that does not decode passes nothing; it never fails the claim over that.
+func (s *Store) SessionOfRunStmt(runID string, got func(*db.Session)) (db.PipedStmt, bool) {
+	if !s.pipelines() {
+		return db.PipedStmt{}, false
+	}
+	return db.PipedStmt{
+		Query: "SELECT " + sessionCols + " FROM " + s.sessions + " WHERE session_id = (SELECT session_id FROM " + s.runs + " WHERE run_id = ?)",
+		Args:  []any{runID},
+		Row: func(sc interface{ Scan(...any) error }) error {
+			out, err := scanSession(sc)
+			var corrupt *db.CorruptRowError
+			switch {
+			case err == nil:
+				got(out)
+			case errors.Is(err, sql.ErrNoRows), errors.As(err, &corrupt):
+			default:
+				return err
+			}
 			return nil
 		},
 	}, true
