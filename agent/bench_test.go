@@ -123,6 +123,19 @@ func BenchmarkConversation25TurnsSQLiteWhole(b *testing.B) {
 	conversationHistory(b, benchSQLite(b), 25, 26)
 }
 
+// BenchmarkConversation25TurnsSQLiteExclusive is the SQLite conversation
+// (last 3 runs) with the opt-in Config.Exclusive: the file is the process's
+// alone, so transactions take no file locks and the WAL index is in memory.
+func BenchmarkConversation25TurnsSQLiteExclusive(b *testing.B) {
+	conversationHistory(b, benchSQLiteWith(b, sqlite.Config{Exclusive: true}), 25, 0)
+}
+
+// BenchmarkConversation25TurnsSQLiteExclusiveWhole keeps the whole history
+// in the context, on an exclusive file.
+func BenchmarkConversation25TurnsSQLiteExclusiveWhole(b *testing.B) {
+	conversationHistory(b, benchSQLiteWith(b, sqlite.Config{Exclusive: true}), 25, 26)
+}
+
 // BenchmarkConversation25TurnsPostgres is the 25-turn conversation (last 3
 // runs) stored in Postgres over loopback (AGENTRY_TEST_POSTGRES_DSN or the
 // local test server; fails when it is down).
@@ -138,8 +151,12 @@ func BenchmarkConversation25TurnsPostgresAsyncCommit(b *testing.B) {
 	conversationHistory(b, testdbs.PostgresConfig(b, postgres.Config{SynchronousCommit: "off"}), 25, 0)
 }
 
-func benchSQLite(b testing.TB) *db.DB {
-	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+func benchSQLite(b testing.TB) *db.DB { return benchSQLiteWith(b, sqlite.Config{}) }
+
+// benchSQLiteWith opens cfg on a new file of the benchmark's.
+func benchSQLiteWith(b testing.TB, cfg sqlite.Config) *db.DB {
+	cfg.Path = filepath.Join(b.TempDir(), "bench.db")
+	store, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

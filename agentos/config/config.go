@@ -83,6 +83,12 @@ type DB struct {
 	// connection included (default 5s); a request that hits it is answered
 	// 503, and GET /health/ready reports the database not ready.
 	QueryTimeout time.Duration `yaml:"query_timeout"`
+	// SQLiteExclusive keeps a SQLite database file to this server while it
+	// runs (default false): no other process can open it meanwhile (a
+	// Python Agno, the sqlite3 shell, `agentry migrate`), and each turn's
+	// writes and reads take no file locks (sqlite.Config.Exclusive). Only
+	// with a SQLite file DSN.
+	SQLiteExclusive bool `yaml:"sqlite_exclusive"`
 }
 
 // Auth selects how callers authenticate. With neither set the server is open.

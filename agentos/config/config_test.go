@@ -80,6 +80,35 @@ func TestParse_DBQueryTimeout(t *testing.T) {
 	}
 }
 
+func TestValidate_SQLiteExclusiveOnlyForASQLiteFile(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]string{
+		"db:\n  dsn: x.db\n  sqlite_exclusive: true\n":                      "",
+		"db:\n  sqlite_exclusive: true\n":                                   "", // the default ./agentry.db
+		"db:\n  dsn: ':memory:'\n  sqlite_exclusive: true\n":                "not :memory:",
+		"db:\n  dsn: postgres://u:secret@h/d\n  sqlite_exclusive: true\n":   "not postgres",
+		"db:\n  dsn: mysql://u:secret@h:3306/d\n  sqlite_exclusive: true\n": "not mysql",
+		"db:\n  dsn: postgres://u:secret@h/d\n  sqlite_exclusive: false\n":  "",
+	} {
+		cfg, err := Parse([]byte(yaml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		err = cfg.Validate()
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", yaml, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), "db.sqlite_exclusive") || !strings.Contains(err.Error(), want)):
+			t.Errorf("%q: %v; want an error naming db.sqlite_exclusive and %q", yaml, err, want)
+		case err != nil && strings.Contains(err.Error(), "secret"):
+			t.Errorf("%q: the error shows the DSN's password: %v", yaml, err)
+		}
+		if want == "" && !cfg.DB.SQLiteExclusive && strings.Contains(yaml, "true") {
+			t.Errorf("%q: sqlite_exclusive not read", yaml)
+		}
+	}
+}
+
 func TestParse_RejectsUnknownKeysNamingKeyAndLine(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -49,8 +49,14 @@ func (c *Config) Validate() error {
 			bad("server.cors_origins: %q must be \"*\" or start with http:// or https://", o)
 		}
 	}
-	if _, err := dsn.Parse(c.DB.DSN); err != nil {
+	if d, err := dsn.Parse(c.DB.DSN); err != nil {
 		bad("db.dsn (--db): %v", err)
+	} else if c.DB.SQLiteExclusive && (d.Dialect != dsn.SQLite || d.Path == ":memory:") {
+		what := string(d.Dialect)
+		if d.Path == ":memory:" {
+			what = ":memory:"
+		}
+		bad("db.sqlite_exclusive is for a SQLite database file, not %s", what)
 	}
 	if c.DB.QueryTimeout <= 0 {
 		bad("db.query_timeout must be positive (e.g. 5s)")

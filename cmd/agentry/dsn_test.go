@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentryhq/agentry/agentos/config"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 	"github.com/agentryhq/agentry/run"
@@ -207,5 +208,49 @@ func TestServe_DBQueryTimeoutReachesTheDatabase(t *testing.T) {
 			t.Errorf("%q: the database's query timeout is %s, want %s", yaml, got, want)
 		}
 		store.Close()
+	}
+}
+
+// The config file's db.sqlite_exclusive reaches the SQLite file serve opens:
+// an exclusive open keeps its WAL index in memory (no -shm file beside the
+// database), a default one shares the file through its -shm.
+func TestServe_SQLiteExclusiveReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	for yaml, exclusive := range map[string]bool{
+		"db:\n  sqlite_exclusive: true\n":  true,
+		"db:\n  sqlite_exclusive: false\n": false,
+	} {
+		file, err := config.Parse([]byte(yaml), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "a.db")
+		store, err := openStore(context.Background(), path, storeOptions(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.UpsertSession(context.Background(), &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = os.Stat(path + "-shm")
+		if shm := err == nil; shm == exclusive {
+			t.Errorf("%q: -shm file beside the open database: %v (exclusive opens keep none)", yaml, shm)
+		}
+		store.Close()
+	}
+}
+
+// The server drivers refuse SQLiteExclusive instead of ignoring it.
+func TestOpenStore_SQLiteExclusiveRefusedByServerDrivers(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"postgres://u:secret@127.0.0.1:1/d", "mysql://u:secret@127.0.0.1:1/d"} {
+		store, err := openStore(context.Background(), s, dsn.Options{SQLiteExclusive: true})
+		if err == nil {
+			store.Close()
+			t.Fatalf("%s: opened with SQLiteExclusive", s)
+		}
+		if !strings.Contains(err.Error(), "SQLiteExclusive") || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: %v; want an error naming SQLiteExclusive, without the password", s, err)
+		}
 	}
 }

@@ -114,7 +114,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // storeOptions are the options serve opens the configured database with.
 func storeOptions(c config.Config) dsn.Options {
-	return dsn.Options{ID: c.DB.ID, QueryTimeout: c.DB.QueryTimeout}
+	return dsn.Options{ID: c.DB.ID, QueryTimeout: c.DB.QueryTimeout, SQLiteExclusive: c.DB.SQLiteExclusive}
 }
 
 func serve(cmd *cobra.Command, f serveFlags) error {

@@ -34,6 +34,10 @@ type Options struct {
 	// connection and its statements; a config file's db.query_timeout);
 	// zero means db.DefaultQueryTimeout, negative no bound.
 	QueryTimeout time.Duration
+	// SQLiteExclusive keeps a SQLite file to this process while it is open
+	// (sqlite.Config.Exclusive; a config file's db.sqlite_exclusive). The
+	// Postgres and MySQL openers refuse it.
+	SQLiteExclusive bool
 }
 
 // Opener opens a parsed DSN of its driver's dialect. Each driver package

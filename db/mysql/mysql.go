@@ -141,5 +141,8 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.MySQL {
 		return nil, fmt.Errorf("mysql: cannot open a %s DSN", d.Dialect)
 	}
+	if o.SQLiteExclusive {
+		return nil, errors.New("mysql: SQLiteExclusive is for SQLite files only")
+	}
 	return Open(ctx, Config{DSN: d.Conn, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

@@ -143,5 +143,8 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.Postgres {
 		return nil, fmt.Errorf("postgres: cannot open a %s DSN", d.Dialect)
 	}
+	if o.SQLiteExclusive {
+		return nil, errors.New("postgres: SQLiteExclusive is for SQLite files only")
+	}
 	return Open(ctx, Config{DSN: d.Conn, Schema: o.Schema, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

@@ -44,3 +44,6 @@ func flockFile(path string) (release func(), ok bool, err error) {
 		unlock()
 	}, true, nil
 }
+
+// hasUnixVFS: SQLite here has its unix VFSes (Config.Exclusive).
+const hasUnixVFS = true
