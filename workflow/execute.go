@@ -1208,7 +1208,12 @@ func (x *exec) start(extra map[string]any) error {
 	state := map[string]any{}
 	if d != nil {
 		ctx := context.WithoutCancel(x.ctx)
-		s, err := d.GetSession(ctx, x.out.SessionID)
+		// A durable background run's claim read the session row already.
+		s, ok := db.ClaimedSession(ctx, x.out.RunID, x.out.SessionID)
+		var err error
+		if !ok {
+			s, err = d.GetSession(ctx, x.out.SessionID)
+		}
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 			_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
