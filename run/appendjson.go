@@ -247,6 +247,9 @@ func appendFloat(b []byte, name string, f float64) ([]byte, bool) {
 		return b, false
 	}
 	b = appendKey(b, name)
+	if out, ok := appendNanos(b, f); ok {
+		return out, true
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs < 1e-6 || abs >= 1e21 {
 		format = 'e'
@@ -263,7 +266,59 @@ func appendFloat(b []byte, name string, f float64) ([]byte, bool) {
 	return b, true
 }
 
+// appendNanos writes f when it is a whole number of nanoseconds under a
+// million seconds (a duration, as the run's metrics hold them) exactly as
+// strconv's shortest 'f' form writes it, without its general algorithm: f
+// is then the double nearest to ns/1e9, a decimal of at most 15 significant
+// digits, and no shorter decimal rounds to the same double (15-digit
+// decimals are further apart than a double's rounding interval), so that
+// decimal, trailing zeros cut, is the shortest form. ok false: anything
+// else (the caller formats it).
+func appendNanos(b []byte, f float64) ([]byte, bool) {
+	if !(f >= 1e-6 && f < 1e6) {
+		return b, false
+	}
+	ns := int64(math.Round(f * 1e9))
+	if float64(ns)/1e9 != f {
+		return b, false
+	}
+	b = strconv.AppendInt(b, ns/1e9, 10)
+	frac := ns % 1e9
+	if frac == 0 {
+		return b, true
+	}
+	digits := 9
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	b = append(b, '.')
+	var tmp [9]byte
+	for i := digits - 1; i >= 0; i-- {
+		tmp[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(b, tmp[:digits]...), true
+}
+
 const hexDigits = "0123456789abcdef"
+
+// Byte-class masks for appendString's eight-bytes-at-a-time scan.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether none of the eight bytes of w (little-endian
+// from s) needs escaping: no control byte (< 0x20), no '"', no '\\' and
+// nothing at or above 0x80 (UTF-8 that appendString checks rune by rune).
+// With no high bit set, (x-lsb*n)&^x&msb is non-zero exactly when some byte
+// of x is below n (n <= 0x80), and (x-lsb)&^x&msb when some byte is zero.
+func plainWord(w uint64) bool {
+	quote := w ^ (lsb * '"')
+	slash := w ^ (lsb * '\\')
+	return w&msb == 0 && (w-lsb*0x20)&^w&msb == 0 && (quote-lsb)&^quote&msb == 0 && (slash-lsb)&^slash&msb == 0
+}
 
 // appendString is encoding/json's string encoding with HTML escaping off:
 // quotes, backslashes and control characters escaped, invalid UTF-8 as
@@ -272,6 +327,11 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
