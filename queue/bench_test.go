@@ -124,6 +124,13 @@ func BenchmarkThroughput_SQLite(b *testing.B) {
 	benchThroughput(b, d, commits, sqlite.Statements, nil, nil, nil)
 }
 
+// BenchmarkThroughput_SQLiteExclusive is BenchmarkThroughput_SQLite on a
+// file opened with the opt-in sqlite.Config.Exclusive.
+func BenchmarkThroughput_SQLiteExclusive(b *testing.B) {
+	d, commits := countedSQLiteWith(b, sqlite.Config{Exclusive: true})
+	benchThroughput(b, d, commits, sqlite.Statements, nil, nil, nil)
+}
+
 func BenchmarkThroughput_Postgres(b *testing.B) {
 	d := testdbs.Postgres(b)
 	benchThroughput(b, d, nil, nil, backendCPU(b, d), nil, nil)

@@ -33,6 +33,12 @@ var commitCounters struct {
 // counted; the counter counts from the open.
 func countedSQLite(t testing.TB) (*db.DB, *atomic.Int64) {
 	t.Helper()
+	return countedSQLiteWith(t, sqlite.Config{})
+}
+
+// countedSQLiteWith is countedSQLite opening cfg (its Path is set here).
+func countedSQLiteWith(t testing.TB, cfg sqlite.Config) (*db.DB, *atomic.Int64) {
+	t.Helper()
 	commitCounters.once.Do(func() {
 		commitCounters.m = map[string]*atomic.Int64{}
 		sqlite3.RegisterConnectionHook(func(conn sqlite3.ExecQuerierContext, dsn string) error {
@@ -59,7 +65,8 @@ func countedSQLite(t testing.TB) (*db.DB, *atomic.Int64) {
 	commitCounters.mu.Lock()
 	commitCounters.m[path] = n
 	commitCounters.mu.Unlock()
-	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
+	cfg.Path = path
+	d, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
