@@ -63,10 +63,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// session lock to assign one.
 		rctx = db.WithRunIndex(rctx, j.ID, *j.runIndex)
 	}
-	if j.session != nil {
-		// The run's first load of its session takes the row the claim read.
-		rctx = db.WithClaimedSession(rctx, j.ID, j.session)
-	}
+	// The run's first load of its session takes the row the claim read
+	// (none when the claim did not read it).
+	rctx = db.WithClaimedSession(rctx, j.ID, j.session)
 
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
