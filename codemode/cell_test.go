@@ -67,6 +67,13 @@ func TestRun_ErrorsCarryMessageAndCellLines(t *testing.T) {
 		{"unhandled rejection", "Promise.reject(new Error('lost')); 1", codemode.StatusError, "Error", "unhandled promise rejection: lost", ""},
 		{"bigint literal", "10n ** 1000000n", codemode.StatusError, "SyntaxError", "BigInt", ""},
 		{"backtracking regexp literal", "/(a+)+(?=b)/.test('aaa')", codemode.StatusError, "SyntaxError", "backtracking", ""},
+		// Identifiers whose source spelling is not their name (found by
+		// FuzzRun: "const A0ϗ" cut the rewritten source out of range).
+		{"non-ASCII constant", "const A0ϗ", codemode.StatusError, "SyntaxError", `identifier "A0ϗ"`, ""},
+		{"non-ASCII initializer before another statement", "let b = 1\nlet a = ϗϗϗ\nb = 2; b", codemode.StatusError, "SyntaxError", `identifier "ϗϗϗ"`, ""},
+		{"non-ASCII property as the result", "({}).ϗ", codemode.StatusError, "SyntaxError", `identifier "ϗ"`, ""},
+		{"non-ASCII shorthand in a pattern", "let {ϗ} = {}", codemode.StatusError, "SyntaxError", `identifier "ϗ"`, ""},
+		{"escaped identifier", "let \\u0061 = 1\na", codemode.StatusError, "SyntaxError", `identifier "a"`, ""},
 	}
 	for _, tt := range tests {
 		c := runCell(t, cm, "s", tt.code)
@@ -79,5 +86,9 @@ func TestRun_ErrorsCarryMessageAndCellLines(t *testing.T) {
 	}
 	if c := runCell(t, cm, "s", "'still works'"); jsonText(resultOf(t, c)) != `"still works"` {
 		t.Fatalf("after errors: %+v", c)
+	}
+	// Non-ASCII text in strings, comments and keys is fine: only names are refused.
+	if c := runCell(t, cm, "s", "const greeting = {'ϗ': 'héllo ϗ'} // ϗ\ngreeting['ϗ']"); jsonText(resultOf(t, c)) != `"héllo ϗ"` {
+		t.Fatalf("non-ASCII strings: %+v", c)
 	}
 }

@@ -72,7 +72,7 @@ func rewrite(code, name string) (*rewritten, error) {
 		return nil, &syntaxError{msg: "SyntaxError: the cell is not a sequence of statements (an unbalanced brace or parenthesis?)"}
 	}
 	f := prog.File
-	if err := checkLiterals(fn.Body, f); err != nil {
+	if err := checkLiterals(fn.Body, f, src); err != nil {
 		return nil, err
 	}
 	var ed edits
@@ -293,6 +293,7 @@ func bindingNames(t ast.Expression, add func(string)) {
 var (
 	regexpType   = reflect.TypeFor[*ast.RegExpLiteral]()
 	numberType   = reflect.TypeFor[*ast.NumberLiteral]()
+	identType    = reflect.TypeFor[ast.Identifier]()
 	fileIdxType  = reflect.TypeFor[file.Idx]()
 	maxASTVisits = 1 << 22
 )
@@ -300,7 +301,14 @@ var (
 // checkLiterals walks the cell's syntax tree for literals the sandbox
 // refuses. The tree's node types have no walker of their own, so this one
 // follows every exported field that holds nodes.
-func checkLiterals(root ast.Node, f *file.File) error {
+//
+// With src (the text the tree's positions index), it also refuses an
+// identifier not spelled in src as its name: one with non-ASCII letters or
+// a \u escape. The parser gives an identifier's end as its start plus the
+// length of its decoded name, which for those is not its length in src, so
+// the rewrite's edits would land in the wrong place (found by FuzzRun:
+// "const A0ϗ" cut the source out of range).
+func checkLiterals(root ast.Node, f *file.File, src string) error {
 	visits := 0
 	var walk func(v reflect.Value) error
 	walk = func(v reflect.Value) error {
@@ -330,7 +338,20 @@ func checkLiterals(root ast.Node, f *file.File) error {
 			}
 			return walk(v.Elem())
 		case reflect.Struct:
-			if v.Type() == fileIdxType {
+			switch v.Type() {
+			case fileIdxType:
+				return nil
+			case identType:
+				// A value, not a pointer, in some nodes (a.b's b, {b}'s b).
+				if src == "" {
+					return nil
+				}
+				id := v.Interface().(ast.Identifier)
+				if at := int(id.Idx) - 1; at < 0 || at+len(id.Name) > len(src) || src[at:at+len(id.Name)] != string(id.Name) {
+					p := f.Position(int(id.Idx) - f.Base())
+					return &syntaxError{msg: fmt.Sprintf("SyntaxError: identifier %q: names in this sandbox are written in ASCII letters, digits, _ and $, without \\u escapes; rename it", id.Name.String()),
+						line: p.Line - 1, column: p.Column}
+				}
 				return nil
 			}
 			for i := range v.NumField() {

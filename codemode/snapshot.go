@@ -209,7 +209,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 				if err != nil {
 					return nil, err
 				}
-				if err := checkLiterals(prog, prog.File); err != nil {
+				if err := checkLiterals(prog, prog.File, ""); err != nil {
 					return nil, err
 				}
 				if val, err = k.rt.RunString(src); err != nil {
