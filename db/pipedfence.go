@@ -199,7 +199,14 @@ func fresh(ctx context.Context, runID string, attempt int, key string) bool {
 // runID by tf inside their transaction (WithWriteFence with tf.TxFence,
 // piped when tf is a Journal that can), and ok false when tf cannot fence
 // inside d's transactions (ctx is returned as is).
+//
+// A run whose writes ctx already fences on the same attempt by a stricter
+// check (WithRunFenced: the durable queue's lease on its job row) gets no
+// journal fence on top: ctx is returned as is, with ok true.
 func WithTxFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt int) (context.Context, bool) {
+	if runFenced(ctx, runID, attempt) {
+		return ctx, true
+	}
 	fence := tf.TxFence(d, runID, attempt)
 	if fence == nil {
 		return ctx, false
@@ -208,6 +215,34 @@ func WithTxFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt 
 		return WithPipedWriteFence(ctx, fence, j.PipedFence(d, runID, attempt)), true
 	}
 	return WithWriteFence(ctx, fence), true
+}
+
+// runFencedKey holds the run and attempt WithRunFenced vouches for.
+type runFencedKey struct{}
+
+type fencedRun struct {
+	runID   string
+	attempt int
+}
+
+// WithRunFenced returns ctx, which must already carry a write fence
+// (WithWriteFence) that admits a write of runID's row only while attempt
+// holds the run, checked in the write's transaction and at least as
+// strictly as a step journal's fence: the durable queue's fence, which reads
+// the job row's attempt and lease FOR UPDATE, and whose claim raised the
+// journal's fence to attempt in the same transaction as the job's. A
+// journal then adds no fence of its own to that run's writes (WithTxFence):
+// it would check the same attempt again and write its fence row once more
+// just before the final save deletes it.
+func WithRunFenced(ctx context.Context, runID string, attempt int) context.Context {
+	return context.WithValue(ctx, runFencedKey{}, fencedRun{runID: runID, attempt: attempt})
+}
+
+// runFenced reports whether ctx vouches (WithRunFenced) that runID's writes
+// are fenced on attempt.
+func runFenced(ctx context.Context, runID string, attempt int) bool {
+	f, ok := ctx.Value(runFencedKey{}).(fencedRun)
+	return ok && f.runID == runID && f.attempt == attempt && writeFence(ctx) != nil
 }
 
 // lockKeyKey holds a piped write's lock key (WithLockKey).

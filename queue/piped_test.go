@@ -93,8 +93,8 @@ func (r *roundTrips) count(parts ...string) (alone, batched int) {
 }
 
 // On Postgres a background run's claim (journal fence, job claim, RUNNING
-// row) and its final save (journal fence, job outcome, journal clear,
-// session and run upserts) take the piped path in the common case: their
+// row) and its final save (job outcome, journal clear, session and run
+// upserts) take the piped path in the common case: their
 // statements go out in pgx batches, never one round trip each through the
 // fences' Go forms (which read the job row FOR UPDATE); and the claim's
 // look at the journal spares the run its first reads of it.
@@ -177,6 +177,13 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	// few twice: a group that failed is sent again member by member).
 	if alone, batched := tr.count("pg_advisory_xact_lock"); alone+batched >= 3*n/2 {
 		t.Errorf("%d session locks for %d runs (want about one per run: the enqueue's)", alone+batched, n)
+	}
+	// Only the claim raises the journal's fence: the run's own final save
+	// carries none, since the job fence vouches for its attempt
+	// (db.WithRunFenced). (Each claim sends one; a few twice when a
+	// pipeline group failed and was sent again member by member.)
+	if alone, batched := tr.count("agentry_run_steps", "'fence'"); alone+batched >= 3*n/2 {
+		t.Errorf("%d journal fence statements for %d runs (want about one per run: the claim's)", alone+batched, n)
 	}
 	if alone, batched := tr.count("SELECT attempt, locked_by, status FROM", "FOR UPDATE"); alone != 0 {
 		t.Errorf("the job fence's Go form ran %d times (%d batched): a claim or save left the piped path", alone, batched)

@@ -421,9 +421,14 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 // fenced returns ctx whose run writes are fenced on attempt of the job id
 // (fence, piped as pipedFence) and keyed by the job row they lock, so that
 // a shared transaction locks job rows in id order (db.WithLockKey), as the
-// lease renewal does.
+// lease renewal does. The job fence vouches for the run's attempt
+// (db.WithRunFenced): the claim raised the journal's fence with the job's
+// attempt in one transaction, and only a claim raises either, so a write
+// the job fence admits the journal's fence would admit too. The run's own
+// saves then carry no journal fence statement.
 func (q *Queue) fenced(ctx context.Context, id string, attempt int) context.Context {
-	return db.WithLockKey(db.WithPipedWriteFence(ctx, q.fence(id, attempt), q.pipedFence(id, attempt)), id)
+	ctx = db.WithPipedWriteFence(ctx, q.fence(id, attempt), q.pipedFence(id, attempt))
+	return db.WithLockKey(db.WithRunFenced(ctx, id, attempt), id)
 }
 
 // fence returns the write fence of attempt: the run row is written only
