@@ -2,10 +2,7 @@ package queue_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"path"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,25 +66,9 @@ func TestTakeover_SupersededAgentRunsFinalSaveIsRefused(t *testing.T) {
 		}
 		qa.Hang() // node A hangs in the tool: its lease expires
 
-		cfgB := cfg
-		cfgB.NodeID = "node-b"
-		var attemptB atomic.Int64
-		openQueue(t, d, cfgB, func(ctx context.Context, j *queue.Job) (run.Status, error) {
-			attemptB.Store(int64(j.Attempt))
-			return finishRun(ctx, d, j.ID, run.StatusCompleted)
-		})
-		waitForDescribed(t, "takeover", func() bool { return jobOf(t, qa, id).Status == queue.StatusCompleted },
-			func() string { return fmt.Sprintf("%+v", jobOf(t, qa, id)) })
-
+		attemptB := takeOverOnNodeB(t, d, cfg, qa, id)
 		qa.Wake() // A's heartbeat finds it superseded and cancels its run
-		select {
-		case err := <-ran:
-			if !errors.Is(err, run.ErrFenced) {
-				t.Fatalf("superseded agent run ended with %v, want its save refused with run.ErrFenced", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatal("node A's superseded agent run never ended")
-		}
+		wantFenced(t, ran, "the end of node A's superseded agent run (its save)")
 		row, err := d.GetRun(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)

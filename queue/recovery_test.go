@@ -30,6 +30,37 @@ func blockUntilCancelled(d *db.DB, started chan<- int, wrote chan<- error) queue
 	}
 }
 
+// takeOverOnNodeB starts node B (cfg with another node id), whose handler
+// completes any run it gets, and waits until it has completed job id, which
+// a hung node holds (q, node A, sees the job row too). It returns the
+// attempt node B ran.
+func takeOverOnNodeB(t *testing.T, d *db.DB, cfg queue.Config, q *queue.Queue, id string) *atomic.Int64 {
+	t.Helper()
+	cfg.NodeID = "node-b"
+	attempt := new(atomic.Int64)
+	openQueue(t, d, cfg, func(ctx context.Context, j *queue.Job) (run.Status, error) {
+		attempt.Store(int64(j.Attempt))
+		return finishRun(ctx, d, j.ID, run.StatusCompleted)
+	})
+	waitForDescribed(t, "takeover by node B", func() bool { return jobOf(t, q, id).Status == queue.StatusCompleted },
+		func() string { return fmt.Sprintf("%+v", jobOf(t, q, id)) })
+	return attempt
+}
+
+// wantFenced waits for what a stale attempt reports on ch (its write's
+// error, its run's end) and fails unless the fence refused it.
+func wantFenced(t *testing.T, ch <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if !errors.Is(err, run.ErrFenced) {
+			t.Fatalf("%s: %v, want run.ErrFenced", what, err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: never came", what)
+	}
+}
+
 func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
 		cfg := testCfg()
@@ -46,15 +77,7 @@ func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 		}
 		a.Hang() // node A hangs: its lease expires
 
-		cfgB := cfg
-		cfgB.NodeID = "node-b"
-		var attemptB atomic.Int64
-		openQueue(t, d, cfgB, func(ctx context.Context, j *queue.Job) (run.Status, error) {
-			attemptB.Store(int64(j.Attempt))
-			return finishRun(ctx, d, j.ID, run.StatusCompleted)
-		})
-		waitForDescribed(t, "takeover by node B", func() bool { return jobOf(t, a, "t1").Status == queue.StatusCompleted },
-			func() string { return fmt.Sprintf("%+v", jobOf(t, a, "t1")) })
+		attemptB := takeOverOnNodeB(t, d, cfg, a, "t1")
 		// Node A's River client is alive and may fetch the requeued job again
 		// before B does (A then loses that attempt too): B's attempt is >= 2.
 		if attemptB.Load() < 2 {
@@ -63,14 +86,7 @@ func TestTakeover_DeadNodeAfterLockGraceAndFencing(t *testing.T) {
 		// Node A comes back: its next heartbeat finds it superseded and stops
 		// its run, whose write is refused by the fence.
 		a.Wake()
-		select {
-		case err := <-wrote:
-			if !errors.Is(err, run.ErrFenced) {
-				t.Fatalf("stale attempt's write: %v, want run.ErrFenced", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatal("node A's stale attempt never stopped")
-		}
+		wantFenced(t, wrote, "node A's stale attempt's write")
 		if st := runStatus(t, d, "t1"); st != run.StatusCompleted {
 			t.Fatalf("run is %s after the stale attempt, want COMPLETED", st)
 		}
