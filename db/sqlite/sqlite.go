@@ -179,6 +179,9 @@ func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 // schema is checked before the file is switched to WAL (a persistent change
 // of its header), so a database refused as 2.x is not modified.
 func openReadWrite(ctx context.Context, cfg Config, busy time.Duration) (writer, reader *sql.DB, err error) {
+	if err := registerWriterVFS(); err != nil {
+		return nil, nil, err
+	}
 	if writer, err = open(connString(cfg.Path, busy, modeWriter, cfg.Exclusive)); err != nil {
 		return nil, nil, err
 	}
@@ -287,7 +290,13 @@ func connString(path string, busy time.Duration, mode int, exclusive bool) strin
 		q.Set("mode", "rw")
 		q.Add("_pragma", "query_only(1)")
 	}
-	if exclusive {
+	switch {
+	case mode == modeWriter:
+		// The WAL's writes of a transaction in one call (walvfs_unix.go).
+		if v := writerVFS(exclusive); v != "" {
+			q.Set("vfs", v)
+		}
+	case exclusive:
 		q.Set("vfs", exclusiveVFS)
 	}
 	if strings.HasPrefix(path, "//") {

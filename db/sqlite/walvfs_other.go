@@ -1,0 +1,15 @@
+//go:build !unix
+
+package sqlite
+
+// Without SQLite's unix VFS the writer uses the platform's default VFS: its
+// WAL writes are not coalesced (walvfs_unix.go).
+
+func registerWriterVFS() error { return nil }
+
+func writerVFS(exclusive bool) string {
+	if exclusive {
+		return exclusiveVFS
+	}
+	return ""
+}

@@ -1,0 +1,354 @@
+//go:build unix
+
+package sqlite_test
+
+import (
+	"bufio"
+	"database/sql"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // the plain driver: SQLite's own unix VFS, as another process or tool uses it
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+	"github.com/agentryhq/agentry/run"
+)
+
+// The writer's WAL buffers a transaction's frames and writes them with one
+// call (walvfs_unix.go). These tests hold it to what SQLite's own VFS
+// guarantees: a commit is in the file when it returns (another connection,
+// another process, a process killed right after), a long or spilled or
+// rolled-back transaction leaves a WAL whose checksums recover every
+// commit, and the file is the format every SQLite reads.
+
+// walCrashChildEnv makes the test binary a writer child (see walCrashWriter).
+const walCrashChildEnv = "AGENTRY_TEST_SQLITE_WAL_CRASH_WRITER"
+
+// walRunData is run i's run_data: most are a turn's size, every seventh
+// spans more than the WAL buffer (overflow pages, a transaction written in
+// pieces), every third a few frames.
+func walRunData(id string, i int) []byte {
+	n := 1500
+	switch {
+	case i%7 == 6:
+		n = 300_000
+	case i%3 == 2:
+		n = 20_000
+	}
+	return []byte(fmt.Sprintf(`{"run_id":%q,"content":%q}`, id, strings.Repeat(string(rune('a'+i%26)), n)))
+}
+
+func walRun(prefix string, i int) (*db.Session, *db.Run) {
+	sid := fmt.Sprintf("%s-s%d", prefix, i/4)
+	rid := fmt.Sprintf("%s-r%d", prefix, i)
+	s := &db.Session{SessionID: sid, SessionType: run.TypeAgent, AgentID: "a"}
+	r := &db.Run{RunID: rid, SessionID: sid, RunType: run.TypeAgent, AgentID: "a", Status: run.StatusCompleted, RunData: walRunData(rid, i)}
+	return s, r
+}
+
+// TestWAL_KillLosesNoAcknowledgedCommit kills a process storing runs with
+// SIGKILL at random moments, again and again on one file. The child says
+// which runs SaveRun returned for; every one of them must be in the file,
+// whole, and the file must be intact.
+func TestWAL_KillLosesNoAcknowledgedCommit(t *testing.T) {
+	if path := os.Getenv(walCrashChildEnv); path != "" {
+		walCrashWriter(path)
+		return
+	}
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crash.db")
+	acked := map[string]int{} // run id → length of its run_data
+	const kills = 12
+	for k := range kills {
+		cmd := osexec.Command(os.Args[0], "-test.run=^TestWAL_KillLosesNoAcknowledgedCommit$", "-test.count=1")
+		cmd.Env = append(os.Environ(), walCrashChildEnv+"="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 1024)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		if first := <-lines; first != "writing" {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("kill %d: writer did not start (%q): %s", k, first, stderr.String())
+		}
+		time.Sleep(time.Duration(5_000+rand.IntN(60_000)) * time.Microsecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		for l := range lines {
+			var id string
+			var n int
+			if _, err := fmt.Sscanf(l, "saved %s %d", &id, &n); err != nil {
+				t.Fatalf("kill %d: child said %q", k, l)
+			}
+			acked[id] = n
+		}
+	}
+	if len(acked) < kills {
+		t.Fatalf("the writers acknowledged only %d runs in %d lives", len(acked), kills)
+	}
+	t.Logf("%d kills, %d runs acknowledged", kills, len(acked))
+
+	// A plain connection (SQLite's own VFS) recovers the WAL the killed
+	// writers left: its checksums must carry every acknowledged commit.
+	plain := openPlain(t, path)
+	var check string
+	if err := plain.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check = %q, %v", check, err)
+	}
+	stored := map[string]int{}
+	rows, err := plain.Query("SELECT run_id, length(run_data) FROM agno_runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		stored[id] = n
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var lost []string
+	for id, n := range acked {
+		if stored[id] != n {
+			lost = append(lost, fmt.Sprintf("%s (acknowledged %d bytes, stored %d)", id, n, stored[id]))
+		}
+	}
+	if len(lost) > 0 {
+		t.Fatalf("%d of %d acknowledged runs lost or cut: %s", len(lost), len(acked), strings.Join(lost, ", "))
+	}
+}
+
+// walCrashWriter stores runs until it is killed, printing each run SaveRun
+// returned for.
+func walCrashWriter(path string) {
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	prefix := fmt.Sprintf("p%d", os.Getpid())
+	fmt.Println("writing")
+	for i := 0; ; i++ {
+		s, r := walRun(prefix, i)
+		if _, _, err := d.SaveRun(ctx, s, r); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Printf("saved %s %d\n", r.RunID, len(r.RunData))
+	}
+}
+
+// TestWAL_ACommitIsVisibleWhenItReturns reads each run, as soon as SaveRun
+// returns, through another connection with SQLite's own VFS (what another
+// process or Agno uses), and then from a copy of the files taken while the
+// writer is open, which SQLite recovers from the WAL alone.
+func TestWAL_ACommitIsVisibleWhenItReturns(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "visible.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	plain := openPlain(t, path)
+	const n = 40
+	for i := range n {
+		s, r := walRun("v", i)
+		if _, _, err := d.SaveRun(ctx, s, r); err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		if err := plain.QueryRow("SELECT length(run_data) FROM agno_runs WHERE run_id = ?", r.RunID).Scan(&got); err != nil || got != len(r.RunData) {
+			t.Fatalf("run %d: another connection reads %d bytes, %v; want %d", i, got, err, len(r.RunData))
+		}
+	}
+	wantRuns(t, copyOpen(t, dir, path), "v", n)
+}
+
+// TestWAL_SpilledAndRolledBackTransactions: a transaction larger than the
+// writer's page cache spills frames before its commit and then rewrites
+// them in place (SQLite rewrites their checksums at the commit); another
+// is rolled back after spilling, and the next commit writes over its
+// frames; a third reads back the frames it spilled. The copy SQLite recovers from the WAL holds exactly the commits.
+func TestWAL_SpilledAndRolledBackTransactions(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "spill.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	st, ok := sqlstore.FromDB(d)
+	if !ok {
+		t.Fatal("not a SQL store")
+	}
+	w := st.SQL() // the writer: one connection, the coalescing VFS
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := w.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("PRAGMA cache_size = 8") // pages: spill early
+	exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+	big := func(seed, size int) string { return strings.Repeat(string(rune('a'+seed%26)), size) }
+
+	// Spilled, then rewritten in place, then committed.
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 200 {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 3000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range 200 {
+		if _, err := tx.ExecContext(ctx, "UPDATE t SET v = ? WHERE k = ?", big(k+1, 3000), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Spilled, then rolled back.
+	tx, err = w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1000; k < 1200; k++ {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 3000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Spilled frames read back by the transaction that wrote them, while
+	// they are still in the buffer (a short transaction).
+	tx, err = w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 3000; k < 3020; k++ {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 2000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var inTx int
+	if err := tx.QueryRowContext(ctx, "SELECT sum(length(v)) FROM t WHERE k >= 3000").Scan(&inTx); err != nil || inTx != 20*2000 {
+		t.Fatalf("the transaction reads back %d bytes of its rows, %v; want %d", inTx, err, 20*2000)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM t WHERE k >= 3000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Small commits over the rolled-back frames.
+	for k := 2000; k < 2010; k++ {
+		exec("INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 100))
+	}
+	exec("PRAGMA cache_size = -2000")
+
+	want := func(t *testing.T, c *sql.DB) {
+		t.Helper()
+		var check string
+		if err := c.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+			t.Fatalf("integrity_check = %q, %v", check, err)
+		}
+		var rows, sum int
+		if err := c.QueryRow("SELECT count(*), sum(length(v)) FROM t").Scan(&rows, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 210 || sum != 200*3000+10*100 {
+			t.Fatalf("t holds %d rows of %d bytes; want 210 of %d", rows, sum, 200*3000+10*100)
+		}
+		var bad int
+		if err := c.QueryRow("SELECT count(*) FROM t WHERE k < 200 AND substr(v, 1, 1) != char(97 + (k + 1) % 26)").Scan(&bad); err != nil || bad != 0 {
+			t.Fatalf("%d rows without their update, %v", bad, err)
+		}
+	}
+	want(t, openPlain(t, path))
+	want(t, copyOpen(t, dir, path))
+}
+
+// openPlain opens path with the plain driver and SQLite's unix VFS.
+func openPlain(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// copyOpen copies the database and its WAL (not the WAL index) into a new
+// directory and opens the copy: SQLite rebuilds the index from the WAL,
+// keeping the frames up to the last commit whose checksums chain.
+func copyOpen(t *testing.T, dir, path string) *sql.DB {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), "copy.db")
+	for _, suffix := range []string{"", "-wal"} {
+		in, err := os.Open(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(to + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			t.Fatal(err)
+		}
+		in.Close()
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return openPlain(t, to)
+}
+
+// wantRuns checks that c holds runs 0..n-1 of walRun(prefix, i), whole.
+func wantRuns(t *testing.T, c *sql.DB, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		_, r := walRun(prefix, i)
+		var got string
+		if err := c.QueryRow("SELECT run_data FROM agno_runs WHERE run_id = ?", r.RunID).Scan(&got); err != nil || got != string(r.RunData) {
+			t.Fatalf("run %d: %d bytes, %v; want %d", i, len(got), err, len(r.RunData))
+		}
+	}
+}
