@@ -352,3 +352,66 @@ func wantRuns(t *testing.T, c *sql.DB, prefix string, n int) {
 		}
 	}
 }
+
+// TestWAL_ARolledBackSpillNeverOverwritesAnotherWriter: the writer spills
+// frames of a transaction and rolls it back; another connection (SQLite's
+// own VFS, as another process) then commits frames at the same offsets of
+// the WAL; the writer then reads and writes again. The rolled-back frames
+// must never reach the file over the other connection's commit.
+func TestWAL_ARolledBackSpillNeverOverwritesAnotherWriter(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollback.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	st, ok := sqlstore.FromDB(d)
+	if !ok {
+		t.Fatal("not a SQL store")
+	}
+	w := st.SQL()
+	other := openPlain(t, path)
+	exec := func(c *sql.DB, q string, args ...any) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(w, "CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+	exec(w, "PRAGMA cache_size = 4")
+	for round := range 5 {
+		tx, err := w.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 12 { // ~12 pages appended: spilled, never read back
+			if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", 100_000*(round+1)+k, strings.Repeat("r", 3000)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		for k := range 10 {
+			exec(other, "INSERT INTO t (k, v) VALUES (?, ?)", 1000*round+k, strings.Repeat("o", 3000))
+		}
+		var n int
+		err = w.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n)
+		if want := 11*round + 10; err != nil || n != want { // 10 a round, and the writer's row of each earlier round
+			t.Fatalf("round %d: the writer counts %d rows, %v; want %d", round, n, err, want)
+		}
+		exec(w, "INSERT INTO t (k, v) VALUES (?, ?)", 1000*round+500, "w")
+	}
+	exec(w, "PRAGMA cache_size = -2000")
+	for _, c := range []*sql.DB{other, copyOpen(t, dir, path)} {
+		var check string
+		if err := c.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+			t.Fatalf("integrity_check = %q, %v", check, err)
+		}
+		var n, stray int
+		if err := c.QueryRow("SELECT count(*), count(*) FILTER (WHERE k >= 100000) FROM t").Scan(&n, &stray); err != nil || n != 55 || stray != 0 {
+			t.Fatalf("t holds %d rows, %d of them rolled back, %v; want 55 and none", n, stray, err)
+		}
+	}
+}

@@ -39,7 +39,15 @@ import (
 // reported as committed is ever still in the buffer, so a crash of the
 // process loses no commit; the file's bytes are the same as without the
 // buffer, so other processes and tools (Agno, the sqlite3 shell) read it as
-// before. Files other than the WAL are the unix VFS's own, untouched.
+// before.
+//
+// What is still buffered when the transaction ends is the frames of a
+// transaction that did not commit (a commit writes the buffer): they are
+// dropped when the connection releases the WAL's write lock, which it does
+// on the database file (xShmLock), so the VFS wraps the database file too and
+// links each WAL to its database file. Written later, they could overwrite
+// frames another connection committed at the same offsets meanwhile. Other
+// files (journals, temporary files) are the base VFS's own, untouched.
 
 const (
 	// walVFSPrefix names the coalescing VFS after its base: "agentry-wal-unix".
@@ -53,15 +61,19 @@ const (
 	walFrameHeader = 24
 )
 
-// walFile is the coalescing VFS's file for a WAL, in the memory SQLite
-// allocates for it (szOsFile); the base VFS's file follows it.
+// walFile is the coalescing VFS's file for a WAL or a main database file, in
+// the memory SQLite allocates for it (szOsFile); the base VFS's file follows
+// it. A database file uses only base, methods and link.
 type walFile struct {
-	base    sqlite3.Tsqlite3_file // pMethods: walMethods
+	base    sqlite3.Tsqlite3_file // pMethods: walVFS.walMethods or .dbMethods
 	methods uintptr               // the base file's sqlite3_io_methods
-	buf     uintptr               // C memory, cap bytes
-	cap     int64
-	n       int64 // bytes buffered
-	off     int64 // file offset of the buffer's first byte
+	// link is a WAL's database file, or a database file's open WAL; 0
+	// when none (a WAL without one writes through, unbuffered).
+	link uintptr
+	buf  uintptr // C memory, cap bytes
+	cap  int64
+	n    int64 // bytes buffered
+	off  int64 // file offset of the buffer's first byte
 	// end is the offset after the last byte written (buffered or not), so
 	// the next appending write starts there; -1 when unknown.
 	end int64
@@ -74,10 +86,17 @@ const walFileSize = int64(unsafe.Sizeof(walFile{}))
 
 // walVFS registers the coalescing VFSes once per process.
 var walVFS struct {
-	once    sync.Once
-	err     error
-	methods uintptr // the WAL files' sqlite3_io_methods (C memory)
-	bases   map[uintptr]uintptr
+	once       sync.Once
+	err        error
+	walMethods uintptr             // the WAL files' sqlite3_io_methods (C memory)
+	dbMethods  uintptr             // the database files'
+	bases      map[uintptr]uintptr // VFS → its base VFS; read-only once registered
+
+	mu sync.Mutex
+	// dbs are the open database files by the address of their file name,
+	// which SQLite also reaches from the name of their WAL
+	// (sqlite3_filename_database): a WAL's open finds its database file.
+	dbs map[uintptr]uintptr
 }
 
 // registerWriterVFS registers the coalescing VFSes with SQLite, once per
@@ -99,33 +118,20 @@ func writerVFS(exclusive bool) string {
 func registerWALVFS() {
 	tls := libc.NewTLS()
 	defer tls.Close()
-	m := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
-	if m == 0 {
-		walVFS.err = fmt.Errorf("sqlite: out of memory registering %sunix", walVFSPrefix)
-		return
+	for _, db := range []bool{false, true} {
+		m := newMethods(tls, db)
+		if m == 0 {
+			walVFS.err = fmt.Errorf("sqlite: out of memory registering %sunix", walVFSPrefix)
+			return
+		}
+		if db {
+			walVFS.dbMethods = m
+		} else {
+			walVFS.walMethods = m
+		}
 	}
-	im := (*sqlite3.Tsqlite3_io_methods)(ptr(m))
-	im.FiVersion = 3
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxClose)) = walClose
-	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxRead)) = walRead
-	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxWrite)) = walWrite
-	*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&im.FxTruncate)) = walTruncate
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxSync)) = walSync
-	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&im.FxFileSize)) = walFileSizeOf
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxLock)) = walLock
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxUnlock)) = walUnlock
-	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&im.FxCheckReservedLock)) = walCheckReservedLock
-	*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&im.FxFileControl)) = walFileControl
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxSectorSize)) = walSectorSize
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxDeviceCharacteristics)) = walDeviceCharacteristics
-	*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&im.FxShmMap)) = walShmMap
-	*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&im.FxShmLock)) = walShmLock
-	*(*func(*libc.TLS, uintptr))(unsafe.Pointer(&im.FxShmBarrier)) = walShmBarrier
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxShmUnmap)) = walShmUnmap
-	*(*func(*libc.TLS, uintptr, int64, int32, uintptr) int32)(unsafe.Pointer(&im.FxFetch)) = walFetch
-	*(*func(*libc.TLS, uintptr, int64, uintptr) int32)(unsafe.Pointer(&im.FxUnfetch)) = walUnfetch
-	walVFS.methods = m
 	walVFS.bases = make(map[uintptr]uintptr, 2)
+	walVFS.dbs = make(map[uintptr]uintptr)
 
 	for _, base := range []string{"unix", exclusiveVFS} {
 		cbase, err := libc.CString(base)
@@ -168,6 +174,42 @@ func registerWALVFS() {
 	}
 }
 
+// newMethods allocates the sqlite3_io_methods of a WAL file (db false) or a
+// database file (db true); 0 when out of memory. The two share what only
+// forwards or writes the buffer first (a database file's is always empty).
+func newMethods(tls *libc.TLS, db bool) uintptr {
+	m := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
+	if m == 0 {
+		return 0
+	}
+	im := (*sqlite3.Tsqlite3_io_methods)(ptr(m))
+	im.FiVersion = 3
+	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxClose)) = walClose
+	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxRead)) = walRead
+	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxWrite)) = walWrite
+	*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&im.FxTruncate)) = walTruncate
+	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxSync)) = walSync
+	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&im.FxFileSize)) = walFileSizeOf
+	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxLock)) = walLock
+	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxUnlock)) = walUnlock
+	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&im.FxCheckReservedLock)) = walCheckReservedLock
+	*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&im.FxFileControl)) = walFileControl
+	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxSectorSize)) = walSectorSize
+	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxDeviceCharacteristics)) = walDeviceCharacteristics
+	*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&im.FxShmMap)) = walShmMap
+	*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&im.FxShmLock)) = walShmLock
+	*(*func(*libc.TLS, uintptr))(unsafe.Pointer(&im.FxShmBarrier)) = walShmBarrier
+	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&im.FxShmUnmap)) = walShmUnmap
+	*(*func(*libc.TLS, uintptr, int64, int32, uintptr) int32)(unsafe.Pointer(&im.FxFetch)) = walFetch
+	*(*func(*libc.TLS, uintptr, int64, uintptr) int32)(unsafe.Pointer(&im.FxUnfetch)) = walUnfetch
+	if db {
+		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxClose)) = dbClose
+		*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxWrite)) = dbWrite
+		*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&im.FxShmLock)) = dbShmLock
+	}
+	return m
+}
+
 // ptr converts an address SQLite handed over (C memory, which Go's
 // collector neither moves nor frees) to a pointer.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
@@ -180,12 +222,13 @@ func (f *walFile) io() *sqlite3.Tsqlite3_io_methods {
 }
 
 func walOpen(tls *libc.TLS, v, name, file uintptr, flags int32, outFlags uintptr) int32 {
-	base := walVFS.bases[v] // written before registration, read-only after
+	base := walVFS.bases[v]
 	bv := (*sqlite3.Tsqlite3_vfs)(ptr(base))
 	open := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&bv.FxOpen))
-	if flags&sqlite3.SQLITE_OPEN_WAL == 0 {
-		// Not a WAL: the base's file, at the start of the memory
-		// (szOsFile is larger than the base needs).
+	wal, db := flags&sqlite3.SQLITE_OPEN_WAL != 0, flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0
+	if !wal && !db || name == 0 {
+		// A journal or temporary file: the base's, at the start of the
+		// memory (szOsFile is larger than the base needs).
 		return open(tls, base, name, file, flags, outFlags)
 	}
 	f := (*walFile)(ptr(file))
@@ -194,7 +237,17 @@ func walOpen(tls *libc.TLS, v, name, file uintptr, flags int32, outFlags uintptr
 		return rc // pMethods stays 0: SQLite does not close a file that did not open
 	}
 	f.methods = (*sqlite3.Tsqlite3_file)(ptr(f.sub())).FpMethods
-	f.base.FpMethods = walVFS.methods
+	walVFS.mu.Lock()
+	defer walVFS.mu.Unlock()
+	if db {
+		f.base.FpMethods = walVFS.dbMethods
+		walVFS.dbs[name] = file
+		return sqlite3.SQLITE_OK
+	}
+	f.base.FpMethods = walVFS.walMethods
+	if d, ok := walVFS.dbs[sqlite3.Xsqlite3_filename_database(tls, name)]; ok && walFileOf(d).link == 0 {
+		f.link, walFileOf(d).link = d, file
+	}
 	return sqlite3.SQLITE_OK
 }
 
@@ -231,16 +284,26 @@ func (f *walFile) writeThrough(tls *libc.TLS, data uintptr, amt int32, off int64
 	f.end = -1
 	if rc == sqlite3.SQLITE_OK {
 		f.end = off + int64(amt)
+		if isCommitHeader(data, amt) {
+			f.commit = 1 // its page, appended next, is written at once
+		}
 	}
 	return rc
+}
+
+// isCommitHeader reports whether a write is a WAL frame header whose
+// "database size after commit" field is set: the last frame of a commit.
+func isCommitHeader(data uintptr, amt int32) bool {
+	return amt == walFrameHeader && binary.BigEndian.Uint32(unsafe.Slice((*byte)(ptr(data)), amt)[4:8]) != 0
 }
 
 func walWrite(tls *libc.TLS, p, data uintptr, amt int32, off int64) int32 {
 	f := walFileOf(p)
 	n := int64(amt)
-	if off != f.end || n > walBufferMax {
+	if off != f.end || n > walBufferMax || f.link == 0 {
 		// Not an append (SQLite rewriting a frame, a new WAL, the first
-		// write after opening), or too large to buffer.
+		// write after opening), too large to buffer, or a WAL whose
+		// database file is not known (its rollbacks could not be seen).
 		return f.writeThrough(tls, data, amt, off)
 	}
 	if f.n+n > walBufferMax {
@@ -273,25 +336,74 @@ func walWrite(tls *libc.TLS, p, data uintptr, amt int32, off int64) int32 {
 		// The commit frame's page: the transaction is complete.
 		f.commit = 0
 		return f.flush(tls)
-	case n == walFrameHeader && binary.BigEndian.Uint32(src[4:8]) != 0:
-		// A frame header whose "database size after commit" is set.
+	case isCommitHeader(data, amt):
 		f.commit = 1
 	}
 	return sqlite3.SQLITE_OK
 }
 
+// drop forgets what is buffered: the frames of a transaction that ended
+// without committing. After a commit there is nothing to drop, and the next
+// transaction appends where the commit ended.
+func (f *walFile) drop() {
+	if f.n > 0 {
+		f.n, f.end = 0, -1
+	}
+	f.commit = 0
+}
+
 func walClose(tls *libc.TLS, p uintptr) int32 {
 	f := walFileOf(p)
-	rc := f.flush(tls)
+	f.drop() // a commit writes the buffer: what is left did not commit
 	if f.buf != 0 {
 		libc.Xfree(tls, f.buf)
 		f.buf, f.cap = 0, 0
 	}
-	if crc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&f.io().FxClose)))(tls, f.sub()); rc == sqlite3.SQLITE_OK {
-		rc = crc
+	walVFS.mu.Lock()
+	if f.link != 0 {
+		walFileOf(f.link).link, f.link = 0, 0
 	}
+	walVFS.mu.Unlock()
+	rc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&f.io().FxClose)))(tls, f.sub())
 	f.base.FpMethods = 0
 	return rc
+}
+
+// dbClose closes a database file (its WAL is closed first).
+func dbClose(tls *libc.TLS, p uintptr) int32 {
+	f := walFileOf(p)
+	walVFS.mu.Lock()
+	for name, d := range walVFS.dbs {
+		if d == p {
+			delete(walVFS.dbs, name)
+		}
+	}
+	if f.link != 0 {
+		walFileOf(f.link).link, f.link = 0, 0
+	}
+	walVFS.mu.Unlock()
+	rc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&f.io().FxClose)))(tls, f.sub())
+	f.base.FpMethods = 0
+	return rc
+}
+
+// dbWrite is the base's: a database file is not buffered.
+func dbWrite(tls *libc.TLS, p, data uintptr, amt int32, off int64) int32 {
+	return walFileOf(p).write(tls, data, amt, off)
+}
+
+// walWriteLock is the WAL index lock a writer holds (WAL_WRITE_LOCK, wal.c).
+const walWriteLock = 0
+
+// dbShmLock takes or releases WAL index locks. The release of the write
+// lock ends the connection's write transaction: a committed one left its
+// WAL's buffer empty, so what is in it is a rolled-back transaction's frames.
+func dbShmLock(tls *libc.TLS, p uintptr, offset, n, flags int32) int32 {
+	f := walFileOf(p)
+	if flags == sqlite3.SQLITE_SHM_UNLOCK|sqlite3.SQLITE_SHM_EXCLUSIVE && offset <= walWriteLock && walWriteLock < offset+n && f.link != 0 {
+		walFileOf(f.link).drop()
+	}
+	return walShmLock(tls, p, offset, n, flags)
 }
 
 func walRead(tls *libc.TLS, p, data uintptr, amt int32, off int64) int32 {
