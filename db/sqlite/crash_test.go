@@ -2,8 +2,10 @@ package sqlite_test
 
 import (
 	"bufio"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	osexec "os/exec"
@@ -37,17 +39,7 @@ func TestSaveRun_KillNeverLeavesASessionWithoutItsRun(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crash.db")
 	for i := range crashKills {
-		cmd := osexec.Command(os.Args[0], "-test.run=^TestSaveRun_KillNeverLeavesASessionWithoutItsRun$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out, stderr := startChild(t, "TestSaveRun_KillNeverLeavesASessionWithoutItsRun", crashChildEnv, path)
 		line, err := bufio.NewReader(out).ReadString('\n')
 		if err != nil || line != "writing\n" {
 			_ = cmd.Process.Kill()
@@ -67,25 +59,9 @@ func TestSaveRun_KillNeverLeavesASessionWithoutItsRun(t *testing.T) {
 	}
 	defer d.Close()
 	st, _ := sqlstore.FromDB(d)
-	var check string
-	if err := st.SQL().QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
-		t.Fatalf("integrity_check = %q, %v", check, err)
-	}
-	runs := map[string]int{}
-	rows, err := st.SQL().QueryContext(ctx, "SELECT session_id, COUNT(*) FROM agno_runs GROUP BY session_id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			t.Fatal(err)
-		}
-		runs[id] = n
-	}
-	rows.Close()
-	rows, err = st.SQL().QueryContext(ctx, "SELECT session_id, session_data FROM agno_sessions")
+	wantIntact(t, st.SQL())
+	runs := countsBy(t, st.SQL(), "SELECT session_id, COUNT(*) FROM agno_runs GROUP BY session_id")
+	rows, err := st.SQL().QueryContext(ctx, "SELECT session_id, session_data FROM agno_sessions")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +90,62 @@ func TestSaveRun_KillNeverLeavesASessionWithoutItsRun(t *testing.T) {
 	if len(broken) > 0 {
 		t.Fatalf("%d kills left %d of %d sessions without their runs: %s", crashKills, len(broken), sessions, strings.Join(broken, ", "))
 	}
+}
+
+// wantIntact fails t unless SQLite's integrity_check passes on c.
+func wantIntact(t *testing.T, c *sql.DB) {
+	t.Helper()
+	var check string
+	if err := c.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check = %q, %v", check, err)
+	}
+}
+
+// countsBy runs q, which selects a text and a number per row, into a map.
+func countsBy(t *testing.T, c *sql.DB, q string) map[string]int {
+	t.Helper()
+	rows, err := c.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		m[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// childCmd is this test binary running only the test name, with env set
+// to path: the test then runs as a child (crashWriter and the like).
+func childCmd(name, env, path string) *osexec.Cmd {
+	cmd := osexec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+path)
+	return cmd
+}
+
+// startChild starts childCmd: its stdout, and its stderr as collected.
+func startChild(t *testing.T, name, env, path string) (*osexec.Cmd, io.Reader, *strings.Builder) {
+	t.Helper()
+	cmd := childCmd(name, env, path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, stderr
 }
 
 // crashWriter stores runs until it is killed: three runs per session, each

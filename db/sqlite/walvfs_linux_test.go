@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -77,9 +76,7 @@ func TestWAL_AFailedWriteFailsTheSaveAndLosesNothing(t *testing.T) {
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "full.db")
-	cmd := osexec.Command(os.Args[0], "-test.run=^TestWAL_AFailedWriteFailsTheSaveAndLosesNothing$", "-test.count=1")
-	cmd.Env = append(os.Environ(), walFullChildEnv+"="+path)
-	out, err := cmd.CombinedOutput()
+	out, err := childCmd("TestWAL_AFailedWriteFailsTheSaveAndLosesNothing", walFullChildEnv, path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("writer: %v: %s", err, out)
 	}
@@ -110,10 +107,7 @@ func TestWAL_AFailedWriteFailsTheSaveAndLosesNothing(t *testing.T) {
 	t.Logf("%d runs stored before: %s", len(acked), failed)
 
 	plain := openPlain(t, path)
-	var check string
-	if err := plain.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
-		t.Fatalf("integrity_check = %q, %v", check, err)
-	}
+	wantIntact(t, plain)
 	for id, n := range acked {
 		var got int
 		if err := plain.QueryRow("SELECT length(run_data) FROM agno_runs WHERE run_id = ?", id).Scan(&got); err != nil || got != n {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,17 +68,7 @@ func TestWAL_KillLosesNoAcknowledgedCommit(t *testing.T) {
 	acked := map[string]int{} // run id → length of its run_data
 	const kills = 12
 	for k := range kills {
-		cmd := osexec.Command(os.Args[0], "-test.run=^TestWAL_KillLosesNoAcknowledgedCommit$", "-test.count=1")
-		cmd.Env = append(os.Environ(), walCrashChildEnv+"="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out, stderr := startChild(t, "TestWAL_KillLosesNoAcknowledgedCommit", walCrashChildEnv, path)
 		lines := make(chan string, 1024)
 		go func() {
 			defer close(lines)
@@ -115,26 +104,8 @@ func TestWAL_KillLosesNoAcknowledgedCommit(t *testing.T) {
 	// A plain connection (SQLite's own VFS) recovers the WAL the killed
 	// writers left: its checksums must carry every acknowledged commit.
 	plain := openPlain(t, path)
-	var check string
-	if err := plain.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
-		t.Fatalf("integrity_check = %q, %v", check, err)
-	}
-	stored := map[string]int{}
-	rows, err := plain.Query("SELECT run_id, length(run_data) FROM agno_runs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			t.Fatal(err)
-		}
-		stored[id] = n
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
+	wantIntact(t, plain)
+	stored := countsBy(t, plain, "SELECT run_id, length(run_data) FROM agno_runs")
 	var lost []string
 	for id, n := range acked {
 		if stored[id] != n {
@@ -197,20 +168,10 @@ func TestWAL_ACommitIsVisibleWhenItReturns(t *testing.T) {
 // writer's page cache spills frames before its commit and then rewrites
 // them in place (SQLite rewrites their checksums at the commit); another
 // is rolled back after spilling, and the next commit writes over its
-// frames; a third reads back the frames it spilled. The copy SQLite recovers from the WAL holds exactly the commits.
+// frames; a third reads back the frames it spilled. The copy SQLite
+// recovers from the WAL holds exactly the commits.
 func TestWAL_SpilledAndRolledBackTransactions(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "spill.db")
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	st, ok := sqlstore.FromDB(d)
-	if !ok {
-		t.Fatal("not a SQL store")
-	}
-	w := st.SQL() // the writer: one connection, the coalescing VFS
+	dir, path, w := openWriter(t)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := w.ExecContext(ctx, q, args...); err != nil {
@@ -222,15 +183,7 @@ func TestWAL_SpilledAndRolledBackTransactions(t *testing.T) {
 	big := func(seed, size int) string { return strings.Repeat(string(rune('a'+seed%26)), size) }
 
 	// Spilled, then rewritten in place, then committed.
-	tx, err := w.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range 200 {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 3000)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tx := insertTx(t, w, 0, 200, 3000)
 	for k := range 200 {
 		if _, err := tx.ExecContext(ctx, "UPDATE t SET v = ? WHERE k = ?", big(k+1, 3000), k); err != nil {
 			t.Fatal(err)
@@ -241,30 +194,14 @@ func TestWAL_SpilledAndRolledBackTransactions(t *testing.T) {
 	}
 
 	// Spilled, then rolled back.
-	tx, err = w.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := 1000; k < 1200; k++ {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 3000)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tx = insertTx(t, w, 1000, 1200, 3000)
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
 
 	// Spilled frames read back by the transaction that wrote them, while
 	// they are still in the buffer (a short transaction).
-	tx, err = w.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := 3000; k < 3020; k++ {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, big(k, 2000)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tx = insertTx(t, w, 3000, 3020, 2000)
 	var inTx int
 	if err := tx.QueryRowContext(ctx, "SELECT sum(length(v)) FROM t WHERE k >= 3000").Scan(&inTx); err != nil || inTx != 20*2000 {
 		t.Fatalf("the transaction reads back %d bytes of its rows, %v; want %d", inTx, err, 20*2000)
@@ -284,10 +221,7 @@ func TestWAL_SpilledAndRolledBackTransactions(t *testing.T) {
 
 	want := func(t *testing.T, c *sql.DB) {
 		t.Helper()
-		var check string
-		if err := c.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
-			t.Fatalf("integrity_check = %q, %v", check, err)
-		}
+		wantIntact(t, c)
 		var rows, sum int
 		if err := c.QueryRow("SELECT count(*), sum(length(v)) FROM t").Scan(&rows, &sum); err != nil {
 			t.Fatal(err)
@@ -302,6 +236,41 @@ func TestWAL_SpilledAndRolledBackTransactions(t *testing.T) {
 	}
 	want(t, openPlain(t, path))
 	want(t, copyOpen(t, dir, path))
+}
+
+// insertTx begins a transaction on w and inserts rows from..to-1 into t,
+// each value size letters long (the letter of its key).
+func insertTx(t *testing.T, w *sql.DB, from, to, size int) *sql.Tx {
+	t.Helper()
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := from; k < to; k++ {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO t (k, v) VALUES (?, ?)", k, strings.Repeat(string(rune('a'+k%26)), size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tx
+}
+
+// openWriter opens a store on a new file and returns the file's directory
+// and path and the store's writer: one connection, through the coalescing
+// VFS.
+func openWriter(t *testing.T) (dir, path string, w *sql.DB) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "wal.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	st, ok := sqlstore.FromDB(d)
+	if !ok {
+		t.Fatal("not a SQL store")
+	}
+	return dir, path, st.SQL()
 }
 
 // openPlain opens path with the plain driver and SQLite's unix VFS.
@@ -359,18 +328,7 @@ func wantRuns(t *testing.T, c *sql.DB, prefix string, n int) {
 // the WAL; the writer then reads and writes again. The rolled-back frames
 // must never reach the file over the other connection's commit.
 func TestWAL_ARolledBackSpillNeverOverwritesAnotherWriter(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "rollback.db")
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	st, ok := sqlstore.FromDB(d)
-	if !ok {
-		t.Fatal("not a SQL store")
-	}
-	w := st.SQL()
+	dir, path, w := openWriter(t)
 	other := openPlain(t, path)
 	exec := func(c *sql.DB, q string, args ...any) {
 		t.Helper()
@@ -405,10 +363,7 @@ func TestWAL_ARolledBackSpillNeverOverwritesAnotherWriter(t *testing.T) {
 	}
 	exec(w, "PRAGMA cache_size = -2000")
 	for _, c := range []*sql.DB{other, copyOpen(t, dir, path)} {
-		var check string
-		if err := c.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
-			t.Fatalf("integrity_check = %q, %v", check, err)
-		}
+		wantIntact(t, c)
 		var n, stray int
 		if err := c.QueryRow("SELECT count(*), count(*) FILTER (WHERE k >= 100000) FROM t").Scan(&n, &stray); err != nil || n != 55 || stray != 0 {
 			t.Fatalf("t holds %d rows, %d of them rolled back, %v; want 55 and none", n, stray, err)

@@ -359,23 +359,22 @@ func walClose(tls *libc.TLS, p uintptr) int32 {
 		libc.Xfree(tls, f.buf)
 		f.buf, f.cap = 0, 0
 	}
-	walVFS.mu.Lock()
-	if f.link != 0 {
-		walFileOf(f.link).link, f.link = 0, 0
-	}
-	walVFS.mu.Unlock()
-	rc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&f.io().FxClose)))(tls, f.sub())
-	f.base.FpMethods = 0
-	return rc
+	return f.close(tls, false)
 }
 
 // dbClose closes a database file (its WAL is closed first).
-func dbClose(tls *libc.TLS, p uintptr) int32 {
-	f := walFileOf(p)
+func dbClose(tls *libc.TLS, p uintptr) int32 { return walFileOf(p).close(tls, true) }
+
+// close unlinks f from its WAL or database file (and, for a database file,
+// forgets its name), then closes the base's file.
+func (f *walFile) close(tls *libc.TLS, db bool) int32 {
 	walVFS.mu.Lock()
-	for name, d := range walVFS.dbs {
-		if d == p {
-			delete(walVFS.dbs, name)
+	if db {
+		self := uintptr(unsafe.Pointer(f))
+		for name, d := range walVFS.dbs {
+			if d == self {
+				delete(walVFS.dbs, name)
+			}
 		}
 	}
 	if f.link != 0 {
