@@ -63,13 +63,14 @@ const (
 
 // walFile is the coalescing VFS's file for a WAL or a main database file, in
 // the memory SQLite allocates for it (szOsFile); the base VFS's file follows
-// it. A database file uses only base, methods and link.
+// it. A database file uses only base, methods, link and name.
 type walFile struct {
 	base    sqlite3.Tsqlite3_file // pMethods: walVFS.walMethods or .dbMethods
 	methods uintptr               // the base file's sqlite3_io_methods
 	// link is a WAL's database file, or a database file's open WAL; 0
 	// when none (a WAL without one writes through, unbuffered).
 	link uintptr
+	name uintptr // a database file's name: its key in walVFS.dbs
 	buf  uintptr // C memory, cap bytes
 	cap  int64
 	n    int64 // bytes buffered
@@ -184,7 +185,7 @@ func newMethods(tls *libc.TLS, db bool) uintptr {
 	}
 	im := (*sqlite3.Tsqlite3_io_methods)(ptr(m))
 	im.FiVersion = 3
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxClose)) = walClose
+	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxClose)) = vfsClose
 	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxRead)) = walRead
 	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxWrite)) = walWrite
 	*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&im.FxTruncate)) = walTruncate
@@ -203,7 +204,6 @@ func newMethods(tls *libc.TLS, db bool) uintptr {
 	*(*func(*libc.TLS, uintptr, int64, int32, uintptr) int32)(unsafe.Pointer(&im.FxFetch)) = walFetch
 	*(*func(*libc.TLS, uintptr, int64, uintptr) int32)(unsafe.Pointer(&im.FxUnfetch)) = walUnfetch
 	if db {
-		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&im.FxClose)) = dbClose
 		*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&im.FxWrite)) = dbWrite
 		*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&im.FxShmLock)) = dbShmLock
 	}
@@ -240,7 +240,7 @@ func walOpen(tls *libc.TLS, v, name, file uintptr, flags int32, outFlags uintptr
 	walVFS.mu.Lock()
 	defer walVFS.mu.Unlock()
 	if db {
-		f.base.FpMethods = walVFS.dbMethods
+		f.base.FpMethods, f.name = walVFS.dbMethods, name
 		walVFS.dbs[name] = file
 		return sqlite3.SQLITE_OK
 	}
@@ -352,30 +352,20 @@ func (f *walFile) drop() {
 	f.commit = 0
 }
 
-func walClose(tls *libc.TLS, p uintptr) int32 {
+// vfsClose closes a WAL or a database file: it drops what a WAL still
+// buffers (a commit writes the buffer: what is left did not commit),
+// unlinks the file from its WAL or database file, forgets a database
+// file's name, and closes the base's file.
+func vfsClose(tls *libc.TLS, p uintptr) int32 {
 	f := walFileOf(p)
-	f.drop() // a commit writes the buffer: what is left did not commit
+	f.drop()
 	if f.buf != 0 {
 		libc.Xfree(tls, f.buf)
 		f.buf, f.cap = 0, 0
 	}
-	return f.close(tls, false)
-}
-
-// dbClose closes a database file (its WAL is closed first).
-func dbClose(tls *libc.TLS, p uintptr) int32 { return walFileOf(p).close(tls, true) }
-
-// close unlinks f from its WAL or database file (and, for a database file,
-// forgets its name), then closes the base's file.
-func (f *walFile) close(tls *libc.TLS, db bool) int32 {
 	walVFS.mu.Lock()
-	if db {
-		self := uintptr(unsafe.Pointer(f))
-		for name, d := range walVFS.dbs {
-			if d == self {
-				delete(walVFS.dbs, name)
-			}
-		}
+	if f.name != 0 {
+		delete(walVFS.dbs, f.name)
 	}
 	if f.link != 0 {
 		walFileOf(f.link).link, f.link = 0, 0
