@@ -26,7 +26,7 @@ func (d *DB) bound(ctx context.Context) (context.Context, boundCall) {
 	if d.timeout <= 0 || d.inProcess {
 		return ctx, boundCall{d: d}
 	}
-	b := &boundCtx{parent: ctx, deadline: time.Now().Add(d.timeout)}
+	b := &boundCtx{parent: ctx, deadline: time.Now().Add(d.timeout), q: d.deadlines}
 	return b, boundCall{d: d, ctx: b}
 }
 
@@ -62,8 +62,8 @@ func (c boundCall) done(err error) error {
 }
 
 // boundCtx is the context of a bounded driver call: its parent with the
-// query timeout's deadline, the timer started only when a driver asks for
-// Done. context.WithTimeout starts a timer and links a cancel context into
+// query timeout's deadline, the deadline queued (see deadlines) only when a
+// driver asks for Done. context.WithTimeout starts a timer and links a cancel context into
 // the parent on every call (~5 allocations and a timer heap insertion and
 // removal), although the SQLite store runs its statements without the
 // cancellation (sqlstore's Store.gated and history read) and bounds its lock
@@ -81,7 +81,12 @@ type boundCtx struct {
 	released atomic.Bool
 	mu       sync.Mutex      // creates inner, releases
 	inner    context.Context // the timed context, written once under mu
-	cancel   context.CancelFunc
+	cancel   context.CancelCauseFunc
+	// q fires the deadline; prev, next and queued are q's links, guarded
+	// by q.mu.
+	q          *deadlines
+	prev, next *boundCtx
+	queued     bool
 }
 
 func (b *boundCtx) Deadline() (time.Time, bool) {
@@ -98,11 +103,11 @@ func (b *boundCtx) Done() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.inner == nil {
+		b.inner, b.cancel = context.WithCancelCause(b.parent)
 		if b.released.Load() { // the call is over: as a cancelled WithTimeout
-			b.inner, b.cancel = context.WithCancel(b.parent)
-			b.cancel()
+			b.cancel(nil)
 		} else {
-			b.inner, b.cancel = context.WithDeadlineCause(b.parent, b.deadline, errQueryTimeout)
+			b.q.add(b)
 		}
 		b.timed.Store(true)
 	}
@@ -111,7 +116,11 @@ func (b *boundCtx) Done() <-chan struct{} {
 
 func (b *boundCtx) Err() error {
 	if b.timed.Load() {
-		return b.inner.Err()
+		err := b.inner.Err()
+		if err != nil && context.Cause(b.inner) == errQueryTimeout {
+			return context.DeadlineExceeded // as context.WithDeadline
+		}
+		return err
 	}
 	if err := b.parent.Err(); err != nil {
 		return err
@@ -146,13 +155,15 @@ func (b *boundCtx) timedOut() bool {
 	return !time.Now().Before(b.deadline)
 }
 
-// release ends the call's context (its timer, if one started).
+// release ends the call's context (and takes its deadline out of the
+// queue, if it was queued).
 func (b *boundCtx) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.released.Store(true)
 	if b.cancel != nil {
-		b.cancel()
+		b.q.remove(b)
+		b.cancel(nil)
 	}
 }
 

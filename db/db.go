@@ -44,6 +44,8 @@ type DB struct {
 	timeout time.Duration
 	// inProcess: the driver reports InProcess; its calls get no deadline.
 	inProcess bool
+	// deadlines fires the bounded calls' query timeouts.
+	deadlines *deadlines
 }
 
 // Config configures the front. Zero values take the documented defaults.
@@ -76,7 +78,7 @@ func Wrap(d Driver, cfg Config) *DB {
 		keeper = nil // SaveRunOwned skips the deadline and the landed check
 	}
 	return &DB{ID: cfg.ID, driver: d, saver: saver, keeper: keeper, now: time.Now, timeout: cfg.QueryTimeout,
-		inProcess: inProcess}
+		inProcess: inProcess, deadlines: &deadlines{}}
 }
 
 // QueryTimeout returns the bound of each call (negative: none).
