@@ -31,7 +31,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 			var walBytes, growth, own int64
 			for b.Loop() {
 				b.StopTimer()
-				d := openFresh(b, postgres.Config{})
+				d, drop := openFreshDrop(b, postgres.Config{})
 				st, _ := sqlstore.FromDB(d)
 				w := st.SQL()
 				size := func() int64 {
@@ -77,6 +77,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 					}
 				}
 				growth += size() - size0
+				drop() // each op's schema and pool: many ops must not exhaust the server's connections
 				b.StartTimer()
 			}
 			runs := float64(int64(b.N) * int64(n))

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -31,6 +32,15 @@ func randomName() string {
 // openFresh opens a database in a new schema that is dropped after the test.
 func openFresh(t testing.TB, cfg postgres.Config) *db.DB {
 	t.Helper()
+	d, _ := openFreshDrop(t, cfg)
+	return d
+}
+
+// openFreshDrop is openFresh with the drop of its schema (and the close of
+// its pool) returned too, for a caller that opens many in one test: the
+// drop runs once, when called or at the test's end.
+func openFreshDrop(t testing.TB, cfg postgres.Config) (*db.DB, func()) {
+	t.Helper()
 	cfg.DSN = testDSN()
 	if cfg.Schema == "" {
 		cfg.Schema = randomName()
@@ -42,14 +52,15 @@ func openFresh(t testing.TB, cfg postgres.Config) *db.DB {
 	if err != nil {
 		t.Fatalf("postgres test server unavailable or open failed: %v\n%s", err, startHint)
 	}
-	t.Cleanup(func() {
+	drop := sync.OnceFunc(func() {
 		st, _ := sqlstore.FromDB(d)
 		if _, err := st.SQL().ExecContext(context.Background(), "DROP SCHEMA IF EXISTS "+st.SQLDialect().Quote(cfg.Schema)+" CASCADE"); err != nil {
 			t.Errorf("drop schema %s: %v", cfg.Schema, err)
 		}
 		d.Close()
 	})
-	return d
+	t.Cleanup(drop)
+	return d, drop
 }
 
 func TestConformance(t *testing.T) {
