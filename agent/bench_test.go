@@ -143,6 +143,15 @@ func BenchmarkConversation25TurnsPostgres(b *testing.B) {
 	conversationHistory(b, testdbs.Postgres(b), 25, 0)
 }
 
+// BenchmarkConversation25TurnsMySQL is the 25-turn conversation (last 3
+// runs) stored in MariaDB/MySQL over loopback (AGENTRY_TEST_MYSQL_DSN or the
+// local test server; fails when it is down). No target of its own: it shows
+// what the front's deadline queue and the shared sqlstore paths give the
+// third backend.
+func BenchmarkConversation25TurnsMySQL(b *testing.B) {
+	conversationHistory(b, testdbs.MySQL(b), 25, 0)
+}
+
 // BenchmarkConversation25TurnsPostgresAsyncCommit is the Postgres
 // conversation with the opt-in synchronous_commit=off: COMMIT does not wait
 // for the WAL flush (docs/hotpath.md, "synchronous_commit (opt-in)": a
