@@ -62,15 +62,17 @@ func (c boundCall) done(err error) error {
 }
 
 // boundCtx is the context of a bounded driver call: its parent with the
-// query timeout's deadline, the deadline queued (see deadlines) only when a
-// driver asks for Done. context.WithTimeout starts a timer and links a cancel context into
-// the parent on every call (~5 allocations and a timer heap insertion and
-// removal), although the SQLite store runs its statements without the
-// cancellation (sqlstore's Store.gated and history read) and bounds its lock
-// waits with busy_timeout: the timer never fired for it. Err and Deadline
-// answer from the clock without one. Drivers that watch Done (pgx, the MySQL
-// driver, database/sql's connection wait) get the same deadline and cause
-// as before. ADR docs/adr/lazy-query-deadline.md.
+// query timeout's deadline. Nothing is built for the deadline until a driver
+// asks for Done; then the timed context is a cancel context whose deadline
+// waits in the DB's queue (see deadlines), not a timer of its own.
+// context.WithTimeout would link a cancel context into the parent and insert
+// and remove a runtime timer on every call, although the SQLite store runs
+// its statements without the cancellation (sqlstore's Store.gated and history
+// read) and bounds its lock waits with busy_timeout. Err and Deadline answer
+// from the clock until Done is asked. Drivers that watch Done (pgx, the MySQL
+// driver, database/sql's connection wait) get the same deadline, error and
+// cause as with context.WithDeadlineCause. ADRs docs/adr/lazy-query-deadline.md
+// and docs/adr/query-deadline-queue.md.
 type boundCtx struct {
 	parent   context.Context
 	deadline time.Time
