@@ -55,7 +55,7 @@ func (q *deadlines) add(b *boundCtx) {
 		b.next.prev = b
 	}
 	if q.at.IsZero() || b.deadline.Before(q.at) {
-		q.arm(b.deadline.Sub(now), b.deadline)
+		q.arm(now, b.deadline)
 	}
 }
 
@@ -83,15 +83,16 @@ func (q *deadlines) unlink(b *boundCtx) {
 	b.prev, b.next, b.queued = nil, nil, false
 }
 
-// arm sets the timer (q.mu held). An armed timer that fires before the
-// head's deadline only arms itself again, so removing calls never resets it.
-func (q *deadlines) arm(d time.Duration, at time.Time) {
+// arm sets the timer to fire at at (q.mu held). An armed timer that fires
+// before the head's deadline only arms itself again, so removing calls never
+// resets it.
+func (q *deadlines) arm(now, at time.Time) {
 	q.at = at
 	if q.timer == nil {
-		q.timer = time.AfterFunc(d, q.fire)
+		q.timer = time.AfterFunc(at.Sub(now), q.fire)
 		return
 	}
-	q.timer.Reset(d)
+	q.timer.Reset(at.Sub(now))
 }
 
 // fire cancels the calls whose deadline has passed and arms the timer for
@@ -106,7 +107,7 @@ func (q *deadlines) fire() {
 	}
 	q.at = time.Time{}
 	if q.head != nil {
-		q.arm(q.head.deadline.Sub(now), q.head.deadline)
+		q.arm(now, q.head.deadline)
 	}
 	q.mu.Unlock()
 	for _, cancel := range expired {
