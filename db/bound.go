@@ -56,6 +56,14 @@ func (c boundCall) done(err error) error {
 	timedOut := err != nil && c.ctx.timedOut()
 	c.ctx.release()
 	if timedOut && !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			// The driver's error came through a context it derived from the
+			// call's (a connect timeout, database/sql's rows): that one ends
+			// with Canceled, where one derived from context.WithDeadline
+			// ended with DeadlineExceeded (docs/adr/query-deadline-queue.md,
+			// "Amendment"). The error names the deadline either way.
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
 		return fmt.Errorf("%w: no answer within %s (raise the query timeout if the database is only slow): %w", ErrUnavailable, c.d.timeout, err)
 	}
 	return c.d.unavailable(err)

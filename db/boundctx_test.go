@@ -31,11 +31,19 @@ func (d *waitingDriver) GetSession(ctx context.Context, id string) (*db.Session,
 	return d.Driver.GetSession(ctx, id)
 }
 
-// driverWaits are the two ways a driver waits on its context: watching
-// Done (pgx, the MySQL driver, database/sql's pool wait), or asking Err
-// between steps (a driver that bounds its own waits).
+// driverWaits are the ways a driver waits on its context: watching Done
+// (pgx, the MySQL driver, database/sql's pool wait), asking Err between
+// steps (a driver that bounds its own waits), or watching a context it
+// derived (pgx's and the MySQL driver's connect timeout, database/sql's
+// rows).
 var driverWaits = map[string]func(context.Context) error{
 	"watches Done": func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	},
+	"derives a context": func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, time.Hour)
+		defer cancel()
 		<-ctx.Done()
 		return ctx.Err()
 	},

@@ -72,8 +72,8 @@ func TestDeadlines_OutOfOrderCallsExpireInDeadlineOrder(t *testing.T) {
 		if now := time.Now(); now.Before(b.deadline) {
 			t.Fatalf("call %d ended %v before its deadline", i, b.deadline.Sub(now))
 		}
-		if !errors.Is(b.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(b), errQueryTimeout) || !b.timedOut() {
-			t.Fatalf("call %d: Err %v, cause %v; want DeadlineExceeded by the query timeout", i, b.Err(), context.Cause(b))
+		if !errors.Is(b.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(b.inner), errQueryTimeout) || !b.timedOut() {
+			t.Fatalf("call %d: Err %v, cause %v; want DeadlineExceeded by the query timeout", i, b.Err(), context.Cause(b.inner))
 		}
 	}
 	if n := len(queued(t, q)); n != 0 {
@@ -146,7 +146,7 @@ func TestDeadlines_ConcurrentCallsAndReleases(t *testing.T) {
 					return
 				}
 				if !errors.Is(b.Err(), context.DeadlineExceeded) || !b.timedOut() {
-					t.Errorf("waiting call: Err %v, cause %v; want the query timeout", b.Err(), context.Cause(b))
+					t.Errorf("waiting call: Err %v, cause %v; want the query timeout", b.Err(), context.Cause(b.inner))
 				}
 				b.release()
 			}
@@ -177,4 +177,67 @@ func TestDeadlines_SequentialCallsLeaveTheTimerArmed(t *testing.T) {
 		t.Fatalf("%d calls left in the queue", n)
 	}
 	q.timer.Stop()
+}
+
+// A context a driver derives from a call's (pgx's and the MySQL driver's
+// connect timeout, database/sql's rows) and context.AfterFunc on it (pgx
+// watches every query so) end with the call's timed context: at the query
+// timeout, the call's end and the caller's cancellation, each with
+// Canceled, as children of a cancel context do (a child of
+// context.WithDeadline got DeadlineExceeded at the deadline; the front's
+// error names the deadline either way, see
+// TestBound_QueryTimeoutEndsTheCallWithErrUnavailable). The cause tells the
+// query timeout from the rest.
+func TestBoundCtx_DerivedContextsEndWithTheCall(t *testing.T) {
+	t.Parallel()
+	q := &deadlines{}
+	ends := func(t *testing.T, b *boundCtx, end func(), cause error) {
+		t.Helper()
+		child, cancel := context.WithCancel(b)
+		defer cancel()
+		timed, cancelTimed := context.WithTimeout(b, time.Hour)
+		defer cancelTimed()
+		ran := make(chan struct{})
+		context.AfterFunc(b, func() { close(ran) })
+		end()
+		for name, c := range map[string]context.Context{"WithCancel": child, "WithTimeout": timed} {
+			select {
+			case <-c.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the %s child did not end", name)
+			}
+			if err := c.Err(); err != context.Canceled || context.Cause(c) != cause {
+				t.Fatalf("the %s child: Err %v, cause %v; want Canceled by %v", name, err, context.Cause(c), cause)
+			}
+		}
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("context.AfterFunc did not run")
+		}
+	}
+	t.Run("query timeout", func(t *testing.T) {
+		t.Parallel()
+		b := &boundCtx{parent: context.Background(), deadline: time.Now().Add(20 * time.Millisecond), q: q}
+		ends(t, b, func() {}, errQueryTimeout)
+		if !b.timedOut() || b.Err() != context.DeadlineExceeded {
+			t.Fatalf("the call: timed out %v, Err %v; want DeadlineExceeded by the query timeout", b.timedOut(), b.Err())
+		}
+	})
+	t.Run("end of the call", func(t *testing.T) {
+		t.Parallel()
+		b := &boundCtx{parent: context.Background(), deadline: time.Now().Add(time.Hour), q: q}
+		ends(t, b, b.release, context.Canceled)
+	})
+	t.Run("caller's cancellation", func(t *testing.T) {
+		t.Parallel()
+		parent, cancel := context.WithCancelCause(context.Background())
+		b := &boundCtx{parent: parent, deadline: time.Now().Add(time.Hour), q: q}
+		gaveUp := errors.New("the caller gave up")
+		ends(t, b, func() { cancel(gaveUp) }, gaveUp)
+		if b.timedOut() {
+			t.Fatal("a caller's cancellation counted as the query timeout")
+		}
+		b.release()
+	})
 }
