@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every go test -fuzz target of the main module for FUZZTIME each (one at
-# a time: Go fuzzes one target per process), then prints one line per target
-# and exits non-zero when any failed. A failure leaves its input in the
+# Runs every go test -fuzz target of the repository for FUZZTIME each (one at
+# a time: Go fuzzes one target per process; a target in a module of its own,
+# such as bench/peers, runs from that module's directory), then prints one
+# line per target and exits non-zero when any failed. A failure leaves its input in the
 # package's testdata/fuzz/<Target>/ directory, where `go test` replays it from
 # then on: fix the code, and commit the input as the regression test.
 #
@@ -27,6 +28,13 @@ targets=$(git grep -l '^func Fuzz[A-Za-z0-9_]*(' -- '*_test.go' | while read -r 
 	sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$f" | sed "s|^|$(dirname "$f") |"
 done | sort -u)
 
+# module DIR: the directory of the nearest go.mod at or above DIR.
+module() {
+	local d=$1
+	while [ "$d" != . ] && [ ! -f "$d/go.mod" ]; do d=$(dirname "$d"); done
+	echo "$d"
+}
+
 # inputs DIR: how many inputs a target's testdata/fuzz directory holds.
 inputs() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
 
@@ -42,7 +50,10 @@ while read -r dir name; do
 	start=$(date +%s)
 	corpus="$dir/testdata/fuzz/$name"
 	before=$(inputs "$corpus")
-	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "./$dir" >"$log/out" 2>&1; then
+	mod=$(module "$dir")
+	rel=${dir#"$mod"}
+	pkg=./${rel#/}
+	if (cd "$mod" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "$pkg") >"$log/out" 2>&1; then
 		result=ok
 	elif [ "$(inputs "$corpus")" -eq "$before" ] &&
 		grep -q '^    context deadline exceeded$' "$log/out"; then
