@@ -363,6 +363,9 @@ func vfsClose(tls *libc.TLS, p uintptr) int32 {
 		libc.Xfree(tls, f.buf)
 		f.buf, f.cap = 0, 0
 	}
+	if f.name != 0 {
+		walIndexUnmapped(p)
+	}
 	walVFS.mu.Lock()
 	if f.name != 0 {
 		delete(walVFS.dbs, f.name)
@@ -478,7 +481,13 @@ func walShmMap(tls *libc.TLS, p uintptr, pg, size, extend int32, pp uintptr) int
 	if f.io().FiVersion < 2 || f.io().FxShmMap == 0 {
 		return sqlite3.SQLITE_IOERR
 	}
-	return (*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&f.io().FxShmMap)))(tls, f.sub(), pg, size, extend, pp)
+	rc := (*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&f.io().FxShmMap)))(tls, f.sub(), pg, size, extend, pp)
+	if rc == sqlite3.SQLITE_OK && pg == 0 && f.name != 0 {
+		if region := *(*uintptr)(ptr(pp)); region != 0 {
+			walIndexMapped(p, libc.GoString(f.name), region)
+		}
+	}
+	return rc
 }
 
 func walShmLock(tls *libc.TLS, p uintptr, offset, n, flags int32) int32 {
@@ -499,6 +508,7 @@ func walShmBarrier(tls *libc.TLS, p uintptr) {
 
 func walShmUnmap(tls *libc.TLS, p uintptr, del int32) int32 {
 	f := walFileOf(p)
+	walIndexUnmapped(p)
 	if f.io().FiVersion < 2 || f.io().FxShmUnmap == 0 {
 		return sqlite3.SQLITE_OK
 	}

@@ -96,12 +96,22 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 		return nil
 	}
 	defer tx.Rollback()
-	c := txConn{s, tx}
+	c := txConn{s: s, tx: tx}
+	var (
+		before   uint64 // the change counter under the write lock
+		beforeOK bool
+	)
+	if s.hc != nil {
+		c.fx = &groupEffects{}
+		before, beforeOK = s.hc.version()
+	}
 	if len(ops) == 1 {
 		// Alone: no savepoint needed, its error rolls the transaction back.
 		op := ops[0]
 		if op.Err = runOp(op, c); op.Err == nil {
+			c.fx.ran(0)
 			op.Err = tx.Commit()
+			s.hc.committedTx(before, beforeOK, c.fx, op.Err)
 		}
 		return nil
 	}
@@ -110,11 +120,15 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 		if _, err := tx.ExecContext(bg, "SAVEPOINT run_write"); err != nil {
 			return s.brokenGroup(done, ops[i:], err)
 		}
+		mark := c.fx.mark()
 		op.Err = runOp(op, c)
 		if op.Err != nil {
+			c.fx.rollback(mark)
 			if _, err := tx.ExecContext(bg, "ROLLBACK TO run_write"); err != nil {
 				return s.brokenGroup(done, ops[i+1:], nil)
 			}
+		} else {
+			c.fx.ran(mark)
 		}
 		if _, err := tx.ExecContext(bg, "RELEASE run_write"); err != nil {
 			if op.Err == nil {
@@ -124,13 +138,15 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 		}
 		done = append(done, op)
 	}
-	if err := tx.Commit(); err != nil {
+	err = tx.Commit()
+	if err != nil {
 		for _, op := range done {
 			if op.Err == nil {
 				op.Err = err
 			}
 		}
 	}
+	s.hc.committedTx(before, beforeOK, c.fx, err)
 	return nil
 }
 

@@ -40,7 +40,18 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 	case RunUpsertLockThenWrite:
 		err = s.upsertRunLockThenWrite(ctx, out, scoped)
 	default: // RunUpsertOneStatement (Dialect.Check allows no other)
-		err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
+		if s.hc == nil {
+			err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
+			break
+		}
+		// The gate keeps the store's other writes out: a counter that rose
+		// by one rose by this statement's commit (historyCache).
+		before, ok := s.hc.version()
+		if err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped); err == nil {
+			s.hc.committed(before, ok, &groupEffects{list: []runEffect{{run: out}}})
+		} else {
+			s.hc.committed(before, ok, nil)
+		}
 	}
 	if err != nil {
 		return nil, s.runWriteErr(in, err)
@@ -88,7 +99,7 @@ func (s *Store) inTx(ctx context.Context, fn func(c txConn) error) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(txConn{s, tx}); err != nil {
+	if err := fn(txConn{s: s, tx: tx}); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -115,8 +126,14 @@ func (s *Store) buildUpsertRunSQL(scoped bool) string {
 	if scoped {
 		q += " WHERE " + cur + ".user_id IS NULL OR " + cur + ".user_id = excluded.user_id"
 	}
-	return q + " RETURNING run_index, created_at"
+	return q + " RETURNING " + upsertedRunCols
 }
+
+// upsertedRunCols are what a run upsert returns of the stored row: the
+// columns the write may have left as they were (an update keeps run_index,
+// created_at, agent_id and team_id), so that the returned run is the stored
+// one (scanUpsertedRun).
+const upsertedRunCols = "run_index, created_at, agent_id, team_id"
 
 // refusedMarker is the text of the error buildUpsertRunAfterSessionSQL
 // raises; runRefused recognises it.
@@ -141,9 +158,9 @@ func (s *Store) buildUpsertRunAfterSessionSQL(scoped bool) string {
 	if scoped {
 		q += " WHERE r.user_id IS NULL OR r.user_id = excluded.user_id"
 	}
-	return q + " RETURNING run_index, created_at)" +
-		" SELECT run_index, created_at FROM w UNION ALL SELECT NULL, CAST((SELECT '" + refusedMarker +
-		"' WHERE NOT EXISTS (SELECT 1 FROM w)) AS bigint) WHERE NOT EXISTS (SELECT 1 FROM w)"
+	return q + " RETURNING " + upsertedRunCols + ")" +
+		" SELECT " + upsertedRunCols + " FROM w UNION ALL SELECT NULL, CAST((SELECT '" + refusedMarker +
+		"' WHERE NOT EXISTS (SELECT 1 FROM w)) AS bigint), NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM w)"
 }
 
 // runRefused reports whether err is buildUpsertRunAfterSessionSQL's refusal.
@@ -170,11 +187,13 @@ func upsertRunArgs(out *db.Run) []any {
 		idx, sid, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
 }
 
-// scanUpsertedRun reads upsertRunSQL's row into out's run_index and
-// created_at; no row is another user's run (ErrNotFound).
+// scanUpsertedRun reads upsertRunSQL's row (upsertedRunCols) into out's
+// run_index, created_at, agent_id and team_id; no row is another user's run
+// (ErrNotFound).
 func scanUpsertedRun(sc scanner, out *db.Run) error {
 	var stored sql.NullInt64
-	err := sc.Scan(&stored, &out.CreatedAt)
+	agent, team := storedString{s: &out.AgentID}, storedString{s: &out.TeamID}
+	err := sc.Scan(&stored, &out.CreatedAt, &agent, &team)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
 	}
@@ -293,4 +312,25 @@ func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scop
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
 		*out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt)
 	return err
+}
+
+// storedString scans a nullable text column into *s (NULL is ""), without
+// allocating when the value is already *s: an upsert returns the agent and
+// team ids it was given, except when it updated a row that had others.
+type storedString struct{ s *string }
+
+func (d storedString) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*d.s = ""
+	case string:
+		*d.s = v
+	case []byte:
+		if string(v) != *d.s {
+			*d.s = string(v)
+		}
+	default:
+		return fmt.Errorf("cannot scan %T into a string", src)
+	}
+	return nil
 }

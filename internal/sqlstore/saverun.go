@@ -91,8 +91,14 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 		}
 		if err != nil {
 			mapped = s.runWriteErr(in, err)
+			return mapped
 		}
-		return mapped
+		if with == nil {
+			// What the history cache applies once the group commits;
+			// a write with the caller's statements stays unknown to it.
+			c.fx.add(runEffect{sess: saved, run: out})
+		}
+		return nil
 	}
 	var err error
 	if s.gate != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
@@ -25,6 +26,19 @@ var _ db.SessionHistoryRefReader = (*Store)(nil)
 // matched against the cache here and the runs it lacks are read by a second
 // statement (buildSessionHistoryRefs, fillUncached).
 func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db.Session, []db.HistoryRef, error) {
+	var (
+		v0        uint64 // the change counter before the read (historyCache)
+		cacheable bool
+		user      string
+		scoped    bool
+	)
+	if s.hc != nil && hq.ReadOnlySession {
+		user, scoped = db.UserScope(ctx)
+		if sess, refs, ok := s.hc.lookup(hq, user, scoped); ok {
+			return sess, refs, nil
+		}
+		v0, cacheable = s.hc.version()
+	}
 	q, args := s.sessionHistoryRefsQuery(ctx, hq)
 	rctx, pool, release, err := s.historyReader(ctx)
 	if err != nil {
@@ -32,7 +46,7 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 	}
 	sc := refsScan{limit: hq.Limit, omitted: len(hq.Cached) > 0}
 	if s.matchesCachedInGo(hq.Cached) {
-		sc.sized = &sizedHistory{cached: hq.Cached}
+		sc.sized = &sizedHistory{cached: hq.Cached, keep: cacheable}
 	}
 	var h historyScan
 	err = s.readRows(rctx, pool, q, args, func(rows Rows) (err error) {
@@ -72,6 +86,11 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		}
 		return sess, refs, nil
 	}
+	if cacheable && sc.sized != nil && len(sc.sized.kept) == len(refs) {
+		if v1, ok := s.hc.version(); ok && v1 == v0 {
+			s.hc.store(v0, hq, user, scoped, sess, sc.sized.kept)
+		}
+	}
 	return sess, refs, nil
 }
 
@@ -107,6 +126,10 @@ type sizedHistory struct {
 	cached []db.CachedRun
 	next   int // where the search for the next row's id starts
 	need   []uncachedRun
+	// keep: collect kept, the refs as the history cache holds them (same
+	// order as the refs).
+	keep bool
+	kept []cachedRef
 }
 
 // uncachedRun is a ref whose run_data fillUncached reads, as the history
@@ -234,6 +257,7 @@ func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, err
 		for i := range h.need {
 			h.need[i].ref = len(refs) - 1 - h.need[i].ref
 		}
+		slices.Reverse(h.kept)
 	}
 	return historyScan{sess: sess, sessErr: sessErr, refs: refs, decided: acc.decided}, nil
 }
@@ -293,6 +317,13 @@ func (a *refsAcc) sizedRefs(h *sizedHistory, text string) {
 			continue
 		}
 		ref := db.HistoryRef{RunID: r.id, UpdatedAt: r.upd}
+		if h.keep {
+			if r.idxValid && r.updValid && r.sizeValid {
+				h.kept = append(h.kept, cachedRef{id: r.id, idx: r.idx, upd: r.upd, size: r.size})
+			} else {
+				h.keep, h.kept = false, nil // a NULL the cache cannot match
+			}
+		}
 		if !h.cachedAs(r.id, r.upd, r.updValid, r.size, r.sizeValid) {
 			ref.RunID = strings.Clone(r.id) // a decoded run may be kept: not a slice of the whole text
 			h.need = append(h.need, uncachedRun{ref: len(a.refs), updatedAt: r.upd, updValid: r.updValid, size: r.size})

@@ -39,6 +39,13 @@ type Config struct {
 	// on its own after commits; this backstop keeps the WAL bounded when
 	// that does not happen (a reader that held an old snapshot at the time).
 	CheckpointInterval time.Duration
+	// ChangeCounter, when set, reads the database's version: its low 32
+	// bits count the commits of every connection and process (SQLite's
+	// WAL index iChange), the rest may tell versions apart further (the
+	// WAL's length); ok is false when it cannot be read now. With it a
+	// SQLite store answers a conversation's next history read from the
+	// previous one and its own run write (historyCache).
+	ChangeCounter func() (n uint64, ok bool)
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -82,6 +89,9 @@ type Store struct {
 	// stopCheckpoints ends the periodic checkpoint and waits for it; nil
 	// when none runs.
 	stopCheckpoints func()
+	// hc answers history reads from the previous one (SQLite with a
+	// Config.ChangeCounter); nil otherwise.
+	hc *historyCache
 }
 
 var (
@@ -105,6 +115,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
 		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
 	s.group = newGroupCommit(s)
+	if cfg.ChangeCounter != nil && s.gate != nil && !cfg.ReadOnly {
+		s.hc = newHistoryCache(cfg.ChangeCounter)
+	}
 	if s.r == nil {
 		s.r = s.w
 	}

@@ -35,6 +35,9 @@ func (c poolConn) query(ctx context.Context, q string, args ...any) (*sql.Rows, 
 type txConn struct {
 	s  *Store
 	tx *sql.Tx
+	// fx collects the run writes' effects for the history cache, in a
+	// group commit of a store that has one; nil otherwise.
+	fx *groupEffects
 }
 
 func (c txConn) stmt(ctx context.Context, q string) *sql.Stmt {
