@@ -193,7 +193,7 @@ func upsertRunArgs(out *db.Run) []any {
 func scanUpsertedRun(sc scanner, out *db.Run) error {
 	var stored sql.NullInt64
 	agent, team := storedString{s: &out.AgentID}, storedString{s: &out.TeamID}
-	err := sc.Scan(&stored, &out.CreatedAt, &agent, &team)
+	err := sc.Scan(&stored, &out.CreatedAt, agent, team) // values: a pointer-shaped Scanner boxes without allocating
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
 	}
