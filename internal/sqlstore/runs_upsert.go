@@ -126,14 +126,17 @@ func (s *Store) buildUpsertRunSQL(scoped bool) string {
 	if scoped {
 		q += " WHERE " + cur + ".user_id IS NULL OR " + cur + ".user_id = excluded.user_id"
 	}
-	return q + " RETURNING " + upsertedRunCols
+	if s.returnsKept() {
+		return q + " RETURNING run_index, created_at, agent_id, team_id"
+	}
+	return q + " RETURNING run_index, created_at"
 }
 
-// upsertedRunCols are what a run upsert returns of the stored row: the
-// columns the write may have left as they were (an update keeps run_index,
-// created_at, agent_id and team_id), so that the returned run is the stored
-// one (scanUpsertedRun).
-const upsertedRunCols = "run_index, created_at, agent_id, team_id"
+// returnsKept: the store's run upserts also return the agent and team ids
+// an update keeps (SQLite, whose history cache applies the stored row; see
+// historyCache). Elsewhere the two columns would cost two strings a write
+// for nothing.
+func (s *Store) returnsKept() bool { return s.d.Name == "sqlite" }
 
 // refusedMarker is the text of the error buildUpsertRunAfterSessionSQL
 // raises; runRefused recognises it.
@@ -158,9 +161,9 @@ func (s *Store) buildUpsertRunAfterSessionSQL(scoped bool) string {
 	if scoped {
 		q += " WHERE r.user_id IS NULL OR r.user_id = excluded.user_id"
 	}
-	return q + " RETURNING " + upsertedRunCols + ")" +
-		" SELECT " + upsertedRunCols + " FROM w UNION ALL SELECT NULL, CAST((SELECT '" + refusedMarker +
-		"' WHERE NOT EXISTS (SELECT 1 FROM w)) AS bigint), NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM w)"
+	return q + " RETURNING run_index, created_at)" +
+		" SELECT run_index, created_at FROM w UNION ALL SELECT NULL, CAST((SELECT '" + refusedMarker +
+		"' WHERE NOT EXISTS (SELECT 1 FROM w)) AS bigint) WHERE NOT EXISTS (SELECT 1 FROM w)"
 }
 
 // runRefused reports whether err is buildUpsertRunAfterSessionSQL's refusal.
@@ -172,7 +175,7 @@ func runRefused(err error) bool {
 // transaction holding the session lock) and fills out's run_index and
 // created_at from the stored row.
 func (s *Store) upsertRunOnConflict(ctx context.Context, c writeConn, out *db.Run, scoped bool) error {
-	return scanUpsertedRun(returning(ctx, c, s.upsertRunSQL(scoped), upsertRunArgs(out)...), out)
+	return scanUpsertedRun(returning(ctx, c, s.upsertRunSQL(scoped), upsertRunArgs(out)...), out, s.returnsKept())
 }
 
 // upsertRunArgs are the arguments of upsertRunSQL.
@@ -187,13 +190,18 @@ func upsertRunArgs(out *db.Run) []any {
 		idx, sid, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
 }
 
-// scanUpsertedRun reads upsertRunSQL's row (upsertedRunCols) into out's
-// run_index, created_at, agent_id and team_id; no row is another user's run
-// (ErrNotFound).
-func scanUpsertedRun(sc scanner, out *db.Run) error {
+// scanUpsertedRun reads upsertRunSQL's row into out's run_index and
+// created_at, and with kept (Store.returnsKept) its agent_id and team_id;
+// no row is another user's run (ErrNotFound).
+func scanUpsertedRun(sc scanner, out *db.Run, kept bool) error {
 	var stored sql.NullInt64
-	agent, team := storedString{s: &out.AgentID}, storedString{s: &out.TeamID}
-	err := sc.Scan(&stored, &out.CreatedAt, agent, team) // values: a pointer-shaped Scanner boxes without allocating
+	var err error
+	if kept {
+		// Values: a pointer-shaped Scanner is boxed without allocating.
+		err = sc.Scan(&stored, &out.CreatedAt, storedString{s: &out.AgentID}, storedString{s: &out.TeamID})
+	} else {
+		err = sc.Scan(&stored, &out.CreatedAt)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
 	}
@@ -233,7 +241,7 @@ func (s *Store) batchRunWrite(ctx context.Context, out *db.Run, scoped bool) err
 	err := s.d.Batch(ctx, s.w, []PipelineStmt{
 		{Query: s.lockSessionQ, Args: []any{out.SessionID}},
 		{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
-			scanErr = scanUpsertedRun(sc, out)
+			scanErr = scanUpsertedRun(sc, out, s.returnsKept())
 			return scanErr
 		}},
 	})

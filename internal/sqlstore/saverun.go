@@ -158,7 +158,7 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		}
 	}
 	stmts = append(stmts, PipelineStmt{Query: runQ, Args: runArgs, Row: func(sc Scanner) error {
-		err := scanUpsertedRun(sc, out)
+		err := scanUpsertedRun(sc, out, s.returnsKept())
 		if runRefused(err) { // the session's refusal is reported by its own row
 			err = fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID)
 		}
