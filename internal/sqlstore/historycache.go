@@ -10,8 +10,10 @@ import (
 )
 
 // maxHistoryEntries bounds historyCache: past it the cache starts again
-// empty (a conversation's next turn reads its history once more).
-const maxHistoryEntries = 4096
+// empty (a conversation's next turn reads its history once more). An entry
+// holds a session row (its agent_data is a few KB) and its history's ids:
+// ~5 MB at most. The agent's own history cache keeps 512 sessions.
+const maxHistoryEntries = 1024
 
 // historyCache answers a turn's SessionHistoryRefs on SQLite without a
 // statement when nothing but this store's own run writes committed since the
