@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -82,5 +83,26 @@ func TestHistoryCache_VersionRules(t *testing.T) {
 	hq.ReadOnlySession = false
 	if _, _, ok := c.lookup(hq, "", false); ok {
 		t.Fatal("served a caller that may change the session")
+	}
+}
+
+// The cache holds at most maxHistoryEntries answers; the next one starts it
+// again empty.
+func TestHistoryCache_Bounded(t *testing.T) {
+	c := newHistoryCache(func() (uint64, bool) { return 1, true })
+	sess := &db.Session{}
+	for i := range maxHistoryEntries + 1 {
+		hq := db.HistoryQuery{SessionID: "s" + strconv.Itoa(i), Limit: 3, ReadOnlySession: true}
+		c.store(1, hq, "", false, sess, nil)
+		if want := i%maxHistoryEntries + 1; c.n != want {
+			t.Fatalf("after %d answers the cache holds %d, want %d", i+1, c.n, want)
+		}
+	}
+	if _, _, ok := c.lookup(db.HistoryQuery{SessionID: "s0", Limit: 3, ReadOnlySession: true}, "", false); ok {
+		t.Fatal("the first answer is still served after the cache was full")
+	}
+	last := db.HistoryQuery{SessionID: "s" + strconv.Itoa(maxHistoryEntries), Limit: 3, ReadOnlySession: true}
+	if _, _, ok := c.lookup(last, "", false); !ok {
+		t.Fatal("the newest answer is not served")
 	}
 }
