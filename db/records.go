@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"encoding/json"
 	"unsafe"
 
@@ -25,6 +26,35 @@ type Session struct {
 	Summary      json.RawMessage
 	CreatedAt    int64
 	UpdatedAt    int64
+}
+
+// Clone copies a session with its JSON columns in one block (a session is
+// read on every turn): each column is a full slice of it, so an append to
+// one reallocates instead of writing into the next. A nil column stays nil,
+// an empty one empty.
+func (s *Session) Clone() *Session {
+	cp := *s
+	cols := [...]*json.RawMessage{&cp.SessionData, &cp.AgentData, &cp.TeamData, &cp.WorkflowData, &cp.Metadata, &cp.Summary}
+	n := 0
+	for _, c := range cols {
+		n += len(*c)
+	}
+	if n == 0 {
+		for _, c := range cols {
+			*c = bytes.Clone(*c) // nil stays nil, empty stays empty
+		}
+		return &cp
+	}
+	block := make([]byte, 0, n)
+	for _, c := range cols {
+		if *c == nil {
+			continue
+		}
+		at := len(block)
+		block = append(block, *c...)
+		*c = block[at:len(block):len(block)]
+	}
+	return &cp
 }
 
 // SessionData is the decoded shape of Session.SessionData. Unknown keys are kept.

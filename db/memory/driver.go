@@ -147,34 +147,6 @@ func jsonColumn(table, id, col string, raw json.RawMessage) (json.RawMessage, er
 	return bytes.Clone(t), nil
 }
 
-// cloneSession copies a session with its JSON columns in one block (a
-// session is read on every turn): each column is a full slice of it, so an
-// append to one reallocates instead of writing into the next.
-func cloneSession(s *db.Session) *db.Session {
-	cp := *s
-	cols := [...]*json.RawMessage{&cp.SessionData, &cp.AgentData, &cp.TeamData, &cp.WorkflowData, &cp.Metadata, &cp.Summary}
-	n := 0
-	for _, c := range cols {
-		n += len(*c)
-	}
-	if n == 0 {
-		for _, c := range cols {
-			*c = bytes.Clone(*c) // nil stays nil, empty stays empty
-		}
-		return &cp
-	}
-	block := make([]byte, 0, n)
-	for _, c := range cols {
-		if *c == nil {
-			continue
-		}
-		at := len(block)
-		block = append(block, *c...)
-		*c = block[at:len(block):len(block)]
-	}
-	return &cp
-}
-
 // viewRun returns a stored run to a caller: stored runs are immutable values
 // (an update stores a new one), so the copy shares run_data, which callers
 // must not modify in place (appending reallocates: it is a full slice); only

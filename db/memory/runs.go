@@ -213,7 +213,7 @@ func (d *Driver) saveRun(ctx context.Context, s *db.Session, r *db.Run, keep boo
 	}
 	so := d.putSession(sc, olds)
 	if !keep {
-		so = cloneSession(so)
+		so = so.Clone()
 	}
 	return so, d.putRun(rc, old, sr, idx, keep), nil
 }
@@ -435,7 +435,7 @@ func (d *Driver) SessionHistoryRefs(ctx context.Context, q db.HistoryQuery) (*db
 		return nil, nil, fmt.Errorf("%w: session %s", db.ErrNotFound, q.SessionID)
 	}
 	if !q.ReadOnlySession {
-		s = cloneSession(s)
+		s = s.Clone()
 	}
 	return s, d.sessionRefs(ctx, q), nil
 }

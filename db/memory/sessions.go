@@ -28,7 +28,7 @@ func (d *Driver) UpsertSession(ctx context.Context, in *db.Session) (*db.Session
 	if err != nil {
 		return nil, err
 	}
-	return cloneSession(d.putSession(s, old)), nil
+	return d.putSession(s, old).Clone(), nil
 }
 
 // sessionToStore checks a session and returns the copy to store (in itself
@@ -92,7 +92,7 @@ func (d *Driver) GetSession(ctx context.Context, sessionID string) (*db.Session,
 	if !ok || !visible(ctx, s.UserID) {
 		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)
 	}
-	return cloneSession(s), nil
+	return s.Clone(), nil
 }
 
 // ListSessions returns one page of sessions in scope and the total count.
@@ -125,7 +125,7 @@ func (d *Driver) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Ses
 	})
 	out := []db.Session{}
 	for _, s := range page(match, f.Limit, f.Page) {
-		out = append(out, *cloneSession(s))
+		out = append(out, *s.Clone())
 	}
 	return out, len(match), nil
 }

@@ -234,7 +234,7 @@ func (c *historyCache) apply(w *runEffect) {
 				continue // the session arm no longer finds the row
 			}
 			if sess == nil {
-				sess = cloneSession(w.sess)
+				sess = w.sess.Clone()
 			}
 			e.sess = sess
 		}
@@ -305,28 +305,6 @@ func (k historyKey) inHistory(r *db.Run) bool {
 		return false
 	}
 	return true
-}
-
-// cloneSession copies a session row and its JSON columns (in one
-// allocation), so that the cache's copy cannot change with the caller's.
-func cloneSession(s *db.Session) *db.Session {
-	out := *s
-	cols := []*[]byte{(*[]byte)(&out.SessionData), (*[]byte)(&out.AgentData), (*[]byte)(&out.TeamData),
-		(*[]byte)(&out.WorkflowData), (*[]byte)(&out.Metadata), (*[]byte)(&out.Summary)}
-	n := 0
-	for _, c := range cols {
-		n += len(*c)
-	}
-	buf := make([]byte, 0, n)
-	for _, c := range cols {
-		if *c == nil {
-			continue
-		}
-		at := len(buf)
-		buf = append(buf, *c...)
-		*c = buf[at:len(buf):len(buf)]
-	}
-	return &out
 }
 
 // oneCommit reports whether the counter went from before to after by one
