@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -237,6 +236,9 @@ func historyOps(t *testing.T, d *db.DB, seed uint64, steps int, foreign func(stm
 // TestHistoryCache_SameAsTheDatabase: on the default file, with writes by
 // another connection of the process and by another process.
 func TestHistoryCache_SameAsTheDatabase(t *testing.T) {
+	if path := os.Getenv(foreignChildEnv); path != "" {
+		foreignWrite(path)
+	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agentry.db")
 	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
@@ -299,17 +301,19 @@ func TestHistoryCache_Seeds(t *testing.T) {
 	}
 }
 
-// foreignProcess runs stmt on the file from a child process (this test
-// binary, as TestHelperForeignWrite).
+// foreignProcess runs stmt on the file from a child process: this test
+// binary running TestHistoryCache_SameAsTheDatabase as foreignWrite.
 func foreignProcess(t *testing.T, path, stmt string, args ...any) {
 	t.Helper()
-	cmd := osexec.Command(os.Args[0], "-test.run=^TestHelperForeignWrite$")
-	cmd.Env = append(os.Environ(), "AGENTRY_FOREIGN_DB="+path, "AGENTRY_FOREIGN_STMT="+stmt,
-		fmt.Sprintf("AGENTRY_FOREIGN_ARGS=%s", encodeArgs(args)))
+	cmd := childCmd("TestHistoryCache_SameAsTheDatabase", foreignChildEnv, path)
+	cmd.Env = append(cmd.Env, "AGENTRY_FOREIGN_STMT="+stmt, "AGENTRY_FOREIGN_ARGS="+encodeArgs(args))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("foreign process: %v\n%s", err, out)
 	}
 }
+
+// foreignChildEnv names the database file foreignWrite writes to.
+const foreignChildEnv = "AGENTRY_TEST_FOREIGN_DB"
 
 func encodeArgs(args []any) string {
 	var b bytes.Buffer
@@ -322,25 +326,25 @@ func encodeArgs(args []any) string {
 	return b.String()
 }
 
-// TestHelperForeignWrite is the child of foreignProcess; it does nothing in
-// a normal test run.
-func TestHelperForeignWrite(t *testing.T) {
-	path := os.Getenv("AGENTRY_FOREIGN_DB")
-	if path == "" {
-		return
-	}
+// foreignWrite is foreignProcess's child: one statement on the file, on a
+// connection of SQLite's own VFS.
+func foreignWrite(path string) {
 	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err == nil {
+		var args []any
+		for _, a := range bytes.Split([]byte(os.Getenv("AGENTRY_FOREIGN_ARGS")), []byte{0x1f}) {
+			args = append(args, string(a))
+		}
+		_, err = c.Exec(os.Getenv("AGENTRY_FOREIGN_STMT"), args...)
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	defer c.Close()
-	var args []any
-	for _, a := range bytes.Split([]byte(os.Getenv("AGENTRY_FOREIGN_ARGS")), []byte{0x1f}) {
-		args = append(args, string(a))
-	}
-	if _, err := c.Exec(os.Getenv("AGENTRY_FOREIGN_STMT"), args...); err != nil {
-		t.Fatal(err)
-	}
+	os.Exit(0)
 }
 
 // TestHistoryCache_ConcurrentConversations: conversations on several

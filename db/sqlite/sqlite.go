@@ -133,14 +133,10 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		if scfg.Writer, scfg.Reader, err = openReadWrite(ctx, cfg, busy); err != nil {
 			return nil, wrap(err)
 		}
-		// The history cache's change counter: the WAL index header of the
-		// file as SQLite names it (walindex_unix.go).
-		var file string
-		if err := scfg.Writer.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+		if scfg.ChangeCounter, err = changeCounter(ctx, scfg.Writer); err != nil {
 			closeAll(scfg.Writer, scfg.Reader)
 			return nil, wrap(err)
 		}
-		scfg.ChangeCounter = changeCounter(file)
 	}
 	if scfg.Reader != nil {
 		// Only a read-write file has a WAL to keep bounded.

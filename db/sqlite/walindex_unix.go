@@ -3,6 +3,8 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
 	"sync"
 	"sync/atomic"
 )
@@ -115,8 +117,13 @@ func (h *walIndexHeader) change() (n uint64, ok bool) {
 	return uint64(m)<<32 | uint64(c), true
 }
 
-// changeCounter is the database file's change counter for sqlstore.Config,
-// or nil where the writer's VFS cannot see it.
-func changeCounter(name string) func() (uint64, bool) {
-	return walIndexOf(name).change
+// changeCounter is the change counter of the writer's database file for
+// sqlstore.Config: its WAL index header, found by the file's name as SQLite
+// names it.
+func changeCounter(ctx context.Context, writer *sql.DB) (func() (uint64, bool), error) {
+	var file string
+	if err := writer.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+		return nil, err
+	}
+	return walIndexOf(file).change, nil
 }

@@ -2,6 +2,11 @@
 
 package sqlite
 
+import (
+	"context"
+	"database/sql"
+)
+
 // Without SQLite's unix VFS the writer uses the platform's default VFS: its
 // WAL writes are not coalesced (walvfs_unix.go).
 
@@ -15,4 +20,4 @@ func writerVFS(exclusive bool) string {
 }
 
 // changeCounter: without the writer's VFS there is none (no history cache).
-func changeCounter(string) func() (uint64, bool) { return nil }
+func changeCounter(context.Context, *sql.DB) (func() (uint64, bool), error) { return nil, nil }

@@ -103,7 +103,7 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 	)
 	if s.hc != nil {
 		c.fx = &groupEffects{}
-		before, beforeOK = s.hc.version()
+		before, beforeOK = s.hc.count()
 	}
 	if len(ops) == 1 {
 		// Alone: no savepoint needed, its error rolls the transaction back.
@@ -111,7 +111,7 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 		if op.Err = runOp(op, c); op.Err == nil {
 			c.fx.ran(0)
 			op.Err = tx.Commit()
-			s.hc.committedTx(before, beforeOK, c.fx, op.Err)
+			s.hc.committed(before, beforeOK, c.fx, op.Err)
 		}
 		return nil
 	}
@@ -146,7 +146,7 @@ func (s *Store) commitGroup(ops []*groupOp) (again []*groupOp) {
 			}
 		}
 	}
-	s.hc.committedTx(before, beforeOK, c.fx, err)
+	s.hc.committed(before, beforeOK, c.fx, err)
 	return nil
 }
 

@@ -109,9 +109,6 @@ func keyOf(hq db.HistoryQuery, user string, scoped bool) historyKey {
 	return k
 }
 
-// version reads the change counter.
-func (c *historyCache) version() (uint64, bool) { return c.count() }
-
 // lookup answers hq from the cache: the session and the refs (oldest first,
 // without run_data), when the database is still at the cached version and
 // the caller holds every run of the answer as stored.
@@ -201,14 +198,17 @@ func (c *historyCache) reset() {
 	}
 }
 
-// committed applies a committed group's writes: before is the counter read
-// after the group's BEGIN IMMEDIATE (ok false: not read). fx nil means the
-// commit failed or its effect is not known.
-func (c *historyCache) committed(before uint64, ok bool, fx *groupEffects) {
+// committed applies the writes of a transaction that ended with commitErr:
+// before is the counter read under its write lock (ok false: not read), fx
+// its writes' effects (nil: not known). A nil cache does nothing.
+func (c *historyCache) committed(before uint64, ok bool, fx *groupEffects, commitErr error) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	after, okAfter := c.count()
-	if !ok || !okAfter || fx == nil || fx.unknown || !c.valid || c.seen != before || !oneCommit(before, after) {
+	if !ok || !okAfter || commitErr != nil || fx == nil || fx.unknown || !c.valid || c.seen != before || !oneCommit(before, after) {
 		c.reset()
 		c.seen, c.valid = after, okAfter
 		return
@@ -279,13 +279,11 @@ func (e *historyEntry) addRun(r *db.Run) bool {
 	if len(e.refs) >= e.key.limit && pos == 0 {
 		return true // older than a full answer's runs
 	}
-	refs := make([]cachedRef, 0, min(len(e.refs)+1, e.key.limit))
-	add := cachedRef{id: r.RunID, idx: idx, upd: r.UpdatedAt, size: int64(len(r.RunData))}
-	all := slices.Insert(slices.Clone(e.refs), pos, add)
-	if len(all) > e.key.limit {
-		all = all[len(all)-e.key.limit:]
+	// An entry owns its refs (a hit copies them out), so they change in place.
+	e.refs = slices.Insert(e.refs, pos, cachedRef{id: r.RunID, idx: idx, upd: r.UpdatedAt, size: int64(len(r.RunData))})
+	if len(e.refs) > e.key.limit {
+		e.refs = e.refs[len(e.refs)-e.key.limit:]
 	}
-	e.refs = append(refs, all...)
 	return true
 }
 
@@ -342,18 +340,6 @@ func (fx *groupEffects) add(e runEffect) {
 	if fx != nil {
 		fx.list = append(fx.list, e)
 	}
-}
-
-// committedTx is committed for a group's transaction that ended with
-// commitErr; a nil cache does nothing.
-func (c *historyCache) committedTx(before uint64, ok bool, fx *groupEffects, commitErr error) {
-	if c == nil {
-		return
-	}
-	if commitErr != nil {
-		fx = nil
-	}
-	c.committed(before, ok, fx)
 }
 
 // HistoryCacheStats reports how many history reads the store answered from

@@ -39,12 +39,12 @@ func TestHistoryCache_VersionRules(t *testing.T) {
 
 	// The group's own commit: applied.
 	counter = 6
-	c.committed(5, true, own("r1", 1))
+	c.committed(5, true, own("r1", 1), nil)
 	has(2)
 
 	// Another commit between the lock and the group's (or after it): +2.
 	counter = 8
-	c.committed(6, true, own("r2", 2))
+	c.committed(6, true, own("r2", 2), nil)
 	has(-1)
 
 	// A store at a version the database has moved past is not kept.
@@ -56,7 +56,7 @@ func TestHistoryCache_VersionRules(t *testing.T) {
 	// A commit the cache did not see (any other write): every entry goes.
 	counter = 9
 	has(-1)
-	c.committed(9, true, own("r1", 1)) // before is not the entries' version
+	c.committed(9, true, own("r1", 1), nil) // before is not the entries' version
 	counter = 10
 	has(-1)
 
@@ -64,17 +64,17 @@ func TestHistoryCache_VersionRules(t *testing.T) {
 	c.store(10, hq, "", false, sess, []cachedRef{{id: "r0", idx: 0, upd: 1}})
 	has(1)
 	counter = 11
-	c.committed(10, true, &groupEffects{unknown: true})
+	c.committed(10, true, &groupEffects{unknown: true}, nil)
 	has(-1)
 	c.store(11, hq, "", false, sess, []cachedRef{{id: "r0", idx: 0, upd: 1}})
-	c.committed(11, true, nil)
+	c.committed(11, true, nil, nil)
 	has(-1)
 	c.store(11, hq, "", false, sess, []cachedRef{{id: "r0", idx: 0, upd: 1}})
 	has(1)
 	readable = false
 	has(-1)
 	counter = 12
-	c.committed(11, true, own("r1", 1))
+	c.committed(11, true, own("r1", 1), nil)
 	readable = true
 	has(-1)
 

@@ -46,12 +46,9 @@ func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
 		}
 		// The gate keeps the store's other writes out: a counter that rose
 		// by one rose by this statement's commit (historyCache).
-		before, ok := s.hc.version()
-		if err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped); err == nil {
-			s.hc.committed(before, ok, &groupEffects{list: []runEffect{{run: out}}})
-		} else {
-			s.hc.committed(before, ok, nil)
-		}
+		before, ok := s.hc.count()
+		err = s.upsertRunOnConflict(ctx, poolConn{s}, out, scoped)
+		s.hc.committed(before, ok, &groupEffects{list: []runEffect{{run: out}}}, err)
 	}
 	if err != nil {
 		return nil, s.runWriteErr(in, err)

@@ -37,7 +37,7 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		if sess, refs, ok := s.hc.lookup(hq, user, scoped); ok {
 			return sess, refs, nil
 		}
-		v0, cacheable = s.hc.version()
+		v0, cacheable = s.hc.count()
 	}
 	q, args := s.sessionHistoryRefsQuery(ctx, hq)
 	rctx, pool, release, err := s.historyReader(ctx)
@@ -87,7 +87,7 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		return sess, refs, nil
 	}
 	if cacheable && sc.sized != nil && len(sc.sized.kept) == len(refs) {
-		if v1, ok := s.hc.version(); ok && v1 == v0 {
+		if v1, ok := s.hc.count(); ok && v1 == v0 {
 			s.hc.store(v0, hq, user, scoped, sess, sc.sized.kept)
 		}
 	}
