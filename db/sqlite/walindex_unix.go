@@ -5,8 +5,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"weak"
 )
 
 // The WAL index header's change counter, read for sqlstore's history cache
@@ -44,27 +46,48 @@ type walIndexHeader struct {
 	cur     uintptr
 }
 
+// walIndexes finds a file's header by its name (weakly: a header lives
+// while a store reads its counter or a connection has it mapped, and its
+// name's entry goes with it) and by the database files that map it.
 var walIndexes struct {
 	mu     sync.Mutex
-	byName map[string]*walIndexHeader
+	byName map[string]weak.Pointer[walIndexHeader]
 	byFile map[uintptr]*walIndexHeader
 }
 
 // walIndexOf is the header of the database file SQLite names name,
-// recorded from now on whenever mapped.
+// recorded from now on whenever mapped, for as long as the caller holds it.
 func walIndexOf(name string) *walIndexHeader {
 	walIndexes.mu.Lock()
 	defer walIndexes.mu.Unlock()
 	if walIndexes.byName == nil {
-		walIndexes.byName = make(map[string]*walIndexHeader)
+		walIndexes.byName = make(map[string]weak.Pointer[walIndexHeader])
 		walIndexes.byFile = make(map[uintptr]*walIndexHeader)
 	}
-	h := walIndexes.byName[name]
-	if h == nil {
-		h = &walIndexHeader{regions: make(map[uintptr]uintptr, 1)}
-		walIndexes.byName[name] = h
+	if h := walIndexes.byName[name].Value(); h != nil {
+		return h
 	}
+	h := &walIndexHeader{regions: make(map[uintptr]uintptr, 1)}
+	wp := weak.Make(h)
+	walIndexes.byName[name] = wp
+	runtime.AddCleanup(h, forgetWALIndex, walIndexName{name, wp})
 	return h
+}
+
+// walIndexName is a header's entry in walIndexes.byName.
+type walIndexName struct {
+	name string
+	wp   weak.Pointer[walIndexHeader]
+}
+
+// forgetWALIndex removes a collected header's name, unless a newer header
+// of the same file holds it already.
+func forgetWALIndex(n walIndexName) {
+	walIndexes.mu.Lock()
+	defer walIndexes.mu.Unlock()
+	if walIndexes.byName[n.name] == n.wp {
+		delete(walIndexes.byName, n.name)
+	}
 }
 
 // walIndexMapped records that file (a database file of the writer's VFS,
