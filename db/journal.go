@@ -210,7 +210,7 @@ func (j *Journal) Fence(ctx context.Context, runID string, attempt int) error {
 		return err
 	}
 	if fresh(ctx, runID, attempt, "") {
-		return nil // the claim raised it to attempt
+		return nil // the claim raised it to attempt, or (a first attempt's) left it to no attempt
 	}
 	bctx, call := j.d.bound(ctx)
 	_, fence, err := j.jd.GetStep(bctx, runID, fenceProbe)

@@ -151,7 +151,9 @@ func (j *Journal) EmptyStmt(d *DB, runID string, empty func()) (PipedStmt, bool)
 const attempt1 = 1
 
 // freshJournal is what a claim committed about a run's journal: no step
-// recorded and the fence at attempt. seen holds the step keys read since.
+// recorded, and the fence at attempt, or held by no attempt (a first
+// attempt's claim does not raise it: nothing older is left to fence out).
+// seen holds the step keys read since.
 type freshJournal struct {
 	runID   string
 	attempt int
@@ -162,7 +164,8 @@ type freshJournal struct {
 type freshKey struct{}
 
 // WithFreshJournal returns ctx for a run whose claim, in the transaction
-// that raised its journal's fence to attempt, found no step recorded: the
+// that raised its journal's fence to attempt (or, a first attempt's, left
+// it unraised), found no step recorded: the
 // journal then answers the run's first reads (Fence, the lookup of each
 // step key before it runs) without asking the database. A step of a newer
 // attempt recorded since is not seen, as if it had been recorded just after

@@ -2,6 +2,9 @@ package queue_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,4 +107,56 @@ func TestClaim_RunRowIsRunningWhileItRuns(t *testing.T) {
 		}
 		waitFor(t, "running1 completed", func() bool { return runStatus(t, d, "running1") == run.StatusCompleted })
 	})
+}
+
+// A first attempt's claim raises no journal fence (nothing older is left to
+// fence out: its own journal writes are fenced as they come), and its steps
+// are recorded; a later attempt's claim raises the fence, so that from its
+// commit on the attempt before it can record nothing, even a step it never
+// tried before.
+func TestClaim_LaterAttemptFencesOutTheJournalOfTheAttemptBefore(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var q *queue.Queue
+		var first, second atomic.Value // error of each attempt's probes
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			jr := q.Journal()
+			step := func(key string, attempt int) error {
+				_, err := jr.Do(context.WithoutCancel(ctx), run.JournalStep{RunID: j.ID, Key: key, Kind: "tool", Attempt: attempt},
+					func(context.Context) (json.RawMessage, error) { return json.RawMessage(`"done"`), nil })
+				return err
+			}
+			switch j.Attempt {
+			case 1:
+				first.Store(fmt.Errorf("attempt 1 recording its own step: %w", errOrNil(step("tool:a", 1))))
+				return "", errors.New("the first attempt fails after its step")
+			default:
+				// Before this attempt records anything: the attempt before
+				// it is fenced out by the claim alone.
+				second.Store(fmt.Errorf("attempt 1 recording after attempt %d's claim: %w", j.Attempt, errOrNil(step("tool:b", 1))))
+				return finishRun(ctx, d, j.ID, run.StatusCompleted)
+			}
+		}
+		q = openQueue(t, d, testCfg(), h)
+		s, r, j := pending("fence2", "u1")
+		if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the run's second attempt completed", func() bool { return jobOf(t, q, "fence2").Status == queue.StatusCompleted })
+		if err, _ := first.Load().(error); err == nil || !errors.Is(err, errNil) {
+			t.Errorf("%v (want it recorded)", err)
+		}
+		if err, _ := second.Load().(error); err == nil || !errors.Is(err, run.ErrFenced) {
+			t.Errorf("%v (want run.ErrFenced)", err)
+		}
+	})
+}
+
+// errNil stands for a nil error in a wrapped probe result.
+var errNil = errors.New("no error")
+
+func errOrNil(err error) error {
+	if err == nil {
+		return errNil
+	}
+	return err
 }

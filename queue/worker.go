@@ -186,12 +186,13 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 	claimed, fresh := false, false
 	with := func(ctx context.Context, tx *sql.Tx) error {
 		fresh = false
-		// The run's journal fence is raised to this attempt in the claim's
-		// transaction (before the job row is locked: every transaction that
-		// takes both takes them in this order), so that the run's own
-		// claim (Journal.Fence) is a read and older attempts' journal
-		// writes fail from the commit on.
-		if q.journal != nil {
+		// From the second attempt on (raisesFence), the run's journal
+		// fence is raised to this attempt in the claim's transaction
+		// (before the job row is locked: every transaction that takes both
+		// takes them in this order), so that the run's own claim
+		// (Journal.Fence) is a read and older attempts' journal writes fail
+		// from the commit on.
+		if q.raisesFence(attempt) {
 			if f := q.journal.TxFence(q.d, id, attempt); f != nil {
 				if err := f(ctx, tx); errors.Is(err, run.ErrFenced) {
 					return errNotClaimed
@@ -229,7 +230,7 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 	// runs in a transaction of its own to say why.
 	piped := func(ctx context.Context) ([]db.PipedStmt, bool) {
 		var stmts []db.PipedStmt
-		if q.journal != nil {
+		if q.raisesFence(attempt) {
 			if pf := q.journal.PipedFence(q.d, id, attempt); pf != nil {
 				fs, ok := pf(ctx)
 				if !ok {
@@ -305,8 +306,19 @@ func (q *Queue) lookAtJournal(ctx context.Context, tx *sql.Tx, id string, empty 
 	return st.Row(tx.QueryRowContext(ctx, st.Query, st.Args...))
 }
 
+// raisesFence reports whether the claim of attempt raises the run's journal
+// fence. A first attempt's does not: there is no older attempt whose journal
+// writes it would have to cut off, and its own step writes raise the fence
+// in their transactions as they come (sqlstore's journalTx); its first
+// journal reads are answered from the claim's look at the journal
+// (db.WithFreshJournal), fence or no fence. A later attempt's claim raises
+// it, so that the attempts before it can write nothing to the journal from
+// that commit on. One statement less a claim: a fence row written at the
+// claim only to be deleted with the journal when the run ends.
+func (q *Queue) raisesFence(attempt int) bool { return q.journal != nil && attempt > 1 }
+
 // claimPiped is the claim's common case on Postgres in one pipelined
-// transaction, sharing a pipeline group: the journal's fence, the job's
+// transaction, sharing a pipeline group: the journal's fence (raisesFence), the job's
 // claim, the run's row moved to RUNNING on the server (no read of the row
 // first: db.PipedRunMover) and the look at the journal. ok false: not
 // claimed here (the dialect cannot, the job is not claimable, anything
@@ -317,7 +329,7 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 		return nil, false, false
 	}
 	var stmts []db.PipedStmt
-	if q.journal != nil {
+	if q.raisesFence(attempt) {
 		pf := q.journal.PipedFence(q.d, id, attempt)
 		if pf == nil {
 			return nil, false, false
