@@ -318,9 +318,10 @@ func (q *Queue) lookAtJournal(ctx context.Context, tx *sql.Tx, id string, empty 
 func (q *Queue) raisesFence(attempt int) bool { return q.journal != nil && attempt > 1 }
 
 // claimPiped is the claim's common case on Postgres in one pipelined
-// transaction, sharing a pipeline group: the journal's fence (raisesFence), the job's
-// claim, the run's row moved to RUNNING on the server (no read of the row
-// first: db.PipedRunMover) and the look at the journal. ok false: not
+// transaction, sharing a pipeline group: the journal's fence (a later
+// attempt's: raisesFence), the job's claim, the run's row moved to RUNNING
+// on the server (no read of the row first: db.PipedRunMover) and the look
+// at the journal. ok false: not
 // claimed here (the dialect cannot, the job is not claimable, anything
 // failed; nothing was written) and claim's transaction decides; tried:
 // the pipeline was sent.
