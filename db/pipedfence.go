@@ -165,12 +165,11 @@ type freshKey struct{}
 
 // WithFreshJournal returns ctx for a run whose claim, in the transaction
 // that raised its journal's fence to attempt (or, a first attempt's, left
-// it unraised), found no step recorded: the
-// journal then answers the run's first reads (Fence, the lookup of each
-// step key before it runs) without asking the database. A step of a newer
-// attempt recorded since is not seen, as if it had been recorded just after
-// a read: the step runs, and its write is fenced. A key read a second time
-// is read from the database.
+// it unraised), found no step recorded: the journal then answers the run's
+// first reads (Fence, the lookup of each step key before it runs) without
+// asking the database. A step of a newer attempt recorded since is not
+// seen, as if it had been recorded just after a read: the step runs, and
+// its write is fenced. A key read a second time is read from the database.
 func WithFreshJournal(ctx context.Context, runID string, attempt int) context.Context {
 	return context.WithValue(ctx, freshKey{}, &freshJournal{runID: runID, attempt: attempt})
 }
