@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,24 +118,20 @@ func TestClaim_RunRowIsRunningWhileItRuns(t *testing.T) {
 func TestClaim_LaterAttemptFencesOutTheJournalOfTheAttemptBefore(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
 		var q *queue.Queue
-		var first, second atomic.Value // error of each attempt's probes
+		var mu sync.Mutex
+		probes := map[int]error{} // attempt → the first attempt's journal write made during it
 		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
-			jr := q.Journal()
-			step := func(key string, attempt int) error {
-				_, err := jr.Do(context.WithoutCancel(ctx), run.JournalStep{RunID: j.ID, Key: key, Kind: "tool", Attempt: attempt},
-					func(context.Context) (json.RawMessage, error) { return json.RawMessage(`"done"`), nil })
-				return err
-			}
-			switch j.Attempt {
-			case 1:
-				first.Store(fmt.Errorf("attempt 1 recording its own step: %w", errOrNil(step("tool:a", 1))))
+			// Attempt 1 records a step of its own; a later attempt, before
+			// recording anything, tries one as attempt 1.
+			_, err := q.Journal().Do(context.WithoutCancel(ctx), run.JournalStep{RunID: j.ID, Key: "tool:" + strconv.Itoa(j.Attempt), Kind: "tool", Attempt: 1},
+				func(context.Context) (json.RawMessage, error) { return json.RawMessage(`"done"`), nil })
+			mu.Lock()
+			probes[j.Attempt] = err
+			mu.Unlock()
+			if j.Attempt == 1 {
 				return "", errors.New("the first attempt fails after its step")
-			default:
-				// Before this attempt records anything: the attempt before
-				// it is fenced out by the claim alone.
-				second.Store(fmt.Errorf("attempt 1 recording after attempt %d's claim: %w", j.Attempt, errOrNil(step("tool:b", 1))))
-				return finishRun(ctx, d, j.ID, run.StatusCompleted)
 			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
 		}
 		q = openQueue(t, d, testCfg(), h)
 		s, r, j := pending("fence2", "u1")
@@ -142,21 +139,13 @@ func TestClaim_LaterAttemptFencesOutTheJournalOfTheAttemptBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "the run's second attempt completed", func() bool { return jobOf(t, q, "fence2").Status == queue.StatusCompleted })
-		if err, _ := first.Load().(error); err == nil || !errors.Is(err, errNil) {
-			t.Errorf("%v (want it recorded)", err)
+		mu.Lock()
+		defer mu.Unlock()
+		if err, ran := probes[1]; !ran || err != nil {
+			t.Errorf("attempt 1 recording its own step: ran %v, %v (want it recorded)", ran, err)
 		}
-		if err, _ := second.Load().(error); err == nil || !errors.Is(err, run.ErrFenced) {
-			t.Errorf("%v (want run.ErrFenced)", err)
+		if err, ran := probes[2]; !ran || !errors.Is(err, run.ErrFenced) {
+			t.Errorf("attempt 1 recording after attempt 2's claim: ran %v, %v (want run.ErrFenced)", ran, err)
 		}
 	})
-}
-
-// errNil stands for a nil error in a wrapped probe result.
-var errNil = errors.New("no error")
-
-func errOrNil(err error) error {
-	if err == nil {
-		return errNil
-	}
-	return err
 }

@@ -14,29 +14,18 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// walIndexNamed is the live header of the registry's file whose name ends
-// in suffix (nil: none).
-func walIndexNamed(suffix string) *walIndexHeader {
+// walIndexNamed looks up the registry's file whose name ends in suffix:
+// listed reports whether the name is there at all, h is its header while
+// alive (nil once collected).
+func walIndexNamed(suffix string) (h *walIndexHeader, listed bool) {
 	walIndexes.mu.Lock()
 	defer walIndexes.mu.Unlock()
 	for name, wp := range walIndexes.byName {
 		if strings.HasSuffix(name, suffix) {
-			return wp.Value()
+			return wp.Value(), true
 		}
 	}
-	return nil
-}
-
-// walIndexListed reports whether the registry holds a name ending in suffix.
-func walIndexListed(suffix string) bool {
-	walIndexes.mu.Lock()
-	defer walIndexes.mu.Unlock()
-	for name := range walIndexes.byName {
-		if strings.HasSuffix(name, suffix) {
-			return true
-		}
-	}
-	return false
+	return nil, false
 }
 
 // The WAL-index registry holds a file's name while a store of the file is
@@ -58,7 +47,7 @@ func TestWALIndexRegistry_ForgetsClosedFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			h := walIndexNamed(suffix)
+			h, _ := walIndexNamed(suffix)
 			if h == nil {
 				t.Fatalf("round %d: an open store's file is not in the registry", round)
 			}
@@ -74,7 +63,10 @@ func TestWALIndexRegistry_ForgetsClosedFiles(t *testing.T) {
 			}
 		}()
 		deadline := time.Now().Add(10 * time.Second)
-		for walIndexListed(suffix) {
+		for {
+			if _, listed := walIndexNamed(suffix); !listed {
+				break
+			}
 			if time.Now().After(deadline) {
 				t.Fatalf("round %d: a closed store's file is still in the registry", round)
 			}

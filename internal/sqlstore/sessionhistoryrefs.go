@@ -87,9 +87,9 @@ func (s *Store) SessionHistoryRefs(ctx context.Context, hq db.HistoryQuery) (*db
 		return sess, refs, nil
 	}
 	if cacheable && sc.sized != nil && len(sc.sized.kept) == len(refs) {
-		if v1, ok := s.hc.count(); ok && v1 == v0 {
-			s.hc.store(v0, hq, user, scoped, sess, sc.sized.kept)
-		}
+		// store keeps it only if the counter is still v0 (read before the
+		// statements): nothing committed during or since the read.
+		s.hc.store(v0, hq, user, scoped, sess, sc.sized.kept)
 	}
 	return sess, refs, nil
 }
