@@ -165,4 +165,20 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 			return err
 		})
 	},
+	// Saves that write the session and upserts that write the run alone, in
+	// one session at once: the run_index both assign comes from one lock
+	// (a save cannot rely on the session row's lock, which an upsert does
+	// not take).
+	"SaveRunAndUpsertRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
+		mustSession(t, bg, d, db.Session{SessionID: "s1", SessionType: run.TypeAgent})
+		writeConcurrently(t, d, 8, 10, func(w, i int) error {
+			r := newRun("s1", fmt.Sprintf("w%d-%d", w, i))
+			if w%2 == 0 {
+				_, err := d.UpsertRun(bg, r)
+				return err
+			}
+			_, _, err := d.SaveRun(bg, &db.Session{SessionID: "s1", SessionType: run.TypeAgent}, r)
+			return err
+		})
+	},
 }

@@ -140,13 +140,18 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		stmts = append(stmts, st)
 	}
 	tail := len(stmts) // the session part starts here
-	if out.RunIndex == nil {
+	var w *db.Session
+	var data []any
+	if sess != nil {
+		w, data = sessionWrite(ctx, sess)
+	}
+	lock, sq, sargs := s.pipedSessionPart(w, data, out)
+	if lock {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}
 	runQ, runArgs := s.upsertRunSQL(scoped), upsertRunArgs(out)
-	if sess != nil {
-		w, data := sessionWrite(ctx, sess)
-		stmts = append(stmts, PipelineStmt{Query: s.upsertSessionSQL(), Args: upsertSessionArgs(w, data), Row: func(sc Scanner) error {
+	if w != nil {
+		stmts = append(stmts, PipelineStmt{Query: sq, Args: sargs, Row: func(sc Scanner) error {
 			saved, mapped = s.scanUpsertedSession(sc, w.SessionID)
 			return mapped
 		}})

@@ -52,12 +52,17 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 		}
 		out, scoped := runToWrite(w.Ctx, w.Run)
 		tail := len(stmts) // this write's session part starts here
-		if out.RunIndex == nil {
+		var sw *db.Session
+		var data []any
+		if w.Session != nil {
+			sw, data = sessionWrite(w.Ctx, w.Session)
+		}
+		lock, sq, sargs := s.pipedSessionPart(sw, data, out)
+		if lock {
 			stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 		}
-		if w.Session != nil {
-			sw, data := sessionWrite(w.Ctx, w.Session)
-			stmts = append(stmts, PipelineStmt{Query: s.upsertSessionSQL(), Args: upsertSessionArgs(sw, data), Row: func(sc Scanner) error {
+		if sw != nil {
+			stmts = append(stmts, PipelineStmt{Query: sq, Args: sargs, Row: func(sc Scanner) error {
 				_, err := s.scanUpsertedSession(sc, sw.SessionID)
 				if err != nil && failed == nil {
 					failed = &db.PipedWriteError{Index: i, Err: err}

@@ -43,6 +43,23 @@ func upsertSessionArgs(in *db.Session, data []any) []any {
 	return append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
 }
 
+// pipedSessionPart is the start of a piped save of run out with the session
+// write w (nil: none) and its data: whether the save needs the session's lock
+// as a statement of its own (lock), and the session's upsert (q "" without
+// w). A save that assigns a run_index takes the lock first; when the dialect
+// can (Dialect.LockingSessionID) and the session is the run's, its upsert
+// takes it, one statement fewer.
+func (s *Store) pipedSessionPart(w *db.Session, data []any, out *db.Run) (lock bool, q string, args []any) {
+	lock = out.RunIndex == nil
+	if w == nil {
+		return lock, "", nil
+	}
+	if lock && s.lockingSessionQ != "" && w.SessionID == out.SessionID {
+		return false, s.lockingSessionQ, append([]any{w.SessionID}, upsertSessionArgs(w, data)...)
+	}
+	return lock, s.upsertSessionSQL(), upsertSessionArgs(w, data)
+}
+
 // scanUpsertedSession reads upsertSessionSQL's row.
 func (s *Store) scanUpsertedSession(sc scanner, sessionID string) (*db.Session, error) {
 	out, err := scanSession(sc)
@@ -123,13 +140,14 @@ func updateSessionArgs(in *db.Session, data []any) []any {
 // (SQLite ≥ 3.35 and Postgres), built once by buildUpsertSessionSQL.
 func (s *Store) upsertSessionSQL() string { return s.upsertSessionQ }
 
-// buildUpsertSessionSQL builds upsertSessionSQL. The conflict update applies
-// only where the stored user_id is NULL or equals the record's; otherwise
-// nothing returns.
-func (s *Store) buildUpsertSessionSQL() string {
+// buildUpsertSessionSQL builds upsertSessionSQL, whose session_id value is
+// id ("?", or Dialect.LockingSessionID's expression). The conflict update
+// applies only where the stored user_id is NULL or equals the record's;
+// otherwise nothing returns.
+func (s *Store) buildUpsertSessionSQL(id string) string {
 	target, cur := s.sessions+" AS s", "s" // a schema-qualified name cannot qualify a column
 
-	return "INSERT INTO " + target + " (" + sessionCols + ") VALUES (" + placeholders(14) + `)
+	return "INSERT INTO " + target + " (" + sessionCols + ") VALUES (" + id + ", " + placeholders(13) + `)
 		ON CONFLICT (session_id) DO UPDATE SET session_type = excluded.session_type, agent_id = excluded.agent_id,
 		team_id = excluded.team_id, workflow_id = excluded.workflow_id, user_id = excluded.user_id,
 		session_data = excluded.session_data, agent_data = excluded.agent_data, team_data = excluded.team_data,

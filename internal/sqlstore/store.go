@@ -81,8 +81,11 @@ type Store struct {
 	// (buildUpdateSessionSQL).
 	updateSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
-	historyConds   historyConds
-	historyTexts   historyTexts
+	// lockingSessionQ is upsertSessionQ taking lockSessionQ's lock first
+	// (Dialect.LockingSessionID; "" without), with lockingSessionArgs.
+	lockingSessionQ string
+	historyConds    historyConds
+	historyTexts    historyTexts
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
 	runsOnIndex, runsFOnIndex string
@@ -133,7 +136,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.learning = d.Table(s.t.Learnings)
 	s.approvs = d.Table(s.t.Approvals)
 	s.upsertRunQ = [2]string{s.buildUpsertRunSQL(false), s.buildUpsertRunSQL(true)}
-	s.upsertSessionQ = s.buildUpsertSessionSQL()
+	s.upsertSessionQ = s.buildUpsertSessionSQL("?")
 	s.historyConds = s.buildHistoryConds()
 	if d.Name == "sqlite" { // Postgres and InnoDB leave unchanged index entries alone
 		s.updateSessionQ = s.buildUpdateSessionSQL()
@@ -143,6 +146,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if d.LockSession != nil {
 		s.lockSessionQ = d.LockSession(s.sessions)
+	}
+	if d.LockingSessionID != nil && d.RunUpsert == RunUpsertLockThenWrite {
+		s.lockingSessionQ = s.buildUpsertSessionSQL(d.LockingSessionID())
 	}
 	idx := "idx_" + s.t.Runs + "_session_id_run_index"
 	s.runsOnIndex, s.runsFOnIndex = d.forceIndex(s.runs, idx), d.forceIndex(s.runs+" f", idx)
