@@ -460,6 +460,13 @@ func (a *Agent) Name() string { return a.prep().comp.Name }
 // Component returns the identity the agent's runs are stamped with.
 func (a *Agent) Component() run.Component { return a.prep().comp }
 
+// ComponentData returns the agent_data its runs write to their session's
+// row ({agent_id, name, model}). A session row created for one of its runs
+// before the run starts (a background run's, at enqueue) carries it, so
+// that the run's end need not rewrite an otherwise unchanged row. The
+// caller must not modify it.
+func (a *Agent) ComponentData() json.RawMessage { return a.prep().agentData }
+
 // Config returns a copy of the configuration the agent was built with (after
 // defaults).
 func (a *Agent) Config() Config { return *a.conf() }

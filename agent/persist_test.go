@@ -393,3 +393,49 @@ func TestDetachedCtx_IsContextWithoutCancel(t *testing.T) {
 		t.Fatalf("a value lookup allocates %v times", n)
 	}
 }
+
+// A session row created for a run before it starts (a background run's, at
+// enqueue) with the agent's ComponentData is left alone by a run that ends
+// in the second the row was written and changes nothing else in it; one
+// created without it is written again to add it.
+func TestRun_SessionCreatedWithComponentDataIsNotRewritten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, withData := range []bool{true, false} {
+		for attempt := 0; ; attempt++ {
+			drv := &countingDriver{Driver: memory.New()}
+			store := db.New("", drv)
+			a := mustAgent(t, Config{ID: "a1", Name: "A", Model: scripted.Reply("ok"), DB: store})
+			s := &db.Session{SessionID: "s1", UserID: "u1"}
+			if withData {
+				s.SetComponent(a.Component(), a.ComponentData())
+			} else {
+				s.SetComponent(a.Component(), nil)
+			}
+			sec := time.Now().Unix()
+			if _, err := store.UpsertSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			drv.upsertSession.Store(0)
+			if _, err := a.Run(ctx, run.TextInput("hi"), WithSessionID("s1"), WithUserID("u1")); err != nil {
+				t.Fatal(err)
+			}
+			if time.Now().Unix() != sec {
+				// A second began: updated_at changes, so the row is
+				// written either way. Try again within one second.
+				if attempt == 5 {
+					t.Fatal("no attempt ran within one second")
+				}
+				continue
+			}
+			want := int32(1)
+			if withData {
+				want = 0
+			}
+			if n := drv.upsertSession.Load(); n != want {
+				t.Errorf("with component data %v: %d session writes, want %d", withData, n, want)
+			}
+			break
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,35 @@ func TestDurableQueue_BackgroundRunCompletesAndIsListed(t *testing.T) {
 	}
 	if res := get(t, u+"/queue/jobs/nope", nil); res.status != http.StatusNotFound {
 		t.Fatalf("missing job: %d", res.status)
+	}
+}
+
+// The session row a background run creates at enqueue holds the agent's
+// data as the run itself writes it (agent.ComponentData), so a run that ends
+// within that second, changing nothing else, leaves the row as it is.
+func TestDurableQueue_EnqueuedSessionHoldsTheAgentsData(t *testing.T) {
+	t.Parallel()
+	slow := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Content: "late"}}, Latency: time.Hour})
+	u, d, srv := durableServer(t, slow, queue.Config{MaxConcurrency: 1}, Config{})
+	acc := accepted(t, postForm(t, u+"/agents/echo/runs", map[string]string{"message": "hi", "background": "true"}, nil))
+	s, err := d.GetSession(context.Background(), acc.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := srv.cfg.Agents[0]
+	var got, want map[string]any
+	if err := json.Unmarshal(s.AgentData, &got); err != nil {
+		t.Fatalf("agent_data %s: %v", s.AgentData, err)
+	}
+	if err := json.Unmarshal(a.ComponentData(), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || got["agent_id"] != "echo" || s.AgentID != "echo" || s.SessionType != run.TypeAgent {
+		t.Fatalf("enqueued session: type %s, agent %s, agent_data %s; want the agent's %s", s.SessionType, s.AgentID, s.AgentData, a.ComponentData())
+	}
+	res := do(t, http.MethodPost, u+"/agents/echo/runs/"+acc.RunID+"/cancel", nil, nil)
+	if res.status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", res.status, res.body)
 	}
 }
 

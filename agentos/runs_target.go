@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"encoding/json"
 	"maps"
 	"net/http"
 	"time"
@@ -33,6 +34,9 @@ type (
 	modelReporter interface{ ModelInfo() model.Info }
 	// metadataReporter gives the metadata copied into every run.
 	metadataReporter interface{ Metadata() map[string]any }
+	// componentReporter gives the component data (agent_data,
+	// workflow_data) the target's runs write to their session's row.
+	componentReporter interface{ ComponentData() json.RawMessage }
 )
 
 // flightKey names a target in idempotent run ids (see
@@ -47,10 +51,17 @@ func ownsRow(t runTarget, row *db.Run) bool { return row.ProducedBy(t.Component(
 // filterByTarget restricts a run listing to the target's runs.
 func filterByTarget(f *db.RunFilter, t runTarget) { f.ProducedBy(t.Component()) }
 
-// newSession is the session row a background run creates for a new session id.
+// newSession is the session row a background run creates for a new session
+// id, with the component data the run itself writes there: a run that ends
+// within the second it was enqueued in, changing nothing else, then leaves
+// the row as it is (one write of the row fewer).
 func newSession(t runTarget, sessionID, userID string) *db.Session {
 	s := &db.Session{SessionID: sessionID, UserID: userID}
-	s.SetComponent(t.Component(), nil)
+	var data json.RawMessage
+	if c, ok := t.(componentReporter); ok {
+		data = c.ComponentData()
+	}
+	s.SetComponent(t.Component(), data)
 	return s
 }
 

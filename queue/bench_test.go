@@ -90,7 +90,11 @@ func benchThroughput(b *testing.B, d *db.DB, commits *atomic.Int64, statements f
 		rt0 = roundTrips()
 	}
 	enqueueN(b, q, prefix, b.N, func(id string, s *db.Session, r *db.Run, j *queue.Job) {
-		s.AgentID, r.AgentID, j.ComponentID = "a1", "a1", "a1"
+		// The session row as the server enqueues it (agentos newSession):
+		// with the agent's data, so that a run ending within the second
+		// it was enqueued in does not rewrite it.
+		s.SetComponent(a.Component(), a.ComponentData())
+		r.AgentID, j.ComponentID = "a1", "a1"
 		mu.Lock()
 		enqueued[id] = time.Now()
 		mu.Unlock()

@@ -81,6 +81,10 @@ func (w *Workflow) Component() run.Component {
 	return run.Component{Type: run.TypeWorkflow, ID: w.cfg.ID, Name: w.cfg.Name}
 }
 
+// ComponentData returns the workflow_data its runs write to their session's
+// row. The caller must not modify it.
+func (w *Workflow) ComponentData() json.RawMessage { return w.data }
+
 // Name returns the workflow name.
 func (w *Workflow) Name() string { return w.cfg.Name }
 
