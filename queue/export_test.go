@@ -61,3 +61,10 @@ func (q *Queue) Renew(ctx context.Context, ids []string) error {
 func (q *Queue) Fenced(ctx context.Context, id string, attempt int) context.Context {
 	return q.fenced(ctx, id, attempt)
 }
+
+// ListCountQuery is the statement List counts f's jobs with, and its
+// arguments (for query plans).
+func (q *Queue) ListCountQuery(f Filter) (string, []any) {
+	where, args := listWhere(f)
+	return q.sql(`SELECT COUNT(*) FROM ` + q.jobs + ` WHERE ` + where), args
+}

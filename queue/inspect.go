@@ -59,15 +59,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, 0, fmt.Errorf("%w: status must be one of %v", ErrBadFilter, Statuses)
 	}
-	where, args := "1 = 1", []any{}
-	if f.Status != "" {
-		where += " AND status = ?"
-		args = append(args, f.Status)
-	}
-	if f.Scoped {
-		where += " AND COALESCE(user_id, '') = ?"
-		args = append(args, f.UserID)
-	}
+	where, args := listWhere(f)
 	var total int
 	if err := q.w.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM `+q.jobs+` WHERE `+where), args...).Scan(&total); err != nil {
 		return nil, 0, err
@@ -87,6 +79,32 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 		jobs = append(jobs, j.Job)
 	}
 	return jobs, total, rows.Err()
+}
+
+// listWhere is List's condition and its arguments.
+func listWhere(f Filter) (string, []any) {
+	where, args := "1 = 1", []any{}
+	if f.Status != "" {
+		where += " AND status = ?"
+		args = append(args, f.Status)
+	}
+	if f.Scoped {
+		cond, uargs := userIs(f.UserID)
+		where += " AND " + cond
+		args = append(args, uargs...)
+	}
+	return where, args
+}
+
+// userIs is the condition that a job is userID's ("": a job without a
+// user, whose user_id is NULL or empty). It compares the column itself, not
+// an expression of it, so that idx_agno_jobs_user_id serves a scoped listing
+// instead of a scan of every job.
+func userIs(userID string) (string, []any) {
+	if userID == "" {
+		return "(user_id IS NULL OR user_id = '')", nil
+	}
+	return "user_id = ?", []any{userID}
 }
 
 // Get returns one job; a scoped caller gets ErrNotFound for another user's.
@@ -119,7 +137,8 @@ type Stats struct {
 func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, error) {
 	where, args := "", []any{}
 	if scoped {
-		where, args = " WHERE COALESCE(user_id, '') = ?", []any{userID}
+		cond, uargs := userIs(userID)
+		where, args = " WHERE "+cond, uargs
 	}
 	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT status, COUNT(*), MIN(created_at) FROM `+q.jobs+where+` GROUP BY status`), args...)
 	if err != nil {
