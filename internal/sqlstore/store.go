@@ -82,7 +82,7 @@ type Store struct {
 	updateSessionQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
 	// lockingSessionQ is upsertSessionQ taking lockSessionQ's lock first
-	// (Dialect.LockingSessionID; "" without), with lockingSessionArgs.
+	// (Dialect.LockingSessionID; "" without; its arguments: pipedSessionPart).
 	lockingSessionQ string
 	historyConds    historyConds
 	historyTexts    historyTexts
