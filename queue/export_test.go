@@ -66,5 +66,5 @@ func (q *Queue) Fenced(ctx context.Context, id string, attempt int) context.Cont
 // arguments (for query plans).
 func (q *Queue) ListCountQuery(f Filter) (string, []any) {
 	where, args := listWhere(f)
-	return q.sql(`SELECT COUNT(*) FROM ` + q.jobs + ` WHERE ` + where), args
+	return q.countQuery(where), args
 }

@@ -61,7 +61,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 	}
 	where, args := listWhere(f)
 	var total int
-	if err := q.w.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM `+q.jobs+` WHERE `+where), args...).Scan(&total); err != nil {
+	if err := q.w.QueryRowContext(ctx, q.countQuery(where), args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT `+jobColumns+` FROM `+q.jobs+` WHERE `+where+` ORDER BY created_at DESC, id LIMIT ? OFFSET ?`),
@@ -79,6 +79,11 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 		jobs = append(jobs, j.Job)
 	}
 	return jobs, total, rows.Err()
+}
+
+// countQuery counts the jobs where holds (List's total).
+func (q *Queue) countQuery(where string) string {
+	return q.sql(`SELECT COUNT(*) FROM ` + q.jobs + ` WHERE ` + where)
 }
 
 // listWhere is List's condition and its arguments.

@@ -181,7 +181,7 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 	// has no older attempt to fence out (raisesFence), and the run's own
 	// final save carries none, since the job fence vouches for its
 	// attempt (db.WithRunFenced). A later attempt's claim raises it
-	// (TestPipedPath_LaterAttemptRaisesTheFence).
+	// (TestClaim_LaterAttemptFencesOutTheJournalOfTheAttemptBefore).
 	if alone, batched := tr.count("agentry_run_steps", "'fence'"); alone+batched != 0 {
 		t.Errorf("%d journal fence statements (%d batched) for %d first attempts (want none)", alone+batched, batched, n)
 	}

@@ -320,11 +320,11 @@ func (q *Queue) raisesFence(attempt int) bool { return q.journal != nil && attem
 // claimPiped is the claim's common case on Postgres in one pipelined
 // transaction, sharing a pipeline group: the journal's fence (a later
 // attempt's: raisesFence), the job's claim, the run's row moved to RUNNING
-// on the server (no read of the row first: db.PipedRunMover) and the look
-// at the journal. ok false: not
-// claimed here (the dialect cannot, the job is not claimable, anything
-// failed; nothing was written) and claim's transaction decides; tried:
-// the pipeline was sent.
+// on the server (no read of the row first: db.PipedRunMover), the look at
+// the journal and the read of the run's session. ok false: not claimed
+// here (the dialect cannot, the job is not claimable, anything failed;
+// nothing was written) and claim's transaction decides; tried: the
+// pipeline was sent.
 func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID int64) (got *claimedJob, ok, tried bool) {
 	if q.dialect != "postgres" {
 		return nil, false, false

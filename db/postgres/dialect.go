@@ -38,9 +38,7 @@ func Dialect(schema string) *sqlstore.Dialect {
 		},
 		// The same lock, taken by an InitPlan that runs before the
 		// session row is inserted or updated.
-		LockingSessionID: func() string {
-			return "(SELECT CAST(? AS VARCHAR) FROM pg_advisory_xact_lock(hashtextextended(?, 0)))"
-		},
+		LockingSessionID: "(SELECT CAST(? AS VARCHAR) FROM pg_advisory_xact_lock(hashtextextended(?, 0)))",
 		// Concurrent callers' pipelines share a transaction (pipegroup.go).
 		Pipeline:  newPipeGroups().pipeline,
 		Batch:     batch,

@@ -48,14 +48,14 @@ type Dialect struct {
 	// and RunUpsertLockReadWrite require it; the first executes it, the
 	// second queries it and discards its rows).
 	LockSession func(sessionsTable string) string
-	// LockingSessionID, when set, is an expression with two ? placeholders
+	// LockingSessionID, when not empty, is an expression with two ? placeholders
 	// (the session id, then the same id as the lock's key) that takes
 	// LockSession's lock and yields the session id. The session upsert
 	// that opens a piped save assigning a run_index starts its VALUES with
 	// it: the lock and the session's write are one statement, in the same
 	// order as before (the lock first), and the run's upsert still starts
 	// its snapshot after the lock (RunUpsertLockThenWrite).
-	LockingSessionID func() string
+	LockingSessionID string
 	// TxOptions are the options of write transactions; nil means the
 	// backend's default isolation.
 	TxOptions *sql.TxOptions

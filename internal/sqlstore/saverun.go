@@ -140,12 +140,7 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		stmts = append(stmts, st)
 	}
 	tail := len(stmts) // the session part starts here
-	var w *db.Session
-	var data []any
-	if sess != nil {
-		w, data = sessionWrite(ctx, sess)
-	}
-	lock, sq, sargs := s.pipedSessionPart(w, data, out)
+	w, lock, sq, sargs := s.pipedSessionPart(ctx, sess, out)
 	if lock {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}

@@ -52,12 +52,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 		}
 		out, scoped := runToWrite(w.Ctx, w.Run)
 		tail := len(stmts) // this write's session part starts here
-		var sw *db.Session
-		var data []any
-		if w.Session != nil {
-			sw, data = sessionWrite(w.Ctx, w.Session)
-		}
-		lock, sq, sargs := s.pipedSessionPart(sw, data, out)
+		sw, lock, sq, sargs := s.pipedSessionPart(w.Ctx, w.Session, out)
 		if lock {
 			stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 		}

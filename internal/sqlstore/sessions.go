@@ -43,21 +43,22 @@ func upsertSessionArgs(in *db.Session, data []any) []any {
 	return append(append([]any{in.SessionID}, data...), in.CreatedAt, in.UpdatedAt)
 }
 
-// pipedSessionPart is the start of a piped save of run out with the session
-// write w (nil: none) and its data: whether the save needs the session's lock
-// as a statement of its own (lock), and the session's upsert (q "" without
-// w). A save that assigns a run_index takes the lock first; when the dialect
-// can (Dialect.LockingSessionID) and the session is the run's, its upsert
-// takes it, one statement fewer.
-func (s *Store) pipedSessionPart(w *db.Session, data []any, out *db.Run) (lock bool, q string, args []any) {
+// pipedSessionPart is the start of a piped save of run out with session
+// sess (nil: none): the session as written (w, nil without), whether the
+// save needs the session's lock as a statement of its own (lock), and the
+// session's upsert (q "" without). A save that assigns a run_index takes
+// the lock first; when the dialect can (Dialect.LockingSessionID) and the
+// session is the run's, its upsert takes it, one statement fewer.
+func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.Run) (w *db.Session, lock bool, q string, args []any) {
 	lock = out.RunIndex == nil
-	if w == nil {
-		return lock, "", nil
+	if sess == nil {
+		return nil, lock, "", nil
 	}
+	w, data := sessionWrite(ctx, sess)
 	if lock && s.lockingSessionQ != "" && w.SessionID == out.SessionID {
-		return false, s.lockingSessionQ, append([]any{w.SessionID}, upsertSessionArgs(w, data)...)
+		return w, false, s.lockingSessionQ, append([]any{w.SessionID}, upsertSessionArgs(w, data)...)
 	}
-	return lock, s.upsertSessionSQL(), upsertSessionArgs(w, data)
+	return w, lock, s.upsertSessionSQL(), upsertSessionArgs(w, data)
 }
 
 // scanUpsertedSession reads upsertSessionSQL's row.

@@ -147,8 +147,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if d.LockSession != nil {
 		s.lockSessionQ = d.LockSession(s.sessions)
 	}
-	if d.LockingSessionID != nil && d.RunUpsert == RunUpsertLockThenWrite {
-		s.lockingSessionQ = s.buildUpsertSessionSQL(d.LockingSessionID())
+	if d.LockingSessionID != "" && d.RunUpsert == RunUpsertLockThenWrite {
+		s.lockingSessionQ = s.buildUpsertSessionSQL(d.LockingSessionID)
 	}
 	idx := "idx_" + s.t.Runs + "_session_id_run_index"
 	s.runsOnIndex, s.runsFOnIndex = d.forceIndex(s.runs, idx), d.forceIndex(s.runs+" f", idx)
