@@ -163,12 +163,8 @@ func (cm *CodeMode) persist(ctx context.Context, k *kernel, cell *Cell) {
 	k.cell = c
 	doc, notice, err := k.capture()
 	k.cell = nil
-	var b []byte
 	if err == nil {
-		b, err = doc.marshal()
-	}
-	if err == nil {
-		err = cm.saveSnapshot(ctx, k, b)
+		err = cm.saveSnapshot(ctx, k, doc)
 	}
 	if err != nil {
 		cm.cfg.Logger.Warn("codemode: saving the session's state failed", "session", k.session, "err", err)
@@ -236,7 +232,7 @@ func (cm *CodeMode) Restart(ctx context.Context, session, user string) error {
 		if _, _, err := cm.loadSnapshot(ctx, session, user); err != nil {
 			return err
 		}
-		doc, _ := (&snapshotDoc{Version: snapshotVersion, Owner: user, Session: session, SavedAt: time.Now().Unix(), Vars: []snapVar{}}).marshal()
+		doc := &snapshotDoc{Version: snapshotVersion, Owner: user, Session: session, Vars: []snapVar{}}
 		fresh := &kernel{session: session, owner: user}
 		if err := cm.saveSnapshot(ctx, fresh, doc); err != nil {
 			return fmt.Errorf("codemode: clearing the saved state: %w", err)

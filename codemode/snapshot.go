@@ -89,19 +89,30 @@ func (cm *CodeMode) readDoc(ctx context.Context, path string) (*snapshotDoc, err
 	return &doc, nil
 }
 
-// saveSnapshot writes doc for the session (and as its owner's latest)
-// unless it is what was saved last.
-func (cm *CodeMode) saveSnapshot(ctx context.Context, k *kernel, doc []byte) error {
-	sum := sha256.Sum256(doc)
+// saveSnapshot stamps doc with the time and writes it for the session (and
+// as its owner's latest) unless it holds what was saved last. The time is
+// left out of that comparison: a state that did not change is not written
+// again because a second has passed.
+func (cm *CodeMode) saveSnapshot(ctx context.Context, k *kernel, doc *snapshotDoc) error {
+	doc.SavedAt = 0
+	b, err := doc.marshal()
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
 	if sum == k.lastSaved {
 		return nil
 	}
+	doc.SavedAt = time.Now().Unix()
+	if b, err = doc.marshal(); err != nil {
+		return err
+	}
 	ctx = context.WithoutCancel(ctx)
-	if _, err := cm.cfg.DB.PutFile(ctx, &db.File{Namespace: cm.cfg.Namespace, Path: sessionPath(k.session), Content: doc}); err != nil {
+	if _, err := cm.cfg.DB.PutFile(ctx, &db.File{Namespace: cm.cfg.Namespace, Path: sessionPath(k.session), Content: b}); err != nil {
 		return err
 	}
 	if k.owner != "" {
-		if _, err := cm.cfg.DB.PutFile(ctx, &db.File{Namespace: cm.cfg.Namespace, Path: userPath(k.owner), Content: doc}); err != nil {
+		if _, err := cm.cfg.DB.PutFile(ctx, &db.File{Namespace: cm.cfg.Namespace, Path: userPath(k.owner), Content: b}); err != nil {
 			return err
 		}
 	}
@@ -114,7 +125,7 @@ func (cm *CodeMode) saveSnapshot(ctx context.Context, k *kernel, doc []byte) err
 // newly left out, for the model.
 func (k *kernel) capture() (*snapshotDoc, string, error) {
 	cfg := &k.cm.cfg
-	doc := snapshotDoc{Version: snapshotVersion, Owner: k.owner, Session: k.session, SavedAt: time.Now().Unix(), Vars: []snapVar{}}
+	doc := snapshotDoc{Version: snapshotVersion, Owner: k.owner, Session: k.session, Vars: []snapVar{}}
 	_, err := k.vm(func() (goja.Value, error) {
 		g := k.rt.GlobalObject()
 		total := 0
