@@ -5,12 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/model/openai"
+	"github.com/agentryhq/agentry/model/openai/openaitest"
 )
 
 // reply is one scripted answer of fakeOpenAI.
@@ -147,32 +147,15 @@ func field(t *testing.T, body []byte, name string) []byte {
 	return m[name]
 }
 
-// Real chunks as OpenAI sends them (whitespace and field order included).
+// The chunks as OpenAI sends them, shared with the conformance replies.
 const (
-	chunkRole     = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`
-	chunkStop     = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`
-	chunkToolStop = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}],"usage":null}`
-	chunkUsage    = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[],"usage":{"prompt_tokens":82,"completion_tokens":17,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":5,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`
+	chunkRole     = openaitest.ChunkRole
+	chunkStop     = openaitest.ChunkStop
+	chunkToolStop = openaitest.ChunkToolStop
+	chunkUsage    = openaitest.ChunkUsage
 )
 
-func chunkContent(s string) string {
-	b, _ := json.Marshal(s)
-	return `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"content":` + string(b) + `},"logprobs":null,"finish_reason":null}],"usage":null}`
-}
-
-// chunkTool is a tool-call fragment; id and name are sent only on the first one.
-func chunkTool(index int, id, name, args string) string {
-	a, _ := json.Marshal(args)
-	head := ""
-	if id != "" {
-		head = `"id":"` + id + `","type":"function",`
-	}
-	fn := `"arguments":` + string(a)
-	if name != "" {
-		fn = `"name":"` + name + `",` + fn
-	}
-	return `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"tool_calls":[{"index":` +
-		strings.TrimSpace(itoa(index)) + `,` + head + `"function":{` + fn + `}}]},"logprobs":null,"finish_reason":null}],"usage":null}`
-}
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+var (
+	chunkContent = openaitest.ChunkContent
+	chunkTool    = openaitest.ChunkTool
+)

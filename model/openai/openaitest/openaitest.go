@@ -50,25 +50,25 @@ func Reply(t *testing.T, s modeltest.Scenario, r *http.Request, body []byte) mod
 		t.Errorf("scenario %s asked without streaming", s)
 		return modeltest.JSON(500, `{}`)
 	}
-	usage := chunkUsage
+	usage := ChunkUsage
 	switch s {
 	case modeltest.Text:
-		return modeltest.EventStream(chunkRole, chunkContent("Hello, "), chunkContent("world."), chunkStop, usage, "[DONE]")
+		return modeltest.EventStream(ChunkRole, ChunkContent("Hello, "), ChunkContent("world."), ChunkStop, usage, "[DONE]")
 	case modeltest.ToolCall:
-		return modeltest.EventStream(chunkRole, chunkTool(0, "call_a", "get_weather", ""), chunkTool(0, "", "", `{"city":`), chunkTool(0, "", "", `"Paris"}`), chunkToolStop, usage, "[DONE]")
+		return modeltest.EventStream(ChunkRole, ChunkTool(0, "call_a", "get_weather", ""), ChunkTool(0, "", "", `{"city":`), ChunkTool(0, "", "", `"Paris"}`), ChunkToolStop, usage, "[DONE]")
 	case modeltest.ParallelToolCalls:
-		return modeltest.EventStream(chunkRole,
-			chunkTool(0, "call_a", "get_weather", ""), chunkTool(0, "", "", `{"city":"Paris"}`),
-			chunkTool(1, "call_b", "get_weather", ""), chunkTool(1, "", "", `{"city":`), chunkTool(1, "", "", `"Lyon"}`),
-			chunkToolStop, usage, "[DONE]")
+		return modeltest.EventStream(ChunkRole,
+			ChunkTool(0, "call_a", "get_weather", ""), ChunkTool(0, "", "", `{"city":"Paris"}`),
+			ChunkTool(1, "call_b", "get_weather", ""), ChunkTool(1, "", "", `{"city":`), ChunkTool(1, "", "", `"Lyon"}`),
+			ChunkToolStop, usage, "[DONE]")
 	case modeltest.StructuredOutput:
-		return modeltest.EventStream(chunkRole, chunkContent(`{"city":"Paris",`), chunkContent(`"temp_c":21}`), chunkStop, usage, "[DONE]")
+		return modeltest.EventStream(ChunkRole, ChunkContent(`{"city":"Paris",`), ChunkContent(`"temp_c":21}`), ChunkStop, usage, "[DONE]")
 	case modeltest.MalformedChunk:
-		return modeltest.EventStream(chunkRole, `{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Hel`, "[DONE]")
+		return modeltest.EventStream(ChunkRole, `{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Hel`, "[DONE]")
 	case modeltest.TruncatedStream:
-		return modeltest.EventStream(chunkRole, chunkContent("Hello, "))
+		return modeltest.EventStream(ChunkRole, ChunkContent("Hello, "))
 	case modeltest.Hang:
-		return modeltest.EventStream(chunkRole, chunkContent("Hello"))
+		return modeltest.EventStream(ChunkRole, ChunkContent("Hello"))
 	}
 	t.Errorf("unknown scenario %s", s)
 	return modeltest.JSON(500, `{}`)
@@ -77,20 +77,23 @@ func Reply(t *testing.T, s modeltest.Scenario, r *http.Request, body []byte) mod
 // Usage is what Reply's usage normalises to.
 var Usage = model.Usage{InputTokens: 82, OutputTokens: 17, TotalTokens: 99, CacheReadTokens: 64, ReasoningTokens: 5}
 
-// Chunks as OpenAI sends them.
+// Chunks as OpenAI sends them (whitespace and field order included): the
+// role, a stop, a tool-call stop, and the usage chunk of a stream.
 const (
-	chunkRole     = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`
-	chunkStop     = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`
-	chunkToolStop = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}],"usage":null}`
-	chunkUsage    = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[],"usage":{"prompt_tokens":82,"completion_tokens":17,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":5,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`
+	ChunkRole     = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`
+	ChunkStop     = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`
+	ChunkToolStop = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}],"usage":null}`
+	ChunkUsage    = `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[],"usage":{"prompt_tokens":82,"completion_tokens":17,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":5,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`
 )
 
-func chunkContent(s string) string {
+// ChunkContent is a content delta carrying s.
+func ChunkContent(s string) string {
 	b, _ := json.Marshal(s)
 	return `{"id":"chatcmpl-AcD1","object":"chat.completion.chunk","created":1733011200,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"content":` + string(b) + `},"logprobs":null,"finish_reason":null}],"usage":null}`
 }
 
-func chunkTool(index int, id, name, args string) string {
+// ChunkTool is a tool-call fragment; id and name are sent only on the first one.
+func ChunkTool(index int, id, name, args string) string {
 	a, _ := json.Marshal(args)
 	head := ""
 	if id != "" {
