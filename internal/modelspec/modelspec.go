@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -76,6 +77,9 @@ type Options struct {
 	// Params are the model's generation settings; a provider that cannot take
 	// one refuses it (model.ErrUnsupportedParam).
 	Params model.Params
+	// HTTPClient is the client network providers send with (nil: each
+	// provider's default). Scripted models make no requests.
+	HTTPClient *http.Client
 }
 
 // Parse splits "provider:id" and validates the provider.
@@ -109,15 +113,15 @@ func New(spec string, opts Options) (model.Model, error) {
 		}
 		return scripted.Load(id)
 	case "openai", "openai-chat":
-		m, err = openai.New(openai.Config{Model: id, BaseURL: opts.BaseURL, Params: params})
+		m, err = openai.New(openai.Config{Model: id, BaseURL: opts.BaseURL, Params: params, HTTPClient: opts.HTTPClient})
 	case "openai-responses":
-		m, err = responses.New(responses.Config{Model: id, BaseURL: opts.BaseURL, Params: params})
+		m, err = responses.New(responses.Config{Model: id, BaseURL: opts.BaseURL, Params: params, HTTPClient: opts.HTTPClient})
 	case "google", "gemini", "vertexai":
-		m, err = gemini.New(gemini.Config{Model: id, BaseURL: opts.BaseURL, Vertex: provider == "vertexai", Params: params})
+		m, err = gemini.New(gemini.Config{Model: id, BaseURL: opts.BaseURL, Vertex: provider == "vertexai", Params: params, HTTPClient: opts.HTTPClient})
 	case "azure-openai":
-		m, err = azure.New(azure.Config{Model: id, Endpoint: opts.BaseURL, Params: params})
+		m, err = azure.New(azure.Config{Model: id, Endpoint: opts.BaseURL, Params: params, HTTPClient: opts.HTTPClient})
 	case "aws-bedrock":
-		m, err = bedrock.New(context.Background(), bedrock.Config{Model: id, BaseURL: opts.BaseURL, Params: params})
+		m, err = bedrock.New(context.Background(), bedrock.Config{Model: id, BaseURL: opts.BaseURL, Params: params, HTTPClient: opts.HTTPClient})
 	case "groq", "together", "openrouter", "deepseek", "mistral", "xai", "fireworks", "litellm":
 		pre := Presets[provider]
 		base := opts.BaseURL
@@ -128,7 +132,7 @@ func New(spec string, opts Options) (model.Model, error) {
 		if key == "" && !pre.KeyOptional {
 			return nil, fmt.Errorf("%w %q: set %s to your %s API key", ErrInvalidSpec, spec, pre.KeyEnv, pre.Name)
 		}
-		m, err = openai.New(openai.Config{Model: id, BaseURL: base, APIKey: key, ProviderName: pre.Name, Name: pre.Name, Params: params})
+		m, err = openai.New(openai.Config{Model: id, BaseURL: base, APIKey: key, ProviderName: pre.Name, Name: pre.Name, Params: params, HTTPClient: opts.HTTPClient})
 	case "openai-compatible":
 		base := opts.BaseURL
 		if base == "" {
@@ -139,7 +143,7 @@ func New(spec string, opts Options) (model.Model, error) {
 		}
 		// The user pointed OPENAI_BASE_URL (or the flag) here, so the
 		// environment's key is meant for this server.
-		m, err = openai.New(openai.Config{Model: id, BaseURL: base, APIKey: os.Getenv("OPENAI_API_KEY"), ProviderName: "OpenAICompatible", Params: params})
+		m, err = openai.New(openai.Config{Model: id, BaseURL: base, APIKey: os.Getenv("OPENAI_API_KEY"), ProviderName: "OpenAICompatible", Params: params, HTTPClient: opts.HTTPClient})
 	case "ollama":
 		base := opts.BaseURL
 		if base == "" {
@@ -152,9 +156,9 @@ func New(spec string, opts Options) (model.Model, error) {
 			base = "http://" + base
 		}
 		base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1") + "/v1"
-		m, err = openai.New(openai.Config{Model: id, BaseURL: base, ProviderName: "Ollama", Params: params})
+		m, err = openai.New(openai.Config{Model: id, BaseURL: base, ProviderName: "Ollama", Params: params, HTTPClient: opts.HTTPClient})
 	case "anthropic":
-		m, err = anthropic.New(anthropic.Config{Model: id, BaseURL: opts.BaseURL, Params: params})
+		m, err = anthropic.New(anthropic.Config{Model: id, BaseURL: opts.BaseURL, Params: params, HTTPClient: opts.HTTPClient})
 	}
 	if errors.Is(err, model.ErrNoAPIKey) {
 		// The providers' own message names their Go config field; a CLI or

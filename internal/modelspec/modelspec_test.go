@@ -176,8 +176,8 @@ func TestNew_ProvidersAndParams(t *testing.T) {
 func TestConformance_Preset(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New: func(t *testing.T, base string) model.Model {
-			m, err := New("litellm:gpt-4o-mini", Options{BaseURL: base + "/v1", NoRetry: true})
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m, err := New("litellm:gpt-4o-mini", Options{BaseURL: base + "/v1", NoRetry: true, HTTPClient: client})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -91,8 +91,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New: func(t *testing.T, base string) model.Model {
-			m, err := New(Config{APIKey: "sk-ant-test", BaseURL: base, Model: "claude-sonnet-4-5"})
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m, err := New(Config{APIKey: "sk-ant-test", BaseURL: base, Model: "claude-sonnet-4-5", HTTPClient: client})
 			if err != nil {
 				t.Fatal(err)
 			}

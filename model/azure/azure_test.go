@@ -16,8 +16,8 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New: func(t *testing.T, base string) model.Model {
-			m, err := azure.New(azure.Config{Endpoint: base, Deployment: "prod-4o", Model: "gpt-4o", APIKey: "az-key"})
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m, err := azure.New(azure.Config{Endpoint: base, Deployment: "prod-4o", Model: "gpt-4o", APIKey: "az-key", HTTPClient: client})
 			if err != nil {
 				t.Fatal(err)
 			}

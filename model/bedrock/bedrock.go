@@ -207,7 +207,8 @@ func (m *Model) post(ctx context.Context, op string, body []byte) (*http.Respons
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("bedrock: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("bedrock: sending request: %w", &model.ProviderError{Provider: providerName, Kind: model.ErrServer, Message: err.Error()})
+		// No answer at all is not a server error: no server was reached.
+		return nil, model.Unreachable(providerName, hreq.URL.String(), err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

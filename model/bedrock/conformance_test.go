@@ -78,7 +78,13 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New:   func(t *testing.T, base string) model.Model { return newTestModel(t, base, model.Params{}) },
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m := newTestModel(t, base, model.Params{})
+			if client != nil {
+				m.cfg.HTTPClient = client
+			}
+			return m
+		},
 		Reply: conformanceReply,
 		Usage: testUsage,
 	})

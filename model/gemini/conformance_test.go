@@ -106,8 +106,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New: func(t *testing.T, base string) model.Model {
-			m, err := New(Config{APIKey: "test-key", BaseURL: base, Model: "gemini-2.5-flash"})
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m, err := New(Config{APIKey: "test-key", BaseURL: base, Model: "gemini-2.5-flash", HTTPClient: client})
 			if err != nil {
 				t.Fatal(err)
 			}

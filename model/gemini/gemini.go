@@ -227,7 +227,8 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("gemini: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("gemini: sending request: %w", &model.ProviderError{Provider: providerName, Kind: model.ErrServer, Message: err.Error()})
+		// No answer at all is not a server error: no server was reached.
+		return nil, model.Unreachable(providerName, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,8 +65,10 @@ type Reply struct {
 
 // Provider adapts one provider to the suite.
 type Provider struct {
-	// New builds the model pointed at the loopback server's base URL.
-	New func(t *testing.T, baseURL string) model.Model
+	// New builds the model pointed at baseURL. client, when not nil, is the
+	// HTTP client the model must send with (its config's HTTPClient): the
+	// suite passes one to stand for a host name that does not resolve.
+	New func(t *testing.T, baseURL string, client *http.Client) model.Model
 	// Reply answers scenario s to request r (body already read). It tells a
 	// streaming request from a non-streaming one the way its API does (a path,
 	// a body field) and may check the request with t.Errorf.
@@ -118,7 +122,7 @@ func Run(t *testing.T, p Provider) {
 			t.Run(mode+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				srv := serve(t, p, s)
-				m := p.New(t, srv.URL)
+				m := p.New(t, srv.URL, nil)
 				r, chunks, err := call(t, m, Request(s), streamed)
 				check(t, r, chunks, err, streamed)
 			})
@@ -210,7 +214,7 @@ func Run(t *testing.T, p Provider) {
 		t.Run("Stream/"+string(s), func(t *testing.T) {
 			t.Parallel()
 			srv := serve(t, p, s)
-			_, _, err := call(t, p.New(t, srv.URL), Request(s), true)
+			_, _, err := call(t, p.New(t, srv.URL, nil), Request(s), true)
 			if !errors.Is(err, model.ErrMalformedResponse) {
 				t.Fatalf("error %v, want model.ErrMalformedResponse", err)
 			}
@@ -219,7 +223,7 @@ func Run(t *testing.T, p Provider) {
 	t.Run("Stream/ContextCancellation", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, p, Hang)
-		m := p.New(t, srv.URL)
+		m := p.New(t, srv.URL, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var err error
@@ -253,7 +257,7 @@ func Run(t *testing.T, p Provider) {
 	t.Run("Stream/BreakClosesConnection", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, p, Hang)
-		m := p.New(t, srv.URL)
+		m := p.New(t, srv.URL, nil)
 		for c, err := range m.Stream(context.Background(), Request(Hang)) {
 			if err != nil {
 				t.Fatal(err)
@@ -278,16 +282,74 @@ func Run(t *testing.T, p Provider) {
 			checkHistory(t, p, streamed)
 		})
 	}
+	checkUnreachable(t, p)
 	t.Run("Invoke/ContextCancelledBeforeCall", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, p, Text)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := p.New(t, srv.URL).Invoke(ctx, Request(Text))
+		_, err := p.New(t, srv.URL, nil).Invoke(ctx, Request(Text))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("error %v, want context.Canceled", err)
 		}
 	})
+}
+
+// checkUnreachable: a request that gets no answer at all (a host name that
+// does not resolve, a refused connection) fails with model.ErrUnreachable,
+// not model.ErrServer (no provider server was reached), naming what failed,
+// with the cause kept; a name that does not exist is not worth a retry, a
+// refused connection is.
+func checkUnreachable(t *testing.T, p Provider) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	cases := []struct {
+		name, base string
+		noSuchHost bool // sent through a client whose dial finds no such host
+		want       string
+		retryable  bool
+	}{
+		{"NoSuchHost", "https://llm.example.test", true, "cannot resolve host llm.example.test", false},
+		{"ConnectionRefused", "http://" + refused, false, "connection to " + refused + " refused", true},
+	}
+	for _, tc := range cases {
+		for _, streamed := range []bool{false, true} {
+			mode := "Invoke"
+			if streamed {
+				mode = "Stream"
+			}
+			t.Run(mode+"/Unreachable/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				var client *http.Client
+				var dialed atomic.Bool // the model sent with the client it was given
+				if tc.noSuchHost {
+					client = &http.Client{Transport: &http.Transport{DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+						dialed.Store(true)
+						host, _, _ := net.SplitHostPort(addr)
+						return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
+					}}}
+				}
+				_, _, err := call(t, p.New(t, tc.base, client), Request(Text), streamed)
+				if tc.noSuchHost && !dialed.Load() {
+					t.Fatalf("the model did not send with the HTTP client New was given (error %v)", err)
+				}
+				if !errors.Is(err, model.ErrUnreachable) || errors.Is(err, model.ErrServer) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want model.ErrUnreachable (not ErrServer) saying %q", err, tc.want)
+				}
+				if model.Retryable(err) != tc.retryable {
+					t.Errorf("Retryable = %v, want %v", !tc.retryable, tc.retryable)
+				}
+				var dns *net.DNSError
+				if tc.noSuchHost && !errors.As(err, &dns) {
+					t.Errorf("error %v does not keep its cause, a *net.DNSError", err)
+				}
+			})
+		}
+	}
 }
 
 // HistoryConversation is the conversation of the history check: a system
@@ -324,7 +386,7 @@ func HistoryRequest(conv []model.Message) *model.Request {
 // back unchanged.
 func checkHistory(t *testing.T, p Provider, streamed bool) {
 	srv := serve(t, p, Text)
-	m := p.New(t, srv.URL)
+	m := p.New(t, srv.URL, nil)
 	if !model.ReadsHistory(m) {
 		// It would still be correct (the agent copies the history into
 		// Messages for it) but pay that copy on every call.

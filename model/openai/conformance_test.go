@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
@@ -12,8 +13,8 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New: func(t *testing.T, base string) model.Model {
-			m, err := openai.New(openai.Config{APIKey: "sk-test", BaseURL: base + "/v1", Model: "gpt-4o-mini"})
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m, err := openai.New(openai.Config{APIKey: "sk-test", BaseURL: base + "/v1", Model: "gpt-4o-mini", HTTPClient: client})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -131,8 +131,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	modeltest.Run(t, modeltest.Provider{
-		New: func(t *testing.T, base string) model.Model {
-			m, err := New(Config{APIKey: "sk-test", BaseURL: base + "/v1", Model: "o4-mini"})
+		New: func(t *testing.T, base string, client *http.Client) model.Model {
+			m, err := New(Config{APIKey: "sk-test", BaseURL: base + "/v1", Model: "o4-mini", HTTPClient: client})
 			if err != nil {
 				t.Fatal(err)
 			}

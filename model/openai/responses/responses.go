@@ -159,7 +159,8 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("responses: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("responses: sending request: %w", &model.ProviderError{Provider: m.info.Provider, Kind: model.ErrServer, Message: err.Error()})
+		// No answer at all is not a server error: no server was reached.
+		return nil, model.Unreachable(m.info.Provider, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
