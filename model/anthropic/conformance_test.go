@@ -35,6 +35,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return errBody(529, "overloaded_error", "Overloaded", nil)
 	case modeltest.ContextLength:
 		return errBody(400, "invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum", nil)
+	case modeltest.Unauthorized:
+		return errBody(401, "authentication_error", "invalid x-api-key", nil)
 	}
 	if !streamed {
 		switch s {

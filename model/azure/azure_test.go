@@ -30,6 +30,9 @@ func TestConformance(t *testing.T) {
 			if r.Header.Get("api-key") != "az-key" || r.Header.Get("Authorization") != "" {
 				t.Errorf("auth headers api-key=%q Authorization=%q", r.Header.Get("api-key"), r.Header.Get("Authorization"))
 			}
+			if s == modeltest.Unauthorized {
+				return modeltest.JSON(401, `{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}`)
+			}
 			return openaitest.Reply(t, s, r, body)
 		},
 		Usage: openaitest.Usage,

@@ -37,6 +37,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return awsError(503, "ServiceUnavailableException", "Bedrock is unable to process your request.", nil)
 	case modeltest.ContextLength:
 		return awsError(400, "ValidationException", "Input is too long for requested model.", nil)
+	case modeltest.Unauthorized:
+		return awsError(403, "UnrecognizedClientException", "The security token included in the request is invalid.", nil)
 	}
 	paris := `{"toolUse":{"toolUseId":"tooluse_a","name":"get_weather","input":{"city":"Paris"}}}`
 	lyon := `{"toolUse":{"toolUseId":"tooluse_b","name":"get_weather","input":{"city":"Lyon"}}}`

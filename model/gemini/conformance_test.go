@@ -67,6 +67,11 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return googleError(503, "UNAVAILABLE", "The model is overloaded. Please try again later.", nil)
 	case modeltest.ContextLength:
 		return googleError(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", nil)
+	case modeltest.Unauthorized:
+		// Google answers a wrong API key with 400, not 401: the reason in
+		// the details says what it is.
+		return modeltest.JSON(400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",`+
+			`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}`)
 	}
 	paris, lyon := callPart("get_weather", `{"city":"Paris"}`, "c2lnLXBhcmlz"), callPart("get_weather", `{"city":"Lyon"}`, "")
 	if !streamed {

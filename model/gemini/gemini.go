@@ -235,14 +235,49 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return nil, model.ClassifyHTTP(providerName, resp.StatusCode, resp.Header, errorMessage(raw, resp.StatusCode))
+	msg, we := errorMessage(raw, resp.StatusCode)
+	return nil, classify(resp.StatusCode, resp.Header, msg, we)
 }
 
-// wireError is Google's error envelope {"error":{"code","message","status"}}.
+// wireError is Google's error envelope {"error":{"code","message","status",
+// "details"}}.
 type wireError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Status  string `json:"status"`
+	Details []struct {
+		Reason string `json:"reason"`
+	} `json:"details"`
+}
+
+// refusesCredentials reports an error about the caller's credentials that
+// Google sends with another status than 401/403: a wrong API key is a 400
+// INVALID_ARGUMENT whose details give the reason API_KEY_INVALID.
+func (e *wireError) refusesCredentials() bool {
+	if e == nil {
+		return false
+	}
+	if e.Status == "UNAUTHENTICATED" || e.Status == "PERMISSION_DENIED" {
+		return true
+	}
+	for _, d := range e.Details {
+		switch d.Reason {
+		case "API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "API_KEY_HTTP_REFERRER_BLOCKED", "API_KEY_IP_ADDRESS_BLOCKED",
+			"ACCESS_TOKEN_EXPIRED", "CREDENTIALS_MISSING":
+			return true
+		}
+	}
+	return false
+}
+
+// classify is model.ClassifyHTTP with Google's credential errors as
+// model.ErrAuth, whatever their status.
+func classify(status int, header http.Header, msg string, e *wireError) *model.ProviderError {
+	pe := model.ClassifyHTTP(providerName, status, header, msg)
+	if e.refusesCredentials() {
+		pe.Kind = model.ErrAuth
+	}
+	return pe
 }
 
 func (e *wireError) String() string {
@@ -252,19 +287,20 @@ func (e *wireError) String() string {
 	return e.Message
 }
 
-func errorMessage(raw []byte, status int) string {
+// errorMessage is the text of an error body, and its envelope when it has one.
+func errorMessage(raw []byte, status int) (string, *wireError) {
 	var env struct {
 		Error *wireError `json:"error"`
 	}
 	if json.Unmarshal(raw, &env) == nil && env.Error != nil {
-		return env.Error.String()
+		return env.Error.String(), env.Error
 	}
 	// A streamed error body can be a JSON array of envelopes.
 	var list []struct {
 		Error *wireError `json:"error"`
 	}
 	if json.Unmarshal(raw, &list) == nil && len(list) > 0 && list[0].Error != nil {
-		return list[0].Error.String()
+		return list[0].Error.String(), list[0].Error
 	}
 	s := strings.TrimSpace(string(raw))
 	if len(s) > 512 {
@@ -273,12 +309,12 @@ func errorMessage(raw []byte, status int) string {
 	if s == "" {
 		s = http.StatusText(status)
 	}
-	return s
+	return s, nil
 }
 
 // streamError classifies an error object sent inside a 200 stream by its code.
 func streamError(e *wireError) *model.ProviderError {
-	return model.ClassifyHTTP(providerName, e.Code, nil, e.String())
+	return classify(e.Code, nil, e.String(), e)
 }
 
 // ReadsHistory reports that the model reads a request's History

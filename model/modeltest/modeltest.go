@@ -43,6 +43,9 @@ const (
 	ServerError Scenario = "server_error"
 	// ContextLength: the provider's "prompt too long" error.
 	ContextLength Scenario = "context_length"
+	// Unauthorized: the provider's answer to credentials it refuses (a wrong
+	// API key), with the status and body its API sends for that.
+	Unauthorized Scenario = "unauthorized"
 	// MalformedChunk: a stream whose second event cannot be decoded.
 	MalformedChunk Scenario = "malformed_chunk"
 	// TruncatedStream: a stream that carries some content, then ends without the
@@ -203,6 +206,11 @@ func Run(t *testing.T, p Provider) {
 	both("ServerError", ServerError, func(t *testing.T, _ *model.Response, _ []*model.Chunk, err error, _ bool) {
 		if !errors.Is(err, model.ErrServer) || !model.Retryable(err) {
 			t.Fatalf("error %v, want retryable model.ErrServer", err)
+		}
+	})
+	both("Unauthorized", Unauthorized, func(t *testing.T, _ *model.Response, _ []*model.Chunk, err error, _ bool) {
+		if !errors.Is(err, model.ErrAuth) || model.Retryable(err) {
+			t.Fatalf("error %v, want non-retryable model.ErrAuth", err)
 		}
 	})
 	both("ContextLength", ContextLength, func(t *testing.T, _ *model.Response, _ []*model.Chunk, err error, _ bool) {

@@ -35,6 +35,8 @@ func Reply(t *testing.T, s modeltest.Scenario, r *http.Request, body []byte) mod
 		return errBody(503, "server_error", "", "The server is overloaded or not ready yet.", nil)
 	case modeltest.ContextLength:
 		return errBody(400, "invalid_request_error", "context_length_exceeded", "This model's maximum context length is 128000 tokens.", nil)
+	case modeltest.Unauthorized:
+		return errBody(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.", nil)
 	}
 	if !streamed {
 		switch s {

@@ -86,6 +86,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return errBody(500, "server_error", "", "The server had an error while processing your request.", nil)
 	case modeltest.ContextLength:
 		return errBody(400, "invalid_request_error", "context_length_exceeded", "Your input exceeds the context window of this model.", nil)
+	case modeltest.Unauthorized:
+		return errBody(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.", nil)
 	}
 	callAdded := func(index, id, name string) string {
 		return itemAdded(index, `{"id":"fc_`+index+`","type":"function_call","status":"in_progress","arguments":"","call_id":"`+id+`","name":"`+name+`"}`)
