@@ -245,9 +245,9 @@ type wireError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Status  string `json:"status"`
-	Details []struct {
-		Reason string `json:"reason"`
-	} `json:"details"`
+	// Details are read only for the reason of an ErrorInfo: kept raw, so a
+	// details member of another shape never fails the envelope's decoding.
+	Details json.RawMessage `json:"details"`
 }
 
 // refusesCredentials reports an error about the caller's credentials that
@@ -260,7 +260,15 @@ func (e *wireError) refusesCredentials() bool {
 	if e.Status == "UNAUTHENTICATED" || e.Status == "PERMISSION_DENIED" {
 		return true
 	}
-	for _, d := range e.Details {
+	var details []json.RawMessage
+	_ = json.Unmarshal(e.Details, &details) // not a list: no reason to read
+	for _, raw := range details {
+		var d struct {
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal(raw, &d) != nil {
+			continue // not an object: no reason in it
+		}
 		switch d.Reason {
 		case "API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "API_KEY_HTTP_REFERRER_BLOCKED", "API_KEY_IP_ADDRESS_BLOCKED",
 			"ACCESS_TOKEN_EXPIRED", "CREDENTIALS_MISSING":

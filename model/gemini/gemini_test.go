@@ -280,3 +280,33 @@ func TestRequest_RefusesWhatGeminiCannotTake(t *testing.T) {
 		}
 	}
 }
+
+// Google's credential errors are ErrAuth whatever their status; details of
+// another shape never fail the decoding or hide a reason next to them.
+func TestErrors_CredentialErrorsAreAuth(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		status     int
+		want       error
+	}{
+		{"wrong key", `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`, 400, model.ErrAuth},
+		{"reason after a detail of another shape", `{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT","details":[1,"x",{"reason":"API_KEY_INVALID"}]}}`, 400, model.ErrAuth},
+		{"details not a list", `{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT","details":"x"}}`, 400, model.ErrBadRequest},
+		{"other reason", `{"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION","details":[{"reason":"LOCATION_NOT_SUPPORTED"}]}}`, 400, model.ErrBadRequest},
+		{"expired token", `{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED","details":[{"reason":"ACCESS_TOKEN_EXPIRED"}]}}`, 401, model.ErrAuth},
+		{"array envelope", `[{"error":{"code":400,"message":"API key expired. Please renew the API key.","status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}]`, 400, model.ErrAuth},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, we := errorMessage([]byte(tc.body), tc.status)
+			err := classify(tc.status, nil, msg, we)
+			if !errors.Is(err, tc.want) || model.Retryable(err) {
+				t.Errorf("%v, want non-retryable %v", err, tc.want)
+			}
+			if we == nil || !strings.Contains(err.Error(), we.Message) {
+				t.Errorf("%v does not carry Google's message", err)
+			}
+		})
+	}
+}
