@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/model"
 )
@@ -250,40 +251,76 @@ type wireError struct {
 	Details json.RawMessage `json:"details"`
 }
 
-// refusesCredentials reports an error about the caller's credentials that
-// Google sends with another status than 401/403: a wrong API key is a 400
-// INVALID_ARGUMENT whose details give the reason API_KEY_INVALID.
-func (e *wireError) refusesCredentials() bool {
+// errorDetail is the part of a google.rpc.Status detail Agentry reads: an
+// ErrorInfo's reason, a RetryInfo's delay, a QuotaFailure's quota ids.
+type errorDetail struct {
+	Reason     string `json:"reason"`
+	RetryDelay string `json:"retryDelay"`
+	Violations []struct {
+		QuotaID string `json:"quotaId"`
+	} `json:"violations"`
+}
+
+// details decodes e's details leniently: a member of another shape is
+// skipped, and details that are not a list are none.
+func (e *wireError) details() []errorDetail {
+	var raw []json.RawMessage
+	if e == nil || json.Unmarshal(e.Details, &raw) != nil {
+		return nil
+	}
+	out := make([]errorDetail, 0, len(raw))
+	for _, r := range raw {
+		var d errorDetail
+		if json.Unmarshal(r, &d) == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// classify is model.ClassifyHTTP with what Google says in an error's status
+// and details:
+//   - credentials it refuses are model.ErrAuth whatever the HTTP status (a
+//     wrong API key is a 400 INVALID_ARGUMENT with the reason API_KEY_INVALID);
+//   - RESOURCE_EXHAUSTED says "You exceeded your current quota" for a
+//     per-minute limit too: with a daily quota among the violations it is
+//     model.ErrQuotaExceeded, else with a RetryInfo it is a model.ErrRateLimit
+//     to retry after its delay (a Retry-After header, when sent, wins).
+func classify(status int, header http.Header, msg string, e *wireError) *model.ProviderError {
+	pe := model.ClassifyHTTP(providerName, status, header, msg)
 	if e == nil {
-		return false
+		return pe
 	}
 	if e.Status == "UNAUTHENTICATED" || e.Status == "PERMISSION_DENIED" {
-		return true
+		pe.Kind = model.ErrAuth
+		return pe
 	}
-	var details []json.RawMessage
-	_ = json.Unmarshal(e.Details, &details) // not a list: no reason to read
-	for _, raw := range details {
-		var d struct {
-			Reason string `json:"reason"`
-		}
-		if json.Unmarshal(raw, &d) != nil {
-			continue // not an object: no reason in it
-		}
+	var retry time.Duration
+	daily := false
+	for _, d := range e.details() {
 		switch d.Reason {
 		case "API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "API_KEY_HTTP_REFERRER_BLOCKED", "API_KEY_IP_ADDRESS_BLOCKED",
 			"ACCESS_TOKEN_EXPIRED", "CREDENTIALS_MISSING":
-			return true
+			pe.Kind = model.ErrAuth
+			return pe
+		}
+		if v, err := time.ParseDuration(d.RetryDelay); err == nil && v > 0 {
+			retry = v
+		}
+		for _, q := range d.Violations {
+			daily = daily || strings.Contains(q.QuotaID, "PerDay")
 		}
 	}
-	return false
-}
-
-// classify is model.ClassifyHTTP with Google's credential errors as
-// model.ErrAuth, whatever their status.
-func classify(status int, header http.Header, msg string, e *wireError) *model.ProviderError {
-	pe := model.ClassifyHTTP(providerName, status, header, msg)
-	if e.refusesCredentials() {
-		pe.Kind = model.ErrAuth
+	if status == http.StatusTooManyRequests || e.Status == "RESOURCE_EXHAUSTED" {
+		switch {
+		case daily:
+			pe.Kind = model.ErrQuotaExceeded
+		case retry > 0:
+			pe.Kind = model.ErrRateLimit
+			if pe.RetryAfter == 0 {
+				pe.RetryAfter = retry
+			}
+		}
 	}
 	return pe
 }

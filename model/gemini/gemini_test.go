@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/model"
 )
@@ -281,9 +282,10 @@ func TestRequest_RefusesWhatGeminiCannotTake(t *testing.T) {
 	}
 }
 
-// Google's credential errors are ErrAuth whatever their status; details of
-// another shape never fail the decoding or hide a reason next to them.
-func TestErrors_CredentialErrorsAreAuth(t *testing.T) {
+// Google's credential errors are ErrAuth whatever their status, and a
+// daily quota is ErrQuotaExceeded; details of another shape never fail the
+// decoding or hide a reason next to them.
+func TestErrors_CredentialAndQuotaErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, body string
@@ -296,6 +298,10 @@ func TestErrors_CredentialErrorsAreAuth(t *testing.T) {
 		{"other reason", `{"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION","details":[{"reason":"LOCATION_NOT_SUPPORTED"}]}}`, 400, model.ErrBadRequest},
 		{"expired token", `{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED","details":[{"reason":"ACCESS_TOKEN_EXPIRED"}]}}`, 401, model.ErrAuth},
 		{"array envelope", `[{"error":{"code":400,"message":"API key expired. Please renew the API key.","status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}]`, 400, model.ErrAuth},
+		{"daily quota", `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED",` +
+			`"details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaValue":"250"}]},` +
+			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"3600s"}]}}`, 429, model.ErrQuotaExceeded},
+		{"quota without details", `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}}`, 429, model.ErrQuotaExceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -309,4 +315,38 @@ func TestErrors_CredentialErrorsAreAuth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A per-minute limit says "You exceeded your current quota" too: with its
+// RetryInfo it is a rate limit, retried after the delay Google gives (a
+// Retry-After header wins).
+func TestErrors_PerMinuteQuotaIsARateLimitWithItsDelay(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED",` +
+		`"details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaValue":"15"}]},` +
+		`{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},` +
+		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37.5s"}]}}`)
+	for _, tc := range []struct {
+		header http.Header
+		want   time.Duration
+	}{{nil, 37500 * time.Millisecond}, {http.Header{"Retry-After": {"5"}}, 5 * time.Second}} {
+		msg, we := errorMessage(body, 429)
+		err := classify(429, tc.header, msg, we)
+		if !errors.Is(err, model.ErrRateLimit) || !model.Retryable(err) || err.RetryAfter != tc.want {
+			t.Errorf("header %v: %v (RetryAfter %s), want a retryable ErrRateLimit after %s", tc.header, err, err.RetryAfter, tc.want)
+		}
+	}
+	// The same inside a 200 stream.
+	if err := streamError(envelope(t, body)); !errors.Is(err, model.ErrRateLimit) || err.RetryAfter != 37500*time.Millisecond {
+		t.Errorf("in a stream: %v (RetryAfter %s)", err, err.RetryAfter)
+	}
+}
+
+func envelope(t *testing.T, body []byte) *wireError {
+	t.Helper()
+	_, e := errorMessage(body, 0)
+	if e == nil {
+		t.Fatalf("no envelope in %s", body)
+	}
+	return e
 }
