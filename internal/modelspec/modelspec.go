@@ -41,6 +41,14 @@ var Providers = []string{"openai", "openai-chat", "openai-responses", "anthropic
 	"azure-openai", "aws-bedrock", "ollama", "openai-compatible", "scripted",
 	"groq", "together", "openrouter", "deepseek", "mistral", "xai", "fireworks", "litellm"}
 
+// keyEnv names the environment variables that give each provider its API key,
+// for the message of a missing key (the presets name theirs in Presets).
+var keyEnv = map[string]string{
+	"openai": "OPENAI_API_KEY", "openai-chat": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY",
+	"anthropic": "ANTHROPIC_API_KEY", "google": "GOOGLE_API_KEY or GEMINI_API_KEY", "gemini": "GOOGLE_API_KEY or GEMINI_API_KEY",
+	"azure-openai": "AZURE_OPENAI_API_KEY",
+}
+
 // Preset is an OpenAI-compatible service a spec names: only its API root and
 // the environment variable holding its key differ from OpenAI.
 type Preset struct {
@@ -130,7 +138,7 @@ func New(spec string, opts Options) (model.Model, error) {
 		}
 		key := os.Getenv(pre.KeyEnv)
 		if key == "" && !pre.KeyOptional {
-			return nil, fmt.Errorf("%w %q: set %s to your %s API key", ErrInvalidSpec, spec, pre.KeyEnv, pre.Name)
+			return nil, &MissingKeyError{Spec: strings.TrimSpace(spec), EnvVar: pre.KeyEnv}
 		}
 		m, err = openai.New(openai.Config{Model: id, BaseURL: base, APIKey: key, ProviderName: pre.Name, Name: pre.Name, Params: params, HTTPClient: opts.HTTPClient})
 	case "openai-compatible":
@@ -163,8 +171,9 @@ func New(spec string, opts Options) (model.Model, error) {
 	if errors.Is(err, model.ErrNoAPIKey) {
 		// The providers' own message names their Go config field; a CLI or
 		// config file user can only set the environment variable.
-		env := map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[provider]
-		return nil, &MissingKeyError{Spec: strings.TrimSpace(spec), EnvVar: env}
+		if env := keyEnv[provider]; env != "" {
+			return nil, &MissingKeyError{Spec: strings.TrimSpace(spec), EnvVar: env}
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -131,7 +131,7 @@ func TestNew_PresetsSendTheirKeyToTheirServer(t *testing.T) {
 		}
 	}
 	t.Setenv("GROQ_API_KEY", "")
-	if _, err := New("groq:llama-3.3-70b-versatile", Options{}); !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "GROQ_API_KEY") {
+	if _, err := New("groq:llama-3.3-70b-versatile", Options{}); !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "GROQ_API_KEY") {
 		t.Errorf("missing key: %v", err)
 	}
 }
@@ -186,4 +186,33 @@ func TestConformance_Preset(t *testing.T) {
 		Reply: openaitest.Reply,
 		Usage: openaitest.Usage,
 	})
+}
+
+// A provider without its key names the environment variable that gives it:
+// the user of the CLI or a config file cannot set a Go config field.
+func TestNew_AMissingKeyNamesItsVariable(t *testing.T) {
+	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "AZURE_OPENAI_API_KEY", "OPENAI_BASE_URL"} {
+		t.Setenv(v, "")
+	}
+	for _, p := range Presets {
+		t.Setenv(p.KeyEnv, "")
+	}
+	t.Setenv("AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com")
+	want := map[string]string{
+		"openai": "OPENAI_API_KEY", "openai-chat": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY",
+		"anthropic": "ANTHROPIC_API_KEY", "google": "GOOGLE_API_KEY", "gemini": "GOOGLE_API_KEY",
+		"azure-openai": "AZURE_OPENAI_API_KEY",
+	}
+	for name, p := range Presets {
+		if !p.KeyOptional {
+			want[name] = p.KeyEnv
+		}
+	}
+	for provider, env := range want {
+		_, err := New(provider+":m", Options{NoRetry: true})
+		var mk *MissingKeyError
+		if !errors.As(err, &mk) || !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "set "+env) {
+			t.Errorf("%s without a key: %v, want a MissingKeyError naming %s", provider, err, env)
+		}
+	}
 }

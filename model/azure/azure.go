@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -76,7 +77,7 @@ func New(cfg Config) (*openai.Model, error) {
 	case cfg.APIKey != "":
 		headers["api-key"] = cfg.APIKey
 	default:
-		return nil, errors.New("azure: no credentials: set Config.APIKey (or AZURE_OPENAI_API_KEY), ADToken or TokenSource")
+		return nil, fmt.Errorf("azure: %w: set Config.APIKey (or AZURE_OPENAI_API_KEY), ADToken or TokenSource", model.ErrNoAPIKey)
 	}
 	base := strings.TrimRight(cfg.Endpoint, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment)
 	return openai.New(openai.Config{

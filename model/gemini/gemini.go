@@ -103,7 +103,7 @@ func New(cfg Config) (*Model, error) {
 			m.apiKey = os.Getenv("GEMINI_API_KEY")
 		}
 		if m.apiKey == "" {
-			return nil, errors.New("gemini: no API key: set Config.APIKey, GOOGLE_API_KEY or GEMINI_API_KEY (or use Vertex AI)")
+			return nil, fmt.Errorf("gemini: %w: set Config.APIKey, GOOGLE_API_KEY or GEMINI_API_KEY (or use Vertex AI)", model.ErrNoAPIKey)
 		}
 		if base == "" {
 			base = DefaultBaseURL
