@@ -18,7 +18,9 @@ var (
 	ErrServer        = errors.New("model: provider server error")
 	ErrBadRequest    = errors.New("model: bad request")
 	// ErrQuotaExceeded: the account is out of credit or quota (OpenAI's 429
-	// insufficient_quota). Unlike ErrRateLimit, waiting does not help.
+	// insufficient_quota, an HTTP 402, Anthropic's billing_error and "credit
+	// balance is too low", a daily Gemini quota). Unlike ErrRateLimit,
+	// waiting does not help.
 	ErrQuotaExceeded = errors.New("model: quota exceeded (check the provider account's plan and billing)")
 	// ErrMalformedResponse is returned when a provider's answer or stream cannot
 	// be decoded (invalid JSON, truncated stream, unknown frame).
@@ -68,7 +70,10 @@ func ClassifyHTTP(provider string, status int, header http.Header, message strin
 	e := &ProviderError{Provider: provider, StatusCode: status, Message: message}
 	lower := strings.ToLower(message)
 	switch {
-	case strings.Contains(lower, "insufficient_quota") || strings.Contains(lower, "exceeded your current quota"):
+	case strings.Contains(lower, "insufficient_quota") || strings.Contains(lower, "exceeded your current quota") ||
+		status == http.StatusPaymentRequired || strings.Contains(lower, "credit balance is too low"):
+		// 402 and Anthropic's "Your credit balance is too low" (a 400) are
+		// billing too.
 		e.Kind = ErrQuotaExceeded
 	case status == http.StatusTooManyRequests:
 		e.Kind = ErrRateLimit

@@ -280,6 +280,8 @@ func streamError(typ, msg string) *model.ProviderError {
 		e.Kind = model.ErrRateLimit
 	case "authentication_error", "permission_error":
 		e.Kind = model.ErrAuth
+	case "billing_error":
+		e.Kind = model.ErrQuotaExceeded
 	default:
 		// invalid_request_error, not_found_error, request_too_large and anything
 		// new: let the shared wording check spot context-length errors.

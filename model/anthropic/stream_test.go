@@ -191,6 +191,7 @@ func TestStream_Errors(t *testing.T) {
 		{"api_error event", textSoFar + sseEvent("error", `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), model.ErrServer, true},
 		{"rate limit error event", textSoFar + sseEvent("error", `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`), model.ErrRateLimit, true},
 		{"authentication error event", textSoFar + sseEvent("error", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`), model.ErrAuth, true},
+		{"billing error event", sseEvent("error", `{"type":"error","error":{"type":"billing_error","message":"Billing error"}}`), model.ErrQuotaExceeded, true},
 		{"prompt too long event", sseEvent("error", `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210345 tokens > 200000 maximum"}}`), model.ErrContextLength, true},
 		{"invalid request event", sseEvent("error", `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`), model.ErrBadRequest, true},
 		{"truncated mid-event", textSoFar + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"del", model.ErrMalformedResponse, false},
