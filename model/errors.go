@@ -71,9 +71,10 @@ func ClassifyHTTP(provider string, status int, header http.Header, message strin
 	lower := strings.ToLower(message)
 	switch {
 	case strings.Contains(lower, "insufficient_quota") || strings.Contains(lower, "exceeded your current quota") ||
-		status == http.StatusPaymentRequired || strings.Contains(lower, "credit balance is too low"):
-		// 402 and Anthropic's "Your credit balance is too low" (a 400) are
-		// billing too.
+		status == http.StatusPaymentRequired || strings.Contains(lower, "credit balance is too low") ||
+		strings.Contains(lower, "billing_hard_limit_reached"):
+		// 402, Anthropic's "Your credit balance is too low" and OpenAI's
+		// billing_hard_limit_reached (both 400s) are billing too.
 		e.Kind = ErrQuotaExceeded
 	case status == http.StatusTooManyRequests:
 		e.Kind = ErrRateLimit

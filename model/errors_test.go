@@ -19,6 +19,7 @@ func TestClassifyHTTP_Kinds(t *testing.T) {
 		{429, "You exceeded your current quota, please check your plan and billing details. (insufficient_quota)", ErrQuotaExceeded, false},
 		{402, "billing_error: Billing error", ErrQuotaExceeded, false},
 		{400, "invalid_request_error: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", ErrQuotaExceeded, false},
+		{400, "Billing hard limit has been reached (type invalid_request_error, code billing_hard_limit_reached)", ErrQuotaExceeded, false},
 		{401, "Incorrect API key provided", ErrAuth, false},
 		{403, "forbidden", ErrAuth, false},
 		{400, "This model's maximum context length is 8192 tokens (context_length_exceeded)", ErrContextLength, false},
