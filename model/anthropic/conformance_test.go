@@ -85,6 +85,9 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return modeltest.EventStream(start, bs("0", `{"type":"text","text":""}`), text("0", "Hello, "))
 	case modeltest.Hang:
 		return modeltest.EventStream(start, bs("0", `{"type":"text","text":""}`), text("0", "Hello"))
+	case modeltest.StreamError:
+		return modeltest.EventStream(start, bs("0", `{"type":"text","text":""}`), text("0", "Hello"),
+			ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 	}
 	t.Errorf("unknown scenario %s", s)
 	return modeltest.JSON(500, `{}`)

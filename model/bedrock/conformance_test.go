@@ -72,6 +72,8 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return streamReply(msgStart(), textDelta("0", "Hello, "))
 	case modeltest.Hang:
 		return streamReply(msgStart(), textDelta("0", "Hello"))
+	case modeltest.StreamError:
+		return streamReply(msgStart(), textDelta("0", "Hello"), exceptionFrame("internalServerException", "The server encountered an internal error while processing the request."))
 	}
 	t.Errorf("unknown scenario %s", s)
 	return modeltest.JSON(500, `{}`)

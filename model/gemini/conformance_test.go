@@ -103,6 +103,9 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return modeltest.EventStream(respJSON(textPart("Hello, "), "", false))
 	case modeltest.Hang:
 		return modeltest.EventStream(respJSON(textPart("Hello"), "", false))
+	case modeltest.StreamError:
+		return modeltest.EventStream(respJSON(textPart("Hello"), "", false),
+			`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`)
 	}
 	t.Errorf("unknown scenario %s", s)
 	return modeltest.JSON(500, `{}`)

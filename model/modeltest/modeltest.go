@@ -54,6 +54,10 @@ const (
 	// Hang: a stream that sends one content piece ("Hello") and then nothing
 	// until the client goes away.
 	Hang Scenario = "hang"
+	// StreamError: a stream that sends one content piece ("Hello"), then the
+	// provider's server error (overloaded, internal) as its API sends one
+	// inside a 200 stream.
+	StreamError Scenario = "stream_error"
 )
 
 // Reply is one HTTP answer of the loopback server.
@@ -228,6 +232,17 @@ func Run(t *testing.T, p Provider) {
 			}
 		})
 	}
+	t.Run("Stream/ServerErrorInsideTheStream", func(t *testing.T) {
+		t.Parallel()
+		srv := serve(t, p, StreamError)
+		r, _, err := call(t, p.New(t, srv.URL, nil), Request(StreamError), true)
+		if !errors.Is(err, model.ErrServer) || !model.Retryable(err) {
+			t.Fatalf("error %v, want a retryable model.ErrServer, not a malformed stream", err)
+		}
+		if r == nil || r.Message.Content != "Hello" {
+			t.Errorf("content before the error %+v, want %q", r, "Hello")
+		}
+	})
 	t.Run("Stream/ContextCancellation", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, p, Hang)

@@ -71,6 +71,9 @@ func Reply(t *testing.T, s modeltest.Scenario, r *http.Request, body []byte) mod
 		return modeltest.EventStream(ChunkRole, ChunkContent("Hello, "))
 	case modeltest.Hang:
 		return modeltest.EventStream(ChunkRole, ChunkContent("Hello"))
+	case modeltest.StreamError:
+		return modeltest.EventStream(ChunkRole, ChunkContent("Hello"),
+			`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`)
 	}
 	t.Errorf("unknown scenario %s", s)
 	return modeltest.JSON(500, `{}`)

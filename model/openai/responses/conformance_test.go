@@ -125,6 +125,9 @@ func conformanceReply(t *testing.T, s modeltest.Scenario, r *http.Request, body 
 		return modeltest.EventStream(created, textDelta("Hello, "))
 	case modeltest.Hang:
 		return modeltest.EventStream(created, textDelta("Hello"))
+	case modeltest.StreamError:
+		return modeltest.EventStream(created, textDelta("Hello"),
+			ev("response.failed", `"response":{"id":"resp_1","object":"response","status":"failed","error":{"code":"server_error","message":"The server had an error while processing your request."},"output":[]}`))
 	}
 	t.Errorf("unknown scenario %s", s)
 	return modeltest.JSON(500, `{}`)
