@@ -51,6 +51,26 @@ type ResponseFormat struct {
 	Strict bool            `json:"strict,omitempty"`
 }
 
+// ToolName is the name of the tool a provider without a native structured
+// output forces the answer through (Anthropic, Bedrock): Name with every
+// character outside [a-zA-Z0-9_-] replaced by '_', cut to 64 bytes, or
+// "structured_output" when that leaves nothing.
+func (f *ResponseFormat) ToolName() string {
+	b := []byte(f.Name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if len(b) == 0 {
+		return "structured_output"
+	}
+	return string(b)
+}
+
 // Request is one call to a model. The conversation is History followed by
 // Messages; read it with All, Backward or Collect.
 type Request struct {

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/internal/jsontest"
@@ -133,5 +134,22 @@ func TestMessage_KeepsAgnoMembersItDoesNotModel(t *testing.T) {
 	}
 	if d := jsontest.Diff([]byte(stored), out); d != "" {
 		t.Errorf("%s\ngot %s", d, out)
+	}
+}
+
+func TestResponseFormat_ToolName(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 70)
+	for name, want := range map[string]string{
+		"weather":          "weather",
+		"Weather-Report_2": "Weather-Report_2",
+		"my format.v1":     "my_format_v1",
+		"météo":            "m__t__o",
+		"":                 "structured_output",
+		long:               long[:64],
+	} {
+		if got := (&model.ResponseFormat{Name: name}).ToolName(); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

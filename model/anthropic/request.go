@@ -157,7 +157,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) (requestPlan, erro
 
 	var plan requestPlan
 	if rf := req.ResponseFormat; rf != nil {
-		plan.formatTool = formatToolName(rf.Name)
+		plan.formatTool = rf.ToolName()
 		if names[plan.formatTool] {
 			return requestPlan{}, fmt.Errorf("anthropic: response format %q collides with a tool of the same name; rename one", plan.formatTool)
 		}
@@ -231,24 +231,6 @@ func toolChoice(req *model.Request, names map[string]bool, formatTool string) (*
 		tc.DisableParallelToolUse = true
 	}
 	return tc, nil
-}
-
-// formatToolName makes a ResponseFormat name a valid tool name
-// (^[a-zA-Z0-9_-]{1,64}$).
-func formatToolName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	if len(b) == 0 {
-		return "structured_output"
-	}
-	return string(b)
 }
 
 // mapMessages returns the system prompt and the conversation. Consecutive tool

@@ -148,7 +148,7 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 		if len(rf.Schema) == 0 || !json.Valid(rf.Schema) {
 			return plan{}, fmt.Errorf("bedrock: response format %q needs a valid JSON Schema", rf.Name)
 		}
-		pl.formatTool = formatToolName(rf.Name)
+		pl.formatTool = rf.ToolName()
 		if names[pl.formatTool] {
 			return plan{}, fmt.Errorf("bedrock: response format %q collides with a tool of the same name; rename one", pl.formatTool)
 		}
@@ -190,23 +190,6 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 		return plan{}, fmt.Errorf("bedrock: %w", err)
 	}
 	return pl, nil
-}
-
-// formatToolName makes a ResponseFormat name a valid tool name.
-func formatToolName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	if len(b) == 0 {
-		return "structured_output"
-	}
-	return string(b)
 }
 
 // mapMessages fills system and messages. Converse wants alternating turns, so
