@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/openai"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 )
@@ -112,5 +114,26 @@ func TestMetrics_MessageTimingsAndRunBreakdown(t *testing.T) {
 	}
 	if d := out.Metrics.Details["model"]; len(d) != 1 || d[0].ID != "m1" || d[0].Provider != "P" || d[0].OutputTokens == 0 || d[0].Duration != 0 {
 		t.Errorf("details %+v", d)
+	}
+}
+
+// A primary that cannot be reached at all (a refused connection, here a
+// real one) is what fallback models are for: the next model answers.
+func TestFallbackModels_AnUnreachablePrimaryFallsBack(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	primary, err := openai.New(openai.Config{APIKey: "sk-test", BaseURL: "http://" + refused + "/v1", Model: "gpt-4o-mini"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := named(t, "backup-a", "BackupCo", scripted.Turn{Content: "answer from a"})
+	out, err := mustAgent(t, Config{Model: primary, FallbackModels: []model.Model{backup}}).Run(context.Background(), run.TextInput("hi"))
+	if err != nil || out.Status != run.StatusCompleted || out.ContentString() != "answer from a" || out.Model != "backup-a" {
+		t.Fatalf("err %v status %s content %q model %q, want backup-a's answer", err, out.Status, out.ContentString(), out.Model)
 	}
 }

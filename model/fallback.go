@@ -32,8 +32,8 @@ func (c *FallbackConfig) For(err error) []Model {
 		return c.OnContextOverflow
 	case errors.Is(err, ErrBadRequest) || errors.Is(err, ErrAuth) || errors.Is(err, ErrUnsupportedParam):
 		return nil
-	case errors.Is(err, ErrRateLimit) || errors.Is(err, ErrServer) || errors.Is(err, ErrContextLength) ||
-		errors.Is(err, ErrQuotaExceeded) || errors.Is(err, ErrMalformedResponse):
+	case errors.Is(err, ErrRateLimit) || errors.Is(err, ErrServer) || errors.Is(err, ErrUnreachable) ||
+		errors.Is(err, ErrContextLength) || errors.Is(err, ErrQuotaExceeded) || errors.Is(err, ErrMalformedResponse):
 		return c.OnError
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"testing"
 )
 
@@ -24,6 +26,8 @@ func TestFallbackConfig_PicksTheListByErrorKind(t *testing.T) {
 		{"rate limit, general list", onlyGeneral, pe(ErrRateLimit), 1},
 		{"context length, general list", onlyGeneral, pe(ErrContextLength), 1},
 		{"server error", all, pe(ErrServer), 1},
+		{"no answer at all", all, Unreachable("X", "http://127.0.0.1:1", syscall.ECONNREFUSED), 1},
+		{"a host that does not resolve", all, Unreachable("X", "https://llm.example.test", &net.DNSError{Err: "no such host", Name: "llm.example.test", IsNotFound: true}), 1},
 		{"quota", all, pe(ErrQuotaExceeded), 1},
 		{"malformed answer", all, pe(ErrMalformedResponse), 1},
 		{"bad request is not hidden", all, pe(ErrBadRequest), 0},
