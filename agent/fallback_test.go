@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
 	"github.com/agentryhq/agentry/model/openai"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
@@ -121,12 +121,7 @@ func TestMetrics_MessageTimingsAndRunBreakdown(t *testing.T) {
 // real one) is what fallback models are for: the next model answers.
 func TestFallbackModels_AnUnreachablePrimaryFallsBack(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := l.Addr().String()
-	l.Close()
+	refused := modeltest.RefusedAddr(t)
 	primary, err := openai.New(openai.Config{APIKey: "sk-test", BaseURL: "http://" + refused + "/v1", Model: "gpt-4o-mini"})
 	if err != nil {
 		t.Fatal(err)

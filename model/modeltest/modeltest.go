@@ -318,18 +318,26 @@ func Run(t *testing.T, p Provider) {
 	})
 }
 
+// RefusedAddr is a loopback host:port nothing listens on: a connection to it
+// is refused.
+func RefusedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
 // checkUnreachable: a request that gets no answer at all (a host name that
 // does not resolve, a refused connection) fails with model.ErrUnreachable,
 // not model.ErrServer (no provider server was reached), naming what failed,
 // with the cause kept; a name that does not exist is not worth a retry, a
 // refused connection is.
 func checkUnreachable(t *testing.T, p Provider) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := l.Addr().String()
-	l.Close()
+	refused := RefusedAddr(t)
 	cases := []struct {
 		name, base string
 		noSuchHost bool // sent through a client whose dial finds no such host
