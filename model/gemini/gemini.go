@@ -246,8 +246,8 @@ type wireError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Status  string `json:"status"`
-	// Details are read only for the reason of an ErrorInfo: kept raw, so a
-	// details member of another shape never fails the envelope's decoding.
+	// Details are kept raw and read by details(): a member of another shape
+	// never fails the envelope's decoding.
 	Details json.RawMessage `json:"details"`
 }
 
