@@ -210,6 +210,13 @@ func (t *Team) ID() string { return t.cfg.ID }
 // Component returns the identity the team's runs are stamped with.
 func (t *Team) Component() run.Component { return t.leader.Component() }
 
+// ComponentData returns the team_data its runs write to their session's row
+// (the leader's, which carries the team's identity). A session row created
+// for one of its runs before the run starts (a background run's, at
+// enqueue) carries it, so that the run's end need not rewrite an otherwise
+// unchanged row. The caller must not modify it.
+func (t *Team) ComponentData() json.RawMessage { return t.leader.ComponentData() }
+
 // Name returns the team name.
 func (t *Team) Name() string { return t.cfg.Name }
 

@@ -2,8 +2,10 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -248,5 +250,31 @@ func TestNew_RejectsBadConfigs(t *testing.T) {
 		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// ComponentData is the team_data a team run writes to its session's row, so
+// a session created with it before the run (a background run's) is left
+// as the run finds it.
+func TestComponentData_IsWhatTheRunWritesAsTeamData(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.team.Run(ctx, run.TextInput("greet me"), agent.WithSessionID("s1")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.db.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want map[string]any
+	if err := json.Unmarshal(s.TeamData, &got); err != nil {
+		t.Fatalf("team_data %s: %v", s.TeamData, err)
+	}
+	if err := json.Unmarshal(f.team.ComponentData(), &want); err != nil {
+		t.Fatalf("ComponentData %s: %v", f.team.ComponentData(), err)
+	}
+	if !reflect.DeepEqual(got, want) || want["team_id"] != "t1" {
+		t.Errorf("team_data %s, ComponentData %s", s.TeamData, f.team.ComponentData())
 	}
 }
