@@ -360,7 +360,17 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	}
 	defer tx.Rollback()
 	now := time.Now().Unix()
-	adds := map[string]*batch{}
+	// added are the rows this batch inserted, in order; a later row of the
+	// batch with the same id replaces one of them (dead), which then never
+	// reaches a graph.
+	type added struct {
+		rid  int64
+		own  string
+		unit []float32
+		dead bool
+	}
+	var adds []added
+	addedAt := map[int64]int{}
 	var dels []int64
 	for _, r := range rows {
 		own := owner(ctx, r.UserID)
@@ -380,7 +390,12 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.fts+` WHERE rowid = ?`, oldRid); err != nil {
 				return err
 			}
-			dels = append(dels, oldRid)
+			if i, ok := addedAt[oldRid]; ok {
+				adds[i].dead = true
+				delete(addedAt, oldRid)
+			} else {
+				dels = append(dels, oldRid)
+			}
 		}
 		meta, err := json.Marshal(orEmpty(r.Metadata))
 		if err != nil {
@@ -400,7 +415,8 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.fts+` (rowid, content) VALUES (?, ?)`, rid, r.Content); err != nil {
 			return err
 		}
-		adds[own] = adds[own].add(rid, unit)
+		addedAt[rid] = len(adds)
+		adds = append(adds, added{rid: rid, own: own, unit: unit})
 	}
 	if err := s.bumpGen(ctx, tx); err != nil {
 		return err
@@ -413,7 +429,13 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	for _, d := range dels {
 		s.removeLocked(d)
 	}
-	s.addBatches(adds)
+	batches := map[string]*batch{}
+	for _, a := range adds {
+		if !a.dead {
+			batches[a.own] = batches[a.own].add(a.rid, a.unit)
+		}
+	}
+	s.addBatches(batches)
 	s.gen++
 	s.dirty = true
 	s.compactLocked()

@@ -178,6 +178,32 @@ func Run(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("UpsertOfOneIDTwiceInABatchKeepsTheLast", func(t *testing.T) {
+		s := open(t)
+		ctx := as("alice")
+		must(t, s.Upsert(ctx, []vectordb.Row{
+			row("d", "", axis(2, 0), "first text", nil), row("d", "", axis(2, 0.1), "second text", nil)}))
+		if n, _ := s.Count(ctx); n != 1 {
+			t.Fatalf("%d rows after a batch with one id twice", n)
+		}
+		for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Hybrid} {
+			h, err := s.Search(ctx, vectordb.Query{Mode: mode, Vector: axis(2, 0), Text: "text", Limit: 5})
+			must(t, err)
+			if len(h) != 1 || h[0].Content != "second text" {
+				t.Fatalf("%s: hits %v (want the one row, second text): %+v", mode, ids(h), h)
+			}
+		}
+		// deleting the content leaves nothing behind, and a new row is not
+		// shadowed by a stale copy of the old one
+		must(t, s.DeleteContent(ctx, "c-d"))
+		must(t, s.Upsert(ctx, []vectordb.Row{row("e", "", axis(5, 0), "other", nil)}))
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(2, 0), Limit: 5})
+		must(t, err)
+		if len(h) != 1 || h[0].ID != "e" {
+			t.Fatalf("after delete: %v", h)
+		}
+	})
+
 	t.Run("KeywordAndHybrid", func(t *testing.T) {
 		s := open(t)
 		ctx := context.Background()
