@@ -5,6 +5,7 @@
 package chunk
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -189,8 +190,11 @@ func nonEmpty(xs []string) []string {
 // ByName returns a chunker by the name /knowledge/config lists (or a short
 // form: fixed, recursive, markdown); size and overlap zero take defaults.
 func ByName(name string, size, overlap int) (Chunker, error) {
-	if size < 0 || overlap < 0 || (size > 0 && overlap >= size) {
+	if size < 0 || overlap < 0 {
 		return nil, fmt.Errorf("chunk: size %d and overlap %d: need size > overlap ≥ 0", size, overlap)
+	}
+	if eff := cmp.Or(size, DefaultSize); overlap >= eff {
+		return nil, fmt.Errorf("chunk: size %d (0 is the default, %d) and overlap %d: need size > overlap ≥ 0", size, DefaultSize, overlap)
 	}
 	switch strings.ToLower(name) {
 	case "fixed", "fixedsizechunker", "fixed_size", "fixedsize":

@@ -57,6 +57,16 @@ func TestByName(t *testing.T) {
 	if _, err := ByName("fixed", 10, 10); err == nil {
 		t.Fatal("overlap ≥ size accepted")
 	}
+	// a size left to the default still bounds the overlap: an overlap of
+	// the default size or more would step one rune per chunk
+	for _, overlap := range []int{DefaultSize, DefaultSize + 500} {
+		if _, err := ByName("fixed", 0, overlap); err == nil {
+			t.Fatalf("overlap %d with the default size %d accepted", overlap, DefaultSize)
+		}
+	}
+	if _, err := ByName("fixed", 0, DefaultSize-1); err != nil {
+		t.Fatalf("overlap below the default size refused: %v", err)
+	}
 	if _, err := ByName("recursive", 10, 2); err == nil {
 		t.Fatal("overlap accepted by a chunker that ignores it")
 	}
