@@ -315,6 +315,10 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 	return data, name, resp.Header.Get("Content-Type"), nil
 }
 
+// chunkKeys are the metadata keys a chunk has of its own (its number and
+// its size in runes) besides its content's metadata.
+var chunkKeys = []string{"chunk", "chunk_size"}
+
 // process does the work after begin and records the outcome on the row.
 func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeContent, existing bool, progress func(Progress)) (*Result, error) {
 	report := func(p Progress) {
@@ -392,7 +396,7 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	}
 	rows := make([]vectordb.Row, len(pieces))
 	for i, p := range pieces {
-		meta := map[string]any{"chunk": i + 1, "chunk_size": utf8.RuneCountInString(p)}
+		meta := map[string]any{chunkKeys[0]: i + 1, chunkKeys[1]: utf8.RuneCountInString(p)}
 		for key, v := range c.Metadata {
 			meta[key] = v
 		}

@@ -1,7 +1,9 @@
 package knowledge
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,9 +120,23 @@ func (k *Knowledge) List(ctx context.Context, f db.KnowledgeFilter) ([]db.Knowle
 }
 
 // Update rewrites a content row's name, description and metadata (shared
-// rows: admins only, db.ErrForbidden otherwise).
+// rows: admins only, db.ErrForbidden otherwise). The content's chunks take
+// the new metadata (keeping their own chunk keys), so search filters match
+// what the row now says, as Agno's patch_content does.
 func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
-	return k.cfg.DB.UpdateKnowledgeContent(ctx, c)
+	var meta map[string]any
+	if raw := bytes.TrimSpace(c.Metadata); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return fmt.Errorf("%w: knowledge content %s metadata must be a JSON object: %v", db.ErrInvalidRecord, c.ID, err)
+		}
+	}
+	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, c); err != nil {
+		return err
+	}
+	if err := k.cfg.Vectors.UpdateMetadata(ctx, c.ID, meta, chunkKeys...); err != nil {
+		return fmt.Errorf("knowledge: content %s: updating its chunks' metadata: %w", c.ID, err)
+	}
+	return nil
 }
 
 // Delete removes a content row and its vectors. A scoped caller deleting

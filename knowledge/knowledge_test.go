@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -312,5 +313,43 @@ func TestInsert_NeedsExactlyOneSource(t *testing.T) {
 	}
 	if _, err := k.Insert(context.Background(), Content{}); !errors.Is(err, ErrNoSource) {
 		t.Fatal(err)
+	}
+}
+
+func TestUpdate_NewMetadataIsWhatFiltersMatch(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	alice := as("alice")
+	res, err := k.Insert(alice, Content{Text: "The orbital period of Mars is 687 days.", Metadata: map[string]any{"topic": "space", "draft": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := *res.Content
+	row.Metadata = json.RawMessage(`{"topic": "astronomy", "year": 2024}`)
+	if err := k.Update(alice, &row); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := k.Search(alice, "mars orbital period", map[string]any{"topic": "astronomy", "year": 2024}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 {
+		t.Fatalf("a search by the content's new metadata found %d chunks, want 1", len(docs))
+	}
+	if m := docs[0].MetaData; m["draft"] != nil || m["chunk"] == nil || m["chunk_size"] == nil {
+		t.Fatalf("hit metadata %v: want the new metadata and the chunk's own keys", m)
+	}
+	for _, old := range []map[string]any{{"topic": "space"}, {"draft": true}} {
+		if docs, _ := k.Search(alice, "mars", old, 5); len(docs) != 0 {
+			t.Fatalf("the replaced metadata %v still matches", old)
+		}
+	}
+	// metadata cleared: no user key matches any more
+	row.Metadata = nil
+	if err := k.Update(alice, &row); err != nil {
+		t.Fatal(err)
+	}
+	if docs, _ := k.Search(alice, "mars", map[string]any{"topic": "astronomy"}, 5); len(docs) != 0 {
+		t.Fatalf("cleared metadata still matches: %+v", docs)
 	}
 }

@@ -76,6 +76,11 @@ type Store interface {
 	Search(ctx context.Context, q Query) ([]Hit, error)
 	// DeleteContent deletes every row of a content id.
 	DeleteContent(ctx context.Context, contentID string) error
+	// UpdateMetadata sets the metadata of every row of a content id the
+	// caller may write to meta, plus each row's current values of the keys
+	// in keep that meta does not set (a chunk's own keys); filters match
+	// the new metadata from then on.
+	UpdateMetadata(ctx context.Context, contentID string, meta map[string]any, keep ...string) error
 	// HasContentHash reports whether rows with the hash exist for the
 	// caller's owner (scoped: the user; unscoped: shared).
 	HasContentHash(ctx context.Context, hash string) (bool, error)

@@ -516,6 +516,64 @@ func (s *Store) DeleteContent(ctx context.Context, contentID string) error {
 	return nil
 }
 
+// UpdateMetadata rewrites the metadata of a content's rows the caller may
+// write: meta, plus the row's own values of the keys in keep that meta does
+// not set. The graphs hold no metadata, so they are not touched.
+func (s *Store) UpdateMetadata(ctx context.Context, contentID string, meta map[string]any, keep ...string) error {
+	if _, err := json.Marshal(orEmpty(meta)); err != nil {
+		return fmt.Errorf("%w: metadata: %v", vectordb.ErrInvalidQuery, err)
+	}
+	cond, args := ownerCond(ctx)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.sqldb.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, meta_data FROM `+s.t+` WHERE content_id = ?`+cond, append([]any{contentID}, args...)...)
+	if err != nil {
+		return err
+	}
+	type change struct {
+		rid  int64
+		meta string
+	}
+	var changes []change
+	for rows.Next() {
+		var rid int64
+		var old string
+		if err := rows.Scan(&rid, &old); err != nil {
+			rows.Close()
+			return err
+		}
+		var cur map[string]any
+		_ = json.Unmarshal([]byte(old), &cur) // a damaged value keeps nothing
+		next := make(map[string]any, len(meta)+len(keep))
+		for _, k := range keep {
+			if v, ok := cur[k]; ok {
+				next[k] = v
+			}
+		}
+		for k, v := range meta {
+			next[k] = v
+		}
+		b, _ := json.Marshal(next) // checked above; cur's values came from JSON
+		changes = append(changes, change{rid, string(b)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	now := time.Now().Unix()
+	for _, c := range changes {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+s.t+` SET meta_data = ?, updated_at = ? WHERE rowid = ?`, c.meta, now, c.rid); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 // HasContentHash reports rows with the hash owned by the caller (scoped: the
 // user; unscoped: shared).
 func (s *Store) HasContentHash(ctx context.Context, hash string) (bool, error) {

@@ -263,6 +263,31 @@ func (s *Store) DeleteContent(ctx context.Context, contentID string) error {
 	return err
 }
 
+// UpdateMetadata rewrites the metadata of a content's rows the caller may
+// write: meta, plus the row's own values of the keys in keep that meta does
+// not set.
+func (s *Store) UpdateMetadata(ctx context.Context, contentID string, meta map[string]any, keep ...string) error {
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	mj, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("%w: metadata: %v", vectordb.ErrInvalidQuery, err)
+	}
+	if keep == nil {
+		keep = []string{}
+	}
+	args := []any{contentID, string(mj), keep}
+	cond := ""
+	if u, ok := db.UserScope(ctx); ok {
+		args = append(args, u)
+		cond = " AND user_id = $4"
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE `+s.t+` SET meta_data = COALESCE((SELECT jsonb_object_agg(key, value) FROM jsonb_each(meta_data) WHERE key = ANY($3::text[])), '{}'::jsonb) || $2::jsonb,
+		updated_at = now() WHERE content_id = $1`+cond, args...)
+	return err
+}
+
 // HasContentHash reports rows with the hash of the caller's owner.
 func (s *Store) HasContentHash(ctx context.Context, hash string) (bool, error) {
 	var ok bool

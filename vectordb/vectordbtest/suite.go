@@ -263,6 +263,48 @@ func Run(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("UpdateMetadataChangesWhatFiltersMatch", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		mk := func(id, user string, chunk int) vectordb.Row {
+			r := row(id, user, axis(0, float64(chunk)/10), "text "+id, map[string]any{"chunk": chunk, "topic": "space", "old": true})
+			r.ContentID = "doc"
+			return r
+		}
+		must(t, s.Upsert(ctx, []vectordb.Row{mk("1", "", 1), mk("2", "", 2)}))
+		must(t, s.Upsert(as("alice"), []vectordb.Row{mk("a", "", 1)}))
+		// bob may not touch the shared rows nor alice's; nothing changes
+		must(t, s.UpdateMetadata(as("bob"), "doc", map[string]any{"topic": "bob"}, "chunk"))
+		must(t, s.UpdateMetadata(ctx, "doc", map[string]any{"topic": "astronomy", "year": 2024}, "chunk"))
+		for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Keyword} {
+			q := vectordb.Query{Mode: mode, Vector: axis(0, 0), Text: "text", Limit: 5}
+			q.Filters = map[string]any{"topic": "astronomy", "year": 2024}
+			h, err := s.Search(ctx, q)
+			must(t, err)
+			if len(h) != 3 {
+				t.Fatalf("%s: the new metadata matches %v, want all 3 rows", mode, ids(h))
+			}
+			for _, x := range h {
+				if x.Metadata["old"] != nil || x.Metadata["chunk"] == nil {
+					t.Fatalf("%s: row %s metadata %v: want the old keys gone and chunk kept", mode, x.ID, x.Metadata)
+				}
+			}
+			for _, f := range []map[string]any{{"topic": "space"}, {"topic": "bob"}, {"old": true}} {
+				q.Filters = f
+				if h, _ := s.Search(ctx, q); len(h) != 0 {
+					t.Fatalf("%s: stale metadata %v still matches %v", mode, f, ids(h))
+				}
+			}
+		}
+		// a scoped update changes the caller's rows only
+		must(t, s.UpdateMetadata(as("alice"), "doc", map[string]any{"topic": "mine"}))
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(0, 0), Limit: 5, Filters: map[string]any{"topic": "mine"}})
+		must(t, err)
+		if fmt.Sprint(ids(h)) != "[a]" || h[0].Metadata["chunk"] != nil {
+			t.Fatalf("alice's update: %v", h)
+		}
+	})
+
 	t.Run("ContentHashIsPerOwner", func(t *testing.T) {
 		s := open(t)
 		must(t, s.Upsert(as("alice"), []vectordb.Row{row("a", "", axis(0, 0), "a", nil)}))
