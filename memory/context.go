@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -28,10 +29,11 @@ func ContextBlock(ms []db.Memory, agentic bool) string {
 		b.WriteString("<memories_from_previous_interactions>")
 		chars := 0
 		for i, m := range ms {
-			if i == ContextMemories || chars+len(m.Memory) > ContextChars {
+			n := utf8.RuneCountInString(m.Memory)
+			if i == ContextMemories || chars+n > ContextChars {
 				break
 			}
-			chars += len(m.Memory)
+			chars += n
 			b.WriteString("\n- ")
 			b.WriteString(m.Memory)
 		}
