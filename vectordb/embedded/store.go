@@ -745,13 +745,18 @@ func filterCond(f map[string]any, alias string) (string, []any) {
 	var args []any
 	for _, k := range keys {
 		path := `$."` + k + `"`
+		// json_extract gives true as 1 and false as 0: the type is
+		// compared too, so a number never matches a boolean.
 		switch v := f[k].(type) {
 		case bool:
 			b.WriteString(" AND json_type(" + alias + "meta_data, ?) = ?")
 			args = append(args, path, strconv.FormatBool(v))
+		case string:
+			b.WriteString(" AND json_type(" + alias + "meta_data, ?) = 'text' AND json_extract(" + alias + "meta_data, ?) = ?")
+			args = append(args, path, path, v)
 		default:
-			b.WriteString(" AND json_extract(" + alias + "meta_data, ?) = ?")
-			args = append(args, path, v)
+			b.WriteString(" AND json_type(" + alias + "meta_data, ?) IN ('integer', 'real') AND json_extract(" + alias + "meta_data, ?) = ?")
+			args = append(args, path, path, v)
 		}
 	}
 	return b.String(), args

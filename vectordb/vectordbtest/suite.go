@@ -245,6 +245,11 @@ func Run(t *testing.T, open Open) {
 			{map[string]any{"year": float64(2024)}, "[1 2]"},
 			{map[string]any{"draft": true, "lang": "go"}, "[3]"},
 			{map[string]any{"lang": "rust"}, "[]"},
+			// a value matches only a value of its own JSON type
+			{map[string]any{"draft": float64(1)}, "[]"},
+			{map[string]any{"draft": 0}, "[]"},
+			{map[string]any{"year": "2024"}, "[]"},
+			{map[string]any{"year": true}, "[]"},
 		}
 		for _, c := range cases {
 			for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Hybrid} {
