@@ -670,26 +670,7 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 			return nil, err
 		}
 	} else {
-		s.mu.RLock()
-		var owners []string
-		if u, ok := db.UserScope(ctx); ok {
-			owners = []string{u, ""}
-		} else {
-			for o := range s.parts {
-				owners = append(owners, o)
-			}
-		}
-		for _, o := range owners {
-			x := s.parts[o]
-			if x == nil {
-				continue
-			}
-			for _, c := range x.search(unit, k, s.cfg.EfSearch) {
-				top = append(top, scored{x.keys[c.id], 1 - float64(c.d)})
-			}
-		}
-		s.mu.RUnlock()
-		sort.Slice(top, func(i, j int) bool { return top[i].sim > top[j].sim })
+		top, _ = s.walk(ctx, unit, k)
 		if len(top) > k {
 			top = top[:k]
 		}
@@ -697,8 +678,40 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 	return s.fetch(ctx, top)
 }
 
+// walk searches each graph the caller sees (its own and the shared one;
+// every graph for an admin) for its k nearest rows and merges them, best
+// first. all reports that no graph had more to give.
+func (s *Store) walk(ctx context.Context, unit []float32, k int) (top []scored, all bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var owners []string
+	if u, ok := db.UserScope(ctx); ok {
+		owners = []string{u, ""}
+	} else {
+		for o := range s.parts {
+			owners = append(owners, o)
+		}
+	}
+	all = true
+	for _, o := range owners {
+		x := s.parts[o]
+		if x == nil {
+			continue
+		}
+		res := x.search(unit, k, s.cfg.EfSearch)
+		if len(res) >= k {
+			all = false
+		}
+		for _, c := range res {
+			top = append(top, scored{x.keys[c.id], 1 - float64(c.d)})
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].sim > top[j].sim })
+	return top, all
+}
+
 // filteredScan scores the rows that match the filters exactly when they are
-// few, else walks the graphs deeper and keeps the matching ones.
+// few (ExactBelow), else walks the graphs deeper and keeps the matching ones.
 func (s *Store) filteredScan(ctx context.Context, q vectordb.Query, unit []float32, k int) ([]scored, error) {
 	cond, args := visibleCond(ctx, "")
 	fc, fargs := filterCond(q.Filters, "")
@@ -710,6 +723,10 @@ func (s *Store) filteredScan(ctx context.Context, q vectordb.Query, unit []float
 	defer rows.Close()
 	var top []scored
 	for rows.Next() {
+		if len(top) == s.cfg.ExactBelow {
+			rows.Close()
+			return s.filteredWalk(ctx, q, unit, k)
+		}
 		var rid int64
 		var emb []byte
 		if err := rows.Scan(&rid, &emb); err != nil {
@@ -724,14 +741,58 @@ func (s *Store) filteredScan(ctx context.Context, q vectordb.Query, unit []float
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(top) > s.cfg.ExactBelow {
-		return nil, fmt.Errorf("%w: the filters match more than %d rows; narrow them", vectordb.ErrInvalidQuery, s.cfg.ExactBelow)
-	}
 	sort.Slice(top, func(i, j int) bool { return top[i].sim > top[j].sim })
 	if len(top) > k {
 		top = top[:k]
 	}
 	return top, nil
+}
+
+// filteredWalk answers a filtered search that matches too many rows to score
+// them all: it walks the graphs for ever more neighbours, four times as many
+// each round, and keeps the ones the filters match, until k match or the
+// graphs have no more.
+func (s *Store) filteredWalk(ctx context.Context, q vectordb.Query, unit []float32, k int) ([]scored, error) {
+	cond, args := visibleCond(ctx, "")
+	fc, fargs := filterCond(q.Filters, "")
+	for want := max(4*k, 256); ; want *= 4 {
+		cands, all := s.walk(ctx, unit, want)
+		rids := make([]int64, len(cands))
+		for i, c := range cands {
+			rids[i] = c.rid
+		}
+		list, _ := json.Marshal(rids)
+		rows, err := s.sqldb.QueryContext(ctx, `SELECT rowid FROM `+s.t+` WHERE rowid IN (SELECT value FROM json_each(?))`+cond+fc,
+			append(append([]any{string(list)}, args...), fargs...)...)
+		if err != nil {
+			return nil, err
+		}
+		match := map[int64]bool{}
+		for rows.Next() {
+			var rid int64
+			if err := rows.Scan(&rid); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			match[rid] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		var top []scored
+		for _, c := range cands {
+			if match[c.rid] {
+				top = append(top, c)
+				if len(top) == k {
+					return top, nil
+				}
+			}
+		}
+		if all {
+			return top, nil
+		}
+	}
 }
 
 // filterCond turns metadata filters into SQL on meta_data.

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -144,5 +146,85 @@ func TestReopen_GraphSavedWithOtherMKeepsItsM(t *testing.T) {
 	h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: vec(7), Limit: 1})
 	if err != nil || len(h) != 1 || h[0].ID != "7" {
 		t.Fatalf("search after reopen: %v %v", h, err)
+	}
+}
+
+// A filter that matches more rows than ExactBelow is answered by walking
+// the graphs and keeping the rows it matches (Config.ExactBelow), not
+// refused.
+func TestSearch_FilterMatchingMoreThanExactBelowWalksTheGraphs(t *testing.T) {
+	s, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: vectordbtest.Dims, EmbedderID: "test-8", ExactBelow: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	unit := func(i int) []float32 { // spread over the sphere, deterministic
+		v := make([]float32, vectordbtest.Dims)
+		for d := range v {
+			v[d] = float32(math.Sin(float64(i*(d+3)) * 0.7))
+		}
+		return normalize(v)
+	}
+	var shared, mine []vectordb.Row
+	for i := range 300 {
+		kind := "a" // 1 in 6 is "b": 50 rows, more than ExactBelow
+		if i%6 == 0 {
+			kind = "b"
+		}
+		r := vectordb.Row{ID: fmt.Sprint("s", i), ContentID: "c", Content: "t", Vector: unit(i), Metadata: map[string]any{"kind": kind}}
+		shared = append(shared, r)
+		r.ID = fmt.Sprint("m", i)
+		r.Vector = unit(i + 1000)
+		mine = append(mine, r)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.Upsert(context.Background(), shared))
+	must(s.Upsert(db.WithUserScope(context.Background(), "bob"), mine))
+	alice := db.WithUserScope(context.Background(), "alice")
+	// the exact answer: alice sees the shared rows only
+	q := unit(7)
+	type pair struct {
+		id  string
+		sim float64
+	}
+	var want []pair
+	for _, r := range shared {
+		if r.Metadata["kind"] == "b" {
+			want = append(want, pair{r.ID, float64(dot(q, r.Vector))})
+		}
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i].sim > want[j].sim })
+	for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Hybrid} {
+		h, err := s.Search(alice, vectordb.Query{Mode: mode, Vector: q, Text: "t", Limit: 5, Filters: map[string]any{"kind": "b"}})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if len(h) != 5 {
+			t.Fatalf("%s: %d hits, want 5", mode, len(h))
+		}
+		got := map[string]bool{}
+		for _, x := range h {
+			if x.Metadata["kind"] != "b" || x.UserID != "" {
+				t.Fatalf("%s: hit %s %v of %q passes neither the filter nor the scope", mode, x.ID, x.Metadata, x.UserID)
+			}
+			got[x.ID] = true
+		}
+		if mode == vectordb.Vector {
+			for i := range 5 {
+				if h[i].ID != want[i].id {
+					t.Fatalf("vector: hits %v, want the exact top 5 %v", h, want[:5])
+				}
+			}
+		}
+	}
+	// more asked than match: all 50 of them
+	h, err := s.Search(alice, vectordb.Query{Mode: vectordb.Vector, Vector: q, Limit: 80, Filters: map[string]any{"kind": "b"}})
+	if err != nil || len(h) != 50 {
+		t.Fatalf("limit 80: %d hits, %v", len(h), err)
 	}
 }
