@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/tool"
@@ -58,12 +59,40 @@ func (k *Toolkit) call(ctx context.Context, what string, fn func(context.Context
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("mcp server %s: %s: %w", k.cfg.Name, what, context.Cause(ctx))
 	}
+	if answered(err) {
+		// The server refused this request on a live session (invalid
+		// params, an unknown resource): the session and its state stay.
+		return nil, fmt.Errorf("%w: %s on %s: the server answered with an error: %v", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, err)
+	}
 	err = k.unavailable(c, what, err)
 	// A session the server no longer knows (it restarted, or the process
 	// died) is dropped: the next use connects again.
 	k.drop(c)
 	return nil, err
 }
+
+// answered reports whether err is a JSON-RPC error response from the server,
+// not the connection's end (the SDK fails pending calls of a closing
+// connection with JSON-RPC errors of its own codes).
+func answered(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return false
+	}
+	switch we.Code {
+	case codeClientClosing, codeServerClosing, codeRejected:
+		return false
+	}
+	return true
+}
+
+// The go-sdk's codes for a request that ended with its connection
+// (internal/jsonrpc2: ErrClientClosing, ErrServerClosing, ErrRejected).
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005
+)
 
 // capOutput bounds a result, saying how much was cut.
 func (k *Toolkit) capOutput(s string) string {

@@ -34,7 +34,8 @@ var (
 	// ErrBadSchema: a tool's input schema is too large, too deep, recursive
 	// or not a JSON Schema object; exclude the tool or fix the server.
 	ErrBadSchema = errors.New("unusable tool schema")
-	// ErrToolFailed: the server answered the call with an error result.
+	// ErrToolFailed: the server answered the call with an error result or a
+	// JSON-RPC error (the connection is kept).
 	ErrToolFailed = errors.New("mcp tool failed")
 )
 

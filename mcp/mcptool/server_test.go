@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,8 +45,9 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-// testServer has echo, sleep, big, fail, crash (exits the process mid-call)
-// and grow (adds the tool "late", which notifies list_changed); a resource
+// testServer has echo, sleep, big, fail, crash (exits the process mid-call),
+// grow (adds the tool "late", which notifies list_changed), whoami and
+// refuse (a JSON-RPC error); a resource
 // note://hello; a prompt greet. MCPTOOL_BAD_SCHEMA adds a tool "bad" with a
 // huge, recursive or deep schema.
 func testServer() *mcp.Server {
@@ -84,6 +86,17 @@ func testServer() *mcp.Server {
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets."}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
 	})
+	// whoami names the process and the session, to tell a kept connection
+	// from a new one; refuse answers with a JSON-RPC error (as servers do for
+	// a call they reject outright) instead of an error result.
+	s.AddTool(&mcp.Tool{Name: "whoami", Description: "Names the server process and session.", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(fmt.Sprintf("pid %d session %q", os.Getpid(), req.Session.ID())), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "refuse", Description: "Refuses every call.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no such widget"}
+		})
 	if kind := os.Getenv("MCPTOOL_BAD_SCHEMA"); kind != "" {
 		s.AddTool(&mcp.Tool{Name: "bad", Description: "Bad schema.", InputSchema: badSchema(kind)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("bad"), nil })

@@ -78,7 +78,7 @@ func TestToolkit_ListsAndCallsToolsOverStdioAndHTTP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"big", "crash", "echo", "fail", "grow", name + "_read_resource", "sleep"}
+			want := []string{"big", "crash", "echo", "fail", "grow", name + "_read_resource", "refuse", "sleep", "whoami"}
 			slices.Sort(want)
 			if got := names(tools); !slices.Equal(got, want) {
 				t.Fatalf("tools %v, want %v", got, want)
@@ -170,6 +170,44 @@ func TestToolkit_TimeoutIsAToolError(t *testing.T) {
 			// The connection survives a timed-out call.
 			if out, err := find(t, tools, "echo").Call(context.Background(), json.RawMessage(`{"text":"still"}`)); err != nil || out != "echo: still" {
 				t.Fatalf("after timeout: %q, %v", out, err)
+			}
+		})
+	}
+}
+
+// A JSON-RPC error answer (a call the server refuses, a resource it does not
+// have) is the server's answer on a live session: the model sees it as a
+// failed call, and the session (with a stdio server, its process and state)
+// is kept. Before, it read as "mcp server unavailable" and the session was
+// closed, killing and restarting a stdio server.
+func TestToolkit_JSONRPCErrorAnswerKeepsTheSession(t *testing.T) {
+	for name, cfg := range transports(t) {
+		t.Run(name, func(t *testing.T) {
+			k := newKit(t, cfg)
+			ctx := context.Background()
+			tools, err := k.Tools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whoami := func() string {
+				t.Helper()
+				out, err := find(t, tools, "whoami").Call(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			before := whoami()
+			_, err = find(t, tools, "refuse").Call(ctx, nil)
+			if !errors.Is(err, mcptool.ErrToolFailed) || errors.Is(err, mcptool.ErrUnavailable) || !strings.Contains(err.Error(), "no such widget") {
+				t.Fatalf("refuse = %v, want ErrToolFailed with the server's message", err)
+			}
+			_, err = find(t, tools, name+"_read_resource").Call(ctx, json.RawMessage(`{"uri":"note://missing"}`))
+			if !errors.Is(err, mcptool.ErrToolFailed) || errors.Is(err, mcptool.ErrUnavailable) {
+				t.Fatalf("read of a missing resource = %v, want ErrToolFailed", err)
+			}
+			if after := whoami(); after != before {
+				t.Fatalf("the session was replaced: %s, then %s", before, after)
 			}
 		})
 	}
