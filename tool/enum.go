@@ -11,59 +11,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// applyEnumTags copies `enum:"a,b,c"` struct tags into the inferred schema s of
-// type t. jsonschema-go reserves its own tag for descriptions, so allowed values
-// get a tag of their own.
-func applyEnumTags(t reflect.Type, s *jsonschema.Schema, seen map[reflect.Type]bool) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if s == nil {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		return applyEnumTags(t.Elem(), s.Items, seen)
-	case reflect.Map:
-		return applyEnumTags(t.Elem(), s.AdditionalProperties, seen)
-	case reflect.Struct:
-	default:
-		return nil
-	}
-	if seen[t] {
-		return nil
-	}
-	seen[t] = true
-	defer delete(seen, t)
-	for _, f := range reflect.VisibleFields(t) {
-		if f.Anonymous || !f.IsExported() {
-			continue
-		}
-		ps := s.Properties[jsonName(f)]
-		if ps == nil {
-			continue
-		}
-		if tag, ok := f.Tag.Lookup("enum"); ok {
-			if err := setEnum(f, ps, tag); err != nil {
-				return err
-			}
-		}
-		if err := applyEnumTags(f.Type, ps, seen); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// jsonName is the property name encoding/json uses for a field.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	if name == "" {
-		return f.Name
-	}
-	return name
-}
-
 // setEnum parses the tag's values as the field's (or its items') kind.
 func setEnum(f reflect.StructField, s *jsonschema.Schema, tag string) error {
 	t := f.Type

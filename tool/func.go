@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sj "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -51,8 +50,10 @@ func validName(name string) bool {
 }
 
 // Func builds a Tool from a typed Go function. The parameter schema is inferred
-// once from In (a struct, or a map with string keys) by
-// github.com/google/jsonschema-go: `json` tags name properties, fields without
+// once from In (a struct, or a map with string keys) as
+// github.com/google/jsonschema-go infers it, with the properties
+// encoding/json decodes (embedded structs, json names and clashing names by
+// its rules): `json` tags name properties, fields without
 // omitempty/omitzero are required, unknown properties are rejected, a
 // `jsonschema:"..."` tag is the property's description and an `enum:"a,b,c"`
 // tag restricts a string, number or boolean field (or the items of a slice
@@ -248,7 +249,7 @@ func parametersFor(t reflect.Type) inferredSchema {
 
 // inferParameters computes the JSON Schema of a tool's argument type.
 func inferParameters(t reflect.Type) (json.RawMessage, error) {
-	s, err := jsonschema.ForType(t, nil)
+	s, err := schemaFor(t)
 	if err != nil {
 		return nil, fmt.Errorf("cannot infer a JSON schema for %s: %w", t, err)
 	}
@@ -258,9 +259,6 @@ func inferParameters(t reflect.Type) (json.RawMessage, error) {
 	}
 	if s.Type != "object" {
 		return nil, fmt.Errorf("arguments type %s must be a struct or a map with string keys (tool arguments are a JSON object)", t)
-	}
-	if err := applyEnumTags(t, s, map[reflect.Type]bool{}); err != nil {
-		return nil, err
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

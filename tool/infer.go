@@ -1,0 +1,294 @@
+package tool
+
+import (
+	"cmp"
+	"encoding"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/big"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// schemaFor infers the JSON Schema of what encoding/json decodes into t. It
+// writes the schemas github.com/google/jsonschema-go's ForType writes for
+// plain types, but a struct's properties are the fields encoding/json reads,
+// by its rules: an embedded struct with a json name, or an embedded
+// non-struct type, is one property (jsonschema-go promoted the former's
+// fields and dropped the latter); of two fields with one JSON name the
+// shallower (then the tagged) one wins, and equal ones cancel (jsonschema-go
+// wrote a schema that did not compile). `jsonschema:"..."` tags are
+// descriptions and `enum:"a,b"` tags allowed values.
+func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
+	in := inferrer{stack: map[reflect.Type]bool{}}
+	return in.schema(t)
+}
+
+type inferrer struct {
+	stack map[reflect.Type]bool // named types being inferred (a cycle is an error)
+}
+
+func (in *inferrer) schema(t reflect.Type) (*jsonschema.Schema, error) {
+	nullable := false
+	for t.Kind() == reflect.Pointer {
+		nullable = true
+		t = t.Elem()
+	}
+	if t.Name() != "" {
+		if in.stack[t] {
+			return nil, fmt.Errorf("cycle detected for type %v", t)
+		}
+		in.stack[t] = true
+		defer delete(in.stack, t)
+	}
+	s, err := in.schemaOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if nullable && s.Type != "" {
+		s.Type, s.Types = "", []string{"null", s.Type}
+	}
+	return s, nil
+}
+
+// stringTypes are the standard types whose JSON form is a string, as
+// jsonschema-go has them.
+var stringTypes = map[reflect.Type]bool{
+	reflect.TypeFor[time.Time](): true, reflect.TypeFor[slog.Level](): true,
+	reflect.TypeFor[big.Int](): true, reflect.TypeFor[big.Rat](): true, reflect.TypeFor[big.Float](): true,
+}
+
+var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+
+func (in *inferrer) schemaOf(t reflect.Type) (*jsonschema.Schema, error) {
+	if stringTypes[t] {
+		return &jsonschema.Schema{Type: "string"}, nil
+	}
+	s := new(jsonschema.Schema)
+	bounds := func(lo, hi float64) {
+		s.Type, s.Minimum = "integer", &lo
+		if hi != 0 {
+			s.Maximum = &hi
+		}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		s.Type = "boolean"
+	case reflect.Int, reflect.Int64:
+		s.Type = "integer"
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		bounds(0, 0)
+	case reflect.Int8:
+		bounds(math.MinInt8, math.MaxInt8)
+	case reflect.Uint8:
+		bounds(0, math.MaxUint8)
+	case reflect.Int16:
+		bounds(math.MinInt16, math.MaxInt16)
+	case reflect.Uint16:
+		bounds(0, math.MaxUint16)
+	case reflect.Int32:
+		bounds(math.MinInt32, math.MaxInt32)
+	case reflect.Uint32:
+		bounds(0, math.MaxUint32)
+	case reflect.Float32, reflect.Float64:
+		s.Type = "number"
+	case reflect.String:
+		s.Type = "string"
+	case reflect.Interface:
+		// Any value.
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String && !t.Key().Implements(textMarshaler) {
+			return nil, fmt.Errorf("unsupported map key type %v", t.Key().Kind())
+		}
+		s.Type = "object"
+		var err error
+		if s.AdditionalProperties, err = in.schema(t.Elem()); err != nil {
+			return nil, fmt.Errorf("computing map value schema: %v", err)
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice {
+			s.Types = []string{"null", "array"}
+		} else {
+			s.Type = "array"
+			s.MinItems, s.MaxItems = jsonschema.Ptr(t.Len()), jsonschema.Ptr(t.Len())
+		}
+		var err error
+		if s.Items, err = in.schema(t.Elem()); err != nil {
+			return nil, fmt.Errorf("computing element schema: %v", err)
+		}
+	case reflect.Struct:
+		return in.structSchema(t)
+	default:
+		return nil, fmt.Errorf("type %v is unsupported by jsonschema", t)
+	}
+	return s, nil
+}
+
+// descriptionPrefix is what jsonschema-go refuses at the start of a
+// description tag (reserved for keywords).
+var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
+
+func (in *inferrer) structSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	s := &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}}
+	if t.NumField() > 0 {
+		s.Properties = map[string]*jsonschema.Schema{} // as jsonschema-go writes it
+	}
+	for _, f := range jsonFields(t) {
+		fs, err := in.schema(f.sf.Type)
+		if err != nil {
+			return nil, err
+		}
+		if tag, ok := f.sf.Tag.Lookup("jsonschema"); ok {
+			if tag == "" {
+				return nil, fmt.Errorf("empty jsonschema tag on struct field %s.%s", t, f.sf.Name)
+			}
+			if descriptionPrefix.MatchString(tag) {
+				return nil, fmt.Errorf("tag must not begin with 'WORD=': %q", tag)
+			}
+			fs.Description = tag
+		}
+		if tag, ok := f.sf.Tag.Lookup("enum"); ok {
+			if err := setEnum(f.sf, fs, tag); err != nil {
+				return nil, err
+			}
+		}
+		s.Properties[f.name] = fs
+		s.PropertyOrder = append(s.PropertyOrder, f.name)
+		if !f.optional {
+			s.Required = append(s.Required, f.name)
+		}
+	}
+	return s, nil
+}
+
+// jsonField is a struct field encoding/json reads, under its JSON name.
+type jsonField struct {
+	name     string
+	sf       reflect.StructField
+	index    []int
+	tagged   bool
+	optional bool // omitempty or omitzero
+}
+
+// jsonFields lists the fields encoding/json decodes into for struct type t,
+// in field order, following its rules (encoding/json's typeFields):
+// untagged embedded structs are walked breadth-first for promoted fields; a
+// JSON name held by several fields goes to the shallowest, then the tagged
+// one, and to none when that leaves a tie.
+func jsonFields(t reflect.Type) []jsonField {
+	type scan struct {
+		typ   reflect.Type
+		index []int
+	}
+	var fields []jsonField
+	var current []scan
+	next := []scan{{typ: t}}
+	count, nextCount := map[reflect.Type]int{}, map[reflect.Type]int{t: 1}
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current, next = next, current[:0]
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, f := range current {
+			if visited[f.typ] {
+				continue
+			}
+			visited[f.typ] = true
+			for i := range f.typ.NumField() {
+				sf := f.typ.Field(i)
+				if sf.Anonymous {
+					et := sf.Type
+					if et.Kind() == reflect.Pointer {
+						et = et.Elem()
+					}
+					if !sf.IsExported() && et.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				if !validTagName(name) {
+					name = ""
+				}
+				index := append(slices.Clip(f.index), i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
+					jf := jsonField{name: name, sf: sf, index: index, tagged: name != ""}
+					if name == "" {
+						jf.name = sf.Name
+					}
+					for o := range strings.SplitSeq(opts, ",") {
+						jf.optional = jf.optional || o == "omitempty" || o == "omitzero"
+					}
+					fields = append(fields, jf)
+					if count[f.typ] > 1 {
+						// Reached through two embeddings at one depth: the
+						// duplicate cancels it below, as in encoding/json.
+						fields = append(fields, jf)
+					}
+					continue
+				}
+				nextCount[ft]++
+				if nextCount[ft] == 1 {
+					next = append(next, scan{typ: ft, index: index})
+				}
+			}
+		}
+	}
+	slices.SortFunc(fields, func(a, b jsonField) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
+			return c
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a.index, b.index)
+	})
+	out := fields[:0]
+	for i, n := 0, 0; i < len(fields); i += n {
+		for n = 1; i+n < len(fields) && fields[i+n].name == fields[i].name; n++ {
+		}
+		group := fields[i : i+n]
+		if len(group) > 1 && len(group[0].index) == len(group[1].index) && group[0].tagged == group[1].tagged {
+			continue // a tie: encoding/json ignores the name
+		}
+		out = append(out, group[0])
+	}
+	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+// validTagName is encoding/json's test of a json tag's name.
+func validTagName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}
