@@ -2,9 +2,14 @@ package tool_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math/big"
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
@@ -77,5 +82,44 @@ func TestFunc_EmbeddedFieldsFollowEncodingJSON(t *testing.T) {
 	sh, err := callWith[shadowing](t, `{"label":"x"}`)
 	if err != nil || sh.Title != "x" || sh.Label != "" {
 		t.Fatalf("shadowed name: %+v, %v", sh, err)
+	}
+}
+
+// ownForms has fields whose JSON form is not their Go kind's.
+type ownForms struct {
+	Filter json.RawMessage `json:"filter"` // any JSON value
+	ID     uuid.UUID       `json:"id"`     // a TextUnmarshaler: a string
+	Addr   netip.Addr      `json:"addr"`   // likewise
+	Big    *big.Int        `json:"big"`    // a number literal
+	Amount json.Number     `json:"amount"` // a number literal
+	More   []uuid.UUID     `json:"more,omitempty"`
+}
+
+// Before, the schema followed the Go kinds: a json.RawMessage was an array of
+// bytes, a uuid.UUID an array of 16 integers, a netip.Addr an empty object and
+// a big.Int a string, so the model's valid arguments were refused (or, for
+// big.Int, could never decode); a json.Number was a string, so a number was
+// refused and "abc" reached the tool through a Set (the in-place decoder
+// stored it unchecked where encoding/json refuses it).
+func TestFunc_TypesWithTheirOwnJSONForm(t *testing.T) {
+	const id = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+	in, err := callWith[ownForms](t, `{"filter":{"tag":["a"]},"id":"`+id+`","addr":"10.0.0.1","big":123456789012345678901234567890,"amount":12.5,"more":["`+id+`"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(in.Filter) != `{"tag":["a"]}` || in.ID.String() != id || in.Addr.String() != "10.0.0.1" ||
+		in.Big.String() != "123456789012345678901234567890" || in.Amount != "12.5" || len(in.More) != 1 || in.More[0].String() != id {
+		t.Fatalf("decoded %+v", in)
+	}
+	in, err = callWith[ownForms](t, `{"filter":"any text","id":"`+id+`","addr":"::1","big":null,"amount":0}`)
+	if err != nil || string(in.Filter) != `"any text"` || in.Big != nil {
+		t.Fatalf("string filter and null big: %+v, %v", in, err)
+	}
+	in, err = callWith[ownForms](t, `{"filter":1,"id":"`+id+`","addr":"::1","big":1,"amount":"abc"}`)
+	if !errors.Is(err, tool.ErrInvalidArguments) || in.Amount != "" {
+		t.Fatalf("amount abc: %+v, %v; want ErrInvalidArguments and no call", in, err)
+	}
+	if _, err = callWith[ownForms](t, `{"filter":1,"id":"not-a-uuid","addr":"::1","big":1,"amount":1}`); !errors.Is(err, tool.ErrInvalidArguments) {
+		t.Fatalf("bad uuid: %v", err)
 	}
 }

@@ -53,7 +53,8 @@ func validName(name string) bool {
 // once from In (a struct, or a map with string keys) as
 // github.com/google/jsonschema-go infers it, with the properties
 // encoding/json decodes (embedded structs, json names and clashing names by
-// its rules): `json` tags name properties, fields without
+// its rules; a type decoded from text, such as uuid.UUID, is a string and a
+// json.RawMessage any value): `json` tags name properties, fields without
 // omitempty/omitzero are required, unknown properties are rejected, a
 // `jsonschema:"..."` tag is the property's description and an `enum:"a,b,c"`
 // tag restricts a string, number or boolean field (or the items of a slice

@@ -3,6 +3,7 @@ package tool
 import (
 	"cmp"
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -58,17 +59,33 @@ func (in *inferrer) schema(t reflect.Type) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// stringTypes are the standard types whose JSON form is a string, as
-// jsonschema-go has them.
-var stringTypes = map[reflect.Type]bool{
-	reflect.TypeFor[time.Time](): true, reflect.TypeFor[slog.Level](): true,
-	reflect.TypeFor[big.Int](): true, reflect.TypeFor[big.Rat](): true, reflect.TypeFor[big.Float](): true,
+// jsonForms are the schemas of standard types whose JSON form is not what
+// their Go kind suggests: RFC 3339 times and level names are strings, a
+// json.RawMessage is any JSON value, big.Int and json.Number are number
+// literals (a json.Number also as a string).
+var jsonForms = map[reflect.Type]func() *jsonschema.Schema{
+	reflect.TypeFor[time.Time]():       func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} },
+	reflect.TypeFor[slog.Level]():      func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} },
+	reflect.TypeFor[json.RawMessage](): func() *jsonschema.Schema { return &jsonschema.Schema{} },
+	reflect.TypeFor[json.Number]():     func() *jsonschema.Schema { return &jsonschema.Schema{Type: "number"} },
+	reflect.TypeFor[big.Int]():         func() *jsonschema.Schema { return &jsonschema.Schema{Type: "integer"} },
 }
 
 var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 
+// textOnly reports whether encoding/json decodes t from a JSON string only:
+// t (or *t) implements encoding.TextUnmarshaler and not json.Unmarshaler
+// (uuid.UUID, netip.Addr, big.Float).
+func textOnly(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Kind() != reflect.Interface && p.Implements(textUnmarshaler) && !p.Implements(jsonUnmarshaler)
+}
+
 func (in *inferrer) schemaOf(t reflect.Type) (*jsonschema.Schema, error) {
-	if stringTypes[t] {
+	if form := jsonForms[t]; form != nil {
+		return form(), nil
+	}
+	if textOnly(t) {
 		return &jsonschema.Schema{Type: "string"}, nil
 	}
 	s := new(jsonschema.Schema)
