@@ -123,3 +123,24 @@ func TestFunc_TypesWithTheirOwnJSONForm(t *testing.T) {
 		t.Fatalf("bad uuid: %v", err)
 	}
 }
+
+type quotedArgs struct {
+	N     int      `json:"n,string"`
+	On    bool     `json:"on,string"`
+	Ratio *float64 `json:"ratio,string,omitempty"`
+	Level int      `json:"level,string" enum:"1,2"`
+}
+
+// A scalar field with the string option is decoded from a JSON string. The
+// schema said integer/boolean, which encoding/json then refuses ("invalid use
+// of ,string struct tag"), and refused the strings it wants: no call could
+// ever succeed.
+func TestFunc_StringOptionFieldsTakeStrings(t *testing.T) {
+	in, err := callWith[quotedArgs](t, `{"n":"5","on":"true","ratio":"0.5","level":"2"}`)
+	if err != nil || in.N != 5 || !in.On || in.Ratio == nil || *in.Ratio != 0.5 || in.Level != 2 {
+		t.Fatalf("%+v, %v", in, err)
+	}
+	if _, err := callWith[quotedArgs](t, `{"n":"5","on":"true","level":"3"}`); !errors.Is(err, tool.ErrInvalidArguments) || !strings.Contains(err.Error(), "/level") {
+		t.Fatalf("level 3: %v, want the enum refusal", err)
+	}
+}

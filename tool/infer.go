@@ -25,7 +25,8 @@ import (
 // non-struct type, is one property (jsonschema-go promoted the former's
 // fields and dropped the latter); of two fields with one JSON name the
 // shallower (then the tagged) one wins, and equal ones cancel (jsonschema-go
-// wrote a schema that did not compile). `jsonschema:"..."` tags are
+// wrote a schema that did not compile); a scalar field with the string
+// option is a string. `jsonschema:"..."` tags are
 // descriptions and `enum:"a,b"` tags allowed values.
 func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	in := inferrer{stack: map[reflect.Type]bool{}}
@@ -162,6 +163,14 @@ func (in *inferrer) structSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		if err != nil {
 			return nil, err
 		}
+		if f.quoted {
+			// `json:",string"`: encoding/json reads the value from inside a
+			// JSON string ("5", "true").
+			fs = &jsonschema.Schema{Type: "string"}
+			if f.sf.Type.Kind() == reflect.Pointer {
+				fs.Type, fs.Types = "", []string{"null", "string"}
+			}
+		}
 		if tag, ok := f.sf.Tag.Lookup("jsonschema"); ok {
 			if tag == "" {
 				return nil, fmt.Errorf("empty jsonschema tag on struct field %s.%s", t, f.sf.Name)
@@ -172,7 +181,14 @@ func (in *inferrer) structSchema(t reflect.Type) (*jsonschema.Schema, error) {
 			fs.Description = tag
 		}
 		if tag, ok := f.sf.Tag.Lookup("enum"); ok {
-			if err := setEnum(f.sf, fs, tag); err != nil {
+			sf := f.sf
+			if f.quoted {
+				sf.Type = reflect.TypeFor[string]() // the values are strings
+				if f.sf.Type.Kind() == reflect.Pointer {
+					sf.Type = reflect.TypeFor[*string]()
+				}
+			}
+			if err := setEnum(sf, fs, tag); err != nil {
 				return nil, err
 			}
 		}
@@ -192,6 +208,7 @@ type jsonField struct {
 	index    []int
 	tagged   bool
 	optional bool // omitempty or omitzero
+	quoted   bool // the string option on a scalar field
 }
 
 // jsonFields lists the fields encoding/json decodes into for struct type t,
@@ -250,6 +267,14 @@ func jsonFields(t reflect.Type) []jsonField {
 					}
 					for o := range strings.SplitSeq(opts, ",") {
 						jf.optional = jf.optional || o == "omitempty" || o == "omitzero"
+						if o == "string" {
+							switch ft.Kind() {
+							case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+								reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+								reflect.Float32, reflect.Float64, reflect.String:
+								jf.quoted = true
+							}
+						}
 					}
 					fields = append(fields, jf)
 					if count[f.typ] > 1 {
