@@ -549,3 +549,35 @@ func TestRun_SystemMessageLayout(t *testing.T) {
 		})
 	}
 }
+
+// place is a named embedding: encoding/json reads it as one nested object.
+type place struct {
+	City string `json:"city"`
+}
+
+type forecast struct {
+	place `json:"place"`
+	Temp  float64         `json:"temp"`
+	Extra json.RawMessage `json:"extra"`
+}
+
+// The output schema offers what DecodeContent decodes: a named embedded
+// struct is a nested object (jsonschema-go promoted its fields, so the one
+// answer that decodes was refused) and a json.RawMessage is any value.
+func TestRun_StructuredOutputSchemaFollowsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	schema, err := OutputSchemaFor[forecast]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := `{"place":{"city":"Paris"},"temp":21.5,"extra":{"wind":"light"}}`
+	a := mustAgent(t, Config{Model: script(t, scripted.Turn{Content: answer}), OutputSchema: schema})
+	out, err := a.Run(context.Background(), run.TextInput("forecast?"))
+	if err != nil {
+		t.Fatalf("run: %v (schema %s)", err, schema)
+	}
+	f, err := DecodeContent[forecast](out.Content)
+	if err != nil || f.City != "Paris" || f.Temp != 21.5 || string(f.Extra) != `{"wind":"light"}` {
+		t.Fatalf("decoded %+v %v", f, err)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/tool"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -14,9 +16,11 @@ import (
 // its output schema.
 var ErrOutputParse = errors.New("agent: structured output does not match the output schema")
 
-// OutputSchemaFor returns the JSON Schema of T, for Config.OutputSchema.
+// OutputSchemaFor returns the JSON Schema of T, for Config.OutputSchema: the
+// properties encoding/json decodes into T (tool.SchemaFor), so an answer
+// that matches the schema is one DecodeContent[T] fills.
 func OutputSchemaFor[T any]() (json.RawMessage, error) {
-	s, err := jsonschema.For[T](nil)
+	s, err := tool.SchemaFor(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, fmt.Errorf("agent: output schema: %w", err)
 	}

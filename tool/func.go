@@ -250,7 +250,7 @@ func parametersFor(t reflect.Type) inferredSchema {
 
 // inferParameters computes the JSON Schema of a tool's argument type.
 func inferParameters(t reflect.Type) (json.RawMessage, error) {
-	s, err := schemaFor(t)
+	s, err := SchemaFor(t)
 	if err != nil {
 		return nil, fmt.Errorf("cannot infer a JSON schema for %s: %w", t, err)
 	}

@@ -18,17 +18,18 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// schemaFor infers the JSON Schema of what encoding/json decodes into t. It
-// writes the schemas github.com/google/jsonschema-go's ForType writes for
-// plain types, but a struct's properties are the fields encoding/json reads,
-// by its rules: an embedded struct with a json name, or an embedded
-// non-struct type, is one property (jsonschema-go promoted the former's
-// fields and dropped the latter); of two fields with one JSON name the
-// shallower (then the tagged) one wins, and equal ones cancel (jsonschema-go
-// wrote a schema that did not compile); a scalar field with the string
-// option is a string. `jsonschema:"..."` tags are
+// SchemaFor infers the JSON Schema of what encoding/json decodes into t: the
+// schema of a Func tool's arguments and of an agent's structured output
+// (agent.OutputSchemaFor). It writes the schemas github.com/google/
+// jsonschema-go's ForType writes for plain types, but a struct's properties
+// are the fields encoding/json reads, by its rules: an embedded struct with a
+// json name, or an embedded non-struct type, is one property (jsonschema-go
+// promoted the former's fields and dropped the latter); of two fields with
+// one JSON name the shallower (then the tagged) one wins, and equal ones
+// cancel (jsonschema-go wrote a schema that did not compile); a scalar field
+// with the string option is a string. `jsonschema:"..."` tags are
 // descriptions and `enum:"a,b"` tags allowed values.
-func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
+func SchemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	in := inferrer{stack: map[reflect.Type]bool{}}
 	return in.schema(t)
 }
