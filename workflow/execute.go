@@ -468,7 +468,9 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 				end = d == "true"
 			} else {
 				var err error
-				if end, err = l.EndCondition(LoopIteration{Iteration: it, MaxIterations: maxIt, Outputs: results, State: x.state}); err != nil {
+				if end, err = guard("the loop's end condition", func() (bool, error) {
+					return l.EndCondition(LoopIteration{Iteration: it, MaxIterations: maxIt, Outputs: results, State: x.state})
+				}); err != nil {
 					x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
 					return okOutput(s, typeLoop, sc, last, all), false, errors.New(x.failedText())
 				}
@@ -591,7 +593,7 @@ func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ 
 			result = d == "true"
 		} else {
 			var err error
-			if result, err = c.Evaluator(x.stepInput(content)); err != nil {
+			if result, err = guard("the condition's evaluator", func() (bool, error) { return c.Evaluator(x.stepInput(content)) }); err != nil {
 				x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
 				x.sendStepError(s, sc)
 				return run.StepOutput{}, false, errors.New(x.failedText())
@@ -657,7 +659,7 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 		selected = a.SelectedChoices
 	} else {
 		var err error
-		if selected, err = r.Selector(x.stepInput(content)); err != nil {
+		if selected, err = guard("the router's selector", func() ([]string, error) { return r.Selector(x.stepInput(content)) }); err != nil {
 			x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
 			x.sendStepError(s, sc)
 			return run.StepOutput{}, false, errors.New(x.failedText())
@@ -999,7 +1001,7 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 			text += "\n\nFeedback on the previous attempt: " + feedback
 		}
 		var paused *run.Output
-		status, paused, err = x.runRunner(ctx, s, sc, text, &out)
+		status, paused, err = x.callRunner(ctx, s, sc, text, &out)
 		if err == nil && status == run.StatusPaused && paused != nil {
 			x.recordMetrics(out)
 			return out, x.executorPause(s, sc, paused)
@@ -1043,12 +1045,33 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 }
 
 func callFunc(ctx context.Context, f StepFunc, in *StepInput) (res FuncResult, err error) {
+	return guard("the function", func() (FuncResult, error) { return f(ctx, in) })
+}
+
+// callRunner is runRunner with a panic of the runner (any agent.Runner)
+// turned into the step's error.
+func (x *exec) callRunner(ctx context.Context, s *Step, sc scope, input string, out *run.StepOutput) (st run.Status, paused *run.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("the function panicked: %v", p)
+			st, paused, err = "", nil, fmt.Errorf("its runner panicked: %v", p)
 		}
 	}()
-	return f(ctx, in)
+	return x.runRunner(ctx, s, sc, input, out)
+}
+
+// guard calls f, the Go code of a step (its function, a condition's
+// evaluator, a router's selector, a loop's end condition), turning a
+// panic into an error naming what panicked: the run then fails as for any
+// error of the step, instead of staying RUNNING, or, in a parallel
+// branch's goroutine, ending the process.
+func guard[T any](what string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("%s panicked: %v", what, p)
+		}
+	}()
+	return f()
 }
 
 // continuer is a runner whose paused runs a workflow continues: an agent

@@ -1,0 +1,69 @@
+package workflow
+
+import (
+	"context"
+	"iter"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// A Go callback of a primitive (a condition's evaluator, a router's
+// selector, a loop's end condition) that panics fails the run with an
+// error naming the step, stored ERROR, as a panicking Func step does; in a
+// parallel branch it must not take the process down either.
+func TestRun_APanickingEvaluatorFailsTheRun(t *testing.T) {
+	t.Parallel()
+	boom := func() { panic("index out of range") }
+	for _, c := range []struct {
+		name string
+		step Step
+	}{
+		{"condition", Step{Name: "check", Condition: &Condition{Evaluator: func(*StepInput) (bool, error) { boom(); return true, nil }, Steps: []Step{fn("a")}}}},
+		{"router", Step{Name: "route", Router: &Router{Selector: func(*StepInput) ([]string, error) { boom(); return nil, nil }, Choices: []Step{fn("a")}}}},
+		{"loop", Step{Name: "again", Loop: &Loop{EndCondition: func(LoopIteration) (bool, error) { boom(); return true, nil }, Steps: []Step{fn("a")}}}},
+		{"runner", Step{Runner: panicRunner{}}},
+		{"parallel branch", Step{Name: "p", Parallel: &Parallel{Steps: []Step{fn("b"),
+			{Name: "check", Condition: &Condition{Evaluator: func(*StepInput) (bool, error) { boom(); return true, nil }, Steps: []Step{fn("a")}}}}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := openDB(t)
+			id := uuid.NewString()
+			wf := mustNew(t, Config{ID: "panics", DB: d, Steps: []Step{fn("first"), c.step, fn("after")}})
+			out, err := wf.Run(context.Background(), run.TextInput("x"), agent.WithRunID(id))
+			if err == nil || out == nil || out.Status != run.StatusError {
+				t.Fatalf("run = %+v, %v; want ERROR", out, err)
+			}
+			if !strings.Contains(out.ContentString(), "panicked") || !strings.Contains(out.ContentString(), "index out of range") {
+				t.Errorf("content = %q, want the panic", out.ContentString())
+			}
+			row, err := d.GetRun(context.Background(), id)
+			if err != nil || row.Status != run.StatusError {
+				t.Fatalf("stored run = %+v, %v; want ERROR", row, err)
+			}
+			evs := collect(t, wf, "x")
+			if last := evs[len(evs)-1]; last.Event != run.EventWorkflowError || !strings.Contains(run.ContentText(last.Content), "panicked") {
+				t.Errorf("last event = %s %v, want WorkflowError with the panic", last.Event, last.Content)
+			}
+		})
+	}
+}
+
+// panicRunner is an agent.Runner with a bug: it panics.
+type panicRunner struct{}
+
+func (panicRunner) Component() run.Component { return run.Component{Type: run.TypeAgent, ID: "buggy"} }
+func (panicRunner) DB() *db.DB               { return nil }
+func (panicRunner) CancelRun(string) bool    { return false }
+func (panicRunner) Run(context.Context, run.Input, ...agent.RunOption) (*run.Output, error) {
+	panic("index out of range")
+}
+func (panicRunner) Stream(context.Context, run.Input, ...agent.RunOption) iter.Seq2[run.Event, error] {
+	panic("index out of range")
+}
