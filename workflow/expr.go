@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
@@ -61,7 +62,11 @@ func compile(env func() (*cel.Env, error), src string, want ...*cel.Type) (cel.P
 		}
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: %q gives %s, want %s", ErrExpression, src, ast.OutputType(), want[0])
+		names := make([]string, len(want))
+		for i, t := range want {
+			names[i] = t.String()
+		}
+		return nil, fmt.Errorf("%w: %q gives %s, want %s", ErrExpression, src, ast.OutputType(), strings.Join(names, " or "))
 	}
 	return e.Program(ast, cel.CostLimit(celCostLimit), cel.InterruptCheckFrequency(100))
 }
@@ -147,7 +152,9 @@ func compileLoopEnd(src string) (func(LoopIteration) (bool, error), error) {
 }
 
 func compileSelector(src string, choices []string) (func(*StepInput) ([]string, error), error) {
-	p, err := compile(stepInputEnv, src, cel.StringType, cel.ListType(cel.StringType))
+	// A list built of dynamic values ([session_state.route]) is list(dyn):
+	// its elements are checked to be names when it is evaluated.
+	p, err := compile(stepInputEnv, src, cel.StringType, cel.ListType(cel.StringType), cel.ListType(cel.DynType))
 	if err != nil {
 		return nil, err
 	}
