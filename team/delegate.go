@@ -282,9 +282,9 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 		return prev, nil // completed before the team run paused
 	}
 	if paused, resolved := rs.takePaused(mi.id, task); paused != nil {
-		out, err = mi.r.ContinueRun(ctx, paused, append(opts, resolved...)...)
+		out, err = callMember(func() (*run.Output, error) { return mi.r.ContinueRun(ctx, paused, append(opts, resolved...)...) })
 	} else {
-		out, err = mi.r.Run(ctx, run.TextInput(task), opts...)
+		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, run.TextInput(task), opts...) })
 	}
 	if out == nil && errors.Is(err, agent.ErrStorage) {
 		// The database's error may name its host and user: the leader's
@@ -298,6 +298,20 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 		c.add(out)
 	}
 	return out, nil
+}
+
+// callMember runs a member, turning its panic (a bug of its model or of
+// a member team's code) into the member's error: a broadcast's or a
+// parallel task's member runs on a goroutine of its own, where a panic
+// would end the process; the leader reads the error as for any failed
+// member.
+func callMember(f func() (*run.Output, error)) (out *run.Output, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("it panicked: %v", p)
+		}
+	}()
+	return f()
 }
 
 func (t *Team) memberIDs() []string {
