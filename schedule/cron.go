@@ -33,6 +33,10 @@ var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cr
 type Spec struct {
 	sched cron.Schedule
 	loc   *time.Location
+	// everyHour: the expression matches every hour of the day (*, @hourly),
+	// so the hour a clock repeats when daylight saving time ends is due
+	// again: that hour really passes twice.
+	everyHour bool
 }
 
 // Parse parses a 5-field cron expression evaluated in the IANA time zone tz
@@ -56,7 +60,12 @@ func Parse(expr, tz string) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidCron, expr, err)
 	}
-	return &Spec{sched: s, loc: loc}, nil
+	everyHour := true
+	if ss, ok := s.(*cron.SpecSchedule); ok {
+		const day = 1<<24 - 1
+		everyHour = ss.Hour&day == day
+	}
+	return &Spec{sched: s, loc: loc, everyHour: everyHour}, nil
 }
 
 // LoadZone loads an IANA time zone; "" is UTC. Local (the server's zone)
@@ -78,6 +87,30 @@ func LoadZone(tz string) (*time.Location, error) {
 
 // Next returns the first due time strictly after t (the zero time when
 // the expression never matches, e.g. 30 February).
+//
+// Due times are wall-clock times of the zone, each due once: one that does
+// not exist (in the hour skipped when daylight saving time starts) is not
+// due, and one the clock shows twice (in the hour repeated when it ends) is
+// due the first time only, as cron does for jobs at fixed hours: "30 1 * *
+// *" runs once on that day, not twice. An expression matching every hour
+// ("0 * * * *") is due in both passes of the repeated hour.
 func (s *Spec) Next(t time.Time) time.Time {
-	return s.sched.Next(t.In(s.loc))
+	n := s.sched.Next(t.In(s.loc))
+	for !s.everyHour && !n.IsZero() && repeatedWallTime(n) {
+		n = s.sched.Next(n)
+	}
+	return n
+}
+
+// repeatedWallTime reports whether t's wall-clock time was shown before,
+// in the hour a zone's clock turned back (daylight saving time's end).
+func repeatedWallTime(t time.Time) bool {
+	start, _ := t.ZoneBounds()
+	if start.IsZero() {
+		return false
+	}
+	_, before := start.Add(-time.Second).Zone()
+	_, now := t.Zone()
+	back := time.Duration(before-now) * time.Second
+	return back > 0 && t.Sub(start) < back
 }

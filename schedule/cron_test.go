@@ -20,6 +20,18 @@ func TestParse_NextInTimezone(t *testing.T) {
 		// 02:30 does not exist in Paris on 29 March 2026 (DST): the next one is the 30th.
 		{"30 2 * * *", "Europe/Paris", time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC), time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC)},
 		{"@daily", "Asia/Tokyo", time.Date(2026, 6, 1, 16, 0, 0, 0, time.UTC), time.Date(2026, 6, 2, 15, 0, 0, 0, time.UTC)},
+		// 01:30 comes twice in New York on 1 November 2026 (DST ends at 02:00
+		// EDT): a daily job is due at the first only, then on the 2nd.
+		{"30 1 * * *", "America/New_York", time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC)},
+		{"30 1 * * *", "America/New_York", time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC)},
+		{"*/20 1 * * *", "America/New_York", time.Date(2026, 11, 1, 5, 40, 0, 0, time.UTC), time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC)},
+		// Lord Howe turns back 30 minutes (02:00 → 01:30) on 5 April 2026.
+		{"45 1 * * *", "Australia/Lord_Howe", time.Date(2026, 4, 4, 14, 0, 0, 0, time.UTC), time.Date(2026, 4, 4, 14, 45, 0, 0, time.UTC)},
+		{"45 1 * * *", "Australia/Lord_Howe", time.Date(2026, 4, 4, 14, 45, 0, 0, time.UTC), time.Date(2026, 4, 5, 15, 15, 0, 0, time.UTC)},
+		// An hourly job runs in both passes of the repeated hour: it really
+		// passes twice.
+		{"0 * * * *", "America/New_York", time.Date(2026, 11, 1, 5, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)},
+		{"@hourly", "Europe/Paris", time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC)},
 	} {
 		s, err := Parse(c.expr, c.tz)
 		if err != nil {
