@@ -732,7 +732,9 @@ func (x *exec) sendStepError(s *Step, sc scope) {
 // leaf runs a Runner or Func step, with its human review.
 func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.StepOutput, bool, error) {
 	if out, ok := x.j.done(sc.path); ok {
-		x.record(out)
+		if out.Success == nil || *out.Success {
+			x.record(out) // a failure skipped (OnError skip) is not an output the next steps see
+		}
 		x.recordMetrics(out)
 		x.noteStepRun(out.StepRunID)
 		return out, false, nil
@@ -790,6 +792,9 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 		if h != nil && ctx.Err() == nil && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 			switch h.OnError {
 			case OnErrorSkip:
+				// It ran: a continue of the run replays the failure
+				// instead of running the step again.
+				x.j.complete(sc.path, out)
 				return out, false, nil
 			case OnErrorPause:
 				return out, false, x.errorPause(s, sc, out, h, err)
