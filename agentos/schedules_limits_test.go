@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
 	"net/http"
 	"strings"
@@ -158,5 +159,36 @@ func TestSchedules_RetryDelayIsTheQueuesWaitBetweenAttempts(t *testing.T) {
 				t.Fatalf("schedule run %+v (output %s), want success", got, got.Output)
 			}
 		})
+	}
+}
+
+// TestSchedules_AFiringWhoseRunWasDeletedIsFinished: a firing whose run
+// was deleted (its session deleted) before the scheduler saw it end can
+// never end by itself: the scheduler fails it with the reason instead of
+// leaving it running (and re-reading it every poll) for ever.
+func TestSchedules_AFiringWhoseRunWasDeletedIsFinished(t *testing.T) {
+	t.Parallel()
+	d := scheduleDrivers["sqlite"](t)
+	clk := &testClock{}
+	start := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+	clk.Set(start)
+	u, srv := scheduledServer(t, d, clk, schedule.Config{})
+	sc := createEveryMinute(t, u, "deleted")
+	sched := srv.Scheduler()
+	clk.Set(start.Add(35 * time.Second)) // 00:01:05, due 00:01:00
+	tickAll(t, []*schedule.Scheduler{sched})
+	sr := onlyScheduleRun(t, d, sc.ID)
+	waitJob(t, u, sr.RunID, queue.StatusCompleted, nil)
+	if err := d.DeleteSessions(context.Background(), sr.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.GetRun(context.Background(), sr.RunID); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("run after its session was deleted: %v", err)
+	}
+	clk.Set(start.Add(40 * time.Second)) // nothing due: only the follow-up
+	tickAll(t, []*schedule.Scheduler{sched})
+	got := onlyScheduleRun(t, d, sc.ID)
+	if got.Status != db.ScheduleRunFailed || !strings.Contains(got.Error, "no longer exists") || got.CompletedAt == 0 {
+		t.Fatalf("schedule run %+v after its run was deleted, want failed saying so", got)
 	}
 }

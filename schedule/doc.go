@@ -28,7 +28,8 @@
 //
 // The Scheduler also follows the runs it started: a running schedule run
 // whose run reached a final status is finished (success, failed,
-// cancelled or paused), as Agno's executor records them. A failed attempt
+// cancelled or paused), as Agno's executor records them; one whose run was
+// deleted before it was seen to end is failed, saying so. A failed attempt
 // of a schedule with retries left (max_retries) gets the next attempt's
 // row at once and its run RetryDelay later, keyed RetryKey(schedule id,
 // due time, attempt), so that every attempt also starts once.

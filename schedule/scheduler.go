@@ -426,6 +426,14 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 			}
 			out, err := s.d.GetRun(ctx, r.RunID)
 			if errors.Is(err, db.ErrNotFound) {
+				// Fire stored the run before this row: it was deleted (its
+				// session with it), and nothing will ever end it. Not
+				// retried: whoever deleted it did not want it.
+				fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: s.Now().Unix(),
+					Error: "run " + r.RunID + " no longer exists: it was deleted before it was seen to end"}
+				if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
+					errs = append(errs, err)
+				}
 				continue
 			}
 			if err != nil {
