@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
+	textclip "github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -20,14 +20,10 @@ const debugClip = 400
 
 func clip(s string) string {
 	s = strings.ReplaceAll(s, "\n", `\n`)
-	if len(s) <= debugClip {
-		return s
+	if c, cut := textclip.Bytes(s, debugClip); cut {
+		return c + fmt.Sprintf("… (%d bytes)", len(s))
 	}
-	cut := debugClip
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
+	return s
 }
 
 // trace writes e's line; st gives the messages of the first model request.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/runlog"
@@ -114,17 +115,9 @@ func parseEventIndex(name, v string) (int64, error) {
 	n, err := runlog.ParseIndex(v)
 	if err != nil {
 		return 0, &httpError{Status: http.StatusBadRequest, Err: err,
-			Detail: fmt.Sprintf("%s must be the index of the last event received: an integer from -1 to %d (got %q)", name, int64(runlog.MaxIndex), clip(v, 40))}
+			Detail: fmt.Sprintf("%s must be the index of the last event received: an integer from -1 to %d (got %q)", name, int64(runlog.MaxIndex), clip.Mark(v, 40, "…"))}
 	}
 	return n, nil
-}
-
-// clip shortens s for an error message.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // resumeFrom is where a resumed stream starts: the last_event_index form

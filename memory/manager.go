@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
 	"github.com/google/uuid"
 )
@@ -187,17 +188,11 @@ func existingBlock(ms []db.Memory) string {
 	return b.String()
 }
 
+// truncate cuts s to at most n bytes at a rune boundary.
 func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	s, _ = clip.Bytes(s, n)
+	return s
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // newID returns a random (version 4) UUID.
 func newID() string {

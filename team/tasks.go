@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -145,11 +146,7 @@ func (l *taskList) summary() string {
 			fmt.Fprintf(&b, "\n      Depends on: %v", tk.Dependencies)
 		}
 		if tk.Result != nil {
-			r := *tk.Result
-			if len(r) > 200 {
-				r = r[:200] + "..."
-			}
-			fmt.Fprintf(&b, "\n      Result: %s", r)
+			fmt.Fprintf(&b, "\n      Result: %s", clip.Mark(*tk.Result, 200, "..."))
 		}
 		for _, n := range tk.Notes[max(0, len(tk.Notes)-3):] {
 			fmt.Fprintf(&b, "\n      Note: %s", n)

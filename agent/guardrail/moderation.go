@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -233,9 +234,6 @@ func apiMessage(raw []byte) string {
 	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
 		return e.Error.Message
 	}
-	s := string(raw)
-	if len(s) > 200 {
-		s = s[:200]
-	}
+	s, _ := clip.Bytes(string(raw), 200)
 	return s
 }

@@ -1,0 +1,55 @@
+package clip
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+func TestBytes(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		want string
+		cut  bool
+	}{
+		{"hello", 10, "hello", false},
+		{"hello", 5, "hello", false},
+		{"hello", 3, "hel", true},
+		{"hello", 0, "", true},
+		{"hello", -1, "", true},
+		{"", 0, "", false},
+		{"aé", 2, "a", true},   // é is two bytes: not split
+		{"aé", 3, "aé", false}, //
+		{"日本語", 4, "日", true},
+		{"日本語", 6, "日本", true},
+		{"\xff\xfe", 1, "\xff", true}, // invalid bytes are each a boundary
+	}
+	for _, tc := range tests {
+		got, cut := Bytes(tc.s, tc.n)
+		if got != tc.want || cut != tc.cut {
+			t.Errorf("Bytes(%q, %d) = %q, %v; want %q, %v", tc.s, tc.n, got, cut, tc.want, tc.cut)
+		}
+	}
+	if got := Mark("日本語", 4, "…"); got != "日…" {
+		t.Errorf("Mark = %q", got)
+	}
+	if got := Mark("日本", 6, "…"); got != "日本" {
+		t.Errorf("Mark of a short string = %q", got)
+	}
+}
+
+func FuzzBytes(f *testing.F) {
+	f.Add("日本語 text", 4)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		got, cut := Bytes(s, n)
+		if len(got) > max(n, 0) && cut || len(got) > len(s) || s[:len(got)] != got {
+			t.Fatalf("Bytes(%q, %d) = %q", s, n, got)
+		}
+		if cut != (len(s) > n) {
+			t.Fatalf("cut %v for len %d, n %d", cut, len(s), n)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("split a rune: %q", got)
+		}
+	})
+}
