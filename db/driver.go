@@ -11,6 +11,10 @@ type SessionDriver interface {
 	UpsertSession(ctx context.Context, s *Session) (*Session, error)
 	GetSession(ctx context.Context, sessionID string) (*Session, error)
 	// ListSessions returns one page and the total count of matching sessions.
+	// A row that cannot be decoded (another writer's: text that is not JSON,
+	// a timestamp that is not an integer) is left out of the page and
+	// reported as a *CorruptRowError joined to the error, next to the rows
+	// that did decode; GetRuns and ListMemories do the same.
 	ListSessions(ctx context.Context, f SessionFilter) ([]Session, int, error)
 	// DeleteSessions deletes sessions and (by cascade) their runs. Missing ids are
 	// ignored.
@@ -26,6 +30,7 @@ type RunDriver interface {
 	UpsertRun(ctx context.Context, r *Run) (*Run, error)
 	GetRun(ctx context.Context, runID string) (*Run, error)
 	// GetRuns returns one page; the count is the total when f.WithTotal, else -1.
+	// An undecodable row is left out and reported as in ListSessions.
 	GetRuns(ctx context.Context, f RunFilter) ([]Run, int, error)
 	// HistoryRuns returns the bounded context history (see HistoryQuery).
 	HistoryRuns(ctx context.Context, q HistoryQuery) ([]Run, error)
@@ -36,6 +41,8 @@ type RunDriver interface {
 type MemoryDriver interface {
 	UpsertMemory(ctx context.Context, m *Memory) (*Memory, error)
 	GetMemory(ctx context.Context, memoryID string) (*Memory, error)
+	// ListMemories returns one page and the total count; an undecodable row
+	// is left out and reported as in ListSessions.
 	ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, int, error)
 	DeleteMemories(ctx context.Context, memoryIDs ...string) error
 	// MemoryTopics lists distinct topics in scope, sorted.

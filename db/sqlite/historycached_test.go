@@ -319,9 +319,8 @@ func TestSessionHistoryRefs_CachedRowsAsWithoutCache(t *testing.T) {
 				ctx := context.Background()
 				_, want, wantErr := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: limit})
 				_, got, gotErr := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", Limit: limit, Cached: cached})
-				// A value that is not an integer fails both reads (the
-				// cached one through SessionHistory, which names its own
-				// column number).
+				// A value that is not an integer leaves its run out of both
+				// reads, reported as corrupt (both through SessionHistory).
 				if (wantErr == nil) != (gotErr == nil) {
 					t.Fatalf("limit %d: with the cache: %v; without: %v", limit, gotErr, wantErr)
 				}

@@ -105,3 +105,29 @@ func TestRead_DecodesAgnoDoubleEncodedJSON(t *testing.T) {
 		t.Fatalf("topic filter over double-encoded topics: %d rows, %v", len(list), err)
 	}
 }
+
+// A session whose JSON column another writer left as text that is not JSON
+// is left out of ListSessions and reported; the other sessions list.
+func TestListSessions_CorruptSessionDataIsReportedAndOtherRowsSurvive(t *testing.T) {
+	t.Parallel()
+	d, st := seeded(t, 0)
+	for _, id := range []string{"t", "u"} {
+		if _, err := d.UpsertSession(ctx, &db.Session{SessionID: id, SessionType: run.TypeAgent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(t, st.SQL(), `UPDATE agno_sessions SET session_data = '{"session_name": "half' WHERE session_id = 't'`)
+	list, total, err := d.ListSessions(ctx, db.SessionFilter{Limit: 10, Page: 1})
+	var ce *db.CorruptRowError
+	if !errors.As(err, &ce) || ce.ID != "t" || ce.Table != "sessions" {
+		t.Fatalf("ListSessions error = %v, want a *CorruptRowError for t", err)
+	}
+	if len(list) != 2 || total != 3 {
+		t.Fatalf("ListSessions = %d rows of %d, want s and u of 3", len(list), total)
+	}
+	for _, s := range list {
+		if s.SessionID == "t" {
+			t.Fatal("the corrupt session was listed")
+		}
+	}
+}

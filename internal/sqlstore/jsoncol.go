@@ -2,8 +2,11 @@ package sqlstore
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"errors"
+
+	"github.com/agentryhq/agentry/db"
 )
 
 // errInvalidJSON reports a JSON column that does not hold JSON.
@@ -74,3 +77,16 @@ func decodeJSONString(b []byte) string {
 // JSON null are empty, Agno's double string encoding is removed, and text
 // that is not JSON is an error. The migrate package uses it for rows it moves.
 func DecodeJSONColumn(b []byte) (json.RawMessage, error) { return decodeJSON(b) }
+
+// undecodable turns the Scan error of a row whose key (id, the first
+// column) was read into a *db.CorruptRowError: the row arrived and one of
+// its later columns does not convert (SQLite holds anything in any column:
+// a REAL or text where an integer timestamp belongs). A key left empty
+// means the row never arrived (sql.Row carries the query's own error to
+// Scan): that error is returned as it is.
+func undecodable(table, id string, err error) error {
+	if id == "" || errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return &db.CorruptRowError{Table: table, ID: id, Err: err}
+}

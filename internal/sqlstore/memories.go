@@ -69,7 +69,8 @@ func (s *Store) getMemory(ctx context.Context, q *sql.DB, id, user string, scope
 	return m, nil
 }
 
-// ListMemories returns one page and the total count.
+// ListMemories returns one page and the total count; an undecodable row is
+// left out and reported as in ListSessions.
 func (s *Store) ListMemories(ctx context.Context, f db.MemoryFilter) ([]db.Memory, int, error) {
 	w := &where{}
 	w.eq("user_id", f.UserID)
@@ -95,17 +96,23 @@ func (s *Store) ListMemories(ctx context.Context, f db.MemoryFilter) ([]db.Memor
 	}
 	defer rows.Close()
 	out := []db.Memory{}
+	var corrupt []error
 	for rows.Next() {
 		m, err := scanMemory(rows)
-		if err != nil {
+		var ce *db.CorruptRowError
+		switch {
+		case errors.As(err, &ce):
+			corrupt = append(corrupt, err)
+		case err != nil:
 			return nil, 0, s.fail("list memories", err)
+		default:
+			out = append(out, *m)
 		}
-		out = append(out, *m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, s.fail("list memories", err)
 	}
-	return out, total, nil
+	return out, total, errors.Join(corrupt...)
 }
 
 // DeleteMemories deletes memories in scope; missing ids are ignored.
@@ -202,7 +209,7 @@ func scanMemory(sc scanner) (*db.Memory, error) {
 		created, updated                   sql.NullInt64
 	)
 	if err := sc.Scan(&m.MemoryID, &text, &feedback, &input, &agent, &team, &user, &topics, &created, &updated); err != nil {
-		return nil, err
+		return nil, undecodable("memories", m.MemoryID, err)
 	}
 	m.Memory = decodeJSONString(text)
 	m.Feedback, m.Input, m.AgentID, m.TeamID, m.UserID = feedback.String, input.String, agent.String, team.String, user.String

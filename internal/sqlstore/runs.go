@@ -516,7 +516,7 @@ func scanRunInto(sc scanner, data *[]byte, omitted bool) (*db.Run, error) {
 		dest = (*sql.RawBytes)(data)
 	}
 	if err := sc.Scan(&r.RunID, &r.SessionID, &typ, &agent, &team, &wf, &user, &parent, &st, &idx, dest, &r.CreatedAt, &updated); err != nil {
-		return nil, err
+		return nil, undecodable("runs", r.RunID, err)
 	}
 	r.RunType, r.Status = run.Type(typ), run.Status(st.String)
 	r.AgentID, r.TeamID, r.WorkflowID, r.UserID, r.ParentRunID = agent.String, team.String, wf.String, user.String, parent.String

@@ -223,11 +223,15 @@ func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, err
 			return historyScan{}, fmt.Errorf("sqlstore: column 1: %w", err)
 		}
 		idx, idxValid, err := cellInt64(cells[13].v)
-		if err != nil {
-			return historyScan{}, fmt.Errorf("sqlstore: column 13: %w", err)
+		if err == nil {
+			ref.UpdatedAt, _, err = cellInt64(cells[14].v)
 		}
-		if ref.UpdatedAt, _, err = cellInt64(cells[14].v); err != nil {
-			return historyScan{}, fmt.Errorf("sqlstore: column 14: %w", err)
+		if err != nil {
+			// A run_index or updated_at that is not an integer (another
+			// writer's REAL or text on SQLite): SessionHistory reports the
+			// run as corrupt and answers with the others.
+			acc.decided = false
+			continue
 		}
 		if !acc.within(idx, idxValid) {
 			continue // the row past the limit is read for its run_index alone

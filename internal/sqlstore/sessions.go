@@ -202,7 +202,10 @@ func (s *Store) readSession(ctx context.Context, pool *sql.DB, q string, args []
 	return out, err
 }
 
-// ListSessions returns one page and the total count.
+// ListSessions returns one page and the total count. Rows that cannot be
+// decoded (written by another process: text that is not JSON, a timestamp
+// that is not an integer) are left out of the page and reported as
+// *db.CorruptRowError (joined) next to the rows that did decode.
 func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Session, int, error) {
 	w := &where{}
 	w.eq("session_type", string(f.SessionType))
@@ -236,17 +239,23 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 	}
 	defer rows.Close()
 	out := []db.Session{}
+	var corrupt []error
 	for rows.Next() {
 		ss, err := scanSession(rows)
-		if err != nil {
+		var ce *db.CorruptRowError
+		switch {
+		case errors.As(err, &ce):
+			corrupt = append(corrupt, err)
+		case err != nil:
 			return nil, 0, s.fail("list sessions", err)
+		default:
+			out = append(out, *ss)
 		}
-		out = append(out, *ss)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, s.fail("list sessions", err)
 	}
-	return out, total, nil
+	return out, total, errors.Join(corrupt...)
 }
 
 // DeleteSessions deletes sessions in scope; their runs go by cascade.
@@ -282,7 +291,7 @@ func scanSession(sc scanner) (*db.Session, error) {
 	out := &db.Session{}
 	t := &sessionScan{}
 	if err := sc.Scan(&out.SessionID, &t.typ, &t.agent, &t.team, &t.wf, &t.user, &t.sd, &t.ad, &t.td, &t.wd, &t.meta, &t.summary, &out.CreatedAt, &t.updated); err != nil {
-		return nil, err
+		return nil, undecodable("sessions", out.SessionID, err)
 	}
 	out.SessionType = run.Type(t.typ)
 	out.AgentID, out.TeamID, out.WorkflowID, out.UserID = t.agent.String, t.team.String, t.wf.String, t.user.String
