@@ -101,7 +101,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		SortBy:        pq.SortBy,
 		SortOrder:     pq.SortOrder,
 	})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list memories", err); err != nil {
 		return err
 	}
 	views := make([]memoryView, 0, len(mems))

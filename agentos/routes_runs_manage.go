@@ -51,7 +51,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 		}
 		f.Statuses = []run.Status{st}
 	}
-	views, err := collectRunViews(r.Context(), d, f)
+	views, err := s.collectRunViews(r.Context(), d, f)
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 		SortBy:      pq.SortBy,
 		SortOrder:   pq.SortOrder,
 	})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list sessions", err); err != nil {
 		return err
 	}
 	names, err := s.sessionNames(r.Context(), d, sessions)
@@ -431,7 +431,7 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	views, err := collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
+	views, err := s.collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
 	if err != nil {
 		return err
 	}
@@ -477,11 +477,13 @@ func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool)
 
 // collectRunViews reads the runs matching f page by page (f.Limit a page) into
 // views, stopping after the page that reaches maxSessionRuns.
-func collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, error) {
+// Runs the store cannot decode are left out (see leaveOutCorrupt).
+func (s *Server) collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, error) {
 	views := []runView{}
 	for f.Page = 1; len(views) < maxSessionRuns; f.Page++ {
 		rows, _, err := d.GetRuns(ctx, f)
-		if err != nil {
+		corrupt := corruptRows(err)
+		if err = s.leaveOutCorrupt(ctx, "list runs", err); err != nil {
 			return nil, err
 		}
 		for i := range rows {
@@ -491,11 +493,36 @@ func collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, 
 			}
 			views = append(views, v)
 		}
-		if len(rows) < f.Limit {
+		if len(rows)+corrupt < f.Limit {
 			break
 		}
 	}
 	return views, nil
+}
+
+// leaveOutCorrupt logs a list's rows that the store could not decode (rows
+// another writer left corrupt: db.ErrCorruptRow, one *db.CorruptRowError
+// each, joined), which the store left out of the page, and answers nil so
+// that the page of the others is served; any other error is returned.
+func (s *Server) leaveOutCorrupt(ctx context.Context, what string, err error) error {
+	if err == nil || !errors.Is(err, db.ErrCorruptRow) {
+		return err
+	}
+	s.log.WarnContext(ctx, what+": unreadable rows left out", "request_id", requestID(ctx), "err", err)
+	return nil
+}
+
+// corruptRows counts the rows a list's error reports as left out.
+func corruptRows(err error) int {
+	if !errors.Is(err, db.ErrCorruptRow) {
+		return 0
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if _, one := err.(*db.CorruptRowError); !one {
+			return len(j.Unwrap())
+		}
+	}
+	return 1
 }
 
 func (s *Server) getSessionRun(w http.ResponseWriter, r *http.Request) error {
