@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -87,5 +89,45 @@ func TestLists_UndecodableRowIsLeftOutNotA500(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "unreadable rows left out") {
 		t.Errorf("the left-out rows were not logged:\n%s", logs.String())
+	}
+}
+
+// Renaming a session or replacing its state rewrites session_data: integers
+// beyond float64's precision that another writer (Python) stored, in the
+// state or in fields Agentry does not know, and those a client sends, are
+// kept exactly, and shown exactly.
+func TestSessions_RenameAndStateKeepLargeIntegers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := db.New("mem", memory.New())
+	stored := `{"session_state":{"chat_id":1234567890123456789,"n":1},"future_field":{"snowflake":9007199254740993}}`
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent, SessionData: json.RawMessage(stored)}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	res := do(t, "POST", ts.URL+"/sessions/s/rename", strings.NewReader(`{"session_name":"named"}`), jsonHeader)
+	if res.status != 200 || !strings.Contains(res.body, `"chat_id":1234567890123456789`) {
+		t.Fatalf("rename = %d %s, want the state's chat_id exact", res.status, res.body)
+	}
+	s, err := d.GetSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1234567890123456789", "9007199254740993", `"named"`} {
+		if !strings.Contains(string(s.SessionData), want) {
+			t.Errorf("session_data after rename = %s, want %s kept", s.SessionData, want)
+		}
+	}
+	res = do(t, "PATCH", ts.URL+"/sessions/s", strings.NewReader(`{"session_state":{"chat_id":1234567890123456791}}`), jsonHeader)
+	if res.status != 200 {
+		t.Fatalf("PATCH = %d %s", res.status, res.body)
+	}
+	if s, err = d.GetSession(ctx, "s"); err != nil || !strings.Contains(string(s.SessionData), "1234567890123456791") ||
+		!strings.Contains(string(s.SessionData), "9007199254740993") {
+		t.Errorf("session_data after PATCH = %s (%v), want the sent chat_id and future_field exact", s.SessionData, err)
 	}
 }

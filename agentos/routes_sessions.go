@@ -104,15 +104,44 @@ func optional(s string) *string {
 }
 
 // sessionData decodes session_data, keeping unknown keys.
+// Numbers are kept as written (json.Number): a session's data is shown and
+// written back (rename, state update) without rounding integers beyond
+// float64's precision that Python stored.
 func sessionData(s *db.Session) map[string]any {
 	m := map[string]any{}
 	if len(s.SessionData) > 0 {
-		_ = json.Unmarshal(s.SessionData, &m)
+		_ = unmarshalNumbers(s.SessionData, &m)
 	}
 	if m == nil {
 		m = map[string]any{}
 	}
 	return m
+}
+
+// unmarshalNumbers is json.Unmarshal with numbers as json.Number.
+func unmarshalNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after JSON value")
+	}
+	return nil
+}
+
+// stateObject is a JSON object from a request whose numbers are kept as
+// written (json.Number), so that a state's large integers are stored exactly.
+type stateObject map[string]any
+
+func (o *stateObject) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := unmarshalNumbers(b, &m); err != nil {
+		return err
+	}
+	*o = m
+	return nil
 }
 
 // newSessionView renders s; names holds the derived names of sessions
@@ -254,7 +283,7 @@ func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *d
 type createSessionRequest struct {
 	SessionID    string          `json:"session_id"`
 	SessionName  string          `json:"session_name"`
-	SessionState map[string]any  `json:"session_state"`
+	SessionState stateObject     `json:"session_state"`
 	Metadata     json.RawMessage `json:"metadata"`
 	UserID       string          `json:"user_id"`
 	AgentID      string          `json:"agent_id"`
@@ -296,7 +325,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		data["session_name"] = req.SessionName
 	}
 	if req.SessionState != nil {
-		data["session_state"] = req.SessionState
+		data["session_state"] = map[string]any(req.SessionState)
 	}
 	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: actAs(r.Context(), req.UserID).id,
 		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata)}
@@ -321,7 +350,7 @@ func nonNullJSON(b json.RawMessage) json.RawMessage {
 
 type patchSessionRequest struct {
 	SessionName  *string         `json:"session_name"`
-	SessionState map[string]any  `json:"session_state"`
+	SessionState stateObject     `json:"session_state"`
 	Metadata     json.RawMessage `json:"metadata"`
 	Summary      json.RawMessage `json:"summary"`
 }
@@ -357,7 +386,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 		data["session_name"] = *req.SessionName
 	}
 	if req.SessionState != nil {
-		data["session_state"] = req.SessionState
+		data["session_state"] = map[string]any(req.SessionState)
 	}
 	if sess.SessionData, err = json.Marshal(data); err != nil {
 		return err
