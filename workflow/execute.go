@@ -1120,9 +1120,13 @@ func (x *exec) executorPause(s *Step, sc scope, paused *run.Output) error {
 // paused run was answered is continued instead of run anew.
 func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, out *run.StepOutput) (run.Status, *run.Output, error) {
 	r := s.Runner
+	// The run gets a copy of its own; snap stays as it was given, for
+	// mergeState to see what the run changed (a runner may change the
+	// nested values of the map it got in place).
 	snap := x.state.Snapshot()
+	given := cloneMap(snap)
 	opts := []agent.RunOption{agent.WithRunID(out.StepRunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
-		agent.WithParentRunID(x.out.RunID), agent.WithSessionState(snap), x.stepStorage()}
+		agent.WithParentRunID(x.out.RunID), agent.WithSessionState(given), x.stepStorage()}
 	if x.deps != nil {
 		opts = append(opts, agent.WithDependencies(x.deps))
 	}

@@ -1,9 +1,6 @@
 package workflow
 
-import (
-	"maps"
-	"sync"
-)
+import "sync"
 
 // State is a workflow session's state (Agno's session_state): read and
 // written by the steps of a run, also parallel ones, and stored with the
@@ -43,9 +40,42 @@ func (s *State) Update(fn func(m map[string]any)) {
 	fn(s.m)
 }
 
-// Snapshot returns a shallow copy of the state.
+// Snapshot returns a copy of the state that is the caller's own: the maps
+// and slices of JSON values in it (map[string]any, []any) are copied at
+// every depth, so a parallel step changing a nested value with Update
+// neither races a reader of a snapshot nor changes it. Other values (a
+// struct or a pointer a step stored) are shared.
 func (s *State) Snapshot() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return maps.Clone(s.m)
+	return cloneMap(s.m)
+}
+
+// cloneMap copies m and the JSON maps and slices in it, at every depth.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return cloneMap(v)
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneValue(e)
+		}
+		return out
+	}
+	return v
 }

@@ -1,0 +1,92 @@
+package workflow
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"testing"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/run"
+)
+
+// A snapshot is its holder's own at every depth: a later Update of a nested
+// value does not change it (it shared the nested maps and slices, so a CEL
+// condition or an agent step of one parallel branch read them while another
+// branch wrote them).
+func TestState_SnapshotIsACopyAtEveryDepth(t *testing.T) {
+	s := newState(map[string]any{"cart": map[string]any{"n": 1.0, "items": []any{"a", map[string]any{"q": 1.0}}}})
+	snap := s.Snapshot()
+	s.Update(func(m map[string]any) {
+		cart := m["cart"].(map[string]any)
+		cart["n"] = 2.0
+		items := cart["items"].([]any)
+		items[0] = "b"
+		items[1].(map[string]any)["q"] = 2.0
+	})
+	cart := snap["cart"].(map[string]any)
+	items := cart["items"].([]any)
+	if cart["n"] != 1.0 || items[0] != "a" || items[1].(map[string]any)["q"] != 1.0 {
+		t.Fatalf("the snapshot changed with the state: %v", snap)
+	}
+	if got := s.Snapshot()["cart"].(map[string]any)["n"]; got != 2.0 {
+		t.Fatalf("the state did not change: n = %v", got)
+	}
+}
+
+// Under -race: readers of snapshots and a writer of nested values through
+// Update do not race.
+func TestState_SnapshotReadersDoNotRaceNestedUpdates(t *testing.T) {
+	s := newState(map[string]any{"cart": map[string]any{"n": 0.0}})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 500 {
+			s.Update(func(m map[string]any) { m["cart"].(map[string]any)["n"] = float64(i) })
+		}
+	})
+	wg.Go(func() {
+		for range 500 {
+			if _, ok := s.Snapshot()["cart"].(map[string]any)["n"].(float64); !ok {
+				t.Error("n is not a number")
+				return
+			}
+		}
+	})
+	wg.Wait()
+}
+
+// stateBumper is a step runner that changes the session state it is given
+// in place: it adds one to state["cart"]["n"].
+type stateBumper struct{ shouter }
+
+func (b stateBumper) Run(ctx context.Context, in run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	o := agent.ResolveOptions(opts...)
+	cart := o.SessionState["cart"].(map[string]any)
+	cart["n"] = cart["n"].(float64) + 1
+	out, err := b.shouter.Run(ctx, in, opts...)
+	if err == nil {
+		out.SessionState = o.SessionState
+	}
+	return out, err
+}
+
+func (b stateBumper) Stream(ctx context.Context, in run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
+	panic("not streamed in this test")
+}
+
+// A runner that changes the nested values of its state in place has its
+// change kept: the state it got is its own, compared with the state as it
+// was given.
+func TestStep_RunnerChangingNestedStateInPlaceIsMerged(t *testing.T) {
+	t.Parallel()
+	bump := stateBumper{shouter{run.Component{Type: run.TypeAgent, ID: "bump"}}}
+	wf := mustNew(t, Config{ID: "bumps", Steps: []Step{{Name: "one", Runner: bump}, {Name: "two", Runner: bump}}})
+	out, err := wf.Run(context.Background(), run.TextInput("go"),
+		agent.WithSessionState(map[string]any{"cart": map[string]any{"n": 0.0}}))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("run = %+v, %v", out, err)
+	}
+	if got := out.SessionState["cart"].(map[string]any)["n"]; got != 2.0 {
+		t.Fatalf("cart.n = %v, want 2 (each step added one)", got)
+	}
+}
