@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
@@ -88,7 +89,20 @@ func Memories(ctx context.Context, d *db.DB, userID string, limit int) ([]db.Mem
 		limit = DefaultMaxMemories
 	}
 	ms, _, err := d.ListMemories(db.WithUserScope(ctx, userID), db.MemoryFilter{UserID: userID, Limit: limit, Page: 1})
-	return ms, err
+	return ms, leaveOutCorrupt(ctx, "memories", err)
+}
+
+// leaveOutCorrupt is err unless it only reports stored rows that do not
+// decode (db.ErrCorruptRow, joined next to the rows that did: another
+// writer's REAL timestamp or broken JSON): those are logged and left out,
+// so one such row does not fail the turn that reads the user's memories or
+// past sessions.
+func leaveOutCorrupt(ctx context.Context, what string, err error) error {
+	if err != nil && errors.Is(err, db.ErrCorruptRow) {
+		slog.WarnContext(ctx, "memory: unreadable "+what+" left out", "error", err)
+		return nil
+	}
+	return err
 }
 
 // Update asks the model which of the user's memories the conversation adds,

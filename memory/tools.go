@@ -135,7 +135,7 @@ func (p PastSessions) search(ctx context.Context, c Caller) ([]sessionPreview, e
 	// One more than asked for: the current session is left out.
 	sessions, _, err := p.DB.ListSessions(ctx, db.SessionFilter{SessionType: c.Component.Type, ComponentID: c.Component.ID,
 		UserID: c.UserID, Limit: p.Sessions + 1, Page: 1, SortBy: "created_at", SortOrder: db.Desc})
-	if err != nil {
+	if err = leaveOutCorrupt(ctx, "sessions", err); err != nil {
 		return nil, err
 	}
 	for _, s := range sessions {
@@ -183,7 +183,7 @@ func (p PastSessions) lastRuns(ctx context.Context, c Caller, sessionID string, 
 		Limit: n, Page: 1, SortBy: "run_index", SortOrder: db.Desc}
 	f.ProducedBy(c.Component)
 	rows, _, err := p.DB.GetRuns(ctx, f)
-	if err != nil {
+	if err = leaveOutCorrupt(ctx, "runs", err); err != nil {
 		return nil, err
 	}
 	out := make([]*run.Output, 0, len(rows))
