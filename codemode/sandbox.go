@@ -64,6 +64,9 @@ type sandbox struct {
 	joinDepth  int
 	parseJSON  goja.Callable
 	fnToString goja.Callable
+	// ownDesc is the original Object.getOwnPropertyDescriptor (see
+	// stableProp).
+	ownDesc goja.Callable
 }
 
 func (s *sandbox) fail(format string, args ...any) {
@@ -78,39 +81,114 @@ func (s *sandbox) obj(path string) *goja.Object {
 	return v.ToObject(s.rt)
 }
 
-// wrap replaces o[name] with a function that runs check, then the original.
-func (s *sandbox) wrap(o *goja.Object, name string, check func(this goja.Value, args []goja.Value) []goja.Value) {
+// wrap replaces o[name] with a function that runs check, then the original
+// with the call as check left it.
+//
+// A check must look at the values the original will use: a value whose
+// conversion runs code (valueOf, toString, a getter) can give the check one
+// answer and the original another. So checks convert such arguments once
+// and hand the original the converted primitives (see toStr, toNum), and
+// read lengths only where reading them runs no code (see lengthOf).
+func (s *sandbox) wrap(o *goja.Object, name string, check func(c *goja.FunctionCall)) {
 	orig, ok := goja.AssertFunction(o.Get(name))
 	if !ok {
 		return
 	}
 	_ = o.Set(name, s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		args := c.Arguments
-		if na := check(c.This, args); na != nil {
-			args = na
-		}
-		return call(orig, c.This, args...)
+		c.Arguments = append([]goja.Value(nil), c.Arguments...)
+		check(&c)
+		return call(orig, c.This, c.Arguments...)
 	}))
 }
 
-func (s *sandbox) wrapSymbol(o *goja.Object, sym *goja.Symbol, check func(this goja.Value, args []goja.Value) []goja.Value) {
+func (s *sandbox) wrapSymbol(o *goja.Object, sym *goja.Symbol, check func(c *goja.FunctionCall)) {
 	orig, ok := goja.AssertFunction(o.GetSymbol(sym))
 	if !ok {
 		return
 	}
 	_ = o.SetSymbol(sym, s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		check(c.This, c.Arguments)
+		c.Arguments = append([]goja.Value(nil), c.Arguments...)
+		check(&c)
 		return call(orig, c.This, c.Arguments...)
 	}))
 }
 
-// lengthOf is ToLength(o.length) as a float (it may exceed int64).
-func (s *sandbox) lengthOf(v goja.Value) float64 {
+// setArg sets argument i of c, padding with undefined.
+func setArg(c *goja.FunctionCall, i int, v goja.Value) {
+	for len(c.Arguments) <= i {
+		c.Arguments = append(c.Arguments, goja.Undefined())
+	}
+	c.Arguments[i] = v
+}
+
+// toStr converts v to a string primitive once (ToString): the original
+// builtin then reads the same text the check measured.
+func toStr(v goja.Value) goja.Value { return v.ToString() }
+
+// toNum converts v to a number primitive once (ToNumber).
+func toNum(v goja.Value) goja.Value { return v.ToNumber() }
+
+// thisString converts a string method's receiver to a string primitive,
+// leaving null and undefined for the original to refuse.
+func thisString(c *goja.FunctionCall) {
+	if defined(c.This) && !goja.IsNull(c.This) {
+		c.This = toStr(c.This)
+	}
+}
+
+// stableProp finds key (a string or a symbol) on o or its prototypes
+// without running code: value is the data property's value, accessor says
+// the property is a getter/setter (whose value could change from one read
+// to the next).
+func (s *sandbox) stableProp(o *goja.Object, key goja.Value) (value goja.Value, accessor, found bool) {
+	for p, depth := o, 0; p != nil && depth < 10_000; p, depth = p.Prototype(), depth+1 {
+		d := call(s.ownDesc, goja.Undefined(), p, key)
+		if !defined(d) {
+			continue
+		}
+		desc := d.ToObject(s.rt)
+		for _, k := range desc.GetOwnPropertyNames() {
+			if k == "get" || k == "set" {
+				return nil, true, true
+			}
+		}
+		return desc.Get("value"), false, true
+	}
+	return nil, false, false
+}
+
+// lengthOf is ToLength(v.length) as a float (it may exceed int64), for a
+// builtin about to read the same length. A length that could differ on the
+// builtin's own read (a getter, or an object whose conversion to a number
+// runs code) is refused: the check would measure one length and the
+// builtin walk another.
+func (s *sandbox) lengthOf(what string, v goja.Value) float64 {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
 		return 0
 	}
-	o := v.ToObject(s.rt)
-	n := o.Get("length")
+	var n goja.Value
+	switch o := v.(type) {
+	case *goja.Object:
+		if o.ClassName() == "Array" { // an own data property holding a number
+			n = o.Get("length")
+			break
+		}
+		val, accessor, found := s.stableProp(o, s.rt.ToValue("length"))
+		if accessor {
+			s.fail("%s: an array-like whose length is a getter is not supported in this sandbox; use a real array", what)
+		}
+		if !found {
+			return 0
+		}
+		if _, isObj := val.(*goja.Object); isObj {
+			s.fail("%s: an array-like whose length is an object is not supported in this sandbox; use a number", what)
+		}
+		n = val
+	case goja.String:
+		return float64(o.Length())
+	default:
+		return s.lengthOf(what, v.ToObject(s.rt))
+	}
 	if n == nil {
 		return 0
 	}
@@ -191,13 +269,9 @@ func (s *sandbox) install() error {
 	for _, n := range removedGlobals {
 		_ = g.Delete(n)
 	}
-	s.wrap(fnProto, "apply", func(_ goja.Value, a []goja.Value) []goja.Value {
-		if list := arg(a, 1); defined(list) && !goja.IsNull(list) {
-			if n := s.lengthOf(list); n > float64(s.lim.maxArgs) {
-				s.fail("Function.prototype.apply: %.0f arguments is over the sandbox's limit of %d", n, s.lim.maxArgs)
-			}
-		}
-		return nil
+	s.ownDesc, _ = goja.AssertFunction(s.obj("Object").Get("getOwnPropertyDescriptor"))
+	s.wrap(fnProto, "apply", func(c *goja.FunctionCall) {
+		s.checkArgs("Function.prototype.apply", arg(c.Arguments, 1))
 	})
 	s.wrapBind(fnProto)
 	s.fnToString, _ = goja.AssertFunction(fnProto.Get("toString"))
@@ -205,13 +279,11 @@ func (s *sandbox) install() error {
 		return rt.ToValue(strings.Replace(call(s.fnToString, c.This).String(), fnPrefix, "", 1))
 	}))
 	reflect := s.obj("Reflect")
-	s.wrap(reflect, "apply", func(_ goja.Value, a []goja.Value) []goja.Value {
-		s.checkArgs("Reflect.apply", arg(a, 2))
-		return nil
+	s.wrap(reflect, "apply", func(c *goja.FunctionCall) {
+		s.checkArgs("Reflect.apply", arg(c.Arguments, 2))
 	})
-	s.wrap(reflect, "construct", func(_ goja.Value, a []goja.Value) []goja.Value {
-		s.checkArgs("Reflect.construct", arg(a, 1))
-		return nil
+	s.wrap(reflect, "construct", func(c *goja.FunctionCall) {
+		s.checkArgs("Reflect.construct", arg(c.Arguments, 1))
 	})
 
 	s.installString()
@@ -232,7 +304,7 @@ func exportValues(rt *goja.Runtime, arr goja.Value) []goja.Value {
 
 func (s *sandbox) checkArgs(what string, list goja.Value) {
 	if defined(list) && !goja.IsNull(list) {
-		if n := s.lengthOf(list); n > float64(s.lim.maxArgs) {
+		if n := s.lengthOf(what, list); n > float64(s.lim.maxArgs) {
 			s.fail("%s: %.0f arguments is over the sandbox's limit of %d", what, n, s.lim.maxArgs)
 		}
 	}
@@ -264,109 +336,254 @@ func (s *sandbox) wrapBind(fnProto *goja.Object) {
 }
 
 func (s *sandbox) installString() {
-	proto := s.obj("String").Get("prototype").ToObject(s.rt)
-	s.wrap(proto, "repeat", func(this goja.Value, a []goja.Value) []goja.Value {
-		if n := arg(a, 0).ToFloat(); n > 0 {
-			s.checkString("String.prototype.repeat", float64(s.strLen(this))*n)
+	rt := s.rt
+	proto := s.obj("String").Get("prototype").ToObject(rt)
+	s.wrap(proto, "repeat", func(c *goja.FunctionCall) {
+		thisString(c)
+		n := toNum(arg(c.Arguments, 0))
+		setArg(c, 0, n)
+		if f := n.ToFloat(); f > 0 {
+			s.checkString("String.prototype.repeat", float64(s.strLen(c.This))*f)
 		}
-		return nil
 	})
 	for _, m := range []string{"padStart", "padEnd"} {
-		s.wrap(proto, m, func(_ goja.Value, a []goja.Value) []goja.Value {
-			s.checkString("String.prototype."+m, arg(a, 0).ToFloat())
-			return nil
+		s.wrap(proto, m, func(c *goja.FunctionCall) {
+			thisString(c)
+			n := toNum(arg(c.Arguments, 0))
+			setArg(c, 0, n)
+			s.checkString("String.prototype."+m, n.ToFloat())
 		})
 	}
 	for _, m := range []string{"replace", "replaceAll"} {
-		s.wrap(proto, m, func(this goja.Value, a []goja.Value) []goja.Value {
-			repl := arg(a, 1)
-			if _, isFn := goja.AssertFunction(repl); isFn {
-				return nil // each replacement is computed by code the limits watch
-			}
-			text := this.String()
-			l := float64(s.strLen(this))
-			r := float64(s.strLen(repl))
-			if r == 0 {
-				return nil
-			}
-			if dollars := strings.Count(repl.String(), "$"); dollars > 0 {
-				r += float64(dollars) * l // $& and $1 insert matched text
-			}
-			n := l + 1 // a regular expression may match at every position
-			if pat := arg(a, 0); !isRegExp(pat) {
-				p := pat.String()
-				n = float64(strings.Count(text, p))
-				if m == "replace" {
-					n = min(n, 1)
-				}
-			}
-			s.checkString("String.prototype."+m, l+n*r)
-			return nil
+		s.wrap(proto, m, func(c *goja.FunctionCall) {
+			s.guardReplacement(c, 1, "String.prototype."+m)
 		})
 	}
-	s.wrap(proto, "split", func(this goja.Value, a []goja.Value) []goja.Value {
-		sep := arg(a, 0)
-		if !defined(sep) {
-			return nil
+	s.wrap(proto, "split", func(c *goja.FunctionCall) {
+		sep := arg(c.Arguments, 0)
+		if !defined(sep) || goja.IsNull(sep) {
+			return
 		}
-		l := float64(s.strLen(this))
+		thisString(c)
+		l := float64(s.strLen(c.This))
 		n := l + 1
-		if !isRegExp(sep) {
+		if _, isObj := sep.(*goja.Object); !isObj {
+			sep = toStr(sep)
+			setArg(c, 0, sep)
 			if p := sep.String(); p != "" {
-				n = float64(strings.Count(this.String(), p)) + 1
+				n = float64(strings.Count(c.This.String(), p)) + 1
 			} else {
 				n = l
 			}
 		}
-		if lim := arg(a, 1); defined(lim) {
+		if lim := arg(c.Arguments, 1); defined(lim) {
+			lim = toNum(lim)
+			setArg(c, 1, lim)
 			n = min(n, float64(uint32(lim.ToInteger())))
 		}
 		s.checkArray("String.prototype.split", n)
-		return nil
 	})
-	s.wrap(proto, "concat", func(this goja.Value, a []goja.Value) []goja.Value {
-		n := float64(s.strLen(this))
-		for _, v := range a {
-			n += float64(s.strLen(v))
+	s.wrap(proto, "concat", func(c *goja.FunctionCall) {
+		thisString(c)
+		n := float64(s.strLen(c.This))
+		for i, v := range c.Arguments {
+			c.Arguments[i] = toStr(v)
+			n += float64(s.strLen(c.Arguments[i]))
 		}
 		s.checkString("String.prototype.concat", n)
-		return nil
 	})
-	s.wrap(proto, "normalize", func(this goja.Value, _ []goja.Value) []goja.Value {
-		s.checkString("String.prototype.normalize", float64(s.strLen(this))*4)
-		return nil
+	s.wrap(proto, "normalize", func(c *goja.FunctionCall) {
+		thisString(c)
+		s.checkString("String.prototype.normalize", float64(s.strLen(c.This))*4)
 	})
 	for _, m := range []string{"match", "matchAll", "search"} {
-		s.wrap(proto, m, func(_ goja.Value, a []goja.Value) []goja.Value {
-			if p := arg(a, 0); defined(p) && !goja.IsNull(p) && !isRegExp(p) {
+		s.wrap(proto, m, func(c *goja.FunctionCall) {
+			// A pattern that is not a RegExp becomes one (unchecked, built
+			// in Go): convert it to its text once and check that text.
+			if p := arg(c.Arguments, 0); defined(p) && !goja.IsNull(p) && !isRegExp(p) {
+				p = toStr(p)
+				setArg(c, 0, p)
 				if err := checkPattern(p.String(), ""); err != nil {
 					s.fail("String.prototype.%s: %v", m, err)
 				}
 			}
-			return nil
 		})
 	}
-	s.wrapSymbol(proto, goja.SymIterator, func(this goja.Value, _ []goja.Value) []goja.Value {
-		s.checkArray("iterating a string", float64(s.strLen(this)))
-		return nil
+	s.wrapSymbol(proto, goja.SymIterator, func(c *goja.FunctionCall) {
+		thisString(c)
+		s.checkArray("iterating a string", float64(s.strLen(c.This)))
 	})
+	raw := s.obj("String")
+	s.wrap(raw, "raw", func(c *goja.FunctionCall) {
+		// String.raw({raw: r}, ...subs) joins r[0] … r[r.length-1]: one
+		// segment (at least "undefined") per element of r's length.
+		cooked := arg(c.Arguments, 0)
+		if !defined(cooked) || goja.IsNull(cooked) {
+			return
+		}
+		r, accessor, _ := s.stableProp(cooked.ToObject(rt), rt.ToValue("raw"))
+		if accessor {
+			s.fail("String.raw: a raw getter is not supported in this sandbox")
+		}
+		if defined(r) && !goja.IsNull(r) {
+			s.checkArray("String.raw", s.lengthOf("String.raw", r))
+		}
+	})
+}
+
+// guardReplacement makes the replacement string at argument i of a replace
+// call a function that builds each replacement (GetSubstitution) and
+// counts what the result has grown to, refusing it past the string limit.
+// A replacement template expands per match ($&, $1, $` and $' insert text
+// of the match), and how many matches there are (and, for a RegExp whose
+// exec is the cell's own, how long they are) is only known as the builtin
+// runs: counting as it goes is the only bound that holds.
+func (s *sandbox) guardReplacement(c *goja.FunctionCall, i int, what string) {
+	rv := arg(c.Arguments, i)
+	if _, isFn := goja.AssertFunction(rv); isFn {
+		return // each replacement is computed by code the limits watch
+	}
+	tmpl, _ := rv.ToString().(goja.String)
+	if tmpl == nil {
+		return
+	}
+	total := 0
+	setArg(c, i, s.rt.ToValue(func(m goja.FunctionCall) goja.Value {
+		a := m.Arguments
+		var groups goja.Value = goja.Undefined()
+		if n := len(a); n >= 3 {
+			if _, isObj := a[n-1].(*goja.Object); isObj {
+				groups, a = a[n-1], a[:n-1]
+			}
+		}
+		if len(a) < 3 {
+			return tmpl
+		}
+		str, _ := a[len(a)-1].ToString().(goja.String)
+		matched, _ := a[0].ToString().(goja.String)
+		if str == nil || matched == nil {
+			return tmpl
+		}
+		if total == 0 {
+			total = str.Length()
+		}
+		out := s.substitute(matched, str, int(a[len(a)-2].ToInteger()), a[1:len(a)-2], groups, tmpl)
+		total += out.Length()
+		if total > s.lim.maxString {
+			s.fail("%s: the result would be over the sandbox's limit of %d characters", what, s.lim.maxString)
+		}
+		return out
+	}))
+}
+
+// substitute is GetSubstitution (ECMA-262 22.1.3.19.1): the replacement
+// for matched at position of str, from the template tmpl. Positions are in
+// UTF-16 code units, as JavaScript counts them.
+func (s *sandbox) substitute(matched, str goja.String, position int, captures []goja.Value, groups goja.Value, tmpl goja.String) goja.String {
+	if !strings.Contains(tmpl.String(), "$") {
+		return tmpl
+	}
+	l, tl := str.Length(), tmpl.Length()
+	position = min(max(position, 0), l)
+	tail := min(position+matched.Length(), l)
+	text := func(v goja.Value) goja.String {
+		if !defined(v) {
+			return nil
+		}
+		t, _ := v.ToString().(goja.String)
+		return t
+	}
+	var b goja.StringBuilder
+	for i := 0; i < tl; i++ {
+		ch := tmpl.CharAt(i)
+		if ch != '$' || i+1 == tl {
+			b.WriteSubstring(tmpl, i, i+1)
+			continue
+		}
+		next := tmpl.CharAt(i + 1)
+		switch {
+		case next == '$':
+			b.WriteUTF8String("$")
+			i++
+		case next == '&':
+			b.WriteString(matched)
+			i++
+		case next == '`':
+			b.WriteSubstring(str, 0, position)
+			i++
+		case next == '\'':
+			b.WriteSubstring(str, tail, l)
+			i++
+		case next >= '0' && next <= '9':
+			n, width := int(next-'0'), 1
+			if i+2 < tl {
+				if d := tmpl.CharAt(i + 2); d >= '0' && d <= '9' {
+					if nn := n*10 + int(d-'0'); nn >= 1 && nn <= len(captures) {
+						n, width = nn, 2
+					}
+				}
+			}
+			if n < 1 || n > len(captures) {
+				b.WriteUTF8String("$")
+				continue
+			}
+			if t := text(captures[n-1]); t != nil {
+				b.WriteString(t)
+			}
+			i += width
+		case next == '<':
+			end := -1
+			for j := i + 2; j < tl; j++ {
+				if tmpl.CharAt(j) == '>' {
+					end = j
+					break
+				}
+			}
+			if !defined(groups) || end < 0 {
+				b.WriteUTF8String("$")
+				continue
+			}
+			if t := text(groups.ToObject(s.rt).Get(tmpl.Substring(i+2, end).String())); t != nil {
+				b.WriteString(t)
+			}
+			i = end
+		default:
+			b.WriteUTF8String("$")
+		}
+	}
+	return b.String()
 }
 
 func (s *sandbox) installArray() {
 	rt := s.rt
 	ctor := s.obj("Array")
 	proto := ctor.Get("prototype").ToObject(rt)
+	spreadable := rt.ToValue(goja.SymIsConcatSpreadable)
 	for _, m := range arrayMethods {
 		name := "Array.prototype." + m
-		s.wrap(proto, m, func(this goja.Value, a []goja.Value) []goja.Value {
-			n := s.lengthOf(this)
+		s.wrap(proto, m, func(c *goja.FunctionCall) {
+			a := c.Arguments
+			n := s.lengthOf(name, c.This)
 			switch m {
 			case "push", "unshift":
 				n += float64(len(a))
 			case "concat":
 				for _, v := range a {
-					if o, ok := v.(*goja.Object); ok && o.ClassName() == "Array" {
-						n += s.lengthOf(o)
+					o, ok := v.(*goja.Object)
+					if !ok {
+						n++
+						continue
+					}
+					// Spread when o is an array or says so; a getter may
+					// say either, so it counts as spread.
+					spread := o.ClassName() == "Array"
+					if val, accessor, found := s.stableProp(o, spreadable); accessor {
+						spread = true
+					} else if found && defined(val) {
+						spread = val.ToBoolean()
+					}
+					if spread {
+						n += s.lengthOf(name, o)
 					} else {
 						n++
 					}
@@ -377,7 +594,8 @@ func (s *sandbox) installArray() {
 			case "join":
 				sep := 1.0
 				if v := arg(a, 0); defined(v) {
-					sep = float64(s.strLen(v))
+					c.Arguments[0] = toStr(v)
+					sep = float64(s.strLen(c.Arguments[0]))
 				}
 				s.checkString(name, max(n-1, 0)*sep)
 			case "flat":
@@ -386,21 +604,19 @@ func (s *sandbox) installArray() {
 					depth = v.ToFloat()
 				}
 				depth = min(depth, maxNesting)
-				s.checkFlat(this, int(depth), name)
-				return []goja.Value{rt.ToValue(depth)}
+				s.checkFlat(c.This, int(depth), name)
+				setArg(c, 0, rt.ToValue(depth))
 			case "flatMap":
 				if fn, ok := goja.AssertFunction(arg(a, 0)); ok {
-					out := append([]goja.Value{rt.ToValue(func(c goja.FunctionCall) goja.Value {
+					c.Arguments[0] = rt.ToValue(func(c goja.FunctionCall) goja.Value {
 						v := call(fn, c.This, c.Arguments...)
 						if o, ok := v.(*goja.Object); ok && o.ClassName() == "Array" {
-							s.checkArray(name, s.lengthOf(o))
+							s.checkArray(name, s.lengthOf(name, o))
 						}
 						return v
-					})}, a[1:]...)
-					return out
+					})
 				}
 			}
-			return nil
 		})
 	}
 	// join and toString recurse in Go through nested arrays.
@@ -415,18 +631,19 @@ func (s *sandbox) installArray() {
 			return call(orig, c.This, c.Arguments...)
 		}))
 	}
-	s.wrapSymbol(proto, goja.SymIterator, func(this goja.Value, _ []goja.Value) []goja.Value {
-		s.checkArray("iterating an array", s.lengthOf(this))
-		return nil
+	s.wrapSymbol(proto, goja.SymIterator, func(c *goja.FunctionCall) {
+		s.checkArray("iterating an array", s.lengthOf("iterating an array", c.This))
 	})
-	s.wrap(ctor, "from", func(_ goja.Value, a []goja.Value) []goja.Value {
-		items := arg(a, 0)
-		if o, ok := items.(*goja.Object); ok {
-			if it := o.GetSymbol(goja.SymIterator); it == nil || goja.IsUndefined(it) {
-				s.checkArray("Array.from", s.lengthOf(o))
+	iterator := rt.ToValue(goja.SymIterator)
+	s.wrap(ctor, "from", func(c *goja.FunctionCall) {
+		// Array.from walks items' length unless items has an iterator; a
+		// getter may answer either, so only an iterator that is a plain
+		// property spares the check.
+		if o, ok := arg(c.Arguments, 0).(*goja.Object); ok {
+			if it, accessor, _ := s.stableProp(o, iterator); accessor || !defined(it) || goja.IsNull(it) {
+				s.checkArray("Array.from", s.lengthOf("Array.from", o))
 			}
 		}
-		return nil
 	})
 }
 
@@ -436,7 +653,7 @@ func (s *sandbox) checkFlat(v goja.Value, depth int, name string) {
 	total := 0.0
 	var walk func(o *goja.Object, d int)
 	walk = func(o *goja.Object, d int) {
-		n := s.lengthOf(o)
+		n := s.lengthOf(name, o)
 		s.checkArray(name, n)
 		total += n
 		s.checkArray(name, total)
@@ -460,10 +677,11 @@ func (s *sandbox) installJSON() {
 	s.parseJSON, _ = goja.AssertFunction(j.Get("parse"))
 	parse := s.parseJSON
 	_ = j.Set("parse", rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		if jsonDepth(arg(c.Arguments, 0).String(), maxNesting) {
+		args := append([]goja.Value{toStr(arg(c.Arguments, 0))}, c.Arguments[min(1, len(c.Arguments)):]...)
+		if jsonDepth(args[0].String(), maxNesting) {
 			panic(rt.NewTypeError(fmt.Sprintf("JSON.parse: the text nests deeper than %d levels, which the sandbox does not parse", maxNesting)))
 		}
-		return call(parse, c.This, c.Arguments...)
+		return call(parse, c.This, args...)
 	}))
 	_ = j.Set("stringify", rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		e := &encoder{rt: rt, limit: s.lim.maxString, maxArray: s.lim.maxArray}
@@ -472,6 +690,7 @@ func (s *sandbox) installJSON() {
 			if fn, ok := goja.AssertFunction(r); ok {
 				e.replacer = fn
 			} else if r.ClassName() == "Array" {
+				s.checkArray("JSON.stringify", s.lengthOf("JSON.stringify", r))
 				e.allow = map[string]bool{}
 				for _, v := range exportValues(rt, r) {
 					e.allow[v.String()] = true
@@ -556,5 +775,57 @@ func (s *sandbox) installRegExp() error {
 	if err != nil {
 		return err
 	}
+	s.wrapRegExpMethods(proto)
 	return rt.GlobalObject().Set("RegExp", wrapped)
+}
+
+// wrapRegExpMethods guards RegExp.prototype[Symbol.replace] and
+// [Symbol.split], which code can call directly rather than through the
+// String methods. For any receiver but a RegExp that matches with the
+// built-in exec, goja takes the spec's generic path, which walks the
+// lengths of the objects that receiver's exec returns (captures of any
+// count, matches of any length): such receivers are refused.
+func (s *sandbox) wrapRegExpMethods(proto *goja.Object) {
+	rt := s.rt
+	exec := proto.Get("exec")
+	species := rt.ToValue(goja.SymSpecies)
+	plain := func(what string, this goja.Value, split bool) {
+		o, ok := this.(*goja.Object)
+		if !ok || o.ClassName() != "RegExp" {
+			s.fail("%s: the receiver must be a RegExp in this sandbox", what)
+		}
+		if v, accessor, _ := s.stableProp(o, rt.ToValue("exec")); accessor || v == nil || !v.SameAs(exec) {
+			s.fail("%s: a RegExp with its own exec is not supported in this sandbox", what)
+		}
+		if !split {
+			return
+		}
+		// split builds its matcher with the receiver's species constructor.
+		c, accessor, _ := s.stableProp(o, rt.ToValue("constructor"))
+		if accessor {
+			s.fail("%s: a RegExp with a constructor getter is not supported in this sandbox", what)
+		}
+		if co, ok := c.(*goja.Object); ok {
+			if sp, accessor, _ := s.stableProp(co, species); accessor || (defined(sp) && !goja.IsNull(sp)) {
+				s.fail("%s: a RegExp with its own species constructor is not supported in this sandbox", what)
+			}
+		}
+	}
+	s.wrapSymbol(proto, goja.SymReplace, func(c *goja.FunctionCall) {
+		plain("RegExp.prototype[Symbol.replace]", c.This, false)
+		setArg(c, 0, toStr(arg(c.Arguments, 0)))
+		s.guardReplacement(c, 1, "RegExp.prototype[Symbol.replace]")
+	})
+	s.wrapSymbol(proto, goja.SymSplit, func(c *goja.FunctionCall) {
+		plain("RegExp.prototype[Symbol.split]", c.This, true)
+		str := toStr(arg(c.Arguments, 0))
+		setArg(c, 0, str)
+		n := float64(s.strLen(str)) + 1
+		if lim := arg(c.Arguments, 1); defined(lim) {
+			lim = toNum(lim)
+			setArg(c, 1, lim)
+			n = min(n, float64(uint32(lim.ToInteger())))
+		}
+		s.checkArray("RegExp.prototype[Symbol.split]", n)
+	})
 }

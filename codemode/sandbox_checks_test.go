@@ -1,0 +1,103 @@
+package codemode_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/codemode"
+)
+
+// TestSandbox_BuiltinsCannotBeTrickedPastTheirChecks: every builtin the
+// sandbox checks must do no more than the check allowed. A value whose
+// conversion runs code (valueOf, toString, a getter) can answer the check
+// with one size and the builtin with another; some builtins take their
+// size from somewhere the checks did not look (String.raw, a spreadable
+// object in concat, RegExp methods called directly, a RegExp with its own
+// exec). Each cell below would build a string or array over the limits
+// (131,072 characters, 16,384 elements at 1 MiB), or, with real sizes, run
+// in Go for hours or exhaust the process's memory: the sandbox must refuse
+// it with a TypeError before the builtin runs, and the next cell works.
+func TestSandbox_BuiltinsCannotBeTrickedPastTheirChecks(t *testing.T) {
+	cm := newCM(t, codemode.Config{MemoryLimit: 1 << 20, CPUTimeLimit: time.Minute, CellTimeout: 10 * time.Minute})
+	for _, tt := range []struct{ name, code string }{
+		// Lengths read through code.
+		{"array-like length getter", `let c = 0; Array.prototype.includes.call({get length() { return c++ ? 1e6 : 0 }}, 1)`},
+		{"array-like length object", `let c = 0; Array.prototype.fill.call({length: {valueOf() { return c++ ? 1e6 : 0 }}}, 1)`},
+		{"inherited length getter", `let c = 0; Object.defineProperty(Number.prototype, "length", {get() { return c++ ? 1e6 : 0 }, configurable: true}); try { Array.prototype.indexOf.call(5, 1) } finally { delete Number.prototype.length }`},
+		{"apply with a length getter", `let c = 0; Math.max.apply(null, {get length() { return c++ ? 1e6 : 0 }})`},
+		{"Array.from with an iterator getter", `let c = 0; Array.from({get [Symbol.iterator]() { return c++ ? undefined : function* () {} }, length: 1e6})`},
+		// Sizes the checks did not look at.
+		{"concat of a spreadable array-like", `[].concat({length: 1e6, [Symbol.isConcatSpreadable]: true}).length`},
+		{"concat with a spreadable getter", `[].concat({length: 1e6, get [Symbol.isConcatSpreadable]() { return true }}).length`},
+		{"String.raw of a long raw", `String.raw({raw: {length: 1e6}}).length`},
+		{"split separator", `let c = 0; "xy".repeat(60000).split({toString() { return c++ ? "" : "z" }}).length`},
+		{"JSON.stringify with a huge key list", `const keys = []; keys.length = 1e6; JSON.stringify({}, keys)`},
+		// RegExp methods reached directly.
+		{"Symbol.replace called directly", `/a/g[Symbol.replace]("a".repeat(1000), "$&".repeat(1000)).length`},
+		{"Symbol.split called directly", `RegExp.prototype[Symbol.split].call(/(?:)/, "x".repeat(100000)).length`},
+		{"a RegExp with its own exec", `const r = /a/; r.exec = function () { return {length: 1e6, 0: "a", index: 0} }; "a".replace(r, "b")`},
+		{"Symbol.replace on a fake RegExp", `RegExp.prototype[Symbol.replace].call({exec: () => null, flags: ""}, "a", "b")`},
+		{"split with a species constructor", `const r = /a/; r.constructor = {[Symbol.species]: function () { return {exec: () => null, lastIndex: 0, flags: ""} }}; "aaa".split(r)`},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusError || c.Error == nil || c.Error.Name != "TypeError" || !strings.Contains(c.Error.Message, "sandbox") {
+			t.Errorf("%s: %s\nwant a TypeError from the sandbox's checks", tt.name, c.JSON())
+		}
+		if next := runCell(t, cm, "s", "[1, 2, 3].map(x => x * 2)"); jsonText(resultOf(t, next)) != "[2,4,6]" {
+			t.Fatalf("after %s: %s", tt.name, next.JSON())
+		}
+	}
+	// An argument whose conversion runs code is converted once: the
+	// builtin uses the value the check measured (the first one each
+	// toString or valueOf below returns).
+	for _, tt := range []struct{ name, code, want string }{
+		{"repeat count", `let c = 0; "x".repeat({valueOf() { return c++ ? 1e6 : 1 }}).length`, "1"},
+		{"repeat receiver", `let c = 0; String.prototype.repeat.call({toString() { return c++ ? "x".repeat(1000) : "x" }}, 1000).length`, "1000"},
+		{"padEnd length", `let c = 0; "x".padEnd({valueOf() { return c++ ? 1e6 : 1 }}).length`, "1"},
+		{"join separator", `let c = 0; new Array(1000).join({toString() { return c++ ? "x".repeat(1000) : "" }}).length`, "0"},
+		{"split limit", `let c = 0; "x".repeat(100000).split("", {valueOf() { return c++ ? 1e6 : 1 }}).length`, "1"},
+		{"concat argument", `let c = 0; "".concat({toString() { return c++ ? "x".repeat(100000) : "" }}).length`, "0"},
+		{"match pattern", `let c = 0; "aaaa".match({toString() { return c++ ? "(a+)+\\1" : "a" }})`, `["a"]`},
+		{"replaceAll replacement", `let c = 0; "a".repeat(1000).replaceAll("a", {toString() { return c++ ? "x".repeat(1000) : "" }}).length`, "0"},
+		{"JSON.parse text", `let c = 0; JSON.parse({toString() { return c++ ? "[".repeat(5000) + "]".repeat(5000) : "[]" }})`, "[]"},
+	} {
+		if c := runCell(t, cm, "s", tt.code); c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+			t.Errorf("%s: %s, want result %s", tt.name, c.JSON(), tt.want)
+		}
+	}
+}
+
+// TestSandbox_ReplacementTemplatesExpandAsInJavaScript: the sandbox builds
+// replacement templates itself (to count the result as it grows); they
+// must expand exactly as JavaScript's do, and a template on a long text is
+// refused only when its result really is over the limit.
+func TestSandbox_ReplacementTemplatesExpandAsInJavaScript(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for _, tt := range []struct{ code, want string }{
+		{`"John Smith".replace(/(\w+)\s(\w+)/, "$2, $1")`, `"Smith, John"`},
+		{"\"abc\".replace(\"b\", \"[$&|$`|$'|$$]\")", `"a[b|a|c|$]c"`},
+		{`"2020-01-02".replace(/(?<y>\d+)-(?<m>\d+)-(?<d>\d+)/, "$<d>/$<m>/$<y>")`, `"02/01/2020"`},
+		{`"abc".replace(/b/, "$1$<x>$0$9$")`, `"a$1$<x>$0$9$c"`},
+		{`"x-y".replace(/(x)(-)(y)/, "$10$03$3$4")`, `"x0yy$4"`},
+		{`"ab".replace(/(z)?b/, "[$1]")`, `"a[]"`},
+		{`"aaaa".replaceAll("a", "$&$&")`, `"aaaaaaaa"`},
+		{`"a-b-c".replace(/-/g, "+")`, `"a+b+c"`},
+		{`"a-b-c".replaceAll(/(?<d>-)/g, "[$<d>$<e>]")`, `"a[-]b[-]c"`},
+		{"\"héllo wörld\".replace(/ö/, \"[$`|$']\")", `"héllo w[héllo w|rld]rld"`},
+		{"\"😀a😀\".replace(\"a\", \"$'$`\")", `"😀😀😀😀"`},
+		{`"abc".replace(/b/, m => m.toUpperCase())`, `"aBc"`},
+		{`"abc".replace(/x/, "$&$&")`, `"abc"`},
+		{`"abc".replace("", "[$']")`, `"[abc]abc"`},
+		// A template with $1 over a text of 25,000 characters: the result
+		// is 35,000 characters, far under the limit.
+		{`"word ".repeat(5000).replace(/(\w+)/g, "<$1>").length`, `35000`},
+		{`"a,b".split(/,/)`, `["a","b"]`},
+		{`"a1b2c".split(/(\d)/, 3)`, `["a","1","b"]`},
+	} {
+		if c := runCell(t, cm, "s", tt.code); c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+			t.Errorf("%s: %s, want result %s", tt.code, c.JSON(), tt.want)
+		}
+	}
+}
