@@ -92,3 +92,31 @@ func TestRun_ErrorsCarryMessageAndCellLines(t *testing.T) {
 		t.Fatalf("non-ASCII strings: %+v", c)
 	}
 }
+
+// TestRun_StatementsEndingInParenthesesRun: the parser's end of a
+// declaration or statement is before the parentheses closing its last
+// expression, and the cell rewrite placed its edits there, so ordinary code
+// such as `const toObj = x => ({x})` followed by another statement, or
+// `let o = (1)`, failed as a SyntaxError.
+func TestRun_StatementsEndingInParenthesesRun(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for _, tt := range []struct{ code, want string }{
+		{"const toObj = x => ({x}); toObj(1).x", "1"},
+		{"const toObj2 = x => ({x})\ntoObj2(2).x", "2"},
+		{"let o = (1); o", "1"},
+		{"let o1 = (1), o2 = ((2) /* two */ ); o1 + o2", "3"},
+		{"var v = (9)\nv", "9"},
+		{"let [d1, d2] = ([1, 2]); d1 + d2", "3"},
+		{"let p = {}; p.e = (() => 1); p.e()", "1"},
+		{"let q = 1; q = (2); q", "2"},
+		{"let z = 1; if (z) z = (3); z", "3"},
+		{"x5 = (1) /* c */ ; (x5 + 1)", "2"},
+		{"const sq = (n) => (n * n)\nsq(4)", "16"},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+			t.Errorf("cell %q: %s, want result %s", tt.code, c.JSON(), tt.want)
+		}
+	}
+}

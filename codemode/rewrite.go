@@ -90,7 +90,7 @@ func rewrite(code, name string) (*rewritten, error) {
 	for i, st := range stmts {
 		switch s := st.(type) {
 		case *ast.VariableStatement:
-			ed.declaration(s.Var, 3, s.List, false)
+			ed.declaration(src, codeEnd, s.Var, 3, s.List, false)
 			for _, b := range s.List {
 				bindingNames(b.Target, addGlobal)
 			}
@@ -99,7 +99,7 @@ func rewrite(code, name string) (*rewritten, error) {
 			if s.Token == token.CONST {
 				kw = 5
 			}
-			ed.declaration(s.Idx, kw, s.List, true)
+			ed.declaration(src, codeEnd, s.Idx, kw, s.List, true)
 			for _, b := range s.List {
 				bindingNames(b.Target, addGlobal)
 			}
@@ -126,7 +126,7 @@ func rewrite(code, name string) (*rewritten, error) {
 				// statement, and its end after the closing parentheses.
 				from := codeStart
 				if i > 0 {
-					from = int(stmts[i-1].Idx1()) - 1
+					from = closeParens(src, int(stmts[i-1].Idx1())-1, codeEnd)
 				}
 				start := skipSpace(src, from, codeEnd, ";")
 				ed.add(start, 0, "return (")
@@ -238,14 +238,29 @@ func (e *edits) add(at, del int, text string) {
 // declaration turns `let a = 1, {b} = o` into `;(a = 1, {b} = o);` (an
 // assignment to the globals the cell declares); `let x` assigns undefined
 // (a new binding starts undefined), `var x` leaves x as it was.
-func (e *edits) declaration(kwAt file.Idx, kwLen int, list []*ast.Binding, lexical bool) {
+func (e *edits) declaration(src string, codeEnd int, kwAt file.Idx, kwLen int, list []*ast.Binding, lexical bool) {
 	e.add(int(kwAt)-1, kwLen, ";(")
 	for _, b := range list {
 		if b.Initializer == nil && lexical {
 			e.add(int(b.Target.Idx1())-1, 0, " = undefined")
 		}
 	}
-	e.add(int(list[len(list)-1].Idx1())-1, 0, ");")
+	e.add(closeParens(src, int(list[len(list)-1].Idx1())-1, codeEnd), 0, ");")
+}
+
+// closeParens returns the offset after the closing parentheses that follow
+// at (across white space and comments), else at. The parser's end of a
+// node excludes the parentheses around its last expression: the end of
+// `let o = (1)` or of `const f = () => ({a: 1})` is before their last `)`.
+// At the top level of a cell no other `)` can follow a statement.
+func closeParens(src string, at, to int) int {
+	for {
+		j := skipSpace(src, at, to, "")
+		if j >= to || src[j] != ')' {
+			return at
+		}
+		at = j + 1
+	}
 }
 
 // apply applies the edits, later offsets first; edits at one offset keep
