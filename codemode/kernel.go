@@ -323,6 +323,13 @@ func (k *kernel) vm(f func() (goja.Value, error)) (v goja.Value, err error) {
 		c.cpuUsed += c.vmTime()
 		c.cpuMu.Unlock()
 		if p := recover(); p != nil {
+			// A limit interrupting JavaScript that Go called back into (a
+			// getter or toJSON read while rendering the result or an
+			// error) arrives as a panic: it is that limit's abort.
+			if r := c.aborted(); r != "" {
+				err = &abortError{reason: r}
+				return
+			}
 			k.broken = true
 			err = &abortError{reason: ReasonInternal, detail: fmt.Sprint(p)}
 		}
@@ -469,6 +476,12 @@ func (k *kernel) newError(name, msg string) goja.Value {
 func (k *kernel) finish(c *cellRun, p *goja.Promise, err error, cell *Cell) {
 	cfg := &k.cm.cfg
 	defer func() {
+		// A limit hit while rendering the result or the error (a getter,
+		// toJSON) aborts the cell like any other.
+		if r := c.aborted(); r != "" && cell.Status != StatusAborted {
+			cell.Result = nil
+			k.failure(c, &abortError{reason: r}, cell)
+		}
 		out, cut := truncate(c.stdout.String(), cfg.MaxOutputChars)
 		cell.Stdout = out
 		cell.Truncated = cell.Truncated || cut || c.truncated

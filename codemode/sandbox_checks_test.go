@@ -101,3 +101,27 @@ func TestSandbox_ReplacementTemplatesExpandAsInJavaScript(t *testing.T) {
 		}
 	}
 }
+
+// TestSandbox_LimitHitWhileRenderingTheOutcomeAbortsTheCell: the cell's
+// result and a thrown error are read after its code ends, and reading them
+// can run the cell's code (a getter, toJSON). A CPU limit hit there must
+// abort the cell like any other (reason cpu_time, variables carried over),
+// not pass as a plain error or an "internal" failure that silently
+// discards the session's variables.
+func TestSandbox_LimitHitWhileRenderingTheOutcomeAbortsTheCell(t *testing.T) {
+	cm := newCM(t, codemode.Config{CPUTimeLimit: 200 * time.Millisecond, CellTimeout: 10 * time.Minute})
+	for _, tt := range []struct{ name, code string }{
+		{"thrown value with a looping getter", `var keep = 1; throw {get message() { while (true) {} }}`},
+		{"result with a looping toJSON", `var keep = 2; ({toJSON() { while (true) {} }})`},
+		{"rejection with a looping name", `var keep = 3; await Promise.reject({message: "m", get name() { for (;;) {} }})`},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusAborted || c.Error == nil || c.Error.Reason != codemode.ReasonCPUTime {
+			t.Errorf("%s: %s, want aborted for cpu_time", tt.name, c.JSON())
+		}
+		want := tt.code[len("var keep = "):][:1]
+		if next := runCell(t, cm, "s", "keep"); next.Status != codemode.StatusOK || string(next.Result) != want {
+			t.Errorf("after %s: %s, want the variable carried over (%s)", tt.name, next.JSON(), want)
+		}
+	}
+}
