@@ -74,8 +74,9 @@ type pageQuery struct {
 }
 
 // parsePageQuery reads limit, page, sort_by and sort_order. Bad values are a
-// 422 httpError: limit outside 1..MaxLimit, page < 1, a sort_by outside the
-// allow-list (so nothing user-written reaches SQL), sort_order not asc/desc.
+// 422 httpError: limit outside 1..MaxLimit, page < 1, a page whose offset
+// does not fit (checkPageOffset), a sort_by outside the allow-list (so
+// nothing user-written reaches SQL), sort_order not asc/desc.
 func parsePageQuery(q url.Values, rules pageRules) (pageQuery, error) {
 	if rules.DefaultLimit <= 0 {
 		rules.DefaultLimit = defaultPageLimit
@@ -98,11 +99,26 @@ func parsePageQuery(q url.Values, rules pageRules) (pageQuery, error) {
 		}
 		pq.Page = n
 	}
+	if err := checkPageOffset(pq.Page, pq.Limit); err != nil {
+		return pageQuery{}, err
+	}
 	var err error
 	if pq.SortBy, pq.SortOrder, err = parseSortQuery(q, rules); err != nil {
 		return pageQuery{}, err
 	}
 	return pq, nil
+}
+
+// checkPageOffset is a 422 httpError when the offset of page's first row,
+// (page-1)*limit, does not fit in an int64: the multiplication would wrap to
+// a negative offset, which Postgres and MySQL refuse (a 500), SQLite reads
+// as 0 (page 1's rows under the page asked for) and the in-memory store
+// slices with (a panic). page and limit must be at least 1.
+func checkPageOffset(page, limit int) error {
+	if int64(page-1) > math.MaxInt64/int64(limit) {
+		return errorf(http.StatusUnprocessableEntity, "page is too large: (page-1)*limit must be at most %d", int64(math.MaxInt64))
+	}
+	return nil
 }
 
 // pageMeta is the "meta" object of a paginated response.

@@ -407,6 +407,9 @@ func (s *Server) searchKnowledge(w http.ResponseWriter, r *http.Request) error {
 	if limit < 1 || page < 1 {
 		return errorf(http.StatusUnprocessableEntity, "meta.limit and meta.page must be at least 1")
 	}
+	if err := checkPageOffset(page, limit); err != nil {
+		return err
+	}
 	max := 0
 	if req.MaxResults != nil {
 		if *req.MaxResults < 1 || *req.MaxResults > vectordb.MaxLimit {
@@ -420,7 +423,7 @@ func (s *Server) searchKnowledge(w http.ResponseWriter, r *http.Request) error {
 	}
 	total := len(docs)
 	from := min((page-1)*limit, total)
-	to := min(from+limit, total)
+	to := from + min(limit, total-from)
 	views := make([]searchResultView, 0, to-from)
 	for _, d := range docs[from:to] {
 		v := searchResultView{ID: d.ID, Content: d.Content, Name: optional(d.Name), MetaData: d.MetaData, ContentID: optional(d.ContentID)}

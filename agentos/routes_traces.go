@@ -459,6 +459,9 @@ func (s *Server) searchTraces(w http.ResponseWriter, r *http.Request) error {
 	if pq.Page < 1 || pq.Limit < 1 || pq.Limit > 100 {
 		return errorf(http.StatusUnprocessableEntity, "page must be at least 1 and limit from 1 to 100")
 	}
+	if err := checkPageOffset(pq.Page, pq.Limit); err != nil {
+		return err
+	}
 	var expr *db.TraceExpr
 	if len(req.Filter) > 0 && string(req.Filter) != "null" {
 		var err error
