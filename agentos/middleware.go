@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -161,17 +164,40 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 	}
 }
 
-// strictQueries answers 422 when the query string does not parse. url.Values
+// strictURL answers 422 when the query string does not parse, or when the
+// path or a query parameter is not UTF-8 text or holds a NUL. url.Values
 // silently drops a pair holding a ';' (no longer a separator) or a bad
 // %-escape, so "?user_id=alice;" would otherwise list every user's sessions
-// and "?sort_by=created_at;DROP…" would quietly sort by the default.
-func strictQueries(next http.Handler) http.Handler {
+// and "?sort_by=created_at;DROP…" would quietly sort by the default. A NUL
+// or a byte that is not UTF-8 (/sessions/%00, ?user_id=%ff) names no stored
+// object, and Postgres refuses it in a text parameter, so it used to reach
+// the database and come back as a 500.
+func strictURL(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		if !textOK(r.URL.Path) {
+			writeError(w, http.StatusUnprocessableEntity,
+				"invalid URL path: it must be UTF-8 text without NUL characters once percent-decoded")
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
 			writeError(w, http.StatusUnprocessableEntity,
 				"invalid query string: "+err.Error()+"; separate parameters with & and percent-encode ; and % in values (%3B, %25)")
 			return
 		}
+		for k, vs := range q {
+			if !textOK(k) || slices.ContainsFunc(vs, func(v string) bool { return !textOK(v) }) {
+				writeError(w, http.StatusUnprocessableEntity,
+					"invalid query string: parameter "+safeName(k)+" must be UTF-8 text without NUL characters once percent-decoded")
+				return
+			}
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// textOK reports whether s is UTF-8 without NUL characters, which every
+// database stores in a text column.
+func textOK(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

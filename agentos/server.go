@@ -353,14 +353,14 @@ func (s *Server) Close(ctx context.Context) error {
 
 // newRouter installs the middleware chain, outermost first: request id, access
 // log, panic recovery, CORS (preflights end here), body limit, authentication,
-// query string check.
+// path and query string check.
 func (s *Server) newRouter() chi.Router {
 	r := chi.NewRouter()
 	r.Use(requestIDs, accessLog(s.log))
 	if obs := s.observe(); obs != nil {
 		r.Use(obs)
 	}
-	r.Use(recoverPanics(s.log), cors(s.cfg.CORSOrigins), limitBody(s.cfg.BodyLimit), s.authenticate, strictQueries)
+	r.Use(recoverPanics(s.log), cors(s.cfg.CORSOrigins), limitBody(s.cfg.BodyLimit), s.authenticate, strictURL)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, "Not Found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
