@@ -22,9 +22,9 @@ import (
 const maxJSONBody = 1 << 20
 
 // decodeJSONBody reads a JSON object body strictly: unknown fields, trailing
-// data and text that is not valid UTF-8 are 422 (encoding/json would store
-// U+FFFD in place of invalid bytes), a body over maxJSONBody is 413, and an
-// empty body is an error wrapping io.EOF.
+// data, text that is not valid UTF-8 (encoding/json would store U+FFFD in
+// place of invalid bytes) and strings holding a NUL are 422, a body over
+// maxJSONBody is 413, and an empty body is an error wrapping io.EOF.
 func decodeJSONBody(r *http.Request, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
 	var mbe *http.MaxBytesError
@@ -46,7 +46,27 @@ func decodeJSONBody(r *http.Request, v any) error {
 	if dec.More() {
 		return errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
 	}
+	if escapesNUL(body) {
+		return errorf(http.StatusUnprocessableEntity, `invalid JSON body: strings must not contain NUL characters (\u0000)`)
+	}
 	return nil
+}
+
+// escapesNUL reports whether the valid JSON text body holds a string with
+// an escaped NUL (\u0000; a raw one is not valid JSON). Postgres stores no
+// NUL in text or jsonb, so such a body used to be a 500 there (and was
+// stored as given elsewhere).
+func escapesNUL(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if bytes.HasPrefix(body[i+1:], []byte("u0000")) {
+			return true
+		}
+		i++ // the escaped character: \\u0000 is a backslash, then text
+	}
+	return false
 }
 
 // checkBodyID validates an id given in a JSON body: at most
