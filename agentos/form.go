@@ -312,7 +312,16 @@ func formObject(name, v string) (map[string]any, error) {
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object", Err: err}
 	}
+	if escapesNUL([]byte(v)) {
+		return nil, errNULField(name)
+	}
 	return m, nil
+}
+
+// errNULField refuses a JSON field holding a NUL in a string (\u0000):
+// Postgres stores none, so the run could not be saved there.
+func errNULField(name string) error {
+	return errorf(http.StatusUnprocessableEntity, `%s must not contain NUL characters (\u0000)`, name)
 }
 
 func formRawObject(name, v string) (json.RawMessage, error) {
@@ -327,6 +336,9 @@ func formRawObject(name, v string) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, []byte(v)); err != nil {
 		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
+	}
+	if escapesNUL(buf.Bytes()) {
+		return nil, errNULField(name)
 	}
 	return buf.Bytes(), nil
 }

@@ -53,3 +53,36 @@ func TestJSONBodies_NULInAStringIs422(t *testing.T) {
 		})
 	}
 }
+
+// TestRunForm_NULInAJSONFieldIs422: a run's session_state or metadata
+// holding "\u0000" could not be saved on Postgres: a 503 telling the client
+// to retry (it never succeeds) for a run, a 500 for a background run. Every
+// JSON field of the run form is now a 422 on every database, as a NUL in
+// message already was, and no run is started.
+func TestRunForm_NULInAJSONFieldIs422(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := open(t)
+			u := pagedServer(t, d)
+			for _, field := range []string{"session_state", "metadata", "dependencies", "output_schema"} {
+				for _, background := range []string{"false", "true"} {
+					fields := map[string]string{"message": "hi", "stream": "false", "background": background,
+						"session_id": "nul-" + field + "-" + background, field: `{"k":"a\u0000b"}`}
+					res := postForm(t, u+"/agents/echo/runs", fields, nil)
+					if res.status != 422 || !strings.Contains(res.detail(t), field+" must not contain NUL") {
+						t.Errorf("run with a NUL in %s (background %s) = %d %s, want 422", field, background, res.status, res.body)
+					}
+					if _, err := d.GetSession(context.Background(), fields["session_id"]); err == nil {
+						t.Errorf("session %s was stored", fields["session_id"])
+					}
+				}
+			}
+			fields := map[string]string{"message": "hi", "stream": "false", "session_state": `{"path":"C:\\u0000"}`}
+			if res := postForm(t, u+"/agents/echo/runs", fields, nil); res.status != 200 {
+				t.Errorf("run with an escaped backslash = %d %s", res.status, res.body)
+			}
+		})
+	}
+}
