@@ -580,11 +580,19 @@ func (s *Server) patchComponent(w http.ResponseWriter, r *http.Request) error {
 	if !isJSONNull(body.Metadata) && !isJSONObject(body.Metadata) {
 		return errorf(http.StatusUnprocessableEntity, "metadata must be an object")
 	}
+	if v := body.CurrentVersion; v != nil && (*v < 1 || *v > 1<<31-1) {
+		return errorf(http.StatusUnprocessableEntity, "current_version must be a positive integer")
+	}
 	ctx := r.Context()
 	if body.CurrentVersion != nil {
-		if c, err = d.SetCurrentVersion(ctx, c.ComponentID, *body.CurrentVersion); err != nil {
+		out, err := d.SetCurrentVersion(ctx, c.ComponentID, *body.CurrentVersion)
+		if errors.Is(err, db.ErrNotFound) {
+			return errorf(http.StatusNotFound, "Component %s or config version %d not found", c.ComponentID, *body.CurrentVersion)
+		}
+		if err != nil {
 			return componentErr(err)
 		}
+		c = out
 	}
 	if body.Name != nil || body.Description != nil || !isJSONNull(body.Metadata) {
 		if c, err = d.UpdateComponent(ctx, c.ComponentID, db.ComponentPatch{Name: body.Name, Description: body.Description, Metadata: nullIfJSONNull(body.Metadata)}); err != nil {
