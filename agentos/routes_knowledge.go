@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,6 +113,9 @@ func (s *Server) uploadContent(w http.ResponseWriter, r *http.Request) error {
 		}
 	default:
 		return errorf(http.StatusUnsupportedMediaType, "send multipart/form-data (file, text_content or url fields)")
+	}
+	if err := checkFormText(r, c.Filename); err != nil {
+		return err
 	}
 	c.Name, c.Description = r.FormValue("name"), r.FormValue("description")
 	c.Text = r.FormValue("text_content")
@@ -246,6 +250,9 @@ func (s *Server) patchContent(w http.ResponseWriter, r *http.Request) error {
 	if r.MultipartForm != nil {
 		defer r.MultipartForm.RemoveAll()
 	}
+	if err := checkFormText(r, ""); err != nil {
+		return err
+	}
 	if v, ok := formField(r, "name"); ok {
 		if v == "" || len([]rune(v)) > 255 {
 			return errorf(http.StatusUnprocessableEntity, "name must be 1 to 255 characters")
@@ -275,6 +282,28 @@ func (s *Server) patchContent(w http.ResponseWriter, r *http.Request) error {
 		return knowledgeErr(err)
 	}
 	writeJSON(w, http.StatusOK, newContentView(c))
+	return nil
+}
+
+// checkFormText is a 422, as for the run form, when a parsed form field or
+// the uploaded file's name is not UTF-8 text or holds a NUL (raw, or
+// escaped in the JSON of metadata or url): the content row keeps the name,
+// description and metadata, which Postgres cannot store with a NUL (a
+// 500), and text that was not UTF-8 was refused by the database or only
+// after the upload was accepted.
+func checkFormText(r *http.Request, filename string) error {
+	if !textOK(filename) {
+		return errorf(http.StatusUnprocessableEntity, "the file's name must be UTF-8 text without NUL characters")
+	}
+	for name, vs := range r.PostForm {
+		if !textOK(name) || slices.ContainsFunc(vs, func(v string) bool { return !textOK(v) }) {
+			return errorf(http.StatusUnprocessableEntity, "field %s must be UTF-8 text without NUL characters", safeName(name))
+		}
+		// metadata and url are read as JSON when they parse as JSON.
+		if (name == "metadata" || name == "url") && slices.ContainsFunc(vs, func(v string) bool { return json.Valid([]byte(v)) && escapesNUL([]byte(v)) }) {
+			return errNULField(name)
+		}
+	}
 	return nil
 }
 
