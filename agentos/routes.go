@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -188,20 +189,40 @@ func (s *Server) routeTable() []route {
 	}, s.mcpRows()...)
 }
 
-// routes mounts the route table, each handler behind its scope's check.
+// routes mounts the route table, each handler behind its URL parameters'
+// decoding and its scope's check.
 func (s *Server) routes(r chi.Router) {
 	for _, rt := range s.routeTable() {
 		h := s.handle(rt.handler)
 		switch sc := rt.scope; {
 		case sc.admin:
-			r.With(s.requireAdmin).Method(rt.method, rt.path, h)
+			r.With(decodeURLParams, s.requireAdmin).Method(rt.method, rt.path, h)
 		case sc.resource != "":
-			r.With(s.requireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
+			r.With(decodeURLParams, s.requireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
 		default: // open and perCall: authentication (outside the table) still applies to perCall
-
-			r.Method(rt.method, rt.path, h)
+			r.With(decodeURLParams).Method(rt.method, rt.path, h)
 		}
 	}
+}
+
+// decodeURLParams percent-decodes the route's URL parameters when chi
+// matched the raw path. chi routes on r.URL.RawPath whenever the client's
+// escaping differs from Go's own (user%3A1 for user:1, a%2Bb, a%40b,
+// a%2Fb, lowercase %c3%a9), and then hands handlers the parameters still
+// escaped: an object whose id holds such a character was a 404 to clients
+// that encode path segments as encodeURIComponent does. Routing stays on
+// the raw path, so an id holding an escaped '/' is still one parameter.
+func decodeURLParams(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rctx := chi.RouteContext(r.Context()); rctx != nil && r.URL.RawPath != "" {
+			for i, v := range rctx.URLParams.Values {
+				if d, err := url.PathUnescape(v); err == nil {
+					rctx.URLParams.Values[i] = d
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // database resolves the db_id query parameter: empty means the default
