@@ -56,3 +56,36 @@ func TestURL_NULOrNonUTF8IdsAndFiltersAre422(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceSearch_DurationPastInt64Is400: a duration_ms comparison with a
+// number past the int64 range (1e300, 9.3e18) reached Postgres as a float
+// it could not encode for the bigint column: a 500. It is now the 400
+// "Invalid filter expression" of every other bad filter; fractions and
+// numbers in range still search.
+func TestTraceSearch_DurationPastInt64Is400(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			u := pagedServer(t, open(t))
+			search := func(filter string) response {
+				return do(t, "POST", u+"/traces/search", strings.NewReader(`{"filter":`+filter+`}`), jsonHeader)
+			}
+			for _, v := range []string{"1e300", "9.3e18", "9223372036854775808", "-1e300"} {
+				for _, filter := range []string{
+					`{"op":"GT","key":"duration_ms","value":` + v + `}`,
+					`{"op":"IN","key":"duration_ms","values":[1,` + v + `]}`,
+				} {
+					if res := search(filter); res.status != 400 || !strings.Contains(res.detail(t), "duration_ms: "+v+" is out of range") {
+						t.Errorf("search %s = %d %s, want 400", filter, res.status, res.body)
+					}
+				}
+			}
+			for _, v := range []string{"1.5", "9.2e18", "-9.2e18", "9223372036854775807"} {
+				if res := search(`{"op":"LTE","key":"duration_ms","value":` + v + `}`); res.status != 200 {
+					t.Errorf("search duration_ms <= %s = %d %s", v, res.status, res.body)
+				}
+			}
+		})
+	}
+}

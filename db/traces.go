@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -383,8 +384,9 @@ func parseTraceExpr(v any, depth int) (*TraceExpr, error) {
 	return nil, fmt.Errorf("%w: unknown op %q", ErrInvalidTraceExpr, op)
 }
 
-// scalar checks a comparison value: duration_ms takes a number, time
-// columns an ISO 8601 time (normalized to UTC), others text.
+// scalar checks a comparison value: duration_ms takes a number within the
+// int64 range, time columns an ISO 8601 time (normalized to UTC), others
+// text.
 func scalar(key string, v any) (any, error) {
 	switch x := v.(type) {
 	case json.Number:
@@ -396,6 +398,11 @@ func scalar(key string, v any) (any, error) {
 			f, ferr := x.Float64()
 			if ferr != nil {
 				return nil, fmt.Errorf("%w: %s: %v", ErrInvalidTraceExpr, key, err)
+			}
+			// The column is a 64-bit integer: Postgres cannot take a
+			// parameter past its range.
+			if f >= math.MaxInt64 || f < math.MinInt64 {
+				return nil, fmt.Errorf("%w: %s: %s is out of range", ErrInvalidTraceExpr, key, x)
 			}
 			return f, nil
 		}
