@@ -305,10 +305,11 @@ func (s *Server) createEvalRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 // evalFailed maps an eval that could not run: the judge's unreadable answer
-// or a failed run of the target is a 500 naming the reason; storage
-// errors keep their own mapping.
+// or a failed run of the target is a 500 naming the reason; storage errors,
+// the target's (agent.ErrStorage) too, keep their own mapping (statusOf),
+// which never shows the database's own error.
 func evalFailed(err error) error {
-	if errors.Is(err, db.ErrUnavailable) || errors.Is(err, db.ErrInvalidRecord) {
+	if errors.Is(err, db.ErrUnavailable) || errors.Is(err, db.ErrInvalidRecord) || errors.Is(err, agent.ErrStorage) {
 		return err
 	}
 	return errorf(http.StatusInternalServerError, "Failed to run eval: %v", err)
