@@ -331,8 +331,8 @@ func (d *DB) MemoryTopics(ctx context.Context) ([]string, error) {
 
 // UserMemoryStats pages per-user memory counts.
 func (d *DB) UserMemoryStats(ctx context.Context, limit, page int) ([]UserMemoryStats, int, error) {
-	if limit <= 0 || page < 1 {
-		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1", ErrInvalidFilter)
+	if limit <= 0 || page < 1 || offsetOverflows(limit, page) {
+		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1 (and the page's offset an int64)", ErrInvalidFilter)
 	}
 	ctx, call := d.bound(ctx)
 	out, n, err := d.driver.UserMemoryStats(ctx, limit, page)

@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/agentryhq/agentry/run"
@@ -121,6 +122,9 @@ func checkPage(limit, page int, sortBy, order *string, allowed []string, default
 	if page < 1 {
 		return fmt.Errorf("%w: page must be >= 1, got %d", ErrInvalidFilter, page)
 	}
+	if offsetOverflows(limit, page) {
+		return fmt.Errorf("%w: page %d is too large for limit %d (its row offset does not fit an int64)", ErrInvalidFilter, page, limit)
+	}
 	if *sortBy == "" {
 		*sortBy = allowed[0]
 	} else if !contains(allowed, *sortBy) {
@@ -135,6 +139,13 @@ func checkPage(limit, page int, sortBy, order *string, allowed []string, default
 		return fmt.Errorf("%w: sort order must be asc or desc, got %q", ErrInvalidFilter, *order)
 	}
 	return nil
+}
+
+// offsetOverflows reports whether page's row offset, (page-1)*limit, is
+// past the int64 range: a driver would wrap it to a negative OFFSET (an
+// error on Postgres and MySQL, page 1 on SQLite, a panic in memory).
+func offsetOverflows(limit, page int) bool {
+	return limit > 0 && page > 1 && int64(page-1) > math.MaxInt64/int64(limit)
 }
 
 func contains(list []string, s string) bool {
