@@ -225,7 +225,8 @@ func jsonFields(t reflect.Type) []jsonField {
 	var fields []jsonField
 	var current []scan
 	next := []scan{{typ: t}}
-	count, nextCount := map[reflect.Type]int{}, map[reflect.Type]int{t: 1}
+	var count map[reflect.Type]int
+	nextCount := map[reflect.Type]int{t: 1}
 	visited := map[reflect.Type]bool{}
 	for len(next) > 0 {
 		current, next = next, current[:0]
