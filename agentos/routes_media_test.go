@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -78,5 +79,57 @@ func TestGetSessionMedia_WithoutStorageIs404(t *testing.T) {
 	ts, _ := testServer(t, Config{DBs: []*db.DB{d}}, nil)
 	if res := get(t, ts.URL+"/sessions/s/media/"+string(bytes.Repeat([]byte("a"), 64)), nil); res.status != http.StatusNotFound {
 		t.Fatalf("status %d", res.status)
+	}
+}
+
+// A client names an uploaded file: its extension picks the served type, so
+// HTML, SVG or XML must not render in the server's origin (stored XSS).
+// Only types a browser shows without running scripts are served inline;
+// the rest are downloads.
+func TestGetSessionMedia_ActiveContentIsADownloadNotInline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := db.New("db", memory.New())
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent}); err != nil {
+		t.Fatal(err)
+	}
+	store, err := local.New(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{DBs: []*db.DB{d}, MediaStorage: store}, nil)
+	script := []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>`)
+	for _, c := range []struct {
+		mimeType, filename string
+		inline             bool
+	}{
+		{"text/html", "page.html", false},
+		{"text/html", "", false},
+		{"image/svg+xml", "logo.svg", false},
+		{"application/xhtml+xml", "a.xhtml", false},
+		{"text/xml", "a.xml", false},
+		{"application/javascript", "a.js", false},
+		{"image/png", "cat.png", true},
+		{"image/jpeg", "photo.JPG", true},
+		{"audio/wav", "a.wav", true},
+		{"video/mp4", "v.mp4", true},
+		{"application/pdf", "doc.pdf", true},
+		{"text/plain", "notes.txt", true},
+	} {
+		ref, err := media.Put(ctx, store, "s", "file", c.mimeType, c.filename, append(script, c.filename...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := get(t, ts.URL+"/sessions/s/media/"+ref.MediaID, nil)
+		if res.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", ref.MediaID, res.status, res.body)
+		}
+		disp, ctype := res.header.Get("Content-Disposition"), res.header.Get("Content-Type")
+		if got := !strings.HasPrefix(disp, "attachment"); got != c.inline {
+			t.Errorf("%s %q: served as %q with Content-Disposition %q, want inline=%v", c.mimeType, c.filename, ctype, disp, c.inline)
+		}
+		if res.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", c.filename)
+		}
 	}
 }
