@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
 )
 
 // httpError is an error with the status and client-facing detail to answer with.
@@ -61,6 +62,7 @@ func writeError(w http.ResponseWriter, status int, detail string) {
 const (
 	detailDBUnavailable = "the database is unavailable; retry later"
 	detailRunNotStored  = "the run could not be stored: the database is unavailable; retry later"
+	detailMediaDown     = "the media storage is unavailable; retry later"
 )
 
 // statusClientClosedRequest is the status logged for a request whose client
@@ -70,8 +72,8 @@ const statusClientClosedRequest = 499
 // statusOf maps an error to its HTTP status and client-facing detail:
 // httpError as given, an over-limit body 413, db.ErrNotFound 404,
 // db.ErrInvalidFilter and db.ErrInvalidRecord 422, an unavailable database
-// or a run's storage failure 503 with a generic detail, anything else 500
-// with a generic detail.
+// or a run's storage failure 503 with a generic detail, unavailable media
+// storage 503, anything else 500 with a generic detail.
 func statusOf(err error) (int, string) {
 	var he *httpError
 	var mbe *http.MaxBytesError
@@ -86,6 +88,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusUnprocessableEntity, err.Error()
 	case errors.Is(err, db.ErrUnavailable), errors.Is(err, agent.ErrStorage):
 		return http.StatusServiceUnavailable, detailDBUnavailable
+	case errors.Is(err, media.ErrUnavailable):
+		return http.StatusServiceUnavailable, detailMediaDown
 	}
 	return http.StatusInternalServerError, "internal server error"
 }

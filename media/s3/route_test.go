@@ -62,3 +62,35 @@ func TestMediaRoute_RedirectsToAFreshSignedURL(t *testing.T) {
 		t.Fatalf("a missing object redirected: %d", res.StatusCode)
 	}
 }
+
+// S3 going down is the storage being unavailable: the media route answers
+// 503 (retry later), not a 500 that reads as a server bug.
+func TestMediaRoute_S3DownIs503(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, proxy := proxied(t)
+	d := db.New("db", memory.New())
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent}); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := media.Put(ctx, store, "s1", "image", "image/jpeg", "a.jpg", jpeg(2_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentos.New(agentos.Config{DBs: []*db.DB{d}, MediaStorage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	proxy.Cut()
+	res, err := http.Get(ts.URL + "/sessions/s1/media/" + ref.MediaID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || strings.Contains(string(body), "127.0.0.1") {
+		t.Fatalf("%d %s", res.StatusCode, body)
+	}
+}
