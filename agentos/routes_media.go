@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"path"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -58,7 +57,7 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if !servedInline(ctype) {
+	if !media.Inline(ctype) {
 		// The extension comes from the client's file name or type: HTML,
 		// SVG or XML shown inline would run its scripts in the server's
 		// origin.
@@ -69,19 +68,4 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 		s.log.WarnContext(r.Context(), "media: stream interrupted", "key", key, "err", err)
 	}
 	return nil
-}
-
-// servedInline reports whether a browser may show a media type inline
-// without running content of it: raster images, audio, video, PDF and plain
-// text. Anything else (HTML, SVG, XML, scripts, unknown types) is served as
-// a download.
-func servedInline(ctype string) bool {
-	mt, _, _ := mime.ParseMediaType(ctype)
-	switch {
-	case mt == "image/svg+xml":
-		return false
-	case strings.HasPrefix(mt, "image/"), strings.HasPrefix(mt, "audio/"), strings.HasPrefix(mt, "video/"):
-		return true
-	}
-	return mt == "application/pdf" || mt == "text/plain"
 }

@@ -146,3 +146,20 @@ func Get(ctx context.Context, s Storage, ref *Reference) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Inline reports whether a browser may show an object of this content type
+// inline without running content of it: raster images, audio, video, PDF
+// and plain text. Anything else (HTML, SVG, XML, scripts, unknown types) is
+// served as a download (Content-Disposition: attachment): its type comes
+// from the client's file name or MIME type, and rendered in a served origin
+// it would run the client's scripts there.
+func Inline(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case mt == "image/svg+xml":
+		return false
+	case strings.HasPrefix(mt, "image/"), strings.HasPrefix(mt, "audio/"), strings.HasPrefix(mt, "video/"):
+		return true
+	}
+	return mt == "application/pdf" || mt == "text/plain"
+}

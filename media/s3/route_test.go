@@ -94,3 +94,36 @@ func TestMediaRoute_S3DownIs503(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, body)
 	}
 }
+
+// The media route redirects to the bucket, which serves the type the client
+// gave: an HTML or SVG object must come back as a download there too.
+func TestMediaRoute_ActiveContentFromTheBucketIsADownload(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := s3.New(ctx, newBucket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ mimeType, filename, disposition string }{
+		{"text/html", "page.html", "attachment"},
+		{"image/svg+xml", "logo.svg", "attachment"},
+		{"image/jpeg", "cat.jpg", ""},
+	} {
+		ref, err := media.Put(ctx, store, "s1", "file", c.mimeType, c.filename, []byte("<script>alert(1)</script>"+c.filename))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := store.URL(ctx, ref.StorageKey, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.Header.Get("Content-Disposition"); res.StatusCode != http.StatusOK || !strings.HasPrefix(got, c.disposition) || (c.disposition == "" && got != "") {
+			t.Errorf("%s: %d, Content-Type %q, Content-Disposition %q", c.filename, res.StatusCode, res.Header.Get("Content-Type"), got)
+		}
+	}
+}

@@ -137,6 +137,11 @@ func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int6
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}
+	if !media.Inline(contentType) {
+		// The bucket serves the client's type: HTML or SVG shown inline
+		// would run its scripts in the bucket's origin.
+		in.ContentDisposition = aws.String("attachment")
+	}
 	if s.cfg.PublicRead {
 		in.ACL = types.ObjectCannedACLPublicRead
 	}
