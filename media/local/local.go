@@ -52,8 +52,9 @@ func (s *Storage) path(key string) (string, error) {
 	return p, nil
 }
 
-// Upload writes the object to a temp file and renames it into place, so a
-// failed upload leaves nothing behind.
+// Upload writes the object to a temp file, syncs it and renames it into
+// place (syncing the directory), so a failed upload leaves nothing behind and
+// a stored object survives a power cut whole.
 func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int64, _ string) error {
 	p, err := s.path(key)
 	if err != nil {
@@ -68,6 +69,12 @@ func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int6
 	}
 	defer os.Remove(tmp.Name())
 	n, err := io.Copy(tmp, r)
+	if err == nil {
+		// On disk before the rename: after a power cut the key must not
+		// name an empty file, which Exists would report and media.Put
+		// would then never upload again.
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -80,7 +87,23 @@ func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int6
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), p)
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(p))
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Download opens the object.
