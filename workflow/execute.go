@@ -472,6 +472,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 					return l.EndCondition(LoopIteration{Iteration: it, MaxIterations: maxIt, Outputs: results, State: x.state})
 				}); err != nil {
 					x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
+					x.sendStepError(s, sc)
 					return okOutput(s, typeLoop, sc, last, all), false, errors.New(x.failedText())
 				}
 				x.j.decide(key, fmt.Sprint(end))

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"strings"
 	"testing"
@@ -66,4 +67,34 @@ func (panicRunner) Run(context.Context, run.Input, ...agent.RunOption) (*run.Out
 }
 func (panicRunner) Stream(context.Context, run.Input, ...agent.RunOption) iter.Seq2[run.Event, error] {
 	panic("index out of range")
+}
+
+// A failing condition evaluator, router selector or loop end condition
+// sends StepError naming the step before WorkflowError: the loop's end
+// condition sent none.
+func TestRun_AFailingPrimitiveCallbackSendsStepError(t *testing.T) {
+	t.Parallel()
+	fail := errors.New("no verdict")
+	for _, c := range []struct {
+		name string
+		step Step
+	}{
+		{"condition", Step{Name: "check", Condition: &Condition{Evaluator: func(*StepInput) (bool, error) { return false, fail }, Steps: []Step{fn("a")}}}},
+		{"router", Step{Name: "route", Router: &Router{Selector: func(*StepInput) ([]string, error) { return nil, fail }, Choices: []Step{fn("a")}}}},
+		{"loop", Step{Name: "again", Loop: &Loop{EndCondition: func(LoopIteration) (bool, error) { return false, fail }, Steps: []Step{fn("a")}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			wf := mustNew(t, Config{ID: "fails", Steps: []Step{c.step}})
+			evs := collect(t, wf, "x")
+			n := len(evs)
+			if n < 2 || evs[n-1].Event != run.EventWorkflowError || evs[n-2].Event != run.EventStepError || evs[n-2].StepName != c.step.Name {
+				var got []run.EventType
+				for _, e := range evs {
+					got = append(got, e.Event)
+				}
+				t.Fatalf("events end %v, want StepError (%s) then WorkflowError", got, c.step.Name)
+			}
+		})
+	}
 }
