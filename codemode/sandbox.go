@@ -467,21 +467,23 @@ func (s *sandbox) guardReplacement(c *goja.FunctionCall, i int, what string) {
 		if total == 0 {
 			total = str.Length()
 		}
-		out := s.substitute(matched, str, int(a[len(a)-2].ToInteger()), a[1:len(a)-2], groups, tmpl)
-		total += out.Length()
-		if total > s.lim.maxString {
+		out, ok := s.substitute(matched, str, int(a[len(a)-2].ToInteger()), a[1:len(a)-2], groups, tmpl, s.lim.maxString-total)
+		if !ok {
 			s.fail("%s: the result would be over the sandbox's limit of %d characters", what, s.lim.maxString)
 		}
+		total += out.Length()
 		return out
 	}))
 }
 
 // substitute is GetSubstitution (ECMA-262 22.1.3.19.1): the replacement
 // for matched at position of str, from the template tmpl. Positions are in
-// UTF-16 code units, as JavaScript counts them.
-func (s *sandbox) substitute(matched, str goja.String, position int, captures []goja.Value, groups goja.Value, tmpl goja.String) goja.String {
+// UTF-16 code units, as JavaScript counts them. ok is false, and nothing
+// past room characters is built, when the replacement would be longer than
+// room.
+func (s *sandbox) substitute(matched, str goja.String, position int, captures []goja.Value, groups goja.Value, tmpl goja.String, room int) (_ goja.String, ok bool) {
 	if !strings.Contains(tmpl.String(), "$") {
-		return tmpl
+		return tmpl, tmpl.Length() <= room
 	}
 	l, tl := str.Length(), tmpl.Length()
 	position = min(max(position, 0), l)
@@ -494,25 +496,34 @@ func (s *sandbox) substitute(matched, str goja.String, position int, captures []
 		return t
 	}
 	var b goja.StringBuilder
+	written := 0 // characters
 	for i := 0; i < tl; i++ {
+		if written > room {
+			return nil, false
+		}
 		ch := tmpl.CharAt(i)
 		if ch != '$' || i+1 == tl {
 			b.WriteSubstring(tmpl, i, i+1)
+			written++
 			continue
 		}
 		next := tmpl.CharAt(i + 1)
 		switch {
 		case next == '$':
 			b.WriteUTF8String("$")
+			written++
 			i++
 		case next == '&':
 			b.WriteString(matched)
+			written += matched.Length()
 			i++
 		case next == '`':
 			b.WriteSubstring(str, 0, position)
+			written += position
 			i++
 		case next == '\'':
 			b.WriteSubstring(str, tail, l)
+			written += l - tail
 			i++
 		case next >= '0' && next <= '9':
 			n, width := int(next-'0'), 1
@@ -525,10 +536,12 @@ func (s *sandbox) substitute(matched, str goja.String, position int, captures []
 			}
 			if n < 1 || n > len(captures) {
 				b.WriteUTF8String("$")
+				written++
 				continue
 			}
 			if t := text(captures[n-1]); t != nil {
 				b.WriteString(t)
+				written += t.Length()
 			}
 			i += width
 		case next == '<':
@@ -541,17 +554,23 @@ func (s *sandbox) substitute(matched, str goja.String, position int, captures []
 			}
 			if !defined(groups) || end < 0 {
 				b.WriteUTF8String("$")
+				written++
 				continue
 			}
 			if t := text(groups.ToObject(s.rt).Get(tmpl.Substring(i+2, end).String())); t != nil {
 				b.WriteString(t)
+				written += t.Length()
 			}
 			i = end
 		default:
 			b.WriteUTF8String("$")
+			written++
 		}
 	}
-	return b.String()
+	if written > room {
+		return nil, false
+	}
+	return b.String(), true
 }
 
 func (s *sandbox) installArray() {
