@@ -76,6 +76,7 @@ func (r *replica) start() {
 	cmd := exec.Command(r.bin, append([]string{"serve", "--host", host, "--port", port, "--log-level", "warn"}, r.args...)...)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=chaos")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
