@@ -320,7 +320,11 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 var chunkKeys = []string{"chunk", "chunk_size"}
 
 // process does the work after begin and records the outcome on the row.
+// Inserts of one content run one at a time (in this process): interleaved,
+// each would delete the content's chunks before the other's upsert and
+// both sets would stay.
 func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeContent, existing bool, progress func(Progress)) (*Result, error) {
+	defer k.busy.lock(row.ID)()
 	report := func(p Progress) {
 		if progress != nil {
 			p.ContentID, p.Name = row.ID, row.Name

@@ -65,6 +65,7 @@ type Knowledge struct {
 	cfg   Config
 	guard *netguard.Guard
 	async sync.WaitGroup
+	busy  keyedLock // per content id: one insert at a time indexes it
 }
 
 // New checks cfg and returns the knowledge base.
