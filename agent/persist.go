@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -156,8 +157,8 @@ func sameJSON(a, b []byte) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return false
 	}
-	x, errX := decodeNumbers(a)
-	y, errY := decodeNumbers(b)
+	var x, y any
+	errX, errY := lossless.UnmarshalNumbers(a, &x), lossless.UnmarshalNumbers(b, &y)
 	return errX == nil && errY == nil && reflect.DeepEqual(x, y)
 }
 
@@ -182,16 +183,4 @@ func (m *jsonMemo) same(stored, mine []byte) bool {
 	}
 	m.p.Store(&[2][]byte{bytes.Clone(stored), bytes.Clone(mine)})
 	return true
-}
-
-// decodeNumbers decodes b with numbers kept as written (json.Number), so
-// two integers beyond float64's precision never compare equal.
-func decodeNumbers(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -130,25 +131,12 @@ func optional(s string) *string {
 func sessionData(s *db.Session) map[string]any {
 	m := map[string]any{}
 	if len(s.SessionData) > 0 {
-		_ = unmarshalNumbers(s.SessionData, &m)
+		_ = lossless.UnmarshalNumbers(s.SessionData, &m)
 	}
 	if m == nil {
 		m = map[string]any{}
 	}
 	return m
-}
-
-// unmarshalNumbers is json.Unmarshal with numbers as json.Number.
-func unmarshalNumbers(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after JSON value")
-	}
-	return nil
 }
 
 // stateObject is a JSON object from a request whose numbers are kept as
@@ -157,7 +145,7 @@ type stateObject map[string]any
 
 func (o *stateObject) UnmarshalJSON(b []byte) error {
 	var m map[string]any
-	if err := unmarshalNumbers(b, &m); err != nil {
+	if err := lossless.UnmarshalNumbers(b, &m); err != nil {
 		return err
 	}
 	*o = m

@@ -1,0 +1,24 @@
+package lossless
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// UnmarshalNumbers is json.Unmarshal with numbers kept as written
+// (json.Number) in the interface values it fills: an integer beyond
+// float64's precision that Python stored survives a read and a write back,
+// and two such integers never compare equal by rounding. Data after the
+// value is an error.
+func UnmarshalNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("lossless: data after the JSON value")
+	}
+	return nil
+}
