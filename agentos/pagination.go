@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentryhq/agentry/db"
 )
 
 // Pagination defaults.
@@ -110,12 +112,12 @@ func parsePageQuery(q url.Values, rules pageRules) (pageQuery, error) {
 }
 
 // checkPageOffset is a 422 httpError when the offset of page's first row,
-// (page-1)*limit, does not fit in an int64: the multiplication would wrap to
-// a negative offset, which Postgres and MySQL refuse (a 500), SQLite reads
-// as 0 (page 1's rows under the page asked for) and the in-memory store
-// slices with (a panic). page and limit must be at least 1.
+// (page-1)*limit, does not fit in an int64 (db.PageOffsetOverflows, which the
+// db front also checks for every list). It answers before a database is
+// read, and for the routes that page in memory (knowledge search). page and
+// limit must be at least 1.
 func checkPageOffset(page, limit int) error {
-	if int64(page-1) > math.MaxInt64/int64(limit) {
+	if db.PageOffsetOverflows(limit, page) {
 		return errorf(http.StatusUnprocessableEntity, "page is too large: (page-1)*limit must be at most %d", int64(math.MaxInt64))
 	}
 	return nil

@@ -145,7 +145,7 @@ func (d *DB) GetApproval(ctx context.Context, id string) (*Approval, error) {
 
 // ListApprovals pages approvals in scope, newest first.
 func (d *DB) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, int, error) {
-	if f.Limit < 1 || f.Limit > 1000 || f.Page < 1 || offsetOverflows(f.Limit, f.Page) {
+	if f.Limit < 1 || f.Limit > 1000 || f.Page < 1 || PageOffsetOverflows(f.Limit, f.Page) {
 		return nil, 0, fmt.Errorf("%w: approvals need a limit of 1 to 1000 and a page from 1", ErrInvalidFilter)
 	}
 	ctx, call := d.bound(ctx)

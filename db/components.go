@@ -299,7 +299,7 @@ func (d *DB) ListComponents(ctx context.Context, f ComponentFilter) ([]Component
 	if err != nil {
 		return nil, 0, err
 	}
-	if f.Limit < 1 || f.Limit > 1000 || f.Page < 1 || offsetOverflows(f.Limit, f.Page) {
+	if f.Limit < 1 || f.Limit > 1000 || f.Page < 1 || PageOffsetOverflows(f.Limit, f.Page) {
 		return nil, 0, fmt.Errorf("%w: limit must be 1 to 1000 and page 1 or more", ErrInvalidFilter)
 	}
 	if f.ComponentType != "" && !slices.Contains(ComponentTypes, f.ComponentType) {

@@ -331,7 +331,7 @@ func (d *DB) MemoryTopics(ctx context.Context) ([]string, error) {
 
 // UserMemoryStats pages per-user memory counts.
 func (d *DB) UserMemoryStats(ctx context.Context, limit, page int) ([]UserMemoryStats, int, error) {
-	if limit <= 0 || page < 1 || offsetOverflows(limit, page) {
+	if limit <= 0 || page < 1 || PageOffsetOverflows(limit, page) {
 		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1 (and the page's offset an int64)", ErrInvalidFilter)
 	}
 	ctx, call := d.bound(ctx)

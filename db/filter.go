@@ -122,7 +122,7 @@ func checkPage(limit, page int, sortBy, order *string, allowed []string, default
 	if page < 1 {
 		return fmt.Errorf("%w: page must be >= 1, got %d", ErrInvalidFilter, page)
 	}
-	if offsetOverflows(limit, page) {
+	if PageOffsetOverflows(limit, page) {
 		return fmt.Errorf("%w: page %d is too large for limit %d (its row offset does not fit an int64)", ErrInvalidFilter, page, limit)
 	}
 	if *sortBy == "" {
@@ -141,10 +141,10 @@ func checkPage(limit, page int, sortBy, order *string, allowed []string, default
 	return nil
 }
 
-// offsetOverflows reports whether page's row offset, (page-1)*limit, is
+// PageOffsetOverflows reports whether page's row offset, (page-1)*limit, is
 // past the int64 range: a driver would wrap it to a negative OFFSET (an
 // error on Postgres and MySQL, page 1 on SQLite, a panic in memory).
-func offsetOverflows(limit, page int) bool {
+func PageOffsetOverflows(limit, page int) bool {
 	return limit > 0 && page > 1 && int64(page-1) > math.MaxInt64/int64(limit)
 }
 

@@ -163,7 +163,7 @@ func (d *DB) ListKnowledgeContents(ctx context.Context, f KnowledgeFilter) ([]Kn
 	if err != nil {
 		return nil, 0, err
 	}
-	if f.Limit <= 0 || f.Page < 1 || offsetOverflows(f.Limit, f.Page) {
+	if f.Limit <= 0 || f.Page < 1 || PageOffsetOverflows(f.Limit, f.Page) {
 		return nil, 0, fmt.Errorf("%w: knowledge listing needs limit > 0 and page >= 1", ErrInvalidFilter)
 	}
 	switch f.SortBy {

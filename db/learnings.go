@@ -201,7 +201,7 @@ func (d *DB) LearningUsers(ctx context.Context, learningType, userID string, lim
 	if err != nil {
 		return nil, 0, err
 	}
-	if limit <= 0 || page < 1 || offsetOverflows(limit, page) {
+	if limit <= 0 || page < 1 || PageOffsetOverflows(limit, page) {
 		return nil, 0, fmt.Errorf("%w: limit must be positive and page >= 1 (and the page's offset an int64)", ErrInvalidFilter)
 	}
 	scopeUser(ctx, &userID)

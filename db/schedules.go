@@ -199,7 +199,7 @@ func (d *DB) GetSchedule(ctx context.Context, id string) (*Schedule, error) {
 
 // ListSchedules validates the filter and returns a page and the total.
 func (d *DB) ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, int, error) {
-	if f.Limit <= 0 || f.Page < 1 || offsetOverflows(f.Limit, f.Page) {
+	if f.Limit <= 0 || f.Page < 1 || PageOffsetOverflows(f.Limit, f.Page) {
 		return nil, 0, fmt.Errorf("%w: limit must be positive and page at least 1", ErrInvalidFilter)
 	}
 	sd, err := d.scheduleDriver()
@@ -312,7 +312,7 @@ func (d *DB) GetScheduleRun(ctx context.Context, id string) (*ScheduleRun, error
 
 // ListScheduleRuns pages schedule runs in scope, newest first.
 func (d *DB) ListScheduleRuns(ctx context.Context, f ScheduleRunFilter) ([]ScheduleRun, int, error) {
-	if f.Limit <= 0 || f.Page < 1 || offsetOverflows(f.Limit, f.Page) {
+	if f.Limit <= 0 || f.Page < 1 || PageOffsetOverflows(f.Limit, f.Page) {
 		return nil, 0, fmt.Errorf("%w: limit must be positive and page at least 1", ErrInvalidFilter)
 	}
 	sd, err := d.scheduleDriver()

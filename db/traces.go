@@ -280,7 +280,7 @@ func checkLimitPage(limit, page int) error {
 	if page < 1 {
 		return fmt.Errorf("%w: page starts at 1", ErrInvalidFilter)
 	}
-	if offsetOverflows(limit, page) {
+	if PageOffsetOverflows(limit, page) {
 		return fmt.Errorf("%w: page %d is too large for limit %d", ErrInvalidFilter, page, limit)
 	}
 	return nil
