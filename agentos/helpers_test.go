@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -99,3 +101,7 @@ func contains(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// sqliteAndPostgres opens the two SQL databases the input tests run on:
+// SQLite stores what Postgres refuses (a NUL, a REAL in an integer column).
+var sqliteAndPostgres = map[string]testdbs.Opener{"sqlite": testdbs.SQLite, "postgres": testdbs.Postgres}

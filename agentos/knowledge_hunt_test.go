@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/embedder/local"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/vectordb/embedded"
@@ -24,7 +23,7 @@ import (
 // stored.
 func TestKnowledgeForms_NULOrNonUTF8FieldIs422(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+	for name, open := range sqliteAndPostgres {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := open(t)

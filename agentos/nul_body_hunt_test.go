@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 )
 
 // TestJSONBodies_NULInAStringIs422: a JSON body holding "\u0000" in a
@@ -17,7 +14,7 @@ import (
 // text, not a NUL, and still goes through.
 func TestJSONBodies_NULInAStringIs422(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+	for name, open := range sqliteAndPostgres {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := open(t)
@@ -61,7 +58,7 @@ func TestJSONBodies_NULInAStringIs422(t *testing.T) {
 // message already was, and no run is started.
 func TestRunForm_NULInAJSONFieldIs422(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+	for name, open := range sqliteAndPostgres {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := open(t)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -23,7 +22,7 @@ import (
 )
 
 // scheduleDrivers are the databases schedules fire on.
-var scheduleDrivers = map[string]testdbs.Opener{"sqlite": testdbs.SQLite, "postgres": testdbs.Postgres}
+var scheduleDrivers = sqliteAndPostgres
 
 // onlyScheduleRun returns the one run of schedule id.
 func onlyScheduleRun(t *testing.T, d *db.DB, id string) db.ScheduleRun {

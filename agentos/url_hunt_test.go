@@ -3,9 +3,6 @@ package agentos
 import (
 	"strings"
 	"testing"
-
-	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 )
 
 // TestURL_NULOrNonUTF8IdsAndFiltersAre422: an id in the path or a filter in
@@ -15,7 +12,7 @@ import (
 // problem on every database; UTF-8 text (café) still reaches the route.
 func TestURL_NULOrNonUTF8IdsAndFiltersAre422(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+	for name, open := range sqliteAndPostgres {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			u := pagedServer(t, open(t))
@@ -64,7 +61,7 @@ func TestURL_NULOrNonUTF8IdsAndFiltersAre422(t *testing.T) {
 // numbers in range still search.
 func TestTraceSearch_DurationPastInt64Is400(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *db.DB{"postgres": testdbs.Postgres, "sqlite": testdbs.SQLite} {
+	for name, open := range sqliteAndPostgres {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			u := pagedServer(t, open(t))
