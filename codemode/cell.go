@@ -85,17 +85,3 @@ func fixStack(s string) string {
 	})
 	return strings.ReplaceAll(s, fnPrefix, "")
 }
-
-// truncate cuts s to at most n runes' worth of bytes at a rune boundary.
-func truncate(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut], true
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/dop251/goja"
 )
 
@@ -482,7 +483,7 @@ func (k *kernel) finish(c *cellRun, p *goja.Promise, err error, cell *Cell) {
 			cell.Result = nil
 			k.failure(c, &abortError{reason: r}, cell)
 		}
-		out, cut := truncate(c.stdout.String(), cfg.MaxOutputChars)
+		out, cut := clip.Bytes(c.stdout.String(), cfg.MaxOutputChars)
 		cell.Stdout = out
 		cell.Truncated = cell.Truncated || cut || c.truncated
 	}()
@@ -504,7 +505,7 @@ func (k *kernel) finish(c *cellRun, p *goja.Promise, err error, cell *Cell) {
 		}
 		if ok {
 			if len(res) > cfg.MaxOutputChars {
-				cut, _ := truncate(res, cfg.MaxOutputChars)
+				cut, _ := clip.Bytes(res, cfg.MaxOutputChars)
 				res, cell.Truncated = quote(cut), true
 			}
 			cell.Result = []byte(res)
@@ -696,7 +697,7 @@ func (c *cellRun) print(line string) {
 	if c.stdout.Len()+len(line)+1 > limit {
 		room := limit - c.stdout.Len()
 		if room > 0 {
-			cut, _ := truncate(line, room)
+			cut, _ := clip.Bytes(line, room)
 			c.stdout.WriteString(cut)
 		}
 		c.truncated = true
