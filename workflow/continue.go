@@ -38,7 +38,6 @@ func (w *Workflow) ContinueRun(ctx context.Context, runID string, answers []run.
 	if err != nil {
 		return nil, err
 	}
-	w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
 	return w.execute(ctx, out, j, o, nil)
 }
 
@@ -50,7 +49,6 @@ func (w *Workflow) ContinueStream(ctx context.Context, runID string, answers []r
 			yield(run.Event{}, err)
 			return
 		}
-		w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
 		w.streamExec(ctx, out, j, o, yield)
 	}
 }

@@ -99,6 +99,12 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 			return nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, out.RunID, row.Status)
 		}
 	}
+	if continued {
+		// Only the continue that holds the run records its answers on the
+		// run's approvals: a losing one must not resolve them with answers
+		// the run never used.
+		w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
+	}
 	if j == nil {
 		j = &journal{}
 	}

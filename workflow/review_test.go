@@ -490,3 +490,46 @@ func TestHumanReview_PausesAreQueuedAsApprovals(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanReview_LosingContinueLeavesApprovalsPending: a continue that
+// finds the run already taken by another continue in progress must not
+// record its answers on the run's approvals: they would say "approved"
+// while the other continue ran the run with its own answers.
+func TestHumanReview_LosingContinueLeavesApprovalsPending(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	a := fn("a")
+	a.HumanReview = &HumanReview{RequiresConfirmation: true}
+	wf := mustNew(t, Config{ID: "race", DB: d, Steps: []Step{a}})
+	alice := db.WithUserScope(context.Background(), "alice")
+	out, _ := wf.Run(alice, run.TextInput("in"), agent.WithUserID("alice"), agent.WithSessionID("s"))
+	if out.Status != run.StatusPaused {
+		t.Fatalf("run = %s", out.Status)
+	}
+	// Another continue holds the run (registered, the row still PAUSED).
+	_, release, err := run.DefaultRegistry().Begin(context.Background(),
+		run.Registration{RunID: out.RunID, Component: wf.Component(), UserID: "alice"}, func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.ContinueRun(alice, out.RunID, []run.StepRequirement{answer(out.StepRequirements[0], yes())}); err == nil {
+		t.Fatal("a continue of a run another continue holds succeeded")
+	}
+	release()
+	list, _, err := d.ListApprovals(alice, db.ApprovalFilter{RunID: out.RunID, Limit: 10, Page: 1})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("approvals = %+v, %v", list, err)
+	}
+	if list[0].Status != db.ApprovalPending {
+		t.Errorf("the losing continue resolved the approval: %s by %q", list[0].Status, list[0].ResolvedBy)
+	}
+	// The run can still be continued, and its answer is the one recorded.
+	done, err := wf.ContinueRun(alice, out.RunID, []run.StepRequirement{answer(out.StepRequirements[0], no())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, _ = d.ListApprovals(alice, db.ApprovalFilter{RunID: out.RunID, Limit: 10, Page: 1})
+	if len(list) != 1 || list[0].Status != db.ApprovalRejected || list[0].RunStatus != string(done.Status) {
+		t.Errorf("after the winning continue: %d approvals, first %s with run status %s (run %s)", len(list), list[0].Status, list[0].RunStatus, done.Status)
+	}
+}
