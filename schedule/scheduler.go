@@ -408,59 +408,63 @@ func statusOf(st run.Status) (string, bool) {
 // firing, by the scheduler's clock): the run is cancelled and the schedule
 // run failed, as Agno fails a firing whose polling timed out.
 func (s *Scheduler) reconcile(ctx context.Context) error {
-	var errs []error
-	scheds := map[string]*db.Schedule{} // the running runs' schedules (nil: deleted)
+	// All running rows are read before any is finished: finishing rows
+	// while paging would shift the later pages over rows not yet seen.
+	var running []db.ScheduleRun
 	for page := 1; ; page++ {
 		rows, total, err := s.d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: batch, Page: page})
 		if err != nil {
-			return errors.Join(append(errs, err)...)
+			return err
 		}
-		for _, r := range rows {
-			if r.RunID == "" {
-				if r.Attempt > 1 { // a retry waiting for its delay
-					if err := s.fireRetry(ctx, &r, scheds); err != nil {
-						errs = append(errs, err)
-					}
-				}
-				continue
-			}
-			out, err := s.d.GetRun(ctx, r.RunID)
-			if errors.Is(err, db.ErrNotFound) {
-				// Fire stored the run before this row: it was deleted (its
-				// session with it), and nothing will ever end it. Not
-				// retried: whoever deleted it did not want it.
-				fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: s.Now().Unix(),
-					Error: "run " + r.RunID + " no longer exists: it was deleted before it was seen to end"}
-				if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
+		running = append(running, rows...)
+		if len(rows) < batch || page*batch >= total {
+			break
+		}
+	}
+	var errs []error
+	scheds := map[string]*db.Schedule{} // the running runs' schedules (nil: deleted)
+	for _, r := range running {
+		if r.RunID == "" {
+			if r.Attempt > 1 { // a retry waiting for its delay
+				if err := s.fireRetry(ctx, &r, scheds); err != nil {
 					errs = append(errs, err)
 				}
-				continue
 			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			st, done := statusOf(out.Status)
-			if !done {
-				if err := s.timeOut(ctx, &r, out, scheds); err != nil {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
-			if st == db.ScheduleRunFailed {
-				fin.Error = "the run ended " + string(out.Status)
-				if err := s.retryLater(ctx, &r, scheds); err != nil {
-					errs = append(errs, err) // r stays running: the next poll repeats
-					continue
-				}
-			}
+			continue
+		}
+		out, err := s.d.GetRun(ctx, r.RunID)
+		if errors.Is(err, db.ErrNotFound) {
+			// Fire stored the run before this row: it was deleted (its
+			// session with it), and nothing will ever end it. Not
+			// retried: whoever deleted it did not want it.
+			fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: s.Now().Unix(),
+				Error: "run " + r.RunID + " no longer exists: it was deleted before it was seen to end"}
 			if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
 				errs = append(errs, err)
 			}
+			continue
 		}
-		if page*batch >= total {
-			break
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		st, done := statusOf(out.Status)
+		if !done {
+			if err := s.timeOut(ctx, &r, out, scheds); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
+		if st == db.ScheduleRunFailed {
+			fin.Error = "the run ended " + string(out.Status)
+			if err := s.retryLater(ctx, &r, scheds); err != nil {
+				errs = append(errs, err) // r stays running: the next poll repeats
+				continue
+			}
+		}
+		if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

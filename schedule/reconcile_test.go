@@ -1,0 +1,68 @@
+package schedule_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/schedule"
+)
+
+// neverFirer fails the test if the scheduler fires: the schedule below is
+// never due.
+type neverFirer struct{ t *testing.T }
+
+func (f neverFirer) Fire(context.Context, *db.Schedule, schedule.Firing) (schedule.Fired, error) {
+	f.t.Error("fired a schedule that is not due")
+	return schedule.Fired{}, fmt.Errorf("not due")
+}
+
+// TestTick_ReconcilesEveryRunningFiring: one tick finishes every running
+// firing whose run ended, however many pages they fill. Paging the
+// running rows while finishing them shifted the later pages over rows
+// not yet seen (150 firings: 50 stayed running after the tick).
+func TestTick_ReconcilesEveryRunningFiring(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdbs.SQLite(t)
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	sc, err := d.CreateSchedule(ctx, &db.Schedule{ID: "s1", Name: "nightly", Method: "POST", Endpoint: "/agents/a/runs",
+		CronExpr: "0 3 * * *", Timezone: "UTC", Enabled: true, NextRunAt: now.Add(time.Hour).Unix(), CreatedAt: now.Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "sess", SessionType: run.TypeAgent, AgentID: "a", CreatedAt: now.Unix()}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 150
+	for i := range n {
+		runID := fmt.Sprintf("run-%03d", i)
+		if _, err := d.UpsertRun(ctx, &db.Run{RunID: runID, SessionID: "sess", RunType: run.TypeAgent, AgentID: "a",
+			Status: run.StatusCompleted, RunData: []byte(`{"run_id":"` + runID + `","content":"done"}`), CreatedAt: now.Unix()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.CreateScheduleRun(ctx, &db.ScheduleRun{ID: fmt.Sprintf("sr-%03d", i), ScheduleID: sc.ID, Attempt: 1,
+			TriggeredAt: now.Unix(), Status: db.ScheduleRunRunning, RunID: runID, CreatedAt: now.Unix() - int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := schedule.New(d, neverFirer{t}, schedule.Config{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, running, err := d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: 1, Page: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ok, _ := d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunSuccess, Limit: 1, Page: 1})
+	if running != 0 || ok != n {
+		t.Errorf("after one tick: %d running, %d success; want 0 and %d", running, ok, n)
+	}
+}
