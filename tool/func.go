@@ -50,7 +50,7 @@ func validName(name string) bool {
 }
 
 // Func builds a Tool from a typed Go function. The parameter schema is inferred
-// once from In (a struct, or a map with string keys) as
+// once from In (a struct, or a map with string or integer keys) as
 // github.com/google/jsonschema-go infers it, with the properties
 // encoding/json decodes (embedded structs, json names and clashing names by
 // its rules; a type decoded from text, such as uuid.UUID, is a string and a

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"cmp"
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -27,15 +26,32 @@ import (
 // promoted the former's fields and dropped the latter); of two fields with
 // one JSON name the shallower (then the tagged) one wins, and equal ones
 // cancel (jsonschema-go wrote a schema that did not compile); a scalar field
-// with the string option is a string. `jsonschema:"..."` tags are
-// descriptions and `enum:"a,b"` tags allowed values.
+// with the string option is a string; a field encoding/json cannot set (one
+// reached through an embedded pointer to an unexported struct) is left out.
+// Beyond jsonschema-go: a recursive type is written once under $defs (the
+// root type as "#") and referred to; a []byte is base64 text; a map with
+// integer keys constrains its property names to decimal integers.
+// `jsonschema:"..."` tags are descriptions and `enum:"a,b"` tags allowed
+// values.
 func SchemaFor(t reflect.Type) (*jsonschema.Schema, error) {
-	in := inferrer{stack: map[reflect.Type]bool{}}
-	return in.schema(t)
+	in := inferrer{stack: map[reflect.Type]bool{}, refs: map[reflect.Type]string{}}
+	s, err := in.schema(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.defs) > 0 {
+		s.Defs = in.defs
+	}
+	return s, nil
 }
 
 type inferrer struct {
-	stack map[reflect.Type]bool // named types being inferred (a cycle is an error)
+	stack map[reflect.Type]bool // named types being inferred
+	root  reflect.Type          // the type asked for, without pointers
+	// A named type met again inside itself is recursive: it is written once,
+	// under $defs (the root as the whole schema, "#"), and referred to.
+	refs map[reflect.Type]string // recursive type -> its $ref
+	defs map[string]*jsonschema.Schema
 }
 
 func (in *inferrer) schema(t reflect.Type) (*jsonschema.Schema, error) {
@@ -44,21 +60,76 @@ func (in *inferrer) schema(t reflect.Type) (*jsonschema.Schema, error) {
 		nullable = true
 		t = t.Elem()
 	}
-	if t.Name() != "" {
-		if in.stack[t] {
-			return nil, fmt.Errorf("cycle detected for type %v", t)
+	if in.root == nil {
+		in.root = t
+	}
+	var s *jsonschema.Schema
+	if ref, ok := in.refs[t]; ok {
+		s = &jsonschema.Schema{Ref: ref} // t is being inferred, or done under $defs
+	} else if in.stack[t] {
+		s = &jsonschema.Schema{Ref: in.newRef(t)}
+	} else {
+		if t.Name() != "" {
+			in.stack[t] = true
 		}
-		in.stack[t] = true
-		defer delete(in.stack, t)
+		var err error
+		s, err = in.schemaOf(t)
+		delete(in.stack, t)
+		if err != nil {
+			return nil, err
+		}
+		if ref, ok := in.refs[t]; ok && t != in.root {
+			in.defs[defName(ref)] = s
+			s = &jsonschema.Schema{Ref: ref}
+		}
 	}
-	s, err := in.schemaOf(t)
-	if err != nil {
-		return nil, err
-	}
-	if nullable && s.Type != "" {
-		s.Type, s.Types = "", []string{"null", s.Type}
+	if nullable {
+		switch {
+		case s.Ref != "":
+			s = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null"}, s}}
+		case s.Type != "":
+			s.Type, s.Types = "", []string{"null", s.Type}
+		}
 	}
 	return s, nil
+}
+
+const defsPrefix = "#/$defs/"
+
+func defName(ref string) string { return strings.TrimPrefix(ref, defsPrefix) }
+
+// newRef names recursive type t's place in the schema: "#" for the root,
+// else a $defs entry named after the type (letters, digits and '_', so that
+// generic instances and same-named types of two packages stay distinct and
+// need no JSON pointer escapes).
+func (in *inferrer) newRef(t reflect.Type) string {
+	ref := "#"
+	if t != in.root {
+		base := strings.Map(func(r rune) rune {
+			if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return r
+			}
+			return '_'
+		}, t.Name())
+		taken := func(name string) bool {
+			for _, r := range in.refs {
+				if r == defsPrefix+name {
+					return true
+				}
+			}
+			return false
+		}
+		name := base
+		for i := 2; taken(name); i++ {
+			name = fmt.Sprintf("%s_%d", base, i)
+		}
+		ref = defsPrefix + name
+		if in.defs == nil {
+			in.defs = map[string]*jsonschema.Schema{}
+		}
+	}
+	in.refs[t] = ref
+	return ref
 }
 
 // jsonForms are the schemas of standard types whose JSON form is not what
@@ -73,7 +144,14 @@ var jsonForms = map[reflect.Type]func() *jsonschema.Schema{
 	reflect.TypeFor[big.Int]():         func() *jsonschema.Schema { return &jsonschema.Schema{Type: "integer"} },
 }
 
-var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+var (
+	intKinds  = []reflect.Kind{reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64}
+	uintKinds = []reflect.Kind{reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr}
+)
+
+// base64Pattern matches what base64.StdEncoding.DecodeString accepts:
+// padded groups of four, with line breaks anywhere.
+const base64Pattern = `^[\r\n]*(?:(?:[A-Za-z0-9+/][\r\n]*){4})*(?:(?:[A-Za-z0-9+/][\r\n]*){2}(?:=[\r\n]*=|[A-Za-z0-9+/][\r\n]*=)[\r\n]*)?$`
 
 // textOnly reports whether encoding/json decodes t from a JSON string only:
 // t (or *t) implements encoding.TextUnmarshaler and not json.Unmarshaler
@@ -123,8 +201,18 @@ func (in *inferrer) schemaOf(t reflect.Type) (*jsonschema.Schema, error) {
 	case reflect.Interface:
 		// Any value.
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String && !t.Key().Implements(textMarshaler) {
-			return nil, fmt.Errorf("unsupported map key type %v", t.Key().Kind())
+		// encoding/json reads a key with the key type's UnmarshalText, else
+		// as it is (string kinds), else as a decimal integer (strconv's
+		// ParseInt or ParseUint); other key types it refuses.
+		kt := t.Key()
+		switch {
+		case reflect.PointerTo(kt).Implements(textUnmarshaler), kt.Kind() == reflect.String:
+		case slices.Contains(intKinds, kt.Kind()):
+			s.PropertyNames = &jsonschema.Schema{Pattern: `^[+-]?[0-9]+$`}
+		case slices.Contains(uintKinds, kt.Kind()):
+			s.PropertyNames = &jsonschema.Schema{Pattern: `^[0-9]+$`}
+		default:
+			return nil, fmt.Errorf("unsupported map key type %v (encoding/json decodes keys of string or integer kinds, or encoding.TextUnmarshaler types)", kt)
 		}
 		s.Type = "object"
 		var err error
@@ -132,6 +220,14 @@ func (in *inferrer) schemaOf(t reflect.Type) (*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("computing map value schema: %v", err)
 		}
 	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			// encoding/json reads a byte slice from base64 text
+			// (base64.StdEncoding, which skips line breaks).
+			s.Types = []string{"null", "string"}
+			s.ContentEncoding = "base64"
+			s.Pattern = base64Pattern
+			break
+		}
 		if t.Kind() == reflect.Slice {
 			s.Types = []string{"null", "array"}
 		} else {
@@ -160,6 +256,9 @@ func (in *inferrer) structSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		s.Properties = map[string]*jsonschema.Schema{} // as jsonschema-go writes it
 	}
 	for _, f := range jsonFields(t) {
+		if f.unsettable {
+			continue
+		}
 		fs, err := in.schema(f.sf.Type)
 		if err != nil {
 			return nil, err
@@ -210,6 +309,9 @@ type jsonField struct {
 	tagged   bool
 	optional bool // omitempty or omitzero
 	quoted   bool // the string option on a scalar field
+	// unsettable: encoding/json fails on any value for it (it still takes
+	// its name from other fields, so it is left out only after dominance).
+	unsettable bool
 }
 
 // jsonFields lists the fields encoding/json decodes into for struct type t,
@@ -219,8 +321,9 @@ type jsonField struct {
 // one, and to none when that leaves a tie.
 func jsonFields(t reflect.Type) []jsonField {
 	type scan struct {
-		typ   reflect.Type
-		index []int
+		typ     reflect.Type
+		index   []int
+		blocked bool // reached through an unexported embedded pointer
 	}
 	var fields []jsonField
 	var current []scan
@@ -258,12 +361,16 @@ func jsonFields(t reflect.Type) []jsonField {
 					name = ""
 				}
 				index := append(slices.Clip(f.index), i)
+				// encoding/json cannot allocate an unexported embedded
+				// pointer: a value for a field through it is an error, for
+				// the field itself a panic.
+				blocked := f.blocked || sf.Anonymous && !sf.IsExported() && sf.Type.Kind() == reflect.Pointer
 				ft := sf.Type
 				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
 					ft = ft.Elem()
 				}
 				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
-					jf := jsonField{name: name, sf: sf, index: index, tagged: name != ""}
+					jf := jsonField{name: name, sf: sf, index: index, tagged: name != "", unsettable: blocked}
 					if name == "" {
 						jf.name = sf.Name
 					}
@@ -288,7 +395,7 @@ func jsonFields(t reflect.Type) []jsonField {
 				}
 				nextCount[ft]++
 				if nextCount[ft] == 1 {
-					next = append(next, scan{typ: ft, index: index})
+					next = append(next, scan{typ: ft, index: index, blocked: blocked})
 				}
 			}
 		}
