@@ -30,9 +30,10 @@ import (
 // reached through an embedded pointer to an unexported struct) is left out.
 // Beyond jsonschema-go: a recursive type is written once under $defs (the
 // root type as "#") and referred to; a []byte is base64 text; a map with
-// integer keys constrains its property names to decimal integers.
-// `jsonschema:"..."` tags are descriptions and `enum:"a,b"` tags allowed
-// values.
+// integer keys constrains its property names to decimal integers; an
+// interface with methods takes only null; a type with its own UnmarshalJSON
+// below the root takes any value. `jsonschema:"..."` tags are descriptions
+// and `enum:"a,b"` tags allowed values.
 func SchemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	in := inferrer{stack: map[reflect.Type]bool{}, refs: map[reflect.Type]string{}}
 	s, err := in.schema(t)
@@ -165,6 +166,12 @@ func (in *inferrer) schemaOf(t reflect.Type) (*jsonschema.Schema, error) {
 	if form := jsonForms[t]; form != nil {
 		return form(), nil
 	}
+	if t != in.root && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		// Its own UnmarshalJSON decides what it reads: any JSON value may
+		// do. (An argument type's own is taken to read its fields: a tool's
+		// arguments are an object in any case.)
+		return &jsonschema.Schema{}, nil
+	}
 	if textOnly(t) {
 		return &jsonschema.Schema{Type: "string"}, nil
 	}
@@ -199,7 +206,12 @@ func (in *inferrer) schemaOf(t reflect.Type) (*jsonschema.Schema, error) {
 	case reflect.String:
 		s.Type = "string"
 	case reflect.Interface:
-		// Any value.
+		if t.NumMethod() > 0 {
+			// encoding/json fills only an empty interface; into an
+			// interface with methods it decodes null alone.
+			s.Type = "null"
+		}
+		// Else any value.
 	case reflect.Map:
 		// encoding/json reads a key with the key type's UnmarshalText, else
 		// as it is (string kinds), else as a decimal integer (strconv's
