@@ -277,8 +277,8 @@ func (in *inferrer) structSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		}
 		if f.quoted {
 			// `json:",string"`: encoding/json reads the value from inside a
-			// JSON string ("5", "true").
-			fs = &jsonschema.Schema{Type: "string"}
+			// JSON string ("5", "true"), as a JSON literal of the kind.
+			fs = &jsonschema.Schema{Type: "string", Pattern: quotedPattern(f.sf.Type)}
 			if f.sf.Type.Kind() == reflect.Pointer {
 				fs.Type, fs.Types = "", []string{"null", "string"}
 			}
@@ -311,6 +311,25 @@ func (in *inferrer) structSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		}
 	}
 	return s, nil
+}
+
+// quotedPattern is the text encoding/json reads from the string of a field
+// of type t with the string option: a JSON literal of t's kind.
+func quotedPattern(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch k := t.Kind(); {
+	case k == reflect.Bool:
+		return `^(?:true|false)$`
+	case k == reflect.String:
+		return `^"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"$`
+	case slices.Contains(intKinds, k):
+		return `^-?(?:0|[1-9][0-9]*)$`
+	case slices.Contains(uintKinds, k):
+		return `^(?:0|[1-9][0-9]*)$`
+	}
+	return `^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$` // floats
 }
 
 // jsonField is a struct field encoding/json reads, under its JSON name.

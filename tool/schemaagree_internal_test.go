@@ -94,6 +94,13 @@ type (
 	withCustom struct {
 		T celsius `json:"t"`
 	}
+	quoted struct {
+		N int     `json:"n,string"`
+		U uint    `json:"u,string"`
+		B bool    `json:"b,string"`
+		F float64 `json:"f,string"`
+		S string  `json:"s,string"`
+	}
 	pp struct {
 		P **int `json:"p"`
 	}
@@ -151,6 +158,13 @@ func TestSchemaFor_AgreesWithEncodingJSON(t *testing.T) {
 		{typ: reflect.TypeFor[withIfaces](), values: []any{withIfaces{Any: map[string]any{"k": []any{1.0, "x"}}}, withIfaces{Any: "s"}},
 			invalid: []string{`{"any":1,"err":{}}`, `{"any":1,"err":"boom"}`}},
 		{typ: reflect.TypeFor[withCustom](), values: []any{withCustom{T: 20.5}}},
+		{typ: reflect.TypeFor[quoted](), values: []any{quoted{N: -5, U: 7, B: true, F: 1.5e-7, S: `a"b`}},
+			invalid: []string{
+				`{"n":"","u":"1","b":"true","f":"1","s":"\"\""}`, `{"n":"1.0","u":"1","b":"true","f":"1","s":"\"\""}`,
+				`{"n":" 1","u":"1","b":"true","f":"1","s":"\"\""}`, `{"n":"1","u":"-1","b":"true","f":"1","s":"\"\""}`,
+				`{"n":"1","u":"1","b":"yes","f":"1","s":"\"\""}`, `{"n":"1","u":"1","b":"true","f":".5","s":"\"\""}`,
+				`{"n":"1","u":"1","b":"true","f":"1","s":"abc"}`,
+			}},
 		{typ: reflect.TypeFor[map[int]string](), values: []any{map[int]string{1: "a", -2: "b"}},
 			// A nil map is null to encoding/json; the schema, as jsonschema-go's, wants an object.
 			invalid: []string{`{"a":"x"}`, `{"1.0":"x"}`, `{"0x1":"x"}`, `{"1_0":"x"}`, `{"１":"x"}`}, stricter: []string{`null`}},
