@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -188,8 +189,15 @@ func (t *funcTool[In, Out]) parse(args string) (In, error) {
 	return t.decode(checked)
 }
 
-func (t *funcTool[In, Out]) decode(args json.RawMessage) (In, error) {
-	var in In
+// decode reads arguments with encoding/json. It runs the argument types'
+// own UnmarshalJSON and UnmarshalText, so a panic in them is recovered as a
+// PanicError, as one in the tool's function is.
+func (t *funcTool[In, Out]) decode(args json.RawMessage) (in In, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Tool: t.def.Name, Value: r, Stack: debug.Stack()}
+		}
+	}()
 	if err := json.Unmarshal(args, &in); err != nil {
 		// The schema cannot express every Go limit (e.g. int64 range).
 		return in, fmt.Errorf("%w for %s: %v", ErrInvalidArguments, t.def.Name, err)

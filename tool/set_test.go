@@ -227,6 +227,13 @@ func TestExecute_DoesNotRunWhenAlreadyCancelled(t *testing.T) {
 func TestExecute_RecoversPanics(t *testing.T) {
 	t.Parallel()
 	panicky := func(context.Context, struct{}) (string, error) { panic("index out of range") }
+	// An argument type whose own UnmarshalJSON panics: decoding runs user
+	// code too.
+	badDecode := func(context.Context, struct {
+		V panickyValue `json:"v"`
+	}) (string, error) {
+		return "unreachable", nil
+	}
 	raw := rawTool{def: tool.Definition{Name: "raw"}, call: func(context.Context, json.RawMessage) (string, error) {
 		var m map[string]int
 		//lint:ignore SA5000 the panic this write raises is what the test recovers
@@ -245,6 +252,10 @@ func TestExecute_RecoversPanics(t *testing.T) {
 		{"func tool with timeout", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} },
 			mustFunc(t, tool.FuncConfig{Name: "p", Description: "d", Timeout: time.Minute}, panicky)},
 		{"raw tool runtime error", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }, raw},
+		{"func tool, UnmarshalJSON of an argument", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} },
+			mustFunc(t, tool.FuncConfig{Name: "d", Description: "d"}, badDecode)},
+		{"func tool with timeout, UnmarshalJSON of an argument", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} },
+			mustFunc(t, tool.FuncConfig{Name: "d", Description: "d", Timeout: time.Minute}, badDecode)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,7 +263,11 @@ func TestExecute_RecoversPanics(t *testing.T) {
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			name := tt.tl.Definition().Name
-			res := mustSet(t, tt.tl).Execute(ctx, call(name, `{}`))
+			args := `{}`
+			if name == "d" {
+				args = `{"v": 1}`
+			}
+			res := mustSet(t, tt.tl).Execute(ctx, call(name, args))
 			var pe *tool.PanicError
 			if !errors.Is(res.Err, tool.ErrPanicked) || !errors.As(res.Err, &pe) {
 				t.Fatalf("err = %v, want a PanicError", res.Err)
@@ -263,6 +278,11 @@ func TestExecute_RecoversPanics(t *testing.T) {
 		})
 	}
 }
+
+// panickyValue's decoding panics, as a buggy user type's may.
+type panickyValue struct{}
+
+func (*panickyValue) UnmarshalJSON([]byte) error { panic("decoder bug") }
 
 func TestNewSet_RejectsInvalidRegistrations(t *testing.T) {
 	t.Parallel()
