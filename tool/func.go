@@ -21,7 +21,11 @@ type FuncConfig struct {
 	// Name is what the model calls: letters, digits, '_' and '-', at most 64.
 	Name        string
 	Description string
-	// Strict asks providers that support it to enforce the schema.
+	// Strict asks providers that support it to enforce the schema (OpenAI's
+	// strict function calling). The schema sent is then in the form they
+	// require: every property required, optional ones taking null as well
+	// (decoded as the field's zero value), no other properties. A type with
+	// a map or a field of any JSON value has no such form: Func refuses it.
 	Strict bool
 	// Timeout bounds one call; zero means no per-tool limit (see
 	// Definition.Timeout for where each kind of call runs).
@@ -78,10 +82,22 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 	if c.err != nil {
 		return nil, fmt.Errorf("tool %s: %w", cfg.Name, c.err)
 	}
-	params := c.params
+	params, dec := c.params, c.dec
 	v := &validator{tool: cfg.Name, schema: c.schema, fast: c.fast}
+	if cfg.Strict {
+		sent, checked, err := strictParameters(params)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: Strict: %w", cfg.Name, err)
+		}
+		if v, err = newValidator(cfg.Name, checked); err != nil {
+			return nil, err
+		}
+		// Optional properties may be null: the full validator and
+		// encoding/json decide.
+		params, v.fast, dec = sent, nil, nil
+	}
 	return &funcTool[In, Out]{
-		dec: c.dec,
+		dec: dec,
 		def: Definition{
 			Name:                 cfg.Name,
 			Description:          cfg.Description,

@@ -119,8 +119,8 @@ func TestFunc_CopiesConfigToDefinition(t *testing.T) {
 		!d.RequiresConfirmation || !d.RequiresUserInput || !d.ExternalExecution || !d.StopAfterCall {
 		t.Errorf("definition does not carry the config: %+v", d)
 	}
-	if got := string(d.Parameters); got != `{"type":"object","additionalProperties":false}` {
-		t.Errorf("empty struct parameters = %s", got)
+	if got := string(d.Parameters); got != `{"additionalProperties":false,"required":[],"type":"object"}` {
+		t.Errorf("empty struct parameters, strict = %s", got)
 	}
 }
 
