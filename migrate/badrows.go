@@ -114,12 +114,20 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 			return err
 		}
 		runs, bad := m.convertBatch(rows, trusted)
-		if !m.cfg.DryRun {
-			inserted, err := m.rewriteRecorded(ctx, chunk, runs, bad)
+		if m.cfg.DryRun {
+			missing, conflicts, err := m.partitionCopied(ctx, m.cfg.DB, runs)
+			if err != nil {
+				return err
+			}
+			sum.RunsCopied += int64(len(missing))
+			bad = append(bad, conflicts...)
+		} else {
+			inserted, conflicts, err := m.rewriteRecorded(ctx, chunk, runs, bad)
 			if err != nil {
 				return err
 			}
 			sum.RunsCopied += inserted
+			bad = append(bad, conflicts...)
 		}
 		sum.SessionsRechecked += int64(len(chunk))
 		for _, x := range bad {
@@ -130,54 +138,42 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 	return nil
 }
 
-// rewriteRecorded copies runs and replaces the records of ids with bad, in
-// one transaction; it returns how many runs were inserted.
-func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.Run, bad []BadRow) (int64, error) {
+// rewriteRecorded copies the runs the runs table lacks and replaces the
+// records of ids with bad (and the run_id conflicts it finds), in one
+// transaction; it returns how many runs were inserted and the conflicts.
+func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.Run, bad []BadRow) (int64, []BadRow, error) {
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("migrate: begin recheck: %w", err)
+		return 0, nil, fmt.Errorf("migrate: begin recheck: %w", err)
 	}
 	defer tx.Rollback()
 	// Most of these runs were copied by the earlier attempt; leaving them out
-	// keeps the count exact on MySQL too, whose found-rows mode counts a
-	// skipped duplicate as written.
-	if runs, err = m.notCopied(ctx, tx, runs); err != nil {
-		return 0, err
-	}
-	inserted, err := m.insertRuns(ctx, tx, runs)
+	// keeps the count exact.
+	missing, conflicts, err := m.partitionCopied(ctx, tx, runs)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	inserted, err := m.insertRuns(ctx, tx, missing)
+	if err != nil {
+		return 0, nil, err
+	}
+	if m.needsConfirm(len(missing), inserted) {
+		var more []BadRow
+		if inserted, more, err = m.confirmInserted(ctx, tx, missing); err != nil {
+			return 0, nil, err
+		}
+		conflicts = append(conflicts, more...)
 	}
 	if err := m.clearRecorded(ctx, tx, ids); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if err := m.recordBad(ctx, tx, bad); err != nil {
-		return 0, err
+	if err := m.recordBad(ctx, tx, append(bad, conflicts...)); err != nil {
+		return 0, nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("migrate: commit recheck: %w", err)
+		return 0, nil, fmt.Errorf("migrate: commit recheck: %w", err)
 	}
-	return inserted, nil
-}
-
-// notCopied returns the runs whose run_id the runs table does not hold.
-func (m *Manager) notCopied(ctx context.Context, tx *sql.Tx, runs []db.Run) ([]db.Run, error) {
-	have := map[string]bool{}
-	for chunk := range slices.Chunk(runs, 200) {
-		ids := make([]string, len(chunk))
-		for i := range chunk {
-			ids[i] = chunk[i].RunID
-		}
-		got, err := m.stringColumnQ(ctx, tx, "SELECT run_id FROM "+m.qualify(m.tables.Runs)+" WHERE run_id IN ("+
-			strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+")", anys(ids)...)
-		if err != nil {
-			return nil, fmt.Errorf("migrate: look up copied runs: %w", err)
-		}
-		for _, id := range got {
-			have[id] = true
-		}
-	}
-	return slices.DeleteFunc(runs, func(r db.Run) bool { return have[r.RunID] }), nil
+	return inserted, conflicts, nil
 }
 
 // readLegacySessions reads the legacy runs of the given sessions (those

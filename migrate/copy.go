@@ -40,23 +40,55 @@ type convertedBatch struct {
 	err   error
 }
 
-// copyRuns copies every legacy runs array into the runs table, one transaction
-// per batch, each committing a checkpoint. It is safe to rerun after a crash at
-// any point: rows are insert-or-ignore and the checkpoint only skips work.
-// One goroutine reads and decodes the next batch while this one writes the
-// current one; at most three batches are in memory.
-func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
-	last, done, copied, err := m.loadCheckpoint(ctx)
+// copyPass says which part of the legacy column a copy reads and where it
+// keeps its checkpoint.
+type copyPass struct {
+	// step names the pass in the progress table (its checkpoint resumes
+	// only the same pass) and label in Progress.
+	step, label string
+	// until, when hasUntil, is the last session id the pass reads.
+	until    string
+	hasUntil bool
+	// catchUp: the pass re-reads sessions an earlier copy read (counted in
+	// Summary.SessionsRescanned, not SessionsScanned).
+	catchUp bool
+}
+
+var (
+	// firstCopy is Up's 3.0.0 step: the whole column, resumable.
+	firstCopy = copyPass{step: "3.0.0", label: "copy runs"}
+	// catchUpCopy reads the column again for runs written to it after the
+	// copy that read their session (a 2.x process still writing).
+	catchUpCopy = copyPass{step: "catch-up", label: "copy runs written after migration", catchUp: true}
+)
+
+// copyStart is where this Up's first copy began: from a checkpoint
+// (resumed) or from the start.
+type copyStart struct {
+	from    string
+	resumed bool
+}
+
+// copyRuns copies the legacy runs arrays the pass reads into the runs table,
+// one transaction per batch, each committing a checkpoint. It is safe to
+// rerun after a crash at any point: a run the table holds is left out (never
+// overwritten) and the checkpoint only skips work. One goroutine reads and
+// decodes the next batch while this one writes the current one; at most
+// three batches are in memory. It returns where it started.
+func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (copyStart, error) {
+	last, done, copied, err := m.loadCheckpoint(ctx, pass.step)
 	if err != nil {
-		return err
+		return copyStart{}, err
 	}
+	hasLast := last != "" || done > 0
+	start := copyStart{from: last, resumed: hasLast}
 	total, err := m.countLegacySessions(ctx)
 	if err != nil {
-		return err
+		return start, err
 	}
 	trusted, err := m.legacyTrusted(ctx)
 	if err != nil {
-		return err
+		return start, err
 	}
 	m.tuneCopy = nil
 	if f := m.sd.Migration.TuneCopy; f != nil {
@@ -67,14 +99,17 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	defer wg.Wait()
 	defer cancel()
 	batches := make(chan convertedBatch, 1)
-	hasLast := last != "" || done > 0
+	var until *string
+	if pass.hasUntil {
+		until = &pass.until
+	}
 	wg.Go(func() { // owns last and hasLast from here on
 		defer close(batches)
 		// The LIMIT follows the sessions' size so that a batch rarely stops
 		// on BatchBytes with rows left that the server would still send.
 		limit := min(m.cfg.BatchSize, 64)
 		for {
-			batch, size, err := m.readLegacyBatch(ctx, m.cfg.DB, last, hasLast, limit)
+			batch, size, err := m.readLegacyBatchUntil(ctx, m.cfg.DB, last, hasLast, until, limit)
 			if len(batch) > 0 {
 				avg := max(size/len(batch), 1)
 				limit = max(1, min(m.cfg.BatchSize, m.cfg.BatchBytes/avg))
@@ -106,21 +141,35 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 	if !m.cfg.DryRun {
 		var restore func()
 		if w, restore, err = m.writerConn(ctx); err != nil {
-			return err
+			return start, err
 		}
 		defer restore()
 	}
-	start := time.Now()
+	// A dry run looks runs up where it would write them, if the table exists.
+	var dryLookup queryer
+	if m.cfg.DryRun {
+		if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil {
+			return start, err
+		} else if ok {
+			dryLookup = m.cfg.DB
+		}
+	}
+	began := time.Now()
 	var thisRun int64
 	for cb := range batches {
 		if cb.err != nil {
-			return cb.err
+			return start, cb.err
 		}
-		inserted := int64(len(cb.rows))
-		if !m.cfg.DryRun {
-			if inserted, err = m.writeBatch(ctx, w, cb, done+cb.sessions, copied); err != nil {
-				return err
+		var inserted int64
+		var conflicts []BadRow
+		if m.cfg.DryRun {
+			var missing []db.Run
+			if missing, conflicts, err = m.partitionCopied(ctx, dryLookup, cb.rows); err != nil {
+				return start, err
 			}
+			inserted = int64(len(missing))
+		} else if inserted, conflicts, err = m.writeBatch(ctx, w, cb, pass.step, done+cb.sessions, copied); err != nil {
+			return start, err
 		}
 		for _, id := range cb.clear {
 			m.bad.visited[id] = true
@@ -128,16 +177,21 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 		done += cb.sessions
 		copied += inserted
 		thisRun += inserted
-		sum.SessionsScanned += cb.sessions
+		if pass.catchUp {
+			sum.SessionsRescanned += cb.sessions
+			sum.SessionsRechecked += int64(len(cb.clear))
+		} else {
+			sum.SessionsScanned += cb.sessions
+		}
 		sum.RunsCopied += inserted
-		sum.RunsSkipped += int64(len(cb.rows)) - inserted
-		for _, b := range cb.bad {
+		sum.RunsSkipped += int64(len(cb.rows)) - inserted - int64(len(conflicts))
+		for _, b := range append(cb.bad, conflicts...) {
 			sum.addBad(b)
 			m.log.Warn("migrate: run not migrated", "session_id", b.SessionID, "position", b.Position, "kind", b.Kind, "detail", b.Detail)
 		}
 		if m.cfg.Progress != nil {
-			el := time.Since(start)
-			p := Progress{Step: "copy runs", Table: m.tables.Sessions, SessionsDone: done, SessionsTotal: total,
+			el := time.Since(began)
+			p := Progress{Step: pass.label, Table: m.tables.Sessions, SessionsDone: done, SessionsTotal: total,
 				RunsCopied: copied, BadRows: sum.BadRowCount, Elapsed: el}
 			if s := el.Seconds(); s > 0 {
 				p.RunsPerSecond = float64(thisRun) / s
@@ -145,39 +199,51 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary) error {
 			m.cfg.Progress(p)
 		}
 	}
-	return ctx.Err()
+	return start, ctx.Err()
 }
 
-// writeBatch inserts one batch, records its bad rows and moves the checkpoint,
-// all in one transaction; it returns how many runs were inserted.
-func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch, done, copied int64) (int64, error) {
+// writeBatch inserts the runs of one batch the runs table lacks, records its
+// bad rows (run_id conflicts among them) and moves the checkpoint, all in one
+// transaction; it returns how many runs were inserted and the conflicts.
+func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch, step string, done, copied int64) (int64, []BadRow, error) {
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("migrate: begin copy batch: %w", err)
+		return 0, nil, fmt.Errorf("migrate: begin copy batch: %w", err)
 	}
 	defer tx.Rollback()
 	if m.tuneCopy != nil {
 		if err := m.tuneCopy(ctx, tx); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
-	inserted, err := m.insertRuns(ctx, tx, cb.rows)
+	missing, conflicts, err := m.partitionCopied(ctx, tx, cb.rows)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	inserted, err := m.insertRuns(ctx, tx, missing)
+	if err != nil {
+		return 0, nil, err
+	}
+	if m.needsConfirm(len(missing), inserted) {
+		var more []BadRow
+		if inserted, more, err = m.confirmInserted(ctx, tx, missing); err != nil {
+			return 0, nil, err
+		}
+		conflicts = append(conflicts, more...)
 	}
 	if err := m.clearRecorded(ctx, tx, cb.clear); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if err := m.recordBad(ctx, tx, cb.bad); err != nil {
-		return 0, err
+	if err := m.recordBad(ctx, tx, append(cb.bad, conflicts...)); err != nil {
+		return 0, nil, err
 	}
-	if err := m.saveCheckpoint(ctx, tx, cb.last, done, copied+inserted); err != nil {
-		return 0, err
+	if err := m.saveCheckpoint(ctx, tx, step, cb.last, done, copied+inserted); err != nil {
+		return 0, nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("migrate: commit copy batch: %w", err)
+		return 0, nil, fmt.Errorf("migrate: commit copy batch: %w", err)
 	}
-	return inserted, nil
+	return inserted, conflicts, nil
 }
 
 func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
@@ -192,6 +258,12 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 // readLegacyBatch reads the next sessions (keyset on session_id) whose runs
 // column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
 func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool, limit int) ([]legacyRow, int, error) {
+	return m.readLegacyBatchUntil(ctx, q, after, hasAfter, nil, limit)
+}
+
+// readLegacyBatchUntil is readLegacyBatch stopping after session id *until
+// when until is not nil.
+func (m *Manager) readLegacyBatchUntil(ctx context.Context, q queryer, after string, hasAfter bool, until *string, limit int) ([]legacyRow, int, error) {
 	runs := m.quote("runs")
 	if m.sd.Migration.BinaryJSON != nil {
 		runs = m.jsonText(runs)
@@ -201,6 +273,10 @@ func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, 
 	if hasAfter {
 		where += " AND session_id > ?"
 		args = append(args, after)
+	}
+	if until != nil {
+		where += " AND session_id <= ?"
+		args = append(args, *until)
 	}
 	query := fmt.Sprintf("SELECT session_id, user_id, created_at, %s FROM %s WHERE %s ORDER BY session_id LIMIT %d",
 		runs, m.qualify(m.tables.Sessions), where, limit)
@@ -385,9 +461,9 @@ func (m *Manager) recordBad(ctx context.Context, tx *sql.Tx, bad []BadRow) error
 	return nil
 }
 
-func (m *Manager) loadCheckpoint(ctx context.Context) (last string, done, copied int64, err error) {
+func (m *Manager) loadCheckpoint(ctx context.Context, step string) (last string, done, copied int64, err error) {
 	q := "SELECT last_session_id, sessions_done, runs_copied FROM " + m.qualify(m.tables.Progress) + " WHERE table_name = ? AND step = ?"
-	err = m.cfg.DB.QueryRowContext(ctx, m.q(q), m.tables.Sessions, "3.0.0").Scan(&last, &done, &copied)
+	err = m.cfg.DB.QueryRowContext(ctx, m.q(q), m.tables.Sessions, step).Scan(&last, &done, &copied)
 	if err == sql.ErrNoRows || m.cfg.DryRun && err != nil {
 		return "", 0, 0, nil
 	}
@@ -397,11 +473,11 @@ func (m *Manager) loadCheckpoint(ctx context.Context) (last string, done, copied
 	return last, done, copied, nil
 }
 
-func (m *Manager) saveCheckpoint(ctx context.Context, tx *sql.Tx, last string, done, copied int64) error {
+func (m *Manager) saveCheckpoint(ctx context.Context, tx *sql.Tx, step, last string, done, copied int64) error {
 	q := m.sd.UpsertRow(m.qualify(m.tables.Progress),
 		[]string{"table_name", "step", "last_session_id", "sessions_done", "runs_copied", "updated_at"}, []string{"table_name"},
 		[]string{"step", "last_session_id", "sessions_done", "runs_copied", "updated_at"})
-	if _, err := tx.ExecContext(ctx, m.q(q), m.tables.Sessions, "3.0.0", last, done, copied, time.Now().Unix()); err != nil {
+	if _, err := tx.ExecContext(ctx, m.q(q), m.tables.Sessions, step, last, done, copied, time.Now().Unix()); err != nil {
 		return fmt.Errorf("migrate: save copy checkpoint: %w", err)
 	}
 	return nil

@@ -43,7 +43,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Printf("\ncopied %d runs, %d not migratable (see agno_migration_errors)\n", sum.RunsCopied, sum.BadRowCount)
-	res, err := m.CleanupLegacyRunsColumn(ctx, false)
+	res, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{})
 	if errors.Is(err, migrate.ErrLegacyRunsRemain) {
 		fmt.Println("legacy runs kept as a backup; cleanup --force drops them")
 	} else if err == nil && res.AlreadyGone {

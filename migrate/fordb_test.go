@@ -34,9 +34,12 @@ func TestForDB_ReadOnlyAndNonSQLStores(t *testing.T) {
 		t.Errorf("Status on a read-only store: %v", err)
 	}
 	for name, call := range map[string]func() error{
-		"Up":      func() error { _, err := m.Up(ctx, ""); return err },
-		"Down":    func() error { _, err := m.Down(ctx, "2.5.6"); return err },
-		"Cleanup": func() error { _, err := m.CleanupLegacyRunsColumn(ctx, true); return err },
+		"Up":   func() error { _, err := m.Up(ctx, ""); return err },
+		"Down": func() error { _, err := m.Down(ctx, "2.5.6"); return err },
+		"Cleanup": func() error {
+			_, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true})
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, migrate.ErrReadOnly) {
 			t.Errorf("%s on a read-only store = %v, want ErrReadOnly", name, err)

@@ -64,6 +64,9 @@ type Manager struct {
 	readOnly bool
 	// bad tracks recorded bad rows during Up (nil outside it).
 	bad *badState
+	// firstCopy says where Up's 3.0.0 copy started (nil outside Up, or
+	// when Up did not run it).
+	firstCopy *copyStart
 }
 
 // ErrLocked is returned when another migration holds the database's lock for
@@ -153,6 +156,11 @@ type TableStatus struct {
 	// (agno_migration_errors) as not migratable (sessions only). Up rechecks
 	// them; a record goes once its session migrates or is gone.
 	BadRowsRecorded int64 `json:"bad_rows_recorded"`
+	// Uncopied counts the legacy runs the runs table does not hold (Status
+	// only, sessions at 3.0.0 with the legacy column: it reads the whole
+	// column). They are runs a 2.x process wrote after Up, which the next
+	// Up copies, and runs Up cannot copy (bad rows, run_id conflicts).
+	Uncopied
 }
 
 // UpToDate reports whether the table needs no step to reach its target.
@@ -160,8 +168,28 @@ func (s TableStatus) UpToDate() bool { return len(s.Pending) == 0 }
 
 // Status reports every versioned table against the latest version. A table
 // whose layout matches no known version fails with *SchemaMismatchError.
+//
+// For a sessions table at 3.0.0 that still has the legacy runs column, it
+// reads that column and reports the runs the runs table does not hold
+// (TableStatus.Uncopied).
 func (m *Manager) Status(ctx context.Context) ([]TableStatus, error) {
-	return m.status(ctx, Latest)
+	sts, err := m.status(ctx, Latest)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range sts {
+		if st.Kind != KindSessions || !st.LegacyRunsColumn || st.Current != Latest || st.RowsWithRuns == 0 {
+			continue
+		}
+		trusted, err := m.legacyTrusted(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if sts[i].Uncopied, err = m.scanUncopied(ctx, m.cfg.DB, trusted); err != nil {
+			return nil, err
+		}
+	}
+	return sts, nil
 }
 
 func (m *Manager) status(ctx context.Context, target string) ([]TableStatus, error) {

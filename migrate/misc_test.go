@@ -92,7 +92,7 @@ func TestUp_DryRunReportsWithoutWriting(t *testing.T) {
 	if err := f.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('agno_runs', 'agno_schema_versions', 'agno_migration_errors')`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("dry run created %d tables (%v)", n, err)
 	}
-	res, err := dry.CleanupLegacyRunsColumn(context.Background(), true)
+	res, err := dry.CleanupLegacyRunsColumn(context.Background(), migrate.CleanupOptions{Force: true})
 	if !errors.Is(err, migrate.ErrNotMigrated) {
 		t.Errorf("cleanup before Up = %+v, %v; want ErrNotMigrated", res, err)
 	}

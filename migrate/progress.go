@@ -57,10 +57,15 @@ type Summary struct {
 	// attempt that Up read again (their runs that now convert count in
 	// RunsCopied, what is still bad in BadRowCount).
 	SessionsRechecked int64 `json:"sessions_rechecked"`
-	// RunsCopied counts run rows inserted; RunsSkipped counts elements whose
-	// run_id was already in the table (a resumed copy, or a run_id repeated
-	// across sessions). Both come from the driver's affected-row count: a
-	// MySQL connection with clientFoundRows counts skipped rows as copied.
+	// SessionsRescanned counts sessions read again by the pass that looks
+	// for runs written to the legacy column after an earlier copy read their
+	// session (a 2.x process still writing; runs it finds count in
+	// RunsCopied).
+	SessionsRescanned int64 `json:"sessions_rescanned"`
+	// RunsCopied counts run rows inserted; RunsSkipped counts elements the
+	// runs table already held for their session (copied earlier: the
+	// table's row is never overwritten). A run whose run_id the table holds
+	// for another session is a bad row (BadRunIDConflict).
 	RunsCopied  int64 `json:"runs_copied"`
 	RunsSkipped int64 `json:"runs_skipped"`
 	// BadRowCount counts every bad row and element this Up found, including

@@ -117,15 +117,20 @@ func TestUpDownUp_PreservesEveryRunOfTheCanonicalFixture(t *testing.T) {
 			}
 			compareRuns(t, f.readRuns(t), want)
 
-			// Cleanup refuses while runs remain, drops with force, then reports gone.
-			if _, err := m.CleanupLegacyRunsColumn(ctx, false); !errors.Is(err, migrate.ErrLegacyRunsRemain) {
-				t.Fatalf("cleanup without force = %v, want ErrLegacyRunsRemain", err)
+			// Cleanup refuses while the column holds runs the table lacks (the
+			// bad rows), with or without force; it drops them only when told
+			// to discard them, then reports gone.
+			for _, force := range []bool{false, true} {
+				res, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: force})
+				if !errors.Is(err, migrate.ErrUncopiedRuns) || res.UncopiedRuns != int64(len(wantBad)) {
+					t.Fatalf("cleanup (force %v) = %+v, %v; want ErrUncopiedRuns for the %d bad rows", force, res, err, len(wantBad))
+				}
 			}
-			res, err := m.CleanupLegacyRunsColumn(ctx, true)
+			res, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true, DiscardUncopiedRuns: true})
 			if err != nil || !res.Dropped || res.AlreadyGone {
 				t.Fatalf("cleanup with force = %+v, %v", res, err)
 			}
-			res, err = m.CleanupLegacyRunsColumn(ctx, false)
+			res, err = m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{})
 			if err != nil || !res.AlreadyGone {
 				t.Fatalf("cleanup again = %+v, %v", res, err)
 			}

@@ -33,7 +33,8 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 	if m.bad, err = m.loadPriorBad(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { m.bad = nil }()
+	m.firstCopy = nil
+	defer func() { m.bad, m.firstCopy = nil, nil }()
 	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
 	for _, st := range sts {
 		sum.From[st.Table] = st.Current
@@ -71,16 +72,45 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 		}
 	}
 	for _, st := range sts {
+		if st.Kind != KindSessions || !st.LegacyRunsColumn || sum.To[st.Table] != Latest {
+			continue
+		}
+		// A 2.x process may still write runs into the legacy column: read
+		// again what this Up's copy did not read (everything when the table
+		// was at 3.0.0 already, the sessions before a resumed copy's
+		// checkpoint otherwise) and copy the runs the runs table lacks.
+		if pass, ok := m.catchUpPass(); ok {
+			if _, err := m.copyRuns(ctx, sum, pass); err != nil {
+				return sum, fmt.Errorf("migrate: %s: %w", pass.label, err)
+			}
+			if !m.cfg.DryRun {
+				if err := m.clearCheckpoint(ctx, m.cfg.DB); err != nil {
+					return sum, err
+				}
+			}
+		}
 		// Bad rows of earlier attempts can be retried while their source,
 		// the legacy column, is there.
-		if st.Kind == KindSessions && st.LegacyRunsColumn && sum.To[st.Table] == Latest {
-			if err := m.recheckBad(ctx, m.bad, sum); err != nil {
-				return sum, fmt.Errorf("migrate: recheck bad rows of earlier attempts: %w", err)
-			}
+		if err := m.recheckBad(ctx, m.bad, sum); err != nil {
+			return sum, fmt.Errorf("migrate: recheck bad rows of earlier attempts: %w", err)
 		}
 	}
 	sum.Duration = time.Since(start)
 	return sum, nil
+}
+
+// catchUpPass returns the copy pass that reads what this Up's first copy
+// did not; ok is false when that copy read the whole column.
+func (m *Manager) catchUpPass() (copyPass, bool) {
+	switch fc := m.firstCopy; {
+	case fc == nil:
+		return catchUpCopy, true
+	case fc.resumed:
+		pass := catchUpCopy
+		pass.until, pass.hasUntil = fc.from, true
+		return pass, true
+	}
+	return copyPass{}, false
 }
 
 // begin starts Up or Down: it checks target, takes the database's lock and
@@ -392,9 +422,11 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 				return nil, err
 			}
 		}
-		if err := m.copyRuns(ctx, sum); err != nil {
+		start, err := m.copyRuns(ctx, sum, firstCopy)
+		if err != nil {
 			return nil, err
 		}
+		m.firstCopy = &start
 	}
 	actions = append(actions, "index "+m.tables.Runs)
 	if m.cfg.DryRun {

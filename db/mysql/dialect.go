@@ -76,7 +76,8 @@ func Dialect() *sqlstore.Dialect {
 		LockSchema:    lockSchema,
 		LockMigration: lockMigration,
 		Migration: sqlstore.MigrationTraits{
-			JSONText: func(col string) string { return "CAST(" + col + " AS CHAR)" },
+			GuardedDrop: guardedDrop,
+			JSONText:    func(col string) string { return "CAST(" + col + " AS CHAR)" },
 			JSONNotNull: func(col, colType string) string {
 				if colType == "json" { // MariaDB's JSON is a checked LONGTEXT: compared as text
 					return "JSON_TYPE(" + col + ") <> 'NULL'"

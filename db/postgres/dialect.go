@@ -96,6 +96,7 @@ func Dialect(schema string) *sqlstore.Dialect {
 			DeferForeignKeys: deferForeignKeys,
 			InsertRuns:       insertRuns,
 			TuneCopy:         tuneCopy,
+			GuardedDrop:      guardedDrop,
 		},
 	}
 	d.DropIndex = func(table, index string) []string {

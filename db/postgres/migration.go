@@ -83,3 +83,23 @@ func tuneCopy(ctx context.Context, db *sql.DB) func(context.Context, *sql.Tx) er
 		return nil
 	}
 }
+
+// guardedDrop checks and drops in one transaction that first takes a lock
+// conflicting with every write to the table (DDL is transactional here).
+func guardedDrop(ctx context.Context, db *sql.DB, table, col string, _ []string, check func(sqlstore.Querier) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE "+table+" IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+		return fmt.Errorf("lock %s: %w", table, err)
+	}
+	if err := check(tx); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+table+" DROP COLUMN "+col); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -51,6 +51,12 @@ type MigrationTraits struct {
 	// TuneCopy returns what relaxes one copy transaction (it may probe the
 	// server once); nil means none.
 	TuneCopy func(ctx context.Context, db *sql.DB) func(ctx context.Context, tx *sql.Tx) error
+	// GuardedDrop runs check, then drops column col of table (both quoted),
+	// keeping writers off table (and reads, as check's, of the tables in
+	// also) in between, so that what check saw is what the drop removes; a
+	// check error leaves the column. nil means one transaction on db, which
+	// the backend fails when a write lands after check's reads (SQLite).
+	GuardedDrop func(ctx context.Context, db *sql.DB, table, col string, also []string, check func(Querier) error) error
 	// CopyWriter tunes the connection the copy writes on and returns what
 	// restores it; nil means none.
 	CopyWriter func(ctx context.Context, w *sql.Conn) (restore func(), err error)
