@@ -108,6 +108,10 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 					if s.CopyCheckpoint != "" {
 						notes = append(notes, "interrupted copy: resume with `agentry migrate up --db "+shellQuote(f.dsn)+"`")
 					}
+					if s.UncopiedRuns > 0 {
+						notes = append(notes, fmt.Sprintf("%d legacy runs in %d sessions not in the runs table (e.g. %s): `agentry migrate up` copies those written after it ran; cleanup keeps the column until then",
+							s.UncopiedRuns, s.UncopiedSessions, strings.Join(s.UncopiedExamples, ", ")))
+					}
 					if s.BadRowsRecorded > 0 {
 						notes = append(notes, fmt.Sprintf("%d bad rows recorded in agno_migration_errors (`migrate up` retries them)", s.BadRowsRecorded))
 					}
@@ -118,18 +122,28 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 		},
 	}
 
-	var force bool
+	var cleanOpts migrate.CleanupOptions
 	cleanup := &cobra.Command{
-		Use:   "cleanup [--force]",
+		Use:   "cleanup [--force [--discard-uncopied-runs]]",
 		Short: "Drop the sessions table's legacy 2.x runs column",
 		Long: `Drop the sessions table's legacy 2.x "runs" column once runs live in the runs table.
-Without --force it refuses while any session still holds runs in that column.`,
+
+It first reads the whole column and checks that the runs table holds every run
+in it (by run_id, under its session). It refuses while some are missing: runs
+a 2.x process wrote after "migrate up" (run "migrate up" again to copy them)
+and runs "migrate up" cannot copy (listed in the migration errors table: fix
+or remove them in the column, then run "migrate up" again). Session writes
+wait while it checks and drops.
+
+Without --force it also refuses while any session holds runs in the column
+(a backup of copied runs). --discard-uncopied-runs (with --force) drops the
+column even though it holds runs the runs table lacks: they are lost.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
-				res, err := m.CleanupLegacyRunsColumn(cmd.Context(), force)
-				if errors.Is(err, migrate.ErrNotMigrated) {
-					return fmt.Errorf("%w\nrun first: agentry migrate up --db %s", err, shellQuote(f.dsn))
+				res, err := m.CleanupLegacyRunsColumn(cmd.Context(), cleanOpts)
+				if errors.Is(err, migrate.ErrNotMigrated) || errors.Is(err, migrate.ErrUncopiedRuns) {
+					return fmt.Errorf("%w\nrun: agentry migrate up --db %s", err, shellQuote(f.dsn))
 				}
 				if err != nil {
 					return err
@@ -146,11 +160,21 @@ Without --force it refuses while any session still holds runs in that column.`,
 				default:
 					fmt.Fprintf(out, "%s: dropped the legacy runs column (%d rows held runs)\n", res.Table, res.RowsWithRuns)
 				}
+				if res.UncopiedRuns > 0 {
+					verb := "discarded"
+					if f.dryRun {
+						verb = "would discard"
+					}
+					fmt.Fprintf(out, "WARNING: %s %d legacy runs in %d sessions that are not in the runs table (e.g. %s)\n",
+						verb, res.UncopiedRuns, res.UncopiedSessions, strings.Join(res.UncopiedExamples, ", "))
+				}
 				return nil
 			})
 		},
 	}
-	cleanup.Flags().BoolVar(&force, "force", false, "drop the column even though rows still hold runs")
+	cleanup.Flags().BoolVar(&cleanOpts.Force, "force", false, "drop the column although rows hold runs, provided the runs table holds every one of them")
+	cleanup.Flags().BoolVar(&cleanOpts.DiscardUncopiedRuns, "discard-uncopied-runs", false,
+		"with --force: drop the column even though it holds runs the runs table does not (THEY ARE LOST)")
 
 	cmd.AddCommand(status, up, down, cleanup)
 	return cmd
@@ -206,7 +230,7 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 	if s.DryRun {
 		prefix = "(dry run) "
 	}
-	if len(s.Steps) == 0 {
+	if len(s.Steps) == 0 && s.RunsCopied == 0 {
 		fmt.Fprintf(w, "%snothing to do: every table is already at its target\n", prefix)
 	}
 	for _, st := range s.Steps {
@@ -224,6 +248,9 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 	default:
 		fmt.Fprintf(w, "up: %d sessions scanned, %d runs copied, %d already present, %d bad rows, in %s\n",
 			s.SessionsScanned, s.RunsCopied, s.RunsSkipped, s.BadRowCount, took)
+	}
+	if s.SessionsRescanned > 0 {
+		fmt.Fprintf(w, "%sup: read the legacy runs column of %d sessions again for runs written after an earlier copy\n", prefix, s.SessionsRescanned)
 	}
 	if s.SessionsRechecked > 0 {
 		fmt.Fprintf(w, "%sup: rechecked %d sessions with bad rows recorded by an earlier attempt\n", prefix, s.SessionsRechecked)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,12 +82,21 @@ func TestMigrate_LegacyDatabaseFlow(t *testing.T) {
 		t.Fatalf("second up: code %d out %q", code, out)
 	}
 
-	// Cleanup refuses while legacy runs remain, then --force drops the column.
-	if code, _, errOut = cli(t, "migrate", "cleanup", "--db", path); code == 0 {
-		t.Fatalf("cleanup without --force succeeded: %s", errOut)
+	// Status names the runs the runs table lacks (the bad rows); cleanup
+	// refuses to drop them, with or without --force; only
+	// --discard-uncopied-runs drops them, and says so.
+	if code, out, _ = cli(t, "migrate", "status", "--db", path); code != 0 || !strings.Contains(out, "not in the runs table") {
+		t.Fatalf("status after up: code %d out %q", code, out)
 	}
-	if code, out, errOut = cli(t, "migrate", "cleanup", "--db", path, "--force"); code != 0 || !strings.Contains(out, "dropped") {
-		t.Fatalf("cleanup --force: code %d out %q err %q", code, out, errOut)
+	for _, args := range [][]string{nil, {"--force"}} {
+		code, _, errOut = cli(t, append([]string{"migrate", "cleanup", "--db", path}, args...)...)
+		if code == 0 || !strings.Contains(errOut, "not in the runs table") || !strings.Contains(errOut, "--discard-uncopied-runs") {
+			t.Fatalf("cleanup %v: code %d stderr %q; want a refusal naming the uncopied runs", args, code, errOut)
+		}
+	}
+	code, out, errOut = cli(t, "migrate", "cleanup", "--db", path, "--force", "--discard-uncopied-runs")
+	if code != 0 || !strings.Contains(out, "dropped") || !strings.Contains(out, fmt.Sprintf("WARNING: discarded %d legacy runs", len(wantBad))) {
+		t.Fatalf("cleanup --force --discard-uncopied-runs: code %d out %q err %q", code, out, errOut)
 	}
 	if code, out, _ = cli(t, "migrate", "cleanup", "--db", path); code != 0 || !strings.Contains(out, "already gone") {
 		t.Fatalf("second cleanup: code %d out %q", code, out)
