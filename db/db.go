@@ -168,7 +168,10 @@ func (d *DB) ListSessions(ctx context.Context, f SessionFilter) ([]Session, int,
 	return out, n, call.done(err)
 }
 
-// DeleteSessions deletes sessions and their runs.
+// DeleteSessions deletes sessions of the caller's scope with their runs and
+// their offloaded tool results (index rows and files), in one transaction;
+// other ids are ignored. What lives outside the database (media objects:
+// media.DeleteSession) is the caller's to delete after it returns.
 func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if len(sessionIDs) == 0 {
 		return nil

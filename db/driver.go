@@ -16,8 +16,11 @@ type SessionDriver interface {
 	// reported as a *CorruptRowError joined to the error, next to the rows
 	// that did decode; GetRuns and ListMemories do the same.
 	ListSessions(ctx context.Context, f SessionFilter) ([]Session, int, error)
-	// DeleteSessions deletes sessions and (by cascade) their runs. Missing ids are
-	// ignored.
+	// DeleteSessions deletes the sessions in scope and, in the same
+	// transaction, their runs (by cascade) and their offloaded tool results:
+	// the ToolResult rows naming them and the files those rows point at.
+	// Missing ids and other users' sessions are ignored, and nothing of
+	// theirs is touched.
 	DeleteSessions(ctx context.Context, sessionIDs ...string) error
 }
 

@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 		{"Files", fileTests},
 		{"FilesMore", fileTests2},
 		{"ToolResults", toolResultTests},
+		{"SessionDelete", sessionDeleteTests},
 		{"Journal", journalTests},
 		{"Evals", evalTests},
 		{"Metrics", metricsTests},

@@ -158,13 +158,16 @@ func sessionName(s *db.Session) string {
 	return ""
 }
 
-// DeleteSessions deletes sessions in scope and their runs; other ids are ignored.
+// DeleteSessions deletes sessions in scope, their runs and their offloaded
+// tool results (index rows and the files they point at); other ids are
+// ignored.
 func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	unlock, err := d.write(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	var deleted map[string]bool
 	for _, id := range sessionIDs {
 		s, ok := d.sessions[id]
 		if !ok || !visible(ctx, s.UserID) {
@@ -177,6 +180,18 @@ func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error
 			}
 		}
 		delete(d.sessionRuns, id)
+		if len(d.toolResults) > 0 {
+			if deleted == nil {
+				deleted = make(map[string]bool, len(sessionIDs))
+			}
+			deleted[id] = true
+		}
+	}
+	for rid, r := range d.toolResults {
+		if r.SessionID != "" && deleted[r.SessionID] {
+			delete(d.files, fileKey{r.Namespace, r.Path})
+			delete(d.toolResults, rid)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -258,21 +259,82 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 	return out, total, errors.Join(corrupt...)
 }
 
-// DeleteSessions deletes sessions in scope; their runs go by cascade.
+// DeleteSessions deletes sessions in scope and, in the same transaction,
+// their offloaded tool results: the agno_tool_results rows naming them and
+// the agno_fs files those rows point at. Their runs go by cascade. Rows of
+// ids that are missing or another user's are left alone.
 func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
 	defer s.gate.leave()
-	for chunk := range chunks(sessionIDs, 500) {
-		w := &where{}
-		w.add("session_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
-		scope(ctx, w)
-		if _, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.sessions+w.String()), w.args...); err != nil {
-			return s.fail("delete sessions", err)
+	err := s.inTx(ctx, func(c txConn) error {
+		for chunk := range chunks(sessionIDs, 500) {
+			if err := s.deleteSessionsTx(ctx, c.tx, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.fail("delete sessions", err)
+}
+
+// deleteSessionsTx deletes one chunk of sessions with their tool results.
+func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ids []string) error {
+	w := &where{}
+	w.add("session_id IN ("+placeholders(len(ids))+")", anys(ids)...)
+	scope(ctx, w)
+	owned, err := queryStrings(ctx, tx, s.d.Bind("SELECT session_id FROM "+s.sessions+w.String()), w.args...)
+	if err != nil || len(owned) == 0 {
+		return err
+	}
+	in := "session_id IN (" + placeholders(len(owned)) + ")"
+	rows, err := tx.QueryContext(ctx, s.d.Bind("SELECT namespace, path FROM "+s.results+" WHERE "+in), anys(owned)...)
+	if err != nil {
+		return err
+	}
+	var files []any
+	for rows.Next() {
+		var ns, p string
+		if err := rows.Scan(&ns, &p); err != nil {
+			rows.Close()
+			return err
+		}
+		files = append(files, ns, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for chunk := range chunks(files, 2*250) {
+		q := "DELETE FROM " + s.fs + " WHERE " + strings.TrimSuffix(strings.Repeat("(namespace = ? AND path = ?) OR ", len(chunk)/2), " OR ")
+		if _, err := tx.ExecContext(ctx, s.d.Bind(q), chunk...); err != nil {
+			return err
 		}
 	}
-	return nil
+	if _, err := tx.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.results+" WHERE "+in), anys(owned)...); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.sessions+" WHERE "+in), anys(owned)...)
+	return err
+}
+
+// queryStrings returns the first column of a query's rows.
+func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 type scanner interface{ Scan(dest ...any) error }
