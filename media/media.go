@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,6 +39,10 @@ type Storage interface {
 	URL(ctx context.Context, key string, expiry time.Duration) (string, error)
 	// Delete removes the object; a missing one is not an error.
 	Delete(ctx context.Context, key string) error
+	// DeletePrefix removes every object whose key starts with prefix, a
+	// directory of keys ending in "/" (SessionDir); none is not an error.
+	// A prefix that is not a valid key directory is ErrInvalidKey.
+	DeletePrefix(ctx context.Context, prefix string) error
 	// Exists reports whether the object exists.
 	Exists(ctx context.Context, key string) (bool, error)
 	// Backend names the kind ("local", "s3") and Bucket the bucket ("" for
@@ -80,6 +85,33 @@ func CheckName(name string) error {
 func SessionDir(sessionID string) string {
 	h := sha256.Sum256([]byte(sessionID))
 	return "sessions/" + hex.EncodeToString(h[:12]) + "/"
+}
+
+// DeleteSession removes every object of a session (its SessionDir). A
+// backend failure wraps ErrUnavailable; what was deleted before it stays
+// deleted, and calling again finishes the job.
+func DeleteSession(ctx context.Context, s Storage, sessionID string) error {
+	if sessionID == "" {
+		return fmt.Errorf("%w: media needs a session id", ErrInvalidKey)
+	}
+	if err := s.DeletePrefix(ctx, SessionDir(sessionID)); err != nil {
+		if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidKey) {
+			return err
+		}
+		return fmt.Errorf("%w: delete the media of session %q: %w", ErrUnavailable, sessionID, err)
+	}
+	return nil
+}
+
+// CheckPrefix validates a DeletePrefix argument: a relative, clean key
+// directory ending in "/" (no "..", no empty or absolute prefix).
+func CheckPrefix(prefix string) error {
+	dir := strings.TrimSuffix(prefix, "/")
+	if dir == "" || dir == prefix || strings.HasPrefix(dir, "/") || strings.Contains(dir, "\\") || strings.ContainsRune(dir, 0) ||
+		strings.Contains(prefix, "//") || slices.Contains(strings.Split(dir, "/"), "..") || slices.Contains(strings.Split(dir, "/"), ".") {
+		return fmt.Errorf("%w: %q is not a key directory ending in \"/\"", ErrInvalidKey, prefix)
+	}
+	return nil
 }
 
 // Key returns the storage key of a session's object name.

@@ -134,6 +134,21 @@ func (s *Storage) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+// DeletePrefix removes the directory of the prefix's objects.
+func (s *Storage) DeletePrefix(_ context.Context, prefix string) error {
+	if err := media.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	p, err := s.path(strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return fmt.Errorf("%w: media/local: delete %s: %w", media.ErrUnavailable, prefix, err)
+	}
+	return nil
+}
+
 // Exists reports whether the object exists.
 func (s *Storage) Exists(_ context.Context, key string) (bool, error) {
 	p, err := s.path(key)

@@ -13,8 +13,8 @@ import (
 	"github.com/agentryhq/agentry/media"
 )
 
-// Run checks upload, download, exists, URL, delete, content-hashed dedupe
-// and key validation against s. signs says whether URL must return a
+// Run checks upload, download, exists, URL, delete, deleting a session's
+// objects, content-hashed dedupe and key validation against s. signs says whether URL must return a
 // working signed URL.
 func Run(t *testing.T, s media.Storage, signs bool) {
 	ctx := context.Background()
@@ -73,12 +73,65 @@ func Run(t *testing.T, s media.Storage, signs bool) {
 	if err := s.Delete(ctx, ref.StorageKey); err != nil {
 		t.Fatalf("deleting a missing object: %v", err)
 	}
+	deleteSession(t, s)
 	for _, key := range []string{"../escape", "/abs", "a/../../b", "", "a\x00b"} {
 		if err := s.Upload(ctx, key, bytes.NewReader([]byte("x")), 1, ""); !errors.Is(err, media.ErrInvalidKey) {
 			t.Errorf("Upload(%q) = %v, want ErrInvalidKey", key, err)
 		}
 		if _, err := s.Download(ctx, key); !errors.Is(err, media.ErrInvalidKey) {
 			t.Errorf("Download(%q) = %v, want ErrInvalidKey", key, err)
+		}
+	}
+}
+
+// deleteSession checks media.DeleteSession: every object of the session
+// goes, another session's stay, a second call is not an error, and a
+// prefix that is not a key directory is refused.
+func deleteSession(t *testing.T, s media.Storage) {
+	t.Helper()
+	ctx := context.Background()
+	var gone, kept []*media.Reference
+	for i := range 3 {
+		ref, err := media.Put(ctx, s, "doomed", "file", "text/plain", "a.txt", []byte(strings.Repeat("d", i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone = append(gone, ref)
+	}
+	for _, sid := range []string{"kept", "doomed-but-not-quite"} {
+		ref, err := media.Put(ctx, s, sid, "file", "text/plain", "a.txt", []byte("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, ref)
+	}
+	if err := media.DeleteSession(ctx, s, "doomed"); err != nil {
+		t.Fatalf("DeleteSession: %v", err)
+	}
+	for _, ref := range gone {
+		if ok, err := s.Exists(ctx, ref.StorageKey); ok || err != nil {
+			t.Errorf("%s of the deleted session: exists = %v, %v", ref.StorageKey, ok, err)
+		}
+	}
+	for _, ref := range kept {
+		if ok, err := s.Exists(ctx, ref.StorageKey); !ok || err != nil {
+			t.Errorf("%s of another session: exists = %v, %v", ref.StorageKey, ok, err)
+		}
+	}
+	if err := media.DeleteSession(ctx, s, "doomed"); err != nil {
+		t.Fatalf("DeleteSession of a session without media: %v", err)
+	}
+	for _, prefix := range []string{"", "/", "sessions", "/abs/", "../", "a/../", "a//", "./", "a\x00/"} {
+		if err := s.DeletePrefix(ctx, prefix); !errors.Is(err, media.ErrInvalidKey) {
+			t.Errorf("DeletePrefix(%q) = %v, want ErrInvalidKey", prefix, err)
+		}
+	}
+	for _, ref := range kept {
+		if ok, _ := s.Exists(ctx, ref.StorageKey); !ok {
+			t.Fatalf("%s deleted by a refused prefix", ref.StorageKey)
+		}
+		if err := s.Delete(ctx, ref.StorageKey); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -203,6 +203,40 @@ func (s *Storage) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+// DeletePrefix lists the objects under the prefix and deletes them, a
+// page (up to 1,000 keys) at a time.
+func (s *Storage) DeletePrefix(ctx context.Context, prefix string) error {
+	if err := media.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	full := s.cfg.Prefix + prefix
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket), Prefix: aws.String(full)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("%w: media/s3: list %s: %w", media.ErrUnavailable, full, err)
+		}
+		if len(page.Contents) == 0 {
+			continue
+		}
+		objs := make([]types.ObjectIdentifier, len(page.Contents))
+		for i, o := range page.Contents {
+			objs[i] = types.ObjectIdentifier{Key: o.Key}
+		}
+		out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(s.cfg.Bucket),
+			Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
+		if err != nil {
+			return fmt.Errorf("%w: media/s3: delete under %s: %w", media.ErrUnavailable, full, err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return fmt.Errorf("%w: media/s3: delete %s: %s %s (and %d more)", media.ErrUnavailable,
+				aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message), len(out.Errors)-1)
+		}
+	}
+	return nil
+}
+
 // Exists heads the object.
 func (s *Storage) Exists(ctx context.Context, key string) (bool, error) {
 	k, err := s.key(key)
