@@ -98,7 +98,7 @@ func (s *Server) routeTable() []route {
 
 		{"GET", "/sessions", need("sessions", "read", ""), s.listSessions},
 		{"POST", "/sessions", need("sessions", "write", ""), s.createSession},
-		{"DELETE", "/sessions", need("sessions", "delete", ""), s.deleteSessions},
+		{"DELETE", "/sessions", need("sessions", "delete", ""), s.deleteSessionList},
 		{"GET", "/sessions/{session_id}", need("sessions", "read", "session_id"), s.getSession},
 		{"PATCH", "/sessions/{session_id}", need("sessions", "write", "session_id"), s.patchSession},
 		{"POST", "/sessions/{session_id}/rename", need("sessions", "write", "session_id"), s.renameSession},

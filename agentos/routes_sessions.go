@@ -414,17 +414,37 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	d, sess, err := s.loadSession(r)
+	var he *httpError
+	if errors.As(err, &he) && he.Status == http.StatusNotFound && d == nil {
+		// Deleted already, but its media were left: finish them.
+		dd, derr := s.database(r)
+		if derr != nil {
+			return err
+		}
+		pending, ok, perr := s.pendingSession(r, dd, chi.URLParam(r, "session_id"))
+		if perr != nil {
+			return perr
+		}
+		if !ok {
+			return err
+		}
+		if err := s.finishMedia(r.Context(), pending); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if err := d.DeleteSessions(r.Context(), sess.SessionID); err != nil {
+	if err := s.deleteSessions(r.Context(), d, []*db.Session{sess}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) deleteSessionList(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
 		return err
@@ -439,9 +459,30 @@ func (s *Server) deleteSessions(w http.ResponseWriter, r *http.Request) error {
 	if len(req.SessionIDs) == 0 {
 		return errorf(http.StatusUnprocessableEntity, "session_ids must list at least one session")
 	}
-	// The db scope limits deletion to the caller's sessions; others are ignored
-	// like missing ids.
-	if err := d.DeleteSessions(r.Context(), req.SessionIDs...); err != nil {
+	// Only the caller's sessions are deleted; others are ignored like
+	// missing ids, and nothing of theirs (rows or media) is touched. Each
+	// is read first: its media are deleted after the rows.
+	u := actAs(r.Context(), r.URL.Query().Get("user_id"))
+	ctx := u.scope(r.Context())
+	var owned []*db.Session
+	seen := make(map[string]bool, len(req.SessionIDs))
+	for _, id := range req.SessionIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		sess, err := d.GetSession(ctx, id)
+		if errors.Is(err, db.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if u.owns(sess.UserID) {
+			owned = append(owned, sess)
+		}
+	}
+	if err := s.deleteSessions(ctx, d, owned); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -224,6 +224,9 @@ type Server struct {
 	stored storedComponents
 	// sweepClock is the workflow timeout sweep's clock (tests set it).
 	sweepClock func() time.Time
+	// mediaLeft are deleted sessions whose media deletion failed
+	// (session_delete.go).
+	mediaLeft pendingMedia
 }
 
 // New validates cfg, fills defaults and builds the router.

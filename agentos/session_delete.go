@@ -1,0 +1,165 @@
+package agentos
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
+)
+
+// Deleting a session deletes its rows (session, runs, offloaded tool
+// results and their files) in one database transaction, then its media
+// objects (media.DeleteSession) from every media storage the server knows.
+// Storage is not part of the transaction: when it fails after the commit,
+// the deletion is retried a few times within the request, and if it still
+// fails the request answers 503 and the session is remembered as pending,
+// so that the same DELETE sent again (the session row is gone by then)
+// finishes the job instead of answering 404. See
+// docs/adr/session-delete-media.md.
+
+// mediaDeleteBackoff is the wait before each retry of a session's media
+// deletion within one request (tests shorten it).
+var mediaDeleteBackoff = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond}
+
+// detailMediaLeft is the 503's detail when the media could not be deleted.
+const detailMediaLeft = "the session was deleted, but its media could not be removed from storage; send the same request again to finish"
+
+// pendingMedia remembers sessions whose rows are deleted but whose media
+// are not (yet): session id → owner (user id, "" for none).
+type pendingMedia struct {
+	mu       sync.Mutex
+	sessions map[string]string
+}
+
+func (p *pendingMedia) add(sessionID, owner string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions == nil {
+		p.sessions = map[string]string{}
+	}
+	p.sessions[sessionID] = owner
+}
+
+func (p *pendingMedia) owner(sessionID string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o, ok := p.sessions[sessionID]
+	return o, ok
+}
+
+func (p *pendingMedia) done(sessionID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.sessions, sessionID)
+}
+
+// mediaStorages lists every distinct media storage of the server and its
+// components: a session's media are under its SessionDir in whichever of
+// them its component (or a team's member) wrote to.
+func (s *Server) mediaStorages() []media.Storage {
+	var out []media.Storage
+	add := func(m media.Storage) {
+		if m == nil {
+			return
+		}
+		if reflect.TypeOf(m).Comparable() {
+			for _, o := range out {
+				if reflect.TypeOf(o) == reflect.TypeOf(m) && o == m {
+					return
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	add(s.cfg.MediaStorage)
+	for _, a := range s.cfg.Agents {
+		add(a.Config().MediaStorage)
+	}
+	for _, t := range s.cfg.Teams {
+		add(t.Config().MediaStorage)
+	}
+	for _, w := range s.cfg.Workflows {
+		add(w.Config().MediaStorage)
+	}
+	return out
+}
+
+// deleteSessionMedia deletes a session's media from every storage, retrying
+// with mediaDeleteBackoff. The request's cancellation does not stop it: the
+// rows are gone already.
+func (s *Server) deleteSessionMedia(ctx context.Context, sessionID string) error {
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = nil
+		for _, m := range s.mediaStorages() {
+			err = errors.Join(err, media.DeleteSession(ctx, m, sessionID))
+		}
+		if err == nil || attempt == len(mediaDeleteBackoff) {
+			return err
+		}
+		time.Sleep(mediaDeleteBackoff[attempt])
+	}
+}
+
+// deleteSessions deletes sessions the caller owns (already checked) and
+// then their media. Sessions whose media could not be deleted are logged,
+// remembered as pending and make the answer a 503.
+func (s *Server) deleteSessions(ctx context.Context, d *db.DB, sessions []*db.Session) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	ids := make([]string, len(sessions))
+	for i, sess := range sessions {
+		ids[i] = sess.SessionID
+	}
+	if err := d.DeleteSessions(ctx, ids...); err != nil {
+		return err
+	}
+	return s.finishMedia(ctx, sessions...)
+}
+
+// finishMedia deletes the media of deleted sessions; see deleteSessions.
+func (s *Server) finishMedia(ctx context.Context, sessions ...*db.Session) error {
+	var failed error
+	for _, sess := range sessions {
+		err := s.deleteSessionMedia(ctx, sess.SessionID)
+		if err == nil {
+			s.mediaLeft.done(sess.SessionID)
+			continue
+		}
+		s.mediaLeft.add(sess.SessionID, sess.UserID)
+		s.log.ErrorContext(ctx, "session deleted but its media were not", "session_id", sess.SessionID,
+			"media_dir", media.SessionDir(sess.SessionID), "err", err)
+		failed = errors.Join(failed, err)
+	}
+	if failed != nil {
+		return &httpError{Status: http.StatusServiceUnavailable, Detail: detailMediaLeft, Err: failed}
+	}
+	return nil
+}
+
+// pendingSession returns the session a DELETE of a missing id may finish:
+// one deleted earlier by a request whose media deletion failed, owned by
+// the caller, and not stored again since (by anyone: the existence check
+// is unscoped, as a new session of that id owns its media directory).
+func (s *Server) pendingSession(r *http.Request, d *db.DB, sessionID string) (*db.Session, bool, error) {
+	owner, ok := s.mediaLeft.owner(sessionID)
+	if !ok || !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(owner) {
+		return nil, false, nil
+	}
+	_, err := d.GetSession(context.Background(), sessionID)
+	switch {
+	case err == nil:
+		s.mediaLeft.done(sessionID)
+		return nil, false, nil
+	case !errors.Is(err, db.ErrNotFound):
+		return nil, false, err
+	}
+	return &db.Session{SessionID: sessionID, UserID: owner}, true, nil
+}
