@@ -17,9 +17,10 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// A row another writer left undecodable (a REAL timestamp, text that is not
-// JSON: SQLite stores them) is left out of the list endpoints, which serve
-// the other rows and log it, instead of failing every listing with a 500.
+// A row another writer left undecodable (a timestamp that is no number,
+// text that is not JSON: SQLite stores them) is left out of the list
+// endpoints, which serve the other rows and log it, instead of failing every
+// listing with a 500.
 func TestLists_UndecodableRowIsLeftOutNotA500(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -50,9 +51,9 @@ func TestLists_UndecodableRowIsLeftOutNotA500(t *testing.T) {
 	st, _ := sqlstore.FromDB(d)
 	for _, q := range []string{
 		`UPDATE agno_sessions SET session_data = '{"session_name": "half' WHERE session_id = 's1'`,
-		`UPDATE agno_sessions SET created_at = 1712345678.5 WHERE session_id = 's3'`,
-		`UPDATE agno_runs SET updated_at = 1712345678.5 WHERE run_id = '` + runIDs[1] + `'`,
-		`UPDATE agno_memories SET created_at = 1712345678.5 WHERE memory_id = 'm2'`,
+		`UPDATE agno_sessions SET created_at = 'yesterday' WHERE session_id = 's3'`,
+		`UPDATE agno_runs SET updated_at = 'yesterday' WHERE run_id = '` + runIDs[1] + `'`,
+		`UPDATE agno_memories SET created_at = 'yesterday' WHERE memory_id = 'm2'`,
 	} {
 		if _, err := st.SQL().ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -89,6 +90,105 @@ func TestLists_UndecodableRowIsLeftOutNotA500(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "unreadable rows left out") {
 		t.Errorf("the left-out rows were not logged:\n%s", logs.String())
+	}
+}
+
+// A session and runs whose timestamps another writer stored as REALs
+// (Python's time.time(), not int(time.time()) as Agno writes) are read, to
+// the second: GET /sessions/{id} answers, a turn on the session runs and a
+// metrics refresh counts the runs.
+func TestSession_RealTimestampsAreRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(ctx, run.TextInput("hello"), agent.WithSessionID("s")); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sqlstore.FromDB(d)
+	for _, q := range []string{
+		`UPDATE agno_sessions SET created_at = 1733000000.5, updated_at = 1733000001.25 WHERE session_id = 's'`,
+		`UPDATE agno_runs SET created_at = 1733000000.75, updated_at = 1733000002.5 WHERE session_id = 's'`,
+	} {
+		if _, err := st.SQL().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	res := get(t, ts.URL+"/sessions/s", nil)
+	if res.status != 200 {
+		t.Fatalf("GET /sessions/s = %d %s", res.status, res.body)
+	}
+	if got := decode[map[string]any](t, res)["created_at"]; got == nil {
+		t.Fatalf("GET /sessions/s has no created_at: %s", res.body)
+	}
+	if _, err := a.Run(ctx, run.TextInput("again"), agent.WithSessionID("s")); err != nil {
+		t.Fatalf("a turn on the session: %v", err)
+	}
+	res = do(t, "POST", ts.URL+"/metrics/refresh", nil, nil)
+	if res.status != 200 {
+		t.Fatalf("POST /metrics/refresh = %d %s", res.status, res.body)
+	}
+	var runs float64
+	for _, day := range decode[[]map[string]any](t, res) {
+		if n, ok := day["agent_runs_count"].(float64); ok {
+			runs += n
+		}
+	}
+	if runs != 2 {
+		t.Fatalf("POST /metrics/refresh counted %v agent runs, want 2: %s", runs, res.body)
+	}
+}
+
+// A run another writer left undecodable is left out of a metrics refresh,
+// which counts the others and logs it, instead of answering 500.
+func TestRefreshMetrics_UndecodableRunIsLeftOutNotA500(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runIDs []string
+	for range 3 {
+		out, err := a.Run(ctx, run.TextInput("hello"), agent.WithSessionID("s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runIDs = append(runIDs, out.RunID)
+	}
+	st, _ := sqlstore.FromDB(d)
+	if _, err := st.SQL().ExecContext(ctx, `UPDATE agno_runs SET run_data = '{"half' WHERE run_id = ?`, runIDs[1]); err != nil {
+		t.Fatal(err)
+	}
+	ts, logs := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	res := do(t, "POST", ts.URL+"/metrics/refresh", nil, nil)
+	if res.status != 200 {
+		t.Fatalf("POST /metrics/refresh = %d %s", res.status, res.body)
+	}
+	var runs float64
+	for _, day := range decode[[]map[string]any](t, res) {
+		if n, ok := day["agent_runs_count"].(float64); ok {
+			runs += n
+		}
+	}
+	if runs != 2 {
+		t.Fatalf("POST /metrics/refresh counted %v agent runs, want the 2 readable ones: %s", runs, res.body)
+	}
+	if !strings.Contains(logs.String(), runIDs[1]) {
+		t.Errorf("the left-out run was not logged:\n%s", logs.String())
 	}
 }
 

@@ -88,7 +88,8 @@ func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request) error {
 // refreshMetrics is POST /metrics/refresh: it aggregates the days since
 // the last completed one (db.RefreshMetrics) and answers the caller's rows
 // it wrote. One refresh runs per database at a time; a concurrent one
-// answers {"status": "already_running"}.
+// answers {"status": "already_running"}. Runs another writer left
+// unreadable are left out of the counts and logged.
 func (s *Server) refreshMetrics(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
@@ -101,7 +102,7 @@ func (s *Server) refreshMetrics(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer guard.Unlock()
 	written, err := d.RefreshMetrics(r.Context())
-	if err != nil {
+	if err := s.leaveOutCorrupt(r.Context(), "refresh metrics", err); err != nil {
 		return err
 	}
 	user, byUser := metricsOwner(r)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -64,9 +65,13 @@ type RunCursor struct {
 // methods applies a user scope: refreshing is computed for every user, and
 // ListDailyMetrics filters by MetricsFilter (the front sets it from the scope).
 type MetricsDriver interface {
-	// RunsCreatedIn returns up to limit runs with from <= created_at < to
-	// after the cursor, in (created_at, run_id) order.
-	RunsCreatedIn(ctx context.Context, from, to int64, after RunCursor, limit int) ([]Run, error)
+	// RunsCreatedIn reads a page of up to limit runs with from <= created_at
+	// < to after the cursor, in (created_at, run_id) order, and returns the
+	// cursor after the page (nil when it held fewer than limit rows: the
+	// last). A row it cannot decode (another writer's) is left out of the
+	// runs and reported as a *CorruptRowError joined to the error, next to
+	// the runs and cursor, which passes it.
+	RunsCreatedIn(ctx context.Context, from, to int64, after RunCursor, limit int) (runs []Run, next *RunCursor, err error)
 	// SessionCountsIn counts sessions created in [from, to) by user and type.
 	SessionCountsIn(ctx context.Context, from, to int64) ([]SessionCount, error)
 	// FirstRunCreatedAt is the oldest run's created_at (ok false: no runs).
@@ -116,7 +121,10 @@ func (d *DB) ListDailyMetrics(ctx context.Context, f MetricsFilter) ([]DailyMetr
 }
 
 // RefreshMetrics aggregates the days not yet completed into agno_metrics
-// and returns the rows it wrote. It is incremental: it starts at the day
+// and returns the rows it wrote. A run that does not decode (another
+// writer's row) is left out of its day's counts, which are written all the
+// same; such runs are reported as *CorruptRowError joined to the error
+// (the first few by name), next to the rows written. It is incremental: it starts at the day
 // after the newest completed row (the watermark), or at the oldest run's day
 // on the first refresh, and reads only that range's runs and sessions. Days
 // before today are written completed and never read again; today stays
@@ -155,8 +163,9 @@ func (d *DB) RefreshMetricsAt(ctx context.Context, now time.Time) ([]DailyMetric
 		start = time.Unix(first, 0).UTC().Truncate(24 * time.Hour)
 	}
 	var written []DailyMetrics
+	var left leftOut
 	for day := start; !day.After(today); day = day.AddDate(0, 0, 1) {
-		rows, err := d.aggregateDay(bctx, md, day, now)
+		rows, err := d.aggregateDay(bctx, md, day, now, &left)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +174,44 @@ func (d *DB) RefreshMetricsAt(ctx context.Context, now time.Time) ([]DailyMetric
 		}
 		written = append(written, rows...)
 	}
-	return written, nil
+	return written, left.err()
+}
+
+// maxLeftOut bounds the corrupt rows one refresh reports by name.
+const maxLeftOut = 20
+
+// leftOut collects the rows a refresh left out of its counts: the first
+// maxLeftOut by name, the others counted.
+type leftOut struct {
+	named []error
+	more  int
+}
+
+// add notes err's rows (a *CorruptRowError or several joined).
+func (l *leftOut) add(err error) {
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if _, one := err.(*CorruptRowError); !one {
+			errs = j.Unwrap()
+		}
+	}
+	for _, e := range errs {
+		if len(l.named) < maxLeftOut {
+			l.named = append(l.named, e)
+		} else {
+			l.more++
+		}
+	}
+}
+
+func (l *leftOut) err() error {
+	if l.more > 0 {
+		return errors.Join(append(l.named, fmt.Errorf("%w: %d more rows left out", ErrCorruptRow, l.more))...)
+	}
+	return errors.Join(l.named...)
 }
 
 type metricsBucket struct {
@@ -197,8 +243,9 @@ type componentMetric struct {
 var agnoTokenKeys = []string{"input_tokens", "output_tokens", "total_tokens", "audio_total_tokens", "audio_input_tokens",
 	"audio_output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}
 
-// aggregateDay builds one row per user active on day.
-func (d *DB) aggregateDay(ctx context.Context, md MetricsDriver, day, now time.Time) ([]DailyMetrics, error) {
+// aggregateDay builds one row per user active on day. Runs that do not
+// decode are left out of the counts and noted in left.
+func (d *DB) aggregateDay(ctx context.Context, md MetricsDriver, day, now time.Time, left *leftOut) ([]DailyMetrics, error) {
 	from, to := day.Unix(), day.AddDate(0, 0, 1).Unix()
 	buckets := map[string]*metricsBucket{}
 	bucket := func(user string) *metricsBucket {
@@ -231,21 +278,16 @@ func (d *DB) aggregateDay(ctx context.Context, md MetricsDriver, day, now time.T
 			b.row.AgentSessionsCount += c.Count
 		}
 	}
-	var after RunCursor
-	after.CreatedAt = from - 1
-	for {
-		runs, err := md.RunsCreatedIn(ctx, from, to, after, metricsPageSize)
-		if err != nil {
+	for after := (&RunCursor{CreatedAt: from - 1}); after != nil; {
+		runs, next, err := md.RunsCreatedIn(ctx, from, to, *after, metricsPageSize)
+		if err != nil && !errors.Is(err, ErrCorruptRow) {
 			return nil, err
 		}
+		left.add(err)
 		for i := range runs {
 			addRun(bucket(runs[i].UserID), &runs[i])
 		}
-		if len(runs) < metricsPageSize {
-			break
-		}
-		last := runs[len(runs)-1]
-		after = RunCursor{CreatedAt: last.CreatedAt, RunID: last.RunID}
+		after = next
 	}
 	date := day.Format(time.DateOnly)
 	completed := day.AddDate(0, 0, 1).Compare(now) <= 0

@@ -125,10 +125,10 @@ func (d *Driver) DeleteEvalRuns(ctx context.Context, runIDs ...string) error {
 var _ db.MetricsDriver = (*Driver)(nil)
 
 // RunsCreatedIn pages runs created in [from, to) in (created_at, run_id) order.
-func (d *Driver) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, error) {
+func (d *Driver) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, *db.RunCursor, error) {
 	unlock, err := d.read(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
 	var match []*db.Run
@@ -145,7 +145,11 @@ func (d *Driver) RunsCreatedIn(ctx context.Context, from, to int64, after db.Run
 	for _, r := range match[:min(limit, len(match))] {
 		out = append(out, viewRunValue(r))
 	}
-	return out, nil
+	if len(out) < limit {
+		return out, nil, nil
+	}
+	last := out[len(out)-1]
+	return out, &db.RunCursor{CreatedAt: last.CreatedAt, RunID: last.RunID}, nil
 }
 
 // SessionCountsIn counts sessions created in [from, to) by user and type.

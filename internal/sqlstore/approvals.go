@@ -31,9 +31,9 @@ func scanApproval(sc interface{ Scan(...any) error }) (*db.Approval, error) {
 	var a db.Approval
 	var appType, tool, agentID, teamID, wfID, user, sched, schedRun, source, by, runStatus sql.NullString
 	var toolArgs, reqs, ctxJSON, res []byte
-	var expires, resolvedAt, updated sql.NullInt64
+	var expires, resolvedAt, updated looseNull
 	if err := sc.Scan(&a.ID, &a.RunID, &a.SessionID, &a.Status, &a.SourceType, &appType, &a.PauseType, &tool, &toolArgs, &expires,
-		&agentID, &teamID, &wfID, &user, &sched, &schedRun, &source, &reqs, &ctxJSON, &res, &by, &resolvedAt, &a.CreatedAt, &updated, &runStatus); err != nil {
+		&agentID, &teamID, &wfID, &user, &sched, &schedRun, &source, &reqs, &ctxJSON, &res, &by, &resolvedAt, intCol{&a.CreatedAt}, &updated, &runStatus); err != nil {
 		return nil, err
 	}
 	a.ApprovalType, a.ToolName, a.AgentID, a.TeamID, a.WorkflowID = appType.String, tool.String, agentID.String, teamID.String, wfID.String

@@ -144,7 +144,7 @@ func (s *Store) insertLinks(ctx context.Context, tx *sql.Tx, parent string, vers
 // links that would let a child reach the parent (a cycle).
 func (s *Store) checkLinks(ctx context.Context, tx *sql.Tx, parent string, links []db.ComponentLink, published bool) error {
 	for _, l := range links {
-		var deleted sql.NullInt64
+		var deleted looseNull
 		err := tx.QueryRowContext(ctx, s.d.Bind("SELECT deleted_at FROM "+s.components()+" WHERE component_id = ?"+s.forUpdate()), l.ChildComponentID).Scan(&deleted)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: the link %s names component %s, which does not exist", db.ErrInvalidRecord, l.LinkKey, l.ChildComponentID)
@@ -351,7 +351,7 @@ func (s *Store) RestoreComponent(ctx context.Context, id string, at int64) (*db.
 				return err
 			}
 			for _, l := range links {
-				var deleted sql.NullInt64
+				var deleted looseNull
 				if err := tx.QueryRowContext(ctx, s.d.Bind("SELECT deleted_at FROM "+s.components()+" WHERE component_id = ?"), l.ChildComponentID).Scan(&deleted); err != nil && !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
@@ -629,7 +629,7 @@ func (s *Store) SetCurrentVersion(ctx context.Context, id string, version int, a
 			return err
 		}
 		for _, l := range links {
-			var deleted sql.NullInt64
+			var deleted looseNull
 			if err := tx.QueryRowContext(ctx, s.d.Bind("SELECT deleted_at FROM "+s.components()+" WHERE component_id = ?"), l.ChildComponentID).Scan(&deleted); err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
@@ -657,9 +657,9 @@ func (s *Store) links(ctx context.Context, q Querier, id string, version int) ([
 	for rows.Next() {
 		var (
 			l        db.ComponentLink
-			childVer sql.NullInt64
+			childVer looseNull
 			meta     []byte
-			cr, up   sql.NullInt64
+			cr, up   looseNull
 		)
 		if err := rows.Scan(&l.ParentComponentID, &l.ParentVersion, &l.LinkKind, &l.LinkKey, &l.ChildComponentID, &childVer, &l.Position, &meta, &cr, &up); err != nil {
 			return nil, err
@@ -685,11 +685,11 @@ func scanComponent(sc scanner) (*db.Component, error) {
 	var (
 		c                       db.Component
 		name, user, description sql.NullString
-		current                 sql.NullInt64
+		current                 looseNull
 		meta                    []byte
-		updated, deleted        sql.NullInt64
+		updated, deleted        looseNull
 	)
-	if err := sc.Scan(&c.ComponentID, &c.ComponentType, &name, &user, &description, &current, &meta, &c.CreatedAt, &updated, &deleted); err != nil {
+	if err := sc.Scan(&c.ComponentID, &c.ComponentType, &name, &user, &description, &current, &meta, intCol{&c.CreatedAt}, &updated, &deleted); err != nil {
 		return nil, err
 	}
 	var err error
@@ -706,9 +706,9 @@ func scanConfig(sc scanner) (*db.ComponentConfig, error) {
 		c            db.ComponentConfig
 		label, notes sql.NullString
 		config       []byte
-		updated      sql.NullInt64
+		updated      looseNull
 	)
-	if err := sc.Scan(&c.ComponentID, &c.Version, &label, &c.Stage, &config, &notes, &c.CreatedAt, &updated); err != nil {
+	if err := sc.Scan(&c.ComponentID, &c.Version, &label, &c.Stage, &config, &notes, intCol{&c.CreatedAt}, &updated); err != nil {
 		return nil, err
 	}
 	var err error

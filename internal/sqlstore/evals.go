@@ -141,10 +141,10 @@ func scanEvalRun(sc scanner) (*db.EvalRun, error) {
 		e                                                               db.EvalRun
 		data, input                                                     []byte
 		name, agent, team, workflow, modelID, provider, component, user sql.NullString
-		updated                                                         sql.NullInt64
+		updated                                                         looseNull
 	)
 	if err := sc.Scan(&e.RunID, &e.EvalType, &data, &input, &name, &agent, &team, &workflow, &modelID, &provider, &component,
-		&e.CreatedAt, &updated, &user); err != nil {
+		intCol{&e.CreatedAt}, &updated, &user); err != nil {
 		return nil, err
 	}
 	var err error

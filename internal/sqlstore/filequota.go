@@ -72,7 +72,7 @@ func quotaLockKey(namespace string) string {
 }
 
 func (s *Store) putWithinQuota(ctx context.Context, tx *sql.Tx, f *db.File, q db.FileQuota) error {
-	var oldSize, oldVersion sql.NullInt64
+	var oldSize, oldVersion looseNull
 	err := tx.QueryRowContext(ctx, s.d.Bind("SELECT size_bytes, version FROM "+s.fs+" WHERE namespace = ? AND path = ?"), f.Namespace, f.Path).
 		Scan(&oldSize, &oldVersion)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -101,9 +101,9 @@ func (s *Store) putWithinQuota(ctx context.Context, tx *sql.Tx, f *db.File, q db
 
 func (s *Store) getFileTx(ctx context.Context, tx *sql.Tx, namespace, path string) (*db.File, error) {
 	var f db.File
-	var updated sql.NullInt64
+	var updated looseNull
 	err := tx.QueryRowContext(ctx, s.d.Bind("SELECT "+fileCols+" FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path).
-		Scan(&f.Namespace, &f.Path, &f.Content, &f.SizeBytes, &f.Version, &f.CreatedAt, &updated)
+		Scan(&f.Namespace, &f.Path, &f.Content, &f.SizeBytes, &f.Version, intCol{&f.CreatedAt}, &updated)
 	if err != nil {
 		return nil, s.fail("get file "+namespace+"/"+path, err)
 	}

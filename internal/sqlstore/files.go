@@ -45,9 +45,9 @@ func (s *Store) GetFile(ctx context.Context, namespace, path string) (*db.File, 
 
 func (s *Store) getFile(ctx context.Context, q *sql.DB, namespace, path string) (*db.File, error) {
 	var f db.File
-	var updated sql.NullInt64
+	var updated looseNull
 	err := q.QueryRowContext(ctx, s.d.Bind("SELECT "+fileCols+" FROM "+s.fs+" WHERE namespace = ? AND path = ?"), namespace, path).
-		Scan(&f.Namespace, &f.Path, &f.Content, &f.SizeBytes, &f.Version, &f.CreatedAt, &updated)
+		Scan(&f.Namespace, &f.Path, &f.Content, &f.SizeBytes, &f.Version, intCol{&f.CreatedAt}, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: file %s/%s", db.ErrNotFound, namespace, path)
 	}
@@ -114,8 +114,8 @@ func (s *Store) ListFiles(ctx context.Context, namespace, prefix string) ([]db.F
 	var out []db.File
 	for rows.Next() {
 		var f db.File
-		var updated sql.NullInt64
-		if err := rows.Scan(&f.Namespace, &f.Path, &f.SizeBytes, &f.Version, &f.CreatedAt, &updated); err != nil {
+		var updated looseNull
+		if err := rows.Scan(&f.Namespace, &f.Path, &f.SizeBytes, &f.Version, intCol{&f.CreatedAt}, &updated); err != nil {
 			return nil, s.fail("list files "+namespace, err)
 		}
 		f.UpdatedAt = updated.Int64

@@ -58,7 +58,7 @@ func scanKnowledge(sc interface{ Scan(...any) error }) (*db.KnowledgeContent, er
 	var c db.KnowledgeContent
 	var desc, typ, linked, status, msg, ext, user sql.NullString
 	var meta []byte
-	var size, access, created, updated sql.NullInt64
+	var size, access, created, updated looseNull
 	if err := sc.Scan(&c.ID, &c.Name, &desc, &meta, &typ, &size, &linked, &access, &status, &msg, &created, &updated, &ext, &user); err != nil {
 		return nil, err
 	}

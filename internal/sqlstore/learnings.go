@@ -171,10 +171,10 @@ func scanLearning(sc scanner) (*db.Learning, error) {
 		l                                                 db.Learning
 		ns, user, agent, team, wf, session, entity, etype sql.NullString
 		content, metadata                                 []byte
-		updated                                           sql.NullInt64
+		updated                                           looseNull
 	)
 	if err := sc.Scan(&l.LearningID, &l.LearningType, &ns, &user, &agent, &team, &wf, &session, &entity, &etype,
-		&content, &metadata, &l.CreatedAt, &updated); err != nil {
+		&content, &metadata, intCol{&l.CreatedAt}, &updated); err != nil {
 		return nil, err
 	}
 	l.Namespace, l.UserID, l.AgentID, l.TeamID, l.WorkflowID = ns.String, user.String, agent.String, team.String, wf.String

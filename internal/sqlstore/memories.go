@@ -206,7 +206,7 @@ func scanMemory(sc scanner) (*db.Memory, error) {
 		m                                  db.Memory
 		text, topics                       []byte
 		feedback, input, agent, team, user sql.NullString
-		created, updated                   sql.NullInt64
+		created, updated                   looseNull
 	)
 	if err := sc.Scan(&m.MemoryID, &text, &feedback, &input, &agent, &team, &user, &topics, &created, &updated); err != nil {
 		return nil, undecodable("memories", m.MemoryID, err)

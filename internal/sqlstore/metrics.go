@@ -2,7 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,24 +17,72 @@ const metricsCols = "id, user_id, date, agent_runs_count, team_runs_count, workf
 
 func (s *Store) metrics() string { return s.d.Table(s.t.Metrics) }
 
-// RunsCreatedIn pages runs created in [from, to) in (created_at, run_id) order.
-func (s *Store) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, error) {
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR (created_at = ? AND run_id > ?)) "+
-		"ORDER BY created_at, run_id LIMIT %d", runCols, s.runs, limit)
-	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), from, to, after.CreatedAt, after.CreatedAt, after.RunID)
+// RunsCreatedIn pages runs created in [from, to) in (created_at, run_id)
+// order. A row that does not decode is left out and reported (joined
+// *db.CorruptRowError); the cursor passes it all the same.
+//
+// On SQLite a created_at may be another writer's REAL, which a run reads
+// truncated: the cursor's position is then the stored value of its run's
+// row, so that a page ending on such a run neither reads it again nor
+// skips the runs stored later in the same second.
+func (s *Store) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, *db.RunCursor, error) {
+	at, args := "?", []any{from, to, after.CreatedAt, after.CreatedAt, after.RunID}
+	if s.d.Name == "sqlite" {
+		at = "COALESCE((SELECT created_at FROM " + s.runs + " WHERE run_id = ?), ?)"
+		args = []any{from, to, after.RunID, after.CreatedAt, after.RunID, after.CreatedAt, after.RunID}
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE created_at >= ? AND created_at < ? AND (created_at > %s OR (created_at = %s AND run_id > ?)) "+
+		"ORDER BY created_at, run_id LIMIT %d", runCols, s.runs, at, at, limit)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), args...)
 	if err != nil {
-		return nil, s.fail("runs for metrics", err)
+		return nil, nil, s.fail("runs for metrics", err)
 	}
 	defer rows.Close()
-	var out []db.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, s.fail("runs for metrics", err)
-		}
-		out = append(out, *r)
+	// Cells, so that a row that does not decode still gives its position.
+	cells := make([]cell, nRunCols)
+	dest := make([]any, len(cells))
+	for i := range cells {
+		dest[i] = &cells[i]
 	}
-	return out, s.fail("runs for metrics", rows.Err())
+	var (
+		out     []db.Run
+		corrupt []error
+		n       int
+		last    = after
+	)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, s.fail("runs for metrics", err)
+		}
+		n++
+		id, err := cellString(cells[0].v)
+		if err != nil {
+			return nil, nil, s.fail("runs for metrics", err)
+		}
+		last.RunID = id
+		if at, _, err := cellInt64(cells[11].v); err == nil {
+			last.CreatedAt = at
+		}
+		var data []byte
+		r, err := scanRunInto(cellScanner{cells}, &data, false)
+		var ce *db.CorruptRowError
+		switch {
+		case errors.As(err, &ce):
+			corrupt = append(corrupt, err)
+		case err != nil:
+			return nil, nil, s.fail("runs for metrics", err)
+		default:
+			out = append(out, *r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, s.fail("runs for metrics", err)
+	}
+	var next *db.RunCursor
+	if n == limit {
+		next = &last
+	}
+	return out, next, errors.Join(corrupt...)
 }
 
 // SessionCountsIn counts sessions created in [from, to) by user and type.
@@ -60,8 +108,10 @@ func (s *Store) SessionCountsIn(ctx context.Context, from, to int64) ([]db.Sessi
 
 // FirstRunCreatedAt is the oldest run's created_at.
 func (s *Store) FirstRunCreatedAt(ctx context.Context) (int64, bool, error) {
-	var v sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, "SELECT MIN(created_at) FROM "+s.runs).Scan(&v); err != nil {
+	// A negative created_at (before 1970) is no run's time: counting from
+	// it would walk days back to it, one by one.
+	var v looseNull
+	if err := s.r.QueryRowContext(ctx, "SELECT MIN(created_at) FROM "+s.runs+" WHERE created_at >= 0").Scan(&v); err != nil {
 		return 0, false, s.fail("first run", err)
 	}
 	return v.Int64, v.Valid, nil
@@ -151,11 +201,11 @@ func (s *Store) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db.
 			m              db.DailyMetrics
 			date           any
 			tokens, models []byte
-			updated        sql.NullInt64
+			updated        looseNull
 		)
 		if err := rows.Scan(&m.ID, &m.UserID, &date, &m.AgentRunsCount, &m.TeamRunsCount, &m.WorkflowRunsCount, &m.AgentSessionsCount,
 			&m.TeamSessionsCount, &m.WorkflowSessionsCount, &m.UsersCount, &tokens, &models, &m.AggregationPeriod, &m.Completed,
-			&m.CreatedAt, &updated); err != nil {
+			intCol{&m.CreatedAt}, &updated); err != nil {
 			return nil, s.fail("list metrics", err)
 		}
 		m.Date, m.UpdatedAt = dateString(date), updated.Int64

@@ -163,10 +163,17 @@ func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit,
 	}
 	var keys []sql.NullInt64
 	for rows.Next() {
-		var k sql.NullInt64
-		if err := rows.Scan(&k); err != nil {
+		var src any
+		if err := rows.Scan(&src); err != nil {
 			rows.Close()
 			return nil, false, s.fail("get runs", err)
+		}
+		k, exact := exactInt64(src)
+		if !exact {
+			// Another writer's REAL or text run_index: no bounds to page
+			// by; the general way reads the page (and reports the row).
+			rows.Close()
+			return nil, false, nil
 		}
 		keys = append(keys, k)
 	}
@@ -509,13 +516,13 @@ func scanRunInto(sc scanner, data *[]byte, omitted bool) (*db.Run, error) {
 		r                                 db.Run
 		typ                               string
 		agent, team, wf, user, parent, st sql.NullString
-		idx, updated                      sql.NullInt64
+		idx, updated                      looseNull
 	)
 	dest := any(data)
 	if _, raw := sc.(*sql.Rows); raw {
 		dest = (*sql.RawBytes)(data)
 	}
-	if err := sc.Scan(&r.RunID, &r.SessionID, &typ, &agent, &team, &wf, &user, &parent, &st, &idx, dest, &r.CreatedAt, &updated); err != nil {
+	if err := sc.Scan(&r.RunID, &r.SessionID, &typ, &agent, &team, &wf, &user, &parent, &st, &idx, dest, intCol{&r.CreatedAt}, &updated); err != nil {
 		return nil, undecodable("runs", r.RunID, err)
 	}
 	r.RunType, r.Status = run.Type(typ), run.Status(st.String)

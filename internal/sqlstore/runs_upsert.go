@@ -191,13 +191,13 @@ func upsertRunArgs(out *db.Run) []any {
 // created_at, and with kept (Store.returnsKept) its agent_id and team_id;
 // no row is another user's run (ErrNotFound).
 func scanUpsertedRun(sc scanner, out *db.Run, kept bool) error {
-	var stored sql.NullInt64
+	var stored looseNull
 	var err error
 	if kept {
 		// Values: a pointer-shaped Scanner is boxed without allocating.
-		err = sc.Scan(&stored, &out.CreatedAt, storedString{s: &out.AgentID}, storedString{s: &out.TeamID})
+		err = sc.Scan(&stored, intCol{&out.CreatedAt}, storedString{s: &out.AgentID}, storedString{s: &out.TeamID})
 	} else {
-		err = sc.Scan(&stored, &out.CreatedAt)
+		err = sc.Scan(&stored, intCol{&out.CreatedAt})
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID) // another user's run
@@ -279,9 +279,9 @@ func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scop
 		return err
 	}
 	var (
-		idx       sql.NullInt64
+		idx       looseNull
 		owner     sql.NullString
-		createdAt sql.NullInt64
+		createdAt looseNull
 		next      int64
 	)
 	if rows.Next() {

@@ -316,11 +316,11 @@ func scanSchedule(sc scanner) (*db.Schedule, error) {
 		payload                                                           []byte
 		desc, lockedBy, user, managed, ttype, tid, cRun, cSess, uRun, uSe sql.NullString
 		reason                                                            sql.NullString
-		next, lockedAt, updated                                           sql.NullInt64
+		next, lockedAt, updated                                           looseNull
 	)
 	if err := sc.Scan(&s.ID, &s.Name, &desc, &s.Method, &s.Endpoint, &payload, &s.CronExpr, &s.Timezone, &s.TimeoutSeconds, &s.MaxRetries,
 		&s.RetryDelaySeconds, &s.Enabled, &next, &lockedBy, &lockedAt, &user, &managed, &ttype, &tid, &cRun, &cSess, &uRun, &uSe, &reason,
-		&s.CreatedAt, &updated); err != nil {
+		intCol{&s.CreatedAt}, &updated); err != nil {
 		return nil, err
 	}
 	var err error
@@ -338,10 +338,10 @@ func scanScheduleRun(sc scanner) (*db.ScheduleRun, error) {
 		r                       db.ScheduleRun
 		input, output, reqs     []byte
 		runID, sess, msg, user  sql.NullString
-		triggered, done, status sql.NullInt64
+		triggered, done, status looseNull
 	)
 	if err := sc.Scan(&r.ID, &r.ScheduleID, &r.Attempt, &triggered, &done, &r.Status, &status, &runID, &sess, &msg, &input, &output, &reqs,
-		&user, &r.CreatedAt); err != nil {
+		&user, intCol{&r.CreatedAt}); err != nil {
 		return nil, err
 	}
 	for _, j := range []struct {

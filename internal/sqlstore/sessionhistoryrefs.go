@@ -227,9 +227,9 @@ func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, err
 			ref.UpdatedAt, _, err = cellInt64(cells[14].v)
 		}
 		if err != nil {
-			// A run_index or updated_at that is not an integer (another
-			// writer's REAL or text on SQLite): SessionHistory reports the
-			// run as corrupt and answers with the others.
+			// A run_index or updated_at that is no number (another
+			// writer's text on SQLite): SessionHistory reports the run as
+			// corrupt and answers with the others.
 			acc.decided = false
 			continue
 		}
@@ -383,8 +383,8 @@ func (s *Store) fillUncached(ctx context.Context, pool *sql.DB, sessionID string
 	return found != len(need), nil
 }
 
-// cellInt64 is a cell as sql.NullInt64 would scan it, without allocating
-// for the driver's usual int64 or NULL.
+// cellInt64 is a cell as looseNull scans it, without allocating for the
+// driver's usual int64 or NULL.
 func cellInt64(v any) (n int64, valid bool, err error) {
 	switch x := v.(type) {
 	case nil:
@@ -392,11 +392,7 @@ func cellInt64(v any) (n int64, valid bool, err error) {
 	case int64:
 		return x, true, nil
 	}
-	var ni sql.NullInt64
-	if err := ni.Scan(v); err != nil {
-		return 0, false, err
-	}
-	return ni.Int64, ni.Valid, nil
+	return looseInt64(v)
 }
 
 // cellString is a cell as assignCell scans it into a string.

@@ -346,13 +346,13 @@ type sessionScan struct {
 	typ                           string
 	agent, team, wf, user         sql.NullString
 	sd, ad, td, wd, meta, summary []byte
-	updated                       sql.NullInt64
+	updated                       looseNull
 }
 
 func scanSession(sc scanner) (*db.Session, error) {
 	out := &db.Session{}
 	t := &sessionScan{}
-	if err := sc.Scan(&out.SessionID, &t.typ, &t.agent, &t.team, &t.wf, &t.user, &t.sd, &t.ad, &t.td, &t.wd, &t.meta, &t.summary, &out.CreatedAt, &t.updated); err != nil {
+	if err := sc.Scan(&out.SessionID, &t.typ, &t.agent, &t.team, &t.wf, &t.user, &t.sd, &t.ad, &t.td, &t.wd, &t.meta, &t.summary, intCol{&out.CreatedAt}, &t.updated); err != nil {
 		return nil, undecodable("sessions", out.SessionID, err)
 	}
 	out.SessionType = run.Type(t.typ)

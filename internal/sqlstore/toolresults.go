@@ -54,9 +54,9 @@ func (s *Store) UpsertToolResult(ctx context.Context, r *db.ToolResult) error {
 func scanToolResult(sc interface{ Scan(...any) error }) (*db.ToolResult, error) {
 	var r db.ToolResult
 	var session, runID, call, name, hash, ctype, preview, user sql.NullString
-	var expires sql.NullInt64
+	var expires looseNull
 	if err := sc.Scan(&r.ResultID, &r.Namespace, &r.Path, &session, &runID, &call, &name, &hash, &ctype, &r.SizeBytes, &r.LineCount,
-		&preview, &user, &r.CreatedAt, &expires); err != nil {
+		&preview, &user, intCol{&r.CreatedAt}, &expires); err != nil {
 		return nil, err
 	}
 	r.SessionID, r.RunID, r.ToolCallID, r.ToolName = session.String, runID.String, call.String, name.String
