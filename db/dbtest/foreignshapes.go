@@ -131,6 +131,40 @@ var foreignShapeTests = map[string]func(t *testing.T, d *db.DB){
 		equal(t, "reported", reported, []string{"f"})
 		equal(t, "runs read", seen, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1})
 	},
+	// run_data that is JSON but no object (Postgres's JSONB takes a
+	// string, a number or an array as readily as an object) is no run: it
+	// is reported as a corrupt row, left out of lists and history, and a
+	// single read names it, instead of decoding later into a 500.
+	"Run_RunDataOfTheWrongJSONTypeIsACorruptRow": func(t *testing.T, d *db.DB) {
+		for i, shape := range []string{`'"a string"'`, `'[1, 2]'`, `'42'`} {
+			sid := fmt.Sprintf("s%d", i)
+			seedRuns(t, d, sid, 3)
+			bad := sid + "-r1"
+			foreignSet(t, d, runsTable, "run_id", bad, "run_data = "+shape)
+			got, _, err := d.GetRuns(bg, db.RunFilter{SessionID: sid, Limit: 10, Page: 1})
+			wantReported(t, "GetRuns "+shape, runIDs(got), err, bad, sid+"-r0", sid+"-r2")
+			_, runs, err := d.SessionHistory(bg, db.HistoryQuery{SessionID: sid, Limit: 10})
+			wantReported(t, "SessionHistory "+shape, runIDs(runs), err, bad, sid+"-r0", sid+"-r2")
+			runs, err = d.HistoryRuns(bg, db.HistoryQuery{SessionID: sid, Limit: 10})
+			wantReported(t, "HistoryRuns "+shape, runIDs(runs), err, bad, sid+"-r0", sid+"-r2")
+			_, err = d.GetRun(bg, bad)
+			var ce *db.CorruptRowError
+			if !errors.As(err, &ce) || ce.ID != bad {
+				t.Fatalf("GetRun %s = %v, want a *db.CorruptRowError naming it", shape, err)
+			}
+		}
+	},
+}
+
+// wantReported checks a list holds the healthy rows and reports the
+// foreign one as a *db.CorruptRowError, without listing it.
+func wantReported(t *testing.T, what string, got []string, err error, foreign string, healthy ...string) {
+	t.Helper()
+	var ce *db.CorruptRowError
+	if !errors.As(err, &ce) || ce.ID != foreign {
+		t.Fatalf("%s = %v, error %v, want %s reported", what, got, err, foreign)
+	}
+	equal(t, what, got, healthy)
 }
 
 // foreignSet runs "UPDATE table SET set WHERE key = id" behind the driver's

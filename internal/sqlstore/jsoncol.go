@@ -56,6 +56,20 @@ func decodeJSON(b []byte) (json.RawMessage, error) {
 	return json.RawMessage(bytes.Clone(b)), nil
 }
 
+// errRunDataNotObject reports a run_data that is JSON but no object (a
+// string, a number, an array: Postgres's JSONB takes any of them).
+var errRunDataNotObject = errors.New("run_data is not a JSON object")
+
+// decodeRunData reads run_data as decodeJSON does; the run is a JSON
+// object, so anything else (empty, JSON null, a string, …) is an error.
+func decodeRunData(b []byte) (json.RawMessage, error) {
+	v, err := decodeJSON(b)
+	if err == nil && (len(v) == 0 || v[0] != '{') {
+		err = errRunDataNotObject
+	}
+	return v, err
+}
+
 // decodeJSONString reads a column holding a JSON string (memory text). Up to
 // two layers of string encoding are removed; other JSON is returned as text.
 func decodeJSONString(b []byte) string {

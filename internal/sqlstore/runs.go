@@ -534,10 +534,7 @@ func scanRunInto(sc scanner, data *[]byte, omitted bool) (*db.Run, error) {
 	if omitted && *data == nil {
 		return &r, nil // run_data left out: the caller holds it
 	}
-	v, err := decodeJSON(*data)
-	if err == nil && len(v) == 0 {
-		err = errors.New("run_data is empty")
-	}
+	v, err := decodeRunData(*data)
 	if err != nil {
 		return nil, &db.CorruptRowError{Table: "runs", ID: r.RunID, Err: err}
 	}

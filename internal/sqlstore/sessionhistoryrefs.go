@@ -241,8 +241,8 @@ func (s *Store) scanSessionHistoryRefs(rows Rows, sc refsScan) (historyScan, err
 			return historyScan{}, fmt.Errorf("sqlstore: column 7: %w", err)
 		}
 		if !(sc.omitted && data == nil) {
-			v, err := decodeJSON(data)
-			if err != nil || len(v) == 0 {
+			v, err := decodeRunData(data)
+			if err != nil {
 				acc.decided = false // SessionHistory reports it as a corrupt run
 				continue
 			}
@@ -370,8 +370,8 @@ func (s *Store) fillUncached(ctx context.Context, pool *sql.DB, sessionID string
 		if !ok || upd.Valid != u.updValid || upd.Int64 != u.updatedAt || int64(len(data)) != u.size {
 			return true, nil
 		}
-		v, err := decodeJSON(data)
-		if err != nil || len(v) == 0 {
+		v, err := decodeRunData(data)
+		if err != nil {
 			return true, nil // the one-statement read reports it
 		}
 		refs[u.ref].RunData = v
