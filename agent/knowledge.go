@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -53,9 +54,14 @@ type messageReferences struct {
 	Time       float64          `json:"time"`
 }
 
+// referenceLog is a run's knowledge state: the references its searches
+// found, and the filters they use.
 type referenceLog struct {
-	mu   sync.Mutex
-	refs []messageReferences
+	// filters are Config.KnowledgeFilters with WithKnowledgeFilters over
+	// them; read-only once the run started.
+	filters map[string]any
+	mu      sync.Mutex
+	refs    []messageReferences
 }
 
 type referenceLogKey struct{}
@@ -64,7 +70,24 @@ func (st *state) withReferenceLog(ctx context.Context) context.Context {
 	if st.a.conf().Knowledge == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, referenceLogKey{}, &referenceLog{})
+	filters := st.a.conf().KnowledgeFilters
+	if over := st.opts.get().knowledgeFilters; len(over) > 0 {
+		filters = maps.Clone(filters)
+		if filters == nil {
+			filters = make(map[string]any, len(over))
+		}
+		maps.Copy(filters, over)
+	}
+	return context.WithValue(ctx, referenceLogKey{}, &referenceLog{filters: filters})
+}
+
+// knowledgeFilters are the filters of ctx's run (Config.KnowledgeFilters
+// outside a run).
+func (a *Agent) knowledgeFilters(ctx context.Context) map[string]any {
+	if l, ok := ctx.Value(referenceLogKey{}).(*referenceLog); ok {
+		return l.filters
+	}
+	return a.conf().KnowledgeFilters
 }
 
 func record(ctx context.Context, query string, docs []knowledge.Document, took time.Duration) {
@@ -102,7 +125,7 @@ func (a *Agent) searchAsRunUser(ctx context.Context, query string) ([]knowledge.
 		ctx = db.WithUserScope(ctx, rc.UserID)
 	}
 	start := time.Now()
-	docs, err := a.conf().Knowledge.Search(ctx, query, a.conf().KnowledgeFilters, 0)
+	docs, err := a.conf().Knowledge.Search(ctx, query, a.knowledgeFilters(ctx), 0)
 	return docs, time.Since(start), err
 }
 

@@ -56,10 +56,19 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 	return rows, nil
 }
 
+// addsHistory reports whether the run adds its session's history to the
+// context: WithAddHistoryToContext, else Config.AddHistoryToContext.
+func (st *state) addsHistory() bool {
+	if st.opts.more != nil && st.opts.more.addHistory != nil {
+		return *st.opts.more.addHistory
+	}
+	return st.a.conf().AddHistoryToContext
+}
+
 // historyQuery is the history this run adds to its context; ok is false
 // when it adds none.
 func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
-	if st.a.conf().DB == nil || !st.a.conf().AddHistoryToContext {
+	if st.a.conf().DB == nil || !st.addsHistory() {
 		return q, false
 	}
 	// The run only reads its session (st.session) and the history refs: an

@@ -38,6 +38,10 @@ type moreOptions struct {
 	eventFunc    func(run.Event)
 	offloader    *offload.Offloader
 	mediaStorage media.Storage
+	// knowledgeFilters and addHistory are WithKnowledgeFilters and
+	// WithAddHistoryToContext (addHistory nil: Config.AddHistoryToContext).
+	knowledgeFilters map[string]any
+	addHistory       *bool
 }
 
 // set returns the options few runs set, for an option to write.
@@ -106,6 +110,25 @@ func WithDependencies(deps map[string]any) RunOption {
 // run only (AgentOS's output_schema form field).
 func WithOutputSchema(schema json.RawMessage, name string) RunOption {
 	return func(o *runOptions) { m := o.set(); m.outputSchema, m.schemaName = schema, name }
+}
+
+// WithKnowledgeFilters restricts this run's knowledge searches (the
+// search_knowledge_base tool and AddKnowledgeToContext) by metadata, over
+// Config.KnowledgeFilters: a key given here replaces the agent's value for
+// that key, the agent's other keys still apply (Agno's run-level
+// knowledge_filters). An agent without Config.Knowledge does not search, so
+// the filters change nothing there: callers that take them from users
+// should refuse them for such an agent (Config().Knowledge == nil).
+func WithKnowledgeFilters(filters map[string]any) RunOption {
+	return func(o *runOptions) { o.set().knowledgeFilters = filters }
+}
+
+// WithAddHistoryToContext overrides Config.AddHistoryToContext for this run:
+// true adds the session's last Config.NumHistoryRuns runs to the model's
+// context, false adds none (Agno's run-level add_history_to_context). An
+// agent without Config.DB has no history to add.
+func WithAddHistoryToContext(on bool) RunOption {
+	return func(o *runOptions) { o.set().addHistory = &on }
 }
 
 // WithTools supplies resolved tool executions to ContinueRun, matched by

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentryhq/agentry/vectordb"
 )
 
 // runRequest is a decoded POST /{agents,teams,workflows}/{id}/runs form.
@@ -33,11 +35,26 @@ type runRequest struct {
 	Dependencies map[string]any
 	Metadata     map[string]any
 	OutputSchema json.RawMessage
+	// KnowledgeFilters (JSON object of metadata values) restrict the run's
+	// knowledge searches, over the agent's own filters; nil when absent.
+	KnowledgeFilters map[string]any
+	// AddHistoryToContext overrides the agent's add_history_to_context for
+	// this run; nil when absent.
+	AddHistoryToContext *bool
+	// Version runs that config version of a stored component; 0 when absent.
+	Version int
 	// IdempotencyKey is the Idempotency-Key header (at most 512 characters).
 	IdempotencyKey string
-	// Extra holds any other text fields (e.g. knowledge_filters) for the route.
-	Extra map[string]string
 }
+
+// runFormFields are the fields of the run form; any other field is refused
+// (422) rather than ignored. Agno's run routes pass every other field on to
+// the run as a keyword argument; those Agentry does not implement
+// (add_dependencies_to_context, add_session_state_to_context, debug_mode,
+// stream_events, factory_input, use_json_schema, ...) would otherwise be
+// accepted and do nothing.
+const runFormFields = "message, stream, session_id, user_id, files, background, session_state, dependencies, metadata, " +
+	"output_schema, knowledge_filters, add_history_to_context, version"
 
 // uploadedFile is one "files" part.
 type uploadedFile struct {
@@ -269,17 +286,60 @@ func (req *runRequest) setFields(fields map[string]string) error {
 			req.Metadata, err = formObject(name, v)
 		case "output_schema":
 			req.OutputSchema, err = formRawObject(name, v)
-		default:
-			if req.Extra == nil {
-				req.Extra = map[string]string{}
+		case "knowledge_filters":
+			req.KnowledgeFilters, err = formKnowledgeFilters(name, v)
+		case "add_history_to_context":
+			if strings.TrimSpace(v) != "" {
+				var on bool
+				on, err = formBool(name, v, false)
+				req.AddHistoryToContext = &on
 			}
-			req.Extra[name] = v
+		case "version":
+			req.Version, err = formVersion(name, v)
+		default:
+			err = errorf(http.StatusUnprocessableEntity, "field %s is not supported by this server; the run form takes %s", safeName(name), runFormFields)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// formKnowledgeFilters reads knowledge_filters: a JSON object of metadata
+// keys and the values they must equal (Agentry's knowledge filters). Agno's
+// filter expressions (an object with "op", or a list of them) are refused:
+// read as metadata keys they would filter on the wrong thing.
+func formKnowledgeFilters(name, v string) (map[string]any, error) {
+	if t := strings.TrimSpace(v); strings.HasPrefix(t, "[") {
+		return nil, errorf(http.StatusUnprocessableEntity, "%s must be a JSON object of metadata values; filter expression lists are not supported", name)
+	}
+	m, err := formObject(name, v)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	if _, ok := m["op"]; ok {
+		return nil, errorf(http.StatusUnprocessableEntity, "%s must be a JSON object of metadata values; filter expressions (\"op\") are not supported", name)
+	}
+	q := vectordb.Query{Mode: vectordb.Keyword, Text: "-", Filters: m}
+	if err := vectordb.CheckQuery(&q, 0); err != nil {
+		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + ": " + strings.TrimPrefix(err.Error(), vectordb.ErrInvalidQuery.Error()+": "), Err: err}
+	}
+	return m, nil
+}
+
+// formVersion reads a component config version: a positive integer; empty
+// is absent.
+func formVersion(name, v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, errorf(http.StatusUnprocessableEntity, "%s must be a positive integer (a config version)", name)
+	}
+	return n, nil
 }
 
 // formBool accepts true/false/1/0/yes/no/on/off in any case; empty is def.

@@ -103,8 +103,8 @@ func TestDecodeRunForm_AcceptsValidForms(t *testing.T) {
 			if got.SessionState["step"] != float64(2) || got.Dependencies["db"] != "x" || got.Metadata["k"] == nil {
 				t.Errorf("objects: %+v", got)
 			}
-			if string(got.OutputSchema) != `{"type":"object"}` || got.Extra["knowledge_filters"] != `{"a":1}` {
-				t.Errorf("schema/extra: %s %v", got.OutputSchema, got.Extra)
+			if string(got.OutputSchema) != `{"type":"object"}` || got.KnowledgeFilters["a"] != float64(1) {
+				t.Errorf("schema/filters: %s %v", got.OutputSchema, got.KnowledgeFilters)
 			}
 			if len(got.Files) != 2 || got.Files[0].Filename != "a.txt" || string(got.Files[0].Content) != "AAA" || got.Files[1].Filename != "b.png" {
 				t.Errorf("files: %+v", got.Files)

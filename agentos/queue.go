@@ -22,6 +22,10 @@ type jobPayload struct {
 	Dependencies map[string]any  `json:"dependencies,omitempty"`
 	Metadata     map[string]any  `json:"metadata,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// KnowledgeFilters and AddHistoryToContext are the run form's per-run
+	// overrides.
+	KnowledgeFilters    map[string]any `json:"knowledge_filters,omitempty"`
+	AddHistoryToContext *bool          `json:"add_history_to_context,omitempty"`
 	// ComponentVersion is the config version of a stored component when
 	// the run was queued: the worker builds that version, not whatever is
 	// current when it runs (0: a component of the config file).
@@ -125,6 +129,7 @@ func (s *Server) executeJob(ctx context.Context, j *queue.Job) (run.Status, erro
 	if len(p.OutputSchema) > 0 {
 		opts = append(opts, agent.WithOutputSchema(p.OutputSchema, ""))
 	}
+	opts = append(opts, runOverrides(p.KnowledgeFilters, p.AddHistoryToContext)...)
 	opts = append(opts, s.journalOpts(j)...)
 	rctx, f, err := s.runs.begin(ctx, j.ID, t.Component(), j.UserID, false)
 	if err != nil {
@@ -176,7 +181,8 @@ func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *r
 	}
 	version, _ := s.stored.versionOf(st.agent)
 	payload, err := json.Marshal(jobPayload{Input: st.input, SessionState: req.SessionState, Dependencies: req.Dependencies,
-		Metadata: st.metadata, OutputSchema: req.OutputSchema, ComponentVersion: version})
+		Metadata: st.metadata, OutputSchema: req.OutputSchema, KnowledgeFilters: req.KnowledgeFilters,
+		AddHistoryToContext: req.AddHistoryToContext, ComponentVersion: version})
 	if err != nil {
 		return err
 	}

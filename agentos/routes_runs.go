@@ -51,6 +51,14 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 		return err
 	}
 	ctx := r.Context()
+	if req.Version != 0 {
+		if a, err = s.targetAtVersion(r, a, req.Version); err != nil {
+			return err
+		}
+	}
+	if err := checkRunOverrides(a, req); err != nil {
+		return err
+	}
 	user := actAs(ctx, req.UserID)
 	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: user.id,
 		input: runInput(req), metadata: req.Metadata}
@@ -87,6 +95,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if len(req.OutputSchema) > 0 {
 		st.opts = append(st.opts, agent.WithOutputSchema(req.OutputSchema, ""))
 	}
+	st.opts = append(st.opts, runOverrides(req.KnowledgeFilters, req.AddHistoryToContext)...)
 	switch {
 	case req.Background:
 		// A background run answers 202, or streams its stored events when
@@ -103,6 +112,79 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	default:
 		return s.runSync(w, r, st)
 	}
+}
+
+// agentConfigReporter is a target configured as an agent: the only kind
+// whose runs take knowledge_filters and add_history_to_context (a team or a
+// workflow would ignore them).
+type agentConfigReporter interface{ Config() agent.Config }
+
+// checkRunOverrides refuses, before anything runs or is stored, the per-run
+// overrides a target cannot apply: knowledge_filters need an agent with a
+// knowledge base, add_history_to_context an agent.
+func checkRunOverrides(t runTarget, req *runRequest) error {
+	if req.KnowledgeFilters == nil && req.AddHistoryToContext == nil {
+		return nil
+	}
+	c := t.Component()
+	a, ok := t.(agentConfigReporter)
+	if !ok {
+		field := "knowledge_filters"
+		if req.KnowledgeFilters == nil {
+			field = "add_history_to_context"
+		}
+		return errorf(http.StatusUnprocessableEntity, "field %q is not supported for %s runs; only agent runs take it", field, c.Type)
+	}
+	if req.KnowledgeFilters != nil && a.Config().Knowledge == nil {
+		return errorf(http.StatusUnprocessableEntity, "field \"knowledge_filters\" is not supported for agent %s: it has no knowledge base", c.ID)
+	}
+	return nil
+}
+
+// runOverrides are the run options of the per-run overrides of the run form
+// (and of a queued run's payload).
+func runOverrides(filters map[string]any, history *bool) []agent.RunOption {
+	var opts []agent.RunOption
+	if filters != nil {
+		opts = append(opts, agent.WithKnowledgeFilters(filters))
+	}
+	if history != nil {
+		opts = append(opts, agent.WithAddHistoryToContext(*history))
+	}
+	return opts
+}
+
+// targetAtVersion is the run form's version: config version v of t, which
+// must be a stored component (the config file's components have no
+// versions). A version that does not exist, or a draft the caller may not
+// read (as GET …/configs/{version}), is 404.
+func (s *Server) targetAtVersion(r *http.Request, t runTarget, v int) (runTarget, error) {
+	ctx := r.Context()
+	c := t.Component()
+	kind := string(c.Type)
+	if s.configured(kind, c.ID) {
+		return nil, errorf(http.StatusUnprocessableEntity, "field \"version\" is not supported for %s %s: it comes from the server's config file, which has no versions", kind, c.ID)
+	}
+	notFound := errorf(http.StatusNotFound, "Version %d of %s %s not found", v, kind, c.ID)
+	d := s.dbs[0] // t is a stored component: the registry is there
+	comp, err := d.GetComponent(ctx, c.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := d.GetConfig(ctx, c.ID, v)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return nil, notFound
+	case err != nil:
+		return nil, err
+	case cfg.Stage != db.StagePublished && !mayReadDrafts(r, comp):
+		return nil, notFound
+	}
+	vt, err := s.storedTargetAt(ctx, kind, c.ID, v)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, notFound
+	}
+	return vt, err
 }
 
 // checkOutputSchema rejects an output_schema that is not a usable JSON Schema
