@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -51,22 +52,54 @@ func newContentView(c *db.KnowledgeContent) contentView {
 	return v
 }
 
-// knowledgeBase resolves ?knowledge_id= (a knowledge base's name); empty
-// means the first one configured.
+// knowledgeBase resolves the ?knowledge_id= and ?db_id= query parameters
+// (see knowledgeBaseFor).
 func (s *Server) knowledgeBase(r *http.Request) (*knowledge.Knowledge, error) {
-	id := r.URL.Query().Get("knowledge_id")
+	q := r.URL.Query()
+	return s.knowledgeBaseFor(q.Get("knowledge_id"), q.Get("db_id"))
+}
+
+// knowledgeBaseFor resolves a knowledge base as Agno's
+// get_knowledge_instance: by knowledge id (its name), else by the id of the
+// database holding its contents (400 when several do: name one), else the
+// first one configured. With both, the named one must use that database.
+func (s *Server) knowledgeBaseFor(id, dbID string) (*knowledge.Knowledge, error) {
 	if len(s.cfg.Knowledge) == 0 {
 		return nil, errorf(http.StatusNotFound, "No knowledge base is configured")
 	}
-	if id == "" {
-		return s.cfg.Knowledge[0], nil
-	}
-	for _, k := range s.cfg.Knowledge {
-		if k.Name() == id {
+	inDB := func(k *knowledge.Knowledge) bool { return k.Config().DB.ID == dbID }
+	if id != "" {
+		for _, k := range s.cfg.Knowledge {
+			if k.Name() != id {
+				continue
+			}
+			if dbID != "" && !inDB(k) {
+				return nil, errorf(http.StatusNotFound, "Knowledge base %s not found in database %s", id, dbID)
+			}
 			return k, nil
 		}
+		return nil, errorf(http.StatusNotFound, "Knowledge base %s not found", id)
 	}
-	return nil, errorf(http.StatusNotFound, "Knowledge base %s not found", id)
+	if dbID == "" {
+		return s.cfg.Knowledge[0], nil
+	}
+	var found []*knowledge.Knowledge
+	for _, k := range s.cfg.Knowledge {
+		if inDB(k) {
+			found = append(found, k)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, errorf(http.StatusNotFound, "Knowledge instance with db_id '%s' not found", dbID)
+	case 1:
+		return found[0], nil
+	}
+	names := make([]string, len(found))
+	for i, k := range found {
+		names[i] = k.Name()
+	}
+	return nil, errorf(http.StatusBadRequest, "Several knowledge bases use db_id '%s': give knowledge_id, one of %s", dbID, strings.Join(names, ", "))
 }
 
 // knowledgeErr maps knowledge errors: shared content is 403 for users (as
@@ -412,14 +445,18 @@ func (s *Server) searchKnowledge(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSONBody(r, &req); err != nil {
 		return err
 	}
-	if req.KnowledgeID != "" {
-		q := r.URL.Query()
-		q.Set("knowledge_id", req.KnowledgeID)
-		r.URL.RawQuery = q.Encode()
-	}
-	k, err := s.knowledgeBase(r)
+	// The body's ids, else the query's (as the other knowledge routes).
+	q := r.URL.Query()
+	id, dbID := cmp.Or(req.KnowledgeID, q.Get("knowledge_id")), cmp.Or(req.DBID, q.Get("db_id"))
+	k, err := s.knowledgeBaseFor(id, dbID)
 	if err != nil {
 		return err
+	}
+	// One knowledge base has one vector store, listed by /knowledge/config
+	// under the knowledge base's name: vector_db_ids must name it (Agno's
+	// check), not be ignored.
+	if len(req.VectorDBIDs) > 0 && !slices.Contains(req.VectorDBIDs, k.Name()) {
+		return errorf(http.StatusBadRequest, "None of the provided Vector DB IDs %s match the knowledge base Vector DB ID %s", strings.Join(req.VectorDBIDs, ", "), k.Name())
 	}
 	if strings.TrimSpace(req.Query) == "" {
 		return errorf(http.StatusUnprocessableEntity, "query is required")
