@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -287,6 +288,32 @@ func mintComponentID(name, user string) string {
 	return id
 }
 
+// Component name and description bounds: the name column is VARCHAR(255)
+// (Agno's WIDTH_NAME), the description a TEXT column (64 KiB in MySQL).
+const (
+	maxComponentName        = 255
+	maxComponentDescription = 65535
+)
+
+// checkComponentText refuses (422) a component name that is blank or
+// longer than its column, and a description longer than its column, before
+// the database does (a 500, or a component no list can show by name). A nil
+// pointer is a field not given.
+func checkComponentText(name, description *string) error {
+	if name != nil {
+		if strings.TrimSpace(*name) == "" {
+			return errorf(http.StatusUnprocessableEntity, "name is required: 1 to %d characters, not blank", maxComponentName)
+		}
+		if utf8.RuneCountInString(*name) > maxComponentName {
+			return errorf(http.StatusUnprocessableEntity, "name must be at most %d characters", maxComponentName)
+		}
+	}
+	if description != nil && len(*description) > maxComponentDescription {
+		return errorf(http.StatusUnprocessableEntity, "description must be at most %d bytes", maxComponentDescription)
+	}
+	return nil
+}
+
 // createComponent is POST /components (Agno's ComponentCreate).
 func (s *Server) createComponent(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.componentDB()
@@ -310,9 +337,10 @@ func (s *Server) createComponent(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSONBody(r, &body); err != nil {
 		return err
 	}
+	if err := checkComponentText(&body.Name, body.Description); err != nil {
+		return err
+	}
 	switch {
-	case body.Name == "":
-		return errorf(http.StatusUnprocessableEntity, "name is required")
 	case !slices.Contains(db.ComponentTypes, body.ComponentType):
 		return errorf(http.StatusUnprocessableEntity, "component_type must be agent, team or workflow")
 	case isJSONNull(body.Config):
@@ -566,6 +594,9 @@ func (s *Server) patchComponent(w http.ResponseWriter, r *http.Request) error {
 		Guard          *componentGuard `json:"guard"`
 	}
 	if err := decodeJSONBody(r, &body); err != nil {
+		return err
+	}
+	if err := checkComponentText(body.Name, body.Description); err != nil {
 		return err
 	}
 	if body.Guard != nil && body.Guard.LatestVersion != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -151,6 +152,9 @@ func (s *Server) uploadContent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c.Name, c.Description = r.FormValue("name"), r.FormValue("description")
+	if err := checkContentText(c.Name, c.Description); err != nil {
+		return err
+	}
 	c.Text = r.FormValue("text_content")
 	if u := strings.TrimSpace(r.FormValue("url")); u != "" {
 		var list []string
@@ -199,6 +203,24 @@ func (s *Server) uploadContent(w http.ResponseWriter, r *http.Request) error {
 		return knowledgeErr(err)
 	}
 	writeJSON(w, http.StatusAccepted, newContentView(row))
+	return nil
+}
+
+// Content name and description bounds (the name column is VARCHAR(255)).
+const (
+	maxContentName        = 255
+	maxContentDescription = 1000
+)
+
+// checkContentText refuses (422) a content name or description longer than
+// the upload and PATCH routes store.
+func checkContentText(name, description string) error {
+	if utf8.RuneCountInString(name) > maxContentName {
+		return errorf(http.StatusUnprocessableEntity, "name must be 1 to %d characters", maxContentName)
+	}
+	if utf8.RuneCountInString(description) > maxContentDescription {
+		return errorf(http.StatusUnprocessableEntity, "description must be at most %d characters", maxContentDescription)
+	}
 	return nil
 }
 
@@ -287,14 +309,14 @@ func (s *Server) patchContent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if v, ok := formField(r, "name"); ok {
-		if v == "" || len([]rune(v)) > 255 {
-			return errorf(http.StatusUnprocessableEntity, "name must be 1 to 255 characters")
+		if err := checkContentText(v, ""); err != nil || v == "" {
+			return errorf(http.StatusUnprocessableEntity, "name must be 1 to %d characters", maxContentName)
 		}
 		c.Name = v
 	}
 	if v, ok := formField(r, "description"); ok {
-		if len([]rune(v)) > 1000 {
-			return errorf(http.StatusUnprocessableEntity, "description must be at most 1000 characters")
+		if err := checkContentText("", v); err != nil {
+			return err
 		}
 		c.Description = v
 	}
