@@ -229,7 +229,7 @@ func (cm *CodeMode) Restart(ctx context.Context, session, user string) error {
 	if cm.cfg.Persist {
 		// The session's saved state must not come back, and its absence
 		// must not fall back to the user's latest: store an empty state.
-		if _, _, err := cm.loadSnapshot(ctx, session, user); err != nil {
+		if _, _, _, err := cm.loadSnapshot(ctx, session, user); err != nil {
 			return err
 		}
 		doc := &snapshotDoc{Version: snapshotVersion, Owner: user, Session: session, Vars: []snapVar{}}
@@ -303,15 +303,15 @@ func (cm *CodeMode) acquire(ctx context.Context, session, user string) (*kernel,
 
 // setup builds a new kernel's runtime and loads the state it starts from.
 func (cm *CodeMode) setup(ctx context.Context, k *kernel, user string, wasEvicted bool) error {
-	doc, from, err := cm.loadSnapshot(ctx, k.session, user)
+	doc, from, notice, err := cm.loadSnapshot(ctx, k.session, user)
 	if err != nil {
 		return err
 	}
 	if err := k.start(); err != nil {
 		return err
 	}
-	k.pending, k.pendingFrom = doc, from
-	if doc == nil && wasEvicted {
+	k.pending, k.pendingFrom, k.notice = doc, from, notice
+	if doc == nil && notice == "" && wasEvicted {
 		k.notice = "the code environment of this session was evicted (it was idle, or room was needed for others): variables from earlier cells are gone"
 	}
 	return nil

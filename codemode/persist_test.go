@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,5 +186,85 @@ func TestPersist_ConfigNeedsADatabase(t *testing.T) {
 	_, err := codemode.New(codemode.Config{Persist: true})
 	if err == nil || !strings.Contains(err.Error(), "Persist needs Config.DB") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// lockedBuffer is a log destination safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A session's saved state that cannot be read (corrupt bytes, or a format
+// of another version) still belongs to the user it names: another user gets
+// ErrForeignSession, as for a readable one, instead of a fresh environment
+// whose first save would take the session's state over. Its owner starts
+// empty with a logged warning and a notice, never from another session's
+// state (their latest) as if the session were new; the unreadable row is
+// replaced by the next save.
+func TestPersist_UnreadableStateStartsFreshAndStaysTheOwners(t *testing.T) {
+	t.Parallel()
+	for name, content := range map[string]string{
+		"older format": `{"version":0,"owner":"alice","session_id":"s","vars":[{"name":"secret","json":"\"alice only\""}]}`,
+		"newer format": `{"version":99,"owner":"alice","session_id":"s","vars":{"secret":"alice only"}}`,
+		"wrong types":  `{"version":"1","owner":"alice","vars":"secret"}`,
+		"truncated":    `{"version":1,"owner":"alice","session_id":"s","vars":[{"name":"secret","json":"\"alice`,
+		"not JSON":     "\x00\xffgarbage",
+		"null":         `null`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			d, _ := openSQLite(t)
+			logs := &lockedBuffer{}
+			cfg := codemode.Config{Persist: true, DB: d, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+			cm := newCM(t, cfg)
+			runAs(t, cm, "other", "alice", "let latest = 'from another session'")
+			runAs(t, cm, "s", "alice", "let secret = 'alice only'")
+			cm.Close()
+			if _, err := d.PutFile(ctx, &db.File{Namespace: codemode.DefaultNamespace, Path: "sessions/s", Content: []byte(content)}); err != nil {
+				t.Fatal(err)
+			}
+
+			cm2 := newCM(t, cfg)
+			owned := strings.Contains(content, `"owner":"alice"`)
+			if owned {
+				if _, err := cm2.Run(ctx, "s", "bob", "typeof secret"); !errors.Is(err, codemode.ErrForeignSession) {
+					t.Fatalf("bob on alice's unreadable state: err = %v, want ErrForeignSession", err)
+				}
+				if err := cm2.Restart(ctx, "s", "bob"); !errors.Is(err, codemode.ErrForeignSession) {
+					t.Fatalf("bob restarting alice's unreadable state: %v", err)
+				}
+			}
+			c := runAs(t, cm2, "s", "alice", "[typeof secret, typeof latest]")
+			if got := jsonText(resultOf(t, c)); got != `["undefined","undefined"]` || !strings.Contains(c.Notice, "could not be read") {
+				t.Fatalf("alice on her unreadable state: %s (notice %q)", got, c.Notice)
+			}
+			if !strings.Contains(logs.String(), "unreadable snapshot") || !strings.Contains(logs.String(), "path=sessions/s") {
+				t.Fatalf("no warning logged: %s", logs.String())
+			}
+			// The next save replaced the row: a restart reads alice's state.
+			runAs(t, cm2, "s", "alice", "let again = 2")
+			cm2.Close()
+			cm3 := newCM(t, cfg)
+			if c := runAs(t, cm3, "s", "alice", "again"); jsonText(resultOf(t, c)) != "2" {
+				t.Fatalf("after the save: %s", c.JSON())
+			}
+			if _, err := cm3.Run(ctx, "s", "bob", "1"); !errors.Is(err, codemode.ErrForeignSession) {
+				t.Fatalf("bob after alice's save: %v", err)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -46,33 +47,52 @@ type snapSkip struct {
 func sessionPath(session string) string { return "sessions/" + session }
 func userPath(user string) string       { return "users/" + user }
 
+// errUnreadableSnapshot: a stored snapshot that is not one of this version
+// (corrupt bytes, or another format).
+var errUnreadableSnapshot = errors.New("codemode: unreadable snapshot")
+
+// noticeUnreadable tells the model why a session's variables are gone.
+const noticeUnreadable = "the saved state of this session could not be read (corrupt, or saved by another version): the code environment starts empty"
+
 // loadSnapshot reads the snapshot a new interpreter of session starts from:
 // the session's own, else (for a known user) the user's latest. It returns
-// ErrForeignSession when the session's snapshot belongs to another user.
-func (cm *CodeMode) loadSnapshot(ctx context.Context, session, user string) (*snapshotDoc, string, error) {
+// ErrForeignSession when the session's snapshot belongs to another user,
+// readable or not. A session whose snapshot cannot be read starts empty
+// (never from the user's latest, as a new session would), with notice.
+func (cm *CodeMode) loadSnapshot(ctx context.Context, session, user string) (doc *snapshotDoc, from, notice string, err error) {
 	if !cm.cfg.Persist {
-		return nil, "", nil
+		return nil, "", "", nil
 	}
-	doc, err := cm.readDoc(ctx, sessionPath(session))
-	if err != nil {
-		return nil, "", err
+	doc, err = cm.readDoc(ctx, sessionPath(session))
+	unreadable := errors.Is(err, errUnreadableSnapshot)
+	if err != nil && !unreadable {
+		return nil, "", "", err
 	}
 	if doc != nil {
-		if doc.Owner != "" && doc.Owner != user {
-			return nil, "", ErrForeignSession
+		if !mayUse(doc.Owner, user) {
+			return nil, "", "", ErrForeignSession
 		}
-		return doc, "from the saved state of this session", nil
+		if unreadable {
+			return nil, "", noticeUnreadable, nil
+		}
+		return doc, "from the saved state of this session", "", nil
 	}
 	if user == "" {
-		return nil, "", nil
+		return nil, "", "", nil
 	}
 	doc, err = cm.readDoc(ctx, userPath(user))
-	if err != nil || doc == nil || doc.Owner != user {
-		return nil, "", err
+	if errors.Is(err, errUnreadableSnapshot) {
+		return nil, "", "", nil
 	}
-	return doc, "from the saved state of your latest session", nil
+	if err != nil || doc == nil || doc.Owner != user {
+		return nil, "", "", err
+	}
+	return doc, "from the saved state of your latest session", "", nil
 }
 
+// readDoc reads the snapshot at path: nil when there is none. One that
+// cannot be read is logged and returned as a doc holding only the owner it
+// names (when that much can be read), with errUnreadableSnapshot.
 func (cm *CodeMode) readDoc(ctx context.Context, path string) (*snapshotDoc, error) {
 	f, err := cm.cfg.DB.GetFile(ctx, cm.cfg.Namespace, path)
 	if errors.Is(err, db.ErrNotFound) {
@@ -82,11 +102,43 @@ func (cm *CodeMode) readDoc(ctx context.Context, path string) (*snapshotDoc, err
 		return nil, fmt.Errorf("codemode: reading the saved state: %w", err)
 	}
 	var doc snapshotDoc
-	if err := json.Unmarshal(f.Content, &doc); err != nil || doc.Version != snapshotVersion {
-		cm.cfg.Logger.Warn("codemode: ignoring an unreadable snapshot", "namespace", cm.cfg.Namespace, "path", path)
-		return nil, nil
+	err = json.Unmarshal(f.Content, &doc)
+	if err == nil && doc.Version != snapshotVersion {
+		err = fmt.Errorf("version %d, not %d", doc.Version, snapshotVersion)
+	}
+	if err != nil {
+		owner := snapshotOwner(f.Content)
+		cm.cfg.Logger.Warn("codemode: ignoring an unreadable snapshot; the session starts empty",
+			"namespace", cm.cfg.Namespace, "path", path, "owner", owner, "err", err)
+		return &snapshotDoc{Owner: owner}, errUnreadableSnapshot
 	}
 	return &doc, nil
+}
+
+// snapshotOwner reads the owner member of a stored snapshot that does not
+// decode (its other members of the wrong type, or the text cut short after
+// the owner): "" when there is none to read.
+func snapshotOwner(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if key == "owner" {
+			owner, _ := dec.Token()
+			s, _ := owner.(string)
+			return s
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // saveSnapshot stamps doc with the time and writes it for the session (and
