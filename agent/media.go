@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
@@ -21,10 +22,16 @@ var ErrMedia = errors.New("agent: media storage failed")
 // message parts and member responses) are uploaded to s and replaced by
 // media_reference objects: the run as it is stored. out itself is left as
 // it is (the run may still be using its messages). Nothing is referenced
-// when an upload fails. Teams and workflows store their runs with it.
-func ReferenceMedia(ctx context.Context, s media.Storage, out *run.Output) (*run.Output, error) {
+// when an upload fails. Teams and workflows store their runs with it. The
+// objects are keyed by their owner (media.Owner): dbID (the db_id of the
+// database the run is stored in), the run's user (the context's user scope
+// when there is one) and its session.
+func ReferenceMedia(ctx context.Context, s media.Storage, dbID string, out *run.Output) (*run.Output, error) {
 	cp := *out
-	session := out.SessionID
+	owner := media.Owner{DB: dbID, User: out.UserID, Session: out.SessionID}
+	if u, ok := db.UserScope(ctx); ok {
+		owner.User = u
+	}
 	list := func(kind string, ms []run.Media) ([]run.Media, error) {
 		if !slices.ContainsFunc(ms, func(m run.Media) bool { return m.Content != nil }) {
 			return ms, nil
@@ -34,7 +41,7 @@ func ReferenceMedia(ctx context.Context, s media.Storage, out *run.Output) (*run
 			if ms[i].Content == nil {
 				continue
 			}
-			ref, err := media.Put(ctx, s, session, kind, ms[i].MIMEType, ms[i].Name, ms[i].Content)
+			ref, err := media.Put(ctx, s, owner, kind, ms[i].MIMEType, ms[i].Name, ms[i].Content)
 			if err != nil {
 				return nil, err
 			}
@@ -74,10 +81,10 @@ func ReferenceMedia(ctx context.Context, s media.Storage, out *run.Output) (*run
 			return nil, err
 		}
 	}
-	if cp.Messages, err = referenceParts(ctx, s, session, out.Messages); err != nil {
+	if cp.Messages, err = referenceParts(ctx, s, owner, out.Messages); err != nil {
 		return nil, err
 	}
-	if cp.MemberResponses, err = referenceMembers(ctx, s, out.MemberResponses); err != nil {
+	if cp.MemberResponses, err = referenceMembers(ctx, s, dbID, out.MemberResponses); err != nil {
 		return nil, err
 	}
 	return &cp, nil
@@ -86,14 +93,14 @@ func ReferenceMedia(ctx context.Context, s media.Storage, out *run.Output) (*run
 // referenceMembers references the media of a team run's member runs (and
 // of theirs, for nested teams) as the run's own: a member response that
 // holds no bytes is kept as stored.
-func referenceMembers(ctx context.Context, s media.Storage, members []json.RawMessage) ([]json.RawMessage, error) {
+func referenceMembers(ctx context.Context, s media.Storage, dbID string, members []json.RawMessage) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	for i, raw := range members {
 		var m run.Output
 		if err := json.Unmarshal(raw, &m); err != nil {
 			continue // not a run: kept as it is
 		}
-		ref, err := ReferenceMedia(ctx, s, &m)
+		ref, err := ReferenceMedia(ctx, s, dbID, &m)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +122,7 @@ func referenceMembers(ctx context.Context, s media.Storage, members []json.RawMe
 	return out, nil
 }
 
-func referenceParts(ctx context.Context, s media.Storage, session string, msgs []model.Message) ([]model.Message, error) {
+func referenceParts(ctx context.Context, s media.Storage, owner media.Owner, msgs []model.Message) ([]model.Message, error) {
 	var out []model.Message
 	for i := range msgs {
 		if !slices.ContainsFunc(msgs[i].Parts, func(p model.Part) bool { return p.Data != nil }) {
@@ -129,7 +136,7 @@ func referenceParts(ctx context.Context, s media.Storage, session string, msgs [
 			if parts[j].Data == nil {
 				continue
 			}
-			ref, err := media.Put(ctx, s, session, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
+			ref, err := media.Put(ctx, s, owner, string(parts[j].Type), parts[j].MIMEType, parts[j].Name, parts[j].Data)
 			if err != nil {
 				return nil, err
 			}
@@ -237,7 +244,11 @@ func (st *state) storedForm(ctx context.Context, out *run.Output) (*run.Output, 
 	if ms == nil {
 		return out, nil
 	}
-	stored, err := ReferenceMedia(ctx, ms, out)
+	var dbID string
+	if d := st.a.conf().DB; d != nil {
+		dbID = d.ID
+	}
+	stored, err := ReferenceMedia(ctx, ms, dbID, out)
 	if err == nil {
 		return stored, nil
 	}

@@ -207,7 +207,7 @@ func TestMedia_HistoryGetsASignedURLWhenTheModelTakesURLs(t *testing.T) {
 		switch {
 		case part == nil:
 			t.Fatalf("%s: no media part in history", tc.name)
-		case tc.url && (part.Data != nil || !strings.HasPrefix(part.URL, "https://media.example/sessions/")):
+		case tc.url && (part.Data != nil || !strings.HasPrefix(part.URL, "https://media.example/owners/")):
 			t.Fatalf("%s: part = url %q, %d bytes", tc.name, part.URL, len(part.Data))
 		case !tc.url && (!bytes.Equal(part.Data, img) || part.URL != ""):
 			t.Fatalf("%s: part = url %q, %d bytes", tc.name, part.URL, len(part.Data))

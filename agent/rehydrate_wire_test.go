@@ -88,7 +88,7 @@ func TestMedia_HistoryRehydratesPerProviderWireFormat(t *testing.T) {
 	img := jpeg(3000)
 	pdf := append([]byte("%PDF-1.4\n"), jpeg(2000)...)
 	imgB64, pdfB64 := base64.StdEncoding.EncodeToString(img), base64.StdEncoding.EncodeToString(pdf)
-	const signed = "https://media.example/sessions/"
+	const signed = "https://media.example/owners/"
 	cases := []struct {
 		name   string
 		frames []string

@@ -510,7 +510,7 @@ func newIsolationFixture(t *testing.T, cfg Config) fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := media.Put(ctx, store, "s-alice", "image", "image/jpeg", "a.jpg", []byte(aliceMedia)); err != nil {
+		if _, err := media.Put(ctx, store, media.Owner{DB: f.db.ID, User: "alice", Session: "s-alice"}, "image", "image/jpeg", "a.jpg", []byte(aliceMedia)); err != nil {
 			t.Fatal(err)
 		}
 		cfg.MediaStorage = store

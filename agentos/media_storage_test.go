@@ -34,7 +34,7 @@ func TestGetSessionMedia_ServesFromTheComponentsOwnStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := bytes.Repeat([]byte{0xff, 0xd8, 'y'}, 500)
-	ref, err := media.Put(ctx, own, "s", "image", "image/jpeg", "a.jpg", img)
+	ref, err := media.Put(ctx, own, media.Owner{DB: d.ID, Session: "s"}, "image", "image/jpeg", "a.jpg", img)
 	if err != nil {
 		t.Fatal(err)
 	}

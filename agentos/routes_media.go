@@ -1,25 +1,34 @@
 package agentos
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"path"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/run"
 )
 
 // getSessionMedia serves offloaded media (AGENTOS-WIRE.md): GET
 // /sessions/{session_id}/media/{key} streams the object, or redirects to a
 // fresh signed URL when the storage signs, only when the session is the
-// caller's (user isolation) and the key is one of its objects; 404
-// otherwise.
+// caller's (user isolation) and the object is the session's: stored under
+// the session's owner (its database, user and id: media.Owner), or named by
+// a reference in one of the session's runs (objects stored before owners,
+// under the session id alone, which the same id in another database or of
+// another user shared). 404 otherwise.
 func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 	notFound := errorf(http.StatusNotFound, "Media not found")
-	_, sess, err := s.loadSession(r)
+	d, sess, err := s.loadSession(r)
 	if err != nil {
 		return err
 	}
@@ -27,7 +36,8 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 	if st == nil {
 		return notFound
 	}
-	key, err := media.Key(sess.SessionID, chi.URLParam(r, "key"))
+	name := chi.URLParam(r, "key")
+	key, err := media.Owner{DB: d.ID, User: sess.UserID, Session: sess.SessionID}.Key(name)
 	if err != nil {
 		return notFound
 	}
@@ -36,7 +46,21 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !ok {
-		return notFound
+		ref, err := referencedMedia(r.Context(), d, sess.SessionID, st, name)
+		if err != nil {
+			return err
+		}
+		if ref == nil {
+			return notFound
+		}
+		key = ref.StorageKey
+		ok, err = st.Exists(r.Context(), key)
+		if errors.Is(err, media.ErrInvalidKey) || (err == nil && !ok) {
+			return notFound
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if u, err := st.URL(r.Context(), key, 0); err == nil && u != "" {
 		w.Header().Set("Cache-Control", "no-store")
@@ -66,6 +90,87 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "private, max-age=3600, immutable")
 	if _, err := io.Copy(w, body); err != nil {
 		s.log.WarnContext(r.Context(), "media: stream interrupted", "key", key, "err", err)
+	}
+	return nil
+}
+
+// referencedMedia finds the reference to the object name in the runs of
+// session that the context's scope reads (user isolation), made by st
+// (same backend and bucket); nil when no run references it. Only the
+// places the agent writes references are read (message parts, the input's
+// and the run's media, member runs): a client's text holding a reference's
+// JSON is not one.
+func referencedMedia(ctx context.Context, d *db.DB, session string, st media.Storage, name string) (*media.Reference, error) {
+	const page = 100
+	f := db.RunFilter{SessionID: session, Limit: page, Page: 1}
+	for {
+		runs, _, err := d.GetRuns(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			if !bytes.Contains(runs[i].RunData, []byte(name)) {
+				continue
+			}
+			var out run.Output
+			if err := json.Unmarshal(runs[i].RunData, &out); err != nil {
+				continue
+			}
+			if ref := findReference(&out, st, name, 0); ref != nil {
+				return ref, nil
+			}
+		}
+		if len(runs) < page || runs[len(runs)-1].RunIndex == nil {
+			return nil, nil
+		}
+		f.AfterRunIndex = runs[len(runs)-1].RunIndex
+	}
+}
+
+// maxMemberDepth bounds the nesting of member runs findReference reads.
+const maxMemberDepth = 8
+
+func findReference(out *run.Output, st media.Storage, name string, depth int) *media.Reference {
+	match := func(raw json.RawMessage) *media.Reference {
+		if len(raw) == 0 {
+			return nil
+		}
+		var ref media.Reference
+		if json.Unmarshal(raw, &ref) != nil || ref.MediaID != name || !strings.HasSuffix(ref.StorageKey, "/"+name) ||
+			ref.StorageBackend != st.Backend() || ref.Bucket != st.Bucket() {
+			return nil
+		}
+		return &ref
+	}
+	lists := [][]run.Media{out.Images, out.Videos, out.Audio, out.Files}
+	if out.Input != nil {
+		lists = append(lists, out.Input.Images, out.Input.Videos, out.Input.Audio, out.Input.Files)
+	}
+	for _, ms := range lists {
+		for i := range ms {
+			if ref := match(ms[i].Extra["media_reference"]); ref != nil {
+				return ref
+			}
+		}
+	}
+	for i := range out.Messages {
+		for j := range out.Messages[i].Parts {
+			if ref := match(out.Messages[i].Parts[j].MediaReference); ref != nil {
+				return ref
+			}
+		}
+	}
+	if depth >= maxMemberDepth {
+		return nil
+	}
+	for _, raw := range out.MemberResponses {
+		var m run.Output
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		if ref := findReference(&m, st, name, depth+1); ref != nil {
+			return ref
+		}
 	}
 	return nil
 }

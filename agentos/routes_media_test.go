@@ -3,15 +3,22 @@ package agentos
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/media/local"
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -30,11 +37,11 @@ func TestGetSessionMedia_StreamsOnlyTheOwnersObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := bytes.Repeat([]byte{0xff, 0xd8, 'x'}, 1000)
-	ref, err := media.Put(ctx, store, "s-alice", "image", "image/jpeg", "a.jpg", img)
+	ref, err := media.Put(ctx, store, media.Owner{DB: d.ID, User: "alice", Session: "s-alice"}, "image", "image/jpeg", "a.jpg", img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bobRef, err := media.Put(ctx, store, "s-bob", "image", "image/jpeg", "b.jpg", []byte("bob's"))
+	bobRef, err := media.Put(ctx, store, media.Owner{DB: d.ID, User: "bob", Session: "s-bob"}, "image", "image/jpeg", "b.jpg", []byte("bob's"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +123,7 @@ func TestGetSessionMedia_ActiveContentIsADownloadNotInline(t *testing.T) {
 		{"application/pdf", "doc.pdf", true},
 		{"text/plain", "notes.txt", true},
 	} {
-		ref, err := media.Put(ctx, store, "s", "file", c.mimeType, c.filename, append(script, c.filename...))
+		ref, err := media.Put(ctx, store, media.Owner{DB: d.ID, Session: "s"}, "file", c.mimeType, c.filename, append(script, c.filename...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,5 +138,99 @@ func TestGetSessionMedia_ActiveContentIsADownloadNotInline(t *testing.T) {
 		if res.header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: no nosniff", c.filename)
 		}
+	}
+}
+
+// One AgentOS serving two databases: bob, naming in db2 the session id alice
+// uses in db1, gets a session of his own, not alice's media. Media used to
+// be keyed by the session id alone: bob's route then read alice's object
+// (its name is the content's hash, so anyone who has the same bytes or
+// guesses them knows it). Objects stored before media were keyed by owner
+// (under the session id alone) are still served to the session whose runs
+// reference them, and to nobody else.
+func TestGetSessionMedia_SameSessionIDInAnotherDatabaseIsNotShared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	open := func(id string) *db.DB {
+		d, err := sqlite.Open(ctx, sqlite.Config{ID: id, Path: filepath.Join(t.TempDir(), id+".db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	d1, d2 := open("db1"), open("db2")
+	store, err := local.New(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newAgent := func(id string, d *db.DB) *agent.Agent {
+		a, err := agent.New(agent.Config{ID: id, Model: scripted.Reply("ok"), DB: d, MediaStorage: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: rsaAuthenticator(t)}, UserIsolation: true, DBs: []*db.DB{d1, d2},
+		Agents: []*agent.Agent{newAgent("x", d1), newAgent("y", d2)}, MediaStorage: store}, nil)
+	as := func(user string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + rsToken(t, user)}
+	}
+	runWith := func(agentID, user, session string, parts ...formPart) {
+		t.Helper()
+		ctype, body := multipartBody(t, append(parts, formPart{name: "message", value: "hi"}, formPart{name: "session_id", value: session})...)
+		h := as(user)
+		h["Content-Type"] = ctype
+		if res := do(t, http.MethodPost, ts.URL+"/agents/"+agentID+"/runs", bytes.NewReader(body), h); res.status != http.StatusOK {
+			t.Fatalf("%s's run on %s: %d %s", user, agentID, res.status, res.body)
+		}
+	}
+
+	secret := "alice's picture"
+	sum := sha256.Sum256([]byte(secret))
+	name := hex.EncodeToString(sum[:]) + ".png"
+	runWith("x", "alice", "shared", formPart{name: "files", filename: "secret.png", value: secret})
+	runWith("y", "bob", "shared")
+	if res := get(t, ts.URL+"/sessions/shared/media/"+name+"?db_id=db1", as("alice")); res.status != http.StatusOK || res.body != secret {
+		t.Fatalf("alice: %d %q", res.status, res.body)
+	}
+	if res := get(t, ts.URL+"/sessions/shared/media/"+name+"?db_id=db2", as("bob")); res.status != http.StatusNotFound || contains(res.body, secret) {
+		t.Fatalf("bob's session of the same id in db2 read alice's media: %d %q", res.status, res.body)
+	}
+
+	// Before owners: an object under the session id alone, referenced by a
+	// run of alice's session in db1.
+	old := "an older picture"
+	sum = sha256.Sum256([]byte(old))
+	oldName := hex.EncodeToString(sum[:]) + ".jpg"
+	key, err := media.Key("legacy", oldName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Upload(ctx, key, strings.NewReader(old), int64(len(old)), "image/jpeg"); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := json.Marshal(media.Reference{MediaID: oldName, StorageKey: key, SessionID: "legacy", StorageBackend: "local",
+		MimeType: "image/jpeg", Size: int64(len(old)), ContentHash: hex.EncodeToString(sum[:]), MediaType: "image"})
+	out := &run.Output{RunID: "r-legacy", SessionID: "legacy", AgentID: "x", UserID: "alice", Status: run.StatusCompleted,
+		Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartImage, MIMEType: "image/jpeg", MediaReference: ref}}}}}
+	row, err := db.RunFromOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d1.SaveRun(db.WithUserScope(ctx, "alice"), &db.Session{SessionID: "legacy", SessionType: run.TypeAgent, AgentID: "x"}, row); err != nil {
+		t.Fatal(err)
+	}
+	runWith("y", "bob", "legacy")
+	if res := get(t, ts.URL+"/sessions/legacy/media/"+oldName+"?db_id=db1", as("alice")); res.status != http.StatusOK || res.body != old {
+		t.Fatalf("alice's object stored before owners: %d %q", res.status, res.body)
+	}
+	if res := get(t, ts.URL+"/sessions/legacy/media/"+oldName+"?db_id=db2", as("bob")); res.status != http.StatusNotFound || contains(res.body, old) {
+		t.Fatalf("bob read alice's object stored before owners: %d %q", res.status, res.body)
+	}
+	// A run of bob's naming alice's object in its text is no reference.
+	runWith("y", "bob", "legacy", formPart{name: "metadata", value: `{"media_reference":` + string(ref) + `}`})
+	if res := get(t, ts.URL+"/sessions/legacy/media/"+oldName+"?db_id=db2", as("bob")); res.status != http.StatusNotFound {
+		t.Fatalf("bob's metadata made alice's object his: %d", res.status)
 	}
 }

@@ -80,8 +80,37 @@ func CheckName(name string) error {
 	return nil
 }
 
-// SessionDir is the key prefix of a session's media (under the storage
-// prefix): a hash, so any session id makes a safe path.
+// Owner names whose media an object is: the database holding the session
+// (its db_id), the session's user and the session. Keys are made from all
+// three, so the same session id in two databases, or named by two users,
+// never shares an object (user isolation).
+type Owner struct {
+	DB, User, Session string
+}
+
+// Dir is the key prefix of the owner's media (under the storage prefix): a
+// hash of the three ids, each length-prefixed, so any ids make a safe path
+// and no two owners share one.
+func (o Owner) Dir() string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%s%d:%s", len(o.DB), o.DB, len(o.User), o.User, len(o.Session), o.Session))
+	return "owners/" + hex.EncodeToString(h[:16]) + "/"
+}
+
+// Key returns the storage key of the owner's object name.
+func (o Owner) Key(name string) (string, error) {
+	if o.Session == "" {
+		return "", fmt.Errorf("%w: media needs a session id", ErrInvalidKey)
+	}
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	return o.Dir() + name, nil
+}
+
+// SessionDir is the key prefix of a session's media in the layout before
+// Owner (the session id alone, hashed, shared by every database and user):
+// objects stored under it stay readable through the references to them,
+// but nothing new is stored there.
 func SessionDir(sessionID string) string {
 	h := sha256.Sum256([]byte(sessionID))
 	return "sessions/" + hex.EncodeToString(h[:12]) + "/"
@@ -114,7 +143,8 @@ func CheckPrefix(prefix string) error {
 	return nil
 }
 
-// Key returns the storage key of a session's object name.
+// Key returns the storage key of a session's object name in the layout
+// before Owner (see SessionDir).
 func Key(sessionID, name string) (string, error) {
 	if sessionID == "" {
 		return "", fmt.Errorf("%w: media needs a session id", ErrInvalidKey)
@@ -138,14 +168,14 @@ func extension(mimeType, filename string) string {
 	return ""
 }
 
-// Put uploads content once per session (the same bytes twice give one
+// Put uploads content once per owner (the same bytes twice give one
 // object: the key is their hash) and returns its reference. Nothing is
 // referenced when the upload fails.
-func Put(ctx context.Context, s Storage, sessionID, mediaType, mimeType, filename string, content []byte) (*Reference, error) {
+func Put(ctx context.Context, s Storage, owner Owner, mediaType, mimeType, filename string, content []byte) (*Reference, error) {
 	sum := sha256.Sum256(content)
 	hash := hex.EncodeToString(sum[:])
 	name := hash + extension(mimeType, filename)
-	key, err := Key(sessionID, name)
+	key, err := owner.Key(name)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +188,7 @@ func Put(ctx context.Context, s Storage, sessionID, mediaType, mimeType, filenam
 			return nil, fmt.Errorf("%w: upload %s: %w", ErrUnavailable, name, err)
 		}
 	}
-	return &Reference{MediaID: name, StorageKey: key, SessionID: sessionID, StorageBackend: s.Backend(), Bucket: s.Bucket(),
+	return &Reference{MediaID: name, StorageKey: key, SessionID: owner.Session, StorageBackend: s.Backend(), Bucket: s.Bucket(),
 		MimeType: mimeType, Filename: filename, Size: int64(len(content)), ContentHash: hash, MediaType: mediaType}, nil
 }
 

@@ -64,7 +64,7 @@ func TestWorkflow_OffloadsStepResultsAndStoresMediaAsReferences(t *testing.T) {
 			t.Fatalf("step run has no envelope: %.400s", s)
 		}
 	}
-	name := media.SessionDir("s")
+	name := media.Owner{DB: d.ID, Session: "s"}.Dir()
 	if ok, err := store.Exists(context.Background(), name+hashName(img)); err != nil || !ok {
 		t.Fatalf("the image is not in the storage: %v", err)
 	}
@@ -74,7 +74,7 @@ func TestWorkflow_OffloadsStepResultsAndStoresMediaAsReferences(t *testing.T) {
 }
 
 func hashName(b []byte) string {
-	ref, _ := media.Put(context.Background(), discard{}, "x", "image", "image/jpeg", "map.jpg", b)
+	ref, _ := media.Put(context.Background(), discard{}, media.Owner{Session: "x"}, "image", "image/jpeg", "map.jpg", b)
 	return ref.MediaID
 }
 

@@ -49,7 +49,11 @@ func (x *exec) storedForm(ctx context.Context) (*run.Output, error) {
 	if x.media == nil {
 		return x.out, nil
 	}
-	stored, err := agent.ReferenceMedia(ctx, x.media, x.out)
+	var dbID string
+	if x.w.cfg.DB != nil {
+		dbID = x.w.cfg.DB.ID
+	}
+	stored, err := agent.ReferenceMedia(ctx, x.media, dbID, x.out)
 	if err == nil {
 		return stored, nil
 	}

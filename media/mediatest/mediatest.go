@@ -19,7 +19,8 @@ import (
 func Run(t *testing.T, s media.Storage, signs bool) {
 	ctx := context.Background()
 	content := bytes.Repeat([]byte{0xff, 0xd8, 0x00, 'j'}, 30_000)
-	ref, err := media.Put(ctx, s, "session-1", "image", "image/jpeg", "cat.jpg", content)
+	owner := media.Owner{DB: "db", User: "alice", Session: "session-1"}
+	ref, err := media.Put(ctx, s, owner, "image", "image/jpeg", "cat.jpg", content)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,13 +34,21 @@ func Run(t *testing.T, s media.Storage, signs bool) {
 	if err != nil || !bytes.Equal(got, content) {
 		t.Fatalf("download: %d bytes, %v", len(got), err)
 	}
-	again, err := media.Put(ctx, s, "session-1", "image", "image/jpeg", "other-name.jpg", content)
+	again, err := media.Put(ctx, s, owner, "image", "image/jpeg", "other-name.jpg", content)
 	if err != nil || again.StorageKey != ref.StorageKey {
 		t.Fatalf("the same bytes twice gave %s and %s (%v)", ref.StorageKey, again.StorageKey, err)
 	}
-	other, err := media.Put(ctx, s, "session-2", "image", "image/jpeg", "cat.jpg", content)
-	if err != nil || other.StorageKey == ref.StorageKey {
-		t.Fatalf("another session shares the key: %v", err)
+	// The same session id in another database or of another user is
+	// another owner: nothing is shared (user isolation).
+	for _, other := range []media.Owner{
+		{DB: "db", User: "alice", Session: "session-2"},
+		{DB: "db", User: "bob", Session: "session-1"},
+		{DB: "db2", User: "alice", Session: "session-1"},
+	} {
+		o, err := media.Put(ctx, s, other, "image", "image/jpeg", "cat.jpg", content)
+		if err != nil || o.StorageKey == ref.StorageKey {
+			t.Fatalf("%+v shares the key of %+v: %v", other, owner, err)
+		}
 	}
 	u, err := s.URL(ctx, ref.StorageKey, 0)
 	if err != nil {

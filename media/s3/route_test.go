@@ -29,7 +29,7 @@ func TestMediaRoute_RedirectsToAFreshSignedURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := jpeg(20_000)
-	ref, err := media.Put(ctx, store, "s1", "image", "image/jpeg", "a.jpg", img)
+	ref, err := media.Put(ctx, store, media.Owner{DB: d.ID, Session: "s1"}, "image", "image/jpeg", "a.jpg", img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestMediaRoute_S3DownIs503(t *testing.T) {
 	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent}); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := media.Put(ctx, store, "s1", "image", "image/jpeg", "a.jpg", jpeg(2_000))
+	ref, err := media.Put(ctx, store, media.Owner{DB: d.ID, Session: "s1"}, "image", "image/jpeg", "a.jpg", jpeg(2_000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestMediaRoute_ActiveContentFromTheBucketIsADownload(t *testing.T) {
 		{"image/svg+xml", "logo.svg", "attachment"},
 		{"image/jpeg", "cat.jpg", ""},
 	} {
-		ref, err := media.Put(ctx, store, "s1", "file", c.mimeType, c.filename, []byte("<script>alert(1)</script>"+c.filename))
+		ref, err := media.Put(ctx, store, media.Owner{Session: "s1"}, "file", c.mimeType, c.filename, []byte("<script>alert(1)</script>"+c.filename))
 		if err != nil {
 			t.Fatal(err)
 		}
