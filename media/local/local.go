@@ -54,12 +54,20 @@ func (s *Storage) path(key string) (string, error) {
 
 // Upload writes the object to a temp file, syncs it and renames it into
 // place (syncing the directory), so a failed upload leaves nothing behind and
-// a stored object survives a power cut whole.
+// a stored object survives a power cut whole. A disk failure is
+// media.ErrUnavailable.
 func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int64, _ string) error {
 	p, err := s.path(key)
 	if err != nil {
 		return err
 	}
+	if err := s.upload(ctx, p, r, size); err != nil {
+		return fmt.Errorf("%w: media/local: upload %s: %w", media.ErrUnavailable, key, err)
+	}
+	return nil
+}
+
+func (s *Storage) upload(ctx context.Context, p string, r io.Reader, size int64) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		return err
 	}
@@ -79,7 +87,7 @@ func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int6
 		err = cerr
 	}
 	if err == nil && size >= 0 && n != size {
-		err = fmt.Errorf("media/local: wrote %d bytes, expected %d", n, size)
+		err = fmt.Errorf("wrote %d bytes, expected %d", n, size)
 	}
 	if err == nil {
 		err = ctx.Err()
@@ -106,7 +114,9 @@ func syncDir(dir string) error {
 	return err
 }
 
-// Download opens the object.
+// Download opens the object: media.ErrNotFound when there is none,
+// media.ErrUnavailable when the disk cannot answer (I/O or permission
+// errors, a directory or anything but a regular file under the key).
 func (s *Storage) Download(_ context.Context, key string) (io.ReadCloser, error) {
 	p, err := s.path(key)
 	if err != nil {
@@ -116,7 +126,27 @@ func (s *Storage) Download(_ context.Context, key string) (io.ReadCloser, error)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", media.ErrNotFound, key)
 	}
-	return f, err
+	if err == nil {
+		err = regular(f.Stat())
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: media/local: open %s: %w", media.ErrUnavailable, key, err)
+	}
+	return f, nil
+}
+
+// errNotRegular: something other than a file is where an object should be.
+var errNotRegular = errors.New("not a regular file")
+
+// regular is nil for a regular file's info, the error otherwise.
+func regular(fi fs.FileInfo, err error) error {
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w (%s)", errNotRegular, fi.Mode().Type())
+	}
+	return err
 }
 
 // URL is "": local files are served by the media route, not signed.
@@ -129,7 +159,7 @@ func (s *Storage) Delete(_ context.Context, key string) error {
 		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return fmt.Errorf("%w: media/local: delete %s: %w", media.ErrUnavailable, key, err)
 	}
 	return nil
 }
@@ -149,17 +179,21 @@ func (s *Storage) DeletePrefix(_ context.Context, prefix string) error {
 	return nil
 }
 
-// Exists reports whether the object exists.
+// Exists reports whether the object exists; a key the disk cannot answer
+// for (see Download) is media.ErrUnavailable.
 func (s *Storage) Exists(_ context.Context, key string) (bool, error) {
 	p, err := s.path(key)
 	if err != nil {
 		return false, err
 	}
-	_, err = os.Stat(p)
+	fi, err := os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	return err == nil, err
+	if err := regular(fi, err); err != nil {
+		return false, fmt.Errorf("%w: media/local: stat %s: %w", media.ErrUnavailable, key, err)
+	}
+	return true, nil
 }
 
 // Backend is "local".
