@@ -428,7 +428,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			return err
 		}
-		if err := s.finishMedia(r.Context(), pending); err != nil {
+		if err := s.finishMedia(r.Context(), dd.ID, pending); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

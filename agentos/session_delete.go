@@ -30,37 +30,39 @@ var mediaDeleteBackoff = []time.Duration{50 * time.Millisecond, 250 * time.Milli
 const detailMediaLeft = "the session was deleted, but its media could not be removed from storage; send the same request again to finish"
 
 // pendingMedia remembers sessions whose rows are deleted but whose media
-// are not (yet): session id → owner (user id, "" for none).
+// are not (yet): (database id, session id) → owner (user id, "" for none).
 type pendingMedia struct {
 	mu       sync.Mutex
-	sessions map[string]string
+	sessions map[pendingKey]string
 }
 
-func (p *pendingMedia) add(sessionID, owner string) {
+type pendingKey struct{ db, session string }
+
+func (p *pendingMedia) add(dbID, sessionID, owner string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sessions == nil {
-		p.sessions = map[string]string{}
+		p.sessions = map[pendingKey]string{}
 	}
-	p.sessions[sessionID] = owner
+	p.sessions[pendingKey{dbID, sessionID}] = owner
 }
 
-func (p *pendingMedia) owner(sessionID string) (string, bool) {
+func (p *pendingMedia) owner(dbID, sessionID string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o, ok := p.sessions[sessionID]
+	o, ok := p.sessions[pendingKey{dbID, sessionID}]
 	return o, ok
 }
 
-func (p *pendingMedia) done(sessionID string) {
+func (p *pendingMedia) done(dbID, sessionID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.sessions, sessionID)
+	delete(p.sessions, pendingKey{dbID, sessionID})
 }
 
 // mediaStorages lists every distinct media storage of the server and its
-// components: a session's media are under its SessionDir in whichever of
-// them its component (or a team's member) wrote to.
+// components: a session's media are under its owner's directory in
+// whichever of them its component (or a team's member) wrote to.
 func (s *Server) mediaStorages() []media.Storage {
 	var out []media.Storage
 	add := func(m media.Storage) {
@@ -92,13 +94,13 @@ func (s *Server) mediaStorages() []media.Storage {
 // deleteSessionMedia deletes a session's media from every storage, retrying
 // with mediaDeleteBackoff. The request's cancellation does not stop it: the
 // rows are gone already.
-func (s *Server) deleteSessionMedia(ctx context.Context, sessionID string) error {
+func (s *Server) deleteSessionMedia(ctx context.Context, o media.Owner) error {
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = nil
 		for _, m := range s.mediaStorages() {
-			err = errors.Join(err, media.DeleteSession(ctx, m, sessionID))
+			err = errors.Join(err, media.DeleteSession(ctx, m, o))
 		}
 		if err == nil || attempt == len(mediaDeleteBackoff) {
 			return err
@@ -121,21 +123,22 @@ func (s *Server) deleteSessions(ctx context.Context, d *db.DB, sessions []*db.Se
 	if err := d.DeleteSessions(ctx, ids...); err != nil {
 		return err
 	}
-	return s.finishMedia(ctx, sessions...)
+	return s.finishMedia(ctx, d.ID, sessions...)
 }
 
 // finishMedia deletes the media of deleted sessions; see deleteSessions.
-func (s *Server) finishMedia(ctx context.Context, sessions ...*db.Session) error {
+func (s *Server) finishMedia(ctx context.Context, dbID string, sessions ...*db.Session) error {
 	var failed error
 	for _, sess := range sessions {
-		err := s.deleteSessionMedia(ctx, sess.SessionID)
+		o := media.Owner{DB: dbID, User: sess.UserID, Session: sess.SessionID}
+		err := s.deleteSessionMedia(ctx, o)
 		if err == nil {
-			s.mediaLeft.done(sess.SessionID)
+			s.mediaLeft.done(dbID, sess.SessionID)
 			continue
 		}
-		s.mediaLeft.add(sess.SessionID, sess.UserID)
-		s.log.ErrorContext(ctx, "session deleted but its media were not", "session_id", sess.SessionID,
-			"media_dir", media.SessionDir(sess.SessionID), "err", err)
+		s.mediaLeft.add(dbID, sess.SessionID, sess.UserID)
+		s.log.ErrorContext(ctx, "session deleted but its media were not", "db_id", dbID, "session_id", sess.SessionID,
+			"media_dirs", []string{o.Dir(), media.SessionDir(sess.SessionID)}, "err", err)
 		failed = errors.Join(failed, err)
 	}
 	if failed != nil {
@@ -149,14 +152,14 @@ func (s *Server) finishMedia(ctx context.Context, sessions ...*db.Session) error
 // the caller, and not stored again since (by anyone: the existence check
 // is unscoped, as a new session of that id owns its media directory).
 func (s *Server) pendingSession(r *http.Request, d *db.DB, sessionID string) (*db.Session, bool, error) {
-	owner, ok := s.mediaLeft.owner(sessionID)
+	owner, ok := s.mediaLeft.owner(d.ID, sessionID)
 	if !ok || !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(owner) {
 		return nil, false, nil
 	}
 	_, err := d.GetSession(context.Background(), sessionID)
 	switch {
 	case err == nil:
-		s.mediaLeft.done(sessionID)
+		s.mediaLeft.done(d.ID, sessionID)
 		return nil, false, nil
 	case !errors.Is(err, db.ErrNotFound):
 		return nil, false, err

@@ -45,7 +45,7 @@ func seedDeletedData(t *testing.T, d *db.DB, store media.Storage, sessionID, use
 		t.Fatal(err)
 	}
 	var err error
-	sd.media, err = media.Put(context.Background(), store, sessionID, "image", "image/png", "p.png", []byte("png of "+sessionID))
+	sd.media, err = media.Put(context.Background(), store, media.Owner{DB: d.ID, User: user, Session: sessionID}, "image", "image/png", "p.png", []byte("png of "+sessionID))
 	if err != nil {
 		t.Fatal(err)
 	}

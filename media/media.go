@@ -116,18 +116,23 @@ func SessionDir(sessionID string) string {
 	return "sessions/" + hex.EncodeToString(h[:12]) + "/"
 }
 
-// DeleteSession removes every object of a session (its SessionDir). A
+// DeleteSession removes every object of a session: those under its
+// owner's Dir, and those under the session id's directory of the layout
+// before Owner (SessionDir). That older directory had no owner: the same
+// session id in another database shared it, and its objects go too. A
 // backend failure wraps ErrUnavailable; what was deleted before it stays
 // deleted, and calling again finishes the job.
-func DeleteSession(ctx context.Context, s Storage, sessionID string) error {
-	if sessionID == "" {
+func DeleteSession(ctx context.Context, s Storage, o Owner) error {
+	if o.Session == "" {
 		return fmt.Errorf("%w: media needs a session id", ErrInvalidKey)
 	}
-	if err := s.DeletePrefix(ctx, SessionDir(sessionID)); err != nil {
-		if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidKey) {
-			return err
+	for _, dir := range []string{o.Dir(), SessionDir(o.Session)} {
+		if err := s.DeletePrefix(ctx, dir); err != nil {
+			if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidKey) {
+				return err
+			}
+			return fmt.Errorf("%w: delete the media of session %q: %w", ErrUnavailable, o.Session, err)
 		}
-		return fmt.Errorf("%w: delete the media of session %q: %w", ErrUnavailable, sessionID, err)
 	}
 	return nil
 }

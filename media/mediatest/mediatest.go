@@ -94,27 +94,39 @@ func Run(t *testing.T, s media.Storage, signs bool) {
 }
 
 // deleteSession checks media.DeleteSession: every object of the session
-// goes, another session's stay, a second call is not an error, and a
-// prefix that is not a key directory is refused.
+// goes (its owner's and the older layout's under its id), the same session
+// id of another database or user and other sessions stay, a second call is
+// not an error, and a prefix that is not a key directory is refused.
 func deleteSession(t *testing.T, s media.Storage) {
 	t.Helper()
 	ctx := context.Background()
+	doomed := media.Owner{DB: "db1", User: "alice", Session: "doomed"}
 	var gone, kept []*media.Reference
 	for i := range 3 {
-		ref, err := media.Put(ctx, s, "doomed", "file", "text/plain", "a.txt", []byte(strings.Repeat("d", i+1)))
+		ref, err := media.Put(ctx, s, doomed, "file", "text/plain", "a.txt", []byte(strings.Repeat("d", i+1)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		gone = append(gone, ref)
 	}
-	for _, sid := range []string{"kept", "doomed-but-not-quite"} {
-		ref, err := media.Put(ctx, s, sid, "file", "text/plain", "a.txt", []byte("k"))
+	// An object of the layout before owners, under the session id alone.
+	legacy, err := media.Key("doomed", strings.Repeat("ab", 32)+".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upload(ctx, legacy, bytes.NewReader([]byte("old")), 3, "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	gone = append(gone, &media.Reference{StorageKey: legacy})
+	for _, o := range []media.Owner{{DB: "db1", User: "alice", Session: "kept"}, {DB: "db1", User: "alice", Session: "doomed-but-not-quite"},
+		{DB: "db2", User: "alice", Session: "doomed"}, {DB: "db1", User: "bob", Session: "doomed"}} {
+		ref, err := media.Put(ctx, s, o, "file", "text/plain", "a.txt", []byte("k"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		kept = append(kept, ref)
 	}
-	if err := media.DeleteSession(ctx, s, "doomed"); err != nil {
+	if err := media.DeleteSession(ctx, s, doomed); err != nil {
 		t.Fatalf("DeleteSession: %v", err)
 	}
 	for _, ref := range gone {
@@ -124,10 +136,10 @@ func deleteSession(t *testing.T, s media.Storage) {
 	}
 	for _, ref := range kept {
 		if ok, err := s.Exists(ctx, ref.StorageKey); !ok || err != nil {
-			t.Errorf("%s of another session: exists = %v, %v", ref.StorageKey, ok, err)
+			t.Errorf("%s of another owner: exists = %v, %v", ref.StorageKey, ok, err)
 		}
 	}
-	if err := media.DeleteSession(ctx, s, "doomed"); err != nil {
+	if err := media.DeleteSession(ctx, s, doomed); err != nil {
 		t.Fatalf("DeleteSession of a session without media: %v", err)
 	}
 	for _, prefix := range []string{"", "/", "sessions", "/abs/", "../", "a/../", "a//", "./", "a\x00/"} {
