@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
@@ -186,10 +188,35 @@ func FromContext(ctx context.Context) (RunContext, bool) {
 	return *rc, true
 }
 
+// ErrUnsupportedOption is wrapped by the error of a run given a RunOption
+// its runner cannot honour (an *UnsupportedOptionError names it): the
+// runner refuses the run before doing anything rather than run it without
+// the option.
+var ErrUnsupportedOption = errors.New("run option not supported")
+
+// UnsupportedOptionError is the error of a run refused for one of its
+// options; it wraps ErrUnsupportedOption.
+type UnsupportedOptionError struct {
+	// Runner is the component that refused the run.
+	Runner run.Component
+	// Option is the option's function, as WithKnowledgeFilters.
+	Option string
+	// Reason says why the runner cannot honour it.
+	Reason string
+}
+
+func (e *UnsupportedOptionError) Error() string {
+	return fmt.Sprintf("%s: %s %s does not support %s: %s", ErrUnsupportedOption, e.Runner.Type, e.Runner.ID, e.Option, e.Reason)
+}
+
+// Unwrap returns ErrUnsupportedOption.
+func (e *UnsupportedOptionError) Unwrap() error { return ErrUnsupportedOption }
+
 // CallOptions are RunOptions resolved. Packages that run agents on their
 // caller's behalf (team, workflow) read them to keep the same session, user
-// and run ids, and to hand HITL resolutions (Tools, Requirements) on to the
-// member or step they continue; they carry no per-agent knobs (schemas).
+// and run ids, to hand HITL resolutions (Tools, Requirements) on to the
+// member or step they continue, and to honour or refuse (with an
+// *UnsupportedOptionError) every other option set.
 type CallOptions struct {
 	SessionID, UserID, RunID, ParentRunID string
 	SessionState, Metadata, Dependencies  map[string]any
@@ -202,6 +229,15 @@ type CallOptions struct {
 	// Offloader and MediaStorage are those of WithStorageDefaults.
 	Offloader    *offload.Offloader
 	MediaStorage media.Storage
+	// OutputSchema and SchemaName are WithOutputSchema's.
+	OutputSchema json.RawMessage
+	SchemaName   string
+	// KnowledgeFilters are WithKnowledgeFilters' (nil when not given).
+	KnowledgeFilters map[string]any
+	// AddHistoryToContext is WithAddHistoryToContext's (nil when not given).
+	AddHistoryToContext *bool
+	// EventFunc is WithEventFunc's.
+	EventFunc func(run.Event)
 }
 
 // ResolveOptions applies opts and returns what they set.
@@ -214,6 +250,7 @@ func ResolveOptions(opts ...RunOption) CallOptions {
 	return CallOptions{SessionID: ro.sessionID, UserID: ro.userID, RunID: ro.runID, ParentRunID: o.parentRunID,
 		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies,
 		Tools: o.tools, Requirements: o.requirements, Journal: o.journal, Attempt: o.attempt,
-
-		Offloader: o.offloader, MediaStorage: o.mediaStorage}
+		Offloader: o.offloader, MediaStorage: o.mediaStorage,
+		OutputSchema: o.outputSchema, SchemaName: o.schemaName, KnowledgeFilters: o.knowledgeFilters,
+		AddHistoryToContext: o.addHistory, EventFunc: o.eventFunc}
 }

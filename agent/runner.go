@@ -18,8 +18,14 @@ import (
 //   - Component is the identity its runs are stamped with; its id is unique
 //     among the runners of its kind.
 //   - Run and Stream take the RunOptions of this package (ResolveOptions
-//     reads the session, user, run and parent run ids, metadata and
-//     dependencies; a runner ignores the options it has no use for).
+//     reads what they set). An option is honoured or refused, never
+//     quietly dropped: a runner that cannot apply one returns, before it
+//     starts the run, an *UnsupportedOptionError naming it (wrapping
+//     ErrUnsupportedOption; Stream yields it as its only value). Teams
+//     and workflows refuse in Run and Stream the options only a
+//     continue uses (WithTools, WithRequirements). The Agent itself still
+//     takes those two in Run, and WithKnowledgeFilters without
+//     Config.Knowledge, as no-ops (documented on the options).
 //   - Stream's events are named in the component's vocabulary
 //     (Component.EventName) and its run ends with one terminal event:
 //     RunCompleted (content, metrics), RunError (content), RunCancelled

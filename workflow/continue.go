@@ -84,6 +84,9 @@ func (w *Workflow) loadPaused(ctx context.Context, runID string) (*run.Output, *
 
 func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepRequirement, opts []agent.RunOption) (*run.Output, *journal, agent.CallOptions, error) {
 	o := agent.ResolveOptions(opts...)
+	if err := w.refuse(o); err != nil {
+		return nil, nil, o, err
+	}
 	out, j, err := w.loadPaused(ctx, runID)
 	if err != nil {
 		return nil, nil, o, err

@@ -65,7 +65,7 @@ type exec struct {
 func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
 	in := input
 	out := &run.Output{RunID: o.RunID, WorkflowID: w.cfg.ID, WorkflowName: w.cfg.Name, SessionID: o.SessionID,
-		UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix()}
+		ParentRunID: o.ParentRunID, UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix()}
 	if len(w.cfg.Metadata) > 0 || len(o.Metadata) > 0 {
 		out.Metadata = make(map[string]any, len(w.cfg.Metadata)+len(o.Metadata))
 		maps.Copy(out.Metadata, w.cfg.Metadata)
@@ -107,6 +107,15 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 	}
 	if j == nil {
 		j = &journal{}
+	}
+	if fn := o.EventFunc; fn != nil {
+		// WithEventFunc: the run's events go to fn, and on to the stream's
+		// consumer when there is one.
+		next := emit
+		emit = func(e run.Event) bool {
+			fn(e)
+			return next == nil || next(e)
+		}
 	}
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel, j: j,
 		outputs: map[string]run.StepOutput{}, metrics: map[string]run.StepMetrics{}, jr: o.Journal, attempt: max(o.Attempt, 1)}

@@ -103,11 +103,41 @@ func (w *Workflow) Steps() []Step { return w.cfg.Steps }
 // Run executes the steps in order and returns the workflow run: content is
 // the last step's content. Like agent.Agent.Run, err is non-nil when the run
 // ended in ERROR or CANCELLED or could not be stored. Of the options, the
-// session, user and run ids, metadata and dependencies apply (dependencies
-// are passed to every step).
+// session, user, run and parent run ids, session state, metadata,
+// dependencies (passed to every step), journal, storage defaults and event
+// function apply; the others (WithOutputSchema, WithKnowledgeFilters,
+// WithAddHistoryToContext, WithTools, WithRequirements) are refused with an
+// *agent.UnsupportedOptionError before anything runs.
 func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
 	o := newCall(opts)
+	if err := w.refuse(o); err != nil {
+		return nil, err
+	}
 	return w.execute(ctx, w.newOutput(input, o), nil, o, nil)
+}
+
+// refuse returns the error of a run given an option the workflow cannot
+// honour (nil when it can honour them all). Agno's Workflow.run takes
+// neither an output schema, knowledge filters nor add_history_to_context:
+// those are its agents' and teams' own configuration. Resolutions of tool
+// requirements go to ContinueRun as step answers.
+func (w *Workflow) refuse(o agent.CallOptions) error {
+	unsupported := func(option, reason string) error {
+		return &agent.UnsupportedOptionError{Runner: w.Component(), Option: option, Reason: reason}
+	}
+	switch {
+	case len(o.OutputSchema) > 0:
+		return unsupported("WithOutputSchema", "a workflow's content is its last step's; give that step's agent or team the schema")
+	case o.KnowledgeFilters != nil:
+		return unsupported("WithKnowledgeFilters", "a workflow searches no knowledge; set KnowledgeFilters on its agents")
+	case o.AddHistoryToContext != nil:
+		return unsupported("WithAddHistoryToContext", "a workflow has no model context; set AddHistoryToContext on its agents and teams")
+	case o.Tools != nil:
+		return unsupported("WithTools", "resolve a paused step's tools with ContinueRun's answers (executor_requirements)")
+	case o.Requirements != nil:
+		return unsupported("WithRequirements", "resolve a paused step's requirements with ContinueRun's answers (executor_requirements)")
+	}
+	return nil
 }
 
 func newCall(opts []agent.RunOption) agent.CallOptions {
@@ -132,6 +162,10 @@ func newCall(opts []agent.RunOption) agent.CallOptions {
 func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		o := newCall(opts)
+		if err := w.refuse(o); err != nil {
+			yield(run.Event{}, err)
+			return
+		}
 		w.streamExec(ctx, w.newOutput(input, o), nil, o, yield)
 	}
 }
