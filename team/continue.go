@@ -181,7 +181,12 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 	if paused == nil {
 		return nil, nil, fmt.Errorf("team: ContinueRun needs the paused run")
 	}
+	co := agent.ResolveOptions(opts...)
+	if err := t.refuse(co, true); err != nil {
+		return nil, nil, err
+	}
 	ctx, c := t.withCollector(t.withTasks(ctx, paused), paused.MemberResponses)
+	c.filters = co.KnowledgeFilters
 	if paused.Status != run.StatusPaused {
 		return ctx, c, nil // the leader refuses it with run.ErrNotContinuable
 	}
@@ -195,7 +200,6 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		members[o.RunID] = &o
 		order = append(order, &o)
 	}
-	co := agent.ResolveOptions(opts...)
 	rs := &resumeState{paused: map[string][]*run.Output{}, done: map[string]*run.Output{}, inPlace: paused.Requirements, given: co.Requirements, tools: co.Tools}
 	taken := map[string]bool{} // member run ids
 	for _, r := range paused.Requirements {

@@ -264,12 +264,17 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 			opts = append(opts, agent.WithRunID(memberRunID(step, sub)), agent.WithJournal(journalFor(rc), rc.Attempt))
 		}
 	}
-	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok && c.sem != nil {
-		select {
-		case c.sem <- struct{}{}:
-			defer func() { <-c.sem }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok {
+		if c.filters != nil && mi.filters {
+			opts = append(opts, agent.WithKnowledgeFilters(c.filters))
+		}
+		if c.sem != nil {
+			select {
+			case c.sem <- struct{}{}:
+				defer func() { <-c.sem }()
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 	}
 	if emit != nil {

@@ -8,4 +8,7 @@
 // run (agent.WithJournal) journals its members' model and tool calls under
 // its own run id, with member run ids derived from the delegation, so a
 // resumed run repeats nothing a member completed (docs/adr/team-member-journal.md).
+// A run's options are its leader's, except knowledge filters, which go to
+// the members with a knowledge base; an option the team cannot honour is
+// refused (agent.ErrUnsupportedOption, docs/adr/run-option-refusal.md).
 package team

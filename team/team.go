@@ -114,6 +114,9 @@ type memberInfo struct {
 	id, name, description string
 	agent                 *agent.Agent // nil for a member team; its tools are listed
 	r                     member
+	// filters: the team run's knowledge filters are passed on to this
+	// member (see takesFilters).
+	filters bool
 }
 
 // Team is a leader and its members. It is safe for concurrent use.
@@ -123,6 +126,8 @@ type Team struct {
 	order   []*memberInfo
 	members map[string]*memberInfo
 	depth   int
+	// takesFilters: a member takes the run's knowledge filters.
+	takesFilters bool
 }
 
 // New validates cfg and builds the team's leader.
@@ -159,7 +164,11 @@ func New(cfg Config) (*Team, error) {
 		if m == nil {
 			return nil, fmt.Errorf("team: Members[%d] is nil", i)
 		}
-		if err := add(memberInfo{id: m.ID(), name: m.Name(), description: m.Config().Description, agent: m, r: m}); err != nil {
+		// As Agno: the run's knowledge filters go to a member with a
+		// knowledge base and no filters of its own.
+		mc := m.Config()
+		filters := mc.Knowledge != nil && len(mc.KnowledgeFilters) == 0
+		if err := add(memberInfo{id: m.ID(), name: m.Name(), description: mc.Description, agent: m, r: m, filters: filters}); err != nil {
 			return nil, err
 		}
 	}
@@ -171,9 +180,12 @@ func New(cfg Config) (*Team, error) {
 			return nil, fmt.Errorf("%w: member team %q nests %d levels, the limit is %d (MaxNestingDepth)", ErrNestingTooDeep, sub.ID(), sub.depth+1, MaxNestingDepth)
 		}
 		t.depth = max(t.depth, sub.depth+1)
-		if err := add(memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub}); err != nil {
+		if err := add(memberInfo{id: sub.ID(), name: sub.Name(), description: sub.cfg.Description, r: sub, filters: sub.takesFilters}); err != nil {
 			return nil, err
 		}
+	}
+	for _, mi := range t.order {
+		t.takesFilters = t.takesFilters || mi.filters
 	}
 	cfg.ID = agent.DefaultID(cfg.ID, cfg.Name)
 	t.cfg = cfg
@@ -245,8 +257,22 @@ func (t *Team) Mode() Mode { return t.cfg.Mode }
 // leader's run, stored as a team run, with member_responses holding the
 // member runs it delegated to (each also stored as its own run, with
 // parent_run_id the team run's), also when the team has no DB.
+//
+// The options are the leader's, as for an agent's run (ids, session state,
+// metadata, dependencies, output schema, add_history_to_context, journal,
+// storage defaults, event function), except WithKnowledgeFilters, which
+// goes, as in Agno, to the members with a knowledge base and no
+// KnowledgeFilters of their own (member teams pass it on); a team with no
+// such member refuses it. WithTools and WithRequirements are ContinueRun's.
+// A refused option is an *agent.UnsupportedOptionError, before anything
+// runs.
 func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	co := agent.ResolveOptions(opts...)
+	if err := t.refuse(co, false); err != nil {
+		return nil, err
+	}
 	ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
+	c.filters = co.KnowledgeFilters
 	out, err := t.leader.Run(ctx, input, opts...)
 	t.finish(ctx, c, out)
 	return out, err
@@ -259,13 +285,41 @@ func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption
 // the member's agent_id, its run_id and parent_run_id the team run's).
 func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		ctx, _ := t.withCollector(t.withTasks(ctx, nil), nil)
+		co := agent.ResolveOptions(opts...)
+		if err := t.refuse(co, false); err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
+		c.filters = co.KnowledgeFilters
 		for ev, err := range t.leader.Stream(ctx, input, opts...) {
 			if !yield(ev, err) {
 				return
 			}
 		}
 	}
+}
+
+// refuse returns the error of a run given an option the team cannot honour
+// (nil when it honours them all). The leader, an agent, honours the run's
+// own options (ids, session state, metadata, dependencies, output schema,
+// add_history_to_context, journal, storage defaults, event function);
+// knowledge filters go to the members that take them (takesFilters); the
+// resolutions of paused tools (WithTools, WithRequirements) only to a
+// continue.
+func (t *Team) refuse(co agent.CallOptions, continuing bool) error {
+	unsupported := func(option, reason string) error {
+		return &agent.UnsupportedOptionError{Runner: t.Component(), Option: option, Reason: reason}
+	}
+	switch {
+	case co.KnowledgeFilters != nil && !t.takesFilters:
+		return unsupported("WithKnowledgeFilters", "no member has a knowledge base without knowledge filters of its own")
+	case !continuing && co.Tools != nil:
+		return unsupported("WithTools", "resolved tools are for ContinueRun")
+	case !continuing && co.Requirements != nil:
+		return unsupported("WithRequirements", "resolved requirements are for ContinueRun")
+	}
+	return nil
 }
 
 // CancelRun cancels a team run in progress in this process (and the member
@@ -276,10 +330,13 @@ func (t *Team) CancelRun(runID string) bool { return t.leader.CancelRun(runID) }
 // finished; a continued member run replaces its paused version.
 type collector struct {
 	// sem bounds the member runs running at once (MaxConcurrentMembers).
-	sem  chan struct{}
-	mu   sync.Mutex
-	runs []json.RawMessage
-	ids  []string
+	sem chan struct{}
+	// filters are the run's knowledge filters (WithKnowledgeFilters), for
+	// the members that take them; read-only once the run started.
+	filters map[string]any
+	mu      sync.Mutex
+	runs    []json.RawMessage
+	ids     []string
 }
 
 type collectorKey struct{ t *Team }
