@@ -186,7 +186,7 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		return nil, nil, err
 	}
 	ctx, c := t.withCollector(t.withTasks(ctx, paused), paused.MemberResponses)
-	c.filters = co.KnowledgeFilters
+	c.forMembers(co, t.runMetadata(paused.Metadata))
 	if paused.Status != run.StatusPaused {
 		return ctx, c, nil // the leader refuses it with run.ErrNotContinuable
 	}

@@ -268,6 +268,9 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 		if c.filters != nil && mi.filters {
 			opts = append(opts, agent.WithKnowledgeFilters(c.filters))
 		}
+		if c.metadata != nil {
+			opts = append(opts, agent.WithMetadata(c.metadata))
+		}
 		if c.sem != nil {
 			select {
 			case c.sem <- struct{}{}:

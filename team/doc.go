@@ -9,6 +9,7 @@
 // its own run id, with member run ids derived from the delegation, so a
 // resumed run repeats nothing a member completed (docs/adr/team-member-journal.md).
 // A run's options are its leader's, except knowledge filters, which go to
-// the members with a knowledge base; an option the team cannot honour is
+// the members with a knowledge base (member runs also get the team run's
+// metadata and dependencies); an option the team cannot honour is
 // refused (agent.ErrUnsupportedOption, docs/adr/run-option-refusal.md).
 package team

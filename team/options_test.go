@@ -228,3 +228,47 @@ func TestContinueRun_RefusesKnowledgeFiltersNoMemberTakes(t *testing.T) {
 		t.Errorf("the leader was called %d times", n)
 	}
 }
+
+// The team run's metadata (Config.Metadata with WithMetadata over it) is,
+// as in Agno, every member run's, with the member's own configuration.
+func TestRun_MemberRunsGetTheTeamRunsMetadata(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			t.Parallel()
+			d := openDB(t)
+			sub := mustTeam(t, Config{ID: "sub", Model: script(call(ToolDelegate, map[string]any{"member_id": "nested", "task": "x"}), answer("sub done")),
+				Members: []*agent.Agent{mustAgent(t, agent.Config{ID: "nested", Model: scripted.Reply("ok"), DB: d})}, DB: d})
+			tm := mustTeam(t, Config{ID: "t", DB: d, Metadata: map[string]any{"team": "t"}, Model: script(
+				call(ToolDelegate, map[string]any{"member_id": "m", "task": "x"}),
+				call(ToolDelegate, map[string]any{"member_id": "sub", "task": "x"}),
+				answer("done")),
+				Members: []*agent.Agent{mustAgent(t, agent.Config{ID: "m", Model: scripted.Reply("ok"), DB: d, Metadata: map[string]any{"member": "m"}})},
+				Teams:   []*Team{sub}})
+			opts := []agent.RunOption{agent.WithSessionID("s"), agent.WithMetadata(map[string]any{"caller": "c"})}
+			if stream {
+				collect(t, tm.Stream(context.Background(), run.TextInput("go"), opts...))
+			} else if _, err := tm.Run(context.Background(), run.TextInput("go"), opts...); err != nil {
+				t.Fatal(err)
+			}
+			rows := sessionRuns(t, d, "s")
+			if len(rows) != 4 {
+				t.Fatalf("%d runs stored, want 4 (team, m, sub, nested)", len(rows))
+			}
+			for _, r := range rows {
+				out, err := r.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				md := out.Metadata
+				who := out.AgentID + out.TeamID
+				if md["caller"] != "c" || md["team"] != "t" {
+					t.Errorf("run of %s: metadata %v lacks the team run's", who, md)
+				}
+				if who == "m" && md["member"] != "m" {
+					t.Errorf("member m: metadata %v lacks its own", md)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"iter"
+	"maps"
 	"sync"
 
 	"github.com/agentryhq/agentry/agent"
@@ -263,7 +264,8 @@ func (t *Team) Mode() Mode { return t.cfg.Mode }
 // storage defaults, event function), except WithKnowledgeFilters, which
 // goes, as in Agno, to the members with a knowledge base and no
 // KnowledgeFilters of their own (member teams pass it on); a team with no
-// such member refuses it. WithTools and WithRequirements are ContinueRun's.
+// such member refuses it. Member runs also get the team run's metadata
+// and dependencies, as in Agno. WithTools and WithRequirements are ContinueRun's.
 // A refused option is an *agent.UnsupportedOptionError, before anything
 // runs.
 func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
@@ -272,7 +274,7 @@ func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption
 		return nil, err
 	}
 	ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
-	c.filters = co.KnowledgeFilters
+	c.forMembers(co, t.runMetadata(co.Metadata))
 	out, err := t.leader.Run(ctx, input, opts...)
 	t.finish(ctx, c, out)
 	return out, err
@@ -291,7 +293,7 @@ func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOpt
 			return
 		}
 		ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
-		c.filters = co.KnowledgeFilters
+		c.forMembers(co, t.runMetadata(co.Metadata))
 		for ev, err := range t.leader.Stream(ctx, input, opts...) {
 			if !yield(ev, err) {
 				return
@@ -332,14 +334,36 @@ type collector struct {
 	// sem bounds the member runs running at once (MaxConcurrentMembers).
 	sem chan struct{}
 	// filters are the run's knowledge filters (WithKnowledgeFilters), for
-	// the members that take them; read-only once the run started.
-	filters map[string]any
-	mu      sync.Mutex
-	runs    []json.RawMessage
-	ids     []string
+	// the members that take them, and metadata the team run's metadata,
+	// for every member run (as Agno's delegation passes both); read-only
+	// once the run started.
+	filters, metadata map[string]any
+	mu                sync.Mutex
+	runs              []json.RawMessage
+	ids               []string
 }
 
 type collectorKey struct{ t *Team }
+
+// forMembers keeps what the team run hands on to its member runs.
+func (c *collector) forMembers(co agent.CallOptions, metadata map[string]any) {
+	c.filters, c.metadata = co.KnowledgeFilters, metadata
+}
+
+// runMetadata is a team run's metadata: Config.Metadata with the run's
+// (WithMetadata) over it, as the leader stamps the team run.
+func (t *Team) runMetadata(md map[string]any) map[string]any {
+	if len(t.cfg.Metadata) == 0 {
+		return md
+	}
+	if len(md) == 0 {
+		return t.cfg.Metadata
+	}
+	out := make(map[string]any, len(t.cfg.Metadata)+len(md))
+	maps.Copy(out, t.cfg.Metadata)
+	maps.Copy(out, md)
+	return out
+}
 
 func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (context.Context, *collector) {
 	ctx = context.WithValue(ctx, runningTeamKey{}, t)
