@@ -42,3 +42,12 @@ type Runner interface {
 }
 
 var _ Runner = (*Agent)(nil)
+
+// OptionChecker is a Runner that tells, before a run, whether it honours
+// the options: CheckOptions returns the *UnsupportedOptionError its Run
+// would, without running anything. A server checks a request with it before
+// it stores a run (a background run's PENDING row) that the runner would
+// then refuse.
+type OptionChecker interface {
+	CheckOptions(opts ...RunOption) error
+}

@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,31 +115,42 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	}
 }
 
-// agentConfigReporter is a target configured as an agent: the only kind
-// whose runs take knowledge_filters and add_history_to_context (a team or a
-// workflow would ignore them).
+// agentConfigReporter is a target configured as an agent.
 type agentConfigReporter interface{ Config() agent.Config }
 
-// checkRunOverrides refuses, before anything runs or is stored, the per-run
-// overrides a target cannot apply: knowledge_filters need an agent with a
-// knowledge base, add_history_to_context an agent.
+// formFields name the run form's fields after the run options they become,
+// for the messages of refused options.
+var formFields = map[string]string{"WithOutputSchema": "output_schema", "WithKnowledgeFilters": "knowledge_filters",
+	"WithAddHistoryToContext": "add_history_to_context"}
+
+// checkRunOverrides refuses, before anything runs or is stored (a
+// background run's PENDING row), the per-run fields a target cannot apply:
+// knowledge_filters need an agent with a knowledge base; a team or a
+// workflow is asked (agent.OptionChecker) whether it honours the options
+// the fields become, as its Run would refuse them.
 func checkRunOverrides(t runTarget, req *runRequest) error {
-	if req.KnowledgeFilters == nil && req.AddHistoryToContext == nil {
+	if a, ok := t.(agentConfigReporter); ok {
+		if req.KnowledgeFilters != nil && a.Config().Knowledge == nil {
+			return errorf(http.StatusUnprocessableEntity, "field \"knowledge_filters\" is not supported for agent %s: it has no knowledge base", t.Component().ID)
+		}
 		return nil
 	}
-	c := t.Component()
-	a, ok := t.(agentConfigReporter)
+	oc, ok := t.(agent.OptionChecker)
 	if !ok {
-		field := "knowledge_filters"
-		if req.KnowledgeFilters == nil {
-			field = "add_history_to_context"
-		}
-		return errorf(http.StatusUnprocessableEntity, "field %q is not supported for %s runs; only agent runs take it", field, c.Type)
+		return nil
 	}
-	if req.KnowledgeFilters != nil && a.Config().Knowledge == nil {
-		return errorf(http.StatusUnprocessableEntity, "field \"knowledge_filters\" is not supported for agent %s: it has no knowledge base", c.ID)
+	var opts []agent.RunOption
+	if len(req.OutputSchema) > 0 {
+		opts = append(opts, agent.WithOutputSchema(req.OutputSchema, ""))
 	}
-	return nil
+	opts = append(opts, runOverrides(req.KnowledgeFilters, req.AddHistoryToContext)...)
+	err := oc.CheckOptions(opts...)
+	var ue *agent.UnsupportedOptionError
+	if errors.As(err, &ue) {
+		c := t.Component()
+		return errorf(http.StatusUnprocessableEntity, "field %q is not supported for %s %s: %s", cmp.Or(formFields[ue.Option], ue.Option), c.Type, c.ID, ue.Reason)
+	}
+	return err
 }
 
 // runOverrides are the run options of the per-run overrides of the run form

@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 	"github.com/agentryhq/agentry/vectordb/embedded"
 )
 
@@ -75,7 +76,11 @@ func knowledgeRunServer(t *testing.T, durable bool) (string, *recordingModel) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{DBs: []*db.DB{d}, Agents: []*agent.Agent{kb, plain}, Teams: []*team.Team{crew}}
+	flow, err := workflow.New(workflow.Config{ID: "flow", DB: d, Steps: []workflow.Step{{Name: "plain", Runner: plain}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{DBs: []*db.DB{d}, Agents: []*agent.Agent{kb, plain}, Teams: []*team.Team{crew}, Workflows: []*workflow.Workflow{flow}}
 	if durable {
 		cfg.Queue = &queue.Config{PollInterval: 20 * time.Millisecond}
 	}
@@ -152,15 +157,16 @@ func knowledgeFiltersNarrowTheSearch(t *testing.T, background bool) {
 }
 
 // knowledge_filters that no search could apply are refused: for an agent
-// without a knowledge base, for a team, in a shape Agentry's filters do not
-// have.
+// without a knowledge base, for a team without a member taking them, for a
+// workflow, in a shape Agentry's filters do not have.
 func TestRunForm_KnowledgeFiltersThatCannotApplyAre422(t *testing.T) {
 	t.Parallel()
 	u, _ := knowledgeRunServer(t, false)
 	for _, tt := range []struct{ path, filters, detail string }{
 		{"/agents/plain/runs", `{"a": "b"}`, "it has no knowledge base"},
-		{"/teams/crew/runs", `{"a": "b"}`, "not supported for team runs"},
-		{"/teams/crew/runs", ``, "not supported for team runs"}, // add_history_to_context below
+		{"/teams/crew/runs", `{"a": "b"}`, "no member has a knowledge base"},
+		{"/workflows/flow/runs", `{"a": "b"}`, `field "knowledge_filters" is not supported for workflow flow`},
+		{"/workflows/flow/runs", ``, `field "add_history_to_context" is not supported for workflow flow`}, // add_history_to_context below
 		{"/agents/kb/runs", `{"a": {"nested": 1}}`, "value must be a string, number or boolean"},
 		{"/agents/kb/runs", `{"op": "AND", "conditions": []}`, "filter expressions"},
 		{"/agents/kb/runs", `[{"op": "EQ", "key": "a", "value": 1}]`, "filter expression lists"},
@@ -245,5 +251,30 @@ func TestRunForm_VersionRunsThatConfigVersion(t *testing.T) {
 	res := postForm(t, u+"/agents/plain/runs", map[string]string{"message": "hi", "stream": "false", "version": "1"}, nil)
 	if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.detail(t), "config file, which has no versions") {
 		t.Errorf("version of a configured agent: %d %s", res.status, res.body)
+	}
+}
+
+// A team or a workflow is asked, before anything is stored, whether it
+// honours the run's fields: a workflow refuses output_schema (its Run
+// would: a 500 after the run was stored, before the check), a team takes
+// add_history_to_context (its leader applies it).
+func TestRunForm_TeamsAndWorkflowsRefuseWhatTheirRunsWould(t *testing.T) {
+	t.Parallel()
+	u, _ := knowledgeRunServer(t, false)
+	schema := `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`
+	for _, background := range []string{"false", "true"} {
+		res := postForm(t, u+"/workflows/flow/runs", map[string]string{"message": "hi", "stream": "false", "background": background,
+			"output_schema": schema, "session_id": "wf-" + background}, nil)
+		if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.detail(t), `field "output_schema" is not supported for workflow flow`) {
+			t.Errorf("workflow output_schema, background=%s: %d %s", background, res.status, res.body)
+		}
+		list := get(t, u+"/sessions/wf-"+background+"?type=workflow", nil)
+		if list.status != http.StatusNotFound {
+			t.Errorf("a refused workflow run stored its session: %d %s", list.status, list.body)
+		}
+	}
+	res := postForm(t, u+"/teams/crew/runs", map[string]string{"message": "hi", "stream": "false", "add_history_to_context": "false"}, nil)
+	if res.status != http.StatusOK {
+		t.Errorf("team add_history_to_context: %d %s", res.status, res.body)
 	}
 }

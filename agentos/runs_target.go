@@ -24,6 +24,9 @@ var (
 	_ runTarget = (*agent.Agent)(nil)
 	_ runTarget = (*team.Team)(nil)
 	_ runTarget = (*workflow.Workflow)(nil)
+
+	_ agent.OptionChecker = (*team.Team)(nil)
+	_ agent.OptionChecker = (*workflow.Workflow)(nil)
 )
 
 // Optional abilities of a runTarget, read into the runs the server stores

@@ -302,6 +302,12 @@ func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOpt
 	}
 }
 
+// CheckOptions returns the error Run would refuse opts with, if any
+// (agent.OptionChecker).
+func (t *Team) CheckOptions(opts ...agent.RunOption) error {
+	return t.refuse(agent.ResolveOptions(opts...), false)
+}
+
 // refuse returns the error of a run given an option the team cannot honour
 // (nil when it honours them all). The leader, an agent, honours the run's
 // own options (ids, session state, metadata, dependencies, output schema,

@@ -116,6 +116,12 @@ func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOp
 	return w.execute(ctx, w.newOutput(input, o), nil, o, nil)
 }
 
+// CheckOptions returns the error Run would refuse opts with, if any
+// (agent.OptionChecker).
+func (w *Workflow) CheckOptions(opts ...agent.RunOption) error {
+	return w.refuse(agent.ResolveOptions(opts...))
+}
+
 // refuse returns the error of a run given an option the workflow cannot
 // honour (nil when it can honour them all). Agno's Workflow.run takes
 // neither an output schema, knowledge filters nor add_history_to_context:
