@@ -242,8 +242,12 @@ func (cm *CodeMode) Restart(ctx context.Context, session, user string) error {
 }
 
 // mayUse reports whether user may use an interpreter or state owned by
-// owner: an unowned one anybody, an owned one only its owner.
-func mayUse(owner, user string) bool { return owner == "" || owner == user }
+// owner: only its owner. One made by a run without a user ("") is reached
+// only by runs without a user; a run with a user never claims it, since
+// nothing says the environment is theirs (a session first run by a Go
+// program without a user id, or before user isolation was turned on, may be
+// anybody's), and its variables would be theirs to read.
+func mayUse(owner, user string) bool { return owner == user }
 
 // acquire returns session's kernel, busy for the caller.
 func (cm *CodeMode) acquire(ctx context.Context, session, user string) (*kernel, error) {
@@ -268,9 +272,6 @@ func (cm *CodeMode) acquire(ctx context.Context, session, user string) (*kernel,
 				cm.mu.Unlock()
 				<-k.busy
 				continue
-			}
-			if k.owner == "" {
-				k.owner = user // the first run with a user claims the environment
 			}
 			cm.touch(k)
 			cm.mu.Unlock()

@@ -180,15 +180,38 @@ func TestSessions_AnotherUsersInterpreterIsRefused(t *testing.T) {
 			t.Fatalf("err = %v, want ErrForeignSession", err)
 		}
 	}
-	// An environment first used without a user is claimed by the first user.
-	if _, err := cm.Run(ctx, "anon", "", "let x = 1"); err != nil {
-		t.Fatal(err)
+}
+
+// An environment first used without a user (a Go program's session, or one
+// from before user isolation was turned on) is not claimed by the first run
+// with a user: that user would read the variables of whoever ran it. It
+// stays reachable by runs without a user only, in memory and once saved.
+func TestSessions_AnOwnerlessEnvironmentIsNotClaimedByAUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, path := openSQLite(t)
+	cfg := codemode.Config{Persist: true, DB: d}
+	cm := newCM(t, cfg)
+	runAs(t, cm, "anon", "", "let secret = 'nobody said who'")
+	refused := func(cm *codemode.CodeMode, where string) {
+		t.Helper()
+		if _, err := cm.Run(ctx, "anon", "carol", "secret"); !errors.Is(err, codemode.ErrForeignSession) {
+			t.Fatalf("%s: carol on an owner-less environment: err = %v, want ErrForeignSession", where, err)
+		}
+		if err := cm.Restart(ctx, "anon", "carol"); !errors.Is(err, codemode.ErrForeignSession) {
+			t.Fatalf("%s: carol restarting an owner-less environment: err = %v, want ErrForeignSession", where, err)
+		}
 	}
-	if c, err := cm.Run(ctx, "anon", "carol", "x"); err != nil || resultOf(t, c) != float64(1) {
-		t.Fatalf("claiming an anonymous environment: %v", err)
+	refused(cm, "in memory")
+	if c := runAs(t, cm, "anon", "", "secret"); resultOf(t, c) != "nobody said who" {
+		t.Fatalf("the run without a user after carol was refused: %s", c.JSON())
 	}
-	if _, err := cm.Run(ctx, "anon", "dave", "x"); !errors.Is(err, codemode.ErrForeignSession) {
-		t.Fatalf("after carol claimed it: err = %v", err)
+	cm.Close()
+
+	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
+	refused(cm2, "saved")
+	if c := runAs(t, cm2, "anon", "", "secret"); resultOf(t, c) != "nobody said who" {
+		t.Fatalf("restored without a user: %s", c.JSON())
 	}
 }
 

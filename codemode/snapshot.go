@@ -69,11 +69,17 @@ func (cm *CodeMode) loadSnapshot(ctx context.Context, session, user string) (doc
 		return nil, "", "", err
 	}
 	if doc != nil {
+		if unreadable {
+			// Nothing of it is restored, so only an owner it names can keep
+			// others out; one that names none (or whose owner cannot be
+			// read) is replaced by the next save of whoever runs.
+			if doc.Owner != "" && doc.Owner != user {
+				return nil, "", "", ErrForeignSession
+			}
+			return nil, "", noticeUnreadable, nil
+		}
 		if !mayUse(doc.Owner, user) {
 			return nil, "", "", ErrForeignSession
-		}
-		if unreadable {
-			return nil, "", noticeUnreadable, nil
 		}
 		return doc, "from the saved state of this session", "", nil
 	}
