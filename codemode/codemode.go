@@ -225,6 +225,7 @@ func (cm *CodeMode) Restart(ctx context.Context, session, user string) error {
 	cm.mu.Unlock()
 	if k != nil {
 		k.interruptRunning(ReasonRestart)
+		k.stopSaving()
 	}
 	if cm.cfg.Persist {
 		// The session's saved state must not come back, and its absence

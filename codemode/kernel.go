@@ -50,6 +50,11 @@ type kernel struct {
 	// snapshot bookkeeping (see snapshot.go).
 	lastSaved   [32]byte
 	lastSkipped string
+	// saveMu is held by a save; noSave (guarded by it) is set when the
+	// session was restarted or forgotten, so a cell that ends after that
+	// does not write its state back.
+	saveMu sync.Mutex
+	noSave bool
 
 	// Registry bookkeeping, guarded by cm.mu.
 	lastUsed time.Time

@@ -107,16 +107,26 @@ func (cm *CodeMode) readDoc(ctx context.Context, path string) (*snapshotDoc, err
 	if err != nil {
 		return nil, fmt.Errorf("codemode: reading the saved state: %w", err)
 	}
+	doc, err := decodeSnapshot(f.Content)
+	if err != nil {
+		cm.cfg.Logger.Warn("codemode: ignoring an unreadable snapshot; the session starts empty",
+			"namespace", cm.cfg.Namespace, "path", path, "owner", doc.Owner, "err", err)
+		return doc, errUnreadableSnapshot
+	}
+	return doc, nil
+}
+
+// decodeSnapshot decodes a stored snapshot. One that is not of this version
+// (or not a snapshot at all) is an error, with a doc holding only the owner
+// it names, when that much can be read.
+func decodeSnapshot(b []byte) (*snapshotDoc, error) {
 	var doc snapshotDoc
-	err = json.Unmarshal(f.Content, &doc)
+	err := json.Unmarshal(b, &doc)
 	if err == nil && doc.Version != snapshotVersion {
 		err = fmt.Errorf("version %d, not %d", doc.Version, snapshotVersion)
 	}
 	if err != nil {
-		owner := snapshotOwner(f.Content)
-		cm.cfg.Logger.Warn("codemode: ignoring an unreadable snapshot; the session starts empty",
-			"namespace", cm.cfg.Namespace, "path", path, "owner", owner, "err", err)
-		return &snapshotDoc{Owner: owner}, errUnreadableSnapshot
+		return &snapshotDoc{Owner: snapshotOwner(b)}, err
 	}
 	return &doc, nil
 }
@@ -152,6 +162,11 @@ func snapshotOwner(b []byte) string {
 // left out of that comparison: a state that did not change is not written
 // again because a second has passed.
 func (cm *CodeMode) saveSnapshot(ctx context.Context, k *kernel, doc *snapshotDoc) error {
+	k.saveMu.Lock()
+	defer k.saveMu.Unlock()
+	if k.noSave {
+		return nil // restarted or forgotten since the cell began
+	}
 	doc.SavedAt = 0
 	b, err := doc.marshal()
 	if err != nil {
@@ -309,6 +324,15 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		n = append(n, "could not restore: "+strings.Join(failed, ", "))
 	}
 	return strings.Join(n, "; ")
+}
+
+// stopSaving makes k's later saves no-ops, once a save under way (begun
+// before k was restarted or forgotten) has ended: what it saved is then
+// replaced or deleted by the caller, not written over afterwards.
+func (k *kernel) stopSaving() {
+	k.saveMu.Lock()
+	k.noSave = true
+	k.saveMu.Unlock()
 }
 
 func (d *snapshotDoc) marshal() ([]byte, error) { return json.Marshal(d) }
