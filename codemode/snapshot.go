@@ -133,28 +133,33 @@ func decodeSnapshot(b []byte) (*snapshotDoc, error) {
 
 // snapshotOwner reads the owner member of a stored snapshot that does not
 // decode (its other members of the wrong type, or the text cut short after
-// the owner): "" when there is none to read.
+// the owner): "" when there is none to read. It matches the member as
+// json.Unmarshal does (the key in any case, the last one that is a string
+// winning, null changing nothing), so it names the owner a decode of the
+// same bytes would; an owner of another type is passed over.
 func snapshotOwner(b []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
+	owner := ""
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return ""
+			return owner
 		}
-		if key == "owner" {
-			owner, _ := dec.Token()
-			s, _ := owner.(string)
-			return s
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return owner
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return ""
+		if k, _ := key.(string); strings.EqualFold(k, "owner") {
+			var s *string
+			if json.Unmarshal(v, &s) == nil && s != nil {
+				owner = *s
+			}
 		}
 	}
-	return ""
+	return owner
 }
 
 // saveSnapshot stamps doc with the time and writes it for the session (and
