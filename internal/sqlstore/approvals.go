@@ -27,14 +27,14 @@ func (s *Store) CreateApproval(ctx context.Context, a *db.Approval) error {
 	return s.fail("insert approval "+a.ID, err)
 }
 
-func scanApproval(sc interface{ Scan(...any) error }) (*db.Approval, error) {
+func scanApproval(sc scanner) (*db.Approval, error) {
 	var a db.Approval
 	var appType, tool, agentID, teamID, wfID, user, sched, schedRun, source, by, runStatus sql.NullString
 	var toolArgs, reqs, ctxJSON, res []byte
 	var expires, resolvedAt, updated looseNull
 	if err := sc.Scan(&a.ID, &a.RunID, &a.SessionID, &a.Status, &a.SourceType, &appType, &a.PauseType, &tool, &toolArgs, &expires,
 		&agentID, &teamID, &wfID, &user, &sched, &schedRun, &source, &reqs, &ctxJSON, &res, &by, &resolvedAt, intCol{&a.CreatedAt}, &updated, &runStatus); err != nil {
-		return nil, err
+		return nil, undecodable("approvals", a.ID, err)
 	}
 	a.ApprovalType, a.ToolName, a.AgentID, a.TeamID, a.WorkflowID = appType.String, tool.String, agentID.String, teamID.String, wfID.String
 	a.UserID, a.ScheduleID, a.ScheduleRunID, a.SourceName, a.ResolvedBy, a.RunStatus = user.String, sched.String, schedRun.String, source.String, by.String, runStatus.String
@@ -45,7 +45,7 @@ func scanApproval(sc interface{ Scan(...any) error }) (*db.Approval, error) {
 	}{{&a.ToolArgs, toolArgs}, {&a.Requirements, reqs}, {&a.Context, ctxJSON}, {&a.ResolutionData, res}} {
 		v, err := decodeJSON(j.b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: approval %s: %w", db.ErrCorruptRow, a.ID, err)
+			return nil, &db.CorruptRowError{Table: "approvals", ID: a.ID, Err: err}
 		}
 		*j.dst = v
 	}
@@ -67,7 +67,8 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*db.Approval, error
 	return a, nil
 }
 
-// ListApprovals pages rows in scope, newest first, and counts the matches.
+// ListApprovals pages rows in scope, newest first, and counts the matches;
+// an undecodable row is left out and reported as in ListSessions.
 func (s *Store) ListApprovals(ctx context.Context, f db.ApprovalFilter) ([]db.Approval, int, error) {
 	w := &where{}
 	w.eq("status", f.Status)
@@ -90,15 +91,11 @@ func (s *Store) ListApprovals(ctx context.Context, f db.ApprovalFilter) ([]db.Ap
 		return nil, 0, s.fail("list approvals", err)
 	}
 	defer rows.Close()
-	var out []db.Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, 0, s.fail("list approvals", err)
-		}
-		out = append(out, *a)
+	out, corrupt, err := decodeRows(rows, []db.Approval(nil), scanApproval)
+	if err != nil {
+		return nil, 0, s.fail("list approvals", err)
 	}
-	return out, total, s.fail("list approvals", rows.Err())
+	return out, total, corrupt
 }
 
 // ResolveApproval moves a pending row in scope to status: one UPDATE

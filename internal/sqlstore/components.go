@@ -243,15 +243,11 @@ func (s *Store) ListComponents(ctx context.Context, f db.ComponentFilter) ([]db.
 		return nil, 0, s.fail("list components", err)
 	}
 	defer rows.Close()
-	out := []db.Component{}
-	for rows.Next() {
-		c, err := scanComponent(rows)
-		if err != nil {
-			return nil, 0, s.fail("list components", err)
-		}
-		out = append(out, *c)
+	out, corrupt, err := decodeRows(rows, []db.Component{}, scanComponent)
+	if err != nil {
+		return nil, 0, s.fail("list components", err)
 	}
-	return out, total, s.fail("list components", rows.Err())
+	return out, total, corrupt
 }
 
 func (s *Store) UpdateComponent(ctx context.Context, id string, p db.ComponentPatch, at int64) (*db.Component, error) {
@@ -553,15 +549,11 @@ func (s *Store) ListConfigs(ctx context.Context, id string) ([]db.ComponentConfi
 		return nil, s.fail("list configs of "+id, err)
 	}
 	defer rows.Close()
-	out := []db.ComponentConfig{}
-	for rows.Next() {
-		c, err := scanConfig(rows)
-		if err != nil {
-			return nil, s.fail("list configs of "+id, err)
-		}
-		out = append(out, *c)
+	out, corrupt, err := decodeRows(rows, []db.ComponentConfig{}, scanConfig)
+	if err != nil {
+		return nil, s.fail("list configs of "+id, err)
 	}
-	return out, s.fail("list configs of "+id, rows.Err())
+	return out, corrupt
 }
 
 func (s *Store) DeleteConfig(ctx context.Context, id string, version int, at int64) error {
@@ -647,30 +639,41 @@ func (s *Store) SetCurrentVersion(ctx context.Context, id string, version int, a
 	return out, err
 }
 
+// linkKey names a link row in errors.
+func linkKey(id string, version int, kind, key string) string {
+	return fmt.Sprintf("%s v%d %s %s", id, version, kind, key)
+}
+
 func (s *Store) links(ctx context.Context, q Querier, id string, version int) ([]db.ComponentLink, error) {
 	rows, err := q.QueryContext(ctx, s.d.Bind("SELECT "+linkCols+" FROM "+s.compLinks()+" WHERE parent_component_id = ? AND parent_version = ? ORDER BY position, link_kind, link_key"), id, version)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []db.ComponentLink{}
-	for rows.Next() {
+	// A link that does not decode is reported (joined *db.CorruptRowError)
+	// next to the others: a write checking the links fails on it, a list
+	// serves the rest.
+	out, corrupt, err := decodeRows(rows, []db.ComponentLink{}, func(sc scanner) (*db.ComponentLink, error) {
 		var (
 			l        db.ComponentLink
 			childVer looseNull
 			meta     []byte
 			cr, up   looseNull
 		)
-		if err := rows.Scan(&l.ParentComponentID, &l.ParentVersion, &l.LinkKind, &l.LinkKey, &l.ChildComponentID, &childVer, &l.Position, &meta, &cr, &up); err != nil {
-			return nil, err
+		if err := sc.Scan(&l.ParentComponentID, &l.ParentVersion, &l.LinkKind, &l.LinkKey, &l.ChildComponentID, &childVer, &l.Position, &meta, &cr, &up); err != nil {
+			return nil, undecodable("component_links", linkKey(id, version, l.LinkKind, l.LinkKey), err)
 		}
 		l.ChildVersion, l.CreatedAt, l.UpdatedAt = int(childVer.Int64), cr.Int64, up.Int64
+		var err error
 		if l.Meta, err = decodeJSON(meta); err != nil {
-			return nil, fmt.Errorf("%w: meta of a link of %s v%d: %v", db.ErrCorruptRow, id, version, err)
+			return nil, &db.CorruptRowError{Table: "component_links", ID: linkKey(id, version, l.LinkKind, l.LinkKey), Err: fmt.Errorf("meta: %w", err)}
 		}
-		out = append(out, l)
+		return &l, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, corrupt
 }
 
 func (s *Store) ListLinks(ctx context.Context, id string, version int) ([]db.ComponentLink, error) {
@@ -678,7 +681,10 @@ func (s *Store) ListLinks(ctx context.Context, id string, version int) ([]db.Com
 		return nil, s.fail("list links of "+id, err)
 	}
 	out, err := s.links(ctx, s.r, id, version)
-	return out, s.fail("list links of "+id, err)
+	if err != nil && !errors.Is(err, db.ErrCorruptRow) {
+		return nil, s.fail("list links of "+id, err)
+	}
+	return out, err
 }
 
 func scanComponent(sc scanner) (*db.Component, error) {
@@ -690,15 +696,27 @@ func scanComponent(sc scanner) (*db.Component, error) {
 		updated, deleted        looseNull
 	)
 	if err := sc.Scan(&c.ComponentID, &c.ComponentType, &name, &user, &description, &current, &meta, intCol{&c.CreatedAt}, &updated, &deleted); err != nil {
-		return nil, err
+		return nil, undecodable("components", c.ComponentID, err)
 	}
 	var err error
 	if c.Metadata, err = decodeJSON(meta); err != nil {
-		return nil, fmt.Errorf("%w: metadata of component %s: %v", db.ErrCorruptRow, c.ComponentID, err)
+		return nil, &db.CorruptRowError{Table: "components", ID: c.ComponentID, Err: fmt.Errorf("metadata: %w", err)}
 	}
 	c.Name, c.UserID, c.Description = name.String, user.String, description.String
 	c.CurrentVersion, c.UpdatedAt, c.DeletedAt = int(current.Int64), updated.Int64, deleted.Int64
 	return &c, nil
+}
+
+// errConfigNotObject reports a stored config that is no JSON object.
+var errConfigNotObject = errors.New("config is not a JSON object")
+
+// configKey names a config row (component_id, version) in errors; empty
+// when the row never arrived.
+func configKey(id string, version int) string {
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s v%d", id, version)
 }
 
 func scanConfig(sc scanner) (*db.ComponentConfig, error) {
@@ -709,11 +727,11 @@ func scanConfig(sc scanner) (*db.ComponentConfig, error) {
 		updated      looseNull
 	)
 	if err := sc.Scan(&c.ComponentID, &c.Version, &label, &c.Stage, &config, &notes, intCol{&c.CreatedAt}, &updated); err != nil {
-		return nil, err
+		return nil, undecodable("component_configs", configKey(c.ComponentID, c.Version), err)
 	}
 	var err error
 	if c.Config, err = decodeJSON(config); err != nil || len(c.Config) == 0 || c.Config[0] != '{' {
-		return nil, fmt.Errorf("%w: config of component %s v%d is not a JSON object", db.ErrCorruptRow, c.ComponentID, c.Version)
+		return nil, &db.CorruptRowError{Table: "component_configs", ID: configKey(c.ComponentID, c.Version), Err: errConfigNotObject}
 	}
 	c.Label, c.Notes, c.UpdatedAt = label.String, notes.String, updated.Int64
 	return &c, nil

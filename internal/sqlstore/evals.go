@@ -50,7 +50,8 @@ func (s *Store) GetEvalRun(ctx context.Context, runID string) (*db.EvalRun, erro
 	return e, nil
 }
 
-// ListEvalRuns returns one page of eval runs in scope and the total count.
+// ListEvalRuns returns one page of eval runs in scope and the total count;
+// an undecodable row is left out and reported as in ListSessions.
 func (s *Store) ListEvalRuns(ctx context.Context, f db.EvalFilter) ([]db.EvalRun, int, error) {
 	w := &where{}
 	w.eq("agent_id", f.AgentID)
@@ -82,18 +83,11 @@ func (s *Store) ListEvalRuns(ctx context.Context, f db.EvalFilter) ([]db.EvalRun
 		return nil, 0, s.fail("list eval runs", err)
 	}
 	defer rows.Close()
-	out := []db.EvalRun{}
-	for rows.Next() {
-		e, err := scanEvalRun(rows)
-		if err != nil {
-			return nil, 0, s.fail("list eval runs", err)
-		}
-		out = append(out, *e)
-	}
-	if err := rows.Err(); err != nil {
+	out, corrupt, err := decodeRows(rows, []db.EvalRun{}, scanEvalRun)
+	if err != nil {
 		return nil, 0, s.fail("list eval runs", err)
 	}
-	return out, total, nil
+	return out, total, corrupt
 }
 
 // RenameEvalRun renames an eval run in scope.
@@ -145,14 +139,14 @@ func scanEvalRun(sc scanner) (*db.EvalRun, error) {
 	)
 	if err := sc.Scan(&e.RunID, &e.EvalType, &data, &input, &name, &agent, &team, &workflow, &modelID, &provider, &component,
 		intCol{&e.CreatedAt}, &updated, &user); err != nil {
-		return nil, err
+		return nil, undecodable("evals", e.RunID, err)
 	}
 	var err error
 	if e.EvalData, err = decodeJSON(data); err != nil {
-		return nil, fmt.Errorf("%w: eval_data of eval run %s: %v", db.ErrCorruptRow, e.RunID, err)
+		return nil, &db.CorruptRowError{Table: "evals", ID: e.RunID, Err: fmt.Errorf("eval_data: %w", err)}
 	}
 	if e.EvalInput, err = decodeJSON(input); err != nil {
-		return nil, fmt.Errorf("%w: eval_input of eval run %s: %v", db.ErrCorruptRow, e.RunID, err)
+		return nil, &db.CorruptRowError{Table: "evals", ID: e.RunID, Err: fmt.Errorf("eval_input: %w", err)}
 	}
 	e.Name, e.AgentID, e.TeamID, e.WorkflowID = name.String, agent.String, team.String, workflow.String
 	e.ModelID, e.ModelProvider, e.EvaluatedComponentName, e.UserID = modelID.String, provider.String, component.String, user.String

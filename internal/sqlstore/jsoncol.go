@@ -104,3 +104,27 @@ func undecodable(table, id string, err error) error {
 	}
 	return &db.CorruptRowError{Table: table, ID: id, Err: err}
 }
+
+// decodeRows appends the rows scan decodes to out. A row that does not
+// decode (a *db.CorruptRowError: another writer's row) is left out and
+// reported in corrupt, joined, so that one bad row never fails a whole
+// list; any other error ends the read.
+func decodeRows[T any](rows *sql.Rows, out []T, scan func(scanner) (*T, error)) (_ []T, corrupt, err error) {
+	var bad []error
+	for rows.Next() {
+		v, err := scan(rows)
+		var ce *db.CorruptRowError
+		switch {
+		case errors.As(err, &ce):
+			bad = append(bad, err)
+		case err != nil:
+			return nil, nil, err
+		default:
+			out = append(out, *v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return out, errors.Join(bad...), nil
+}

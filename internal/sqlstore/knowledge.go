@@ -54,13 +54,13 @@ func (s *Store) UpdateKnowledgeContent(ctx context.Context, c *db.KnowledgeConte
 	return nil
 }
 
-func scanKnowledge(sc interface{ Scan(...any) error }) (*db.KnowledgeContent, error) {
+func scanKnowledge(sc scanner) (*db.KnowledgeContent, error) {
 	var c db.KnowledgeContent
 	var desc, typ, linked, status, msg, ext, user sql.NullString
 	var meta []byte
 	var size, access, created, updated looseNull
 	if err := sc.Scan(&c.ID, &c.Name, &desc, &meta, &typ, &size, &linked, &access, &status, &msg, &created, &updated, &ext, &user); err != nil {
-		return nil, err
+		return nil, undecodable("knowledge", c.ID, err)
 	}
 	m, err := decodeJSON(meta)
 	if err != nil {
@@ -88,7 +88,8 @@ func (s *Store) GetKnowledgeContent(ctx context.Context, id string) (*db.Knowled
 	return c, nil
 }
 
-// ListKnowledgeContents pages the rows the caller can see.
+// ListKnowledgeContents pages the rows the caller can see; an undecodable
+// row is left out and reported as in ListSessions.
 func (s *Store) ListKnowledgeContents(ctx context.Context, f db.KnowledgeFilter) ([]db.KnowledgeContent, int, error) {
 	w := &where{}
 	readScope(ctx, w)
@@ -108,15 +109,11 @@ func (s *Store) ListKnowledgeContents(ctx context.Context, f db.KnowledgeFilter)
 		return nil, 0, s.fail("list knowledge contents", err)
 	}
 	defer rows.Close()
-	out := []db.KnowledgeContent{}
-	for rows.Next() {
-		c, err := scanKnowledge(rows)
-		if err != nil {
-			return nil, 0, s.fail("list knowledge contents", err)
-		}
-		out = append(out, *c)
+	out, corrupt, err := decodeRows(rows, []db.KnowledgeContent{}, scanKnowledge)
+	if err != nil {
+		return nil, 0, s.fail("list knowledge contents", err)
 	}
-	return out, total, s.fail("list knowledge contents", rows.Err())
+	return out, total, corrupt
 }
 
 // DeleteKnowledgeContent deletes a row; under a user scope only the user's own.

@@ -93,18 +93,11 @@ func (s *Store) ListLearnings(ctx context.Context, f db.LearningFilter) ([]db.Le
 		return nil, 0, s.fail("list learnings", err)
 	}
 	defer rows.Close()
-	out := []db.Learning{}
-	for rows.Next() {
-		l, err := scanLearning(rows)
-		if err != nil {
-			return nil, 0, s.fail("list learnings", err)
-		}
-		out = append(out, *l)
-	}
-	if err := rows.Err(); err != nil {
+	out, corrupt, err := decodeRows(rows, []db.Learning{}, scanLearning)
+	if err != nil {
 		return nil, 0, s.fail("list learnings", err)
 	}
-	return out, total, nil
+	return out, total, corrupt
 }
 
 // DeleteLearning deletes one learning the caller may change.
@@ -155,9 +148,12 @@ func (s *Store) LearningUsers(ctx context.Context, learningType, userID string, 
 	out := []db.LearningUser{}
 	for rows.Next() {
 		var u db.LearningUser
-		if err := rows.Scan(&u.UserID, &u.LastLearningUpdatedAt); err != nil {
+		// MAX over another writer's REAL updated_at is a REAL on SQLite.
+		var at looseNull
+		if err := rows.Scan(&u.UserID, &at); err != nil {
 			return nil, 0, s.fail("learning users", err)
 		}
+		u.LastLearningUpdatedAt = at.Int64
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
@@ -175,7 +171,7 @@ func scanLearning(sc scanner) (*db.Learning, error) {
 	)
 	if err := sc.Scan(&l.LearningID, &l.LearningType, &ns, &user, &agent, &team, &wf, &session, &entity, &etype,
 		&content, &metadata, intCol{&l.CreatedAt}, &updated); err != nil {
-		return nil, err
+		return nil, undecodable("learnings", l.LearningID, err)
 	}
 	l.Namespace, l.UserID, l.AgentID, l.TeamID, l.WorkflowID = ns.String, user.String, agent.String, team.String, wf.String
 	l.SessionID, l.EntityID, l.EntityType, l.UpdatedAt = session.String, entity.String, etype.String, updated.Int64

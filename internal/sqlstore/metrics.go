@@ -178,7 +178,8 @@ func (s *Store) UpsertDailyMetrics(ctx context.Context, rows []db.DailyMetrics) 
 	return s.fail("upsert metrics", tx.Commit())
 }
 
-// ListDailyMetrics returns rows by date, then user.
+// ListDailyMetrics returns rows by date, then user; an undecodable row is
+// left out and reported as in ListSessions.
 func (s *Store) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db.DailyMetrics, error) {
 	w := &where{}
 	if f.From != "" {
@@ -195,28 +196,34 @@ func (s *Store) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db.
 		return nil, s.fail("list metrics", err)
 	}
 	defer rows.Close()
-	out := []db.DailyMetrics{}
-	for rows.Next() {
-		var (
-			m              db.DailyMetrics
-			date           any
-			tokens, models []byte
-			updated        looseNull
-		)
-		if err := rows.Scan(&m.ID, &m.UserID, &date, &m.AgentRunsCount, &m.TeamRunsCount, &m.WorkflowRunsCount, &m.AgentSessionsCount,
-			&m.TeamSessionsCount, &m.WorkflowSessionsCount, &m.UsersCount, &tokens, &models, &m.AggregationPeriod, &m.Completed,
-			intCol{&m.CreatedAt}, &updated); err != nil {
-			return nil, s.fail("list metrics", err)
-		}
-		m.Date, m.UpdatedAt = dateString(date), updated.Int64
-		var err error
-		if m.TokenMetrics, err = decodeJSON(tokens); err != nil {
-			return nil, fmt.Errorf("%w: token_metrics of metrics %s: %v", db.ErrCorruptRow, m.ID, err)
-		}
-		if m.ModelMetrics, err = decodeJSON(models); err != nil {
-			return nil, fmt.Errorf("%w: model_metrics of metrics %s: %v", db.ErrCorruptRow, m.ID, err)
-		}
-		out = append(out, m)
+	out, corrupt, err := decodeRows(rows, []db.DailyMetrics{}, scanDailyMetrics)
+	if err != nil {
+		return nil, s.fail("list metrics", err)
 	}
-	return out, s.fail("list metrics", rows.Err())
+	return out, corrupt
+}
+
+func scanDailyMetrics(sc scanner) (*db.DailyMetrics, error) {
+	var (
+		m              db.DailyMetrics
+		date           any
+		tokens, models []byte
+		counts         [7]looseNull
+		updated        looseNull
+	)
+	if err := sc.Scan(&m.ID, &m.UserID, &date, &counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &counts[5], &counts[6],
+		&tokens, &models, &m.AggregationPeriod, &m.Completed, intCol{&m.CreatedAt}, &updated); err != nil {
+		return nil, undecodable("metrics", m.ID, err)
+	}
+	m.Date, m.UpdatedAt = dateString(date), updated.Int64
+	m.AgentRunsCount, m.TeamRunsCount, m.WorkflowRunsCount = counts[0].Int64, counts[1].Int64, counts[2].Int64
+	m.AgentSessionsCount, m.TeamSessionsCount, m.WorkflowSessionsCount, m.UsersCount = counts[3].Int64, counts[4].Int64, counts[5].Int64, counts[6].Int64
+	var err error
+	if m.TokenMetrics, err = decodeJSON(tokens); err != nil {
+		return nil, &db.CorruptRowError{Table: "metrics", ID: m.ID, Err: fmt.Errorf("token_metrics: %w", err)}
+	}
+	if m.ModelMetrics, err = decodeJSON(models); err != nil {
+		return nil, &db.CorruptRowError{Table: "metrics", ID: m.ID, Err: fmt.Errorf("model_metrics: %w", err)}
+	}
+	return &m, nil
 }

@@ -108,15 +108,11 @@ func (s *Store) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.Sc
 		return nil, 0, s.fail("list schedules", err)
 	}
 	defer rows.Close()
-	out := []db.Schedule{}
-	for rows.Next() {
-		sc, err := scanSchedule(rows)
-		if err != nil {
-			return nil, 0, s.fail("list schedules", err)
-		}
-		out = append(out, *sc)
+	out, corrupt, err := decodeRows(rows, []db.Schedule{}, scanSchedule)
+	if err != nil {
+		return nil, 0, s.fail("list schedules", err)
 	}
-	return out, total, s.fail("list schedules", rows.Err())
+	return out, total, corrupt
 }
 
 // UpdateSchedule writes a schedule's mutable columns in scope.
@@ -189,15 +185,11 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]db.Sc
 		return nil, s.fail("due schedules", err)
 	}
 	defer rows.Close()
-	var out []db.Schedule
-	for rows.Next() {
-		sc, err := scanSchedule(rows)
-		if err != nil {
-			return nil, s.fail("due schedules", err)
-		}
-		out = append(out, *sc)
+	out, corrupt, err := decodeRows(rows, []db.Schedule(nil), scanSchedule)
+	if err != nil {
+		return nil, s.fail("due schedules", err)
 	}
-	return out, s.fail("due schedules", rows.Err())
+	return out, corrupt
 }
 
 // AdvanceSchedule compare-and-sets next_run_at.
@@ -264,15 +256,11 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 		return nil, 0, s.fail("list schedule runs", err)
 	}
 	defer rows.Close()
-	out := []db.ScheduleRun{}
-	for rows.Next() {
-		r, err := scanScheduleRun(rows)
-		if err != nil {
-			return nil, 0, s.fail("list schedule runs", err)
-		}
-		out = append(out, *r)
+	out, corrupt, err := decodeRows(rows, []db.ScheduleRun{}, scanScheduleRun)
+	if err != nil {
+		return nil, 0, s.fail("list schedule runs", err)
 	}
-	return out, total, s.fail("list schedule runs", rows.Err())
+	return out, total, corrupt
 }
 
 // FinishScheduleRun records a running schedule run's outcome.
@@ -321,11 +309,11 @@ func scanSchedule(sc scanner) (*db.Schedule, error) {
 	if err := sc.Scan(&s.ID, &s.Name, &desc, &s.Method, &s.Endpoint, &payload, &s.CronExpr, &s.Timezone, &s.TimeoutSeconds, &s.MaxRetries,
 		&s.RetryDelaySeconds, &s.Enabled, &next, &lockedBy, &lockedAt, &user, &managed, &ttype, &tid, &cRun, &cSess, &uRun, &uSe, &reason,
 		intCol{&s.CreatedAt}, &updated); err != nil {
-		return nil, err
+		return nil, undecodable("schedules", s.ID, err)
 	}
 	var err error
 	if s.Payload, err = decodeJSON(payload); err != nil {
-		return nil, fmt.Errorf("%w: payload of schedule %s: %v", db.ErrCorruptRow, s.ID, err)
+		return nil, &db.CorruptRowError{Table: "schedules", ID: s.ID, Err: fmt.Errorf("payload: %w", err)}
 	}
 	s.Description, s.LockedBy, s.UserID, s.ManagedBy, s.TargetType, s.TargetID = desc.String, lockedBy.String, user.String, managed.String, ttype.String, tid.String
 	s.CreatedByRunID, s.CreatedBySessionID, s.UpdatedByRunID, s.UpdatedBySessionID, s.DisabledReason = cRun.String, cSess.String, uRun.String, uSe.String, reason.String
@@ -342,7 +330,7 @@ func scanScheduleRun(sc scanner) (*db.ScheduleRun, error) {
 	)
 	if err := sc.Scan(&r.ID, &r.ScheduleID, &r.Attempt, &triggered, &done, &r.Status, &status, &runID, &sess, &msg, &input, &output, &reqs,
 		&user, intCol{&r.CreatedAt}); err != nil {
-		return nil, err
+		return nil, undecodable("schedule_runs", r.ID, err)
 	}
 	for _, j := range []struct {
 		dst *[]byte
@@ -350,7 +338,7 @@ func scanScheduleRun(sc scanner) (*db.ScheduleRun, error) {
 	}{{(*[]byte)(&r.Input), input}, {(*[]byte)(&r.Output), output}, {(*[]byte)(&r.Requirements), reqs}} {
 		v, err := decodeJSON(j.b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: schedule run %s: %v", db.ErrCorruptRow, r.ID, err)
+			return nil, &db.CorruptRowError{Table: "schedule_runs", ID: r.ID, Err: err}
 		}
 		*j.dst = v
 	}

@@ -51,7 +51,14 @@ func (s *Store) WriteTraces(ctx context.Context, traces []db.Trace, spans []db.S
 			continue
 		}
 		old, err := scanTrace(tx.QueryRowContext(ctx, selectTrace, t.TraceID), false)
-		if err != nil {
+		var ce *db.CorruptRowError
+		switch {
+		case errors.As(err, &ce):
+			// Another writer's row that does not decode: the incoming
+			// trace replaces it rather than fail every later export.
+			in := *t
+			old = &in
+		case err != nil:
 			return s.fail("write trace "+t.TraceID, err)
 		}
 		db.MergeTrace(old, t)
@@ -175,18 +182,11 @@ func (s *Store) ListTraces(ctx context.Context, f db.TraceFilter) ([]db.Trace, i
 		return nil, 0, s.fail("list traces", err)
 	}
 	defer rows.Close()
-	out := []db.Trace{}
-	for rows.Next() {
-		t, err := scanTrace(rows, true)
-		if err != nil {
-			return nil, 0, s.fail("list traces", err)
-		}
-		out = append(out, *t)
-	}
-	if err := rows.Err(); err != nil {
+	out, corrupt, err := decodeRows(rows, []db.Trace{}, func(sc scanner) (*db.Trace, error) { return scanTrace(sc, true) })
+	if err != nil {
 		return nil, 0, s.fail("list traces", err)
 	}
-	return out, total, nil
+	return out, total, corrupt
 }
 
 // Spans returns a trace's spans, oldest start first.
@@ -196,36 +196,38 @@ func (s *Store) Spans(ctx context.Context, traceID string) ([]db.Span, error) {
 		return nil, s.fail("spans of trace "+traceID, err)
 	}
 	defer rows.Close()
-	out := []db.Span{}
-	for rows.Next() {
-		var (
-			sp                  db.Span
-			parent, msg         sql.NullString
-			start, end, created string
-			attrs               []byte
-		)
-		if err := rows.Scan(&sp.SpanID, &sp.TraceID, &parent, &sp.Name, &sp.SpanKind, &sp.StatusCode, &msg, &start, &end, &sp.DurationMS,
-			&attrs, &created); err != nil {
-			return nil, s.fail("spans of trace "+traceID, err)
-		}
-		sp.ParentSpanID, sp.StatusMessage = parent.String, msg.String
-		if sp.StartTime, err = db.ParseTraceTime(start); err == nil {
-			if sp.EndTime, err = db.ParseTraceTime(end); err == nil {
-				sp.CreatedAt, err = db.ParseTraceTime(created)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("span %s: %w", sp.SpanID, err)
-		}
-		if sp.Attributes, err = decodeJSON(attrs); err != nil {
-			return nil, fmt.Errorf("%w: attributes of span %s: %v", db.ErrCorruptRow, sp.SpanID, err)
-		}
-		out = append(out, sp)
-	}
-	if err := rows.Err(); err != nil {
+	out, corrupt, err := decodeRows(rows, []db.Span{}, scanSpan)
+	if err != nil {
 		return nil, s.fail("spans of trace "+traceID, err)
 	}
-	return out, nil
+	return out, corrupt
+}
+
+func scanSpan(sc scanner) (*db.Span, error) {
+	var (
+		sp                  db.Span
+		parent, msg         sql.NullString
+		start, end, created string
+		attrs               []byte
+	)
+	if err := sc.Scan(&sp.SpanID, &sp.TraceID, &parent, &sp.Name, &sp.SpanKind, &sp.StatusCode, &msg, &start, &end, &sp.DurationMS,
+		&attrs, &created); err != nil {
+		return nil, undecodable("spans", sp.SpanID, err)
+	}
+	sp.ParentSpanID, sp.StatusMessage = parent.String, msg.String
+	var err error
+	if sp.StartTime, err = db.ParseTraceTime(start); err == nil {
+		if sp.EndTime, err = db.ParseTraceTime(end); err == nil {
+			sp.CreatedAt, err = db.ParseTraceTime(created)
+		}
+	}
+	if err != nil {
+		return nil, &db.CorruptRowError{Table: "spans", ID: sp.SpanID, Err: err}
+	}
+	if sp.Attributes, err = decodeJSON(attrs); err != nil {
+		return nil, &db.CorruptRowError{Table: "spans", ID: sp.SpanID, Err: fmt.Errorf("attributes: %w", err)}
+	}
+	return &sp, nil
 }
 
 // TraceSessionStats returns a page of per-session trace counts in scope,
@@ -375,7 +377,7 @@ func scanTrace(sc scanner, counts bool) (*db.Trace, error) {
 		dest = append(dest, &t.TotalSpans, &t.ErrorCount)
 	}
 	if err := sc.Scan(dest...); err != nil {
-		return nil, err
+		return nil, undecodable("traces", t.TraceID, err)
 	}
 	t.RunID, t.SessionID, t.UserID, t.AgentID, t.TeamID, t.WorkflowID = run.String, session.String, user.String, agent.String, team.String, workflow.String
 	var err error
@@ -385,7 +387,7 @@ func scanTrace(sc scanner, counts bool) (*db.Trace, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("trace %s: %w", t.TraceID, err)
+		return nil, &db.CorruptRowError{Table: "traces", ID: t.TraceID, Err: err}
 	}
 	return &t, nil
 }
