@@ -231,3 +231,103 @@ func TestSessions_RenameAndStateKeepLargeIntegers(t *testing.T) {
 		t.Errorf("session_data after PATCH = %s (%v), want the sent chat_id and future_field exact", s.SessionData, err)
 	}
 }
+
+// The control plane's lists (evals, approvals, schedules, components) serve
+// the rows that decode and leave out one whose JSON another writer broke,
+// as sessions, runs and memories do.
+func TestControlPlaneLists_UndecodableRowIsLeftOutNotA500(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"x1", "x2", "x3"} {
+		if _, err := d.CreateEvalRun(ctx, &db.EvalRun{RunID: id, EvalType: "accuracy", AgentID: "echo", EvalData: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CreateApproval(ctx, &db.Approval{ID: id, RunID: "r" + id, SessionID: "s", SourceType: "agent", PauseType: "confirmation",
+			AgentID: "echo", CreatedAt: int64(100 + i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.CreateSchedule(ctx, &db.Schedule{ID: id, Name: id, Method: "POST", Endpoint: "/agents/echo/runs", CronExpr: "*/5 * * * *",
+			Timezone: "UTC", TimeoutSeconds: 60, Enabled: true, NextRunAt: 4_000_000_000, TargetType: "agent", TargetID: "echo", CreatedAt: int64(100 + i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.CreateComponent(ctx, &db.Component{ComponentID: id, ComponentType: db.ComponentAgent, Name: id},
+			&db.ComponentConfig{Config: json.RawMessage(`{"model":"scripted:x"}`)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := sqlstore.FromDB(d)
+	for _, q := range []string{
+		`UPDATE agno_eval_runs SET eval_data = '{"broken' WHERE run_id = 'x2'`,
+		`UPDATE agno_approvals SET context = '{"broken' WHERE id = 'x2'`,
+		`UPDATE agno_schedules SET payload = '{"broken' WHERE id = 'x2'`,
+		`UPDATE agno_components SET metadata = '{"broken' WHERE component_id = 'x2'`,
+	} {
+		if _, err := st.SQL().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, logs := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	for _, path := range []string{"/eval-runs", "/approvals", "/schedules", "/components"} {
+		res := get(t, ts.URL+path, nil)
+		if res.status != 200 {
+			t.Fatalf("GET %s = %d %s", path, res.status, res.body)
+		}
+		var got []string
+		for _, v := range decode[paginated[map[string]any]](t, res).Data {
+			id, _ := v["id"].(string)
+			if id == "" {
+				id, _ = v["component_id"].(string)
+			}
+			got = append(got, id)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"x1", "x3"}) {
+			t.Errorf("GET %s lists %v, want x1 and x3", path, got)
+		}
+	}
+	if n := strings.Count(logs.String(), "unreadable rows left out"); n != 4 {
+		t.Errorf("%d lists logged left-out rows, want 4:\n%s", n, logs.String())
+	}
+}
+
+// GET /sessions/{id}/runs/{run_id} of a run whose run_data does not decode
+// answers a 500 naming the run, never its content, and logs it once.
+func TestGetSessionRun_UndecodableRunNamesIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Run(ctx, run.TextInput("hello"), agent.WithSessionID("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sqlstore.FromDB(d)
+	if _, err := st.SQL().ExecContext(ctx, `UPDATE agno_runs SET run_data = '{"secret": "hunter2' WHERE run_id = ?`, out.RunID); err != nil {
+		t.Fatal(err)
+	}
+	ts, logs := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	res := get(t, ts.URL+"/sessions/s/runs/"+out.RunID, nil)
+	if res.status != 500 || !strings.Contains(res.body, out.RunID) || !strings.Contains(res.body, "stored data cannot be read") ||
+		strings.Contains(res.body, "hunter2") {
+		t.Fatalf("GET run = %d %s, want a 500 naming %s", res.status, res.body, out.RunID)
+	}
+	if n := strings.Count(logs.String(), `"msg":"request failed"`); n != 1 {
+		t.Errorf("the failure was logged %d times, want once:\n%s", n, logs.String())
+	}
+}

@@ -74,7 +74,8 @@ const statusClientClosedRequest = 499
 // db.ErrInvalidFilter, db.ErrInvalidRecord and a refused run option
 // (agent.ErrUnsupportedOption) 422, an unavailable database
 // or a run's storage failure 503 with a generic detail, unavailable media
-// storage 503, anything else 500 with a generic detail.
+// storage 503, a row the store cannot decode 500 naming it (table and key),
+// anything else 500 with a generic detail.
 func statusOf(err error) (int, string) {
 	var he *httpError
 	var mbe *http.MaxBytesError
@@ -91,6 +92,11 @@ func statusOf(err error) (int, string) {
 		return http.StatusServiceUnavailable, detailDBUnavailable
 	case errors.Is(err, media.ErrUnavailable):
 		return http.StatusServiceUnavailable, detailMediaDown
+	}
+	if ce := (*db.CorruptRowError)(nil); errors.As(err, &ce) {
+		// Name the row, never its content or the decoder's message,
+		// which may quote it.
+		return http.StatusInternalServerError, fmt.Sprintf("%s %s: stored data cannot be read", ce.Table, ce.ID)
 	}
 	return http.StatusInternalServerError, "internal server error"
 }

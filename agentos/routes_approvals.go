@@ -94,7 +94,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	list, total, err := d.ListApprovals(r.Context(), db.ApprovalFilter{Status: q.Get("status"), SourceType: q.Get("source_type"),
 		ApprovalType: q.Get("approval_type"), PauseType: q.Get("pause_type"), AgentID: q.Get("agent_id"), TeamID: q.Get("team_id"),
 		WorkflowID: q.Get("workflow_id"), UserID: actAs(r.Context(), q.Get("user_id")).id, RunID: q.Get("run_id"), Limit: pq.Limit, Page: pq.Page})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list approvals", err); err != nil {
 		return err
 	}
 	views := make([]approvalView, 0, len(list))

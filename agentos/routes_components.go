@@ -245,7 +245,7 @@ func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, total, err := d.ListComponents(r.Context(), db.ComponentFilter{ComponentType: typ, IncludeDeleted: deleted, Limit: pq.Limit, Page: pq.Page})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list components", err); err != nil {
 		return err
 	}
 	views := make([]componentView, 0, len(list))
@@ -719,7 +719,7 @@ func (s *Server) listConfigs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := d.ListConfigs(r.Context(), c.ComponentID)
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list configs", err); err != nil {
 		return err
 	}
 	drafts := mayReadDrafts(r, c)
@@ -894,7 +894,7 @@ func (s *Server) getConfigLinks(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	links, err := s.dbs[0].ListLinks(r.Context(), c.ComponentID, cfg.Version)
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list links", err); err != nil {
 		return err
 	}
 	out := make([]linkView, 0, len(links))

@@ -85,7 +85,7 @@ func (s *Server) listEvalRuns(w http.ResponseWriter, r *http.Request) error {
 		EvalTypes: types, ComponentType: q.Get("type"), UserID: actAs(r.Context(), q.Get("user_id")).id,
 		Limit: pq.Limit, Page: pq.Page, SortBy: pq.SortBy, SortOrder: pq.SortOrder,
 	})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list eval runs", err); err != nil {
 		return err
 	}
 	views := make([]evalView, 0, len(runs))

@@ -108,7 +108,7 @@ func (s *Server) listLearnings(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	ls, total, err := d.ListLearnings(ctx, f)
-	if err != nil {
+	if err = s.leaveOutCorrupt(ctx, "list learnings", err); err != nil {
 		return learningsError(err)
 	}
 	views := make([]learningView, 0, len(ls))

@@ -69,7 +69,7 @@ func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	rows, err := d.ListDailyMetrics(r.Context(), db.MetricsFilter{From: q.Get("starting_date"), To: q.Get("ending_date"), UserID: user, ByUser: byUser})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list metrics", err); err != nil {
 		return err
 	}
 	if !byUser {

@@ -294,7 +294,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) error {
 		f.Enabled = &b
 	}
 	list, total, err := d.ListSchedules(r.Context(), f)
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list schedules", err); err != nil {
 		return err
 	}
 	views := make([]scheduleView, 0, len(list))
@@ -470,7 +470,7 @@ func (s *Server) listScheduleRuns(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	runs, total, err := d.ListScheduleRuns(r.Context(), db.ScheduleRunFilter{ScheduleID: sc.ID, Limit: pq.Limit, Page: pq.Page})
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "list schedule runs", err); err != nil {
 		return err
 	}
 	views := make([]scheduleRunView, 0, len(runs))

@@ -326,14 +326,14 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) error {
 	total := 0
 	if ok {
 		traces, n, err := d.ListTraces(r.Context(), f)
-		if err != nil {
+		if err = s.leaveOutCorrupt(r.Context(), "list traces", err); err != nil {
 			return err
 		}
 		total = n
 		for i := range traces {
 			v := newTraceSummary(&traces[i])
 			spans, err := d.Spans(r.Context(), traces[i].TraceID)
-			if err != nil {
+			if err = s.leaveOutCorrupt(r.Context(), "spans", err); err != nil {
 				return err
 			}
 			for _, sp := range decodeSpans(spans) {
@@ -369,7 +369,7 @@ func (s *Server) getTrace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	spans, err := d.Spans(r.Context(), t.TraceID)
-	if err != nil {
+	if err = s.leaveOutCorrupt(r.Context(), "spans", err); err != nil {
 		return err
 	}
 	if spanID := q.Get("span_id"); spanID != "" {
@@ -489,13 +489,13 @@ func (s *Server) searchTraces(w http.ResponseWriter, r *http.Request) error {
 	details, total := []traceDetail{}, 0
 	if ok {
 		traces, n, err := d.ListTraces(r.Context(), db.TraceFilter{Expr: expr, Limit: pq.Limit, Page: pq.Page})
-		if err != nil {
+		if err = s.leaveOutCorrupt(r.Context(), "list traces", err); err != nil {
 			return err
 		}
 		total = n
 		for i := range traces {
 			spans, err := d.Spans(r.Context(), traces[i].TraceID)
-			if err != nil {
+			if err = s.leaveOutCorrupt(r.Context(), "spans", err); err != nil {
 				return err
 			}
 			details = append(details, newTraceDetail(&traces[i], spans))

@@ -456,7 +456,7 @@ func (s *Server) storedTargets(ctx context.Context, kind string) []runTarget {
 		return nil
 	}
 	list, _, err := s.dbs[0].ListComponents(ctx, db.ComponentFilter{ComponentType: kind, Limit: maxListedComponents, Page: 1})
-	if err != nil {
+	if err = s.leaveOutCorrupt(ctx, "list stored components", err); err != nil {
 		s.log.WarnContext(ctx, "agentos: list stored components", "component_type", kind, "err", err)
 		return nil
 	}
