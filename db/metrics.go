@@ -76,6 +76,10 @@ type MetricsDriver interface {
 	SessionCountsIn(ctx context.Context, from, to int64) ([]SessionCount, error)
 	// FirstRunCreatedAt is the oldest run's created_at (ok false: no runs).
 	FirstRunCreatedAt(ctx context.Context) (int64, bool, error)
+	// NextActivityAt is the smallest created_at in [from, to) of a run or
+	// a session (ok false: none), so that a refresh passes the days with
+	// neither in one query instead of two per day.
+	NextActivityAt(ctx context.Context, from, to int64) (int64, bool, error)
 	// LastCompletedMetricsDate is the newest completed daily row's date.
 	LastCompletedMetricsDate(ctx context.Context) (string, bool, error)
 	// UpsertDailyMetrics writes rows, replacing those with the same
@@ -164,10 +168,25 @@ func (d *DB) RefreshMetricsAt(ctx context.Context, now time.Time) ([]DailyMetric
 	}
 	var written []DailyMetrics
 	var left leftOut
+	end := today.AddDate(0, 0, 1).Unix()
 	for day := start; !day.After(today); day = day.AddDate(0, 0, 1) {
 		rows, err := d.aggregateDay(bctx, md, day, now, &left)
 		if err != nil {
 			return nil, err
+		}
+		if len(rows) == 0 {
+			// Nothing on this day: go on at the next day with a run or a
+			// session. A stray created_at near 1970 would otherwise
+			// make the first refresh walk ~20,000 empty days.
+			next, ok, err := md.NextActivityAt(bctx, day.AddDate(0, 0, 1).Unix(), end)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			day = time.Unix(next, 0).UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+			continue
 		}
 		if err := md.UpsertDailyMetrics(bctx, rows); err != nil {
 			return nil, err

@@ -42,6 +42,7 @@ func metricsByKey(rows []db.DailyMetrics) map[string]db.DailyMetrics {
 }
 
 var metricsTests = map[string]func(t *testing.T, d *db.DB){
+	"RefreshMetrics_PassesEmptyDaysInOneQuery": refreshPassesEmptyDays,
 	"RefreshMetrics_AggregatesPerUserAndDay": func(t *testing.T, d *db.DB) {
 		metricsRun(t, d, "alice", "r1", 0, run.TypeAgent, run.StatusCompleted, 10, 5)
 		metricsRun(t, d, "alice", "r2", 0, run.TypeTeam, run.StatusError, 7, 0)

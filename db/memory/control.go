@@ -190,6 +190,30 @@ func (d *Driver) FirstRunCreatedAt(ctx context.Context) (int64, bool, error) {
 	return first, found, nil
 }
 
+// NextActivityAt is the smallest created_at in [from, to) of a run or a
+// session.
+func (d *Driver) NextActivityAt(ctx context.Context, from, to int64) (int64, bool, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	defer unlock()
+	var next int64
+	found := false
+	see := func(at int64) {
+		if at >= from && at < to && (!found || at < next) {
+			next, found = at, true
+		}
+	}
+	for _, r := range d.runs {
+		see(r.CreatedAt)
+	}
+	for _, s := range d.sessions {
+		see(s.CreatedAt)
+	}
+	return next, found, nil
+}
+
 // LastCompletedMetricsDate is the newest completed daily row's date.
 func (d *Driver) LastCompletedMetricsDate(ctx context.Context) (string, bool, error) {
 	unlock, err := d.read(ctx)

@@ -117,6 +117,25 @@ func (s *Store) FirstRunCreatedAt(ctx context.Context) (int64, bool, error) {
 	return v.Int64, v.Valid, nil
 }
 
+// NextActivityAt is the smallest created_at in [from, to) of a run or a
+// session. On SQLite a created_at that is text (no number) sorts after
+// every number and so is never in the range.
+func (s *Store) NextActivityAt(ctx context.Context, from, to int64) (int64, bool, error) {
+	var r, ss looseNull
+	q := "SELECT (SELECT MIN(created_at) FROM " + s.runs + " WHERE created_at >= ? AND created_at < ?), " +
+		"(SELECT MIN(created_at) FROM " + s.sessions + " WHERE created_at >= ? AND created_at < ?)"
+	if err := s.r.QueryRowContext(ctx, s.d.Bind(q), from, to, from, to).Scan(&r, &ss); err != nil {
+		return 0, false, s.fail("next activity", err)
+	}
+	switch {
+	case r.Valid && ss.Valid:
+		return min(r.Int64, ss.Int64), true, nil
+	case r.Valid:
+		return r.Int64, true, nil
+	}
+	return ss.Int64, ss.Valid, nil
+}
+
 // LastCompletedMetricsDate is the newest completed daily row's date.
 func (s *Store) LastCompletedMetricsDate(ctx context.Context) (string, bool, error) {
 	var v any
