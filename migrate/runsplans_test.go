@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
@@ -22,6 +23,10 @@ type runsQuery struct {
 	scans bool
 	// sqliteOnly: a statement only the SQLite store issues.
 	sqliteOnly bool
+	// store, when set, builds the statement as the store does on the
+	// named dialect (instead of sql), so that the plan is of the query
+	// the store runs today.
+	store func(dialect string) string
 }
 
 const skip4 = "(?, ?, ?, ?)"
@@ -71,8 +76,9 @@ var runsQueries = []runsQuery{
 	{who: "Agentry", name: "GetRuns(run_type) (API filter)", sql: q("SELECT * FROM R WHERE run_type = ? ORDER BY run_index ASC, created_at ASC, run_id ASC LIMIT ?"), scans: true},
 	{who: "Agentry", name: "GetRuns(parent_run_id) (API filter)", sql: q("SELECT * FROM R WHERE parent_run_id = ? ORDER BY run_index ASC, created_at ASC, run_id ASC LIMIT ?"), scans: true},
 	{who: "Agentry", name: "FirstRuns", sql: q("SELECT r.* FROM S s JOIN R r ON r.run_id = (SELECT f.run_id FROM R f WHERE f.session_id = s.session_id AND {f.parent_run_id} IS NULL AND {f.run_type} = s.session_type ORDER BY f.run_index LIMIT 1) WHERE s.session_id IN (?, ?)")},
-	{who: "Agentry", name: "RunsCreatedIn (metrics)", sql: q("SELECT * FROM R WHERE created_at >= ? AND created_at < ? AND (created_at > ? OR (created_at = ? AND run_id > ?)) ORDER BY created_at, run_id LIMIT 500")},
-	{who: "Agentry", name: "first run time (metrics)", sql: q("SELECT MIN(created_at) FROM R")},
+	{who: "Agentry", name: "RunsCreatedIn (metrics)", store: func(dialect string) string { return sqlstore.RunsCreatedInSQL(dialect, "R", 500) }},
+	{who: "Agentry", name: "first run time (metrics)", sql: q("SELECT MIN(created_at) FROM R WHERE created_at >= 0")},
+	{who: "Agentry", name: "next active day (metrics refresh)", sql: q("SELECT MIN(created_at) FROM R WHERE created_at >= ? AND created_at < ?")},
 	{who: "Agentry", name: "UpsertRun next run_index", sql: q("SELECT COALESCE(MAX(run_index), -1) + 1 FROM R WHERE session_id = ?")},
 	{who: "Agentry", name: "DeleteRun (user scope)", sql: q("DELETE FROM R WHERE run_id = ? AND user_id = ?")},
 }
@@ -101,7 +107,12 @@ func (f *fixtureDB) planOf(t *testing.T, c *sql.Conn, rq runsQuery) (string, boo
 		x = func(c string) string { return "+" + c }
 		j = func(k string) string { return "json_extract(run_data, '$." + k + "')" }
 	}
-	stmt := rq.sql(x, j)
+	var stmt string
+	if rq.store != nil {
+		stmt = rq.store(string(f.dialect))
+	} else {
+		stmt = rq.sql(x, j)
+	}
 	stmt = strings.NewReplacer(" R ", " "+f.table("agno_runs")+" ", " S ", " "+f.table("agno_sessions")+" ").Replace(stmt + " ")
 	n := strings.Count(stmt, "?")
 	args := make([]any, n)

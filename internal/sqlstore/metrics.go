@@ -26,14 +26,11 @@ func (s *Store) metrics() string { return s.d.Table(s.t.Metrics) }
 // row, so that a page ending on such a run neither reads it again nor
 // skips the runs stored later in the same second.
 func (s *Store) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunCursor, limit int) ([]db.Run, *db.RunCursor, error) {
-	at, args := "?", []any{from, to, after.CreatedAt, after.CreatedAt, after.RunID}
+	args := []any{from, to, after.CreatedAt, after.CreatedAt, after.RunID}
 	if s.d.Name == "sqlite" {
-		at = "COALESCE((SELECT created_at FROM " + s.runs + " WHERE run_id = ?), ?)"
 		args = []any{from, to, after.RunID, after.CreatedAt, after.RunID, after.CreatedAt, after.RunID}
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE created_at >= ? AND created_at < ? AND (created_at > %s OR (created_at = %s AND run_id > ?)) "+
-		"ORDER BY created_at, run_id LIMIT %d", runCols, s.runs, at, at, limit)
-	rows, err := s.r.QueryContext(ctx, s.d.Bind(q), args...)
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(RunsCreatedInSQL(s.d.Name, s.runs, limit)), args...)
 	if err != nil {
 		return nil, nil, s.fail("runs for metrics", err)
 	}
@@ -83,6 +80,19 @@ func (s *Store) RunsCreatedIn(ctx context.Context, from, to int64, after db.RunC
 		next = &last
 	}
 	return out, next, errors.Join(corrupt...)
+}
+
+// RunsCreatedInSQL is the statement RunsCreatedIn issues on the dialect
+// named dialect against the runs table runs (as the statement names it),
+// with ? placeholders. Exported for the migrate package's plan test, which
+// explains the very statement the store runs.
+func RunsCreatedInSQL(dialect, runs string, limit int) string {
+	at := "?"
+	if dialect == "sqlite" {
+		at = "COALESCE((SELECT created_at FROM " + runs + " WHERE run_id = ?), ?)"
+	}
+	return fmt.Sprintf("SELECT %s FROM %s WHERE created_at >= ? AND created_at < ? AND (created_at > %s OR (created_at = %s AND run_id > ?)) "+
+		"ORDER BY created_at, run_id LIMIT %d", runCols, runs, at, at, limit)
 }
 
 // SessionCountsIn counts sessions created in [from, to) by user and type.
