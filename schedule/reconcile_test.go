@@ -2,12 +2,15 @@ package schedule_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/schedule"
 )
@@ -64,5 +67,55 @@ func TestTick_ReconcilesEveryRunningFiring(t *testing.T) {
 	_, ok, _ := d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunSuccess, Limit: 1, Page: 1})
 	if running != 0 || ok != n {
 		t.Errorf("after one tick: %d running, %d success; want 0 and %d", running, ok, n)
+	}
+}
+
+// countingFirer records the schedules it fires.
+type countingFirer struct {
+	mu    sync.Mutex
+	fired []string
+}
+
+func (f *countingFirer) Fire(_ context.Context, sc *db.Schedule, _ schedule.Firing) (schedule.Fired, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fired = append(f.fired, sc.ID)
+	return schedule.Fired{RunID: "run-" + sc.ID, SessionID: "sess"}, nil
+}
+
+// TestTick_CorruptDueScheduleDoesNotStopTheOthers: a due schedule whose
+// row another writer left undecodable (broken payload JSON) is reported,
+// and the schedules due with it still fire. Before, the tick returned on
+// the list's error and fired none of them, on every tick.
+func TestTick_CorruptDueScheduleDoesNotStopTheOthers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdbs.SQLite(t)
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for i, id := range []string{"bad", "good"} {
+		if _, err := d.CreateSchedule(ctx, &db.Schedule{ID: id, Name: id, Method: "POST", Endpoint: "/agents/a/runs",
+			Payload: []byte(`{"message":"hi"}`), CronExpr: "0 * * * *", Timezone: "UTC", Enabled: true,
+			NextRunAt: now.Add(-time.Duration(2-i) * time.Minute).Unix(), CreatedAt: now.Unix()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := sqlstore.FromDB(d)
+	dl := st.SQLDialect()
+	if _, err := st.SQL().ExecContext(ctx, dl.Bind("UPDATE "+dl.Table(st.Tables().Schedules)+" SET payload = '{broken' WHERE id = ?"), "bad"); err != nil {
+		t.Fatal(err)
+	}
+	f := &countingFirer{}
+	s, err := schedule.New(d, f, schedule.Config{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Tick(ctx)
+	if !errors.Is(err, db.ErrCorruptRow) {
+		t.Errorf("tick = %v, want the corrupt row reported", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.fired) != 1 || f.fired[0] != "good" {
+		t.Errorf("fired %v, want [good]", f.fired)
 	}
 }

@@ -269,9 +269,17 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 	now := s.Now()
 	var errs []error
 	seen := map[string]bool{}
+	reported := false
 	for {
 		due, err := s.d.DueSchedules(ctx, now.Unix(), batch)
-		if err != nil {
+		switch {
+		case err != nil && errors.Is(err, db.ErrCorruptRow):
+			// Rows another writer left undecodable are reported; the
+			// schedules due with them still fire.
+			if !reported {
+				errs, reported = append(errs, err), true
+			}
+		case err != nil:
 			return errors.Join(append(errs, err)...)
 		}
 		progress := false
