@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/codemode"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
@@ -85,6 +86,13 @@ type Config struct {
 	// MediaStorage serves GET /sessions/{id}/media/{key} (the agents'
 	// offloaded media); nil answers that route with 404.
 	MediaStorage media.Storage
+
+	// CodeModes are the CodeModes of the configured agents and teams
+	// (config.BuildOptions.OnCodeMode collects them): deleting a session
+	// forgets its interpreters and saved states in those on its database.
+	// The caller closes them. Stored components' CodeModes are added by
+	// the server, which closes those at Close.
+	CodeModes []*codemode.CodeMode
 
 	// MemoryModel answers POST /optimize-memories when the request names no
 	// model; nil means the memory model of the first agent (then team) that
@@ -227,6 +235,9 @@ type Server struct {
 	// mediaLeft are deleted sessions whose media deletion failed
 	// (session_delete.go).
 	mediaLeft pendingMedia
+	// codeModes are Config.CodeModes and the stored components' CodeModes
+	// (codemode_sessions.go).
+	codeModes codeModes
 }
 
 // New validates cfg, fills defaults and builds the router.
@@ -278,6 +289,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, startedAt: time.Now(), agents: map[string]*agent.Agent{}, dbByID: map[string]*db.DB{},
 		teams: map[string]*team.Team{}, workflows: map[string]*workflow.Workflow{}, runs: newRunner(cfg.BackgroundConcurrency, cfg.BackgroundQueueDepth), cancelTimeout: cancelWait}
+	for _, cm := range cfg.CodeModes {
+		if cm != nil {
+			s.codeModes.add(cm, false)
+		}
+	}
 	addDB := func(d *db.DB) error {
 		if d == nil {
 			return nil
@@ -345,6 +361,7 @@ func New(cfg Config) (*Server, error) {
 // then are left to recovery. Serve calls it when it shuts down.
 func (s *Server) Close(ctx context.Context) error {
 	s.events.close()
+	s.codeModes.closeOwned()
 	if s.sched != nil {
 		s.sched.Stop()
 	}

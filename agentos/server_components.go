@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"github.com/agentryhq/agentry/codemode"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,6 +233,13 @@ func (s *Server) componentBuildOptions() config.BuildOptions {
 	o := s.cfg.Components.Build
 	if o.MediaStorage == nil {
 		o.MediaStorage = s.cfg.MediaStorage
+	}
+	caller := o.OnCodeMode
+	o.OnCodeMode = func(cm *codemode.CodeMode) {
+		s.codeModes.add(cm, true)
+		if caller != nil {
+			caller(cm)
+		}
 	}
 	return o
 }

@@ -85,3 +85,8 @@ func (cm *CodeMode) readForForget(ctx context.Context, path string) (doc *snapsh
 	doc, err = decodeSnapshot(f.Content)
 	return doc, err != nil, nil
 }
+
+// DB is the database the CodeMode saves sessions in (Config.DB; nil when
+// it saves none): a session deleted from that database is the one to
+// forget.
+func (cm *CodeMode) DB() *db.DB { return cm.cfg.DB }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/codemode"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/workflow"
@@ -63,6 +64,11 @@ type BuildOptions struct {
 	// WorkflowFunctions are the Go functions workflow steps name
 	// (function:, if:, selector:, end_condition:).
 	WorkflowFunctions workflow.Functions
+	// OnCodeMode, when set, receives each CodeMode built for an agent's or
+	// a team's code_mode: its owner closes it, and forgets a session's
+	// interpreter and saved state when the session is deleted
+	// (agentos.Config.CodeModes).
+	OnCodeMode func(*codemode.CodeMode)
 }
 
 // mediaFor is a component's media storage: its own media_storage, else
@@ -164,6 +170,9 @@ func (a Agent) BuildWith(d *db.DB, opts BuildOptions) (*agent.Agent, error) {
 			return nil, err
 		}
 		cfg.Tools = append(cfg.Tools, cm.Tools()...)
+		if opts.OnCodeMode != nil {
+			opts.OnCodeMode(cm)
+		}
 	}
 	if opts.Instrument != nil {
 		opts.Instrument(&cfg)

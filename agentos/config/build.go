@@ -59,6 +59,9 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions,
 			return nil, err
 		}
 		cfg.Tools = cm.Tools()
+		if opts.OnCodeMode != nil {
+			opts.OnCodeMode(cm)
+		}
 	}
 	for _, id := range t.Members {
 		if a, ok := agents[id]; ok {

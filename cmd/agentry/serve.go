@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/codemode"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
@@ -217,7 +218,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			trace.Instrument(c, tp)
 		}
 	}
-	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument, kb)
+	// The configured agents' and teams' CodeModes: the server forgets a
+	// deleted session's interpreters and saved states in them.
+	var codeModes []*codemode.CodeMode
+	onCodeMode := func(cm *codemode.CodeMode) { codeModes = append(codeModes, cm) }
+	defer func() {
+		for _, cm := range codeModes {
+			_ = cm.Close()
+		}
+	}()
+	agents, err := buildAgents(ctx, file, store, mediaStore, f.dataDir, instrument, kb, onCodeMode)
 	if err != nil {
 		return err
 	}
@@ -229,7 +239,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 		}
 	}()
-	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore, Knowledge: kb,
+	teams, workflows, err := file.BuildTeamsAndWorkflows(store, agents, config.BuildOptions{MediaStorage: mediaStore, Knowledge: kb, OnCodeMode: onCodeMode,
 		OpenMedia: func(m *config.MediaStorage) (media.Storage, error) { return m.Open(ctx, f.dataDir) }})
 	if err != nil {
 		return err
@@ -237,6 +247,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	cfg.Version = strings.TrimPrefix(agentryVersion(), "v")
 	cfg.Agents = agents
 	cfg.Teams, cfg.Workflows = teams, workflows
+	cfg.CodeModes = codeModes
 	cfg.DBs = []*db.DB{store}
 	cfg.Knowledge = []*knowledge.Knowledge{kb}
 	cfg.Logger = log
@@ -261,7 +272,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // buildAgents builds the configured agents on store, or the demo agent when
 // the configuration declares none.
-func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, instrument func(*agent.Config), kb *knowledge.Knowledge) ([]*agent.Agent, error) {
+func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaStore media.Storage, dataDir string, instrument func(*agent.Config), kb *knowledge.Knowledge, onCodeMode func(*codemode.CodeMode)) ([]*agent.Agent, error) {
 	if len(file.Agents) == 0 {
 		m, err := scripted.Parse(demoScript, false)
 		if err != nil {
@@ -295,7 +306,7 @@ func buildAgents(ctx context.Context, file config.Config, store *db.DB, mediaSto
 				continue
 			}
 		}
-		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Instrument: instrument, Knowledge: kb})
+		a, err := decl.BuildWith(store, config.BuildOptions{MediaStorage: ms, Instrument: instrument, Knowledge: kb, OnCodeMode: onCodeMode})
 		if err != nil {
 			errs = append(errs, err)
 			continue
