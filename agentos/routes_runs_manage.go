@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -248,10 +249,36 @@ type continueRequest struct {
 	Stream           bool
 }
 
+// continueFormFields are the continue form's fields Agentry implements.
+const continueFormFields = "tools, requirements, step_requirements, session_id, user_id, stream"
+
+// continueDefaults are the fields of Agno's continue routes that Agentry
+// does not implement (appending input, continue_from, fork, regenerate,
+// background continues, factory_input). Each is accepted only empty or at
+// Agno's default, which asks for nothing; any other value is refused (422)
+// rather than ignored.
+var continueDefaults = map[string]func(string) bool{
+	"input":                   isBlank,
+	"additional_instructions": isBlank,
+	"replace_original":        isBlank,
+	"factory_input":           isBlank,
+	"continue_from":           func(v string) bool { return isBlank(v) || strings.TrimSpace(v) == "end" },
+	"fork":                    isFalse,
+	"regenerate":              isFalse,
+	"background":              isFalse,
+}
+
+func isBlank(v string) bool { return strings.TrimSpace(v) == "" }
+
+func isFalse(v string) bool {
+	on, err := formBool("", v, false)
+	return err == nil && !on
+}
+
 // decodeContinueForm reads the continue form (multipart or urlencoded): tools,
 // requirements or step_requirements as JSON arrays, session_id, user_id,
-// stream (default true).
-// Other fields are ignored; files are refused.
+// stream (default true). Agno's other continue fields are accepted only at
+// their defaults (continueDefaults); any other field, and files, are 422.
 func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 	var lim formLimits
 	lim.fill()
@@ -279,6 +306,14 @@ func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 			req.UserID, err = formID(name, v)
 		case "stream":
 			req.Stream, err = formBool(name, v, true)
+		default:
+			if ok, known := continueDefaults[name]; known {
+				if !ok(v) {
+					err = errorf(http.StatusUnprocessableEntity, "field %s is not supported by this server (only its default is accepted); the continue form takes %s", safeName(name), continueFormFields)
+				}
+			} else {
+				err = errorf(http.StatusUnprocessableEntity, "field %s is not supported by this server; the continue form takes %s", safeName(name), continueFormFields)
+			}
 		}
 		if err != nil {
 			return nil, err
