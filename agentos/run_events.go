@@ -297,14 +297,25 @@ func (s *Server) replayRow(sse *sseWriter, row *db.Run, after int64) error {
 // resumeRun is POST (and GET, for EventSource) …/runs/{run_id}/resume:
 // the run's events after last_event_index (form or query field) or
 // Last-Event-ID, then live ones until the run ends. Another user's run,
-// or a run of another component, is 404.
+// or a run of another component, is 404. The form takes only
+// last_event_index and session_id, as Agno's; files and other fields are
+// 422.
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
 	fields := map[string]string{}
 	if r.Method == http.MethodPost {
 		lim := formLimits{}
 		lim.fill()
-		if err := readFormBody(r, lim, fields, &runRequest{}); err != nil {
+		var files runRequest
+		if err := readFormBody(r, lim, fields, &files); err != nil {
 			return err
+		}
+		if len(files.Files) > 0 {
+			return errorf(http.StatusUnprocessableEntity, "resuming a run takes no files")
+		}
+		for name := range fields {
+			if name != "last_event_index" && name != "session_id" {
+				return errorf(http.StatusUnprocessableEntity, "field %s is not supported by this server; the resume form takes last_event_index, session_id", safeName(name))
+			}
 		}
 	}
 	for _, k := range []string{"last_event_index", "session_id"} {

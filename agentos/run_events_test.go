@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -333,5 +334,26 @@ func TestResume_BackgroundTeamAndWorkflowStream(t *testing.T) {
 			}
 			t.Errorf("%s: background stream %v", c.path, names)
 		}
+	}
+}
+
+// The resume form takes last_event_index and session_id (Agno's); uploaded
+// files and other fields are refused, not dropped.
+func TestResume_FormRefusesFilesAndOtherFields(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	u, _ := streamServer(t, d, scripted.Reply("done"))
+	acc := accepted(t, postForm(t, u+"/agents/echo/runs", map[string]string{"message": "hi", "background": "true"}, nil))
+	waitStatus(t, d, acc.RunID, run.StatusCompleted)
+	resume := u + "/agents/echo/runs/" + acc.RunID + "/resume"
+	if res := postForm(t, resume, map[string]string{"last_event_index": "0", "message": "more"}, nil); res.status != http.StatusUnprocessableEntity || !strings.Contains(res.detail(t), `"message"`) {
+		t.Errorf("extra field: %d %s", res.status, res.body)
+	}
+	ct, body := multipartBody(t, formPart{name: "session_id", value: acc.SessionID}, formPart{name: "files", filename: "a.txt", value: "x"})
+	if res := do(t, http.MethodPost, resume, bytes.NewReader(body), map[string]string{"Content-Type": ct}); res.status != http.StatusUnprocessableEntity || !strings.Contains(res.detail(t), "files") {
+		t.Errorf("file: %d %s", res.status, res.body)
+	}
+	if res := postForm(t, resume, map[string]string{"last_event_index": "0", "session_id": acc.SessionID}, nil); res.status != http.StatusOK {
+		t.Errorf("resume form: %d %s", res.status, res.body)
 	}
 }
