@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,7 +116,9 @@ var (
 )
 
 // schedulePayload is what a firing reads of a schedule's payload: the run
-// route's form fields. Other keys are stored untouched and not sent.
+// route's form fields a firing sends. Create and PATCH refuse other keys
+// (checkPayloadKeys); a firing ignores them, so that schedules stored before
+// the check still fire.
 type schedulePayload struct {
 	Message      *string         `json:"message"`
 	SessionID    string          `json:"session_id"`
@@ -123,6 +126,31 @@ type schedulePayload struct {
 	Dependencies map[string]any  `json:"dependencies"`
 	Metadata     map[string]any  `json:"metadata"`
 	OutputSchema json.RawMessage `json:"output_schema"`
+}
+
+// schedulePayloadKeys are schedulePayload's keys, in the order they are
+// listed to the user.
+var schedulePayloadKeys = []string{"message", "session_id", "session_state", "dependencies", "metadata", "output_schema"}
+
+// checkPayloadKeys refuses a payload key a firing would not send: accepted,
+// it would be stored and do nothing.
+func checkPayloadKeys(raw json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil // decodeSchedulePayload says what is wrong with it
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(schedulePayloadKeys, k) {
+			unknown = append(unknown, safeName(k))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("payload key %s is not supported by this server: a schedule's payload takes %s",
+		strings.Join(unknown, ", "), strings.Join(schedulePayloadKeys, ", "))
 }
 
 func decodeSchedulePayload(raw json.RawMessage) (schedulePayload, error) {
@@ -215,6 +243,9 @@ func (s *Server) applyScheduleBody(sc *db.Schedule, b *scheduleBody, create bool
 	}
 	if len(b.Payload) > 0 {
 		if _, err := decodeSchedulePayload(b.Payload); err != nil {
+			return bad("%s", err.Error())
+		}
+		if err := checkPayloadKeys(b.Payload); err != nil {
 			return bad("%s", err.Error())
 		}
 		sc.Payload = b.Payload

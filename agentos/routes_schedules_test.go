@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -89,7 +90,7 @@ func jsonPost(t *testing.T, url, body string) response {
 func createEveryMinute(t *testing.T, u, name string) scheduleView {
 	t.Helper()
 	res := jsonPost(t, u+"/schedules", `{"name":"`+name+`","cron_expr":"* * * * *","endpoint":"/agents/echo/runs","retry_delay_seconds":1,`+
-		`"payload":{"message":"tick","extra_field":{"kept":true}}}`)
+		`"payload":{"message":"tick"}}`)
 	if res.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", res.status, res.body)
 	}
@@ -280,6 +281,16 @@ func TestSchedules_TriggerDisableEnableAndRuns(t *testing.T) {
 	clk.Set(start)
 	u, srv := scheduledServer(t, d, clk, schedule.Config{})
 	sc := createEveryMinute(t, u, "triggered")
+	// Stored before payload keys were checked: an unknown key does not stop
+	// it firing.
+	stored, err := d.GetSchedule(context.Background(), sc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored.Payload = json.RawMessage(`{"message":"tick","extra_field":{"kept":true}}`)
+	if _, err := d.UpdateSchedule(context.Background(), stored); err != nil {
+		t.Fatal(err)
+	}
 	res := jsonPost(t, u+"/schedules/"+sc.ID+"/trigger", "")
 	if res.status != 200 {
 		t.Fatalf("trigger: %d %s", res.status, res.body)
@@ -363,6 +374,8 @@ func TestSchedules_BadInputIsAClear4xx(t *testing.T) {
 		{"bad name", strings.Replace(body(""), `"n"`, `"-bad/name"`, 1), 422, "Name must start with alphanumeric"},
 		{"duplicate name", strings.Replace(body(""), `"n"`, `"taken"`, 1), 409, "Schedule with name 'taken' already exists"},
 		{"unknown field", body(`,"surprise":1`), 422, "unknown field"},
+		{"unknown payload key", strings.Replace(body(""), `{"message":"hi"}`, `{"message":"hi","stream":false,"user_id":"u"}`, 1), 422,
+			`payload key "stream", "user_id" is not supported`},
 	} {
 		res := jsonPost(t, u+"/schedules", c.body)
 		if res.status != c.status || !strings.Contains(res.detail(t), c.detail) {
@@ -382,6 +395,19 @@ func TestSchedules_BadInputIsAClear4xx(t *testing.T) {
 	}
 	if res := patch(`{"cron_expr":"not cron"}`); res.status != 422 {
 		t.Errorf("bad cron on patch: %d %s", res.status, res.body)
+	}
+	if res := patch(`{"payload":{"message":"hi","knowledge_filters":{"a":1}}}`); res.status != 422 || !strings.Contains(res.detail(t), `"knowledge_filters"`) {
+		t.Errorf("unknown payload key on patch: %d %s", res.status, res.body)
+	}
+	// A schedule stored before payload keys were checked keeps its payload
+	// through a PATCH that does not replace it.
+	stored, err := d.GetSchedule(context.Background(), other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored.Payload = json.RawMessage(`{"message":"tick","extra_field":{"kept":true}}`)
+	if _, err := d.UpdateSchedule(context.Background(), stored); err != nil {
+		t.Fatal(err)
 	}
 	res := patch(`{"cron_expr":"30 7 * * *","timezone":"Europe/Paris","description":"morning"}`)
 	v := decode[scheduleView](t, res)
