@@ -330,11 +330,13 @@ func (s *Server) createComponent(w http.ResponseWriter, r *http.Request) error {
 		Label         *string         `json:"label"`
 		Stage         *string         `json:"stage"`
 		Notes         *string         `json:"notes"`
-		// SetCurrent is accepted as Agno's schema has it; as in Agno, a
-		// published first version is current and a draft is not.
+		// SetCurrent: see checkSetCurrent.
 		SetCurrent *bool `json:"set_current"`
 	}
 	if err := decodeJSONBody(r, &body); err != nil {
+		return err
+	}
+	if err := checkSetCurrent(body.SetCurrent, body.Stage); err != nil {
 		return err
 	}
 	if err := checkComponentText(&body.Name, body.Description); err != nil {
@@ -733,10 +735,24 @@ func (s *Server) listConfigs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// checkSetCurrent refuses a set_current the version's stage contradicts.
+// As in Agno, a published version becomes current and a draft does not;
+// set_current (Agno's schema has it, default true, and never reads it) is
+// accepted absent, true (the default Agno's clients send, drafts included)
+// or false for a draft. false for a published version would be ignored, so
+// it is refused.
+func checkSetCurrent(setCurrent *bool, stage *string) error {
+	if setCurrent != nil && !*setCurrent && stage != nil && *stage == db.StagePublished {
+		return errorf(http.StatusUnprocessableEntity, "set_current=false is not supported for a published version: publishing makes a version current; "+
+			"create it as a draft to keep the current version")
+	}
+	return nil
+}
+
 type configBody struct {
 	Config json.RawMessage `json:"config"`
-	// Version is in Agno's ConfigCreate; as there, a new version always
-	// takes the next number.
+	// Version is in Agno's ConfigCreate, which ignores it; a new version
+	// always takes the next number, so a version given is refused.
 	Version    *int            `json:"version"`
 	Label      *string         `json:"label"`
 	Stage      *string         `json:"stage"`
@@ -759,6 +775,12 @@ func (s *Server) createConfig(w http.ResponseWriter, r *http.Request) error {
 	}
 	if isJSONNull(body.Config) {
 		return errorf(http.StatusUnprocessableEntity, "config is required")
+	}
+	if body.Version != nil {
+		return errorf(http.StatusUnprocessableEntity, "version is not supported: a new config always takes the next version number")
+	}
+	if err := checkSetCurrent(body.SetCurrent, body.Stage); err != nil {
+		return err
 	}
 	if body.Guard != nil && body.Guard.CurrentVersion != nil {
 		return errorf(http.StatusBadRequest, "This route checks guard.latest_version only; guard.current_version is not honoured here")
@@ -796,6 +818,11 @@ func (s *Server) patchConfig(w http.ResponseWriter, r *http.Request) error {
 	var body configBody
 	if err := decodeJSONBody(r, &body); err != nil {
 		return err
+	}
+	// Not fields of Agno's ConfigUpdate: a version keeps its number, and
+	// publishing it (stage) is what makes it current.
+	if body.Version != nil || body.SetCurrent != nil {
+		return errorf(http.StatusUnprocessableEntity, "version and set_current are not supported on a config update: publish the version (stage) to make it current")
 	}
 	if body.Guard != nil && body.Guard.CurrentVersion != nil {
 		return errorf(http.StatusBadRequest, "This route checks guard.latest_version only; guard.current_version is not honoured here")

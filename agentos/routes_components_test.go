@@ -225,6 +225,20 @@ func TestComponents_BadInputIsAClear4xx(t *testing.T) {
 			// t1 → t2 closes t2 → t1.
 			want(t, f.send(t, f.alice, "POST", "/components/t1/configs", jsonBody(map[string]any{"config": map[string]any{"model": m, "members": []any{"t2"}}})), 409, "cycle")
 			want(t, f.send(t, f.alice, "PATCH", "/components/a", `{"component_type":"team"}`), 400, "fixed")
+			// set_current and version are honoured or refused, never ignored.
+			cfg := map[string]any{"model": m}
+			want(t, f.send(t, f.alice, "POST", "/components", jsonBody(map[string]any{"name": "b", "component_id": "b", "component_type": "agent",
+				"stage": "published", "set_current": false, "config": cfg})), 422, "set_current=false")
+			want(t, f.send(t, f.alice, "POST", "/components/a/configs", jsonBody(map[string]any{"config": cfg, "stage": "published", "set_current": false})), 422, "set_current=false")
+			want(t, f.send(t, f.alice, "POST", "/components/a/configs", jsonBody(map[string]any{"config": cfg, "version": 7})), 422, "version")
+			want(t, f.send(t, f.alice, "PATCH", "/components/a/configs/1", `{"set_current":true}`), 422, "set_current")
+			want(t, f.send(t, f.alice, "PATCH", "/components/a/configs/1", `{"version":3}`), 422, "version")
+			// Agno's defaults are accepted: a draft stays a draft, a published
+			// version becomes current.
+			want(t, f.send(t, f.alice, "POST", "/components/a/configs", jsonBody(map[string]any{"config": cfg, "stage": "draft", "set_current": true})), 201)
+			want(t, f.send(t, f.alice, "POST", "/components/a/configs", jsonBody(map[string]any{"config": cfg, "stage": "draft", "set_current": false})), 201)
+			want(t, f.send(t, f.alice, "POST", "/components/a/configs", jsonBody(map[string]any{"config": cfg, "stage": "published", "set_current": true})), 201)
+			want(t, f.send(t, f.alice, "GET", "/components/a", ""), 200, `"current_version":4`)
 			want(t, f.send(t, f.alice, "GET", "/components/a/configs/0", ""), 422, "version")
 			want(t, f.send(t, f.alice, "GET", "/components?limit=101", ""), 422, "limit")
 			// Nothing half-stored: the failed writes left the versions as they were.
