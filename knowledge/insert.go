@@ -18,13 +18,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/knowledge/chunk"
 	"github.com/agentryhq/agentry/knowledge/reader"
 	"github.com/agentryhq/agentry/vectordb"
 )
 
 // Content is one document to insert: exactly one of Text, Path, URL or
-// Data. Name defaults to the file name, the URL or the text's start.
+// Data. Name defaults to the file name or the URL (cut to 255 characters)
+// or the text's start.
 type Content struct {
 	Name        string
 	Description string
@@ -111,16 +113,21 @@ func (k *Knowledge) owner(ctx context.Context, c *Content) string {
 	return c.UserID
 }
 
+// maxDerivedName bounds a name derived from a path, URL or file name, in
+// characters: the content table's name column is VARCHAR(255) on MySQL and
+// Postgres, and a long URL must not fail the insert there.
+const maxDerivedName = 255
+
 func defaultName(c *Content) string {
 	switch {
 	case c.Name != "":
 		return c.Name
 	case c.Path != "":
-		return filepath.Base(c.Path)
+		return clipName(filepath.Base(c.Path))
 	case c.URL != "":
-		return c.URL
+		return clipName(c.URL)
 	case c.Filename != "":
-		return c.Filename
+		return clipName(c.Filename)
 	}
 	t := strings.Join(strings.Fields(c.Text), " ")
 	if r := []rune(t); len(r) > 60 {
@@ -130,6 +137,20 @@ func defaultName(c *Content) string {
 		t = "text"
 	}
 	return t
+}
+
+// clipName cuts s to its first maxDerivedName characters, on a rune
+// boundary.
+func clipName(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxDerivedName {
+			s, _ = clip.Bytes(s, i)
+			return s
+		}
+		n++
+	}
+	return s
 }
 
 // Insert reads, chunks, embeds and indexes one content and records it in

@@ -353,3 +353,50 @@ func TestUpdate_NewMetadataIsWhatFiltersMatch(t *testing.T) {
 		t.Fatalf("cleared metadata still matches: %+v", docs)
 	}
 }
+
+// TestInsert_DerivedNamesAreCutTo255Characters: a name taken from a long
+// URL or file name is cut to 255 characters on a rune boundary on every
+// driver: MySQL's VARCHAR(255) holds it (its INSERT IGNORE would cut it
+// silently), and elsewhere it is a name the content PATCH route accepts
+// back (1 to 255 characters).
+func TestInsert_DerivedNamesAreCutTo255Characters(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *db.DB{"mariadb": testdbs.MySQL, "postgres": testdbs.Postgres} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			derivedNamesFit(t, open(t))
+		})
+	}
+}
+
+func derivedNamesFit(t *testing.T, d *db.DB) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("Neptune has a great dark spot."))
+	}))
+	defer srv.Close()
+	k := newKB(t, d, func(c *Config) { c.Net.AllowNetworks = []string{"127.0.0.1/32"} })
+	ctx := context.Background()
+	longURL := srv.URL + "/" + strings.Repeat("a", 400)
+	longFile := strings.Repeat("é", 300) + ".txt"
+	for _, c := range []struct {
+		content Content
+		want    string
+	}{
+		{Content{URL: longURL}, longURL[:255]},
+		{Content{Data: []byte("Uranus rolls on its side."), Filename: longFile, ContentType: "text/plain"}, strings.Repeat("é", 255)},
+		{Content{Data: []byte("Venus turns backwards."), Filename: "short.txt"}, "short.txt"},
+	} {
+		res, err := k.Insert(ctx, c.content)
+		if err != nil {
+			t.Fatalf("insert %.40q: %v", c.want, err)
+		}
+		if res.Content.Name != c.want {
+			t.Errorf("insert answered name %q, want %q", res.Content.Name, c.want)
+		}
+		row, err := k.Get(ctx, res.Content.ID)
+		if err != nil || row.Name != c.want || row.Status != db.KnowledgeCompleted {
+			t.Fatalf("stored %v %+v, want name %q", err, row, c.want)
+		}
+	}
+}
