@@ -318,14 +318,22 @@ func formKnowledgeFilters(name, v string) (map[string]any, error) {
 	if err != nil || m == nil {
 		return nil, err
 	}
+	return m, checkKnowledgeFilters(name, m)
+}
+
+// checkKnowledgeFilters refuses (422) knowledge filters Agentry would not
+// apply as asked: an Agno filter expression (an object with "op"), or
+// values a vector store cannot filter on. The run form and POST
+// /knowledge/search answer alike.
+func checkKnowledgeFilters(name string, m map[string]any) error {
 	if _, ok := m["op"]; ok {
-		return nil, errorf(http.StatusUnprocessableEntity, "%s must be a JSON object of metadata values; filter expressions (\"op\") are not supported", name)
+		return errorf(http.StatusUnprocessableEntity, "%s must be a JSON object of metadata values; filter expressions (\"op\") are not supported", name)
 	}
 	q := vectordb.Query{Mode: vectordb.Keyword, Text: "-", Filters: m}
 	if err := vectordb.CheckQuery(&q, 0); err != nil {
-		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + ": " + strings.TrimPrefix(err.Error(), vectordb.ErrInvalidQuery.Error()+": "), Err: err}
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: name + ": " + strings.TrimPrefix(err.Error(), vectordb.ErrInvalidQuery.Error()+": "), Err: err}
 	}
-	return m, nil
+	return nil
 }
 
 // formVersion reads a component config version: a positive integer; empty

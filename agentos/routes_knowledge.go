@@ -483,6 +483,9 @@ func (s *Server) searchKnowledge(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(req.Query) == "" {
 		return errorf(http.StatusUnprocessableEntity, "query is required")
 	}
+	if err := checkKnowledgeFilters("filters", req.Filters); err != nil {
+		return err
+	}
 	limit, page := 20, 1
 	if req.Meta != nil {
 		if req.Meta.Limit != nil {

@@ -216,13 +216,18 @@ func TestKnowledgeRoutes_MultipartUploadThenPollStatusThenSearch(t *testing.T) {
 	if res := do(t, "POST", f.url+"/knowledge/content", body, withCT(f.aliceH, ct)); res.status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized upload = %d %s", res.status, res.body)
 	}
-	// bad requests
-	for _, c := range []struct{ body, want string }{
-		{`{"query":""}`, "422"}, {`{"query":"x","search_type":"semantic"}`, "400"}, {`{"query":"x","filters":{"a b":1}}`, "400"},
+	// bad requests; filters are refused as the run form's knowledge_filters
+	// are (422), Agno filter expressions included.
+	for _, c := range []struct{ body, want, detail string }{
+		{`{"query":""}`, "422", "query is required"},
+		{`{"query":"x","search_type":"semantic"}`, "400", ""},
+		{`{"query":"x","filters":{"a b":1}}`, "422", "filters: "},
+		{`{"query":"x","filters":{"op":"EQ","key":"lang","value":"en"}}`, "422", `filter expressions ("op") are not supported`},
+		{`{"query":"x","filters":[{"op":"EQ","key":"lang","value":"en"}]}`, "422", ""},
 	} {
 		res := do(t, "POST", f.url+"/knowledge/search", strings.NewReader(c.body), withCT(f.aliceH, "application/json"))
-		if fmt.Sprint(res.status) != c.want {
-			t.Errorf("search %s = %d %s, want %s", c.body, res.status, res.body, c.want)
+		if fmt.Sprint(res.status) != c.want || !strings.Contains(res.detail(t), c.detail) {
+			t.Errorf("search %s = %d %s, want %s with %q", c.body, res.status, res.body, c.want, c.detail)
 		}
 	}
 }
