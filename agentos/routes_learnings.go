@@ -213,6 +213,11 @@ func (s *Server) listLearningUsers(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	// The users are listed most recently updated first; Agno's default
+	// sort_order (desc) is accepted, asc would be ignored.
+	if pq.SortOrder != db.Desc {
+		return errorf(http.StatusUnprocessableEntity, "sort_order must be desc: learning users are listed most recently updated first")
+	}
 	ctx := r.Context()
 	user := q.Get("user_id")
 	if u := actAs(ctx, ""); u.scoped && user != "" && user != u.id {

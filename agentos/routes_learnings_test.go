@@ -88,9 +88,13 @@ func TestLearnings_CreateUsesAgnoKeysAndRefusesDuplicates(t *testing.T) {
 			t.Errorf("POST %s = %d %s, want %d", body, res.status, res.body, want)
 		}
 	}
-	res = get(t, f.url+"/learnings/users", nil)
+	res = get(t, f.url+"/learnings/users?sort_by=last_learning_updated_at&sort_order=desc", nil)
 	if res.status != 200 || !contains(res.body, `"user_id":"alice"`, `"total_count":1`) {
 		t.Fatalf("users = %d %s", res.status, res.body)
+	}
+	// The order is fixed: an ascending order would be ignored.
+	if res := get(t, f.url+"/learnings/users?sort_order=asc", nil); res.status != 422 || !strings.Contains(res.detail(t), "sort_order must be desc") {
+		t.Errorf("users sort_order=asc = %d %s, want 422", res.status, res.body)
 	}
 	if res := do(t, "DELETE", f.url+"/learnings/users/alice?learning_type=user_profile", nil, nil); res.status != 204 {
 		t.Fatalf("delete typed = %d %s", res.status, res.body)
