@@ -65,8 +65,8 @@ func TestBuildTeamsAndWorkflows_WorkflowOffloadAndOwnMediaStorage(t *testing.T) 
 	if len(row.RunData) > 10_000 || !strings.Contains(string(row.RunData), `"media_reference"`) {
 		t.Fatalf("stored workflow run: %d bytes", len(row.RunData))
 	}
-	entries, err := os.ReadDir(filepath.Join(wfMedia, "sessions"))
+	entries, err := os.ReadDir(filepath.Join(wfMedia, "owners"))
 	if err != nil || len(entries) != 1 {
-		t.Fatalf("the workflow's media_storage holds %d session dirs (%v)", len(entries), err)
+		t.Fatalf("the workflow's media_storage holds %d owner dirs (%v)", len(entries), err)
 	}
 }
