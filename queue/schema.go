@@ -8,7 +8,7 @@ import "github.com/agentryhq/agentry/internal/sqlstore"
 // yet). agno_job_keys keeps idempotency keys after their job rows are
 // deleted by retention.
 const (
-	jobsTable = "agno_jobs"
+	jobsTable = sqlstore.JobsTable
 	keysTable = "agno_job_keys"
 	// riverQueue is the River queue background runs go through.
 	riverQueue = "agentry_runs"

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
-// Table is the event log's table name.
-const Table = "agentry_run_events"
+// Table is the event log's table name. Deleting a session through the db
+// (db.DB.DeleteSessions) deletes its runs' events in the same transaction.
+const Table = sqlstore.RunEventsTable
 
 // ErrUnsupported: the database lends no SQL writer (the memory driver).
 var ErrUnsupported = errors.New("runlog: the run event log needs a sqlite, postgres or mysql database")

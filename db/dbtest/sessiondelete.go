@@ -78,6 +78,39 @@ var sessionDeleteTests = map[string]func(t *testing.T, d *db.DB){
 		equal(t, "bob's row kept", row, true)
 		equal(t, "bob's file kept", file, true)
 	},
+	"DeleteSessions_DeletesTheirTracesAndSpans": func(t *testing.T, d *db.DB) {
+		// Spans hold a run's input and output (input.value, output.value):
+		// a deleted session's traces go with it.
+		if !d.StoresTraces() {
+			return // nothing stored, nothing to delete
+		}
+		alice := db.WithUserScope(bg, "alice")
+		mustSession(t, alice, d, db.Session{SessionID: "s1"})
+		mustSession(t, alice, d, db.Session{SessionID: "s2"})
+		mustSession(t, db.WithUserScope(bg, "bob"), d, db.Session{SessionID: "sb"})
+		for _, tr := range []struct{ id, user, session string }{
+			{"t1a", "alice", "s1"}, {"t1b", "alice", "s1"}, {"t2", "alice", "s2"}, {"tb", "bob", "sb"}, {"tn", "", ""},
+		} {
+			noErr(t, d.WriteTraces(bg, []db.Trace{traceRow(tr.id, tr.user, tr.session, t0, 10)},
+				[]db.Span{spanRow(tr.id, tr.id+"-root", "", "OK", t0), spanRow(tr.id, tr.id+"-child", tr.id+"-root", "OK", t0)}))
+		}
+		noErr(t, d.DeleteSessions(alice, "s1", "sb"))
+		for id, kept := range map[string]bool{"t1a": false, "t1b": false, "t2": true, "tb": true, "tn": true} {
+			_, err := d.GetTrace(bg, id, "")
+			if kept {
+				noErr(t, err)
+			} else {
+				wantErr(t, err, db.ErrNotFound)
+			}
+			spans, err := d.Spans(bg, id)
+			noErr(t, err)
+			want := 0
+			if kept {
+				want = 2
+			}
+			equal(t, id+" spans left", len(spans), want)
+		}
+	},
 	"DeleteSessions_MissingSessionLeavesItsOrphanResults": func(t *testing.T, d *db.DB) {
 		// Rows naming a session that is not stored (or not the caller's)
 		// are not deleted through a session delete: only a deleted

@@ -158,9 +158,9 @@ func sessionName(s *db.Session) string {
 	return ""
 }
 
-// DeleteSessions deletes sessions in scope, their runs and their offloaded
-// tool results (index rows and the files they point at); other ids are
-// ignored.
+// DeleteSessions deletes sessions in scope, their runs, their traces (with
+// their spans) and their offloaded tool results (index rows and the files
+// they point at); other ids are ignored.
 func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	unlock, err := d.write(ctx)
 	if err != nil {
@@ -180,6 +180,11 @@ func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error
 			}
 		}
 		delete(d.sessionRuns, id)
+		for tid, t := range d.tr.traces {
+			if t.SessionID == id {
+				d.tr.dropTrace(tid)
+			}
+		}
 		if len(d.toolResults) > 0 {
 			if deleted == nil {
 				deleted = make(map[string]bool, len(sessionIDs))

@@ -226,13 +226,18 @@ func (d *Driver) DeleteTracesBefore(ctx context.Context, cutoff time.Time, limit
 		old = old[:limit]
 	}
 	for _, t := range old {
-		for id := range d.tr.byID[t.TraceID] {
-			delete(d.tr.spans, id)
-		}
-		delete(d.tr.byID, t.TraceID)
-		delete(d.tr.traces, t.TraceID)
+		d.tr.dropTrace(t.TraceID)
 	}
 	return len(old), nil
+}
+
+// dropTrace deletes a trace and its spans.
+func (m *memTraces) dropTrace(traceID string) {
+	for id := range m.byID[traceID] {
+		delete(m.spans, id)
+	}
+	delete(m.byID, traceID)
+	delete(m.traces, traceID)
 }
 
 // truth is SQL's three-valued logic: a comparison with a NULL column is

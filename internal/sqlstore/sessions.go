@@ -269,8 +269,12 @@ func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error 
 	}
 	defer s.gate.leave()
 	err := s.inTx(ctx, func(c txConn) error {
+		ext, err := s.sessionTablesOf(ctx, c.tx)
+		if err != nil {
+			return err
+		}
 		for chunk := range chunks(sessionIDs, 500) {
-			if err := s.deleteSessionsTx(ctx, c.tx, chunk); err != nil {
+			if err := s.deleteSessionsTx(ctx, c.tx, ext, chunk); err != nil {
 				return err
 			}
 		}
@@ -279,8 +283,44 @@ func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error 
 	return s.fail("delete sessions", err)
 }
 
-// deleteSessionsTx deletes one chunk of sessions with their tool results.
-func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ids []string) error {
+// Tables of other packages in the store's database that hold a session's
+// content, deleted with it when they exist (they are created on first use):
+// the durable queue's jobs (package queue: the payload holds the run's
+// input) and the background runs' event log (package runlog: the streamed
+// events). The packages name their tables with these constants.
+const (
+	JobsTable      = "agno_jobs"
+	RunEventsTable = "agentry_run_events"
+)
+
+// sessionTables says which of JobsTable and RunEventsTable exist.
+type sessionTables struct{ jobs, events bool }
+
+func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables, error) {
+	exists := func(name string) (bool, error) {
+		q, args := s.d.Catalog.Tables(name)
+		var n int
+		err := tx.QueryRowContext(ctx, q, args...).Scan(&n)
+		return n > 0, err
+	}
+	var t sessionTables
+	var err error
+	if t.jobs, err = exists(JobsTable); err != nil {
+		return t, err
+	}
+	t.events, err = exists(RunEventsTable)
+	return t, err
+}
+
+// deleteSessionsTx deletes one chunk of sessions with their jobs, their
+// runs' events, their traces and their tool results.
+//
+// Job rows go first: on Postgres they are locked in id order, as the
+// durable queue's lease renewal locks them, and before the run rows, as a
+// run's fenced write locks its job row first. A running job whose row is
+// gone is fenced: its attempt can write nothing more (no run row, no event,
+// no session), its heartbeat stops it, and a queued one is never claimed.
+func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTables, ids []string) error {
 	w := &where{}
 	w.add("session_id IN ("+placeholders(len(ids))+")", anys(ids)...)
 	scope(ctx, w)
@@ -289,6 +329,32 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ids []string) 
 		return err
 	}
 	in := "session_id IN (" + placeholders(len(owned)) + ")"
+	exec := func(q string) error {
+		_, err := tx.ExecContext(ctx, s.d.Bind(q), anys(owned)...)
+		return err
+	}
+	if ext.jobs {
+		jobs := s.d.Table(JobsTable)
+		if s.d.Name == "postgres" {
+			if _, err := queryStrings(ctx, tx, s.d.Bind("SELECT id FROM "+jobs+" WHERE "+in+" ORDER BY id FOR UPDATE"), anys(owned)...); err != nil {
+				return err
+			}
+		}
+		if err := exec("DELETE FROM " + jobs + " WHERE " + in); err != nil {
+			return err
+		}
+	}
+	if ext.events {
+		if err := exec("DELETE FROM " + s.d.Table(RunEventsTable) + " WHERE run_id IN (SELECT run_id FROM " + s.runs + " WHERE " + in + ")"); err != nil {
+			return err
+		}
+	}
+	if err := exec("DELETE FROM " + s.spans() + " WHERE trace_id IN (SELECT trace_id FROM " + s.traces() + " WHERE " + in + ")"); err != nil {
+		return err
+	}
+	if err := exec("DELETE FROM " + s.traces() + " WHERE " + in); err != nil {
+		return err
+	}
 	rows, err := tx.QueryContext(ctx, s.d.Bind("SELECT namespace, path FROM "+s.results+" WHERE "+in), anys(owned)...)
 	if err != nil {
 		return err
@@ -312,11 +378,10 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ids []string) 
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.results+" WHERE "+in), anys(owned)...); err != nil {
+	if err := exec("DELETE FROM " + s.results + " WHERE " + in); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.sessions+" WHERE "+in), anys(owned)...)
-	return err
+	return exec("DELETE FROM " + s.sessions + " WHERE " + in)
 }
 
 // queryStrings returns the first column of a query's rows.

@@ -1,0 +1,141 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+)
+
+// enqueue enqueues a new run in its own session (s-<id>).
+func enqueue(t *testing.T, q *queue.Queue, id string) (*db.Session, *db.Run) {
+	t.Helper()
+	s, r, j := pending(id, "u1")
+	if _, _, err := q.Enqueue(context.Background(), s, r, j); err != nil {
+		t.Fatal(err)
+	}
+	return s, r
+}
+
+func jobGone(t *testing.T, q *queue.Queue, id string) bool {
+	t.Helper()
+	_, err := q.Get(context.Background(), id, "", false)
+	if err != nil && !errors.Is(err, queue.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return err != nil
+}
+
+// A deleted session's finished jobs are deleted with it (their payload holds
+// the run's input); other sessions' jobs stay.
+func TestDeleteSessions_DeletesTheSessionsJobs(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		q := openQueue(t, d, testCfg(), complete(d))
+		enqueue(t, q, "a")
+		enqueue(t, q, "b")
+		for _, id := range []string{"a", "b"} {
+			waitFor(t, id+" completed", func() bool { return jobOf(t, q, id).Status == queue.StatusCompleted })
+		}
+		if err := d.DeleteSessions(context.Background(), "s-a"); err != nil {
+			t.Fatal(err)
+		}
+		if !jobGone(t, q, "a") || jobGone(t, q, "b") {
+			t.Fatalf("after deleting s-a: job a gone %v, job b gone %v; want true, false", jobGone(t, q, "a"), jobGone(t, q, "b"))
+		}
+	})
+}
+
+// Deleting the session of a running job stops the job: its attempt is
+// fenced (its run's final save, session included, is refused, so nothing
+// of the session comes back) and its heartbeat cancels its context.
+func TestDeleteSessions_RunningJobIsStoppedAndResurrectsNothing(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		started, release, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		t.Cleanup(func() { close(stop) })
+		type outcome struct{ save, cause error }
+		done := make(chan outcome, 1)
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			close(started)
+			<-release
+			// What an agent does at its end: the session and the run in
+			// one save, through the fenced context.
+			s, r, _ := pending(j.ID, j.UserID)
+			r.Status = run.StatusCompleted
+			_, _, err := d.SaveRun(context.WithoutCancel(ctx), s, r)
+			if err != nil {
+				select { // the heartbeat's cancel
+				case <-ctx.Done():
+				case <-stop:
+				}
+			}
+			done <- outcome{err, context.Cause(ctx)}
+			return run.StatusCompleted, err
+		}
+		q := openQueue(t, d, testCfg(), h)
+		enqueue(t, q, "live")
+		<-started
+		if err := d.DeleteSessions(context.Background(), "s-live"); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		got := <-done
+		if !errors.Is(got.save, run.ErrFenced) {
+			t.Errorf("the deleted session's run saved: %v", got.save)
+		}
+		if !errors.Is(got.cause, run.ErrFenced) {
+			t.Errorf("the job's context ended with %v, want run.ErrFenced", got.cause)
+		}
+		if _, err := d.GetSession(context.Background(), "s-live"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("deleted session read back: %v", err)
+		}
+		if _, err := d.GetRun(context.Background(), "live"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("deleted run read back: %v", err)
+		}
+		if !jobGone(t, q, "live") {
+			t.Errorf("job left: %+v", jobOf(t, q, "live"))
+		}
+	})
+}
+
+// A queued job of a deleted session never runs and leaves nothing behind.
+func TestDeleteSessions_QueuedJobNeverRuns(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		started, release := make(chan struct{}, 3), make(chan struct{})
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			started <- struct{}{}
+			if j.ID == "queued" {
+				t.Errorf("the deleted session's queued job ran")
+			}
+			if j.ID == "first" {
+				<-release
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		cfg := testCfg()
+		cfg.MaxConcurrency = 1
+		q := openQueue(t, d, cfg, h)
+		enqueue(t, q, "first")
+		<-started
+		enqueue(t, q, "queued")
+		if err := d.DeleteSessions(context.Background(), "s-queued"); err != nil {
+			t.Fatal(err)
+		}
+		enqueue(t, q, "last")
+		close(release)
+		// One worker takes jobs in order: once the last one completed, the
+		// deleted one had its turn.
+		waitFor(t, "last completed", func() bool { return jobOf(t, q, "last").Status == queue.StatusCompleted })
+		if !jobGone(t, q, "queued") {
+			t.Errorf("job left: %+v", jobOf(t, q, "queued"))
+		}
+		if _, err := d.GetSession(context.Background(), "s-queued"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("deleted session read back: %v", err)
+		}
+		if _, err := d.GetRun(context.Background(), "queued"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("deleted run read back: %v", err)
+		}
+	})
+}
