@@ -10,11 +10,23 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/run"
 )
 
-// Deleting a session deletes its rows (session, runs, offloaded tool
-// results and their files) in one database transaction, then its media
-// objects (media.DeleteSession) from every media storage the server knows.
+// errSessionDeleted cancels the runs of a session being deleted.
+var errSessionDeleted = errors.New("the run's session is being deleted")
+
+// detailRunsStopping is the 503's detail when a run of a session being
+// deleted did not stop in time.
+const detailRunsStopping = "a run of the session did not stop in time; nothing was deleted; send the same request again"
+
+// Deleting a session first stops the session's runs executing in this
+// process (and waits until they are stored: a run that ends after the
+// delete would store its session again), then deletes its rows (session,
+// runs, jobs, runs' events, traces, offloaded tool results and their files)
+// in one database transaction, then its media objects (media.DeleteSession)
+// from every media storage the server knows. A durable run executing on
+// another replica is fenced by its job row's deletion.
 // Storage is not part of the transaction: when it fails after the commit,
 // the deletion is retried a few times within the request, and if it still
 // fails the request answers 503 and the session is remembered as pending,
@@ -116,6 +128,9 @@ func (s *Server) deleteSessions(ctx context.Context, d *db.DB, sessions []*db.Se
 	if len(sessions) == 0 {
 		return nil
 	}
+	if err := s.stopSessionRuns(ctx, d, sessions); err != nil {
+		return err
+	}
 	ids := make([]string, len(sessions))
 	for i, sess := range sessions {
 		ids[i] = sess.SessionID
@@ -165,4 +180,61 @@ func (s *Server) pendingSession(r *http.Request, d *db.DB, sessionID string) (*d
 		return nil, false, err
 	}
 	return &db.Session{SessionID: sessionID, UserID: owner}, true, nil
+}
+
+// stopSessionRuns cancels the runs of sessions that execute in this
+// process (found through their stored PENDING or RUNNING rows and the
+// snapshots of runs whose session is not stored yet) and waits until they
+// returned and stored their end, up to cancelTimeout: then a 503, and
+// nothing is deleted. Runs that execute in another process cannot be
+// reached: durable ones are fenced by the deletion of their job rows.
+func (s *Server) stopSessionRuns(ctx context.Context, d *db.DB, sessions []*db.Session) error {
+	var execs []run.Execution
+	seen := map[string]bool{}
+	add := func(runID string) {
+		if seen[runID] {
+			return
+		}
+		seen[runID] = true
+		if e, ok := s.runs.reg.Lookup(runID); ok {
+			execs = append(execs, e)
+		}
+	}
+	const page = 500
+	for _, sess := range sessions {
+		for _, o := range s.runs.inSession(sess.SessionID, func(*run.Output, string) bool { return true }) {
+			add(o.RunID)
+		}
+		for p := 1; ; p++ {
+			runs, _, err := d.GetRuns(ctx, db.RunFilter{SessionID: sess.SessionID, Statuses: []run.Status{run.StatusPending, run.StatusRunning},
+				Limit: page, Page: p})
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				add(r.RunID)
+			}
+			if len(runs) < page {
+				break
+			}
+		}
+	}
+	if len(execs) == 0 {
+		return nil
+	}
+	for _, e := range execs {
+		e.Cancel(errSessionDeleted)
+	}
+	timeout := time.NewTimer(s.cancelTimeout)
+	defer timeout.Stop()
+	for _, e := range execs {
+		select {
+		case <-e.Done():
+		case <-timeout.C:
+			return &httpError{Status: http.StatusServiceUnavailable, Detail: detailRunsStopping}
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
 }

@@ -168,9 +168,11 @@ func (d *DB) ListSessions(ctx context.Context, f SessionFilter) ([]Session, int,
 	return out, n, call.done(err)
 }
 
-// DeleteSessions deletes sessions of the caller's scope with their runs and
-// their offloaded tool results (index rows and files), in one transaction;
-// other ids are ignored. What lives outside the database (media objects:
+// DeleteSessions deletes sessions of the caller's scope with their runs,
+// their offloaded tool results (index rows and files), their traces and, on
+// the SQL drivers, their durable-queue jobs and their runs' event logs, in
+// one transaction; other ids are ignored. A durable job deleted while it runs
+// is fenced: its run stores nothing more. What lives outside the database (media objects:
 // media.DeleteSession) is the caller's to delete after it returns.
 func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if len(sessionIDs) == 0 {
