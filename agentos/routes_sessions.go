@@ -459,6 +459,22 @@ func (s *Server) deleteSessionList(w http.ResponseWriter, r *http.Request) error
 	if len(req.SessionIDs) == 0 {
 		return errorf(http.StatusUnprocessableEntity, "session_ids must list at least one session")
 	}
+	// session_types, as in Agno, gives the type of each listed session
+	// (same length, else Agno's 400). Agno requires it; it stays optional
+	// here. A listed session of another type than its own entry says is
+	// not deleted.
+	if req.SessionTypes != nil {
+		if len(req.SessionTypes) != len(req.SessionIDs) {
+			return errorf(http.StatusBadRequest, "Session IDs and session types must have the same length")
+		}
+		for _, st := range req.SessionTypes {
+			switch st {
+			case run.TypeAgent, run.TypeTeam, run.TypeWorkflow:
+			default:
+				return errorf(http.StatusUnprocessableEntity, "session_types: %q is not a session type; use agent, team or workflow", st)
+			}
+		}
+	}
 	// Only the caller's sessions are deleted; others are ignored like
 	// missing ids, and nothing of theirs (rows or media) is touched. Each
 	// is read first: its media are deleted after the rows.
@@ -466,7 +482,7 @@ func (s *Server) deleteSessionList(w http.ResponseWriter, r *http.Request) error
 	ctx := u.scope(r.Context())
 	var owned []*db.Session
 	seen := make(map[string]bool, len(req.SessionIDs))
-	for _, id := range req.SessionIDs {
+	for i, id := range req.SessionIDs {
 		if seen[id] {
 			continue
 		}
@@ -477,6 +493,9 @@ func (s *Server) deleteSessionList(w http.ResponseWriter, r *http.Request) error
 		}
 		if err != nil {
 			return err
+		}
+		if req.SessionTypes != nil && sess.SessionType != req.SessionTypes[i] {
+			continue
 		}
 		if u.owns(sess.UserID) {
 			owned = append(owned, sess)

@@ -197,7 +197,7 @@ func TestSessions_CreateRenamePatchDelete(t *testing.T) {
 	if res := do(t, "DELETE", f.url+"/sessions/new-1", nil, nil); res.status != 404 {
 		t.Errorf("delete again = %d", res.status)
 	}
-	if res := do(t, "DELETE", f.url+"/sessions", strings.NewReader(`{"session_ids":["s-alice","s-bob"],"session_types":["agent"]}`), jsonHdr); res.status != 204 {
+	if res := do(t, "DELETE", f.url+"/sessions", strings.NewReader(`{"session_ids":["s-alice","s-bob"],"session_types":["agent","agent"]}`), jsonHdr); res.status != 204 {
 		t.Errorf("bulk delete = %d %s", res.status, res.body)
 	}
 	if page := decode[paginated[map[string]any]](t, get(t, f.url+"/sessions", nil)); page.Meta.TotalCount != 0 {

@@ -111,7 +111,7 @@ func TestDeleteSession_DeletesItsToolResultsAndMedia_OnlyTheCallers(t *testing.T
 			wantLeft(t, "the deleted session", one, d, store, false)
 			wantLeft(t, "alice's other session", two, d, store, true)
 
-			body := `{"session_ids":["s-alice-2","s-bob","s-alice-3","missing"],"session_types":["agent"]}`
+			body := `{"session_ids":["s-alice-2","s-bob","s-alice-3","missing"],"session_types":["agent","agent","agent","agent"]}`
 			if res := do(t, "DELETE", ts.URL+"/sessions", strings.NewReader(body), as("alice")); res.status != http.StatusNoContent {
 				t.Fatalf("bulk delete: %d %s", res.status, res.body)
 			}
