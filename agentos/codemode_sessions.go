@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/agentryhq/agentry/codemode"
-	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/media"
 )
 
 // codeModes are the CodeModes whose sessions the server deletes with
@@ -27,13 +27,13 @@ func (c *codeModes) add(cm *codemode.CodeMode, owned bool) {
 	}
 }
 
-// on lists the CodeModes that save their sessions in d.
-func (c *codeModes) on(d *db.DB) []*codemode.CodeMode {
+// on lists the CodeModes that save their sessions in the database dbID.
+func (c *codeModes) on(dbID string) []*codemode.CodeMode {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*codemode.CodeMode
 	for _, cm := range c.all {
-		if cm.DB() == d {
+		if d := cm.DB(); d != nil && d.ID == dbID {
 			out = append(out, cm)
 		}
 	}
@@ -51,13 +51,13 @@ func (c *codeModes) closeOwned() {
 }
 
 // forgetCodeMode drops the deleted session's interpreters and saved
-// states in every CodeMode on d (a team's members run in the team's
-// session, each with its own CodeMode): those the session's owner holds,
-// not another user's of the same id.
-func (s *Server) forgetCodeMode(ctx context.Context, d *db.DB, sess *db.Session) error {
+// states in every CodeMode on its database (a team's members run in the
+// team's session, each with its own CodeMode): those of the session's
+// owner, not another user's of the same id.
+func (s *Server) forgetCodeMode(ctx context.Context, o media.Owner) error {
 	var err error
-	for _, cm := range s.codeModes.on(d) {
-		err = errors.Join(err, cm.ForgetSession(context.WithoutCancel(ctx), sess.SessionID, sess.UserID))
+	for _, cm := range s.codeModes.on(o.DB) {
+		err = errors.Join(err, cm.ForgetSession(ctx, o.Session, o.User))
 	}
 	return err
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/team"
-	"github.com/agentryhq/agentry/workflow"
 	"github.com/agentryhq/agentry/vectordb/embedded"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // Agno passes every other run form field on to the run; the ones Agentry

@@ -1,11 +1,11 @@
 package agentos
 
 import (
-	"github.com/agentryhq/agentry/codemode"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentryhq/agentry/codemode"
 	"net/http"
 	"slices"
 	"strings"

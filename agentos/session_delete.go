@@ -103,14 +103,15 @@ func (s *Server) mediaStorages() []media.Storage {
 	return out
 }
 
-// deleteSessionMedia deletes a session's media from every storage, retrying
-// with mediaDeleteBackoff. The request's cancellation does not stop it: the
+// deleteSessionMedia deletes a session's media from every storage and its
+// CodeMode interpreters and saved states (forgetCodeMode), retrying with
+// mediaDeleteBackoff. The request's cancellation does not stop it: the
 // rows are gone already.
 func (s *Server) deleteSessionMedia(ctx context.Context, o media.Owner) error {
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = nil
+		err = s.forgetCodeMode(ctx, o)
 		for _, m := range s.mediaStorages() {
 			err = errors.Join(err, media.DeleteSession(ctx, m, o))
 		}
