@@ -12,7 +12,7 @@ import (
 )
 
 // corrupt runs statements behind the driver's back, as another writer of a
-// shared SQLite file can (SQLite keeps a REAL in an integer column).
+// shared SQLite file can (SQLite keeps text in an integer column).
 func corrupt(t *testing.T, d *db.DB, stmts ...string) {
 	t.Helper()
 	st, ok := sqlstore.FromDB(d)
@@ -33,7 +33,7 @@ func TestMemories_AnUndecodableRowIsLeftOut(t *testing.T) {
 	seed(t, d, db.Memory{MemoryID: "m1", Memory: "likes tea", UserID: "u"},
 		db.Memory{MemoryID: "m2", Memory: "lives in Oslo", UserID: "u"},
 		db.Memory{MemoryID: "m3", Memory: "has a cat", UserID: "u"})
-	corrupt(t, d, `UPDATE agno_memories SET created_at = 1712345678.5 WHERE memory_id = 'm2'`)
+	corrupt(t, d, `UPDATE agno_memories SET created_at = 'yesterday' WHERE memory_id = 'm2'`)
 	ms, err := Memories(bg, d, "u", 0)
 	if err != nil {
 		t.Fatalf("Memories: %v", err)
@@ -71,7 +71,7 @@ func TestPastSessions_AnUndecodableRowIsLeftOut(t *testing.T) {
 			runIDs = append(runIDs, o.RunID)
 		}
 	}
-	corrupt(t, d, `UPDATE agno_sessions SET created_at = 1712345678.5 WHERE session_id = 's1'`,
+	corrupt(t, d, `UPDATE agno_sessions SET created_at = 'yesterday' WHERE session_id = 's1'`,
 		`UPDATE agno_runs SET run_data = '{"broken' WHERE run_id = '`+runIDs[1]+`'`)
 	p := PastSessions{DB: d, Sessions: 5, Runs: 5}
 	c := Caller{UserID: "u", SessionID: "now", Component: comp}
