@@ -149,20 +149,9 @@ func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.R
 	defer tx.Rollback()
 	// Most of these runs were copied by the earlier attempt; leaving them out
 	// keeps the count exact.
-	missing, conflicts, err := m.partitionCopied(ctx, tx, runs)
+	inserted, conflicts, err := m.insertMissing(ctx, tx, runs)
 	if err != nil {
 		return 0, nil, err
-	}
-	inserted, err := m.insertRuns(ctx, tx, missing)
-	if err != nil {
-		return 0, nil, err
-	}
-	if m.needsConfirm(len(missing), inserted) {
-		var more []BadRow
-		if inserted, more, err = m.confirmInserted(ctx, tx, missing); err != nil {
-			return 0, nil, err
-		}
-		conflicts = append(conflicts, more...)
 	}
 	if err := m.clearRecorded(ctx, tx, ids); err != nil {
 		return 0, nil, err

@@ -202,6 +202,28 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 	return start, ctx.Err()
 }
 
+// insertMissing inserts the runs the runs table lacks, in tx, and returns
+// how many it inserted and the runs whose run_id another session holds (or
+// that an insert skipped where the count could not tell: confirmInserted).
+func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) (int64, []BadRow, error) {
+	missing, conflicts, err := m.partitionCopied(ctx, tx, runs)
+	if err != nil {
+		return 0, nil, err
+	}
+	inserted, err := m.insertRuns(ctx, tx, missing)
+	if err != nil {
+		return 0, nil, err
+	}
+	if m.needsConfirm(len(missing), inserted) {
+		var more []BadRow
+		if inserted, more, err = m.confirmInserted(ctx, tx, missing); err != nil {
+			return 0, nil, err
+		}
+		conflicts = append(conflicts, more...)
+	}
+	return inserted, conflicts, nil
+}
+
 // writeBatch inserts the runs of one batch the runs table lacks, records its
 // bad rows (run_id conflicts among them) and moves the checkpoint, all in one
 // transaction; it returns how many runs were inserted and the conflicts.
@@ -216,20 +238,9 @@ func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch
 			return 0, nil, err
 		}
 	}
-	missing, conflicts, err := m.partitionCopied(ctx, tx, cb.rows)
+	inserted, conflicts, err := m.insertMissing(ctx, tx, cb.rows)
 	if err != nil {
 		return 0, nil, err
-	}
-	inserted, err := m.insertRuns(ctx, tx, missing)
-	if err != nil {
-		return 0, nil, err
-	}
-	if m.needsConfirm(len(missing), inserted) {
-		var more []BadRow
-		if inserted, more, err = m.confirmInserted(ctx, tx, missing); err != nil {
-			return 0, nil, err
-		}
-		conflicts = append(conflicts, more...)
 	}
 	if err := m.clearRecorded(ctx, tx, cb.clear); err != nil {
 		return 0, nil, err

@@ -30,24 +30,6 @@ func quoteList(cols []string) string {
 	return strings.Join(q, ", ")
 }
 
-// stringColumn runs a query of one string column.
-func stringColumn(ctx context.Context, q sqlstore.Querier, query string, args ...any) ([]string, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 // sqliteIndex is one index of a table as SQLite reports it.
 type sqliteIndex struct {
 	name   string
@@ -77,7 +59,7 @@ FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS s ON s.type = 'index' 
 		return nil, err
 	}
 	for i := range out {
-		cols, err := stringColumn(ctx, q, "SELECT COALESCE(name, '') FROM pragma_index_info(?) ORDER BY seqno", out[i].name)
+		cols, err := sqlstore.QueryStrings(ctx, q, "SELECT COALESCE(name, '') FROM pragma_index_info(?) ORDER BY seqno", out[i].name)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +74,7 @@ FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS s ON s.type = 'index' 
 // foreign keys a rebuild would have to carry over), so Down can refuse before
 // it changes anything. skip names indexes Down drops first.
 func dropPlan(ctx context.Context, q sqlstore.Querier, table, col string, skip ...string) (rebuild bool, err error) {
-	fkCols, err := stringColumn(ctx, q, `SELECT "from" FROM pragma_foreign_key_list(?)`, table)
+	fkCols, err := sqlstore.QueryStrings(ctx, q, `SELECT "from" FROM pragma_foreign_key_list(?)`, table)
 	if err != nil {
 		return false, fmt.Errorf("list foreign keys of %s: %w", table, err)
 	}

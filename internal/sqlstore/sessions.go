@@ -324,7 +324,7 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTab
 	w := &where{}
 	w.add("session_id IN ("+placeholders(len(ids))+")", anys(ids)...)
 	scope(ctx, w)
-	owned, err := queryStrings(ctx, tx, s.d.Bind("SELECT session_id FROM "+s.sessions+w.String()), w.args...)
+	owned, err := QueryStrings(ctx, tx, s.d.Bind("SELECT session_id FROM "+s.sessions+w.String()), w.args...)
 	if err != nil || len(owned) == 0 {
 		return err
 	}
@@ -336,7 +336,7 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTab
 	if ext.jobs {
 		jobs := s.d.Table(JobsTable)
 		if s.d.Name == "postgres" {
-			if _, err := queryStrings(ctx, tx, s.d.Bind("SELECT id FROM "+jobs+" WHERE "+in+" ORDER BY id FOR UPDATE"), anys(owned)...); err != nil {
+			if _, err := QueryStrings(ctx, tx, s.d.Bind("SELECT id FROM "+jobs+" WHERE "+in+" ORDER BY id FOR UPDATE"), anys(owned)...); err != nil {
 				return err
 			}
 		}
@@ -384,9 +384,9 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTab
 	return exec("DELETE FROM " + s.sessions + " WHERE " + in)
 }
 
-// queryStrings returns the first column of a query's rows.
-func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
+// QueryStrings returns the first column of a query's rows as strings.
+func QueryStrings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
