@@ -388,18 +388,5 @@ func (m *Manager) stringColumn(ctx context.Context, query string, args ...any) (
 }
 
 func (m *Manager) stringColumnQ(ctx context.Context, q queryer, query string, args ...any) ([]string, error) {
-	rows, err := q.QueryContext(ctx, m.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return sqlstore.QueryStrings(ctx, q, m.q(query), args...)
 }
