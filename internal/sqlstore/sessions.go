@@ -297,6 +297,9 @@ const (
 type sessionTables struct{ jobs, events bool }
 
 func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables, error) {
+	if s.seenTables.Load() {
+		return sessionTables{jobs: true, events: true}, nil
+	}
 	exists := func(name string) (bool, error) {
 		q, args := s.d.Catalog.Tables(name)
 		var n int
@@ -308,7 +311,9 @@ func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables,
 	if t.jobs, err = exists(JobsTable); err != nil {
 		return t, err
 	}
-	t.events, err = exists(RunEventsTable)
+	if t.events, err = exists(RunEventsTable); err == nil && t.jobs && t.events {
+		s.seenTables.Store(true)
+	}
 	return t, err
 }
 

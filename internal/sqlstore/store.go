@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -50,21 +51,24 @@ type Config struct {
 
 // Store implements db.Driver over database/sql for one dialect.
 type Store struct {
-	d        *Dialect
-	t        Tables
-	w, r     *sql.DB
-	sessions string // quoted, qualified table names
-	runs     string
-	memories string
-	fs       string
-	results  string
-	steps    string
-	learning string
-	approvs  string
-	wrap     func(error) error
-	stmts    stmtCache
-	migPool  func() (*sql.DB, error)
-	readOnly bool
+	// seenTables caches sessionTablesOf once both tables were seen: the
+	// queue and the run log create them on first use and never drop them.
+	seenTables atomic.Bool
+	d          *Dialect
+	t          Tables
+	w, r       *sql.DB
+	sessions   string // quoted, qualified table names
+	runs       string
+	memories   string
+	fs         string
+	results    string
+	steps      string
+	learning   string
+	approvs    string
+	wrap       func(error) error
+	stmts      stmtCache
+	migPool    func() (*sql.DB, error)
+	readOnly   bool
 	// gate orders run and session writes (SQLite only; see writeGate).
 	gate writeGate
 	// group batches concurrent run writes into one transaction (SQLite
