@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
@@ -86,9 +87,15 @@ func SQLite(t testing.TB) *db.DB {
 	return openSQLite(t, filepath.Join(t.TempDir(), "agentry.db"))
 }
 
+// QueryTimeout is the query bound of the databases this package opens: a
+// minute, not db.DefaultQueryTimeout's 5 s, because a test under `go test
+// -race ./...` on a loaded two-core machine can wait seconds for the CPU and
+// is not about the bound. Tests of the bound set their own.
+const QueryTimeout = time.Minute
+
 func openSQLite(t testing.TB, path string) *db.DB {
 	t.Helper()
-	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: path, QueryTimeout: QueryTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +128,9 @@ func openPostgres(t testing.TB, schema string, cfg postgres.Config) *db.DB {
 	cfg.DSN, cfg.Schema = dsn, schema
 	if cfg.MaxOpenConns == 0 {
 		cfg.MaxOpenConns = 8
+	}
+	if cfg.QueryTimeout == 0 {
+		cfg.QueryTimeout = QueryTimeout
 	}
 	d, err := postgres.Open(context.Background(), cfg)
 	if err != nil {
@@ -160,7 +170,7 @@ const mysqlHint = "start it with: start-stop-daemon --start --oknodo --backgroun
 
 func openMySQL(t testing.TB, dsn string) *db.DB {
 	t.Helper()
-	d, err := mysql.Open(context.Background(), mysql.Config{DSN: dsn, MaxOpenConns: 8})
+	d, err := mysql.Open(context.Background(), mysql.Config{DSN: dsn, MaxOpenConns: 8, QueryTimeout: QueryTimeout})
 	if err != nil {
 		t.Fatalf("open %s: %v\n%s", dsn, err, mysqlHint)
 	}
