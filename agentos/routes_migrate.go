@@ -87,9 +87,10 @@ func (s *Server) migrateDB(ctx context.Context, d *db.DB, target string) error {
 }
 
 // sessionsAbove reports whether the sessions table is at a newer version than
-// target (the sessions table stands for the database, as in AgentOS).
+// target (the sessions table stands for the database, as in AgentOS). It
+// reads versions only: Status would also read the whole legacy runs column.
 func sessionsAbove(ctx context.Context, m *migrate.Manager, target string) (bool, error) {
-	sts, err := m.Status(ctx)
+	sts, err := m.TableVersions(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -103,17 +103,11 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 	if pass.hasUntil {
 		until = &pass.until
 	}
-	wg.Go(func() { // owns last and hasLast from here on
+	rd := m.newLegacyReader(m.cfg.DB, last, hasLast, until)
+	wg.Go(func() { // owns rd from here on
 		defer close(batches)
-		// The LIMIT follows the sessions' size so that a batch rarely stops
-		// on BatchBytes with rows left that the server would still send.
-		limit := min(m.cfg.BatchSize, 64)
 		for {
-			batch, size, err := m.readLegacyBatchUntil(ctx, m.cfg.DB, last, hasLast, until, limit)
-			if len(batch) > 0 {
-				avg := max(size/len(batch), 1)
-				limit = max(1, min(m.cfg.BatchSize, m.cfg.BatchBytes/avg))
-			}
+			batch, err := rd.next(ctx)
 			if err == nil && len(batch) == 0 {
 				return
 			}
@@ -123,8 +117,7 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 			} else {
 				cb.rows, cb.bad = m.convertBatch(batch, trusted)
 				cb.clear = m.bad.priorIn(batch)
-				last, hasLast = batch[len(batch)-1].s.SessionID, true
-				cb.last, cb.sessions = last, int64(len(batch))
+				cb.last, cb.sessions = batch[len(batch)-1].s.SessionID, int64(len(batch))
 			}
 			select {
 			case batches <- cb:
@@ -266,14 +259,48 @@ func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// readLegacyBatch reads the next sessions (keyset on session_id) whose runs
-// column is not SQL NULL, stopping at BatchSize rows or BatchBytes of JSON.
-func (m *Manager) readLegacyBatch(ctx context.Context, q queryer, after string, hasAfter bool, limit int) ([]legacyRow, int, error) {
-	return m.readLegacyBatchUntil(ctx, q, after, hasAfter, nil, limit)
+// legacyReader reads the legacy column in batches, keyset on session_id:
+// sessions whose runs column is not SQL NULL, after a session id and, with
+// until, up to one. A batch ends at BatchSize sessions or once it holds
+// BatchBytes of JSON (one session more than that at most), so memory follows
+// the batch, not the database.
+//
+// Each read's LIMIT follows the sessions' size seen so far: a read that
+// stopped on BatchBytes before its last row would leave the server sending
+// (and the driver reading and discarding on Close) every remaining row, up
+// to BatchSize sessions of JSON per batch for a few used.
+type legacyReader struct {
+	m       *Manager
+	q       queryer
+	last    string
+	hasLast bool
+	until   *string
+	limit   int
 }
 
-// readLegacyBatchUntil is readLegacyBatch stopping after session id *until
-// when until is not nil.
+// newLegacyReader starts a reader after session id last (when hasLast).
+func (m *Manager) newLegacyReader(q queryer, last string, hasLast bool, until *string) *legacyReader {
+	// The first LIMIT is a guess (64 sessions of 64 KiB fill 4 MiB); the
+	// ones after follow the sizes read.
+	return &legacyReader{m: m, q: q, last: last, hasLast: hasLast, until: until, limit: min(m.cfg.BatchSize, 64)}
+}
+
+// next returns the next batch; an empty one at the end.
+func (r *legacyReader) next(ctx context.Context) ([]legacyRow, error) {
+	batch, size, err := r.m.readLegacyBatchUntil(ctx, r.q, r.last, r.hasLast, r.until, r.limit)
+	if err != nil || len(batch) == 0 {
+		return nil, err
+	}
+	avg := max(size/len(batch), 1)
+	r.limit = max(1, min(r.m.cfg.BatchSize, r.m.cfg.BatchBytes/avg))
+	r.last, r.hasLast = batch[len(batch)-1].s.SessionID, true
+	return batch, nil
+}
+
+// readLegacyBatchUntil reads the next sessions (keyset on session_id, at most
+// limit) whose runs column is not SQL NULL, stopping after session id *until
+// when until is not nil, and once the batch holds BatchBytes of JSON; size is
+// the JSON it holds.
 func (m *Manager) readLegacyBatchUntil(ctx context.Context, q queryer, after string, hasAfter bool, until *string, limit int) ([]legacyRow, int, error) {
 	runs := m.quote("runs")
 	if m.sd.Migration.BinaryJSON != nil {

@@ -192,6 +192,14 @@ func (m *Manager) Status(ctx context.Context) ([]TableStatus, error) {
 	return sts, nil
 }
 
+// TableVersions is Status without reading the legacy runs column: every
+// field but Uncopied (left zero). It is for callers that only need the
+// versions, such as choosing between Up and Down; Status's count reads the
+// whole column, which on a large 2.x database takes long.
+func (m *Manager) TableVersions(ctx context.Context) ([]TableStatus, error) {
+	return m.status(ctx, Latest)
+}
+
 func (m *Manager) status(ctx context.Context, target string) ([]TableStatus, error) {
 	stamped, err := m.readVersions(ctx)
 	if err != nil {

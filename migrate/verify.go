@@ -138,13 +138,12 @@ const maxExamples = 5
 // rows, run_id conflicts).
 func (m *Manager) scanUncopied(ctx context.Context, q queryer, trusted bool) (Uncopied, error) {
 	var u Uncopied
-	last, has := "", false
+	rd := m.newLegacyReader(q, "", false, nil)
 	for {
-		batch, _, err := m.readLegacyBatch(ctx, q, last, has, m.cfg.BatchSize)
+		batch, err := rd.next(ctx)
 		if err != nil || len(batch) == 0 {
 			return u, err
 		}
-		last, has = batch[len(batch)-1].s.SessionID, true
 		rows, bad := m.convertBatch(batch, trusted)
 		missing, conflicts, err := m.partitionCopied(ctx, q, rows)
 		if err != nil {
