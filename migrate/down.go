@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -226,6 +227,21 @@ func (m *Manager) dropUserID(ctx context.Context, table string, index []string) 
 	return []string{"drop column user_id"}, nil
 }
 
+// ErrOrphanRuns is returned by Down when the runs table holds runs whose
+// session row the sessions table lacks (a writer deleted the session with
+// foreign keys off, as a 2.x process on SQLite does): the legacy column has
+// no row to hold them, so Down keeps the runs table and stops at 3.0.0.
+var ErrOrphanRuns = errors.New("migrate: the runs table holds runs whose session is not in the sessions table")
+
+// orphanSession is a session the runs table holds runs of and the sessions
+// table lacks.
+type orphanSession struct {
+	id   string
+	runs int64
+	// some names up to three of its runs.
+	some []string
+}
+
 // down300Sessions writes each session's merged runs back into the legacy
 // column, batch by batch, then drops the runs table. Rerunning after a crash
 // converges: the merge of an already rebuilt column with the table is the same.
@@ -246,31 +262,50 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	start := time.Now()
 	var done int64
 	var unreadable []string
+	var orphans []orphanSession
+	var orphanRuns int64
 	last, has := "", false
 	for {
 		where, args := "", []any{}
 		if has {
 			where, args = " WHERE session_id > ?", []any{last}
 		}
-		ids, err := m.stringColumn(ctx, fmt.Sprintf("SELECT DISTINCT session_id FROM %s%s ORDER BY session_id LIMIT %d",
+		page, err := m.stringColumn(ctx, fmt.Sprintf("SELECT DISTINCT session_id FROM %s%s ORDER BY session_id LIMIT %d",
 			m.qualify(m.tables.Runs), where, m.cfg.BatchSize), args...)
-		if err != nil || len(ids) == 0 {
+		if err != nil || len(page) == 0 {
 			if err != nil {
 				return nil, err
 			}
 			break
 		}
+		ids := page
+		gone, err := m.orphansOf(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range gone {
+			orphanRuns += o.runs
+			m.log.Warn("migrate: runs of a session the sessions table lacks: not written back", "session_id", o.id, "runs", o.runs)
+		}
+		orphans = append(orphans, gone...)
+		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+			return slices.ContainsFunc(gone, func(o orphanSession) bool { return o.id == id })
+		})
 		var res rebuilt
-		if m.cfg.DryRun {
+		switch {
+		case len(ids) == 0:
+		case m.cfg.DryRun:
 			res.sessions = int64(len(ids))
 			if res.runs, err = m.countRunsOf(ctx, ids); err != nil {
 				return nil, err
 			}
-		} else if res, err = m.rebuildLegacy(ctx, ids); err != nil {
-			return nil, err
+		default:
+			if res, err = m.rebuildLegacy(ctx, ids); err != nil {
+				return nil, err
+			}
 		}
-		last, has = ids[len(ids)-1], true
-		done += int64(len(ids))
+		last, has = page[len(page)-1], true
+		done += int64(len(page))
 		sum.SessionsRebuilt += res.sessions
 		sum.RunsRestored += res.runs
 		unreadable = append(unreadable, res.unreadable...)
@@ -283,6 +318,16 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 		// Dropping the runs table now would lose these sessions' runs.
 		return nil, fmt.Errorf("the legacy runs column of %d sessions (%s) holds something other than a JSON array, so their runs could not be written back and table %s was kept: set the column to NULL for them and run down again",
 			len(unreadable), strings.Join(unreadable[:min(len(unreadable), 5)], ", "), m.tables.Runs)
+	}
+	if len(orphans) > 0 {
+		var named []string
+		for _, o := range orphans[:min(len(orphans), 5)] {
+			named = append(named, fmt.Sprintf("session %s: %d runs (%s)", o.id, o.runs, strings.Join(o.some, ", ")))
+		}
+		// Dropping the runs table now would lose them.
+		return nil, fmt.Errorf("%w: %d runs of %d sessions (%s); down wrote back every other session's runs but kept table %s: "+
+			"restore those sessions' rows in %s, or delete their runs from %s if they are not wanted, and run down again",
+			ErrOrphanRuns, orphanRuns, len(orphans), strings.Join(named, "; "), m.tables.Runs, m.tables.Sessions, m.tables.Runs)
 	}
 	if m.cfg.DryRun {
 		return actions, nil
@@ -301,6 +346,41 @@ type rebuilt struct {
 	sessions, runs int64
 	// unreadable lists sessions whose legacy column it left alone.
 	unreadable []string
+}
+
+// orphansOf returns the sessions among ids (sessions the runs table holds
+// runs of) that the sessions table lacks, with their run counts and a few
+// run ids.
+func (m *Manager) orphansOf(ctx context.Context, ids []string) ([]orphanSession, error) {
+	q := fmt.Sprintf("SELECT r.session_id, count(*) FROM %s r WHERE r.session_id IN (%s) AND NOT EXISTS (SELECT 1 FROM %s s WHERE s.session_id = r.session_id) GROUP BY r.session_id ORDER BY r.session_id",
+		m.qualify(m.tables.Runs), strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), m.qualify(m.tables.Sessions))
+	rs, err := m.cfg.DB.QueryContext(ctx, m.q(q), anys(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("look for runs of missing sessions: %w", err)
+	}
+	var out []orphanSession
+	for rs.Next() {
+		var o orphanSession
+		if err := rs.Scan(&o.id, &o.runs); err != nil {
+			rs.Close()
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	if err := errors.Join(rs.Err(), rs.Close()); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		some, err := m.stringColumn(ctx, "SELECT run_id FROM "+m.qualify(m.tables.Runs)+" WHERE session_id = ? ORDER BY run_id LIMIT 3", out[i].id)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(some)) < out[i].runs {
+			some = append(some, "…")
+		}
+		out[i].some = some
+	}
+	return out, nil
 }
 
 // countRunsOf counts the runs-table rows of the given sessions.
@@ -324,7 +404,10 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), m.quote("runs"))
 	for _, id := range ids {
 		var legacy []byte
-		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); err != nil {
+		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); errors.Is(err, sql.ErrNoRows) {
+			// Deleted since orphansOf looked (foreign keys off).
+			return res, fmt.Errorf("%w: session %s was deleted while down ran; its runs stay in table %s: run down again", ErrOrphanRuns, id, m.tables.Runs)
+		} else if err != nil {
 			return res, fmt.Errorf("read legacy runs of %s: %w", id, err)
 		}
 		table, err := m.tableRuns(ctx, tx, id)
