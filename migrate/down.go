@@ -28,7 +28,9 @@ var ErrCannotRestore = errors.New("migrate: down cannot restore the shape of ver
 // at a time. 3.0.0 → 2.5.6 rebuilds the sessions table's legacy runs column
 // from the runs table (merged with what the column still holds, so nothing is
 // lost; see MergeRuns), in the dialect's native encoding, then drops the runs
-// table; evals, knowledge and metrics lose user_id. The 2.5.6 step only
+// table, unless it holds runs of sessions the sessions table lacks: then it
+// keeps it and fails with ErrOrphanRuns, naming them. Evals, knowledge and
+// metrics lose user_id. The 2.5.6 step only
 // restamps (it changes a table Agentry does not manage). Down to 3.0.0 gives
 // the runs table Agno 3.0's declared indexes back. Targets before
 // LowestDownTarget fail with ErrCannotRestore before anything changes.
