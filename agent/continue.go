@@ -29,6 +29,10 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	if paused.AgentID != "" && paused.AgentID != st.p.id {
 		return nil, fmt.Errorf("agent: run %s belongs to agent %q, not %q", paused.RunID, paused.AgentID, st.p.id)
 	}
+	// The run continues in its paused run's session, which exists when
+	// there is a database (the paused run is stored in it): newState took
+	// the session for a new one when the options named none.
+	st.opts.newSession = false
 	out := *paused
 	out.Tools = slices.Clone(paused.Tools)
 	out.Messages = slices.Clone(paused.Messages)
