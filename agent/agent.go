@@ -15,10 +15,12 @@ import (
 // persisting it failed (wrapping ErrStorage: the output is then not stored).
 // A run whose session or history cannot be read does not start: nil output,
 // an error wrapping ErrStorage; nor does a run whose id is executing in this
-// process already: nil output, an error wrapping run.ErrAlreadyRunning. A PAUSED run returns a nil error: resolve its
-// requirements and call ContinueRun.
+// process already: nil output, an error wrapping run.ErrAlreadyRunning; nor
+// does a run given an option the agent cannot honour: nil output, an
+// *UnsupportedOptionError (see CheckOptions). A PAUSED run returns a nil
+// error: resolve its requirements and call ContinueRun.
 func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*run.Output, error) {
-	st, err := a.newState(ctx, opts)
+	st, err := a.newState(ctx, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 // the returned sequence starts a new run.
 func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		st, err := a.newState(ctx, opts)
+		st, err := a.newState(ctx, opts, false)
 		if err != nil {
 			yield(run.Event{}, err)
 			return
@@ -58,7 +60,9 @@ func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) 
 // ContinueRun resumes a PAUSED run the caller holds, after its requirements were
 // resolved in place (Tools/Requirements: Confirmed, Answered with ToolArgs, or
 // Result for external execution) or through WithTools / WithRequirements.
-// Continuing a run that is not PAUSED returns run.ErrNotContinuable.
+// Continuing a run that is not PAUSED returns run.ErrNotContinuable. The run
+// continues in its paused run's session, with its run and user ids; an
+// option the agent cannot honour is refused as in Run.
 func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...RunOption) (*run.Output, error) {
 	st, err := a.continueState(ctx, paused, opts)
 	if err != nil {
@@ -114,9 +118,19 @@ func (a *Agent) ContinueStreamID(ctx context.Context, runID string, opts ...RunO
 	}
 }
 
-// stream executes body as st's run with its events going to yield; a failure
-// to persist the run is the last value yielded.
+// stream executes body as st's run with its events going to yield (and
+// first to WithEventFunc's function); a failure to persist the run is the
+// last value yielded.
 func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, body func()) {
+	if fn := st.opts.get().eventFunc; fn != nil {
+		next := yield
+		yield = func(e run.Event, err error) bool {
+			if err == nil {
+				fn(e)
+			}
+			return next(e, err)
+		}
+	}
 	st.sink.yield = yield
 	if err := st.begin(ctx); err != nil {
 		yield(run.Event{}, err)

@@ -64,7 +64,8 @@ func StreamingEvents(ctx context.Context) bool {
 }
 
 // WithEventFunc delivers the run's events (content deltas included) to fn
-// while Run or ContinueRun executes it, as Stream would yield them; fn runs on
+// while Run or ContinueRun executes it, as Stream would yield them (Stream
+// and ContinueStream give fn each event before they yield it); fn runs on
 // the run's goroutine and must not block for long. A team forwards a
 // member's events this way and still gets the member's output.
 func WithEventFunc(fn func(run.Event)) RunOption {

@@ -22,7 +22,7 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	if paused.Status != run.StatusPaused {
 		return nil, fmt.Errorf("agent: continue run %s (status %s): %w", paused.RunID, paused.Status, run.ErrNotContinuable)
 	}
-	st, err := a.newState(ctx, opts)
+	st, err := a.newState(ctx, opts, true)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,8 @@ func WithSessionID(id string) RunOption {
 // WithNewSession runs in a new session whose id the caller just generated
 // (a random UUID): no stored session can have it, so the run does not read
 // the session or its history first. Use WithSessionID for any id a client
-// chose or that may have been stored before.
+// chose or that may have been stored before. A continue refuses it (an
+// *UnsupportedOptionError): a continued run is in its paused run's session.
 func WithNewSession(id string) RunOption {
 	return func(o *runOptions) { o.sessionID, o.newSession = id, true }
 }
@@ -118,9 +119,10 @@ func WithOutputSchema(schema json.RawMessage, name string) RunOption {
 // search_knowledge_base tool and AddKnowledgeToContext) by metadata, over
 // Config.KnowledgeFilters: a key given here replaces the agent's value for
 // that key, the agent's other keys still apply (Agno's run-level
-// knowledge_filters). An agent without Config.Knowledge does not search, so
-// the filters change nothing there: callers that take them from users
-// should refuse them for such an agent (Config().Knowledge == nil).
+// knowledge_filters). An agent without Config.Knowledge does not search: it
+// refuses the run (an *UnsupportedOptionError), unless it is composed into
+// another component (Config.Component), which honours or refuses them (a
+// team gives them to its members).
 func WithKnowledgeFilters(filters map[string]any) RunOption {
 	return func(o *runOptions) { o.set().knowledgeFilters = filters }
 }
@@ -128,7 +130,8 @@ func WithKnowledgeFilters(filters map[string]any) RunOption {
 // WithAddHistoryToContext overrides Config.AddHistoryToContext for this run:
 // true adds the session's last Config.NumHistoryRuns runs to the model's
 // context, false adds none (Agno's run-level add_history_to_context). An
-// agent without Config.DB has no history to add.
+// agent without Config.DB has no history to add: it refuses true (an
+// *UnsupportedOptionError).
 func WithAddHistoryToContext(on bool) RunOption {
 	return func(o *runOptions) { o.set().addHistory = &on }
 }
@@ -136,12 +139,15 @@ func WithAddHistoryToContext(on bool) RunOption {
 // WithTools supplies resolved tool executions to ContinueRun, matched by
 // tool_call_id: Confirmed/ConfirmationNote for confirmations, ToolArgs and
 // Answered for user input, Result for external execution (AgentOS's "tools").
+// Run and Stream, which start a run with no paused tools, refuse it (an
+// *UnsupportedOptionError).
 func WithTools(tools []run.ToolExecution) RunOption {
 	return func(o *runOptions) { o.set().tools = tools }
 }
 
 // WithRequirements supplies resolved requirements to ContinueRun (AgentOS's
-// "requirements"); each requirement's ToolExecution is applied as in WithTools.
+// "requirements"); each requirement's ToolExecution is applied as in
+// WithTools. Run and Stream refuse it, as WithTools.
 func WithRequirements(reqs []run.Requirement) RunOption {
 	return func(o *runOptions) { o.set().requirements = reqs }
 }

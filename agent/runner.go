@@ -21,11 +21,12 @@ import (
 //     reads what they set). An option is honoured or refused, never
 //     quietly dropped: a runner that cannot apply one returns, before it
 //     starts the run, an *UnsupportedOptionError naming it (wrapping
-//     ErrUnsupportedOption; Stream yields it as its only value). Teams
-//     and workflows refuse in Run and Stream the options only a
-//     continue uses (WithTools, WithRequirements). The Agent itself still
-//     takes those two in Run, and WithKnowledgeFilters without
-//     Config.Knowledge, as no-ops (documented on the options).
+//     ErrUnsupportedOption; Stream yields it as its only value). Agents,
+//     teams and workflows refuse in Run and Stream the options only a
+//     continue uses (WithTools, WithRequirements); an Agent refuses
+//     WithKnowledgeFilters without Config.Knowledge,
+//     WithAddHistoryToContext(true) without Config.DB, and WithNewSession
+//     in a continue (Agent.CheckOptions).
 //   - Stream's events are named in the component's vocabulary
 //     (Component.EventName) and its run ends with one terminal event:
 //     RunCompleted (content, metrics), RunError (content), RunCancelled

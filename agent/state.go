@@ -169,13 +169,18 @@ func (st *state) mediaStorage() media.Storage {
 	return st.ext.media
 }
 
-func (a *Agent) newState(ctx context.Context, opts []RunOption) (*state, error) {
+// newState applies opts to a new run's state (continuing: the run continues
+// a paused one), refusing the options it cannot honour.
+func (a *Agent) newState(ctx context.Context, opts []RunOption, continuing bool) (*state, error) {
 	p := a.prep()
 	st := &state{a: a, p: p, start: time.Now()}
 	for _, o := range opts {
 		o(&st.opts)
 	}
 	o := &st.opts
+	if err := a.refuse(o, continuing); err != nil {
+		return nil, err
+	}
 	more := o.get()
 	st.schema = p.schema
 	if p.setErr != nil {
