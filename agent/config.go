@@ -132,7 +132,8 @@ type Config struct {
 	// StoreEvents records the run's events (without content deltas) in the
 	// stored run's "events".
 	StoreEvents bool
-	// Metadata is copied into every run's metadata.
+	// Metadata is merged into every run's metadata over the run's own
+	// (WithMetadata): the agent's value wins a conflict, as in Agno.
 	Metadata map[string]any
 
 	// Component is the identity the agent's runs, sessions and events are
@@ -474,7 +475,7 @@ func (a *Agent) Config() Config { return *a.conf() }
 // ModelInfo names the agent's model (AgentOS's model {name, model, provider}).
 func (a *Agent) ModelInfo() model.Info { return a.prep().info }
 
-// Metadata returns Config.Metadata, copied into every run's metadata.
+// Metadata returns Config.Metadata, merged into every run's metadata.
 func (a *Agent) Metadata() map[string]any { return a.conf().Metadata }
 
 // DB returns the agent's database, nil when runs are not persisted.

@@ -37,8 +37,10 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	out.Tools = slices.Clone(paused.Tools)
 	out.Messages = slices.Clone(paused.Messages)
 	out.Events = slices.Clone(paused.Events)
+	// The paused run's metadata stays; the continue's adds to it, the
+	// agent's still winning (Agno keeps a continued run's metadata).
 	if md := st.out.Metadata; md != nil {
-		out.Metadata = md
+		out.Metadata = mergeMetadata(paused.Metadata, md)
 	}
 	st.out = &out
 	// Requirements may have been resolved in place or through options.

@@ -101,7 +101,9 @@ func WithSessionState(state map[string]any) RunOption {
 	return func(o *runOptions) { o.set().sessionState = state }
 }
 
-// WithMetadata adds metadata to the run (over Config.Metadata).
+// WithMetadata adds metadata to the run. Config.Metadata is merged over it,
+// into nested objects too, the agent's value winning a conflict (Agno's
+// precedence); a continue's metadata is merged over the paused run's.
 func WithMetadata(md map[string]any) RunOption { return func(o *runOptions) { o.set().metadata = md } }
 
 // WithDependencies makes values available to tools through FromContext.

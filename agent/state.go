@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentryhq/agentry/offload"
-	"maps"
 	"slices"
 	"time"
 
@@ -241,12 +240,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption, continuing bool)
 		CreatedAt:     st.start.Unix(),
 	}
 	p.comp.Stamp(st.out)
-	if len(a.conf().Metadata) > 0 || len(more.metadata) > 0 {
-		md := make(map[string]any, len(a.conf().Metadata)+len(more.metadata))
-		maps.Copy(md, a.conf().Metadata)
-		maps.Copy(md, more.metadata)
-		st.out.Metadata = md
-	}
+	st.out.Metadata = a.runMetadata(more.metadata)
 	return st, nil
 }
 
