@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 		{"MemoryChanges", memoryChangeTests},
 		{"Learnings", learningTests},
 		{"Data", dataTests},
+		{"Overlong", overlongTests},
 		{"Files", fileTests},
 		{"FilesMore", fileTests2},
 		{"ToolResults", toolResultTests},

@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"strings"
 	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
@@ -34,7 +37,8 @@ func Dialect() *sqlstore.Dialect {
 		},
 		// A statement after a lock must see rows committed before the lock
 		// was granted.
-		TxOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
+		TxOptions:    &sql.TxOptions{Isolation: sql.LevelReadCommitted},
+		DuplicateKey: duplicatePrimaryKey,
 		// Two transactions creating the same new session can deadlock;
 		// InnoDB rolls one back (error 1213) and SaveRun retries it.
 		RetryTx:         func(err error) bool { return strings.Contains(err.Error(), "Error 1213") },
@@ -89,6 +93,18 @@ func Dialect() *sqlstore.Dialect {
 			PrepareForeignKeyTarget: binarySessionID,
 		},
 	}
+}
+
+// duplicatePrimaryKey reports error 1062 (ER_DUP_ENTRY) on the primary key:
+// "Duplicate entry '…' for key 'PRIMARY'" (MariaDB) or "… for key
+// 'table.PRIMARY'" (MySQL 8). A duplicate on another unique key stays an
+// error, as under ON CONFLICT (key) DO NOTHING.
+func duplicatePrimaryKey(err error) bool {
+	var me *gomysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1062 {
+		return false
+	}
+	return strings.HasSuffix(me.Message, "'PRIMARY'") || strings.HasSuffix(me.Message, ".PRIMARY'")
 }
 
 func quote(ident string) string { return "`" + strings.ReplaceAll(ident, "`", "``") + "`" }

@@ -125,15 +125,34 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 }
 
 // classify marks the driver's error of a connection lost mid-call with
-// db.ErrUnavailable.
+// db.ErrUnavailable, and the server's refusal of a value its column cannot
+// hold with db.ErrInvalidRecord.
 func classify(err error) error {
-	if err == nil || errors.Is(err, db.ErrUnavailable) {
+	if err == nil || errors.Is(err, db.ErrUnavailable) || errors.Is(err, db.ErrInvalidRecord) {
 		return err
 	}
 	if errors.Is(err, gomysql.ErrInvalidConn) {
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) && invalidValue[me.Number] {
+		return fmt.Errorf("%w: %w", db.ErrInvalidRecord, err)
+	}
 	return err
+}
+
+// invalidValue are the server's errors for a value its column cannot hold
+// (raised in strict mode; the store never writes with INSERT IGNORE, which
+// turns them into warnings and stores a changed value).
+var invalidValue = map[uint16]bool{
+	1048: true, // ER_BAD_NULL_ERROR: NULL in a NOT NULL column
+	1264: true, // ER_WARN_DATA_OUT_OF_RANGE
+	1292: true, // ER_TRUNCATED_WRONG_VALUE: a bad date or number
+	1364: true, // ER_NO_DEFAULT_FOR_FIELD
+	1366: true, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: bytes not valid in the column's character set
+	1406: true, // ER_DATA_TOO_LONG: longer than the column (VARCHAR(255) ids and names)
+	3140: true, // ER_INVALID_JSON_TEXT (MySQL)
+	4025: true, // ER_CONSTRAINT_FAILED (MariaDB's JSON columns check JSON_VALID)
 }
 
 // OpenDSN opens a parsed MySQL or MariaDB DSN (a dsn.Opener).

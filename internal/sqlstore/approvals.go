@@ -19,11 +19,11 @@ func (s *Store) CreateApproval(ctx context.Context, a *db.Approval) error {
 		return err
 	}
 	defer s.gate.leave()
-	_, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.approvs, splitCols(approvalCols), "id")),
+	_, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.approvs, splitCols(approvalCols), "id")),
 		a.ID, a.RunID, a.SessionID, a.Status, a.SourceType, nullStr(a.ApprovalType), a.PauseType, nullStr(a.ToolName), jsonArg(a.ToolArgs),
 		nullInt(a.ExpiresAt), nullStr(a.AgentID), nullStr(a.TeamID), nullStr(a.WorkflowID), nullStr(a.UserID), nullStr(a.ScheduleID),
 		nullStr(a.ScheduleRunID), nullStr(a.SourceName), jsonArg(a.Requirements), jsonArg(a.Context), jsonArg(a.ResolutionData),
-		nullStr(a.ResolvedBy), nullInt(a.ResolvedAt), a.CreatedAt, nullInt(a.UpdatedAt), nullStr(a.RunStatus))
+		nullStr(a.ResolvedBy), nullInt(a.ResolvedAt), a.CreatedAt, nullInt(a.UpdatedAt), nullStr(a.RunStatus)))
 	return s.fail("insert approval "+a.ID, err)
 }
 

@@ -59,6 +59,13 @@ type Dialect struct {
 	// TxOptions are the options of write transactions; nil means the
 	// backend's default isolation.
 	TxOptions *sql.TxOptions
+	// DuplicateKey reports an INSERT refused because a row with its primary
+	// key exists. Required with OnDuplicateKey, where InsertIgnore is a
+	// plain INSERT whose refusal for an existing key Inserted reads as "not
+	// inserted" (INSERT IGNORE would also turn a value too long for its
+	// column, a NULL in a NOT NULL column or a bad date into a warning and
+	// store a changed row).
+	DuplicateKey func(error) bool
 	// RetryTx reports an error after which SaveRun retries its transaction
 	// (a deadlock the server resolved by rolling it back); nil means never.
 	RetryTx func(error) bool
@@ -160,8 +167,9 @@ const (
 	// excluded.col [WHERE …] [RETURNING …], with an aliasable INSERT target,
 	// and ON CONFLICT DO NOTHING.
 	OnConflict UpsertSyntax = iota + 1
-	// OnDuplicateKey is INSERT … ON DUPLICATE KEY UPDATE col = VALUES(col)
-	// and INSERT IGNORE: no guard clause, no RETURNING.
+	// OnDuplicateKey is INSERT … ON DUPLICATE KEY UPDATE col = VALUES(col):
+	// no guard clause, no RETURNING, and no insert-or-nothing (InsertIgnore
+	// is a plain INSERT there, see DuplicateKey).
 	OnDuplicateKey
 )
 
@@ -255,6 +263,7 @@ func (d *Dialect) Check() error {
 	}
 	if d.Upsert == OnDuplicateKey {
 		need(d.RunUpsert == RunUpsertLockReadWrite, "RunUpsert LockReadWrite (OnDuplicateKey has no RETURNING)")
+		need(d.DuplicateKey != nil, "DuplicateKey (OnDuplicateKey's InsertIgnore is a plain INSERT)")
 	}
 	if d.DDL != nil {
 		bad = append(bad, missingDDL(d.DDL)...)
@@ -307,18 +316,41 @@ func (d *Dialect) Bind(q string) string {
 }
 
 // InsertIgnore returns an INSERT that does nothing when the primary key
-// (conflictCols) already exists; RowsAffected tells which happened.
+// (conflictCols) already exists; run it and pass its outcome to Inserted,
+// which tells which happened. On OnDuplicateKey backends it is a plain
+// INSERT whose duplicate-key error Inserted reads: MySQL has no
+// insert-or-nothing that keeps other errors (INSERT IGNORE stores a value
+// too long for its column cut, and ON DUPLICATE KEY UPDATE key = key counts
+// an existing row as written under CLIENT_FOUND_ROWS).
 func (d *Dialect) InsertIgnore(table string, cols []string, conflictCols ...string) string {
 	ph := placeholders(len(cols))
 	if d.Upsert == OnDuplicateKey {
-		return fmt.Sprintf("INSERT IGNORE INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), ph)
+		return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), ph)
 	}
 	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING",
 		table, strings.Join(cols, ", "), ph, strings.Join(conflictCols, ", "))
 }
 
+// Inserted reads the outcome of an InsertIgnore statement: whether it
+// inserted its row. A refusal for an existing primary key is not an error;
+// every other error is returned. In a transaction the refused statement
+// alone is undone (MySQL), or nothing was refused (ON CONFLICT).
+func (d *Dialect) Inserted(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		if d.DuplicateKey != nil && d.DuplicateKey(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
 // InsertIgnoreRows wraps a multi-row INSERT (values holds the rows) so that a
-// row whose key (conflict) exists is skipped; anyKey is one key column.
+// row whose key (conflict) exists is skipped; anyKey is one key column. On
+// OnDuplicateKey backends the skip is an update of anyKey to itself: other
+// errors stay errors, but RowsAffected counts a skipped row as written
+// (CLIENT_FOUND_ROWS), so it tells nothing there.
 func (d *Dialect) InsertIgnoreRows(table, cols, values, conflict, anyKey string) string {
 	if d.Upsert == OnDuplicateKey {
 		return "INSERT INTO " + table + " (" + cols + ") VALUES " + values +

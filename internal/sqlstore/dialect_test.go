@@ -82,6 +82,9 @@ func TestDialectCheck_RefusesMissingOrInconsistentParts(t *testing.T) {
 		{"lock then write without a session lock", func(d *Dialect) { d.RunUpsert = RunUpsertLockThenWrite }, "LockSession"},
 		{"lock, read, write without a session lock", func(d *Dialect) { d.RunUpsert = RunUpsertLockReadWrite }, "LockSession"},
 		{"RETURNING strategy on ON DUPLICATE KEY", func(d *Dialect) { d.Upsert = OnDuplicateKey }, "RunUpsert LockReadWrite"},
+		{"ON DUPLICATE KEY without a duplicate-key test", func(d *Dialect) {
+			d.Upsert, d.RunUpsert, d.LockSession = OnDuplicateKey, RunUpsertLockReadWrite, func(string) string { return "SELECT 1" }
+		}, "DuplicateKey"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,14 +22,14 @@ func (s *Store) CreateEvalRun(ctx context.Context, e *db.EvalRun) error {
 		return err
 	}
 	defer s.gate.leave()
-	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.evals(), splitCols(evalCols), "run_id")),
+	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.evals(), splitCols(evalCols), "run_id")),
 		e.RunID, e.EvalType, string(e.EvalData), jsonArg(e.EvalInput), nullStr(e.Name), nullStr(e.AgentID), nullStr(e.TeamID),
 		nullStr(e.WorkflowID), nullStr(e.ModelID), nullStr(e.ModelProvider), nullStr(e.EvaluatedComponentName),
-		e.CreatedAt, e.UpdatedAt, nullStr(e.UserID))
+		e.CreatedAt, e.UpdatedAt, nullStr(e.UserID)))
 	if err != nil {
 		return s.fail("create eval run "+e.RunID, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if !inserted {
 		return fmt.Errorf("%w: eval run %s", db.ErrExists, e.RunID)
 	}
 	return nil

@@ -79,20 +79,26 @@ func (s *Store) PutFileIfVersion(ctx context.Context, f *db.File, version int64)
 	if err := s.gate.enter(ctx); err != nil {
 		return nil, err
 	}
-	var res sql.Result
+	var written bool
 	var err error
 	if version == 0 {
 		q := s.d.InsertIgnore(s.fs, splitCols(fileCols), "namespace", "path")
-		res, err = s.w.ExecContext(ctx, s.d.Bind(q), f.Namespace, f.Path, f.Content, f.SizeBytes, int64(1), f.CreatedAt, f.UpdatedAt)
+		written, err = s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(q), f.Namespace, f.Path, f.Content, f.SizeBytes, int64(1), f.CreatedAt, f.UpdatedAt))
 	} else {
+		var res sql.Result
 		res, err = s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.fs+` SET content = ?, size_bytes = ?, version = version + 1, updated_at = ?
 			WHERE namespace = ? AND path = ? AND version = ?`), f.Content, f.SizeBytes, f.UpdatedAt, f.Namespace, f.Path, version)
+		if err == nil {
+			var n int64
+			n, err = res.RowsAffected()
+			written = n > 0
+		}
 	}
 	s.gate.leave()
 	if err != nil {
 		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+	if !written {
 		return nil, fmt.Errorf("%w: %s/%s is not at version %d", db.ErrVersionConflict, f.Namespace, f.Path, version)
 	}
 	return s.getFile(ctx, s.w, f.Namespace, f.Path)

@@ -21,14 +21,10 @@ func (s *Store) InsertKnowledgeContent(ctx context.Context, c *db.KnowledgeConte
 		return false, err
 	}
 	defer s.gate.leave()
-	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.knowledgeTable(), splitCols(knowledgeCols), "id")),
+	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.knowledgeTable(), splitCols(knowledgeCols), "id")),
 		c.ID, c.Name, c.Description, jsonArg(c.Metadata), nullStr(c.Type), c.Size, nullStr(c.LinkedTo), c.AccessCount,
-		nullStr(c.Status), c.StatusMessage, c.CreatedAt, c.UpdatedAt, nullStr(c.ExternalID), nullStr(c.UserID))
-	if err != nil {
-		return false, s.fail("insert knowledge content "+c.ID, err)
-	}
-	n, err := res.RowsAffected()
-	return err == nil && n > 0, s.fail("insert knowledge content "+c.ID, err)
+		nullStr(c.Status), c.StatusMessage, c.CreatedAt, c.UpdatedAt, nullStr(c.ExternalID), nullStr(c.UserID)))
+	return inserted, s.fail("insert knowledge content "+c.ID, err)
 }
 
 // UpdateKnowledgeContent rewrites a row's mutable fields; under a user scope

@@ -28,11 +28,11 @@ func (s *Store) UpsertLearning(ctx context.Context, l *db.Learning) (*db.Learnin
 	args := []any{l.LearningID, l.LearningType, nullStr(l.Namespace), nullStr(l.UserID), nullStr(l.AgentID), nullStr(l.TeamID),
 		nullStr(l.WorkflowID), nullStr(l.SessionID), nullStr(l.EntityID), nullStr(l.EntityType), jsonArg(l.Content), jsonArg(l.Metadata),
 		l.CreatedAt, l.UpdatedAt}
-	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.learning, splitCols(learningCols), "learning_id")), args...)
+	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.learning, splitCols(learningCols), "learning_id")), args...))
 	if err != nil {
 		return nil, s.fail("upsert learning "+l.LearningID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !inserted {
 		w := &where{}
 		w.add("learning_id = ?", l.LearningID)
 		scope(ctx, w)

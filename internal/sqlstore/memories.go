@@ -29,11 +29,11 @@ func (s *Store) UpsertMemory(ctx context.Context, m *db.Memory) (*db.Memory, err
 	}
 	data := []any{string(text), nullStr(m.Feedback), nullStr(m.Input), nullStr(m.AgentID), nullStr(m.TeamID), nullStr(m.UserID), topics}
 	args := append(append([]any{m.MemoryID}, data...), m.CreatedAt, m.UpdatedAt)
-	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id")), args...)
+	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id")), args...))
 	if err != nil {
 		return nil, s.fail("upsert memory "+m.MemoryID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !inserted {
 		upd := "UPDATE " + s.memories + ` SET memory = ?, feedback = ?, input = ?, agent_id = ?, team_id = ?, user_id = ?, topics = ?, updated_at = ?
 			WHERE memory_id = ? AND (user_id IS NULL OR user_id = ?)`
 		res, err := s.w.ExecContext(ctx, s.d.Bind(upd), append(data, m.UpdatedAt, m.MemoryID, nullStr(m.UserID))...)

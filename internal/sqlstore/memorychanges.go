@@ -23,12 +23,12 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 		ins := s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id"))
 		for _, m := range ch.Adds {
 			text, _ := json.Marshal(m.Memory)
-			res, err := c.tx.ExecContext(ctx, ins, m.MemoryID, string(text), nullStr(m.Feedback), nullStr(m.Input),
-				nullStr(m.AgentID), nullStr(m.TeamID), ch.UserID, topicsJSON(m.Topics), m.CreatedAt, m.UpdatedAt)
+			inserted, err := s.d.Inserted(c.tx.ExecContext(ctx, ins, m.MemoryID, string(text), nullStr(m.Feedback), nullStr(m.Input),
+				nullStr(m.AgentID), nullStr(m.TeamID), ch.UserID, topicsJSON(m.Topics), m.CreatedAt, m.UpdatedAt))
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
+			if !inserted {
 				refused = fmt.Errorf("%w: memory %s exists already", db.ErrInvalidRecord, m.MemoryID)
 				return refused
 			}

@@ -42,9 +42,10 @@ func (s *Store) SaveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 //
 // Postgres takes the session's advisory lock first when a run_index is to be
 // assigned, as UpsertRun does. MySQL locks the session row first, so that
-// its INSERT IGNORE does not take a shared lock it then has to upgrade; two
-// transactions creating the same new session can still deadlock (InnoDB
-// rolls one back), and that one is retried.
+// its session INSERT (refused when the row exists) does not take a shared
+// lock it then has to upgrade; two transactions creating the same new
+// session can still deadlock (InnoDB rolls one back), and that one is
+// retried.
 func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.Session, *db.Run, error) {
 	ctx = s.gated(ctx)
 	for attempt := 1; ; attempt++ {

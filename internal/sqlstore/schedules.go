@@ -213,13 +213,13 @@ func (s *Store) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error 
 		return err
 	}
 	defer s.gate.leave()
-	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.scheduleRuns(), splitCols(scheduleRunCols), "id")),
+	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.scheduleRuns(), splitCols(scheduleRunCols), "id")),
 		r.ID, r.ScheduleID, r.Attempt, nullInt(r.TriggeredAt), nullInt(r.CompletedAt), r.Status, nullInt(r.StatusCode), nullStr(r.RunID),
-		nullStr(r.SessionID), nullStr(r.Error), jsonArg(r.Input), jsonArg(r.Output), jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt)
+		nullStr(r.SessionID), nullStr(r.Error), jsonArg(r.Input), jsonArg(r.Output), jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt))
 	if err != nil {
 		return s.fail("create schedule run "+r.ID, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if !inserted {
 		return fmt.Errorf("%w: schedule run %s", db.ErrExists, r.ID)
 	}
 	return nil

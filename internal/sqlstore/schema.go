@@ -127,7 +127,7 @@ func Stamp(ctx context.Context, q Querier, d *Dialect, t Tables, table, version 
 	if n, _ := res.RowsAffected(); n > 0 {
 		return nil
 	}
-	_, err = q.ExecContext(ctx, d.Bind(d.InsertIgnore(vt, []string{"table_name", "version", "created_at", "updated_at"}, "table_name")), table, version, now, now)
+	_, err = d.Inserted(q.ExecContext(ctx, d.Bind(d.InsertIgnore(vt, []string{"table_name", "version", "created_at", "updated_at"}, "table_name")), table, version, now, now))
 	if err != nil {
 		return fmt.Errorf("sqlstore: stamp %s: %w", table, err)
 	}

@@ -98,11 +98,11 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 		// the stored row back.
 		return s.scanUpsertedSession(returning(ctx, c, s.upsertSessionSQL(), args...), in.SessionID)
 	}
-	res, err := c.exec(ctx, s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id"), args...)
+	inserted, err := s.d.Inserted(c.exec(ctx, s.d.InsertIgnore(s.sessions, splitCols(sessionCols), "session_id"), args...))
 	if err != nil {
 		return nil, s.fail("upsert session "+in.SessionID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !inserted {
 		upd := "UPDATE " + s.sessions + ` SET session_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?,
 			session_data = ?, agent_data = ?, team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
 			WHERE session_id = ? AND (user_id IS NULL OR user_id = ?)`

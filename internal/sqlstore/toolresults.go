@@ -26,13 +26,13 @@ func (s *Store) UpsertToolResult(ctx context.Context, r *db.ToolResult) error {
 		return err
 	}
 	defer s.gate.leave()
-	res, err := s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.results, splitCols(toolResultCols), "result_id")),
+	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.results, splitCols(toolResultCols), "result_id")),
 		r.ResultID, r.Namespace, r.Path, nullStr(r.SessionID), nullStr(r.RunID), nullStr(r.ToolCallID), nullStr(r.ToolName),
-		nullStr(r.ArgsHash), nullStr(r.ContentType), r.SizeBytes, r.LineCount, r.Preview, nullStr(r.UserID), r.CreatedAt, nullInt(r.ExpiresAt))
+		nullStr(r.ArgsHash), nullStr(r.ContentType), r.SizeBytes, r.LineCount, r.Preview, nullStr(r.UserID), r.CreatedAt, nullInt(r.ExpiresAt)))
 	if err != nil {
 		return s.fail("insert tool result "+r.ResultID, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n > 0 {
+	if inserted {
 		return nil
 	}
 	w := &where{}
@@ -40,7 +40,7 @@ func (s *Store) UpsertToolResult(ctx context.Context, r *db.ToolResult) error {
 	scope(ctx, w)
 	args := append([]any{r.Namespace, r.Path, nullStr(r.SessionID), nullStr(r.RunID), nullStr(r.ToolCallID), nullStr(r.ToolName),
 		nullStr(r.ArgsHash), nullStr(r.ContentType), r.SizeBytes, r.LineCount, r.Preview, nullInt(r.ExpiresAt)}, w.args...)
-	res, err = s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.results+` SET namespace = ?, path = ?, session_id = ?, run_id = ?,
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.results+` SET namespace = ?, path = ?, session_id = ?, run_id = ?,
 		tool_call_id = ?, tool_name = ?, args_hash = ?, content_type = ?, size_bytes = ?, line_count = ?, preview = ?, expires_at = ?`+w.String()), args...)
 	if err != nil {
 		return s.fail("update tool result "+r.ResultID, err)

@@ -43,11 +43,11 @@ func (s *Store) WriteTraces(ctx context.Context, traces []db.Trace, spans []db.S
 		"session_id = ?, user_id = ?, agent_id = ?, team_id = ?, workflow_id = ? WHERE trace_id = ?")
 	for i := range traces {
 		t := &traces[i]
-		res, err := tx.ExecContext(ctx, insertTrace, traceArgs(t)...)
+		inserted, err := s.d.Inserted(tx.ExecContext(ctx, insertTrace, traceArgs(t)...))
 		if err != nil {
 			return s.fail("write trace "+t.TraceID, err)
 		}
-		if n, err := res.RowsAffected(); err == nil && n > 0 {
+		if inserted {
 			continue
 		}
 		old, err := scanTrace(tx.QueryRowContext(ctx, selectTrace, t.TraceID), false)
