@@ -44,9 +44,10 @@ type Config struct {
 
 // ParseDSN reads a DSN in any MySQL form dsn.Parse accepts (a mysql:// or
 // mariadb:// URL, or the go-sql-driver form) and returns the driver
-// configuration with the settings this package relies on: utf8mb4 and
+// configuration with the settings this package relies on: utf8mb4,
 // found-rows counting (so a guarded UPDATE that changes nothing still counts
-// its row).
+// its row) and STRICT_ALL_TABLES added to the connection's sql_mode (so a
+// value its column cannot hold is refused, never stored changed).
 func ParseDSN(s string) (*gomysql.Config, error) {
 	d, err := dsn.Parse(s)
 	if err != nil {
@@ -58,6 +59,9 @@ func ParseDSN(s string) (*gomysql.Config, error) {
 	return parseConn(d.Conn)
 }
 
+// strictMode is the sql_mode flag parseConn adds to every connection's mode.
+const strictMode = "STRICT_ALL_TABLES"
+
 // parseConn parses a go-sql-driver DSN and applies the settings above.
 func parseConn(conn string) (*gomysql.Config, error) {
 	cfg, err := gomysql.ParseDSN(conn)
@@ -66,6 +70,20 @@ func parseConn(conn string) (*gomysql.Config, error) {
 	}
 	cfg.ClientFoundRows = true
 	cfg.MultiStatements = false
+	// Strict mode on every connection, added to the server's mode or the
+	// DSN's: without it the server stores a value too long for its column
+	// cut, a NULL in a NOT NULL column as a default or a bad date as zero,
+	// with only a warning.
+	mode := "@@SESSION.sql_mode"
+	if v, ok := cfg.Params["sql_mode"]; ok {
+		mode = v
+	}
+	if !strings.Contains(mode, strictMode) {
+		if cfg.Params == nil {
+			cfg.Params = map[string]string{}
+		}
+		cfg.Params["sql_mode"] = "CONCAT_WS(',', NULLIF(" + mode + ", ''), '" + strictMode + "')"
+	}
 	if cfg.Collation == "" || !strings.HasPrefix(cfg.Collation, "utf8mb4") {
 		cfg.Collation = "utf8mb4_general_ci"
 	}
