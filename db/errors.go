@@ -19,8 +19,9 @@ var (
 	// ErrInvalidFilter: a query's filter is invalid (missing limit, page < 1,
 	// unknown sort column).
 	ErrInvalidFilter = errors.New("db: invalid filter")
-	// ErrInvalidRecord: a record to write is missing a required field or is
-	// over a bound (MaxUserIDBytes, MaxMemoryTopics).
+	// ErrInvalidRecord: a record to write is missing a required field, is
+	// over a bound (MaxUserIDBytes, MaxMemoryTopics), or holds a value the
+	// backend's column cannot hold (MySQL's VARCHAR(255) ids and names).
 	ErrInvalidRecord = errors.New("db: invalid record")
 	// ErrCorruptRow: a stored row cannot be decoded.
 	ErrCorruptRow = errors.New("db: corrupt row")
