@@ -104,8 +104,8 @@ func (s *Store) RenameEvalRun(ctx context.Context, runID, name string, updatedAt
 		return s.fail("rename eval run "+runID, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		// MySQL counts only changed rows: a rename to the same name is
-		// found by reading.
+		// No row in scope matched (MySQL's connections count found rows,
+		// as the other backends count matched ones): the read reports it.
 		if _, err := s.GetEvalRun(ctx, runID); err != nil {
 			return err
 		}
