@@ -119,8 +119,10 @@ func runTarget(ctx context.Context, target agent.Runner, input, session, user st
 	return out, nil
 }
 
-// stats are the summary numbers of a sample, as Agno computes them
-// (population standard deviation; p95 by nearest rank).
+// stats are the summary numbers of a sample, as Agno computes them with
+// Python's statistics module: sample standard deviation (0 for one value),
+// median, and p95 as quantiles(n=100, method="inclusive")[94] (linear
+// interpolation between the nearest ranks; the value itself for one).
 type stats struct {
 	avg, min, max, std, median, p95 float64
 }
@@ -135,26 +137,28 @@ func summarize(xs []float64) stats {
 	for _, x := range s {
 		sum += x
 	}
-	st := stats{avg: sum / float64(len(s)), min: s[0], max: s[len(s)-1]}
-	var sq float64
-	for _, x := range s {
-		sq += (x - st.avg) * (x - st.avg)
+	n := len(s)
+	st := stats{avg: sum / float64(n), min: s[0], max: s[n-1], p95: s[0]}
+	if n > 1 {
+		var sq float64
+		for _, x := range s {
+			sq += (x - st.avg) * (x - st.avg)
+		}
+		st.std = math.Sqrt(sq / float64(n-1))
+		st.p95 = quantile95(s)
 	}
-	st.std = math.Sqrt(sq / float64(len(s)))
-	if n := len(s); n%2 == 1 {
+	if n%2 == 1 {
 		st.median = s[n/2]
 	} else {
 		st.median = (s[n/2-1] + s[n/2]) / 2
 	}
-	st.p95 = percentile(s, 95)
 	return st
 }
 
-// percentile of a sorted sample by nearest rank.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	return sorted[min(max(rank, 1), len(sorted))-1]
+// quantile95 is statistics.quantiles(sorted, n=100, method="inclusive")[94]
+// for a sorted sample of two values or more, computed as CPython does.
+func quantile95(sorted []float64) float64 {
+	m := len(sorted) - 1
+	j, delta := 95*m/100, 95*m%100
+	return (sorted[j]*float64(100-delta) + sorted[j+1]*float64(delta)) / 100
 }
