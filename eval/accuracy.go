@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 
 // Accuracy runs Target on Input Iterations times and has Judge score each
 // output against ExpectedOutput from 1 to 10. It passes when the average
-// score reaches MinScore.
+// score reaches MinScore and no iteration failed (see Outcome.Errors).
 type Accuracy struct {
 	Record
 	Target         agent.Runner
@@ -68,39 +69,55 @@ func (a *Accuracy) Run(ctx context.Context) (*AccuracyResult, error) {
 	var last *run.Output
 	var scores []float64
 	for i := range iterations {
-		out, err := runTarget(ctx, a.Target, a.Input, fmt.Sprintf("eval_%s_%d", id, i+1), a.UserID)
+		out, ev, err := a.iterate(ctx, id, i)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			res.Errors = append(res.Errors, fmt.Errorf("iteration %d: %w", i+1, err))
+			continue
 		}
 		last = out
-		output := out.ContentString()
-		var b strings.Builder
-		b.WriteString(fence("agent_input", a.Input) + "\n\n" + fence("expected_output", a.ExpectedOutput) + "\n\n" + fence("agent_output", output))
-		if a.AdditionalGuidelines != "" {
-			b.WriteString("\n\nAdditional guidelines:\n" + a.AdditionalGuidelines)
-		}
-		if a.AdditionalContext != "" {
-			b.WriteString("\n\nAdditional context:\n" + a.AdditionalContext)
-		}
-		v, err := ask(ctx, a.Judge, accuracySystem, b.String(), accuracySchema)
-		if err != nil {
-			return nil, err
-		}
-		if v.AccuracyScore == nil {
-			return nil, fmt.Errorf("%w: no accuracy_score in the answer", ErrJudge)
-		}
-		res.Results = append(res.Results, AccuracyEvaluation{Input: a.Input, Output: output, ExpectedOutput: a.ExpectedOutput,
-			Score: *v.AccuracyScore, Reason: v.AccuracyReason})
-		scores = append(scores, float64(*v.AccuracyScore))
+		res.Results = append(res.Results, ev)
+		scores = append(scores, float64(ev.Score))
+	}
+	if len(res.Results) == 0 {
+		return nil, errors.Join(res.Errors...)
 	}
 	st := summarize(scores)
 	res.AvgScore, res.MeanScore, res.MinScore, res.MaxScore, res.StdDevScore = st.avg, st.avg, st.min, st.max, st.std
-	res.Passed = res.AvgScore >= minScore
+	res.Passed = res.AvgScore >= minScore && len(res.Errors) == 0
 	input := map[string]any{"input": a.Input, "expected_output": a.ExpectedOutput, "num_iterations": iterations,
 		"additional_guidelines": nilIfEmpty(a.AdditionalGuidelines), "additional_context": nilIfEmpty(a.AdditionalContext)}
 	row, err := store(ctx, a.Record, TypeAccuracy, describe(a.Target, last), res, input)
 	res.Row = row
 	return res, err
+}
+
+// iterate runs the target once and has the judge score its output.
+func (a *Accuracy) iterate(ctx context.Context, id string, i int) (*run.Output, AccuracyEvaluation, error) {
+	out, err := runTarget(ctx, a.Target, a.Input, fmt.Sprintf("eval_%s_%d", id, i+1), a.UserID)
+	if err != nil {
+		return nil, AccuracyEvaluation{}, err
+	}
+	output := out.ContentString()
+	var b strings.Builder
+	b.WriteString(fence("agent_input", a.Input) + "\n\n" + fence("expected_output", a.ExpectedOutput) + "\n\n" + fence("agent_output", output))
+	if a.AdditionalGuidelines != "" {
+		b.WriteString("\n\nAdditional guidelines:\n" + a.AdditionalGuidelines)
+	}
+	if a.AdditionalContext != "" {
+		b.WriteString("\n\nAdditional context:\n" + a.AdditionalContext)
+	}
+	v, err := ask(ctx, a.Judge, accuracySystem, b.String(), accuracySchema)
+	if err != nil {
+		return nil, AccuracyEvaluation{}, err
+	}
+	if v.AccuracyScore == nil {
+		return nil, AccuracyEvaluation{}, fmt.Errorf("%w: no accuracy_score in the answer", ErrJudge)
+	}
+	return out, AccuracyEvaluation{Input: a.Input, Output: output, ExpectedOutput: a.ExpectedOutput,
+		Score: *v.AccuracyScore, Reason: v.AccuracyReason}, nil
 }
 
 func nilIfEmpty(s string) any {

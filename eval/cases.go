@@ -210,6 +210,7 @@ func (s *Suite) runCase(ctx context.Context, c Case, r Resolver, rec Record, res
 		}
 		res.Passed, res.Result = out.Passed, out
 		res.Summary = fmt.Sprintf("avg score %.1f (min %.0f, max %.0f) over %d", out.AvgScore, out.MinScore, out.MaxScore, len(out.Results))
+		res.Summary += failures(out.Errors)
 	case TypeAgentAsJudge:
 		j := &AgentAsJudge{Record: rec, Target: target, Judge: judge, Input: c.Input, Criteria: c.Criteria, Scoring: c.Scoring,
 			Threshold: c.Threshold, Iterations: c.Iterations, AdditionalGuidelines: c.AdditionalGuidelines}
@@ -222,6 +223,7 @@ func (s *Suite) runCase(ctx context.Context, c Case, r Resolver, rec Record, res
 		if len(out.Results) > 0 {
 			res.Summary += ": " + oneLine(out.Results[len(out.Results)-1].Reason)
 		}
+		res.Summary += failures(out.Errors)
 	case TypePerformance:
 		p := &Performance{Record: rec, Target: target, Input: c.Input, Warmups: c.Warmups, Iterations: c.Iterations,
 			MaxAvgRunTime: c.MaxAvgRunTime, MaxP95RunTime: c.MaxP95RunTime, MaxAvgMemoryMiB: c.MaxAvgMemoryMiB}
@@ -256,6 +258,14 @@ func (s *Suite) runCase(ctx context.Context, c Case, r Resolver, rec Record, res
 		res.Summary = strings.Join(parts, "; ")
 	}
 	return nil
+}
+
+// failures summarizes the iterations an eval could not run or judge.
+func failures(errs []error) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d failed (%s)", len(errs), oneLine(errs[0].Error()))
 }
 
 func cmpOr(a, b string) string {

@@ -53,6 +53,12 @@ type Record struct {
 type Outcome struct {
 	Passed bool
 	Row    *db.EvalRun
+	// Errors are the iterations of an accuracy or agent-as-judge eval
+	// whose run or judgement failed: as Agno does, they are left out of
+	// the results and the others are kept (and stored); an eval with
+	// errors does not pass. Run returns an error instead when none
+	// succeeded or the context ended.
+	Errors []error
 }
 
 func (r *Record) ensureID() string {

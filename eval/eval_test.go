@@ -336,3 +336,74 @@ func TestEvals_RefuseIncompleteConfigurations(t *testing.T) {
 		}
 	}
 }
+
+// A judge answer that cannot be read costs that iteration only, as in
+// Agno (it skips it): the judged iterations are kept and stored, and the
+// eval does not pass.
+func TestAccuracy_AFailedIterationKeepsTheOthers(t *testing.T) {
+	t.Parallel()
+	d := db.New("", memory.New())
+	acc := &eval.Accuracy{Record: eval.Record{DB: d}, Target: calculator(t, d), Input: "6*7?", ExpectedOutput: "42", Iterations: 3,
+		Judge: judge(`{"accuracy_score": 9, "accuracy_reason": "a"}`, "no JSON here", `{"accuracy_score": 7, "accuracy_reason": "c"}`)}
+	res, err := acc.Run(context.Background())
+	if err != nil {
+		t.Fatalf("one unreadable answer of three: %v", err)
+	}
+	if len(res.Results) != 2 || res.AvgScore != 8 || res.Passed || len(res.Errors) != 1 || !errors.Is(res.Errors[0], eval.ErrJudge) {
+		t.Fatalf("result = %+v", res)
+	}
+	row, err := d.GetEvalRun(context.Background(), acc.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data eval.AccuracyResult
+	if err := json.Unmarshal(row.EvalData, &data); err != nil || len(data.Results) != 2 || data.Results[1].Reason != "c" {
+		t.Fatalf("stored eval_data = %s (%v)", row.EvalData, err)
+	}
+}
+
+func TestAgentAsJudge_AFailedEvaluationKeepsTheOthers(t *testing.T) {
+	t.Parallel()
+	j := &eval.AgentAsJudge{Outputs: []string{"a", "b", "c"}, Input: "x", Criteria: "c",
+		Judge: judge(`{"passed": true, "reason": "ok"}`, `{"reason": "no verdict"}`, `{"passed": true, "reason": "ok"}`)}
+	res, err := j.Run(context.Background())
+	if err != nil {
+		t.Fatalf("one unreadable answer of three: %v", err)
+	}
+	if len(res.Results) != 2 || res.Results[1].Output != "c" || res.PassRate != 100 || res.Passed || len(res.Errors) != 1 || res.Row == nil {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+// cancelling is a judge that cancels the eval's context at its second
+// request.
+type cancelling struct {
+	model.Model
+	cancel context.CancelFunc
+	n      int
+}
+
+func (c *cancelling) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if c.n++; c.n == 2 {
+		c.cancel()
+		return nil, ctx.Err()
+	}
+	return c.Model.Invoke(ctx, req)
+}
+
+// A cancelled eval stops and stores nothing, however many iterations it
+// judged before.
+func TestAccuracy_CancelledStoresNothing(t *testing.T) {
+	t.Parallel()
+	d := db.New("", memory.New())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acc := &eval.Accuracy{Record: eval.Record{DB: d}, Target: calculator(t, d), Input: "6*7?", ExpectedOutput: "42", Iterations: 3,
+		Judge: &cancelling{Model: judge(`{"accuracy_score": 9, "accuracy_reason": "a"}`), cancel: cancel}}
+	if _, err := acc.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := d.GetEvalRun(context.Background(), acc.RunID); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("a cancelled eval stored a row: %v", err)
+	}
+}

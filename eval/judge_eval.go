@@ -2,6 +2,8 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentryhq/agentry/agent"
@@ -19,7 +21,7 @@ const (
 // Outputs (already produced) or Target's answers to Input, Iterations times.
 // Binary scoring (the default) asks pass/fail; numeric asks a 1–10 score
 // that passes at Threshold (default 7). The eval passes when every
-// evaluation passes.
+// evaluation passes and none failed (see Outcome.Errors).
 type AgentAsJudge struct {
 	Record
 	Target     agent.Runner
@@ -56,6 +58,31 @@ type AgentAsJudgeResult struct {
 	Outcome     `json:"-"`
 }
 
+// judge asks the judge about one output.
+func (j *AgentAsJudge) judge(ctx context.Context, output, scoring string, threshold int, system string, schema json.RawMessage) (AgentAsJudgeEvaluation, error) {
+	prompt := "Criteria:\n" + j.Criteria + "\n\n" + fence("input", j.Input) + "\n\n" + fence("output", output)
+	if j.AdditionalGuidelines != "" {
+		prompt += "\n\nAdditional guidelines:\n" + j.AdditionalGuidelines
+	}
+	v, err := ask(ctx, j.Judge, system, prompt, schema)
+	if err != nil {
+		return AgentAsJudgeEvaluation{}, err
+	}
+	ev := AgentAsJudgeEvaluation{Input: j.Input, Output: output, Criteria: j.Criteria, Reason: v.Reason}
+	if scoring == ScoringNumeric {
+		if v.Score == nil {
+			return ev, fmt.Errorf("%w: no score in the answer", ErrJudge)
+		}
+		ev.Score, ev.Passed = v.Score, *v.Score >= threshold
+		return ev, nil
+	}
+	if v.Passed == nil {
+		return ev, fmt.Errorf("%w: no passed in the answer", ErrJudge)
+	}
+	ev.Passed = *v.Passed
+	return ev, nil
+}
+
 // Run runs the eval and stores its row when DB is set.
 func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 	scoring := j.Scoring
@@ -81,6 +108,14 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 		return nil, fmt.Errorf("%w: threshold %d is outside 1–10", ErrInvalid, threshold)
 	}
 	id := j.ensureID()
+	res := &AgentAsJudgeResult{RunID: id, Results: []AgentAsJudgeEvaluation{}}
+	fail := func(what string, i int, err error) error {
+		if ctx.Err() != nil {
+			return err
+		}
+		res.Errors = append(res.Errors, fmt.Errorf("%s %d: %w", what, i+1, err))
+		return nil
+	}
 	outputs := j.Outputs
 	var last *run.Output
 	if j.Target != nil {
@@ -88,7 +123,10 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 		for i := range max(j.Iterations, 1) {
 			out, err := runTarget(ctx, j.Target, j.Input, fmt.Sprintf("eval_%s_%d", id, i+1), j.UserID)
 			if err != nil {
-				return nil, err
+				if err := fail("iteration", i, err); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			last = out
 			outputs = append(outputs, out.ContentString())
@@ -98,44 +136,34 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 	if scoring == ScoringNumeric {
 		system, schema = judgeSystemNumeric, numericJudgeSchema
 	}
-	res := &AgentAsJudgeResult{RunID: id, Results: []AgentAsJudgeEvaluation{}}
 	var scores []float64
 	passed := 0
-	for _, output := range outputs {
-		prompt := "Criteria:\n" + j.Criteria + "\n\n" + fence("input", j.Input) + "\n\n" + fence("output", output)
-		if j.AdditionalGuidelines != "" {
-			prompt += "\n\nAdditional guidelines:\n" + j.AdditionalGuidelines
-		}
-		v, err := ask(ctx, j.Judge, system, prompt, schema)
+	for i, output := range outputs {
+		ev, err := j.judge(ctx, output, scoring, threshold, system, schema)
 		if err != nil {
-			return nil, err
-		}
-		ev := AgentAsJudgeEvaluation{Input: j.Input, Output: output, Criteria: j.Criteria, Reason: v.Reason}
-		if scoring == ScoringNumeric {
-			if v.Score == nil {
-				return nil, fmt.Errorf("%w: no score in the answer", ErrJudge)
+			if err := fail("output", i, err); err != nil {
+				return nil, err
 			}
-			ev.Score, ev.Passed = v.Score, *v.Score >= threshold
-			scores = append(scores, float64(*v.Score))
-		} else {
-			if v.Passed == nil {
-				return nil, fmt.Errorf("%w: no passed in the answer", ErrJudge)
-			}
-			ev.Passed = *v.Passed
+			continue
 		}
 		if ev.Passed {
 			passed++
 		}
+		if ev.Score != nil {
+			scores = append(scores, float64(*ev.Score))
+		}
 		res.Results = append(res.Results, ev)
+	}
+	if len(res.Results) == 0 {
+		return nil, errors.Join(res.Errors...)
 	}
 	if len(scores) > 0 {
 		st := summarize(scores)
 		res.AvgScore, res.MinScore, res.MaxScore, res.StdDevScore = &st.avg, &st.min, &st.max, &st.std
 	}
-	if len(outputs) > 0 {
-		res.PassRate = float64(passed) / float64(len(outputs)) * 100
-	}
-	res.Passed = len(outputs) > 0 && passed == len(outputs)
+	// Agno's pass rate is over the judged outputs.
+	res.PassRate = float64(passed) / float64(len(res.Results)) * 100
+	res.Passed = passed == len(res.Results) && len(res.Errors) == 0
 	var thr any
 	if scoring == ScoringNumeric {
 		thr = threshold
