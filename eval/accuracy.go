@@ -25,7 +25,7 @@ type Accuracy struct {
 	// AdditionalGuidelines and AdditionalContext are given to the judge.
 	AdditionalGuidelines string
 	AdditionalContext    string
-	// MinScore is the average score that passes; zero means 7.
+	// MinScore is the average score that passes, from 1 to 10; zero means 7.
 	MinScore float64
 }
 
@@ -58,6 +58,8 @@ func (a *Accuracy) Run(ctx context.Context) (*AccuracyResult, error) {
 		return nil, fmt.Errorf("%w: accuracy eval needs a judge model", ErrInvalid)
 	case a.Input == "" || a.ExpectedOutput == "":
 		return nil, fmt.Errorf("%w: accuracy eval needs an input and an expected output", ErrInvalid)
+	case !validMinScore(a.MinScore):
+		return nil, fmt.Errorf("%w: min score %v is outside 1–10", ErrInvalid, a.MinScore)
 	}
 	iterations := max(a.Iterations, 1)
 	minScore := a.MinScore
@@ -118,6 +120,12 @@ func (a *Accuracy) iterate(ctx context.Context, id string, i int) (*run.Output, 
 	}
 	return out, AccuracyEvaluation{Input: a.Input, Output: output, ExpectedOutput: a.ExpectedOutput,
 		Score: *v.AccuracyScore, Reason: v.AccuracyReason}, nil
+}
+
+// validMinScore: zero (the default) or a score a judge can give; a NaN is
+// refused (no average reaches it).
+func validMinScore(s float64) bool {
+	return s == 0 || (s >= 1 && s <= 10)
 }
 
 func nilIfEmpty(s string) any {

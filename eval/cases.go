@@ -139,6 +139,15 @@ func ParseSuite(data []byte) (*Suite, error) {
 		if c.Iterations < 0 || c.Warmups < 0 {
 			bad("iterations and warmups cannot be negative")
 		}
+		if !validMinScore(c.MinScore) {
+			bad("min_score %v is outside 1–10", c.MinScore)
+		}
+		if validLimits(c.MaxAvgRunTime, c.MaxP95RunTime, c.MaxAvgMemoryMiB) != nil {
+			bad("max_avg_run_time, max_p95_run_time and max_avg_memory_mib cannot be negative or NaN")
+		}
+		if err := storableArguments(c.ExpectedToolCallArguments); err != nil {
+			bad("%v", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

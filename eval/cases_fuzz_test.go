@@ -37,3 +37,24 @@ func TestParseSuite_Durations(t *testing.T) {
 		t.Errorf("durations %v %v", c.MaxP95RunTime, c.MaxAvgRunTime)
 	}
 }
+
+// Values no result can meet, or that cannot be stored (JSON has no NaN or
+// infinity), are refused when the file is read, before any case runs.
+func TestParseSuite_RefusesValuesThatCannotHold(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]string{
+		"min_score nan":       "{name: a, type: accuracy, agent: x, input: hi, expected_output: y, min_score: .nan}",
+		"min_score above 10":  "{name: a, type: accuracy, agent: x, input: hi, expected_output: y, min_score: 11}",
+		"min_score negative":  "{name: a, type: accuracy, agent: x, input: hi, expected_output: y, min_score: -1}",
+		"negative duration":   "{name: b, type: performance, agent: x, input: hi, max_p95_run_time: -1s}",
+		"memory nan":          "{name: b, type: performance, agent: x, input: hi, max_avg_memory_mib: .nan}",
+		"memory negative":     "{name: b, type: performance, agent: x, input: hi, max_avg_memory_mib: -2}",
+		"argument nan":        "{name: c, type: reliability, agent: x, input: hi, expected_tool_call_arguments: {t: {a: .nan}}}",
+		"nested argument inf": "{name: c, type: reliability, agent: x, input: hi, expected_tool_call_arguments: {t: {a: [1, {b: -.inf}]}}}",
+	} {
+		_, err := ParseSuite([]byte("judge_model: j\ncases:\n  - " + c + "\n"))
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+}

@@ -330,6 +330,22 @@ func TestEvals_RefuseIncompleteConfigurations(t *testing.T) {
 			return err
 		},
 		"reliability with nothing": func() error { _, err := (&eval.Reliability{}).Run(ctx); return err },
+		"reliability with a NaN argument": func() error {
+			_, err := (&eval.Reliability{Output: &run.Output{}, ExpectedToolCallArguments: map[string]map[string]any{"t": {"a": math.NaN()}}}).Run(ctx)
+			return err
+		},
+		"accuracy with min score 11": func() error {
+			_, err := (&eval.Accuracy{Target: calculator(t, nil), Judge: judge(`{"accuracy_score": 10, "accuracy_reason": "ok"}`), Input: "x", ExpectedOutput: "y", MinScore: 11}).Run(ctx)
+			return err
+		},
+		"performance with a negative limit": func() error {
+			_, err := (&eval.Performance{Func: func(context.Context) error { return nil }, Iterations: 1, MaxP95RunTime: -time.Second}).Run(ctx)
+			return err
+		},
+		"performance with a NaN memory limit": func() error {
+			_, err := (&eval.Performance{Func: func(context.Context) error { return nil }, Iterations: 1, MaxAvgMemoryMiB: math.NaN()}).Run(ctx)
+			return err
+		},
 	} {
 		if err := run(); !errors.Is(err, eval.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)

@@ -50,6 +50,14 @@ type PerformanceResult struct {
 	Outcome           `json:"-"`
 }
 
+// validLimits refuses limits no measurement can meet (negative, NaN).
+func validLimits(avg, p95 time.Duration, mem float64) error {
+	if avg < 0 || p95 < 0 || !(mem >= 0) {
+		return fmt.Errorf("%w: performance limits cannot be negative or NaN", ErrInvalid)
+	}
+	return nil
+}
+
 // Run runs the eval and stores its row when DB is set.
 func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	if (p.Func == nil) == (p.Target == nil) {
@@ -60,6 +68,9 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	}
 	if p.Warmups < 0 || p.Iterations < 0 {
 		return nil, fmt.Errorf("%w: warmups and iterations cannot be negative", ErrInvalid)
+	}
+	if err := validLimits(p.MaxAvgRunTime, p.MaxP95RunTime, p.MaxAvgMemoryMiB); err != nil {
+		return nil, err
 	}
 	iterations := p.Iterations
 	if iterations == 0 {

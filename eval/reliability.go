@@ -43,6 +43,9 @@ type ReliabilityResult struct {
 
 // Run runs the eval and stores its row when DB is set.
 func (r *Reliability) Run(ctx context.Context) (*ReliabilityResult, error) {
+	if err := storableArguments(r.ExpectedToolCallArguments); err != nil {
+		return nil, err
+	}
 	out := r.Output
 	if out == nil {
 		if r.Target == nil || r.Input == "" {
@@ -65,6 +68,16 @@ func (r *Reliability) Run(ctx context.Context) (*ReliabilityResult, error) {
 	row, err := store(ctx, r.Record, TypeReliability, c, res, input)
 	res.Row = row
 	return res, err
+}
+
+// storableArguments refuses expected arguments that cannot be stored in
+// eval_input (JSON has no NaN or infinity, and no map with non-string
+// keys), before the target runs.
+func storableArguments(args map[string]map[string]any) error {
+	if _, err := json.Marshal(args); err != nil {
+		return fmt.Errorf("%w: expected tool call arguments are not JSON: %v", ErrInvalid, err)
+	}
+	return nil
 }
 
 // Check classifies a run's tool calls (see Reliability).
