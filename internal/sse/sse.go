@@ -43,8 +43,13 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 			hasData bool
 			pending bool
 		)
+		first := true
 		for sc.Scan() {
 			line := sc.Bytes()
+			if first {
+				// WHATWG: one leading U+FEFF is ignored.
+				line, first = bytes.TrimPrefix(line, []byte("\ufeff")), false
+			}
 			if len(line) == 0 {
 				if hasData {
 					ev.Data = bytes.Clone(data.Bytes())

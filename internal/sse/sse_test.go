@@ -85,3 +85,62 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// A byte order mark at the start of the stream is not part of the first
+// field name (WHATWG: "one leading U+FEFF BYTE ORDER MARK character must be
+// ignored if any are present"): the first event is not lost.
+func TestRead_LeadingBOM(t *testing.T) {
+	t.Parallel()
+	got, err := collect(t, "\ufeffevent: e\ndata: a\n\ndata: b\n\n", 0)
+	if err != nil || len(got) != 2 || got[0].Event != "e" || string(got[0].Data) != "a" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	// Only one, and only at the start.
+	got, err = collect(t, "\ufeff\ufeffdata: a\n\ndata: \ufeffb\n\n", 0)
+	if err != nil || len(got) != 1 || string(got[0].Data) != "\ufeffb" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+}
+
+// FuzzRead_RoundTrip: events written as the WHATWG rules say a server must
+// (each line of the data its own "data: " line, then a blank line; an
+// optional comment before) are read back whole: the same name, the data
+// with its line breaks as "\n", one event per frame, nothing after.
+func FuzzRead_RoundTrip(f *testing.F) {
+	f.Add("RunContent", `{"content":"a"}`, "second\r\nline\rthird\n", "ping")
+	f.Add("", "", "\n", "")
+	f.Add(" spaced", " leading space", "trailing\r", ":")
+	f.Add("a:b", "data: nested", "\ufeffbom", "\ufeff")
+	f.Fuzz(func(t *testing.T, name, data1, data2, comment string) {
+		if strings.ContainsAny(name, "\r\n") || strings.ContainsAny(comment, "\r\n") {
+			t.Skip("a name or comment cannot hold a line break")
+		}
+		lines := strings.NewReplacer("\r\n", "\n", "\r", "\n")
+		var b strings.Builder
+		b.WriteString(":" + comment + "\n")
+		want := []Event{}
+		for _, d := range []string{data1, data2} {
+			if name != "" {
+				b.WriteString("event: " + name + "\n")
+			}
+			norm := lines.Replace(d)
+			for l := range strings.SplitSeq(norm, "\n") {
+				b.WriteString("data: " + l + "\n")
+			}
+			b.WriteString("\n")
+			want = append(want, Event{Event: name, Data: []byte(norm)})
+		}
+		got, err := collect(t, b.String(), 0)
+		if err != nil {
+			t.Fatalf("%q: %v", b.String(), err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d events, want %d", b.String(), len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Event != want[i].Event || string(got[i].Data) != string(want[i].Data) {
+				t.Fatalf("%q: event %d = %q/%q, want %q/%q", b.String(), i, got[i].Event, got[i].Data, want[i].Event, want[i].Data)
+			}
+		}
+	})
+}
