@@ -423,3 +423,24 @@ func TestAccuracy_CancelledStoresNothing(t *testing.T) {
 		t.Fatalf("a cancelled eval stored a row: %v", err)
 	}
 }
+
+// Cancelling a performance eval stops it between calls, also when the
+// measured function does not watch the context itself.
+func TestPerformance_CancelStopsBetweenCalls(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	p := &eval.Performance{Func: func(context.Context) error {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return nil
+	}, Warmups: 1, Iterations: 50}
+	if _, err := p.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if calls != 3 {
+		t.Fatalf("%d calls after the cancel at the third", calls)
+	}
+}

@@ -88,7 +88,11 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 			return err
 		}
 	}
+	// A call that ignores ctx must not keep a cancelled eval going.
 	for range p.Warmups {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if err := call(ctx); err != nil {
 			return nil, fmt.Errorf("eval: warmup: %w", err)
 		}
@@ -96,6 +100,9 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	res := &PerformanceResult{RunTimes: []float64{}, MemoryUsages: []float64{}}
 	var ms runtime.MemStats
 	for range iterations {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		var before uint64
 		if !p.NoMemory {
 			runtime.ReadMemStats(&ms)
