@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,7 +32,7 @@ var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cr
 
 // Spec is a parsed cron expression in a time zone.
 type Spec struct {
-	sched cron.Schedule
+	sched *cron.SpecSchedule
 	loc   *time.Location
 	// everyHour: the expression matches every hour of the day (*, @hourly),
 	// so the hour a clock repeats when daylight saving time ends is due
@@ -60,12 +61,12 @@ func Parse(expr, tz string) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidCron, expr, err)
 	}
-	everyHour := true
-	if ss, ok := s.(*cron.SpecSchedule); ok {
-		const day = 1<<24 - 1
-		everyHour = ss.Hour&day == day
+	ss, ok := s.(*cron.SpecSchedule)
+	if !ok { // only @every builds another kind, and it is refused above
+		return nil, fmt.Errorf("%w: %q", ErrInvalidCron, expr)
 	}
-	return &Spec{sched: s, loc: loc, everyHour: everyHour}, nil
+	const day = 1<<24 - 1
+	return &Spec{sched: ss, loc: loc, everyHour: ss.Hour&day == day}, nil
 }
 
 // LoadZone loads an IANA time zone; "" is UTC. Local (the server's zone)
@@ -86,31 +87,137 @@ func LoadZone(tz string) (*time.Location, error) {
 }
 
 // Next returns the first due time strictly after t (the zero time when
-// the expression never matches, e.g. 30 February).
+// the expression matches no time in the next five years, e.g. 30
+// February).
 //
 // Due times are wall-clock times of the zone, each due once: one that does
-// not exist (in the hour skipped when daylight saving time starts) is not
-// due, and one the clock shows twice (in the hour repeated when it ends) is
-// due the first time only, as cron does for jobs at fixed hours: "30 1 * *
-// *" runs once on that day, not twice. An expression matching every hour
-// ("0 * * * *") is due in both passes of the repeated hour.
+// not exist (in the hour skipped when daylight saving time starts, or the
+// day Pacific/Apia skipped in 2011) is not due, and one the clock shows
+// twice (in the hour repeated when it ends) is due the first time only, as
+// cron does for jobs at fixed hours: "30 1 * * *" runs once on that day,
+// not twice. An expression matching every hour ("0 * * * *") is due in
+// both passes of the repeated hour.
+//
+// Next walks the zone's wall clock itself rather than using robfig/cron's
+// SpecSchedule.Next, which adds hours of elapsed time while it looks for a
+// matching hour: across a 30-minute shift (Australia/Lord_Howe) that lands
+// on :30 and skips existing times (03:00 on both change days), and it
+// loops forever on a day the zone skipped.
 func (s *Spec) Next(t time.Time) time.Time {
-	n := s.sched.Next(t.In(s.loc))
-	for !s.everyHour && !n.IsZero() && repeatedWallTime(n) {
-		n = s.sched.Next(n)
+	// A due instant u after t shows the wall time u+offset(u), which is
+	// after t+minOff, minOff the least offset the zone has soon after t
+	// (instants later than the window are later by more than any offset).
+	lo := wallOf(t, slices.Min(s.offsets(t, t.Add(zoneWindow))))
+	var best, stop time.Time
+	first := civilDay(lo)
+	for day := first; day.Year() <= lo.Year()+horizonYears; day = day.AddDate(0, 0, 1) {
+		if 1<<uint(day.Month())&s.sched.Month == 0 {
+			day = time.Date(day.Year(), day.Month()+1, 0, 12, 0, 0, 0, time.UTC) // the month's last day
+			continue
+		}
+		if !dayMatches(s.sched, day) {
+			continue
+		}
+		h0, m0 := 0, 0
+		if day.Equal(first) {
+			h0, m0 = lo.Hour(), lo.Minute()
+		}
+		for h := h0; h < 24; h++ {
+			if 1<<uint(h)&s.sched.Hour == 0 {
+				continue
+			}
+			m1 := 0
+			if h == h0 {
+				m1 = m0
+			}
+			for m := m1; m < 60; m++ {
+				if 1<<uint(m)&s.sched.Minute == 0 {
+					continue
+				}
+				w := time.Date(day.Year(), day.Month(), day.Day(), h, m, 0, 0, time.UTC)
+				switch {
+				case !w.After(lo):
+					continue
+				case !best.IsZero() && w.After(stop):
+					return best
+				}
+				for i, u := range s.instants(w) {
+					if i > 0 && !s.everyHour {
+						break // the repeated pass of a fixed-hour time
+					}
+					if u.After(t) && (best.IsZero() || u.Before(best)) {
+						// A later wall time can still be an earlier instant
+						// (the first pass of the repeated hour is before the
+						// second pass of an earlier wall time): keep walking
+						// while a wall time may show an instant before best.
+						best = u
+						stop = wallOf(best, slices.Max(s.offsets(best.Add(-zoneWindow), best)))
+					}
+				}
+			}
+		}
 	}
-	return n
+	return best
 }
 
-// repeatedWallTime reports whether t's wall-clock time was shown before,
-// in the hour a zone's clock turned back (daylight saving time's end).
-func repeatedWallTime(t time.Time) bool {
-	start, _ := t.ZoneBounds()
-	if start.IsZero() {
-		return false
+const (
+	// horizonYears: Next looks this many years ahead (robfig/cron's limit).
+	horizonYears = 5
+	// zoneWindow exceeds the largest distance between an instant and its
+	// wall-clock time (UTC offsets have stayed within ±16 hours).
+	zoneWindow = 48 * time.Hour
+)
+
+// wallOf is t's wall-clock time at offset off (seconds), as a UTC time.
+func wallOf(t time.Time, off int) time.Time {
+	return t.UTC().Add(time.Duration(off) * time.Second)
+}
+
+// civilDay is the date of wall time w (a UTC time) at noon, where adding
+// days never meets a clock change.
+func civilDay(w time.Time) time.Time {
+	return time.Date(w.Year(), w.Month(), w.Day(), 12, 0, 0, 0, time.UTC)
+}
+
+// dayMatches is robfig/cron's rule: when day-of-month or day-of-week is
+// *, both must match, else either.
+func dayMatches(s *cron.SpecSchedule, day time.Time) bool {
+	const star = 1 << 63
+	dom := 1<<uint(day.Day())&s.Dom > 0
+	dow := 1<<uint(day.Weekday())&s.Dow > 0
+	if s.Dom&star > 0 || s.Dow&star > 0 {
+		return dom && dow
 	}
-	_, before := start.Add(-time.Second).Zone()
-	_, now := t.Zone()
-	back := time.Duration(before-now) * time.Second
-	return back > 0 && t.Sub(start) < back
+	return dom || dow
+}
+
+// offsets lists the UTC offsets (seconds) the zone has at instants from a
+// to b.
+func (s *Spec) offsets(a, b time.Time) []int {
+	var offs []int
+	for x := a; ; {
+		lx := x.In(s.loc)
+		if _, off := lx.Zone(); !slices.Contains(offs, off) {
+			offs = append(offs, off)
+		}
+		_, end := lx.ZoneBounds()
+		if end.IsZero() || end.After(b) || !end.After(x) {
+			return offs
+		}
+		x = end
+	}
+}
+
+// instants returns the instants whose wall-clock time in the zone is w (a
+// UTC time), earliest first: none in a gap, two in a repeated hour.
+func (s *Spec) instants(w time.Time) []time.Time {
+	var out []time.Time
+	for _, off := range s.offsets(w.Add(-zoneWindow), w.Add(zoneWindow)) {
+		u := w.Add(-time.Duration(off) * time.Second).In(s.loc)
+		if _, o := u.Zone(); o == off && !slices.ContainsFunc(out, u.Equal) {
+			out = append(out, u)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
 }
