@@ -119,3 +119,49 @@ func TestTick_CorruptDueScheduleDoesNotStopTheOthers(t *testing.T) {
 		t.Errorf("fired %v, want [good]", f.fired)
 	}
 }
+
+// TestTick_CorruptRowsDoNotDelayAFullBatch: a corrupt due row stays at
+// the head of every read of due schedules (it is never advanced), so a
+// read with it and 99 others is full, not the last: one tick fires all
+// the due schedules. Before, the read of 100 rows that decoded 99 ended
+// the tick, and the 100th schedule fired a poll late (and with 100
+// corrupt rows, no schedule due after them ever fired). SQLite, whose
+// columns take any text (Postgres's JSONB payload refuses it).
+func TestTick_CorruptRowsDoNotDelayAFullBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdbs.SQLite(t)
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	const good = 100
+	for i := range good + 1 {
+		id := fmt.Sprintf("s%03d", i) // s000 is due first and corrupt
+		if _, err := d.CreateSchedule(ctx, &db.Schedule{ID: id, Name: id, Method: "POST", Endpoint: "/agents/a/runs",
+			Payload: []byte(`{"message":"hi"}`), CronExpr: "0 * * * *", Timezone: "UTC", Enabled: true,
+			NextRunAt: now.Add(-time.Hour).Unix() + int64(i), CreatedAt: now.Unix()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := sqlstore.FromDB(d)
+	dl := st.SQLDialect()
+	if _, err := st.SQL().ExecContext(ctx, dl.Bind("UPDATE "+dl.Table(st.Tables().Schedules)+" SET payload = '{broken' WHERE id = ?"), "s000"); err != nil {
+		t.Fatal(err)
+	}
+	f := &countingFirer{}
+	s, err := schedule.New(d, f, schedule.Config{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tick(ctx); !errors.Is(err, db.ErrCorruptRow) {
+		t.Errorf("tick = %v, want the corrupt row reported", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.fired) != good {
+		t.Errorf("one tick fired %d schedules, want the %d that decode", len(f.fired), good)
+	}
+	for _, id := range f.fired {
+		if id == "s000" {
+			t.Errorf("fired the corrupt schedule")
+		}
+	}
+}

@@ -272,10 +272,12 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 	reported := false
 	for {
 		due, err := s.d.DueSchedules(ctx, now.Unix(), batch)
+		corrupt := 0
 		switch {
 		case err != nil && errors.Is(err, db.ErrCorruptRow):
 			// Rows another writer left undecodable are reported; the
 			// schedules due with them still fire.
+			corrupt = countCorrupt(err)
 			if !reported {
 				errs, reported = append(errs, err), true
 			}
@@ -294,7 +296,10 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("schedule %s: %w", sc.ID, err))
 			}
 		}
-		if !progress || len(due) < batch {
+		// A short batch is the last one. The corrupt rows left out of it
+		// count: they stay due, at the head of every batch, and a full
+		// batch with one of them is not the last.
+		if !progress || len(due)+corrupt < batch {
 			break
 		}
 	}
@@ -302,6 +307,23 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// countCorrupt counts the rows err reports undecodable.
+func countCorrupt(err error) int {
+	switch e := err.(type) {
+	case *db.CorruptRowError:
+		return 1
+	case interface{ Unwrap() []error }:
+		n := 0
+		for _, x := range e.Unwrap() {
+			n += countCorrupt(x)
+		}
+		return n
+	case interface{ Unwrap() error }:
+		return countCorrupt(e.Unwrap())
+	}
+	return 0
 }
 
 // dueTimes lists the due times of sc at or before now that the catch-up
