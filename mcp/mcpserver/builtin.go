@@ -112,40 +112,40 @@ func (s *Server) addBuiltins(tags map[string]bool) {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 	runs := &mcp.ToolAnnotations{OpenWorldHint: boolp(true)}
 	if tags[TagCore] {
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_agentos_config", Annotations: ro, Description: "Discover this AgentOS: the agents, teams and workflows " +
+		addTool(s, &mcp.Tool{Name: "get_agentos_config", Annotations: ro, Description: "Discover this AgentOS: the agents, teams and workflows " +
 			"available to run (ids and descriptions) and the database ids the session tools take. Call this first."}, s.getConfig)
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Annotations: runs, Description: "Run an agent with a message and get its response. " +
+		addTool(s, &mcp.Tool{Name: "run_agent", Annotations: runs, Description: "Run an agent with a message and get its response. " +
 			"Pass a session_id from get_sessions to continue that conversation; omit it to start a new one (the session_id comes back " +
 			"in structuredContent). If the status is PAUSED, resolve the returned requirements and call continue_run."},
 			func(ctx context.Context, req *mcp.CallToolRequest, in agentRunIn) (*mcp.CallToolResult, any, error) {
 				return s.runComponent(ctx, req, kindAgents, runIn{AgentID: in.AgentID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
 			})
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_team", Annotations: runs, Description: "Run a team of agents with a message and get its " +
+		addTool(s, &mcp.Tool{Name: "run_team", Annotations: runs, Description: "Run a team of agents with a message and get its " +
 			"response. Same session and PAUSED semantics as run_agent."},
 			func(ctx context.Context, req *mcp.CallToolRequest, in teamRunIn) (*mcp.CallToolResult, any, error) {
 				return s.runComponent(ctx, req, kindTeams, runIn{TeamID: in.TeamID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
 			})
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_workflow", Annotations: runs, Description: "Run a workflow with an input message and get its " +
+		addTool(s, &mcp.Tool{Name: "run_workflow", Annotations: runs, Description: "Run a workflow with an input message and get its " +
 			"result. Can be long-running: progress is reported per step when the client asks for it."},
 			func(ctx context.Context, req *mcp.CallToolRequest, in workflowRunIn) (*mcp.CallToolResult, any, error) {
 				return s.runComponent(ctx, req, kindWorkflows, runIn{WorkflowID: in.WorkflowID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
 			})
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "continue_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(false)},
+		addTool(s, &mcp.Tool{Name: "continue_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(false)},
 			Description: "Resume a PAUSED run after resolving its requirements (human-in-the-loop): set the resolution fields on the " +
 				"requirements a run tool returned (e.g. confirmation=true) and pass them back with the run_id, its session_id and the agent_id."},
 			s.continueRun)
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "cancel_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(true), IdempotentHint: true},
+		addTool(s, &mcp.Tool{Name: "cancel_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(true), IdempotentHint: true},
 			Description: "Request cancellation of a run in progress: it stops and is stored CANCELLED. Give the run_id, its session_id and " +
 				"exactly one of agent_id, team_id, workflow_id."}, s.cancelRun)
 	}
 	if tags[TagSession] {
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_sessions", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		addTool(s, &mcp.Tool{Name: "get_sessions", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 			Description: "List past sessions (conversations), newest first. Filter by session_type, component_id, user or " +
 				"session_name. Use a session_id with the run tools to continue it, or with get_session_runs to read its history."}, s.getSessions)
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_session_runs", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		addTool(s, &mcp.Tool{Name: "get_session_runs", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 			Description: "Read a session's history: each run's input and answer with run_id, status and time, oldest first. Pass " +
 				"run_id to get that one run in full (the whole transcript, events and metrics: it can be large)."}, s.getSessionRuns)
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_memories", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		addTool(s, &mcp.Tool{Name: "get_memories", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 			Description: "List stored user memories (facts agents keep about a user), most recently updated first. Filter by " +
 				"user_id, agent_id, team_id, topics or a search_content substring."}, s.getMemories)
 	}
@@ -283,7 +283,7 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 	if out == nil {
 		return nil, nil, err
 	}
-	return s.runResult(out, err)
+	return s.runResult(ctx, "continue_run", out, err)
 }
 
 // ownRun checks that the run exists for the caller (the db query is user

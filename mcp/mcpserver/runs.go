@@ -47,7 +47,7 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	if s.cfg.Begin != nil {
 		var end func()
 		if runCtx, end, err = s.cfg.Begin(runCtx, t, runID, userID); err != nil {
-			return nil, nil, err
+			return nil, nil, shown(err)
 		}
 		defer end()
 	}
@@ -107,7 +107,7 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 			}
 		}
 	}
-	return s.runResult(out, nil)
+	return s.runResult(ctx, "run_"+strings.TrimSuffix(kind, "s"), out, nil)
 }
 
 // callerUser is the user a call runs for: the scoped user, else the
@@ -146,19 +146,19 @@ func terminal(ev run.Event, t Target, runID string) (run.Status, bool) {
 
 // runResult answers a finished run in the configured result mode. A failed
 // or cancelled run is a tool error carrying the run's own message.
-func (s *Server) runResult(out *run.Output, runErr error) (*mcp.CallToolResult, any, error) {
+func (s *Server) runResult(ctx context.Context, toolName string, out *run.Output, runErr error) (*mcp.CallToolResult, any, error) {
 	text := out.ContentString()
 	switch out.Status {
 	case run.StatusError:
 		if text == "" && runErr != nil {
-			text = runErr.Error()
+			text = s.clientError(ctx, toolName, runErr).Error()
 		}
 		if text == "" {
 			text = "the run failed"
 		}
-		return nil, nil, fmt.Errorf("run %s failed: %s", out.RunID, text)
+		return nil, nil, shown(fmt.Errorf("run %s failed: %s", out.RunID, text))
 	case run.StatusCancelled:
-		return nil, nil, fmt.Errorf("run %s was cancelled", out.RunID)
+		return nil, nil, shown(fmt.Errorf("run %s was cancelled", out.RunID))
 	}
 	if runErr != nil && !errors.Is(runErr, agent.ErrStorage) {
 		return nil, nil, runErr

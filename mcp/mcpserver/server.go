@@ -202,7 +202,7 @@ func (s *Server) begin(ctx context.Context, req *mcp.CallToolRequest) (*call, er
 	if s.cfg.Scope != nil {
 		var err error
 		if c.ctx, err = s.cfg.Scope(c.ctx); err != nil {
-			return nil, err
+			return nil, shown(err)
 		}
 	}
 	return c, nil
@@ -243,7 +243,7 @@ func (s *Server) addUserTools() error {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				c, err := s.begin(ctx, req)
 				if err != nil {
-					return errorResult(err), nil
+					return errorResult(s.clientError(ctx, name, err)), nil
 				}
 				args := "{}"
 				if req.Params != nil && len(req.Params.Arguments) > 0 {
