@@ -154,17 +154,15 @@ const principalKey = "agentry.principal"
 
 // principalToken bridges the OS's verified principal (already in the
 // request context) to the SDK's TokenInfo; the token itself was verified by
-// the OS middleware.
+// the OS middleware. The TokenInfo carries no Expiration: the OS checked exp
+// with its clock-skew leeway and its clock, and the SDK's second check (no
+// leeway, the wall clock) would refuse a token every HTTP route accepts.
 func principalToken(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
 	p, ok := auth.FromContext(r.Context())
 	if !ok {
 		return nil, sdkauth.ErrInvalidToken
 	}
-	ti := &sdkauth.TokenInfo{UserID: sessionOwner(p), Scopes: p.Scopes, Extra: map[string]any{principalKey: p}}
-	if exp, ok := p.Claims["exp"].(float64); ok {
-		ti.Expiration = time.Unix(int64(exp), 0)
-	}
-	return ti, nil
+	return &sdkauth.TokenInfo{UserID: sessionOwner(p), Scopes: p.Scopes, Extra: map[string]any{principalKey: p}}, nil
 }
 
 // sessionOwner names who may use an MCP session: the token's user, or the
