@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,5 +25,32 @@ func TestAuth_TokenWithinLeewayIsAccepted(t *testing.T) {
 	}
 	if _, err := h.connect(t, token(t, "alice", time.Now().Add(-2*time.Hour))); err == nil {
 		t.Fatal("a token expired beyond the leeway was accepted")
+	}
+}
+
+// With per-tool authorization on, a call that reached the server without a
+// principal (a path excluded from authentication) is refused, as the HTTP
+// routes refuse it, instead of being allowed every tool.
+func TestAuth_AuthorizationRefusesCallsWithoutPrincipal(t *testing.T) {
+	h := newHarness(t, harnessConfig{authz: true, excluded: true})
+	anon := h.mustConnect(t, "")
+	for name, args := range map[string]map[string]any{
+		"get_agentos_config": nil,
+		"get_sessions":       nil,
+		"get_memories":       nil,
+		"get_session_runs":   {"session_id": "s1"},
+		"run_agent":          {"agent_id": "echo", "message": "x"},
+		"cancel_run":         {"agent_id": "echo", "run_id": "r1"},
+		"continue_run":       {"agent_id": "echo", "run_id": "r1"},
+	} {
+		r := callTool(t, anon, name, args)
+		if !r.IsError || !strings.Contains(resultText(r), "insufficient permissions") {
+			t.Errorf("%s without a principal = %q (error %v), want insufficient permissions", name, resultText(r), r.IsError)
+		}
+	}
+	// A token with the scope is still served.
+	reader := h.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour), "sessions:read"))
+	if r := callTool(t, reader, "get_sessions", nil); r.IsError {
+		t.Fatalf("get_sessions with sessions:read: %q", resultText(r))
 	}
 }

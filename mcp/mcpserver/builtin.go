@@ -169,7 +169,7 @@ func (s *Server) getConfig(ctx context.Context, req *mcp.CallToolRequest, _ conf
 	list := func(kind string, ids []string, describe func(id string) summary) []summary {
 		out := []summary{}
 		for _, id := range ids {
-			if s.cfg.Authorization && c.p != nil && !c.p.Can(kind, id, "read") {
+			if s.cfg.Authorization && !c.p.Can(kind, id, "read") {
 				continue
 			}
 			out = append(out, describe(id))

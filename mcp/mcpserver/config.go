@@ -77,7 +77,8 @@ type Config struct {
 	// auth.Principal) into the context the tool runs with: AgentOS applies
 	// user isolation here. nil leaves the context as it is.
 	Scope func(ctx context.Context) (context.Context, error)
-	// Authorization enforces resource:action scopes per tool, as for routes.
+	// Authorization enforces resource:action scopes per tool, as for routes;
+	// a call without a principal (unauthenticated) is then refused.
 	Authorization bool
 	// Begin, when set, registers a run the tools start (AgentOS's run
 	// registry: cancel route, graceful shutdown); end is called when it ends.

@@ -206,9 +206,12 @@ func (s *Server) begin(ctx context.Context, req *mcp.CallToolRequest) (*call, er
 	return c, nil
 }
 
-// authorize enforces resource:action (on id, "" for collections).
+// authorize enforces resource:action (on id, "" for collections). With
+// Authorization on, a call without a principal (its path excluded from
+// authentication) has nothing to be checked against and is refused, as the
+// HTTP routes refuse it.
 func (s *Server) authorize(c *call, resource, id, action string) error {
-	if !s.cfg.Authorization || c.p == nil || c.p.Can(resource, id, action) {
+	if !s.cfg.Authorization || c.p.Can(resource, id, action) {
 		return nil
 	}
 	return fmt.Errorf("%w: requires %s:%s", ErrForbidden, resource, action)
