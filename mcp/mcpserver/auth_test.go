@@ -1,9 +1,13 @@
 package mcpserver
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentryhq/agentry/tool"
 )
 
 // The OS verified the token with its clock-skew leeway: a token the HTTP
@@ -52,5 +56,39 @@ func TestAuth_AuthorizationRefusesCallsWithoutPrincipal(t *testing.T) {
 	reader := h.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour), "sessions:read"))
 	if r := callTool(t, reader, "get_sessions", nil); r.IsError {
 		t.Fatalf("get_sessions with sessions:read: %q", resultText(r))
+	}
+}
+
+// A tool served next to the built-in ones (mcp_server.tools) needs
+// tools:<name>:run (or tools:run) when authorization is on, as every route
+// needs its scope: a token allowed to read sessions cannot run it.
+func TestAuth_UserToolsNeedTheirScope(t *testing.T) {
+	var calls atomic.Int32
+	secret := tool.MustFunc(tool.FuncConfig{Name: "run_sql", Description: "Runs SQL."},
+		func(context.Context, struct{}) (string, error) { calls.Add(1); return "42 rows", nil })
+	h := newHarness(t, harnessConfig{authz: true, options: Options{Tools: []tool.Tool{secret}}})
+	hour := time.Now().Add(time.Hour)
+	for _, c := range []struct {
+		scopes []string
+		allow  bool
+	}{
+		{[]string{"sessions:read", "agents:run"}, false},
+		{[]string{"tools:other:run"}, false},
+		{[]string{"tools:run_sql:read"}, false},
+		{nil, false},
+		{[]string{"tools:run_sql:run"}, true},
+		{[]string{"tools:run"}, true},
+		{[]string{"agent_os:admin"}, true},
+	} {
+		before := calls.Load()
+		cs := h.mustConnect(t, token(t, "alice", hour, c.scopes...))
+		r := callTool(t, cs, "run_sql", map[string]any{})
+		ran := calls.Load() != before
+		if c.allow && (r.IsError || !ran || resultText(r) != "42 rows") {
+			t.Errorf("scopes %v: run_sql = %q (error %v, ran %v), want it run", c.scopes, resultText(r), r.IsError, ran)
+		}
+		if !c.allow && (!r.IsError || ran || !strings.Contains(resultText(r), "insufficient permissions")) {
+			t.Errorf("scopes %v: run_sql = %q (error %v, ran %v), want insufficient permissions", c.scopes, resultText(r), r.IsError, ran)
+		}
 	}
 }

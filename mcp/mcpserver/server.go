@@ -231,7 +231,8 @@ func (c *call) progress(n, total float64, msg string) {
 }
 
 // addUserTools serves the configured tools through a tool.Set (argument
-// validation, timeouts, panic recovery).
+// validation, timeouts, panic recovery). With Authorization on, calling one
+// needs tools:<name>:run (or tools:run): such a tool may be a shell or SQL.
 func (s *Server) addUserTools() error {
 	for _, t := range s.userSet.Tools() {
 		def := t.Definition()
@@ -245,6 +246,9 @@ func (s *Server) addUserTools() error {
 				c, err := s.begin(ctx, req)
 				if err != nil {
 					return errorResult(s.clientError(ctx, name, err)), nil
+				}
+				if err := s.authorize(c, "tools", name, "run"); err != nil {
+					return errorResult(err), nil
 				}
 				args := "{}"
 				if req.Params != nil && len(req.Params.Arguments) > 0 {
