@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -250,9 +251,12 @@ func (s *Server) addUserTools() error {
 				if err := s.authorize(c, "tools", name, "run"); err != nil {
 					return errorResult(err), nil
 				}
+				// Arguments are optional in MCP: none, or null, is no arguments.
 				args := "{}"
-				if req.Params != nil && len(req.Params.Arguments) > 0 {
-					args = string(req.Params.Arguments)
+				if req.Params != nil {
+					if raw := bytes.TrimSpace(req.Params.Arguments); len(raw) > 0 && string(raw) != "null" {
+						args = string(raw)
+					}
 				}
 				res := s.userSet.Execute(c.ctx, model.ToolCall{Name: name, Arguments: args})
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError()}, nil
