@@ -2,10 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/tool"
 )
@@ -90,5 +93,37 @@ func TestAuth_UserToolsNeedTheirScope(t *testing.T) {
 		if !c.allow && (!r.IsError || ran || !strings.Contains(resultText(r), "insufficient permissions")) {
 			t.Errorf("scopes %v: run_sql = %q (error %v, ran %v), want insufficient permissions", c.scopes, resultText(r), r.IsError, ran)
 		}
+	}
+}
+
+// cookieClient sends the token in the access_token cookie and, as a proxy
+// with basic authentication in front of the OS would, its own Authorization
+// header.
+type cookieClient struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (c cookieClient) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.AddCookie(&http.Cookie{Name: "access_token", Value: c.token})
+	r.Header.Set("Authorization", "Basic cHJveHk6cGFzcw==")
+	return c.next.RoundTrip(r)
+}
+
+// A request the OS authenticated by cookie is served whatever Authorization
+// header it also carries (the OS did not read it): the SDK's bearer check
+// used to answer 401 to a header that is not a bearer token.
+func TestAuth_CookieAuthenticatedRequestWithOtherAuthorizationHeader(t *testing.T) {
+	h := newHarness(t, harnessConfig{cookie: true})
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	hc := &http.Client{Transport: cookieClient{token: token(t, "alice", time.Now().Add(time.Hour)), next: http.DefaultTransport}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("a cookie-authenticated client was refused: %v", err)
+	}
+	defer cs.Close()
+	if r := callTool(t, cs, "get_sessions", nil); r.IsError {
+		t.Fatalf("get_sessions: %q", resultText(r))
 	}
 }

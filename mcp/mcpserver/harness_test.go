@@ -44,6 +44,9 @@ type harnessConfig struct {
 	// excluded serves requests without a token unauthenticated, as AgentOS
 	// serves a path listed in excluded_route_paths.
 	excluded bool
+	// cookie reads the token from the access_token cookie only, as AgentOS
+	// with token_source: cookie (an Authorization header is not looked at).
+	cookie bool
 }
 
 func newHarness(t *testing.T, hc harnessConfig) *harness {
@@ -87,6 +90,13 @@ func newHarness(t *testing.T, hc harnessConfig) *harness {
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if hc.cookie {
+			c, err := r.Cookie("access_token")
+			tok, ok = "", err == nil
+			if ok {
+				tok = c.Value
+			}
+		}
 		if !ok {
 			http.Error(w, "authorization header required", http.StatusUnauthorized)
 			return

@@ -141,12 +141,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stream.ServeHTTP(w, r)
 		return
 	}
-	if r.Header.Get("Authorization") == "" {
-		// Authenticated by cookie: the bridge below reads the principal,
-		// not the header, but the SDK middleware wants one.
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer principal")
-	}
+	// The bridge below reads the principal, not the header, but the SDK
+	// middleware wants a bearer one; a request authenticated by cookie may
+	// carry none, or another scheme's (a proxy's basic credentials) that the
+	// OS never read.
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer principal")
 	s.bearer.ServeHTTP(w, r)
 }
 
