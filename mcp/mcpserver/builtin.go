@@ -71,7 +71,7 @@ type sessionsIn struct {
 	ComponentID string `json:"component_id,omitempty" jsonschema:"an agent, team or workflow id"`
 	UserID      string `json:"user_id,omitempty" jsonschema:"only this user's sessions (a user-scoped caller only ever sees its own)"`
 	SessionName string `json:"session_name,omitempty" jsonschema:"a substring of the session name"`
-	Limit       int    `json:"limit,omitempty" jsonschema:"page size, default 20"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"page size from 1 to 1000, default 20"`
 	Page        int    `json:"page,omitempty" jsonschema:"page number from 1"`
 	SortBy      string `json:"sort_by,omitempty" jsonschema:"created_at (default) or updated_at"`
 	SortOrder   string `json:"sort_order,omitempty" jsonschema:"desc (default) or asc"`
@@ -84,7 +84,7 @@ type memoriesIn struct {
 	TeamID        string   `json:"team_id,omitempty" jsonschema:"only memories written by this team"`
 	Topics        []string `json:"topics,omitempty" jsonschema:"keep memories having any of these topics"`
 	SearchContent string   `json:"search_content,omitempty" jsonschema:"a case-insensitive substring of the memory text"`
-	Limit         int      `json:"limit,omitempty" jsonschema:"page size, default 20"`
+	Limit         int      `json:"limit,omitempty" jsonschema:"page size from 1 to 1000, default 20"`
 	Page          int      `json:"page,omitempty" jsonschema:"page number from 1"`
 	SortBy        string   `json:"sort_by,omitempty" jsonschema:"updated_at (default) or created_at"`
 	SortOrder     string   `json:"sort_order,omitempty" jsonschema:"desc (default) or asc"`

@@ -267,7 +267,9 @@ func (s *Server) getSessions(ctx context.Context, req *mcp.CallToolRequest, in s
 	if f.SessionType == "" {
 		f.SessionType = run.TypeAgent
 	}
-	pageDefaults(&f.Limit, &f.Page, &f.SortOrder)
+	if err := pageDefaults(&f.Limit, &f.Page, &f.SortOrder); err != nil {
+		return nil, nil, err
+	}
 	sessions, total, err := d.ListSessions(c.ctx, f)
 	if err != nil {
 		return nil, nil, err
@@ -292,17 +294,28 @@ func (s *Server) getSessions(ctx context.Context, req *mcp.CallToolRequest, in s
 	return nil, map[string]any{"data": data, "meta": pageMeta(f.Page, f.Limit, total)}, nil
 }
 
-// pageDefaults fills a list tool's paging: 20 a page, page 1, newest first.
-func pageDefaults(limit, page *int, order *string) {
-	if *limit <= 0 {
+// maxPageLimit bounds a list tool's page, as the HTTP routes' limit.
+const maxPageLimit = 1000
+
+// pageDefaults checks a list tool's paging and fills what was omitted (0):
+// 20 a page, page 1, newest first.
+func pageDefaults(limit, page *int, order *string) error {
+	if *limit < 0 || *limit > maxPageLimit {
+		return fmt.Errorf("%w: limit must be from 1 to %d (omit it for 20)", ErrInvalidInput, maxPageLimit)
+	}
+	if *page < 0 {
+		return fmt.Errorf("%w: page must be 1 or more", ErrInvalidInput)
+	}
+	if *limit == 0 {
 		*limit = 20
 	}
-	if *page <= 0 {
+	if *page == 0 {
 		*page = 1
 	}
 	if *order == "" {
 		*order = "desc"
 	}
+	return nil
 }
 
 // pageMeta is a list tool's meta, as the HTTP API's paginated answers.
@@ -326,7 +339,9 @@ func (s *Server) getMemories(ctx context.Context, req *mcp.CallToolRequest, in m
 	}
 	f := db.MemoryFilter{UserID: in.UserID, AgentID: in.AgentID, TeamID: in.TeamID, Topics: in.Topics,
 		SearchContent: in.SearchContent, Limit: in.Limit, Page: in.Page, SortBy: in.SortBy, SortOrder: in.SortOrder}
-	pageDefaults(&f.Limit, &f.Page, &f.SortOrder)
+	if err := pageDefaults(&f.Limit, &f.Page, &f.SortOrder); err != nil {
+		return nil, nil, err
+	}
 	mems, total, err := d.ListMemories(c.ctx, f)
 	if err != nil {
 		return nil, nil, err
