@@ -69,10 +69,15 @@ func (s *Server) logFailure(ctx context.Context, toolName string, err error) {
 	s.log.LogAttrs(ctx, slog.LevelError, "mcp tool call failed", slog.String("tool", toolName), slog.String("err", err.Error()))
 }
 
-// addTool registers a built-in tool whose failures reach the client
-// through clientError.
+// addTool registers a built-in tool: its arguments are checked
+// (checkArguments) and its failures reach the client through clientError.
 func addTool[In any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		if req != nil && req.Params != nil {
+			if err := checkArguments(req.Params.Arguments); err != nil {
+				return nil, nil, err
+			}
+		}
 		res, out, err := h(ctx, req, in)
 		if err != nil {
 			return nil, nil, s.clientError(ctx, t.Name, err)

@@ -26,6 +26,9 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkMessage(in.Message); err != nil {
+		return nil, nil, err
+	}
 	c, err := s.begin(ctx, req)
 	if err != nil {
 		return nil, nil, err

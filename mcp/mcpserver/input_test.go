@@ -1,0 +1,58 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Tool arguments are checked as the HTTP routes check a run form and a
+// query: a run needs a message, and no text may hold a NUL (Postgres stores
+// none: the model ran and then the run could not be saved, and a NUL in an
+// id or filter was a server error) or an id be longer than 255 bytes.
+func TestInput_RefusesWhatTheRoutesRefuse(t *testing.T) {
+	d, _ := proxiedPostgres(t)
+	h := newHarness(t, harnessConfig{db: d})
+	cs := h.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour)))
+	long := strings.Repeat("s", 256)
+	cases := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"run_agent", map[string]any{"agent_id": "echo", "message": "a\x00b"}},
+		{"run_agent", map[string]any{"agent_id": "echo", "message": ""}},
+		{"run_agent", map[string]any{"agent_id": "echo", "message": " \n "}},
+		{"run_agent", map[string]any{"agent_id": "echo", "message": "x", "session_id": "s\x00"}},
+		{"run_agent", map[string]any{"agent_id": "echo", "message": "x", "session_id": long}},
+		{"run_agent", map[string]any{"agent_id": "echo", "message": "x", "session_id": "s\n1"}},
+		{"run_agent", map[string]any{"agent_id": "echo", "message": "x", "user_id": "u\x00"}},
+		{"get_session_runs", map[string]any{"session_id": "s\x00"}},
+		{"get_session_runs", map[string]any{"session_id": "s1", "run_id": long}},
+		{"get_sessions", map[string]any{"session_name": "n\x00"}},
+		{"get_sessions", map[string]any{"component_id": "c\x00"}},
+		{"get_memories", map[string]any{"search_content": "t\x00"}},
+		{"get_memories", map[string]any{"topics": []string{"ok", "t\x00"}}},
+		{"cancel_run", map[string]any{"agent_id": "echo", "run_id": "r\x00"}},
+		{"continue_run", map[string]any{"agent_id": "echo", "run_id": "r1", "requirements": []map[string]any{{"note": "n\x00"}}}},
+	}
+	for _, c := range cases {
+		r := callTool(t, cs, c.tool, c.args)
+		if !r.IsError || !strings.Contains(resultText(r), "invalid input") {
+			t.Errorf("%s(%q) = %q (error %v), want invalid input", c.tool, c.args, resultText(r), r.IsError)
+		}
+	}
+	rows, _, err := d.GetRuns(db.WithUserScope(context.Background(), "alice"), db.RunFilter{AgentID: "echo", Limit: 10, Page: 1})
+	if err != nil || len(rows) != 0 {
+		t.Errorf("runs stored for refused calls: %d (%v)", len(rows), err)
+	}
+	if logs := h.logs.String(); strings.Contains(logs, "mcp tool call failed") {
+		t.Errorf("a refused argument was a server error: %s", logs)
+	}
+	// An escaped backslash before u0000 is text, not a NUL.
+	if r := callTool(t, cs, "get_sessions", map[string]any{"session_name": `\u0000`}); r.IsError {
+		t.Errorf(`get_sessions(session_name \u0000 as text): %q`, resultText(r))
+	}
+}
