@@ -2,9 +2,11 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -55,4 +57,31 @@ func TestInput_RefusesWhatTheRoutesRefuse(t *testing.T) {
 	if r := callTool(t, cs, "get_sessions", map[string]any{"session_name": `\u0000`}); r.IsError {
 		t.Errorf(`get_sessions(session_name \u0000 as text): %q`, resultText(r))
 	}
+}
+
+// FuzzCheckArguments: any bytes are checked without panicking, and
+// arguments it lets through hold no NUL and no over-long or control-laden id.
+func FuzzCheckArguments(f *testing.F) {
+	for _, seed := range []string{``, `null`, `{}`, `[]`, `"x"`, `{"session_id":"s"}`, `{"message":"a\u0000b"}`,
+		`{"topics":["a",{"b\u0000":1}]}`, `{"run_id":"r\n"}`, `{"session_id":5}`, `{"a":`, `\u0000`, `{"message":"\\u0000"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if checkArguments(raw) != nil {
+			return
+		}
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		if hasNUL(v) {
+			t.Fatalf("accepted arguments with a NUL: %q", raw)
+		}
+		m, _ := v.(map[string]any)
+		for _, name := range idArguments {
+			if s, ok := m[name].(string); ok && (len(s) > maxIDBytes || strings.ContainsFunc(s, unicode.IsControl)) {
+				t.Fatalf("accepted %s %q", name, s)
+			}
+		}
+	})
 }
