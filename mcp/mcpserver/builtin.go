@@ -131,8 +131,9 @@ func (s *Server) addBuiltins(tags map[string]bool) {
 				return s.runComponent(ctx, req, kindWorkflows, runIn{WorkflowID: in.WorkflowID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
 			})
 		addTool(s, &mcp.Tool{Name: "continue_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(false)},
-			Description: "Resume a PAUSED run after resolving its requirements (human-in-the-loop): set the resolution fields on the " +
-				"requirements a run tool returned (e.g. confirmation=true) and pass them back with the run_id, its session_id and the agent_id."},
+			Description: "Resume a PAUSED agent or team run after resolving its requirements (human-in-the-loop): set the resolution " +
+				"fields on the requirements a run tool returned (e.g. tool_execution.confirmed=true) and pass them back with the run_id, its " +
+				"session_id and the agent_id or team_id."},
 			s.continueRun)
 		addTool(s, &mcp.Tool{Name: "cancel_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(true), IdempotentHint: true},
 			Description: "Request cancellation of a run in progress: it stops and is stored CANCELLED. Give the run_id, its session_id and " +
@@ -251,14 +252,26 @@ func (s *Server) runCall(ctx context.Context, req *mcp.CallToolRequest, r runRef
 	return c, kind, t, nil
 }
 
+// idContinuer is a target whose PAUSED runs continue_run resumes: an agent,
+// or a team (whose member runs that paused it are continued).
+type idContinuer interface {
+	ContinueRunID(ctx context.Context, runID string, opts ...agent.RunOption) (*run.Output, error)
+}
+
+var (
+	_ idContinuer = (*agent.Agent)(nil)
+	_ idContinuer = (*team.Team)(nil)
+)
+
 func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in lifecycleIn) (*mcp.CallToolResult, any, error) {
 	c, kind, t, err := s.runCall(ctx, req, in.runRef)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, ok := t.(*agent.Agent)
+	a, ok := t.(idContinuer)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: only agent runs can be continued (%s runs never pause)", ErrInvalidInput, kind[:len(kind)-1])
+		return nil, nil, fmt.Errorf("%w: only agent and team runs can be continued here; a paused workflow run is continued with its "+
+			"step answers through POST /workflows/{workflow_id}/runs/{run_id}/continue", ErrInvalidInput)
 	}
 	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
 		return nil, nil, err

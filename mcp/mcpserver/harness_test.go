@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/team"
 )
 
 // testSecret signs the harness's HS256 tokens.
@@ -47,6 +49,9 @@ type harnessConfig struct {
 	// cookie reads the token from the access_token cookie only, as AgentOS
 	// with token_source: cookie (an Authorization header is not looked at).
 	cookie bool
+	// agents and teams are served next to the echo agent; build builds
+	// them on the harness's database.
+	build func(d *db.DB) ([]*agent.Agent, []*team.Team)
 }
 
 func newHarness(t *testing.T, hc harnessConfig) *harness {
@@ -71,8 +76,13 @@ func newHarness(t *testing.T, hc harnessConfig) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var agents []*agent.Agent
+	var teams []*team.Team
+	if hc.build != nil {
+		agents, teams = hc.build(h.db)
+	}
 	h.srv, err = New(Config{
-		Agents: []*agent.Agent{echo}, DBs: []*db.DB{h.db}, Options: hc.options, Authorization: hc.authz,
+		Agents: append([]*agent.Agent{echo}, agents...), Teams: teams, DBs: []*db.DB{h.db}, Options: hc.options, Authorization: hc.authz,
 		Scope: func(ctx context.Context) (context.Context, error) {
 			if p, ok := auth.FromContext(ctx); ok && !p.Admin {
 				return db.WithUserScope(ctx, p.UserID), nil
@@ -197,4 +207,18 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// structuredMap is a result's structured content as a JSON object.
+func structuredMap(t *testing.T, r *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(r.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structured content %s: %v", raw, err)
+	}
+	return m
 }

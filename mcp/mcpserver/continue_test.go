@@ -1,0 +1,154 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// hitlFixture serves an agent and a team whose member call a tool needing
+// confirmation, so their runs pause.
+type hitlFixture struct {
+	*harness
+	executed atomic.Int32
+	// entered, when set, receives a value as the tool starts, which then
+	// waits for release.
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newHITL(t *testing.T) *hitlFixture {
+	t.Helper()
+	f := &hitlFixture{}
+	del := tool.MustFunc(tool.FuncConfig{Name: "delete_file", Description: "Deletes a file.", RequiresConfirmation: true},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			f.executed.Add(1)
+			if f.entered != nil {
+				f.entered <- struct{}{}
+				<-f.release
+			}
+			return "deleted", nil
+		})
+	pausing := func(id string) *agent.Agent {
+		t.Helper()
+		a, err := agent.New(agent.Config{ID: id, Tools: []tool.Tool{del}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{{Name: "delete_file"}}}, {Content: "all done"}}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	f.harness = newHarness(t, harnessConfig{build: func(d *db.DB) ([]*agent.Agent, []*team.Team) {
+		hitl, err := agent.New(agent.Config{ID: "hitl", DB: d, Tools: []tool.Tool{del}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{{Name: "delete_file"}}}, {Content: "all done"}}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{{Name: team.ToolDelegate, Args: map[string]any{"member_id": "member", "task": "delete it"}}}},
+			{Content: "the team is done"},
+		}})
+		crew, err := team.New(team.Config{ID: "crew", Model: leader, Members: []*agent.Agent{pausing("member")}, DB: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*agent.Agent{hitl}, []*team.Team{crew}
+	}})
+	return f
+}
+
+// confirmAll marks every requirement of a paused run's answer confirmed.
+func confirmAll(t *testing.T, r *mcp.CallToolResult) (runID, sessionID string, reqs []any) {
+	t.Helper()
+	st := structuredMap(t, r)
+	if st["status"] != "PAUSED" {
+		t.Fatalf("run = %v (%q), want PAUSED", st, resultText(r))
+	}
+	reqs, _ = st["requirements"].([]any)
+	if len(reqs) == 0 {
+		t.Fatalf("paused run without requirements: %v", st)
+	}
+	for _, q := range reqs {
+		q.(map[string]any)["tool_execution"].(map[string]any)["confirmed"] = true
+	}
+	return st["run_id"].(string), st["session_id"].(string), reqs
+}
+
+// A paused team run (run_team answered PAUSED with requirements) is
+// continued by continue_run with the team_id, as by the team's HTTP
+// continue route; continue_run used to answer that team runs never pause.
+func TestContinueRun_ContinuesAPausedTeamRun(t *testing.T) {
+	f := newHITL(t)
+	cs := f.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour)))
+	runID, sessionID, reqs := confirmAll(t, callTool(t, cs, "run_team", map[string]any{"team_id": "crew", "message": "clean up"}))
+	if f.executed.Load() != 0 {
+		t.Fatal("the tool ran before confirmation")
+	}
+	r := callTool(t, cs, "continue_run", map[string]any{"team_id": "crew", "run_id": runID, "session_id": sessionID, "requirements": reqs})
+	if r.IsError || !strings.Contains(resultText(r), "the team is done") {
+		t.Fatalf("continue_run(team) = %q (error %v)", resultText(r), r.IsError)
+	}
+	if st := structuredMap(t, r); st["status"] != "COMPLETED" {
+		t.Fatalf("continued team run = %v", st)
+	}
+	if n := f.executed.Load(); n != 1 {
+		t.Fatalf("the confirmed tool ran %d times, want 1", n)
+	}
+}
+
+// Two continue_run calls racing for one paused run execute its confirmed
+// tool once: the second is refused while the first holds the run.
+func TestContinueRun_ConcurrentCallsExecuteOnce(t *testing.T) {
+	f := newHITL(t)
+	cs := f.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour)))
+	runID, sessionID, reqs := confirmAll(t, callTool(t, cs, "run_agent", map[string]any{"agent_id": "hitl", "message": "clean up"}))
+	f.entered, f.release = make(chan struct{}, 2), make(chan struct{})
+	args := map[string]any{"agent_id": "hitl", "run_id": runID, "session_id": sessionID, "requirements": reqs}
+	type answer struct {
+		r   *mcp.CallToolResult
+		err error
+	}
+	first, second := make(chan answer, 1), make(chan answer, 1)
+	// Two client sessions: the SDK serves one session's calls in order.
+	other := f.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour)))
+	call := func(cs *mcp.ClientSession, out chan<- answer) {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "continue_run", Arguments: args})
+		out <- answer{r, err}
+	}
+	go call(cs, first)
+	select {
+	case <-f.entered:
+	case a := <-first:
+		t.Fatalf("first continue_run ended without running the tool: %v %q", a.err, resultText(a.r))
+	}
+	go call(other, second)
+	var b answer
+	select {
+	case b = <-second:
+	case <-f.entered:
+		close(f.release)
+		<-first
+		t.Fatal("a second continue_run executed the confirmed tool while the first held the run")
+	}
+	close(f.release)
+	a := <-first
+	if a.err != nil || a.r.IsError {
+		t.Fatalf("first continue_run: %v %q", a.err, resultText(a.r))
+	}
+	if b.err != nil || !b.r.IsError {
+		t.Fatalf("second continue_run = %v %v, want a tool error", b.err, b.r)
+	}
+	if n := f.executed.Load(); n != 1 {
+		t.Fatalf("the confirmed tool ran %d times, want 1", n)
+	}
+}
