@@ -488,8 +488,11 @@ func TestMCP_RunTeamAndWorkflowWithStepProgress(t *testing.T) {
 	if r := callTool(t, cs, "run_team", map[string]any{"team_id": "nope", "message": "go"}); !r.IsError || !strings.Contains(resultText(r), "not found") {
 		t.Fatalf("unknown team = %q", resultText(r))
 	}
-	if r := callTool(t, cs, "continue_run", map[string]any{"team_id": "crew", "run_id": "x"}); !r.IsError || !strings.Contains(resultText(r), "only agent runs") {
-		t.Fatalf("continue a team run = %q", resultText(r))
+	if r := callTool(t, cs, "continue_run", map[string]any{"team_id": "crew", "run_id": "x"}); !r.IsError || !strings.Contains(resultText(r), "not found: run x") {
+		t.Fatalf("continue an unknown team run = %q", resultText(r))
+	}
+	if r := callTool(t, cs, "continue_run", map[string]any{"workflow_id": "pipeline", "run_id": "x"}); !r.IsError || !strings.Contains(resultText(r), "only agent and team runs") {
+		t.Fatalf("continue a workflow run = %q", resultText(r))
 	}
 	if r := callTool(t, cs, "cancel_run", map[string]any{"agent_id": "writer", "team_id": "crew", "run_id": "x"}); !r.IsError || !strings.Contains(resultText(r), "exactly one") {
 		t.Fatalf("two owners = %q", resultText(r))
