@@ -169,9 +169,11 @@ func (d *DB) ListSessions(ctx context.Context, f SessionFilter) ([]Session, int,
 }
 
 // DeleteSessions deletes sessions of the caller's scope with their runs,
-// their offloaded tool results (index rows and files), their traces and, on
-// the SQL drivers, their durable-queue jobs and their runs' event logs, in
-// one transaction; other ids are ignored. A durable job deleted while it runs
+// their runs' step journals and approvals, their offloaded tool results
+// (index rows and files), their traces and, on the SQL drivers, their
+// durable-queue jobs and idempotency keys and their runs' event logs, in
+// one transaction, and takes the session out of its schedule runs (see
+// Driver); other ids are ignored. A durable job deleted while it runs
 // is fenced: its run stores nothing more. What lives outside the database (media objects:
 // media.DeleteSession) is the caller's to delete after it returns.
 func (d *DB) DeleteSessions(ctx context.Context, sessionIDs ...string) error {

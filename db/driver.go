@@ -17,11 +17,15 @@ type SessionDriver interface {
 	// that did decode; GetRuns and ListMemories do the same.
 	ListSessions(ctx context.Context, f SessionFilter) ([]Session, int, error)
 	// DeleteSessions deletes the sessions in scope and, in the same
-	// transaction, their runs (by cascade), their offloaded tool results
-	// (the ToolResult rows naming them and the files those rows point at),
-	// their traces with their spans, and what other packages keep of them
-	// in the same database when its tables exist (the durable queue's
-	// agno_jobs rows, the runs' agentry_run_events).
+	// transaction, their runs (by cascade), their runs' step journals and
+	// approvals, their offloaded tool results (the ToolResult rows naming
+	// them and the files those rows point at), their traces with their
+	// spans, and what other packages keep of them in the same database when
+	// its tables exist (the durable queue's agno_jobs rows and idempotency
+	// keys, the runs' agentry_run_events). Their schedule runs stay without
+	// their run and session ids and the run's input, output and
+	// requirements; one running or paused is failed with the error
+	// ScheduleRunSessionDeleted.
 	// Missing ids and other users' sessions are ignored, and nothing of
 	// theirs is touched.
 	DeleteSessions(ctx context.Context, sessionIDs ...string) error

@@ -78,6 +78,12 @@ const (
 	ScheduleRunCancelled = "cancelled"
 )
 
+// ScheduleRunSessionDeleted is the error DeleteSessions records on a
+// schedule run that was running or paused when its run's session was
+// deleted; it fails the schedule run (not retried), as the scheduler fails
+// a running one whose run is missing.
+const ScheduleRunSessionDeleted = "the run no longer exists: its session was deleted"
+
 // ScheduleRunStatuses are the status values of agno_schedule_runs.
 var ScheduleRunStatuses = []string{ScheduleRunRunning, ScheduleRunSuccess, ScheduleRunFailed, ScheduleRunPaused,
 	ScheduleRunTimeout, ScheduleRunCancelled}

@@ -29,7 +29,7 @@ type Config struct {
 	// its leases and looks for cancellations (1 s).
 	PollInterval time.Duration
 	// Retention is how long finished job rows are kept (24 h). Idempotency
-	// keys are kept for good.
+	// keys are kept for good, until their run's session is deleted.
 	Retention time.Duration
 	// DeploymentID, when set, is stamped on the jobs this process enqueues
 	// and this process claims only jobs with it or none.

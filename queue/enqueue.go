@@ -30,7 +30,8 @@ func (e *existing) Error() string { return "queue: idempotency key already used 
 // nil) and j, its job, in one transaction. j.ID must be r's run id; Status,
 // Attempt, MaxAttempts and the timestamps are set here. With an idempotency
 // key already used by j.UserID it stores nothing and returns the run id the
-// key names (dup true): keys are kept for good. Past MaxQueueDepth queued
+// key names (dup true): keys are kept for good (a session delete deletes
+// its runs' keys: a repeat then runs anew). Past MaxQueueDepth queued
 // jobs it fails with ErrQueueFull.
 //
 // On Postgres concurrent enqueues share one transaction, sent in one round

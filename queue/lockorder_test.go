@@ -72,6 +72,13 @@ func (l *lockTrouble) TraceBatchEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceB
 // connections report to tr.
 func tracedPostgres(t testing.TB, name string, tr pgx.QueryTracer) *db.DB {
 	t.Helper()
+	d, _ := tracedPostgresSchema(t, name, tr)
+	return d
+}
+
+// tracedPostgresSchema is tracedPostgres that also returns the schema.
+func tracedPostgresSchema(t testing.TB, name string, tr pgx.QueryTracer) (*db.DB, string) {
+	t.Helper()
 	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -88,7 +95,7 @@ func tracedPostgres(t testing.TB, name string, tr pgx.QueryTracer) *db.DB {
 		}
 		d.Close()
 	})
-	return d
+	return d, schema
 }
 
 // On Postgres the runs' piped writes share transactions (pipeline groups)
@@ -244,5 +251,79 @@ func TestLockOrder_EnqueuesAndSavesOfSharedSessionsDoNotDeadlock(t *testing.T) {
 	var completed int
 	if err := wp.DB.QueryRow(`SELECT count(*) FROM "`+wp.Schema+`".agno_runs WHERE status = $1`, run.StatusCompleted).Scan(&completed); err != nil || completed != n {
 		t.Errorf("%d of %d runs completed (err %v)", completed, n, err)
+	}
+}
+
+// A claim of a retried job raises the run's journal fence, then locks its
+// job row; a session delete locks the job rows, then deletes the journal
+// (a run's final save's order). When the two meet on one run, Postgres
+// breaks the deadlock by rolling one back: here the delete (the claim's
+// side waits with a longer deadlock_timeout, so the delete's check finds
+// the cycle), which is retried and deletes the session once the claim's
+// transaction ended.
+func TestLockOrder_SessionDeleteMeetingAClaimIsRetried(t *testing.T) {
+	d, schema := tracedPostgresSchema(t, "sessdel", &lockTrouble{})
+	ctx := context.Background()
+	q, err := queue.Open(ctx, d, testCfg(), complete(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r, j := pending("dl", "u1")
+	if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 1 journaled a step (its fence row is committed).
+	if err := q.Journal().Fence(ctx, "dl", 1); err != nil {
+		t.Fatal(err)
+	}
+	w := d.Driver().(db.SQLWriter).SQLWriter().DB
+	tbl := func(name string) string { return `"` + schema + `"."` + name + `"` }
+	claim, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claim.Rollback()
+	if _, err := claim.ExecContext(ctx, `SET LOCAL deadlock_timeout = '60s'`); err != nil {
+		t.Fatal(err)
+	}
+	// The claim of attempt 2: the fence first.
+	if _, err := claim.ExecContext(ctx, `UPDATE `+tbl("agentry_run_steps")+` SET attempt = 2 WHERE run_id = $1 AND step_key = ''`, "dl"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := make(chan error, 1)
+	go func() { deleted <- d.DeleteSessions(ctx, "s-dl") }()
+	// The delete holds the job row and waits for the fence.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := w.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM %agentry_run_steps%'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session delete never waited for the journal's fence")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Then the job row: a cycle, which Postgres breaks on the delete's side.
+	var id string
+	if err := claim.QueryRowContext(ctx, `SELECT id FROM `+tbl("agno_jobs")+` WHERE id = $1 FOR UPDATE`, "dl").Scan(&id); err != nil {
+		t.Fatalf("the claim's side was rolled back: %v", err)
+	}
+	if err := claim.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-deleted; err != nil {
+		t.Fatalf("the session delete failed: %v", err)
+	}
+	if _, err := d.GetSession(ctx, "s-dl"); !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("session left: %v", err)
+	}
+	var left int
+	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM `+tbl("agentry_run_steps")+` WHERE run_id = $1`, "dl").Scan(&left); err != nil || left != 0 {
+		t.Errorf("journal rows left: %d, %v", left, err)
 	}
 }

@@ -6,10 +6,10 @@ import "github.com/agentryhq/agentry/internal/sqlstore"
 // reader ignores: engine_job_id (the River job that dispatches the row) and
 // cancel_requested_at (a cancel that the worker holding the run has not seen
 // yet). agno_job_keys keeps idempotency keys after their job rows are
-// deleted by retention.
+// deleted by retention; a session delete deletes both (sqlstore).
 const (
 	jobsTable = sqlstore.JobsTable
-	keysTable = "agno_job_keys"
+	keysTable = sqlstore.JobKeysTable
 	// riverQueue is the River queue background runs go through.
 	riverQueue = "agentry_runs"
 )

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -136,6 +137,72 @@ func TestDeleteSessions_QueuedJobNeverRuns(t *testing.T) {
 		}
 		if _, err := d.GetRun(context.Background(), "queued"); !errors.Is(err, db.ErrNotFound) {
 			t.Errorf("deleted run read back: %v", err)
+		}
+	})
+}
+
+// A deleted session takes its runs' idempotency keys with it: a repeated
+// request with such a key runs anew (answering with the deleted run would
+// answer with nothing); keys of other sessions still deduplicate.
+func TestDeleteSessions_RepeatedKeyOfADeletedRunRunsAnew(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		q := openQueue(t, d, testCfg(), complete(d))
+		ctx := context.Background()
+		keyed := func(id, key string) (string, bool) {
+			t.Helper()
+			s, r, j := pending(id, "u1")
+			j.IdempotencyKey = key
+			got, dup, err := q.Enqueue(ctx, s, r, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got, dup
+		}
+		keyed("gone", "key-gone")
+		keyed("kept", "key-kept")
+		for _, id := range []string{"gone", "kept"} {
+			waitFor(t, id+" completed", func() bool { return jobOf(t, q, id).Status == queue.StatusCompleted })
+		}
+		if err := d.DeleteSessions(ctx, "s-gone"); err != nil {
+			t.Fatal(err)
+		}
+		// agentos derives the run id from the key: the repeat is the same id.
+		if id, dup := keyed("gone", "key-gone"); dup || id != "gone" {
+			t.Fatalf("repeat of a deleted run's key: run %s, dup %v; want a new run gone", id, dup)
+		}
+		waitFor(t, "gone completed again", func() bool { return jobOf(t, q, "gone").Status == queue.StatusCompleted })
+		if id, dup := keyed("other", "key-kept"); !dup || id != "kept" {
+			t.Fatalf("repeat of a live run's key: run %s, dup %v; want kept, true", id, dup)
+		}
+	})
+}
+
+// A paused run keeps its step journal (it resumes from it): deleting its
+// session deletes it.
+func TestDeleteSessions_DeletesAPausedRunsJournal(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var q *queue.Queue
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			_, err := q.Journal().Do(ctx, run.JournalStep{RunID: j.ID, Key: "model:0", Kind: "model", Attempt: 1, Idempotent: true},
+				func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":"secret"}`), nil })
+			if err != nil {
+				return "", err
+			}
+			return finishRun(ctx, d, j.ID, run.StatusPaused)
+		}
+		q = openQueue(t, d, testCfg(), h)
+		enqueue(t, q, "paused")
+		waitFor(t, "paused", func() bool { return jobOf(t, q, "paused").Status == queue.StatusPaused })
+		steps, err := q.Journal().Steps(context.Background(), "paused")
+		if err != nil || len(steps) != 1 {
+			t.Fatalf("the paused run's journal: %d steps, %v; want 1", len(steps), err)
+		}
+		if err := d.DeleteSessions(context.Background(), "s-paused"); err != nil {
+			t.Fatal(err)
+		}
+		steps, err = q.Journal().Steps(context.Background(), "paused")
+		if err != nil || len(steps) != 0 {
+			t.Fatalf("after the delete: %d steps, %v; want none", len(steps), err)
 		}
 	})
 }

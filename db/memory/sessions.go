@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -158,16 +159,19 @@ func sessionName(s *db.Session) string {
 	return ""
 }
 
-// DeleteSessions deletes sessions in scope, their runs, their traces (with
-// their spans) and their offloaded tool results (index rows and the files
-// they point at); other ids are ignored.
+// DeleteSessions deletes sessions in scope, their runs with their step
+// journals and approvals, their traces (with their spans) and their
+// offloaded tool results (index rows and the files they point at), and
+// takes out of their schedule runs what those hold of them, as the SQL
+// store does (sqlstore's deleteSessionsTx); other ids are ignored.
 func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	unlock, err := d.write(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	var deleted map[string]bool
+	deleted := map[string]bool{}
+	runs := map[string]bool{}
 	for _, id := range sessionIDs {
 		s, ok := d.sessions[id]
 		if !ok || !visible(ctx, s.UserID) {
@@ -177,6 +181,8 @@ func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error
 		if sr := d.sessionRuns[id]; sr != nil {
 			for _, r := range sr.order {
 				delete(d.runs, r.RunID)
+				delete(d.journal, r.RunID)
+				runs[r.RunID] = true
 			}
 		}
 		delete(d.sessionRuns, id)
@@ -185,18 +191,36 @@ func (d *Driver) DeleteSessions(ctx context.Context, sessionIDs ...string) error
 				d.tr.dropTrace(tid)
 			}
 		}
-		if len(d.toolResults) > 0 {
-			if deleted == nil {
-				deleted = make(map[string]bool, len(sessionIDs))
-			}
-			deleted[id] = true
-		}
+		deleted[id] = true
+	}
+	if len(deleted) == 0 {
+		return nil
 	}
 	for rid, r := range d.toolResults {
 		if r.SessionID != "" && deleted[r.SessionID] {
 			delete(d.files, fileKey{r.Namespace, r.Path})
 			delete(d.toolResults, rid)
 		}
+	}
+	for aid, a := range d.approvals {
+		if deleted[a.SessionID] || runs[a.RunID] {
+			delete(d.approvals, aid)
+		}
+	}
+	now := time.Now().Unix()
+	for rid, r := range d.control.scheduleRuns {
+		if !(r.SessionID != "" && deleted[r.SessionID]) && !(r.RunID != "" && runs[r.RunID]) {
+			continue
+		}
+		cp := cloneScheduleRun(r)
+		cp.RunID, cp.SessionID, cp.Input, cp.Output, cp.Requirements = "", "", nil, nil, nil
+		if cp.Status == db.ScheduleRunRunning || cp.Status == db.ScheduleRunPaused {
+			cp.Status, cp.Error = db.ScheduleRunFailed, db.ScheduleRunSessionDeleted
+			if cp.CompletedAt == 0 {
+				cp.CompletedAt = now
+			}
+		}
+		d.control.scheduleRuns[rid] = cp
 	}
 	return nil
 }

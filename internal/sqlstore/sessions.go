@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -260,45 +261,69 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 }
 
 // DeleteSessions deletes sessions in scope and, in the same transaction,
-// their offloaded tool results: the agno_tool_results rows naming them and
-// the agno_fs files those rows point at. Their runs go by cascade. Rows of
-// ids that are missing or another user's are left alone.
+// what they own: their runs (by cascade), their runs' step journals,
+// approvals, durable-queue jobs, idempotency keys and event logs, their
+// traces, their offloaded tool results (the agno_tool_results rows naming
+// them and the agno_fs files those rows point at), and the references and
+// copied content of their schedule runs (see deleteSessionsTx). Rows of ids
+// that are missing or another user's are left alone. A deadlock the backend
+// broke (a claim of a retried job taking the journal's fence before its job
+// row, the reverse of this order) is retried.
 func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
 	defer s.gate.leave()
-	err := s.inTx(ctx, func(c txConn) error {
-		ext, err := s.sessionTablesOf(ctx, c.tx)
-		if err != nil {
-			return err
-		}
-		for chunk := range chunks(sessionIDs, 500) {
-			if err := s.deleteSessionsTx(ctx, c.tx, ext, chunk); err != nil {
+	now := time.Now().Unix()
+	for try := 1; ; try++ {
+		err := s.inTx(ctx, func(c txConn) error {
+			ext, err := s.sessionTablesOf(ctx, c.tx)
+			if err != nil {
 				return err
 			}
+			for chunk := range chunks(sessionIDs, 500) {
+				if err := s.deleteSessionsTx(ctx, c.tx, ext, chunk, now); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil || try == 4 || !s.deadlocked(err) {
+			return s.fail("delete sessions", err)
 		}
-		return nil
-	})
-	return s.fail("delete sessions", err)
+	}
+}
+
+// deadlocked reports a transaction the backend rolled back to break a
+// deadlock: the dialect's RetryTx (MySQL), or Postgres's SQLSTATE 40P01
+// (its drivers' errors tell their SQLSTATE).
+func (s *Store) deadlocked(err error) bool {
+	if s.d.RetryTx != nil && s.d.RetryTx(err) {
+		return true
+	}
+	var st interface{ SQLState() string }
+	return errors.As(err, &st) && st.SQLState() == "40P01"
 }
 
 // Tables of other packages in the store's database that hold a session's
 // content, deleted with it when they exist (they are created on first use):
 // the durable queue's jobs (package queue: the payload holds the run's
-// input) and the background runs' event log (package runlog: the streamed
-// events). The packages name their tables with these constants.
+// input) and its idempotency keys (a key naming a deleted run), and the
+// background runs' event log (package runlog: the streamed events). The
+// packages name their tables with these constants.
 const (
 	JobsTable      = "agno_jobs"
+	JobKeysTable   = "agno_job_keys"
 	RunEventsTable = "agentry_run_events"
 )
 
-// sessionTables says which of JobsTable and RunEventsTable exist.
-type sessionTables struct{ jobs, events bool }
+// sessionTables says which of JobsTable, JobKeysTable and RunEventsTable
+// exist.
+type sessionTables struct{ jobs, keys, events bool }
 
 func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables, error) {
 	if s.seenTables.Load() {
-		return sessionTables{jobs: true, events: true}, nil
+		return sessionTables{jobs: true, keys: true, events: true}, nil
 	}
 	exists := func(name string) (bool, error) {
 		q, args := s.d.Catalog.Tables(name)
@@ -311,21 +336,44 @@ func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables,
 	if t.jobs, err = exists(JobsTable); err != nil {
 		return t, err
 	}
-	if t.events, err = exists(RunEventsTable); err == nil && t.jobs && t.events {
+	if t.keys, err = exists(JobKeysTable); err != nil {
+		return t, err
+	}
+	if t.events, err = exists(RunEventsTable); err == nil && t.jobs && t.keys && t.events {
 		s.seenTables.Store(true)
 	}
 	return t, err
 }
 
-// deleteSessionsTx deletes one chunk of sessions with their jobs, their
-// runs' events, their traces and their tool results.
+// deleteSessionsTx deletes one chunk of sessions with what they own; now
+// is the completion time of the schedule runs it ends.
 //
 // Job rows go first: on Postgres they are locked in id order, as the
 // durable queue's lease renewal locks them, and before the run rows, as a
 // run's fenced write locks its job row first. A running job whose row is
 // gone is fenced: its attempt can write nothing more (no run row, no event,
 // no session), its heartbeat stops it, and a queued one is never claimed.
-func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTables, ids []string) error {
+//
+// The runs' step journals (fence rows included) go after the job rows, in
+// the order of a run's final save, which records its job's outcome and
+// then clears its journal. A claim of a retried job raises the journal's
+// fence before it claims the job row (the reverse): should one meet this
+// delete on the same run, the backend breaks the deadlock and the loser
+// is retried (DeleteSessions; the claim, by its engine, finds no job).
+// A paused, failed, interrupted or fenced run keeps its journal until then:
+// the model requests and results and tool results of the run.
+//
+// Their idempotency keys go too: a key names its first run for good, and
+// answering a repeated request with a deleted run would be answering with
+// nothing; the repeated request runs anew (docs/adr/session-delete-media.md).
+//
+// Schedule runs are Agno's schedule history and stay, without what they
+// hold of the session: their run and session ids, the run's input, output
+// and requirements become NULL; one still running or paused is failed, as
+// the scheduler fails a running one whose run is missing, and not retried
+// (its run is gone: nothing would end it, and the scheduler would take a
+// running row without a run for a retry waiting to fire).
+func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTables, ids []string, now int64) error {
 	w := &where{}
 	w.add("session_id IN ("+placeholders(len(ids))+")", anys(ids)...)
 	scope(ctx, w)
@@ -334,8 +382,12 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTab
 		return err
 	}
 	in := "session_id IN (" + placeholders(len(owned)) + ")"
-	exec := func(q string) error {
-		_, err := tx.ExecContext(ctx, s.d.Bind(q), anys(owned)...)
+	runsIn := "run_id IN (SELECT run_id FROM " + s.runs + " WHERE " + in + ")"
+	exec := func(q string, args ...any) error {
+		if len(args) == 0 {
+			args = anys(owned)
+		}
+		_, err := tx.ExecContext(ctx, s.d.Bind(q), args...)
 		return err
 	}
 	if ext.jobs {
@@ -349,10 +401,35 @@ func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTab
 			return err
 		}
 	}
-	if ext.events {
-		if err := exec("DELETE FROM " + s.d.Table(RunEventsTable) + " WHERE run_id IN (SELECT run_id FROM " + s.runs + " WHERE " + in + ")"); err != nil {
+	if ext.keys {
+		if err := exec("DELETE FROM " + s.d.Table(JobKeysTable) + " WHERE " + runsIn); err != nil {
 			return err
 		}
+	}
+	if err := exec("DELETE FROM " + s.steps + " WHERE " + runsIn); err != nil {
+		return err
+	}
+	if ext.events {
+		if err := exec("DELETE FROM " + s.d.Table(RunEventsTable) + " WHERE " + runsIn); err != nil {
+			return err
+		}
+	}
+	twice := append(anys(owned), anys(owned)...)
+	if err := exec("DELETE FROM "+s.approvs+" WHERE "+in+" OR "+runsIn, twice...); err != nil {
+		return err
+	}
+	// status is assigned last: MySQL evaluates the assignments in order,
+	// and the others read the status the row had.
+	live := "status IN (?, ?)"
+	q := "UPDATE " + s.scheduleRuns() + " SET completed_at = CASE WHEN " + live + " THEN COALESCE(completed_at, ?) ELSE completed_at END, " +
+		"error = CASE WHEN " + live + " THEN ? ELSE error END, " +
+		"run_id = NULL, session_id = NULL, input = NULL, output = NULL, requirements = NULL, " +
+		"status = CASE WHEN " + live + " THEN ? ELSE status END WHERE " + in + " OR " + runsIn
+	args := []any{db.ScheduleRunRunning, db.ScheduleRunPaused, now,
+		db.ScheduleRunRunning, db.ScheduleRunPaused, db.ScheduleRunSessionDeleted,
+		db.ScheduleRunRunning, db.ScheduleRunPaused, db.ScheduleRunFailed}
+	if err := exec(q, append(args, twice...)...); err != nil {
+		return err
 	}
 	if err := exec("DELETE FROM " + s.spans() + " WHERE trace_id IN (SELECT trace_id FROM " + s.traces() + " WHERE " + in + ")"); err != nil {
 		return err
