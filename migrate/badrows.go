@@ -115,19 +115,25 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 		}
 		runs, bad := m.convertBatch(rows, trusted)
 		if m.cfg.DryRun {
-			missing, conflicts, err := m.partitionCopied(ctx, m.cfg.DB, runs)
+			records, err := m.recordsExist(ctx)
 			if err != nil {
 				return err
 			}
-			sum.RunsCopied += int64(len(missing))
-			bad = append(bad, conflicts...)
+			p, err := m.partitionCopied(ctx, m.cfg.DB, records, runs)
+			if err != nil {
+				return err
+			}
+			sum.RunsCopied += int64(len(p.missing))
+			sum.RunsRecopied += int64(len(p.recopy))
+			bad = append(bad, p.conflicts...)
 		} else {
-			inserted, conflicts, err := m.rewriteRecorded(ctx, chunk, runs, bad)
+			bc, err := m.rewriteRecorded(ctx, chunk, runs, bad)
 			if err != nil {
 				return err
 			}
-			sum.RunsCopied += inserted
-			bad = append(bad, conflicts...)
+			sum.RunsCopied += bc.inserted
+			sum.RunsRecopied += bc.recopied
+			bad = append(bad, bc.conflicts...)
 		}
 		sum.SessionsRechecked += int64(len(chunk))
 		for _, x := range bad {
@@ -138,31 +144,31 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 	return nil
 }
 
-// rewriteRecorded copies the runs the runs table lacks and replaces the
-// records of ids with bad (and the run_id conflicts it finds), in one
-// transaction; it returns how many runs were inserted and the conflicts.
-func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.Run, bad []BadRow) (int64, []BadRow, error) {
+// rewriteRecorded copies the runs the runs table lacks (or lacks the change
+// of: insertMissing) and replaces the records of ids with bad (and the
+// conflicts it finds), in one transaction.
+func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.Run, bad []BadRow) (batchCopy, error) {
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, nil, fmt.Errorf("migrate: begin recheck: %w", err)
+		return batchCopy{}, fmt.Errorf("migrate: begin recheck: %w", err)
 	}
 	defer tx.Rollback()
 	// Most of these runs were copied by the earlier attempt; leaving them out
 	// keeps the count exact.
-	inserted, conflicts, err := m.insertMissing(ctx, tx, runs)
+	bc, err := m.insertMissing(ctx, tx, runs)
 	if err != nil {
-		return 0, nil, err
+		return batchCopy{}, err
 	}
 	if err := m.clearRecorded(ctx, tx, ids); err != nil {
-		return 0, nil, err
+		return batchCopy{}, err
 	}
-	if err := m.recordBad(ctx, tx, append(bad, conflicts...)); err != nil {
-		return 0, nil, err
+	if err := m.recordBad(ctx, tx, append(bad, bc.conflicts...)); err != nil {
+		return batchCopy{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, nil, fmt.Errorf("migrate: commit recheck: %w", err)
+		return batchCopy{}, fmt.Errorf("migrate: commit recheck: %w", err)
 	}
-	return inserted, conflicts, nil
+	return bc, nil
 }
 
 // readLegacySessions reads the legacy runs of the given sessions (those

@@ -12,10 +12,11 @@ import (
 var ErrLegacyRunsRemain = errors.New("migrate: sessions still hold runs in the legacy runs column; they were copied by `agentry migrate up` and are kept as a backup: run cleanup with --force to drop them")
 
 // ErrUncopiedRuns is returned by CleanupLegacyRunsColumn (with or without
-// Force) while the legacy runs column holds runs the runs table does not:
-// runs written after `agentry migrate up` (run it again to copy them) or
-// runs it could not copy (bad rows, run_id conflicts: see the migration
-// errors table). Dropping the column would lose them; only
+// Force) while the legacy runs column holds runs the runs table does not,
+// or holds an older version of: runs written or changed by a 2.x process
+// after `agentry migrate up` (run it again to copy them) or runs it could
+// not copy (bad rows, run_id conflicts, runs changed on both sides: see the
+// migration errors table). Dropping the column would lose them; only
 // CleanupOptions.DiscardUncopiedRuns does.
 var ErrUncopiedRuns = errors.New("migrate: the legacy runs column holds runs that are not in the runs table")
 
@@ -52,8 +53,10 @@ type CleanupResult struct {
 
 // CleanupLegacyRunsColumn drops the sessions table's 2.x runs column. It
 // first reads the whole column and checks that the runs table holds each of
-// its runs, by run_id, under its session; it refuses with ErrUncopiedRuns
-// otherwise, unless opts.DiscardUncopiedRuns. Without opts.Force it refuses
+// its runs, by run_id, under its session, and that no run changed in the
+// column after Up copied it unless the row holds the change or is newer
+// (Agentry wrote it, and the element did not change); it refuses with
+// ErrUncopiedRuns otherwise, unless opts.DiscardUncopiedRuns. Without opts.Force it refuses
 // with ErrLegacyRunsRemain while any row holds runs (SQL NULL and JSON null
 // do not count). The check and the drop hold off writers to the sessions
 // table in between (a lock, or a transaction that fails if one wrote), so
@@ -95,8 +98,12 @@ func (m *Manager) CleanupLegacyRunsColumn(ctx context.Context, opts CleanupOptio
 	if err != nil {
 		return res, err
 	}
+	records, err := m.recordsExist(ctx)
+	if err != nil {
+		return res, err
+	}
 	check := func(q queryer) error {
-		u, err := m.scanUncopied(ctx, q, trusted)
+		u, err := m.scanUncopied(ctx, q, trusted, records)
 		if err != nil {
 			return err
 		}
@@ -114,7 +121,11 @@ func (m *Manager) CleanupLegacyRunsColumn(ctx context.Context, opts CleanupOptio
 	}
 	table, col := m.qualify(m.tables.Sessions), m.quote("runs")
 	if gd := m.sd.Migration.GuardedDrop; gd != nil {
-		err = gd(ctx, m.cfg.DB, table, col, []string{m.qualify(m.tables.Runs)}, check)
+		read := []string{m.qualify(m.tables.Runs)}
+		if records {
+			read = append(read, m.qualify(m.tables.CopiedRuns))
+		}
+		err = gd(ctx, m.cfg.DB, table, col, read, check)
 	} else {
 		err = m.dropInTx(ctx, table, col, check)
 	}
@@ -151,9 +162,13 @@ func (m *Manager) dropInTx(ctx context.Context, table, col string, check func(qu
 }
 
 func uncopiedError(u Uncopied) error {
-	return fmt.Errorf("%w: %d legacy runs in %d sessions (e.g. %s); dropping the column would lose them. "+
-		"Run `agentry migrate up` again to copy the runs written after the last one; "+
+	changed := ""
+	if u.ChangedRuns > 0 {
+		changed = fmt.Sprintf(", %d of them changed by a 2.x process after they were copied", u.ChangedRuns)
+	}
+	return fmt.Errorf("%w: %d legacy runs in %d sessions (e.g. %s)%s; dropping the column would lose them. "+
+		"Run `agentry migrate up` again to copy the runs written or changed after the last one; "+
 		"it records the runs it cannot copy in the migration errors table (agno_migration_errors): fix or remove them in the legacy column and run it again. "+
 		"To drop them anyway: cleanup --force --discard-uncopied-runs",
-		ErrUncopiedRuns, u.UncopiedRuns, u.UncopiedSessions, strings.Join(u.UncopiedExamples, ", "))
+		ErrUncopiedRuns, u.UncopiedRuns, u.UncopiedSessions, strings.Join(u.UncopiedExamples, ", "), changed)
 }

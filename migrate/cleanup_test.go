@@ -103,8 +103,8 @@ func TestCleanup_RefusesToDropRunsNotInTheRunsTable(t *testing.T) {
 
 // Runs a 2.x process writes into the legacy column after Up (a new run in
 // a migrated session, a new session) are seen by Status and copied by the
-// next Up, exactly once; a run the runs table already holds is never
-// overwritten by its legacy copy.
+// next Up, exactly once; a run Agentry changed since is never overwritten
+// by its (unchanged) legacy copy.
 func TestUp_CopiesLegacyRunsWrittenAfterMigration(t *testing.T) {
 	t.Parallel()
 	for _, v := range oneOfEach {
@@ -117,9 +117,10 @@ func TestUp_CopiesLegacyRunsWrittenAfterMigration(t *testing.T) {
 			if _, err := m.Up(ctx, ""); err != nil {
 				t.Fatal(err)
 			}
-			// Agentry continues run-a1; the 2.x process keeps writing.
-			f.execArgs(t, "UPDATE "+f.table("agno_runs")+" SET status = ? WHERE run_id = ?", "CANCELLED", "run-a1")
-			f.setLegacyRuns(t, "s-a", "["+run("run-a1", "s-a", `, "content": "older copy"`)+", "+run("run-a2", "s-a", "")+"]")
+			// Agentry continues run-a1 (its writes set updated_at to now);
+			// the 2.x process keeps writing, its copy of run-a1 unchanged.
+			f.execArgs(t, "UPDATE "+f.table("agno_runs")+" SET status = ?, updated_at = updated_at + 60 WHERE run_id = ?", "CANCELLED", "run-a1")
+			f.setLegacyRuns(t, "s-a", "["+run("run-a1", "s-a", "")+", "+run("run-a2", "s-a", "")+"]")
 			f.insert(t, []migratetest.Session{legacyAgentSession("s-c", "["+run("run-c1", "s-c", "")+"]")})
 
 			if st := statusOf(t, m, migrate.KindSessions); st.UncopiedRuns != 2 || st.UncopiedSessions != 2 {

@@ -71,8 +71,9 @@ type copyStart struct {
 
 // copyRuns copies the legacy runs arrays the pass reads into the runs table,
 // one transaction per batch, each committing a checkpoint. It is safe to
-// rerun after a crash at any point: a run the table holds is left out (never
-// overwritten) and the checkpoint only skips work. One goroutine reads and
+// rerun after a crash at any point: a run the table holds is left out unless
+// its legacy element changed since it was copied and the row did not
+// (partition), and the checkpoint only skips work. One goroutine reads and
 // decodes the next batch while this one writes the current one; at most
 // three batches are in memory. It returns where it started.
 func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (copyStart, error) {
@@ -140,11 +141,15 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 	}
 	// A dry run looks runs up where it would write them, if the table exists.
 	var dryLookup queryer
+	var dryRecords bool
 	if m.cfg.DryRun {
 		if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil {
 			return start, err
 		} else if ok {
 			dryLookup = m.cfg.DB
+		}
+		if dryRecords, err = m.recordsExist(ctx); err != nil {
+			return start, err
 		}
 	}
 	began := time.Now()
@@ -153,17 +158,17 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 		if cb.err != nil {
 			return start, cb.err
 		}
-		var inserted int64
-		var conflicts []BadRow
+		var bc batchCopy
 		if m.cfg.DryRun {
-			var missing []db.Run
-			if missing, conflicts, err = m.partitionCopied(ctx, dryLookup, cb.rows); err != nil {
+			p, err := m.partitionCopied(ctx, dryLookup, dryRecords, cb.rows)
+			if err != nil {
 				return start, err
 			}
-			inserted = int64(len(missing))
-		} else if inserted, conflicts, err = m.writeBatch(ctx, w, cb, pass.step, done+cb.sessions, copied); err != nil {
+			bc = batchCopy{inserted: int64(len(p.missing)), recopied: int64(len(p.recopy)), conflicts: p.conflicts}
+		} else if bc, err = m.writeBatch(ctx, w, cb, pass.step, done+cb.sessions, copied); err != nil {
 			return start, err
 		}
+		inserted, conflicts := bc.inserted, bc.conflicts
 		for _, id := range cb.clear {
 			m.bad.visited[id] = true
 		}
@@ -177,7 +182,8 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 			sum.SessionsScanned += cb.sessions
 		}
 		sum.RunsCopied += inserted
-		sum.RunsSkipped += int64(len(cb.rows)) - inserted - int64(len(conflicts))
+		sum.RunsRecopied += bc.recopied
+		sum.RunsSkipped += int64(len(cb.rows)) - inserted - bc.recopied - int64(len(conflicts))
 		for _, b := range append(cb.bad, conflicts...) {
 			sum.addBad(b)
 			m.log.Warn("migrate: run not migrated", "session_id", b.SessionID, "position", b.Position, "kind", b.Kind, "detail", b.Detail)
@@ -195,59 +201,80 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 	return start, ctx.Err()
 }
 
-// insertMissing inserts the runs the runs table lacks, in tx, and returns
-// how many it inserted and the runs whose run_id another session holds (or
-// that an insert skipped where the count could not tell: confirmInserted).
-func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) (int64, []BadRow, error) {
-	missing, conflicts, err := m.partitionCopied(ctx, tx, runs)
-	if err != nil {
-		return 0, nil, err
-	}
-	inserted, err := m.insertRuns(ctx, tx, missing)
-	if err != nil {
-		return 0, nil, err
-	}
-	if m.needsConfirm(len(missing), inserted) {
-		var more []BadRow
-		if inserted, more, err = m.confirmInserted(ctx, tx, missing); err != nil {
-			return 0, nil, err
-		}
-		conflicts = append(conflicts, more...)
-	}
-	return inserted, conflicts, nil
+// batchCopy is what copying one batch's runs did.
+type batchCopy struct {
+	inserted int64 // runs the table lacked
+	recopied int64 // rows rewritten: their legacy element changed since the copy
+	// conflicts: run_id conflicts (BadRunIDConflict, including runs an
+	// insert skipped where the count could not tell: confirmInserted) and
+	// runs changed on both sides (BadRunEditedBothSides).
+	conflicts []BadRow
 }
 
-// writeBatch inserts the runs of one batch the runs table lacks, records its
-// bad rows (run_id conflicts among them) and moves the checkpoint, all in one
-// transaction; it returns how many runs were inserted and the conflicts.
-func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch, step string, done, copied int64) (int64, []BadRow, error) {
+// insertMissing copies, in tx, the runs the runs table lacks and the
+// changes a 2.x process made to copied runs where the row was not written
+// since (see partition), and records what it copied in the copied-runs
+// table.
+func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) (batchCopy, error) {
+	var out batchCopy
+	p, err := m.partitionCopied(ctx, tx, true, runs)
+	if err != nil {
+		return out, err
+	}
+	if out.inserted, err = m.insertRuns(ctx, tx, p.missing); err != nil {
+		return out, err
+	}
+	var taken []BadRow
+	if m.needsConfirm(len(p.missing), out.inserted) {
+		if out.inserted, taken, err = m.confirmInserted(ctx, tx, p.missing); err != nil {
+			return out, err
+		}
+	}
+	recs := insertedRecords(p.missing, taken)
+	n, more, changed, err := m.recopyRuns(ctx, tx, p.recopy)
+	if err != nil {
+		return out, err
+	}
+	out.recopied = n
+	recs = append(append(recs, more...), p.restamp...)
+	if err := m.saveRecords(ctx, tx, recs); err != nil {
+		return out, err
+	}
+	out.conflicts = append(append(p.conflicts, taken...), changed...)
+	return out, nil
+}
+
+// writeBatch copies the runs of one batch (insertMissing), records its bad
+// rows (conflicts among them) and moves the checkpoint, all in one
+// transaction.
+func (m *Manager) writeBatch(ctx context.Context, w *sql.Conn, cb convertedBatch, step string, done, copied int64) (batchCopy, error) {
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, nil, fmt.Errorf("migrate: begin copy batch: %w", err)
+		return batchCopy{}, fmt.Errorf("migrate: begin copy batch: %w", err)
 	}
 	defer tx.Rollback()
 	if m.tuneCopy != nil {
 		if err := m.tuneCopy(ctx, tx); err != nil {
-			return 0, nil, err
+			return batchCopy{}, err
 		}
 	}
-	inserted, conflicts, err := m.insertMissing(ctx, tx, cb.rows)
+	bc, err := m.insertMissing(ctx, tx, cb.rows)
 	if err != nil {
-		return 0, nil, err
+		return batchCopy{}, err
 	}
 	if err := m.clearRecorded(ctx, tx, cb.clear); err != nil {
-		return 0, nil, err
+		return batchCopy{}, err
 	}
-	if err := m.recordBad(ctx, tx, append(cb.bad, conflicts...)); err != nil {
-		return 0, nil, err
+	if err := m.recordBad(ctx, tx, append(cb.bad, bc.conflicts...)); err != nil {
+		return batchCopy{}, err
 	}
-	if err := m.saveCheckpoint(ctx, tx, step, cb.last, done, copied+inserted); err != nil {
-		return 0, nil, err
+	if err := m.saveCheckpoint(ctx, tx, step, cb.last, done, copied+bc.inserted); err != nil {
+		return batchCopy{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, nil, fmt.Errorf("migrate: commit copy batch: %w", err)
+		return batchCopy{}, fmt.Errorf("migrate: commit copy batch: %w", err)
 	}
-	return inserted, conflicts, nil
+	return bc, nil
 }
 
 func (m *Manager) countLegacySessions(ctx context.Context) (int64, error) {

@@ -19,8 +19,8 @@ var ErrReadOnly = errors.New("migrate: the database was opened read-only: open i
 // ForDB returns a Manager for a database opened by one of the SQL drivers
 // (open a 2.x database with dsn.Options.SkipSchemaCheck, or the driver's
 // Config.SkipSchemaCheck). The connection pool, dialect (with its schema) and
-// table names come from d (cfg.Tables only names the Errors and Progress
-// tables); release returns the pool and must be called when done.
+// table names come from d (cfg.Tables only names the Errors, Progress and
+// CopiedRuns tables); release returns the pool and must be called when done.
 func ForDB(d *db.DB, cfg Config) (m *Manager, release func(), err error) {
 	sb, ok := d.Driver().(db.SQLBacked)
 	if !ok {
@@ -35,9 +35,9 @@ func ForDB(d *db.DB, cfg Config) (m *Manager, release func(), err error) {
 		t.Release()
 		return nil, nil, fmt.Errorf("%w (%s: not the shared SQL store)", ErrNotSQL, d.Driver().Dialect())
 	}
-	errs, progress := cfg.Tables.Errors, cfg.Tables.Progress
+	errs, progress, copied := cfg.Tables.Errors, cfg.Tables.Progress, cfg.Tables.CopiedRuns
 	cfg.DB, cfg.Dialect, cfg.Tables = t.DB, st.SQLDialect(), st.Tables()
-	cfg.Tables.Errors, cfg.Tables.Progress = errs, progress
+	cfg.Tables.Errors, cfg.Tables.Progress, cfg.Tables.CopiedRuns = errs, progress, copied
 	if m, err = New(cfg); err != nil {
 		t.Release()
 		return nil, nil, err

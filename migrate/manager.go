@@ -156,10 +156,12 @@ type TableStatus struct {
 	// (agno_migration_errors) as not migratable (sessions only). Up rechecks
 	// them; a record goes once its session migrates or is gone.
 	BadRowsRecorded int64 `json:"bad_rows_recorded"`
-	// Uncopied counts the legacy runs the runs table does not hold (Status
-	// only, sessions at 3.0.0 with the legacy column: it reads the whole
-	// column). They are runs a 2.x process wrote after Up, which the next
-	// Up copies, and runs Up cannot copy (bad rows, run_id conflicts).
+	// Uncopied counts the legacy runs the runs table does not hold, or
+	// holds an older version of (Status only, sessions at 3.0.0 with the
+	// legacy column: it reads the whole column). They are runs a 2.x
+	// process wrote or changed after Up, which the next Up copies, and runs
+	// Up cannot copy (bad rows, run_id conflicts, runs changed on both
+	// sides).
 	Uncopied
 }
 
@@ -185,7 +187,11 @@ func (m *Manager) Status(ctx context.Context) ([]TableStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sts[i].Uncopied, err = m.scanUncopied(ctx, m.cfg.DB, trusted); err != nil {
+		records, err := m.recordsExist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if sts[i].Uncopied, err = m.scanUncopied(ctx, m.cfg.DB, trusted, records); err != nil {
 			return nil, err
 		}
 	}
@@ -325,7 +331,8 @@ func (m *Manager) readVersions(ctx context.Context) (map[string]string, error) {
 	return out, rows.Err()
 }
 
-// ensureBookkeeping creates the versions, errors and progress tables.
+// ensureBookkeeping creates the versions, errors, progress and copied-runs
+// tables.
 func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 	ty := m.sd.Types
 	k, s, b, t, charset := ty.Key, ty.Key, ty.BigInt, ty.Text, ty.TableSuffix
@@ -336,6 +343,8 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
 			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (run_id %s NOT NULL PRIMARY KEY, digest %s NOT NULL, updated_at %s NOT NULL)%s",
+			m.qualify(m.tables.CopiedRuns), k, b, b, charset),
 	}
 	if m.sd.Schema != "" {
 		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.sd.Schema)}, stmts...)

@@ -62,12 +62,17 @@ type Summary struct {
 	// session (a 2.x process still writing; runs it finds count in
 	// RunsCopied).
 	SessionsRescanned int64 `json:"sessions_rescanned"`
-	// RunsCopied counts run rows inserted; RunsSkipped counts elements the
-	// runs table already held for their session (copied earlier: the
-	// table's row is never overwritten). A run whose run_id the table holds
-	// for another session is a bad row (BadRunIDConflict).
-	RunsCopied  int64 `json:"runs_copied"`
-	RunsSkipped int64 `json:"runs_skipped"`
+	// RunsCopied counts run rows inserted; RunsRecopied counts rows
+	// rewritten because a 2.x process changed their legacy element after
+	// an earlier copy while the row was not written since; RunsSkipped
+	// counts elements the runs table already held for their session
+	// (copied earlier; a row Agentry wrote since is never overwritten). A
+	// run whose run_id the table holds for another session is a bad row
+	// (BadRunIDConflict), as is one changed on both sides
+	// (BadRunEditedBothSides).
+	RunsCopied   int64 `json:"runs_copied"`
+	RunsRecopied int64 `json:"runs_recopied"`
+	RunsSkipped  int64 `json:"runs_skipped"`
 	// BadRowCount counts every bad row and element this Up found, including
 	// those an earlier attempt recorded that are still bad; BadRows lists the
 	// first MaxListedBadRows of them. The source is never deleted, and each

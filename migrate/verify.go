@@ -55,29 +55,6 @@ func (m *Manager) ownersOf(ctx context.Context, q queryer, rows []db.Run) (map[s
 	return have, nil
 }
 
-// partitionCopied splits converted legacy runs into those the runs table
-// lacks (missing, to insert), those it holds for their session (left out:
-// the table's row is never overwritten, it may be newer), and conflicts: a
-// run whose run_id the table, or an earlier run of the same list, holds for
-// another session.
-func (m *Manager) partitionCopied(ctx context.Context, q queryer, rows []db.Run) (missing []db.Run, conflicts []BadRow, err error) {
-	have, err := m.ownersOf(ctx, q, rows)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, r := range rows {
-		owner, ok := have[r.RunID]
-		switch {
-		case !ok:
-			have[r.RunID] = r.SessionID // a later run with this id conflicts with this one
-			missing = append(missing, r)
-		case owner != r.SessionID:
-			conflicts = append(conflicts, conflictRow(r, owner))
-		}
-	}
-	return missing, conflicts, nil
-}
-
 func conflictRow(r db.Run, owner string) BadRow {
 	return BadRow{SessionID: r.SessionID, Position: int(*r.RunIndex), Kind: BadRunIDConflict,
 		Detail: fmt.Sprintf("run_id %s is already in the runs table for session %s; run_id is its key, so this run stays in the legacy runs column", r.RunID, owner)}
@@ -120,9 +97,14 @@ func (m *Manager) needsConfirm(sent int, affected int64) bool {
 // table does not hold.
 type Uncopied struct {
 	// UncopiedRuns counts legacy elements not in the runs table under their
-	// session, plus whole legacy values that cannot be read (each counts
-	// as one).
+	// session, or changed since they were copied (ChangedRuns), plus whole
+	// legacy values that cannot be read (each counts as one).
 	UncopiedRuns int64 `json:"uncopied_runs"`
+	// ChangedRuns counts the legacy runs a 2.x process changed after Up
+	// copied them whose change the runs table lacks: the next Up copies it
+	// where the row was not written since, the rest are conflicts
+	// (BadRunEditedBothSides). Counted in UncopiedRuns too.
+	ChangedRuns int64 `json:"changed_runs"`
 	// UncopiedSessions counts the sessions holding them; UncopiedExamples
 	// names the first few.
 	UncopiedSessions int64    `json:"uncopied_sessions"`
@@ -134,9 +116,10 @@ const maxExamples = 5
 
 // scanUncopied reads the whole legacy column in batches and counts what the
 // runs table lacks: runs Up has not copied yet (written after it, or after
-// an interrupted copy passed their session) and runs it cannot copy (bad
-// rows, run_id conflicts).
-func (m *Manager) scanUncopied(ctx context.Context, q queryer, trusted bool) (Uncopied, error) {
+// an interrupted copy passed their session), runs a 2.x process changed
+// after their copy (see partition) and runs it cannot copy (bad rows,
+// run_id conflicts).
+func (m *Manager) scanUncopied(ctx context.Context, q queryer, trusted, records bool) (Uncopied, error) {
 	var u Uncopied
 	rd := m.newLegacyReader(q, "", false, nil)
 	for {
@@ -145,19 +128,24 @@ func (m *Manager) scanUncopied(ctx context.Context, q queryer, trusted bool) (Un
 			return u, err
 		}
 		rows, bad := m.convertBatch(batch, trusted)
-		missing, conflicts, err := m.partitionCopied(ctx, q, rows)
+		p, err := m.partitionCopied(ctx, q, records, rows)
 		if err != nil {
 			return u, err
 		}
 		per := map[string]bool{}
-		for _, b := range append(bad, conflicts...) {
+		for _, b := range append(bad, p.conflicts...) {
 			u.UncopiedRuns++
 			per[b.SessionID] = true
 		}
-		for _, r := range missing {
+		for _, r := range p.missing {
 			u.UncopiedRuns++
 			per[r.SessionID] = true
 		}
+		for _, r := range p.recopy {
+			u.UncopiedRuns++
+			per[r.run.SessionID] = true
+		}
+		u.ChangedRuns += p.changed
 		for _, lr := range batch { // in session order
 			if per[lr.s.SessionID] {
 				u.UncopiedSessions++

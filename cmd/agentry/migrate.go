@@ -109,8 +109,12 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 						notes = append(notes, "interrupted copy: resume with `agentry migrate up --db "+shellQuote(f.dsn)+"`")
 					}
 					if s.UncopiedRuns > 0 {
-						notes = append(notes, fmt.Sprintf("%d legacy runs in %d sessions not in the runs table (e.g. %s): `agentry migrate up` copies those written after it ran; cleanup keeps the column until then",
-							s.UncopiedRuns, s.UncopiedSessions, strings.Join(s.UncopiedExamples, ", ")))
+						changed := ""
+						if s.ChangedRuns > 0 {
+							changed = fmt.Sprintf(" (%d of them changed after they were copied)", s.ChangedRuns)
+						}
+						notes = append(notes, fmt.Sprintf("%d legacy runs in %d sessions not in the runs table%s (e.g. %s): `agentry migrate up` copies those written or changed after it ran; cleanup keeps the column until then",
+							s.UncopiedRuns, s.UncopiedSessions, changed, strings.Join(s.UncopiedExamples, ", ")))
 					}
 					if s.BadRowsRecorded > 0 {
 						notes = append(notes, fmt.Sprintf("%d bad rows recorded in agno_migration_errors (`migrate up` retries them)", s.BadRowsRecorded))
@@ -230,7 +234,7 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 	if s.DryRun {
 		prefix = "(dry run) "
 	}
-	if len(s.Steps) == 0 && s.RunsCopied == 0 {
+	if len(s.Steps) == 0 && s.RunsCopied == 0 && s.RunsRecopied == 0 {
 		fmt.Fprintf(w, "%snothing to do: every table is already at its target\n", prefix)
 	}
 	for _, st := range s.Steps {
@@ -248,6 +252,13 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 	default:
 		fmt.Fprintf(w, "up: %d sessions scanned, %d runs copied, %d already present, %d bad rows, in %s\n",
 			s.SessionsScanned, s.RunsCopied, s.RunsSkipped, s.BadRowCount, took)
+	}
+	if s.RunsRecopied > 0 {
+		verb := "copied again"
+		if s.DryRun {
+			verb = "would copy again"
+		}
+		fmt.Fprintf(w, "%sup: %s %d runs a 2.x process changed in the legacy runs column after an earlier copy\n", prefix, verb, s.RunsRecopied)
 	}
 	if s.SessionsRescanned > 0 {
 		fmt.Fprintf(w, "%sup: read the legacy runs column of %d sessions again for runs written after an earlier copy\n", prefix, s.SessionsRescanned)

@@ -84,6 +84,11 @@ type Tables struct {
 	// Progress holds the copy's resume checkpoint (agno_migration_progress);
 	// migrate creates it.
 	Progress string
+	// CopiedRuns records, per run the 2.x→3.0 copy wrote, a digest of the
+	// legacy element it copied and the updated_at it gave the row
+	// (agno_migration_copied_runs), so a later copy can tell a run a 2.x
+	// process changed from one Agentry changed; migrate creates it.
+	CopiedRuns string
 }
 
 // WithDefaults fills empty names.
@@ -117,6 +122,7 @@ func (t Tables) WithDefaults() Tables {
 	def(&t.ComponentLinks, "agno_component_links")
 	def(&t.Errors, "agno_migration_errors")
 	def(&t.Progress, "agno_migration_progress")
+	def(&t.CopiedRuns, "agno_migration_copied_runs")
 	return t
 }
 

@@ -1,0 +1,425 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+)
+
+// A 2.x process still running after Up may also change a run it already
+// wrote (a paused run it continues): same run_id, new content in the legacy
+// column. The copy records, per run it writes, a digest of the legacy
+// element and the updated_at it gave the row (Tables.CopiedRuns). A later
+// pass then tells apart, for a legacy element that differs from its row:
+//   - the element changed since the copy (its digest differs) and the row
+//     did not (its updated_at is the recorded one; Agentry sets it to now on
+//     every write): the copy rewrites the row, conditionally on that
+//     updated_at, so a write landing in between is never overwritten;
+//   - the element did not change (the digest is the recorded one): Agentry
+//     changed the row; its version is newer and stays;
+//   - both changed: neither can win silently, so the run is a bad row of kind
+//     BadRunEditedBothSides and cleanup refuses to drop it.
+//
+// Runs copied before the record existed have none: their row counts as
+// unchanged when its updated_at is not after the element's (created_at when
+// the element has no updated_at, as the copy set it), and a legacy element
+// that differs from a changed row is a conflict (which side changed is
+// unknown).
+
+// BadRunEditedBothSides is the bad-row kind of a legacy run that a 2.x
+// process changed after the copy while the runs table's row changed too
+// (Agentry wrote it): the copy does not pick one. Remove the element from
+// the legacy column to keep the runs table's version, or delete the row to
+// have the next Up copy the legacy one.
+const BadRunEditedBothSides = "run_edited_both_sides"
+
+// runState is what the runs table and the copy's record hold for a run_id.
+type runState struct {
+	session string
+	updated int64 // the row's updated_at
+	// recorded: the copy recorded the element it wrote (digest) and the
+	// row's updated_at then (recUpdated).
+	recorded   bool
+	digest     int64
+	recUpdated int64
+}
+
+// partition is where converted legacy runs stand against the runs table.
+type partition struct {
+	missing []db.Run // the table lacks them: insert
+	// recopy: changed in the legacy column since the copy, row untouched
+	// since: rewrite the row.
+	recopy []recopy
+	// restamp: new legacy bytes with the row's content (re-encoded, or
+	// both sides made the same change): only the record is rewritten.
+	restamp   []copiedRecord
+	conflicts []BadRow
+	// changed counts legacy runs changed since their copy whose change the
+	// row lacks (recopy and BadRunEditedBothSides conflicts).
+	changed int64
+}
+
+type recopy struct {
+	run    db.Run
+	expect int64 // the row's updated_at when read
+}
+
+// copiedRecord is one row of Tables.CopiedRuns.
+type copiedRecord struct {
+	runID   string
+	digest  int64
+	updated int64
+}
+
+// digestOf identifies a legacy element's bytes as the reader returns them
+// (stable while the element is unchanged: Postgres and MySQL render their
+// binary JSON the same way every time, SQLite and MariaDB return the text
+// stored).
+func digestOf(b []byte) int64 {
+	s := sha256.Sum256(b)
+	return int64(binary.BigEndian.Uint64(s[:8]))
+}
+
+// recordsExist reports whether the copied-runs table exists (a database
+// migrated before it, read in a dry run, status or cleanup, lacks it).
+func (m *Manager) recordsExist(ctx context.Context) (bool, error) {
+	return m.cat.tableExists(ctx, m.cfg.DB, m.tables.CopiedRuns)
+}
+
+// partitionCopied splits converted legacy runs against the runs table (see
+// partition). A nil q stands for a runs table that does not exist yet (a dry
+// run of the first copy); records says the copied-runs table exists. A run
+// whose run_id the table, or an earlier run of the same list, holds for
+// another session is a BadRunIDConflict. Rows are read one look-up chunk at
+// a time, so memory follows the chunk.
+func (m *Manager) partitionCopied(ctx context.Context, q queryer, records bool, rows []db.Run) (partition, error) {
+	var p partition
+	listed := make(map[string]string, len(rows)) // run_id → session, runs of this list the table lacks
+	for chunk := range slices.Chunk(rows, lookupChunk) {
+		states, err := m.runStates(ctx, q, records, chunk)
+		if err != nil {
+			return p, err
+		}
+		var cands []db.Run
+		for _, r := range chunk {
+			s, ok := states[r.RunID]
+			if !ok {
+				if owner, dup := listed[r.RunID]; dup {
+					p.conflicts = append(p.conflicts, conflictRow(r, owner))
+					continue
+				}
+				listed[r.RunID] = r.SessionID
+				p.missing = append(p.missing, r)
+				continue
+			}
+			switch {
+			case s.session != r.SessionID:
+				p.conflicts = append(p.conflicts, conflictRow(r, s.session))
+			case !s.recorded || s.digest != digestOf(r.RunData):
+				cands = append(cands, r)
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		data, err := m.runData(ctx, q, cands)
+		if err != nil {
+			return p, err
+		}
+		for _, r := range cands {
+			s := states[r.RunID]
+			row, ok := data[r.RunID]
+			if !ok { // deleted since the first read
+				p.missing = append(p.missing, r)
+				continue
+			}
+			if sameJSON(r.RunData, row) {
+				p.restamp = append(p.restamp, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: s.updated})
+				continue
+			}
+			p.changed++
+			untouched := s.updated == s.recUpdated
+			if !s.recorded {
+				untouched = s.updated <= r.UpdatedAt
+			}
+			if untouched {
+				p.recopy = append(p.recopy, recopy{run: r, expect: s.updated})
+				continue
+			}
+			p.conflicts = append(p.conflicts, editedBothSides(r, s.recorded))
+		}
+	}
+	return p, nil
+}
+
+func editedBothSides(r db.Run, recorded bool) BadRow {
+	why := "a 2.x process changed it in the legacy runs column after the copy, and the runs table's row was written since (by Agentry)"
+	if !recorded {
+		why = "it differs from the runs table's row, which was written after the copy (by Agentry); this copy kept no record of what it copied, so which side changed is unknown"
+	}
+	return BadRow{SessionID: r.SessionID, Position: int(*r.RunIndex), Kind: BadRunEditedBothSides,
+		Detail: "run " + r.RunID + ": " + why + ". Neither version is dropped: remove the element from the legacy column to keep the runs table's, or delete the row to copy the legacy one"}
+}
+
+// runStates reads the runs table's session_id and updated_at, and the
+// copy's record, of the given runs, keyed by run_id (compared exactly: a
+// key the column's collation matched for another spelling is ignored).
+func (m *Manager) runStates(ctx context.Context, q queryer, records bool, rows []db.Run) (map[string]runState, error) {
+	out := make(map[string]runState, len(rows))
+	if q == nil {
+		return out, nil
+	}
+	ids := make([]any, len(rows))
+	want := make(map[string]bool, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].RunID
+		want[rows[i].RunID] = true
+	}
+	in := " WHERE run_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	err := m.eachRow(ctx, q, "SELECT run_id, session_id, updated_at FROM "+m.qualify(m.tables.Runs)+in, ids, func(rs *sql.Rows) error {
+		var id, sid string
+		var upd sql.NullInt64
+		if err := rs.Scan(&id, &sid, &upd); err != nil {
+			return err
+		}
+		if want[id] {
+			out[id] = runState{session: sid, updated: upd.Int64}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: look up copied runs: %w", err)
+	}
+	if !records {
+		return out, nil
+	}
+	err = m.eachRow(ctx, q, "SELECT run_id, digest, updated_at FROM "+m.qualify(m.tables.CopiedRuns)+in, ids, func(rs *sql.Rows) error {
+		var id string
+		var d, u int64
+		if err := rs.Scan(&id, &d, &u); err != nil {
+			return err
+		}
+		if s, ok := out[id]; ok {
+			s.recorded, s.digest, s.recUpdated = true, d, u
+			out[id] = s
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read copy records: %w", err)
+	}
+	return out, nil
+}
+
+// runData reads the run_data of the given runs, keyed by run_id.
+func (m *Manager) runData(ctx context.Context, q queryer, rows []db.Run) (map[string][]byte, error) {
+	ids := make([]any, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].RunID
+	}
+	out := make(map[string][]byte, len(rows))
+	query := "SELECT run_id, " + m.jsonText("run_data") + " FROM " + m.qualify(m.tables.Runs) +
+		" WHERE run_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	err := m.eachRow(ctx, q, query, ids, func(rs *sql.Rows) error {
+		var id string
+		var data []byte
+		if err := rs.Scan(&id, &data); err != nil {
+			return err
+		}
+		out[id] = data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read copied runs: %w", err)
+	}
+	return out, nil
+}
+
+func (m *Manager) eachRow(ctx context.Context, q queryer, query string, args []any, fn func(*sql.Rows) error) error {
+	rs, err := q.QueryContext(ctx, m.q(query), args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		if err := fn(rs); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// sameJSON reports whether two JSON texts hold the same value: the bytes
+// first, then decoded (Postgres JSONB and MySQL JSON reorder keys, change
+// spacing and rewrite numbers: 1.0E2 and 100 are one number). Text that
+// does not decode is the same only byte for byte.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if ua, _, err := unwrapLayers(a); err == nil {
+		a = ua
+	}
+	if ub, _, err := unwrapLayers(b); err == nil {
+		b = ub
+	}
+	if bytes.Equal(a, b) {
+		return true
+	}
+	va, ok := decodeNumbers(a)
+	if !ok {
+		return false
+	}
+	vb, ok := decodeNumbers(b)
+	return ok && equalJSON(va, vb)
+}
+
+func decodeNumbers(b []byte) (any, bool) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// equalJSON compares decoded values, numbers by value (exactly: big.Rat).
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if x == y {
+			return true
+		}
+		rx, okx := new(big.Rat).SetString(string(x))
+		ry, oky := new(big.Rat).SetString(string(y))
+		return okx && oky && rx.Cmp(ry) == 0
+	default: // string, bool, nil
+		return a == b
+	}
+}
+
+// recopyRuns rewrites rows whose legacy element changed since the copy, each
+// only if its updated_at is still the one read (a write in between wins: the
+// run becomes a BadRunEditedBothSides conflict). It returns how many it
+// rewrote, their records, and the conflicts.
+func (m *Manager) recopyRuns(ctx context.Context, tx *sql.Tx, runs []recopy) (int64, []copiedRecord, []BadRow, error) {
+	if len(runs) == 0 {
+		return 0, nil, nil, nil
+	}
+	stmt, err := tx.PrepareContext(ctx, m.q("UPDATE "+m.qualify(m.tables.Runs)+" SET run_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?, "+
+		"parent_run_id = ?, status = ?, run_index = ?, run_data = ?, created_at = ?, updated_at = ? WHERE run_id = ? AND session_id = ? AND updated_at = ?"))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("migrate: prepare run re-copy: %w", err)
+	}
+	defer stmt.Close()
+	var n int64
+	var recs []copiedRecord
+	var conflicts []BadRow
+	for _, rc := range runs {
+		r := &rc.run
+		res, err := stmt.ExecContext(ctx, string(r.RunType), nullable(r.AgentID), nullable(r.TeamID), nullable(r.WorkflowID), nullable(r.UserID),
+			nullable(r.ParentRunID), nullable(string(r.Status)), *r.RunIndex, string(r.RunData), r.CreatedAt, r.UpdatedAt,
+			r.RunID, r.SessionID, rc.expect)
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("migrate: re-copy run %s: %w", r.RunID, err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		if k == 0 {
+			conflicts = append(conflicts, editedBothSides(*r, true))
+			continue
+		}
+		n++
+		recs = append(recs, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt})
+	}
+	return n, recs, conflicts, nil
+}
+
+// saveRecords writes copy records, replacing those of the same run_id.
+func (m *Manager) saveRecords(ctx context.Context, tx *sql.Tx, recs []copiedRecord) error {
+	for chunk := range slices.Chunk(recs, 300) {
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(chunk)), ", ")
+		q := "INSERT INTO " + m.qualify(m.tables.CopiedRuns) + " (run_id, digest, updated_at) VALUES " + values
+		if m.sd.Upsert == sqlstore.OnDuplicateKey {
+			q += " ON DUPLICATE KEY UPDATE digest = VALUES(digest), updated_at = VALUES(updated_at)"
+		} else {
+			q += " ON CONFLICT (run_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at"
+		}
+		args := make([]any, 0, 3*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r.runID, r.digest, r.updated)
+		}
+		if _, err := tx.ExecContext(ctx, m.q(q), args...); err != nil {
+			return fmt.Errorf("migrate: record copied runs in %s: %w", m.tables.CopiedRuns, err)
+		}
+	}
+	return nil
+}
+
+// insertedRecords returns the records of the runs of missing an insert
+// wrote (all but those confirmInserted found taken).
+func insertedRecords(missing []db.Run, conflicts []BadRow) []copiedRecord {
+	type at struct {
+		session string
+		pos     int
+	}
+	var taken map[at]bool
+	if len(conflicts) > 0 {
+		taken = make(map[at]bool, len(conflicts))
+		for _, c := range conflicts {
+			taken[at{c.SessionID, c.Position}] = true
+		}
+	}
+	recs := make([]copiedRecord, 0, len(missing))
+	for _, r := range missing {
+		if taken[at{r.SessionID, int(*r.RunIndex)}] {
+			continue
+		}
+		recs = append(recs, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt})
+	}
+	return recs
+}
