@@ -222,6 +222,7 @@ func TestValidate_RejectsBadValues(t *testing.T) {
 		{"team memory model without provider", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n    memory_model: gpt-4o\n", "teams[0].memory_model \"gpt-4o\""},
 		{"team negative past session runs", "agents:\n  - id: a\n    model: a:b\nteams:\n  - id: t\n    members: [a]\n    num_past_session_runs_in_search: -2\n", "teams[0]: num_past_sessions_to_search"},
 		{"negative leeway", "auth:\n  jwt:\n    verification_keys: [x]\n    leeway: -1s\n", "leeway"},
+		{"audience check without an audience", "auth:\n  jwt:\n    verification_keys: [x]\n    verify_audience: true\n", "verify_audience is true but no audience"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

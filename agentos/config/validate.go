@@ -76,6 +76,9 @@ func (c *Config) Validate() error {
 				bad("auth.jwt.excluded_route_paths: %q must start with /", p)
 			}
 		}
+		if j.VerifyAudience != nil && *j.VerifyAudience && len(j.Audience) == 0 {
+			bad("auth.jwt.verify_audience is true but no audience is set, so no token's aud would be checked: set auth.jwt.audience, or drop verify_audience")
+		}
 		if (j.Leeway != nil && *j.Leeway < 0) || j.MaxTokenBytes < 0 {
 			bad("auth.jwt: leeway and max_token_bytes must not be negative")
 		}
