@@ -82,12 +82,24 @@ func TestWAL_KillLosesNoAcknowledgedCommit(t *testing.T) {
 			_ = cmd.Wait()
 			t.Fatalf("kill %d: writer did not start (%q): %s", k, first, stderr.String())
 		}
+		// Every life commits at least once before its kill (on a loaded
+		// machine the first commit can take longer than the random delay);
+		// the kill then lands at a random moment of the writes after it.
+		firstAck, ok := <-lines
+		if !ok {
+			_ = cmd.Wait()
+			t.Fatalf("kill %d: writer stopped before its first commit: %s", k, stderr.String())
+		}
+		acks := []string{firstAck}
 		time.Sleep(time.Duration(5_000+rand.IntN(60_000)) * time.Microsecond)
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()
 		for l := range lines {
+			acks = append(acks, l)
+		}
+		for _, l := range acks {
 			var id string
 			var n int
 			if _, err := fmt.Sscanf(l, "saved %s %d", &id, &n); err != nil {
