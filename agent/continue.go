@@ -40,7 +40,7 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	// The paused run's metadata stays; the continue's adds to it, the
 	// agent's still winning (Agno keeps a continued run's metadata).
 	if md := st.out.Metadata; md != nil {
-		out.Metadata = mergeMetadata(paused.Metadata, md)
+		out.Metadata = run.MergeMetadata(paused.Metadata, md)
 	}
 	st.out = &out
 	// Requirements may have been resolved in place or through options.

@@ -186,7 +186,9 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		return nil, nil, err
 	}
 	ctx, c := t.withCollector(t.withTasks(ctx, paused), paused.MemberResponses)
-	c.forMembers(co, t.runMetadata(paused.Metadata))
+	// The continued team run keeps its paused run's metadata, with the
+	// continue's resolved over it, as the leader's continue stamps it.
+	c.forMembers(co, run.MergeMetadata(paused.Metadata, t.runMetadata(co.Metadata)))
 	if paused.Status != run.StatusPaused {
 		return ctx, c, nil // the leader refuses it with run.ErrNotContinuable
 	}

@@ -229,7 +229,7 @@ func TestContinueRun_RefusesKnowledgeFiltersNoMemberTakes(t *testing.T) {
 	}
 }
 
-// The team run's metadata (Config.Metadata with WithMetadata over it) is,
+// The team run's metadata (WithMetadata with Config.Metadata over it) is,
 // as in Agno, every member run's, with the member's own configuration.
 func TestRun_MemberRunsGetTheTeamRunsMetadata(t *testing.T) {
 	t.Parallel()

@@ -8,7 +8,6 @@ import (
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"iter"
-	"maps"
 	"sync"
 
 	"github.com/agentryhq/agentry/agent"
@@ -74,7 +73,10 @@ type Config struct {
 	// default is false, Agentry's true). The returned run always has them,
 	// and a PAUSED team run always stores them: continuing it needs them.
 	StoreMemberResponses *bool
-	// Metadata is copied into every team run's metadata.
+	// Metadata is merged into every team run's metadata, over the run's
+	// WithMetadata (the team's value wins a conflict; nested objects are
+	// merged), as Agno does; member runs get the result as their call's
+	// metadata.
 	Metadata map[string]any
 	// StoreEvents records the leader's events in the stored team run and,
 	// as Agno does, the events forwarded on its stream: the members' (when
@@ -236,7 +238,7 @@ func (t *Team) Name() string { return t.cfg.Name }
 // Config returns a copy of the configuration (after defaults).
 func (t *Team) Config() Config { return t.cfg }
 
-// Metadata returns Config.Metadata, copied into every run's metadata.
+// Metadata returns Config.Metadata, merged into every run's metadata.
 func (t *Team) Metadata() map[string]any { return t.cfg.Metadata }
 
 // DB returns the team's database, nil when team runs are not persisted.
@@ -356,19 +358,13 @@ func (c *collector) forMembers(co agent.CallOptions, metadata map[string]any) {
 	c.filters, c.metadata = co.KnowledgeFilters, metadata
 }
 
-// runMetadata is a team run's metadata: Config.Metadata with the run's
-// (WithMetadata) over it, as the leader stamps the team run.
+// runMetadata is a team run's metadata as Agno resolves it, and as the
+// leader stamps the team run: the run's (WithMetadata) with Config.Metadata
+// merged over it, the team's value winning a conflict, nested objects
+// merged (run.MergeMetadata). Member runs get it as their call's metadata,
+// so that a member's own Config.Metadata wins there.
 func (t *Team) runMetadata(md map[string]any) map[string]any {
-	if len(t.cfg.Metadata) == 0 {
-		return md
-	}
-	if len(md) == 0 {
-		return t.cfg.Metadata
-	}
-	out := make(map[string]any, len(t.cfg.Metadata)+len(md))
-	maps.Copy(out, t.cfg.Metadata)
-	maps.Copy(out, md)
-	return out
+	return run.MergeMetadata(md, t.cfg.Metadata)
 }
 
 func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (context.Context, *collector) {
