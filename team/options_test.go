@@ -272,3 +272,49 @@ func TestRun_MemberRunsGetTheTeamRunsMetadata(t *testing.T) {
 		})
 	}
 }
+
+// CheckOptions (what agentos asks before it stores a run) refuses what Run
+// refuses, the leader's refusals included: WithAddHistoryToContext(true)
+// on a team without a DB (no history to read), and accepts what Run runs.
+func TestCheckOptions_AgreesWithRun(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	for _, tt := range []struct {
+		name    string
+		withDB  bool
+		opt     agent.RunOption
+		refused string // the option refused, "" when accepted
+	}{
+		{"history without a db", false, agent.WithAddHistoryToContext(true), "WithAddHistoryToContext"},
+		{"no history without a db", false, agent.WithAddHistoryToContext(false), ""},
+		{"history with a db", true, agent.WithAddHistoryToContext(true), ""},
+		{"knowledge filters no member takes", true, agent.WithKnowledgeFilters(map[string]any{"a": "b"}), "WithKnowledgeFilters"},
+		{"tools outside a continue", true, agent.WithTools([]run.ToolExecution{{ToolCallID: "c1"}}), "WithTools"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{ID: "t", Model: scripted.Reply("done"), Members: []*agent.Agent{mustAgent(t, agent.Config{ID: "plain", Model: scripted.Reply("ok")})}}
+			if tt.withDB {
+				cfg.DB = d
+			}
+			tm := mustTeam(t, cfg)
+			refusedBy := func(err error) string {
+				var ue *agent.UnsupportedOptionError
+				if errors.As(err, &ue) && ue.Runner.ID == "t" {
+					return ue.Option
+				}
+				if err != nil {
+					t.Fatalf("err = %v, want nil or an *agent.UnsupportedOptionError", err)
+				}
+				return ""
+			}
+			if got := refusedBy(tm.CheckOptions(agent.WithSessionID(tt.name), tt.opt)); got != tt.refused {
+				t.Errorf("CheckOptions refused %q, want %q", got, tt.refused)
+			}
+			_, err := tm.Run(context.Background(), run.TextInput("hi"), agent.WithSessionID(tt.name), tt.opt)
+			if got := refusedBy(err); got != tt.refused {
+				t.Errorf("Run refused %q, want %q", got, tt.refused)
+			}
+		})
+	}
+}

@@ -305,18 +305,24 @@ func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOpt
 }
 
 // CheckOptions returns the error Run would refuse opts with, if any
-// (agent.OptionChecker).
+// (agent.OptionChecker): the team's refusals, then its leader's (the
+// leader's Run refuses WithAddHistoryToContext(true) on a team without a
+// DB, for one).
 func (t *Team) CheckOptions(opts ...agent.RunOption) error {
-	return t.refuse(agent.ResolveOptions(opts...), false)
+	if err := t.refuse(agent.ResolveOptions(opts...), false); err != nil {
+		return err
+	}
+	return t.leader.CheckOptions(opts...)
 }
 
 // refuse returns the error of a run given an option the team cannot honour
 // (nil when it honours them all). The leader, an agent, honours the run's
 // own options (ids, session state, metadata, dependencies, output schema,
-// add_history_to_context, journal, storage defaults, event function);
-// knowledge filters go to the members that take them (takesFilters); the
-// resolutions of paused tools (WithTools, WithRequirements) only to a
-// continue.
+// add_history_to_context, journal, storage defaults, event function) or
+// refuses them itself (add_history_to_context without a DB: CheckOptions
+// asks it); knowledge filters go to the members that take them
+// (takesFilters); the resolutions of paused tools (WithTools,
+// WithRequirements) only to a continue.
 func (t *Team) refuse(co agent.CallOptions, continuing bool) error {
 	unsupported := func(option, reason string) error {
 		return &agent.UnsupportedOptionError{Runner: t.Component(), Option: option, Reason: reason}
