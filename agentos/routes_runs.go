@@ -115,26 +115,19 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	}
 }
 
-// agentConfigReporter is a target configured as an agent.
-type agentConfigReporter interface{ Config() agent.Config }
-
 // formFields name the run form's fields after the run options they become,
 // for the messages of refused options.
 var formFields = map[string]string{"WithOutputSchema": "output_schema", "WithKnowledgeFilters": "knowledge_filters",
 	"WithAddHistoryToContext": "add_history_to_context"}
 
 // checkRunOverrides refuses, before anything runs or is stored (a
-// background run's PENDING row), the per-run fields a target cannot apply:
-// knowledge_filters need an agent with a knowledge base; a team or a
-// workflow is asked (agent.OptionChecker) whether it honours the options
-// the fields become, as its Run would refuse them.
+// background run's PENDING row, a foreground run's lease), the per-run
+// fields a target cannot apply: the target (an agent, a team or a
+// workflow: an agent.OptionChecker) is asked whether it honours the options
+// the fields become, with the same switch its Run refuses them with, so
+// that the two cannot disagree (an agent without a knowledge base refuses
+// knowledge_filters, one without a database add_history_to_context=true).
 func checkRunOverrides(t runTarget, req *runRequest) error {
-	if a, ok := t.(agentConfigReporter); ok {
-		if req.KnowledgeFilters != nil && a.Config().Knowledge == nil {
-			return errorf(http.StatusUnprocessableEntity, "field \"knowledge_filters\" is not supported for agent %s: it has no knowledge base", t.Component().ID)
-		}
-		return nil
-	}
 	oc, ok := t.(agent.OptionChecker)
 	if !ok {
 		return nil

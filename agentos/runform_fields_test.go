@@ -278,3 +278,52 @@ func TestRunForm_TeamsAndWorkflowsRefuseWhatTheirRunsWould(t *testing.T) {
 		t.Errorf("team add_history_to_context: %d %s", res.status, res.body)
 	}
 }
+
+// An agent or a team is asked (agent.OptionChecker) whether it honours the
+// run form's fields, with the switch its Run refuses them with: one without
+// a database refuses add_history_to_context=true (there is no history to
+// read) with a 422 naming the field, before its model is asked or anything
+// is stored, streamed or not, and runs with add_history_to_context=false.
+func TestRunForm_AgentsAndTeamsRefuseWhatTheirRunsWould(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	rec := &recordingModel{Model: scripted.Reply("ok")}
+	loner, err := agent.New(agent.Config{ID: "loner", Model: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, err := agent.New(agent.Config{ID: "member", Model: scripted.Reply("ok")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, err := team.New(team.Config{ID: "loose", Model: rec, Members: []*agent.Agent{member}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{DBs: []*db.DB{d}, Agents: []*agent.Agent{loner}, Teams: []*team.Team{loose}}, nil)
+	for _, c := range []struct{ path, detail string }{
+		{"/agents/loner/runs", `field "add_history_to_context" is not supported for agent loner: it has no database`},
+		{"/teams/loose/runs", `field "add_history_to_context" is not supported for team loose: it has no database`},
+	} {
+		for _, stream := range []string{"false", "true"} {
+			res := postForm(t, ts.URL+c.path, map[string]string{"message": "hi", "stream": stream, "session_id": "s-" + stream,
+				"add_history_to_context": "true"}, nil)
+			if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.detail(t), c.detail) {
+				t.Errorf("%s stream=%s: %d %s", c.path, stream, res.status, res.body)
+			}
+		}
+		if msgs := rec.lastMessages(); len(msgs) != 0 {
+			t.Fatalf("%s: the model was asked: %v", c.path, msgs)
+		}
+		if n := countRuns(t, d, db.RunFilter{}); n != 0 {
+			t.Errorf("%s: %d runs stored for refused forms", c.path, n)
+		}
+		res := postForm(t, ts.URL+c.path, map[string]string{"message": "hi", "stream": "false", "add_history_to_context": "false"}, nil)
+		if res.status != http.StatusOK {
+			t.Errorf("%s add_history_to_context=false: %d %s", c.path, res.status, res.body)
+		}
+		rec.mu.Lock()
+		rec.last = nil
+		rec.mu.Unlock()
+	}
+}

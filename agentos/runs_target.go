@@ -25,6 +25,7 @@ var (
 	_ runTarget = (*team.Team)(nil)
 	_ runTarget = (*workflow.Workflow)(nil)
 
+	_ agent.OptionChecker = (*agent.Agent)(nil)
 	_ agent.OptionChecker = (*team.Team)(nil)
 	_ agent.OptionChecker = (*workflow.Workflow)(nil)
 )
