@@ -61,8 +61,10 @@ func (a *Agent) Stream(ctx context.Context, input run.Input, opts ...RunOption) 
 // resolved in place (Tools/Requirements: Confirmed, Answered with ToolArgs, or
 // Result for external execution) or through WithTools / WithRequirements.
 // Continuing a run that is not PAUSED returns run.ErrNotContinuable. The run
-// continues in its paused run's session, with its run and user ids; an
-// option the agent cannot honour is refused as in Run.
+// continues in its paused run's session, with its run, user and parent run
+// ids: WithRunID, WithSessionID, WithUserID or WithParentRunID naming
+// another is refused (CheckContinuedIDs), as is an option the agent cannot
+// honour in Run.
 func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...RunOption) (*run.Output, error) {
 	st, err := a.continueState(ctx, paused, opts)
 	if err != nil {

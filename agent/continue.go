@@ -22,6 +22,9 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 	if paused.Status != run.StatusPaused {
 		return nil, fmt.Errorf("agent: continue run %s (status %s): %w", paused.RunID, paused.Status, run.ErrNotContinuable)
 	}
+	if err := CheckContinuedIDs(a.Component(), ResolveOptions(opts...), paused); err != nil {
+		return nil, err // before newState lists a ToolProvider's tools
+	}
 	st, err := a.newState(ctx, opts, true)
 	if err != nil {
 		return nil, err

@@ -203,3 +203,44 @@ func TestContinueRun_RefusesANewSession(t *testing.T) {
 		})
 	}
 }
+
+// A continued run keeps its paused run's ids: a continue naming another run
+// id, session, user or parent run is refused (it would go on as the paused
+// run's, silently: continuing alice's run as bob would store it as
+// alice's), and the paused run stays PAUSED and continuable; the paused
+// run's own ids are accepted.
+func TestContinueRun_RefusesTheIdsOfAnotherRun(t *testing.T) {
+	t.Parallel()
+	for _, e := range []entry{continueEntry, continueStreamEntry} {
+		for _, tc := range []struct {
+			option string
+			opt    agent.RunOption
+		}{
+			{"WithRunID", agent.WithRunID("another-run")},
+			{"WithSessionID", agent.WithSessionID("another-session")},
+			{"WithUserID", agent.WithUserID("bob")},
+			{"WithParentRunID", agent.WithParentRunID("a-team-run")},
+		} {
+			t.Run(e.name+"/"+tc.option, func(t *testing.T) {
+				t.Parallel()
+				d := testdbs.SQLite(t)
+				a, rec := confirmAgent(t, agent.Config{DB: d})
+				ctx := db.WithUserScope(context.Background(), "alice")
+				paused, err := a.Run(ctx, run.TextInput("deploy it"), agent.WithSessionID("s"), agent.WithUserID("alice"))
+				if err != nil || paused.Status != run.StatusPaused {
+					t.Fatalf("%v %v", err, paused)
+				}
+				paused.Requirements[0].ToolExecution.Confirmed = new(true)
+				refused(t, e.call(ctx, a, paused, tc.opt), tc.option, rec, 1, d, 1)
+				row, err := d.GetRun(ctx, paused.RunID)
+				if err != nil || row.Status != run.StatusPaused || row.UserID != "alice" {
+					t.Fatalf("the paused run after the refusal: %+v %v", row, err)
+				}
+				out, err := a.ContinueRun(ctx, paused, agent.WithRunID(paused.RunID), agent.WithSessionID("s"), agent.WithUserID("alice"))
+				if err != nil || out.Status != run.StatusCompleted || out.UserID != "alice" || out.RunID != paused.RunID {
+					t.Fatalf("continued with its own ids: %+v %v", out, err)
+				}
+			})
+		}
+	}
+}

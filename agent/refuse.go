@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/agentryhq/agentry/run"
+import (
+	"fmt"
+
+	"github.com/agentryhq/agentry/run"
+)
 
 // CheckOptions returns the error Run and Stream would refuse opts with, if
 // any (OptionChecker), without running anything.
@@ -39,6 +43,28 @@ func (a *Agent) refuse(o *runOptions, continuing bool) error {
 		return unsupported("WithKnowledgeFilters", "it has no knowledge base (Config.Knowledge)")
 	case m.addHistory != nil && *m.addHistory && a.conf().DB == nil:
 		return unsupported("WithAddHistoryToContext", "it has no database (Config.DB) to read history from")
+	}
+	return nil
+}
+
+// CheckContinuedIDs returns the error of a continue of paused by runner
+// whose ids (WithRunID, WithSessionID, WithUserID, WithParentRunID) name
+// another run: a continued run keeps its paused run's ids, so a different
+// value would be ignored (continuing alice's run WithUserID("bob") would go
+// on as alice). An id equal to the paused run's is accepted. The error is
+// an *UnsupportedOptionError. The Agent's continues check it, and so does
+// a workflow's.
+func CheckContinuedIDs(runner run.Component, o CallOptions, paused *run.Output) error {
+	for _, id := range [...]struct{ option, given, paused, what string }{
+		{"WithRunID", o.RunID, paused.RunID, "run id"},
+		{"WithSessionID", o.SessionID, paused.SessionID, "session id"},
+		{"WithUserID", o.UserID, paused.UserID, "user id"},
+		{"WithParentRunID", o.ParentRunID, paused.ParentRunID, "parent run id"},
+	} {
+		if id.given != "" && id.given != id.paused {
+			return &UnsupportedOptionError{Runner: runner, Option: id.option,
+				Reason: fmt.Sprintf("a continued run keeps its paused run's %s %q, not %q", id.what, id.paused, id.given)}
+		}
 	}
 	return nil
 }

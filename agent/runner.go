@@ -26,7 +26,9 @@ import (
 //     continue uses (WithTools, WithRequirements); an Agent refuses
 //     WithKnowledgeFilters without Config.Knowledge,
 //     WithAddHistoryToContext(true) without Config.DB, and WithNewSession
-//     in a continue (Agent.CheckOptions).
+//     in a continue (Agent.CheckOptions). A continue (an Agent's, a team's,
+//     a workflow's) refuses ids naming another run than the paused one
+//     (CheckContinuedIDs).
 //   - Stream's events are named in the component's vocabulary
 //     (Component.EventName) and its run ends with one terminal event:
 //     RunCompleted (content, metrics), RunError (content), RunCancelled

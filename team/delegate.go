@@ -259,9 +259,14 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if rc.Dependencies != nil {
 		opts = append(opts, agent.WithDependencies(rc.Dependencies))
 	}
+	// A new member run of a durable team run gets the id derived from the
+	// delegation step (the same on every attempt); a continued one keeps
+	// its paused run's (a continue refuses another).
+	var durableID string
 	if rc.Journal != nil {
 		if step := run.IdempotencyKey(ctx); step != "" {
-			opts = append(opts, agent.WithRunID(memberRunID(step, sub)), agent.WithJournal(journalFor(rc), rc.Attempt))
+			durableID = memberRunID(step, sub)
+			opts = append(opts, agent.WithJournal(journalFor(rc), rc.Attempt))
 		}
 	}
 	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok {
@@ -292,6 +297,9 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if paused, resolved := rs.takePaused(mi.id, task); paused != nil {
 		out, err = callMember(func() (*run.Output, error) { return mi.r.ContinueRun(ctx, paused, append(opts, resolved...)...) })
 	} else {
+		if durableID != "" {
+			opts = append(opts, agent.WithRunID(durableID))
+		}
 		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, run.TextInput(task), opts...) })
 	}
 	if out == nil && errors.Is(err, agent.ErrStorage) {

@@ -324,3 +324,31 @@ func TestPause_MemberWithTwoPausedTasksInOneParallelCall(t *testing.T) {
 		})
 	}
 }
+
+// A team run paused without a journal and continued with one continues its
+// member's paused run, by that run's id (a durable run derives a new member
+// run's id from the delegation call, which the paused run does not have).
+func TestPause_ContinuedDurablyTheMembersPausedRunGoesOn(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	var ran int32
+	tm := opsTeam(t, d, ModeCoordinate, &ran, script(call(ToolDelegate, map[string]any{"member_id": "ops", "task": "deploy v2"}), answer("ops deployed v2")))
+	ctx := context.Background()
+	paused, err := tm.Run(ctx, run.TextInput("ship it"), agent.WithSessionID("s"))
+	if err != nil || paused.Status != run.StatusPaused || len(paused.Requirements) != 1 {
+		t.Fatalf("%+v, %v", paused, err)
+	}
+	member := paused.Requirements[0].MemberRunID
+	j, err := db.NewJournal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tm.ContinueRun(ctx, paused, agent.WithRequirements(confirmAll(paused.Requirements)), agent.WithJournal(j, 1))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("%+v, %v", out, err)
+	}
+	rows := rowsOf(t, d, "s")
+	if ran != 1 || len(rows) != 2 || rows[member] == nil || rows[member].Status != run.StatusCompleted {
+		t.Fatalf("deploy ran %d times; rows %+v", ran, rows)
+	}
+}

@@ -91,6 +91,9 @@ func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepR
 	if err != nil {
 		return nil, nil, o, err
 	}
+	if err := agent.CheckContinuedIDs(w.Component(), o, out); err != nil {
+		return nil, nil, o, err
+	}
 	for _, req := range out.StepRequirements {
 		i := slices.IndexFunc(answers, func(a run.StepRequirement) bool {
 			return a.StepID == req.StepID && a.IsPostExecution == req.IsPostExecution

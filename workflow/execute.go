@@ -1141,7 +1141,9 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 	// nested values of the map it got in place).
 	snap := x.state.Snapshot()
 	given := cloneMap(snap)
-	opts := []agent.RunOption{agent.WithRunID(out.StepRunID), agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
+	// The step's run id is given below: a new run's is out.StepRunID, a
+	// continued run keeps its paused run's (a continue refuses another).
+	opts := []agent.RunOption{agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
 		agent.WithParentRunID(x.out.RunID), agent.WithSessionState(given), x.stepStorage()}
 	if x.deps != nil {
 		opts = append(opts, agent.WithDependencies(x.deps))
@@ -1169,7 +1171,7 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 			x.send(e)
 			so, err = cr.ContinueRun(ctx, paused, append(opts, agent.WithRequirements(a.ExecutorRequirements))...)
 		} else {
-			so, err = r.Run(ctx, run.TextInput(input), opts...)
+			so, err = r.Run(ctx, run.TextInput(input), append(opts, agent.WithRunID(out.StepRunID))...)
 		}
 		if so == nil {
 			return "", nil, err
@@ -1184,6 +1186,7 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 		}
 		return so.Status, nil, err
 	}
+	opts = append(opts, agent.WithRunID(out.StepRunID))
 	if x.emit == nil {
 		so, err := r.Run(ctx, run.TextInput(input), opts...)
 		if so == nil {
