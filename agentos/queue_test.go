@@ -269,3 +269,29 @@ func TestInProcessRunner_HonoursConfiguredBoundsWith429(t *testing.T) {
 		do(t, http.MethodPost, ts.URL+"/agents/echo/runs/"+id+"/cancel", nil, nil)
 	}
 }
+
+// A durable background run of an agent without a database is refused with
+// 422, as the in-process runner refuses it, never reaching the store.
+func TestDurableQueue_AgentWithoutADatabaseIs422(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	withDB, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("done"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDB, err := agent.New(agent.Config{ID: "loner", Model: scripted.Reply("done")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *Server
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{withDB, noDB}, Queue: &queue.Config{PollInterval: 20 * time.Millisecond}}, func(s *Server) { srv = s })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	res := postForm(t, ts.URL+"/agents/loner/runs", map[string]string{"message": "hi", "background": "true"}, nil)
+	if res.status != http.StatusUnprocessableEntity || !strings.Contains(string(res.body), "database") {
+		t.Fatalf("status %d: %s", res.status, res.body)
+	}
+}
