@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"Pagination", paginationTests},
 		{"History", historyTests},
 		{"Scope", scopeTests},
+		{"ExactUser", exactUserTests},
 		{"Memories", memoryTests},
 		{"MemoryChanges", memoryChangeTests},
 		{"Learnings", learningTests},

@@ -52,6 +52,12 @@ func Dialect() *sqlstore.Dialect {
 		// Backslash is MySQL's default LIKE escape.
 		LikeContains: func(expr string) string { return fmt.Sprintf("LOWER(%s) LIKE ?", expr) },
 		NoIndex:      func(col string) string { return "CONCAT(" + col + ", '')" },
+		// A binary string compares bytes: no padding ('alice' = 'alice '
+		// holds under every PAD SPACE collation, utf8mb4_bin included) and
+		// no case folding (Agno's tables are utf8mb4_general_ci). The
+		// column's index still serves the comparison. CAST, not the BINARY
+		// operator MySQL 8.0.27 deprecates.
+		Exact: func(col string) string { return col + " = CAST(? AS BINARY)" },
 		// MariaDB otherwise takes idx_session_id when the run_index bound
 		// comes from a subquery and reads the whole session.
 		ForceIndex: func(index string) string { return "FORCE INDEX (" + quote(index) + ")" },

@@ -56,7 +56,7 @@ func scanApproval(sc scanner) (*db.Approval, error) {
 func (s *Store) GetApproval(ctx context.Context, id string) (*db.Approval, error) {
 	w := &where{}
 	w.add("id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	a, err := scanApproval(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+approvalCols+" FROM "+s.approvs+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: approval %s", db.ErrNotFound, id)
@@ -78,9 +78,9 @@ func (s *Store) ListApprovals(ctx context.Context, f db.ApprovalFilter) ([]db.Ap
 	w.eq("agent_id", f.AgentID)
 	w.eq("team_id", f.TeamID)
 	w.eq("workflow_id", f.WorkflowID)
-	w.eq("user_id", f.UserID)
+	s.userEq(w, "user_id", f.UserID)
 	w.eq("run_id", f.RunID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.approvs+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count approvals", err)
@@ -104,7 +104,7 @@ func (s *Store) ResolveApproval(ctx context.Context, id, status, resolvedBy stri
 	w := &where{}
 	w.add("id = ?", id)
 	w.add("status = ?", db.ApprovalPending)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if err := s.gate.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (s *Store) ResolveApproval(ctx context.Context, id, status, resolvedBy stri
 func (s *Store) SetApprovalsRunStatus(ctx context.Context, runID, runStatus string, at int64) error {
 	w := &where{}
 	w.add("run_id = ?", runID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}

@@ -41,9 +41,9 @@ func (s *Store) forUpdate() string {
 
 // visible adds Agno's catalog visibility for a scoped caller: its own rows,
 // shared (unowned) rows and live published rows.
-func visible(ctx context.Context, w *where) {
+func (s *Store) visible(ctx context.Context, w *where) {
 	if u, ok := db.UserScope(ctx); ok {
-		w.add("(user_id = ? OR user_id IS NULL OR (current_version IS NOT NULL AND deleted_at IS NULL))", u)
+		w.add("("+s.d.EqExact("user_id")+" OR user_id IS NULL OR (current_version IS NOT NULL AND deleted_at IS NULL))", u)
 	}
 }
 
@@ -72,7 +72,7 @@ func (s *Store) compTx(ctx context.Context, op string, fn func(tx *sql.Tx) error
 func (s *Store) lockComponent(ctx context.Context, tx *sql.Tx, id string) (*db.Component, error) {
 	w := &where{}
 	w.add("component_id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	c, err := scanComponent(tx.QueryRowContext(ctx, s.d.Bind("SELECT "+compCols+" FROM "+s.components()+w.String()+s.forUpdate()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: component %s", db.ErrNotFound, id)
@@ -214,7 +214,7 @@ func (s *Store) GetComponent(ctx context.Context, id string, includeDeleted bool
 	if !includeDeleted {
 		w.add("deleted_at IS NULL")
 	}
-	visible(ctx, w)
+	s.visible(ctx, w)
 	c, err := scanComponent(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+compCols+" FROM "+s.components()+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: component %s", db.ErrNotFound, id)
@@ -232,7 +232,7 @@ func (s *Store) ListComponents(ctx context.Context, f db.ComponentFilter) ([]db.
 	if !f.IncludeDeleted {
 		w.add("deleted_at IS NULL")
 	}
-	visible(ctx, w)
+	s.visible(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.components()+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count components", err)
@@ -291,7 +291,7 @@ func (s *Store) liveParents(ctx context.Context, tx *sql.Tx, child string, versi
 		args = append(args, version)
 	}
 	if u, ok := db.UserScope(ctx); ok {
-		q += " AND (c.user_id = ? OR c.user_id IS NULL)"
+		q += " AND (" + s.d.EqExact("c.user_id") + " OR c.user_id IS NULL)"
 		args = append(args, u)
 	}
 	rows, err := tx.QueryContext(ctx, s.d.Bind(q), args...)
@@ -508,7 +508,7 @@ func (s *Store) readableComponent(ctx context.Context, q Querier, id string) (*d
 	w := &where{}
 	w.add("component_id = ?", id)
 	w.add("deleted_at IS NULL")
-	visible(ctx, w)
+	s.visible(ctx, w)
 	c, err := scanComponent(q.QueryRowContext(ctx, s.d.Bind("SELECT "+compCols+" FROM "+s.components()+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: component %s", db.ErrNotFound, id)

@@ -106,6 +106,10 @@ type Dialect struct {
 	// ForceIndex is a hint written after a table in FROM that makes the
 	// planner use the named index; nil means no hint.
 	ForceIndex func(index string) string
+	// Exact is a condition, with one placeholder, true only when a text
+	// column holds exactly the bound string, byte for byte (see EqExact);
+	// nil means "col = ?", exact on backends whose = compares bytes.
+	Exact func(col string) string
 
 	// Types are the column types of the bookkeeping tables migrate creates
 	// and of the columns it adds. Required.
@@ -375,6 +379,18 @@ func (d *Dialect) UpsertRow(table string, cols, conflict, set []string) string {
 		parts[i] = c + " = excluded." + c
 	}
 	return q + " ON CONFLICT (" + strings.Join(conflict, ", ") + ") DO UPDATE SET " + strings.Join(parts, ", ")
+}
+
+// EqExact is a condition, with one placeholder, true only when col holds
+// exactly the bound string. The user scope and every other user_id equality
+// go through it: MySQL's = pads with spaces (even utf8mb4_bin matches
+// 'alice' to 'alice ') and Agno's MySQL tables compare case-insensitively,
+// so a plain = would let user "alice " or "Alice" read alice's rows.
+func (d *Dialect) EqExact(col string) string {
+	if d.Exact == nil {
+		return col + " = ?"
+	}
+	return d.Exact(col)
 }
 
 // noIndex applies NoIndex.

@@ -39,7 +39,7 @@ func (s *Store) CreateEvalRun(ctx context.Context, e *db.EvalRun) error {
 func (s *Store) GetEvalRun(ctx context.Context, runID string) (*db.EvalRun, error) {
 	w := &where{}
 	w.add("run_id = ?", runID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	e, err := scanEvalRun(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+evalCols+" FROM "+s.evals()+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: eval run %s", db.ErrNotFound, runID)
@@ -58,7 +58,7 @@ func (s *Store) ListEvalRuns(ctx context.Context, f db.EvalFilter) ([]db.EvalRun
 	w.eq("team_id", f.TeamID)
 	w.eq("workflow_id", f.WorkflowID)
 	w.eq("model_id", f.ModelID)
-	w.eq("user_id", f.UserID)
+	s.userEq(w, "user_id", f.UserID)
 	if len(f.EvalTypes) > 0 {
 		w.add("eval_type IN ("+placeholders(len(f.EvalTypes))+")", anys(f.EvalTypes)...)
 	}
@@ -70,7 +70,7 @@ func (s *Store) ListEvalRuns(ctx context.Context, f db.EvalFilter) ([]db.EvalRun
 	case "workflow":
 		w.add("workflow_id IS NOT NULL")
 	}
-	scope(ctx, w)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.evals()+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count eval runs", err)
@@ -98,7 +98,7 @@ func (s *Store) RenameEvalRun(ctx context.Context, runID, name string, updatedAt
 	defer s.gate.leave()
 	w := &where{}
 	w.add("run_id = ?", runID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.evals()+" SET name = ?, updated_at = ?"+w.String()), append([]any{name, updatedAt}, w.args...)...)
 	if err != nil {
 		return s.fail("rename eval run "+runID, err)
@@ -122,7 +122,7 @@ func (s *Store) DeleteEvalRuns(ctx context.Context, runIDs ...string) error {
 	for chunk := range chunks(runIDs, 500) {
 		w := &where{}
 		w.add("run_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
-		scope(ctx, w)
+		s.scope(ctx, w)
 		if _, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.evals()+w.String()), w.args...); err != nil {
 			return s.fail("delete eval runs", err)
 		}

@@ -28,7 +28,7 @@ func (s *Store) FirstRuns(ctx context.Context, sessionIDs []string) (map[string]
 		w := &where{}
 		w.add("s.session_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
 		if u, ok := db.UserScope(ctx); ok {
-			w.add("s.user_id = ?", u)
+			w.add(s.d.EqExact("s.user_id"), u)
 		}
 		q := "SELECT " + cols + " FROM " + s.sessions + " s JOIN " + s.runs + " r ON r.run_id = (" + first + ")" + w.String()
 		// Not prepared: the IN list's length varies with the page.

@@ -32,7 +32,7 @@ func (s *Store) InsertKnowledgeContent(ctx context.Context, c *db.KnowledgeConte
 func (s *Store) UpdateKnowledgeContent(ctx context.Context, c *db.KnowledgeContent) error {
 	w := &where{}
 	w.add("id = ?", c.ID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func scanKnowledge(sc scanner) (*db.KnowledgeContent, error) {
 func (s *Store) GetKnowledgeContent(ctx context.Context, id string) (*db.KnowledgeContent, error) {
 	w := &where{}
 	w.add("id = ?", id)
-	readScope(ctx, w)
+	s.readScope(ctx, w)
 	c, err := scanKnowledge(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+knowledgeCols+" FROM "+s.knowledgeTable()+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: knowledge content %s", db.ErrNotFound, id)
@@ -88,7 +88,7 @@ func (s *Store) GetKnowledgeContent(ctx context.Context, id string) (*db.Knowled
 // row is left out and reported as in ListSessions.
 func (s *Store) ListKnowledgeContents(ctx context.Context, f db.KnowledgeFilter) ([]db.KnowledgeContent, int, error) {
 	w := &where{}
-	readScope(ctx, w)
+	s.readScope(ctx, w)
 	t := s.knowledgeTable()
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+t+w.String()), w.args...).Scan(&total); err != nil {
@@ -116,7 +116,7 @@ func (s *Store) ListKnowledgeContents(ctx context.Context, f db.KnowledgeFilter)
 func (s *Store) DeleteKnowledgeContent(ctx context.Context, id string) error {
 	w := &where{}
 	w.add("id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}

@@ -15,9 +15,9 @@ const learningCols = "learning_id, learning_type, namespace, user_id, agent_id, 
 
 // readScope limits a learnings read to the scoped user's rows and the
 // shared ones.
-func readScope(ctx context.Context, w *where) {
+func (s *Store) readScope(ctx context.Context, w *where) {
 	if u, ok := db.UserScope(ctx); ok {
-		w.add("(user_id = ? OR user_id IS NULL)", u)
+		w.add("("+s.d.EqExact("user_id")+" OR user_id IS NULL)", u)
 	}
 }
 
@@ -35,7 +35,7 @@ func (s *Store) UpsertLearning(ctx context.Context, l *db.Learning) (*db.Learnin
 	if !inserted {
 		w := &where{}
 		w.add("learning_id = ?", l.LearningID)
-		scope(ctx, w)
+		s.scope(ctx, w)
 		res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.learning+" SET content = ?, metadata = ?, updated_at = ?"+w.String()),
 			append([]any{jsonArg(l.Content), jsonArg(l.Metadata), l.UpdatedAt}, w.args...)...)
 		if err != nil {
@@ -50,7 +50,7 @@ func (s *Store) UpsertLearning(ctx context.Context, l *db.Learning) (*db.Learnin
 
 // GetLearning returns a learning the caller may read, or ErrNotFound.
 func (s *Store) GetLearning(ctx context.Context, id string) (*db.Learning, error) {
-	return s.getLearning(ctx, s.r, id, readScope)
+	return s.getLearning(ctx, s.r, id, s.readScope)
 }
 
 func (s *Store) getLearning(ctx context.Context, q *sql.DB, id string, sc func(context.Context, *where)) (*db.Learning, error) {
@@ -73,14 +73,14 @@ func (s *Store) getLearning(ctx context.Context, q *sql.DB, id string, sc func(c
 func (s *Store) ListLearnings(ctx context.Context, f db.LearningFilter) ([]db.Learning, int, error) {
 	w := &where{}
 	w.eq("learning_type", f.LearningType)
-	w.eq("user_id", f.UserID)
+	s.userEq(w, "user_id", f.UserID)
 	w.eq("agent_id", f.AgentID)
 	w.eq("team_id", f.TeamID)
 	w.eq("session_id", f.SessionID)
 	w.eq("namespace", f.Namespace)
 	w.eq("entity_id", f.EntityID)
 	w.eq("entity_type", f.EntityType)
-	readScope(ctx, w)
+	s.readScope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.learning+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count learnings", err)
@@ -104,7 +104,7 @@ func (s *Store) ListLearnings(ctx context.Context, f db.LearningFilter) ([]db.Le
 func (s *Store) DeleteLearning(ctx context.Context, id string) error {
 	w := &where{}
 	w.add("learning_id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	res, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.learning+w.String()), w.args...)
 	if err != nil {
 		return s.fail("delete learning "+id, err)
@@ -118,9 +118,9 @@ func (s *Store) DeleteLearning(ctx context.Context, id string) error {
 // DeleteUserLearnings deletes a user's learnings (of one type when set).
 func (s *Store) DeleteUserLearnings(ctx context.Context, userID, learningType string) error {
 	w := &where{}
-	w.add("user_id = ?", userID)
+	w.add(s.d.EqExact("user_id"), userID)
 	w.eq("learning_type", learningType)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if _, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.learning+w.String()), w.args...); err != nil {
 		return s.fail("delete learnings of user "+userID, err)
 	}
@@ -132,8 +132,8 @@ func (s *Store) LearningUsers(ctx context.Context, learningType, userID string, 
 	w := &where{}
 	w.add("user_id IS NOT NULL")
 	w.eq("learning_type", learningType)
-	w.eq("user_id", userID)
-	scope(ctx, w)
+	s.userEq(w, "user_id", userID)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(DISTINCT user_id) FROM "+s.learning+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("learning users", err)

@@ -35,7 +35,7 @@ func (s *Store) UpsertMemory(ctx context.Context, m *db.Memory) (*db.Memory, err
 	}
 	if !inserted {
 		upd := "UPDATE " + s.memories + ` SET memory = ?, feedback = ?, input = ?, agent_id = ?, team_id = ?, user_id = ?, topics = ?, updated_at = ?
-			WHERE memory_id = ? AND (user_id IS NULL OR user_id = ?)`
+			WHERE memory_id = ? AND (user_id IS NULL OR ` + s.d.EqExact("user_id") + ")"
 		res, err := s.w.ExecContext(ctx, s.d.Bind(upd), append(data, m.UpdatedAt, m.MemoryID, nullStr(m.UserID))...)
 		if err != nil {
 			return nil, s.fail("upsert memory "+m.MemoryID, err)
@@ -57,7 +57,7 @@ func (s *Store) getMemory(ctx context.Context, q *sql.DB, id, user string, scope
 	w := &where{}
 	w.add("memory_id = ?", id)
 	if scoped {
-		w.add("user_id = ?", user)
+		w.add(s.d.EqExact("user_id"), user)
 	}
 	m, err := scanMemory(q.QueryRowContext(ctx, s.d.Bind("SELECT "+memoryCols+" FROM "+s.memories+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -73,10 +73,10 @@ func (s *Store) getMemory(ctx context.Context, q *sql.DB, id, user string, scope
 // left out and reported as in ListSessions.
 func (s *Store) ListMemories(ctx context.Context, f db.MemoryFilter) ([]db.Memory, int, error) {
 	w := &where{}
-	w.eq("user_id", f.UserID)
+	s.userEq(w, "user_id", f.UserID)
 	w.eq("agent_id", f.AgentID)
 	w.eq("team_id", f.TeamID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if len(f.Topics) > 0 {
 		w.add(s.d.JSONArrayHasAny("topics", len(f.Topics)), anys(f.Topics)...)
 	}
@@ -120,7 +120,7 @@ func (s *Store) DeleteMemories(ctx context.Context, memoryIDs ...string) error {
 	for chunk := range chunks(memoryIDs, 500) {
 		w := &where{}
 		w.add("memory_id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
-		scope(ctx, w)
+		s.scope(ctx, w)
 		if _, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.memories+w.String()), w.args...); err != nil {
 			return s.fail("delete memories", err)
 		}
@@ -132,7 +132,7 @@ func (s *Store) DeleteMemories(ctx context.Context, memoryIDs ...string) error {
 func (s *Store) MemoryTopics(ctx context.Context) ([]string, error) {
 	w := &where{}
 	w.add("topics IS NOT NULL")
-	scope(ctx, w)
+	s.scope(ctx, w)
 	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT topics FROM "+s.memories+w.String()), w.args...)
 	if err != nil {
 		return nil, s.fail("memory topics", err)
@@ -163,7 +163,7 @@ func (s *Store) MemoryTopics(ctx context.Context) ([]string, error) {
 func (s *Store) UserMemoryStats(ctx context.Context, limit, page int) ([]db.UserMemoryStats, int, error) {
 	w := &where{}
 	w.add("user_id IS NOT NULL")
-	scope(ctx, w)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(DISTINCT user_id) FROM "+s.memories+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("memory stats", err)

@@ -33,7 +33,7 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 				return refused
 			}
 		}
-		upd := s.d.Bind("UPDATE " + s.memories + " SET memory = ?, topics = ?, updated_at = ? WHERE memory_id = ? AND user_id = ?")
+		upd := s.d.Bind("UPDATE " + s.memories + " SET memory = ?, topics = ?, updated_at = ? WHERE memory_id = ? AND " + s.d.EqExact("user_id"))
 		for _, m := range ch.Updates {
 			text, _ := json.Marshal(m.Memory)
 			res, err := c.tx.ExecContext(ctx, upd, string(text), topicsJSON(m.Topics), m.UpdatedAt, m.MemoryID, ch.UserID)
@@ -45,7 +45,7 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 				return refused
 			}
 		}
-		del := s.d.Bind("DELETE FROM " + s.memories + " WHERE memory_id = ? AND user_id = ?")
+		del := s.d.Bind("DELETE FROM " + s.memories + " WHERE memory_id = ? AND " + s.d.EqExact("user_id"))
 		for _, id := range ch.Deletes {
 			res, err := c.tx.ExecContext(ctx, del, id, ch.UserID)
 			if err != nil {

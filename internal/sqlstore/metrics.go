@@ -218,7 +218,7 @@ func (s *Store) ListDailyMetrics(ctx context.Context, f db.MetricsFilter) ([]db.
 		w.add("date <= ?", f.To)
 	}
 	if f.ByUser || f.UserID != "" {
-		w.add("user_id = ?", f.UserID)
+		w.add(s.d.EqExact("user_id"), f.UserID)
 	}
 	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT "+metricsCols+" FROM "+s.metrics()+w.String()+" ORDER BY date, user_id"), w.args...)
 	if err != nil {

@@ -28,7 +28,7 @@ func isForeignKeyViolation(err error) bool {
 func (s *Store) GetRun(ctx context.Context, runID string) (*db.Run, error) {
 	w := &where{}
 	w.add("run_id = ?", runID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	r, err := scanRun(s.queryRow(ctx, s.r, "SELECT "+runCols+" FROM "+s.runs+w.String(), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
@@ -54,7 +54,7 @@ func (s *Store) runWhere(ctx context.Context, f db.RunFilter) *where {
 	}
 	w := &where{}
 	w.eq("session_id", f.SessionID)
-	w.eq(x("user_id"), f.UserID)
+	s.userEq(w, x("user_id"), f.UserID)
 	w.eq(x("agent_id"), f.AgentID)
 	w.eq(x("team_id"), f.TeamID)
 	w.eq(x("workflow_id"), f.WorkflowID)
@@ -64,7 +64,7 @@ func (s *Store) runWhere(ctx context.Context, f db.RunFilter) *where {
 		w.add(x("status")+" IN ("+placeholders(len(f.Statuses))+")", anys(f.Statuses)...)
 	}
 	if u, ok := db.UserScope(ctx); ok {
-		w.add(x("user_id")+" = ?", u)
+		w.add(s.d.EqExact(x("user_id")), u)
 	}
 	return w
 }
@@ -292,7 +292,7 @@ func (s *Store) buildHistoryConds() historyConds {
 		status:     "(" + x("status") + " IS NULL OR " + x("status") + " NOT IN (?" + strings.Repeat(", ?", len(historySkipArgs)-1) + "))",
 		agent:      x("agent_id") + " = ?",
 		team:       x("team_id") + " = ?",
-		user:       x("user_id") + " = ?",
+		user:       s.d.EqExact(x("user_id")),
 	}
 }
 
@@ -438,7 +438,7 @@ func (s *Store) DeleteRun(ctx context.Context, runID string) error {
 	defer s.gate.leave()
 	w := &where{}
 	w.add("run_id = ?", runID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	res, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.runs+w.String()), w.args...)
 	if err != nil {
 		return s.fail("delete run "+runID, err)

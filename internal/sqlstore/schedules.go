@@ -43,7 +43,7 @@ func (s *Store) nameTaken(ctx context.Context, id, name, owner string) (bool, er
 	if owner == "" {
 		w.add("user_id IS NULL")
 	} else {
-		w.add("user_id = ?", owner)
+		w.add(s.d.EqExact("user_id"), owner)
 	}
 	var n int
 	err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.schedules()+w.String()), w.args...).Scan(&n)
@@ -79,7 +79,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc *db.Schedule) error {
 func (s *Store) GetSchedule(ctx context.Context, id string) (*db.Schedule, error) {
 	w := &where{}
 	w.add("id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	sc, err := scanSchedule(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+scheduleCols+" FROM "+s.schedules()+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: schedule %s", db.ErrNotFound, id)
@@ -96,8 +96,8 @@ func (s *Store) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.Sc
 	if f.Enabled != nil {
 		w.add("enabled = ?", *f.Enabled)
 	}
-	w.eq("user_id", f.UserID)
-	scope(ctx, w)
+	s.userEq(w, "user_id", f.UserID)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.schedules()+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count schedules", err)
@@ -123,7 +123,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, sc *db.Schedule) error {
 	defer s.gate.leave()
 	w := &where{}
 	w.add("id = ?", sc.ID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	var owner sql.NullString
 	if err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT user_id FROM "+s.schedules()+w.String()), w.args...).Scan(&owner); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -158,7 +158,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 	defer s.gate.leave()
 	w := &where{}
 	w.add("id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail("delete schedule "+id, err)
@@ -229,7 +229,7 @@ func (s *Store) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error 
 func (s *Store) GetScheduleRun(ctx context.Context, id string) (*db.ScheduleRun, error) {
 	w := &where{}
 	w.add("id = ?", id)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	r, err := scanScheduleRun(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+scheduleRunCols+" FROM "+s.scheduleRuns()+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: schedule run %s", db.ErrNotFound, id)
@@ -245,7 +245,7 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 	w := &where{}
 	w.eq("schedule_id", f.ScheduleID)
 	w.eq("status", f.Status)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.scheduleRuns()+w.String()), w.args...).Scan(&total); err != nil {
 		return nil, 0, s.fail("count schedule runs", err)
@@ -289,7 +289,7 @@ func (s *Store) updateRunningScheduleRun(ctx context.Context, verb, id string, u
 	if unnamed {
 		w.add("run_id IS NULL")
 	}
-	scope(ctx, w)
+	s.scope(ctx, w)
 	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.scheduleRuns()+" SET "+set+w.String()), append(args, w.args...)...)
 	if err != nil {
 		return false, s.fail(verb+" schedule run "+id, err)

@@ -193,7 +193,7 @@ func (s *Store) sessionHistoryFrame(ctx context.Context, hq db.HistoryQuery) (sw
 	sw = &where{}
 	sw.add("session_id = ?", hq.SessionID)
 	if u, ok := db.UserScope(ctx); ok {
-		sw.eq("user_id", u)
+		sw.add(s.d.EqExact("user_id"), u)
 	}
 	w = s.historyWhere(ctx, hq)
 	if s.d.Name == "sqlite" {

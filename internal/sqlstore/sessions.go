@@ -106,7 +106,7 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 	if !inserted {
 		upd := "UPDATE " + s.sessions + ` SET session_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?,
 			session_data = ?, agent_data = ?, team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
-			WHERE session_id = ? AND (user_id IS NULL OR user_id = ?)`
+			WHERE session_id = ? AND (user_id IS NULL OR ` + s.d.EqExact("user_id") + ")"
 		args := append(append(data, in.UpdatedAt, in.SessionID), nullStr(in.UserID))
 		res, err := c.exec(ctx, upd, args...)
 		if err != nil {
@@ -168,7 +168,7 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (*db.Session, 
 func (s *Store) getSession(ctx context.Context, q *sql.DB, sessionID, user string) (*db.Session, error) {
 	w := &where{}
 	w.add("session_id = ?", sessionID)
-	w.eq("user_id", user)
+	s.userEq(w, "user_id", user)
 	out, err := s.readSession(ctx, q, s.d.Bind("SELECT "+sessionCols+" FROM "+s.sessions+w.String()), w.args)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: session %s", db.ErrNotFound, sessionID)
@@ -223,8 +223,8 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 			w.add("(agent_id = ? OR team_id = ? OR workflow_id = ?)", f.ComponentID, f.ComponentID, f.ComponentID)
 		}
 	}
-	w.eq("user_id", f.UserID)
-	scope(ctx, w)
+	s.userEq(w, "user_id", f.UserID)
+	s.scope(ctx, w)
 	if f.SessionName != "" {
 		w.add(s.d.LikeContains(s.d.JSONField("session_data", "session_name")), ContainsPattern(f.SessionName))
 	}
@@ -376,7 +376,7 @@ func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables,
 func (s *Store) deleteSessionsTx(ctx context.Context, tx *sql.Tx, ext sessionTables, ids []string, now int64) error {
 	w := &where{}
 	w.add("session_id IN ("+placeholders(len(ids))+")", anys(ids)...)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	owned, err := QueryStrings(ctx, tx, s.d.Bind("SELECT session_id FROM "+s.sessions+w.String()), w.args...)
 	if err != nil || len(owned) == 0 {
 		return err

@@ -290,10 +290,19 @@ func (w *where) String() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
-// scope adds the context's user scope to a query.
-func scope(ctx context.Context, w *where) {
+// scope adds the context's user scope to a query: user_id equal to the
+// scope's user, exactly (Dialect.EqExact).
+func (s *Store) scope(ctx context.Context, w *where) {
 	if u, ok := db.UserScope(ctx); ok {
-		w.add("user_id = ?", u)
+		w.add(s.d.EqExact("user_id"), u)
+	}
+}
+
+// userEq adds "col equals user" when user is not empty (a filter's user
+// id), compared exactly as the scope is.
+func (s *Store) userEq(w *where, col, user string) {
+	if user != "" {
+		w.add(s.d.EqExact(col), user)
 	}
 }
 

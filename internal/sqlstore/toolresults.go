@@ -37,7 +37,7 @@ func (s *Store) UpsertToolResult(ctx context.Context, r *db.ToolResult) error {
 	}
 	w := &where{}
 	w.add("result_id = ?", r.ResultID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	args := append([]any{r.Namespace, r.Path, nullStr(r.SessionID), nullStr(r.RunID), nullStr(r.ToolCallID), nullStr(r.ToolName),
 		nullStr(r.ArgsHash), nullStr(r.ContentType), r.SizeBytes, r.LineCount, r.Preview, nullInt(r.ExpiresAt)}, w.args...)
 	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.results+` SET namespace = ?, path = ?, session_id = ?, run_id = ?,
@@ -68,7 +68,7 @@ func scanToolResult(sc interface{ Scan(...any) error }) (*db.ToolResult, error) 
 func (s *Store) GetToolResult(ctx context.Context, resultID string) (*db.ToolResult, error) {
 	w := &where{}
 	w.add("result_id = ?", resultID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	r, err := scanToolResult(s.r.QueryRowContext(ctx, s.d.Bind("SELECT "+toolResultCols+" FROM "+s.results+w.String()), w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: tool result %s", db.ErrNotFound, resultID)
@@ -100,7 +100,7 @@ func (s *Store) listToolResults(ctx context.Context, op, q string, args ...any) 
 func (s *Store) ListToolResults(ctx context.Context, sessionID string, limit int) ([]db.ToolResult, error) {
 	w := &where{}
 	w.add("session_id = ?", sessionID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	return s.listToolResults(ctx, "list tool results", "SELECT "+toolResultCols+" FROM "+s.results+w.String()+
 		fmt.Sprintf(" ORDER BY created_at DESC, result_id DESC LIMIT %d", limit), w.args...)
 }
@@ -109,7 +109,7 @@ func (s *Store) ListToolResults(ctx context.Context, sessionID string, limit int
 func (s *Store) DeleteToolResult(ctx context.Context, resultID string) error {
 	w := &where{}
 	w.add("result_id = ?", resultID)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (s *Store) DeleteToolResult(ctx context.Context, resultID string) error {
 func (s *Store) ExpiredToolResults(ctx context.Context, now int64, limit int) ([]db.ToolResult, error) {
 	w := &where{}
 	w.add("expires_at IS NOT NULL AND expires_at < ?", now)
-	scope(ctx, w)
+	s.scope(ctx, w)
 	return s.listToolResults(ctx, "expired tool results", "SELECT "+toolResultCols+" FROM "+s.results+w.String()+
 		fmt.Sprintf(" ORDER BY expires_at, result_id LIMIT %d", limit), w.args...)
 }

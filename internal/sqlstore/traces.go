@@ -133,7 +133,7 @@ func (s *Store) GetTrace(ctx context.Context, traceID, runID string) (*db.Trace,
 	} else {
 		w.add("run_id = ?", runID)
 	}
-	scope(ctx, w)
+	s.scope(ctx, w)
 	q := "SELECT " + traceCols + s.countCols() + " FROM " + s.traces() + " t" + w.String() + " ORDER BY start_time DESC LIMIT 1"
 	t, err := scanTrace(s.r.QueryRowContext(ctx, s.d.Bind(q), w.args...), true)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -149,7 +149,7 @@ func (s *Store) traceWhere(ctx context.Context, f db.TraceFilter) *where {
 	w := &where{}
 	w.eq("run_id", f.RunID)
 	w.eq("session_id", f.SessionID)
-	w.eq("user_id", f.UserID)
+	s.userEq(w, "user_id", f.UserID)
 	w.eq("agent_id", f.AgentID)
 	w.eq("team_id", f.TeamID)
 	w.eq("workflow_id", f.WorkflowID)
@@ -164,7 +164,7 @@ func (s *Store) traceWhere(ctx context.Context, f db.TraceFilter) *where {
 		cond, args := s.exprSQL(f.Expr)
 		w.add(cond, args...)
 	}
-	scope(ctx, w)
+	s.scope(ctx, w)
 	return w
 }
 
@@ -235,7 +235,7 @@ func scanSpan(sc scanner) (*db.Span, error) {
 func (s *Store) TraceSessionStats(ctx context.Context, f db.TraceStatsFilter) ([]db.TraceSessionStats, int, error) {
 	w := &where{}
 	w.add("session_id IS NOT NULL")
-	w.eq("user_id", f.UserID)
+	s.userEq(w, "user_id", f.UserID)
 	w.eq("agent_id", f.AgentID)
 	w.eq("team_id", f.TeamID)
 	w.eq("workflow_id", f.WorkflowID)
@@ -249,7 +249,7 @@ func (s *Store) TraceSessionStats(ctx context.Context, f db.TraceStatsFilter) ([
 		cond, args := s.exprSQL(f.Expr)
 		w.add(cond, args...)
 	}
-	scope(ctx, w)
+	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM (SELECT session_id FROM "+s.traces()+w.String()+" GROUP BY session_id) g"),
 		w.args...).Scan(&total); err != nil {
@@ -361,6 +361,9 @@ func (s *Store) exprSQL(e *db.TraceExpr) (string, []any) {
 		return s.d.LikeContains(e.Key), []any{ContainsPattern(fmt.Sprint(e.Value))}
 	case "STARTSWITH":
 		return s.d.LikeContains(e.Key), []any{strings.TrimPrefix(ContainsPattern(fmt.Sprint(e.Value)), "%")}
+	}
+	if e.Op == "EQ" && e.Key == "user_id" {
+		return s.d.EqExact(e.Key), []any{e.Value} // a user is matched exactly, as by the scope
 	}
 	op := map[string]string{"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<="}[e.Op]
 	return e.Key + " " + op + " ?", []any{e.Value}
