@@ -104,7 +104,7 @@ func checkApprovalID(id string) error {
 	if id == "" || len(id) > 255 || !utf8.ValidString(id) {
 		return fmt.Errorf("%w: an approval id is 1 to 255 bytes of UTF-8", ErrInvalidRecord)
 	}
-	return nil
+	return checkNotPadded("approval id", id)
 }
 
 // CreateApproval validates and stores a pending approval; created_at is set
@@ -121,6 +121,9 @@ func (d *DB) CreateApproval(ctx context.Context, a *Approval) error {
 	}
 	if u, ok := UserScope(ctx); ok && a.UserID != u {
 		return fmt.Errorf("%w: approval of user %q written in the scope of user %q", ErrInvalidRecord, a.UserID, u)
+	}
+	if err := checkUserID("approval", a.ID, a.UserID); err != nil {
+		return err
 	}
 	cp := *a
 	if cp.Status == "" {

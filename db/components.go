@@ -192,7 +192,7 @@ func checkComponentID(id string) error {
 	if id == "" || len(id) > MaxComponentIDBytes || !utf8.ValidString(id) {
 		return fmt.Errorf("%w: a component id is 1 to %d bytes of UTF-8", ErrInvalidRecord, MaxComponentIDBytes)
 	}
-	return nil
+	return checkNotPadded("component id", id)
 }
 
 func checkStage(stage string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -17,10 +18,28 @@ const (
 	MaxMemoryTopics = 100
 )
 
-// checkUserID applies MaxUserIDBytes to the user id a record is written as.
+// checkUserID applies MaxUserIDBytes to the user id a record is written as,
+// and refuses a record id or user id ending in a space (checkNotPadded).
 func checkUserID(kind, id, userID string) error {
 	if len(userID) > MaxUserIDBytes {
 		return fmt.Errorf("%w: user_id of %s %s is %d bytes; the limit is %d", ErrInvalidRecord, kind, id, len(userID), MaxUserIDBytes)
+	}
+	if err := checkNotPadded(kind+" id", id); err != nil {
+		return err
+	}
+	return checkNotPadded("user_id of "+kind+" "+id, userID)
+}
+
+// checkNotPadded refuses a key (an id, a user id) that ends in a space.
+// MySQL compares VARCHAR with PAD SPACE collations, utf8mb4_bin included:
+// "s1 " and "s1" are one primary key there, so the second write would
+// overwrite the first, and "alice " one user with "alice" in the unique
+// keys holding a user_id (schedule names, metrics). Refused on every
+// backend, so that rows written on one can move to another
+// (docs/adr/exact-keys-on-mysql.md).
+func checkNotPadded(what, key string) error {
+	if strings.HasSuffix(key, " ") {
+		return fmt.Errorf("%w: %s %q ends in a space (MySQL would take it for the same key without the space)", ErrInvalidRecord, what, key)
 	}
 	return nil
 }
@@ -237,6 +256,9 @@ func checkRun(r *Run) error {
 // stores (a copy, or a row handed over: SaveRunOwned).
 func (d *DB) stampRun(ctx context.Context, r *Run) error {
 	d.prepareWrite(ctx, &r.UserID, &r.CreatedAt, &r.UpdatedAt)
+	if err := checkNotPadded("session_id of run "+r.RunID, r.SessionID); err != nil {
+		return err
+	}
 	return checkUserID("run", r.RunID, r.UserID)
 }
 

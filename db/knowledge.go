@@ -104,6 +104,9 @@ func (d *DB) InsertKnowledgeContent(ctx context.Context, c *KnowledgeContent) (i
 	}
 	cp := *c
 	d.prepareWrite(ctx, &cp.UserID, &cp.CreatedAt, &cp.UpdatedAt)
+	if err := checkUserID("knowledge content", cp.ID, cp.UserID); err != nil {
+		return false, err
+	}
 	ctx, call := d.bound(ctx)
 	inserted, err = k.InsertKnowledgeContent(ctx, &cp)
 	return inserted, call.done(err)

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // MemoryChanges is one batch of writes to one user's memories, applied all or
@@ -63,6 +64,8 @@ func (d *DB) ApplyMemoryChanges(ctx context.Context, ch *MemoryChanges) error {
 			switch {
 			case m.MemoryID == "":
 				return nil, fmt.Errorf("%w: memory_id is required", ErrInvalidRecord)
+			case add && strings.HasSuffix(m.MemoryID, " "):
+				return nil, checkNotPadded("memory id", m.MemoryID)
 			case m.Memory == "":
 				return nil, fmt.Errorf("%w: memory %s has no text", ErrInvalidRecord, m.MemoryID)
 			case len(m.Topics) > MaxMemoryTopics:

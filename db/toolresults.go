@@ -52,7 +52,7 @@ func checkResultID(id string) error {
 	if id == "" || len(id) > MaxToolResultID || !utf8.ValidString(id) {
 		return fmt.Errorf("%w: a tool result id is 1 to %d bytes of UTF-8", ErrInvalidRecord, MaxToolResultID)
 	}
-	return nil
+	return checkNotPadded("tool result id", id)
 }
 
 // UpsertToolResult validates and stores an index row; created_at is set
@@ -69,6 +69,9 @@ func (d *DB) UpsertToolResult(ctx context.Context, r *ToolResult) error {
 	}
 	if u, ok := UserScope(ctx); ok && r.UserID != u {
 		return fmt.Errorf("%w: tool result of user %q written in the scope of user %q", ErrInvalidRecord, r.UserID, u)
+	}
+	if err := checkUserID("tool result", r.ResultID, r.UserID); err != nil {
+		return err
 	}
 	cp := *r
 	if cp.CreatedAt == 0 {

@@ -30,6 +30,61 @@ var exactUserTests = map[string]func(t *testing.T, d *db.DB){
 		_, err = d.CreateSchedule(db.WithUserScope(bg, "alice"), schedule("sch3", "nightly", "", 100))
 		wantErr(t, err, db.ErrExists)
 	},
+	// MySQL would take a key ending in a space for the key without it (one
+	// primary key, one owner in a unique key): such keys are refused on
+	// every backend, so rows written on one can move to another.
+	"Keys_EndingInASpaceAreRefused": func(t *testing.T, d *db.DB) {
+		padded := db.WithUserScope(bg, "alice ")
+		refused := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, db.ErrInvalidRecord) {
+				t.Errorf("%s: error = %v, want ErrInvalidRecord", what, err)
+			}
+		}
+		unsupported := func(err error) bool {
+			return errors.Is(err, db.ErrUnsupportedDriver) || errors.Is(err, db.ErrUnsupported) || errors.Is(err, db.ErrNoKnowledge)
+		}
+		mustSession(t, bg, d, db.Session{SessionID: "s1"})
+		_, err := d.UpsertSession(bg, &db.Session{SessionID: "s1 ", SessionType: "agent"})
+		refused("session id", err)
+		_, err = d.UpsertSession(bg, &db.Session{SessionID: "s2", SessionType: "agent", UserID: "alice "})
+		refused("session user", err)
+		_, err = d.UpsertSession(padded, &db.Session{SessionID: "s2", SessionType: "agent"})
+		refused("session in a padded scope", err)
+		_, err = d.UpsertRun(bg, newRun("s1", "r1 "))
+		refused("run id", err)
+		_, err = d.UpsertRun(bg, newRun("s1 ", "r1"))
+		refused("run's session id", err)
+		_, _, err = d.SaveRun(padded, &db.Session{SessionID: "s3", SessionType: "agent"}, newRun("s3", "r3"))
+		refused("SaveRun in a padded scope", err)
+		_, err = d.UpsertMemory(bg, &db.Memory{MemoryID: "m1 ", Memory: "x"})
+		refused("memory id", err)
+		_, err = d.UpsertMemory(padded, &db.Memory{MemoryID: "m1", Memory: "x"})
+		refused("memory in a padded scope", err)
+		err = d.ApplyMemoryChanges(bg, &db.MemoryChanges{UserID: "u", Adds: []db.Memory{{MemoryID: "m2 ", Memory: "x"}}})
+		refused("added memory id", err)
+		if _, err := d.UpsertLearning(bg, &db.Learning{LearningID: "l1 ", LearningType: db.EntityLearningType, Content: []byte(`{}`)}); !unsupported(err) {
+			refused("learning id", err)
+		}
+		if _, err := d.CreateEvalRun(bg, &db.EvalRun{RunID: "e1 ", EvalType: "reliability", EvalData: []byte(`{}`)}); !unsupported(err) {
+			refused("eval run id", err)
+		}
+		if _, err := d.InsertKnowledgeContent(padded, &db.KnowledgeContent{ID: "k1", Name: "doc"}); !unsupported(err) {
+			refused("knowledge in a padded scope", err)
+		}
+		if err := d.CreateApproval(bg, approval("ap1 ", "r1", "alice", 100)); !unsupported(err) {
+			refused("approval id", err)
+		}
+		if err := d.UpsertToolResult(bg, toolResult("res1 ", "s1", "alice")); !unsupported(err) {
+			refused("tool result id", err)
+		}
+		if _, err := d.CreateSchedule(padded, schedule("sch1", "nightly", "", 100)); !unsupported(err) {
+			refused("schedule in a padded scope", err)
+		}
+		list, _, err := d.ListSessions(bg, db.SessionFilter{Limit: 10, Page: 1})
+		noErr(t, err)
+		equal(t, "sessions stored", sessionIDs(list), []string{"s1"})
+	},
 }
 
 // UserExactness checks that a caller scoped as other, a user id that a
