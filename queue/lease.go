@@ -139,7 +139,7 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	}
 	for id, h := range held {
 		if !seen[id] && q.finishedHere(id, h.attempt) == "" {
-			h.cancel(fmt.Errorf("%w: job %s is gone", run.ErrFenced, id))
+			h.cancel(jobGone(id))
 		}
 	}
 	return nil

@@ -80,6 +80,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		}
 		if done {
 			if fin == StatusCancelled {
+				q.cfg.Logger.InfoContext(fctx, "queue: run cancelled", "run_id", j.ID, "attempt", attempt)
 				return river.JobCancel(ErrCancelled)
 			}
 			return nil
@@ -89,18 +90,29 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	case errors.Is(cause, errStopped):
 		// Left running: a restarted node resumes it, another takes it over.
 		return herr
+	case errors.Is(cause, errJobDeleted) || errors.Is(herr, errJobDeleted):
+		// The job row was deleted (its session was): the run is stopped on
+		// purpose and there is nothing left to record.
+		q.cfg.Logger.InfoContext(fctx, "queue: job deleted, its run stopped", "run_id", j.ID, "attempt", attempt)
+		return nil
 	case errors.Is(cause, run.ErrFenced) || errors.Is(herr, run.ErrFenced):
 		// A newer attempt owns the run: record nothing.
-		q.cfg.Logger.WarnContext(fctx, "queue: superseded attempt stopped", "run_id", j.ID, "attempt", attempt)
+		why := cause
+		if !errors.Is(why, run.ErrFenced) {
+			why = herr
+		}
+		q.cfg.Logger.WarnContext(fctx, "queue: superseded attempt stopped", "run_id", j.ID, "attempt", attempt, "err", why)
 		return nil
 	case herr == nil:
 		q.finish(fctx, j.ID, attempt, jobStatusOf(status), "")
 		if status == run.StatusCancelled {
+			q.cfg.Logger.InfoContext(fctx, "queue: run cancelled", "run_id", j.ID, "attempt", attempt)
 			return river.JobCancel(ErrCancelled)
 		}
 		return nil
 	case errors.Is(cause, ErrCancelled):
 		q.finishCancelled(fctx, j.Job, attempt, "cancelled")
+		q.cfg.Logger.InfoContext(fctx, "queue: run cancelled", "run_id", j.ID, "attempt", attempt)
 		return river.JobCancel(ErrCancelled)
 	}
 	var perm *permanentError
@@ -396,6 +408,17 @@ WHERE id = ? AND status IN (?, ?) AND attempt < ? AND cancel_requested_at IS NUL
 RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, StatusQueued, StatusRunning, attempt}
 }
 
+// errJobDeleted: the job's row is gone while an attempt ran (its session
+// was deleted, which deletes its jobs). It comes with run.ErrFenced
+// (jobGone): the attempt's writes are refused like a superseded one's.
+var errJobDeleted = errors.New("queue: the job was deleted")
+
+// jobGone is the fence's refusal (and the heartbeat's cancel cause) for an
+// attempt whose job row no longer exists.
+func jobGone(id string) error {
+	return fmt.Errorf("%w: %w: job %s is gone", run.ErrFenced, errJobDeleted, id)
+}
+
 // errNotClaimed rolls back a claim of a job that is not runnable.
 var errNotClaimed = errors.New("queue: job not claimable")
 
@@ -478,7 +501,7 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 		err := tx.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id).Scan(&cur, &by, &status)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("%w: job %s is gone", run.ErrFenced, id)
+			return jobGone(id)
 		case err != nil:
 			return err
 		case cur == attempt && !by.Valid && status != StatusRunning && status != StatusQueued && q.finishedHere(id, attempt) == status:
