@@ -22,7 +22,8 @@ func (s *Server) queueOrNotFound() (*queue.Queue, error) {
 }
 
 // listQueueJobs is GET /queue/jobs: a page of jobs, newest first, filtered
-// by ?status=; a user-scoped caller sees its own jobs only.
+// by ?status=; a user-scoped caller sees its own jobs only. total_count is
+// exact up to queue.ListCountAhead jobs past the page (queue.List).
 func (s *Server) listQueueJobs(w http.ResponseWriter, r *http.Request) error {
 	q, err := s.queueOrNotFound()
 	if err != nil {

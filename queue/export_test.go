@@ -66,5 +66,36 @@ func (q *Queue) Fenced(ctx context.Context, id string, attempt int) context.Cont
 // arguments (for query plans).
 func (q *Queue) ListCountQuery(f Filter) (string, []any) {
 	where, args := listWhere(f)
-	return q.countQuery(where), args
+	return q.countQuery(where), append(args, f.Page*f.Limit+ListCountAhead)
+}
+
+// PlannedQueries are the queue's statements on agno_jobs whose plans tests
+// look at, by name, with arguments.
+func (q *Queue) PlannedQueries(now int64) map[string]PlannedQuery {
+	page := func(f Filter) PlannedQuery {
+		where, args := listWhere(f)
+		return PlannedQuery{q.listQuery(where), append(args, f.Limit, 0)}
+	}
+	count := func(f Filter) PlannedQuery {
+		query, args := q.ListCountQuery(f)
+		return PlannedQuery{query, args}
+	}
+	all := Filter{Limit: 20, Page: 1}
+	failed := Filter{Status: StatusFailed, Limit: 20, Page: 1}
+	completed := Filter{Status: StatusCompleted, Limit: 20, Page: 1}
+	return map[string]PlannedQuery{
+		"list":                  page(all),
+		"list by status":        page(failed),
+		"list by common status": page(completed),
+		"count":                 count(all),
+		"count by status":       count(completed),
+		"stats":                 {q.statsQuery(""), nil},
+		"retention":             {q.retentionQuery(), []any{StatusCompleted, StatusFailed, StatusCancelled, now - 86400, now - 86400}},
+	}
+}
+
+// PlannedQuery is a statement and its arguments.
+type PlannedQuery struct {
+	Query string
+	Args  []any
 }

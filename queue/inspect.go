@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -51,7 +52,18 @@ type Filter struct {
 // ErrBadFilter: an unknown status or a bad page.
 var ErrBadFilter = errors.New("queue: bad filter")
 
-// List returns a page of jobs, newest first, and the total count.
+// ListCountAhead bounds List's count: it counts the jobs up to the end of
+// the page and at most this many past it.
+const ListCountAhead = 10000
+
+// List returns a page of jobs, newest first, and their total count.
+//
+// The total is exact when fewer than ListCountAhead jobs follow the page;
+// past that it is the page's end plus ListCountAhead, a lower bound that
+// still says a next page exists, so that no page costs a count of the
+// whole table (the jobs of a day of runs: retention keeps them). Stats
+// counts every job by status. A page that is not full ends the listing and
+// needs no count.
 func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 	if f.Limit < 1 || f.Page < 1 {
 		return nil, 0, fmt.Errorf("%w: limit and page must be at least 1", ErrBadFilter)
@@ -59,13 +71,16 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, 0, fmt.Errorf("%w: status must be one of %v", ErrBadFilter, Statuses)
 	}
-	where, args := listWhere(f)
-	var total int
-	if err := q.w.QueryRowContext(ctx, q.countQuery(where), args...).Scan(&total); err != nil {
-		return nil, 0, err
+	if f.Page-1 > math.MaxInt64/f.Limit {
+		return nil, 0, fmt.Errorf("%w: page is too large", ErrBadFilter)
 	}
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT `+jobColumns+` FROM `+q.jobs+` WHERE `+where+` ORDER BY created_at DESC, id LIMIT ? OFFSET ?`),
-		append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	offset := (f.Page - 1) * f.Limit
+	bound := math.MaxInt64 // the count's: saturated
+	if offset <= math.MaxInt64-f.Limit-ListCountAhead {
+		bound = offset + f.Limit + ListCountAhead
+	}
+	where, args := listWhere(f)
+	rows, err := q.w.QueryContext(ctx, q.listQuery(where), append(args, f.Limit, offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,12 +93,30 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
 		}
 		jobs = append(jobs, j.Job)
 	}
-	return jobs, total, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(jobs) < f.Limit && (len(jobs) > 0 || offset == 0) {
+		return jobs, offset + len(jobs), nil
+	}
+	var total int
+	if err := q.w.QueryRowContext(ctx, q.countQuery(where), append(args, bound)...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	return jobs, total, nil
 }
 
-// countQuery counts the jobs where holds (List's total).
+// listQuery is List's page of the jobs where holds (arguments: where's,
+// the limit, the offset). Filtered by status, it reads
+// idx_agno_jobs_status_created_at in order.
+func (q *Queue) listQuery(where string) string {
+	return q.sql(`SELECT ` + jobColumns + ` FROM ` + q.jobs + ` WHERE ` + where + ` ORDER BY created_at DESC, id LIMIT ? OFFSET ?`)
+}
+
+// countQuery counts the jobs where holds, up to a bound (its last
+// argument): List's total.
 func (q *Queue) countQuery(where string) string {
-	return q.sql(`SELECT COUNT(*) FROM ` + q.jobs + ` WHERE ` + where)
+	return q.sql(`SELECT COUNT(*) FROM (SELECT 1 FROM ` + q.jobs + ` WHERE ` + where + ` LIMIT ?) AS matching`)
 }
 
 // listWhere is List's condition and its arguments.
@@ -145,7 +178,7 @@ func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, e
 		cond, uargs := userIs(userID)
 		where, args = " WHERE "+cond, uargs
 	}
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT status, COUNT(*), MIN(created_at) FROM `+q.jobs+where+` GROUP BY status`), args...)
+	rows, err := q.w.QueryContext(ctx, q.statsQuery(where), args...)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -177,6 +210,13 @@ func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, e
 		}
 	}
 	return st, rows.Err()
+}
+
+// statsQuery counts and dates the jobs of each status (where: "" or a
+// WHERE clause). Unscoped, idx_agno_jobs_status_created_at holds all it
+// reads.
+func (q *Queue) statsQuery(where string) string {
+	return q.sql(`SELECT status, COUNT(*), MIN(created_at) FROM ` + q.jobs + where + ` GROUP BY status`)
 }
 
 // Requeue puts a failed or cancelled job back in line with MaxAttempts more

@@ -96,3 +96,45 @@ func TestList_ScopedCountCanUseTheUserIndex(t *testing.T) {
 		t.Fatalf("the scoped count does not look the user up in its index:\n%s", plan.String())
 	}
 }
+
+// List's total is exact while fewer than ListCountAhead jobs follow the
+// page, and past that the page's end plus ListCountAhead (it still says
+// that a next page exists); a page that is not full says the exact total.
+func TestList_TotalIsCountedAtMostListCountAheadPastThePage(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		q := openUnstarted(t, d)
+		const n = 25000
+		fillJobs(t, d, n)
+		ctx := context.Background()
+		st, err := q.Stats(ctx, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			f         queue.Filter
+			jobs, max int
+		}{
+			// Bounded: 20 + ListCountAhead of 25,000.
+			{queue.Filter{Limit: 20, Page: 1}, 20, 20 + queue.ListCountAhead},
+			{queue.Filter{Limit: 20, Page: 2}, 20, 40 + queue.ListCountAhead},
+			{queue.Filter{Status: queue.StatusCompleted, Limit: 20, Page: 1}, 20, 20 + queue.ListCountAhead},
+			{queue.Filter{Limit: 20, Page: 700}, 20, 700*20 + queue.ListCountAhead},
+			// Exact: fewer follow.
+			{queue.Filter{Limit: 20, Page: 800}, 20, n},
+			{queue.Filter{Status: queue.StatusFailed, Limit: 20, Page: 1}, 20, st.Failed},
+			{queue.Filter{UserID: "u7", Scoped: true, Limit: 20, Page: 1}, 20, n / 50},
+			// The last page, not full; a page past the end.
+			{queue.Filter{Limit: 30, Page: n/30 + 1}, n % 30, n},
+			{queue.Filter{Status: queue.StatusFailed, Limit: 20, Page: 1000}, 0, st.Failed},
+			{queue.Filter{Status: queue.StatusPaused, Limit: 20, Page: 1}, 0, 0},
+		} {
+			jobs, total, err := q.List(ctx, c.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != c.jobs || total != c.max {
+				t.Errorf("%+v: %d jobs, total %d; want %d jobs, total %d", c.f, len(jobs), total, c.jobs, c.max)
+			}
+		}
+	})
+}

@@ -353,8 +353,17 @@ func (q *Queue) errorOrphanRuns(ctx context.Context) error {
 // keys stay).
 func (q *Queue) deleteExpired(ctx context.Context) {
 	cutoff := unixNow() - int64(q.cfg.Retention/time.Second)
-	_, err := q.w.ExecContext(ctx, q.sql(`DELETE FROM `+q.jobs+` WHERE status IN (?, ?, ?) AND completed_at < ?`), StatusCompleted, StatusFailed, StatusCancelled, cutoff)
+	_, err := q.w.ExecContext(ctx, q.retentionQuery(), StatusCompleted, StatusFailed, StatusCancelled, cutoff, cutoff)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		q.cfg.Logger.WarnContext(ctx, "queue: delete expired jobs", "err", err)
 	}
+}
+
+// retentionQuery deletes the finished jobs completed before a cutoff
+// (arguments: the three final statuses, the cutoff twice). A job completes
+// after it was created, so it was also created before the cutoff: that
+// condition lets an index of created_at find the expired jobs instead of a
+// scan of every finished job (nearly the whole table) each minute.
+func (q *Queue) retentionQuery() string {
+	return q.sql(`DELETE FROM ` + q.jobs + ` WHERE status IN (?, ?, ?) AND completed_at < ? AND created_at < ?`)
 }
