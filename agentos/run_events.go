@@ -163,8 +163,15 @@ func finalStatus(st run.Status) bool {
 // "subscribed" (run going on) frame comes first, as Agno sends them; each
 // event frame carries its index as the SSE id and as event_index. A run
 // whose log is gone (retention) replays the events stored on its row; a
-// run that ended without a final event (its process died) gets a terminal
-// event built from its row, without an id.
+// run that ended without a final event in its log (its process died, or
+// a paused run was continued in the foreground) gets a terminal event
+// built from its row, with the next index as its id.
+//
+// A client that already holds the run's end (the log's final event, when
+// the row agrees, or the index of a terminal built from the row: the
+// number of stored events) gets nothing more: 204 No Content on GET, which
+// makes an EventSource stop reconnecting, and Agno's replay frame alone on
+// POST. An index past that was never sent: 400.
 func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarget, row *db.Run, after int64) error {
 	ctx := r.Context()
 	d := a.DB()
@@ -173,19 +180,32 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		return err
 	}
 	runID := row.RunID
-	var stored int64
+	var (
+		stored int64
+		last   runlog.Record
+	)
 	if l != nil {
-		if stored, err = l.Count(ctx, runID); err != nil {
+		var ok bool
+		if last, ok, err = l.Last(ctx, runID); err != nil {
 			return err
 		}
+		if ok {
+			stored = last.Seq + 1
+		}
 	}
-	sse := newSSEWriter(w)
 	if finalStatus(row.Status) && stored == 0 {
-		return s.replayRow(sse, row, after)
+		return s.replayRow(w, r, row, after)
 	}
 	if l == nil {
 		return errorf(http.StatusConflict, "run %s is %s and its events are not kept (the database keeps no event log); poll the run instead", runID, row.Status)
 	}
+	if after > stored {
+		return errorf(http.StatusBadRequest, "event index %d was never sent: run %s has %d events (indexes 0 to %d); send the id of the last event received, or -1 for all", after, runID, stored, stored-1)
+	}
+	if finalStatus(row.Status) && (after == stored || (after == last.Seq && last.Final && last.Event == string(a.Component().EventName(terminalType(row.Status))))) {
+		return s.nothingMore(w, r, row, stored, after)
+	}
+	sse := newSSEWriter(w)
 	meta := map[string]any{"run_id": runID, "current_event_count": stored}
 	name := "subscribed"
 	if finalStatus(row.Status) {
@@ -210,6 +230,10 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		return s.producerGone(ctx, runID)
 	}
 	sawFinal := false
+	// A terminal built from the row takes the index after the log's last
+	// event (the same one again for a client that holds an earlier one:
+	// the log did not grow).
+	next := stored
 	for rec, err := range l.Tail(ctx, runID, after, ended, s.tailCfg) {
 		if err != nil {
 			s.log.WarnContext(ctx, "resume stream: read events", "run_id", runID, "err", err)
@@ -223,30 +247,52 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 			continue
 		}
 		sawFinal = rec.Final
+		next = max(next, rec.Seq+1)
 		if err := sse.WriteStored(rec.Seq, rec.Event, rec.Data); err != nil {
 			return nil
 		}
 	}
 	if !sawFinal && ctx.Err() == nil && finalStatus(row.Status) {
-		// The producer died (or was fenced) before its final event: end
-		// the stream with what the row says.
-		ev := terminalFromRow(a, row)
-		_ = sse.WriteEvent(ev)
+		// The producer died (or was fenced) before its final event, or the
+		// run was continued outside the log: end the stream with what the
+		// row says. Its id is the next index, so that a client
+		// reconnecting with it is told there is nothing more instead of
+		// getting this event again.
+		_ = sse.WriteIndexed(next, terminalFromRow(a, row))
 	}
 	return nil
 }
 
+// nothingMore answers a client that holds a finished run's last event:
+// 204 on GET (an EventSource stops reconnecting; a 200 that ends would
+// make it reconnect for ever), Agno's replay frame with no events after it
+// on POST.
+func (s *Server) nothingMore(w http.ResponseWriter, r *http.Request, row *db.Run, stored, after int64) error {
+	if r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	_ = newSSEWriter(w).WriteMeta("replay", map[string]any{"event": "replay", "run_id": row.RunID, "status": row.Status,
+		"current_event_count": stored, "total_buffered": stored, "last_event_index_requested": after})
+	return nil
+}
+
+// terminalType is the terminal event of a run that ended in st.
+func terminalType(st run.Status) run.EventType {
+	switch st {
+	case run.StatusError:
+		return run.EventRunError
+	case run.StatusCancelled:
+		return run.EventRunCancelled
+	case run.StatusPaused:
+		return run.EventRunPaused
+	}
+	return run.EventRunCompleted
+}
+
 // terminalFromRow is the terminal event of a finished run, from its row.
 func terminalFromRow(a runTarget, row *db.Run) *run.Event {
-	t := run.EventRunCompleted
-	switch row.Status {
-	case run.StatusError:
-		t = run.EventRunError
-	case run.StatusCancelled:
-		t = run.EventRunCancelled
-	case run.StatusPaused:
-		t = run.EventRunPaused
-	}
+	t := terminalType(row.Status)
 	c := a.Component()
 	ev := &run.Event{Event: c.EventName(t), CreatedAt: time.Now().Unix(), RunID: row.RunID, SessionID: row.SessionID}
 	switch c.Type {
@@ -265,12 +311,20 @@ func terminalFromRow(a runTarget, row *db.Run) *run.Event {
 
 // replayRow replays the events stored on a finished run's row (its log
 // was deleted by retention, or it never had one): positions are the
-// indexes, as Agno's database fallback numbers them.
-func (s *Server) replayRow(sse *sseWriter, row *db.Run, after int64) error {
+// indexes, as Agno's database fallback numbers them. The log's indexes
+// and the row's positions need not match (the row may keep fewer events),
+// so an index at or past the last position is not refused: it gets the
+// replay frame alone, or 204 on GET (see nothingMore).
+func (s *Server) replayRow(w http.ResponseWriter, r *http.Request, row *db.Run, after int64) error {
 	out, err := row.Output()
 	if err != nil {
 		return err
 	}
+	if after >= int64(len(out.Events))-1 && r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	sse := newSSEWriter(w)
 	var evs []run.Event
 	for i, ev := range out.Events {
 		if int64(i) > after {

@@ -133,6 +133,12 @@ func slowModel(words int) *scripted.Model {
 // streamServer serves agent "echo" on d with the durable queue.
 func streamServer(t *testing.T, d *db.DB, m *scripted.Model) (string, *Server) {
 	t.Helper()
+	return streamServerTail(t, d, m, testTailConfig)
+}
+
+// streamServerTail is streamServer whose resume streams tail with cfg.
+func streamServerTail(t *testing.T, d *db.DB, m *scripted.Model, cfg runlog.TailConfig) (string, *Server) {
+	t.Helper()
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: m, DB: d})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +147,7 @@ func streamServer(t *testing.T, d *db.DB, m *scripted.Model) (string, *Server) {
 	var srv *Server
 	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &qc}, func(s *Server) {
 		srv = s
-		s.tailCfg = testTailConfig
+		s.tailCfg = cfg
 	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

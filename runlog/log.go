@@ -220,6 +220,23 @@ func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) ([
 	return out, rows.Err()
 }
 
+// Last returns the run's last stored event (its Seq + 1 is how many the
+// run has: numbering is gapless); ok is false when it has none.
+func (l *Log) Last(ctx context.Context, runID string) (rec Record, ok bool, err error) {
+	var data string
+	var final int
+	err = l.w.QueryRowContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? ORDER BY seq DESC LIMIT 1`), runID).
+		Scan(&rec.Seq, &rec.Attempt, &rec.Event, &data, &final)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Record{}, false, nil
+	case err != nil:
+		return Record{}, false, err
+	}
+	rec.Data, rec.Final = []byte(data), final != 0
+	return rec, true, nil
+}
+
 // Count returns how many events the run has stored.
 func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
 	var n int64
