@@ -1,0 +1,4 @@
+package runlog
+
+// MaxPending is maxPending, for tests.
+const MaxPending = maxPending
