@@ -244,15 +244,17 @@ func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
 	return n, err
 }
 
-// DeleteBefore deletes the events of runs whose log ended (a final event)
-// before cutoff (unix seconds), and of runs with no event since
-// staleCutoff (a run cut by a crash that nothing finished). It returns how
-// many rows it deleted.
+// DeleteBefore deletes the events of runs whose log ended (its last event
+// is a final one) before cutoff (unix seconds), and of runs with no event
+// since staleCutoff (a run cut by a crash that nothing finished). Both key
+// on the run's last event: a run paused long ago whose log went on (a
+// later attempt, a continuation) keeps it. It returns how many rows it
+// deleted.
 func (l *Log) DeleteBefore(ctx context.Context, cutoff, staleCutoff int64) (int64, error) {
 	// MySQL cannot select from the table it deletes from: a derived table
 	// is materialised first.
-	sub := `SELECT run_id FROM (SELECT run_id FROM ` + l.table + ` WHERE final = 1 AND created_at < ?
-	UNION SELECT run_id FROM ` + l.table + ` GROUP BY run_id HAVING MAX(created_at) < ?) AS done`
+	sub := `SELECT run_id FROM (SELECT run_id FROM ` + l.table + ` GROUP BY run_id
+	HAVING (MAX(created_at) < ? AND MAX(CASE WHEN final = 1 THEN seq ELSE -1 END) = MAX(seq)) OR MAX(created_at) < ?) AS done`
 	res, err := l.w.ExecContext(ctx, l.q(`DELETE FROM `+l.table+` WHERE run_id IN (`+sub+`)`), cutoff, staleCutoff)
 	if err != nil {
 		return 0, err
