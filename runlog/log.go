@@ -40,7 +40,11 @@ type Record struct {
 
 // Log is the event log of one database. It is safe for concurrent use.
 type Log struct {
-	w       *sql.DB
+	// w writes (on SQLite the store's single writer connection, whose
+	// transactions begin IMMEDIATE); r reads: the store's reader pool, so
+	// that subscribers' polls do not queue behind (or hold up) the
+	// process's writes on SQLite. On Postgres and MySQL they are one pool.
+	w, r    *sql.DB
 	dialect string
 	table   string
 
@@ -62,7 +66,10 @@ func Open(ctx context.Context, d *db.DB) (*Log, error) {
 		return nil, ErrUnsupported
 	}
 	wp := sw.SQLWriter()
-	l := &Log{w: wp.DB, dialect: wp.Dialect, table: `"` + Table + `"`, wakes: map[string]*watch{}}
+	l := &Log{w: wp.DB, r: wp.DB, dialect: wp.Dialect, table: `"` + Table + `"`, wakes: map[string]*watch{}}
+	if st, ok := sqlstore.FromDB(d); ok && st.ReadSQL() != nil {
+		l.r = st.ReadSQL()
+	}
 	switch wp.Dialect {
 	case "postgres":
 		if wp.Schema != "" {
@@ -201,7 +208,7 @@ func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pendi
 
 // Read returns up to limit events of the run with seq > after, in order.
 func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) ([]Record, error) {
-	rows, err := l.w.QueryContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`), runID, after, limit)
+	rows, err := l.r.QueryContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`), runID, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +232,7 @@ func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) ([
 func (l *Log) Last(ctx context.Context, runID string) (rec Record, ok bool, err error) {
 	var data string
 	var final int
-	err = l.w.QueryRowContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? ORDER BY seq DESC LIMIT 1`), runID).
+	err = l.r.QueryRowContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? ORDER BY seq DESC LIMIT 1`), runID).
 		Scan(&rec.Seq, &rec.Attempt, &rec.Event, &data, &final)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -240,7 +247,7 @@ func (l *Log) Last(ctx context.Context, runID string) (rec Record, ok bool, err 
 // Count returns how many events the run has stored.
 func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
 	var n int64
-	err := l.w.QueryRowContext(ctx, l.q(`SELECT COUNT(*) FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&n)
+	err := l.r.QueryRowContext(ctx, l.q(`SELECT COUNT(*) FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&n)
 	return n, err
 }
 
