@@ -314,13 +314,14 @@ func terminalFromRow(a runTarget, row *db.Run) *run.Event {
 // indexes, as Agno's database fallback numbers them. The log's indexes
 // and the row's positions need not match (the row may keep fewer events),
 // so an index at or past the last position is not refused: it gets the
-// replay frame alone, or 204 on GET (see nothingMore).
+// replay frame alone, or 204 on GET (see nothingMore). A client that sent
+// no index gets the replay frame even when the row holds no event.
 func (s *Server) replayRow(w http.ResponseWriter, r *http.Request, row *db.Run, after int64) error {
 	out, err := row.Output()
 	if err != nil {
 		return err
 	}
-	if after >= int64(len(out.Events))-1 && r.Method == http.MethodGet {
+	if after >= 0 && after >= int64(len(out.Events))-1 && r.Method == http.MethodGet {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}

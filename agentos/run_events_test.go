@@ -294,6 +294,12 @@ func TestResume_FinishedRunWithoutLogReplaysTheRow(t *testing.T) {
 		t.Fatalf("replayed %d events, the row holds %d", len(evs), len(out.Events))
 	}
 	checkIDs(t, evs, 0)
+	// An EventSource reconnecting with the last one (or one the log gave
+	// before retention: any at or past it) is told to stop.
+	last := strconv.Itoa(max(len(out.Events)-1, 0))
+	if res := get(t, u+"/agents/echo/runs/"+acc.RunID+"/resume", map[string]string{"Last-Event-ID": last}); res.status != http.StatusNoContent {
+		t.Fatalf("reconnect after the row's last event: %d %q", res.status, res.body)
+	}
 }
 
 // Teams' and workflows' background runs stream their own events too, from
