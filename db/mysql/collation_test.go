@@ -10,6 +10,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest"
 	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
 // openAgnoCollated opens a new database whose tables compare text as the
@@ -48,7 +49,7 @@ func openAgnoCollated(t *testing.T) *db.DB {
 	}
 	t.Cleanup(func() { d.Close() })
 
-	tables, err := sqlStrings(ctx, admin, "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", name)
+	tables, err := sqlstore.QueryStrings(ctx, admin, "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,23 +89,6 @@ func openAgnoCollated(t *testing.T) *db.DB {
 		t.Fatalf("user_id columns in utf8mb4_general_ci: %d of %d (%v)", same, len(cols), err)
 	}
 	return d
-}
-
-func sqlStrings(ctx context.Context, q *sql.DB, query string, args ...any) ([]string, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // On Agno's case-insensitive tables "Alice" and "alice " are still other
