@@ -167,9 +167,6 @@ func (s *Server) journalOpts(j *queue.Job) []agent.RunOption {
 // answers 202 with the first run.
 func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *runStart, req *runRequest) error {
 	d := st.agent.DB()
-	if d == nil {
-		return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
-	}
 	ctx := r.Context()
 	var sess *db.Session
 	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {

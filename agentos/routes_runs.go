@@ -104,6 +104,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 		if err := s.checkBackgroundStream(r, a, req); err != nil {
 			return err
 		}
+		if st.agent.DB() == nil {
+			return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
+		}
 		if s.queue != nil {
 			return s.enqueueBackground(w, r, st, req)
 		}
@@ -449,9 +452,6 @@ type backgroundAccepted struct {
 func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *runStart, req *runRequest) error {
 	idempotent := req.IdempotencyKey != ""
 	d := st.agent.DB()
-	if d == nil {
-		return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
-	}
 	// The submission is decoded: accepting it no longer depends on the
 	// client staying connected (a half-closed client still reads the 202).
 	// The run outlives the request too: it keeps the request's values (user
