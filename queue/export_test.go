@@ -90,6 +90,7 @@ func (q *Queue) PlannedQueries(now int64) map[string]PlannedQuery {
 		"count":                 count(all),
 		"count by status":       count(completed),
 		"stats":                 {q.statsQuery(""), nil},
+		"oldest queued":         {q.oldestQuery(""), []any{StatusQueued, now}},
 		"retention":             {q.retentionQuery(), []any{StatusCompleted, StatusFailed, StatusCancelled, now - 86400, now - 86400}},
 	}
 }

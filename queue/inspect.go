@@ -167,7 +167,12 @@ type Stats struct {
 	Failed    int `json:"failed"`
 	Cancelled int `json:"cancelled"`
 	Paused    int `json:"paused"`
-	// OldestQueuedAgeSeconds is the age of the oldest queued job (0: none).
+	// OldestQueuedAgeSeconds is how long the longest-waiting queued job
+	// has been able to run without a worker taking it: now minus the
+	// earliest available_at of the queued jobs whose available_at has come
+	// (0: none). A job that waits out its retry delay is not counted
+	// until the delay ends, and a requeued job counts from its requeue,
+	// not from its creation, so the figure measures the queue's backlog.
 	OldestQueuedAgeSeconds int64 `json:"oldest_queued_age_seconds"`
 }
 
@@ -187,16 +192,12 @@ func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, e
 	for rows.Next() {
 		var status string
 		var n int
-		var oldest sql.NullInt64
-		if err := rows.Scan(&status, &n, &oldest); err != nil {
+		if err := rows.Scan(&status, &n); err != nil {
 			return Stats{}, err
 		}
 		switch status {
 		case StatusQueued:
 			st.Queued = n
-			if oldest.Valid {
-				st.OldestQueuedAgeSeconds = max(0, time.Now().Unix()-oldest.Int64)
-			}
 		case StatusRunning:
 			st.Running = n
 		case StatusCompleted:
@@ -209,14 +210,39 @@ func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, e
 			st.Paused = n
 		}
 	}
-	return st, rows.Err()
+	if err := rows.Err(); err != nil {
+		return Stats{}, err
+	}
+	if st.Queued == 0 {
+		return st, nil
+	}
+	now := time.Now().Unix()
+	cond, uargs := "", []any{}
+	if scoped {
+		c, a := userIs(userID)
+		cond, uargs = " AND "+c, a
+	}
+	var oldest sql.NullInt64
+	if err := q.w.QueryRowContext(ctx, q.oldestQuery(cond), append([]any{StatusQueued, now}, uargs...)...).Scan(&oldest); err != nil {
+		return Stats{}, err
+	}
+	if oldest.Valid {
+		st.OldestQueuedAgeSeconds = max(0, now-oldest.Int64)
+	}
+	return st, nil
 }
 
-// statsQuery counts and dates the jobs of each status (where: "" or a
-// WHERE clause). Unscoped, idx_agno_jobs_status_created_at holds all it
-// reads.
+// statsQuery counts the jobs of each status (where: "" or a WHERE
+// clause). Unscoped, idx_agno_jobs_status_created_at holds all it reads.
 func (q *Queue) statsQuery(where string) string {
-	return q.sql(`SELECT status, COUNT(*), MIN(created_at) FROM ` + q.jobs + where + ` GROUP BY status`)
+	return q.sql(`SELECT status, COUNT(*) FROM ` + q.jobs + where + ` GROUP BY status`)
+}
+
+// oldestQuery is the earliest available_at of the queued jobs that may
+// run now (arguments: the queued status, now, then cond's). Unscoped it is
+// the first entry of idx_agno_jobs_status_available_at's range.
+func (q *Queue) oldestQuery(cond string) string {
+	return q.sql(`SELECT MIN(available_at) FROM ` + q.jobs + ` WHERE status = ? AND available_at <= ?` + cond)
 }
 
 // Requeue puts a failed or cancelled job back in line with MaxAttempts more

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
@@ -135,6 +136,51 @@ func TestList_TotalIsCountedAtMostListCountAheadPastThePage(t *testing.T) {
 			if len(jobs) != c.jobs || total != c.max {
 				t.Errorf("%+v: %d jobs, total %d; want %d jobs, total %d", c.f, len(jobs), total, c.jobs, c.max)
 			}
+		}
+	})
+}
+
+// The oldest queued age measures the backlog: a job waiting out its retry
+// delay does not count before the delay ends, and a job requeued long
+// after its creation counts from its requeue.
+func TestStats_OldestQueuedAgeCountsFromWhenAJobCouldRun(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		q := openUnstarted(t, d)
+		ctx := context.Background()
+		for _, id := range []string{"requeued", "retrying", "waiting"} {
+			s, r, j := pending(id, "u1")
+			if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := d.Driver().(db.SQLWriter).SQLWriter()
+		table := `"agno_jobs"`
+		if w.Dialect == "postgres" {
+			table = `"` + w.Schema + `"."agno_jobs"`
+		}
+		now := time.Now().Unix()
+		for id, at := range map[string][2]int64{
+			"requeued": {now - 86400, now - 5},  // created a day ago, requeued 5 s ago
+			"retrying": {now - 600, now + 3600}, // its retry delay ends in an hour
+			"waiting":  {now - 120, now - 120},  // queued two minutes ago, never taken
+		} {
+			stmt := `UPDATE ` + table + ` SET created_at = ` + fmt.Sprint(at[0]) + `, available_at = ` + fmt.Sprint(at[1]) + ` WHERE id = '` + id + `'`
+			if _, err := w.DB.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, scoped := range []bool{false, true} {
+			st, err := q.Stats(ctx, "u1", scoped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 120 s, plus the seconds this test took to get here.
+			if st.Queued != 3 || st.OldestQueuedAgeSeconds < 120 || st.OldestQueuedAgeSeconds > 600 {
+				t.Errorf("scoped %v: stats %+v; want 3 queued, the oldest waiting about 120 s", scoped, st)
+			}
+		}
+		if st, err := q.Stats(ctx, "u2", true); err != nil || st.Queued != 0 || st.OldestQueuedAgeSeconds != 0 {
+			t.Errorf("another user's stats %+v, %v; want nothing queued", st, err)
 		}
 	})
 }

@@ -56,6 +56,8 @@ func TestPlans_JobQueriesUseIndexes(t *testing.T) {
 			// The expired jobs are looked up by date, not among all the
 			// finished ones.
 			"retention": "Index Cond: (created_at <",
+			// The runnable queued jobs are a range of the claim's index.
+			"oldest queued": "idx_agno_jobs_status_available_at",
 		}
 		// Statements that read every job (the stats) or stop after a bound
 		// (the counts) may scan: Postgres reads the table in order where

@@ -61,7 +61,7 @@ func ddl(dialect string) []string {
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_created_at ON ` + jobsTable + ` (created_at)`,
 		// Ours, not Agno's: a listing by status reads it in created_at
 		// order (instead of sorting every job of that status), and the
-		// stats count and date the jobs of each status from it alone.
+		// stats count the jobs of each status from it alone.
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_status_created_at ON ` + jobsTable + ` (status, created_at)`,
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_session_id ON ` + jobsTable + ` (session_id)`,
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_component_id ON ` + jobsTable + ` (component_id)`,
