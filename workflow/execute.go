@@ -65,12 +65,10 @@ type exec struct {
 func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
 	in := input
 	out := &run.Output{RunID: o.RunID, WorkflowID: w.cfg.ID, WorkflowName: w.cfg.Name, SessionID: o.SessionID,
-		ParentRunID: o.ParentRunID, UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix()}
-	if len(w.cfg.Metadata) > 0 || len(o.Metadata) > 0 {
-		out.Metadata = make(map[string]any, len(w.cfg.Metadata)+len(o.Metadata))
-		maps.Copy(out.Metadata, w.cfg.Metadata)
-		maps.Copy(out.Metadata, o.Metadata)
-	}
+		ParentRunID: o.ParentRunID, UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix(),
+		// As an agent's and a team's: the workflow's own metadata over
+		// the call's (docs/adr/run-metadata-precedence.md).
+		Metadata: run.MergeMetadata(o.Metadata, w.cfg.Metadata)}
 	return out
 }
 

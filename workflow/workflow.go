@@ -29,7 +29,9 @@ type Config struct {
 	// DB stores the workflow's sessions and runs; nil means the workflow run
 	// is not persisted (its steps still store theirs in their own DBs).
 	DB *db.DB
-	// Metadata is copied into every workflow run's metadata.
+	// Metadata is merged into every workflow run's metadata over the
+	// call's (agent.WithMetadata), recursively, this value winning a
+	// conflict, as an agent's and a team's Config.Metadata.
 	Metadata map[string]any
 	// OffloadToolResults and MediaStorage are as agent.Config's, for the
 	// steps whose own configuration leaves them unset: their oversized
@@ -91,7 +93,7 @@ func (w *Workflow) Name() string { return w.cfg.Name }
 // Config returns a copy of the configuration (after defaults).
 func (w *Workflow) Config() Config { return w.cfg }
 
-// Metadata returns Config.Metadata, copied into every run's metadata.
+// Metadata returns Config.Metadata, merged into every run's metadata.
 func (w *Workflow) Metadata() map[string]any { return w.cfg.Metadata }
 
 // DB returns the workflow's database, nil when its runs are not persisted.
