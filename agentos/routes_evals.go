@@ -3,6 +3,7 @@ package agentos
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -197,6 +198,41 @@ type evalRunInput struct {
 	UserID                    string                    `json:"user_id"`
 }
 
+// inapplicable names the first field set that the request's eval type
+// does not use ("" when none), so that a setting is never silently
+// ignored. A field at the value Agno's EvalRunInput defaults it to
+// (num_iterations 1, threshold 7, scoring_strategy binary, warmup_runs 0)
+// counts as unset: Agno's clients may send every field of the model.
+func (req *evalRunInput) inapplicable() string {
+	iterations := req.NumIterations != nil && *req.NumIterations != 1
+	set := map[string]bool{
+		"expected_output":              req.ExpectedOutput != "",
+		"additional_context":           req.AdditionalContext != "",
+		"additional_guidelines":        req.AdditionalGuidelines != "",
+		"criteria":                     req.Criteria != "",
+		"scoring_strategy":             req.ScoringStrategy != "" && req.ScoringStrategy != eval.ScoringBinary,
+		"threshold":                    req.Threshold != nil && *req.Threshold != 7,
+		"warmup_runs":                  req.WarmupRuns != 0,
+		"num_iterations":               iterations,
+		"expected_tool_calls":          len(req.ExpectedToolCalls) > 0,
+		"allow_additional_tool_calls":  req.AllowAdditionalToolCalls,
+		"expected_tool_call_arguments": len(req.ExpectedToolCallArguments) > 0,
+	}
+	uses := map[string][]string{
+		string(eval.TypeAccuracy):     {"expected_output", "additional_context", "additional_guidelines", "num_iterations"},
+		string(eval.TypeAgentAsJudge): {"criteria", "scoring_strategy", "threshold", "additional_guidelines", "num_iterations"},
+		string(eval.TypePerformance):  {"warmup_runs", "num_iterations"},
+		string(eval.TypeReliability):  {"expected_tool_calls", "allow_additional_tool_calls", "expected_tool_call_arguments"},
+	}[req.EvalType]
+	keys := slices.Sorted(maps.Keys(set))
+	for _, k := range keys {
+		if set[k] && !slices.Contains(uses, k) {
+			return k
+		}
+	}
+	return ""
+}
+
 // createEvalRun is POST /eval-runs: it runs one eval against an agent or a
 // team and stores the result as the caller (NULL-owned for an unscoped
 // caller that names no user_id). The judge of accuracy and agent-as-judge
@@ -236,6 +272,9 @@ func (s *Server) createEvalRun(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusBadRequest, "Only one of agent_id or team_id must be provided")
 	case req.AgentID == "" && req.TeamID == "":
 		return errorf(http.StatusBadRequest, "One of agent_id or team_id must be provided")
+	}
+	if key := req.inapplicable(); key != "" {
+		return errorf(http.StatusUnprocessableEntity, "%s does not apply to a %s eval", key, req.EvalType)
 	}
 	if err := checkBodyID("user_id", req.UserID); err != nil {
 		return err

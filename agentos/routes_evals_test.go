@@ -111,6 +111,14 @@ func TestEvalRuns_RejectsBadRequests(t *testing.T) {
 		`{"agent_id":"nope","eval_type":"reliability","input":"q"}`:                    404,
 		`{"agent_id":"echo","eval_type":"accuracy","input":"q"}`:                       422,
 		`{"agent_id":"echo","eval_type":"reliability","input":"q","num_iterations":0}`: 422,
+		// A setting the eval type does not use is refused, not ignored...
+		`{"agent_id":"echo","eval_type":"performance","input":"q","expected_output":"a"}`:                         422,
+		`{"agent_id":"echo","eval_type":"reliability","input":"q","num_iterations":5}`:                            422,
+		`{"agent_id":"echo","eval_type":"accuracy","input":"q","expected_output":"a","warmup_runs":2}`:            422,
+		`{"agent_id":"echo","eval_type":"performance","input":"q","criteria":"short"}`:                            422,
+		`{"agent_id":"echo","eval_type":"agent_as_judge","input":"q","criteria":"c","expected_tool_calls":["x"]}`: 422,
+		// ...but Agno's defaults, which its clients send for every type, are not.
+		`{"agent_id":"echo","eval_type":"reliability","input":"q","num_iterations":1,"threshold":7,"scoring_strategy":"binary","warmup_runs":0}`: 200,
 		// echo's model is its own judge and does not answer a verdict.
 		`{"agent_id":"echo","eval_type":"accuracy","input":"q","expected_output":"a"}`: 500,
 	} {
