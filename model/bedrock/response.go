@@ -143,8 +143,12 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 		dec := eventstream.NewDecoder()
 		buf := make([]byte, 0, 16<<10)
 		var (
-			calls     = map[int]int{} // content block index → tool call ordinal
-			format    = -1            // block index of the structured-output tool
+			calls  = map[int]int{} // content block index → tool call ordinal
+			format = -1            // block index of the structured-output tool
+			// withInput holds the tool blocks that streamed some input; one
+			// that streamed none (a tool without parameters) gets {} at its
+			// contentBlockStop, as Converse gives it.
+			withInput = map[int]bool{}
 			thinking  *model.ThinkingBlock
 			stopped   bool
 			stop      string
@@ -202,6 +206,7 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 						c = &model.Chunk{Content: *d.Text}
 					}
 				case d.ToolUse != nil && ev.ContentBlockIndex == format:
+					withInput[format] = withInput[format] || d.ToolUse.Input != ""
 					c = &model.Chunk{Content: d.ToolUse.Input}
 				case d.ToolUse != nil:
 					n, ok := calls[ev.ContentBlockIndex]
@@ -209,6 +214,7 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 						yield(nil, fmt.Errorf("bedrock: tool input for block %d, which started no tool call: %w", ev.ContentBlockIndex, model.ErrMalformedResponse))
 						return
 					}
+					withInput[ev.ContentBlockIndex] = withInput[ev.ContentBlockIndex] || d.ToolUse.Input != ""
 					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: d.ToolUse.Input}}}
 				case d.ReasoningContent != nil:
 					if thinking == nil {
@@ -227,10 +233,18 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 					}
 				}
 			case "contentBlockStop":
-				if thinking != nil {
+				i := ev.ContentBlockIndex
+				n, isCall := calls[i]
+				switch {
+				case thinking != nil:
 					c = &model.Chunk{Thinking: thinking}
 					thinking = nil
+				case i == format && !withInput[i]:
+					c = &model.Chunk{Content: "{}"}
+				case isCall && !withInput[i]:
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: "{}"}}}
 				}
+				withInput[i] = true // a repeated stop adds nothing
 			case "messageStop":
 				stopped, stop = true, ev.StopReason
 				if format >= 0 && len(calls) == 0 && stop == "tool_use" {
