@@ -152,6 +152,9 @@ type event struct {
 func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
 		calls := map[int]int{} // output_index → tool call ordinal
+		// withArgs holds the calls whose arguments have streamed; one that
+		// streamed none gets them from its output_item.done.
+		withArgs := map[int]bool{}
 		var reasoning []json.RawMessage
 		for ev, err := range sse.Read(body, 0) {
 			if err != nil {
@@ -182,6 +185,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				if it.Type == "function_call" {
 					n := len(calls)
 					calls[e.OutputIndex] = n
+					withArgs[e.OutputIndex] = it.Arguments != ""
 					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}}
 				}
 			case "response.function_call_arguments.delta":
@@ -190,6 +194,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					yield(nil, fmt.Errorf("responses: arguments for output %d, which is no function call: %w", e.OutputIndex, model.ErrMalformedResponse))
 					return
 				}
+				withArgs[e.OutputIndex] = withArgs[e.OutputIndex] || e.Delta != ""
 				c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: e.Delta}}}
 			case "response.output_item.done":
 				var it item
@@ -197,9 +202,13 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(e.Item), model.ErrMalformedResponse, err))
 					return
 				}
-				if it.Type == "reasoning" {
+				switch n, isCall := calls[e.OutputIndex]; {
+				case it.Type == "reasoning":
 					reasoning = append(reasoning, append(json.RawMessage(nil), e.Item...))
 					c = &model.Chunk{ProviderData: reasoningData(reasoning)}
+				case it.Type == "function_call" && isCall && !withArgs[e.OutputIndex] && it.Arguments != "":
+					withArgs[e.OutputIndex] = true
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: it.Arguments}}}
 				}
 			case "response.completed", "response.incomplete":
 				if e.Response == nil {
