@@ -210,6 +210,7 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 		return nil, fmt.Errorf("gemini: building request: %w", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	var secret string // the credential sent, kept out of error messages
 	switch {
 	case m.cfg.Vertex && m.cfg.TokenSource != nil:
 		tok, err := m.cfg.TokenSource(ctx)
@@ -217,8 +218,10 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 			return nil, fmt.Errorf("gemini: getting a Vertex AI access token: %w: %w", model.ErrAuth, err)
 		}
 		hreq.Header.Set("Authorization", "Bearer "+tok)
+		secret = tok
 	case m.apiKey != "":
 		hreq.Header.Set("x-goog-api-key", m.apiKey)
+		secret = m.apiKey
 	}
 	for k, v := range m.cfg.Params.ExtraHeaders {
 		hreq.Header.Set(k, v)
@@ -236,8 +239,18 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	msg, we := errorMessage(raw, resp.StatusCode)
+	msg, we := errorMessage(redactSecret(raw, secret), resp.StatusCode)
 	return nil, classify(resp.StatusCode, resp.Header, msg, we)
+}
+
+// redactSecret blanks secret out of an error body before any of it becomes
+// an error message (a gateway page may echo the request's headers). It works
+// on the whole body, so an excerpt cannot keep part of the secret.
+func redactSecret(raw []byte, secret string) []byte {
+	if len(secret) < 8 { // too short to be a real credential, and to find safely
+		return raw
+	}
+	return bytes.ReplaceAll(raw, []byte(secret), []byte("[redacted]"))
 }
 
 // wireError is Google's error envelope {"error":{"code","message","status",
