@@ -2,6 +2,11 @@ package responses
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
@@ -43,5 +48,44 @@ func TestStream_FunctionCallArgumentsOnlyInItemDone(t *testing.T) {
 	calls := r.Message.ToolCalls
 	if len(calls) != 2 || calls[0].Arguments != `{"city":"Paris"}` || calls[1].Arguments != `{"city":"Lyon"}` {
 		t.Fatalf("tool calls %+v, want Paris then Lyon, each once", calls)
+	}
+}
+
+// OpenAI quotes a key it refuses ("Incorrect API key provided: …", in full
+// when it is not a well-formed key) and a gateway page may echo the
+// Authorization header: the key stays out of the error, which ends up in
+// logs and in the stored run.
+func TestHTTPErrors_NeverCarryTheAPIKey(t *testing.T) {
+	t.Parallel()
+	const key = "my-gateway-secret-key"
+	bodies := []string{
+		`{"error":{"message":"Incorrect API key provided: ` + key + `. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+		"<html><pre>Authorization: Bearer " + key + "</pre></html>",
+	}
+	for _, body := range bodies {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.ReadAll(r.Body)
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		m, err := New(Config{APIKey: key, BaseURL: srv.URL, Model: "o4-mini"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
+		_, invokeErr := m.Invoke(context.Background(), req)
+		var streamErr error
+		for _, e := range m.Stream(context.Background(), req) {
+			streamErr = e
+		}
+		for _, err := range []error{invokeErr, streamErr} {
+			if !errors.Is(err, model.ErrAuth) {
+				t.Fatalf("err = %v, want ErrAuth", err)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("error carries the API key: %v", err)
+			}
+		}
 	}
 }
