@@ -10,6 +10,7 @@ import (
 func FuzzDecodeStream(f *testing.F) {
 	f.Add(bytes.Join([][]byte{msgStart(), textDelta("0", "Hi"), blockStop("0"), msgStop("end_turn"), metadata()}, nil))
 	f.Add(bytes.Join([][]byte{toolStart("0", "t", "f"), toolDelta("0", "{}"), msgStop("tool_use")}, nil))
+	f.Add(bytes.Join([][]byte{toolStart("0", "t", "f"), blockStop("0"), toolStart("1", "s", "weather"), toolDelta("1", ""), blockStop("1"), blockStop("1"), msgStop("tool_use")}, nil))
 	f.Add(bytes.Join([][]byte{exceptionFrame("throttlingException", "x")}, nil))
 	f.Add(frame("contentBlockDelta", `{"delta":{"reasoningContent":{"redactedContent":"AAA="}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -10,6 +10,7 @@ import (
 func FuzzDecodeStream(f *testing.F) {
 	f.Add(sseBody(created, textDelta("Hi"), completed(message("Hi"))))
 	f.Add(sseBody(itemAdded("0", parisCall), argsDelta("0", "{}"), itemDone("0", reasoningItem), completed(parisCall)))
+	f.Add(sseBody(itemAdded("0", `{"type":"function_call","call_id":"c","name":"f","arguments":""}`), itemDone("0", parisCall), itemDone("0", parisCall), completed(parisCall)))
 	f.Add(sseBody(ev("error", `"code":500,"message":"x"`)))
 	f.Add(sseBody(ev("response.completed", `"response":null`)))
 	m, _ := New(Config{APIKey: "k", BaseURL: "http://127.0.0.1:1", Model: "o4-mini"})
