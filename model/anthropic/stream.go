@@ -58,6 +58,12 @@ type streamDecoder struct {
 	// give the same Content.
 	pending strings.Builder
 	ev      streamEvent
+	// modelID and started: message_start's model id and usage ride on the
+	// first chunk with content (or on message_stop's), not on a chunk of
+	// their own, so an error event before any content reaches the caller
+	// with no chunk yielded and model.WithRetry can retry it.
+	modelID string
+	started bool
 }
 
 // errStop ends decoding early without an error: the consumer stopped or the
@@ -92,6 +98,13 @@ func malformed(format string, args ...any) error {
 }
 
 func (d *streamDecoder) emit(c *model.Chunk) error {
+	if !d.started {
+		d.started = true
+		c.ModelID = d.modelID
+		if c.Usage == nil {
+			c.Usage = new(d.usage)
+		}
+	}
 	if !d.yield(c, nil) {
 		return errStop
 	}
@@ -114,8 +127,8 @@ func (d *streamDecoder) handle(frame sse.Event) error {
 			return malformed("message_start without message")
 		}
 		ev.Message.Usage.applyTo(&d.usage)
-		u := d.usage
-		return d.emit(&model.Chunk{ModelID: ev.Message.Model, Usage: &u})
+		d.modelID = ev.Message.Model
+		return nil
 	case "content_block_start":
 		if ev.ContentBlock == nil {
 			return malformed("content_block_start %d without content_block", ev.Index)
@@ -137,6 +150,11 @@ func (d *streamDecoder) handle(frame sse.Event) error {
 	case "message_stop":
 		if d.formatTool != "" && !d.formatSeen && d.pending.Len() > 0 {
 			if err := d.emit(&model.Chunk{Content: d.pending.String()}); err != nil {
+				return err
+			}
+		}
+		if !d.started {
+			if err := d.emit(&model.Chunk{}); err != nil {
 				return err
 			}
 		}

@@ -272,7 +272,7 @@ func TestStream_CancelledContextIsNotMalformed(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("content-type", "text/event-stream")
-		_, _ = w.Write([]byte(msgStart()))
+		_, _ = w.Write([]byte(msgStart() + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "Hel")))
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	}))
@@ -289,7 +289,7 @@ func TestStream_CancelledContextIsNotMalformed(t *testing.T) {
 			got = err
 			break
 		}
-		if c.ModelID != "" {
+		if c.Content != "" {
 			cancel()
 		}
 	}
