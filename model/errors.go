@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -117,4 +118,20 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// RedactSecrets returns an error body with every secret given (an API key,
+// a bearer token) blanked out, for a provider to apply before any of the
+// body becomes an error message: providers quote a key they refuse, and a
+// gateway page may echo the request's headers. It works on the whole body,
+// so an excerpt cut from it cannot keep part of a secret. Secrets shorter
+// than 8 bytes are left alone (no real credential is that short, and
+// blanking them would mangle ordinary text).
+func RedactSecrets(body []byte, secrets ...string) []byte {
+	for _, s := range secrets {
+		if len(s) >= 8 {
+			body = bytes.ReplaceAll(body, []byte(s), []byte("[redacted]"))
+		}
+	}
+	return body
 }

@@ -227,17 +227,7 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return nil, httpError(resp.StatusCode, resp.Header, redactKey(raw, m.cfg.APIKey))
-}
-
-// redactKey blanks key out of an error body before any of it becomes an
-// error message (a gateway page may echo the request's headers). It works on
-// the whole body, so an excerpt cannot keep part of the key.
-func redactKey(raw []byte, key string) []byte {
-	if len(key) < 8 { // too short to be a real key, and to find safely
-		return raw
-	}
-	return bytes.ReplaceAll(raw, []byte(key), []byte("[redacted]"))
+	return nil, httpError(resp.StatusCode, resp.Header, model.RedactSecrets(raw, m.cfg.APIKey))
 }
 
 // wireError is Anthropic's error envelope, used by error bodies and the

@@ -239,18 +239,8 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	msg, we := errorMessage(redactSecret(raw, secret), resp.StatusCode)
+	msg, we := errorMessage(model.RedactSecrets(raw, secret), resp.StatusCode)
 	return nil, classify(resp.StatusCode, resp.Header, msg, we)
-}
-
-// redactSecret blanks secret out of an error body before any of it becomes
-// an error message (a gateway page may echo the request's headers). It works
-// on the whole body, so an excerpt cannot keep part of the secret.
-func redactSecret(raw []byte, secret string) []byte {
-	if len(secret) < 8 { // too short to be a real credential, and to find safely
-		return raw
-	}
-	return bytes.ReplaceAll(raw, []byte(secret), []byte("[redacted]"))
 }
 
 // wireError is Google's error envelope {"error":{"code","message","status",

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -321,5 +322,47 @@ func TestModel_ConcurrentCalls(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// An error body quoting a credential (OpenAI quotes a malformed key in full;
+// a gateway page may echo the request's headers) never carries it into the
+// error: not the API key, not Azure's api-key header, not a bearer token.
+func TestHTTPErrors_NeverCarryCredentials(t *testing.T) {
+	t.Parallel()
+	const key, gateway, token = "sk-proj-secret-key-123", "gw-header-secret-456", "eyJ-token-secret-789"
+	for secret, cfg := range map[string]openai.Config{
+		key:     {APIKey: key},
+		gateway: {Headers: map[string]string{"x-gateway-key": gateway}},
+		token:   {TokenSource: func(context.Context) (string, error) { return token, nil }},
+	} {
+		t.Run(secret, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.ReadAll(r.Body)
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+secret+`.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+			}))
+			t.Cleanup(srv.Close)
+			cfg.BaseURL, cfg.Model = srv.URL, "gpt-4o-mini"
+			m, err := openai.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
+			_, invokeErr := m.Invoke(context.Background(), req)
+			var streamErr error
+			for _, e := range m.Stream(context.Background(), req) {
+				streamErr = e
+			}
+			for _, err := range []error{invokeErr, streamErr} {
+				if !errors.Is(err, model.ErrAuth) {
+					t.Fatalf("err = %v, want ErrAuth", err)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Errorf("error carries a credential: %v", err)
+				}
+			}
+		})
 	}
 }

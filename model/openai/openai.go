@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -151,6 +153,10 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 	} else {
 		req.Header.Set("Accept", "application/json")
 	}
+	// secrets are the credentials sent, kept out of error messages: the
+	// key, a token, and the configured headers' values (Azure's api-key, a
+	// gateway's own auth header).
+	secrets := append([]string{m.apiKey}, slices.Collect(maps.Values(m.headers))...)
 	switch {
 	case m.tokens != nil:
 		tok, err := m.tokens(ctx)
@@ -158,6 +164,7 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 			return nil, fmt.Errorf("openai: getting a bearer token: %w: %w", model.ErrAuth, err)
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
+		secrets = append(secrets, tok)
 	case m.apiKey != "":
 		req.Header.Set("Authorization", "Bearer "+m.apiKey)
 	}
@@ -180,7 +187,7 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return nil, m.statusError(resp.StatusCode, resp.Header, data)
+	return nil, m.statusError(resp.StatusCode, resp.Header, model.RedactSecrets(data, secrets...))
 }
 
 // statusError classifies a non-2xx answer from its status and error body.

@@ -167,7 +167,7 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	raw = redactKey(raw, m.apiKey)
+	raw = model.RedactSecrets(raw, m.apiKey)
 	msg := strings.TrimSpace(string(raw))
 	var env struct {
 		Error *wireError `json:"error"`
@@ -181,17 +181,6 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 		msg = http.StatusText(resp.StatusCode)
 	}
 	return nil, model.ClassifyHTTP(m.info.Provider, resp.StatusCode, resp.Header, msg)
-}
-
-// redactKey blanks key out of an error body before any of it becomes an
-// error message: OpenAI quotes a key it refuses, and a gateway page may echo
-// the request's headers. It works on the whole body, so an excerpt cannot
-// keep part of the key.
-func redactKey(raw []byte, key string) []byte {
-	if len(key) < 8 { // too short to be a real key, and to find safely
-		return raw
-	}
-	return bytes.ReplaceAll(raw, []byte(key), []byte("[redacted]"))
 }
 
 // wireError is an error object; code is text on OpenAI, sometimes a number elsewhere.
