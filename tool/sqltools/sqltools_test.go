@@ -165,6 +165,11 @@ func TestSQL_InjectionAttemptsFail(t *testing.T) {
 			"UPDATE \"secrets\" SET token = 'x'",
 			"UPDATE `secrets` SET token = 'x'",
 			"UPDATE notes SET body = 'x' WHERE id = 1; UPDATE secrets SET token = 'x'",
+			// Postgres nests block comments; a gate that ends the comment at
+			// the first */ would see notes as the target.
+			"DELETE FROM /* /* */ notes WHERE */ secrets",
+			"UPDATE /* /* */ notes SET */ secrets SET token = 'x'",
+			"INSERT INTO /* /* */ notes (id, body) SELECT */ secrets (id, token) VALUES (9, 'x')",
 			"INSERT INTO notes (id, body) VALUES (60, 'trigger')", // SQLite: a trigger writes secrets (see below)
 		}
 		if f.dialect == SQLite {

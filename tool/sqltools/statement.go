@@ -260,11 +260,11 @@ func tokenize(dialect, sql string) ([]token, error) {
 			if strings.HasPrefix(sql[i:], "/*!") || strings.HasPrefix(sql[i:], "/*M!") {
 				return nil, fmt.Errorf("%w: executable comments (/*! ... */) are not accepted", ErrRefused)
 			}
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
+			n := commentLen(dialect, sql[i:])
+			if n < 0 {
 				return nil, fmt.Errorf("%w: unterminated /* comment", ErrRefused)
 			}
-			i += 2 + end + 2
+			i += n
 		case c == '\'' || c == '"' || c == '`' || c == '[' && dialect == SQLite:
 			closer := c
 			if c == '[' {
@@ -309,6 +309,27 @@ func tokenize(dialect, sql string) ([]token, error) {
 		}
 	}
 	return toks, nil
+}
+
+// commentLen returns the length of the block comment at the start of s, or
+// -1 when it does not end. Postgres nests block comments (/* /* */ */ is one
+// comment); MySQL and SQLite end one at the first */.
+func commentLen(dialect, s string) int {
+	depth := 0
+	for i := 0; i+1 < len(s); i++ {
+		switch {
+		case s[i] == '/' && s[i+1] == '*' && (depth == 0 || dialect == Postgres):
+			depth++
+			i++
+		case s[i] == '*' && s[i+1] == '/':
+			depth--
+			i++
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
 
 // isEString reports a Postgres E'...' string, the one form with backslash

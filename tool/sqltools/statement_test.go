@@ -29,6 +29,9 @@ func TestClassify_FindsTheOneWriteTarget(t *testing.T) {
 		{Postgres, "DELETE FROM notes n", true, "notes"},
 		{Postgres, "/* a comment */ -- another\n DELETE FROM notes WHERE body = $$; DROP TABLE x$$", true, "notes"},
 		{Postgres, "UPDATE notes SET body = E'\\'; DROP TABLE x; --'", true, "notes"},
+		{Postgres, "DELETE FROM /* /* */ notes WHERE */ secrets", true, "secrets"}, // Postgres nests comments
+		{SQLite, "DELETE FROM /* /* */ notes", true, "notes"},                      // SQLite and MySQL do not
+		{MySQL, "DELETE FROM /* /* */ notes", true, "notes"},
 	}
 	for _, tc := range tests {
 		st, err := classify(tc.dialect, tc.sql)
@@ -49,6 +52,7 @@ func TestClassify_RefusesWhatItCannotPlace(t *testing.T) {
 		{Postgres, "SELECT 'unterminated"},
 		{Postgres, "SELECT $tag$ unterminated"},
 		{Postgres, "SELECT /* unterminated"},
+		{Postgres, "SELECT 1 /* nested /* comment */ still open"},
 		{MySQL, "SELECT 'it\\'s'; DROP TABLE x"},
 		{MySQL, "SELECT 1 # comment\n; DROP TABLE x"},
 		{MySQL, "SELECT /*!32302 1; DROP TABLE x */"},
