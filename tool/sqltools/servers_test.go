@@ -140,9 +140,18 @@ func fixtures(t *testing.T, fn func(t *testing.T, f fixture)) {
 	}
 }
 
+// tempFile names a file in a new directory the database servers (which run
+// as other users) can write to, so that a statement writing a file is stopped
+// by the toolkit and not by the file system.
 func tempFile(t *testing.T, name string) string {
 	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o777) // the database servers run as other users
+	dir, err := os.MkdirTemp("", "agentry-sqltools-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	return filepath.Join(dir, name)
 }

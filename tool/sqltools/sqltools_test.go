@@ -129,6 +129,9 @@ func TestSQL_InjectionAttemptsFail(t *testing.T) {
 			"COPY secrets TO '" + marker + "'",
 			"SELECT * FROM secrets INTO OUTFILE '" + marker + "'",
 			"SELECT token INTO DUMPFILE '" + marker + "' FROM secrets",
+			// MySQL's -- starts a comment only before a space: 0--1 is 0 - -1.
+			"SELECT token FROM secrets WHERE id IN (0--1) INTO OUTFILE '" + marker + "'",
+			"SELECT token FROM secrets WHERE id IN (0--1) INTO DUMPFILE '" + marker + "'",
 			"/*!50000 DROP TABLE secrets */",
 			"SELECT 1 /*! ; DROP TABLE secrets */",
 			"SELECT 1 -- harmless\n; DROP TABLE secrets",

@@ -252,7 +252,7 @@ func tokenize(dialect, sql string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-', c == '#' && dialect == MySQL:
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-' && (dialect != MySQL || mysqlDashComment(sql[i+2:])), c == '#' && dialect == MySQL:
 			for i < len(sql) && sql[i] != '\n' {
 				i++
 			}
@@ -309,6 +309,12 @@ func tokenize(dialect, sql string) ([]token, error) {
 		}
 	}
 	return toks, nil
+}
+
+// mysqlDashComment reports whether the text after "--" makes it a comment in
+// MySQL, which needs a space or control character there: 2--1 is 2 - -1.
+func mysqlDashComment(rest string) bool {
+	return rest == "" || rest[0] <= ' ' || rest[0] == 0x7f
 }
 
 // commentLen returns the length of the block comment at the start of s, or

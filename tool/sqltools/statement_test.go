@@ -58,6 +58,8 @@ func TestClassify_RefusesWhatItCannotPlace(t *testing.T) {
 		{MySQL, "SELECT /*!32302 1; DROP TABLE x */"},
 		{MySQL, "SELECT /*M!100000 1 */"},
 		{MySQL, "SELECT 1 INTO OUTFILE '/tmp/x'"},
+		{MySQL, "SELECT 2--1 INTO OUTFILE '/tmp/x'"}, // 2 - -1: MySQL needs a space after --
+		{MySQL, "SELECT 1 --\tx\n; DROP TABLE x"},
 		{Postgres, "COPY x TO PROGRAM 'id'"},
 		{SQLite, "ATTACH 'x' AS y"},
 		{SQLite, "PRAGMA writable_schema=1"},
