@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
 )
@@ -270,5 +272,35 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 			k.Close()
 			t.Errorf("New(%+v) accepted", cfg)
 		}
+	}
+}
+
+// TestSQL_MySQLFileWritesRefusedInAnySQLMode: with ANSI_QUOTES or
+// NO_BACKSLASH_ESCAPES the server ends quoted text where the gate's lexer
+// does not, so INTO OUTFILE can hide in what the gate reads as a string.
+func TestSQL_MySQLFileWritesRefusedInAnySQLMode(t *testing.T) {
+	f := mysqlFixture(t)
+	for _, mode := range []string{"ANSI_QUOTES", "NO_BACKSLASH_ESCAPES"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg, err := mysql.ParseDSN(f.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Params = map[string]string{"sql_mode": "'" + mode + "'"} // this session only
+			marker := tempFile(t, "pwned")
+			set := newSet(t, Config{DSN: cfg.FormatDSN()})
+			for _, q := range []string{
+				`SELECT token AS "a\" FROM secrets INTO OUTFILE '` + marker + `' -- "`,
+				`SELECT token, '\' FROM secrets INTO DUMPFILE '` + marker + `' -- '`,
+			} {
+				res, _ := query(t, set, q, 0)
+				if !errors.Is(res.Err, ErrRefused) {
+					t.Errorf("%q: %s %v; want ErrRefused", q, res.Content, res.Err)
+				}
+			}
+			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the server wrote %s", marker)
+			}
+		})
 	}
 }
