@@ -175,6 +175,9 @@ func TestSQL_InjectionAttemptsFail(t *testing.T) {
 			"DELETE FROM /* /* */ notes WHERE */ secrets",
 			"UPDATE /* /* */ notes SET */ secrets SET token = 'x'",
 			"INSERT INTO /* /* */ notes (id, body) SELECT */ secrets (id, token) VALUES (9, 'x')",
+			"INSERT INTO notes WITH d AS (DELETE FROM secrets RETURNING id, token) SELECT * FROM d",
+			"UPDATE notes SET body = 'x' WHERE id IN (WITH d AS (DELETE FROM secrets RETURNING id) SELECT id FROM d)",
+			"DELETE FROM notes WHERE id IN (WITH d AS (UPDATE secrets SET token = 'x' RETURNING id) SELECT id FROM d)",
 			"INSERT INTO notes (id, body) VALUES (60, 'trigger')", // SQLite: a trigger writes secrets (see below)
 		}
 		if f.dialect == SQLite {
