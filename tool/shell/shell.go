@@ -164,8 +164,16 @@ func (r *runner) run(ctx context.Context, in runIn) (Result, error) {
 	// A process group, killed whole, so children cannot outlive the timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A child still holding the output pipes after the program exits is
+	// given this long, then the pipes are closed.
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("running %s: %w", in.Args[0], err)
+	}
+	err := cmd.Wait()
+	// The program has exited; what it started in its group goes too, so
+	// no orphan outlives the call (only SIGKILL on a timeout did that).
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("%s did not finish within %s and was killed", in.Args[0], r.cfg.Timeout)
 	}
@@ -174,6 +182,9 @@ func (r *runner) run(ctx context.Context, in runIn) (Result, error) {
 	switch {
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The program exited 0; a child kept the pipes open until killed.
+		res.ExitCode = cmd.ProcessState.ExitCode()
 	case err != nil:
 		return Result{}, fmt.Errorf("running %s: %w", in.Args[0], err)
 	}
