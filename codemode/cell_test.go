@@ -30,6 +30,13 @@ func TestRun_CellsShareTopLevelDeclarations(t *testing.T) {
 		{"(1 + 2) * 3; /* comment */\n// line comment", "9"},
 		{"`t${a}`", `"t1"`},
 		{"console.log('a', 1, {k: [1]}); print('b')", "null"},
+		// new without arguments: the parser's end of `new Map()` is before
+		// its parentheses, where the rewrite must not cut the statement.
+		{"const m = new Map(); m.set('k', 2); m.get('k')", "2"},
+		{"const s = new Set()\ns.add(3); [...s]", "[3]"},
+		{"let d = a > 0 ? new Map() : null, e = new (Map)( /* empty */ ); [d.size, e.size]", "[0,0]"},
+		{"new Set()\n'after'", `"after"`},
+		{"a; new Map();", `"[object Map]"`},
 	}
 	for _, s := range steps {
 		c := runCell(t, cm, "s1", s.code)

@@ -130,7 +130,7 @@ func rewrite(code, name string) (*rewritten, error) {
 				}
 				start := skipSpace(src, from, codeEnd, ";")
 				ed.add(start, 0, "return (")
-				end := skipSpace(src, int(s.Expression.Idx1())-1, codeEnd, ")")
+				end := skipSpace(src, closeParens(src, int(s.Expression.Idx1())-1, codeEnd), codeEnd, "")
 				if end < codeEnd && src[end] == ';' {
 					ed.add(end, 1, "\n);")
 				} else {
@@ -251,11 +251,19 @@ func (e *edits) declaration(src string, codeEnd int, kwAt file.Idx, kwLen int, l
 // closeParens returns the offset after the closing parentheses that follow
 // at (across white space and comments), else at. The parser's end of a
 // node excludes the parentheses around its last expression: the end of
-// `let o = (1)` or of `const f = () => ({a: 1})` is before their last `)`.
-// At the top level of a cell no other `)` can follow a statement.
+// `let o = (1)` or of `const f = () => ({a: 1})` is before their last `)`;
+// and the empty argument list of a `new`: the end of `new Map()` is after
+// Map. At the top level of a cell no other `)` or `()` can follow a
+// statement (a `()` there would have been parsed as a call).
 func closeParens(src string, at, to int) int {
 	for {
 		j := skipSpace(src, at, to, "")
+		if j < to && src[j] == '(' {
+			if k := skipSpace(src, j+1, to, ""); k < to && src[k] == ')' {
+				at = k + 1
+				continue
+			}
+		}
 		if j >= to || src[j] != ')' {
 			return at
 		}
