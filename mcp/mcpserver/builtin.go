@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
@@ -273,6 +274,10 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 		return nil, nil, fmt.Errorf("%w: only agent and team runs can be continued here; a paused workflow run is continued with its "+
 			"step answers through POST /workflows/{workflow_id}/runs/{run_id}/continue", ErrInvalidInput)
 	}
+	if t.DB() == nil {
+		// Nothing is stored to continue from, as the HTTP continue route.
+		return nil, nil, fmt.Errorf("%w: run %s of %s %s (it has no database to store paused runs in)", ErrNotFound, in.RunID, kind[:len(kind)-1], t.ID())
+	}
 	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
 		return nil, nil, err
 	}
@@ -299,9 +304,16 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 	return s.runResult(ctx, "continue_run", out, err)
 }
 
-// ownRun checks that the run exists for the caller (the db query is user
-// scoped), belongs to the target and, when given, to the session.
+// ownRun checks that the run exists for the caller and belongs to the
+// target and, when given, to the session. A run executing in this process is
+// checked against the user it was registered for (a target without a
+// database stores no row to check, yet registers its runs); a stored run is
+// read with the caller's user scope. Another user's run is not found.
 func (s *Server) ownRun(c *call, kind string, t Target, runID, sessionID string) error {
+	missing := fmt.Errorf("%w: run %s of %s %s", ErrNotFound, runID, kind[:len(kind)-1], t.ID())
+	if e, ok := run.DefaultRegistry().Lookup(runID); ok && !callerOwns(c, e.Registration().UserID) {
+		return missing
+	}
 	d := t.DB()
 	if d == nil {
 		return nil
@@ -318,9 +330,16 @@ func (s *Server) ownRun(c *call, kind string, t Target, runID, sessionID string)
 		owner = row.WorkflowID
 	}
 	if owner != t.ID() || (sessionID != "" && row.SessionID != sessionID) {
-		return fmt.Errorf("%w: run %s of %s %s", ErrNotFound, runID, kind[:len(kind)-1], t.ID())
+		return missing
 	}
 	return nil
+}
+
+// callerOwns reports whether the caller may act on an object of owner: a
+// user-scoped caller only on its own, any other caller on every user's.
+func callerOwns(c *call, owner string) bool {
+	u, scoped := db.UserScope(c.ctx)
+	return !scoped || owner == u
 }
 
 func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {

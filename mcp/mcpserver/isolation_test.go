@@ -1,0 +1,81 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// An agent without a database stores no run to check its owner against;
+// under user isolation another user's run in progress is still not found
+// by cancel_run and continue_run (it used to be cancelled for anyone who
+// knew its id), while its owner can cancel it.
+func TestCancelRun_NoDatabaseOtherUsersRunIsNotFound(t *testing.T) {
+	runIDs, release := make(chan string, 1), make(chan struct{})
+	wait := tool.MustFunc(tool.FuncConfig{Name: "wait", Description: "Waits."},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			rc, _ := agent.FromContext(ctx)
+			runIDs <- rc.RunID
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "waited", nil
+		})
+	h := newHarness(t, harnessConfig{build: func(*db.DB) ([]*agent.Agent, []*team.Team) {
+		a, err := agent.New(agent.Config{ID: "nodb", Tools: []tool.Tool{wait}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{{Name: "wait"}}}, {Content: "done waiting"}}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*agent.Agent{a}, nil
+	}})
+	hour := time.Now().Add(time.Hour)
+	alice, bob := h.mustConnect(t, token(t, "alice", hour)), h.mustConnect(t, token(t, "bob", hour))
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_agent", Arguments: map[string]any{"agent_id": "nodb", "message": "wait"}})
+		if err != nil {
+			r = errorResult(err)
+		}
+		done <- r
+	}()
+	runID := <-runIDs
+	for _, name := range []string{"cancel_run", "continue_run"} {
+		r := callTool(t, bob, name, map[string]any{"agent_id": "nodb", "run_id": runID})
+		if !r.IsError || !strings.Contains(resultText(r), "not found") {
+			t.Errorf("bob's %s of alice's run = %q (error %v), want not found", name, resultText(r), r.IsError)
+		}
+	}
+	close(release)
+	if r := <-done; r.IsError || !strings.Contains(resultText(r), "done waiting") {
+		t.Fatalf("alice's run = %q (error %v), want it completed", resultText(r), r.IsError)
+	}
+
+	// The owner still cancels her own run.
+	release = make(chan struct{})
+	go func() {
+		r, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_agent", Arguments: map[string]any{"agent_id": "nodb", "message": "wait"}})
+		if err != nil {
+			r = errorResult(err)
+		}
+		done <- r
+	}()
+	runID = <-runIDs
+	other := h.mustConnect(t, token(t, "alice", hour))
+	if r := callTool(t, other, "cancel_run", map[string]any{"agent_id": "nodb", "run_id": runID}); r.IsError {
+		t.Fatalf("alice's cancel_run of her run = %q", resultText(r))
+	}
+	if r := <-done; !r.IsError || !strings.Contains(resultText(r), "cancelled") {
+		t.Fatalf("alice's cancelled run = %q (error %v), want cancelled", resultText(r), r.IsError)
+	}
+}
