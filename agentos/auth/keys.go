@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/MicahParks/jwkset"
@@ -30,6 +31,12 @@ const MinHMACSecretBytes = 32
 
 // MinRSABits is the smallest accepted RSA modulus.
 const MinRSABits = 2048
+
+// ErrWeakKey marks a verification key refused as too weak to trust: an HMAC
+// secret under MinHMACSecretBytes, an RSA modulus under MinRSABits or even,
+// an RSA exponent that is even or not from 2^16+1 to 2^31-1 (FIPS 186-5
+// §5.4; an exponent of 1 makes every signature its own message).
+var ErrWeakKey = errors.New("auth: weak verification key")
 
 // algorithms maps each supported JWS algorithm to its key family.
 var algorithms = map[string]string{
@@ -67,7 +74,7 @@ func ParseKey(id, text string) (Key, error) {
 			return Key{}, fmt.Errorf("auth: verification key %q looks like a file path, not an HMAC secret; give a readable key file, or a random secret (hex, base64 or base64url)", text)
 		}
 		if len(text) < MinHMACSecretBytes {
-			return Key{}, fmt.Errorf("auth: hmac secret %q is %d bytes; use at least %d random bytes", id, len(text), MinHMACSecretBytes)
+			return Key{}, fmt.Errorf("%w: hmac secret %q is %d bytes; use at least %d random bytes", ErrWeakKey, id, len(text), MinHMACSecretBytes)
 		}
 		return Key{ID: id, family: familyHMAC, pub: []byte(text)}, nil
 	}
@@ -106,8 +113,8 @@ func newPublicKey(id, alg string, pub any) (Key, error) {
 	k := Key{ID: id, Alg: alg, pub: pub}
 	switch p := pub.(type) {
 	case *rsa.PublicKey:
-		if p.N.BitLen() < MinRSABits {
-			return Key{}, fmt.Errorf("auth: rsa key %q is %d bits; use at least %d", id, p.N.BitLen(), MinRSABits)
+		if err := checkRSA(id, p); err != nil {
+			return Key{}, err
 		}
 		k.family = familyRSA
 	case *ecdsa.PublicKey:
@@ -116,7 +123,7 @@ func newPublicKey(id, alg string, pub any) (Key, error) {
 		k.family = familyEd25519
 	case []byte:
 		if len(p) < MinHMACSecretBytes {
-			return Key{}, fmt.Errorf("auth: hmac key %q is %d bytes; use at least %d", id, len(p), MinHMACSecretBytes)
+			return Key{}, fmt.Errorf("%w: hmac key %q is %d bytes; use at least %d", ErrWeakKey, id, len(p), MinHMACSecretBytes)
 		}
 		k.family = familyHMAC
 	default:
@@ -131,42 +138,102 @@ func newPublicKey(id, alg string, pub any) (Key, error) {
 	return k, nil
 }
 
-// ParseJWKS reads a JSON Web Key Set. Private members of keys are ignored: only
-// the public half is kept.
+// checkRSA refuses an RSA public key no token should be trusted with.
+func checkRSA(id string, p *rsa.PublicKey) error {
+	switch {
+	case p.N == nil || p.N.Sign() <= 0:
+		return fmt.Errorf("auth: rsa key %q has no modulus", id)
+	case p.N.BitLen() < MinRSABits:
+		return fmt.Errorf("%w: rsa key %q is %d bits; use at least %d", ErrWeakKey, id, p.N.BitLen(), MinRSABits)
+	case p.N.Bit(0) == 0:
+		return fmt.Errorf("%w: rsa key %q has an even modulus, which no RSA key has", ErrWeakKey, id)
+	case p.E <= 1<<16 || p.E > math.MaxInt32 || p.E%2 == 0:
+		return fmt.Errorf("%w: rsa key %q has public exponent %d; use an odd exponent from 65537 to 2^31-1 (normally 65537)", ErrWeakKey, id, p.E)
+	}
+	return nil
+}
+
+// ParseJWKS reads a JSON Web Key Set: its signature keys that can be used,
+// the others left out (ReadJWKS reports them). Private members of keys are
+// ignored: only the public half is kept. It fails when no key can be used.
 func ParseJWKS(data []byte) ([]Key, error) {
-	var set jwkset.JWKSMarshal
+	keys, _, err := ReadJWKS(data)
+	return keys, err
+}
+
+// SkippedKey is a key of a JWKS that was left out, and why.
+type SkippedKey struct {
+	// Index is the key's position in "keys"; KID its kid, if any.
+	Index int
+	KID   string
+	Err   error
+}
+
+func (s SkippedKey) Error() string {
+	return fmt.Sprintf("key %d (kid %q): %v", s.Index, s.KID, s.Err)
+}
+
+func (s SkippedKey) Unwrap() error { return s.Err }
+
+// ReadJWKS is ParseJWKS reporting the keys it left out: one malformed or
+// weak key (a provider publishing a key for another use or algorithm, a
+// typo in a hand-written set) must not refuse the set's good keys, and with
+// them every login. Keys marked for another use than "sig" are not
+// signature keys and are neither kept nor reported. Without a usable key
+// the error names every key's reason (ErrWeakKey matches when a key was
+// weak).
+func ReadJWKS(data []byte) (keys []Key, skipped []SkippedKey, err error) {
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
 	if err := json.Unmarshal(data, &set); err != nil {
-		return nil, fmt.Errorf("auth: jwks: %w", err)
+		return nil, nil, fmt.Errorf("auth: jwks: %w", err)
 	}
-	jwks, err := set.JWKSlice()
-	if err != nil {
-		return nil, fmt.Errorf("auth: jwks: %w", err)
-	}
-	keys := make([]Key, 0, len(jwks))
-	for _, j := range jwks {
-		m := j.Marshal()
+	for i, raw := range set.Keys {
+		var m jwkset.JWKMarshal
+		if err := json.Unmarshal(raw, &m); err != nil {
+			skipped = append(skipped, SkippedKey{Index: i, Err: fmt.Errorf("not a JSON Web Key: %w", err)})
+			continue
+		}
 		if m.USE != "" && m.USE != jwkset.UseSig {
 			continue
 		}
-		pub := j.Key()
-		switch p := pub.(type) {
-		case *rsa.PrivateKey:
-			pub = &p.PublicKey
-		case *ecdsa.PrivateKey:
-			pub = &p.PublicKey
-		case ed25519.PrivateKey:
-			pub = p.Public()
-		}
-		k, err := newPublicKey(m.KID, m.ALG.String(), pub)
+		k, err := jwkKey(m)
 		if err != nil {
-			return nil, err
+			skipped = append(skipped, SkippedKey{Index: i, KID: m.KID, Err: err})
+			continue
 		}
 		keys = append(keys, k)
 	}
 	if len(keys) == 0 {
-		return nil, errors.New("auth: jwks has no signature keys")
+		if len(skipped) == 0 {
+			return nil, nil, errors.New("auth: jwks has no signature keys")
+		}
+		errs := make([]error, len(skipped))
+		for i, s := range skipped {
+			errs[i] = s
+		}
+		return nil, skipped, fmt.Errorf("auth: jwks has no usable signature keys: %w", errors.Join(errs...))
 	}
-	return keys, nil
+	return keys, skipped, nil
+}
+
+// jwkKey turns one JWK into a verification key.
+func jwkKey(m jwkset.JWKMarshal) (Key, error) {
+	jwks, err := jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{m}}.JWKSlice()
+	if err != nil {
+		return Key{}, err
+	}
+	pub := jwks[0].Key()
+	switch p := pub.(type) {
+	case *rsa.PrivateKey:
+		pub = &p.PublicKey
+	case *ecdsa.PrivateKey:
+		pub = &p.PublicKey
+	case ed25519.PrivateKey:
+		pub = p.Public()
+	}
+	return newPublicKey(m.KID, m.ALG.String(), pub)
 }
 
 // fits reports whether the key may verify a token signed with alg.
