@@ -51,6 +51,32 @@ func (p *Principal) Can(resource, id, action string) bool {
 	return false
 }
 
+// CanSome reports whether the principal may perform action on at least one
+// object of resource, a per-object grant included: whether a tool acting on
+// an object its caller names can be of any use to this principal.
+func (p *Principal) CanSome(resource, action string) bool {
+	if p == nil {
+		return false
+	}
+	if p.Admin {
+		return true
+	}
+	for _, g := range p.Scopes {
+		parts := strings.Split(g, ":")
+		switch len(parts) {
+		case 2:
+			if segMatches(parts[0], resource) && segMatches(parts[1], action) {
+				return true
+			}
+		case 3:
+			if parts[1] != "" && segMatches(parts[0], resource) && segMatches(parts[2], action) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // HasScope reports whether the exact scope string was granted.
 func (p *Principal) HasScope(scope string) bool {
 	return p != nil && slices.Contains(p.Scopes, scope)

@@ -45,6 +45,43 @@ func TestPrincipalCan_MatchesScopeForms(t *testing.T) {
 	}
 }
 
+// CanSome agrees with Can on some object: a per-object grant counts, a grant
+// of another resource or action does not.
+func TestPrincipalCanSome_AnyObject(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		scopes []string
+		admin  bool
+		want   bool
+	}{
+		{[]string{"sessions:read"}, false, true},
+		{[]string{"sessions:s1:read"}, false, true},
+		{[]string{"sessions:*:read"}, false, true},
+		{[]string{"sessions:s1:*"}, false, true},
+		{[]string{"*:read"}, false, true},
+		{[]string{"sessions:*"}, false, true},
+		{[]string{"sessions:s1:write"}, false, false},
+		{[]string{"agents:read", "sessions:write"}, false, false},
+		{[]string{"sessions::read"}, false, false},
+		{[]string{"sessions:s1:read:x"}, false, false},
+		{[]string{"*"}, false, false},
+		{nil, false, false},
+		{nil, true, true},
+	} {
+		p := &Principal{Scopes: c.scopes, Admin: c.admin}
+		if got := p.CanSome("sessions", "read"); got != c.want {
+			t.Errorf("CanSome(sessions, read) with %v (admin %v) = %v, want %v", c.scopes, c.admin, got, c.want)
+		}
+		// Whatever CanSome says, Can on some id agrees.
+		if p.Can("sessions", "s1", "read") && !p.CanSome("sessions", "read") {
+			t.Errorf("%v: Can on s1 but not CanSome", c.scopes)
+		}
+	}
+	if (*Principal)(nil).CanSome("sessions", "read") {
+		t.Error("nil principal allowed")
+	}
+}
+
 func TestContext_RoundTripsPrincipal(t *testing.T) {
 	t.Parallel()
 	if _, ok := FromContext(context.Background()); ok {

@@ -66,6 +66,8 @@ type Server struct {
 	dbs     []*db.DB
 	dbByID  map[string]*db.DB
 	userSet *tool.Set
+	// userTools names the configured tools (tools:<name>:run).
+	userTools map[string]bool
 }
 
 // Kinds of targets, as the REST resources are named.
@@ -120,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mcpserver: tools: %w", err)
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{Logger: cfg.Logger})
+	s.mcp.AddReceivingMiddleware(s.filterToolsList)
 	s.addBuiltins(cfg.Options.builtinTags())
 	if err := s.addUserTools(); err != nil {
 		return nil, err
@@ -235,8 +238,10 @@ func (c *call) progress(n, total float64, msg string) {
 // validation, timeouts, panic recovery). With Authorization on, calling one
 // needs tools:<name>:run (or tools:run): such a tool may be a shell or SQL.
 func (s *Server) addUserTools() error {
+	s.userTools = map[string]bool{}
 	for _, t := range s.userSet.Tools() {
 		def := t.Definition()
+		s.userTools[def.Name] = true
 		schema := def.Parameters
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
