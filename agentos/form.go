@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/vectordb"
 )
 
@@ -363,11 +364,12 @@ func formBool(name, v string, def bool) (bool, error) {
 	return false, errorf(http.StatusUnprocessableEntity, "%s must be true or false", name)
 }
 
-// formID accepts ids of at most 255 bytes without control characters.
+// formID trims a form's id and validates it (wirecheck.CheckID): 422 when
+// refused.
 func formID(name, v string) (string, error) {
 	v = strings.TrimSpace(v)
-	if len(v) > 255 || hasControl(v) {
-		return "", errorf(http.StatusUnprocessableEntity, "%s must be at most 255 bytes without control characters", name)
+	if err := wirecheck.CheckID(name, v); err != nil {
+		return "", &httpError{Status: http.StatusUnprocessableEntity, Detail: err.Error()}
 	}
 	return v, nil
 }
@@ -380,7 +382,7 @@ func formObject(name, v string) (map[string]any, error) {
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object", Err: err}
 	}
-	if escapesNUL([]byte(v)) {
+	if wirecheck.EscapesNUL([]byte(v)) {
 		return nil, errNULField(name)
 	}
 	return m, nil
@@ -405,7 +407,7 @@ func formRawObject(name, v string) (json.RawMessage, error) {
 	if err := json.Compact(&buf, []byte(v)); err != nil {
 		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object (a JSON schema)", Err: err}
 	}
-	if escapesNUL(buf.Bytes()) {
+	if wirecheck.EscapesNUL(buf.Bytes()) {
 		return nil, errNULField(name)
 	}
 	return buf.Bytes(), nil

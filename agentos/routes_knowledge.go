@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/knowledge/chunk"
 	"github.com/agentryhq/agentry/knowledge/reader"
@@ -355,7 +356,7 @@ func checkFormText(r *http.Request, filename string) error {
 			return errorf(http.StatusUnprocessableEntity, "field %s must be UTF-8 text without NUL characters", safeName(name))
 		}
 		// metadata and url are read as JSON when they parse as JSON.
-		if (name == "metadata" || name == "url") && slices.ContainsFunc(vs, func(v string) bool { return json.Valid([]byte(v)) && escapesNUL([]byte(v)) }) {
+		if (name == "metadata" || name == "url") && slices.ContainsFunc(vs, func(v string) bool { return json.Valid([]byte(v)) && wirecheck.EscapesNUL([]byte(v)) }) {
 			return errNULField(name)
 		}
 	}

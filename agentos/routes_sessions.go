@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/lossless"
+	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -47,34 +48,17 @@ func decodeJSONBody(r *http.Request, v any) error {
 	if dec.More() {
 		return errorf(http.StatusUnprocessableEntity, "invalid JSON body: trailing data")
 	}
-	if escapesNUL(body) {
+	if wirecheck.EscapesNUL(body) {
 		return errorf(http.StatusUnprocessableEntity, `invalid JSON body: strings must not contain NUL characters (\u0000)`)
 	}
 	return nil
 }
 
-// escapesNUL reports whether the valid JSON text body holds a string with
-// an escaped NUL (\u0000; a raw one is not valid JSON). Postgres stores no
-// NUL in text or jsonb, so such a body used to be a 500 there (and was
-// stored as given elsewhere).
-func escapesNUL(body []byte) bool {
-	for i := 0; i < len(body); i++ {
-		if body[i] != '\\' {
-			continue
-		}
-		if bytes.HasPrefix(body[i+1:], []byte("u0000")) {
-			return true
-		}
-		i++ // the escaped character: \\u0000 is a backslash, then text
-	}
-	return false
-}
-
-// checkBodyID validates an id given in a JSON body: at most
-// db.MaxUserIDBytes bytes (the id columns' size) and no control characters.
+// checkBodyID validates an id given in a JSON body (wirecheck.CheckID): 422
+// when refused.
 func checkBodyID(name, v string) error {
-	if len(v) > db.MaxUserIDBytes || hasControl(v) {
-		return errorf(http.StatusUnprocessableEntity, "%s must be at most %d bytes without control characters", name, db.MaxUserIDBytes)
+	if err := wirecheck.CheckID(name, v); err != nil {
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: err.Error()}
 	}
 	return nil
 }

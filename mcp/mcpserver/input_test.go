@@ -74,14 +74,36 @@ func FuzzCheckArguments(f *testing.F) {
 		if json.Unmarshal(raw, &v) != nil {
 			return
 		}
-		if hasNUL(v) {
+		if holdsNUL(v) {
 			t.Fatalf("accepted arguments with a NUL: %q", raw)
 		}
 		m, _ := v.(map[string]any)
 		for _, name := range idArguments {
-			if s, ok := m[name].(string); ok && (len(s) > maxIDBytes || strings.ContainsFunc(s, unicode.IsControl)) {
+			if s, ok := m[name].(string); ok && (len(s) > db.MaxUserIDBytes || strings.ContainsFunc(s, unicode.IsControl)) {
 				t.Fatalf("accepted %s %q", name, s)
 			}
 		}
 	})
+}
+
+// holdsNUL reports whether a decoded JSON value holds a NUL in a string or a
+// member name.
+func holdsNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.IndexByte(x, 0) >= 0
+	case []any:
+		for _, e := range x {
+			if holdsNUL(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || holdsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
