@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentryhq/agentry/internal/wirecheck"
 )
 
 // Defaults for JWTConfig's zero values.
@@ -30,6 +32,11 @@ var (
 	// missing, empty or only whitespace). It also matches ErrInvalidToken: a
 	// principal nobody can be held to is not an authenticated caller.
 	ErrNoSubject = fmt.Errorf("%w: token has no subject", ErrInvalidToken)
+	// ErrBadSubject: the token verified but its user id (or session id)
+	// cannot be stored: over wirecheck.MaxIDBytes, holding a control
+	// character, or ending in a space. It also matches ErrInvalidToken:
+	// such a caller's runs would execute and then fail to be saved.
+	ErrBadSubject = fmt.Errorf("%w: token subject cannot be stored as an id", ErrInvalidToken)
 )
 
 // JWTConfig configures a JWTVerifier. Zero values take the documented defaults.
@@ -211,8 +218,14 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 	if strings.TrimSpace(p.UserID) == "" {
 		return nil, fmt.Errorf("%w: claim %q is missing, empty or blank", ErrNoSubject, v.cfg.UserIDClaim)
 	}
+	if err := checkIDClaim(v.cfg.UserIDClaim, p.UserID); err != nil {
+		return nil, err
+	}
 	if v.cfg.SessionIDClaim != "" {
 		if p.SessionID, err = stringClaim(claims, v.cfg.SessionIDClaim); err != nil {
+			return nil, err
+		}
+		if err := checkIDClaim(v.cfg.SessionIDClaim, p.SessionID); err != nil {
 			return nil, err
 		}
 	}
@@ -221,6 +234,15 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 	}
 	p.Admin = slices.Contains(p.Scopes, AdminScope)
 	return p, nil
+}
+
+// checkIDClaim refuses a claim used as a stored id that the stores cannot
+// hold, naming the claim but never its value (token content).
+func checkIDClaim(name, v string) error {
+	if wirecheck.CheckID(name, v) != nil || strings.HasSuffix(v, " ") {
+		return fmt.Errorf("%w: claim %q must be at most %d bytes without control characters or a trailing space", ErrBadSubject, name, wirecheck.MaxIDBytes)
+	}
+	return nil
 }
 
 func stringClaim(claims jwt.MapClaims, name string) (string, error) {
