@@ -98,16 +98,27 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 			return nil, fmt.Errorf("auth: unsupported jwt algorithm %q (supported: RS256/384/512, PS256/384/512, ES256/384/512, EdDSA, HS256/384/512)", alg)
 		}
 	}
+	usable := 0
 	for i, k := range cfg.Keys {
 		if k.family == "" {
 			return nil, fmt.Errorf("auth: key %d (%q) was not built by ParseKey or ParseJWKS", i, k.ID)
 		}
 		if !slices.ContainsFunc(cfg.Algorithms, k.fits) {
+			if k.fromSet {
+				// A JWKS publishes keys for algorithms this server may not
+				// allow; they verify nothing here (keyFor tries a key with
+				// the token's alg only), but still own their kid.
+				continue
+			}
 			return nil, fmt.Errorf("auth: key %d (%q, %s) fits none of the allowed algorithms %v", i, k.ID, k.family, cfg.Algorithms)
 		}
 		if cfg.RequireKID && k.ID == "" {
 			return nil, fmt.Errorf("auth: key %d (%s) has no kid, and require_kid refuses every token it could verify; give it a kid", i, k.family)
 		}
+		usable++
+	}
+	if usable == 0 {
+		return nil, fmt.Errorf("auth: no verification key fits the allowed algorithms %v", cfg.Algorithms)
 	}
 	if cfg.UserIDClaim == "" {
 		cfg.UserIDClaim = DefaultUserIDClaim

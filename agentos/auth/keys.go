@@ -55,6 +55,9 @@ type Key struct {
 	// Alg, when set (a JWK's "alg"), restricts the key to that one algorithm.
 	Alg    string
 	family string
+	// fromSet marks a key of a JWKS: one fitting no allowed algorithm is
+	// left unused, where a key configured by itself is an error.
+	fromSet bool
 	// pub is *rsa.PublicKey, *ecdsa.PublicKey, ed25519.PublicKey or []byte.
 	pub any
 }
@@ -233,7 +236,9 @@ func jwkKey(m jwkset.JWKMarshal) (Key, error) {
 	case ed25519.PrivateKey:
 		pub = p.Public()
 	}
-	return newPublicKey(m.KID, m.ALG.String(), pub)
+	k, err := newPublicKey(m.KID, m.ALG.String(), pub)
+	k.fromSet = true
+	return k, err
 }
 
 // fits reports whether the key may verify a token signed with alg.

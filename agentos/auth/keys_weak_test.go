@@ -136,3 +136,38 @@ func TestParseJWKS_BadKeyLeavesTheOthers(t *testing.T) {
 		t.Fatalf("a set of weak keys: %v, want ErrWeakKey naming both", err)
 	}
 }
+
+// A JWKS publishes keys for algorithms a server may not allow (an identity
+// provider with RSA and EC keys, the server allowing RS256 only): the keys
+// of the set that fit no allowed algorithm are not used, and the others
+// are. NewJWTVerifier used to refuse the whole configuration for them. A
+// key configured by itself (PEM) that fits no allowed algorithm is still an
+// error: the operator named that key.
+func TestNewJWTVerifier_SetKeysOfOtherAlgorithmsAreUnused(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	ec := map[string]any{"kty": "EC", "kid": "e", "use": "sig", "crv": "P-256",
+		"x": base64.RawURLEncoding.EncodeToString(k.ec.X.FillBytes(make([]byte, 32))),
+		"y": base64.RawURLEncoding.EncodeToString(k.ec.Y.FillBytes(make([]byte, 32)))}
+	ks, err := ParseJWKS(jwksOf(t, rsaJWK("a", k.rsaA.N, 65537), ec))
+	if err != nil || len(ks) != 2 {
+		t.Fatalf("ParseJWKS = %+v, %v", ks, err)
+	}
+	v, err := NewJWTVerifier(JWTConfig{Keys: ks, Algorithms: []string{"RS256"}, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatalf("a set with an EC key next to the RSA one, RS256 allowed: %v", err)
+	}
+	if _, err := v.Verify(sign(t, jwt.SigningMethodRS256, k.rsaA, "a", claims("aud", nil, "iss", nil))); err != nil {
+		t.Errorf("a token of the RSA key: %v", err)
+	}
+	if _, err := v.Verify(sign(t, jwt.SigningMethodES256, k.ec, "e", claims("aud", nil, "iss", nil))); err == nil {
+		t.Error("an ES256 token was accepted with only RS256 allowed")
+	}
+	// Only keys of other algorithms: nothing could be verified.
+	if _, err := NewJWTVerifier(JWTConfig{Keys: ks[1:], Algorithms: []string{"RS256"}}); err == nil {
+		t.Error("a set whose keys fit no allowed algorithm was accepted")
+	}
+	if _, err := NewJWTVerifier(JWTConfig{Keys: []Key{mustKey(t, "", publicPEM(t, &k.ec.PublicKey)), ks[0]}, Algorithms: []string{"RS256"}}); err == nil {
+		t.Error("a PEM key fitting no allowed algorithm was accepted")
+	}
+}
