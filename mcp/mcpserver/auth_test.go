@@ -127,3 +127,27 @@ func TestAuth_CookieAuthenticatedRequestWithOtherAuthorizationHeader(t *testing.
 		t.Fatalf("get_sessions: %q", resultText(r))
 	}
 }
+
+// A caller without the scope to run agents learns nothing of which agents
+// exist: an unknown agent id is refused as a known one is, as the HTTP
+// routes check the scope before looking for the agent. The run tools used
+// to answer "not found" for an unknown id and "insufficient permissions"
+// for a served one.
+func TestRunTools_ScopeCheckedBeforeTheTargetIsLookedUp(t *testing.T) {
+	h := newHarness(t, harnessConfig{authz: true})
+	cs := h.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour), "sessions:read"))
+	for name, args := range map[string]map[string]any{"run_agent": {"message": "x"}, "cancel_run": {"run_id": "r1"}, "continue_run": {"run_id": "r1"}} {
+		for _, id := range []string{"echo", "no-such-agent"} {
+			args["agent_id"] = id
+			r := callTool(t, cs, name, args)
+			if !r.IsError || !strings.Contains(resultText(r), "insufficient permissions") {
+				t.Errorf("%s(agent_id %s) = %q (error %v), want insufficient permissions", name, id, resultText(r), r.IsError)
+			}
+		}
+	}
+	// With the scope, an unknown agent is not found.
+	runner := h.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour), "agents:run"))
+	if r := callTool(t, runner, "run_agent", map[string]any{"agent_id": "no-such-agent", "message": "x"}); !r.IsError || !strings.Contains(resultText(r), "not found") {
+		t.Errorf("run_agent(unknown) with agents:run = %q, want not found", resultText(r))
+	}
+}

@@ -212,8 +212,8 @@ func idsOf[T interface{ ID() string }](xs []T) []string {
 	return out
 }
 
-// target resolves exactly one of the three ids.
-func (s *Server) target(agentID, teamID, workflowID string) (kind string, t Target, err error) {
+// pick names the target of a call given exactly one of the three ids.
+func pick(agentID, teamID, workflowID string) (kind, id string, err error) {
 	n := 0
 	for _, id := range []string{agentID, teamID, workflowID} {
 		if id != "" {
@@ -221,25 +221,31 @@ func (s *Server) target(agentID, teamID, workflowID string) (kind string, t Targ
 		}
 	}
 	if n != 1 {
-		return "", nil, fmt.Errorf("%w: give exactly one of agent_id, team_id, workflow_id", ErrInvalidInput)
+		return "", "", fmt.Errorf("%w: give exactly one of agent_id, team_id, workflow_id", ErrInvalidInput)
 	}
-	kind, id := kindAgents, agentID
 	switch {
 	case teamID != "":
-		kind, id = kindTeams, teamID
+		return kindTeams, teamID, nil
 	case workflowID != "":
-		kind, id = kindWorkflows, workflowID
+		return kindWorkflows, workflowID, nil
 	}
+	return kindAgents, agentID, nil
+}
+
+// lookup finds a picked target. Callers authorize the call on kind and id
+// first, as the HTTP routes check the scope before looking for the object:
+// a caller without the scope learns nothing of which ids exist.
+func (s *Server) lookup(kind, id string) (Target, error) {
 	t, ok := s.targets[kind][id]
 	if !ok {
-		return kind, nil, fmt.Errorf("%w: %s %q (get_agentos_config lists the ids)", ErrNotFound, kind[:len(kind)-1], id)
+		return nil, fmt.Errorf("%w: %s %q (get_agentos_config lists the ids)", ErrNotFound, kind[:len(kind)-1], id)
 	}
-	return kind, t, nil
+	return t, nil
 }
 
 // runCall resolves the run's owner and begins a call allowed to run it.
 func (s *Server) runCall(ctx context.Context, req *mcp.CallToolRequest, r runRef) (*call, string, Target, error) {
-	kind, t, err := s.target(r.AgentID, r.TeamID, r.WorkflowID)
+	kind, id, err := pick(r.AgentID, r.TeamID, r.WorkflowID)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -247,7 +253,11 @@ func (s *Server) runCall(ctx context.Context, req *mcp.CallToolRequest, r runRef
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
+	if err := s.authorize(c, kind, id, "run"); err != nil {
+		return nil, "", nil, err
+	}
+	t, err := s.lookup(kind, id)
+	if err != nil {
 		return nil, "", nil, err
 	}
 	return c, kind, t, nil

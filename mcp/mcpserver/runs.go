@@ -22,18 +22,22 @@ import (
 // calls (and workflow steps) as progress. The call's context is the run's:
 // a client cancelling the request cancels the run, which is stored CANCELLED.
 func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kind string, in runIn) (*mcp.CallToolResult, any, error) {
-	_, t, err := s.target(in.AgentID, in.TeamID, in.WorkflowID)
+	_, id, err := pick(in.AgentID, in.TeamID, in.WorkflowID)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkMessage(in.Message); err != nil {
 		return nil, nil, err
 	}
 	c, err := s.begin(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.authorize(c, kind, t.ID(), "run"); err != nil {
+	if err := s.authorize(c, kind, id, "run"); err != nil {
+		return nil, nil, err
+	}
+	t, err := s.lookup(kind, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkMessage(in.Message); err != nil {
 		return nil, nil, err
 	}
 	userID := callerUser(c, in.UserID)

@@ -64,3 +64,4 @@ func TestToolsList_ShowsTheCallersTools(t *testing.T) {
 		t.Errorf("without authorization: tools/list = %v, want %v", got, all)
 	}
 }
+
