@@ -64,4 +64,3 @@ func TestToolsList_ShowsTheCallersTools(t *testing.T) {
 		t.Errorf("without authorization: tools/list = %v, want %v", got, all)
 	}
 }
-
