@@ -157,10 +157,40 @@ type Pending struct {
 // durable queue's fence (db.WriteFence) refuses the write of an attempt
 // that lost its lease, so the log only holds events of the attempt that owns
 // the run: numbering stays gapless across attempts.
+//
+// Two appends of one run at once (no fence orders them: two replicas, a
+// write retried while the first is in flight) may read the same last seq;
+// the later one then meets the first's key and is written again after it,
+// so neither loses its events (up to appendTries times).
 func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
 	if len(evs) == 0 {
 		return nil
 	}
+	for try := 1; ; try++ {
+		err := l.append(ctx, runID, attempt, evs, fence)
+		if err == nil {
+			l.wake(runID)
+			return nil
+		}
+		if try == appendTries || !seqTaken(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// appendTries bounds the writes of one Append that lose the race for
+// their seq numbers: each loss means another append of the run committed.
+const appendTries = 32
+
+// seqTaken recognises a write that met another's (run_id, seq) (or, on
+// MySQL, deadlocked with it on the key's gap lock).
+func seqTaken(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "UNIQUE constraint failed") || strings.Contains(m, "SQLSTATE 23505") ||
+		strings.Contains(m, "Error 1062") || strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
+}
+
+func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -199,11 +229,7 @@ func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pendi
 			return err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	l.wake(runID)
-	return nil
+	return tx.Commit()
 }
 
 // Read returns up to limit events of the run with seq > after, in order.
