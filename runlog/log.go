@@ -14,6 +14,9 @@ import (
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
 
+// createdAtIndex serves retention's range of old events.
+const createdAtIndex = "idx_agentry_run_events_created_at"
+
 // Table is the event log's table name. Deleting a session through the db
 // (db.DB.DeleteSessions) deletes its runs' events in the same transaction.
 const Table = sqlstore.RunEventsTable
@@ -110,7 +113,7 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 	PRIMARY KEY (run_id, seq)
 )`}
 	if l.dialect != "mysql" {
-		stmts = append(stmts, `CREATE INDEX IF NOT EXISTS idx_agentry_run_events_created_at ON `+l.table+` (created_at)`)
+		stmts = append(stmts, `CREATE INDEX IF NOT EXISTS `+createdAtIndex+` ON `+l.table+` (created_at)`)
 	}
 	for _, s := range stmts {
 		if _, err := l.w.ExecContext(ctx, s); err != nil {
@@ -119,7 +122,7 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 	}
 	if l.dialect == "mysql" {
 		// MySQL has no CREATE INDEX IF NOT EXISTS: a duplicate is fine.
-		_, err := l.w.ExecContext(ctx, `CREATE INDEX idx_agentry_run_events_created_at ON `+l.table+` (created_at)`)
+		_, err := l.w.ExecContext(ctx, `CREATE INDEX `+createdAtIndex+` ON `+l.table+` (created_at)`)
 		if err != nil && !strings.Contains(err.Error(), "Duplicate key name") {
 			return err
 		}
@@ -283,16 +286,64 @@ func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
 // on the run's last event: a run paused long ago whose log went on (a
 // later attempt, a continuation) keeps it. It returns how many rows it
 // deleted.
+//
+// It reads only the events older than cutoff (through the created_at
+// index) and each candidate run's own events (through the primary key),
+// never the whole table, and deletes at most retentionBatch runs per
+// statement.
 func (l *Log) DeleteBefore(ctx context.Context, cutoff, staleCutoff int64) (int64, error) {
-	// MySQL cannot select from the table it deletes from: a derived table
-	// is materialised first.
-	sub := `SELECT run_id FROM (SELECT run_id FROM ` + l.table + ` GROUP BY run_id
-	HAVING (MAX(created_at) < ? AND MAX(CASE WHEN final = 1 THEN seq ELSE -1 END) = MAX(seq)) OR MAX(created_at) < ?) AS done`
-	res, err := l.w.ExecContext(ctx, l.q(`DELETE FROM `+l.table+` WHERE run_id IN (`+sub+`)`), cutoff, staleCutoff)
-	if err != nil {
-		return 0, err
+	stmt := l.q(l.expiredSQL())
+	var total int64
+	for {
+		res, err := l.w.ExecContext(ctx, stmt, cutoff, cutoff, staleCutoff, retentionBatch)
+		if err != nil {
+			return total, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n == 0 {
+			return total, nil
+		}
 	}
-	return res.RowsAffected()
+}
+
+// retentionBatch bounds the runs one retention statement deletes.
+const retentionBatch = 500
+
+// expiredSQL deletes up to a batch of expired runs' events. Its arguments:
+// cutoff, cutoff, staleCutoff, the batch size. The candidates are the runs
+// with an event older than cutoff (the index range that bounds the scan);
+// one expires when its last event (found by the primary key) is older than
+// cutoff and final, or older than staleCutoff. MySQL cannot select from the table it deletes
+// from: the derived table (not mergeable, for its LIMIT) is materialised
+// first.
+func (l *Log) expiredSQL() string {
+	t := l.table
+	// Without statistics (SQLite's ANALYZE is not run, MySQL's may be
+	// stale) a planner may read the whole primary key for the DISTINCT
+	// rather than the created_at range: the index is named.
+	aged := t // Postgres: its statistics choose
+	switch l.dialect {
+	case "sqlite":
+		aged = t + ` INDEXED BY ` + createdAtIndex
+	case "mysql":
+		aged = t + ` FORCE INDEX (` + createdAtIndex + `)`
+	}
+	// MariaDB plans a DELETE … WHERE run_id IN (subquery) as a scan of
+	// the whole table, each row checked against the subquery: there the
+	// expired runs are joined instead.
+	head, tail := `DELETE FROM `+t+` WHERE run_id IN (SELECT run_id FROM (`, `) AS done)`
+	if l.dialect == "mysql" {
+		head, tail = `DELETE t FROM `+t+` t JOIN (`, `) AS done ON t.run_id = done.run_id`
+	}
+	return head + `
+	SELECT c.run_id FROM (SELECT DISTINCT run_id FROM ` + aged + ` WHERE created_at < ?) c
+	JOIN ` + t + ` e ON e.run_id = c.run_id AND e.seq = (SELECT MAX(m.seq) FROM ` + t + ` m WHERE m.run_id = c.run_id)
+	WHERE e.created_at < ? AND (e.final = 1 OR e.created_at < ?)
+	LIMIT ?` + tail
 }
 
 // wake tells this process's subscribers of the run that events were added.
