@@ -22,7 +22,9 @@ const maxBatch = 256
 // A recorder holds at most maxPending events or maxPendingBytes of their
 // JSON while its writes stall (a slow or locked database): past that it
 // drops the attempt's later events, but the run's terminal event, rather
-// than grow without bound or make the run wait.
+// than grow without bound or make the run wait. The first pending event
+// does not count towards the bytes: one event larger than the bound (a
+// tool's big result) is stored, not taken for a stall.
 const (
 	maxPending      = 4096
 	maxPendingBytes = 8 << 20
@@ -50,7 +52,7 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	buf      []Pending
-	bufBytes int
+	bufBytes int // JSON bytes of buf but its first event
 	enc      *json.Encoder
 	scratch  bytes.Buffer
 	failed   error
@@ -110,14 +112,16 @@ func (r *Recorder) Add(ev run.Event) {
 		return
 	}
 	data := bytes.TrimSuffix(r.scratch.Bytes(), []byte("\n"))
-	if !final && (len(r.buf) >= maxPending || r.bufBytes+len(data) > maxPendingBytes) {
+	if !final && len(r.buf) > 0 && (len(r.buf) >= maxPending || r.bufBytes+len(data) > maxPendingBytes) {
 		r.full = true
 		r.dropped++
 		r.mu.Unlock()
 		return
 	}
+	if len(r.buf) > 0 {
+		r.bufBytes += len(data)
+	}
 	r.buf = append(r.buf, Pending{Event: string(ev.Event), Data: bytes.Clone(data), Final: final})
-	r.bufBytes += len(data)
 	n := len(r.buf)
 	r.mu.Unlock()
 	switch {
