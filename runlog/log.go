@@ -50,6 +50,8 @@ type Log struct {
 	w, r    *sql.DB
 	dialect string
 	table   string
+	// timeout bounds each call (the store's query timeout; <= 0: none).
+	timeout time.Duration
 
 	mu    sync.Mutex
 	wakes map[string]*watch // runs this process's subscribers follow
@@ -69,7 +71,7 @@ func Open(ctx context.Context, d *db.DB) (*Log, error) {
 		return nil, ErrUnsupported
 	}
 	wp := sw.SQLWriter()
-	l := &Log{w: wp.DB, r: wp.DB, dialect: wp.Dialect, table: `"` + Table + `"`, wakes: map[string]*watch{}}
+	l := &Log{w: wp.DB, r: wp.DB, dialect: wp.Dialect, table: `"` + Table + `"`, timeout: d.QueryTimeout(), wakes: map[string]*watch{}}
 	if st, ok := sqlstore.FromDB(d); ok && st.ReadSQL() != nil {
 		l.r = st.ReadSQL()
 	}
@@ -130,6 +132,26 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 	return nil
 }
 
+// bound gives one call of the log the store's query timeout, as db.DB
+// bounds the store's own calls: the log reaches the database's pools
+// directly, and without it a stalled database would block for ever the
+// run's terminal event (which the run waits for), a subscriber's poll,
+// and retention (whose loop a server's shutdown waits for).
+func (l *Log) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if l.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.timeout)
+}
+
+// unavailable names a call that ran out of its bound db.ErrUnavailable.
+func (l *Log) unavailable(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, db.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: runlog: no answer within %s (raise the query timeout if the database is only slow): %w", db.ErrUnavailable, l.timeout, err)
+}
+
 // q rebinds ? placeholders for Postgres.
 func (l *Log) q(s string) string {
 	if l.dialect != "postgres" {
@@ -183,7 +205,7 @@ func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pendi
 
 // appendTries bounds the writes of one Append that lose the race for
 // their seq numbers: each loss means another append of the run committed.
-const appendTries = 32
+const appendTries = 100
 
 // seqTaken recognises a write that met another's (run_id, seq) (or, on
 // MySQL, deadlocked with it on the key's gap lock).
@@ -193,7 +215,10 @@ func seqTaken(err error) bool {
 		strings.Contains(m, "Error 1062") || strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
 }
 
-func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
+func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) (err error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	defer func() { err = l.unavailable(ctx, err) }()
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -201,6 +226,14 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 	defer tx.Rollback()
 	if fence != nil {
 		if err := fence(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if l.dialect == "postgres" {
+		// Appends of one run queue here rather than collide on its next
+		// seq (Read Committed gives each the same MAX); SQLite's
+		// transactions are serial already, MySQL's retry (seqTaken).
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7417))`, "agentry_run_events:"+runID); err != nil {
 			return err
 		}
 	}
@@ -236,7 +269,10 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 }
 
 // Read returns up to limit events of the run with seq > after, in order.
-func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) ([]Record, error) {
+func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) (_ []Record, err error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	defer func() { err = l.unavailable(ctx, err) }()
 	rows, err := l.r.QueryContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`), runID, after, limit)
 	if err != nil {
 		return nil, err
@@ -259,6 +295,9 @@ func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) ([
 // Last returns the run's last stored event (its Seq + 1 is how many the
 // run has: numbering is gapless); ok is false when it has none.
 func (l *Log) Last(ctx context.Context, runID string) (rec Record, ok bool, err error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	defer func() { err = l.unavailable(ctx, err) }()
 	var data string
 	var final int
 	err = l.r.QueryRowContext(ctx, l.q(`SELECT seq, attempt, event, data, final FROM `+l.table+` WHERE run_id = ? ORDER BY seq DESC LIMIT 1`), runID).
@@ -275,9 +314,11 @@ func (l *Log) Last(ctx context.Context, runID string) (rec Record, ok bool, err 
 
 // Count returns how many events the run has stored.
 func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	var n int64
 	err := l.r.QueryRowContext(ctx, l.q(`SELECT COUNT(*) FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&n)
-	return n, err
+	return n, l.unavailable(ctx, err)
 }
 
 // DeleteBefore deletes the events of runs whose log ended (its last event
@@ -295,11 +336,7 @@ func (l *Log) DeleteBefore(ctx context.Context, cutoff, staleCutoff int64) (int6
 	stmt := l.q(l.expiredSQL())
 	var total int64
 	for {
-		res, err := l.w.ExecContext(ctx, stmt, cutoff, cutoff, staleCutoff, retentionBatch)
-		if err != nil {
-			return total, err
-		}
-		n, err := res.RowsAffected()
+		n, err := l.deleteBatch(ctx, stmt, cutoff, staleCutoff)
 		if err != nil {
 			return total, err
 		}
@@ -308,6 +345,17 @@ func (l *Log) DeleteBefore(ctx context.Context, cutoff, staleCutoff int64) (int6
 			return total, nil
 		}
 	}
+}
+
+// deleteBatch runs one retention statement within the query timeout.
+func (l *Log) deleteBatch(ctx context.Context, stmt string, cutoff, staleCutoff int64) (int64, error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	res, err := l.w.ExecContext(ctx, stmt, cutoff, cutoff, staleCutoff, retentionBatch)
+	if err != nil {
+		return 0, l.unavailable(ctx, err)
+	}
+	return res.RowsAffected()
 }
 
 // retentionBatch bounds the runs one retention statement deletes.
