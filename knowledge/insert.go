@@ -345,7 +345,9 @@ var chunkKeys = []string{"chunk", "chunk_size"}
 // each would delete the content's chunks before the other's upsert and
 // both sets would stay.
 func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeContent, existing bool, progress func(Progress)) (*Result, error) {
-	defer k.busy.lock(row.ID)()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer k.busy.lock(row.ID, cancel)()
 	report := func(p Progress) {
 		if progress != nil {
 			p.ContentID, p.Name = row.ID, row.Name
@@ -353,12 +355,21 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		}
 	}
 	fail := func(err error) (*Result, error) {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrContentDeleted) {
+			// Delete stopped this insert and removes the row and the
+			// vectors once it returns
+			report(Progress{Done: true, Err: cause})
+			return &Result{Content: row}, fmt.Errorf("%w: %s (%v)", ErrContentDeleted, row.ID, err)
+		}
 		// nothing half-indexed: drop whatever vectors the content has
 		derr := k.cfg.Vectors.DeleteContent(ctx, row.ID)
 		row.Status, row.StatusMessage = db.KnowledgeFailed, err.Error()
 		uerr := k.cfg.DB.UpdateKnowledgeContent(ctx, row)
 		report(Progress{Done: true, Err: err})
 		return &Result{Content: row}, errors.Join(err, derr, uerr)
+	}
+	if err := ctx.Err(); err != nil { // stopped while waiting for the lock
+		return fail(err)
 	}
 	data, fname, ctype, err := k.load(ctx, c)
 	if err != nil {
@@ -437,6 +448,14 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	row.Status, row.StatusMessage = db.KnowledgeCompleted, ""
 	row.Size, row.Type = int64(len(data)), reader.MIME(kind)
 	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, row); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			// the row was deleted meanwhile (by another process, or before
+			// this insert started): the chunks just written go too, or
+			// searches would find content that no longer exists
+			derr := k.cfg.Vectors.DeleteContent(sctx, row.ID)
+			report(Progress{Done: true, Err: ErrContentDeleted})
+			return nil, errors.Join(fmt.Errorf("%w: %s", ErrContentDeleted, row.ID), derr)
+		}
 		return nil, err
 	}
 	report(Progress{Chunks: len(pieces), Embedded: len(pieces), Done: true})

@@ -32,6 +32,9 @@ var (
 	ErrFetch     = errors.New("knowledge: fetching the URL failed")
 	ErrNoSource  = errors.New("knowledge: content needs exactly one of text, path, url or data")
 	ErrNoVectors = errors.New("knowledge: no vector store is configured")
+	// ErrContentDeleted: the content was deleted while it was being
+	// inserted; nothing of it stays.
+	ErrContentDeleted = errors.New("knowledge: the content was deleted while it was being inserted")
 )
 
 // Config configures a knowledge base. DB, Vectors and Embedder are required.
@@ -140,7 +143,9 @@ func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
 	return nil
 }
 
-// Delete removes a content row and its vectors. A scoped caller deleting
+// Delete removes a content row and its vectors, stopping an insert of the
+// content in progress in this process (one elsewhere drops its vectors when
+// it finds the row gone). A scoped caller deleting
 // shared content gets db.ErrForbidden; another user's, db.ErrNotFound.
 func (k *Knowledge) Delete(ctx context.Context, id string) error {
 	c, err := k.cfg.DB.GetKnowledgeContent(ctx, id)
@@ -150,6 +155,10 @@ func (k *Knowledge) Delete(ctx context.Context, id string) error {
 	if _, scoped := db.UserScope(ctx); scoped && c.UserID == "" {
 		return fmt.Errorf("%w: knowledge content %s is shared; only an admin can delete it", db.ErrForbidden, id)
 	}
+	// an insert of the content in progress would write its chunks after
+	// the vectors are deleted: stop it and wait for it to return
+	k.busy.cancel(id, ErrContentDeleted)
+	defer k.busy.lock(id, nil)()
 	if err := k.cfg.Vectors.DeleteContent(ctx, id); err != nil {
 		return err
 	}
