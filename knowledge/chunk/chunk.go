@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,16 +38,47 @@ func (f Fixed) Chunk(text string) []string {
 	overlap := min(max(f.Overlap, 0), size-1)
 	r := []rune(text)
 	var out []string
-	for start := 0; start < len(r); start += size - overlap {
+	for start := 0; start < len(r); {
 		end := min(start+size, len(r))
+		if b := boundaryBefore(r, end, start); b > start {
+			end = b
+		} // else one sequence longer than size: cut inside it
 		if s := strings.TrimSpace(string(r[start:end])); s != "" {
 			out = append(out, s)
 		}
 		if end == len(r) {
 			break
 		}
+		next := boundaryBefore(r, end-overlap, start)
+		if next <= start {
+			next = end
+		}
+		start = next
 	}
 	return out
+}
+
+// zwj joins emoji into one (👩‍💻).
+const zwj = '\u200d'
+
+// boundaryBefore returns the last index in (floor, i] where a cut does not
+// split a character from what extends it (a combining mark, a variation
+// selector, an emoji modifier or tag, either side of a ZWJ), or floor if
+// there is none. It approximates Unicode's grapheme clusters in the cases
+// text meets most; a cut inside one makes a chunk start with a lone accent
+// or skin tone.
+func boundaryBefore(r []rune, i, floor int) int {
+	for ; i > floor; i-- {
+		if i >= len(r) || !extends(r[i]) && r[i-1] != zwj {
+			return i
+		}
+	}
+	return floor
+}
+
+func extends(c rune) bool {
+	return c == zwj || c >= 0xFE00 && c <= 0xFE0F || c >= 0x1F3FB && c <= 0x1F3FF || c >= 0xE0020 && c <= 0xE007F ||
+		unicode.In(c, unicode.Mn, unicode.Me, unicode.Mc)
 }
 
 // Recursive splits on paragraphs, then lines, then sentences, then words,
@@ -139,10 +171,14 @@ func (m Markdown) Chunk(text string) []string {
 		head := strings.Join(nonEmpty(path), " > ")
 		budget := size
 		if head != "" {
-			budget = max(size-utf8.RuneCountInString(head)-1, size/2)
+			// at least 1: a zero Size is Recursive's default of 1,000
+			budget = max(size-utf8.RuneCountInString(head)-1, size/2, 1)
 		}
-		for _, piece := range (Recursive{Size: budget}).Chunk(b) {
-			if head != "" && !strings.HasPrefix(piece, "#") {
+		for i, piece := range (Recursive{Size: budget}).Chunk(b) {
+			// the section's first piece starts with its own heading line;
+			// every other piece gets the headings, also one starting with
+			// "#" (a comment in a code block)
+			if head != "" && (i > 0 || headingLevel(piece) == 0) {
 				piece = head + "\n" + piece
 			}
 			out = append(out, piece)

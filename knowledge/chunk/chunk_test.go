@@ -82,6 +82,14 @@ func FuzzChunkers(f *testing.F) {
 			size = 1
 		}
 		overlap = (overlap%size + size) % size
+		if utf8.ValidString(text) { // no text lost or repeated without overlap
+			squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+			for _, c := range []Chunker{Fixed{Size: size}, Recursive{Size: size}} {
+				if got, want := squeeze(strings.Join(c.Chunk(text), "")), squeeze(text); got != want {
+					t.Fatalf("%s: chunks hold %q, the text %q", c.Name(), got, want)
+				}
+			}
+		}
 		for _, c := range []Chunker{Fixed{Size: size, Overlap: overlap}, Recursive{Size: size}, Markdown{Size: size}} {
 			for _, piece := range c.Chunk(text) {
 				if strings.TrimSpace(piece) == "" {
@@ -93,4 +101,55 @@ func FuzzChunkers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A chunk boundary never falls inside a character as the reader sees it:
+// a combining accent, an emoji's skin tone or a ZWJ sequence stays with
+// its base (before, a chunk could start with a lone U+0301 or 🏽).
+func TestFixed_DoesNotSplitCombiningSequences(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text          string
+		size, overlap int
+		want          []string
+	}{
+		{"abe\u0301cd", 3, 0, []string{"ab", "e\u0301c", "d"}},
+		{"io👍🏽x", 3, 0, []string{"io", "👍🏽x"}},
+		{"a👩\u200d💻bc", 3, 0, []string{"a", "👩\u200d💻", "bc"}},
+		{"ae\u0301bcdefg", 4, 2, []string{"ae\u0301b", "e\u0301bc", "bcde", "defg"}},
+	}
+	for _, c := range cases {
+		got := Fixed{Size: c.size, Overlap: c.overlap}.Chunk(c.text)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Fixed{%d, %d}.Chunk(%q) = %q, want %q", c.size, c.overlap, c.text, got, c.want)
+		}
+	}
+	// a sequence longer than the size is cut all the same
+	if got := (Fixed{Size: 2}).Chunk("e\u0301\u0301\u0301"); len(got) != 2 {
+		t.Errorf("a long sequence: %q", got)
+	}
+}
+
+// Markdown chunks stay within Size when the size leaves no room beside the
+// heading (size 1 gave 1,000-rune chunks), and every piece of a long
+// section carries its headings, also one starting with "#" (a comment in a
+// code block lost them).
+func TestMarkdown_SmallSizesAndHashPieces(t *testing.T) {
+	t.Parallel()
+	md := "# Title\n" + strings.Repeat("word ", 50)
+	for _, c := range (Markdown{Size: 1}).Chunk(md) {
+		if n := utf8.RuneCountInString(c); n > len("Title\n")+1 {
+			t.Fatalf("size 1 gave a chunk of %d runes: %q", n, c)
+		}
+	}
+	code := "# Setup\n```sh\n" + strings.Repeat("# step\necho hi\n", 10) + "```\n"
+	got := Markdown{Size: 40}.Chunk(code)
+	if len(got) < 3 {
+		t.Fatalf("want several chunks, got %q", got)
+	}
+	for i, c := range got[1:] {
+		if !strings.HasPrefix(c, "Setup\n") {
+			t.Errorf("chunk %d lost its heading: %q", i+1, c)
+		}
+	}
 }
