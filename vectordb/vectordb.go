@@ -124,6 +124,9 @@ func CheckQuery(q *Query, dims int) error {
 		if i := nonFinite(q.Vector); i >= 0 {
 			return fmt.Errorf("%w: query vector has a NaN or infinite value at %d", ErrInvalidQuery, i)
 		}
+		if isZero(q.Vector) {
+			return fmt.Errorf("%w: query vector is all zeros: it has no cosine similarity to anything", ErrInvalidQuery)
+		}
 	case Keyword:
 	default:
 		return fmt.Errorf("%w: search type %q: use vector, keyword or hybrid", ErrInvalidQuery, q.Mode)
@@ -156,8 +159,22 @@ func CheckRows(rows []Row, dims int) error {
 		if i := nonFinite(r.Vector); i >= 0 {
 			return fmt.Errorf("%w: row %s has a NaN or infinite value at %d", ErrInvalidQuery, r.ID, i)
 		}
+		if isZero(r.Vector) {
+			// pgvector leaves it out of the index; no search would find it
+			return fmt.Errorf("%w: row %s has an all-zero vector: it has no cosine similarity to anything", ErrInvalidQuery, r.ID)
+		}
 	}
 	return nil
+}
+
+// isZero reports whether v has no non-zero value (cosine is undefined).
+func isZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // nonFinite returns the index of v's first NaN or infinite value, or -1.

@@ -158,7 +158,7 @@ func TestSearch_FilterMatchingMoreThanExactBelowWalksTheGraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	unit := func(i int) []float32 { // spread over the sphere, deterministic
+	unit := func(i int) []float32 { // spread over the sphere, deterministic; i > 0 (unit(0) is all zeros)
 		v := make([]float32, vectordbtest.Dims)
 		for d := range v {
 			v[d] = float32(math.Sin(float64(i*(d+3)) * 0.7))
@@ -171,7 +171,7 @@ func TestSearch_FilterMatchingMoreThanExactBelowWalksTheGraphs(t *testing.T) {
 		if i%6 == 0 {
 			kind = "b"
 		}
-		r := vectordb.Row{ID: fmt.Sprint("s", i), ContentID: "c", Content: "t", Vector: unit(i), Metadata: map[string]any{"kind": kind}}
+		r := vectordb.Row{ID: fmt.Sprint("s", i), ContentID: "c", Content: "t", Vector: unit(i + 1), Metadata: map[string]any{"kind": kind}}
 		shared = append(shared, r)
 		r.ID = fmt.Sprint("m", i)
 		r.Vector = unit(i + 1000)
