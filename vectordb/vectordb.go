@@ -138,8 +138,16 @@ func CheckQuery(q *Query, dims int) error {
 		if !filterKey.MatchString(k) {
 			return fmt.Errorf("%w: filter key %q: use letters, digits, _ . -", ErrInvalidQuery, k)
 		}
-		switch v.(type) {
-		case string, bool, float64, float32, int, int64:
+		switch x := v.(type) {
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%w: filter %q: %v is not a number a row can hold", ErrInvalidQuery, k, x)
+			}
+		case float32:
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("%w: filter %q: %v is not a number a row can hold", ErrInvalidQuery, k, x)
+			}
+		case string, bool, int, int64:
 		default:
 			return fmt.Errorf("%w: filter %q: value must be a string, number or boolean", ErrInvalidQuery, k)
 		}

@@ -266,6 +266,13 @@ func Run(t *testing.T, open Open) {
 		if _, err := s.Search(ctx, vectordb.Query{Vector: axis(0, 0), Filters: map[string]any{"bad key'": 1}}); !errors.Is(err, vectordb.ErrInvalidQuery) {
 			t.Fatalf("bad filter key: %v", err)
 		}
+		// no JSON number is NaN or infinite (a YAML .nan is): refused, not
+		// a driver's JSON error or a NULL bound in its place
+		for _, bad := range []any{math.NaN(), math.Inf(-1), float32(math.Inf(1))} {
+			if _, err := s.Search(ctx, vectordb.Query{Vector: axis(0, 0), Filters: map[string]any{"year": bad}}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+				t.Fatalf("filter value %v: %v", bad, err)
+			}
+		}
 	})
 
 	t.Run("UpdateMetadataChangesWhatFiltersMatch", func(t *testing.T) {
