@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 
 	docx "github.com/fumiama/go-docx"
@@ -18,6 +19,12 @@ const (
 	maxDocxTotal = 256 << 20
 	maxDocxRatio = 200
 	maxPDFText   = 64 << 20
+	// The library interprets a page's decoded content streams holding its
+	// text and every pending operand in memory, and a Flate stream inflates
+	// about 1,000-fold: the decoded content is measured first (streamed,
+	// nothing kept), per page and in all.
+	maxPDFPageContent = 16 << 20
+	maxPDFContent     = 256 << 20
 )
 
 // ErrZipBomb: a DOCX declares more data than the limits, or a compression
@@ -94,7 +101,15 @@ func readPDF(data []byte) (text string, err error) {
 		return "", err
 	}
 	var b strings.Builder
+	var content int64
 	for _, p := range pages {
+		n, err := pdfContentSize(p, maxPDFPageContent)
+		if err != nil {
+			return "", err
+		}
+		if content += n; content > maxPDFContent {
+			return "", fmt.Errorf("%w: pdf: the pages' content streams inflate past %d bytes", ErrMalformed, maxPDFContent)
+		}
 		fonts, err := pdfFonts(p)
 		if err != nil {
 			return "", err
@@ -109,6 +124,35 @@ func readPDF(data []byte) (text string, err error) {
 		b.WriteString(t)
 	}
 	return b.String(), nil
+}
+
+// pdfContentSize decodes a page's content streams into nothing and returns
+// their size; over limit is ErrMalformed.
+func pdfContentSize(p pdf.Page, limit int64) (int64, error) {
+	c := p.V.Key("Contents")
+	streams := []pdf.Value{c}
+	if c.Kind() == pdf.Array {
+		streams = streams[:0]
+		for i := range c.Len() {
+			streams = append(streams, c.Index(i))
+		}
+	}
+	var n int64
+	for _, st := range streams {
+		if st.Kind() != pdf.Stream {
+			continue // the library skips it too (an empty page)
+		}
+		rd := st.Reader()
+		m, err := io.Copy(io.Discard, io.LimitReader(rd, limit-n+1))
+		rd.Close()
+		if n += m; n > limit {
+			return 0, fmt.Errorf("%w: pdf: a page's content streams inflate past %d bytes", ErrMalformed, limit)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
+		}
+	}
+	return n, nil
 }
 
 // pdfPages returns the page tree's pages in order, walking Kids depth first

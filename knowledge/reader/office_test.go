@@ -3,6 +3,7 @@ package reader
 import (
 	"archive/zip"
 	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"strings"
@@ -178,5 +179,39 @@ func TestReadDOCX_ZipBombRefused(t *testing.T) {
 	}
 	if _, err := Read(DOCX, []byte("PK not a zip")); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// flatePDF is minimalPDF with a FlateDecode content stream.
+func flatePDF(content string) []byte {
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte(content))
+	w.Close()
+	return pdfOf(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	)
+}
+
+// A page whose content stream inflates past maxPDFPageContent is refused
+// before the library interprets it: it would hold the page's text, and
+// every operand before an operator, in memory (a 20 KB file gave 2 MB of
+// text here; a 50 MB one, gigabytes). Compressed content within the limit
+// still reads.
+func TestReadPDF_ContentStreamBombRefused(t *testing.T) {
+	t.Parallel()
+	if text, err := readWithin(t, PDF, flatePDF("BT /F1 12 Tf 72 720 Td (compressed text) Tj ET")); err != nil || !strings.Contains(text, "compressed text") {
+		t.Fatalf("a compressed page: %q, %v", text, err)
+	}
+	bomb := flatePDF(strings.Repeat("BT (a) Tj ET\n", maxPDFPageContent/13+1))
+	if len(bomb) > 200<<10 {
+		t.Fatalf("the bomb is %d bytes: not a bomb", len(bomb))
+	}
+	if text, err := readWithin(t, PDF, bomb); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("content inflating past %d bytes: %d bytes of text, err %v", maxPDFPageContent, len(text), err)
 	}
 }
