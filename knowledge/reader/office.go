@@ -22,7 +22,7 @@ const (
 	// The library interprets a page's decoded content streams holding its
 	// text and every pending operand in memory, and a Flate stream inflates
 	// about 1,000-fold: the decoded content is measured first (streamed,
-	// nothing kept), per page and in all.
+	// nothing kept), with the fonts' ToUnicode CMaps, per page and in all.
 	maxPDFPageContent = 16 << 20
 	maxPDFContent     = 256 << 20
 )
@@ -114,6 +114,16 @@ func readPDF(data []byte) (text string, err error) {
 		if err != nil {
 			return "", err
 		}
+		// the library interprets each font's ToUnicode CMap for the page
+		for _, f := range fonts {
+			m, err := pdfStreamSize(f.V.Key("ToUnicode"), maxPDFPageContent)
+			if err != nil {
+				return "", err
+			}
+			if content += m; content > maxPDFContent {
+				return "", fmt.Errorf("%w: pdf: the pages' content streams inflate past %d bytes", ErrMalformed, maxPDFContent)
+			}
+		}
 		t, err := p.GetPlainText(fonts)
 		if err != nil {
 			return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
@@ -139,18 +149,29 @@ func pdfContentSize(p pdf.Page, limit int64) (int64, error) {
 	}
 	var n int64
 	for _, st := range streams {
-		if st.Kind() != pdf.Stream {
-			continue // the library skips it too (an empty page)
-		}
-		rd := st.Reader()
-		m, err := io.Copy(io.Discard, io.LimitReader(rd, limit-n+1))
-		rd.Close()
-		if n += m; n > limit {
-			return 0, fmt.Errorf("%w: pdf: a page's content streams inflate past %d bytes", ErrMalformed, limit)
-		}
+		m, err := pdfStreamSize(st, limit-n)
 		if err != nil {
-			return 0, fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
+			return 0, err
 		}
+		n += m
+	}
+	return n, nil
+}
+
+// pdfStreamSize decodes a stream into nothing and returns its size (0 for a
+// value that is not a stream); over limit is ErrMalformed.
+func pdfStreamSize(st pdf.Value, limit int64) (int64, error) {
+	if st.Kind() != pdf.Stream {
+		return 0, nil
+	}
+	rd := st.Reader()
+	defer rd.Close()
+	n, err := io.Copy(io.Discard, io.LimitReader(rd, limit+1))
+	if n > limit {
+		return 0, fmt.Errorf("%w: pdf: a page's content or font streams inflate past %d bytes", ErrMalformed, maxPDFPageContent)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
 	}
 	return n, nil
 }

@@ -182,17 +182,22 @@ func TestReadDOCX_ZipBombRefused(t *testing.T) {
 	}
 }
 
-// flatePDF is minimalPDF with a FlateDecode content stream.
-func flatePDF(content string) []byte {
+// flateStream is a FlateDecode stream object of s.
+func flateStream(s string) string {
 	var z bytes.Buffer
 	w := zlib.NewWriter(&z)
-	w.Write([]byte(content))
+	w.Write([]byte(s))
 	w.Close()
+	return fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes())
+}
+
+// flatePDF is minimalPDF with a FlateDecode content stream.
+func flatePDF(content string) []byte {
 	return pdfOf(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()),
+		flateStream(content),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 	)
 }
@@ -213,5 +218,25 @@ func TestReadPDF_ContentStreamBombRefused(t *testing.T) {
 	}
 	if text, err := readWithin(t, PDF, bomb); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("content inflating past %d bytes: %d bytes of text, err %v", maxPDFPageContent, len(text), err)
+	}
+}
+
+// A font's ToUnicode CMap, which the library interprets for every page
+// using the font, is measured against the same limit.
+func TestReadPDF_ToUnicodeBombRefused(t *testing.T) {
+	t.Parallel()
+	bomb := pdfOf(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		pdfStream("BT /F1 12 Tf 72 720 Td (text) Tj ET"),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+		flateStream(strings.Repeat("0 ", maxPDFPageContent/2+1)),
+	)
+	if len(bomb) > 200<<10 {
+		t.Fatalf("the bomb is %d bytes: not a bomb", len(bomb))
+	}
+	if text, err := readWithin(t, PDF, bomb); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a CMap inflating past %d bytes: %q, err %v", maxPDFPageContent, text, err)
 	}
 }
