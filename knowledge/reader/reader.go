@@ -128,6 +128,15 @@ func Read(kind string, data []byte) (string, error) {
 	return text, nil
 }
 
+// maxRenderedText bounds the text a CSV or JSON document renders to: every
+// row repeats the header and every value its path, so a file of a megabyte
+// could otherwise render to gigabytes.
+const maxRenderedText = 64 << 20
+
+func tooMuchText(kind string) error {
+	return fmt.Errorf("%w: %s: renders to more than %d bytes of text", ErrMalformed, kind, maxRenderedText)
+}
+
 // readCSV renders each record as "column: value" pairs under the header.
 func readCSV(data []byte) (string, error) {
 	if !utf8.Valid(data) {
@@ -157,6 +166,9 @@ func readCSV(data []byte) (string, error) {
 			if i < len(header) && strings.TrimSpace(header[i]) != "" {
 				col = strings.TrimSpace(header[i])
 			}
+			if b.Len()+len(col)+len(v) > maxRenderedText {
+				return "", tooMuchText("csv")
+			}
 			b.WriteString(col + ": " + v)
 		}
 		b.WriteString("\n\n")
@@ -183,21 +195,32 @@ func readJSON(data []byte) (string, error) {
 		return "", fmt.Errorf("%w: json: more than one value", ErrMalformed)
 	}
 	var b strings.Builder
-	if arr, ok := v.([]any); ok {
+	ok := true
+	if arr, isArr := v.([]any); isArr {
 		for i, item := range arr {
-			flatten(&b, fmt.Sprintf("[%d]", i), item, 0)
+			if ok = flatten(&b, fmt.Sprintf("[%d]", i), item, 0); !ok {
+				break
+			}
 			b.WriteString("\n")
 		}
 	} else {
-		flatten(&b, "", v, 0)
+		ok = flatten(&b, "", v, 0)
+	}
+	if !ok {
+		return "", tooMuchText("json")
 	}
 	return b.String(), nil
 }
 
-func flatten(b *strings.Builder, path string, v any, depth int) {
+// flatten writes v's "path: value" lines; false when they would pass
+// maxRenderedText.
+func flatten(b *strings.Builder, path string, v any, depth int) bool {
+	if b.Len()+len(path) > maxRenderedText {
+		return false
+	}
 	if depth > 64 {
 		b.WriteString(path + ": …\n")
-		return
+		return true
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -211,17 +234,26 @@ func flatten(b *strings.Builder, path string, v any, depth int) {
 			if path != "" {
 				p = path + "." + k
 			}
-			flatten(b, p, x[k], depth+1)
+			if !flatten(b, p, x[k], depth+1) {
+				return false
+			}
 		}
 	case []any:
 		for i, item := range x {
-			flatten(b, fmt.Sprintf("%s[%d]", path, i), item, depth+1)
+			if !flatten(b, fmt.Sprintf("%s[%d]", path, i), item, depth+1) {
+				return false
+			}
 		}
 	case nil:
 	default:
+		s := fmt.Sprint(x)
+		if b.Len()+len(path)+len(s) > maxRenderedText {
+			return false
+		}
 		if path != "" {
 			b.WriteString(path + ": ")
 		}
-		b.WriteString(fmt.Sprint(x) + "\n")
+		b.WriteString(s + "\n")
 	}
+	return true
 }

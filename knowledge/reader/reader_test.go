@@ -81,3 +81,23 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// CSV repeats the header in every row and JSON a leaf's path in every
+// value, so a file of a megabyte could render to gigabytes of text; past
+// maxRenderedText it is refused.
+func TestRead_RenderingBombsRefused(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 100)
+	header := strings.Repeat(long+",", 999) + long + "\n"
+	csv := header + strings.Repeat(strings.Repeat(",", 999)+"\n", 1000)
+	key := strings.Repeat("k", 100_000)
+	json := `{"` + key + `":[` + strings.Repeat("0,", 999) + "0]}"
+	for kind, data := range map[string]string{CSV: csv, JSON: json} {
+		if len(data) > 2<<20 {
+			t.Fatalf("%s: %d bytes: not a bomb", kind, len(data))
+		}
+		if text, err := Read(kind, []byte(data)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %d bytes of text from %d, err %v", kind, len(text), len(data), err)
+		}
+	}
+}
