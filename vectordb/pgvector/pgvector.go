@@ -242,12 +242,21 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 		if err != nil {
 			return fmt.Errorf("%w: row %s metadata: %v", vectordb.ErrInvalidQuery, r.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.t+` (id, name, meta_data, content, embedding, content_hash, content_id, user_id, updated_at)
+		// the owner is checked again on conflict: another owner's insert of
+		// the id may have committed after the SELECT above found nothing
+		res, err := tx.ExecContext(ctx, `INSERT INTO `+s.t+` AS v (id, name, meta_data, content, embedding, content_hash, content_id, user_id, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
 			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, meta_data = EXCLUDED.meta_data, content = EXCLUDED.content,
-			embedding = EXCLUDED.embedding, content_hash = EXCLUDED.content_hash, content_id = EXCLUDED.content_id, updated_at = now()`,
-			r.ID, r.Name, string(mj), r.Content, pgv.NewVector(r.Vector), r.ContentHash, r.ContentID, nullStr(own)); err != nil {
+			embedding = EXCLUDED.embedding, content_hash = EXCLUDED.content_hash, content_id = EXCLUDED.content_id, updated_at = now()
+			WHERE v.user_id IS NOT DISTINCT FROM EXCLUDED.user_id`,
+			r.ID, r.Name, string(mj), r.Content, pgv.NewVector(r.Vector), r.ContentHash, r.ContentID, nullStr(own))
+		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("%w: row %s belongs to another owner", db.ErrNotFound, r.ID)
 		}
 	}
 	return tx.Commit()

@@ -252,3 +252,50 @@ func TestSearch_FewRowsUserGetsKHitsPastTheScanCap(t *testing.T) {
 		}
 	}
 }
+
+// Two owners upserting one new row id at once: the second waits on the
+// first's insert, and then must not replace alice's row (before, ON
+// CONFLICT DO UPDATE wrote bob's content into it and kept alice as its
+// owner, as the ownership check had run before alice's row existed).
+func TestUpsert_ConcurrentNewRowOfAnotherOwnerIsNotReplaced(t *testing.T) {
+	raw, schema := testSchema(t)
+	s, err := Open(context.Background(), Config{DB: raw, Schema: schema, Dimensions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	// alice's insert, from another process, not yet committed
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`INSERT INTO "`+schema+`".agno_vectors (id, content, content_id, user_id, embedding) VALUES ('x', 'alice''s', 'c', 'alice', $1)`,
+		"[1,0,0,0,0,0,0,0]"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Upsert(db.WithUserScope(ctx, "bob"), []vectordb.Row{{ID: "x", ContentID: "c", Content: "bob's", Vector: []float32{0, 1, 0, 0, 0, 0, 0, 0}}})
+	}()
+	// bob's upsert is blocked on alice's row lock
+	for waiting := false; !waiting; {
+		if err := raw.QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "` + schema + `"%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("bob's upsert of alice's new row: %v, want db.ErrNotFound", err)
+	}
+	var content, user string
+	if err := raw.QueryRow(`SELECT content, user_id FROM "`+schema+`".agno_vectors WHERE id = 'x'`).Scan(&content, &user); err != nil {
+		t.Fatal(err)
+	}
+	if content != "alice's" || user != "alice" {
+		t.Fatalf("row x is %q of %q", content, user)
+	}
+}
