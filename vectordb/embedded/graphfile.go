@@ -109,6 +109,9 @@ func (x *index) part(owner string) graphPart {
 // length and link, so that a damaged file cannot make a search index out
 // of range.
 func indexFromPart(p graphPart, dims, efBuild int) (*index, bool) {
+	if p.M > maxM {
+		return nil, false // its layer 0 alone would be n × 2M slots
+	}
 	m := max(p.M, 2)
 	x := newIndex(dims, m, efBuild, uint64(len(p.Keys))+1)
 	n := len(p.Keys)

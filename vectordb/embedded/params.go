@@ -8,6 +8,12 @@ const (
 	DefaultM              = 32
 	DefaultEfConstruction = 128
 	DefaultEfSearch       = 128
+	// maxM bounds M, from Config or a graph file: far above any useful
+	// value, and a node's 2M layer-0 slots are allocated for every node.
+	maxM = 256
+	// maxDims bounds Dimensions: the int8 dot product (dotI8) sums in an
+	// int32, exact below 133,000 dimensions.
+	maxDims = 100_000
 )
 
 func normalize(v []float32) []float32 {

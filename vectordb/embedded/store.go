@@ -77,8 +77,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if !tableName.MatchString(cfg.Table) {
 		return nil, fmt.Errorf("vectordb/embedded: table name %q: use letters, digits and _", cfg.Table)
 	}
+	if cfg.Dimensions > maxDims {
+		return nil, fmt.Errorf("vectordb/embedded: Dimensions %d: at most %d", cfg.Dimensions, maxDims)
+	}
 	if cfg.M <= 0 {
 		cfg.M = DefaultM
+	}
+	if cfg.M > maxM {
+		return nil, fmt.Errorf("vectordb/embedded: M %d: at most %d (default %d)", cfg.M, maxM, DefaultM)
 	}
 	if cfg.EfConstruction <= 0 {
 		cfg.EfConstruction = DefaultEfConstruction

@@ -228,3 +228,17 @@ func TestSearch_FilterMatchingMoreThanExactBelowWalksTheGraphs(t *testing.T) {
 		t.Fatalf("limit 80: %d hits, %v", len(h), err)
 	}
 }
+
+// An M or a vector length the index cannot hold is refused at Open (M
+// 1<<40 panicked allocating the first node's links; past 133,000
+// dimensions the int8 dot product overflows).
+func TestOpen_RefusesMAndDimensionsOutOfRange(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{Dimensions: 8, M: 1 << 40}, {Dimensions: 200_000}} {
+		cfg.Path, cfg.EmbedderID = filepath.Join(t.TempDir(), "v.db"), "e"
+		if s, err := Open(context.Background(), cfg); err == nil {
+			s.Close()
+			t.Fatalf("M %d, Dimensions %d accepted", cfg.M, cfg.Dimensions)
+		}
+	}
+}
