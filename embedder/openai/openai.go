@@ -152,17 +152,22 @@ func (e *Embedder) call(ctx context.Context, batch []string) ([][]float32, error
 	if len(raw) > maxResponse {
 		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: "answer larger than 64 MB"}
 	}
+	return e.decode(raw, len(batch))
+}
+
+// decode reads an /embeddings answer for n texts: n vectors by index.
+func (e *Embedder) decode(raw []byte, n int) ([][]float32, error) {
 	var r response
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: err.Error(), Err: err}
 	}
-	if len(r.Data) != len(batch) {
+	if len(r.Data) != n {
 		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse,
-			Message: fmt.Sprintf("asked for %d embeddings, got %d", len(batch), len(r.Data))}
+			Message: fmt.Sprintf("asked for %d embeddings, got %d", n, len(r.Data))}
 	}
-	vecs := make([][]float32, len(batch))
+	vecs := make([][]float32, n)
 	for _, d := range r.Data {
-		if d.Index < 0 || d.Index >= len(batch) || vecs[d.Index] != nil {
+		if d.Index < 0 || d.Index >= n || vecs[d.Index] != nil {
 			return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: fmt.Sprintf("bad or repeated index %d", d.Index)}
 		}
 		if len(d.Embedding) != e.cfg.Dimensions {

@@ -121,3 +121,47 @@ func TestNew_RequiresModelAndDimensions(t *testing.T) {
 		t.Fatal("no dimensions accepted")
 	}
 }
+
+// FuzzDecode: any answer gives exactly n vectors of Dimensions floats, in
+// index order, or an error; never a panic or a short or sparse result.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"object":"list","data":[{"object":"embedding","index":1,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`), 2)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`), 2)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":null}]}`), 1)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[1e39,0]}]}`), 1)
+	f.Add([]byte(`{"error":{"message":"x"}}`), 0)
+	e, err := New(Config{Model: "m", Dimensions: 2})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, n int) {
+		n = min(max(n, 0), 64)
+		vecs, err := e.decode(raw, n)
+		if err != nil {
+			return
+		}
+		if len(vecs) != n {
+			t.Fatalf("%d vectors for %d texts", len(vecs), n)
+		}
+		for i, v := range vecs {
+			if len(v) != 2 {
+				t.Fatalf("vector %d has %d floats", i, len(v))
+			}
+		}
+	})
+}
+
+func TestDecode_MalformedAnswersRefused(t *testing.T) {
+	e, _ := New(Config{Model: "m", Dimensions: 2})
+	for _, raw := range []string{
+		`{"data":[{"index":0,"embedding":[1,2]}]}`,                                  // fewer than asked
+		`{"data":[{"index":0,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`,    // repeated index
+		`{"data":[{"index":0,"embedding":[1,2]},{"index":2,"embedding":[3,4]}]}`,    // index out of range
+		`{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3,4]}]`,     // truncated
+		`{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[1e39,4]}]}`, // no float32
+	} {
+		if _, err := e.decode([]byte(raw), 2); !errors.Is(err, model.ErrMalformedResponse) {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}
