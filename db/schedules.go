@@ -103,6 +103,15 @@ type ScheduleRunFilter struct {
 	Limit, Page        int
 }
 
+// DueCursor is where a read of due schedules resumes: after the schedule
+// with id ID due at NextRunAt, in the (next_run_at, id) order. The
+// scheduler reads past the schedules it could not fire (they stay due) so
+// that they never hide the ones due after them.
+type DueCursor struct {
+	NextRunAt int64
+	ID        string
+}
+
 // ScheduleDriver stores schedules and their runs. Reads and writes apply
 // the context's user scope inside their queries, except DueSchedules and
 // AdvanceSchedule, which the scheduler calls for every owner.
@@ -122,9 +131,10 @@ type ScheduleDriver interface {
 	// DeleteSchedule deletes a schedule in scope and its runs; ErrNotFound
 	// when not in scope.
 	DeleteSchedule(ctx context.Context, id string) error
-	// DueSchedules lists enabled schedules with next_run_at <= now, oldest
-	// due first, of every owner.
-	DueSchedules(ctx context.Context, now int64, limit int) ([]Schedule, error)
+	// DueSchedules lists enabled schedules with next_run_at <= now, of
+	// every owner, in (next_run_at, id) order, after the cursor (nil: from
+	// the first).
+	DueSchedules(ctx context.Context, now int64, after *DueCursor, limit int) ([]Schedule, error)
 	// AdvanceSchedule moves next_run_at from from to to, only while it is
 	// still from (compare-and-set: one of several replicas wins).
 	AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error)
@@ -247,9 +257,10 @@ func (d *DB) DeleteSchedule(ctx context.Context, id string) error {
 	return call.done(sd.DeleteSchedule(ctx, id))
 }
 
-// DueSchedules lists the enabled schedules due at now, of every owner
-// (the scheduler's read; a scoped context is refused).
-func (d *DB) DueSchedules(ctx context.Context, now int64, limit int) ([]Schedule, error) {
+// DueSchedules lists the enabled schedules due at now, of every owner,
+// in (next_run_at, id) order after the cursor (nil: from the first); the
+// scheduler's read: a scoped context is refused.
+func (d *DB) DueSchedules(ctx context.Context, now int64, after *DueCursor, limit int) ([]Schedule, error) {
 	if _, scoped := UserScope(ctx); scoped {
 		return nil, fmt.Errorf("%w: due schedules are read for every owner, not in a user's scope", ErrInvalidFilter)
 	}
@@ -258,7 +269,7 @@ func (d *DB) DueSchedules(ctx context.Context, now int64, limit int) ([]Schedule
 		return nil, err
 	}
 	ctx, call := d.bound(ctx)
-	out, err := sd.DueSchedules(ctx, now, max(limit, 1))
+	out, err := sd.DueSchedules(ctx, now, after, max(limit, 1))
 	return out, call.done(err)
 }
 

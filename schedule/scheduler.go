@@ -265,13 +265,19 @@ func (s *Scheduler) Stop() {
 
 // Tick is one poll: it fires what is due at the clock's now and finishes
 // the schedule runs whose run ended.
+//
+// The due schedules are read in (next_run_at, id) order, each batch after
+// the last schedule of the one before: a schedule that cannot fire stays
+// due at the head of the order, and however many of them there are, the
+// schedules due after them are still read (and fired) in the same poll.
 func (s *Scheduler) Tick(ctx context.Context) error {
 	now := s.Now()
 	var errs []error
-	seen := map[string]bool{}
 	reported := false
+	var after *db.DueCursor
+	limit := batch
 	for {
-		due, err := s.d.DueSchedules(ctx, now.Unix(), batch)
+		due, err := s.d.DueSchedules(ctx, now.Unix(), after, limit)
 		corrupt := 0
 		switch {
 		case err != nil && errors.Is(err, db.ErrCorruptRow):
@@ -284,23 +290,23 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		case err != nil:
 			return errors.Join(append(errs, err)...)
 		}
-		progress := false
 		for i := range due {
 			sc := &due[i]
-			if seen[sc.ID] {
-				continue // another replica's write, or a failure: next poll
-			}
-			seen[sc.ID] = true
-			progress = true
+			after = &db.DueCursor{NextRunAt: sc.NextRunAt, ID: sc.ID}
 			if err := s.fireDue(ctx, sc, now); err != nil {
 				errs = append(errs, fmt.Errorf("schedule %s: %w", sc.ID, err))
 			}
 		}
-		// A short batch is the last one. The corrupt rows left out of it
-		// count: they stay due, at the head of every batch, and a full
-		// batch with one of them is not the last.
-		if !progress || len(due)+corrupt < batch {
+		// A short batch is the last one; the corrupt rows left out of it
+		// count. A batch of corrupt rows only gives no row to resume after:
+		// the next read, from the same place, reads twice as many.
+		if len(due)+corrupt < limit {
 			break
+		}
+		if len(due) == 0 {
+			limit *= 2
+		} else {
+			limit = batch
 		}
 	}
 	if err := s.reconcile(ctx); err != nil {

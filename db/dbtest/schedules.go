@@ -86,7 +86,7 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		_, n, err = d.ListSchedules(bg, db.ScheduleFilter{Enabled: &off, Limit: 10, Page: 1})
 		noErr(t, err)
 		equal(t, "disabled count", n, 1)
-		if _, err := d.DueSchedules(alice, 5000, 10); !errors.Is(err, db.ErrInvalidFilter) {
+		if _, err := d.DueSchedules(alice, 5000, nil, 10); !errors.Is(err, db.ErrInvalidFilter) {
 			t.Errorf("due schedules in a scope: %v", err)
 		}
 	},
@@ -97,10 +97,15 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 			_, err := d.CreateSchedule(bg, s)
 			noErr(t, err)
 		}
-		due, err := d.DueSchedules(bg, 500, 10)
+		due, err := d.DueSchedules(bg, 500, nil, 10)
 		noErr(t, err)
 		if len(due) != 2 || due[0].ID != "b" || due[1].ID != "a" {
 			t.Fatalf("due = %+v", due)
+		}
+		due, err = d.DueSchedules(bg, 500, &db.DueCursor{NextRunAt: 100, ID: "b"}, 10)
+		noErr(t, err)
+		if len(due) != 1 || due[0].ID != "a" {
+			t.Fatalf("due after b = %+v", due)
 		}
 		moved, err := d.AdvanceSchedule(bg, "b", 100, 700)
 		noErr(t, err)
@@ -115,6 +120,26 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		got, err := d.GetSchedule(bg, "b")
 		noErr(t, err)
 		equal(t, "next_run_at", got.NextRunAt, int64(700))
+	},
+	"DueSchedules_ResumeAfterTheCursorOnTies": func(t *testing.T, d *db.DB) {
+		for i, id := range []string{"c", "a", "b", "d"} {
+			s := schedule(id, id, "alice", 1)
+			s.NextRunAt = []int64{100, 100, 100, 50}[i]
+			_, err := d.CreateSchedule(bg, s)
+			noErr(t, err)
+		}
+		var ids []string
+		var after *db.DueCursor
+		for {
+			due, err := d.DueSchedules(bg, 500, after, 1)
+			noErr(t, err)
+			if len(due) == 0 {
+				break
+			}
+			ids = append(ids, due[0].ID)
+			after = &db.DueCursor{NextRunAt: due[0].NextRunAt, ID: due[0].ID}
+		}
+		equal(t, "due order", strings.Join(ids, ","), "d,a,b,c")
 	},
 	"ScheduleRuns_CreateOnceListScopedFinishOnce": func(t *testing.T, d *db.DB) {
 		for i, u := range []string{"alice", "bob"} {

@@ -127,8 +127,9 @@ func (d *Driver) DeleteSchedule(ctx context.Context, id string) error {
 	return nil
 }
 
-// DueSchedules lists enabled schedules due at now, oldest due first.
-func (d *Driver) DueSchedules(ctx context.Context, now int64, limit int) ([]db.Schedule, error) {
+// DueSchedules lists enabled schedules due at now in (next_run_at, id)
+// order, after the cursor.
+func (d *Driver) DueSchedules(ctx context.Context, now int64, after *db.DueCursor, limit int) ([]db.Schedule, error) {
 	unlock, err := d.read(ctx)
 	if err != nil {
 		return nil, err
@@ -136,7 +137,8 @@ func (d *Driver) DueSchedules(ctx context.Context, now int64, limit int) ([]db.S
 	defer unlock()
 	var match []*db.Schedule
 	for _, s := range d.control.schedules {
-		if s.Enabled && s.NextRunAt != 0 && s.NextRunAt <= now {
+		past := after == nil || s.NextRunAt > after.NextRunAt || (s.NextRunAt == after.NextRunAt && s.ID > after.ID)
+		if s.Enabled && s.NextRunAt != 0 && s.NextRunAt <= now && past {
 			match = append(match, s)
 		}
 	}

@@ -177,10 +177,18 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 	return s.fail("delete schedule "+id, tx.Commit())
 }
 
-// DueSchedules lists enabled schedules due at now, oldest due first.
-func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]db.Schedule, error) {
-	rows, err := s.r.QueryContext(ctx, s.d.Bind(fmt.Sprintf("SELECT %s FROM %s WHERE enabled = ? AND next_run_at IS NOT NULL AND next_run_at <= ? "+
-		"ORDER BY next_run_at, id LIMIT %d", scheduleCols, s.schedules(), limit)), true, now)
+// DueSchedules lists enabled schedules due at now in (next_run_at, id)
+// order, after the cursor.
+func (s *Store) DueSchedules(ctx context.Context, now int64, after *db.DueCursor, limit int) ([]db.Schedule, error) {
+	w := &where{}
+	w.add("enabled = ?", true)
+	w.add("next_run_at IS NOT NULL")
+	w.add("next_run_at <= ?", now)
+	if after != nil {
+		w.add("(next_run_at > ? OR (next_run_at = ? AND id > ?))", after.NextRunAt, after.NextRunAt, after.ID)
+	}
+	rows, err := s.r.QueryContext(ctx, s.d.Bind(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY next_run_at, id LIMIT %d",
+		scheduleCols, s.schedules(), w.String(), limit)), w.args...)
 	if err != nil {
 		return nil, s.fail("due schedules", err)
 	}
