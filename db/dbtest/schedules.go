@@ -120,6 +120,18 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		got, err := d.GetSchedule(bg, "b")
 		noErr(t, err)
 		equal(t, "next_run_at", got.NextRunAt, int64(700))
+		// 0 is "never due again", as on every other write (NULL), not a
+		// due time in 1970.
+		moved, err = d.AdvanceSchedule(bg, "b", 700, 0)
+		noErr(t, err)
+		if !moved {
+			t.Error("advance to never did not move")
+		}
+		due, err = d.DueSchedules(bg, 5000, nil, 10)
+		noErr(t, err)
+		if len(due) != 2 || due[0].ID != "a" || due[1].ID != "c" {
+			t.Errorf("due after b was advanced to never = %+v", due)
+		}
 	},
 	"DueSchedules_ResumeAfterTheCursorOnTies": func(t *testing.T, d *db.DB) {
 		for i, id := range []string{"c", "a", "b", "d"} {

@@ -200,14 +200,16 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, after *db.DueCursor
 	return out, corrupt
 }
 
-// AdvanceSchedule compare-and-sets next_run_at.
+// AdvanceSchedule compare-and-sets next_run_at; to 0 is NULL (never due
+// again), as every write of a schedule stores it: a 0 would be due at
+// every poll.
 func (s *Store) AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error) {
 	if err := s.gate.enter(ctx); err != nil {
 		return false, err
 	}
 	defer s.gate.leave()
 	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET next_run_at = ?, updated_at = ? WHERE id = ? AND next_run_at = ?"),
-		to, at, id, from)
+		nullInt(to), at, id, from)
 	if err != nil {
 		return false, s.fail("advance schedule "+id, err)
 	}
