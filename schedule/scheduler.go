@@ -33,6 +33,9 @@ const (
 	// maxScan bounds the due times one poll walks for one schedule (a
 	// minutely schedule down for two years).
 	maxScan = 1 << 20
+	// maxWindow bounds the window dueTimes reads due times from before it
+	// walks from next_run_at instead.
+	maxWindow = 100 * 365 * 24 * time.Hour
 	// batch is how many due schedules one poll reads at a time.
 	batch = 100
 )
@@ -333,30 +336,54 @@ func countCorrupt(err error) int {
 }
 
 // dueTimes lists the due times of sc at or before now that the catch-up
-// policy fires, oldest first, and the next due time after now.
+// policy fires, oldest first, and the next due time after now. first is
+// next_run_at: the first of them, followed by the expression's due times
+// after it. A first at or before the epoch is Agno's "due now" (a row
+// written with next_run_at 0, which Agno's poller claims at once): it
+// fires once, for the expression's latest due time.
+//
+// The due times are read from a window ending at now, doubled until it
+// holds as many as the policy keeps or reaches back to first: a schedule
+// down for years is not walked from first (a walk that stopped partway
+// fired due times years old instead of the latest).
 func (s *Scheduler) dueTimes(spec *Spec, first, now time.Time) (fire []time.Time, next time.Time) {
-	var all []time.Time // the last MaxCatchUp (or one) due times
 	keep := 1
 	if s.cfg.CatchUp == CatchUpAll {
 		keep = s.cfg.MaxCatchUp
 	}
-	t := first
-	for i := 0; i < maxScan && !t.IsZero() && !t.After(now); i++ {
-		all = append(all, t)
-		if len(all) > keep {
-			all = all[1:]
-		}
-		t = spec.Next(t)
+	dueNow := first.Unix() <= 0
+	if dueNow {
+		keep = 1
 	}
-	if !t.IsZero() && !t.After(now) {
-		t = spec.Next(now) // more than maxScan due times: resume from now
+	var all []time.Time // the last keep due times
+	for w := time.Hour; ; w *= 2 {
+		from := now.Add(-w)
+		whole := !from.After(first) || w > maxWindow
+		all = all[:0]
+		t := spec.Next(from)
+		if whole {
+			t = first
+			if dueNow {
+				t = spec.Next(time.Unix(0, 0))
+			}
+		}
+		for i := 0; i < maxScan && !t.IsZero() && !t.After(now); i++ {
+			all = append(all, t)
+			if len(all) > keep {
+				all = all[1:]
+			}
+			t = spec.Next(t)
+		}
+		if whole || len(all) >= keep {
+			break
+		}
 	}
 	if s.cfg.CatchUp == CatchUpSkip {
 		if len(all) > 0 && now.Sub(all[len(all)-1]) > s.cfg.MisfireGrace {
 			all = nil
 		}
 	}
-	return all, t
+	return all, spec.Next(now)
 }
 
 // fireDue fires sc's due times and advances its next_run_at.
@@ -379,8 +406,11 @@ func (s *Scheduler) fireDue(ctx context.Context, sc *db.Schedule, now time.Time)
 			return err // next_run_at stays: the next poll repeats this firing
 		}
 	}
-	var to int64
-	if !next.IsZero() {
+	var to int64 // NULL: never due again
+	if next.IsZero() {
+		s.cfg.Logger.Warn("schedule: the cron expression matches no time in the next five years; the schedule will not fire again",
+			"schedule_id", sc.ID, "cron_expr", sc.CronExpr, "timezone", sc.Timezone)
+	} else {
 		to = next.Unix()
 	}
 	if _, err := s.d.AdvanceSchedule(ctx, sc.ID, sc.NextRunAt, to); err != nil {
