@@ -113,8 +113,9 @@ type DueCursor struct {
 }
 
 // ScheduleDriver stores schedules and their runs. Reads and writes apply
-// the context's user scope inside their queries, except DueSchedules and
-// AdvanceSchedule, which the scheduler calls for every owner.
+// the context's user scope inside their queries, except DueSchedules,
+// AdvanceSchedule and DisableSchedule, which the scheduler calls for every
+// owner.
 type ScheduleDriver interface {
 	// CreateSchedule inserts a schedule; a taken id, or a name the owner
 	// already uses, is ErrExists.
@@ -138,6 +139,11 @@ type ScheduleDriver interface {
 	// AdvanceSchedule moves next_run_at from from to to, only while it is
 	// still from (compare-and-set: one of several replicas wins).
 	AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error)
+	// DisableSchedule disables schedule id with reason (disabled_reason)
+	// and updated_at at, only while it is enabled with cronExpr and
+	// timezone (compare-and-set: an edit since the caller read it is
+	// kept); it writes no other column. False when the row did not match.
+	DisableSchedule(ctx context.Context, id, cronExpr, timezone, reason string, at int64) (bool, error)
 	// CreateScheduleRun inserts a run; a taken id is ErrExists.
 	CreateScheduleRun(ctx context.Context, r *ScheduleRun) error
 	GetScheduleRun(ctx context.Context, id string) (*ScheduleRun, error)
@@ -283,6 +289,21 @@ func (d *DB) AdvanceSchedule(ctx context.Context, id string, from, to int64) (mo
 	ctx, call := d.bound(ctx)
 	moved, err = sd.AdvanceSchedule(ctx, id, from, to, d.now().Unix())
 	return moved, call.done(err)
+}
+
+// DisableSchedule disables a schedule that no longer fires, saying why,
+// only while it is enabled with the cron expression and time zone the
+// caller read (a schedule edited since is left alone), and changes no
+// other column; disabled is false when it did not match. The scheduler's
+// write, for every owner.
+func (d *DB) DisableSchedule(ctx context.Context, read *Schedule, reason string) (disabled bool, err error) {
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return false, err
+	}
+	ctx, call := d.bound(ctx)
+	disabled, err = sd.DisableSchedule(ctx, read.ID, read.CronExpr, read.Timezone, reason, d.now().Unix())
+	return disabled, call.done(err)
 }
 
 // CreateScheduleRun stores a schedule run; a taken id is ErrExists.

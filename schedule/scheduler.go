@@ -391,9 +391,13 @@ func (s *Scheduler) fireDue(ctx context.Context, sc *db.Schedule, now time.Time)
 	spec, err := Parse(sc.CronExpr, sc.Timezone)
 	if err != nil {
 		// A row written around the API (or a zone removed from tzdata):
-		// disable it with the reason rather than fail every poll.
-		sc.Enabled, sc.DisabledReason = false, "invalid_schedule: "+err.Error()
-		_, uerr := s.d.UpdateSchedule(ctx, sc)
+		// disable it with the reason rather than fail every poll. Only
+		// that: an edit made since the row was read (a fixed expression)
+		// is kept, and no column this scheduler read is written back.
+		disabled, uerr := s.d.DisableSchedule(ctx, sc, "invalid_schedule: "+err.Error())
+		if !disabled && uerr == nil {
+			return nil // edited since it was read: the next poll reads it again
+		}
 		s.cfg.Logger.Error("schedule: disabled a schedule that no longer parses", "schedule_id", sc.ID, "err", err)
 		return errors.Join(err, uerr)
 	}

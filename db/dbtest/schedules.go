@@ -133,6 +133,35 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 			t.Errorf("due after b was advanced to never = %+v", due)
 		}
 	},
+	"DisableSchedule_OnlyWhileUnchangedAndOnlyThat": func(t *testing.T, d *db.DB) {
+		s := schedule("x", "x", "alice", 1)
+		s.Description, s.NextRunAt = "mine", 300
+		_, err := d.CreateSchedule(bg, s)
+		noErr(t, err)
+		stale := *s
+		stale.CronExpr = "0 * * * *" // read before an edit
+		ok, err := d.DisableSchedule(bg, &stale, "stale")
+		noErr(t, err)
+		if ok {
+			t.Error("disabled a schedule whose cron_expr changed since it was read")
+		}
+		ok, err = d.DisableSchedule(bg, s, "invalid_schedule: test")
+		noErr(t, err)
+		if !ok {
+			t.Error("did not disable the schedule as read")
+		}
+		got, err := d.GetSchedule(bg, "x")
+		noErr(t, err)
+		if got.Enabled || got.DisabledReason != "invalid_schedule: test" || got.Description != "mine" || got.NextRunAt != 300 ||
+			got.CronExpr != s.CronExpr || got.Name != "x" {
+			t.Errorf("after disable: %+v", got)
+		}
+		ok, err = d.DisableSchedule(bg, s, "again")
+		noErr(t, err)
+		if ok {
+			t.Error("disabled a disabled schedule again")
+		}
+	},
 	"DueSchedules_ResumeAfterTheCursorOnTies": func(t *testing.T, d *db.DB) {
 		for i, id := range []string{"c", "a", "b", "d"} {
 			s := schedule(id, id, "alice", 1)

@@ -167,6 +167,24 @@ func (d *Driver) AdvanceSchedule(ctx context.Context, id string, from, to, at in
 	return true, nil
 }
 
+// DisableSchedule disables a schedule still enabled with cronExpr and
+// timezone, changing only enabled, disabled_reason and updated_at.
+func (d *Driver) DisableSchedule(ctx context.Context, id, cronExpr, timezone, reason string, at int64) (bool, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	s, ok := d.control.schedules[id]
+	if !ok || !s.Enabled || s.CronExpr != cronExpr || s.Timezone != timezone {
+		return false, nil
+	}
+	cp := cloneSchedule(s)
+	cp.Enabled, cp.DisabledReason, cp.UpdatedAt = false, reason, at
+	d.control.schedules[id] = cp
+	return true, nil
+}
+
 // CreateScheduleRun inserts a schedule run; a taken id is db.ErrExists.
 func (d *Driver) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error {
 	unlock, err := d.write(ctx)

@@ -217,6 +217,23 @@ func (s *Store) AdvanceSchedule(ctx context.Context, id string, from, to, at int
 	return n > 0, s.fail("advance schedule "+id, err)
 }
 
+// DisableSchedule disables a schedule still enabled with cronExpr and
+// timezone, writing only enabled, disabled_reason and updated_at.
+func (s *Store) DisableSchedule(ctx context.Context, id, cronExpr, timezone, reason string, at int64) (bool, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return false, err
+	}
+	defer s.gate.leave()
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET enabled = ?, disabled_reason = ?, updated_at = ? "+
+		"WHERE id = ? AND enabled = ? AND "+s.d.EqExact("cron_expr")+" AND "+s.d.EqExact("timezone")),
+		false, nullStr(reason), at, id, true, cronExpr, timezone)
+	if err != nil {
+		return false, s.fail("disable schedule "+id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.fail("disable schedule "+id, err)
+}
+
 // CreateScheduleRun inserts a schedule run; a taken id is db.ErrExists.
 func (s *Store) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error {
 	if err := s.gate.enter(ctx); err != nil {
