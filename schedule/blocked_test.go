@@ -112,3 +112,36 @@ func TestTick_CorruptSchedulesDoNotBlockTheOnesBehindThem(t *testing.T) {
 		t.Errorf("fired %v, want [good000]", f.fired)
 	}
 }
+
+// TestTick_FractionalNextRunAtEnds: 150 due rows whose next_run_at
+// another writer stored as a REAL within one second (Python's
+// time.time() on SQLite; read truncated to the second) end the tick,
+// each fired, and the schedule due after them fires. Before the tick's
+// reads resumed after the truncated second, read the same 100 rows again
+// and again, and never ended (the deadline only ends a test that hangs).
+func TestTick_FractionalNextRunAtEnds(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := testdbs.SQLite(t)
+	now := time.Date(2026, 12, 5, 12, 7, 30, 0, time.UTC)
+	createDue(t, d, "real", 150, now.Add(-time.Hour))
+	createDue(t, d, "tail", 1, now.Add(-time.Minute))
+	st, _ := sqlstore.FromDB(d)
+	dl := st.SQLDialect()
+	if _, err := st.SQL().ExecContext(ctx, dl.Bind("UPDATE "+dl.Table(st.Tables().Schedules)+" SET next_run_at = ? WHERE id LIKE 'real%'"),
+		float64(now.Add(-time.Hour).Unix())+0.5); err != nil {
+		t.Fatal(err)
+	}
+	f := &keyedFirer{}
+	s, err := schedule.New(d, f, schedule.Config{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tick(ctx); err != nil {
+		t.Errorf("tick: %v", err)
+	}
+	if len(f.runs) != 151 || f.runs[schedule.Key("tail000", now.Add(-time.Minute))] == "" {
+		t.Errorf("fired %d runs, want one for each of the 151 schedules, tail000's among them", len(f.runs))
+	}
+}

@@ -293,6 +293,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		case err != nil:
 			return errors.Join(append(errs, err)...)
 		}
+		prev := after
 		for i := range due {
 			sc := &due[i]
 			after = &db.DueCursor{NextRunAt: sc.NextRunAt, ID: sc.ID}
@@ -301,13 +302,15 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 			}
 		}
 		// A short batch is the last one; the corrupt rows left out of it
-		// count. A batch of corrupt rows only gives no row to resume after:
-		// the next read, from the same place, reads twice as many.
+		// count. A batch that gives no row to resume after (corrupt rows
+		// only), or none past the last (a next_run_at stored as a REAL,
+		// read truncated: the rows of its second are read again), is read
+		// again from the same place, twice as many rows: the reads end.
 		if len(due)+corrupt < limit {
 			break
 		}
-		if len(due) == 0 {
-			limit *= 2
+		if after == nil || (prev != nil && !cursorAfter(*after, *prev)) {
+			after, limit = prev, limit*2
 		} else {
 			limit = batch
 		}
@@ -316,6 +319,11 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// cursorAfter reports whether a is past b in the (next_run_at, id) order.
+func cursorAfter(a, b db.DueCursor) bool {
+	return a.NextRunAt > b.NextRunAt || (a.NextRunAt == b.NextRunAt && a.ID > b.ID)
 }
 
 // countCorrupt counts the rows err reports undecodable.
