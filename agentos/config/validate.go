@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
@@ -244,9 +245,14 @@ func (a Auth) Authenticator() (*auth.Authenticator, error) {
 			if err != nil {
 				return nil, fmt.Errorf("config: auth.jwt.jwks_file: %w", err)
 			}
-			jk, err := auth.ParseJWKS(data)
+			jk, skipped, err := auth.ReadJWKS(data)
 			if err != nil {
 				return nil, fmt.Errorf("config: auth.jwt.jwks_file %s: %w", j.JWKSFile, err)
+			}
+			// A key left out (malformed, weak, of an unsupported type)
+			// must not refuse the set's good keys, nor go unnoticed.
+			for _, sk := range skipped {
+				slog.Warn("auth.jwt.jwks_file: a key is left out and verifies no token", "file", j.JWKSFile, "index", sk.Index, "kid", sk.KID, "reason", sk.Err)
 			}
 			keys = append(keys, jk...)
 		}
