@@ -31,6 +31,12 @@ import (
 //   - both changed: neither can win silently, so the run is a bad row of kind
 //     BadRunEditedBothSides and cleanup refuses to drop it.
 //
+// A run the record names but the runs table lacks was deleted after the
+// copy (through Agentry's API): it stays deleted while its element is the
+// one copied, and is a BadRunEditedBothSides conflict once a 2.x process
+// changed it. The records describe rows of the runs table: they go when
+// Down drops it, and a copy into a runs table it creates starts without.
+//
 // Runs copied before the record existed have none: their row counts as
 // unchanged when its updated_at is not after the element's (created_at when
 // the element has no updated_at, as the copy set it), and a legacy element
@@ -46,6 +52,10 @@ const BadRunEditedBothSides = "run_edited_both_sides"
 
 // runState is what the runs table and the copy's record hold for a run_id.
 type runState struct {
+	// gone: the runs table lacks the run but the copy recorded writing it:
+	// it was deleted after the copy (the other fields but the record's are
+	// zero).
+	gone    bool
 	session string
 	updated int64 // the row's updated_at
 	// recorded: the copy recorded the element it wrote (digest) and the
@@ -68,6 +78,9 @@ type partition struct {
 	// changed counts legacy runs changed since their copy whose change the
 	// row lacks (recopy and BadRunEditedBothSides conflicts).
 	changed int64
+	// deleted counts runs deleted from the runs table after their copy
+	// whose legacy element did not change since: they stay deleted.
+	deleted int64
 }
 
 type recopy struct {
@@ -114,6 +127,10 @@ func (m *Manager) partitionCopied(ctx context.Context, q queryer, records bool, 
 		var cands []db.Run
 		for _, r := range chunk {
 			s, ok := states[r.RunID]
+			if ok && s.gone {
+				p.deletedAfterCopy(r, s)
+				continue
+			}
 			if !ok {
 				if owner, dup := listed[r.RunID]; dup {
 					p.conflicts = append(p.conflicts, conflictRow(r, owner))
@@ -141,7 +158,11 @@ func (m *Manager) partitionCopied(ctx context.Context, q queryer, records bool, 
 			s := states[r.RunID]
 			row, ok := data[r.RunID]
 			if !ok { // deleted since the first read
-				p.missing = append(p.missing, r)
+				if s.recorded {
+					p.deletedAfterCopy(r, s)
+				} else {
+					p.missing = append(p.missing, r)
+				}
 				continue
 			}
 			if sameJSON(r.RunData, row) {
@@ -161,6 +182,23 @@ func (m *Manager) partitionCopied(ctx context.Context, q queryer, records bool, 
 		}
 	}
 	return p, nil
+}
+
+// deletedAfterCopy sorts a legacy run the copy recorded writing but the runs
+// table lacks: someone deleted it after the copy (Agentry's API), so it is
+// not copied back, unless its legacy element changed since the copy: a 2.x
+// process wrote it again, and neither the deletion nor the change wins
+// silently (BadRunEditedBothSides). A run with no record (copied before the
+// copy kept records, or never copied) is copied.
+func (p *partition) deletedAfterCopy(r db.Run, s runState) {
+	if s.digest == digestOf(r.RunData) {
+		p.deleted++
+		return
+	}
+	p.changed++
+	p.conflicts = append(p.conflicts, BadRow{SessionID: r.SessionID, Position: int(*r.RunIndex), Kind: BadRunEditedBothSides,
+		Detail: "run " + r.RunID + ": it was deleted from the runs table after the copy, and a 2.x process changed it in the legacy runs column since. " +
+			"Neither is applied silently: remove the element from the legacy column to keep it deleted, or delete its row from the copied-runs table (agno_migration_copied_runs) to have the next Up copy it"})
 }
 
 func editedBothSides(r db.Run, recorded bool) BadRow {
@@ -210,10 +248,13 @@ func (m *Manager) runStates(ctx context.Context, q queryer, records bool, rows [
 		if err := rs.Scan(&id, &d, &u); err != nil {
 			return err
 		}
-		if s, ok := out[id]; ok {
-			s.recorded, s.digest, s.recUpdated = true, d, u
-			out[id] = s
+		if !want[id] {
+			return nil // another spelling the column's collation matched
 		}
+		s, ok := out[id]
+		s.gone = !ok
+		s.recorded, s.digest, s.recUpdated = true, d, u
+		out[id] = s
 		return nil
 	})
 	if err != nil {
@@ -422,4 +463,17 @@ func insertedRecords(missing []db.Run, conflicts []BadRow) []copiedRecord {
 		recs = append(recs, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt})
 	}
 	return recs
+}
+
+// clearRecords deletes every copy record (the runs table they describe is
+// dropped, or is about to be created), if the table exists.
+func (m *Manager) clearRecords(ctx context.Context) error {
+	ok, err := m.recordsExist(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if _, err := m.cfg.DB.ExecContext(ctx, "DELETE FROM "+m.qualify(m.tables.CopiedRuns)); err != nil {
+		return fmt.Errorf("migrate: clear copy records in %s: %w", m.tables.CopiedRuns, err)
+	}
+	return nil
 }

@@ -250,6 +250,9 @@ type orphanSession struct {
 func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
 	actions := []string{"rebuild runs column from " + m.tables.Runs, "drop table " + m.tables.Runs}
 	if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil || !ok {
+		if err == nil && !m.cfg.DryRun {
+			err = m.clearRecords(ctx)
+		}
 		return actions[:0], err
 	}
 	legacyType := m.sd.Types.JSON
@@ -333,6 +336,11 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	}
 	if m.cfg.DryRun {
 		return actions, nil
+	}
+	// The copy records describe the rows about to go; kept, the next Up
+	// would take every run they name for one deleted after its copy.
+	if err := m.clearRecords(ctx); err != nil {
+		return nil, err
 	}
 	if _, err := m.cfg.DB.ExecContext(ctx, "DROP TABLE "+m.qualify(m.tables.Runs)); err != nil {
 		return nil, fmt.Errorf("drop table %s: %w", m.tables.Runs, err)

@@ -407,6 +407,16 @@ func (m *Manager) up300Sessions(ctx context.Context, st TableStatus, sum *Summar
 	// finishes. SQLite keeps run_data inline, where nine scans cost more.
 	deferIndexes := m.sd.Migration.DeferIndexes
 	if !m.cfg.DryRun {
+		// Records of copies into a runs table that is gone (dropped by hand,
+		// or by a Down that stopped before it cleared them) would make the
+		// copy take every run they name for one deleted since.
+		if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil {
+			return nil, err
+		} else if !ok {
+			if err := m.clearRecords(ctx); err != nil {
+				return nil, err
+			}
+		}
 		to := -1
 		if deferIndexes {
 			to = 1
