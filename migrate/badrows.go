@@ -108,10 +108,34 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 	if err != nil {
 		return err
 	}
-	for chunk := range slices.Chunk(ids, 200) {
-		rows, err := m.readLegacySessions(ctx, chunk)
+	// Sessions are read like the copy reads them: a read ends once it holds
+	// BatchBytes of JSON, and the next one's size follows the sizes read.
+	limit := min(m.cfg.BatchSize, 64)
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), limit, maxRecheckIDs)]
+		rows, size, cut, err := m.readLegacySessions(ctx, chunk)
 		if err != nil {
 			return err
+		}
+		// done: the sessions this read settled (all of chunk, unless it was
+		// cut on BatchBytes: then those it returned; the others are read
+		// again).
+		done := chunk
+		if cut {
+			done = make([]string, len(rows))
+			for i, r := range rows {
+				done[i] = r.s.SessionID
+			}
+			rest := slices.DeleteFunc(slices.Clone(chunk), func(id string) bool { return slices.Contains(done, id) })
+			if len(rest) == len(chunk) { // ids spelled otherwise than read: never read them again
+				rest = nil
+			}
+			ids = append(rest, ids[len(chunk):]...)
+		} else {
+			ids = ids[len(chunk):]
+		}
+		if len(rows) > 0 {
+			limit = max(1, min(m.cfg.BatchSize, m.cfg.BatchBytes/max(size/len(rows), 1)))
 		}
 		runs, bad := m.convertBatch(rows, trusted)
 		if m.cfg.DryRun {
@@ -127,7 +151,7 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 			sum.RunsRecopied += int64(len(p.recopy))
 			bad = append(bad, p.conflicts...)
 		} else {
-			bc, err := m.rewriteRecorded(ctx, chunk, runs, bad)
+			bc, err := m.rewriteRecorded(ctx, done, runs, bad)
 			if err != nil {
 				return err
 			}
@@ -135,7 +159,7 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 			sum.RunsRecopied += bc.recopied
 			bad = append(bad, bc.conflicts...)
 		}
-		sum.SessionsRechecked += int64(len(chunk))
+		sum.SessionsRechecked += int64(len(done))
 		for _, x := range bad {
 			sum.addBad(x)
 			m.log.Warn("migrate: run still not migratable", "session_id", x.SessionID, "position", x.Position, "kind", x.Kind, "detail", x.Detail)
@@ -143,6 +167,9 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 	}
 	return nil
 }
+
+// maxRecheckIDs bounds the session ids of one recheck read.
+const maxRecheckIDs = 200
 
 // rewriteRecorded copies the runs the runs table lacks (or lacks the change
 // of: insertMissing) and replaces the records of ids with bad (and the
@@ -173,8 +200,10 @@ func (m *Manager) rewriteRecorded(ctx context.Context, ids []string, runs []db.R
 
 // readLegacySessions reads the legacy runs of the given sessions (those
 // whose column is not SQL NULL; a missing or emptied session has nothing
-// left to migrate).
-func (m *Manager) readLegacySessions(ctx context.Context, ids []string) ([]legacyRow, error) {
+// left to migrate), in session order, until they hold BatchBytes of JSON:
+// cut says it stopped there, with sessions of ids possibly left unread.
+// size is the JSON read.
+func (m *Manager) readLegacySessions(ctx context.Context, ids []string) (_ []legacyRow, size int, cut bool, _ error) {
 	runs := m.quote("runs")
 	if m.sd.Migration.BinaryJSON != nil {
 		runs = m.jsonText(runs)
@@ -183,7 +212,7 @@ func (m *Manager) readLegacySessions(ctx context.Context, ids []string) ([]legac
 		runs, m.qualify(m.tables.Sessions), m.quote("runs"), strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "))
 	rs, err := m.cfg.DB.QueryContext(ctx, m.q(q), anys(ids)...)
 	if err != nil {
-		return nil, fmt.Errorf("migrate: read recorded sessions: %w", err)
+		return nil, 0, false, fmt.Errorf("migrate: read recorded sessions: %w", err)
 	}
 	defer rs.Close()
 	var out []legacyRow
@@ -192,12 +221,16 @@ func (m *Manager) readLegacySessions(ctx context.Context, ids []string) ([]legac
 		var user sql.NullString
 		var created sql.NullInt64
 		if err := rs.Scan(&r.s.SessionID, &user, &created, &r.runs); err != nil {
-			return nil, fmt.Errorf("migrate: scan session: %w", err)
+			return nil, 0, false, fmt.Errorf("migrate: scan session: %w", err)
 		}
 		r.s.UserID, r.s.CreatedAt = user.String, created.Int64
 		out = append(out, r)
+		if size += len(r.runs); size >= m.cfg.BatchBytes {
+			cut = true
+			break
+		}
 	}
-	return out, rs.Err()
+	return out, size, cut, rs.Err()
 }
 
 func anys(xs []string) []any {
