@@ -491,10 +491,27 @@ func (m *Manager) restoreDeferred(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read deferred DDL: %w", err)
 	}
+	tx, err := m.cfg.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Without the key, a session a 2.x process deleted during the copy kept
+	// the runs already copied (no cascade), and adding the key back would
+	// fail on them, on every later Up too: delete them as the cascade would
+	// have (its legacy runs went with the session row).
+	res, err := tx.ExecContext(ctx, fmt.Sprintf("DELETE FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s s WHERE s.session_id = %[1]s.session_id)",
+		m.qualify(m.tables.Runs), m.qualify(m.tables.Sessions)))
+	if err != nil {
+		return fmt.Errorf("delete the runs of sessions deleted during the copy: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		m.log.Info("migrate: deleted the runs of sessions deleted during the copy", "table", m.tables.Runs, "runs", n)
+	}
 	for _, stmt := range strings.Split(ddl.String, ";\n") {
-		if _, err := m.cfg.DB.ExecContext(ctx, stmt); err != nil {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("restore %q: %w", stmt, err)
 		}
 	}
-	return nil
+	return tx.Commit()
 }
