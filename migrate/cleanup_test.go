@@ -240,3 +240,45 @@ func TestUp_MySQLRunIDsDifferingInCaseAreTwoRuns(t *testing.T) {
 		t.Errorf("status = %+v; want every run copied", st)
 	}
 }
+
+// The copy's records of two MySQL run ids that differ only in case are two
+// records: Agentry writing one of the runs is no conflict, and deleting the
+// other keeps it deleted. A records table an earlier release made with the
+// server's case-insensitive collation is converted.
+func TestUp_MySQLCopyRecordsOfRunIDsDifferingInCase(t *testing.T) {
+	t.Parallel()
+	for _, earlier := range []bool{false, true} {
+		t.Run(fmt.Sprintf("earlier_records_table=%v", earlier), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, variants[4])
+			f.insert(t, []migratetest.Session{
+				legacyAgentSession("s-a", "["+run("Run-A", "s-a", "")+"]"),
+				legacyAgentSession("s-b", "["+run("run-a", "s-b", `, "content": "b"`)+"]"),
+			})
+			if earlier {
+				f.exec(t, "CREATE TABLE agno_migration_copied_runs (run_id VARCHAR(255) NOT NULL PRIMARY KEY, digest BIGINT NOT NULL, updated_at BIGINT NOT NULL) DEFAULT CHARSET=utf8mb4")
+			}
+			m := f.manager(t)
+			if sum, err := m.Up(ctx, ""); err != nil || sum.RunsCopied != 2 {
+				t.Fatalf("Up = %+v, %v; want both runs copied", sum, err)
+			}
+			f.agentryWrites(t, "Run-A", "CANCELLED", run("Run-A", "s-a", `, "content": "agentry"`))
+			f.execArgs(t, "DELETE FROM "+f.table("agno_runs")+" WHERE run_id = CAST(? AS BINARY)", "run-a")
+			if st := statusOf(t, m, migrate.KindSessions); st.UncopiedRuns != 0 {
+				t.Errorf("status = %+v; want nothing uncopied", st.Uncopied)
+			}
+			sum, err := m.Up(ctx, "")
+			if err != nil || sum.BadRowCount != 0 || sum.RunsCopied != 0 || sum.RunsRecopied != 0 {
+				t.Fatalf("Up = %+v, %v; want nothing to copy and no conflict", sum, err)
+			}
+			runs := f.readRuns(t)
+			if r := runs["Run-A"]; r.Status != "CANCELLED" {
+				t.Errorf("Run-A = %+v; want Agentry's write kept", r)
+			}
+			if _, ok := runs["run-a"]; ok {
+				t.Error("the deleted run-a was copied back")
+			}
+		})
+	}
+}

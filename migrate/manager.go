@@ -344,7 +344,7 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
 			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (run_id %s NOT NULL PRIMARY KEY, digest %s NOT NULL, updated_at %s NOT NULL)%s",
-			m.qualify(m.tables.CopiedRuns), k, b, b, charset),
+			m.qualify(m.tables.CopiedRuns), k, b, b, charset+m.binaryKeys()),
 	}
 	if m.sd.Schema != "" {
 		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.sd.Schema)}, stmts...)
@@ -353,6 +353,40 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 		if _, err := q.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("migrate: create bookkeeping tables: %w", err)
 		}
+	}
+	return m.binaryCopiedRunIDs(ctx, q)
+}
+
+// binaryKeys is the table option that makes MySQL compare a table's keys
+// byte for byte, as the runs table's run_id (utf8mb4_bin); empty elsewhere,
+// where they always do.
+func (m *Manager) binaryKeys() string {
+	if m.sd.Upsert != sqlstore.OnDuplicateKey {
+		return ""
+	}
+	return " COLLATE=utf8mb4_bin"
+}
+
+// binaryCopiedRunIDs converts a MySQL copied-runs table made with the
+// server's default collation (case-insensitive), where two runs whose ids
+// differ only in case shared one record: one run's record described the
+// other, which made a run Agentry wrote a conflict and a deleted run come
+// back.
+func (m *Manager) binaryCopiedRunIDs(ctx context.Context, q queryer) error {
+	if m.binaryKeys() == "" {
+		return nil
+	}
+	var coll sql.NullString
+	err := q.QueryRowContext(ctx, "SELECT collation_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'run_id'",
+		m.tables.CopiedRuns).Scan(&coll)
+	if err != nil {
+		return fmt.Errorf("migrate: read the collation of %s.run_id: %w", m.tables.CopiedRuns, err)
+	}
+	if coll.String == "utf8mb4_bin" {
+		return nil
+	}
+	if _, err := q.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.CopiedRuns)+" CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		return fmt.Errorf("migrate: make %s.run_id compare in binary: %w", m.tables.CopiedRuns, err)
 	}
 	return nil
 }
