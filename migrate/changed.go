@@ -45,9 +45,10 @@ import (
 
 // BadRunEditedBothSides is the bad-row kind of a legacy run that a 2.x
 // process changed after the copy while the runs table's row changed too
-// (Agentry wrote it): the copy does not pick one. Remove the element from
-// the legacy column to keep the runs table's version, or delete the row to
-// have the next Up copy the legacy one.
+// (Agentry wrote it, or deleted it): the copy does not pick one. Remove
+// the element from the legacy column to keep the runs table's version, or
+// delete the row (for a deleted run: its copied-runs record) to have the
+// next Up copy the legacy one.
 const BadRunEditedBothSides = "run_edited_both_sides"
 
 // runState is what the runs table and the copy's record hold for a run_id.
