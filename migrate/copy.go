@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -217,6 +218,10 @@ type batchCopy struct {
 // table.
 func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) (batchCopy, error) {
 	var out batchCopy
+	runs, err := m.keepLiveSessions(ctx, tx, runs)
+	if err != nil {
+		return out, err
+	}
 	p, err := m.partitionCopied(ctx, tx, true, runs)
 	if err != nil {
 		return out, err
@@ -242,6 +247,36 @@ func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) 
 	}
 	out.conflicts = append(append(p.conflicts, taken...), changed...)
 	return out, nil
+}
+
+// keepLiveSessions leaves out the runs of sessions deleted since the batch
+// was read (a 2.x process still running): the runs table's foreign key
+// refuses them, which failed the whole batch, and the deletion would have
+// taken them with the session anyway.
+func (m *Manager) keepLiveSessions(ctx context.Context, tx *sql.Tx, runs []db.Run) ([]db.Run, error) {
+	var ids []any
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if !seen[r.SessionID] {
+			seen[r.SessionID] = true
+			ids = append(ids, r.SessionID)
+		}
+	}
+	live := make(map[string]bool, len(ids))
+	for chunk := range slices.Chunk(ids, lookupChunk) {
+		q := "SELECT session_id FROM " + m.qualify(m.tables.Sessions) + " WHERE session_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+		got, err := m.stringColumnQ(ctx, tx, q, chunk...)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: look up the batch's sessions: %w", err)
+		}
+		for _, id := range got {
+			live[id] = true
+		}
+	}
+	if len(live) == len(ids) {
+		return runs, nil
+	}
+	return slices.DeleteFunc(slices.Clone(runs), func(r db.Run) bool { return !live[r.SessionID] }), nil
 }
 
 // writeBatch copies the runs of one batch (insertMissing), records its bad

@@ -49,3 +49,38 @@ func TestUp_SessionDeletedDuringTheCopyLeavesNoRunsBehind(t *testing.T) {
 		})
 	}
 }
+
+// A session a 2.x process deletes after the copy read it, before it wrote
+// its batch (the copy reads the next batch while it writes one): its runs
+// are left out, as the deletion would have taken them, instead of the runs
+// table's foreign key failing Up.
+func TestUp_SessionDeletedBetweenReadAndWriteOfItsBatch(t *testing.T) {
+	t.Parallel()
+	for _, v := range oneOfEach {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, v)
+			var sessions []migratetest.Session
+			for i := range 8 {
+				id := fmt.Sprintf("s-%d", i)
+				sessions = append(sessions, legacyAgentSession(id, "["+run("run-"+id, id, "")+"]"))
+			}
+			f.insert(t, sessions)
+			var once sync.Once
+			m := f.manager(t, func(c *migrate.Config) {
+				c.BatchSize = 1
+				c.Progress = func(migrate.Progress) {
+					once.Do(func() { f.execArgs(t, "DELETE FROM "+f.table("agno_sessions")+" WHERE session_id = ?", "s-2") })
+				}
+			})
+			if _, err := m.Up(ctx, ""); err != nil {
+				t.Fatalf("Up: %v", err)
+			}
+			runs := f.readRuns(t)
+			if _, ok := runs["run-s-2"]; ok || len(runs) != 7 {
+				t.Errorf("runs table holds %d runs (run-s-2: %v), want the 7 of the remaining sessions", len(runs), ok)
+			}
+		})
+	}
+}
