@@ -192,7 +192,10 @@ func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pendi
 		return nil
 	}
 	for try := 1; ; try++ {
-		err := l.append(ctx, runID, attempt, evs, fence)
+		// A retry on Postgres queues behind the run's other appends on
+		// an advisory lock; the first try takes none (two appends of one
+		// run at once are rare: it would cost every append a round trip).
+		err := l.append(ctx, runID, attempt, evs, fence, try > 1)
 		if err == nil {
 			l.wake(runID)
 			return nil
@@ -215,7 +218,7 @@ func seqTaken(err error) bool {
 		strings.Contains(m, "Error 1062") || strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
 }
 
-func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) (err error) {
+func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool) (err error) {
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
 	defer func() { err = l.unavailable(ctx, err) }()
@@ -229,10 +232,11 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 			return err
 		}
 	}
-	if l.dialect == "postgres" {
-		// Appends of one run queue here rather than collide on its next
-		// seq (Read Committed gives each the same MAX); SQLite's
-		// transactions are serial already, MySQL's retry (seqTaken).
+	if queue && l.dialect == "postgres" {
+		// Appends of one run that collided queue here rather than collide
+		// again on its next seq (Read Committed gives each the same MAX);
+		// SQLite's transactions are serial already, MySQL's retry
+		// (seqTaken).
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7417))`, "agentry_run_events:"+runID); err != nil {
 			return err
 		}
