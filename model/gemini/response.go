@@ -148,7 +148,9 @@ func decodeResponse(data []byte) (*model.Response, error) {
 func decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
 		var d decoder
-		for ev, err := range sse.Read(body, 0) {
+		// An image-output model streams an image inline in one chunk: a
+		// line may be as large as a whole non-streamed answer.
+		for ev, err := range sse.Read(body, model.MaxResponseBody) {
 			if err != nil {
 				yield(nil, fmt.Errorf("gemini: reading stream: %w: %w", model.ErrMalformedResponse, err))
 				return

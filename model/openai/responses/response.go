@@ -156,7 +156,10 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 		// streamed none gets them from its output_item.done.
 		withArgs := map[int]bool{}
 		var reasoning []json.RawMessage
-		for ev, err := range sse.Read(body, 0) {
+		// An image_generation_call's image (base64) rides in one event,
+		// and response.completed repeats the whole output: a line may be
+		// as large as a whole non-streamed answer.
+		for ev, err := range sse.Read(body, model.MaxResponseBody) {
 			if err != nil {
 				yield(nil, fmt.Errorf("responses: reading stream: %w: %w", model.ErrMalformedResponse, err))
 				return
