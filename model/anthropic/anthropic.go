@@ -25,9 +25,6 @@ const (
 
 const providerName = "Anthropic"
 
-// maxResponseBytes bounds a non-streaming answer or an error body we read.
-const maxResponseBytes = 32 << 20
-
 // Config configures a Model. Zero values take the documented defaults.
 type Config struct {
 	// APIKey is sent as x-api-key; default the ANTHROPIC_API_KEY environment variable.
@@ -158,12 +155,9 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	raw, err := model.ReadResponse(ctx, "anthropic", resp.Body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("anthropic: reading response: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("anthropic: reading response: %w: %w", model.ErrMalformedResponse, err)
+		return nil, err
 	}
 	return decodeResponse(raw, plan.formatTool)
 }
