@@ -28,6 +28,13 @@ const DefaultBatchSize = 100
 // JSON text is about 8 MB).
 const maxResponse = 64 << 20
 
+// MaxBatchSize is the most texts one request may carry (OpenAI's limit on
+// an embeddings request's inputs).
+const MaxBatchSize = 2048
+
+// floatBytes bounds one float of an answer as JSON text ("-0.0123456789012345678,").
+const floatBytes = 24
+
 // Config configures the client.
 type Config struct {
 	// BaseURL is the API root, default DefaultBaseURL; e.g.
@@ -74,6 +81,14 @@ func New(cfg Config) (*Embedder, error) {
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
+	}
+	// A batch OpenAI refuses, or whose answer could pass maxResponse,
+	// would fail every request it makes: refused here instead.
+	if cfg.BatchSize > MaxBatchSize {
+		return nil, fmt.Errorf("embedder/openai: BatchSize %d is over %d, the most inputs one embeddings request may carry", cfg.BatchSize, MaxBatchSize)
+	}
+	if most := maxResponse / (cfg.Dimensions * floatBytes); cfg.BatchSize > most {
+		return nil, fmt.Errorf("embedder/openai: BatchSize %d of %d-dimension vectors could answer more than %d MiB; use at most %d", cfg.BatchSize, cfg.Dimensions, maxResponse>>20, most)
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient
