@@ -503,10 +503,14 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 	scheds := map[string]*db.Schedule{} // the running runs' schedules (nil: deleted)
 	for _, r := range running {
 		if r.RunID == "" {
+			var err error
 			if r.Attempt > 1 { // a retry waiting for its delay
-				if err := s.fireRetry(ctx, &r, scheds); err != nil {
-					errs = append(errs, err)
-				}
+				err = s.fireRetry(ctx, &r, scheds)
+			} else {
+				err = s.failAbandoned(ctx, &r, scheds)
+			}
+			if err != nil {
+				errs = append(errs, err)
 			}
 			continue
 		}
@@ -546,6 +550,53 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// abandonGrace is how long past its schedule's timeout_seconds a first
+// attempt may stay running without a run before the scheduler fails it:
+// Agno's stale-lock grace (300 s).
+const abandonGrace = 300 * time.Second
+
+// defaultTimeout bounds an abandoned first attempt whose schedule has no
+// timeout_seconds (Agno's default).
+const defaultTimeout = 3600 * time.Second
+
+// abandonedError is the error text of a first attempt failed by
+// failAbandoned.
+const abandonedError = "abandoned: no run was recorded for this firing within the schedule's timeout_seconds (%d s) " +
+	"plus %d s; the process that fired it stopped before it started or recorded its run"
+
+// failAbandoned fails first attempt r, running without a run, once it is
+// older than its schedule's timeout_seconds plus abandonGrace. This
+// scheduler writes a first attempt with its run, so such a row is
+// another writer's: Agno's executor inserts it before calling the
+// endpoint and names the run when its polling ends (within
+// timeout_seconds), so a row still without a run after that was left by
+// a process that died. Not retried: whether a run started is unknown.
+func (s *Scheduler) failAbandoned(ctx context.Context, r *db.ScheduleRun, scheds map[string]*db.Schedule) error {
+	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
+	if err != nil {
+		return err
+	}
+	timeout := defaultTimeout
+	if sc != nil && sc.TimeoutSeconds > 0 {
+		timeout = time.Duration(sc.TimeoutSeconds) * time.Second
+	}
+	now := s.Now()
+	if now.Before(time.Unix(r.CreatedAt, 0).Add(timeout + abandonGrace)) {
+		return nil
+	}
+	fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: now.Unix(),
+		Error: fmt.Sprintf(abandonedError, int64(timeout/time.Second), int64(abandonGrace/time.Second))}
+	finished, err := s.d.FinishScheduleRun(ctx, fin)
+	if err != nil {
+		return fmt.Errorf("schedule run %s: fail abandoned attempt: %w", r.ID, err)
+	}
+	if finished {
+		s.cfg.Logger.Warn("schedule: failed an abandoned firing that never recorded a run", "schedule_id", r.ScheduleID,
+			"schedule_run_id", r.ID)
+	}
+	return nil
 }
 
 // scheduleOf returns r's schedule (nil when deleted), read once per poll.
