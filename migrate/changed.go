@@ -478,3 +478,66 @@ func (m *Manager) clearRecords(ctx context.Context) error {
 	}
 	return nil
 }
+
+// goneRuns maps the run_id of each run the copy recorded writing but the
+// runs table no longer holds (deleted after the copy, through Agentry's API)
+// to the digest of the legacy element the copy wrote.
+type goneRuns map[string]int64
+
+// deleted reports whether r is such a run and its legacy element is still
+// the one copied: the deletion is to be honoured.
+func (g goneRuns) deleted(r db.Run) bool {
+	d, ok := g[r.RunID]
+	return ok && d == digestOf(r.RunData)
+}
+
+// changedSince reports whether r was deleted after the copy and a 2.x
+// process changed its legacy element since.
+func (g goneRuns) changedSince(r db.Run) bool {
+	d, ok := g[r.RunID]
+	return ok && d != digestOf(r.RunData)
+}
+
+// goneAfterCopy returns the runs among rows (legacy runs the caller found
+// no row for) that the copy recorded writing and the runs table lacks. It
+// is empty when the copied-runs table does not exist.
+func (m *Manager) goneAfterCopy(ctx context.Context, q queryer, rows []db.Run) (goneRuns, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	if ok, err := m.recordsExist(ctx); err != nil || !ok {
+		return nil, err
+	}
+	var g goneRuns
+	for chunk := range slices.Chunk(rows, lookupChunk) {
+		states, err := m.runStates(ctx, q, true, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for id, s := range states {
+			if s.gone {
+				if g == nil {
+					g = goneRuns{}
+				}
+				g[id] = s.digest
+			}
+		}
+	}
+	return g, nil
+}
+
+// legacyOnly converts the legacy elements whose run_id table lacks.
+func legacyOnly(sessionID string, elems []json.RawMessage, table []db.Run) []db.Run {
+	have := make(map[string]bool, len(table))
+	for i := range table {
+		have[table[i].RunID] = true
+	}
+	ls := legacySession{SessionID: sessionID}
+	var out []db.Run
+	for i, e := range elems {
+		if r, bad, _ := elementToRun(ls, i, e); bad == "" && !have[r.RunID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -27,7 +27,9 @@ var ErrCannotRestore = errors.New("migrate: down cannot restore the shape of ver
 // Down moves every table newer than target back to target, one version step
 // at a time. 3.0.0 → 2.5.6 rebuilds the sessions table's legacy runs column
 // from the runs table (merged with what the column still holds, so nothing is
-// lost; see MergeRuns), in the dialect's native encoding, then drops the runs
+// lost; see MergeRuns; a run deleted from the runs table after its copy and
+// not changed by 2.x since stays deleted), in the dialect's native encoding,
+// then drops the runs
 // table, unless it holds runs of sessions the sessions table lacks: then it
 // keeps it and fails with ErrOrphanRuns, naming them. Evals, knowledge and
 // metrics lose user_id. The 2.5.6 step only
@@ -319,6 +321,16 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 				RunsCopied: sum.RunsRestored, Elapsed: time.Since(start)})
 		}
 	}
+	if !m.cfg.DryRun {
+		// Sessions none of whose runs the runs table holds any more were
+		// not visited: one may hold a run deleted after its copy.
+		res, err := m.rebuildRunless(ctx, st.Table)
+		if err != nil {
+			return nil, err
+		}
+		sum.SessionsRebuilt += res.sessions
+		unreadable = append(unreadable, res.unreadable...)
+	}
 	if len(unreadable) > 0 {
 		// Dropping the runs table now would lose these sessions' runs.
 		return nil, fmt.Errorf("the legacy runs column of %d sessions (%s) holds something other than a JSON array, so their runs could not be written back and table %s was kept: set the column to NULL for them and run down again",
@@ -349,6 +361,38 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 		return nil, err
 	}
 	return actions, m.clearCheckpoint(ctx, m.cfg.DB)
+}
+
+// rebuildRunless leaves the runs deleted after their copy out of the legacy
+// column of the sessions the runs table holds no run of (down300Sessions
+// visits only the others). It reads them only while copy records exist.
+func (m *Manager) rebuildRunless(ctx context.Context, sessions string) (rebuilt, error) {
+	var res rebuilt
+	if ok, err := m.recordsExist(ctx); err != nil || !ok {
+		return res, err
+	}
+	if some, err := m.stringColumn(ctx, "SELECT run_id FROM "+m.qualify(m.tables.CopiedRuns)+" ORDER BY run_id LIMIT 1"); err != nil || len(some) == 0 {
+		return res, err
+	}
+	last, has := "", false
+	for {
+		where, args := "", []any{}
+		if has {
+			where, args = " AND s.session_id > ?", []any{last}
+		}
+		page, err := m.stringColumn(ctx, fmt.Sprintf("SELECT s.session_id FROM %s s WHERE s.%s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s r WHERE r.session_id = s.session_id)%s ORDER BY s.session_id LIMIT %d",
+			m.qualify(sessions), m.quote("runs"), m.qualify(m.tables.Runs), where, m.cfg.BatchSize), args...)
+		if err != nil || len(page) == 0 {
+			return res, err
+		}
+		r, err := m.rebuildLegacy(ctx, page)
+		if err != nil {
+			return res, err
+		}
+		res.sessions += r.sessions
+		res.unreadable = append(res.unreadable, r.unreadable...)
+		last, has = page[len(page)-1], true
+	}
 }
 
 // rebuilt is what rebuildLegacy did to a batch of sessions.
@@ -414,15 +458,17 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 	upd := fmt.Sprintf("UPDATE %s SET %s = ? WHERE session_id = ?", m.qualify(m.tables.Sessions), m.quote("runs"))
 	for _, id := range ids {
 		var legacy []byte
-		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); errors.Is(err, sql.ErrNoRows) {
+		table, err := m.tableRuns(ctx, tx, id)
+		if err != nil {
+			return res, err
+		}
+		if err := tx.QueryRowContext(ctx, m.q(sel), id).Scan(&legacy); errors.Is(err, sql.ErrNoRows) && len(table) == 0 {
+			continue // deleted with no runs: nothing to write back
+		} else if errors.Is(err, sql.ErrNoRows) {
 			// Deleted since orphansOf looked (foreign keys off).
 			return res, fmt.Errorf("%w: session %s was deleted while down ran; its runs stay in table %s: run down again", ErrOrphanRuns, id, m.tables.Runs)
 		} else if err != nil {
 			return res, fmt.Errorf("read legacy runs of %s: %w", id, err)
-		}
-		table, err := m.tableRuns(ctx, tx, id)
-		if err != nil {
-			return res, err
 		}
 		elems, kind, _ := decodeLegacyRuns(legacy, false)
 		if kind == BadNotArray || kind == BadInvalidJSON {
@@ -432,7 +478,20 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 			res.unreadable = append(res.unreadable, id)
 			continue
 		}
-		merged := mergeRaw(id, elems, table)
+		cands := legacyOnly(id, elems, table)
+		gone, err := m.goneAfterCopy(ctx, tx, cands)
+		if err != nil {
+			return res, err
+		}
+		for _, r := range cands {
+			if gone.changedSince(r) {
+				m.log.Warn("migrate: run deleted from the runs table after its copy, then changed by a 2.x process: written back", "session_id", id, "run_id", r.RunID)
+			}
+		}
+		merged, dropped := mergeRaw(id, elems, table, gone)
+		if len(table) == 0 && dropped == 0 {
+			continue // nothing to write back
+		}
 		if _, err := tx.ExecContext(ctx, m.q(upd), m.encodeLegacyRuns(merged), id); err != nil {
 			return res, fmt.Errorf("write legacy runs of %s: %w", id, err)
 		}
@@ -443,8 +502,12 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 }
 
 // mergeRaw merges legacy elements and table rows like MergeRuns but keeps
-// every legacy element, migratable or not, so Down loses nothing.
-func mergeRaw(sessionID string, elems []json.RawMessage, table []db.Run) []json.RawMessage {
+// every legacy element, migratable or not, so Down loses nothing, except a
+// run deleted from the runs table after the copy whose element is still the
+// one copied (gone.deleted): that deletion stays. One a 2.x process changed
+// since is kept (see docs/adr/migrate-deleted-runs-stay-deleted.md). It
+// returns the merged elements and how many deleted runs it left out.
+func mergeRaw(sessionID string, elems []json.RawMessage, table []db.Run, gone goneRuns) ([]json.RawMessage, int) {
 	byID := make(map[string]int, len(table))
 	for i := range table {
 		byID[table[i].RunID] = i
@@ -452,8 +515,13 @@ func mergeRaw(sessionID string, elems []json.RawMessage, table []db.Run) []json.
 	used := make([]bool, len(table))
 	out := make([]json.RawMessage, 0, len(elems)+len(table))
 	ls := legacySession{SessionID: sessionID}
+	dropped := 0
 	for i, e := range elems {
 		r, bad, _ := elementToRun(ls, i, e)
+		if bad == "" && gone.deleted(r) {
+			dropped++
+			continue
+		}
 		if bad == "" {
 			// A repeated run_id keeps its later occurrences as they were, so
 			// positions (and the next Up's run_index) do not shift.
@@ -473,7 +541,7 @@ func mergeRaw(sessionID string, elems []json.RawMessage, table []db.Run) []json.
 			out = append(out, table[j].RunData)
 		}
 	}
-	return out
+	return out, dropped
 }
 
 func (m *Manager) stringColumn(ctx context.Context, query string, args ...any) ([]string, error) {

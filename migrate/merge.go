@@ -21,9 +21,17 @@ import (
 // array position as RunIndex and their columns derived as the copy derives them.
 // legacy is the raw column value (any encoding Agno wrote; nil for SQL NULL).
 // A legacy value that cannot be decoded yields the table's runs and a
-// *db.CorruptRowError; elements without run_id are left out.
+// *db.CorruptRowError; elements without run_id are left out. MergeRuns does
+// not know which runs were deleted after the copy (Manager.MergedSessionRuns
+// does): it shows them.
 func MergeRuns(s *db.Session, legacy []byte, table []db.Run) ([]db.Run, error) {
 	elems, kind, derr := decodeLegacyRuns(legacy, false)
+	return mergeRuns(s, elems, kind, derr, table, nil)
+}
+
+// mergeRuns is MergeRuns over decoded elements, leaving out the runs gone
+// says were deleted after the copy and not changed since.
+func mergeRuns(s *db.Session, elems []json.RawMessage, kind string, derr error, table []db.Run, gone goneRuns) ([]db.Run, error) {
 	var err error
 	if kind != "" {
 		err = &db.CorruptRowError{Table: "sessions", ID: s.SessionID, Err: fmt.Errorf("legacy runs column: %s: %w", kind, derr)}
@@ -38,7 +46,7 @@ func MergeRuns(s *db.Session, legacy []byte, table []db.Run) ([]db.Run, error) {
 	seen := map[string]bool{}
 	for i, e := range elems {
 		r, bad, _ := elementToRun(ls, i, e)
-		if bad != "" || seen[r.RunID] {
+		if bad != "" || seen[r.RunID] || gone.deleted(r) {
 			continue
 		}
 		seen[r.RunID] = true
@@ -58,8 +66,11 @@ func MergeRuns(s *db.Session, legacy []byte, table []db.Run) ([]db.Run, error) {
 }
 
 // MergedSessionRuns reads one session's legacy runs and its rows in the runs
-// table and merges them (see MergeRuns). It returns db.ErrNotFound for an
-// unknown session. Either source may be missing (before Up, after cleanup).
+// table and merges them (see MergeRuns), leaving out a run deleted from the
+// runs table after the copy while its legacy element is the one copied
+// (docs/adr/migrate-deleted-runs-stay-deleted.md). It returns db.ErrNotFound
+// for an unknown session. Either source may be missing (before Up, after
+// cleanup).
 func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db.Run, error) {
 	cols, err := m.cat.columns(ctx, m.cfg.DB, m.tables.Sessions)
 	if err != nil {
@@ -82,15 +93,20 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 		return nil, fmt.Errorf("migrate: read session %s: %w", sessionID, err)
 	}
 	s.UserID, s.CreatedAt = user.String, created.Int64
+	elems, kind, derr := decodeLegacyRuns(legacy, false)
 	var table []db.Run
+	var gone goneRuns
 	if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil {
 		return nil, err
 	} else if ok {
 		if table, err = m.tableRuns(ctx, m.cfg.DB, sessionID); err != nil {
 			return nil, err
 		}
+		if gone, err = m.goneAfterCopy(ctx, m.cfg.DB, legacyOnly(sessionID, elems, table)); err != nil {
+			return nil, err
+		}
 	}
-	return MergeRuns(&s, legacy, table)
+	return mergeRuns(&s, elems, kind, derr, table, gone)
 }
 
 // tableRuns reads a session's rows of the runs table in run_index order.
