@@ -329,7 +329,6 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 			return nil, err
 		}
 		sum.SessionsRebuilt += res.sessions
-		unreadable = append(unreadable, res.unreadable...)
 	}
 	if len(unreadable) > 0 {
 		// Dropping the runs table now would lose these sessions' runs.
@@ -390,7 +389,6 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string) (rebuilt,
 			return res, err
 		}
 		res.sessions += r.sessions
-		res.unreadable = append(res.unreadable, r.unreadable...)
 		last, has = page[len(page)-1], true
 	}
 }
@@ -471,6 +469,9 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 			return res, fmt.Errorf("read legacy runs of %s: %w", id, err)
 		}
 		elems, kind, _ := decodeLegacyRuns(legacy, false)
+		if (kind == BadNotArray || kind == BadInvalidJSON) && len(table) == 0 {
+			continue // no row of the runs table to write back, and nothing to leave out of an unreadable value
+		}
 		if kind == BadNotArray || kind == BadInvalidJSON {
 			// Never overwrite a value we cannot read: the source is kept and
 			// the session is reported instead.
