@@ -178,12 +178,12 @@ type Stats struct {
 
 // Stats counts the jobs (a scoped caller's own).
 func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, error) {
-	where, args := "", []any{}
+	where, cond, uargs := "", "", []any{}
 	if scoped {
-		cond, uargs := userIs(userID)
-		where, args = " WHERE "+cond, uargs
+		c, a := userIs(userID)
+		where, cond, uargs = " WHERE "+c, " AND "+c, a
 	}
-	rows, err := q.w.QueryContext(ctx, q.statsQuery(where), args...)
+	rows, err := q.w.QueryContext(ctx, q.statsQuery(where), uargs...)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -217,11 +217,6 @@ func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, e
 		return st, nil
 	}
 	now := time.Now().Unix()
-	cond, uargs := "", []any{}
-	if scoped {
-		c, a := userIs(userID)
-		cond, uargs = " AND "+c, a
-	}
 	var oldest sql.NullInt64
 	if err := q.w.QueryRowContext(ctx, q.oldestQuery(cond), append([]any{StatusQueued, now}, uargs...)...).Scan(&oldest); err != nil {
 		return Stats{}, err
