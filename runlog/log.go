@@ -213,9 +213,11 @@ const appendTries = 100
 // seqTaken recognises a write that met another's (run_id, seq) (or, on
 // MySQL, deadlocked with it on the key's gap lock).
 func seqTaken(err error) bool {
+	if sqlstore.IsUniqueViolation(err) {
+		return true
+	}
 	m := err.Error()
-	return strings.Contains(m, "UNIQUE constraint failed") || strings.Contains(m, "SQLSTATE 23505") ||
-		strings.Contains(m, "Error 1062") || strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
+	return strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
 }
 
 func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool) (err error) {

@@ -22,9 +22,9 @@ var _ db.ScheduleDriver = (*Store)(nil)
 func (s *Store) schedules() string    { return s.d.Table(s.t.Schedules) }
 func (s *Store) scheduleRuns() string { return s.d.Table(s.t.ScheduleRuns) }
 
-// isUniqueViolation recognises a duplicate key on SQLite, Postgres and
-// MySQL/MariaDB.
-func isUniqueViolation(err error) bool {
+// IsUniqueViolation recognises a duplicate key on SQLite, Postgres and
+// MySQL/MariaDB (runlog's appends use it too).
+func IsUniqueViolation(err error) bool {
 	if err == nil {
 		return false
 	}
@@ -69,7 +69,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc *db.Schedule) error {
 		nullStr(sc.UserID), nullStr(sc.ManagedBy), nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.CreatedByRunID),
 		nullStr(sc.CreatedBySessionID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), nullStr(sc.DisabledReason),
 		sc.CreatedAt, nullInt(sc.UpdatedAt))
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return fmt.Errorf("%w: schedule %s (or its name %q)", db.ErrExists, sc.ID, sc.Name)
 	}
 	return s.fail("create schedule "+sc.ID, err)
@@ -144,7 +144,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, sc *db.Schedule) error {
 		append([]any{sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
 			sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.DisabledReason),
 			nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), sc.UpdatedAt}, w.args...)...)
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
 	}
 	return s.fail("update schedule "+sc.ID, err)
