@@ -108,6 +108,14 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 	if err != nil {
 		return err
 	}
+	// A dry run creates no table: whether the copy records exist holds for
+	// every read.
+	var records bool
+	if m.cfg.DryRun {
+		if records, err = m.recordsExist(ctx); err != nil {
+			return err
+		}
+	}
 	// Sessions are read like the copy reads them: a read ends once it holds
 	// BatchBytes of JSON, and the next one's size follows the sizes read.
 	limit := min(m.cfg.BatchSize, 64)
@@ -139,10 +147,6 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 		}
 		runs, bad := m.convertBatch(rows, trusted)
 		if m.cfg.DryRun {
-			records, err := m.recordsExist(ctx)
-			if err != nil {
-				return err
-			}
 			p, err := m.partitionCopied(ctx, m.cfg.DB, records, runs)
 			if err != nil {
 				return err
