@@ -500,13 +500,10 @@ func (g goneRuns) changedSince(r db.Run) bool {
 
 // goneAfterCopy returns the runs among rows (legacy runs the caller found
 // no row for) that the copy recorded writing and the runs table lacks. It
-// is empty when the copied-runs table does not exist.
-func (m *Manager) goneAfterCopy(ctx context.Context, q queryer, rows []db.Run) (goneRuns, error) {
-	if len(rows) == 0 {
+// is empty when the copied-runs table does not exist (!records).
+func (m *Manager) goneAfterCopy(ctx context.Context, q queryer, records bool, rows []db.Run) (goneRuns, error) {
+	if len(rows) == 0 || !records {
 		return nil, nil
-	}
-	if ok, err := m.recordsExist(ctx); err != nil || !ok {
-		return nil, err
 	}
 	var g goneRuns
 	for chunk := range slices.Chunk(rows, lookupChunk) {

@@ -266,6 +266,15 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&total); err != nil {
 		return nil, err
 	}
+	// Whether copy records exist, for leaving out the runs deleted after
+	// their copy (the rebuild neither creates nor drops their table).
+	var records bool
+	if !m.cfg.DryRun {
+		var err error
+		if records, err = m.recordsExist(ctx); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	var done int64
 	var unreadable []string
@@ -307,7 +316,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 				return nil, err
 			}
 		default:
-			if res, err = m.rebuildLegacy(ctx, ids); err != nil {
+			if res, err = m.rebuildLegacy(ctx, ids, records); err != nil {
 				return nil, err
 			}
 		}
@@ -324,7 +333,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	if !m.cfg.DryRun {
 		// Sessions none of whose runs the runs table holds any more were
 		// not visited: one may hold a run deleted after its copy.
-		res, err := m.rebuildRunless(ctx, st.Table)
+		res, err := m.rebuildRunless(ctx, st.Table, records)
 		if err != nil {
 			return nil, err
 		}
@@ -364,11 +373,12 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 
 // rebuildRunless leaves the runs deleted after their copy out of the legacy
 // column of the sessions the runs table holds no run of (down300Sessions
-// visits only the others). It reads them only while copy records exist.
-func (m *Manager) rebuildRunless(ctx context.Context, sessions string) (rebuilt, error) {
+// visits only the others). It reads them only while copy records exist
+// (records: their table does).
+func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records bool) (rebuilt, error) {
 	var res rebuilt
-	if ok, err := m.recordsExist(ctx); err != nil || !ok {
-		return res, err
+	if !records {
+		return res, nil
 	}
 	if some, err := m.stringColumn(ctx, "SELECT run_id FROM "+m.qualify(m.tables.CopiedRuns)+" ORDER BY run_id LIMIT 1"); err != nil || len(some) == 0 {
 		return res, err
@@ -384,7 +394,7 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string) (rebuilt,
 		if err != nil || len(page) == 0 {
 			return res, err
 		}
-		r, err := m.rebuildLegacy(ctx, page)
+		r, err := m.rebuildLegacy(ctx, page, true)
 		if err != nil {
 			return res, err
 		}
@@ -445,7 +455,9 @@ func (m *Manager) countRunsOf(ctx context.Context, ids []string) (int64, error) 
 	return n, nil
 }
 
-func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, error) {
+// rebuildLegacy writes the runs table's rows of the given sessions back
+// into their legacy column; records says the copied-runs table exists.
+func (m *Manager) rebuildLegacy(ctx context.Context, ids []string, records bool) (rebuilt, error) {
 	var res rebuilt
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {
@@ -480,7 +492,7 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string) (rebuilt, err
 			continue
 		}
 		cands := legacyOnly(id, elems, table)
-		gone, err := m.goneAfterCopy(ctx, tx, cands)
+		gone, err := m.goneAfterCopy(ctx, tx, records, cands)
 		if err != nil {
 			return res, err
 		}

@@ -102,8 +102,14 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 		if table, err = m.tableRuns(ctx, m.cfg.DB, sessionID); err != nil {
 			return nil, err
 		}
-		if gone, err = m.goneAfterCopy(ctx, m.cfg.DB, legacyOnly(sessionID, elems, table)); err != nil {
-			return nil, err
+		if cands := legacyOnly(sessionID, elems, table); len(cands) > 0 {
+			records, err := m.recordsExist(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if gone, err = m.goneAfterCopy(ctx, m.cfg.DB, records, cands); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return mergeRuns(&s, elems, kind, derr, table, gone)
