@@ -481,10 +481,10 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string, records bool)
 			return res, fmt.Errorf("read legacy runs of %s: %w", id, err)
 		}
 		elems, kind, _ := decodeLegacyRuns(legacy, false)
-		if (kind == BadNotArray || kind == BadInvalidJSON) && len(table) == 0 {
-			continue // no row of the runs table to write back, and nothing to leave out of an unreadable value
-		}
 		if kind == BadNotArray || kind == BadInvalidJSON {
+			if len(table) == 0 {
+				continue // no row of the runs table to write back, and nothing to leave out of an unreadable value
+			}
 			// Never overwrite a value we cannot read: the source is kept and
 			// the session is reported instead.
 			m.log.Warn("migrate: legacy runs column not rebuilt: it does not hold an array", "session_id", id)
