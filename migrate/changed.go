@@ -449,12 +449,9 @@ func insertedRecords(missing []db.Run, conflicts []BadRow) []copiedRecord {
 		session string
 		pos     int
 	}
-	var taken map[at]bool
-	if len(conflicts) > 0 {
-		taken = make(map[at]bool, len(conflicts))
-		for _, c := range conflicts {
-			taken[at{c.SessionID, c.Position}] = true
-		}
+	taken := make(map[at]bool, len(conflicts))
+	for _, c := range conflicts {
+		taken[at{c.SessionID, c.Position}] = true
 	}
 	recs := make([]copiedRecord, 0, len(missing))
 	for _, r := range missing {
