@@ -146,23 +146,19 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 			limit = max(1, min(m.cfg.BatchSize, m.cfg.BatchBytes/max(size/len(rows), 1)))
 		}
 		runs, bad := m.convertBatch(rows, trusted)
+		var bc batchCopy
 		if m.cfg.DryRun {
 			p, err := m.partitionCopied(ctx, m.cfg.DB, records, runs)
 			if err != nil {
 				return err
 			}
-			sum.RunsCopied += int64(len(p.missing))
-			sum.RunsRecopied += int64(len(p.recopy))
-			bad = append(bad, p.conflicts...)
-		} else {
-			bc, err := m.rewriteRecorded(ctx, done, runs, bad)
-			if err != nil {
-				return err
-			}
-			sum.RunsCopied += bc.inserted
-			sum.RunsRecopied += bc.recopied
-			bad = append(bad, bc.conflicts...)
+			bc = p.wouldCopy()
+		} else if bc, err = m.rewriteRecorded(ctx, done, runs, bad); err != nil {
+			return err
 		}
+		sum.RunsCopied += bc.inserted
+		sum.RunsRecopied += bc.recopied
+		bad = append(bad, bc.conflicts...)
 		sum.SessionsRechecked += int64(len(done))
 		for _, x := range bad {
 			sum.addBad(x)

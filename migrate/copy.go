@@ -165,7 +165,7 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 			if err != nil {
 				return start, err
 			}
-			bc = batchCopy{inserted: int64(len(p.missing)), recopied: int64(len(p.recopy)), conflicts: p.conflicts}
+			bc = p.wouldCopy()
 		} else if bc, err = m.writeBatch(ctx, w, cb, pass.step, done+cb.sessions, copied); err != nil {
 			return start, err
 		}
@@ -210,6 +210,12 @@ type batchCopy struct {
 	// insert skipped where the count could not tell: confirmInserted) and
 	// runs changed on both sides (BadRunEditedBothSides).
 	conflicts []BadRow
+}
+
+// wouldCopy is what copying p would do, as a dry run reports it (it writes
+// nothing, so every recopy counts as rewritten).
+func (p partition) wouldCopy() batchCopy {
+	return batchCopy{inserted: int64(len(p.missing)), recopied: int64(len(p.recopy)), conflicts: p.conflicts}
 }
 
 // insertMissing copies, in tx, the runs the runs table lacks and the
