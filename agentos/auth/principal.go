@@ -62,16 +62,13 @@ func (p *Principal) CanSome(resource, action string) bool {
 		return true
 	}
 	for _, g := range p.Scopes {
-		parts := strings.Split(g, ":")
-		switch len(parts) {
-		case 2:
-			if segMatches(parts[0], resource) && segMatches(parts[1], action) {
-				return true
-			}
-		case 3:
-			if parts[1] != "" && segMatches(parts[0], resource) && segMatches(parts[2], action) {
-				return true
-			}
+		// Ask about the object the grant itself names (its second segment;
+		// a resource:action grant ignores the id), so that a per-object
+		// grant counts.
+		_, rest, _ := strings.Cut(g, ":")
+		id, _, _ := strings.Cut(rest, ":")
+		if grantMatches(g, resource, id, action) {
+			return true
 		}
 	}
 	return false
