@@ -192,11 +192,21 @@ type call struct {
 	req *mcp.CallToolRequest
 }
 
+// principalOf is the principal principalToken put in a request's token
+// info; nil when there is none.
+func principalOf(extra *mcp.RequestExtra) *auth.Principal {
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	p, _ := extra.TokenInfo.Extra[principalKey].(*auth.Principal)
+	return p
+}
+
 // begin derives the call's context from the request's token info.
 func (s *Server) begin(ctx context.Context, req *mcp.CallToolRequest) (*call, error) {
 	c := &call{ctx: ctx, req: req}
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
-		c.p, _ = req.Extra.TokenInfo.Extra[principalKey].(*auth.Principal)
+	if req != nil {
+		c.p = principalOf(req.Extra)
 	}
 	if c.p != nil {
 		c.ctx = auth.NewContext(c.ctx, c.p)

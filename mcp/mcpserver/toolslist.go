@@ -22,10 +22,7 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil || !ok || !s.cfg.Authorization {
 			return res, err
 		}
-		var p *auth.Principal
-		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-			p, _ = extra.TokenInfo.Extra[principalKey].(*auth.Principal)
-		}
+		p := principalOf(req.GetExtra())
 		list.Tools = slices.DeleteFunc(list.Tools, func(t *mcp.Tool) bool { return !s.mayCall(p, t.Name) })
 		list.CacheScope = "private"
 		return list, nil
