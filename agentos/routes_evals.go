@@ -198,13 +198,20 @@ type evalRunInput struct {
 	UserID                    string                    `json:"user_id"`
 }
 
+// evalTypeFields are the evalRunInput fields each eval type uses.
+var evalTypeFields = map[string][]string{
+	string(eval.TypeAccuracy):     {"expected_output", "additional_context", "additional_guidelines", "num_iterations"},
+	string(eval.TypeAgentAsJudge): {"criteria", "scoring_strategy", "threshold", "additional_guidelines", "num_iterations"},
+	string(eval.TypePerformance):  {"warmup_runs", "num_iterations"},
+	string(eval.TypeReliability):  {"expected_tool_calls", "allow_additional_tool_calls", "expected_tool_call_arguments"},
+}
+
 // inapplicable names the first field set that the request's eval type
 // does not use ("" when none), so that a setting is never silently
 // ignored. A field at the value Agno's EvalRunInput defaults it to
 // (num_iterations 1, threshold 7, scoring_strategy binary, warmup_runs 0)
 // counts as unset: Agno's clients may send every field of the model.
 func (req *evalRunInput) inapplicable() string {
-	iterations := req.NumIterations != nil && *req.NumIterations != 1
 	set := map[string]bool{
 		"expected_output":              req.ExpectedOutput != "",
 		"additional_context":           req.AdditionalContext != "",
@@ -213,17 +220,12 @@ func (req *evalRunInput) inapplicable() string {
 		"scoring_strategy":             req.ScoringStrategy != "" && req.ScoringStrategy != eval.ScoringBinary,
 		"threshold":                    req.Threshold != nil && *req.Threshold != 7,
 		"warmup_runs":                  req.WarmupRuns != 0,
-		"num_iterations":               iterations,
+		"num_iterations":               req.NumIterations != nil && *req.NumIterations != 1,
 		"expected_tool_calls":          len(req.ExpectedToolCalls) > 0,
 		"allow_additional_tool_calls":  req.AllowAdditionalToolCalls,
 		"expected_tool_call_arguments": len(req.ExpectedToolCallArguments) > 0,
 	}
-	uses := map[string][]string{
-		string(eval.TypeAccuracy):     {"expected_output", "additional_context", "additional_guidelines", "num_iterations"},
-		string(eval.TypeAgentAsJudge): {"criteria", "scoring_strategy", "threshold", "additional_guidelines", "num_iterations"},
-		string(eval.TypePerformance):  {"warmup_runs", "num_iterations"},
-		string(eval.TypeReliability):  {"expected_tool_calls", "allow_additional_tool_calls", "expected_tool_call_arguments"},
-	}[req.EvalType]
+	uses := evalTypeFields[req.EvalType]
 	keys := slices.Sorted(maps.Keys(set))
 	for _, k := range keys {
 		if set[k] && !slices.Contains(uses, k) {
