@@ -78,6 +78,14 @@ func (e *pgEngine) run(ctx context.Context, st statement, query string, out *res
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	// The gate reads '...' without backslash escapes; a role's or
+	// database's default (or the dsn) may say otherwise. Pinned first, in a
+	// statement without literals or parameters, so that the next ones (and
+	// pgx's own quoting under the simple protocol) are read as the gate reads;
+	// a committed set_config of an earlier call cannot undo it either.
+	if _, err := tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on"); err != nil {
+		return err
+	}
 	// Pin name resolution for this transaction: a session setting changed
 	// by an earlier statement must not redirect an allowed table name.
 	if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{e.schema}.Sanitize()); err != nil {
