@@ -6,6 +6,8 @@
 // The read-only transaction is the engine's guarantee; in front of it a
 // statement gate refuses what a read-only transaction does not stop (DDL,
 // which MySQL commits implicitly; COPY ... TO PROGRAM; SELECT ... INTO
-// OUTFILE; several statements at once). Neither replaces a database user with
-// only the privileges the agent needs: connect as one.
+// OUTFILE; several statements at once). A query runs on a server connection
+// of its own, closed after the call, so what it leaves in the session (a
+// lock, a setting) ends with the call. None of this replaces a database user
+// with only the privileges the agent needs: connect as one.
 package sqltools

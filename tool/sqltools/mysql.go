@@ -3,6 +3,7 @@ package sqltools
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -71,5 +72,20 @@ func (e *mysqlEngine) describeTable(ctx context.Context, table string) ([]Column
 }
 
 func (e *mysqlEngine) run(ctx context.Context, st statement, query string, out *resultWriter) error {
-	return runSQL(ctx, e.db, &sql.TxOptions{ReadOnly: !st.write}, st, query, out)
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	// The session ends with the call: a user-level lock (GET_LOCK) or a user
+	// variable survives a rollback, and on a pooled connection would outlive
+	// the call.
+	defer discard(conn)
+	return runSQL(ctx, conn, &sql.TxOptions{ReadOnly: !st.write}, st, query, out)
+}
+
+// discard closes conn instead of returning it to the pool: database/sql
+// drops a connection whose Raw callback reports it bad.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }

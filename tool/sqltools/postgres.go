@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -69,11 +70,32 @@ func (e *pgEngine) describeTable(ctx context.Context, table string) ([]Column, e
 
 func (e *pgEngine) run(ctx context.Context, st statement, query string, out *resultWriter) error {
 	e.warnIfSuperuser(ctx)
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The session ends with the call: what the query leaves in it (a
+	// session-level advisory lock, a setting a committed write changed, an
+	// extension's state such as a dblink connection) survives a rollback,
+	// and on a pooled connection would outlive the call.
+	defer endSession(conn)
+	return e.runOn(ctx, conn.Conn(), st, query, out)
+}
+
+// endSession takes conn out of the pool and closes it; the server then
+// releases what the session held.
+func endSession(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = conn.Hijack().Close(ctx)
+}
+
+func (e *pgEngine) runOn(ctx context.Context, conn *pgx.Conn, st statement, query string, out *resultWriter) error {
 	mode := pgx.ReadOnly
 	if st.write {
 		mode = pgx.ReadWrite
 	}
-	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
 	if err != nil {
 		return err
 	}
@@ -81,13 +103,12 @@ func (e *pgEngine) run(ctx context.Context, st statement, query string, out *res
 	// The gate reads '...' without backslash escapes; a role's or
 	// database's default (or the dsn) may say otherwise. Pinned first, in a
 	// statement without literals or parameters, so that the next ones (and
-	// pgx's own quoting under the simple protocol) are read as the gate reads;
-	// a committed set_config of an earlier call cannot undo it either.
+	// pgx's own quoting under the simple protocol) are read as the gate reads.
 	if _, err := tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on"); err != nil {
 		return err
 	}
-	// Pin name resolution for this transaction: a session setting changed
-	// by an earlier statement must not redirect an allowed table name.
+	// Pin name resolution: a role's or database's default search_path must
+	// not redirect an allowed table name.
 	if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{e.schema}.Sanitize()); err != nil {
 		return err
 	}

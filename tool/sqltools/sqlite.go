@@ -166,9 +166,14 @@ func (e *sqliteEngine) run(ctx context.Context, st statement, query string, out 
 	return runSQL(ctx, db, &sql.TxOptions{}, st, query, out)
 }
 
-// runSQL runs one statement in a transaction on a database/sql pool: reads
-// are rolled back, writes committed.
-func runSQL(ctx context.Context, db *sql.DB, opts *sql.TxOptions, st statement, query string, out *resultWriter) error {
+// txStarter is a *sql.DB or one of its *sql.Conn.
+type txStarter interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// runSQL runs one statement in a transaction on a database/sql pool or
+// connection: reads are rolled back, writes committed.
+func runSQL(ctx context.Context, db txStarter, opts *sql.TxOptions, st statement, query string, out *resultWriter) error {
 	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
