@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentryhq/agentry/tool"
@@ -47,7 +46,17 @@ type Config struct {
 	// only PATH, HOME and LANG of this process (secrets in its environment
 	// stay out of reach).
 	Env []string
-	// Timeout bounds one command; the process group is killed when it ends.
+	// Timeout bounds one command. When the program exits or times out,
+	// everything it started is killed: on Linux the program runs as the
+	// init of a PID namespace of its own (a user namespace too when not
+	// privileged), whose processes the kernel kills with it. Where
+	// namespaces are not allowed (New logs a warning), only the program's
+	// process group is killed, and a process it started in a new session
+	// (setsid, a daemon's double fork) outlives the call.
+	//
+	// In a namespace the program's pid is 1, /proc still shows this host's
+	// processes, and signals it does not handle are ignored when they come
+	// from inside the namespace (as for any init).
 	Timeout time.Duration
 	// MaxOutput caps what is kept of stdout and of stderr (the last bytes).
 	MaxOutput int
@@ -69,47 +78,22 @@ type Result struct {
 type runner struct {
 	cfg   Config
 	paths map[string]string // allowed name -> resolved path
+	iso   isolation
 }
 
-// New checks the allow-list and returns the "shell_tools" toolkit.
+// New checks the allow-list and returns the "shell_tools" toolkit. Where
+// PID namespaces are not allowed it logs a warning: commands then run in a
+// process group only (see Config.Timeout).
 func New(cfg Config) (tool.Toolkit, error) {
-	if len(cfg.AllowedCommands) == 0 {
-		return tool.Toolkit{}, errors.New("shell: off unless allowed_commands lists the programs the agent may run")
-	}
-	r := &runner{cfg: cfg, paths: map[string]string{}}
-	for _, c := range cfg.AllowedCommands {
-		if slices.Contains(unsafeCommands, filepath.Base(c)) {
-			return tool.Toolkit{}, fmt.Errorf("shell: %q cannot be allowed: it runs other programs or code, which defeats the allow-list (for code, use CodeMode)", c)
-		}
-		if strings.ContainsAny(c, " \t\n") || c == "" {
-			return tool.Toolkit{}, fmt.Errorf("shell: allowed command %q must be one program name without arguments", c)
-		}
-		p, err := exec.LookPath(c)
-		if err != nil {
-			return tool.Toolkit{}, fmt.Errorf("shell: allowed command %q not found: %w", c, err)
-		}
-		if p, err = filepath.Abs(p); err != nil {
-			return tool.Toolkit{}, err
-		}
-		r.paths[c] = p
-	}
-	if cfg.Dir != "" {
-		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
-			return tool.Toolkit{}, fmt.Errorf("shell: dir %q is not a directory", cfg.Dir)
-		}
-	}
-	if r.cfg.Timeout <= 0 {
-		r.cfg.Timeout = DefaultTimeout
-	}
-	if r.cfg.MaxOutput <= 0 {
-		r.cfg.MaxOutput = DefaultMaxOutput
-	}
-	if len(r.cfg.Env) == 0 {
-		for _, k := range []string{"PATH", "HOME", "LANG"} {
-			if v, ok := os.LookupEnv(k); ok {
-				r.cfg.Env = append(r.cfg.Env, k+"="+v)
-			}
-		}
+	return newToolkit(cfg, isolationFor)
+}
+
+// newToolkit is New with the isolation chosen by isolate, once the
+// configuration was checked.
+func newToolkit(cfg Config, isolate func(Config) isolation) (tool.Toolkit, error) {
+	r, err := newRunner(cfg, isolate)
+	if err != nil {
+		return tool.Toolkit{}, err
 	}
 	t, err := tool.Func(tool.FuncConfig{
 		Name: "run_shell_command",
@@ -125,7 +109,50 @@ func New(cfg Config) (tool.Toolkit, error) {
 	return tool.Toolkit{Name: "shell_tools", Tools: []tool.Tool{t}}, nil
 }
 
-func (r *runner) run(ctx context.Context, in runIn) (Result, error) {
+func newRunner(cfg Config, isolate func(Config) isolation) (*runner, error) {
+	if len(cfg.AllowedCommands) == 0 {
+		return nil, errors.New("shell: off unless allowed_commands lists the programs the agent may run")
+	}
+	r := &runner{cfg: cfg, paths: map[string]string{}}
+	for _, c := range cfg.AllowedCommands {
+		if slices.Contains(unsafeCommands, filepath.Base(c)) {
+			return nil, fmt.Errorf("shell: %q cannot be allowed: it runs other programs or code, which defeats the allow-list (for code, use CodeMode)", c)
+		}
+		if strings.ContainsAny(c, " \t\n") || c == "" {
+			return nil, fmt.Errorf("shell: allowed command %q must be one program name without arguments", c)
+		}
+		p, err := exec.LookPath(c)
+		if err != nil {
+			return nil, fmt.Errorf("shell: allowed command %q not found: %w", c, err)
+		}
+		if p, err = filepath.Abs(p); err != nil {
+			return nil, err
+		}
+		r.paths[c] = p
+	}
+	if cfg.Dir != "" {
+		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("shell: dir %q is not a directory", cfg.Dir)
+		}
+	}
+	r.iso = isolate(cfg)
+	if r.cfg.Timeout <= 0 {
+		r.cfg.Timeout = DefaultTimeout
+	}
+	if r.cfg.MaxOutput <= 0 {
+		r.cfg.MaxOutput = DefaultMaxOutput
+	}
+	if len(r.cfg.Env) == 0 {
+		for _, k := range []string{"PATH", "HOME", "LANG"} {
+			if v, ok := os.LookupEnv(k); ok {
+				r.cfg.Env = append(r.cfg.Env, k+"="+v)
+			}
+		}
+	}
+	return r, nil
+}
+
+func (r *runner) run(parent context.Context, in runIn) (Result, error) {
 	if len(in.Args) == 0 {
 		return Result{}, errors.New("args is empty: give the program and its arguments, e.g. [\"ls\", \"-l\"]")
 	}
@@ -153,28 +180,29 @@ func (r *runner) run(ctx context.Context, in runIn) (Result, error) {
 	if tail < 0 {
 		return Result{}, fmt.Errorf("tail %d: use a positive number of lines", tail)
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(parent, r.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, in.Args[1:]...)
+	cmd := exec.Command(path, in.Args[1:]...)
 	cmd.Args[0] = in.Args[0]
 	cmd.Dir = r.cfg.Dir
 	cmd.Env = r.cfg.Env
 	stdout, stderr := &tailBuffer{max: r.cfg.MaxOutput}, &tailBuffer{max: r.cfg.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// A process group, killed whole, so children cannot outlive the timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	// A child still holding the output pipes after the program exits is
+	// The program leads a process group and, where allowed, is the init of
+	// a PID namespace of its own, so that nothing it starts outlives it.
+	cmd.SysProcAttr = r.iso.sysProcAttr()
+	// A process still holding the output pipes after the program and its
+	// group were killed (one in a new session, without a namespace) is
 	// given this long, then the pipes are closed.
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("running %s: %w", in.Args[0], err)
 	}
-	err := cmd.Wait()
-	// The program has exited; what it started in its group goes too, so
-	// no orphan outlives the call (only SIGKILL on a timeout did that).
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if ctx.Err() != nil {
+	timedOut, err := waitKilled(ctx, cmd)
+	if timedOut && parent.Err() != nil {
+		return Result{}, fmt.Errorf("%s was killed: the call ended: %w", in.Args[0], context.Cause(parent))
+	}
+	if timedOut {
 		return Result{}, fmt.Errorf("%s did not finish within %s and was killed", in.Args[0], r.cfg.Timeout)
 	}
 	res := Result{ExitCode: 0, Truncated: stdout.cut || stderr.cut}
