@@ -113,6 +113,14 @@ func TestNew_RefusesUnsafeAllowLists(t *testing.T) {
 			t.Errorf("allowed_commands %q accepted", cmds)
 		}
 	}
+	// Wrappers that run the program named in their arguments are refused
+	// for that reason, whether or not this machine has them.
+	for _, c := range []string{"setsid", "stdbuf", "chroot", "unshare", "nsenter", "flock", "chrt", "ionice",
+		"taskset", "setpriv", "runuser", "strace", "gdb", "watch", "/usr/bin/setsid"} {
+		if _, err := New(Config{AllowedCommands: []string{"ls", c}}); err == nil || !strings.Contains(err.Error(), "cannot be allowed") {
+			t.Errorf("allowed_commands [ls %s]: %v", c, err)
+		}
+	}
 	if _, err := New(Config{AllowedCommands: []string{"ls"}, Dir: "/no/such/dir"}); err == nil {
 		t.Error("missing dir accepted")
 	}
