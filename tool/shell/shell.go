@@ -43,7 +43,11 @@ var unsafeCommands = []string{
 // toolkit is off until AllowedCommands names at least one program.
 type Config struct {
 	// AllowedCommands are program names (looked up in PATH once, at New) or
-	// absolute paths the model may run as args[0].
+	// absolute paths the model may run as args[0]. Shells, interpreters and
+	// wrappers are refused; but many ordinary programs also run code named
+	// in their arguments (git -c alias.x='!cmd', find -exec, awk's system,
+	// GNU sed's e, tar --to-command, make): allowing one of them allows
+	// every program, so list only programs whose arguments cannot do that.
 	AllowedCommands []string
 	// Dir is the working directory of every command (default: the process's).
 	Dir string
