@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/embedder"
 	"github.com/agentryhq/agentry/model"
@@ -27,6 +28,12 @@ const DefaultBatchSize = 100
 // maxResponse bounds an embeddings answer (a batch of 100 × 3072 floats as
 // JSON text is about 8 MB).
 const maxResponse = 64 << 20
+
+// DefaultTimeout bounds one embeddings request when Config.Timeout is zero:
+// a server that accepts the connection and never answers would otherwise
+// hold the caller (a knowledge-base load, a search) for as long as its
+// context allows, forever without a deadline.
+const DefaultTimeout = 60 * time.Second
 
 // MaxBatchSize is the most texts one request may carry (OpenAI's limit on
 // an embeddings request's inputs).
@@ -54,7 +61,12 @@ type Config struct {
 	BatchSize int
 	// Retry configures retries of rate limits and server errors.
 	Retry model.RetryConfig
-	// HTTPClient defaults to http.DefaultClient.
+	// Timeout bounds each request (one attempt, its answer read included);
+	// a request that takes longer fails as unreachable and is retried per
+	// Retry. Zero means DefaultTimeout; negative means no bound of its own
+	// (only ctx's deadline, and HTTPClient's Timeout, apply).
+	Timeout time.Duration
+	// HTTPClient defaults to http.DefaultClient. Timeout applies to any client.
 	HTTPClient *http.Client
 }
 
@@ -92,6 +104,9 @@ func New(cfg Config) (*Embedder, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
 	}
 	return &Embedder{cfg: cfg, url: cfg.BaseURL + "/embeddings"}, nil
 }
@@ -136,12 +151,20 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 }
 
 func (e *Embedder) call(ctx context.Context, batch []string) ([][]float32, error) {
+	// The bound is per attempt, on ctx rather than on the client, so it
+	// holds whatever HTTPClient the caller gave and a retry gets its own.
+	reqCtx := ctx
+	if e.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		reqCtx, cancel = context.WithTimeout(ctx, e.cfg.Timeout)
+		defer cancel()
+	}
 	body := request{Model: e.cfg.Model, Input: batch, EncodingFormat: "float"}
 	if e.cfg.SendDimensions {
 		body.Dimensions = e.cfg.Dimensions
 	}
 	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, e.url, bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
