@@ -12,6 +12,12 @@
 // full-precision distance. A table whose HNSW index is already on the
 // vector column itself (an earlier Agentry, or Agno's PgVector) is searched
 // through that index; it is not rebuilt behind the caller's back.
+//
+// Open builds a missing index on a table that already has rows with
+// CREATE INDEX CONCURRENTLY (writes go on during the build), and rebuilds
+// an INVALID one a failed concurrent build left behind. Such a build waits
+// for the database's transactions older than it to end, so Open returns
+// only once they have.
 package pgvector
 
 import (
@@ -139,28 +145,46 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("%w: %s holds %d-dimensional vectors, the embedder gives %d", vectordb.ErrEmbedderMismatch, s.t, typmod, s.dims)
 		}
 	}
-	idx := func(suffix string) string { return `"idx_` + cfg.Table + `_` + suffix + `"` }
+	// On a table that already has rows, an index is built CONCURRENTLY:
+	// a plain CREATE INDEX holds a lock that blocks every write to the
+	// table for the whole build (minutes for HNSW on a large table).
+	// A new or empty table takes the plain build: nothing waits on it,
+	// and CONCURRENTLY would wait for every older transaction in the
+	// database.
+	concurrent := false
+	if exists {
+		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t+`)`).Scan(&concurrent); err != nil {
+			return err
+		}
+	}
 	stmts := []string{
 		`CREATE SCHEMA IF NOT EXISTS "` + cfg.Schema + `"`,
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 			id VARCHAR PRIMARY KEY, name VARCHAR, meta_data JSONB NOT NULL DEFAULT '{}'::jsonb, filters JSONB DEFAULT '{}'::jsonb,
 			content TEXT NOT NULL, embedding vector(%d) NOT NULL, usage JSONB, created_at TIMESTAMPTZ DEFAULT now(), updated_at TIMESTAMPTZ,
 			content_hash VARCHAR, content_id VARCHAR, user_id VARCHAR)`, s.t, s.dims),
-		`CREATE INDEX IF NOT EXISTS ` + idx("content_id") + ` ON ` + s.t + ` (content_id)`,
-		`CREATE INDEX IF NOT EXISTS ` + idx("content_hash") + ` ON ` + s.t + ` (content_hash)`,
-		`CREATE INDEX IF NOT EXISTS ` + idx("user_id") + ` ON ` + s.t + ` (user_id)`,
-		`CREATE INDEX IF NOT EXISTS ` + idx("fts") + ` ON ` + s.t + ` USING gin (to_tsvector('simple', content))`,
 	}
 	for _, st := range stmts {
 		if _, err := s.db.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
 		}
 	}
-	// The cosine HNSW index already there decides how searches order
-	// (pg_get_indexdef spells the opclass and, for ours, the cast).
+	for _, ix := range []struct{ suffix, def string }{
+		{"content_id", `(content_id)`},
+		{"content_hash", `(content_hash)`},
+		{"user_id", `(user_id)`},
+		{"fts", `USING gin (to_tsvector('simple', content))`},
+	} {
+		if err := s.ensureIndex(ctx, cfg, ix.suffix, ix.def, concurrent); err != nil {
+			return err
+		}
+	}
+	// The valid cosine HNSW index already there decides how searches
+	// order (pg_get_indexdef spells the opclass and, for ours, the cast);
+	// an invalid one is used by no query.
 	var defs []string
 	rows, err := s.db.QueryContext(ctx, `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = $1::regclass AND a.amname = 'hnsw'`, s.t)
+		JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = $1::regclass AND a.amname = 'hnsw' AND i.indisvalid`, s.t)
 	if err != nil {
 		return err
 	}
@@ -187,11 +211,52 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 			return nil
 		}
 	}
-	if _, err := s.db.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops)`,
-		idx("embedding"), s.t, s.dims)); err != nil {
-		return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
+	if err := s.ensureIndex(ctx, cfg, "embedding", fmt.Sprintf(`USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops)`, s.dims), concurrent); err != nil {
+		return err
 	}
 	s.half = true
+	return nil
+}
+
+// maxIdent is Postgres' identifier length (NAMEDATALEN-1); longer names
+// are truncated to it.
+const maxIdent = 63
+
+// ensureIndex creates the index idx_<table>_<suffix> ON the table def,
+// CONCURRENTLY when concurrent, unless a valid one of that name is there.
+// An invalid one (what a failed or cancelled concurrent build leaves: kept
+// up by every write, used by no query, and skipped by IF NOT EXISTS) is
+// dropped and built again, unless a build of it is still running.
+func (s *Store) ensureIndex(ctx context.Context, cfg Config, suffix, def string, concurrent bool) error {
+	name := "idx_" + cfg.Table + "_" + suffix
+	if len(name) > maxIdent { // ASCII: ident allows letters, digits and _
+		name = name[:maxIdent]
+	}
+	qname := `"` + cfg.Schema + `"."` + name + `"`
+	var valid, building bool
+	err := s.db.QueryRowContext(ctx, `SELECT i.indisvalid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = i.indexrelid)
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = $2`, cfg.Schema, name).Scan(&valid, &building)
+	switch {
+	case err == nil && (valid || building):
+		return nil
+	case err == nil:
+		if _, err := s.db.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+qname); err != nil {
+			return fmt.Errorf("vectordb/pgvector: drop invalid index %s (left by a failed concurrent build) to rebuild it: %w", qname, err)
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	create := `CREATE INDEX IF NOT EXISTS "`
+	if concurrent {
+		create = `CREATE INDEX CONCURRENTLY IF NOT EXISTS "`
+	}
+	if _, err := s.db.ExecContext(ctx, create+name+`" ON `+s.t+` `+def); err != nil {
+		if concurrent {
+			return fmt.Errorf("vectordb/pgvector: create index %s concurrently (the next Open rebuilds it if this left it invalid): %w", qname, err)
+		}
+		return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
+	}
 	return nil
 }
 
