@@ -47,6 +47,11 @@ var ErrStoreClosed = errors.New("trace: the trace store is shut down")
 // is one is stored as its trace's root, as is a span whose parent is
 // remote, so a Python Agno finds the root with a NULL parent_span_id. The
 // trace's ids (run, session, user, agent/team/workflow) come from that root.
+//
+// What it stores is bounded the same on every driver (MaxNameChars,
+// MaxIDChars, MaxStatusMessageBytes, MaxAttributeBytes), and a batch the
+// database refuses is written again trace by trace: one bad span loses at
+// most its own trace, never the batch.
 type Store struct {
 	cfg     StoreConfig
 	log     *slog.Logger
@@ -241,12 +246,32 @@ func (s *Store) write(batch []item) {
 	traces, spans := rows(batch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.cfg.DB.WriteTraces(ctx, traces, spans); err != nil {
+	err := s.cfg.DB.WriteTraces(ctx, traces, spans)
+	if err == nil {
+		s.written.Add(uint64(len(spans)))
+		return
+	}
+	if len(traces) < 2 || ctx.Err() != nil {
 		s.failed.Add(uint64(len(spans)))
 		s.log.Warn("trace store: spans not stored", "spans", len(spans), "err", err)
 		return
 	}
-	s.written.Add(uint64(len(spans)))
+	// The batch is one transaction: a trace the database refuses would
+	// take the others with it. Each trace is written on its own instead,
+	// so only the one that fails again is lost.
+	byTrace := make(map[string][]db.Span, len(traces))
+	for _, sp := range spans {
+		byTrace[sp.TraceID] = append(byTrace[sp.TraceID], sp)
+	}
+	for _, t := range traces {
+		own := byTrace[t.TraceID]
+		if err := s.cfg.DB.WriteTraces(ctx, []db.Trace{t}, own); err != nil {
+			s.failed.Add(uint64(len(own)))
+			s.log.Warn("trace store: spans not stored", "trace_id", t.TraceID, "spans", len(own), "err", err)
+			continue
+		}
+		s.written.Add(uint64(len(own)))
+	}
 }
 
 // rows converts a batch of finished spans to agno_spans rows and one
@@ -283,6 +308,7 @@ func rows(batch []item) ([]db.Trace, []db.Span) {
 	traces := make([]db.Trace, 0, len(order))
 	for _, id := range order {
 		t := byTrace[id]
+		boundTrace(t)
 		t.DurationMS = t.EndTime.Sub(t.StartTime).Milliseconds()
 		traces = append(traces, *t)
 	}
@@ -321,7 +347,7 @@ var spanKinds = map[oteltrace.SpanKind]string{oteltrace.SpanKindInternal: "INTER
 
 func spanRow(sp sdktrace.ReadOnlySpan, root bool, now time.Time) db.Span {
 	sc := sp.SpanContext()
-	row := db.Span{SpanID: sc.SpanID().String(), TraceID: sc.TraceID().String(), Name: sp.Name(), SpanKind: spanKinds[sp.SpanKind()],
+	row := db.Span{SpanID: sc.SpanID().String(), TraceID: sc.TraceID().String(), Name: boundName(sp.Name()), SpanKind: spanKinds[sp.SpanKind()],
 		StartTime: sp.StartTime(), EndTime: sp.EndTime(), CreatedAt: now}
 	if row.SpanKind == "" {
 		row.SpanKind = "INTERNAL"
@@ -335,7 +361,7 @@ func spanRow(sp sdktrace.ReadOnlySpan, root bool, now time.Time) db.Span {
 	}
 	switch st := sp.Status(); st.Code {
 	case codes.Error:
-		row.StatusCode, row.StatusMessage = "ERROR", st.Description
+		row.StatusCode, row.StatusMessage = "ERROR", boundText(st.Description, MaxStatusMessageBytes)
 	case codes.Ok:
 		row.StatusCode = "OK"
 	default:
@@ -352,7 +378,7 @@ func attributesJSON(sp sdktrace.ReadOnlySpan) json.RawMessage {
 	attrs := sp.Attributes()
 	m := make(map[string]any, len(attrs)+8)
 	for _, kv := range attrs {
-		m[string(kv.Key)] = kv.Value.AsInterface()
+		m[cleanText(string(kv.Key))] = boundAttr(kv.Value.AsInterface())
 	}
 	alias := func(k string, v any) {
 		if _, ok := m[k]; !ok && v != nil && v != "" {
@@ -400,7 +426,7 @@ func attributesJSON(sp sdktrace.ReadOnlySpan) json.RawMessage {
 		}
 		for _, kv := range ev.Attributes {
 			if kv.Key == "exception.message" {
-				alias("exception.message", kv.Value.String())
+				alias("exception.message", boundAttr(kv.Value.String()))
 			}
 		}
 	}

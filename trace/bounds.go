@@ -1,0 +1,98 @@
+package trace
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Stored traces go to every database in one shape, so the store bounds
+// what it writes to the narrowest column that holds it (MySQL/MariaDB's):
+// a value the column refuses would fail its whole batch's transaction and
+// lose the other traces in it. The same bounds apply on every driver, so a
+// trace reads the same wherever it is stored. OTLP export is unaffected.
+const (
+	// MaxNameChars bounds a stored span's and trace's name (VARCHAR(255)
+	// on MySQL, counted in characters); a longer name is cut and ends "…".
+	MaxNameChars = 255
+	// MaxIDChars bounds the run, session, user, agent, team and workflow
+	// ids a trace row takes from its root span. A longer id is left out
+	// rather than cut: a cut id could name another run or user (a trace
+	// without a user is visible to administrators only).
+	MaxIDChars = 255
+	// MaxStatusMessageBytes bounds a stored span's status message (TEXT
+	// on MySQL holds 65,535 bytes); a longer one is cut like content,
+	// ending with TruncatedMarker.
+	MaxStatusMessageBytes = 8 << 10
+	// MaxAttributeBytes bounds each string attribute value of a stored
+	// span, whatever Content.MaxBytes allows; a longer one is cut like
+	// content, ending with TruncatedMarker.
+	MaxAttributeBytes = 256 << 10
+)
+
+// cleanText makes s storable as text everywhere: valid UTF-8 (Postgres and
+// MySQL refuse invalid sequences) and no NUL (Postgres refuses it in text
+// and as \u0000 in JSONB).
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// boundName cleans a name and cuts it to MaxNameChars characters.
+func boundName(s string) string {
+	s = cleanText(s)
+	if utf8.RuneCountInString(s) <= MaxNameChars {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxNameChars-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// boundID is id if it is storable as it is, else "".
+func boundID(id string) string {
+	if utf8.RuneCountInString(id) > MaxIDChars || cleanText(id) != id {
+		return ""
+	}
+	return id
+}
+
+// boundText cleans s and cuts it to limit bytes.
+func boundText(s string, limit int) string {
+	s = cleanText(s)
+	if len(s) <= limit {
+		return s
+	}
+	return capped(s, len(s), limit)
+}
+
+// boundTrace applies the bounds to a trace row's name and ids.
+func boundTrace(t *db.Trace) {
+	t.Name = boundName(t.Name)
+	for _, id := range []*string{&t.RunID, &t.SessionID, &t.UserID, &t.AgentID, &t.TeamID, &t.WorkflowID} {
+		*id = boundID(*id)
+	}
+}
+
+// boundAttr bounds a string attribute value (and the strings of a slice).
+func boundAttr(v any) any {
+	switch x := v.(type) {
+	case string:
+		return boundText(x, MaxAttributeBytes)
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
+			out[i] = boundText(s, MaxAttributeBytes)
+		}
+		return out
+	}
+	return v
+}
