@@ -104,3 +104,33 @@ func TestUserScope_ExactOnAgnoCollation(t *testing.T) {
 		})
 	}
 }
+
+// On Agno's case-insensitive tables, metrics count "Alice"'s and "alice"'s
+// sessions apart, as they count their runs.
+func TestMetrics_SessionCountsExactOnAgnoCollation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := openAgnoCollated(t)
+	at := int64(1773100800) // 2026-03-10 UTC
+	for i, u := range []string{"Alice", "alice", "alice", "ALICE"} {
+		if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s" + string(rune('0'+i)), SessionType: "agent", UserID: u, CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, ok := d.Driver().(db.MetricsDriver)
+	if !ok {
+		t.Fatal("the mysql driver stores no metrics")
+	}
+	counts, err := md.SessionCountsIn(ctx, at, at+86400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, c := range counts {
+		got[c.UserID] += c.Count
+	}
+	want := map[string]int64{"Alice": 1, "alice": 2, "ALICE": 1}
+	if len(got) != len(want) || got["Alice"] != 1 || got["alice"] != 2 || got["ALICE"] != 1 {
+		t.Fatalf("session counts by user = %v, want %v", got, want)
+	}
+}

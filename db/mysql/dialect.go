@@ -58,6 +58,7 @@ func Dialect() *sqlstore.Dialect {
 		// column's index still serves the comparison. CAST, not the BINARY
 		// operator MySQL 8.0.27 deprecates.
 		Exact: func(col string) string { return col + " = CAST(? AS BINARY)" },
+		Bytes: func(col string) string { return "CAST(" + col + " AS BINARY)" },
 		// MariaDB otherwise takes idx_session_id when the run_index bound
 		// comes from a subquery and reads the whole session.
 		ForceIndex: func(index string) string { return "FORCE INDEX (" + quote(index) + ")" },

@@ -110,6 +110,10 @@ type Dialect struct {
 	// column holds exactly the bound string, byte for byte (see EqExact);
 	// nil means "col = ?", exact on backends whose = compares bytes.
 	Exact func(col string) string
+	// Bytes is an expression of a text column that groups and sorts byte
+	// for byte (MySQL's case-insensitive collations of Agno's tables fold
+	// "Alice" and "alice" into one group); nil means the bare column.
+	Bytes func(col string) string
 
 	// Types are the column types of the bookkeeping tables migrate creates
 	// and of the columns it adds. Required.
@@ -379,6 +383,15 @@ func (d *Dialect) UpsertRow(table string, cols, conflict, set []string) string {
 		parts[i] = c + " = excluded." + c
 	}
 	return q + " ON CONFLICT (" + strings.Join(conflict, ", ") + ") DO UPDATE SET " + strings.Join(parts, ", ")
+}
+
+// ByteKey is col as Bytes spells it: an expression that groups byte for
+// byte.
+func (d *Dialect) ByteKey(col string) string {
+	if d.Bytes == nil {
+		return col
+	}
+	return d.Bytes(col)
 }
 
 // EqExact is a condition, with one placeholder, true only when col holds

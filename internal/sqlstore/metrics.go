@@ -97,8 +97,12 @@ func RunsCreatedInSQL(dialect, runs string, limit int) string {
 
 // SessionCountsIn counts sessions created in [from, to) by user and type.
 func (s *Store) SessionCountsIn(ctx context.Context, from, to int64) ([]db.SessionCount, error) {
-	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT COALESCE(user_id, ''), session_type, COUNT(*) FROM "+s.sessions+
-		" WHERE created_at >= ? AND created_at < ? GROUP BY COALESCE(user_id, ''), session_type"), from, to)
+	// Grouped byte for byte: on a table with a case-insensitive collation
+	// (Agno's, on MySQL) "Alice" and "alice" are two users, as the runs
+	// are bucketed in Go.
+	user := s.d.ByteKey("COALESCE(user_id, '')")
+	rows, err := s.r.QueryContext(ctx, s.d.Bind("SELECT "+user+", session_type, COUNT(*) FROM "+s.sessions+
+		" WHERE created_at >= ? AND created_at < ? GROUP BY "+user+", session_type"), from, to)
 	if err != nil {
 		return nil, s.fail("sessions for metrics", err)
 	}
