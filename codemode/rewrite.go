@@ -126,13 +126,13 @@ func rewrite(code, name string) (*rewritten, error) {
 				// statement, and its end after the closing parentheses.
 				from := codeStart
 				if i > 0 {
-					from = closeParens(src, int(stmts[i-1].Idx1())-1, codeEnd)
+					from = closeParens(src, end(src, stmts[i-1], codeEnd), codeEnd)
 				}
 				start := skipSpace(src, from, codeEnd, ";")
 				ed.add(start, 0, "return (")
-				end := skipSpace(src, closeParens(src, int(s.Expression.Idx1())-1, codeEnd), codeEnd, "")
-				if end < codeEnd && src[end] == ';' {
-					ed.add(end, 1, "\n);")
+				stop := skipSpace(src, closeParens(src, end(src, s.Expression, codeEnd), codeEnd), codeEnd, "")
+				if stop < codeEnd && src[stop] == ';' {
+					ed.add(stop, 1, "\n);")
 				} else {
 					ed.add(codeEnd, 0, "\n);")
 				}
@@ -242,28 +242,22 @@ func (e *edits) declaration(src string, codeEnd int, kwAt file.Idx, kwLen int, l
 	e.add(int(kwAt)-1, kwLen, ";(")
 	for _, b := range list {
 		if b.Initializer == nil && lexical {
-			e.add(int(b.Target.Idx1())-1, 0, " = undefined")
+			e.add(end(src, b.Target, codeEnd), 0, " = undefined")
 		}
 	}
-	e.add(closeParens(src, int(list[len(list)-1].Idx1())-1, codeEnd), 0, ");")
+	e.add(closeParens(src, end(src, list[len(list)-1], codeEnd), codeEnd), 0, ");")
 }
 
 // closeParens returns the offset after the closing parentheses that follow
-// at (across white space and comments), else at. The parser's end of a
-// node excludes the parentheses around its last expression: the end of
-// `let o = (1)` or of `const f = () => ({a: 1})` is before their last `)`;
-// and the empty argument list of a `new`: the end of `new Map()` is after
-// Map. At the top level of a cell no other `)` or `()` can follow a
-// statement (a `()` there would have been parsed as a call).
+// at (across white space and comments), else at. A node's end (see end)
+// excludes the parentheses around its last expression: the end of
+// `let o = (1)` or of `const f = () => ({a: 1})` is before their last `)`.
+// At the top level of a cell no other `)` can follow a statement, and
+// inside a postfix update only the operand's own parentheses can come
+// before the operator.
 func closeParens(src string, at, to int) int {
 	for {
 		j := skipSpace(src, at, to, "")
-		if j < to && src[j] == '(' {
-			if k := skipSpace(src, j+1, to, ""); k < to && src[k] == ')' {
-				at = k + 1
-				continue
-			}
-		}
 		if j >= to || src[j] != ')' {
 			return at
 		}
