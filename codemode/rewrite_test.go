@@ -83,3 +83,21 @@ func TestRun_StatementEndsTheParserMisplacesRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRun_ClassPrivateMembersRun: the check that refuses identifiers not
+// spelled as their name (non-ASCII, \u escapes) found #name's position on
+// its # and refused every class with private members.
+func TestRun_ClassPrivateMembersRun(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for _, tt := range []struct{ code, want string }{
+		{"class Counter { #n = 0; inc() { return ++this.#n } }\nconst c = new Counter(); c.inc(); c.inc()", "2"},
+		{"class P { static #k = 3; static has(o) { return #k in o } static get k() { return P.#k } }\n[P.has(P), P.k]", "[true,3]"},
+		{"class M { #m() { return 4 } call() { return this.#m() } }\nnew M().call()", "4"},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+			t.Errorf("cell %q: %s, want result %s", tt.code, c.JSON(), tt.want)
+		}
+	}
+}
