@@ -218,7 +218,7 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 				return nil, err
 			}
 		}
-		prog, err := goja.Compile(name, rw.src, false)
+		prog, err := compile(name, rw.src)
 		if err != nil {
 			return nil, err
 		}
@@ -536,6 +536,7 @@ func (k *kernel) failure(c *cellRun, err error, cell *Cell) {
 	var so *goja.StackOverflowError
 	var ex *goja.Exception
 	var cse *goja.CompilerSyntaxError
+	var se *syntaxError
 	reason, detail := "", ""
 	switch {
 	case errors.As(err, &ab):
@@ -550,6 +551,10 @@ func (k *kernel) failure(c *cellRun, err error, cell *Cell) {
 	case errors.Is(err, errStuck):
 		cell.Status = StatusError
 		cell.Error = &CellError{Name: "Error", Message: err.Error()}
+		return
+	case errors.As(err, &se):
+		cell.Status = StatusError
+		cell.Error = &CellError{Name: "SyntaxError", Message: strings.TrimPrefix(se.Error(), "SyntaxError: ")}
 		return
 	case errors.As(err, &cse):
 		cell.Status = StatusError

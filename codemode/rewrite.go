@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
@@ -161,6 +162,19 @@ func parse(name, src string) (prog *ast.Program, err error) {
 		return nil, parseError(err)
 	}
 	return prog, nil
+}
+
+// compile parses and compiles code to run. goja's Compile (and RunString)
+// parse with source maps on: a `//# sourceMappingURL=` comment on the code's
+// last line made the server read the file it names (any path, relative to
+// the process's directory, /dev/zero included) and remap the cell's
+// positions with it.
+func compile(name, src string) (*goja.Program, error) {
+	prog, err := parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	return goja.CompileAST(prog, false)
 }
 
 // wrapperFunction finds the cell's async function in the parsed wrapper.

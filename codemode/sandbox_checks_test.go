@@ -1,6 +1,9 @@
 package codemode_test
 
 import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +125,36 @@ func TestSandbox_LimitHitWhileRenderingTheOutcomeAbortsTheCell(t *testing.T) {
 		want := tt.code[len("var keep = "):][:1]
 		if next := runCell(t, cm, "s", "keep"); next.Status != codemode.StatusOK || string(next.Result) != want {
 			t.Errorf("after %s: %s, want the variable carried over (%s)", tt.name, next.JSON(), want)
+		}
+	}
+}
+
+// TestSandbox_SourceMapCommentsReadNoFile: goja's compiler loads the source
+// map named by a `//# sourceMappingURL=` comment on the code's last line
+// from the server's disk (relative to the process's directory, so any
+// file: /dev/zero would exhaust memory) and remaps positions with it. A
+// cell's code must be compiled with source maps off: the map below, which
+// names another file for every position, must not change the stack.
+func TestSandbox_SourceMapCommentsReadNoFile(t *testing.T) {
+	t.Parallel()
+	mapFile := filepath.Join(t.TempDir(), "map.json")
+	sm := `{"version":3,"sources":["LEAKED.js"],"names":[],"mappings":"AAAA;AACA;AACA;AACA;AACA;AACA"}`
+	if err := os.WriteFile(mapFile, []byte(sm), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, mapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := newCM(t, codemode.Config{})
+	for _, url := range []string{rel, "data:application/json;base64," + base64.StdEncoding.EncodeToString([]byte(sm))} {
+		c := runCell(t, cm, "s", "let d = 1\n\nthrow new Error('x')\n//# sourceMappingURL="+url)
+		if c.Error == nil || !strings.Contains(c.Error.Stack, "cell[") || strings.Contains(c.Error.Stack, "LEAKED") {
+			t.Errorf("source map %s: %s, want the stack at cell[N]:3", url, c.JSON())
 		}
 	}
 }

@@ -301,7 +301,11 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 				if err := checkLiterals(prog, prog.File, ""); err != nil {
 					return nil, err
 				}
-				if val, err = k.rt.RunString(src); err != nil {
+				compiled, err := goja.CompileAST(prog, false)
+				if err != nil {
+					return nil, err
+				}
+				if val, err = k.rt.RunProgram(compiled); err != nil {
 					return nil, err
 				}
 			} else {
