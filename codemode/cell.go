@@ -2,9 +2,7 @@ package codemode
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
-	"strings"
 )
 
 // Status is how a cell ended.
@@ -67,21 +65,3 @@ func (c *Cell) JSON() string {
 
 // cellName names a cell's code in positions and stacks.
 func cellName(n int) string { return "cell[" + strconv.Itoa(n) + "]" }
-
-// stackPos matches goja's "cell[N]:line:col(pc)" positions; the wrapper puts
-// the cell's first line on line 2.
-var stackPos = regexp.MustCompile(`(cell\[\d+\]):(\d+):(\d+)(\(\d+\))?`)
-
-// fixStack maps wrapper positions to the cell's lines and drops goja's
-// program counters and the names the rewrite gave hoisted functions.
-func fixStack(s string) string {
-	s = stackPos.ReplaceAllStringFunc(s, func(m string) string {
-		p := stackPos.FindStringSubmatch(m)
-		line, _ := strconv.Atoi(p[2])
-		if line > 1 {
-			line--
-		}
-		return p[1] + ":" + strconv.Itoa(line) + ":" + p[3]
-	})
-	return strings.ReplaceAll(s, fnPrefix, "")
-}

@@ -45,6 +45,9 @@ type kernel struct {
 	restored    bool
 	pending     *snapshotDoc
 	pendingFrom string
+	// positions maps recent cells' positions to their code (runtime
+	// goroutine only).
+	positions cellPositions
 	// notice is prepended to the next cell's notice.
 	notice string
 	// snapshot bookkeeping (see snapshot.go).
@@ -184,6 +187,7 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 		cell.Error = &CellError{Name: "SyntaxError", Message: strings.TrimPrefix(err.Error(), "SyntaxError: ")}
 		return cell
 	}
+	k.positions.add(name, rw.pos)
 	c := k.newCell(ctx)
 	c.user = user
 	defer c.end()
@@ -220,7 +224,7 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 		}
 		prog, err := compile(name, rw.src)
 		if err != nil {
-			return nil, err
+			return nil, cellSyntaxError(err, rw.pos)
 		}
 		fnv, err := k.rt.RunProgram(prog)
 		if err != nil {
@@ -558,7 +562,7 @@ func (k *kernel) failure(c *cellRun, err error, cell *Cell) {
 		return
 	case errors.As(err, &cse):
 		cell.Status = StatusError
-		cell.Error = &CellError{Name: "SyntaxError", Message: strings.TrimPrefix(fixStack(cse.Error()), "SyntaxError: ")}
+		cell.Error = &CellError{Name: "SyntaxError", Message: strings.TrimPrefix(k.positions.fixStack(cse.Error()), "SyntaxError: ")}
 		return
 	case errors.As(err, &ex):
 		cell.Status = StatusError
@@ -612,7 +616,7 @@ func (k *kernel) describe(v goja.Value) *CellError {
 	_, err := k.vm(func() (goja.Value, error) {
 		if o, ok := v.(*goja.Object); ok {
 			if st := o.Get("stack"); defined(st) && strings.Contains(st.String(), "cell[") {
-				e.Stack = fixStack(st.String())
+				e.Stack = k.positions.fixStack(st.String())
 			}
 			if m := o.Get("message"); defined(m) {
 				e.Message = m.String()

@@ -27,7 +27,7 @@ const (
 )
 
 // wrapperHead starts the async function a cell runs in. It has no newline,
-// so the cell's line n is the wrapper's line n+1 (fixStack maps it back).
+// so the cell's line n is the wrapper's line n+1 (posMap maps it back).
 const wrapperHead = "(async function (" + globalParam + ", " + defineParam + ") {"
 
 // rewritten is a cell turned into an async function expression.
@@ -36,6 +36,8 @@ type rewritten struct {
 	// globals are the top-level names the cell declares, to be declared as
 	// global variables before it runs.
 	globals []string
+	// pos maps positions in src to the cell's code.
+	pos *posMap
 }
 
 // errSyntax marks a cell that does not parse or uses what the sandbox refuses.
@@ -146,7 +148,8 @@ func rewrite(code, name string) (*rewritten, error) {
 		fmt.Fprintf(&prelude, " %s(%q, %s%s);", defineParam, n, fnPrefix, n)
 	}
 	ed.add(len(wrapperHead), 0, prelude.String())
-	return &rewritten{src: ed.apply(src), globals: globals}, nil
+	out, anchors := ed.apply(src)
+	return &rewritten{src: out, globals: globals, pos: newPosMap(src, out, anchors)}, nil
 }
 
 // parse parses src; goja's parser panics on some malformed input (found by
@@ -279,21 +282,29 @@ func closeParens(src string, at, to int) int {
 	}
 }
 
-// apply applies the edits, later offsets first; edits at one offset keep
-// their order of addition.
-func (e edits) apply(src string) string {
+// apply applies the edits in order of offset (edits at one offset in
+// their order of addition) and returns where the runs of inserted and of
+// kept text start, for the position map.
+func (e edits) apply(src string) (string, []anchor) {
 	sort.SliceStable(e, func(i, j int) bool {
 		if e[i].at != e[j].at {
-			return e[i].at > e[j].at
+			return e[i].at < e[j].at
 		}
-		return e[i].seq > e[j].seq
+		return e[i].seq < e[j].seq
 	})
-	b := []byte(src)
+	var b strings.Builder
+	anchors := []anchor{{}}
+	cur := 0
 	for _, x := range e {
-		tail := append([]byte(x.text), b[x.at+x.del:]...)
-		b = append(b[:x.at], tail...)
+		at := max(x.at, cur) // not inside what an earlier edit replaced
+		b.WriteString(src[cur:at])
+		anchors = append(anchors, anchor{rw: b.Len(), orig: at, inserted: true})
+		b.WriteString(x.text)
+		cur = at + x.del
+		anchors = append(anchors, anchor{rw: b.Len(), orig: cur})
 	}
-	return string(b)
+	b.WriteString(src[cur:])
+	return b.String(), anchors
 }
 
 // bindingNames reports the identifiers a declaration target binds.

@@ -2,9 +2,13 @@ package codemode_test
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/codemode"
+	"github.com/dop251/goja"
 )
 
 // TestRun_StatementEndsTheParserMisplacesRun: the cell rewrite cuts the
@@ -99,5 +103,63 @@ func TestRun_ClassPrivateMembersRun(t *testing.T) {
 		if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
 			t.Errorf("cell %q: %s, want result %s", tt.code, c.JSON(), tt.want)
 		}
+	}
+}
+
+// cellPositions returns the "cell[N]:line:column" positions in s.
+func cellPositions(s string) []string {
+	return regexp.MustCompile(`cell\[\d+\]:\d+:\d+`).FindAllString(s, -1)
+}
+
+// TestRun_ErrorPositionsAreTheCellsOwn: the rewrite shifts columns on the
+// lines it edits (`let` becomes `;(`, a function's name gets a prefix, the
+// last expression gets `return (`), and compile errors and stacks gave
+// positions in the rewritten source. They must be where plain JavaScript
+// puts them in the model's code: each cell is also run as a plain goja
+// script named like the cell, and its positions must be the same.
+func TestRun_ErrorPositionsAreTheCellsOwn(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for i, tt := range []struct {
+		name  string
+		cells []string // earlier cells, then the failing one
+		want  string   // a position the error must name
+	}{
+		{"runtime error on line 5, earlier lines and its own rewritten", []string{
+			"const a = 1\nlet b\nfunction f(x) { return x.y.z }\nclass K { m() { return f({}) } }\nlet v = 2; new K().m()"}, "cell[1]:5:"},
+		{"reference error after a declaration on its line", []string{
+			"let c1 = 1\nlet c2 = 2\nlet c3 = 3\n\nlet xx = 1; const yy = 2; nope()"}, "cell[1]:5:"},
+		{"thrown in a function declared on one line", []string{
+			"const q = 1; function boom() { throw new Error('boom') } let r = 2\n\n\n\nboom()"}, "cell[1]:1:"},
+		{"compile error on line 5", []string{
+			"let a = 1\nlet b = 2\nconst c = 3\nfunction g() {}\nlet d = 4; { let z; let z }"}, "cell[1]:5:"},
+		{"a function of an earlier cell failing in a later one", []string{
+			"let u = 1; function later(o) { return o.p.q }",
+			"let w = 1; const h = () => later({})\n\n\n\nlet s = 2; h()"}, "cell[1]:1:"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			session := fmt.Sprint("pos", i)
+			var plain []string
+			rt := goja.New()
+			for n, code := range tt.cells {
+				c := runCell(t, cm, session, code)
+				_, err := rt.RunScript(fmt.Sprintf("cell[%d]", n+1), code)
+				if n < len(tt.cells)-1 {
+					wantOK(t, c)
+					continue
+				}
+				if c.Error == nil || err == nil {
+					t.Fatalf("cell %q: %s; plain: %v", code, c.JSON(), err)
+				}
+				plain = cellPositions(err.Error())
+				if ex, ok := err.(*goja.Exception); ok {
+					plain = cellPositions(ex.Value().ToObject(rt).Get("stack").String())
+				}
+				got := cellPositions(c.Error.Message + "\n" + c.Error.Stack)
+				if len(plain) == 0 || len(got) < len(plain) || !slices.Equal(got[:len(plain)], plain) || !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, tt.want) }) {
+					t.Errorf("cell %q: error %+v: positions %v, want %v (as plain JavaScript) with %s", code, c.Error, got, plain, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,132 @@
+package codemode
+
+import (
+	"errors"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja/file"
+)
+
+// posMap maps a position (goja's: 1-based line, 1-based byte column) in a
+// cell's rewritten source to the same place in the cell's own code, so the
+// model reads its own line and column numbers in errors and stacks. The
+// rewrite's insertions and replacements shift columns on their lines (the
+// last expression's "\n);" also adds a line after it).
+type posMap struct {
+	// runs are in order of their start in the rewritten source; each lasts
+	// until the next. Outside inserted text the rewritten and the wrapped
+	// code are the same text from (rwLine, rwCol) and (line, col) on.
+	runs []posRun
+}
+
+type posRun struct {
+	rwLine, rwCol int
+	line, col     int // in the wrapped code: the cell's line n is line n+1
+	// inserted: the run is text the rewrite added; every position in it
+	// maps to (line, col), where it was added.
+	inserted bool
+}
+
+// anchor is where a run starts, as byte offsets of both sources.
+type anchor struct {
+	rw, orig int
+	inserted bool
+}
+
+func newPosMap(orig, rw string, anchors []anchor) *posMap {
+	of, rf := file.NewFile("", orig, 1), file.NewFile("", rw, 1)
+	m := &posMap{runs: make([]posRun, 0, len(anchors))}
+	for _, a := range anchors {
+		o, r := of.Position(a.orig), rf.Position(a.rw)
+		m.runs = append(m.runs, posRun{rwLine: r.Line, rwCol: r.Column, line: o.Line, col: o.Column, inserted: a.inserted})
+	}
+	return m
+}
+
+// cellPos returns the position in the cell's code of (line, col) of the
+// rewritten source. Positions in the wrapper's own first line map to the
+// cell's start.
+func (m *posMap) cellPos(line, col int) (int, int) {
+	i := sort.Search(len(m.runs), func(i int) bool {
+		r := m.runs[i]
+		return r.rwLine > line || r.rwLine == line && r.rwCol > col
+	}) - 1
+	if i >= 0 {
+		r := m.runs[i]
+		switch {
+		case r.inserted:
+			line, col = r.line, r.col
+		case r.rwLine == line:
+			line, col = r.line, r.col+col-r.rwCol
+		default:
+			line = r.line + line - r.rwLine
+		}
+	}
+	if line <= 1 {
+		return 1, 1
+	}
+	return line - 1, col
+}
+
+// stackPos matches goja's "cell[N]:line:col(pc)" positions.
+var stackPos = regexp.MustCompile(`(cell\[\d+\]):(\d+):(\d+)(\(\d+\))?`)
+
+// cellPositions keeps the position maps of a kernel's recent cells: a
+// function a cell defined can fail in a later cell, with a stack in the
+// defining cell's positions.
+type cellPositions struct {
+	maps  map[string]*posMap
+	order []string
+}
+
+// maxCellPositions is how many cells' maps a kernel keeps; positions in
+// older cells are given by line only (the rewrite keeps lines, so only
+// their columns can be off).
+const maxCellPositions = 64
+
+func (p *cellPositions) add(name string, m *posMap) {
+	if p.maps == nil {
+		p.maps = map[string]*posMap{}
+	}
+	if _, ok := p.maps[name]; !ok {
+		p.order = append(p.order, name)
+	}
+	p.maps[name] = m
+	if len(p.order) > maxCellPositions {
+		delete(p.maps, p.order[0])
+		p.order = p.order[1:]
+	}
+}
+
+// fixStack maps the cells' positions in s (a stack or a compiler's message)
+// to the cells' own code and drops goja's program counters and the names
+// the rewrite gave hoisted functions.
+func (p *cellPositions) fixStack(s string) string {
+	s = stackPos.ReplaceAllStringFunc(s, func(match string) string {
+		sm := stackPos.FindStringSubmatch(match)
+		line, _ := strconv.Atoi(sm[2])
+		col, _ := strconv.Atoi(sm[3])
+		if m := p.maps[sm[1]]; m != nil {
+			line, col = m.cellPos(line, col)
+		} else if line > 1 {
+			line--
+		}
+		return sm[1] + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
+	})
+	return strings.ReplaceAll(s, fnPrefix, "")
+}
+
+// cellSyntaxError maps the position of a SyntaxError in the rewritten
+// source (parse gives it as the wrapped code's line minus one) to the
+// cell's code.
+func cellSyntaxError(err error, m *posMap) error {
+	var se *syntaxError
+	if m == nil || !errors.As(err, &se) || se.line <= 0 {
+		return err
+	}
+	line, col := m.cellPos(se.line+1, se.column)
+	return &syntaxError{msg: se.msg, line: line, column: col}
+}
