@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -188,20 +189,29 @@ type Pending struct {
 // the later one then meets the first's key and is written again after it,
 // so neither loses its events (up to appendTries times).
 func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
+	_, err := l.appendAt(ctx, runID, attempt, evs, fence)
+	return err
+}
+
+// appendAt is Append that also returns the seq of the first event: the one
+// it stored, or, when the commit failed, the one it would have stored (the
+// server may have committed before the connection was lost: the caller can
+// look); -1 when the write failed before its commit, so nothing was stored.
+func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) (int64, error) {
 	if len(evs) == 0 {
-		return nil
+		return -1, nil
 	}
 	for try := 1; ; try++ {
 		// A retry on Postgres queues behind the run's other appends on
 		// an advisory lock; the first try takes none (two appends of one
 		// run at once are rare: it would cost every append a round trip).
-		err := l.append(ctx, runID, attempt, evs, fence, try > 1)
+		start, err := l.append(ctx, runID, attempt, evs, fence, try > 1)
 		if err == nil {
 			l.wake(runID)
-			return nil
+			return start, nil
 		}
 		if try == appendTries || !seqTaken(err) || ctx.Err() != nil {
-			return err
+			return start, err
 		}
 	}
 }
@@ -220,18 +230,18 @@ func seqTaken(err error) bool {
 	return strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
 }
 
-func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool) (err error) {
+func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool) (start int64, err error) {
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
 	defer func() { err = l.unavailable(ctx, err) }()
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	defer tx.Rollback()
 	if fence != nil {
 		if err := fence(ctx, tx); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	if queue && l.dialect == "postgres" {
@@ -240,13 +250,14 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 		// SQLite's transactions are serial already, MySQL's retry
 		// (seqTaken).
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7417))`, "agentry_run_events:"+runID); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	var next int64
 	if err := tx.QueryRowContext(ctx, l.q(`SELECT COALESCE(MAX(seq), -1) + 1 FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&next); err != nil {
-		return err
+		return -1, err
 	}
+	first := next
 	now := time.Now().Unix()
 	const per = 7
 	const chunk = 100
@@ -268,10 +279,10 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 			next++
 		}
 		if _, err := tx.ExecContext(ctx, l.q(b.String()), args...); err != nil {
-			return err
+			return -1, err
 		}
 	}
-	return tx.Commit()
+	return first, tx.Commit()
 }
 
 // Read returns up to limit events of the run with seq > after, in order.
@@ -296,6 +307,22 @@ func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) (_
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// holds reports whether the run's log holds evs, written by attempt, from
+// seq start: whether a write whose commit failed was stored all the same.
+// A commit stores all of its events or none, and a seq holds one event.
+func (l *Log) holds(ctx context.Context, runID string, attempt int, start int64, evs []Pending) (bool, error) {
+	recs, err := l.Read(ctx, runID, start-1, len(evs))
+	if err != nil || len(recs) != len(evs) {
+		return false, err
+	}
+	for i, r := range recs {
+		if r.Seq != start+int64(i) || r.Attempt != attempt || r.Event != evs[i].Event || r.Final != evs[i].Final || !bytes.Equal(r.Data, evs[i].Data) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Last returns the run's last stored event (its Seq + 1 is how many the

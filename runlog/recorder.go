@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -36,6 +37,13 @@ const (
 // terminal event, which Add then waits for so that a reader of the final
 // run row finds the event stored). Close writes what is left.
 //
+// A write that fails (a timeout, a lost connection, a locked database)
+// does not lose its events: they are written again at the next flush, in
+// front of those added since, numbered after the last stored event, so the
+// log has no gap and no event twice. Only a write the queue's fence refuses
+// (the attempt lost the run) drops the attempt's events, that one and
+// every later one.
+//
 // While writes stall the buffer is bounded (maxPending events,
 // maxPendingBytes): once it is full, the attempt's later events are
 // dropped, except its terminal event, so the log holds the run's
@@ -55,15 +63,23 @@ type Recorder struct {
 	bufBytes int // JSON bytes of buf but its first event
 	enc      *json.Encoder
 	scratch  bytes.Buffer
-	failed   error
-	dropped  int  // events dropped because the buffer was full
-	full     bool // the buffer filled: later events but the terminal one are dropped
+	lost     error // the fence refused a write: the attempt's events are dropped
+	fails    int   // writes failed in a row (their events are kept and written again)
+	dropped  int   // events dropped because the buffer was full
+	full     bool  // the buffer filled: later events but the terminal one are dropped
 	closed   bool
 	late     bool // an event was added after Close (warned once)
 	kick     chan struct{}
 	done     chan struct{}
 	stopped  chan struct{} // closed when the flusher returned
 	wmu      sync.Mutex    // one write at a time, in order
+
+	// A batch whose commit failed may have been stored all the same (the
+	// connection was lost after the server committed): its first unsureN
+	// events would have started at seq unsure. The next write looks first.
+	// Guarded by wmu.
+	unsure  int64
+	unsureN int
 
 	closeOnce sync.Once
 	closeErr  error // set by the first Close
@@ -150,32 +166,100 @@ func (r *Recorder) flusher() {
 	}
 }
 
-// flush writes the buffered events. A write refused by the fence (the
-// attempt lost the run) or failing drops them: the log keeps only what an
-// owning attempt stored, and its numbering has no gap.
-func (r *Recorder) flush() {
+// flush writes the buffered events and returns why they are not stored
+// (nil: they are). A write refused by the fence (the attempt lost the run)
+// drops them and all later ones: the log keeps only what an owning attempt
+// stored. Any other failure keeps them, in order, in front of the events
+// added since, for the next flush.
+func (r *Recorder) flush() error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.mu.Lock()
 	batch := r.buf
 	r.buf, r.bufBytes = nil, 0
-	failed := r.failed
+	lost := r.lost
 	r.mu.Unlock()
-	if len(batch) == 0 || failed != nil {
-		return
+	if lost != nil {
+		return lost
 	}
-	if err := r.l.Append(r.ctx, r.runID, r.attempt, batch, r.fence); err != nil {
+	if len(batch) == 0 {
+		return nil
+	}
+	if r.unsureN > 0 {
+		stored, err := r.l.holds(r.ctx, r.runID, r.attempt, r.unsure, batch[:r.unsureN])
+		if err != nil {
+			r.keep(batch, err)
+			return err
+		}
+		if stored {
+			batch = batch[r.unsureN:]
+		}
+		r.unsure, r.unsureN = 0, 0
+		if len(batch) == 0 {
+			r.stored()
+			return nil
+		}
+	}
+	start, err := r.l.appendAt(r.ctx, r.runID, r.attempt, batch, r.fence)
+	switch {
+	case err == nil:
+		r.stored()
+		return nil
+	case errors.Is(err, run.ErrFenced):
 		r.mu.Lock()
-		r.failed = err
+		r.lost = err
 		r.mu.Unlock()
-		r.log.Warn("runlog: store events; later events of this attempt are dropped", "run_id", r.runID, "attempt", r.attempt, "err", err)
+		r.log.Warn("runlog: the attempt lost the run; its later events are dropped", "run_id", r.runID, "attempt", r.attempt, "err", err)
+		return err
+	}
+	if start >= 0 {
+		r.unsure, r.unsureN = start, len(batch)
+	}
+	r.keep(batch, err)
+	return err
+}
+
+// keep puts back the events of a failed write in front of those added
+// since (they count towards the buffer's bounds: a long stall fills it).
+func (r *Recorder) keep(batch []Pending, err error) {
+	r.mu.Lock()
+	r.buf = append(batch[:len(batch):len(batch)], r.buf...)
+	r.bufBytes = 0
+	for _, p := range r.buf[1:] {
+		r.bufBytes += len(p.Data)
+	}
+	r.fails++
+	first := r.fails == 1
+	r.mu.Unlock()
+	if first {
+		r.log.Warn("runlog: store events failed; they are kept and written again", "run_id", r.runID, "attempt", r.attempt, "err", err)
 	}
 }
 
-// Close writes the remaining events and stops the flusher. It returns the
-// first write error (nil when every event was stored, but those dropped
-// because the buffer was full, which it logs). Closing again does nothing
-// and returns the same error; Add after Close stores nothing.
+// stored notes a write that succeeded after failed ones.
+func (r *Recorder) stored() {
+	r.mu.Lock()
+	n := r.fails
+	r.fails = 0
+	r.mu.Unlock()
+	if n > 0 {
+		r.log.Info("runlog: events stored again after failed writes", "run_id", r.runID, "attempt", r.attempt, "failed_writes", n)
+	}
+}
+
+// closeTries bounds Close's writes of what is left while they fail (each
+// within the store's query timeout), closePause apart.
+const (
+	closeTries = 3
+	closePause = 100 * time.Millisecond
+)
+
+// Close writes the remaining events and stops the flusher. It returns nil
+// when every event was stored (but those dropped because the buffer was
+// full, which it logs), the fence's error when the attempt lost the run,
+// or the last write's error when events are still not stored after
+// closeTries writes (it logs how many). Closing again does nothing and
+// returns the same error; Add after Close stores nothing.
 func (r *Recorder) Close() error {
 	r.closeOnce.Do(r.close)
 	return r.closeErr
@@ -187,10 +271,17 @@ func (r *Recorder) close() {
 	r.mu.Unlock()
 	close(r.done)
 	<-r.stopped
-	r.flush()
+	err := r.flush()
+	for try := 1; err != nil && try < closeTries && !errors.Is(err, run.ErrFenced); try++ {
+		time.Sleep(closePause)
+		err = r.flush()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.closeErr = r.failed
+	r.closeErr = err
+	if err != nil && r.lost == nil {
+		r.log.Warn("runlog: events of this attempt could not be stored", "run_id", r.runID, "attempt", r.attempt, "lost", len(r.buf), "err", err)
+	}
 	if r.dropped > 0 {
 		r.log.Warn("runlog: the database kept up too slowly; events of this attempt were dropped (its terminal event was kept)",
 			"run_id", r.runID, "attempt", r.attempt, "dropped", r.dropped)
