@@ -285,8 +285,19 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 	return first, tx.Commit()
 }
 
-// Read returns up to limit events of the run with seq > after, in order.
+// ErrBadLimit: a read of fewer than one event.
+var ErrBadLimit = errors.New("runlog: a read needs a limit of at least 1")
+
+// Read returns up to limit events of the run with seq > after (-1: from
+// the first), in order. after below -1 is ErrBadIndex, a limit below 1
+// ErrBadLimit (SQLite would take -1 for no limit).
 func (l *Log) Read(ctx context.Context, runID string, after int64, limit int) (_ []Record, err error) {
+	switch {
+	case after < -1:
+		return nil, fmt.Errorf("%w: %d (-1 reads from the first event)", ErrBadIndex, after)
+	case limit < 1:
+		return nil, fmt.Errorf("%w (got %d)", ErrBadLimit, limit)
+	}
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
 	defer func() { err = l.unavailable(ctx, err) }()
