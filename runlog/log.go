@@ -189,15 +189,18 @@ type Pending struct {
 // the later one then meets the first's key and is written again after it,
 // so neither loses its events (up to appendTries times).
 func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
-	_, err := l.appendAt(ctx, runID, attempt, evs, fence)
+	_, err := l.appendAt(ctx, runID, attempt, evs, fence, -1)
 	return err
 }
 
 // appendAt is Append that also returns the seq of the first event: the one
 // it stored, or, when the commit failed, the one it would have stored (the
-// server may have committed before the connection was lost: the caller can
-// look); -1 when the write failed before its commit, so nothing was stored.
-func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) (int64, error) {
+// server may have committed, or still commit, after the connection was
+// lost); -1 when the write failed before its commit, so nothing was
+// stored. at >= 0 writes the events from seq at or not at all: when the
+// log's next seq is another, it fails with errSeqMoved, and a key it meets
+// is not written again after (the caller looks whose events hold it).
+func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, at int64) (int64, error) {
 	if len(evs) == 0 {
 		return -1, nil
 	}
@@ -205,16 +208,20 @@ func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pen
 		// A retry on Postgres queues behind the run's other appends on
 		// an advisory lock; the first try takes none (two appends of one
 		// run at once are rare: it would cost every append a round trip).
-		start, err := l.append(ctx, runID, attempt, evs, fence, try > 1)
+		start, err := l.append(ctx, runID, attempt, evs, fence, try > 1, at)
 		if err == nil {
 			l.wake(runID)
 			return start, nil
 		}
-		if try == appendTries || !seqTaken(err) || ctx.Err() != nil {
+		if try == appendTries || !seqTaken(err) || ctx.Err() != nil || at >= 0 {
 			return start, err
 		}
 	}
 }
+
+// errSeqMoved: a write meant for given seqs found the log's next seq
+// elsewhere.
+var errSeqMoved = errors.New("runlog: the log's next seq is not the one the write was for")
 
 // appendTries bounds the writes of one Append that lose the race for
 // their seq numbers: each loss means another append of the run committed.
@@ -230,7 +237,7 @@ func seqTaken(err error) bool {
 	return strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
 }
 
-func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool) (start int64, err error) {
+func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool, at int64) (start int64, err error) {
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
 	defer func() { err = l.unavailable(ctx, err) }()
@@ -256,6 +263,9 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 	var next int64
 	if err := tx.QueryRowContext(ctx, l.q(`SELECT COALESCE(MAX(seq), -1) + 1 FROM `+l.table+` WHERE run_id = ?`), runID).Scan(&next); err != nil {
 		return -1, err
+	}
+	if at >= 0 && next != at {
+		return -1, errSeqMoved
 	}
 	first := next
 	now := time.Now().Unix()

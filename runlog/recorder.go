@@ -186,36 +186,58 @@ func (r *Recorder) flush() error {
 		return nil
 	}
 	if r.unsureN > 0 {
-		stored, err := r.l.holds(r.ctx, r.runID, r.attempt, r.unsure, batch[:r.unsureN])
-		if err != nil {
+		// The earlier commit of these events may have gone through, or
+		// may still (its connection is lost, not its transaction): they
+		// are written again at the same seqs only, where a key of the
+		// earlier write, committed or in flight, stops this one.
+		head := batch[:r.unsureN]
+		_, err := r.l.appendAt(r.ctx, r.runID, r.attempt, head, r.fence, r.unsure)
+		switch {
+		case err == nil:
+		case errors.Is(err, errSeqMoved) || seqTaken(err):
+			held, herr := r.l.holds(r.ctx, r.runID, r.attempt, r.unsure, head)
+			if herr != nil {
+				r.keep(batch, herr)
+				return herr
+			}
+			if !held {
+				// Others' events hold those seqs: ours were not stored.
+				head = nil
+			}
+		case errors.Is(err, run.ErrFenced):
+			return r.lose(err)
+		default:
 			r.keep(batch, err)
 			return err
 		}
-		if stored {
-			batch = batch[r.unsureN:]
-		}
 		r.unsure, r.unsureN = 0, 0
+		batch = batch[len(head):]
 		if len(batch) == 0 {
 			r.stored()
 			return nil
 		}
 	}
-	start, err := r.l.appendAt(r.ctx, r.runID, r.attempt, batch, r.fence)
+	start, err := r.l.appendAt(r.ctx, r.runID, r.attempt, batch, r.fence, -1)
 	switch {
 	case err == nil:
 		r.stored()
 		return nil
 	case errors.Is(err, run.ErrFenced):
-		r.mu.Lock()
-		r.lost = err
-		r.mu.Unlock()
-		r.log.Warn("runlog: the attempt lost the run; its later events are dropped", "run_id", r.runID, "attempt", r.attempt, "err", err)
-		return err
+		return r.lose(err)
 	}
 	if start >= 0 {
 		r.unsure, r.unsureN = start, len(batch)
 	}
 	r.keep(batch, err)
+	return err
+}
+
+// lose drops the attempt's events from now on: the fence refused a write.
+func (r *Recorder) lose(err error) error {
+	r.mu.Lock()
+	r.lost = err
+	r.mu.Unlock()
+	r.log.Warn("runlog: the attempt lost the run; its later events are dropped", "run_id", r.runID, "attempt", r.attempt, "err", err)
 	return err
 }
 
