@@ -402,15 +402,17 @@ func (s *Server) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 	if string(b.Payload) == "null" {
 		return errorf(http.StatusUnprocessableEntity, "'payload' cannot be set to null: a schedule's run needs a message")
 	}
-	if err := s.applyScheduleBody(sc, &b, false); err != nil {
-		return err
-	}
-	if (b.CronExpr != nil || b.Timezone != nil) && sc.Enabled {
-		sc.NextRunAt = s.nextRun(sc)
-	}
-	out, err := d.UpdateSchedule(r.Context(), sc)
-	if errors.Is(err, db.ErrExists) {
-		return errorf(http.StatusConflict, "Schedule with name '%s' already exists", sc.Name)
+	out, err := editSchedule(r.Context(), d, sc, func(sc *db.Schedule) error {
+		if err := s.applyScheduleBody(sc, &b, false); err != nil {
+			return err
+		}
+		if (b.CronExpr != nil || b.Timezone != nil) && sc.Enabled {
+			sc.NextRunAt = s.nextRun(sc)
+		}
+		return nil
+	})
+	if errors.Is(err, db.ErrExists) { // only a rename meets a taken name
+		return errorf(http.StatusConflict, "Schedule with name '%s' already exists", *b.Name)
 	}
 	if errors.Is(err, db.ErrNotFound) {
 		return errorf(http.StatusNotFound, "Schedule not found")
@@ -436,6 +438,34 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// editAttempts bounds how often editSchedule redoes an edit whose
+// schedule changed under it.
+const editAttempts = 5
+
+// editSchedule applies change to a copy of schedule read and writes only
+// the columns it changed, so that a firing (next_run_at) or a disable the
+// scheduler stores meanwhile is kept. When the cron expression, time zone,
+// method or endpoint the change was computed from changed meanwhile, the
+// schedule is read again and the change redone.
+func editSchedule(ctx context.Context, d *db.DB, read *db.Schedule, change func(*db.Schedule) error) (*db.Schedule, error) {
+	for attempt := 1; ; attempt++ {
+		sc := *read
+		if err := change(&sc); err != nil {
+			return nil, err
+		}
+		out, err := d.EditSchedule(ctx, read, &sc)
+		if !errors.Is(err, db.ErrScheduleChanged) {
+			return out, err
+		}
+		if attempt == editAttempts {
+			return nil, &httpError{Status: http.StatusConflict, Detail: "Schedule is being changed concurrently: retry", Err: err}
+		}
+		if read, err = d.GetSchedule(ctx, read.ID); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // setScheduleEnabled is POST …/enable and …/disable. Enabling re-arms the
 // schedule from now: due times that passed while it was disabled do not
 // fire.
@@ -445,18 +475,20 @@ func (s *Server) setScheduleEnabled(enabled bool) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if enabled {
-			if _, err := s.scheduleTarget(sc.Method, sc.Endpoint); err != nil {
-				return &httpError{Status: http.StatusConflict, Detail: fmt.Sprintf("Cannot enable schedule '%s': %s", sc.Name,
-					err.(*httpError).Detail), Err: err}
+		out, err := editSchedule(r.Context(), d, sc, func(sc *db.Schedule) error {
+			if enabled {
+				if _, err := s.scheduleTarget(sc.Method, sc.Endpoint); err != nil {
+					return &httpError{Status: http.StatusConflict, Detail: fmt.Sprintf("Cannot enable schedule '%s': %s", sc.Name,
+						err.(*httpError).Detail), Err: err}
+				}
+				if _, err := schedule.Parse(sc.CronExpr, sc.Timezone); err != nil {
+					return errorf(http.StatusConflict, "Cannot enable schedule '%s': %v", sc.Name, err)
+				}
+				sc.NextRunAt, sc.DisabledReason = s.nextRun(sc), ""
 			}
-			if _, err := schedule.Parse(sc.CronExpr, sc.Timezone); err != nil {
-				return errorf(http.StatusConflict, "Cannot enable schedule '%s': %v", sc.Name, err)
-			}
-			sc.NextRunAt, sc.DisabledReason = s.nextRun(sc), ""
-		}
-		sc.Enabled = enabled
-		out, err := d.UpdateSchedule(r.Context(), sc)
+			sc.Enabled = enabled
+			return nil
+		})
 		if errors.Is(err, db.ErrNotFound) {
 			return errorf(http.StatusNotFound, "Schedule not found")
 		}

@@ -390,7 +390,7 @@ func TestSchedules_BadInputIsAClear4xx(t *testing.T) {
 	patch := func(body string) response {
 		return do(t, http.MethodPatch, u+"/schedules/"+other.ID, strings.NewReader(body), map[string]string{"Content-Type": "application/json"})
 	}
-	if res := patch(`{"name":"taken"}`); res.status != 409 {
+	if res := patch(`{"name":"taken"}`); res.status != 409 || !strings.Contains(res.detail(t), "'taken' already exists") {
 		t.Errorf("rename onto a taken name: %d %s", res.status, res.body)
 	}
 	if res := patch(`{"cron_expr":"not cron"}`); res.status != 422 {

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,6 +130,16 @@ type ScheduleDriver interface {
 	// updated_by_*, updated_at) of a schedule in scope; ErrNotFound when
 	// not in scope, ErrExists when the owner uses the new name already.
 	UpdateSchedule(ctx context.Context, s *Schedule) error
+	// EditSchedule writes the mutable columns (those UpdateSchedule
+	// writes) whose value differs between read and edited, and updated_at,
+	// of schedule read.ID in scope, only while the row still has read's
+	// cron_expr, timezone, method and endpoint (compare-and-set on the
+	// columns an edit derives next_run_at and the target from). The other
+	// columns keep what was stored since, by AdvanceSchedule or
+	// DisableSchedule for instance. False when the row did not match;
+	// ErrNotFound when not in scope, ErrExists when the owner uses the new
+	// name already.
+	EditSchedule(ctx context.Context, read, edited *Schedule) (bool, error)
 	// DeleteSchedule deletes a schedule in scope and its runs; ErrNotFound
 	// when not in scope.
 	DeleteSchedule(ctx context.Context, id string) error
@@ -234,8 +245,10 @@ func (d *DB) ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, i
 	return out, n, call.done(err)
 }
 
-// UpdateSchedule validates and writes a schedule's mutable columns (in
-// scope) and returns the stored row.
+// UpdateSchedule validates and writes all of a schedule's mutable columns
+// (in scope) and returns the stored row. It writes over what the scheduler
+// stored since s was read (next_run_at, enabled): an edit of a schedule
+// that may be firing is EditSchedule.
 func (d *DB) UpdateSchedule(ctx context.Context, s *Schedule) (*Schedule, error) {
 	cp := *s
 	cp.UpdatedAt = d.now().Unix()
@@ -251,6 +264,42 @@ func (d *DB) UpdateSchedule(ctx context.Context, s *Schedule) (*Schedule, error)
 		return nil, err
 	}
 	return d.GetSchedule(ctx, s.ID)
+}
+
+// ErrScheduleChanged: an edit of a schedule was not written because the
+// schedule's cron_expr, timezone, method or endpoint changed since the
+// editor read it; read it again and redo the edit.
+var ErrScheduleChanged = errors.New("db: the schedule changed since it was read")
+
+// EditSchedule writes the changes edited makes to schedule read (in scope)
+// and returns the stored row: only the mutable columns whose value differs
+// between the two (and updated_at), and only while the schedule still has
+// read's cron_expr, timezone, method and endpoint (ErrScheduleChanged
+// otherwise). A firing's next_run_at, or a disable, stored since read was
+// taken stays, unless the edit itself sets that column; UpdateSchedule
+// would write read's values back over them.
+func (d *DB) EditSchedule(ctx context.Context, read, edited *Schedule) (*Schedule, error) {
+	if read == nil || edited == nil || read.ID != edited.ID {
+		return nil, fmt.Errorf("%w: an edit needs the schedule as read and as edited, with one id", ErrInvalidRecord)
+	}
+	cp := *edited
+	cp.UpdatedAt = d.now().Unix()
+	if err := checkSchedule(&cp); err != nil {
+		return nil, err
+	}
+	sd, err := d.scheduleDriver()
+	if err != nil {
+		return nil, err
+	}
+	bctx, call := d.bound(ctx)
+	written, err := sd.EditSchedule(bctx, read, &cp)
+	if err = call.done(err); err != nil {
+		return nil, err
+	}
+	if !written {
+		return nil, fmt.Errorf("%w: schedule %s", ErrScheduleChanged, read.ID)
+	}
+	return d.GetSchedule(ctx, read.ID)
 }
 
 // DeleteSchedule deletes a schedule in scope with its runs.

@@ -90,6 +90,68 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 			t.Errorf("due schedules in a scope: %v", err)
 		}
 	},
+	"EditSchedule_WritesOnlyTheChangedColumnsOfAnUnchangedSchedule": func(t *testing.T, d *db.DB) {
+		for i, u := range []string{"alice", "bob"} {
+			_, err := d.CreateSchedule(bg, schedule("e-"+u, "n", u, int64(100+i)))
+			noErr(t, err)
+		}
+		_, err := d.CreateSchedule(bg, schedule("e-alice-2", "taken", "alice", 102))
+		noErr(t, err)
+		read, err := d.GetSchedule(bg, "e-alice")
+		noErr(t, err)
+		alice := db.WithUserScope(bg, "alice")
+		bob, err := d.GetSchedule(bg, "e-bob")
+		noErr(t, err)
+		if _, err := d.EditSchedule(alice, bob, bob); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("alice edits bob's schedule: %v", err)
+		}
+		renamed := *read
+		renamed.Name = "taken"
+		if _, err := d.EditSchedule(alice, read, &renamed); !errors.Is(err, db.ErrExists) {
+			t.Errorf("rename onto a taken name: %v", err)
+		}
+		other := *read
+		other.ID = "e-alice-2"
+		if _, err := d.EditSchedule(alice, read, &other); !errors.Is(err, db.ErrInvalidRecord) {
+			t.Errorf("edit naming another schedule: %v", err)
+		}
+		// The scheduler advances the schedule after the read: an edit of
+		// every other mutable column keeps its next_run_at.
+		moved, err := d.AdvanceSchedule(bg, read.ID, read.NextRunAt, 2000)
+		noErr(t, err)
+		equal(t, "advanced", moved, true)
+		edited := *read
+		edited.Name, edited.Description, edited.Payload = "renamed", "about", json.RawMessage(`{"message":"edited"}`)
+		edited.Method, edited.Endpoint, edited.TargetType, edited.TargetID = "PUT", "/teams/t/runs", "team", "t"
+		edited.CronExpr, edited.Timezone, edited.TimeoutSeconds, edited.MaxRetries, edited.RetryDelaySeconds = "0 * * * *", "Europe/Paris", 60, 3, 5
+		edited.Enabled, edited.DisabledReason, edited.UpdatedByRunID, edited.UpdatedBySessionID = false, "paused", "r2", "s2"
+		got, err := d.EditSchedule(alice, read, &edited)
+		noErr(t, err)
+		want := edited
+		want.NextRunAt, want.UpdatedAt = 2000, got.UpdatedAt
+		equal(t, "edited row", compactSchedule(*got), compactSchedule(want))
+		if got.UpdatedAt == 0 {
+			t.Error("updated_at not set")
+		}
+		// read's cron_expr, timezone, method and endpoint are gone: an edit
+		// computed from them (a next_run_at of the old cron) is refused.
+		stale := *read
+		stale.Description, stale.NextRunAt = "stale", 5000
+		if _, err := d.EditSchedule(alice, read, &stale); !errors.Is(err, db.ErrScheduleChanged) {
+			t.Errorf("edit from a stale read: %v", err)
+		}
+		if now, _ := d.GetSchedule(bg, read.ID); now.Description != "about" || now.NextRunAt != 2000 {
+			t.Errorf("a refused edit wrote: %+v", now)
+		}
+		// Clearing columns stores NULLs the reads give back as zero values.
+		cleared := *got
+		cleared.Description, cleared.DisabledReason, cleared.NextRunAt, cleared.Enabled = "", "", 0, true
+		out, err := d.EditSchedule(alice, got, &cleared)
+		noErr(t, err)
+		if out.Description != "" || out.DisabledReason != "" || out.NextRunAt != 0 || !out.Enabled {
+			t.Errorf("cleared row = %+v", out)
+		}
+	},
 	"DueSchedules_AndAdvanceIsCompareAndSet": func(t *testing.T, d *db.DB) {
 		for i, next := range []int64{300, 100, 900} {
 			s := schedule(string(rune('a'+i)), string(rune('a'+i)), "alice", 1)

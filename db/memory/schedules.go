@@ -107,6 +107,57 @@ func (d *Driver) UpdateSchedule(ctx context.Context, s *db.Schedule) error {
 	return nil
 }
 
+// EditSchedule writes the columns edited changes of schedule read in
+// scope, while it still has read's cron_expr, timezone, method and
+// endpoint.
+func (d *Driver) EditSchedule(ctx context.Context, read, edited *db.Schedule) (bool, error) {
+	unlock, err := d.write(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	old, ok := d.control.schedules[read.ID]
+	if !ok || !visible(ctx, old.UserID) {
+		return false, fmt.Errorf("%w: schedule %s", db.ErrNotFound, read.ID)
+	}
+	if edited.Name != read.Name && d.nameTaken(read.ID, edited.Name, old.UserID) {
+		return false, fmt.Errorf("%w: schedule named %q", db.ErrExists, edited.Name)
+	}
+	if old.CronExpr != read.CronExpr || old.Timezone != read.Timezone || old.Method != read.Method || old.Endpoint != read.Endpoint {
+		return false, nil
+	}
+	cp := cloneSchedule(old)
+	edit(&cp.Name, read.Name, edited.Name)
+	edit(&cp.Description, read.Description, edited.Description)
+	edit(&cp.Method, read.Method, edited.Method)
+	edit(&cp.Endpoint, read.Endpoint, edited.Endpoint)
+	if !bytes.Equal(read.Payload, edited.Payload) {
+		cp.Payload = bytes.Clone(edited.Payload)
+	}
+	edit(&cp.CronExpr, read.CronExpr, edited.CronExpr)
+	edit(&cp.Timezone, read.Timezone, edited.Timezone)
+	edit(&cp.TimeoutSeconds, read.TimeoutSeconds, edited.TimeoutSeconds)
+	edit(&cp.MaxRetries, read.MaxRetries, edited.MaxRetries)
+	edit(&cp.RetryDelaySeconds, read.RetryDelaySeconds, edited.RetryDelaySeconds)
+	edit(&cp.Enabled, read.Enabled, edited.Enabled)
+	edit(&cp.NextRunAt, read.NextRunAt, edited.NextRunAt)
+	edit(&cp.DisabledReason, read.DisabledReason, edited.DisabledReason)
+	edit(&cp.TargetType, read.TargetType, edited.TargetType)
+	edit(&cp.TargetID, read.TargetID, edited.TargetID)
+	edit(&cp.UpdatedByRunID, read.UpdatedByRunID, edited.UpdatedByRunID)
+	edit(&cp.UpdatedBySessionID, read.UpdatedBySessionID, edited.UpdatedBySessionID)
+	cp.UpdatedAt = edited.UpdatedAt
+	d.control.schedules[read.ID] = cp
+	return true, nil
+}
+
+// edit sets *col to edited when an edit changed it from read.
+func edit[T comparable](col *T, read, edited T) {
+	if edited != read {
+		*col = edited
+	}
+}
+
 // DeleteSchedule deletes a schedule in scope and its runs.
 func (d *Driver) DeleteSchedule(ctx context.Context, id string) error {
 	unlock, err := d.write(ctx)

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -148,6 +149,77 @@ func (s *Store) UpdateSchedule(ctx context.Context, sc *db.Schedule) error {
 		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
 	}
 	return s.fail("update schedule "+sc.ID, err)
+}
+
+// scheduleEdit lists the SET clauses and arguments of the mutable
+// columns whose value differs between read and edited.
+func scheduleEdit(read, edited *db.Schedule) (sets []string, args []any) {
+	col := func(differs bool, name string, v any) {
+		if differs {
+			sets, args = append(sets, name+" = ?"), append(args, v)
+		}
+	}
+	col(edited.Name != read.Name, "name", edited.Name)
+	col(edited.Description != read.Description, "description", nullStr(edited.Description))
+	col(edited.Method != read.Method, "method", edited.Method)
+	col(edited.Endpoint != read.Endpoint, "endpoint", edited.Endpoint)
+	col(!bytes.Equal(edited.Payload, read.Payload), "payload", jsonArg(edited.Payload))
+	col(edited.CronExpr != read.CronExpr, "cron_expr", edited.CronExpr)
+	col(edited.Timezone != read.Timezone, "timezone", edited.Timezone)
+	col(edited.TimeoutSeconds != read.TimeoutSeconds, "timeout_seconds", edited.TimeoutSeconds)
+	col(edited.MaxRetries != read.MaxRetries, "max_retries", edited.MaxRetries)
+	col(edited.RetryDelaySeconds != read.RetryDelaySeconds, "retry_delay_seconds", edited.RetryDelaySeconds)
+	col(edited.Enabled != read.Enabled, "enabled", edited.Enabled)
+	col(edited.NextRunAt != read.NextRunAt, "next_run_at", nullInt(edited.NextRunAt))
+	col(edited.DisabledReason != read.DisabledReason, "disabled_reason", nullStr(edited.DisabledReason))
+	col(edited.TargetType != read.TargetType, "target_type", nullStr(edited.TargetType))
+	col(edited.TargetID != read.TargetID, "target_id", nullStr(edited.TargetID))
+	col(edited.UpdatedByRunID != read.UpdatedByRunID, "updated_by_run_id", nullStr(edited.UpdatedByRunID))
+	col(edited.UpdatedBySessionID != read.UpdatedBySessionID, "updated_by_session_id", nullStr(edited.UpdatedBySessionID))
+	return append(sets, "updated_at = ?"), append(args, edited.UpdatedAt)
+}
+
+// EditSchedule writes the columns edited changes of schedule read in
+// scope, while it still has read's cron_expr, timezone, method and
+// endpoint.
+func (s *Store) EditSchedule(ctx context.Context, read, edited *db.Schedule) (bool, error) {
+	if err := s.gate.enter(ctx); err != nil {
+		return false, err
+	}
+	defer s.gate.leave()
+	w := &where{}
+	w.add("id = ?", read.ID)
+	s.scope(ctx, w)
+	var owner sql.NullString
+	if err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT user_id FROM "+s.schedules()+w.String()), w.args...).Scan(&owner); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("%w: schedule %s", db.ErrNotFound, read.ID)
+		}
+		return false, s.fail("edit schedule "+read.ID, err)
+	}
+	if edited.Name != read.Name {
+		taken, err := s.nameTaken(ctx, read.ID, edited.Name, owner.String)
+		if err != nil {
+			return false, s.fail("edit schedule "+read.ID, err)
+		}
+		if taken {
+			return false, fmt.Errorf("%w: schedule named %q", db.ErrExists, edited.Name)
+		}
+	}
+	for _, c := range []struct{ col, was string }{{"cron_expr", read.CronExpr}, {"timezone", read.Timezone}, {"method", read.Method},
+		{"endpoint", read.Endpoint}} {
+		w.add(s.d.EqExact(c.col), c.was)
+	}
+	sets, args := scheduleEdit(read, edited)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET "+strings.Join(sets, ", ")+w.String()), append(args, w.args...)...)
+	if IsUniqueViolation(err) {
+		return false, fmt.Errorf("%w: schedule named %q", db.ErrExists, edited.Name)
+	}
+	if err != nil {
+		return false, s.fail("edit schedule "+read.ID, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.fail("edit schedule "+read.ID, err)
 }
 
 // DeleteSchedule deletes a schedule in scope and its runs.
