@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
@@ -274,19 +275,40 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, after *db.DueCursor
 
 // AdvanceSchedule compare-and-sets next_run_at; to 0 is NULL (never due
 // again), as every write of a schedule stores it: a 0 would be due at
-// every poll.
+// every poll. The stored value matches from when it reads as from:
+// SQLite keeps a REAL another writer stored (Python's float, 1780304400.5)
+// and reads give it truncated toward zero (looseInt64), so an equality
+// with the integer would never hold and the schedule would stay due.
 func (s *Store) AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error) {
 	if err := s.gate.enter(ctx); err != nil {
 		return false, err
 	}
 	defer s.gate.leave()
-	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET next_run_at = ?, updated_at = ? WHERE id = ? AND next_run_at = ?"),
-		nullInt(to), at, id, from)
+	cond, lo, hi := readsAs("next_run_at", from)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET next_run_at = ?, updated_at = ? WHERE id = ? AND "+cond),
+		nullInt(to), at, id, lo, hi)
 	if err != nil {
 		return false, s.fail("advance schedule "+id, err)
 	}
 	n, err := res.RowsAffected()
 	return n > 0, s.fail("advance schedule "+id, err)
+}
+
+// readsAs is a condition, with its two arguments, true when integer
+// column col holds a number that reads as v, truncated toward zero as
+// looseInt64 reads it: the half-open second [v, v+1) (for a negative v,
+// (v-1, v]). On Postgres and MySQL, whose BIGINT holds integers only, it
+// is col = v; it is a range so that it keeps to col's index.
+func readsAs(col string, v int64) (cond string, lo, hi int64) {
+	switch {
+	case v > 0 && v < math.MaxInt64:
+		return col + " >= ? AND " + col + " < ?", v, v + 1
+	case v < 0 && v > math.MinInt64:
+		return col + " > ? AND " + col + " <= ?", v - 1, v
+	case v == 0:
+		return col + " > ? AND " + col + " < ?", -1, 1
+	}
+	return col + " = ? AND " + col + " = ?", v, v
 }
 
 // DisableSchedule disables a schedule still enabled with cronExpr and
