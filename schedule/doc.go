@@ -29,10 +29,12 @@
 // The Scheduler also follows the runs it started: a running schedule run
 // whose run reached a final status is finished (success, failed,
 // cancelled or paused), as Agno's executor records them; one whose run was
-// deleted before it was seen to end is failed, saying so; a first attempt
+// deleted before it was seen to end is failed, saying so; an attempt
 // still without a run past its schedule's timeout_seconds plus 300 s (a
-// row Agno's executor inserts before it calls the endpoint, left by a
-// process that died) is failed as abandoned. A failed attempt
+// row Agno's executor inserts before it calls the endpoint, its retries'
+// too, left by a process that died) is failed as abandoned, never fired:
+// only the scheduler's own retry rows (ids derived from its keys) are.
+// A failed attempt
 // of a schedule with retries left (max_retries) gets the next attempt's
 // row at once and its run RetryDelay later, keyed RetryKey(schedule id,
 // due time, attempt), so that every attempt also starts once.

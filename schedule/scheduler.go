@@ -180,6 +180,29 @@ func retryKey(r *db.ScheduleRun) string {
 	return "agentry-schedule:" + r.ScheduleID + ":retry:" + r.ID + "#" + strconv.FormatInt(r.Attempt, 10)
 }
 
+// ownRetry reports whether retry row r (running, no run yet) is one this
+// scheduler wrote to fire after its delay, rather than an attempt another
+// executor is running. Agno's executor writes every attempt's row, the
+// retries' too, running with run_id NULL right before it calls the
+// endpoint, and names the run only when its polling of the run ends (up
+// to timeout_seconds later); agno_schedule_runs has no owner column to
+// tell whose a row is, and agno_schedules' locked_by is not renewed
+// (stale for Agno after 300 s while its executor still runs). What tells
+// them apart is the id: Agno's are random (uuid4), ours are derived from
+// the firing's key (UUIDv5). A cron firing's retry id is checked exactly
+// (nextRunID of the previous attempt, which is RetryKey's); a manual
+// trigger's derives from its previous attempt's id, which the row does not
+// carry, so any name-based (version 5) id counts as ours. Another
+// executor's row is failed as abandoned after its timeout and grace,
+// never fired: firing it would run the attempt a second time.
+func ownRetry(r *db.ScheduleRun) bool {
+	if r.ID == runIDOf(RetryKey(r.ScheduleID, time.Unix(r.TriggeredAt, 0), r.Attempt)) {
+		return true
+	}
+	id, err := uuid.Parse(r.ID)
+	return err == nil && id.Version() == 5 && id.Variant() == uuid.RFC4122
+}
+
 // runIDOf is the schedule run id of a firing: derived from its key, so
 // that replicas write the same row.
 func runIDOf(key string) string {
@@ -504,7 +527,7 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 	for _, r := range running {
 		if r.RunID == "" {
 			var err error
-			if r.Attempt > 1 { // a retry waiting for its delay
+			if r.Attempt > 1 && ownRetry(&r) { // a retry waiting for its delay
 				err = s.fireRetry(ctx, &r, scheds)
 			} else {
 				err = s.failAbandoned(ctx, &r, scheds)
@@ -552,27 +575,30 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// abandonGrace is how long past its schedule's timeout_seconds a first
-// attempt may stay running without a run before the scheduler fails it:
+// abandonGrace is how long past its schedule's timeout_seconds another
+// executor's attempt may stay running without a run before the scheduler
+// fails it:
 // Agno's stale-lock grace (300 s).
 const abandonGrace = 300 * time.Second
 
-// defaultTimeout bounds an abandoned first attempt whose schedule has no
+// defaultTimeout bounds an abandoned attempt whose schedule has no
 // timeout_seconds (Agno's default).
 const defaultTimeout = 3600 * time.Second
 
-// abandonedError is the error text of a first attempt failed by
+// abandonedError is the error text of an attempt failed by
 // failAbandoned.
 const abandonedError = "abandoned: no run was recorded for this firing within the schedule's timeout_seconds (%d s) " +
 	"plus %d s; the process that fired it stopped before it started or recorded its run"
 
-// failAbandoned fails first attempt r, running without a run, once it is
-// older than its schedule's timeout_seconds plus abandonGrace. This
-// scheduler writes a first attempt with its run, so such a row is
-// another writer's: Agno's executor inserts it before calling the
-// endpoint and names the run when its polling ends (within
-// timeout_seconds), so a row still without a run after that was left by
-// a process that died. Not retried: whether a run started is unknown.
+// failAbandoned fails attempt r, running without a run and not one of
+// this scheduler's waiting retries (ownRetry), once it is older than its
+// schedule's timeout_seconds plus abandonGrace. This scheduler writes a
+// first attempt with its run, so such a row is another writer's: Agno's
+// executor inserts each attempt's row before calling the endpoint and
+// names the run when its polling ends (within timeout_seconds), so a row
+// still without a run after that was left by a process that died. Until
+// then it is the live executor's and left alone. Not retried: whether a
+// run started is unknown.
 func (s *Scheduler) failAbandoned(ctx context.Context, r *db.ScheduleRun, scheds map[string]*db.Schedule) error {
 	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
 	if err != nil {
