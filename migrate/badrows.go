@@ -110,9 +110,9 @@ func (m *Manager) recheckBad(ctx context.Context, b *badState, sum *Summary) err
 	}
 	// A dry run creates no table: whether the copy records exist holds for
 	// every read.
-	var records bool
+	records := fullLedger
 	if m.cfg.DryRun {
-		if records, err = m.recordsExist(ctx); err != nil {
+		if records, err = m.readLedger(ctx); err != nil {
 			return err
 		}
 	}

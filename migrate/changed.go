@@ -23,9 +23,11 @@ import (
 // element and the updated_at it gave the row (Tables.CopiedRuns). A later
 // pass then tells apart, for a legacy element that differs from its row:
 //   - the element changed since the copy (its digest differs) and the row
-//     did not (its updated_at is the recorded one; Agentry sets it to now on
-//     every write): the copy rewrites the row, conditionally on that
-//     updated_at, so a write landing in between is never overwritten;
+//     did not (its updated_at is the recorded one, Agentry sets it to now on
+//     every write, and its run_data the one copied: the record's row digest,
+//     since a write within the second the copy stamped the row keeps
+//     updated_at): the copy rewrites the row, conditionally on both as read,
+//     so a write landing in between is never overwritten;
 //   - the element did not change (the digest is the recorded one): Agentry
 //     changed the row; its version is newer and stays;
 //   - both changed: neither can win silently, so the run is a bad row of kind
@@ -64,6 +66,10 @@ type runState struct {
 	recorded   bool
 	digest     int64
 	recUpdated int64
+	// rowDigest, when hasRowDigest, is the contentDigest of the run_data
+	// the copy gave the row (records of earlier releases have none).
+	hasRowDigest bool
+	rowDigest    int64
 }
 
 // partition is where converted legacy runs stand against the runs table.
@@ -87,6 +93,10 @@ type partition struct {
 type recopy struct {
 	run    db.Run
 	expect int64 // the row's updated_at when read
+	// expectData is the row's run_data as read (the dialect's JSON text):
+	// the rewrite requires it unchanged too, since a write in the same
+	// second leaves updated_at as it was.
+	expectData []byte
 }
 
 // copiedRecord is one row of Tables.CopiedRuns.
@@ -94,6 +104,8 @@ type copiedRecord struct {
 	runID   string
 	digest  int64
 	updated int64
+	// rowDigest is the contentDigest of the run_data the row holds.
+	rowDigest int64
 }
 
 // digestOf identifies a legacy element's bytes as the reader returns them
@@ -111,13 +123,39 @@ func (m *Manager) recordsExist(ctx context.Context) (bool, error) {
 	return m.cat.tableExists(ctx, m.cfg.DB, m.tables.CopiedRuns)
 }
 
+// ledger is what the copied-runs table can tell about a run.
+type ledger struct {
+	exists bool // the table exists
+	// rowDigest: it has the row_digest column (Up adds it; a dry run,
+	// status or cleanup may read a table an earlier release made).
+	rowDigest bool
+}
+
+// fullLedger is the copied-runs table as Up's bookkeeping leaves it.
+var fullLedger = ledger{exists: true, rowDigest: true}
+
+// readLedger reports whether the copied-runs table exists and has
+// row_digest.
+func (m *Manager) readLedger(ctx context.Context) (ledger, error) {
+	ok, err := m.recordsExist(ctx)
+	if err != nil || !ok {
+		return ledger{}, err
+	}
+	cols, err := m.cat.columns(ctx, m.cfg.DB, m.tables.CopiedRuns)
+	if err != nil {
+		return ledger{}, err
+	}
+	_, has := cols["row_digest"]
+	return ledger{exists: true, rowDigest: has}, nil
+}
+
 // partitionCopied splits converted legacy runs against the runs table (see
 // partition). A nil q stands for a runs table that does not exist yet (a dry
-// run of the first copy); records says the copied-runs table exists. A run
+// run of the first copy); records says what the copied-runs table holds. A run
 // whose run_id the table, or an earlier run of the same list, holds for
 // another session is a BadRunIDConflict. Rows are read one look-up chunk at
 // a time, so memory follows the chunk.
-func (m *Manager) partitionCopied(ctx context.Context, q queryer, records bool, rows []db.Run) (partition, error) {
+func (m *Manager) partitionCopied(ctx context.Context, q queryer, records ledger, rows []db.Run) (partition, error) {
 	var p partition
 	listed := make(map[string]string, len(rows)) // run_id → session, runs of this list the table lacks
 	for chunk := range slices.Chunk(rows, lookupChunk) {
@@ -167,22 +205,35 @@ func (m *Manager) partitionCopied(ctx context.Context, q queryer, records bool, 
 				continue
 			}
 			if sameJSON(r.RunData, row) {
-				p.restamp = append(p.restamp, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: s.updated})
+				p.restamp = append(p.restamp, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: s.updated, rowDigest: contentDigest(row)})
 				continue
 			}
 			p.changed++
-			untouched := s.updated == s.recUpdated
-			if !s.recorded {
-				untouched = s.updated <= r.UpdatedAt
-			}
-			if untouched {
-				p.recopy = append(p.recopy, recopy{run: r, expect: s.updated})
+			if s.untouched(r, row) {
+				p.recopy = append(p.recopy, recopy{run: r, expect: s.updated, expectData: row})
 				continue
 			}
 			p.conflicts = append(p.conflicts, editedBothSides(r, s.recorded))
 		}
 	}
 	return p, nil
+}
+
+// untouched reports whether the row (its run_data as read: row) is the one
+// the copy wrote. Agentry sets updated_at to the current second on every
+// write, and the copy gives the row the element's timestamp, so a write in
+// the second the element names leaves updated_at as recorded: the content
+// must be the one copied too (records of earlier releases lack its digest
+// and are judged by updated_at alone). Without a record, the row counts as
+// untouched when not written after the element's timestamp.
+func (s runState) untouched(r db.Run, row []byte) bool {
+	if !s.recorded {
+		return s.updated <= r.UpdatedAt
+	}
+	if s.updated != s.recUpdated {
+		return false
+	}
+	return !s.hasRowDigest || contentDigest(row) == s.rowDigest
 }
 
 // deletedAfterCopy sorts a legacy run the copy recorded writing but the runs
@@ -214,7 +265,7 @@ func editedBothSides(r db.Run, recorded bool) BadRow {
 // runStates reads the runs table's session_id and updated_at, and the
 // copy's record, of the given runs, keyed by run_id (compared exactly: a
 // key the column's collation matched for another spelling is ignored).
-func (m *Manager) runStates(ctx context.Context, q queryer, records bool, rows []db.Run) (map[string]runState, error) {
+func (m *Manager) runStates(ctx context.Context, q queryer, records ledger, rows []db.Run) (map[string]runState, error) {
 	out := make(map[string]runState, len(rows))
 	if q == nil {
 		return out, nil
@@ -240,13 +291,18 @@ func (m *Manager) runStates(ctx context.Context, q queryer, records bool, rows [
 	if err != nil {
 		return nil, fmt.Errorf("migrate: look up copied runs: %w", err)
 	}
-	if !records {
+	if !records.exists {
 		return out, nil
 	}
-	err = m.eachRow(ctx, q, "SELECT run_id, digest, updated_at FROM "+m.qualify(m.tables.CopiedRuns)+in, ids, func(rs *sql.Rows) error {
+	cols := "run_id, digest, updated_at, NULL"
+	if records.rowDigest {
+		cols = "run_id, digest, updated_at, row_digest"
+	}
+	err = m.eachRow(ctx, q, "SELECT "+cols+" FROM "+m.qualify(m.tables.CopiedRuns)+in, ids, func(rs *sql.Rows) error {
 		var id string
 		var d, u int64
-		if err := rs.Scan(&id, &d, &u); err != nil {
+		var rd sql.NullInt64
+		if err := rs.Scan(&id, &d, &u, &rd); err != nil {
 			return err
 		}
 		if !want[id] {
@@ -255,6 +311,7 @@ func (m *Manager) runStates(ctx context.Context, q queryer, records bool, rows [
 		s, ok := out[id]
 		s.gone = !ok
 		s.recorded, s.digest, s.recUpdated = true, d, u
+		s.hasRowDigest, s.rowDigest = rd.Valid, rd.Int64
 		out[id] = s
 		return nil
 	})
@@ -383,15 +440,17 @@ func equalJSON(a, b any) bool {
 }
 
 // recopyRuns rewrites rows whose legacy element changed since the copy, each
-// only if its updated_at is still the one read (a write in between wins: the
-// run becomes a BadRunEditedBothSides conflict). It returns how many it
-// rewrote, their records, and the conflicts.
+// only if its updated_at and run_data are still the ones read (a write in
+// between wins, even in the same second: the run becomes a
+// BadRunEditedBothSides conflict). It returns how many it rewrote, their
+// records, and the conflicts.
 func (m *Manager) recopyRuns(ctx context.Context, tx *sql.Tx, runs []recopy) (int64, []copiedRecord, []BadRow, error) {
 	if len(runs) == 0 {
 		return 0, nil, nil, nil
 	}
 	stmt, err := tx.PrepareContext(ctx, m.q("UPDATE "+m.qualify(m.tables.Runs)+" SET run_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?, "+
-		"parent_run_id = ?, status = ?, run_index = ?, run_data = ?, created_at = ?, updated_at = ? WHERE run_id = ? AND session_id = ? AND updated_at = ?"))
+		"parent_run_id = ?, status = ?, run_index = ?, run_data = ?, created_at = ?, updated_at = ? WHERE run_id = ? AND session_id = ? AND updated_at = ? AND "+
+		m.sd.EqExact(m.jsonText("run_data"))))
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("migrate: prepare run re-copy: %w", err)
 	}
@@ -403,7 +462,7 @@ func (m *Manager) recopyRuns(ctx context.Context, tx *sql.Tx, runs []recopy) (in
 		r := &rc.run
 		res, err := stmt.ExecContext(ctx, string(r.RunType), nullable(r.AgentID), nullable(r.TeamID), nullable(r.WorkflowID), nullable(r.UserID),
 			nullable(r.ParentRunID), nullable(string(r.Status)), *r.RunIndex, string(r.RunData), r.CreatedAt, r.UpdatedAt,
-			r.RunID, r.SessionID, rc.expect)
+			r.RunID, r.SessionID, rc.expect, string(rc.expectData))
 		if err != nil {
 			return 0, nil, nil, fmt.Errorf("migrate: re-copy run %s: %w", r.RunID, err)
 		}
@@ -416,7 +475,7 @@ func (m *Manager) recopyRuns(ctx context.Context, tx *sql.Tx, runs []recopy) (in
 			continue
 		}
 		n++
-		recs = append(recs, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt})
+		recs = append(recs, recordOf(*r))
 	}
 	return n, recs, conflicts, nil
 }
@@ -424,16 +483,16 @@ func (m *Manager) recopyRuns(ctx context.Context, tx *sql.Tx, runs []recopy) (in
 // saveRecords writes copy records, replacing those of the same run_id.
 func (m *Manager) saveRecords(ctx context.Context, tx *sql.Tx, recs []copiedRecord) error {
 	for chunk := range slices.Chunk(recs, 300) {
-		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(chunk)), ", ")
-		q := "INSERT INTO " + m.qualify(m.tables.CopiedRuns) + " (run_id, digest, updated_at) VALUES " + values
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", len(chunk)), ", ")
+		q := "INSERT INTO " + m.qualify(m.tables.CopiedRuns) + " (run_id, digest, updated_at, row_digest) VALUES " + values
 		if m.sd.Upsert == sqlstore.OnDuplicateKey {
-			q += " ON DUPLICATE KEY UPDATE digest = VALUES(digest), updated_at = VALUES(updated_at)"
+			q += " ON DUPLICATE KEY UPDATE digest = VALUES(digest), updated_at = VALUES(updated_at), row_digest = VALUES(row_digest)"
 		} else {
-			q += " ON CONFLICT (run_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at"
+			q += " ON CONFLICT (run_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at, row_digest = excluded.row_digest"
 		}
-		args := make([]any, 0, 3*len(chunk))
+		args := make([]any, 0, 4*len(chunk))
 		for _, r := range chunk {
-			args = append(args, r.runID, r.digest, r.updated)
+			args = append(args, r.runID, r.digest, r.updated, r.rowDigest)
 		}
 		if _, err := tx.ExecContext(ctx, m.q(q), args...); err != nil {
 			return fmt.Errorf("migrate: record copied runs in %s: %w", m.tables.CopiedRuns, err)
@@ -458,9 +517,14 @@ func insertedRecords(missing []db.Run, conflicts []BadRow) []copiedRecord {
 		if taken[at{r.SessionID, int(*r.RunIndex)}] {
 			continue
 		}
-		recs = append(recs, copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt})
+		recs = append(recs, recordOf(r))
 	}
 	return recs
+}
+
+// recordOf is the record of a row the copy wrote from r.
+func recordOf(r db.Run) copiedRecord {
+	return copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt, rowDigest: contentDigest(r.RunData)}
 }
 
 // clearRecords deletes every copy record (the runs table they describe is
@@ -504,7 +568,7 @@ func (m *Manager) goneAfterCopy(ctx context.Context, q queryer, records bool, ro
 	}
 	var g goneRuns
 	for chunk := range slices.Chunk(rows, lookupChunk) {
-		states, err := m.runStates(ctx, q, true, chunk)
+		states, err := m.runStates(ctx, q, ledger{exists: true}, chunk)
 		if err != nil {
 			return nil, err
 		}

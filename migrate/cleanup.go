@@ -98,7 +98,7 @@ func (m *Manager) CleanupLegacyRunsColumn(ctx context.Context, opts CleanupOptio
 	if err != nil {
 		return res, err
 	}
-	records, err := m.recordsExist(ctx)
+	records, err := m.readLedger(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -122,7 +122,7 @@ func (m *Manager) CleanupLegacyRunsColumn(ctx context.Context, opts CleanupOptio
 	table, col := m.qualify(m.tables.Sessions), m.quote("runs")
 	if gd := m.sd.Migration.GuardedDrop; gd != nil {
 		read := []string{m.qualify(m.tables.Runs)}
-		if records {
+		if records.exists {
 			read = append(read, m.qualify(m.tables.CopiedRuns))
 		}
 		err = gd(ctx, m.cfg.DB, table, col, read, check)

@@ -142,14 +142,14 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 	}
 	// A dry run looks runs up where it would write them, if the table exists.
 	var dryLookup queryer
-	var dryRecords bool
+	var dryRecords ledger
 	if m.cfg.DryRun {
 		if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil {
 			return start, err
 		} else if ok {
 			dryLookup = m.cfg.DB
 		}
-		if dryRecords, err = m.recordsExist(ctx); err != nil {
+		if dryRecords, err = m.readLedger(ctx); err != nil {
 			return start, err
 		}
 	}
@@ -228,7 +228,7 @@ func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) 
 	if err != nil {
 		return out, err
 	}
-	p, err := m.partitionCopied(ctx, tx, true, runs)
+	p, err := m.partitionCopied(ctx, tx, fullLedger, runs)
 	if err != nil {
 		return out, err
 	}

@@ -187,7 +187,7 @@ func (m *Manager) Status(ctx context.Context) ([]TableStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		records, err := m.recordsExist(ctx)
+		records, err := m.readLedger(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -332,7 +332,7 @@ func (m *Manager) readVersions(ctx context.Context) (map[string]string, error) {
 }
 
 // ensureBookkeeping creates the versions, errors, progress and copied-runs
-// tables.
+// tables, and brings those an earlier release made up to date.
 func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 	ty := m.sd.Types
 	k, s, b, t, charset := ty.Key, ty.Key, ty.BigInt, ty.Text, ty.TableSuffix
@@ -343,8 +343,8 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
 			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (run_id %s NOT NULL PRIMARY KEY, digest %s NOT NULL, updated_at %s NOT NULL)%s",
-			m.qualify(m.tables.CopiedRuns), k, b, b, charset+m.binaryKeys()),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (run_id %s NOT NULL PRIMARY KEY, digest %s NOT NULL, updated_at %s NOT NULL, row_digest %s)%s",
+			m.qualify(m.tables.CopiedRuns), k, b, b, b, charset+m.binaryKeys()),
 	}
 	if m.sd.Schema != "" {
 		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.sd.Schema)}, stmts...)
@@ -354,7 +354,26 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			return fmt.Errorf("migrate: create bookkeeping tables: %w", err)
 		}
 	}
-	return m.binaryCopiedRunIDs(ctx, q)
+	if err := m.addRowDigest(ctx, q); err != nil {
+		return err
+	}
+	return m.binaryIDs(ctx, q, m.tables.CopiedRuns, "run_id")
+}
+
+// addRowDigest adds row_digest to a copied-runs table an earlier release
+// made. Its records keep it NULL: they are judged by updated_at alone.
+func (m *Manager) addRowDigest(ctx context.Context, q queryer) error {
+	cols, err := m.cat.columns(ctx, q, m.tables.CopiedRuns)
+	if err != nil {
+		return err
+	}
+	if _, ok := cols["row_digest"]; ok {
+		return nil
+	}
+	if _, err := q.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.CopiedRuns)+" ADD COLUMN row_digest "+m.sd.Types.BigInt); err != nil {
+		return fmt.Errorf("migrate: add row_digest to %s: %w", m.tables.CopiedRuns, err)
+	}
+	return nil
 }
 
 // binaryKeys is the table option that makes MySQL compare a table's keys
@@ -367,26 +386,25 @@ func (m *Manager) binaryKeys() string {
 	return " COLLATE=utf8mb4_bin"
 }
 
-// binaryCopiedRunIDs converts a MySQL copied-runs table made with the
-// server's default collation (case-insensitive), where two runs whose ids
-// differ only in case shared one record: one run's record described the
-// other, which made a run Agentry wrote a conflict and a deleted run come
-// back.
-func (m *Manager) binaryCopiedRunIDs(ctx context.Context, q queryer) error {
+// binaryIDs converts a MySQL copied-runs table made with the server's
+// default collation (case-insensitive), where two runs whose ids differ
+// only in case shared one record: one run's record described the other,
+// which made a run Agentry wrote a conflict and a deleted run come back.
+func (m *Manager) binaryIDs(ctx context.Context, q queryer, table, column string) error {
 	if m.binaryKeys() == "" {
 		return nil
 	}
 	var coll sql.NullString
-	err := q.QueryRowContext(ctx, "SELECT collation_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'run_id'",
-		m.tables.CopiedRuns).Scan(&coll)
+	err := q.QueryRowContext(ctx, "SELECT collation_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?",
+		table, column).Scan(&coll)
 	if err != nil {
-		return fmt.Errorf("migrate: read the collation of %s.run_id: %w", m.tables.CopiedRuns, err)
+		return fmt.Errorf("migrate: read the collation of %s.%s: %w", table, column, err)
 	}
 	if coll.String == "utf8mb4_bin" {
 		return nil
 	}
-	if _, err := q.ExecContext(ctx, "ALTER TABLE "+m.qualify(m.tables.CopiedRuns)+" CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		return fmt.Errorf("migrate: make %s.run_id compare in binary: %w", m.tables.CopiedRuns, err)
+	if _, err := q.ExecContext(ctx, "ALTER TABLE "+m.qualify(table)+" CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		return fmt.Errorf("migrate: make %s.%s compare in binary: %w", table, column, err)
 	}
 	return nil
 }

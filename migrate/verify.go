@@ -119,7 +119,7 @@ const maxExamples = 5
 // an interrupted copy passed their session), runs a 2.x process changed
 // after their copy (see partition) and runs it cannot copy (bad rows,
 // run_id conflicts).
-func (m *Manager) scanUncopied(ctx context.Context, q queryer, trusted, records bool) (Uncopied, error) {
+func (m *Manager) scanUncopied(ctx context.Context, q queryer, trusted bool, records ledger) (Uncopied, error) {
 	var u Uncopied
 	rd := m.newLegacyReader(q, "", false, nil)
 	for {
