@@ -340,9 +340,9 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, version %s NOT NULL, created_at %s, updated_at %s)%s",
 			m.qualify(m.tables.Versions), k, s, s, s, charset),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL, session_id %s NOT NULL, position %s NOT NULL, kind %s NOT NULL, detail %s, created_at %s NOT NULL, PRIMARY KEY (table_name, session_id, position))%s",
-			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset),
+			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset+m.binaryKeys()),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
-			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset),
+			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset+m.binaryKeys()),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (run_id %s NOT NULL PRIMARY KEY, digest %s NOT NULL, updated_at %s NOT NULL, row_digest %s)%s",
 			m.qualify(m.tables.CopiedRuns), k, b, b, b, charset+m.binaryKeys()),
 	}
@@ -357,7 +357,14 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 	if err := m.addRowDigest(ctx, q); err != nil {
 		return err
 	}
-	return m.binaryIDs(ctx, q, m.tables.CopiedRuns, "run_id")
+	// The ids these tables key on are compared as the runs and sessions
+	// tables compare them (Up makes sessions.session_id binary on MySQL).
+	for _, tc := range [][2]string{{m.tables.Errors, "session_id"}, {m.tables.Progress, "last_session_id"}, {m.tables.CopiedRuns, "run_id"}} {
+		if err := m.binaryIDs(ctx, q, tc[0], tc[1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addRowDigest adds row_digest to a copied-runs table an earlier release
@@ -386,10 +393,13 @@ func (m *Manager) binaryKeys() string {
 	return " COLLATE=utf8mb4_bin"
 }
 
-// binaryIDs converts a MySQL copied-runs table made with the server's
-// default collation (case-insensitive), where two runs whose ids differ
-// only in case shared one record: one run's record described the other,
-// which made a run Agentry wrote a conflict and a deleted run come back.
+// binaryIDs converts a MySQL bookkeeping table made with the server's
+// default collation (case-insensitive; earlier releases did) to
+// utf8mb4_bin, judged by its id column. There, ids differing only in case
+// shared a key: the copied-runs record of one run described the other
+// (a run Agentry wrote became a conflict, a deleted run came back), and the
+// bad rows of sessions "S1" and "s1" at one position were recorded once, and
+// cleared together.
 func (m *Manager) binaryIDs(ctx context.Context, q queryer, table, column string) error {
 	if m.binaryKeys() == "" {
 		return nil

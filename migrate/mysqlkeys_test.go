@@ -1,0 +1,67 @@
+package migrate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentryhq/agentry/migrate"
+	"github.com/agentryhq/agentry/migrate/migratetest"
+)
+
+// collation reads a MySQL column's collation.
+func (f *fixtureDB) collation(t *testing.T, table, column string) string {
+	t.Helper()
+	var c string
+	if err := f.db.QueryRow("SELECT collation_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?",
+		table, column).Scan(&c); err != nil {
+		t.Fatalf("collation of %s.%s: %v", table, column, err)
+	}
+	return c
+}
+
+// On MySQL the bookkeeping tables compare ids byte for byte, as the runs
+// and (after Up) sessions tables do: bad rows of sessions "s-Case" and
+// "s-case" at the same position are two records, and fixing one clears only
+// its own. Tables an earlier release made with the server's
+// case-insensitive default are converted by Up.
+func TestUp_MySQLBookkeepingKeysAreCaseSensitive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, variants[4]) // mysql
+	noID := `[{"agent_id": "a1", "status": "COMPLETED"}]`
+	f.insert(t, []migratetest.Session{legacyAgentSession("s-Case", noID)})
+	m := f.manager(t)
+	if sum, err := m.Up(ctx, ""); err != nil || sum.BadRowCount != 1 {
+		t.Fatalf("Up = %+v, %v; want one bad row", sum, err)
+	}
+	// The tables as an earlier release made them, with its records.
+	f.exec(t, "DROP TABLE agno_migration_errors", "DROP TABLE agno_migration_progress",
+		"CREATE TABLE agno_migration_errors (table_name VARCHAR(255) NOT NULL, session_id VARCHAR(255) NOT NULL, position BIGINT NOT NULL, kind VARCHAR(255) NOT NULL, "+
+			"detail TEXT, created_at BIGINT NOT NULL, PRIMARY KEY (table_name, session_id, position)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+		"CREATE TABLE agno_migration_progress (table_name VARCHAR(255) NOT NULL PRIMARY KEY, step VARCHAR(255) NOT NULL, last_session_id VARCHAR(255) NOT NULL, "+
+			"sessions_done BIGINT NOT NULL, runs_copied BIGINT NOT NULL, updated_at BIGINT NOT NULL, deferred_ddl TEXT) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+		"INSERT INTO agno_migration_errors VALUES ('agno_sessions', 's-Case', 0, 'missing_run_id', 'no run_id', 1700000000)")
+	f.insert(t, []migratetest.Session{legacyAgentSession("s-case", noID)})
+
+	sum, err := m.Up(ctx, "")
+	if err != nil || sum.BadRowCount != 2 {
+		t.Fatalf("Up = %+v, %v; want the bad rows of both sessions", sum, err)
+	}
+	if st := statusOf(t, m, migrate.KindSessions); st.BadRowsRecorded != 2 {
+		t.Fatalf("recorded bad rows = %d, want 2 (s-Case and s-case)", st.BadRowsRecorded)
+	}
+	for _, tc := range [][2]string{{"agno_migration_errors", "session_id"}, {"agno_migration_progress", "last_session_id"}, {"agno_migration_copied_runs", "run_id"}} {
+		if c := f.collation(t, tc[0], tc[1]); c != "utf8mb4_bin" {
+			t.Errorf("%s.%s collation = %s, want utf8mb4_bin", tc[0], tc[1], c)
+		}
+	}
+
+	// Fixing s-case clears its record only.
+	f.setLegacyRuns(t, "s-case", "[]")
+	if sum, err := m.Up(ctx, ""); err != nil || sum.BadRowCount != 1 || sum.BadRows[0].SessionID != "s-Case" {
+		t.Fatalf("Up after fixing s-case = %+v, %v; want s-Case's bad row only", sum, err)
+	}
+	if st := statusOf(t, m, migrate.KindSessions); st.BadRowsRecorded != 1 {
+		t.Fatalf("recorded bad rows = %d, want 1 (s-Case)", st.BadRowsRecorded)
+	}
+}
