@@ -268,13 +268,15 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	}
 	// Whether copy records exist, for leaving out the runs deleted after
 	// their copy (the rebuild neither creates nor drops their table).
-	var records bool
-	if !m.cfg.DryRun {
-		var err error
-		if records, err = m.recordsExist(ctx); err != nil {
-			return nil, err
-		}
+	records, err := m.recordsExist(ctx)
+	if err != nil {
+		return nil, err
 	}
+	// A dry run reads what the rebuild would (rebuildLegacy without its
+	// writes), unless the legacy column is gone (cleanup dropped it; a dry
+	// run does not add it back): every session's is then empty, with no
+	// deleted run to leave out.
+	dryCount := m.cfg.DryRun && !st.LegacyRunsColumn
 	start := time.Now()
 	var done int64
 	var unreadable []string
@@ -310,7 +312,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 		var res rebuilt
 		switch {
 		case len(ids) == 0:
-		case m.cfg.DryRun:
+		case dryCount:
 			res.sessions = int64(len(ids))
 			if res.runs, err = m.countRunsOf(ctx, ids); err != nil {
 				return nil, err
@@ -324,20 +326,19 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 		done += int64(len(page))
 		sum.SessionsRebuilt += res.sessions
 		sum.RunsRestored += res.runs
+		sum.DeletedRunsLeftOut += res.deleted
 		unreadable = append(unreadable, res.unreadable...)
 		if m.cfg.Progress != nil {
 			m.cfg.Progress(Progress{Step: "rebuild runs column", Table: st.Table, SessionsDone: done, SessionsTotal: total,
 				RunsCopied: sum.RunsRestored, Elapsed: time.Since(start)})
 		}
 	}
-	if !m.cfg.DryRun {
+	if !dryCount {
 		// Sessions none of whose runs the runs table holds any more were
 		// not visited: one may hold a run deleted after its copy.
-		res, err := m.rebuildRunless(ctx, st.Table, records)
-		if err != nil {
+		if err := m.rebuildRunless(ctx, st.Table, records, sum); err != nil {
 			return nil, err
 		}
-		sum.SessionsRebuilt += res.sessions
 	}
 	if len(unreadable) > 0 {
 		// Dropping the runs table now would lose these sessions' runs.
@@ -373,15 +374,14 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 
 // rebuildRunless leaves the runs deleted after their copy out of the legacy
 // column of the sessions the runs table holds no run of (down300Sessions
-// visits only the others). It reads them only while copy records exist
-// (records: their table does).
-func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records bool) (rebuilt, error) {
-	var res rebuilt
+// visits only the others), adding what it did to sum. It reads them only
+// while copy records exist (records: their table does).
+func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records bool, sum *Summary) error {
 	if !records {
-		return res, nil
+		return nil
 	}
 	if some, err := m.stringColumn(ctx, "SELECT run_id FROM "+m.qualify(m.tables.CopiedRuns)+" ORDER BY run_id LIMIT 1"); err != nil || len(some) == 0 {
-		return res, err
+		return err
 	}
 	last, has := "", false
 	for {
@@ -392,13 +392,14 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records b
 		page, err := m.stringColumn(ctx, fmt.Sprintf("SELECT s.session_id FROM %s s WHERE s.%s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s r WHERE r.session_id = s.session_id)%s ORDER BY s.session_id LIMIT %d",
 			m.qualify(sessions), m.quote("runs"), m.qualify(m.tables.Runs), where, m.cfg.BatchSize), args...)
 		if err != nil || len(page) == 0 {
-			return res, err
+			return err
 		}
 		r, err := m.rebuildLegacy(ctx, page, true)
 		if err != nil {
-			return res, err
+			return err
 		}
-		res.sessions += r.sessions
+		sum.SessionsRebuilt += r.sessions
+		sum.DeletedRunsLeftOut += r.deleted
 		last, has = page[len(page)-1], true
 	}
 }
@@ -406,6 +407,8 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records b
 // rebuilt is what rebuildLegacy did to a batch of sessions.
 type rebuilt struct {
 	sessions, runs int64
+	// deleted counts the runs deleted after their copy it left out.
+	deleted int64
 	// unreadable lists sessions whose legacy column it left alone.
 	unreadable []string
 }
@@ -456,7 +459,8 @@ func (m *Manager) countRunsOf(ctx context.Context, ids []string) (int64, error) 
 }
 
 // rebuildLegacy writes the runs table's rows of the given sessions back
-// into their legacy column; records says the copied-runs table exists.
+// into their legacy column; records says the copied-runs table exists. A
+// dry run reads the same and counts, without writing.
 func (m *Manager) rebuildLegacy(ctx context.Context, ids []string, records bool) (rebuilt, error) {
 	var res rebuilt
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
@@ -505,11 +509,17 @@ func (m *Manager) rebuildLegacy(ctx context.Context, ids []string, records bool)
 		if len(table) == 0 && dropped == 0 {
 			continue // nothing to write back
 		}
-		if _, err := tx.ExecContext(ctx, m.q(upd), m.encodeLegacyRuns(merged), id); err != nil {
-			return res, fmt.Errorf("write legacy runs of %s: %w", id, err)
+		if !m.cfg.DryRun {
+			if _, err := tx.ExecContext(ctx, m.q(upd), m.encodeLegacyRuns(merged), id); err != nil {
+				return res, fmt.Errorf("write legacy runs of %s: %w", id, err)
+			}
 		}
 		res.sessions++
 		res.runs += int64(len(table))
+		res.deleted += int64(dropped)
+	}
+	if m.cfg.DryRun {
+		return res, nil // the deferred Rollback ends the reads
 	}
 	return res, tx.Commit()
 }

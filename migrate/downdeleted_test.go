@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
@@ -91,6 +92,47 @@ func TestDown_RunDeletedAfterCopyStaysDeleted(t *testing.T) {
 			}
 			if len(runs) != 3 {
 				t.Errorf("runs after down and up = %d, want 3 (run-keep, run-edit, run-other)", len(runs))
+			}
+		})
+	}
+}
+
+// Down counts the deleted runs it leaves out of the legacy column, and its
+// dry run counts the same (sessions to rebuild included: one whose only
+// run was deleted) without writing.
+func TestDown_DryRunCountsDeletedRunsLeftOut(t *testing.T) {
+	t.Parallel()
+	for _, v := range oneOfEach {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, v)
+			f.insert(t, []migratetest.Session{
+				legacyAgentSession("s-a", "["+element("run-del", "s-a", "COMPLETED", "")+", "+element("run-keep", "s-a", "COMPLETED", "")+"]"),
+				legacyAgentSession("s-b", "["+element("run-only", "s-b", "COMPLETED", "")+"]"),
+				legacyAgentSession("s-c", "["+element("run-edit", "s-c", "COMPLETED", "")+"]"),
+			})
+			if _, err := f.manager(t).Up(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			f.exec(t, "DELETE FROM "+f.table("agno_runs")+" WHERE run_id IN ('run-del', 'run-only', 'run-edit')")
+			// A 2.x process changes run-edit after its deletion: Down keeps it.
+			f.setLegacyRuns(t, "s-c", "["+element("run-edit", "s-c", "COMPLETED", `, "content": "again"`)+"]")
+			before := f.legacyColumn(t, "s-a") + f.legacyColumn(t, "s-b")
+
+			dry, err := f.manager(t, func(c *migrate.Config) { c.DryRun = true }).Down(ctx, "2.5.6")
+			if err != nil || dry.DeletedRunsLeftOut != 2 || dry.SessionsRebuilt != 2 || dry.RunsRestored != 1 {
+				t.Fatalf("dry Down = %+v, %v; want 2 deleted runs left out of 2 sessions, 1 run restored", dry, err)
+			}
+			if after := f.legacyColumn(t, "s-a") + f.legacyColumn(t, "s-b"); after != before {
+				t.Fatalf("the dry run wrote the legacy column: %s, was %s", after, before)
+			}
+			sum, err := f.manager(t).Down(ctx, "2.5.6")
+			if err != nil || sum.DeletedRunsLeftOut != dry.DeletedRunsLeftOut || sum.SessionsRebuilt != dry.SessionsRebuilt || sum.RunsRestored != dry.RunsRestored {
+				t.Fatalf("Down = %+v, %v; want the dry run's counts %+v", sum, err, dry)
+			}
+			if a, b := f.legacyColumn(t, "s-a"), f.legacyColumn(t, "s-b"); strings.Contains(a, "run-del") || strings.Contains(b, "run-only") {
+				t.Errorf("down wrote deleted runs back: s-a = %s, s-b = %s", a, b)
 			}
 		})
 	}

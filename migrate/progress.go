@@ -83,9 +83,14 @@ type Summary struct {
 	BadRows     []BadRow `json:"bad_rows"`
 	// SessionsRebuilt counts the sessions whose legacy runs column Down
 	// rebuilt from the runs table, and RunsRestored the runs it wrote back.
-	SessionsRebuilt int64         `json:"sessions_rebuilt"`
-	RunsRestored    int64         `json:"runs_restored"`
-	Duration        time.Duration `json:"duration_ns"`
+	SessionsRebuilt int64 `json:"sessions_rebuilt"`
+	RunsRestored    int64 `json:"runs_restored"`
+	// DeletedRunsLeftOut counts the runs Down left out of the legacy
+	// column (a dry run: would leave out) because they were deleted from
+	// the runs table after Up copied them and their legacy element is still
+	// the one copied (docs/adr/migrate-deleted-runs-stay-deleted.md).
+	DeletedRunsLeftOut int64         `json:"deleted_runs_left_out"`
+	Duration           time.Duration `json:"duration_ns"`
 	// Learnings is the learnings table's entity memory re-key report (Up's
 	// 3.0.0 step of that table); nil when the step did not run.
 	Learnings *LearningsRekey `json:"learnings_rekey,omitempty"`
