@@ -375,7 +375,9 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 // rebuildRunless leaves the runs deleted after their copy out of the legacy
 // column of the sessions the runs table holds no run of (down300Sessions
 // visits only the others), adding what it did to sum. It reads them only
-// while copy records exist (records: their table does).
+// while copy records exist (records: their table does), BatchSize sessions
+// at a time (keyset on session_id, one transaction each), reporting
+// Progress after each.
 func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records bool, sum *Summary) error {
 	if !records {
 		return nil
@@ -383,6 +385,8 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records b
 	if some, err := m.stringColumn(ctx, "SELECT run_id FROM "+m.qualify(m.tables.CopiedRuns)+" ORDER BY run_id LIMIT 1"); err != nil || len(some) == 0 {
 		return err
 	}
+	start := time.Now()
+	var done int64
 	last, has := "", false
 	for {
 		where, args := "", []any{}
@@ -401,6 +405,11 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records b
 		sum.SessionsRebuilt += r.sessions
 		sum.DeletedRunsLeftOut += r.deleted
 		last, has = page[len(page)-1], true
+		done += int64(len(page))
+		if m.cfg.Progress != nil {
+			m.cfg.Progress(Progress{Step: "rebuild runs column: sessions without runs", Table: sessions, SessionsDone: done,
+				RunsCopied: sum.RunsRestored, Elapsed: time.Since(start)})
+		}
 	}
 }
 
