@@ -253,6 +253,13 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 		fmt.Fprintf(w, "up: %d sessions scanned, %d runs copied, %d already present, %d bad rows, in %s\n",
 			s.SessionsScanned, s.RunsCopied, s.RunsSkipped, s.BadRowCount, took)
 	}
+	if what == "down" && s.DeletedRunsLeftOut > 0 {
+		verb := "left out"
+		if s.DryRun {
+			verb = "would leave out"
+		}
+		fmt.Fprintf(w, "%sdown: %s %d runs deleted after up copied them (they stay deleted)\n", prefix, verb, s.DeletedRunsLeftOut)
+	}
 	if s.RunsRecopied > 0 {
 		verb := "copied again"
 		if s.DryRun {

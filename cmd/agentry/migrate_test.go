@@ -140,3 +140,24 @@ func TestMigrate_ProgressBarEndsItsLineAt100(t *testing.T) {
 		t.Errorf("finish wrote %q after a finished bar", buf.String()[n:])
 	}
 }
+
+func TestPrintSummary_DownSaysWhichDeletedRunsItLeavesOut(t *testing.T) {
+	for _, c := range []struct {
+		dry  bool
+		want string
+	}{
+		{true, "(dry run) down: would leave out 2 runs deleted after up copied them"},
+		{false, "down: left out 2 runs deleted after up copied them"},
+	} {
+		var b bytes.Buffer
+		printSummary(&b, "down", &migrate.Summary{DryRun: c.dry, SessionsRebuilt: 1, RunsRestored: 3, DeletedRunsLeftOut: 2})
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("dry run %v: %q, want it to say %q", c.dry, b.String(), c.want)
+		}
+		b.Reset()
+		printSummary(&b, "down", &migrate.Summary{DryRun: c.dry, SessionsRebuilt: 1, RunsRestored: 3})
+		if strings.Contains(b.String(), "deleted") {
+			t.Errorf("dry run %v, nothing left out: %q", c.dry, b.String())
+		}
+	}
+}
