@@ -9,6 +9,12 @@ import (
 	"strings"
 )
 
+// ScheduleLockGrace is how long, in seconds, a schedule another executor
+// has locked (agno_schedules.locked_by and locked_at: Agno's claim while it
+// runs a firing) is left to it: neither DueSchedules nor AdvanceSchedule
+// takes it. It is Agno's own stale-lock rule; Agentry never locks.
+const ScheduleLockGrace = 300
+
 // Schedule is one row of agno_schedules (Agno 3.0's shape, with the
 // provenance columns 3.0 added): a cron expression in a time zone that
 // fires Method Endpoint with Payload. Agentry fires run endpoints only

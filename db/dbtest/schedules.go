@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -193,6 +194,40 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		noErr(t, err)
 		if len(due) != 2 || due[0].ID != "a" || due[1].ID != "c" {
 			t.Errorf("due after b was advanced to never = %+v", due)
+		}
+	},
+	"DueSchedules_LeaveAnotherExecutorsFreshLockToIt": func(t *testing.T, d *db.DB) {
+		// Agno's executor claims a due schedule with locked_by/locked_at
+		// and moves next_run_at only when its firing is done.
+		now := time.Now().Unix()
+		s := schedule("held", "held", "alice", 1)
+		s.NextRunAt, s.LockedBy, s.LockedAt = 100, "agno-host:1234", now-10
+		_, err := d.CreateSchedule(bg, s)
+		noErr(t, err)
+		due, err := d.DueSchedules(bg, now, nil, 10)
+		noErr(t, err)
+		if len(due) != 0 {
+			t.Errorf("due while another executor holds it = %+v", due)
+		}
+		moved, err := d.AdvanceSchedule(bg, "held", 100, 700)
+		noErr(t, err)
+		if moved {
+			t.Error("advanced while another executor holds it")
+		}
+		// Past the grace the lock is stale (Agno's rule): due again.
+		due, err = d.DueSchedules(bg, now+db.ScheduleLockGrace, nil, 10)
+		noErr(t, err)
+		if len(due) != 1 || due[0].ID != "held" {
+			t.Errorf("due once the lock is stale = %+v", due)
+		}
+		s2 := schedule("stale", "stale", "alice", 1)
+		s2.NextRunAt, s2.LockedBy, s2.LockedAt = 100, "agno-host:1234", now-db.ScheduleLockGrace-5
+		_, err = d.CreateSchedule(bg, s2)
+		noErr(t, err)
+		moved, err = d.AdvanceSchedule(bg, "stale", 100, 700)
+		noErr(t, err)
+		if !moved {
+			t.Error("a stale lock stopped the advance")
 		}
 	},
 	"DisableSchedule_OnlyWhileUnchangedAndOnlyThat": func(t *testing.T, d *db.DB) {

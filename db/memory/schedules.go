@@ -189,7 +189,7 @@ func (d *Driver) DueSchedules(ctx context.Context, now int64, after *db.DueCurso
 	var match []*db.Schedule
 	for _, s := range d.control.schedules {
 		past := after == nil || s.NextRunAt > after.NextRunAt || (s.NextRunAt == after.NextRunAt && s.ID > after.ID)
-		if s.Enabled && s.NextRunAt != 0 && s.NextRunAt <= now && past {
+		if s.Enabled && s.NextRunAt != 0 && s.NextRunAt <= now && past && !lockedAt(s, now) {
 			match = append(match, s)
 		}
 	}
@@ -203,6 +203,12 @@ func (d *Driver) DueSchedules(ctx context.Context, now int64, after *db.DueCurso
 	return out, nil
 }
 
+// lockedAt reports whether another executor's lock on s is fresh at now
+// (db.ScheduleLockGrace).
+func lockedAt(s *db.Schedule, now int64) bool {
+	return s.LockedBy != "" && s.LockedAt != 0 && s.LockedAt >= now-db.ScheduleLockGrace
+}
+
 // AdvanceSchedule compare-and-sets next_run_at.
 func (d *Driver) AdvanceSchedule(ctx context.Context, id string, from, to, at int64) (bool, error) {
 	unlock, err := d.write(ctx)
@@ -211,7 +217,7 @@ func (d *Driver) AdvanceSchedule(ctx context.Context, id string, from, to, at in
 	}
 	defer unlock()
 	s, ok := d.control.schedules[id]
-	if !ok || s.NextRunAt != from {
+	if !ok || s.NextRunAt != from || lockedAt(s, at) {
 		return false, nil
 	}
 	s.NextRunAt, s.UpdatedAt = to, at

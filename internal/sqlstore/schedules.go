@@ -257,6 +257,7 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, after *db.DueCursor
 	w.add("enabled = ?", true)
 	w.add("next_run_at IS NOT NULL")
 	w.add("next_run_at <= ?", now)
+	w.add(unlocked, now-db.ScheduleLockGrace)
 	if after != nil {
 		w.add("(next_run_at > ? OR (next_run_at = ? AND id > ?))", after.NextRunAt, after.NextRunAt, after.ID)
 	}
@@ -273,6 +274,11 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, after *db.DueCursor
 	return out, corrupt
 }
 
+// unlocked is true of a schedule no other executor has locked within
+// db.ScheduleLockGrace of the bound time: Agno's executor sets locked_by
+// while it runs a firing and moves next_run_at only when it is done.
+const unlocked = "(locked_by IS NULL OR locked_by = '' OR locked_at IS NULL OR locked_at < ?)"
+
 // AdvanceSchedule compare-and-sets next_run_at; to 0 is NULL (never due
 // again), as every write of a schedule stores it: a 0 would be due at
 // every poll. The stored value matches from when it reads as from:
@@ -285,8 +291,8 @@ func (s *Store) AdvanceSchedule(ctx context.Context, id string, from, to, at int
 	}
 	defer s.gate.leave()
 	cond, lo, hi := readsAs("next_run_at", from)
-	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET next_run_at = ?, updated_at = ? WHERE id = ? AND "+cond),
-		nullInt(to), at, id, lo, hi)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET next_run_at = ?, updated_at = ? WHERE id = ? AND "+cond+" AND "+unlocked),
+		nullInt(to), at, id, lo, hi, at-db.ScheduleLockGrace)
 	if err != nil {
 		return false, s.fail("advance schedule "+id, err)
 	}
