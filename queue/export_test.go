@@ -83,12 +83,16 @@ func (q *Queue) PlannedQueries(now int64) map[string]PlannedQuery {
 	all := Filter{Limit: 20, Page: 1}
 	failed := Filter{Status: StatusFailed, Limit: 20, Page: 1}
 	completed := Filter{Status: StatusCompleted, Limit: 20, Page: 1}
+	// GET /queue/jobs with user isolation on: one user's jobs.
+	user := Filter{UserID: "u1", Scoped: true, Limit: 20, Page: 1}
 	return map[string]PlannedQuery{
 		"list":                  page(all),
 		"list by status":        page(failed),
 		"list by common status": page(completed),
 		"count":                 count(all),
 		"count by status":       count(completed),
+		"list by user":          page(user),
+		"count by user":         count(user),
 		"stats":                 {q.statsQuery(""), nil},
 		"oldest queued":         {q.oldestQuery(""), []any{StatusQueued, now}},
 		"retention":             {q.retentionQuery(), []any{StatusCompleted, StatusFailed, StatusCancelled, now - 86400, now - 86400}},

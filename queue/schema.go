@@ -66,6 +66,10 @@ func ddl(dialect string) []string {
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_session_id ON ` + jobsTable + ` (session_id)`,
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_component_id ON ` + jobsTable + ` (component_id)`,
 		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_user_id ON ` + jobsTable + ` (user_id)`,
+		// Ours, not Agno's: a user's page (GET /queue/jobs with user
+		// isolation on) reads the user's jobs in created_at order instead
+		// of sorting all of them (idx_agno_jobs_user_id has no created_at).
+		`CREATE INDEX IF NOT EXISTS idx_agno_jobs_user_id_created_at ON ` + jobsTable + ` (user_id, created_at)`,
 		`CREATE TABLE IF NOT EXISTS ` + keysTable + ` (
 	user_id TEXT NOT NULL,
 	idempotency_key TEXT NOT NULL,
