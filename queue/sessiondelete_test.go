@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -203,6 +204,71 @@ func TestDeleteSessions_DeletesAPausedRunsJournal(t *testing.T) {
 		steps, err = q.Journal().Steps(context.Background(), "paused")
 		if err != nil || len(steps) != 0 {
 			t.Fatalf("after the delete: %d steps, %v; want none", len(steps), err)
+		}
+	})
+}
+
+// A run whose session is deleted while it runs may still record a step it
+// had under way (the delete took the journal with the session; the step's
+// write raises the journal's fence again, as a first write does). Its
+// attempt then ends cleanly: it is not retried, nothing of the run comes
+// back, and its journal is cleared instead of left behind with no run, job
+// or session to ever delete it.
+func TestDeleteSessions_RunningJobLeavesNoJournal(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var q *queue.Queue
+		var calls atomic.Int32
+		started, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			if calls.Add(1) > 1 {
+				return "", errors.New("the deleted session's run was retried")
+			}
+			step := func(key string) error {
+				// A step under way is not cut short by the stop.
+				_, err := q.Journal().Do(context.WithoutCancel(ctx), run.JournalStep{RunID: j.ID, Key: key, Kind: "tool", Attempt: j.Attempt, Idempotent: true},
+					func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":"secret"}`), nil })
+				return err
+			}
+			if err := step("tool:0"); err != nil {
+				return "", err
+			}
+			close(started)
+			<-release
+			if err := step("tool:1"); err != nil {
+				return "", err
+			}
+			// The run's final save, as an agent makes it: the session and
+			// the run, through the fenced context.
+			s, r, _ := pending(j.ID, j.UserID)
+			r.Status = run.StatusCompleted
+			_, _, err := d.SaveRun(context.WithoutCancel(ctx), s, r)
+			ended <- err
+			return run.StatusCompleted, err
+		}
+		q = openQueue(t, d, testCfg(), h)
+		enqueue(t, q, "orphan")
+		<-started
+		if err := d.DeleteSessions(context.Background(), "s-orphan"); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		if err := <-ended; !errors.Is(err, run.ErrFenced) {
+			t.Fatalf("the deleted session's run saved: %v", err)
+		}
+		waitFor(t, "the attempt to end", func() bool { now, _ := q.Running(); return now == 0 })
+		// The worker clears after the handler returns: give it a moment.
+		waitFor(t, "the journal to be cleared", func() bool {
+			steps, err := q.Journal().Steps(context.Background(), "orphan")
+			return err == nil && len(steps) == 0
+		})
+		if n := calls.Load(); n != 1 {
+			t.Errorf("the handler ran %d times", n)
+		}
+		if _, err := d.GetRun(context.Background(), "orphan"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("deleted run read back: %v", err)
+		}
+		if !jobGone(t, q, "orphan") {
+			t.Errorf("job left: %+v", jobOf(t, q, "orphan"))
 		}
 	})
 }

@@ -92,8 +92,10 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return herr
 	case errors.Is(cause, errJobDeleted) || errors.Is(herr, errJobDeleted):
 		// The job row was deleted (its session was): the run is stopped on
-		// purpose and there is nothing left to record.
+		// purpose and there is nothing left to record, but a step it had
+		// under way may have been journaled after the delete.
 		q.cfg.Logger.InfoContext(fctx, "queue: job deleted, its run stopped", "run_id", j.ID, "attempt", attempt)
+		q.clearDeletedJournal(fctx, j.ID)
 		return nil
 	case errors.Is(cause, run.ErrFenced) || errors.Is(herr, run.ErrFenced):
 		// A newer attempt owns the run: record nothing.
@@ -123,6 +125,44 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	}
 	q.retryLater(fctx, j.ID, attempt, q.retryDelay(rj.Args), herr.Error())
 	return herr
+}
+
+// errEnqueuedAgain rolls back clearDeletedJournal's deletion.
+var errEnqueuedAgain = errors.New("queue: the run was enqueued again")
+
+// clearDeletedJournal deletes the step journal of a run whose job row was
+// deleted (with its session) while an attempt ran. The session delete took
+// the journal, but a step the attempt had under way can be recorded after
+// it (its write raises the journal's fence again, as a first write does),
+// and no run, job or session would be left to delete it with. The deletion
+// is rolled back when a job row for the run id exists at its end: the run
+// was enqueued anew (a repeated Idempotency-Key names the same run id), and
+// any step the deletion saw committed is the new run's, whose enqueue
+// committed before it.
+func (q *Queue) clearDeletedJournal(ctx context.Context, id string) {
+	if q.journal == nil {
+		return
+	}
+	clear := q.journal.ClearTx(q.d, id)
+	if clear == nil {
+		return
+	}
+	err := q.inTx(ctx, func(tx *sql.Tx) error {
+		if err := clear(ctx, tx); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, q.sql(`SELECT COUNT(*) FROM `+q.jobs+` WHERE id = ?`), id).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return errEnqueuedAgain
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnqueuedAgain) {
+		q.cfg.Logger.WarnContext(ctx, "queue: clear the step journal of a deleted run", "run_id", id, "err", err)
+	}
 }
 
 // safeHandle runs the handler; a panic is an error of the attempt.
