@@ -327,3 +327,94 @@ func TestLockOrder_SessionDeleteMeetingAClaimIsRetried(t *testing.T) {
 		t.Errorf("journal rows left: %d, %v", left, err)
 	}
 }
+
+// A claim of a later attempt and the earlier attempt's final save on one
+// run take the same two rows, the job row and the run's journal (the claim
+// raises its fence, the final save records the job's outcome and deletes
+// the journal): both take the job row first. The claim used to raise the
+// journal's fence first, so when River dispatched the next attempt while
+// the earlier one was saving its end (River rescues a job that ran past
+// its timeout), each waited for the other until Postgres broke the cycle
+// (40P01) after deadlock_timeout.
+func TestLockOrder_ClaimAndFinalSaveTakeTheJobRowFirst(t *testing.T) {
+	tr := &lockTrouble{}
+	d, schema := tracedPostgresSchema(t, "claimfinal", tr)
+	ctx := context.Background()
+	q, err := queue.Open(ctx, d, testCfg(), complete(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r, j := pending("cf", "u1")
+	if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := q.Claim(ctx, "cf", 1); err != nil || !ok {
+		t.Fatalf("claim of attempt 1: %v, %v", ok, err)
+	}
+	// Attempt 1 journaled a step (its fence row is committed).
+	if err := q.Journal().Fence(ctx, "cf", 1); err != nil {
+		t.Fatal(err)
+	}
+	w := d.Driver().(db.SQLWriter).SQLWriter().DB
+	tbl := func(name string) string { return `"` + schema + `"."` + name + `"` }
+	// Attempt 1's final save, as recordFinal and the journal's ClearStmt
+	// write it: the job's outcome first.
+	save, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer save.Rollback()
+	// The claim's side finds a cycle first (deadlock_timeout 1 s).
+	if _, err := save.ExecContext(ctx, `SET LOCAL deadlock_timeout = '60s'`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := save.ExecContext(ctx, `UPDATE `+tbl("agno_jobs")+` SET status = 'completed', locked_by = NULL, locked_at = NULL WHERE id = $1 AND attempt = 1 AND locked_by = $2`,
+		"cf", q.NodeID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("attempt 1's outcome updated %d rows", n)
+	}
+	type claimed struct {
+		ok  bool
+		err error
+	}
+	done := make(chan claimed, 1)
+	go func() {
+		ok, err := q.Claim(ctx, "cf", 2)
+		done <- claimed{ok, err}
+	}()
+	// The claim waits for the job row.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := w.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE %agno_jobs%'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the claim never waited for the job row")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The final save then deletes the journal: the claim holds none of it.
+	if _, err := save.ExecContext(ctx, `DELETE FROM `+tbl("agentry_run_steps")+` WHERE run_id = $1`, "cf"); err != nil {
+		t.Fatalf("the final save's journal deletion: %v", err)
+	}
+	if err := save.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil || got.ok {
+		t.Errorf("claim of attempt 2 after attempt 1 completed: %v, %v; want not claimed", got.ok, got.err)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.deadlocks) > 0 {
+		t.Errorf("%d deadlocks, first: %.300s", len(tr.deadlocks), tr.deadlocks[0])
+	}
+}

@@ -237,22 +237,7 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 	got = nil
 	claimed, fresh := false, false
 	with := func(ctx context.Context, tx *sql.Tx) error {
-		fresh = false
-		// From the second attempt on (raisesFence), the run's journal
-		// fence is raised to this attempt in the claim's transaction
-		// (before the job row is locked: every transaction that takes both
-		// takes them in this order), so that the run's own claim
-		// (Journal.Fence) is a read and older attempts' journal writes fail
-		// from the commit on.
-		if q.raisesFence(attempt) {
-			if f := q.journal.TxFence(q.d, id, attempt); f != nil {
-				if err := f(ctx, tx); errors.Is(err, run.ErrFenced) {
-					return errNotClaimed
-				} else if err != nil {
-					return err
-				}
-			}
-		}
+		got, claimed, fresh = nil, false, false // the piped form may have run first
 		// The lease is stamped with the time the transaction runs, not the
 		// time the claim began to wait for it (SQLite's writer is shared by
 		// a group of writes): see renew.
@@ -262,6 +247,23 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 		cq, cargs := q.claimSQL(id, attempt, engineID, now)
 		j, err := q.scanJob(tx.QueryRowContext(ctx, cq, cargs...), true)
 		if err == nil {
+			// From the second attempt on (raisesFence), the run's journal
+			// fence is raised to this attempt in the claim's transaction,
+			// so that the run's own claim (Journal.Fence) is a read and
+			// older attempts' journal writes fail from the commit on. It
+			// is raised after the job row is locked, the order of the
+			// final save (the job's outcome, then the journal's deletion),
+			// of finish and of a session delete: a claim meeting any of
+			// them on the same run waits instead of deadlocking.
+			if q.raisesFence(attempt) {
+				if f := q.journal.TxFence(q.d, id, attempt); f != nil {
+					if err := f(ctx, tx); errors.Is(err, run.ErrFenced) {
+						return errNotClaimed
+					} else if err != nil {
+						return err
+					}
+				}
+			}
 			got, claimed = j, true
 			return q.lookAtJournal(ctx, tx, id, func() { fresh = true })
 		}
@@ -276,26 +278,15 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 		}
 		return errNotClaimed
 	}
-	// The claim's piped form (Postgres): the journal's fence, the job's
-	// claim and the RUNNING row sent in one round trip with BEGIN. When
+	// The claim's piped form (Postgres): the job's claim, the journal's
+	// fence and the RUNNING row sent in one round trip with BEGIN. When
 	// the job is not claimable there, the write is rolled back and with
 	// runs in a transaction of its own to say why.
 	piped := func(ctx context.Context) ([]db.PipedStmt, bool) {
-		var stmts []db.PipedStmt
-		if q.raisesFence(attempt) {
-			if pf := q.journal.PipedFence(q.d, id, attempt); pf != nil {
-				fs, ok := pf(ctx)
-				if !ok {
-					return nil, false
-				}
-				stmts = fs
-			} else if q.journal.TxFence(q.d, id, attempt) != nil {
-				return nil, false
-			}
-		}
 		cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
 		fresh = false
-		stmts = append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
+		// The job row first, then the journal's fence (as with).
+		stmts := []db.PipedStmt{{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
 			j, err := q.scanJob(sc, true)
 			if errors.Is(err, sql.ErrNoRows) {
 				return errNotClaimed
@@ -304,7 +295,18 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 				got, claimed = j, true
 			}
 			return err
-		}})
+		}}}
+		if q.raisesFence(attempt) {
+			if pf := q.journal.PipedFence(q.d, id, attempt); pf != nil {
+				fs, ok := pf(ctx)
+				if !ok {
+					return nil, false
+				}
+				stmts = append(stmts, fs...)
+			} else if q.journal.TxFence(q.d, id, attempt) != nil {
+				return nil, false
+			}
+		}
 		if q.journal != nil {
 			// Whether the journal is empty (a first attempt's): the run's
 			// first journal reads are then answered from the claim's
@@ -370,8 +372,8 @@ func (q *Queue) lookAtJournal(ctx context.Context, tx *sql.Tx, id string, empty 
 func (q *Queue) raisesFence(attempt int) bool { return q.journal != nil && attempt > 1 }
 
 // claimPiped is the claim's common case on Postgres in one pipelined
-// transaction, sharing a pipeline group: the journal's fence (a later
-// attempt's: raisesFence), the job's claim, the run's row moved to RUNNING
+// transaction, sharing a pipeline group: the job's claim, the journal's
+// fence (a later attempt's: raisesFence), the run's row moved to RUNNING
 // on the server (no read of the row first: db.PipedRunMover), the look at
 // the journal and the read of the run's session. ok false: not claimed
 // here (the dialect cannot, the job is not claimable, anything failed;
@@ -381,7 +383,16 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 	if q.dialect != "postgres" {
 		return nil, false, false
 	}
-	var stmts []db.PipedStmt
+	cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
+	stmts := []db.PipedStmt{{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
+		j, err := q.scanJob(sc, true)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNotClaimed
+		}
+		got = j
+		return err
+	}}}
+	// The journal's fence after the job row (see claim).
 	if q.raisesFence(attempt) {
 		pf := q.journal.PipedFence(q.d, id, attempt)
 		if pf == nil {
@@ -391,17 +402,8 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 		if !ok {
 			return nil, false, false
 		}
-		stmts = fs
+		stmts = append(stmts, fs...)
 	}
-	cq, cargs := q.claimSQL(id, attempt, engineID, unixNow())
-	stmts = append(stmts, db.PipedStmt{Query: cq, Args: cargs, Row: func(sc interface{ Scan(...any) error }) error {
-		j, err := q.scanJob(sc, true)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errNotClaimed
-		}
-		got = j
-		return err
-	}})
 	var (
 		runSt  run.Status
 		runIdx *int64
