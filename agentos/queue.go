@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
@@ -165,50 +166,82 @@ func (s *Server) journalOpts(j *queue.Job) []agent.RunOption {
 // enqueueBackground stores the run's PENDING row (and its new session) with
 // its job in one transaction and answers 202; a repeated Idempotency-Key
 // answers 202 with the first run.
+//
+// The first run is read after the enqueue found its key. Deleting its
+// session in between deletes the run and frees the key, so the request is
+// enqueued once more and runs anew, as it would have a moment later
+// (docs/adr/session-delete-media.md). A key that still names a run that
+// no longer exists (a run deleted on its own keeps its key) answers 409:
+// the key is taken, and there is no run to answer with.
 func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *runStart, req *runRequest) error {
 	d := st.agent.DB()
 	ctx := r.Context()
+	for try := 1; ; try++ {
+		runID, dup, err := s.enqueueRun(ctx, st, req)
+		if err != nil {
+			return err
+		}
+		if !dup && !req.streams() {
+			writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
+			return nil
+		}
+		if f := afterRepeatedKey.Load(); dup && f != nil {
+			(*f)(runID)
+		}
+		first, err := d.GetRun(ctx, runID)
+		switch {
+		case errors.Is(err, db.ErrNotFound) && dup && try == 1:
+			continue
+		case errors.Is(err, db.ErrNotFound) && dup:
+			return &httpError{Status: http.StatusConflict, Err: err,
+				Detail: fmt.Sprintf("the Idempotency-Key names run %s, which no longer exists; send the request with a new key", runID)}
+		case err != nil:
+			return err
+		}
+		return s.acceptBackground(w, r, st.agent, first, req.streams())
+	}
+}
+
+// afterRepeatedKey, when set (tests), is called with the first run's id
+// between the enqueue that found a repeated Idempotency-Key and the read of
+// that run.
+var afterRepeatedKey atomic.Pointer[func(runID string)]
+
+// enqueueRun is enqueueBackground's enqueue: the run's id, or the id of
+// the first run of a repeated Idempotency-Key (dup true).
+func (s *Server) enqueueRun(ctx context.Context, st *runStart, req *runRequest) (runID string, dup bool, err error) {
+	d := st.agent.DB()
 	var sess *db.Session
 	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
 		sess = newSession(st.agent, st.sessionID, st.userID)
 	} else if err != nil {
-		return err
+		return "", false, err
 	}
 	out := pendingOutput(st.agent, st)
 	row, err := db.RunFromOutput(out)
 	if err != nil {
-		return err
+		return "", false, err
 	}
 	version, _ := s.stored.versionOf(st.agent)
 	payload, err := json.Marshal(jobPayload{Input: st.input, SessionState: req.SessionState, Dependencies: req.Dependencies,
 		Metadata: st.metadata, OutputSchema: req.OutputSchema, KnowledgeFilters: req.KnowledgeFilters,
 		AddHistoryToContext: req.AddHistoryToContext, ComponentVersion: version})
 	if err != nil {
-		return err
+		return "", false, err
 	}
 	c := st.agent.Component()
 	job := &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID,
 		Payload: payload, IdempotencyKey: req.IdempotencyKey}
-	runID, dup, err := s.queue.Enqueue(ctx, sess, row, job)
+	runID, dup, err = s.queue.Enqueue(ctx, sess, row, job)
 	switch {
 	case errors.Is(err, queue.ErrQueueFull):
-		return &httpError{Status: http.StatusTooManyRequests, Detail: "too many background runs are queued; retry later", Err: err}
+		return "", false, &httpError{Status: http.StatusTooManyRequests, Detail: "too many background runs are queued; retry later", Err: err}
 	case errors.Is(err, queue.ErrKeyTooLong):
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
+		return "", false, &httpError{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
 	case errors.Is(err, db.ErrNotFound):
-		return errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
-	case err != nil:
-		return err
+		return "", false, errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
 	}
-	if dup || req.streams() {
-		first, err := d.GetRun(ctx, runID)
-		if err != nil {
-			return err
-		}
-		return s.acceptBackground(w, r, st.agent, first, req.streams())
-	}
-	writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
-	return nil
+	return runID, dup, err
 }
 
 // streams reports whether a background run's answer is its event stream

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,6 +153,59 @@ func TestDurableQueue_IdempotencyKeyAnswersTheFirstRun(t *testing.T) {
 	long := strings.Repeat("k", 513)
 	if res := postForm(t, u+"/agents/echo/runs", fields, map[string]string{"Idempotency-Key": long}); res.status != http.StatusUnprocessableEntity {
 		t.Fatalf("513-char key: %d %s", res.status, res.body)
+	}
+}
+
+// A repeated Idempotency-Key whose first run is deleted with its session
+// between the enqueue's look at the key and the read of the run: the
+// delete freed the key, so the request runs anew, as it would a moment
+// later (it answered 404 for a key that it had just found taken).
+func TestDurableQueue_RepeatedKeyOfARunDeletedMeanwhileRunsAnew(t *testing.T) {
+	t.Parallel()
+	u, d, _ := durableServer(t, scripted.Reply("done"), queue.Config{}, Config{})
+	fields := map[string]string{"message": "hi", "background": "true"}
+	key := map[string]string{"Idempotency-Key": "k-deleted-meanwhile"}
+	first := accepted(t, postForm(t, u+"/agents/echo/runs", fields, key))
+	waitStatus(t, d, first.RunID, run.StatusCompleted)
+	var once sync.Once
+	hook := func(runID string) {
+		if runID != first.RunID {
+			return // another test's repeat
+		}
+		once.Do(func() {
+			if err := d.DeleteSessions(context.Background(), first.SessionID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	afterRepeatedKey.Store(&hook)
+	t.Cleanup(func() { afterRepeatedKey.CompareAndSwap(&hook, nil) })
+	again := accepted(t, postForm(t, u+"/agents/echo/runs", fields, key))
+	if again.RunID != first.RunID || again.Status != run.StatusPending || again.SessionID == first.SessionID {
+		t.Fatalf("repeat answered %+v; want run %s anew (PENDING) in a new session", again, first.RunID)
+	}
+	waitStatus(t, d, again.RunID, run.StatusCompleted)
+	if _, err := d.GetSession(context.Background(), again.SessionID); err != nil {
+		t.Errorf("the new run's session: %v", err)
+	}
+}
+
+// A key that names a run that no longer exists (deleted on its own: the
+// key stays) is taken, and there is no run to answer with: 409 saying so,
+// not 404 for a route that exists.
+func TestDurableQueue_RepeatedKeyOfADeletedRunIsAConflict(t *testing.T) {
+	t.Parallel()
+	u, d, _ := durableServer(t, scripted.Reply("done"), queue.Config{}, Config{})
+	fields := map[string]string{"message": "hi", "background": "true"}
+	key := map[string]string{"Idempotency-Key": "k-run-deleted"}
+	first := accepted(t, postForm(t, u+"/agents/echo/runs", fields, key))
+	waitStatus(t, d, first.RunID, run.StatusCompleted)
+	if err := d.DeleteRun(context.Background(), first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	res := postForm(t, u+"/agents/echo/runs", fields, key)
+	if res.status != http.StatusConflict || !strings.Contains(res.body, first.RunID) {
+		t.Fatalf("repeat of a deleted run's key: %d %s; want 409 naming run %s", res.status, res.body, first.RunID)
 	}
 }
 
