@@ -267,8 +267,9 @@ func (s *Store) ListSessions(ctx context.Context, f db.SessionFilter) ([]db.Sess
 // them and the agno_fs files those rows point at), and the references and
 // copied content of their schedule runs (see deleteSessionsTx). Rows of ids
 // that are missing or another user's are left alone. A deadlock the backend
-// broke (a claim of a retried job taking the journal's fence before its job
-// row, the reverse of this order) is retried.
+// broke (a team member's write taking its journal fence before the team's
+// job row, the reverse of this order; docs/adr/queue-claim-lock-order.md)
+// is retried.
 func (s *Store) DeleteSessions(ctx context.Context, sessionIDs ...string) error {
 	if err := s.gate.enter(ctx); err != nil {
 		return err
@@ -356,10 +357,11 @@ func (s *Store) sessionTablesOf(ctx context.Context, tx *sql.Tx) (sessionTables,
 //
 // The runs' step journals (fence rows included) go after the job rows, in
 // the order of a run's final save, which records its job's outcome and
-// then clears its journal. A claim of a retried job raises the journal's
-// fence before it claims the job row (the reverse): should one meet this
-// delete on the same run, the backend breaks the deadlock and the loser
-// is retried (DeleteSessions; the claim, by its engine, finds no job).
+// then clears its journal, and of a claim, which locks the job row before
+// it raises the journal's fence (docs/adr/queue-claim-lock-order.md). A
+// team member's write takes its journal fence before the team's job row
+// (the reverse): should one meet this delete, the backend breaks the
+// deadlock and the delete is retried (DeleteSessions).
 // A paused, failed, interrupted or fenced run keeps its journal until then:
 // the model requests and results and tool results of the run.
 //
