@@ -59,6 +59,8 @@ func TestClassify_RefusesWhatItCannotPlace(t *testing.T) {
 		{MySQL, "SELECT /*M!100000 1 */"},
 		{MySQL, "SELECT 1 INTO OUTFILE '/tmp/x'"},
 		{MySQL, "SELECT 2--1 INTO OUTFILE '/tmp/x'"}, // 2 - -1: MySQL needs a space after --
+		{MySQL, "SELECT LOAD_FILE('/etc/passwd')"},
+		{MySQL, "SELECT load_file(concat('/etc/', 'shadow')) AS x"},
 		{MySQL, "SELECT 1 --\tx\n; DROP TABLE x"},
 		{Postgres, "COPY x TO PROGRAM 'id'"},
 		{SQLite, "ATTACH 'x' AS y"},
