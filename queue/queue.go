@@ -224,9 +224,6 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 		Schema:                      wp.Schema,
 		Logger:                      cfg.Logger,
 	}
-	if cfg.Timeout == 0 {
-		rc.JobTimeout = -1
-	}
 	if err := q.migrate(ctx); err != nil {
 		return nil, err
 	}
