@@ -256,12 +256,7 @@ func (d *DB) ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, i
 // stored since s was read (next_run_at, enabled): an edit of a schedule
 // that may be firing is EditSchedule.
 func (d *DB) UpdateSchedule(ctx context.Context, s *Schedule) (*Schedule, error) {
-	cp := *s
-	cp.UpdatedAt = d.now().Unix()
-	if err := checkSchedule(&cp); err != nil {
-		return nil, err
-	}
-	sd, err := d.scheduleDriver()
+	cp, sd, err := d.scheduleWrite(s)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +265,18 @@ func (d *DB) UpdateSchedule(ctx context.Context, s *Schedule) (*Schedule, error)
 		return nil, err
 	}
 	return d.GetSchedule(ctx, s.ID)
+}
+
+// scheduleWrite is the row UpdateSchedule and EditSchedule write: a copy
+// of s stamped now and checked, with the driver that writes it.
+func (d *DB) scheduleWrite(s *Schedule) (Schedule, ScheduleDriver, error) {
+	cp := *s
+	cp.UpdatedAt = d.now().Unix()
+	if err := checkSchedule(&cp); err != nil {
+		return Schedule{}, nil, err
+	}
+	sd, err := d.scheduleDriver()
+	return cp, sd, err
 }
 
 // ErrScheduleChanged: an edit of a schedule was not written because the
@@ -288,12 +295,7 @@ func (d *DB) EditSchedule(ctx context.Context, read, edited *Schedule) (*Schedul
 	if read == nil || edited == nil || read.ID != edited.ID {
 		return nil, fmt.Errorf("%w: an edit needs the schedule as read and as edited, with one id", ErrInvalidRecord)
 	}
-	cp := *edited
-	cp.UpdatedAt = d.now().Unix()
-	if err := checkSchedule(&cp); err != nil {
-		return nil, err
-	}
-	sd, err := d.scheduleDriver()
+	cp, sd, err := d.scheduleWrite(edited)
 	if err != nil {
 		return nil, err
 	}
