@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
@@ -185,7 +184,7 @@ func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *r
 			writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: st.runID, SessionID: st.sessionID, Status: run.StatusPending})
 			return nil
 		}
-		if f := afterRepeatedKey.Load(); dup && f != nil {
+		if f := s.afterRepeatedKey.Load(); dup && f != nil {
 			(*f)(runID)
 		}
 		first, err := d.GetRun(ctx, runID)
@@ -201,11 +200,6 @@ func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *r
 		return s.acceptBackground(w, r, st.agent, first, req.streams())
 	}
 }
-
-// afterRepeatedKey, when set (tests), is called with the first run's id
-// between the enqueue that found a repeated Idempotency-Key and the read of
-// that run.
-var afterRepeatedKey atomic.Pointer[func(runID string)]
 
 // enqueueRun is enqueueBackground's enqueue: the run's id, or the id of
 // the first run of a repeated Idempotency-Key (dup true).

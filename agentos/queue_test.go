@@ -162,7 +162,7 @@ func TestDurableQueue_IdempotencyKeyAnswersTheFirstRun(t *testing.T) {
 // later (it answered 404 for a key that it had just found taken).
 func TestDurableQueue_RepeatedKeyOfARunDeletedMeanwhileRunsAnew(t *testing.T) {
 	t.Parallel()
-	u, d, _ := durableServer(t, scripted.Reply("done"), queue.Config{}, Config{})
+	u, d, srv := durableServer(t, scripted.Reply("done"), queue.Config{}, Config{})
 	fields := map[string]string{"message": "hi", "background": "true"}
 	key := map[string]string{"Idempotency-Key": "k-deleted-meanwhile"}
 	first := accepted(t, postForm(t, u+"/agents/echo/runs", fields, key))
@@ -170,7 +170,7 @@ func TestDurableQueue_RepeatedKeyOfARunDeletedMeanwhileRunsAnew(t *testing.T) {
 	var once sync.Once
 	hook := func(runID string) {
 		if runID != first.RunID {
-			return // another test's repeat
+			return // not the first run's repeat
 		}
 		once.Do(func() {
 			if err := d.DeleteSessions(context.Background(), first.SessionID); err != nil {
@@ -178,8 +178,7 @@ func TestDurableQueue_RepeatedKeyOfARunDeletedMeanwhileRunsAnew(t *testing.T) {
 			}
 		})
 	}
-	afterRepeatedKey.Store(&hook)
-	t.Cleanup(func() { afterRepeatedKey.CompareAndSwap(&hook, nil) })
+	srv.afterRepeatedKey.Store(&hook)
 	again := accepted(t, postForm(t, u+"/agents/echo/runs", fields, key))
 	if again.RunID != first.RunID || again.Status != run.StatusPending || again.SessionID == first.SessionID {
 		t.Fatalf("repeat answered %+v; want run %s anew (PENDING) in a new session", again, first.RunID)

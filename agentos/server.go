@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -214,6 +215,10 @@ type Server struct {
 	dbByID map[string]*db.DB
 	// control is the control plane's state (issue 17: metrics refresh guards).
 	control controlPlane
+	// afterRepeatedKey, when set (tests), is called with the first run's
+	// id between the enqueue that found a repeated Idempotency-Key and the
+	// read of that run.
+	afterRepeatedKey atomic.Pointer[func(runID string)]
 	// runs tracks runs in flight (cancel route, shutdown, background workers).
 	runs *runner
 	// cancelTimeout bounds the cancel route's wait (cancelWait; tests shorten it).
