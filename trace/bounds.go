@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -29,6 +30,13 @@ const (
 	// span, whatever Content.MaxBytes allows; a longer one is cut like
 	// content, ending with TruncatedMarker.
 	MaxAttributeBytes = 256 << 10
+	// MaxSpanAttributesBytes bounds the string attribute values of one
+	// stored span together: a span is one row, and MySQL/MariaDB refuse a
+	// value larger than max_allowed_packet (16 MiB by default on MariaDB)
+	// and with it the span's whole trace. Values past the budget, in the
+	// span's attribute order, are cut like content (to the marker alone
+	// once it is spent); a string list past it ends with a marker string.
+	MaxSpanAttributesBytes = 4 << 20
 )
 
 // cleanText makes s storable as text everywhere: valid UTF-8 (Postgres and
@@ -82,17 +90,31 @@ func boundTrace(t *db.Trace) {
 	}
 }
 
-// boundAttr bounds a string attribute value (and the strings of a slice).
-func boundAttr(v any) any {
+// attrBudget is what a span's string attribute values may still take, in
+// bytes (MaxSpanAttributesBytes at the start of a span).
+type attrBudget int
+
+// bound bounds a string attribute value (and the strings of a slice) to
+// MaxAttributeBytes and to what is left of the span's budget.
+func (b *attrBudget) bound(v any) any {
 	switch x := v.(type) {
 	case string:
-		return boundText(x, MaxAttributeBytes)
+		return b.text(x)
 	case []string:
-		out := make([]string, len(x))
+		out := make([]string, 0, len(x))
 		for i, s := range x {
-			out[i] = boundText(s, MaxAttributeBytes)
+			if *b <= 0 {
+				return append(out, "…[truncated: "+strconv.Itoa(len(x)-i)+" more strings]")
+			}
+			out = append(out, b.text(s))
 		}
 		return out
 	}
 	return v
+}
+
+func (b *attrBudget) text(s string) string {
+	t := boundText(s, min(MaxAttributeBytes, max(int(*b), 0)))
+	*b -= attrBudget(len(t))
+	return t
 }

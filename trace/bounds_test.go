@@ -140,3 +140,76 @@ func TestStore_RefusedSpanLosesOnlyItsTrace(t *testing.T) {
 		})
 	}
 }
+
+// Large spans must not lose their trace on MySQL/MariaDB, which refuse a
+// value larger than max_allowed_packet (16 MiB by default on MariaDB):
+// 64 spans with two attributes at MaxAttributeBytes (~32 MiB in one batch)
+// are stored, and a span with 70 such attributes (~18 MiB) keeps its
+// attributes within MaxSpanAttributesBytes, the rest cut to the marker.
+func TestStore_LargeSpansKeepTheirTrace(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *db.DB{"sqlite": testdbs.SQLite, "postgres": testdbs.Postgres, "mysql": testdbs.MySQL} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := open(t)
+			st, err := trace.NewStore(trace.StoreConfig{DB: d, FlushInterval: time.Hour, BatchSize: 128})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(st))
+			t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			tr := tp.Tracer("test")
+			ctx, root := tr.Start(context.Background(), "root")
+			big := strings.Repeat("x", trace.MaxAttributeBytes)
+			const n = 64
+			for i := range n {
+				_, sp := tr.Start(ctx, fmt.Sprintf("child-%d", i), oteltrace.WithAttributes(
+					attribute.String("input.value", big), attribute.String("output.value", big)))
+				sp.End()
+			}
+			var many []attribute.KeyValue
+			for i := range 70 {
+				many = append(many, attribute.String(fmt.Sprintf("a%d", i), big))
+			}
+			_, huge := tr.Start(ctx, "huge", oteltrace.WithAttributes(many...))
+			huge.End()
+			root.End()
+			if err := tp.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if st.Failed() != 0 || st.Written() != n+2 {
+				t.Fatalf("written %d, failed %d spans: want all %d written", st.Written(), st.Failed(), n+2)
+			}
+			spans, err := d.Spans(context.Background(), root.SpanContext().TraceID().String())
+			if err != nil || len(spans) != n+2 {
+				t.Fatalf("%d spans stored, %v", len(spans), err)
+			}
+			for _, sp := range spans {
+				switch {
+				case sp.Name == "huge":
+					var attrs map[string]string
+					if err := json.Unmarshal(sp.Attributes, &attrs); err != nil {
+						t.Fatal(err)
+					}
+					full, cut := 0, 0
+					for _, v := range attrs {
+						switch {
+						case v == big:
+							full++
+						case strings.HasPrefix(v, "…[truncated: 0 of 262144 bytes]"):
+							cut++
+						}
+					}
+					if want := trace.MaxSpanAttributesBytes / trace.MaxAttributeBytes; full != want || cut != 70-want {
+						t.Fatalf("huge span: %d full and %d cut attributes, want %d and %d", full, cut, want, 70-want)
+					}
+					if len(sp.Attributes) > trace.MaxSpanAttributesBytes+70*64 {
+						t.Fatalf("huge span: attributes of %d bytes", len(sp.Attributes))
+					}
+				case sp.Name != "root" && len(sp.Attributes) < 2*trace.MaxAttributeBytes:
+					t.Fatalf("span %s: attributes of %d bytes", sp.Name, len(sp.Attributes))
+				}
+			}
+		})
+	}
+}

@@ -78,7 +78,10 @@ func capped(s string, total, limit int) string {
 	if total <= limit && len(s) == total {
 		return s
 	}
-	head, _ := tool.Truncate(s, limit)
+	head := "" // tool.Truncate reads a limit of 0 as none
+	if limit > 0 {
+		head, _ = tool.Truncate(s, limit)
+	}
 	return head + "…[truncated: " + strconv.Itoa(len(head)) + " of " + strconv.Itoa(total) + " bytes]"
 }
 

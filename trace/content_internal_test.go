@@ -109,3 +109,23 @@ func FuzzMessagesJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestAttrBudget_StringListPastTheBudgetEndsWithAMarker: once a span's
+// budget is spent, a string list keeps what it had and says how many
+// strings were left out, and a string becomes the marker alone.
+func TestAttrBudget_StringListPastTheBudgetEndsWithAMarker(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("y", MaxAttributeBytes)
+	b := attrBudget(MaxAttributeBytes + 10)
+	got := b.bound([]string{big, "0123456789abc", "z", "w"}).([]string)
+	want := []string{big, "0123456789…[truncated: 10 of 13 bytes]", "…[truncated: 2 more strings]"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("list past the budget: %q", got)
+	}
+	if s := b.bound("abc"); s != "…[truncated: 0 of 3 bytes]" {
+		t.Fatalf("string past the budget: %q", s)
+	}
+	if v := b.bound(42); v != 42 {
+		t.Fatalf("a number is not bounded: %v", v)
+	}
+}

@@ -377,8 +377,9 @@ func spanRow(sp sdktrace.ReadOnlySpan, root bool, now time.Time) db.Span {
 func attributesJSON(sp sdktrace.ReadOnlySpan) json.RawMessage {
 	attrs := sp.Attributes()
 	m := make(map[string]any, len(attrs)+8)
+	budget := attrBudget(MaxSpanAttributesBytes)
 	for _, kv := range attrs {
-		m[cleanText(string(kv.Key))] = boundAttr(kv.Value.AsInterface())
+		m[cleanText(string(kv.Key))] = budget.bound(kv.Value.AsInterface())
 	}
 	alias := func(k string, v any) {
 		if _, ok := m[k]; !ok && v != nil && v != "" {
@@ -426,7 +427,7 @@ func attributesJSON(sp sdktrace.ReadOnlySpan) json.RawMessage {
 		}
 		for _, kv := range ev.Attributes {
 			if kv.Key == "exception.message" {
-				alias("exception.message", boundAttr(kv.Value.String()))
+				alias("exception.message", budget.bound(kv.Value.String()))
 			}
 		}
 	}
