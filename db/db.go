@@ -24,10 +24,15 @@ func checkUserID(kind, id, userID string) error {
 	if len(userID) > MaxUserIDBytes {
 		return fmt.Errorf("%w: user_id of %s %s is %d bytes; the limit is %d", ErrInvalidRecord, kind, id, len(userID), MaxUserIDBytes)
 	}
-	if err := checkNotPadded(kind+" id", id); err != nil {
-		return err
+	// The descriptions are built only for an error: a save checks on
+	// every call.
+	if strings.HasSuffix(id, " ") {
+		return checkNotPadded(kind+" id", id)
 	}
-	return checkNotPadded("user_id of "+kind+" "+id, userID)
+	if strings.HasSuffix(userID, " ") {
+		return checkNotPadded("user_id of "+kind+" "+id, userID)
+	}
+	return nil
 }
 
 // checkNotPadded refuses a key (an id, a user id) that ends in a space.
@@ -256,8 +261,8 @@ func checkRun(r *Run) error {
 // stores (a copy, or a row handed over: SaveRunOwned).
 func (d *DB) stampRun(ctx context.Context, r *Run) error {
 	d.prepareWrite(ctx, &r.UserID, &r.CreatedAt, &r.UpdatedAt)
-	if err := checkNotPadded("session_id of run "+r.RunID, r.SessionID); err != nil {
-		return err
+	if strings.HasSuffix(r.SessionID, " ") {
+		return checkNotPadded("session_id of run "+r.RunID, r.SessionID)
 	}
 	return checkUserID("run", r.RunID, r.UserID)
 }
