@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
-	"github.com/agentryhq/agentry/tool"
 )
 
 // Content attribute keys (OpenInference, as Agno 3.0's instrumentation
@@ -78,10 +78,7 @@ func capped(s string, total, limit int) string {
 	if total <= limit && len(s) == total {
 		return s
 	}
-	head := "" // tool.Truncate reads a limit of 0 as none
-	if limit > 0 {
-		head, _ = tool.Truncate(s, limit)
-	}
+	head, _ := clip.Bytes(s, limit)
 	return head + "…[truncated: " + strconv.Itoa(len(head)) + " of " + strconv.Itoa(total) + " bytes]"
 }
 
