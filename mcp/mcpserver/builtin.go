@@ -24,14 +24,14 @@ type runIn struct {
 	TeamID     string `json:"team_id,omitempty" jsonschema:"the team id from get_agentos_config"`
 	WorkflowID string `json:"workflow_id,omitempty" jsonschema:"the workflow id from get_agentos_config"`
 	Message    string `json:"message" jsonschema:"the message to run with"`
-	UserID     string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
+	UserID     string `json:"user_id,omitempty" jsonschema:"the user to run as (a non-admin authenticated caller always runs as itself)"`
 	SessionID  string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
 }
 
 // turnIn is a run's input: the message, the user and the session.
 type turnIn struct {
 	Message   string `json:"message" jsonschema:"the message to run with"`
-	UserID    string `json:"user_id,omitempty" jsonschema:"the user to run as (an authenticated caller always runs as itself)"`
+	UserID    string `json:"user_id,omitempty" jsonschema:"the user to run as (a non-admin authenticated caller always runs as itself)"`
 	SessionID string `json:"session_id,omitempty" jsonschema:"a session to continue; omit to start a new one"`
 }
 
@@ -62,7 +62,7 @@ type runRef struct {
 type lifecycleIn struct {
 	runRef
 	Requirements []map[string]any `json:"requirements,omitempty" jsonschema:"continue_run: the paused run's requirements with their resolution fields set"`
-	UserID       string           `json:"user_id,omitempty" jsonschema:"the user to continue as (an authenticated caller always acts as itself)"`
+	UserID       string           `json:"user_id,omitempty" jsonschema:"the user to continue as (a non-admin authenticated caller always acts as itself)"`
 }
 
 type cancelIn struct{ runRef }

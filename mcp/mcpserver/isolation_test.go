@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/team"
@@ -77,5 +78,38 @@ func TestCancelRun_NoDatabaseOtherUsersRunIsNotFound(t *testing.T) {
 	}
 	if r := <-done; !r.IsError || !strings.Contains(resultText(r), "cancelled") {
 		t.Fatalf("alice's cancelled run = %q (error %v), want cancelled", resultText(r), r.IsError)
+	}
+}
+
+// An admin acts as the user its arguments name, as on the HTTP routes
+// (agentos actAs): run_agent with user_id stores the run as that user's,
+// and without one as the admin's own. A non-admin naming another user
+// still runs as itself.
+func TestRunAgent_AdminActsAsTheNamedUser(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	hour := time.Now().Add(time.Hour)
+	admin := h.mustConnect(t, token(t, "root", hour, auth.AdminScope))
+	bob := h.mustConnect(t, token(t, "bob", hour))
+	for _, c := range []struct {
+		who   *mcp.ClientSession
+		named string
+		want  string
+	}{{admin, "alice", "alice"}, {admin, "", "root"}, {bob, "alice", "bob"}} {
+		args := map[string]any{"agent_id": "echo", "message": "hello"}
+		if c.named != "" {
+			args["user_id"] = c.named
+		}
+		r := callTool(t, c.who, "run_agent", args)
+		if r.IsError {
+			t.Fatalf("run_agent: %q", resultText(r))
+		}
+		runID, _ := structuredMap(t, r)["run_id"].(string)
+		got, err := h.db.GetRun(context.Background(), runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.UserID != c.want {
+			t.Errorf("run named user %q: stored as %q, want %q", c.named, got.UserID, c.want)
+		}
 	}
 }

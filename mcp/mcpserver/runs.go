@@ -117,13 +117,14 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	return s.runResult(ctx, "run_"+strings.TrimSuffix(kind, "s"), out, nil)
 }
 
-// callerUser is the user a call runs for: the scoped user, else the
-// authenticated principal's, else the one the arguments name.
+// callerUser is the user a call runs for: the scoped user; else the one
+// the arguments name when the caller is an admin (as agentos's actAs on
+// the HTTP routes) or unauthenticated; else the authenticated principal's.
 func callerUser(c *call, named string) string {
 	if u, ok := db.UserScope(c.ctx); ok {
 		return u
 	}
-	if c.p != nil && c.p.UserID != "" {
+	if c.p != nil && c.p.UserID != "" && (!c.p.Admin || named == "") {
 		return c.p.UserID
 	}
 	return named
