@@ -230,12 +230,20 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 		if err != nil {
 			return nil, err
 		}
-		fn, ok := goja.AssertFunction(fnv)
+		wrap, ok := goja.AssertFunction(fnv)
 		if !ok {
 			return nil, errors.New("the cell did not compile to a function")
 		}
 		g := k.rt.GlobalObject()
-		pv, err := fn(g, g, k.define)
+		fnv, err = wrap(goja.Undefined(), g, k.define)
+		if err != nil {
+			return nil, err
+		}
+		fn, ok := goja.AssertFunction(fnv)
+		if !ok {
+			return nil, errors.New("the cell did not compile to a function")
+		}
+		pv, err := fn(g)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/dop251/goja/file"
 )
@@ -14,12 +15,19 @@ import (
 // cell's rewritten source to the same place in the cell's own code, so the
 // model reads its own line and column numbers in errors and stacks. The
 // rewrite's insertions and replacements shift columns on their lines (the
-// last expression's "\n);" also adds a line after it).
+// last expression's "\n);" also adds a line after it). Columns in the
+// cell's code are counted as JavaScript counts them (String.prototype.length,
+// and the columns of browsers' and Node's stacks): in UTF-16 code units, so
+// "é" before an error counts 1, not its 2 bytes.
 type posMap struct {
 	// runs are in order of their start in the rewritten source; each lasts
 	// until the next. Outside inserted text the rewritten and the wrapped
 	// code are the same text from (rwLine, rwCol) and (line, col) on.
 	runs []posRun
+	// orig is the wrapped code; lineStarts, made when first needed, are
+	// the offsets its lines start at (as goja counts lines).
+	orig       string
+	lineStarts []int
 }
 
 type posRun struct {
@@ -38,7 +46,7 @@ type anchor struct {
 
 func newPosMap(orig, rw string, anchors []anchor) *posMap {
 	of, rf := file.NewFile("", orig, 1), file.NewFile("", rw, 1)
-	m := &posMap{runs: make([]posRun, 0, len(anchors))}
+	m := &posMap{runs: make([]posRun, 0, len(anchors)), orig: orig}
 	for _, a := range anchors {
 		o, r := of.Position(a.orig), rf.Position(a.rw)
 		m.runs = append(m.runs, posRun{rwLine: r.Line, rwCol: r.Column, line: o.Line, col: o.Column, inserted: a.inserted})
@@ -68,7 +76,43 @@ func (m *posMap) cellPos(line, col int) (int, int) {
 	if line <= 1 {
 		return 1, 1
 	}
-	return line - 1, col
+	return line - 1, m.utf16Column(line, col)
+}
+
+// utf16Column turns a byte column of the wrapped code's line into the
+// column in UTF-16 code units.
+func (m *posMap) utf16Column(line, col int) int {
+	if m.lineStarts == nil {
+		m.lineStarts = lineStarts(m.orig)
+	}
+	if line < 1 || line > len(m.lineStarts) || col < 1 {
+		return col
+	}
+	from := m.lineStarts[line-1]
+	to := min(from+col-1, len(m.orig))
+	n := 1
+	for _, r := range m.orig[from:to] {
+		n += max(1, utf16.RuneLen(r))
+	}
+	return n
+}
+
+// lineStarts returns the offsets at which the lines of s start, with the
+// line terminators goja counts (\n, \r, \r\n, U+2028, U+2029).
+func lineStarts(s string) []int {
+	starts := []int{0}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\r' && i+1 < len(s) && s[i+1] == '\n':
+			n = 2
+			fallthrough
+		case r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029':
+			starts = append(starts, i+n)
+		}
+		i += n
+	}
+	return starts
 }
 
 // stackPos matches goja's "cell[N]:line:col(pc)" positions.
@@ -101,6 +145,12 @@ func (p *cellPositions) add(name string, m *posMap) {
 	}
 }
 
+// generatedFrame matches a stack frame of a function the rewrite renamed
+// (a cell's top-level function declaration): cell code cannot name anything
+// __cm_ (checkLiterals), so only these frames start with the prefix; a
+// message, or a name that merely contains it, is the model's own text.
+var generatedFrame = regexp.MustCompile(`(?m)^\tat ` + fnPrefix + `([A-Za-z0-9_$]+ \(cell\[)`)
+
 // fixStack maps the cells' positions in s (a stack or a compiler's message)
 // to the cells' own code and drops goja's program counters and the names
 // the rewrite gave hoisted functions.
@@ -116,7 +166,7 @@ func (p *cellPositions) fixStack(s string) string {
 		}
 		return sm[1] + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
 	})
-	return strings.ReplaceAll(s, fnPrefix, "")
+	return generatedFrame.ReplaceAllString(s, "\tat $1")
 }
 
 // cellSyntaxError maps the position of a SyntaxError in the rewritten

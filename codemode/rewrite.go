@@ -19,16 +19,45 @@ import (
 	"github.com/dop251/goja/token"
 )
 
-// Names the rewrite reserves in cell code.
+// Names the rewrite reserves in cell code: a cell may not name anything
+// starting with reservedPrefix (checkLiterals), so it can neither shadow nor
+// reach the rewrite's parameters, and only the rewrite's names start with
+// fnPrefix.
 const (
-	globalParam = "__cm_global__"
-	defineParam = "__cm_define__"
-	fnPrefix    = "__cm_fn_"
+	reservedPrefix = "__cm_"
+	globalParam    = "__cm_global__"
+	defineParam    = "__cm_define__"
+	fnPrefix       = "__cm_fn_"
 )
 
-// wrapperHead starts the async function a cell runs in. It has no newline,
-// so the cell's line n is the wrapper's line n+1 (posMap maps it back).
-const wrapperHead = "(async function (" + globalParam + ", " + defineParam + ") {"
+// declaredSource returns a function's source text without the prefix the
+// rewrite gave its name (a cell's top-level function declaration):
+// "function __cm_fn_f() {}" reads "function f() {}". Only a name in that
+// place is the rewrite's; the prefix anywhere else (in a string) is the
+// model's own text.
+func declaredSource(src string) string {
+	i := skipSpace(src, 0, len(src), "")
+	if strings.HasPrefix(src[i:], "async") {
+		i = skipSpace(src, i+len("async"), len(src), "")
+	}
+	if !strings.HasPrefix(src[i:], "function") {
+		return src
+	}
+	i = skipSpace(src, i+len("function"), len(src), "*")
+	if !strings.HasPrefix(src[i:], fnPrefix) {
+		return src
+	}
+	return src[:i] + src[i+len(fnPrefix):]
+}
+
+// wrapperHead starts the async function a cell runs in, inside a function
+// that gives it the rewrite's parameters (so the cell's top-level
+// `arguments` is its own, empty). It has no newline, so the cell's line n
+// is the wrapper's line n+1 (posMap maps it back); wrapperTail ends both.
+const (
+	wrapperHead = "(function (" + globalParam + ", " + defineParam + ") { return async function () {"
+	wrapperTail = "\n}})"
+)
 
 // rewritten is a cell turned into an async function expression.
 type rewritten struct {
@@ -65,8 +94,8 @@ func (e *syntaxError) Unwrap() error { return errSyntax }
 // refuses what the sandbox cannot bound: BigInt literals and regular
 // expressions that need a backtracking engine.
 func rewrite(code, name string) (*rewritten, error) {
-	src := wrapperHead + "\n" + code + "\n})"
-	prog, err := parse(name, src)
+	orig := wrapperHead + "\n" + code + wrapperTail
+	prog, src, gaps, err := parseCell(name, orig)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +105,7 @@ func rewrite(code, name string) (*rewritten, error) {
 	}
 	f := prog.File
 	if err := checkLiterals(fn.Body, f, src); err != nil {
-		return nil, err
+		return nil, cellSyntaxError(err, gaps.posMap(orig))
 	}
 	var ed edits
 	var globals []string
@@ -89,7 +118,7 @@ func rewrite(code, name string) (*rewritten, error) {
 		}
 	}
 	stmts := fn.Body.List
-	codeStart, codeEnd := len(wrapperHead)+1, len(src)-len("\n})")
+	codeStart, codeEnd := len(wrapperHead)+1, len(src)-len(wrapperTail)
 	for i, st := range stmts {
 		switch s := st.(type) {
 		case *ast.VariableStatement:
@@ -132,7 +161,9 @@ func rewrite(code, name string) (*rewritten, error) {
 					from = closeParens(src, end(src, stmts[i-1], codeEnd), codeEnd)
 				}
 				start := skipSpace(src, from, codeEnd, ";")
-				ed.add(start, 0, "return (")
+				// The ; ends a statement the parser would continue with
+				// `return` (found by FuzzRewrite: `let\n0`).
+				ed.add(start, 0, ";return (")
 				stop := skipSpace(src, closeParens(src, end(src, s.Expression, codeEnd), codeEnd), codeEnd, "")
 				if stop < codeEnd && src[stop] == ';' {
 					ed.add(stop, 1, "\n);")
@@ -148,8 +179,8 @@ func rewrite(code, name string) (*rewritten, error) {
 		fmt.Fprintf(&prelude, " %s(%q, %s%s);", defineParam, n, fnPrefix, n)
 	}
 	ed.add(len(wrapperHead), 0, prelude.String())
-	out, anchors := ed.apply(src)
-	return &rewritten{src: out, globals: globals, pos: newPosMap(src, out, anchors)}, nil
+	out, anchors := gaps.lift(ed).apply(orig)
+	return &rewritten{src: out, globals: globals, pos: newPosMap(orig, out, anchors)}, nil
 }
 
 // parse parses src; goja's parser panics on some malformed input (found by
@@ -177,6 +208,7 @@ func compile(name, src string) (*goja.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	fixArrowSources(prog, src)
 	return goja.CompileAST(prog, false)
 }
 
@@ -189,7 +221,15 @@ func wrapperFunction(prog *ast.Program) *ast.FunctionLiteral {
 	if !ok {
 		return nil
 	}
-	fn, _ := es.Expression.(*ast.FunctionLiteral)
+	outer, _ := es.Expression.(*ast.FunctionLiteral)
+	if outer == nil || outer.Body == nil || len(outer.Body.List) != 1 {
+		return nil
+	}
+	ret, _ := outer.Body.List[0].(*ast.ReturnStatement)
+	if ret == nil {
+		return nil
+	}
+	fn, _ := ret.Argument.(*ast.FunctionLiteral)
 	return fn
 }
 
@@ -202,7 +242,8 @@ func skipSpace(src string, from, to int, extra string) int {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || strings.IndexByte(extra, c) >= 0:
 			i++
 		case strings.HasPrefix(src[i:], "//"):
-			for i < to && src[i] != '\n' {
+			// A line comment ends at any line terminator.
+			for i < to && src[i] != '\n' && src[i] != '\r' && !strings.HasPrefix(src[i:], "\u2028") && !strings.HasPrefix(src[i:], "\u2029") {
 				i++
 			}
 		case strings.HasPrefix(src[i:], "/*"):
@@ -346,7 +387,8 @@ var (
 // follows every exported field that holds nodes.
 //
 // With src (the text the tree's positions index), it also refuses an
-// identifier not spelled in src as its name: one with non-ASCII letters or
+// identifier that starts with reservedPrefix, and one not spelled in src as
+// its name: one with non-ASCII letters or
 // a \u escape. The parser gives an identifier's end as its start plus the
 // length of its decoded name, which for those is not its length in src, so
 // the rewrite's edits would land in the wrong place (found by FuzzRun:
@@ -395,6 +437,11 @@ func checkLiterals(root ast.Node, f *file.File, src string) error {
 					return nil
 				}
 				id := v.Interface().(ast.Identifier)
+				if strings.HasPrefix(string(id.Name), reservedPrefix) {
+					p := f.Position(int(id.Idx) - f.Base())
+					return &syntaxError{msg: fmt.Sprintf("SyntaxError: identifier %q: names starting with %s are reserved by the sandbox; rename it", id.Name.String(), reservedPrefix),
+						line: p.Line - 1, column: p.Column}
+				}
 				if at := int(id.Idx) - 1; at < 0 || at+len(id.Name) > len(src) || src[at:at+len(id.Name)] != string(id.Name) {
 					p := f.Position(int(id.Idx) - f.Base())
 					return &syntaxError{msg: fmt.Sprintf("SyntaxError: identifier %q: names in this sandbox are written in ASCII letters, digits, _ and $, without \\u escapes; rename it", id.Name.String()),

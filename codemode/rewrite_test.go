@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/agentryhq/agentry/codemode"
 	"github.com/dop251/goja"
@@ -78,6 +79,8 @@ func TestRun_StatementEndsTheParserMisplacesRun(t *testing.T) {
 		{"outer: for (const x of [1, 2]) { for (;;) { continue outer } }\n'done'", `"done"`},
 		{"let n = 0; do n ++; while (n < 3)\nn", "3"},
 		{"let v = typeof undefined_name\nv", `"undefined"`},
+		// A statement the parser would continue with the result's `return`.
+		{"var let = 5\nlet\n0", "0"},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			c := runCell(t, cm, fmt.Sprint("s", i), tt.code)
@@ -161,5 +164,182 @@ func TestRun_ErrorPositionsAreTheCellsOwn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRun_RegexpsFollowedByCommentsKeepTheirFlags: goja read the first
+// identifier after a comment that follows a regular expression's closing
+// slash as its flags, across lines: `/a/// c` then a line `r` was refused
+// ("Invalid flags"), then a line `g` or `s` silently became /a/g or /a/s.
+func TestRun_RegexpsFollowedByCommentsKeepTheirFlags(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for i, tt := range []struct{ code, want string }{
+		{"/a/g// c", "{}"},
+		{"let r = /a/g// c\nr.flags", `"g"`},
+		{"let r = /a/gi/* c */\nr.flags", `"gi"`},
+		{"let r = /a/// c\nr.source", `"a"`},
+		{"let g = 1; let r = /a/// c\ng\n;r.flags", `""`},
+		{"let i = 2; let r = /a//* c */\ni\n;[r.flags, i]", `["",2]`},
+		{"let r = /a/// c\nlet s = /b/// d\ns\n;[r.source, s.source, s.flags]", `["a","b",""]`},
+		{"let r = [/a/// c\n, /b//* d */\n]\nr.map(x => x.flags).join()", `","`},
+		{"const f = () => /[/]/// c\nf().test('/')", "true"},
+		{"const f = () => /a/// c\nString(f) === '() => /a/'", "true"},
+		{"function f() { return /a/// c\n}\nf().source", `"a"`},
+		{"let s = `${/a/// c\n}`\ns", `"/a/"`},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			c := runCell(t, cm, fmt.Sprint("s", i), tt.code)
+			if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+				t.Errorf("cell %q: %s, want result %s", tt.code, c.JSON(), tt.want)
+			}
+		})
+	}
+	// The space the sandbox puts after such a slash moves no column.
+	c := runCell(t, cm, "err", "let x = /a//*c*/ g")
+	if c.Error == nil || !strings.Contains(c.Error.Message, "(line 1, column 18)") {
+		t.Errorf("error %+v, want one at line 1, column 18", c.Error)
+	}
+}
+
+// TestRun_LineCommentsEndAtEveryLineTerminator: a // comment ends at \r,
+// U+2028 and U+2029 as at \n; the rewrite read the next line as part of
+// the comment and put the cell's result in the wrong place.
+func TestRun_LineCommentsEndAtEveryLineTerminator(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for _, tt := range []struct{ code, want string }{
+		{"1 // c\r2", "2"},
+		{"1 // c\r\n2", "2"},
+		{"let a = 1 // c\u2028a + 1", "2"},
+		{"let a = 1 // c\u2029a + 2", "3"},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+			t.Errorf("cell %q: %s, want result %s", tt.code, c.JSON(), tt.want)
+		}
+	}
+}
+
+// asciiTwin replaces each character of s by as many x as it has UTF-16
+// code units: the same columns in JavaScript's count, in bytes for goja.
+func asciiTwin(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(r)
+		} else {
+			b.WriteString(strings.Repeat("x", len(utf16.Encode([]rune{r}))))
+		}
+	}
+	return b.String()
+}
+
+// TestRun_ErrorColumnsCountUTF16CodeUnits: goja counts columns in bytes;
+// JavaScript (and the model reading its own code) counts UTF-16 code
+// units, so text like "é€😀" before an error moved its column by 5. Each
+// cell's positions must be those plain goja gives for its ASCII twin.
+func TestRun_ErrorColumnsCountUTF16CodeUnits(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for i, code := range []string{
+		`const s = "é€😀"; s.x.y`,
+		`let t = "ü"; let u = 1; nope()`,
+		"let v = 'ä'\nfunction f() { return '日本' + x.y }\nlet w = 'ö'; f()",
+		"const q = `é${'😀'}`; class K { m() { return q.a.b } }\nnew K().m()",
+		`let a = "é"; { let z; let z }`,
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			c := runCell(t, cm, fmt.Sprint("u", i), code)
+			_, err := goja.New().RunScript("cell[1]", asciiTwin(code))
+			if c.Error == nil || err == nil {
+				t.Fatalf("cell %q: %s; plain: %v", code, c.JSON(), err)
+			}
+			want := cellPositions(err.Error())
+			if ex, ok := err.(*goja.Exception); ok {
+				want = cellPositions(ex.Value().ToObject(nil).Get("stack").String())
+			}
+			got := cellPositions(c.Error.Message + "\n" + c.Error.Stack)
+			if len(want) == 0 || len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Errorf("cell %q: error %+v: positions %v, want %v", code, c.Error, got, want)
+			}
+		})
+	}
+	// Errors found before the cell runs give a line and a column too.
+	for _, tt := range []struct{ code, want string }{
+		{`"ü" + )`, "(line 1, column 7)"},
+		{"const s = \"é😀\"; 10n", "(line 1, column 18)"},
+		{"let a = '€'\nlet b = '€€', c = /(?=€)/", "(line 2, column 19)"},
+		{"'é'; let x = /a//*€*/ g", "(line 1, column 23)"},
+	} {
+		c := runCell(t, cm, "syntax", tt.code)
+		if c.Error == nil || !strings.HasSuffix(c.Error.Message, tt.want) {
+			t.Errorf("cell %q: error %+v, want one at %s", tt.code, c.Error, tt.want)
+		}
+	}
+}
+
+// TestRun_StacksKeepTheModelsOwnText: the rewrite renames a top-level
+// function f to __cm_fn_f and takes the prefix out of what the model
+// reads; it took it out of every text, the model's messages, strings and
+// names included.
+func TestRun_StacksKeepTheModelsOwnText(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	c := runCell(t, cm, "s", "function f() { throw new Error('see __cm_fn_ here') }\nf()")
+	if c.Error == nil || c.Error.Message != "see __cm_fn_ here" || !strings.Contains(c.Error.Stack, "Error: see __cm_fn_ here\n") || !strings.Contains(c.Error.Stack, "\tat f (cell[1]:1:") {
+		t.Errorf("error %+v", c.Error)
+	}
+	c = runCell(t, cm, "s", "function my__cm_fn_x() { throw new Error('x') }\nmy__cm_fn_x()")
+	if c.Error == nil || !strings.Contains(c.Error.Stack, "\tat my__cm_fn_x (cell[2]:1:") {
+		t.Errorf("error %+v", c.Error)
+	}
+	for _, tt := range []struct{ code, want string }{
+		{"const g = function () { return '__cm_fn_x' }; String(g)", "function () { return '__cm_fn_x' }"},
+		{"function h() { return '__cm_fn_y' }\nString(h)", "function h() { return '__cm_fn_y' }"},
+		{"async function af() {}; String(af)", "async function af() {}"},
+		{"function* gen() {}; String(gen)", "function* gen() {}"},
+		{"function /* c */ k() {}; String(k)", "function /* c */ k() {}"},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if got, _ := resultOf(t, c).(string); got != tt.want {
+			t.Errorf("cell %q: %s, want %q", tt.code, c.JSON(), tt.want)
+		}
+	}
+}
+
+// TestRun_TheRewritesNamesAreNotTheCells: the rewrite runs a cell inside a
+// function of __cm_global__ (the global object) and __cm_define__ (which
+// makes a hoisted function global). A cell that declared one broke the
+// rewrite (`let __cm_global__ = 1` and a class was lost), and the top-level
+// `arguments` reached __cm_define__. Names starting with __cm_ are refused
+// and `arguments` is the cell's own.
+func TestRun_TheRewritesNamesAreNotTheCells(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for _, code := range []string{
+		"let __cm_global__ = 1; class C {}; typeof C",
+		"var __cm_define__ = 5",
+		"__cm_define__('x', () => 1)",
+		"__cm_global__.y = 1",
+		"function __cm_fn_f() {}",
+		"const {__cm_global__} = globalThis",
+		"function g(__cm_define__) { return __cm_define__ }",
+		"globalThis.__cm_define__",
+		"let __cm_x = 1",
+	} {
+		c := runCell(t, cm, "s", code)
+		if c.Status != codemode.StatusError || c.Error.Name != "SyntaxError" || !strings.Contains(c.Error.Message, "reserved") {
+			t.Errorf("cell %q: %s, want a SyntaxError saying the name is reserved", code, c.JSON())
+		}
+	}
+	c := runCell(t, cm, "s", "[typeof arguments, arguments.length, globalThis['__cm_global__'] === undefined, globalThis['__cm_define__'] === undefined,"+
+		" Object.getOwnPropertyNames(globalThis).filter(n => n.startsWith('__cm_')).length]")
+	if got := jsonText(resultOf(t, c)); got != `["object",0,true,true,0]` {
+		t.Errorf("what the cell reaches: %s", got)
+	}
+	c = runCell(t, cm, "s", "class D {}; function e() { return 1 }; const s = '__cm_global__'; [typeof D, e(), s]")
+	if got := jsonText(resultOf(t, c)); got != `["function",1,"__cm_global__"]` {
+		t.Errorf("after the refused cells: %s", got)
 	}
 }

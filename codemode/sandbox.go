@@ -276,7 +276,7 @@ func (s *sandbox) install() error {
 	s.wrapBind(fnProto)
 	s.fnToString, _ = goja.AssertFunction(fnProto.Get("toString"))
 	_ = fnProto.Set("toString", rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		return rt.ToValue(strings.Replace(call(s.fnToString, c.This).String(), fnPrefix, "", 1))
+		return rt.ToValue(declaredSource(call(s.fnToString, c.This).String()))
 	}))
 	reflect := s.obj("Reflect")
 	s.wrap(reflect, "apply", func(c *goja.FunctionCall) {

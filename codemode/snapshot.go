@@ -221,7 +221,7 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 			size := 0
 			if o, ok := v.(*goja.Object); ok {
 				if _, isFn := goja.AssertFunction(o); isFn {
-					src := strings.Replace(call(k.sb.fnToString, o).String(), fnPrefix, "", 1)
+					src := declaredSource(call(k.sb.fnToString, o).String())
 					if strings.Contains(src, "[native code]") {
 						skip(name, "a built-in or bound function has no source to save")
 						continue
@@ -301,6 +301,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 				if err := checkLiterals(prog, prog.File, ""); err != nil {
 					return nil, err
 				}
+				fixArrowSources(prog, src)
 				compiled, err := goja.CompileAST(prog, false)
 				if err != nil {
 					return nil, err
