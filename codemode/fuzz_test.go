@@ -17,6 +17,9 @@ func FuzzRun(f *testing.F) {
 		"await echo({text: 'x'})", "throw new Error('x')", "({a: 1})", "// only a comment", "/* c */ 1 /* d */;",
 		"let", "const x", "}", "(", "`${", "/(?=a)/", "10n", "return 5", "var a, b = 2, c", "let [x = 1, ...rest] = []",
 		"async function g() {}\nawait g()", "x => x", "label: for (;;) break label", "if (1) { let y = 2 }", "'\\u2028'",
+		"const f = x => x ++\nString(f)", "const g = (x => (x)); String(g)", "async (a) => (await a)", "x => `(${(x)}`",
+		"/a/g// c", "let r = /a/// c\nr", "let r = /a//* c */\ng", "'é€😀'; null.x", "throw new Error('__cm_fn_x')",
+		"function my__cm_fn_x() { throw 1 }\nmy__cm_fn_x()", "let __cm_global__ = 1; class C {}", "arguments[1]", "1 // c\r2",
 	} {
 		f.Add(seed)
 	}

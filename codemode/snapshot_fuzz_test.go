@@ -14,6 +14,8 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	for _, seed := range []string{
 		`{"version":1,"owner":"alice","session_id":"s","saved_at":1,"vars":[{"name":"x","json":"1"},{"name":"f","source":"function f() {}"}],"skipped":[{"name":"m","reason":"a Map"}]}`,
 		`{"version":1,"session_id":"s","vars":[]}`,
+		`{"version":1,"owner":"u","session_id":"s","vars":[{"name":"f","source":"x => x ++"},{"name":"g","source":"async (a) => ({a})"},{"name":"r","source":"() => /a/ // c"}]}`,
+		`{"version":1,"session_id":"s","vars":[{"name":"__cm_global__","json":"1"},{"name":"h","source":"function h() { return '__cm_fn_' }"}]}`,
 		`{"version":0,"owner":"alice"}`,
 		`{"version":"1","owner":"alice","vars":"x"}`,
 		`{"version":1,"owner":"alice","session_id":"s","vars":[{"name":"secret","json":"\"ali`,
