@@ -377,6 +377,10 @@ var (
 	regexpType   = reflect.TypeFor[*ast.RegExpLiteral]()
 	numberType   = reflect.TypeFor[*ast.NumberLiteral]()
 	identType    = reflect.TypeFor[ast.Identifier]()
+	identPtrType = reflect.TypeFor[*ast.Identifier]()
+	arrowType    = reflect.TypeFor[*ast.ArrowFunctionLiteral]()
+	funcType     = reflect.TypeFor[*ast.FunctionLiteral]()
+	shortType    = reflect.TypeFor[ast.PropertyShort]()
 	privateType  = reflect.TypeFor[ast.PrivateIdentifier]()
 	fileIdxType  = reflect.TypeFor[file.Idx]()
 	maxASTVisits = 1 << 22
@@ -395,6 +399,12 @@ var (
 // "const A0ϗ" cut the source out of range).
 func checkLiterals(root ast.Node, f *file.File, src string) error {
 	visits := 0
+	inArrow := false // inside an arrow function, not in a function within it
+	argumentsInArrow := func(idx file.Idx) error {
+		p := f.Position(int(idx) - f.Base())
+		return &syntaxError{msg: "SyntaxError: `arguments` inside an arrow function is not available in this sandbox; " +
+			"use a rest parameter (...args) or a regular function", line: p.Line - 1, column: p.Column}
+	}
 	var walk func(v reflect.Value) error
 	walk = func(v reflect.Value) error {
 		if visits++; visits > maxASTVisits {
@@ -420,12 +430,30 @@ func checkLiterals(root ast.Node, f *file.File, src string) error {
 					return &syntaxError{msg: "SyntaxError: BigInt literals are not available in this sandbox; use numbers", line: p.Line - 1, column: p.Column}
 				}
 				return nil
+			case arrowType, funcType:
+				// goja panics when an arrow function that reads its
+				// enclosing function's `arguments` is called (its
+				// compiler indexes past the stack): the cell would abort
+				// and the kernel reset. Refused instead.
+				outer := inArrow
+				inArrow = v.Type() == arrowType
+				err := walk(v.Elem())
+				inArrow = outer
+				return err
+			case identPtrType:
+				if id := v.Interface().(*ast.Identifier); inArrow && id.Name == "arguments" {
+					return argumentsInArrow(id.Idx)
+				}
 			}
 			return walk(v.Elem())
 		case reflect.Struct:
 			switch v.Type() {
 			case fileIdxType:
 				return nil
+			case shortType:
+				if ps := v.Interface().(ast.PropertyShort); inArrow && ps.Name.Name == "arguments" {
+					return argumentsInArrow(ps.Name.Idx)
+				}
 			case privateType:
 				// A class's #name: its position is the #, and the rewrite
 				// never cuts inside a class body, so its spelling is not

@@ -343,3 +343,36 @@ func TestRun_TheRewritesNamesAreNotTheCells(t *testing.T) {
 		t.Errorf("after the refused cells: %s", got)
 	}
 }
+
+// TestRun_ArgumentsInAnArrowIsRefused: goja panics when an arrow function
+// that reads its enclosing function's `arguments` is called; the cell
+// aborted as an internal error and the kernel was reset, losing the
+// session's variables. `arguments` anywhere inside an arrow (the shorthand
+// {arguments} too, which happened not to crash) is now a SyntaxError, the
+// variables stay, and `arguments` outside arrows (and a property named
+// arguments) still work.
+func TestRun_ArgumentsInAnArrowIsRefused(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	if c := runCell(t, cm, "s", "var kept = 41"); c.Status == codemode.StatusError {
+		t.Fatalf("setup: %s", c.JSON())
+	}
+	for _, code := range []string{
+		"(() => arguments.length)()",
+		"function f() { return (() => arguments.length)() }; f(1, 2)",
+		"function f() { const g = () => arguments[0]; return g() }; f(7)",
+		"async function f() { return (() => arguments.length)() }; await f(1)",
+		"function f() { return (() => () => ({arguments}))()() }; f(1)",
+	} {
+		c := runCell(t, cm, "s", code)
+		if c.Status != codemode.StatusError || c.Error.Name != "SyntaxError" || !strings.Contains(c.Error.Message, "arguments") {
+			t.Errorf("cell %q: %s, want a SyntaxError about arguments", code, c.JSON())
+		}
+	}
+	c := runCell(t, cm, "s", "function f() { const a = arguments; return (() => a.length)() }; "+
+		"function g() { return arguments.length }; const o = {arguments: 3}; const h = () => o.arguments; "+
+		"[kept + 1, f(1, 2), g(1, 2, 3), h(), (function () { return arguments.length })(1)]")
+	if got := jsonText(resultOf(t, c)); got != `[42,2,3,3,1]` {
+		t.Errorf("after the refused cells: %s (%s)", got, c.JSON())
+	}
+}
