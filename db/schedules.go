@@ -104,10 +104,11 @@ type ScheduleFilter struct {
 }
 
 // ScheduleRunFilter selects schedule runs, newest first. ScheduleID and
-// Status "" do not filter.
+// Status "" do not filter, nor TriggeredAt and Attempt 0.
 type ScheduleRunFilter struct {
-	ScheduleID, Status string
-	Limit, Page        int
+	ScheduleID, Status   string
+	TriggeredAt, Attempt int64
+	Limit, Page          int
 }
 
 // DueCursor is where a read of due schedules resumes: after the schedule

@@ -33,7 +33,8 @@
 // still without a run past its schedule's timeout_seconds plus 300 s (a
 // row Agno's executor inserts before it calls the endpoint, its retries'
 // too, left by a process that died) is failed as abandoned, never fired:
-// only the scheduler's own retry rows (ids derived from its keys) are.
+// only the scheduler's own retry rows are: those whose id is exactly the
+// one it derives, from its keys or from the attempt they follow.
 // A failed attempt
 // of a schedule with retries left (max_retries) gets the next attempt's
 // row at once and its run RetryDelay later, keyed RetryKey(schedule id,

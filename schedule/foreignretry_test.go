@@ -72,6 +72,11 @@ func TestTick_LeavesAnotherExecutorsRetryToIt(t *testing.T) {
 			trig := &db.ScheduleRun{ID: runIDOf("agentry-schedule:" + sc.ID + ":trigger:x"), ScheduleID: sc.ID, Attempt: 1, TriggeredAt: due.Unix()}
 			var ours []string
 			for _, first := range []*db.ScheduleRun{cron, trig} {
+				// The attempt each retry follows, failed.
+				first.Status, first.RunID, first.CreatedAt, first.CompletedAt = db.ScheduleRunFailed, "run-1-"+first.ID, due.Unix(), now.Unix()-61
+				if _, err := d.CreateScheduleRun(ctx, first); err != nil {
+					t.Fatal(err)
+				}
 				next := &db.ScheduleRun{ID: nextRunID(first), ScheduleID: sc.ID, Attempt: 2, TriggeredAt: due.Unix(),
 					Status: db.ScheduleRunRunning, CreatedAt: now.Unix() - 61}
 				if _, err := d.CreateScheduleRun(ctx, next); err != nil {
@@ -111,4 +116,81 @@ func TestTick_LeavesAnotherExecutorsRetryToIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTick_FiresOnlyTheRetriesWhoseIdItDerives: a waiting retry row (running,
+// attempt 2 or more, no run) is fired only when its id is the one the
+// scheduler derives for it: RetryKey's for a cron firing, nextRunID of the
+// stored attempt it follows for a manual trigger. Name-based (UUIDv5) ids
+// another tool wrote, in the scheduler's namespace or another, and one
+// derived from an attempt that is not stored are another executor's:
+// left running within timeout_seconds plus the grace, then failed as
+// abandoned, never fired. Before, every UUIDv5 id counted as the
+// scheduler's own and was fired once the retry delay had passed. All four
+// drivers.
+func TestTick_FiresOnlyTheRetriesWhoseIdItDerives(t *testing.T) {
+	t.Parallel()
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+		sc, err := d.CreateSchedule(ctx, &db.Schedule{ID: "s1", Name: "nightly", Method: "POST", Endpoint: "/agents/a/runs",
+			Payload: []byte(`{"message":"hi"}`), CronExpr: "0 3 * * *", Timezone: "UTC", Enabled: true, TimeoutSeconds: 600,
+			MaxRetries: 3, RetryDelaySeconds: 60, NextRunAt: now.Add(time.Hour).Unix(), CreatedAt: now.Unix()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		due := now.Add(-9 * time.Hour).Unix()
+		// A manual trigger's first attempt, failed, and its retry.
+		trig := &db.ScheduleRun{ID: runIDOf("agentry-schedule:" + sc.ID + ":trigger:x"), ScheduleID: sc.ID, Attempt: 1, TriggeredAt: due,
+			Status: db.ScheduleRunFailed, RunID: "run-1", CreatedAt: due, CompletedAt: now.Unix() - 61}
+		if _, err := d.CreateScheduleRun(ctx, trig); err != nil {
+			t.Fatal(err)
+		}
+		unstored := &db.ScheduleRun{ID: runIDOf("agentry-schedule:" + sc.ID + ":trigger:y"), ScheduleID: sc.ID, Attempt: 1, TriggeredAt: due}
+		ours := nextRunID(trig)
+		rows := []string{ours,
+			uuid.NewSHA1(uuid.NameSpaceURL, []byte("another-tool:"+sc.ID+"#2")).String(),
+			uuid.NewSHA1(uuid.NameSpaceDNS, []byte("retry.example.com")).String(),
+			nextRunID(unstored),
+		}
+		for _, id := range rows {
+			if _, err := d.CreateScheduleRun(ctx, &db.ScheduleRun{ID: id, ScheduleID: sc.ID, Attempt: 2, TriggeredAt: due,
+				Status: db.ScheduleRunRunning, CreatedAt: now.Unix() - 61}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock := now
+		f := &recordingFirer{}
+		s, err := New(d, f, Config{Clock: func() time.Time { return clock }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.keys) != 1 {
+			t.Errorf("fired %d runs (%v), want the scheduler's own retry only", len(f.keys), f.keys)
+		}
+		if r, err := d.GetScheduleRun(ctx, ours); err != nil || r.RunID == "" {
+			t.Errorf("own retry: %+v, %v; want it fired", r, err)
+		}
+		for _, id := range rows[1:] {
+			if r, err := d.GetScheduleRun(ctx, id); err != nil || r.Status != db.ScheduleRunRunning || r.RunID != "" {
+				t.Errorf("foreign retry %s within its timeout: %+v, %v; want it left running without a run", id, r, err)
+			}
+		}
+		// Past timeout_seconds plus the grace they are abandoned.
+		clock = now.Add(600*time.Second + abandonGrace)
+		if err := s.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.keys) != 1 {
+			t.Errorf("fired %d runs (%v) after the timeout, want still one", len(f.keys), f.keys)
+		}
+		for _, id := range rows[1:] {
+			if r, err := d.GetScheduleRun(ctx, id); err != nil || r.Status != db.ScheduleRunFailed || r.RunID != "" || !strings.Contains(r.Error, "abandoned") {
+				t.Errorf("foreign retry %s after its timeout: %+v, %v; want failed as abandoned", id, r, err)
+			}
+		}
+	})
 }

@@ -188,19 +188,39 @@ func retryKey(r *db.ScheduleRun) string {
 // to timeout_seconds later); agno_schedule_runs has no owner column to
 // tell whose a row is, and agno_schedules' locked_by is not renewed
 // (stale for Agno after 300 s while its executor still runs). What tells
-// them apart is the id: Agno's are random (uuid4), ours are derived from
-// the firing's key (UUIDv5). A cron firing's retry id is checked exactly
-// (nextRunID of the previous attempt, which is RetryKey's); a manual
-// trigger's derives from its previous attempt's id, which the row does not
-// carry, so any name-based (version 5) id counts as ours. Another
-// executor's row is failed as abandoned after its timeout and grace,
-// never fired: firing it would run the attempt a second time.
-func ownRetry(r *db.ScheduleRun) bool {
-	if r.ID == runIDOf(RetryKey(r.ScheduleID, time.Unix(r.TriggeredAt, 0), r.Attempt)) {
-		return true
+// them apart is the id, which must be exactly the one this scheduler
+// derives (nextRunID) from the attempt r follows: a cron firing's from
+// the row's own columns (RetryKey), a manual trigger's from the previous
+// attempt's id, so that attempt is looked up (same schedule, due time and
+// attempt number less one). Any other id, a random one as Agno writes or
+// a name-based one another tool derived, is not ours: that row is failed
+// as abandoned after its timeout and grace, never fired, since firing it
+// would run the attempt a second time.
+func (s *Scheduler) ownRetry(ctx context.Context, r *db.ScheduleRun) (bool, error) {
+	if r.Attempt < 2 {
+		return false, nil
 	}
-	id, err := uuid.Parse(r.ID)
-	return err == nil && id.Version() == 5 && id.Variant() == uuid.RFC4122
+	if r.ID == runIDOf(RetryKey(r.ScheduleID, time.Unix(r.TriggeredAt, 0), r.Attempt)) {
+		return true, nil
+	}
+	if id, err := uuid.Parse(r.ID); err != nil || id.Version() != 5 {
+		return false, nil // not name-based: no lookup
+	}
+	f := db.ScheduleRunFilter{ScheduleID: r.ScheduleID, TriggeredAt: r.TriggeredAt, Attempt: r.Attempt - 1, Limit: batch}
+	for f.Page = 1; ; f.Page++ {
+		prev, total, err := s.d.ListScheduleRuns(ctx, f)
+		if err != nil && !errors.Is(err, db.ErrCorruptRow) {
+			return false, fmt.Errorf("schedule run %s: read the attempt it follows: %w", r.ID, err)
+		}
+		for i := range prev {
+			if nextRunID(&prev[i]) == r.ID {
+				return true, nil
+			}
+		}
+		if len(prev) < batch || f.Page*batch >= total {
+			return false, nil
+		}
+	}
 }
 
 // runIDOf is the schedule run id of a firing: derived from its key, so
@@ -526,10 +546,12 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 	scheds := map[string]*db.Schedule{} // the running runs' schedules (nil: deleted)
 	for _, r := range running {
 		if r.RunID == "" {
-			var err error
-			if r.Attempt > 1 && ownRetry(&r) { // a retry waiting for its delay
+			own, err := s.ownRetry(ctx, &r)
+			switch {
+			case err != nil: // not known whose: left for the next poll
+			case own: // a retry waiting for its delay
 				err = s.fireRetry(ctx, &r, scheds)
-			} else {
+			default:
 				err = s.failAbandoned(ctx, &r, scheds)
 			}
 			if err != nil {

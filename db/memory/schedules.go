@@ -271,7 +271,8 @@ func (d *Driver) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) (
 	defer unlock()
 	var match []*db.ScheduleRun
 	for _, r := range d.control.scheduleRuns {
-		if visible(ctx, r.UserID) && (f.ScheduleID == "" || r.ScheduleID == f.ScheduleID) && (f.Status == "" || r.Status == f.Status) {
+		if visible(ctx, r.UserID) && (f.ScheduleID == "" || r.ScheduleID == f.ScheduleID) && (f.Status == "" || r.Status == f.Status) &&
+			(f.TriggeredAt == 0 || r.TriggeredAt == f.TriggeredAt) && (f.Attempt == 0 || r.Attempt == f.Attempt) {
 			match = append(match, r)
 		}
 	}

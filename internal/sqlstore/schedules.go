@@ -372,6 +372,12 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 	w := &where{}
 	w.eq("schedule_id", f.ScheduleID)
 	w.eq("status", f.Status)
+	if f.TriggeredAt != 0 {
+		w.add("triggered_at = ?", f.TriggeredAt)
+	}
+	if f.Attempt != 0 {
+		w.add("attempt = ?", f.Attempt)
+	}
 	s.scope(ctx, w)
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.scheduleRuns()+w.String()), w.args...).Scan(&total); err != nil {
