@@ -283,12 +283,13 @@ func TestSchedules_TriggerDisableEnableAndRuns(t *testing.T) {
 	sc := createEveryMinute(t, u, "triggered")
 	// Stored before payload keys were checked: an unknown key does not stop
 	// it firing.
-	stored, err := d.GetSchedule(context.Background(), sc.ID)
+	read, err := d.GetSchedule(context.Background(), sc.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stored := *read
 	stored.Payload = json.RawMessage(`{"message":"tick","extra_field":{"kept":true}}`)
-	if _, err := d.UpdateSchedule(context.Background(), stored); err != nil {
+	if _, err := d.EditSchedule(context.Background(), read, &stored); err != nil {
 		t.Fatal(err)
 	}
 	res := jsonPost(t, u+"/schedules/"+sc.ID+"/trigger", "")
@@ -401,12 +402,13 @@ func TestSchedules_BadInputIsAClear4xx(t *testing.T) {
 	}
 	// A schedule stored before payload keys were checked keeps its payload
 	// through a PATCH that does not replace it.
-	stored, err := d.GetSchedule(context.Background(), other.ID)
+	read, err := d.GetSchedule(context.Background(), other.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stored := *read
 	stored.Payload = json.RawMessage(`{"message":"tick","extra_field":{"kept":true}}`)
-	if _, err := d.UpdateSchedule(context.Background(), stored); err != nil {
+	if _, err := d.EditSchedule(context.Background(), read, &stored); err != nil {
 		t.Fatal(err)
 	}
 	res := patch(`{"cron_expr":"30 7 * * *","timezone":"Europe/Paris","description":"morning"}`)

@@ -131,15 +131,9 @@ type ScheduleDriver interface {
 	GetSchedule(ctx context.Context, id string) (*Schedule, error)
 	// ListSchedules pages schedules, newest first, and counts the matches.
 	ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, int, error)
-	// UpdateSchedule writes the mutable columns (name, description, method,
-	// endpoint, payload, cron_expr, timezone, timeout_seconds, max_retries,
-	// retry_delay_seconds, enabled, next_run_at, disabled_reason, target,
-	// updated_by_*, updated_at) of a schedule in scope; ErrNotFound when
-	// not in scope, ErrExists when the owner uses the new name already.
-	UpdateSchedule(ctx context.Context, s *Schedule) error
-	// EditSchedule writes the mutable columns (those UpdateSchedule
-	// writes) whose value differs between read and edited, and updated_at,
-	// of schedule read.ID in scope, only while the row still has read's
+	// EditSchedule writes the mutable columns (ScheduleMutableColumns)
+	// whose value differs between read and edited, and updated_at, of
+	// schedule read.ID in scope, only while the row still has read's
 	// cron_expr, timezone, method and endpoint (compare-and-set on the
 	// columns an edit derives next_run_at and the target from). The other
 	// columns keep what was stored since, by AdvanceSchedule or
@@ -252,34 +246,6 @@ func (d *DB) ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, i
 	return out, n, call.done(err)
 }
 
-// UpdateSchedule validates and writes all of a schedule's mutable columns
-// (in scope) and returns the stored row. It writes over what the scheduler
-// stored since s was read (next_run_at, enabled): an edit of a schedule
-// that may be firing is EditSchedule.
-func (d *DB) UpdateSchedule(ctx context.Context, s *Schedule) (*Schedule, error) {
-	cp, sd, err := d.scheduleWrite(s)
-	if err != nil {
-		return nil, err
-	}
-	bctx, call := d.bound(ctx)
-	if err := call.done(sd.UpdateSchedule(bctx, &cp)); err != nil {
-		return nil, err
-	}
-	return d.GetSchedule(ctx, s.ID)
-}
-
-// scheduleWrite is the row UpdateSchedule and EditSchedule write: a copy
-// of s stamped now and checked, with the driver that writes it.
-func (d *DB) scheduleWrite(s *Schedule) (Schedule, ScheduleDriver, error) {
-	cp := *s
-	cp.UpdatedAt = d.now().Unix()
-	if err := checkSchedule(&cp); err != nil {
-		return Schedule{}, nil, err
-	}
-	sd, err := d.scheduleDriver()
-	return cp, sd, err
-}
-
 // ErrScheduleChanged: an edit of a schedule was not written because the
 // schedule's cron_expr, timezone, method or endpoint changed since the
 // editor read it; read it again and redo the edit.
@@ -290,13 +256,18 @@ var ErrScheduleChanged = errors.New("db: the schedule changed since it was read"
 // between the two (and updated_at), and only while the schedule still has
 // read's cron_expr, timezone, method and endpoint (ErrScheduleChanged
 // otherwise). A firing's next_run_at, or a disable, stored since read was
-// taken stays, unless the edit itself sets that column; UpdateSchedule
-// would write read's values back over them.
+// taken stays, unless the edit itself sets that column. It is the only
+// update of a schedule's columns: no write puts a whole row back.
 func (d *DB) EditSchedule(ctx context.Context, read, edited *Schedule) (*Schedule, error) {
 	if read == nil || edited == nil || read.ID != edited.ID {
 		return nil, fmt.Errorf("%w: an edit needs the schedule as read and as edited, with one id", ErrInvalidRecord)
 	}
-	cp, sd, err := d.scheduleWrite(edited)
+	cp := *edited
+	cp.UpdatedAt = d.now().Unix()
+	if err := checkSchedule(&cp); err != nil {
+		return nil, err
+	}
+	sd, err := d.scheduleDriver()
 	if err != nil {
 		return nil, err
 	}

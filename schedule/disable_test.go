@@ -24,8 +24,9 @@ func (f fixingFirer) Fire(ctx context.Context, sc *db.Schedule, _ schedule.Firin
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		b.CronExpr, b.Description = "0 * * * *", "fixed"
-		if _, err := f.d.UpdateSchedule(ctx, b); err != nil {
+		fixed := *b
+		fixed.CronExpr, fixed.Description = "0 * * * *", "fixed"
+		if _, err := f.d.EditSchedule(ctx, b, &fixed); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -57,8 +58,9 @@ func TestTick_DisablingAnInvalidScheduleKeepsAConcurrentFix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sc.CronExpr = "61 * * * *"
-				if _, err := d.UpdateSchedule(ctx, sc); err != nil {
+				broken := *sc
+				broken.CronExpr = "61 * * * *"
+				if _, err := d.EditSchedule(ctx, sc, &broken); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -46,14 +46,16 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		noErr(t, err)
 		_, err = d.CreateSchedule(bg, schedule("a3", "m", "alice", 200))
 		noErr(t, err)
-		s.Name = "m"
-		if _, err := d.UpdateSchedule(bg, s); !errors.Is(err, db.ErrExists) {
+		renamed := *s
+		renamed.Name = "m"
+		if _, err := d.EditSchedule(bg, s, &renamed); !errors.Is(err, db.ErrExists) {
 			t.Errorf("rename onto a taken name: %v", err)
 		}
 		b, err := d.GetSchedule(bg, "b1")
 		noErr(t, err)
-		b.Name = "m"
-		_, err = d.UpdateSchedule(bg, b)
+		renamed = *b
+		renamed.Name = "m"
+		_, err = d.EditSchedule(bg, b, &renamed)
 		noErr(t, err)
 	},
 	"Schedules_ScopedPerUser": func(t *testing.T, d *db.DB) {
@@ -81,8 +83,9 @@ var scheduleTests = map[string]func(t *testing.T, d *db.DB){
 		off := false
 		bob, err := d.GetSchedule(bg, "s-bob")
 		noErr(t, err)
-		bob.Enabled = false
-		_, err = d.UpdateSchedule(bg, bob)
+		disabled := *bob
+		disabled.Enabled = false
+		_, err = d.EditSchedule(bg, bob, &disabled)
 		noErr(t, err)
 		_, n, err = d.ListSchedules(bg, db.ScheduleFilter{Enabled: &off, Limit: 10, Page: 1})
 		noErr(t, err)

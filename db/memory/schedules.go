@@ -84,29 +84,6 @@ func (d *Driver) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.S
 	return out, len(match), nil
 }
 
-// UpdateSchedule writes a schedule's mutable columns in scope.
-func (d *Driver) UpdateSchedule(ctx context.Context, s *db.Schedule) error {
-	unlock, err := d.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	old, ok := d.control.schedules[s.ID]
-	if !ok || !visible(ctx, old.UserID) {
-		return fmt.Errorf("%w: schedule %s", db.ErrNotFound, s.ID)
-	}
-	if d.nameTaken(s.ID, s.Name, old.UserID) {
-		return fmt.Errorf("%w: schedule named %q", db.ErrExists, s.Name)
-	}
-	cp := cloneSchedule(old)
-	cp.Name, cp.Description, cp.Method, cp.Endpoint, cp.Payload = s.Name, s.Description, s.Method, s.Endpoint, bytes.Clone(s.Payload)
-	cp.CronExpr, cp.Timezone, cp.TimeoutSeconds, cp.MaxRetries, cp.RetryDelaySeconds = s.CronExpr, s.Timezone, s.TimeoutSeconds, s.MaxRetries, s.RetryDelaySeconds
-	cp.Enabled, cp.NextRunAt, cp.DisabledReason, cp.TargetType, cp.TargetID = s.Enabled, s.NextRunAt, s.DisabledReason, s.TargetType, s.TargetID
-	cp.UpdatedByRunID, cp.UpdatedBySessionID, cp.UpdatedAt = s.UpdatedByRunID, s.UpdatedBySessionID, s.UpdatedAt
-	d.control.schedules[s.ID] = cp
-	return nil
-}
-
 // EditSchedule writes the columns edited changes of schedule read in
 // scope, while it still has read's cron_expr, timezone, method and
 // endpoint.
@@ -127,35 +104,12 @@ func (d *Driver) EditSchedule(ctx context.Context, read, edited *db.Schedule) (b
 		return false, nil
 	}
 	cp := cloneSchedule(old)
-	edit(&cp.Name, read.Name, edited.Name)
-	edit(&cp.Description, read.Description, edited.Description)
-	edit(&cp.Method, read.Method, edited.Method)
-	edit(&cp.Endpoint, read.Endpoint, edited.Endpoint)
-	if !bytes.Equal(read.Payload, edited.Payload) {
-		cp.Payload = bytes.Clone(edited.Payload)
+	for _, c := range db.ScheduleEdits(read, edited) {
+		c.Copy(cp, edited)
 	}
-	edit(&cp.CronExpr, read.CronExpr, edited.CronExpr)
-	edit(&cp.Timezone, read.Timezone, edited.Timezone)
-	edit(&cp.TimeoutSeconds, read.TimeoutSeconds, edited.TimeoutSeconds)
-	edit(&cp.MaxRetries, read.MaxRetries, edited.MaxRetries)
-	edit(&cp.RetryDelaySeconds, read.RetryDelaySeconds, edited.RetryDelaySeconds)
-	edit(&cp.Enabled, read.Enabled, edited.Enabled)
-	edit(&cp.NextRunAt, read.NextRunAt, edited.NextRunAt)
-	edit(&cp.DisabledReason, read.DisabledReason, edited.DisabledReason)
-	edit(&cp.TargetType, read.TargetType, edited.TargetType)
-	edit(&cp.TargetID, read.TargetID, edited.TargetID)
-	edit(&cp.UpdatedByRunID, read.UpdatedByRunID, edited.UpdatedByRunID)
-	edit(&cp.UpdatedBySessionID, read.UpdatedBySessionID, edited.UpdatedBySessionID)
 	cp.UpdatedAt = edited.UpdatedAt
 	d.control.schedules[read.ID] = cp
 	return true, nil
-}
-
-// edit sets *col to edited when an edit changed it from read.
-func edit[T comparable](col *T, read, edited T) {
-	if edited != read {
-		*col = edited
-	}
 }
 
 // DeleteSchedule deletes a schedule in scope and its runs.

@@ -1,9 +1,9 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -117,67 +117,34 @@ func (s *Store) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.Sc
 	return out, total, corrupt
 }
 
-// UpdateSchedule writes a schedule's mutable columns in scope.
-func (s *Store) UpdateSchedule(ctx context.Context, sc *db.Schedule) error {
-	if err := s.gate.enter(ctx); err != nil {
-		return err
+// scheduleEdit lists the SET clauses and arguments of the mutable
+// columns whose value differs between read and edited, and updated_at.
+func scheduleEdit(read, edited *db.Schedule) (sets []string, args []any) {
+	for _, c := range db.ScheduleEdits(read, edited) {
+		sets, args = append(sets, c.Name+" = ?"), append(args, scheduleArg(c, edited))
 	}
-	defer s.gate.leave()
-	w := &where{}
-	w.add("id = ?", sc.ID)
-	s.scope(ctx, w)
-	var owner sql.NullString
-	if err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT user_id FROM "+s.schedules()+w.String()), w.args...).Scan(&owner); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: schedule %s", db.ErrNotFound, sc.ID)
-		}
-		return s.fail("update schedule "+sc.ID, err)
-	}
-	taken, err := s.nameTaken(ctx, sc.ID, sc.Name, owner.String)
-	if err != nil {
-		return s.fail("update schedule "+sc.ID, err)
-	}
-	if taken {
-		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
-	}
-	_, err = s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+` SET name = ?, description = ?, method = ?, endpoint = ?, payload = ?,
-	cron_expr = ?, timezone = ?, timeout_seconds = ?, max_retries = ?, retry_delay_seconds = ?, enabled = ?, next_run_at = ?,
-	disabled_reason = ?, target_type = ?, target_id = ?, updated_by_run_id = ?, updated_by_session_id = ?, updated_at = ?`+w.String()),
-		append([]any{sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
-			sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.DisabledReason),
-			nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), sc.UpdatedAt}, w.args...)...)
-	if IsUniqueViolation(err) {
-		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
-	}
-	return s.fail("update schedule "+sc.ID, err)
+	return append(sets, "updated_at = ?"), append(args, edited.UpdatedAt)
 }
 
-// scheduleEdit lists the SET clauses and arguments of the mutable
-// columns whose value differs between read and edited.
-func scheduleEdit(read, edited *db.Schedule) (sets []string, args []any) {
-	col := func(differs bool, name string, v any) {
-		if differs {
-			sets, args = append(sets, name+" = ?"), append(args, v)
+// scheduleArg is the argument that stores column c of sc: NULL for the
+// zero value of a nullable column, as Agno stores an absent one.
+func scheduleArg(c db.ScheduleColumn, sc *db.Schedule) any {
+	switch v := c.Value(sc).(type) {
+	case json.RawMessage:
+		return jsonArg(v)
+	case string:
+		if c.Nullable {
+			return nullStr(v)
 		}
+		return v
+	case int64:
+		if c.Nullable {
+			return nullInt(v)
+		}
+		return v
+	default:
+		return v
 	}
-	col(edited.Name != read.Name, "name", edited.Name)
-	col(edited.Description != read.Description, "description", nullStr(edited.Description))
-	col(edited.Method != read.Method, "method", edited.Method)
-	col(edited.Endpoint != read.Endpoint, "endpoint", edited.Endpoint)
-	col(!bytes.Equal(edited.Payload, read.Payload), "payload", jsonArg(edited.Payload))
-	col(edited.CronExpr != read.CronExpr, "cron_expr", edited.CronExpr)
-	col(edited.Timezone != read.Timezone, "timezone", edited.Timezone)
-	col(edited.TimeoutSeconds != read.TimeoutSeconds, "timeout_seconds", edited.TimeoutSeconds)
-	col(edited.MaxRetries != read.MaxRetries, "max_retries", edited.MaxRetries)
-	col(edited.RetryDelaySeconds != read.RetryDelaySeconds, "retry_delay_seconds", edited.RetryDelaySeconds)
-	col(edited.Enabled != read.Enabled, "enabled", edited.Enabled)
-	col(edited.NextRunAt != read.NextRunAt, "next_run_at", nullInt(edited.NextRunAt))
-	col(edited.DisabledReason != read.DisabledReason, "disabled_reason", nullStr(edited.DisabledReason))
-	col(edited.TargetType != read.TargetType, "target_type", nullStr(edited.TargetType))
-	col(edited.TargetID != read.TargetID, "target_id", nullStr(edited.TargetID))
-	col(edited.UpdatedByRunID != read.UpdatedByRunID, "updated_by_run_id", nullStr(edited.UpdatedByRunID))
-	col(edited.UpdatedBySessionID != read.UpdatedBySessionID, "updated_by_session_id", nullStr(edited.UpdatedBySessionID))
-	return append(sets, "updated_at = ?"), append(args, edited.UpdatedAt)
 }
 
 // EditSchedule writes the columns edited changes of schedule read in
