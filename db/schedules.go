@@ -126,7 +126,9 @@ type DueCursor struct {
 // owner.
 type ScheduleDriver interface {
 	// CreateSchedule inserts a schedule; a taken id, or a name the owner
-	// already uses, is ErrExists.
+	// already uses, is ErrExists. The name is checked and the row written
+	// atomically: of concurrent creates (and renames) onto one owner's
+	// name, one succeeds, whatever unique indexes the table has.
 	CreateSchedule(ctx context.Context, s *Schedule) error
 	GetSchedule(ctx context.Context, id string) (*Schedule, error)
 	// ListSchedules pages schedules, newest first, and counts the matches.
@@ -139,7 +141,7 @@ type ScheduleDriver interface {
 	// columns keep what was stored since, by AdvanceSchedule or
 	// DisableSchedule for instance. False when the row did not match;
 	// ErrNotFound when not in scope, ErrExists when the owner uses the new
-	// name already.
+	// name already (checked and written atomically, as CreateSchedule).
 	EditSchedule(ctx context.Context, read, edited *Schedule) (bool, error)
 	// DeleteSchedule deletes a schedule in scope and its runs; ErrNotFound
 	// when not in scope.

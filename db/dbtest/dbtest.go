@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 		{"Metrics", metricsTests},
 		{"Approvals", approvalTests},
 		{"Schedules", scheduleTests},
+		{"ScheduleNames", scheduleNameTests},
 		{"Components", componentTests},
 	}
 	for _, g := range groups {

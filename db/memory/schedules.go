@@ -24,7 +24,9 @@ func cloneScheduleRun(r *db.ScheduleRun) *db.ScheduleRun {
 	return &cp
 }
 
-// nameTaken reports whether owner has a schedule named name other than id.
+// nameTaken reports whether owner has a schedule named name other than
+// id. Its callers hold the write lock through their insert or update: a
+// name is checked and taken at once.
 func (d *Driver) nameTaken(id, name, owner string) bool {
 	for _, s := range d.control.schedules {
 		if s.ID != id && s.Name == name && s.UserID == owner {

@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,9 +38,9 @@ func IsUniqueViolation(err error) bool {
 }
 
 // nameTaken reports whether owner (NULL for "") has a schedule named name
-// other than id. MySQL cannot index the unowned bucket (no partial
-// indexes), so every create and rename looks first.
-func (s *Store) nameTaken(ctx context.Context, id, name, owner string) (bool, error) {
+// other than id. Its callers hold the names lock (withNamesLock): a check
+// outside it races another create of the name.
+func (s *Store) nameTaken(ctx context.Context, q Querier, id, name, owner string) (bool, error) {
 	w := &where{}
 	w.add("name = ?", name)
 	w.add("id <> ?", id)
@@ -48,31 +50,88 @@ func (s *Store) nameTaken(ctx context.Context, id, name, owner string) (bool, er
 		w.add(s.d.EqExact("user_id"), owner)
 	}
 	var n int
-	err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.schedules()+w.String()), w.args...).Scan(&n)
+	err := q.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+s.schedules()+w.String()), w.args...).Scan(&n)
 	return n > 0, err
 }
 
-// CreateSchedule inserts a schedule; a taken id or owner's name is db.ErrExists.
+// withNamesLock runs fn in a write transaction that holds the lock of the
+// schedules table's names: SQLite's writer transaction (BEGIN IMMEDIATE
+// holds the database's write lock across processes), Postgres's advisory
+// transaction lock, MySQL's named lock (held on the connection until
+// after the commit). Every create and rename takes it, so a name's check
+// and its write are one step for every Agentry process on the database.
+// fn runs with the context the transaction uses.
+// The unique indexes on names are not enough: MySQL's (user_id, name)
+// does not cover unowned schedules (NULLs differ), and a table another
+// writer created may have none. It commits when fn returns nil.
+func (s *Store) withNamesLock(ctx context.Context, fn func(ctx context.Context, q Querier) error) error {
+	ctx = s.gated(ctx)
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	key := namesLockKey(s.schedules())
+	if s.d.LockSchema != nil && !s.d.DDLInTx {
+		release, err := s.d.LockSchema(ctx, conn, key)
+		if err != nil {
+			return err
+		}
+		// Deferred before the transaction's rollback: runs after it.
+		defer release()
+	}
+	tx, err := conn.BeginTx(ctx, s.d.TxOptions)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.d.LockSchema != nil && s.d.DDLInTx {
+		if _, err := s.d.LockSchema(ctx, tx, key); err != nil {
+			return err
+		}
+	}
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// namesLockKey names the lock of a schedules table's names: a hash, since
+// MySQL's lock names are at most 64 characters.
+func namesLockKey(table string) string {
+	h := sha256.Sum256([]byte(table))
+	return "agentry_schedule_names:" + hex.EncodeToString(h[:12])
+}
+
+// CreateSchedule inserts a schedule; a taken id or owner's name is
+// db.ErrExists. The name is checked and the row inserted under the names
+// lock.
 func (s *Store) CreateSchedule(ctx context.Context, sc *db.Schedule) error {
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
 	defer s.gate.leave()
-	taken, err := s.nameTaken(ctx, sc.ID, sc.Name, sc.UserID)
-	if err != nil {
-		return s.fail("create schedule "+sc.ID, err)
-	}
-	if taken {
-		return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
-	}
-	_, err = s.w.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.schedules()+" ("+scheduleCols+") VALUES ("+placeholders(26)+")"),
-		sc.ID, sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
-		sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.LockedBy), nullInt(sc.LockedAt),
-		nullStr(sc.UserID), nullStr(sc.ManagedBy), nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.CreatedByRunID),
-		nullStr(sc.CreatedBySessionID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), nullStr(sc.DisabledReason),
-		sc.CreatedAt, nullInt(sc.UpdatedAt))
-	if IsUniqueViolation(err) {
-		return fmt.Errorf("%w: schedule %s (or its name %q)", db.ErrExists, sc.ID, sc.Name)
+	err := s.withNamesLock(ctx, func(ctx context.Context, q Querier) error {
+		taken, err := s.nameTaken(ctx, q, sc.ID, sc.Name, sc.UserID)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
+		}
+		_, err = q.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.schedules()+" ("+scheduleCols+") VALUES ("+placeholders(26)+")"),
+			sc.ID, sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
+			sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.LockedBy), nullInt(sc.LockedAt),
+			nullStr(sc.UserID), nullStr(sc.ManagedBy), nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.CreatedByRunID),
+			nullStr(sc.CreatedBySessionID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), nullStr(sc.DisabledReason),
+			sc.CreatedAt, nullInt(sc.UpdatedAt))
+		if IsUniqueViolation(err) {
+			return fmt.Errorf("%w: schedule %s (or its name %q)", db.ErrExists, sc.ID, sc.Name)
+		}
+		return err
+	})
+	if errors.Is(err, db.ErrExists) {
+		return err
 	}
 	return s.fail("create schedule "+sc.ID, err)
 }
@@ -149,26 +208,44 @@ func scheduleArg(c db.ScheduleColumn, sc *db.Schedule) any {
 
 // EditSchedule writes the columns edited changes of schedule read in
 // scope, while it still has read's cron_expr, timezone, method and
-// endpoint.
+// endpoint. A rename checks and writes the name under the names lock.
 func (s *Store) EditSchedule(ctx context.Context, read, edited *db.Schedule) (bool, error) {
 	if err := s.gate.enter(ctx); err != nil {
 		return false, err
 	}
 	defer s.gate.leave()
+	var written bool
+	edit := func(ctx context.Context, q Querier) (err error) {
+		written, err = s.editSchedule(ctx, q, read, edited)
+		return err
+	}
+	var err error
+	if edited.Name != read.Name {
+		err = s.withNamesLock(ctx, edit)
+	} else {
+		err = edit(ctx, s.w)
+	}
+	if errors.Is(err, db.ErrExists) || errors.Is(err, db.ErrNotFound) {
+		return false, err
+	}
+	return written, s.fail("edit schedule "+read.ID, err)
+}
+
+func (s *Store) editSchedule(ctx context.Context, q Querier, read, edited *db.Schedule) (bool, error) {
 	w := &where{}
 	w.add("id = ?", read.ID)
 	s.scope(ctx, w)
 	var owner sql.NullString
-	if err := s.w.QueryRowContext(ctx, s.d.Bind("SELECT user_id FROM "+s.schedules()+w.String()), w.args...).Scan(&owner); err != nil {
+	if err := q.QueryRowContext(ctx, s.d.Bind("SELECT user_id FROM "+s.schedules()+w.String()), w.args...).Scan(&owner); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, fmt.Errorf("%w: schedule %s", db.ErrNotFound, read.ID)
 		}
-		return false, s.fail("edit schedule "+read.ID, err)
+		return false, err
 	}
 	if edited.Name != read.Name {
-		taken, err := s.nameTaken(ctx, read.ID, edited.Name, owner.String)
+		taken, err := s.nameTaken(ctx, q, read.ID, edited.Name, owner.String)
 		if err != nil {
-			return false, s.fail("edit schedule "+read.ID, err)
+			return false, err
 		}
 		if taken {
 			return false, fmt.Errorf("%w: schedule named %q", db.ErrExists, edited.Name)
@@ -179,15 +256,15 @@ func (s *Store) EditSchedule(ctx context.Context, read, edited *db.Schedule) (bo
 		w.add(s.d.EqExact(c.col), c.was)
 	}
 	sets, args := scheduleEdit(read, edited)
-	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET "+strings.Join(sets, ", ")+w.String()), append(args, w.args...)...)
+	res, err := q.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET "+strings.Join(sets, ", ")+w.String()), append(args, w.args...)...)
 	if IsUniqueViolation(err) {
 		return false, fmt.Errorf("%w: schedule named %q", db.ErrExists, edited.Name)
 	}
 	if err != nil {
-		return false, s.fail("edit schedule "+read.ID, err)
+		return false, err
 	}
 	n, err := res.RowsAffected()
-	return n > 0, s.fail("edit schedule "+read.ID, err)
+	return n > 0, err
 }
 
 // DeleteSchedule deletes a schedule in scope and its runs.
