@@ -12,10 +12,8 @@ import (
 )
 
 // PutFileWithinQuota writes a file only while its namespace stays within
-// q.MaxBytes. Every such write of a namespace takes one lock first: SQLite's
-// writer transaction (BEGIN IMMEDIATE holds the database's write lock across
-// processes), Postgres's advisory transaction lock, MySQL's named lock (held
-// on the connection until after the commit). Under it, reading the usage and
+// q.MaxBytes. Every such write of a namespace takes the namespace's lock
+// first (lockedTx). Under it, reading the usage and
 // writing the file cannot interleave with another writer's, so processes and
 // connection pools sharing the database cannot together pass the quota.
 func (s *Store) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQuota) (*db.File, error) {
@@ -23,42 +21,19 @@ func (s *Store) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQuo
 		return nil, err
 	}
 	defer s.gate.leave()
-	ctx = s.gated(ctx)
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
-	}
-	defer conn.Close()
-	key := quotaLockKey(f.Namespace)
-	if s.d.LockSchema != nil && !s.d.DDLInTx {
-		release, err := s.d.LockSchema(ctx, conn, key)
-		if err != nil {
-			return nil, s.fail("lock file namespace "+f.Namespace, err)
+	var out *db.File
+	err := s.lockedTx(ctx, quotaLockKey(f.Namespace), func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.putWithinQuota(ctx, tx, f, q); err != nil {
+			return err
 		}
-		// Deferred before the transaction's rollback: runs after it.
-		defer release()
-	}
-	tx, err := conn.BeginTx(ctx, s.d.TxOptions)
-	if err != nil {
-		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
-	}
-	defer tx.Rollback()
-	if s.d.LockSchema != nil && s.d.DDLInTx {
-		if _, err := s.d.LockSchema(ctx, tx, key); err != nil {
-			return nil, s.fail("lock file namespace "+f.Namespace, err)
-		}
-	}
-	if err := s.putWithinQuota(ctx, tx, f, q); err != nil {
-		if errors.Is(err, db.ErrNamespaceFull) || errors.Is(err, db.ErrVersionConflict) {
-			return nil, err
-		}
-		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
-	}
-	out, err := s.getFileTx(ctx, tx, f.Namespace, f.Path)
-	if err != nil {
+		var err error
+		out, err = s.getFileTx(ctx, tx, f.Namespace, f.Path)
+		return err
+	})
+	if errors.Is(err, db.ErrNamespaceFull) || errors.Is(err, db.ErrVersionConflict) {
 		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return nil, s.fail("put file "+f.Namespace+"/"+f.Path, err)
 	}
 	return out, nil
@@ -112,4 +87,42 @@ func (s *Store) getFileTx(ctx context.Context, tx *sql.Tx, namespace, path strin
 	}
 	f.UpdatedAt = updated.Int64
 	return &f, nil
+}
+
+// lockedTx runs fn in a write transaction that holds the named lock key:
+// SQLite's writer transaction (BEGIN IMMEDIATE holds the database's write
+// lock across processes), Postgres's advisory transaction lock, MySQL's
+// named lock (held on the connection until after the commit). A check and
+// a write under one key cannot interleave with another process's. fn runs
+// with the context the transaction uses; the transaction commits when fn
+// returns nil. Errors are returned as they are, for the caller to wrap.
+func (s *Store) lockedTx(ctx context.Context, key string, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	ctx = s.gated(ctx)
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if s.d.LockSchema != nil && !s.d.DDLInTx {
+		release, err := s.d.LockSchema(ctx, conn, key)
+		if err != nil {
+			return err
+		}
+		// Deferred before the transaction's rollback: runs after it.
+		defer release()
+	}
+	tx, err := conn.BeginTx(ctx, s.d.TxOptions)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.d.LockSchema != nil && s.d.DDLInTx {
+		if _, err := s.d.LockSchema(ctx, tx, key); err != nil {
+			return err
+		}
+	}
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

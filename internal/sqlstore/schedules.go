@@ -54,46 +54,14 @@ func (s *Store) nameTaken(ctx context.Context, q Querier, id, name, owner string
 	return n > 0, err
 }
 
-// withNamesLock runs fn in a write transaction that holds the lock of the
-// schedules table's names: SQLite's writer transaction (BEGIN IMMEDIATE
-// holds the database's write lock across processes), Postgres's advisory
-// transaction lock, MySQL's named lock (held on the connection until
-// after the commit). Every create and rename takes it, so a name's check
-// and its write are one step for every Agentry process on the database.
-// fn runs with the context the transaction uses.
-// The unique indexes on names are not enough: MySQL's (user_id, name)
-// does not cover unowned schedules (NULLs differ), and a table another
-// writer created may have none. It commits when fn returns nil.
+// withNamesLock runs fn under the lock of the schedules table's names
+// (lockedTx): every create and rename takes it, so a name's check and its
+// write are one step for every Agentry process on the database. The unique
+// indexes on names are not enough: MySQL's (user_id, name) does not cover
+// unowned schedules (NULLs differ), and a table another writer created may
+// have none.
 func (s *Store) withNamesLock(ctx context.Context, fn func(ctx context.Context, q Querier) error) error {
-	ctx = s.gated(ctx)
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	key := namesLockKey(s.schedules())
-	if s.d.LockSchema != nil && !s.d.DDLInTx {
-		release, err := s.d.LockSchema(ctx, conn, key)
-		if err != nil {
-			return err
-		}
-		// Deferred before the transaction's rollback: runs after it.
-		defer release()
-	}
-	tx, err := conn.BeginTx(ctx, s.d.TxOptions)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if s.d.LockSchema != nil && s.d.DDLInTx {
-		if _, err := s.d.LockSchema(ctx, tx, key); err != nil {
-			return err
-		}
-	}
-	if err := fn(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.lockedTx(ctx, namesLockKey(s.schedules()), func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, tx) })
 }
 
 // namesLockKey names the lock of a schedules table's names: a hash, since
