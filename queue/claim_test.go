@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -146,6 +147,84 @@ func TestClaim_LaterAttemptFencesOutTheJournalOfTheAttemptBefore(t *testing.T) {
 		}
 		if err, ran := probes[2]; !ran || !errors.Is(err, run.ErrFenced) {
 			t.Errorf("attempt 1 recording after attempt 2's claim: ran %v, %v (want run.ErrFenced)", ran, err)
+		}
+	})
+}
+
+// A claim takes a running row at an older attempt only once its lease
+// expired (no renewal for lock_grace: its worker is gone); while the lease
+// is live the run is not taken over, however long it runs.
+func TestClaim_LiveLeaseOfAnOlderAttemptIsNotTakenOver(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		q, err := queue.Open(ctx, d, testCfg(), complete(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, r, j := pending("live", "u1")
+		if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := q.Claim(ctx, "live", 1); err != nil || !ok {
+			t.Fatalf("claim of attempt 1: %v, %v", ok, err)
+		}
+		if ok, err := q.Claim(ctx, "live", 2); err != nil || ok {
+			t.Fatalf("claim of attempt 2 while attempt 1's lease is live: %v, %v; want not claimed", ok, err)
+		}
+		if j := jobOf(t, q, "live"); j.Attempt != 1 || j.Status != queue.StatusRunning {
+			t.Fatalf("job is %s at attempt %d, want running at 1", j.Status, j.Attempt)
+		}
+		if err := q.AgeLease(ctx, "live", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := q.Claim(ctx, "live", 2); err != nil || !ok {
+			t.Fatalf("claim of attempt 2 once attempt 1's lease expired: %v, %v; want claimed", ok, err)
+		}
+	})
+}
+
+// River re-dispatches a job that runs past its timeout (its rescuer), even
+// though its worker lives and renews its lease: the new attempt's claim is
+// refused and its River job snoozed, and the run goes on to its end once.
+func TestClaim_RedispatchedLiveRunIsSnoozedNotRunTwice(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var calls atomic.Int32
+		started, release := make(chan struct{}), make(chan struct{})
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			if calls.Add(1) == 1 {
+				close(started)
+				<-release
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		q := openQueue(t, d, testCfg(), h)
+		ctx := context.Background()
+		enqueue(t, q, "overrun")
+		<-started
+		if err := q.Redispatch(ctx, "overrun"); err != nil {
+			t.Fatal(err)
+		}
+		var engine []queue.EngineJob
+		waitForDescribed(t, "the redispatched job to be snoozed (or run)", func() bool {
+			var err error
+			if engine, err = q.EngineJobs(ctx, "overrun"); err != nil {
+				t.Fatal(err)
+			}
+			return calls.Load() > 1 || len(engine) == 1 && engine[0].Snoozes > 0 && engine[0].State != "running"
+		}, func() string { return fmt.Sprint(engine) })
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("the live run was taken over: the handler ran %d times", n)
+		}
+		if engine[0].Attempt != 1 {
+			t.Errorf("the snoozed River job is at attempt %d, want 1 (a snooze is not an attempt)", engine[0].Attempt)
+		}
+		close(release)
+		waitFor(t, "the run completed", func() bool { return jobOf(t, q, "overrun").Status == queue.StatusCompleted })
+		if j := jobOf(t, q, "overrun"); j.Attempt != 1 {
+			t.Errorf("the job completed at attempt %d, want 1", j.Attempt)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Errorf("the handler ran %d times", n)
 		}
 	})
 }

@@ -43,6 +43,10 @@ func TestClaim_SQLiteSaysWhetherTheJournalIsEmpty(t *testing.T) {
 	if _, err := q.journal.Do(ctx, step, func(context.Context) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil }); err != nil {
 		t.Fatal(err)
 	}
+	// Attempt 1's worker died: its lease expired.
+	if _, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = locked_at - 3600 WHERE id = ?`), "r1"); err != nil {
+		t.Fatal(err)
+	}
 	j, claimed, err = q.claim(ctx, "r1", 2, 1)
 	if err != nil || !claimed {
 		t.Fatalf("claim of attempt 2: claimed %v, %v", claimed, err)

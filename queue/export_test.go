@@ -2,6 +2,10 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/riverqueue/river"
 
 	"github.com/agentryhq/agentry/run"
 )
@@ -103,4 +107,54 @@ func (q *Queue) PlannedQueries(now int64) map[string]PlannedQuery {
 type PlannedQuery struct {
 	Query string
 	Args  []any
+}
+
+// AgeLease moves the lease of id's job back by age, as if its holder had
+// not renewed it since.
+func (q *Queue) AgeLease(ctx context.Context, id string, age time.Duration) error {
+	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET locked_at = locked_at - ? WHERE id = ?`), int64(age/time.Second), id)
+	return err
+}
+
+// Redispatch makes id's River job available again while it runs, as River's
+// rescuer does with a job running past its timeout.
+func (q *Queue) Redispatch(ctx context.Context, id string) error {
+	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = `+q.nowSQL()+`
+WHERE id = (SELECT engine_job_id FROM `+q.jobs+` WHERE id = ?)`), id)
+	return err
+}
+
+// EngineJob is a River job of a run: its state, attempt and how many
+// times it was snoozed.
+type EngineJob struct {
+	State   string
+	Attempt int
+	Snoozes int
+}
+
+// EngineJobs are the River jobs of run id, oldest first.
+func (q *Queue) EngineJobs(ctx context.Context, id string) ([]EngineJob, error) {
+	res, err := q.client.JobList(ctx, river.NewJobListParams().Kinds(runArgs{}.Kind()).First(10000))
+	if err != nil {
+		return nil, err
+	}
+	var out []EngineJob
+	for _, rj := range res.Jobs {
+		var a runArgs
+		if err := json.Unmarshal(rj.EncodedArgs, &a); err != nil {
+			return nil, err
+		}
+		var meta struct {
+			Snoozes int `json:"snoozes"`
+		}
+		if len(rj.Metadata) > 0 {
+			if err := json.Unmarshal(rj.Metadata, &meta); err != nil {
+				return nil, err
+			}
+		}
+		if a.RunID == id {
+			out = append(out, EngineJob{State: string(rj.State), Attempt: rj.Attempt, Snoozes: meta.Snoozes})
+		}
+	}
+	return out, nil
 }

@@ -355,6 +355,11 @@ func TestLockOrder_ClaimAndFinalSaveTakeTheJobRowFirst(t *testing.T) {
 	if err := q.Journal().Fence(ctx, "cf", 1); err != nil {
 		t.Fatal(err)
 	}
+	// Attempt 1 overran: its lease expired while it worked (a claim does
+	// not take a live lease), and it saves its end as attempt 2 is claimed.
+	if err := q.AgeLease(ctx, "cf", time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	w := d.Driver().(db.SQLWriter).SQLWriter().DB
 	tbl := func(name string) string { return `"` + schema + `"."` + name + `"` }
 	// Attempt 1's final save, as recordFinal and the journal's ClearStmt

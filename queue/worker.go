@@ -34,6 +34,14 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	if err != nil {
 		return err
 	}
+	if wait := q.leaseLive(j, attempt); wait > 0 {
+		// An older attempt still holds a live lease (River rescued a run
+		// that overran its timeout while its worker lives and renews): a
+		// slow-but-alive run is never taken over. The job comes back when
+		// that lease could have expired; if its holder died by then, the
+		// lease sweep has requeued the run.
+		return river.JobSnooze(wait)
+	}
 	if !claimed {
 		// Cancelled, finished, taken over or gone: nothing to run.
 		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
@@ -125,6 +133,22 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	}
 	q.retryLater(fctx, j.ID, attempt, q.retryDelay(rj.Args), herr.Error())
 	return herr
+}
+
+// leaseLive is how long to wait before the claim of attempt, refused, may
+// be tried again: positive when j (the row the claim found) is running at
+// an older attempt whose lease is live, 0 otherwise.
+func (q *Queue) leaseLive(j *claimedJob, attempt int) time.Duration {
+	if j == nil || j.Status != StatusRunning || j.Attempt >= attempt || j.LockedBy == "" {
+		return 0
+	}
+	expires := time.Unix(j.LockedAt, 0).Add(q.cfg.LockGrace)
+	wait := time.Until(expires)
+	if wait <= 0 {
+		return 0
+	}
+	// Past the expiry by a renewal period: the sweep has had its chance.
+	return wait + q.renewEvery()
 }
 
 // errEnqueuedAgain rolls back clearDeletedJournal's deletion.
@@ -441,13 +465,19 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 }
 
 // claimSQL is the statement that checks and claims a job row for attempt,
-// returning it: a row that is queued, or running at an older attempt (its
-// worker gone). A cancel asked of a running job whose worker is gone is the
-// lease sweep's to record (cancelled); it is not run again.
+// returning it: a row that is queued, or running at an older attempt whose
+// lease expired (its worker gone: no renewal for LockGrace, as the lease
+// sweep decides). A running row whose lease is live is not taken: River
+// re-dispatches a job that ran past its timeout while its worker may
+// still be alive and renewing, and a slow-but-alive run is never taken
+// over (Work snoozes the job instead: leaseLive). A cancel asked of a
+// running job whose worker is gone is the lease sweep's to record
+// (cancelled); it is not run again.
 func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, []any) {
+	expired := now - int64(q.cfg.LockGrace/time.Second)
 	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
-WHERE id = ? AND status IN (?, ?) AND attempt < ? AND cancel_requested_at IS NULL
-RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, StatusQueued, StatusRunning, attempt}
+WHERE id = ? AND attempt < ? AND cancel_requested_at IS NULL AND (status = ? OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
+RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, attempt, StatusQueued, StatusRunning, expired}
 }
 
 // errJobDeleted: the job's row is gone while an attempt ran (its session
