@@ -60,10 +60,11 @@ func (q *Queue) Renew(ctx context.Context, ids []string) error {
 	return q.renew(ctx, args)
 }
 
-// Fenced is the context a worker runs attempt of id under: its run writes
-// fenced on the attempt and keyed by the job row.
+// Fenced is the context a worker runs attempt of id under, as claimed by
+// Claim (engine job id 0): its run writes fenced on the attempt and keyed
+// by the job row.
 func (q *Queue) Fenced(ctx context.Context, id string, attempt int) context.Context {
-	return q.fenced(ctx, id, attempt)
+	return q.fenced(ctx, id, attempt, 0)
 }
 
 // ListCountQuery is the statement List counts f's jobs with, and its
@@ -108,6 +109,11 @@ type PlannedQuery struct {
 	Query string
 	Args  []any
 }
+
+// StopHeartbeats stops this queue's heartbeats (its leases are neither
+// renewed nor looked at) while it keeps fetching and running jobs: what
+// happens before a run's next heartbeat. Wake resumes them.
+func (q *Queue) StopHeartbeats() { q.paused.Store(true) }
 
 // AgeLease moves the lease of id's job back by age, as if its holder had
 // not renewed it since.

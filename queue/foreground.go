@@ -34,13 +34,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`),
 	q.mu.Lock()
 	q.running[j.ID] = &holding{attempt: 1, cancel: cancel, foreground: true}
 	q.mu.Unlock()
-	rctx = db.WithWriteFence(rctx, q.fence(j.ID, 1))
+	rctx = db.WithWriteFence(rctx, q.fence(j.ID, 1, 0))
 	done := func(run.Status) {
 		// The run's final save may have recorded the outcome on the row
 		// already (the fence does it in the save's transaction, clearing
 		// locked_by): such a row is ours to delete too.
-		fin := q.finishedHere(j.ID, 1)
-		q.release(j.ID, 1)
+		fin := q.finishedHere(j.ID, 1, 0)
+		q.release(j.ID, 1, 0)
 		// The lease has done its work: its row goes (one statement, no
 		// journal to clear). Rows of dead nodes' runs stay, failed, until
 		// retention.

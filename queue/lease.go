@@ -109,7 +109,7 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		}
 		q.renewed = time.Now()
 	}
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at, `+engineCol+` FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
 	if err != nil {
 		return err
 	}
@@ -120,14 +120,18 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		var attempt int
 		var by sql.NullString
 		var cancelAt sql.NullInt64
-		if err := rows.Scan(&id, &attempt, &by, &status, &cancelAt); err != nil {
+		var engine int64
+		if err := rows.Scan(&id, &attempt, &by, &status, &cancelAt, &engine); err != nil {
 			return err
 		}
 		seen[id] = true
 		h := held[id]
 		switch {
-		case q.finishedHere(id, h.attempt) != "":
+		case q.finishedHere(id, h.attempt, h.engine) != "":
 			// Finished since the copy: its final save released the lease.
+		case engine != h.engine:
+			// Deleted, and the run id enqueued again.
+			h.cancel(jobGone(id))
 		case attempt != h.attempt || by.String != q.cfg.NodeID || status != StatusRunning:
 			h.cancel(fmt.Errorf("%w: run %s is at attempt %d on %s", run.ErrFenced, id, attempt, by.String))
 		case cancelAt.Valid:
@@ -138,7 +142,7 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 		return err
 	}
 	for id, h := range held {
-		if !seen[id] && q.finishedHere(id, h.attempt) == "" {
+		if !seen[id] && q.finishedHere(id, h.attempt, h.engine) == "" {
 			h.cancel(jobGone(id))
 		}
 	}

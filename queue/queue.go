@@ -129,8 +129,11 @@ type Queue struct {
 // holding is a job this process executes.
 type holding struct {
 	attempt int
-	ctx     context.Context // the attempt's context: its cause says who ended it
-	cancel  context.CancelCauseFunc
+	// engine is the engine job id the attempt runs under (0: a foreground
+	// lease): with the attempt, the attempt's fencing token (engineCol).
+	engine int64
+	ctx    context.Context // the attempt's context: its cause says who ended it
+	cancel context.CancelCauseFunc
 	// finished is the job status the run's final save recorded with it
 	// (see fence); "" while the job runs.
 	finished string

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/queue"
@@ -269,6 +271,134 @@ func TestDeleteSessions_RunningJobLeavesNoJournal(t *testing.T) {
 		}
 		if !jobGone(t, q, "orphan") {
 			t.Errorf("job left: %+v", jobOf(t, q, "orphan"))
+		}
+	})
+}
+
+// A run id enqueued again after its session was deleted (agentos derives
+// the run id from a repeated Idempotency-Key) starts again at attempt 1.
+// The deleted run's attempt, still running on the node that claims the new
+// one, is fenced out by that claim: its context ends at once and its final
+// save is refused, where before the next heartbeat it passed the job fence
+// (same attempt, same node) and recorded the new job's outcome. Heartbeats
+// are stopped: nothing but the claim can tell the old attempt.
+func TestDeleteSessions_RunEnqueuedAgainFencesOutTheDeletedAttempt(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var calls atomic.Int32
+		firstIn, firstGo, secondIn, secondGo := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+		type outcome struct{ save, cause error }
+		firstDone := make(chan outcome, 1)
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			if calls.Add(1) > 1 {
+				close(secondIn)
+				<-secondGo
+				return finishRun(ctx, d, j.ID, run.StatusCompleted)
+			}
+			close(firstIn)
+			<-firstGo
+			cause := context.Cause(ctx)
+			s, r, _ := pending(j.ID, j.UserID)
+			r.Status = run.StatusCompleted
+			_, _, err := d.SaveRun(context.WithoutCancel(ctx), s, r)
+			firstDone <- outcome{err, cause}
+			return run.StatusCompleted, err
+		}
+		cfg := testCfg()
+		cfg.LockGrace = time.Minute // no lease sweep while heartbeats are stopped
+		q := openQueueWith(t, d, cfg, h, func(q *queue.Queue) { q.StopHeartbeats() })
+		ctx := context.Background()
+		keyed := func() {
+			t.Helper()
+			s, r, j := pending("again", "u1")
+			j.IdempotencyKey = "key-again"
+			if id, dup, err := q.Enqueue(ctx, s, r, j); err != nil || dup || id != "again" {
+				t.Fatalf("enqueue: run %s, dup %v, %v; want a new run again", id, dup, err)
+			}
+		}
+		keyed()
+		<-firstIn
+		if err := d.DeleteSessions(ctx, "s-again"); err != nil {
+			t.Fatal(err)
+		}
+		keyed()
+		<-secondIn
+		close(firstGo)
+		got := <-firstDone
+		if !errors.Is(got.cause, run.ErrFenced) {
+			t.Errorf("the deleted run's attempt went on after the new claim: its context's cause is %v, want run.ErrFenced", got.cause)
+		}
+		if !errors.Is(got.save, run.ErrFenced) {
+			t.Errorf("the deleted run's attempt saved over the new run: %v", got.save)
+		}
+		if j := jobOf(t, q, "again"); j.Status != queue.StatusRunning || j.Attempt != 1 {
+			t.Errorf("after the deleted attempt's save the new job is %s at attempt %d, want running at 1", j.Status, j.Attempt)
+		}
+		close(secondGo)
+		waitFor(t, "the new run completed", func() bool { return jobOf(t, q, "again").Status == queue.StatusCompleted })
+		if r, err := d.GetRun(ctx, "again"); err != nil || r.Status != run.StatusCompleted {
+			t.Fatalf("the new run: %v, %v", r, err)
+		}
+		if n := calls.Load(); n != 2 {
+			t.Errorf("the handler ran %d times, want 2", n)
+		}
+	})
+}
+
+// An attempt whose handler fails before its heartbeat saw the job row
+// deleted (with its session) ends there: it is not retried (there is no
+// row to retry) and does not leave the journal behind, which a step it
+// recorded after the delete wrote again. Heartbeats are stopped so that
+// the failure comes first.
+func TestDeleteSessions_FailingAttemptOfADeletedJobIsNotRetried(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var q *queue.Queue
+		var calls atomic.Int32
+		started, release, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			calls.Add(1)
+			defer close(ended)
+			step := func(key string) error {
+				_, err := q.Journal().Do(context.WithoutCancel(ctx), run.JournalStep{RunID: j.ID, Key: key, Kind: "tool", Attempt: j.Attempt, Idempotent: true},
+					func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":"secret"}`), nil })
+				return err
+			}
+			if err := step("tool:0"); err != nil {
+				return "", err
+			}
+			close(started)
+			<-release
+			if err := step("tool:1"); err != nil {
+				return "", err
+			}
+			return "", errors.New("the model is unavailable")
+		}
+		cfg := testCfg()
+		cfg.LockGrace = time.Minute // no lease sweep while heartbeats are stopped
+		q = openQueueWith(t, d, cfg, h, func(q *queue.Queue) { q.StopHeartbeats() })
+		ctx := context.Background()
+		enqueue(t, q, "failing")
+		<-started
+		if err := d.DeleteSessions(ctx, "s-failing"); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		<-ended
+		var engine []queue.EngineJob
+		waitForDescribed(t, "the River job to end", func() bool {
+			var err error
+			if engine, err = q.EngineJobs(ctx, "failing"); err != nil {
+				t.Fatal(err)
+			}
+			return len(engine) == 1 && (engine[0].State == "completed" || engine[0].State == "cancelled" || engine[0].State == "discarded")
+		}, func() string { return fmt.Sprint(engine) })
+		if engine[0].Attempt != 1 {
+			t.Errorf("the deleted job was retried: its River job ended %s at attempt %d", engine[0].State, engine[0].Attempt)
+		}
+		if steps, err := q.Journal().Steps(ctx, "failing"); err != nil || len(steps) != 0 {
+			t.Errorf("the deleted run's journal: %d steps left, %v", len(steps), err)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Errorf("the handler ran %d times", n)
 		}
 	})
 }

@@ -29,8 +29,8 @@ func (w *worker) NextRetry(rj *river.Job[runArgs]) time.Time {
 // the handler and records the outcome, fenced on the attempt.
 func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	q := w.q
-	attempt := rj.Attempt
-	j, claimed, err := q.claim(ctx, rj.Args.RunID, attempt, rj.ID)
+	attempt, engine := rj.Attempt, rj.ID
+	j, claimed, err := q.claim(ctx, rj.Args.RunID, attempt, engine)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// The run's row ended before its job could record it (the process
 		// died in between): it is not executed again; its job records it.
 		js := jobStatusOf(st)
-		q.finish(context.WithoutCancel(ctx), j.ID, attempt, js, "")
+		q.finish(context.WithoutCancel(ctx), j.ID, attempt, engine, js, "")
 		if js == StatusCancelled {
 			return river.JobCancel(ErrCancelled)
 		}
@@ -60,9 +60,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer cancel(nil)
 	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
 	defer stopLife()
-	q.hold(j.ID, attempt, rctx, cancel)
-	defer q.release(j.ID, attempt)
-	rctx = q.fenced(rctx, j.ID, attempt)
+	q.hold(j.ID, attempt, engine, rctx, cancel)
+	defer q.release(j.ID, attempt, engine)
+	rctx = q.fenced(rctx, j.ID, attempt, engine)
 	if j.freshJournal {
 		rctx = db.WithFreshJournal(rctx, j.ID, attempt)
 	}
@@ -78,13 +78,13 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
 	fctx := context.WithoutCancel(ctx)
-	if fin := q.finishedHere(j.ID, attempt); fin != "" {
+	if fin := q.finishedHere(j.ID, attempt, engine); fin != "" {
 		// The run's final save recorded the job's outcome in its own
 		// transaction: nothing is left to record. When the handler failed
 		// after that save, the row says whether the save committed.
 		done := herr == nil && fin == jobStatusOf(status)
 		if !done {
-			_, done = q.recordedOutcome(fctx, j.ID, attempt)
+			_, done = q.recordedOutcome(fctx, j.ID, attempt, engine)
 		}
 		if done {
 			if fin == StatusCancelled {
@@ -102,8 +102,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// The job row was deleted (its session was): the run is stopped on
 		// purpose and there is nothing left to record, but a step it had
 		// under way may have been journaled after the delete.
-		q.cfg.Logger.InfoContext(fctx, "queue: job deleted, its run stopped", "run_id", j.ID, "attempt", attempt)
-		q.clearDeletedJournal(fctx, j.ID)
+		q.endDeleted(fctx, j.ID, attempt)
 		return nil
 	case errors.Is(cause, run.ErrFenced) || errors.Is(herr, run.ErrFenced):
 		// A newer attempt owns the run: record nothing.
@@ -114,26 +113,70 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		q.cfg.Logger.WarnContext(fctx, "queue: superseded attempt stopped", "run_id", j.ID, "attempt", attempt, "err", why)
 		return nil
 	case herr == nil:
-		q.finish(fctx, j.ID, attempt, jobStatusOf(status), "")
+		if !q.finish(fctx, j.ID, attempt, engine, jobStatusOf(status), "") && q.jobDeleted(fctx, j.ID, engine) {
+			q.endDeleted(fctx, j.ID, attempt)
+			return nil
+		}
 		if status == run.StatusCancelled {
 			q.cfg.Logger.InfoContext(fctx, "queue: run cancelled", "run_id", j.ID, "attempt", attempt)
 			return river.JobCancel(ErrCancelled)
 		}
 		return nil
 	case errors.Is(cause, ErrCancelled):
-		q.finishCancelled(fctx, j.Job, attempt, "cancelled")
+		if !q.finishCancelled(fctx, j.Job, attempt, engine, "cancelled") && q.jobDeleted(fctx, j.ID, engine) {
+			q.endDeleted(fctx, j.ID, attempt)
+			return nil
+		}
 		q.cfg.Logger.InfoContext(fctx, "queue: run cancelled", "run_id", j.ID, "attempt", attempt)
 		return river.JobCancel(ErrCancelled)
 	}
 	var perm *permanentError
 	if errors.As(herr, &perm) || attempt >= j.MaxAttempts {
 		reason := fmt.Sprintf("attempt %d of %d failed: %v", attempt, j.MaxAttempts, herr)
-		q.fail(fctx, j.Job, attempt, reason)
+		if !q.fail(fctx, j.Job, attempt, engine, reason) && q.jobDeleted(fctx, j.ID, engine) {
+			q.endDeleted(fctx, j.ID, attempt)
+			return nil
+		}
 		return river.JobCancel(herr)
 	}
-	q.retryLater(fctx, j.ID, attempt, q.retryDelay(rj.Args), herr.Error())
+	// The handler may fail before the heartbeat saw the job row deleted:
+	// a deleted job's attempt ends without a retry (there is no row to
+	// retry) and without leaving its journal behind.
+	if requeued, err := q.retryLater(fctx, j.ID, attempt, engine, q.retryDelay(rj.Args), herr.Error()); err == nil && !requeued && q.jobDeleted(fctx, j.ID, engine) {
+		q.endDeleted(fctx, j.ID, attempt)
+		return nil
+	}
 	return herr
 }
+
+// endDeleted ends an attempt whose job row was deleted (with its session)
+// while it ran: the run is stopped on purpose and there is nothing left to
+// record, but a step it had under way may have been journaled after the
+// delete.
+func (q *Queue) endDeleted(ctx context.Context, id string, attempt int) {
+	q.cfg.Logger.InfoContext(ctx, "queue: job deleted, its run stopped", "run_id", id, "attempt", attempt)
+	q.clearDeletedJournal(ctx, id)
+}
+
+// jobDeleted reports whether the job row that engine's attempts hold is
+// gone: deleted with its session, or replaced by a new enqueue of the same
+// run id (a repeated Idempotency-Key after the delete), whose engine job
+// is another. False when the row cannot be read.
+func (q *Queue) jobDeleted(ctx context.Context, id string, engine int64) bool {
+	var cur int64
+	err := q.w.QueryRowContext(ctx, q.sql(`SELECT `+engineCol+` FROM `+q.jobs+` WHERE id = ?`), id).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true
+	}
+	return err == nil && cur != engine
+}
+
+// engineCol is a job row's engine job id, 0 for a row without one (a
+// foreground run's lease, a test's claim). With the attempt it is the
+// fencing token of an attempt: a run id enqueued again after its session
+// was deleted (a repeated Idempotency-Key names the same run id) starts
+// again at attempt 1, under another engine job.
+const engineCol = `COALESCE(engine_job_id, 0)`
 
 // leaseLive is how long to wait before the claim of attempt, refused, may
 // be tried again: positive when j (the row the claim found) is running at
@@ -200,26 +243,43 @@ func (q *Queue) safeHandle(ctx context.Context, j *Job) (st run.Status, err erro
 	return q.handler(ctx, j)
 }
 
-func (q *Queue) hold(id string, attempt int, ctx context.Context, cancel context.CancelCauseFunc) {
+// hold notes that this process executes attempt of id's job (engine's).
+// An attempt of the run this process still holds is stopped at once: its
+// job was deleted and the run id enqueued again (engine differs), or a
+// newer attempt was claimed; its writes are fenced out from the claim's
+// commit, and its context ends now rather than at the next heartbeat.
+func (q *Queue) hold(id string, attempt int, engine int64, ctx context.Context, cancel context.CancelCauseFunc) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.running[id] = &holding{attempt: attempt, ctx: ctx, cancel: cancel}
+	if old := q.running[id]; old != nil && !old.foreground {
+		if old.engine != engine {
+			old.cancel(jobGone(id))
+		} else {
+			old.cancel(fmt.Errorf("%w: run %s was claimed by attempt %d", run.ErrFenced, id, attempt))
+		}
+	}
+	q.running[id] = &holding{attempt: attempt, engine: engine, ctx: ctx, cancel: cancel}
 	q.peak = max(q.peak, q.dispatched())
+}
+
+// holds reports whether h is the holding of attempt of engine's job.
+func (h *holding) holds(attempt int, engine int64) bool {
+	return h != nil && h.attempt == attempt && h.engine == engine
 }
 
 // stoppedHere says this process's stop cut the dispatched attempt short
 // (its context's first cause), not a cancel, a takeover or the run itself.
-func (q *Queue) stoppedHere(id string, attempt int) bool {
+func (q *Queue) stoppedHere(id string, attempt int, engine int64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	h := q.running[id]
-	return h != nil && h.attempt == attempt && !h.foreground && h.ctx != nil && errors.Is(context.Cause(h.ctx), errStopped)
+	return h.holds(attempt, engine) && !h.foreground && h.ctx != nil && errors.Is(context.Cause(h.ctx), errStopped)
 }
 
-func (q *Queue) release(id string, attempt int) {
+func (q *Queue) release(id string, attempt int, engine int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if h := q.running[id]; h != nil && h.attempt == attempt {
+	if h := q.running[id]; h.holds(attempt, engine) {
 		delete(q.running, id)
 	}
 }
@@ -534,13 +594,14 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 // attempt in one transaction, and only a claim raises either, so a write
 // the job fence admits the journal's fence would admit too. The run's own
 // saves then carry no journal fence statement.
-func (q *Queue) fenced(ctx context.Context, id string, attempt int) context.Context {
-	ctx = db.WithPipedWriteFence(ctx, q.fence(id, attempt), q.pipedFence(id, attempt))
+func (q *Queue) fenced(ctx context.Context, id string, attempt int, engine int64) context.Context {
+	ctx = db.WithPipedWriteFence(ctx, q.fence(id, attempt, engine), q.pipedFence(id, attempt, engine))
 	return db.WithLockKey(db.WithRunFenced(ctx, id, attempt), id)
 }
 
-// fence returns the write fence of attempt: the run row is written only
-// while the job row still holds this attempt and this node's lease.
+// fence returns the write fence of attempt of engine's job: the run row is
+// written only while the job row still holds this attempt, of this engine
+// job (engineCol), and this node's lease.
 //
 // When the row written is the job's run in a final status (COMPLETED,
 // ERROR, CANCELLED, or PAUSED), the same transaction records the job's
@@ -550,7 +611,7 @@ func (q *Queue) fenced(ctx context.Context, id string, attempt int) context.Cont
 // outcome so that the worker does not record it again and heartbeats do
 // not take the finished job for a takeover; a later write of the same
 // attempt (a run saved twice at its end) still passes the fence.
-func (q *Queue) fence(id string, attempt int) db.TxFunc {
+func (q *Queue) fence(id string, attempt int, engine int64) db.TxFunc {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		js := ""
 		if r := db.SavingRun(ctx); r != nil && r.RunID == id {
@@ -559,24 +620,26 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 				js = jobStatusOf(r.Status)
 			}
 		}
-		if js != "" && !((js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt)) {
+		if js != "" && !((js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt, engine)) {
 			// The run's final row: one statement checks the lease and
 			// records the job's outcome (one round trip on Postgres); when
 			// it matches no row, the read below says why.
-			if recorded, err := q.recordFinal(ctx, tx, id, attempt, js); err != nil || recorded {
+			if recorded, err := q.recordFinal(ctx, tx, id, attempt, engine, js); err != nil || recorded {
 				return err
 			}
 		}
 		var cur int
 		var by sql.NullString
 		var status string
-		err := tx.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id).Scan(&cur, &by, &status)
+		var eng int64
+		err := tx.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status, `+engineCol+` FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id).Scan(&cur, &by, &status, &eng)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case errors.Is(err, sql.ErrNoRows), err == nil && eng != engine:
+			// Deleted, or deleted and enqueued again (another engine job).
 			return jobGone(id)
 		case err != nil:
 			return err
-		case cur == attempt && !by.Valid && status != StatusRunning && status != StatusQueued && q.finishedHere(id, attempt) == status:
+		case cur == attempt && !by.Valid && status != StatusRunning && status != StatusQueued && q.finishedHere(id, attempt, engine) == status:
 			return nil // this attempt recorded its outcome already
 		case cur != attempt || by.String != q.cfg.NodeID:
 			return fmt.Errorf("%w: run %s is at attempt %d on %s, this is attempt %d", run.ErrFenced, id, cur, by.String, attempt)
@@ -584,7 +647,7 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 		if js == "" {
 			return nil
 		}
-		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt) {
+		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt, engine) {
 			// This process stopped and cut the run short: it is not the
 			// run's outcome. The run stays RUNNING with its job for
 			// recovery (at once on a restarted single node, after
@@ -592,7 +655,7 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 			return fmt.Errorf("%w: the server stopped; run %s is left for recovery", run.ErrFenced, id)
 		}
 		// The lease was checked above and the row is locked: this records.
-		_, err = q.recordFinal(ctx, tx, id, attempt, js)
+		_, err = q.recordFinal(ctx, tx, id, attempt, engine, js)
 		return err
 	}
 }
@@ -603,7 +666,7 @@ func (q *Queue) fence(id string, attempt int) db.TxFunc {
 // cleared). Anything else (a lease lost, an outcome recorded already, a
 // stop) fails or is not piped, and fence decides in a transaction of its
 // own. Statements take ? placeholders (the driver rebinds them).
-func (q *Queue) pipedFence(id string, attempt int) db.PipedFunc {
+func (q *Queue) pipedFence(id string, attempt int, engine int64) db.PipedFunc {
 	return func(ctx context.Context) ([]db.PipedStmt, bool) {
 		js := ""
 		if r := db.SavingRun(ctx); r != nil && r.RunID == id {
@@ -613,20 +676,20 @@ func (q *Queue) pipedFence(id string, attempt int) db.PipedFunc {
 			}
 		}
 		if js == "" {
-			return []db.PipedStmt{{Query: `SELECT attempt FROM ` + q.jobs + ` WHERE id = ? AND attempt = ? AND locked_by = ? FOR UPDATE`,
-				Args: []any{id, attempt, q.cfg.NodeID}, Row: scanOne}}, true
+			return []db.PipedStmt{{Query: `SELECT attempt FROM ` + q.jobs + ` WHERE id = ? AND attempt = ? AND locked_by = ? AND ` + engineCol + ` = ? FOR UPDATE`,
+				Args: []any{id, attempt, q.cfg.NodeID, engine}, Row: scanOne}}, true
 		}
-		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt) {
+		if (js == StatusCancelled || js == StatusFailed) && q.stoppedHere(id, attempt, engine) {
 			return nil, false
 		}
 		now := unixNow()
 		stmts := []db.PipedStmt{{Query: `UPDATE ` + q.jobs + ` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ? RETURNING attempt`, Args: []any{js, now, now, id, attempt, q.cfg.NodeID},
+WHERE id = ? AND attempt = ? AND locked_by = ? AND ` + engineCol + ` = ? RETURNING attempt`, Args: []any{js, now, now, id, attempt, q.cfg.NodeID, engine},
 			Row: func(sc interface{ Scan(...any) error }) error {
 				if err := scanOne(sc); err != nil {
 					return err
 				}
-				q.markFinished(id, attempt, js)
+				q.markFinished(id, attempt, engine, js)
 				return nil
 			}}}
 		if js != StatusPaused && q.journal != nil {
@@ -650,10 +713,10 @@ func scanOne(sc interface{ Scan(...any) error }) error {
 // tx when the job row holds attempt and this node's lease (recorded false
 // otherwise, with nothing written), and clears the run's journal unless
 // paused.
-func (q *Queue) recordFinal(ctx context.Context, tx *sql.Tx, id string, attempt int, js string) (recorded bool, err error) {
+func (q *Queue) recordFinal(ctx context.Context, tx *sql.Tx, id string, attempt int, engine int64, js string) (recorded bool, err error) {
 	now := unixNow()
 	res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = NULL, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.cfg.NodeID)
+WHERE id = ? AND attempt = ? AND locked_by = ? AND `+engineCol+` = ?`), js, now, now, id, attempt, q.cfg.NodeID, engine)
 	if err != nil {
 		return false, err
 	}
@@ -667,25 +730,25 @@ WHERE id = ? AND attempt = ? AND locked_by = ?`), js, now, now, id, attempt, q.c
 			}
 		}
 	}
-	q.markFinished(id, attempt, js)
+	q.markFinished(id, attempt, engine, js)
 	return true, nil
 }
 
 // markFinished notes that attempt's outcome (a job status) is in a
 // transaction that records it (committed, or about to be).
-func (q *Queue) markFinished(id string, attempt int, status string) {
+func (q *Queue) markFinished(id string, attempt int, engine int64, status string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if h := q.running[id]; h != nil && h.attempt == attempt {
+	if h := q.running[id]; h.holds(attempt, engine) {
 		h.finished = status
 	}
 }
 
 // finishedHere is the outcome markFinished noted for attempt, or "".
-func (q *Queue) finishedHere(id string, attempt int) string {
+func (q *Queue) finishedHere(id string, attempt int, engine int64) string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if h := q.running[id]; h != nil && h.attempt == attempt {
+	if h := q.running[id]; h.holds(attempt, engine) {
 		return h.finished
 	}
 	return ""
@@ -694,16 +757,17 @@ func (q *Queue) finishedHere(id string, attempt int) string {
 // recordedOutcome reports whether attempt's outcome was committed with the
 // run's final save (the fence's in-transaction finish): the job row then
 // holds the status finishedHere noted, with no lease.
-func (q *Queue) recordedOutcome(ctx context.Context, id string, attempt int) (string, bool) {
-	want := q.finishedHere(id, attempt)
+func (q *Queue) recordedOutcome(ctx context.Context, id string, attempt int, engine int64) (string, bool) {
+	want := q.finishedHere(id, attempt, engine)
 	if want == "" {
 		return "", false
 	}
 	var cur int
 	var by sql.NullString
 	var status string
-	err := q.w.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status FROM `+q.jobs+` WHERE id = ?`), id).Scan(&cur, &by, &status)
-	if err != nil || cur != attempt || by.Valid || status != want {
+	var eng int64
+	err := q.w.QueryRowContext(ctx, q.sql(`SELECT attempt, locked_by, status, `+engineCol+` FROM `+q.jobs+` WHERE id = ?`), id).Scan(&cur, &by, &status, &eng)
+	if err != nil || cur != attempt || eng != engine || by.Valid || status != want {
 		return "", false
 	}
 	return status, true
@@ -731,7 +795,7 @@ func jobStatusOf(s run.Status) string {
 
 // finish records attempt's outcome, fenced on the attempt and the lease,
 // and clears the run's journal (unless paused) in the same transaction.
-func (q *Queue) finish(ctx context.Context, id string, attempt int, status, reason string) bool {
+func (q *Queue) finish(ctx context.Context, id string, attempt int, engine int64, status, reason string) bool {
 	now := unixNow()
 	var clear db.TxFunc
 	if q.journal != nil && status != StatusPaused {
@@ -740,7 +804,7 @@ func (q *Queue) finish(ctx context.Context, id string, attempt int, status, reas
 	n := int64(0)
 	err := q.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ?`), status, nullable(reason), now, now, id, attempt, q.cfg.NodeID)
+WHERE id = ? AND attempt = ? AND locked_by = ? AND `+engineCol+` = ?`), status, nullable(reason), now, now, id, attempt, q.cfg.NodeID, engine)
 		if err != nil {
 			return err
 		}
@@ -759,29 +823,44 @@ WHERE id = ? AND attempt = ? AND locked_by = ?`), status, nullable(reason), now,
 	return n == 1
 }
 
-// retryLater puts the job back in line after a failed attempt.
-func (q *Queue) retryLater(ctx context.Context, id string, attempt int, delay time.Duration, reason string) {
+// retryLater puts the job back in line after a failed attempt; requeued
+// false (with a nil error) when the job row no longer holds the attempt's
+// lease (deleted, taken over), and the run's row is left alone.
+func (q *Queue) retryLater(ctx context.Context, id string, attempt int, engine int64, delay time.Duration, reason string) (requeued bool, err error) {
 	now := unixNow()
-	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?
-WHERE id = ? AND attempt = ? AND locked_by = ?`), StatusQueued, reason, now, now+int64(delay/time.Second), id, attempt, q.cfg.NodeID)
+	res, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?
+WHERE id = ? AND attempt = ? AND locked_by = ? AND `+engineCol+` = ?`), StatusQueued, reason, now, now+int64(delay/time.Second), id, attempt, q.cfg.NodeID, engine)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
 	if err != nil {
 		q.cfg.Logger.ErrorContext(ctx, "queue: requeue after failure", "run_id", id, "err", err)
+	} else if n != 1 {
+		return false, nil
 	}
 	q.setRunStatus(ctx, id, run.StatusPending, "", q.jobAtFence(id, attempt, StatusQueued))
+	return n == 1, err
 }
 
 // fail ends the job as failed with reason and its run as ERROR.
-func (q *Queue) fail(ctx context.Context, j Job, attempt int, reason string) {
-	if q.finish(ctx, j.ID, attempt, StatusFailed, reason) {
-		q.setRunStatus(ctx, j.ID, run.StatusError, reason, nil)
+// It reports whether the job's row recorded it.
+func (q *Queue) fail(ctx context.Context, j Job, attempt int, engine int64, reason string) bool {
+	if !q.finish(ctx, j.ID, attempt, engine, StatusFailed, reason) {
+		return false
 	}
+	q.setRunStatus(ctx, j.ID, run.StatusError, reason, nil)
+	return true
 }
 
 // finishCancelled ends the job and its run as cancelled.
-func (q *Queue) finishCancelled(ctx context.Context, j Job, attempt int, reason string) {
-	if q.finish(ctx, j.ID, attempt, StatusCancelled, reason) {
-		q.setRunStatus(ctx, j.ID, run.StatusCancelled, "run "+j.ID+" was "+reason, nil)
+// It reports whether the job's row recorded it.
+func (q *Queue) finishCancelled(ctx context.Context, j Job, attempt int, engine int64, reason string) bool {
+	if !q.finish(ctx, j.ID, attempt, engine, StatusCancelled, reason) {
+		return false
 	}
+	q.setRunStatus(ctx, j.ID, run.StatusCancelled, "run "+j.ID+" was "+reason, nil)
+	return true
 }
 
 // inTx runs fn in a transaction on the writer.
