@@ -4,7 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -14,10 +19,12 @@ import (
 // mysqlEngine runs on MySQL or MariaDB. Multi-statement mode stays off, so
 // the server refuses a second statement in one call.
 type mysqlEngine struct {
-	db *sql.DB
+	db      *sql.DB
+	timeout time.Duration
+	mariaDB atomic.Int32 // 0 unknown, 1 MariaDB, 2 MySQL
 }
 
-func openMySQL(dsnText string) (*mysqlEngine, error) {
+func openMySQL(dsnText string, timeout time.Duration) (*mysqlEngine, error) {
 	d, err := dsn.Parse(dsnText)
 	if err != nil {
 		return nil, fmt.Errorf("sqltools: %w", err)
@@ -38,7 +45,7 @@ func openMySQL(dsnText string) (*mysqlEngine, error) {
 	}
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(4)
-	return &mysqlEngine{db: db}, nil
+	return &mysqlEngine{db: db, timeout: timeout}, nil
 }
 
 func (e *mysqlEngine) close() error { return e.db.Close() }
@@ -80,6 +87,9 @@ func (e *mysqlEngine) run(ctx context.Context, st statement, query string, out *
 	// variable survives a rollback, and on a pooled connection would outlive
 	// the call.
 	defer discard(conn)
+	if err := e.bound(ctx, conn); err != nil {
+		return err
+	}
 	return runSQL(ctx, conn, &sql.TxOptions{ReadOnly: !st.write}, st, query, out)
 }
 
@@ -88,4 +98,53 @@ func (e *mysqlEngine) run(ctx context.Context, st statement, query string, out *
 func discard(conn *sql.Conn) {
 	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 	_ = conn.Close()
+}
+
+// bound sets the session's limits on a statement, which end with the
+// session: a client that gives up closes the connection, and the server does
+// not notice it while the statement waits for a row lock. MariaDB's
+// max_statement_time covers every statement and its lock waits. MySQL's
+// max_execution_time covers only SELECT, so the lock waits of a write are
+// bounded too, in whole seconds. The query cannot change them: SET is
+// refused by the gate, and a SELECT cannot assign a system variable.
+func (e *mysqlEngine) bound(ctx context.Context, conn *sql.Conn) error {
+	mariaDB, err := e.isMariaDB(ctx, conn)
+	if err != nil {
+		return err
+	}
+	d := serverBound(ctx, e.timeout)
+	set := fmt.Sprintf("SET SESSION max_statement_time = %.3f", d.Seconds())
+	if !mariaDB {
+		secs := int64(math.Ceil(d.Seconds()))
+		set = fmt.Sprintf("SET SESSION max_execution_time = %d, lock_wait_timeout = %d, innodb_lock_wait_timeout = %d", d.Milliseconds(), secs, secs)
+	}
+	_, err = conn.ExecContext(ctx, set)
+	return err
+}
+
+// isMariaDB asks the server once which of the two it is.
+func (e *mysqlEngine) isMariaDB(ctx context.Context, conn *sql.Conn) (bool, error) {
+	switch e.mariaDB.Load() {
+	case 1:
+		return true, nil
+	case 2:
+		return false, nil
+	}
+	var version string
+	if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return false, err
+	}
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		e.mariaDB.Store(1)
+		return true, nil
+	}
+	e.mariaDB.Store(2)
+	return false, nil
+}
+
+// stoppedAtBound reports the server ending a statement at its time limit
+// (MariaDB 1969, MySQL 3024) or a lock wait at its limit (1205).
+func (e *mysqlEngine) stoppedAtBound(err error) bool {
+	var myErr *gomysql.MySQLError
+	return errors.As(err, &myErr) && (myErr.Number == 1969 || myErr.Number == 3024 || myErr.Number == 1205)
 }

@@ -2,12 +2,14 @@ package sqltools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -15,12 +17,13 @@ import (
 // protocol, which refuses several statements in one call, while database/sql's
 // Exec without arguments would fall back to the simple protocol.
 type pgEngine struct {
-	pool   *pgxpool.Pool
-	schema string
-	warn   sync.Once
+	pool    *pgxpool.Pool
+	schema  string
+	timeout time.Duration
+	warn    sync.Once
 }
 
-func openPostgres(dsn, schema string) (*pgEngine, error) {
+func openPostgres(dsn, schema string, timeout time.Duration) (*pgEngine, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqltools: postgres dsn: %w", err)
@@ -30,7 +33,7 @@ func openPostgres(dsn, schema string) (*pgEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqltools: postgres: %w", err)
 	}
-	return &pgEngine{pool: pool, schema: schema}, nil
+	return &pgEngine{pool: pool, schema: schema, timeout: timeout}, nil
 }
 
 func (e *pgEngine) close() error { e.pool.Close(); return nil }
@@ -108,8 +111,13 @@ func (e *pgEngine) runOn(ctx context.Context, conn *pgx.Conn, st statement, quer
 		return err
 	}
 	// Pin name resolution: a role's or database's default search_path must
-	// not redirect an allowed table name.
-	if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{e.schema}.Sanitize()); err != nil {
+	// not redirect an allowed table name. Bound the query on the server: a
+	// client that gives up does not stop a backend waiting for a lock. The
+	// timer is armed as the query starts; a set_config inside the query
+	// cannot disarm it, and SET is refused by the gate.
+	bound := fmt.Sprintf("%dms", serverBound(ctx, e.timeout).Milliseconds())
+	if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true), set_config('statement_timeout', $2, true), set_config('lock_timeout', $2, true)",
+		pgx.Identifier{e.schema}.Sanitize(), bound); err != nil {
 		return err
 	}
 	rows, err := tx.Query(ctx, query)
@@ -142,6 +150,13 @@ func (e *pgEngine) runOn(ctx context.Context, conn *pgx.Conn, st statement, quer
 		out.affected(rows.CommandTag().RowsAffected())
 	}
 	return tx.Commit(ctx)
+}
+
+// stoppedAtBound reports the server cancelling the statement, as
+// statement_timeout does (SQLSTATE 57014, query_canceled).
+func (e *pgEngine) stoppedAtBound(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "57014"
 }
 
 // warnIfSuperuser logs once: a superuser can reach the server's files and

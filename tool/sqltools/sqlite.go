@@ -166,6 +166,10 @@ func (e *sqliteEngine) run(ctx context.Context, st statement, query string, out 
 	return runSQL(ctx, db, &sql.TxOptions{}, st, query, out)
 }
 
+// stoppedAtBound is false: a SQLite query has no server; the call's context
+// interrupts it (sqlite3_interrupt) when the call ends.
+func (e *sqliteEngine) stoppedAtBound(error) bool { return false }
+
 // txStarter is a *sql.DB or one of its *sql.Conn.
 type txStarter interface {
 	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)

@@ -40,6 +40,16 @@ type Config struct {
 	Timeout time.Duration
 }
 
+// serverBound is how long the server may run the model's statement: the
+// time left before the call's deadline, at most timeout, at least a
+// millisecond (zero would mean no bound to the servers).
+func serverBound(ctx context.Context, timeout time.Duration) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
+	}
+	return max(timeout, time.Millisecond)
+}
+
 // Toolkit is the sql toolkit with its database connection.
 type Toolkit struct {
 	cfg     Config
@@ -55,6 +65,9 @@ type engine interface {
 	// run executes st; a read runs in a read-only transaction that is
 	// rolled back.
 	run(ctx context.Context, st statement, query string, out *resultWriter) error
+	// stoppedAtBound reports an error of the server ending the statement
+	// at the bound run set for it.
+	stoppedAtBound(err error) bool
 	close() error
 }
 
@@ -119,9 +132,9 @@ func New(cfg Config) (*Toolkit, error) {
 	case SQLite:
 		k.eng, err = openSQLite(cfg.DSN, cfg.AllowWrite)
 	case Postgres:
-		k.eng, err = openPostgres(cfg.DSN, cfg.Schema)
+		k.eng, err = openPostgres(cfg.DSN, cfg.Schema, cfg.Timeout)
 	default:
-		k.eng, err = openMySQL(cfg.DSN)
+		k.eng, err = openMySQL(cfg.DSN, cfg.Timeout)
 	}
 	if err != nil {
 		return nil, err
@@ -217,6 +230,9 @@ func (k *Toolkit) run(ctx context.Context, in runIn) (json.RawMessage, error) {
 	limit = min(limit, k.cfg.MaxRows)
 	w := newResultWriter(limit, k.cfg.MaxOutput)
 	if err := k.eng.run(ctx, st, strings.TrimSpace(in.Query), w); err != nil {
+		if k.eng.stoppedAtBound(err) {
+			return nil, fmt.Errorf("%w: the database stopped the query at the %s limit (%v); it may be waiting for a lock another session holds, or need a smaller or simpler query", tool.ErrTimeout, k.cfg.Timeout, err)
+		}
 		return nil, fmt.Errorf("the database refused the query: %w", err)
 	}
 	return w.json()
