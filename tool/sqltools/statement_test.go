@@ -74,6 +74,14 @@ func TestClassify_RefusesWhatItCannotPlace(t *testing.T) {
 		{Postgres, "DELETE FROM a.b.c.d"},
 		{Postgres, "(DELETE FROM a)"},
 		{Postgres, "123"},
+		// The server-side bound on a query is a session setting; SET in any
+		// form is not run, so the model cannot lift it.
+		{Postgres, "SET statement_timeout = 0"},
+		{Postgres, "SET LOCAL lock_timeout TO 0"},
+		{Postgres, "RESET statement_timeout"},
+		{MySQL, "SET SESSION max_statement_time = 0"},
+		{MySQL, "SET STATEMENT max_statement_time = 0 FOR SELECT SLEEP(60)"},
+		{MySQL, "SET max_execution_time = 0"},
 		{Postgres, ""},
 	}
 	for _, tc := range tests {

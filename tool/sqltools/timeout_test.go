@@ -154,3 +154,29 @@ func TestSQL_QueryBlockedOnALockEndsAtTheTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestSQL_SQLiteQueryInterruptedAtTheTimeout: SQLite has no server to bound
+// a query; the call's context interrupts it, and its connection goes back to
+// the pool instead of running on.
+func TestSQL_SQLiteQueryInterruptedAtTheTimeout(t *testing.T) {
+	f := sqliteFixture(t)
+	k, err := New(Config{DSN: f.dsn, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	kit, err := k.Toolkit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(nil, kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endless := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+	if res, _ := query(t, set, endless, 1); !errors.Is(res.Err, tool.ErrTimeout) {
+		t.Fatalf("%s: %s %v; want tool.ErrTimeout", endless, res.Content, res.Err)
+	}
+	ro := k.eng.(*sqliteEngine).ro
+	eventually(t, "the interrupted query still holds its connection", func() bool { return ro.Stats().InUse == 0 })
+}
