@@ -248,7 +248,6 @@ func TestSQL_SlowQueryTimesOut(t *testing.T) {
 	}
 	fixtures(t, func(t *testing.T, f fixture) {
 		set := newSet(t, Config{DSN: f.dsn, Timeout: 300 * time.Millisecond})
-		start := time.Now()
 		res, _ := query(t, set, slow[f.dialect], 1)
 		if !errors.Is(res.Err, tool.ErrTimeout) {
 			t.Fatalf("err = %v, want tool.ErrTimeout", res.Err)
@@ -258,7 +257,6 @@ func TestSQL_SlowQueryTimesOut(t *testing.T) {
 		if res, _ := query(t, set2, "SELECT 1", 1); res.Err != nil {
 			t.Errorf("after a timeout: %v", res.Err)
 		}
-		_ = start
 	})
 }
 
