@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/internal/faultproxy"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/runlog"
 )
@@ -23,7 +24,8 @@ import (
 // lockedLog opens a log whose calls time out after bound, and returns a
 // lock of its table held by another connection until the returned release
 // is called: on SQLite another handle's write transaction on the file, on
-// Postgres an ACCESS EXCLUSIVE lock of the table.
+// Postgres an ACCESS EXCLUSIVE lock of the table, on MariaDB the table's
+// rows locked FOR UPDATE.
 type lockedLog func(t *testing.T, bound time.Duration) (l *runlog.Log, lock func() (release func()))
 
 var lockedLogs = map[string]lockedLog{
@@ -53,6 +55,17 @@ var lockedLogs = map[string]lockedLog{
 		wp := d.Driver().(db.SQLWriter).SQLWriter()
 		return l, func() func() {
 			return holdLock(t, wp.DB, `LOCK TABLE "`+wp.Schema+`"."`+runlog.Table+`" IN ACCESS EXCLUSIVE MODE`)
+		}
+	},
+	// MariaDB: a transaction that locks every row of the table and the gap
+	// after the last (REPEATABLE READ's next-key locks), so that every
+	// insert waits for it.
+	"mysql": func(t *testing.T, bound time.Duration) (*runlog.Log, func() func()) {
+		d, _ := mysqlBound(t, bound, false)
+		l := openLog(t, d)
+		wp := d.Driver().(db.SQLWriter).SQLWriter()
+		return l, func() func() {
+			return holdLock(t, wp.DB, "SELECT seq FROM `"+runlog.Table+"` FOR UPDATE")
 		}
 	},
 }
@@ -165,38 +178,53 @@ func TestRecorder_FailedWriteIsWrittenAgain(t *testing.T) {
 // dropped before it said so) is not written a second time: the next write
 // finds it stored and goes on after it.
 func TestRecorder_LostCommitAnswerIsNotWrittenTwice(t *testing.T) {
-	t.Parallel()
-	d, p := proxiedPostgres(t, 5*time.Second)
-	ctx := context.Background()
-	l := openLog(t, d)
-	var logs lockedBuffer
-	const runID = "run-lost-ack" // no "commit" in it: the proxy matches the bytes sent
-	rec := l.Record(ctx, runID, 1, slog.New(slog.NewJSONHandler(&logs, nil)))
-	rec.Add(content(runID, 0))
-	waitFor(t, "the first event stored", func() bool { c, _ := l.Count(ctx, runID); return c == 1 })
-	p.LoseReplyTo([]byte("commit\x00")) // the simple-protocol Query pgx sends to commit
-	rec.Add(content(runID, 1))
-	rec.Add(content(runID, 2))
-	waitFor(t, "a failed write", func() bool { return strings.Contains(logs.String(), "runlog: store events") })
-	rec.Add(content(runID, 3))
-	rec.Add(completed(runID))
-	if err := rec.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	got, err := l.Read(ctx, runID, -1, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSeq(t, got, 0)
-	var contents []string
-	for _, r := range got {
-		var ev struct{ Content string }
-		if err := json.Unmarshal(r.Data, &ev); err != nil {
-			t.Fatal(err)
-		}
-		contents = append(contents, ev.Content)
-	}
-	if want := "c0 c1 c2 c3 "; strings.Join(contents, " ") != want || !got[len(got)-1].Final {
-		t.Fatalf("the log holds %q, want %q and the terminal event", strings.Join(contents, " "), want)
+	// The bytes that commit: pgx's simple-protocol Query, go-sql-driver's
+	// COM_QUERY.
+	for name, open := range map[string]func(t *testing.T) (*db.DB, *faultproxy.Proxy, []byte){
+		"postgres": func(t *testing.T) (*db.DB, *faultproxy.Proxy, []byte) {
+			d, p := proxiedPostgres(t, 5*time.Second)
+			return d, p, []byte("commit\x00")
+		},
+		"mysql": func(t *testing.T) (*db.DB, *faultproxy.Proxy, []byte) {
+			d, p := mysqlBound(t, 5*time.Second, true)
+			return d, p, []byte("\x03COMMIT")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d, p, commit := open(t)
+			ctx := context.Background()
+			l := openLog(t, d)
+			var logs lockedBuffer
+			const runID = "run-lost-ack" // no "commit" in it: the proxy matches the bytes sent
+			rec := l.Record(ctx, runID, 1, slog.New(slog.NewJSONHandler(&logs, nil)))
+			rec.Add(content(runID, 0))
+			waitFor(t, "the first event stored", func() bool { c, _ := l.Count(ctx, runID); return c == 1 })
+			p.LoseReplyTo(commit)
+			rec.Add(content(runID, 1))
+			rec.Add(content(runID, 2))
+			waitFor(t, "a failed write", func() bool { return strings.Contains(logs.String(), "runlog: store events") })
+			rec.Add(content(runID, 3))
+			rec.Add(completed(runID))
+			if err := rec.Close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			got, err := l.Read(ctx, runID, -1, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSeq(t, got, 0)
+			var contents []string
+			for _, r := range got {
+				var ev struct{ Content string }
+				if err := json.Unmarshal(r.Data, &ev); err != nil {
+					t.Fatal(err)
+				}
+				contents = append(contents, ev.Content)
+			}
+			if want := "c0 c1 c2 c3 "; strings.Join(contents, " ") != want || !got[len(got)-1].Final {
+				t.Fatalf("the log holds %q, want %q and the terminal event", strings.Join(contents, " "), want)
+			}
+		})
 	}
 }
