@@ -45,11 +45,13 @@ const (
 // every later one.
 //
 // While writes stall the buffer is bounded (maxPending events,
-// maxPendingBytes): once it is full, the attempt's later events are
-// dropped, except its terminal event, so the log holds the run's
-// beginning and its end (whose RunCompleted carries the whole content)
-// without a hole in the middle; Close logs one warning with the number
-// dropped.
+// maxPendingBytes): once it is full, the attempt's events are dropped,
+// except its terminal event, until a write succeeds again; then recording
+// resumes. Where events were dropped the log holds a gap marker instead (a
+// CustomEvent whose content gives "events_dropped"; see GapEvent), so a
+// reader learns of the loss; the run's terminal event (whose RunCompleted
+// carries the whole content) is always kept. Close logs one warning with
+// the number dropped.
 type Recorder struct {
 	l       *Log
 	runID   string
@@ -63,10 +65,12 @@ type Recorder struct {
 	bufBytes int // JSON bytes of buf but its first event
 	enc      *json.Encoder
 	scratch  bytes.Buffer
-	lost     error // the fence refused a write: the attempt's events are dropped
-	fails    int   // writes failed in a row (their events are kept and written again)
-	dropped  int   // events dropped because the buffer was full
-	full     bool  // the buffer filled: later events but the terminal one are dropped
+	lost     error     // the fence refused a write: the attempt's events are dropped
+	fails    int       // writes failed in a row (their events are kept and written again)
+	dropped  int       // events dropped because the buffer was full
+	gap      int       // events dropped since the last gap marker was buffered
+	full     bool      // the buffer filled: events but the terminal one are dropped until a write succeeds
+	ident    run.Event // the run's own last event: the gap marker's identity fields
 	closed   bool
 	late     bool // an event was added after Close (warned once)
 	kick     chan struct{}
@@ -116,7 +120,11 @@ func (r *Recorder) Add(ev run.Event) {
 		return
 	}
 	final := ev.RunID == r.runID && run.IsTerminal(ev.Event)
+	if ev.RunID == r.runID {
+		r.ident = ev
+	}
 	if r.full && !final {
+		r.gap++
 		r.dropped++
 		r.mu.Unlock()
 		return
@@ -130,10 +138,12 @@ func (r *Recorder) Add(ev run.Event) {
 	data := bytes.TrimSuffix(r.scratch.Bytes(), []byte("\n"))
 	if !final && len(r.buf) > 0 && (len(r.buf) >= maxPending || r.bufBytes+len(data) > maxPendingBytes) {
 		r.full = true
+		r.gap++
 		r.dropped++
 		r.mu.Unlock()
 		return
 	}
+	r.markGap()
 	if len(r.buf) > 0 {
 		r.bufBytes += len(data)
 	}
@@ -258,11 +268,45 @@ func (r *Recorder) keep(batch []Pending, err error) {
 	}
 }
 
-// stored notes a write that succeeded after failed ones.
+// markGap buffers the gap marker of the events dropped since the last one
+// (if any), where they would have been. r.mu is held.
+func (r *Recorder) markGap() {
+	if r.gap == 0 {
+		return
+	}
+	data, err := json.Marshal(GapEvent(r.ident, r.runID, r.gap))
+	if err != nil {
+		r.log.Warn("runlog: encode the gap marker", "run_id", r.runID, "err", err)
+		return
+	}
+	if len(r.buf) > 0 {
+		r.bufBytes += len(data)
+	}
+	r.buf = append(r.buf, Pending{Event: string(run.EventCustom), Data: data})
+	r.gap = 0
+}
+
+// GapEvent is the marker a recorder stores where it dropped n events of
+// runID because writes stalled and its buffer was full: a CustomEvent
+// (Agno's name for an event a client may not know) with the run's identity
+// fields (taken from ident, an event of the run) and content
+// {"events_dropped": n, "message": …}.
+func GapEvent(ident run.Event, runID string, n int) run.Event {
+	return run.Event{Event: run.EventCustom, CreatedAt: time.Now().Unix(), RunID: runID, SessionID: ident.SessionID,
+		AgentID: ident.AgentID, AgentName: ident.AgentName, TeamID: ident.TeamID, TeamName: ident.TeamName,
+		WorkflowID: ident.WorkflowID, WorkflowName: ident.WorkflowName,
+		Content: map[string]any{"events_dropped": n,
+			"message": "the run's event log fell behind the database; events were dropped here (the run's final event and its stored output are complete)"}}
+}
+
+// stored notes a successful write: a full buffer takes events again (the
+// next one is preceded by the gap marker), and a recovery after failed
+// writes is logged.
 func (r *Recorder) stored() {
 	r.mu.Lock()
 	n := r.fails
 	r.fails = 0
+	r.full = false
 	r.mu.Unlock()
 	if n > 0 {
 		r.log.Info("runlog: events stored again after failed writes", "run_id", r.runID, "attempt", r.attempt, "failed_writes", n)
@@ -293,6 +337,9 @@ func (r *Recorder) close() {
 	r.mu.Unlock()
 	close(r.done)
 	<-r.stopped
+	r.mu.Lock()
+	r.markGap() // events dropped at the end, with no event after them
+	r.mu.Unlock()
 	err := r.flush()
 	for try := 1; err != nil && try < closeTries && !errors.Is(err, run.ErrFenced); try++ {
 		time.Sleep(closePause)
@@ -305,7 +352,7 @@ func (r *Recorder) close() {
 		r.log.Warn("runlog: events of this attempt could not be stored", "run_id", r.runID, "attempt", r.attempt, "lost", len(r.buf), "err", err)
 	}
 	if r.dropped > 0 {
-		r.log.Warn("runlog: the database kept up too slowly; events of this attempt were dropped (its terminal event was kept)",
+		r.log.Warn("runlog: the database kept up too slowly; events of this attempt were dropped (gap markers stand in for them, its terminal event was kept)",
 			"run_id", r.runID, "attempt", r.attempt, "dropped", r.dropped)
 	}
 }

@@ -35,8 +35,8 @@ func (w *lockedBuffer) String() string {
 
 // While the database write stalls, a recorder holds a bounded number of
 // events and drops the rest without making the run wait; the run's
-// terminal event is still stored, the log has no hole (its beginning and
-// its end), and one warning gives the number dropped.
+// terminal event is still stored, a gap marker stands where the dropped
+// events were, and one warning gives the number dropped.
 func TestRecorder_StalledWriteBoundsTheBuffer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -72,11 +72,12 @@ func TestRecorder_StalledWriteBoundsTheBuffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1+runlog.MaxPending+1 {
-		t.Fatalf("stored %d events, want the first, %d buffered and the terminal one", len(got), runlog.MaxPending)
+	if len(got) != 1+runlog.MaxPending+2 {
+		t.Fatalf("stored %d events, want the first, %d buffered, the gap marker and the terminal one", len(got), runlog.MaxPending)
 	}
 	checkSeq(t, got, 0)
-	for i, r := range got[:len(got)-1] {
+	checkGap(t, got[len(got)-2], runID, extra)
+	for i, r := range got[:len(got)-2] {
 		var ev struct{ Content string }
 		if err := json.Unmarshal(r.Data, &ev); err != nil || ev.Content != "c"+itoa(i) || r.Final {
 			t.Fatalf("event %d: %s (%v)", i, r.Data, err)
@@ -88,6 +89,83 @@ func TestRecorder_StalledWriteBoundsTheBuffer(t *testing.T) {
 	out := logs.String()
 	if strings.Count(out, `"dropped"`) != 1 || !strings.Contains(out, `"dropped":`+itoa(extra)) || !strings.Contains(out, runID) {
 		t.Fatalf("warning about dropped events: %s", out)
+	}
+}
+
+// checkGap checks that r is the gap marker of n events of runID.
+func checkGap(t *testing.T, r runlog.Record, runID string, n int) {
+	t.Helper()
+	var ev struct {
+		Event   string `json:"event"`
+		RunID   string `json:"run_id"`
+		Content struct {
+			EventsDropped int `json:"events_dropped"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(r.Data, &ev); err != nil || r.Final || r.Event != "CustomEvent" || ev.Event != "CustomEvent" || ev.RunID != runID || ev.Content.EventsDropped != n {
+		t.Fatalf("want the gap marker of %d events at %d, got %s %s (%v)", n, r.Seq, r.Event, r.Data, err)
+	}
+}
+
+// A recorder whose buffer filled while writes stalled takes events again
+// once a write succeeds: the events added after that are stored, after a
+// gap marker that tells readers how many were dropped, instead of every
+// later event but the terminal one being dropped for the rest of the
+// attempt.
+func TestRecorder_FullBufferRecordsAgainAfterAGapMarker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, err := runlog.Open(ctx, testdbs.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stall := func(context.Context, *sql.Tx) error {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+		return nil
+	}
+	const runID = "run-refilled"
+	rec := l.Record(db.WithWriteFence(ctx, stall), runID, 1, slog.New(slog.DiscardHandler))
+	rec.Add(content(runID, 0))
+	<-entered
+	const extra = 7
+	i := 1
+	for ; i <= runlog.MaxPending+extra; i++ {
+		rec.Add(content(runID, i))
+	}
+	close(release)
+	// The stalled write and the buffered events are stored: the database
+	// keeps up again.
+	waitFor(t, "the buffered events stored", func() bool { c, _ := l.Count(ctx, runID); return c == 1+runlog.MaxPending })
+	const after = 5
+	for k := range after {
+		rec.Add(content(runID, 10000+k))
+	}
+	rec.Add(completed(runID))
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Read(ctx, runID, -1, 2*runlog.MaxPending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeq(t, got, 0)
+	if want := 1 + runlog.MaxPending + 1 + after + 1; len(got) != want {
+		t.Fatalf("stored %d events, want %d: the first, the buffered ones, the gap marker, %d added after the recovery and the terminal one", len(got), want, after)
+	}
+	checkGap(t, got[1+runlog.MaxPending], runID, extra)
+	for k, r := range got[2+runlog.MaxPending : len(got)-1] {
+		var ev struct{ Content string }
+		if err := json.Unmarshal(r.Data, &ev); err != nil || ev.Content != "c"+itoa(10000+k) {
+			t.Fatalf("event %d after the gap: %s (%v)", k, r.Data, err)
+		}
+	}
+	if !got[len(got)-1].Final {
+		t.Fatalf("the terminal event was not stored: %+v", got[len(got)-1])
 	}
 }
 
