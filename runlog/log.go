@@ -31,7 +31,9 @@ type Record struct {
 	// across attempts: the SSE id and Agno's event_index.
 	Seq int64
 	// Attempt is the job attempt that produced the event (1 for runs that
-	// are not on the durable queue).
+	// are not on the durable queue); 0 for a terminal event a server built
+	// from the run's row because its producer ended without one
+	// (AppendAt).
 	Attempt int
 	// Event is the event's name (RunContent, TeamRunCompleted, …).
 	Event string
@@ -198,7 +200,7 @@ func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pendi
 // server may have committed, or still commit, after the connection was
 // lost); -1 when the write failed before its commit, so nothing was
 // stored. at >= 0 writes the events from seq at or not at all: when the
-// log's next seq is another, it fails with errSeqMoved, and a key it meets
+// log's next seq is another, it fails with ErrSeqMoved, and a key it meets
 // is not written again after (the caller looks whose events hold it).
 func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, at int64) (int64, error) {
 	if len(evs) == 0 {
@@ -219,9 +221,28 @@ func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pen
 	}
 }
 
-// errSeqMoved: a write meant for given seqs found the log's next seq
-// elsewhere.
-var errSeqMoved = errors.New("runlog: the log's next seq is not the one the write was for")
+// ErrSeqMoved: a write meant for given seqs found the log's next seq
+// elsewhere (another append came first).
+var ErrSeqMoved = errors.New("runlog: the log's next seq is not the one the write was for")
+
+// AppendAt stores evs as the run's events from seq at (the number of events
+// the caller read), or nothing when the log holds another number of events
+// by then (ErrSeqMoved: another append came first; read the log again).
+// It is how a server stores a terminal event it built from a finished
+// run's row when the log ended without one: the event gets a seq of its
+// own, so that its id never names a later event of the run, and two
+// servers doing so at once store it once.
+func (l *Log) AppendAt(ctx context.Context, runID string, attempt int, at int64, evs []Pending) error {
+	if at < 0 {
+		return fmt.Errorf("%w: %d (the first seq is 0)", ErrBadIndex, at)
+	}
+	_, err := l.appendAt(ctx, runID, attempt, evs, nil, at)
+	if err != nil && !errors.Is(err, ErrSeqMoved) && seqTaken(err) {
+		// The key was written meanwhile (committed or in flight).
+		err = fmt.Errorf("%w: %w", ErrSeqMoved, err)
+	}
+	return err
+}
 
 // appendTries bounds the writes of one Append that lose the race for
 // their seq numbers: each loss means another append of the run committed.
@@ -265,7 +286,7 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 		return -1, err
 	}
 	if at >= 0 && next != at {
-		return -1, errSeqMoved
+		return -1, ErrSeqMoved
 	}
 	first := next
 	now := time.Now().Unix()

@@ -221,3 +221,48 @@ func TestOpen_MemoryIsRefused(t *testing.T) {
 		t.Fatalf("memory driver: %v", err)
 	}
 }
+
+// AppendAt stores events at the seq the caller read or not at all: of two
+// writers that read the same end of the log (two servers building the
+// terminal event of one run from its row), one stores its event and the
+// other is told ErrSeqMoved, on either handle; a seq the log has not
+// reached is ErrSeqMoved too.
+func TestLog_AppendAtStoresOnceAtTheSeqRead(t *testing.T) {
+	eachSQL(t, func(t *testing.T, a, b *runlog.Log) {
+		ctx := context.Background()
+		const runID = "run-append-at"
+		if err := a.Append(ctx, runID, 1, []runlog.Pending{{Event: "RunStarted", Data: []byte(`{"event":"RunStarted"}`)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		end := []runlog.Pending{{Event: "RunError", Data: []byte(`{"event":"RunError"}`), Final: true}}
+		errs := make(chan error, 2)
+		for _, l := range []*runlog.Log{a, b} {
+			go func() { errs <- l.AppendAt(ctx, runID, 0, 1, end) }()
+		}
+		var stored, moved int
+		for range 2 {
+			switch err := <-errs; {
+			case err == nil:
+				stored++
+			case errors.Is(err, runlog.ErrSeqMoved):
+				moved++
+			default:
+				t.Fatal(err)
+			}
+		}
+		if stored != 1 || moved != 1 {
+			t.Fatalf("%d stored, %d told the log moved; want one each", stored, moved)
+		}
+		if err := a.AppendAt(ctx, runID, 0, 5, end); !errors.Is(err, runlog.ErrSeqMoved) {
+			t.Fatalf("append at a seq the log has not reached: %v", err)
+		}
+		got, err := b.Read(ctx, runID, -1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSeq(t, got, 0)
+		if len(got) != 2 || !got[1].Final || got[1].Attempt != 0 {
+			t.Fatalf("log: %+v, want RunStarted and one RunError of attempt 0", got)
+		}
+	})
+}

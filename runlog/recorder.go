@@ -204,7 +204,7 @@ func (r *Recorder) flush() error {
 		_, err := r.l.appendAt(r.ctx, r.runID, r.attempt, head, r.fence, r.unsure)
 		switch {
 		case err == nil:
-		case errors.Is(err, errSeqMoved) || seqTaken(err):
+		case errors.Is(err, ErrSeqMoved) || seqTaken(err):
 			held, herr := r.l.holds(r.ctx, r.runID, r.attempt, r.unsure, head)
 			if herr != nil {
 				r.keep(batch, herr)
