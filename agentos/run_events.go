@@ -1,7 +1,9 @@
 package agentos
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -159,19 +161,23 @@ func finalStatus(st run.Status) bool {
 }
 
 // streamStored streams a run's stored events after `after`, live while it
-// runs, to its end: Agno's resume stream. A "replay" (run finished) or
+// runs, to its end: Agno's resume stream. A "replay" (run over) or
 // "subscribed" (run going on) frame comes first, as Agno sends them; each
 // event frame carries its index as the SSE id and as event_index. A run
 // whose log is gone (retention) replays the events stored on its row; a
 // run that ended without a final event in its log (its process died, or
 // a paused run was continued in the foreground) gets a terminal event
-// built from its row, with the next index as its id.
+// built from its row, stored in the log first (attempt 0) so that its id
+// is a seq of its own, never one a later event of the run takes.
 //
-// A client that already holds the run's end (the log's final event, when
-// the row agrees, or the index of a terminal built from the row: the
-// number of stored events) gets nothing more: 204 No Content on GET, which
-// makes an EventSource stop reconnecting, and Agno's replay frame alone on
-// POST. An index past that was never sent: 400.
+// A run is over when its row is final and its producer is gone (its job
+// final, or not executing here): a row stored ERROR by an attempt the
+// queue retries is not the end. A client that already holds the end of a
+// run that is over (the log's final event, when the row agrees, or the id
+// an older server gave a terminal it built from the row without storing
+// it: the number of stored events) gets nothing more: 204 No Content on
+// GET, which makes an EventSource stop reconnecting, and Agno's replay
+// frame alone on POST. An index past that was never sent: 400.
 func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarget, row *db.Run, after int64) error {
 	ctx := r.Context()
 	d := a.DB()
@@ -193,7 +199,16 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 			stored = last.Seq + 1
 		}
 	}
-	if finalStatus(row.Status) && stored == 0 {
+	// over: nothing will add events. A final row alone is not enough: an
+	// attempt the queue retries stored ERROR, and the next attempt's
+	// events follow in the log.
+	over := finalStatus(row.Status)
+	if over && l != nil {
+		if over, err = s.producerGone(ctx, runID); err != nil {
+			return err
+		}
+	}
+	if finalStatus(row.Status) && stored == 0 && (l == nil || over) {
 		return s.replayRow(w, r, row, after)
 	}
 	if l == nil {
@@ -202,13 +217,18 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 	if after > stored {
 		return errorf(http.StatusBadRequest, "event index %d was never sent: run %s has %d events (indexes 0 to %d); send the id of the last event received, or -1 for all", after, runID, stored, stored-1)
 	}
-	if finalStatus(row.Status) && (after == stored || (after == last.Seq && last.Final && last.Event == string(a.Component().EventName(terminalType(row.Status))))) {
+	// endOf: rec is the end of the run the row tells (a RunPaused of a run
+	// since continued is not).
+	endOf := func(rec runlog.Record) bool {
+		return rec.Final && rec.Event == string(a.Component().EventName(terminalType(row.Status)))
+	}
+	if over && (after == stored || (after == last.Seq && endOf(last))) {
 		return s.nothingMore(w, r, row, stored, after)
 	}
 	sse := newSSEWriter(w)
 	meta := map[string]any{"run_id": runID, "current_event_count": stored}
 	name := "subscribed"
-	if finalStatus(row.Status) {
+	if over {
 		name = "replay"
 		meta["status"], meta["total_buffered"], meta["last_event_index_requested"] = row.Status, stored, after
 	} else {
@@ -229,38 +249,78 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		}
 		return s.producerGone(ctx, runID)
 	}
-	sawFinal := false
-	// A terminal built from the row takes the index after the log's last
-	// event (the same one again for a client that holds an earlier one:
-	// the log did not grow).
-	next := stored
-	for rec, err := range l.Tail(ctx, runID, after, ended, s.tailCfg) {
-		if err != nil {
-			s.log.WarnContext(ctx, "resume stream: read events", "run_id", runID, "err", err)
-			_ = sse.WriteMeta("error", map[string]any{"event": "error", "error": "reading the run's events failed; reconnect to resume"})
-			return nil
-		}
-		if rec.Seq == runlog.Idle {
-			if sse.Comment("keep-alive") != nil {
+	failed := func(err error) error {
+		s.log.WarnContext(ctx, "resume stream: read events", "run_id", runID, "err", err)
+		_ = sse.WriteMeta("error", map[string]any{"event": "error", "error": "reading the run's events failed; reconnect to resume"})
+		return nil
+	}
+	// held: the last event the client holds; sent: this stream sent it.
+	held, sent := runlog.Record{Seq: -1}, false
+	if after >= 0 && after == last.Seq {
+		held = last
+	}
+	for {
+		// next: the seq after the log's last event, where a terminal built
+		// from the row is stored.
+		next := stored
+		for rec, err := range l.Tail(ctx, runID, after, ended, s.tailCfg) {
+			if err != nil {
+				return failed(err)
+			}
+			if rec.Seq == runlog.Idle {
+				if sse.Comment("keep-alive") != nil {
+					return nil
+				}
+				continue
+			}
+			held, sent = rec, true
+			next = max(next, rec.Seq+1)
+			after = rec.Seq
+			if err := sse.WriteStored(rec.Seq, rec.Event, rec.Data); err != nil {
 				return nil
 			}
-			continue
 		}
-		sawFinal = rec.Final
-		next = max(next, rec.Seq+1)
-		if err := sse.WriteStored(rec.Seq, rec.Event, rec.Data); err != nil {
+		// The stream ends with the final event it sent, or the client
+		// held the run's end already (its producer was live when the
+		// stream began).
+		if (held.Final && (sent || endOf(held))) || ctx.Err() != nil || !finalStatus(row.Status) {
 			return nil
 		}
-	}
-	if !sawFinal && ctx.Err() == nil && finalStatus(row.Status) {
 		// The producer died (or was fenced) before its final event, or the
 		// run was continued outside the log: end the stream with what the
-		// row says. Its id is the next index, so that a client
-		// reconnecting with it is told there is nothing more instead of
-		// getting this event again.
-		_ = sse.WriteIndexed(next, terminalFromRow(a, row))
+		// row says. The event is stored at the log's next seq first, so
+		// that its id names it and no later event of the run (a
+		// continuation, another attempt): a client reconnecting with it
+		// is told there is nothing more, or gets what came after.
+		ev := terminalFromRow(a, row)
+		data, err := storedEvent(ev)
+		if err != nil {
+			return failed(err)
+		}
+		err = l.AppendAt(ctx, runID, 0, next, []runlog.Pending{{Event: string(ev.Event), Data: data, Final: true}})
+		switch {
+		case errors.Is(err, runlog.ErrSeqMoved):
+			// Events came after all (a late batch, another server's
+			// terminal): follow them.
+			stored = next
+			continue
+		case err != nil:
+			return failed(err)
+		}
+		_ = sse.WriteStored(next, string(ev.Event), data)
+		return nil
 	}
-	return nil
+}
+
+// storedEvent is ev's JSON as the event log stores it.
+func storedEvent(ev *run.Event) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // nothingMore answers a client that holds a finished run's last event:
@@ -427,12 +487,20 @@ func runRecorded(ctx context.Context, t runTarget, runID string, in run.Input, o
 }
 
 // producerGone reports whether nothing can add events to a run whose row
-// is final: its job is final (the queue records it after the attempt's
-// recorder wrote its last batch) or, for a run that is not a job, no run
-// of that id executes in this process. A row is stored final a moment
-// before the run's terminal event is recorded, so the row alone is not
-// enough.
+// is final: no run of that id executes in this process and, for a job,
+// its job is final. A row is stored final a moment before the run's
+// terminal event is recorded, and the queue records the job's outcome in
+// that same final save: an attempt executing here is still writing its
+// last batch until it leaves the run registry (after its recorder
+// closed). An attempt on another replica is not seen: its last batch may
+// land just after (see docs/adr/run-event-log-ends-and-gaps.md).
 func (s *Server) producerGone(ctx context.Context, runID string) (bool, error) {
+	s.runs.mu.Lock()
+	_, running := s.runs.flights[runID]
+	s.runs.mu.Unlock()
+	if running {
+		return false, nil
+	}
 	if s.queue != nil {
 		j, err := s.queue.Get(ctx, runID, "", false)
 		switch {
@@ -442,8 +510,5 @@ func (s *Server) producerGone(ctx context.Context, runID string) (bool, error) {
 			return false, err
 		}
 	}
-	s.runs.mu.Lock()
-	_, running := s.runs.flights[runID]
-	s.runs.mu.Unlock()
-	return !running, nil
+	return true, nil
 }

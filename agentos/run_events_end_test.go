@@ -2,14 +2,18 @@ package agentos
 
 import (
 	"context"
+	"errors"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/runlog"
@@ -151,5 +155,172 @@ func TestResume_ContinuedPausedRunEndsOnceWithAnID(t *testing.T) {
 	}
 	if res := get(t, resume, map[string]string{"Last-Event-ID": "2"}); res.status != http.StatusNoContent {
 		t.Fatalf("client holding the end built from the row: %d %q", res.status, res.body)
+	}
+}
+
+// gatedModel answers as ok once gate is closed: a run whose attempt
+// executes, held in its model call.
+type gatedModel struct {
+	ok      *scripted.Model
+	gate    chan struct{}
+	entered chan struct{} // closed at the first call
+	once    sync.Once
+}
+
+func newGatedModel(reply string) *gatedModel {
+	return &gatedModel{ok: scripted.Reply(reply), gate: make(chan struct{}), entered: make(chan struct{})}
+}
+
+func (m *gatedModel) Info() model.Info { return m.ok.Info() }
+
+func (m *gatedModel) wait(ctx context.Context) error {
+	m.once.Do(func() { close(m.entered) })
+	select {
+	case <-m.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (m *gatedModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := m.wait(ctx); err != nil {
+		return nil, err
+	}
+	return m.ok.Invoke(ctx, req)
+}
+
+func (m *gatedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	if err := m.wait(ctx); err != nil {
+		return func(yield func(*model.Chunk, error) bool) { yield(nil, err) }
+	}
+	return m.ok.Stream(ctx, req)
+}
+
+// saveRow stores the run's row with status st (the session is the
+// agent "echo"'s).
+func saveRow(t *testing.T, d *db.DB, runID, sessionID string, st run.Status, content string) {
+	t.Helper()
+	row, err := db.RunFromOutput(&run.Output{RunID: runID, SessionID: sessionID, AgentID: "echo", Status: st, Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := &db.Session{SessionID: sessionID, SessionType: run.TypeAgent, AgentID: "echo"}
+	if _, _, err := d.SaveRun(context.Background(), sess, row); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendNext stores evs after the log's last event and returns the seq of
+// the first (the run's recorder may append at the same time).
+func appendNext(t *testing.T, l *runlog.Log, runID string, attempt int, evs ...runlog.Pending) int64 {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		var at int64
+		last, ok, err := l.Last(ctx, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			at = last.Seq + 1
+		}
+		switch err := l.AppendAt(ctx, runID, attempt, at, evs); {
+		case err == nil:
+			return at
+		case !errors.Is(err, runlog.ErrSeqMoved):
+			t.Fatal(err)
+		}
+	}
+}
+
+// A run whose row says ERROR while its job still runs (an attempt the
+// queue retries stored ERROR and ended its events with RunError; the next
+// attempt executes) is not over: an EventSource holding that RunError is
+// not told 204 (which would stop it for good), it is streamed the next
+// attempt's events to the run's real end.
+func TestResume_FinalRowWithALiveJobIsFollowed(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	m := newGatedModel("second attempt's answer")
+	u, srv := streamServer(t, d, m)
+	acc := accepted(t, postForm(t, u+"/agents/echo/runs", map[string]string{"message": "hi", "background": "true"}, nil))
+	<-m.entered // the job runs, held in its model call
+	l, err := srv.events.of(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the retried attempt left: its RunError in the log, ERROR on
+	// the row.
+	errAt := appendNext(t, l, acc.RunID, 1, runlog.Pending{Event: string(run.EventRunError),
+		Data: []byte(`{"event":"RunError","run_id":"` + acc.RunID + `","content":"attempt 1 failed"}`), Final: true})
+	saveRow(t, d, acc.RunID, acc.SessionID, run.StatusError, "attempt 1 failed")
+
+	resume := u + "/agents/echo/runs/" + acc.RunID + "/resume"
+	req, _ := http.NewRequest(http.MethodGet, resume, nil)
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(errAt, 10))
+	s := openStream(t, func() (*http.Response, error) { return http.DefaultClient.Do(req) })
+	close(m.gate) // the attempt goes on
+	evs, meta := s.events(t, -1)
+	if len(meta) != 1 || meta[0] != "subscribed" {
+		t.Fatalf("meta frames %v, want subscribed (the run goes on)", meta)
+	}
+	checkIDs(t, evs, int(errAt)+1)
+	if len(evs) == 0 || evs[len(evs)-1].event != string(run.EventRunCompleted) || !strings.Contains(evs[len(evs)-1].data, "second attempt's answer") {
+		t.Fatalf("the stream after attempt 1's RunError: %+v, want the run's events to its RunCompleted", evs)
+	}
+	waitStatus(t, d, acc.RunID, run.StatusCompleted)
+}
+
+// A terminal event built from a finished run's row (its log ended without
+// one) takes a seq of its own in the log: when the run's events go on
+// later (a continuation, another attempt), a client reconnecting with
+// that event's id gets every later event, the first included, instead of
+// having it skipped as the one it already holds.
+func TestResume_TerminalBuiltFromTheRowNeverNamesALaterEvent(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	// The run is no job and executes nowhere: its end is built from the
+	// row once Grace passed.
+	u, srv := streamServerTail(t, d, scripted.Reply("unused"), runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 50 * time.Millisecond})
+	ctx := context.Background()
+	const runID, sessionID = "run-cut", "sess-cut"
+	l, err := srv.events.of(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(name run.EventType, content string) runlog.Pending {
+		return runlog.Pending{Event: string(name), Data: []byte(`{"event":"` + string(name) + `","run_id":"` + runID + `","content":"` + content + `"}`), Final: run.IsTerminal(name)}
+	}
+	// Attempt 1 died after two events; the row was finished without it.
+	if err := l.Append(ctx, runID, 1, []runlog.Pending{ev(run.EventRunStarted, ""), ev(run.EventRunContent, "a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	saveRow(t, d, runID, sessionID, run.StatusError, "cut")
+	resume := u + "/agents/echo/runs/" + runID + "/resume"
+	fs := resumeFrames(t, resume, "-1")
+	if len(fs) != 4 || fs[3].event != string(run.EventRunError) || fs[3].id != "2" {
+		t.Fatalf("first stream: %+v, want replay, 2 events and the RunError built from the row with id 2", fs)
+	}
+	built := fs[3].id
+
+	// The run goes on: its next events are appended to the log.
+	saveRow(t, d, runID, sessionID, run.StatusRunning, "")
+	first := appendNext(t, l, runID, 2, ev(run.EventRunContinued, ""), ev(run.EventRunContent, "b"), ev(run.EventRunCompleted, "b"))
+	saveRow(t, d, runID, sessionID, run.StatusCompleted, "b")
+
+	fs = resumeFrames(t, resume, built)
+	var evs []resumeFrame
+	for _, f := range fs {
+		if f.id != "" {
+			evs = append(evs, f)
+		}
+	}
+	checkIDs(t, evs, int(first))
+	if len(evs) != 3 || evs[0].event != string(run.EventRunContinued) || evs[2].event != string(run.EventRunCompleted) {
+		t.Fatalf("after the built terminal (id %s): %+v, want RunContinued, RunContent, RunCompleted", built, evs)
+	}
+	if res := get(t, resume, map[string]string{"Last-Event-ID": evs[2].id}); res.status != http.StatusNoContent {
+		t.Fatalf("client holding the run's end: %d %q", res.status, res.body)
 	}
 }

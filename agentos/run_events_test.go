@@ -15,6 +15,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
@@ -131,13 +132,13 @@ func slowModel(words int) *scripted.Model {
 }
 
 // streamServer serves agent "echo" on d with the durable queue.
-func streamServer(t *testing.T, d *db.DB, m *scripted.Model) (string, *Server) {
+func streamServer(t *testing.T, d *db.DB, m model.Model) (string, *Server) {
 	t.Helper()
 	return streamServerTail(t, d, m, testTailConfig)
 }
 
 // streamServerTail is streamServer whose resume streams tail with cfg.
-func streamServerTail(t *testing.T, d *db.DB, m *scripted.Model, cfg runlog.TailConfig) (string, *Server) {
+func streamServerTail(t *testing.T, d *db.DB, m model.Model, cfg runlog.TailConfig) (string, *Server) {
 	t.Helper()
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: m, DB: d})
 	if err != nil {
