@@ -676,7 +676,7 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 			return nil, err
 		}
 	} else {
-		top, _ = s.walk(ctx, unit, k)
+		top, _, _ = s.walk(ctx, unit, k)
 		if len(top) > k {
 			top = top[:k]
 		}
@@ -686,8 +686,10 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 
 // walk searches each graph the caller sees (its own and the shared one;
 // every graph for an admin) for its k nearest rows and merges them, best
-// first. all reports that no graph had more to give.
-func (s *Store) walk(ctx context.Context, unit []float32, k int) (top []scored, all bool) {
+// first. all reports that every graph gave all its live rows; live is the
+// most live rows a graph searched holds. A graph can give fewer than k
+// while it holds more: rows its links do not reach from the entry point.
+func (s *Store) walk(ctx context.Context, unit []float32, k int) (top []scored, all bool, live int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var owners []string
@@ -705,64 +707,78 @@ func (s *Store) walk(ctx context.Context, unit []float32, k int) (top []scored, 
 			continue
 		}
 		res := x.search(unit, k, s.cfg.EfSearch)
-		if len(res) >= k {
+		if len(res) < x.live {
 			all = false
 		}
+		live = max(live, x.live)
 		for _, c := range res {
 			top = append(top, scored{x.keys[c.id], 1 - float64(c.d)})
 		}
 	}
 	sort.Slice(top, func(i, j int) bool { return top[i].sim > top[j].sim })
-	return top, all
+	return top, all, live
 }
 
 // filteredScan scores the rows that match the filters exactly when they are
 // few (ExactBelow), else walks the graphs deeper and keeps the matching ones.
 func (s *Store) filteredScan(ctx context.Context, q vectordb.Query, unit []float32, k int) ([]scored, error) {
+	top, many, err := s.exactScan(ctx, q, unit, k, s.cfg.ExactBelow)
+	if many {
+		return s.filteredWalk(ctx, q, unit, k)
+	}
+	return top, err
+}
+
+// exactScan scores every row the filters match, best k first; with limit >
+// 0 it stops at limit rows and reports many instead.
+func (s *Store) exactScan(ctx context.Context, q vectordb.Query, unit []float32, k, limit int) (top []scored, many bool, err error) {
 	cond, args := visibleCond(ctx, "")
 	fc, fargs := filterCond(q.Filters, "")
-	rows, err := s.sqldb.QueryContext(ctx, `SELECT rowid, embedding FROM `+s.t+` WHERE 1 = 1`+cond+fc+` LIMIT ?`,
-		append(append(args, fargs...), s.cfg.ExactBelow+1)...)
+	query, args := `SELECT rowid, embedding FROM `+s.t+` WHERE 1 = 1`+cond+fc, append(args, fargs...)
+	if limit > 0 {
+		query, args = query+` LIMIT ?`, append(args, limit+1)
+	}
+	rows, err := s.sqldb.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
-	var top []scored
 	for rows.Next() {
-		if len(top) == s.cfg.ExactBelow {
-			rows.Close()
-			return s.filteredWalk(ctx, q, unit, k)
+		if limit > 0 && len(top) == limit {
+			return nil, true, nil
 		}
 		var rid int64
 		var emb []byte
 		if err := rows.Scan(&rid, &emb); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		v, err := decodeVec(emb, s.cfg.Dimensions)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		top = append(top, scored{rid, float64(dot(unit, v))})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sort.Slice(top, func(i, j int) bool { return top[i].sim > top[j].sim })
 	if len(top) > k {
 		top = top[:k]
 	}
-	return top, nil
+	return top, false, nil
 }
 
 // filteredWalk answers a filtered search that matches too many rows to score
 // them all: it walks the graphs for ever more neighbours, four times as many
 // each round, and keeps the ones the filters match, until k match or the
-// graphs have no more.
+// graphs have no more. When a walk for as many rows as a graph holds still
+// missed some (its links do not reach them), the matching rows are scored
+// exactly instead.
 func (s *Store) filteredWalk(ctx context.Context, q vectordb.Query, unit []float32, k int) ([]scored, error) {
 	cond, args := visibleCond(ctx, "")
 	fc, fargs := filterCond(q.Filters, "")
 	for want := max(4*k, 256); ; want *= 4 {
-		cands, all := s.walk(ctx, unit, want)
+		cands, all, live := s.walk(ctx, unit, want)
 		rids := make([]int64, len(cands))
 		for i, c := range cands {
 			rids[i] = c.rid
@@ -797,6 +813,10 @@ func (s *Store) filteredWalk(ctx context.Context, q vectordb.Query, unit []float
 		}
 		if all {
 			return top, nil
+		}
+		if want >= live {
+			top, _, err := s.exactScan(ctx, q, unit, k, 0)
+			return top, err
 		}
 	}
 }
