@@ -2,53 +2,26 @@ package runlog_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/internal/faultproxy"
 )
-
-// mysqlServerDSN is the MariaDB test server (AGENTRY_TEST_MYSQL_DSN, default
-// the loopback server as root).
-func mysqlServerDSN() string {
-	if dsn := os.Getenv("AGENTRY_TEST_MYSQL_DSN"); dsn != "" {
-		return dsn
-	}
-	return "root@tcp(127.0.0.1:3306)/test"
-}
 
 // mysqlBound opens a fresh database of the MariaDB test server whose calls
 // time out after bound, its connections through a fault proxy when proxied.
 // The proxy is nil when not proxied.
 func mysqlBound(t *testing.T, bound time.Duration, proxied bool) (*db.DB, *faultproxy.Proxy) {
 	t.Helper()
-	mc, err := mysql.ParseDSN(mysqlServerDSN())
+	mc, err := gomysql.ParseDSN(testdbs.MySQLDatabaseDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "agentry_test_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		t.Fatalf("mysql test server unavailable: %v\nstart it with: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	mc.DBName = name
 	var p *faultproxy.Proxy
 	if proxied {
 		if p, err = faultproxy.Start(mc.Addr); err != nil {

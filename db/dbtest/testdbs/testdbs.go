@@ -180,6 +180,15 @@ func openMySQL(t testing.TB, dsn string) *db.DB {
 
 func mysqlDatabase(t testing.TB) (*db.DB, string) {
 	t.Helper()
+	dsn := MySQLDatabaseDSN(t)
+	return openMySQL(t, dsn), dsn
+}
+
+// MySQLDatabaseDSN creates a fresh database (utf8mb4_bin, dropped when the
+// test ends) on AGENTRY_TEST_MYSQL_DSN's server and returns its DSN, for a
+// test that opens it its own way (a query timeout, a proxy).
+func MySQLDatabaseDSN(t testing.TB) string {
+	t.Helper()
 	server := os.Getenv("AGENTRY_TEST_MYSQL_DSN")
 	if server == "" {
 		server = "root@tcp(127.0.0.1:3306)/test"
@@ -203,5 +212,5 @@ func mysqlDatabase(t testing.TB) (*db.DB, string) {
 		}
 	})
 	mc.DBName = name
-	return openMySQL(t, mc.FormatDSN()), mc.FormatDSN()
+	return mc.FormatDSN()
 }
