@@ -125,8 +125,14 @@ func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target strin
 
 // downStopped says precisely where a failed Down left each table: the tables
 // it stepped, the one it stopped in, and those it did not reach. Rerunning
-// Down resumes; every step checks before it changes.
+// Down resumes; every step checks before it changes. A dry run changed
+// nothing: it says where Down would stop, and why.
 func (m *Manager) downStopped(sum *Summary, sts []TableStatus, failed, at, target string, err error) error {
+	if m.cfg.DryRun {
+		sum.To[failed] = at
+		return fmt.Errorf("migrate: down to %s would stop in %s's step down (dry run: nothing changed); fix the cause before running down: %w",
+			target, failed, err)
+	}
 	var parts []string
 	for _, st := range sts {
 		v, ok := sum.To[st.Table]
@@ -342,8 +348,12 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	}
 	if len(unreadable) > 0 {
 		// Dropping the runs table now would lose these sessions' runs.
-		return nil, fmt.Errorf("the legacy runs column of %d sessions (%s) holds something other than a JSON array, so their runs could not be written back and table %s was kept: set the column to NULL for them and run down again",
-			len(unreadable), strings.Join(unreadable[:min(len(unreadable), 5)], ", "), m.tables.Runs)
+		outcome := "their runs could not be written back and table " + m.tables.Runs + " was kept"
+		if m.cfg.DryRun {
+			outcome = "down cannot write their runs back and would keep table " + m.tables.Runs
+		}
+		return nil, fmt.Errorf("the legacy runs column of %d sessions (%s) holds something other than a JSON array, so %s: set the column to NULL for them and run down again",
+			len(unreadable), strings.Join(unreadable[:min(len(unreadable), 5)], ", "), outcome)
 	}
 	if len(orphans) > 0 {
 		var named []string
@@ -351,9 +361,13 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 			named = append(named, fmt.Sprintf("session %s: %d runs (%s)", o.id, o.runs, strings.Join(o.some, ", ")))
 		}
 		// Dropping the runs table now would lose them.
-		return nil, fmt.Errorf("%w: %d runs of %d sessions (%s); down wrote back every other session's runs but kept table %s: "+
+		outcome := "down wrote back every other session's runs but kept table " + m.tables.Runs
+		if m.cfg.DryRun {
+			outcome = "down would write back every other session's runs but keep table " + m.tables.Runs
+		}
+		return nil, fmt.Errorf("%w: %d runs of %d sessions (%s); %s: "+
 			"restore those sessions' rows in %s, or delete their runs from %s if they are not wanted, and run down again",
-			ErrOrphanRuns, orphanRuns, len(orphans), strings.Join(named, "; "), m.tables.Runs, m.tables.Sessions, m.tables.Runs)
+			ErrOrphanRuns, orphanRuns, len(orphans), strings.Join(named, "; "), outcome, m.tables.Sessions, m.tables.Runs)
 	}
 	if m.cfg.DryRun {
 		return actions, nil
