@@ -337,8 +337,12 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 	ty := m.sd.Types
 	k, s, b, t, charset := ty.Key, ty.Key, ty.BigInt, ty.Text, ty.TableSuffix
 	stmts := []string{
+		// Binary on MySQL, as the drivers' DDL makes it: table names are
+		// case-sensitive there (lower_case_table_names=0), so agno_runs and
+		// AGNO_RUNS are two tables whose stamps must not share a key. A
+		// versions table Agno created (case-insensitive) is left as it is.
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, version %s NOT NULL, created_at %s, updated_at %s)%s",
-			m.qualify(m.tables.Versions), k, s, s, s, charset),
+			m.qualify(m.tables.Versions), k, s, s, s, charset+m.binaryKeys()),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL, session_id %s NOT NULL, position %s NOT NULL, kind %s NOT NULL, detail %s, created_at %s NOT NULL, PRIMARY KEY (table_name, session_id, position))%s",
 			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset+m.binaryKeys()),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",

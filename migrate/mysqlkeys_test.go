@@ -65,3 +65,31 @@ func TestUp_MySQLBookkeepingKeysAreCaseSensitive(t *testing.T) {
 		t.Fatalf("recorded bad rows = %d, want 1 (s-Case)", st.BadRowsRecorded)
 	}
 }
+
+// On MySQL the versions table Up creates (a 2.0.0 database Agno made
+// without one) compares table names byte for byte, as the one the drivers
+// create: with lower_case_table_names=0, agno_sessions and AGNO_SESSIONS
+// are two tables, and their stamps are two rows, neither taken for the
+// other.
+func TestUp_MySQLVersionsTableItCreatesKeysNamesExactly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, variants[4]) // mysql, 2.0.0: no versions table
+	f.insert(t, []migratetest.Session{legacyAgentSession("s-1", "["+run("run-1", "s-1", "")+"]")})
+	m := f.manager(t)
+	if _, err := m.Up(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.collation(t, "agno_schema_versions", "table_name"); c != "utf8mb4_bin" {
+		t.Errorf("agno_schema_versions.table_name collation = %s, want utf8mb4_bin", c)
+	}
+	// Another deployment's tables, named in upper case, stamped at 2.5.6.
+	f.exec(t, "INSERT INTO agno_schema_versions (table_name, version, created_at) VALUES ('AGNO_SESSIONS', '2.5.6', '2026-01-01T00:00:00Z')")
+	var v string
+	if err := f.db.QueryRow("SELECT version FROM agno_schema_versions WHERE table_name = 'AGNO_SESSIONS'").Scan(&v); err != nil || v != "2.5.6" {
+		t.Fatalf("AGNO_SESSIONS's stamp = %q, %v; want 2.5.6", v, err)
+	}
+	if st := statusOf(t, m, migrate.KindSessions); st.Current != migrate.Latest {
+		t.Fatalf("agno_sessions is at %s after another table's stamp, want %s", st.Current, migrate.Latest)
+	}
+}
