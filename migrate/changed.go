@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
 	"strings"
 
@@ -397,7 +396,8 @@ func decodeNumbers(b []byte) (any, bool) {
 	return v, true
 }
 
-// equalJSON compares decoded values, numbers by value (exactly: big.Rat).
+// equalJSON compares decoded values, numbers by value (exactly, at any
+// exponent: canonicalNumber).
 func equalJSON(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
@@ -428,12 +428,7 @@ func equalJSON(a, b any) bool {
 		if !ok {
 			return false
 		}
-		if x == y {
-			return true
-		}
-		rx, okx := new(big.Rat).SetString(string(x))
-		ry, oky := new(big.Rat).SetString(string(y))
-		return okx && oky && rx.Cmp(ry) == 0
+		return x == y || canonicalNumber(string(x)) == canonicalNumber(string(y))
 	default: // string, bool, nil
 		return a == b
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,32 +76,37 @@ func writeCanonical(h hash.Hash, v any) {
 	}
 }
 
-// canonicalNumber renders a JSON number so that two numbers of equal value
-// (as equalJSON compares them: exactly) render alike: significant digits
-// without leading or trailing zeros and a decimal exponent ("-15e1" for
-// -1.50E2, "0" for every zero). A number it cannot normalise (an exponent
-// beyond any database's range) is returned as written.
+// canonicalNumber renders a JSON number so that two numbers render alike
+// exactly when their values are equal: significant digits without leading
+// or trailing zeros and a decimal exponent ("-15e1" for -1.50E2, "0" for
+// every zero). The exponent is exact at any size (big.Int beyond int), so
+// equalJSON compares numbers by it, with no limit and no big.Rat of
+// 10^exponent to build. s must be a valid JSON number.
 func canonicalNumber(s string) string {
-	orig := s
 	sign := ""
 	if strings.HasPrefix(s, "-") {
 		sign, s = "-", s[1:]
 	}
-	exp := 0
+	mant, expText := s, ""
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-		if err != nil || e > 1<<30 || e < -(1<<30) {
-			return orig
-		}
-		exp, s = e, s[:i]
+		mant, expText = s[:i], strings.TrimPrefix(s[i+1:], "+")
 	}
-	intPart, frac, _ := strings.Cut(s, ".")
+	intPart, frac, _ := strings.Cut(mant, ".")
 	digits := strings.TrimLeft(intPart+frac, "0")
-	exp -= len(frac)
 	if digits == "" {
 		return "0"
 	}
 	trimmed := strings.TrimRight(digits, "0")
-	exp += len(digits) - len(trimmed)
-	return sign + trimmed + "e" + strconv.Itoa(exp)
+	shift := int64(len(digits) - len(trimmed) - len(frac)) // |shift| ≤ len(s)
+	if expText == "" {
+		return sign + trimmed + "e" + strconv.FormatInt(shift, 10)
+	}
+	if e, err := strconv.ParseInt(expText, 10, 64); err == nil && e < 1<<62 && e > -(1<<62) {
+		return sign + trimmed + "e" + strconv.FormatInt(e+shift, 10)
+	}
+	e, ok := new(big.Int).SetString(expText, 10)
+	if !ok { // not a JSON number's exponent (a decoded json.Number always has one)
+		return sign + s
+	}
+	return sign + trimmed + "e" + e.Add(e, big.NewInt(shift)).String()
 }
