@@ -238,7 +238,11 @@ func printSummary(w io.Writer, what string, s *migrate.Summary) {
 		fmt.Fprintf(w, "%snothing to do: every table is already at its target\n", prefix)
 	}
 	for _, st := range s.Steps {
-		fmt.Fprintf(w, "%s%s %s → %s: %s\n", prefix, st.Table, st.From, st.To, strings.Join(st.Actions, "; "))
+		actions := strings.Join(st.Actions, "; ")
+		if actions == "" {
+			actions = "version stamp only (no change to the table)"
+		}
+		fmt.Fprintf(w, "%s%s %s → %s: %s\n", prefix, st.Table, st.From, st.To, actions)
 	}
 	took := s.Duration.Round(time.Millisecond)
 	switch {

@@ -161,3 +161,13 @@ func TestPrintSummary_DownSaysWhichDeletedRunsItLeavesOut(t *testing.T) {
 		}
 	}
 }
+
+// A step that only moves a table's version stamp says so; it printed
+// "agno_memories 3.0.0 → 2.5.6: " with nothing after the colon.
+func TestPrintSummary_StepWithoutActionsSaysItOnlyStamps(t *testing.T) {
+	var b bytes.Buffer
+	printSummary(&b, "down", &migrate.Summary{Steps: []migrate.Step{{Table: "agno_memories", From: "3.0.0", To: "2.5.6"}}})
+	if want := "agno_memories 3.0.0 → 2.5.6: version stamp only (no change to the table)\n"; !strings.Contains(b.String(), want) {
+		t.Fatalf("summary %q, want it to contain %q", b.String(), want)
+	}
+}
