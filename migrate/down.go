@@ -36,6 +36,8 @@ var ErrCannotRestore = errors.New("migrate: down cannot restore the shape of ver
 // restamps (it changes a table Agentry does not manage). Down to 3.0.0 gives
 // the runs table Agno 3.0's declared indexes back. Targets before
 // LowestDownTarget fail with ErrCannotRestore before anything changes.
+// After a crash, running Down again resumes, also past the drop of the runs
+// table (TableStatus.DownInterrupted).
 func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	if target == "" {
 		return nil, errors.New("migrate: down needs a target version (e.g. 2.5.6)")
@@ -258,10 +260,23 @@ type orphanSession struct {
 func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summary) ([]string, error) {
 	actions := []string{"rebuild runs column from " + m.tables.Runs, "drop table " + m.tables.Runs}
 	if ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs); err != nil || !ok {
-		if err == nil && !m.cfg.DryRun {
-			err = m.clearRecords(ctx)
+		if err != nil {
+			return nil, err
 		}
-		return actions[:0], err
+		// An earlier Down stopped after its DROP (Status let the sessions
+		// table through only with its record: else the runs table was
+		// dropped by hand, and the legacy column may lack its runs).
+		if marked, err := m.runsDropMarked(ctx); err != nil || !marked {
+			if err == nil {
+				err = &SchemaMismatchError{Table: st.Table, Detail: fmt.Sprintf("stamped %s but runs table %s is missing", st.Current, m.tables.Runs)}
+			}
+			return nil, err
+		}
+		actions = []string{"finish the interrupted drop of table " + m.tables.Runs + " (its runs were written back)"}
+		if m.cfg.DryRun {
+			return actions, nil
+		}
+		return actions, m.finishRunsDrop(ctx)
 	}
 	legacyType := m.sd.Types.JSON
 	if _, err := m.addColumn(ctx, st.Table, "runs", legacyType); err != nil {
@@ -372,18 +387,25 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	if m.cfg.DryRun {
 		return actions, nil
 	}
-	// The copy records describe the rows about to go; kept, the next Up
-	// would take every run they name for one deleted after its copy.
-	if err := m.clearRecords(ctx); err != nil {
+	// Every run is written back (each batch committed). Recorded before
+	// the DROP, this lets a rerun after a crash past it tell this state
+	// from a runs table dropped by hand, and finish (finishRunsDrop). The
+	// copy records go after the DROP, in finishRunsDrop: a rerun after a
+	// crash before it writes back again and still needs them to leave the
+	// runs deleted after their copy out; kept, though, the next Up would
+	// take every run they name for one deleted after its copy.
+	if err := m.markRunsDrop(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := m.cfg.DB.ExecContext(ctx, "DROP TABLE "+m.qualify(m.tables.Runs)); err != nil {
 		return nil, fmt.Errorf("drop table %s: %w", m.tables.Runs, err)
 	}
-	if err := m.unstamp(ctx, m.cfg.DB, m.tables.Runs); err != nil {
-		return nil, err
+	if m.afterRunsDrop != nil {
+		if err := m.afterRunsDrop(); err != nil {
+			return nil, err
+		}
 	}
-	return actions, m.clearCheckpoint(ctx, m.cfg.DB)
+	return actions, m.finishRunsDrop(ctx)
 }
 
 // rebuildRunless leaves the runs deleted after their copy out of the legacy

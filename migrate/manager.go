@@ -67,6 +67,9 @@ type Manager struct {
 	// firstCopy says where Up's 3.0.0 copy started (nil outside Up, or
 	// when Up did not run it).
 	firstCopy *copyStart
+	// afterRunsDrop, set by tests only, runs right after Down drops the
+	// runs table; an error stops Down there, as a crash would.
+	afterRunsDrop func() error
 }
 
 // ErrLocked is returned when another migration holds the database's lock for
@@ -152,6 +155,13 @@ type TableStatus struct {
 	RowsWithRuns int64 `json:"rows_with_runs"`
 	// CopyCheckpoint is the last session id an interrupted copy committed.
 	CopyCheckpoint string `json:"copy_checkpoint"`
+	// DownInterrupted reports a sessions table stamped 3.0.0 whose step
+	// down stopped after it wrote every run back into the legacy column
+	// and dropped the runs table (sessions only). Only bookkeeping is
+	// left: run Down to 2.5.6 (or lower) again to finish it; Up refuses
+	// with ErrDownInterrupted until then. A runs table missing without
+	// that down's record is a *SchemaMismatchError instead.
+	DownInterrupted bool `json:"down_interrupted"`
 	// BadRowsRecorded counts the rows and runs recorded in the errors table
 	// (agno_migration_errors) as not migratable (sessions only). Up rechecks
 	// them; a record goes once its session migrates or is gone.
@@ -180,7 +190,7 @@ func (m *Manager) Status(ctx context.Context) ([]TableStatus, error) {
 		return nil, err
 	}
 	for i, st := range sts {
-		if st.Kind != KindSessions || !st.LegacyRunsColumn || st.Current != Latest || st.RowsWithRuns == 0 {
+		if st.Kind != KindSessions || !st.LegacyRunsColumn || st.Current != Latest || st.RowsWithRuns == 0 || st.DownInterrupted {
 			continue
 		}
 		trusted, err := m.legacyTrusted(ctx)
@@ -263,6 +273,11 @@ func (m *Manager) tableStatus(ctx context.Context, kind string, stamped map[stri
 				return st, err
 			}
 			if !ok {
+				if st.DownInterrupted, err = m.runsDropMarked(ctx); err != nil {
+					return st, err
+				}
+			}
+			if !ok && !st.DownInterrupted {
 				return st, &SchemaMismatchError{Table: table, Detail: fmt.Sprintf("stamped %s but runs table %s is missing", st.Current, m.tables.Runs)}
 			}
 		} else if !st.LegacyRunsColumn {

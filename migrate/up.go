@@ -30,6 +30,16 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 		return nil, err
 	}
 	defer release()
+	for _, st := range sts {
+		if st.DownInterrupted {
+			return nil, ErrDownInterrupted
+		}
+	}
+	if !m.cfg.DryRun {
+		if err := m.clearStaleRunsDrop(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if m.bad, err = m.loadPriorBad(ctx); err != nil {
 		return nil, err
 	}
