@@ -397,11 +397,16 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	if err := m.markRunsDrop(ctx); err != nil {
 		return nil, err
 	}
+	if m.stopAt != nil {
+		if err := m.stopAt("before runs drop"); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := m.cfg.DB.ExecContext(ctx, "DROP TABLE "+m.qualify(m.tables.Runs)); err != nil {
 		return nil, fmt.Errorf("drop table %s: %w", m.tables.Runs, err)
 	}
-	if m.afterRunsDrop != nil {
-		if err := m.afterRunsDrop(); err != nil {
+	if m.stopAt != nil {
+		if err := m.stopAt("after runs drop"); err != nil {
 			return nil, err
 		}
 	}

@@ -53,21 +53,6 @@ func (m *Manager) runsDropMarked(ctx context.Context) (bool, error) {
 	return n > 0, nil
 }
 
-// clearStaleRunsDrop deletes a markRunsDrop record left by a down that
-// stopped before its DROP, once Up takes the runs table back into use:
-// kept, a later manual drop of the runs table would pass for that down's.
-func (m *Manager) clearStaleRunsDrop(ctx context.Context) error {
-	ok, err := m.cat.tableExists(ctx, m.cfg.DB, m.tables.Runs)
-	if err != nil || !ok {
-		return err
-	}
-	q := "DELETE FROM " + m.qualify(m.tables.Progress) + " WHERE table_name = ? AND step = ?"
-	if _, err := m.cfg.DB.ExecContext(ctx, m.q(q), m.tables.Sessions, runsDropStep); err != nil {
-		return fmt.Errorf("migrate: clear the record of an interrupted down: %w", err)
-	}
-	return nil
-}
-
 // finishRunsDrop ends the sessions table's step down once the runs table is
 // gone: it unstamps the runs table, deletes the record markRunsDrop left and
 // stamps the sessions table at the version before 3.0.0, in one transaction,

@@ -51,7 +51,12 @@ func TestDown_ResumesAfterStopPastRunsDrop(t *testing.T) {
 
 			crash := errors.New("crash after the drop")
 			m := f.manager(t)
-			migrate.SetAfterRunsDrop(m, func() error { return crash })
+			migrate.SetStopAt(m, func(point string) error {
+				if point == "after runs drop" {
+					return crash
+				}
+				return nil
+			})
 			if _, err := m.Down(ctx, "2.5.6"); !errors.Is(err, crash) {
 				t.Fatalf("Down with a stop after the drop = %v, want %v", err, crash)
 			}
@@ -116,6 +121,67 @@ func TestStatus_RunsTableDroppedByHandIsSchemaMismatch(t *testing.T) {
 			}
 			if st, err := sessionsStatus(t, f.manager(t)); !errors.Is(err, db.ErrSchemaMismatch) {
 				t.Fatalf("Status after Down = %+v, %v; want the mismatch still", st, err)
+			}
+		})
+	}
+}
+
+// A Down that stops after writing every run back but before it drops the
+// runs table resumes from the start: its rerun still leaves out a run
+// deleted after its copy. If Up runs instead, the runs table is in use
+// again (Up's read of the legacy column replaces the stopped Down's record
+// with its own checkpoint, then clears it), and a later drop of it by hand
+// is a schema mismatch, not taken for the stopped Down's.
+func TestDown_StopBeforeRunsDrop(t *testing.T) {
+	t.Parallel()
+	for _, v := range oneOfEach {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, v)
+			f.insert(t, []migratetest.Session{
+				legacyAgentSession("s-a", "["+element("run-del", "s-a", "COMPLETED", "")+", "+element("run-keep", "s-a", "COMPLETED", "")+"]"),
+			})
+			if _, err := f.manager(t).Up(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			f.exec(t, "DELETE FROM "+f.table("agno_runs")+" WHERE run_id = 'run-del'")
+			crash := errors.New("crash before the drop")
+			stopBeforeDrop := func() {
+				t.Helper()
+				m := f.manager(t)
+				migrate.SetStopAt(m, func(point string) error {
+					if point == "before runs drop" {
+						return crash
+					}
+					return nil
+				})
+				if _, err := m.Down(ctx, "2.5.6"); !errors.Is(err, crash) {
+					t.Fatalf("Down with a stop before the drop = %v, want %v", err, crash)
+				}
+				if st, err := sessionsStatus(t, f.manager(t)); err != nil || st.DownInterrupted || st.Current != "3.0.0" {
+					t.Fatalf("Status after the stop = %+v, %v; want the sessions table at 3.0.0, no interrupted drop", st, err)
+				}
+			}
+
+			stopBeforeDrop()
+			if sum, err := f.manager(t).Down(ctx, "2.5.6"); err != nil {
+				t.Fatalf("Down again = %+v, %v", sum, err)
+			}
+			if a := f.legacyColumn(t, "s-a"); strings.Contains(a, "run-del") || !strings.Contains(a, "run-keep") {
+				t.Fatalf("legacy column after the resumed Down = %s; want run-keep without the deleted run-del", a)
+			}
+
+			if _, err := f.manager(t).Up(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			stopBeforeDrop()
+			if _, err := f.manager(t).Up(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			f.exec(t, "DROP TABLE "+f.table("agno_runs"))
+			if st, err := sessionsStatus(t, f.manager(t)); !errors.Is(err, db.ErrSchemaMismatch) {
+				t.Fatalf("Status after Up and a drop by hand = %+v, %v; want ErrSchemaMismatch", st, err)
 			}
 		})
 	}

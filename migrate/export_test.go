@@ -1,5 +1,6 @@
 package migrate
 
-// SetAfterRunsDrop makes Down call f right after it drops the runs table;
-// an error f returns stops Down there, as a crash would.
-func SetAfterRunsDrop(m *Manager, f func() error) { m.afterRunsDrop = f }
+// SetStopAt makes Down call f at the named points of its drop of the runs
+// table ("before runs drop", "after runs drop"); an error f returns stops
+// Down there, as a crash would.
+func SetStopAt(m *Manager, f func(point string) error) { m.stopAt = f }

@@ -67,9 +67,10 @@ type Manager struct {
 	// firstCopy says where Up's 3.0.0 copy started (nil outside Up, or
 	// when Up did not run it).
 	firstCopy *copyStart
-	// afterRunsDrop, set by tests only, runs right after Down drops the
-	// runs table; an error stops Down there, as a crash would.
-	afterRunsDrop func() error
+	// stopAt, set by tests only, is called at the named points of Down's
+	// drop of the runs table ("before runs drop", "after runs drop"); an
+	// error stops Down there, as a crash would.
+	stopAt func(point string) error
 }
 
 // ErrLocked is returned when another migration holds the database's lock for

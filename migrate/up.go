@@ -35,11 +35,6 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 			return nil, ErrDownInterrupted
 		}
 	}
-	if !m.cfg.DryRun {
-		if err := m.clearStaleRunsDrop(ctx); err != nil {
-			return nil, err
-		}
-	}
 	if m.bad, err = m.loadPriorBad(ctx); err != nil {
 		return nil, err
 	}
