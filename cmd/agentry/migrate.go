@@ -108,6 +108,9 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 					if s.CopyCheckpoint != "" {
 						notes = append(notes, "interrupted copy: resume with `agentry migrate up --db "+shellQuote(f.dsn)+"`")
 					}
+					if s.DownInterrupted {
+						notes = append(notes, "interrupted down (runs written back, runs table dropped): finish with `agentry migrate down --to 2.5.6 --db "+shellQuote(f.dsn)+"` (or the older version it was going to)")
+					}
 					if s.UncopiedRuns > 0 {
 						changed := ""
 						if s.ChangedRuns > 0 {

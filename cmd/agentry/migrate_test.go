@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -169,5 +170,40 @@ func TestPrintSummary_StepWithoutActionsSaysItOnlyStamps(t *testing.T) {
 	printSummary(&b, "down", &migrate.Summary{Steps: []migrate.Step{{Table: "agno_memories", From: "3.0.0", To: "2.5.6"}}})
 	if want := "agno_memories 3.0.0 → 2.5.6: version stamp only (no change to the table)\n"; !strings.Contains(b.String(), want) {
 		t.Fatalf("summary %q, want it to contain %q", b.String(), want)
+	}
+}
+
+// The text status names an interrupted down (runs written back, runs
+// table dropped: the state a crash past the drop leaves) and the command
+// that finishes it; a down then finishes it.
+func TestMigrateStatus_SaysHowToFinishAnInterruptedDown(t *testing.T) {
+	t.Parallel()
+	path := legacySQLite(t)
+	if code, _, errOut := cli(t, "migrate", "up", "--db", path); code != 0 && code != 2 {
+		t.Fatalf("up: code %d, %s", code, errOut)
+	}
+	// What Down leaves when it stops right after the drop.
+	d, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO agno_migration_progress (table_name, step, last_session_id, sessions_done, runs_copied, updated_at) VALUES ('agno_sessions', 'down 3.0.0: runs written back, dropping the runs table', '', 0, 0, 1)`,
+		`DROP TABLE agno_runs`,
+	} {
+		if _, err := d.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d.Close()
+	code, out, errOut := cli(t, "migrate", "status", "--db", path)
+	if code != 0 || !strings.Contains(out, "interrupted down") || !strings.Contains(out, "agentry migrate down --to 2.5.6") {
+		t.Fatalf("status: code %d out %q err %q; want the interrupted down and its command", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "migrate", "down", "--to", "2.5.6", "--db", path); code != 0 {
+		t.Fatalf("down: code %d, %s", code, errOut)
+	}
+	if _, out, _ := cli(t, "migrate", "status", "--db", path); strings.Contains(out, "interrupted down") {
+		t.Fatalf("status after the down: %q", out)
 	}
 }
