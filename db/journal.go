@@ -123,7 +123,7 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 			err = fmt.Errorf("%w: run %s is at attempt %d, this is attempt %d", run.ErrFenced, s.RunID, fence, s.Attempt)
 		}
 	} else {
-		old, err = j.jd.BeginStep(bctx, row, false)
+		old, err = j.jd.BeginStep(j.stepCtx(bctx), row, false)
 	}
 	if err = call.done(err); err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (j *Journal) Do(ctx context.Context, s run.JournalStep, fn func(context.Con
 	}
 	row.Status, row.Result, row.UpdatedAt = StepDone, res, j.d.now().Unix()
 	bctx, call = j.d.bound(ctx)
-	if err := call.done(j.jd.FinishStep(bctx, row)); err != nil {
+	if err := call.done(j.jd.FinishStep(j.stepCtx(bctx), row)); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -191,7 +191,7 @@ func (j *Journal) DoLazy(ctx context.Context, s run.JournalStep, fn func(context
 	record := func(ctx context.Context) error {
 		row.UpdatedAt = j.d.now().Unix()
 		bctx, call := j.d.bound(ctx)
-		return call.done(j.jd.FinishStep(bctx, row))
+		return call.done(j.jd.FinishStep(j.stepCtx(bctx), row))
 	}
 	return res, record, nil
 }
@@ -226,7 +226,7 @@ func (j *Journal) Fence(ctx context.Context, runID string, attempt int) error {
 	row := &RunStep{RunID: runID, StepKey: fenceProbe, Kind: "fence", Attempt: attempt, Status: StepDone, CreatedAt: now, UpdatedAt: now,
 		Result: json.RawMessage("null")}
 	bctx, call = j.d.bound(ctx)
-	return call.done(j.jd.FinishStep(bctx, row))
+	return call.done(j.jd.FinishStep(j.stepCtx(bctx), row))
 }
 
 // TxStepFencer is the optional ability of a StepJournalDriver to raise and

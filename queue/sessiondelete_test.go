@@ -210,10 +210,10 @@ func TestDeleteSessions_DeletesAPausedRunsJournal(t *testing.T) {
 	})
 }
 
-// A run whose session is deleted while it runs may still record a step it
-// had under way (the delete took the journal with the session; the step's
-// write raises the journal's fence again, as a first write does). Its
-// attempt then ends cleanly: it is not retried, nothing of the run comes
+// A run whose session is deleted while it runs may still try to record a
+// step it had under way: the write is refused (it runs the job fence, and
+// the job row is gone), where before it raised the journal's fence again,
+// as a first write does, and stayed. Its attempt then ends cleanly: it is not retried, nothing of the run comes
 // back, and its journal is cleared instead of left behind with no run, job
 // or session to ever delete it.
 func TestDeleteSessions_RunningJobLeavesNoJournal(t *testing.T) {
@@ -237,6 +237,9 @@ func TestDeleteSessions_RunningJobLeavesNoJournal(t *testing.T) {
 			close(started)
 			<-release
 			if err := step("tool:1"); err != nil {
+				// Refused: a step write runs the job fence too, and the
+				// job row is gone (docs/adr/journal-job-fence.md).
+				ended <- err
 				return "", err
 			}
 			// The run's final save, as an agent makes it: the session and

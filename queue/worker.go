@@ -595,7 +595,12 @@ func (q *Queue) runningRow(ctx context.Context, id string) (next *db.Run, final 
 // the job fence admits the journal's fence would admit too. The run's own
 // saves then carry no journal fence statement.
 func (q *Queue) fenced(ctx context.Context, id string, attempt int, engine int64) context.Context {
-	ctx = db.WithPipedWriteFence(ctx, q.fence(id, attempt, engine), q.pipedFence(id, attempt, engine))
+	fence := q.fence(id, attempt, engine)
+	ctx = db.WithPipedWriteFence(ctx, fence, q.pipedFence(id, attempt, engine))
+	// The journal's steps too: its fence row holds the attempt number only,
+	// which the deleted run's attempt shares with a new enqueue of the same
+	// run id (docs/adr/journal-job-fence.md).
+	ctx = db.WithJournalWriteFence(ctx, q.d, fence)
 	return db.WithLockKey(db.WithRunFenced(ctx, id, attempt), id)
 }
 

@@ -128,6 +128,9 @@ func (s *Store) journalTx(ctx context.Context, runID string, attempt int, now in
 	if s.gate != nil {
 		wctx := s.gated(ctx) // the gate's holder runs the statements (see gated)
 		err := s.grouped(ctx, func(_ context.Context, c txConn) error {
+			if err := stepFence(wctx, c); err != nil {
+				return err
+			}
 			if err := s.fence(wctx, c, runID, attempt, now); err != nil {
 				return err
 			}
@@ -144,6 +147,9 @@ func (s *Store) journalTx(ctx context.Context, runID string, attempt int, now in
 	defer s.gate.leave()
 	for try := 1; ; try++ {
 		err := s.inTx(ctx, func(c txConn) error {
+			if err := stepFence(ctx, c); err != nil {
+				return err
+			}
 			if err := s.fence(ctx, c, runID, attempt, now); err != nil {
 				return err
 			}
@@ -156,6 +162,19 @@ func (s *Store) journalTx(ctx context.Context, runID string, attempt int, now in
 			return s.fail("journal of run "+runID, err)
 		}
 	}
+}
+
+// stepFence runs the caller's fence of a step write (db.StepWriteFence:
+// the durable queue's job fence) in c, before the journal's fence: the
+// journal's fence row holds an attempt number, which a run id enqueued again
+// after its session was deleted shares with the deleted run's attempt; the
+// job fence tells them apart by their engine job. It takes the job row
+// before the fence row, the order of the queue's claim and final save.
+func stepFence(ctx context.Context, c txConn) error {
+	if f := db.StepWriteFence(ctx); f != nil {
+		return f(ctx, c.tx)
+	}
+	return nil
 }
 
 func nullJSON(b json.RawMessage) any {
