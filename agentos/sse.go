@@ -147,11 +147,9 @@ func (s *sseWriter) WriteStored(index int64, name string, data []byte) error {
 
 // WriteIndexed writes ev with index as WriteStored does.
 func (s *sseWriter) WriteIndexed(index int64, ev *run.Event) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ev); err != nil {
+	data, err := storedEvent(ev)
+	if err != nil {
 		return err
 	}
-	return s.WriteStored(index, string(ev.Event), bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return s.WriteStored(index, string(ev.Event), data)
 }
