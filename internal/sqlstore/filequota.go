@@ -41,9 +41,13 @@ func (s *Store) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQuo
 
 // quotaLockKey names a namespace's lock: a hash, since MySQL's lock names
 // are at most 64 characters.
-func quotaLockKey(namespace string) string {
-	h := sha256.Sum256([]byte(namespace))
-	return "agentry_fs:" + hex.EncodeToString(h[:16])
+func quotaLockKey(namespace string) string { return hashedLockKey("agentry_fs:", namespace, 16) }
+
+// hashedLockKey is prefix and the first n bytes of name's SHA-256 in hex:
+// lockedTx's keys, short enough for MySQL's 64-character lock names.
+func hashedLockKey(prefix, name string, n int) string {
+	h := sha256.Sum256([]byte(name))
+	return prefix + hex.EncodeToString(h[:n])
 }
 
 func (s *Store) putWithinQuota(ctx context.Context, tx *sql.Tx, f *db.File, q db.FileQuota) error {

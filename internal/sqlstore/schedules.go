@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,10 +64,7 @@ func (s *Store) withNamesLock(ctx context.Context, fn func(ctx context.Context, 
 
 // namesLockKey names the lock of a schedules table's names: a hash, since
 // MySQL's lock names are at most 64 characters.
-func namesLockKey(table string) string {
-	h := sha256.Sum256([]byte(table))
-	return "agentry_schedule_names:" + hex.EncodeToString(h[:12])
-}
+func namesLockKey(table string) string { return hashedLockKey("agentry_schedule_names:", table, 12) }
 
 // CreateSchedule inserts a schedule; a taken id or owner's name is
 // db.ErrExists. The name is checked and the row inserted under the names
