@@ -51,7 +51,9 @@ type Cell struct {
 type CellError struct {
 	Name    string `json:"name,omitempty"`
 	Message string `json:"message"`
-	// Stack has "cell[N]:line:column" positions in the cell's own lines.
+	// Stack has "cell[N]:line:column" positions in the cell's own lines
+	// (columns in UTF-16 code units, as JavaScript counts); a position in
+	// a cell older than the last 64 is "cell[N]:line".
 	Stack string `json:"stack,omitempty"`
 	// Reason is set for aborted cells.
 	Reason string `json:"reason,omitempty"`

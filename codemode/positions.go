@@ -127,8 +127,10 @@ type cellPositions struct {
 }
 
 // maxCellPositions is how many cells' maps a kernel keeps; positions in
-// older cells are given by line only (the rewrite keeps lines, so only
-// their columns can be off).
+// older cells are given by line alone ("cell[N]:line"): the rewrite keeps
+// a cell's lines, but goja's column is in bytes of the rewritten line (the
+// rewrite's insertions and the bytes of non-ASCII text counted), which
+// without the cell's map cannot be turned into the model's column.
 const maxCellPositions = 64
 
 func (p *cellPositions) add(name string, m *posMap) {
@@ -159,11 +161,11 @@ func (p *cellPositions) fixStack(s string) string {
 		sm := stackPos.FindStringSubmatch(match)
 		line, _ := strconv.Atoi(sm[2])
 		col, _ := strconv.Atoi(sm[3])
-		if m := p.maps[sm[1]]; m != nil {
-			line, col = m.cellPos(line, col)
-		} else if line > 1 {
-			line--
+		m := p.maps[sm[1]]
+		if m == nil {
+			return sm[1] + ":" + strconv.Itoa(max(line-1, 1))
 		}
+		line, col = m.cellPos(line, col)
 		return sm[1] + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
 	})
 	return generatedFrame.ReplaceAllString(s, "\tat $1")
