@@ -89,3 +89,48 @@ func TestPersist_ArrowFunctionsSurviveARestore(t *testing.T) {
 		t.Errorf("functions with the rewrite's prefix in their text: %s, want %s", c.JSON(), want)
 	}
 }
+
+// TestPersist_DeclaredFunctionsWithCommentsSurviveARestore: the rewrite
+// renames a top-level function f to __cm_fn_f and a snapshot saves its
+// source without the prefix, across the comments that can stand between
+// `function` (or `async`, or `*`) and the name. Each is restored twice
+// (the second time as saved again by the restored session, whose state
+// changed) and must read and run as written.
+func TestPersist_DeclaredFunctionsWithCommentsSurviveARestore(t *testing.T) {
+	t.Parallel()
+	forms := []struct{ src, call string }{
+		{"function /* c */ f() { return 1 }", "f()"},
+		{"function/* c */f() { return 2 }", "f()"},
+		{"function // c\n f() { return 3 }", "f()"},
+		{"function /* a */ /* b */ f() { return 4 }", "f()"},
+		{"function /**/f() { return 5 }", "f()"},
+		{"function /* __cm_fn_ */ f() { return 6 }", "f()"},
+		{"function /*\n*/ f() { return 7 }", "f()"},
+		{"async /* c */ function f() { return 8 }", "await f()"},
+		{"async function /* c */ f() { return 9 }", "await f()"},
+		{"function /* c */ * f() { yield 10 }", "f().next().value"},
+		{"function * /* c */ f() { yield 11 }", "f().next().value"},
+		{"function /* c */ f(a = '__cm_fn_') { return a.length + 4 }", "f()"},
+		{"function // c\u2028 f() { return 13 }", "f()"},
+	}
+	d, path := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d})
+	for i, tt := range forms {
+		wantOK(t, runAs(t, cm, fmt.Sprint("s", i), "u", tt.src))
+	}
+	cm.Close()
+	for round := 1; round <= 2; round++ {
+		cm := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
+		for i, tt := range forms {
+			c := runAs(t, cm, fmt.Sprint("s", i), "u", fmt.Sprintf("var round = %d; [String(f), %s]", round, tt.call))
+			var got []any
+			if c.Status == codemode.StatusOK {
+				got, _ = resultOf(t, c).([]any)
+			}
+			if want := jsonText([]any{tt.src, i + 1}); jsonText(got) != want || strings.Contains(c.Notice, "could not restore") {
+				t.Errorf("round %d: %q restored: %s, want %s", round, tt.src, c.JSON(), want)
+			}
+		}
+		cm.Close()
+	}
+}
