@@ -352,7 +352,15 @@ func (k *kernel) vm(f func() (goja.Value, error)) (v goja.Value, err error) {
 			err = &abortError{reason: ReasonInternal, detail: fmt.Sprint(p)}
 		}
 	}()
-	return f()
+	// Go reading a value (a property, a string) runs the code's getters
+	// and toString, and an exception they throw arrives as a panic. Try
+	// unwinds goja's stacks and returns it: it is the code's error, not a
+	// failure of the runtime (which would drop the session's variables).
+	// Other panics (a limit's interrupt) still reach the recover above.
+	if ex := k.rt.Try(func() { v, err = f() }); ex != nil {
+		return nil, ex
+	}
+	return v, err
 }
 
 // resetCPU gives the cell a fresh CPU budget. Restoring saved variables

@@ -158,3 +158,37 @@ func TestSandbox_SourceMapCommentsReadNoFile(t *testing.T) {
 		}
 	}
 }
+
+// TestSandbox_ThrowingWhileRenderingTheOutcomeKeepsTheEnvironment: reading
+// a cell's result or thrown error can run its code (a getter, toString),
+// and an exception thrown there reached Go as a panic, taken for an
+// internal failure of the interpreter: the session's environment was
+// dropped (its variables gone, execution_count back to 1) with only an
+// error, or an abort, for the model. The exception must leave the
+// environment as it was.
+func TestSandbox_ThrowingWhileRenderingTheOutcomeKeepsTheEnvironment(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	wantOK(t, runCell(t, cm, "s", "var kept = 41"))
+	count := 1
+	for _, code := range []string{
+		`const e = new Error('m'); Object.defineProperty(e, 'name', {get() { return {toString() { throw new Error('n') }} }}); throw e`,
+		`throw {message: {toString() { throw new Error('m') }}}`,
+		`const f = function () {}; Object.defineProperty(f, 'name', {get() { throw new Error('n') }}); f`,
+		`({get [Symbol.toStringTag]() { throw new Error('t') }})`,
+		`const g = new Error('m'); Object.defineProperty(g, 'message', {get() { throw new Error('m') }}); g`,
+		`await Promise.reject({get name() { throw new Error('n') }, message: 'm'})`,
+	} {
+		c := runCell(t, cm, "s", code)
+		count++
+		if c.Status == codemode.StatusAborted || c.ExecutionCount != count {
+			t.Errorf("cell %q: %s, want it to end without touching the environment", code, c.JSON())
+		}
+		count = c.ExecutionCount
+		next := runCell(t, cm, "s", "kept + 1")
+		count++
+		if string(next.Result) != "42" || next.ExecutionCount != count || next.Notice != "" {
+			t.Fatalf("after %q: %s, want the variable kept and the count going on", code, next.JSON())
+		}
+	}
+}
