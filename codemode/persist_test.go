@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -266,5 +267,35 @@ func TestPersist_UnreadableStateStartsFreshAndStaysTheOwners(t *testing.T) {
 				t.Fatalf("bob after alice's save: %v", err)
 			}
 		})
+	}
+}
+
+// TestPersist_AVariableThatThrowsWhenSavedIsSkipped: saving reads every
+// global, running its getter or toJSON; an exception thrown there was
+// taken for a failure of the interpreter, and the session's environment
+// was dropped after its next cell. It must skip that variable (telling the
+// model) and save the others.
+func TestPersist_AVariableThatThrowsWhenSavedIsSkipped(t *testing.T) {
+	t.Parallel()
+	d, path := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d})
+	c := runAs(t, cm, "s", "u", `var good = 1; var bad = {toJSON() { throw new Error('no') }}
+Object.defineProperty(globalThis, 'worse', {get() { throw new Error('no') }, enumerable: true, configurable: true})
+var worst = {toJSON() { throw {toString() { throw new Error('again') }} }}; 1`)
+	wantOK(t, c)
+	if !strings.Contains(c.Notice, "bad (") || !strings.Contains(c.Notice, "worse (") || !strings.Contains(c.Notice, "worst (") || strings.Contains(c.Notice, "could not be saved") {
+		t.Errorf("notice %q, want bad, worse and worst named as not saved", c.Notice)
+	}
+	for i := 2; i <= 3; i++ {
+		c = runAs(t, cm, "s", "u", "good = good + 1")
+		if c.ExecutionCount != i || string(c.Result) != fmt.Sprint(i) {
+			t.Fatalf("cell %d: %s, want the environment kept", i, c.JSON())
+		}
+	}
+	cm.Close()
+	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
+	c = runAs(t, cm2, "s", "u", "[good, typeof bad]")
+	if got := jsonText(resultOf(t, c)); got != `[3,"undefined"]` {
+		t.Errorf("restored %s (%s)", got, c.JSON())
 	}
 }

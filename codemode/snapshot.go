@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/dop251/goja"
 )
 
@@ -212,44 +213,25 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 			if strings.HasPrefix(name, "__cm_") {
 				continue
 			}
-			v := g.Get(name)
-			if v == nil || goja.IsUndefined(v) {
-				continue
-			}
 			var sv snapVar
-			sv.Name = name
-			size := 0
-			if o, ok := v.(*goja.Object); ok {
-				if _, isFn := goja.AssertFunction(o); isFn {
-					src := declaredSource(call(k.sb.fnToString, o).String())
-					if strings.Contains(src, "[native code]") {
-						skip(name, "a built-in or bound function has no source to save")
-						continue
-					}
-					sv.Source, size = src, len(src)
-				} else if cls := brand(o); slices.Contains([]string{"Map", "Set", "WeakMap", "WeakSet", "Promise"}, cls) {
-					skip(name, "a "+cls+" is not JSON-serialisable (convert it, e.g. Object.fromEntries(map) or [...set])")
-					continue
-				}
-			} else if _, isSym := v.(*goja.Symbol); isSym {
-				skip(name, "a symbol is not JSON-serialisable")
+			var reason string
+			// A getter or toJSON that throws leaves this variable out, not
+			// the others (Try unwinds goja's stacks for the next one).
+			if ex := k.rt.Try(func() { sv, reason = k.captureVar(name) }); ex != nil {
+				sv, reason = snapVar{}, "reading it threw an exception"
+				k.rt.Try(func() {
+					msg, _ := clip.Bytes(ex.Value().String(), 200)
+					reason += " (" + msg + ")"
+				})
+			}
+			if reason != "" {
+				skip(name, reason)
 				continue
 			}
-			if sv.Source == "" {
-				e := &encoder{rt: k.rt, limit: cfg.MaxVariableBytes, maxArray: k.cm.lim.maxArray}
-				out, ok, err := e.encode(v)
-				switch {
-				case errors.Is(err, errTooLarge):
-					skip(name, fmt.Sprintf("over the %d-byte limit for one variable", cfg.MaxVariableBytes))
-					continue
-				case err != nil:
-					skip(name, "not JSON-serialisable ("+err.Error()+")")
-					continue
-				case !ok:
-					continue
-				}
-				sv.JSON, size = json.RawMessage(out), len(out)
+			if sv.Name == "" {
+				continue
 			}
+			size := len(sv.JSON) + len(sv.Source)
 			if total+size > cfg.MaxSnapshotBytes {
 				skip(name, fmt.Sprintf("the saved state is limited to %d bytes", cfg.MaxSnapshotBytes))
 				continue
@@ -277,6 +259,42 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 		k.lastSkipped = ""
 	}
 	return &doc, notice, nil
+}
+
+// captureVar reads the global name for a snapshot: the variable to save
+// (none, with no reason, for undefined and values JSON leaves out), or why
+// it is left out. Exceptions thrown by its getter or toJSON are panics.
+func (k *kernel) captureVar(name string) (snapVar, string) {
+	cfg := &k.cm.cfg
+	v := k.rt.GlobalObject().Get(name)
+	if v == nil || goja.IsUndefined(v) {
+		return snapVar{}, ""
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if _, isFn := goja.AssertFunction(o); isFn {
+			src := declaredSource(call(k.sb.fnToString, o).String())
+			if strings.Contains(src, "[native code]") {
+				return snapVar{}, "a built-in or bound function has no source to save"
+			}
+			return snapVar{Name: name, Source: src}, ""
+		}
+		if cls := brand(o); slices.Contains([]string{"Map", "Set", "WeakMap", "WeakSet", "Promise"}, cls) {
+			return snapVar{}, "a " + cls + " is not JSON-serialisable (convert it, e.g. Object.fromEntries(map) or [...set])"
+		}
+	} else if _, isSym := v.(*goja.Symbol); isSym {
+		return snapVar{}, "a symbol is not JSON-serialisable"
+	}
+	e := &encoder{rt: k.rt, limit: cfg.MaxVariableBytes, maxArray: k.cm.lim.maxArray}
+	out, ok, err := e.encode(v)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return snapVar{}, fmt.Sprintf("over the %d-byte limit for one variable", cfg.MaxVariableBytes)
+	case err != nil:
+		return snapVar{}, "not JSON-serialisable (" + err.Error() + ")"
+	case !ok:
+		return snapVar{}, ""
+	}
+	return snapVar{Name: name, JSON: json.RawMessage(out)}, ""
 }
 
 // apply restores a snapshot into k's runtime; it returns a notice for the
