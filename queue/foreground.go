@@ -31,8 +31,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`),
 		return nil, nil, fmt.Errorf("queue: lease of foreground run %s: %w", j.ID, err)
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
+	h := &holding{attempt: 1, cancel: cancel, foreground: true}
 	q.mu.Lock()
-	q.running[j.ID] = &holding{attempt: 1, cancel: cancel, foreground: true}
+	q.running[j.ID] = h
 	q.mu.Unlock()
 	rctx = db.WithWriteFence(rctx, q.fence(j.ID, 1, 0))
 	done := func(run.Status) {
@@ -40,7 +41,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`),
 		// already (the fence does it in the save's transaction, clearing
 		// locked_by): such a row is ours to delete too.
 		fin := q.finishedHere(j.ID, 1, 0)
-		q.release(j.ID, 1, 0)
+		q.release(j.ID, h)
 		// The lease has done its work: its row goes (one statement, no
 		// journal to clear). Rows of dead nodes' runs stay, failed, until
 		// retention.

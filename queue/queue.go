@@ -111,6 +111,10 @@ type Queue struct {
 
 	mu      sync.Mutex
 	running map[string]*holding // run id → the attempt this process executes
+	// winding counts the dispatched attempts a newer holding of their run
+	// replaced in running (hold) whose workers have not returned yet: they
+	// still execute, and count.
+	winding int
 	peak    int
 	life    context.Context
 	stop    context.CancelCauseFunc
@@ -140,6 +144,9 @@ type holding struct {
 	// foreground: a streamed or synchronous run's lease (Hold), not a
 	// dispatched job; not counted against MaxConcurrency.
 	foreground bool
+	// replaced: a newer holding of the run took its place in running
+	// while it still executes (counted in winding until released).
+	replaced bool
 }
 
 // fetchCooldown is the shortest time between two of River's fetches. River
@@ -393,9 +400,10 @@ func (q *Queue) Running() (now, peak int) {
 	return q.dispatched(), q.peak
 }
 
-// dispatched counts the jobs this process executes (not foreground leases).
+// dispatched counts the jobs this process executes (not foreground
+// leases), replaced attempts still winding down included.
 func (q *Queue) dispatched() int {
-	n := 0
+	n := q.winding
 	for _, h := range q.running {
 		if !h.foreground {
 			n++

@@ -60,8 +60,8 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer cancel(nil)
 	stopLife := context.AfterFunc(q.life, func() { cancel(context.Cause(q.life)) })
 	defer stopLife()
-	q.hold(j.ID, attempt, engine, rctx, cancel)
-	defer q.release(j.ID, attempt, engine)
+	h := q.hold(j.ID, attempt, engine, rctx, cancel)
+	defer q.release(j.ID, h)
 	rctx = q.fenced(rctx, j.ID, attempt, engine)
 	if j.freshJournal {
 		rctx = db.WithFreshJournal(rctx, j.ID, attempt)
@@ -247,8 +247,11 @@ func (q *Queue) safeHandle(ctx context.Context, j *Job) (st run.Status, err erro
 // An attempt of the run this process still holds is stopped at once: its
 // job was deleted and the run id enqueued again (engine differs), or a
 // newer attempt was claimed; its writes are fenced out from the claim's
-// commit, and its context ends now rather than at the next heartbeat.
-func (q *Queue) hold(id string, attempt int, engine int64, ctx context.Context, cancel context.CancelCauseFunc) {
+// commit, and its context ends now rather than at the next heartbeat. It
+// leaves q.running (heartbeats, cancels and the outcome's bookkeeping are
+// the new attempt's) but is still counted as executing (q.winding) until
+// its worker returns and releases it.
+func (q *Queue) hold(id string, attempt int, engine int64, ctx context.Context, cancel context.CancelCauseFunc) *holding {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if old := q.running[id]; old != nil && !old.foreground {
@@ -257,9 +260,13 @@ func (q *Queue) hold(id string, attempt int, engine int64, ctx context.Context, 
 		} else {
 			old.cancel(fmt.Errorf("%w: run %s was claimed by attempt %d", run.ErrFenced, id, attempt))
 		}
+		old.replaced = true
+		q.winding++
 	}
-	q.running[id] = &holding{attempt: attempt, engine: engine, ctx: ctx, cancel: cancel}
+	h := &holding{attempt: attempt, engine: engine, ctx: ctx, cancel: cancel}
+	q.running[id] = h
 	q.peak = max(q.peak, q.dispatched())
+	return h
 }
 
 // holds reports whether h is the holding of attempt of engine's job.
@@ -276,11 +283,19 @@ func (q *Queue) stoppedHere(id string, attempt int, engine int64) bool {
 	return h.holds(attempt, engine) && !h.foreground && h.ctx != nil && errors.Is(context.Cause(h.ctx), errStopped)
 }
 
-func (q *Queue) release(id string, attempt int, engine int64) {
+// release notes that h, id's holding, has ended: its worker returned (a
+// dispatched job) or its run ended (a foreground lease).
+func (q *Queue) release(id string, h *holding) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if h := q.running[id]; h.holds(attempt, engine) {
+	switch {
+	case q.running[id] == h:
 		delete(q.running, id)
+	case h.replaced:
+		// A newer holding of the run replaced it (hold): it was counted
+		// until now.
+		h.replaced = false
+		q.winding--
 	}
 }
 
