@@ -228,3 +228,54 @@ func TestClaim_RedispatchedLiveRunIsSnoozedNotRunTwice(t *testing.T) {
 		}
 	})
 }
+
+// A River job snoozed by a claim that a live lease refused (its run was
+// re-dispatched while it ran) comes back after the run completed: its
+// engine job ends completed, as agno_jobs says, where before the refused
+// claim cancelled it (River's job cancelled, agno_jobs completed).
+func TestClaim_SnoozedJobOfACompletedRunEndsCompleted(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		var calls atomic.Int32
+		started, release := make(chan struct{}), make(chan struct{})
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			if calls.Add(1) == 1 {
+				close(started)
+				<-release
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		q := openQueue(t, d, testCfg(), h)
+		ctx := context.Background()
+		enqueue(t, q, "snoozed")
+		<-started
+		if err := q.Redispatch(ctx, "snoozed"); err != nil {
+			t.Fatal(err)
+		}
+		var engine []queue.EngineJob
+		waitForDescribed(t, "the redispatched job to be snoozed", func() bool {
+			var err error
+			if engine, err = q.EngineJobs(ctx, "snoozed"); err != nil {
+				t.Fatal(err)
+			}
+			return len(engine) == 1 && engine[0].Snoozes > 0 && engine[0].State != "running"
+		}, func() string { return fmt.Sprint(engine) })
+		close(release)
+		waitFor(t, "the run completed", func() bool { return jobOf(t, q, "snoozed").Status == queue.StatusCompleted })
+		waitForDescribed(t, "the River job to end", func() bool {
+			var err error
+			if engine, err = q.EngineJobs(ctx, "snoozed"); err != nil {
+				t.Fatal(err)
+			}
+			return len(engine) == 1 && (engine[0].State == "completed" || engine[0].State == "cancelled" || engine[0].State == "discarded")
+		}, func() string { return fmt.Sprint(engine) })
+		if engine[0].State != "completed" {
+			t.Errorf("the River job of the completed run ended %s (attempt %d, %d snoozes), want completed as agno_jobs says", engine[0].State, engine[0].Attempt, engine[0].Snoozes)
+		}
+		if j := jobOf(t, q, "snoozed"); j.Status != queue.StatusCompleted || j.Attempt != 1 {
+			t.Errorf("the job is %s at attempt %d, want completed at 1", j.Status, j.Attempt)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Errorf("the handler ran %d times", n)
+		}
+	})
+}

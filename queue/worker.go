@@ -43,7 +43,16 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return river.JobSnooze(wait)
 	}
 	if !claimed {
-		// Cancelled, finished, taken over or gone: nothing to run.
+		if j.endedAs(engine, StatusCompleted, StatusPaused) {
+			// This engine job's run ended while the job was snoozed (a
+			// claim refused by the live lease of the attempt River had
+			// re-dispatched it from): that attempt's own end was not
+			// recorded on the engine job, which was no longer running.
+			// It ends as its worker would have ended it, not cancelled
+			// against what agno_jobs says.
+			return nil
+		}
+		// Cancelled, failed, taken over or gone: nothing to run.
 		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
 	}
 	if st := j.runFinal; st != "" {
@@ -315,6 +324,20 @@ type claimedJob struct {
 	// session is the run's session row as the claim read it (nil: not
 	// read; db.WithClaimedSession).
 	session *db.Session
+}
+
+// endedAs reports whether c is the row of engine's job, final in one of
+// statuses (its outcome recorded by an attempt of that engine job).
+func (c *claimedJob) endedAs(engine int64, statuses ...string) bool {
+	if c == nil || c.engineID != engine || c.LockedBy != "" {
+		return false
+	}
+	for _, st := range statuses {
+		if c.Status == st {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *claimedJob) statusOr(def string) string {
