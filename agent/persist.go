@@ -38,10 +38,13 @@ func (st *state) persist() {
 	// A superseded attempt must not overwrite the newer attempt's row. A
 	// journal in the run's database checks the attempt inside the save's
 	// transaction (one transaction: a takeover cannot land in between);
-	// another journal is checked just before, in its own.
+	// another journal is checked just before, in its own. The journal's
+	// fence runs after a durable parent's job fence (a team member's run
+	// under its team's job): the job row is locked before the journal's
+	// fence row, as every transaction of the queue that takes both does.
 	var fenced bool
 	if tf, ok := st.opts.journal().(db.TxFencer); ok {
-		ctx, fenced = db.WithTxFence(ctx, tf, d, st.out.RunID, st.attempt())
+		ctx, fenced = db.WithTxFenceAfter(ctx, tf, d, st.out.RunID, st.attempt())
 	}
 	if f, ok := st.opts.journal().(run.Fencer); ok && !fenced {
 		if err := f.Fence(ctx, st.out.RunID, st.attempt()); err != nil {

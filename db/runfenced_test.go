@@ -75,3 +75,54 @@ func TestWithRunFenced_TheJournalAddsNoFenceOfItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// WithTxFenceAfter's journal fence runs after the fence ctx carries (a
+// team member's under its team's job fence: the job row is locked first),
+// where WithTxFence's runs before it; a vouched run still gets none.
+func TestWithTxFenceAfter_RunsAfterTheFenceInCtx(t *testing.T) {
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "f.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	j, err := db.NewJournal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 3 holds the member's journal: its fence refuses attempt 2.
+	if err := j.Fence(ctx, "m1", 3); err != nil {
+		t.Fatal(err)
+	}
+	errOuter := errors.New("the outer fence refused")
+	outer := db.WithWriteFence(ctx, func(context.Context, *sql.Tx) error { return errOuter })
+	save := func(ctx context.Context) error {
+		row, err := db.RunFromOutput(&run.Output{RunID: "m1", SessionID: "s1", AgentID: "a", Status: run.StatusRunning, CreatedAt: 1, UpdatedAt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = d.SaveRun(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent, AgentID: "a"}, row)
+		return err
+	}
+	fctx, ok := db.WithTxFenceAfter(outer, j, d, "m1", 2)
+	if !ok {
+		t.Fatal("WithTxFenceAfter: not ok")
+	}
+	if err := save(fctx); !errors.Is(err, errOuter) || errors.Is(err, run.ErrFenced) {
+		t.Errorf("save = %v, want the outer fence's refusal (it runs first)", err)
+	}
+	bctx, _ := db.WithTxFence(outer, j, d, "m1", 2)
+	if err := save(bctx); !errors.Is(err, run.ErrFenced) {
+		t.Errorf("WithTxFence's save = %v, want the journal's refusal (it runs first)", err)
+	}
+	// Alone, the journal's fence refuses.
+	actx, ok := db.WithTxFenceAfter(ctx, j, d, "m1", 2)
+	if err := save(actx); !ok || !errors.Is(err, run.ErrFenced) {
+		t.Errorf("the journal's fence alone: ok %v, save = %v; want run.ErrFenced", ok, err)
+	}
+	// Vouched for: nothing is added.
+	vouched := db.WithRunFenced(db.WithWriteFence(ctx, func(context.Context, *sql.Tx) error { return nil }), "m1", 2)
+	if vctx, ok := db.WithTxFenceAfter(vouched, j, d, "m1", 2); !ok || vctx != vouched {
+		t.Errorf("vouched: ok %v, ctx changed %v; want ctx as is", ok, vctx != vouched)
+	}
+}

@@ -47,10 +47,9 @@ type fenceKey struct{}
 // WithWriteFence returns ctx whose run writes (UpsertRun, SaveRun) run fence
 // in the same transaction first: fence's error (for example run.ErrFenced
 // when a newer attempt owns the run) aborts the write. Fences compose: the
-// one added last runs first, then the one ctx carried (a run's journal
-// fence, then the durable queue's job fence, which may also record the job's
-// outcome and clear the journal when the run row written is final: see
-// SavingRun). Drivers without TxRunSaver refuse fenced writes with ErrNoTx.
+// one added last runs first, then the one ctx carried (WithTxFenceAfter
+// adds one that runs last). Drivers without TxRunSaver refuse fenced
+// writes with ErrNoTx.
 func WithWriteFence(ctx context.Context, fence TxFunc) context.Context {
 	if fence == nil {
 		return ctx
@@ -70,6 +69,50 @@ func WithWriteFence(ctx context.Context, fence TxFunc) context.Context {
 		ctx = context.WithValue(ctx, pipedKey{}, (*pipedFences)(nil))
 	}
 	return ctx
+}
+
+// WithTxFenceAfter is WithTxFence whose fence (and its piped form) runs
+// after the fences ctx carries already, not before them: a run's journal
+// fence under another run's job fence (a team member's or a workflow
+// step's run inside a durable background run, whose job fence does not
+// vouch for the member's attempt: WithRunFenced). The write then locks the
+// job row before the journal's fence row, the order of every other
+// transaction of the durable queue that takes both (its claim, a run's
+// final save, finish, a session delete: docs/adr/queue-claim-lock-order.md),
+// and cannot wait for one of them in a cycle.
+//
+// The fences ctx carries must not delete runID's journal (the queue's job
+// fence does, in the final save of its own run): the journal's fence would
+// raise its row again after them. The queue's fence of its own run vouches
+// for it, and then no journal fence is added.
+func WithTxFenceAfter(ctx context.Context, tf TxFencer, d *DB, runID string, attempt int) (context.Context, bool) {
+	if runFenced(ctx, runID, attempt) {
+		return ctx, true
+	}
+	fence := tf.TxFence(d, runID, attempt)
+	if fence == nil {
+		return ctx, false
+	}
+	var piped PipedFunc
+	if j, ok := tf.(*Journal); ok {
+		piped = j.PipedFence(d, runID, attempt)
+	}
+	outer := writeFence(ctx)
+	if outer == nil {
+		return WithPipedWriteFence(ctx, fence, piped), true
+	}
+	ctx = context.WithValue(ctx, fenceKey{}, TxFunc(func(ctx context.Context, tx *sql.Tx) error {
+		if err := outer(ctx, tx); err != nil {
+			return err
+		}
+		return fence(ctx, tx)
+	}))
+	// Piped only when every fence has a piped form, in the same order.
+	var fns *pipedFences
+	if prev, _ := ctx.Value(pipedKey{}).(*pipedFences); prev != nil && piped != nil {
+		fns = &pipedFences{append(append(make([]PipedFunc, 0, len(prev.fns)+1), prev.fns...), piped)}
+	}
+	return context.WithValue(ctx, pipedKey{}, fns), true
 }
 
 type savingKey struct{}

@@ -423,3 +423,89 @@ func TestLockOrder_ClaimAndFinalSaveTakeTheJobRowFirst(t *testing.T) {
 		t.Errorf("%d deadlocks, first: %.300s", len(tr.deadlocks), tr.deadlocks[0])
 	}
 }
+
+// A team member's run writes under the team's job fence carry the member's
+// journal fence too (the team's fence does not vouch for the member's
+// attempt): they take the team's job row first, then the member's journal
+// fence row, the order of every other transaction that takes both (a
+// session delete: the job rows, then the journals). They took the fence
+// row first, so a session delete meeting a member's save waited for it in
+// a cycle until Postgres broke it (40P01) after deadlock_timeout.
+func TestLockOrder_TeamMembersSaveTakesTheJobRowFirst(t *testing.T) {
+	tr := &lockTrouble{}
+	d, schema := tracedPostgresSchema(t, "member", tr)
+	ctx := context.Background()
+	q, err := queue.Open(ctx, d, testCfg(), complete(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r, j := pending("tm", "u1")
+	if _, _, err := q.Enqueue(ctx, s, r, j); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := q.Claim(ctx, "tm", 1); err != nil || !ok {
+		t.Fatalf("claim of the team's attempt 1: %v, %v", ok, err)
+	}
+	// The member journaled a step before (its fence row is committed).
+	if err := q.Journal().Fence(ctx, "tm-member", 1); err != nil {
+		t.Fatal(err)
+	}
+	member, err := agent.New(agent.Config{ID: "m1", Name: "Member", Model: scripted.Reply("ok"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.Driver().(db.SQLWriter).SQLWriter().DB
+	tbl := func(name string) string { return `"` + schema + `"."` + name + `"` }
+	// A session delete's order: the job row first.
+	del, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer del.Rollback()
+	// The member's side finds a cycle first (deadlock_timeout 1 s).
+	if _, err := del.ExecContext(ctx, `SET LOCAL deadlock_timeout = '60s'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := del.ExecContext(ctx, `SELECT id FROM `+tbl("agno_jobs")+` WHERE id = $1 FOR UPDATE`, "tm"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		// The member runs under the team's attempt, with its own journal.
+		_, err := member.Run(q.Fenced(ctx, "tm", 1), run.TextInput("hi"), agent.WithRunID("tm-member"), agent.WithSessionID("s-tm"),
+			agent.WithUserID("u1"), agent.WithParentRunID("tm"), agent.WithJournal(q.Journal(), 1))
+		done <- err
+	}()
+	// The member's save waits for the team's job row.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := w.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND query LIKE '%agno_jobs%'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the member's save never waited for the team's job row")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The delete then takes the member's journal: the member's save holds
+	// none of it.
+	if _, err := del.ExecContext(ctx, `DELETE FROM `+tbl("agentry_run_steps")+` WHERE run_id = $1`, "tm-member"); err != nil {
+		t.Fatalf("the delete's journal deletion: %v", err)
+	}
+	if err := del.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the member's run: %v", err)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.deadlocks) > 0 {
+		t.Errorf("%d deadlocks, first: %.300s", len(tr.deadlocks), tr.deadlocks[0])
+	}
+}
