@@ -53,6 +53,9 @@ type Log struct {
 	w, r    *sql.DB
 	dialect string
 	table   string
+	// runs and jobs are the store's runs and jobs tables, qualified
+	// (State); runs is empty when the driver is not sqlstore's.
+	runs, jobs string
 	// timeout bounds each call (the store's query timeout; <= 0: none).
 	timeout time.Duration
 
@@ -78,6 +81,7 @@ func Open(ctx context.Context, d *db.DB) (*Log, error) {
 	if st, ok := sqlstore.FromDB(d); ok && st.ReadSQL() != nil {
 		l.r = st.ReadSQL()
 	}
+	l.storeTables(d)
 	switch wp.Dialect {
 	case "postgres":
 		if wp.Schema != "" {
