@@ -202,11 +202,23 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 	// over: nothing will add events. A final row alone is not enough: an
 	// attempt the queue retries stored ERROR, and the next attempt's
 	// events follow in the log.
-	over := finalStatus(row.Status)
-	if over && l != nil {
-		if over, err = s.producerGone(ctx, runID); err != nil {
+	// status is the row's status as last read with its job (runEnd); row
+	// itself is read again only when it is answered or a terminal is built
+	// from it.
+	over, status := finalStatus(row.Status), row.Status
+	var end runlog.End
+	if l != nil {
+		if end, status, err = s.runEnd(ctx, l, runID); err != nil {
 			return err
 		}
+		if status != row.Status {
+			// The run moved on since the handler read it.
+			if row, err = d.GetRun(ctx, runID); err != nil {
+				return err
+			}
+			status = row.Status
+		}
+		over = end.Over
 	}
 	if finalStatus(row.Status) && stored == 0 && (l == nil || over) {
 		return s.replayRow(w, r, row, after)
@@ -220,9 +232,9 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 	// endOf: rec is the end of the run the row tells (a RunPaused of a run
 	// since continued is not).
 	endOf := func(rec runlog.Record) bool {
-		return rec.Final && rec.Event == string(a.Component().EventName(terminalType(row.Status)))
+		return rec.Final && rec.Event == string(a.Component().EventName(terminalType(status)))
 	}
-	if over && (after == stored || (after == last.Seq && endOf(last))) {
+	if over && (after == stored || (after == last.Seq && end.EndsAt(last) && endOf(last))) {
 		return s.nothingMore(w, r, row, stored, after)
 	}
 	sse := newSSEWriter(w)
@@ -238,16 +250,13 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 	if err := sse.WriteMeta(name, meta); err != nil {
 		return nil
 	}
-	ended := func(ctx context.Context) (bool, error) {
-		cur, err := d.GetRun(ctx, runID)
+	ended := func(ctx context.Context) (runlog.End, error) {
+		e, st, err := s.runEnd(ctx, l, runID)
 		if err != nil {
-			return false, err
+			return runlog.End{}, err
 		}
-		row = cur
-		if !finalStatus(cur.Status) {
-			return false, nil
-		}
-		return s.producerGone(ctx, runID)
+		end, status = e, st
+		return e, nil
 	}
 	failed := func(err error) error {
 		s.log.WarnContext(ctx, "resume stream: read events", "run_id", runID, "err", err)
@@ -280,11 +289,19 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 				return nil
 			}
 		}
-		// The stream ends with the final event it sent, or the client
-		// held the run's end already (its producer was live when the
-		// stream began).
-		if (held.Final && (sent || endOf(held))) || ctx.Err() != nil || !finalStatus(row.Status) {
+		// The stream ends with the last attempt's final event it sent, or
+		// the client held the run's end already (its producer was live
+		// when the stream began).
+		if (end.EndsAt(held) && (sent || endOf(held))) || ctx.Err() != nil || !finalStatus(status) {
 			return nil
+		}
+		if status != row.Status {
+			if row, err = d.GetRun(ctx, runID); err != nil {
+				return failed(err)
+			}
+			if status = row.Status; !finalStatus(status) {
+				continue // requeued since: follow its next attempt
+			}
 		}
 		// The producer died (or was fenced) before its final event, or the
 		// run was continued outside the log: end the stream with what the
@@ -486,29 +503,36 @@ func runRecorded(ctx context.Context, t runTarget, runID string, in run.Input, o
 	return out, serr
 }
 
-// producerGone reports whether nothing can add events to a run whose row
-// is final: no run of that id executes in this process and, for a job,
-// its job is final. A row is stored final a moment before the run's
-// terminal event is recorded, and the queue records the job's outcome in
-// that same final save: an attempt executing here is still writing its
-// last batch until it leaves the run registry (after its recorder
-// closed). An attempt on another replica is not seen: its last batch may
-// land just after (see docs/adr/run-event-log-ends-and-gaps.md).
-func (s *Server) producerGone(ctx context.Context, runID string) (bool, error) {
+// runEnd reads whether nothing can add events to a run (runlog.End): its
+// row is final, no run of that id executes in this process and, for a job,
+// its job is final; End.Attempt is then the job's last attempt, whose final
+// event ends the run (one of an earlier attempt does not: the last
+// attempt's last batch may land just after its job turned final, written
+// by another replica). The row and the job are read in one statement
+// (runlog.Log.State), so they agree. A row is stored final a moment before
+// the run's terminal event is recorded, and the queue records the job's
+// outcome in that same final save: an attempt executing here is still
+// writing its last batch until it leaves the run registry (after its
+// recorder closed). status is the row's status.
+func (s *Server) runEnd(ctx context.Context, l *runlog.Log, runID string) (end runlog.End, status run.Status, err error) {
+	st, err := l.State(ctx, runID, s.queue != nil)
+	if err != nil {
+		return runlog.End{}, "", err
+	}
+	if !finalStatus(st.Status) {
+		return runlog.End{}, st.Status, nil
+	}
 	s.runs.mu.Lock()
 	_, running := s.runs.flights[runID]
 	s.runs.mu.Unlock()
-	if running {
-		return false, nil
-	}
-	if s.queue != nil {
-		j, err := s.queue.Get(ctx, runID, "", false)
-		switch {
-		case err == nil:
-			return j.Status != queue.StatusQueued && j.Status != queue.StatusRunning, nil
-		case !errors.Is(err, queue.ErrNotFound):
-			return false, err
+	switch {
+	case running:
+		return runlog.End{}, st.Status, nil
+	case st.Job:
+		if st.JobStatus == queue.StatusQueued || st.JobStatus == queue.StatusRunning {
+			return runlog.End{}, st.Status, nil
 		}
+		return runlog.End{Over: true, Attempt: st.JobAttempt}, st.Status, nil
 	}
-	return true, nil
+	return runlog.End{Over: true}, st.Status, nil
 }

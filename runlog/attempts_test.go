@@ -38,7 +38,7 @@ func TestTail_FollowsARetriedRunToItsLastAttempt(t *testing.T) {
 		// The queue's word: the run is over once attempt 2 ended (its job
 		// is final); between the attempts its job is queued again.
 		var over atomic.Bool
-		ended := func(context.Context) (bool, error) { return over.Load(), nil }
+		ended := func(context.Context) (runlog.End, error) { return runlog.End{Over: over.Load(), Attempt: 2}, nil }
 
 		live := make(chan tailed, 1)
 		go func() { live <- tailAll(b, runID, -1, ended) }()
@@ -87,7 +87,7 @@ func TestTail_EndsAtTheFinalEventOnceTheRunIsOver(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var got []runlog.Record
-		for r, err := range b.Tail(ctx, runID, -1, func(context.Context) (bool, error) { return true, nil }, slow) {
+		for r, err := range b.Tail(ctx, runID, -1, func(context.Context) (runlog.End, error) { return runlog.End{Over: true}, nil }, slow) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ type tailed struct {
 }
 
 // tailAll tails from after to the end (safe off the test's goroutine).
-func tailAll(l *runlog.Log, runID string, after int64, ended func(context.Context) (bool, error)) tailed {
+func tailAll(l *runlog.Log, runID string, after int64, ended func(context.Context) (runlog.End, error)) tailed {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out tailed

@@ -45,21 +45,21 @@ func completed(runID string) run.Event {
 	return run.Event{Event: run.EventRunCompleted, RunID: runID}
 }
 
-func never(context.Context) (bool, error) { return false, nil }
+func never(context.Context) (runlog.End, error) { return runlog.End{}, nil }
 
 // oneAttempt is the ended func of a run with one attempt: it is over once
 // its final event is stored (its row is final and nothing retries it).
-func oneAttempt(l *runlog.Log, runID string) func(context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) {
+func oneAttempt(l *runlog.Log, runID string) func(context.Context) (runlog.End, error) {
+	return func(ctx context.Context) (runlog.End, error) {
 		last, ok, err := l.Last(ctx, runID)
-		return ok && last.Final, err
+		return runlog.End{Over: ok && last.Final}, err
 	}
 }
 
 var fast = runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 100 * time.Millisecond}
 
 // collect tails from after and stops after n events (n < 0: to the end).
-func collect(t *testing.T, l *runlog.Log, runID string, after int64, n int, ended func(context.Context) (bool, error)) []runlog.Record {
+func collect(t *testing.T, l *runlog.Log, runID string, after int64, n int, ended func(context.Context) (runlog.End, error)) []runlog.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -179,7 +179,7 @@ func TestTail_EndsWhenRunRowIsFinal(t *testing.T) {
 		}
 		var over atomic.Bool
 		time.AfterFunc(200*time.Millisecond, func() { over.Store(true) })
-		got := collect(t, b, runID, -1, -1, func(context.Context) (bool, error) { return over.Load(), nil })
+		got := collect(t, b, runID, -1, -1, func(context.Context) (runlog.End, error) { return runlog.End{Over: over.Load()}, nil })
 		if len(got) != 1 {
 			t.Fatalf("got %d events", len(got))
 		}

@@ -19,9 +19,9 @@ type TailConfig struct {
 	// KeepAlive is how long the tail may stay silent before it yields an
 	// idle record (Seq -1) for the caller's keep-alive. Default 15s.
 	KeepAlive time.Duration
-	// Grace is how long a run whose row is final may still add events (its
-	// last batch in flight) before the tail ends without a final event.
-	// Default 1s.
+	// Grace is how long a run that is over may still add events (its last
+	// attempt's last batch in flight, written by another replica) before
+	// the tail ends without that attempt's final event. Default 1s.
 	Grace time.Duration
 }
 
@@ -56,17 +56,38 @@ var ErrLogDeleted = errors.New("runlog: the run's events were deleted while they
 // last attempt from an earlier one.
 var ErrNoEnd = errors.New("runlog: a tail needs an ended func (whether the run's row is final and nothing can append)")
 
+// End is what a tail's ended func tells of a run from its stored state.
+type End struct {
+	// Over: the run's row is final and no attempt will start (its job, if
+	// any, is final: the queue will not retry it).
+	Over bool
+	// Attempt is the run's last attempt (its job's attempt when the job
+	// turned final), whose final event ends the run; 0 when the run has no
+	// attempts to tell apart (any final event ends it). An attempt on
+	// another replica lands its last batch a moment after its job turned
+	// final: a final event of an earlier attempt is not the end then.
+	Attempt int
+}
+
+// EndsAt reports whether r is the end of a run that is over: a final event
+// of its last attempt (or one a server built from the row, attempt 0).
+func (e End) EndsAt(r Record) bool {
+	return e.Over && r.Final && (e.Attempt == 0 || r.Attempt == 0 || r.Attempt >= e.Attempt)
+}
+
 // Tail yields the run's events after seq `after` (-1: from the first), as
 // they are stored by any process, until the run is over; then it ends.
 //
-// ended reports whether the run is over by its stored row: final, and no
-// attempt can add events (the queue will not retry it). A final event is
-// not the end by itself: an attempt the durable queue retries ends with
-// its own terminal event (RunError) and the next attempt's events follow
-// it. So the tail ends after a final event once ended reports the run over
-// and a read after that found nothing new; a run over without a final
-// event (its producer died and the queue finished it) ends the tail once
-// Grace passed with nothing new.
+// ended reports whether the run is over by its stored state (End): final,
+// and no attempt can add events (the queue will not retry it), and which
+// attempt was its last. A final event is not the end by itself: an attempt
+// the durable queue retries ends with its own terminal event (RunError) and
+// the next attempt's events follow it, and the last attempt's final batch
+// may land just after its job turned final (written by another replica).
+// So the tail ends after a final event once ended reports the run over,
+// the event is the last attempt's (End.EndsAt) and a read after that found
+// nothing new; a run over without such an event (its producer died and
+// the queue finished it) ends the tail once Grace passed with nothing new.
 //
 // after must be -1 or an index the log reached: at most the number of
 // events stored (that number is the id of a terminal event a server built
@@ -75,7 +96,7 @@ var ErrNoEnd = errors.New("runlog: a tail needs an ended func (whether the run's
 //
 // Each event is yielded once, in order; breaking out of the loop stops the
 // tail. An error is yielded once and ends it.
-func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(context.Context) (bool, error), cfg TailConfig) iter.Seq2[Record, error] {
+func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(context.Context) (End, error), cfg TailConfig) iter.Seq2[Record, error] {
 	cfg = cfg.withDefaults()
 	return func(yield func(Record, error) bool) {
 		fail := func(err error) {
@@ -94,9 +115,10 @@ func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(co
 		stop := l.follow(runID)
 		defer stop()
 		// known is how many events the log held at least: it only grows,
-		// but for a deletion (all of a run's events at once). atFinal: the
-		// last event yielded (or the one at after) is a final one.
+		// but for a deletion (all of a run's events at once). at: the last
+		// event yielded (or the one at after); atFinal: it is a final one.
 		var known int64
+		var at Record
 		atFinal := false
 		if after >= 0 {
 			rec, ok, err := l.Last(ctx, runID)
@@ -107,6 +129,9 @@ func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(co
 			if ok {
 				known = rec.Seq + 1
 				atFinal = rec.Seq == after && rec.Final
+				if atFinal {
+					at = rec
+				}
 			}
 			if after > known {
 				// known itself is the id of a terminal event built from
@@ -136,7 +161,7 @@ func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(co
 				if !yield(r, nil) {
 					return
 				}
-				last, atFinal = r.Seq, r.Final
+				last, atFinal, at = r.Seq, r.Final, r
 				known = max(known, r.Seq+1)
 			}
 			if len(recs) > 0 {
@@ -150,15 +175,15 @@ func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(co
 			if len(recs) == 0 || atFinal {
 				// Nothing new, or the events so far end with a final one:
 				// is the run over, or may another attempt append?
-				over, err := ended(ctx)
+				end, err := ended(ctx)
 				if err != nil {
 					fail(err)
 					return
 				}
 				switch {
-				case !over:
+				case !end.Over:
 					endedAt = time.Time{}
-				case atFinal:
+				case atFinal && end.EndsAt(at):
 					// Read once more at once: an attempt may have appended
 					// between the read and ended.
 					overAtFinal = true
@@ -166,8 +191,9 @@ func (l *Log) Tail(ctx context.Context, runID string, after int64, ended func(co
 				case endedAt.IsZero():
 					endedAt = time.Now()
 				case time.Since(endedAt) >= cfg.Grace:
-					// Ending without a final event: tell a log that was
-					// deleted under the reader from one that stopped.
+					// Ending without the last attempt's final event: tell a
+					// log that was deleted under the reader from one that
+					// stopped.
 					n, err := l.stored(ctx, runID)
 					switch {
 					case err != nil:

@@ -10,7 +10,7 @@ import (
 	"github.com/agentryhq/agentry/runlog"
 )
 
-func over(context.Context) (bool, error) { return true, nil }
+func over(context.Context) (runlog.End, error) { return runlog.End{Over: true}, nil }
 
 // A tail or read asked for an index the log never reached, below -1, or
 // with no way to tell the run's end fails at once with a sentinel error
@@ -25,7 +25,7 @@ func TestTail_BadStartsFailClearly(t *testing.T) {
 			name   string
 			runID  string
 			after  int64
-			ended  func(context.Context) (bool, error)
+			ended  func(context.Context) (runlog.End, error)
 			want   error
 			events int
 		}{
