@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,20 +146,37 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 // bounds the store's own calls: the log reaches the database's pools
 // directly, and without it a stalled database would block for ever the
 // run's terminal event (which the run waits for), a subscriber's poll,
-// and retention (whose loop a server's shutdown waits for).
+// and retention (whose loop a server's shutdown waits for). The deadline's
+// cause tells the query timeout from the caller's own deadline.
 func (l *Log) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l.timeout <= 0 {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, l.timeout)
+	return context.WithTimeoutCause(ctx, l.timeout, errQueryTimeout)
 }
 
-// unavailable names a call that ran out of its bound db.ErrUnavailable.
+// errQueryTimeout is the cause of a call's end by the query timeout.
+var errQueryTimeout = errors.New("runlog: query timeout")
+
+// unavailable maps a call's error as db.DB maps the store's (db's bound):
+// db.ErrUnavailable when the query timeout ended it (naming the timeout)
+// or its connection was refused or lost; ctx is the call's bounded
+// context, not yet cancelled.
 func (l *Log) unavailable(ctx context.Context, err error) error {
-	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, db.ErrUnavailable) {
+	if err == nil || errors.Is(err, db.ErrUnavailable) {
 		return err
 	}
-	return fmt.Errorf("%w: runlog: no answer within %s (raise the query timeout if the database is only slow): %w", db.ErrUnavailable, l.timeout, err)
+	if context.Cause(ctx) == errQueryTimeout {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
+		return fmt.Errorf("%w: runlog: no answer within %s (raise the query timeout if the database is only slow): %w", db.ErrUnavailable, l.timeout, err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	}
+	return err
 }
 
 // q rebinds ? placeholders for Postgres.
