@@ -27,7 +27,18 @@ func TestTail_WaitsForTheLastAttemptsBatchAfterItsJobTurnedFinal(t *testing.T) {
 			time.Sleep(4 * fast.Poll)
 			recordAttempt(t, a, runID, 2, n, run.EventRunCompleted)
 		}()
-		got := tailAll(b, runID, n+1, ended)
+		// A grace far longer than the batch takes to land: the tail must
+		// wait for it, not end at attempt 1's RunError.
+		var got tailed
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for r, err := range b.Tail(ctx, runID, n+1, ended, runlog.TailConfig{Poll: fast.Poll, Grace: 30 * time.Second}) {
+			if err != nil {
+				got.err = err
+				break
+			}
+			got.recs = append(got.recs, r)
+		}
 		<-landed
 		if got.err != nil {
 			t.Fatal(got.err)
