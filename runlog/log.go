@@ -61,6 +61,10 @@ type Log struct {
 	runs, jobs string
 	// timeout bounds each call (the store's query timeout; <= 0: none).
 	timeout time.Duration
+	// maxStmt is the most bytes one packet may carry (MySQL's
+	// max_allowed_packet: the driver sends a large value in a packet of
+	// its own); 0: no limit the log needs to mind.
+	maxStmt int
 
 	mu    sync.Mutex
 	wakes map[string]*watch // runs this process's subscribers follow
@@ -99,8 +103,30 @@ func Open(ctx context.Context, d *db.DB) (*Log, error) {
 	if err := l.migrate(ctx, wp.Schema); err != nil {
 		return nil, fmt.Errorf("runlog: create table: %w", err)
 	}
+	if l.dialect == "mysql" {
+		// The server drops the connection of a packet larger than this: an
+		// event that cannot fit is refused (a recorder stores a marker).
+		if err := l.w.QueryRowContext(ctx, `SELECT @@max_allowed_packet`).Scan(&l.maxStmt); err != nil {
+			return nil, fmt.Errorf("runlog: read max_allowed_packet: %w", err)
+		}
+	}
 	return l, nil
 }
+
+// packetOverhead is what a packet carries besides an event's JSON.
+const packetOverhead = 16 << 10
+
+// maxData is the largest event JSON the database stores (0: no limit).
+func (l *Log) maxData() int {
+	if l.maxStmt <= 0 {
+		return 0
+	}
+	return max(l.maxStmt-packetOverhead, 1)
+}
+
+// ErrEventTooLarge: an event larger than the database takes in one packet
+// (MySQL's max_allowed_packet).
+var ErrEventTooLarge = errors.New("runlog: event larger than the database stores in one statement")
 
 func (l *Log) migrate(ctx context.Context, schema string) error {
 	idType, textType, dataType := "TEXT", "TEXT", "TEXT"
@@ -229,6 +255,13 @@ func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pendi
 func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, at int64) (int64, error) {
 	if len(evs) == 0 {
 		return -1, nil
+	}
+	if limit := l.maxData(); limit > 0 {
+		for _, ev := range evs {
+			if len(ev.Data)+len(ev.Event) > limit {
+				return -1, fmt.Errorf("%w: %s event of %d bytes (the limit is %d; raise max_allowed_packet)", ErrEventTooLarge, ev.Event, len(ev.Data), limit)
+			}
+		}
 	}
 	for try := 1; ; try++ {
 		// A retry on Postgres queues behind the run's other appends on

@@ -23,9 +23,12 @@ const maxBatch = 256
 // A recorder holds at most maxPending events or maxPendingBytes of their
 // JSON while its writes stall (a slow or locked database): past that it
 // drops the attempt's later events, but the run's terminal event, rather
-// than grow without bound or make the run wait. The first pending event
-// does not count towards the bytes: one event larger than the bound (a
-// tool's big result) is stored, not taken for a stall.
+// than grow without bound or make the run wait. The bounds count only while
+// the events wait on the database (a write in flight or failing): events
+// added while the flusher is idle are kept, and past a bound they start a
+// write at once. The first pending event does not count towards the bytes,
+// and the event that crosses the bytes bound is kept: one event larger than
+// the bound (a tool's big result) is stored, not taken for a stall.
 const (
 	maxPending      = 4096
 	maxPendingBytes = 8 << 20
@@ -70,6 +73,7 @@ type Recorder struct {
 	dropped  int       // events dropped because the buffer was full
 	gap      int       // events dropped since the last gap marker was buffered
 	full     bool      // the buffer filled: events but the terminal one are dropped until a write succeeds
+	writing  bool      // a write is in flight: events added meanwhile wait on the database
 	ident    run.Event // the run's own last event: the gap marker's identity fields
 	closed   bool
 	late     bool // an event was added after Close (warned once)
@@ -136,7 +140,22 @@ func (r *Recorder) Add(ev run.Event) {
 		return
 	}
 	data := bytes.TrimSuffix(r.scratch.Bytes(), []byte("\n"))
-	if !final && len(r.buf) > 0 && (len(r.buf) >= maxPending || r.bufBytes+len(data) > maxPendingBytes) {
+	name := string(ev.Event)
+	if limit := r.l.maxData(); limit > 0 && len(data) > limit {
+		// No write could store it (MySQL's max_allowed_packet): a marker
+		// stands in for it rather than hold up the attempt's later events.
+		marker := TooLargeEvent(ev, r.ident, r.runID, len(data))
+		name = string(marker.Event)
+		big, err := json.Marshal(marker)
+		if err != nil {
+			r.mu.Unlock()
+			r.log.Warn("runlog: encode the too-large marker", "run_id", r.runID, "err", err)
+			return
+		}
+		r.log.Warn("runlog: event too large for the database; a marker is stored in its place", "run_id", r.runID, "event", ev.Event, "bytes", len(data), "limit", limit)
+		data = big
+	}
+	if !final && len(r.buf) > 0 && (r.writing || r.fails > 0) && (len(r.buf) >= maxPending || r.bufBytes >= maxPendingBytes) {
 		r.full = true
 		r.gap++
 		r.dropped++
@@ -147,13 +166,13 @@ func (r *Recorder) Add(ev run.Event) {
 	if len(r.buf) > 0 {
 		r.bufBytes += len(data)
 	}
-	r.buf = append(r.buf, Pending{Event: string(ev.Event), Data: bytes.Clone(data), Final: final})
-	n := len(r.buf)
+	r.buf = append(r.buf, Pending{Event: name, Data: bytes.Clone(data), Final: final})
+	n, over := len(r.buf), r.bufBytes >= maxPendingBytes
 	r.mu.Unlock()
 	switch {
 	case final:
 		r.flush()
-	case n >= maxBatch:
+	case n >= maxBatch || over:
 		select {
 		case r.kick <- struct{}{}:
 		default:
@@ -188,6 +207,7 @@ func (r *Recorder) flush() error {
 	batch := r.buf
 	r.buf, r.bufBytes = nil, 0
 	lost := r.lost
+	r.writing = lost == nil && len(batch) > 0
 	r.mu.Unlock()
 	if lost != nil {
 		return lost
@@ -195,6 +215,11 @@ func (r *Recorder) flush() error {
 	if len(batch) == 0 {
 		return nil
 	}
+	defer func() {
+		r.mu.Lock()
+		r.writing = false
+		r.mu.Unlock()
+	}()
 	if r.unsureN > 0 {
 		// The earlier commit of these events may have gone through, or
 		// may still (its connection is lost, not its transaction): they
@@ -297,6 +322,27 @@ func GapEvent(ident run.Event, runID string, n int) run.Event {
 		WorkflowID: ident.WorkflowID, WorkflowName: ident.WorkflowName,
 		Content: map[string]any{"events_dropped": n,
 			"message": "the run's event log fell behind the database; events were dropped here (the run's final event and its stored output are complete)"}}
+}
+
+// TooLargeEvent is what a recorder stores in place of ev, an event of
+// runID whose JSON (n bytes) is larger than the database takes in one
+// statement: a run's terminal event keeps its name with the run's identity
+// fields (the run's stored row holds its output); another becomes a
+// CustomEvent. Its content is {"event_too_large": name, "bytes": n,
+// "message": …}.
+func TooLargeEvent(ev, ident run.Event, runID string, n int) run.Event {
+	name := run.EventCustom
+	if ev.RunID == runID && run.IsTerminal(ev.Event) {
+		name = ev.Event
+	}
+	if ev.RunID != "" {
+		ident = ev
+	}
+	return run.Event{Event: name, CreatedAt: ev.CreatedAt, RunID: ident.RunID, SessionID: ident.SessionID,
+		AgentID: ident.AgentID, AgentName: ident.AgentName, TeamID: ident.TeamID, TeamName: ident.TeamName,
+		WorkflowID: ident.WorkflowID, WorkflowName: ident.WorkflowName,
+		Content: map[string]any{"event_too_large": ev.Event, "bytes": n,
+			"message": "the event was larger than the database stores in one statement; it is not kept here (the run's stored output is complete)"}}
 }
 
 // stored notes a successful write: a full buffer takes events again (the
