@@ -356,7 +356,7 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 		// Binary on MySQL, as the drivers' DDL makes it: table names are
 		// case-sensitive there (lower_case_table_names=0), so agno_runs and
 		// AGNO_RUNS are two tables whose stamps must not share a key. A
-		// versions table Agno created (case-insensitive) is left as it is.
+		// versions table Agno created (case-insensitive) is converted below.
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, version %s NOT NULL, created_at %s, updated_at %s)%s",
 			m.qualify(m.tables.Versions), k, s, s, s, charset+m.binaryKeys()),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL, session_id %s NOT NULL, position %s NOT NULL, kind %s NOT NULL, detail %s, created_at %s NOT NULL, PRIMARY KEY (table_name, session_id, position))%s",
@@ -378,8 +378,11 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 		return err
 	}
 	// The ids these tables key on are compared as the runs and sessions
-	// tables compare them (Up makes sessions.session_id binary on MySQL).
-	for _, tc := range [][2]string{{m.tables.Errors, "session_id"}, {m.tables.Progress, "last_session_id"}, {m.tables.CopiedRuns, "run_id"}} {
+	// tables compare them (Up makes sessions.session_id binary on MySQL),
+	// and table names as MySQL does (lower_case_table_names=0): in Agno's
+	// case-insensitive versions table, stamping AGNO_SESSIONS rewrote
+	// agno_sessions's row. Converting to binary never merges two keys.
+	for _, tc := range [][2]string{{m.tables.Versions, "table_name"}, {m.tables.Errors, "session_id"}, {m.tables.Progress, "last_session_id"}, {m.tables.CopiedRuns, "run_id"}} {
 		if err := m.binaryIDs(ctx, q, tc[0], tc[1]); err != nil {
 			return err
 		}

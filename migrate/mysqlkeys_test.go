@@ -93,3 +93,42 @@ func TestUp_MySQLVersionsTableItCreatesKeysNamesExactly(t *testing.T) {
 		t.Fatalf("agno_sessions is at %s after another table's stamp, want %s", st.Current, migrate.Latest)
 	}
 }
+
+// A versions table Agno created on MySQL is case-insensitive
+// (utf8mb4_general_ci). Up converts it to compare table names byte for
+// byte: migrating a second deployment whose sessions table is named
+// AGNO_SESSIONS must not restamp agno_sessions, whose runs are still in its
+// legacy column.
+func TestUp_MySQLAgnoVersionsTableKeysNamesExactly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, variants[5]) // mysql, 2.5.6: Agno's versions table
+	if c := f.collation(t, "agno_schema_versions", "table_name"); c == "utf8mb4_bin" {
+		t.Fatalf("fixture's versions table is already binary; the test needs Agno's case-insensitive one")
+	}
+	f.insert(t, []migratetest.Session{legacyAgentSession("s-1", "["+run("run-1", "s-1", "")+"]")})
+	f.exec(t, "CREATE TABLE AGNO_SESSIONS LIKE agno_sessions")
+	// Its runs table's name differs from agno_runs by more than case:
+	// InnoDB's foreign key names (fk_{runs}_session_id) ignore case.
+	upper := f.manager(t, func(c *migrate.Config) { c.Tables.Sessions, c.Tables.Runs = "AGNO_SESSIONS", "AGNO_SESSIONS_RUNS" })
+	if _, err := upper.Up(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.collation(t, "agno_schema_versions", "table_name"); c != "utf8mb4_bin" {
+		t.Errorf("agno_schema_versions.table_name collation = %s, want utf8mb4_bin", c)
+	}
+	lower := f.manager(t)
+	st := statusOf(t, lower, migrate.KindSessions)
+	if st.Current != "2.5.6" || !st.LegacyRunsColumn || st.RowsWithRuns != 1 {
+		t.Fatalf("agno_sessions after AGNO_SESSIONS's Up: %+v; want still 2.5.6 with its legacy run", st)
+	}
+	if _, err := lower.Up(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.readRuns(t); len(got) != 1 {
+		t.Fatalf("agno_runs holds %d runs after agno_sessions's Up, want 1", len(got))
+	}
+	if st := statusOf(t, upper, migrate.KindSessions); st.Current != migrate.Latest {
+		t.Fatalf("AGNO_SESSIONS is at %s, want %s", st.Current, migrate.Latest)
+	}
+}
