@@ -100,12 +100,17 @@ func (m *Manager) Down(ctx context.Context, target string) (*Summary, error) {
 	return sum, nil
 }
 
-// checkDown fails when a step of Down cannot run: today, a table (SQLite's)
-// whose user_id neither DROP COLUMN nor the dialect's rebuild can remove.
+// checkDown fails when a step of Down cannot run: on SQLite, a table whose
+// user_id neither DROP COLUMN nor the dialect's rebuild can remove; on
+// Postgres and MySQL, a table whose step's DDL the server refuses (see
+// tryDownDDL).
 func (m *Manager) checkDown(ctx context.Context, sts []TableStatus, target string) error {
-	cd := m.sd.Migration.ColumnDropper
-	if cd == nil || versionIndex(target) >= versionIndex("3.0.0") {
+	if versionIndex(target) >= versionIndex("3.0.0") {
 		return nil
+	}
+	cd := m.sd.Migration.ColumnDropper
+	if cd == nil {
+		return m.tryDownDDL(ctx, sts)
 	}
 	for _, st := range sts {
 		if st.Current != "3.0.0" || !slices.Contains(sqlstore.ColumnsAddedIn(Latest, st.Kind), "user_id") {
