@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
@@ -80,6 +81,11 @@ func (m *Manager) swapRunsIndexes(ctx context.Context, want []string, create fun
 	if err != nil || !ok {
 		return nil, err
 	}
+	// Two names the server cuts to one are one index: compare them cut.
+	kept := make([]string, len(want))
+	for i, name := range want {
+		kept[i] = m.storedIdent(name)
+	}
 	var actions []string
 	for i, name := range want {
 		ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, name)
@@ -98,7 +104,7 @@ func (m *Manager) swapRunsIndexes(ctx context.Context, want []string, create fun
 		}
 	}
 	for _, name := range old {
-		if slices.Contains(want, name) {
+		if slices.Contains(kept, m.storedIdent(name)) {
 			continue
 		}
 		ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, name)
@@ -114,4 +120,21 @@ func (m *Manager) swapRunsIndexes(ctx context.Context, want []string, create fun
 		}
 	}
 	return actions, nil
+}
+
+// storedIdent is the name the server stores for identifier name: Postgres
+// cuts identifiers to 63 bytes (NAMEDATALEN-1) at a character boundary, so
+// the storage layer's idx_{runs}_workflow_id_nn and Agno's
+// idx_{runs}_workflow_id are one index once {runs} is 47 bytes long. Other
+// dialects keep the name (MySQL refuses a longer one).
+func (m *Manager) storedIdent(name string) string {
+	const maxPostgres = 63
+	if m.sd.Name != "postgres" || len(name) <= maxPostgres {
+		return name
+	}
+	cut := maxPostgres
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
 }
