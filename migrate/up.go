@@ -391,7 +391,13 @@ func (m *Manager) up300(ctx context.Context, st TableStatus, sum *Summary) ([]st
 				return nil, err
 			}
 		}
-		return append(actions, "index user_id", "unique (user_id, date, aggregation_period)"), nil
+		actions = append(actions, "index user_id", "unique (user_id, date, aggregation_period)")
+		// After the new key, so no moment is without one.
+		dropped, err := m.dropLegacyMetricsUnique(ctx, st.Table)
+		if err != nil {
+			return nil, err
+		}
+		return append(actions, dropped...), nil
 	}
 	return nil, nil
 }
@@ -519,4 +525,26 @@ func (m *Manager) restoreDeferred(ctx context.Context) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// legacyMetricsUnique is the name Agno 2.x gave the metrics table's unique
+// key on (date, aggregation_period).
+func legacyMetricsUnique(table string) string { return table + "_uq_metrics_date_period" }
+
+// dropLegacyMetricsUnique drops Agno 2.x's unique key on (date,
+// aggregation_period), as Agno 3.0's migration does: kept, it allows one
+// row per day for all users together, so a second user's daily row fails
+// (Postgres) or, under MySQL's ON DUPLICATE KEY UPDATE, overwrites the
+// first's. SQLite keeps it: there it is part of the table's definition,
+// which only a rebuild changes (not done here).
+func (m *Manager) dropLegacyMetricsUnique(ctx context.Context, table string) ([]string, error) {
+	name := legacyMetricsUnique(table)
+	ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if err := m.dropIndex(ctx, table, name); err != nil {
+		return nil, fmt.Errorf("drop the 2.x unique key %s (date, aggregation_period): %w", name, err)
+	}
+	return []string{"drop unique (date, aggregation_period) " + name}, nil
 }
