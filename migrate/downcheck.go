@@ -73,12 +73,12 @@ func (m *Manager) downDDLs(ctx context.Context, sts []TableStatus) ([]downDDL, e
 // foreign keys, rules). MySQL's is not: it runs the column drops on an
 // empty temporary copy of each table (CREATE TEMPORARY TABLE … LIKE keeps
 // CHECK constraints and generated columns), and reads the foreign keys, which
-// the copy lacks, from the catalog. On a database opened read-only nothing
-// is tried (a dry run there cannot say).
+// the copy lacks, from the catalog. Neither leaves anything behind, so both
+// run on a database opened read-only too (`agentry migrate down --dry-run`
+// opens it so): Postgres's transaction is made READ WRITE for the trial,
+// which a server that cannot write (a hot standby) refuses; the check is
+// then skipped with a warning.
 func (m *Manager) tryDownDDL(ctx context.Context, sts []TableStatus) error {
-	if m.readOnly {
-		return nil
-	}
 	ddls, err := m.downDDLs(ctx, sts)
 	if err != nil || len(ddls) == 0 {
 		return err
@@ -94,6 +94,14 @@ func (m *Manager) tryDownDDL(ctx context.Context, sts []TableStatus) error {
 		return err
 	}
 	defer tx.Rollback()
+	if m.readOnly {
+		// Rolled back below: the session's read-only default is kept for
+		// everything that could commit.
+		if _, err := tx.ExecContext(ctx, "SET TRANSACTION READ WRITE"); err != nil {
+			m.log.Warn("migrate: cannot check the steps down on this read-only server", "err", err)
+			return nil
+		}
+	}
 	for _, d := range ddls {
 		var stmts []string
 		if d.dropTable != "" {

@@ -5,8 +5,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/migrate"
 )
+
+// openReadOnly opens the fixture's server database read-only with its driver.
+func (f *fixtureDB) openReadOnly(t *testing.T) *db.DB {
+	t.Helper()
+	ctx := context.Background()
+	var d *db.DB
+	var err error
+	switch f.dialect {
+	case postgresName:
+		d, err = postgres.Open(ctx, postgres.Config{DSN: f.dsn, Schema: f.layout.Schema, ReadOnly: true})
+	case mysqlName:
+		d, err = mysql.Open(ctx, mysql.Config{DSN: f.dsn, ReadOnly: true})
+	default:
+		t.Fatalf("openReadOnly: %s", f.dialect)
+	}
+	if err != nil {
+		t.Fatalf("open read-only: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
 
 // TestDown_ServerRefusesBeforeChangingAnythingWhenAStepCannotRun: on
 // Postgres and MariaDB, where no step down rebuilds a table, an object that
@@ -47,6 +71,18 @@ func TestDown_ServerRefusesBeforeChangingAnythingWhenAStepCannotRun(t *testing.T
 			ctx := context.Background()
 			f := newDriverFixture(t, tc.dialect)
 			f.exec(t, tc.blocker(f)...)
+			// A dry run of a database opened read-only, as `agentry migrate
+			// down --dry-run` opens it.
+			ro := f.openReadOnly(t)
+			m, release, err := migrate.ForDB(ro, migrate.Config{DryRun: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.Down(ctx, "2.5.6")
+			release()
+			if err == nil || !strings.Contains(err.Error(), "nothing changed") || !strings.Contains(err.Error(), tc.table) {
+				t.Fatalf("Down (dry run, read-only) = %v, want a refusal naming %s", err, tc.table)
+			}
 			for _, dry := range []bool{true, false} {
 				m := f.manager(t, func(c *migrate.Config) { c.DryRun = dry })
 				_, err := m.Down(ctx, "2.5.6")
