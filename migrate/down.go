@@ -174,7 +174,12 @@ func (m *Manager) down300(ctx context.Context, st TableStatus, sum *Summary) ([]
 		if err := m.dropIndex(ctx, st.Table, metricsUnique(st.Table)); err != nil {
 			return nil, err
 		}
-		return m.dropUserID(ctx, st.Table, []string{"user_id"})
+		actions, err := m.dropUserID(ctx, st.Table, []string{"user_id"})
+		if err != nil {
+			return nil, err
+		}
+		restored, err := m.restoreLegacyMetricsUnique(ctx, st.Table)
+		return append(actions, restored...), err
 	}
 	return nil, nil
 }
@@ -628,4 +633,37 @@ func (m *Manager) stringColumn(ctx context.Context, query string, args ...any) (
 
 func (m *Manager) stringColumnQ(ctx context.Context, q queryer, query string, args ...any) ([]string, error) {
 	return sqlstore.QueryStrings(ctx, q, m.q(query), args...)
+}
+
+// restoreLegacyMetricsUnique gives the metrics table Agno 2.x's unique key
+// on (date, aggregation_period) back (Up drops it): 2.x writes metrics with
+// ON CONFLICT (date, aggregation_period) on Postgres and SQLite, which
+// fails without it. Rows of several users on one day (3.0's per-user
+// metrics) cannot share it: the key is then left out, with a warning,
+// rather than deleting rows.
+func (m *Manager) restoreLegacyMetricsUnique(ctx context.Context, table string) ([]string, error) {
+	name := legacyMetricsUnique(table)
+	ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, name)
+	if err != nil || ok {
+		return nil, err
+	}
+	var dups int64
+	q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 AS one FROM %s GROUP BY %s, aggregation_period HAVING count(*) > 1) d",
+		m.qualify(table), m.quote("date"))
+	if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&dups); err != nil {
+		return nil, fmt.Errorf("look for days with several metrics rows: %w", err)
+	}
+	if dups > 0 {
+		m.log.Warn("migrate: the 2.x unique key on (date, aggregation_period) is not restored: days hold rows of several users; 2.x metrics writes need it",
+			"table", table, "days", dups)
+		return []string{fmt.Sprintf("unique (date, aggregation_period) not restored: %d days hold rows of several users", dups)}, nil
+	}
+	action := "restore unique (date, aggregation_period) " + name
+	if m.cfg.DryRun {
+		return []string{action}, nil
+	}
+	if err := m.ensureIndex(ctx, table, []string{"date", "aggregation_period"}, name); err != nil {
+		return nil, err
+	}
+	return []string{action}, nil
 }

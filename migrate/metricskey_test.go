@@ -45,3 +45,30 @@ func TestUp_MetricsLegacyUniqueKeyIsDropped(t *testing.T) {
 		})
 	}
 }
+
+// Down to 2.5.6 gives the metrics table Agno 2.x's unique key on (date,
+// aggregation_period) back: 2.x writes metrics with ON CONFLICT (date,
+// aggregation_period) (Postgres, SQLite), which needs it.
+func TestDown_MetricsLegacyUniqueKeyIsRestored(t *testing.T) {
+	t.Parallel()
+	for _, v := range []variant{variants[3], variants[5]} { // postgres, mysql at 2.5.6
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, v)
+			metrics := f.table("agno_metrics")
+			f.exec(t, "ALTER TABLE "+metrics+" ADD CONSTRAINT agno_metrics_uq_metrics_date_period UNIQUE (date, aggregation_period)")
+			m := f.manager(t)
+			if _, err := m.Up(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Down(ctx, "2.5.6"); err != nil {
+				t.Fatal(err)
+			}
+			f.exec(t, "INSERT INTO "+metrics+" (id, date, aggregation_period, created_at) VALUES ('m1', '2026-03-01', 'daily', 1)")
+			if _, err := f.db.Exec("INSERT INTO " + metrics + " (id, date, aggregation_period, created_at) VALUES ('m2', '2026-03-01', 'daily', 2)"); err == nil {
+				t.Fatalf("a second row of one day and period went in after Down: the 2.x unique key is missing")
+			}
+		})
+	}
+}
