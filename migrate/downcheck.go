@@ -130,10 +130,13 @@ func (m *Manager) tryDownDDLMySQL(ctx context.Context, ddls []downDDL) error {
 	if err != nil {
 		return err
 	}
-	// Closing the connection would drop the temporary table too, but the
-	// pool keeps it open.
-	defer conn.Close()
 	tmp := m.quote(downCheckTable)
+	// Close returns the connection to the pool, temporary table included:
+	// drop it on every way out.
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "DROP TEMPORARY TABLE IF EXISTS "+tmp)
+		conn.Close()
+	}()
 	for _, d := range ddls {
 		if d.dropTable != "" {
 			if err := m.foreignKeysInto(ctx, conn, d.dropTable, ""); err != nil {
@@ -157,8 +160,7 @@ func (m *Manager) tryDownDDLMySQL(ctx context.Context, ddls []downDDL) error {
 			}
 		}
 	}
-	_, err = conn.ExecContext(ctx, "DROP TEMPORARY TABLE IF EXISTS "+tmp)
-	return err
+	return nil
 }
 
 // errForeignKey says a foreign key stops a step down's DROP.
