@@ -102,6 +102,13 @@ func (m *Manager) tryDownDDL(ctx context.Context, sts []TableStatus) error {
 			return nil
 		}
 	}
+	// The trial takes the locks its DROPs need until the rollback: on a
+	// live database it must not queue behind a long transaction and hold
+	// every later reader of the table behind it (a dry run would stall
+	// the servers). It gives up after trialLockTimeout instead.
+	if _, err := tx.ExecContext(ctx, "SET LOCAL lock_timeout = '"+trialLockTimeout+"'"); err != nil {
+		return err
+	}
 	for _, d := range ddls {
 		var stmts []string
 		if d.dropTable != "" {
@@ -115,11 +122,29 @@ func (m *Manager) tryDownDDL(ctx context.Context, sts []TableStatus) error {
 		}
 		for _, s := range stmts {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
+				if lockTimedOut(err) {
+					return fmt.Errorf("%w: table %s is in use by other sessions (no lock within %s); stop the servers using the database and run down again", ErrTablesInUse, d.table, trialLockTimeout)
+				}
 				return d.refused(err)
 			}
 		}
 	}
 	return nil
+}
+
+// ErrTablesInUse is Down's check (and its dry run) finding a table it would
+// change locked by another session past trialLockTimeout: servers still use
+// the database.
+var ErrTablesInUse = errors.New("migrate: tables in use")
+
+// trialLockTimeout bounds each lock wait of tryDownDDL's Postgres trial.
+const trialLockTimeout = "5s"
+
+// lockTimedOut reports whether err is Postgres's lock_not_available
+// (SQLSTATE 55P03: lock_timeout expired).
+func lockTimedOut(err error) bool {
+	var se interface{ SQLState() string }
+	return errors.As(err, &se) && se.SQLState() == "55P03"
 }
 
 // downCheckTable is the temporary table tryDownDDLMySQL tries a drop on.

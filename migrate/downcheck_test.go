@@ -2,8 +2,10 @@ package migrate_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/mysql"
@@ -99,4 +101,34 @@ func TestDown_ServerRefusesBeforeChangingAnythingWhenAStepCannotRun(t *testing.T
 			}
 		})
 	}
+}
+
+// TestDown_PostgresTrialGivesUpOnATableInUse: the check's trial takes the
+// locks its DROPs need; a table another session holds (a server's open
+// transaction) must not make a dry run queue behind it, holding every
+// later reader of the table behind itself. It gives up after its lock
+// timeout with ErrTablesInUse, naming the table, and nothing changed.
+func TestDown_PostgresTrialGivesUpOnATableInUse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newDriverFixture(t, "postgres")
+	holder, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	if _, err := holder.ExecContext(ctx, "SELECT count(*) FROM "+f.table("agno_knowledge")); err != nil {
+		t.Fatal(err)
+	}
+	m := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	_, err = m.Down(dctx, "2.5.6")
+	if !errors.Is(err, migrate.ErrTablesInUse) || !strings.Contains(err.Error(), "agno_knowledge") {
+		t.Fatalf("Down (dry run) with agno_knowledge held = %v, want ErrTablesInUse naming it", err)
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	assertAllAt(t, m, migrate.Latest)
 }
