@@ -87,10 +87,48 @@ func (e *mysqlEngine) run(ctx context.Context, st statement, query string, out *
 	// variable survives a rollback, and on a pooled connection would outlive
 	// the call.
 	defer discard(conn)
-	if err := e.bound(ctx, conn); err != nil {
+	mariaDB, err := e.isMariaDB(ctx, conn)
+	if err != nil {
 		return err
 	}
-	return runSQL(ctx, conn, &sql.TxOptions{ReadOnly: !st.write}, st, query, out)
+	bound, err := e.bound(ctx, conn, mariaDB)
+	if err != nil {
+		return err
+	}
+	var stopped func(context.Context, *sql.Tx) error
+	if mariaDB {
+		start := time.Now()
+		stopped = func(ctx context.Context, tx *sql.Tx) error {
+			// Only a statement that ran as long as its bound can have been
+			// stopped at it; a quicker one costs no round trip.
+			if time.Since(start) < bound {
+				return nil
+			}
+			return mariaDBStopped(ctx, tx)
+		}
+	}
+	return runSQL(ctx, conn, &sql.TxOptions{ReadOnly: !st.write}, st, query, out, stopped)
+}
+
+// errStoppedAtBound is a statement MariaDB stopped at max_statement_time
+// without an error.
+var errStoppedAtBound = errors.New("max_statement_time exceeded: MariaDB stopped the statement and a function that waits in it (GET_LOCK) returned NULL")
+
+// mariaDBStopped reports, as errStoppedAtBound, that the session's
+// statement was stopped at max_statement_time even though it answered:
+// MariaDB ends a GET_LOCK wait with NULL instead of error 1969. The session
+// status counts it (and the session is the call's own, so any count is the
+// call's query); the query cannot reset it (FLUSH is refused by the gate).
+func mariaDBStopped(ctx context.Context, tx *sql.Tx) error {
+	var name string
+	var n int64
+	if err := tx.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Max_statement_time_exceeded'").Scan(&name, &n); err != nil {
+		return fmt.Errorf("checking whether the statement was stopped at its time limit: %w", err)
+	}
+	if n > 0 {
+		return errStoppedAtBound
+	}
+	return nil
 }
 
 // discard closes conn instead of returning it to the pool: database/sql
@@ -107,19 +145,15 @@ func discard(conn *sql.Conn) {
 // max_execution_time covers only SELECT, so the lock waits of a write are
 // bounded too, in whole seconds. The query cannot change them: SET is
 // refused by the gate, and a SELECT cannot assign a system variable.
-func (e *mysqlEngine) bound(ctx context.Context, conn *sql.Conn) error {
-	mariaDB, err := e.isMariaDB(ctx, conn)
-	if err != nil {
-		return err
-	}
+func (e *mysqlEngine) bound(ctx context.Context, conn *sql.Conn, mariaDB bool) (time.Duration, error) {
 	d := serverBound(ctx, e.timeout)
 	set := fmt.Sprintf("SET SESSION max_statement_time = %.3f", d.Seconds())
 	if !mariaDB {
 		secs := int64(math.Ceil(d.Seconds()))
 		set = fmt.Sprintf("SET SESSION max_execution_time = %d, lock_wait_timeout = %d, innodb_lock_wait_timeout = %d", d.Milliseconds(), secs, secs)
 	}
-	_, err = conn.ExecContext(ctx, set)
-	return err
+	_, err := conn.ExecContext(ctx, set)
+	return d, err
 }
 
 // isMariaDB asks the server once which of the two it is.
@@ -143,8 +177,9 @@ func (e *mysqlEngine) isMariaDB(ctx context.Context, conn *sql.Conn) (bool, erro
 }
 
 // stoppedAtBound reports the server ending a statement at its time limit
-// (MariaDB 1969, MySQL 3024) or a lock wait at its limit (1205).
+// (MariaDB 1969, MySQL 3024, or MariaDB without an error) or a lock wait at
+// its limit (1205).
 func (e *mysqlEngine) stoppedAtBound(err error) bool {
 	var myErr *gomysql.MySQLError
-	return errors.As(err, &myErr) && (myErr.Number == 1969 || myErr.Number == 3024 || myErr.Number == 1205)
+	return errors.Is(err, errStoppedAtBound) || errors.As(err, &myErr) && (myErr.Number == 1969 || myErr.Number == 3024 || myErr.Number == 1205)
 }

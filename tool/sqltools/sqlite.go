@@ -163,7 +163,7 @@ func (e *sqliteEngine) run(ctx context.Context, st statement, query string, out 
 	if st.write {
 		db = e.rw
 	}
-	return runSQL(ctx, db, &sql.TxOptions{}, st, query, out)
+	return runSQL(ctx, db, &sql.TxOptions{}, st, query, out, nil)
 }
 
 // stoppedAtBound is false: a SQLite query has no server; the call's context
@@ -176,8 +176,10 @@ type txStarter interface {
 }
 
 // runSQL runs one statement in a transaction on a database/sql pool or
-// connection: reads are rolled back, writes committed.
-func runSQL(ctx context.Context, db txStarter, opts *sql.TxOptions, st statement, query string, out *resultWriter) error {
+// connection: reads are rolled back, writes committed. stopped, when not
+// nil, is asked after the statement (and before a commit) whether the
+// server stopped it without an error.
+func runSQL(ctx context.Context, db txStarter, opts *sql.TxOptions, st statement, query string, out *resultWriter, stopped func(context.Context, *sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
@@ -193,14 +195,19 @@ func runSQL(ctx context.Context, db txStarter, opts *sql.TxOptions, st statement
 			return err
 		}
 		out.affected(n)
-		return tx.Commit()
+	} else {
+		rows, err := tx.QueryContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		if err := collect(rows, out); err != nil {
+			return err
+		}
 	}
-	rows, err := tx.QueryContext(ctx, query)
-	if err != nil {
-		return err
-	}
-	if err := collect(rows, out); err != nil {
-		return err
+	if stopped != nil {
+		if err := stopped(ctx, tx); err != nil {
+			return err
+		}
 	}
 	if st.write {
 		return tx.Commit()
