@@ -23,7 +23,9 @@
 // server files (pg_read_file, pg_ls_dir) and ends other sessions
 // (pg_terminate_backend); a role that may use dblink or postgres_fdw writes
 // through another connection; a MySQL user with PROCESS sees every session's
-// queries. The toolkit logs a warning once when it connects to
-// Postgres as a superuser, and does not refuse to run (tests and local
-// development connect as one).
+// queries. On its first call the toolkit reads the user's privileges
+// (Toolkit.Privileges) and logs a warning once when they reach past the
+// read-only transaction (the user as the server names it, never the DSN);
+// with Config.RefusePrivileged every call then fails with ErrPrivileged
+// (ADR sql-toolkit-privileged-user).
 package sqltools

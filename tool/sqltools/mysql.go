@@ -50,6 +50,27 @@ func openMySQL(dsnText string, timeout time.Duration) (*mysqlEngine, error) {
 
 func (e *mysqlEngine) close() error { return e.db.Close() }
 
+// privileges are the user's global privileges that reach beyond the
+// database: the server's files (FILE), other sessions' queries (PROCESS),
+// ending them (CONNECTION ADMIN; SUPER, which also sets global variables),
+// stopping the server (SHUTDOWN). USER_PRIVILEGES names a grantee
+// 'user'@'host'; CURRENT_USER() is user@host, and a user name may hold '@'.
+func (e *mysqlEngine) privileges(ctx context.Context) (string, []string, error) {
+	var user string
+	if err := e.db.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
+		return "", nil, err
+	}
+	at := strings.LastIndexByte(user, '@')
+	grantee := "'" + user + "'"
+	if at >= 0 {
+		grantee = "'" + user[:at] + "'@'" + user[at+1:] + "'"
+	}
+	privs, err := queryStrings(ctx, e.db, `SELECT privilege_type FROM information_schema.user_privileges
+		WHERE grantee = ? AND privilege_type IN ('SUPER', 'FILE', 'PROCESS', 'CONNECTION ADMIN', 'SHUTDOWN')
+		ORDER BY privilege_type`, grantee)
+	return user, privs, err
+}
+
 func (e *mysqlEngine) listTables(ctx context.Context) ([]string, error) {
 	return queryStrings(ctx, e.db, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name`)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +18,6 @@ type pgEngine struct {
 	pool    *pgxpool.Pool
 	schema  string
 	timeout time.Duration
-	warn    sync.Once
 }
 
 func openPostgres(dsn, schema string, timeout time.Duration) (*pgEngine, error) {
@@ -72,7 +69,6 @@ func (e *pgEngine) describeTable(ctx context.Context, table string) ([]Column, e
 }
 
 func (e *pgEngine) run(ctx context.Context, st statement, query string, out *resultWriter) error {
-	e.warnIfSuperuser(ctx)
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -159,13 +155,24 @@ func (e *pgEngine) stoppedAtBound(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "57014"
 }
 
-// warnIfSuperuser logs once: a superuser can reach the server's files and
-// programs through functions no read-only transaction stops.
-func (e *pgEngine) warnIfSuperuser(ctx context.Context) {
-	e.warn.Do(func() {
-		var super bool
-		if err := e.pool.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err == nil && super {
-			slog.WarnContext(ctx, "sql toolkit connected as a Postgres superuser; connect as a role with only the privileges the agent needs")
-		}
-	})
+// privileges: a superuser, or membership in the roles that reach the
+// server's files and programs through functions no read-only transaction
+// stops (pg_has_role is true of every role for a superuser).
+func (e *pgEngine) privileges(ctx context.Context) (string, []string, error) {
+	var user string
+	var super bool
+	var roles []string
+	err := e.pool.QueryRow(ctx, `
+		SELECT current_user::text, r.rolsuper,
+		       ARRAY(SELECT b.rolname::text FROM pg_roles b
+		             WHERE b.rolname IN ('pg_read_server_files', 'pg_write_server_files', 'pg_execute_server_program')
+		               AND pg_has_role(current_user, b.oid, 'MEMBER') ORDER BY b.rolname)
+		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&user, &super, &roles)
+	if err != nil {
+		return "", nil, err
+	}
+	if super {
+		return user, []string{"SUPERUSER"}, nil
+	}
+	return user, roles, nil
 }

@@ -131,6 +131,9 @@ func (e *sqliteEngine) close() error {
 	return err
 }
 
+// privileges: a SQLite file has no users; the authorizer bounds a query.
+func (e *sqliteEngine) privileges(context.Context) (string, []string, error) { return "", nil, nil }
+
 func (e *sqliteEngine) listTables(ctx context.Context) ([]string, error) {
 	return queryStrings(ctx, e.ro, `SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 }

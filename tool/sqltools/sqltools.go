@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/tool"
@@ -38,7 +40,18 @@ type Config struct {
 	MaxOutput int
 	// Timeout bounds one tool call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// RefusePrivileged makes every tool call fail with ErrPrivileged when
+	// the DSN's user is privileged beyond what a read-only transaction
+	// stops (see Privileges); without it the toolkit logs a warning once
+	// and runs.
+	RefusePrivileged bool
+	// Logger receives that warning; nil means slog.Default().
+	Logger *slog.Logger
 }
+
+// ErrPrivileged marks a call refused because the connection's user is
+// privileged and Config.RefusePrivileged is set.
+var ErrPrivileged = errors.New("sqltools: the database user is privileged")
 
 // serverBound is how long the server may run the model's statement: the
 // time left before the call's deadline, at most timeout, at least a
@@ -56,10 +69,18 @@ type Toolkit struct {
 	dialect string
 	eng     engine
 	allow   map[string]bool
+
+	privMu  sync.Mutex
+	privSet bool   // the privileges were read
+	user    string // the server's name for the connection's user
+	privs   []string
 }
 
 // engine is what differs between databases.
 type engine interface {
+	// privileges names the connection's user and the privileges it holds
+	// that a read-only transaction does not stop.
+	privileges(ctx context.Context) (user string, privs []string, err error)
 	listTables(ctx context.Context) ([]string, error)
 	describeTable(ctx context.Context, table string) ([]Column, error)
 	// run executes st; a read runs in a read-only transaction that is
@@ -114,6 +135,9 @@ func New(cfg Config) (*Toolkit, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	if dialect == Postgres && cfg.Schema == "" {
 		cfg.Schema = "public"
 	}
@@ -167,7 +191,12 @@ func (k *Toolkit) Toolkit() (tool.Toolkit, error) {
 		mode = "read-only except INSERT/UPDATE/DELETE on " + strings.Join(k.cfg.AllowWrite, ", ")
 	}
 	list, err := tool.Func(tool.FuncConfig{Name: "list_tables", Description: "Lists the tables of the " + k.dialect + " database as a JSON array.", Timeout: k.cfg.Timeout},
-		func(ctx context.Context, _ noArgs) ([]string, error) { return k.eng.listTables(ctx) })
+		func(ctx context.Context, _ noArgs) ([]string, error) {
+			if err := k.checkPrivileges(ctx); err != nil {
+				return nil, err
+			}
+			return k.eng.listTables(ctx)
+		})
 	if err != nil {
 		return tool.Toolkit{}, err
 	}
@@ -189,6 +218,9 @@ func (k *Toolkit) Toolkit() (tool.Toolkit, error) {
 }
 
 func (k *Toolkit) describe(ctx context.Context, in describeIn) ([]Column, error) {
+	if err := k.checkPrivileges(ctx); err != nil {
+		return nil, err
+	}
 	name := strings.TrimSpace(in.TableName)
 	tables, err := k.eng.listTables(ctx)
 	if err != nil {
@@ -228,6 +260,9 @@ func (k *Toolkit) run(ctx context.Context, in runIn) (json.RawMessage, error) {
 		return nil, fmt.Errorf("limit %d: use a positive number of rows", limit)
 	}
 	limit = min(limit, k.cfg.MaxRows)
+	if err := k.checkPrivileges(ctx); err != nil {
+		return nil, err
+	}
 	w := newResultWriter(limit, k.cfg.MaxOutput)
 	if err := k.eng.run(ctx, st, strings.TrimSpace(in.Query), w); err != nil {
 		if k.eng.stoppedAtBound(err) {
@@ -236,4 +271,46 @@ func (k *Toolkit) run(ctx context.Context, in runIn) (json.RawMessage, error) {
 		return nil, fmt.Errorf("the database refused the query: %w", err)
 	}
 	return w.json()
+}
+
+// Privileges reads (once) and returns the server's name for the DSN's user
+// and the privileges it holds that the toolkit's read-only transaction and
+// statement gate do not stop: a Postgres superuser, or a member of
+// pg_read_server_files, pg_write_server_files or pg_execute_server_program;
+// a MySQL or MariaDB user's global SUPER, FILE, PROCESS, CONNECTION ADMIN or
+// SHUTDOWN. None for SQLite.
+func (k *Toolkit) Privileges(ctx context.Context) (user string, privs []string, err error) {
+	k.privMu.Lock()
+	defer k.privMu.Unlock()
+	if !k.privSet {
+		// Not remembered on failure: the next call asks again.
+		if k.user, k.privs, err = k.eng.privileges(ctx); err != nil {
+			return "", nil, fmt.Errorf("sqltools: reading the database user's privileges: %w", err)
+		}
+		k.privSet = true
+		if len(k.privs) > 0 {
+			// The server's name for the user, never the DSN (which may
+			// hold a password).
+			k.cfg.Logger.WarnContext(ctx, "sql toolkit connected as a privileged database user; connect as one with only the privileges the agent needs",
+				slog.String("dialect", k.dialect), slog.String("user", k.user), slog.Any("privileges", k.privs),
+				slog.Bool("refused", k.cfg.RefusePrivileged))
+		}
+	}
+	return k.user, k.privs, nil
+}
+
+// checkPrivileges refuses a call when RefusePrivileged is set and the user
+// is privileged; it logs the warning on the first call either way.
+func (k *Toolkit) checkPrivileges(ctx context.Context) error {
+	user, privs, err := k.Privileges(ctx)
+	if err != nil {
+		if k.cfg.RefusePrivileged {
+			return err
+		}
+		return nil
+	}
+	if k.cfg.RefusePrivileged && len(privs) > 0 {
+		return fmt.Errorf("%w: %s holds %s, and the toolkit is set to refuse such a user (RefusePrivileged); connect as a user with only the privileges the agent needs", ErrPrivileged, user, strings.Join(privs, ", "))
+	}
+	return nil
 }

@@ -1,0 +1,145 @@
+package sqltools
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentryhq/agentry/migrate/migratetest"
+	"github.com/agentryhq/agentry/tool"
+)
+
+// logBuffer is a slog handler's output, safe for the toolkit's goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// privilegedUser is a DSN of a user holding privileges a read-only
+// transaction does not stop (with a password the log must not show), and
+// one of a user with only SELECT on the fixture's tables.
+type privilegedUsers struct {
+	privileged, plain, password string
+}
+
+func privilegeUsers(t *testing.T, f fixture) privilegedUsers {
+	t.Helper()
+	password := migratetest.RandomName("pw_secret_")
+	plain := migratetest.RandomName("agentry_plain_")
+	switch f.dialect {
+	case Postgres:
+		// Trust authentication: the password is sent nowhere, but it is in
+		// the DSN the toolkit was given.
+		cfg, err := pgx.ParseConfig(f.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.exec(t, "CREATE ROLE "+plain+" LOGIN")
+		f.exec(t, "GRANT SELECT ON notes TO "+plain)
+		t.Cleanup(func() {
+			f.exec(t, "REVOKE ALL ON notes FROM "+plain)
+			f.exec(t, "DROP ROLE "+plain)
+		})
+		withUser := func(user string) string {
+			return strings.Replace(f.dsn, "postgres://"+cfg.User+"@", "postgres://"+user+":"+password+"@", 1)
+		}
+		return privilegedUsers{privileged: withUser(cfg.User), plain: withUser(plain), password: password}
+	case MySQL:
+		cfg, err := mysql.ParseDSN(f.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The server's root has no password; a user of its own has one,
+		// and is made privileged by a grant.
+		priv := migratetest.RandomName("agentry_priv_")
+		for _, u := range []string{plain, priv} {
+			f.exec(t, "CREATE USER '"+u+"'@'%' IDENTIFIED BY '"+password+"'")
+			f.exec(t, "GRANT SELECT ON `"+cfg.DBName+"`.* TO '"+u+"'@'%'")
+			t.Cleanup(func() { f.exec(t, "DROP USER '"+u+"'@'%'") })
+		}
+		f.exec(t, "GRANT FILE, PROCESS ON *.* TO '"+priv+"'@'%'")
+		withUser := func(user string) string {
+			c := cfg.Clone()
+			c.User, c.Passwd = user, password
+			return c.FormatDSN()
+		}
+		return privilegedUsers{privileged: withUser(priv), plain: withUser(plain), password: password}
+	}
+	t.Fatalf("no users for %s", f.dialect)
+	return privilegedUsers{}
+}
+
+// TestSQL_PrivilegedUserIsWarnedOfOrRefused: connected as a user whose
+// privileges reach past a read-only transaction (a Postgres superuser, a
+// MariaDB user with FILE and PROCESS, root) the toolkit logs one warning
+// naming the user, never the DSN's password; with RefusePrivileged every
+// call fails with ErrPrivileged and runs nothing. A user with only SELECT
+// is neither warned of nor refused.
+func TestSQL_PrivilegedUserIsWarnedOfOrRefused(t *testing.T) {
+	for _, f := range []fixture{postgresFixture(t), mysqlFixture(t)} {
+		t.Run(f.dialect, func(t *testing.T) {
+			users := privilegeUsers(t, f)
+			for _, c := range []struct {
+				name       string
+				dsn        string
+				privileged bool
+			}{
+				{"fixture user", f.dsn, true}, // postgres superuser, MariaDB root
+				{"privileged user", users.privileged, true},
+				{"plain user", users.plain, false},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					var logs logBuffer
+					logger := slog.New(slog.NewTextHandler(&logs, nil))
+					set := newSet(t, Config{DSN: c.dsn, Logger: logger})
+					for range 3 {
+						if res, _ := query(t, set, "SELECT body FROM notes WHERE id = 1", 1); res.Err != nil {
+							t.Fatalf("warned only: %v", res.Err)
+						}
+					}
+					if res := call(t, set, "list_tables", `{}`); res.Err != nil {
+						t.Fatal(res.Err)
+					}
+					warned := strings.Count(logs.String(), "privileged database user")
+					if c.privileged && warned != 1 || !c.privileged && warned != 0 {
+						t.Errorf("%d warnings, want privileged %v: %s", warned, c.privileged, logs.String())
+					}
+					if strings.Contains(logs.String(), users.password) {
+						t.Errorf("the log shows the DSN's password: %s", logs.String())
+					}
+
+					refusing := newSet(t, Config{DSN: c.dsn, Logger: logger, RefusePrivileged: true})
+					res, _ := query(t, refusing, "SELECT body FROM notes WHERE id = 1", 1)
+					lt := call(t, refusing, "list_tables", `{}`)
+					if c.privileged {
+						for _, r := range []tool.Result{res, lt} {
+							if !errors.Is(r.Err, ErrPrivileged) || strings.Contains(r.Content, users.password) {
+								t.Errorf("privileged and refused: %s %v; want ErrPrivileged", r.Content, r.Err)
+							}
+						}
+					} else if res.Err != nil || lt.Err != nil {
+						t.Errorf("a plain user is refused: %v %v", res.Err, lt.Err)
+					}
+				})
+			}
+		})
+	}
+}
