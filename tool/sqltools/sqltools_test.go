@@ -163,6 +163,11 @@ func TestSQL_InjectionAttemptsFail(t *testing.T) {
 			"DELETE secrets FROM notes JOIN secrets ON 1 = 1",
 			"DELETE notes, secrets FROM notes JOIN secrets ON 1 = 1",
 			"DELETE FROM notes, secrets USING notes JOIN secrets ON 1 = 1",
+			// MySQL's multi-table DELETE: the name after FROM is an alias
+			// of a table in USING, here secrets.
+			"DELETE FROM notes USING secrets AS notes WHERE 1 = 1",
+			"DELETE FROM notes USING notes AS x JOIN secrets AS notes ON 1 = 1",
+			"DELETE QUICK FROM notes USING secrets notes",
 			"INSERT INTO secrets SELECT * FROM notes",
 			"INSERT INTO notes (id, body) VALUES (50, 'x'); DELETE FROM secrets",
 			"REPLACE INTO secrets (id, token) VALUES (1, 'x')",

@@ -237,6 +237,12 @@ func (p *parser) deleteTarget() error {
 	}
 	next := []string{"WHERE", "USING", "ORDER", "LIMIT", "RETURNING"}
 	p.alias(next...)
+	if p.dialect == MySQL && p.peekWord() == "USING" {
+		// MySQL's multi-table DELETE: the names after FROM are aliases of
+		// tables in USING (DELETE FROM notes USING secrets AS notes
+		// deletes from secrets).
+		return p.refuse("DELETE ... USING (a multi-table delete) is not run on MySQL: write DELETE FROM table [WHERE ...], with a subquery to match other tables")
+	}
 	if p.atEnd() || slices.Contains(next, p.peekWord()) {
 		return nil
 	}

@@ -70,6 +70,8 @@ func TestClassify_RefusesWhatItCannotPlace(t *testing.T) {
 		{MySQL, "UPDATE a JOIN b ON 1 SET b.x = 1"},
 		{MySQL, "DELETE b FROM a JOIN b"},
 		{MySQL, "DELETE FROM a, b USING a JOIN b"},
+		{MySQL, "DELETE FROM a USING b AS a"}, // a names b
+		{MySQL, "DELETE FROM a x USING b AS x"},
 		{MySQL, "INSERT a VALUES (1)"},
 		{Postgres, "DELETE FROM a.b.c.d"},
 		{Postgres, "(DELETE FROM a)"},
