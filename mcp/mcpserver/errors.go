@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,18 +71,27 @@ func (s *Server) logFailure(ctx context.Context, toolName string, err error) {
 }
 
 // addTool registers a built-in tool: its arguments are checked
-// (checkArguments) and its failures reach the client through clientError.
+// (argumentCheck) and its failures reach the client through clientError.
 func addTool[In any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
-	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s.mcp, t, checked(s, t.Name, h))
+}
+
+// checked wraps a built-in tool's handler with the argument check and the
+// error wording.
+func checked[In any](s *Server, name string, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
+	args := newArgumentCheck[In]()
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		var raw json.RawMessage
 		if req != nil && req.Params != nil {
-			if err := checkArguments(req.Params.Arguments); err != nil {
-				return nil, nil, err
-			}
+			raw = req.Params.Arguments
+		}
+		if err := args.check(raw, &in); err != nil {
+			return nil, nil, err
 		}
 		res, out, err := h(ctx, req, in)
 		if err != nil {
-			return nil, nil, s.clientError(ctx, t.Name, err)
+			return nil, nil, s.clientError(ctx, name, err)
 		}
 		return res, out, nil
-	})
+	}
 }

@@ -3,10 +3,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -59,25 +63,58 @@ func TestInput_RefusesWhatTheRoutesRefuse(t *testing.T) {
 	}
 }
 
-// FuzzCheckArguments: any bytes are checked without panicking, and
-// arguments it lets through hold no NUL and no over-long or control-laden id.
+// allIDs is an input holding every id argument, two of them in an
+// embedded struct as the run tools' inputs hold them.
+type allIDs struct {
+	SessionID   string `json:"session_id"`
+	UserID      string `json:"user_id"`
+	AgentID     string `json:"agent_id"`
+	TeamID      string `json:"team_id"`
+	WorkflowID  string `json:"workflow_id"`
+	ComponentID string `json:"component_id"`
+	embeddedIDs
+	Topics []any `json:"topics"`
+}
+
+type embeddedIDs struct {
+	RunID string `json:"run_id"`
+	DBID  string `json:"db_id"`
+}
+
+// FuzzCheckArguments: any arguments the SDK decodes are checked without
+// panicking, and arguments the check lets through hold no NUL and no
+// over-long or control-laden id.
 func FuzzCheckArguments(f *testing.F) {
 	for _, seed := range []string{``, `null`, `{}`, `[]`, `"x"`, `{"session_id":"s"}`, `{"message":"a\u0000b"}`,
-		`{"topics":["a",{"b\u0000":1}]}`, `{"run_id":"r\n"}`, `{"session_id":5}`, `{"a":`, `\u0000`, `{"message":"\\u0000"}`} {
+		`{"topics":["a",{"b\u0000":1}]}`, `{"run_id":"r\n"}`, `{"db_id":"d\n"}`, `{"session_id":5}`, `{"a":`, `\u0000`, `{"message":"\\u0000"}`} {
 		f.Add([]byte(seed))
 	}
+	c := newArgumentCheck[allIDs]()
+	if len(c.ids) != len(idArguments) {
+		f.Fatalf("found %d id fields in allIDs, want %d", len(c.ids), len(idArguments))
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if checkArguments(raw) != nil {
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil {
+			return // the SDK refuses arguments that are not an object
+		}
+		for k := range m {
+			for _, name := range idArguments {
+				if k != name && strings.EqualFold(k, name) {
+					return // the SDK matches member names exactly; its schema refuses this one
+				}
+			}
+		}
+		var in allIDs
+		if json.Unmarshal(raw, &in) != nil {
+			return // the SDK's schema refuses an id that is not a string
+		}
+		if c.check(raw, &in) != nil {
 			return
 		}
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return
-		}
-		if holdsNUL(v) {
+		if holdsNUL(m) {
 			t.Fatalf("accepted arguments with a NUL: %q", raw)
 		}
-		m, _ := v.(map[string]any)
 		for _, name := range idArguments {
 			if s, ok := m[name].(string); ok && (len(s) > db.MaxUserIDBytes || strings.ContainsFunc(s, unicode.IsControl)) {
 				t.Fatalf("accepted %s %q", name, s)
@@ -106,4 +143,30 @@ func holdsNUL(v any) bool {
 		}
 	}
 	return false
+}
+
+// TestCheckedTool_DecodesArgumentsOnce: the SDK has decoded a built-in
+// tool's arguments into its input when the handler runs; the argument check
+// reads that input (and scans the raw text for NUL escapes) instead of
+// decoding the arguments a second time.
+func TestCheckedTool_DecodesArgumentsOnce(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	h := checked(s, "get_session_runs", func(context.Context, *mcp.CallToolRequest, sessionRunsIn) (*mcp.CallToolResult, any, error) {
+		return nil, nil, nil
+	})
+	raw := json.RawMessage(`{"session_id":"s1","run_id":"r1","user_id":"alice","session_type":"agent","db_id":"d"}`)
+	var in sessionRunsIn
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "get_session_runs", Arguments: raw}}
+	ctx := context.Background()
+	if allocs := testing.AllocsPerRun(100, func() { _, _, _ = h(ctx, req, in) }); allocs != 0 {
+		t.Errorf("checking decoded arguments allocates %v times a call; want 0 (no second decode)", allocs)
+	}
+	// The check still refuses what it refused, on the decoded input.
+	in.RunID = strings.Repeat("r", 256)
+	if _, _, err := h(ctx, req, in); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "run_id must be at most 255 bytes") {
+		t.Errorf("an over-long run_id: %v; want invalid input naming run_id", err)
+	}
 }
