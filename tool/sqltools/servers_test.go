@@ -132,11 +132,19 @@ func countRows(t *testing.T, db *sql.DB, s string) int {
 
 // fixtures runs fn once per dialect, each on its own fresh database.
 func fixtures(t *testing.T, fn func(t *testing.T, f fixture)) {
-	for _, d := range []struct {
-		name string
-		mk   func(*testing.T) fixture
-	}{{SQLite, sqliteFixture}, {Postgres, postgresFixture}, {MySQL, mysqlFixture}} {
-		t.Run(d.name, func(t *testing.T) { fn(t, d.mk(t)) })
+	eachFixture(t, fn, SQLite, Postgres, MySQL)
+}
+
+// serverFixtures is fixtures for the database servers alone (Postgres and
+// MySQL): what a test checks has no meaning for an embedded SQLite file.
+func serverFixtures(t *testing.T, fn func(t *testing.T, f fixture)) {
+	eachFixture(t, fn, Postgres, MySQL)
+}
+
+func eachFixture(t *testing.T, fn func(t *testing.T, f fixture), dialects ...string) {
+	mk := map[string]func(*testing.T) fixture{SQLite: sqliteFixture, Postgres: postgresFixture, MySQL: mysqlFixture}
+	for _, d := range dialects {
+		t.Run(d, func(t *testing.T) { fn(t, mk[d](t)) })
 	}
 }
 

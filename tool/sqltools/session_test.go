@@ -92,10 +92,8 @@ func TestSQL_SessionStateEndsWithTheCall(t *testing.T) {
 		Postgres: {"UPDATE notes SET body = set_config('application_name', 'hijacked', false) WHERE id = 1", "SELECT current_setting('application_name')"},
 		MySQL:    {"UPDATE notes SET body = (@hijacked := 'hijacked') WHERE id = 1", "SELECT COALESCE(@hijacked, '')"},
 	}
-	fixtures(t, func(t *testing.T, f fixture) {
-		if f.dialect == SQLite {
-			t.Skip("a SQLite database has no session-level locks or server")
-		}
+	// A SQLite database has no session-level locks or server.
+	serverFixtures(t, func(t *testing.T, f fixture) {
 		lock := locks[f.dialect]
 		name := migratetest.RandomName("agentry_lock_")
 		take, held := strings.ReplaceAll(lock.take, "%s", name), strings.ReplaceAll(lock.held, "%s", name)
