@@ -110,6 +110,9 @@ type sqlOptions struct {
 	MaxRows    int      `json:"max_rows"`
 	MaxOutput  int      `json:"max_output"`
 	Timeout    Duration `json:"timeout"`
+	// RefusePrivileged: calls fail while the database user can reach the
+	// server's files or other sessions (sqltools.Config.RefusePrivileged).
+	RefusePrivileged bool `json:"refuse_privileged"`
 }
 
 var sqlTools = register(false, func(name string, o *sqlOptions) error {
@@ -125,7 +128,7 @@ var sqlTools = register(false, func(name string, o *sqlOptions) error {
 	return err
 }, func(o sqlOptions) (tool.Toolkit, error) {
 	k, err := sqltools.New(sqltools.Config{DSN: o.DSN, AllowWrite: o.AllowWrite, Schema: o.Schema,
-		MaxRows: o.MaxRows, MaxOutput: o.MaxOutput, Timeout: time.Duration(o.Timeout)})
+		MaxRows: o.MaxRows, MaxOutput: o.MaxOutput, Timeout: time.Duration(o.Timeout), RefusePrivileged: o.RefusePrivileged})
 	if err != nil {
 		return tool.Toolkit{}, err
 	}

@@ -1,12 +1,17 @@
 package builtin
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/migrate/migratetest"
+	"github.com/agentryhq/agentry/tool/sqltools"
 	_ "modernc.org/sqlite"
 )
 
@@ -86,7 +91,7 @@ func TestCheck_RefusesBadOptionsAtStart(t *testing.T) {
 		{"sql", map[string]any{"db_url": "postgres://x"}, `use dsn`},
 		{"sql", map[string]any{}, "dsn is required"},
 		{"sql", map[string]any{"dsn": "x.db", "max_rows": "many"}, "option max_rows: got string, want a whole number"},
-		{"sql", map[string]any{"dsn": "x.db", "bogus": 1}, "unknown option bogus (valid options: allow_write, dsn, exclude_tools, include_tools, max_output, max_rows, schema, timeout)"},
+		{"sql", map[string]any{"dsn": "x.db", "bogus": 1}, "unknown option bogus (valid options: allow_write, dsn, exclude_tools, include_tools, max_output, max_rows, refuse_privileged, schema, timeout)"},
 		{"sql", map[string]any{"dsn": "${AGENTRY_NO_SUCH_VAR}"}, "unset environment variable AGENTRY_NO_SUCH_VAR"},
 		{"web_search", map[string]any{"enable_news": false}, "removed in Agno 3.0"},
 		{"web_search", map[string]any{"backend": "bing"}, "use duckduckgo, searxng, brave or tavily"},
@@ -128,6 +133,27 @@ func TestNew_AgnoNamesPointToAgentrys(t *testing.T) {
 		_, err := New(old, nil)
 		if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), `"`+want+`"`) {
 			t.Errorf("%s: err = %v, want one naming %q", old, err, want)
+		}
+	}
+}
+
+// refuse_privileged reaches the toolkit: on the test Postgres, whose user
+// is a superuser, a call fails with sqltools.ErrPrivileged; without the
+// option it runs (the toolkit only warns).
+func TestNew_SQLRefusePrivileged(t *testing.T) {
+	t.Parallel()
+	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		dsn = migratetest.DefaultPostgresDSN
+	}
+	for _, refuse := range []bool{false, true} {
+		tools, err := New("sql", map[string]any{"dsn": dsn, "refuse_privileged": refuse, "include_tools": []any{"list_tables"}})
+		if err != nil {
+			t.Fatalf("New(sql, refuse_privileged %v): %v", refuse, err)
+		}
+		_, err = tools[0].Call(context.Background(), json.RawMessage(`{}`))
+		if refuse != errors.Is(err, sqltools.ErrPrivileged) || (!refuse && err != nil) {
+			t.Errorf("refuse_privileged %v: list_tables as a superuser = %v", refuse, err)
 		}
 	}
 }
