@@ -42,6 +42,14 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// lease sweep has requeued the run.
 		return river.JobSnooze(wait)
 	}
+	if wait := notDue(j, attempt); wait > 0 {
+		// The run is queued for a retry that is not due yet: River
+		// dispatched its job sooner than the retry delay (a job snoozed
+		// by a live lease comes back when its snooze ends, and River did
+		// not record the failed attempt's retry on a job that was no
+		// longer running). It comes back when the row is due.
+		return river.JobSnooze(wait)
+	}
 	if !claimed {
 		if j.endedAs(engine, StatusCompleted, StatusPaused) {
 			// This engine job's run ended while the job was snoozed (a
@@ -202,6 +210,22 @@ func (q *Queue) leaseLive(j *claimedJob, attempt int) time.Duration {
 	// Past the expiry by a renewal period: the sweep has had its chance.
 	return wait + q.renewEvery()
 }
+
+// notDue is how long to wait before the claim of attempt, refused, may be
+// tried again: positive when j (the row the claim found) is queued at an
+// older attempt, with no cancel asked, and its available_at is ahead (a
+// failed attempt's retry delay); 0 otherwise. The claim compares
+// available_at with the second it ran in: a row that became due since is
+// tried again at once (minDueWait).
+func notDue(j *claimedJob, attempt int) time.Duration {
+	if j == nil || j.Status != StatusQueued || j.Attempt >= attempt || j.CancelRequested {
+		return 0
+	}
+	return max(time.Until(time.Unix(j.AvailableAt, 0)), minDueWait)
+}
+
+// minDueWait is notDue's shortest wait.
+const minDueWait = 10 * time.Millisecond
 
 // errEnqueuedAgain rolls back clearDeletedJournal's deletion.
 var errEnqueuedAgain = errors.New("queue: the run was enqueued again")
@@ -563,7 +587,9 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 }
 
 // claimSQL is the statement that checks and claims a job row for attempt,
-// returning it: a row that is queued, or running at an older attempt whose
+// returning it: a row that is queued and due (available_at reached: a
+// failed attempt's retry waits its retry delay even when River dispatches
+// it sooner, see notDue), or running at an older attempt whose
 // lease expired (its worker gone: no renewal for LockGrace, as the lease
 // sweep decides). A running row whose lease is live is not taken: River
 // re-dispatches a job that ran past its timeout while its worker may
@@ -574,8 +600,8 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, []any) {
 	expired := now - int64(q.cfg.LockGrace/time.Second)
 	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
-WHERE id = ? AND attempt < ? AND cancel_requested_at IS NULL AND (status = ? OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
-RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, attempt, StatusQueued, StatusRunning, expired}
+WHERE id = ? AND attempt < ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
+RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, attempt, StatusQueued, now, StatusRunning, expired}
 }
 
 // errJobDeleted: the job's row is gone while an attempt ran (its session
