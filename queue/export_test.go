@@ -164,3 +164,23 @@ func (q *Queue) EngineJobs(ctx context.Context, id string) ([]EngineJob, error) 
 	}
 	return out, nil
 }
+
+// Rescue does to id's River job what River's rescuer does to a job
+// running past RescueStuckJobsAfter: retryable (available now) while its
+// attempt is below its max_attempts, discarded otherwise. It reports the
+// state it set.
+func (q *Queue) Rescue(ctx context.Context, id string) (string, error) {
+	var attempt, maxAttempts int
+	var engine int64
+	if err := q.w.QueryRowContext(ctx, q.sql(`SELECT id, attempt, max_attempts FROM `+q.table("river_job")+`
+WHERE id = (SELECT engine_job_id FROM `+q.jobs+` WHERE id = ?) AND state = 'running'`), id).Scan(&engine, &attempt, &maxAttempts); err != nil {
+		return "", err
+	}
+	state, fin := "retryable", "NULL"
+	if attempt >= maxAttempts {
+		state, fin = "discarded", q.nowSQL()
+	}
+	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = '`+state+`', finalized_at = `+fin+`, scheduled_at = `+q.nowSQL()+`
+WHERE id = ? AND state = 'running'`), engine)
+	return state, err
+}
