@@ -202,14 +202,24 @@ func (q *Queue) leaseLive(j *claimedJob, attempt int) time.Duration {
 	if j == nil || j.Status != StatusRunning || j.Attempt >= attempt || j.LockedBy == "" {
 		return 0
 	}
-	expires := time.Unix(j.LockedAt, 0).Add(q.cfg.LockGrace)
-	wait := time.Until(expires)
+	wait := time.Until(q.leaseExpiry(j.LockedAt))
 	if wait <= 0 {
 		return 0
 	}
 	// Past the expiry by a renewal period: the sweep has had its chance.
 	return wait + q.renewEvery()
 }
+
+// leaseExpiry is the first moment the claim (claimSQL) takes over a running
+// row locked at lockedAt: locked_at < now - LockGrace, in the whole seconds
+// the rows count. leaseLive waits for it: a wait that ended a second
+// sooner found the claim still refusing the row and cancelled its job.
+func (q *Queue) leaseExpiry(lockedAt int64) time.Time {
+	return time.Unix(lockedAt+q.graceSeconds()+1, 0)
+}
+
+// graceSeconds is LockGrace in whole seconds, as the claim compares it.
+func (q *Queue) graceSeconds() int64 { return int64(q.cfg.LockGrace / time.Second) }
 
 // notDue is how long to wait before the claim of attempt, refused, may be
 // tried again: positive when j (the row the claim found) is queued at an
@@ -598,7 +608,7 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 // running job whose worker is gone is the lease sweep's to record
 // (cancelled); it is not run again.
 func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, []any) {
-	expired := now - int64(q.cfg.LockGrace/time.Second)
+	expired := now - q.graceSeconds() // see leaseExpiry
 	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
 WHERE id = ? AND attempt < ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
 RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, attempt, StatusQueued, now, StatusRunning, expired}
