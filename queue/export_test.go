@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -183,4 +184,31 @@ WHERE id = (SELECT engine_job_id FROM `+q.jobs+` WHERE id = ?) AND state = 'runn
 	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = '`+state+`', finalized_at = `+fin+`, scheduled_at = `+q.nowSQL()+`
 WHERE id = ? AND state = 'running'`), engine)
 	return state, err
+}
+
+// FailClaims makes every claim fail while on (a trigger refusing updates
+// that set a job row running), as an unreachable database would.
+func (q *Queue) FailClaims(ctx context.Context, on bool) error {
+	const name = "agentry_test_fail_claim"
+	var stmts []string
+	switch {
+	case q.dialect == "postgres" && on:
+		schema := q.jobs[:strings.LastIndex(q.jobs, ".")+1]
+		stmts = []string{
+			`CREATE OR REPLACE FUNCTION ` + schema + name + `() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF NEW.status = 'running' THEN RAISE EXCEPTION 'injected claim failure'; END IF; RETURN NEW; END $$`,
+			`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + q.jobs + ` FOR EACH ROW EXECUTE FUNCTION ` + schema + name + `()`}
+	case q.dialect == "postgres":
+		stmts = []string{`DROP TRIGGER ` + name + ` ON ` + q.jobs}
+	case on:
+		stmts = []string{`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + q.jobs + ` WHEN NEW.status = 'running' BEGIN SELECT RAISE(ABORT, 'injected claim failure'); END`}
+	default:
+		stmts = []string{`DROP TRIGGER ` + name}
+	}
+	for _, s := range stmts {
+		if _, err := q.w.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
