@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -204,14 +203,9 @@ func TestClaim_RedispatchedLiveRunIsSnoozedNotRunTwice(t *testing.T) {
 		if err := q.Redispatch(ctx, "overrun"); err != nil {
 			t.Fatal(err)
 		}
-		var engine []queue.EngineJob
-		waitForDescribed(t, "the redispatched job to be snoozed (or run)", func() bool {
-			var err error
-			if engine, err = q.EngineJobs(ctx, "overrun"); err != nil {
-				t.Fatal(err)
-			}
+		engine := waitForEngineJobs(t, q, "overrun", "the redispatched job to be snoozed (or run)", func(engine []queue.EngineJob) bool {
 			return calls.Load() > 1 || len(engine) == 1 && engine[0].Snoozes > 0 && engine[0].State != "running"
-		}, func() string { return fmt.Sprint(engine) })
+		})
 		if n := calls.Load(); n != 1 {
 			t.Fatalf("the live run was taken over: the handler ran %d times", n)
 		}
@@ -251,23 +245,14 @@ func TestClaim_SnoozedJobOfACompletedRunEndsCompleted(t *testing.T) {
 		if err := q.Redispatch(ctx, "snoozed"); err != nil {
 			t.Fatal(err)
 		}
-		var engine []queue.EngineJob
-		waitForDescribed(t, "the redispatched job to be snoozed", func() bool {
-			var err error
-			if engine, err = q.EngineJobs(ctx, "snoozed"); err != nil {
-				t.Fatal(err)
-			}
+		waitForEngineJobs(t, q, "snoozed", "the redispatched job to be snoozed", func(engine []queue.EngineJob) bool {
 			return len(engine) == 1 && engine[0].Snoozes > 0 && engine[0].State != "running"
-		}, func() string { return fmt.Sprint(engine) })
+		})
 		close(release)
 		waitFor(t, "the run completed", func() bool { return jobOf(t, q, "snoozed").Status == queue.StatusCompleted })
-		waitForDescribed(t, "the River job to end", func() bool {
-			var err error
-			if engine, err = q.EngineJobs(ctx, "snoozed"); err != nil {
-				t.Fatal(err)
-			}
+		engine := waitForEngineJobs(t, q, "snoozed", "the River job to end", func(engine []queue.EngineJob) bool {
 			return len(engine) == 1 && (engine[0].State == "completed" || engine[0].State == "cancelled" || engine[0].State == "discarded")
-		}, func() string { return fmt.Sprint(engine) })
+		})
 		if engine[0].State != "completed" {
 			t.Errorf("the River job of the completed run ended %s (attempt %d, %d snoozes), want completed as agno_jobs says", engine[0].State, engine[0].Attempt, engine[0].Snoozes)
 		}

@@ -29,14 +29,9 @@ func TestClaim_FailedClaimSpendsNoAttempt(t *testing.T) {
 			}
 		})
 		enqueue(t, q, "claimfails")
-		var engine []queue.EngineJob
-		waitForDescribed(t, "a refused claim of the job", func() bool {
-			var err error
-			if engine, err = q.EngineJobs(ctx, "claimfails"); err != nil {
-				t.Fatal(err)
-			}
+		waitForEngineJobs(t, q, "claimfails", "a refused claim of the job", func(engine []queue.EngineJob) bool {
 			return len(engine) == 1 && (engine[0].Snoozes > 0 || engine[0].State == "discarded")
-		}, func() string { return fmt.Sprint(engine) })
+		})
 		if err := q.FailClaims(ctx, false); err != nil {
 			t.Fatal(err)
 		}

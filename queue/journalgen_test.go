@@ -72,15 +72,7 @@ func TestJournal_DeletedRunsAttemptCannotWriteIntoTheNewRunsJournal(t *testing.T
 		cfg.LockGrace = time.Minute // no lease sweep while heartbeats are stopped
 		q = openQueueWith(t, d, cfg, h, func(q *queue.Queue) { q.StopHeartbeats() })
 		ctx := context.Background()
-		keyed := func() {
-			t.Helper()
-			s, r, j := pending("gen", "u1")
-			j.IdempotencyKey = "key-gen"
-			if id, dup, err := q.Enqueue(ctx, s, r, j); err != nil || dup || id != "gen" {
-				t.Fatalf("enqueue: run %s, dup %v, %v; want a new run gen", id, dup, err)
-			}
-		}
-		keyed()
+		enqueueKeyed(t, q, "gen")
 		<-firstIn
 		if err := d.DeleteSessions(ctx, "s-gen"); err != nil {
 			t.Fatal(err)
@@ -89,7 +81,7 @@ func TestJournal_DeletedRunsAttemptCannotWriteIntoTheNewRunsJournal(t *testing.T
 		if err := <-lateErr; !errors.Is(err, run.ErrFenced) {
 			t.Errorf("the deleted attempt recorded a step after the delete: %v, want run.ErrFenced", err)
 		}
-		keyed()
+		enqueueKeyed(t, q, "gen")
 		<-secondIn
 		close(claimed)
 		if err := <-staleErr; !errors.Is(err, run.ErrFenced) {

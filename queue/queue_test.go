@@ -134,6 +134,21 @@ func runStatus(t *testing.T, d *db.DB, id string) run.Status {
 	return r.Status
 }
 
+// waitForEngineJobs waits, describing what, until cond holds of run id's
+// River jobs, and returns them.
+func waitForEngineJobs(t *testing.T, q *queue.Queue, id, what string, cond func([]queue.EngineJob) bool) []queue.EngineJob {
+	t.Helper()
+	var engine []queue.EngineJob
+	waitForDescribed(t, what, func() bool {
+		var err error
+		if engine, err = q.EngineJobs(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		return cond(engine)
+	}, func() string { return fmt.Sprint(engine) })
+	return engine
+}
+
 func jobOf(t *testing.T, q *queue.Queue, id string) *queue.Job {
 	t.Helper()
 	j, err := q.Get(context.Background(), id, "", false)

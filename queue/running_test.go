@@ -37,20 +37,12 @@ func TestRunning_ReplacedAttemptCountsUntilItReturns(t *testing.T) {
 		cfg.LockGrace = time.Minute // no lease sweep while heartbeats are stopped
 		q := openQueueWith(t, d, cfg, h, func(q *queue.Queue) { q.StopHeartbeats() })
 		ctx := context.Background()
-		keyed := func() {
-			t.Helper()
-			s, r, j := pending("twice", "u1")
-			j.IdempotencyKey = "key-twice"
-			if id, dup, err := q.Enqueue(ctx, s, r, j); err != nil || dup || id != "twice" {
-				t.Fatalf("enqueue: run %s, dup %v, %v; want a new run again", id, dup, err)
-			}
-		}
-		keyed()
+		enqueueKeyed(t, q, "twice")
 		<-firstIn
 		if err := d.DeleteSessions(ctx, "s-twice"); err != nil {
 			t.Fatal(err)
 		}
-		keyed()
+		enqueueKeyed(t, q, "twice")
 		<-secondIn
 		// Both handlers are executing now: the first is stopped, not gone.
 		if now, peak := q.Running(); now != 2 || peak != 2 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +14,18 @@ import (
 )
 
 // enqueue enqueues a new run in its own session (s-<id>).
+// enqueueKeyed enqueues run id of u1 with the Idempotency-Key "key-"+id,
+// which must make a new run of that id (its first, or one whose session
+// was deleted since).
+func enqueueKeyed(t *testing.T, q *queue.Queue, id string) {
+	t.Helper()
+	s, r, j := pending(id, "u1")
+	j.IdempotencyKey = "key-" + id
+	if got, dup, err := q.Enqueue(context.Background(), s, r, j); err != nil || dup || got != id {
+		t.Fatalf("enqueue: run %s, dup %v, %v; want a new run %s", got, dup, err, id)
+	}
+}
+
 func enqueue(t *testing.T, q *queue.Queue, id string) (*db.Session, *db.Run) {
 	t.Helper()
 	s, r, j := pending(id, "u1")
@@ -310,20 +321,12 @@ func TestDeleteSessions_RunEnqueuedAgainFencesOutTheDeletedAttempt(t *testing.T)
 		cfg.LockGrace = time.Minute // no lease sweep while heartbeats are stopped
 		q := openQueueWith(t, d, cfg, h, func(q *queue.Queue) { q.StopHeartbeats() })
 		ctx := context.Background()
-		keyed := func() {
-			t.Helper()
-			s, r, j := pending("again", "u1")
-			j.IdempotencyKey = "key-again"
-			if id, dup, err := q.Enqueue(ctx, s, r, j); err != nil || dup || id != "again" {
-				t.Fatalf("enqueue: run %s, dup %v, %v; want a new run again", id, dup, err)
-			}
-		}
-		keyed()
+		enqueueKeyed(t, q, "again")
 		<-firstIn
 		if err := d.DeleteSessions(ctx, "s-again"); err != nil {
 			t.Fatal(err)
 		}
-		keyed()
+		enqueueKeyed(t, q, "again")
 		<-secondIn
 		close(firstGo)
 		got := <-firstDone
@@ -386,14 +389,9 @@ func TestDeleteSessions_FailingAttemptOfADeletedJobIsNotRetried(t *testing.T) {
 		}
 		close(release)
 		<-ended
-		var engine []queue.EngineJob
-		waitForDescribed(t, "the River job to end", func() bool {
-			var err error
-			if engine, err = q.EngineJobs(ctx, "failing"); err != nil {
-				t.Fatal(err)
-			}
+		engine := waitForEngineJobs(t, q, "failing", "the River job to end", func(engine []queue.EngineJob) bool {
 			return len(engine) == 1 && (engine[0].State == "completed" || engine[0].State == "cancelled" || engine[0].State == "discarded")
-		}, func() string { return fmt.Sprint(engine) })
+		})
 		if engine[0].Attempt != 1 {
 			t.Errorf("the deleted job was retried: its River job ended %s at attempt %d", engine[0].State, engine[0].Attempt)
 		}

@@ -3,7 +3,6 @@ package queue_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -51,14 +50,9 @@ func TestClaim_RetryAfterASnoozeWaitsItsRetryDelay(t *testing.T) {
 		if err := q.Redispatch(ctx, "snoozeretry"); err != nil {
 			t.Fatal(err)
 		}
-		var engine []queue.EngineJob
-		waitForDescribed(t, "the redispatched job to be snoozed", func() bool {
-			var err error
-			if engine, err = q.EngineJobs(ctx, "snoozeretry"); err != nil {
-				t.Fatal(err)
-			}
+		waitForEngineJobs(t, q, "snoozeretry", "the redispatched job to be snoozed", func(engine []queue.EngineJob) bool {
 			return len(engine) == 1 && engine[0].Snoozes > 0 && engine[0].State != "running"
-		}, func() string { return fmt.Sprint(engine) })
+		})
 		// Fail at the start of a second: available_at (whole seconds) is
 		// then nearly the full retry delay ahead of the failure.
 		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
