@@ -206,17 +206,28 @@ func fresh(ctx context.Context, runID string, attempt int, key string) bool {
 // check (WithRunFenced: the durable queue's lease on its job row) gets no
 // journal fence on top: ctx is returned as is, with ok true.
 func WithTxFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt int) (context.Context, bool) {
+	fence, piped, need, ok := txFence(ctx, tf, d, runID, attempt)
+	if !need {
+		return ctx, ok
+	}
+	return WithPipedWriteFence(ctx, fence, piped), true
+}
+
+// txFence is tf's fence of runID's attempt on d and its piped form (nil
+// unless tf is a Journal that has one); need false when ctx needs none
+// (ok: it is fenced already, WithRunFenced) or tf cannot fence inside d's
+// transactions (ok false).
+func txFence(ctx context.Context, tf TxFencer, d *DB, runID string, attempt int) (fence TxFunc, piped PipedFunc, need, ok bool) {
 	if runFenced(ctx, runID, attempt) {
-		return ctx, true
+		return nil, nil, false, true
 	}
-	fence := tf.TxFence(d, runID, attempt)
-	if fence == nil {
-		return ctx, false
+	if fence = tf.TxFence(d, runID, attempt); fence == nil {
+		return nil, nil, false, false
 	}
-	if j, ok := tf.(*Journal); ok {
-		return WithPipedWriteFence(ctx, fence, j.PipedFence(d, runID, attempt)), true
+	if j, isJournal := tf.(*Journal); isJournal {
+		piped = j.PipedFence(d, runID, attempt)
 	}
-	return WithWriteFence(ctx, fence), true
+	return fence, piped, true, true
 }
 
 // runFencedKey holds the run and attempt WithRunFenced vouches for.

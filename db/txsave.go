@@ -86,16 +86,9 @@ func WithWriteFence(ctx context.Context, fence TxFunc) context.Context {
 // raise its row again after them. The queue's fence of its own run vouches
 // for it, and then no journal fence is added.
 func WithTxFenceAfter(ctx context.Context, tf TxFencer, d *DB, runID string, attempt int) (context.Context, bool) {
-	if runFenced(ctx, runID, attempt) {
-		return ctx, true
-	}
-	fence := tf.TxFence(d, runID, attempt)
-	if fence == nil {
-		return ctx, false
-	}
-	var piped PipedFunc
-	if j, ok := tf.(*Journal); ok {
-		piped = j.PipedFence(d, runID, attempt)
+	fence, piped, need, ok := txFence(ctx, tf, d, runID, attempt)
+	if !need {
+		return ctx, ok
 	}
 	outer := writeFence(ctx)
 	if outer == nil {
