@@ -178,8 +178,14 @@ func (b *boundCtx) release() {
 }
 
 // unavailable marks errors of an unreachable database or a connection lost
-// mid-call with ErrUnavailable.
-func (d *DB) unavailable(err error) error {
+// mid-call with ErrUnavailable (MarkUnavailable).
+func (d *DB) unavailable(err error) error { return MarkUnavailable(err) }
+
+// MarkUnavailable marks err with ErrUnavailable when it tells of an
+// unreachable database or a connection lost mid-call (a network error, a
+// bad connection, an unexpected EOF), as the front marks its drivers'
+// errors; for code that reaches a store's pools directly (runlog).
+func MarkUnavailable(err error) error {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return err
 	}

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,11 +195,7 @@ func (l *Log) unavailable(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("%w: runlog: no answer within %s (raise the query timeout if the database is only slow): %w", db.ErrUnavailable, l.timeout, err)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
-	}
-	return err
+	return db.MarkUnavailable(err)
 }
 
 // q rebinds ? placeholders for Postgres.
