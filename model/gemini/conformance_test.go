@@ -121,8 +121,10 @@ func TestConformance(t *testing.T) {
 			}
 			return m
 		},
-		Reply:          conformanceReply,
-		Usage:          model.Usage{InputTokens: 120, OutputTokens: 15, TotalTokens: 163, CacheReadTokens: 64, ReasoningTokens: 28},
+		Reply: conformanceReply,
+		// TotalTokens is Agno's input + output, not Google's totalTokenCount
+		// (163: it adds the thoughts).
+		Usage:          model.Usage{InputTokens: 120, OutputTokens: 15, TotalTokens: 135, CacheReadTokens: 64, ReasoningTokens: 28},
 		WholeToolCalls: true,
 	})
 }

@@ -34,16 +34,21 @@ type candidate struct {
 type usageMetadata struct {
 	PromptTokenCount        int `json:"promptTokenCount"`
 	CandidatesTokenCount    int `json:"candidatesTokenCount"`
-	TotalTokenCount         int `json:"totalTokenCount"`
 	CachedContentTokenCount int `json:"cachedContentTokenCount"`
 	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
 }
 
-// usage follows Agno: input is the whole prompt (cached part included),
-// output the candidates without thoughts, which count as reasoning.
+// usage follows Agno 3.0's Gemini metrics, so that a run's metrics read the
+// same whichever of the two wrote it (and agno_metrics sums alike): input is
+// the whole prompt (cached part included), output the candidates without
+// thoughts, which count as reasoning, and total is input + output.
+// Google's totalTokenCount is not used: it also counts thoughts and
+// tool-use prompt tokens, which Agno leaves out of total_tokens (thoughts
+// stay visible as reasoning_tokens).
 func (u *usageMetadata) usage() *model.Usage {
 	return &model.Usage{
-		InputTokens: u.PromptTokenCount, OutputTokens: u.CandidatesTokenCount, TotalTokens: u.TotalTokenCount,
+		InputTokens: u.PromptTokenCount, OutputTokens: u.CandidatesTokenCount,
+		TotalTokens:     u.PromptTokenCount + u.CandidatesTokenCount,
 		CacheReadTokens: u.CachedContentTokenCount, ReasoningTokens: u.ThoughtsTokenCount,
 	}
 }
