@@ -24,10 +24,10 @@ var errQueryTimeout = errors.New("db: query timeout")
 // (negative QueryTimeout) the call still gets the mapping.
 func (d *DB) bound(ctx context.Context) (context.Context, boundCall) {
 	if d.timeout <= 0 || d.inProcess {
-		return ctx, boundCall{d: d}
+		return ctx, boundCall{d: d, caller: ctx}
 	}
 	b := &boundCtx{parent: ctx, deadline: time.Now().Add(d.timeout), q: d.deadlines}
-	return b, boundCall{d: d, ctx: b}
+	return b, boundCall{d: d, ctx: b, caller: ctx}
 }
 
 // InProcess is the optional ability of a driver whose calls never wait on
@@ -45,13 +45,14 @@ func (d *DB) InProcess() bool { return d.inProcess }
 
 // boundCall is one bounded driver call (a value: no allocation per call).
 type boundCall struct {
-	d   *DB
-	ctx *boundCtx // nil without a bound
+	d      *DB
+	ctx    *boundCtx // nil without a bound
+	caller context.Context
 }
 
 func (c boundCall) done(err error) error {
 	if c.ctx == nil {
-		return c.d.unavailable(err)
+		return MarkUnavailableFor(c.caller, err)
 	}
 	timedOut := err != nil && c.ctx.timedOut()
 	c.ctx.release()
@@ -66,7 +67,7 @@ func (c boundCall) done(err error) error {
 		}
 		return fmt.Errorf("%w: no answer within %s (raise the query timeout if the database is only slow): %w", ErrUnavailable, c.d.timeout, err)
 	}
-	return c.d.unavailable(err)
+	return MarkUnavailableFor(c.caller, err)
 }
 
 // boundCtx is the context of a bounded driver call: its parent with the
@@ -177,14 +178,12 @@ func (b *boundCtx) release() {
 	}
 }
 
-// unavailable marks errors of an unreachable database or a connection lost
-// mid-call with ErrUnavailable (MarkUnavailable).
-func (d *DB) unavailable(err error) error { return MarkUnavailable(err) }
-
 // MarkUnavailable marks err with ErrUnavailable when it tells of an
 // unreachable database or a connection lost mid-call (a network error, a
 // bad connection, an unexpected EOF), as the front marks its drivers'
-// errors; for code that reaches a store's pools directly (runlog).
+// errors; for code that reaches a store's pools directly (runlog). A
+// caller's own deadline is a net.Error too (a timeout): code that has the
+// caller's context uses MarkUnavailableFor.
 func MarkUnavailable(err error) error {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return err
@@ -212,4 +211,18 @@ func (d *DB) Ping(ctx context.Context) error {
 	}
 	ctx, call := d.bound(ctx)
 	return call.done(p.Ping(ctx))
+}
+
+// MarkUnavailableFor is MarkUnavailable for a call made with ctx, the
+// caller's context: when ctx has ended and err is that ending
+// (context.Canceled or DeadlineExceeded, possibly wrapped in a driver's or
+// the network's error), the error is the caller's, not the database's, and
+// stays unmarked. While ctx is live, a timeout is the database's (a
+// driver's own connect timeout) and is marked as MarkUnavailable marks it.
+func MarkUnavailableFor(ctx context.Context, err error) error {
+	if err != nil && ctx != nil && ctx.Err() != nil &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	return MarkUnavailable(err)
 }

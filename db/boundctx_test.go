@@ -3,6 +3,8 @@ package db_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +94,47 @@ func TestBound_CallerCancelIsNotUnavailable(t *testing.T) {
 				t.Fatalf("err = %v, want context.Canceled without ErrUnavailable", err)
 			}
 		})
+	}
+}
+
+// A caller's own deadline is not the database being unavailable either
+// (context.DeadlineExceeded is a net.Error, a timeout): with or without the
+// front's bound, the call's error is the caller's deadline, unmarked.
+func TestBound_CallerDeadlineIsNotUnavailable(t *testing.T) {
+	t.Parallel()
+	for _, timeout := range []time.Duration{time.Hour, -1} {
+		for name, wait := range driverWaits {
+			t.Run(fmt.Sprintf("%s/timeout=%s", name, timeout), func(t *testing.T) {
+				t.Parallel()
+				drv := &waitingDriver{Driver: memory.New(), wait: wait}
+				d := db.Wrap(drv, db.Config{QueryTimeout: timeout})
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+				defer cancel()
+				_, err := d.GetSession(ctx, "s")
+				if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, db.ErrUnavailable) {
+					t.Fatalf("err = %v, want context.DeadlineExceeded without ErrUnavailable", err)
+				}
+			})
+		}
+	}
+}
+
+// A lost connection is ErrUnavailable while the caller's context is live,
+// even when the driver's error is a timeout (a connect timeout of the
+// driver's own): only the caller's ended context is left unmarked.
+func TestMarkUnavailable_TimeoutOfALiveCallerIsUnavailable(t *testing.T) {
+	t.Parallel()
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: context.DeadlineExceeded}
+	if err := db.MarkUnavailable(dial); !errors.Is(err, db.ErrUnavailable) {
+		t.Fatalf("MarkUnavailable(%v) = %v, want ErrUnavailable", dial, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := db.MarkUnavailableFor(ctx, dial); !errors.Is(err, db.ErrUnavailable) {
+		t.Fatalf("live caller: %v, want ErrUnavailable", err)
+	}
+	cancel()
+	if err := db.MarkUnavailableFor(ctx, fmt.Errorf("read: %w", context.Canceled)); errors.Is(err, db.ErrUnavailable) {
+		t.Fatalf("ended caller: %v, want it unmarked", err)
 	}
 }
 

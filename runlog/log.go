@@ -183,8 +183,9 @@ var errQueryTimeout = errors.New("runlog: query timeout")
 
 // unavailable maps a call's error as db.DB maps the store's (db's bound):
 // db.ErrUnavailable when the query timeout ended it (naming the timeout)
-// or its connection was refused or lost; ctx is the call's bounded
-// context, not yet cancelled.
+// or its connection was refused or lost, not when the caller's own context
+// ended it (db.MarkUnavailableFor); ctx is the call's bounded context, not
+// yet cancelled.
 func (l *Log) unavailable(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, db.ErrUnavailable) {
 		return err
@@ -195,7 +196,7 @@ func (l *Log) unavailable(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("%w: runlog: no answer within %s (raise the query timeout if the database is only slow): %w", db.ErrUnavailable, l.timeout, err)
 	}
-	return db.MarkUnavailable(err)
+	return db.MarkUnavailableFor(ctx, err)
 }
 
 // q rebinds ? placeholders for Postgres.
