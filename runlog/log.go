@@ -233,7 +233,8 @@ type Pending struct {
 // Two appends of one run at once (no fence orders them: two replicas, a
 // write retried while the first is in flight) may read the same last seq;
 // the later one then meets the first's key and is written again after it,
-// so neither loses its events (up to appendTries times).
+// so neither loses its events (up to appendTries times). The query timeout
+// bounds the whole call, its retries included.
 func (l *Log) Append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc) error {
 	_, err := l.appendAt(ctx, runID, attempt, evs, fence, -1)
 	return err
@@ -257,6 +258,10 @@ func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pen
 			}
 		}
 	}
+	// One deadline for every try: the writes an append retries after
+	// losing its seqs do not each get the query timeout again.
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	for try := 1; ; try++ {
 		// A retry on Postgres queues behind the run's other appends on
 		// an advisory lock; the first try takes none (two appends of one
@@ -267,7 +272,7 @@ func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pen
 			return start, nil
 		}
 		if try == appendTries || !seqTaken(err) || ctx.Err() != nil || at >= 0 {
-			return start, err
+			return start, l.unavailable(ctx, err)
 		}
 	}
 }
@@ -309,10 +314,8 @@ func seqTaken(err error) bool {
 	return strings.Contains(m, "Error 1213") || strings.Contains(m, "SQLSTATE 40P01")
 }
 
+// append is one try of appendAt, within appendAt's bound ctx.
 func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pending, fence db.TxFunc, queue bool, at int64) (start int64, err error) {
-	ctx, cancel := l.bound(ctx)
-	defer cancel()
-	defer func() { err = l.unavailable(ctx, err) }()
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
 		return -1, err
