@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,13 @@ func (e *mysqlEngine) close() error { return e.db.Close() }
 // ending them (CONNECTION ADMIN; SUPER, which also sets global variables),
 // stopping the server (SHUTDOWN). USER_PRIVILEGES names a grantee
 // 'user'@'host'; CURRENT_USER() is user@host, and a user name may hold '@'.
+//
+// USER_PRIVILEGES holds only the user's own grants. On MariaDB a session
+// also holds the privileges of its role (the user's default role, enabled
+// at connect) and of the roles granted to that role, which no
+// information_schema table lists; SHOW GRANTS lists them for the session's
+// role. A role granted but not enabled gives the toolkit's sessions
+// nothing: enabling it takes SET ROLE, which the gate refuses.
 func (e *mysqlEngine) privileges(ctx context.Context) (string, []string, error) {
 	var user string
 	if err := e.db.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
@@ -68,7 +76,47 @@ func (e *mysqlEngine) privileges(ctx context.Context) (string, []string, error) 
 	privs, err := queryStrings(ctx, e.db, `SELECT privilege_type FROM information_schema.user_privileges
 		WHERE grantee = ? AND privilege_type IN ('SUPER', 'FILE', 'PROCESS', 'CONNECTION ADMIN', 'SHUTDOWN')
 		ORDER BY privilege_type`, grantee)
-	return user, privs, err
+	if err != nil {
+		return "", nil, err
+	}
+	grants, err := queryStrings(ctx, e.db, "SHOW GRANTS")
+	if err != nil {
+		return "", nil, err
+	}
+	for _, g := range grants {
+		privs = append(privs, globalPrivileges(g)...)
+	}
+	slices.Sort(privs)
+	return user, slices.Compact(privs), nil
+}
+
+// mysqlPrivileged are the global privileges privileges reports.
+var mysqlPrivileged = []string{"CONNECTION ADMIN", "FILE", "PROCESS", "SHUTDOWN", "SUPER"}
+
+// globalPrivileges returns the privileges of mysqlPrivileged that one line
+// of SHOW GRANTS grants on *.* ("GRANT FILE, PROCESS ON *.* TO `role`";
+// ALL PRIVILEGES holds them all). A line granting a role, or privileges on
+// a database or table, grants none of them.
+func globalPrivileges(grant string) []string {
+	list, ok := strings.CutPrefix(grant, "GRANT ")
+	if !ok {
+		return nil
+	}
+	list, _, ok = strings.Cut(list, " ON *.* TO ")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for p := range strings.SplitSeq(list, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "ALL PRIVILEGES" || p == "ALL":
+			return slices.Clone(mysqlPrivileged)
+		case slices.Contains(mysqlPrivileged, p):
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (e *mysqlEngine) listTables(ctx context.Context) ([]string, error) {

@@ -3,6 +3,7 @@ package sqltools
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -141,5 +142,90 @@ func TestSQL_PrivilegedUserIsWarnedOfOrRefused(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestSQL_MariaDBRolePrivilegesAreDetected: a MariaDB user that holds FILE
+// and PROCESS only through its default role (granted through a second
+// role) sees other users' sessions as a user granted PROCESS directly does:
+// it is warned of and, with RefusePrivileged, refused. A user granted that role without it being
+// its default role holds nothing in the toolkit's sessions (enabling a role
+// takes SET ROLE, which the gate refuses): it is neither.
+func TestSQL_MariaDBRolePrivilegesAreDetected(t *testing.T) {
+	f := mysqlFixture(t)
+	cfg, err := mysql.ParseDSN(f.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := migratetest.RandomName("pw_")
+	files := migratetest.RandomName("agentry_files_role_")
+	outer := migratetest.RandomName("agentry_outer_role_")
+	withRole := migratetest.RandomName("agentry_role_user_")
+	granted := migratetest.RandomName("agentry_granted_user_")
+	f.exec(t, "CREATE ROLE "+files)
+	t.Cleanup(func() { f.exec(t, "DROP ROLE "+files) })
+	f.exec(t, "CREATE ROLE "+outer)
+	t.Cleanup(func() { f.exec(t, "DROP ROLE "+outer) })
+	f.exec(t, "GRANT FILE, PROCESS ON *.* TO "+files)
+	f.exec(t, "GRANT "+files+" TO "+outer)
+	for _, u := range []string{withRole, granted} {
+		f.exec(t, "CREATE USER '"+u+"'@'%' IDENTIFIED BY '"+password+"'")
+		t.Cleanup(func() { f.exec(t, "DROP USER '"+u+"'@'%'") })
+		f.exec(t, "GRANT SELECT ON `"+cfg.DBName+"`.* TO '"+u+"'@'%'")
+	}
+	f.exec(t, "GRANT "+outer+" TO '"+withRole+"'@'%'")
+	f.exec(t, "SET DEFAULT ROLE "+outer+" FOR '"+withRole+"'@'%'")
+	f.exec(t, "GRANT "+files+" TO '"+granted+"'@'%'")
+	dsnOf := func(user string) string {
+		c := cfg.Clone()
+		c.User, c.Passwd = user, password
+		return c.FormatDSN()
+	}
+	for _, c := range []struct {
+		user       string
+		privileged bool
+	}{{withRole, true}, {granted, false}} {
+		t.Run(c.user, func(t *testing.T) {
+			var logs logBuffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			set := newSet(t, Config{DSN: dsnOf(c.user), Logger: logger})
+			// What the user's sessions can do: see the fixture's (root's)
+			// session.
+			res, out := query(t, set, "SELECT COUNT(*) > 0 FROM information_schema.processlist WHERE user = '"+cfg.User+"'", 1)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if reads := fmt.Sprint(out.Rows) == "[[1]]"; reads != c.privileged {
+				t.Fatalf("the user sees %s's sessions: %v (%v); the test expects %v", cfg.User, reads, out.Rows, c.privileged)
+			}
+			warned := strings.Count(logs.String(), "privileged database user")
+			if c.privileged && (warned != 1 || !strings.Contains(logs.String(), "FILE PROCESS")) || !c.privileged && warned != 0 {
+				t.Errorf("%d warnings, want privileged %v: %s", warned, c.privileged, logs.String())
+			}
+			refusing := newSet(t, Config{DSN: dsnOf(c.user), Logger: logger, RefusePrivileged: true})
+			res, _ = query(t, refusing, "SELECT 1", 1)
+			if c.privileged != errors.Is(res.Err, ErrPrivileged) || !c.privileged && res.Err != nil {
+				t.Errorf("refusing toolkit: %s %v, want refused %v", res.Content, res.Err, c.privileged)
+			}
+		})
+	}
+}
+
+// TestGlobalPrivileges_ReadsGlobalGrantLinesOnly: of SHOW GRANTS' lines only
+// a grant on *.* gives the privileges a read-only transaction does not stop.
+func TestGlobalPrivileges_ReadsGlobalGrantLinesOnly(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"GRANT FILE, PROCESS ON *.* TO `agentry_files`", "[FILE PROCESS]"},
+		{"GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION", "[CONNECTION ADMIN FILE PROCESS SHUTDOWN SUPER]"},
+		{"GRANT SELECT, RELOAD, SHUTDOWN ON *.* TO `ops`@`%`", "[SHUTDOWN]"},
+		{"GRANT USAGE ON *.* TO `u`@`%` IDENTIFIED BY PASSWORD '*D8'", "[]"},
+		{"GRANT ALL PRIVILEGES ON `test`.* TO `u`@`%`", "[]"},
+		{"GRANT `agentry_files` TO `u`@`%`", "[]"},
+		{"GRANT PROXY ON ''@'%' TO 'root'@'localhost' WITH GRANT OPTION", "[]"},
+		{"SET DEFAULT ROLE `agentry_outer` FOR `u`@`%`", "[]"},
+	} {
+		if got := fmt.Sprint(globalPrivileges(c.line)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.line, got, c.want)
+		}
 	}
 }
