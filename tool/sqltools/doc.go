@@ -24,8 +24,10 @@
 // (pg_terminate_backend); a role that may use dblink or postgres_fdw writes
 // through another connection; a MySQL user with PROCESS sees every session's
 // queries. On its first call the toolkit reads the user's privileges
-// (Toolkit.Privileges) and logs a warning once when they reach past the
-// read-only transaction (the user as the server names it, never the DSN);
-// with Config.RefusePrivileged every call then fails with ErrPrivileged
-// (ADR sql-toolkit-privileged-user).
+// (Toolkit.Privileges; on MariaDB those of its default role too) and logs a
+// warning once when they reach past the read-only transaction (the user as
+// the server names it, never the DSN); with Config.RefusePrivileged every
+// call then fails with ErrPrivileged. A read that fails is logged and stands
+// for 30 s; with RefusePrivileged those calls fail with ErrPrivileged too
+// (ADRs sql-toolkit-privileged-user, sql-toolkit-unread-privileges-and-roles).
 package sqltools

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -227,5 +229,80 @@ func TestGlobalPrivileges_ReadsGlobalGrantLinesOnly(t *testing.T) {
 		if got := fmt.Sprint(globalPrivileges(c.line)); got != c.want {
 			t.Errorf("%s: %s, want %s", c.line, got, c.want)
 		}
+	}
+}
+
+// TestSQL_UnreadablePrivilegesAreRememberedForAWhile: when the user's
+// privileges cannot be read (here a Postgres database that revoked pg_roles
+// from PUBLIC), the failure is remembered for privRetry instead of being
+// read again at every call: a warning-only toolkit runs the calls and logs
+// the failure once; a RefusePrivileged toolkit refuses them with
+// ErrPrivileged (it cannot tell the user is not privileged), also right
+// after the cause went away, until privRetry passed and a read succeeds.
+func TestSQL_UnreadablePrivilegesAreRememberedForAWhile(t *testing.T) {
+	f := postgresFixture(t)
+	cfg, err := pgx.ParseConfig(f.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := migratetest.RandomName("agentry_plain_")
+	f.exec(t, "CREATE ROLE "+plain+" LOGIN")
+	f.exec(t, "GRANT SELECT ON notes TO "+plain)
+	t.Cleanup(func() {
+		f.exec(t, "REVOKE ALL ON notes FROM "+plain)
+		f.exec(t, "DROP ROLE "+plain)
+	})
+	f.exec(t, "REVOKE SELECT ON pg_catalog.pg_roles FROM PUBLIC")
+	dsn := strings.Replace(f.dsn, "postgres://"+cfg.User+"@", "postgres://"+plain+"@", 1)
+
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	var logs logBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	toolkit := func(refuse bool) *tool.Set {
+		k, err := New(Config{DSN: dsn, Logger: logger, RefusePrivileged: refuse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { k.Close() })
+		k.now = func() time.Time { return time.Unix(0, now.Load()) }
+		kit, err := k.Toolkit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := tool.NewSet(nil, kit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	warning, refusing := toolkit(false), toolkit(true)
+	const failed = "could not read the database user's privileges"
+	for range 3 {
+		if res, _ := query(t, warning, "SELECT body FROM notes WHERE id = 1", 1); res.Err != nil {
+			t.Fatalf("warned only, privileges unreadable: %v", res.Err)
+		}
+	}
+	if n := strings.Count(logs.String(), failed); n != 1 {
+		t.Fatalf("%d warnings of the failed read after 3 calls, want 1: %s", n, logs.String())
+	}
+	res, _ := query(t, refusing, "SELECT body FROM notes WHERE id = 1", 1)
+	if !errors.Is(res.Err, ErrPrivileged) {
+		t.Fatalf("refusing toolkit, privileges unreadable: %s %v; want ErrPrivileged", res.Content, res.Err)
+	}
+
+	// The cause goes away; within privRetry the failure stands.
+	f.exec(t, "GRANT SELECT ON pg_catalog.pg_roles TO PUBLIC")
+	if res, _ := query(t, refusing, "SELECT body FROM notes WHERE id = 1", 1); !errors.Is(res.Err, ErrPrivileged) {
+		t.Fatalf("refusing toolkit, within privRetry of the failed read: %s %v; want ErrPrivileged", res.Content, res.Err)
+	}
+	now.Add(int64(privRetry))
+	for name, set := range map[string]*tool.Set{"warning": warning, "refusing": refusing} {
+		if res, _ := query(t, set, "SELECT body FROM notes WHERE id = 1", 1); res.Err != nil {
+			t.Errorf("%s toolkit, privRetry after the failed read, a plain user: %v", name, res.Err)
+		}
+	}
+	if n := strings.Count(logs.String(), failed); n != 2 || strings.Contains(logs.String(), "privileged database user") {
+		t.Fatalf("logs: %s; want the failed read twice (once per toolkit) and no privileged user", logs.String())
 	}
 }

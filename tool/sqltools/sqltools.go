@@ -42,15 +42,17 @@ type Config struct {
 	Timeout time.Duration
 	// RefusePrivileged makes every tool call fail with ErrPrivileged when
 	// the DSN's user is privileged beyond what a read-only transaction
-	// stops (see Privileges); without it the toolkit logs a warning once
-	// and runs.
+	// stops (see Privileges), or when its privileges cannot be read (for
+	// privRetry after each failed read); without it the toolkit logs a
+	// warning once (a failed read: once per privRetry) and runs.
 	RefusePrivileged bool
 	// Logger receives that warning; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// ErrPrivileged marks a call refused because the connection's user is
-// privileged and Config.RefusePrivileged is set.
+// ErrPrivileged marks a call refused because Config.RefusePrivileged is set
+// and the connection's user is privileged, or its privileges could not be
+// read.
 var ErrPrivileged = errors.New("sqltools: the database user is privileged")
 
 // serverBound is how long the server may run the model's statement: the
@@ -74,7 +76,18 @@ type Toolkit struct {
 	privSet bool   // the privileges were read
 	user    string // the server's name for the connection's user
 	privs   []string
+	// privErr is the last failed read of the privileges, which stands
+	// until privRetryAt: the calls meanwhile do not read them again.
+	privErr     error
+	privRetryAt time.Time
+	now         func() time.Time
 }
+
+// privRetry is how long a failed read of the user's privileges stands
+// before a call reads them again: a server that cannot answer it (a view
+// the user may not read, a proxy that does not know it) costs a round
+// trip and a warning per privRetry instead of per call.
+const privRetry = 30 * time.Second
 
 // engine is what differs between databases.
 type engine interface {
@@ -144,7 +157,7 @@ func New(cfg Config) (*Toolkit, error) {
 	if dialect != Postgres && cfg.Schema != "" {
 		return nil, fmt.Errorf("sqltools: schema applies to Postgres only; for %s put the database in the dsn", dialect)
 	}
-	k := &Toolkit{cfg: cfg, dialect: dialect, allow: map[string]bool{}}
+	k := &Toolkit{cfg: cfg, dialect: dialect, allow: map[string]bool{}, now: time.Now}
 	for _, t := range cfg.AllowWrite {
 		st, err := classify(dialect, "DELETE FROM "+t)
 		if err != nil || strings.TrimSpace(t) == "" {
@@ -278,38 +291,57 @@ func (k *Toolkit) run(ctx context.Context, in runIn) (json.RawMessage, error) {
 // statement gate do not stop: a Postgres superuser, or a member of
 // pg_read_server_files, pg_write_server_files or pg_execute_server_program;
 // a MySQL or MariaDB user's global SUPER, FILE, PROCESS, CONNECTION ADMIN or
-// SHUTDOWN. None for SQLite.
+// SHUTDOWN (on MariaDB also those of its default role). None for SQLite.
+//
+// A read that fails is logged and its error stands for privRetry: calls
+// meanwhile get it without reading again. A read the caller's context ended
+// is not remembered.
 func (k *Toolkit) Privileges(ctx context.Context) (user string, privs []string, err error) {
 	k.privMu.Lock()
 	defer k.privMu.Unlock()
-	if !k.privSet {
-		// Not remembered on failure: the next call asks again.
-		if k.user, k.privs, err = k.eng.privileges(ctx); err != nil {
-			return "", nil, fmt.Errorf("sqltools: reading the database user's privileges: %w", err)
+	if k.privSet {
+		return k.user, k.privs, nil
+	}
+	if k.privErr != nil && k.now().Before(k.privRetryAt) {
+		return "", nil, k.privErr
+	}
+	user, privs, err = k.eng.privileges(ctx)
+	if err != nil {
+		err = fmt.Errorf("sqltools: reading the database user's privileges: %w", err)
+		if ctx.Err() != nil {
+			return "", nil, err
 		}
-		k.privSet = true
-		if len(k.privs) > 0 {
-			// The server's name for the user, never the DSN (which may
-			// hold a password).
-			k.cfg.Logger.WarnContext(ctx, "sql toolkit connected as a privileged database user; connect as one with only the privileges the agent needs",
-				slog.String("dialect", k.dialect), slog.String("user", k.user), slog.Any("privileges", k.privs),
-				slog.Bool("refused", k.cfg.RefusePrivileged))
-		}
+		k.privErr, k.privRetryAt = err, k.now().Add(privRetry)
+		k.cfg.Logger.WarnContext(ctx, "sql toolkit could not read the database user's privileges; it cannot tell whether the user reaches past the read-only transaction",
+			slog.String("dialect", k.dialect), slog.Any("err", err), slog.Bool("refused", k.cfg.RefusePrivileged), slog.Duration("retry_in", privRetry))
+		return "", nil, err
+	}
+	k.user, k.privs, k.privSet, k.privErr = user, privs, true, nil
+	if len(k.privs) > 0 {
+		// The server's name for the user, never the DSN (which may hold a
+		// password).
+		k.cfg.Logger.WarnContext(ctx, "sql toolkit connected as a privileged database user; connect as one with only the privileges the agent needs",
+			slog.String("dialect", k.dialect), slog.String("user", k.user), slog.Any("privileges", k.privs),
+			slog.Bool("refused", k.cfg.RefusePrivileged))
 	}
 	return k.user, k.privs, nil
 }
 
 // checkPrivileges refuses a call when RefusePrivileged is set and the user
-// is privileged; it logs the warning on the first call either way.
+// is privileged, or its privileges cannot be read (fail closed: such a
+// user may be privileged); it logs the warning on the first call either
+// way. A call whose context ended while the privileges were read fails
+// with that error.
 func (k *Toolkit) checkPrivileges(ctx context.Context) error {
 	user, privs, err := k.Privileges(ctx)
-	if err != nil {
-		if k.cfg.RefusePrivileged {
-			return err
-		}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil && k.cfg.RefusePrivileged:
+		return fmt.Errorf("%w: its privileges could not be read, and the toolkit is set to refuse a user it cannot check (RefusePrivileged): %w", ErrPrivileged, err)
+	case err != nil:
 		return nil
-	}
-	if k.cfg.RefusePrivileged && len(privs) > 0 {
+	case k.cfg.RefusePrivileged && len(privs) > 0:
 		return fmt.Errorf("%w: %s holds %s, and the toolkit is set to refuse such a user (RefusePrivileged); connect as a user with only the privileges the agent needs", ErrPrivileged, user, strings.Join(privs, ", "))
 	}
 	return nil
