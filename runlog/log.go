@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -56,6 +57,8 @@ type Log struct {
 	// runs and jobs are the store's runs and jobs tables, qualified
 	// (State); runs is empty when the driver is not sqlstore's.
 	runs, jobs string
+	// jobsSeen: the jobs table exists (hasJobs).
+	jobsSeen atomic.Bool
 	// timeout bounds each call (the store's query timeout; <= 0: none).
 	timeout time.Duration
 	// maxStmt is the most bytes one packet may carry (MySQL's
@@ -461,8 +464,17 @@ func (l *Log) Count(ctx context.Context, runID string) (int64, error) {
 // index) and each candidate run's own events (through the primary key),
 // never the whole table, and deletes at most retentionBatch runs per
 // statement.
+//
+// A run whose job the durable queue will still run (queued: a retry
+// waiting; running) keeps its log whatever its age: the next attempt's
+// events are numbered after the last stored one, and a deleted log would
+// make them reuse the indexes clients hold from the earlier attempt.
 func (l *Log) DeleteBefore(ctx context.Context, cutoff, staleCutoff int64) (int64, error) {
-	stmt := l.q(l.expiredSQL())
+	jobs, err := l.hasJobs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	stmt := l.q(l.expiredSQL(jobs))
 	var total int64
 	for {
 		n, err := l.deleteBatch(ctx, stmt, cutoff, staleCutoff)
@@ -487,6 +499,30 @@ func (l *Log) deleteBatch(ctx context.Context, stmt string, cutoff, staleCutoff 
 	return res.RowsAffected()
 }
 
+// hasJobs reports whether the store's jobs table exists (the durable
+// queue created it; it does not run on MySQL). Once seen it is remembered.
+func (l *Log) hasJobs(ctx context.Context) (_ bool, err error) {
+	if l.jobs == "" || l.dialect == "mysql" {
+		return false, nil
+	}
+	if l.jobsSeen.Load() {
+		return true, nil
+	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	defer func() { err = l.unavailable(ctx, err) }()
+	probe, arg := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, sqlstore.JobsTable
+	if l.dialect == "postgres" {
+		probe, arg = `SELECT COUNT(*) FROM (SELECT to_regclass(?) AS t) r WHERE r.t IS NOT NULL`, l.jobs
+	}
+	var n int
+	if err := l.r.QueryRowContext(ctx, l.q(probe), arg).Scan(&n); err != nil {
+		return false, err
+	}
+	l.jobsSeen.Store(n > 0)
+	return n > 0, nil
+}
+
 // retentionBatch bounds the runs one retention statement deletes.
 const retentionBatch = 500
 
@@ -496,8 +532,9 @@ const retentionBatch = 500
 // one expires when its last event (found by the primary key) is older than
 // cutoff and final, or older than staleCutoff. MySQL cannot select from the table it deletes
 // from: the derived table (not mergeable, for its LIMIT) is materialised
-// first.
-func (l *Log) expiredSQL() string {
+// first. With jobs, a run whose job is queued or running (queue.StatusQueued,
+// queue.StatusRunning) does not expire.
+func (l *Log) expiredSQL(jobs bool) string {
 	t := l.table
 	// Without statistics (SQLite's ANALYZE is not run, MySQL's may be
 	// stale) a planner may read the whole primary key for the DISTINCT
@@ -512,6 +549,11 @@ func (l *Log) expiredSQL() string {
 	// MariaDB plans a DELETE … WHERE run_id IN (subquery) as a scan of
 	// the whole table, each row checked against the subquery: there the
 	// expired runs are joined instead.
+	live := ""
+	if jobs {
+		live = `
+	AND NOT EXISTS (SELECT 1 FROM ` + l.jobs + ` j WHERE j.id = c.run_id AND j.status IN ('queued', 'running'))`
+	}
 	head, tail := `DELETE FROM `+t+` WHERE run_id IN (SELECT run_id FROM (`, `) AS done)`
 	if l.dialect == "mysql" {
 		head, tail = `DELETE t FROM `+t+` t JOIN (`, `) AS done ON t.run_id = done.run_id`
@@ -519,7 +561,7 @@ func (l *Log) expiredSQL() string {
 	return head + `
 	SELECT c.run_id FROM (SELECT DISTINCT run_id FROM ` + aged + ` WHERE created_at < ?) c
 	JOIN ` + t + ` e ON e.run_id = c.run_id AND e.seq = (SELECT MAX(m.seq) FROM ` + t + ` m WHERE m.run_id = c.run_id)
-	WHERE e.created_at < ? AND (e.final = 1 OR e.created_at < ?)
+	WHERE e.created_at < ? AND (e.final = 1 OR e.created_at < ?)` + live + `
 	LIMIT ?` + tail
 }
 

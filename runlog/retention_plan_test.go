@@ -10,19 +10,37 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
 )
 
 // Retention runs every minute on a table that holds a day of every
 // background run's events: its statement reaches rows through the
 // created_at index and the primary key, never by scanning the table (a
 // GROUP BY run_id over all of it read every event at each pass).
+// The durable queue's jobs (whose queued or running runs keep their logs)
+// are read by their key too.
 func TestDeleteBefore_PlanUsesTheIndexes_SQLite(t *testing.T) {
 	ctx := context.Background()
-	l, err := Open(ctx, testdbs.SQLite(t))
+	d := testdbs.SQLite(t)
+	if _, err := queue.Open(ctx, d, queue.Config{}, func(context.Context, *queue.Job) (run.Status, error) {
+		return run.StatusCompleted, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmt := l.expiredSQL()
+	jobs, err := l.hasJobs(ctx)
+	if err != nil || !jobs {
+		t.Fatalf("the queue's jobs table is not seen: %v", err)
+	}
+	stmt := l.expiredSQL(jobs)
+	if !strings.Contains(stmt, sqlstore.JobsTable) {
+		t.Fatalf("retention does not read the jobs: %s", stmt)
+	}
 	args := make([]any, strings.Count(stmt, "?"))
 	for i := range args {
 		args[i] = 1
@@ -34,7 +52,7 @@ func TestDeleteBefore_PlanUsesTheIndexes_SQLite(t *testing.T) {
 	defer rows.Close()
 	// A SCAN of the table (or of an alias of it), with or without a
 	// covering index, reads every row; SEARCH reads a range.
-	scan := regexp.MustCompile(`^SCAN (` + Table + `|e|m)\b`)
+	scan := regexp.MustCompile(`^SCAN (` + Table + `|e|m|` + sqlstore.JobsTable + `|j)\b`)
 	var plan []string
 	for rows.Next() {
 		var id, parent, unused int
@@ -82,7 +100,7 @@ func TestDeleteBefore_PlanUsesTheIndexes_MySQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
-	stmt := l.expiredSQL()
+	stmt := l.expiredSQL(false) // the durable queue does not run on MySQL
 	rows, err := l.w.QueryContext(ctx, `EXPLAIN `+stmt, now-3600, now-3600, now-7*3600, retentionBatch)
 	if err != nil {
 		t.Fatal(err)
