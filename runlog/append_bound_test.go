@@ -16,10 +16,10 @@ import (
 // try collides) is bounded as a whole by the query timeout: its retries
 // share one deadline instead of each getting a fresh one, and it ends with
 // db.ErrUnavailable (and context.DeadlineExceeded) once the deadline
-// passed. Each try here waits half the timeout before it collides: with a
-// deadline per try, the tries went on (up to 100 of them).
+// passed. Each try here collides, then goes on half a timeout after the
+// one before: with a deadline per try, the tries went on (up to 100).
 func TestAppend_RetriesShareOneDeadline(t *testing.T) {
-	const timeout = 300 * time.Millisecond
+	const timeout = time.Second
 	for _, name := range []string{"postgres", "mysql"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -36,6 +36,7 @@ func TestAppend_RetriesShareOneDeadline(t *testing.T) {
 			const runID = "run-colliding"
 			ev := []runlog.Pending{{Event: "RunContent", Data: []byte(`{"event":"RunContent"}`)}}
 			var tries atomic.Int32
+			var began time.Time
 			// collide fixes the transaction's snapshot, then has another
 			// append commit the run's next seq: the write after it reads a
 			// stale last seq and meets that key.
@@ -64,13 +65,16 @@ func TestAppend_RetriesShareOneDeadline(t *testing.T) {
 				if err := other.Append(context.Background(), runID, 1, ev, nil); err != nil {
 					return err
 				}
+				// Try n goes on at n half-timeouts after the Append began:
+				// past a deadline set once, the second try never does.
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
-				case <-time.After(timeout / 2):
+				case <-time.After(time.Until(began.Add(time.Duration(n) * timeout / 2))):
 				}
 				return nil
 			}
+			began = time.Now()
 			err = l.Append(ctx, runID, 2, ev, collide)
 			if !errors.Is(err, db.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("after %d tries: %v, want db.ErrUnavailable and context.DeadlineExceeded", tries.Load(), err)
