@@ -23,15 +23,12 @@ func (c catalog) count(ctx context.Context, q queryer, query string, args []any)
 }
 
 func (c catalog) tableExists(ctx context.Context, q queryer, table string) (bool, error) {
+	// The dialect's look-up resolves names as its server does (SQLite
+	// ignoring ASCII case): compared exactly, Up took a sessions table
+	// configured as AGNO_SESSIONS for missing next to agno_sessions,
+	// "created" it (a no-op) and stamped it 3.0.0 with every run left in
+	// the legacy column.
 	query, args := c.d.Catalog.Tables(table)
-	if c.d.Name == "sqlite" {
-		// SQLite resolves table names ignoring (ASCII) case, as its
-		// pragma_table_info does: a sessions table configured as
-		// AGNO_SESSIONS is agno_sessions. Compared exactly, Up took it for
-		// missing, "created" it (a no-op) and stamped it 3.0.0 with every
-		// run left in the legacy column.
-		query, args = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", []any{table}
-	}
 	n, err := c.count(ctx, q, query, args)
 	if err != nil {
 		return false, fmt.Errorf("migrate: look up table %s: %w", table, err)

@@ -44,15 +44,19 @@ func Dialect() *sqlstore.Dialect {
 		// (SQLite ≥ 3.43), without loading the value's overflow pages.
 		ByteLength: func(col string) string { return "octet_length(" + col + ")" },
 		Types:      sqlstore.SQLTypes{Key: "TEXT", Text: "TEXT", BigInt: "INTEGER", JSON: "TEXT"},
+		// SQLite resolves table and index names ignoring ASCII case, as
+		// NOCASE compares: the look-ups answer for the object a statement
+		// naming it would use (CREATE TABLE IF NOT EXISTS AGNO_SESSIONS is a
+		// no-op next to agno_sessions).
 		Catalog: sqlstore.Catalog{
 			Tables: func(table string) (string, []any) {
-				return "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", []any{table}
+				return "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", []any{table}
 			},
 			Columns: func(table string) (string, []any) {
 				return "SELECT name, type FROM pragma_table_info(?)", []any{table}
 			},
 			Indexes: func(_, index string) (string, []any) {
-				return "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?", []any{index}
+				return "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE", []any{index}
 			},
 		},
 		DDLInTx:       true,
