@@ -35,6 +35,9 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 			return nil, ErrDownInterrupted
 		}
 	}
+	if err := m.checkForeignKeyNames(ctx, sts); err != nil {
+		return nil, err
+	}
 	if m.bad, err = m.loadPriorBad(ctx); err != nil {
 		return nil, err
 	}
