@@ -38,6 +38,9 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 	if err := m.checkForeignKeyNames(ctx, sts); err != nil {
 		return nil, err
 	}
+	if err := m.checkSessionsKey(ctx, sts); err != nil {
+		return nil, err
+	}
 	if m.bad, err = m.loadPriorBad(ctx); err != nil {
 		return nil, err
 	}
@@ -330,19 +333,65 @@ func (m *Manager) holdsNULEscape(ctx context.Context, bj *sqlstore.BinaryJSON, t
 	return ok, nil
 }
 
-// up250Sessions makes session_id the primary key where an older table only
-// had a unique constraint (Postgres, MySQL; SQLite always had the key).
-func (m *Manager) up250Sessions(ctx context.Context, table string) ([]string, error) {
-	if m.sd.Catalog.PrimaryKeys == nil { // every table the backend made has one
-		return nil, nil
+// checkSessionsKey refuses, before Up changes anything (and in a dry run),
+// a sessions table whose 2.5.0 step would fail: it adds the primary key
+// (session_id), which the server refuses while a session_id is NULL or
+// shared by two rows (compared by the column's collation, as the key
+// would).
+func (m *Manager) checkSessionsKey(ctx context.Context, sts []TableStatus) error {
+	for _, st := range sts {
+		if st.Kind != KindSessions || !st.Exists || !slices.Contains(st.Pending, "2.5.0") {
+			continue
+		}
+		has, err := m.hasPrimaryKey(ctx, st.Table)
+		if err != nil || has {
+			return err
+		}
+		t := m.qualify(st.Table)
+		var nulls int64
+		if err := m.cfg.DB.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE session_id IS NULL").Scan(&nulls); err != nil {
+			return fmt.Errorf("migrate: count sessions without session_id in %s: %w", st.Table, err)
+		}
+		dups, err := m.stringColumn(ctx, "SELECT min(session_id) FROM "+t+" WHERE session_id IS NOT NULL GROUP BY session_id HAVING count(*) > 1 ORDER BY 1 LIMIT 5")
+		if err != nil {
+			return fmt.Errorf("migrate: look for repeated session ids in %s: %w", st.Table, err)
+		}
+		if nulls == 0 && len(dups) == 0 {
+			continue
+		}
+		var why []string
+		if nulls > 0 {
+			why = append(why, fmt.Sprintf("%d rows have no session_id", nulls))
+		}
+		if len(dups) > 0 {
+			why = append(why, "session ids held by more than one row: "+strings.Join(dups, ", "))
+		}
+		return fmt.Errorf("migrate: %s %s → 2.5.0 would fail adding its primary key (session_id): %s; remove or merge those rows first (nothing changed)",
+			st.Table, st.Current, strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// hasPrimaryKey reports whether a table has a primary key (always, on a
+// dialect without the catalog query: every table it made has one).
+func (m *Manager) hasPrimaryKey(ctx context.Context, table string) (bool, error) {
+	if m.sd.Catalog.PrimaryKeys == nil {
+		return true, nil
 	}
 	var n int
 	q, args := m.sd.Catalog.PrimaryKeys(table)
 	if err := m.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-		return nil, err
+		return false, fmt.Errorf("migrate: look up the primary key of %s: %w", table, err)
 	}
-	if n > 0 {
-		return nil, nil
+	return n > 0, nil
+}
+
+// up250Sessions makes session_id the primary key where an older table only
+// had a unique constraint (Postgres, MySQL; SQLite always had the key).
+func (m *Manager) up250Sessions(ctx context.Context, table string) ([]string, error) {
+	has, err := m.hasPrimaryKey(ctx, table)
+	if err != nil || has {
+		return nil, err
 	}
 	if m.cfg.DryRun {
 		return []string{"add primary key (session_id)"}, nil
