@@ -587,9 +587,17 @@ func legacyMetricsUnique(table string) string { return table + "_uq_metrics_date
 // aggregation_period), as Agno 3.0's migration does: kept, it allows one
 // row per day for all users together, so a second user's daily row fails
 // (Postgres) or, under MySQL's ON DUPLICATE KEY UPDATE, overwrites the
-// first's. SQLite keeps it: there it is part of the table's definition,
-// which only a rebuild changes (not done here).
+// first's. On SQLite 2.x declared it in the table's statement, which only
+// a rebuild changes (rebuildSQLiteMetrics).
 func (m *Manager) dropLegacyMetricsUnique(ctx context.Context, table string) ([]string, error) {
+	if m.sd.Name == "sqlite" {
+		// Declared in the table's statement by 2.x (a rebuild drops
+		// it), or a unique index of Down's (dropped below).
+		rebuilt, err := m.rebuildSQLiteMetrics(ctx, table)
+		if err != nil || len(rebuilt) > 0 {
+			return rebuilt, err
+		}
+	}
 	name := legacyMetricsUnique(table)
 	ok, err := m.cat.indexExists(ctx, m.cfg.DB, table, name)
 	if err != nil || !ok {
