@@ -69,6 +69,10 @@ type runState struct {
 	// the copy gave the row (records of earlier releases have none).
 	hasRowDigest bool
 	rowDigest    int64
+	// unscoped: the record is one an earlier release wrote, keyed by
+	// run_id alone (runs_table ''); the copy rewrites it as this runs
+	// table's.
+	unscoped bool
 }
 
 // partition is where converted legacy runs stand against the runs table.
@@ -87,6 +91,9 @@ type partition struct {
 	// deleted counts runs deleted from the runs table after their copy
 	// whose legacy element did not change since: they stay deleted.
 	deleted int64
+	// claims are the unscoped records the partition relied on, to be
+	// written again as this runs table's.
+	claims []copiedRecord
 }
 
 type recopy struct {
@@ -103,8 +110,11 @@ type copiedRecord struct {
 	runID   string
 	digest  int64
 	updated int64
-	// rowDigest is the contentDigest of the run_data the row holds.
-	rowDigest int64
+	// rowDigest is the contentDigest of the run_data the row holds
+	// (unknown, NULL, when noRowDigest: a claimed record of an earlier
+	// release).
+	rowDigest   int64
+	noRowDigest bool
 }
 
 // digestOf identifies a legacy element's bytes as the reader returns them
@@ -128,10 +138,13 @@ type ledger struct {
 	// rowDigest: it has the row_digest column (Up adds it; a dry run,
 	// status or cleanup may read a table an earlier release made).
 	rowDigest bool
+	// scoped: it has the runs_table column (Up and Down add it); records
+	// of a table without it are all unscoped.
+	scoped bool
 }
 
 // fullLedger is the copied-runs table as Up's bookkeeping leaves it.
-var fullLedger = ledger{exists: true, rowDigest: true}
+var fullLedger = ledger{exists: true, rowDigest: true, scoped: true}
 
 // readLedger reports whether the copied-runs table exists and has
 // row_digest.
@@ -145,7 +158,8 @@ func (m *Manager) readLedger(ctx context.Context) (ledger, error) {
 		return ledger{}, err
 	}
 	_, has := cols["row_digest"]
-	return ledger{exists: true, rowDigest: has}, nil
+	_, scoped := cols["runs_table"]
+	return ledger{exists: true, rowDigest: has, scoped: scoped}, nil
 }
 
 // partitionCopied splits converted legacy runs against the runs table (see
@@ -165,6 +179,9 @@ func (m *Manager) partitionCopied(ctx context.Context, q queryer, records ledger
 		var cands []db.Run
 		for _, r := range chunk {
 			s, ok := states[r.RunID]
+			if ok && s.unscoped {
+				p.claims = append(p.claims, copiedRecord{runID: r.RunID, digest: s.digest, updated: s.recUpdated, rowDigest: s.rowDigest, noRowDigest: !s.hasRowDigest})
+			}
 			if ok && s.gone {
 				p.deletedAfterCopy(r, s)
 				continue
@@ -297,20 +314,39 @@ func (m *Manager) runStates(ctx context.Context, q queryer, records ledger, rows
 	if records.rowDigest {
 		cols = "run_id, digest, updated_at, row_digest"
 	}
-	err = m.eachRow(ctx, q, "SELECT "+cols+" FROM "+m.qualify(m.tables.CopiedRuns)+in, ids, func(rs *sql.Rows) error {
-		var id string
+	// This runs table's records, and those an earlier release wrote
+	// unscoped (all of a table without runs_table), which count where
+	// this table has none.
+	where, args := in, ids
+	if records.scoped {
+		cols += ", runs_table"
+		where = in + " AND runs_table IN (?, '')"
+		args = append(slices.Clone(ids), m.tables.Runs)
+	} else {
+		cols += ", ''"
+	}
+	present := make(map[string]bool, len(out))
+	for id := range out {
+		present[id] = true
+	}
+	err = m.eachRow(ctx, q, "SELECT "+cols+" FROM "+m.qualify(m.tables.CopiedRuns)+where, args, func(rs *sql.Rows) error {
+		var id, owner string
 		var d, u int64
 		var rd sql.NullInt64
-		if err := rs.Scan(&id, &d, &u, &rd); err != nil {
+		if err := rs.Scan(&id, &d, &u, &rd, &owner); err != nil {
 			return err
 		}
 		if !want[id] {
 			return nil // another spelling the column's collation matched
 		}
-		s, ok := out[id]
-		s.gone = !ok
+		s := out[id]
+		if s.recorded && !s.unscoped {
+			return nil // this table's own record wins
+		}
+		s.gone = !present[id]
 		s.recorded, s.digest, s.recUpdated = true, d, u
 		s.hasRowDigest, s.rowDigest = rd.Valid, rd.Int64
+		s.unscoped = owner == ""
 		out[id] = s
 		return nil
 	})
@@ -475,25 +511,58 @@ func (m *Manager) recopyRuns(ctx context.Context, tx *sql.Tx, runs []recopy) (in
 	return n, recs, conflicts, nil
 }
 
-// saveRecords writes copy records, replacing those of the same run_id.
+// saveRecords writes copy records of this runs table, replacing those of
+// the same run_id, and deletes the unscoped records of an earlier release
+// for those runs (claimed: the record is this table's now).
 func (m *Manager) saveRecords(ctx context.Context, tx *sql.Tx, recs []copiedRecord) error {
 	for chunk := range slices.Chunk(recs, 300) {
-		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", len(chunk)), ", ")
-		q := "INSERT INTO " + m.qualify(m.tables.CopiedRuns) + " (run_id, digest, updated_at, row_digest) VALUES " + values
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", len(chunk)), ", ")
+		q := "INSERT INTO " + m.qualify(m.tables.CopiedRuns) + " (runs_table, run_id, digest, updated_at, row_digest) VALUES " + values
 		if m.sd.Upsert == sqlstore.OnDuplicateKey {
 			q += " ON DUPLICATE KEY UPDATE digest = VALUES(digest), updated_at = VALUES(updated_at), row_digest = VALUES(row_digest)"
 		} else {
-			q += " ON CONFLICT (run_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at, row_digest = excluded.row_digest"
+			q += " ON CONFLICT (runs_table, run_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at, row_digest = excluded.row_digest"
 		}
-		args := make([]any, 0, 4*len(chunk))
+		args := make([]any, 0, 5*len(chunk))
+		ids := make([]any, 0, len(chunk))
 		for _, r := range chunk {
-			args = append(args, r.runID, r.digest, r.updated, r.rowDigest)
+			var rd any = r.rowDigest
+			if r.noRowDigest {
+				rd = nil
+			}
+			args = append(args, m.tables.Runs, r.runID, r.digest, r.updated, rd)
+			ids = append(ids, r.runID)
 		}
 		if _, err := tx.ExecContext(ctx, m.q(q), args...); err != nil {
 			return fmt.Errorf("migrate: record copied runs in %s: %w", m.tables.CopiedRuns, err)
 		}
+		if !m.unscopedRecords {
+			continue
+		}
+		del := "DELETE FROM " + m.qualify(m.tables.CopiedRuns) + " WHERE runs_table = '' AND run_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+		if _, err := tx.ExecContext(ctx, m.q(del), ids...); err != nil {
+			return fmt.Errorf("migrate: claim copy records in %s: %w", m.tables.CopiedRuns, err)
+		}
 	}
 	return nil
+}
+
+// withClaims adds to recs the claimed records of runs recs does not write.
+func withClaims(claims, recs []copiedRecord) []copiedRecord {
+	if len(claims) == 0 {
+		return recs
+	}
+	written := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		written[r.runID] = true
+	}
+	for _, c := range claims {
+		if !written[c.runID] {
+			written[c.runID] = true
+			recs = append(recs, c)
+		}
+	}
+	return recs
 }
 
 // insertedRecords returns the records of the runs of missing an insert
@@ -522,14 +591,23 @@ func recordOf(r db.Run) copiedRecord {
 	return copiedRecord{runID: r.RunID, digest: digestOf(r.RunData), updated: r.UpdatedAt, rowDigest: contentDigest(r.RunData)}
 }
 
-// clearRecords deletes every copy record (the runs table they describe is
-// dropped, or is about to be created), if the table exists.
+// clearRecords deletes the copy records of this runs table (it is
+// dropped, or is about to be created), if their table exists, and the
+// unscoped ones of an earlier release: this table's among them could no
+// longer be told from others', and kept, they would make the next copy
+// take the runs they name for runs deleted since. (Another deployment's
+// unscoped records are rewritten as its own by its first Up that reads
+// them; only those not yet rewritten go here.)
 func (m *Manager) clearRecords(ctx context.Context) error {
-	ok, err := m.recordsExist(ctx)
-	if err != nil || !ok {
+	records, err := m.readLedger(ctx)
+	if err != nil || !records.exists {
 		return err
 	}
-	if _, err := m.cfg.DB.ExecContext(ctx, "DELETE FROM "+m.qualify(m.tables.CopiedRuns)); err != nil {
+	q, args := "DELETE FROM "+m.qualify(m.tables.CopiedRuns), []any(nil)
+	if records.scoped {
+		q, args = m.q(q+" WHERE runs_table IN (?, '')"), []any{m.tables.Runs}
+	}
+	if _, err := m.cfg.DB.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("migrate: clear copy records in %s: %w", m.tables.CopiedRuns, err)
 	}
 	return nil
@@ -556,14 +634,14 @@ func (g goneRuns) changedSince(r db.Run) bool {
 
 // goneAfterCopy returns the runs among rows (legacy runs the caller found
 // no row for) that the copy recorded writing and the runs table lacks. It
-// is empty when the copied-runs table does not exist (!records).
-func (m *Manager) goneAfterCopy(ctx context.Context, q queryer, records bool, rows []db.Run) (goneRuns, error) {
-	if len(rows) == 0 || !records {
+// is empty when the copied-runs table does not exist.
+func (m *Manager) goneAfterCopy(ctx context.Context, q queryer, records ledger, rows []db.Run) (goneRuns, error) {
+	if len(rows) == 0 || !records.exists {
 		return nil, nil
 	}
 	var g goneRuns
 	for chunk := range slices.Chunk(rows, lookupChunk) {
-		states, err := m.runStates(ctx, q, ledger{exists: true}, chunk)
+		states, err := m.runStates(ctx, q, records, chunk)
 		if err != nil {
 			return nil, err
 		}

@@ -247,7 +247,7 @@ func (m *Manager) insertMissing(ctx context.Context, tx *sql.Tx, runs []db.Run) 
 		return out, err
 	}
 	out.recopied = n
-	recs = append(append(recs, more...), p.restamp...)
+	recs = withClaims(p.claims, append(append(recs, more...), p.restamp...))
 	if err := m.saveRecords(ctx, tx, recs); err != nil {
 		return out, err
 	}

@@ -299,7 +299,7 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 	}
 	// Whether copy records exist, for leaving out the runs deleted after
 	// their copy (the rebuild neither creates nor drops their table).
-	records, err := m.recordsExist(ctx)
+	records, err := m.readLedger(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -429,11 +429,15 @@ func (m *Manager) down300Sessions(ctx context.Context, st TableStatus, sum *Summ
 // while copy records exist (records: their table does), BatchSize sessions
 // at a time (keyset on session_id, one transaction each), reporting
 // Progress after each.
-func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records bool, sum *Summary) error {
-	if !records {
+func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records ledger, sum *Summary) error {
+	if !records.exists {
 		return nil
 	}
-	if some, err := m.stringColumn(ctx, "SELECT run_id FROM "+m.qualify(m.tables.CopiedRuns)+" ORDER BY run_id LIMIT 1"); err != nil || len(some) == 0 {
+	q, args := "SELECT run_id FROM "+m.qualify(m.tables.CopiedRuns), []any(nil)
+	if records.scoped {
+		q, args = q+" WHERE runs_table IN (?, '')", []any{m.tables.Runs}
+	}
+	if some, err := m.stringColumn(ctx, q+" ORDER BY run_id LIMIT 1", args...); err != nil || len(some) == 0 {
 		return err
 	}
 	start := time.Now()
@@ -449,7 +453,7 @@ func (m *Manager) rebuildRunless(ctx context.Context, sessions string, records b
 		if err != nil || len(page) == 0 {
 			return err
 		}
-		r, err := m.rebuildLegacy(ctx, page, true)
+		r, err := m.rebuildLegacy(ctx, page, records)
 		if err != nil {
 			return err
 		}
@@ -521,7 +525,7 @@ func (m *Manager) countRunsOf(ctx context.Context, ids []string) (int64, error) 
 // rebuildLegacy writes the runs table's rows of the given sessions back
 // into their legacy column; records says the copied-runs table exists. A
 // dry run reads the same and counts, without writing.
-func (m *Manager) rebuildLegacy(ctx context.Context, ids []string, records bool) (rebuilt, error) {
+func (m *Manager) rebuildLegacy(ctx context.Context, ids []string, records ledger) (rebuilt, error) {
 	var res rebuilt
 	tx, err := m.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {

@@ -68,6 +68,10 @@ type Manager struct {
 	// firstCopy says where Up's 3.0.0 copy started (nil outside Up, or
 	// when Up did not run it).
 	firstCopy *copyStart
+	// unscopedRecords: the copied-runs table holds records an earlier
+	// release wrote, keyed by run_id alone (set by ensureBookkeeping);
+	// saveRecords then deletes those of the runs it records.
+	unscopedRecords bool
 	// stopAt, set by tests only, is called at the named points of Down's
 	// drop of the runs table ("before runs drop", "after runs drop"); an
 	// error stops Down there, as a crash would.
@@ -387,8 +391,11 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			m.qualify(m.tables.Errors), k, k, b, s, t, b, charset+m.binaryKeys()),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (table_name %s NOT NULL PRIMARY KEY, step %s NOT NULL, last_session_id %s NOT NULL, sessions_done %s NOT NULL, runs_copied %s NOT NULL, updated_at %s NOT NULL, deferred_ddl %s)%s",
 			m.qualify(m.tables.Progress), k, s, k, b, b, b, t, charset+m.binaryKeys()),
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (run_id %s NOT NULL PRIMARY KEY, digest %s NOT NULL, updated_at %s NOT NULL, row_digest %s)%s",
-			m.qualify(m.tables.CopiedRuns), k, b, b, b, charset+m.binaryKeys()),
+		// Keyed by the runs table the record describes, with run_id:
+		// deployments sharing a database share this table
+		// (docs/adr/migrate-copy-records-scoped.md).
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (runs_table %s NOT NULL DEFAULT '', run_id %s NOT NULL, digest %s NOT NULL, updated_at %s NOT NULL, row_digest %s, PRIMARY KEY (runs_table, run_id))%s",
+			m.qualify(m.tables.CopiedRuns), k, k, b, b, b, charset+m.binaryKeys()),
 	}
 	if m.sd.Schema != "" {
 		stmts = append([]string{"CREATE SCHEMA IF NOT EXISTS " + m.quote(m.sd.Schema)}, stmts...)
@@ -411,7 +418,7 @@ func (m *Manager) ensureBookkeeping(ctx context.Context, q queryer) error {
 			return err
 		}
 	}
-	return nil
+	return m.scopeLedger(ctx, q)
 }
 
 // addRowDigest adds row_digest to a copied-runs table an earlier release

@@ -103,7 +103,7 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 			return nil, err
 		}
 		if cands := legacyOnly(sessionID, elems, table); len(cands) > 0 {
-			records, err := m.recordsExist(ctx)
+			records, err := m.readLedger(ctx)
 			if err != nil {
 				return nil, err
 			}
