@@ -132,6 +132,11 @@ func TestUp_ResumesWithCopyRecordsOfAnEarlierRelease(t *testing.T) {
 			f.execArgs(t, "INSERT INTO "+f.table("agno_migration_progress")+" (table_name, step, last_session_id, sessions_done, runs_copied, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
 				"agno_sessions", "3.0.0", "s-b", 2, 3, 1700000000)
 
+			// A dry run reads the earlier release's table as it is.
+			dry := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
+			if sum, err := dry.Up(ctx, ""); err != nil || sum.RunsCopied != 1 || sum.BadRowCount != 0 {
+				t.Fatalf("dry run of the resumed Up = %+v, %v; want run-c1 alone to copy", sum, err)
+			}
 			sum, err := m.Up(ctx, "")
 			if err != nil || sum.RunsCopied != 1 {
 				t.Fatalf("resumed Up = %+v, %v; want run-c1 copied, run-a1 left deleted", sum, err)
