@@ -263,6 +263,7 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		_ = sse.WriteMeta("error", map[string]any{"event": "error", "error": "reading the run's events failed; reconnect to resume"})
 		return nil
 	}
+	pausedEvent := string(a.Component().EventName(run.EventRunPaused))
 	// held: the last event the client holds; sent: this stream sent it.
 	held, sent := runlog.Record{Seq: -1}, false
 	if after >= 0 && after == last.Seq {
@@ -291,8 +292,10 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		}
 		// The stream ends with the last attempt's final event it sent, or
 		// the client held the run's end already (its producer was live
-		// when the stream began).
-		if (end.EndsAt(held) && (sent || endOf(held))) || ctx.Err() != nil || !finalStatus(status) {
+		// when the stream began). A RunPaused is such an end only while
+		// the run stays paused: continued outside the log, the run's end
+		// is built from the row after it.
+		if (end.EndsAt(held) && (endOf(held) || (sent && held.Event != pausedEvent))) || ctx.Err() != nil || !finalStatus(status) {
 			return nil
 		}
 		if status != row.Status {

@@ -102,30 +102,8 @@ func TestResume_ContinuedPausedRunEndsOnceWithAnID(t *testing.T) {
 	// The run is no job and executes nowhere: its end is built from the
 	// row once Grace passed.
 	u, srv := streamServerTail(t, d, scripted.Reply("done"), runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 50 * time.Millisecond})
-	ctx := context.Background()
-	const runID, sessionID = "run-paused", "sess-paused"
-	save := func(st run.Status, content string) {
-		t.Helper()
-		row, err := db.RunFromOutput(&run.Output{RunID: runID, SessionID: sessionID, AgentID: "echo", Status: st, Content: content})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess := &db.Session{SessionID: sessionID, SessionType: run.TypeAgent, AgentID: "echo"}
-		if _, _, err := d.SaveRun(ctx, sess, row); err != nil {
-			t.Fatal(err)
-		}
-	}
-	save(run.StatusPaused, "")
-	l, err := srv.events.of(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Append(ctx, runID, 1, []runlog.Pending{
-		{Event: "RunStarted", Data: []byte(`{"event":"RunStarted","run_id":"run-paused"}`)},
-		{Event: "RunPaused", Data: []byte(`{"event":"RunPaused","run_id":"run-paused"}`), Final: true},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
+	const runID = "run-paused"
+	save := pausedRunInLog(t, d, srv, runID)
 	resume := u + "/agents/echo/runs/" + runID + "/resume"
 	if res := get(t, resume, map[string]string{"Last-Event-ID": "1"}); res.status != http.StatusNoContent {
 		t.Fatalf("paused run, client holds RunPaused: %d %q", res.status, res.body)
@@ -155,6 +133,60 @@ func TestResume_ContinuedPausedRunEndsOnceWithAnID(t *testing.T) {
 	}
 	if res := get(t, resume, map[string]string{"Last-Event-ID": "2"}); res.status != http.StatusNoContent {
 		t.Fatalf("client holding the end built from the row: %d %q", res.status, res.body)
+	}
+}
+
+// pausedRunInLog saves run runID as PAUSED with a log of RunStarted and a
+// final RunPaused (indexes 0 and 1), as a paused stream leaves it, and
+// returns a save of the run's row with another status and content (the
+// run continued outside the log).
+func pausedRunInLog(t *testing.T, d *db.DB, srv *Server, runID string) func(run.Status, string) {
+	t.Helper()
+	ctx := context.Background()
+	save := func(st run.Status, content string) {
+		t.Helper()
+		row, err := db.RunFromOutput(&run.Output{RunID: runID, SessionID: "sess-" + runID, AgentID: "echo", Status: st, Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess := &db.Session{SessionID: "sess-" + runID, SessionType: run.TypeAgent, AgentID: "echo"}
+		if _, _, err := d.SaveRun(ctx, sess, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(run.StatusPaused, "")
+	l, err := srv.events.of(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(ctx, runID, 1, []runlog.Pending{
+		{Event: "RunStarted", Data: []byte(`{"event":"RunStarted","run_id":"` + runID + `"}`)},
+		{Event: "RunPaused", Data: []byte(`{"event":"RunPaused","run_id":"` + runID + `"}`), Final: true},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return save
+}
+
+// A client reading a paused-then-continued run from the start gets the
+// log's RunPaused and then the run's end built from the row: the RunPaused
+// the stream sent is the log's last final event, but not the run's end
+// (an Agno client would take the run for paused).
+func TestResume_ContinuedPausedRunFromTheStartEndsWithTheRunsEnd(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	u, srv := streamServerTail(t, d, scripted.Reply("done"), runlog.TailConfig{Poll: 20 * time.Millisecond, Grace: 50 * time.Millisecond})
+	const runID = "run-paused-from-start"
+	save := pausedRunInLog(t, d, srv, runID)
+	save(run.StatusCompleted, "the answer")
+	fs := resumeFrames(t, u+"/agents/echo/runs/"+runID+"/resume", "-1")
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.event+"#"+f.id)
+	}
+	if len(fs) != 4 || fs[0].event != "replay" || fs[1].event != string(run.EventRunStarted) || fs[2].event != string(run.EventRunPaused) ||
+		fs[3].event != string(run.EventRunCompleted) || fs[3].id != "2" || !strings.Contains(fs[3].data, "the answer") {
+		t.Fatalf("frames %v, want replay, RunStarted, RunPaused, then RunCompleted#2 with the row's content", got)
 	}
 }
 
