@@ -293,10 +293,9 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 	}
 	var opts []agent.RunOption
 	if len(in.Requirements) > 0 {
-		raw, _ := json.Marshal(in.Requirements)
-		var reqs []run.Requirement
-		if err := json.Unmarshal(raw, &reqs); err != nil {
-			return nil, nil, fmt.Errorf("%w: requirements: %v", ErrInvalidInput, err)
+		reqs, err := requirementsArg(req)
+		if err != nil {
+			return nil, nil, err
 		}
 		opts = append(opts, agent.WithRequirements(reqs))
 	}
@@ -373,4 +372,20 @@ func checkSessionType(t string) error {
 		return fmt.Errorf("%w: session_type %q: use agent, team or workflow", ErrInvalidInput, t)
 	}
 	return nil
+}
+
+// requirementsArg decodes continue_run's requirements from the call's raw
+// arguments, as the client sent them: the typed input's maps (decoded for
+// the input schema) hold numbers as float64, and encoding them again
+// changed an integer past 2^53 in tool_args or a user-input value, and
+// any number in a member the server does not model (run.Requirement keeps
+// those bytes in Extra).
+func requirementsArg(req *mcp.CallToolRequest) ([]run.Requirement, error) {
+	var in struct {
+		Requirements []run.Requirement `json:"requirements"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return nil, fmt.Errorf("%w: requirements: %v", ErrInvalidInput, err)
+	}
+	return in.Requirements, nil
 }
