@@ -94,6 +94,11 @@ func (e *encoder) property(holder *goja.Object, key string, v goja.Value, indent
 		}
 	}
 	if !isObj {
+		// A string's JSON is at least its UTF-16 length and two quotes:
+		// one that cannot fit is refused before it is copied to be quoted.
+		if str, ok := v.(goja.String); ok && str.Length()+2 > e.limit-e.b.Len() {
+			return false, errTooLarge
+		}
 		switch x := v.Export().(type) {
 		case bool:
 			if x {
