@@ -1,6 +1,7 @@
 package codemode_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -124,6 +125,36 @@ func TestRun_StatementsEndingInParenthesesRun(t *testing.T) {
 		c := runCell(t, cm, "s", tt.code)
 		if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
 			t.Errorf("cell %q: %s, want result %s", tt.code, c.JSON(), tt.want)
+		}
+	}
+}
+
+// TestRun_AResultOverTheOutputCapIsCutAndStaysJSON: a result longer than
+// the output cap reaches the model as a JSON string of its start marked
+// "…", truncated set. It was the start of its JSON with "…" after it, not
+// JSON, and the whole cell then encoded to nothing: the model got an empty
+// answer.
+func TestRun_AResultOverTheOutputCapIsCutAndStaysJSON(t *testing.T) {
+	t.Parallel()
+	const capChars = 1000
+	cm := newCM(t, codemode.Config{MaxOutputChars: capChars})
+	for _, tt := range []struct{ code, prefix string }{
+		{`"x".repeat(5000)`, "xxxx"},
+		{`"é😀".repeat(5000)`, "é😀é😀"},
+		{`'"\\'.repeat(5000)`, `"\`},
+		{`Array.from({length: 5000}, (_, i) => i)`, "[0,1,2"},
+		{`[{s: "y".repeat(5000)}]`, `[{"s":"yyy`},
+		{`new Error("z".repeat(5000))`, "Error: zzz"},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		var v any
+		if err := json.Unmarshal([]byte(c.JSON()), &v); err != nil || c.Status != codemode.StatusOK {
+			t.Errorf("%s: the cell is %q (%v)", tt.code, c.JSON(), err)
+			continue
+		}
+		s, ok := resultOf(t, c).(string)
+		if !ok || !strings.HasPrefix(s, tt.prefix) || !strings.HasSuffix(s, "…") || !c.Truncated || len(c.Result) > capChars {
+			t.Errorf("%s: result of %d bytes, truncated %v: %.60s…", tt.code, len(c.Result), c.Truncated, c.Result)
 		}
 	}
 }

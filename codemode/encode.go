@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/dop251/goja"
 )
 
@@ -97,6 +98,10 @@ func (e *encoder) property(holder *goja.Object, key string, v goja.Value, indent
 		// A string's JSON is at least its UTF-16 length and two quotes:
 		// one that cannot fit is refused before it is copied to be quoted.
 		if str, ok := v.(goja.String); ok && str.Length()+2 > e.limit-e.b.Len() {
+			room := e.limit - e.b.Len()
+			start := quote(str.Substring(0, min(str.Length(), max(room, 0))).String())
+			start, _ = clip.Bytes(start[:len(start)-1], room)
+			e.b.WriteString(start) // what fits, for a display cut there
 			return false, errTooLarge
 		}
 		switch x := v.Export().(type) {

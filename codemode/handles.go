@@ -137,7 +137,7 @@ func (k *kernel) consoleLog(c goja.FunctionCall) goja.Value {
 	}
 	parts := make([]string, len(c.Arguments))
 	for i, v := range c.Arguments {
-		parts[i], _ = k.display(v, k.cm.cfg.MaxOutputChars, false)
+		parts[i], _, _ = k.display(v, k.cm.cfg.MaxOutputChars, false)
 	}
 	cell.print(strings.Join(parts, " "))
 	return goja.Undefined()

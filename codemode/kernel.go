@@ -519,9 +519,9 @@ func (k *kernel) finish(c *cellRun, p *goja.Promise, err error, cell *Cell) {
 	switch p.State() {
 	case goja.PromiseStateFulfilled:
 		var res string
-		var ok bool
+		var ok, cut bool
 		_, err := k.vm(func() (goja.Value, error) {
-			res, ok = k.display(p.Result(), cfg.MaxOutputChars, true)
+			res, ok, cut = k.display(p.Result(), cfg.MaxOutputChars, true)
 			return nil, nil
 		})
 		if err != nil {
@@ -529,11 +529,7 @@ func (k *kernel) finish(c *cellRun, p *goja.Promise, err error, cell *Cell) {
 			return
 		}
 		if ok {
-			if len(res) > cfg.MaxOutputChars {
-				cut, _ := clip.Bytes(res, cfg.MaxOutputChars)
-				res, cell.Truncated = quote(cut), true
-			}
-			cell.Result = []byte(res)
+			cell.Result, cell.Truncated = []byte(res), cut
 		}
 		for _, rj := range c.rejections {
 			if rj != p {
@@ -643,7 +639,7 @@ func (k *kernel) describe(v goja.Value) *CellError {
 			}
 		}
 		e.Name = ""
-		s, _ := k.display(v, k.cm.cfg.MaxOutputChars, false)
+		s, _, _ := k.display(v, k.cm.cfg.MaxOutputChars, false)
 		e.Message = s
 		return nil, nil
 	})
@@ -654,57 +650,77 @@ func (k *kernel) describe(v goja.Value) *CellError {
 }
 
 // display renders a value for output: JSON when it has one, else a short
-// description. asJSON makes strings JSON strings too (for results).
-func (k *kernel) display(v goja.Value, limit int, asJSON bool) (string, bool) {
+// description. asJSON makes strings JSON strings too (for results), and
+// keeps the output valid JSON within limit: a value whose JSON is longer
+// becomes a string of its start marked with "…", and cut is set.
+func (k *kernel) display(v goja.Value, limit int, asJSON bool) (out string, ok, cut bool) {
 	if v == nil || goja.IsUndefined(v) {
-		return "undefined", false
+		return "undefined", false, false
+	}
+	text := func(s string) (string, bool, bool) {
+		if !asJSON {
+			return s, true, false
+		}
+		q, cut := quoteWithin(s, limit)
+		return q, true, cut
 	}
 	if o, ok := v.(*goja.Object); ok {
 		if _, isFn := goja.AssertFunction(o); isFn {
-			s := "[Function: " + o.Get("name").String() + "]"
-			if asJSON {
-				s = quote(s)
-			}
-			return s, true
+			return text("[Function: " + o.Get("name").String() + "]")
 		}
 		switch brand(o) {
 		case "Error":
-			s := o.Get("name").String() + ": " + o.Get("message").String()
-			if asJSON {
-				s = quote(s)
-			}
-			return s, true
+			return text(o.Get("name").String() + ": " + o.Get("message").String())
 		case "Map", "Set", "WeakMap", "WeakSet", "Promise":
-			s := "[object " + brand(o) + "]"
-			if asJSON {
-				s = quote(s)
-			}
-			return s, true
+			return text("[object " + brand(o) + "]")
 		}
 	}
 	if !asJSON {
 		if _, isObj := v.(*goja.Object); !isObj {
-			if _, isSym := v.(*goja.Symbol); isSym {
-				return v.String(), true
-			}
-			return v.String(), true
+			return v.String(), true, false
 		}
 	}
 	e := &encoder{rt: k.rt, limit: limit + 1, maxArray: k.cm.lim.maxArray}
 	out, ok, err := e.encode(v)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return e.b.String() + "…", true
-	case err != nil:
-		s := "[" + err.Error() + " value]"
-		if asJSON {
-			s = quote(s)
+		part := e.b.String()
+		if str, isStr := v.(goja.String); isStr {
+			// Too long to quote whole: its start, not a copy of all of it.
+			part = str.Substring(0, min(str.Length(), limit+1)).String()
 		}
-		return s, true
+		if !asJSON {
+			return part + "…", true, true
+		}
+		q, _ := quoteWithin(part+"…", limit)
+		return q, true, true
+	case err != nil:
+		return text("[" + err.Error() + " value]")
 	case !ok:
-		return "undefined", false
+		return "undefined", false, false
 	}
-	return out, true
+	return out, true, false
+}
+
+// quoteWithin is s as a JSON string of at most limit bytes: when its JSON is
+// longer, that of its longest start that fits with "…" after it (cut).
+func quoteWithin(s string, limit int) (string, bool) {
+	if q := quote(s); len(q) <= limit {
+		return q, false
+	}
+	// Escapes make the JSON up to six times longer than the text: search
+	// the longest start that fits.
+	lo, hi := 0, len(s)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if start, _ := clip.Bytes(s, mid); len(quote(start+"…")) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	start, _ := clip.Bytes(s, lo)
+	return quote(start + "…"), true
 }
 
 // brand is an object's kind as Object.prototype.toString reports it (goja's
