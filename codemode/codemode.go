@@ -178,6 +178,14 @@ func (cm *CodeMode) persist(ctx context.Context, k *kernel, cell *Cell) {
 // then never runs promise jobs again), so it is not reused: the variables
 // are carried over to the new one the way a snapshot would carry them.
 func (cm *CodeMode) rebuild(ctx context.Context, k *kernel, cell *Cell) {
+	if !k.restored {
+		// The state the kernel starts from was not applied yet (the run
+		// was cancelled while restoring it): keep it for the next cell.
+		if err := k.start(); err != nil {
+			cm.discard(k)
+		}
+		return
+	}
 	k.rt.ClearInterrupt()
 	c := k.newCell(context.WithoutCancel(ctx))
 	defer c.end()

@@ -188,33 +188,19 @@ func (k *kernel) run(ctx context.Context, user, code string) (cell Cell) {
 		return cell
 	}
 	k.positions.add(name, rw.pos)
-	c := k.newCell(ctx)
-	c.user = user
-	defer c.end()
-	k.cell = c
-	k.current.Store(c)
-	defer func() { k.cell = nil; k.current.Store(nil) }()
-	k.rt.ClearInterrupt()
-	k.clock = time.Now()
-	k.cm.watch.enter(c)
-	defer k.cm.watch.leave(c)
-	stopWatch := context.AfterFunc(c.ctx, func() {
-		if c.parent.Err() != nil {
-			c.abort(ReasonCancelled)
-		} else {
-			c.abort(ReasonTimeout)
-		}
-	})
-	defer stopWatch()
-
 	if !k.restored {
-		k.restored = true
-		if k.pending != nil {
-			cell.Notice = joinNotice(cell.Notice, k.apply(k.pending, k.pendingFrom))
-			k.pending = nil
-			c.resetCPU() // the cell's code gets the whole budget
+		// Restoring has limits of its own: the cell's code gets its whole
+		// budget.
+		notice, stop := k.restore(ctx, user)
+		cell.Notice = joinNotice(cell.Notice, notice)
+		if stop != "" {
+			cell.Status = StatusAborted
+			cell.Error = &CellError{Name: "Aborted", Reason: stop, Message: k.abortMessage(stop, "") + " (before the saved state was restored)"}
+			return cell
 		}
 	}
+	c, end := k.begin(ctx, user)
+	defer end()
 	var promise *goja.Promise
 	_, err = k.vm(func() (goja.Value, error) {
 		if len(rw.globals) > 0 {
@@ -279,6 +265,32 @@ func (k *kernel) newCell(parent context.Context) *cellRun {
 		pending:    map[int]asyncPending{},
 		sem:        make(chan struct{}, cfg.MaxParallelCalls),
 		callIDBase: "code_" + newHex(6) + "_" + strconv.Itoa(k.count)}
+}
+
+// begin makes a new cellRun the running one: the limits (CPU time, memory,
+// the cell timeout) apply to what runs on the runtime until end is called.
+func (k *kernel) begin(ctx context.Context, user string) (c *cellRun, end func()) {
+	c = k.newCell(ctx)
+	c.user = user
+	k.cell = c
+	k.current.Store(c)
+	k.rt.ClearInterrupt()
+	k.clock = time.Now()
+	k.cm.watch.enter(c)
+	stopWatch := context.AfterFunc(c.ctx, func() {
+		if c.parent.Err() != nil {
+			c.abort(ReasonCancelled)
+		} else {
+			c.abort(ReasonTimeout)
+		}
+	})
+	return c, func() {
+		stopWatch()
+		k.cm.watch.leave(c)
+		k.cell = nil
+		k.current.Store(nil)
+		c.end()
+	}
 }
 
 // end releases what the cell holds: its context, its CPU timer, and the
@@ -363,13 +375,17 @@ func (k *kernel) vm(f func() (goja.Value, error)) (v goja.Value, err error) {
 	return v, err
 }
 
-// resetCPU gives the cell a fresh CPU budget. Restoring saved variables
-// resets it before each variable and before the cell's code: each variable
-// (at most MaxVariableBytes of JSON) is bounded by the CPU limit on its own,
-// and restoring is not charged to the code.
-func (c *cellRun) resetCPU() {
+// cpu is the CPU time the cell has used; setCPU replaces it (restoring
+// gives JSON values budgets of their own, see kernel.apply).
+func (c *cellRun) cpu() time.Duration {
 	c.cpuMu.Lock()
-	c.cpuUsed = 0
+	defer c.cpuMu.Unlock()
+	return c.cpuUsed
+}
+
+func (c *cellRun) setCPU(d time.Duration) {
+	c.cpuMu.Lock()
+	c.cpuUsed = d
 	c.cpuMu.Unlock()
 }
 

@@ -297,17 +297,82 @@ func (k *kernel) captureVar(name string) (snapVar, string) {
 	return snapVar{Name: name, JSON: json.RawMessage(out)}, ""
 }
 
-// apply restores a snapshot into k's runtime; it returns a notice for the
-// model.
+// restore applies the snapshot k starts from (pending) before its first
+// cell, on limits of its own, so that the cell's code gets its whole budget.
+// Evaluating a function's or class's saved source runs code (a class's
+// static blocks, computed keys and extends clause): all of it shares one CPU
+// budget, and the memory limit and the cell timeout apply to the whole
+// restore. A snapshot over them is refused: the runtime is rebuilt empty and
+// the notice says why (the next save replaces that state). JSON values run
+// no code and are bounded by their size; each is parsed on a budget of its
+// own, not charged to the code.
+//
+// A run cancelled (or a session restarted) meanwhile is not a refusal:
+// stop is its reason, the state stays pending for the next cell and the
+// cell must not run (its save would write an empty state over the one not
+// yet restored).
+func (k *kernel) restore(ctx context.Context, user string) (notice, stop string) {
+	doc, from := k.pending, k.pendingFrom
+	k.restored = true
+	if doc == nil {
+		return "", ""
+	}
+	c, end := k.begin(ctx, user)
+	notice = k.apply(doc, from)
+	end()
+	reason := c.aborted()
+	if reason == "" && !k.broken {
+		k.pending = nil
+		return notice, ""
+	}
+	// An interrupted runtime can keep frames of the aborted call (see
+	// CodeMode.rebuild): start from a new one.
+	k.broken = false
+	if err := k.start(); err != nil {
+		k.broken = true
+		return "", ReasonInternal
+	}
+	if reason == ReasonCancelled || reason == ReasonRestart {
+		k.restored = false
+		return "", reason
+	}
+	k.pending = nil
+	cfg := &k.cm.cfg
+	why := "the interpreter failed restoring them"
+	switch reason {
+	case ReasonCPUTime:
+		why = fmt.Sprintf("restoring them ran JavaScript for more than %v (the CPU time limit; a class's static blocks run when it is restored)", cfg.CPUTimeLimit)
+	case ReasonMemory:
+		why = fmt.Sprintf("restoring them grew the heap by more than %d MiB (the memory limit)", cfg.MemoryLimit>>20)
+	case ReasonCallDepth:
+		why = fmt.Sprintf("restoring them nested calls deeper than %d (the call depth limit)", cfg.MaxCallDepth)
+	case ReasonTimeout:
+		why = fmt.Sprintf("restoring them took more than %v (the cell timeout)", cfg.CellTimeout)
+	}
+	return fmt.Sprintf("the variables %s were not restored: %s; the code environment starts empty", from, why), ""
+}
+
+// apply restores a snapshot into k's runtime on the running cellRun; it
+// returns a notice for the model. It stops at the first abort.
 func (k *kernel) apply(doc *snapshotDoc, from string) string {
 	var restored, failed []string
+	c := k.cell
 	g := k.rt.GlobalObject()
+	var spent time.Duration // CPU of the saved code run so far
 	for _, v := range doc.Vars {
-		if !isIdentifier(v.Name) || strings.HasPrefix(v.Name, "__cm_") || reservedNames[v.Name] {
-			failed = append(failed, v.Name)
+		switch {
+		case !isIdentifier(v.Name) || strings.HasPrefix(v.Name, "__cm_"):
+			failed = append(failed, v.Name+" (not a name code may declare)")
+			continue
+		case reservedNames[v.Name]:
+			failed = append(failed, v.Name+" (the name of a built-in of the environment)")
 			continue
 		}
-		k.cell.resetCPU()
+		if v.Source != "" {
+			c.setCPU(spent)
+		} else {
+			c.setCPU(0)
+		}
 		_, err := k.vm(func() (goja.Value, error) {
 			var val goja.Value
 			if v.Source != "" {
@@ -336,10 +401,22 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 					return nil, err
 				}
 			}
-			return nil, g.Set(v.Name, val)
+			// Defined, not assigned: a setter that restored code put on
+			// the global object does not run.
+			return nil, g.DefineDataProperty(v.Name, val, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 		})
+		why := ""
+		if err != nil && c.aborted() == "" {
+			why = k.restoreError(err) // on the same budget: it may run code
+		}
+		if v.Source != "" {
+			spent = c.cpu()
+		}
+		if c.aborted() != "" {
+			break
+		}
 		if err != nil {
-			failed = append(failed, v.Name)
+			failed = append(failed, v.Name+" ("+why+")")
 			continue
 		}
 		restored = append(restored, v.Name)
@@ -349,9 +426,26 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		n = append(n, fmt.Sprintf("restored %d variable(s) %s: %s", len(restored), from, strings.Join(restored, ", ")))
 	}
 	if len(failed) > 0 {
-		n = append(n, "could not restore: "+strings.Join(failed, ", "))
+		n = append(n, "could not restore: "+strings.Join(failed, "; "))
 	}
 	return strings.Join(n, "; ")
+}
+
+// restoreError says briefly why a saved variable failed to restore. A
+// thrown value is read by describe, under the limits: reading it may run
+// code (a getter, toString).
+func (k *kernel) restoreError(err error) string {
+	msg := err.Error()
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		e := k.describe(ex.Value())
+		msg = e.Message
+		if e.Name != "" {
+			msg = e.Name + ": " + msg
+		}
+	}
+	msg, _ = clip.Bytes(msg, 200)
+	return msg
 }
 
 // stopSaving makes k's later saves no-ops, once a save under way (begun

@@ -1,0 +1,117 @@
+package codemode_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/codemode"
+	"github.com/agentryhq/agentry/db"
+)
+
+// putSnapshot stores a saved state for session as a server would find it.
+func putSnapshot(t *testing.T, d *db.DB, session string, vars ...map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"version": 1, "session_id": session, "vars": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.PutFile(context.Background(), &db.File{Namespace: codemode.DefaultNamespace, Path: "sessions/" + session, Content: b}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPersist_RestoringRunsSavedCodeOnOneCPUBudget: a class's static blocks
+// run when its saved source is evaluated. Each variable was restored on a
+// CPU budget of its own, so a saved state of many classes each just under
+// the limit ran for their sum. The code a restore runs shares one budget; a
+// state over it is refused, the environment starts empty with a notice
+// saying why, and the cell runs.
+func TestPersist_RestoringRunsSavedCodeOnOneCPUBudget(t *testing.T) {
+	d, _ := openSQLite(t)
+	cfg := codemode.Config{Persist: true, DB: d, CPUTimeLimit: 300 * time.Millisecond, CellTimeout: 10 * time.Minute}
+	cm := newCM(t, cfg)
+	// How many steps of the loop below fit in the budget: the aborted
+	// cell's n is carried over.
+	c := runCell(t, cm, "calibrate", `var n = 0; for (let k = 0; ; k++) if ((k & 1023) === 0) n = k`)
+	if c.Status != codemode.StatusAborted || c.Error.Reason != codemode.ReasonCPUTime {
+		t.Fatalf("calibration: %s", c.JSON())
+	}
+	steps := int(resultOf(t, runCell(t, cm, "calibrate", "n")).(float64))
+	if steps < 1024 {
+		t.Fatalf("calibration: %d steps", steps)
+	}
+	// Six classes whose static blocks each take half the budget, and a
+	// value: restoring all of it would take three budgets.
+	vars := []map[string]any{{"name": "kept", "json": json.RawMessage(`{"a":1}`)}}
+	for i := range 6 {
+		vars = append(vars, map[string]any{"name": fmt.Sprintf("C%d", i),
+			"source": fmt.Sprintf("class C%d { static { let m = 0; for (let k = 0; k < %d; k++) if ((k & 1023) === 0) m = k } }", i, steps/2)})
+	}
+	putSnapshot(t, d, "s", vars...)
+	c = runCell(t, cm, "s", "[typeof kept, typeof C0, typeof C5]")
+	if got := jsonText(resultOf(t, c)); got != `["undefined","undefined","undefined"]` {
+		t.Errorf("restored %s (%s), want nothing", got, c.JSON())
+	}
+	if !strings.Contains(c.Notice, "not restored") || !strings.Contains(c.Notice, "CPU time limit") {
+		t.Errorf("notice %q, want the state refused for the CPU time limit", c.Notice)
+	}
+	wantOK(t, runCell(t, cm, "s", "let after = 2"))
+	cm.Close()
+	cm2 := newCM(t, cfg)
+	if c := runCell(t, cm2, "s", "after"); jsonText(resultOf(t, c)) != "2" {
+		t.Errorf("the state saved after the refusal: %s", c.JSON())
+	}
+	// A state within the budget is restored, static blocks and all.
+	putSnapshot(t, d, "small", vars[:2]...)
+	c = runCell(t, cm2, "small", "[kept.a, typeof C0]")
+	if got := jsonText(resultOf(t, c)); got != `[1,"function"]` {
+		t.Errorf("restored %s (%s)", got, c.JSON())
+	}
+}
+
+// TestPersist_RestoringAStaticBlockThatNeverEndsIsRefused: restoring ran on
+// the first cell's own run, so a saved static block that loops aborted that
+// cell as cpu_time. The state is refused instead and the cell runs.
+func TestPersist_RestoringAStaticBlockThatNeverEndsIsRefused(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d, CPUTimeLimit: 200 * time.Millisecond, CellTimeout: 10 * time.Minute})
+	putSnapshot(t, d, "s", map[string]any{"name": "Loop", "source": "class Loop { static { while (true) {} } }"})
+	c := runCell(t, cm, "s", "[typeof Loop, 1 + 1]")
+	if got := jsonText(resultOf(t, c)); got != `["undefined",2]` || !strings.Contains(c.Notice, "not restored") {
+		t.Fatalf("cell after a looping saved state: %s", c.JSON())
+	}
+	wantOK(t, runCell(t, cm, "s", "2 + 2"))
+}
+
+// TestPersist_ARunCancelledWhileItsStateIsRestoredKeepsIt: a first cell
+// whose run is cancelled while the saved state is restored must leave the
+// state for the next cell. It was taken for restored: the next cell started
+// empty and its save wrote the empty state over the saved one.
+func TestPersist_ARunCancelledWhileItsStateIsRestoredKeepsIt(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d, CPUTimeLimit: time.Minute, CellTimeout: 10 * time.Minute})
+	// Date is frozen at a cell's start: the static block spins until the
+	// run is cancelled when the cell starts before until, and does
+	// nothing after it.
+	until := time.Now().Add(3 * time.Second)
+	putSnapshot(t, d, "s",
+		map[string]any{"name": "Waiter", "source": fmt.Sprintf("class Waiter { static { while (Date.now() < %d) {} } }", until.UnixMilli())},
+		map[string]any{"name": "kept", "json": json.RawMessage(`[1,2]`)})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	c, err := cm.Run(ctx, "s", "", "1")
+	if err != nil || c.Status != codemode.StatusAborted || c.Error.Reason != codemode.ReasonCancelled {
+		t.Fatalf("cancelled run: %s, %v", c.JSON(), err)
+	}
+	time.Sleep(time.Until(until))
+	c = runCell(t, cm, "s", "[typeof Waiter, kept]")
+	if got := jsonText(resultOf(t, c)); got != `["function",[1,2]]` {
+		t.Fatalf("after the cancelled run: %s", c.JSON())
+	}
+}
