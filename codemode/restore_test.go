@@ -115,3 +115,32 @@ func TestPersist_ARunCancelledWhileItsStateIsRestoredKeepsIt(t *testing.T) {
 		t.Fatalf("after the cancelled run: %s", c.JSON())
 	}
 }
+
+// TestPersist_ASavedVariableNamedLikeAToolDoesNotReplaceIt: a saved variable
+// named like a tool's handle (a global the code defined over it, or a tool
+// added since the save) replaced the handle when restored. It is skipped
+// with its reason, and not saved in the first place.
+func TestPersist_ASavedVariableNamedLikeAToolDoesNotReplaceIt(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d})
+	putSnapshot(t, d, "s",
+		map[string]any{"name": "echo", "json": json.RawMessage(`"shadow"`)},
+		map[string]any{"name": "get_weather", "source": "function get_weather() { return 'fake' }"},
+		map[string]any{"name": "kept", "json": json.RawMessage(`1`)})
+	c := runCell(t, cm, "s", `[typeof echo, await echo({text: "hi"}), (await get_weather({city: "Oslo"})).temp_c, kept]`)
+	if got := jsonText(resultOf(t, c)); got != `["function","hi",9,1]` {
+		t.Fatalf("after restoring variables named like tools: %s", c.JSON())
+	}
+	for _, want := range []string{"restored 1 variable(s)", "could not restore: echo (the name of a tool", "get_weather (the name of a tool"} {
+		if !strings.Contains(c.Notice, want) {
+			t.Errorf("notice %q lacks %q", c.Notice, want)
+		}
+	}
+	// Code may still define a global over a handle for itself; it is not
+	// saved.
+	c = runCell(t, cm, "s", `Object.defineProperty(globalThis, "compare", {value: 7, enumerable: true, writable: true, configurable: true}); compare`)
+	if jsonText(resultOf(t, c)) != "7" || !strings.Contains(c.Notice, "not saved with the session's state: compare (the name of a tool") {
+		t.Errorf("defining compare over its handle: %s", c.JSON())
+	}
+}

@@ -213,6 +213,10 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 			if strings.HasPrefix(name, "__cm_") {
 				continue
 			}
+			if k.isHandle(name) {
+				skip(name, "the name of a tool: a restore keeps the tool's function")
+				continue
+			}
 			var sv snapVar
 			var reason string
 			// A getter or toJSON that throws leaves this variable out, not
@@ -367,6 +371,9 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		case reservedNames[v.Name]:
 			failed = append(failed, v.Name+" (the name of a built-in of the environment)")
 			continue
+		case k.isHandle(v.Name):
+			failed = append(failed, v.Name+" (the name of a tool: "+v.Name+" stays the tool's function)")
+			continue
 		}
 		if v.Source != "" {
 			c.setCPU(spent)
@@ -429,6 +436,17 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		n = append(n, "could not restore: "+strings.Join(failed, "; "))
 	}
 	return strings.Join(n, "; ")
+}
+
+// isHandle reports whether name is the global of a tool's handle, which a
+// saved variable never replaces.
+func (k *kernel) isHandle(name string) bool {
+	for i := range k.cm.handles {
+		if js := k.cm.handles[i].js; js != "" && js == name {
+			return true
+		}
+	}
+	return false
 }
 
 // restoreError says briefly why a saved variable failed to restore. A
