@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -307,8 +308,8 @@ func (k *kernel) resultsHandle() goja.Value {
 		if err != nil {
 			return nil, err
 		}
-		opts := options(arg(a, 1))
-		r := ReadRange{StartLine: opts.int("start_line"), EndLine: opts.int("end_line"), StartChar: opts.int("start_char")}
+		o := arg(a, 1)
+		r := ReadRange{StartLine: optionInt(o, "start_line"), EndLine: optionInt(o, "end_line"), StartChar: optionInt(o, "start_char")}
 		return func(ctx context.Context) asyncDone { return asJSON(store.Read(ctx, scope, id, r)) }, nil
 	})
 	method("search", func(scope Scope, a []goja.Value) (func(context.Context) asyncDone, error) {
@@ -324,11 +325,11 @@ func (k *kernel) resultsHandle() goja.Value {
 		if isRegExp(p) {
 			pattern = p.(*goja.Object).Get("source").String()
 		}
-		n := options(arg(a, 2)).int("context_lines")
+		n := optionInt(arg(a, 2), "context_lines")
 		return func(ctx context.Context) asyncDone { return asJSON(store.Search(ctx, scope, id, pattern, n)) }, nil
 	})
 	method("ids", func(scope Scope, a []goja.Value) (func(context.Context) asyncDone, error) {
-		limit := options(arg(a, 0)).int("limit")
+		limit := optionInt(arg(a, 0), "limit")
 		if limit <= 0 {
 			limit = 20
 		}
@@ -345,27 +346,29 @@ func resultID(a []goja.Value) (string, error) {
 	return v.String(), nil
 }
 
-// opts are the fields of an options object, read on the runtime goroutine.
-type opts map[string]any
-
-func options(v goja.Value) opts {
+// optionInt reads one field of an options object as an integer: 0 when v
+// is not an object or the field is absent or not a number. Only that field
+// is read (its getter runs, as JavaScript would run it): converting the
+// whole object to Go copied every value under any key where no limit
+// reaches (a sparse array of length 2^32-1 asked for 64 GiB and the process
+// died) and ran every getter.
+func optionInt(v goja.Value, key string) int {
 	o, ok := v.(*goja.Object)
 	if !ok {
-		return nil
+		return 0
 	}
-	out := opts{}
-	for _, k := range o.Keys() {
-		out[k] = o.Get(k).Export()
+	f := o.Get(key)
+	if _, isObj := f.(*goja.Object); isObj || f == nil {
+		return 0 // converting an object to a number runs its code
 	}
-	return out
-}
-
-func (o opts) int(key string) int {
-	switch v := o[key].(type) {
+	switch x := f.Export().(type) {
 	case int64:
-		return int(v)
+		return int(max(min(x, math.MaxInt32), math.MinInt32))
 	case float64:
-		return int(v)
+		if math.IsNaN(x) {
+			return 0
+		}
+		return int(max(min(x, math.MaxInt32), math.MinInt32))
 	}
 	return 0
 }

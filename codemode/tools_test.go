@@ -268,3 +268,24 @@ func TestResults_HandleReadsTheSessionsStoredResults(t *testing.T) {
 		t.Errorf("missing id: %s", c.JSON())
 	}
 }
+
+// TestResults_OptionsAreReadFieldByField: the results methods' options
+// objects were converted whole to Go values to read one or two numbers:
+// every getter of the object ran, and a large or deeply nested value under
+// any key was copied in Go, where no limit reaches (a sparse array of length
+// 2^32-1 asked for 64 GiB). Only the named fields are read, as numbers.
+func TestResults_OptionsAreReadFieldByField(t *testing.T) {
+	t.Parallel()
+	store := &memResults{}
+	store.put("s", "res_a", "read_log", "one\ntwo\nthree")
+	cm := newCM(t, codemode.Config{Results: store})
+	c := runCell(t, cm, "s", `let touched = 0
+const huge = []; huge.length = 2 ** 32 - 1
+const p = await results.read("res_a", {start_line: 2, end_line: 2, huge, get other() { touched++; return 1 }})
+const q = await results.read("res_a", {start_line: {valueOf() { touched++; return 3 }}})
+const ids = await results.ids({limit: Infinity, huge})
+;[p.text, q.text, ids.length, touched]`)
+	if got := jsonText(resultOf(t, c)); got != `["two","one\ntwo\nthree",1,0]` {
+		t.Errorf("reading with options: %s", got)
+	}
+}
