@@ -742,10 +742,10 @@ func quoteWithin(s string, limit int) (string, bool) {
 // brand is an object's kind as Object.prototype.toString reports it (goja's
 // own class name is "Object" for maps, sets and promises).
 func brand(o *goja.Object) string {
-	if tag := o.GetSymbol(goja.SymToStringTag); tag != nil {
-		if s, ok := tag.Export().(string); ok {
-			return s
-		}
+	// Only a string tag counts; any other value is not converted
+	// (exporting an array copies all of it).
+	if tag, ok := o.GetSymbol(goja.SymToStringTag).(goja.String); ok {
+		return tag.String()
 	}
 	return o.ClassName()
 }

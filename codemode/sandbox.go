@@ -716,13 +716,30 @@ func (s *sandbox) installJSON() {
 				}
 			}
 		}
-		switch sp := arg(c.Arguments, 2).Export().(type) {
+		// The indentation is a number or a string (or such a wrapper
+		// object); anything else is ignored, not converted (exporting an
+		// array copies all of it).
+		space := arg(c.Arguments, 2)
+		if o, ok := space.(*goja.Object); ok {
+			switch o.ClassName() {
+			case "Number":
+				space = rt.ToValue(o.ToFloat())
+			case "String":
+				space = o.ToString()
+			default:
+				space = goja.Undefined()
+			}
+		}
+		switch sp := space.Export().(type) {
 		case int64:
 			e.indent = strings.Repeat(" ", int(min(max(sp, 0), 10)))
 		case float64:
 			e.indent = strings.Repeat(" ", int(min(max(sp, 0), 10)))
 		case string:
-			e.indent = sp[:min(len(sp), 10)]
+			e.indent = space.String()
+			if str, ok := space.(goja.String); ok && str.Length() > 10 {
+				e.indent = str.Substring(0, 10).String() // ten UTF-16 units, as JavaScript counts
+			}
 		}
 		out, ok, err := e.encode(arg(c.Arguments, 0))
 		switch err {

@@ -192,3 +192,25 @@ func TestSandbox_ThrowingWhileRenderingTheOutcomeKeepsTheEnvironment(t *testing.
 		}
 	}
 }
+
+// TestSandbox_ValuesReadForAPrimitiveAreNotConvertedWhole: where the
+// sandbox needs a number or a string of the code (JSON.stringify's
+// indentation, an object's Symbol.toStringTag), a value was converted whole
+// to Go first: a sparse array of length 2^32-1 asked for 64 GiB and the
+// process died.
+func TestSandbox_ValuesReadForAPrimitiveAreNotConvertedWhole(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	for _, tt := range []struct{ code, want string }{
+		{`const h1 = []; h1.length = 2 ** 32 - 1; JSON.stringify({a: 1}, null, h1)`, `"{\"a\":1}"`},
+		{`const h2 = []; h2.length = 2 ** 32 - 1; ({a: 1, [Symbol.toStringTag]: h2})`, `{"a":1}`},
+		{`JSON.stringify({a: 1}, null, new Number(2))`, `"{\n  \"a\": 1\n}"`},
+		{`JSON.stringify({a: 1}, null, new String("--"))`, `"{\n--\"a\": 1\n}"`},
+		{`JSON.stringify({a: 1}, null, "😀😀😀😀😀😀")`, `"{\n😀😀😀😀😀\"a\": 1\n}"`},
+	} {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusOK || string(c.Result) != tt.want {
+			t.Errorf("%s: %s, want result %s", tt.code, c.JSON(), tt.want)
+		}
+	}
+}
