@@ -53,7 +53,9 @@ type CellError struct {
 	Message string `json:"message"`
 	// Stack has "cell[N]:line:column" positions in the cell's own lines
 	// (columns in UTF-16 code units, as JavaScript counts); a position in
-	// a cell older than the last 64 is "cell[N]:line".
+	// a cell older than the last 64 is "cell[N]:line". A function restored
+	// from a saved state has "saved[name]:line:column" positions in its own
+	// source.
 	Stack string `json:"stack,omitempty"`
 	// Reason is set for aborted cells.
 	Reason string `json:"reason,omitempty"`

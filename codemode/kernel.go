@@ -643,7 +643,7 @@ func (k *kernel) describe(v goja.Value) *CellError {
 	e := &CellError{Name: "Error"}
 	_, err := k.vm(func() (goja.Value, error) {
 		if o, ok := v.(*goja.Object); ok {
-			if st := o.Get("stack"); defined(st) && strings.Contains(st.String(), "cell[") {
+			if st := o.Get("stack"); defined(st) && (strings.Contains(st.String(), "cell[") || strings.Contains(st.String(), "saved[")) {
 				e.Stack = k.positions.fixStack(st.String())
 			}
 			if m := o.Get("message"); defined(m) {

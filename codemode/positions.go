@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -115,8 +116,9 @@ func lineStarts(s string) []int {
 	return starts
 }
 
-// stackPos matches goja's "cell[N]:line:col(pc)" positions.
-var stackPos = regexp.MustCompile(`(cell\[\d+\]):(\d+):(\d+)(\(\d+\))?`)
+// stackPos matches goja's "cell[N]:line:col(pc)" positions, and
+// "saved[name]:line:col(pc)" in the source of a restored variable.
+var stackPos = regexp.MustCompile(`((?:cell\[\d+\])|(?:saved\[[A-Za-z0-9_$]+\])):(\d+):(\d+)(\(\d+\))?`)
 
 // cellPositions keeps the position maps of a kernel's recent cells: a
 // function a cell defined can fail in a later cell, with a stack in the
@@ -137,7 +139,9 @@ func (p *cellPositions) add(name string, m *posMap) {
 	if p.maps == nil {
 		p.maps = map[string]*posMap{}
 	}
-	if _, ok := p.maps[name]; !ok {
+	if _, ok := p.maps[name]; !ok && !strings.HasPrefix(name, "saved[") {
+		// A restored variable's map is kept as long as the kernel: there
+		// is one per variable of the state it started from.
 		p.order = append(p.order, name)
 	}
 	p.maps[name] = m
@@ -181,4 +185,14 @@ func cellSyntaxError(err error, m *posMap) error {
 	}
 	line, col := m.cellPos(se.line+1, se.column)
 	return &syntaxError{msg: se.msg, line: line, column: col}
+}
+
+// savedSource wraps a restored variable's source as the value of a
+// property named like the variable, so that an arrow or anonymous function
+// gets its name back as its declaration gave it, and its first line starts
+// a line as a cell's code does (the source's line n is line n+1). It
+// returns the program's name and the map of its positions.
+func savedSource(name, src string) (string, string, *posMap) {
+	wrapped := "({[\"" + name + "\"]:\n" + src + "\n})[\"" + name + "\"]"
+	return "saved[" + name + "]", wrapped, newPosMap(wrapped, wrapped, []anchor{{}})
 }

@@ -144,3 +144,32 @@ func TestPersist_ASavedVariableNamedLikeAToolDoesNotReplaceIt(t *testing.T) {
 		t.Errorf("defining compare over its handle: %s", c.JSON())
 	}
 }
+
+// TestPersist_ErrorsInRestoredFunctionsGiveTheirOwnPositions: a restored
+// function's frames read "snapshot:line:column(pc)", every variable under
+// the same name, the first line's column shifted by the wrapper, columns in
+// bytes, and a restored arrow function had lost its name. They read
+// "saved[name]:line:column" in the function's own source, columns in
+// UTF-16 code units as in cells.
+func TestPersist_ErrorsInRestoredFunctionsGiveTheirOwnPositions(t *testing.T) {
+	t.Parallel()
+	d, path := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d})
+	wantOK(t, runCell(t, cm, "s", "function f(x) {\n  const e = 'é😀'; return x.y.z\n}\nconst g = (a) => {\n  return f(a)\n}\nconst h = (a) => a.b.c"))
+	before := runCell(t, cm, "s", "g({})").Error
+	cm.Close()
+	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
+	after := runCell(t, cm2, "s", "g({})").Error
+	if before == nil || after == nil {
+		t.Fatalf("g({}) did not fail: before %v, after %v", before, after)
+	}
+	want := strings.NewReplacer("cell[1]:2:", "saved[f]:2:", "cell[1]:5:", "saved[g]:2:", "cell[2]:", "cell[1]:").Replace(before.Stack)
+	if !strings.Contains(before.Stack, "at f (cell[1]:2:") || after.Stack != want {
+		t.Errorf("stack after the restore:\n%s\nwant (from the stack before it)\n%s", after.Stack, want)
+	}
+	// An error on a restored function's first line.
+	c := runCell(t, cm2, "s", "h({})")
+	if c.Error == nil || !strings.Contains(c.Error.Stack, "at h (saved[h]:1:12)") {
+		t.Errorf("h({}): %s", c.JSON())
+	}
+}

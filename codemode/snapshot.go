@@ -383,8 +383,9 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		_, err := k.vm(func() (goja.Value, error) {
 			var val goja.Value
 			if v.Source != "" {
-				src := "(" + v.Source + "\n)"
-				prog, err := parse("snapshot", src)
+				name, src, pos := savedSource(v.Name, v.Source)
+				k.positions.add(name, pos)
+				prog, err := parse(name, src)
 				if err != nil {
 					return nil, err
 				}
@@ -399,6 +400,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 				if val, err = k.rt.RunProgram(compiled); err != nil {
 					return nil, err
 				}
+
 			} else {
 				if jsonDepth(string(v.JSON), maxNesting) {
 					return nil, errTooDeep
