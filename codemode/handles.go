@@ -103,7 +103,7 @@ func (k *kernel) bindHandles() error {
 		return g.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
 	console := rt.NewObject()
-	logFn := rt.ToValue(k.consoleLog)
+	logFn := named(rt, rt.ToValue(k.consoleLog), "log", 0)
 	for _, m := range []string{"log", "info", "warn", "error", "debug"} {
 		_ = console.Set(m, logFn)
 	}
@@ -258,7 +258,7 @@ func (k *kernel) resultsHandle() goja.Value {
 	// method defines one method; decode runs on the runtime's goroutine and
 	// returns the operation to run on its own.
 	method := func(name string, decode func(scope Scope, a []goja.Value) (func(ctx context.Context) asyncDone, error)) {
-		_ = o.Set(name, rt.ToValue(func(fc goja.FunctionCall) goja.Value {
+		_ = o.Set(name, named(rt, rt.ToValue(func(fc goja.FunctionCall) goja.Value {
 			c := k.cell
 			switch {
 			case c == nil:
@@ -275,7 +275,7 @@ func (k *kernel) resultsHandle() goja.Value {
 			}
 			c.calls++
 			return k.startAsync(op)
-		}))
+		}), name, 0))
 	}
 	asJSON := func(v any, err error) asyncDone {
 		if err != nil {

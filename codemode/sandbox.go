@@ -90,27 +90,53 @@ func (s *sandbox) obj(path string) *goja.Object {
 // and hand the original the converted primitives (see toStr, toNum), and
 // read lengths only where reading them runs no code (see lengthOf).
 func (s *sandbox) wrap(o *goja.Object, name string, check func(c *goja.FunctionCall)) {
-	orig, ok := goja.AssertFunction(o.Get(name))
+	origv := o.Get(name)
+	orig, ok := goja.AssertFunction(origv)
 	if !ok {
 		return
 	}
-	_ = o.Set(name, s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = o.Set(name, like(s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		c.Arguments = append([]goja.Value(nil), c.Arguments...)
 		check(&c)
 		return call(orig, c.This, c.Arguments...)
-	}))
+	}), origv))
 }
 
 func (s *sandbox) wrapSymbol(o *goja.Object, sym *goja.Symbol, check func(c *goja.FunctionCall)) {
-	orig, ok := goja.AssertFunction(o.GetSymbol(sym))
+	origv := o.GetSymbol(sym)
+	orig, ok := goja.AssertFunction(origv)
 	if !ok {
 		return
 	}
-	_ = o.SetSymbol(sym, s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = o.SetSymbol(sym, like(s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		c.Arguments = append([]goja.Value(nil), c.Arguments...)
 		check(&c)
 		return call(orig, c.This, c.Arguments...)
-	}))
+	}), origv))
+}
+
+// like gives fn, a Go function standing in for the builtin orig, orig's
+// name and length: code reads them (a curry helper reads length), and
+// stacks show the name, which was otherwise the Go function's
+// ("github.com/agentryhq/agentry/codemode.(*sandbox).wrap.func1", length 0).
+func like(fn, orig goja.Value) goja.Value {
+	o, ok := fn.(*goja.Object)
+	src, isObj := orig.(*goja.Object)
+	if ok && isObj {
+		_ = o.DefineDataProperty("name", src.Get("name"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		_ = o.DefineDataProperty("length", src.Get("length"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	return fn
+}
+
+// named gives fn, a Go function, its name and length as JavaScript sees
+// them.
+func named(rt *goja.Runtime, fn goja.Value, name string, length int) goja.Value {
+	if o, ok := fn.(*goja.Object); ok {
+		_ = o.DefineDataProperty("name", rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		_ = o.DefineDataProperty("length", rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	return fn
 }
 
 // setArg sets argument i of c, padding with undefined.
@@ -241,10 +267,10 @@ func (s *sandbox) install() error {
 	g := rt.GlobalObject()
 	s.bindDepth = goja.NewSymbol("bindDepth")
 	stub := func(what string) goja.Value {
-		return rt.ToValue(func(goja.FunctionCall) goja.Value {
+		return named(rt, rt.ToValue(func(goja.FunctionCall) goja.Value {
 			s.fail("%s: code generation from strings is disabled in this sandbox; write the code in the cell", what)
 			return nil
-		})
+		}), what, 1)
 	}
 	// Code generation.
 	fnProto := s.obj("Function").Get("prototype").ToObject(rt)
@@ -275,9 +301,9 @@ func (s *sandbox) install() error {
 	})
 	s.wrapBind(fnProto)
 	s.fnToString, _ = goja.AssertFunction(fnProto.Get("toString"))
-	_ = fnProto.Set("toString", rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = fnProto.Set("toString", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		return rt.ToValue(declaredSource(call(s.fnToString, c.This).String()))
-	}))
+	}), fnProto.Get("toString")))
 	reflect := s.obj("Reflect")
 	s.wrap(reflect, "apply", func(c *goja.FunctionCall) {
 		s.checkArgs("Reflect.apply", arg(c.Arguments, 2))
@@ -317,7 +343,7 @@ func (s *sandbox) wrapBind(fnProto *goja.Object) {
 	if !ok {
 		return
 	}
-	_ = fnProto.Set("bind", rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = fnProto.Set("bind", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		depth := int64(0)
 		if o, ok := c.This.(*goja.Object); ok {
 			if d := o.GetSymbol(s.bindDepth); d != nil && !goja.IsUndefined(d) {
@@ -332,7 +358,7 @@ func (s *sandbox) wrapBind(fnProto *goja.Object) {
 			_ = o.DefineDataPropertySymbol(s.bindDepth, rt.ToValue(depth+1), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 		}
 		return bound
-	}))
+	}), fnProto.Get("bind")))
 }
 
 func (s *sandbox) installString() {
@@ -641,14 +667,14 @@ func (s *sandbox) installArray() {
 	// join and toString recurse in Go through nested arrays.
 	for _, m := range []string{"join", "toString", "toLocaleString"} {
 		orig, _ := goja.AssertFunction(proto.Get(m))
-		_ = proto.Set(m, rt.ToValue(func(c goja.FunctionCall) goja.Value {
+		_ = proto.Set(m, like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
 			if s.joinDepth >= maxNesting {
 				s.fail("Array.prototype.%s: arrays nested deeper than %d levels", m, maxNesting)
 			}
 			s.joinDepth++
 			defer func() { s.joinDepth-- }()
 			return call(orig, c.This, c.Arguments...)
-		}))
+		}), proto.Get(m)))
 	}
 	s.wrapSymbol(proto, goja.SymIterator, func(c *goja.FunctionCall) {
 		s.checkArray("iterating an array", s.lengthOf("iterating an array", c.This))
@@ -695,14 +721,14 @@ func (s *sandbox) installJSON() {
 	j := s.obj("JSON")
 	s.parseJSON, _ = goja.AssertFunction(j.Get("parse"))
 	parse := s.parseJSON
-	_ = j.Set("parse", rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = j.Set("parse", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		args := append([]goja.Value{toStr(arg(c.Arguments, 0))}, c.Arguments[min(1, len(c.Arguments)):]...)
 		if jsonDepth(args[0].String(), maxNesting) {
 			panic(rt.NewTypeError(fmt.Sprintf("JSON.parse: the text nests deeper than %d levels, which the sandbox does not parse", maxNesting)))
 		}
 		return call(parse, c.This, args...)
-	}))
-	_ = j.Set("stringify", rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	}), j.Get("parse")))
+	_ = j.Set("stringify", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		e := &encoder{rt: rt, limit: s.lim.maxString, maxArray: s.lim.maxArray}
 		switch r := arg(c.Arguments, 1).(type) {
 		case *goja.Object:
@@ -755,7 +781,7 @@ func (s *sandbox) installJSON() {
 			return goja.Undefined()
 		}
 		return rt.ToValue(out)
-	}))
+	}), j.Get("stringify")))
 }
 
 // The setup scripts are compiled once per process; a goja Program can run

@@ -214,3 +214,29 @@ func TestSandbox_ValuesReadForAPrimitiveAreNotConvertedWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestSandbox_WrappedBuiltinsKeepTheirNamesAndLengths: a builtin the
+// sandbox wraps (and the functions it adds) was a Go function to code:
+// named "github.com/agentryhq/agentry/codemode.(*sandbox).wrap.func1", of
+// length 0, which stacks showed and a helper reading fn.length got wrong.
+func TestSandbox_WrappedBuiltinsKeepTheirNamesAndLengths(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{})
+	c := runCell(t, cm, "s", `const goNames = [], seen = new Set()
+for (const g of Object.getOwnPropertyNames(globalThis)) {
+  const v = globalThis[g]
+  for (const o of [v, v && v.prototype]) {
+    if (!o || (typeof o !== "object" && typeof o !== "function") || seen.has(o)) continue
+    seen.add(o)
+    for (const k of [...Object.getOwnPropertyNames(o), ...Object.getOwnPropertySymbols(o)]) {
+      const d = Object.getOwnPropertyDescriptor(o, k)
+      if (typeof d.value === "function" && /github|\.func\d|\(\*/.test(d.value.name)) goNames.push(g + "." + String(k))
+    }
+  }
+}
+;[goNames, [[].map, "".repeat, JSON.stringify, JSON.parse, Function.prototype.apply, Reflect.apply, [].join, "".split, Array.from].map(f => f.name + "/" + f.length), results.read.name]`)
+	want := `[[],["map/1","repeat/1","stringify/3","parse/2","apply/2","apply/3","join/1","split/2","from/1"],"read"]`
+	if got := jsonText(resultOf(t, c)); got != want {
+		t.Errorf("names and lengths: %s\nwant %s", got, want)
+	}
+}
