@@ -173,3 +173,23 @@ func TestPersist_ErrorsInRestoredFunctionsGiveTheirOwnPositions(t *testing.T) {
 		t.Errorf("h({}): %s", c.JSON())
 	}
 }
+
+// TestPersist_ASavedSourceIsOneFunctionOrClass: a saved source is evaluated
+// inside a wrapper; one that closes the wrapper and adds code of its own
+// is refused, its code not run.
+func TestPersist_ASavedSourceIsOneFunctionOrClass(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d})
+	putSnapshot(t, d, "s",
+		map[string]any{"name": "f", "source": `function () {}}), (globalThis.injected = 1), ({["f"]: 0`},
+		map[string]any{"name": "g", "source": `function () {}, [(globalThis.injected = 2)]: 0`},
+		map[string]any{"name": "ok", "source": `class ok extends Array {}`})
+	c := runCell(t, cm, "s", "[typeof injected, typeof f, typeof g, typeof ok]")
+	if got := jsonText(resultOf(t, c)); got != `["undefined","undefined","undefined","function"]` {
+		t.Errorf("restored %s (%s)", got, c.JSON())
+	}
+	if !strings.Contains(c.Notice, "could not restore: f (") || !strings.Contains(c.Notice, "g (") {
+		t.Errorf("notice %q", c.Notice)
+	}
+}

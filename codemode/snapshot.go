@@ -14,6 +14,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
 )
 
 // A snapshot is one JSON document per session in the project's database
@@ -389,6 +390,9 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 				if err != nil {
 					return nil, err
 				}
+				if !savedFunction(prog) {
+					return nil, errors.New("the saved source is not one function or class")
+				}
 				if err := checkLiterals(prog, prog.File, ""); err != nil {
 					return nil, err
 				}
@@ -438,6 +442,36 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		n = append(n, "could not restore: "+strings.Join(failed, "; "))
 	}
 	return strings.Join(n, "; ")
+}
+
+// savedFunction reports whether prog, a saved source in the wrapper of
+// savedSource, is one function or class and nothing else: a source that
+// closes the wrapper could add code of its own around it.
+func savedFunction(prog *ast.Program) bool {
+	if len(prog.Body) != 1 {
+		return false
+	}
+	st, ok := prog.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	br, ok := st.Expression.(*ast.BracketExpression)
+	if !ok {
+		return false
+	}
+	obj, ok := br.Left.(*ast.ObjectLiteral)
+	if !ok || len(obj.Value) != 1 {
+		return false
+	}
+	p, ok := obj.Value[0].(*ast.PropertyKeyed)
+	if !ok {
+		return false
+	}
+	switch p.Value.(type) {
+	case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
+		return true
+	}
+	return false
 }
 
 // isHandle reports whether name is the global of a tool's handle, which a
