@@ -193,3 +193,23 @@ func TestPersist_ASavedSourceIsOneFunctionOrClass(t *testing.T) {
 		t.Errorf("notice %q", c.Notice)
 	}
 }
+
+// TestPersist_AGlobalThatIsNotANameIsNotSaved: a global property that is
+// not an identifier (globalThis["a b"]) was saved, and every restore then
+// reported it could not be restored. It is left out when saving, with the
+// reason.
+func TestPersist_AGlobalThatIsNotANameIsNotSaved(t *testing.T) {
+	t.Parallel()
+	d, path := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d})
+	c := runCell(t, cm, "s", `globalThis["a b"] = 2; globalThis["é"] = 3; var fine = 1`)
+	if !strings.Contains(c.Notice, "not saved with the session's state: a b (") || !strings.Contains(c.Notice, "é (") {
+		t.Errorf("notice %q, want a b and é not saved", c.Notice)
+	}
+	cm.Close()
+	cm2 := newCM(t, codemode.Config{Persist: true, DB: reopen(t, path)})
+	c = runCell(t, cm2, "s", "fine")
+	if jsonText(resultOf(t, c)) != "1" || strings.Contains(c.Notice, "could not restore") {
+		t.Errorf("after a restart: %s", c.JSON())
+	}
+}

@@ -214,6 +214,10 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 			if strings.HasPrefix(name, "__cm_") {
 				continue
 			}
+			if !isIdentifier(name) {
+				skip(name, "not a name code can declare (ASCII letters, digits, _ and $), so it could not be restored")
+				continue
+			}
 			if k.isHandle(name) {
 				skip(name, "the name of a tool: a restore keeps the tool's function")
 				continue
