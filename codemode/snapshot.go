@@ -493,14 +493,17 @@ func (k *kernel) isHandle(name string) bool {
 // thrown value is read by describe, under the limits: reading it may run
 // code (a getter, toString).
 func (k *kernel) restoreError(err error) string {
-	msg := err.Error()
+	var msg string
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
+		// Not ex.Error(): it runs the value's toString outside the limits.
 		e := k.describe(ex.Value())
 		msg = e.Message
 		if e.Name != "" {
 			msg = e.Name + ": " + msg
 		}
+	} else {
+		msg = err.Error()
 	}
 	msg, _ = clip.Bytes(msg, 200)
 	return msg
