@@ -213,3 +213,27 @@ func TestPersist_AGlobalThatIsNotANameIsNotSaved(t *testing.T) {
 		t.Errorf("after a restart: %s", c.JSON())
 	}
 }
+
+// TestPersist_RestoringHoldsASavedStateToTheSizeLimits: JSON values are
+// parsed on budgets of their own because their size is bounded; a stored
+// state over the limits a save keeps to (written by another version or by
+// hand) is held to them at restore too.
+func TestPersist_RestoringHoldsASavedStateToTheSizeLimits(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d, MaxVariableBytes: 100, MaxSnapshotBytes: 150})
+	putSnapshot(t, d, "s",
+		map[string]any{"name": "big", "json": json.RawMessage(`"` + strings.Repeat("x", 200) + `"`)},
+		map[string]any{"name": "a", "json": json.RawMessage(`"` + strings.Repeat("a", 80) + `"`)},
+		map[string]any{"name": "b", "source": "function b() { return '" + strings.Repeat("b", 60) + "' }"},
+		map[string]any{"name": "c", "json": json.RawMessage(`1`)})
+	c := runCell(t, cm, "s", "[typeof big, typeof a, typeof b, typeof c]")
+	if got := jsonText(resultOf(t, c)); got != `["undefined","string","undefined","number"]` {
+		t.Errorf("restored %s (%s)", got, c.JSON())
+	}
+	for _, want := range []string{"big (over the 100-byte limit for one variable)", "b (the saved state is limited to 150 bytes)"} {
+		if !strings.Contains(c.Notice, want) {
+			t.Errorf("notice %q lacks %q", c.Notice, want)
+		}
+	}
+}

@@ -368,8 +368,19 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 	c := k.cell
 	g := k.rt.GlobalObject()
 	var spent time.Duration // CPU of the saved code run so far
+	cfg := &k.cm.cfg
+	total := 0
 	for _, v := range doc.Vars {
+		size := len(v.JSON) + len(v.Source)
 		switch {
+		case size > cfg.MaxVariableBytes:
+			// A save keeps to the limits: a state over them was written
+			// otherwise, and what bounds the work of a restore is its size.
+			failed = append(failed, fmt.Sprintf("%s (over the %d-byte limit for one variable)", v.Name, cfg.MaxVariableBytes))
+			continue
+		case total+size > cfg.MaxSnapshotBytes:
+			failed = append(failed, fmt.Sprintf("%s (the saved state is limited to %d bytes)", v.Name, cfg.MaxSnapshotBytes))
+			continue
 		case !isIdentifier(v.Name) || strings.HasPrefix(v.Name, "__cm_"):
 			failed = append(failed, v.Name+" (not a name code may declare)")
 			continue
@@ -380,6 +391,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 			failed = append(failed, v.Name+" (the name of a tool: "+v.Name+" stays the tool's function)")
 			continue
 		}
+		total += size
 		if v.Source != "" {
 			c.setCPU(spent)
 		} else {
