@@ -39,7 +39,8 @@ type Cell struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *CellError      `json:"error,omitempty"`
 	Status Status          `json:"status"`
-	// Truncated is set when stdout or the result was cut at the output cap.
+	// Truncated is set when stdout or the result was cut at the output cap
+	// (an error's message and stack are cut there too, marked "…").
 	Truncated      bool `json:"truncated"`
 	ExecutionCount int  `json:"execution_count"`
 	// Notice tells the model about its environment: state restored from a

@@ -158,3 +158,28 @@ func TestRun_AResultOverTheOutputCapIsCutAndStaysJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_AnErrorIsCutAtTheOutputCap: an error's name, message and stack
+// were given whole, so a thrown 4 MiB message became an 8 MiB answer to the
+// model (message and stack), past the cap stdout and results keep to.
+func TestRun_AnErrorIsCutAtTheOutputCap(t *testing.T) {
+	t.Parallel()
+	const capChars = 1000
+	cm := newCM(t, codemode.Config{MaxOutputChars: capChars})
+	for _, code := range []string{
+		`throw new Error("x".repeat(2 ** 22))`,
+		`throw "y".repeat(2 ** 22)`,
+		`const e = new Error("m"); e.stack = "at cell[1]:1:1 " + "z".repeat(2 ** 22); throw e`,
+		`const e = new Error("m"); e.name = "n".repeat(2 ** 22); throw e`,
+		`Promise.reject(new Error("w".repeat(2 ** 22))); 1`,
+	} {
+		c := runCell(t, cm, "s", code)
+		if c.Error == nil || c.Status != codemode.StatusError {
+			t.Errorf("%s: %.200s", code, c.JSON())
+			continue
+		}
+		if n := len(c.JSON()); n > 4*capChars || !strings.Contains(c.Error.Message+c.Error.Name+c.Error.Stack, "…") {
+			t.Errorf("%s: the cell is %d bytes: %.300s", code, n, c.JSON())
+		}
+	}
+}

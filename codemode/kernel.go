@@ -641,15 +641,18 @@ func (k *kernel) abortMessage(reason, detail string) string {
 // describe turns a thrown value into a CellError.
 func (k *kernel) describe(v goja.Value) *CellError {
 	e := &CellError{Name: "Error"}
+	limit := k.cm.cfg.MaxOutputChars
 	_, err := k.vm(func() (goja.Value, error) {
 		if o, ok := v.(*goja.Object); ok {
-			if st := o.Get("stack"); defined(st) && (strings.Contains(st.String(), "cell[") || strings.Contains(st.String(), "saved[")) {
-				e.Stack = k.positions.fixStack(st.String())
+			if st := o.Get("stack"); defined(st) {
+				if s := shortText(st, limit); strings.Contains(s, "cell[") || strings.Contains(s, "saved[") {
+					e.Stack = k.positions.fixStack(s)
+				}
 			}
 			if m := o.Get("message"); defined(m) {
-				e.Message = m.String()
+				e.Message = shortText(m, limit)
 				if n := o.Get("name"); defined(n) {
-					e.Name = n.String()
+					e.Name = shortText(n, maxErrorName)
 				}
 				return nil, nil
 			}
@@ -663,6 +666,24 @@ func (k *kernel) describe(v goja.Value) *CellError {
 		e.Message = "(the thrown value could not be read)"
 	}
 	return e
+}
+
+// maxErrorName caps the name of an error, which code can set to anything.
+const maxErrorName = 100
+
+// shortText is v as text (ToString) of at most limit bytes, marked "…" when
+// cut: an error's message or stack is given to the model no longer than a
+// result (a long string is not copied whole to be cut).
+func shortText(v goja.Value, limit int) string {
+	cut := false
+	if s, ok := v.(goja.String); ok && s.Length() > limit {
+		v, cut = s.Substring(0, limit), true
+	}
+	t, clipped := clip.Bytes(v.String(), limit)
+	if cut || clipped {
+		t += "…"
+	}
+	return t
 }
 
 // display renders a value for output: JSON when it has one, else a short
@@ -693,7 +714,7 @@ func (k *kernel) display(v goja.Value, limit int, asJSON bool) (out string, ok, 
 	}
 	if !asJSON {
 		if _, isObj := v.(*goja.Object); !isObj {
-			return v.String(), true, false
+			return shortText(v, limit), true, false
 		}
 	}
 	e := &encoder{rt: k.rt, limit: limit + 1, maxArray: k.cm.lim.maxArray}
