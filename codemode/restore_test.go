@@ -237,3 +237,25 @@ func TestPersist_RestoringHoldsASavedStateToTheSizeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestPersist_ANamesLengthCountsTowardsTheStateLimit: the size limits
+// counted a variable's value and not its name, so globals with
+// megabyte-long names were all saved (the document past the state's limit)
+// and every notice listed the names whole.
+func TestPersist_ANamesLengthCountsTowardsTheStateLimit(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cm := newCM(t, codemode.Config{Persist: true, DB: d, MaxVariableBytes: 1000, MaxSnapshotBytes: 2000})
+	c := runCell(t, cm, "s", `for (let i = 0; i < 5; i++) globalThis["v" + "x".repeat(5000) + i] = i; var small = 1`)
+	wantOK(t, c)
+	f, err := d.GetFile(context.Background(), codemode.DefaultNamespace, "sessions/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Content) > 2500 || len(c.Notice) > 2000 {
+		t.Errorf("saved %d bytes, notice of %d bytes", len(f.Content), len(c.Notice))
+	}
+	if !strings.Contains(string(f.Content), `"small"`) {
+		t.Errorf("small was not saved: %.300s", f.Content)
+	}
+}

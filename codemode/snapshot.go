@@ -209,9 +209,13 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 	_, err := k.vm(func() (goja.Value, error) {
 		g := k.rt.GlobalObject()
 		total := 0
-		skip := func(name, reason string) { doc.Skipped = append(doc.Skipped, snapSkip{name, reason}) }
+		skip := func(name, reason string) { doc.Skipped = append(doc.Skipped, snapSkip{shortName(name), reason}) }
 		for _, name := range g.Keys() {
 			if strings.HasPrefix(name, "__cm_") {
+				continue
+			}
+			if len(name) > cfg.MaxVariableBytes {
+				skip(name, fmt.Sprintf("over the %d-byte limit for one variable", cfg.MaxVariableBytes))
 				continue
 			}
 			if !isIdentifier(name) {
@@ -240,7 +244,7 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 			if sv.Name == "" {
 				continue
 			}
-			size := len(sv.JSON) + len(sv.Source)
+			size := len(sv.Name) + len(sv.JSON) + len(sv.Source)
 			if total+size > cfg.MaxSnapshotBytes {
 				skip(name, fmt.Sprintf("the saved state is limited to %d bytes", cfg.MaxSnapshotBytes))
 				continue
@@ -371,21 +375,22 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 	cfg := &k.cm.cfg
 	total := 0
 	for _, v := range doc.Vars {
-		size := len(v.JSON) + len(v.Source)
+		size := len(v.Name) + len(v.JSON) + len(v.Source)
+		name := shortName(v.Name)
 		switch {
 		case size > cfg.MaxVariableBytes:
 			// A save keeps to the limits: a state over them was written
 			// otherwise, and what bounds the work of a restore is its size.
-			failed = append(failed, fmt.Sprintf("%s (over the %d-byte limit for one variable)", v.Name, cfg.MaxVariableBytes))
+			failed = append(failed, fmt.Sprintf("%s (over the %d-byte limit for one variable)", name, cfg.MaxVariableBytes))
 			continue
 		case total+size > cfg.MaxSnapshotBytes:
-			failed = append(failed, fmt.Sprintf("%s (the saved state is limited to %d bytes)", v.Name, cfg.MaxSnapshotBytes))
+			failed = append(failed, fmt.Sprintf("%s (the saved state is limited to %d bytes)", name, cfg.MaxSnapshotBytes))
 			continue
 		case !isIdentifier(v.Name) || strings.HasPrefix(v.Name, "__cm_"):
-			failed = append(failed, v.Name+" (not a name code may declare)")
+			failed = append(failed, name+" (not a name code may declare)")
 			continue
 		case reservedNames[v.Name]:
-			failed = append(failed, v.Name+" (the name of a built-in of the environment)")
+			failed = append(failed, name+" (the name of a built-in of the environment)")
 			continue
 		case k.isHandle(v.Name):
 			failed = append(failed, v.Name+" (the name of a tool: "+v.Name+" stays the tool's function)")
@@ -400,9 +405,9 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 		_, err := k.vm(func() (goja.Value, error) {
 			var val goja.Value
 			if v.Source != "" {
-				name, src, pos := savedSource(v.Name, v.Source)
-				k.positions.add(name, pos)
-				prog, err := parse(name, src)
+				progName, src, pos := savedSource(v.Name, v.Source)
+				k.positions.add(progName, pos)
+				prog, err := parse(progName, src)
 				if err != nil {
 					return nil, err
 				}
@@ -445,10 +450,10 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 			break
 		}
 		if err != nil {
-			failed = append(failed, v.Name+" ("+why+")")
+			failed = append(failed, name+" ("+why+")")
 			continue
 		}
-		restored = append(restored, v.Name)
+		restored = append(restored, name)
 	}
 	var n []string
 	if len(restored) > 0 {
@@ -459,6 +464,10 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 	}
 	return strings.Join(n, "; ")
 }
+
+// shortName is a variable's name as notices give it: a global's name can
+// be of any length.
+func shortName(name string) string { return clip.Mark(name, 100, "…") }
 
 // savedFunction reports whether prog, a saved source in the wrapper of
 // savedSource, is one function or class and nothing else: a source that
