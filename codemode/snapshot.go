@@ -425,7 +425,6 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 				if val, err = k.rt.RunProgram(compiled); err != nil {
 					return nil, err
 				}
-
 			} else {
 				if jsonDepth(string(v.JSON), maxNesting) {
 					return nil, errTooDeep
