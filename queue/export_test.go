@@ -45,11 +45,22 @@ func (q *Queue) EnqueueGroup() (leading bool, pending int) {
 // NoEnqueueGroup makes every enqueue its own transaction (benchmarks).
 func (q *Queue) NoEnqueueGroup() { q.group = nil }
 
-// Claim claims id's job for attempt as a River worker does before it runs
-// the job (engine job id 0); false when the job is not claimable.
+// Claim claims id's job for attempt as a River worker of the row's engine
+// job does before it runs the job; false when the job is not claimable.
 func (q *Queue) Claim(ctx context.Context, id string, attempt int) (bool, error) {
-	_, claimed, err := q.claim(ctx, id, attempt, 0)
+	engine, err := q.engineOf(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	_, claimed, err := q.claim(ctx, id, attempt, engine)
 	return claimed, err
+}
+
+// engineOf is the engine job id of id's row (0: none).
+func (q *Queue) engineOf(ctx context.Context, id string) (int64, error) {
+	var engine int64
+	err := q.w.QueryRowContext(ctx, q.sql(`SELECT `+engineCol+` FROM `+q.jobs+` WHERE id = ?`), id).Scan(&engine)
+	return engine, err
 }
 
 // Renew renews the leases of ids as the heartbeat does.
@@ -62,10 +73,14 @@ func (q *Queue) Renew(ctx context.Context, ids []string) error {
 }
 
 // Fenced is the context a worker runs attempt of id under, as claimed by
-// Claim (engine job id 0): its run writes fenced on the attempt and keyed
-// by the job row.
+// Claim (the row's engine job): its run writes fenced on the attempt and
+// keyed by the job row.
 func (q *Queue) Fenced(ctx context.Context, id string, attempt int) context.Context {
-	return q.fenced(ctx, id, attempt, 0)
+	engine, err := q.engineOf(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return q.fenced(ctx, id, attempt, engine)
 }
 
 // ListCountQuery is the statement List counts f's jobs with, and its

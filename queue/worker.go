@@ -41,6 +41,13 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		q.cfg.Logger.WarnContext(ctx, "queue: claim failed; the job comes back after the retry delay", "run_id", rj.Args.RunID, "attempt", attempt, "err", err)
 		return river.JobSnooze(q.retryDelay(rj.Args))
 	}
+	if !claimed && j != nil && j.engineID != engine {
+		// The row is another engine job's: this one was left behind by a
+		// deleted session (queued or waiting for a retry when the session
+		// went) and the run id was enqueued again. It has nothing to run,
+		// now or later.
+		return river.JobCancel(fmt.Errorf("job %s belongs to engine job %d, not %d: this one was left behind by a deleted run", rj.Args.RunID, j.engineID, engine))
+	}
 	if wait := q.leaseLive(j, attempt); wait > 0 {
 		// An older attempt still holds a live lease (River rescued a run
 		// that overran its timeout while its worker lives and renews): a
@@ -603,8 +610,11 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 	return got, true, true
 }
 
-// claimSQL is the statement that checks and claims a job row for attempt,
-// returning it: a row that is queued and due (available_at reached: a
+// claimSQL is the statement that checks and claims a job row for attempt
+// of engineID's job, returning it: a row of that engine job (engineCol: a
+// River job left behind by a deleted session, which nothing ended, must
+// not claim a new enqueue of the same run id, whose row is another River
+// job's) that is queued and due (available_at reached: a
 // failed attempt's retry waits its retry delay even when River dispatches
 // it sooner, see notDue), or running at an older attempt whose
 // lease expired (its worker gone: no renewal for LockGrace, as the lease
@@ -616,9 +626,9 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 // (cancelled); it is not run again.
 func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, []any) {
 	expired := now - q.graceSeconds() // see leaseExpiry
-	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?, engine_job_id = ?
-WHERE id = ? AND attempt < ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
-RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, engineID, id, attempt, StatusQueued, now, StatusRunning, expired}
+	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?
+WHERE id = ? AND ` + engineCol + ` = ? AND attempt < ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
+RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, id, engineID, attempt, StatusQueued, now, StatusRunning, expired}
 }
 
 // errJobDeleted: the job's row is gone while an attempt ran (its session
