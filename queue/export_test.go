@@ -202,21 +202,34 @@ WHERE id = ? AND state = 'running'`), engine)
 }
 
 // FailClaims makes every claim fail while on (a trigger refusing updates
-// that set a job row running), as an unreachable database would.
+// that set a job row running): a permanent error of the claim, while the
+// database takes other writes.
 func (q *Queue) FailClaims(ctx context.Context, on bool) error {
-	const name = "agentry_test_fail_claim"
+	return q.refuseJobUpdates(ctx, "agentry_test_fail_claim", "NEW.status = 'running'", on)
+}
+
+// FailJobWrites makes every update of a job row fail while on, claims and
+// the writes that would end a run included, as a database that is down
+// would.
+func (q *Queue) FailJobWrites(ctx context.Context, on bool) error {
+	return q.refuseJobUpdates(ctx, "agentry_test_fail_job_writes", "1 = 1", on)
+}
+
+// refuseJobUpdates adds (on) or drops the trigger name, which refuses the
+// updates of job rows where cond holds.
+func (q *Queue) refuseJobUpdates(ctx context.Context, name, cond string, on bool) error {
 	var stmts []string
 	switch {
 	case q.dialect == "postgres" && on:
 		schema := q.jobs[:strings.LastIndex(q.jobs, ".")+1]
 		stmts = []string{
 			`CREATE OR REPLACE FUNCTION ` + schema + name + `() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN IF NEW.status = 'running' THEN RAISE EXCEPTION 'injected claim failure'; END IF; RETURN NEW; END $$`,
+BEGIN IF ` + cond + ` THEN RAISE EXCEPTION 'injected claim failure'; END IF; RETURN NEW; END $$`,
 			`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + q.jobs + ` FOR EACH ROW EXECUTE FUNCTION ` + schema + name + `()`}
 	case q.dialect == "postgres":
 		stmts = []string{`DROP TRIGGER ` + name + ` ON ` + q.jobs}
 	case on:
-		stmts = []string{`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + q.jobs + ` WHEN NEW.status = 'running' BEGIN SELECT RAISE(ABORT, 'injected claim failure'); END`}
+		stmts = []string{`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + q.jobs + ` WHEN ` + cond + ` BEGIN SELECT RAISE(ABORT, 'injected claim failure'); END`}
 	default:
 		stmts = []string{`DROP TRIGGER ` + name}
 	}
@@ -227,3 +240,6 @@ BEGIN IF NEW.status = 'running' THEN RAISE EXCEPTION 'injected claim failure'; E
 	}
 	return nil
 }
+
+// MinClaimTries is minClaimTries for tests.
+const MinClaimTries = minClaimTries

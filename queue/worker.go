@@ -32,15 +32,15 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	attempt, engine := rj.Attempt, rj.ID
 	j, claimed, err := q.claim(ctx, rj.Args.RunID, attempt, engine)
 	if err != nil {
-		// A claim that failed (the database unreachable, a deadlock) ran
-		// no attempt. As River's error it would spend an engine attempt
-		// all the same (the run would get one retry fewer) and, at the
-		// job's last, River would discard the job, leaving the run's row
-		// queued with nothing to dispatch it. A snooze spends none: the
-		// job comes back after the retry delay.
-		q.cfg.Logger.WarnContext(ctx, "queue: claim failed; the job comes back after the retry delay", "run_id", rj.Args.RunID, "attempt", attempt, "err", err)
-		return river.JobSnooze(q.retryDelay(rj.Args))
+		// A claim that failed ran no attempt. As River's error it would
+		// spend an engine attempt all the same (the run would get one retry
+		// fewer) and, at the job's last, River would discard the job,
+		// leaving the run's row queued with nothing to dispatch it. The job
+		// is snoozed instead, and a claim that keeps failing ends the run
+		// (claimFailed).
+		return q.claimFailed(ctx, rj, err)
 	}
+	q.forgetClaimFailures(engine)
 	if !claimed && j != nil && j.engineID != engine {
 		// The row is another engine job's: this one was left behind by a
 		// deleted session (queued or waiting for a retry when the session
