@@ -154,7 +154,7 @@ func TestPipedPath_ClaimAndFinalSaveArePipedOnPostgres(t *testing.T) {
 		what  string
 		parts []string
 	}{
-		{"the job's claim", []string{"UPDATE", "agno_jobs", "engine_job_id = "}},
+		{"the job's claim", []string{"UPDATE", "agno_jobs", "SET status = $1, attempt = $2, locked_by = $3"}},
 		{"the job's outcome with the final save", []string{"UPDATE", "agno_jobs", "error = NULL", "completed_at"}},
 		{"the journal's clear", []string{"DELETE FROM", "agentry_run_steps"}},
 	}
