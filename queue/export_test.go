@@ -243,3 +243,7 @@ BEGIN IF ` + cond + ` THEN RAISE EXCEPTION 'injected claim failure'; END IF; RET
 
 // MinClaimTries is minClaimTries for tests.
 const MinClaimTries = minClaimTries
+
+// BeforeClaim sets a hook Work calls before its claim, with the run id
+// and River's attempt (set it before Start).
+func (q *Queue) BeforeClaim(f func(runID string, attempt int)) { q.beforeClaim = f }

@@ -131,6 +131,9 @@ type Queue struct {
 	// its read of the run row and its write; the function it returns, when
 	// not nil, gets the write's outcome (errMoveSkipped when none).
 	runStatusRead func(runID string, status run.Status) func(error)
+	// beforeClaim, when set (tests), is called by Work before its claim
+	// with the run id and River's attempt.
+	beforeClaim func(runID string, attempt int)
 }
 
 // holding is a job this process executes.

@@ -30,6 +30,9 @@ func (w *worker) NextRetry(rj *river.Job[runArgs]) time.Time {
 func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	q := w.q
 	attempt, engine := rj.Attempt, rj.ID
+	if q.beforeClaim != nil {
+		q.beforeClaim(rj.Args.RunID, attempt)
+	}
 	j, claimed, err := q.claim(ctx, rj.Args.RunID, attempt, engine)
 	if err != nil {
 		// A claim that failed ran no attempt. As River's error it would
@@ -48,7 +51,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// now or later.
 		return river.JobCancel(fmt.Errorf("job %s belongs to engine job %d, not %d: this one was left behind by a deleted run", rj.Args.RunID, j.engineID, engine))
 	}
-	if wait := q.leaseLive(j, attempt); wait > 0 {
+	// A claimed row is at the claim's attempt, which may be older than
+	// River's (see claim): the waits below are for rows a claim refused.
+	if wait := q.leaseLive(j, attempt); !claimed && wait > 0 {
 		// An older attempt still holds a live lease (River rescued a run
 		// that overran its timeout while its worker lives and renews): a
 		// slow-but-alive run is never taken over. The job comes back when
@@ -56,7 +61,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// lease sweep has requeued the run.
 		return river.JobSnooze(wait)
 	}
-	if wait := notDue(j, attempt); wait > 0 {
+	if wait := notDue(j, attempt); !claimed && wait > 0 {
 		// The run is queued for a retry that is not due yet: River
 		// dispatched its job sooner than the retry delay (a job snoozed
 		// by a live lease comes back when its snooze ends, and River did
@@ -77,6 +82,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// Cancelled, failed, taken over or gone: nothing to run.
 		return river.JobCancel(fmt.Errorf("job %s is not runnable (%s)", rj.Args.RunID, j.statusOr("missing")))
 	}
+	// The attempt claimed is the run's (the row's next); River's may be
+	// ahead of it (see claim).
+	attempt = j.Attempt
 	if st := j.runFinal; st != "" {
 		// The run's row ended before its job could record it (the process
 		// died in between): it is not executed again; its job records it.
@@ -176,6 +184,15 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	if requeued, err := q.retryLater(fctx, j.ID, attempt, engine, q.retryDelay(rj.Args), herr.Error()); err == nil && !requeued && q.jobDeleted(fctx, j.ID, engine) {
 		q.endDeleted(fctx, j.ID, attempt)
 		return nil
+	}
+	if rj.Attempt >= rj.MaxAttempts {
+		// River's attempt is ahead of the run's (see claim) and at its
+		// last: as an error River would discard the job, the run queued
+		// with nothing to dispatch it. A snooze brings it back after the
+		// retry delay without spending River's attempt, and the claim then
+		// takes the run's next one.
+		q.cfg.Logger.WarnContext(fctx, "queue: attempt failed; retried", "run_id", j.ID, "attempt", attempt, "err", herr)
+		return river.JobSnooze(q.retryDelay(rj.Args))
 	}
 	return herr
 }
@@ -395,10 +412,21 @@ func (c *claimedJob) statusOr(def string) string {
 	return c.Status
 }
 
-// claim takes the job's lease for attempt: status running, locked_by this
-// node. A job that is not queued or running (cancelled, finished, failed) is
-// not claimed; neither is one whose row holds a newer attempt. The run's row
-// moves to RUNNING in the same transaction (one commit per claim).
+// claim takes the job's lease for River's attempt of engineID's job:
+// status running, locked_by this node. A job that is not queued or running
+// (cancelled, finished, failed) is not claimed; neither is one whose row
+// holds attempt or a newer one. The run's row moves to RUNNING in the same
+// transaction (one commit per claim).
+//
+// The attempt claimed (the returned row's, the fencing token's) is the
+// row's next: River's attempt when the two are in step, the common case the
+// piped form and the first statement try. River's attempt can be ahead of
+// the row's when River spent an attempt that ran nothing (a failed
+// attempt's end landed on River while a snoozed fetch of the job held it,
+// so that the fetch's snooze was dropped; a process died between River's
+// fetch and the claim): the transaction then claims the row's next attempt,
+// and the run keeps every attempt max_attempts allows (see Work for
+// River's side).
 func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int64) (*claimedJob, bool, error) {
 	got, ok, tried := q.claimPiped(ctx, id, attempt, engineID)
 	if ok {
@@ -416,6 +444,22 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 		// Postgres).
 		cq, cargs := q.claimSQL(id, attempt, engineID, now)
 		j, err := q.scanJob(tx.QueryRowContext(ctx, cq, cargs...), true)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Not in step with River: the row (if any) says why, or which
+			// attempt is its next.
+			if j, err = q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`), id), true); err == nil {
+				got = j
+				if next := j.Attempt + 1; next < attempt {
+					cq, cargs := q.claimSQL(id, next, engineID, now)
+					j, err = q.scanJob(tx.QueryRowContext(ctx, cq, cargs...), true)
+				} else {
+					err = sql.ErrNoRows
+				}
+			}
+			if errors.Is(err, sql.ErrNoRows) {
+				return errNotClaimed
+			}
+		}
 		if err == nil {
 			// From the second attempt on (raisesFence), the run's journal
 			// fence is raised to this attempt in the claim's transaction,
@@ -425,8 +469,8 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 			// final save (the job's outcome, then the journal's deletion),
 			// of finish and of a session delete: a claim meeting any of
 			// them on the same run waits instead of deadlocking.
-			if q.raisesFence(attempt) {
-				if f := q.journal.TxFence(q.d, id, attempt); f != nil {
+			if q.raisesFence(j.Attempt) {
+				if f := q.journal.TxFence(q.d, id, j.Attempt); f != nil {
 					if err := f(ctx, tx); errors.Is(err, run.ErrFenced) {
 						return errNotClaimed
 					} else if err != nil {
@@ -437,16 +481,7 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 			got, claimed = j, true
 			return q.lookAtJournal(ctx, tx, id, func() { fresh = true })
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		// Not claimable: the row (if any) says why.
-		if j, err = q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`), id), true); err == nil {
-			got = j
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		return errNotClaimed
+		return err
 	}
 	// The claim's piped form (Postgres): the job's claim, the journal's
 	// fence and the RUNNING row sent in one round trip with BEGIN. When
@@ -614,21 +649,21 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 // of engineID's job, returning it: a row of that engine job (engineCol: a
 // River job left behind by a deleted session, which nothing ended, must
 // not claim a new enqueue of the same run id, whose row is another River
-// job's) that is queued and due (available_at reached: a
-// failed attempt's retry waits its retry delay even when River dispatches
-// it sooner, see notDue), or running at an older attempt whose
-// lease expired (its worker gone: no renewal for LockGrace, as the lease
-// sweep decides). A running row whose lease is live is not taken: River
-// re-dispatches a job that ran past its timeout while its worker may
-// still be alive and renewing, and a slow-but-alive run is never taken
-// over (Work snoozes the job instead: leaseLive). A cancel asked of a
-// running job whose worker is gone is the lease sweep's to record
-// (cancelled); it is not run again.
+// job's) at the attempt before (an attempt is claimed after the one before
+// it, never past one: see claim) that is queued and due (available_at
+// reached: a failed attempt's retry waits its retry delay even when River
+// dispatches it sooner, see notDue), or running with a lease that expired
+// (its worker gone: no renewal for LockGrace, as the lease sweep decides).
+// A running row whose lease is live is not taken: River re-dispatches a
+// job that ran past its timeout while its worker may still be alive and
+// renewing, and a slow-but-alive run is never taken over (Work snoozes the
+// job instead: leaseLive). A cancel asked of a running job whose worker is
+// gone is the lease sweep's to record (cancelled); it is not run again.
 func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, []any) {
 	expired := now - q.graceSeconds() // see leaseExpiry
 	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?
-WHERE id = ? AND ` + engineCol + ` = ? AND attempt < ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
-RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, id, engineID, attempt, StatusQueued, now, StatusRunning, expired}
+WHERE id = ? AND ` + engineCol + ` = ? AND attempt = ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
+RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, id, engineID, attempt - 1, StatusQueued, now, StatusRunning, expired}
 }
 
 // errJobDeleted: the job's row is gone while an attempt ran (its session
