@@ -27,20 +27,24 @@ func TestClaim_FailedClaimSpendsNoAttempt(t *testing.T) {
 		cfg := testCfg()
 		cfg.MaxAttempts = 1
 		cfg.RetryDelay = 100 * time.Millisecond
+		// The bound of failed claims is 3 (queue.MinClaimTries) for a job
+		// of one attempt: the fourth claim comes after the run's end was
+		// tried and refused. Writes work again before the fifth (not
+		// between a claim and the write that would end the run).
+		var claims atomic.Int32
 		q := openQueueWith(t, d, cfg, complete(d), func(q *queue.Queue) {
 			if err := q.FailJobWrites(ctx, true); err != nil {
 				t.Fatal(err)
 			}
+			q.BeforeClaim(func(string, int) {
+				if claims.Add(1) == queue.MinClaimTries+2 {
+					if err := q.FailJobWrites(ctx, false); err != nil {
+						t.Error(err)
+					}
+				}
+			})
 		})
 		enqueue(t, q, "claimfails")
-		// The bound of failed claims is 3 (queue.MinClaimTries) for a job
-		// of one attempt: the fourth comes after the run's end was tried.
-		waitForEngineJobs(t, q, "claimfails", "failed claims past their bound", func(engine []queue.EngineJob) bool {
-			return len(engine) == 1 && (engine[0].Snoozes > queue.MinClaimTries || engine[0].State == "discarded" || engine[0].State == "cancelled")
-		})
-		if err := q.FailJobWrites(ctx, false); err != nil {
-			t.Fatal(err)
-		}
 		waitForDescribed(t, "the run completed once claims work again", func() bool {
 			return jobOf(t, q, "claimfails").Status == queue.StatusCompleted
 		}, func() string {
@@ -48,6 +52,9 @@ func TestClaim_FailedClaimSpendsNoAttempt(t *testing.T) {
 			e, _ := q.EngineJobs(ctx, "claimfails")
 			return fmt.Sprint(*j, e)
 		})
+		if n := claims.Load(); n < queue.MinClaimTries+2 {
+			t.Errorf("%d claims, want the run's end tried and refused first", n)
+		}
 		if j := jobOf(t, q, "claimfails"); j.Attempt != 1 {
 			t.Errorf("the run completed at attempt %d, want 1 (a failed claim is no attempt)", j.Attempt)
 		}
