@@ -180,8 +180,9 @@ func (b *boundCtx) release() {
 
 // MarkUnavailable marks err with ErrUnavailable when it tells of an
 // unreachable database or a connection lost mid-call (a network error, a
-// bad connection, an unexpected EOF), as the front marks its drivers'
-// errors; for code that reaches a store's pools directly (runlog). A
+// bad connection, an unexpected EOF, a server's SQLSTATE saying it cannot
+// serve now: serverUnavailable), as the front marks its drivers' errors;
+// for code that reaches a store's pools directly (runlog, the queue). A
 // caller's own deadline is a net.Error too (a timeout): code that has the
 // caller's context uses MarkUnavailableFor.
 func MarkUnavailable(err error) error {
@@ -189,10 +190,28 @@ func MarkUnavailable(err error) error {
 		return err
 	}
 	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || serverUnavailable(err) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// serverUnavailable reports whether err is a server's SQLSTATE (pgx's
+// PgError has SQLState) saying it cannot serve now: a connection
+// exception (class 08), a connection it ended (57P01 administrator
+// command or shutdown, 57P02 crash shutdown), a server starting up or
+// shutting down (57P03), or one out of connections (53300).
+func serverUnavailable(err error) bool {
+	var st interface{ SQLState() string }
+	if !errors.As(err, &st) {
+		return false
+	}
+	switch code := st.SQLState(); code {
+	case "57P01", "57P02", "57P03", "53300":
+		return true
+	default:
+		return len(code) == 5 && code[:2] == "08"
+	}
 }
 
 // Pinger is an optional Driver ability: checking that the database answers.

@@ -185,3 +185,32 @@ func TestSaveRun_ALostWriteIsStillAFailure(t *testing.T) {
 		t.Fatalf("SaveRun through a cut connection = %v, want db.ErrUnavailable", err)
 	}
 }
+
+// A connection the server ends (an administrator's pg_terminate_backend, a
+// shutdown: SQLSTATE 57P01) is the database being unavailable, as a lost
+// connection is, not an unclassified error; so is a server still starting
+// or shutting down (57P03, 57P02) and one out of connections (53300).
+func TestMarkUnavailable_ServerEndedConnection(t *testing.T) {
+	t.Parallel()
+	raw := rawDB(t)
+	conn, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var pid int
+	if err := conn.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	var one int
+	err = conn.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	if err == nil {
+		t.Fatal("a query on a terminated backend succeeded")
+	}
+	if !errors.Is(db.MarkUnavailable(err), db.ErrUnavailable) {
+		t.Fatalf("MarkUnavailable(%v) is not ErrUnavailable", err)
+	}
+}
