@@ -20,11 +20,7 @@ import (
 // and the job records the run's status.
 func TestClaim_RunAlreadyFinalIsNotExecutedAgain(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
-		var calls atomic.Int64
-		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
-			calls.Add(1)
-			return finishRun(ctx, d, j.ID, run.StatusCompleted)
-		}
+		h, calls := completing(d)
 		q, err := queue.Open(context.Background(), d, testCfg(), h)
 		if err != nil {
 			t.Fatal(err)

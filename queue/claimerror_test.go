@@ -74,11 +74,7 @@ func TestClaim_FailedClaimSpendsNoAttempt(t *testing.T) {
 func TestClaim_ClaimThatKeepsFailingEndsTheRunAsError(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		var calls atomic.Int32
-		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
-			calls.Add(1)
-			return finishRun(ctx, d, j.ID, run.StatusCompleted)
-		}
+		h, calls := completing(d)
 		cfg := testCfg() // 3 attempts
 		q := openQueueWith(t, d, cfg, h, func(q *queue.Queue) {
 			if err := q.FailClaims(ctx, true); err != nil {

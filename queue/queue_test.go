@@ -80,6 +80,16 @@ func complete(d *db.DB) queue.Handler {
 	}
 }
 
+// completing is a handler that completes each run it is given (finishRun)
+// and counts its calls.
+func completing(d *db.DB) (queue.Handler, *atomic.Int64) {
+	var calls atomic.Int64
+	return func(ctx context.Context, j *queue.Job) (run.Status, error) {
+		calls.Add(1)
+		return finishRun(ctx, d, j.ID, run.StatusCompleted)
+	}, &calls
+}
+
 func finishRun(ctx context.Context, d *db.DB, id string, st run.Status) (run.Status, error) {
 	ctx = context.WithoutCancel(ctx) // an agent stores a cancelled run too
 	row, err := d.GetRun(ctx, id)

@@ -2,12 +2,10 @@ package queue_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/queue"
-	"github.com/agentryhq/agentry/run"
 )
 
 // A River job left behind by a deleted session (queued when the session
@@ -21,11 +19,7 @@ import (
 func TestClaim_LeftoverEngineJobOfADeletedRunCannotClaimItsNewEnqueue(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		var calls atomic.Int32
-		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
-			calls.Add(1)
-			return finishRun(ctx, d, j.ID, run.StatusCompleted)
-		}
+		h, calls := completing(d)
 		cfg := testCfg()
 		// One worker fetches River's jobs one at a time, oldest first: the
 		// leftover job comes first.
