@@ -212,16 +212,21 @@ func compile(name, src string) (*goja.Program, error) {
 	return goja.CompileAST(prog, false)
 }
 
-// wrapperFunction finds the cell's async function in the parsed wrapper.
-func wrapperFunction(prog *ast.Program) *ast.FunctionLiteral {
+// soleExpression is the expression of a program that is one expression
+// statement and nothing else (the wrappers' shape), or nil.
+func soleExpression(prog *ast.Program) ast.Expression {
 	if len(prog.Body) != 1 {
 		return nil
 	}
-	es, ok := prog.Body[0].(*ast.ExpressionStatement)
-	if !ok {
-		return nil
+	if es, ok := prog.Body[0].(*ast.ExpressionStatement); ok {
+		return es.Expression
 	}
-	outer, _ := es.Expression.(*ast.FunctionLiteral)
+	return nil
+}
+
+// wrapperFunction finds the cell's async function in the parsed wrapper.
+func wrapperFunction(prog *ast.Program) *ast.FunctionLiteral {
+	outer, _ := soleExpression(prog).(*ast.FunctionLiteral)
 	if outer == nil || outer.Body == nil || len(outer.Body.List) != 1 {
 		return nil
 	}

@@ -472,14 +472,7 @@ func shortName(name string) string { return clip.Mark(name, 100, "…") }
 // savedSource, is one function or class and nothing else: a source that
 // closes the wrapper could add code of its own around it.
 func savedFunction(prog *ast.Program) bool {
-	if len(prog.Body) != 1 {
-		return false
-	}
-	st, ok := prog.Body[0].(*ast.ExpressionStatement)
-	if !ok {
-		return false
-	}
-	br, ok := st.Expression.(*ast.BracketExpression)
+	br, ok := soleExpression(prog).(*ast.BracketExpression)
 	if !ok {
 		return false
 	}
