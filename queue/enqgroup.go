@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -43,8 +44,9 @@ var errAlone = errors.New("queue: enqueue alone")
 // first caller leads a group of one, whoever arrives meanwhile joins the
 // next group.
 type enqueueGroup struct {
-	q *Queue
-	g groupcommit.Group[enqueueOp]
+	q     *Queue
+	g     groupcommit.Group[enqueueOp]
+	depth depthGate
 }
 
 // enqueueOp is one caller's enqueue.
@@ -99,10 +101,15 @@ func (g *enqueueGroup) commit(ops []*groupcommit.Op[enqueueOp]) (again []*groupc
 		for i, op := range group {
 			ws[i] = db.PipedRunWrite{Ctx: op.Ctx, Session: op.Val.s, Run: op.Val.r, Pre: g.q.pipedEnqueue(op.Val.j)}
 		}
+		var pre []db.PipedStmt
+		if now := time.Now(); !g.depth.skip(now, len(group), g.q.cfg.MaxQueueDepth) {
+			pre = []db.PipedStmt{g.q.depthStmt(len(group), func(queued int) { g.depth.counted(now, queued) })}
+		}
 		// Alone: the group must not wait for the pipeline group of the
 		// claims and saves in flight, nor hold their next one.
-		err := g.q.d.SaveRunsPiped(groupcommit.Alone(context.Background()), []db.PipedStmt{g.q.depthStmt(len(group))}, ws)
+		err := g.q.d.SaveRunsPiped(groupcommit.Alone(context.Background()), pre, ws)
 		if err == nil {
+			g.depth.added(len(group))
 			for _, op := range group {
 				op.Err = nil
 			}
@@ -117,20 +124,69 @@ func (g *enqueueGroup) commit(ops []*groupcommit.Op[enqueueOp]) (again []*groupc
 	return nil
 }
 
+// depthFresh is how long an enqueue group trusts its last count of the
+// queue's depth.
+const depthFresh = 250 * time.Millisecond
+
+// depthGate lets an enqueue group skip its queue-depth count while the
+// last count is fresh (depthFresh) and, with every job this process
+// enqueued since, at most half of MaxQueueDepth: the count costs the
+// server as much as a run's other statements together when the queue is
+// deep (it reads up to MaxQueueDepth index entries), and a queue far below
+// its bound does not need it. Jobs claimed since only make the estimate
+// high. What the estimate cannot see are other processes' enqueues since
+// the count: each process can add up to half the bound on a stale count,
+// for at most depthFresh, before it counts again; near the bound every
+// group counts, and the bound is as exact as without the gate (concurrent
+// transactions could always pass it together). ADR
+// queue-depth-count-skip.md.
+type depthGate struct {
+	mu     sync.Mutex
+	fresh  time.Duration // depthFresh; tests set their own
+	at     time.Time     // when the last count was sent; zero: never counted
+	queued int           // the queued jobs it saw, plus this process's enqueues since
+}
+
+// skip says whether a group of n may go without counting at now.
+func (g *depthGate) skip(now time.Time, n, max int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fresh := g.fresh
+	if fresh == 0 {
+		fresh = depthFresh
+	}
+	return !g.at.IsZero() && now.Sub(g.at) < fresh && g.queued+n <= max/2
+}
+
+// counted records a count sent at now that saw queued jobs.
+func (g *depthGate) counted(now time.Time, queued int) {
+	g.mu.Lock()
+	g.at, g.queued = now, queued
+	g.mu.Unlock()
+}
+
+// added records n jobs this process enqueued.
+func (g *depthGate) added(n int) {
+	g.mu.Lock()
+	g.queued += n
+	g.mu.Unlock()
+}
+
 // errKeyUsed: a piped enqueue's key names a run already (enqueueTx reads it).
 var errKeyUsed = errors.New("queue: the idempotency key is used")
 
 // errGroupFull: the group's runs would pass MaxQueueDepth.
 var errGroupFull = errors.New("queue: the group would pass max_queue_depth")
 
-// depthStmt counts the queued jobs (stopping at MaxQueueDepth) and fails
-// when n more would pass MaxQueueDepth.
-func (q *Queue) depthStmt(n int) db.PipedStmt {
+// depthStmt counts the queued jobs (stopping at MaxQueueDepth), hands the
+// count to seen and fails when n more would pass MaxQueueDepth.
+func (q *Queue) depthStmt(n int, seen func(queued int)) db.PipedStmt {
 	return db.PipedStmt{Query: q.depthQuery, Args: []any{StatusQueued, q.cfg.MaxQueueDepth}, Row: func(sc interface{ Scan(...any) error }) error {
 		var queued int
 		if err := sc.Scan(&queued); err != nil {
 			return err
 		}
+		seen(queued)
 		if queued+n > q.cfg.MaxQueueDepth {
 			return errGroupFull
 		}

@@ -454,3 +454,73 @@ func TestEnqueue_PostgresGroupCommitsBesideHeldRunWrites(t *testing.T) {
 		})
 	}
 }
+
+// An enqueue group goes without the queue-depth count while its last count
+// is fresh and its estimate (that count plus its own enqueues since) leaves
+// the queue at most half full; past half it counts every time, so the
+// bound stays exact for one process.
+func TestEnqueue_PostgresDepthCountSkippedFarBelowTheBound(t *testing.T) {
+	d := testdbs.Postgres(t)
+	cfg := testCfg()
+	cfg.MaxQueueDepth = 6
+	q, err := queue.Open(context.Background(), d, cfg, complete(d)) // not started: jobs stay queued
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.TrustDepthCount(time.Hour)
+	var last time.Time
+	for i, want := range []string{"counted", "skipped", "skipped", "counted", "counted", "counted", "full"} {
+		s, r, j := pending(fmt.Sprintf("d%d", i), "u1")
+		_, _, err := q.Enqueue(context.Background(), s, r, j)
+		at := q.DepthCounted()
+		got := "skipped"
+		switch {
+		case errors.Is(err, queue.ErrQueueFull):
+			got = "full"
+		case err != nil:
+			t.Fatalf("enqueue %d: %v", i, err)
+		case !at.Equal(last):
+			got = "counted"
+		}
+		if got != want {
+			t.Fatalf("enqueue %d (%d queued before): %s, want %s", i, i, got, want)
+		}
+		last = at
+	}
+}
+
+// A count older than the group trusts is made again: the queue another
+// process filled meanwhile refuses the next enqueue, though the stale
+// estimate was far below the bound.
+func TestEnqueue_PostgresStaleDepthCountSeesOtherProcesses(t *testing.T) {
+	d := testdbs.Postgres(t)
+	cfg := testCfg()
+	cfg.MaxQueueDepth = 4
+	open := func() *queue.Queue {
+		q, err := queue.Open(context.Background(), d, cfg, complete(d)) // not started: jobs stay queued
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	a, b := open(), open()
+	ctx := context.Background()
+	enqueue := func(q *queue.Queue, id string) error {
+		s, r, j := pending(id, "u1")
+		_, _, err := q.Enqueue(ctx, s, r, j)
+		return err
+	}
+	a.TrustDepthCount(time.Hour)
+	if err := enqueue(a, "a0"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := enqueue(b, fmt.Sprintf("b%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.TrustDepthCount(time.Nanosecond) // a's count (1 queued) is now stale
+	if err := enqueue(a, "a1"); !errors.Is(err, queue.ErrQueueFull) {
+		t.Fatalf("a's enqueue past the bound another process reached: %v, want ErrQueueFull", err)
+	}
+}

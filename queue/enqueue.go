@@ -130,6 +130,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(jobInsertArgs(
 	case err != nil:
 		return "", false, err
 	}
+	if q.group != nil {
+		q.group.depth.added(1) // the group's estimate of the depth
+	}
 	return j.ID, false, nil
 }
 
