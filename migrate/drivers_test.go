@@ -11,22 +11,30 @@ import (
 	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/migrate"
 	"github.com/agentryhq/agentry/migrate/migratetest"
 )
 
 // openDriver opens the fixture through the 3.0 storage driver of its dialect.
 func (f *fixtureDB) openDriver(t *testing.T) (*db.DB, error) {
 	t.Helper()
+	return f.openDriverTables(t, migrate.Tables{})
+}
+
+// openDriverTables opens the fixture through its dialect's driver with the
+// given table names.
+func (f *fixtureDB) openDriverTables(t *testing.T, tables migrate.Tables) (*db.DB, error) {
+	t.Helper()
 	ctx := context.Background()
 	var d *db.DB
 	var err error
 	switch f.dialect {
 	case sqliteName:
-		d, err = sqlite.Open(ctx, sqlite.Config{Path: f.path})
+		d, err = sqlite.Open(ctx, sqlite.Config{Path: f.path, Tables: tables})
 	case postgresName:
-		d, err = postgres.Open(ctx, postgres.Config{DSN: f.dsn, Schema: f.layout.Schema})
+		d, err = postgres.Open(ctx, postgres.Config{DSN: f.dsn, Schema: f.layout.Schema, Tables: tables})
 	case mysqlName:
-		d, err = mysql.Open(ctx, mysql.Config{DSN: f.dsn})
+		d, err = mysql.Open(ctx, mysql.Config{DSN: f.dsn, Tables: tables})
 	}
 	if err == nil {
 		t.Cleanup(func() { d.Close() })

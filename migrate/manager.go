@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -114,31 +113,12 @@ func New(cfg Config) (*Manager, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	tables := cfg.Tables.WithDefaults()
-	if err := checkTableNames(tables); err != nil {
-		return nil, err
+	if err := tables.CheckNames(); err != nil {
+		return nil, fmt.Errorf("migrate: Config.Tables: %w", err)
 	}
 	sd := new(sqlstore.Dialect)
 	*sd = *cfg.Dialect // the Manager's own copy: the caller cannot change it later
 	return &Manager{cfg: cfg, tables: tables, sd: sd, cat: catalog{d: sd}, log: log}, nil
-}
-
-// checkTableNames refuses table names holding a dot. The dialect names the
-// schema (postgres.Dialect(schema)) and every name is quoted as one
-// identifier, so "myschema.agno_sessions" named a table the schema lacks:
-// Up created new, empty tables beside the 2.x ones instead of migrating
-// them. A literal dot in a table name is legal SQL, but then means one
-// thing to the server and, to a reader of the configuration, another.
-func checkTableNames(t Tables) error {
-	names := []string{t.Errors, t.Progress, t.CopiedRuns}
-	for _, k := range sqlstore.Kinds {
-		names = append(names, t.Name(k))
-	}
-	for _, n := range names {
-		if strings.Contains(n, ".") {
-			return fmt.Errorf("migrate: table name %q holds a dot: name the schema with the dialect (postgres.Dialect(schema), the --schema flag) and the table without it", n)
-		}
-	}
-	return nil
 }
 
 // Tables returns the table names in use, defaults filled in.

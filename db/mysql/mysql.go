@@ -97,6 +97,9 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("mysql: Config.DSN is required")
 	}
+	if err := cfg.Tables.CheckNames(); err != nil {
+		return nil, fmt.Errorf("mysql: Config.Tables: %w", err)
+	}
 	mc, err := ParseDSN(cfg.DSN)
 	if err != nil {
 		return nil, err

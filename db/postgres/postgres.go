@@ -73,6 +73,9 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("postgres: Config.DSN is required")
 	}
+	if err := cfg.Tables.CheckNames(); err != nil {
+		return nil, fmt.Errorf("postgres: Config.Tables: %w", err)
+	}
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: invalid DSN: %w", err)

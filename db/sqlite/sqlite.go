@@ -86,6 +86,9 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("sqlite: Config.Path is required")
 	}
+	if err := cfg.Tables.CheckNames(); err != nil {
+		return nil, fmt.Errorf("sqlite: Config.Tables: %w", err)
+	}
 	busy := cfg.BusyTimeout
 	if busy <= 0 {
 		busy = 5 * time.Second

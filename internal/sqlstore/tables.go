@@ -1,6 +1,9 @@
 package sqlstore
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Table kinds: the keys of the DDL sections and of Tables.
 const (
@@ -236,3 +239,39 @@ func addedBy(kind, col string) string {
 func Columns30(kind string) []string { return append([]string(nil), columns30[kind]...) }
 
 func split(s string) []string { return strings.Fields(s) }
+
+// CheckNames refuses table names (defaults filled in) that a server would
+// not take for the tables they configure: a name holding a dot, and two
+// names equal but for ASCII case. A dot is legal inside a quoted name, but
+// every name is quoted as one identifier in the dialect's schema, so
+// "myschema.agno_sessions" named a table the schema lacks, and new, empty
+// tables were created beside the real ones. Names equal but for case are
+// one table to SQLite (and to MySQL on a case-insensitive file system), so
+// the runs table "agno_sessions" beside the sessions table "Agno_Sessions"
+// was the sessions table; Postgres would keep them apart, but the same
+// configuration must mean the same tables on every backend.
+func (t Tables) CheckNames() error {
+	t = t.WithDefaults()
+	type named struct{ kind, name string }
+	names := make([]named, 0, len(Kinds)+3)
+	for _, k := range Kinds {
+		names = append(names, named{k, t.Name(k)})
+	}
+	names = append(names, named{"migration errors", t.Errors}, named{"migration progress", t.Progress}, named{"copied runs", t.CopiedRuns})
+	for i, n := range names {
+		if strings.Contains(n.name, ".") {
+			return fmt.Errorf("%s table name %q holds a dot: a table name is one identifier; name the schema apart "+
+				"(the Postgres driver's Config.Schema, postgres.Dialect(schema), the --schema flag) and the table without it", n.kind, n.name)
+		}
+		for _, o := range names[:i] {
+			if n.name == o.name {
+				return fmt.Errorf("the %s and %s tables are both named %q: name each table apart", o.kind, n.kind, n.name)
+			}
+			if strings.EqualFold(n.name, o.name) {
+				return fmt.Errorf("%s table name %q and %s table name %q differ only in case (SQLite, and MySQL on a case-insensitive file system, "+
+					"take them for one table): name them apart by more than case", o.kind, o.name, n.kind, n.name)
+			}
+		}
+	}
+	return nil
+}
