@@ -592,25 +592,64 @@ func recordOf(r db.Run) copiedRecord {
 }
 
 // clearRecords deletes the copy records of this runs table (it is
-// dropped, or is about to be created), if their table exists, and the
-// unscoped ones of an earlier release: this table's among them could no
-// longer be told from others', and kept, they would make the next copy
-// take the runs they name for runs deleted since. (Another deployment's
-// unscoped records are rewritten as its own by its first Up that reads
-// them; only those not yet rewritten go here.)
+// dropped, or is about to be created), if their table exists, and those of
+// an earlier release (unscoped: an empty runs_table, or every record of a table
+// without the column) that it can prove are this table's: the records of
+// runs its sessions table's legacy column holds. Kept, those would make
+// the next copy take the runs they name for runs deleted since. Other
+// unscoped records may be another deployment's, not yet claimed by its
+// first Up since the upgrade: they stay (what is left of this table's
+// among them names runs deleted after their copy, which Down left out of
+// the legacy column; see docs/adr/migrate-clear-provable-records.md).
 func (m *Manager) clearRecords(ctx context.Context) error {
 	records, err := m.readLedger(ctx)
 	if err != nil || !records.exists {
 		return err
 	}
-	q, args := "DELETE FROM "+m.qualify(m.tables.CopiedRuns), []any(nil)
+	del := "DELETE FROM " + m.qualify(m.tables.CopiedRuns)
+	unscoped := del + " WHERE run_id IN "
 	if records.scoped {
-		q, args = m.q(q+" WHERE runs_table IN (?, '')"), []any{m.tables.Runs}
+		if _, err := m.cfg.DB.ExecContext(ctx, m.q(del+" WHERE runs_table = ?"), m.tables.Runs); err != nil {
+			return fmt.Errorf("migrate: clear copy records in %s: %w", m.tables.CopiedRuns, err)
+		}
+		unscoped = del + " WHERE runs_table = '' AND run_id IN "
+		var n int
+		q := "SELECT count(*) FROM (SELECT 1 AS one FROM " + m.qualify(m.tables.CopiedRuns) + " WHERE runs_table = '' LIMIT 1) u"
+		if err := m.cfg.DB.QueryRowContext(ctx, q).Scan(&n); err != nil || n == 0 {
+			return err
+		}
 	}
-	if _, err := m.cfg.DB.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("migrate: clear copy records in %s: %w", m.tables.CopiedRuns, err)
+	cols, err := m.cat.columns(ctx, m.cfg.DB, m.tables.Sessions)
+	if err != nil {
+		return err
 	}
-	return nil
+	if _, ok := cols["runs"]; !ok {
+		return nil // no legacy column: no run of it to prove a record by
+	}
+	r := m.newLegacyReader(m.cfg.DB, "", false, nil)
+	for {
+		batch, err := r.next(ctx)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		var ids []any
+		for _, lr := range batch {
+			elems, _, _ := decodeLegacyRuns(lr.runs, false) // an unreadable value proves nothing
+			for _, e := range elems {
+				if id := str(readHead(e).RunID); id != "" {
+					ids = append(ids, id)
+				}
+			}
+		}
+		for len(ids) > 0 {
+			chunk := ids[:min(len(ids), 500)]
+			ids = ids[len(chunk):]
+			q := unscoped + "(" + strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+			if _, err := m.cfg.DB.ExecContext(ctx, m.q(q), chunk...); err != nil {
+				return fmt.Errorf("migrate: clear copy records in %s: %w", m.tables.CopiedRuns, err)
+			}
+		}
+	}
 }
 
 // goneRuns maps the run_id of each run the copy recorded writing but the

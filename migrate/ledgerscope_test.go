@@ -170,3 +170,57 @@ func TestUp_ResumesWithCopyRecordsOfAnEarlierRelease(t *testing.T) {
 		})
 	}
 }
+
+// Copy records an earlier release wrote (keyed by run_id alone) are
+// unscoped after the upgrade until each deployment's first Up claims its
+// own. One deployment's Down clears those it can prove are its own (the
+// runs of its legacy column) and leaves the rest: the other deployment,
+// which has not run Up since the upgrade, keeps its run deleted after its
+// copy deleted, instead of getting it back with its next Up.
+func TestDown_KeepsAnotherDeploymentsUnscopedCopyRecords(t *testing.T) {
+	t.Parallel()
+	for _, v := range oneOfEach {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, v)
+			f.insert(t, []migratetest.Session{legacyAgentSession("s-a", "["+element("run-a1", "s-a", "COMPLETED", "")+", "+element("run-a2", "s-a", "COMPLETED", "")+"]")})
+			f.cloneSessions(t, "other_sessions", []migratetest.Session{
+				legacyAgentSession("s-x", "["+element("run-x1", "s-x", "COMPLETED", "")+", "+element("run-x2", "s-x", "COMPLETED", "")+"]")})
+			a := f.manager(t)
+			b := f.manager(t, func(c *migrate.Config) { c.Tables.Sessions = "other_sessions" })
+			for _, m := range []*migrate.Manager{a, b} {
+				if _, err := m.Up(ctx, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// As the earlier release left them: every record unscoped. Then
+			// a run of each deployment is deleted through Agentry's API.
+			f.oldLedger(t)
+			f.execArgs(t, "DELETE FROM "+f.table("other_sessions_runs")+" WHERE run_id = ?", "run-x1")
+			f.execArgs(t, "DELETE FROM "+f.table("agno_runs")+" WHERE run_id = ?", "run-a2")
+			if _, err := a.Down(ctx, "2.5.6"); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.legacyColumn(t, "s-a"); strings.Contains(got, "run-a2") || !strings.Contains(got, "run-a1") {
+				t.Fatalf("s-a's legacy runs after Down = %s; want run-a1 without run-a2 (deleted after its copy)", got)
+			}
+			sum, err := b.Up(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := f.db.QueryRow("SELECT count(*) FROM " + f.table("other_sessions_runs") + " WHERE run_id = 'run-x1'").Scan(&n); err != nil || n != 0 {
+				t.Fatalf("other_sessions's Up after agno_sessions's Down copied back run-x1, deleted after its copy (%d, %v; summary %+v)", n, err, sum)
+			}
+			// agno_sessions's Down cleared its own unscoped records: its Up
+			// copies run-a1 into the runs table it creates again.
+			if sum, err := a.Up(ctx, ""); err != nil || sum.RunsCopied != 1 {
+				t.Fatalf("agno_sessions's Up after its Down = %+v, %v; want run-a1 copied", sum, err)
+			}
+			if _, ok := f.readRuns(t)["run-a1"]; !ok {
+				t.Fatal("agno_runs lacks run-a1 after agno_sessions's Down and Up")
+			}
+		})
+	}
+}
