@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"slices"
@@ -17,8 +18,12 @@ import (
 // with only that clause cut out (column types, NOT NULL, defaults, keys,
 // CHECKs and collations stay as written); rows are copied by column name;
 // the other indexes and triggers are created again from their statements;
-// and the new table's columns and indexes are compared with the old one's
-// before the commit. Down restores the key as a unique index of the same
+// and the new table's columns, indexes and foreign keys are compared with
+// the old one's before the commit. As SQLite's procedure says, foreign keys
+// are off on the rebuild's connection: on, the DROP TABLE deleted every row
+// first, firing other tables' ON DELETE actions onto the metrics table
+// (CASCADE deleted their rows). No foreign key may be broken at the commit
+// that was not before. Down restores the key as a unique index of the same
 // name (restoreLegacyMetricsUnique), which 2.x's ON CONFLICT (date,
 // aggregation_period) accepts as it accepts the constraint.
 
@@ -66,6 +71,21 @@ func (m *Manager) rebuildSQLiteMetrics(ctx context.Context, table string) ([]str
 		return nil, err
 	}
 	defer conn.Close()
+	var fkOn bool
+	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fkOn); err != nil {
+		return nil, err
+	}
+	if fkOn { // a no-op inside a transaction: set before it begins
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); err != nil {
+				// Never hand the pool a connection that ignores foreign keys.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -90,13 +110,6 @@ func (m *Manager) rebuildSQLiteMetricsTx(ctx context.Context, tx *sql.Tx, table 
 		return fmt.Errorf("read the table's statement: %w", err)
 	}
 	table = name
-	var fks int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_list(?)", table).Scan(&fks); err != nil {
-		return err
-	}
-	if fks > 0 {
-		return fmt.Errorf("the table has foreign keys, which a rebuild would have to carry over: drop the key by hand")
-	}
 	re := sqliteLegacyUnique(table)
 	if n := len(re.FindAllStringIndex(create, -1)); n != 1 {
 		return fmt.Errorf("its statement holds %d clauses UNIQUE (date, aggregation_period), not one: drop the key by hand (statement: %s)", n, create)
@@ -108,6 +121,10 @@ func (m *Manager) rebuildSQLiteMetricsTx(ctx context.Context, tx *sql.Tx, table 
 	before, err := m.sqliteShape(ctx, tx, table)
 	if err != nil {
 		return err
+	}
+	var broken int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&broken); err != nil {
+		return fmt.Errorf("check foreign keys: %w", err)
 	}
 	extra, err := m.stringColumnQ(ctx, tx, "SELECT sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL ORDER BY type, name", table)
 	if err != nil {
@@ -140,18 +157,27 @@ func (m *Manager) rebuildSQLiteMetricsTx(ctx context.Context, tx *sql.Tx, table 
 		return err
 	}
 	before.uniques = slices.DeleteFunc(before.uniques, func(u string) bool { return u == "date,aggregation_period" })
-	if !slices.Equal(before.columns, after.columns) || !slices.Equal(before.indexes, after.indexes) || !slices.Equal(before.uniques, after.uniques) {
-		return fmt.Errorf("the rebuilt table differs from the old one beyond the key: columns %v → %v, indexes %v → %v, unique constraints %v → %v",
-			before.columns, after.columns, before.indexes, after.indexes, before.uniques, after.uniques)
+	if !slices.Equal(before.columns, after.columns) || !slices.Equal(before.indexes, after.indexes) || !slices.Equal(before.uniques, after.uniques) ||
+		!slices.Equal(before.foreignKeys, after.foreignKeys) {
+		return fmt.Errorf("the rebuilt table differs from the old one beyond the key: columns %v → %v, indexes %v → %v, unique constraints %v → %v, foreign keys %v → %v",
+			before.columns, after.columns, before.indexes, after.indexes, before.uniques, after.uniques, before.foreignKeys, after.foreignKeys)
+	}
+	var brokenAfter int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&brokenAfter); err != nil {
+		return fmt.Errorf("check foreign keys: %w", err)
+	}
+	if brokenAfter > broken {
+		return fmt.Errorf("the rebuild would break foreign keys (PRAGMA foreign_key_check finds %d rows, %d before): drop the key by hand", brokenAfter, broken)
 	}
 	return nil
 }
 
 // sqliteShape is what a rebuild must keep of a SQLite table: its columns
 // (name, type, NOT NULL, default, key position, in order), its indexes'
-// statements, and the columns of its table-constraint unique keys.
+// statements, the columns of its table-constraint unique keys, and its
+// foreign keys.
 type sqliteShape struct {
-	columns, indexes, uniques []string
+	columns, indexes, uniques, foreignKeys []string
 }
 
 func (m *Manager) sqliteShape(ctx context.Context, q queryer, table string) (sqliteShape, error) {
@@ -168,6 +194,10 @@ func (m *Manager) sqliteShape(ctx context.Context, q queryer, table string) (sql
 	s.uniques, err = m.stringColumnQ(ctx, q, "SELECT (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno)) FROM pragma_index_list(?) AS l WHERE l.origin = 'u' ORDER BY 1", table)
 	if err != nil {
 		return s, fmt.Errorf("read the unique constraints of %s: %w", table, err)
+	}
+	s.foreignKeys, err = m.stringColumnQ(ctx, q, `SELECT id || ' ' || seq || ' ' || "table" || ' ' || "from" || ' ' || COALESCE("to", '') || ' ' || on_update || ' ' || on_delete || ' ' || "match" FROM pragma_foreign_key_list(?) ORDER BY id, seq`, table)
+	if err != nil {
+		return s, fmt.Errorf("read the foreign keys of %s: %w", table, err)
 	}
 	return s, nil
 }
