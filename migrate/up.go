@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -364,12 +365,42 @@ func (m *Manager) checkSessionsKey(ctx context.Context, sts []TableStatus) error
 			why = append(why, fmt.Sprintf("%d rows have no session_id", nulls))
 		}
 		if len(dups) > 0 {
-			why = append(why, "session ids held by more than one row: "+strings.Join(dups, ", "))
+			named, err := m.spellings(ctx, st.Table, dups)
+			if err != nil {
+				return err
+			}
+			why = append(why, "session ids held by more than one row: "+strings.Join(named, ", "))
 		}
 		return fmt.Errorf("migrate: %s %s → 2.5.0 would fail adding its primary key (session_id): %s; remove or merge those rows first (nothing changed)",
 			st.Table, st.Current, strings.Join(why, "; "))
 	}
 	return nil
+}
+
+// spellings names each repeated session id with the spellings its rows
+// hold when they differ: MySQL's default collation takes "s-1", "S-1" and
+// "s-1 " for one key, which the message must show to be acted on.
+func (m *Manager) spellings(ctx context.Context, table string, dups []string) ([]string, error) {
+	if m.sd.Bytes == nil {
+		return dups, nil // the key compares bytes
+	}
+	named := make([]string, len(dups))
+	for i, d := range dups {
+		held, err := m.stringColumn(ctx, fmt.Sprintf("SELECT DISTINCT %s FROM %s WHERE session_id = ? ORDER BY 1 LIMIT 5",
+			m.sd.Bytes("session_id"), m.qualify(table)), d)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: read the spellings of session id %q in %s: %w", d, table, err)
+		}
+		named[i] = d
+		if len(held) > 1 {
+			q := make([]string, len(held))
+			for j, h := range held {
+				q[j] = strconv.Quote(h)
+			}
+			named[i] = fmt.Sprintf("%s (spelled %s, one key under the column's collation)", d, strings.Join(q, ", "))
+		}
+	}
+	return named, nil
 }
 
 // hasPrimaryKey reports whether a table has a primary key (always, on a

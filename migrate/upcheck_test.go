@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -43,5 +44,35 @@ func TestUp_DryRunPredictsTheSessionsPrimaryKeyFailing(t *testing.T) {
 				t.Fatalf("sessions at %s after the refusal, want 2.0.0 (unchanged)", st.Current)
 			}
 		})
+	}
+}
+
+// MySQL/MariaDB's default collation (utf8mb4_general_ci, PAD SPACE) takes
+// session ids differing in case or trailing spaces for one key, so the
+// 2.5.0 step's primary key fails on them as on an exact repeat. Up refuses
+// up front, and names each spelling the rows hold, as the server compares
+// them (the rows cannot be found otherwise: "s-dup" alone named one of
+// three).
+func TestUp_MySQLSessionsKeyCheckFoldsTheCollation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, variants[4]) // mysql/2.0.0
+	f.exec(t, "ALTER TABLE agno_sessions DROP INDEX agno_sessions_uq_session_id")
+	for i, id := range []string{"s-dup", "S-DUP", "s-dup "} {
+		f.insert(t, []migratetest.Session{legacyAgentSession(id, "["+run(fmt.Sprintf("run-%d", i), id, "")+"]")})
+	}
+	for _, dry := range []bool{true, false} {
+		_, err := f.manager(t, func(c *migrate.Config) { c.DryRun = dry }).Up(ctx, "")
+		if err == nil || !strings.Contains(err.Error(), "primary key") {
+			t.Fatalf("Up (dry run %v) with s-dup, S-DUP and \"s-dup \" = %v; want a refusal naming the primary key", dry, err)
+		}
+		for _, want := range []string{`"s-dup"`, `"S-DUP"`, `"s-dup "`, "collation"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("Up's refusal (dry run %v) %q does not name %s", dry, err, want)
+			}
+		}
+	}
+	if st := statusOf(t, f.manager(t), migrate.KindSessions); st.Current != "2.0.0" || st.RowsWithRuns != 3 {
+		t.Fatalf("sessions after the refusal: %+v; want unchanged at 2.0.0 with its three sessions' runs", st)
 	}
 }
