@@ -38,67 +38,61 @@ func run(id, session, extra string) string {
 // drops the backup of copied runs) refuses too; only the explicit discard
 // option drops them, and a dry run says how many it would.
 func TestCleanup_RefusesToDropRunsNotInTheRunsTable(t *testing.T) {
-	t.Parallel()
-	for _, v := range oneOfEach {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, []migratetest.Session{
-				legacyAgentSession("s-bad", `[{"run_id": "run-x", "content": "trunc`),
-				legacyAgentSession("s-ok", "["+run("run-1", "s-ok", "")+"]"),
-			})
-			m := f.manager(t)
-			if sum, err := m.Up(ctx, ""); err != nil || sum.BadRowCount != 1 {
-				t.Fatalf("Up = %+v, %v; want one bad row", sum, err)
-			}
-			f.setLegacyRuns(t, "s-ok", "["+run("run-1", "s-ok", "")+", "+run("run-late", "s-ok", "")+"]")
-
-			for _, opts := range []migrate.CleanupOptions{{}, {Force: true}} {
-				res, err := m.CleanupLegacyRunsColumn(ctx, opts)
-				if !errors.Is(err, migrate.ErrUncopiedRuns) || res == nil || res.UncopiedRuns != 2 || res.UncopiedSessions != 2 || res.Dropped {
-					t.Fatalf("cleanup %+v = %+v, %v; want ErrUncopiedRuns for 2 runs in 2 sessions", opts, res, err)
-				}
-				if msg := err.Error(); !strings.Contains(msg, "2 legacy runs") || !strings.Contains(msg, "2 sessions") || !strings.Contains(msg, "migrate up") {
-					t.Errorf("error %q does not say how many and what to run", msg)
-				}
-			}
-			if st := statusOf(t, m, migrate.KindSessions); !st.LegacyRunsColumn || st.UncopiedRuns != 2 {
-				t.Fatalf("status after refused cleanups = %+v; want the column kept and 2 uncopied runs", st)
-			}
-
-			// Up copies the late run; the bad row still blocks.
-			if sum, err := m.Up(ctx, ""); err != nil || sum.RunsCopied != 1 {
-				t.Fatalf("second Up = %+v, %v; want the late run copied", sum, err)
-			}
-			res, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true})
-			if !errors.Is(err, migrate.ErrUncopiedRuns) || res.UncopiedRuns != 1 || res.UncopiedSessions != 1 {
-				t.Fatalf("cleanup after the second Up = %+v, %v; want 1 uncopied run in 1 session", res, err)
-			}
-
-			dry := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
-			res, err = dry.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true, DiscardUncopiedRuns: true})
-			if err != nil || res.Dropped || res.UncopiedRuns != 1 {
-				t.Fatalf("dry cleanup with discard = %+v, %v", res, err)
-			}
-			if st := statusOf(t, m, migrate.KindSessions); !st.LegacyRunsColumn {
-				t.Fatal("the dry run dropped the column")
-			}
-			// Discarding needs force as well: it only widens what force drops.
-			if _, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{DiscardUncopiedRuns: true}); err == nil || !strings.Contains(err.Error(), "--force") {
-				t.Fatalf("discard without force = %v, want an error asking for --force", err)
-			}
-			res, err = m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true, DiscardUncopiedRuns: true})
-			if err != nil || !res.Dropped || res.UncopiedRuns != 1 {
-				t.Fatalf("cleanup with discard = %+v, %v", res, err)
-			}
-			for _, id := range []string{"run-1", "run-late"} {
-				if f.runStatus(t, id) == "" {
-					t.Errorf("%s missing from the runs table after cleanup", id)
-				}
-			}
+	onEachBackend(t, oneOfEach, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, []migratetest.Session{
+			legacyAgentSession("s-bad", `[{"run_id": "run-x", "content": "trunc`),
+			legacyAgentSession("s-ok", "["+run("run-1", "s-ok", "")+"]"),
 		})
-	}
+		m := f.manager(t)
+		if sum, err := m.Up(ctx, ""); err != nil || sum.BadRowCount != 1 {
+			t.Fatalf("Up = %+v, %v; want one bad row", sum, err)
+		}
+		f.setLegacyRuns(t, "s-ok", "["+run("run-1", "s-ok", "")+", "+run("run-late", "s-ok", "")+"]")
+
+		for _, opts := range []migrate.CleanupOptions{{}, {Force: true}} {
+			res, err := m.CleanupLegacyRunsColumn(ctx, opts)
+			if !errors.Is(err, migrate.ErrUncopiedRuns) || res == nil || res.UncopiedRuns != 2 || res.UncopiedSessions != 2 || res.Dropped {
+				t.Fatalf("cleanup %+v = %+v, %v; want ErrUncopiedRuns for 2 runs in 2 sessions", opts, res, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "2 legacy runs") || !strings.Contains(msg, "2 sessions") || !strings.Contains(msg, "migrate up") {
+				t.Errorf("error %q does not say how many and what to run", msg)
+			}
+		}
+		if st := statusOf(t, m, migrate.KindSessions); !st.LegacyRunsColumn || st.UncopiedRuns != 2 {
+			t.Fatalf("status after refused cleanups = %+v; want the column kept and 2 uncopied runs", st)
+		}
+
+		// Up copies the late run; the bad row still blocks.
+		if sum, err := m.Up(ctx, ""); err != nil || sum.RunsCopied != 1 {
+			t.Fatalf("second Up = %+v, %v; want the late run copied", sum, err)
+		}
+		res, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true})
+		if !errors.Is(err, migrate.ErrUncopiedRuns) || res.UncopiedRuns != 1 || res.UncopiedSessions != 1 {
+			t.Fatalf("cleanup after the second Up = %+v, %v; want 1 uncopied run in 1 session", res, err)
+		}
+
+		dry := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
+		res, err = dry.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true, DiscardUncopiedRuns: true})
+		if err != nil || res.Dropped || res.UncopiedRuns != 1 {
+			t.Fatalf("dry cleanup with discard = %+v, %v", res, err)
+		}
+		if st := statusOf(t, m, migrate.KindSessions); !st.LegacyRunsColumn {
+			t.Fatal("the dry run dropped the column")
+		}
+		// Discarding needs force as well: it only widens what force drops.
+		if _, err := m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{DiscardUncopiedRuns: true}); err == nil || !strings.Contains(err.Error(), "--force") {
+			t.Fatalf("discard without force = %v, want an error asking for --force", err)
+		}
+		res, err = m.CleanupLegacyRunsColumn(ctx, migrate.CleanupOptions{Force: true, DiscardUncopiedRuns: true})
+		if err != nil || !res.Dropped || res.UncopiedRuns != 1 {
+			t.Fatalf("cleanup with discard = %+v, %v", res, err)
+		}
+		for _, id := range []string{"run-1", "run-late"} {
+			if f.runStatus(t, id) == "" {
+				t.Errorf("%s missing from the runs table after cleanup", id)
+			}
+		}
+	})
 }
 
 // Runs a 2.x process writes into the legacy column after Up (a new run in
@@ -106,84 +100,72 @@ func TestCleanup_RefusesToDropRunsNotInTheRunsTable(t *testing.T) {
 // next Up, exactly once; a run Agentry changed since is never overwritten
 // by its (unchanged) legacy copy.
 func TestUp_CopiesLegacyRunsWrittenAfterMigration(t *testing.T) {
-	t.Parallel()
-	for _, v := range oneOfEach {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, []migratetest.Session{legacyAgentSession("s-a", "["+run("run-a1", "s-a", "")+"]")})
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
-			// Agentry continues run-a1 (its writes set updated_at to now);
-			// the 2.x process keeps writing, its copy of run-a1 unchanged.
-			f.execArgs(t, "UPDATE "+f.table("agno_runs")+" SET status = ?, updated_at = updated_at + 60 WHERE run_id = ?", "CANCELLED", "run-a1")
-			f.setLegacyRuns(t, "s-a", "["+run("run-a1", "s-a", "")+", "+run("run-a2", "s-a", "")+"]")
-			f.insert(t, []migratetest.Session{legacyAgentSession("s-c", "["+run("run-c1", "s-c", "")+"]")})
+	onEachBackend(t, oneOfEach, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, []migratetest.Session{legacyAgentSession("s-a", "["+run("run-a1", "s-a", "")+"]")})
+		m := f.manager(t)
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		// Agentry continues run-a1 (its writes set updated_at to now);
+		// the 2.x process keeps writing, its copy of run-a1 unchanged.
+		f.execArgs(t, "UPDATE "+f.table("agno_runs")+" SET status = ?, updated_at = updated_at + 60 WHERE run_id = ?", "CANCELLED", "run-a1")
+		f.setLegacyRuns(t, "s-a", "["+run("run-a1", "s-a", "")+", "+run("run-a2", "s-a", "")+"]")
+		f.insert(t, []migratetest.Session{legacyAgentSession("s-c", "["+run("run-c1", "s-c", "")+"]")})
 
-			if st := statusOf(t, m, migrate.KindSessions); st.UncopiedRuns != 2 || st.UncopiedSessions != 2 {
-				t.Fatalf("status = %+v; want 2 uncopied runs in 2 sessions", st)
-			}
-			dry, err := f.manager(t, func(c *migrate.Config) { c.DryRun = true }).Up(ctx, "")
-			if err != nil || dry.RunsCopied != 2 {
-				t.Fatalf("dry Up = %+v, %v; want 2 runs to copy", dry, err)
-			}
-			sum, err := m.Up(ctx, "")
-			if err != nil || sum.RunsCopied != 2 || sum.BadRowCount != 0 {
-				t.Fatalf("Up after 2.x writes = %+v, %v; want 2 runs copied", sum, err)
-			}
-			runs := f.readRuns(t)
-			if r, ok := runs["run-a2"]; !ok || r.RunIndex != 1 || r.SessionID != "s-a" {
-				t.Errorf("run-a2 = %+v, %v; want it at index 1 of s-a", r, ok)
-			}
-			if _, ok := runs["run-c1"]; !ok {
-				t.Error("run-c1 of the new session was not copied")
-			}
-			if s := runs["run-a1"].Status; s != "CANCELLED" {
-				t.Errorf("run-a1 status = %q: the legacy copy overwrote the runs table's row", s)
-			}
-			if sum, err := m.Up(ctx, ""); err != nil || sum.RunsCopied != 0 {
-				t.Fatalf("third Up = %+v, %v; want nothing to copy", sum, err)
-			}
-			if st := statusOf(t, m, migrate.KindSessions); st.UncopiedRuns != 0 {
-				t.Errorf("status after Up = %+v; want nothing uncopied", st)
-			}
-		})
-	}
+		if st := statusOf(t, m, migrate.KindSessions); st.UncopiedRuns != 2 || st.UncopiedSessions != 2 {
+			t.Fatalf("status = %+v; want 2 uncopied runs in 2 sessions", st)
+		}
+		dry, err := f.manager(t, func(c *migrate.Config) { c.DryRun = true }).Up(ctx, "")
+		if err != nil || dry.RunsCopied != 2 {
+			t.Fatalf("dry Up = %+v, %v; want 2 runs to copy", dry, err)
+		}
+		sum, err := m.Up(ctx, "")
+		if err != nil || sum.RunsCopied != 2 || sum.BadRowCount != 0 {
+			t.Fatalf("Up after 2.x writes = %+v, %v; want 2 runs copied", sum, err)
+		}
+		runs := f.readRuns(t)
+		if r, ok := runs["run-a2"]; !ok || r.RunIndex != 1 || r.SessionID != "s-a" {
+			t.Errorf("run-a2 = %+v, %v; want it at index 1 of s-a", r, ok)
+		}
+		if _, ok := runs["run-c1"]; !ok {
+			t.Error("run-c1 of the new session was not copied")
+		}
+		if s := runs["run-a1"].Status; s != "CANCELLED" {
+			t.Errorf("run-a1 status = %q: the legacy copy overwrote the runs table's row", s)
+		}
+		if sum, err := m.Up(ctx, ""); err != nil || sum.RunsCopied != 0 {
+			t.Fatalf("third Up = %+v, %v; want nothing to copy", sum, err)
+		}
+		if st := statusOf(t, m, migrate.KindSessions); st.UncopiedRuns != 0 {
+			t.Errorf("status after Up = %+v; want nothing uncopied", st)
+		}
+	})
 }
 
 // A run written to a session the interrupted copy had passed is copied by
 // the resumed Up.
 func TestUp_ResumedCopySeesRunsAddedBeforeItsCheckpoint(t *testing.T) {
-	t.Parallel()
-	for _, v := range oneOfEach {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, []migratetest.Session{
-				legacyAgentSession("s-a", "["+run("run-a1", "s-a", "")+"]"),
-				legacyAgentSession("s-b", "["+run("run-b1", "s-b", "")+"]"),
-			})
-			cctx, cancel := context.WithCancel(ctx)
-			first := f.manager(t, func(c *migrate.Config) { c.BatchSize = 1; c.Progress = func(migrate.Progress) { cancel() } })
-			if _, err := first.Up(cctx, ""); err == nil {
-				t.Fatal("the interrupted attempt finished")
-			}
-			f.setLegacyRuns(t, "s-a", "["+run("run-a1", "s-a", "")+", "+run("run-a2", "s-a", "")+"]")
-			if _, err := f.manager(t).Up(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
-			runs := f.readRuns(t)
-			for _, id := range []string{"run-a1", "run-a2", "run-b1"} {
-				if _, ok := runs[id]; !ok {
-					t.Errorf("%s not copied by the resumed Up", id)
-				}
-			}
+	onEachBackend(t, oneOfEach, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, []migratetest.Session{
+			legacyAgentSession("s-a", "["+run("run-a1", "s-a", "")+"]"),
+			legacyAgentSession("s-b", "["+run("run-b1", "s-b", "")+"]"),
 		})
-	}
+		cctx, cancel := context.WithCancel(ctx)
+		first := f.manager(t, func(c *migrate.Config) { c.BatchSize = 1; c.Progress = func(migrate.Progress) { cancel() } })
+		if _, err := first.Up(cctx, ""); err == nil {
+			t.Fatal("the interrupted attempt finished")
+		}
+		f.setLegacyRuns(t, "s-a", "["+run("run-a1", "s-a", "")+", "+run("run-a2", "s-a", "")+"]")
+		if _, err := f.manager(t).Up(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		runs := f.readRuns(t)
+		for _, id := range []string{"run-a1", "run-a2", "run-b1"} {
+			if _, ok := runs[id]; !ok {
+				t.Errorf("%s not copied by the resumed Up", id)
+			}
+		}
+	})
 }
 
 // The same run_id in two sessions cannot be two rows of the runs table: the

@@ -46,52 +46,46 @@ func (f *fixtureDB) openDriverTables(t *testing.T, tables migrate.Tables) (*db.D
 // driver with ErrMigrationRequired; after Up the driver's GetRuns returns
 // every run with the legacy element's data; merged reads agree until cleanup.
 func TestDrivers_ReadMigratedRunsUnchanged(t *testing.T) {
-	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			sessions := migratetest.Canonical()
-			f.insert(t, sessions)
-			want, _ := expectedRows(t, sessions)
+	onEachBackend(t, variants, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		sessions := migratetest.Canonical()
+		f.insert(t, sessions)
+		want, _ := expectedRows(t, sessions)
 
-			if _, err := f.openDriver(t); !errors.Is(err, db.ErrMigrationRequired) || !errors.Is(err, db.ErrSchemaMismatch) {
-				t.Fatalf("opening a 2.x database = %v, want db.ErrMigrationRequired", err)
-			}
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatalf("Up: %v", err)
-			}
-			d, err := f.openDriver(t)
+		if _, err := f.openDriver(t); !errors.Is(err, db.ErrMigrationRequired) || !errors.Is(err, db.ErrSchemaMismatch) {
+			t.Fatalf("opening a 2.x database = %v, want db.ErrMigrationRequired", err)
+		}
+		m := f.manager(t)
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		d, err := f.openDriver(t)
+		if err != nil {
+			t.Fatalf("opening the migrated database: %v", err)
+		}
+		got := map[string]runRow{}
+		for _, s := range sessions {
+			runs, _, err := d.GetRuns(ctx, db.RunFilter{SessionID: s.SessionID, Limit: 100, Page: 1})
 			if err != nil {
-				t.Fatalf("opening the migrated database: %v", err)
+				t.Fatalf("GetRuns(%s): %v", s.SessionID, err)
 			}
-			got := map[string]runRow{}
-			for _, s := range sessions {
-				runs, _, err := d.GetRuns(ctx, db.RunFilter{SessionID: s.SessionID, Limit: 100, Page: 1})
-				if err != nil {
-					t.Fatalf("GetRuns(%s): %v", s.SessionID, err)
+			for i, r := range runs {
+				if i > 0 && *runs[i-1].RunIndex >= *r.RunIndex {
+					t.Errorf("session %s: runs not in run_index order", s.SessionID)
 				}
-				for i, r := range runs {
-					if i > 0 && *runs[i-1].RunIndex >= *r.RunIndex {
-						t.Errorf("session %s: runs not in run_index order", s.SessionID)
-					}
-					got[r.RunID] = fromDB(t, r)
-				}
-				// Until cleanup, merged reads return the same runs.
-				merged, err := m.MergedSessionRuns(ctx, s.SessionID)
-				var corrupt *db.CorruptRowError
-				if err != nil && !errors.As(err, &corrupt) {
-					t.Fatalf("MergedSessionRuns(%s): %v", s.SessionID, err)
-				}
-				if len(merged) != len(runs) {
-					t.Errorf("session %s: merged reads return %d runs, the table %d", s.SessionID, len(merged), len(runs))
-				}
+				got[r.RunID] = fromDB(t, r)
 			}
-			compareRuns(t, got, want)
-		})
-	}
+			// Until cleanup, merged reads return the same runs.
+			merged, err := m.MergedSessionRuns(ctx, s.SessionID)
+			var corrupt *db.CorruptRowError
+			if err != nil && !errors.As(err, &corrupt) {
+				t.Fatalf("MergedSessionRuns(%s): %v", s.SessionID, err)
+			}
+			if len(merged) != len(runs) {
+				t.Errorf("session %s: merged reads return %d runs, the table %d", s.SessionID, len(merged), len(runs))
+			}
+		}
+		compareRuns(t, got, want)
+	})
 }
 
 func fromDB(t testing.TB, r db.Run) runRow {

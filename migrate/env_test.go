@@ -65,17 +65,8 @@ var variants = []variant{
 // newFixture creates an empty 2.x database of the variant's layout.
 func newFixture(t testing.TB, v variant) *fixtureDB {
 	t.Helper()
-	f := &fixtureDB{dialect: dialectName(v.dialect)}
-	f.layout = migratetest.Layout{Dialect: v.dialect, JSONType: v.jsonType, Stamp: v.stamp}
-	switch v.dialect {
-	case "sqlite":
-		f.db, f.path = migratetest.SQLite(t)
-		f.dsn = f.path
-	case "postgres":
-		f.db, f.layout.Schema, f.dsn = migratetest.Postgres(t)
-	case "mysql":
-		f.db, f.dsn = migratetest.MySQL(t)
-	}
+	f := newEmptyFixture(t, v.dialect)
+	f.layout.JSONType, f.layout.Stamp = v.jsonType, v.stamp
 	if err := migratetest.Create(context.Background(), f.db, f.layout); err != nil {
 		t.Fatal(err)
 	}
@@ -218,4 +209,17 @@ func keys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// onEachBackend runs body as a parallel subtest per variant, each on a new,
+// empty 2.x database of its layout.
+func onEachBackend(t *testing.T, vs []variant, body func(t *testing.T, ctx context.Context, f *fixtureDB)) {
+	t.Helper()
+	t.Parallel()
+	for _, v := range vs {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			body(t, context.Background(), newFixture(t, v))
+		})
+	}
 }

@@ -16,38 +16,32 @@ import (
 // Up too. Up now deletes them as the cascade would have, then restores the
 // key.
 func TestUp_SessionDeletedDuringTheCopyLeavesNoRunsBehind(t *testing.T) {
-	t.Parallel()
-	for _, v := range oneOfEach {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			var sessions []migratetest.Session
-			for i := range 6 {
-				id := fmt.Sprintf("s-%d", i)
-				sessions = append(sessions, legacyAgentSession(id, "["+run("run-"+id+"-a", id, "")+", "+run("run-"+id+"-b", id, "")+"]"))
+	onEachBackend(t, oneOfEach, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		var sessions []migratetest.Session
+		for i := range 6 {
+			id := fmt.Sprintf("s-%d", i)
+			sessions = append(sessions, legacyAgentSession(id, "["+run("run-"+id+"-a", id, "")+", "+run("run-"+id+"-b", id, "")+"]"))
+		}
+		f.insert(t, sessions)
+		var once sync.Once
+		m := f.manager(t, func(c *migrate.Config) {
+			c.BatchSize = 1
+			c.Progress = func(migrate.Progress) {
+				once.Do(func() { f.execArgs(t, "DELETE FROM "+f.table("agno_sessions")+" WHERE session_id = ?", "s-0") })
 			}
-			f.insert(t, sessions)
-			var once sync.Once
-			m := f.manager(t, func(c *migrate.Config) {
-				c.BatchSize = 1
-				c.Progress = func(migrate.Progress) {
-					once.Do(func() { f.execArgs(t, "DELETE FROM "+f.table("agno_sessions")+" WHERE session_id = ?", "s-0") })
-				}
-			})
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatalf("Up: %v", err)
-			}
-			runs := f.readRuns(t)
-			if _, ok := runs["run-s-0-a"]; ok {
-				t.Error("the runs of deleted session s-0 stayed in the runs table")
-			}
-			if len(runs) != 10 {
-				t.Errorf("runs table holds %d runs, want the 10 of the 5 remaining sessions", len(runs))
-			}
-			f.assertCascade(t, "s-3")
 		})
-	}
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		runs := f.readRuns(t)
+		if _, ok := runs["run-s-0-a"]; ok {
+			t.Error("the runs of deleted session s-0 stayed in the runs table")
+		}
+		if len(runs) != 10 {
+			t.Errorf("runs table holds %d runs, want the 10 of the 5 remaining sessions", len(runs))
+		}
+		f.assertCascade(t, "s-3")
+	})
 }
 
 // A session a 2.x process deletes after the copy read it, before it wrote
@@ -55,32 +49,26 @@ func TestUp_SessionDeletedDuringTheCopyLeavesNoRunsBehind(t *testing.T) {
 // are left out, as the deletion would have taken them, instead of the runs
 // table's foreign key failing Up.
 func TestUp_SessionDeletedBetweenReadAndWriteOfItsBatch(t *testing.T) {
-	t.Parallel()
-	for _, v := range oneOfEach {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			var sessions []migratetest.Session
-			for i := range 8 {
-				id := fmt.Sprintf("s-%d", i)
-				sessions = append(sessions, legacyAgentSession(id, "["+run("run-"+id, id, "")+"]"))
-			}
-			f.insert(t, sessions)
-			var once sync.Once
-			m := f.manager(t, func(c *migrate.Config) {
-				c.BatchSize = 1
-				c.Progress = func(migrate.Progress) {
-					once.Do(func() { f.execArgs(t, "DELETE FROM "+f.table("agno_sessions")+" WHERE session_id = ?", "s-2") })
-				}
-			})
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatalf("Up: %v", err)
-			}
-			runs := f.readRuns(t)
-			if _, ok := runs["run-s-2"]; ok || len(runs) != 7 {
-				t.Errorf("runs table holds %d runs (run-s-2: %v), want the 7 of the remaining sessions", len(runs), ok)
+	onEachBackend(t, oneOfEach, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		var sessions []migratetest.Session
+		for i := range 8 {
+			id := fmt.Sprintf("s-%d", i)
+			sessions = append(sessions, legacyAgentSession(id, "["+run("run-"+id, id, "")+"]"))
+		}
+		f.insert(t, sessions)
+		var once sync.Once
+		m := f.manager(t, func(c *migrate.Config) {
+			c.BatchSize = 1
+			c.Progress = func(migrate.Progress) {
+				once.Do(func() { f.execArgs(t, "DELETE FROM "+f.table("agno_sessions")+" WHERE session_id = ?", "s-2") })
 			}
 		})
-	}
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		runs := f.readRuns(t)
+		if _, ok := runs["run-s-2"]; ok || len(runs) != 7 {
+			t.Errorf("runs table holds %d runs (run-s-2: %v), want the 7 of the remaining sessions", len(runs), ok)
+		}
+	})
 }

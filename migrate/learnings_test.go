@@ -138,138 +138,132 @@ func sortedCopy(s []string) []string {
 // into a newer row already there, quarantines a row two users wrote, reports
 // what it cannot move, and stamps the table; a second Up finds nothing to do.
 func TestUp_RekeysUserEntityLearnings(t *testing.T) {
-	t.Parallel()
-	for _, v := range []variant{variants[1], variants[3], variants[5]} {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			f.createLearnings(t, legacyLearnings())
+	onEachBackend(t, []variant{variants[1], variants[3], variants[5]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.createLearnings(t, legacyLearnings())
 
-			// A dry run reports the same buckets and writes nothing.
-			dry, err := f.manager(t, func(c *migrate.Config) { c.DryRun = true }).Up(ctx, "")
-			if err != nil {
-				t.Fatalf("dry Up: %v", err)
-			}
-			before := f.readLearnings(t)
-			if dry.Learnings == nil || !dry.Learnings.DryRun || len(dry.Learnings.Rekeyed) != 1 || len(dry.Learnings.Merged) != 1 {
-				t.Fatalf("dry run report = %+v", dry.Learnings)
-			}
+		// A dry run reports the same buckets and writes nothing.
+		dry, err := f.manager(t, func(c *migrate.Config) { c.DryRun = true }).Up(ctx, "")
+		if err != nil {
+			t.Fatalf("dry Up: %v", err)
+		}
+		before := f.readLearnings(t)
+		if dry.Learnings == nil || !dry.Learnings.DryRun || len(dry.Learnings.Rekeyed) != 1 || len(dry.Learnings.Merged) != 1 {
+			t.Fatalf("dry run report = %+v", dry.Learnings)
+		}
 
-			sum, err := f.manager(t).Up(ctx, "")
-			if err != nil {
-				t.Fatalf("Up: %v", err)
+		sum, err := f.manager(t).Up(ctx, "")
+		if err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		rep := sum.Learnings
+		if rep == nil {
+			t.Fatal("Up ran no learnings step")
+		}
+		want := migrate.LearningsRekey{
+			Table: "agno_learnings", Scanned: 9, Keyed: 2, // carol, and the newer acme row
+			Rekeyed:           []string{"entity_user_person_alice"},
+			Merged:            []string{"entity_user_company_acme"},
+			Quarantined:       []string{"entity_user_person_bob"},
+			Contaminated:      []string{"entity_user_person_bob"},
+			ContaminatedKeyed: []string{db.EntityLearningID("user", "u1", "person", "eve")},
+			Unowned:           []string{"entity_user_place_paris"},
+			Malformed:         sortedCopy([]string{"entity_user__x", "entity_user_person_dan"}),
+		}
+		got := *rep
+		got.Malformed = sortedCopy(got.Malformed)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("report:\n got %+v\nwant %+v", got, want)
+		}
+		// The dry run's buckets agree with the real run's.
+		for name, pair := range map[string][2][]string{
+			"rekeyed": {dry.Learnings.Rekeyed, rep.Rekeyed}, "merged": {dry.Learnings.Merged, rep.Merged},
+			"quarantined": {dry.Learnings.Quarantined, rep.Quarantined}, "unowned": {dry.Learnings.Unowned, rep.Unowned},
+		} {
+			if !slices.Equal(pair[0], pair[1]) {
+				t.Errorf("dry run %s = %v, real run %v", name, pair[0], pair[1])
 			}
-			rep := sum.Learnings
-			if rep == nil {
-				t.Fatal("Up ran no learnings step")
-			}
-			want := migrate.LearningsRekey{
-				Table: "agno_learnings", Scanned: 9, Keyed: 2, // carol, and the newer acme row
-				Rekeyed:           []string{"entity_user_person_alice"},
-				Merged:            []string{"entity_user_company_acme"},
-				Quarantined:       []string{"entity_user_person_bob"},
-				Contaminated:      []string{"entity_user_person_bob"},
-				ContaminatedKeyed: []string{db.EntityLearningID("user", "u1", "person", "eve")},
-				Unowned:           []string{"entity_user_place_paris"},
-				Malformed:         sortedCopy([]string{"entity_user__x", "entity_user_person_dan"}),
-			}
-			got := *rep
-			got.Malformed = sortedCopy(got.Malformed)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("report:\n got %+v\nwant %+v", got, want)
-			}
-			// The dry run's buckets agree with the real run's.
-			for name, pair := range map[string][2][]string{
-				"rekeyed": {dry.Learnings.Rekeyed, rep.Rekeyed}, "merged": {dry.Learnings.Merged, rep.Merged},
-				"quarantined": {dry.Learnings.Quarantined, rep.Quarantined}, "unowned": {dry.Learnings.Unowned, rep.Unowned},
-			} {
-				if !slices.Equal(pair[0], pair[1]) {
-					t.Errorf("dry run %s = %v, real run %v", name, pair[0], pair[1])
-				}
-			}
-			if dry.Learnings.Scanned != rep.Scanned || dry.Learnings.Keyed != rep.Keyed {
-				t.Errorf("dry run scanned/keyed %d/%d, real %d/%d", dry.Learnings.Scanned, dry.Learnings.Keyed, rep.Scanned, rep.Keyed)
-			}
+		}
+		if dry.Learnings.Scanned != rep.Scanned || dry.Learnings.Keyed != rep.Keyed {
+			t.Errorf("dry run scanned/keyed %d/%d, real %d/%d", dry.Learnings.Scanned, dry.Learnings.Keyed, rep.Scanned, rep.Keyed)
+		}
 
-			after := f.readLearnings(t)
-			if len(before) != 10 || len(after) != 9 {
-				t.Fatalf("rows before %d (want 10), after %d (want 9: the merged legacy row is folded away)", len(before), len(after))
+		after := f.readLearnings(t)
+		if len(before) != 10 || len(after) != 9 {
+			t.Fatalf("rows before %d (want 10), after %d (want 9: the merged legacy row is folded away)", len(before), len(after))
+		}
+		// Re-keyed: same content and timestamps on the owner's key.
+		alice := db.EntityLearningID("user", "u1", "person", "alice")
+		if _, ok := after["entity_user_person_alice"]; ok {
+			t.Error("legacy alice row still there")
+		}
+		if got := after[alice]; got.User != "u1" || got.Created != 1700000001 || !reflect.DeepEqual(got.Content, before["entity_user_person_alice"].Content) {
+			t.Errorf("re-keyed alice = %+v", got)
+		}
+		// Merged: the newer row wins conflicts, the legacy row fills gaps.
+		acme := after[db.EntityLearningID("user", "u2", "company", "acme")]
+		wantAcme := map[string]any{
+			"user_id": "u2", "name": "Acme", "description": "old description", "legacy_only": float64(1),
+			"facts": []any{
+				map[string]any{"id": "a", "content": "makes anvils"},
+				map[string]any{"id": "c", "content": "based in  utah"},
+			},
+			"events":     []any{map[string]any{"content": "founded", "date": "1900"}},
+			"properties": map[string]any{"size": "huge", "hq": "utah"},
+			"aliases":    []any{"ACME Corp"},
+			// As Agno: the three collections are always written.
+			"relationships": []any{},
+		}
+		if !reflect.DeepEqual(acme.Content, wantAcme) || acme.Created != 1800000000 {
+			t.Errorf("merged acme = %+v\nwant content %v", acme, wantAcme)
+		}
+		if _, ok := after["entity_user_company_acme"]; ok {
+			t.Error("merged legacy row still there")
+		}
+		// Quarantined: moved under a namespace no store reads, content kept.
+		if got := after["entity_quarantined_user_person_bob"]; got.Namespace != "quarantined_user" || got.User != "u1" || got.Content.(map[string]any)["user_id"] != "u3" {
+			t.Errorf("quarantined bob = %+v", got)
+		}
+		for _, id := range []string{"entity_user_place_paris", "entity_user__x", "entity_user_person_dan", "entity_global_person_alice"} {
+			if !reflect.DeepEqual(after[id], before[id]) {
+				t.Errorf("%s changed: %+v → %+v", id, before[id], after[id])
 			}
-			// Re-keyed: same content and timestamps on the owner's key.
-			alice := db.EntityLearningID("user", "u1", "person", "alice")
-			if _, ok := after["entity_user_person_alice"]; ok {
-				t.Error("legacy alice row still there")
-			}
-			if got := after[alice]; got.User != "u1" || got.Created != 1700000001 || !reflect.DeepEqual(got.Content, before["entity_user_person_alice"].Content) {
-				t.Errorf("re-keyed alice = %+v", got)
-			}
-			// Merged: the newer row wins conflicts, the legacy row fills gaps.
-			acme := after[db.EntityLearningID("user", "u2", "company", "acme")]
-			wantAcme := map[string]any{
-				"user_id": "u2", "name": "Acme", "description": "old description", "legacy_only": float64(1),
-				"facts": []any{
-					map[string]any{"id": "a", "content": "makes anvils"},
-					map[string]any{"id": "c", "content": "based in  utah"},
-				},
-				"events":     []any{map[string]any{"content": "founded", "date": "1900"}},
-				"properties": map[string]any{"size": "huge", "hq": "utah"},
-				"aliases":    []any{"ACME Corp"},
-				// As Agno: the three collections are always written.
-				"relationships": []any{},
-			}
-			if !reflect.DeepEqual(acme.Content, wantAcme) || acme.Created != 1800000000 {
-				t.Errorf("merged acme = %+v\nwant content %v", acme, wantAcme)
-			}
-			if _, ok := after["entity_user_company_acme"]; ok {
-				t.Error("merged legacy row still there")
-			}
-			// Quarantined: moved under a namespace no store reads, content kept.
-			if got := after["entity_quarantined_user_person_bob"]; got.Namespace != "quarantined_user" || got.User != "u1" || got.Content.(map[string]any)["user_id"] != "u3" {
-				t.Errorf("quarantined bob = %+v", got)
-			}
-			for _, id := range []string{"entity_user_place_paris", "entity_user__x", "entity_user_person_dan", "entity_global_person_alice"} {
-				if !reflect.DeepEqual(after[id], before[id]) {
-					t.Errorf("%s changed: %+v → %+v", id, before[id], after[id])
-				}
-			}
+		}
 
-			// The store reads the moved row under its owner's scope only.
-			d, err := f.openDriver(t)
-			if err != nil {
-				t.Fatalf("open driver: %v", err)
-			}
-			if l, err := d.GetLearning(db.WithUserScope(ctx, "u1"), alice); err != nil || l.EntityID != "alice" {
-				t.Errorf("u1 reads its re-keyed entity: %v %v", l, err)
-			}
-			if _, err := d.GetLearning(db.WithUserScope(ctx, "u2"), alice); err == nil {
-				t.Error("u2 reads u1's re-keyed entity")
-			}
+		// The store reads the moved row under its owner's scope only.
+		d, err := f.openDriver(t)
+		if err != nil {
+			t.Fatalf("open driver: %v", err)
+		}
+		if l, err := d.GetLearning(db.WithUserScope(ctx, "u1"), alice); err != nil || l.EntityID != "alice" {
+			t.Errorf("u1 reads its re-keyed entity: %v %v", l, err)
+		}
+		if _, err := d.GetLearning(db.WithUserScope(ctx, "u2"), alice); err == nil {
+			t.Error("u2 reads u1's re-keyed entity")
+		}
 
-			// Stamped 3.0.0: a second Up has nothing to do.
-			sts, err := f.manager(t).Status(ctx)
-			if err != nil {
-				t.Fatal(err)
+		// Stamped 3.0.0: a second Up has nothing to do.
+		sts, err := f.manager(t).Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sts {
+			if s.Kind == migrate.KindLearnings && (!s.UpToDate() || s.Current != migrate.Latest) {
+				t.Errorf("learnings status after Up = %+v", s)
 			}
-			for _, s := range sts {
-				if s.Kind == migrate.KindLearnings && (!s.UpToDate() || s.Current != migrate.Latest) {
-					t.Errorf("learnings status after Up = %+v", s)
-				}
-			}
-			again, err := f.manager(t).Up(ctx, "")
-			if err != nil || again.Learnings != nil {
-				t.Errorf("second Up = %+v, %v; want no learnings step", again.Learnings, err)
-			}
+		}
+		again, err := f.manager(t).Up(ctx, "")
+		if err != nil || again.Learnings != nil {
+			t.Errorf("second Up = %+v, %v; want no learnings step", again.Learnings, err)
+		}
 
-			// Down does not reverse the re-key; it only restamps.
-			if _, err := f.manager(t).Down(ctx, "2.5.6"); err != nil {
-				t.Fatalf("Down: %v", err)
-			}
-			if got := f.readLearnings(t); !reflect.DeepEqual(got, after) {
-				t.Error("Down changed learnings rows")
-			}
-		})
-	}
+		// Down does not reverse the re-key; it only restamps.
+		if _, err := f.manager(t).Down(ctx, "2.5.6"); err != nil {
+			t.Fatalf("Down: %v", err)
+		}
+		if got := f.readLearnings(t); !reflect.DeepEqual(got, after) {
+			t.Error("Down changed learnings rows")
+		}
+	})
 }
 
 // TestUp_RekeyPurgesUnrecoverable: with PurgeUnrecoverableLearnings, rows two

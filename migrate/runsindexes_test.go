@@ -63,70 +63,64 @@ func tunedRunsIndexNames(d dialectName) []string {
 // an Agno-created or older Agentry database has), and Up moves such a
 // database to the tuned layout again, its runs still readable.
 func TestUpDown_RunsIndexes(t *testing.T) {
-	t.Parallel()
-	for _, v := range []variant{variants[1], variants[3], variants[5]} {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, migratetest.Canonical())
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatalf("Up: %v", err)
-			}
-			if got, want := f.runsIndexes(t), tunedRunsIndexNames(f.dialect); !slices.Equal(got, want) {
-				t.Fatalf("after Up: indexes %v, want %v", got, want)
-			}
-			runs := f.readRuns(t)
+	onEachBackend(t, []variant{variants[1], variants[3], variants[5]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, migratetest.Canonical())
+		m := f.manager(t)
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		if got, want := f.runsIndexes(t), tunedRunsIndexNames(f.dialect); !slices.Equal(got, want) {
+			t.Fatalf("after Up: indexes %v, want %v", got, want)
+		}
+		runs := f.readRuns(t)
 
-			sum, err := m.Down(ctx, "3.0.0")
-			if err != nil {
-				t.Fatalf("Down 3.0.0: %v", err)
-			}
-			if got := f.runsIndexes(t); !slices.Equal(got, agnoRunsIndexNames) {
-				t.Fatalf("after Down 3.0.0: indexes %v, want Agno's %v", got, agnoRunsIndexNames)
-			}
-			if !stepsMention(sum.Steps, "drop index idx_agno_runs_status") && !stepsMention(sum.Steps, "create index idx_agno_runs_session_id") {
-				t.Errorf("Down 3.0.0 steps %+v do not report the index changes", sum.Steps)
-			}
+		sum, err := m.Down(ctx, "3.0.0")
+		if err != nil {
+			t.Fatalf("Down 3.0.0: %v", err)
+		}
+		if got := f.runsIndexes(t); !slices.Equal(got, agnoRunsIndexNames) {
+			t.Fatalf("after Down 3.0.0: indexes %v, want Agno's %v", got, agnoRunsIndexNames)
+		}
+		if !stepsMention(sum.Steps, "drop index idx_agno_runs_status") && !stepsMention(sum.Steps, "create index idx_agno_runs_session_id") {
+			t.Errorf("Down 3.0.0 steps %+v do not report the index changes", sum.Steps)
+		}
 
-			dry := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
-			sum, err = dry.Up(ctx, "")
-			if err != nil || !stepsMention(sum.Steps, "drop index idx_agno_runs_run_type") {
-				t.Fatalf("dry-run Up = %+v, %v; want the runs index step reported", sum, err)
-			}
-			if got := f.runsIndexes(t); !slices.Equal(got, agnoRunsIndexNames) {
-				t.Fatalf("a dry run changed the indexes: %v", got)
-			}
+		dry := f.manager(t, func(c *migrate.Config) { c.DryRun = true })
+		sum, err = dry.Up(ctx, "")
+		if err != nil || !stepsMention(sum.Steps, "drop index idx_agno_runs_run_type") {
+			t.Fatalf("dry-run Up = %+v, %v; want the runs index step reported", sum, err)
+		}
+		if got := f.runsIndexes(t); !slices.Equal(got, agnoRunsIndexNames) {
+			t.Fatalf("a dry run changed the indexes: %v", got)
+		}
 
-			if _, err := m.Up(ctx, ""); err != nil {
-				t.Fatalf("Up again: %v", err)
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatalf("Up again: %v", err)
+		}
+		if got, want := f.runsIndexes(t), tunedRunsIndexNames(f.dialect); !slices.Equal(got, want) {
+			t.Fatalf("after Down and Up: indexes %v, want %v", got, want)
+		}
+		sum, err = m.Up(ctx, "")
+		if err != nil || len(sum.Steps) != 0 {
+			t.Fatalf("a second Up = %+v, %v; want nothing to do", sum.Steps, err)
+		}
+		if got := f.readRuns(t); len(got) != len(runs) {
+			t.Fatalf("runs: %d after the index changes, %d before", len(got), len(runs))
+		}
+		d, err := f.openDriver(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.ParentRunID != "" {
+				continue
 			}
-			if got, want := f.runsIndexes(t), tunedRunsIndexNames(f.dialect); !slices.Equal(got, want) {
-				t.Fatalf("after Down and Up: indexes %v, want %v", got, want)
+			if _, err := d.HistoryRuns(ctx, db.HistoryQuery{SessionID: r.SessionID, Limit: 3}); err != nil {
+				t.Fatalf("HistoryRuns(%s): %v", r.SessionID, err)
 			}
-			sum, err = m.Up(ctx, "")
-			if err != nil || len(sum.Steps) != 0 {
-				t.Fatalf("a second Up = %+v, %v; want nothing to do", sum.Steps, err)
-			}
-			if got := f.readRuns(t); len(got) != len(runs) {
-				t.Fatalf("runs: %d after the index changes, %d before", len(got), len(runs))
-			}
-			d, err := f.openDriver(t)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range runs {
-				if r.ParentRunID != "" {
-					continue
-				}
-				if _, err := d.HistoryRuns(ctx, db.HistoryQuery{SessionID: r.SessionID, Limit: 3}); err != nil {
-					t.Fatalf("HistoryRuns(%s): %v", r.SessionID, err)
-				}
-			}
-			f.assertCascade(t, "s-team")
-		})
-	}
+		}
+		f.assertCascade(t, "s-team")
+	})
 }
 
 func stepsMention(steps []migrate.Step, action string) bool {

@@ -192,51 +192,45 @@ func (f *fixtureDB) planConn(t *testing.T) *sql.Conn {
 // taken with enable_seqscan off, so they show which index can serve a
 // statement rather than what a tiny table makes cheapest.
 func TestRunsQueryPlans(t *testing.T) {
-	t.Parallel()
-	for _, v := range []variant{variants[1], variants[3]} {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			f.insert(t, migratetest.Canonical())
-			m := f.manager(t)
-			if _, err := m.Up(ctx, ""); err != nil {
+	onEachBackend(t, []variant{variants[1], variants[3]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, migratetest.Canonical())
+		m := f.manager(t)
+		if _, err := m.Up(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		c := f.planConn(t)
+		tuned := make([]string, len(runsQueries))
+		tunedScan := make([]bool, len(runsQueries))
+		for i, rq := range runsQueries {
+			if rq.sqliteOnly && f.dialect != sqliteName {
+				continue
+			}
+			tuned[i], tunedScan[i] = f.planOf(t, c, rq)
+		}
+		if _, err := m.Down(ctx, "3.0.0"); err != nil {
+			t.Fatal(err)
+		}
+		c = f.planConn(t)
+		var out strings.Builder
+		fmt.Fprintf(&out, "\n### %s\n\n| who | statement | Agno's indexes | tuned indexes |\n|---|---|---|---|\n", f.dialect)
+		for i, rq := range runsQueries {
+			if rq.sqliteOnly && f.dialect != sqliteName {
+				continue
+			}
+			agno, agnoScan := f.planOf(t, c, rq)
+			fmt.Fprintf(&out, "| %s | %s | `%s` | `%s` |\n", rq.who, rq.name, agno, tuned[i])
+			if tunedScan[i] && !agnoScan && !rq.scans {
+				t.Errorf("%s: the tuned indexes read the whole table (%s); Agno's did not (%s)", rq.name, tuned[i], agno)
+			}
+		}
+		t.Log(out.String())
+		if path := os.Getenv("AGENTRY_RUNS_PLANS"); path != "" {
+			fh, err := os.OpenFile(path+"."+string(f.dialect)+".md", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+			if err != nil {
 				t.Fatal(err)
 			}
-			c := f.planConn(t)
-			tuned := make([]string, len(runsQueries))
-			tunedScan := make([]bool, len(runsQueries))
-			for i, rq := range runsQueries {
-				if rq.sqliteOnly && f.dialect != sqliteName {
-					continue
-				}
-				tuned[i], tunedScan[i] = f.planOf(t, c, rq)
-			}
-			if _, err := m.Down(ctx, "3.0.0"); err != nil {
-				t.Fatal(err)
-			}
-			c = f.planConn(t)
-			var out strings.Builder
-			fmt.Fprintf(&out, "\n### %s\n\n| who | statement | Agno's indexes | tuned indexes |\n|---|---|---|---|\n", f.dialect)
-			for i, rq := range runsQueries {
-				if rq.sqliteOnly && f.dialect != sqliteName {
-					continue
-				}
-				agno, agnoScan := f.planOf(t, c, rq)
-				fmt.Fprintf(&out, "| %s | %s | `%s` | `%s` |\n", rq.who, rq.name, agno, tuned[i])
-				if tunedScan[i] && !agnoScan && !rq.scans {
-					t.Errorf("%s: the tuned indexes read the whole table (%s); Agno's did not (%s)", rq.name, tuned[i], agno)
-				}
-			}
-			t.Log(out.String())
-			if path := os.Getenv("AGENTRY_RUNS_PLANS"); path != "" {
-				fh, err := os.OpenFile(path+"."+string(f.dialect)+".md", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fh.WriteString(out.String())
-				fh.Close()
-			}
-		})
-	}
+			fh.WriteString(out.String())
+			fh.Close()
+		}
+	})
 }

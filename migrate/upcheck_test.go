@@ -16,35 +16,29 @@ import (
 // instead of planning "add primary key"; Up refuses with the same words
 // before it changes the table.
 func TestUp_DryRunPredictsTheSessionsPrimaryKeyFailing(t *testing.T) {
-	t.Parallel()
-	for _, v := range []variant{variants[2], variants[4]} { // postgres/json/2.0.0, mysql/2.0.0
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := newFixture(t, v)
-			drop := "ALTER TABLE " + f.table("agno_sessions") + " DROP CONSTRAINT agno_sessions_uq_session_id"
-			if f.dialect == mysqlName {
-				drop = "ALTER TABLE agno_sessions DROP INDEX agno_sessions_uq_session_id"
-			}
-			f.exec(t, drop)
-			f.insert(t, []migratetest.Session{legacyAgentSession("s-dup", "["+run("run-1", "s-dup", "")+"]")})
-			f.insert(t, []migratetest.Session{legacyAgentSession("s-dup", "["+run("run-2", "s-dup", "")+"]")})
-			for _, dry := range []bool{true, false} {
-				m := f.manager(t, func(c *migrate.Config) { c.DryRun = dry })
-				sum, err := m.Up(ctx, "")
-				if err == nil || !strings.Contains(err.Error(), "s-dup") || !strings.Contains(err.Error(), "primary key") {
-					var steps []migrate.Step
-					if sum != nil {
-						steps = sum.Steps
-					}
-					t.Fatalf("Up (dry run %v) with session s-dup twice = %v (steps %+v); want a refusal naming s-dup and the primary key", dry, err, steps)
+	onEachBackend(t, []variant{variants[2], variants[4]}, func(t *testing.T, ctx context.Context, f *fixtureDB) { // postgres/json/2.0.0, mysql/2.0.0
+		drop := "ALTER TABLE " + f.table("agno_sessions") + " DROP CONSTRAINT agno_sessions_uq_session_id"
+		if f.dialect == mysqlName {
+			drop = "ALTER TABLE agno_sessions DROP INDEX agno_sessions_uq_session_id"
+		}
+		f.exec(t, drop)
+		f.insert(t, []migratetest.Session{legacyAgentSession("s-dup", "["+run("run-1", "s-dup", "")+"]")})
+		f.insert(t, []migratetest.Session{legacyAgentSession("s-dup", "["+run("run-2", "s-dup", "")+"]")})
+		for _, dry := range []bool{true, false} {
+			m := f.manager(t, func(c *migrate.Config) { c.DryRun = dry })
+			sum, err := m.Up(ctx, "")
+			if err == nil || !strings.Contains(err.Error(), "s-dup") || !strings.Contains(err.Error(), "primary key") {
+				var steps []migrate.Step
+				if sum != nil {
+					steps = sum.Steps
 				}
+				t.Fatalf("Up (dry run %v) with session s-dup twice = %v (steps %+v); want a refusal naming s-dup and the primary key", dry, err, steps)
 			}
-			if st := statusOf(t, f.manager(t), migrate.KindSessions); st.Current != "2.0.0" {
-				t.Fatalf("sessions at %s after the refusal, want 2.0.0 (unchanged)", st.Current)
-			}
-		})
-	}
+		}
+		if st := statusOf(t, f.manager(t), migrate.KindSessions); st.Current != "2.0.0" {
+			t.Fatalf("sessions at %s after the refusal, want 2.0.0 (unchanged)", st.Current)
+		}
+	})
 }
 
 // MySQL/MariaDB's default collation (utf8mb4_general_ci, PAD SPACE) takes
