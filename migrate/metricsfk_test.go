@@ -11,7 +11,8 @@ import (
 // refused, after Up had already added the user_id column), and one of
 // another table onto the metrics table no longer loses that table's rows:
 // with foreign keys on, SQLite's DROP TABLE deletes every row first, firing
-// ON DELETE CASCADE.
+// ON DELETE CASCADE. A view of the metrics table no longer fails the
+// rename that ends the rebuild.
 func TestUp_SQLiteMetricsRebuildAndForeignKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -68,6 +69,19 @@ func TestUp_SQLiteMetricsRebuildAndForeignKeys(t *testing.T) {
 		defer rows.Close()
 		if rows.Next() {
 			t.Fatal("foreign_key_check reports a violation after the rebuild")
+		}
+	})
+	t.Run("a view of the metrics table", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, variants[1]) // sqlite/2.5.6
+		f.addLegacyMetricsUnique(t)
+		f.exec(t, row, "CREATE VIEW metrics_by_day AS SELECT date, sum(agent_runs_count) AS runs FROM agno_metrics GROUP BY date")
+		if _, err := f.manager(t).Up(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		var runs int
+		if err := f.db.QueryRow("SELECT runs FROM metrics_by_day WHERE date = '2026-03-01'").Scan(&runs); err != nil || runs != 7 {
+			t.Fatalf("the view after the rebuild: %d, %v; want it reading the rebuilt table", runs, err)
 		}
 	})
 }

@@ -23,7 +23,9 @@ import (
 // are off on the rebuild's connection: on, the DROP TABLE deleted every row
 // first, firing other tables' ON DELETE actions onto the metrics table
 // (CASCADE deleted their rows). No foreign key may be broken at the commit
-// that was not before. Down restores the key as a unique index of the same
+// that was not before. legacy_alter_table is on for the rename: off, SQLite
+// checks every view and trigger against the schema, and one reading the
+// metrics table (dropped at that point) failed the rename. Down restores the key as a unique index of the same
 // name (restoreLegacyMetricsUnique), which 2.x's ON CONFLICT (date,
 // aggregation_period) accepts as it accepts the constraint.
 
@@ -71,20 +73,13 @@ func (m *Manager) rebuildSQLiteMetrics(ctx context.Context, table string) ([]str
 		return nil, err
 	}
 	defer conn.Close()
-	var fkOn bool
-	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fkOn); err != nil {
-		return nil, err
-	}
-	if fkOn { // a no-op inside a transaction: set before it begins
-		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+	// Set before the transaction begins: foreign_keys is a no-op inside one.
+	for _, p := range [][2]string{{"foreign_keys", "OFF"}, {"legacy_alter_table", "ON"}} {
+		restore, err := setPragma(ctx, conn, p[0], p[1])
+		if err != nil {
 			return nil, err
 		}
-		defer func() {
-			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); err != nil {
-				// Never hand the pool a connection that ignores foreign keys.
-				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-			}
-		}()
+		defer restore()
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -170,6 +165,24 @@ func (m *Manager) rebuildSQLiteMetricsTx(ctx context.Context, tx *sql.Tx, table 
 		return fmt.Errorf("the rebuild would break foreign keys (PRAGMA foreign_key_check finds %d rows, %d before): drop the key by hand", brokenAfter, broken)
 	}
 	return nil
+}
+
+// setPragma sets a SQLite connection's pragma and returns what puts the
+// old value back; a connection whose value cannot be put back is
+// discarded, never handed back to the pool.
+func setPragma(ctx context.Context, conn *sql.Conn, name, value string) (restore func(), err error) {
+	var old string
+	if err := conn.QueryRowContext(ctx, "PRAGMA "+name).Scan(&old); err != nil {
+		return nil, fmt.Errorf("read PRAGMA %s: %w", name, err)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA "+name+" = "+value); err != nil {
+		return nil, fmt.Errorf("set PRAGMA %s: %w", name, err)
+	}
+	return func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA "+name+" = "+old); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}, nil
 }
 
 // sqliteShape is what a rebuild must keep of a SQLite table: its columns
