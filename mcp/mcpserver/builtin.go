@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -61,8 +60,10 @@ type runRef struct {
 
 type lifecycleIn struct {
 	runRef
-	Requirements []map[string]any `json:"requirements,omitempty" jsonschema:"continue_run: the paused run's requirements with their resolution fields set"`
-	UserID       string           `json:"user_id,omitempty" jsonschema:"the user to continue as (a non-admin authenticated caller always acts as itself)"`
+	// Requirements are decoded once, from the call's raw arguments
+	// (requirementsArg): the field only names them in the input schema.
+	Requirements requirementsField `json:"requirements,omitempty" jsonschema:"continue_run: the paused run's requirements with their resolution fields set"`
+	UserID       string            `json:"user_id,omitempty" jsonschema:"the user to continue as (a non-admin authenticated caller always acts as itself)"`
 }
 
 type cancelIn struct{ runRef }
@@ -109,10 +110,14 @@ var BuiltinTools = []struct{ Name, Tag string }{
 
 func boolp(b bool) *bool { return &b }
 
-func (s *Server) addBuiltins(tags map[string]bool) {
+func (s *Server) addBuiltins(tags map[string]bool) error {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 	runs := &mcp.ToolAnnotations{OpenWorldHint: boolp(true)}
 	if tags[TagCore] {
+		lifecycle, err := lifecycleSchema()
+		if err != nil {
+			return fmt.Errorf("mcpserver: continue_run's input schema: %w", err)
+		}
 		addTool(s, &mcp.Tool{Name: "get_agentos_config", Annotations: ro, Description: "Discover this AgentOS: the agents, teams and workflows " +
 			"available to run (ids and descriptions) and the database ids the session tools take. Call this first."}, s.getConfig)
 		addTool(s, &mcp.Tool{Name: "run_agent", Annotations: runs, Description: "Run an agent with a message and get its response. " +
@@ -131,7 +136,7 @@ func (s *Server) addBuiltins(tags map[string]bool) {
 			func(ctx context.Context, req *mcp.CallToolRequest, in workflowRunIn) (*mcp.CallToolResult, any, error) {
 				return s.runComponent(ctx, req, kindWorkflows, runIn{WorkflowID: in.WorkflowID, Message: in.Message, UserID: in.UserID, SessionID: in.SessionID})
 			})
-		addTool(s, &mcp.Tool{Name: "continue_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(false)},
+		addTool(s, &mcp.Tool{Name: "continue_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: boolp(false)}, InputSchema: lifecycle,
 			Description: "Resume a PAUSED agent or team run after resolving its requirements (human-in-the-loop): set the resolution " +
 				"fields on the requirements a run tool returned (e.g. tool_execution.confirmed=true) and pass them back with the run_id, its " +
 				"session_id and the agent_id or team_id."},
@@ -151,6 +156,7 @@ func (s *Server) addBuiltins(tags map[string]bool) {
 			Description: "List stored user memories (facts agents keep about a user), most recently updated first. Filter by " +
 				"user_id, agent_id, team_id, topics or a search_content substring."}, s.getMemories)
 	}
+	return nil
 }
 
 type summary struct {
@@ -292,11 +298,11 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 		return nil, nil, err
 	}
 	var opts []agent.RunOption
-	if len(in.Requirements) > 0 {
-		reqs, err := requirementsArg(req)
-		if err != nil {
-			return nil, nil, err
-		}
+	reqs, err := requirementsArg(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(reqs) > 0 {
 		opts = append(opts, agent.WithRequirements(reqs))
 	}
 	c.progress(0, 0, "Continuing run "+in.RunID)
@@ -372,20 +378,4 @@ func checkSessionType(t string) error {
 		return fmt.Errorf("%w: session_type %q: use agent, team or workflow", ErrInvalidInput, t)
 	}
 	return nil
-}
-
-// requirementsArg decodes continue_run's requirements from the call's raw
-// arguments, as the client sent them: the typed input's maps (decoded for
-// the input schema) hold numbers as float64, and encoding them again
-// changed an integer past 2^53 in tool_args or a user-input value, and
-// any number in a member the server does not model (run.Requirement keeps
-// those bytes in Extra).
-func requirementsArg(req *mcp.CallToolRequest) ([]run.Requirement, error) {
-	var in struct {
-		Requirements []run.Requirement `json:"requirements"`
-	}
-	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-		return nil, fmt.Errorf("%w: requirements: %v", ErrInvalidInput, err)
-	}
-	return in.Requirements, nil
 }

@@ -123,7 +123,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{Logger: cfg.Logger})
 	s.mcp.AddReceivingMiddleware(s.filterToolsList)
-	s.addBuiltins(cfg.Options.builtinTags())
+	if err := s.addBuiltins(cfg.Options.builtinTags()); err != nil {
+		return nil, err
+	}
 	if err := s.addUserTools(); err != nil {
 		return nil, err
 	}
