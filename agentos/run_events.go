@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -230,9 +232,12 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		return errorf(http.StatusBadRequest, "event index %d was never sent: run %s has %d events (indexes 0 to %d); send the id of the last event received, or -1 for all", after, runID, stored, stored-1)
 	}
 	// endOf: rec is the end of the run the row tells (a RunPaused of a run
-	// since continued is not).
+	// since continued is not, nor one of a pause the run left since: it
+	// was continued outside the log and paused again). row must be the
+	// run's row as last read.
 	endOf := func(rec runlog.Record) bool {
-		return rec.Final && rec.Event == string(a.Component().EventName(terminalType(status)))
+		return rec.Final && rec.Event == string(a.Component().EventName(terminalType(status))) &&
+			(status != run.StatusPaused || samePause(rec, row))
 	}
 	if over && (after == stored || (after == last.Seq && end.EndsAt(last) && endOf(last))) {
 		return s.nothingMore(w, r, row, stored, after)
@@ -295,16 +300,23 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		// when the stream began). A RunPaused is such an end only while
 		// the run stays paused: continued outside the log, the run's end
 		// is built from the row after it.
-		if (end.EndsAt(held) && (endOf(held) || (sent && held.Event != pausedEvent))) || ctx.Err() != nil || !finalStatus(status) {
+		// A pause the client holds is compared with the row as it is now:
+		// the run may have been continued and paused again while the
+		// status stayed PAUSED for every read.
+		heldPause := end.EndsAt(held) && held.Event == pausedEvent
+		if (end.EndsAt(held) && sent && !heldPause) || ctx.Err() != nil || !finalStatus(status) {
 			return nil
 		}
-		if status != row.Status {
+		if status != row.Status || heldPause {
 			if row, err = d.GetRun(ctx, runID); err != nil {
 				return failed(err)
 			}
 			if status = row.Status; !finalStatus(status) {
 				continue // requeued since: follow its next attempt
 			}
+		}
+		if end.EndsAt(held) && endOf(held) {
+			return nil
 		}
 		// The producer died (or was fenced) before its final event, or the
 		// run was continued outside the log: end the stream with what the
@@ -383,10 +395,77 @@ func terminalFromRow(a runTarget, row *db.Run) *run.Event {
 	default:
 		ev.AgentID, ev.AgentName = c.ID, c.Name
 	}
-	if out, err := row.Output(); err == nil {
-		ev.Content = out.Content
+	out, err := row.Output()
+	if err != nil {
+		return ev
+	}
+	ev.Content = out.Content
+	if t == run.EventRunPaused {
+		// What the run waits for, as the pause's own event tells it.
+		ev.Requirements = out.Requirements
+		for _, r := range out.Requirements {
+			if r.ToolExecution != nil {
+				ev.Tools = append(ev.Tools, *r.ToolExecution)
+			}
+		}
+		ev.StepRequirements, ev.PausedStepIndex, ev.PausedStepName = out.StepRequirements, out.PausedStepIndex, out.PausedStepName
+		if c.Type == run.TypeWorkflow {
+			ev.TaskEvent = &run.TaskEvent{Status: string(run.StatusPaused)}
+		}
 	}
 	return ev
+}
+
+// samePause reports whether rec, a stored pause event of a run, is the
+// pause its PAUSED row tells: the same tool calls (or workflow steps)
+// awaited. A run continued outside the log that paused again awaits
+// others. An event that cannot be read is not the row's pause (the row's
+// is sent); a row that cannot be read tells no other, nor does an event
+// stored in place of one too large for the log (runlog.TooLargeEvent: a
+// pause built from the row would be as large).
+func samePause(rec runlog.Record, row *db.Run) bool {
+	out, err := row.Output()
+	if err != nil {
+		return true
+	}
+	var ev run.Event
+	if err := json.Unmarshal(rec.Data, &ev); err != nil {
+		return false
+	}
+	if c, ok := ev.Content.(map[string]any); ok && c["event_too_large"] != nil {
+		return true
+	}
+	return slices.Equal(pauseIdentity(ev.Requirements, ev.StepRequirements, ev.PausedStepIndex),
+		pauseIdentity(out.Requirements, out.StepRequirements, out.PausedStepIndex))
+}
+
+// pauseIdentity is what tells a run's pauses apart: the ids of the
+// requirements awaited (tool call ids, new at every model turn), the
+// workflow steps awaited with their executor runs' requirements, and the
+// step the run paused at. What is resolved in place while the run stays
+// paused is not part of it.
+func pauseIdentity(reqs []run.Requirement, steps []run.StepRequirement, pausedStep *int) []string {
+	var id []string
+	tool := func(prefix string, r run.Requirement) string {
+		if r.ID == "" && r.ToolExecution != nil {
+			return prefix + "call:" + r.ToolExecution.ToolCallID
+		}
+		return prefix + "req:" + r.ID
+	}
+	for _, r := range reqs {
+		id = append(id, tool("", r))
+	}
+	for _, s := range steps {
+		id = append(id, "step:"+s.StepID+"/"+s.ExecutorRunID)
+		for _, r := range s.ExecutorRequirements {
+			id = append(id, tool("step:"+s.StepID+"/", r))
+		}
+	}
+	if pausedStep != nil {
+		id = append(id, "at:"+strconv.Itoa(*pausedStep))
+	}
+	slices.Sort(id)
+	return id
 }
 
 // replayRow replays the events stored on a finished run's row (its log

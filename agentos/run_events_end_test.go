@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"net/http"
@@ -136,16 +137,18 @@ func TestResume_ContinuedPausedRunEndsOnceWithAnID(t *testing.T) {
 	}
 }
 
-// pausedRunInLog saves run runID as PAUSED with a log of RunStarted and a
-// final RunPaused (indexes 0 and 1), as a paused stream leaves it, and
-// returns a save of the run's row with another status and content (the
-// run continued outside the log).
-func pausedRunInLog(t *testing.T, d *db.DB, srv *Server, runID string) func(run.Status, string) {
+// pausedRunInLog saves run runID as PAUSED awaiting tool call "call-1"
+// with a log of RunStarted and a final RunPaused for it (indexes 0 and 1),
+// as a paused stream leaves it, and returns a save of the run's row with
+// another status and content, awaiting the tool calls given (the run
+// continued outside the log).
+func pausedRunInLog(t *testing.T, d *db.DB, srv *Server, runID string) func(st run.Status, content string, awaiting ...string) {
 	t.Helper()
 	ctx := context.Background()
-	save := func(st run.Status, content string) {
+	save := func(st run.Status, content string, awaiting ...string) {
 		t.Helper()
-		row, err := db.RunFromOutput(&run.Output{RunID: runID, SessionID: "sess-" + runID, AgentID: "echo", Status: st, Content: content})
+		row, err := db.RunFromOutput(&run.Output{RunID: runID, SessionID: "sess-" + runID, AgentID: "echo", Status: st, Content: content,
+			Requirements: awaitingTools(awaiting...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,14 +157,18 @@ func pausedRunInLog(t *testing.T, d *db.DB, srv *Server, runID string) func(run.
 			t.Fatal(err)
 		}
 	}
-	save(run.StatusPaused, "")
+	save(run.StatusPaused, "", "call-1")
 	l, err := srv.events.of(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := json.Marshal(awaitingTools("call-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Append(ctx, runID, 1, []runlog.Pending{
 		{Event: "RunStarted", Data: []byte(`{"event":"RunStarted","run_id":"` + runID + `"}`)},
-		{Event: "RunPaused", Data: []byte(`{"event":"RunPaused","run_id":"` + runID + `"}`), Final: true},
+		{Event: "RunPaused", Data: []byte(`{"event":"RunPaused","run_id":"` + runID + `","requirements":` + string(reqs) + `}`), Final: true},
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
