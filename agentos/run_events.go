@@ -124,10 +124,13 @@ func parseEventIndex(name, v string) (int64, error) {
 	return n, nil
 }
 
-// resumeFrom is where a resumed stream starts: the last_event_index form
-// field (Agno's) or the Last-Event-ID header (EventSource's); both must
-// agree when both are sent.
-func resumeFrom(r *http.Request, field string) (int64, error) {
+// resumeFrom is where a resumed stream starts: the last_event_index field
+// (Agno's form, or the URL's query) or the Last-Event-ID header
+// (EventSource's). A form field and the header must agree when both are
+// sent; a query field (inQuery) is where an EventSource's stream starts,
+// and the header it sends at each reconnection to the same URL, the event
+// it received last, supersedes it.
+func resumeFrom(r *http.Request, field string, inQuery bool) (int64, error) {
 	var hdr int64 = -1
 	hv := r.Header.Values("Last-Event-ID")
 	if len(hv) > 1 {
@@ -146,6 +149,9 @@ func resumeFrom(r *http.Request, field string) (int64, error) {
 	n, err := parseEventIndex("last_event_index", field)
 	if err != nil {
 		return 0, err
+	}
+	if len(hv) == 1 && inQuery {
+		return hdr, nil
 	}
 	if len(hv) == 1 && n != hdr {
 		return 0, errorf(http.StatusBadRequest, "last_event_index %d and Last-Event-ID %d disagree; send one", n, hdr)
@@ -532,6 +538,7 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 			}
 		}
 	}
+	_, inForm := fields["last_event_index"]
 	for _, k := range []string{"last_event_index", "session_id"} {
 		if _, ok := fields[k]; !ok {
 			if v := r.URL.Query().Get(k); v != "" {
@@ -539,7 +546,7 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, a runTarget) 
 			}
 		}
 	}
-	after, err := resumeFrom(r, fields["last_event_index"])
+	after, err := resumeFrom(r, fields["last_event_index"], !inForm)
 	if err != nil {
 		return err
 	}

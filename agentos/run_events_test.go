@@ -370,3 +370,40 @@ func TestResume_FormRefusesFilesAndOtherFields(t *testing.T) {
 		t.Errorf("resume form: %d %s", res.status, res.body)
 	}
 }
+
+// An EventSource opened on a resume URL carrying last_event_index (where
+// the stream starts) sends Last-Event-ID at each reconnection, with the
+// same URL: the header, the event it received last, supersedes the URL's
+// index instead of the two "disagreeing" (400, which stops the
+// EventSource for good). A form field (Agno's POST) and the header still
+// must agree.
+func TestResume_LastEventIDSupersedesTheURLsIndex(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	u, srv := streamServer(t, d, scripted.Reply("done"))
+	acc := accepted(t, postForm(t, u+"/agents/echo/runs", map[string]string{"message": "hi", "background": "true"}, nil))
+	waitStatus(t, d, acc.RunID, run.StatusCompleted)
+	l, err := srv.events.of(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := waitFinalEvent(t, l, acc.RunID)
+	resume := u + "/agents/echo/runs/" + acc.RunID + "/resume"
+	fs := resumeFrames(t, resume+"?last_event_index=-1", "0")
+	var evs []resumeFrame
+	for _, f := range fs {
+		if f.id != "" {
+			evs = append(evs, f)
+		}
+	}
+	checkIDs(t, evs, 1)
+	if len(evs) != int(final) {
+		t.Fatalf("reconnection after event 0: %d events, want 1 to %d", len(evs), final)
+	}
+	if res := get(t, resume+"?last_event_index=-1", map[string]string{"Last-Event-ID": strconv.FormatInt(final, 10)}); res.status != http.StatusNoContent {
+		t.Fatalf("reconnection holding the final event: %d %q", res.status, res.body)
+	}
+	if res := postForm(t, resume, map[string]string{"last_event_index": "0"}, map[string]string{"Last-Event-ID": "1"}); res.status != http.StatusBadRequest {
+		t.Fatalf("form field and header disagreeing: %d %q", res.status, res.body)
+	}
+}
