@@ -18,6 +18,7 @@ import (
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/runlog"
 	"github.com/agentryhq/agentry/tool"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // A background run that pauses for a tool's confirmation, is continued
@@ -198,5 +199,69 @@ func TestResume_TooLargePauseStubOfAStandingPauseGetsNothingMore(t *testing.T) {
 	}
 	if res := get(t, u+"/agents/echo/runs/"+runID+"/resume", map[string]string{"Last-Event-ID": "0"}); res.status != http.StatusNoContent {
 		t.Fatalf("client holding the stub of the standing pause: %d %q", res.status, res.body)
+	}
+}
+
+// A background workflow run paused for a step's confirmation: its
+// WorkflowPaused in the log is the row's pause (the same step awaited), so
+// a client holding it gets 204, not a pause built again from the row.
+// Continued outside the log, the run pauses at its next step: the client
+// then gets that pause, built from the row with its step requirements.
+func TestResume_PausedWorkflowRunHoldingItsPause(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	step := workflow.Step{Name: "review", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
+		return workflow.FuncResult{Content: "reviewed"}, nil
+	}, HumanReview: &workflow.HumanReview{RequiresConfirmation: true}}
+	second := step
+	second.Name = "second review"
+	wf, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{step, second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second}
+	var srv *Server
+	ts, _ := testServer(t, Config{Workflows: []*workflow.Workflow{wf}, Queue: &qc}, func(s *Server) {
+		srv = s
+		s.tailCfg = testTailConfig
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	acc := accepted(t, postForm(t, ts.URL+"/workflows/flow/runs", map[string]string{"message": "go", "background": "true"}, nil))
+	waitStatus(t, d, acc.RunID, run.StatusPaused)
+	l, err := srv.events.of(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := waitFinalEvent(t, l, acc.RunID)
+	resume := ts.URL + "/workflows/flow/runs/" + acc.RunID + "/resume"
+	fs := resumeFrames(t, resume, "-1")
+	if last := fs[len(fs)-1]; last.event != string(run.EventWorkflowPaused) || last.id != strconv.FormatInt(final, 10) || !strings.Contains(last.data, `"step_requirements"`) {
+		t.Fatalf("stream ended with %+v, want WorkflowPaused#%d with its step requirements", last, final)
+	}
+	if res := get(t, resume, map[string]string{"Last-Event-ID": strconv.FormatInt(final, 10)}); res.status != http.StatusNoContent {
+		t.Fatalf("client holding the standing pause: %d %q", res.status, res.body)
+	}
+
+	var paused run.Event
+	if err := json.Unmarshal([]byte(fs[len(fs)-1].data), &paused); err != nil || len(paused.StepRequirements) != 1 {
+		t.Fatalf("paused event %s: %v", fs[len(fs)-1].data, err)
+	}
+	answer := `[{"step_id":"` + paused.StepRequirements[0].StepID + `","confirmed":true}]`
+	if res := postForm(t, ts.URL+"/workflows/flow/runs/"+acc.RunID+"/continue", map[string]string{"step_requirements": answer, "stream": "false"}, nil); res.status != http.StatusOK {
+		t.Fatalf("continue: %d %s", res.status, res.body)
+	}
+	waitStatus(t, d, acc.RunID, run.StatusPaused)
+	fs = resumeFrames(t, resume, strconv.FormatInt(final, 10))
+	var again run.Event
+	if len(fs) != 2 || fs[1].event != string(run.EventWorkflowPaused) || fs[1].id != strconv.FormatInt(final+1, 10) ||
+		json.Unmarshal([]byte(fs[1].data), &again) != nil || len(again.StepRequirements) != 1 || again.StepRequirements[0].StepName != "second review" {
+		t.Fatalf("after the first pause: %+v, want replay and WorkflowPaused#%d awaiting the second review", fs, final+1)
+	}
+	if res := get(t, resume, map[string]string{"Last-Event-ID": fs[1].id}); res.status != http.StatusNoContent {
+		t.Fatalf("client holding the second pause: %d %q", res.status, res.body)
 	}
 }
