@@ -95,22 +95,30 @@ func newHex(n int) string {
 }
 
 // bindHandles sets console, print, the tool handles, tools and results.
+//
+// Code cannot replace any of them, nor their members: each is a
+// non-configurable accessor whose setter throws a TypeError naming it, and
+// the objects take no new members. A snapshot leaves them out and a restore
+// binds them afresh, so a replacement lasted only until the runtime was
+// rebuilt or restored, and the session disagreed with itself about what
+// `echo` was (see docs/adr/codemode-bound-names.md). A setter, unlike a
+// read-only data property, fails in sloppy code too: `echo = 5` would be
+// ignored without a word.
 func (k *kernel) bindHandles() error {
 	rt := k.rt
 	g := rt.GlobalObject()
 	k.define = rt.ToValue(k.defineGlobal)
-	set := func(name string, v goja.Value) error {
-		return g.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	}
 	console := rt.NewObject()
 	logFn := named(rt, rt.ToValue(k.consoleLog), "log", 0)
 	for _, m := range []string{"log", "info", "warn", "error", "debug"} {
-		_ = console.Set(m, logFn)
+		if err := bindReadOnly(rt, console, m, logFn, "console."+m+" is part of the environment"); err != nil {
+			return err
+		}
 	}
-	if err := set("console", console); err != nil {
+	if err := bindReadOnly(rt, g, "console", console, "console is part of the environment"); err != nil {
 		return err
 	}
-	if err := set("print", logFn); err != nil {
+	if err := bindReadOnly(rt, g, "print", logFn, "print is part of the environment"); err != nil {
 		return err
 	}
 	tools := rt.NewObject()
@@ -118,17 +126,45 @@ func (k *kernel) bindHandles() error {
 		h := &k.cm.handles[i]
 		fn := rt.ToValue(k.toolHandle(h))
 		_ = fn.ToObject(rt).DefineDataProperty("name", rt.ToValue(h.name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-		_ = tools.Set(h.name, fn)
+		what := h.name + " is the function of the tool " + h.name
+		if err := bindReadOnly(rt, tools, h.name, fn, what); err != nil {
+			return err
+		}
 		if h.js != "" {
-			if err := set(h.js, fn); err != nil {
+			if err := bindReadOnly(rt, g, h.js, fn, what); err != nil {
 				return err
 			}
 		}
 	}
-	if err := set("tools", tools); err != nil {
+	if err := bindReadOnly(rt, g, "tools", tools, "tools is part of the environment"); err != nil {
 		return err
 	}
-	return set("results", k.resultsHandle())
+	return bindReadOnly(rt, g, "results", k.resultsHandle(), "results is part of the environment")
+}
+
+// bindReadOnly defines o[name] as v, for good: assigning it throws a
+// TypeError that says what it is, and it cannot be redefined or deleted.
+// An object bound under it takes no new members. Globals are not
+// enumerable, as JavaScript's own are not (a snapshot lists the enumerable
+// ones); members of our objects are.
+func bindReadOnly(rt *goja.Runtime, o *goja.Object, name string, v goja.Value, what string) error {
+	enumerable := goja.FLAG_TRUE
+	if o == rt.GlobalObject() {
+		enumerable = goja.FLAG_FALSE
+	}
+	get := rt.ToValue(func(goja.FunctionCall) goja.Value { return v })
+	set := rt.ToValue(func(goja.FunctionCall) goja.Value {
+		panic(rt.NewTypeError("%s and cannot be replaced: give your variable another name", what))
+	})
+	if err := o.DefineAccessorProperty(name, get, set, goja.FLAG_FALSE, enumerable); err != nil {
+		return err
+	}
+	if obj, ok := v.(*goja.Object); ok {
+		if _, isFn := goja.AssertFunction(obj); !isFn {
+			return preventExtensions(rt, obj)
+		}
+	}
+	return nil
 }
 
 func (k *kernel) consoleLog(c goja.FunctionCall) goja.Value {
@@ -258,7 +294,7 @@ func (k *kernel) resultsHandle() goja.Value {
 	// method defines one method; decode runs on the runtime's goroutine and
 	// returns the operation to run on its own.
 	method := func(name string, decode func(scope Scope, a []goja.Value) (func(ctx context.Context) asyncDone, error)) {
-		_ = o.Set(name, named(rt, rt.ToValue(func(fc goja.FunctionCall) goja.Value {
+		_ = bindReadOnly(rt, o, name, named(rt, rt.ToValue(func(fc goja.FunctionCall) goja.Value {
 			c := k.cell
 			switch {
 			case c == nil:
@@ -275,7 +311,7 @@ func (k *kernel) resultsHandle() goja.Value {
 			}
 			c.calls++
 			return k.startAsync(op)
-		}), name, 0))
+		}), name, 0), "results."+name+" is part of the environment")
 	}
 	asJSON := func(v any, err error) asyncDone {
 		if err != nil {
@@ -371,4 +407,15 @@ func optionInt(v goja.Value, key string) int {
 		return int(max(min(x, math.MaxInt32), math.MinInt32))
 	}
 	return 0
+}
+
+// preventExtensions is Object.preventExtensions(o), which goja's Go API
+// lacks; it runs while the kernel is set up, before code could replace it.
+func preventExtensions(rt *goja.Runtime, o *goja.Object) error {
+	pe, ok := goja.AssertFunction(rt.GlobalObject().Get("Object").ToObject(rt).Get("preventExtensions"))
+	if !ok {
+		return errors.New("Object.preventExtensions is not a function")
+	}
+	_, err := pe(goja.Undefined(), o)
+	return err
 }

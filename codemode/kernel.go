@@ -314,7 +314,15 @@ func (k *kernel) defineGlobal(c goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	_ = fn.DefineDataProperty("name", k.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	_ = k.rt.GlobalObject().Set(name, fn)
+	if err := k.rt.GlobalObject().Set(name, fn); err != nil {
+		// A name the environment binds (a tool's handle): its setter's
+		// TypeError is the declaration's.
+		var ex *goja.Exception
+		if errors.As(err, &ex) {
+			panic(ex.Value())
+		}
+		panic(k.rt.NewTypeError(err.Error()))
+	}
 	return goja.Undefined()
 }
 

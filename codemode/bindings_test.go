@@ -1,0 +1,74 @@
+package codemode_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/codemode"
+)
+
+// TestHandles_TheEnvironmentsNamesCannotBeReplaced: code could assign a
+// tool's handle (`echo = 5`, `let echo = 5`), console, print, tools,
+// results or their members; the live kernel then held the code's value
+// while a rebuilt or restored one held the tool again, so the same session
+// disagreed with itself about what `echo` is. Every way of replacing one
+// fails with a TypeError that names it, and the live, rebuilt and restored
+// kernels all keep the tool.
+func TestHandles_TheEnvironmentsNamesCannotBeReplaced(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cfg := codemode.Config{Persist: true, DB: d, CPUTimeLimit: 300 * time.Millisecond}
+	cm := newCM(t, cfg)
+	cases := []struct{ code, name string }{
+		{`echo = 5`, "echo"},
+		{`let echo = 5`, "echo"},
+		{`const echo = 5`, "echo"},
+		{`var echo = 5`, "echo"},
+		{`let [echo] = [5]`, "echo"},
+		{`;({echo} = {echo: 5})`, "echo"},
+		{`for (echo of [5]) {}`, "echo"},
+		{`echo += 1`, "echo"},
+		{`function echo() { return 5 }`, "echo"},
+		{`class echo {}`, "echo"},
+		{`globalThis.echo = 5`, "echo"},
+		{`Object.defineProperty(globalThis, "echo", {value: 5})`, "echo"},
+		{`Reflect.set(globalThis, "echo", 5) || (() => { throw new TypeError("echo: Reflect.set refused") })()`, "echo"},
+		{`tools.echo = 5`, "echo"},
+		{`tools["get_weather"] = 5`, "get_weather"},
+		{`let console = 5`, "console"},
+		{`console.log = () => 5`, "log"},
+		{`print = 5`, "print"},
+		{`tools = {}`, "tools"},
+		{`results = 5`, "results"},
+		{`results.get = 5`, "get"},
+	}
+	check := func(when string) {
+		t.Helper()
+		c := runCell(t, cm, "s", `[typeof echo, await echo({text: "hi"}), await tools.echo({text: "ho"}), typeof console.log, typeof print, typeof tools, typeof results.get]`)
+		if got := jsonText(resultOf(t, c)); got != `["function","hi","ho","function","function","object","function"]` {
+			t.Fatalf("%s: %s", when, c.JSON())
+		}
+	}
+	for _, tt := range cases {
+		c := runCell(t, cm, "s", tt.code)
+		if c.Status != codemode.StatusError || c.Error.Name != "TypeError" || !strings.Contains(c.Error.Message, tt.name) {
+			t.Errorf("%s: %s, want a TypeError naming %s", tt.code, c.JSON(), tt.name)
+		}
+		check("live, after " + tt.code)
+	}
+	if c := runCell(t, cm, "s", `let kept = 1`); c.Status != codemode.StatusOK || c.Notice != "" {
+		t.Errorf("saving: %s (notice %q)", c.JSON(), c.Notice)
+	}
+	// An aborted cell rebuilds the runtime from the carried-over state.
+	if c := runCell(t, cm, "s", `while (true) {}`); c.Status != codemode.StatusAborted {
+		t.Fatalf("the loop: %s", c.JSON())
+	}
+	check("rebuilt")
+	// Another CodeMode restores the saved state.
+	cm = newCM(t, cfg)
+	check("restored")
+	if c := runCell(t, cm, "s", `kept`); jsonText(resultOf(t, c)) != "1" || strings.Contains(c.Notice, "could not restore") {
+		t.Errorf("restored state: %s (notice %q)", c.JSON(), c.Notice)
+	}
+}
