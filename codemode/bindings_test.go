@@ -1,6 +1,7 @@
 package codemode_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,36 @@ func TestHandles_TheEnvironmentsNamesCannotBeReplaced(t *testing.T) {
 	check("restored")
 	if c := runCell(t, cm, "s", `kept`); jsonText(resultOf(t, c)) != "1" || strings.Contains(c.Notice, "could not restore") {
 		t.Errorf("restored state: %s (notice %q)", c.JSON(), c.Notice)
+	}
+}
+
+// TestPersist_NoticesListAFewVariablesAndCountTheRest: the notice of
+// variables not saved named every one of them, as did the saved document,
+// and a restore named every variable it restored: 10,000 Maps made a notice
+// of about a megabyte for the model (100,000 made ten, and a document of
+// eleven over the 4 MiB state limit). A notice names a few and counts the
+// rest; the document keeps as few.
+func TestPersist_NoticesListAFewVariablesAndCountTheRest(t *testing.T) {
+	t.Parallel()
+	d, _ := openSQLite(t)
+	cfg := codemode.Config{Persist: true, DB: d, CPUTimeLimit: time.Minute, CellTimeout: 10 * time.Minute}
+	cm := newCM(t, cfg)
+	const n = 10000
+	c := runCell(t, cm, "s", `for (let i = 0; i < 10000; i++) { globalThis["m" + i] = new Map(); globalThis["v" + i] = i }`)
+	wantOK(t, c)
+	if len(c.Notice) > 4000 || !strings.Contains(c.Notice, "m0 (a Map") || !strings.Contains(c.Notice, "and 9980 more") {
+		t.Errorf("notice of %d bytes, want a few names and a count: %.300q", len(c.Notice), c.Notice)
+	}
+	f, err := d.GetFile(context.Background(), codemode.DefaultNamespace, "sessions/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Content) > 400_000 {
+		t.Errorf("the saved state is %d bytes for %d small numbers", len(f.Content), n)
+	}
+	cm = newCM(t, cfg)
+	c = runCell(t, cm, "s", `v9999`)
+	if jsonText(resultOf(t, c)) != "9999" || len(c.Notice) > 4000 || !strings.Contains(c.Notice, "restored 10000 variable(s)") || !strings.Contains(c.Notice, "and 9980 more") {
+		t.Errorf("restore: %s, notice of %d bytes: %.300q", c.Result, len(c.Notice), c.Notice)
 	}
 }

@@ -33,6 +33,26 @@ type snapshotDoc struct {
 	SavedAt int64      `json:"saved_at"`
 	Vars    []snapVar  `json:"vars"`
 	Skipped []snapSkip `json:"skipped,omitempty"`
+	// SkippedMore counts the variables left out past the listed ones.
+	SkippedMore int `json:"skipped_more,omitempty"`
+}
+
+// noticeNames is how many variables a notice (and a saved state's list of
+// variables left out) names; the rest are counted. A session can hold
+// thousands of globals, and every name cost the model's context.
+const noticeNames = 20
+
+// someOf joins the first noticeNames items with sep, and counts the others
+// and more, which were not listed.
+func someOf(items []string, sep string, more int) string {
+	if len(items) > noticeNames {
+		items, more = items[:noticeNames], more+len(items)-noticeNames
+	}
+	s := strings.Join(items, sep)
+	if more > 0 {
+		s += fmt.Sprintf("%sand %d more", sep, more)
+	}
+	return s
 }
 
 type snapVar struct {
@@ -209,7 +229,13 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 	_, err := k.vm(func() (goja.Value, error) {
 		g := k.rt.GlobalObject()
 		total := 0
-		skip := func(name, reason string) { doc.Skipped = append(doc.Skipped, snapSkip{shortName(name), reason}) }
+		skip := func(name, reason string) {
+			if len(doc.Skipped) == noticeNames {
+				doc.SkippedMore++
+				return
+			}
+			doc.Skipped = append(doc.Skipped, snapSkip{shortName(name), reason})
+		}
 		for _, name := range g.Keys() {
 			if strings.HasPrefix(name, "__cm_") {
 				continue
@@ -263,7 +289,7 @@ func (k *kernel) capture() (*snapshotDoc, string, error) {
 		for i, s := range doc.Skipped {
 			parts[i] = s.Name + " (" + s.Reason + ")"
 		}
-		list := strings.Join(parts, "; ")
+		list := someOf(parts, "; ", doc.SkippedMore)
 		if list != k.lastSkipped {
 			notice = "not saved with the session's state: " + list
 		}
@@ -456,10 +482,10 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 	}
 	var n []string
 	if len(restored) > 0 {
-		n = append(n, fmt.Sprintf("restored %d variable(s) %s: %s", len(restored), from, strings.Join(restored, ", ")))
+		n = append(n, fmt.Sprintf("restored %d variable(s) %s: %s", len(restored), from, someOf(restored, ", ", 0)))
 	}
 	if len(failed) > 0 {
-		n = append(n, "could not restore: "+strings.Join(failed, "; "))
+		n = append(n, "could not restore: "+someOf(failed, "; ", 0))
 	}
 	return strings.Join(n, "; ")
 }
