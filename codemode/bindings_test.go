@@ -3,10 +3,12 @@ package codemode_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/codemode"
+	"github.com/agentryhq/agentry/tool"
 )
 
 // TestHandles_TheEnvironmentsNamesCannotBeReplaced: code could assign a
@@ -102,5 +104,40 @@ func TestPersist_NoticesListAFewVariablesAndCountTheRest(t *testing.T) {
 	c = runCell(t, cm, "s", `v9999`)
 	if jsonText(resultOf(t, c)) != "9999" || len(c.Notice) > 4000 || !strings.Contains(c.Notice, "restored 10000 variable(s)") || !strings.Contains(c.Notice, "and 9980 more") {
 		t.Errorf("restore: %s, notice of %d bytes: %.300q", c.Result, len(c.Notice), c.Notice)
+	}
+}
+
+// TestPersist_RestoringCallsNoTool: restoring a class runs its static
+// blocks, and one that called a tool called it again at every restore (each
+// rebuild after an abort, each new process), a side effect the model did
+// not ask for. Tools called while the state is restored are refused; the
+// class is restored.
+func TestPersist_RestoringCallsNoTool(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	tick := tool.MustFunc(tool.FuncConfig{Name: "tick", Description: "Counts."},
+		func(context.Context, struct{}) (int32, error) { return calls.Add(1), nil })
+	d, _ := openSQLite(t)
+	cfg := codemode.Config{Persist: true, DB: d, Tools: []tool.Tool{tick}, CPUTimeLimit: time.Minute, CellTimeout: 10 * time.Minute}
+	cm := newCM(t, cfg)
+	// The loop gives the call time to start: a call that had not reached
+	// the tool when the restore ended was cancelled with it.
+	wantOK(t, runCell(t, cm, "s", `class Once { static { tick(); for (let i = 0; i < 3e6; i++) {} } }`))
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the cell called tick %d times", n)
+	}
+	// Rebuilt after an abort, and restored by another CodeMode.
+	if c := runCell(t, cm, "s", `let s = "x"; while (true) s += s`); c.Status != codemode.StatusAborted {
+		t.Fatalf("the loop: %s", c.JSON())
+	}
+	if c := runCell(t, cm, "s", `typeof Once`); jsonText(resultOf(t, c)) != `"function"` {
+		t.Errorf("rebuilt: %s", c.JSON())
+	}
+	cm = newCM(t, cfg)
+	if c := runCell(t, cm, "s", `typeof Once`); jsonText(resultOf(t, c)) != `"function"` {
+		t.Errorf("restored: %s", c.JSON())
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("tick was called %d times, want once (by the cell)", n)
 	}
 }

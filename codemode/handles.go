@@ -221,6 +221,12 @@ func (k *kernel) toolHandle(h *handle) func(goja.FunctionCall) goja.Value {
 		if h.refusal != "" {
 			return k.rejected("ToolError", h.refusal)
 		}
+		if c.restoring {
+			// Saved code runs again at every restore (each rebuild, each
+			// new process): a tool call there would repeat a side effect
+			// nobody asked for.
+			return k.rejected("ToolError", h.name+" cannot be called while the saved state is restored (from a class's static block or computed key)")
+		}
 		if c.calls >= cfg.MaxToolCalls {
 			return k.rejected("ToolError", fmt.Sprintf("%s: a cell may call tools at most %d times; do the rest in another cell", h.name, cfg.MaxToolCalls))
 		}

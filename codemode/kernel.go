@@ -100,6 +100,9 @@ type cellRun struct {
 
 	rejections []*goja.Promise
 	callIDBase string
+	// restoring: the cell restores a saved state, whose code (a class's
+	// static blocks) may not call tools.
+	restoring bool
 }
 
 type asyncPending struct {

@@ -357,6 +357,7 @@ func (k *kernel) restore(ctx context.Context, user string) (notice, stop string)
 		return "", ""
 	}
 	c, end := k.begin(ctx, user)
+	c.restoring = true
 	notice = k.apply(doc, from)
 	end()
 	reason := c.aborted()
