@@ -32,10 +32,17 @@ type sandboxLimits struct {
 	maxString int // characters
 	maxArray  int // elements
 	maxArgs   int // arguments of one call
+	// maxKeys caps the own keys one Object.keys/entries/assign/... call
+	// makes a key, an entry or a property of (up to a kilobyte each), and
+	// maxPromises the elements one Promise.all/allSettled/any/race call
+	// makes a promise and its reactions for (about 5 KB each).
+	maxKeys     int
+	maxPromises int
 }
 
 func limitsFor(memory int64) sandboxLimits {
-	l := sandboxLimits{maxString: int(memory / 8), maxArray: int(memory / 64)}
+	l := sandboxLimits{maxString: int(memory / 8), maxArray: int(memory / 64),
+		maxKeys: int(memory / 1024), maxPromises: int(memory / 4096)}
 	l.maxArgs = min(l.maxArray, 100_000)
 	return l
 }
@@ -314,6 +321,7 @@ func (s *sandbox) install() error {
 
 	s.installString()
 	s.installArray()
+	s.installPerElement()
 	s.installJSON()
 	return s.installRegExp()
 }
@@ -890,4 +898,60 @@ func (s *sandbox) wrapRegExpMethods(proto *goja.Object) {
 		}
 		s.checkArray("RegExp.prototype[Symbol.split]", n)
 	})
+}
+
+// installPerElement wraps the builtins that make an object for every own
+// key or element of their argument in one call: Object.keys, values,
+// entries, getOwnPropertyNames, getOwnPropertyDescriptors, assign, freeze
+// and seal and Reflect.ownKeys (a key string, an entry array, a property or
+// a descriptor per key), and Promise.all, allSettled, any and race (a
+// promise and its reactions per element). A string has a key per
+// character: Object.entries of a string within the string limit allocated
+// 5.9 GB, Promise.all of an array within the array limit 4.7 GB for a
+// minute, and the interrupt cannot stop a builtin. Where the count is known
+// without running code (a string's or an array's length) it is checked;
+// other objects hold every key they have in memory the cell paid for.
+func (s *sandbox) installPerElement() {
+	keys := func(what string, v goja.Value) {
+		if n := s.elementCount(what, v); n > float64(s.lim.maxKeys) {
+			s.fail("%s: %.0f keys is over the sandbox's limit of %d for one call", what, n, s.lim.maxKeys)
+		}
+	}
+	object := s.obj("Object")
+	for _, m := range []string{"keys", "values", "entries", "getOwnPropertyNames", "getOwnPropertyDescriptors", "freeze", "seal"} {
+		what := "Object." + m
+		s.wrap(object, m, func(c *goja.FunctionCall) { keys(what, arg(c.Arguments, 0)) })
+	}
+	s.wrap(object, "assign", func(c *goja.FunctionCall) {
+		for _, v := range c.Arguments[min(1, len(c.Arguments)):] {
+			keys("Object.assign", v)
+		}
+	})
+	s.wrap(s.obj("Reflect"), "ownKeys", func(c *goja.FunctionCall) { keys("Reflect.ownKeys", arg(c.Arguments, 0)) })
+	promise := s.obj("Promise")
+	for _, m := range []string{"all", "allSettled", "any", "race"} {
+		what := "Promise." + m
+		s.wrap(promise, m, func(c *goja.FunctionCall) {
+			if n := s.elementCount(what, arg(c.Arguments, 0)); n > float64(s.lim.maxPromises) {
+				s.fail("%s: %.0f elements is over the sandbox's limit of %d for one call", what, n, s.lim.maxPromises)
+			}
+		})
+	}
+}
+
+// elementCount is how many own keys (or elements) v has, as far as that
+// is known without running code: a string's length, or the length of an
+// array, a String object or an arguments object (an array-like's length is
+// any number, not its count of keys); 0 otherwise.
+func (s *sandbox) elementCount(what string, v goja.Value) float64 {
+	switch x := v.(type) {
+	case goja.String:
+		return float64(x.Length())
+	case *goja.Object:
+		switch x.ClassName() {
+		case "Array", "String", "Arguments":
+			return s.lengthOf(what, x)
+		}
+	}
+	return 0
 }
