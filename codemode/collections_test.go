@@ -51,3 +51,27 @@ func TestSandbox_BuiltinsThatMakeAnObjectPerElementAreBounded(t *testing.T) {
 		t.Errorf("below the limits: %s", c.JSON())
 	}
 }
+
+// TestRun_ConsoleLogRendersNoMoreThanTheOutputCap: console.log rendered
+// every argument up to the output cap before joining them and cutting the
+// line, so one call spread over 20,000 long strings allocated 7 GB for 12 s
+// under a 5 s CPU limit, and the cell ended ok. It renders what still fits.
+// Not parallel: it measures the process's allocations.
+func TestRun_ConsoleLogRendersNoMoreThanTheOutputCap(t *testing.T) {
+	cm := newCM(t, codemode.Config{CPUTimeLimit: time.Minute, CellTimeout: 10 * time.Minute})
+	wantOK(t, runCell(t, cm, "s", "1"))
+	for _, arg := range []string{`"é".repeat(20000)`, `["é".repeat(20000)]`} {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c := runCell(t, cm, "s", `const a = new Array(5000).fill(`+arg+`); console.log(...a); console.log("after"); 1`)
+		runtime.ReadMemStats(&after)
+		wantOK(t, c)
+		if !c.Truncated || len(c.Stdout) > codemode.DefaultMaxOutputChars || strings.Contains(c.Stdout, "after") {
+			t.Errorf("%s: stdout of %d bytes, truncated %v", arg, len(c.Stdout), c.Truncated)
+		}
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > 32<<20 {
+			t.Errorf("console.log of 5000 copies of %s allocated %d MiB", arg, grown>>20)
+		}
+	}
+}

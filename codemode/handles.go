@@ -167,16 +167,28 @@ func bindReadOnly(rt *goja.Runtime, o *goja.Object, name string, v goja.Value, w
 	return nil
 }
 
+// consoleLog prints its arguments on one line. It renders only what still
+// fits in the cell's output: rendering every argument up to the cap and
+// cutting the line afterwards made one call spread over 20,000 long strings
+// allocate 7 GB, in Go, where no limit stops it.
 func (k *kernel) consoleLog(c goja.FunctionCall) goja.Value {
 	cell := k.cell
-	if cell == nil {
+	if cell == nil || cell.truncated {
 		return goja.Undefined()
 	}
-	parts := make([]string, len(c.Arguments))
+	room := k.cm.cfg.MaxOutputChars - cell.stdout.Len()
+	var line strings.Builder
 	for i, v := range c.Arguments {
-		parts[i], _, _ = k.display(v, k.cm.cfg.MaxOutputChars, false)
+		if i > 0 {
+			line.WriteByte(' ')
+		}
+		if line.Len() > room {
+			break // print cuts the line and marks the output truncated
+		}
+		s, _, _ := k.display(v, room-line.Len()+1, false)
+		line.WriteString(s)
 	}
-	cell.print(strings.Join(parts, " "))
+	cell.print(line.String())
 	return goja.Undefined()
 }
 
