@@ -247,3 +247,18 @@ const MinClaimTries = minClaimTries
 // BeforeClaim sets a hook Work calls before its claim, with the run id
 // and River's attempt (set it before Start).
 func (q *Queue) BeforeClaim(f func(runID string, attempt int)) { q.beforeClaim = f }
+
+// LockJobsTable takes, in a transaction of its own, the lock on agno_jobs
+// that every statement on it waits for (Postgres: ACCESS EXCLUSIVE), as a
+// migration or a long DDL would; release rolls it back.
+func (q *Queue) LockJobsTable(ctx context.Context) (release func(), err error) {
+	tx, err := q.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE `+q.jobs+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return func() { tx.Rollback() }, nil
+}

@@ -64,7 +64,9 @@ const ListCountAhead = 10000
 // whole table (the jobs of a day of runs: retention keeps them). Stats
 // counts every job by status. A page that is not full ends the listing and
 // needs no count.
-func (q *Queue) List(ctx context.Context, f Filter) ([]Job, int, error) {
+func (q *Queue) List(ctx context.Context, f Filter) (_ []Job, _ int, err error) {
+	ctx, done := q.bounded(ctx)
+	defer func() { err = done(err) }()
 	if f.Limit < 1 || f.Page < 1 {
 		return nil, 0, fmt.Errorf("%w: limit and page must be at least 1", ErrBadFilter)
 	}
@@ -146,7 +148,9 @@ func userIs(userID string) (string, []any) {
 }
 
 // Get returns one job; a scoped caller gets ErrNotFound for another user's.
-func (q *Queue) Get(ctx context.Context, id, userID string, scoped bool) (*Job, error) {
+func (q *Queue) Get(ctx context.Context, id, userID string, scoped bool) (_ *Job, err error) {
+	ctx, done := q.bounded(ctx)
+	defer func() { err = done(err) }()
 	j, err := q.scanJob(q.w.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+` FROM `+q.jobs+` WHERE id = ?`), id), false)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -177,7 +181,9 @@ type Stats struct {
 }
 
 // Stats counts the jobs (a scoped caller's own).
-func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (Stats, error) {
+func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (_ Stats, err error) {
+	ctx, done := q.bounded(ctx)
+	defer func() { err = done(err) }()
 	where, cond, uargs := "", "", []any{}
 	if scoped {
 		c, a := userIs(userID)
@@ -245,7 +251,9 @@ func (q *Queue) oldestQuery(cond string) string {
 func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 	now := unixNow()
 	attempt := 0
-	err := q.inTx(ctx, func(tx *sql.Tx) error {
+	tctx, done := q.bounded(ctx)
+	err := done(q.inTx(tctx, func(tx *sql.Tx) error {
+		ctx := tctx
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -279,7 +287,7 @@ func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 			return fmt.Errorf("%w (job %s: its engine job was deleted by retention)", ErrNotRequeueable, id)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
