@@ -84,15 +84,25 @@ func (q *Queue) countClaimFailure(engine int64) int {
 		q.claimFails = map[int64]int{}
 	}
 	q.claimFails[engine]++
+	q.claimFailing.Store(int64(len(q.claimFails)))
 	return q.claimFails[engine]
 }
 
 // forgetClaimFailures drops engine's count: its claim worked, or its run
-// ended.
+// ended. It is called after every claim that worked, nearly always with no
+// count recorded at all: that case reads claimFailing and takes no lock
+// (q.mu is the lock of every claim, hold and release). A count of engine's
+// was stored (under q.mu) by an earlier Work of the same job, which
+// happened before this one (River hands the job to the next Work after the
+// last returned): the load sees it.
 func (q *Queue) forgetClaimFailures(engine int64) {
+	if q.claimFailing.Load() == 0 {
+		return
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.claimFails, engine)
+	q.claimFailing.Store(int64(len(q.claimFails)))
 }
 
 // endUnclaimable ends as failed, with reason, the job row a claim of

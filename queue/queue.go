@@ -119,10 +119,12 @@ type Queue struct {
 	// claimFails counts the failed claims of River jobs (by engine job
 	// id) since their last claim that worked (claimFailed).
 	claimFails map[int64]int
-	life       context.Context
-	stop       context.CancelCauseFunc
-	loops      sync.WaitGroup
-	started    bool
+	// claimFailing is len(claimFails), stored under mu, read without it.
+	claimFailing atomic.Int64
+	life         context.Context
+	stop         context.CancelCauseFunc
+	loops        sync.WaitGroup
+	started      bool
 	// paused stops heartbeats (tests: a process that hangs or is cut off).
 	paused atomic.Bool
 	// renewed is when the lease loop last renewed the held leases.
