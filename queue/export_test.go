@@ -262,3 +262,36 @@ func (q *Queue) LockJobsTable(ctx context.Context) (release func(), err error) {
 	}
 	return func() { tx.Rollback() }, nil
 }
+
+// RepairEvery sets how often the queue repairs runs left behind
+// their ended jobs (set it before Start).
+func (q *Queue) RepairEvery(d time.Duration) { q.repairPeriod = d }
+
+// RefuseRunStatus makes every update of a run row to status (ERROR,
+// PENDING) fail while on (a trigger on the runs table), as a database
+// refusing the second write of a failed run's end would.
+func (q *Queue) RefuseRunStatus(ctx context.Context, status run.Status, on bool) error {
+	name := "agentry_test_refuse_run_" + strings.ToLower(string(status))
+	runs := q.table("agno_runs")
+	var stmts []string
+	switch {
+	case q.dialect == "postgres" && on:
+		schema := q.jobs[:strings.LastIndex(q.jobs, ".")+1]
+		stmts = []string{
+			`CREATE OR REPLACE FUNCTION ` + schema + name + `() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF NEW.status = '` + string(status) + `' THEN RAISE EXCEPTION 'injected run write refusal'; END IF; RETURN NEW; END $$`,
+			`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + runs + ` FOR EACH ROW EXECUTE FUNCTION ` + schema + name + `()`}
+	case q.dialect == "postgres":
+		stmts = []string{`DROP TRIGGER ` + name + ` ON ` + runs}
+	case on:
+		stmts = []string{`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + runs + ` WHEN NEW.status = '` + string(status) + `' BEGIN SELECT RAISE(ABORT, 'injected run write refusal'); END`}
+	default:
+		stmts = []string{`DROP TRIGGER ` + name}
+	}
+	for _, s := range stmts {
+		if _, err := q.w.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

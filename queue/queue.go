@@ -136,6 +136,9 @@ type Queue struct {
 	// beforeClaim, when set (tests), is called by Work before its claim
 	// with the run id and River's attempt.
 	beforeClaim func(runID string, attempt int)
+	// repairPeriod is how often repairLoop repairs runs left behind their
+	// ended jobs (repairEvery; tests shorten it).
+	repairPeriod time.Duration
 }
 
 // holding is a job this process executes.
@@ -210,7 +213,8 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 		rand.Read(b)
 		cfg.NodeID = strings.TrimPrefix(cfg.DeploymentID+"-", "-") + hex.EncodeToString(b)
 	}
-	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{}}
+	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{},
+		repairPeriod: repairEvery}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
 	q.pipedQueries()
 	q.sqliteEnqueueQueries()
@@ -346,8 +350,9 @@ func (q *Queue) NodeID() string { return q.cfg.NodeID }
 // Config returns the queue's configuration with defaults applied.
 func (q *Queue) Config() Config { return q.cfg }
 
-// Start recovers the jobs of crashed processes (at once when SingleNode),
-// then starts dispatching, heartbeats and the lease sweep.
+// Start moves the runs left behind their ended jobs to their jobs' ends,
+// recovers the jobs of crashed processes (at once when SingleNode), then
+// starts dispatching, heartbeats, the lease sweep and the repair.
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()
 	if q.started {
@@ -356,6 +361,11 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	q.started = true
 	q.mu.Unlock()
+	// Runs left PENDING or RUNNING behind a job that ended (any replica's,
+	// before this start): see repairEndedRuns.
+	if err := q.repairLiveRuns(ctx); err != nil {
+		q.cfg.Logger.WarnContext(ctx, "queue: repair runs left behind their ended jobs", "err", err)
+	}
 	if q.cfg.SingleNode {
 		if err := q.recoverAll(ctx); err != nil {
 			return err
@@ -364,8 +374,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err := q.client.Start(q.life); err != nil {
 		return fmt.Errorf("queue: start river: %w", err)
 	}
-	q.loops.Add(1)
+	q.loops.Add(2)
 	go q.leaseLoop()
+	go q.repairLoop()
 	return nil
 }
 

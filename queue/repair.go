@@ -1,0 +1,148 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
+)
+
+// repairEvery is how often repairLoop looks for runs whose job ended
+// without them (repairEndedRuns).
+const repairEvery = time.Minute
+
+// repairWindow is how far back, by completed_at, the periodic look goes:
+// several periods, so that a look delayed (a loop stalled, a database that
+// refused it) still finds what the one before missed. At start the look
+// goes back over every job retention keeps.
+const repairWindow = 10 * repairEvery
+
+// endedJob is a job row repairEndedRuns looks at.
+type endedJob struct {
+	id, status, reason string
+	attempt            int
+}
+
+// repairLoop repairs the runs left behind their ended jobs every
+// repairPeriod. It is a loop of its own: its reads (a run row per job
+// failed in the window) must not delay the lease loop's renewals.
+func (q *Queue) repairLoop() {
+	defer q.loops.Done()
+	t := time.NewTicker(q.repairPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.life.Done():
+			return
+		case <-t.C:
+		}
+		ctx := q.life
+		if err := q.repairEndedRuns(ctx, time.Now().Add(-repairWindow).Unix()); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: repair runs left behind their ended jobs", "err", err)
+		}
+	}
+}
+
+// repairEndedRuns moves to ERROR (CANCELLED) the runs still PENDING or
+// RUNNING whose job ended failed (cancelled) at or after since: the run's
+// row follows its job's end in a second write (fail, endUnclaimable, a
+// takeover, a cancel of a running job), and a database that took the first
+// and refused the second (a write refused once, a connection lost in
+// between, a process that died there) left the run PENDING with its job
+// failed, which nothing else revisits. It reads the failed and cancelled
+// rows only (the exception), and the run row of each in the window.
+func (q *Queue) repairEndedRuns(ctx context.Context, since int64) error {
+	ended, err := q.endedJobs(ctx, `completed_at >= ?`, since)
+	if err != nil {
+		return err
+	}
+	return q.repairRuns(ctx, ended)
+}
+
+// repairLiveRuns is repairEndedRuns at start, for every job retention
+// keeps: it reads the runs still PENDING or RUNNING (a bounded set: the
+// queued and executing ones) and the failed or cancelled jobs among
+// theirs, instead of a run row per failed job of the retention period.
+func (q *Queue) repairLiveRuns(ctx context.Context) error {
+	const pageSize, chunk = 500, 200
+	var ids []any
+	for page := 1; ; page++ {
+		runs, _, err := q.d.GetRuns(ctx, db.RunFilter{Statuses: []run.Status{run.StatusRunning, run.StatusPending}, Limit: pageSize, Page: page})
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			ids = append(ids, r.RunID)
+		}
+		if len(runs) < pageSize {
+			break
+		}
+	}
+	var ended []endedJob
+	for len(ids) > 0 {
+		n := min(len(ids), chunk)
+		part, err := q.endedJobs(ctx, `id IN (`+placeholders(n)+`)`, ids[:n]...)
+		if err != nil {
+			return err
+		}
+		ended, ids = append(ended, part...), ids[n:]
+	}
+	return q.repairRuns(ctx, ended)
+}
+
+// endedJobs reads the failed and cancelled jobs where cond holds.
+func (q *Queue) endedJobs(ctx context.Context, cond string, args ...any) ([]endedJob, error) {
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, status, attempt, error FROM `+q.jobs+` WHERE status IN (?, ?) AND `+cond),
+		append([]any{StatusFailed, StatusCancelled}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ended []endedJob
+	for rows.Next() {
+		var j endedJob
+		var reason sql.NullString
+		if err := rows.Scan(&j.id, &j.status, &j.attempt, &reason); err != nil {
+			return nil, err
+		}
+		j.reason = reason.String
+		ended = append(ended, j)
+	}
+	return ended, rows.Err()
+}
+
+// repairRuns moves the run of each ended job that is still PENDING or
+// RUNNING to its job's end, with its job's reason. Each move is fenced on
+// the job row being still in that status at that attempt (jobAtFence), so
+// replicas repairing together write once, and a requeue (the job queued
+// again) or a session delete (the job gone) wins over it; a run already
+// final is left alone.
+func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) error {
+	for _, j := range ended {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r, err := q.d.GetRun(ctx, j.id)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			continue
+		case err != nil:
+			return err
+		case r.Status != run.StatusPending && r.Status != run.StatusRunning:
+			continue
+		}
+		status, content := run.StatusError, j.reason
+		if j.status == StatusCancelled {
+			status, content = run.StatusCancelled, "run "+j.id+" was cancelled"
+			if j.reason != "" {
+				content = "run " + j.id + " was " + j.reason
+			}
+		}
+		q.cfg.Logger.WarnContext(ctx, "queue: run left behind its ended job; moved", "run_id", j.id, "job_status", j.status, "run_status", status)
+		q.setRunStatus(ctx, j.id, status, content, q.jobAtFence(j.id, j.attempt, j.status))
+	}
+	return nil
+}

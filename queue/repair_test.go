@@ -1,0 +1,120 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
+)
+
+// A failed run's end is two writes: the job row failed, then the run row
+// ERROR. When the database took the first and refused the second, the run
+// stayed PENDING (RUNNING) behind its failed job for good on Postgres
+// (only a restarted single SQLite node marked it ERROR, with "the server
+// stopped" as its reason). The lease loop now moves such a run to its
+// job's end, with the job's reason, once the database takes the write.
+func TestRepair_RunLeftBehindItsFailedJobEndsAsError(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		poison := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			return "", queue.Permanent(errors.New("poison payload"))
+		}
+		refused := make(chan struct{}, 1)
+		q := openQueueWith(t, d, testCfg(), poison, func(q *queue.Queue) {
+			q.RepairEvery(50 * time.Millisecond)
+			if err := q.RefuseRunStatus(ctx, run.StatusError, true); err != nil {
+				t.Fatal(err)
+			}
+			q.OnRunStatusRead(func(id string, st run.Status) func(error) {
+				if id != "leftbehind" || st != run.StatusError {
+					return nil
+				}
+				return func(err error) {
+					if err != nil && !errors.Is(err, queue.ErrMoveSkipped) {
+						select {
+						case refused <- struct{}{}:
+						default:
+						}
+					}
+				}
+			})
+		})
+		enqueue(t, q, "leftbehind")
+		<-refused // the run's ERROR was refused after its job failed
+		if j := jobOf(t, q, "leftbehind"); j.Status != queue.StatusFailed {
+			t.Fatalf("job %s, want failed", j.Status)
+		}
+		if err := q.RefuseRunStatus(ctx, run.StatusError, false); err != nil {
+			t.Fatal(err)
+		}
+		waitForDescribed(t, "the run row to follow its failed job", func() bool {
+			return runStatus(t, d, "leftbehind") == run.StatusError
+		}, func() string { return fmt.Sprint(runStatus(t, d, "leftbehind")) })
+		r, err := d.GetRun(ctx, "leftbehind")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fmt.Sprint(out.Content), "poison payload") {
+			t.Errorf("run content %q, want the job's reason", out.Content)
+		}
+	})
+}
+
+// A run left behind its failed job by a process that stopped before its
+// lease loop looked again is moved when a queue starts (any replica, any
+// dialect), before it dispatches anything.
+func TestRepair_StartMovesARunLeftBehindItsFailedJob(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		poison := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			return "", queue.Permanent(errors.New("poison payload"))
+		}
+		refused := make(chan struct{}, 1)
+		a, err := queue.Open(ctx, d, testCfg(), poison)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.RepairEvery(time.Hour)
+		if err := a.RefuseRunStatus(ctx, run.StatusError, true); err != nil {
+			t.Fatal(err)
+		}
+		a.OnRunStatusRead(func(id string, st run.Status) func(error) {
+			return func(err error) {
+				if st == run.StatusError && err != nil && !errors.Is(err, queue.ErrMoveSkipped) {
+					select {
+					case refused <- struct{}{}:
+					default:
+					}
+				}
+			}
+		})
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		enqueue(t, a, "stopped")
+		<-refused
+		if err := a.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.RefuseRunStatus(ctx, run.StatusError, false); err != nil {
+			t.Fatal(err)
+		}
+		if st := runStatus(t, d, "stopped"); st == run.StatusError {
+			t.Fatalf("run %s before the restart; the test needs it left behind", st)
+		}
+		openQueueWith(t, d, testCfg(), poison, func(b *queue.Queue) { b.RepairEvery(time.Hour) })
+		if st := runStatus(t, d, "stopped"); st != run.StatusError {
+			t.Errorf("run %s after a queue started, want ERROR (its job failed)", st)
+		}
+	})
+}
