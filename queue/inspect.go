@@ -8,8 +8,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/agentryhq/agentry/run"
 )
 
 const jobColumns = `id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload, status, attempt, max_attempts,
@@ -244,53 +242,4 @@ func (q *Queue) statsQuery(where string) string {
 // the first entry of idx_agno_jobs_status_available_at's range.
 func (q *Queue) oldestQuery(cond string) string {
 	return q.sql(`SELECT MIN(available_at) FROM ` + q.jobs + ` WHERE status = ? AND available_at <= ?` + cond)
-}
-
-// Requeue puts a failed or cancelled job back in line with MaxAttempts more
-// attempts; its run goes back to PENDING.
-func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
-	now := unixNow()
-	attempt := 0
-	tctx, done := q.bounded(ctx)
-	err := done(q.inTx(tctx, func(tx *sql.Tx) error {
-		ctx := tctx
-		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), id), true)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return ErrNotFound
-		case err != nil:
-			return err
-		case j.Status != StatusFailed && j.Status != StatusCancelled:
-			return fmt.Errorf("%w (job %s is %s)", ErrNotRequeueable, id, j.Status)
-		case j.JobType == JobTypeForeground || j.engineID == 0:
-			// A streamed or synchronous run's lease: no engine job
-			// dispatches it and its payload holds nothing to run. Queued,
-			// it would wait forever (and count against max_queue_depth).
-			return fmt.Errorf("%w (job %s is the lease of a streamed or synchronous run, which cannot run again)", ErrNotRequeueable, id)
-		}
-		attempt = j.Attempt
-		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, max_attempts = ?, error = NULL, cancel_requested_at = NULL, completed_at = NULL,
-	locked_by = NULL, locked_at = NULL, available_at = ?, updated_at = ? WHERE id = ?`), StatusQueued, j.Attempt+q.cfg.MaxAttempts, now, now, id); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = 'available', finalized_at = NULL, scheduled_at = `+q.nowSQL()+`,
-	max_attempts = attempt + ? WHERE id = ?`), q.cfg.MaxAttempts, j.engineID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n != 1 {
-			// The engine's retention deleted its job first (it keeps
-			// finished jobs as long as agno_jobs, cleaned on its own
-			// clock): nothing would dispatch the row.
-			return fmt.Errorf("%w (job %s: its engine job was deleted by retention)", ErrNotRequeueable, id)
-		}
-		return nil
-	}))
-	if err != nil {
-		return nil, err
-	}
-	q.setRunStatus(ctx, id, run.StatusPending, "", q.jobAtFence(id, attempt, StatusQueued))
-	return q.Get(ctx, id, "", false)
 }

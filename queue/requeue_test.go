@@ -3,6 +3,8 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +43,59 @@ func TestRequeue_ForegroundLeaseIsRefused(t *testing.T) {
 		}
 		if st := storedRunStatus(t, d, "streamed"); st != run.StatusError {
 			t.Errorf("the refused requeue left the run %s", st)
+		}
+	})
+}
+
+// A requeue's job and run are one write: with the run's move back to
+// PENDING refused, the job was queued all the same (the run's move was a
+// second write, logged), and its claim, finding the run ERROR, ended the
+// job failed again without running it and without a reason. The requeue
+// now fails as a whole and changes nothing; once the database takes the
+// write, a requeue runs the run again.
+func TestRequeue_RefusedRunWriteRefusesTheRequeue(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		var poisoned atomic.Bool
+		poisoned.Store(true)
+		var calls atomic.Int32
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			calls.Add(1)
+			if poisoned.Load() {
+				return "", queue.Permanent(errors.New("poison payload"))
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		q := openQueue(t, d, testCfg(), h)
+		enqueue(t, q, "requeued")
+		waitFor(t, "the run failed", func() bool {
+			return jobOf(t, q, "requeued").Status == queue.StatusFailed && runStatus(t, d, "requeued") == run.StatusError
+		})
+		poisoned.Store(false)
+		if err := q.RefuseRunStatus(ctx, run.StatusPending, true); err != nil {
+			t.Fatal(err)
+		}
+		if j, err := q.Requeue(ctx, "requeued"); err == nil {
+			t.Fatalf("requeue with the run's write refused: %+v, want an error", j)
+		}
+		if j := jobOf(t, q, "requeued"); j.Status != queue.StatusFailed || !strings.Contains(j.Error, "poison payload") {
+			t.Errorf("after the refused requeue the job is %s (%q), want failed with its reason", j.Status, j.Error)
+		}
+		if st := runStatus(t, d, "requeued"); st != run.StatusError {
+			t.Errorf("after the refused requeue the run is %s, want ERROR", st)
+		}
+		if err := q.RefuseRunStatus(ctx, run.StatusPending, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Requeue(ctx, "requeued"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the requeued run completed", func() bool { return jobOf(t, q, "requeued").Status == queue.StatusCompleted })
+		if st := runStatus(t, d, "requeued"); st != run.StatusCompleted {
+			t.Errorf("run %s, want COMPLETED", st)
+		}
+		if n := calls.Load(); n != 2 {
+			t.Errorf("the handler ran %d times, want 2", n)
 		}
 	})
 }
