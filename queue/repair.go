@@ -26,8 +26,8 @@ type endedJob struct {
 	attempt            int
 }
 
-// repairLoop repairs the runs left behind their ended jobs every
-// repairPeriod. It is a loop of its own: its reads (a run row per job
+// repairLoop repairs the runs left behind their ended jobs, and ends the
+// paused jobs of runs continued to their end, every repairPeriod. It is a loop of its own: its reads (a run row per job
 // failed in the window) must not delay the lease loop's renewals.
 func (q *Queue) repairLoop() {
 	defer q.loops.Done()
@@ -42,6 +42,9 @@ func (q *Queue) repairLoop() {
 		ctx := q.life
 		if err := q.repairEndedRuns(ctx, time.Now().Add(-repairWindow).Unix()); err != nil && ctx.Err() == nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: repair runs left behind their ended jobs", "err", err)
+		}
+		if err := q.endContinuedJobs(ctx); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.WarnContext(ctx, "queue: end the paused jobs of continued runs", "err", err)
 		}
 	}
 }
@@ -143,6 +146,84 @@ func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) error {
 		}
 		q.cfg.Logger.WarnContext(ctx, "queue: run left behind its ended job; moved", "run_id", j.id, "job_status", j.status, "run_status", status)
 		q.setRunStatus(ctx, j.id, status, content, q.jobAtFence(j.id, j.attempt, j.status))
+	}
+	return nil
+}
+
+// endContinuedJobs records the end of each paused job whose run ended
+// since it paused: a paused run is continued outside the queue (its
+// continue or approval route runs it in the request), which writes the run
+// row only, so that its job stayed paused for good, listed and counted as
+// paused, its journal kept, and never deleted by retention (which keeps
+// paused jobs). The job takes its run's end (completed, failed, cancelled)
+// and its journal is cleared, in one transaction conditional on the row
+// still being paused at its attempt.
+func (q *Queue) endContinuedJobs(ctx context.Context) error {
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt FROM `+q.jobs+` WHERE status = ?`), StatusPaused)
+	if err != nil {
+		return err
+	}
+	var paused []endedJob
+	for rows.Next() {
+		j := endedJob{status: StatusPaused}
+		if err := rows.Scan(&j.id, &j.attempt); err != nil {
+			rows.Close()
+			return err
+		}
+		paused = append(paused, j)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, j := range paused {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r, err := q.d.GetRun(ctx, j.id)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			continue
+		case err != nil:
+			return err
+		case r.Status != run.StatusCompleted && r.Status != run.StatusError && r.Status != run.StatusCancelled:
+			continue
+		}
+		if err := q.endPaused(ctx, j, jobStatusOf(r.Status)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endPaused ends j, paused, as status, clearing its run's journal.
+func (q *Queue) endPaused(ctx context.Context, j endedJob, status string) error {
+	now := unixNow()
+	var clear db.TxFunc
+	if q.journal != nil {
+		clear = q.journal.ClearTx(q.d, j.id)
+	}
+	ended := false
+	err := q.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
+WHERE id = ? AND status = ? AND attempt = ?`), status, now, now, j.id, StatusPaused, j.attempt)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return err
+		}
+		ended = true
+		if clear != nil {
+			return clear(ctx, tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if ended && clear == nil {
+		q.clearJournal(ctx, j.id)
 	}
 	return nil
 }

@@ -118,3 +118,43 @@ func TestRepair_StartMovesARunLeftBehindItsFailedJob(t *testing.T) {
 		}
 	})
 }
+
+// A paused background run is continued outside the queue (its continue
+// or approval route runs it in the request and writes the run row only):
+// its job stayed paused for good, listed and counted as paused and never
+// deleted by retention, which keeps paused jobs. Once its run has ended,
+// the job takes the run's end.
+func TestRepair_PausedJobOfAContinuedRunEnds(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		pause := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			return finishRun(ctx, d, j.ID, run.StatusPaused)
+		}
+		q := openQueueWith(t, d, testCfg(), pause, func(q *queue.Queue) { q.RepairEvery(50 * time.Millisecond) })
+		enqueue(t, q, "continued")
+		enqueue(t, q, "waiting")
+		waitFor(t, "the jobs paused", func() bool {
+			return jobOf(t, q, "continued").Status == queue.StatusPaused && jobOf(t, q, "waiting").Status == queue.StatusPaused
+		})
+		// The continue route's end of the run, outside the queue.
+		if _, err := finishRun(ctx, d, "continued", run.StatusCompleted); err != nil {
+			t.Fatal(err)
+		}
+		waitForDescribed(t, "the continued run's job to end", func() bool {
+			return jobOf(t, q, "continued").Status == queue.StatusCompleted
+		}, func() string { return jobOf(t, q, "continued").Status })
+		if j := jobOf(t, q, "continued"); j.CompletedAt == 0 {
+			t.Errorf("the ended job has no completed_at (retention would keep it for good)")
+		}
+		if j := jobOf(t, q, "waiting"); j.Status != queue.StatusPaused {
+			t.Errorf("the job of a run still paused is %s, want paused", j.Status)
+		}
+		st, err := q.Stats(ctx, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Paused != 1 || st.Completed != 1 {
+			t.Errorf("stats %+v, want one job completed, one paused", st)
+		}
+	})
+}
