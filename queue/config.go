@@ -13,7 +13,10 @@ type Config struct {
 	// MaxConcurrency bounds the runs this process executes at once (32).
 	MaxConcurrency int
 	// MaxQueueDepth bounds the queued (not yet running) jobs of the whole
-	// deployment; past it Enqueue fails with ErrQueueFull (1000).
+	// deployment; past it Enqueue fails with ErrQueueFull (1000). Exact
+	// within one process; several Postgres processes can pass it together
+	// by up to half of it each, for at most 250 ms (see
+	// docs/adr/queue-depth-count-skip.md).
 	MaxQueueDepth int
 	// MaxAttempts is how many times a run is started, counting restarts after
 	// a crash, before it ends as ERROR (5).
