@@ -295,3 +295,10 @@ BEGIN IF NEW.status = '` + string(status) + `' THEN RAISE EXCEPTION 'injected ru
 	}
 	return nil
 }
+
+// EndContinuedJobs runs one pass of the repair loop's look at paused jobs
+// whose runs were continued to their end, batch jobs at a time.
+func (q *Queue) EndContinuedJobs(ctx context.Context, batch int) error {
+	q.pausedBatch = batch
+	return q.endContinuedJobs(ctx)
+}

@@ -139,6 +139,12 @@ type Queue struct {
 	// repairPeriod is how often repairLoop repairs runs left behind their
 	// ended jobs (repairEvery; tests shorten it).
 	repairPeriod time.Duration
+	// pausedBatch is how many paused jobs one endContinuedJobs pass looks
+	// at (endContinuedBatch; tests lower it), from after pausedAfter, the
+	// last id the pass before looked at ("" after the last batch). Only
+	// repairLoop touches pausedAfter.
+	pausedBatch int
+	pausedAfter string
 }
 
 // holding is a job this process executes.
@@ -214,7 +220,7 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 		cfg.NodeID = strings.TrimPrefix(cfg.DeploymentID+"-", "-") + hex.EncodeToString(b)
 	}
 	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{},
-		repairPeriod: repairEvery}
+		repairPeriod: repairEvery, pausedBatch: endContinuedBatch}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
 	q.pipedQueries()
 	q.sqliteEnqueueQueries()

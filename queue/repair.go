@@ -14,6 +14,10 @@ import (
 // without them (repairEndedRuns).
 const repairEvery = time.Minute
 
+// endContinuedBatch is how many paused jobs one endContinuedJobs pass
+// looks at.
+const endContinuedBatch = 200
+
 // repairWindow is how far back, by completed_at, the periodic look goes:
 // several periods, so that a look delayed (a loop stalled, a database that
 // refused it) still finds what the one before missed. At start the look
@@ -158,8 +162,16 @@ func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) error {
 // paused jobs). The job takes its run's end (completed, failed, cancelled)
 // and its journal is cleared, in one transaction conditional on the row
 // still being paused at its attempt.
+//
+// A pass looks at pausedBatch paused jobs, in id order after the last one
+// the pass before looked at, and starts again from the first after the
+// last batch: runs waiting for an approval can be many and stay paused for
+// days, and each costs a read of its run row, so a process reads at most
+// pausedBatch run rows a period (a continued run's job ends within
+// ⌈paused jobs ÷ pausedBatch⌉ periods).
 func (q *Queue) endContinuedJobs(ctx context.Context) error {
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt FROM `+q.jobs+` WHERE status = ?`), StatusPaused)
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt FROM `+q.jobs+` WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
+		StatusPaused, q.pausedAfter, q.pausedBatch)
 	if err != nil {
 		return err
 	}
@@ -175,6 +187,10 @@ func (q *Queue) endContinuedJobs(ctx context.Context) error {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
+	}
+	q.pausedAfter = ""
+	if len(paused) == q.pausedBatch {
+		q.pausedAfter = paused[len(paused)-1].id
 	}
 	for _, j := range paused {
 		if ctx.Err() != nil {

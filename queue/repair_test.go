@@ -158,3 +158,53 @@ func TestRepair_PausedJobOfAContinuedRunEnds(t *testing.T) {
 		}
 	})
 }
+
+// A pass over the paused jobs looks at a batch of them, after the last one
+// the pass before looked at: a process reads a bounded number of run rows
+// a period however many runs wait for an approval, and every continued
+// run's job still ends, within a pass per batch.
+func TestRepair_PausedJobsAreLookedAtABatchAPass(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		pause := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			return finishRun(ctx, d, j.ID, run.StatusPaused)
+		}
+		q := openQueueWith(t, d, testCfg(), pause, func(q *queue.Queue) { q.RepairEvery(time.Hour) })
+		ids := []string{"c0", "c1", "c2", "c3", "c4", "w"}
+		for _, id := range ids {
+			enqueue(t, q, id)
+		}
+		waitFor(t, "the jobs paused", func() bool {
+			for _, id := range ids {
+				if jobOf(t, q, id).Status != queue.StatusPaused {
+					return false
+				}
+			}
+			return true
+		})
+		for _, id := range ids[:5] {
+			if _, err := finishRun(ctx, d, id, run.StatusCompleted); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ended := func() (n int) {
+			for _, id := range ids[:5] {
+				if jobOf(t, q, id).Status == queue.StatusCompleted {
+					n++
+				}
+			}
+			return n
+		}
+		for pass, want := range []int{2, 4, 5, 5} {
+			if err := q.EndContinuedJobs(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			if got := ended(); got != want {
+				t.Fatalf("after pass %d: %d continued runs' jobs ended, want %d", pass+1, got, want)
+			}
+		}
+		if j := jobOf(t, q, "w"); j.Status != queue.StatusPaused {
+			t.Errorf("the job of a run still paused is %s, want paused", j.Status)
+		}
+	})
+}
