@@ -583,8 +583,23 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 			continue
 		}
 		fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
+		if out.Status == run.StatusCancelled {
+			// Cancelled past its timeout: timeOut's cancel, seen by this
+			// poll before timeOut recorded the failure (another
+			// scheduler's poll, or this one's next after a failed write).
+			limit, expired, err := s.expired(ctx, &r, scheds)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if expired {
+				st, fin.Status, fin.Error = db.ScheduleRunFailed, db.ScheduleRunFailed, timeoutError(r.RunID, limit)
+			}
+		}
 		if st == db.ScheduleRunFailed {
-			fin.Error = "the run ended " + string(out.Status)
+			if fin.Error == "" {
+				fin.Error = "the run ended " + string(out.Status)
+			}
 			if err := s.retryLater(ctx, &r, scheds); err != nil {
 				errs = append(errs, err) // r stays running: the next poll repeats
 				continue
@@ -726,19 +741,15 @@ func (s *Scheduler) fireRetry(ctx context.Context, r *db.ScheduleRun, scheds map
 // retry delay after it was recorded). A timed-out attempt is retried as a
 // failed one.
 func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run, scheds map[string]*db.Schedule) error {
-	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
-	if err != nil || sc == nil { // deleted: its runs are not bounded any more
+	limit, expired, err := s.expired(ctx, r, scheds)
+	if err != nil || !expired {
 		return err
 	}
-	limit := sc.TimeoutSeconds
+	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
+	if err != nil || sc == nil {
+		return err
+	}
 	now := s.Now().Unix()
-	started := r.CreatedAt
-	if r.Attempt > 1 {
-		started += int64(retryDelay(sc) / time.Second)
-	}
-	if limit <= 0 || now < started+limit {
-		return nil
-	}
 	if err := s.retryLater(ctx, r, scheds); err != nil {
 		return err
 	}
@@ -748,12 +759,34 @@ func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run,
 		}
 	}
 	fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: now, Output: runOutput(out),
-		Error: fmt.Sprintf("run %s did not finish within timeout_seconds (%d s): cancelled", r.RunID, limit)}
+		Error: timeoutError(r.RunID, limit)}
 	if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
 		return err
 	}
 	s.cfg.Logger.Warn("schedule: run timed out", "schedule_id", r.ScheduleID, "run_id", r.RunID, "timeout_seconds", limit)
 	return nil
+}
+
+// expired reports whether r's run has been going longer than its
+// schedule's timeout_seconds (limit), by the scheduler's clock: from its
+// firing, or for a retry its retry delay after it was recorded. A deleted
+// schedule's runs are not bounded any more.
+func (s *Scheduler) expired(ctx context.Context, r *db.ScheduleRun, scheds map[string]*db.Schedule) (limit int64, expired bool, err error) {
+	sc, err := s.scheduleOf(ctx, r.ScheduleID, scheds)
+	if err != nil || sc == nil {
+		return 0, false, err
+	}
+	limit = sc.TimeoutSeconds
+	started := r.CreatedAt
+	if r.Attempt > 1 {
+		started += int64(retryDelay(sc) / time.Second)
+	}
+	return limit, limit > 0 && s.Now().Unix() >= started+limit, nil
+}
+
+// timeoutError is the error of a schedule run whose run timed out.
+func timeoutError(runID string, limit int64) string {
+	return fmt.Sprintf("run %s did not finish within timeout_seconds (%d s): cancelled", runID, limit)
 }
 
 // runOutput is the schedule run's output: the run's id, status and
