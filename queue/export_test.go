@@ -302,3 +302,11 @@ func (q *Queue) EndContinuedJobs(ctx context.Context, batch int) error {
 	q.pausedBatch = batch
 	return q.endContinuedJobs(ctx)
 }
+
+// RepairEndedRuns runs one periodic look at the runs left behind their
+// ended jobs (the last ten minutes' jobs); read, when not nil, is called
+// before each run it reads (set it before the first look).
+func (q *Queue) RepairEndedRuns(ctx context.Context, read func(runID string)) error {
+	q.repairRead = read
+	return q.repairEndedRuns(ctx, time.Now().Add(-repairWindow).Unix())
+}

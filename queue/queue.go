@@ -145,6 +145,12 @@ type Queue struct {
 	// repairLoop touches pausedAfter.
 	pausedBatch int
 	pausedAfter string
+	// repairSettled holds the ended jobs (id → completed_at) whose run the
+	// periodic repair found with nothing to move (see repairEndedRuns);
+	// only repairLoop touches it. repairRead, when set (tests), is called
+	// before the repair reads a job's run.
+	repairSettled map[string]int64
+	repairRead    func(runID string)
 }
 
 // holding is a job this process executes.
@@ -220,7 +226,7 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 		cfg.NodeID = strings.TrimPrefix(cfg.DeploymentID+"-", "-") + hex.EncodeToString(b)
 	}
 	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{},
-		repairPeriod: repairEvery, pausedBatch: endContinuedBatch}
+		repairPeriod: repairEvery, pausedBatch: endContinuedBatch, repairSettled: map[string]int64{}}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
 	q.pipedQueries()
 	q.sqliteEnqueueQueries()

@@ -28,6 +28,7 @@ const repairWindow = 10 * repairEvery
 type endedJob struct {
 	id, status, reason string
 	attempt            int
+	completedAt        int64
 }
 
 // repairLoop repairs the runs left behind their ended jobs, and ends the
@@ -61,12 +62,33 @@ func (q *Queue) repairLoop() {
 // between, a process that died there) left the run PENDING with its job
 // failed, which nothing else revisits. It reads the failed and cancelled
 // rows only (the exception), and the run row of each in the window.
+//
+// A job whose run was found with nothing to move (final, or gone) is not
+// read again while it stays in the window with the same completed_at: a
+// burst of failed runs would otherwise be read again every period of the
+// window (ten times). A run moved (or whose move was refused) is read
+// again at the next look.
 func (q *Queue) repairEndedRuns(ctx context.Context, since int64) error {
 	ended, err := q.endedJobs(ctx, `completed_at >= ?`, since)
 	if err != nil {
 		return err
 	}
-	return q.repairRuns(ctx, ended)
+	fresh := ended[:0]
+	for _, j := range ended {
+		if at, ok := q.repairSettled[j.id]; !ok || at != j.completedAt {
+			fresh = append(fresh, j)
+		}
+	}
+	settled, err := q.repairRuns(ctx, fresh)
+	for id, at := range q.repairSettled {
+		if at < since {
+			delete(q.repairSettled, id)
+		}
+	}
+	for _, j := range settled {
+		q.repairSettled[j.id] = j.completedAt
+	}
+	return err
 }
 
 // repairLiveRuns is repairEndedRuns at start, for every job retention
@@ -97,12 +119,13 @@ func (q *Queue) repairLiveRuns(ctx context.Context) error {
 		}
 		ended, ids = append(ended, part...), ids[n:]
 	}
-	return q.repairRuns(ctx, ended)
+	_, err := q.repairRuns(ctx, ended)
+	return err
 }
 
 // endedJobs reads the failed and cancelled jobs where cond holds.
 func (q *Queue) endedJobs(ctx context.Context, cond string, args ...any) ([]endedJob, error) {
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, status, attempt, error FROM `+q.jobs+` WHERE status IN (?, ?) AND `+cond),
+	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, status, attempt, error, COALESCE(completed_at, 0) FROM `+q.jobs+` WHERE status IN (?, ?) AND `+cond),
 		append([]any{StatusFailed, StatusCancelled}, args...)...)
 	if err != nil {
 		return nil, err
@@ -112,7 +135,7 @@ func (q *Queue) endedJobs(ctx context.Context, cond string, args ...any) ([]ende
 	for rows.Next() {
 		var j endedJob
 		var reason sql.NullString
-		if err := rows.Scan(&j.id, &j.status, &j.attempt, &reason); err != nil {
+		if err := rows.Scan(&j.id, &j.status, &j.attempt, &reason, &j.completedAt); err != nil {
 			return nil, err
 		}
 		j.reason = reason.String
@@ -126,19 +149,25 @@ func (q *Queue) endedJobs(ctx context.Context, cond string, args ...any) ([]ende
 // the job row being still in that status at that attempt (jobAtFence), so
 // replicas repairing together write once, and a requeue (the job queued
 // again) or a session delete (the job gone) wins over it; a run already
-// final is left alone.
-func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) error {
+// final is left alone. settled are the jobs whose run needed no move (final
+// or gone).
+func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) (settled []endedJob, err error) {
 	for _, j := range ended {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return settled, ctx.Err()
+		}
+		if q.repairRead != nil {
+			q.repairRead(j.id)
 		}
 		r, err := q.d.GetRun(ctx, j.id)
 		switch {
 		case errors.Is(err, db.ErrNotFound):
+			settled = append(settled, j)
 			continue
 		case err != nil:
-			return err
+			return settled, err
 		case r.Status != run.StatusPending && r.Status != run.StatusRunning:
+			settled = append(settled, j)
 			continue
 		}
 		status, content := run.StatusError, j.reason
@@ -151,7 +180,7 @@ func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) error {
 		q.cfg.Logger.WarnContext(ctx, "queue: run left behind its ended job; moved", "run_id", j.id, "job_status", j.status, "run_status", status)
 		q.setRunStatus(ctx, j.id, status, content, q.jobAtFence(j.id, j.attempt, j.status))
 	}
-	return nil
+	return settled, nil
 }
 
 // endContinuedJobs records the end of each paused job whose run ended

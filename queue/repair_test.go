@@ -208,3 +208,51 @@ func TestRepair_PausedJobsAreLookedAtABatchAPass(t *testing.T) {
 		}
 	})
 }
+
+// The periodic look at ended jobs reads the run of a job it found with
+// nothing to move once, not at every look of its ten-minute window: a
+// burst of failed runs was read again ten times. A run left behind (its
+// move refused) is read again at every look until it moves.
+func TestRepair_AnEndedJobsSettledRunIsReadOnce(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		poison := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			return "", queue.Permanent(errors.New("poison payload"))
+		}
+		q := openQueueWith(t, d, testCfg(), poison, func(q *queue.Queue) { q.RepairEvery(time.Hour) })
+		enqueue(t, q, "settled")
+		waitFor(t, "the run to end ERROR", func() bool { return runStatus(t, d, "settled") == run.StatusError })
+		reads := map[string]int{}
+		for range 3 {
+			if err := q.RepairEndedRuns(ctx, func(id string) { reads[id]++ }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if reads["settled"] != 1 {
+			t.Errorf("the settled run was read %d times in three looks, want once", reads["settled"])
+		}
+		// A run behind its failed job is read at every look.
+		if err := q.RefuseRunStatus(ctx, run.StatusError, true); err != nil {
+			t.Fatal(err)
+		}
+		enqueue(t, q, "behind")
+		waitFor(t, "the job to fail", func() bool { return jobOf(t, q, "behind").Status == queue.StatusFailed })
+		for range 2 {
+			if err := q.RepairEndedRuns(ctx, func(id string) { reads[id]++ }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if reads["behind"] != 2 {
+			t.Errorf("the run left behind was read %d times in two looks, want at each", reads["behind"])
+		}
+		if err := q.RefuseRunStatus(ctx, run.StatusError, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.RepairEndedRuns(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if st := runStatus(t, d, "behind"); st != run.StatusError {
+			t.Errorf("the run left behind is %s after a look with the write allowed, want ERROR", st)
+		}
+	})
+}
