@@ -245,3 +245,12 @@ func MarkUnavailableFor(ctx context.Context, err error) error {
 	}
 	return MarkUnavailable(err)
 }
+
+// Bound gives a call made outside the front, on the driver's own pool (the
+// queue's reads of its tables), the front's query timeout and error
+// mapping: done ends the deadline and maps the call's error as the front
+// maps its own (past the deadline, ErrUnavailable naming the timeout).
+func (d *DB) Bound(ctx context.Context) (bctx context.Context, done func(error) error) {
+	bctx, call := d.bound(ctx)
+	return bctx, call.done
+}

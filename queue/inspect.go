@@ -63,7 +63,7 @@ const ListCountAhead = 10000
 // counts every job by status. A page that is not full ends the listing and
 // needs no count.
 func (q *Queue) List(ctx context.Context, f Filter) (_ []Job, _ int, err error) {
-	ctx, done := q.bounded(ctx)
+	ctx, done := q.d.Bound(ctx)
 	defer func() { err = done(err) }()
 	if f.Limit < 1 || f.Page < 1 {
 		return nil, 0, fmt.Errorf("%w: limit and page must be at least 1", ErrBadFilter)
@@ -147,7 +147,7 @@ func userIs(userID string) (string, []any) {
 
 // Get returns one job; a scoped caller gets ErrNotFound for another user's.
 func (q *Queue) Get(ctx context.Context, id, userID string, scoped bool) (_ *Job, err error) {
-	ctx, done := q.bounded(ctx)
+	ctx, done := q.d.Bound(ctx)
 	defer func() { err = done(err) }()
 	j, err := q.scanJob(q.w.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+` FROM `+q.jobs+` WHERE id = ?`), id), false)
 	switch {
@@ -180,7 +180,7 @@ type Stats struct {
 
 // Stats counts the jobs (a scoped caller's own).
 func (q *Queue) Stats(ctx context.Context, userID string, scoped bool) (_ Stats, err error) {
-	ctx, done := q.bounded(ctx)
+	ctx, done := q.d.Bound(ctx)
 	defer func() { err = done(err) }()
 	where, cond, uargs := "", "", []any{}
 	if scoped {

@@ -56,7 +56,7 @@ func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 		}
 		return nil
 	}
-	tctx, done := q.bounded(ctx)
+	tctx, done := q.d.Bound(ctx)
 	var err error
 	next := q.requeuedRun(tctx, id)
 	if next != nil {
