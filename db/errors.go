@@ -30,7 +30,24 @@ var (
 	// or may not have taken effect (upserts are safe to repeat); retrying
 	// later is the remedy.
 	ErrUnavailable = errors.New("db: the database is unavailable; retry later")
+	// ErrInvalidConfig: a store's configuration cannot be used (a required
+	// field missing, a DSN of another dialect, table names a server would
+	// not keep apart). Nothing was opened or created.
+	ErrInvalidConfig = errors.New("db: invalid config")
 )
+
+// ConfigError returns an error reading fmt.Sprintf(format, args...) that
+// is ErrInvalidConfig to errors.Is, and unwraps to the args' %w errors as
+// fmt.Errorf does. Drivers and tools refusing a configuration return it,
+// so callers can tell a bad configuration from a database that failed.
+func ConfigError(format string, args ...any) error {
+	return &configError{fmt.Errorf(format, args...)}
+}
+
+type configError struct{ err error }
+
+func (e *configError) Error() string   { return e.err.Error() }
+func (e *configError) Unwrap() []error { return []error{ErrInvalidConfig, e.err} }
 
 // CorruptRowError names the row that failed to decode. It unwraps to ErrCorruptRow.
 type CorruptRowError struct {

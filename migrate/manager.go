@@ -91,13 +91,13 @@ const minConns = 3
 // New checks the config and returns a Manager. It does not touch the database.
 func New(cfg Config) (*Manager, error) {
 	if cfg.DB == nil {
-		return nil, errors.New("migrate: Config.DB is required")
+		return nil, db.ConfigError("migrate: Config.DB is required")
 	}
 	if err := cfg.Dialect.Check(); err != nil {
-		return nil, fmt.Errorf("migrate: Config.Dialect: %w", err)
+		return nil, db.ConfigError("migrate: Config.Dialect: %w", err)
 	}
 	if n := cfg.DB.Stats().MaxOpenConnections; n > 0 && n < minConns {
-		return nil, fmt.Errorf("migrate: Config.DB allows %d open connections; a migration holds %d at once (lock, reader, writer): raise SetMaxOpenConns", n, minConns)
+		return nil, db.ConfigError("migrate: Config.DB allows %d open connections; a migration holds %d at once (lock, reader, writer): raise SetMaxOpenConns", n, minConns)
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 500
@@ -114,7 +114,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	tables := cfg.Tables.WithDefaults()
 	if err := tables.CheckNames(); err != nil {
-		return nil, fmt.Errorf("migrate: Config.Tables: %w", err)
+		return nil, db.ConfigError("migrate: Config.Tables: %w", err)
 	}
 	sd := new(sqlstore.Dialect)
 	*sd = *cfg.Dialect // the Manager's own copy: the caller cannot change it later

@@ -1,9 +1,11 @@
 package migrate_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/migrate"
 )
 
@@ -62,9 +64,12 @@ func TestDriversAndNew_RefuseTheSameTableNames(t *testing.T) {
 						t.Fatalf("%s: the driver's refusal %q does not say %q", c.name, err, w)
 					}
 				}
+				if !errors.Is(err, db.ErrInvalidConfig) {
+					t.Fatalf("%s: the driver's refusal %q is not db.ErrInvalidConfig", c.name, err)
+				}
 				_, err = migrate.New(migrate.Config{DB: f.db, Dialect: sqlDialect(f.dialect, f.layout.Schema), Tables: c.tables})
-				if err == nil || !strings.Contains(err.Error(), c.want[0]) {
-					t.Fatalf("%s: migrate.New = %v; want a refusal naming %s", c.name, err, c.want[0])
+				if err == nil || !strings.Contains(err.Error(), c.want[0]) || !errors.Is(err, db.ErrInvalidConfig) {
+					t.Fatalf("%s: migrate.New = %v; want a refusal naming %s that is db.ErrInvalidConfig", c.name, err, c.want[0])
 				}
 			}
 			if n := f.tableCount(t); n != 0 {

@@ -51,10 +51,10 @@ type Config struct {
 func ParseDSN(s string) (*gomysql.Config, error) {
 	d, err := dsn.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("mysql: %w", err)
+		return nil, db.ConfigError("mysql: %w", err)
 	}
 	if d.Dialect != dsn.MySQL {
-		return nil, fmt.Errorf("mysql: %s is a %s DSN: write mysql://USER@HOST:PORT/DATABASE or USER@tcp(HOST:PORT)/DATABASE", d, d.Dialect)
+		return nil, db.ConfigError("mysql: %s is a %s DSN: write mysql://USER@HOST:PORT/DATABASE or USER@tcp(HOST:PORT)/DATABASE", d, d.Dialect)
 	}
 	return parseConn(d.Conn)
 }
@@ -66,7 +66,7 @@ const strictMode = "STRICT_ALL_TABLES"
 func parseConn(conn string) (*gomysql.Config, error) {
 	cfg, err := gomysql.ParseDSN(conn)
 	if err != nil {
-		return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
+		return nil, db.ConfigError("mysql: invalid DSN: %w", err)
 	}
 	cfg.ClientFoundRows = true
 	cfg.MultiStatements = false
@@ -95,7 +95,7 @@ func parseConn(conn string) (*gomysql.Config, error) {
 // ConnectTimeout; a 2.x database fails with db.ErrMigrationRequired.
 func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.DSN == "" {
-		return nil, errors.New("mysql: Config.DSN is required")
+		return nil, db.ConfigError("mysql: Config.DSN is required")
 	}
 	if err := cfg.Tables.CheckNames(); err != nil {
 		return nil, fmt.Errorf("mysql: Config.Tables: %w", err)
@@ -105,7 +105,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		return nil, err
 	}
 	if mc.DBName == "" {
-		return nil, errors.New("mysql: the DSN names no database (…/dbname)")
+		return nil, db.ConfigError("mysql: the DSN names no database (…/dbname)")
 	}
 	timeout := cfg.ConnectTimeout
 	if timeout <= 0 {
@@ -179,10 +179,10 @@ var invalidValue = map[uint16]bool{
 // OpenDSN opens a parsed MySQL or MariaDB DSN (a dsn.Opener).
 func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.MySQL {
-		return nil, fmt.Errorf("mysql: cannot open a %s DSN", d.Dialect)
+		return nil, db.ConfigError("mysql: cannot open a %s DSN", d.Dialect)
 	}
 	if o.SQLiteExclusive {
-		return nil, errors.New("mysql: SQLiteExclusive is for SQLite files only")
+		return nil, db.ConfigError("mysql: SQLiteExclusive is for SQLite files only")
 	}
 	return Open(ctx, Config{DSN: d.Conn, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

@@ -71,21 +71,21 @@ var synchronousCommitValues = []string{"on", "off", "local", "remote_write", "re
 // ConnectTimeout; a 2.x database fails with db.ErrMigrationRequired.
 func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.DSN == "" {
-		return nil, errors.New("postgres: Config.DSN is required")
+		return nil, db.ConfigError("postgres: Config.DSN is required")
 	}
 	if err := cfg.Tables.CheckNames(); err != nil {
 		return nil, fmt.Errorf("postgres: Config.Tables: %w", err)
 	}
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: invalid DSN: %w", err)
+		return nil, db.ConfigError("postgres: invalid DSN: %w", err)
 	}
 	if cfg.ReadOnly {
 		pc.RuntimeParams["default_transaction_read_only"] = "on"
 	}
 	if v := cfg.SynchronousCommit; v != "" {
 		if !slices.Contains(synchronousCommitValues, v) {
-			return nil, fmt.Errorf("postgres: Config.SynchronousCommit %q is not one of %v", v, synchronousCommitValues)
+			return nil, db.ConfigError("postgres: Config.SynchronousCommit %q is not one of %v", v, synchronousCommitValues)
 		}
 		pc.RuntimeParams["synchronous_commit"] = v
 	}
@@ -144,10 +144,10 @@ func classify(err error) error {
 // OpenDSN opens a parsed Postgres DSN (a dsn.Opener).
 func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.Postgres {
-		return nil, fmt.Errorf("postgres: cannot open a %s DSN", d.Dialect)
+		return nil, db.ConfigError("postgres: cannot open a %s DSN", d.Dialect)
 	}
 	if o.SQLiteExclusive {
-		return nil, errors.New("postgres: SQLiteExclusive is for SQLite files only")
+		return nil, db.ConfigError("postgres: SQLiteExclusive is for SQLite files only")
 	}
 	return Open(ctx, Config{DSN: d.Conn, Schema: o.Schema, ID: o.ID, ReadOnly: o.ReadOnly, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout})
 }

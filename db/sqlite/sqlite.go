@@ -84,7 +84,7 @@ const walSizeLimit = 32 << 20
 // as it was (the switch to WAL comes after the schema check).
 func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	if cfg.Path == "" {
-		return nil, errors.New("sqlite: Config.Path is required")
+		return nil, db.ConfigError("sqlite: Config.Path is required")
 	}
 	if err := cfg.Tables.CheckNames(); err != nil {
 		return nil, fmt.Errorf("sqlite: Config.Tables: %w", err)
@@ -177,7 +177,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 // OpenDSN opens a parsed SQLite DSN (a dsn.Opener).
 func OpenDSN(ctx context.Context, d dsn.DSN, o dsn.Options) (*db.DB, error) {
 	if d.Dialect != dsn.SQLite {
-		return nil, fmt.Errorf("sqlite: cannot open a %s DSN", d.Dialect)
+		return nil, db.ConfigError("sqlite: cannot open a %s DSN", d.Dialect)
 	}
 	return Open(ctx, Config{Path: d.Path, ID: o.ID, ReadOnly: o.ReadOnly, MustExist: o.MustExist, SkipSchemaCheck: o.SkipSchemaCheck, QueryTimeout: o.QueryTimeout, Exclusive: o.SQLiteExclusive})
 }
@@ -322,11 +322,11 @@ func checkExclusive(cfg Config, memory bool) error {
 	case !cfg.Exclusive:
 		return nil
 	case memory:
-		return errors.New("sqlite: Config.Exclusive is for a database file; :memory: is private to its one connection already")
+		return db.ConfigError("sqlite: Config.Exclusive is for a database file; :memory: is private to its one connection already")
 	case cfg.ReadOnly:
-		return errors.New("sqlite: Config.Exclusive cannot be combined with ReadOnly: a read-only open must not lock the file's writer out")
+		return db.ConfigError("sqlite: Config.Exclusive cannot be combined with ReadOnly: a read-only open must not lock the file's writer out")
 	case !hasUnixVFS:
-		return errors.New("sqlite: Config.Exclusive needs SQLite's unix VFS (" + exclusiveVFS + "), which this platform does not have")
+		return db.ConfigError("sqlite: Config.Exclusive needs SQLite's unix VFS (%s), which this platform does not have", exclusiveVFS)
 	}
 	return nil
 }

@@ -1,8 +1,9 @@
 package sqlstore
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/agentryhq/agentry/db"
 )
 
 // Table kinds: the keys of the DDL sections and of Tables.
@@ -249,7 +250,8 @@ func split(s string) []string { return strings.Fields(s) }
 // one table to SQLite (and to MySQL on a case-insensitive file system), so
 // the runs table "agno_sessions" beside the sessions table "Agno_Sessions"
 // was the sessions table; Postgres would keep them apart, but the same
-// configuration must mean the same tables on every backend.
+// configuration must mean the same tables on every backend. The error is
+// db.ErrInvalidConfig to errors.Is.
 func (t Tables) CheckNames() error {
 	t = t.WithDefaults()
 	type named struct{ kind, name string }
@@ -260,15 +262,15 @@ func (t Tables) CheckNames() error {
 	names = append(names, named{"migration errors", t.Errors}, named{"migration progress", t.Progress}, named{"copied runs", t.CopiedRuns})
 	for i, n := range names {
 		if strings.Contains(n.name, ".") {
-			return fmt.Errorf("%s table name %q holds a dot: a table name is one identifier; name the schema apart "+
+			return db.ConfigError("%s table name %q holds a dot: a table name is one identifier; name the schema apart "+
 				"(the Postgres driver's Config.Schema, postgres.Dialect(schema), the --schema flag) and the table without it", n.kind, n.name)
 		}
 		for _, o := range names[:i] {
 			if n.name == o.name {
-				return fmt.Errorf("the %s and %s tables are both named %q: name each table apart", o.kind, n.kind, n.name)
+				return db.ConfigError("the %s and %s tables are both named %q: name each table apart", o.kind, n.kind, n.name)
 			}
 			if strings.EqualFold(n.name, o.name) {
-				return fmt.Errorf("%s table name %q and %s table name %q differ only in case (SQLite, and MySQL on a case-insensitive file system, "+
+				return db.ConfigError("%s table name %q and %s table name %q differ only in case (SQLite, and MySQL on a case-insensitive file system, "+
 					"take them for one table): name them apart by more than case", o.kind, o.name, n.kind, n.name)
 			}
 		}
