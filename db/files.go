@@ -105,10 +105,14 @@ func (d *DB) GetFile(ctx context.Context, namespace, path string) (*File, error)
 	return out, call.done(err)
 }
 
-// DeleteFile deletes a file; a missing file is not an error.
+// DeleteFile deletes a file; a missing file is not an error. Any key of
+// UTF-8 text is taken, including those PutFile refuses (empty, or over
+// MaxFileNamespace / MaxFilePath): another writer sharing the database (a
+// Python Agno process) may have stored one, and an index row naming it
+// (the offload sweep's) must be able to delete it.
 func (d *DB) DeleteFile(ctx context.Context, namespace, path string) error {
-	if err := checkFileKey(namespace, path); err != nil {
-		return err
+	if !utf8.ValidString(namespace) || !utf8.ValidString(path) {
+		return fmt.Errorf("%w: file namespace and path must be UTF-8", ErrInvalidRecord)
 	}
 	ctx, call := d.bound(ctx)
 	return call.done(d.driver.DeleteFile(ctx, namespace, path))

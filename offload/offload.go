@@ -242,24 +242,40 @@ func (o *Offloader) List(ctx context.Context, s Scope, limit int) ([]db.ToolResu
 }
 
 // Sweep deletes up to limit expired results (file and index row) and
-// returns how many it deleted.
+// returns how many it deleted. A row it cannot delete is passed over (its
+// error returned, joined with the others', once the batch is done), so
+// that it cannot hold back the rows that expired after it.
 func (o *Offloader) Sweep(ctx context.Context, limit int) (int, error) {
 	rows, err := o.db.ExpiredToolResults(ctx, o.now().Unix(), limit)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, r := range rows {
-		if err := o.db.DeleteFile(ctx, r.Namespace, r.Path); err != nil {
-			return n, err
+		err := o.db.DeleteFile(ctx, r.Namespace, r.Path)
+		if err == nil {
+			err = o.db.DeleteToolResult(ctx, r.ResultID)
 		}
-		if err := o.db.DeleteToolResult(ctx, r.ResultID); err != nil {
-			return n, err
+		if err == nil {
+			n++
+			continue
 		}
-		n++
+		if ctx.Err() != nil || errors.Is(err, db.ErrUnavailable) {
+			return n, errors.Join(append(errs, err)...) // the database, not the row
+		}
+		// One row that cannot be deleted must not stop the rest: rows
+		// come oldest first, so it would come first at every sweep.
+		if len(errs) < maxSweepErrors {
+			errs = append(errs, fmt.Errorf("offload: sweep result %s: %w", r.ResultID, err))
+		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
+
+// maxSweepErrors is how many row errors one Sweep returns (the rest are
+// passed over alike).
+const maxSweepErrors = 3
 
 // SweepEvery runs Sweep (batches of up to 500) at an interval until ctx
 // ends; errors go to onErr (nil ignores them).
