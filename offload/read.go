@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // ReadRange selects a page of a result: lines are 1-based and inclusive;
@@ -59,15 +60,17 @@ func page(id, text string, r ReadRange) (Page, error) {
 	var b strings.Builder
 	budget := MaxReadChars
 	for i := r.StartLine; i <= end; i++ {
-		line := []rune(lines[i-1])
-		from := 0
+		// Lines are walked, not converted to runes: paging through one
+		// long line (StartChar) costs each page its own characters, not
+		// the whole line's.
+		rest, from := lines[i-1], 0
 		if i == r.StartLine {
-			from = min(r.StartChar, len(line))
+			rest, from = skipRunes(rest, r.StartChar)
 		}
-		rest := line[from:]
-		if len(rest) > budget {
+		head, n := skipRunes(rest, max(budget, 0))
+		if head != "" || budget < 0 { // the line does not fit the page
 			if b.Len() == 0 {
-				b.WriteString(string(rest[:budget]))
+				b.WriteString(rest[:len(rest)-len(head)])
 				p.EndLine, p.NextStartLine, p.NextStartChar = i, i, from+budget
 			} else {
 				p.EndLine, p.NextStartLine = i-1, i
@@ -75,9 +78,9 @@ func page(id, text string, r ReadRange) (Page, error) {
 			p.Text = b.String()
 			return p, nil
 		}
-		b.WriteString(string(rest))
+		budget -= n + 1
+		b.WriteString(rest)
 		b.WriteByte('\n')
-		budget -= len(rest) + 1
 		p.EndLine = i
 	}
 	p.Text = b.String()
@@ -150,4 +153,16 @@ func search(text string, re *regexp.Regexp, contextLines int) []Match {
 		}
 	}
 	return out
+}
+
+// skipRunes returns s after its first n characters, and how many it
+// skipped (fewer than n when s is shorter).
+func skipRunes(s string, n int) (string, int) {
+	i, k := 0, 0
+	for k < n && i < len(s) {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		k++
+	}
+	return s[i:], k
 }

@@ -1,0 +1,96 @@
+package offload
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// pageByRunes is page as it was first written (each line converted to
+// runes): the reference the walking page must agree with.
+func pageByRunes(id, text string, r ReadRange) (Page, error) {
+	lines := splitLines(text)
+	if text == "" {
+		lines = nil
+	}
+	n := len(lines)
+	if r.StartLine == 0 {
+		r.StartLine = 1
+	}
+	if r.StartLine < 1 || r.StartLine > max(n, 1) || r.StartChar < 0 || (r.EndLine != 0 && r.EndLine < r.StartLine) {
+		return Page{}, ErrBadRange
+	}
+	end := r.StartLine + MaxReadLines - 1
+	if r.EndLine != 0 {
+		end = min(end, r.EndLine)
+	}
+	end = min(end, n)
+	p := Page{ResultID: id, StartLine: r.StartLine, LineCount: n}
+	var b strings.Builder
+	budget := MaxReadChars
+	for i := r.StartLine; i <= end; i++ {
+		line := []rune(lines[i-1])
+		from := 0
+		if i == r.StartLine {
+			from = min(r.StartChar, len(line))
+		}
+		rest := line[from:]
+		if len(rest) > budget {
+			if b.Len() == 0 {
+				b.WriteString(string(rest[:budget]))
+				p.EndLine, p.NextStartLine, p.NextStartChar = i, i, from+budget
+			} else {
+				p.EndLine, p.NextStartLine = i-1, i
+			}
+			p.Text = b.String()
+			return p, nil
+		}
+		b.WriteString(string(rest))
+		b.WriteByte('\n')
+		budget -= len(rest) + 1
+		p.EndLine = i
+	}
+	p.Text = b.String()
+	if p.EndLine < n {
+		p.NextStartLine = p.EndLine + 1
+	}
+	return p, nil
+}
+
+// FuzzPageAgreesWithRunes: page walks lines instead of converting them to
+// runes, and gives the same pages, at the caps' edges too (the seeds put
+// lines of exactly MaxReadChars characters, multi-byte ones, and a page
+// ending exactly at the budget).
+func FuzzPageAgreesWithRunes(f *testing.F) {
+	f.Add("a\nb\n\nc", 1, 0, 0, 1)
+	f.Add("é\nü\n", 2, 2, 1, 1)
+	f.Add("x", 1, 0, 0, MaxReadChars)
+	f.Add("éa\n\n", 1, 0, 0, MaxReadChars-1)
+	f.Add("ab\nc\n\nd", 1, 0, 1, MaxReadChars/2)
+	f.Fuzz(func(t *testing.T, s string, start, end, startChar, repeat int) {
+		if repeat < 1 || repeat > MaxReadChars+2 || !utf8.ValidString(s) {
+			return // stored results are UTF-8 text (Offload refuses others: ErrNotText)
+		}
+		text := strings.Repeat(s, repeat)
+		if len(text) > 1<<20 {
+			return
+		}
+		r := ReadRange{StartLine: start, EndLine: end, StartChar: startChar}
+		got, gerr := page("res_x", text, r)
+		want, werr := pageByRunes("res_x", text, r)
+		if (gerr == nil) != (werr == nil) || got != want {
+			t.Fatalf("page(%q ×%d, %+v) = %+v, %v; by runes %+v, %v", s, repeat, r, got, gerr, want, werr)
+		}
+	})
+}
+
+// BenchmarkPage_LongLine pages once into the middle of one 4 MB line.
+func BenchmarkPage_LongLine(b *testing.B) {
+	text := strings.Repeat("é", 2<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := page("res_x", text, ReadRange{StartChar: 1 << 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
