@@ -239,3 +239,8 @@ func (mm meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 
 // ReadsHistory answers for the wrapped model (model.HistoryReader).
 func (mm meteredModel) ReadsHistory() bool { return model.ReadsHistory(mm.next) }
+
+// AcceptsURL answers for the wrapped model (model.URLAccepter).
+func (mm meteredModel) AcceptsURL(t model.PartType, mimeType string) bool {
+	return model.AcceptsURL(mm.next, t, mimeType)
+}

@@ -373,3 +373,10 @@ func (e runEnd) end(span oteltrace.Span, out *run.Output, err error) {
 
 // ReadsHistory answers for the wrapped model (model.HistoryReader).
 func (m tracedModel) ReadsHistory() bool { return model.ReadsHistory(m.next) }
+
+// AcceptsURL answers for the wrapped model (model.URLAccepter): with
+// tracing on, media stored as references still go to a model that takes
+// URLs as fresh signed URLs, not as bytes.
+func (m tracedModel) AcceptsURL(t model.PartType, mimeType string) bool {
+	return model.AcceptsURL(m.next, t, mimeType)
+}
