@@ -165,7 +165,12 @@ func (k *kernel) start() error {
 	})
 	k.rt = rt
 	k.errCtr = rt.GlobalObject().Get("Error")
-	k.sb = &sandbox{rt: rt, lim: k.cm.lim}
+	k.sb = &sandbox{rt: rt, lim: k.cm.lim, aborted: func() string {
+		if c := k.cell; c != nil {
+			return c.aborted()
+		}
+		return ""
+	}}
 	if err := k.sb.install(); err != nil {
 		return fmt.Errorf("codemode: setting up the sandbox: %w", err)
 	}
@@ -487,7 +492,7 @@ func (k *kernel) settle(d asyncDone) error {
 // fromJSON turns a tool's output into a value: JSON becomes the value it
 // encodes, anything else a string.
 func (k *kernel) fromJSON(text string) (goja.Value, error) {
-	if !looksLikeJSON(text) || jsonDepth(text, maxNesting) {
+	if !looksLikeJSON(text) || k.sb.checkJSONText(text) != nil {
 		return k.rt.ToValue(text), nil
 	}
 	v, err := k.sb.parseJSON(goja.Undefined(), k.rt.ToValue(text))

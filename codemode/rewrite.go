@@ -209,6 +209,7 @@ func compile(name, src string) (*goja.Program, error) {
 		return nil, err
 	}
 	fixArrowSources(prog, src)
+	checkObjectCopies(prog)
 	return goja.CompileAST(prog, false)
 }
 

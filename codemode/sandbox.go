@@ -38,11 +38,16 @@ type sandboxLimits struct {
 	// makes a promise and its reactions for (about 5 KB each).
 	maxKeys     int
 	maxPromises int
+	memory      int64 // Config.MemoryLimit
+	// maxEntries caps the entries one new Set/Map/WeakSet/WeakMap call
+	// makes from an array or a string (about 200 bytes each).
+	maxEntries int
 }
 
 func limitsFor(memory int64) sandboxLimits {
 	l := sandboxLimits{maxString: int(memory / 8), maxArray: int(memory / 64),
-		maxKeys: int(memory / 1024), maxPromises: int(memory / 4096)}
+		maxKeys: int(memory / 1024), maxPromises: int(memory / 4096),
+		maxEntries: int(memory / 256), memory: memory}
 	l.maxArgs = min(l.maxArray, 100_000)
 	return l
 }
@@ -74,6 +79,9 @@ type sandbox struct {
 	// ownDesc is the original Object.getOwnPropertyDescriptor (see
 	// stableProp).
 	ownDesc goja.Callable
+	// aborted is the abort reason of the cell running on rt ("" while it
+	// may go on); see installIterators.
+	aborted func() string
 }
 
 func (s *sandbox) fail(format string, args ...any) {
@@ -302,6 +310,9 @@ func (s *sandbox) install() error {
 	for _, n := range removedGlobals {
 		_ = g.Delete(n)
 	}
+	if err := s.installIterators(); err != nil {
+		return err
+	}
 	s.ownDesc, _ = goja.AssertFunction(s.obj("Object").Get("getOwnPropertyDescriptor"))
 	s.wrap(fnProto, "apply", func(c *goja.FunctionCall) {
 		s.checkArgs("Function.prototype.apply", arg(c.Arguments, 1))
@@ -323,6 +334,12 @@ func (s *sandbox) install() error {
 	s.installArray()
 	s.installPerElement()
 	s.installJSON()
+	if err := s.installCollections(); err != nil {
+		return err
+	}
+	if err := s.installKeysCheck(); err != nil {
+		return err
+	}
 	return s.installRegExp()
 }
 
@@ -731,8 +748,8 @@ func (s *sandbox) installJSON() {
 	parse := s.parseJSON
 	_ = j.Set("parse", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		args := append([]goja.Value{toStr(arg(c.Arguments, 0))}, c.Arguments[min(1, len(c.Arguments)):]...)
-		if jsonDepth(args[0].String(), maxNesting) {
-			panic(rt.NewTypeError(fmt.Sprintf("JSON.parse: the text nests deeper than %d levels, which the sandbox does not parse", maxNesting)))
+		if err := s.checkJSONText(args[0].String()); err != nil {
+			panic(rt.NewTypeError("JSON.parse: " + err.Error()))
 		}
 		return call(parse, c.This, args...)
 	}), j.Get("parse")))
@@ -790,6 +807,20 @@ func (s *sandbox) installJSON() {
 		}
 		return rt.ToValue(out)
 	}), j.Get("stringify")))
+}
+
+// checkJSONText refuses a JSON text the sandbox does not parse: one nested
+// deeper than maxNesting (goja's parser recurses), or one whose values would
+// take more than the memory limit (the parse is one Go call).
+func (s *sandbox) checkJSONText(text string) error {
+	tooDeep, cost := jsonShape(text, maxNesting)
+	switch {
+	case tooDeep:
+		return fmt.Errorf("the text nests deeper than %d levels, which the sandbox does not parse", maxNesting)
+	case cost > s.lim.memory:
+		return fmt.Errorf("the text has so many objects, arrays and values that parsing it would take about %d MiB, over the sandbox's limit of %d MiB for one call; parse it in smaller pieces", cost>>20, s.lim.memory>>20)
+	}
+	return nil
 }
 
 // The setup scripts are compiled once per process; a goja Program can run

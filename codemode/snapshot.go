@@ -445,6 +445,7 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 					return nil, err
 				}
 				fixArrowSources(prog, src)
+				checkObjectCopies(prog)
 				compiled, err := goja.CompileAST(prog, false)
 				if err != nil {
 					return nil, err
@@ -453,8 +454,8 @@ func (k *kernel) apply(doc *snapshotDoc, from string) string {
 					return nil, err
 				}
 			} else {
-				if jsonDepth(string(v.JSON), maxNesting) {
-					return nil, errTooDeep
+				if err := k.sb.checkJSONText(string(v.JSON)); err != nil {
+					return nil, err
 				}
 				var err error
 				if val, err = k.sb.parseJSON(goja.Undefined(), k.rt.ToValue(string(v.JSON))); err != nil {
