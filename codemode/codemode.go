@@ -205,8 +205,12 @@ func (cm *CodeMode) rebuild(ctx context.Context, k *kernel, cell *Cell) {
 	// in GC assists, on its CPU clock.
 	runtime.GC()
 	k.pending, k.pendingFrom, k.restored = doc, "carried over from before the abort (as JSON values, functions from their source)", false
+	// Changes to JavaScript's own objects are not state a snapshot
+	// carries (docs/adr/codemode-mutable-builtins.md): say they are gone.
 	if doc != nil && len(doc.Vars) > 0 {
-		cell.Error.Message += "; the environment was rebuilt and its variables carried over"
+		cell.Error.Message += "; the environment was rebuilt and its variables carried over (changes to built-in objects such as Array.prototype were undone)"
+	} else {
+		cell.Error.Message += "; the environment was rebuilt (changes to built-in objects such as Array.prototype were undone)"
 	}
 }
 

@@ -41,7 +41,9 @@ type encoder struct {
 // (undefined, a function, a symbol).
 func (e *encoder) encode(v goja.Value) (out string, ok bool, err error) {
 	holder := e.rt.NewObject()
-	_ = holder.Set("", v)
+	// CreateDataProperty, as JSON.stringify's wrapper: a setter for ""
+	// that a cell put on Object.prototype does not run.
+	_ = holder.DefineDataProperty("", v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 	ok, err = e.property(holder, "", v, "")
 	if err != nil {
 		return "", false, err

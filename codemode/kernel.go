@@ -525,7 +525,9 @@ func (k *kernel) newError(name, msg string) goja.Value {
 		return k.rt.ToValue(msg)
 	}
 	if name != "" {
-		_ = o.Set("name", name)
+		// Defined, not assigned: a setter a cell put on Error.prototype
+		// must not take the name of a tool's error.
+		_ = o.DefineDataProperty("name", k.rt.ToValue(name), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 	}
 	return o
 }
