@@ -890,6 +890,7 @@ func (s *sandbox) wrapRegExpMethods(proto *goja.Object) {
 	rt := s.rt
 	exec := proto.Get("exec")
 	species := rt.ToValue(goja.SymSpecies)
+	standard := s.standardRegExp(proto)
 	plain := func(what string, this goja.Value, split bool) {
 		o, ok := this.(*goja.Object)
 		if !ok || o.ClassName() != "RegExp" {
@@ -898,6 +899,7 @@ func (s *sandbox) wrapRegExpMethods(proto *goja.Object) {
 		if v, accessor, _ := s.stableProp(o, rt.ToValue("exec")); accessor || v == nil || !v.SameAs(exec) {
 			s.fail("%s: a RegExp with its own exec is not supported in this sandbox", what)
 		}
+		standard(what, o)
 		if !split {
 			return
 		}
@@ -911,6 +913,17 @@ func (s *sandbox) wrapRegExpMethods(proto *goja.Object) {
 				s.fail("%s: a RegExp with its own species constructor is not supported in this sandbox", what)
 			}
 		}
+	}
+	for _, m := range []struct {
+		sym  *goja.Symbol
+		name string
+	}{{goja.SymMatch, "match"}, {goja.SymMatchAll, "matchAll"}, {goja.SymSearch, "search"}} {
+		what := "RegExp.prototype[Symbol." + m.name + "]"
+		s.wrapSymbol(proto, m.sym, func(c *goja.FunctionCall) {
+			if o, ok := c.This.(*goja.Object); ok && o.ClassName() == "RegExp" {
+				standard(what, o)
+			}
+		})
 	}
 	s.wrapSymbol(proto, goja.SymReplace, func(c *goja.FunctionCall) {
 		plain("RegExp.prototype[Symbol.replace]", c.This, false)
@@ -929,6 +942,75 @@ func (s *sandbox) wrapRegExpMethods(proto *goja.Object) {
 		}
 		s.checkArray("RegExp.prototype[Symbol.split]", n)
 	})
+}
+
+// regExpFlags are the properties of RegExp.prototype that goja's matching
+// reads on its generic path (which it takes for any RegExp it does not know
+// to be unchanged).
+var regExpFlags = []string{"exec", "flags", "global", "ignoreCase", "multiline", "dotAll", "unicode", "sticky", "hasIndices", "source"}
+
+// standardRegExp returns a check that a RegExp is matched as its pattern
+// says: it has no own property but lastIndex, its prototype is
+// RegExp.prototype, and that prototype's flags and exec are the originals.
+// Otherwise goja takes the spec's generic path, which reads the flags
+// through the object: a RegExp /x/ with an own `flags` (or `global`) saying
+// "g" made "xx".match(r) call the non-global exec forever, collecting its
+// first match in a Go loop no limit could stop.
+func (s *sandbox) standardRegExp(proto *goja.Object) func(what string, o *goja.Object) {
+	rt := s.rt
+	// parts reads a descriptor's own get, set and value (a fresh object
+	// from the original getOwnPropertyDescriptor: no code runs).
+	parts := func(name string) (p [3]goja.Value, found bool) {
+		d := call(s.ownDesc, goja.Undefined(), proto, rt.ToValue(name))
+		if !defined(d) {
+			return p, false
+		}
+		desc := d.ToObject(rt)
+		for _, k := range desc.GetOwnPropertyNames() {
+			switch k {
+			case "get":
+				p[0] = desc.Get(k)
+			case "set":
+				p[1] = desc.Get(k)
+			case "value":
+				p[2] = desc.Get(k)
+			}
+		}
+		return p, true
+	}
+	orig := map[string][3]goja.Value{}
+	for _, name := range regExpFlags {
+		if p, found := parts(name); found {
+			orig[name] = p
+		}
+	}
+	same := func(a, b [3]goja.Value) bool {
+		for i := range a {
+			if (a[i] == nil) != (b[i] == nil) || a[i] != nil && !a[i].SameAs(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return func(what string, o *goja.Object) {
+		for _, k := range o.GetOwnPropertyNames() {
+			if k != "lastIndex" {
+				s.fail("%s: a RegExp with its own %q property is not supported in this sandbox; use a plain RegExp", what, k)
+			}
+		}
+		if len(o.Symbols()) > 0 {
+			s.fail("%s: a RegExp with its own symbol properties is not supported in this sandbox; use a plain RegExp", what)
+		}
+		if p := o.Prototype(); p == nil || !p.SameAs(proto) {
+			s.fail("%s: a RegExp with another prototype is not supported in this sandbox; use a plain RegExp", what)
+		}
+		for _, name := range regExpFlags {
+			p, found := parts(name)
+			if o, had := orig[name]; had != found || had && !same(o, p) {
+				s.fail("%s: RegExp.prototype.%s was changed, which the sandbox does not match with; restore it", what, name)
+			}
+		}
+	}
 }
 
 // installPerElement wraps the builtins that make an object for every own

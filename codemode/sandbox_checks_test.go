@@ -240,3 +240,46 @@ for (const g of Object.getOwnPropertyNames(globalThis)) {
 		t.Errorf("names and lengths: %s\nwant %s", got, want)
 	}
 }
+
+// TestSandbox_RegExpsMatchAsTheirPatternSays: goja matches a RegExp it does
+// not know to be unchanged on the spec's generic path, which reads the flags
+// through the object. /x/ with an own `flags` or `global` saying "g" made
+// "xx".match(r) (and replace) call the non-global exec forever, collecting
+// its first match in a Go loop no limit stopped (it ran until killed, past
+// a 20 s CPU limit and a 16 MiB memory limit). A RegExp with own properties
+// (but lastIndex), another prototype or a changed RegExp.prototype flag is
+// refused; plain ones match as before.
+func TestSandbox_RegExpsMatchAsTheirPatternSays(t *testing.T) {
+	t.Parallel()
+	cm := newCM(t, codemode.Config{MemoryLimit: 16 << 20, CPUTimeLimit: 20 * time.Second, CellTimeout: 10 * time.Minute})
+	for _, code := range []string{
+		`const r = /x/; Object.defineProperty(r, "flags", {value: "g"}); "xx".match(r)`,
+		`const r = /x/; Object.defineProperty(r, "global", {value: true}); "xx".replace(r, "y")`,
+		`const r = /x/; Object.defineProperty(r, "global", {value: true}); r[Symbol.match]("xx")`,
+		`const r = /x/; r.exec = RegExp.prototype.exec; "xx".split(r)`,
+		`const r = /x/; Object.defineProperty(r, "flags", {value: "g"}); [..."xx".matchAll(/x/g), ..."xx".matchAll(r)]`,
+		`const r = /x/; Object.setPrototypeOf(r, Object.create(RegExp.prototype, {global: {value: true}})); "xx".match(r)`,
+		`class R extends RegExp {}; "xx".match(new R("x", "g"))`,
+	} {
+		c := runCell(t, cm, "s", code)
+		if c.Status != codemode.StatusError || c.Error.Name != "TypeError" || !strings.Contains(c.Error.Message, "not supported in this sandbox") {
+			t.Errorf("%s: %.300s, want a TypeError", code, c.JSON())
+		}
+	}
+	c := runCell(t, cm, "s", `const g = /x/g; g.lastIndex = 2;
+		["xax".match(g), "a-b-c".split(/-/), "aXbX".replace(/x/gi, "$&!"), [..."a1b2".matchAll(/\d/g)].map(m => m[0]), "abc".search(/c/), /b/.test("abc")]`)
+	if got := jsonText(resultOf(t, c)); got != `[["x","x"],["a","b","c"],"aX!bX!",["1","2"],2,true]` {
+		t.Errorf("plain RegExps: %s", got)
+	}
+	// A changed prototype is the session's (until a rebuild): refused
+	// while it lasts, with a word on what to restore.
+	c = runCell(t, cm, "s", `const desc = Object.getOwnPropertyDescriptor(RegExp.prototype, "global");
+		Object.defineProperty(RegExp.prototype, "global", {get() { return true }, configurable: true});
+		let refused = ""; try { "xx".match(/x/) } catch (e) { refused = e.message }
+		Object.defineProperty(RegExp.prototype, "global", desc);
+		[refused, "xx".match(/x/g)]`)
+	got := resultOf(t, c).([]any)
+	if s, _ := got[0].(string); !strings.Contains(s, "RegExp.prototype.global was changed") || jsonText(got[1]) != `["x","x"]` {
+		t.Errorf("changed prototype: %s", jsonText(got))
+	}
+}
