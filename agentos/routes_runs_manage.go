@@ -15,6 +15,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/groupcommit"
+	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
 )
@@ -295,11 +296,11 @@ func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 	for name, v := range fields {
 		switch name {
 		case "tools":
-			err = formArray(name, v, &req.Tools)
+			err = formArray(name, v, &req.Tools, wirecheck.MistypedTools)
 		case "requirements":
-			err = formArray(name, v, &req.Requirements)
+			err = formArray(name, v, &req.Requirements, wirecheck.MistypedRequirements)
 		case "step_requirements":
-			err = formArray(name, v, &req.StepRequirements)
+			err = formArray(name, v, &req.StepRequirements, wirecheck.MistypedStepRequirements)
 		case "session_id":
 			req.SessionID, err = formID(name, v)
 		case "user_id":
@@ -322,10 +323,12 @@ func decodeContinueForm(r *http.Request) (*continueRequest, error) {
 	return req, nil
 }
 
-// formArray decodes a JSON array field; empty means absent. Both JSON that
-// does not parse and JSON that is not an array of the field's objects are
-// 400, with Agno's details.
-func formArray[T any](name, v string, dst *[]T) error {
+// formArray decodes a JSON array field; empty means absent. JSON that does
+// not parse, JSON that is not an array of the field's objects, and objects
+// with a member the field models but whose value it cannot hold (mistyped,
+// naming it: decoded, it would be set aside and the answer lost) are 400,
+// with Agno's details.
+func formArray[T any](name, v string, dst *[]T, mistyped func(path string, items []T) error) error {
 	if v == "" {
 		return nil
 	}
@@ -335,6 +338,9 @@ func formArray[T any](name, v string, dst *[]T) error {
 	if err := json.Unmarshal([]byte(v), dst); err != nil {
 		return &httpError{Status: http.StatusBadRequest, Err: err,
 			Detail: "Invalid structure or content for " + name + ": " + name + " must be a JSON array of objects (" + err.Error() + ")"}
+	}
+	if err := mistyped(name, *dst); err != nil {
+		return &httpError{Status: http.StatusBadRequest, Err: err, Detail: "Invalid structure or content for " + name + ": " + err.Error()}
 	}
 	return nil
 }

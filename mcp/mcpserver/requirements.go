@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentryhq/agentry/internal/clip"
+	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -57,17 +57,8 @@ func requirementsArg(req *mcp.CallToolRequest) ([]run.Requirement, error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, requirementsError(raw, err)
 	}
-	for i := range in.Requirements {
-		r := &in.Requirements[i]
-		path := fmt.Sprintf("requirements[%d]", i)
-		if err := mistyped(path, r.Extra, requirementMembers); err != nil {
-			return nil, err
-		}
-		if r.ToolExecution != nil {
-			if err := mistyped(path+".tool_execution", r.ToolExecution.Extra, toolExecutionMembers); err != nil {
-				return nil, err
-			}
-		}
+	if err := wirecheck.MistypedRequirements("requirements", in.Requirements); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	return in.Requirements, nil
 }
@@ -92,63 +83,6 @@ func requirementsError(raw json.RawMessage, err error) error {
 		return fmt.Errorf("%w: requirements: want an array of the requirements a run tool returned, got %s", ErrInvalidInput, te.Value)
 	}
 	return fmt.Errorf("%w: requirements: %v", ErrInvalidInput, err)
-}
-
-// members maps a struct's JSON member names to their field types.
-type members map[string]reflect.Type
-
-var (
-	requirementMembers   = membersOf(reflect.TypeFor[run.Requirement]())
-	toolExecutionMembers = membersOf(reflect.TypeFor[run.ToolExecution]())
-)
-
-func membersOf(t reflect.Type) members {
-	m := members{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.IsExported() && name != "-" && name != "" {
-			m[name] = f.Type
-		}
-	}
-	return m
-}
-
-// mistyped refuses the first member of extra (what a decoding kept aside)
-// that the struct models but whose value its field cannot hold; a member
-// kept because it was empty or null (its field omits it) decodes, and is
-// accepted.
-func mistyped(path string, extra map[string]json.RawMessage, known members) error {
-	for name, raw := range extra {
-		t, ok := known[name]
-		if !ok {
-			continue
-		}
-		if json.Unmarshal(raw, reflect.New(t).Interface()) != nil {
-			return fmt.Errorf("%w: %s.%s: want %s, got %s", ErrInvalidInput, path, name, kindOf(t), clip.Mark(string(raw), 40, "…"))
-		}
-	}
-	return nil
-}
-
-// kindOf names the JSON a field of type t holds.
-func kindOf(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "a boolean (true or false)"
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16,
-		reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
 }
 
 // jsonKind names the kind of the JSON value v.
