@@ -294,10 +294,16 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 				}
 				continue
 			}
+			name, data, ok := readableEvent(rec)
+			if !ok {
+				if name, data, err = s.unreadableEvent(ctx, l, a, row, rec); err != nil {
+					return failed(err)
+				}
+			}
 			held, sent = rec, true
 			next = max(next, rec.Seq+1)
 			after = rec.Seq
-			if err := sse.WriteStored(rec.Seq, rec.Event, rec.Data); err != nil {
+			if err := sse.WriteStored(rec.Seq, name, data); err != nil {
 				return nil
 			}
 		}
@@ -392,15 +398,7 @@ func terminalType(st run.Status) run.EventType {
 func terminalFromRow(a runTarget, row *db.Run) *run.Event {
 	t := terminalType(row.Status)
 	c := a.Component()
-	ev := &run.Event{Event: c.EventName(t), CreatedAt: time.Now().Unix(), RunID: row.RunID, SessionID: row.SessionID}
-	switch c.Type {
-	case run.TypeTeam:
-		ev.TeamID, ev.TeamName = c.ID, c.Name
-	case run.TypeWorkflow:
-		ev.WorkflowID, ev.WorkflowName = c.ID, c.Name
-	default:
-		ev.AgentID, ev.AgentName = c.ID, c.Name
-	}
+	ev := runEvent(a, row.RunID, row.SessionID, c.EventName(t))
 	out, err := row.Output()
 	if err != nil {
 		return ev
