@@ -412,7 +412,8 @@ func terminalFromRow(a runTarget, row *db.Run) *run.Event {
 				ev.Tools = append(ev.Tools, *r.ToolExecution)
 			}
 		}
-		ev.StepRequirements, ev.PausedStepIndex, ev.PausedStepName = out.StepRequirements, out.PausedStepIndex, out.PausedStepName
+		ev.StepRequirements, ev.ErrorRequirements = out.StepRequirements, out.ErrorRequirements
+		ev.PausedStepIndex, ev.PausedStepName = out.PausedStepIndex, out.PausedStepName
 		if c.Type == run.TypeWorkflow {
 			ev.TaskEvent = &run.TaskEvent{Status: string(run.StatusPaused)}
 		}
@@ -439,16 +440,18 @@ func samePause(rec runlog.Record, row *db.Run) bool {
 	if c, ok := ev.Content.(map[string]any); ok && c["event_too_large"] != nil {
 		return true
 	}
-	return slices.Equal(pauseIdentity(ev.Requirements, ev.StepRequirements, ev.PausedStepIndex),
-		pauseIdentity(out.Requirements, out.StepRequirements, out.PausedStepIndex))
+	return slices.Equal(pauseIdentity(ev.Requirements, ev.StepRequirements, ev.ErrorRequirements, ev.PausedStepIndex),
+		pauseIdentity(out.Requirements, out.StepRequirements, out.ErrorRequirements, out.PausedStepIndex))
 }
 
 // pauseIdentity is what tells a run's pauses apart: the ids of the
 // requirements awaited (tool call ids, new at every model turn), the
-// workflow steps awaited with their executor runs' requirements, and the
+// workflow steps awaited with their executor runs' requirements, the
+// failed steps awaited with their retry counts (a step failing again after
+// a retry pauses the run at the same step, with a new failure), and the
 // step the run paused at. What is resolved in place while the run stays
 // paused is not part of it.
-func pauseIdentity(reqs []run.Requirement, steps []run.StepRequirement, pausedStep *int) []string {
+func pauseIdentity(reqs []run.Requirement, steps []run.StepRequirement, errs []run.ErrorRequirement, pausedStep *int) []string {
 	var id []string
 	tool := func(prefix string, r run.Requirement) string {
 		if r.ID == "" && r.ToolExecution != nil {
@@ -464,6 +467,9 @@ func pauseIdentity(reqs []run.Requirement, steps []run.StepRequirement, pausedSt
 		for _, r := range s.ExecutorRequirements {
 			id = append(id, tool("step:"+s.StepID+"/", r))
 		}
+	}
+	for _, e := range errs {
+		id = append(id, "error:"+e.StepID+"#"+strconv.Itoa(e.RetryCount))
 	}
 	if pausedStep != nil {
 		id = append(id, "at:"+strconv.Itoa(*pausedStep))

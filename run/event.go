@@ -127,8 +127,12 @@ type Event struct {
 	UserInputMessage     string            `json:"user_input_message,omitempty"`
 	OutputReviewMessage  string            `json:"output_review_message,omitempty"`
 	StepRequirements     []StepRequirement `json:"step_requirements,omitempty"`
-	PausedStepIndex      *int              `json:"paused_step_index,omitempty"`
-	PausedStepName       string            `json:"paused_step_name,omitempty"`
+	// ErrorRequirements: the failed steps a WorkflowPaused waits on (an
+	// on_error pause), as the run's error_requirements; a step failing
+	// again after a retry pauses with its retry_count one higher.
+	ErrorRequirements []ErrorRequirement `json:"error_requirements,omitempty"`
+	PausedStepIndex   *int               `json:"paused_step_index,omitempty"`
+	PausedStepName    string             `json:"paused_step_name,omitempty"`
 	// StepExecutorPaused / StepExecutorContinued: the step's agent or team
 	// run that paused for a tool (or continues).
 	ExecutorID           string        `json:"executor_id,omitempty"`

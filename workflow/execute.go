@@ -216,7 +216,7 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 		}
 	}
 	e := x.ev(run.EventWorkflowPaused)
-	e.StepRequirements, e.PausedStepIndex, e.PausedStepName = reqs, out.PausedStepIndex, out.PausedStepName
+	e.StepRequirements, e.ErrorRequirements, e.PausedStepIndex, e.PausedStepName = reqs, errs, out.PausedStepIndex, out.PausedStepName
 	// Agno's WorkflowPausedEvent has status "PAUSED"; the event's one
 	// "status" member is the embedded TaskEvent's.
 	e.TaskEvent = &run.TaskEvent{Status: string(run.StatusPaused)}
