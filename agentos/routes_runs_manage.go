@@ -203,7 +203,11 @@ func (s *Server) answerCancelPending(w http.ResponseWriter, r *http.Request, a r
 // markCancelled stores a PENDING, RUNNING or PAUSED run as CANCELLED and
 // returns the status the run now has (a finished run is left as it is). The
 // caller holds the run's claim, so nothing in this process writes it
-// meanwhile.
+// meanwhile. The run waits for nothing any more: what a pause awaited
+// (requirements, a workflow's step and error requirements and paused step)
+// is cleared, as a run ending CANCELLED on its own stores it, and its
+// pending approvals expire (a person would otherwise be asked to decide on
+// it, and /approvals would count it).
 func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (run.Status, error) {
 	d := a.DB()
 	row, err := d.GetRun(ctx, runID)
@@ -220,7 +224,8 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 	}
 	out.Status = run.StatusCancelled
 	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", runID, errCancelRoute), "str"
-	out.Requirements = nil
+	out.Requirements, out.StepRequirements, out.ErrorRequirements = nil, nil, nil
+	out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, "", ""
 	out.UpdatedAt = time.Now().Unix()
 	stored, err := db.RunFromOutput(out)
 	if err == nil {
@@ -228,6 +233,9 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 	}
 	if err != nil {
 		return "", err
+	}
+	if err := d.SetApprovalsRunStatus(ctx, runID, string(run.StatusCancelled)); err != nil {
+		s.log.WarnContext(ctx, "cancel: recording the cancel on the run's approvals failed", "run_id", runID, "err", err)
 	}
 	return run.StatusCancelled, nil
 }
