@@ -3,9 +3,14 @@ package agentos
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/workflow"
@@ -79,5 +84,76 @@ func TestCancelRun_PausedWorkflowRunWaitsForNothing(t *testing.T) {
 	}
 	if c := get(t, ts.URL+"/approvals/count", nil); strings.TrimSpace(c.body) != `{"count":0}` {
 		t.Errorf("pending approvals after the cancel: %s", c.body)
+	}
+}
+
+// A workflow run paused at an agent step (the agent's run paused for a
+// tool), then at a team step (the team's run paused by its member's),
+// cancelled through the cancel route while nothing executes it: the runs
+// under it that paused it are cancelled with it. They were left PAUSED,
+// listed as waiting, and could be continued on their own through their
+// agent's or team's routes, running the tool of a cancelled workflow.
+func TestCancelRun_PausedWorkflowsPausedExecutorRunsAreCancelledWithIt(t *testing.T) {
+	t.Parallel()
+	alice := bearer(hsToken(t, jwt.MapClaims{"sub": "alice"}))
+	for _, at := range []string{"agent step", "team step"} {
+		t.Run(at, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "agentry.db")
+			var deleted, deployed, drafts atomic.Int32
+			url := tidyServer(t, path, &deleted, &deployed, &drafts)
+			out, _ := pausedWorkflow(t, postForm(t, url+"/workflows/tidy/runs", map[string]string{"message": "tidy up", "stream": "false", "session_id": "s1"}, alice), false)
+			runID := out["run_id"].(string)
+			req := executorRequirement(t, out, "clean", "agent", "cleaner", "delete_file")
+			if at == "team step" {
+				fields := map[string]string{"step_requirements": confirmExecutor(t, req, true), "session_id": "s1", "stream": "false"}
+				out, _ = pausedWorkflow(t, postForm(t, url+"/workflows/tidy/runs/"+runID+"/continue", fields, alice), false)
+				req = executorRequirement(t, out, "ship", "team", "crew", "deploy")
+			}
+			if res := do(t, http.MethodPost, url+"/workflows/tidy/runs/"+runID+"/cancel", nil, alice); res.status != http.StatusOK {
+				t.Fatalf("cancel %d %s", res.status, res.body)
+			}
+			d := openTeamDB(t, path)
+			ctx := context.Background()
+			// Every run under the workflow run (the team's member's too).
+			var under []db.Run
+			parents := []string{runID}
+			for len(parents) > 0 {
+				p := parents[0]
+				parents = parents[1:]
+				rows, _, err := d.GetRuns(ctx, db.RunFilter{SessionID: "s1", ParentRunID: p, Limit: 100, Page: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rows {
+					under = append(under, r)
+					parents = append(parents, r.RunID)
+				}
+			}
+			paused := 0
+			for _, r := range under {
+				switch r.Status {
+				case run.StatusPaused:
+					paused++
+					t.Errorf("run %s (%s%s%s) under the cancelled workflow run is still PAUSED", r.RunID, r.AgentID, r.TeamID, r.WorkflowID)
+				case run.StatusCancelled:
+					if r.AgentID != "" {
+						if res := postForm(t, url+"/agents/"+r.AgentID+"/runs/"+r.RunID+"/continue",
+							map[string]string{"tools": `[{"tool_call_id":"call_0_0","confirmed":true}]`, "session_id": "s1", "stream": "false"}, alice); res.status != http.StatusConflict {
+							t.Errorf("continuing agent run %s of the cancelled workflow: %d %s", r.RunID, res.status, res.body)
+						}
+					}
+				}
+			}
+			if want := map[string]int{"agent step": 1, "team step": 3}[at]; len(under) != want {
+				t.Errorf("%d runs under the workflow run, want %d", len(under), want)
+			}
+			if c := get(t, url+"/approvals/count", alice); strings.TrimSpace(c.body) != `{"count":0}` {
+				t.Errorf("pending approvals after the cancel: %s", c.body)
+			}
+			if want := map[string]int32{"agent step": 0, "team step": 1}[at]; deleted.Load() != want || deployed.Load() != 0 {
+				t.Errorf("tools ran after the cancel: deleted %d, deployed %d", deleted.Load(), deployed.Load())
+			}
+		})
 	}
 }

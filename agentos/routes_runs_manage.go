@@ -208,19 +208,39 @@ func (s *Server) answerCancelPending(w http.ResponseWriter, r *http.Request, a r
 // is cleared, as a run ending CANCELLED on its own stores it, and its
 // pending approvals expire (a person would otherwise be asked to decide on
 // it, and /approvals would count it).
+//
+// The runs under it that nothing here executes either (the executor runs
+// of a workflow's steps, a team's member runs, and theirs: its pause is
+// theirs) are cancelled with it; left PAUSED, they could be continued on
+// their own through their agent's or team's routes.
 func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (run.Status, error) {
 	d := a.DB()
+	status, row, err := s.storeCancelled(ctx, d, runID)
+	if err != nil || status != run.StatusCancelled || row == nil {
+		return status, err
+	}
+	if err := s.cancelRunsUnder(ctx, d, row); err != nil {
+		// The run is cancelled: the answer says so; what is left under it
+		// is logged.
+		s.log.WarnContext(ctx, "cancel: cancelling the runs under the cancelled run failed", "run_id", runID, "err", err)
+	}
+	return status, nil
+}
+
+// storeCancelled is markCancelled's write of one run; row is the run as it
+// was, nil when it had finished.
+func (s *Server) storeCancelled(ctx context.Context, d *db.DB, runID string) (run.Status, *db.Run, error) {
 	row, err := d.GetRun(ctx, runID)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	switch row.Status {
 	case run.StatusCancelled, run.StatusCompleted, run.StatusError, run.StatusRegenerated:
-		return row.Status, nil
+		return row.Status, nil, nil
 	}
 	out, err := row.Output()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	out.Status = run.StatusCancelled
 	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", runID, errCancelRoute), "str"
@@ -232,12 +252,64 @@ func (s *Server) markCancelled(ctx context.Context, a runTarget, runID string) (
 		_, err = d.UpsertRun(ctx, stored)
 	}
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := d.SetApprovalsRunStatus(ctx, runID, string(run.StatusCancelled)); err != nil {
 		s.log.WarnContext(ctx, "cancel: recording the cancel on the run's approvals failed", "run_id", runID, "err", err)
 	}
-	return run.StatusCancelled, nil
+	return run.StatusCancelled, row, nil
+}
+
+// maxRunsUnder bounds the runs cancelled under one run (a workflow's
+// steps' executor runs, a team's member runs, and theirs).
+const maxRunsUnder = 1000
+
+// cancelRunsUnder stores CANCELLED the unfinished runs under parent, in
+// its database and session, each under its claim in this process: one
+// executing here (continued on its own) is left to end by itself.
+func (s *Server) cancelRunsUnder(ctx context.Context, d *db.DB, parent *db.Run) error {
+	unfinished := []run.Status{run.StatusPending, run.StatusRunning, run.StatusPaused}
+	parents, seen := []string{parent.RunID}, 0
+	for len(parents) > 0 && seen < maxRunsUnder {
+		p := parents[0]
+		parents = parents[1:]
+		rows, _, err := d.GetRuns(ctx, db.RunFilter{SessionID: parent.SessionID, ParentRunID: p, Statuses: unfinished, Limit: 100, Page: 1})
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			r := &rows[i]
+			seen++
+			parents = append(parents, r.RunID)
+			_, claim, err := s.runs.begin(ctx, r.RunID, producerOf(r), r.UserID, false)
+			switch {
+			case errors.Is(err, errRunInFlight):
+				continue
+			case errors.Is(err, errDraining):
+			case err != nil:
+				return err
+			}
+			_, _, err = s.storeCancelled(ctx, d, r.RunID)
+			if claim != nil {
+				s.runs.end(r.RunID, claim)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// producerOf is the component that produced a stored run.
+func producerOf(r *db.Run) run.Component {
+	switch r.RunType {
+	case run.TypeTeam:
+		return run.Component{Type: run.TypeTeam, ID: r.TeamID}
+	case run.TypeWorkflow:
+		return run.Component{Type: run.TypeWorkflow, ID: r.WorkflowID}
+	}
+	return run.Component{Type: run.TypeAgent, ID: r.AgentID}
 }
 
 // ownsFlight reports whether the caller may act on an executing run of
