@@ -115,7 +115,8 @@ type cancelResponse struct {
 //     target: the run registry has both) is stopped and answered once it is
 //     stored; a stored PENDING, RUNNING or PAUSED run that nothing here
 //     executes (left by a crash, or by a run that could not store its end) is
-//     marked CANCELLED; a CANCELLED run answers 200 again.
+//     marked CANCELLED, with the unfinished runs under it (see markCancelled);
+//     a CANCELLED run answers 200 again.
 //   - 409: the run finished (COMPLETED, ERROR) before the cancel reached it.
 //   - 202 {"status": <stored status>}: the run was told to stop but had not
 //     stopped within cancelWait (e.g. a tool that ignores cancellation); it
