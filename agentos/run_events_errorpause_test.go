@@ -56,6 +56,11 @@ func TestResume_WorkflowFailingAgainAfterContinueSendsTheNewFailure(t *testing.T
 	final := waitFinalEvent(t, l, acc.RunID)
 	resume := ts.URL + "/workflows/flow/runs/" + acc.RunID + "/resume"
 	held := strconv.FormatInt(final, 10)
+	// The whole stream: it ends once the run is over (its job paused and
+	// its execution here ended), with the pause.
+	if fs := resumeFrames(t, resume, "-1"); fs[len(fs)-1].event != string(run.EventWorkflowPaused) || fs[len(fs)-1].id != held {
+		t.Fatalf("stream ended with %+v, want WorkflowPaused#%s", fs[len(fs)-1], held)
+	}
 	if res := get(t, resume, map[string]string{"Last-Event-ID": held}); res.status != http.StatusNoContent {
 		t.Fatalf("client holding the standing error pause: %d %q", res.status, res.body)
 	}
