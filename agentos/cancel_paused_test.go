@@ -108,7 +108,7 @@ func TestCancelRun_PausedWorkflowsPausedExecutorRunsAreCancelledWithIt(t *testin
 			if at == "team step" {
 				fields := map[string]string{"step_requirements": confirmExecutor(t, req, true), "session_id": "s1", "stream": "false"}
 				out, _ = pausedWorkflow(t, postForm(t, url+"/workflows/tidy/runs/"+runID+"/continue", fields, alice), false)
-				req = executorRequirement(t, out, "ship", "team", "crew", "deploy")
+				executorRequirement(t, out, "ship", "team", "crew", "deploy") // paused at the team step
 			}
 			if res := do(t, http.MethodPost, url+"/workflows/tidy/runs/"+runID+"/cancel", nil, alice); res.status != http.StatusOK {
 				t.Fatalf("cancel %d %s", res.status, res.body)
