@@ -310,3 +310,12 @@ func (q *Queue) RepairEndedRuns(ctx context.Context, read func(runID string)) er
 	q.repairRead = read
 	return q.repairEndedRuns(ctx, time.Now().Add(-repairWindow).Unix())
 }
+
+// CorruptRunData replaces the run_data of run id's row with JSON that no
+// run decodes from (an array), as a row written by a broken process
+// would hold: reading the whole row fails with db.ErrCorruptRow, its
+// status column stays readable.
+func (q *Queue) CorruptRunData(ctx context.Context, id string) error {
+	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("agno_runs")+` SET run_data = '[1]' WHERE run_id = ?`), id)
+	return err
+}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -332,23 +331,17 @@ func (q *Queue) errorOrphanRuns(ctx context.Context) error {
 		live[id] = true
 	}
 	rows.Close()
-	var orphans []string
-	for page := 1; ; page++ {
-		runs, _, err := q.d.GetRuns(ctx, db.RunFilter{Statuses: []run.Status{run.StatusRunning, run.StatusPending}, Limit: 500, Page: page})
-		if err != nil {
-			return err
-		}
-		for _, r := range runs {
-			if !live[r.RunID] {
-				orphans = append(orphans, r.RunID)
-			}
-		}
-		if len(runs) < 500 {
-			break
-		}
+	if err := rows.Err(); err != nil {
+		return err
 	}
-	for _, id := range orphans {
-		q.setRunStatus(ctx, id, run.StatusError, "the server stopped while the run was executing", nil)
+	ids, err := q.liveRunIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if id := id.(string); !live[id] {
+			q.setRunStatus(ctx, id, run.StatusError, "the server stopped while the run was executing", nil)
+		}
 	}
 	return nil
 }

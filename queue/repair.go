@@ -32,7 +32,7 @@ type endedJob struct {
 }
 
 // repairLoop repairs the runs left behind their ended jobs, and ends the
-// paused jobs of runs continued to their end, every repairPeriod. It is a loop of its own: its reads (a run row per job
+// paused jobs of runs continued to their end, every repairPeriod. It is a loop of its own: its reads (a run's status per job
 // failed in the window) must not delay the lease loop's renewals.
 func (q *Queue) repairLoop() {
 	defer q.loops.Done()
@@ -61,7 +61,8 @@ func (q *Queue) repairLoop() {
 // and refused the second (a write refused once, a connection lost in
 // between, a process that died there) left the run PENDING with its job
 // failed, which nothing else revisits. It reads the failed and cancelled
-// rows only (the exception), and the run row of each in the window.
+// rows only (the exception), and the run status of each in the window
+// (the status column, not run_data: db.RunStatusReader).
 //
 // A job whose run was found with nothing to move (final, or gone) is not
 // read again while it stays in the window with the same completed_at: a
@@ -94,21 +95,13 @@ func (q *Queue) repairEndedRuns(ctx context.Context, since int64) error {
 // repairLiveRuns is repairEndedRuns at start, for every job retention
 // keeps: it reads the runs still PENDING or RUNNING (a bounded set: the
 // queued and executing ones) and the failed or cancelled jobs among
-// theirs, instead of a run row per failed job of the retention period.
+// theirs, instead of a run status per failed job of the retention period. Both
+// reads take the runs' ids and statuses only, never run_data.
 func (q *Queue) repairLiveRuns(ctx context.Context) error {
-	const pageSize, chunk = 500, 200
-	var ids []any
-	for page := 1; ; page++ {
-		runs, _, err := q.d.GetRuns(ctx, db.RunFilter{Statuses: []run.Status{run.StatusRunning, run.StatusPending}, Limit: pageSize, Page: page})
-		if err != nil {
-			return err
-		}
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
-		}
-		if len(runs) < pageSize {
-			break
-		}
+	const chunk = 200
+	ids, err := q.liveRunIDs(ctx)
+	if err != nil {
+		return err
 	}
 	var ended []endedJob
 	for len(ids) > 0 {
@@ -119,8 +112,31 @@ func (q *Queue) repairLiveRuns(ctx context.Context) error {
 		}
 		ended, ids = append(ended, part...), ids[n:]
 	}
-	_, err := q.repairRuns(ctx, ended)
+	_, err = q.repairRuns(ctx, ended)
 	return err
+}
+
+// liveRunIDs are the ids of the runs still PENDING or RUNNING, read from
+// the runs' status column only: their run_data (a run's whole transcript)
+// is not read, and a run whose run_data cannot be decoded is listed like
+// any other (a page of full rows failed on it, and the repair with it).
+func (q *Queue) liveRunIDs(ctx context.Context) ([]any, error) {
+	const pageSize = 500
+	var ids []any
+	after := ""
+	for {
+		page, err := q.d.RunIDsInStatus(ctx, []run.Status{run.StatusRunning, run.StatusPending}, after, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range page {
+			ids = append(ids, id)
+		}
+		if len(page) < pageSize {
+			return ids, nil
+		}
+		after = page[len(page)-1]
+	}
 }
 
 // endedJobs reads the failed and cancelled jobs where cond holds.
@@ -152,35 +168,55 @@ func (q *Queue) endedJobs(ctx context.Context, cond string, args ...any) ([]ende
 // final is left alone. settled are the jobs whose run needed no move (final
 // or gone).
 func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) (settled []endedJob, err error) {
-	for _, j := range ended {
-		if ctx.Err() != nil {
-			return settled, ctx.Err()
-		}
-		if q.repairRead != nil {
-			q.repairRead(j.id)
-		}
-		r, err := q.d.GetRun(ctx, j.id)
-		switch {
-		case errors.Is(err, db.ErrNotFound):
-			settled = append(settled, j)
-			continue
-		case err != nil:
-			return settled, err
-		case r.Status != run.StatusPending && r.Status != run.StatusRunning:
-			settled = append(settled, j)
-			continue
-		}
-		status, content := run.StatusError, j.reason
-		if j.status == StatusCancelled {
-			status, content = run.StatusCancelled, "run "+j.id+" was cancelled"
-			if j.reason != "" {
-				content = "run " + j.id + " was " + j.reason
+	for len(ended) > 0 {
+		part := ended[:min(len(ended), statusChunk)]
+		ended = ended[len(part):]
+		ids := make([]string, len(part))
+		for i, j := range part {
+			if q.repairRead != nil {
+				q.repairRead(j.id)
 			}
+			ids[i] = j.id
 		}
-		q.cfg.Logger.WarnContext(ctx, "queue: run left behind its ended job; moved", "run_id", j.id, "job_status", j.status, "run_status", status)
-		q.setRunStatus(ctx, j.id, status, content, q.jobAtFence(j.id, j.attempt, j.status))
+		statuses, err := q.runStatuses(ctx, ids)
+		if err != nil {
+			return settled, err
+		}
+		for _, j := range part {
+			if ctx.Err() != nil {
+				return settled, ctx.Err()
+			}
+			if st, ok := statuses[j.id]; !ok || st != run.StatusPending && st != run.StatusRunning {
+				settled = append(settled, j) // gone, or final
+				continue
+			}
+			status, content := run.StatusError, j.reason
+			if j.status == StatusCancelled {
+				status, content = run.StatusCancelled, "run "+j.id+" was cancelled"
+				if j.reason != "" {
+					content = "run " + j.id + " was " + j.reason
+				}
+			}
+			q.cfg.Logger.WarnContext(ctx, "queue: run left behind its ended job; moved", "run_id", j.id, "job_status", j.status, "run_status", status)
+			q.setRunStatus(ctx, j.id, status, content, q.jobAtFence(j.id, j.attempt, j.status))
+		}
 	}
 	return settled, nil
+}
+
+// statusChunk is how many runs' statuses one read of the repair asks for.
+const statusChunk = 200
+
+// runStatuses reads the statuses of the runs ids, not their run_data (see
+// db.RunStatusReader); a run missing from the answer is gone. A driver
+// without the ability reads whole rows, and leaves out those it could not
+// decode: such a run cannot be moved anyway.
+func (q *Queue) runStatuses(ctx context.Context, ids []string) (map[string]run.Status, error) {
+	statuses, err := q.d.RunStatuses(ctx, ids)
+	if err != nil && !errors.Is(err, db.ErrCorruptRow) {
+		return nil, err
+	}
+	return statuses, nil
 }
 
 // endContinuedJobs records the end of each paused job whose run ended
@@ -195,8 +231,8 @@ func (q *Queue) repairRuns(ctx context.Context, ended []endedJob) (settled []end
 // A pass looks at pausedBatch paused jobs, in id order after the last one
 // the pass before looked at, and starts again from the first after the
 // last batch: runs waiting for an approval can be many and stay paused for
-// days, and each costs a read of its run row, so a process reads at most
-// pausedBatch run rows a period (a continued run's job ends within
+// days, and each costs a read of its run's status, so a process reads at
+// most pausedBatch run statuses a period (a continued run's job ends within
 // ⌈paused jobs ÷ pausedBatch⌉ periods).
 func (q *Queue) endContinuedJobs(ctx context.Context) error {
 	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt FROM `+q.jobs+` WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
@@ -221,21 +257,23 @@ func (q *Queue) endContinuedJobs(ctx context.Context) error {
 	if len(paused) == q.pausedBatch {
 		q.pausedAfter = paused[len(paused)-1].id
 	}
+	ids := make([]string, len(paused))
+	for i, j := range paused {
+		ids[i] = j.id
+	}
+	statuses, err := q.runStatuses(ctx, ids)
+	if err != nil {
+		return err
+	}
 	for _, j := range paused {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r, err := q.d.GetRun(ctx, j.id)
-		switch {
-		case errors.Is(err, db.ErrNotFound):
-			continue
-		case err != nil:
-			return err
-		case r.Status != run.StatusCompleted && r.Status != run.StatusError && r.Status != run.StatusCancelled:
-			continue
-		}
-		if err := q.endPaused(ctx, j, jobStatusOf(r.Status)); err != nil {
-			return err
+		switch st := statuses[j.id]; st {
+		case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+			if err := q.endPaused(ctx, j, jobStatusOf(st)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
