@@ -30,7 +30,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	now := unixNow()
 	var res Cancelled
 	var cancelledRow bool
-	err := q.inTx(ctx, func(tx *sql.Tx) error {
+	cancelTx := func(ctx context.Context, tx *sql.Tx) error {
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), runID), true)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -57,6 +57,13 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 			}
 		}
 		return nil
+	}
+	// Bounded by the database's query timeout, as the front's calls are: a
+	// statement stuck behind a lock (a migration's, a long DDL's) ends with
+	// db.ErrUnavailable instead of waiting as long as the caller does.
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		res, cancelledRow = Cancelled{}, false
+		return q.inTx(ctx, func(tx *sql.Tx) error { return cancelTx(ctx, tx) })
 	})
 	if err != nil {
 		return Cancelled{}, err

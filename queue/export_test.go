@@ -319,3 +319,24 @@ func (q *Queue) CorruptRunData(ctx context.Context, id string) error {
 	_, err := q.w.ExecContext(ctx, q.sql(`UPDATE `+q.table("agno_runs")+` SET run_data = '[1]' WHERE run_id = ?`), id)
 	return err
 }
+
+// Heartbeat runs the heartbeat's renewal and look at this process's
+// leases once, as the lease loop does (StopHeartbeats keeps the loop's
+// own off).
+func (q *Queue) Heartbeat(ctx context.Context) error {
+	q.mu.Lock()
+	held := make(map[string]*holding, len(q.running))
+	for id, h := range q.running {
+		if h.finished == "" {
+			held[id] = h
+		}
+	}
+	q.mu.Unlock()
+	_, err := q.heartbeatHeld(ctx, held, true)
+	return err
+}
+
+// Sweep runs one lease sweep, as the lease loop does.
+func (q *Queue) Sweep(ctx context.Context) error {
+	return q.sweep(ctx, time.Now().Add(-q.cfg.LockGrace).Unix())
+}

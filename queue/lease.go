@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -24,7 +25,7 @@ func (q *Queue) leaseLoop() {
 	t := time.NewTicker(q.heartbeatEvery())
 	defer t.Stop()
 	lastRetention, lastRescue := time.Time{}, time.Time{}
-	last, steady := time.Now(), time.Now()
+	gate := sweepGate{every: q.renewEvery(), last: time.Now(), steady: time.Now()}
 	for {
 		select {
 		case <-q.life.Done():
@@ -32,22 +33,21 @@ func (q *Queue) leaseLoop() {
 		case <-t.C:
 		}
 		ctx := q.life
-		if err := q.heartbeat(ctx); err != nil && ctx.Err() == nil {
+		now := time.Now()
+		gate.tick(now)
+		// Every statement of the loop ends at the database's query timeout
+		// (db.DB.Bound): one stuck behind a lock (a migration's, a long
+		// DDL's) stalled the loop, its heartbeats and its sweeps for as
+		// long as the lock was held.
+		err := q.heartbeat(ctx)
+		gate.after(time.Now(), err)
+		if err != nil && ctx.Err() == nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: heartbeat", "err", err)
 		}
-		// A loop that was itself stalled (the process starved of CPU, the
-		// host paused, a heartbeat stuck behind the database) cannot tell
-		// a dead node from one stalled with it: every node on the host
-		// missed its renewals alike. It sweeps again only after ticking
-		// on time for a renewal period, which gives the others the time
-		// to renew.
-		now := time.Now()
-		if now.Sub(last) > q.renewEvery() {
-			steady = now
-		}
-		last = now
-		if now.Sub(steady) >= q.renewEvery() {
-			if err := q.sweep(ctx, now.Add(-q.cfg.LockGrace).Unix()); err != nil && ctx.Err() == nil {
+		if gate.maySweep(now) {
+			err := q.sweep(ctx, now.Add(-q.cfg.LockGrace).Unix())
+			gate.after(time.Now(), err)
+			if err != nil && ctx.Err() == nil {
 				q.cfg.Logger.WarnContext(ctx, "queue: lease sweep", "err", err)
 			}
 		}
@@ -56,7 +56,9 @@ func (q *Queue) leaseLoop() {
 		// every poll was a statement per poll (0.1 per run at 200 runs/s).
 		if now.Sub(lastRescue) >= q.renewEvery() {
 			lastRescue = now
-			if err := q.rescueUnclaimed(ctx); err != nil && ctx.Err() == nil {
+			err := q.rescueUnclaimed(ctx)
+			gate.after(time.Now(), err)
+			if err != nil && ctx.Err() == nil {
 				q.cfg.Logger.WarnContext(ctx, "queue: rescue unclaimed jobs", "err", err)
 			}
 		}
@@ -65,6 +67,50 @@ func (q *Queue) leaseLoop() {
 			q.deleteExpired(ctx)
 		}
 	}
+}
+
+// sweepGate decides when the lease loop may sweep. A loop that was itself
+// stalled (the process starved of CPU, the host paused) cannot tell a dead
+// node from one stalled with it: every node on the host missed its
+// renewals alike. Neither can a loop whose statements could not run (ended
+// at the query timeout behind a lock, the database unreachable): every
+// node's renewals waited on the same database, and the leases they could
+// not renew look expired the moment it answers again. The loop sweeps
+// again only after ticking on time, with its statements answered, for a
+// renewal period, which gives the others the time to renew.
+type sweepGate struct {
+	every        time.Duration // the renewal period
+	last, steady time.Time
+}
+
+// tick notes a loop turn at now: a turn late by more than a renewal
+// period starts the wait again.
+func (g *sweepGate) tick(now time.Time) {
+	if now.Sub(g.last) > g.every {
+		g.steady = now
+	}
+	g.last = now
+}
+
+// after notes the outcome of a statement of the turn: the database not
+// answering (db.ErrUnavailable, the query timeout's error included) starts
+// the wait again from when it gave up.
+func (g *sweepGate) after(now time.Time, err error) {
+	if errors.Is(err, db.ErrUnavailable) {
+		g.steady = now
+	}
+}
+
+// maySweep reports whether the loop has been steady for a renewal period.
+func (g *sweepGate) maySweep(now time.Time) bool {
+	return now.Sub(g.steady) >= g.every
+}
+
+// bounded runs fn with the database's query timeout (db.DB.Bound) and its
+// error mapping: past the timeout, db.ErrUnavailable.
+func (q *Queue) bounded(ctx context.Context, fn func(ctx context.Context) error) error {
+	bctx, done := q.d.Bound(ctx)
+	return done(fn(bctx))
 }
 
 // renewEvery is how often held leases are renewed: lock_grace/4, at least
@@ -91,6 +137,16 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	if len(held) == 0 {
 		return nil
 	}
+	renewed, err := q.heartbeatHeld(ctx, held, time.Since(q.renewed) >= q.renewEvery())
+	if renewed {
+		q.renewed = time.Now()
+	}
+	return err
+}
+
+// heartbeatHeld renews the leases of held when renew (renewed: it did),
+// then stops the runs of held that were cancelled or taken over.
+func (q *Queue) heartbeatHeld(ctx context.Context, held map[string]*holding, renew bool) (renewed bool, err error) {
 	ids := make([]any, 0, len(held))
 	for id := range held {
 		ids = append(ids, id)
@@ -102,50 +158,69 @@ func (q *Queue) heartbeat(ctx context.Context) error {
 	// seconds: renewing at every poll would rewrite the same value), so a
 	// live lease is never older than lock_grace/4 plus one poll; the read
 	// below (cancellation, takeover) runs at every poll.
-	if time.Since(q.renewed) >= q.renewEvery() {
-		if err := q.renew(ctx, ids); err != nil {
+	//
+	// A renewal that ended at the query timeout is tried again at the next
+	// poll (renewed is not moved): the leases are not given up, and the
+	// runs go on; only a takeover or a cancel read below stops one.
+	if renew {
+		if err := q.bounded(ctx, func(ctx context.Context) error { return q.renew(ctx, ids) }); err != nil {
+			return false, err
+		}
+		renewed = true
+	}
+	type leaseRow struct {
+		id, status, by string
+		attempt        int
+		cancelled      bool
+		engine         int64
+	}
+	var got []leaseRow
+	err = q.bounded(ctx, func(ctx context.Context) error {
+		rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at, `+engineCol+` FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
+		if err != nil {
 			return err
 		}
-		q.renewed = time.Now()
-	}
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt, locked_by, status, cancel_requested_at, `+engineCol+` FROM `+q.jobs+` WHERE id IN (`+placeholders(len(ids))+`)`), ids...)
+		defer rows.Close()
+		for rows.Next() {
+			var r leaseRow
+			var by sql.NullString
+			var cancelAt sql.NullInt64
+			if err := rows.Scan(&r.id, &r.attempt, &by, &r.status, &cancelAt, &r.engine); err != nil {
+				return err
+			}
+			r.by, r.cancelled = by.String, cancelAt.Valid
+			got = append(got, r)
+		}
+		return rows.Err()
+	})
 	if err != nil {
-		return err
+		// Nothing is stopped on a read that did not finish: a row it did
+		// not reach is not a deleted one.
+		return renewed, err
 	}
-	defer rows.Close()
 	seen := map[string]bool{}
-	for rows.Next() {
-		var id, status string
-		var attempt int
-		var by sql.NullString
-		var cancelAt sql.NullInt64
-		var engine int64
-		if err := rows.Scan(&id, &attempt, &by, &status, &cancelAt, &engine); err != nil {
-			return err
-		}
+	for _, r := range got {
+		id := r.id
 		seen[id] = true
 		h := held[id]
 		switch {
 		case q.finishedHere(id, h.attempt, h.engine) != "":
 			// Finished since the copy: its final save released the lease.
-		case engine != h.engine:
+		case r.engine != h.engine:
 			// Deleted, and the run id enqueued again.
 			h.cancel(jobGone(id))
-		case attempt != h.attempt || by.String != q.cfg.NodeID || status != StatusRunning:
-			h.cancel(fmt.Errorf("%w: run %s is at attempt %d on %s", run.ErrFenced, id, attempt, by.String))
-		case cancelAt.Valid:
+		case r.attempt != h.attempt || r.by != q.cfg.NodeID || r.status != StatusRunning:
+			h.cancel(fmt.Errorf("%w: run %s is at attempt %d on %s", run.ErrFenced, id, r.attempt, r.by))
+		case r.cancelled:
 			h.cancel(ErrCancelled)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for id, h := range held {
 		if !seen[id] && q.finishedHere(id, h.attempt, h.engine) == "" {
 			h.cancel(jobGone(id))
 		}
 	}
-	return nil
+	return renewed, nil
 }
 
 // renew stamps the leases of ids with the time the write runs. The
@@ -214,10 +289,12 @@ func (q *Queue) rescueUnclaimed(ctx context.Context) error {
 	if q.dialect != "postgres" {
 		return nil
 	}
-	_, err := q.w.ExecContext(ctx, `UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = now()
+	return q.bounded(ctx, func(ctx context.Context) error {
+		_, err := q.w.ExecContext(ctx, `UPDATE `+q.table("river_job")+` SET state = 'available', scheduled_at = now()
 WHERE state = 'running' AND queue = $1 AND attempted_at < now() - make_interval(secs => $2)
 	AND id IN (SELECT engine_job_id FROM `+q.jobs+` WHERE status = $3)`, riverQueue, q.cfg.LockGrace.Seconds(), StatusQueued)
-	return err
+		return err
+	})
 }
 
 // sweep takes over the running jobs whose lease is older than cutoff: each
@@ -226,21 +303,23 @@ WHERE state = 'running' AND queue = $1 AND attempted_at < now() - make_interval(
 // Each takeover is conditional on the row being unchanged, so two replicas
 // sweeping at once take a job over once.
 func (q *Queue) sweep(ctx context.Context, cutoff int64) error {
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE status = ? AND (locked_at IS NULL OR locked_at < ?)`), StatusRunning, cutoff)
-	if err != nil {
-		return err
-	}
 	var stale []*claimedJob
-	for rows.Next() {
-		j, err := q.scanJob(rows, true)
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		rows, err := q.w.QueryContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE status = ? AND (locked_at IS NULL OR locked_at < ?)`), StatusRunning, cutoff)
 		if err != nil {
-			rows.Close()
 			return err
 		}
-		stale = append(stale, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			j, err := q.scanJob(rows, true)
+			if err != nil {
+				return err
+			}
+			stale = append(stale, j)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return err
 	}
 	for _, j := range stale {
@@ -268,7 +347,7 @@ func (q *Queue) takeOver(ctx context.Context, j *claimedJob, cutoff int64) error
 		reason = fmt.Sprintf("the server executing this streamed run (%s) stopped before it finished", j.LockedBy)
 	}
 	took := false
-	err := q.inTx(ctx, func(tx *sql.Tx) error {
+	takeOverTx := func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, available_at = ?,
 	completed_at = CASE WHEN ? THEN ? ELSE completed_at END
 WHERE id = ? AND attempt = ? AND status = ? AND (locked_at IS NULL OR locked_at < ?)`),
@@ -292,6 +371,10 @@ WHERE id = ? AND attempt = ? AND status = ? AND (locked_at IS NULL OR locked_at 
 		}
 		_, err = tx.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = ?, scheduled_at = `+q.nowSQL()+`, finalized_at = `+fin+` WHERE id = ?`), state, j.engineID)
 		return err
+	}
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		took = false
+		return q.inTx(ctx, func(tx *sql.Tx) error { return takeOverTx(ctx, tx) })
 	})
 	if err != nil || !took {
 		return err
@@ -350,7 +433,10 @@ func (q *Queue) errorOrphanRuns(ctx context.Context) error {
 // keys stay).
 func (q *Queue) deleteExpired(ctx context.Context) {
 	cutoff := unixNow() - int64(q.cfg.Retention/time.Second)
-	_, err := q.w.ExecContext(ctx, q.retentionQuery(), StatusCompleted, StatusFailed, StatusCancelled, cutoff, cutoff)
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		_, err := q.w.ExecContext(ctx, q.retentionQuery(), StatusCompleted, StatusFailed, StatusCancelled, cutoff, cutoff)
+		return err
+	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		q.cfg.Logger.WarnContext(ctx, "queue: delete expired jobs", "err", err)
 	}

@@ -141,23 +141,26 @@ func (q *Queue) liveRunIDs(ctx context.Context) ([]any, error) {
 
 // endedJobs reads the failed and cancelled jobs where cond holds.
 func (q *Queue) endedJobs(ctx context.Context, cond string, args ...any) ([]endedJob, error) {
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, status, attempt, error, COALESCE(completed_at, 0) FROM `+q.jobs+` WHERE status IN (?, ?) AND `+cond),
-		append([]any{StatusFailed, StatusCancelled}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var ended []endedJob
-	for rows.Next() {
-		var j endedJob
-		var reason sql.NullString
-		if err := rows.Scan(&j.id, &j.status, &j.attempt, &reason, &j.completedAt); err != nil {
-			return nil, err
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, status, attempt, error, COALESCE(completed_at, 0) FROM `+q.jobs+` WHERE status IN (?, ?) AND `+cond),
+			append([]any{StatusFailed, StatusCancelled}, args...)...)
+		if err != nil {
+			return err
 		}
-		j.reason = reason.String
-		ended = append(ended, j)
-	}
-	return ended, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			var j endedJob
+			var reason sql.NullString
+			if err := rows.Scan(&j.id, &j.status, &j.attempt, &reason, &j.completedAt); err != nil {
+				return err
+			}
+			j.reason = reason.String
+			ended = append(ended, j)
+		}
+		return rows.Err()
+	})
+	return ended, err
 }
 
 // repairRuns moves the run of each ended job that is still PENDING or
@@ -235,22 +238,24 @@ func (q *Queue) runStatuses(ctx context.Context, ids []string) (map[string]run.S
 // most pausedBatch run statuses a period (a continued run's job ends within
 // ⌈paused jobs ÷ pausedBatch⌉ periods).
 func (q *Queue) endContinuedJobs(ctx context.Context) error {
-	rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt FROM `+q.jobs+` WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
-		StatusPaused, q.pausedAfter, q.pausedBatch)
-	if err != nil {
-		return err
-	}
 	var paused []endedJob
-	for rows.Next() {
-		j := endedJob{status: StatusPaused}
-		if err := rows.Scan(&j.id, &j.attempt); err != nil {
-			rows.Close()
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		rows, err := q.w.QueryContext(ctx, q.sql(`SELECT id, attempt FROM `+q.jobs+` WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
+			StatusPaused, q.pausedAfter, q.pausedBatch)
+		if err != nil {
 			return err
 		}
-		paused = append(paused, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			j := endedJob{status: StatusPaused}
+			if err := rows.Scan(&j.id, &j.attempt); err != nil {
+				return err
+			}
+			paused = append(paused, j)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return err
 	}
 	q.pausedAfter = ""
@@ -287,7 +292,7 @@ func (q *Queue) endPaused(ctx context.Context, j endedJob, status string) error 
 		clear = q.journal.ClearTx(q.d, j.id)
 	}
 	ended := false
-	err := q.inTx(ctx, func(tx *sql.Tx) error {
+	endTx := func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, locked_by = NULL, locked_at = NULL, updated_at = ?, completed_at = ?
 WHERE id = ? AND status = ? AND attempt = ?`), status, now, now, j.id, StatusPaused, j.attempt)
 		if err != nil {
@@ -301,6 +306,10 @@ WHERE id = ? AND status = ? AND attempt = ?`), status, now, now, j.id, StatusPau
 			return clear(ctx, tx)
 		}
 		return nil
+	}
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		ended = false
+		return q.inTx(ctx, func(tx *sql.Tx) error { return endTx(ctx, tx) })
 	})
 	if err != nil {
 		return err
