@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,8 @@ import (
 
 // A run whose row ended before its job could record it (the process died
 // in between) is not handed to the handler again: the claim read the row,
-// and the job records the run's status.
+// and the job records the run's status, with a reason when it failed or
+// was cancelled (the job said nothing of why it ended without running).
 func TestClaim_RunAlreadyFinalIsNotExecutedAgain(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
 		h, calls := completing(d)
@@ -51,6 +53,11 @@ func TestClaim_RunAlreadyFinalIsNotExecutedAgain(t *testing.T) {
 			waitFor(t, tc.id+" "+tc.job, func() bool { return jobOf(t, q, tc.id).Status == tc.job })
 			if st := runStatus(t, d, tc.id); st != tc.st {
 				t.Fatalf("run %s is %s, want %s", tc.id, st, tc.st)
+			}
+			// A failed or cancelled job says why it ended without running.
+			j := jobOf(t, q, tc.id)
+			if want := tc.job != queue.StatusCompleted; (j.Error != "") != want || want && !strings.Contains(j.Error, "before its job recorded it") {
+				t.Errorf("job %s (%s) has error %q, want a reason saying its run ended first: %v", tc.id, j.Status, j.Error, want)
 			}
 		}
 		if n := calls.Load(); n != 0 {

@@ -89,7 +89,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		// The run's row ended before its job could record it (the process
 		// died in between): it is not executed again; its job records it.
 		js := jobStatusOf(st)
-		q.finish(context.WithoutCancel(ctx), j.ID, attempt, engine, js, "")
+		q.finish(context.WithoutCancel(ctx), j.ID, attempt, engine, js, finalBeforeJob(st))
 		if js == StatusCancelled {
 			return river.JobCancel(ErrCancelled)
 		}
@@ -195,6 +195,16 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return river.JobSnooze(q.retryDelay(rj.Args))
 	}
 	return herr
+}
+
+// finalBeforeJob is the job's reason when the claim found its run ended
+// already (status st) and the job records that end: without one a failed
+// or cancelled job said nothing of why it ended without running.
+func finalBeforeJob(st run.Status) string {
+	if st == run.StatusCompleted {
+		return ""
+	}
+	return fmt.Sprintf("the run was %s before its job recorded it (an attempt ended it and stopped before recording its job, or it was ended outside the queue); it was not run again", st)
 }
 
 // endDeleted ends an attempt whose job row was deleted (with its session)
