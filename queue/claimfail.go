@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -50,7 +51,7 @@ func (q *Queue) claimFailed(ctx context.Context, rj *river.Job[runArgs], err err
 		q.cfg.Logger.WarnContext(ctx, "queue: claim failed, the database is unavailable; the job comes back after the retry delay", "run_id", id, "attempt", attempt, "err", err)
 		return river.JobSnooze(delay)
 	}
-	n, tries := q.countClaimFailure(engine), claimTries(rj)
+	n, tries := q.countClaimFailure(engine, delay), claimTries(rj)
 	if n < tries {
 		q.cfg.Logger.WarnContext(ctx, "queue: claim failed; the job comes back after the retry delay", "run_id", id, "attempt", attempt, "failures", n, "of", tries, "err", err)
 		return river.JobSnooze(delay)
@@ -75,17 +76,58 @@ func (q *Queue) claimFailed(ctx context.Context, rj *river.Job[runArgs], err err
 	return river.JobSnooze(delay)
 }
 
-// countClaimFailure counts a failed claim of engine's job and returns the
-// count.
-func (q *Queue) countClaimFailure(engine int64) int {
+// claimFailKeep is how long a failed claim's count is kept past the
+// job's retry delay (the snooze after which it comes back): a job that was
+// cancelled, deleted, ended or fetched by another process since never
+// comes back here to be forgotten (forgetClaimFailures), and its count
+// would stay for the life of the process. A job that comes back later
+// (a backlog longer than that) counts again from zero, as after a restart.
+const claimFailKeep = 10 * time.Minute
+
+// claimFailCount is the count of one River job's failed claims.
+type claimFailCount struct {
+	n int
+	// keepUntil is when the count is dropped unless the job fails again.
+	keepUntil time.Time
+}
+
+// countClaimFailure counts a failed claim of engine's job, snoozed for
+// delay, and returns the count.
+func (q *Queue) countClaimFailure(engine int64, delay time.Duration) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.claimFails == nil {
-		q.claimFails = map[int64]int{}
+		q.claimFails = map[int64]claimFailCount{}
 	}
-	q.claimFails[engine]++
+	now := time.Now()
+	q.dropClaimFailures(now)
+	c := q.claimFails[engine]
+	c.n++
+	c.keepUntil = now.Add(delay + q.claimFailKeep)
+	q.claimFails[engine] = c
 	q.claimFailing.Store(int64(len(q.claimFails)))
-	return q.claimFails[engine]
+	return c.n
+}
+
+// pruneClaimFailures drops the counts kept past their time (the lease
+// loop calls it at every tick): failures that stopped leave none behind.
+func (q *Queue) pruneClaimFailures(now time.Time) {
+	if q.claimFailing.Load() == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.dropClaimFailures(now)
+	q.claimFailing.Store(int64(len(q.claimFails)))
+}
+
+// dropClaimFailures drops the counts kept past their time; q.mu is held.
+func (q *Queue) dropClaimFailures(now time.Time) {
+	for engine, c := range q.claimFails {
+		if now.After(c.keepUntil) {
+			delete(q.claimFails, engine)
+		}
+	}
 }
 
 // forgetClaimFailures drops engine's count: its claim worked, or its run

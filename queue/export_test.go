@@ -340,3 +340,10 @@ func (q *Queue) Heartbeat(ctx context.Context) error {
 func (q *Queue) Sweep(ctx context.Context) error {
 	return q.sweep(ctx, time.Now().Add(-q.cfg.LockGrace).Unix())
 }
+
+// ClaimFailing is how many River jobs have failed claims counted.
+func (q *Queue) ClaimFailing() int64 { return q.claimFailing.Load() }
+
+// KeepClaimFailures sets how long a failed claim's count is kept past its
+// job's retry delay (set it before Start).
+func (q *Queue) KeepClaimFailures(d time.Duration) { q.claimFailKeep = d }

@@ -62,6 +62,7 @@ func (q *Queue) leaseLoop() {
 				q.cfg.Logger.WarnContext(ctx, "queue: rescue unclaimed jobs", "err", err)
 			}
 		}
+		q.pruneClaimFailures(now)
 		if time.Since(lastRetention) > time.Minute {
 			lastRetention = time.Now()
 			q.deleteExpired(ctx)

@@ -117,8 +117,10 @@ type Queue struct {
 	winding int
 	peak    int
 	// claimFails counts the failed claims of River jobs (by engine job
-	// id) since their last claim that worked (claimFailed).
-	claimFails map[int64]int
+	// id) since their last claim that worked (claimFailed), each kept
+	// claimFailKeep past its job's retry delay (tests shorten it).
+	claimFails    map[int64]claimFailCount
+	claimFailKeep time.Duration
 	// claimFailing is len(claimFails), stored under mu, read without it.
 	claimFailing atomic.Int64
 	life         context.Context
@@ -226,7 +228,7 @@ func Open(ctx context.Context, d *db.DB, cfg Config, h Handler) (*Queue, error) 
 		cfg.NodeID = strings.TrimPrefix(cfg.DeploymentID+"-", "-") + hex.EncodeToString(b)
 	}
 	q := &Queue{cfg: cfg, d: d, w: wp.DB, dialect: wp.Dialect, schema: wp.Schema, handler: h, running: map[string]*holding{},
-		repairPeriod: repairEvery, pausedBatch: endContinuedBatch, repairSettled: map[string]int64{}}
+		repairPeriod: repairEvery, pausedBatch: endContinuedBatch, repairSettled: map[string]int64{}, claimFailKeep: claimFailKeep}
 	q.jobs, q.keys = q.table(jobsTable), q.table(keysTable)
 	q.pipedQueries()
 	q.sqliteEnqueueQueries()
