@@ -175,3 +175,23 @@ func (d *DB) SaveRunWith(ctx context.Context, s *Session, r *Run, with TxFunc) (
 // a package that writes rows of the run in its own transactions (the run
 // event log).
 func WriteFence(ctx context.Context) TxFunc { return writeFence(ctx) }
+
+// TxRunReader is an optional Driver ability: a run row read inside the
+// caller's write transaction, locked until it ends where the dialect can
+// (SQLite's writer transaction excludes every other write), for a write
+// built from the row in the same transaction (the durable queue's
+// requeue) that must not overwrite a change committed in between.
+type TxRunReader interface {
+	// GetRunTx is GetRun (same errors) in tx.
+	GetRunTx(ctx context.Context, tx *sql.Tx, runID string) (*Run, error)
+}
+
+// GetRunTx reads a run in tx, the transaction of a TxFunc (see
+// TxRunReader); ErrNoTx when the driver cannot.
+func (d *DB) GetRunTx(ctx context.Context, tx *sql.Tx, runID string) (*Run, error) {
+	tr, ok := d.driver.(TxRunReader)
+	if !ok {
+		return nil, ErrNoTx
+	}
+	return tr.GetRunTx(ctx, tx, runID)
+}

@@ -347,3 +347,7 @@ func (q *Queue) ClaimFailing() int64 { return q.claimFailing.Load() }
 // KeepClaimFailures sets how long a failed claim's count is kept past its
 // job's retry delay (set it before Start).
 func (q *Queue) KeepClaimFailures(d time.Duration) { q.claimFailKeep = d }
+
+// OnRequeueRead sets a hook Requeue calls between its read of the run's
+// row and its transaction.
+func (q *Queue) OnRequeueRead(f func(runID string)) { q.requeueRead = f }

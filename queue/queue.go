@@ -153,6 +153,9 @@ type Queue struct {
 	// before the repair reads a job's run.
 	repairSettled map[string]int64
 	repairRead    func(runID string)
+	// requeueRead, when set (tests), is called by Requeue after its read
+	// of the run's row, before its transaction.
+	requeueRead func(runID string)
 }
 
 // holding is a job this process executes.

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -58,11 +59,31 @@ func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 	}
 	tctx, done := q.d.Bound(ctx)
 	var err error
-	next := q.requeuedRun(tctx, id)
-	if next != nil {
-		_, _, err = q.d.SaveRunWith(tctx, nil, next, requeue)
-	} else {
-		err = q.inTx(tctx, func(tx *sql.Tx) error { return requeue(tctx, tx) })
+	var next *db.Run
+	for try := 1; ; try++ {
+		var read *db.Run
+		next, read = q.requeuedRun(tctx, id)
+		if q.requeueRead != nil {
+			q.requeueRead(id)
+		}
+		if next == nil {
+			err = q.inTx(tctx, func(tx *sql.Tx) error { return requeue(tctx, tx) })
+			break
+		}
+		// The PENDING row is built from a read taken before the
+		// transaction: the transaction reads the row again (locked) and
+		// writes only when it is the one read, else it starts over from a
+		// new read. Without it, a change committed in between (the run's
+		// row written by anything else) was overwritten.
+		_, _, err = q.d.SaveRunWith(tctx, nil, next, func(ctx context.Context, tx *sql.Tx) error {
+			if err := requeue(ctx, tx); err != nil {
+				return err
+			}
+			return q.runUnchanged(ctx, tx, read)
+		})
+		if !errors.Is(err, errRunChanged) || try == requeueTries {
+			break
+		}
 	}
 	if err = done(err); err != nil {
 		return nil, err
@@ -73,23 +94,47 @@ func (q *Queue) Requeue(ctx context.Context, id string) (*Job, error) {
 	return q.Get(ctx, id, "", false)
 }
 
+// requeueTries is how many reads of its run a Requeue makes before it
+// gives up on a row that changes under each (errRunChanged).
+const requeueTries = 5
+
+// errRunChanged: the run's row changed between Requeue's read and its
+// transaction.
+var errRunChanged = errors.New("queue: the run changed while it was requeued; retry")
+
+// runUnchanged fails with errRunChanged unless the run's row, read (and
+// locked) in tx, is still read, as Requeue read it before its transaction.
+func (q *Queue) runUnchanged(ctx context.Context, tx *sql.Tx, read *db.Run) error {
+	cur, err := q.d.GetRunTx(ctx, tx, read.RunID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return errRunChanged
+	case err != nil:
+		return err
+	case cur.Status != read.Status || cur.UpdatedAt != read.UpdatedAt || !bytes.Equal(cur.RunData, read.RunData):
+		return errRunChanged
+	}
+	return nil
+}
+
 // requeuedRun is id's run row moved back to PENDING for Requeue's
-// transaction, or nil when the row is not ERROR or CANCELLED (or cannot be
-// read: Requeue then moves it as a second write, as moveRun decides).
-func (q *Queue) requeuedRun(ctx context.Context, id string) *db.Run {
+// transaction, with the row it was built from, or nil when the row is not
+// ERROR or CANCELLED (or cannot be read: Requeue then moves it as a second
+// write, as moveRun decides).
+func (q *Queue) requeuedRun(ctx context.Context, id string) (next, read *db.Run) {
 	row, err := q.d.GetRun(ctx, id)
 	if err != nil || row.Status != run.StatusError && row.Status != run.StatusCancelled {
-		return nil
+		return nil, nil
 	}
 	out, err := row.Output()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	out.Status, out.UpdatedAt = run.StatusPending, time.Now().Unix()
-	next, err := db.RunFromOutput(out)
+	next, err = db.RunFromOutput(out)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	next.RunIndex = row.RunIndex
-	return next
+	return next, row
 }

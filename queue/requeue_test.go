@@ -99,3 +99,70 @@ func TestRequeue_RefusedRunWriteRefusesTheRequeue(t *testing.T) {
 		}
 	})
 }
+
+// Requeue built the run's PENDING row from a read taken before its
+// transaction: a change of the run's row committed in between (here its
+// metadata, written by another connection) was overwritten by the
+// requeue's write. The transaction now reads the row again and starts
+// over when it changed: the change is kept.
+func TestRequeue_KeepsAChangeOfTheRunCommittedDuringTheRequeue(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		var first atomic.Bool
+		first.Store(true)
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			if first.Swap(false) {
+				return "", queue.Permanent(errors.New("poison payload"))
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		var changed atomic.Bool
+		q := openQueueWith(t, d, testCfg(), h, func(q *queue.Queue) {
+			q.OnRequeueRead(func(id string) {
+				if changed.Swap(true) {
+					return
+				}
+				// Another writer's change of the row, committed between
+				// the requeue's read and its transaction.
+				row, err := d.GetRun(ctx, id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out, err := row.Output()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out.Metadata = map[string]any{"note": "written during the requeue"}
+				next, err := db.RunFromOutput(out)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := d.UpsertRun(ctx, next); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+		enqueue(t, q, "changed")
+		waitFor(t, "the run to end ERROR", func() bool {
+			return jobOf(t, q, "changed").Status == queue.StatusFailed && runStatus(t, d, "changed") == run.StatusError
+		})
+		if _, err := q.Requeue(ctx, "changed"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the requeued run to complete", func() bool { return jobOf(t, q, "changed").Status == queue.StatusCompleted })
+		row, err := d.GetRun(ctx, "changed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := row.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != run.StatusCompleted || out.Metadata["note"] != "written during the requeue" {
+			t.Errorf("run %s with metadata %v, want COMPLETED with the change written during the requeue", out.Status, out.Metadata)
+		}
+	})
+}

@@ -43,6 +43,28 @@ func (s *Store) GetRun(ctx context.Context, runID string) (*db.Run, error) {
 	return r, nil
 }
 
+var _ db.TxRunReader = (*Store)(nil)
+
+// GetRunTx is GetRun in the caller's transaction, the row locked until it
+// ends (FOR UPDATE; SQLite's writer transaction excludes other writes).
+func (s *Store) GetRunTx(ctx context.Context, tx *sql.Tx, runID string) (*db.Run, error) {
+	w := &where{}
+	w.add("run_id = ?", runID)
+	s.scope(ctx, w)
+	r, err := scanRun(tx.QueryRowContext(ctx, s.d.Bind("SELECT "+runCols+" FROM "+s.runs+w.String()+s.forUpdate()), w.args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
+	}
+	var corrupt *db.CorruptRowError
+	if errors.As(err, &corrupt) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, s.fail("get run "+runID, err)
+	}
+	return r, nil
+}
+
 // runWhere builds the conditions of a RunFilter plus the context's scope.
 // With a session the other columns go through noIndex so that the session's
 // (session_id, run_index) index is the plan, not user_id's or agent_id's
