@@ -30,6 +30,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	now := unixNow()
 	var res Cancelled
 	var cancelledRow bool
+	attempt := 0
 	cancelTx := func(ctx context.Context, tx *sql.Tx) error {
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), runID), true)
 		switch {
@@ -38,7 +39,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 		case err != nil:
 			return err
 		}
-		res.Status = j.Status
+		res.Status, attempt = j.Status, j.Attempt
 		switch j.Status {
 		case StatusQueued, StatusPaused:
 			if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, cancel_requested_at = ?, completed_at = ?, updated_at = ? WHERE id = ?`),
@@ -69,7 +70,9 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 		return Cancelled{}, err
 	}
 	if cancelledRow {
-		q.setRunStatus(ctx, runID, run.StatusCancelled, "run "+runID+" was cancelled before it started", nil)
+		// Fenced on the job still cancelled at its attempt: a Requeue may
+		// follow the cancel's commit and move the run to PENDING first.
+		q.setRunStatus(ctx, runID, run.StatusCancelled, "run "+runID+" was cancelled before it started", q.jobAtFence(runID, attempt, StatusCancelled))
 	}
 	if res.Status == StatusRunning {
 		q.mu.Lock()

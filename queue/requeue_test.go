@@ -166,3 +166,48 @@ func TestRequeue_KeepsAChangeOfTheRunCommittedDuringTheRequeue(t *testing.T) {
 		}
 	})
 }
+
+// A failed attempt's end is two writes: the job failed, then its run
+// ERROR. A Requeue committed between them (the job queued again, the run
+// PENDING) was overwritten by the second, unfenced: the run ERROR behind a
+// queued job, whose claim then found the run final and failed the job
+// again without running it. The move is now fenced on the job still being
+// failed at that attempt: the requeue stands and the run runs again.
+func TestRequeue_BetweenAFailedJobAndItsRunsErrorStands(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		var first atomic.Bool
+		first.Store(true)
+		h := func(ctx context.Context, j *queue.Job) (run.Status, error) {
+			if first.Swap(false) {
+				return "", queue.Permanent(errors.New("poison payload"))
+			}
+			return finishRun(ctx, d, j.ID, run.StatusCompleted)
+		}
+		var requeued atomic.Bool
+		var q *queue.Queue
+		q = openQueueWith(t, d, testCfg(), h, func(qq *queue.Queue) {
+			qq.OnRunStatusRead(func(id string, st run.Status) func(error) {
+				if id != "between" || st != run.StatusError || requeued.Swap(true) {
+					return nil
+				}
+				// The job is failed, its run's ERROR read and not written
+				// yet: the requeue commits here.
+				if _, err := qq.Requeue(ctx, id); err != nil {
+					t.Errorf("requeue between the job's end and its run's: %v", err)
+				}
+				return nil
+			})
+		})
+		enqueue(t, q, "between")
+		waitForDescribed(t, "the requeued run to end", func() bool {
+			j := jobOf(t, q, "between")
+			return requeued.Load() && (j.Status == queue.StatusCompleted || j.Status == queue.StatusFailed && j.Attempt >= 2 ||
+				j.Status == queue.StatusFailed && strings.Contains(j.Error, "before its job recorded it"))
+		}, func() string { j := jobOf(t, q, "between"); return j.Status + " " + j.Error })
+		j := jobOf(t, q, "between")
+		if j.Status != queue.StatusCompleted || runStatus(t, d, "between") != run.StatusCompleted {
+			t.Errorf("job %s (%q), run %s after a requeue between the job's end and its run's, want both completed", j.Status, j.Error, runStatus(t, d, "between"))
+		}
+	})
+}

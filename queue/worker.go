@@ -990,7 +990,11 @@ func (q *Queue) fail(ctx context.Context, j Job, attempt int, engine int64, reas
 	if !q.finish(ctx, j.ID, attempt, engine, StatusFailed, reason) {
 		return false
 	}
-	q.setRunStatus(ctx, j.ID, run.StatusError, reason, nil)
+	// Fenced on the job still failed at this attempt: once it is failed,
+	// a Requeue may queue it again and move its run to PENDING before this
+	// move is written, which, without the fence, wrote ERROR over it (the
+	// requeued job's claim then found its run final and failed it again).
+	q.setRunStatus(ctx, j.ID, run.StatusError, reason, q.jobAtFence(j.ID, attempt, StatusFailed))
 	return true
 }
 
@@ -1000,7 +1004,8 @@ func (q *Queue) finishCancelled(ctx context.Context, j Job, attempt int, engine 
 	if !q.finish(ctx, j.ID, attempt, engine, StatusCancelled, reason) {
 		return false
 	}
-	q.setRunStatus(ctx, j.ID, run.StatusCancelled, "run "+j.ID+" was "+reason, nil)
+	// Fenced as fail's move is (a Requeue may follow the finish).
+	q.setRunStatus(ctx, j.ID, run.StatusCancelled, "run "+j.ID+" was "+reason, q.jobAtFence(j.ID, attempt, StatusCancelled))
 	return true
 }
 
