@@ -23,11 +23,17 @@ const JobTypeForeground = "foreground"
 // row is deleted); call it once when the run ended.
 func (q *Queue) Hold(ctx context.Context, j *Job) (context.Context, func(run.Status), error) {
 	now := unixNow()
-	if _, err := q.w.ExecContext(ctx, q.sql(`INSERT INTO `+q.jobs+` (id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload,
+	// Bounded by the database's query timeout: behind a lock (a
+	// migration's) the request's run waited for as long as its client did.
+	err := q.bounded(ctx, func(ctx context.Context) error {
+		_, err := q.w.ExecContext(ctx, q.sql(`INSERT INTO `+q.jobs+` (id, component_type, job_type, deployment_id, component_id, session_id, user_id, payload,
 	status, attempt, max_attempts, available_at, locked_by, locked_at, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`),
-		j.ID, j.ComponentType, JobTypeForeground, nullable(q.cfg.DeploymentID), j.ComponentID, j.SessionID, nullable(j.UserID), "{}",
-		StatusRunning, now, q.cfg.NodeID, now, now, now); err != nil {
+			j.ID, j.ComponentType, JobTypeForeground, nullable(q.cfg.DeploymentID), j.ComponentID, j.SessionID, nullable(j.UserID), "{}",
+			StatusRunning, now, q.cfg.NodeID, now, now, now)
+		return err
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("queue: lease of foreground run %s: %w", j.ID, err)
 	}
 	rctx, cancel := context.WithCancelCause(ctx)

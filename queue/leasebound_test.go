@@ -13,7 +13,8 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
-// The lease loop's heartbeat and sweep, the repair loop's looks, and Cancel's transaction for a job
+// The lease loop's heartbeat and sweep, the repair loop's looks, a streamed
+// run's lease (Hold), and Cancel's transaction for a job
 // its first try does not cancel, ran on the raw pool without the
 // database's query timeout: behind a lock another transaction held (here
 // agno_jobs' table lock, as a migration takes) they waited for as long as
@@ -55,6 +56,11 @@ func TestLease_BlockedLoopsAndCancelEndAtTheQueryTimeout(t *testing.T) {
 		// The repair loop's looks (ended jobs, paused jobs).
 		{"repair", func() error { return q.RepairEndedRuns(ctx, nil) }},
 		{"paused pass", func() error { return q.EndContinuedJobs(ctx, 10) }},
+		// A streamed run's lease, taken in its request.
+		{"Hold", func() error {
+			_, _, err := q.Hold(ctx, &queue.Job{ID: "streamed", ComponentType: "agent", ComponentID: "a1", SessionID: "s-streamed", UserID: "u1"})
+			return err
+		}},
 	}
 	for _, c := range calls {
 		if err := c.call(); !errors.Is(err, db.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || context.Cause(ctx) != nil {
