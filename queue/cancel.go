@@ -92,10 +92,29 @@ var errNotQueued = errors.New("queue: the job is not queued")
 // cancelQueued cancels a queued (or paused) job, its River job and its run
 // row in one transaction. done is false when the job is not waiting (or
 // its run cannot be read); Cancel then goes on.
+//
+// The CANCELLED row is built from a read taken before the transaction,
+// which writes it only while the run's row is still the one read
+// (runUnchanged); otherwise it starts over from a new read. Without that,
+// a change committed in between (a paused run continued to its end by its
+// continue route, which writes the run row only) was overwritten.
 func (q *Queue) cancelQueued(ctx context.Context, runID string) (done bool, err error) {
+	for try := 1; ; try++ {
+		done, err = q.cancelQueuedOnce(ctx, runID)
+		if !errors.Is(err, errRunChanged) || try == requeueTries {
+			return done, err
+		}
+	}
+}
+
+// cancelQueuedOnce is one read and transaction of cancelQueued.
+func (q *Queue) cancelQueuedOnce(ctx context.Context, runID string) (done bool, err error) {
 	row, err := q.d.GetRun(ctx, runID)
 	if err != nil {
 		return false, nil
+	}
+	if q.cancelRead != nil {
+		q.cancelRead(runID)
 	}
 	switch row.Status {
 	case run.StatusPending, run.StatusPaused, run.StatusRunning:
@@ -122,6 +141,10 @@ func (q *Queue) cancelQueued(ctx context.Context, runID string) (done bool, err 
 			return errNotQueued
 		case j.Status != StatusQueued && j.Status != StatusPaused:
 			return errNotQueued
+		}
+		// The run's row, locked after the job's (the claims' order).
+		if err := q.runUnchanged(ctx, tx, row); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, cancel_requested_at = ?, completed_at = ?, updated_at = ? WHERE id = ?`),
 			StatusCancelled, "cancelled before it started", now, now, now, runID); err != nil {

@@ -351,3 +351,7 @@ func (q *Queue) KeepClaimFailures(d time.Duration) { q.claimFailKeep = d }
 // OnRequeueRead sets a hook Requeue calls between its read of the run's
 // row and its transaction.
 func (q *Queue) OnRequeueRead(f func(runID string)) { q.requeueRead = f }
+
+// OnCancelRead sets a hook Cancel calls between its read of the run's row
+// and the transaction that cancels a queued or paused job.
+func (q *Queue) OnCancelRead(f func(runID string)) { q.cancelRead = f }

@@ -156,6 +156,9 @@ type Queue struct {
 	// requeueRead, when set (tests), is called by Requeue after its read
 	// of the run's row, before its transaction.
 	requeueRead func(runID string)
+	// cancelRead, when set (tests), is called by Cancel after its read of
+	// the run's row, before its transaction (cancelQueued).
+	cancelRead func(runID string)
 }
 
 // holding is a job this process executes.
