@@ -185,8 +185,7 @@ func TestRequeue_BetweenAFailedJobAndItsRunsErrorStands(t *testing.T) {
 			return finishRun(ctx, d, j.ID, run.StatusCompleted)
 		}
 		var requeued atomic.Bool
-		var q *queue.Queue
-		q = openQueueWith(t, d, testCfg(), h, func(qq *queue.Queue) {
+		q := openQueueWith(t, d, testCfg(), h, func(qq *queue.Queue) {
 			qq.OnRunStatusRead(func(id string, st run.Status) func(error) {
 				if id != "between" || st != run.StatusError || requeued.Swap(true) {
 					return nil
