@@ -33,17 +33,19 @@ func (q *Queue) leaseLoop() {
 		case <-t.C:
 		}
 		ctx := q.life
-		now := time.Now()
-		gate.tick(now)
 		// Every statement of the loop ends at the database's query timeout
 		// (db.DB.Bound): one stuck behind a lock (a migration's, a long
 		// DDL's) stalled the loop, its heartbeats and its sweeps for as
 		// long as the lock was held.
 		err := q.heartbeat(ctx)
-		gate.after(time.Now(), err)
 		if err != nil && ctx.Err() == nil {
 			q.cfg.Logger.WarnContext(ctx, "queue: heartbeat", "err", err)
 		}
+		// The turn is timed after the heartbeat: a heartbeat that took
+		// long (a slow database) makes the turn late.
+		now := time.Now()
+		gate.tick(now)
+		gate.after(now, err)
 		if gate.maySweep(now) {
 			err := q.sweep(ctx, now.Add(-q.cfg.LockGrace).Unix())
 			gate.after(time.Now(), err)
