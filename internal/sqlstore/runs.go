@@ -26,21 +26,7 @@ func isForeignKeyViolation(err error) bool {
 // GetRun returns a run in scope or ErrNotFound; a row whose run_data is not
 // JSON is a *db.CorruptRowError.
 func (s *Store) GetRun(ctx context.Context, runID string) (*db.Run, error) {
-	w := &where{}
-	w.add("run_id = ?", runID)
-	s.scope(ctx, w)
-	r, err := scanRun(s.queryRow(ctx, s.r, "SELECT "+runCols+" FROM "+s.runs+w.String(), w.args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
-	}
-	var corrupt *db.CorruptRowError
-	if errors.As(err, &corrupt) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, s.fail("get run "+runID, err)
-	}
-	return r, nil
+	return s.getRun(ctx, runID, func(q string, args ...any) *sql.Row { return s.queryRow(ctx, s.r, q, args...) }, "")
 }
 
 var _ db.TxRunReader = (*Store)(nil)
@@ -48,10 +34,16 @@ var _ db.TxRunReader = (*Store)(nil)
 // GetRunTx is GetRun in the caller's transaction, the row locked until it
 // ends (FOR UPDATE; SQLite's writer transaction excludes other writes).
 func (s *Store) GetRunTx(ctx context.Context, tx *sql.Tx, runID string) (*db.Run, error) {
+	return s.getRun(ctx, runID, func(q string, args ...any) *sql.Row { return tx.QueryRowContext(ctx, s.d.Bind(q), args...) }, s.forUpdate())
+}
+
+// getRun reads runID's row in scope through query, the statement ending
+// with suffix.
+func (s *Store) getRun(ctx context.Context, runID string, query func(q string, args ...any) *sql.Row, suffix string) (*db.Run, error) {
 	w := &where{}
 	w.add("run_id = ?", runID)
 	s.scope(ctx, w)
-	r, err := scanRun(tx.QueryRowContext(ctx, s.d.Bind("SELECT "+runCols+" FROM "+s.runs+w.String()+s.forUpdate()), w.args...))
+	r, err := scanRun(query("SELECT "+runCols+" FROM "+s.runs+w.String()+suffix, w.args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: run %s", db.ErrNotFound, runID)
 	}
