@@ -372,7 +372,8 @@ func (q *Queue) Config() Config { return q.cfg }
 
 // Start moves the runs left behind their ended jobs to their jobs' ends,
 // recovers the jobs of crashed processes (at once when SingleNode), then
-// starts dispatching, heartbeats, the lease sweep and the repair.
+// starts dispatching, heartbeats, the lease sweep and the repair. A Start
+// that returned an error started nothing and may be called again.
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()
 	if q.started {
@@ -381,6 +382,15 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	q.started = true
 	q.mu.Unlock()
+	// A start that fails before River runs can be tried again (a single
+	// node's recovery behind a lock that outlasted the query timeout): it
+	// started nothing, and its passes are safe to repeat.
+	notStarted := func(err error) error {
+		q.mu.Lock()
+		q.started = false
+		q.mu.Unlock()
+		return err
+	}
 	// Runs left PENDING or RUNNING behind a job that ended (any replica's,
 	// before this start): see repairEndedRuns.
 	if err := q.repairLiveRuns(ctx); err != nil {
@@ -388,11 +398,11 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	if q.cfg.SingleNode {
 		if err := q.recoverAll(ctx); err != nil {
-			return err
+			return notStarted(err)
 		}
 	}
 	if err := q.client.Start(q.life); err != nil {
-		return fmt.Errorf("queue: start river: %w", err)
+		return notStarted(fmt.Errorf("queue: start river: %w", err))
 	}
 	q.loops.Add(2)
 	go q.leaseLoop()
