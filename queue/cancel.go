@@ -62,10 +62,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	// Bounded by the database's query timeout, as the front's calls are: a
 	// statement stuck behind a lock (a migration's, a long DDL's) ends with
 	// db.ErrUnavailable instead of waiting as long as the caller does.
-	err := q.bounded(ctx, func(ctx context.Context) error {
-		res, cancelledRow = Cancelled{}, false
-		return q.inTx(ctx, func(tx *sql.Tx) error { return cancelTx(ctx, tx) })
-	})
+	err := q.boundedTx(ctx, cancelTx)
 	if err != nil {
 		return Cancelled{}, err
 	}

@@ -116,6 +116,14 @@ func (q *Queue) bounded(ctx context.Context, fn func(ctx context.Context) error)
 	return done(fn(bctx))
 }
 
+// boundedTx runs fn in a transaction of its own (inTx) bounded by the
+// database's query timeout (bounded).
+func (q *Queue) boundedTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return q.bounded(ctx, func(ctx context.Context) error {
+		return q.inTx(ctx, func(tx *sql.Tx) error { return fn(ctx, tx) })
+	})
+}
+
 // renewEvery is how often held leases are renewed: lock_grace/4, at least
 // a poll.
 func (q *Queue) renewEvery() time.Duration {
@@ -375,10 +383,7 @@ WHERE id = ? AND attempt = ? AND status = ? AND (locked_at IS NULL OR locked_at 
 		_, err = tx.ExecContext(ctx, q.sql(`UPDATE `+q.table("river_job")+` SET state = ?, scheduled_at = `+q.nowSQL()+`, finalized_at = `+fin+` WHERE id = ?`), state, j.engineID)
 		return err
 	}
-	err := q.bounded(ctx, func(ctx context.Context) error {
-		took = false
-		return q.inTx(ctx, func(tx *sql.Tx) error { return takeOverTx(ctx, tx) })
-	})
+	err := q.boundedTx(ctx, takeOverTx)
 	if err != nil || !took {
 		return err
 	}

@@ -307,10 +307,7 @@ WHERE id = ? AND status = ? AND attempt = ?`), status, now, now, j.id, StatusPau
 		}
 		return nil
 	}
-	err := q.bounded(ctx, func(ctx context.Context) error {
-		ended = false
-		return q.inTx(ctx, func(tx *sql.Tx) error { return endTx(ctx, tx) })
-	})
+	err := q.boundedTx(ctx, endTx)
 	if err != nil {
 		return err
 	}
