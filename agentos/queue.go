@@ -282,7 +282,7 @@ func (s *Server) cancelQueued(w http.ResponseWriter, r *http.Request, a runTarge
 	if _, err := s.loadRun(r, a, ""); err != nil {
 		return true, err // 404 for another user's run
 	}
-	res, err := s.queue.Cancel(r.Context(), runID)
+	res, err := s.cancelDurable(r.Context(), a.DB(), runID)
 	switch {
 	case errors.Is(err, queue.ErrNotFound):
 		return false, nil
@@ -317,4 +317,29 @@ func (s *Server) cancelQueued(w http.ResponseWriter, r *http.Request, a runTarge
 			return true, nil
 		}
 	}
+}
+
+// cancelDurable cancels a durable run through the queue. A waiting run the
+// queue cancelled (queued, or paused: nothing executes it) is then settled
+// as the cancel route settles a paused run it cancels itself: its pending
+// approvals expire and the unfinished runs under it (a paused workflow's
+// executor runs, a team's member runs) are cancelled with it, else they
+// stay PAUSED and can be continued on their own. Settling is best effort
+// (logged): the run itself is cancelled.
+func (s *Server) cancelDurable(ctx context.Context, d *db.DB, runID string) (queue.Cancelled, error) {
+	res, err := s.queue.Cancel(ctx, runID)
+	if err != nil || res.Status != queue.StatusCancelled || d == nil {
+		return res, err
+	}
+	row, err := d.GetRun(ctx, runID)
+	if err == nil && row.Status == run.StatusCancelled {
+		err = d.SetApprovalsRunStatus(ctx, runID, string(run.StatusCancelled))
+		if uerr := s.cancelRunsUnder(ctx, d, row); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "cancel: settling the approvals and the runs under a cancelled durable run failed", "run_id", runID, "err", err)
+	}
+	return res, nil
 }

@@ -638,7 +638,7 @@ func (s *Server) CancelFired(ctx context.Context, _ *db.Schedule, runID string) 
 	if s.queue == nil {
 		return errors.New("agentos: schedules fire through the durable queue, which is not open")
 	}
-	if _, err := s.queue.Cancel(ctx, runID); err != nil && !errors.Is(err, queue.ErrNotFound) {
+	if _, err := s.cancelDurable(ctx, s.dbs[0], runID); err != nil && !errors.Is(err, queue.ErrNotFound) {
 		return err
 	}
 	return nil

@@ -123,9 +123,17 @@ func (q *Queue) cancelQueuedOnce(ctx context.Context, runID string) (done bool, 
 		return false, nil
 	}
 	now := unixNow()
-	out.Status = run.StatusCancelled
-	out.Content, out.ContentType = "run "+runID+" was cancelled before it started", "str"
-	out.Requirements = nil
+	jobErr := "cancelled before it started"
+	out.Content = "run " + runID + " was cancelled before it started"
+	if row.Status == run.StatusPaused {
+		jobErr, out.Content = "cancelled while paused", "run "+runID+" was cancelled while paused"
+	}
+	// The run waits for nothing any more: what its pause awaited (an agent's
+	// or team's requirements, a workflow's step and error requirements and
+	// paused step) is cleared, as a run ending CANCELLED on its own stores it.
+	out.Status, out.ContentType = run.StatusCancelled, "str"
+	out.Requirements, out.StepRequirements, out.ErrorRequirements = nil, nil, nil
+	out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, "", ""
 	out.UpdatedAt = now
 	next, err := db.RunFromOutput(out)
 	if err != nil {
@@ -144,7 +152,7 @@ func (q *Queue) cancelQueuedOnce(ctx context.Context, runID string) (done bool, 
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, cancel_requested_at = ?, completed_at = ?, updated_at = ? WHERE id = ?`),
-			StatusCancelled, "cancelled before it started", now, now, now, runID); err != nil {
+			StatusCancelled, jobErr, now, now, now, runID); err != nil {
 			return err
 		}
 		if j.engineID != 0 {
