@@ -106,3 +106,75 @@ func TestCancelRun_DurablePausedWorkflowIsLeftWaitingForNothing(t *testing.T) {
 		t.Errorf("the tool ran %d times after the cancel", deleted)
 	}
 }
+
+// A paused background run continued through the continue route, and
+// another through its approval, hold their jobs while they run (running,
+// locked by this node) and end them with the run's final save: each job is
+// completed when the answer comes. They stayed paused (until the repair's
+// pass over paused jobs, a minute later), listed and counted as waiting.
+func TestContinue_DurablePausedRunsJobEndsWithTheContinue(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	var during []string
+	var srv *Server
+	jobStatus := func(id string) string {
+		j, err := srv.queue.Get(context.Background(), id, "", false)
+		if err != nil {
+			return err.Error()
+		}
+		return j.Status + " on " + j.LockedBy
+	}
+	var current string
+	del := tool.MustFunc(tool.FuncConfig{Name: "delete_file", Description: "Deletes.", RequiresConfirmation: true},
+		func(context.Context, struct{}) (string, error) { during = append(during, jobStatus(current)); return "gone", nil })
+	m := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{turn("delete_file", map[string]any{}), {Content: "done"}}})
+	a, err := agent.New(agent.Config{ID: "hitl", DB: d, Tools: []tool.Tool{del}, Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &qc}, func(s *Server) { srv = s })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	pause := func() string {
+		acc := accepted(t, postForm(t, ts.URL+"/agents/hitl/runs", map[string]string{"message": "delete it", "background": "true"}, nil))
+		for deadline := time.Now().Add(30 * time.Second); jobStatus(acc.RunID) != "paused on " || !strings.Contains(get(t, ts.URL+"/approvals?run_id="+acc.RunID, nil).body, `"pending"`); {
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s: job %s", acc.RunID, jobStatus(acc.RunID))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		current = acc.RunID
+		return acc.RunID
+	}
+
+	byRoute := pause()
+	confirm := `[{"tool_call_id":"call_0_0","tool_name":"delete_file","requires_confirmation":true,"confirmed":true}]`
+	out := decode[run.Output](t, postForm(t, ts.URL+"/agents/hitl/runs/"+byRoute+"/continue", map[string]string{"tools": confirm, "stream": "false"}, nil))
+	if out.Status != run.StatusCompleted {
+		t.Fatalf("continued run %s", out.Status)
+	}
+	if got := jobStatus(byRoute); got != "completed on " {
+		t.Errorf("the job after the continue route's answer: %s", got)
+	}
+
+	byApproval := pause()
+	list := decode[map[string]any](t, get(t, ts.URL+"/approvals?run_id="+byApproval, nil))
+	id := list["data"].([]any)[0].(map[string]any)["id"].(string)
+	if res := do(t, http.MethodPost, ts.URL+"/approvals/"+id+"/resolve", strings.NewReader(`{"status":"approved"}`),
+		map[string]string{"Content-Type": "application/json"}); res.status != http.StatusOK {
+		t.Fatalf("resolve %d %s", res.status, res.body)
+	}
+	if st := storedStatus(d, byApproval); st != run.StatusCompleted {
+		t.Fatalf("run continued by its approval is %s", st)
+	}
+	if got := jobStatus(byApproval); got != "completed on " {
+		t.Errorf("the job after the approval's answer: %s", got)
+	}
+	if len(during) != 2 || during[0] != "running on this-node" || during[1] != "running on this-node" {
+		t.Errorf("the jobs while their continues ran the tool: %q", during)
+	}
+}

@@ -343,3 +343,34 @@ func (s *Server) cancelDurable(ctx context.Context, d *db.DB, runID string) (que
 	}
 	return res, nil
 }
+
+// leaseContinue holds the durable queue's lease of the continue of row, a
+// PAUSED run (queue.HoldContinue), when the server has a durable queue: a
+// crash of this process mid-continue then leaves the run ERROR after
+// lock_grace instead of RUNNING for good, a cancel through another replica
+// reaches it, and a second continue of the run (through another replica,
+// or an approval resolved there) is 409 instead of executing the run
+// beside this one. done (call it once, when the continue ended) releases
+// the lease with the run's stored status.
+func (s *Server) leaseContinue(ctx context.Context, d *db.DB, row *db.Run) (context.Context, func(), error) {
+	if s.queue == nil || d == nil {
+		return ctx, func() {}, nil
+	}
+	c := producerOf(row)
+	hctx, done, err := s.queue.HoldContinue(ctx, &queue.Job{ID: row.RunID, ComponentType: string(c.Type), ComponentID: c.ID,
+		SessionID: row.SessionID, UserID: row.UserID})
+	switch {
+	case errors.Is(err, queue.ErrHeld):
+		return nil, nil, &httpError{Status: http.StatusConflict,
+			Detail: fmt.Sprintf("Run with ID %s is being executed or continued by another request: %s", row.RunID, run.ErrNotContinuable), Err: run.ErrNotContinuable}
+	case err != nil:
+		return nil, nil, err
+	}
+	return hctx, func() {
+		status := run.StatusError
+		if now, err := d.GetRun(context.WithoutCancel(hctx), row.RunID); err == nil {
+			status = now.Status
+		}
+		done(status)
+	}, nil
+}

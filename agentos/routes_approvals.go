@@ -232,7 +232,16 @@ func (s *Server) continueFromApproval(ctx context.Context, d *db.DB, a *db.Appro
 		}
 		te.Confirmed, te.ConfirmationNote = &confirmed, note.Note
 	}
-	if _, err := t.ContinueRun(context.WithoutCancel(ctx), paused); err != nil {
+	hctx, release, err := s.leaseContinue(context.WithoutCancel(ctx), t.DB(), row)
+	if err != nil {
+		// Continued by another request meanwhile (409: that continue
+		// takes the run on), or the lease could not be written.
+		s.log.Warn("agentos: continuing a run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
+		return a
+	}
+	_, err = t.ContinueRun(hctx, paused)
+	release()
+	if err != nil {
 		s.log.Warn("agentos: continuing a run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
 	}
 	if now, err := d.GetApproval(ctx, a.ID); err == nil {
@@ -261,7 +270,18 @@ func (s *Server) continueWorkflowFromApproval(ctx context.Context, d *db.DB, wf 
 	if err != nil || !ready {
 		return a
 	}
-	if _, err := wf.ContinueRun(context.WithoutCancel(ctx), a.RunID, answers); err != nil {
+	row, err := wf.DB().GetRun(ctx, a.RunID)
+	if err != nil || row.Status != run.StatusPaused {
+		return a
+	}
+	hctx, release, err := s.leaseContinue(context.WithoutCancel(ctx), wf.DB(), row)
+	if err != nil {
+		s.log.Warn("agentos: continuing a workflow run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
+		return a
+	}
+	_, err = wf.ContinueRun(hctx, a.RunID, answers)
+	release()
+	if err != nil {
 		s.log.Warn("agentos: continuing a workflow run after its approval was resolved", "run_id", a.RunID, "approval_id", a.ID, "err", err)
 	}
 	if now, err := d.GetApproval(ctx, a.ID); err == nil {

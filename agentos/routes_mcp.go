@@ -55,6 +55,19 @@ func (s *Server) newMCP() (*mcpserver.Server, error) {
 			if !ok {
 				return call(ctx)
 			}
+			// The continue holds the durable queue's lease, as the continue
+			// route's does (leaseContinue); a run that is not PAUSED is
+			// refused by the continue itself.
+			if d := rt.DB(); d != nil && s.queue != nil {
+				if row, err := d.GetRun(ctx, runID); err == nil && row.Status == run.StatusPaused {
+					hctx, release, err := s.leaseContinue(ctx, d, row)
+					if err != nil {
+						return nil, err
+					}
+					defer release()
+					ctx = hctx
+				}
+			}
 			return s.observedCall(ctx, rt, &db.Run{RunID: runID, SessionID: sessionID, UserID: userID}, call)
 		},
 		Logger: s.log,

@@ -480,6 +480,11 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	if err != nil {
 		return err
 	}
+	ctx, release, err := s.leaseContinue(ctx, a.DB(), row)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var opts []agent.RunOption
 	if req.Tools != nil {
 		opts = append(opts, agent.WithTools(req.Tools))

@@ -42,6 +42,11 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 		return beginErr(err)
 	}
 	defer s.runs.end(row.RunID, f)
+	ctx, release, err := s.leaseContinue(ctx, wf.DB(), row)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if req.Stream {
 		events := func(yield func(run.Event, error) bool) {
 			// Streamed: its writes commit alone (see groupcommit.Alone).

@@ -35,6 +35,9 @@ var (
 	ErrCancelled = errors.New("queue: the run was cancelled")
 	// ErrNotRequeueable: only failed and cancelled jobs can be requeued.
 	ErrNotRequeueable = errors.New("queue: only failed or cancelled jobs can be requeued")
+	// ErrHeld: the run's job is not paused (queued, executing, or ended):
+	// its continue would run it a second time beside its execution.
+	ErrHeld = errors.New("queue: the run is not waiting to be continued")
 	// errStopped is the cause of a job's context when this process stops.
 	errStopped = errors.New("queue: the server stopped")
 )
