@@ -126,7 +126,10 @@ func TestContinue_DurablePausedRunsJobEndsWithTheContinue(t *testing.T) {
 	}
 	var current string
 	del := tool.MustFunc(tool.FuncConfig{Name: "delete_file", Description: "Deletes.", RequiresConfirmation: true},
-		func(context.Context, struct{}) (string, error) { during = append(during, jobStatus(current)); return "gone", nil })
+		func(context.Context, struct{}) (string, error) {
+			during = append(during, jobStatus(current))
+			return "gone", nil
+		})
 	m := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{turn("delete_file", map[string]any{}), {Content: "done"}}})
 	a, err := agent.New(agent.Config{ID: "hitl", DB: d, Tools: []tool.Tool{del}, Model: m})
 	if err != nil {
