@@ -21,6 +21,15 @@ func pausedJob(t *testing.T, q *queue.Queue, id string) *queue.Job {
 	return j
 }
 
+// twoNodes opens node-a and node-b on d with cfg (each with handler h).
+func twoNodes(t *testing.T, d *db.DB, cfg queue.Config, h queue.Handler) (a, b *queue.Queue) {
+	t.Helper()
+	cfg.NodeID = "node-a"
+	a = openQueue(t, d, cfg, h)
+	cfg.NodeID = "node-b"
+	return a, openQueue(t, d, cfg, h)
+}
+
 func pausing(d *db.DB) queue.Handler {
 	return func(ctx context.Context, j *queue.Job) (run.Status, error) {
 		return finishRun(ctx, d, j.ID, run.StatusPaused)
@@ -38,11 +47,7 @@ func TestHoldContinue_CrashMidContinueEndsTheRunError(t *testing.T) {
 		cfg := testCfg()
 		cfg.LockGrace = time.Second
 		cfg.PollInterval = 100 * time.Millisecond
-		cfg.NodeID = "node-a"
-		a := openQueue(t, d, cfg, pausing(d))
-		cfgB := cfg
-		cfgB.NodeID = "node-b"
-		b := openQueue(t, d, cfgB, pausing(d))
+		a, b := twoNodes(t, d, cfg, pausing(d))
 
 		j := pausedJob(t, a, "c")
 		before := jobOf(t, a, "c").Attempt
@@ -85,13 +90,7 @@ func TestHoldContinue_CrashMidContinueEndsTheRunError(t *testing.T) {
 // no continue.
 func TestHoldContinue_CancelThroughAnotherNodeReachesTheContinue(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d *db.DB) {
-		cfg := testCfg()
-		cfg.PollInterval = 50 * time.Millisecond
-		cfg.NodeID = "node-a"
-		a := openQueue(t, d, cfg, pausing(d))
-		cfgB := cfg
-		cfgB.NodeID = "node-b"
-		b := openQueue(t, d, cfgB, pausing(d))
+		a, b := twoNodes(t, d, testCfg(), pausing(d))
 
 		j := pausedJob(t, a, "c")
 		ctx, done, err := a.HoldContinue(context.Background(), j)

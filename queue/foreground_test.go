@@ -36,11 +36,7 @@ func TestHold_ForegroundLeaseSweptOnlyWhenItsNodeStops(t *testing.T) {
 		cfg := testCfg()
 		cfg.LockGrace = time.Second
 		cfg.PollInterval = 100 * time.Millisecond
-		cfg.NodeID = "node-a"
-		a := openQueue(t, d, cfg, complete(d))
-		cfgB := cfg
-		cfgB.NodeID = "node-b"
-		b := openQueue(t, d, cfgB, complete(d))
+		a, b := twoNodes(t, d, cfg, complete(d))
 
 		slow := storeRunning(t, d, "slow")
 		ctx, done, err := a.Hold(context.Background(), slow)
