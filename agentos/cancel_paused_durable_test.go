@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -179,5 +180,56 @@ func TestContinue_DurablePausedRunsJobEndsWithTheContinue(t *testing.T) {
 	}
 	if len(during) != 2 || during[0] != "running on this-node" || during[1] != "running on this-node" {
 		t.Errorf("the jobs while their continues ran the tool: %q", during)
+	}
+}
+
+// MCP's continue_run holds the continue's lease as the continue route
+// does: a run paused in the foreground (its lease released at the pause)
+// gets a foreground lease while the continue runs, released after.
+func TestMCP_ContinueRunHoldsALease(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	var srv *Server
+	var runID, during string
+	del := tool.MustFunc(tool.FuncConfig{Name: "delete_file", Description: "Deletes.", RequiresConfirmation: true},
+		func(context.Context, struct{}) (string, error) {
+			j, err := srv.queue.Get(context.Background(), runID, "", false)
+			if err != nil {
+				during = err.Error()
+			} else {
+				during = j.Status + " " + j.JobType + " on " + j.LockedBy
+			}
+			return "gone", nil
+		})
+	m := scripted.MustNew(scripted.Config{Turns: []scripted.Turn{turn("delete_file", map[string]any{}), {Content: "all done"}}})
+	a, err := agent.New(agent.Config{ID: "hitl", DB: d, Tools: []tool.Tool{del}, Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &qc, MCP: MCP{Enabled: true}}, func(s *Server) { srv = s })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	cs := mcpConnect(t, ts.URL, "", nil)
+	st := structured(t, callTool(t, cs, "run_agent", map[string]any{"agent_id": "hitl", "message": "delete it"}))
+	reqs, _ := st["requirements"].([]any)
+	if st["status"] != "PAUSED" || len(reqs) != 1 {
+		t.Fatalf("paused result = %v", st)
+	}
+	runID = st["run_id"].(string)
+	req := reqs[0].(map[string]any)
+	req["tool_execution"].(map[string]any)["confirmed"] = true
+	r := callTool(t, cs, "continue_run", map[string]any{"agent_id": "hitl", "run_id": runID, "session_id": st["session_id"], "requirements": []any{req}})
+	if r.IsError || resultText(r) != "all done" {
+		t.Fatalf("continue = %q", resultText(r))
+	}
+	if want := "running " + queue.JobTypeForeground + " on this-node"; during != want {
+		t.Errorf("the run's job while continue_run ran its tool: %q, want %q", during, want)
+	}
+	if _, err := srv.queue.Get(context.Background(), runID, "", false); !errors.Is(err, queue.ErrNotFound) {
+		t.Errorf("the continue's lease after continue_run: %v, want released", err)
 	}
 }
