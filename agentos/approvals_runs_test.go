@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -77,5 +78,46 @@ func TestApprovals_ContinuingAnAgentRunResolvesItsApproval(t *testing.T) {
 	}
 	if ap := data[0].(map[string]any); ap["status"] != "approved" || ap["run_status"] != "COMPLETED" {
 		t.Errorf("approval after continue %v", ap)
+	}
+}
+
+// An approval resolved while an execution of its run is still letting go
+// of it in this process (a background run's worker unregisters the run
+// just after its final save: the run is PAUSED, its approval pending,
+// its registration not yet ended) continues the run once that execution
+// ends. The resolve returned at once with the approval resolved and the
+// run left PAUSED, which no approval could then continue.
+func TestApprovals_ResolvedWhileTheRunIsLetGoOfContinuesIt(t *testing.T) {
+	t.Parallel()
+	f := newRunsFixture(t, Config{})
+	paused := decode[run.Output](t, postForm(t, f.url+"/agents/hitl/runs", map[string]string{"message": "delete", "stream": "false"}, nil))
+	if paused.Status != run.StatusPaused {
+		t.Fatalf("run %s", paused.Status)
+	}
+	list := decode[map[string]any](t, get(t, f.url+"/approvals?status=pending&run_id="+paused.RunID, nil))
+	data := list["data"].([]any)
+	if len(data) != 1 {
+		t.Fatalf("approvals %v", list)
+	}
+	id := data[0].(map[string]any)["id"].(string)
+	// The run is still registered, as by a worker returning from it.
+	_, fl, err := f.srv.runs.begin(context.Background(), paused.RunID, run.Component{Type: run.TypeAgent, ID: "hitl"}, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		f.srv.runs.end(paused.RunID, fl)
+	}()
+	res := do(t, http.MethodPost, f.url+"/approvals/"+id+"/resolve", strings.NewReader(`{"status":"approved"}`), map[string]string{"Content-Type": "application/json"})
+	if res.status != http.StatusOK {
+		t.Fatalf("resolve %d %s", res.status, res.body)
+	}
+	row, err := f.db.GetRun(context.Background(), paused.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Status != run.StatusCompleted || f.executed.Load() != 1 {
+		t.Errorf("run %s after its approval was resolved (tool ran %d times), want COMPLETED", row.Status, f.executed.Load())
 	}
 }

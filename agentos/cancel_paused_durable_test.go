@@ -157,7 +157,7 @@ func TestContinue_DurablePausedRunsJobEndsWithTheContinue(t *testing.T) {
 
 	byRoute := pause()
 	confirm := `[{"tool_call_id":"call_0_0","tool_name":"delete_file","requires_confirmation":true,"confirmed":true}]`
-	out := decode[run.Output](t, postForm(t, ts.URL+"/agents/hitl/runs/"+byRoute+"/continue", map[string]string{"tools": confirm, "stream": "false"}, nil))
+	out := decode[run.Output](t, continueReleased(t, ts.URL+"/agents/hitl/runs/"+byRoute+"/continue", map[string]string{"tools": confirm, "stream": "false"}))
 	if out.Status != run.StatusCompleted {
 		t.Fatalf("continued run %s", out.Status)
 	}
@@ -231,5 +231,75 @@ func TestMCP_ContinueRunHoldsALease(t *testing.T) {
 	}
 	if _, err := srv.queue.Get(context.Background(), runID, "", false); !errors.Is(err, queue.ErrNotFound) {
 		t.Errorf("the continue's lease after continue_run: %v, want released", err)
+	}
+}
+
+// A paused background workflow run continued through its continue route
+// holds its job while the continue runs its steps, and the job ends with
+// the run's final save.
+func TestContinue_DurablePausedWorkflowHoldsItsJob(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	var srv *Server
+	var runID, during string
+	step := workflow.Step{Name: "review", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
+		if j, err := srv.queue.Get(context.Background(), runID, "", false); err == nil {
+			during = j.Status + " on " + j.LockedBy
+		}
+		return workflow.FuncResult{Content: "reviewed"}, nil
+	}, HumanReview: &workflow.HumanReview{RequiresConfirmation: true}}
+	wf, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{step}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wf.Close)
+	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
+	ts, _ := testServer(t, Config{Workflows: []*workflow.Workflow{wf}, Queue: &qc}, func(s *Server) { srv = s })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	acc := accepted(t, postForm(t, ts.URL+"/workflows/flow/runs", map[string]string{"message": "go", "background": "true"}, nil))
+	runID = acc.RunID
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if j, err := srv.queue.Get(context.Background(), runID, "", false); err == nil && j.Status == queue.StatusPaused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the workflow's job did not pause")
+		}
+	}
+	row, err := d.GetRun(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := row.Output()
+	if err != nil || len(out.StepRequirements) != 1 {
+		t.Fatalf("paused workflow %+v: %v", out.StepRequirements, err)
+	}
+	answer := `[{"step_id":"` + out.StepRequirements[0].StepID + `","confirmed":true}]`
+	res := continueReleased(t, ts.URL+"/workflows/flow/runs/"+runID+"/continue", map[string]string{"step_requirements": answer, "stream": "false"})
+	if res.status != http.StatusOK {
+		t.Fatalf("continue: %d %s", res.status, res.body)
+	}
+	if during != "running on this-node" {
+		t.Errorf("the workflow's job while its continue ran the step: %q", during)
+	}
+	if j, err := srv.queue.Get(context.Background(), runID, "", false); err != nil || j.Status != queue.StatusCompleted {
+		t.Errorf("the job after the continue's answer: %+v, %v", j, err)
+	}
+}
+
+// continueReleased posts a continue of a background run that just paused:
+// the worker that paused it lets go of it just after its job is paused, and
+// until then the continue is 409 "already executing".
+func continueReleased(t *testing.T, url string, fields map[string]string) response {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		res := postForm(t, url, fields, nil)
+		if res.status != http.StatusConflict || !strings.Contains(res.body, "already executing") || time.Now().After(deadline) {
+			return res
+		}
 	}
 }

@@ -207,7 +207,7 @@ func (s *Server) continueFromApproval(ctx context.Context, d *db.DB, a *db.Appro
 	if a.RunStatus != string(run.StatusPaused) || t.DB() == nil {
 		return a
 	}
-	ctx, f, err := s.runs.begin(ctx, a.RunID, t.Component(), a.UserID, false)
+	ctx, f, err := s.runs.beginAfterFlight(ctx, a.RunID, t.Component(), a.UserID, cancelWait)
 	if err != nil {
 		return a
 	}
@@ -261,7 +261,7 @@ func (s *Server) continueWorkflowFromApproval(ctx context.Context, d *db.DB, wf 
 	if a.RunStatus != string(run.StatusPaused) || wf.DB() == nil {
 		return a
 	}
-	ctx, f, err := s.runs.begin(ctx, a.RunID, wf.Component(), a.UserID, false)
+	ctx, f, err := s.runs.beginAfterFlight(ctx, a.RunID, wf.Component(), a.UserID, cancelWait)
 	if err != nil {
 		return a
 	}

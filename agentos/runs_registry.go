@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentryhq/agentry/run"
 )
@@ -128,6 +129,31 @@ func (rn *runner) beginShown(parent context.Context, runID string, c run.Compone
 		rn.queued++
 	}
 	return rctx, f, nil
+}
+
+// beginAfterFlight is begin for a run that an execution in this process
+// may be letting go of: a background run's worker ends its registration
+// just after the run's final save, so a continue begun right after the run
+// paused found it "already executing". An execution of the run in flight
+// is waited for (up to wait, or parent's end) and begin is tried again,
+// once; errRunInFlight when it still runs.
+func (rn *runner) beginAfterFlight(parent context.Context, runID string, c run.Component, userID string, wait time.Duration) (context.Context, *flight, error) {
+	ctx, f, err := rn.begin(parent, runID, c, userID, false)
+	if !errors.Is(err, errRunInFlight) {
+		return ctx, f, err
+	}
+	if e, ok := rn.reg.Lookup(runID); ok {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-e.Done():
+		case <-t.C:
+			return nil, nil, err
+		case <-parent.Done():
+			return nil, nil, err
+		}
+	}
+	return rn.begin(parent, runID, c, userID, false)
 }
 
 // errQueueFull: too many background runs are waiting.
