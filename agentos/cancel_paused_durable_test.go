@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -43,14 +44,7 @@ func TestCancelRun_DurablePausedWorkflowIsLeftWaitingForNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wf.Close)
-	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second}
-	var srv *Server
-	ts, _ := testServer(t, Config{Agents: []*agent.Agent{cleaner}, Workflows: []*workflow.Workflow{wf}, Queue: &qc}, func(s *Server) { srv = s })
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
+	ts, _ := queuedServer(t, Config{Agents: []*agent.Agent{cleaner}, Workflows: []*workflow.Workflow{wf}})
 	acc := accepted(t, postForm(t, ts.URL+"/workflows/tidy/runs", map[string]string{"message": "tidy up", "background": "true", "session_id": "s1"}, nil))
 	waitStatus(t, d, acc.RunID, run.StatusPaused)
 	// The worker stores the run PAUSED, then its approval, then ends the
@@ -136,13 +130,7 @@ func TestContinue_DurablePausedRunsJobEndsWithTheContinue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
-	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &qc}, func(s *Server) { srv = s })
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
+	ts, srv := queuedServer(t, Config{Agents: []*agent.Agent{a}})
 	pause := func() string {
 		acc := accepted(t, postForm(t, ts.URL+"/agents/hitl/runs", map[string]string{"message": "delete it", "background": "true"}, nil))
 		for deadline := time.Now().Add(30 * time.Second); jobStatus(acc.RunID) != "paused on " || !strings.Contains(get(t, ts.URL+"/approvals?run_id="+acc.RunID, nil).body, `"pending"`); {
@@ -206,13 +194,7 @@ func TestMCP_ContinueRunHoldsALease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
-	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}, Queue: &qc, MCP: MCP{Enabled: true}}, func(s *Server) { srv = s })
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
+	ts, srv := queuedServer(t, Config{Agents: []*agent.Agent{a}, MCP: MCP{Enabled: true}})
 	cs := mcpConnect(t, ts.URL, "", nil)
 	st := structured(t, callTool(t, cs, "run_agent", map[string]any{"agent_id": "hitl", "message": "delete it"}))
 	reqs, _ := st["requirements"].([]any)
@@ -253,13 +235,7 @@ func TestContinue_DurablePausedWorkflowHoldsItsJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wf.Close)
-	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
-	ts, _ := testServer(t, Config{Workflows: []*workflow.Workflow{wf}, Queue: &qc}, func(s *Server) { srv = s })
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
+	ts, srv := queuedServer(t, Config{Workflows: []*workflow.Workflow{wf}})
 	acc := accepted(t, postForm(t, ts.URL+"/workflows/flow/runs", map[string]string{"message": "go", "background": "true"}, nil))
 	runID = acc.RunID
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -302,4 +278,19 @@ func continueReleased(t *testing.T, url string, fields map[string]string) respon
 			return res
 		}
 	}
+}
+
+// queuedServer serves cfg with the durable queue (node "this-node", quick
+// polls) on a test server, closed at the test's end.
+func queuedServer(t *testing.T, cfg Config) (*httptest.Server, *Server) {
+	t.Helper()
+	cfg.Queue = &queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second, NodeID: "this-node"}
+	var srv *Server
+	ts, _ := testServer(t, cfg, func(s *Server) { srv = s })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	return ts, srv
 }
