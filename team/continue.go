@@ -130,8 +130,9 @@ func (rs *resumeState) takeDone(id, task string) *run.Output {
 // ContinueRun resumes a PAUSED team run: the member runs that paused it are
 // continued with the resolutions (given in place in paused.Requirements, or
 // through agent.WithRequirements / agent.WithTools, matched by tool_call_id),
-// then the leader goes on. Continuing a run that is not PAUSED returns
-// run.ErrNotContinuable.
+// then the leader goes on. A member run whose requirements the continue
+// leaves unresolved stays PAUSED, and the team run pauses on it again.
+// Continuing a run that is not PAUSED returns run.ErrNotContinuable.
 func (t *Team) ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error) {
 	ctx, c, err := t.resume(ctx, paused, opts)
 	if err != nil {

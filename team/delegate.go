@@ -296,6 +296,12 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	}
 	if paused, resolved := rs.takePaused(mi.id, task); paused != nil {
 		out, err = callMember(func() (*run.Output, error) { return mi.r.ContinueRun(ctx, paused, append(opts, resolved...)...) })
+		if out == nil && errors.Is(err, agent.ErrRequirementUnresolved) {
+			// This continue did not resolve the member's requirements: its
+			// run is unchanged and still PAUSED, and so the team run pauses
+			// on it again (it must not go on, and complete, without it).
+			return paused, nil
+		}
 	} else {
 		if durableID != "" {
 			opts = append(opts, agent.WithRunID(durableID))
