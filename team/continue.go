@@ -7,8 +7,10 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -139,6 +141,7 @@ func (t *Team) ContinueRun(ctx context.Context, paused *run.Output, opts ...agen
 		return nil, err
 	}
 	out, err := t.leader.ContinueRun(ctx, leaderRun(paused), leaderOptions(paused, opts)...)
+	t.cancelUnreached(ctx, out) // stored already, with a DB: see storeMemberResponses
 	t.finish(ctx, c, out)
 	return out, err
 }
@@ -153,6 +156,9 @@ func (t *Team) ContinueStream(ctx context.Context, paused *run.Output, opts ...a
 			return
 		}
 		for ev, err := range t.leader.ContinueStream(ctx, leaderRun(paused), leaderOptions(paused, opts)...) {
+			if ev.Event == t.Component().EventName(run.EventRunCancelled) {
+				t.cancelUnreached(ctx, &run.Output{Status: run.StatusCancelled})
+			}
 			if !yield(ev, err) {
 				return
 			}
@@ -324,6 +330,121 @@ func leaderRun(paused *run.Output) *run.Output {
 	for _, r := range paused.Requirements {
 		if r.MemberRunID == "" {
 			cp.Requirements = append(cp.Requirements, r)
+		}
+	}
+	return &cp
+}
+
+// A continue cancelled before it reached a paused member run (its context
+// already done, or cancelled while another call ran) ends the team run
+// CANCELLED; the member runs its pause waited on end with it, stored
+// CANCELLED and waiting for nothing, as the member runs of a team run
+// cancelled while they work are. Left PAUSED, they could still be continued
+// on their own, their tools running after the team run was cancelled.
+
+// takeUnreached returns the paused member runs no delegation took, by
+// member id, and forgets them.
+func (rs *resumeState) takeUnreached() map[string][]*run.Output {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	left := rs.paused
+	rs.paused = map[string][]*run.Output{}
+	return left
+}
+
+// cancelUnreached cancels the paused member runs a CANCELLED continue out
+// of the team run did not reach, and gives the team run's collector their
+// cancelled versions. It does nothing for another status, or twice.
+func (t *Team) cancelUnreached(ctx context.Context, out *run.Output) {
+	rs := resumeFrom(ctx, t)
+	if rs == nil || out == nil || out.Status != run.StatusCancelled {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	c, _ := ctx.Value(collectorKey{t}).(*collector)
+	for id, runs := range rs.takeUnreached() {
+		for _, o := range runs {
+			cancelled := t.members[id].cancelPaused(ctx, o)
+			if c != nil {
+				c.add(cancelled)
+			}
+		}
+	}
+}
+
+// cancelPaused stores member mi's paused run o CANCELLED (in the member's
+// database, when it has one) and returns it so; the runs a member team's
+// pause waited on are cancelled with it.
+func (mi *memberInfo) cancelPaused(ctx context.Context, o *run.Output) *run.Output {
+	var members map[string]*run.Output // run id → its cancelled version
+	if sub, ok := mi.r.(*Team); ok {
+		members = sub.cancelPausedMembers(ctx, o)
+	}
+	cancelled := cancelledRun(o, members)
+	if d := mi.r.DB(); d != nil {
+		stored := cancelled
+		if row, err := d.GetRun(ctx, o.RunID); err == nil {
+			if so, err := row.Output(); err == nil && so.Status == run.StatusPaused {
+				stored = cancelledRun(so, members) // as stored: offloaded, media referenced
+			}
+		}
+		if row, err := db.RunFromOutput(stored); err == nil {
+			_, _ = d.UpsertRun(ctx, row)
+		}
+	}
+	return cancelled
+}
+
+// cancelPausedMembers cancels the member runs the paused team run o waits
+// on and returns them by run id.
+func (t *Team) cancelPausedMembers(ctx context.Context, o *run.Output) map[string]*run.Output {
+	byID := map[string]*run.Output{}
+	for _, raw := range o.MemberResponses {
+		var m run.Output
+		if json.Unmarshal(raw, &m) == nil {
+			byID[m.RunID] = &m
+		}
+	}
+	out := map[string]*run.Output{}
+	for _, r := range o.Requirements {
+		mi, ok := t.members[r.MemberAgentID]
+		if r.MemberRunID == "" || out[r.MemberRunID] != nil || !ok {
+			continue
+		}
+		m := byID[r.MemberRunID]
+		if m == nil && mi.r.DB() != nil {
+			if row, err := mi.r.DB().GetRun(ctx, r.MemberRunID); err == nil {
+				m, _ = row.Output()
+			}
+		}
+		if m != nil && m.Status == run.StatusPaused {
+			out[r.MemberRunID] = mi.cancelPaused(ctx, m)
+		}
+	}
+	return out
+}
+
+// cancelledRun is the paused run o as a cancelled run is stored: CANCELLED,
+// waiting for nothing, its member_responses (a member team's) with the
+// cancelled versions of members.
+func cancelledRun(o *run.Output, members map[string]*run.Output) *run.Output {
+	cp := *o
+	cp.Status = run.StatusCancelled
+	cp.Content, cp.ContentType = fmt.Sprintf("run %s was cancelled: the team run it was paused in was cancelled", o.RunID), "str"
+	cp.Requirements = nil
+	cp.UpdatedAt = time.Now().Unix()
+	if len(members) > 0 {
+		cp.MemberResponses = slices.Clone(o.MemberResponses)
+		for i, raw := range cp.MemberResponses {
+			var head struct {
+				RunID string `json:"run_id"`
+			}
+			if json.Unmarshal(raw, &head) != nil || members[head.RunID] == nil {
+				continue
+			}
+			if b, err := json.Marshal(members[head.RunID]); err == nil {
+				cp.MemberResponses[i] = b
+			}
 		}
 	}
 	return &cp

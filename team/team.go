@@ -423,6 +423,7 @@ func (t *Team) finish(ctx context.Context, c *collector, out *run.Output) {
 // storeMemberResponses is the leader's BeforeStore hook: the stored team
 // run's member_responses are the member runs it collected.
 func (t *Team) storeMemberResponses(ctx context.Context, out *run.Output) {
+	t.cancelUnreached(ctx, out)
 	t.storeTasks(ctx, out)
 	c, ok := ctx.Value(collectorKey{t}).(*collector)
 	if !ok || (t.cfg.StoreMemberResponses != nil && !*t.cfg.StoreMemberResponses && out.Status != run.StatusPaused) {

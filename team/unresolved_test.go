@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/agentryhq/agentry/agent"
@@ -67,6 +68,87 @@ func TestPause_ContinueWithoutTheMembersResolutionStaysPaused(t *testing.T) {
 				if r.Status != run.StatusCompleted {
 					t.Errorf("row %s (%s%s) is %s", r.RunID, r.AgentID, r.TeamID, r.Status)
 				}
+			}
+		})
+	}
+}
+
+// A continue cancelled before it reached a paused member run (its context
+// done, or CancelRun before the delegation ran again) ends the team run
+// CANCELLED and the member runs its pause waited on too, as a team run
+// cancelled while its members work does: left PAUSED, they waited for
+// nothing and could still be continued on their own, the tool running
+// after the team run was cancelled.
+func TestPause_ContinueCancelledBeforeTheMemberCancelsItsPausedRun(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name           string
+		mode           Mode
+		nested, noTeam bool
+		stream         bool
+	}{{"coordinate", ModeCoordinate, false, false, false}, {"broadcast", ModeBroadcast, false, false, false},
+		{"nested", ModeCoordinate, true, false, false}, {"team without db", ModeCoordinate, false, true, false},
+		{"streamed", ModeCoordinate, false, false, true}, {"streamed, team without db", ModeCoordinate, false, true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := openDB(t)
+			var ran int32
+			leader := script(call(ToolDelegate, map[string]any{"member_id": "ops", "task": "deploy v2"}), answer("ops deployed v2"))
+			if c.mode == ModeBroadcast {
+				leader = script(call(ToolDelegateAll, map[string]any{"task": "deploy v2"}), answer("ops deployed v2"))
+			}
+			tm := opsTeam(t, d, c.mode, &ran, leader)
+			if c.nested {
+				tm = mustTeam(t, Config{ID: "org", Model: script(call(ToolDelegate, map[string]any{"member_id": "crew", "task": "deploy"}), answer("org deployed")), Teams: []*Team{tm}, DB: d})
+			}
+			if c.noTeam {
+				cfg := tm.Config()
+				cfg.DB = nil
+				tm = mustTeam(t, cfg)
+			}
+			paused, err := tm.Run(context.Background(), run.TextInput("ship it"), agent.WithSessionID("s"))
+			if err != nil || paused.Status != run.StatusPaused || len(paused.Requirements) != 1 {
+				t.Fatalf("first leg %+v, %v", paused, err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var out *run.Output
+			if c.stream {
+				out = &run.Output{Status: run.StatusCancelled}
+				var last run.Event
+				for ev := range tm.ContinueStream(ctx, paused, agent.WithRequirements(confirmAll(paused.Requirements))) {
+					last = ev
+				}
+				if last.Event != "TeamRunCancelled" {
+					t.Fatalf("continue stream ended with %s", last.Event)
+				}
+			} else {
+				var err error
+				out, err = tm.ContinueRun(ctx, paused, agent.WithRequirements(confirmAll(paused.Requirements)))
+				if out == nil || out.Status != run.StatusCancelled {
+					t.Fatalf("continue = %v, %v; want CANCELLED", out, err)
+				}
+			}
+			rows := rowsOf(t, d, "s")
+			if want := map[bool]int{false: 2, true: 3}[c.nested] - map[bool]int{false: 0, true: 1}[c.noTeam]; len(rows) != want {
+				t.Fatalf("%d rows, want %d", len(rows), want)
+			}
+			for _, r := range rows {
+				if r.Status != run.StatusCancelled {
+					t.Errorf("row %s (%s%s) is %s, want CANCELLED", r.RunID, r.AgentID, r.TeamID, r.Status)
+				}
+				if o, _ := r.Output(); len(o.Requirements) != 0 {
+					t.Errorf("row %s still waits on %d requirements", r.RunID, len(o.Requirements))
+				}
+			}
+			for _, raw := range out.MemberResponses {
+				var m run.Output
+				if err := json.Unmarshal(raw, &m); err != nil || m.Status != run.StatusCancelled {
+					t.Errorf("member response %s is %s (%v)", m.RunID, m.Status, err)
+				}
+			}
+			if ran != 0 {
+				t.Errorf("the tool ran %d times after the cancel", ran)
 			}
 		})
 	}
