@@ -188,6 +188,11 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 	if paused == nil {
 		return nil, nil, fmt.Errorf("team: ContinueRun needs the paused run")
 	}
+	// As an agent continues only its own runs: another team's paused run
+	// would run this team's members and leader on it.
+	if paused.AgentID != "" || (paused.TeamID != "" && paused.TeamID != t.ID()) {
+		return nil, nil, fmt.Errorf("team: run %s belongs to %s, not to team %q", paused.RunID, ownerOf(paused), t.ID())
+	}
 	co := agent.ResolveOptions(opts...)
 	if err := t.refuse(co, true); err != nil {
 		return nil, nil, err
@@ -448,4 +453,12 @@ func cancelledRun(o *run.Output, members map[string]*run.Output) *run.Output {
 		}
 	}
 	return &cp
+}
+
+// ownerOf names the component a run belongs to, for an error message.
+func ownerOf(o *run.Output) string {
+	if o.AgentID != "" {
+		return fmt.Sprintf("agent %q", o.AgentID)
+	}
+	return fmt.Sprintf("team %q", o.TeamID)
 }

@@ -153,3 +153,43 @@ func TestPause_ContinueCancelledBeforeTheMemberCancelsItsPausedRun(t *testing.T)
 		})
 	}
 }
+
+// A team continues only its own paused runs, as an agent does: another
+// team's paused run (or an agent's) is refused before anything runs; the
+// other team's members were run and its run stored as answered by this
+// team's leader.
+func TestContinueRun_RefusesAnotherComponentsRun(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	var ran int32
+	crew := opsTeam(t, d, ModeCoordinate, &ran, script(call(ToolDelegate, map[string]any{"member_id": "ops", "task": "deploy"}), answer("crew done")))
+	paused, err := crew.Run(context.Background(), run.TextInput("go"), agent.WithSessionID("s"))
+	if err != nil || paused.Status != run.StatusPaused {
+		t.Fatalf("first leg %v, %v", paused.Status, err)
+	}
+	cfg := opsTeam(t, d, ModeCoordinate, &ran, script(answer("other done"))).Config()
+	cfg.ID = "other"
+	other := mustTeam(t, cfg)
+	member, err := d.GetRun(context.Background(), paused.Requirements[0].MemberRunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memberRun, _ := member.Output()
+	for name, p := range map[string]*run.Output{"another team's run": paused, "an agent's run": memberRun} {
+		out, err := other.ContinueRun(context.Background(), p, agent.WithRequirements(confirmAll(paused.Requirements)))
+		if err == nil || out != nil {
+			t.Errorf("%s: continued: %v, %v", name, out.Status, err)
+		}
+	}
+	if _, err := other.ContinueRunID(context.Background(), paused.RunID, agent.WithRequirements(confirmAll(paused.Requirements))); err == nil {
+		t.Error("ContinueRunID continued another team's run")
+	}
+	for _, r := range sessionRuns(t, d, "s") {
+		if r.Status != run.StatusPaused {
+			t.Errorf("row %s (%s%s) is %s", r.RunID, r.AgentID, r.TeamID, r.Status)
+		}
+	}
+	if ran != 0 {
+		t.Errorf("the other team's member ran the tool %d times", ran)
+	}
+}
