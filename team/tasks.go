@@ -402,8 +402,12 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 	var blocked []string
 	if tk != nil {
 		blocked = l.blockedBy(tk)
-		id := in.MemberID
-		tk.Assignee = &id
+		// The member the task runs with is its assignee; a task that does
+		// not run (blocked, completed already) keeps its own.
+		if len(blocked) == 0 && tk.Status != taskCompleted {
+			id := in.MemberID
+			tk.Assignee = &id
+		}
 	}
 	l.mu.Unlock()
 	switch {
