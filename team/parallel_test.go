@@ -123,6 +123,9 @@ func TestTasksParallel_RefusesBadTaskListsRunningNothing(t *testing.T) {
 		"repeated":   {[]scripted.Turn{call(toolCreateTask, map[string]any{"title": "x", "assignee": "a"})}, []string{"t1", "t1"}, "listed twice"},
 		"blocked": {[]scripted.Turn{call(toolCreateTask, map[string]any{"title": "x", "assignee": "a"}),
 			call(toolCreateTask, map[string]any{"title": "y", "assignee": "a", "depends_on": []string{"t1"}})}, []string{"t2"}, "is blocked"},
+		// A failed task is not blocked by anything: the error says how to retry it.
+		"failed": {[]scripted.Turn{call(toolCreateTask, map[string]any{"title": "x", "assignee": "a"}),
+			call(toolUpdateTask, map[string]any{"task_id": "t1", "status": "failed"})}, []string{"t1"}, "task t1 is failed: set it back to pending with update_task_status to run it again"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -498,8 +498,10 @@ func (t *Team) executeTasksParallel(ctx context.Context, in executeTasksArgs) (s
 			err = fmt.Errorf("task %s is listed twice in task_ids", id)
 		case tk.Status == taskCompleted:
 			jobs[i] = job{tk: tk, done: true}
+		case tk.Status == taskBlocked:
+			err = fmt.Errorf("task %s is blocked, cannot execute it: only pending or in_progress tasks run (blocked by %s)", id, strings.Join(l.blockedBy(tk), ", "))
 		case tk.Status != taskPending && tk.Status != taskInProgress:
-			err = fmt.Errorf("task %s is %s, cannot execute it: only pending or in_progress tasks run (blocked by %s)", id, tk.Status, strings.Join(l.blockedBy(tk), ", "))
+			err = fmt.Errorf("task %s is %s: set it back to pending with %s to run it again", id, tk.Status, toolUpdateTask)
 		case tk.Assignee == nil || *tk.Assignee == "":
 			err = fmt.Errorf("task %s has no assignee: assign a member (create_task's assignee) or use %s", id, toolExecuteTask)
 		case t.members[*tk.Assignee] == nil:
