@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
 )
 
 // A continue that does not resolve a member's requirement (none given, or
@@ -191,5 +192,48 @@ func TestContinueRun_RefusesAnotherComponentsRun(t *testing.T) {
 	}
 	if ran != 0 {
 		t.Errorf("the other team's member ran the tool %d times", ran)
+	}
+}
+
+// Two members of a broadcast paused; a continue resolving one continues
+// that one only: the team run pauses again on the other, whose requirement
+// is the only one left, and the next continue runs neither the completed
+// member nor its tool again.
+func TestPause_BroadcastContinueResolvingOneMemberPausesOnTheOther(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	var ran, ran2 int32
+	ops2 := mustAgent(t, agent.Config{ID: "ops2", Name: "Ops2", DB: d, Tools: []tool.Tool{confirmTool(&ran2)},
+		Model: script(call("deploy", map[string]any{}), answer("ops2 deployed it"))})
+	tm := opsTeam(t, d, ModeBroadcast, &ran, script(call(ToolDelegateAll, map[string]any{"task": "deploy v2"}), answer("all deployed")), ops2)
+	ctx := context.Background()
+	paused, err := tm.Run(ctx, run.TextInput("ship"), agent.WithSessionID("s"))
+	if err != nil || paused.Status != run.StatusPaused || len(paused.Requirements) != 2 {
+		t.Fatalf("first leg %v, %v, %d requirements", paused.Status, err, len(paused.Requirements))
+	}
+	var opsReq []run.Requirement
+	for _, r := range paused.Requirements {
+		if r.MemberAgentID == "ops" {
+			opsReq = confirmAll([]run.Requirement{r})
+		}
+	}
+	again, err := tm.ContinueRun(ctx, paused, agent.WithRequirements(opsReq))
+	if err != nil || again.Status != run.StatusPaused || len(again.Requirements) != 1 || again.Requirements[0].MemberAgentID != "ops2" {
+		t.Fatalf("continue resolving ops: %v, %v, requirements %+v", again.Status, err, again.Requirements)
+	}
+	if ran != 1 || ran2 != 0 {
+		t.Fatalf("after the first continue ops ran %d, ops2 %d", ran, ran2)
+	}
+	out, err := tm.ContinueRun(ctx, again, agent.WithRequirements(confirmAll(again.Requirements)))
+	if err != nil || out.Status != run.StatusCompleted || ran != 1 || ran2 != 1 {
+		t.Fatalf("continue resolving ops2: %v, %v, ops ran %d, ops2 %d", out.Status, err, ran, ran2)
+	}
+	for _, r := range rowsOf(t, d, "s") {
+		if r.Status != run.StatusCompleted {
+			t.Errorf("row %s (%s%s) is %s", r.RunID, r.AgentID, r.TeamID, r.Status)
+		}
+	}
+	if n := len(rowsOf(t, d, "s")); n != 3 {
+		t.Errorf("%d rows, want 3 (the team run, one run of each member)", n)
 	}
 }
