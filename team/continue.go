@@ -369,7 +369,7 @@ func (t *Team) cancelUnreached(ctx context.Context, out *run.Output) {
 	c, _ := ctx.Value(collectorKey{t}).(*collector)
 	for id, runs := range rs.takeUnreached() {
 		for _, o := range runs {
-			cancelled := t.members[id].cancelPaused(ctx, o)
+			cancelled := t.members[id].endPaused(ctx, o, run.StatusCancelled, "the team run it was paused in was cancelled")
 			if c != nil {
 				c.add(cancelled)
 			}
@@ -377,32 +377,32 @@ func (t *Team) cancelUnreached(ctx context.Context, out *run.Output) {
 	}
 }
 
-// cancelPaused stores member mi's paused run o CANCELLED (in the member's
-// database, when it has one) and returns it so; the runs a member team's
-// pause waited on are cancelled with it.
-func (mi *memberInfo) cancelPaused(ctx context.Context, o *run.Output) *run.Output {
-	var members map[string]*run.Output // run id → its cancelled version
+// endPaused stores member mi's paused run o ended with status (CANCELLED,
+// or ERROR) and why (in the member's database, when it has one) and
+// returns it so; the runs a member team's pause waited on end with it.
+func (mi *memberInfo) endPaused(ctx context.Context, o *run.Output, status run.Status, why string) *run.Output {
+	var members map[string]*run.Output // run id → its ended version
 	if sub, ok := mi.r.(*Team); ok {
-		members = sub.cancelPausedMembers(ctx, o)
+		members = sub.endPausedMembers(ctx, o, status, why)
 	}
-	cancelled := cancelledRun(o, members)
+	ended := endedRun(o, status, why, members)
 	if d := mi.r.DB(); d != nil {
-		stored := cancelled
+		stored := ended
 		if row, err := d.GetRun(ctx, o.RunID); err == nil {
 			if so, err := row.Output(); err == nil && so.Status == run.StatusPaused {
-				stored = cancelledRun(so, members) // as stored: offloaded, media referenced
+				stored = endedRun(so, status, why, members) // as stored: offloaded, media referenced
 			}
 		}
 		if row, err := db.RunFromOutput(stored); err == nil {
 			_, _ = d.UpsertRun(ctx, row)
 		}
 	}
-	return cancelled
+	return ended
 }
 
-// cancelPausedMembers cancels the member runs the paused team run o waits
-// on and returns them by run id.
-func (t *Team) cancelPausedMembers(ctx context.Context, o *run.Output) map[string]*run.Output {
+// endPausedMembers ends the member runs the paused team run o waits on and
+// returns them by run id.
+func (t *Team) endPausedMembers(ctx context.Context, o *run.Output, status run.Status, why string) map[string]*run.Output {
 	byID := map[string]*run.Output{}
 	for _, raw := range o.MemberResponses {
 		var m run.Output
@@ -423,19 +423,23 @@ func (t *Team) cancelPausedMembers(ctx context.Context, o *run.Output) map[strin
 			}
 		}
 		if m != nil && m.Status == run.StatusPaused {
-			out[r.MemberRunID] = mi.cancelPaused(ctx, m)
+			out[r.MemberRunID] = mi.endPaused(ctx, m, status, why)
 		}
 	}
 	return out
 }
 
-// cancelledRun is the paused run o as a cancelled run is stored: CANCELLED,
+// endedRun is the paused run o as a run ended with status is stored,
 // waiting for nothing, its member_responses (a member team's) with the
-// cancelled versions of members.
-func cancelledRun(o *run.Output, members map[string]*run.Output) *run.Output {
+// ended versions of members.
+func endedRun(o *run.Output, status run.Status, why string, members map[string]*run.Output) *run.Output {
 	cp := *o
-	cp.Status = run.StatusCancelled
-	cp.Content, cp.ContentType = fmt.Sprintf("run %s was cancelled: the team run it was paused in was cancelled", o.RunID), "str"
+	cp.Status = status
+	verb := "was cancelled"
+	if status == run.StatusError {
+		verb = "failed"
+	}
+	cp.Content, cp.ContentType = fmt.Sprintf("run %s %s: %s", o.RunID, verb, why), "str"
 	cp.Requirements = nil
 	cp.UpdatedAt = time.Now().Unix()
 	if len(members) > 0 {

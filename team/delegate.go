@@ -302,6 +302,13 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 			// on it again (it must not go on, and complete, without it).
 			return paused, nil
 		}
+		var pe panicError
+		if out == nil && errors.As(err, &pe) {
+			// The continue stopped halfway (its confirmed tool may have
+			// run): the member run ends ERROR, as a failed run does, and
+			// cannot be continued a second time.
+			out = mi.endPaused(context.WithoutCancel(ctx), paused, run.StatusError, err.Error())
+		}
 	} else {
 		if durableID != "" {
 			opts = append(opts, agent.WithRunID(durableID))
@@ -330,11 +337,16 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 func callMember(f func() (*run.Output, error)) (out *run.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("it panicked: %v", p)
+			out, err = nil, panicError{p}
 		}
 	}()
 	return f()
 }
+
+// panicError is the error of a member run that panicked.
+type panicError struct{ p any }
+
+func (e panicError) Error() string { return fmt.Sprintf("it panicked: %v", e.p) }
 
 func (t *Team) memberIDs() []string {
 	ids := make([]string, 0, len(t.members))
