@@ -333,7 +333,8 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 // a member team's code) into the member's error: a broadcast's or a
 // parallel task's member runs on a goroutine of its own, where a panic
 // would end the process; the leader reads the error as for any failed
-// member.
+// member (a panicked continue also ends the paused member run ERROR: see
+// runMember).
 func callMember(f func() (*run.Output, error)) (out *run.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
