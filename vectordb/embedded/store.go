@@ -54,6 +54,8 @@ type Store struct {
 	gen   int64
 	dirty bool
 	wmu   sync.Mutex // serialises writers
+
+	afterRank func() // tests: runs between ranking rowids and loading them
 }
 
 type loc struct {
@@ -681,7 +683,7 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 			top = top[:k]
 		}
 	}
-	return s.fetch(ctx, top)
+	return s.fetch(ctx, q, top)
 }
 
 // walk searches each graph the caller sees (its own and the shared one;
@@ -890,21 +892,28 @@ func (s *Store) keywordSearch(ctx context.Context, q vectordb.Query, k int) ([]v
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return s.fetch(ctx, top)
+	return s.fetch(ctx, q, top)
 }
 
 // fetch loads the rows of ranked row ids, in rank order; rows deleted since
-// are skipped.
-func (s *Store) fetch(ctx context.Context, top []scored) ([]vectordb.Hit, error) {
+// are skipped. The load checks the scope and the filters again: SQLite
+// gives a deleted last row's rowid to the next insert, which may be
+// another user's row.
+func (s *Store) fetch(ctx context.Context, q vectordb.Query, top []scored) ([]vectordb.Hit, error) {
 	if len(top) == 0 {
 		return []vectordb.Hit{}, nil
+	}
+	if s.afterRank != nil {
+		s.afterRank()
 	}
 	args := make([]any, len(top))
 	for i, t := range top {
 		args[i] = t.rid
 	}
+	cond, cargs := visibleCond(ctx, "")
+	fc, fargs := filterCond(q.Filters, "")
 	rows, err := s.sqldb.QueryContext(ctx, `SELECT rowid, id, COALESCE(name, ''), meta_data, content, COALESCE(content_hash, ''), COALESCE(content_id, ''), COALESCE(user_id, '')
-		FROM `+s.t+` WHERE rowid IN (`+strings.TrimSuffix(strings.Repeat("?,", len(top)), ",")+`)`, args...)
+		FROM `+s.t+` WHERE rowid IN (`+strings.TrimSuffix(strings.Repeat("?,", len(top)), ",")+`)`+cond+fc, append(append(args, cargs...), fargs...)...)
 	if err != nil {
 		return nil, err
 	}
