@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -336,6 +337,23 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 	return data, name, resp.Header.Get("Content-Type"), nil
 }
 
+// recordTimeout bounds recording an insert's outcome after its context
+// ended.
+const recordTimeout = 30 * time.Second
+
+// recordContext is ctx's values without its cancellation, for recording
+// an outcome that must be recorded however the work ended.
+func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+}
+
+func recordScope(ctx context.Context, owner string) context.Context {
+	if owner != "" {
+		return db.WithUserScope(ctx, owner)
+	}
+	return ctx
+}
+
 // chunkKeys are the metadata keys a chunk has of its own (its number and
 // its size in runes) besides its content's metadata.
 var chunkKeys = []string{"chunk", "chunk_size"}
@@ -361,10 +379,14 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 			report(Progress{Done: true, Err: cause})
 			return &Result{Content: row}, fmt.Errorf("%w: %s (%v)", ErrContentDeleted, row.ID, err)
 		}
-		// nothing half-indexed: drop whatever vectors the content has
-		derr := k.cfg.Vectors.DeleteContent(ctx, row.ID)
+		// nothing half-indexed: drop whatever vectors the content has, and
+		// say why on the row, also when ctx ended (a cancelled caller, the
+		// async bound): the row must not stay PROCESSING
+		rctx, rcancel := recordContext(ctx)
+		defer rcancel()
+		derr := k.cfg.Vectors.DeleteContent(rctx, row.ID)
 		row.Status, row.StatusMessage = db.KnowledgeFailed, err.Error()
-		uerr := k.cfg.DB.UpdateKnowledgeContent(ctx, row)
+		uerr := k.cfg.DB.UpdateKnowledgeContent(rctx, row)
 		report(Progress{Done: true, Err: err})
 		return &Result{Content: row}, errors.Join(err, derr, uerr)
 	}
@@ -447,12 +469,15 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	}
 	row.Status, row.StatusMessage = db.KnowledgeCompleted, ""
 	row.Size, row.Type = int64(len(data)), reader.MIME(kind)
-	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, row); err != nil {
+	// the chunks are written: the row says so even if ctx ends now
+	rctx, rcancel := recordContext(ctx)
+	defer rcancel()
+	if err := k.cfg.DB.UpdateKnowledgeContent(rctx, row); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			// the row was deleted meanwhile (by another process, or before
 			// this insert started): the chunks just written go too, or
 			// searches would find content that no longer exists
-			derr := k.cfg.Vectors.DeleteContent(sctx, row.ID)
+			derr := k.cfg.Vectors.DeleteContent(recordScope(rctx, owner), row.ID)
 			report(Progress{Done: true, Err: ErrContentDeleted})
 			return nil, errors.Join(fmt.Errorf("%w: %s", ErrContentDeleted, row.ID), derr)
 		}
