@@ -88,6 +88,12 @@ func MIME(kind string) string {
 
 // Read extracts the text of data as kind.
 func Read(kind string, data []byte) (string, error) {
+	if kind != PDF && kind != DOCX {
+		// a UTF-8 byte order mark (Notepad, Excel's "CSV UTF-8") is not
+		// text: JSON refuses it, and it would stick to a CSV's first
+		// column name and hide a Markdown file's first heading
+		data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return "", ErrEmpty
 	}
