@@ -697,6 +697,9 @@ func (s *Store) walk(ctx context.Context, unit []float32, k int) (top []scored, 
 	var owners []string
 	if u, ok := db.UserScope(ctx); ok {
 		owners = []string{u, ""}
+		if u == "" { // a run without a user: the shared graph, once
+			owners = owners[:1]
+		}
 	} else {
 		for o := range s.parts {
 			owners = append(owners, o)
