@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -46,7 +47,7 @@ type Query struct {
 	Mode vectordb.Mode
 }
 
-// ErrEmptyQuery: a search without text.
+// ErrEmptyQuery: a search without text (or only blanks).
 var ErrEmptyQuery = errors.New("knowledge: the search query is empty")
 
 // Search finds the chunks most relevant to query under the caller's scope
@@ -65,7 +66,7 @@ func (k *Knowledge) SearchQuery(ctx context.Context, q Query) (docs []Document, 
 			otelspan.End(span, err)
 		}()
 	}
-	if q.Text == "" {
+	if strings.TrimSpace(q.Text) == "" {
 		return nil, ErrEmptyQuery
 	}
 	if q.Limit <= 0 {
