@@ -161,7 +161,6 @@ func (m Markdown) Chunk(text string) []string {
 	var out []string
 	var path []string // heading path: path[level-1]
 	var body strings.Builder
-	inFence := false
 	emit := func() {
 		b := strings.TrimSpace(body.String())
 		body.Reset()
@@ -184,12 +183,23 @@ func (m Markdown) Chunk(text string) []string {
 			out = append(out, piece)
 		}
 	}
+	var fence string // the open fence's marker ("```", "~~~~", …); "" outside one
 	for _, line := range strings.SplitAfter(text, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inFence = !inFence
+		// CommonMark: headings and fences are indented at most three
+		// spaces (more, or a tab, is an indented code block), and only a
+		// marker of the opening one's kind, as long or longer, closes a fence
+		indented := len(line)-len(strings.TrimLeft(line, " ")) > 3 || strings.HasPrefix(strings.TrimLeft(line, " "), "\t")
+		if m := fenceMarker(t); m != "" && !indented {
+			switch {
+			case fence == "":
+				fence = m
+			case m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "":
+				fence = ""
+			}
 		}
-		if lvl := headingLevel(t); lvl > 0 && !inFence {
+		inFence := fence != ""
+		if lvl := headingLevel(t); lvl > 0 && !inFence && !indented {
 			emit()
 			for len(path) < lvl {
 				path = append(path, "")
@@ -200,6 +210,19 @@ func (m Markdown) Chunk(text string) []string {
 	}
 	emit()
 	return out
+}
+
+// fenceMarker returns the run of three or more backticks or tildes line
+// starts with, or "".
+func fenceMarker(line string) string {
+	if !strings.HasPrefix(line, "```") && !strings.HasPrefix(line, "~~~") {
+		return ""
+	}
+	n := 0
+	for n < len(line) && line[n] == line[0] {
+		n++
+	}
+	return line[:n]
 }
 
 func headingLevel(line string) int {
