@@ -89,6 +89,11 @@ func FuzzChunkers(f *testing.F) {
 					t.Fatalf("%s: chunks hold %q, the text %q", c.Name(), got, want)
 				}
 			}
+			// Markdown adds the headings to its chunks: the text is in
+			// them, in order, among those
+			if got, want := squeeze(strings.Join(Markdown{Size: size}.Chunk(text), "")), squeeze(text); !subsequence(want, got) {
+				t.Fatalf("Markdown: chunks hold %q, not all of the text %q in order", got, want)
+			}
 		}
 		for _, c := range []Chunker{Fixed{Size: size, Overlap: overlap}, Recursive{Size: size}, Markdown{Size: size}} {
 			for _, piece := range c.Chunk(text) {
@@ -152,4 +157,16 @@ func TestMarkdown_SmallSizesAndHashPieces(t *testing.T) {
 			t.Errorf("chunk %d lost its heading: %q", i+1, c)
 		}
 	}
+}
+
+// subsequence reports whether s's runes appear in t in order.
+func subsequence(s, t string) bool {
+	for _, r := range s {
+		i := strings.IndexRune(t, r)
+		if i < 0 {
+			return false
+		}
+		t = t[i+utf8.RuneLen(r):]
+	}
+	return true
 }
