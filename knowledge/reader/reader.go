@@ -16,8 +16,6 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 )
 
 // Sentinel errors; a failed insert's status message starts with their text.
@@ -109,10 +107,7 @@ func Read(kind string, data []byte) (string, error) {
 		if !utf8.Valid(data) {
 			return "", ErrInvalidUTF8
 		}
-		text, err = htmltomarkdown.ConvertString(string(data))
-		if err != nil {
-			return "", fmt.Errorf("%w: html: %v", ErrMalformed, err)
-		}
+		text, err = readHTML(data)
 	case CSV:
 		text, err = readCSV(data)
 	case JSON:
