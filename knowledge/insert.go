@@ -120,6 +120,12 @@ func (k *Knowledge) owner(ctx context.Context, c *Content) string {
 const maxDerivedName = 255
 
 func defaultName(c *Content) string {
+	// PostgreSQL's text holds no NUL (the insert failed before it had a
+	// row); the content itself loses them in the reader
+	return strings.ReplaceAll(derivedName(c), "\x00", "")
+}
+
+func derivedName(c *Content) string {
 	switch {
 	case c.Name != "":
 		return c.Name
@@ -221,6 +227,7 @@ func (k *Knowledge) begin(ctx context.Context, c *Content) (row *db.KnowledgeCon
 		}
 	}
 	c.Name = defaultName(c)
+	c.Description = strings.ReplaceAll(c.Description, "\x00", "")
 	owner := k.owner(ctx, c)
 	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(k.identity(owner, c))).String()
 	if cur, err := k.cfg.DB.GetKnowledgeContent(ctx, id); err == nil {
