@@ -222,8 +222,14 @@ func (k *Knowledge) begin(ctx context.Context, c *Content) (row *db.KnowledgeCon
 		return nil, false, ErrNoSource
 	}
 	if c.Metadata != nil {
-		if _, err := json.Marshal(c.Metadata); err != nil {
+		raw, err := json.Marshal(c.Metadata)
+		if err != nil {
 			return nil, false, fmt.Errorf("knowledge: metadata is not JSON: %w", err)
+		}
+		var v any
+		_ = json.Unmarshal(raw, &v) // just marshalled
+		if err := checkNoNUL(v); err != nil {
+			return nil, false, err
 		}
 	}
 	c.Name = defaultName(c)
@@ -342,6 +348,37 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 	}
 	name := filepath.Base(resp.Request.URL.Path)
 	return data, name, resp.Header.Get("Content-Type"), nil
+}
+
+// checkNoNUL refuses metadata (as decoded JSON) holding a NUL character:
+// PostgreSQL's jsonb cannot store one ("unsupported Unicode escape
+// sequence"), SQLite and MySQL would.
+func checkNoNUL(v any) error {
+	bad := func(where string) error {
+		return fmt.Errorf("%w: knowledge: metadata %q holds a NUL character, which PostgreSQL cannot store; remove it", db.ErrInvalidRecord, where)
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(x, "\x00") {
+			return bad(strings.ReplaceAll(x, "\x00", `\u0000`))
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.Contains(k, "\x00") {
+				return bad(strings.ReplaceAll(k, "\x00", `\u0000`))
+			}
+			if err := checkNoNUL(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkNoNUL(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // recordTimeout bounds recording an insert's outcome after its context

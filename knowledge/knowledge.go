@@ -133,6 +133,9 @@ func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
 		if err := json.Unmarshal(raw, &meta); err != nil {
 			return fmt.Errorf("%w: knowledge content %s metadata must be a JSON object: %v", db.ErrInvalidRecord, c.ID, err)
 		}
+		if err := checkNoNUL(map[string]any(meta)); err != nil {
+			return err
+		}
 	}
 	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, c); err != nil {
 		return err
