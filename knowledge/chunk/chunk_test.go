@@ -89,10 +89,12 @@ func FuzzChunkers(f *testing.F) {
 					t.Fatalf("%s: chunks hold %q, the text %q", c.Name(), got, want)
 				}
 			}
-			// Markdown adds the headings to its chunks: the text is in
-			// them, in order, among those
-			if got, want := squeeze(strings.Join(Markdown{Size: size}.Chunk(text), "")), squeeze(text); !subsequence(want, got) {
-				t.Fatalf("Markdown: chunks hold %q, not all of the text %q in order", got, want)
+			// Markdown adds the headings to its chunks and an overlap
+			// repeats text: the text is in them, in order, among those
+			for _, c := range []Chunker{Markdown{Size: size}, Fixed{Size: size, Overlap: overlap}} {
+				if got, want := squeeze(strings.Join(c.Chunk(text), "")), squeeze(text); !subsequence(want, got) {
+					t.Fatalf("%s: chunks hold %q, not all of the text %q in order", c.Name(), got, want)
+				}
 			}
 		}
 		for _, c := range []Chunker{Fixed{Size: size, Overlap: overlap}, Recursive{Size: size}, Markdown{Size: size}} {
