@@ -85,6 +85,12 @@ func New(cfg Config) (*Knowledge, error) {
 	if cfg.Embedder == nil {
 		return nil, errors.New("knowledge: Config.Embedder is required")
 	}
+	// a store that says its vector length: a mismatch fails here, not
+	// after a first insert embedded a whole document
+	if v, ok := cfg.Vectors.(interface{ Dimensions() int }); ok && v.Dimensions() != cfg.Embedder.Dimensions() {
+		return nil, fmt.Errorf("knowledge: %w: the embedder %s makes %d-dimension vectors, the store holds %d",
+			vectordb.ErrEmbedderMismatch, cfg.Embedder.ID(), cfg.Embedder.Dimensions(), v.Dimensions())
+	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}

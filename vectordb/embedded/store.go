@@ -595,6 +595,9 @@ func (s *Store) HasContentHash(ctx context.Context, hash string) (bool, error) {
 	return n > 0, err
 }
 
+// Dimensions is the length of the vectors the store holds.
+func (s *Store) Dimensions() int { return s.cfg.Dimensions }
+
 // Count counts the rows the caller can see.
 func (s *Store) Count(ctx context.Context) (int, error) {
 	cond, args := visibleCond(ctx, "")
