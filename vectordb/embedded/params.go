@@ -24,10 +24,11 @@ func normalize(v []float32) []float32 {
 	if s == 0 {
 		return v
 	}
-	inv := float32(1 / math.Sqrt(s))
+	// in float64: 1/|v| of subnormal values is +Inf as a float32
+	inv := 1 / math.Sqrt(s)
 	out := make([]float32, len(v))
 	for i, x := range v {
-		out[i] = x * inv
+		out[i] = float32(float64(x) * inv)
 	}
 	return out
 }
