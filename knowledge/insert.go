@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	htmlcharset "golang.org/x/net/html/charset"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/clip"
@@ -350,6 +352,26 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 	return data, name, resp.Header.Get("Content-Type"), nil
 }
 
+// decodeCharset decodes text that is not UTF-8 from the charset its content
+// type names (an old web page in ISO-8859-1, a Windows-1252 export); the
+// reader refuses whatever is still not UTF-8. Bytes that are UTF-8 already
+// stay as they are, whatever the label says.
+func decodeCharset(data []byte, ctype string) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	_, params, _ := mime.ParseMediaType(ctype)
+	enc, _ := htmlcharset.Lookup(params["charset"])
+	if enc == nil {
+		return data
+	}
+	out, err := enc.NewDecoder().Bytes(data)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
 // checkNoNUL refuses metadata (as decoded JSON) holding a NUL character:
 // PostgreSQL's jsonb cannot store one ("unsupported Unicode escape
 // sequence"), SQLite and MySQL would.
@@ -463,6 +485,9 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	kind := c.Reader
 	if kind == "" {
 		kind = reader.Detect(fname, ctype)
+	}
+	if kind != reader.PDF && kind != reader.DOCX {
+		data = decodeCharset(data, ctype)
 	}
 	text, err := reader.Read(kind, data)
 	if err != nil {

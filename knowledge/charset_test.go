@@ -1,0 +1,44 @@
+package knowledge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+)
+
+// A document whose content type names a legacy charset (an old web page,
+// a Windows text export) is decoded to UTF-8; it was refused as "not valid
+// UTF-8 text". Bytes that are UTF-8 already stay as they are, whatever the
+// label says.
+func TestInsert_DeclaredCharsetIsDecoded(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	cases := []struct {
+		data  []byte
+		ctype string
+	}{
+		{[]byte("Caf\xe9 cr\xe8me, \x80 5"), "text/plain; charset=windows-1252"},
+		{[]byte("<html><body><p>Caf\xe9 cr\xe8me</p></body></html>"), "text/html; charset=ISO-8859-1"},
+		{[]byte("Café crème"), "text/plain; charset=iso-8859-1"},
+	}
+	for i, c := range cases {
+		res, err := k.Insert(as("alice"), Content{Data: c.data, Filename: "doc" + string(rune('a'+i)), ContentType: c.ctype})
+		if err != nil {
+			t.Fatalf("%q as %s: %v", c.data, c.ctype, err)
+		}
+		docs, err := k.Search(as("alice"), "café crème", map[string]any{"chunk": 1}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range docs {
+			if d.ContentID == res.Content.ID {
+				found = d.Content != "" && strings.Contains(d.Content, "Café crème")
+			}
+		}
+		if !found {
+			t.Fatalf("%q as %s: no chunk reads \"Café crème\": %+v", c.data, c.ctype, docs)
+		}
+	}
+}
