@@ -124,10 +124,7 @@ func readPDF(data []byte) (text string, err error) {
 				return "", fmt.Errorf("%w: pdf: the pages' content streams inflate past %d bytes", ErrMalformed, maxPDFContent)
 			}
 		}
-		t, err := p.GetPlainText(fonts)
-		if err != nil {
-			return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
-		}
+		t := pdfPageText(p, fonts)
 		if b.Len()+len(t) > maxPDFText {
 			return "", fmt.Errorf("%w: pdf: more than %d bytes of text", ErrMalformed, maxPDFText)
 		}
@@ -135,6 +132,61 @@ func readPDF(data []byte) (text string, err error) {
 	}
 	return b.String(), nil
 }
+
+// pdfPageText is the text a page's content streams show, a line per text
+// object and per line move that shows text. The library's GetPlainText
+// panics on every valid " operator (it falls through to ', which takes one
+// operand, not three), so a PDF using it was refused whole as malformed.
+// A panic on a malformed stream reaches readPDF's recover.
+func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
+	contents := p.V.Key("Contents")
+	if contents.IsNull() {
+		return ""
+	}
+	var b strings.Builder
+	var enc pdf.TextEncoding = rawText{}
+	show := func(v pdf.Value) {
+		if v.Kind() == pdf.String {
+			b.WriteString(enc.Decode(v.RawString()))
+		}
+	}
+	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
+		args := make([]pdf.Value, stk.Len())
+		for i := len(args) - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		last := pdf.Value{}
+		if len(args) > 0 {
+			last = args[len(args)-1]
+		}
+		switch op {
+		case "BT", "T*":
+			b.WriteString("\n")
+		case "Tf": // font size
+			enc = rawText{}
+			if len(args) == 2 {
+				if f, ok := fonts[args[0].Name()]; ok {
+					enc = f.Encoder()
+				}
+			}
+		case "'", "\"": // next line, then show the last operand
+			b.WriteString("\n")
+			show(last)
+		case "Tj":
+			show(last)
+		case "TJ":
+			for i := range last.Len() {
+				show(last.Index(i))
+			}
+		}
+	})
+	return b.String()
+}
+
+// rawText is the text of a font the page does not name: its bytes.
+type rawText struct{}
+
+func (rawText) Decode(raw string) string { return raw }
 
 // pdfContentSize decodes a page's content streams into nothing and returns
 // their size; over limit is ErrMalformed.
