@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -485,6 +486,17 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	kind := c.Reader
 	if kind == "" {
 		kind = reader.Detect(fname, ctype)
+		// neither name nor type said (an upload named "paper", an
+		// octet-stream): a PDF or a DOCX (a zip) says so in its first
+		// bytes; a text given as text is text
+		if kind == reader.Text && c.Text == "" {
+			switch {
+			case bytes.HasPrefix(data, []byte("%PDF-")):
+				kind = reader.PDF
+			case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+				kind = reader.DOCX
+			}
+		}
 	}
 	if kind != reader.PDF && kind != reader.DOCX {
 		data = decodeCharset(data, ctype)
