@@ -260,6 +260,11 @@ func (s *Store) ensureIndex(ctx context.Context, cfg Config, suffix, def string,
 	return nil
 }
 
+// Dimensions is the length of the vectors the store holds: a knowledge
+// base refuses an embedder of another length when it is built, not at its
+// first insert.
+func (s *Store) Dimensions() int { return s.dims }
+
 // Close closes the pool it opened.
 func (s *Store) Close() error {
 	if s.owned {

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/embedder/local"
+	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/vectordb"
 	"github.com/agentryhq/agentry/vectordb/vectordbtest"
 )
@@ -81,6 +84,26 @@ func TestOpen_RefusesOtherDimensions(t *testing.T) {
 	s.Close()
 	if _, err := Open(context.Background(), Config{DB: raw, Schema: schema, Dimensions: 16}); !errors.Is(err, vectordb.ErrEmbedderMismatch) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A knowledge base on the store refuses an embedder of another length when
+// it is built (the store says its Dimensions): it was found out by the
+// first insert, after the whole document was embedded, and every search
+// failed.
+func TestKnowledgeNew_RefusesAnEmbedderOfOtherDimensions(t *testing.T) {
+	raw, schema := testSchema(t)
+	s, err := Open(context.Background(), Config{DB: raw, Schema: schema, Dimensions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = knowledge.New(knowledge.Config{DB: testdbs.SQLite(t), Vectors: s, Embedder: local.New(local.Config{Dimensions: 16})})
+	if !errors.Is(err, vectordb.ErrEmbedderMismatch) {
+		t.Fatalf("err %v, want vectordb.ErrEmbedderMismatch", err)
+	}
+	if _, err := knowledge.New(knowledge.Config{DB: testdbs.SQLite(t), Vectors: s, Embedder: local.New(local.Config{Dimensions: 8})}); err != nil {
+		t.Fatalf("an embedder of the store's length: %v", err)
 	}
 }
 
