@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
 )
@@ -108,7 +109,10 @@ func (t *Team) tools() []tool.Tool {
 func (t *Team) delegate(ctx context.Context, in delegateArgs) (string, error) {
 	mi, ok := t.members[in.MemberID]
 	if !ok {
-		return "", fmt.Errorf("no member with id %q; members: %s", in.MemberID, strings.Join(t.memberIDs(), ", "))
+		return "", t.noMember(in.MemberID)
+	}
+	if err := checkTask(in.Task); err != nil {
+		return "", err
 	}
 	var emit func(run.Event)
 	if t.forwarding(ctx) {
@@ -150,6 +154,9 @@ func memberRequirements(mi *memberInfo, out *run.Output) []run.Requirement {
 // their results in member order. Member events are forwarded from this
 // call's goroutine, one at a time.
 func (t *Team) delegateAll(ctx context.Context, in delegateAllArgs) (string, error) {
+	if err := checkTask(in.Task); err != nil {
+		return "", err
+	}
 	results := make([]memberResult, len(t.order))
 	t.fanOut(ctx, len(t.order), func(i int, emit func(run.Event)) {
 		mi := t.order[i]
@@ -348,6 +355,24 @@ func callMember(f func() (*run.Output, error)) (out *run.Output, err error) {
 type panicError struct{ p any }
 
 func (e panicError) Error() string { return fmt.Sprintf("it panicked: %v", e.p) }
+
+// maxEchoedID bounds how much of an unknown member id a tool error repeats
+// to the model (a model can send an id of any length).
+const maxEchoedID = 128
+
+// noMember is the tool error for a member id the team does not have.
+func (t *Team) noMember(id string) error {
+	return fmt.Errorf("no member with id %q; members: %s", clip.Mark(id, maxEchoedID, "…"), strings.Join(t.memberIDs(), ", "))
+}
+
+// checkTask refuses a delegation without a task: the member would run on
+// an empty input and answer nothing useful to it.
+func checkTask(task string) error {
+	if strings.TrimSpace(task) == "" {
+		return errors.New("task is empty: describe what the member should do, with everything it needs")
+	}
+	return nil
+}
 
 func (t *Team) memberIDs() []string {
 	ids := make([]string, 0, len(t.members))

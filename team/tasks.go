@@ -274,7 +274,7 @@ func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error
 	}
 	if in.Assignee != "" {
 		if _, ok := t.members[in.Assignee]; !ok {
-			return "", fmt.Errorf("no member with id %q; members: %s", in.Assignee, strings.Join(t.memberIDs(), ", "))
+			return "", t.noMember(in.Assignee)
 		}
 	}
 	l.mu.Lock()
@@ -395,7 +395,7 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 	}
 	mi, ok := t.members[in.MemberID]
 	if !ok {
-		return "", fmt.Errorf("no member with id %q; members: %s", in.MemberID, strings.Join(t.memberIDs(), ", "))
+		return "", t.noMember(in.MemberID)
 	}
 	l.mu.Lock()
 	tk := l.find(in.TaskID)
