@@ -60,6 +60,35 @@ type taskList struct {
 	Tasks             []*task `json:"tasks"`
 	GoalComplete      bool    `json:"goal_complete"`
 	CompletionSummary *string `json:"completion_summary"`
+	// running holds the ids of the tasks a call of this run is executing:
+	// a turn's tool calls run concurrently, and two of them naming one task
+	// ran it twice (its member's tools with it).
+	running map[string]bool
+}
+
+// errUnderWay is the tool error of a call naming a task another call of
+// this turn is executing.
+func errUnderWay(id string) error {
+	return fmt.Errorf("task %s is under way in another call of this turn; wait for its result instead of executing it again", id)
+}
+
+// start marks ids running; the caller holds l.mu and checked none is.
+func (l *taskList) start(ids ...string) {
+	if l.running == nil {
+		l.running = map[string]bool{}
+	}
+	for _, id := range ids {
+		l.running[id] = true
+	}
+}
+
+// stop unmarks ids.
+func (l *taskList) stop(ids ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		delete(l.running, id)
+	}
 }
 
 type taskKey struct{ t *Team }
@@ -400,17 +429,23 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 	l.mu.Lock()
 	tk := l.find(in.TaskID)
 	var blocked []string
+	underWay := false
 	if tk != nil {
 		blocked = l.blockedBy(tk)
+		underWay = l.running[tk.ID]
 		// The member the task runs with is its assignee; a task that does
-		// not run (blocked, completed already) keeps its own.
-		if len(blocked) == 0 && tk.Status != taskCompleted {
+		// not run (blocked, completed already, under way) keeps its own.
+		if len(blocked) == 0 && tk.Status != taskCompleted && !underWay {
 			id := in.MemberID
 			tk.Assignee = &id
+			l.start(tk.ID)
+			defer l.stop(tk.ID)
 		}
 	}
 	l.mu.Unlock()
 	switch {
+	case underWay:
+		return "", errUnderWay(tk.ID)
 	case tk == nil:
 		return "", fmt.Errorf("task with id %q not found", in.TaskID)
 	case len(blocked) > 0:
@@ -496,6 +531,8 @@ func (t *Team) executeTasksParallel(ctx context.Context, in executeTasksArgs) (s
 			err = fmt.Errorf("task with id %q not found", id)
 		case seen[id]:
 			err = fmt.Errorf("task %s is listed twice in task_ids", id)
+		case l.running[id]:
+			err = errUnderWay(id)
 		case tk.Status == taskCompleted:
 			jobs[i] = job{tk: tk, done: true}
 		case tk.Status == taskBlocked:
@@ -515,14 +552,18 @@ func (t *Team) executeTasksParallel(ctx context.Context, in executeTasksArgs) (s
 		}
 		seen[id] = true
 	}
-	l.mu.Unlock()
 	var toRun []int // the jobs to run, in task_ids order
+	var ids []string
 	for i, j := range jobs {
-		if j.done {
-			continue
+		if !j.done {
+			toRun, ids = append(toRun, i), append(ids, j.tk.ID)
 		}
-		toRun = append(toRun, i)
-		if j.tk.Status != taskInProgress {
+	}
+	l.start(ids...)
+	l.mu.Unlock()
+	defer l.stop(ids...)
+	for _, i := range toRun {
+		if j := jobs[i]; j.tk.Status != taskInProgress {
 			t.setStatus(ctx, l, j.tk, taskInProgress, nil)
 		}
 	}

@@ -2,7 +2,9 @@ package team
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -35,5 +37,48 @@ func TestTasks_ExecuteRefusedKeepsTheAssignee(t *testing.T) {
 		if tk["assignee"] != want {
 			t.Errorf("task %v (%v) assignee = %v, want %s", tk["id"], tk["status"], tk["assignee"], want)
 		}
+	}
+}
+
+// Two calls in one turn that execute the same task (execute_task twice, or
+// execute_task beside execute_tasks_parallel naming it), run concurrently
+// as a turn's tool calls are: the task runs once, the other call is a tool
+// error saying it is under way. Both ran it, the member's tools with it.
+func TestTasks_OneTaskExecutedTwiceInATurnRunsOnce(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		second scripted.ToolCall
+	}{
+		{"execute_task twice", scripted.ToolCall{Name: toolExecuteTask, Args: map[string]any{"task_id": "t1", "member_id": "a"}}},
+		{"beside execute_tasks_parallel", scripted.ToolCall{Name: toolExecuteTasks, Args: map[string]any{"task_ids": []string{"t1"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			member := &recorder{Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Content: "done by a"}}, Latency: 100 * time.Millisecond})}
+			a := mustAgent(t, agent.Config{ID: "a", Model: member})
+			leader := script(
+				call(toolCreateTask, map[string]any{"title": "first", "assignee": "a"}),
+				scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: toolExecuteTask, Args: map[string]any{"task_id": "t1", "member_id": "a"}}, c.second}},
+				call(toolMarkComplete, map[string]any{"summary": "s"}),
+				answer("fin"))
+			tm := mustTeam(t, Config{ID: "crew", Mode: ModeTasks, Model: leader, Members: []*agent.Agent{a}})
+			out, err := tm.Run(context.Background(), run.TextInput("go"))
+			if err != nil || out.Status != run.StatusCompleted {
+				t.Fatalf("run %v, %v", out.Status, err)
+			}
+			if n := len(member.requests()); n != 1 {
+				t.Errorf("the task's member ran %d times, want once", n)
+			}
+			refused := 0
+			for _, te := range out.Tools {
+				if te.ToolCallError && strings.Contains(te.Result, "under way") {
+					refused++
+				}
+			}
+			if refused != 1 {
+				t.Errorf("%d calls refused as under way, want 1: %+v", refused, out.Tools)
+			}
+		})
 	}
 }
