@@ -59,7 +59,11 @@ func TestSandbox_ObjectSpreadAndRestOfAHugeValueAreRefused(t *testing.T) {
 		t.Errorf("below the limits: %s", got)
 	}
 	// A function restored from its source (after an abort) is checked too.
-	short := newCM(t, codemode.Config{MemoryLimit: limit, CPUTimeLimit: 200 * time.Millisecond, CellTimeout: 10 * time.Minute})
+	// The CPU limit ends the busy loop that makes the abort; the cell after
+	// it rebuilds the environment and builds a 2 MB string before the
+	// check refuses it, which under -race on a loaded machine took more
+	// than 200 ms of CPU (the cell was aborted for the CPU limit instead).
+	short := newCM(t, codemode.Config{MemoryLimit: limit, CPUTimeLimit: 2 * time.Second, CellTimeout: 10 * time.Minute})
 	wantOK(t, runCell(t, short, "s", `function spread(x) { return {...x} }`))
 	if c := runCell(t, short, "s", `while (true) {}`); c.Status != codemode.StatusAborted {
 		t.Fatalf("busy loop: %s", c.JSON())
