@@ -535,10 +535,14 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	}
 	rows := make([]vectordb.Row, len(pieces))
 	for i, p := range pieces {
-		meta := map[string]any{chunkKeys[0]: i + 1, chunkKeys[1]: utf8.RuneCountInString(p)}
+		// The chunk's own keys win over the content's (as Agno's chunkers
+		// set them, and as Update keeps them): a content whose metadata
+		// named "chunk" gave every chunk that one number.
+		meta := make(map[string]any, len(c.Metadata)+len(chunkKeys))
 		for key, v := range c.Metadata {
 			meta[key] = v
 		}
+		meta[chunkKeys[0]], meta[chunkKeys[1]] = i+1, utf8.RuneCountInString(p)
 		rows[i] = vectordb.Row{ID: fmt.Sprintf("%s-%d", contentHash[:32]+row.ID[:8], i), ContentID: row.ID, ContentHash: contentHash,
 			Name: row.Name, Content: p, Metadata: meta, Vector: vecs[i], UserID: owner}
 	}
