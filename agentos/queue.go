@@ -333,10 +333,7 @@ func (s *Server) cancelDurable(ctx context.Context, d *db.DB, runID string) (que
 	}
 	row, err := d.GetRun(ctx, runID)
 	if err == nil && row.Status == run.StatusCancelled {
-		err = d.SetApprovalsRunStatus(ctx, runID, string(run.StatusCancelled))
-		if uerr := s.cancelRunsUnder(ctx, d, row); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
+		err = errors.Join(d.SetApprovalsRunStatus(ctx, runID, string(run.StatusCancelled)), s.cancelRunsUnder(ctx, d, row))
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "cancel: settling the approvals and the runs under a cancelled durable run failed", "run_id", runID, "err", err)

@@ -245,8 +245,7 @@ func (s *Server) storeCancelled(ctx context.Context, d *db.DB, runID string) (ru
 	}
 	out.Status = run.StatusCancelled
 	out.Content, out.ContentType = fmt.Sprintf("run %s was cancelled: %s", runID, errCancelRoute), "str"
-	out.Requirements, out.StepRequirements, out.ErrorRequirements = nil, nil, nil
-	out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, "", ""
+	out.ClearPause()
 	out.UpdatedAt = time.Now().Unix()
 	stored, err := db.RunFromOutput(out)
 	if err == nil {

@@ -132,8 +132,7 @@ func (q *Queue) cancelQueuedOnce(ctx context.Context, runID string) (done bool, 
 	// or team's requirements, a workflow's step and error requirements and
 	// paused step) is cleared, as a run ending CANCELLED on its own stores it.
 	out.Status, out.ContentType = run.StatusCancelled, "str"
-	out.Requirements, out.StepRequirements, out.ErrorRequirements = nil, nil, nil
-	out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, "", ""
+	out.ClearPause()
 	out.UpdatedAt = now
 	next, err := db.RunFromOutput(out)
 	if err != nil {

@@ -95,6 +95,14 @@ type Output struct {
 // ContentString returns Content as text (JSON for structured output).
 func (o *Output) ContentString() string { return ContentText(o.Content) }
 
+// ClearPause drops what a pause waits for (an agent's or team's
+// requirements, a workflow's step and error requirements and paused step):
+// a run that ended while paused (cancelled) waits for nothing.
+func (o *Output) ClearPause() {
+	o.Requirements, o.StepRequirements, o.ErrorRequirements = nil, nil, nil
+	o.PausedStepIndex, o.PausedStepName, o.PauseKind = nil, "", ""
+}
+
 // Type derives the run_type the way Agno's migration does: agent if agent_id,
 // else team if team_id, else workflow.
 func (o *Output) Type() Type {
