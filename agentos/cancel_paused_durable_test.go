@@ -145,7 +145,7 @@ func TestContinue_DurablePausedRunsJobEndsWithTheContinue(t *testing.T) {
 
 	byRoute := pause()
 	confirm := `[{"tool_call_id":"call_0_0","tool_name":"delete_file","requires_confirmation":true,"confirmed":true}]`
-	out := decode[run.Output](t, continueReleased(t, ts.URL+"/agents/hitl/runs/"+byRoute+"/continue", map[string]string{"tools": confirm, "stream": "false"}))
+	out := decode[run.Output](t, postForm(t, ts.URL+"/agents/hitl/runs/"+byRoute+"/continue", map[string]string{"tools": confirm, "stream": "false"}, nil))
 	if out.Status != run.StatusCompleted {
 		t.Fatalf("continued run %s", out.Status)
 	}
@@ -255,7 +255,7 @@ func TestContinue_DurablePausedWorkflowHoldsItsJob(t *testing.T) {
 		t.Fatalf("paused workflow %+v: %v", out.StepRequirements, err)
 	}
 	answer := `[{"step_id":"` + out.StepRequirements[0].StepID + `","confirmed":true}]`
-	res := continueReleased(t, ts.URL+"/workflows/flow/runs/"+runID+"/continue", map[string]string{"step_requirements": answer, "stream": "false"})
+	res := postForm(t, ts.URL+"/workflows/flow/runs/"+runID+"/continue", map[string]string{"step_requirements": answer, "stream": "false"}, nil)
 	if res.status != http.StatusOK {
 		t.Fatalf("continue: %d %s", res.status, res.body)
 	}
@@ -264,19 +264,6 @@ func TestContinue_DurablePausedWorkflowHoldsItsJob(t *testing.T) {
 	}
 	if j, err := srv.queue.Get(context.Background(), runID, "", false); err != nil || j.Status != queue.StatusCompleted {
 		t.Errorf("the job after the continue's answer: %+v, %v", j, err)
-	}
-}
-
-// continueReleased posts a continue of a background run that just paused:
-// the worker that paused it lets go of it just after its job is paused, and
-// until then the continue is 409 "already executing".
-func continueReleased(t *testing.T, url string, fields map[string]string) response {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		res := postForm(t, url, fields, nil)
-		if res.status != http.StatusConflict || !strings.Contains(res.body, "already executing") || time.Now().After(deadline) {
-			return res
-		}
 	}
 }
 

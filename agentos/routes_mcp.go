@@ -55,12 +55,20 @@ func (s *Server) newMCP() (*mcpserver.Server, error) {
 			if !ok {
 				return call(ctx)
 			}
-			// The continue holds the durable queue's lease, as the continue
-			// route's does (leaseContinue); a run that is not PAUSED is
-			// refused by the continue itself.
-			if d := rt.DB(); d != nil && s.queue != nil {
+			// The continue of a PAUSED run is executed as the continue
+			// route's: in this server's registry (waiting for an execution
+			// still letting go of the run, reached by the cancel route and
+			// the shutdown) and, with a durable queue, holding its lease
+			// (leaseContinue). A run that is not PAUSED is refused by the
+			// continue itself.
+			if d := rt.DB(); d != nil {
 				if row, err := d.GetRun(ctx, runID); err == nil && row.Status == run.StatusPaused {
-					hctx, release, err := s.leaseContinue(ctx, d, row)
+					fctx, f, err := s.runs.beginAfterFlight(ctx, runID, rt.Component(), row.UserID, cancelWait)
+					if err != nil {
+						return nil, beginErr(err)
+					}
+					defer s.runs.end(runID, f)
+					hctx, release, err := s.leaseContinue(fctx, d, row)
 					if err != nil {
 						return nil, err
 					}

@@ -462,7 +462,10 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	if err := notPaused(row); err != nil {
 		return err
 	}
-	ctx, f, err := s.runs.begin(r.Context(), row.RunID, a.Component(), row.UserID, false)
+	// A run that just paused may still be let go of by the execution that
+	// paused it (a background worker, a streamed request): the client saw
+	// PAUSED, so its continue waits for that end rather than being 409.
+	ctx, f, err := s.runs.beginAfterFlight(r.Context(), row.RunID, a.Component(), row.UserID, cancelWait)
 	if err != nil {
 		return beginErr(err)
 	}

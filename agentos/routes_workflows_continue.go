@@ -37,7 +37,8 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 	if err := notPaused(row); err != nil {
 		return err
 	}
-	ctx, f, err := s.runs.begin(r.Context(), row.RunID, wf.Component(), row.UserID, false)
+	// As the agent's continue: waits for an execution letting go of the run.
+	ctx, f, err := s.runs.beginAfterFlight(r.Context(), row.RunID, wf.Component(), row.UserID, cancelWait)
 	if err != nil {
 		return beginErr(err)
 	}

@@ -125,22 +125,17 @@ func continueUntilToolRuns(t *testing.T, r *replica, target *blockingTarget, run
 	t.Helper()
 	ended := make(chan string, 1)
 	go func() {
-		// The worker that paused the run may not have let go of it yet
-		// (its job is paused with the run's final save; the worker returns
-		// after): "already executing" until it has.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			res, err := http.PostForm("http://"+r.addr+"/agents/hitl/runs/"+runID+"/continue", form)
-			if err != nil {
-				ended <- err.Error()
-				return
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != http.StatusConflict || !strings.Contains(string(body), "already executing") || time.Now().After(deadline) {
-				ended <- fmt.Sprint(res.StatusCode, " ", string(body))
-				return
-			}
+		// The worker that paused the run may not have let go of it yet (its
+		// job is paused with the run's final save; the worker returns after):
+		// the continue waits for that.
+		res, err := http.PostForm("http://"+r.addr+"/agents/hitl/runs/"+runID+"/continue", form)
+		if err != nil {
+			ended <- err.Error()
+			return
 		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		ended <- fmt.Sprint(res.StatusCode, " ", string(body))
 	}()
 	select {
 	case <-target.entered:
