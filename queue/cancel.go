@@ -22,14 +22,16 @@ type Cancelled struct {
 // running job is flagged in the database: the process holding it cancels
 // the run's context at once when it is this one, else at its next heartbeat
 // (PollInterval); its worker then stores the run CANCELLED. A finished job
-// is left as it is. ErrNotFound: no job for this run (not a durable run).
+// is left as it is, and a paused job whose run has ended (continued outside
+// the queue) records the run's end instead (Cancelled.Status says which).
+// ErrNotFound: no job for this run (not a durable run).
 func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	if done, err := q.cancelQueued(ctx, runID); done || err != nil {
 		return Cancelled{Status: StatusCancelled}, err
 	}
 	now := unixNow()
 	var res Cancelled
-	var cancelledRow bool
+	var cancelledRow, endedRun bool
 	attempt := 0
 	cancelTx := func(ctx context.Context, tx *sql.Tx) error {
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), runID), true)
@@ -41,7 +43,22 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 		}
 		res.Status, attempt = j.Status, j.Attempt
 		switch j.Status {
-		case StatusQueued, StatusPaused:
+		case StatusPaused:
+			// A paused job whose run ended without its job recording it (a
+			// paused run continued to its end outside the queue) records
+			// that end, as the repair pass does, and nothing is cancelled.
+			// (A queued job's run is PENDING, or ERROR or CANCELLED until a
+			// Requeue's second write moves it: it is cancelled.)
+			st, err := q.endedRunTx(ctx, tx, runID)
+			if err != nil {
+				return err
+			}
+			if st != "" {
+				res.Status, endedRun = jobStatusOf(st), true
+				return q.endWaitingTx(ctx, tx, runID, j.engineID, res.Status, finalBeforeJob(st), now)
+			}
+			fallthrough
+		case StatusQueued:
 			if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, cancel_requested_at = ?, completed_at = ?, updated_at = ? WHERE id = ?`),
 				StatusCancelled, "cancelled before it started", now, now, now, runID); err != nil {
 				return err
@@ -65,6 +82,9 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	err := q.boundedTx(ctx, cancelTx)
 	if err != nil {
 		return Cancelled{}, err
+	}
+	if endedRun && q.journal != nil && q.journal.ClearTx(q.d, runID) == nil {
+		q.clearJournal(ctx, runID)
 	}
 	if cancelledRow {
 		// Fenced on the job still cancelled at its attempt: a Requeue may
@@ -169,4 +189,43 @@ func (q *Queue) cancelQueuedOnce(ctx context.Context, runID string) (done bool, 
 		return false, err
 	}
 	return true, nil
+}
+
+// endedRunTx returns the status of runID's row, read in tx, when the run has
+// ended (COMPLETED, ERROR or CANCELLED), else "".
+func (q *Queue) endedRunTx(ctx context.Context, tx *sql.Tx, runID string) (run.Status, error) {
+	row, err := q.d.GetRunTx(ctx, tx, runID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	switch row.Status {
+	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+		return row.Status, nil
+	}
+	return "", nil
+}
+
+// endWaitingTx ends id's job, queued or paused (its River job engine), as
+// status with reason, in tx: the River job is cancelled and the run's
+// journal cleared with it when the journal is in the run's database (else
+// the caller clears it after the commit).
+func (q *Queue) endWaitingTx(ctx context.Context, tx *sql.Tx, id string, engine int64, status, reason string, now int64) error {
+	if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, completed_at = ?, updated_at = ? WHERE id = ?`),
+		status, nullable(reason), now, now, id); err != nil {
+		return err
+	}
+	if engine != 0 {
+		if _, err := q.client.JobCancelTx(ctx, tx, engine); err != nil {
+			return err
+		}
+	}
+	if q.journal != nil {
+		if clear := q.journal.ClearTx(q.d, id); clear != nil {
+			return clear(ctx, tx)
+		}
+	}
+	return nil
 }

@@ -187,3 +187,32 @@ func TestHoldContinue_RunWithoutAJobGetsAForegroundLease(t *testing.T) {
 		}
 	})
 }
+
+// A paused job whose run was continued to its end outside the queue (by a
+// process without the continue's lease: a library caller on the same
+// database, a server without a durable queue) and is then cancelled
+// records the run's end, as the repair pass would: the cancel reports the
+// job completed and cancels nothing. The job said "cancelled before it
+// started" beside a COMPLETED run.
+func TestCancel_PausedJobOfARunThatEndedRecordsItsEnd(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d *db.DB) {
+		q := openQueue(t, d, testCfg(), pausing(d))
+		pausedJob(t, q, "ended")
+		if _, err := finishRun(context.Background(), d, "ended", run.StatusCompleted); err != nil {
+			t.Fatal(err)
+		}
+		res, err := q.Cancel(context.Background(), "ended")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != queue.StatusCompleted {
+			t.Errorf("cancel of a job whose run completed reported %q, want %q", res.Status, queue.StatusCompleted)
+		}
+		if got := jobOf(t, q, "ended"); got.Status != queue.StatusCompleted || got.Error != "" || got.CompletedAt == 0 || got.LockedBy != "" {
+			t.Errorf("job %+v, want completed with no error", got)
+		}
+		if row, err := d.GetRun(context.Background(), "ended"); err != nil || row.Status != run.StatusCompleted {
+			t.Errorf("run %v, %v, want COMPLETED", row.Status, err)
+		}
+	})
+}
