@@ -21,6 +21,12 @@ func TestInsert_DeclaredCharsetIsDecoded(t *testing.T) {
 		{[]byte("Caf\xe9 cr\xe8me, \x80 5"), "text/plain; charset=windows-1252"},
 		{[]byte("<html><body><p>Caf\xe9 cr\xe8me</p></body></html>"), "text/html; charset=ISO-8859-1"},
 		{[]byte("Café crème"), "text/plain; charset=iso-8859-1"},
+		// An HTML page saying its charset in a meta element only (an upload,
+		// or a server answering text/html with no charset or one nobody
+		// knows): the page's own declaration, found as a browser finds it.
+		// It was refused.
+		{[]byte("<html><head><meta charset=\"windows-1252\"></head><body><p>Caf\xe9 cr\xe8me \x80</p></body></html>"), "text/html"},
+		{[]byte("<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\"></head><body><p>Caf\xe9 cr\xe8me</p></body></html>"), "text/html; charset=no-such-charset"},
 	}
 	for i, c := range cases {
 		res, err := k.Insert(as("alice"), Content{Data: c.data, Filename: "doc" + string(rune('a'+i)), ContentType: c.ctype})

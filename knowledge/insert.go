@@ -356,13 +356,19 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 // decodeCharset decodes text that is not UTF-8 from the charset its content
 // type names (an old web page in ISO-8859-1, a Windows-1252 export); the
 // reader refuses whatever is still not UTF-8. Bytes that are UTF-8 already
-// stay as they are, whatever the label says.
-func decodeCharset(data []byte, ctype string) []byte {
+// stay as they are, whatever the label says. An HTML page whose content type
+// names no charset is decoded as a browser decodes it (the HTML standard's
+// sniffing: a byte order mark, a <meta> charset declaration in its first
+// 1,024 bytes, else windows-1252).
+func decodeCharset(data []byte, ctype string, html bool) []byte {
 	if utf8.Valid(data) {
 		return data
 	}
 	_, params, _ := mime.ParseMediaType(ctype)
 	enc, _ := htmlcharset.Lookup(params["charset"])
+	if enc == nil && html {
+		enc, _, _ = htmlcharset.DetermineEncoding(data, ctype)
+	}
 	if enc == nil {
 		return data
 	}
@@ -499,7 +505,7 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		}
 	}
 	if kind != reader.PDF && kind != reader.DOCX {
-		data = decodeCharset(data, ctype)
+		data = decodeCharset(data, ctype, kind == reader.HTML)
 	}
 	text, err := reader.Read(kind, data)
 	if err != nil {
