@@ -3,6 +3,7 @@ package files
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -182,6 +183,11 @@ func (k *Toolkit) save(_ context.Context, in saveIn) (string, error) {
 			return "", wrap(p, err)
 		}
 	}
+	// Only a regular file is written over (a named pipe's open would block
+	// until a reader comes).
+	if st, err := k.root.Stat(p); err == nil && !st.Mode().IsRegular() {
+		return "", notRegular(p)
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if in.Overwrite != nil && !*in.Overwrite {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
@@ -203,20 +209,38 @@ func (k *Toolkit) save(_ context.Context, in saveIn) (string, error) {
 	return fmt.Sprintf("saved %s (%d bytes)", p, len(in.Contents)), nil
 }
 
-// load reads at most MaxReadBytes of a regular text file.
-func (k *Toolkit) load(p string) ([]byte, bool, error) {
+// openRegular opens p for reading when it is a regular file (or a link to
+// one inside the root). Anything else is refused before it is opened: a
+// named pipe's open blocks until a writer comes, and its read until one
+// writes, in a goroutine no timeout ends.
+func (k *Toolkit) openRegular(p string) (*os.File, error) {
+	st, err := k.root.Stat(p)
+	if err != nil {
+		return nil, wrap(p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(p)
+	}
 	f, err := k.root.Open(p)
 	if err != nil {
-		return nil, false, wrap(p, err)
+		return nil, wrap(p, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced in between
+		f.Close()
+		return nil, cmp.Or(err, notRegular(p))
+	}
+	return f, nil
+}
+
+func notRegular(p string) error { return fmt.Errorf("%q is not a regular file", p) }
+
+// load reads at most MaxReadBytes of a regular text file.
+func (k *Toolkit) load(p string) ([]byte, bool, error) {
+	f, err := k.openRegular(p)
 	if err != nil {
 		return nil, false, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("%q is not a regular file", p)
-	}
+	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, k.cfg.MaxReadBytes+1))
 	if err != nil {
 		return nil, false, err
@@ -255,9 +279,9 @@ func (k *Toolkit) readChunk(_ context.Context, in chunkIn) (string, error) {
 	if in.StartLine < 1 || in.EndLine < in.StartLine {
 		return "", fmt.Errorf("lines %d to %d: start_line counts from 1 and end_line is at least start_line", in.StartLine, in.EndLine)
 	}
-	f, err := k.root.Open(p)
+	f, err := k.openRegular(p)
 	if err != nil {
-		return "", wrap(p, err)
+		return "", err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(io.LimitReader(f, 64*k.cfg.MaxReadBytes))

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
@@ -196,5 +198,40 @@ func TestNew_NeedsAnExistingRoot(t *testing.T) {
 	_, err := rel("../x")
 	if !errors.Is(err, ErrOutsideRoot) {
 		t.Errorf("rel: %v", err)
+	}
+}
+
+// A named pipe under the root (made by a shell tool, or by the user) is
+// refused by every tool that opens a file: opening one blocks until a
+// writer (or reader) comes, and read_file, read_file_chunk and save_file
+// hung there, for good, in a goroutine no timeout could end.
+func TestFiles_NamedPipeIsRefusedNotOpened(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{})
+	fifo := filepath.Join(root, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"read_file", `{"file_name":"pipe"}`},
+		{"read_file_chunk", `{"file_name":"pipe","start_line":1,"end_line":2}`},
+		{"save_file", `{"file_name":"pipe","contents":"x"}`},
+	} {
+		done := make(chan tool.Result, 1)
+		go func() { done <- run(set, c.tool, c.args) }()
+		select {
+		case res := <-done:
+			if res.Err == nil || !strings.Contains(res.Content, "not a regular file") {
+				t.Errorf("%s on a named pipe = %q, %v; want refused as not a regular file", c.tool, res.Content, res.Err)
+			}
+		case <-time.After(10 * time.Second):
+			// Let the blocked open go: a peer end of the pipe, opened and
+			// closed (a read then ends at EOF, a write with EPIPE).
+			if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+				f.Close()
+			}
+			t.Errorf("%s on a named pipe blocked", c.tool)
+			<-done
+		}
 	}
 }
