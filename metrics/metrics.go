@@ -180,6 +180,11 @@ func (r meteredRunner) Stream(ctx context.Context, input run.Input, opts ...agen
 				status = s
 			}
 			if !yield(ev, err) {
+				if status == run.StatusRunning {
+					// Its consumer stopped reading before the run ended
+					// (a client gone): the run stops, stored CANCELLED.
+					status = run.StatusCancelled
+				}
 				return
 			}
 		}

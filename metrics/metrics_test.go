@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/metrics"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
@@ -116,5 +118,33 @@ func TestMetrics_NoQueueSeriesWithoutTheHook(t *testing.T) {
 	nilM.Instrument(&cfg)
 	if cfg.Model != before {
 		t.Error("a nil Metrics wrapped the model")
+	}
+}
+
+// A streamed run its consumer stops reading (a client gone) is counted
+// with the status it is stored with, not as a finished run "RUNNING".
+func TestMetrics_StreamStoppedByItsConsumerIsCountedAsStored(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	d := db.New("", memory.New())
+	a, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	for ev, err := range m.Runner(a).Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		runID = ev.RunID
+		break
+	}
+	row, err := d.GetRun(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, m)
+	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_id": "echo", "status": string(row.Status)}); !ok || s.Counter.GetValue() != 1 {
+		t.Errorf("runs_total for a stream stopped by its consumer (stored %s): %v", row.Status, fams["agentry_runs_total"])
 	}
 }

@@ -103,6 +103,11 @@ func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent
 				st.observe(ev)
 			}
 			if !yield(ev, err) {
+				if st.out.Status == "" && st.failed == nil {
+					// Its consumer stopped reading before the run ended
+					// (a client gone): the run stops, stored CANCELLED.
+					st.out.Status = run.StatusCancelled
+				}
 				return
 			}
 		}

@@ -194,3 +194,29 @@ func names(spans tracetest.SpanStubs) []string {
 }
 
 var _ model.Model = trace.Model(scripted.Reply("x"), sdktrace.NewTracerProvider())
+
+// A streamed run its consumer stops reading (a client gone) ends its span
+// with the status the run is stored with (CANCELLED), not none.
+func TestSpans_StreamStoppedByItsConsumerEndsCancelled(t *testing.T) {
+	t.Parallel()
+	tp, exp := recorder()
+	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range trace.Runner(a, tp).Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	for _, s := range exp.GetSpans() {
+		if s.Name == "invoke_agent Echo" {
+			if got := attrs(s)[trace.AttrRunStatus].AsString(); got != string(run.StatusCancelled) {
+				t.Errorf("run span status %q, want %s", got, run.StatusCancelled)
+			}
+			return
+		}
+	}
+	t.Fatalf("no run span: %v", names(exp.GetSpans()))
+}
