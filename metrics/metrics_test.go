@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/metrics"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
 )
 
 // scrape parses the handler's text exposition with Prometheus's own parser.
@@ -146,5 +147,48 @@ func TestMetrics_StreamStoppedByItsConsumerIsCountedAsStored(t *testing.T) {
 	fams := scrape(t, m)
 	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_id": "echo", "status": string(row.Status)}); !ok || s.Counter.GetValue() != 1 {
 		t.Errorf("runs_total for a stream stopped by its consumer (stored %s): %v", row.Status, fams["agentry_runs_total"])
+	}
+}
+
+// A team's stream carries its member's run's events: the member's
+// RunCompleted is not the team run's end, and a team stream stopped after
+// it is counted as the team run is stored (CANCELLED), not COMPLETED.
+func TestMetrics_TeamStreamCountsTheTeamRunsOwnEnd(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	d := db.New("", memory.New())
+	member, err := agent.New(agent.Config{ID: "a", Name: "A", Model: scripted.Reply("answer a"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := team.New(team.Config{ID: "crew", DB: d, Members: []*agent.Agent{member}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: team.ToolDelegate, Args: map[string]any{"member_id": "a", "task": "t"}}}}, {Content: "done"}}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var teamRunID string
+	sawMember := false
+	for ev, err := range m.Runner(tm).Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if teamRunID == "" {
+			teamRunID = ev.RunID
+		}
+		if ev.Event == run.EventRunCompleted && ev.RunID != teamRunID {
+			sawMember = true
+			break
+		}
+	}
+	if !sawMember {
+		t.Fatal("the team's stream carried no member RunCompleted")
+	}
+	row, err := d.GetRun(context.Background(), teamRunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, m)
+	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_id": "crew", "status": string(row.Status)}); !ok || s.Counter.GetValue() != 1 {
+		t.Errorf("runs_total for a team stream stopped after its member's end (stored %s): %v", row.Status, fams["agentry_runs_total"])
 	}
 }

@@ -83,11 +83,11 @@ func (st *runStream) observe(ev run.Event) {
 	if ev.SessionID != "" && st.out.SessionID == "" {
 		st.out.SessionID = ev.SessionID
 	}
-	if s, ok := FinalStatus(ev); ok {
+	// The run's own end only: a team's stream carries its members' runs'
+	// events, a workflow's its steps' runs'.
+	if s, ok := FinalStatus(ev); ok && (ev.RunID == "" || ev.RunID == st.out.RunID || st.out.RunID == "") {
 		st.out.Status = s
-		if ev.RunID == "" || ev.RunID == st.out.RunID || st.out.RunID == "" {
-			st.out.Content = ev.Content
-		}
+		st.out.Content = ev.Content
 	}
 }
 

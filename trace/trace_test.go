@@ -12,6 +12,7 @@ import (
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/trace"
 )
@@ -219,4 +220,42 @@ func TestSpans_StreamStoppedByItsConsumerEndsCancelled(t *testing.T) {
 		}
 	}
 	t.Fatalf("no run span: %v", names(exp.GetSpans()))
+}
+
+// A team's stream carries its member's run's events: a team stream
+// stopped after its member's RunCompleted ends the team's span CANCELLED
+// (as the team run is stored), not COMPLETED with the member's answer.
+func TestSpans_TeamStreamEndsWithTheTeamRunsOwnStatus(t *testing.T) {
+	t.Parallel()
+	tp, exp := recorder()
+	member, err := agent.New(agent.Config{ID: "a", Name: "A", Model: scripted.Reply("answer a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := team.New(team.Config{ID: "crew", Name: "Crew", Members: []*agent.Agent{member}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: team.ToolDelegate, Args: map[string]any{"member_id": "a", "task": "t"}}}}, {Content: "done"}}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var teamRunID string
+	for ev, err := range trace.Runner(tm, tp).Stream(context.Background(), run.TextInput("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if teamRunID == "" {
+			teamRunID = ev.RunID
+		}
+		if ev.Event == run.EventRunCompleted && ev.RunID != teamRunID {
+			break
+		}
+	}
+	for _, s := range exp.GetSpans() {
+		if attrs(s)[trace.AttrRunID].AsString() == teamRunID {
+			if got := attrs(s)[trace.AttrRunStatus].AsString(); got != string(run.StatusCancelled) {
+				t.Errorf("team run span status %q, want %s", got, run.StatusCancelled)
+			}
+			return
+		}
+	}
+	t.Fatalf("no span of the team run: %v", names(exp.GetSpans()))
 }
