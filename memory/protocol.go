@@ -96,7 +96,7 @@ func ParseUpdates(content string, known map[string]bool) ([]Update, error) {
 	if err := dec.Decode(&a); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedUpdates, err)
 	}
-	if dec.More() {
+	if trailing(raw, dec) {
 		return nil, fmt.Errorf("%w: text after the JSON object", ErrMalformedUpdates)
 	}
 	if a.Updates == nil {
@@ -158,6 +158,13 @@ func checkUpdate(u *Update, known, touched map[string]bool) error {
 	}
 	u.Topics = topics
 	return nil
+}
+
+// trailing reports whether raw holds more than the value dec decoded.
+// (dec.More cannot tell: it answers false before a '}' or ']', so
+// `{"updates":[]}}` would pass as one object.)
+func trailing(raw []byte, dec *json.Decoder) bool {
+	return len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0
 }
 
 // stripFence removes a Markdown code fence (```json … ```) around s.

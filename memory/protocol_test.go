@@ -25,21 +25,23 @@ func TestParseUpdates_ValidAnswers(t *testing.T) {
 func TestParseUpdates_MalformedIsRefusedWithAReason(t *testing.T) {
 	known := map[string]bool{"m1": true}
 	cases := map[string]string{
-		"not json":        `I will remember that`,
-		"empty":           ``,
-		"truncated":       `{"updates":[{"op":"add","memory":"x"`,
-		"no updates":      `{}`,
-		"unknown field":   `{"updates":[],"extra":1}`,
-		"unknown op":      `{"updates":[{"op":"clear"}]}`,
-		"unknown id":      `{"updates":[{"op":"delete","memory_id":"other-users-memory"}]}`,
-		"add with id":     `{"updates":[{"op":"add","memory_id":"m1","memory":"x"}]}`,
-		"blank memory":    `{"updates":[{"op":"add","memory":"  "}]}`,
-		"twice":           `{"updates":[{"op":"update","memory_id":"m1","memory":"a"},{"op":"delete","memory_id":"m1"}]}`,
-		"trailing":        `{"updates":[]} {"updates":[]}`,
-		"too long":        `{"updates":[{"op":"add","memory":"` + strings.Repeat("x", MaxMemoryChars+1) + `"}]}`,
-		"too many":        `{"updates":[` + strings.TrimSuffix(strings.Repeat(`{"op":"add","memory":"x"},`, MaxUpdates+1), ",") + `]}`,
-		"wrong type":      `{"updates":{"op":"add"}}`,
-		"topics not list": `{"updates":[{"op":"add","memory":"x","topics":"a"}]}`,
+		"not json":         `I will remember that`,
+		"empty":            ``,
+		"truncated":        `{"updates":[{"op":"add","memory":"x"`,
+		"no updates":       `{}`,
+		"unknown field":    `{"updates":[],"extra":1}`,
+		"unknown op":       `{"updates":[{"op":"clear"}]}`,
+		"unknown id":       `{"updates":[{"op":"delete","memory_id":"other-users-memory"}]}`,
+		"add with id":      `{"updates":[{"op":"add","memory_id":"m1","memory":"x"}]}`,
+		"blank memory":     `{"updates":[{"op":"add","memory":"  "}]}`,
+		"twice":            `{"updates":[{"op":"update","memory_id":"m1","memory":"a"},{"op":"delete","memory_id":"m1"}]}`,
+		"trailing":         `{"updates":[]} {"updates":[]}`,
+		"trailing brace":   `{"updates":[]}}`,
+		"trailing bracket": `{"updates":[{"op":"add","memory":"x"}]}] and more`,
+		"too long":         `{"updates":[{"op":"add","memory":"` + strings.Repeat("x", MaxMemoryChars+1) + `"}]}`,
+		"too many":         `{"updates":[` + strings.TrimSuffix(strings.Repeat(`{"op":"add","memory":"x"},`, MaxUpdates+1), ",") + `]}`,
+		"wrong type":       `{"updates":{"op":"add"}}`,
+		"topics not list":  `{"updates":[{"op":"add","memory":"x","topics":"a"}]}`,
 	}
 	for name, in := range cases {
 		_, err := ParseUpdates(in, known)
@@ -54,7 +56,8 @@ func TestParseSummary(t *testing.T) {
 	if err != nil || s.Summary != "talked about tea" || len(s.Topics) != 1 {
 		t.Fatalf("got %+v, %v", s, err)
 	}
-	for _, bad := range []string{``, `{}`, `{"summary":""}`, `{"summary":"x","mood":"ok"}`, `nope`, `{"summary":1}`} {
+	for _, bad := range []string{``, `{}`, `{"summary":""}`, `{"summary":"x","mood":"ok"}`, `nope`, `{"summary":1}`,
+		`{"summary":"x"} {"summary":"y"}`, `{"summary":"x"}}`, `{"summary":"x"}] and more`} {
 		if _, err := ParseSummary(bad); !errors.Is(err, ErrMalformedSummary) {
 			t.Errorf("%q: err = %v", bad, err)
 		}

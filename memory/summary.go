@@ -126,7 +126,7 @@ func ParseSummary(content string) (*Summary, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedSummary, err)
 	}
-	if dec.More() {
+	if trailing(raw, dec) {
 		return nil, fmt.Errorf("%w: text after the JSON object", ErrMalformedSummary)
 	}
 	if s.Summary == nil || strings.TrimSpace(*s.Summary) == "" {
