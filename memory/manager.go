@@ -141,6 +141,9 @@ func (m *Manager) ask(ctx context.Context, t Target, input string) (*Result, err
 	if err := m.check(t); err != nil {
 		return nil, err
 	}
+	// The input is stored with each added memory, and Postgres stores no
+	// NUL in text: one in the user's words must not fail the update.
+	input = strings.ReplaceAll(input, "\x00", "")
 	existing, err := Memories(ctx, m.DB, t.UserID, m.max())
 	if err != nil {
 		return nil, fmt.Errorf("memory: read memories of user %s: %w", t.UserID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -171,6 +172,43 @@ func TestManager_ConcurrentUpdatesAllLand(t *testing.T) {
 		}
 		if got := texts(t, d, "u1"); len(got) != 2*n {
 			t.Fatalf("%d memories, want %d", len(got), 2*n)
+		}
+	})
+}
+
+// Postgres stores no NUL in text or jsonb. A NUL in the model's memory or
+// topics is a malformed answer on every backend (not a database error on
+// one and a stored memory on the others); a NUL in the user's words or the
+// agent's task is left out of what the manager sends and stores.
+func TestManager_NULIsRefusedInAnswersAndLeftOutOfInput(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		for _, answer := range []string{
+			`{"updates":[{"op":"add","memory_id":"","memory":"likes\u0000tea","topics":[]}]}`,
+			`{"updates":[{"op":"add","memory_id":"","memory":"likes tea","topics":["drinks\u0000"]}]}`,
+		} {
+			m := &Manager{DB: d, Model: scripted.Reply(answer)}
+			if _, err := m.Update(bg, Target{UserID: "u1"}, userSays("I like tea")); !errors.Is(err, ErrMalformedUpdates) {
+				t.Fatalf("%s: err = %v, want ErrMalformedUpdates", answer, err)
+			}
+		}
+		if got := texts(t, d, "u1"); len(got) != 0 {
+			t.Fatalf("memories stored: %q", got)
+		}
+		m := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"likes tea","topics":[]}]}`)}
+		if res, err := m.Update(bg, Target{UserID: "u1"}, userSays("I like\x00 tea")); err != nil || res.Added != 1 {
+			t.Fatalf("update: %+v, %v", res, err)
+		}
+		if res, err := m.Task(bg, Target{UserID: "u1"}, "remember\x00 tea"); err != nil || res.Added != 1 {
+			t.Fatalf("task: %+v, %v", res, err)
+		}
+		ms, err := Memories(bg, d, "u1", 0)
+		if err != nil || len(ms) != 2 {
+			t.Fatalf("memories %+v, %v", ms, err)
+		}
+		for _, x := range ms {
+			if strings.ContainsRune(x.Input, 0) || !strings.Contains(x.Input, " tea") {
+				t.Fatalf("stored input %q", x.Input)
+			}
 		}
 	})
 }

@@ -82,8 +82,8 @@ var updatesFormat = &model.ResponseFormat{Name: "memory_updates", Schema: update
 // ParseUpdates decodes and checks a model's answer against the memories the
 // user has (by id). Any defect fails the whole answer with
 // ErrMalformedUpdates and a reason: an unknown field, op or memory id, a
-// missing or over-long text, too many changes or topics, one memory
-// changed twice. A Markdown code fence around the JSON is accepted, since
+// missing or over-long text, a NUL character (Postgres stores none), too
+// many changes or topics, one memory changed twice. A Markdown code fence around the JSON is accepted, since
 // models add one even when asked not to.
 func ParseUpdates(content string, known map[string]bool) ([]Update, error) {
 	raw := bytes.TrimSpace([]byte(stripFence(content)))
@@ -139,6 +139,8 @@ func checkUpdate(u *Update, known, touched map[string]bool) error {
 	switch n := utf8.RuneCountInString(u.Memory); {
 	case !utf8.ValidString(u.Memory):
 		return errors.New("memory is not valid UTF-8")
+	case strings.ContainsRune(u.Memory, 0):
+		return errors.New("memory holds a NUL character")
 	case n == 0:
 		return fmt.Errorf("%s without memory text", u.Op)
 	case n > MaxMemoryChars:
@@ -150,8 +152,8 @@ func checkUpdate(u *Update, known, touched map[string]bool) error {
 	topics := u.Topics[:0]
 	for _, t := range u.Topics {
 		if t = strings.TrimSpace(t); t != "" {
-			if len(t) > 255 || !utf8.ValidString(t) {
-				return errors.New("a topic is over 255 bytes or not valid UTF-8")
+			if len(t) > 255 || !utf8.ValidString(t) || strings.ContainsRune(t, 0) {
+				return errors.New("a topic is over 255 bytes, not valid UTF-8 or holds a NUL character")
 			}
 			topics = append(topics, t)
 		}

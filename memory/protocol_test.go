@@ -57,7 +57,7 @@ func TestParseSummary(t *testing.T) {
 		t.Fatalf("got %+v, %v", s, err)
 	}
 	for _, bad := range []string{``, `{}`, `{"summary":""}`, `{"summary":"x","mood":"ok"}`, `nope`, `{"summary":1}`,
-		`{"summary":"x"} {"summary":"y"}`, `{"summary":"x"}}`, `{"summary":"x"}] and more`} {
+		`{"summary":"x"} {"summary":"y"}`, `{"summary":"a\u0000b"}`, `{"summary":"x","topics":["\u0000"]}`, `{"summary":"x"}}`, `{"summary":"x"}] and more`} {
 		if _, err := ParseSummary(bad); !errors.Is(err, ErrMalformedSummary) {
 			t.Errorf("%q: err = %v", bad, err)
 		}

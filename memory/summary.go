@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -113,8 +114,9 @@ func (s *Summarizer) Summarize(ctx context.Context, prev *Summary, msgs []model.
 }
 
 // ParseSummary decodes a summary model's answer: a JSON object with a
-// non-empty "summary" and optional "topics" (a Markdown code fence around
-// it is accepted). Anything else wraps ErrMalformedSummary.
+// non-empty "summary" and optional "topics", without NUL characters (a
+// Markdown code fence around it is accepted). Anything else wraps
+// ErrMalformedSummary.
 func ParseSummary(content string) (*Summary, error) {
 	raw := bytes.TrimSpace([]byte(stripFence(content)))
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -135,6 +137,10 @@ func ParseSummary(content string) (*Summary, error) {
 	text := strings.TrimSpace(*s.Summary)
 	if n := utf8.RuneCountInString(text); n > MaxSummaryChars || !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%w: summary is %d characters or not valid UTF-8; the limit is %d", ErrMalformedSummary, n, MaxSummaryChars)
+	}
+	if strings.ContainsRune(text, 0) || slices.ContainsFunc(s.Topics, func(t string) bool { return strings.ContainsRune(t, 0) }) {
+		// Postgres stores no NUL in jsonb: the session's save would fail.
+		return nil, fmt.Errorf("%w: a NUL character in the summary or its topics", ErrMalformedSummary)
 	}
 	if len(s.Topics) > 100 {
 		return nil, fmt.Errorf("%w: %d topics; the limit is 100", ErrMalformedSummary, len(s.Topics))
