@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
@@ -108,7 +109,9 @@ func leaveOutCorrupt(ctx context.Context, what string, err error) error {
 // Update asks the model which of the user's memories the conversation adds,
 // changes or deletes, and applies its answer in one transaction. A
 // malformed answer is an error wrapping ErrMalformedUpdates and nothing is
-// written. Only user messages are given to the model, as Agno does: the
+// written. A memory the answer updates or deletes that another run of
+// the user deleted meanwhile stays deleted; the rest of the answer is
+// applied. Only user messages are given to the model, as Agno does: the
 // memories are about the user.
 func (m *Manager) Update(ctx context.Context, t Target, conversation []model.Message) (*Result, error) {
 	var b strings.Builder
@@ -184,11 +187,47 @@ func (m *Manager) ask(ctx context.Context, t Target, input string) (*Result, err
 			ch.Deletes = append(ch.Deletes, u.MemoryID)
 		}
 	}
-	if err := m.DB.ApplyMemoryChanges(db.WithUserScope(ctx, t.UserID), &ch); err != nil {
+	if err := m.apply(db.WithUserScope(ctx, t.UserID), &ch); err != nil {
 		return res, fmt.Errorf("memory: apply changes for user %s: %w", t.UserID, err)
 	}
 	res.Added, res.Updated, res.Deleted = len(ch.Adds), len(ch.Updates), len(ch.Deletes)
 	return res, nil
+}
+
+// apply writes ch in one transaction. The model answered from the
+// memories read before it was asked; another run of the user may have
+// deleted some of them since, which fails the batch (db.ErrNotFound). The
+// deletion stands: the updates and deletes of memories now gone are left
+// out and the rest of the answer applied, rather than losing it all.
+func (m *Manager) apply(ctx context.Context, ch *db.MemoryChanges) error {
+	for attempt := 1; ; attempt++ {
+		err := m.DB.ApplyMemoryChanges(ctx, ch)
+		if err == nil || !errors.Is(err, db.ErrNotFound) || attempt == 3 {
+			return err
+		}
+		gone := map[string]bool{}
+		for _, id := range slices.Concat(ch.Deletes, memoryIDs(ch.Updates)) {
+			switch _, gerr := m.DB.GetMemory(ctx, id); {
+			case errors.Is(gerr, db.ErrNotFound):
+				gone[id] = true
+			case gerr != nil:
+				return errors.Join(err, gerr)
+			}
+		}
+		if len(gone) == 0 {
+			return err
+		}
+		ch.Updates = slices.DeleteFunc(ch.Updates, func(u db.Memory) bool { return gone[u.MemoryID] })
+		ch.Deletes = slices.DeleteFunc(ch.Deletes, func(id string) bool { return gone[id] })
+	}
+}
+
+func memoryIDs(ms []db.Memory) []string {
+	ids := make([]string, len(ms))
+	for i, x := range ms {
+		ids[i] = x.MemoryID
+	}
+	return ids
 }
 
 // existingBlock lists the user's memories for the model, with their ids.

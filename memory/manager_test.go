@@ -212,3 +212,65 @@ func TestManager_NULIsRefusedInAnswersAndLeftOutOfInput(t *testing.T) {
 		}
 	})
 }
+
+// gated answers reply once release is closed, after telling asked that
+// the manager has read the memories and is waiting for the model.
+type gated struct {
+	model.Model
+	asked, release chan struct{}
+}
+
+func (g *gated) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	close(g.asked)
+	<-g.release
+	return g.Model.Invoke(ctx, req)
+}
+
+// Two runs of one user change memories at once: one deletes a memory the
+// other's answer also deletes or updates, after the other read it. The
+// deletion stands, and the rest of the other answer (a new memory) is
+// not lost with it.
+func TestManager_AMemoryDeletedMeanwhileDoesNotLoseTheRestOfAnAnswer(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		for _, op := range []string{
+			`{"op":"delete","memory_id":"x","memory":"","topics":[]}`,
+			`{"op":"update","memory_id":"x","memory":"likes green tea","topics":[]}`,
+		} {
+			seed(t, d, db.Memory{MemoryID: "x", Memory: "likes tea", UserID: "u1"}, db.Memory{MemoryID: "k", Memory: "keeps this", UserID: "u1"})
+			g := &gated{Model: scripted.Reply(`{"updates":[{"op":"add","memory_id":"","memory":"has a dog","topics":[]},` + op + `]}`),
+				asked: make(chan struct{}), release: make(chan struct{})}
+			slow := &Manager{DB: d, Model: g}
+			type result struct {
+				res *Result
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := slow.Update(bg, Target{UserID: "u1"}, userSays("I have a dog; forget the tea"))
+				done <- result{res, err}
+			}()
+			<-g.asked
+			fast := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"delete","memory_id":"x","memory":"","topics":[]}]}`)}
+			if _, err := fast.Update(bg, Target{UserID: "u1"}, userSays("forget the tea")); err != nil {
+				t.Fatal(err)
+			}
+			close(g.release)
+			r := <-done
+			if r.err != nil {
+				t.Fatalf("%s: the slower update failed: %v", op, r.err)
+			}
+			if r.res.Added != 1 || r.res.Updated+r.res.Deleted != 0 {
+				t.Fatalf("%s: result %+v, want 1 added", op, r.res)
+			}
+			if got := texts(t, d, "u1"); !slices.Equal(got, []string{"has a dog", "keeps this"}) {
+				t.Fatalf("%s: memories %q", op, got)
+			}
+			ms, _ := Memories(bg, d, "u1", 0)
+			for _, m := range ms {
+				if err := d.DeleteMemories(db.WithUserScope(bg, "u1"), m.MemoryID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
