@@ -84,6 +84,10 @@ func New(cfg Config) (*Embedder, error) {
 	if cfg.Dimensions <= 0 {
 		return nil, errors.New("embedder/openai: Dimensions is required (text-embedding-3-small: 1536)")
 	}
+	// Checked before the batch bound below, whose product would overflow.
+	if cfg.Dimensions > maxResponse/floatBytes {
+		return nil, fmt.Errorf("embedder/openai: Dimensions %d: one vector could answer more than %d MiB; use at most %d", cfg.Dimensions, maxResponse>>20, maxResponse/floatBytes)
+	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
