@@ -186,6 +186,14 @@ func (e *Embedder) call(ctx context.Context, batch []string) ([][]float32, error
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
+		// A stall in the answer ends as the wait for it would: the
+		// caller's deadline is the caller's, Timeout's is unreachable.
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if reqCtx.Err() != nil {
+			return nil, model.Unreachable("OpenAI embeddings", e.url, err)
+		}
 		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrServer, Message: "reading the answer: " + err.Error(), Err: err}
 	}
 	if resp.StatusCode/100 != 2 {

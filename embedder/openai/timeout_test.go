@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,4 +92,58 @@ func TestEmbed_CallerDeadlineWins(t *testing.T) {
 	if _, err := e.Embed(ctx, []string{"x"}); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, model.ErrUnreachable) {
 		t.Fatalf("err = %v, want the caller's context.DeadlineExceeded", err)
 	}
+}
+
+// stallingServer answers 200 and the start of a body, then never the rest
+// (until the test ends). calls counts requests.
+func stallingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	release := make(chan struct{})
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"object":"list","data":[{"index":0,`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv, &calls
+}
+
+// A server that stops in the middle of its answer is timed out as one that
+// never answers (unreachable, retried); the caller's own deadline there is
+// the caller's, not a server error, and is not retried.
+func TestEmbed_StallInTheAnswer(t *testing.T) {
+	t.Parallel()
+	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
+		srv, calls := stallingServer(t)
+		e, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Dimensions: 3, Timeout: 50 * time.Millisecond, Retry: fastRetry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Embed(context.Background(), []string{"x"})
+		if !errors.Is(err, model.ErrUnreachable) || errors.Is(err, model.ErrServer) || calls.Load() != 3 {
+			t.Fatalf("err = %v after %d calls, want model.ErrUnreachable after 3", err, calls.Load())
+		}
+	})
+	t.Run("caller deadline", func(t *testing.T) {
+		t.Parallel()
+		srv, calls := stallingServer(t)
+		e, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Dimensions: 3, Retry: fastRetry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err = e.Embed(ctx, []string{"x"})
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, model.ErrServer) || errors.Is(err, model.ErrUnreachable) || calls.Load() != 1 {
+			t.Fatalf("err = %v after %d calls, want only the caller's context.DeadlineExceeded", err, calls.Load())
+		}
+	})
 }
