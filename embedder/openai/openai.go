@@ -197,7 +197,9 @@ func (e *Embedder) call(ctx context.Context, batch []string) ([][]float32, error
 		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrServer, Message: "reading the answer: " + err.Error(), Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, model.ClassifyHTTP("OpenAI embeddings", resp.StatusCode, resp.Header, errorText(raw))
+		// Blanked before any of it becomes a message: a refusal may quote
+		// the key, a gateway's page echo the request's headers.
+		return nil, model.ClassifyHTTP("OpenAI embeddings", resp.StatusCode, resp.Header, errorText(model.RedactSecrets(raw, e.cfg.APIKey)))
 	}
 	if len(raw) > maxResponse {
 		return nil, &model.ProviderError{Provider: "OpenAI embeddings", Kind: model.ErrMalformedResponse, Message: "answer larger than 64 MB"}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,6 +164,34 @@ func TestDecode_MalformedAnswersRefused(t *testing.T) {
 	} {
 		if _, err := e.decode([]byte(raw), 2); !errors.Is(err, model.ErrMalformedResponse) {
 			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}
+
+// An error answer that quotes the API key (a gateway echoing the request's
+// headers, a provider naming the key it refuses) must not carry the key
+// into the error, which ends up in logs and a knowledge item's status.
+func TestEmbed_ErrorDoesNotRepeatTheAPIKey(t *testing.T) {
+	t.Parallel()
+	const key = "sk-proj-0123456789abcdef"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","code":"invalid_api_key"}}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	t.Cleanup(srv.Close)
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprintf(w, "<html>bad gateway; request headers: Authorization: %s</html>", r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(srv2.Close)
+	for _, url := range []string{srv.URL, srv2.URL} {
+		e, err := New(Config{BaseURL: url, APIKey: key, Model: "m", Dimensions: 3, Retry: fastRetry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Embed(context.Background(), []string{"x"})
+		if err == nil || strings.Contains(err.Error(), key) {
+			t.Fatalf("err = %v: holds the API key", err)
 		}
 	}
 }
