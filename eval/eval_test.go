@@ -444,3 +444,48 @@ func TestPerformance_CancelStopsBetweenCalls(t *testing.T) {
 		t.Fatalf("%d calls after the cancel at the third", calls)
 	}
 }
+
+// A call the user rejected at a confirmation never ran: it is not a clean
+// call of an expected tool, so a reliability eval of that run fails with
+// it missing ("refused").
+func TestReliability_ARejectedCallDidNotRun(t *testing.T) {
+	t.Parallel()
+	ran := false
+	del, err := tool.Func(tool.FuncConfig{Name: "delete_file", Description: "deletes a file", RequiresConfirmation: true},
+		func(_ context.Context, in struct {
+			Path string `json:"path"`
+		}) (string, error) {
+			ran = true
+			return "deleted " + in.Path, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.MustNew(scripted.Config{ID: "m", Provider: "Scripted", Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{Name: "delete_file", Args: map[string]any{"path": "a.txt"}}}},
+		{Content: "I did not delete it."},
+	}})
+	d := db.New("", memory.New())
+	a, err := agent.New(agent.Config{ID: "files", Model: m, Tools: []tool.Tool{del}, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused, err := a.Run(context.Background(), run.TextInput("delete a.txt"), agent.WithSessionID("s"))
+	if err != nil || paused.Status != run.StatusPaused || len(paused.Tools) != 1 {
+		t.Fatalf("run: %+v, %v", paused, err)
+	}
+	no := false
+	paused.Tools[0].Confirmed = &no
+	out, err := a.ContinueRun(context.Background(), paused)
+	if err != nil || out.Status != run.StatusCompleted || ran {
+		t.Fatalf("continue: status %s, ran %v, %v", out.Status, ran, err)
+	}
+	res, err := (&eval.Reliability{Output: out, ExpectedToolCalls: []string{"delete_file"},
+		ExpectedToolCallArguments: map[string]map[string]any{"delete_file": {"path": "a.txt"}}}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Passed || len(res.PassedToolCalls) != 0 || len(res.MissingToolCalls) != 1 {
+		t.Fatalf("rejected call judged: %s passed %v missing %v args passed %v", res.EvalStatus, res.PassedToolCalls, res.MissingToolCalls, res.PassedArgumentChecks)
+	}
+}

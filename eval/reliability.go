@@ -13,8 +13,9 @@ import (
 
 // Reliability checks the tool calls of a run: Output when given, else
 // Target's answer to Input. Every expected tool must have run cleanly (no
-// error, not paused); a call outside ExpectedToolCalls fails the eval unless
-// AllowAdditionalToolCalls; a call in ForbiddenToolCalls always fails it.
+// error, not paused, not rejected at its confirmation); a call outside
+// ExpectedToolCalls fails the eval unless AllowAdditionalToolCalls; a call
+// in ForbiddenToolCalls always fails it.
 // ExpectedToolCallArguments maps a tool to argument values at least one of
 // its clean calls must have had.
 type Reliability struct {
@@ -91,7 +92,7 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 			continue
 		}
 		attempted[t.ToolName] = true
-		ok := !t.ToolCallError && !paused(t)
+		ok := !t.ToolCallError && !notRun(t)
 		switch {
 		case slices.Contains(forbidden, t.ToolName):
 			res.FailedToolCalls = append(res.FailedToolCalls, t.ToolName)
@@ -145,8 +146,12 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 	return res
 }
 
-func paused(t run.ToolExecution) bool {
-	return (t.RequiresConfirmation && t.Confirmed == nil) || (t.RequiresUserInput && t.Answered == nil) || (t.ExternalExecutionRequired && t.Result == "")
+// notRun reports a call that did not run: still paused for the user, or
+// rejected at its confirmation (the agent answers the model "the user
+// rejected this tool call" instead of calling the tool).
+func notRun(t run.ToolExecution) bool {
+	return (t.RequiresConfirmation && (t.Confirmed == nil || !*t.Confirmed)) || (t.RequiresUserInput && t.Answered == nil) ||
+		(t.ExternalExecutionRequired && t.Result == "")
 }
 
 // argsMatch reports whether actual holds every key of want with an equal
