@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -84,14 +85,20 @@ type Case struct {
 	ExpectedToolCallArguments map[string]map[string]any `yaml:"expected_tool_call_arguments"`
 }
 
-// ParseSuite reads a suite strictly: unknown keys, a case without a name,
-// type or target, or a judged case without a judge are errors.
+// ParseSuite reads a suite strictly: unknown keys, a second YAML document,
+// a case without a name, type or target, or a judged case without a judge
+// are errors.
 func ParseSuite(data []byte) (*Suite, error) {
 	var s Suite
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%w: eval cases: %v", ErrInvalid, err)
+	}
+	// The cases of a second document would never run.
+	var more yaml.Node
+	if err := dec.Decode(&more); err != io.EOF {
+		return nil, fmt.Errorf("%w: eval cases: the file holds more than one YAML document (---); put every case in one cases list", ErrInvalid)
 	}
 	if len(s.Cases) == 0 {
 		return nil, fmt.Errorf("%w: eval cases: the file has no cases", ErrInvalid)

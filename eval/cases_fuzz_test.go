@@ -58,3 +58,18 @@ func TestParseSuite_RefusesValuesThatCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// A file of several YAML documents is not one suite: the cases after the
+// first document would never run, silently.
+func TestParseSuite_RefusesASecondDocument(t *testing.T) {
+	t.Parallel()
+	for _, data := range []string{
+		"cases:\n  - {name: a, type: performance, agent: x, input: hi}\n---\ncases:\n  - {name: b, type: performance, agent: x, input: hi}\n",
+		"cases:\n  - {name: a, type: performance, agent: x, input: hi}\n---\n",
+		"cases:\n  - {name: a, type: performance, agent: x, input: hi}\n---\n: [\n",
+	} {
+		if s, err := ParseSuite([]byte(data)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: err = %v (suite %+v), want ErrInvalid", data, err, s)
+		}
+	}
+}
