@@ -146,6 +146,9 @@ func ParseSuite(data []byte) (*Suite, error) {
 		if c.Iterations < 0 || c.Warmups < 0 {
 			bad("iterations and warmups cannot be negative")
 		}
+		if _, _, err := judgeSettings(c.Scoring, c.Threshold); err != nil {
+			bad("%v", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		}
 		if !validMinScore(c.MinScore) {
 			bad("min_score %v is outside 1–10", c.MinScore)
 		}

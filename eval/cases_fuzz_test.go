@@ -51,6 +51,9 @@ func TestParseSuite_RefusesValuesThatCannotHold(t *testing.T) {
 		"memory negative":     "{name: b, type: performance, agent: x, input: hi, max_avg_memory_mib: -2}",
 		"argument nan":        "{name: c, type: reliability, agent: x, input: hi, expected_tool_call_arguments: {t: {a: .nan}}}",
 		"nested argument inf": "{name: c, type: reliability, agent: x, input: hi, expected_tool_call_arguments: {t: {a: [1, {b: -.inf}]}}}",
+		"threshold above 10":  "{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numeric, threshold: 11}",
+		"threshold negative":  "{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numeric, threshold: -1}",
+		"unknown scoring":     "{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numerical}",
 	} {
 		_, err := ParseSuite([]byte("judge_model: j\ncases:\n  - " + c + "\n"))
 		if !errors.Is(err, ErrInvalid) {

@@ -85,14 +85,7 @@ func (j *AgentAsJudge) judge(ctx context.Context, output, scoring string, thresh
 
 // Run runs the eval and stores its row when DB is set.
 func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
-	scoring := j.Scoring
-	if scoring == "" {
-		scoring = ScoringBinary
-	}
-	threshold := j.Threshold
-	if threshold == 0 {
-		threshold = 7
-	}
+	scoring, threshold, serr := judgeSettings(j.Scoring, j.Threshold)
 	switch {
 	case j.Judge == nil:
 		return nil, fmt.Errorf("%w: agent-as-judge eval needs a judge model", ErrInvalid)
@@ -102,10 +95,8 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 		return nil, fmt.Errorf("%w: agent-as-judge eval needs a target or outputs", ErrInvalid)
 	case j.Target != nil && j.Input == "":
 		return nil, fmt.Errorf("%w: agent-as-judge eval of a target needs an input", ErrInvalid)
-	case scoring != ScoringBinary && scoring != ScoringNumeric:
-		return nil, fmt.Errorf("%w: scoring %q is not binary or numeric", ErrInvalid, scoring)
-	case threshold < 1 || threshold > 10:
-		return nil, fmt.Errorf("%w: threshold %d is outside 1–10", ErrInvalid, threshold)
+	case serr != nil:
+		return nil, serr
 	}
 	id := j.ensureID()
 	res := &AgentAsJudgeResult{RunID: id, Results: []AgentAsJudgeEvaluation{}}
@@ -173,4 +164,22 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 	row, err := store(ctx, j.Record, TypeAgentAsJudge, describe(j.Target, last), res, input)
 	res.Row = row
 	return res, err
+}
+
+// judgeSettings is the scoring strategy and threshold with their defaults
+// (binary, 7), or ErrInvalid for ones no judgement can meet.
+func judgeSettings(scoring string, threshold int) (string, int, error) {
+	if scoring == "" {
+		scoring = ScoringBinary
+	}
+	if threshold == 0 {
+		threshold = 7
+	}
+	switch {
+	case scoring != ScoringBinary && scoring != ScoringNumeric:
+		return "", 0, fmt.Errorf("%w: scoring %q is not binary or numeric", ErrInvalid, scoring)
+	case threshold < 1 || threshold > 10:
+		return "", 0, fmt.Errorf("%w: threshold %d is outside 1–10", ErrInvalid, threshold)
+	}
+	return scoring, threshold, nil
 }
