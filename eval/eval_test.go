@@ -342,6 +342,11 @@ func TestEvals_RefuseIncompleteConfigurations(t *testing.T) {
 			_, err := (&eval.Performance{Func: func(context.Context) error { return nil }, Iterations: 1, MaxP95RunTime: -time.Second}).Run(ctx)
 			return err
 		},
+		"performance with a memory limit it does not measure": func() error {
+			_, err := (&eval.Performance{Func: func(context.Context) error { _ = make([]byte, 8<<20); return nil }, Iterations: 1,
+				MaxAvgMemoryMiB: 1, NoMemory: true}).Run(ctx)
+			return err
+		},
 		"performance with a NaN memory limit": func() error {
 			_, err := (&eval.Performance{Func: func(context.Context) error { return nil }, Iterations: 1, MaxAvgMemoryMiB: math.NaN()}).Run(ctx)
 			return err

@@ -26,7 +26,7 @@ type Performance struct {
 	MaxAvgRunTime, MaxP95RunTime time.Duration
 	MaxAvgMemoryMiB              float64
 	// NoMemory skips memory measurement (runtime.ReadMemStats stops the
-	// world twice per iteration).
+	// world twice per iteration); it cannot go with MaxAvgMemoryMiB.
 	NoMemory bool
 }
 
@@ -71,6 +71,10 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	}
 	if err := validLimits(p.MaxAvgRunTime, p.MaxP95RunTime, p.MaxAvgMemoryMiB); err != nil {
 		return nil, err
+	}
+	if p.NoMemory && p.MaxAvgMemoryMiB != 0 {
+		// Unmeasured, the average would be 0 and the limit always hold.
+		return nil, fmt.Errorf("%w: performance eval with NoMemory cannot check MaxAvgMemoryMiB", ErrInvalid)
 	}
 	iterations := p.Iterations
 	if iterations == 0 {
