@@ -1,12 +1,14 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -42,7 +44,9 @@ type Record struct {
 	RunID string
 	// Name is the eval's name (the row's name column).
 	Name string
-	// DB, when set, receives the result as one agno_eval_runs row.
+	// DB, when set, receives the result as one agno_eval_runs row. A NUL
+	// in its text (an output, a reason, the name) is stored as U+FFFD, on
+	// every backend, since Postgres stores none.
 	DB *db.DB
 	// UserID owns the row (a scoped context overrides it).
 	UserID string
@@ -103,13 +107,31 @@ func store(ctx context.Context, rec Record, typ Type, c component, data, input a
 	if err != nil {
 		return nil, fmt.Errorf("eval: encode eval_input: %w", err)
 	}
-	row := &db.EvalRun{RunID: rec.RunID, EvalType: string(typ), EvalData: dataJSON, EvalInput: inputJSON, Name: rec.Name,
+	row := &db.EvalRun{RunID: rec.RunID, EvalType: string(typ), EvalData: withoutNUL(dataJSON), EvalInput: withoutNUL(inputJSON),
+		Name:    strings.ReplaceAll(rec.Name, "\x00", "\uFFFD"),
 		AgentID: c.agentID, TeamID: c.teamID, WorkflowID: c.workflowID, ModelID: c.modelID, ModelProvider: c.provider,
 		EvaluatedComponentName: c.name, UserID: rec.UserID}
 	if rec.DB == nil {
 		return row, nil
 	}
 	return rec.DB.CreateEvalRun(ctx, row)
+}
+
+// withoutNUL returns JSON text with every escaped NUL (\u0000) of its
+// strings as U+FFFD: Postgres stores no NUL in jsonb, and a model's output
+// or reason holding one must not cost the eval its row there (and only
+// there) after all its runs.
+func withoutNUL(b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if bytes.HasPrefix(b[i+1:], []byte("u0000")) {
+			copy(b[i+1:], "ufffd")
+		}
+		i++ // the escaped character: \\u0000 is a backslash, then text
+	}
+	return b
 }
 
 // runTarget runs the target once on input in a session of its own.

@@ -494,3 +494,43 @@ func TestReliability_ARejectedCallDidNotRun(t *testing.T) {
 		t.Fatalf("rejected call judged: %s passed %v missing %v args passed %v", res.EvalStatus, res.PassedToolCalls, res.MissingToolCalls, res.PassedArgumentChecks)
 	}
 }
+
+// Postgres stores no NUL in jsonb or text. An output, a reason or an
+// expected argument holding one must not cost the eval its row there
+// after all its runs: every backend stores it, the NUL as U+FFFD.
+func TestEvals_ANULIsStoredOnEveryBackend(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		out := &run.Output{AgentID: "a", Content: "done", Tools: []run.ToolExecution{{ToolName: "t", ToolArgs: json.RawMessage(`{"a":"b\u0000"}`)}}}
+		rl, err := (&eval.Reliability{Record: eval.Record{DB: d, Name: "nul\x00name"}, Output: out, ExpectedToolCalls: []string{"t"},
+			ExpectedToolCallArguments: map[string]map[string]any{"t": {"a": "b\x00"}}}).Run(ctx)
+		if err != nil || !rl.Passed {
+			t.Fatalf("reliability: %+v, %v", rl, err)
+		}
+		j := &eval.AgentAsJudge{Record: eval.Record{DB: d}, Outputs: []string{"o\x00k"}, Criteria: "c", Judge: judge(`{"passed": true, "reason": "r\u0000"}`)}
+		if _, err := j.Run(ctx); err != nil {
+			t.Fatalf("agent as judge: %v", err)
+		}
+		row, err := d.GetEvalRun(ctx, j.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data eval.AgentAsJudgeResult
+		if err := json.Unmarshal(row.EvalData, &data); err != nil {
+			t.Fatal(err)
+		}
+		if len(data.Results) != 1 || data.Results[0].Output != "o\ufffdk" || data.Results[0].Reason != "r\ufffd" {
+			t.Fatalf("stored %s", row.EvalData)
+		}
+		row, err = d.GetEvalRun(ctx, rl.Row.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var input struct {
+			Args map[string]map[string]string `json:"expected_tool_call_arguments"`
+		}
+		if err := json.Unmarshal(row.EvalInput, &input); err != nil || row.Name != "nul\ufffdname" || input.Args["t"]["a"] != "b\ufffd" {
+			t.Fatalf("reliability row named %q, eval_input %s, %v", row.Name, row.EvalInput, err)
+		}
+	})
+}
