@@ -119,7 +119,7 @@ func (a *Accuracy) iterate(ctx context.Context, id string, i int) (*run.Output, 
 		return nil, AccuracyEvaluation{}, fmt.Errorf("%w: no accuracy_score in the answer", ErrJudge)
 	}
 	return out, AccuracyEvaluation{Input: a.Input, Output: output, ExpectedOutput: a.ExpectedOutput,
-		Score: *v.AccuracyScore, Reason: v.AccuracyReason}, nil
+		Score: int(*v.AccuracyScore), Reason: v.AccuracyReason}, nil
 }
 
 // validMinScore: zero (the default) or a score a judge can give; a NaN is

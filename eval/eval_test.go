@@ -534,3 +534,31 @@ func TestEvals_ANULIsStoredOnEveryBackend(t *testing.T) {
 		}
 	})
 }
+
+// A whole-number score written as 8.0 or "8" is the score 8, as Agno's
+// pydantic judge models read it; 8.5 or "eight" are not scores.
+func TestAccuracy_JudgeScoreAsWholeNumber(t *testing.T) {
+	t.Parallel()
+	for answer, want := range map[string]int{
+		`{"accuracy_score": 8.0, "accuracy_reason": "ok"}`:    8,
+		`{"accuracy_score": "8", "accuracy_reason": "ok"}`:    8,
+		`{"accuracy_score": 1e1, "accuracy_reason": "ok"}`:    10,
+		`{"accuracy_score": 8.5, "accuracy_reason": "ok"}`:    0,
+		`{"accuracy_score": "eight", "accuracy_reason": "x"}`: 0,
+		`{"accuracy_score": "11", "accuracy_reason": "x"}`:    0,
+		`{"accuracy_score": true, "accuracy_reason": "x"}`:    0,
+	} {
+		acc := &eval.Accuracy{Target: calculator(t, nil), Judge: judge(answer), Input: "6*7?", ExpectedOutput: "42"}
+		res, err := acc.Run(context.Background())
+		switch {
+		case want == 0 && !errors.Is(err, eval.ErrJudge):
+			t.Errorf("judge %s: err = %v, want ErrJudge", answer, err)
+		case want != 0 && (err != nil || res.Results[0].Score != want):
+			t.Errorf("judge %s: %+v, %v; want score %d", answer, res, err, want)
+		}
+	}
+	j := &eval.AgentAsJudge{Outputs: []string{"x"}, Criteria: "c", Scoring: eval.ScoringNumeric, Judge: judge(`{"score": 9.0, "reason": "r"}`)}
+	if res, err := j.Run(context.Background()); err != nil || *res.Results[0].Score != 9 {
+		t.Errorf("numeric judge 9.0: %+v, %v", res, err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -14,11 +16,37 @@ import (
 // accuracy_score/accuracy_reason, the criteria judge score or passed, and
 // reason.
 type judgeVerdict struct {
-	AccuracyScore  *int   `json:"accuracy_score"`
-	AccuracyReason string `json:"accuracy_reason"`
-	Score          *int   `json:"score"`
-	Passed         *bool  `json:"passed"`
-	Reason         string `json:"reason"`
+	AccuracyScore  *wholeNumber `json:"accuracy_score"`
+	AccuracyReason string       `json:"accuracy_reason"`
+	Score          *wholeNumber `json:"score"`
+	Passed         *bool        `json:"passed"`
+	Reason         string       `json:"reason"`
+}
+
+// wholeNumber is a judge's score read as Agno's pydantic models read an
+// int field: a JSON integer, a number without a fraction (8.0) or a string
+// holding an integer ("8").
+type wholeNumber int
+
+func (w *wholeNumber) UnmarshalJSON(b []byte) error {
+	text := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &text); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return fmt.Errorf("score %q is not a whole number", text)
+		}
+		*w = wholeNumber(n)
+		return nil
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return fmt.Errorf("score %s is not a whole number", text)
+	}
+	*w = wholeNumber(f)
+	return nil
 }
 
 // fence wraps untrusted text in tags the judge is told to treat as data.
@@ -54,7 +82,7 @@ func parseVerdict(content string) (judgeVerdict, error) {
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
 		return v, fmt.Errorf("%w: %v (answer: %.200q)", ErrJudge, err, content)
 	}
-	for _, p := range []*int{v.AccuracyScore, v.Score} {
+	for _, p := range []*wholeNumber{v.AccuracyScore, v.Score} {
 		if p != nil && (*p < 1 || *p > 10) {
 			return v, fmt.Errorf("%w: score %d is outside 1–10", ErrJudge, *p)
 		}

@@ -73,7 +73,8 @@ func (j *AgentAsJudge) judge(ctx context.Context, output, scoring string, thresh
 		if v.Score == nil {
 			return ev, fmt.Errorf("%w: no score in the answer", ErrJudge)
 		}
-		ev.Score, ev.Passed = v.Score, *v.Score >= threshold
+		score := int(*v.Score)
+		ev.Score, ev.Passed = &score, score >= threshold
 		return ev, nil
 	}
 	if v.Passed == nil {
