@@ -274,3 +274,31 @@ func TestManager_AMemoryDeletedMeanwhileDoesNotLoseTheRestOfAnAnswer(t *testing.
 		}
 	})
 }
+
+// A memory updated by another run while Optimize waits for its model is
+// not deleted under a combined memory written from its old text: the
+// optimization is refused and nothing changes.
+func TestManager_OptimizeDoesNotLoseAnUpdateMadeMeanwhile(t *testing.T) {
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		seed(t, d, db.Memory{MemoryID: "a", Memory: "likes tea", UserID: "u1"}, db.Memory{MemoryID: "b", Memory: "likes tea a lot", UserID: "u1"})
+		g := &gated{Model: scripted.Reply(`{"summary":"likes tea","topics":[]}`), asked: make(chan struct{}), release: make(chan struct{})}
+		opt := &Manager{DB: d, Model: g}
+		done := make(chan error, 1)
+		go func() {
+			_, err := opt.Optimize(bg, Target{UserID: "u1"}, true)
+			done <- err
+		}()
+		<-g.asked
+		upd := &Manager{DB: d, Model: scripted.Reply(`{"updates":[{"op":"update","memory_id":"a","memory":"likes coffee, no longer tea","topics":[]}]}`)}
+		if _, err := upd.Update(bg, Target{UserID: "u1"}, userSays("I drink coffee now")); err != nil {
+			t.Fatal(err)
+		}
+		close(g.release)
+		if err := <-done; !errors.Is(err, ErrMemoriesChanged) {
+			t.Fatalf("optimize err = %v, want ErrMemoriesChanged", err)
+		}
+		if got := texts(t, d, "u1"); !slices.Equal(got, []string{"likes coffee, no longer tea", "likes tea a lot"}) {
+			t.Fatalf("memories %q", got)
+		}
+	})
+}

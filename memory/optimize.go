@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,9 +29,16 @@ type Optimized struct {
 // ErrNoMemories: the user has no memories to optimize.
 var ErrNoMemories = fmt.Errorf("memory: the user has no memories")
 
+// ErrMemoriesChanged: another writer changed or deleted the user's
+// memories while Optimize waited for its model; nothing was written, and
+// optimizing again works from the memories as they are now.
+var ErrMemoriesChanged = errors.New("memory: the user's memories changed while they were being optimized; nothing was changed, try again")
+
 // Optimize combines the user's memories into one (Agno's summarize
 // strategy). With apply, the old memories are replaced by it in one
-// transaction; without, nothing is written (a preview).
+// transaction; without, nothing is written (a preview). When another
+// writer changed one of them while the model worked, nothing is written
+// and the error is ErrMemoriesChanged.
 func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimized, error) {
 	if err := m.check(t); err != nil {
 		return nil, err
@@ -81,6 +89,11 @@ func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimize
 	if !apply {
 		return out, nil
 	}
+	// The model took its time: a memory another run updated meanwhile
+	// would be deleted under a combined memory written from its old text.
+	if err := m.unchanged(ctx, t.UserID, before); err != nil {
+		return nil, err
+	}
 	ch := db.MemoryChanges{UserID: t.UserID, Adds: []db.Memory{combined}}
 	for _, e := range before {
 		ch.Deletes = append(ch.Deletes, e.MemoryID)
@@ -103,4 +116,26 @@ func tokens(ms []db.Memory) int {
 		n += (len(m.Memory) + 3) / 4
 	}
 	return n
+}
+
+// unchanged reports ErrMemoriesChanged unless each memory of before is
+// still the user's as it was read. It narrows the window to the time
+// between this read and the write; closing it needs a delete conditional
+// on updated_at, which db.MemoryChanges does not have.
+func (m *Manager) unchanged(ctx context.Context, userID string, before []db.Memory) error {
+	now, err := Memories(ctx, m.DB, userID, m.max())
+	if err != nil {
+		return fmt.Errorf("memory: read memories of user %s: %w", userID, err)
+	}
+	cur := make(map[string]db.Memory, len(now))
+	for _, x := range now {
+		cur[x.MemoryID] = x
+	}
+	for _, e := range before {
+		x, ok := cur[e.MemoryID]
+		if !ok || x.UpdatedAt != e.UpdatedAt || x.Memory != e.Memory || !slices.Equal(x.Topics, e.Topics) {
+			return ErrMemoriesChanged
+		}
+	}
+	return nil
 }
