@@ -18,9 +18,14 @@ import (
 // DefaultDimensions is the vector length when Config.Dimensions is zero.
 const DefaultDimensions = 384
 
+// MaxDimensions bounds Config.Dimensions (pgvector's limit; embedding
+// models use at most a few thousand).
+const MaxDimensions = 16000
+
 // Config configures the embedder.
 type Config struct {
-	// Dimensions of each vector; zero means DefaultDimensions.
+	// Dimensions of each vector; zero means DefaultDimensions. Over
+	// MaxDimensions, Embed fails.
 	Dimensions int
 }
 
@@ -41,8 +46,13 @@ func (e *Embedder) Dimensions() int { return e.dims }
 // ID names the embedder and its dimensions.
 func (e *Embedder) ID() string { return fmt.Sprintf("local-hash-%d", e.dims) }
 
-// Embed hashes each text; it never fails except on a cancelled context.
+// Embed hashes each text; it fails only on a cancelled context, or when
+// Dimensions is over MaxDimensions (New takes any value; a vector that
+// size would not be allocated).
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e.dims > MaxDimensions {
+		return nil, fmt.Errorf("embedder/local: %d dimensions; the most is %d", e.dims, MaxDimensions)
+	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		if i%256 == 0 && ctx.Err() != nil {

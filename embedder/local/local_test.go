@@ -48,3 +48,27 @@ func TestEmbed_CancelledContext(t *testing.T) {
 		t.Fatal("cancelled context embedded")
 	}
 }
+
+// A vector size no machine can allocate (a YAML dimensions value is any
+// int) is an error from Embed, not a panic or an out-of-memory crash.
+func TestEmbed_RefusesDimensionsOverTheMost(t *testing.T) {
+	t.Parallel()
+	for _, dims := range []int{1 << 50, MaxDimensions + 1} {
+		e := New(Config{Dimensions: dims})
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("%d dimensions: Embed panicked: %v", dims, p)
+				}
+			}()
+			_, err = e.Embed(context.Background(), []string{"x"})
+		}()
+		if err == nil {
+			t.Fatalf("%d dimensions embedded", dims)
+		}
+	}
+	if v, err := New(Config{Dimensions: MaxDimensions}).Embed(context.Background(), []string{"x"}); err != nil || len(v[0]) != MaxDimensions {
+		t.Fatalf("MaxDimensions: %v", err)
+	}
+}
