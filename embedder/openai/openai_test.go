@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,5 +194,50 @@ func TestEmbed_ErrorDoesNotRepeatTheAPIKey(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), key) {
 			t.Fatalf("err = %v: holds the API key", err)
 		}
+	}
+}
+
+// "dimensions" goes on the wire only with SendDimensions; no texts make no
+// request at all.
+func TestEmbed_DimensionsParameterAndEmptyInput(t *testing.T) {
+	t.Parallel()
+	var (
+		mu     sync.Mutex
+		bodies []map[string]any
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		mu.Lock()
+		bodies = append(bodies, body)
+		mu.Unlock()
+		fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.5]}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	for _, send := range []bool{false, true} {
+		e, err := New(Config{BaseURL: srv.URL, Model: "text-embedding-3-small", Dimensions: 2, SendDimensions: send})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vecs, err := e.Embed(context.Background(), nil); err != nil || len(vecs) != 0 {
+			t.Fatalf("no texts: %v, %v", vecs, err)
+		}
+		if _, err := e.Embed(context.Background(), []string{"x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 {
+		t.Fatalf("%d requests, want 2 (none for no texts)", len(bodies))
+	}
+	if _, ok := bodies[0]["dimensions"]; ok {
+		t.Errorf("dimensions sent without SendDimensions: %v", bodies[0])
+	}
+	if bodies[1]["dimensions"] != 2.0 || bodies[1]["encoding_format"] != "float" {
+		t.Errorf("request %v, want dimensions 2 and float encoding", bodies[1])
 	}
 }
