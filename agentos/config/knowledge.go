@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
@@ -54,6 +55,18 @@ type EmbedderConfig struct {
 	BaseURL    string `yaml:"base_url"`
 	APIKey     string `yaml:"api_key"`
 	BatchSize  int    `yaml:"batch_size"`
+	// SendDimensions sends dimensions with each request (provider openai),
+	// for models that shorten their vectors to it; unset, it is sent to
+	// text-embedding-3 models only, as Agno's OpenAIEmbedder does.
+	SendDimensions *bool `yaml:"send_dimensions"`
+}
+
+// sendDimensions resolves SendDimensions.
+func (e *EmbedderConfig) sendDimensions() bool {
+	if e.SendDimensions != nil {
+		return *e.SendDimensions
+	}
+	return strings.HasPrefix(e.Model, "text-embedding-3")
 }
 
 // VectorDBConfig chooses the vector store: embedded (Path) or pgvector
@@ -80,7 +93,7 @@ func (k *Knowledge) Validate() error {
 	if e := k.Embedder; e != nil {
 		switch e.Provider {
 		case "", "local":
-			if e.Model != "" || e.BaseURL != "" || e.APIKey != "" {
+			if e.Model != "" || e.BaseURL != "" || e.APIKey != "" || e.SendDimensions != nil {
 				return errors.New("knowledge.embedder: the local embedder takes only dimensions")
 			}
 		case "openai":
@@ -196,7 +209,8 @@ func OpenKnowledge(ctx context.Context, k *Knowledge, d *db.DB, dataDir string, 
 	}
 	var emb embedder.Embedder
 	if e := k.Embedder; e != nil && e.Provider == "openai" {
-		oe, err := openai.New(openai.Config{BaseURL: e.BaseURL, APIKey: os.ExpandEnv(e.APIKey), Model: e.Model, Dimensions: e.Dimensions, BatchSize: e.BatchSize})
+		oe, err := openai.New(openai.Config{BaseURL: e.BaseURL, APIKey: os.ExpandEnv(e.APIKey), Model: e.Model, Dimensions: e.Dimensions,
+			SendDimensions: e.sendDimensions(), BatchSize: e.BatchSize})
 		if err != nil {
 			return nil, nil, err
 		}
