@@ -96,6 +96,9 @@ func (k *Knowledge) Validate() error {
 			if e.Model != "" || e.BaseURL != "" || e.APIKey != "" || e.SendDimensions != nil {
 				return errors.New("knowledge.embedder: the local embedder takes only dimensions")
 			}
+			if e.Dimensions < 0 || e.Dimensions > local.MaxDimensions {
+				return fmt.Errorf("knowledge.embedder.dimensions %d: the local embedder takes 1 to %d (0: %d)", e.Dimensions, local.MaxDimensions, local.DefaultDimensions)
+			}
 		case "openai":
 			if e.Model == "" || e.Dimensions <= 0 {
 				return errors.New("knowledge.embedder: provider openai needs model and dimensions (e.g. text-embedding-3-small, 1536)")

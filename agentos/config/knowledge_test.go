@@ -59,6 +59,7 @@ func TestKnowledge_RefusedSettings(t *testing.T) {
 		"knowledge: {vector_db: {type: chroma}}":             "use embedded or pgvector",
 		"knowledge: {embedder: {provider: cohere}}":          "use local or openai",
 		"knowledge: {embedder: {send_dimensions: true}}":     "takes only dimensions",
+		"knowledge: {embedder: {dimensions: 100000}}":        "takes 1 to 16000",
 		"knowledge: {embedder: {provider: openai}}":          "needs model and dimensions",
 		"knowledge: {search_type: semantic}":                 "use vector, keyword or hybrid",
 		"knowledge: {allow_networks: [not-a-cidr]}":          "allow_networks",
