@@ -88,6 +88,8 @@ func (s *Server) optimizeMemories(w http.ResponseWriter, r *http.Request) error 
 	switch {
 	case errors.Is(err, memory.ErrNoMemories):
 		return errorf(http.StatusNotFound, "No memories found for user %s", userID)
+	case errors.Is(err, memory.ErrMemoriesChanged):
+		return errorf(http.StatusConflict, "The user's memories changed while they were being optimized; nothing was changed. Optimize again.")
 	case errors.Is(err, memory.ErrMalformedUpdates):
 		s.log.WarnContext(r.Context(), "agentos: optimize memories: the model's answer is malformed", "user_id", userID, "error", err)
 		return errorf(http.StatusInternalServerError, "Failed to optimize memories: the model's answer is malformed; nothing was changed")

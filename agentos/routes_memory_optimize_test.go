@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 )
 
@@ -77,5 +78,38 @@ func TestOptimizeMemories_NoModelIs400(t *testing.T) {
 	res := do(t, "POST", f.url+"/optimize-memories", strings.NewReader(`{"user_id":"alice"}`), jsonHeader)
 	if res.status != 400 || !strings.Contains(res.body, "memory_model") {
 		t.Fatalf("= %d %s", res.status, res.body)
+	}
+}
+
+// changingModel is a memory model during whose answer another writer
+// updates a memory of the user being optimized.
+type changingModel struct {
+	model.Model
+	change func()
+}
+
+func (m changingModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	m.change()
+	return m.Model.Invoke(ctx, req)
+}
+
+// A memory another run updated while the optimize's model worked: nothing
+// is changed and the answer is 409 (try again), not a 500.
+func TestOptimizeMemories_MemoriesChangedMeanwhileIs409(t *testing.T) {
+	t.Parallel()
+	var d *db.DB
+	f := newFixture(t, Config{MemoryModel: changingModel{Model: scripted.Reply(`{"summary":"Alice likes green tea","topics":["drinks"]}`), change: func() {
+		if _, err := d.UpsertMemory(context.Background(), &db.Memory{MemoryID: "m-alice", Memory: "Alice likes coffee, no longer tea", UserID: "alice"}); err != nil {
+			t.Error(err)
+		}
+	}}})
+	d = f.db
+	seedMemories(t, f.db)
+	res := do(t, "POST", f.url+"/optimize-memories", strings.NewReader(`{"user_id":"alice"}`), jsonHeader)
+	if res.status != 409 {
+		t.Fatalf("= %d %s, want 409", res.status, res.body)
+	}
+	if m, err := f.db.GetMemory(context.Background(), "m-alice"); err != nil || m.Memory != "Alice likes coffee, no longer tea" {
+		t.Fatalf("m-alice = %+v, %v", m, err)
 	}
 }
