@@ -160,15 +160,23 @@ func Key(sessionID, name string) (string, error) {
 	return SessionDir(sessionID) + name, nil
 }
 
+// extRE is an extension a name may end in (nameRE), without its dot.
+var extRE = regexp.MustCompile(`^[a-z0-9]{1,10}$`)
+
+// extension is the file name's extension, else the last of those the
+// machine's MIME tables give the type that a name may end in (the tables
+// also hold ".tar.gz" and ".7z.001"), else none.
 func extension(mimeType, filename string) string {
 	if i := strings.LastIndexByte(filename, '.'); i >= 0 {
-		ext := strings.ToLower(filename[i+1:])
-		if regexp.MustCompile(`^[a-z0-9]{1,10}$`).MatchString(ext) {
+		if ext := strings.ToLower(filename[i+1:]); extRE.MatchString(ext) {
 			return "." + ext
 		}
 	}
-	if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
-		return exts[len(exts)-1]
+	exts, _ := mime.ExtensionsByType(mimeType)
+	for _, ext := range slices.Backward(exts) {
+		if extRE.MatchString(strings.TrimPrefix(ext, ".")) {
+			return ext
+		}
 	}
 	return ""
 }
