@@ -205,16 +205,25 @@ func Put(ctx context.Context, s Storage, owner Owner, mediaType, mimeType, filen
 		MimeType: mimeType, Filename: filename, Size: int64(len(content)), ContentHash: hash, MediaType: mediaType}, nil
 }
 
-// Get reads a referenced object's bytes, checking their hash.
+// Get reads a referenced object's bytes, checking their hash. It reads at
+// most one byte more than the reference's size (when it has one): an
+// object that has grown past it is refused without being read whole.
 func Get(ctx context.Context, s Storage, ref *Reference) ([]byte, error) {
 	r, err := s.Download(ctx, ref.StorageKey)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	b, err := io.ReadAll(r)
+	var src io.Reader = r
+	if ref.Size > 0 {
+		src = io.LimitReader(r, ref.Size+1)
+	}
+	b, err := io.ReadAll(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %s: %w", ErrUnavailable, ref.MediaID, err)
+	}
+	if ref.Size > 0 && int64(len(b)) != ref.Size {
+		return nil, fmt.Errorf("media: object %s is not of its referenced size %d", ref.StorageKey, ref.Size)
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ref.ContentHash {
 		return nil, fmt.Errorf("media: object %s does not match its content hash", ref.StorageKey)

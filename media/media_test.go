@@ -3,8 +3,13 @@ package media_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"mime"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/media"
@@ -55,5 +60,65 @@ func TestPut_ATypeWhoseExtensionIsNoKeyNameIsStoredWithoutOne(t *testing.T) {
 	ref, err := media.Put(context.Background(), s, owner, "file", split, "", content)
 	if err != nil || ref.MediaID != ref.ContentHash+".agentrysp" {
 		t.Fatalf("Put: %+v, %v", ref, err)
+	}
+}
+
+// countingStorage is a real local storage whose downloads count the bytes
+// read from them.
+type countingStorage struct {
+	*local.Storage
+	read atomic.Int64
+}
+
+type countingReader struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.n.Add(int64(n))
+	return n, err
+}
+
+func (s *countingStorage) Download(ctx context.Context, key string) (io.ReadCloser, error) {
+	rc, err := s.Storage.Download(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return countingReader{rc, &s.read}, nil
+}
+
+// A reference says how big its object is: an object that has grown past
+// that (replaced, corrupted, or a reference naming another object) is
+// refused after reading one byte more than the reference's size, not read
+// whole into memory first.
+func TestGet_ReadsNoMoreThanTheReferencedSizeAndABit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := &countingStorage{Storage: newLocal(t)}
+	owner := media.Owner{DB: "db", User: "alice", Session: "s1"}
+	small := []byte("small")
+	ref, err := media.Put(ctx, s, owner, "file", "text/plain", "a.txt", small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("B"), 4<<20)
+	if err := s.Upload(ctx, ref.StorageKey, bytes.NewReader(big), int64(len(big)), "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	s.read.Store(0)
+	_, err = media.Get(ctx, s, ref)
+	if err == nil || !strings.Contains(err.Error(), ref.StorageKey) {
+		t.Fatalf("Get of a grown object: %v", err)
+	}
+	if n := s.read.Load(); n > ref.Size+1 {
+		t.Fatalf("Get read %d bytes of an object referenced as %d", n, ref.Size)
+	}
+	// the object as referenced still reads
+	sum := sha256.Sum256(big)
+	ref.Size, ref.ContentHash = int64(len(big)), hex.EncodeToString(sum[:])
+	if got, err := media.Get(ctx, s, ref); err != nil || len(got) != len(big) {
+		t.Fatalf("Get: %d bytes, %v", len(got), err)
 	}
 }
