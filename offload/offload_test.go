@@ -285,3 +285,20 @@ func TestSweepEvery_DeletesExpiredResultsInTheBackground(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// A start_char past the end of its line is a bad range, as a start_line
+// past the end is, not an empty line.
+func TestRead_StartCharPastTheLineIsABadRange(t *testing.T) {
+	t.Parallel()
+	o := newOffloader(t, testdbs.SQLite(t), offload.Config{})
+	out, _ := o.Offload(ctx, call, bigResult(1000, 10)) // lines of 20 characters
+	for _, r := range []offload.ReadRange{{StartLine: 5, StartChar: 21}, {StartLine: 5, StartChar: 1 << 40}} {
+		if p, err := o.Read(ctx, call.Scope, out.ResultID, r); !errors.Is(err, offload.ErrBadRange) {
+			t.Fatalf("%+v: %.30q, %v", r, p.Text, err)
+		}
+	}
+	p, err := o.Read(ctx, call.Scope, out.ResultID, offload.ReadRange{StartLine: 5, EndLine: 5, StartChar: 20})
+	if err != nil || p.Text != "\n" {
+		t.Fatalf("start_char at the end of the line: %q, %v", p.Text, err)
+	}
+}

@@ -17,7 +17,7 @@ func pageByRunes(id, text string, r ReadRange) (Page, error) {
 	if r.StartLine == 0 {
 		r.StartLine = 1
 	}
-	if r.StartLine < 1 || r.StartLine > max(n, 1) || r.StartChar < 0 || (r.EndLine != 0 && r.EndLine < r.StartLine) {
+	if r.StartLine < 1 || r.StartLine > max(n, 1) || r.StartChar < 0 || (n == 0 && r.StartChar > 0) || (r.EndLine != 0 && r.EndLine < r.StartLine) {
 		return Page{}, ErrBadRange
 	}
 	end := r.StartLine + MaxReadLines - 1
@@ -32,7 +32,10 @@ func pageByRunes(id, text string, r ReadRange) (Page, error) {
 		line := []rune(lines[i-1])
 		from := 0
 		if i == r.StartLine {
-			from = min(r.StartChar, len(line))
+			if r.StartChar > len(line) {
+				return Page{}, ErrBadRange
+			}
+			from = r.StartChar
 		}
 		rest := line[from:]
 		if len(rest) > budget {

@@ -10,7 +10,8 @@ import (
 
 // ReadRange selects a page of a result: lines are 1-based and inclusive;
 // zero StartLine is 1, zero EndLine is as far as the caps allow. StartChar
-// skips characters of the start line (to page through one very long line).
+// skips characters of the start line (to page through one very long line);
+// past the line's end it is ErrBadRange, as StartLine past the result's is.
 type ReadRange struct {
 	StartLine int `json:"start_line,omitempty"`
 	EndLine   int `json:"end_line,omitempty"`
@@ -48,7 +49,7 @@ func page(id, text string, r ReadRange) (Page, error) {
 	if r.StartLine == 0 {
 		r.StartLine = 1
 	}
-	if r.StartLine < 1 || r.StartLine > max(n, 1) || r.StartChar < 0 || (r.EndLine != 0 && r.EndLine < r.StartLine) {
+	if r.StartLine < 1 || r.StartLine > max(n, 1) || r.StartChar < 0 || (n == 0 && r.StartChar > 0) || (r.EndLine != 0 && r.EndLine < r.StartLine) {
 		return Page{}, fmt.Errorf("%w: start_line %d, end_line %d, start_char %d for a result of %d lines", ErrBadRange, r.StartLine, r.EndLine, r.StartChar, n)
 	}
 	end := r.StartLine + MaxReadLines - 1
@@ -65,7 +66,9 @@ func page(id, text string, r ReadRange) (Page, error) {
 		// the whole line's.
 		rest, from := lines[i-1], 0
 		if i == r.StartLine {
-			rest, from = skipRunes(rest, r.StartChar)
+			if rest, from = skipRunes(rest, r.StartChar); from < r.StartChar {
+				return Page{}, fmt.Errorf("%w: start_char %d is past the end of line %d (%d characters)", ErrBadRange, r.StartChar, i, from)
+			}
 		}
 		head, n := skipRunes(rest, max(budget, 0))
 		if head != "" || budget < 0 { // the line does not fit the page
