@@ -3,6 +3,7 @@ package offload
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // SystemPrompt is the system-message line that tells the model the envelope
@@ -85,7 +86,7 @@ func clipLine(line string, n int) string {
 	if len(c) == len(line) {
 		return c
 	}
-	return fmt.Sprintf("%s [... %d chars omitted ...]", c, len([]rune(line))-len([]rune(c)))
+	return fmt.Sprintf("%s [... %d chars omitted ...]", c, utf8.RuneCountInString(line[len(c):]))
 }
 
 func attr(s string) string {

@@ -286,6 +286,46 @@ func TestSweepEvery_DeletesExpiredResultsInTheBackground(t *testing.T) {
 	<-done
 }
 
+// A match far into one long line (minified JSON, a log without newlines)
+// is shown: the line is clipped around the match, and the omitted count
+// before it is the start_char read_result continues from.
+func TestSearch_AMatchDeepInALongLineIsShown(t *testing.T) {
+	t.Parallel()
+	o := newOffloader(t, testdbs.SQLite(t), offload.Config{})
+	line := strings.Repeat("é", 30_000) + "NEEDLE" + strings.Repeat("ü", 10_000)
+	out, err := o.Offload(ctx, call, "head\n"+line+"\ntail\n")
+	if err != nil || !out.Stored {
+		t.Fatal(out, err)
+	}
+	ms, err := o.Search(ctx, call.Scope, out.ResultID, `NEEDLE`, 1)
+	if err != nil || len(ms) != 1 || ms[0].LineNumber != 2 {
+		t.Fatalf("matches = %+v, %v", ms, err)
+	}
+	shown := ms[0].Line
+	if !strings.Contains(shown, "NEEDLE") {
+		t.Fatalf("the match is not in the line shown: %.80q…", shown)
+	}
+	if n := len([]rune(shown)); n > offload.MaxMatchLineChars+80 {
+		t.Fatalf("line shown in %d chars", n)
+	}
+	var skipped int
+	if _, err := fmt.Sscanf(shown, "[... %d chars omitted ...] ", &skipped); err != nil {
+		t.Fatalf("no omitted count before the match: %.80q", shown)
+	}
+	p, err := o.Read(ctx, call.Scope, out.ResultID, offload.ReadRange{StartLine: 2, EndLine: 2, StartChar: skipped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, window, _ := strings.Cut(shown, " chars omitted ...] ")
+	window, _, _ = strings.Cut(window, " [... ")
+	if !strings.HasPrefix(p.Text, window) {
+		t.Fatalf("read from start_char=%d gives %.40q, search showed %.40q", skipped, p.Text, window)
+	}
+	if ms[0].Before[0] != "head" || ms[0].After[0] != "tail" {
+		t.Fatalf("context = %q %q", ms[0].Before, ms[0].After)
+	}
+}
+
 // A start_char past the end of its line is a bad range, as a start_line
 // past the end is, not an empty line.
 func TestRead_StartCharPastTheLineIsABadRange(t *testing.T) {

@@ -97,3 +97,25 @@ func BenchmarkPage_LongLine(b *testing.B) {
 		}
 	}
 }
+
+func TestClipAround_ShowsTheMatchAndKeepsShortLinesWhole(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 1000)
+	for _, c := range []struct {
+		line     string
+		at, n    int
+		want     string
+		contains string
+	}{
+		{line: "short line with the match at its end: NEEDLE", at: 38, n: 20, want: "[... 33 chars omitted ...] end: NEEDLE"},
+		{line: "short line with the match at its end: NEEDLE", at: 6, n: 20, want: "short line with the  [... 24 chars omitted ...]"},
+		{line: strings.Repeat("a", 300) + "NEEDLE", at: 300, n: 400, want: strings.Repeat("a", 300) + "NEEDLE"},
+		{line: long + "NEEDLE" + long, at: len(long), n: 400, contains: "[... 900 chars omitted ...] " + strings.Repeat("é", 100) + "NEEDLE"},
+		{line: strings.Repeat("b", 500) + "NEEDLE", at: 200, n: 400, want: strings.Repeat("b", 400) + " [... 106 chars omitted ...]"},
+	} {
+		got := clipAround(c.line, c.at, c.n)
+		if c.want != "" && got != c.want || c.contains != "" && !strings.HasPrefix(got, c.contains) {
+			t.Errorf("clipAround(%.20q…, %d, %d) = %.60q…", c.line, c.at, c.n, got)
+		}
+	}
+}

@@ -104,7 +104,8 @@ type Match struct {
 // Search returns up to MaxMatches lines of a result readable by s matching
 // pattern (Go RE2 syntax: linear time, so no timeout is needed), each with
 // up to contextLines (≤ MaxContextLines) lines around it; lines are clipped
-// to MaxMatchLineChars characters.
+// to MaxMatchLineChars characters, a matching line around its first match
+// (see clipAround).
 func (o *Offloader) Search(ctx context.Context, s Scope, id, pattern string, contextLines int) ([]Match, error) {
 	re, err := compile(pattern)
 	if err != nil {
@@ -146,16 +147,32 @@ func search(text string, re *regexp.Regexp, contextLines int) []Match {
 		return c
 	}
 	for i, l := range lines {
-		if !re.MatchString(l) {
+		loc := re.FindStringIndex(l)
+		if loc == nil {
 			continue
 		}
-		out = append(out, Match{LineNumber: i + 1, Line: clipLine(l, MaxMatchLineChars),
+		out = append(out, Match{LineNumber: i + 1, Line: clipAround(l, loc[0], MaxMatchLineChars),
 			Before: clip(lines[max(0, i-contextLines):i]), After: clip(lines[i+1 : min(len(lines), i+1+contextLines)])})
 		if len(out) == MaxMatches {
 			break
 		}
 	}
 	return out
+}
+
+// clipAround clips a line to n characters that show the match starting at
+// byte at: a line longer than n whose match starts past three quarters of
+// n is clipped from a quarter of n before the match, saying how many
+// characters it skipped ("[... 29900 chars omitted ...] "): the start_char
+// read_result takes to read on from there.
+func clipAround(line string, at, n int) string {
+	before := utf8.RuneCountInString(line[:at])
+	if before <= n*3/4 || utf8.RuneCountInString(line) <= n {
+		return clipLine(line, n)
+	}
+	from := before - n/4
+	rest, _ := skipRunes(line, from)
+	return fmt.Sprintf("[... %d chars omitted ...] %s", from, clipLine(rest, n))
 }
 
 // skipRunes returns s after its first n characters, and how many it

@@ -49,7 +49,7 @@ func (o *Offloader) buildTools() ([]tool.Tool, error) {
 		return nil, err
 	}
 	search, err := tool.Func(tool.FuncConfig{Name: SearchToolName,
-		Description: "Search a large stored tool result (shown as <result id=...>) for lines matching a regular expression; returns up to 20 matching lines with their line numbers."},
+		Description: "Search a large stored tool result (shown as <result id=...>) for lines matching a regular expression; returns up to 20 matching lines with their line numbers. A long line is shown around its match; \"[... N chars omitted ...]\" before it means read_result with start_char=N reads on from there."},
 		func(ctx context.Context, in SearchArgs) (string, error) {
 			s, _ := ScopeFrom(ctx)
 			ms, err := o.Search(ctx, s, strings.TrimSpace(in.ResultID), in.Pattern, in.ContextLines)
