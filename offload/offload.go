@@ -94,11 +94,27 @@ func New(d *db.DB, cfg Config) (*Offloader, error) {
 func (o *Offloader) Config() Config { return o.cfg }
 
 // ResultID is the stable id of a tool call's result: the same session, run
-// and tool call always give the same id.
+// and tool call always give the same id, and the same result stored again
+// (a replayed call) keeps it. A different result under a tool call id the
+// run already used (servers that send no ids number the calls of each
+// turn: "call_0" again and again) is stored under the next free one of
+// the call's further ids, never over the earlier result.
 func ResultID(sessionID, runID, toolCallID string) string {
-	h := sha256.Sum256([]byte(sessionID + "\x00" + runID + "\x00" + toolCallID))
+	return resultID(sessionID, runID, toolCallID, 0)
+}
+
+// resultID is the call's k-th id; the 0th is ResultID's.
+func resultID(sessionID, runID, toolCallID string, k int) string {
+	key := sessionID + "\x00" + runID + "\x00" + toolCallID
+	if k > 0 {
+		key += "\x00" + strconv.Itoa(k)
+	}
+	h := sha256.Sum256([]byte(key))
 	return "res_" + hex.EncodeToString(h[:12])
 }
+
+// maxResultIDs bounds the ids one tool call id's results take in a run.
+const maxResultIDs = 256
 
 func resultPath(id string) string { return "results/" + id }
 
@@ -130,26 +146,69 @@ func (o *Offloader) Offload(ctx context.Context, c Call, result string) (Outcome
 	if c.SessionID == "" || c.ToolCallID == "" {
 		return Outcome{}, errors.New("offload: a session id and a tool call id are required")
 	}
-	id := ResultID(c.SessionID, c.RunID, c.ToolCallID)
 	lines := countLines(result)
-	out := Outcome{Offloaded: true, ResultID: id}
-	out.Err = o.store(ctx, c, id, result, lines)
+	out := Outcome{Offloaded: true}
+	out.ResultID, out.Err = o.store(ctx, c, result, lines)
 	out.Stored = out.Err == nil
 	if out.Err != nil {
-		slog.WarnContext(ctx, "offload: tool result kept as a preview only", "tool", c.ToolName, "result_id", id, "err", out.Err)
+		slog.WarnContext(ctx, "offload: tool result kept as a preview only", "tool", c.ToolName, "result_id", out.ResultID, "err", out.Err)
 	}
-	out.Content = o.envelope(id, c.ToolName, result, lines, out.Stored)
+	out.Content = o.envelope(out.ResultID, c.ToolName, result, lines, out.Stored)
 	return out, nil
 }
 
-// store writes the file, then its index row; on an index failure the file
+// store writes the file under the call's first free id (ResultID), then
+// its index row, and returns the id; on an index failure a file it wrote
 // is deleted so that nothing is stored half-way.
-func (o *Offloader) store(ctx context.Context, c Call, id, result string, lines int) error {
+func (o *Offloader) store(ctx context.Context, c Call, result string, lines int) (string, error) {
 	fsScope := agentfs.Scope{SessionID: c.SessionID, UserID: c.UserID}
-	p := resultPath(id)
-	if _, err := o.fs.Write(ctx, fsScope, p, []byte(result), agentfs.WriteOptions{}); err != nil {
-		return err
+	for k := range maxResultIDs {
+		id := resultID(c.SessionID, c.RunID, c.ToolCallID, k)
+		wrote, err := o.claim(ctx, fsScope, resultPath(id), result)
+		if errors.Is(err, errIDTaken) {
+			continue
+		}
+		if err == nil {
+			err = o.index(ctx, c, fsScope, id, result, lines)
+			if err != nil && wrote {
+				_ = o.fs.Delete(context.WithoutCancel(ctx), fsScope, resultPath(id))
+			}
+		}
+		return id, err
 	}
+	return ResultID(c.SessionID, c.RunID, c.ToolCallID), fmt.Errorf("offload: tool call %s of run %s already has %d stored results", c.ToolCallID, c.RunID, maxResultIDs)
+}
+
+// errIDTaken: a result id's file holds another result.
+var errIDTaken = errors.New("offload: result id taken")
+
+// claim writes result at p unless a file is there (one statement decides
+// between concurrent writers): wrote when it did; not when the file holds
+// this very result already (the call stored again); errIDTaken when it
+// holds another.
+func (o *Offloader) claim(ctx context.Context, s agentfs.Scope, p, result string) (wrote bool, err error) {
+	none := int64(0)
+	_, err = o.fs.Write(ctx, s, p, []byte(result), agentfs.WriteOptions{IfVersion: &none})
+	if !errors.Is(err, agentfs.ErrVersionConflict) {
+		return err == nil, err
+	}
+	info, err := o.fs.Stat(ctx, s, p)
+	if errors.Is(err, agentfs.ErrNotFound) || err == nil && info.Size != int64(len(result)) {
+		return false, errIDTaken
+	}
+	if err != nil {
+		return false, err
+	}
+	b, _, err := o.fs.Read(ctx, s, p)
+	if errors.Is(err, agentfs.ErrNotFound) || err == nil && string(b) != result {
+		return false, errIDTaken
+	}
+	return false, err
+}
+
+// index writes the index row of the result stored at id's path.
+func (o *Offloader) index(ctx context.Context, c Call, fsScope agentfs.Scope, id, result string, lines int) error {
+	p := resultPath(id)
 	ns, err := o.fs.NamespaceOf(fsScope)
 	if err != nil {
 		return err
@@ -162,11 +221,7 @@ func (o *Offloader) store(ctx context.Context, c Call, id, result string, lines 
 	if o.cfg.TTL > 0 {
 		row.ExpiresAt = o.now().Add(time.Duration(o.cfg.TTL)).Unix()
 	}
-	if err := o.db.UpsertToolResult(ctx, row); err != nil {
-		_ = o.fs.Delete(context.WithoutCancel(ctx), fsScope, p)
-		return err
-	}
-	return nil
+	return o.db.UpsertToolResult(ctx, row)
 }
 
 // HumanSize formats a byte count as Agno does in envelopes: "812B", "12.3KB",
