@@ -8,13 +8,15 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/media"
 )
 
 // Run checks upload, download, exists, URL, delete, deleting a session's
-// objects, content-hashed dedupe and key validation against s. signs says whether URL must return a
+// objects, concurrent writes of one key, content-hashed dedupe and key
+// validation against s. signs says whether URL must return a
 // working signed URL.
 func Run(t *testing.T, s media.Storage, signs bool) {
 	ctx := context.Background()
@@ -83,6 +85,7 @@ func Run(t *testing.T, s media.Storage, signs bool) {
 		t.Fatalf("deleting a missing object: %v", err)
 	}
 	deleteSession(t, s)
+	concurrentWrites(t, s)
 	for _, key := range []string{"../escape", "/abs", "a/../../b", "", "a\x00b"} {
 		if err := s.Upload(ctx, key, bytes.NewReader([]byte("x")), 1, ""); !errors.Is(err, media.ErrInvalidKey) {
 			t.Errorf("Upload(%q) = %v, want ErrInvalidKey", key, err)
@@ -154,5 +157,60 @@ func deleteSession(t *testing.T, s media.Storage) {
 		if err := s.Delete(ctx, ref.StorageKey); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// concurrentWrites checks that concurrent Puts of the same bytes all
+// succeed with one object, and that concurrent Uploads of different bytes
+// to one key leave one of them whole, never a mix or a part.
+func concurrentWrites(t *testing.T, s media.Storage) {
+	t.Helper()
+	ctx := context.Background()
+	owner := media.Owner{DB: "db", User: "carol", Session: "concurrent"}
+	content := bytes.Repeat([]byte("same bytes "), 20_000)
+	const n = 6
+	refs := make([]*media.Reference, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { refs[i], errs[i] = media.Put(ctx, s, owner, "file", "text/plain", "same.txt", content) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || refs[i].StorageKey != refs[0].StorageKey {
+			t.Fatalf("concurrent Put %d: %+v, %v", i, refs[i], errs[i])
+		}
+	}
+	if got, err := media.Get(ctx, s, refs[0]); err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("after concurrent Puts: %d bytes, %v", len(got), err)
+	}
+	key, err := owner.Key(strings.Repeat("cd", 32) + ".bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := make([][]byte, n)
+	for i := range n {
+		bodies[i] = bytes.Repeat([]byte{byte('a' + i)}, 100_000+i)
+		wg.Go(func() {
+			errs[i] = s.Upload(ctx, key, bytes.NewReader(bodies[i]), int64(len(bodies[i])), "application/octet-stream")
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Upload %d: %v", i, err)
+		}
+	}
+	r, err := s.Download(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || len(got) < 100_000 || int(got[0]-'a') >= n || !bytes.Equal(got, bodies[got[0]-'a']) {
+		t.Fatalf("after concurrent Uploads: %d bytes, %v", len(got), err)
+	}
+	if err := media.DeleteSession(ctx, s, owner); err != nil {
+		t.Fatal(err)
 	}
 }
