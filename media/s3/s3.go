@@ -25,6 +25,9 @@ import (
 const (
 	DefaultPrefix        = "agentry/media/"
 	DefaultPresignExpiry = 3600 * time.Second
+	// MaxPresignExpiry is the longest a signed URL S3 accepts is valid
+	// (SigV4 query signing: 7 days).
+	MaxPresignExpiry = 7 * 24 * time.Hour
 )
 
 // ErrNoBucket: the configured bucket does not exist (or cannot be seen).
@@ -43,7 +46,8 @@ type Config struct {
 	// AccessKey and SecretKey, when set, are static credentials; otherwise
 	// the AWS default chain (environment, profile, instance role) is used.
 	AccessKey, SecretKey string
-	// PresignExpiry bounds signed URLs (default 3600 s).
+	// PresignExpiry bounds signed URLs (default 3600 s, at most
+	// MaxPresignExpiry).
 	PresignExpiry time.Duration
 	// PublicRead uploads objects readable by anyone: references then carry
 	// a plain URL instead of being presigned.
@@ -71,6 +75,9 @@ func New(ctx context.Context, cfg Config) (*Storage, error) {
 	}
 	if cfg.PresignExpiry <= 0 {
 		cfg.PresignExpiry = DefaultPresignExpiry
+	}
+	if cfg.PresignExpiry > MaxPresignExpiry {
+		return nil, fmt.Errorf("media/s3: Config.PresignExpiry %s is longer than S3 accepts a signed URL (7 days)", cfg.PresignExpiry)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -167,7 +174,8 @@ func (s *Storage) Download(ctx context.Context, key string) (io.ReadCloser, erro
 	return out.Body, nil
 }
 
-// URL presigns a GET for expiry (PresignExpiry when zero); with PublicRead
+// URL presigns a GET for expiry (PresignExpiry when zero; over
+// MaxPresignExpiry is an error: S3 would refuse the URL); with PublicRead
 // it is the object's plain URL.
 func (s *Storage) URL(ctx context.Context, key string, expiry time.Duration) (string, error) {
 	k, err := s.key(key)
@@ -176,6 +184,9 @@ func (s *Storage) URL(ctx context.Context, key string, expiry time.Duration) (st
 	}
 	if expiry <= 0 {
 		expiry = s.cfg.PresignExpiry
+	}
+	if expiry > MaxPresignExpiry {
+		return "", fmt.Errorf("media/s3: a signed URL for %s: S3 accepts at most 7 days", expiry)
 	}
 	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)}, s3.WithPresignExpires(expiry))
 	if err != nil {
