@@ -149,3 +149,45 @@ func TestMediaRoute_DiskErrorIs503(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, body)
 	}
 }
+
+type failingReader struct{ n int }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, errors.New("the source broke")
+	}
+	n := min(len(p), r.n)
+	r.n -= n
+	return n, nil
+}
+
+// An upload that fails (a source that breaks, a size that does not match,
+// a context cancelled) leaves neither the object nor its temp file.
+func TestLocal_FailedUploadLeavesNothing(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "media")
+	s, err := local.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "owners/abc/x.bin"
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, up := range map[string]func() error{
+		"broken source": func() error { return s.Upload(context.Background(), key, &failingReader{n: 70_000}, 100_000, "") },
+		"short source":  func() error { return s.Upload(context.Background(), key, strings.NewReader("short"), 100, "") },
+		"long source":   func() error { return s.Upload(context.Background(), key, strings.NewReader("longer than said"), 4, "") },
+		"cancelled":     func() error { return s.Upload(cancelled, key, strings.NewReader("x"), 1, "") },
+	} {
+		if err := up(); !errors.Is(err, media.ErrUnavailable) {
+			t.Errorf("%s: %v, want media.ErrUnavailable", name, err)
+		}
+		if ok, err := s.Exists(context.Background(), key); ok || err != nil {
+			t.Errorf("%s: the object exists (%v, %v)", name, ok, err)
+		}
+		entries, _ := os.ReadDir(filepath.Join(root, "owners", "abc"))
+		if len(entries) != 0 {
+			t.Errorf("%s: left %v", name, entries)
+		}
+	}
+}
