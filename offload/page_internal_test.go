@@ -1,6 +1,7 @@
 package offload
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -118,4 +119,39 @@ func TestClipAround_ShowsTheMatchAndKeepsShortLinesWhole(t *testing.T) {
 			t.Errorf("clipAround(%.20q…, %d, %d) = %.60q…", c.line, c.at, c.n, got)
 		}
 	}
+}
+
+// FuzzClipAround: the clip is UTF-8, holds the match's first character,
+// and its omitted count is where the shown text starts in the line.
+func FuzzClipAround(f *testing.F) {
+	f.Add(strings.Repeat("é", 100)+"X"+strings.Repeat("ü", 100), 200, 40)
+	f.Add("short", 2, 40)
+	f.Add(strings.Repeat("ab", 50), 99, 8)
+	f.Fuzz(func(t *testing.T, line string, at, n int) {
+		if !utf8.ValidString(line) || n < 4 || n > 1000 || at < 0 || at >= len(line) || !utf8.RuneStart(line[at]) ||
+			strings.Contains(line, "[... ") { // the markers this parses
+			return
+		}
+		got := clipAround(line, at, n)
+		if !utf8.ValidString(got) {
+			t.Fatalf("clip %q is not UTF-8", got)
+		}
+		shown, from := got, 0
+		if strings.HasPrefix(got, "[... ") {
+			var rest string
+			if _, err := fmt.Sscanf(got, "[... %d chars omitted ...]", &from); err != nil {
+				t.Fatalf("clip %q: %v", got, err)
+			}
+			_, rest, _ = strings.Cut(got, " chars omitted ...] ")
+			shown = rest
+		}
+		shown, _, _ = strings.Cut(shown, " [... ")
+		tail, _ := skipRunes(line, from)
+		if !strings.HasPrefix(tail, shown) {
+			t.Fatalf("clip %q does not show the line from character %d", got, from)
+		}
+		if before := utf8.RuneCountInString(line[:at]); before < from || before >= from+utf8.RuneCountInString(shown) {
+			t.Fatalf("clip %q (from %d) leaves out the match at character %d", got, from, before)
+		}
+	})
 }
