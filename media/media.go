@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 var (
@@ -133,6 +135,21 @@ func DeleteSession(ctx context.Context, s Storage, o Owner) error {
 			}
 			return fmt.Errorf("%w: delete the media of session %q: %w", ErrUnavailable, o.Session, err)
 		}
+	}
+	return nil
+}
+
+// CheckKey validates a storage key as every backend takes it: relative,
+// clean and UTF-8 ("a/b.jpg"; no "..", "." or empty segments, no trailing
+// "/", backslash or NUL), the shape of every key this package makes.
+// Backends refuse others with ErrInvalidKey, a disk because they would
+// leave its directory or name another file, S3 because a browser resolves
+// "./" and "../" in a signed URL before sending it, and because an
+// S3-compatible server on a file system maps "a/./b" to "a/b".
+func CheckKey(key string) error {
+	if key == "" || key == "." || key == ".." || strings.HasPrefix(key, "/") || strings.HasPrefix(key, "../") ||
+		path.Clean(key) != key || strings.ContainsAny(key, "\\\x00") || !utf8.ValidString(key) {
+		return fmt.Errorf("%w: %q", ErrInvalidKey, key)
 	}
 	return nil
 }

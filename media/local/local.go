@@ -39,11 +39,10 @@ func New(dir string) (*Storage, error) {
 }
 
 // path maps a key to a file under root, refusing anything that would leave
-// it (absolute keys, "..", backslashes).
+// it or is not a key (media.CheckKey).
 func (s *Storage) path(key string) (string, error) {
-	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "\\") || strings.ContainsRune(key, 0) ||
-		filepath.Clean(key) != key || key == ".." || strings.HasPrefix(key, "../") || strings.Contains(key, "/../") {
-		return "", fmt.Errorf("%w: %q", media.ErrInvalidKey, key)
+	if err := media.CheckKey(key); err != nil {
+		return "", err
 	}
 	p := filepath.Join(s.root, filepath.FromSlash(key))
 	if !strings.HasPrefix(p, s.root+string(filepath.Separator)) {

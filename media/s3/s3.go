@@ -127,9 +127,10 @@ func notFound(err error) bool {
 	return false
 }
 
+// key is the object key of a storage key (media.CheckKey) under Prefix.
 func (s *Storage) key(key string) (string, error) {
-	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "..") || strings.ContainsRune(key, 0) {
-		return "", fmt.Errorf("%w: %q", media.ErrInvalidKey, key)
+	if err := media.CheckKey(key); err != nil {
+		return "", err
 	}
 	return s.cfg.Prefix + key, nil
 }
