@@ -34,7 +34,8 @@ type Config struct {
 	// offloaded; default 16,000.
 	ThresholdChars int `yaml:"threshold_chars" json:"threshold_chars,omitempty"`
 	// PreviewLines and PreviewChars bound the envelope's head preview;
-	// defaults 20 lines and 1,200 characters.
+	// defaults 20 lines and 1,200 characters (at most half of
+	// ThresholdChars); a PreviewChars given must be below ThresholdChars.
 	PreviewLines int `yaml:"preview_lines" json:"preview_lines,omitempty"`
 	PreviewChars int `yaml:"preview_chars" json:"preview_chars,omitempty"`
 	// TTL is how long a stored result stays readable; zero keeps it until
@@ -76,7 +77,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.PreviewLines = DefaultPreviewLines
 	}
 	if c.PreviewChars == 0 {
-		c.PreviewChars = DefaultPreviewChars
+		// Under a small threshold the default preview is half of it, so
+		// that threshold_chars alone is a valid setting.
+		c.PreviewChars = min(DefaultPreviewChars, max(c.ThresholdChars/2, 1))
 	}
 	if c.Namespace == "" {
 		c.Namespace = DefaultNamespace

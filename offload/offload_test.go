@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/offload"
@@ -340,5 +342,26 @@ func TestRead_StartCharPastTheLineIsABadRange(t *testing.T) {
 	p, err := o.Read(ctx, call.Scope, out.ResultID, offload.ReadRange{StartLine: 5, EndLine: 5, StartChar: 20})
 	if err != nil || p.Text != "\n" {
 		t.Fatalf("start_char at the end of the line: %q, %v", p.Text, err)
+	}
+}
+
+// A threshold at or below the default preview (1,200 characters) is a
+// valid setting: the default preview shrinks to half the threshold. Only a
+// preview_chars given at or over the threshold is refused.
+func TestConfig_ASmallThresholdTakesASmallerDefaultPreview(t *testing.T) {
+	t.Parallel()
+	o, err := offload.New(testdbs.SQLite(t), offload.Config{ThresholdChars: 1000})
+	if err != nil {
+		t.Fatalf("threshold_chars 1000 alone: %v", err)
+	}
+	if c := o.Config(); c.PreviewChars != 500 {
+		t.Fatalf("default preview_chars under threshold 1000 = %d, want 500", c.PreviewChars)
+	}
+	var s offload.Setting
+	if err := yaml.Unmarshal([]byte("threshold_chars: 800"), &s); err != nil || s.On() == nil {
+		t.Fatalf("offload_tool_results: {threshold_chars: 800}: %v", err)
+	}
+	if _, err := offload.New(testdbs.SQLite(t), offload.Config{ThresholdChars: 1000, PreviewChars: 1000}); !errors.Is(err, offload.ErrInvalidConfig) {
+		t.Fatalf("preview_chars 1000 under threshold 1000: %v", err)
 	}
 }
