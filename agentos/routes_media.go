@@ -116,7 +116,7 @@ func referencedMedia(ctx context.Context, d *db.DB, session string, st media.Sto
 			if err := json.Unmarshal(runs[i].RunData, &out); err != nil {
 				continue
 			}
-			if ref := findReference(&out, st, name, 0); ref != nil {
+			if ref := findReference(&out, st, name); ref != nil {
 				return ref, nil
 			}
 		}
@@ -127,50 +127,101 @@ func referencedMedia(ctx context.Context, d *db.DB, session string, st media.Sto
 	}
 }
 
-// maxMemberDepth bounds the nesting of member runs findReference reads.
+// maxMemberDepth bounds the nesting of member runs eachReference reads.
 const maxMemberDepth = 8
 
-func findReference(out *run.Output, st media.Storage, name string, depth int) *media.Reference {
-	match := func(raw json.RawMessage) *media.Reference {
-		if len(raw) == 0 {
-			return nil
-		}
+// findReference is the reference in out to the object name made by st.
+func findReference(out *run.Output, st media.Storage, name string) *media.Reference {
+	var found *media.Reference
+	eachReference(out, 0, func(raw json.RawMessage) bool {
 		var ref media.Reference
 		if json.Unmarshal(raw, &ref) != nil || ref.MediaID != name || !strings.HasSuffix(ref.StorageKey, "/"+name) ||
 			ref.StorageBackend != st.Backend() || ref.Bucket != st.Bucket() {
-			return nil
+			return true
 		}
-		return &ref
-	}
+		found = &ref
+		return false
+	})
+	return found
+}
+
+// eachReference calls fn with each media reference out holds (as JSON) in
+// the places the agent writes them: the run's and its input's media, the
+// messages' parts, and its member runs' (to maxMemberDepth), until fn
+// returns false; it reports whether fn never did.
+func eachReference(out *run.Output, depth int, fn func(raw json.RawMessage) bool) bool {
 	lists := [][]run.Media{out.Images, out.Videos, out.Audio, out.Files}
 	if out.Input != nil {
 		lists = append(lists, out.Input.Images, out.Input.Videos, out.Input.Audio, out.Input.Files)
 	}
 	for _, ms := range lists {
 		for i := range ms {
-			if ref := match(ms[i].Extra["media_reference"]); ref != nil {
-				return ref
+			if raw := ms[i].Extra["media_reference"]; len(raw) > 0 && !fn(raw) {
+				return false
 			}
 		}
 	}
 	for i := range out.Messages {
 		for j := range out.Messages[i].Parts {
-			if ref := match(out.Messages[i].Parts[j].MediaReference); ref != nil {
-				return ref
+			if raw := out.Messages[i].Parts[j].MediaReference; len(raw) > 0 && !fn(raw) {
+				return false
 			}
 		}
 	}
 	if depth >= maxMemberDepth {
-		return nil
+		return true
 	}
 	for _, raw := range out.MemberResponses {
 		var m run.Output
 		if json.Unmarshal(raw, &m) != nil {
 			continue
 		}
-		if ref := findReference(&m, st, name, depth+1); ref != nil {
-			return ref
+		if !eachReference(&m, depth+1, fn) {
+			return false
 		}
 	}
-	return nil
+	return true
+}
+
+// legacyMedia lists the objects of the layout before owners (under
+// media.SessionDir of the session id, which the same id in another
+// database or of another user shared) that the session's runs reference,
+// read in the context's scope: deleting the session deletes these, and
+// not the rest of that shared directory.
+func legacyMedia(ctx context.Context, d *db.DB, session string) ([]media.Reference, error) {
+	const page = 100
+	dir := []byte(media.SessionDir(session))
+	seen := map[media.Reference]bool{}
+	var out []media.Reference
+	f := db.RunFilter{SessionID: session, Limit: page, Page: 1}
+	for {
+		runs, _, err := d.GetRuns(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			if !bytes.Contains(runs[i].RunData, dir) {
+				continue
+			}
+			var o run.Output
+			if err := json.Unmarshal(runs[i].RunData, &o); err != nil {
+				continue
+			}
+			eachReference(&o, 0, func(raw json.RawMessage) bool {
+				var ref media.Reference
+				if json.Unmarshal(raw, &ref) == nil && strings.HasPrefix(ref.StorageKey, string(dir)) && media.CheckKey(ref.StorageKey) == nil {
+					k := media.Reference{StorageKey: ref.StorageKey, StorageBackend: ref.StorageBackend, Bucket: ref.Bucket}
+					if !seen[k] {
+						seen[k] = true
+						out = append(out, k)
+					}
+				}
+				return true
+			})
+		}
+		if len(runs) < page || runs[len(runs)-1].RunIndex == nil {
+			return out, nil
+		}
+		f.AfterRunIndex = runs[len(runs)-1].RunIndex
+	}
 }

@@ -233,4 +233,19 @@ func TestGetSessionMedia_SameSessionIDInAnotherDatabaseIsNotShared(t *testing.T)
 	if res := get(t, ts.URL+"/sessions/legacy/media/"+oldName+"?db_id=db2", as("bob")); res.status != http.StatusNotFound {
 		t.Fatalf("bob's metadata made alice's object his: %d", res.status)
 	}
+	// Bob deleting his session of that id deletes none of alice's objects
+	// stored before owners (it deleted the id's whole older directory),
+	// alice deleting hers deletes the ones her runs reference.
+	if res := do(t, http.MethodDelete, ts.URL+"/sessions/legacy?db_id=db2", nil, as("bob")); res.status != http.StatusNoContent {
+		t.Fatalf("bob's delete: %d %s", res.status, res.body)
+	}
+	if res := get(t, ts.URL+"/sessions/legacy/media/"+oldName+"?db_id=db1", as("alice")); res.status != http.StatusOK || res.body != old {
+		t.Fatalf("alice's object stored before owners after bob deleted his session of the same id: %d %q", res.status, res.body)
+	}
+	if res := do(t, http.MethodDelete, ts.URL+"/sessions/legacy?db_id=db1", nil, as("alice")); res.status != http.StatusNoContent {
+		t.Fatalf("alice's delete: %d %s", res.status, res.body)
+	}
+	if ok, err := store.Exists(ctx, key); ok || err != nil {
+		t.Errorf("alice's object stored before owners after she deleted her session: exists %v, %v", ok, err)
+	}
 }

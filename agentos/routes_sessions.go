@@ -17,6 +17,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/internal/wirecheck"
+	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -405,14 +406,14 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		if derr != nil {
 			return err
 		}
-		pending, ok, perr := s.pendingSession(r, dd, chi.URLParam(r, "session_id"))
+		pending, legacy, ok, perr := s.pendingSession(r, dd, chi.URLParam(r, "session_id"))
 		if perr != nil {
 			return perr
 		}
 		if !ok {
 			return err
 		}
-		if err := s.finishMedia(r.Context(), dd.ID, pending); err != nil {
+		if err := s.finishMedia(r.Context(), dd.ID, []*db.Session{pending}, [][]media.Reference{legacy}); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

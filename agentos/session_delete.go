@@ -42,28 +42,35 @@ var mediaDeleteBackoff = []time.Duration{50 * time.Millisecond, 250 * time.Milli
 const detailMediaLeft = "the session was deleted, but its media could not be removed from storage; send the same request again to finish"
 
 // pendingMedia remembers sessions whose rows are deleted but whose media
-// are not (yet): (database id, session id) → owner (user id, "" for none).
+// are not (yet): (database id, session id) → owner (user id, "" for none)
+// and the objects of the older layout its runs referenced (legacyMedia:
+// the runs are gone, the list cannot be read again).
 type pendingMedia struct {
 	mu       sync.Mutex
-	sessions map[pendingKey]string
+	sessions map[pendingKey]pendingEntry
 }
 
 type pendingKey struct{ db, session string }
 
-func (p *pendingMedia) add(dbID, sessionID, owner string) {
+type pendingEntry struct {
+	owner  string
+	legacy []media.Reference
+}
+
+func (p *pendingMedia) add(dbID, sessionID, owner string, legacy []media.Reference) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sessions == nil {
-		p.sessions = map[pendingKey]string{}
+		p.sessions = map[pendingKey]pendingEntry{}
 	}
-	p.sessions[pendingKey{dbID, sessionID}] = owner
+	p.sessions[pendingKey{dbID, sessionID}] = pendingEntry{owner, legacy}
 }
 
-func (p *pendingMedia) owner(dbID, sessionID string) (string, bool) {
+func (p *pendingMedia) owner(dbID, sessionID string) (pendingEntry, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o, ok := p.sessions[pendingKey{dbID, sessionID}]
-	return o, ok
+	e, ok := p.sessions[pendingKey{dbID, sessionID}]
+	return e, ok
 }
 
 func (p *pendingMedia) done(dbID, sessionID string) {
@@ -103,17 +110,24 @@ func (s *Server) mediaStorages() []media.Storage {
 	return out
 }
 
-// deleteSessionMedia deletes a session's media from every storage and its
-// CodeMode interpreters and saved states (forgetCodeMode), retrying with
-// mediaDeleteBackoff. The request's cancellation does not stop it: the
-// rows are gone already.
-func (s *Server) deleteSessionMedia(ctx context.Context, o media.Owner) error {
+// deleteSessionMedia deletes a session's media from every storage (its
+// owner's directory, and the objects of the older layout legacy lists that
+// each storage made) and its CodeMode interpreters and saved states
+// (forgetCodeMode), retrying with mediaDeleteBackoff. The request's
+// cancellation does not stop it: the rows are gone already.
+func (s *Server) deleteSessionMedia(ctx context.Context, o media.Owner, legacy []media.Reference) error {
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = s.forgetCodeMode(ctx, o)
 		for _, m := range s.mediaStorages() {
-			err = errors.Join(err, media.DeleteSession(ctx, m, o))
+			var keys []string
+			for _, ref := range legacy {
+				if ref.StorageBackend == m.Backend() && ref.Bucket == m.Bucket() {
+					keys = append(keys, ref.StorageKey)
+				}
+			}
+			err = errors.Join(err, media.DeleteSession(ctx, m, o, keys...))
 		}
 		if err == nil || attempt == len(mediaDeleteBackoff) {
 			return err
@@ -133,28 +147,36 @@ func (s *Server) deleteSessions(ctx context.Context, d *db.DB, sessions []*db.Se
 		return err
 	}
 	ids := make([]string, len(sessions))
+	legacy := make([][]media.Reference, len(sessions))
 	for i, sess := range sessions {
 		ids[i] = sess.SessionID
+		// Read before the rows go: the runs name them.
+		var err error
+		if legacy[i], err = legacyMedia(ctx, d, sess.SessionID); err != nil {
+			return err
+		}
 	}
 	if err := d.DeleteSessions(ctx, ids...); err != nil {
 		return err
 	}
-	return s.finishMedia(ctx, d.ID, sessions...)
+	return s.finishMedia(ctx, d.ID, sessions, legacy)
 }
 
-// finishMedia deletes the media of deleted sessions; see deleteSessions.
-func (s *Server) finishMedia(ctx context.Context, dbID string, sessions ...*db.Session) error {
+// finishMedia deletes the media of deleted sessions (legacy[i]: the
+// older layout's objects the runs of sessions[i] referenced); see
+// deleteSessions.
+func (s *Server) finishMedia(ctx context.Context, dbID string, sessions []*db.Session, legacy [][]media.Reference) error {
 	var failed error
-	for _, sess := range sessions {
+	for i, sess := range sessions {
 		o := media.Owner{DB: dbID, User: sess.UserID, Session: sess.SessionID}
-		err := s.deleteSessionMedia(ctx, o)
+		err := s.deleteSessionMedia(ctx, o, legacy[i])
 		if err == nil {
 			s.mediaLeft.done(dbID, sess.SessionID)
 			continue
 		}
-		s.mediaLeft.add(dbID, sess.SessionID, sess.UserID)
+		s.mediaLeft.add(dbID, sess.SessionID, sess.UserID, legacy[i])
 		s.log.ErrorContext(ctx, "session deleted but its media were not", "db_id", dbID, "session_id", sess.SessionID,
-			"media_dirs", []string{o.Dir(), media.SessionDir(sess.SessionID)}, "err", err)
+			"media_dir", o.Dir(), "older_objects", len(legacy[i]), "err", err)
 		failed = errors.Join(failed, err)
 	}
 	if failed != nil {
@@ -163,24 +185,25 @@ func (s *Server) finishMedia(ctx context.Context, dbID string, sessions ...*db.S
 	return nil
 }
 
-// pendingSession returns the session a DELETE of a missing id may finish:
-// one deleted earlier by a request whose media deletion failed, owned by
+// pendingSession returns the session a DELETE of a missing id may finish,
+// with the older layout's objects its runs referenced: one deleted earlier
+// by a request whose media deletion failed, owned by
 // the caller, and not stored again since (by anyone: the existence check
 // is unscoped, as a new session of that id owns its media directory).
-func (s *Server) pendingSession(r *http.Request, d *db.DB, sessionID string) (*db.Session, bool, error) {
-	owner, ok := s.mediaLeft.owner(d.ID, sessionID)
-	if !ok || !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(owner) {
-		return nil, false, nil
+func (s *Server) pendingSession(r *http.Request, d *db.DB, sessionID string) (*db.Session, []media.Reference, bool, error) {
+	e, ok := s.mediaLeft.owner(d.ID, sessionID)
+	if !ok || !actAs(r.Context(), r.URL.Query().Get("user_id")).owns(e.owner) {
+		return nil, nil, false, nil
 	}
 	_, err := d.GetSession(context.Background(), sessionID)
 	switch {
 	case err == nil:
 		s.mediaLeft.done(d.ID, sessionID)
-		return nil, false, nil
+		return nil, nil, false, nil
 	case !errors.Is(err, db.ErrNotFound):
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return &db.Session{SessionID: sessionID, UserID: owner}, true, nil
+	return &db.Session{SessionID: sessionID, UserID: e.owner}, e.legacy, true, nil
 }
 
 // stopSessionRuns cancels the runs of sessions that execute in this

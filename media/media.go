@@ -119,21 +119,38 @@ func SessionDir(sessionID string) string {
 }
 
 // DeleteSession removes every object of a session: those under its
-// owner's Dir, and those under the session id's directory of the layout
-// before Owner (SessionDir). That older directory had no owner: the same
-// session id in another database shared it, and its objects go too. A
-// backend failure wraps ErrUnavailable; what was deleted before it stays
+// owner's Dir, and of the layout before Owner the objects legacy names
+// (the keys under the session id's SessionDir that the session's runs
+// reference). That older directory had no owner: the same session id in
+// another database, or of another user, shared it, so it is never deleted
+// whole. A legacy key outside it is ErrInvalidKey, and nothing is deleted.
+// A backend failure wraps ErrUnavailable; what was deleted before it stays
 // deleted, and calling again finishes the job.
-func DeleteSession(ctx context.Context, s Storage, o Owner) error {
+func DeleteSession(ctx context.Context, s Storage, o Owner, legacy ...string) error {
 	if o.Session == "" {
 		return fmt.Errorf("%w: media needs a session id", ErrInvalidKey)
 	}
-	for _, dir := range []string{o.Dir(), SessionDir(o.Session)} {
-		if err := s.DeletePrefix(ctx, dir); err != nil {
-			if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidKey) {
-				return err
-			}
-			return fmt.Errorf("%w: delete the media of session %q: %w", ErrUnavailable, o.Session, err)
+	dir := SessionDir(o.Session)
+	for _, k := range legacy {
+		if err := CheckKey(k); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(k, dir) {
+			return fmt.Errorf("%w: %q is not an object of session %q", ErrInvalidKey, k, o.Session)
+		}
+	}
+	wrap := func(err error) error {
+		if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidKey) {
+			return err
+		}
+		return fmt.Errorf("%w: delete the media of session %q: %w", ErrUnavailable, o.Session, err)
+	}
+	if err := s.DeletePrefix(ctx, o.Dir()); err != nil {
+		return wrap(err)
+	}
+	for _, k := range legacy {
+		if err := s.Delete(ctx, k); err != nil {
+			return wrap(err)
 		}
 	}
 	return nil

@@ -100,9 +100,10 @@ func Run(t *testing.T, s media.Storage, signs bool) {
 }
 
 // deleteSession checks media.DeleteSession: every object of the session
-// goes (its owner's and the older layout's under its id), the same session
-// id of another database or user and other sessions stay, a second call is
-// not an error, and a prefix that is not a key directory is refused.
+// goes (its owner's, and the older layout's it names), the same session id
+// of another database or user, the older layout's objects it does not name
+// and other sessions stay, a second call is not an error, and a prefix that
+// is not a key directory is refused.
 func deleteSession(t *testing.T, s media.Storage) {
 	t.Helper()
 	ctx := context.Background()
@@ -124,6 +125,17 @@ func deleteSession(t *testing.T, s media.Storage) {
 		t.Fatal(err)
 	}
 	gone = append(gone, &media.Reference{StorageKey: legacy})
+	// Another object under the same directory of the older layout, which
+	// the session's runs do not reference (the same session id in another
+	// database, or of another user, shared the directory): it stays.
+	shared, err := media.Key("doomed", strings.Repeat("cd", 32)+".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upload(ctx, shared, bytes.NewReader([]byte("theirs")), 6, "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, &media.Reference{StorageKey: shared})
 	for _, o := range []media.Owner{{DB: "db1", User: "alice", Session: "kept"}, {DB: "db1", User: "alice", Session: "doomed-but-not-quite"},
 		{DB: "db2", User: "alice", Session: "doomed"}, {DB: "db1", User: "bob", Session: "doomed"}} {
 		ref, err := media.Put(ctx, s, o, "file", "text/plain", "a.txt", []byte("k"))
@@ -132,7 +144,17 @@ func deleteSession(t *testing.T, s media.Storage) {
 		}
 		kept = append(kept, ref)
 	}
-	if err := media.DeleteSession(ctx, s, doomed); err != nil {
+	// A legacy key that is not under the session's directory is refused,
+	// and nothing is deleted.
+	for _, bad := range []string{"sessions/other/x.txt", gone[0].StorageKey, "../x"} {
+		if err := media.DeleteSession(ctx, s, doomed, bad); !errors.Is(err, media.ErrInvalidKey) {
+			t.Errorf("DeleteSession with the legacy key %q = %v, want ErrInvalidKey", bad, err)
+		}
+	}
+	if ok, err := s.Exists(ctx, gone[0].StorageKey); !ok || err != nil {
+		t.Fatalf("a refused DeleteSession deleted %s: %v, %v", gone[0].StorageKey, ok, err)
+	}
+	if err := media.DeleteSession(ctx, s, doomed, legacy); err != nil {
 		t.Fatalf("DeleteSession: %v", err)
 	}
 	for _, ref := range gone {
