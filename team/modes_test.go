@@ -290,3 +290,26 @@ func TestMemberResponses_WithoutDBAndNotStored(t *testing.T) {
 		t.Errorf("stored member_responses = %d, want 0 (store_member_responses false)", len(stored.MemberResponses))
 	}
 }
+
+// A task created depending on an id no task has stays blocked (fail-closed,
+// as Agno's task list): create_task's answer says so, naming the id, so
+// the model can create it or fix the dependency. It said only "blocked".
+func TestTasks_UnknownDependencyIsNamedInTheAnswer(t *testing.T) {
+	t.Parallel()
+	w := mustAgent(t, agent.Config{ID: "w", Model: scripted.Reply("done")})
+	leader := &recorder{Model: script(
+		match("plan it", call(toolCreateTask, map[string]any{"title": "ship", "depends_on": []any{"t9"}})),
+		match("plan it", answer("planned")))}
+	tm := mustTeam(t, Config{Mode: ModeTasks, MaxIterations: 1, Model: leader, Members: []*agent.Agent{w}})
+	if _, err := tm.Run(context.Background(), run.TextInput("plan it")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := leader.requests()
+	if len(reqs) < 2 {
+		t.Fatalf("leader requests = %d", len(reqs))
+	}
+	got := reqs[1][len(reqs[1])-1].Content
+	if !strings.Contains(got, "status: blocked") || !strings.Contains(got, "t9") || !strings.Contains(got, "no task has") {
+		t.Errorf("create_task answered %q", got)
+	}
+}

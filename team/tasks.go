@@ -325,9 +325,22 @@ func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error
 		tk.Status = taskBlocked
 	}
 	ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Description: tk.Description, Assignee: in.Assignee, Status: tk.Status, Dependencies: tk.Dependencies}
+	var unknown []string
+	for _, d := range tk.Dependencies {
+		if l.find(d) == nil {
+			unknown = append(unknown, d)
+		}
+	}
 	l.mu.Unlock()
 	agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskCreated, ev))
-	return fmt.Sprintf("Task created: [%s] %s (status: %s)", tk.ID, tk.Title, tk.Status), nil
+	msg := fmt.Sprintf("Task created: [%s] %s (status: %s)", tk.ID, tk.Title, tk.Status)
+	if len(unknown) > 0 {
+		// Blocked until tasks of those ids exist and complete, as Agno's
+		// list treats them (fail-closed); the model is told why.
+		msg += fmt.Sprintf(". It depends on %s, which no task has as its id yet: it stays blocked until such tasks exist and complete.",
+			clip.Mark(strings.Join(unknown, ", "), maxEchoedID, "…"))
+	}
+	return msg, nil
 }
 
 // setStatus changes a task's status (and result) and emits TeamTaskUpdated.
