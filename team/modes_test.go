@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strings"
@@ -311,5 +312,47 @@ func TestTasks_UnknownDependencyIsNamedInTheAnswer(t *testing.T) {
 	got := reqs[1][len(reqs[1])-1].Content
 	if !strings.Contains(got, "status: blocked") || !strings.Contains(got, "t9") || !strings.Contains(got, "no task has") {
 		t.Errorf("create_task answered %q", got)
+	}
+}
+
+// The tasks waiting on others follow them as in Agno's task list: a failure
+// fails the chain of tasks depending on it (they stayed blocked for good,
+// and the list never ended), a completed task set back to pending blocks
+// its dependents again (they stayed pending and could be executed first).
+func TestTasks_DependentsFollowTheirDependencies(t *testing.T) {
+	t.Parallel()
+	tm := mustTeam(t, Config{Mode: ModeTasks, Model: scripted.Reply("x"), Members: []*agent.Agent{mustAgent(t, agent.Config{ID: "w", Model: scripted.Reply("done")})}})
+	// Listed dependents first: the failure must go down the chain whatever
+	// the order.
+	l := &taskList{Tasks: []*task{
+		{ID: "t3", Title: "c", Status: taskBlocked, Dependencies: []string{"t2"}},
+		{ID: "t2", Title: "b", Status: taskBlocked, Dependencies: []string{"t1"}},
+		{ID: "t1", Title: "a", Status: taskPending},
+		{ID: "t4", Title: "d", Status: taskBlocked, Dependencies: []string{"t1", "t9"}},
+	}}
+	status := func() string {
+		var b strings.Builder
+		for _, tk := range l.Tasks {
+			fmt.Fprintf(&b, "%s=%s ", tk.ID, tk.Status)
+		}
+		return b.String()
+	}
+	ctx := context.Background()
+	done := "ok"
+	tm.setStatus(ctx, l, l.Tasks[2], taskCompleted, &done)
+	if got := status(); got != "t3=blocked t2=pending t1=completed t4=blocked " {
+		t.Fatalf("after t1 completed: %s", got)
+	}
+	tm.setStatus(ctx, l, l.Tasks[2], taskPending, nil)
+	if got := status(); got != "t3=blocked t2=blocked t1=pending t4=blocked " {
+		t.Fatalf("after t1 set back to pending: %s", got)
+	}
+	failed := "broke"
+	tm.setStatus(ctx, l, l.Tasks[2], taskFailed, &failed)
+	if got := status(); got != "t3=failed t2=failed t1=failed t4=failed " {
+		t.Fatalf("after t1 failed: %s", got)
+	}
+	if r := l.Tasks[0].Result; r == nil || *r != "Automatically failed: a dependency failed." {
+		t.Errorf("t3's result %v", r)
 	}
 }

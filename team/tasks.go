@@ -358,14 +358,69 @@ func (t *Team) setStatus(ctx context.Context, l *taskList, tk *task, status stri
 	if result != nil && (status == taskCompleted || status == taskFailed) {
 		ev.Result = *result
 	}
-	// Tasks waiting on this one are unblocked when it completes.
-	for _, other := range l.Tasks {
-		if other.Status == taskBlocked && len(l.blockedBy(other)) == 0 {
-			other.Status = taskPending
-		}
-	}
+	follow := l.updateBlocked()
 	l.mu.Unlock()
 	agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskUpdated, ev))
+	for _, f := range follow {
+		agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskUpdated, f))
+	}
+}
+
+// dependencyFailed is the result of a task failed because a task it
+// depends on failed (Agno's text).
+const dependencyFailed = "Automatically failed: a dependency failed."
+
+// updateBlocked brings the tasks waiting on others up to date after a
+// change, as Agno's task list does: a blocked task one of whose
+// dependencies failed fails too (nothing could ever run it, and the list
+// would never end), one whose dependencies all completed is pending, and a
+// pending task whose dependency is no longer completed (set back to
+// pending, or failed) is blocked again. It returns the changes as events.
+// l.mu is held.
+func (l *taskList) updateBlocked() []*run.TaskEvent {
+	var evs []*run.TaskEvent
+	change := func(tk *task, status string, result *string) {
+		ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Status: status, PreviousStatus: tk.Status}
+		if tk.Assignee != nil {
+			ev.Assignee = *tk.Assignee
+		}
+		if result != nil {
+			tk.Result, ev.Result = result, *result
+		}
+		tk.Status = status
+		evs = append(evs, ev)
+	}
+	// Until nothing changes: a failure goes down a chain of dependents in
+	// whatever order the list holds them.
+	for pass, n := 0, -1; n != len(evs) && pass <= len(l.Tasks); pass++ {
+		n = len(evs)
+		for _, tk := range l.Tasks {
+			switch tk.Status {
+			case taskBlocked:
+				if l.dependencyFailed(tk) {
+					r := dependencyFailed
+					change(tk, taskFailed, &r)
+				} else if len(l.blockedBy(tk)) == 0 {
+					change(tk, taskPending, nil)
+				}
+			case taskPending:
+				if len(l.blockedBy(tk)) > 0 {
+					change(tk, taskBlocked, nil)
+				}
+			}
+		}
+	}
+	return evs
+}
+
+// dependencyFailed reports whether a task tk depends on failed.
+func (l *taskList) dependencyFailed(tk *task) bool {
+	for _, d := range tk.Dependencies {
+		if dep := l.find(d); dep != nil && dep.Status == taskFailed {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Team) updateTask(ctx context.Context, in updateTaskArgs) (string, error) {
