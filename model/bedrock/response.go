@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
@@ -150,6 +151,10 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 			// contentBlockStop, as Converse gives it.
 			withInput = map[int]bool{}
 			thinking  *model.ThinkingBlock
+			// pending holds the text of a structured-output request until
+			// the model either calls the format tool (the text was a
+			// preamble, dropped as Invoke drops it) or stops without it.
+			pending   strings.Builder
 			stopped   bool
 			stop      string
 			usageSent bool
@@ -189,6 +194,7 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 				if ev.Start != nil && ev.Start.ToolUse != nil {
 					if formatTool != "" && ev.Start.ToolUse.Name == formatTool {
 						format = ev.ContentBlockIndex
+						pending.Reset()
 						break
 					}
 					n := len(calls)
@@ -202,8 +208,11 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 				d := ev.Delta
 				switch {
 				case d.Text != nil:
-					if format < 0 {
+					switch {
+					case formatTool == "":
 						c = &model.Chunk{Content: *d.Text}
+					case format < 0:
+						pending.WriteString(*d.Text)
 					}
 				case d.ToolUse != nil && ev.ContentBlockIndex == format:
 					withInput[format] = withInput[format] || d.ToolUse.Input != ""
@@ -249,6 +258,10 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 				stopped, stop = true, ev.StopReason
 				if format >= 0 && len(calls) == 0 && stop == "tool_use" {
 					stop = "end_turn"
+				}
+				if pending.Len() > 0 {
+					c = &model.Chunk{Content: pending.String()}
+					pending.Reset()
 				}
 			case "metadata":
 				if !stopped {
