@@ -192,8 +192,10 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 	return pl, nil
 }
 
-// mapMessages fills system and messages. Converse wants alternating turns, so
-// consecutive tool results share one user message.
+// mapMessages fills system and messages. Converse wants alternating turns
+// ("A conversation must alternate between user and assistant roles"), so
+// consecutive messages of one role (tool results, a user message after them,
+// two user inputs in a row) share one turn.
 func mapMessages(req *model.Request, w *wireRequest) error {
 	for i, m := range req.All() {
 		msg := &m
@@ -217,9 +219,7 @@ func mapMessages(req *model.Request, w *wireRequest) error {
 				}
 				blocks = append(blocks, b)
 			}
-			if len(blocks) > 0 {
-				w.Messages = append(w.Messages, message{Role: "user", Content: blocks})
-			}
+			w.appendTurn("user", blocks...)
 		case model.RoleAssistant:
 			var blocks []block
 			for _, th := range msg.Thinking {
@@ -240,9 +240,7 @@ func mapMessages(req *model.Request, w *wireRequest) error {
 				}
 				blocks = append(blocks, block{ToolUse: &toolUse{ToolUseID: tc.ID, Name: tc.Name, Input: input}})
 			}
-			if len(blocks) > 0 {
-				w.Messages = append(w.Messages, message{Role: "assistant", Content: blocks})
-			}
+			w.appendTurn("assistant", blocks...)
 		case model.RoleTool:
 			if msg.ToolCallID == "" {
 				return fmt.Errorf("bedrock: message %d: tool result has no tool_call_id", i)
@@ -254,17 +252,25 @@ func mapMessages(req *model.Request, w *wireRequest) error {
 			if msg.ToolCallError {
 				tr.Status = "error"
 			}
-			b := block{ToolResult: tr}
-			if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == "user" && w.Messages[n-1].Content[0].ToolResult != nil {
-				w.Messages[n-1].Content = append(w.Messages[n-1].Content, b)
-			} else {
-				w.Messages = append(w.Messages, message{Role: "user", Content: []block{b}})
-			}
+			w.appendTurn("user", block{ToolResult: tr})
 		default:
 			return fmt.Errorf("bedrock: message %d: unknown role %q", i, msg.Role)
 		}
 	}
 	return nil
+}
+
+// appendTurn adds blocks to the last message when it has the same role, and
+// as a new message otherwise.
+func (w *wireRequest) appendTurn(role string, blocks ...block) {
+	if len(blocks) == 0 {
+		return
+	}
+	if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == role {
+		w.Messages[n-1].Content = append(w.Messages[n-1].Content, blocks...)
+		return
+	}
+	w.Messages = append(w.Messages, message{Role: role, Content: blocks})
 }
 
 func texts(msg *model.Message) []string {
