@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode"
 
 	"github.com/agentryhq/agentry/model"
 )
@@ -348,17 +349,30 @@ func mediaBlock(p *model.Part) (block, error) {
 	return block{Document: md}, nil
 }
 
-// documentName keeps the characters Converse allows in a document name.
+// documentName keeps the characters Converse allows in a document name
+// (letters, digits, hyphens, parentheses, square brackets and whitespace, no
+// more than one in a row), at most 200 of them.
 func documentName(name string) string {
 	name = strings.TrimSuffix(name, path.Ext(name))
 	var b strings.Builder
+	space := false
 	for _, r := range name {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" -()[]", r) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-()[]", r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
 			b.WriteRune(r)
+		case unicode.IsSpace(r):
+			space = true
+		}
+		if b.Len() >= 200 {
+			break
 		}
 	}
 	if b.Len() == 0 {
 		return "document"
 	}
-	return b.String()
+	return strings.TrimSpace(b.String()[:min(b.Len(), 200)])
 }
