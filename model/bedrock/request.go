@@ -157,6 +157,10 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 			Description: "Give your final answer by calling this tool; its input is the structured response.",
 			InputSchema: inputSchema{rf.Schema}}})
 		switch {
+		case p.ThinkingBudget > 0:
+			// Claude refuses thinking with a forced tool choice; the tool
+			// is offered and its description asks for it.
+			choice = "auto"
 		case choice == "none" || (choice != "" && choice != "auto" && choice != "required"):
 			// The caller's own choice stands this turn.
 		case len(names) > 0:
