@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -302,8 +303,8 @@ var (
 		"webm": "webm", "x-flv": "flv", "flv": "flv", "mpeg": "mpeg", "mpg": "mpg", "x-ms-wmv": "wmv", "wmv": "wmv", "3gpp": "three_gp"}
 )
 
-// mediaBlock maps a part to an image, document or video block: bytes inline,
-// s3:// URIs by location. Converse takes no other URLs and no audio.
+// mediaBlock maps a part to an image, document or video block: bytes (and
+// base64 data: URLs) inline, s3:// URIs by location. Converse takes no other URLs and no audio.
 func mediaBlock(p *model.Part) (block, error) {
 	var formats map[string]string
 	switch p.Type {
@@ -317,6 +318,20 @@ func mediaBlock(p *model.Part) (block, error) {
 		return block{}, errors.New("audio parts are not supported by Bedrock Converse")
 	default:
 		return block{}, fmt.Errorf("unknown part type %q", p.Type)
+	}
+	if rest, ok := strings.CutPrefix(p.URL, "data:"); ok && len(p.Data) == 0 {
+		meta, payload, _ := strings.Cut(rest, ",")
+		dataMIME, isBase64 := strings.CutSuffix(meta, ";base64")
+		data, err := base64.StdEncoding.DecodeString(payload)
+		if !isBase64 || err != nil {
+			return block{}, fmt.Errorf("%s part: data: URL must be base64 (data:image/png;base64,...)", p.Type)
+		}
+		inline := *p
+		inline.URL, inline.Data = "", data
+		if inline.MIMEType == "" {
+			inline.MIMEType = dataMIME
+		}
+		p = &inline
 	}
 	mt := p.MIMEType
 	if mt == "" && len(p.Data) > 0 {
