@@ -215,6 +215,9 @@ func (m *Model) post(ctx context.Context, op string, body []byte) (*http.Respons
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// A body echoing the request (a proxy's debug page) keeps the
+	// credentials sent out of the error, which reaches logs and stored runs.
+	raw = model.RedactSecrets(raw, creds.SessionToken, creds.SecretAccessKey)
 	return nil, httpError(resp.StatusCode, resp.Header, raw)
 }
 
