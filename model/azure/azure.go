@@ -60,6 +60,10 @@ func New(cfg Config) (*openai.Model, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("azure: no endpoint: set Config.Endpoint or AZURE_OPENAI_ENDPOINT (https://<resource>.openai.azure.com)")
 	}
+	if u, err := url.Parse(cfg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Path, "/deployments/") {
+		return nil, fmt.Errorf("azure: endpoint %q is not a resource URL: set Config.Endpoint or AZURE_OPENAI_ENDPOINT to https://<resource>.openai.azure.com (the deployment and api-version are set apart)", cfg.Endpoint)
+	}
 	if cfg.Deployment == "" {
 		cfg.Deployment = cfg.Model
 	}
