@@ -49,7 +49,8 @@ type Config struct {
 	// Params are sent with every call; see Supported. thinking_budget becomes
 	// additionalModelRequestFields.thinking (Claude); extra_body is merged at
 	// the top level of the Converse body, so it can set
-	// additionalModelRequestFields for other models.
+	// additionalModelRequestFields for other models (its keys join the
+	// thinking configuration rather than replace it).
 	Params model.Params
 }
 

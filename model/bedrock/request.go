@@ -188,6 +188,7 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 			w.ToolConfig.ToolChoice = b
 		}
 	}
+	p.ExtraBody = joinAdditionalFields(&w, p.ExtraBody)
 	body, err := json.Marshal(&w)
 	if err != nil {
 		return plan{}, fmt.Errorf("bedrock: encoding request: %w", err)
@@ -196,6 +197,31 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 		return plan{}, fmt.Errorf("bedrock: %w", err)
 	}
 	return pl, nil
+}
+
+// joinAdditionalFields moves extra_body's additionalModelRequestFields into
+// w's own (the thinking configuration), extra's keys winning, so that
+// MergeBody, which sets top-level keys, does not drop the thinking budget.
+// It returns the extra body left to merge; extra itself is not changed.
+func joinAdditionalFields(w *wireRequest, extra map[string]any) map[string]any {
+	v, ok := extra["additionalModelRequestFields"]
+	if !ok || w.AdditionalModelRequestFields == nil {
+		return extra
+	}
+	var fields map[string]any
+	if b, err := json.Marshal(v); err != nil || json.Unmarshal(b, &fields) != nil || fields == nil {
+		return extra // not an object: sent as given, for Converse to judge
+	}
+	for k, f := range fields {
+		w.AdditionalModelRequestFields[k] = f
+	}
+	rest := make(map[string]any, len(extra)-1)
+	for k, e := range extra {
+		if k != "additionalModelRequestFields" {
+			rest[k] = e
+		}
+	}
+	return rest
 }
 
 // mapMessages fills system and messages. Converse wants alternating turns
