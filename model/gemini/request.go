@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"path"
@@ -168,6 +169,9 @@ func (m *Model) buildRequest(req *model.Request) ([]byte, error) {
 	if !isZero(g) {
 		w.GenerationConfig = &g
 	}
+	if w.GenerationConfig != nil {
+		p.ExtraBody = joinGenerationConfig(w.GenerationConfig, p.ExtraBody)
+	}
 	data, err := json.Marshal(&w)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: encoding request: %w", err)
@@ -176,6 +180,31 @@ func (m *Model) buildRequest(req *model.Request) ([]byte, error) {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
 	return data, nil
+}
+
+// joinGenerationConfig returns extra with its generationConfig (settings
+// with no parameter of their own: topK, responseModalities, …) joined to
+// the one the parameters built, extra's keys winning; MergeBody sets
+// top-level keys and would otherwise drop temperature, the response schema
+// and thinking. extra itself is not changed.
+func joinGenerationConfig(own *generationConfig, extra map[string]any) map[string]any {
+	v, ok := extra["generationConfig"]
+	if !ok {
+		return extra
+	}
+	var fields map[string]json.RawMessage
+	if b, err := json.Marshal(v); err != nil || json.Unmarshal(b, &fields) != nil || fields == nil {
+		return extra // not an object: sent as given, for Gemini to judge
+	}
+	var joined map[string]json.RawMessage
+	b, _ := json.Marshal(own)
+	if json.Unmarshal(b, &joined) != nil {
+		return extra
+	}
+	maps.Copy(joined, fields)
+	out := maps.Clone(extra)
+	out["generationConfig"] = joined
+	return out
 }
 
 func isZero(g generationConfig) bool {
