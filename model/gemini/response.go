@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -56,10 +57,13 @@ func (u *usageMetadata) usage() *model.Usage {
 // decoder turns responses into chunks, numbering function calls across a
 // stream.
 type decoder struct {
-	calls    int
-	finished bool
-	usage    *model.Usage
-	modelID  string
+	calls int
+	// responseID names the answer in the ids of its calls: Gemini's
+	// responseId, or a random one when no chunk carries it.
+	responseID string
+	finished   bool
+	usage      *model.Usage
+	modelID    string
 }
 
 func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
@@ -91,7 +95,7 @@ func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
 			case p.FunctionCall != nil:
 				id := p.FunctionCall.ID
 				if id == "" {
-					id = syntheticIDPrefix + r.ResponseID + "_" + strconv.Itoa(d.calls)
+					id = syntheticIDPrefix + d.idFor(r) + "_" + strconv.Itoa(d.calls)
 				}
 				args := "{}"
 				if len(bytes.TrimSpace(p.FunctionCall.Args)) > 0 && string(p.FunctionCall.Args) != "null" {
@@ -119,6 +123,18 @@ func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
 		c.Usage = d.usage
 	}
 	return c, nil
+}
+
+// idFor is the response id of r's stream: the first responseId seen, else
+// a random one, so that calls of two answers never share an id.
+func (d *decoder) idFor(r *wireResponse) string {
+	if d.responseID == "" {
+		d.responseID = r.ResponseID
+	}
+	if d.responseID == "" {
+		d.responseID = "r" + rand.Text()[:12]
+	}
+	return d.responseID
 }
 
 func (d *decoder) empty(ch *model.Chunk) bool {
