@@ -54,6 +54,14 @@ func (u *usageMetadata) usage() *model.Usage {
 	}
 }
 
+// blockReasons are the finishReasons of an answer Gemini stopped for its
+// policies; with nothing produced before, the answer is an error, as a
+// blocked prompt is, not an empty answer.
+var blockReasons = map[string]bool{
+	"SAFETY": true, "RECITATION": true, "BLOCKLIST": true, "PROHIBITED_CONTENT": true, "SPII": true,
+	"IMAGE_SAFETY": true, "IMAGE_PROHIBITED_CONTENT": true, "IMAGE_RECITATION": true,
+}
+
 // decoder turns responses into chunks, numbering function calls across a
 // stream.
 type decoder struct {
@@ -64,6 +72,8 @@ type decoder struct {
 	finished   bool
 	usage      *model.Usage
 	modelID    string
+	// produced: some content, reasoning or call came before the finish.
+	produced bool
 }
 
 func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
@@ -115,9 +125,14 @@ func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
 			}
 		}
 	}
+	d.produced = d.produced || c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0
 	if cand.FinishReason != "" {
 		d.finished = true
 		c.StopReason = cand.FinishReason
+		if blockReasons[cand.FinishReason] && !d.produced {
+			return nil, &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
+				Message: "the answer was blocked (finishReason " + cand.FinishReason + ") before any content; rephrase the prompt, or set safetySettings through extra_body"}
+		}
 	}
 	if d.finished && (cand.FinishReason != "" || r.UsageMetadata != nil) {
 		c.Usage = d.usage
