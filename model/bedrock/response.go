@@ -83,7 +83,30 @@ func decodeResponse(data []byte, formatTool string) (*model.Response, error) {
 	if r.Usage != nil {
 		out.Usage = *r.Usage.usage()
 	}
+	m := &out.Message
+	if err := emptyStop(out.StopReason, m.Content != "" || m.ReasoningContent != "" || len(m.ToolCalls) > 0); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// emptyStop is the error for an answer Converse stopped before any content
+// for a reason the caller must hear of: the agent does not read stop
+// reasons, and an empty answer would be recorded as a complete run. Nil
+// when something was produced or the reason is an ordinary one.
+func emptyStop(reason string, produced bool) error {
+	if produced {
+		return nil
+	}
+	switch reason {
+	case "content_filtered":
+		return &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
+			Message: "the answer was blocked (stopReason content_filtered) before any content; rephrase the prompt"}
+	case "model_context_window_exceeded":
+		return &model.ProviderError{Provider: providerName, Kind: model.ErrContextLength,
+			Message: "the context window was full (stopReason model_context_window_exceeded) before any content; shorten the conversation"}
+	}
+	return nil
 }
 
 func thinkingBlock(rc *reasoningContent) model.ThinkingBlock {
@@ -158,6 +181,7 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 			stopped   bool
 			stop      string
 			usageSent bool
+			produced  bool // some content, reasoning or call was yielded
 		)
 		for {
 			msg, err := dec.Decode(body, buf[:0])
@@ -263,6 +287,10 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 					c = &model.Chunk{Content: pending.String()}
 					pending.Reset()
 				}
+				if err := emptyStop(stop, produced || c != nil); err != nil {
+					yield(nil, err)
+					return
+				}
 			case "metadata":
 				if !stopped {
 					break
@@ -273,8 +301,11 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 				}
 				usageSent = true
 			}
-			if c != nil && !yield(c, nil) {
-				return
+			if c != nil {
+				produced = produced || c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0
+				if !yield(c, nil) {
+					return
+				}
 			}
 		}
 	}
