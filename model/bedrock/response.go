@@ -2,11 +2,13 @@ package bedrock
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -159,6 +161,33 @@ type streamEvent struct {
 // maxEventPayload bounds one event's payload buffer.
 const maxEventPayload = 1 << 20
 
+// maxEventFrame bounds one whole frame: the payload limit, the 128 KiB of
+// headers the event-stream format allows, prelude and CRCs.
+const maxEventFrame = maxEventPayload + 128<<10 + 16
+
+// readFrame reads one event-stream frame whole into buf, refusing from its
+// prelude a frame larger than maxEventFrame: the SDK's decoder reads (and
+// buffers) whatever length a prelude announces, up to 4 GiB. It returns
+// io.EOF at a frame boundary and io.ErrUnexpectedEOF inside a frame.
+func readFrame(r io.Reader, buf []byte) ([]byte, error) {
+	var length [4]byte
+	if _, err := io.ReadFull(r, length[:]); err != nil {
+		return buf, err
+	}
+	n := int(binary.BigEndian.Uint32(length[:]))
+	if n < 16 || n > maxEventFrame {
+		return buf, fmt.Errorf("event frame of %d bytes announced (the limit is %d)", n, maxEventFrame)
+	}
+	buf = slices.Grow(append(buf[:0], length[:]...), n-4)[:n]
+	if _, err := io.ReadFull(r, buf[4:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return buf, err
+	}
+	return buf, nil
+}
+
 // decodeStream reads ConverseStream's event-stream frames. A stream is whole
 // once messageStop arrived (metadata with usage follows it); exceptions become
 // classified errors; nothing in the body can make it panic.
@@ -166,6 +195,7 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 	return func(yield func(*model.Chunk, error) bool) {
 		dec := eventstream.NewDecoder()
 		buf := make([]byte, 0, 16<<10)
+		var frame []byte
 		var (
 			calls  = map[int]int{} // content block index → tool call ordinal
 			format = -1            // block index of the structured-output tool
@@ -184,7 +214,14 @@ func decodeStream(body io.Reader, formatTool string) iter.Seq2[*model.Chunk, err
 			produced  bool // some content, reasoning or call was yielded
 		)
 		for {
-			msg, err := dec.Decode(body, buf[:0])
+			var (
+				msg eventstream.Message
+				err error
+			)
+			frame, err = readFrame(body, frame)
+			if err == nil {
+				msg, err = dec.Decode(bytes.NewReader(frame), buf[:0])
+			}
 			if err != nil {
 				if errors.Is(err, io.EOF) && stopped {
 					if !usageSent {
