@@ -171,7 +171,14 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 			names[pl.formatTool] = true
 		}
 	}
-	if len(tools) > 0 {
+	if len(tools) == 0 {
+		// Converse refuses toolUse and toolResult blocks without a
+		// toolConfig; a call without tools over a conversation that used
+		// some declares those, with no tool choice.
+		if used := usedTools(req); len(used) > 0 {
+			w.ToolConfig = &toolConfig{Tools: used}
+		}
+	} else {
 		w.ToolConfig = &toolConfig{Tools: tools}
 		switch choice {
 		case "", "none":
@@ -197,6 +204,26 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 		return plan{}, fmt.Errorf("bedrock: %w", err)
 	}
 	return pl, nil
+}
+
+// usedTools declares the tools the conversation's calls name, in order of
+// first use, for a call that offers none.
+func usedTools(req *model.Request) []tool {
+	var (
+		out  []tool
+		seen = map[string]bool{}
+	)
+	for _, m := range req.All() {
+		for _, tc := range m.ToolCalls {
+			if tc.Name == "" || seen[tc.Name] {
+				continue
+			}
+			seen[tc.Name] = true
+			out = append(out, tool{toolSpec{Name: tc.Name, Description: "Called earlier in this conversation; not available now.",
+				InputSchema: inputSchema{emptySchema}}})
+		}
+	}
+	return out
 }
 
 // joinAdditionalFields moves extra_body's additionalModelRequestFields into

@@ -34,5 +34,6 @@ func TestRequest_ConsecutiveSameRoleMessagesShareOneTurn(t *testing.T) {
 	  {"role":"assistant","content":[{"text":"partial"},{"text":"more"}]},
 	  {"role":"user","content":[{"text":"hello"}]},
 	  {"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"look","input":{}}}]},
-	  {"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"seen"}]}},{"text":"and now?"},{"text":"please"}]}]}`)
+	  {"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"seen"}]}},{"text":"and now?"},{"text":"please"}]}],
+	 "toolConfig":{"tools":[{"toolSpec":{"name":"look","description":"Called earlier in this conversation; not available now.","inputSchema":{"json":{"type":"object","properties":{}}}}}]}}`)
 }
