@@ -114,6 +114,9 @@ func (m *Model) buildRequest(req *model.Request) ([]byte, error) {
 	if err := mapMessages(req, &w); err != nil {
 		return nil, err
 	}
+	if strings.HasPrefix(strings.ToLower(m.cfg.Model), "gemini-3") {
+		signCalls(w.Contents)
+	}
 	names := map[string]bool{}
 	if len(req.Tools) > 0 {
 		t := wireTool{}
@@ -285,6 +288,32 @@ func mapMessages(req *model.Request, w *wireRequest) error {
 		w.SystemInstruction = &content{Parts: system}
 	}
 	return nil
+}
+
+// skipSignature is Google's documented stand-in for a thought signature
+// that does not exist: calls another model made, or whose signature was lost.
+const skipSignature = "skip_thought_signature_validator"
+
+// signCalls gives the first function call of each model turn that has no
+// thought signature the stand-in: Gemini 3 refuses a turn whose first call
+// has none ("Function call is missing a thought_signature"); the later
+// calls of a parallel turn carry none from Gemini either.
+func signCalls(contents []content) {
+	for i := range contents {
+		if contents[i].Role != "model" {
+			continue
+		}
+		for j := range contents[i].Parts {
+			p := &contents[i].Parts[j]
+			if p.FunctionCall == nil {
+				continue
+			}
+			if p.ThoughtSignature == "" {
+				p.ThoughtSignature = skipSignature
+			}
+			break
+		}
+	}
 }
 
 // resultObject wraps a tool's text as the functionResponse's response object,
