@@ -74,6 +74,16 @@ type Model struct {
 	cfg      Config
 	endpoint string // …/models/{model}, to which ":generateContent" is added
 	apiKey   string
+	id       string // the model id without a resource-name prefix
+}
+
+// modelID is the id of a model given by its resource name, as ListModels
+// and Google's docs spell it ("models/gemini-2.5-flash", Vertex's
+// "publishers/google/models/gemini-2.5-flash"); the google-genai SDK takes
+// either, and the endpoint wants the bare id.
+func modelID(name string) string {
+	name = strings.TrimPrefix(name, "publishers/google/")
+	return strings.TrimPrefix(name, "models/")
 }
 
 var _ model.Model = (*Model)(nil)
@@ -92,9 +102,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient
 	}
-	m := &Model{cfg: cfg, apiKey: cfg.APIKey}
+	m := &Model{cfg: cfg, apiKey: cfg.APIKey, id: modelID(cfg.Model)}
 	base := cfg.BaseURL
-	modelPath := url.PathEscape(cfg.Model)
+	modelPath := url.PathEscape(m.id)
 	if !cfg.Vertex {
 		if m.apiKey == "" {
 			m.apiKey = os.Getenv("GOOGLE_API_KEY")

@@ -114,7 +114,7 @@ func (m *Model) buildRequest(req *model.Request) ([]byte, error) {
 	if err := mapMessages(req, &w); err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(strings.ToLower(m.cfg.Model), "gemini-3") {
+	if strings.HasPrefix(strings.ToLower(m.id), "gemini-3") {
 		signCalls(w.Contents)
 	}
 	names := map[string]bool{}

@@ -11,7 +11,7 @@ import (
 // (JSON, HTML, CSS, XML, plain text); older models, Vertex AI (which reads
 // gs:// URIs) and audio or video get the bytes.
 func (m *Model) AcceptsURL(t model.PartType, mimeType string) bool {
-	if m.cfg.Vertex || !strings.HasPrefix(strings.ToLower(m.cfg.Model), "gemini-3") {
+	if m.cfg.Vertex || !strings.HasPrefix(strings.ToLower(m.id), "gemini-3") {
 		return false
 	}
 	mime, _, _ := strings.Cut(strings.ToLower(mimeType), ";")
