@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -122,6 +123,7 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 	if err := mapMessages(req, &w); err != nil {
 		return plan{}, err
 	}
+	uniqueDocumentNames(w.Messages)
 	ic := inferenceConfig{MaxTokens: p.MaxTokens, Temperature: p.Temperature, TopP: p.TopP, StopSequences: p.Stop}
 	if ic.MaxTokens != 0 || ic.Temperature != nil || ic.TopP != nil || len(ic.StopSequences) > 0 {
 		w.InferenceConfig = &ic
@@ -419,6 +421,30 @@ func mediaBlock(p *model.Part) (block, error) {
 	}
 	md.Name = documentName(p.Name)
 	return block{Document: md}, nil
+}
+
+// uniqueDocumentNames renames the documents whose name (in any case) an
+// earlier one of the request has: Converse refuses a request with duplicate
+// document names, across all its turns, and two unnamed files or one file
+// attached twice would share one. The first keeps its name, the next get
+// "-2", "-3", ….
+func uniqueDocumentNames(msgs []message) {
+	used := map[string]bool{}
+	for i := range msgs {
+		for j := range msgs[i].Content {
+			d := msgs[i].Content[j].Document
+			if d == nil {
+				continue
+			}
+			name := d.Name
+			for n := 2; used[strings.ToLower(name)]; n++ {
+				suffix := "-" + strconv.Itoa(n)
+				name = strings.TrimSpace(d.Name[:min(len(d.Name), 200-len(suffix))]) + suffix
+			}
+			used[strings.ToLower(name)] = true
+			d.Name = name
+		}
+	}
 }
 
 // documentName keeps the characters Converse allows in a document name
