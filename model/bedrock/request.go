@@ -334,13 +334,15 @@ func (w *wireRequest) appendTurn(role string, blocks ...block) {
 	w.Messages = append(w.Messages, message{Role: role, Content: blocks})
 }
 
+// texts are a message's texts that are not blank: Converse refuses a blank
+// text block ("The text field in the ContentBlock object … is blank").
 func texts(msg *model.Message) []string {
 	var out []string
-	if msg.Content != "" {
+	if strings.TrimSpace(msg.Content) != "" {
 		out = append(out, msg.Content)
 	}
 	for _, p := range msg.Parts {
-		if p.Type == model.PartText && p.Text != "" {
+		if p.Type == model.PartText && strings.TrimSpace(p.Text) != "" {
 			out = append(out, p.Text)
 		}
 	}
