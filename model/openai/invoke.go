@@ -101,6 +101,9 @@ func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 			ID: id, Name: tc.Function.Name, Arguments: string(tc.Function.Arguments),
 		})
 	}
+	if ch.FinishReason == "content_filter" && out.Message.Content == "" && out.Message.ReasoningContent == "" && len(out.Message.ToolCalls) == 0 {
+		return nil, m.filtered()
+	}
 	if cr.Usage != nil {
 		out.Usage = *cr.Usage.usage()
 		if out.Usage.TotalTokens == 0 {

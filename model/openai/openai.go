@@ -229,6 +229,15 @@ func (m *Model) streamError(e *wireError) *model.ProviderError {
 	return pe
 }
 
+// filtered is the error of an answer the content filter stopped before any
+// content (finish_reason "content_filter", as OpenAI and Azure OpenAI send
+// it): nothing else reads a stop reason, and the run would complete empty.
+// An answer cut after some content keeps it, with the stop reason.
+func (m *Model) filtered() error {
+	return &model.ProviderError{Provider: m.info.Provider, Kind: model.ErrBadRequest,
+		Message: "the answer was stopped by the content filter (finish_reason content_filter) before any content; rephrase the prompt"}
+}
+
 // errorEnvelope matches OpenAI's {"error":{...}} as well as vLLM's older
 // top-level {"object":"error","message":...} and Ollama's {"error":"text"}.
 type errorEnvelope struct {

@@ -142,6 +142,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			calls     callIndexer
 			sentModel string
 			lastModel string
+			produced  bool // content, reasoning or a tool call came
 		)
 		for ev, err := range sse.Read(body, 0) {
 			if err != nil {
@@ -185,6 +186,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				if ch.FinishReason != "" {
 					c.StopReason = ch.FinishReason
 				}
+			}
+			produced = produced || c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0
+			if c.StopReason == "content_filter" && !produced {
+				yield(nil, m.filtered())
+				return
 			}
 			if sc.Usage != nil {
 				c.Usage = sc.Usage.usage()
