@@ -132,6 +132,9 @@ func decodeResponse(raw []byte, formatTool string) (*model.Response, error) {
 		msg.Content = structured
 	}
 	msg.ReasoningContent = reasoning.String()
+	if w.StopReason == "refusal" && msg.Content == "" && msg.ReasoningContent == "" && len(msg.ToolCalls) == 0 {
+		return nil, refused()
+	}
 	resp := &model.Response{
 		Message:    msg,
 		StopReason: structuredStop(w.StopReason, formatSeen, len(msg.ToolCalls)),

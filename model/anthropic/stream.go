@@ -64,6 +64,17 @@ type streamDecoder struct {
 	// with no chunk yielded and model.WithRetry can retry it.
 	modelID string
 	started bool
+	// produced: text, thinking or a tool call came (a refusal after it
+	// keeps it; before it, the refusal is the answer's error).
+	produced bool
+}
+
+// refused is the error of an answer Claude refused before any content
+// (stop_reason "refusal"): nothing else reads a stop reason, and the run
+// would complete empty.
+func refused() error {
+	return &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
+		Message: "the answer was refused (stop_reason refusal) before any content; rephrase the prompt"}
 }
 
 // errStop ends decoding early without an error: the consumer stopped or the
@@ -98,6 +109,7 @@ func malformed(format string, args ...any) error {
 }
 
 func (d *streamDecoder) emit(c *model.Chunk) error {
+	d.produced = d.produced || c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0 || c.Thinking != nil
 	if !d.started {
 		d.started = true
 		c.ModelID = d.modelID
@@ -142,6 +154,9 @@ func (d *streamDecoder) handle(frame sse.Event) error {
 	case "content_block_stop":
 		return d.stopBlock(ev.Index)
 	case "message_delta":
+		if ev.Delta.StopReason == "refusal" && !d.produced && d.pending.Len() == 0 {
+			return refused()
+		}
 		ev.Usage.applyTo(&d.usage)
 		return d.emit(&model.Chunk{
 			Usage:      new(d.usage),
