@@ -128,6 +128,9 @@ func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 		out.Message.ProviderData = reasoningData(reasoning)
 	}
 	out.StopReason = r.stopReason(len(out.Message.ToolCalls) > 0)
+	if out.StopReason == "content_filter" && out.Message.Content == "" && out.Message.ReasoningContent == "" && len(out.Message.ToolCalls) == 0 {
+		return nil, m.filtered()
+	}
 	if r.Usage != nil {
 		out.Usage = *r.Usage.usage()
 	}
@@ -156,6 +159,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 		// streamed none gets them from its output_item.done.
 		withArgs := map[int]bool{}
 		var reasoning []json.RawMessage
+		produced := false // text, reasoning or a call came
 		// An image_generation_call's image (base64) rides in one event,
 		// and response.completed repeats the whole output: a line may be
 		// as large as a whole non-streamed answer.
@@ -219,6 +223,10 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					return
 				}
 				c = &model.Chunk{ModelID: e.Response.Model, StopReason: e.Response.stopReason(len(calls) > 0)}
+				if c.StopReason == "content_filter" && !produced {
+					yield(nil, m.filtered())
+					return
+				}
 				if e.Response.Usage != nil {
 					c.Usage = e.Response.Usage.usage()
 				}
@@ -235,8 +243,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				yield(nil, m.streamError(&wireError{Message: e.Message, Code: e.Code}))
 				return
 			}
-			if c != nil && !yield(c, nil) {
-				return
+			if c != nil {
+				produced = produced || c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0
+				if !yield(c, nil) {
+					return
+				}
 			}
 		}
 		yield(nil, fmt.Errorf("responses: stream ended before response.completed (truncated): %w", model.ErrMalformedResponse))

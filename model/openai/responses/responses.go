@@ -220,6 +220,14 @@ func (e *wireError) String() string {
 }
 
 // streamError classifies an error reported after a 200 status, by its code.
+// filtered is the error of a response the content filter stopped before
+// any output (status incomplete, reason content_filter): nothing else reads
+// a stop reason, and the run would complete empty.
+func (m *Model) filtered() error {
+	return &model.ProviderError{Provider: m.info.Provider, Kind: model.ErrBadRequest,
+		Message: "the answer was stopped by the content filter (incomplete: content_filter) before any output; rephrase the prompt"}
+}
+
 func (m *Model) streamError(e *wireError) *model.ProviderError {
 	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, e.String())
 	kind := strings.ToLower(e.Type + " " + e.code())
