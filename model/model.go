@@ -97,9 +97,14 @@ type Request struct {
 // Response is a complete model answer.
 type Response struct {
 	// Message is the assistant message: content, tool calls and reasoning.
-	Message    Message `json:"message"`
-	Usage      Usage   `json:"usage"`
-	StopReason string  `json:"stop_reason,omitempty"`
+	Message Message `json:"message"`
+	Usage   Usage   `json:"usage"`
+	// StopReason is the provider's reason the answer ended ("stop",
+	// "length", "tool_calls", …). An answer a provider blocked before any
+	// content (a content filter, a safety block, a refusal) is not a
+	// Response with an empty message: every provider returns a
+	// ProviderError of kind ErrBadRequest naming the block instead.
+	StopReason string `json:"stop_reason,omitempty"`
 	// ModelID is the model the provider reports having used.
 	ModelID string `json:"model_id,omitempty"`
 }
