@@ -319,9 +319,15 @@ func Run(t *testing.T, p Provider) {
 }
 
 // RefusedAddr is a loopback host:port nothing listens on: a connection to it
-// is refused.
+// is refused. Where it can (unix), the port stays bound by a socket that
+// never listens until the test ends, so that no other test or process on
+// the machine takes it meanwhile (a port merely closed was, once, and the
+// connection reached a server).
 func RefusedAddr(t testing.TB) string {
 	t.Helper()
+	if addr, ok := boundNotListening(t); ok {
+		return addr
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
