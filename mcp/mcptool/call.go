@@ -142,7 +142,7 @@ type resourceTool struct{ k *Toolkit }
 var resourceSchema = json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"the resource URI"}},"required":["uri"],"additionalProperties":false}`)
 
 func (t *resourceTool) Definition() tool.Definition {
-	return tool.Definition{Name: t.k.cfg.Prefix + t.k.cfg.Name + "_read_resource", Timeout: t.k.cfg.Timeout, Parameters: resourceSchema,
+	return tool.Definition{Name: fitName(t.k.cfg.Prefix + t.k.cfg.Name + "_read_resource"), Timeout: t.k.cfg.Timeout, Parameters: resourceSchema,
 		Description: "Read a resource of the MCP server " + t.k.cfg.Name + " by its URI."}
 }
 

@@ -67,7 +67,12 @@ type Config struct {
 	Include []string
 	Exclude []string
 	// Prefix is prepended to the tool names the model sees (servers whose
-	// tool names collide).
+	// tool names collide): up to 32 letters, digits, '_' or '-'. A server's
+	// tool name that model providers would refuse (a '.', more than 64
+	// characters with the prefix) is given to the model with '_' for the
+	// other characters, cut to 64 with a hash of the server's name when
+	// too long or when it would equal another tool's; Include, Exclude and
+	// the calls use the server's names.
 	Prefix string
 
 	// Timeout bounds one call (default DefaultTimeout); ConnectTimeout
@@ -83,6 +88,9 @@ type Config struct {
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// maxPrefix leaves room for the tool's own name within maxModelName.
+const maxPrefix = 32
 
 // withDefaults validates c and fills its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -105,6 +113,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Command != "" && c.Name == "" {
 		c.Name = strings.TrimSuffix(filepath.Base(c.Command), filepath.Ext(c.Command))
+	}
+	if !providerSafe(c.Prefix) || len(c.Prefix) > maxPrefix {
+		return c, fmt.Errorf("%w: prefix %q: use up to %d letters, digits, '_' or '-' (model providers refuse other characters in a tool name)", ErrConfig, c.Prefix, maxPrefix)
 	}
 	c.Name = strings.Trim(unsafeName.ReplaceAllString(c.Name, "_"), "_")
 	if c.Name == "" {

@@ -101,6 +101,7 @@ func (k *Toolkit) wrap(listed []*mcp.Tool) ([]tool.Tool, error) {
 		}
 	}
 	var out []tool.Tool
+	var kept []string
 	for _, t := range listed {
 		if (len(k.cfg.Include) > 0 && !slices.Contains(k.cfg.Include, t.Name)) || slices.Contains(k.cfg.Exclude, t.Name) {
 			continue
@@ -109,8 +110,12 @@ func (k *Toolkit) wrap(listed []*mcp.Tool) ([]tool.Tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: tool %q: %w (add it to exclude to use the other tools)", k.cfg.Name, t.Name, err)
 		}
-		out = append(out, &remoteTool{k: k, name: t.Name, def: tool.Definition{Name: k.cfg.Prefix + t.Name,
+		out = append(out, &remoteTool{k: k, name: t.Name, def: tool.Definition{
 			Description: t.Description, Parameters: schema, Timeout: k.cfg.Timeout}})
+		kept = append(kept, t.Name)
+	}
+	for i, name := range modelNames(k.cfg.Prefix, kept) {
+		out[i].(*remoteTool).def.Name = name
 	}
 	return out, nil
 }
