@@ -112,7 +112,8 @@ func (o Options) builtinTags() map[string]bool {
 	return on
 }
 
-// Validate reports unknown tags and result modes.
+// Validate reports unknown tags and result modes, and tools named as an
+// enabled built-in tool.
 func (o Options) Validate() error {
 	for _, list := range [][]string{o.IncludeTags, o.ExcludeTags} {
 		for _, t := range list {
@@ -127,9 +128,18 @@ func (o Options) Validate() error {
 	if o.MaxResultBytes < 0 {
 		return fmt.Errorf("%w: max result bytes must not be negative", ErrConfig)
 	}
+	on := o.builtinTags()
 	for i, t := range o.Tools {
 		if t == nil {
 			return fmt.Errorf("%w: Tools[%d] is nil", ErrConfig, i)
+		}
+		// The SDK keeps the last tool of a name: the built-in one would be
+		// replaced without a word.
+		name := t.Definition().Name
+		for _, b := range BuiltinTools {
+			if b.Name == name && on[b.Tag] {
+				return fmt.Errorf("%w: tool %q has the name of a built-in tool (tag %q): rename it or exclude that tag", ErrConfig, name, b.Tag)
+			}
 		}
 	}
 	return nil

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,5 +26,20 @@ func TestUserTools_CallWithoutArguments(t *testing.T) {
 	// The built-in tools already took a call without arguments.
 	if r := callTool(t, cs, "get_sessions", nil); r.IsError {
 		t.Fatalf("get_sessions without arguments: %q", resultText(r))
+	}
+}
+
+// A configured tool named as an enabled built-in tool would replace it
+// silently (the SDK keeps the last tool of a name): New refuses it, naming
+// the tool; with the built-in's tag disabled the name is free.
+func TestUserTools_NameOfABuiltinIsRefused(t *testing.T) {
+	shadow := tool.MustFunc(tool.FuncConfig{Name: "get_sessions", Description: "Not the sessions."},
+		func(context.Context, struct{}) (string, error) { return "shadowed", nil })
+	_, err := New(Config{Options: Options{Tools: []tool.Tool{shadow}}})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "get_sessions") {
+		t.Fatalf("New with a tool named get_sessions = %v, want ErrConfig naming it", err)
+	}
+	if _, err := New(Config{Options: Options{Tools: []tool.Tool{shadow}, ExcludeTags: []string{TagSession}}}); err != nil {
+		t.Fatalf("with the session tools disabled: %v", err)
 	}
 }
