@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +113,45 @@ func TestRunAgent_AdminActsAsTheNamedUser(t *testing.T) {
 		if got.UserID != c.want {
 			t.Errorf("run named user %q: stored as %q, want %q", c.named, got.UserID, c.want)
 		}
+	}
+}
+
+// Another user's MCP session is not found (404, as a session that does not
+// exist), never forbidden: a 403 told the caller that the session id is a
+// live session of someone else.
+func TestSession_OtherUsersSessionIsNotFound(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	hour := time.Now().Add(time.Hour)
+	alice := h.mustConnect(t, token(t, "alice", hour))
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
+	post := func(tok, session string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", alice.InitializeResult().ProtocolVersion)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
+		return res.StatusCode
+	}
+	bob := token(t, "bob", hour)
+	unknown := post(bob, "no-such-session")
+	if unknown != http.StatusNotFound {
+		t.Fatalf("an unknown session: %d, want 404", unknown)
+	}
+	if got := post(bob, alice.ID()); got != unknown {
+		t.Errorf("bob using alice's session: %d, want %d as for a session that does not exist", got, unknown)
+	}
+	if got := post(token(t, "alice", hour), alice.ID()); got != http.StatusOK {
+		t.Errorf("alice using her session: %d, want 200", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -139,8 +140,9 @@ func New(cfg Config) (*Server, error) {
 }
 
 // ServeHTTP serves the streamable HTTP transport. An authenticated request's
-// principal becomes the MCP session's user: the SDK then refuses the session
-// id to any other user (403), and every tool call runs as that principal.
+// principal becomes the MCP session's user: the session id is then not
+// found (404) for any other user, and every tool call runs as that
+// principal.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, ok := auth.FromContext(r.Context()); !ok {
 		s.stream.ServeHTTP(w, r)
@@ -152,8 +154,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// OS never read.
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer principal")
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		w = &hiddenSession{ResponseWriter: w}
+	}
 	s.bearer.ServeHTTP(w, r)
 }
+
+// hiddenSession answers the SDK's refusal of another user's session
+// ("session user mismatch", 403: the only 403 the SDK's handler and bearer
+// middleware give, as configured here) as the SDK answers a session that
+// does not exist: another user's object is not found, never forbidden.
+type hiddenSession struct {
+	http.ResponseWriter
+	hidden bool
+}
+
+func (h *hiddenSession) WriteHeader(code int) {
+	if code != http.StatusForbidden {
+		h.ResponseWriter.WriteHeader(code)
+		return
+	}
+	h.hidden = true
+	h.ResponseWriter.WriteHeader(http.StatusNotFound)
+	_, _ = io.WriteString(h.ResponseWriter, "session not found\n")
+}
+
+// Write drops the refusal's own text.
+func (h *hiddenSession) Write(p []byte) (int, error) {
+	if h.hidden {
+		return len(p), nil
+	}
+	return h.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes of
+// the SDK's event streams).
+func (h *hiddenSession) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // principalKey holds the principal in TokenInfo.Extra.
 const principalKey = "agentry.principal"
