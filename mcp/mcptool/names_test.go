@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -94,5 +95,32 @@ func TestNew_PrefixMustBeAProviderName(t *testing.T) {
 		if n := tl.Definition().Name; !providerName.MatchString(n) {
 			t.Errorf("tool name %q is refused by model providers", n)
 		}
+	}
+}
+
+// A server without tools is listed once, as any other: the empty list is
+// cached until the server says it changed (every run listed it again).
+func TestToolkit_EmptyToolListIsCached(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "empty", Version: "1"}, nil)
+	var lists atomic.Int32
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				lists.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	k := newKit(t, mcptool.Config{URL: ts.URL})
+	for range 3 {
+		tools, err := k.Tools(context.Background())
+		if err != nil || len(tools) != 0 {
+			t.Fatalf("tools %v, %v", names(tools), err)
+		}
+	}
+	if n := lists.Load(); n != 1 {
+		t.Fatalf("tools/list sent %d times for 3 runs, want 1", n)
 	}
 }

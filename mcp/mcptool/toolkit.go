@@ -83,6 +83,9 @@ func (k *Toolkit) Tools(ctx context.Context) ([]tool.Tool, error) {
 	if caps := c.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
 		tools = append(tools, &resourceTool{k: k})
 	}
+	if tools == nil {
+		tools = []tool.Tool{} // listed: nil means not yet
+	}
 	k.tools = tools
 	return tools, nil
 }
