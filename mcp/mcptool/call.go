@@ -62,7 +62,7 @@ func (k *Toolkit) call(ctx context.Context, what string, fn func(context.Context
 	if answered(err) {
 		// The server refused this request on a live session (invalid
 		// params, an unknown resource): the session and its state stay.
-		return nil, fmt.Errorf("%w: %s on %s: the server answered with an error: %v", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, err)
+		return nil, fmt.Errorf("%w: %s on %s: the server answered with an error: %s", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.errText(err))
 	}
 	err = k.unavailable(c, what, err)
 	// A session the server no longer knows (it restarted, or the process

@@ -53,8 +53,9 @@ type Config struct {
 	Env     map[string]string
 	Dir     string
 
-	// URL is a streamable HTTP endpoint; Headers are sent with every
-	// request, BearerToken as "Authorization: Bearer …".
+	// URL is a streamable HTTP endpoint (the values of its query, where
+	// some servers take a key, are written *** in errors); Headers are sent
+	// with every request, BearerToken as "Authorization: Bearer …".
 	URL         string
 	Headers     map[string]string
 	BearerToken string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -24,6 +25,9 @@ import (
 // concurrent use. Close ends the connection (and a stdio server's process).
 type Toolkit struct {
 	cfg Config
+	// hideQuery writes the URL's query values (an API key some servers
+	// take there) as *** in errors, as net/http hides a password.
+	hideQuery *strings.Replacer
 
 	mu     sync.Mutex
 	conn   *conn
@@ -47,7 +51,26 @@ func New(cfg Config) (*Toolkit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Toolkit{cfg: c}, nil
+	k := &Toolkit{cfg: c}
+	if u, err := url.Parse(c.URL); err == nil && u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			if key, _, ok := strings.Cut(p, "="); ok {
+				parts[i] = key + "=***"
+			}
+		}
+		k.hideQuery = strings.NewReplacer(u.RawQuery, strings.Join(parts, "&"))
+	}
+	return k, nil
+}
+
+// errText is err's text for an error of the toolkit: the transport's
+// errors quote the URL.
+func (k *Toolkit) errText(err error) string {
+	if k.hideQuery == nil {
+		return err.Error()
+	}
+	return k.hideQuery.Replace(err.Error())
 }
 
 // Name is the server's name.
@@ -203,7 +226,7 @@ func (k *Toolkit) connectLocked(ctx context.Context) (*conn, error) {
 	}
 	cs, err := client.Connect(cctx, transport, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: connect: %v%s", ErrUnavailable, k.cfg.Name, err, c.stderr.note())
+		return nil, fmt.Errorf("%w: %s: connect: %s%s", ErrUnavailable, k.cfg.Name, k.errText(err), c.stderr.note())
 	}
 	c.cs = cs
 	go func() {
@@ -229,13 +252,13 @@ func (k *Toolkit) unavailable(c *conn, what string, err error) error {
 	}
 	select {
 	case <-c.dead:
-		return fmt.Errorf("%w: %s exited or closed the connection while %s (%v)%s", ErrUnavailable, k.cfg.Name, what, err, c.stderr.note())
+		return fmt.Errorf("%w: %s exited or closed the connection while %s (%s)%s", ErrUnavailable, k.cfg.Name, what, k.errText(err), c.stderr.note())
 	default:
 	}
 	if lost {
-		return fmt.Errorf("%w: %s: connection lost while %s (%v)%s", ErrUnavailable, k.cfg.Name, what, err, c.stderr.note())
+		return fmt.Errorf("%w: %s: connection lost while %s (%s)%s", ErrUnavailable, k.cfg.Name, what, k.errText(err), c.stderr.note())
 	}
-	return fmt.Errorf("%w: %s: %s: %v", ErrUnavailable, k.cfg.Name, what, err)
+	return fmt.Errorf("%w: %s: %s: %s", ErrUnavailable, k.cfg.Name, what, k.errText(err))
 }
 
 // drop forgets c if it is still the current connection, closing it.
