@@ -294,7 +294,7 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 		// Nothing is stored to continue from, as the HTTP continue route.
 		return nil, nil, fmt.Errorf("%w: run %s of %s %s (it has no database to store paused runs in)", ErrNotFound, in.RunID, kind[:len(kind)-1], t.ID())
 	}
-	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
+	if _, err := s.ownRun(c, kind, t, in.runRef, in.UserID); err != nil {
 		return nil, nil, err
 	}
 	var opts []agent.RunOption
@@ -320,22 +320,25 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 }
 
 // ownRun checks that the run exists for the caller and belongs to the
-// target and, when given, to the session. A run executing in this process is
+// target and, when given, to the session, and returns its stored row (nil
+// for a target without a database). A run executing in this process is
 // checked against the user it was registered for (a target without a
 // database stores no row to check, yet registers its runs); a stored run is
-// read with the caller's user scope. Another user's run is not found.
-func (s *Server) ownRun(c *call, kind string, t Target, runID, sessionID string) error {
-	missing := fmt.Errorf("%w: run %s of %s %s", ErrNotFound, runID, kind[:len(kind)-1], t.ID())
-	if e, ok := run.DefaultRegistry().Lookup(runID); ok && !callerOwns(c, e.Registration().UserID) {
-		return missing
+// read with the caller's user scope. Another user's run is not found, and
+// so is a run of another user than the one named (user_id) by a caller
+// acting for every user.
+func (s *Server) ownRun(c *call, kind string, t Target, r runRef, named string) (*db.Run, error) {
+	missing := fmt.Errorf("%w: run %s of %s %s", ErrNotFound, r.RunID, kind[:len(kind)-1], t.ID())
+	if e, ok := run.DefaultRegistry().Lookup(r.RunID); ok && !callerOwns(c, e.Registration().UserID, named) {
+		return nil, missing
 	}
 	d := t.DB()
 	if d == nil {
-		return nil
+		return nil, nil
 	}
-	row, err := d.GetRun(c.ctx, runID)
+	row, err := d.GetRun(c.ctx, r.RunID)
 	if err != nil {
-		return notFound(err, "run %s", runID)
+		return nil, notFound(err, "run %s", r.RunID)
 	}
 	owner := row.AgentID
 	switch kind {
@@ -344,17 +347,20 @@ func (s *Server) ownRun(c *call, kind string, t Target, runID, sessionID string)
 	case kindWorkflows:
 		owner = row.WorkflowID
 	}
-	if owner != t.ID() || (sessionID != "" && row.SessionID != sessionID) {
-		return missing
+	if owner != t.ID() || (r.SessionID != "" && row.SessionID != r.SessionID) || !callerOwns(c, row.UserID, named) {
+		return nil, missing
 	}
-	return nil
+	return row, nil
 }
 
-// callerOwns reports whether the caller may act on an object of owner: a
-// user-scoped caller only on its own, any other caller on every user's.
-func callerOwns(c *call, owner string) bool {
-	u, scoped := db.UserScope(c.ctx)
-	return !scoped || owner == u
+// callerOwns reports whether the caller may act on an object of owner, as
+// agentos's actAs: a user-scoped caller only on its own; any other caller
+// on the named user's, or every user's when it names none.
+func callerOwns(c *call, owner, named string) bool {
+	if u, scoped := db.UserScope(c.ctx); scoped {
+		return owner == u
+	}
+	return named == "" || owner == named
 }
 
 func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
@@ -362,7 +368,7 @@ func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in can
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.ownRun(c, kind, t, in.RunID, in.SessionID); err != nil {
+	if _, err := s.ownRun(c, kind, t, in.runRef, ""); err != nil {
 		return nil, nil, err
 	}
 	if !t.CancelRun(in.RunID) {

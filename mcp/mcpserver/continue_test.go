@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/team"
@@ -28,6 +29,13 @@ type hitlFixture struct {
 }
 
 func newHITL(t *testing.T) *hitlFixture {
+	t.Helper()
+	return newHITLWith(t, harnessConfig{})
+}
+
+// newHITLWith is newHITL on a harness configured by hc (its build is set
+// here).
+func newHITLWith(t *testing.T, hc harnessConfig) *hitlFixture {
 	t.Helper()
 	f := &hitlFixture{}
 	del := tool.MustFunc(tool.FuncConfig{Name: "delete_file", Description: "Deletes a file.", RequiresConfirmation: true},
@@ -48,7 +56,7 @@ func newHITL(t *testing.T) *hitlFixture {
 		}
 		return a
 	}
-	f.harness = newHarness(t, harnessConfig{build: func(d *db.DB) ([]*agent.Agent, []*team.Team) {
+	hc.build = func(d *db.DB) ([]*agent.Agent, []*team.Team) {
 		hitl, err := agent.New(agent.Config{ID: "hitl", DB: d, Tools: []tool.Tool{del}, Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{
 			{ToolCalls: []scripted.ToolCall{{Name: "delete_file"}}}, {Content: "all done"}}})})
 		if err != nil {
@@ -63,7 +71,8 @@ func newHITL(t *testing.T) *hitlFixture {
 			t.Fatal(err)
 		}
 		return []*agent.Agent{hitl}, []*team.Team{crew}
-	}})
+	}
+	f.harness = newHarness(t, hc)
 	return f
 }
 
@@ -150,5 +159,28 @@ func TestContinueRun_ConcurrentCallsExecuteOnce(t *testing.T) {
 	}
 	if n := f.executed.Load(); n != 1 {
 		t.Fatalf("the confirmed tool ran %d times, want 1", n)
+	}
+}
+
+// An admin (or an unauthenticated caller) naming user_id continues only
+// that user's run, as the HTTP continue route: another user's run is not
+// found and stays paused. user_id was ignored.
+func TestContinueRun_UserIDNamesTheRunsOwner(t *testing.T) {
+	f := newHITL(t)
+	hour := time.Now().Add(time.Hour)
+	alice := f.mustConnect(t, token(t, "alice", hour))
+	runID, sessionID, reqs := confirmAll(t, callTool(t, alice, "run_agent", map[string]any{"agent_id": "hitl", "message": "clean up"}))
+	admin := f.mustConnect(t, token(t, "root", hour, auth.AdminScope))
+	args := map[string]any{"agent_id": "hitl", "run_id": runID, "session_id": sessionID, "requirements": reqs, "user_id": "bob"}
+	r := callTool(t, admin, "continue_run", args)
+	if !r.IsError || !strings.Contains(resultText(r), "not found") {
+		t.Fatalf("continue_run of alice's run as bob = %q (error %v), want not found", resultText(r), r.IsError)
+	}
+	if n := f.executed.Load(); n != 0 {
+		t.Fatalf("the tool ran %d times", n)
+	}
+	args["user_id"] = "alice"
+	if r := callTool(t, admin, "continue_run", args); r.IsError || f.executed.Load() != 1 {
+		t.Fatalf("continue_run as alice = %q (error %v), executed %d", resultText(r), r.IsError, f.executed.Load())
 	}
 }

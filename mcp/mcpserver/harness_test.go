@@ -20,6 +20,7 @@ import (
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
 )
 
@@ -52,6 +53,10 @@ type harnessConfig struct {
 	// agents and teams are served next to the echo agent; build builds
 	// them on the harness's database.
 	build func(d *db.DB) ([]*agent.Agent, []*team.Team)
+	// begin and observeCall, when set, are the Config's Begin and
+	// ObserveCall.
+	begin       func(ctx context.Context, t Target, runID, userID string) (context.Context, func(), error)
+	observeCall func(ctx context.Context, t Target, runID, sessionID, userID string, call func(context.Context) (*run.Output, error)) (*run.Output, error)
 }
 
 func newHarness(t *testing.T, hc harnessConfig) *harness {
@@ -89,6 +94,7 @@ func newHarness(t *testing.T, hc harnessConfig) *harness {
 			}
 			return ctx, nil
 		},
+		Begin: hc.begin, ObserveCall: hc.observeCall,
 		Logger: slog.New(slog.NewTextHandler(h.logs, nil)),
 	})
 	if err != nil {
