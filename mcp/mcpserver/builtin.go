@@ -294,7 +294,8 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 		// Nothing is stored to continue from, as the HTTP continue route.
 		return nil, nil, fmt.Errorf("%w: run %s of %s %s (it has no database to store paused runs in)", ErrNotFound, in.RunID, kind[:len(kind)-1], t.ID())
 	}
-	if _, err := s.ownRun(c, kind, t, in.runRef, in.UserID); err != nil {
+	row, err := s.ownRun(c, kind, t, in.runRef, in.UserID)
+	if err != nil {
 		return nil, nil, err
 	}
 	var opts []agent.RunOption
@@ -305,13 +306,24 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 	if len(reqs) > 0 {
 		opts = append(opts, agent.WithRequirements(reqs))
 	}
+	// The continued run is the stored run's, whoever continues it: it is
+	// registered and observed under its own user and session, as the HTTP
+	// continue route does.
+	runCtx := c.ctx
+	if s.cfg.Begin != nil {
+		var end func()
+		if runCtx, end, err = s.cfg.Begin(runCtx, t, in.RunID, row.UserID); err != nil {
+			return nil, nil, shown(err)
+		}
+		defer end()
+	}
 	c.progress(0, 0, "Continuing run "+in.RunID)
 	call := func(ctx context.Context) (*run.Output, error) { return a.ContinueRunID(ctx, in.RunID, opts...) }
 	var out *run.Output
 	if s.cfg.ObserveCall != nil {
-		out, err = s.cfg.ObserveCall(c.ctx, t, in.RunID, in.SessionID, callerUser(c, ""), call)
+		out, err = s.cfg.ObserveCall(runCtx, t, in.RunID, row.SessionID, row.UserID, call)
 	} else {
-		out, err = call(c.ctx)
+		out, err = call(runCtx)
 	}
 	if out == nil {
 		return nil, nil, err

@@ -80,15 +80,17 @@ type Config struct {
 	// Authorization enforces resource:action scopes per tool, as for routes;
 	// a call without a principal (unauthenticated) is then refused.
 	Authorization bool
-	// Begin, when set, registers a run the tools start (AgentOS's run
-	// registry: cancel route, graceful shutdown); end is called when it ends.
+	// Begin, when set, registers a run the tools start or continue
+	// (AgentOS's run registry: cancel route, graceful shutdown) for the
+	// run's user; end is called when it ends.
 	Begin func(ctx context.Context, t Target, runID, userID string) (_ context.Context, end func(), _ error)
 	// Observe, when set, wraps the run a tool is about to stream (AgentOS
 	// gives it the run span and run metrics its HTTP runs get). nil streams
 	// the target itself.
 	Observe func(t Target, runID, sessionID, userID string) Streamer
 	// ObserveCall, when set, wraps a continued run (continue_run) as
-	// Observe wraps a new one. nil calls it as it is.
+	// Observe wraps a new one, given the stored run's session and user.
+	// nil calls it as it is.
 	ObserveCall func(ctx context.Context, t Target, runID, sessionID, userID string, call func(context.Context) (*run.Output, error)) (*run.Output, error)
 
 	Logger *slog.Logger

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/tool"
 )
@@ -159,6 +161,47 @@ func TestContinueRun_ConcurrentCallsExecuteOnce(t *testing.T) {
 	}
 	if n := f.executed.Load(); n != 1 {
 		t.Fatalf("the confirmed tool ran %d times, want 1", n)
+	}
+}
+
+// A continued run is the stored run's, whoever continues it: continue_run
+// registers it with the OS (Begin: the cancel route, graceful shutdown) and
+// observes it (ObserveCall: its span, whose user isolates stored traces)
+// under the run's own user and session, as the HTTP continue route does.
+// An admin continuing alice's run gave its own user, and the session only
+// when the call named it; and Begin was never called.
+func TestContinueRun_RegisteredAndObservedAsTheRunsOwner(t *testing.T) {
+	type seen struct{ hook, runID, sessionID, userID string }
+	calls := make(chan seen, 8)
+	f := newHITLWith(t, harnessConfig{
+		begin: func(ctx context.Context, _ Target, runID, userID string) (context.Context, func(), error) {
+			calls <- seen{"begin", runID, "", userID}
+			return ctx, func() {}, nil
+		},
+		observeCall: func(ctx context.Context, _ Target, runID, sessionID, userID string, call func(context.Context) (*run.Output, error)) (*run.Output, error) {
+			calls <- seen{"observe", runID, sessionID, userID}
+			return call(ctx)
+		},
+	})
+	hour := time.Now().Add(time.Hour)
+	alice := f.mustConnect(t, token(t, "alice", hour))
+	runID, sessionID, reqs := confirmAll(t, callTool(t, alice, "run_agent", map[string]any{"agent_id": "hitl", "message": "clean up"}))
+	if c := <-calls; c.hook != "begin" || c.userID != "alice" {
+		t.Fatalf("run_agent's hook call %+v", c)
+	}
+	admin := f.mustConnect(t, token(t, "root", hour, auth.AdminScope))
+	r := callTool(t, admin, "continue_run", map[string]any{"agent_id": "hitl", "run_id": runID, "requirements": reqs})
+	if r.IsError {
+		t.Fatalf("admin's continue_run: %q", resultText(r))
+	}
+	close(calls)
+	var got []seen
+	for c := range calls {
+		got = append(got, c)
+	}
+	want := []seen{{"begin", runID, "", "alice"}, {"observe", runID, sessionID, "alice"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("continue_run's hook calls %+v, want %+v", got, want)
 	}
 }
 
