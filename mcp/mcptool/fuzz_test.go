@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/agentryhq/agentry/tool"
 )
 
 // FuzzCheckSchema: any JSON a server sends as a schema is accepted or refused
@@ -53,4 +55,27 @@ func TestCheckSchema_Cases(t *testing.T) {
 			t.Errorf("%s: %v", c.schema, err)
 		}
 	}
+}
+
+// FuzzSchemaInAToolSet: a schema checkSchema accepts becomes a tool the
+// agent's tool set takes or refuses with an error (it compiles the schema
+// to validate arguments), never a panic that would end the process.
+func FuzzSchemaInAToolSet(f *testing.F) {
+	for _, s := range []string{`{"type":"object"}`, `{"type":"object","properties":[]}`, `{"required":"x"}`,
+		`{"type":"object","properties":{"a":{"$ref":"#/properties/b"}}}`, `{"minProperties":-1}`, `{"pattern":"("}`,
+		`{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a~1b"}}}`, `{"$id":"x:y","$ref":"#/$defs/a"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		out, err := checkSchema(v, 4096)
+		if err != nil {
+			return
+		}
+		rt := &remoteTool{name: "t", def: tool.Definition{Name: "t", Description: "t", Parameters: out}}
+		_, _ = tool.NewSet([]tool.Tool{rt})
+	})
 }
