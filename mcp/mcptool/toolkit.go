@@ -29,10 +29,17 @@ type Toolkit struct {
 	// take there) as *** in errors, as net/http hides a password.
 	hideQuery *strings.Replacer
 
+	// mu guards conn, tools and closed; it is never held across I/O, so a
+	// call waits for no other call, connect or listing.
 	mu     sync.Mutex
 	conn   *conn
 	tools  []tool.Tool
 	closed bool
+	// connecting and listing (one slot each) let one caller connect and one
+	// list at a time; the others wait for it as long as their context lets
+	// them.
+	connecting chan struct{}
+	listing    chan struct{}
 	// stale is set by tools/list_changed: the next Tools lists again.
 	stale atomic.Bool
 }
@@ -51,7 +58,7 @@ func New(cfg Config) (*Toolkit, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Toolkit{cfg: c}
+	k := &Toolkit{cfg: c, connecting: make(chan struct{}, 1), listing: make(chan struct{}, 1)}
 	if u, err := url.Parse(c.URL); err == nil && u.RawQuery != "" {
 		parts := strings.Split(u.RawQuery, "&")
 		for i, p := range parts {
@@ -80,14 +87,22 @@ func (k *Toolkit) Name() string { return k.cfg.Name }
 // Exclude and Prefix), plus <name>_read_resource when the server has
 // resources. The list is cached until the server says it changed.
 func (k *Toolkit) Tools(ctx context.Context) ([]tool.Tool, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	c, err := k.connectLocked(ctx)
+	if err := k.wait(ctx, k.listing, "listing tools"); err != nil {
+		return nil, err
+	}
+	defer func() { <-k.listing }()
+	c, err := k.connected(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if k.tools != nil && !k.stale.Load() {
-		return k.tools, nil
+	k.mu.Lock()
+	cached := k.tools
+	if k.conn != c || k.stale.Load() {
+		cached = nil
+	}
+	k.mu.Unlock()
+	if cached != nil {
+		return cached, nil
 	}
 	k.stale.Store(false)
 	lctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
@@ -109,8 +124,22 @@ func (k *Toolkit) Tools(ctx context.Context) ([]tool.Tool, error) {
 	if tools == nil {
 		tools = []tool.Tool{} // listed: nil means not yet
 	}
-	k.tools = tools
+	k.mu.Lock()
+	if k.conn == c {
+		k.tools = tools
+	}
+	k.mu.Unlock()
 	return tools, nil
+}
+
+// wait takes slot (connecting or listing) unless ctx ends first.
+func (k *Toolkit) wait(ctx context.Context, slot chan struct{}, what string) error {
+	select {
+	case slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcp server %s: %s: %w", k.cfg.Name, what, context.Cause(ctx))
+	}
 }
 
 // wrap applies Include/Exclude and checks each schema.
@@ -167,14 +196,42 @@ func (k *Toolkit) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
 
 // connected returns a live connection, connecting when there is none.
 func (k *Toolkit) connected(ctx context.Context) (*conn, error) {
+	if c, err := k.live(); c != nil || err != nil {
+		return c, err
+	}
+	if err := k.wait(ctx, k.connecting, "connecting"); err != nil {
+		return nil, err
+	}
+	defer func() { <-k.connecting }()
+	// Another caller may have connected while this one waited.
+	if c, err := k.live(); c != nil || err != nil {
+		return c, err
+	}
+	c, err := k.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.connectLocked(ctx)
+	if k.closed {
+		k.mu.Unlock()
+		_ = c.cs.Close()
+		return nil, k.closedErr()
+	}
+	if k.conn != nil {
+		k.cfg.Logger.Info("mcp server reconnected", "server", k.cfg.Name)
+	}
+	k.conn, k.tools = c, nil
+	k.mu.Unlock()
+	return c, nil
 }
 
-func (k *Toolkit) connectLocked(ctx context.Context) (*conn, error) {
+// live returns the current connection unless it died, or the error of a
+// closed toolkit; neither when a connection is needed.
+func (k *Toolkit) live() (*conn, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.closed {
-		return nil, fmt.Errorf("%w: %s: the toolkit is closed", ErrUnavailable, k.cfg.Name)
+		return nil, k.closedErr()
 	}
 	if c := k.conn; c != nil {
 		select {
@@ -183,6 +240,15 @@ func (k *Toolkit) connectLocked(ctx context.Context) (*conn, error) {
 			return c, nil
 		}
 	}
+	return nil, nil
+}
+
+func (k *Toolkit) closedErr() error {
+	return fmt.Errorf("%w: %s: the toolkit is closed", ErrUnavailable, k.cfg.Name)
+}
+
+// connect starts a session (and a stdio server's process).
+func (k *Toolkit) connect(ctx context.Context) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
 	defer cancel()
 	c := &conn{dead: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
@@ -233,10 +299,6 @@ func (k *Toolkit) connectLocked(ctx context.Context) (*conn, error) {
 		c.why = cs.Wait()
 		close(c.dead)
 	}()
-	if k.conn != nil {
-		k.cfg.Logger.Info("mcp server reconnected", "server", k.cfg.Name)
-	}
-	k.conn, k.tools = c, nil
 	return c, nil
 }
 
@@ -275,13 +337,14 @@ func (k *Toolkit) drop(c *conn) {
 // ErrUnavailable.
 func (k *Toolkit) Close() error {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	k.closed = true
-	if k.conn == nil {
+	c := k.conn
+	k.conn, k.tools = nil, nil
+	k.mu.Unlock()
+	if c == nil {
 		return nil
 	}
-	err := k.conn.cs.Close()
-	k.conn = nil
+	err := c.cs.Close()
 	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !strings.Contains(err.Error(), "signal: terminated") {
 		return fmt.Errorf("mcp server %s: close: %w", k.cfg.Name, err)
 	}
