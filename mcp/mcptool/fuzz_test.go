@@ -79,3 +79,27 @@ func FuzzSchemaInAToolSet(f *testing.F) {
 		_, _ = tool.NewSet([]tool.Tool{rt})
 	})
 }
+
+// A root without "type" (allowed by JSON Schema, sent by some servers) is
+// given "type":"object": OpenAI refuses function parameters of any other
+// type ('schema must be a JSON Schema of type: "object", got type: "None"')
+// and fails the whole request.
+func TestCheckSchema_RootWithoutTypeIsAnObject(t *testing.T) {
+	for _, s := range []string{`{}`, `{"properties":{"a":{"type":"string"}},"required":["a"]}`} {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		out, err := checkSchema(v, 4096)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		var root map[string]any
+		if err := json.Unmarshal(out, &root); err != nil || root["type"] != "object" {
+			t.Errorf("%s became %s, want type object", s, out)
+		}
+		if props, _ := v.(map[string]any)["properties"]; props != nil && root["properties"] == nil {
+			t.Errorf("%s lost its properties: %s", s, out)
+		}
+	}
+}

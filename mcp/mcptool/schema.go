@@ -13,7 +13,7 @@ import (
 // refusing what could hurt the agent or the model provider: more than
 // maxBytes, nesting deeper than MaxSchemaDepth, local $ref cycles (a
 // recursive schema that inlining would expand forever), a root that is not
-// an object schema.
+// an object schema. A root without a type is given "type":"object".
 func checkSchema(schema any, maxBytes int) (json.RawMessage, error) {
 	if schema == nil {
 		return json.RawMessage(`{"type":"object"}`), nil
@@ -37,6 +37,15 @@ func checkSchema(schema any, maxBytes int) (json.RawMessage, error) {
 	}
 	if err := checkRefs(root); err != nil {
 		return nil, err
+	}
+	if _, ok := root["type"]; !ok {
+		// JSON Schema allows a root without a type; OpenAI refuses such
+		// function parameters (and the whole request). raw is compact, from
+		// json.Marshal: the member is spliced in, leaving numbers as sent.
+		if len(root) == 0 {
+			return json.RawMessage(`{"type":"object"}`), nil
+		}
+		return append(json.RawMessage(`{"type":"object",`), raw[1:]...), nil
 	}
 	return raw, nil
 }
