@@ -55,7 +55,8 @@ type Config struct {
 
 	// URL is a streamable HTTP endpoint (the values of its query, where
 	// some servers take a key, are written *** in errors); Headers are sent
-	// with every request, BearerToken as "Authorization: Bearer …".
+	// with every request to the URL's scheme and host (a redirect elsewhere
+	// gets none), BearerToken as "Authorization: Bearer …".
 	URL         string
 	Headers     map[string]string
 	BearerToken string

@@ -286,7 +286,11 @@ func (k *Toolkit) connect(ctx context.Context) (*conn, error) {
 			if base == nil {
 				base = http.DefaultTransport
 			}
-			hc = &http.Client{Transport: headerTransport{h: h, next: base}, Jar: hc.Jar, CheckRedirect: hc.CheckRedirect}
+			u, err := url.Parse(k.cfg.URL)
+			if err != nil {
+				return nil, fmt.Errorf("%w: url: %v", ErrConfig, err) // withDefaults parsed it
+			}
+			hc = &http.Client{Transport: headerTransport{h: h, scheme: u.Scheme, host: u.Host, next: base}, Jar: hc.Jar, CheckRedirect: hc.CheckRedirect}
 		}
 		transport = &mcp.StreamableClientTransport{Endpoint: k.cfg.URL, HTTPClient: hc}
 	}
@@ -351,12 +355,20 @@ func (k *Toolkit) Close() error {
 	return nil
 }
 
+// headerTransport adds the configured headers to the requests for the
+// configured URL's origin only: a redirect elsewhere gets none (net/http
+// drops Authorization on such a redirect, but cannot know of headers added
+// here).
 type headerTransport struct {
-	h    http.Header
-	next http.RoundTripper
+	h            http.Header
+	scheme, host string
+	next         http.RoundTripper
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != t.scheme || !strings.EqualFold(r.URL.Host, t.host) {
+		return t.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for key, v := range t.h {
 		r.Header[key] = v
