@@ -61,7 +61,8 @@ type Config struct {
 	Headers     map[string]string
 	BearerToken string
 	// HTTPClient is used for URL; nil means a client without timeout (calls
-	// are bounded by Timeout).
+	// are bounded by Timeout). A JSON answer larger than 16 MiB (the SDK's
+	// bound on one SSE event or stdio message) fails the connection.
 	HTTPClient *http.Client
 
 	// Include, when not empty, keeps only these tools; Exclude drops tools.

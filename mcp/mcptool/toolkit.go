@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -274,6 +275,11 @@ func (k *Toolkit) connect(ctx context.Context) (*conn, error) {
 		if hc == nil {
 			hc = &http.Client{}
 		}
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		var rt http.RoundTripper = limitTransport{next: base}
 		if len(k.cfg.Headers) > 0 || k.cfg.BearerToken != "" {
 			h := http.Header{}
 			for key, v := range k.cfg.Headers {
@@ -282,16 +288,13 @@ func (k *Toolkit) connect(ctx context.Context) (*conn, error) {
 			if k.cfg.BearerToken != "" {
 				h.Set("Authorization", "Bearer "+k.cfg.BearerToken)
 			}
-			base := hc.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
 			u, err := url.Parse(k.cfg.URL)
 			if err != nil {
 				return nil, fmt.Errorf("%w: url: %v", ErrConfig, err) // withDefaults parsed it
 			}
-			hc = &http.Client{Transport: headerTransport{h: h, scheme: u.Scheme, host: u.Host, next: base}, Jar: hc.Jar, CheckRedirect: hc.CheckRedirect}
+			rt = headerTransport{h: h, scheme: u.Scheme, host: u.Host, next: rt}
 		}
+		hc = &http.Client{Transport: rt, Jar: hc.Jar, CheckRedirect: hc.CheckRedirect, Timeout: hc.Timeout}
 		transport = &mcp.StreamableClientTransport{Endpoint: k.cfg.URL, HTTPClient: hc}
 	}
 	cs, err := client.Connect(cctx, transport, nil)
@@ -374,6 +377,37 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header[key] = v
 	}
 	return t.next.RoundTrip(r)
+}
+
+// maxJSONAnswer bounds a JSON (not event-stream) answer: the SDK reads it
+// whole, while it bounds an SSE event and a stdio message to this size.
+const maxJSONAnswer = mcp.DefaultMaxEventSize
+
+// limitTransport fails a JSON answer's body once it passes maxJSONAnswer.
+type limitTransport struct{ next http.RoundTripper }
+
+func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := t.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		res.Body = &cappedBody{ReadCloser: res.Body}
+	}
+	return res, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	read int
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.read += n; b.read > maxJSONAnswer {
+		return n, fmt.Errorf("the server's answer is larger than %d bytes", maxJSONAnswer)
+	}
+	return n, err
 }
 
 // tailBuffer keeps the last max bytes written (a server's stderr).
