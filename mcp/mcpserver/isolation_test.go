@@ -120,7 +120,7 @@ func TestRunAgent_AdminActsAsTheNamedUser(t *testing.T) {
 // exist), never forbidden: a 403 told the caller that the session id is a
 // live session of someone else.
 func TestSession_OtherUsersSessionIsNotFound(t *testing.T) {
-	h := newHarness(t, harnessConfig{})
+	h := newHarness(t, harnessConfig{excluded: true})
 	hour := time.Now().Add(time.Hour)
 	alice := h.mustConnect(t, token(t, "alice", hour))
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
@@ -130,7 +130,9 @@ func TestSession_OtherUsersSessionIsNotFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer "+tok)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Session-Id", session)
@@ -150,6 +152,10 @@ func TestSession_OtherUsersSessionIsNotFound(t *testing.T) {
 	}
 	if got := post(bob, alice.ID()); got != unknown {
 		t.Errorf("bob using alice's session: %d, want %d as for a session that does not exist", got, unknown)
+	}
+	// A request the OS let through unauthenticated (an excluded path).
+	if got := post("", alice.ID()); got != unknown {
+		t.Errorf("an unauthenticated request using alice's session: %d, want %d", got, unknown)
 	}
 	if got := post(token(t, "alice", hour), alice.ID()); got != http.StatusOK {
 		t.Errorf("alice using her session: %d, want 200", got)

@@ -141,9 +141,12 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP serves the streamable HTTP transport. An authenticated request's
 // principal becomes the MCP session's user: the session id is then not
-// found (404) for any other user, and every tool call runs as that
-// principal.
+// found (404) for any other user or an unauthenticated request, and every
+// tool call runs as that principal.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		w = &hiddenSession{ResponseWriter: w}
+	}
 	if _, ok := auth.FromContext(r.Context()); !ok {
 		s.stream.ServeHTTP(w, r)
 		return
@@ -154,9 +157,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// OS never read.
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer principal")
-	if r.Header.Get("Mcp-Session-Id") != "" {
-		w = &hiddenSession{ResponseWriter: w}
-	}
 	s.bearer.ServeHTTP(w, r)
 }
 
