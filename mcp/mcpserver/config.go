@@ -55,7 +55,9 @@ type Options struct {
 	// MaxResultBytes caps a trimmed run result's text; 0 means
 	// DefaultMaxResultBytes.
 	MaxResultBytes int
-	// Tools are served next to the built-in tools.
+	// Tools are served next to the built-in tools; a tool under human
+	// review (RequiresConfirmation, RequiresUserInput, ExternalExecution)
+	// cannot be, as a call over MCP has no pause to wait for it.
 	Tools []tool.Tool
 }
 
@@ -114,8 +116,8 @@ func (o Options) builtinTags() map[string]bool {
 	return on
 }
 
-// Validate reports unknown tags and result modes, and tools named as an
-// enabled built-in tool.
+// Validate reports unknown tags and result modes, tools named as an
+// enabled built-in tool and tools under human review.
 func (o Options) Validate() error {
 	for _, list := range [][]string{o.IncludeTags, o.ExcludeTags} {
 		for _, t := range list {
@@ -135,9 +137,16 @@ func (o Options) Validate() error {
 		if t == nil {
 			return fmt.Errorf("%w: Tools[%d] is nil", ErrConfig, i)
 		}
+		def := t.Definition()
+		name := def.Name
+		if def.RequiresConfirmation || def.RequiresUserInput || def.ExternalExecution {
+			// A tool call over MCP has no pause to wait for the review in:
+			// the tool would run at once, as if none were configured.
+			return fmt.Errorf("%w: tool %q is under human review (confirmation, user input or external execution), "+
+				"which a call over MCP cannot wait for: serve it without human_review or give it to an agent", ErrConfig, name)
+		}
 		// The SDK keeps the last tool of a name: the built-in one would be
 		// replaced without a word.
-		name := t.Definition().Name
 		for _, b := range BuiltinTools {
 			if b.Name == name && on[b.Tag] {
 				return fmt.Errorf("%w: tool %q has the name of a built-in tool (tag %q): rename it or exclude that tag", ErrConfig, name, b.Tag)

@@ -43,3 +43,21 @@ func TestUserTools_NameOfABuiltinIsRefused(t *testing.T) {
 		t.Fatalf("with the session tools disabled: %v", err)
 	}
 }
+
+// A tool under human review (requires_confirmation, requires_user_input,
+// external_execution) cannot be served: an MCP tool call has no pause to
+// wait for the review, and the tool ran at once, as if no review had been
+// configured (a shell with requires_confirmation ran every command sent).
+func TestUserTools_ToolsUnderHumanReviewAreRefused(t *testing.T) {
+	for _, review := range []tool.FuncConfig{
+		{RequiresConfirmation: true}, {RequiresUserInput: true}, {ExternalExecution: true},
+	} {
+		cfg := review
+		cfg.Name, cfg.Description = "run_shell_command", "Runs a command."
+		sh := tool.MustFunc(cfg, func(context.Context, struct{}) (string, error) { return "done", nil })
+		_, err := New(Config{Options: Options{Tools: []tool.Tool{sh}}})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "run_shell_command") {
+			t.Errorf("%+v: New = %v, want ErrConfig naming the tool", review, err)
+		}
+	}
+}
