@@ -17,10 +17,10 @@ import (
 	"github.com/agentryhq/agentry/mcp/mcptool"
 )
 
-// A run's call whose context ends returns at once, also while another run
-// of the agent is listing the server's tools again (a slow tools/list after
-// list_changed, bounded only by ConnectTimeout): the call waited for the
-// listing to end, past its own cancellation.
+// A run's call goes on while another run of the agent is listing the
+// server's tools again (a slow tools/list after list_changed, bounded only
+// by ConnectTimeout), and one whose context ended returns at once: every
+// call waited for the listing to end, past its own cancellation.
 func TestToolkit_CancelledCallDoesNotWaitForAListing(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "slowlist", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes text."}, func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
@@ -76,20 +76,33 @@ func TestToolkit_CancelledCallDoesNotWaitForAListing(t *testing.T) {
 	}()
 	<-entered
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := echo.Call(ctx, json.RawMessage(`{"text":"x"}`))
-		done <- err
-	}()
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled call = %v, want context.Canceled", err)
+	// A call goes on (it needs the connection, not the list), and one whose
+	// context has ended returns at once.
+	type answer struct {
+		out string
+		err error
+	}
+	call := func(ctx context.Context) answer {
+		done := make(chan answer, 1)
+		go func() {
+			out, err := echo.Call(ctx, json.RawMessage(`{"text":"x"}`))
+			done <- answer{out, err}
+		}()
+		select {
+		case a := <-done:
+			return a
+		case <-time.After(time.Minute): // a bound far above any load; the call returns at once
+			t.Fatal("a call waited for another run's listing of the tools")
+			return answer{}
 		}
-	case <-time.After(time.Minute): // a bound far above any load; the call returns at once
-		t.Error("a cancelled call waited for another run's listing of the tools")
+	}
+	if a := call(context.Background()); a.err != nil || a.out != "echo: x" {
+		t.Errorf("call during the listing = %q, %v", a.out, a.err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if a := call(ctx); !errors.Is(a.err, context.Canceled) {
+		t.Errorf("cancelled call = %q, %v, want context.Canceled", a.out, a.err)
 	}
 	close(release)
 	if err := <-listed; err != nil {
