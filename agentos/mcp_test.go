@@ -192,12 +192,13 @@ func TestMCP_UsersAreIsolated(t *testing.T) {
 		t.Fatalf("alice's session has %d runs, want 1 (bob's run must not land in it)", n)
 	}
 
-	// Bob presenting Alice's MCP session id is refused by the transport.
+	// Bob presenting Alice's MCP session id is not found (404, as an id
+	// that does not exist), never forbidden.
 	body := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`
 	for _, who := range []struct {
 		token string
 		want  int
-	}{{rsToken(t, "bob"), http.StatusForbidden}, {rsToken(t, "alice"), http.StatusOK}} {
+	}{{rsToken(t, "bob"), http.StatusNotFound}, {rsToken(t, "alice"), http.StatusOK}} {
 		resp := do(t, http.MethodPost, f.url+"/mcp", strings.NewReader(body), map[string]string{
 			"Authorization": "Bearer " + who.token, "Mcp-Session-Id": alice.ID(), "Content-Type": "application/json",
 			"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": alice.InitializeResult().ProtocolVersion})

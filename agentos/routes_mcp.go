@@ -35,7 +35,10 @@ func (s *Server) newMCP() (*mcpserver.Server, error) {
 			if !ok {
 				return ctx, func() {}, nil
 			}
-			ctx, f, err := s.runs.begin(ctx, runID, rt.Component(), userID, false)
+			// A new run's id is fresh; a continued run's may still be let
+			// go of by the execution that paused it: its continue waits
+			// for that, as the HTTP continue route's does.
+			ctx, f, err := s.runs.beginAfterFlight(ctx, runID, rt.Component(), userID, cancelWait)
 			if err != nil {
 				return nil, nil, beginErr(err)
 			}
@@ -55,20 +58,13 @@ func (s *Server) newMCP() (*mcpserver.Server, error) {
 			if !ok {
 				return call(ctx)
 			}
-			// The continue of a PAUSED run is executed as the continue
-			// route's: in this server's registry (waiting for an execution
-			// still letting go of the run, reached by the cancel route and
-			// the shutdown) and, with a durable queue, holding its lease
-			// (leaseContinue). A run that is not PAUSED is refused by the
-			// continue itself.
-			if d := rt.DB(); d != nil {
+			// The continue (registered by Begin, as the continue route's
+			// is) holds the durable queue's lease, as the continue route's
+			// does (leaseContinue); a run that is not PAUSED is refused by
+			// the continue itself.
+			if d := rt.DB(); d != nil && s.queue != nil {
 				if row, err := d.GetRun(ctx, runID); err == nil && row.Status == run.StatusPaused {
-					fctx, f, err := s.runs.beginAfterFlight(ctx, runID, rt.Component(), row.UserID, cancelWait)
-					if err != nil {
-						return nil, beginErr(err)
-					}
-					defer s.runs.end(runID, f)
-					hctx, release, err := s.leaseContinue(fctx, d, row)
+					hctx, release, err := s.leaseContinue(ctx, d, row)
 					if err != nil {
 						return nil, err
 					}
