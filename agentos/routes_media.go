@@ -101,27 +101,39 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 // and the run's media, member runs): a client's text holding a reference's
 // JSON is not one.
 func referencedMedia(ctx context.Context, d *db.DB, session string, st media.Storage, name string) (*media.Reference, error) {
+	var found *media.Reference
+	err := eachRunHolding(ctx, d, session, []byte(name), func(out *run.Output) bool {
+		found = findReference(out, st, name)
+		return found == nil
+	})
+	return found, err
+}
+
+// eachRunHolding calls fn with each run of session (read in the context's
+// scope, a page at a time) whose run_data holds needle and decodes, until
+// fn returns false.
+func eachRunHolding(ctx context.Context, d *db.DB, session string, needle []byte, fn func(*run.Output) bool) error {
 	const page = 100
 	f := db.RunFilter{SessionID: session, Limit: page, Page: 1}
 	for {
 		runs, _, err := d.GetRuns(ctx, f)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i := range runs {
-			if !bytes.Contains(runs[i].RunData, []byte(name)) {
+			if !bytes.Contains(runs[i].RunData, needle) {
 				continue
 			}
 			var out run.Output
-			if err := json.Unmarshal(runs[i].RunData, &out); err != nil {
+			if json.Unmarshal(runs[i].RunData, &out) != nil {
 				continue
 			}
-			if ref := findReference(&out, st, name); ref != nil {
-				return ref, nil
+			if !fn(&out) {
+				return nil
 			}
 		}
 		if len(runs) < page || runs[len(runs)-1].RunIndex == nil {
-			return nil, nil
+			return nil
 		}
 		f.AfterRunIndex = runs[len(runs)-1].RunIndex
 	}
@@ -189,39 +201,22 @@ func eachReference(out *run.Output, depth int, fn func(raw json.RawMessage) bool
 // read in the context's scope: deleting the session deletes these, and
 // not the rest of that shared directory.
 func legacyMedia(ctx context.Context, d *db.DB, session string) ([]media.Reference, error) {
-	const page = 100
-	dir := []byte(media.SessionDir(session))
+	dir := media.SessionDir(session)
 	seen := map[media.Reference]bool{}
 	var out []media.Reference
-	f := db.RunFilter{SessionID: session, Limit: page, Page: 1}
-	for {
-		runs, _, err := d.GetRuns(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		for i := range runs {
-			if !bytes.Contains(runs[i].RunData, dir) {
-				continue
-			}
-			var o run.Output
-			if err := json.Unmarshal(runs[i].RunData, &o); err != nil {
-				continue
-			}
-			eachReference(&o, 0, func(raw json.RawMessage) bool {
-				var ref media.Reference
-				if json.Unmarshal(raw, &ref) == nil && strings.HasPrefix(ref.StorageKey, string(dir)) && media.CheckKey(ref.StorageKey) == nil {
-					k := media.Reference{StorageKey: ref.StorageKey, StorageBackend: ref.StorageBackend, Bucket: ref.Bucket}
-					if !seen[k] {
-						seen[k] = true
-						out = append(out, k)
-					}
+	err := eachRunHolding(ctx, d, session, []byte(dir), func(o *run.Output) bool {
+		eachReference(o, 0, func(raw json.RawMessage) bool {
+			var ref media.Reference
+			if json.Unmarshal(raw, &ref) == nil && strings.HasPrefix(ref.StorageKey, dir) && media.CheckKey(ref.StorageKey) == nil {
+				k := media.Reference{StorageKey: ref.StorageKey, StorageBackend: ref.StorageBackend, Bucket: ref.Bucket}
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, k)
 				}
-				return true
-			})
-		}
-		if len(runs) < page || runs[len(runs)-1].RunIndex == nil {
-			return out, nil
-		}
-		f.AfterRunIndex = runs[len(runs)-1].RunIndex
-	}
+			}
+			return true
+		})
+		return true
+	})
+	return out, err
 }
