@@ -224,17 +224,11 @@ func TestContinue_DurablePausedWorkflowHoldsItsJob(t *testing.T) {
 	d := testdbs.SQLite(t)
 	var srv *Server
 	var runID, during string
-	step := workflow.Step{Name: "review", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
+	wf := reviewedFlow(t, d, func() {
 		if j, err := srv.queue.Get(context.Background(), runID, "", false); err == nil {
 			during = j.Status + " on " + j.LockedBy
 		}
-		return workflow.FuncResult{Content: "reviewed"}, nil
-	}, HumanReview: &workflow.HumanReview{RequiresConfirmation: true}}
-	wf, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{step}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wf.Close)
+	})
 	ts, srv := queuedServer(t, Config{Workflows: []*workflow.Workflow{wf}})
 	acc := accepted(t, postForm(t, ts.URL+"/workflows/flow/runs", map[string]string{"message": "go", "background": "true"}, nil))
 	runID = acc.RunID

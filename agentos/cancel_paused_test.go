@@ -51,13 +51,7 @@ func TestCancelRun_PausedAgentRunsApprovalIsNoLongerPending(t *testing.T) {
 func TestCancelRun_PausedWorkflowRunWaitsForNothing(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
-	step := workflow.Step{Name: "review", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
-		return workflow.FuncResult{Content: "reviewed"}, nil
-	}, HumanReview: &workflow.HumanReview{RequiresConfirmation: true}}
-	wf, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{step}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := reviewedFlow(t, d, nil)
 	ts, _ := testServer(t, Config{Workflows: []*workflow.Workflow{wf}}, nil)
 	paused := decode[run.Output](t, postForm(t, ts.URL+"/workflows/flow/runs", map[string]string{"message": "go", "stream": "false"}, nil))
 	if paused.Status != run.StatusPaused || len(paused.StepRequirements) != 1 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/workflow"
@@ -67,15 +68,7 @@ func TestContinue_WaitsForTheExecutionLettingGoOfThePausedRun(t *testing.T) {
 
 	t.Run("workflow continue route", func(t *testing.T) {
 		t.Parallel()
-		d := testdbs.SQLite(t)
-		step := workflow.Step{Name: "review", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
-			return workflow.FuncResult{Content: "reviewed"}, nil
-		}, HumanReview: &workflow.HumanReview{RequiresConfirmation: true}}
-		wf, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{step}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(wf.Close)
+		wf := reviewedFlow(t, testdbs.SQLite(t), nil)
 		var srv *Server
 		ts, _ := testServer(t, Config{Workflows: []*workflow.Workflow{wf}}, func(s *Server) { srv = s })
 		paused := decode[run.Output](t, postForm(t, ts.URL+"/workflows/flow/runs", map[string]string{"message": "go", "stream": "false"}, nil))
@@ -136,4 +129,22 @@ func sent(u string, fields map[string]string) response {
 		return response{body: err.Error()}
 	}
 	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+}
+
+// reviewedFlow is workflow "flow" on d: one step, "review", under human
+// confirmation, which calls during (when set) and answers "reviewed".
+func reviewedFlow(t *testing.T, d *db.DB, during func()) *workflow.Workflow {
+	t.Helper()
+	step := workflow.Step{Name: "review", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
+		if during != nil {
+			during()
+		}
+		return workflow.FuncResult{Content: "reviewed"}, nil
+	}, HumanReview: &workflow.HumanReview{RequiresConfirmation: true}}
+	wf, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{step}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wf.Close)
+	return wf
 }
