@@ -68,7 +68,7 @@ const hijack = await fetch(url, {
   },
   body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list", params: {} }),
 });
-check(hijack.status === 403, `bob reusing alice's Mcp-Session-Id is refused (${hijack.status})`);
+check(hijack.status === 404, `bob reusing alice's Mcp-Session-Id is not found, as an unknown one (${hijack.status})`);
 
 const anon = await fetch(url, {
   method: "POST",
