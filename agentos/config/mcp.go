@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // close when the server stops.
 type MCPClient struct {
 	// Name names the server in errors and its resource tool; default the
-	// command's base name or the URL's host.
+	// command's base name or the URL's host, with "_2", "_3", … for a later
+	// unnamed server of the same agent whose default another already has.
 	Name string `yaml:"name"`
 	// Command, Args, Env (added to the environment) start a stdio server.
 	Command string            `yaml:"command"`
@@ -87,11 +89,24 @@ func expandEnv(key, s string) (string, error) {
 // mcpProviders builds an agent's MCP toolkits.
 func mcpProviders(where string, decl []MCPClient) ([]agent.ToolProvider, error) {
 	var out []agent.ToolProvider
+	taken := map[string]bool{}
 	for i, m := range decl {
 		k, err := m.toolkit()
+		if err == nil && m.Name == "" && taken[k.Name()] {
+			// An unnamed server whose default name (its command's or
+			// host's) another server of the agent has gets the next free
+			// "<name>_<n>": the two <name>_read_resource tools would
+			// clash and refuse every run of the agent.
+			base := k.Name()
+			for n := 2; taken[m.Name] || m.Name == ""; n++ {
+				m.Name = base + "_" + strconv.Itoa(n)
+			}
+			k, err = m.toolkit()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("config: %s: mcp[%d]: %w", where, i, err)
 		}
+		taken[k.Name()] = true
 		out = append(out, k)
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -166,5 +167,41 @@ func TestAgentMCP_ExpandsEnvironmentInCredentials(t *testing.T) {
 	m = MCPClient{Command: "x", Env: map[string]string{"A": "${AGENTRY_TEST_MCP_UNSET}"}}
 	if _, err := m.toolkit(); err == nil || !strings.Contains(err.Error(), "env.A") {
 		t.Fatalf("unset env variable: %v", err)
+	}
+}
+
+// Servers of one agent left unnamed get distinct default names: two npx
+// servers, or two on one host, were both named "npx" (or the host), and
+// when both had resources their <name>_read_resource tools clashed and
+// every run of the agent was refused. A name given stays as given.
+func TestAgentMCP_UnnamedServersGetDistinctNames(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`agents:
+  - id: a
+    model: `+scriptedModel(t)+`
+    mcp:
+      - command: npx
+        args: [-y, "@modelcontextprotocol/server-filesystem", ./docs]
+      - command: npx
+        args: [-y, "@modelcontextprotocol/server-memory"]
+      - url: http://127.0.0.1:8001/mcp
+      - url: http://127.0.0.1:8002/mcp
+      - url: http://127.0.0.1:8003/mcp
+        name: mine
+`), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := cfg.Agents[0].Build(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var names []string
+	for _, p := range a.Config().ToolProviders {
+		names = append(names, p.(interface{ Name() string }).Name())
+	}
+	if want := []string{"npx", "npx_2", "127_0_0_1", "127_0_0_1_2", "mine"}; !slices.Equal(names, want) {
+		t.Errorf("server names %q, want %q", names, want)
 	}
 }
