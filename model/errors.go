@@ -64,6 +64,16 @@ func Retryable(err error) bool {
 		(errors.Is(err, ErrUnreachable) && !hostNotFound(err))
 }
 
+// Blocked is the error of an answer a provider blocked before any content
+// (a content filter, a safety block, a refusal; how says which, in the
+// provider's words, e.g. "blocked (finishReason SAFETY)"): a non-retryable
+// ErrBadRequest, since nothing reads a Response's StopReason and an empty
+// answer would complete the run with no content and no reason. hint tells
+// the caller what to do ("rephrase the prompt").
+func Blocked(provider, how, hint string) *ProviderError {
+	return &ProviderError{Provider: provider, Kind: ErrBadRequest, Message: "the answer was " + how + " before any content; " + hint}
+}
+
 // ClassifyHTTP maps an HTTP status and error text to a ProviderError. message is
 // the provider's error text; it is checked for context-length wording because
 // providers answer those with a plain 400.

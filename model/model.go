@@ -103,7 +103,7 @@ type Response struct {
 	// "length", "tool_calls", …). An answer a provider blocked before any
 	// content (a content filter, a safety block, a refusal) is not a
 	// Response with an empty message: every provider returns a
-	// ProviderError of kind ErrBadRequest naming the block instead.
+	// ProviderError of kind ErrBadRequest naming the block instead (Blocked).
 	StopReason string `json:"stop_reason,omitempty"`
 	// ModelID is the model the provider reports having used.
 	ModelID string `json:"model_id,omitempty"`

@@ -70,11 +70,9 @@ type streamDecoder struct {
 }
 
 // refused is the error of an answer Claude refused before any content
-// (stop_reason "refusal"): nothing else reads a stop reason, and the run
-// would complete empty.
+// (stop_reason "refusal").
 func refused() error {
-	return &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
-		Message: "the answer was refused (stop_reason refusal) before any content; rephrase the prompt"}
+	return model.Blocked(providerName, "refused (stop_reason refusal)", "rephrase the prompt")
 }
 
 // errStop ends decoding early without an error: the consumer stopped or the

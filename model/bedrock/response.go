@@ -102,8 +102,7 @@ func emptyStop(reason string, produced bool) error {
 	}
 	switch reason {
 	case "content_filtered":
-		return &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
-			Message: "the answer was blocked (stopReason content_filtered) before any content; rephrase the prompt"}
+		return model.Blocked(providerName, "blocked (stopReason content_filtered)", "rephrase the prompt")
 	case "model_context_window_exceeded":
 		return &model.ProviderError{Provider: providerName, Kind: model.ErrContextLength,
 			Message: "the context window was full (stopReason model_context_window_exceeded) before any content; shorten the conversation"}

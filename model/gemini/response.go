@@ -130,8 +130,7 @@ func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
 		d.finished = true
 		c.StopReason = cand.FinishReason
 		if blockReasons[cand.FinishReason] && !d.produced {
-			return nil, &model.ProviderError{Provider: providerName, Kind: model.ErrBadRequest,
-				Message: "the answer was blocked (finishReason " + cand.FinishReason + ") before any content; rephrase the prompt, or set safetySettings through extra_body"}
+			return nil, model.Blocked(providerName, "blocked (finishReason "+cand.FinishReason+")", "rephrase the prompt, or set safetySettings through extra_body")
 		}
 	}
 	if d.finished && (cand.FinishReason != "" || r.UsageMetadata != nil) {

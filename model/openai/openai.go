@@ -234,8 +234,7 @@ func (m *Model) streamError(e *wireError) *model.ProviderError {
 // it): nothing else reads a stop reason, and the run would complete empty.
 // An answer cut after some content keeps it, with the stop reason.
 func (m *Model) filtered() error {
-	return &model.ProviderError{Provider: m.info.Provider, Kind: model.ErrBadRequest,
-		Message: "the answer was stopped by the content filter (finish_reason content_filter) before any content; rephrase the prompt"}
+	return model.Blocked(m.info.Provider, "stopped by the content filter (finish_reason content_filter)", "rephrase the prompt")
 }
 
 // errorEnvelope matches OpenAI's {"error":{...}} as well as vLLM's older

@@ -219,15 +219,13 @@ func (e *wireError) String() string {
 	return msg
 }
 
-// streamError classifies an error reported after a 200 status, by its code.
 // filtered is the error of a response the content filter stopped before
-// any output (status incomplete, reason content_filter): nothing else reads
-// a stop reason, and the run would complete empty.
+// any output (status incomplete, reason content_filter).
 func (m *Model) filtered() error {
-	return &model.ProviderError{Provider: m.info.Provider, Kind: model.ErrBadRequest,
-		Message: "the answer was stopped by the content filter (incomplete: content_filter) before any output; rephrase the prompt"}
+	return model.Blocked(m.info.Provider, "stopped by the content filter (incomplete: content_filter)", "rephrase the prompt")
 }
 
+// streamError classifies an error reported after a 200 status, by its code.
 func (m *Model) streamError(e *wireError) *model.ProviderError {
 	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, e.String())
 	kind := strings.ToLower(e.Type + " " + e.code())
