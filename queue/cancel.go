@@ -31,7 +31,8 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	}
 	now := unixNow()
 	var res Cancelled
-	var cancelledRow, endedRun bool
+	var cancelledRow bool
+	var ended *endedJob // a paused job whose run ended: ended as the repair pass ends it
 	attempt := 0
 	cancelTx := func(ctx context.Context, tx *sql.Tx) error {
 		j, err := q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`+q.forUpdate()), runID), true)
@@ -46,16 +47,18 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 		case StatusPaused:
 			// A paused job whose run ended without its job recording it (a
 			// paused run continued to its end outside the queue) records
-			// that end, as the repair pass does, and nothing is cancelled.
-			// (A queued job's run is PENDING, or ERROR or CANCELLED until a
-			// Requeue's second write moves it: it is cancelled.)
-			st, err := q.endedRunTx(ctx, tx, runID)
+			// that end after this transaction, as the repair pass does
+			// (endPaused), and nothing is cancelled. (A queued job's run is
+			// PENDING, or ERROR or CANCELLED until a Requeue's second write
+			// moves it: it is cancelled.)
+			statuses, err := q.runStatuses(ctx, []string{runID})
 			if err != nil {
 				return err
 			}
-			if st != "" {
-				res.Status, endedRun = jobStatusOf(st), true
-				return q.endWaitingTx(ctx, tx, runID, j.engineID, res.Status, finalBeforeJob(st), now)
+			switch st := statuses[runID]; st {
+			case run.StatusCompleted, run.StatusError, run.StatusCancelled:
+				res.Status, ended = jobStatusOf(st), &endedJob{id: runID, attempt: j.Attempt}
+				return nil
 			}
 			fallthrough
 		case StatusQueued:
@@ -83,8 +86,10 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (Cancelled, error) {
 	if err != nil {
 		return Cancelled{}, err
 	}
-	if endedRun && q.journal != nil && q.journal.ClearTx(q.d, runID) == nil {
-		q.clearJournal(ctx, runID)
+	if ended != nil {
+		if err := q.endPaused(ctx, *ended, res.Status); err != nil {
+			return Cancelled{}, err
+		}
 	}
 	if cancelledRow {
 		// Fenced on the job still cancelled at its attempt: a Requeue may
@@ -189,43 +194,4 @@ func (q *Queue) cancelQueuedOnce(ctx context.Context, runID string) (done bool, 
 		return false, err
 	}
 	return true, nil
-}
-
-// endedRunTx returns the status of runID's row, read in tx, when the run has
-// ended (COMPLETED, ERROR or CANCELLED), else "".
-func (q *Queue) endedRunTx(ctx context.Context, tx *sql.Tx, runID string) (run.Status, error) {
-	row, err := q.d.GetRunTx(ctx, tx, runID)
-	switch {
-	case errors.Is(err, db.ErrNotFound):
-		return "", nil
-	case err != nil:
-		return "", err
-	}
-	switch row.Status {
-	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
-		return row.Status, nil
-	}
-	return "", nil
-}
-
-// endWaitingTx ends id's job, queued or paused (its River job engine), as
-// status with reason, in tx: the River job is cancelled and the run's
-// journal cleared with it when the journal is in the run's database (else
-// the caller clears it after the commit).
-func (q *Queue) endWaitingTx(ctx context.Context, tx *sql.Tx, id string, engine int64, status, reason string, now int64) error {
-	if _, err := tx.ExecContext(ctx, q.sql(`UPDATE `+q.jobs+` SET status = ?, error = ?, locked_by = NULL, locked_at = NULL, completed_at = ?, updated_at = ? WHERE id = ?`),
-		status, nullable(reason), now, now, id); err != nil {
-		return err
-	}
-	if engine != 0 {
-		if _, err := q.client.JobCancelTx(ctx, tx, engine); err != nil {
-			return err
-		}
-	}
-	if q.journal != nil {
-		if clear := q.journal.ClearTx(q.d, id); clear != nil {
-			return clear(ctx, tx)
-		}
-	}
-	return nil
 }
