@@ -173,16 +173,11 @@ func (r meteredRunner) Stream(ctx context.Context, input run.Input, opts ...agen
 		start := time.Now()
 		status := run.StatusRunning
 		defer func() { r.m.ObserveRun(r.Runner.Component(), status, time.Since(start)) }()
-		var runID string // the first event's: the run's own
+		var end trace.OwnEnd
 		for ev, err := range r.Runner.Stream(ctx, input, opts...) {
-			if runID == "" {
-				runID = ev.RunID
-			}
 			if err != nil {
 				status = run.StatusError
-			} else if s, ok := trace.FinalStatus(ev); ok && (ev.RunID == "" || ev.RunID == runID) {
-				// The run's own end only: a team's stream carries its
-				// members' runs' events, a workflow's its steps' runs'.
+			} else if s, ok := end.Observe(ev); ok {
 				status = s
 			}
 			if !yield(ev, err) {

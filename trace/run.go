@@ -27,6 +27,24 @@ func FinalStatus(ev run.Event) (run.Status, bool) {
 	return "", false
 }
 
+// OwnEnd finds a streamed run's own end among its events: the run is the
+// first event's (a team's stream carries its members' runs' events, a
+// workflow's its steps' runs'), and Observe reports the status of a
+// terminal event of that run. The zero value is ready; RunID may be set
+// when the run's id is known before it starts.
+type OwnEnd struct{ RunID string }
+
+// Observe takes the stream's next event.
+func (o *OwnEnd) Observe(ev run.Event) (run.Status, bool) {
+	if o.RunID == "" {
+		o.RunID = ev.RunID
+	}
+	if ev.RunID != "" && ev.RunID != o.RunID {
+		return "", false
+	}
+	return FinalStatus(ev)
+}
+
 // RunInfo is what a caller knows of a run before it starts (the server
 // picks the run id, session and user): the run span carries it however the
 // run ends (a streamed run ended early, a run that failed before it had an
@@ -73,28 +91,25 @@ func (t tracedRunner) Run(ctx context.Context, input run.Input, opts ...agent.Ru
 // runStream is a streamed run's state, in one value (see chatStream).
 type runStream struct {
 	out    run.Output
+	end    OwnEnd
 	failed error
 }
 
 func (st *runStream) observe(ev run.Event) {
-	if ev.RunID != "" && st.out.RunID == "" {
-		st.out.RunID = ev.RunID
-	}
+	s, ok := st.end.Observe(ev)
+	st.out.RunID = st.end.RunID
 	if ev.SessionID != "" && st.out.SessionID == "" {
 		st.out.SessionID = ev.SessionID
 	}
-	// The run's own end only: a team's stream carries its members' runs'
-	// events, a workflow's its steps' runs'.
-	if s, ok := FinalStatus(ev); ok && (ev.RunID == "" || ev.RunID == st.out.RunID || st.out.RunID == "") {
-		st.out.Status = s
-		st.out.Content = ev.Content
+	if ok {
+		st.out.Status, st.out.Content = s, ev.Content
 	}
 }
 
 func (t tracedRunner) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		ctx, span, e := t.start(ctx, &input)
-		st := &runStream{out: run.Output{RunID: t.info.RunID, SessionID: t.info.SessionID, UserID: t.info.UserID}}
+		st := &runStream{out: run.Output{RunID: t.info.RunID, SessionID: t.info.SessionID, UserID: t.info.UserID}, end: OwnEnd{RunID: t.info.RunID}}
 		defer func() { e.end(span, &st.out, st.failed) }()
 		for ev, err := range t.Runner.Stream(ctx, input, opts...) {
 			if err != nil {
