@@ -346,24 +346,31 @@ func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error
 // setStatus changes a task's status (and result) and emits TeamTaskUpdated.
 func (t *Team) setStatus(ctx context.Context, l *taskList, tk *task, status string, result *string) {
 	l.mu.Lock()
-	prev := tk.Status
-	tk.Status = status
-	if result != nil {
-		tk.Result = result
-	}
-	ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Status: status, PreviousStatus: prev}
-	if tk.Assignee != nil {
-		ev.Assignee = *tk.Assignee
-	}
-	if result != nil && (status == taskCompleted || status == taskFailed) {
-		ev.Result = *result
-	}
+	ev := tk.move(status, result)
 	follow := l.updateBlocked()
 	l.mu.Unlock()
 	agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskUpdated, ev))
 	for _, f := range follow {
 		agent.Emit(ctx, t.taskEvent(ctx, run.EventTeamTaskUpdated, f))
 	}
+}
+
+// move sets tk's status (and result, when given) and returns the change as
+// a TeamTaskUpdated event's data (the result only when the task ended).
+// The list's mu is held.
+func (tk *task) move(status string, result *string) *run.TaskEvent {
+	ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Status: status, PreviousStatus: tk.Status}
+	tk.Status = status
+	if tk.Assignee != nil {
+		ev.Assignee = *tk.Assignee
+	}
+	if result != nil {
+		tk.Result = result
+		if status == taskCompleted || status == taskFailed {
+			ev.Result = *result
+		}
+	}
+	return ev
 }
 
 // dependencyFailed is the result of a task failed because a task it
@@ -379,17 +386,7 @@ const dependencyFailed = "Automatically failed: a dependency failed."
 // l.mu is held.
 func (l *taskList) updateBlocked() []*run.TaskEvent {
 	var evs []*run.TaskEvent
-	change := func(tk *task, status string, result *string) {
-		ev := &run.TaskEvent{TaskID: tk.ID, Title: tk.Title, Status: status, PreviousStatus: tk.Status}
-		if tk.Assignee != nil {
-			ev.Assignee = *tk.Assignee
-		}
-		if result != nil {
-			tk.Result, ev.Result = result, *result
-		}
-		tk.Status = status
-		evs = append(evs, ev)
-	}
+	change := func(tk *task, status string, result *string) { evs = append(evs, tk.move(status, result)) }
 	// Until nothing changes: a failure goes down a chain of dependents in
 	// whatever order the list holds them.
 	for pass, n := 0, -1; n != len(evs) && pass <= len(l.Tasks); pass++ {
