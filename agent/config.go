@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentryhq/agentry/knowledge"
 	"io"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
@@ -149,6 +149,12 @@ type Config struct {
 	// output (a team adds the member runs it delegated to). It is not called
 	// when there is no DB.
 	BeforeStore func(ctx context.Context, out *run.Output)
+	// MemberRuns, when set, returns the member runs (stored JSON) of the run
+	// whose output is out, whether or not they are stored with it: a team
+	// gives the runs it delegated to, whose tokens count in the session's
+	// metrics (session_data.session_metrics) as Agno counts them. Without
+	// it the run's MemberResponses are counted.
+	MemberRuns func(ctx context.Context, out *run.Output) []json.RawMessage
 	// Iterate, when set, makes each run iterate until Iterate.Completed says
 	// it is done (see Iteration); a team in tasks mode sets it.
 	Iterate *Iteration

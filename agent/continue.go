@@ -61,6 +61,10 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 			applyResolution(out.Tools, r.ToolExecution)
 		}
 	}
+	// The session's metrics counted the paused run's share when it was
+	// stored; this run adds what it adds over that.
+	counted := run.RunShare(paused.Metrics, paused.MemberResponses)
+	st.extras().counted = &counted
 	if m := paused.Metrics; m != nil {
 		st.usage, st.extras().prior, st.ttft = m.Usage, m.Duration, m.TimeToFirstToken
 		for role, list := range m.Details {

@@ -39,10 +39,11 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 		default:
 			st.session = s
 			if len(s.SessionData) > 0 {
-				var data map[string]any
+				var data struct {
+					State map[string]any `json:"session_state"`
+				}
 				if json.Unmarshal(s.SessionData, &data) == nil {
-					st.extras().sessionData = data
-					base, _ = data["session_state"].(map[string]any)
+					base = data.State
 				}
 			}
 		}

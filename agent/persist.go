@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,8 @@ func (st *state) persist() {
 	if h := st.a.conf().BeforeStore; h != nil {
 		h(ctx, out)
 	}
-	sess, err := st.sessionToSave(now)
+	share := st.sessionShare(ctx, out)
+	sess, err := st.sessionToSave(now, &share)
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
 		return
@@ -75,6 +77,9 @@ func (st *state) persist() {
 		saved, row, err = d.SaveRunOwned(ctx, sess, row)
 		if saved != nil {
 			st.session = saved
+		}
+		if err == nil && sess != nil {
+			st.extras().counted = &share
 		}
 	}
 	if err == nil && out.Status.InHistory() && st.a.conf().AddHistoryToContext {
@@ -104,9 +109,21 @@ func (c *detachedCtx) String() string            { return "agent.detachedCtx" }
 // with context.WithoutCancel, because its Err is nil (Cause asks Err first).
 func (c *detachedCtx) Value(key any) any { return c.parent.Value(key) }
 
+// sessionShare is what the run adds to its session's metrics: its own
+// tokens and its member runs' (see run.RunShare).
+func (st *state) sessionShare(ctx context.Context, out *run.Output) run.SessionMetrics {
+	members := out.MemberResponses
+	if f := st.a.conf().MemberRuns; f != nil {
+		members = f(ctx, out)
+	}
+	return run.RunShare(out.Metrics, members)
+}
+
 // sessionToSave returns the session row as this run leaves it, or nil when
-// the run must not or need not write it; now is the save's second.
-func (st *state) sessionToSave(now int64) (*db.Session, error) {
+// the run must not or need not write it; now is the save's second and share
+// the run's share of the session's metrics (see sessionShare), of which the
+// session gets what it has not counted yet.
+func (st *state) sessionToSave(now int64, share *run.SessionMetrics) (*db.Session, error) {
 	if st.out.ParentRunID != "" && st.session != nil {
 		// A member or step run shares its team's or workflow's session: the
 		// session row is theirs to write. A new session is still created
@@ -123,20 +140,21 @@ func (st *state) sessionToSave(now int64) (*db.Session, error) {
 	}
 	s.SetComponent(st.p.comp, st.p.agentData)
 	s.Summary = st.sessionSummary(st.session)
-	if x := st.ext; x != nil && (x.sessionState != nil || x.sessionData != nil) {
-		data := x.sessionData
-		if data == nil {
-			data = make(map[string]any, 1)
+	add := share
+	var state map[string]any
+	if x := st.ext; x != nil {
+		state = x.sessionState
+		if x.counted != nil {
+			d := share.Clone()
+			d.Sub(x.counted)
+			add = &d
 		}
-		if x.sessionState != nil {
-			data["session_state"] = x.sessionState
-		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			return nil, err
-		}
-		s.SessionData = b
 	}
+	data, err := st.sessionData(s.SessionData, state, add)
+	if err != nil {
+		return nil, err
+	}
+	s.SessionData = data
 	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID &&
 		sameJSON(old.SessionData, s.SessionData) && st.p.storedComponent.same(old.AgentData, s.AgentData) &&
 		st.p.storedComponent.same(old.TeamData, s.TeamData) &&
@@ -186,4 +204,41 @@ func (m *jsonMemo) same(stored, mine []byte) bool {
 	}
 	m.p.Store(&[2][]byte{bytes.Clone(stored), bytes.Clone(mine)})
 	return true
+}
+
+// sessionData returns the session_data object data as the run leaves it:
+// with state as its session_state (nil: unchanged) and add added to its
+// session_metrics (Agno writes that member, {} at least, with every run).
+// Its other members are kept as stored, numbers as written. Data that is
+// not an object is replaced when there is a state to store, else left.
+func (st *state) sessionData(data json.RawMessage, state map[string]any, add *run.SessionMetrics) (json.RawMessage, error) {
+	var members map[string]json.RawMessage
+	if len(data) > 0 && json.Unmarshal(data, &members) != nil {
+		if state == nil {
+			return data, nil
+		}
+		members = nil
+	}
+	stored, counted := members[run.SessionMetricsKey]
+	if state == nil && counted && add.IsZero() {
+		return data, nil
+	}
+	if members == nil {
+		members = make(map[string]json.RawMessage, 2)
+	}
+	if state != nil {
+		b, err := json.Marshal(state)
+		if err != nil {
+			return nil, err
+		}
+		members["session_state"] = b
+	}
+	if b, err := run.AddSessionMetrics(stored, add); err == nil {
+		members[run.SessionMetricsKey] = b
+	} else {
+		// Stored by someone else in a form we cannot add to: the run and
+		// the rest of the session are stored, the metrics left as they are.
+		slog.Warn("agent: the session's metrics are not updated", "session_id", st.out.SessionID, "run_id", st.out.RunID, "error", err)
+	}
+	return json.Marshal(members)
 }

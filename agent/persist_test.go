@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -394,10 +395,36 @@ func TestDetachedCtx_IsContextWithoutCancel(t *testing.T) {
 	}
 }
 
+// noUsage is a model that answers as its scripted model does but counts no
+// tokens: a run of it adds nothing to its session's metrics.
+type noUsage struct{ *scripted.Model }
+
+func (m noUsage) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	resp, err := m.Model.Invoke(ctx, req)
+	if resp != nil {
+		resp.Usage = model.Usage{}
+	}
+	return resp, err
+}
+
+func (m noUsage) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		for c, err := range m.Model.Stream(ctx, req) {
+			if c != nil {
+				c.Usage = nil
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
 // A session row created for a run before it starts (a background run's, at
 // enqueue) with the agent's ComponentData is left alone by a run that ends
-// in the second the row was written and changes nothing else in it; one
-// created without it is written again to add it.
+// in the second the row was written and changes nothing else in it (no
+// token to add to its metrics); one created without it is written again to
+// add it.
 func TestRun_SessionCreatedWithComponentDataIsNotRewritten(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -405,8 +432,13 @@ func TestRun_SessionCreatedWithComponentDataIsNotRewritten(t *testing.T) {
 		for attempt := 0; ; attempt++ {
 			drv := &countingDriver{Driver: memory.New()}
 			store := db.New("", drv)
-			a := mustAgent(t, Config{ID: "a1", Name: "A", Model: scripted.Reply("ok"), DB: store})
-			s := &db.Session{SessionID: "s1", UserID: "u1"}
+			m := noUsage{scripted.Reply("ok")}
+			a := mustAgent(t, Config{ID: "a1", Name: "A", Model: m, DB: store})
+			// The session's metrics already list the model (a run lists the
+			// model that answered, tokens or not).
+			data, _ := json.Marshal(map[string]any{"session_metrics": map[string]any{
+				"details": map[string]any{"model": []map[string]string{{"id": m.Info().ID, "provider": m.Info().Provider}}}}})
+			s := &db.Session{SessionID: "s1", UserID: "u1", SessionData: data}
 			if withData {
 				s.SetComponent(a.Component(), a.ComponentData())
 			} else {

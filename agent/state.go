@@ -98,12 +98,14 @@ type runExtras struct {
 	// remote caches the media fetched by URL for this run's model calls.
 	remote map[string]remoteObject
 	prior  float64 // duration of earlier legs of a continued run
+	// counted is what the session's metrics already hold of this run (a
+	// continued run's earlier legs, then each save's); nil: nothing.
+	counted *run.SessionMetrics
 	// memories are the user's memories for the system message (loaded when
 	// memoriesLoaded); summary is the session summary this run wrote.
 	memories       []db.Memory
 	memoriesLoaded bool
 	summary        json.RawMessage
-	sessionData    map[string]any
 	sessionState   map[string]any
 
 	iteration int           // the current iteration (Config.Iterate)

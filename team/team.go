@@ -210,7 +210,7 @@ func New(cfg Config) (*Team, error) {
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		Metadata: cfg.Metadata, StoreEvents: cfg.StoreEvents,
 		OffloadToolResults: cfg.OffloadToolResults, MediaStorage: cfg.MediaStorage,
-		BeforeStore: t.storeMemberResponses, Iterate: iterate,
+		BeforeStore: t.storeMemberResponses, MemberRuns: t.memberRuns, Iterate: iterate,
 		MemoryConfig: cfg.MemoryConfig,
 	})
 	if err != nil {
@@ -431,6 +431,15 @@ func (t *Team) storeMemberResponses(ctx context.Context, out *run.Output) {
 		return
 	}
 	out.MemberResponses = c.list()
+}
+
+// memberRuns is the leader's MemberRuns: every member run the team run
+// collected, stored with it or not (StoreMemberResponses).
+func (t *Team) memberRuns(ctx context.Context, out *run.Output) []json.RawMessage {
+	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok {
+		return c.list()
+	}
+	return out.MemberResponses
 }
 
 var _ agent.Runner = (*Team)(nil)

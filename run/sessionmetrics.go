@@ -1,0 +1,168 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/agentryhq/agentry/internal/lossless"
+	"github.com/agentryhq/agentry/model"
+)
+
+// SessionMetricsKey is the session_data member holding a session's metrics.
+const SessionMetricsKey = "session_metrics"
+
+// SessionMetrics are a session's tokens summed over its runs: Agno's
+// SessionMetrics, stored as session_data.session_metrics. Each run adds its
+// own tokens and, for a team run, those of every member run it delegated to
+// (nested teams' members too), per model as in Metrics.Details. Timings are
+// not summed: a session has no duration. Stored members it does not model
+// (audio tokens, additional_metrics, …) are kept in Extra, untouched.
+type SessionMetrics struct {
+	model.Usage
+	Details map[string][]ModelMetrics `json:"details,omitempty"`
+
+	// Extra keeps stored members the fields above do not hold.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type sessionMetrics SessionMetrics
+
+// MarshalJSON writes the metrics with Extra.
+func (m SessionMetrics) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*sessionMetrics)(&m), m.Extra)
+}
+
+// UnmarshalJSON reads stored metrics, keeping what it does not model in Extra.
+func (m *SessionMetrics) UnmarshalJSON(b []byte) error {
+	var v sessionMetrics
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*m = SessionMetrics(v)
+	return nil
+}
+
+// IsZero reports whether m counts nothing it models.
+func (m *SessionMetrics) IsZero() bool {
+	return m.Usage == (model.Usage{}) && len(m.Details) == 0
+}
+
+// AddRun adds a run's metrics (nil adds nothing): its tokens and cost, and
+// its per-model details, matched by role, provider and id.
+func (m *SessionMetrics) AddRun(r *Metrics) {
+	if r != nil {
+		m.add(r.Usage, r.Details, 1)
+	}
+}
+
+// Add adds o to m.
+func (m *SessionMetrics) Add(o *SessionMetrics) { m.add(o.Usage, o.Details, 1) }
+
+// Sub takes o away from m: what a session already counted of a run that
+// goes on (a continued run's earlier leg). Per-model entries stay listed.
+func (m *SessionMetrics) Sub(o *SessionMetrics) { m.add(o.Usage, o.Details, -1) }
+
+func (m *SessionMetrics) add(u model.Usage, details map[string][]ModelMetrics, sign int) {
+	m.Usage = addUsage(m.Usage, u, sign)
+	for role, list := range details {
+		for _, mm := range list {
+			m.addModel(role, mm, sign)
+		}
+	}
+}
+
+// addModel adds (sign 1) or takes away (-1) one model's tokens under role;
+// a model not listed yet is listed by adding, as Agno lists every model
+// that answered, even with no token count.
+func (m *SessionMetrics) addModel(role string, mm ModelMetrics, sign int) {
+	list := m.Details[role]
+	for i := range list {
+		if list[i].ID == mm.ID && list[i].Provider == mm.Provider {
+			list[i].Usage = addUsage(list[i].Usage, mm.Usage, sign)
+			return
+		}
+	}
+	if sign < 0 {
+		return // nothing of it was counted
+	}
+	if m.Details == nil {
+		m.Details = make(map[string][]ModelMetrics, 1)
+	}
+	// provider_metrics and the like are the run's, not the session's.
+	m.Details[role] = append(list, ModelMetrics{ID: mm.ID, Provider: mm.Provider, Usage: addUsage(model.Usage{}, mm.Usage, 1)})
+}
+
+// addUsage is a+sign*b over the counts and the cost; timings are left out.
+func addUsage(a, b model.Usage, sign int) model.Usage {
+	a.InputTokens += sign * b.InputTokens
+	a.OutputTokens += sign * b.OutputTokens
+	a.TotalTokens += sign * b.TotalTokens
+	a.CacheReadTokens += sign * b.CacheReadTokens
+	a.CacheWriteTokens += sign * b.CacheWriteTokens
+	a.ReasoningTokens += sign * b.ReasoningTokens
+	a.Cost += float64(sign) * b.Cost
+	a.Duration, a.TimeToFirstToken = 0, 0
+	return a
+}
+
+// RunShare is what a run adds to its session's metrics: its own metrics and
+// those of the member runs in members (a team run's member_responses, as
+// stored: each may hold its own member_responses, counted too). A member
+// that does not decode is counted as nothing.
+func RunShare(own *Metrics, members []json.RawMessage) SessionMetrics {
+	var s SessionMetrics
+	s.AddRun(own)
+	s.addMembers(members, 0)
+	return s
+}
+
+// maxMemberDepth bounds the nesting RunShare follows (teams of teams).
+const maxMemberDepth = 32
+
+func (m *SessionMetrics) addMembers(members []json.RawMessage, depth int) {
+	if depth >= maxMemberDepth {
+		return
+	}
+	for _, raw := range members {
+		var mr struct {
+			Metrics *Metrics          `json:"metrics"`
+			Members []json.RawMessage `json:"member_responses"`
+		}
+		if json.Unmarshal(raw, &mr) != nil {
+			continue
+		}
+		m.AddRun(mr.Metrics)
+		m.addMembers(mr.Members, depth+1)
+	}
+}
+
+// AddSessionMetrics returns the stored session_metrics value with add added
+// to it. Empty or null stored metrics start from nothing; what the stored
+// metrics hold that SessionMetrics does not model is kept. Stored metrics
+// that are not an object are an error (nothing is to be written over them).
+func AddSessionMetrics(stored json.RawMessage, add *SessionMetrics) (json.RawMessage, error) {
+	var sm SessionMetrics
+	if t := bytes.TrimSpace(stored); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		if err := json.Unmarshal(t, &sm); err != nil {
+			return nil, fmt.Errorf("run: %s: %w", SessionMetricsKey, err)
+		}
+	}
+	sm.Add(add)
+	return json.Marshal(sm)
+}
+
+// Clone returns a copy of m that shares nothing with it.
+func (m *SessionMetrics) Clone() SessionMetrics {
+	c := SessionMetrics{Usage: m.Usage, Extra: maps.Clone(m.Extra)}
+	if m.Details != nil {
+		c.Details = make(map[string][]ModelMetrics, len(m.Details))
+		for role, list := range m.Details {
+			c.Details[role] = append([]ModelMetrics(nil), list...)
+		}
+	}
+	return c
+}
