@@ -31,8 +31,11 @@ type Params struct {
 	// ReasoningEffort is "minimal", "low", "medium" or "high" (reasoning_effort).
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	// ThinkingBudget caps reasoning tokens (thinking_budget): Anthropic and
-	// Bedrock Claude extended thinking, Gemini's thinkingBudget (-1: dynamic).
-	ThinkingBudget int `json:"thinking_budget,omitempty"`
+	// Bedrock Claude extended thinking, Gemini's thinkingBudget (-1:
+	// dynamic). Nil is the provider's default; 0 turns thinking off (Gemini
+	// 2.5 Flash thinks unless told so; Claude does not think unless given a
+	// budget).
+	ThinkingBudget *int `json:"thinking_budget,omitempty"`
 	// IncludeThoughts asks for reasoning summaries (include_thoughts): Gemini
 	// thought summaries, the Responses API's reasoning summary.
 	IncludeThoughts bool `json:"include_thoughts,omitempty"`
@@ -88,7 +91,7 @@ func (p *Params) Set() []string {
 	add(p.PresencePenalty != nil, ParamPresencePenalty)
 	add(p.FrequencyPenalty != nil, ParamFrequencyPenalty)
 	add(p.ReasoningEffort != "", ParamReasoningEffort)
-	add(p.ThinkingBudget != 0, ParamThinkingBudget)
+	add(p.ThinkingBudget != nil, ParamThinkingBudget)
 	add(p.IncludeThoughts, ParamIncludeThoughts)
 	add(p.ResponseFormat != nil, ParamResponseFormat)
 	add(p.ToolChoice != "", ParamToolChoice)
@@ -120,8 +123,8 @@ func (p *Params) Check(provider string, supported ...string) error {
 	if p.MaxTokens < 0 || p.Timeout < 0 {
 		return fmt.Errorf("%s: max_tokens and timeout must not be negative", provider)
 	}
-	if p.ThinkingBudget < -1 {
-		return fmt.Errorf("%s: thinking_budget %d: use a positive token count (or -1 for dynamic where supported)", provider, p.ThinkingBudget)
+	if b := p.ThinkingBudget; b != nil && *b < -1 {
+		return fmt.Errorf("%s: thinking_budget %d: use a token count, 0 for no thinking (or -1 for dynamic where supported)", provider, *b)
 	}
 	return nil
 }
@@ -139,7 +142,8 @@ func (p Params) For(req *Request) Params {
 		p.MaxTokens = req.MaxTokens
 	}
 	if req.ThinkingBudget != 0 {
-		p.ThinkingBudget = req.ThinkingBudget
+		b := req.ThinkingBudget
+		p.ThinkingBudget = &b
 	}
 	if req.ToolChoice != "" {
 		p.ToolChoice = req.ToolChoice
@@ -185,4 +189,13 @@ func (p *Params) MergeBody(body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("extra_body: %w", err)
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// ThinkingTokens is the thinking budget to send: ThinkingBudget's value, 0
+// when it is nil or 0 (no thinking asked for).
+func (p *Params) ThinkingTokens() int {
+	if p.ThinkingBudget == nil {
+		return 0
+	}
+	return *p.ThinkingBudget
 }

@@ -90,6 +90,18 @@ model:
 	}
 }
 
+// thinking_budget: 0 is kept as 0 (no thinking), not taken for "not set".
+func TestAgentModel_ThinkingBudgetZeroIsKept(t *testing.T) {
+	t.Parallel()
+	decl, err := parseAgent([]byte("id: flash\nmodel:\n  id: gemini:gemini-2.5-flash\n  thinking_budget: 0\n"), "flash.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := decl.Model.Params.ThinkingBudget; b == nil || *b != 0 {
+		t.Fatalf("thinking_budget = %v, want 0", b)
+	}
+}
+
 func TestAgentModel_BadParametersAreRefusedAtStart(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	tests := []struct {

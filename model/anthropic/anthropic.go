@@ -107,8 +107,8 @@ func New(cfg Config) (*Model, error) {
 	if rf := cfg.Params.ResponseFormat; rf != nil && len(rf.Schema) == 0 {
 		return nil, fmt.Errorf("anthropic: %w: response_format without a schema (JSON mode); give a JSON Schema", model.ErrUnsupportedParam)
 	}
-	if cfg.Params.ThinkingBudget < 0 {
-		return nil, fmt.Errorf("anthropic: thinking_budget %d: give a token count of at least 1024", cfg.Params.ThinkingBudget)
+	if b := cfg.Params.ThinkingBudget; b != nil && *b < 0 {
+		return nil, fmt.Errorf("anthropic: thinking_budget %d: give a token count of at least 1024 (0: no thinking)", *b)
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL

@@ -14,7 +14,7 @@ func TestParams_EveryParameterReachesTheWire(t *testing.T) {
 	f := newFakeAPI(t, jsonReply(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`))
 	temp, topP, off := 0.3, 0.9, false
 	m, err := New(Config{APIKey: "k", BaseURL: f.srv.URL, Model: "claude-sonnet-4-5", Params: model.Params{
-		Temperature: &temp, TopP: &topP, MaxTokens: 300, Stop: []string{"END"}, ThinkingBudget: 2048,
+		Temperature: &temp, TopP: &topP, MaxTokens: 300, Stop: []string{"END"}, ThinkingBudget: new(2048),
 		ToolChoice: "auto", ParallelToolCalls: &off,
 		ExtraHeaders: map[string]string{"anthropic-beta": "context-1m-2025-08-07"}, ExtraBody: map[string]any{"metadata": map[string]any{"user_id": "u1"}},
 	}})

@@ -112,7 +112,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) (requestPlan, erro
 	p := m.cfg.Params.For(req)
 	// The rest reads the effective settings through a copy of req.
 	eff := *req
-	eff.Temperature, eff.MaxTokens, eff.ThinkingBudget = p.Temperature, p.MaxTokens, p.ThinkingBudget
+	eff.Temperature, eff.MaxTokens, eff.ThinkingBudget = p.Temperature, p.MaxTokens, p.ThinkingTokens()
 	eff.ToolChoice, eff.ResponseFormat, eff.ParallelToolCalls = p.ToolChoice, p.ResponseFormat, p.ParallelToolCalls
 	req = &eff
 	w := wireRequest{

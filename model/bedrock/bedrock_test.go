@@ -67,7 +67,7 @@ func ptr[T any](v T) *T { return &v }
 func TestRequest_ConverseBody(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, "application/json", []byte(`{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":`+usageJSON+`}`))
-	m := newTestModel(t, rec.URL, model.Params{Temperature: ptr(0.5), TopP: ptr(0.9), MaxTokens: 2000, Stop: []string{"END"}, ThinkingBudget: 1024, ToolChoice: "auto"})
+	m := newTestModel(t, rec.URL, model.Params{Temperature: ptr(0.5), TopP: ptr(0.9), MaxTokens: 2000, Stop: []string{"END"}, ThinkingBudget: new(1024), ToolChoice: "auto"})
 	req := &model.Request{
 		Messages: []model.Message{
 			{Role: model.RoleSystem, Content: "Be brief."},

@@ -15,7 +15,7 @@ func TestRequest_ExtraAdditionalFieldsKeepTheThinkingBudget(t *testing.T) {
 	rec := newRecorder(t, "application/json", []byte(`{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn"}`))
 	extra := map[string]any{"additionalModelRequestFields": map[string]any{"anthropic_beta": []string{"interleaved-thinking-2025-05-14"}, "top_k": 5},
 		"performanceConfig": map[string]any{"latency": "optimized"}}
-	m := newTestModel(t, rec.URL, model.Params{ThinkingBudget: 2048, ExtraBody: extra})
+	m := newTestModel(t, rec.URL, model.Params{ThinkingBudget: new(2048), ExtraBody: extra})
 	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
 	if _, err := m.Invoke(context.Background(), req); err != nil {
 		t.Fatal(err)

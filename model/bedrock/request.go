@@ -128,8 +128,8 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 	if ic.MaxTokens != 0 || ic.Temperature != nil || ic.TopP != nil || len(ic.StopSequences) > 0 {
 		w.InferenceConfig = &ic
 	}
-	if p.ThinkingBudget > 0 {
-		w.AdditionalModelRequestFields = map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": p.ThinkingBudget}}
+	if b := p.ThinkingTokens(); b > 0 {
+		w.AdditionalModelRequestFields = map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": b}}
 	}
 	names := map[string]bool{}
 	var tools []tool
@@ -160,7 +160,7 @@ func (m *Model) buildRequest(req *model.Request) (plan, error) {
 			Description: "Give your final answer by calling this tool; its input is the structured response.",
 			InputSchema: inputSchema{rf.Schema}}})
 		switch {
-		case p.ThinkingBudget > 0:
+		case p.ThinkingTokens() > 0:
 			// Claude refuses thinking with a forced tool choice; the tool
 			// is offered and its description asks for it.
 			choice = "auto"

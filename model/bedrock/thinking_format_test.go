@@ -15,7 +15,7 @@ func TestRequest_ThinkingWithStructuredOutputDoesNotForceTheTool(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, "application/json", []byte(`{"output":{"message":{"role":"assistant","content":[`+
 		`{"toolUse":{"toolUseId":"s","name":"weather","input":{"city":"Paris"}}}]}},"stopReason":"tool_use"}`))
-	m := newTestModel(t, rec.URL, model.Params{ThinkingBudget: 1024})
+	m := newTestModel(t, rec.URL, model.Params{ThinkingBudget: new(1024)})
 	for _, tools := range [][]model.ToolSpec{nil, {{Name: "look"}}} {
 		req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "weather?")}, Tools: tools,
 			ResponseFormat: &model.ResponseFormat{Name: "weather", Schema: []byte(`{"type":"object"}`)}}

@@ -17,7 +17,7 @@ func TestRequest_ExtraGenerationConfigKeepsTheParameters(t *testing.T) {
 	extra := map[string]any{"generationConfig": map[string]any{"topK": 40, "responseModalities": []string{"TEXT", "IMAGE"}, "temperature": 0.9},
 		"safetySettings": []map[string]string{{"category": "HARM_CATEGORY_HATE_SPEECH", "threshold": "BLOCK_NONE"}}}
 	m, err := New(Config{APIKey: "k", BaseURL: rec.URL, Model: "gemini-2.5-flash-image", Params: model.Params{
-		Temperature: ptr(0.2), MaxTokens: 100, ThinkingBudget: 512, ExtraBody: extra}})
+		Temperature: ptr(0.2), MaxTokens: 100, ThinkingBudget: new(512), ExtraBody: extra}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestRequest_ConversationMediaToolsAndThinking(t *testing.T) {
 	rec := newRecorder(t, "application/json", respJSON(textPart("ok"), "STOP", true))
 	m, err := New(Config{APIKey: "test-key", BaseURL: rec.URL, Model: "gemini-2.5-pro", Params: model.Params{
 		Temperature: ptr(0.4), TopP: ptr(0.95), MaxTokens: 800, Stop: []string{"END"}, Seed: ptr(int64(42)),
-		PresencePenalty: ptr(0.1), FrequencyPenalty: ptr(0.2), ThinkingBudget: 2048, IncludeThoughts: true,
+		PresencePenalty: ptr(0.1), FrequencyPenalty: ptr(0.2), ThinkingBudget: new(2048), IncludeThoughts: true,
 		ToolChoice: "get_weather",
 	}})
 	if err != nil {
@@ -349,4 +349,40 @@ func envelope(t *testing.T, body []byte) *wireError {
 		t.Fatalf("no envelope in %s", body)
 	}
 	return e
+}
+
+// thinking_budget 0 turns thinking off (Gemini 2.5 Flash thinks unless told
+// so): it is sent as thinkingBudget 0. It was taken for "not set" and
+// nothing was sent, so the model went on thinking.
+func TestRequest_ThinkingBudgetZeroTurnsThinkingOff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		budget *int
+		want   string
+	}{
+		{new(0), `{"thinkingBudget":0}`},
+		{new(-1), `{"thinkingBudget":-1}`},
+		{nil, ``},
+	} {
+		rec := newRecorder(t, "application/json", respJSON(textPart("ok"), "STOP", true))
+		m, err := New(Config{APIKey: "k", BaseURL: rec.URL, Model: "gemini-2.5-flash", Params: model.Params{ThinkingBudget: tc.budget}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Invoke(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+		_, body := rec.last(t)
+		var w struct {
+			GenerationConfig struct {
+				ThinkingConfig json.RawMessage `json:"thinkingConfig"`
+			} `json:"generationConfig"`
+		}
+		if err := json.Unmarshal(body, &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(w.GenerationConfig.ThinkingConfig); got != tc.want {
+			t.Errorf("budget %v: thinkingConfig = %s, want %s", tc.budget, got, tc.want)
+		}
+	}
 }

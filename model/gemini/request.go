@@ -161,11 +161,11 @@ func (m *Model) buildRequest(req *model.Request) ([]byte, error) {
 			g.ResponseJSONSchema = rf.Schema
 		}
 	}
-	if p.ThinkingBudget != 0 || p.IncludeThoughts || p.ReasoningEffort != "" {
+	if p.ThinkingBudget != nil || p.IncludeThoughts || p.ReasoningEffort != "" {
 		tc := &thinkingConfig{IncludeThoughts: p.IncludeThoughts, ThinkingLevel: strings.ToUpper(p.ReasoningEffort)}
-		if p.ThinkingBudget != 0 {
-			b := p.ThinkingBudget
-			tc.ThinkingBudget = &b
+		if b := p.ThinkingBudget; b != nil {
+			v := *b // 0 turns thinking off
+			tc.ThinkingBudget = &v
 		}
 		g.ThinkingConfig = tc
 	}

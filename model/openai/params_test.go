@@ -59,7 +59,7 @@ func TestParams_RequestFieldsOverrideModelParams(t *testing.T) {
 func TestNew_RefusesUnsupportedParams(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]model.Params{
-		"thinking_budget":  {ThinkingBudget: 1024},
+		"thinking_budget":  {ThinkingBudget: new(1024)},
 		"include_thoughts": {IncludeThoughts: true},
 	} {
 		_, err := openai.New(openai.Config{APIKey: "k", Model: "gpt-4o", Params: p})

@@ -172,7 +172,7 @@ func TestNew_RefusesUnsupportedParamsAndBadBuiltinTools(t *testing.T) {
 	for name, cfg := range map[string]Config{
 		"stop":            {Params: model.Params{Stop: []string{"x"}}},
 		"seed":            {Params: model.Params{Seed: ptr(int64(1))}},
-		"thinking_budget": {Params: model.Params{ThinkingBudget: 100}},
+		"thinking_budget": {Params: model.Params{ThinkingBudget: new(100)}},
 		"builtin tool":    {BuiltinTools: []json.RawMessage{json.RawMessage(`{"type":"function","name":"x"}`)}},
 	} {
 		cfg.APIKey, cfg.Model = "k", "o4-mini"
