@@ -41,34 +41,50 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (string, er
 	return text, nil
 }
 
-// call runs fn on a live connection under the call timeout.
+// call runs fn on a live connection under the call timeout. A session the
+// server no longer knows (an HTTP server that restarted answers 404 for it,
+// without running the request) is replaced by a new one and fn runs once
+// more on it, as MCP's streamable HTTP transport says a client must start a
+// new session then.
 func (k *Toolkit) call(ctx context.Context, what string, fn func(context.Context, *mcp.ClientSession) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	res, forgotten, err := k.callOnce(ctx, what, fn)
+	if forgotten {
+		k.cfg.Logger.Info("mcp server forgot the session; starting a new one", "server", k.cfg.Name)
+		res, _, err = k.callOnce(ctx, what, fn)
+	}
+	return res, err
+}
+
+// callOnce is one try of call; forgotten reports that it failed because the
+// server no longer knew the session (the connection is dropped then).
+func (k *Toolkit) callOnce(ctx context.Context, what string, fn func(context.Context, *mcp.ClientSession) (*mcp.CallToolResult, error)) (res *mcp.CallToolResult, forgotten bool, err error) {
 	c, err := k.connected(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
 	defer cancel()
-	res, err := fn(cctx, c.cs)
+	res, err = fn(cctx, c.cs)
 	if err == nil {
-		return res, nil
+		return res, false, nil
 	}
 	if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w: %s on mcp server %s did not answer within %s", tool.ErrTimeout, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.cfg.Timeout)
+		return nil, false, fmt.Errorf("%w: %s on mcp server %s did not answer within %s", tool.ErrTimeout, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.cfg.Timeout)
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("mcp server %s: %s: %w", k.cfg.Name, what, context.Cause(ctx))
+		return nil, false, fmt.Errorf("mcp server %s: %s: %w", k.cfg.Name, what, context.Cause(ctx))
 	}
 	if answered(err) {
 		// The server refused this request on a live session (invalid
 		// params, an unknown resource): the session and its state stay.
-		return nil, fmt.Errorf("%w: %s on %s: the server answered with an error: %s", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.errText(err))
+		return nil, false, fmt.Errorf("%w: %s on %s: the server answered with an error: %s", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.errText(err))
 	}
+	forgotten = errors.Is(err, mcp.ErrSessionMissing)
 	err = k.unavailable(c, what, err)
 	// A session the server no longer knows (it restarted, or the process
 	// died) is dropped: the next use connects again.
 	k.drop(c)
-	return nil, err
+	return nil, forgotten, err
 }
 
 // answered reports whether err is a JSON-RPC error response from the server,
