@@ -14,19 +14,16 @@ import (
 )
 
 // historyIDs reads a session's history (up to 100 runs) and returns the run
-// ids, oldest first; it fails the test when the read takes longer than
-// within, so that a read waiting for the writer shows.
-func historyIDs(t *testing.T, d *db.DB, sessionID string, within time.Duration) []string {
+// ids, oldest first. A read that waits for a writer held open by the test
+// never ends: it fails at the read's deadline, far above any load's
+// slowness (a timed threshold failed on a busy machine).
+func historyIDs(t *testing.T, d *db.DB, sessionID string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	start := time.Now()
 	_, runs, err := d.SessionHistory(ctx, db.HistoryQuery{SessionID: sessionID, Limit: 100})
 	if err != nil {
-		t.Fatalf("session history %s: %v", sessionID, err)
-	}
-	if took := time.Since(start); took > within {
-		t.Fatalf("session history %s took %v (waited for the writer?)", sessionID, took)
+		t.Fatalf("session history %s: %v (waited for the writer?)", sessionID, err)
 	}
 	ids := make([]string, len(runs))
 	for i, r := range runs {
@@ -60,7 +57,7 @@ func TestSessionHistory_DoesNotWaitForABusyWriter(t *testing.T) {
 	t.Parallel()
 	d := openTemp(t)
 	saveTurn(t, d, "s1", "r1", nil)
-	if got := historyIDs(t, d, "s1", time.Second); !slices.Equal(got, []string{"r1"}) {
+	if got := historyIDs(t, d, "s1"); !slices.Equal(got, []string{"r1"}) {
 		t.Fatalf("history = %v, want [r1]", got)
 	}
 
@@ -75,12 +72,12 @@ func TestSessionHistory_DoesNotWaitForABusyWriter(t *testing.T) {
 		})
 	})
 	<-entered
-	if got := historyIDs(t, d, "s1", time.Second); !slices.Equal(got, []string{"r1"}) {
+	if got := historyIDs(t, d, "s1"); !slices.Equal(got, []string{"r1"}) {
 		t.Errorf("history during the write = %v, want [r1] (nothing uncommitted)", got)
 	}
 	close(release)
 	wg.Wait()
-	if got := historyIDs(t, d, "s1", time.Second); !slices.Equal(got, []string{"r1", "r2"}) {
+	if got := historyIDs(t, d, "s1"); !slices.Equal(got, []string{"r1", "r2"}) {
 		t.Fatalf("history after the write = %v, want [r1 r2]", got)
 	}
 
@@ -91,7 +88,7 @@ func TestSessionHistory_DoesNotWaitForABusyWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := historyIDs(t, d, "s1", time.Second); !slices.Equal(got, []string{"r1", "r2"}) {
+	if got := historyIDs(t, d, "s1"); !slices.Equal(got, []string{"r1", "r2"}) {
 		t.Errorf("history while the writer pool is held = %v, want [r1 r2]", got)
 	}
 	if _, err := d.HistoryRuns(context.Background(), db.HistoryQuery{SessionID: "s1", Limit: 3}); err != nil {
