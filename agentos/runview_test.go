@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
@@ -35,7 +36,10 @@ func TestMigratedAgnoRuns_ServedWithoutLoss(t *testing.T) {
 	if err := migratetest.Insert(ctx, raw, layout, migratetest.All(sessions)); err != nil {
 		t.Fatal(err)
 	}
-	legacy, err := sqlite.Open(ctx, sqlite.Config{Path: path, ID: "agno", SkipSchemaCheck: true})
+	// A deadline far above the default 5 s: the test is about what the
+	// runs read back, and a loaded CI machine (-race, helpers) once took
+	// longer than 5 s for one session's runs (503).
+	legacy, err := sqlite.Open(ctx, sqlite.Config{Path: path, ID: "agno", SkipSchemaCheck: true, QueryTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
