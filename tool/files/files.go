@@ -98,7 +98,7 @@ type listIn struct {
 }
 
 type globIn struct {
-	Pattern string `json:"pattern" jsonschema:"a glob such as *.md (matched against file names anywhere) or docs/*.md (against paths)"`
+	Pattern string `json:"pattern" jsonschema:"a glob such as *.md (matched against file names anywhere), docs/*.md or src/**/*.go (against paths; ** spans directories)"`
 }
 
 type grepIn struct {
@@ -352,16 +352,21 @@ func (k *Toolkit) searchFiles(_ context.Context, in globIn) (json.RawMessage, er
 	if _, err := path.Match(pattern, ""); err != nil || pattern == "" {
 		return nil, fmt.Errorf("pattern %q is not a glob (use *, ? and [...])", in.Pattern)
 	}
-	if _, err := rel(pattern); err != nil {
+	pattern, err := rel(pattern) // walked paths are clean: "./docs/*.md" is "docs/*.md"
+	if err != nil {
 		return nil, err
 	}
+	byPath := strings.Contains(pattern, "/")
+	segments := strings.Split(pattern, "/")
 	out := []string{}
-	err := k.walk(".", func(p string) bool {
-		target := path.Base(p)
-		if strings.Contains(pattern, "/") {
-			target = p
+	err = k.walk(".", func(p string) bool {
+		var ok bool
+		if byPath {
+			ok = matchSegments(segments, strings.Split(p, "/"))
+		} else {
+			ok, _ = path.Match(pattern, path.Base(p))
 		}
-		if ok, _ := path.Match(pattern, target); ok {
+		if ok {
 			out = append(out, p)
 		}
 		return len(out) < k.cfg.MaxEntries
@@ -370,6 +375,30 @@ func (k *Toolkit) searchFiles(_ context.Context, in globIn) (json.RawMessage, er
 		return nil, err
 	}
 	return json.Marshal(out)
+}
+
+// matchSegments matches a path against a glob split at "/", where a "**"
+// segment stands for any number of directories, none included (as in
+// Agno's pathlib globs: "**/*.py" finds every Python file). It fills a
+// table from the ends (next[j]: the rest of the pattern matches p[j:]), so
+// a pattern of many "**" costs its length times the path's, not more.
+func matchSegments(pattern, p []string) bool {
+	next := make([]bool, len(p)+1)
+	cur := make([]bool, len(p)+1)
+	next[len(p)] = true
+	for i := len(pattern) - 1; i >= 0; i-- {
+		cur[len(p)] = pattern[i] == "**" && next[len(p)]
+		for j := len(p) - 1; j >= 0; j-- {
+			if pattern[i] == "**" {
+				cur[j] = next[j] || cur[j+1]
+				continue
+			}
+			ok, _ := path.Match(pattern[i], p[j])
+			cur[j] = ok && next[j+1]
+		}
+		next, cur = cur, next
+	}
+	return next[0]
 }
 
 type match struct {

@@ -235,3 +235,34 @@ func TestFiles_NamedPipeIsRefusedNotOpened(t *testing.T) {
 		}
 	}
 }
+
+// Models write Agno's pathlib globs: "**/*.md" is every Markdown file, at
+// any depth, the root's included. path.Match read "**" as "*", so it found
+// only files exactly one directory deep; and "./docs/*.md" found nothing.
+func TestSearchFiles_DoubleStarMatchesAnyDepth(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{})
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a/b/deep.md", "a/b/deep.txt", "a/top.md"} {
+		if err := os.WriteFile(filepath.Join(root, p), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ pattern, want string }{
+		{"**/*.md", `["a/b/deep.md","a/top.md","docs/guide.md","readme.md"]`},
+		{"a/**/*.md", `["a/b/deep.md","a/top.md"]`},
+		{"a/**", `["a/b/deep.md","a/b/deep.txt","a/top.md"]`},
+		{"**/b/*", `["a/b/deep.md","a/b/deep.txt"]`},
+		{"**/**/deep.*", `["a/b/deep.md","a/b/deep.txt"]`},
+		{"./docs/*.md", `["docs/guide.md"]`},
+		{"a/*.md", `["a/top.md"]`},
+		{strings.Repeat("**/", 200) + "x.md", `[]`}, // no blow-up on many **
+	}
+	for _, tc := range tests {
+		if res := run(set, "search_files", fmt.Sprintf(`{"pattern":%q}`, tc.pattern)); res.Err != nil || res.Content != tc.want {
+			t.Errorf("search_files %q = %s, %v; want %s", tc.pattern, res.Content, res.Err, tc.want)
+		}
+	}
+}
