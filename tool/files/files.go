@@ -152,7 +152,9 @@ func rel(p string) (string, error) {
 	return path.Clean(p), nil
 }
 
-// wrap explains os.Root's refusals in the tool's terms.
+// wrap explains os.Root's refusals in the tool's terms. Other path errors
+// name p as the model gave it: some name the file by its absolute path,
+// which tells the model where the root is on the host.
 func wrap(p string, err error) error {
 	if err == nil {
 		return nil
@@ -163,6 +165,9 @@ func wrap(p string, err error) error {
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%q does not exist; list_files shows what does", p)
+	}
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %q: %w", pe.Op, p, pe.Err)
 	}
 	return err
 }
@@ -201,10 +206,10 @@ func (k *Toolkit) save(_ context.Context, in saveIn) (string, error) {
 	}
 	if _, err := io.WriteString(f, in.Contents); err != nil {
 		f.Close()
-		return "", err
+		return "", wrap(p, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", err
+		return "", wrap(p, err)
 	}
 	return fmt.Sprintf("saved %s (%d bytes)", p, len(in.Contents)), nil
 }
@@ -227,7 +232,7 @@ func (k *Toolkit) openRegular(p string) (*os.File, error) {
 	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced in between
 		f.Close()
-		return nil, cmp.Or(err, notRegular(p))
+		return nil, cmp.Or(wrap(p, err), notRegular(p))
 	}
 	return f, nil
 }
@@ -243,7 +248,7 @@ func (k *Toolkit) load(p string) ([]byte, bool, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, k.cfg.MaxReadBytes+1))
 	if err != nil {
-		return nil, false, err
+		return nil, false, wrap(p, err)
 	}
 	cut := int64(len(b)) > k.cfg.MaxReadBytes
 	if cut {
@@ -264,7 +269,9 @@ func (k *Toolkit) read(_ context.Context, in readIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, cut2 := tool.Truncate(string(b), k.cfg.MaxOutput)
+	// Text in another encoding (Latin-1, a cut multi-byte character) must
+	// not reach the model, or the result store, as invalid UTF-8.
+	out, cut2 := tool.Truncate(strings.ToValidUTF8(string(b), "\uFFFD"), k.cfg.MaxOutput)
 	if cut || cut2 {
 		out += fmt.Sprintf("\n[truncated at %d bytes: read the rest with read_file_chunk]", len(out))
 	}
@@ -291,15 +298,16 @@ func (k *Toolkit) readChunk(_ context.Context, in chunkIn) (string, error) {
 		if n < in.StartLine {
 			continue
 		}
-		if b.Len()+len(sc.Bytes()) > k.cfg.MaxOutput {
+		line := strings.ToValidUTF8(sc.Text(), "\uFFFD")
+		if b.Len()+len(line) > k.cfg.MaxOutput {
 			fmt.Fprintf(&b, "[truncated before line %d: ask for fewer lines]", n)
 			return b.String(), nil
 		}
-		b.Write(sc.Bytes())
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("reading %q: %w", p, err)
+		return "", fmt.Errorf("reading %q: %w", p, wrap(p, err))
 	}
 	return b.String(), nil
 }
@@ -415,6 +423,13 @@ func (k *Toolkit) searchContent(_ context.Context, in grepIn) (json.RawMessage, 
 	dir, err := rel(in.Directory)
 	if err != nil {
 		return nil, err
+	}
+	// The walk skips what it cannot read; a directory that is missing, is
+	// a file or leads out of the root must not pass for one with no match.
+	if st, err := k.root.Stat(dir); err != nil {
+		return nil, wrap(dir, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%q is not a directory", dir)
 	}
 	limit := in.Limit
 	if limit == 0 {

@@ -266,3 +266,61 @@ func TestSearchFiles_DoubleStarMatchesAnyDepth(t *testing.T) {
 		}
 	}
 }
+
+// Errors name paths as the model gave them: some of os.Root's name the file
+// by its absolute path on the host, which the model has no business
+// knowing (Agno hides the base directory unless told to expose it).
+func TestFiles_ErrorsDoNotNameTheRootOnTheHost(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{})
+	for _, c := range []struct{ tool, args string }{
+		{"list_files", `{"directory":"readme.md"}`},
+		{"save_file", `{"file_name":"readme.md/x.txt","contents":"x"}`},
+		{"read_file", `{"file_name":"readme.md/x.txt"}`},
+		{"read_file_chunk", `{"file_name":"readme.md/x","start_line":1,"end_line":2}`},
+		{"search_content", `{"query":"x","directory":"readme.md/x"}`},
+	} {
+		res := run(set, c.tool, c.args)
+		if res.Err == nil {
+			t.Errorf("%s %s succeeded: %s", c.tool, c.args, res.Content)
+		}
+		if strings.Contains(res.Content, root) {
+			t.Errorf("%s %s names the root: %s", c.tool, c.args, res.Content)
+		}
+	}
+}
+
+// A text file in another encoding came back as invalid UTF-8, which the
+// result store refuses as not text (offload.ErrNotText) once it is long.
+func TestFiles_NonUTF8TextComesBackAsValidUTF8(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{})
+	if err := os.WriteFile(filepath.Join(root, "latin1.txt"), []byte("caf\xe9\ncr\xe8me br\xfbl\xe9e\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"read_file", `{"file_name":"latin1.txt"}`, "caf\uFFFD\ncr\uFFFDme br\uFFFDl\uFFFDe\n"},
+		{"read_file_chunk", `{"file_name":"latin1.txt","start_line":2,"end_line":2}`, "cr\uFFFDme br\uFFFDl\uFFFDe\n"},
+	} {
+		if res := run(set, c.tool, c.args); res.Err != nil || res.Content != c.want {
+			t.Errorf("%s = %q, %v; want %q", c.tool, res.Content, res.Err, c.want)
+		}
+	}
+}
+
+// search_content in a directory that is missing, is a file or leads out of
+// the root answered [] (no match), as if it had been searched.
+func TestSearchContent_DirectoryMustExist(t *testing.T) {
+	t.Parallel()
+	set, _, _ := setup(t, Config{})
+	for _, c := range []struct{ dir, want string }{
+		{"nope", "does not exist"},
+		{"readme.md", "not a directory"},
+		{"leakdir", "out of the root"},
+	} {
+		res := run(set, "search_content", fmt.Sprintf(`{"query":"secret","directory":%q}`, c.dir))
+		if res.Err == nil || !strings.Contains(res.Content, c.want) {
+			t.Errorf("search_content in %q = %s, %v; want an error containing %q", c.dir, res.Content, res.Err, c.want)
+		}
+	}
+}
