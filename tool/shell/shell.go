@@ -37,6 +37,30 @@ var unsafeCommands = []string{
 	"setsid", "stdbuf", "chroot", "unshare", "nsenter", "flock", "chrt", "ionice", "taskset",
 	"setpriv", "runuser", "strace", "ltrace", "gdb", "watch", "parallel", "time", "unbuffer",
 	"python", "python3", "perl", "ruby", "node", "php", "lua", "osascript", "pwsh", "powershell",
+	"rbash", "ash", "mksh", "yash", "nodejs", "pypy", "tclsh", "wish", "expect", "deno", "bun", "Rscript",
+}
+
+// multiCall programs act as the program their link is named for (Alpine's
+// ls is a link to busybox, and runs as ls): their links are judged by name.
+var multiCall = []string{"busybox", "toybox"}
+
+// unsafeName reports the name under which the program named c (found at
+// path) is in unsafeCommands: its own name or, for a link, its target's
+// (sh is often a link to dash, nodejs to node), either without a version
+// suffix (python3.11, perl5.36.0, lua5.4).
+func unsafeName(c, path string) (string, bool) {
+	names := []string{filepath.Base(c)}
+	if target, err := filepath.EvalSymlinks(path); err == nil && !slices.Contains(multiCall, filepath.Base(target)) {
+		names = append(names, filepath.Base(target))
+	}
+	for _, n := range names {
+		for _, v := range []string{n, strings.TrimRight(n, "0123456789.")} {
+			if slices.Contains(unsafeCommands, v) {
+				return v, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Config configures the shell toolkit. The zero value is refused: the
@@ -133,6 +157,9 @@ func newRunner(cfg Config, isolate func(Config) isolation) (*runner, error) {
 		p, err := exec.LookPath(c)
 		if err != nil {
 			return nil, fmt.Errorf("shell: allowed command %q not found: %w", c, err)
+		}
+		if name, bad := unsafeName(c, p); bad {
+			return nil, fmt.Errorf("shell: %q cannot be allowed: it is %s, which runs other programs or code and defeats the allow-list (for code, use CodeMode)", c, name)
 		}
 		if p, err = filepath.Abs(p); err != nil {
 			return nil, err

@@ -3,6 +3,9 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +126,54 @@ func TestNew_RefusesUnsafeAllowLists(t *testing.T) {
 	}
 	if _, err := New(Config{AllowedCommands: []string{"ls"}, Dir: "/no/such/dir"}); err == nil {
 		t.Error("missing dir accepted")
+	}
+}
+
+// The refusal of shells and interpreters went by the exact name given:
+// a versioned name (python3.11, perl5.36.0, lua5.4, the names Debian
+// installs) or a link to a shell under another name (rbash, nodejs, or
+// one the operator made) was allowed, and with it every program.
+func TestNew_RefusesInterpretersUnderOtherNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"python3.11": trueBin, "perl5.36.0": trueBin, "lua5.4": trueBin, "nodejs": trueBin,
+		"lister": sh, // a shell under a harmless name
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		c := filepath.Join(dir, name)
+		if _, err := New(Config{AllowedCommands: []string{"ls", c}}); err == nil || !strings.Contains(err.Error(), "cannot be allowed") {
+			t.Errorf("allowed_commands [ls %s] (-> %s): err = %v, want refused", name, target, err)
+		}
+	}
+	// A multi-call binary's link runs as the program it is named for
+	// (Alpine's ls is a link to busybox).
+	busybox := filepath.Join(dir, "busybox")
+	if b, err := os.ReadFile(trueBin); err != nil || os.WriteFile(busybox, b, 0o755) != nil {
+		t.Fatalf("copying %s: %v", trueBin, err)
+	}
+	if err := os.Symlink(busybox, filepath.Join(dir, "ls")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{AllowedCommands: []string{filepath.Join(dir, "ls")}}); err != nil {
+		t.Errorf("ls linked to busybox refused: %v", err)
+	}
+	// Ordinary programs with digits in their names stay allowed.
+	if err := os.Symlink(trueBin, filepath.Join(dir, "sha256sum")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{AllowedCommands: []string{filepath.Join(dir, "sha256sum"), "ls"}}); err != nil {
+		t.Errorf("sha256sum refused: %v", err)
 	}
 }
