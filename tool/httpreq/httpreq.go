@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/tool/netguard"
 )
@@ -88,6 +90,9 @@ func New(cfg Config) (tool.Toolkit, error) {
 			return tool.Toolkit{}, fmt.Errorf("httpreq: allowed_hosts entry %q: write a host name such as api.example.com or *.example.com", h)
 		}
 		r.hosts = append(r.hosts, h)
+	}
+	if err := checkHeaders(cfg.Headers); err != nil {
+		return tool.Toolkit{}, err
 	}
 	r.cfg.Methods = slices.Clone(cfg.Methods)
 	if len(r.cfg.Methods) == 0 {
@@ -201,6 +206,29 @@ func (r *requester) do(ctx context.Context, in requestIn) (Response, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkHeaders refuses configured headers that could not go out as
+// written: names the HTTP client sets itself (it drops or replaces them),
+// invalid names or values (every request would fail), and one header
+// under two spellings (which value went out depended on map order).
+func checkHeaders(h map[string]string) error {
+	seen := map[string]bool{}
+	for k, v := range h {
+		ck := http.CanonicalHeaderKey(k)
+		switch {
+		case !httpguts.ValidHeaderFieldName(k):
+			return fmt.Errorf("httpreq: headers: %q is not a header name", k)
+		case slices.Contains(reservedHeaders, ck):
+			return fmt.Errorf("httpreq: headers: %s is set by the HTTP client; leave it out", ck)
+		case !httpguts.ValidHeaderFieldValue(v):
+			return fmt.Errorf("httpreq: headers: the value of %s holds a line break or control character", ck)
+		case seen[ck]:
+			return fmt.Errorf("httpreq: headers: %s is given twice (names are case-insensitive)", ck)
+		}
+		seen[ck] = true
+	}
+	return nil
 }
 
 // configured reports a header set by Config.Headers (case-insensitively).

@@ -158,3 +158,28 @@ func mustPort(s string) uint16 {
 	}
 	return p
 }
+
+// Configured headers that the HTTP client drops or replaces (Host,
+// Content-Length, ...) did nothing, silently; one holding a line break
+// made every call fail; two spellings of one header raced for the value.
+// Each is now refused when the toolkit is made.
+func TestNew_RefusesHeadersThatCannotBeSent(t *testing.T) {
+	t.Parallel()
+	for _, h := range []map[string]string{
+		{"Host": "internal.example"},
+		{"content-length": "10"},
+		{"Transfer-Encoding": "chunked"},
+		{"Connection": "close"},
+		{"X-Key": "a\r\nX-Injected: 1"},
+		{"X Key": "a"},
+		{"": "a"},
+		{"Authorization": "Bearer a", "authorization": "Bearer b"},
+	} {
+		if _, err := New(Config{AllowedHosts: []string{"x.com"}, Headers: h}); err == nil {
+			t.Errorf("headers %q accepted", h)
+		}
+	}
+	if _, err := New(Config{AllowedHosts: []string{"x.com"}, Headers: map[string]string{"Authorization": "Bearer a", "x-api-key": "k"}}); err != nil {
+		t.Errorf("ordinary headers refused: %v", err)
+	}
+}
