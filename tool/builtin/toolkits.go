@@ -52,6 +52,9 @@ var webSearch = register(true, func(name string, o *webSearchOptions) error {
 	default:
 		return fmt.Errorf("tool %s: backend %q: use duckduckgo, searxng, brave or tavily", name, o.Backend)
 	}
+	if apiKeyEnv[o.Backend] == "" && o.APIKey != "" {
+		return fmt.Errorf("tool %s: backend %s takes no api_key (brave and tavily do)", name, o.Backend)
+	}
 	if env := apiKeyEnv[o.Backend]; env != "" && o.APIKey == "" {
 		o.APIKey = os.Getenv(env)
 		if o.APIKey == "" {

@@ -98,6 +98,12 @@ func TestCheck_RefusesBadOptionsAtStart(t *testing.T) {
 		{"web_search", map[string]any{"backend": "tavily"}, "set TAVILY_API_KEY"},
 		{"web_search", map[string]any{"backend": "searxng"}, "needs base_url"},
 		{"web_search", map[string]any{"timeout": "soon"}, "not a duration"},
+		// Settings the chosen backend has no use for are refused, not ignored.
+		{"web_search", map[string]any{"api_key": "k"}, "duckduckgo takes no api_key"},
+		{"web_search", map[string]any{"backend": "searxng", "base_url": "http://searx.example", "api_key": "k"}, "searxng takes no api_key"},
+		{"web_search", map[string]any{"backend": "tavily", "api_key": "k", "region": "us-en"}, "tavily takes no region"},
+		{"shell", map[string]any{"allowed_commands": []any{"ls"}, "env": []any{"PATH"}}, "KEY=value"},
+		{"shell", map[string]any{"allowed_commands": []any{"ls"}, "env": []any{"=x"}}, "KEY=value"},
 		{"web_search", map[string]any{"allow_networks": []any{"lan"}}, "allow_networks"},
 		{"web_fetch", map[string]any{"robots": true}, "unknown option robots"},
 		{"files", map[string]any{"root": "."}, "unknown option root (valid options: base_dir"},

@@ -166,6 +166,11 @@ func newRunner(cfg Config, isolate func(Config) isolation) (*runner, error) {
 		}
 		r.paths[c] = p
 	}
+	for _, kv := range cfg.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("shell: env entry %q: write KEY=value", kv)
+		}
+	}
 	if cfg.Dir != "" {
 		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("shell: dir %q is not a directory", cfg.Dir)

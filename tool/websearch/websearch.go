@@ -61,7 +61,9 @@ type Config struct {
 	Modifier string
 	// FixedMaxResults, when positive, replaces the model's max_results.
 	FixedMaxResults int
-	Region          string
+	// Region is passed to the backend (see Query.Region); Tavily has no
+	// such setting and refuses one.
+	Region string
 	// TimeLimit is "d", "w", "m", "y" or empty.
 	TimeLimit string
 	// Timeout bounds one search; zero means DefaultTimeout.
@@ -82,6 +84,9 @@ func New(cfg Config) (tool.Toolkit, error) {
 	case "", "d", "w", "m", "y":
 	default:
 		return tool.Toolkit{}, fmt.Errorf("websearch: timelimit %q: use d, w, m or y (past day, week, month, year)", cfg.TimeLimit)
+	}
+	if cfg.Region != "" && cfg.Backend.Name() == "tavily" {
+		return tool.Toolkit{}, errors.New("websearch: backend tavily takes no region (duckduckgo, brave and searxng do)")
 	}
 	if cfg.FixedMaxResults < 0 || cfg.FixedMaxResults > MaxMaxResults {
 		return tool.Toolkit{}, fmt.Errorf("websearch: fixed_max_results %d: use 1 to %d", cfg.FixedMaxResults, MaxMaxResults)

@@ -220,7 +220,7 @@ func TestWebSearch_BadInput(t *testing.T) {
 
 func TestNew_RefusesBadSettings(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []Config{{TimeLimit: "h"}, {FixedMaxResults: 100}, {FixedMaxResults: -1}} {
+	for _, cfg := range []Config{{TimeLimit: "h"}, {FixedMaxResults: 100}, {FixedMaxResults: -1}, {Backend: Tavily{APIKey: "k"}, Region: "us-en"}} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
 		}
