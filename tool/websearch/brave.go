@@ -56,7 +56,7 @@ func (b Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-Subscription-Token", b.APIKey)
-	body, err := do(defaultClient(b.Client), req, "brave")
+	body, err := do(keyed(defaultClient(b.Client)), req, "brave")
 	if err != nil {
 		return nil, err
 	}

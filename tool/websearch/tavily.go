@@ -56,7 +56,7 @@ func (t Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+t.APIKey)
-	body, err := do(defaultClient(t.Client), req, "tavily")
+	body, err := do(keyed(defaultClient(t.Client)), req, "tavily")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/tool"
@@ -145,12 +146,40 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 	return json.Marshal(res)
 }
 
-// defaultClient is the guarded client backends use when given none.
+// defaultClient is the guarded client backends use when given none. It is
+// made once: a client (and transport) per search left each search's
+// keep-alive connection open, unused, until its idle timeout.
 func defaultClient(c *http.Client) *http.Client {
 	if c != nil {
 		return c
 	}
+	return sharedClient()
+}
+
+var sharedClient = sync.OnceValue(func() *http.Client {
 	return netguard.MustNew(netguard.Config{}).Client(DefaultTimeout)
+})
+
+// keyed returns c for requests that carry an API key: a redirect to another
+// host or scheme is refused instead of followed, since Go's client drops
+// only Authorization-like headers on the way (Brave's X-Subscription-Token
+// would go to the new host, any key over plain http).
+func keyed(c *http.Client) *http.Client {
+	k := *c
+	next := c.CheckRedirect
+	k.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if from := via[0].URL; req.URL.Host != from.Host || req.URL.Scheme != from.Scheme {
+			return fmt.Errorf("redirected from %s://%s to %s://%s; the API key is not sent there (check base_url)", from.Scheme, from.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &k
 }
 
 // do sends req and returns the body of a 2xx answer, capped.

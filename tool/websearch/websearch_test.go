@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -229,5 +230,52 @@ func TestNew_RefusesBadSettings(t *testing.T) {
 		if _, err := b.Search(context.Background(), Query{Text: "x", MaxResults: 1}); err == nil || !strings.Contains(err.Error(), b.Name()) {
 			t.Errorf("%s without key/URL: err = %v", b.Name(), err)
 		}
+	}
+}
+
+// Backends without a client made a guarded client, and so a transport, per
+// search: each search's keep-alive connection stayed open, unused, until
+// the idle timeout. They now share one.
+func TestDefaultClient_IsSharedAcrossSearches(t *testing.T) {
+	t.Parallel()
+	if a, b := defaultClient(nil), defaultClient(nil); a != b || a.Transport != b.Transport {
+		t.Error("each search gets a client and transport of its own")
+	}
+	own := &http.Client{}
+	if defaultClient(own) != own {
+		t.Error("a given client is not used")
+	}
+}
+
+// Go's client drops Authorization on a redirect to another host but not
+// other headers: Brave's X-Subscription-Token went to wherever the API (or
+// a proxy at base_url) redirected. A redirect to another host is refused.
+func TestBrave_KeyDoesNotFollowARedirectToAnotherHost(t *testing.T) {
+	t.Parallel()
+	leaked := make(chan string, 1)
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked <- r.Header.Get("X-Subscription-Token")
+		io.WriteString(w, `{"web":{"results":[]}}`)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Listener = ln
+	other.Start()
+	t.Cleanup(other.Close)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(api.Close)
+	kit, _ := New(Config{Backend: Brave{APIKey: "brave-key", BaseURL: api.URL, Client: loopbackClient()}})
+	res := execute(t, kit, `{"query":"x"}`)
+	select {
+	case key := <-leaked:
+		t.Fatalf("the redirect was followed with token %q", key)
+	default:
+	}
+	if res.Err == nil || !strings.Contains(res.Content, "redirect") {
+		t.Errorf("web_search = %s, %v; want an error about the redirect", res.Content, res.Err)
 	}
 }
