@@ -176,14 +176,20 @@ func (g *Guard) CheckURL(u *url.URL) error {
 
 // Transport returns an HTTP transport that dials through the guard and never
 // uses a proxy from the environment (a proxy would be dialed instead of the
-// destination, bypassing the check).
+// destination, bypassing the check). It has http.DefaultTransport's
+// settings but is made anew, not cloned: a program may have wrapped the
+// default in a RoundTripper of its own, or given it dial functions (DialTLS)
+// that would bypass the guard.
 func (g *Guard) Transport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil
-	t.DialContext = g.DialContext
-	t.DialTLSContext = nil
-	t.MaxResponseHeaderBytes = 1 << 20
-	return t
+	return &http.Transport{
+		DialContext:            g.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           100,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  1 * time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
 }
 
 // MaxRedirects is how many redirects Client follows.

@@ -190,3 +190,36 @@ func mustPort(t *testing.T, s string) uint16 {
 	}
 	return p
 }
+
+// Programs often wrap http.DefaultTransport (tracing, metrics) in a
+// RoundTripper of their own; Transport cloned it through a type assertion
+// and panicked there. And a clone kept the default's DialTLS, which dials
+// https URLs itself, around the guard. Not parallel: it replaces a global
+// for its duration.
+func TestTransport_DoesNotDependOnDefaultTransport(t *testing.T) {
+	saved := http.DefaultTransport
+	t.Cleanup(func() { http.DefaultTransport = saved })
+	http.DefaultTransport = wrapped{saved}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("Transport panicked: %v", r)
+			}
+		}()
+		tr := MustNew(Config{}).Transport()
+		if tr.Proxy != nil || tr.DialContext == nil || tr.MaxResponseHeaderBytes != 1<<20 || tr.IdleConnTimeout == 0 || !tr.ForceAttemptHTTP2 {
+			t.Errorf("transport settings: %+v", tr)
+		}
+	}()
+
+	own := saved.(*http.Transport).Clone()
+	//lint:ignore SA1019 DialTLS is what a program may have set
+	own.DialTLS = func(network, addr string) (net.Conn, error) { return net.Dial(network, addr) }
+	http.DefaultTransport = own
+	//lint:ignore SA1019 see above
+	if tr := MustNew(Config{}).Transport(); tr.DialTLS != nil || tr.DialTLSContext != nil || tr.Dial != nil {
+		t.Error("the guard's transport dials TLS connections around the guard")
+	}
+}
+
+type wrapped struct{ http.RoundTripper }
