@@ -63,10 +63,11 @@ type fetchIn struct {
 }
 
 type fetcher struct {
-	cfg    Config
-	guard  *netguard.Guard
-	client *http.Client
-	robots *robotsCache
+	cfg          Config
+	guard        *netguard.Guard
+	client       *http.Client // pages
+	robotsClient *http.Client // robots.txt files
+	robots       *robotsCache
 }
 
 // New returns the "webfetch" toolkit with one tool, web_fetch.
@@ -87,7 +88,19 @@ func New(cfg Config) (tool.Toolkit, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
-	f := &fetcher{cfg: cfg, guard: g, client: g.Client(cfg.Timeout), robots: newRobotsCache()}
+	f := &fetcher{cfg: cfg, guard: g, client: g.Client(cfg.Timeout), robotsClient: g.Client(cfg.Timeout), robots: newRobotsCache()}
+	if cfg.RespectRobots {
+		// Each redirect's target must be allowed too, not only the URL
+		// asked for. robots.txt itself is read with a client of its own,
+		// whose redirects are only guarded.
+		guarded := f.client.CheckRedirect
+		f.client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if err := guarded(req, via); err != nil {
+				return err
+			}
+			return f.robots.allow(req.Context(), f.robotsClient, req.URL, cfg.UserAgent)
+		}
+	}
 	t, err := tool.Func(tool.FuncConfig{
 		Name:        "web_fetch",
 		Description: "Fetches a web page and returns its main content as Markdown (or plain text), with the page title and final URL.",
@@ -109,7 +122,7 @@ func (f *fetcher) fetch(ctx context.Context, in fetchIn) (string, error) {
 	}
 	u.Fragment = ""
 	if f.cfg.RespectRobots {
-		if err := f.robots.allow(ctx, f.client, u, f.cfg.UserAgent); err != nil {
+		if err := f.robots.allow(ctx, f.robotsClient, u, f.cfg.UserAgent); err != nil {
 			return "", err
 		}
 	}

@@ -78,6 +78,9 @@ func site(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "User-agent: *\nDisallow: /private\n")
 	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/private/page", http.StatusFound)
+	})
 	mux.HandleFunc("/private/page", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "private page")
@@ -143,6 +146,15 @@ func TestWebFetch_RobotsTxtIsOptIn(t *testing.T) {
 	}
 	if res := fetch(t, Config{Network: openLoopback, RespectRobots: true}, `{"url":"`+srv.URL+`/post"}`); res.Err != nil {
 		t.Errorf("allowed path refused: %v", res.Err)
+	}
+	// A redirect to a disallowed path is refused too; robots.txt was read
+	// only for the URL asked for, and the redirect followed.
+	res = fetch(t, Config{Network: openLoopback, RespectRobots: true}, `{"url":"`+srv.URL+`/moved"}`)
+	if !errors.Is(res.Err, ErrDisallowedByRobots) || strings.Contains(res.Content, "private page") {
+		t.Errorf("redirect to /private/page: %q, err = %v, want ErrDisallowedByRobots", res.Content, res.Err)
+	}
+	if res := fetch(t, Config{Network: openLoopback, RespectRobots: true}, `{"url":"`+srv.URL+`/old"}`); res.Err != nil {
+		t.Errorf("redirect to an allowed path refused: %v", res.Err)
 	}
 }
 
