@@ -254,7 +254,9 @@ func (k *Toolkit) load(p string) ([]byte, bool, error) {
 	if cut {
 		b = b[:k.cfg.MaxReadBytes]
 	}
-	if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
+	// A NUL anywhere, not only near the start: the result store refuses
+	// results holding one, as not text (offload.ErrNotText).
+	if bytes.IndexByte(b, 0) >= 0 {
 		return nil, false, fmt.Errorf("%q is a binary file; the files tools read text", p)
 	}
 	return b, cut, nil
@@ -297,6 +299,9 @@ func (k *Toolkit) readChunk(_ context.Context, in chunkIn) (string, error) {
 	for n := 1; sc.Scan() && n <= in.EndLine; n++ {
 		if n < in.StartLine {
 			continue
+		}
+		if bytes.IndexByte(sc.Bytes(), 0) >= 0 {
+			return "", fmt.Errorf("%q is a binary file (line %d holds a NUL byte); the files tools read text", p, n)
 		}
 		line := strings.ToValidUTF8(sc.Text(), "\uFFFD")
 		if b.Len()+len(line) > k.cfg.MaxOutput {

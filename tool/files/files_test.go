@@ -324,3 +324,24 @@ func TestSearchContent_DirectoryMustExist(t *testing.T) {
 		}
 	}
 }
+
+// A NUL byte past the first 8000 bytes went out in the result, which the
+// result store then refuses as not text: the model got a tool error naming
+// the store instead of the file.
+func TestFiles_NULAnywhereMeansBinary(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{})
+	body := strings.Repeat("text line\n", 2000) + "tail\x00end\n"
+	if err := os.WriteFile(filepath.Join(root, "late-nul.log"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"read_file", `{"file_name":"late-nul.log"}`},
+		{"read_file_chunk", `{"file_name":"late-nul.log","start_line":2000,"end_line":2001}`},
+	} {
+		res := run(set, c.tool, c.args)
+		if res.Err == nil || !strings.Contains(res.Content, "binary") || strings.ContainsRune(res.Content, 0) {
+			t.Errorf("%s = %.60q, %v; want refused as binary", c.tool, res.Content, res.Err)
+		}
+	}
+}
