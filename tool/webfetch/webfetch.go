@@ -162,7 +162,9 @@ func (f *fetcher) fetch(ctx context.Context, in fetchIn) (string, error) {
 			return "", err
 		}
 	default:
-		content = toUTF8(body, ct)
+		// No NUL bytes: the result store refuses them as not text (HTML
+		// parsing replaces them already).
+		content = strings.ReplaceAll(toUTF8(body, ct), "\x00", "\uFFFD")
 	}
 	var b strings.Builder
 	if title != "" {
