@@ -105,7 +105,9 @@ func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
 
 // CheckAddrPort applies the policy to one resolved destination.
 func (g *Guard) CheckAddrPort(network string, ap netip.AddrPort) error {
-	addr := ap.Addr()
+	// A link-local destination is dialed with its zone (fe80::1%eth0), and
+	// a prefix contains no zoned address.
+	addr := ap.Addr().WithZone("")
 	for _, p := range g.allowNets {
 		// An allowed IPv4 prefix also covers its IPv4-mapped IPv6 form.
 		if p.Contains(addr) || p.Contains(addr.Unmap()) {

@@ -66,6 +66,14 @@ func TestCheckAddrPort_AllowNetworksOpensAnyPort(t *testing.T) {
 	if err := g.CheckAddrPort("tcp4", netip.MustParseAddrPort("10.2.0.1:80")); !errors.Is(err, ErrBlocked) {
 		t.Errorf("10.2.0.1 outside the allowed prefix: err = %v", err)
 	}
+	// Link-local addresses are dialed with a zone; allowing their network
+	// (or the address, zone or not) must open them.
+	for _, allow := range []string{"fe80::/10", "fe80::1", "fe80::1%eth0"} {
+		g := MustNew(Config{AllowNetworks: []string{allow}})
+		if err := g.CheckAddrPort("tcp6", netip.MustParseAddrPort("[fe80::1%eth0]:8080")); err != nil {
+			t.Errorf("allow_networks %s: fe80::1%%eth0 refused: %v", allow, err)
+		}
+	}
 }
 
 func TestNew_RefusesBadEntries(t *testing.T) {
