@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -30,7 +31,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || f < 0 {
+	// Beyond about 292 years the conversion to time.Duration overflows (to
+	// a negative value, which then read as unset).
+	if err != nil || f < 0 || f*float64(time.Second) >= math.MaxInt64 {
 		return fmt.Errorf("%s is not a duration (write 30s, 2m or a number of seconds)", b)
 	}
 	*d = Duration(f * float64(time.Second))

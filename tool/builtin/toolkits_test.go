@@ -98,6 +98,7 @@ func TestCheck_RefusesBadOptionsAtStart(t *testing.T) {
 		{"web_search", map[string]any{"backend": "tavily"}, "set TAVILY_API_KEY"},
 		{"web_search", map[string]any{"backend": "searxng"}, "needs base_url"},
 		{"web_search", map[string]any{"timeout": "soon"}, "not a duration"},
+		{"web_fetch", map[string]any{"timeout": 1e300}, "not a duration"}, // overflowed to "unset"
 		// Settings the chosen backend has no use for are refused, not ignored.
 		{"web_search", map[string]any{"api_key": "k"}, "duckduckgo takes no api_key"},
 		{"web_search", map[string]any{"backend": "searxng", "base_url": "http://searx.example", "api_key": "k"}, "searxng takes no api_key"},
