@@ -120,11 +120,11 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 	if n == 0 {
 		n = DefaultMaxResults
 	}
+	if cfg.FixedMaxResults > 0 {
+		n = cfg.FixedMaxResults // the model's value is not used, so not checked
+	}
 	if n < 1 || n > MaxMaxResults {
 		return nil, fmt.Errorf("max_results %d: use 1 to %d", n, MaxMaxResults)
-	}
-	if cfg.FixedMaxResults > 0 {
-		n = cfg.FixedMaxResults
 	}
 	if cfg.Modifier != "" {
 		q = cfg.Modifier + " " + q

@@ -279,3 +279,29 @@ func TestBrave_KeyDoesNotFollowARedirectToAnotherHost(t *testing.T) {
 		t.Errorf("web_search = %s, %v; want an error about the redirect", res.Content, res.Err)
 	}
 }
+
+// With fixed_max_results the model's max_results is not used (as in Agno,
+// where the fixed value wins), so an out-of-range one must not fail the
+// search either.
+func TestWebSearch_FixedMaxResultsOverridesTheModel(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		counts <- r.URL.Query().Get("count")
+		io.WriteString(w, `{"web":{"results":[]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, err := New(Config{Backend: Brave{APIKey: "k", BaseURL: srv.URL, Client: loopbackClient()}, FixedMaxResults: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{`{"query":"x","max_results":50}`, `{"query":"x","max_results":1}`} {
+		if res := execute(t, kit, args); res.Err != nil {
+			t.Errorf("%s: %v", args, res.Err)
+			continue
+		}
+		if c := <-counts; c != "3" {
+			t.Errorf("%s: backend asked for %s results, want the fixed 3", args, c)
+		}
+	}
+}
