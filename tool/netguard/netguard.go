@@ -115,8 +115,10 @@ func (g *Guard) CheckAddrPort(network string, ap netip.AddrPort) error {
 		}
 	}
 	if err := g.check.Safe(network, ap.String(), nil); err != nil {
+		// The port is checked first: name ports only when the address
+		// itself is public, or adding the port would not help.
 		hint := "add its network to allow_networks to reach it"
-		if errors.Is(err, ssrf.ErrProhibitedPort) {
+		if errors.Is(err, ssrf.ErrProhibitedPort) && g.check.SafeAddr(addr) == nil {
 			hint = "add the port to ports to reach it"
 		}
 		return fmt.Errorf("%w: %s is not a public destination (%v); %s", ErrBlocked, ap, err, hint)

@@ -231,3 +231,21 @@ func TestTransport_DoesNotDependOnDefaultTransport(t *testing.T) {
 }
 
 type wrapped struct{ http.RoundTripper }
+
+// The hint names the setting that would open the destination: a loopback
+// address on a port other than 80 or 443 was told to add the port to
+// ports, after which it was still refused (as not public).
+func TestCheckAddrPort_HintNamesTheSettingThatHelps(t *testing.T) {
+	t.Parallel()
+	g := MustNew(Config{})
+	for _, c := range []struct{ addr, hint string }{
+		{"127.0.0.1:8080", "allow_networks"},
+		{"10.0.0.1:80", "allow_networks"},
+		{"93.184.216.34:8080", "to ports"},
+	} {
+		err := g.CheckAddrPort("tcp4", netip.MustParseAddrPort(c.addr))
+		if err == nil || !strings.Contains(err.Error(), c.hint) {
+			t.Errorf("%s: err = %v, want a hint about %s", c.addr, err, c.hint)
+		}
+	}
+}
