@@ -3,6 +3,7 @@ package builtin
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -69,6 +70,16 @@ var webSearch = register(true, func(name string, o *webSearchOptions) error {
 	g, err := netguard.New(o.network.config())
 	if err != nil {
 		return tool.Toolkit{}, err
+	}
+	if o.BaseURL != "" {
+		// Checked here, once, rather than failing every search.
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return tool.Toolkit{}, fmt.Errorf("base_url %q: write the service's http or https URL, e.g. https://searx.example.org", o.BaseURL)
+		}
+		if err := g.CheckURL(u); err != nil {
+			return tool.Toolkit{}, fmt.Errorf("base_url: %w", err)
+		}
 	}
 	timeout := time.Duration(o.Timeout)
 	if timeout <= 0 {

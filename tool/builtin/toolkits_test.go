@@ -99,6 +99,11 @@ func TestCheck_RefusesBadOptionsAtStart(t *testing.T) {
 		{"web_search", map[string]any{"backend": "searxng"}, "needs base_url"},
 		{"web_search", map[string]any{"timeout": "soon"}, "not a duration"},
 		{"web_fetch", map[string]any{"timeout": 1e300}, "not a duration"}, // overflowed to "unset"
+		// Settings every call would fail on are refused at start.
+		{"web_fetch", map[string]any{"user_agent": "bot\r\nX-Evil: 1"}, "user_agent"},
+		{"web_search", map[string]any{"backend": "searxng", "base_url": "searx.internal:8080"}, "base_url"},
+		{"web_search", map[string]any{"base_url": "ftp://mirror.example"}, "base_url"},
+		{"web_search", map[string]any{"backend": "searxng", "base_url": "http://127.0.0.1:8080"}, "allow_networks"},
 		// Settings the chosen backend has no use for are refused, not ignored.
 		{"web_search", map[string]any{"api_key": "k"}, "duckduckgo takes no api_key"},
 		{"web_search", map[string]any{"backend": "searxng", "base_url": "http://searx.example", "api_key": "k"}, "searxng takes no api_key"},

@@ -18,6 +18,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/tool/netguard"
@@ -87,6 +88,9 @@ func New(cfg Config) (tool.Toolkit, error) {
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
+	}
+	if !httpguts.ValidHeaderFieldValue(cfg.UserAgent) {
+		return tool.Toolkit{}, fmt.Errorf("webfetch: user_agent %q holds a line break or control character", cfg.UserAgent)
 	}
 	f := &fetcher{cfg: cfg, guard: g, client: g.Client(cfg.Timeout), robotsClient: g.Client(cfg.Timeout), robots: newRobotsCache()}
 	if cfg.RespectRobots {

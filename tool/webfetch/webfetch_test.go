@@ -228,3 +228,10 @@ func mustPort(s string) uint16 {
 	}
 	return p
 }
+
+func TestNew_RefusesAUserAgentThatCannotBeSent(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Config{UserAgent: "bot\r\nX-Evil: 1"}); err == nil {
+		t.Error("a user agent with a line break accepted: every fetch would fail")
+	}
+}
