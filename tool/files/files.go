@@ -343,9 +343,14 @@ func (k *Toolkit) list(_ context.Context, in listIn) (json.RawMessage, error) {
 
 // walk visits regular files under dir (not following symlinks), at most
 // maxWalk entries; fn returns false to stop.
-func (k *Toolkit) walk(dir string, fn func(p string) bool) error {
+func (k *Toolkit) walk(ctx context.Context, dir string, fn func(p string) bool) error {
 	seen := 0
 	err := fs.WalkDir(k.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		// A search reads up to maxWalk files: it stops when the call ends
+		// (the run is cancelled) instead of reading on for nobody.
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
 		if err != nil {
 			return nil // unreadable entries are skipped
 		}
@@ -360,7 +365,7 @@ func (k *Toolkit) walk(dir string, fn func(p string) bool) error {
 	return wrap(dir, err)
 }
 
-func (k *Toolkit) searchFiles(_ context.Context, in globIn) (json.RawMessage, error) {
+func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, error) {
 	pattern := strings.TrimSpace(filepath.ToSlash(in.Pattern))
 	if _, err := path.Match(pattern, ""); err != nil || pattern == "" {
 		return nil, fmt.Errorf("pattern %q is not a glob (use *, ? and [...])", in.Pattern)
@@ -372,7 +377,7 @@ func (k *Toolkit) searchFiles(_ context.Context, in globIn) (json.RawMessage, er
 	byPath := strings.Contains(pattern, "/")
 	segments := strings.Split(pattern, "/")
 	out := []string{}
-	err = k.walk(".", func(p string) bool {
+	err = k.walk(ctx, ".", func(p string) bool {
 		var ok bool
 		if byPath {
 			ok = matchSegments(segments, strings.Split(p, "/"))
@@ -420,7 +425,7 @@ type match struct {
 	Text string `json:"text"`
 }
 
-func (k *Toolkit) searchContent(_ context.Context, in grepIn) (json.RawMessage, error) {
+func (k *Toolkit) searchContent(ctx context.Context, in grepIn) (json.RawMessage, error) {
 	q := strings.ToLower(in.Query)
 	if strings.TrimSpace(q) == "" {
 		return nil, errors.New("query is empty: say what text to find")
@@ -446,7 +451,7 @@ func (k *Toolkit) searchContent(_ context.Context, in grepIn) (json.RawMessage, 
 	limit = min(limit, k.cfg.MaxEntries)
 	out := []match{}
 	size := 0
-	err = k.walk(dir, func(p string) bool {
+	err = k.walk(ctx, dir, func(p string) bool {
 		b, _, err := k.load(p)
 		if err != nil {
 			return true // binary or unreadable: not searched

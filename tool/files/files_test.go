@@ -345,3 +345,27 @@ func TestFiles_NULAnywhereMeansBinary(t *testing.T) {
 		}
 	}
 }
+
+// The searches read up to 20,000 files and have no timeout of their own:
+// when the call's context ends (the run is cancelled) they stop, instead of
+// reading on for nobody.
+func TestSearch_StopsWhenTheCallEnds(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(Config{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if out, err := k.searchContent(ctx, grepIn{Query: "needle"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("search_content after the call ended = %s, %v; want context.Canceled", out, err)
+	}
+	if out, err := k.searchFiles(ctx, globIn{Pattern: "*.txt"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("search_files after the call ended = %s, %v; want context.Canceled", out, err)
+	}
+}
