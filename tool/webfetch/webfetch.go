@@ -218,9 +218,14 @@ func toUTF8(body []byte, ct string) string {
 // readable extracts the page's main content (the whole body when readability
 // finds no article) as Markdown or text.
 func readable(body []byte, ct string, page *url.URL, text bool) (title, content string, err error) {
-	doc, err := html.Parse(strings.NewReader(toUTF8(body, ct)))
+	page8 := toUTF8(body, ct)
+	doc, err := html.Parse(strings.NewReader(page8))
 	if err != nil {
-		return "", "", fmt.Errorf("the page's HTML does not parse: %v", err)
+		// The parser gives up on pages nested deeper than it allows (512
+		// open elements: unclosed tags pile up on old pages); their text
+		// is still worth reading.
+		title, content = tokenText(page8)
+		return title, content, nil
 	}
 	p := readability.NewParser()
 	p.MaxElemsToParse = maxElements
@@ -236,4 +241,48 @@ func readable(body []byte, ct string, page *url.URL, text bool) (title, content 
 		return "", "", fmt.Errorf("converting the page to Markdown: %v; try format text", err)
 	}
 	return title, string(md), nil
+}
+
+// tokenText is the text of an HTML page read token by token, without a
+// tree (so without the parser's depth limit): script and style skipped, a
+// line break after block elements.
+func tokenText(page string) (title, text string) {
+	var b strings.Builder
+	z := html.NewTokenizer(strings.NewReader(page))
+	skip, inTitle := 0, false
+	for {
+		switch tt := z.Next(); tt {
+		case html.ErrorToken:
+			return title, strings.TrimSpace(b.String())
+		case html.StartTagToken, html.EndTagToken:
+			name, _ := z.TagName()
+			start := tt == html.StartTagToken
+			switch string(name) {
+			case "script", "style", "noscript", "template":
+				if start {
+					skip++
+				} else if skip > 0 {
+					skip--
+				}
+			case "title":
+				inTitle = start
+			case "p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre", "blockquote":
+				if !strings.HasSuffix(b.String(), "\n") {
+					b.WriteByte('\n')
+				}
+			}
+		case html.TextToken:
+			t := strings.Join(strings.Fields(string(z.Text())), " ")
+			switch {
+			case t == "" || skip > 0:
+			case inTitle:
+				title = t
+			default:
+				if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") {
+					b.WriteByte(' ')
+				}
+				b.WriteString(t)
+			}
+		}
+	}
 }

@@ -55,6 +55,11 @@ func site(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "before\x00after")
 	})
+	mux.HandleFunc("/deep.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><head><title>Old page</title><style>p{}</style></head><body>"+
+			strings.Repeat("<font>", 600)+"<p>Deep text survives.</p><script>var hidden = 1</script><p>Second paragraph.</p></body></html>")
+	})
 	mux.HandleFunc("/data.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)
@@ -233,5 +238,19 @@ func TestNew_RefusesAUserAgentThatCannotBeSent(t *testing.T) {
 	t.Parallel()
 	if _, err := New(Config{UserAgent: "bot\r\nX-Evil: 1"}); err == nil {
 		t.Error("a user agent with a line break accepted: every fetch would fail")
+	}
+}
+
+// A page nested deeper than the HTML parser allows (600 unclosed <font>
+// tags) failed with "does not parse"; its text comes back instead.
+func TestWebFetch_TooDeepPageGivesItsText(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	for _, format := range []string{"markdown", "text"} {
+		res := fetch(t, Config{Network: openLoopback}, `{"url":"`+srv.URL+`/deep.html","format":"`+format+`"}`)
+		if res.Err != nil || !strings.Contains(res.Content, "Title: Old page") ||
+			!strings.Contains(res.Content, "Deep text survives.\nSecond paragraph.") || strings.Contains(res.Content, "hidden") {
+			t.Errorf("%s: %v\n%s", format, res.Err, res.Content)
+		}
 	}
 }
