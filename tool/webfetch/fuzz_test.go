@@ -3,6 +3,7 @@ package webfetch
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,7 @@ func FuzzReadable(f *testing.F) {
 		{"x", "text/html; charset="},
 		{"x", "image/png"},
 		{"x", "text/html; ;;"},
+		{"<title>t</title>" + strings.Repeat("<b>", 600) + "<script>x</script>text", "text/html"}, // too deep to parse
 	} {
 		f.Add([]byte(s.body), s.ct, false)
 	}
