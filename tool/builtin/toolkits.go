@@ -156,6 +156,8 @@ type fileOptions struct {
 	MaxOutput     int    `json:"max_output"`
 	MaxWriteBytes int    `json:"max_write_bytes"`
 	MaxEntries    int    `json:"max_entries"`
+	// ExcludePatterns: absent means files.DefaultExcludePatterns, [] none.
+	ExcludePatterns []string `json:"exclude_patterns"`
 }
 
 var fileTools = register(false, func(name string, o *fileOptions) error {
@@ -165,7 +167,7 @@ var fileTools = register(false, func(name string, o *fileOptions) error {
 	return nil
 }, func(o fileOptions) (tool.Toolkit, error) {
 	k, err := files.New(files.Config{Root: o.BaseDir, MaxReadBytes: o.MaxReadBytes, MaxOutput: o.MaxOutput,
-		MaxWriteBytes: o.MaxWriteBytes, MaxEntries: o.MaxEntries})
+		MaxWriteBytes: o.MaxWriteBytes, MaxEntries: o.MaxEntries, ExcludePatterns: o.ExcludePatterns})
 	if err != nil {
 		return tool.Toolkit{}, err
 	}

@@ -75,6 +75,12 @@ func TestNew_OptionsAreApplied(t *testing.T) {
 	if _, err := New("shell", map[string]any{"allowed_commands": []any{"bash"}}); err == nil {
 		t.Error("shell allowed bash")
 	}
+	if _, err := New("files", map[string]any{"base_dir": t.TempDir(), "exclude_patterns": []any{"src/vendor"}}); err == nil || !strings.Contains(err.Error(), "exclude_patterns") {
+		t.Errorf("files took an exclude pattern with a /: %v", err)
+	}
+	if _, err := New("files", map[string]any{"base_dir": t.TempDir(), "exclude_patterns": []any{}}); err != nil {
+		t.Errorf("files refused exclude_patterns []: %v", err)
+	}
 	if _, err := New("sql", map[string]any{"dsn": filepath.Join(t.TempDir(), "none.db")}); err == nil {
 		t.Error("sql opened a missing SQLite file")
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/tool"
@@ -42,6 +43,32 @@ type Config struct {
 	MaxWriteBytes int
 	// MaxEntries caps the entries list_files and the searches return.
 	MaxEntries int
+	// ExcludePatterns are globs (path.Match, no "/") that hide a file or
+	// directory from list_files, search_files and search_content when any
+	// component of its path matches, as Agno's exclude_patterns: nil means
+	// DefaultExcludePatterns, an empty list hides nothing. read_file and
+	// save_file still reach such paths when named.
+	ExcludePatterns []string
+}
+
+// DefaultExcludePatterns are Agno FileTools' defaults: version control,
+// environments and secrets (.env files), caches and build output. Without
+// them a search spends its entries in node_modules or .git and returns
+// .env secrets to the model.
+var DefaultExcludePatterns = []string{
+	".context", ".conductor", ".claude", ".codex", ".cursor",
+	".venv", ".venvs", "venv", ".env*", "*.env",
+	".git", ".hg", ".svn",
+	"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tox", ".nox", ".ipynb_checkpoints", "dist", "build", "*.egg-info",
+	"node_modules", ".next", ".turbo", ".nuxt", ".svelte-kit", ".docusaurus", ".parcel-cache", ".nyc_output", "*.tsbuildinfo", ".serverless",
+	".gradle", ".kotlin", "*.class",
+	".dart_tool", ".flutter-plugins", ".flutter-plugins-dependencies",
+	".build", "xcuserdata", "*.xcuserstate",
+	".bundle", "*.gem", ".yardoc",
+	"_build", ".elixir_ls",
+	".vs",
+	".terraform", "*.tfstate", "*.tfstate.*", ".terragrunt-cache",
+	".DS_Store",
 }
 
 // Toolkit is the files toolkit bound to an open root directory.
@@ -70,6 +97,15 @@ func New(cfg Config) (*Toolkit, error) {
 	}
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = DefaultMaxEntries
+	}
+	if cfg.ExcludePatterns == nil {
+		cfg.ExcludePatterns = DefaultExcludePatterns
+	}
+	for _, pat := range cfg.ExcludePatterns {
+		if _, err := path.Match(pat, ""); err != nil || pat == "" || strings.Contains(pat, "/") {
+			root.Close()
+			return nil, fmt.Errorf("files: exclude_patterns entry %q: write a glob for one path component, such as node_modules or *.log", pat)
+		}
 	}
 	return &Toolkit{cfg: cfg, root: root}, nil
 }
@@ -237,6 +273,19 @@ func (k *Toolkit) openRegular(p string) (*os.File, error) {
 	return f, nil
 }
 
+// excluded reports whether a component of p (relative to the root) matches
+// an exclude pattern.
+func (k *Toolkit) excluded(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		for _, pat := range k.cfg.ExcludePatterns {
+			if ok, _ := path.Match(pat, part); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func notRegular(p string) error { return fmt.Errorf("%q is not a regular file", p) }
 
 // load reads at most MaxReadBytes of a regular text file.
@@ -326,6 +375,7 @@ func (k *Toolkit) list(_ context.Context, in listIn) (json.RawMessage, error) {
 	if err != nil {
 		return nil, wrap(p, err)
 	}
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return k.excluded(path.Join(p, e.Name())) })
 	out := []string{}
 	for _, e := range entries {
 		if len(out) == k.cfg.MaxEntries {
@@ -353,6 +403,12 @@ func (k *Toolkit) walk(ctx context.Context, dir string, fn func(p string) bool) 
 		}
 		if err != nil {
 			return nil // unreadable entries are skipped
+		}
+		if p != dir && k.excluded(p) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if seen++; seen > maxWalk {
 			return fs.SkipAll

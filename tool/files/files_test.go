@@ -369,3 +369,61 @@ func TestSearch_StopsWhenTheCallEnds(t *testing.T) {
 		t.Errorf("search_files after the call ended = %s, %v; want context.Canceled", out, err)
 	}
 }
+
+// Agno's FileTools hide version control, environments, .env files, caches
+// and build output from list_files and the searches by default. Without
+// that, search_content returned .env secrets, and a search spent its 20,000
+// entries in node_modules before reaching the project's files.
+func TestFiles_DefaultExcludesHideNoiseAndSecrets(t *testing.T) {
+	t.Parallel()
+	layout := map[string]string{
+		".env":                           "API_KEY=sk-secret\n",
+		"config/prod.env":                "API_KEY=sk-secret\n",
+		".git/config":                    "[core]\n",
+		"node_modules/pkg/readme.md":     "# pkg\n",
+		"src/app/notes.md":               "API_KEY is read from the environment\n",
+		"build/out.md":                   "# generated\n",
+		"src/__pycache__/mod.cpython.md": "x\n",
+	}
+	for _, excludes := range [][]string{nil, {}} {
+		set, root, _ := setup(t, Config{ExcludePatterns: excludes})
+		for p, body := range layout {
+			if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, p), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list := run(set, "list_files", `{}`).Content
+		found := run(set, "search_files", `{"pattern":"**/*.md"}`).Content
+		grep := run(set, "search_content", `{"query":"api_key"}`).Content
+		if excludes == nil {
+			for _, hidden := range []string{".env", ".git", "node_modules", "build/"} {
+				if strings.Contains(list, hidden) {
+					t.Errorf("list_files shows %s: %s", hidden, list)
+				}
+			}
+			if found != `["docs/guide.md","readme.md","src/app/notes.md"]` {
+				t.Errorf("search_files = %s", found)
+			}
+			if strings.Contains(grep, "sk-secret") || !strings.Contains(grep, "src/app/notes.md") {
+				t.Errorf("search_content = %s", grep)
+			}
+			// Named, a hidden file is still read (as in Agno).
+			if res := run(set, "read_file", `{"file_name":".env"}`); res.Err != nil {
+				t.Errorf("read_file .env: %v", res.Err)
+			}
+			continue
+		}
+		// exclude_patterns: [] hides nothing.
+		if !strings.Contains(list, ".env") || !strings.Contains(found, "node_modules/pkg/readme.md") || !strings.Contains(grep, "sk-secret") {
+			t.Errorf("with no excludes: list %s\nfound %s\ngrep %s", list, found, grep)
+		}
+	}
+	for _, bad := range []string{"src/*.go", "[z-a", ""} {
+		if _, err := New(Config{Root: t.TempDir(), ExcludePatterns: []string{bad}}); err == nil {
+			t.Errorf("exclude pattern %q accepted", bad)
+		}
+	}
+}
