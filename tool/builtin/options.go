@@ -105,6 +105,18 @@ func decode(tool string, opts map[string]any, dst any) error {
 		}
 		return fmt.Errorf("tool %s: options: %w", tool, err)
 	}
+	// Sizes and counts below zero would read as unset (the default), so
+	// max_output: -1 ("no limit"?) would quietly mean 50,000.
+	v := reflect.ValueOf(dst).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if f.Anonymous || !f.IsExported() || f.Type == reflect.TypeFor[Duration]() {
+			continue
+		}
+		if k := f.Type.Kind(); (k == reflect.Int || k == reflect.Int64) && v.FieldByIndex(f.Index).Int() < 0 {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			return fmt.Errorf("tool %s: option %s: %d is negative; leave it out (or 0) for the default", tool, name, v.FieldByIndex(f.Index).Int())
+		}
+	}
 	return nil
 }
 

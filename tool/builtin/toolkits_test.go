@@ -105,6 +105,9 @@ func TestCheck_RefusesBadOptionsAtStart(t *testing.T) {
 		{"web_search", map[string]any{"backend": "searxng"}, "needs base_url"},
 		{"web_search", map[string]any{"timeout": "soon"}, "not a duration"},
 		{"web_fetch", map[string]any{"timeout": 1e300}, "not a duration"}, // overflowed to "unset"
+		{"web_fetch", map[string]any{"max_output": -1}, "option max_output: -1 is negative"},
+		{"files", map[string]any{"base_dir": ".", "max_read_bytes": -5}, "option max_read_bytes: -5 is negative"},
+		{"http_request", map[string]any{"allowed_hosts": []any{"x.com"}, "max_response_bytes": -1}, "is negative"},
 		// Settings every call would fail on are refused at start.
 		{"web_fetch", map[string]any{"user_agent": "bot\r\nX-Evil: 1"}, "user_agent"},
 		{"web_search", map[string]any{"backend": "searxng", "base_url": "searx.internal:8080"}, "base_url"},
