@@ -27,8 +27,13 @@ type chaosWorld struct {
 
 	mu       sync.Mutex
 	phases   map[string][]int // job → phases seen: 0 first model call, 1 tool call, 2 second model call
-	inFlight map[string]int   // replica → calls in flight
+	inFlight map[string]int   // replica process → calls in flight
 	peak     map[string]int
+	// life counts a replica's processes: calls are counted per process
+	// ("solo#3"), since a killed process's calls can still be running in
+	// this server (the tool's handler does not stop with its client) when
+	// the next process of the replica starts its own.
+	life map[string]int
 }
 
 func newChaosWorld(t *testing.T, effectsPath string) *chaosWorld {
@@ -42,7 +47,7 @@ func newChaosWorld(t *testing.T, effectsPath string) *chaosWorld {
 	if _, err := eff.Exec(`CREATE TABLE side_effects (seq INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, idempotency_key TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	w := &chaosWorld{effects: eff, phases: map[string][]int{}, inFlight: map[string]int{}, peak: map[string]int{}}
+	w := &chaosWorld{effects: eff, phases: map[string][]int{}, inFlight: map[string]int{}, peak: map[string]int{}, life: map[string]int{}}
 	ms := mcp.NewServer(&mcp.Implementation{Name: "effects", Version: "1"}, nil)
 	type recordIn struct {
 		Job string `json:"job"`
@@ -68,18 +73,28 @@ func newChaosWorld(t *testing.T, effectsPath string) *chaosWorld {
 	return w
 }
 
-// enter counts a call of job in phase on replica; the returned func ends it.
+// enter counts a call of job in phase on replica's current process; the
+// returned func ends it.
 func (w *chaosWorld) enter(replica, job string, phase int) func() {
 	w.mu.Lock()
+	proc := fmt.Sprintf("%s#%d", replica, w.life[replica])
 	w.phases[job] = append(w.phases[job], phase)
-	w.inFlight[replica]++
-	w.peak[replica] = max(w.peak[replica], w.inFlight[replica])
+	w.inFlight[proc]++
+	w.peak[proc] = max(w.peak[proc], w.inFlight[proc])
 	w.mu.Unlock()
 	return func() {
 		w.mu.Lock()
-		w.inFlight[replica]--
+		w.inFlight[proc]--
 		w.mu.Unlock()
 	}
+}
+
+// restarted says replica's process was killed (it has exited) and the next
+// one is about to start: calls entering from now on are the next one's.
+func (w *chaosWorld) restarted(replica string) {
+	w.mu.Lock()
+	w.life[replica]++
+	w.mu.Unlock()
 }
 
 // chat answers a job's first model call with a call of record and its
