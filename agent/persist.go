@@ -212,6 +212,11 @@ func (m *jsonMemo) same(stored, mine []byte) bool {
 // Its other members are kept as stored, numbers as written. Data that is
 // not an object is replaced when there is a state to store, else left.
 func (st *state) sessionData(data json.RawMessage, state map[string]any, add *run.SessionMetrics) (json.RawMessage, error) {
+	if state == nil && !add.Counts() && bytes.Contains(data, []byte(`"`+run.SessionMetricsKey+`"`)) {
+		// Nothing to add but, at most, the listing of a model that
+		// answered with no token count: not worth a session write.
+		return data, nil
+	}
 	var members map[string]json.RawMessage
 	if len(data) > 0 && json.Unmarshal(data, &members) != nil {
 		if state == nil {
@@ -219,10 +224,7 @@ func (st *state) sessionData(data json.RawMessage, state map[string]any, add *ru
 		}
 		members = nil
 	}
-	stored, counted := members[run.SessionMetricsKey]
-	if state == nil && counted && add.IsZero() {
-		return data, nil
-	}
+	stored := members[run.SessionMetricsKey]
 	if members == nil {
 		members = make(map[string]json.RawMessage, 2)
 	}

@@ -46,9 +46,21 @@ func (m *SessionMetrics) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// IsZero reports whether m counts nothing it models.
-func (m *SessionMetrics) IsZero() bool {
-	return m.Usage == (model.Usage{}) && len(m.Details) == 0
+// Counts reports whether m counts a token or a cost: adding it to a
+// session's metrics changes more than the models they list (a model that
+// answered with no token count).
+func (m *SessionMetrics) Counts() bool {
+	if m.Usage != (model.Usage{}) {
+		return true
+	}
+	for _, list := range m.Details {
+		for i := range list {
+			if list[i].Usage != (model.Usage{}) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // AddRun adds a run's metrics (nil adds nothing): its tokens and cost, and
