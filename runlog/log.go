@@ -129,10 +129,15 @@ func (l *Log) maxData() int {
 var ErrEventTooLarge = errors.New("runlog: event larger than the database stores in one statement")
 
 func (l *Log) migrate(ctx context.Context, schema string) error {
-	idType, textType, dataType := "TEXT", "TEXT", "TEXT"
+	idType, textType, dataType, suffix := "TEXT", "TEXT", "TEXT", ""
 	switch l.dialect {
 	case "mysql":
 		idType, textType, dataType = "VARCHAR(255)", "VARCHAR(255)", "LONGTEXT"
+		// Not the database's default character set, which may be one
+		// (latin1) that refuses an event's emoji or CJK text under the
+		// strict mode the store's connections use: utf8mb4, as the
+		// store's own tables.
+		suffix = " DEFAULT CHARSET=utf8mb4"
 	case "postgres":
 		if schema != "" {
 			if _, err := l.w.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`); err != nil {
@@ -149,7 +154,7 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 	final SMALLINT NOT NULL DEFAULT 0,
 	created_at BIGINT NOT NULL,
 	PRIMARY KEY (run_id, seq)
-)`}
+)` + suffix}
 	if l.dialect != "mysql" {
 		stmts = append(stmts, `CREATE INDEX IF NOT EXISTS `+createdAtIndex+` ON `+l.table+` (created_at)`)
 	}

@@ -1,0 +1,55 @@
+package runlog_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"testing"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/db/mysql"
+	"github.com/agentryhq/agentry/runlog"
+)
+
+// TestAppend_MySQLDatabaseOfAnotherCharset: on a MySQL/MariaDB database
+// whose default character set is not utf8mb4 (latin1, MariaDB's own
+// default before 11.6), an event with text outside it (emoji, CJK) is
+// stored and read back unchanged, as the store's tables keep it.
+func TestAppend_MySQLDatabaseOfAnotherCharset(t *testing.T) {
+	t.Parallel()
+	mc, err := gomysql.ParseDSN(testdbs.MySQLDatabaseDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "ALTER DATABASE `"+mc.DBName+"` CHARACTER SET latin1 COLLATE latin1_swedish_ci"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := mysql.Open(ctx, mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	l, err := runlog.Open(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"event":"RunContent","content":"héllo 😀 中文"}`)
+	if err := l.Append(ctx, "run-1", 1, []runlog.Pending{{Event: "RunContent", Data: data}}, nil); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	recs, err := l.Read(ctx, "run-1", -1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || !bytes.Equal(recs[0].Data, data) {
+		t.Fatalf("read %+v, want %s", recs, data)
+	}
+}
