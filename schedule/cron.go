@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -57,6 +58,10 @@ func Parse(expr, tz string) (*Spec, error) {
 	case strings.HasPrefix(e, "@every"):
 		return nil, fmt.Errorf("%w: %q: @every is not a calendar schedule; use a cron expression", ErrInvalidCron, expr)
 	}
+	if f := strings.Fields(e); len(f) == 5 {
+		f[4] = sundaySeven(f[4])
+		e = strings.Join(f, " ")
+	}
 	s, err := parser.Parse(e)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidCron, expr, err)
@@ -67,6 +72,63 @@ func Parse(expr, tz string) (*Spec, error) {
 	}
 	const day = 1<<24 - 1
 	return &Spec{sched: ss, loc: loc, everyHour: ss.Hour&day == day}, nil
+}
+
+// sundaySeven rewrites a day-of-week field so that 7, which cron and
+// croniter (Agno's parser) also take for Sunday, reads as 0: robfig/cron
+// takes 0-6 only, and a schedule Agno accepts ("0 9 * * 7", "5-7") must
+// not be refused here, nor disabled when Agno wrote it. An item it cannot
+// read is left as it is, for robfig/cron to refuse.
+func sundaySeven(field string) string {
+	items := strings.Split(field, ",")
+	for i, it := range items {
+		rng, step, stepped := strings.Cut(it, "/")
+		lo, hi, ranged := strings.Cut(rng, "-")
+		if !ranged {
+			hi = lo
+		}
+		if n, ok := number(hi); !ok || n != 7 {
+			continue
+		}
+		by := 1
+		if stepped {
+			n, ok := number(step)
+			if !ok || n < 1 {
+				continue
+			}
+			by = n
+		}
+		from, ok := number(lo)
+		if !ok {
+			from, ok = weekdays[strings.ToLower(lo)]
+		}
+		switch {
+		case !ok || from > 7:
+		case from == 7: // "7", "7-7", "7/n" (7 to the maximum, 7)
+			items[i] = "0"
+		default:
+			items[i] = strconv.Itoa(from) + "-6"
+			if stepped {
+				items[i] += "/" + step
+			}
+			if (7-from)%by == 0 {
+				items[i] += ",0"
+			}
+		}
+	}
+	return strings.Join(items, ",")
+}
+
+// weekdays are the day-of-week names robfig/cron reads.
+var weekdays = map[string]int{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+
+// number reads a field's unsigned decimal number.
+func number(s string) (int, bool) {
+	if s == "" || len(s) > 4 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }
 
 // LoadZone loads an IANA time zone; "" is UTC. Local (the server's zone)
