@@ -3,9 +3,12 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -131,21 +134,80 @@ func number(s string) (int, bool) {
 	return n, err == nil
 }
 
-// LoadZone loads an IANA time zone; "" is UTC. Local (the server's zone)
-// is refused: a schedule must mean the same on every replica.
+// LoadZone loads an IANA time zone; "" is UTC. A name is read in any
+// case ("utc", "america/new_york"), as pytz, Agno's zone lookup, reads it.
+// The server's own zone (Local, localtime) is refused: a schedule must mean
+// the same on every replica.
 func LoadZone(tz string) (*time.Location, error) {
 	switch {
-	case tz == "" || tz == "UTC":
+	case tz == "" || strings.EqualFold(tz, "UTC"):
 		return time.UTC, nil
-	case len(tz) > MaxTimezone || !utf8.ValidString(tz) || tz == "Local" || strings.ContainsAny(tz, "\x00\\") ||
-		strings.HasPrefix(tz, "/") || strings.Contains(tz, ".."):
+	case len(tz) > MaxTimezone || !utf8.ValidString(tz) || strings.EqualFold(tz, "Local") || strings.ContainsAny(tz, "\x00\\") ||
+		strings.HasPrefix(tz, "/") || strings.Contains(tz, "..") || slices.ContainsFunc(strings.Split(tz, "/"), isLocaltime):
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTimezone, tz)
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
+		if name, ok := foldZone(tz); ok {
+			loc, err = time.LoadLocation(name)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTimezone, tz)
 	}
 	return loc, nil
+}
+
+// isLocaltime reports whether a zone name's part is localtime: the
+// server's zone (a link to /etc/localtime in the zoneinfo directory).
+func isLocaltime(part string) bool { return strings.EqualFold(part, "localtime") }
+
+// zoneDirs are where the time package looks for zone files on Unix
+// (after $ZONEINFO).
+var zoneDirs = []string{"/usr/share/zoneinfo/", "/usr/share/lib/zoneinfo/", "/usr/lib/locale/TZ/", "/etc/zoneinfo/"}
+
+// folded caches foldZone's answers: lower-case name → the zone's name.
+var folded sync.Map
+
+// foldZone returns the name of the zone file whose name is tz but for
+// case, found in the zone directories (the time package's embedded or
+// zipped copy is not searched).
+func foldZone(tz string) (string, bool) {
+	key := strings.ToLower(tz)
+	if name, ok := folded.Load(key); ok {
+		return name.(string), true
+	}
+	dirs := zoneDirs
+	if z := os.Getenv("ZONEINFO"); z != "" {
+		dirs = append([]string{z}, dirs...)
+	}
+	for _, dir := range dirs {
+		if name, ok := foldPath(dir, strings.Split(tz, "/")); ok {
+			folded.Store(key, name)
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// foldPath finds the path under dir whose parts are parts but for case.
+func foldPath(dir string, parts []string) (string, bool) {
+	var found []string
+	for _, p := range parts {
+		if p == "" {
+			return "", false
+		}
+		ents, err := os.ReadDir(filepath.Join(append([]string{dir}, found...)...))
+		if err != nil {
+			return "", false
+		}
+		i := slices.IndexFunc(ents, func(e os.DirEntry) bool { return strings.EqualFold(e.Name(), p) })
+		if i < 0 {
+			return "", false
+		}
+		found = append(found, ents[i].Name())
+	}
+	return strings.Join(found, "/"), true
 }
 
 // Next returns the first due time strictly after t (the zero time when
