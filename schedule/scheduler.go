@@ -739,7 +739,8 @@ func (s *Scheduler) fireRetry(ctx context.Context, r *db.ScheduleRun, scheds map
 // timeOut cancels r's run and fails r when the run has been going longer
 // than its schedule's timeout_seconds (from its firing: for a retry, its
 // retry delay after it was recorded). A timed-out attempt is retried as a
-// failed one.
+// failed one. A run the cancel found over (it ended on its own since the
+// poll read it) is left to the next poll, which records how it ended.
 func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run, scheds map[string]*db.Schedule) error {
 	limit, expired, err := s.expired(ctx, r, scheds)
 	if err != nil || !expired {
@@ -750,13 +751,29 @@ func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run,
 		return err
 	}
 	now := s.Now().Unix()
-	if err := s.retryLater(ctx, r, scheds); err != nil {
-		return err
-	}
 	if c, ok := s.fire.(Canceller); ok {
 		if err := c.CancelFired(ctx, sc, r.RunID); err != nil {
 			return fmt.Errorf("schedule run %s: cancel run %s after its timeout: %w", r.ID, r.RunID, err)
 		}
+		// The run may have ended on its own since it was read, and the
+		// cancel found it over: the next poll records how it ended
+		// (completed: a success, not a failure retried as a second run).
+		// A crash from here on leaves the run cancelled past its
+		// timeout, which the next poll fails and retries as below.
+		after, err := s.d.GetRun(ctx, r.RunID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			return nil
+		case err != nil:
+			return fmt.Errorf("schedule run %s: read run %s after its cancel: %w", r.ID, r.RunID, err)
+		}
+		if _, done := statusOf(after.Status); done && after.Status != run.StatusCancelled {
+			return nil
+		}
+		out = after
+	}
+	if err := s.retryLater(ctx, r, scheds); err != nil {
+		return err
 	}
 	fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: now, Output: runOutput(out),
 		Error: timeoutError(r.RunID, limit)}
