@@ -42,6 +42,8 @@ type Spec struct {
 	// so the hour a clock repeats when daylight saving time ends is due
 	// again: that hour really passes twice.
 	everyHour bool
+	// lastDay: the day-of-month field has L, the month's last day.
+	lastDay bool
 }
 
 // Parse parses a 5-field cron expression evaluated in the IANA time zone tz
@@ -61,7 +63,9 @@ func Parse(expr, tz string) (*Spec, error) {
 	case strings.HasPrefix(e, "@every"):
 		return nil, fmt.Errorf("%w: %q: @every is not a calendar schedule; use a cron expression", ErrInvalidCron, expr)
 	}
+	lastDay, onlyLast := false, false
 	if f := strings.Fields(e); len(f) == 5 {
+		f[2], lastDay, onlyLast = lastOfMonth(f[2])
 		f[4] = sundaySeven(f[4])
 		e = strings.Join(f, " ")
 	}
@@ -73,8 +77,34 @@ func Parse(expr, tz string) (*Spec, error) {
 	if !ok { // only @every builds another kind, and it is refused above
 		return nil, fmt.Errorf("%w: %q", ErrInvalidCron, expr)
 	}
+	if onlyLast {
+		ss.Dom = 0 // the placeholder lastOfMonth gave robfig/cron
+	}
 	const day = 1<<24 - 1
-	return &Spec{sched: ss, loc: loc, everyHour: ss.Hour&day == day}, nil
+	return &Spec{sched: ss, loc: loc, everyHour: ss.Hour&day == day, lastDay: lastDay}, nil
+}
+
+// lastOfMonth takes L (the month's last day, as croniter, Agno's parser,
+// reads it) out of a day-of-month field for robfig/cron, which has no L:
+// last reports it was there, only that nothing else was (the field
+// returned is then a placeholder whose days Parse clears).
+func lastOfMonth(field string) (rest string, last, only bool) {
+	items := strings.Split(field, ",")
+	kept := items[:0]
+	for _, it := range items {
+		if strings.EqualFold(it, "L") {
+			last = true
+			continue
+		}
+		kept = append(kept, it)
+	}
+	switch {
+	case !last:
+		return field, false, false
+	case len(kept) == 0:
+		return "1", true, true
+	}
+	return strings.Join(kept, ","), true, false
 }
 
 // sundaySeven rewrites a day-of-week field so that 7, which cron and
@@ -239,7 +269,7 @@ func (s *Spec) Next(t time.Time) time.Time {
 			day = time.Date(day.Year(), day.Month()+1, 0, 12, 0, 0, 0, time.UTC) // the month's last day
 			continue
 		}
-		if !dayMatches(s.sched, day) {
+		if !s.dayMatches(day) {
 			continue
 		}
 		h0, m0 := 0, 0
@@ -304,10 +334,12 @@ func civilDay(w time.Time) time.Time {
 }
 
 // dayMatches is robfig/cron's rule: when day-of-month or day-of-week is
-// *, both must match, else either.
-func dayMatches(s *cron.SpecSchedule, day time.Time) bool {
+// *, both must match, else either. L in day-of-month matches the month's
+// last day.
+func (sp *Spec) dayMatches(day time.Time) bool {
 	const star = 1 << 63
-	dom := 1<<uint(day.Day())&s.Dom > 0
+	s := sp.sched
+	dom := 1<<uint(day.Day())&s.Dom > 0 || (sp.lastDay && day.AddDate(0, 0, 1).Day() == 1)
 	dow := 1<<uint(day.Weekday())&s.Dow > 0
 	if s.Dom&star > 0 || s.Dow&star > 0 {
 		return dom && dow

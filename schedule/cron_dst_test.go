@@ -124,7 +124,7 @@ func TestNext_AgreesWithTheWallClock(t *testing.T) {
 // matches reports whether wall-clock time l matches the expression.
 func (s *Spec) matches(l time.Time) bool {
 	return 1<<uint(l.Minute())&s.sched.Minute > 0 && 1<<uint(l.Hour())&s.sched.Hour > 0 &&
-		1<<uint(l.Month())&s.sched.Month > 0 && dayMatches(s.sched, l) && l.Second() == 0
+		1<<uint(l.Month())&s.sched.Month > 0 && s.dayMatches(l) && l.Second() == 0
 }
 
 func equalTimes(a, b []time.Time) bool {

@@ -3,9 +3,11 @@
 //
 // A schedule is a 5-field cron expression (minute hour day-of-month month
 // day-of-week, parsed by github.com/robfig/cron/v3, with its @hourly-style
-// descriptors) evaluated in an IANA time zone, and the run it starts: POST
-// /agents|teams|workflows/{id}/runs with a payload (message and run
-// options). A Scheduler polls the database every PollInterval for enabled
+// descriptors; day-of-week 7 is Sunday and L in day-of-month the month's
+// last day, as croniter, Agno's parser, reads them) evaluated in an IANA
+// time zone (its name in any case, as pytz reads it), and the run it
+// starts: POST /agents|teams|workflows/{id}/runs with a payload (message
+// and run options). A Scheduler polls the database every PollInterval for enabled
 // schedules whose next_run_at has passed and, for each due time the
 // catch-up policy keeps, asks its Firer to enqueue the run with the
 // idempotency key Key(schedule id, due time). The enqueue is idempotent on
