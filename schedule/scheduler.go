@@ -806,14 +806,19 @@ func timeoutError(runID string, limit int64) string {
 	return fmt.Sprintf("run %s did not finish within timeout_seconds (%d s): cancelled", runID, limit)
 }
 
-// runOutput is the schedule run's output: the run's id, status and
-// content.
+// runOutput is the schedule run's output: the run's content and
+// content_type (Agno's executor writes these two), its id and status.
 func runOutput(r *db.Run) json.RawMessage {
 	var data struct {
-		Content any `json:"content"`
+		Content     any    `json:"content"`
+		ContentType string `json:"content_type"`
 	}
 	_ = json.Unmarshal(r.RunData, &data)
-	b, err := json.Marshal(map[string]any{"run_id": r.RunID, "status": r.Status, "content": data.Content})
+	out := map[string]any{"run_id": r.RunID, "status": r.Status, "content": data.Content}
+	if data.ContentType != "" {
+		out["content_type"] = data.ContentType
+	}
+	b, err := json.Marshal(out)
 	if err != nil {
 		return nil
 	}
