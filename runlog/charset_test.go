@@ -53,3 +53,52 @@ func TestAppend_MySQLDatabaseOfAnotherCharset(t *testing.T) {
 		t.Fatalf("read %+v, want %s", recs, data)
 	}
 }
+
+// TestOpen_ConvertsAnEventTableOfAnotherCharset: an event table an earlier
+// version created in a latin1 database's character set is converted to
+// utf8mb4 when the log opens, keeping its events, so that appends of text
+// outside latin1 no longer fail.
+func TestOpen_ConvertsAnEventTableOfAnotherCharset(t *testing.T) {
+	t.Parallel()
+	mc, err := gomysql.ParseDSN(testdbs.MySQLDatabaseDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx := context.Background()
+	for _, q := range []string{`CREATE TABLE agentry_run_events (
+	run_id VARCHAR(255) NOT NULL, seq BIGINT NOT NULL, attempt BIGINT NOT NULL, event VARCHAR(255) NOT NULL,
+	data LONGTEXT NOT NULL, final SMALLINT NOT NULL DEFAULT 0, created_at BIGINT NOT NULL, PRIMARY KEY (run_id, seq)
+) DEFAULT CHARSET=latin1`, `CREATE INDEX idx_agentry_run_events_created_at ON agentry_run_events (created_at)`} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := admin.ExecContext(ctx, `INSERT INTO agentry_run_events VALUES ('run-1', 0, 1, 'RunStarted', ?, 0, 1)`, `{"content":"café"}`); err != nil {
+		t.Fatal(err)
+	}
+	d, err := mysql.Open(ctx, mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	l, err := runlog.Open(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"event":"RunContent","content":"héllo 😀 中文"}`)
+	if err := l.Append(ctx, "run-1", 1, []runlog.Pending{{Event: "RunContent", Data: data}}, nil); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	recs, err := l.Read(ctx, "run-1", -1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || string(recs[0].Data) != `{"content":"café"}` || !bytes.Equal(recs[1].Data, data) {
+		t.Fatalf("read %+v", recs)
+	}
+}

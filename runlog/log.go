@@ -169,6 +169,23 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 		if err != nil && !strings.Contains(err.Error(), "Duplicate key name") {
 			return err
 		}
+		return l.utf8mb4(ctx)
+	}
+	return nil
+}
+
+// utf8mb4 converts a MySQL event table an earlier version created in the
+// database's default character set (latin1 on many servers, where an
+// event's emoji or CJK text failed its append) to utf8mb4, once.
+func (l *Log) utf8mb4(ctx context.Context) error {
+	var cs sql.NullString
+	err := l.w.QueryRowContext(ctx, `SELECT character_set_name FROM information_schema.columns
+WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'data'`, Table).Scan(&cs)
+	if err != nil || cs.String == "utf8mb4" {
+		return err
+	}
+	if _, err := l.w.ExecContext(ctx, `ALTER TABLE `+l.table+` CONVERT TO CHARACTER SET utf8mb4`); err != nil {
+		return fmt.Errorf("convert %s from %s to utf8mb4: %w", Table, cs.String, err)
 	}
 	return nil
 }
