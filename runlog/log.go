@@ -370,9 +370,9 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 	first := next
 	now := time.Now().Unix()
 	const per = 7
-	const chunk = 100
-	for start := 0; start < len(evs); start += chunk {
-		part := evs[start:min(start+chunk, len(evs))]
+	for start := 0; start < len(evs); {
+		part := evs[start:l.chunkEnd(runID, evs, start)]
+		start += len(part)
 		var b strings.Builder
 		b.WriteString(`INSERT INTO ` + l.table + ` (run_id, seq, attempt, event, data, final, created_at) VALUES `)
 		args := make([]any, 0, len(part)*per)
@@ -393,6 +393,28 @@ func (l *Log) append(ctx context.Context, runID string, attempt int, evs []Pendi
 		}
 	}
 	return first, tx.Commit()
+}
+
+// chunkEnd is where the INSERT of evs from start ends: after at most 100
+// events and, where the database bounds a packet (MySQL), before their
+// JSON passes the bound. The driver sends a value in the statement's own
+// packet up to a share of the packet size it assumes (64 MiB by default),
+// not the server's: events each within the server's bound could make one
+// packet beyond it together, refused every time it was written again.
+func (l *Log) chunkEnd(runID string, evs []Pending, start int) int {
+	// perRow: a row's other values and their encoding besides its data,
+	// event and run id.
+	const chunk, perRow = 100, 64
+	limit, size := l.maxData(), 0
+	end := start
+	for end < len(evs) && end-start < chunk {
+		size += len(evs[end].Data) + len(evs[end].Event) + len(runID) + perRow
+		if limit > 0 && end > start && size > limit {
+			break
+		}
+		end++
+	}
+	return end
 }
 
 // ErrBadLimit: a read of fewer than one event.
