@@ -102,3 +102,52 @@ func TestOpen_ConvertsAnEventTableOfAnotherCharset(t *testing.T) {
 		t.Fatalf("read %+v", recs)
 	}
 }
+
+// TestOpen_KeepsALatin1TableItMayNotAlter: a database user without the
+// ALTER privilege still opens a log whose table an earlier version created
+// latin1 (it stores the events latin1 holds, as before), instead of every
+// background run failing on the conversion.
+func TestOpen_KeepsALatin1TableItMayNotAlter(t *testing.T) {
+	t.Parallel()
+	mc, err := gomysql.ParseDSN(testdbs.MySQLDatabaseDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx := context.Background()
+	store, err := mysql.Open(ctx, mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 2}) // the store's tables, as root
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	user := "rl_" + mc.DBName[len(mc.DBName)-12:]
+	for _, q := range []string{`CREATE TABLE agentry_run_events (
+	run_id VARCHAR(255) NOT NULL, seq BIGINT NOT NULL, attempt BIGINT NOT NULL, event VARCHAR(255) NOT NULL,
+	data LONGTEXT NOT NULL, final SMALLINT NOT NULL DEFAULT 0, created_at BIGINT NOT NULL, PRIMARY KEY (run_id, seq)
+) DEFAULT CHARSET=latin1`, `CREATE INDEX idx_agentry_run_events_created_at ON agentry_run_events (created_at)`,
+		"CREATE USER '" + user + "'@'127.0.0.1'",
+		"GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, INDEX ON `" + mc.DBName + "`.* TO '" + user + "'@'127.0.0.1'"} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { admin.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'127.0.0.1'") })
+	uc := mc.Clone()
+	uc.User, uc.Passwd = user, ""
+	d, err := mysql.Open(ctx, mysql.Config{DSN: uc.FormatDSN(), MaxOpenConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	l, err := runlog.Open(ctx, d)
+	if err != nil {
+		t.Fatalf("open the log as a user that may not alter its table: %v", err)
+	}
+	if err := l.Append(ctx, "run-1", 1, []runlog.Pending{{Event: "RunContent", Data: []byte(`{"content":"café"}`)}}, nil); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 )
@@ -176,7 +178,11 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 
 // utf8mb4 converts a MySQL event table an earlier version created in the
 // database's default character set (latin1 on many servers, where an
-// event's emoji or CJK text failed its append) to utf8mb4, once.
+// event's emoji or CJK text failed its append) to utf8mb4, once. A
+// conversion the database refuses (a user without the ALTER privilege)
+// leaves the table as it was, as before: the log still stores the events
+// the table's character set holds, and an append of another fails with
+// the server's error.
 func (l *Log) utf8mb4(ctx context.Context) error {
 	var cs sql.NullString
 	err := l.w.QueryRowContext(ctx, `SELECT character_set_name FROM information_schema.columns
@@ -184,7 +190,12 @@ WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'data'`, Ta
 	if err != nil || cs.String == "utf8mb4" {
 		return err
 	}
-	if _, err := l.w.ExecContext(ctx, `ALTER TABLE `+l.table+` CONVERT TO CHARACTER SET utf8mb4`); err != nil {
+	_, err = l.w.ExecContext(ctx, `ALTER TABLE `+l.table+` CONVERT TO CHARACTER SET utf8mb4`)
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1142 || me.Number == 1044 || me.Number == 1227) {
+		return nil // ALTER, database or privilege denied
+	}
+	if err != nil {
 		return fmt.Errorf("convert %s from %s to utf8mb4: %w", Table, cs.String, err)
 	}
 	return nil
