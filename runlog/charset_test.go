@@ -117,7 +117,7 @@ func TestOpen_KeepsALatin1TableItMayNotAlter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
+	t.Cleanup(func() { admin.Close() }) // after the user's drop below
 	ctx := context.Background()
 	store, err := mysql.Open(ctx, mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 2}) // the store's tables, as root
 	if err != nil {
@@ -125,6 +125,11 @@ func TestOpen_KeepsALatin1TableItMayNotAlter(t *testing.T) {
 	}
 	store.Close()
 	user := "rl_" + mc.DBName[len(mc.DBName)-12:]
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'127.0.0.1'"); err != nil {
+			t.Errorf("drop user %s: %v", user, err)
+		}
+	})
 	for _, q := range []string{`CREATE TABLE agentry_run_events (
 	run_id VARCHAR(255) NOT NULL, seq BIGINT NOT NULL, attempt BIGINT NOT NULL, event VARCHAR(255) NOT NULL,
 	data LONGTEXT NOT NULL, final SMALLINT NOT NULL DEFAULT 0, created_at BIGINT NOT NULL, PRIMARY KEY (run_id, seq)
@@ -135,7 +140,6 @@ func TestOpen_KeepsALatin1TableItMayNotAlter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { admin.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'127.0.0.1'") })
 	uc := mc.Clone()
 	uc.User, uc.Passwd = user, ""
 	d, err := mysql.Open(ctx, mysql.Config{DSN: uc.FormatDSN(), MaxOpenConns: 2})
