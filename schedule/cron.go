@@ -67,6 +67,9 @@ func Parse(expr, tz string) (*Spec, error) {
 	if f := strings.Fields(e); len(f) == 5 {
 		f[2], lastDay, onlyLast = lastOfMonth(f[2])
 		f[4] = sundaySeven(f[4])
+		for i, b := range fieldBounds {
+			f[i] = wrapRanges(f[i], b, i == 4)
+		}
 		e = strings.Join(f, " ")
 	}
 	s, err := parser.Parse(e)
@@ -151,6 +154,82 @@ func sundaySeven(field string) string {
 	}
 	return strings.Join(items, ",")
 }
+
+// field is the values (lo to hi) and names of an expression's field.
+type field struct {
+	lo, hi int
+	names  map[string]int
+}
+
+// fieldBounds are the fields, minute to day of week.
+var fieldBounds = [5]field{{0, 59, nil}, {0, 23, nil}, {1, 31, nil}, {1, 12, months}, {0, 6, weekdays}}
+
+// wrapRanges rewrites a field's ranges whose end comes before their start
+// ("22-2" hours, "FRI-MON", "NOV-FEB"), which robfig/cron refuses and
+// croniter (Agno's parser) reads as running past the field's maximum back
+// to its minimum, as the values croniter expands them to: from the start
+// to the maximum by the step, then from the minimum (where croniter
+// restarts the step) to the end. In day-of-week a start of 7 is Sunday.
+// An item it cannot read is left as it is, for robfig/cron to refuse.
+func wrapRanges(expr string, b field, dow bool) string {
+	items := strings.Split(expr, ",")
+	for i, it := range items {
+		rng, step, stepped := strings.Cut(it, "/")
+		a, z, ranged := strings.Cut(rng, "-")
+		if !ranged {
+			continue
+		}
+		by := 1
+		if stepped {
+			n, ok := number(step)
+			if !ok || n < 1 {
+				continue
+			}
+			by = n
+		}
+		from, ok1 := fieldValue(a, b.names)
+		to, ok2 := fieldValue(z, b.names)
+		seven := dow && from == 7
+		if seven {
+			from = 0
+		}
+		if !ok1 || !ok2 || from < b.lo || from > b.hi || to < b.lo || to > b.hi || (from <= to && !seven) {
+			continue
+		}
+		var vals []string
+		if from <= to { // 7-n in day-of-week: 0-n
+			for v := from; v <= to; v += by {
+				vals = append(vals, strconv.Itoa(v))
+			}
+		} else {
+			last := from
+			for v := from; v <= b.hi; v += by {
+				vals, last = append(vals, strconv.Itoa(v)), v
+			}
+			skip := 0
+			if after := b.hi - last; last-b.lo+by > b.hi-b.lo+1 && after < by {
+				skip = by - after
+			}
+			for v := b.lo + skip; v <= to; v += by {
+				vals = append(vals, strconv.Itoa(v))
+			}
+		}
+		items[i] = strings.Join(vals, ",")
+	}
+	return strings.Join(items, ",")
+}
+
+// fieldValue reads a field's number or name.
+func fieldValue(s string, names map[string]int) (int, bool) {
+	if n, ok := number(s); ok {
+		return n, true
+	}
+	n, ok := names[strings.ToLower(s)]
+	return n, ok
+}
+
+// months are the month names robfig/cron reads.
+var months = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
 
 // weekdays are the day-of-week names robfig/cron reads.
 var weekdays = map[string]int{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
