@@ -55,6 +55,9 @@ func Parse(expr, tz string) (*Spec, error) {
 		return nil, err
 	}
 	e := strings.TrimSpace(expr)
+	if strings.HasPrefix(e, "@") {
+		e = strings.ToLower(e) // "@DAILY", as croniter reads it
+	}
 	switch {
 	case e == "" || len(expr) > MaxCronExpr || !utf8.ValidString(expr):
 		return nil, fmt.Errorf("%w: %q (5 fields: minute hour day-of-month month day-of-week)", ErrInvalidCron, expr)
