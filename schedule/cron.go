@@ -44,6 +44,9 @@ type Spec struct {
 	everyHour bool
 	// lastDay: the day-of-month field has L, the month's last day.
 	lastDay bool
+	// nth: the day-of-week field names weekdays by their place in the
+	// month (croniter's "1#2", "l5"): weekday → places, -1 the last.
+	nth map[int][]int
 }
 
 // Parse parses a 5-field cron expression evaluated in the IANA time zone tz
@@ -67,8 +70,10 @@ func Parse(expr, tz string) (*Spec, error) {
 		return nil, fmt.Errorf("%w: %q: @every is not a calendar schedule; use a cron expression", ErrInvalidCron, expr)
 	}
 	lastDay, onlyLast := false, false
+	var nth map[int][]int
 	if f := strings.Fields(e); len(f) == 5 {
 		f[2], lastDay, onlyLast = lastOfMonth(f[2])
+		f[4], nth = nthWeekdays(f[4])
 		f[4] = sundaySeven(f[4])
 		for i, b := range fieldBounds {
 			f[i] = wrapRanges(f[i], b, i == 4)
@@ -87,7 +92,65 @@ func Parse(expr, tz string) (*Spec, error) {
 		ss.Dom = 0 // the placeholder lastOfMonth gave robfig/cron
 	}
 	const day = 1<<24 - 1
-	return &Spec{sched: ss, loc: loc, everyHour: ss.Hour&day == day, lastDay: lastDay}, nil
+	return &Spec{sched: ss, loc: loc, everyHour: ss.Hour&day == day, lastDay: lastDay, nth: nth}, nil
+}
+
+// nthWeekdays takes croniter's nth weekdays out of a day-of-week field for
+// robfig/cron, which has none: "D#n" (the month's nth D, n 1-5; D a day,
+// its name or a range of them) and "lD" (the month's last D). It returns
+// the weekdays as a plain list and their places; a field that has none, or
+// mixes them with plain days (croniter refuses that), or that it cannot
+// read, is returned as it is (robfig/cron refuses what it cannot read).
+func nthWeekdays(expr string) (string, map[int][]int) {
+	if !strings.ContainsAny(expr, "#lL") {
+		return expr, nil
+	}
+	nth := map[int][]int{}
+	var days []string
+	for _, it := range strings.Split(expr, ",") {
+		var from, to, place int
+		if d, n, ok := strings.Cut(it, "#"); ok {
+			p, ok := number(n)
+			if !ok || p < 1 || p > 5 {
+				return expr, nil
+			}
+			a, z, ranged := strings.Cut(d, "-")
+			if !ranged {
+				z = a
+			}
+			var ok1, ok2 bool
+			from, ok1 = fieldValue(a, weekdays)
+			to, ok2 = fieldValue(z, weekdays)
+			if !ok1 || !ok2 {
+				return expr, nil
+			}
+			place = p
+		} else if len(it) > 1 && (it[0] == 'l' || it[0] == 'L') {
+			d, ok := number(it[1:])
+			if !ok {
+				return expr, nil
+			}
+			from, to, place = d, d, -1
+		} else {
+			return expr, nil
+		}
+		if from == 7 {
+			from = 0
+		}
+		if to == 7 {
+			to = 0
+		}
+		if from > to || to > 6 {
+			return expr, nil
+		}
+		for d := from; d <= to; d++ {
+			if !slices.Contains(nth[d], place) {
+				nth[d] = append(nth[d], place)
+			}
+			days = append(days, strconv.Itoa(d))
+		}
+	}
+	return strings.Join(days, ","), nth
 }
 
 // lastOfMonth takes L (the month's last day, as croniter, Agno's parser,
@@ -423,6 +486,14 @@ func (sp *Spec) dayMatches(day time.Time) bool {
 	s := sp.sched
 	dom := 1<<uint(day.Day())&s.Dom > 0 || (sp.lastDay && day.AddDate(0, 0, 1).Day() == 1)
 	dow := 1<<uint(day.Weekday())&s.Dow > 0
+	if places := sp.nth[int(day.Weekday())]; dow && places != nil {
+		dow = slices.ContainsFunc(places, func(p int) bool {
+			if p < 0 {
+				return day.AddDate(0, 0, 7).Month() != day.Month()
+			}
+			return (day.Day()-1)/7+1 == p
+		})
+	}
 	if s.Dom&star > 0 || s.Dow&star > 0 {
 		return dom && dow
 	}

@@ -4,8 +4,9 @@
 // A schedule is a 5-field cron expression (minute hour day-of-month month
 // day-of-week, parsed by github.com/robfig/cron/v3, with its @hourly-style
 // descriptors; day-of-week 7 is Sunday, L in day-of-month the month's
-// last day and a range ending before its start ("22-2", "FRI-MON") wraps
-// round, as croniter, Agno's parser, reads them) evaluated in an IANA
+// last day, "1#1" and "l5" the month's first Monday and last Friday, and a
+// range ending before its start ("22-2", "FRI-MON") wraps round, as
+// croniter, Agno's parser, reads them) evaluated in an IANA
 // time zone (its name in any case, as pytz reads it), and the run it
 // starts: POST /agents|teams|workflows/{id}/runs with a payload (message
 // and run options). A Scheduler polls the database every PollInterval for enabled
