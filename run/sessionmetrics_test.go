@@ -123,3 +123,20 @@ func FuzzAddSessionMetrics(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAddSessionMetrics is the per-turn cost of adding a run's share
+// to a session's stored metrics (one model listed, as a conversation has).
+func BenchmarkAddSessionMetrics(b *testing.B) {
+	share := run.RunShare(&run.Metrics{Usage: usage(120, 30),
+		Details: map[string][]run.ModelMetrics{"model": {{ID: "gpt-4o", Provider: "OpenAI", Usage: usage(120, 30)}}}}, nil)
+	stored, err := run.AddSessionMetrics(nil, &share)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := run.AddSessionMetrics(stored, &share); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
