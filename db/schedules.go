@@ -402,6 +402,9 @@ func (d *DB) FinishScheduleRun(ctx context.Context, r *ScheduleRun) (bool, error
 	if len(r.Output) > 0 && !json.Valid(r.Output) {
 		return false, fmt.Errorf("%w: schedule run %s: output must be JSON", ErrInvalidRecord, r.ID)
 	}
+	if len(r.Requirements) > 0 && !json.Valid(r.Requirements) {
+		return false, fmt.Errorf("%w: schedule run %s: requirements must be JSON", ErrInvalidRecord, r.ID)
+	}
 	sd, err := d.scheduleDriver()
 	if err != nil {
 		return false, err

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -583,6 +584,10 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 			continue
 		}
 		fin := &db.ScheduleRun{ID: r.ID, Status: st, CompletedAt: s.Now().Unix(), Output: runOutput(out)}
+		if out.Status == run.StatusPaused {
+			// What the run waits for, as Agno's executor records it.
+			fin.Requirements = runRequirements(out)
+		}
 		if out.Status == run.StatusCancelled {
 			// Cancelled past its timeout: timeOut's cancel, seen by this
 			// poll before timeOut recorded the failure (another
@@ -804,6 +809,21 @@ func (s *Scheduler) expired(ctx context.Context, r *db.ScheduleRun, scheds map[s
 // timeoutError is the error of a schedule run whose run timed out.
 func timeoutError(runID string, limit int64) string {
 	return fmt.Sprintf("run %s did not finish within timeout_seconds (%d s): cancelled", runID, limit)
+}
+
+// runRequirements are a paused run's requirements (nil when it has none),
+// as stored in its run_data.
+func runRequirements(r *db.Run) json.RawMessage {
+	var data struct {
+		Requirements json.RawMessage `json:"requirements"`
+	}
+	if json.Unmarshal(r.RunData, &data) != nil {
+		return nil
+	}
+	if b := bytes.TrimSpace(data.Requirements); len(b) == 0 || b[0] != '[' || bytes.Equal(b, []byte("[]")) {
+		return nil // Agno records a non-empty list only
+	}
+	return data.Requirements
 }
 
 // runOutput is the schedule run's output: the run's content and

@@ -254,6 +254,7 @@ func (d *Driver) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool
 		return false, nil
 	}
 	old.Status, old.CompletedAt, old.StatusCode, old.Error, old.Output = r.Status, r.CompletedAt, r.StatusCode, r.Error, bytes.Clone(r.Output)
+	old.Requirements = bytes.Clone(r.Requirements)
 	return true, nil
 }
 

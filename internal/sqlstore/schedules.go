@@ -405,8 +405,8 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 
 // FinishScheduleRun records a running schedule run's outcome.
 func (s *Store) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
-	return s.updateRunningScheduleRun(ctx, "finish", r.ID, false, "status = ?, completed_at = ?, status_code = ?, error = ?, output = ?",
-		r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), jsonArg(r.Output))
+	return s.updateRunningScheduleRun(ctx, "finish", r.ID, false, "status = ?, completed_at = ?, status_code = ?, error = ?, output = ?, requirements = ?",
+		r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), jsonArg(r.Output), jsonArg(r.Requirements))
 }
 
 // StartScheduleRun names the run of a running schedule run that has none.
