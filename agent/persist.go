@@ -60,8 +60,7 @@ func (st *state) persist() {
 	if h := st.a.conf().BeforeStore; h != nil {
 		h(ctx, out)
 	}
-	share := st.sessionShare(ctx, out)
-	sess, err := st.sessionToSave(now, &share)
+	sess, share, err := st.sessionToSave(ctx, now, out)
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
 		return
@@ -79,7 +78,7 @@ func (st *state) persist() {
 			st.session = saved
 		}
 		if err == nil && sess != nil {
-			st.extras().counted = &share
+			st.extras().counted = share
 		}
 	}
 	if err == nil && out.Status.InHistory() && st.a.conf().AddHistoryToContext {
@@ -120,16 +119,18 @@ func (st *state) sessionShare(ctx context.Context, out *run.Output) run.SessionM
 }
 
 // sessionToSave returns the session row as this run leaves it, or nil when
-// the run must not or need not write it; now is the save's second and share
-// the run's share of the session's metrics (see sessionShare), of which the
-// session gets what it has not counted yet.
-func (st *state) sessionToSave(now int64, share *run.SessionMetrics) (*db.Session, error) {
+// the run must not or need not write it; now is the save's second. The
+// session gets what it has not counted yet of share, the run's share of its
+// metrics (see sessionShare; nil when the run writes no session).
+func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) (_ *db.Session, share *run.SessionMetrics, _ error) {
 	if st.out.ParentRunID != "" && st.session != nil {
 		// A member or step run shares its team's or workflow's session: the
 		// session row is theirs to write. A new session is still created
 		// (the run row references it) and the parent's write takes it over.
-		return nil, nil
+		return nil, nil, nil
 	}
+	sh := st.sessionShare(ctx, out)
+	share = &sh
 	s := db.Session{}
 	if st.session != nil {
 		s = *st.session
@@ -152,7 +153,7 @@ func (st *state) sessionToSave(now int64, share *run.SessionMetrics) (*db.Sessio
 	}
 	data, err := st.sessionData(s.SessionData, state, add)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.SessionData = data
 	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID &&
@@ -161,10 +162,10 @@ func (st *state) sessionToSave(now int64, share *run.SessionMetrics) (*db.Sessio
 		sameJSON(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
-		return nil, nil
+		return nil, share, nil
 	}
-	out := s // s stays on the stack when the write is skipped
-	return &out, nil
+	row := s // s stays on the stack when the write is skipped
+	return &row, share, nil
 }
 
 // sameJSON reports whether two JSON columns hold the same value: the same
