@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/model"
@@ -64,10 +65,17 @@ func (m *SessionMetrics) Counts() bool {
 }
 
 // AddRun adds a run's metrics (nil adds nothing): its tokens and cost, and
-// its per-model details, matched by role, provider and id.
+// its per-model details, matched by role, provider and id; a workflow run's
+// are its steps' (metrics.steps), as Agno sums them.
 func (m *SessionMetrics) AddRun(r *Metrics) {
-	if r != nil {
-		m.add(r.Usage, r.Details, 1)
+	if r == nil {
+		return
+	}
+	m.add(r.Usage, r.Details, 1)
+	for _, name := range slices.Sorted(maps.Keys(r.Steps)) {
+		if sm := r.Steps[name].Metrics; sm != nil {
+			m.add(sm.Usage, sm.Details, 1)
+		}
 	}
 }
 

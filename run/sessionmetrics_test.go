@@ -140,3 +140,21 @@ func BenchmarkAddSessionMetrics(b *testing.B) {
 		}
 	}
 }
+
+// A workflow run's share is its steps' metrics summed, as Agno's
+// workflow adds them to its session.
+func TestRunShare_WorkflowCountsItsSteps(t *testing.T) {
+	var m run.Metrics
+	if err := json.Unmarshal([]byte(`{"duration":2.5,"steps":{
+		"research":{"step_name":"research","executor_type":"agent","executor_name":"r","metrics":{"input_tokens":10,"output_tokens":4,"total_tokens":14,
+			"details":{"model":[{"id":"gpt","provider":"OpenAI","input_tokens":10,"output_tokens":4,"total_tokens":14}]}}},
+		"write":{"step_name":"write","executor_type":"team","executor_name":"w","metrics":{"input_tokens":5,"output_tokens":1,"total_tokens":6,"cost":0.25,
+			"details":{"model":[{"id":"gpt","provider":"OpenAI","input_tokens":5,"output_tokens":1,"total_tokens":6}]}}},
+		"format":{"step_name":"format","executor_type":"function","executor_name":"f","metrics":null}}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	got := run.RunShare(&m, nil)
+	b, _ := json.Marshal(got)
+	sameJSON(t, b, `{"input_tokens":15,"output_tokens":5,"total_tokens":20,"cost":0.25,"details":{"model":[
+		{"id":"gpt","provider":"OpenAI","input_tokens":15,"output_tokens":5,"total_tokens":20}]}}`)
+}
