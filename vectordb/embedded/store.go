@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +105,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	sqldb, err := sql.Open("sqlite", "file:"+cfg.Path+"?"+q.Encode())
+	sqldb, err := sql.Open("sqlite", "file:"+uriPath(cfg.Path)+"?"+q.Encode())
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +120,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// uriPath is path as the path of a file: URI: SQLite's URI parser reads
+// '?' as the start of the query, '#' as a fragment and "%XX" as an escape,
+// so unescaped they open another file ("a?b.db" opened "a"); a leading
+// "//" would start an authority.
+func uriPath(path string) string {
+	if strings.HasPrefix(path, "//") {
+		path = filepath.Clean(path)
+	}
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 }
 
 func (s *Store) schema(ctx context.Context) error {
