@@ -15,8 +15,11 @@ var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // graphFile is what Path.hnsw holds: the graphs as of a generation of the
 // rows. A file of another generation, dimension or shape is ignored and
 // the graphs are rebuilt from the rows (crash-safe: the rows are the truth).
+// StoreID ties the file to its database: a file written before it (empty)
+// or by another database at the same path is ignored too.
 type graphFile struct {
 	Version    int
+	StoreID    string
 	Generation int64
 	Dims       int
 	Parts      []graphPart
@@ -40,7 +43,7 @@ func (s *Store) graphPath() string { return s.cfg.Path + ".hnsw" }
 // writeGraphFile saves the graphs atomically (temp file, then rename). The
 // caller holds mu.
 func (s *Store) writeGraphFile() error {
-	gf := graphFile{Version: graphVersion, Generation: s.gen, Dims: s.cfg.Dimensions}
+	gf := graphFile{Version: graphVersion, StoreID: s.storeID, Generation: s.gen, Dims: s.cfg.Dimensions}
 	for o, x := range s.parts {
 		gf.Parts = append(gf.Parts, x.part(o))
 	}
@@ -71,7 +74,7 @@ func (s *Store) readGraphFile(gen int64) (parts map[string]*index, ok bool) {
 		s.cfg.Logger.Warn("vectordb/embedded: unreadable graph file; rebuilding", "path", s.graphPath(), "err", err)
 		return nil, false
 	}
-	if gf.Version != graphVersion || gf.Generation != gen || gf.Dims != s.cfg.Dimensions {
+	if gf.Version != graphVersion || gf.StoreID != s.storeID || gf.Generation != gen || gf.Dims != s.cfg.Dimensions {
 		return nil, false
 	}
 	parts = map[string]*index{}

@@ -2,8 +2,10 @@ package embedded
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +56,10 @@ type Store struct {
 	where map[int64]loc
 	gen   int64
 	dirty bool
-	wmu   sync.Mutex // serialises writers
+	// storeID is the database's id (table _meta): the graph file of
+	// another database is not loaded.
+	storeID string
+	wmu     sync.Mutex // serialises writers
 
 	afterRank func() // tests: runs between ranking rowids and loading them
 }
@@ -181,7 +186,17 @@ func (s *Store) schema(ctx context.Context) error {
 	if _, err := s.sqldb.ExecContext(ctx, `INSERT OR IGNORE INTO "`+s.cfg.Table+`_meta" (key, value) VALUES ('generation', '0')`); err != nil {
 		return err
 	}
-	return nil
+	// The store id tells this database's graph file from one another
+	// database of the same path left behind (a deleted and recreated
+	// store counts its generations from 0 again).
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return err
+	}
+	if _, err := s.sqldb.ExecContext(ctx, `INSERT OR IGNORE INTO "`+s.cfg.Table+`_meta" (key, value) VALUES ('store_id', ?)`, hex.EncodeToString(id)); err != nil {
+		return err
+	}
+	return s.sqldb.QueryRowContext(ctx, `SELECT value FROM "`+s.cfg.Table+`_meta" WHERE key = 'store_id'`).Scan(&s.storeID)
 }
 
 func (s *Store) readGen(ctx context.Context, q interface {
