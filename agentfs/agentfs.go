@@ -155,6 +155,9 @@ func (fs *FS) Write(ctx context.Context, s Scope, p string, content []byte, opts
 	if n := int64(len(content)); n > fs.cfg.MaxFileBytes {
 		return Info{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFileTooLarge, n, fs.cfg.MaxFileBytes)
 	}
+	if err := fs.dropExpired(ctx, ns); err != nil {
+		return Info{}, err
+	}
 	out, err := fs.cfg.DB.PutFileWithinQuota(ctx, &db.File{Namespace: ns, Path: p, Content: content},
 		db.FileQuota{MaxBytes: fs.cfg.MaxNamespaceBytes, IfVersion: opts.IfVersion})
 	if errors.Is(err, db.ErrNamespaceFull) {
@@ -190,6 +193,19 @@ func (fs *FS) Read(ctx context.Context, s Scope, p string) ([]byte, Info, error)
 
 func (fs *FS) expired(updatedAt int64) bool {
 	return fs.cfg.TTL > 0 && updatedAt < fs.cfg.Now().Add(-fs.cfg.TTL).Unix()
+}
+
+// dropExpired deletes the namespace's expired files. Reads call them
+// missing; a write must too: else a create-only write (IfVersion 0) fails
+// on a file Read and Stat say is not there, a rewrite continues its old
+// version, and the quota counts bytes no one can read.
+func (fs *FS) dropExpired(ctx context.Context, ns string) error {
+	if fs.cfg.TTL <= 0 {
+		return nil
+	}
+	// ns ends in a fixed-length hash: as a prefix it is this namespace only
+	_, err := fs.cfg.DB.DeleteFilesBefore(ctx, ns, fs.cfg.Now().Add(-fs.cfg.TTL).Unix())
+	return err
 }
 
 func (fs *FS) stat(ctx context.Context, ns, p string) (Info, error) {
@@ -252,10 +268,14 @@ func (fs *FS) Delete(ctx context.Context, s Scope, p string) error {
 	return fs.cfg.DB.DeleteFile(ctx, ns, p)
 }
 
-// Usage returns what the scope's namespace holds.
+// Usage returns what the scope's namespace holds (its expired files are
+// deleted first: they count against no quota).
 func (fs *FS) Usage(ctx context.Context, s Scope) (db.FileUsage, error) {
 	ns, err := fs.namespace(s)
 	if err != nil {
+		return db.FileUsage{}, err
+	}
+	if err := fs.dropExpired(ctx, ns); err != nil {
 		return db.FileUsage{}, err
 	}
 	return fs.cfg.DB.FileUsage(ctx, ns)
