@@ -431,7 +431,7 @@ func (s *Store) Search(ctx context.Context, q vectordb.Query) ([]vectordb.Hit, e
 	return vectordb.FuseRRF(q.Limit, v, k), nil
 }
 
-const cols = `id, COALESCE(name, ''), meta_data, content, COALESCE(content_hash, ''), COALESCE(content_id, ''), COALESCE(user_id, '')`
+const cols = `id, COALESCE(name, ''), meta_data, COALESCE(content, ''), COALESCE(content_hash, ''), COALESCE(content_id, ''), COALESCE(user_id, '')`
 
 func scanHits(rows *sql.Rows) ([]vectordb.Hit, error) {
 	defer rows.Close()
@@ -568,6 +568,13 @@ func (s *Store) vectorSQL(ctx context.Context, q vectordb.Query, k int, exact bo
 	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
 	if err != nil {
 		return "", nil, err
+	}
+	// a row of Agno's table may have no embedding (Agno writes NULL when
+	// embedding its chunk failed): no distance, so no vector hit
+	if w == "" {
+		w = " WHERE embedding IS NOT NULL"
+	} else {
+		w += " AND embedding IS NOT NULL"
 	}
 	args = append(args, k)
 	order := fmt.Sprintf(`embedding <=> $1::vector(%d)`, s.dims)
