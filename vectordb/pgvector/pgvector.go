@@ -117,44 +117,85 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// setupLock names the advisory lock every Open holds while it creates the
+// extension, schema, table and, on a new or empty table, the indexes:
+// CREATE ... IF NOT EXISTS is no guard against another session creating
+// the same object at the same moment (two replicas starting together
+// failed with "duplicate key value violates unique constraint
+// pg_type_typname_nsp_index").
+const setupLock = "agentry vectordb/pgvector: schema setup"
+
+// querier is what the setup runs on: the locked transaction, or the pool
+// for the concurrent index builds, which no transaction may hold.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 func (s *Store) schema(ctx context.Context, cfg Config) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
-		return fmt.Errorf("vectordb/pgvector: CREATE EXTENSION vector (install pgvector on the server): %w", err)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, setupLock); err != nil {
+		return fmt.Errorf("vectordb/pgvector: lock the schema setup: %w", err)
+	}
+	concurrent, err := s.createTable(ctx, tx, cfg)
+	if err != nil {
+		return err
+	}
+	if !concurrent {
+		if err := s.indexes(ctx, tx, cfg, false); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return s.indexes(ctx, s.db, cfg, true)
+}
+
+// createTable creates the extension, schema and table if missing, checks
+// an existing table, and reports whether it has rows (its indexes are then
+// built concurrently).
+func (s *Store) createTable(ctx context.Context, q querier, cfg Config) (concurrent bool, err error) {
+	if _, err := q.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+		return false, fmt.Errorf("vectordb/pgvector: CREATE EXTENSION vector (install pgvector on the server): %w", err)
 	}
 	var exists bool
-	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2)`,
+	if err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2)`,
 		cfg.Schema, cfg.Table).Scan(&exists); err != nil {
-		return err
+		return false, err
 	}
 	if exists {
 		var hasUser bool
-		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = 'user_id')`,
+		if err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = 'user_id')`,
 			cfg.Schema, cfg.Table).Scan(&hasUser); err != nil {
-			return err
+			return false, err
 		}
 		if !hasUser {
-			return fmt.Errorf("%w: table %s predates per-user isolation (no user_id column); run Agno's v2 -> v3 vector migration "+
+			return false, fmt.Errorf("%w: table %s predates per-user isolation (no user_id column); run Agno's v2 -> v3 vector migration "+
 				"(libs/agno/migrations/v2_to_v3/migrate_sql_vectordbs.py), or: ALTER TABLE %s ADD COLUMN user_id VARCHAR; CREATE INDEX ON %s (user_id)",
 				vectordb.ErrMigrationRequired, s.t, s.t, s.t)
 		}
 		var typmod int
-		if err := s.db.QueryRowContext(ctx, `SELECT atttypmod FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, s.t).Scan(&typmod); err != nil {
-			return err
+		if err := q.QueryRowContext(ctx, `SELECT atttypmod FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, s.t).Scan(&typmod); err != nil {
+			return false, err
 		}
 		if typmod != s.dims {
-			return fmt.Errorf("%w: %s holds %d-dimensional vectors, the embedder gives %d", vectordb.ErrEmbedderMismatch, s.t, typmod, s.dims)
+			return false, fmt.Errorf("%w: %s holds %d-dimensional vectors, the embedder gives %d", vectordb.ErrEmbedderMismatch, s.t, typmod, s.dims)
 		}
-	}
-	// On a table that already has rows, an index is built CONCURRENTLY:
-	// a plain CREATE INDEX holds a lock that blocks every write to the
-	// table for the whole build (minutes for HNSW on a large table).
-	// A new or empty table takes the plain build: nothing waits on it,
-	// and CONCURRENTLY would wait for every older transaction in the
-	// database.
-	concurrent := false
-	if exists {
-		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t+`)`).Scan(&concurrent); err != nil {
-			return err
+		// On a table that already has rows, an index is built
+		// CONCURRENTLY: a plain CREATE INDEX holds a lock that blocks
+		// every write to the table for the whole build (minutes for
+		// HNSW on a large table). A new or empty table takes the plain
+		// build: nothing waits on it, and CONCURRENTLY would wait for
+		// every older transaction in the database.
+		if err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t+`)`).Scan(&concurrent); err != nil {
+			return false, err
 		}
 	}
 	stmts := []string{
@@ -165,17 +206,22 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 			content_hash VARCHAR, content_id VARCHAR, user_id VARCHAR)`, s.t, s.dims),
 	}
 	for _, st := range stmts {
-		if _, err := s.db.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
+		if _, err := q.ExecContext(ctx, st); err != nil {
+			return false, fmt.Errorf("vectordb/pgvector: create schema: %w", err)
 		}
 	}
+	return concurrent, nil
+}
+
+// indexes creates the missing indexes on q, CONCURRENTLY when concurrent.
+func (s *Store) indexes(ctx context.Context, q querier, cfg Config, concurrent bool) error {
 	for _, ix := range []struct{ suffix, def string }{
 		{"content_id", `(content_id)`},
 		{"content_hash", `(content_hash)`},
 		{"user_id", `(user_id)`},
 		{"fts", `USING gin (to_tsvector('simple', content))`},
 	} {
-		if err := s.ensureIndex(ctx, cfg, ix.suffix, ix.def, concurrent); err != nil {
+		if err := s.ensureIndex(ctx, q, cfg, ix.suffix, ix.def, concurrent); err != nil {
 			return err
 		}
 	}
@@ -183,7 +229,7 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 	// order (pg_get_indexdef spells the opclass and, for ours, the cast);
 	// an invalid one is used by no query.
 	var defs []string
-	rows, err := s.db.QueryContext(ctx, `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	rows, err := q.QueryContext(ctx, `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 		JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = $1::regclass AND a.amname = 'hnsw' AND i.indisvalid`, s.t)
 	if err != nil {
 		return err
@@ -211,7 +257,7 @@ func (s *Store) schema(ctx context.Context, cfg Config) error {
 			return nil
 		}
 	}
-	if err := s.ensureIndex(ctx, cfg, "embedding", fmt.Sprintf(`USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops)`, s.dims), concurrent); err != nil {
+	if err := s.ensureIndex(ctx, q, cfg, "embedding", fmt.Sprintf(`USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops)`, s.dims), concurrent); err != nil {
 		return err
 	}
 	s.half = true
@@ -226,22 +272,31 @@ const maxIdent = 63
 // CONCURRENTLY when concurrent, unless a valid one of that name is there.
 // An invalid one (what a failed or cancelled concurrent build leaves: kept
 // up by every write, used by no query, and skipped by IF NOT EXISTS) is
-// dropped and built again, unless a build of it is still running.
-func (s *Store) ensureIndex(ctx context.Context, cfg Config, suffix, def string, concurrent bool) error {
+// dropped and built again, unless a build of it is still running. A
+// concurrent build that fails because another Open's build of the index
+// started first is no error.
+func (s *Store) ensureIndex(ctx context.Context, q querier, cfg Config, suffix, def string, concurrent bool) error {
 	name := "idx_" + cfg.Table + "_" + suffix
 	if len(name) > maxIdent { // ASCII: ident allows letters, digits and _
 		name = name[:maxIdent]
 	}
 	qname := `"` + cfg.Schema + `"."` + name + `"`
-	var valid, building bool
-	err := s.db.QueryRowContext(ctx, `SELECT i.indisvalid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = i.indexrelid)
-		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = $1 AND c.relname = $2`, cfg.Schema, name).Scan(&valid, &building)
+	state := func() (valid, building bool, err error) {
+		err = q.QueryRowContext(ctx, `SELECT i.indisvalid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = i.indexrelid)
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = $1 AND c.relname = $2`, cfg.Schema, name).Scan(&valid, &building)
+		return valid, building, err
+	}
+	valid, building, err := state()
 	switch {
 	case err == nil && (valid || building):
 		return nil
 	case err == nil:
-		if _, err := s.db.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+qname); err != nil {
+		drop := `DROP INDEX IF EXISTS `
+		if concurrent {
+			drop = `DROP INDEX CONCURRENTLY IF EXISTS `
+		}
+		if _, err := q.ExecContext(ctx, drop+qname); err != nil {
 			return fmt.Errorf("vectordb/pgvector: drop invalid index %s (left by a failed concurrent build) to rebuild it: %w", qname, err)
 		}
 	case !errors.Is(err, sql.ErrNoRows):
@@ -251,8 +306,11 @@ func (s *Store) ensureIndex(ctx context.Context, cfg Config, suffix, def string,
 	if concurrent {
 		create = `CREATE INDEX CONCURRENTLY IF NOT EXISTS "`
 	}
-	if _, err := s.db.ExecContext(ctx, create+name+`" ON `+s.t+` `+def); err != nil {
+	if _, err := q.ExecContext(ctx, create+name+`" ON `+s.t+` `+def); err != nil {
 		if concurrent {
+			if valid, building, serr := state(); serr == nil && (valid || building) {
+				return nil
+			}
 			return fmt.Errorf("vectordb/pgvector: create index %s concurrently (the next Open rebuilds it if this left it invalid): %w", qname, err)
 		}
 		return fmt.Errorf("vectordb/pgvector: create schema: %w", err)
