@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -338,7 +339,28 @@ func nullStr(v string) any {
 	return v
 }
 
-// Upsert writes rows in one transaction.
+// unit is v scaled to length 1, computed in float64. Cosine similarity
+// does not change, but every vector then fits the index's halfvec cast
+// (a component over 65,504 failed the write or the search: "out of range
+// for type halfvec"), and no norm pgvector computes in float32 underflows
+// to 0 (a vector of components near 1e-30 scored NaN, which no JSON
+// answer can carry). CheckRows and CheckQuery refuse zero and non-finite
+// vectors before.
+func unit(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	inv := 1 / math.Sqrt(s)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// Upsert writes rows in one transaction; their vectors are stored scaled
+// to length 1 (unit).
 func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	if err := vectordb.CheckRows(rows, s.dims); err != nil {
 		return err
@@ -377,7 +399,7 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, meta_data = EXCLUDED.meta_data, content = EXCLUDED.content,
 			embedding = EXCLUDED.embedding, content_hash = EXCLUDED.content_hash, content_id = EXCLUDED.content_id, updated_at = now()
 			WHERE v.user_id IS NOT DISTINCT FROM EXCLUDED.user_id`,
-			r.ID, r.Name, string(mj), r.Content, pgv.NewVector(r.Vector), r.ContentHash, r.ContentID, nullStr(own))
+			r.ID, r.Name, string(mj), r.Content, pgv.NewVector(unit(r.Vector)), r.ContentHash, r.ContentID, nullStr(own))
 		if err != nil {
 			return err
 		}
@@ -623,7 +645,7 @@ func readOnly(ctx context.Context, c *pgx.Conn, settings []string, query string,
 // index is on (exact: by the full-precision distance), scored by the
 // full-precision cosine similarity.
 func (s *Store) vectorSQL(ctx context.Context, q vectordb.Query, k int, exact bool) (string, []any, error) {
-	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(q.Vector)})
+	w, args, err := where(ctx, q.Filters, []any{pgv.NewVector(unit(q.Vector))})
 	if err != nil {
 		return "", nil, err
 	}
