@@ -21,6 +21,7 @@
 package pgvector
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -32,6 +33,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // also the "pgx" database/sql driver
@@ -359,11 +361,37 @@ func unit(v []float32) []float32 {
 	return out
 }
 
+// pgText reports whether s can be a Postgres text value: UTF-8 without
+// NUL (Postgres refuses either: "invalid byte sequence for encoding UTF8").
+func pgText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// storableText is s as Postgres text, as Agno's PgVector stores content:
+// each NUL, and here each invalid byte, becomes U+FFFD.
+func storableText(s string) string {
+	if pgText(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// nulJSON reports whether encoded JSON holds a NUL character, which jsonb
+// refuses ("unsupported Unicode escape sequence"); an escaped backslash
+// before u0000 is refused too (conservative).
+func nulJSON(b []byte) bool { return bytes.Contains(b, []byte(`\u0000`)) }
+
 // Upsert writes rows in one transaction; their vectors are stored scaled
-// to length 1 (unit).
+// to length 1 (unit), their content and name as storableText.
 func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	if err := vectordb.CheckRows(rows, s.dims); err != nil {
 		return err
+	}
+	for _, r := range rows {
+		if !pgText(r.ID) || !pgText(r.ContentID) || !pgText(r.ContentHash) || !pgText(r.UserID) {
+			return fmt.Errorf("%w: row %q: ids, content hash and user id must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, r.ID)
+		}
+	}
+	if u, ok := db.UserScope(ctx); ok && !pgText(u) {
+		return fmt.Errorf("%w: user id %q must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, u)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -392,6 +420,9 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 		if err != nil {
 			return fmt.Errorf("%w: row %s metadata: %v", vectordb.ErrInvalidQuery, r.ID, err)
 		}
+		if nulJSON(mj) {
+			return fmt.Errorf("%w: row %s metadata holds a NUL character", vectordb.ErrInvalidQuery, r.ID)
+		}
 		// the owner is checked again on conflict: another owner's insert of
 		// the id may have committed after the SELECT above found nothing
 		res, err := tx.ExecContext(ctx, `INSERT INTO `+s.t+` AS v (id, name, meta_data, content, embedding, content_hash, content_id, user_id, updated_at)
@@ -399,7 +430,7 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, meta_data = EXCLUDED.meta_data, content = EXCLUDED.content,
 			embedding = EXCLUDED.embedding, content_hash = EXCLUDED.content_hash, content_id = EXCLUDED.content_id, updated_at = now()
 			WHERE v.user_id IS NOT DISTINCT FROM EXCLUDED.user_id`,
-			r.ID, r.Name, string(mj), r.Content, pgv.NewVector(unit(r.Vector)), r.ContentHash, r.ContentID, nullStr(own))
+			r.ID, storableText(r.Name), string(mj), storableText(r.Content), pgv.NewVector(unit(r.Vector)), r.ContentHash, r.ContentID, nullStr(own))
 		if err != nil {
 			return err
 		}
@@ -414,6 +445,9 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 
 // DeleteContent deletes a content's rows the caller may write.
 func (s *Store) DeleteContent(ctx context.Context, contentID string) error {
+	if !pgText(contentID) {
+		return nil // no row has such an id
+	}
 	if u, ok := db.UserScope(ctx); ok {
 		_, err := s.db.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE content_id = $1 AND user_id = $2`, contentID, u)
 		return err
@@ -433,6 +467,12 @@ func (s *Store) UpdateMetadata(ctx context.Context, contentID string, meta map[s
 	if err != nil {
 		return fmt.Errorf("%w: metadata: %v", vectordb.ErrInvalidQuery, err)
 	}
+	if nulJSON(mj) {
+		return fmt.Errorf("%w: metadata holds a NUL character", vectordb.ErrInvalidQuery)
+	}
+	if !pgText(contentID) {
+		return nil // no row has such an id
+	}
 	if keep == nil {
 		keep = []string{}
 	}
@@ -449,6 +489,9 @@ func (s *Store) UpdateMetadata(ctx context.Context, contentID string, meta map[s
 
 // HasContentHash reports rows with the hash of the caller's owner.
 func (s *Store) HasContentHash(ctx context.Context, hash string) (bool, error) {
+	if !pgText(hash) {
+		return false, nil // no row has such a hash
+	}
 	var ok bool
 	var err error
 	if u, scoped := db.UserScope(ctx); scoped {
@@ -470,6 +513,9 @@ func where(ctx context.Context, filters map[string]any, args []any) (string, []a
 		fj, err := json.Marshal(filters)
 		if err != nil {
 			return "", nil, err
+		}
+		if nulJSON(fj) {
+			return "", nil, fmt.Errorf("%w: a filter value holds a NUL character, which no stored metadata can", vectordb.ErrInvalidQuery)
 		}
 		args = append(args, string(fj))
 		conds = append(conds, fmt.Sprintf("meta_data @> $%d::jsonb", len(args)))
