@@ -856,32 +856,52 @@ func (s *Store) filteredWalk(ctx context.Context, q vectordb.Query, unit []float
 	}
 }
 
-// filterCond turns metadata filters into SQL on meta_data.
+// filterCond turns metadata filters into SQL on meta_data: " AND " and
+// one condition per filter, joined as a balanced tree. A chain of ANDs is
+// as deep as it is long, and SQLite refuses an expression deeper than
+// 1,000 ("Expression tree is too large") - a few hundred filters. Each
+// filter binds its value only (its JSON path is a literal: CheckQuery
+// allows letters, digits, _ . - in a key), so thousands fit SQLite's
+// bound-value limit.
 func filterCond(f map[string]any, alias string) (string, []any) {
+	if len(f) == 0 {
+		return "", nil
+	}
 	keys := make([]string, 0, len(f))
 	for k := range f {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var b strings.Builder
+	conds := make([]string, 0, len(keys))
 	var args []any
+	col := alias + "meta_data"
 	for _, k := range keys {
-		path := `$."` + k + `"`
+		path := `'$."` + strings.ReplaceAll(strings.ReplaceAll(k, `"`, ``), `'`, ``) + `"'`
 		// json_extract gives true as 1 and false as 0: the type is
 		// compared too, so a number never matches a boolean.
 		switch v := f[k].(type) {
 		case bool:
-			b.WriteString(" AND json_type(" + alias + "meta_data, ?) = ?")
-			args = append(args, path, strconv.FormatBool(v))
+			conds = append(conds, "json_type("+col+", "+path+") = '"+strconv.FormatBool(v)+"'")
 		case string:
-			b.WriteString(" AND json_type(" + alias + "meta_data, ?) = 'text' AND json_extract(" + alias + "meta_data, ?) = ?")
-			args = append(args, path, path, v)
+			conds = append(conds, "json_type("+col+", "+path+") = 'text' AND json_extract("+col+", "+path+") = ?")
+			args = append(args, v)
 		default:
-			b.WriteString(" AND json_type(" + alias + "meta_data, ?) IN ('integer', 'real') AND json_extract(" + alias + "meta_data, ?) = ?")
-			args = append(args, path, path, v)
+			conds = append(conds, "json_type("+col+", "+path+") IN ('integer', 'real') AND json_extract("+col+", "+path+") = ?")
+			args = append(args, v)
 		}
 	}
-	return b.String(), args
+	return " AND " + balancedAnd(conds), args
+}
+
+// balancedAnd joins conds with AND, nested so that the expression is as
+// deep as the logarithm of their number; their order (and so their bound
+// values') is kept.
+func balancedAnd(conds []string) string {
+	if len(conds) == 1 {
+		return "(" + conds[0] + ")"
+	}
+	mid := len(conds) / 2
+	return "(" + balancedAnd(conds[:mid]) + " AND " + balancedAnd(conds[mid:]) + ")"
 }
 
 // ftsQuery turns free text into an FTS5 query: its words OR-ed, each quoted
