@@ -28,7 +28,9 @@ var (
 	// ErrNoSession: a call without a session id; every file belongs to one.
 	ErrNoSession = errors.New("agentfs: a session id is required")
 	// ErrInvalidPath: a path that is empty, absolute, not clean (.., //),
-	// not UTF-8, holds a NUL byte or is longer than db.MaxFilePath.
+	// not UTF-8, holds a NUL byte or is longer than db.MaxFilePath; a
+	// written path that ends in a space; a List prefix that is not UTF-8
+	// or holds a NUL.
 	ErrInvalidPath = errors.New("agentfs: invalid path")
 	// ErrFileTooLarge: content over Config.MaxFileBytes.
 	ErrFileTooLarge = errors.New("agentfs: file too large")
@@ -152,6 +154,11 @@ func (fs *FS) Write(ctx context.Context, s Scope, p string, content []byte, opts
 	if err := CheckPath(p); err != nil {
 		return Info{}, err
 	}
+	if strings.HasSuffix(p, " ") {
+		// MySQL's collations pad with spaces: "a " would overwrite "a".
+		// Reads still take such a path (another writer may have made one).
+		return Info{}, fmt.Errorf("%w: %q must not end in a space", ErrInvalidPath, p)
+	}
 	if n := int64(len(content)); n > fs.cfg.MaxFileBytes {
 		return Info{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFileTooLarge, n, fs.cfg.MaxFileBytes)
 	}
@@ -242,6 +249,9 @@ func (fs *FS) List(ctx context.Context, s Scope, prefix string) ([]Info, error) 
 	ns, err := fs.namespace(s)
 	if err != nil {
 		return nil, err
+	}
+	if !utf8.ValidString(prefix) || strings.ContainsRune(prefix, 0) {
+		return nil, fmt.Errorf("%w: prefix %q is not UTF-8 text", ErrInvalidPath, prefix)
 	}
 	files, err := fs.cfg.DB.ListFiles(ctx, ns, prefix)
 	if err != nil {
