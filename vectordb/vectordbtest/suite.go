@@ -369,6 +369,57 @@ func Run(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("VectorsOfAnyLength", func(t *testing.T) {
+		// cosine ignores length: a component past halfvec's 65,504 and
+		// components near float32's underflow are stored, found and scored
+		s := open(t)
+		ctx := context.Background()
+		big, tiny := make([]float32, Dims), make([]float32, Dims)
+		big[0], big[1] = 1e5, 1
+		tiny[2], tiny[3] = 1e-30, 1e-30
+		must(t, s.Upsert(ctx, []vectordb.Row{row("big", "", big, "big", nil), row("tiny", "", tiny, "tiny", nil)}))
+		for id, q := range map[string][]float32{"big": axis(0, 0), "tiny": axis(2, 1)} {
+			h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: q, Limit: 1})
+			must(t, err)
+			if len(h) != 1 || h[0].ID != id || math.IsNaN(h[0].Score) || h[0].Score < 0.99 {
+				t.Fatalf("query for %s: hits %+v", id, h)
+			}
+		}
+	})
+
+	t.Run("ManyFilters", func(t *testing.T) {
+		// hundreds of filters work as a few do
+		s := open(t)
+		ctx := context.Background()
+		meta := map[string]any{}
+		for i := range 600 {
+			meta[fmt.Sprintf("k%d", i)] = i
+		}
+		must(t, s.Upsert(ctx, []vectordb.Row{row("m", "", axis(0, 0), "many keys", meta), row("o", "", axis(0, 0.1), "many keys", nil)}))
+		for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Keyword, vectordb.Hybrid} {
+			h, err := s.Search(ctx, vectordb.Query{Mode: mode, Vector: axis(0, 0), Text: "keys", Limit: 5, Filters: meta})
+			must(t, err)
+			if fmt.Sprint(ids(h)) != "[m]" {
+				t.Fatalf("%s: hits %v, want [m]", mode, ids(h))
+			}
+		}
+	})
+
+	t.Run("ContentWithNULOrInvalidUTF8IsStoredAndFound", func(t *testing.T) {
+		// a store may replace what its database cannot hold (U+FFFD, as
+		// Agno does for NUL), but the row is stored and found
+		s := open(t)
+		ctx := context.Background()
+		must(t, s.Upsert(ctx, []vectordb.Row{row("n", "", axis(1, 0), "ceres\x00dwarf \xffplanet", nil)}))
+		for _, mode := range []vectordb.Mode{vectordb.Vector, vectordb.Keyword} {
+			h, err := s.Search(ctx, vectordb.Query{Mode: mode, Vector: axis(1, 0), Text: "planet", Limit: 5})
+			must(t, err)
+			if fmt.Sprint(ids(h)) != "[n]" {
+				t.Fatalf("%s: hits %v, want [n]", mode, ids(h))
+			}
+		}
+	})
+
 	t.Run("ConcurrentWritesAndSearches", func(t *testing.T) {
 		s := open(t)
 		var wg sync.WaitGroup
