@@ -700,6 +700,9 @@ type scored struct {
 }
 
 func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]vectordb.Hit, error) {
+	if err := s.syncGraphs(ctx); err != nil {
+		return nil, err
+	}
 	unit := normalize(q.Vector)
 	var top []scored
 	if len(q.Filters) > 0 {
@@ -714,6 +717,43 @@ func (s *Store) vectorSearch(ctx context.Context, q vectordb.Query, k int) ([]ve
 		}
 	}
 	return s.fetch(ctx, q, top)
+}
+
+// syncGraphs rebuilds the graphs when another process changed the rows
+// (agentry knowledge insert beside a running agentry serve): every write
+// bumps the generation in the file, and this store's graphs are of the
+// generation it last wrote or loaded. The check is one read of the meta
+// table; the rebuild happens once per outside change.
+func (s *Store) syncGraphs(ctx context.Context) error {
+	gen, err := s.readGen(ctx, s.sqldb)
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	same := gen == s.gen
+	s.mu.RUnlock()
+	if same {
+		return nil
+	}
+	// Under wmu no write of this store is between its commit (the file's
+	// generation bumped) and its graph update (s.gen bumped), so a
+	// difference then is another process's doing.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if gen, err = s.readGen(ctx, s.sqldb); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen == s.gen {
+		return nil
+	}
+	s.cfg.Logger.Info("vectordb/embedded: another process changed the rows; rebuilding the graphs", "path", s.cfg.Path)
+	if err := s.rebuild(ctx); err != nil {
+		return err
+	}
+	s.gen, s.dirty = gen, true
+	return nil
 }
 
 // walk searches each graph the caller sees (its own and the shared one;
