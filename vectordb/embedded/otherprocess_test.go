@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -55,3 +56,55 @@ func TestSearch_SeesRowsAnotherProcessWrote(t *testing.T) {
 	}
 }
 
+// The store's own writes and searches go on while another process writes:
+// in the end a vector search finds every row, each once.
+func TestSearch_SyncsWhileItsOwnWritesGoOn(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "v.db")
+	ctx := context.Background()
+	server := openAt(t, path)
+	defer server.Close()
+	cli := openAt(t, path)
+	defer cli.Close()
+	done := make(chan error, 3)
+	write := func(s *Store, prefix string) {
+		for i := range 10 {
+			id := fmt.Sprintf("%s%d", prefix, i)
+			if err := s.Upsert(ctx, []vectordb.Row{{ID: id, ContentID: id, Content: "row", Vector: vec(i)}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}
+	go write(server, "s")
+	go write(cli, "c")
+	go func() {
+		for range 20 {
+			if _, err := server.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: vec(1), Limit: 5}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := server.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: vec(1), Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, x := range h {
+		if seen[x.ID] {
+			t.Fatalf("%s twice: %v", x.ID, ids(h))
+		}
+		seen[x.ID] = true
+	}
+	if len(h) != 20 {
+		t.Fatalf("%d hits, want 20: %v", len(h), ids(h))
+	}
+}

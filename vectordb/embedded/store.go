@@ -110,6 +110,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Writes begin IMMEDIATE: a deferred transaction reads first and then
+	// cannot take the write lock if another process (agentry knowledge
+	// insert beside agentry serve) wrote in between; SQLite fails it at
+	// once with SQLITE_BUSY, without waiting out the busy timeout.
+	q.Set("_txlock", "immediate")
 	sqldb, err := sql.Open("sqlite", "file:"+uriPath(cfg.Path)+"?"+q.Encode())
 	if err != nil {
 		return nil, err
