@@ -302,8 +302,16 @@ func (fs *FS) Sweep(ctx context.Context) (int64, error) {
 }
 
 // SweepEvery runs Sweep at an interval until ctx ends; errors are passed to
-// onErr (nil ignores them).
+// onErr (nil ignores them). An interval that is not positive is such an
+// error, and SweepEvery returns (time.NewTicker would panic, in the
+// goroutine it is run in: the whole process).
 func (fs *FS) SweepEvery(ctx context.Context, interval time.Duration, onErr func(error)) {
+	if interval <= 0 {
+		if onErr != nil {
+			onErr(fmt.Errorf("agentfs: sweep interval %v: it must be positive", interval))
+		}
+		return
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
