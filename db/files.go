@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -71,6 +72,10 @@ func checkFileKey(namespace, path string) error {
 		return fmt.Errorf("%w: file namespace is limited to %d bytes and path to %d", ErrInvalidRecord, MaxFileNamespace, MaxFilePath)
 	case !utf8.ValidString(namespace) || !utf8.ValidString(path):
 		return fmt.Errorf("%w: file namespace and path must be UTF-8", ErrInvalidRecord)
+	case strings.HasSuffix(namespace, " "):
+		return checkNotPadded("file namespace", namespace)
+	case strings.HasSuffix(path, " "):
+		return checkNotPadded("file path", path)
 	}
 	return nil
 }
