@@ -751,6 +751,11 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 		}
 		x.recordMetrics(out)
 		x.noteStepRun(out.StepRunID)
+		if out.Stop {
+			// It stopped the run before the pause (a branch of a Parallel
+			// whose sibling paused): the continue stops there too.
+			x.stopped.Store(true)
+		}
 		return out, false, nil
 	}
 	h := s.HumanReview

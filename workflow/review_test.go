@@ -341,6 +341,42 @@ func TestHumanReview_PauseInsideAParallelBranch(t *testing.T) {
 	}
 }
 
+// TestHumanReview_AStopInAParallelBranchHoldsAcrossItsSiblingsPause: a
+// branch that stopped the run while another branch paused still stops it
+// when the run is continued (the replayed branch stopped nothing: the step
+// after the Parallel ran).
+func TestHumanReview_AStopInAParallelBranchHoldsAcrossItsSiblingsPause(t *testing.T) {
+	t.Parallel()
+	var b1, after atomic.Int32
+	stop := Step{Name: "stop", Func: func(context.Context, *StepInput) (FuncResult, error) {
+		return FuncResult{Content: "enough", Stop: true}, nil
+	}}
+	mid := counted("b1", &b1)
+	mid.HumanReview = &HumanReview{RequiresConfirmation: true}
+	r := newRestartable(t)
+	build := func(d *db.DB) *Workflow {
+		return mustNew(t, Config{ID: "par-stop", DB: d, Steps: []Step{
+			{Name: "p", Parallel: &Parallel{Steps: []Step{stop, mid}}}, counted("after", &after)}})
+	}
+	d := r.open()
+	out, err := build(d).Run(context.Background(), run.TextInput("in"))
+	if err != nil || out.Status != run.StatusPaused {
+		t.Fatalf("run = %s, %v", out.Status, err)
+	}
+	d.Close()
+	d = r.open()
+	done, err := build(d).ContinueRun(context.Background(), out.RunID, []run.StepRequirement{answer(out.StepRequirements[0], yes())})
+	if err != nil || done.Status != run.StatusCompleted {
+		t.Fatalf("continued = %+v, %v", done, err)
+	}
+	if b1.Load() != 1 || after.Load() != 0 {
+		t.Errorf("runs: b1=%d after=%d, want 1 and 0 (the run stopped after the Parallel)", b1.Load(), after.Load())
+	}
+	if len(done.StepResults) != 1 || !done.StepResults[0].Stop {
+		t.Errorf("step results = %+v, want the Parallel alone, stopped", done.StepResults)
+	}
+}
+
 func TestHumanReview_RouterAsksWhichRoute(t *testing.T) {
 	t.Parallel()
 	var a, b atomic.Int32
