@@ -308,11 +308,19 @@ func (x *exec) sequence(ctx context.Context, steps []Step, parent scope, content
 		if err != nil {
 			return results, content, err
 		}
-		if !skipped && res.Success != nil && *res.Success {
+		if passesOn(res, skipped) {
 			content = res.Content
 		}
 	}
 	return results, content, nil
+}
+
+// passesOn reports whether a step's content is the next step's input: not
+// when the step was left out, nor when it is a Step that failed and was
+// skipped (OnError skip); a composite one of whose steps failed so passes
+// on what the others left (a Parallel, their results).
+func passesOn(res run.StepOutput, skipped bool) bool {
+	return !skipped && (res.StepType != typeStep || res.Success == nil || *res.Success)
 }
 
 // node runs one step of any kind. skipped reports a step left out (rejected
@@ -702,7 +710,7 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 		if err != nil {
 			return okOutput(s, typeRouter, sc, last, results), false, err
 		}
-		if !skipped {
+		if passesOn(o, skipped) {
 			last = o.Content
 		}
 		if x.stopped.Load() {

@@ -52,3 +52,46 @@ func TestOnErrorSkip_AFailedStepIsNotRunAgainOnContinue(t *testing.T) {
 		t.Errorf("step_results %v, want boom recorded failed: %+v", names, out.StepResults)
 	}
 }
+
+// TestOnErrorSkip_AStepAfterAPrimitiveGetsWhatItsOtherStepsLeft: a step
+// skipped on error inside a Steps, Loop, Router or Parallel leaves out its
+// own content only; the primitive's content (what its other steps left)
+// is the next step's input and the run's content, as it is when nothing
+// failed (it was the content from before the primitive, their outputs lost).
+func TestOnErrorSkip_AStepAfterAPrimitiveGetsWhatItsOtherStepsLeft(t *testing.T) {
+	t.Parallel()
+	boom := Step{Name: "boom", HumanReview: &HumanReview{OnError: OnErrorSkip}, Func: func(context.Context, *StepInput) (FuncResult, error) {
+		return FuncResult{Content: "half-done"}, fmt.Errorf("exploded")
+	}}
+	cases := []struct {
+		name string
+		step Step
+		want string
+	}{
+		{"steps", Step{Name: "g", Steps: &Steps{Steps: []Step{fn("b"), boom, fn("c")}}}, "in>a>b>c>d"},
+		{"loop", Step{Name: "l", Loop: &Loop{MaxIterations: 2, Steps: []Step{fn("b"), boom}}}, "in>a>b>b>d"},
+		{"router", Step{Name: "r", Router: &Router{Choices: []Step{fn("b"), boom, fn("c")},
+			Selector: func(*StepInput) ([]string, error) { return []string{"b", "boom", "c"}, nil }}}, "in>a>b>c>d"},
+		{"parallel", Step{Name: "p", Parallel: &Parallel{Steps: []Step{boom, fn("b")}}},
+			"## Parallel Execution Results\n\n### ❌ FAILURE: boom\nhalf-done\n\n### ✅ SUCCESS: b\nin>a>b>d"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, last := range []bool{false, true} {
+				steps, want := []Step{fn("a"), tc.step, fn("d")}, tc.want
+				if last {
+					steps, want = steps[:2], strings.TrimSuffix(want, ">d")
+				}
+				wf := mustNew(t, Config{ID: "skip-in-" + tc.name, Steps: steps})
+				out, err := wf.Run(context.Background(), run.TextInput("in"))
+				if err != nil || out.Status != run.StatusCompleted {
+					t.Fatalf("run = %s %v, %v", out.Status, out.Content, err)
+				}
+				if out.ContentString() != want {
+					t.Errorf("last=%v: content = %q, want %q", last, out.ContentString(), want)
+				}
+			}
+		})
+	}
+}
