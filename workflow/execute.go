@@ -1162,13 +1162,18 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 	if x.jr != nil {
 		opts = append(opts, agent.WithJournal(x.jr, x.attempt))
 	}
-	if cr, ok := r.(continuer); ok {
+	cr, continues := r.(continuer)
+	_, nested := r.(*Workflow)
+	// A workflow step is run as agents and teams are, its events passed on
+	// through WithEventFunc: its run's output carries the session state it
+	// leaves, which its WorkflowCompleted event does not (Agno's has none).
+	if continues || nested {
 		if x.emit != nil {
 			opts = append(opts, agent.WithEventFunc(x.send))
 		}
 		var so *run.Output
 		var err error
-		if paused := x.j.executor(sc.path); paused != nil {
+		if paused := x.j.executor(sc.path); paused != nil && continues {
 			a, answered := x.j.executorAnswer(sc.path)
 			if !answered {
 				return run.StatusPaused, paused, nil
@@ -1192,7 +1197,7 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 		if !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 			err = nil
 		}
-		if so.Status == run.StatusPaused {
+		if so.Status == run.StatusPaused && continues {
 			return so.Status, so, err
 		}
 		return so.Status, nil, err

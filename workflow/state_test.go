@@ -2,7 +2,9 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 
@@ -88,5 +90,60 @@ func TestStep_RunnerChangingNestedStateInPlaceIsMerged(t *testing.T) {
 	}
 	if got := out.SessionState["cart"].(map[string]any)["n"]; got != 2.0 {
 		t.Fatalf("cart.n = %v, want 2 (each step added one)", got)
+	}
+}
+
+// TestStep_ANestedWorkflowsStateReachesTheStreamedRun: the session state a
+// workflow step (another workflow) leaves is merged into the run whether
+// the run is streamed or not; streamed, it was lost (its WorkflowCompleted
+// event carries no session state), and the run's save then overwrote what
+// the nested run had stored in the shared session.
+func TestStep_ANestedWorkflowsStateReachesTheStreamedRun(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	set := Step{Name: "set", Func: func(_ context.Context, in *StepInput) (FuncResult, error) {
+		in.State.Set("nested", "was here")
+		return FuncResult{Content: "set"}, nil
+	}}
+	inner := mustNew(t, Config{ID: "inner", DB: d, Steps: []Step{set}})
+	outer := mustNew(t, Config{ID: "outer", DB: d, Steps: []Step{{Runner: inner}, fn("after")}})
+	for _, streamed := range []bool{false, true} {
+		sid := fmt.Sprintf("s-%v", streamed)
+		var out *run.Output
+		if streamed {
+			var got []string
+			for ev, err := range outer.Stream(context.Background(), run.TextInput("in"), agent.WithSessionID(sid)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(ev.Event)+":"+ev.WorkflowID)
+			}
+			want := "WorkflowStarted:outer StepStarted:outer WorkflowStarted:inner StepStarted:inner StepCompleted:inner WorkflowCompleted:inner StepCompleted:outer StepStarted:outer StepCompleted:outer WorkflowCompleted:outer"
+			if strings.Join(got, " ") != want {
+				t.Errorf("events = %s\nwant %s", strings.Join(got, " "), want)
+			}
+			rows := runsOf(t, d, sid)
+			for i := range rows {
+				if rows[i].WorkflowID == "outer" {
+					o, err := rows[i].Output()
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = o
+				}
+			}
+		} else {
+			var err error
+			if out, err = outer.Run(context.Background(), run.TextInput("in"), agent.WithSessionID(sid)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out == nil || out.Status != run.StatusCompleted || out.SessionState["nested"] != "was here" {
+			t.Errorf("streamed=%v: run = %+v", streamed, out)
+		}
+		s, err := d.GetSession(context.Background(), sid)
+		if err != nil || !strings.Contains(string(s.SessionData), `"nested":"was here"`) {
+			t.Errorf("streamed=%v: stored session = %s, %v", streamed, s.SessionData, err)
+		}
 	}
 }
