@@ -95,6 +95,11 @@ func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepR
 		return nil, nil, o, err
 	}
 	for _, req := range out.StepRequirements {
+		if timedOut(req, j) {
+			// Its timeout applied while another requirement waited: its
+			// OnTimeout stands (its approval expired), whatever is sent.
+			continue
+		}
 		i := slices.IndexFunc(answers, func(a run.StepRequirement) bool {
 			return a.StepID == req.StepID && a.IsPostExecution == req.IsPostExecution
 		})
@@ -130,6 +135,16 @@ func (w *Workflow) resume(ctx context.Context, runID string, answers []run.StepR
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// timedOut reports whether the paused run's requirement req was answered
+// by its timeout (expire) while another requirement of the run still waits.
+func timedOut(req run.StepRequirement, j *journal) bool {
+	if req.RequiresExecutorInput || req.TimeoutAt == "" || !req.Resolved() {
+		return false
+	}
+	_, ok := j.answer(req.StepID, req.IsPostExecution)
+	return ok
+}
 
 // errorDecision reads the decision on a failed step: decision retry, skip
 // or cancel, or confirmed true (retry) or false (skip).
@@ -439,6 +454,9 @@ func (w *Workflow) expire(ctx context.Context, runID string, now time.Time) (*ru
 	if err != nil {
 		return nil, err
 	}
+	// A requirement whose timeout an earlier expire applied is resolved in
+	// the stored run (earliestTimeout leaves it out): it is not claimed or
+	// applied again.
 	for _, r := range out.StepRequirements {
 		if at, ok := earliestTimeout([]run.StepRequirement{r}); ok && !now.Before(at) {
 			if err := w.claimTimeout(ctx, runID, r); err != nil {
@@ -447,7 +465,7 @@ func (w *Workflow) expire(ctx context.Context, runID string, now time.Time) (*ru
 		}
 	}
 	cancelled := false
-	for _, r := range out.StepRequirements {
+	for i, r := range out.StepRequirements {
 		at, ok := earliestTimeout([]run.StepRequirement{r})
 		if !ok || now.Before(at) {
 			continue
@@ -471,14 +489,21 @@ func (w *Workflow) expire(ctx context.Context, runID string, now time.Time) (*ru
 			cancelled = true
 		}
 		j.setAnswer(r)
+		out.StepRequirements[i].Confirmed = r.Confirmed
 	}
 	if cancelled {
 		return w.cancelPaused(ctx, out, "a human review timed out (on_timeout cancel)")
 	}
 	for _, r := range out.StepRequirements {
 		if _, ok := j.answer(r.StepID, r.IsPostExecution); !ok {
-			// Another requirement still waits: store the answers given so far.
-			return out, w.storeJournal(ctx, out, j)
+			// Another requirement still waits: store the answers given so
+			// far, with the requirements they resolved, and wait for the
+			// next timeout.
+			if err := w.storeJournal(ctx, out, j); err != nil {
+				return out, err
+			}
+			w.scheduleTimeouts(out)
+			return out, nil
 		}
 	}
 	w.prepareResume(out)

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,5 +68,49 @@ func TestSweepTimeouts_OneOfSeveralReplicasAppliesEachTimeout(t *testing.T) {
 	}
 	if row, _ := storedRun(t, d, out2.RunID); row.Status != run.StatusPaused {
 		t.Errorf("run resolved by a person is %s", row.Status)
+	}
+}
+
+// TestSweepTimeouts_EachOfARunsTimeoutsApplies: a run paused on two
+// requirements with different timeouts (two Parallel branches) gets each
+// applied when it passes; the second was never applied (the first, applied
+// already, was claimed again, which failed, so the run stayed PAUSED). A
+// person continuing the run between the two answers the one still waiting.
+func TestSweepTimeouts_EachOfARunsTimeoutsApplies(t *testing.T) {
+	t.Parallel()
+	for _, byPerson := range []bool{false, true} {
+		var x, y atomic.Int32
+		sx := counted("x", &x)
+		sx.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: time.Hour, OnTimeout: OnTimeoutSkip}
+		sy := counted("y", &y)
+		sy.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: 2 * time.Hour, OnTimeout: OnTimeoutApprove}
+		d := openDB(t)
+		wf := mustNew(t, Config{ID: "two-timeouts", DB: d, Steps: []Step{{Name: "p", Parallel: &Parallel{Steps: []Step{sx, sy}}}, fn("after")}})
+		wf.Close() // no in-process timers: the sweeps apply the timeouts
+		out, err := wf.Run(context.Background(), run.TextInput("in"), agent.WithUserID("alice"))
+		if err != nil || out.Status != run.StatusPaused || len(out.StepRequirements) != 2 {
+			t.Fatalf("run = %+v, %v", out, err)
+		}
+		start := time.Now()
+		if _, err := wf.SweepTimeouts(context.Background(), start.Add(90*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if row, stored := storedRun(t, d, out.RunID); row.Status != run.StatusPaused || stored.StepRequirements[0].Confirmed == nil || stored.StepRequirements[1].Confirmed != nil {
+			t.Fatalf("after the first timeout: %s %+v", row.Status, stored.StepRequirements)
+		}
+		if byPerson {
+			// The timed-out requirement needs no answer; an answer sent
+			// for it does not undo its timeout.
+			if _, err := wf.ContinueRun(db.WithUserScope(context.Background(), "alice"), out.RunID, []run.StepRequirement{
+				answer(out.StepRequirements[0], yes()), answer(out.StepRequirements[1], yes())}); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := wf.SweepTimeouts(context.Background(), start.Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		row, stored := storedRun(t, d, out.RunID)
+		if row.Status != run.StatusCompleted || x.Load() != 0 || y.Load() != 1 || !strings.HasSuffix(stored.ContentString(), "in>y>after") {
+			t.Errorf("byPerson=%v: %s, x ran %d, y ran %d, content %q", byPerson, row.Status, x.Load(), y.Load(), stored.ContentString())
+		}
 	}
 }
