@@ -215,9 +215,12 @@ func applyAnswer(req, a run.StepRequirement) (run.StepRequirement, error) {
 		if len(a.SelectedChoices) > 1 && !req.AllowMultipleSelections {
 			return req, bad("select one route, not %d", len(a.SelectedChoices))
 		}
-		for _, c := range a.SelectedChoices {
+		for i, c := range a.SelectedChoices {
 			if !slices.Contains(req.AvailableChoices, c) {
 				return req, bad("%q is not one of %v", c, req.AvailableChoices)
+			}
+			if slices.Contains(a.SelectedChoices[:i], c) {
+				return req, bad("%q is selected twice; select each route once", c)
 			}
 		}
 		t := true

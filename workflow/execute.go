@@ -686,9 +686,18 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 			x.sendStepError(s, sc)
 			return run.StepOutput{}, false, errors.New(x.failedText())
 		}
-		for _, n := range selected {
-			if !slices.Contains(names, n) {
-				x.fail(fmt.Sprintf("step %s: the selector chose %q, not one of %v", s.Name, n, names))
+		for i, n := range selected {
+			msg := ""
+			switch {
+			case !slices.Contains(names, n):
+				msg = fmt.Sprintf("step %s: the selector chose %q, not one of %v", s.Name, n, names)
+			case slices.Contains(selected[:i], n):
+				// A choice's id is its place among the choices: run twice,
+				// its second run would be its first's, replayed.
+				msg = fmt.Sprintf("step %s: the selector chose %q twice; a choice runs once", s.Name, n)
+			}
+			if msg != "" {
+				x.fail(msg)
 				x.sendStepError(s, sc)
 				return run.StepOutput{}, false, errors.New(x.failedText())
 			}

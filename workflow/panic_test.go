@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -96,5 +97,38 @@ func TestRun_AFailingPrimitiveCallbackSendsStepError(t *testing.T) {
 				t.Fatalf("events end %v, want StepError (%s) then WorkflowError", got, c.step.Name)
 			}
 		})
+	}
+}
+
+// TestRouter_AChoicePickedTwiceFailsTheStep: a selector (a function or a
+// CEL list) or a person picking a choice twice is refused, as an unknown
+// name is; the second pick ran nothing (its id, its place among the
+// choices, was the first's, whose output was replayed) while the run
+// reported it twice.
+func TestRouter_AChoicePickedTwiceFailsTheStep(t *testing.T) {
+	t.Parallel()
+	for _, r := range []Router{
+		{Selector: func(*StepInput) ([]string, error) { return []string{"a", "b", "a"}, nil }},
+		{SelectorExpr: `["a", "a"]`},
+	} {
+		r.Choices = []Step{fn("a"), fn("b")}
+		wf := mustNew(t, Config{ID: "twice", Steps: []Step{{Name: "route", Router: &r}}})
+		out, err := wf.Run(context.Background(), run.TextInput("x"))
+		if err == nil || out.Status != run.StatusError || !strings.Contains(out.ContentString(), `chose "a" twice`) {
+			t.Errorf("%q: run = %s %v, %v", r.SelectorExpr, out.Status, out.Content, err)
+		}
+	}
+	var a atomic.Int32
+	wf := mustNew(t, Config{ID: "twice-by-hand", DB: openDB(t), Steps: []Step{{Name: "r",
+		Router:      &Router{Choices: []Step{counted("a", &a), fn("b")}},
+		HumanReview: &HumanReview{RequiresUserInput: true, AllowMultipleSelections: true}}}})
+	out, _ := wf.Run(context.Background(), run.TextInput("in"))
+	req := out.StepRequirements[0]
+	req.SelectedChoices = []string{"a", "a"}
+	if _, err := wf.ContinueRun(context.Background(), out.RunID, []run.StepRequirement{req}); !errors.Is(err, ErrUnresolved) {
+		t.Errorf("a route selected twice: %v", err)
+	}
+	if a.Load() != 0 {
+		t.Errorf("a ran %d times", a.Load())
 	}
 }

@@ -117,7 +117,8 @@ type Condition struct {
 }
 
 // Router runs the choices Selector (or, if nil, the CEL expression
-// SelectorExpr, giving a name or a list of names) picks, in order.
+// SelectorExpr, giving a name or a list of names) picks, in order, each
+// once (a name picked twice fails the step, as an unknown one does).
 type Router struct {
 	Selector func(*StepInput) ([]string, error)
 	// SelectorExpr sees what Condition.If sees plus step_choices.
