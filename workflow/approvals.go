@@ -144,7 +144,7 @@ func (w *Workflow) approvalsFollow(ctx context.Context, runID string, status run
 // (user input, a route, an external result, a failed step's decision): the
 // continue route takes those answers.
 func (w *Workflow) ApprovalAnswers(ctx context.Context, runID string) (answers []run.StepRequirement, ready bool, err error) {
-	out, _, err := w.loadPaused(ctx, runID)
+	out, j, err := w.loadPaused(ctx, runID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -152,6 +152,9 @@ func (w *Workflow) ApprovalAnswers(ctx context.Context, runID string) (answers [
 		return nil, false, nil
 	}
 	for _, r := range out.StepRequirements {
+		if timedOut(r, j) {
+			continue // its approval expired; ContinueRun keeps its OnTimeout
+		}
 		if !decisionOnly(r) {
 			return nil, false, nil
 		}

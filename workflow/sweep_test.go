@@ -75,10 +75,12 @@ func TestSweepTimeouts_OneOfSeveralReplicasAppliesEachTimeout(t *testing.T) {
 // requirements with different timeouts (two Parallel branches) gets each
 // applied when it passes; the second was never applied (the first, applied
 // already, was claimed again, which failed, so the run stayed PAUSED). A
-// person continuing the run between the two answers the one still waiting.
+// person continuing the run between the two answers the one still waiting,
+// by continuing it or by resolving its approval.
 func TestSweepTimeouts_EachOfARunsTimeoutsApplies(t *testing.T) {
 	t.Parallel()
-	for _, byPerson := range []bool{false, true} {
+	for _, by := range []string{"sweep", "continue", "approval"} {
+		byPerson := by != "sweep"
 		var x, y atomic.Int32
 		sx := counted("x", &x)
 		sx.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: time.Hour, OnTimeout: OnTimeoutSkip}
@@ -98,11 +100,20 @@ func TestSweepTimeouts_EachOfARunsTimeoutsApplies(t *testing.T) {
 		if row, stored := storedRun(t, d, out.RunID); row.Status != run.StatusPaused || stored.StepRequirements[0].Confirmed == nil || stored.StepRequirements[1].Confirmed != nil {
 			t.Fatalf("after the first timeout: %s %+v", row.Status, stored.StepRequirements)
 		}
+		answers := []run.StepRequirement{answer(out.StepRequirements[0], yes()), answer(out.StepRequirements[1], yes())}
+		if by == "approval" {
+			if _, err := d.ResolveApproval(context.Background(), approvalID(out.RunID, out.StepRequirements[1]), db.ApprovalApproved, "bob", nil); err != nil {
+				t.Fatal(err)
+			}
+			var ready bool
+			if answers, ready, err = wf.ApprovalAnswers(context.Background(), out.RunID); err != nil || !ready || len(answers) != 1 {
+				t.Fatalf("approval answers = %+v, %v, %v; want y's, ready", answers, ready, err)
+			}
+		}
 		if byPerson {
 			// The timed-out requirement needs no answer; an answer sent
 			// for it does not undo its timeout.
-			if _, err := wf.ContinueRun(db.WithUserScope(context.Background(), "alice"), out.RunID, []run.StepRequirement{
-				answer(out.StepRequirements[0], yes()), answer(out.StepRequirements[1], yes())}); err != nil {
+			if _, err := wf.ContinueRun(db.WithUserScope(context.Background(), "alice"), out.RunID, answers); err != nil {
 				t.Fatal(err)
 			}
 		} else if _, err := wf.SweepTimeouts(context.Background(), start.Add(3*time.Hour)); err != nil {
@@ -110,7 +121,7 @@ func TestSweepTimeouts_EachOfARunsTimeoutsApplies(t *testing.T) {
 		}
 		row, stored := storedRun(t, d, out.RunID)
 		if row.Status != run.StatusCompleted || x.Load() != 0 || y.Load() != 1 || !strings.HasSuffix(stored.ContentString(), "in>y>after") {
-			t.Errorf("byPerson=%v: %s, x ran %d, y ran %d, content %q", byPerson, row.Status, x.Load(), y.Load(), stored.ContentString())
+			t.Errorf("by %s: %s, x ran %d, y ran %d, content %q", by, row.Status, x.Load(), y.Load(), stored.ContentString())
 		}
 	}
 }
