@@ -304,11 +304,26 @@ func TestOnErrorPause_RetriesAreBoundedByMaxRetries(t *testing.T) {
 	}
 }
 
+// TestOnErrorPause_IsOnlyForSteps: OnError pause and skip on a primitive
+// are refused (skip was accepted and did nothing: a failing step inside a
+// Condition with OnError skip still failed the run).
 func TestOnErrorPause_IsOnlyForSteps(t *testing.T) {
 	t.Parallel()
-	_, err := New(Config{Steps: []Step{{Name: "p", Parallel: &Parallel{Steps: []Step{fn("x")}}, HumanReview: &HumanReview{OnError: OnErrorPause}}}})
-	if err == nil || !strings.Contains(err.Error(), "OnError pause") {
-		t.Fatalf("err %v", err)
+	for _, onError := range []string{OnErrorPause, OnErrorSkip} {
+		for _, s := range []Step{
+			{Name: "p", Parallel: &Parallel{Steps: []Step{fn("x")}}},
+			{Name: "c", Condition: &Condition{If: "true", Steps: []Step{fn("x")}}},
+			{Name: "l", Loop: &Loop{Steps: []Step{fn("x")}}},
+		} {
+			s.HumanReview = &HumanReview{OnError: onError}
+			_, err := New(Config{Steps: []Step{s}})
+			if err == nil || !strings.Contains(err.Error(), "OnError "+onError) {
+				t.Errorf("%s on %s: err %v", onError, s.Name, err)
+			}
+		}
+	}
+	if _, err := New(Config{Steps: []Step{{Name: "c", HumanReview: &HumanReview{OnError: OnErrorFail}, Condition: &Condition{If: "true", Steps: []Step{fn("x")}}}}}); err != nil {
+		t.Errorf("OnError fail on a Condition: %v", err)
 	}
 }
 

@@ -37,10 +37,11 @@ type HumanReview struct {
 	// output review runs the step again with the rejection note, up to
 	// MaxRetries times) or else (a Condition runs its Else steps).
 	OnReject string
-	// OnError is what a failing step does: fail (the run ends in ERROR),
+	// OnError is what a failing Step does: fail (the run ends in ERROR),
 	// skip (the step is left out) or pause (the run pauses with an
 	// ErrorRequirement for a person to decide: retry the step, at most
-	// MaxRetries times, skip it or cancel the run). Default fail.
+	// MaxRetries times, skip it or cancel the run). Default fail. Skip and
+	// pause are for a Step, not a primitive (set them on its steps).
 	OnError    string
 	MaxRetries int
 	// Timeout, when set, applies OnTimeout to a pause nobody answered in
@@ -107,7 +108,11 @@ func (h *HumanReview) validate(kind string) error {
 		errs = append(errs, errors.New("HumanReview.OnReject retry needs RequiresOutputReview (a rejected output is what is retried)"))
 	}
 	switch h.OnError {
-	case "", OnErrorFail, OnErrorSkip:
+	case "", OnErrorFail:
+	case OnErrorSkip:
+		// Only a Step's own failure is skipped: a primitive's would be
+		// accepted and ignored. Set it on the steps inside.
+		errs = append(errs, bad("OnError skip", typeStep))
 	case OnErrorPause:
 		errs = append(errs, bad("OnError pause", typeStep))
 	default:
