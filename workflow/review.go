@@ -3,7 +3,9 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/agentryhq/agentry/run"
@@ -243,9 +245,10 @@ func convertField(t string, v any) (any, bool) {
 		case int64:
 			return float64(n), true
 		case string:
-			var f float64
-			_, err := fmt.Sscanf(n, "%g", &f)
-			return f, err == nil
+			// Whole numbers only ("1.5abc" is not 1.5), and none JSON
+			// cannot hold (NaN, Inf: the run could not be stored again).
+			f, err := strconv.ParseFloat(n, 64)
+			return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 		}
 	case "bool":
 		switch b := v.(type) {

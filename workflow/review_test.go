@@ -569,3 +569,35 @@ func TestHumanReview_LosingContinueLeavesApprovalsPending(t *testing.T) {
 		t.Errorf("after the winning continue: %d approvals, first %s with run status %s (run %s)", len(list), list[0].Status, list[0].RunStatus, done.Status)
 	}
 }
+
+// TestHumanReview_AFloatFieldTakesOnlyNumbersJSONCanHold: a float field's
+// text answer is a number as a whole ("1.5abc" was 1.5) and one JSON can
+// hold: "NaN" or "Inf" was taken, and the run, which could then not be
+// stored when it paused again, stayed RUNNING.
+func TestHumanReview_AFloatFieldTakesOnlyNumbersJSONCanHold(t *testing.T) {
+	t.Parallel()
+	var n, m atomic.Int32
+	s := counted("b", &n)
+	s.HumanReview = &HumanReview{RequiresUserInput: true, UserInputSchema: []run.UserInputField{{Name: "f", FieldType: "float"}}}
+	next := counted("c", &m)
+	next.HumanReview = &HumanReview{RequiresConfirmation: true}
+	d := openDB(t)
+	wf := mustNew(t, Config{ID: "float-input", DB: d, Steps: []Step{s, next}})
+	out, _ := wf.Run(context.Background(), run.TextInput("in"))
+	req := out.StepRequirements[0]
+	for _, bad := range []string{"NaN", "Inf", "-infinity", "1.5abc", "1e400"} {
+		r := req
+		r.UserInput = map[string]any{"f": bad}
+		if _, err := wf.ContinueRun(context.Background(), out.RunID, []run.StepRequirement{r}); !errors.Is(err, ErrInvalidUserInput) {
+			t.Errorf("input %q: %v", bad, err)
+		}
+	}
+	req.UserInput = map[string]any{"f": "2.5"}
+	done, err := wf.ContinueRun(context.Background(), out.RunID, []run.StepRequirement{req})
+	if err != nil || done.Status != run.StatusPaused || n.Load() != 1 {
+		t.Fatalf("continued = %+v, %v", done, err)
+	}
+	if row, _ := storedRun(t, d, out.RunID); row.Status != run.StatusPaused {
+		t.Errorf("stored %s, want PAUSED", row.Status)
+	}
+}
