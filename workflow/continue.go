@@ -77,6 +77,7 @@ func (w *Workflow) loadPaused(ctx context.Context, runID string) (*run.Output, *
 		if err := json.Unmarshal(raw, j); err != nil {
 			return nil, nil, fmt.Errorf("workflow: run %s: its journal cannot be read: %w", runID, err)
 		}
+		j.loaded = raw
 		delete(out.Extra, journalKey)
 	}
 	return out, j, nil

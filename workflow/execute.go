@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -95,6 +96,15 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		}
 		if row.Status != run.StatusPaused {
 			return nil, fmt.Errorf("%w: run %s is %s", ErrNotPaused, out.RunID, row.Status)
+		}
+		// PAUSED again, by another continue (or a timeout) that ran it
+		// since this one read it: going on would run its steps again.
+		stored, err := row.Output()
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(stored.Extra[journalKey], j.loaded) {
+			return nil, fmt.Errorf("%w: run %s was continued since it was read; read it again and answer what it waits for now", ErrNotPaused, out.RunID)
 		}
 	}
 	if continued {

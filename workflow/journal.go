@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type journal struct {
 	Executors map[string]*run.Output `json:"executors,omitempty"`
 	// answered are the answers of this continue (not stored).
 	answered []run.StepRequirement
+	// loaded is the journal as it was read from the paused run: a continue
+	// goes on only if the run still holds it (nobody continued it since).
+	loaded json.RawMessage
 }
 
 func answerKey(path string, post bool) string {

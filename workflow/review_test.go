@@ -601,3 +601,43 @@ func TestHumanReview_AFloatFieldTakesOnlyNumbersJSONCanHold(t *testing.T) {
 		t.Errorf("stored %s, want PAUSED", row.Status)
 	}
 }
+
+// TestHumanReview_AContinueOfARunContinuedSinceItWasReadIsRefused: a
+// continue that read the paused run, then found it PAUSED again by another
+// continue that ran meanwhile (double submit), ran the steps the other had
+// already run a second time; it is refused with ErrNotPaused now.
+func TestHumanReview_AContinueOfARunContinuedSinceItWasReadIsRefused(t *testing.T) {
+	t.Parallel()
+	var a, b, c atomic.Int32
+	first := counted("a", &a)
+	first.HumanReview = &HumanReview{RequiresConfirmation: true}
+	last := counted("c", &c)
+	last.HumanReview = &HumanReview{RequiresConfirmation: true}
+	d := openDB(t)
+	wf := mustNew(t, Config{ID: "double-submit", DB: d, Steps: []Step{first, counted("b", &b), last}})
+	out, _ := wf.Run(context.Background(), run.TextInput("in"))
+	answers := []run.StepRequirement{answer(out.StepRequirements[0], yes())}
+	// ContinueRun in its two halves: the late continue reads the run ...
+	late, j, o, err := wf.resume(context.Background(), out.RunID, answers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ... another continue runs it to its next pause ...
+	if done, err := wf.ContinueRun(context.Background(), out.RunID, answers); err != nil || done.Status != run.StatusPaused {
+		t.Fatalf("first continue = %+v, %v", done, err)
+	}
+	// ... and the late one goes on.
+	if _, err := wf.execute(context.Background(), late, j, o, nil); !errors.Is(err, ErrNotPaused) {
+		t.Errorf("late continue: %v, want ErrNotPaused", err)
+	}
+	if a.Load() != 1 || b.Load() != 1 || c.Load() != 0 {
+		t.Errorf("runs: a=%d b=%d c=%d, want 1 1 0", a.Load(), b.Load(), c.Load())
+	}
+	_, stored := storedRun(t, d, out.RunID)
+	if len(stored.StepRequirements) != 1 || stored.StepRequirements[0].StepName != "c" {
+		t.Errorf("stored requirements = %+v, want c's", stored.StepRequirements)
+	}
+	if done, err := wf.ContinueRun(context.Background(), out.RunID, []run.StepRequirement{answer(stored.StepRequirements[0], yes())}); err != nil || done.Content != "in>a>b>c" {
+		t.Errorf("continue of the new pause = %+v, %v", done, err)
+	}
+}
