@@ -168,6 +168,8 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		}
 		final = x.ev(run.EventWorkflowCompleted)
 		final.Content, final.ContentType, final.Metrics = out.Content, out.ContentType, out.Metrics
+		// Agno's WorkflowCompletedEvent carries the step results too.
+		final.StepResults = out.StepResults
 	}
 	out.StepRequirements, out.PausedStepIndex, out.PausedStepName, out.PauseKind = nil, nil, "", ""
 	out.ErrorRequirements = nil

@@ -160,6 +160,10 @@ func TestStream_EmitsAgnoWorkflowEventsAroundTheStepsEvents(t *testing.T) {
 	if last.Event != run.EventWorkflowCompleted || last.Content != "looks good" || last.WorkflowID != "draft-review" || last.RunID == "" {
 		t.Errorf("last event = %+v", last)
 	}
+	// As Agno's WorkflowCompletedEvent, it carries the run's step_results.
+	if len(last.StepResults) != 2 || last.StepResults[0].StepName != "draft" || last.StepResults[1].Content != "looks good" {
+		t.Errorf("WorkflowCompleted step_results = %+v", last.StepResults)
+	}
 }
 
 func TestRun_TeamStepStoresTeamAndMemberRowsUnderTheWorkflowRun(t *testing.T) {
