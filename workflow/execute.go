@@ -332,6 +332,11 @@ func (x *exec) sequence(ctx context.Context, steps []Step, parent scope, content
 // skipped (OnError skip); a composite one of whose steps failed so passes
 // on what the others left (a Parallel, their results).
 func passesOn(res run.StepOutput, skipped bool) bool {
+	if res.StepType == typeCondition && len(res.Steps) == 0 {
+		// Nothing ran (its content says it was not met): the next step
+		// gets what the Condition got.
+		return false
+	}
 	return !skipped && (res.StepType != typeStep || res.Success == nil || *res.Success)
 }
 
@@ -641,6 +646,9 @@ func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ 
 	branch, steps, seg := "if", c.Steps, ""
 	if !result {
 		branch, steps, seg = "else", c.Else, "else"
+		if len(steps) == 0 {
+			branch = "" // Agno's branch None: false, and no Else
+		}
 	}
 	var results []run.StepOutput
 	last := content
@@ -657,18 +665,13 @@ func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ 
 	}
 	out := okOutput(s, typeCondition, sc, last, results)
 	if len(steps) == 0 {
-		out.Content = fmt.Sprintf("Condition %s not met - skipped", s.Name)
+		out.Content = fmt.Sprintf("Condition %s not met - skipped %d steps", s.Name, len(c.Steps))
 	}
 	x.record(out)
 	e = x.stepEv(run.EventConditionExecutionCompleted, s, sc)
 	executed := len(results)
 	e.ConditionResult, e.ExecutedSteps, e.Branch, e.StepResults = &result, &executed, branch, results
 	x.send(e)
-	if len(steps) == 0 {
-		// Nothing ran: the next step gets what this one got.
-		out.Content = content
-		return out, false, nil
-	}
 	return out, false, nil
 }
 

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/agent"
@@ -62,5 +63,35 @@ func TestRun_StoresAgnosWorkflowRunShape(t *testing.T) {
 			o.Metrics.Steps["draft"].Metrics == nil || o.Metrics.Steps["draft"].Metrics.Duration == 0 {
 			t.Errorf("stream=%v: decoded step results %+v, metrics %+v", stream, o.StepResults, o.Metrics)
 		}
+	}
+}
+
+// TestRun_AConditionNotMetIsStoredAsAgnoWordsIt: a Condition whose branch
+// did not run (false, no Else) has Agno's content in step_results (it had
+// the content it was given) and in a Parallel's results, and its
+// ConditionExecutionCompleted has no branch (it said else); the next step
+// still gets what the Condition got.
+func TestRun_AConditionNotMetIsStoredAsAgnoWordsIt(t *testing.T) {
+	t.Parallel()
+	const notMet = "Condition check not met - skipped 2 steps"
+	check := Step{Name: "check", Condition: &Condition{If: "false", Steps: []Step{fn("x"), fn("y")}}}
+	wf := mustNew(t, Config{ID: "not-met", Steps: []Step{fn("a"), check, fn("b")}})
+	evs := collect(t, wf, "in")
+	last := evs[len(evs)-1]
+	if last.Event != run.EventWorkflowCompleted || last.Content != "in>a>b" {
+		t.Fatalf("run ended %s %v", last.Event, last.Content)
+	}
+	if c := last.StepResults[1]; c.StepName != "check" || c.Content != notMet {
+		t.Errorf("condition result = %+v", c)
+	}
+	for _, e := range evs {
+		if e.Event == run.EventConditionExecutionCompleted && (e.Branch != "" || *e.ConditionResult) {
+			t.Errorf("ConditionExecutionCompleted branch %q, result %v", e.Branch, *e.ConditionResult)
+		}
+	}
+	wf = mustNew(t, Config{ID: "not-met-parallel", Steps: []Step{{Name: "p", Parallel: &Parallel{Steps: []Step{check, fn("b")}}}}})
+	out, err := wf.Run(context.Background(), run.TextInput("in"))
+	if err != nil || !strings.Contains(out.ContentString(), "### ✅ SUCCESS: check\n"+notMet+"\n") {
+		t.Errorf("parallel = %q, %v", out.ContentString(), err)
 	}
 }
