@@ -296,7 +296,7 @@ func (w *Workflow) scheduleTimeouts(out *run.Output) {
 		}
 		delete(ts.m, runID)
 		ts.running.Add(1)
-		ctx := db.WithUserScope(ts.ctx, user)
+		ctx := runScope(ts.ctx, user)
 		ts.mu.Unlock()
 		defer ts.running.Done()
 		if _, err := w.expire(ctx, runID, time.Now()); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(context.Cause(ctx), errClosed) {
@@ -373,7 +373,7 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 				w.scheduleTimeouts(out)
 				continue
 			}
-			if _, err := w.expire(db.WithUserScope(ctx, out.UserID), row.RunID, time.Now()); err == nil {
+			if _, err := w.expire(runScope(ctx, out.UserID), row.RunID, time.Now()); err == nil {
 				n++
 			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, errClaimed) {
 				return n, err
@@ -420,7 +420,7 @@ func (w *Workflow) SweepTimeouts(ctx context.Context, now time.Time) (int, error
 	n := 0
 	var errs []error
 	for _, out := range due {
-		_, err := w.expire(db.WithUserScope(ctx, out.UserID), out.RunID, now)
+		_, err := w.expire(runScope(ctx, out.UserID), out.RunID, now)
 		switch {
 		case err == nil:
 			n++
@@ -430,6 +430,16 @@ func (w *Workflow) SweepTimeouts(ctx context.Context, now time.Time) (int, error
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// runScope is the scope a timeout of a run of user is applied in: the
+// user's, or none for a run without a user (the scope of user "" finds
+// only rows whose user_id is "", not a run stored without one).
+func runScope(ctx context.Context, user string) context.Context {
+	if user == "" {
+		return ctx
+	}
+	return db.WithUserScope(ctx, user)
 }
 
 // errClaimed: another process (a replica's sweep or timer) claimed the

@@ -125,3 +125,45 @@ func TestSweepTimeouts_EachOfARunsTimeoutsApplies(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepTimeouts_ARunWithoutAUserTimesOut: the timeout of a run started
+// without a user id applies (a sweep, ResumeExpired at start); its run was
+// looked up in the scope of user "", which finds no run stored without a
+// user, so it stayed PAUSED and every sweep failed with not found.
+func TestSweepTimeouts_ARunWithoutAUserTimesOut(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"sweep", "resume"} {
+		d := openDB(t)
+		steps := func() []Step {
+			s := fn("b")
+			s.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: time.Hour, OnTimeout: OnTimeoutApprove}
+			return []Step{s}
+		}
+		wf := mustNew(t, Config{ID: "anonymous", DB: d, Steps: steps()})
+		wf.Close() // no in-process timer
+		out, err := wf.Run(context.Background(), run.TextInput("in"))
+		if err != nil || out.Status != run.StatusPaused {
+			t.Fatalf("run = %+v, %v", out, err)
+		}
+		var n int
+		if how == "sweep" {
+			n, err = wf.SweepTimeouts(context.Background(), time.Now().Add(2*time.Hour))
+		} else {
+			// A restart after the timeout passed: the stored run's timeout
+			// is moved into the past, as time would have.
+			_, stored := storedRun(t, d, out.RunID)
+			stored.StepRequirements[0].TimeoutAt = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)
+			row, uerr := db.RunFromOutput(stored)
+			if uerr == nil {
+				_, uerr = d.UpsertRun(context.Background(), row)
+			}
+			if uerr != nil {
+				t.Fatal(uerr)
+			}
+			n, err = mustNew(t, Config{ID: "anonymous", DB: d, Steps: steps()}).ResumeExpired(context.Background())
+		}
+		if row, _ := storedRun(t, d, out.RunID); n != 1 || err != nil || row.Status != run.StatusCompleted {
+			t.Errorf("%s: applied %d, %v; run %s", how, n, err, row.Status)
+		}
+	}
+}
