@@ -353,12 +353,14 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 	if w.cfg.DB == nil {
 		return 0, nil
 	}
-	n := 0
+	// Every page is read before a timeout is applied: a run it ends leaves
+	// the PAUSED runs, and the next page would skip as many others.
+	var due []*run.Output
 	for page := 1; ; page++ {
 		rows, _, err := w.cfg.DB.GetRuns(ctx, db.RunFilter{WorkflowID: w.cfg.ID, RunType: run.TypeWorkflow,
 			Statuses: []run.Status{run.StatusPaused}, Limit: 100, Page: page})
 		if err != nil {
-			return n, err
+			return 0, err
 		}
 		for _, row := range rows {
 			out, err := row.Output()
@@ -373,16 +375,21 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 				w.scheduleTimeouts(out)
 				continue
 			}
-			if _, err := w.expire(runScope(ctx, out.UserID), row.RunID, time.Now()); err == nil {
-				n++
-			} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, errClaimed) {
-				return n, err
-			}
+			due = append(due, out)
 		}
 		if len(rows) < 100 {
-			return n, nil
+			break
 		}
 	}
+	n := 0
+	for _, out := range due {
+		if _, err := w.expire(runScope(ctx, out.UserID), out.RunID, time.Now()); err == nil {
+			n++
+		} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, errClaimed) {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // SweepTimeouts applies OnTimeout to this workflow's PAUSED runs (of every

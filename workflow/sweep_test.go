@@ -167,3 +167,34 @@ func TestSweepTimeouts_ARunWithoutAUserTimesOut(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeExpired_AppliesTheTimeoutsOfMoreThanAPageOfRuns: at start,
+// every PAUSED run whose timeout passed is ended, however many; applying
+// them page by page ended the first hundred, and the second page, read
+// after they left the PAUSED runs, skipped as many others.
+func TestResumeExpired_AppliesTheTimeoutsOfMoreThanAPageOfRuns(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	steps := func() []Step {
+		s := fn("b")
+		s.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: time.Nanosecond, OnTimeout: OnTimeoutApprove}
+		return []Step{s}
+	}
+	before := mustNew(t, Config{ID: "many-paused", DB: d, Steps: steps()})
+	before.Close() // stopped before the timeouts passed: no timers
+	const runs = 130
+	for range runs {
+		out, err := before.Run(context.Background(), run.TextInput("in"), agent.WithUserID("alice"))
+		if err != nil || out.Status != run.StatusPaused {
+			t.Fatalf("run = %+v, %v", out, err)
+		}
+	}
+	n, err := mustNew(t, Config{ID: "many-paused", DB: d, Steps: steps()}).ResumeExpired(context.Background())
+	if n != runs || err != nil {
+		t.Errorf("applied %d timeouts, %v; want %d", n, err, runs)
+	}
+	paused, _, err := d.GetRuns(context.Background(), db.RunFilter{WorkflowID: "many-paused", Statuses: []run.Status{run.StatusPaused}, Limit: 10, Page: 1})
+	if err != nil || len(paused) != 0 {
+		t.Errorf("%d runs still PAUSED, %v", len(paused), err)
+	}
+}
