@@ -310,6 +310,10 @@ func TestNew_RejectsBadPrimitives(t *testing.T) {
 		"else on step":     {Step{Name: "a", Func: fn("a").Func, HumanReview: &HumanReview{RequiresConfirmation: true, OnReject: "else"}}, "does not apply to a Step"},
 		"asks nothing":     {Step{Name: "a", Func: fn("a").Func, HumanReview: &HumanReview{}}, "asks nothing"},
 		"bad on_timeout":   {Step{Name: "a", Func: fn("a").Func, HumanReview: &HumanReview{RequiresConfirmation: true, OnTimeout: "later"}}, "OnTimeout"},
+		// A Router's rejected output was reviewed again and again, nothing
+		// run again, retry_count 0 each time: max_retries never reached.
+		"retry on router": {Step{Router: &Router{Choices: []Step{fn("a")}, SelectorExpr: `"a"`},
+			HumanReview: &HumanReview{RequiresOutputReview: true, OnReject: OnRejectRetry}}, "OnReject retry does not apply to a Router"},
 	} {
 		if _, err := New(Config{Steps: []Step{c.step}}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)

@@ -35,9 +35,9 @@ type HumanReview struct {
 	RequiresIterationReview bool
 	IterationReviewMessage  string
 	// OnReject is what a rejection does: skip (default: the step is left
-	// out and the run goes on), cancel (the run ends CANCELLED), retry (an
-	// output review runs the step again with the rejection note, up to
-	// MaxRetries times) or else (a Condition runs its Else steps).
+	// out and the run goes on), cancel (the run ends CANCELLED), retry (a
+	// Step's output review runs the step again with the rejection note, up
+	// to MaxRetries times) or else (a Condition runs its Else steps).
 	OnReject string
 	// OnError is what a failing Step does: fail (the run ends in ERROR),
 	// skip (the step is left out) or pause (the run pauses with an
@@ -108,6 +108,11 @@ func (h *HumanReview) validate(kind string) error {
 	}
 	if h.OnReject == OnRejectRetry && !h.RequiresOutputReview {
 		errs = append(errs, errors.New("HumanReview.OnReject retry needs RequiresOutputReview (a rejected output is what is retried)"))
+	}
+	if h.OnReject == OnRejectRetry {
+		// A Router's rejected output is not produced again: its review
+		// would be asked again and again for the same output.
+		errs = append(errs, bad("OnReject retry", typeStep))
 	}
 	switch h.OnError {
 	case "", OnErrorFail:
