@@ -278,10 +278,12 @@ func (x *exec) send(e run.Event) {
 }
 
 // scope is where a step sits: its id path, its parent's, its index among
-// its siblings and its depth.
+// its siblings and its depth. owner, set on a scope that is not a step's
+// (a loop iteration, a condition's else branch), is the step id of the
+// primitive it belongs to: the parent_step_id of the steps in it.
 type scope struct {
-	path, parent string
-	index, depth int
+	path, parent, owner string
+	index, depth        int
 }
 
 func (sc scope) child(i int, seg string) scope {
@@ -292,7 +294,7 @@ func (sc scope) child(i int, seg string) scope {
 	if sc.path != "" {
 		p = sc.path + "." + p
 	}
-	return scope{path: p, parent: sc.path, index: i, depth: sc.depth + 1}
+	return scope{path: p, parent: cmp.Or(sc.owner, sc.path), index: i, depth: sc.depth + 1}
 }
 
 func (sc scope) top(i int) scope { return scope{path: fmt.Sprint(i), index: i} }
@@ -492,7 +494,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 		e := x.stepEv(run.EventLoopIterationStarted, s, sc)
 		e.TaskEvent = &run.TaskEvent{Iteration: it, MaxIterations: maxIt}
 		x.send(e)
-		isc := scope{path: sc.path + ".i" + fmt.Sprint(it-1), parent: sc.path, index: sc.index, depth: sc.depth}
+		isc := scope{path: sc.path + ".i" + fmt.Sprint(it-1), parent: sc.path, owner: sc.path, index: sc.index, depth: sc.depth}
 		results, c, err := x.sequence(ctx, l.Steps, isc, last)
 		all = append(all, results...)
 		if err != nil {
@@ -655,7 +657,7 @@ func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ 
 	if len(steps) > 0 {
 		bsc := sc
 		if seg != "" {
-			bsc = scope{path: sc.path + "." + seg, parent: sc.path, index: sc.index, depth: sc.depth}
+			bsc = scope{path: sc.path + "." + seg, parent: sc.path, owner: sc.path, index: sc.index, depth: sc.depth}
 		}
 		var err error
 		results, last, err = x.sequence(ctx, steps, bsc, content)

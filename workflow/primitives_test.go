@@ -346,3 +346,36 @@ func TestRun_OnErrorSkipGoesOnWithoutTheFailedStep(t *testing.T) {
 		t.Errorf("run = %s %v %v", out.Status, out.Content, err)
 	}
 }
+
+// TestStream_StepsInALoopOrAnElseNameThePrimitiveAsTheirParent: the
+// parent_step_id of a step in a loop iteration or a Condition's Else is
+// the primitive's step_id, as in Agno; it was the iteration's or branch's
+// path ("0.i0", "1.else"), which names no step of the run.
+func TestStream_StepsInALoopOrAnElseNameThePrimitiveAsTheirParent(t *testing.T) {
+	t.Parallel()
+	wf := mustNew(t, Config{ID: "parents", Steps: []Step{
+		{Name: "l", Loop: &Loop{MaxIterations: 2, Steps: []Step{fn("a")}}},
+		{Name: "c", Condition: &Condition{If: "false", Steps: []Step{fn("x")}, Else: []Step{fn("b")}}},
+		{Name: "p", Parallel: &Parallel{Steps: []Step{fn("d")}}},
+	}})
+	ids := map[string]string{}       // a primitive's step_id by name
+	parents := map[string][]string{} // the parent_step_ids of a step's StepStarted
+	for _, e := range collect(t, wf, "in") {
+		switch e.Event {
+		case run.EventLoopExecutionStarted, run.EventConditionExecutionStarted, run.EventParallelExecutionStarted:
+			ids[e.StepName] = e.StepID
+		case run.EventStepStarted:
+			parents[e.StepName] = append(parents[e.StepName], e.ParentStepID)
+		}
+	}
+	for step, owner := range map[string]string{"a": "l", "b": "c", "d": "p"} {
+		if len(parents[step]) == 0 || ids[owner] == "" {
+			t.Fatalf("no events of %s in %s: %v %v", step, owner, ids, parents)
+		}
+		for _, p := range parents[step] {
+			if p != ids[owner] {
+				t.Errorf("%s: parent_step_id %q, want %s's step_id %q", step, p, owner, ids[owner])
+			}
+		}
+	}
+}
