@@ -570,5 +570,8 @@ func (w *Workflow) cancelPaused(ctx context.Context, out *run.Output, reason str
 	if err == nil {
 		_, err = w.cfg.DB.UpsertRun(context.WithoutCancel(ctx), row)
 	}
+	if err == nil {
+		w.approvalsFollow(ctx, out.RunID, out.Status)
+	}
 	return out, err
 }

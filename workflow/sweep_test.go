@@ -198,3 +198,35 @@ func TestResumeExpired_AppliesTheTimeoutsOfMoreThanAPageOfRuns(t *testing.T) {
 		t.Errorf("%d runs still PAUSED, %v", len(paused), err)
 	}
 }
+
+// TestSweepTimeouts_ARunCancelledByItsTimeoutIsSoOnItsApprovals: a run a
+// timeout cancels (on_timeout cancel) says CANCELLED on its approvals, the
+// one that expired and the one still pending; they said PAUSED.
+func TestSweepTimeouts_ARunCancelledByItsTimeoutIsSoOnItsApprovals(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	soon, later := fn("soon"), fn("later")
+	soon.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: time.Hour}
+	later.HumanReview = &HumanReview{RequiresConfirmation: true}
+	wf := mustNew(t, Config{ID: "cancel-by-timeout", DB: d, Steps: []Step{{Name: "p", Parallel: &Parallel{Steps: []Step{soon, later}}}}})
+	wf.Close()
+	out, err := wf.Run(context.Background(), run.TextInput("in"), agent.WithUserID("alice"))
+	if err != nil || out.Status != run.StatusPaused {
+		t.Fatalf("run = %+v, %v", out, err)
+	}
+	if n, err := wf.SweepTimeouts(context.Background(), time.Now().Add(2*time.Hour)); n != 1 || err != nil {
+		t.Fatalf("sweep applied %d, %v", n, err)
+	}
+	if row, _ := storedRun(t, d, out.RunID); row.Status != run.StatusCancelled {
+		t.Fatalf("run %s", row.Status)
+	}
+	list, _, err := d.ListApprovals(context.Background(), db.ApprovalFilter{RunID: out.RunID, Limit: 10, Page: 1})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("approvals = %+v, %v", list, err)
+	}
+	for _, a := range list {
+		if a.RunStatus != string(run.StatusCancelled) {
+			t.Errorf("approval %s (%s): run status %s, want CANCELLED", a.ID, a.Status, a.RunStatus)
+		}
+	}
+}
