@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,9 +57,8 @@ type exec struct {
 	stepRuns []string // the step runs journaled with jr
 	failText string
 	// off and media are the run's offloader and media storage (storage.go).
-	off     *offload.Offloader
-	media   media.Storage
-	stopped atomic.Bool
+	off   *offload.Offloader
+	media media.Storage
 }
 
 func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
@@ -301,15 +299,14 @@ func (sc scope) top(i int) scope { return scope{path: fmt.Sprint(i), index: i} }
 
 // sequence runs steps in order from content, returning their outputs and
 // the content the last one left. It stops at the first error (errPaused
-// included) and after a step that stopped the run.
+// included) and after a step that stopped the run (whose output says Stop,
+// a primitive's when a step in it stopped: a stop is passed up through the
+// outputs, so a Parallel's other branches run to their end, as in Agno).
 func (x *exec) sequence(ctx context.Context, steps []Step, parent scope, content any) ([]run.StepOutput, any, error) {
 	var results []run.StepOutput
 	for i := range steps {
 		if ctx.Err() != nil {
 			return results, content, context.Cause(ctx)
-		}
-		if x.stopped.Load() {
-			break
 		}
 		sc := parent.top(i)
 		if parent.path != "" || parent.depth > 0 {
@@ -324,6 +321,9 @@ func (x *exec) sequence(ctx context.Context, steps []Step, parent scope, content
 		}
 		if passesOn(res, skipped) {
 			content = res.Content
+		}
+		if !skipped && res.Stop {
+			break
 		}
 	}
 	return results, content, nil
@@ -501,7 +501,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 			return okOutput(s, typeLoop, sc, last, all), false, err
 		}
 		last = c
-		end := x.stopped.Load()
+		end := slices.ContainsFunc(results, func(o run.StepOutput) bool { return o.Stop })
 		if !end && l.EndCondition != nil {
 			key := isc.path + ".end"
 			if d, ok := x.j.decision(key); ok {
@@ -739,7 +739,7 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 		if passesOn(o, skipped) {
 			last = o.Content
 		}
-		if x.stopped.Load() {
+		if !skipped && o.Stop {
 			break
 		}
 	}
@@ -785,11 +785,6 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 		}
 		x.recordMetrics(out)
 		x.noteStepRun(out.StepRunID)
-		if out.Stop {
-			// It stopped the run before the pause (a branch of a Parallel
-			// whose sibling paused): the continue stops there too.
-			x.stopped.Store(true)
-		}
 		return out, false, nil
 	}
 	h := s.HumanReview
@@ -865,9 +860,6 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 func (x *exec) finishLeaf(s *Step, sc scope, out run.StepOutput) {
 	x.j.complete(sc.path, out)
 	x.record(out)
-	if out.Stop {
-		x.stopped.Store(true)
-	}
 	e := x.stepEv(run.EventStepCompleted, s, sc)
 	e.Content, e.ContentType = out.Content, "str"
 	x.send(e)
@@ -1091,7 +1083,8 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 		ft := x.failText
 		x.mu.Unlock()
 		f := false
-		out.Success, out.Error = &f, ft
+		// A failed step stops nothing (skipped on error, the run goes on).
+		out.Success, out.Error, out.Stop = &f, ft, false
 		e := x.stepEv(run.EventStepError, s, sc)
 		e.Content = ft
 		x.send(e)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -377,5 +378,41 @@ func TestStream_StepsInALoopOrAnElseNameThePrimitiveAsTheirParent(t *testing.T) 
 				t.Errorf("%s: parent_step_id %q, want %s's step_id %q", step, p, owner, ids[owner])
 			}
 		}
+	}
+}
+
+// TestRun_AStopInAParallelBranchLetsTheOtherBranchesFinish: a branch that
+// stops the run stops it after the Parallel, as in Agno; the other
+// branches run to their end. The stop was a flag of the run every
+// sequence checked, so a sibling still running stopped after its current
+// step (here, deterministically: its first step waits for the stop).
+func TestRun_AStopInAParallelBranchLetsTheOtherBranchesFinish(t *testing.T) {
+	t.Parallel()
+	var after, next atomic.Int32
+	stopped := make(chan struct{})
+	var once sync.Once
+	stop := Step{Name: "stop", Func: func(context.Context, *StepInput) (FuncResult, error) {
+		return FuncResult{Content: "enough", Stop: true}, nil
+	}}
+	gate := Step{Name: "gate", Func: func(ctx context.Context, in *StepInput) (FuncResult, error) {
+		<-stopped
+		return FuncResult{Content: "through"}, nil
+	}}
+	wf := mustNew(t, Config{ID: "stop-sibling", Steps: []Step{
+		{Name: "p", Parallel: &Parallel{Steps: []Step{stop, {Name: "rest", Steps: &Steps{Steps: []Step{gate, counted("after", &after)}}}}}},
+		counted("next", &next)}})
+	out, err := wf.Run(context.Background(), run.TextInput("in"), agent.WithEventFunc(func(e run.Event) {
+		if e.Event == run.EventStepCompleted && e.StepName == "stop" {
+			once.Do(func() { close(stopped) })
+		}
+	}))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("run = %s, %v", out.Status, err)
+	}
+	if after.Load() != 1 || next.Load() != 0 {
+		t.Errorf("after ran %d times (want 1: its branch finishes), next %d (want 0: the run stopped)", after.Load(), next.Load())
+	}
+	if len(out.StepResults) != 1 || !out.StepResults[0].Stop || len(out.StepResults[0].Steps) != 2 || len(out.StepResults[0].Steps[1].Steps) != 2 {
+		t.Errorf("step results = %+v", out.StepResults)
 	}
 }
