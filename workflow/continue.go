@@ -24,6 +24,9 @@ var (
 	ErrUnresolved = errors.New("workflow: a step requirement is not resolved")
 	// ErrNoDB: continuing needs the run stored.
 	ErrNoDB = errors.New("workflow: the workflow has no DB; paused runs cannot be continued")
+	// ErrStepsChanged: the run paused in another tree of steps (the
+	// workflow's steps were changed since); its journal cannot be replayed.
+	ErrStepsChanged = errors.New("workflow: the workflow's steps changed since the run paused")
 )
 
 // ContinueRun continues the paused run runID (read from the workflow's DB in
@@ -79,6 +82,9 @@ func (w *Workflow) loadPaused(ctx context.Context, runID string) (*run.Output, *
 		}
 		j.loaded = raw
 		delete(out.Extra, journalKey)
+	}
+	if j.Shape != "" && j.Shape != w.shape {
+		return nil, nil, fmt.Errorf("%w: run %s cannot be continued by this version of workflow %s", ErrStepsChanged, runID, w.cfg.ID)
 	}
 	return out, j, nil
 }
@@ -299,7 +305,7 @@ func (w *Workflow) scheduleTimeouts(out *run.Output) {
 		ctx := runScope(ts.ctx, user)
 		ts.mu.Unlock()
 		defer ts.running.Done()
-		if _, err := w.expire(ctx, runID, time.Now()); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(context.Cause(ctx), errClosed) {
+		if _, err := w.expire(ctx, runID, time.Now()); err != nil && !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, ErrStepsChanged) && !errors.Is(context.Cause(ctx), errClosed) {
 			slog.Warn("workflow: applying on_timeout failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
 		}
 	})
@@ -385,7 +391,7 @@ func (w *Workflow) ResumeExpired(ctx context.Context) (int, error) {
 	for _, out := range due {
 		if _, err := w.expire(runScope(ctx, out.UserID), out.RunID, time.Now()); err == nil {
 			n++
-		} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, errClaimed) {
+		} else if !errors.Is(err, ErrNotPaused) && !errors.Is(err, run.ErrAlreadyRunning) && !errors.Is(err, errClaimed) && !errors.Is(err, ErrStepsChanged) {
 			return n, err
 		}
 	}
@@ -432,6 +438,8 @@ func (w *Workflow) SweepTimeouts(ctx context.Context, now time.Time) (int, error
 		case err == nil:
 			n++
 		case errors.Is(err, ErrNotPaused), errors.Is(err, run.ErrAlreadyRunning), errors.Is(err, errClaimed):
+		case errors.Is(err, ErrStepsChanged):
+			// A replica still running the steps it paused in applies it.
 		default:
 			errs = append(errs, fmt.Errorf("run %s: %w", out.RunID, err))
 		}

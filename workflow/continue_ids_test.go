@@ -97,3 +97,34 @@ func TestContinueRun_RefusesTheIdsOfAnotherRun(t *testing.T) {
 		})
 	}
 }
+
+// TestContinueRun_RefusesARunPausedInOtherSteps: a run paused by a workflow
+// whose steps have changed since (a new version of a stored workflow) is
+// refused with ErrStepsChanged; its journal's step ids named the old steps,
+// so the new ones replayed their outputs (here: the new step 0 got old
+// step 0's output and never ran) and took their answers. The same steps
+// continue it.
+func TestContinueRun_RefusesARunPausedInOtherSteps(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	var audit atomic.Int32
+	gate := fn("gate")
+	gate.HumanReview = &HumanReview{RequiresConfirmation: true}
+	before := []Step{fn("a"), gate, fn("b")}
+	out, err := mustNew(t, Config{ID: "versioned", DB: d, Steps: before}).Run(context.Background(), run.TextInput("in"))
+	if err != nil || out.Status != run.StatusPaused {
+		t.Fatalf("run = %+v, %v", out, err)
+	}
+	answers := []run.StepRequirement{{StepID: out.StepRequirements[0].StepID, Confirmed: yes()}}
+	changed := mustNew(t, Config{ID: "versioned", DB: d, Steps: []Step{counted("audit", &audit), gate, fn("b")}})
+	if _, err := changed.ContinueRun(context.Background(), out.RunID, answers); !errors.Is(err, ErrStepsChanged) {
+		t.Errorf("continue by changed steps: %v, want ErrStepsChanged", err)
+	}
+	if audit.Load() != 0 {
+		t.Errorf("the changed steps ran")
+	}
+	done, err := mustNew(t, Config{ID: "versioned", DB: d, Steps: before}).ContinueRun(context.Background(), out.RunID, answers)
+	if err != nil || done.Content != "in>a>gate>b" {
+		t.Errorf("continue by the same steps = %+v, %v", done, err)
+	}
+}

@@ -205,6 +205,7 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 		out.PauseKind = "executor"
 	}
 	out.Content, out.ContentType = nil, ""
+	x.j.Shape = x.w.shape
 	first := ""
 	if len(reqs) > 0 {
 		first = reqs[0].StepID

@@ -1,7 +1,10 @@
 package workflow
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +36,9 @@ type journal struct {
 	// Executors are the paused runs of agent and team steps that paused
 	// for a tool, by step id: continuing the workflow continues them.
 	Executors map[string]*run.Output `json:"executors,omitempty"`
+	// Shape fingerprints the step tree the run paused in: its step ids
+	// (paths) mean those steps only.
+	Shape string `json:"shape,omitempty"`
 	// answered are the answers of this continue (not stored).
 	answered []run.StepRequirement
 	// loaded is the journal as it was read from the paused run: a continue
@@ -225,4 +231,25 @@ func comparePaths(a, b string) int {
 		return strings.Compare(as[i], bs[i])
 	}
 	return len(as) - len(bs)
+}
+
+// shapeOf fingerprints a step tree: each step's kind and name, in place.
+// A journal's step ids are paths in the tree; in another tree they would
+// name other steps (a replayed output or an answer given to the wrong one).
+func shapeOf(steps []Step) string {
+	h := sha256.New()
+	var walk func([]Step)
+	walk = func(steps []Step) {
+		fmt.Fprintf(h, "[%d", len(steps))
+		for i := range steps {
+			fmt.Fprintf(h, "(%s %q", steps[i].Kind(), steps[i].Name)
+			for _, c := range steps[i].children() {
+				walk(c)
+			}
+			h.Write([]byte(")"))
+		}
+		h.Write([]byte("]"))
+	}
+	walk(steps)
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }

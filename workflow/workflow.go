@@ -45,8 +45,10 @@ type Config struct {
 
 // Workflow runs its steps in order. It is safe for concurrent use.
 type Workflow struct {
-	cfg    Config
-	data   json.RawMessage // workflow_data of its sessions
+	cfg  Config
+	data json.RawMessage // workflow_data of its sessions
+	// shape fingerprints the step tree (journal.Shape).
+	shape  string
 	off    *offload.Offloader
 	timers timers
 }
@@ -66,7 +68,7 @@ func New(cfg Config) (*Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workflow{cfg: cfg, off: off}
+	w := &Workflow{cfg: cfg, off: off, shape: shapeOf(cfg.Steps)}
 	data := map[string]any{"workflow_id": cfg.ID}
 	if cfg.Name != "" {
 		data["name"] = cfg.Name
