@@ -312,6 +312,17 @@ func (w *Workflow) scheduleTimeouts(out *run.Output) {
 	ts.m[runID] = t
 }
 
+// stopTimeout stops the timer of a paused run being continued.
+func (w *Workflow) stopTimeout(runID string) {
+	ts := &w.timers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t := ts.m[runID]; t != nil {
+		t.Stop()
+		delete(ts.m, runID)
+	}
+}
+
 // Close stops the timers of paused runs (their timeouts still apply when
 // ResumeExpired runs in the next process), cancels the timeouts being
 // applied and waits for them, so that nothing uses the workflow's database

@@ -110,6 +110,9 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		// run's approvals: a losing one must not resolve them with answers
 		// the run never used.
 		w.settleApprovals(ctx, out.RunID, out.UserID, j.answered)
+		// Its pause's timer has nothing left to do (a new pause arms its
+		// own): kept, it held the run until its timeout, days maybe.
+		w.stopTimeout(out.RunID)
 	}
 	if j == nil {
 		j = &journal{}

@@ -52,3 +52,31 @@ func TestClose_WaitsForATimeoutBeingApplied(t *testing.T) {
 		t.Errorf("%d timers armed after Close", n)
 	}
 }
+
+// TestContinueRun_StopsThePausesTimer: continuing a paused run stops the
+// timer of its timeout; the timer stayed armed (holding the run's entry)
+// until the timeout, then loaded the run only to find it not paused.
+func TestContinueRun_StopsThePausesTimer(t *testing.T) {
+	t.Parallel()
+	s := fn("b")
+	s.HumanReview = &HumanReview{RequiresConfirmation: true, Timeout: 24 * time.Hour}
+	wf := mustNew(t, Config{ID: "timer-stop", DB: openDB(t), Steps: []Step{s}})
+	out, err := wf.Run(context.Background(), run.TextInput("in"))
+	if err != nil || out.Status != run.StatusPaused {
+		t.Fatalf("run = %+v, %v", out, err)
+	}
+	armed := func() bool {
+		wf.timers.mu.Lock()
+		defer wf.timers.mu.Unlock()
+		return wf.timers.m[out.RunID] != nil
+	}
+	if !armed() {
+		t.Fatal("no timer armed for the pause")
+	}
+	if done, err := wf.ContinueRun(context.Background(), out.RunID, []run.StepRequirement{answer(out.StepRequirements[0], yes())}); err != nil || done.Status != run.StatusCompleted {
+		t.Fatalf("continued = %+v, %v", done, err)
+	}
+	if armed() {
+		t.Error("the timer of the continued pause is still armed")
+	}
+}
