@@ -209,39 +209,13 @@ func (m *jsonMemo) same(stored, mine []byte) bool {
 
 // sessionData returns the session_data object data as the run leaves it:
 // with state as its session_state (nil: unchanged) and add added to its
-// session_metrics (Agno writes that member, {} at least, with every run).
-// Its other members are kept as stored, numbers as written. Data that is
-// not an object is replaced when there is a state to store, else left.
+// session_metrics (see run.UpdateSessionData).
 func (st *state) sessionData(data json.RawMessage, state map[string]any, add *run.SessionMetrics) (json.RawMessage, error) {
-	if state == nil && !add.Counts() && bytes.Contains(data, []byte(`"`+run.SessionMetricsKey+`"`)) {
-		// Nothing to add but, at most, the listing of a model that
-		// answered with no token count: not worth a session write.
-		return data, nil
-	}
-	var members map[string]json.RawMessage
-	if len(data) > 0 && json.Unmarshal(data, &members) != nil {
-		if state == nil {
-			return data, nil
-		}
-		members = nil
-	}
-	stored := members[run.SessionMetricsKey]
-	if members == nil {
-		members = make(map[string]json.RawMessage, 2)
-	}
-	if state != nil {
-		b, err := json.Marshal(state)
-		if err != nil {
-			return nil, err
-		}
-		members["session_state"] = b
-	}
-	if b, err := run.AddSessionMetrics(stored, add); err == nil {
-		members[run.SessionMetricsKey] = b
-	} else {
+	out, kept, err := run.UpdateSessionData(data, state, add)
+	if kept != nil {
 		// Stored by someone else in a form we cannot add to: the run and
 		// the rest of the session are stored, the metrics left as they are.
-		slog.Warn("agent: the session's metrics are not updated", "session_id", st.out.SessionID, "run_id", st.out.RunID, "error", err)
+		slog.Warn("agent: the session's metrics are not updated", "session_id", st.out.SessionID, "run_id", st.out.RunID, "error", kept)
 	}
-	return json.Marshal(members)
+	return out, err
 }

@@ -67,15 +67,16 @@ func (m *SessionMetrics) Counts() bool {
 // AddRun adds a run's metrics (nil adds nothing): its tokens and cost, and
 // its per-model details, matched by role, provider and id; a workflow run's
 // are its steps' (metrics.steps), as Agno sums them.
-func (m *SessionMetrics) AddRun(r *Metrics) {
-	if r == nil {
+func (m *SessionMetrics) AddRun(r *Metrics) { m.addRun(r, 0) }
+
+func (m *SessionMetrics) addRun(r *Metrics, depth int) {
+	if r == nil || depth >= maxMemberDepth {
 		return
 	}
 	m.add(r.Usage, r.Details, 1)
 	for _, name := range slices.Sorted(maps.Keys(r.Steps)) {
-		if sm := r.Steps[name].Metrics; sm != nil {
-			m.add(sm.Usage, sm.Details, 1)
-		}
+		// A nested workflow's step metrics hold its own steps'.
+		m.addRun(r.Steps[name].Metrics, depth+1)
 	}
 }
 
@@ -140,7 +141,8 @@ func RunShare(own *Metrics, members []json.RawMessage) SessionMetrics {
 	return s
 }
 
-// maxMemberDepth bounds the nesting RunShare follows (teams of teams).
+// maxMemberDepth bounds the nesting RunShare follows (teams of teams,
+// workflows of workflows).
 const maxMemberDepth = 32
 
 func (m *SessionMetrics) addMembers(members []json.RawMessage, depth int) {
@@ -185,4 +187,44 @@ func (m *SessionMetrics) Clone() SessionMetrics {
 		}
 	}
 	return c
+}
+
+// UpdateSessionData returns the session_data object data with state as its
+// session_state (nil: unchanged) and add added to its session_metrics, as
+// Agno writes them with every run ({} at least); its other members are kept
+// as stored, numbers as written. Data that is not an object is replaced
+// when there is a state to store, and left as it is otherwise. When nothing
+// would change but, at most, the listing of a model that answered with no
+// token count, data is returned as it is (no session write is worth it).
+// Stored session_metrics that cannot be added to (not an object) are left
+// as they are and kept says why; the rest is updated.
+func UpdateSessionData(data json.RawMessage, state map[string]any, add *SessionMetrics) (out json.RawMessage, kept, err error) {
+	if state == nil && !add.Counts() && bytes.Contains(data, []byte(`"`+SessionMetricsKey+`"`)) {
+		return data, nil, nil
+	}
+	var members map[string]json.RawMessage
+	if len(data) > 0 && json.Unmarshal(data, &members) != nil {
+		if state == nil {
+			return data, nil, nil
+		}
+		members = nil
+	}
+	stored := members[SessionMetricsKey]
+	if members == nil {
+		members = make(map[string]json.RawMessage, 2)
+	}
+	if state != nil {
+		b, err := json.Marshal(state)
+		if err != nil {
+			return nil, nil, err
+		}
+		members["session_state"] = b
+	}
+	if b, err := AddSessionMetrics(stored, add); err == nil {
+		members[SessionMetricsKey] = b
+	} else {
+		kept = err
+	}
+	out, err = json.Marshal(members)
+	return out, kept, err
 }

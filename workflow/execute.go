@@ -59,6 +59,9 @@ type exec struct {
 	// off and media are the run's offloader and media storage (storage.go).
 	off   *offload.Offloader
 	media media.Storage
+	// counted is what the session's metrics already hold of this run (a
+	// continued run's earlier legs, then each save's); nil: nothing.
+	counted *run.SessionMetrics
 }
 
 func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
@@ -128,6 +131,12 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 	}
 	x := &exec{w: w, ctx: ctx, out: out, emit: emit, deps: o.Dependencies, cancel: cancel, j: j,
 		outputs: map[string]run.StepOutput{}, metrics: map[string]run.StepMetrics{}, jr: o.Journal, attempt: max(o.Attempt, 1)}
+	if continued {
+		// The session's metrics counted the paused run's steps when it was
+		// stored; this leg adds what it adds over them.
+		c := run.RunShare(out.Metrics, nil)
+		x.counted = &c
+	}
 	if err := x.fence(); err != nil {
 		return nil, err
 	}
@@ -1351,32 +1360,50 @@ func (x *exec) save(j *journal) error {
 	}
 	ctx := context.WithoutCancel(x.ctx)
 	x.out.UpdatedAt = time.Now().Unix()
-	if err := x.saveState(ctx, d); err != nil {
+	share, err := x.saveState(ctx, d)
+	if err != nil {
 		return fmt.Errorf("workflow: %w: save session %s: %w", agent.ErrStorage, x.out.SessionID, err)
 	}
+	x.counted = share // the session holds it now
 	if err := x.upsert(ctx, d, j); err != nil {
 		return fmt.Errorf("workflow: %w: save run %s: %w", agent.ErrStorage, x.out.RunID, err)
 	}
 	return nil
 }
 
-func (x *exec) saveState(ctx context.Context, d *db.DB) error {
+// saveState stores the session's state and adds to its metrics what the
+// run has not added yet (its steps' tokens: run.RunShare); it returns the
+// run's share, which the session then holds. A nested
+// workflow's run (with a parent) adds nothing: its parent's steps hold it.
+func (x *exec) saveState(ctx context.Context, d *db.DB) (*run.SessionMetrics, error) {
 	s, err := d.GetSession(ctx, x.out.SessionID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	data := map[string]any{}
-	if len(s.SessionData) > 0 {
-		_ = json.Unmarshal(s.SessionData, &data)
+	var share, add run.SessionMetrics
+	if x.out.ParentRunID == "" {
+		share = run.RunShare(x.out.Metrics, nil)
+		add = share.Clone()
+		if x.counted != nil {
+			add.Sub(x.counted)
+		}
 	}
-	data["session_state"] = x.out.SessionState
-	b, err := json.Marshal(data)
+	state := x.out.SessionState
+	if state == nil {
+		state = map[string]any{}
+	}
+	data, kept, err := run.UpdateSessionData(s.SessionData, state, &add)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.SessionData = b
-	_, err = d.UpsertSession(ctx, s)
-	return err
+	if kept != nil {
+		slog.Warn("workflow: the session's metrics are not updated", "session_id", x.out.SessionID, "run_id", x.out.RunID, "error", kept)
+	}
+	s.SessionData = data
+	if _, err = d.UpsertSession(ctx, s); err != nil {
+		return nil, err
+	}
+	return &share, nil
 }
 
 func (x *exec) upsert(ctx context.Context, d *db.DB, j *journal) error {
