@@ -229,12 +229,12 @@ func TestSessionRuns_FirstRunStillStreamingIsShownRunning(t *testing.T) {
 
 // A session's detail shows the tokens its runs spent (metrics and
 // total_tokens, from session_data.session_metrics), as AgentOS does for a
-// session Agno wrote: a team's session counts its member runs too. They
-// were null for every session Agentry wrote.
+// session Agno wrote: a team's session counts its member runs too, a
+// workflow's its step runs. They were null for every session Agentry wrote.
 func TestSessionDetail_MetricsAddUpTheSessionsRuns(t *testing.T) {
 	t.Parallel()
 	f := newTeamFixture(t, Config{})
-	for path, session := range map[string]string{"/agents/writer/runs": "a1", "/teams/crew/runs": "t1"} {
+	for path, session := range map[string]string{"/agents/writer/runs": "a1", "/teams/crew/runs": "t1", "/workflows/pipeline/runs": "w1"} {
 		for range 2 {
 			if res := postForm(t, f.url+path, map[string]string{"message": "go", "stream": "false", "session_id": session}, nil); res.status != 200 {
 				t.Fatalf("POST %s = %d %s", path, res.status, res.body)
@@ -247,7 +247,7 @@ func TestSessionDetail_MetricsAddUpTheSessionsRuns(t *testing.T) {
 			n, _ := m["total_tokens"].(float64)
 			want += n
 		}
-		if path == "/teams/crew/runs" && len(runs) <= 2 {
+		if path != "/agents/writer/runs" && len(runs) <= 2 {
 			t.Fatalf("session %s lists %d runs, want the member runs too", session, len(runs))
 		}
 		detail := decode[map[string]any](t, get(t, f.url+"/sessions/"+session, nil))
