@@ -156,7 +156,9 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 		return nil, nil, err
 	}
 	s.SessionData = data
-	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID &&
+	// A run that spent tokens changed the session's metrics: written,
+	// without comparing the data it surely changed.
+	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID && !add.Counts() &&
 		sameJSON(old.SessionData, s.SessionData) && st.p.storedComponent.same(old.AgentData, s.AgentData) &&
 		st.p.storedComponent.same(old.TeamData, s.TeamData) &&
 		sameJSON(old.Summary, s.Summary) &&

@@ -120,6 +120,13 @@ type Event struct {
 	SelectedSteps     []string     `json:"selected_steps,omitempty"`
 	AvailableChoices  []string     `json:"available_choices,omitempty"`
 	StepResults       []StepOutput `json:"step_results,omitempty"`
+	// AllowMultipleSelections: a RouterPaused whose person may pick more
+	// than one route.
+	AllowMultipleSelections bool `json:"allow_multiple_selections,omitempty"`
+	// LoopIterationCompleted: the iteration's step outputs; and
+	// LoopExecutionCompleted: every iteration's, in order (Agno's names).
+	IterationResults []StepOutput   `json:"iteration_results,omitempty"`
+	AllResults       [][]StepOutput `json:"all_results,omitempty"`
 	// StepPaused / WorkflowPaused.
 	RequiresConfirmation bool              `json:"requires_confirmation,omitempty"`
 	ConfirmationMessage  string            `json:"confirmation_message,omitempty"`
@@ -188,6 +195,9 @@ type Event struct {
 	// agent.OutputCheckError) sets error_type input_check_error or
 	// output_check_error, error_id to the check's trigger and additional_data.
 	ErrorType      string         `json:"error_type,omitempty"`
+	// Error is a WorkflowError's or StepError's message, as Agno's events
+	// carry it (content carries it too).
+	Error          string         `json:"error,omitempty"`
 	ErrorID        string         `json:"error_id,omitempty"`
 	AdditionalData map[string]any `json:"additional_data,omitempty"`
 	// RunCancelled.

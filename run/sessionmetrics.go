@@ -202,29 +202,26 @@ func UpdateSessionData(data json.RawMessage, state map[string]any, add *SessionM
 	if state == nil && !add.Counts() && bytes.Contains(data, []byte(`"`+SessionMetricsKey+`"`)) {
 		return data, nil, nil
 	}
-	var members map[string]json.RawMessage
-	if len(data) > 0 && json.Unmarshal(data, &members) != nil {
+	stored, _, err := lossless.Member(data, SessionMetricsKey)
+	if err != nil {
 		if state == nil {
 			return data, nil, nil
 		}
-		members = nil
+		data = nil // not an object: the state replaces it
 	}
-	stored := members[SessionMetricsKey]
-	if members == nil {
-		members = make(map[string]json.RawMessage, 2)
-	}
+	set := make([]lossless.Field, 0, 2)
 	if state != nil {
 		b, err := json.Marshal(state)
 		if err != nil {
 			return nil, nil, err
 		}
-		members["session_state"] = b
+		set = append(set, lossless.Field{Name: "session_state", Value: b})
 	}
 	if b, err := AddSessionMetrics(stored, add); err == nil {
-		members[SessionMetricsKey] = b
+		set = append(set, lossless.Field{Name: SessionMetricsKey, Value: b})
 	} else {
 		kept = err
 	}
-	out, err = json.Marshal(members)
+	out, err = lossless.SetMembers(data, set...)
 	return out, kept, err
 }

@@ -1,0 +1,70 @@
+package lossless
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestSetMembers_KeepsTheOthersAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		set  []Field
+		want string
+	}{
+		{``, []Field{{"a", json.RawMessage(`1`)}}, `{"a":1}`},
+		{`null`, []Field{{"a", json.RawMessage(`1`)}}, `{"a":1}`},
+		{`{}`, nil, `{}`},
+		{` {"n": 12345678901234567890, "s":"x\u00e9", "a":{"old":true}} `, []Field{{"a", json.RawMessage(`{"new":1}`)}, {"b", json.RawMessage(`[]`)}},
+			`{"n":12345678901234567890,"s":"x\u00e9","a":{"new":1},"b":[]}`},
+		// A repeated member is replaced once, where it first was.
+		{`{"a":1,"z":2,"a":3}`, []Field{{"a", json.RawMessage(`9`)}}, `{"a":9,"z":2}`},
+		// An escaped key is the same member.
+		{`{"\u0061":1}`, []Field{{"a", json.RawMessage(`2`)}}, `{"\u0061":2}`},
+		{`{"we\"ird":1}`, []Field{{"we\"ird", json.RawMessage(`2`)}, {"new\"one", json.RawMessage(`3`)}}, `{"we\"ird":2,"new\"one":3}`},
+	} {
+		got, err := SetMembers([]byte(tc.data), tc.set...)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("SetMembers(%s) = %s, %v; want %s", tc.data, got, err, tc.want)
+		}
+		if err == nil && !json.Valid(got) {
+			t.Errorf("SetMembers(%s) = %s: not JSON", tc.data, got)
+		}
+	}
+	for _, bad := range []string{`[1]`, `"s"`, `{"a":`, `7`} {
+		if got, err := SetMembers([]byte(bad)); err == nil {
+			t.Errorf("SetMembers(%s) = %s, want an error", bad, got)
+		}
+		if _, _, err := Member([]byte(bad), "a"); err == nil {
+			t.Errorf("Member(%s): want an error", bad)
+		}
+	}
+}
+
+func TestMember_LastOneWins(t *testing.T) {
+	v, ok, err := Member([]byte(`{"a":1,"b":{"a":5},"a":[2]}`), "a")
+	if err != nil || !ok || string(v) != `[2]` {
+		t.Fatalf("Member = %s %v %v", v, ok, err)
+	}
+	if _, ok, _ := Member([]byte(`{"b":{"a":5}}`), "a"); ok {
+		t.Fatal("a nested member was taken for a top-level one")
+	}
+}
+
+func FuzzSetMembers(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":"x"}`), "a")
+	f.Add([]byte(`{"\u0061":[1,{"c":null}]}`), "a")
+	f.Add([]byte(`null`), "z")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		got, err := SetMembers(data, Field{name, json.RawMessage(`{"v":1}`)})
+		if err != nil {
+			return
+		}
+		if !json.Valid(got) {
+			t.Fatalf("SetMembers(%q, %q) = %q: not JSON", data, name, got)
+		}
+		v, ok, err := Member(got, name)
+		if err != nil || !ok || string(v) != `{"v":1}` {
+			t.Fatalf("Member(%q, %q) = %s %v %v", got, name, v, ok, err)
+		}
+	})
+}
