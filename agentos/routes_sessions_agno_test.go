@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 func TestSessions_ListWithoutTypeListsEveryKind(t *testing.T) {
@@ -255,5 +259,15 @@ func TestSessionDetail_MetricsAddUpTheSessionsRuns(t *testing.T) {
 		if want == 0 || detail["total_tokens"] != want || metrics["total_tokens"] != want {
 			t.Errorf("GET /sessions/%s: total_tokens %v, metrics %v; the runs spent %v", session, detail["total_tokens"], detail["metrics"], want)
 		}
+	}
+}
+
+// A continue of a run paused in another version of a stored workflow's
+// steps (workflow.ErrStepsChanged) is a conflict, not a server error.
+func TestWorkflowContinueErr_StepsChangedIsAConflict(t *testing.T) {
+	err := workflowContinueErr(fmt.Errorf("%w: run r1 cannot be continued by this version of workflow w", workflow.ErrStepsChanged))
+	var he *httpError
+	if !errors.As(err, &he) || he.Status != http.StatusConflict {
+		t.Fatalf("error = %v, want a 409", err)
 	}
 }

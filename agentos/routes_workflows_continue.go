@@ -74,7 +74,9 @@ func workflowContinueErr(err error) error {
 		return nil
 	case errors.Is(err, workflow.ErrUnresolved), errors.Is(err, workflow.ErrInvalidUserInput):
 		return &httpError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), "workflow: "), Err: err}
-	case errors.Is(err, workflow.ErrNotPaused):
+	case errors.Is(err, workflow.ErrNotPaused), errors.Is(err, workflow.ErrStepsChanged):
+		// Steps changed: the run paused in another version of the stored
+		// workflow than the one the route builds; not the caller's error.
 		return &httpError{Status: http.StatusConflict, Detail: strings.TrimPrefix(err.Error(), "workflow: "), Err: err}
 	}
 	return err

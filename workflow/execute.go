@@ -169,7 +169,7 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		out.Content, out.ContentType = x.failText, "str"
 		runErr = fmt.Errorf("workflow: run %s failed: %w", out.RunID, failure)
 		final = x.ev(run.EventWorkflowError)
-		final.Content, final.ErrorType = out.Content, "StepError"
+		final.Content, final.ErrorType, final.Error = out.Content, "StepError", x.failText
 	default:
 		out.Status = run.StatusCompleted
 		out.Content, out.ContentType = content, "str"
@@ -199,6 +199,7 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		// was not stored.
 		final = x.ev(run.EventWorkflowError)
 		final.Content, final.ErrorType = "storage error: the workflow run could not be saved", "StorageError"
+		final.Error = final.Content.(string)
 	}
 	x.send(final)
 	return out, errors.Join(runErr, persistErr)
@@ -246,6 +247,7 @@ func (x *exec) pause(results []run.StepOutput, start time.Time) (*run.Output, er
 	if err != nil {
 		e = x.ev(run.EventWorkflowError)
 		e.Content, e.ErrorType = "storage error: the workflow run could not be saved", "StorageError"
+		e.Error = e.Content.(string)
 	}
 	x.send(e)
 	if err == nil {
@@ -420,6 +422,7 @@ func (x *exec) ask(s *Step, sc scope, r run.StepRequirement, evType run.EventTyp
 	e.RequiresConfirmation, e.ConfirmationMessage = r.RequiresConfirmation, r.ConfirmationMessage
 	e.RequiresUserInput, e.UserInputMessage = r.RequiresUserInput, r.UserInputMessage
 	e.AvailableChoices, e.OutputReviewMessage = r.AvailableChoices, r.OutputReviewMessage
+	e.AllowMultipleSelections = r.AllowMultipleSelections
 	e.StepRequirements = []run.StepRequirement{r}
 	if r.IsPostExecution {
 		e.Event = run.EventStepOutputReview
@@ -499,6 +502,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 	var all []run.StepOutput
 	last := content
 	it := 0
+	var iterations [][]run.StepOutput // each iteration's outputs, for LoopExecutionCompleted
 	for it < maxIt {
 		if ctx.Err() != nil {
 			return okOutput(s, typeLoop, sc, last, all), false, context.Cause(ctx)
@@ -534,7 +538,8 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 		cont := !end && it < maxIt
 		e = x.stepEv(run.EventLoopIterationCompleted, s, sc)
 		e.TaskEvent = &run.TaskEvent{Iteration: it, MaxIterations: maxIt}
-		e.ShouldContinue, e.StepResults = &cont, results
+		e.ShouldContinue, e.IterationResults = &cont, results
+		iterations = append(iterations, results)
 		x.send(e)
 		if h := s.HumanReview; h != nil && h.RequiresIterationReview && cont {
 			a, ok := x.j.answer(isc.path, true)
@@ -561,7 +566,7 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 	x.record(out)
 	e = x.stepEv(run.EventLoopExecutionCompleted, s, sc)
 	e.TaskEvent = &run.TaskEvent{MaxIterations: maxIt}
-	e.TotalIterations = &it
+	e.TotalIterations, e.AllResults = &it, iterations
 	x.send(e)
 	return out, false, nil
 }
@@ -786,6 +791,7 @@ func (x *exec) sendStepError(s *Step, sc scope) {
 	if x.ctx.Err() == nil {
 		e := x.stepEv(run.EventStepError, s, sc)
 		e.Content = x.failedText()
+		e.Error = e.Content.(string)
 		x.send(e)
 	}
 }
@@ -1099,7 +1105,7 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 		// A failed step stops nothing (skipped on error, the run goes on).
 		out.Success, out.Error, out.Stop = &f, ft, false
 		e := x.stepEv(run.EventStepError, s, sc)
-		e.Content = ft
+		e.Content, e.Error = ft, ft
 		x.send(e)
 		return out, err
 	}
