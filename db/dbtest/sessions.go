@@ -3,13 +3,40 @@ package dbtest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/jsontest"
 	"github.com/agentryhq/agentry/run"
 )
 
 var sessionTests = map[string]func(t *testing.T, d *db.DB){
+	// What UpsertSession returns is the row as GetSession reads it back,
+	// on insert and on update, JSON null and a string-encoded document
+	// included (SQLite builds it from what it wrote instead of reading it).
+	"UpsertSession_ReturnsTheRowAsStored": func(t *testing.T, d *db.DB) {
+		big := `{"name":"` + strings.Repeat("x", 6000) + `","n":12345678901234567890}`
+		for i, in := range []*db.Session{
+			{SessionID: "ret", SessionType: run.TypeAgent, AgentID: "a", UserID: "u", SessionData: json.RawMessage(`{"session_state":{"k":1}}`),
+				AgentData: json.RawMessage(big), Metadata: json.RawMessage(`null`), Summary: json.RawMessage(`"{\"summary\":\"s\"}"`), CreatedAt: 100, UpdatedAt: 100},
+			{SessionID: "ret", SessionType: run.TypeAgent, AgentID: "a", UserID: "u", SessionData: json.RawMessage(` {"session_state": {"k": 2}} `),
+				AgentData: json.RawMessage(big), TeamData: json.RawMessage(`[]`), CreatedAt: 200, UpdatedAt: 200},
+			{SessionID: "ret", SessionType: run.TypeAgent, AgentID: "a", UserID: "u", SessionData: json.RawMessage(`{"session_state":{"k":3}}`),
+				CreatedAt: 100, UpdatedAt: 300},
+		} {
+			got, err := d.UpsertSession(bg, in)
+			noErr(t, err)
+			stored, err := d.GetSession(bg, "ret")
+			noErr(t, err)
+			equal(t, fmt.Sprintf("write %d: created_at kept", i+1), got.CreatedAt, int64(100))
+			gb, _ := json.Marshal(got)
+			sb, _ := json.Marshal(stored)
+			if d := jsontest.Diff(sb, gb); d != "" {
+				t.Fatalf("write %d: UpsertSession returned %s\nGetSession reads %s\n%s", i+1, gb, sb, d)
+			}
+		}
+	},
 	"UpsertSession_RoundTripsEveryColumn": func(t *testing.T, d *db.DB) {
 		in := db.Session{SessionID: "s1", SessionType: run.TypeTeam, TeamID: "team-1", UserID: "u1",
 			SessionData: json.RawMessage(`{"session_name":"Trip","session_state":{"n":1}}`),

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,13 +88,31 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 			// upsert below dirties three pages). A session created in this
 			// second (a new one: created_at defaults to now) goes straight
 			// to the upsert, which inserts it in one statement.
-			out, err := scanSession(returning(ctx, c, s.updateSessionQ, updateSessionArgs(in, data)...))
+			// Only created_at is read back: the rest is what was written,
+			// as SQLite stores it (its TEXT columns hold the bytes given),
+			// read as scanSession would read them. Reading back the row
+			// (its agent_data is a few KB) and validating its JSON again
+			// was a third of a turn's session write.
+			var created int64
+			err := returning(ctx, c, s.updateSessionQ, updateSessionArgs(in, data)...).Scan(intCol{&created})
 			if !errors.Is(err, sql.ErrNoRows) {
 				if err != nil {
 					return nil, s.fail("upsert session "+in.SessionID, err)
 				}
-				return out, nil
+				return writtenSession(in, created)
 			}
+		}
+		if s.upsertSessionCreatedQ != "" {
+			// SQLite: as the update above, only created_at is read back.
+			var created int64
+			err := returning(ctx, c, s.upsertSessionCreatedQ, args...).Scan(intCol{&created})
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, in.SessionID)
+			case err != nil:
+				return nil, s.fail("upsert session "+in.SessionID, err)
+			}
+			return writtenSession(in, created)
 		}
 		// One statement: insert, or update where the owner matches, and read
 		// the stored row back.
@@ -130,7 +149,23 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 func (s *Store) buildUpdateSessionSQL() string {
 	return "UPDATE " + s.sessions + ` SET agent_id = ?, team_id = ?, workflow_id = ?, session_data = ?, agent_data = ?,
 		team_data = ?, workflow_data = ?, metadata = ?, summary = ?, updated_at = ?
-		WHERE session_id = ? AND session_type = ? AND user_id IS ? RETURNING ` + sessionCols
+		WHERE session_id = ? AND session_type = ? AND user_id IS ? RETURNING created_at`
+}
+
+// writtenSession is the session row an update of in stored, as scanSession
+// reads it, with the stored created_at: JSON columns as decodeJSON gives
+// them (null is empty, a string-encoded document unwrapped), copied.
+func writtenSession(in *db.Session, created int64) (*db.Session, error) {
+	out := *in
+	out.CreatedAt = created
+	for _, c := range []*json.RawMessage{&out.SessionData, &out.AgentData, &out.TeamData, &out.WorkflowData, &out.Metadata, &out.Summary} {
+		v, err := decodeJSON(*c)
+		if err != nil {
+			return nil, &db.CorruptRowError{Table: "sessions", ID: out.SessionID, Err: err}
+		}
+		*c = v
+	}
+	return &out, nil
 }
 
 // updateSessionArgs are buildUpdateSessionSQL's arguments; data is

@@ -84,6 +84,9 @@ type Store struct {
 	// updateSessionQ, on SQLite only, is tried before upsertSessionQ
 	// (buildUpdateSessionSQL).
 	updateSessionQ string
+	// upsertSessionCreatedQ, on SQLite only, is upsertSessionQ returning
+	// created_at alone (writtenSession makes the rest).
+	upsertSessionCreatedQ string
 	lockSessionQ   string // "" unless the dialect locks sessions
 	// lockingSessionQ is upsertSessionQ taking lockSessionQ's lock first
 	// (Dialect.LockingSessionID; "" without; its arguments: pipedSessionPart).
@@ -144,6 +147,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.historyConds = s.buildHistoryConds()
 	if d.Name == "sqlite" { // Postgres and InnoDB leave unchanged index entries alone
 		s.updateSessionQ = s.buildUpdateSessionSQL()
+		// SQLite's TEXT columns hold what was written: only created_at
+		// need be read back (Postgres normalises JSONB).
+		s.upsertSessionCreatedQ = strings.TrimSuffix(s.upsertSessionQ, "RETURNING "+sessionCols) + "RETURNING created_at"
 	}
 	if d.Batch != nil {
 		s.afterSessionQ = [2]string{s.buildUpsertRunAfterSessionSQL(false), s.buildUpsertRunAfterSessionSQL(true)}
