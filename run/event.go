@@ -194,7 +194,7 @@ type Event struct {
 	// RunError. A rejected input or output (agent.InputCheckError,
 	// agent.OutputCheckError) sets error_type input_check_error or
 	// output_check_error, error_id to the check's trigger and additional_data.
-	ErrorType      string         `json:"error_type,omitempty"`
+	ErrorType string `json:"error_type,omitempty"`
 	// Error is a WorkflowError's or StepError's message, as Agno's events
 	// carry it (content carries it too).
 	Error          string         `json:"error,omitempty"`

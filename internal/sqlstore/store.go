@@ -87,7 +87,7 @@ type Store struct {
 	// upsertSessionCreatedQ, on SQLite only, is upsertSessionQ returning
 	// created_at alone (writtenSession makes the rest).
 	upsertSessionCreatedQ string
-	lockSessionQ   string // "" unless the dialect locks sessions
+	lockSessionQ          string // "" unless the dialect locks sessions
 	// lockingSessionQ is upsertSessionQ taking lockSessionQ's lock first
 	// (Dialect.LockingSessionID; "" without; its arguments: pipedSessionPart).
 	lockingSessionQ string
