@@ -5,10 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	gomysql "github.com/go-sql-driver/mysql"
-
-	"github.com/agentryhq/agentry/db/dbtest/testdbs"
-	"github.com/agentryhq/agentry/db/mysql"
 	"github.com/agentryhq/agentry/runlog"
 )
 
@@ -22,21 +18,10 @@ import (
 // again, the run's later events behind it.
 func TestAppend_ManyEventsLargerTogetherThanAPacket(t *testing.T) {
 	t.Parallel()
-	mc, err := gomysql.ParseDSN(testdbs.MySQLDatabaseDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc, _ := mysqlDatabase(t)
 	mc.MaxAllowedPacket = 1 << 30 // the driver inlines values up to 1 GiB / (params + 1)
 	ctx := context.Background()
-	d, err := mysql.Open(ctx, mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	l, err := runlog.Open(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openMySQLLog(t, mc)
 	var evs []runlog.Pending
 	for range 150 {
 		evs = append(evs, runlog.Pending{Event: "RunContent", Data: []byte(`"` + strings.Repeat("x", 200<<10) + `"`)})

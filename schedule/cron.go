@@ -192,13 +192,9 @@ func sundaySeven(field string) string {
 		if n, ok := number(hi); !ok || n != 7 {
 			continue
 		}
-		by := 1
-		if stepped {
-			n, ok := number(step)
-			if !ok || n < 1 {
-				continue
-			}
-			by = n
+		by, ok := stepOf(step, stepped)
+		if !ok {
+			continue
 		}
 		from, ok := number(lo)
 		if !ok {
@@ -219,6 +215,16 @@ func sundaySeven(field string) string {
 		}
 	}
 	return strings.Join(items, ",")
+}
+
+// stepOf is an item's step ("/n"): 1 when it has none; ok is false for a
+// step that is not a positive number (the item is left to robfig/cron).
+func stepOf(step string, stepped bool) (by int, ok bool) {
+	if !stepped {
+		return 1, true
+	}
+	n, ok := number(step)
+	return n, ok && n >= 1
 }
 
 // field is the values (lo to hi) and names of an expression's field.
@@ -245,13 +251,9 @@ func wrapRanges(expr string, b field, dow bool) string {
 		if !ranged {
 			continue
 		}
-		by := 1
-		if stepped {
-			n, ok := number(step)
-			if !ok || n < 1 {
-				continue
-			}
-			by = n
+		by, ok := stepOf(step, stepped)
+		if !ok {
+			continue
 		}
 		from, ok1 := fieldValue(a, b.names)
 		to, ok2 := fieldValue(z, b.names)
