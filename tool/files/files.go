@@ -262,16 +262,23 @@ func (k *Toolkit) openRegular(p string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(p)
 	}
-	f, err := k.root.Open(p)
+	if afterStat != nil {
+		afterStat(p)
+	}
+	f, err := k.root.OpenFile(p, readFlags, 0)
 	if err != nil {
 		return nil, wrap(p, err)
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced in between
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced in between (readFlags: the open did not wait)
 		f.Close()
 		return nil, cmp.Or(wrap(p, err), notRegular(p))
 	}
 	return f, nil
 }
+
+// afterStat, set by tests only, runs between openRegular's Stat and its
+// open (to replace the file in that window).
+var afterStat func(p string)
 
 // excluded reports whether a component of p (relative to the root) matches
 // an exclude pattern.

@@ -236,6 +236,41 @@ func TestFiles_NamedPipeIsRefusedNotOpened(t *testing.T) {
 	}
 }
 
+// A regular file replaced by a named pipe between openRegular's Stat and
+// its open (by a shell tool running beside, say) is refused too: the open
+// does not wait for a writer (O_NONBLOCK), and its fstat sees the pipe.
+// The open blocked for good in that window.
+func TestFiles_NamedPipeSwappedInAfterTheCheckIsRefused(t *testing.T) {
+	set, root, _ := setup(t, Config{})
+	path := filepath.Join(root, "notes.txt")
+	if err := os.WriteFile(path, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	afterStat = func(string) {
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { afterStat = nil })
+	done := make(chan tool.Result, 1)
+	go func() { done <- run(set, "read_file", `{"file_name":"notes.txt"}`) }()
+	select {
+	case res := <-done:
+		if res.Err == nil || !strings.Contains(res.Content, "not a regular file") {
+			t.Errorf("read_file of a file swapped for a named pipe = %q, %v; want refused", res.Content, res.Err)
+		}
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+			f.Close() // let the blocked open go
+		}
+		t.Error("read_file of a file swapped for a named pipe blocked in open")
+		<-done
+	}
+}
+
 // Models write Agno's pathlib globs: "**/*.md" is every Markdown file, at
 // any depth, the root's included. path.Match read "**" as "*", so it found
 // only files exactly one directory deep; and "./docs/*.md" found nothing.
