@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/agentryhq/agentry/tool"
 )
@@ -233,12 +234,22 @@ func (k *Toolkit) save(_ context.Context, in saveIn) (string, error) {
 	if in.Overwrite != nil && !*in.Overwrite {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	}
-	f, err := k.root.OpenFile(p, flags, 0o644)
+	if afterStat != nil {
+		afterStat(p)
+	}
+	f, err := k.root.OpenFile(p, flags|nonblock, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("%q exists; pass overwrite true to replace it", p)
 	}
+	if errors.Is(err, syscall.ENXIO) {
+		return "", notRegular(p) // a named pipe no one reads, put there since the Stat
+	}
 	if err != nil {
 		return "", wrap(p, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced since the Stat
+		f.Close()
+		return "", cmp.Or(wrap(p, err), notRegular(p))
 	}
 	if _, err := io.WriteString(f, in.Contents); err != nil {
 		f.Close()
@@ -265,11 +276,11 @@ func (k *Toolkit) openRegular(p string) (*os.File, error) {
 	if afterStat != nil {
 		afterStat(p)
 	}
-	f, err := k.root.OpenFile(p, readFlags, 0)
+	f, err := k.root.OpenFile(p, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		return nil, wrap(p, err)
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced in between (readFlags: the open did not wait)
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() { // replaced in between (nonblock: the open did not wait)
 		f.Close()
 		return nil, cmp.Or(wrap(p, err), notRegular(p))
 	}

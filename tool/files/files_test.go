@@ -243,9 +243,6 @@ func TestFiles_NamedPipeIsRefusedNotOpened(t *testing.T) {
 func TestFiles_NamedPipeSwappedInAfterTheCheckIsRefused(t *testing.T) {
 	set, root, _ := setup(t, Config{})
 	path := filepath.Join(root, "notes.txt")
-	if err := os.WriteFile(path, []byte("hello"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	afterStat = func(string) {
 		if err := os.Remove(path); err != nil {
 			t.Error(err)
@@ -255,19 +252,28 @@ func TestFiles_NamedPipeSwappedInAfterTheCheckIsRefused(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { afterStat = nil })
-	done := make(chan tool.Result, 1)
-	go func() { done <- run(set, "read_file", `{"file_name":"notes.txt"}`) }()
-	select {
-	case res := <-done:
-		if res.Err == nil || !strings.Contains(res.Content, "not a regular file") {
-			t.Errorf("read_file of a file swapped for a named pipe = %q, %v; want refused", res.Content, res.Err)
+	for _, c := range []struct{ tool, args string }{
+		{"read_file", `{"file_name":"notes.txt"}`},
+		{"save_file", `{"file_name":"notes.txt","contents":"x"}`},
+	} {
+		if err := os.WriteFile(path, []byte("hello"), 0o644); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
-			f.Close() // let the blocked open go
+		done := make(chan tool.Result, 1)
+		go func() { done <- run(set, c.tool, c.args) }()
+		select {
+		case res := <-done:
+			if res.Err == nil || !strings.Contains(res.Content, "not a regular file") {
+				t.Errorf("%s of a file swapped for a named pipe = %q, %v; want refused", c.tool, res.Content, res.Err)
+			}
+		case <-time.After(10 * time.Second):
+			if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+				f.Close() // let the blocked open go
+			}
+			t.Errorf("%s of a file swapped for a named pipe blocked in open", c.tool)
+			<-done
 		}
-		t.Error("read_file of a file swapped for a named pipe blocked in open")
-		<-done
+		os.Remove(path)
 	}
 }
 

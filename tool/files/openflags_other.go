@@ -2,7 +2,5 @@
 
 package files
 
-import "os"
-
-// readFlags open a file for reading (see openflags_unix.go).
-const readFlags = os.O_RDONLY
+// nonblock is no flag here (see openflags_unix.go).
+const nonblock = 0

@@ -2,13 +2,10 @@
 
 package files
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-// readFlags open a file for reading without blocking in open: a named pipe
-// put in a regular file's place between openRegular's Stat and its open
-// does not hold the open until a writer comes (its fstat then refuses it).
-// Regular files ignore O_NONBLOCK.
-const readFlags = os.O_RDONLY | syscall.O_NONBLOCK
+// nonblock makes an open not wait: a named pipe put in a regular file's
+// place between a tool's Stat and its open does not hold the open until a
+// peer comes (a write's open fails at once, ENXIO; a read's returns, and
+// the fstat after it refuses the pipe). Regular files ignore O_NONBLOCK.
+const nonblock = syscall.O_NONBLOCK
