@@ -448,8 +448,14 @@ func (x *exec) record(out run.StepOutput) {
 	x.outputs[out.StepName] = out
 }
 
-// recordMetrics keeps a leaf step's metrics for the run's metrics.steps.
+// recordMetrics keeps a leaf step's metrics for the run's metrics.steps:
+// those of a step whose executor has metrics (an agent, a team, a nested
+// workflow), as Agno lists only its agent and team steps there; a function
+// step, with none, is not listed.
 func (x *exec) recordMetrics(out run.StepOutput) {
+	if out.Metrics == nil || out.ExecutorType == "function" {
+		return
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.metrics[out.StepName] = run.StepMetrics{StepName: out.StepName, ExecutorType: out.ExecutorType, ExecutorName: out.ExecutorName, Metrics: out.Metrics}

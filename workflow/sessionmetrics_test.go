@@ -95,3 +95,19 @@ func TestContinueRun_SessionMetricsCountTheRunOnce(t *testing.T) {
 		t.Fatalf("continued: session metrics %s: %s (want %s)", got, diff, wb)
 	}
 }
+
+// metrics.steps lists the steps whose executor has metrics (agents, teams),
+// as Agno's does; a function step is not listed.
+func TestRun_MetricsStepsListOnlyExecutorsWithMetrics(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	wf := mustNew(t, Config{ID: "mixed", DB: d, Steps: []Step{fn("prepare"),
+		{Name: "draft", Runner: newAgent(t, "drafter", scripted.Reply("a first draft"), d)}}})
+	out, err := wf.Run(context.Background(), run.TextInput("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := out.Metrics.Steps["prepare"]; ok || len(out.Metrics.Steps) != 1 || out.Metrics.Steps["draft"].Metrics == nil {
+		t.Fatalf("metrics.steps = %+v, want the agent step only", out.Metrics.Steps)
+	}
+}
