@@ -59,8 +59,10 @@ type Query struct {
 	Filters map[string]any
 }
 
-// Hit is one result, best first. Score is the cosine similarity for Vector,
-// the negated BM25 rank for Keyword, the fused RRF score for Hybrid.
+// Hit is one result, best first. Score is the cosine similarity for Vector
+// and the fused RRF score for Hybrid; for Keyword it is the store's text
+// rank, higher better: the negated BM25 rank in the embedded store,
+// Postgres's ts_rank_cd in pgvector (scores of the two are not comparable).
 type Hit struct {
 	Row
 	Score float64
