@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/sqlite"
@@ -82,4 +83,78 @@ func TestUpsertSession_KeepingTypeAndOwnerWritesOnePage(t *testing.T) {
 	if n := frames(func() error { _, err := d.UpsertSession(alice, sess); return err }); n != 1 {
 		t.Errorf("alice's own session write: %d pages, want 1", n)
 	}
+}
+
+// A session created within this second (created_at = updated_at: maybe new,
+// so the write goes straight to the upsert) whose history was read since is
+// an existing row: the next write of a turn of its first second updates one
+// page too, not the upsert's three.
+func TestUpsertSession_ACreatedThisSecondWhoseHistoryWasReadWritesOnePage(t *testing.T) {
+	t.Parallel()
+	for attempt := 0; ; attempt++ {
+		n, sameSecond := firstSecondTurnPages(t)
+		if !sameSecond {
+			// A second began between the writes: updated_at moved, so the
+			// write took the update either way. Try again within one.
+			if attempt == 5 {
+				t.Fatal("no attempt ran within one second")
+			}
+			continue
+		}
+		if n != 1 {
+			t.Errorf("a turn's session write in the session's first second: %d pages, want 1", n)
+		}
+		return
+	}
+}
+
+// firstSecondTurnPages creates a session with a run, reads its history as
+// a turn does and writes the session again: it returns the WAL pages of that
+// write and whether it all ran within one second.
+func firstSecondTurnPages(t *testing.T) (int64, bool) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pages.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	st, _ := sqlstore.FromDB(d)
+	w := st.SQL()
+	if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 { // other sessions, so the indexes are not the table's page
+		if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "o" + string(rune('a'+i)), SessionType: run.TypeAgent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sec := time.Now().Unix()
+	sess := &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "a"}
+	r, _ := db.RunFromOutput(&run.Output{RunID: "r1", SessionID: "s", AgentID: "a", Status: run.StatusCompleted, CreatedAt: sec})
+	_, stored, err := d.SaveRun(ctx, sess, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next turn reads the session and its history (holding the run, as
+	// an agent's history cache does), then writes.
+	got, _, err := d.SessionHistoryRefs(ctx, db.HistoryQuery{SessionID: "s", AgentID: "a", Limit: 3, ReadOnlySession: true,
+		Cached: []db.CachedRun{{RunID: "r1", UpdatedAt: stored.UpdatedAt, Size: len(stored.RunData)}}})
+	if err != nil || got == nil {
+		t.Fatalf("history read: %+v %v", got, err)
+	}
+	var busy, log, done int64
+	if err := w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil || busy != 0 {
+		t.Fatalf("checkpoint: busy=%d %v", busy, err)
+	}
+	next := *got
+	next.SessionData = json.RawMessage(`{"session_state":{"n":1}}`)
+	if _, err := d.UpsertSession(ctx, &next); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (fi.Size() - 32) / (24 + 4096), got.CreatedAt == sec && time.Now().Unix() == sec
 }

@@ -190,6 +190,17 @@ func (c *historyCache) store(v uint64, hq db.HistoryQuery, user string, scoped b
 	c.stored.Add(1)
 }
 
+// knows reports whether an entry of session sid is cached: its row existed
+// at the cache's version (a nil cache knows nothing).
+func (c *historyCache) knows(sid string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.bySession[sid]) > 0
+}
+
 // reset drops every entry; c.mu is held.
 func (c *historyCache) reset() {
 	if c.n > 0 {

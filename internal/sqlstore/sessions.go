@@ -80,14 +80,16 @@ func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) 
 	in, data := sessionWrite(ctx, in)
 	args := upsertSessionArgs(in, data)
 	if s.d.Upsert == OnConflict {
-		if s.updateSessionQ != "" && in.CreatedAt != in.UpdatedAt {
+		if s.updateSessionQ != "" && (in.CreatedAt != in.UpdatedAt || s.hc.knows(in.SessionID)) {
 			// The usual write of a turn: the row exists with this type and
 			// owner. Updated without naming session_type and user_id, it
 			// rewrites only the table's page: SQLite rewrites the entries of
 			// every index on a column an UPDATE sets, changed or not (the
 			// upsert below dirties three pages). A session created in this
 			// second (a new one: created_at defaults to now) goes straight
-			// to the upsert, which inserts it in one statement.
+			// to the upsert, which inserts it in one statement, unless its
+			// history was read (the history cache holds it): a conversation's
+			// later turns within its first second.
 			// Only created_at is read back: the rest is what was written,
 			// as SQLite stores it (its TEXT columns hold the bytes given),
 			// read as scanSession would read them. Reading back the row
