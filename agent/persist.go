@@ -141,17 +141,13 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 	}
 	s.SetComponent(st.p.comp, st.p.agentData)
 	s.Summary = st.sessionSummary(st.session)
-	add := share
 	var state map[string]any
+	var counted *run.SessionMetrics
 	if x := st.ext; x != nil {
-		state = x.sessionState
-		if x.counted != nil {
-			d := share.Clone()
-			d.Sub(x.counted)
-			add = &d
-		}
+		state, counted = x.sessionState, x.counted
 	}
-	data, err := st.sessionData(s.SessionData, state, add)
+	add := share.Since(counted)
+	data, err := st.sessionData(s.SessionData, state, &add)
 	if err != nil {
 		return nil, nil, err
 	}

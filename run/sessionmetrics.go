@@ -83,9 +83,16 @@ func (m *SessionMetrics) addRun(r *Metrics, depth int) {
 // Add adds o to m.
 func (m *SessionMetrics) Add(o *SessionMetrics) { m.add(o.Usage, o.Details, 1) }
 
-// Sub takes o away from m: what a session already counted of a run that
-// goes on (a continued run's earlier leg). Per-model entries stay listed.
-func (m *SessionMetrics) Sub(o *SessionMetrics) { m.add(o.Usage, o.Details, -1) }
+// Since is what m, a run's share, adds over counted, what its session
+// already counted of the run (a continued run's earlier legs; nil:
+// nothing): a new value, m unchanged. Per-model entries stay listed.
+func (m *SessionMetrics) Since(counted *SessionMetrics) SessionMetrics {
+	d := m.clone()
+	if counted != nil {
+		d.add(counted.Usage, counted.Details, -1)
+	}
+	return d
+}
 
 func (m *SessionMetrics) add(u model.Usage, details map[string][]ModelMetrics, sign int) {
 	m.Usage = addUsage(m.Usage, u, sign)
@@ -168,8 +175,8 @@ func (m *SessionMetrics) addMembers(members []json.RawMessage, depth int) {
 // that are not an object are an error (nothing is to be written over them).
 func AddSessionMetrics(stored json.RawMessage, add *SessionMetrics) (json.RawMessage, error) {
 	var sm SessionMetrics
-	if t := bytes.TrimSpace(stored); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		if err := json.Unmarshal(t, &sm); err != nil {
+	if len(bytes.TrimSpace(stored)) > 0 { // null leaves sm empty
+		if err := json.Unmarshal(stored, &sm); err != nil {
 			return nil, fmt.Errorf("run: %s: %w", SessionMetricsKey, err)
 		}
 	}
@@ -177,8 +184,8 @@ func AddSessionMetrics(stored json.RawMessage, add *SessionMetrics) (json.RawMes
 	return json.Marshal(sm)
 }
 
-// Clone returns a copy of m that shares nothing with it.
-func (m *SessionMetrics) Clone() SessionMetrics {
+// clone returns a copy of m that shares nothing with it.
+func (m *SessionMetrics) clone() SessionMetrics {
 	c := SessionMetrics{Usage: m.Usage, Extra: maps.Clone(m.Extra)}
 	if m.Details != nil {
 		c.Details = make(map[string][]ModelMetrics, len(m.Details))
@@ -202,13 +209,14 @@ func UpdateSessionData(data json.RawMessage, state map[string]any, add *SessionM
 	if state == nil && !add.Counts() && bytes.Contains(data, []byte(`"`+SessionMetricsKey+`"`)) {
 		return data, nil, nil
 	}
-	stored, _, err := lossless.Member(data, SessionMetricsKey)
+	obj, err := lossless.ParseObject(data)
 	if err != nil {
 		if state == nil {
 			return data, nil, nil
 		}
-		data = nil // not an object: the state replaces it
+		obj = lossless.Object{} // not an object: the state replaces it
 	}
+	stored, _ := obj.Member(SessionMetricsKey)
 	set := make([]lossless.Field, 0, 2)
 	if state != nil {
 		b, err := json.Marshal(state)
@@ -222,6 +230,6 @@ func UpdateSessionData(data json.RawMessage, state map[string]any, add *SessionM
 	} else {
 		kept = err
 	}
-	out, err = lossless.SetMembers(data, set...)
+	out, err = obj.With(set...)
 	return out, kept, err
 }

@@ -85,24 +85,26 @@ func TestAddSessionMetrics_RefusesWhatIsNotAnObject(t *testing.T) {
 	}
 }
 
-// Sub takes away what a session counted of a run's earlier leg: the
+// Since takes away what a session counted of a run's earlier leg: the
 // session gets only what the run added since.
-func TestSessionMetrics_SubLeavesWhatARunAddedSince(t *testing.T) {
+func TestSessionMetrics_SinceLeavesWhatARunAddedSince(t *testing.T) {
 	before := run.RunShare(&run.Metrics{Usage: usage(10, 2),
 		Details: map[string][]run.ModelMetrics{"model": {{ID: "gpt", Provider: "OpenAI", Usage: usage(10, 2)}}}}, nil)
 	now := run.RunShare(&run.Metrics{Usage: usage(25, 6),
 		Details: map[string][]run.ModelMetrics{"model": {{ID: "gpt", Provider: "OpenAI", Usage: usage(25, 6)}}}}, nil)
-	d := now.Clone()
-	d.Sub(&before)
+	d := now.Since(&before)
 	b, _ := json.Marshal(d)
 	sameJSON(t, b, `{"input_tokens":15,"output_tokens":4,"total_tokens":19,"details":{"model":[
 		{"id":"gpt","provider":"OpenAI","input_tokens":15,"output_tokens":4,"total_tokens":19}]}}`)
 	if b, _ := json.Marshal(now); string(b) == "" || now.InputTokens != 25 || now.Details["model"][0].InputTokens != 25 {
-		t.Errorf("Sub on a clone changed the original: %s", b)
+		t.Errorf("Since changed the original: %s", b)
 	}
-	d.Sub(&d)
+	d = d.Since(&d)
 	if !(d.Usage == model.Usage{}) {
 		t.Errorf("x - x = %+v", d.Usage)
+	}
+	if whole := now.Since(nil); whole.InputTokens != 25 {
+		t.Errorf("since nothing = %+v", whole.Usage)
 	}
 }
 

@@ -1395,10 +1395,7 @@ func (x *exec) saveState(ctx context.Context, d *db.DB) (*run.SessionMetrics, er
 	var share, add run.SessionMetrics
 	if x.out.ParentRunID == "" {
 		share = run.RunShare(x.out.Metrics, nil)
-		add = share.Clone()
-		if x.counted != nil {
-			add.Sub(x.counted)
-		}
+		add = share.Since(x.counted)
 	}
 	state := x.out.SessionState
 	if state == nil {

@@ -8,8 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// errNotObject is the error of Member and SetMembers for data that is not
-// a JSON object.
+// errNotObject is ParseObject's error for data that is not a JSON object.
 var errNotObject = errors.New("lossless: not a JSON object")
 
 // Field is one member of a JSON object: its name and raw JSON value.
@@ -18,53 +17,49 @@ type Field struct {
 	Value json.RawMessage
 }
 
-// object returns data trimmed when it is a valid JSON object; empty data
-// and null are the empty object.
-func object(data []byte) ([]byte, error) {
+// Object is a JSON object checked once (ParseObject), whose members are
+// read and replaced without decoding the others.
+type Object struct{ data []byte }
+
+// ParseObject checks that data is a JSON object; empty data and null are
+// the empty object.
+func ParseObject(data []byte) (Object, error) {
 	t := bytes.TrimSpace(data)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return []byte("{}"), nil
+		return Object{[]byte("{}")}, nil
 	}
 	if t[0] != '{' || !json.Valid(t) {
-		return nil, errNotObject
+		return Object{}, errNotObject
 	}
-	return t, nil
+	return Object{t}, nil
 }
 
-// Member returns the raw value of the member name of the JSON object data
-// (the last one, when repeated, as encoding/json reads it); ok is false
-// when there is none. Empty data and null are the empty object.
-func Member(data []byte, name string) (value json.RawMessage, ok bool, err error) {
-	t, err := object(data)
-	if err != nil {
-		return nil, false, err
-	}
-	for key, raw := range members(t) {
+// Member returns the raw value of the member name (the last one, when
+// repeated, as encoding/json reads it); ok is false when there is none.
+func (o Object) Member(name string) (value json.RawMessage, ok bool) {
+	for key, raw := range members(o.data) {
 		if memberName(key) == name {
 			value, ok = raw, true
 		}
 	}
-	return value, ok, nil
+	return value, ok
 }
 
-// SetMembers returns the JSON object data with set's members in it: each
-// replaces the members of its name (in the place of the first), or is
-// added after the others. The other members are kept as written, in their
-// order, so that what the caller does not model is not changed (numbers
-// keep their digits). Empty data and null are the empty object; other data
-// that is not a JSON object is an error, as is a name that is not UTF-8.
-// Values must be valid JSON.
-func SetMembers(data []byte, set ...Field) ([]byte, error) {
+// With returns the object with set's members in it: each replaces the
+// members of its name (in the place of the first), or is added after the
+// others. The other members are kept as written, in their order, so that
+// what the caller does not model is not changed (numbers keep their
+// digits). A name that is not UTF-8 is an error. Values must be valid JSON.
+func (o Object) With(set ...Field) ([]byte, error) {
 	for _, f := range set {
 		if !utf8.ValidString(f.Name) {
 			return nil, fmt.Errorf("lossless: member name %q is not UTF-8", f.Name)
 		}
 	}
-	t, err := object(data)
-	if err != nil {
-		return nil, err
+	if o.data == nil {
+		o.data = []byte("{}") // the zero Object is the empty object
 	}
-	out := make([]byte, 0, len(t)+64)
+	out := make([]byte, 0, len(o.data)+64)
 	out = append(out, '{')
 	done := make([]bool, len(set))
 	first := true
@@ -74,7 +69,7 @@ func SetMembers(data []byte, set ...Field) ([]byte, error) {
 		}
 		first = false
 	}
-	for key, raw := range members(t) {
+	for key, raw := range members(o.data) {
 		name := memberName(key)
 		i := -1
 		for j := range set {
@@ -97,7 +92,10 @@ func SetMembers(data []byte, set ...Field) ([]byte, error) {
 			continue
 		}
 		sep()
-		k, _ := json.Marshal(f.Name)
+		k, err := Encode(f.Name)
+		if err != nil {
+			return nil, err
+		}
 		out = append(append(append(out, k...), ':'), f.Value...)
 	}
 	return append(out, '}'), nil
