@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/run"
-	"github.com/agentryhq/agentry/schedule"
 )
 
 // TestTick_AFinishedFiringsOutputHasTheRunsContentType: a finished
@@ -20,30 +18,9 @@ func TestTick_AFinishedFiringsOutputHasTheRunsContentType(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := testdbs.SQLite(t)
-	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
-	sc, err := d.CreateSchedule(ctx, &db.Schedule{ID: "s1", Name: "nightly", Method: "POST", Endpoint: "/agents/a/runs",
-		CronExpr: "0 3 * * *", Timezone: "UTC", Enabled: true, NextRunAt: now.Add(time.Hour).Unix(), CreatedAt: now.Unix()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "sess", SessionType: run.TypeAgent, AgentID: "a", CreatedAt: now.Unix()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.UpsertRun(ctx, &db.Run{RunID: "run-1", SessionID: "sess", RunType: run.TypeAgent, AgentID: "a", Status: run.StatusCompleted,
-		RunData: []byte(`{"run_id":"run-1","content":{"title":"t"},"content_type":"Report"}`), CreatedAt: now.Unix()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.CreateScheduleRun(ctx, &db.ScheduleRun{ID: "sr-1", ScheduleID: sc.ID, Attempt: 1, TriggeredAt: now.Unix(),
-		Status: db.ScheduleRunRunning, RunID: "run-1", CreatedAt: now.Unix()}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := schedule.New(d, neverFirer{t}, schedule.Config{Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f := newFirings(t, d)
+	f.running("sr-1", "run-1", run.StatusCompleted, `{"run_id":"run-1","content":{"title":"t"},"content_type":"Report"}`, f.now.Unix())
+	f.tick()
 	r, err := d.GetScheduleRun(ctx, "sr-1")
 	if err != nil {
 		t.Fatal(err)

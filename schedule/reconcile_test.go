@@ -32,34 +32,13 @@ func TestTick_ReconcilesEveryRunningFiring(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := testdbs.SQLite(t)
-	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
-	sc, err := d.CreateSchedule(ctx, &db.Schedule{ID: "s1", Name: "nightly", Method: "POST", Endpoint: "/agents/a/runs",
-		CronExpr: "0 3 * * *", Timezone: "UTC", Enabled: true, NextRunAt: now.Add(time.Hour).Unix(), CreatedAt: now.Unix()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "sess", SessionType: run.TypeAgent, AgentID: "a", CreatedAt: now.Unix()}); err != nil {
-		t.Fatal(err)
-	}
+	f := newFirings(t, d)
 	const n = 150
 	for i := range n {
 		runID := fmt.Sprintf("run-%03d", i)
-		if _, err := d.UpsertRun(ctx, &db.Run{RunID: runID, SessionID: "sess", RunType: run.TypeAgent, AgentID: "a",
-			Status: run.StatusCompleted, RunData: []byte(`{"run_id":"` + runID + `","content":"done"}`), CreatedAt: now.Unix()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.CreateScheduleRun(ctx, &db.ScheduleRun{ID: fmt.Sprintf("sr-%03d", i), ScheduleID: sc.ID, Attempt: 1,
-			TriggeredAt: now.Unix(), Status: db.ScheduleRunRunning, RunID: runID, CreatedAt: now.Unix() - int64(i)}); err != nil {
-			t.Fatal(err)
-		}
+		f.running(fmt.Sprintf("sr-%03d", i), runID, run.StatusCompleted, `{"run_id":"`+runID+`","content":"done"}`, f.now.Unix()-int64(i))
 	}
-	s, err := schedule.New(d, neverFirer{t}, schedule.Config{Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f.tick()
 	_, running, err := d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: 1, Page: 1})
 	if err != nil {
 		t.Fatal(err)
