@@ -50,6 +50,19 @@ func testSchema(t *testing.T) (*sql.DB, string) {
 	return raw, schema
 }
 
+// openStore opens a store of 8 dimensions in a schema of the test's own,
+// closed at its end.
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	_, schema := testSchema(t)
+	s, err := Open(context.Background(), Config{DSN: dsn(), Schema: schema, Dimensions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	raw, schema := testSchema(t)
 	vectordbtest.Run(t, func(t *testing.T) vectordb.Store {

@@ -14,12 +14,7 @@ import (
 // and one of tiny components scored NaN (its float32 norm underflowed),
 // which no JSON answer carries.
 func TestSearch_VectorsOfAnyLength(t *testing.T) {
-	_, schema := testSchema(t)
-	s, err := Open(context.Background(), Config{DSN: dsn(), Schema: schema, Dimensions: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	ctx := context.Background()
 	big := []float32{1e5, 1, 0, 0, 0, 0, 0, 0}
 	tiny := []float32{0, 0, 1e-30, 1e-30, 0, 0, 0, 0}

@@ -14,12 +14,7 @@ import (
 // in place); ids, metadata and filters holding it are refused as invalid;
 // deleting or looking up such an id finds nothing.
 func TestUpsert_TextPostgresCannotHold(t *testing.T) {
-	_, schema := testSchema(t)
-	s, err := Open(context.Background(), Config{DSN: dsn(), Schema: schema, Dimensions: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	ctx := context.Background()
 	v := []float32{1, 0, 0, 0, 0, 0, 0, 0}
 	if err := s.Upsert(ctx, []vectordb.Row{{ID: "a", ContentID: "c", Name: "n\x00", Content: "ceres\x00dwarf \xffplanet", Vector: v}}); err != nil {
