@@ -161,12 +161,8 @@ func (s *Store) buildUpdateSessionSQL() string {
 func writtenSession(in *db.Session, created int64) (*db.Session, error) {
 	out := *in
 	out.CreatedAt = created
-	for _, c := range []*json.RawMessage{&out.SessionData, &out.AgentData, &out.TeamData, &out.WorkflowData, &out.Metadata, &out.Summary} {
-		v, err := decodeJSON(*c)
-		if err != nil {
-			return nil, &db.CorruptRowError{Table: "sessions", ID: out.SessionID, Err: err}
-		}
-		*c = v
+	if err := decodeSessionJSON(&out, in.SessionData, in.AgentData, in.TeamData, in.WorkflowData, in.Metadata, in.Summary); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }
@@ -545,12 +541,19 @@ func scanSession(sc scanner) (*db.Session, error) {
 	out.SessionType = run.Type(t.typ)
 	out.AgentID, out.TeamID, out.WorkflowID, out.UserID = t.agent.String, t.team.String, t.wf.String, t.user.String
 	out.UpdatedAt = t.updated.Int64
+	return out, decodeSessionJSON(out, t.sd, t.ad, t.td, t.wd, t.meta, t.summary)
+}
+
+// decodeSessionJSON sets out's JSON columns from their stored texts as
+// decodeJSON reads them; a column that does not decode is left empty and
+// makes the error (a *db.CorruptRowError).
+func decodeSessionJSON(out *db.Session, sd, ad, td, wd, meta, summary []byte) error {
 	var err error
 	for _, c := range []struct {
-		dst *[]byte
+		dst *json.RawMessage
 		src []byte
-	}{{(*[]byte)(&out.SessionData), t.sd}, {(*[]byte)(&out.AgentData), t.ad}, {(*[]byte)(&out.TeamData), t.td},
-		{(*[]byte)(&out.WorkflowData), t.wd}, {(*[]byte)(&out.Metadata), t.meta}, {(*[]byte)(&out.Summary), t.summary}} {
+	}{{&out.SessionData, sd}, {&out.AgentData, ad}, {&out.TeamData, td},
+		{&out.WorkflowData, wd}, {&out.Metadata, meta}, {&out.Summary, summary}} {
 		v, e := decodeJSON(c.src)
 		if e != nil {
 			err = &db.CorruptRowError{Table: "sessions", ID: out.SessionID, Err: e}
@@ -558,5 +561,5 @@ func scanSession(sc scanner) (*db.Session, error) {
 		}
 		*c.dst = v
 	}
-	return out, err
+	return err
 }
