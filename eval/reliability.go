@@ -12,7 +12,9 @@ import (
 )
 
 // Reliability checks the tool calls of a run: Output when given, else
-// Target's answer to Input. Every expected tool must have run cleanly (no
+// Target's answer to Input. A team run's calls include its members' (at
+// every depth, as Agno's evidence does): a tool a member ran was run for
+// the team. Every expected tool must have run cleanly (no
 // error, not paused, not rejected at its confirmation); a call outside
 // ExpectedToolCalls fails the eval unless AllowAdditionalToolCalls; a call
 // in ForbiddenToolCalls always fails it.
@@ -87,7 +89,7 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 		MissingToolCalls: []string{}, FailedArgumentChecks: []string{}, PassedArgumentChecks: []string{}}
 	clean := map[string][]map[string]any{}
 	attempted := map[string]bool{}
-	for _, t := range out.Tools {
+	for _, t := range executions(out) {
 		if t.ToolName == "" {
 			continue
 		}
@@ -144,6 +146,37 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 		res.EvalStatus = "PASSED"
 	}
 	return res
+}
+
+// maxMemberDepth bounds how deep executions follows member runs (a team
+// nests at most team.MaxNestingDepth levels; stored run_data may claim
+// more).
+const maxMemberDepth = 32
+
+// executions are a run's tool executions followed by its member runs', at
+// every depth, in order. A member run that is not a run_data object adds
+// nothing.
+func executions(out *run.Output) []run.ToolExecution {
+	all := slices.Clone(out.Tools)
+	var members func(raws []json.RawMessage, depth int)
+	members = func(raws []json.RawMessage, depth int) {
+		if depth >= maxMemberDepth {
+			return
+		}
+		for _, raw := range raws {
+			var m struct {
+				Tools   []run.ToolExecution `json:"tools"`
+				Members []json.RawMessage   `json:"member_responses"`
+			}
+			if json.Unmarshal(raw, &m) != nil {
+				continue
+			}
+			all = append(all, m.Tools...)
+			members(m.Members, depth+1)
+		}
+	}
+	members(out.MemberResponses, 0)
+	return all
 }
 
 // notRun reports a call that did not run: still paused for the user, or
