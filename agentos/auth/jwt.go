@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -72,9 +73,9 @@ type JWTConfig struct {
 
 // JWTVerifier checks bearer JWTs. Safe for concurrent use.
 //
-// Every token must carry exp; nbf and iat are checked when present; the alg
-// header must be in the allow-list and a key is only tried with algorithms of
-// its own family (and curve / secret length). Key selection: a token with a
+// Every token must carry exp; nbf and iat are checked when present; a date
+// beyond MaxNumericDate is refused. The alg header must be in the allow-list
+// and a key is only tried with algorithms of its own family (and curve / secret length). Key selection: a token with a
 // kid is checked against the keys with that ID, or, when no key has that ID,
 // against the keys configured without one; a token without a kid is checked
 // against every key, in order; with RequireKID a token without a kid is
@@ -168,11 +169,38 @@ func (v *JWTVerifier) Verify(token string) (*Principal, error) {
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFor); err != nil {
 		if errors.Is(err, jwt.ErrTokenExpired) {
+			// golang-jwt checks claims after the signature: these claims
+			// are the issuer's, and an exp past any date is not expired.
+			if err := datesInRange(claims); err != nil {
+				return nil, err
+			}
 			return nil, ErrTokenExpired
 		}
 		return nil, fmt.Errorf("%w: %s", ErrInvalidToken, safeReason(err))
 	}
+	if err := datesInRange(claims); err != nil {
+		return nil, err
+	}
 	return v.principal(claims)
+}
+
+// MaxNumericDate bounds the exp, nbf and iat claims (seconds from the
+// epoch, either sign): 2^53, the largest whole number of seconds a JSON
+// number holds exactly (about 285 million years).
+const MaxNumericDate = 1 << 53
+
+// datesInRange refuses exp, nbf and iat beyond MaxNumericDate. golang-jwt
+// converts a claim to int64 seconds without a range check: an nbf or iat
+// of 1e19 or 1e300 overflows to a date in the distant past, so a token the
+// issuer marked not yet valid (or issued in the future) passed, and an exp
+// that far out read as long expired.
+func datesInRange(claims jwt.MapClaims) error {
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		if f, ok := claims[name].(float64); ok && math.Abs(f) > MaxNumericDate {
+			return fmt.Errorf("%w: claim %q is beyond %d seconds from the epoch", ErrInvalidToken, name, int64(MaxNumericDate))
+		}
+	}
+	return nil
 }
 
 // safeReason keeps golang-jwt's message, which describes the failure without
