@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -70,17 +71,25 @@ func ask(ctx context.Context, judge model.Model, system, user string, schema jso
 	return parseVerdict(resp.Message.Content)
 }
 
-// parseVerdict reads a judge's answer.
+// maxVerdictCandidates bounds the objects parseVerdict tries in one answer:
+// each try may read the rest of it.
+const maxVerdictCandidates = 32
+
+// verdictKeys are the members that make a JSON object a judge's verdict.
+var verdictKeys = []string{"accuracy_score", "score", "passed"}
+
+// parseVerdict reads a judge's answer: the first JSON object in it that
+// holds a verdict member (accuracy_score, score or passed), so that prose
+// around the object, braces in that prose, or a ```json fence do not
+// refuse an answer that holds one.
 func parseVerdict(content string) (judgeVerdict, error) {
-	s := strings.TrimSpace(content)
-	if i := strings.Index(s, "{"); i >= 0 {
-		if j := strings.LastIndex(s, "}"); j > i {
-			s = s[i : j+1]
-		}
-	}
 	var v judgeVerdict
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return v, fmt.Errorf("%w: %v (answer: %.200q)", ErrJudge, err, content)
+	obj, err := verdictObject(content)
+	if err == nil {
+		err = json.Unmarshal(obj, &v)
+	}
+	if err != nil {
+		return judgeVerdict{}, fmt.Errorf("%w: %v (answer: %.200q)", ErrJudge, err, content)
 	}
 	for _, p := range []*wholeNumber{v.AccuracyScore, v.Score} {
 		if p != nil && (*p < 1 || *p > 10) {
@@ -88,6 +97,46 @@ func parseVerdict(content string) (judgeVerdict, error) {
 		}
 	}
 	return v, nil
+}
+
+// verdictObject finds the object parseVerdict reads: the first one, at a
+// "{" of content, that is valid JSON and has a verdict member; when none
+// has, the first valid one (its missing score is then the error).
+func verdictObject(content string) (json.RawMessage, error) {
+	var first json.RawMessage
+	firstErr := errors.New("no JSON object in the answer")
+	rest, tries := content, 0
+	for tries < maxVerdictCandidates {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		tries++
+		var obj map[string]json.RawMessage
+		dec := json.NewDecoder(strings.NewReader(rest))
+		if err := dec.Decode(&obj); err != nil {
+			if tries == 1 {
+				firstErr = err
+			}
+			rest = rest[1:]
+			continue
+		}
+		raw := json.RawMessage(rest[:dec.InputOffset()])
+		for _, k := range verdictKeys {
+			if _, ok := obj[k]; ok {
+				return raw, nil
+			}
+		}
+		if first == nil {
+			first = raw
+		}
+		rest = rest[1:]
+	}
+	if first != nil {
+		return first, nil
+	}
+	return nil, firstErr
 }
 
 var accuracySchema = json.RawMessage(`{"type":"object","properties":{"accuracy_score":{"type":"integer","minimum":1,"maximum":10},` +
