@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentryhq/agentry/agent"
@@ -217,8 +218,9 @@ func (s *Suite) runCase(ctx context.Context, c Case, r Resolver, rec Record, res
 			return fmt.Errorf("judge_model %s: %w", spec, err)
 		}
 	}
-	rec.RunID = ""
-	res.RunID = rec.ensureID()
+	// Given, not generated: the eval keeps it, and the case names its row.
+	rec.RunID = uuid.NewString()
+	res.RunID = rec.RunID
 	switch c.Type {
 	case TypeAccuracy:
 		a := &Accuracy{Record: rec, Target: target, Judge: judge, Input: c.Input, ExpectedOutput: c.ExpectedOutput, Iterations: c.Iterations,

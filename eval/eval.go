@@ -39,8 +39,14 @@ var (
 
 // Record describes where a result is stored and under which name: the
 // parts every eval kind shares. Zero values take the documented defaults.
+//
+// An eval's Run sets RunID when it was empty, and is not safe for
+// concurrent use on one value.
 type Record struct {
-	// RunID keys the agno_eval_runs row; empty means a new UUID.
+	// RunID keys the agno_eval_runs row. Empty means a new UUID for each
+	// Run, set here as it starts: running the value again is a new
+	// evaluation with a row of its own. One given is every Run's, and a
+	// Run whose row exists fails to store it.
 	RunID string
 	// Name is the eval's name (the row's name column).
 	Name string
@@ -50,6 +56,8 @@ type Record struct {
 	DB *db.DB
 	// UserID owns the row (a scoped context overrides it).
 	UserID string
+	// generated is the RunID ensureID made, replaced by the next Run's.
+	generated string
 }
 
 // Outcome is what every result reports: whether the eval passed and the row
@@ -65,9 +73,11 @@ type Outcome struct {
 	Errors []error
 }
 
+// ensureID gives a Run its run id; call it once per Run.
 func (r *Record) ensureID() string {
-	if r.RunID == "" {
+	if r.RunID == "" || r.RunID == r.generated {
 		r.RunID = uuid.NewString()
+		r.generated = r.RunID
 	}
 	return r.RunID
 }

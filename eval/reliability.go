@@ -50,17 +50,16 @@ func (r *Reliability) Run(ctx context.Context) (*ReliabilityResult, error) {
 		return nil, err
 	}
 	out := r.Output
+	if out == nil && (r.Target == nil || r.Input == "") {
+		return nil, fmt.Errorf("%w: reliability eval needs a run output, or a target and an input", ErrInvalid)
+	}
+	id := r.ensureID()
 	if out == nil {
-		if r.Target == nil || r.Input == "" {
-			return nil, fmt.Errorf("%w: reliability eval needs a run output, or a target and an input", ErrInvalid)
-		}
-		id := r.ensureID()
 		var err error
 		if out, err = runTarget(ctx, r.Target, r.Input, "eval_"+id+"_1", r.UserID); err != nil {
 			return nil, err
 		}
 	}
-	r.ensureID()
 	res := Check(out, r.ExpectedToolCalls, r.ForbiddenToolCalls, r.AllowAdditionalToolCalls, r.ExpectedToolCallArguments)
 	input := map[string]any{"expected_tool_calls": r.ExpectedToolCalls, "allow_additional_tool_calls": r.AllowAdditionalToolCalls,
 		"expected_tool_call_arguments": r.ExpectedToolCallArguments, "forbidden_tool_calls": r.ForbiddenToolCalls}
