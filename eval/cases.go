@@ -135,6 +135,9 @@ func ParseSuite(data []byte) (*Suite, error) {
 		if c.Input == "" {
 			bad("input is required")
 		}
+		if c.Type == TypeReliability && c.Workflow != "" {
+			bad("%v", strings.TrimPrefix(errWorkflowReliability.Error(), ErrInvalid.Error()+": "))
+		}
 		if (c.Type == TypeAccuracy || c.Type == TypeAgentAsJudge) && c.JudgeModel == "" && s.JudgeModel == "" {
 			bad("a %s case needs judge_model (on the case or the file)", c.Type)
 		}

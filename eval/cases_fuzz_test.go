@@ -6,11 +6,12 @@ import (
 )
 
 // FuzzParseSuite checks that any file either parses into cases that name a
-// type, a target and an input, or fails with ErrInvalid; it never panics.
+// type, a target and an input (not a workflow for reliability), or fails
+// with ErrInvalid; it never panics.
 func FuzzParseSuite(f *testing.F) {
 	f.Add([]byte("judge_model: scripted:j.yaml\ncases:\n  - {name: a, type: accuracy, agent: x, input: hi, expected_output: y}\n"))
 	f.Add([]byte("cases:\n  - {name: b, type: performance, team: t, input: hi, max_p95_run_time: 2s}\n"))
-	f.Add([]byte("cases:\n  - {name: c, type: reliability, workflow: w, input: hi, expected_tool_call_arguments: {t: {a: [1]}}}\n"))
+	f.Add([]byte("cases:\n  - {name: c, type: reliability, team: t, input: hi, expected_tool_call_arguments: {t: {a: [1]}}}\n"))
 	f.Add([]byte("cases: [{}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseSuite(data)
@@ -23,6 +24,9 @@ func FuzzParseSuite(f *testing.F) {
 		for _, c := range s.Cases {
 			if c.Name == "" || c.Type == "" || c.Input == "" || c.Agent+c.Team+c.Workflow == "" {
 				t.Fatalf("accepted incomplete case %+v", c)
+			}
+			if c.Type == TypeReliability && c.Workflow != "" {
+				t.Fatalf("accepted a reliability case of a workflow %+v", c)
 			}
 		}
 	})
@@ -54,6 +58,7 @@ func TestParseSuite_RefusesValuesThatCannotHold(t *testing.T) {
 		"threshold above 10":  "{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numeric, threshold: 11}",
 		"threshold negative":  "{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numeric, threshold: -1}",
 		"unknown scoring":     "{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numerical}",
+		"workflow tool calls": "{name: c, type: reliability, workflow: w, input: hi, expected_tool_calls: [multiply]}",
 	} {
 		_, err := ParseSuite([]byte("judge_model: j\ncases:\n  - " + c + "\n"))
 		if !errors.Is(err, ErrInvalid) {

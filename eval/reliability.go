@@ -18,6 +18,7 @@ import (
 // error, not paused, not rejected at its confirmation); a call outside
 // ExpectedToolCalls fails the eval unless AllowAdditionalToolCalls; a call
 // in ForbiddenToolCalls always fails it.
+// A workflow target is refused (ErrInvalid): its run records no tool calls.
 // ExpectedToolCallArguments maps a tool to argument values at least one of
 // its clean calls must have had.
 type Reliability struct {
@@ -50,8 +51,11 @@ func (r *Reliability) Run(ctx context.Context) (*ReliabilityResult, error) {
 		return nil, err
 	}
 	out := r.Output
-	if out == nil && (r.Target == nil || r.Input == "") {
+	switch {
+	case out == nil && (r.Target == nil || r.Input == ""):
 		return nil, fmt.Errorf("%w: reliability eval needs a run output, or a target and an input", ErrInvalid)
+	case out == nil && r.Target.Component().Type == run.TypeWorkflow:
+		return nil, errWorkflowReliability
 	}
 	id := r.ensureID()
 	if out == nil {
@@ -71,6 +75,11 @@ func (r *Reliability) Run(ctx context.Context) (*ReliabilityResult, error) {
 	res.Row = row
 	return res, err
 }
+
+// errWorkflowReliability refuses a reliability eval of a workflow: its run
+// records no tool calls (its steps' runs do), so every expected tool would
+// be missing and a forbidden one never seen.
+var errWorkflowReliability = fmt.Errorf("%w: a reliability eval checks an agent's or a team's tool calls; a workflow's run records none (its steps' runs do), so evaluate the step's agent or team", ErrInvalid)
 
 // storableArguments refuses expected arguments that cannot be stored in
 // eval_input (JSON has no NaN or infinity, and no map with non-string
