@@ -459,10 +459,14 @@ func (q *Queue) claim(ctx context.Context, id string, attempt int, engineID int6
 			// attempt is its next.
 			if j, err = q.scanJob(tx.QueryRowContext(ctx, q.sql(`SELECT `+jobColumns+`, cancel_requested_at FROM `+q.jobs+` WHERE id = ?`), id), true); err == nil {
 				got = j
-				if next := j.Attempt + 1; next < attempt {
+				switch next := j.Attempt + 1; {
+				case q.ownOrphan(j, attempt, engineID):
+					aq, aargs := q.adoptSQL(id, j.Attempt, engineID, now)
+					j, err = q.scanJob(tx.QueryRowContext(ctx, aq, aargs...), true)
+				case next < attempt:
 					cq, cargs := q.claimSQL(id, next, engineID, now)
 					j, err = q.scanJob(tx.QueryRowContext(ctx, cq, cargs...), true)
-				} else {
+				default:
 					err = sql.ErrNoRows
 				}
 			}
@@ -674,6 +678,34 @@ func (q *Queue) claimSQL(id string, attempt int, engineID, now int64) (string, [
 	return q.sql(`UPDATE ` + q.jobs + ` SET status = ?, attempt = ?, locked_by = ?, locked_at = ?, updated_at = ?
 WHERE id = ? AND ` + engineCol + ` = ? AND attempt = ? AND cancel_requested_at IS NULL AND ((status = ? AND available_at <= ?) OR (status = ? AND (locked_at IS NULL OR locked_at < ?)))
 RETURNING ` + jobColumns + `, cancel_requested_at`), []any{StatusRunning, attempt, q.cfg.NodeID, now, now, id, engineID, attempt - 1, StatusQueued, now, StatusRunning, expired}
+}
+
+// ownOrphan reports whether j, a row the claim of engine's job at attempt
+// could not take, is this node's own claim of that attempt that nothing
+// here runs: the claim's COMMIT reached the database but its answer did
+// not reach the worker (a lost connection, the attempt's timeout cutting
+// the wait), so Work took the claim for failed and snoozed the job, which
+// River dispatches again at the same attempt. Without adopting it, the job
+// came back to a row it could not claim and was cancelled, and the lease
+// sweep took the claim over as a dead worker's: an attempt spent, and at
+// the last one the run ended ERROR without having run. (A claim of the
+// row's next attempt when River's is ahead of it (see claim) is not
+// adopted: the row's lease expires and the sweep requeues it, as before.)
+func (q *Queue) ownOrphan(j *claimedJob, attempt int, engine int64) bool {
+	if j == nil || j.Status != StatusRunning || j.Attempt != attempt || j.LockedBy != q.cfg.NodeID || j.engineID != engine || j.CancelRequested {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running[j.ID] == nil
+}
+
+// adoptSQL takes over this node's own claim of engine's job at attempt
+// (ownOrphan): the lease is stamped anew; the row is unchanged otherwise.
+func (q *Queue) adoptSQL(id string, attempt int, engineID, now int64) (string, []any) {
+	return q.sql(`UPDATE ` + q.jobs + ` SET locked_at = ?, updated_at = ?
+WHERE id = ? AND ` + engineCol + ` = ? AND attempt = ? AND status = ? AND locked_by = ? AND cancel_requested_at IS NULL
+RETURNING ` + jobColumns + `, cancel_requested_at`), []any{now, now, id, engineID, attempt, StatusRunning, q.cfg.NodeID}
 }
 
 // errJobDeleted: the job's row is gone while an attempt ran (its session
