@@ -33,14 +33,17 @@ var errRejected = errors.New("rejected by a reviewer (on_reject cancel)")
 // exec is one workflow run in progress (a new run, or a paused one
 // continued: then the journal replays what already happened).
 type exec struct {
-	w      *Workflow
-	ctx    context.Context
-	out    *run.Output
-	emitMu sync.Mutex
-	emit   func(run.Event) bool // nil for Run
-	deps   map[string]any
-	state  *State
-	input  string
+	w    *Workflow
+	ctx  context.Context
+	out  *run.Output
+	emit func(run.Event) bool // nil for Run
+	// branchEvents, while the outermost Parallel's branches run, carries
+	// their events (nested Parallels' too) to the goroutine running that
+	// Parallel, which delivers them (branchEvents); nil otherwise.
+	branchEvents chan run.Event
+	deps         map[string]any
+	state        *State
+	input        string
 	// cancel ends the run, e.g. when a stream consumer stops reading.
 	cancel context.CancelCauseFunc
 
@@ -277,16 +280,77 @@ func (x *exec) stepEv(t run.EventType, s *Step, sc scope) run.Event {
 }
 
 // send delivers e to a stream consumer; one that stops reading cancels the
-// run. Parallel branches send concurrently.
+// run. A Parallel's branches send concurrently, through branchEvents: the
+// consumer's loop body runs on the goroutine that ranges over the stream
+// (where its panic, t.Fatal or goroutine-bound state belong), never on a
+// branch's.
 func (x *exec) send(e run.Event) {
 	if x.emit == nil {
 		return
 	}
-	x.emitMu.Lock()
-	ok := x.emit(e)
-	x.emitMu.Unlock()
-	if !ok {
+	if ch := x.branchEvents; ch != nil {
+		ch <- e // received until every branch has returned
+		return
+	}
+	x.deliver(e)
+}
+
+// deliver gives e to the consumer, on the stream's goroutine.
+func (x *exec) deliver(e run.Event) {
+	if !x.emit(e) {
 		x.cancel(errStreamStopped)
+	}
+}
+
+// branches runs each of n branches on a goroutine of its own and returns
+// when all have returned. With a stream consumer, the outermost Parallel's
+// goroutine delivers the branches' events meanwhile (send); when the
+// consumer's loop body panics, the run is cancelled, the branches' events
+// are dropped until they return, and the panic goes on to the consumer.
+func (x *exec) branches(n int, branch func(i int)) {
+	var wg sync.WaitGroup
+	outer := x.emit != nil && x.branchEvents == nil
+	if outer {
+		x.branchEvents = make(chan run.Event)
+	}
+	for i := range n {
+		wg.Go(func() { branch(i) })
+	}
+	if !outer {
+		wg.Wait()
+		return
+	}
+	ch, done := x.branchEvents, make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	delivered := false
+	defer func() {
+		if delivered {
+			return
+		}
+		// The consumer's loop body panicked: nothing is delivered any
+		// more, and no branch is left blocked in send.
+		x.cancel(errStreamStopped)
+		go func() {
+			for {
+				select {
+				case <-ch:
+				case <-done:
+					return
+				}
+			}
+		}()
+	}()
+	for {
+		select {
+		case e := <-ch:
+			x.deliver(e)
+		case <-done:
+			x.branchEvents, delivered = nil, true
+			return
+		}
 	}
 }
 
@@ -589,14 +653,10 @@ func (x *exec) parallel(ctx context.Context, s *Step, sc scope, content any) (ru
 		err     error
 	}
 	res := make([]branch, n)
-	var wg sync.WaitGroup
-	for i := range steps {
-		wg.Go(func() {
-			o, sk, err := x.node(ctx, &steps[i], sc.child(i, ""), content)
-			res[i] = branch{o, sk, err}
-		})
-	}
-	wg.Wait()
+	x.branches(n, func(i int) {
+		o, sk, err := x.node(ctx, &steps[i], sc.child(i, ""), content)
+		res[i] = branch{o, sk, err}
+	})
 	var outs []run.StepOutput
 	var failed, paused error
 	for _, b := range res {
