@@ -918,11 +918,21 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 		}
 	}
 	out, err := x.runLeaf(ctx, s, sc, content, userInput, feedback)
+	for err != nil && stepFailed(ctx, err) && x.j.retries(retryKey(sc.path)) < s.MaxRetries {
+		x.j.retried(retryKey(sc.path), x.j.retries(retryKey(sc.path))+1)
+		out, err = x.runLeaf(ctx, s, sc, content, userInput, feedback)
+	}
 	if err != nil {
 		if errors.Is(err, errPaused) {
 			return out, false, err
 		}
-		if h != nil && ctx.Err() == nil && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
+		if s.SkipOnFailure && stepFailed(ctx, err) {
+			// As OnError skip, in Agno's words.
+			out.Content = fmt.Sprintf("Step %s failed but skipped", s.Name)
+			x.j.complete(sc.path, out)
+			return out, false, nil
+		}
+		if h != nil && stepFailed(ctx, err) {
 			switch h.OnError {
 			case OnErrorSkip:
 				// It ran: a continue of the run replays the failure
@@ -940,6 +950,13 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 	}
 	x.finishLeaf(s, sc, out)
 	return out, false, nil
+}
+
+// stepFailed reports whether err, a leaf step's, is the step's own failure
+// (what MaxRetries, SkipOnFailure and OnError act on): not a pause, not the
+// run's cancellation, not the storage or the fence failing under it.
+func stepFailed(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !errors.Is(err, errPaused) && !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced)
 }
 
 func (x *exec) finishLeaf(s *Step, sc scope, out run.StepOutput) {
@@ -1010,8 +1027,15 @@ var stepRunNS = uuid.MustParse("6f1b2c7e-3d4a-5b6c-8d9e-0a1b2c3d4e5f")
 // so that a workflow run resumed after a crash runs (and replays) the same
 // step runs.
 func (x *exec) stepRunID(path string) string {
-	n := x.j.retries(path) + x.j.retries(errorKey(path))
-	return uuid.NewSHA1(stepRunNS, fmt.Appendf(nil, "%s/%s/%d", x.out.RunID, path, n)).String()
+	return uuid.NewSHA1(stepRunNS, fmt.Appendf(nil, "%s/%s/%d", x.out.RunID, path, x.tries(path))).String()
+}
+
+// tries counts the runs of the leaf step at path before this one: its
+// output rejected and retried, its failure retried by a person (OnError
+// pause) or by MaxRetries. Each run has its own step run id and journal
+// step.
+func (x *exec) tries(path string) int {
+	return x.j.retries(path) + x.j.retries(errorKey(path)) + x.j.retries(retryKey(path))
 }
 
 // journaledStep is a leaf step's record in the workflow run's journal.
@@ -1029,7 +1053,7 @@ func (x *exec) runLeaf(ctx context.Context, s *Step, sc scope, content any, user
 	if x.jr == nil {
 		return x.execLeaf(ctx, s, sc, content, userInput, feedback)
 	}
-	key := fmt.Sprintf("step:%s#%d", sc.path, x.j.retries(sc.path)+x.j.retries(errorKey(sc.path)))
+	key := fmt.Sprintf("step:%s#%d", sc.path, x.tries(sc.path))
 	var out run.StepOutput
 	ran := false
 	before := x.state.Snapshot()

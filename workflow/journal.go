@@ -58,6 +58,9 @@ func answerKey(path string, post bool) string {
 func executorKey(path string) string { return path + "#executor" }
 func errorKey(path string) string    { return path + "#error" }
 
+// retryKey counts the retries of a failed step (Step.MaxRetries).
+func retryKey(path string) string { return path + "#retry" }
+
 // reqKey is the journal key of a requirement's answer.
 func reqKey(r run.StepRequirement) string {
 	if r.RequiresExecutorInput {

@@ -36,7 +36,27 @@ type Step struct {
 	// HumanReview pauses the run at this step for a person (confirmation,
 	// user input, output review, iteration review); nil for none.
 	HumanReview *HumanReview
+
+	// MaxRetries runs a Runner or Func step that failed (its function's
+	// error or panic, a run that did not complete) again, up to this many
+	// times, before its failure counts (Agno's Step.max_retries). Agno's
+	// default is 3, Agentry's 0 (docs/adr/workflow-step-failures.md). A
+	// retry is a new run of the step's agent or team, with a step run id
+	// of its own; a cancelled run, a pause or a storage error is not
+	// retried. Retries are counted over the run (a person's retry after
+	// HumanReview.OnError pause runs the step once). At most
+	// MaxStepRetries.
+	MaxRetries int
+	// SkipOnFailure: a Runner or Func step still failing after its retries
+	// does not fail the run: its output, "Step NAME failed but skipped",
+	// has success false and the error, is not passed on as the next step's
+	// input, and the run goes on (Agno's skip_on_failure). It cannot be
+	// combined with HumanReview.OnError, which decides the same thing.
+	SkipOnFailure bool
 }
+
+// MaxStepRetries bounds Step.MaxRetries.
+const MaxStepRetries = 100
 
 // StepFunc is a Go function step. Its result's Content is the step's
 // output; Stop ends the workflow after it (completed, early).
@@ -162,6 +182,22 @@ func (s *Step) kind() (string, error) {
 	return "", fmt.Errorf("a step is one kind, this one is %v", kinds)
 }
 
+// validateFailure checks MaxRetries and SkipOnFailure on a step of kind k.
+func (s *Step) validateFailure(k string) error {
+	switch {
+	case s.MaxRetries == 0 && !s.SkipOnFailure:
+		return nil
+	case k != typeStep:
+		// A primitive's failure is one of its steps': set them there.
+		return fmt.Errorf("MaxRetries and SkipOnFailure apply to an agent, team, workflow or function step, not a %s (set them on the steps inside)", k)
+	case s.MaxRetries < 0 || s.MaxRetries > MaxStepRetries:
+		return fmt.Errorf("MaxRetries %d: use 0 to %d", s.MaxRetries, MaxStepRetries)
+	case s.SkipOnFailure && s.HumanReview != nil && s.HumanReview.OnError != "" && s.HumanReview.OnError != OnErrorFail:
+		return fmt.Errorf("SkipOnFailure and HumanReview.OnError %s both decide what a failure does; keep one", s.HumanReview.OnError)
+	}
+	return nil
+}
+
 // children returns the step's nested steps (all branches).
 func (s *Step) children() [][]Step {
 	switch {
@@ -207,6 +243,9 @@ func prepare(steps []Step, where string, depth int) ([]Step, error) {
 			s.Name = k
 		}
 		if err := s.HumanReview.validate(k); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", at, s.Name, err)
+		}
+		if err := s.validateFailure(k); err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", at, s.Name, err)
 		}
 		switch {

@@ -35,6 +35,11 @@ type WorkflowStep struct {
 	Condition   *ConditionDecl   `yaml:"condition"`
 	Router      *RouterDecl      `yaml:"router"`
 	HumanReview *HumanReviewDecl `yaml:"human_review"`
+	// MaxRetries and SkipOnFailure are Agno's Step max_retries and
+	// skip_on_failure, for agent, team, workflow and function steps
+	// (workflow.Step); unset, a failing step fails the run at once.
+	MaxRetries    int  `yaml:"max_retries"`
+	SkipOnFailure bool `yaml:"skip_on_failure"`
 }
 
 // StepsDecl is a steps: or parallel: group.
@@ -163,7 +168,7 @@ func (b *stepBuilder) step(where string, st WorkflowStep) (workflow.Step, error)
 	if n := st.kinds(); n != 1 {
 		return workflow.Step{}, fmt.Errorf("config: %s: a step is exactly one of agent, team, workflow, function, steps, loop, parallel, condition or router (this one sets %d)", where, n)
 	}
-	s := workflow.Step{Name: st.Name}
+	s := workflow.Step{Name: st.Name, MaxRetries: st.MaxRetries, SkipOnFailure: st.SkipOnFailure}
 	var err error
 	var inner *HumanReviewDecl
 	switch {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -230,5 +231,44 @@ workflows:
 	out, err := wfs[0].Run(context.Background(), run.TextInput("go"))
 	if err != nil || out.Status != run.StatusCompleted || run.ContentText(out.Content) != "INNER TEXT" {
 		t.Fatalf("run = %+v, %v; want INNER TEXT", out, err)
+	}
+}
+
+// A step's max_retries and skip_on_failure (Agno's Step keys) reach the
+// workflow step; on a primitive they are refused at start.
+func TestWorkflowYAML_MaxRetriesAndSkipOnFailure(t *testing.T) {
+	t.Parallel()
+	fns := workflow.Functions{Steps: map[string]workflow.StepFunc{
+		"down": func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
+			return workflow.FuncResult{}, errors.New("the service is down")
+		},
+	}}
+	cfg, err := Parse([]byte("workflows:\n  - id: w\n    steps:\n      - {name: fetch, function: down, max_retries: 2, skip_on_failure: true}\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, wfs, err := cfg.BuildTeamsAndWorkflows(nil, nil, BuildOptions{WorkflowFunctions: fns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := wfs[0].Steps()[0]; s.MaxRetries != 2 || !s.SkipOnFailure {
+		t.Fatalf("step = %+v", s)
+	}
+	out, err := wfs[0].Run(context.Background(), run.TextInput("x"))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("run = %+v, %v; want COMPLETED past the skipped step", out, err)
+	}
+	cfg, err = Parse([]byte("workflows:\n  - id: w\n    steps:\n      - parallel: {name: fan, steps: [{function: down}]}\n        max_retries: 2\n"), "os.yaml")
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil {
+		_, _, err = cfg.BuildTeamsAndWorkflows(nil, nil, BuildOptions{WorkflowFunctions: fns})
+	}
+	if err == nil || !strings.Contains(err.Error(), "not a Parallel") {
+		t.Errorf("max_retries on a parallel: %v, want it refused", err)
 	}
 }
