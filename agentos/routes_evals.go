@@ -332,7 +332,15 @@ func (s *Server) createEvalRun(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return evalFailed(err)
 		}
-		row = res.Row
+		// Agno answers with the flat result and stores its own shape
+		// (result and runs), which GET /eval-runs then returns.
+		flat, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		answered := *res.Row
+		answered.EvalData = flat
+		row = &answered
 	case eval.TypeReliability:
 		res, err := (&eval.Reliability{Record: rec, Target: target, Input: req.Input, ExpectedToolCalls: req.ExpectedToolCalls,
 			AllowAdditionalToolCalls: req.AllowAdditionalToolCalls, ExpectedToolCallArguments: req.ExpectedToolCallArguments}).Run(ctx)

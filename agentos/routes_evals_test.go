@@ -84,6 +84,13 @@ func TestEvalRuns_CreateEachKindListGetRenameDelete(t *testing.T) {
 	if got.ID != ids["accuracy"] || got.EvaluatedComponentName == nil || *got.EvaluatedComponentName != "Judged" {
 		t.Errorf("get = %+v", got)
 	}
+	// A performance eval is answered flat and stored as Agno stores it
+	// (result and runs), which a read returns.
+	perf := decode[map[string]any](t, get(t, f.url+"/eval-runs/"+ids["performance"], nil))
+	stored, _ := perf["eval_data"].(map[string]any)
+	if runs, _ := stored["runs"].([]any); len(runs) != 3 || stored["result"] == nil || stored["run_times"] != nil {
+		t.Errorf("stored performance eval_data = %v, want Agno's result and 3 runs", stored)
+	}
 	res := do(t, "PATCH", f.url+"/eval-runs/"+ids["accuracy"], strings.NewReader(`{"name":"renamed"}`), jsonHeader)
 	if res.status != 200 || !strings.Contains(res.body, `"name":"renamed"`) {
 		t.Errorf("rename = %d %s", res.status, res.body)

@@ -257,10 +257,20 @@ func TestPerformance_MeasuresIterationsAfterWarmups(t *testing.T) {
 	if err := json.Unmarshal(res.Row.EvalData, &data); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"run_times", "avg_run_time", "p95_run_time", "median_run_time", "memory_usages", "p95_memory_usage"} {
-		if _, ok := data[k]; !ok {
-			t.Errorf("eval_data lacks %s", k)
+	// Agno's stored shape: statistics under result, iterations under runs.
+	stats, _ := data["result"].(map[string]any)
+	for _, k := range []string{"avg_run_time", "min_run_time", "max_run_time", "std_dev_run_time", "median_run_time", "p95_run_time",
+		"avg_memory_usage", "min_memory_usage", "max_memory_usage", "std_dev_memory_usage", "median_memory_usage", "p95_memory_usage"} {
+		if _, ok := stats[k]; !ok {
+			t.Errorf("eval_data.result lacks %s: %s", k, res.Row.EvalData)
 		}
+	}
+	runs, _ := data["runs"].([]any)
+	if len(runs) != 5 || len(data) != 2 {
+		t.Fatalf("eval_data = %s, want result and 5 runs", res.Row.EvalData)
+	}
+	if r, _ := runs[0].(map[string]any); r["runtime"] != res.RunTimes[0] || r["memory"] != res.MemoryUsages[0] {
+		t.Errorf("runs[0] = %v, want the first iteration's time and memory", runs[0])
 	}
 }
 
