@@ -177,25 +177,25 @@ func (s *Server) deleteEvalRuns(w http.ResponseWriter, r *http.Request) error {
 
 // evalRunInput is AgentOS's EvalRunInput.
 type evalRunInput struct {
-	AgentID                   string                    `json:"agent_id"`
-	TeamID                    string                    `json:"team_id"`
-	ModelID                   string                    `json:"model_id"`
-	ModelProvider             string                    `json:"model_provider"`
-	EvalType                  string                    `json:"eval_type"`
-	Input                     string                    `json:"input"`
-	AdditionalGuidelines      string                    `json:"additional_guidelines"`
-	AdditionalContext         string                    `json:"additional_context"`
-	NumIterations             *int                      `json:"num_iterations"`
-	Name                      string                    `json:"name"`
-	ExpectedOutput            string                    `json:"expected_output"`
-	Criteria                  string                    `json:"criteria"`
-	ScoringStrategy           string                    `json:"scoring_strategy"`
-	Threshold                 *int                      `json:"threshold"`
-	WarmupRuns                int                       `json:"warmup_runs"`
-	ExpectedToolCalls         []string                  `json:"expected_tool_calls"`
-	AllowAdditionalToolCalls  bool                      `json:"allow_additional_tool_calls"`
-	ExpectedToolCallArguments map[string]map[string]any `json:"expected_tool_call_arguments"`
-	UserID                    string                    `json:"user_id"`
+	AgentID                   string                        `json:"agent_id"`
+	TeamID                    string                        `json:"team_id"`
+	ModelID                   string                        `json:"model_id"`
+	ModelProvider             string                        `json:"model_provider"`
+	EvalType                  string                        `json:"eval_type"`
+	Input                     string                        `json:"input"`
+	AdditionalGuidelines      string                        `json:"additional_guidelines"`
+	AdditionalContext         string                        `json:"additional_context"`
+	NumIterations             *int                          `json:"num_iterations"`
+	Name                      string                        `json:"name"`
+	ExpectedOutput            string                        `json:"expected_output"`
+	Criteria                  string                        `json:"criteria"`
+	ScoringStrategy           string                        `json:"scoring_strategy"`
+	Threshold                 *int                          `json:"threshold"`
+	WarmupRuns                int                           `json:"warmup_runs"`
+	ExpectedToolCalls         []string                      `json:"expected_tool_calls"`
+	AllowAdditionalToolCalls  bool                          `json:"allow_additional_tool_calls"`
+	ExpectedToolCallArguments map[string]eval.ArgumentSpecs `json:"expected_tool_call_arguments"`
+	UserID                    string                        `json:"user_id"`
 }
 
 // evalTypeFields are the evalRunInput fields each eval type uses.

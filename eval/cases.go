@@ -80,10 +80,10 @@ type Case struct {
 	MaxP95RunTime   time.Duration `yaml:"max_p95_run_time"`
 	MaxAvgMemoryMiB float64       `yaml:"max_avg_memory_mib"`
 	// Reliability.
-	ExpectedToolCalls         []string                  `yaml:"expected_tool_calls"`
-	ForbiddenToolCalls        []string                  `yaml:"forbidden_tool_calls"`
-	AllowAdditionalToolCalls  bool                      `yaml:"allow_additional_tool_calls"`
-	ExpectedToolCallArguments map[string]map[string]any `yaml:"expected_tool_call_arguments"`
+	ExpectedToolCalls         []string                 `yaml:"expected_tool_calls"`
+	ForbiddenToolCalls        []string                 `yaml:"forbidden_tool_calls"`
+	AllowAdditionalToolCalls  bool                     `yaml:"allow_additional_tool_calls"`
+	ExpectedToolCallArguments map[string]ArgumentSpecs `yaml:"expected_tool_call_arguments"`
 }
 
 // ParseSuite reads a suite strictly: unknown keys, a second YAML document,

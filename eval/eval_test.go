@@ -187,7 +187,7 @@ func TestReliability_ExpectedForbiddenAndArguments(t *testing.T) {
 		{name: "forbidden not called passes", r: eval.Reliability{ForbiddenToolCalls: []string{"shell"}},
 			status: "PASSED", passedCalls: []string{"multiply", "search"}},
 		{name: "arguments", r: eval.Reliability{ExpectedToolCalls: []string{"multiply"}, AllowAdditionalToolCalls: true,
-			ExpectedToolCallArguments: map[string]map[string]any{"multiply": {"a": 6}, "search": {"q": "x"}}},
+			ExpectedToolCallArguments: map[string]eval.ArgumentSpecs{"multiply": {{"a": 6}}, "search": {{"q": "x"}}}},
 			status: "FAILED", additional: []string{"search", "divide"}, passedCalls: []string{"multiply"}, argsPassed: []string{"multiply"}, argsFailed: []string{"search"}},
 		{name: "missing expected", r: eval.Reliability{ExpectedToolCalls: []string{"multiply", "add", "search", "divide"}},
 			status: "FAILED", missing: []string{"add", "divide (requested but refused/errored)"}, passedCalls: []string{"multiply", "search"}},
@@ -341,7 +341,7 @@ func TestEvals_RefuseIncompleteConfigurations(t *testing.T) {
 		},
 		"reliability with nothing": func() error { _, err := (&eval.Reliability{}).Run(ctx); return err },
 		"reliability with a NaN argument": func() error {
-			_, err := (&eval.Reliability{Output: &run.Output{}, ExpectedToolCallArguments: map[string]map[string]any{"t": {"a": math.NaN()}}}).Run(ctx)
+			_, err := (&eval.Reliability{Output: &run.Output{}, ExpectedToolCallArguments: map[string]eval.ArgumentSpecs{"t": {{"a": math.NaN()}}}}).Run(ctx)
 			return err
 		},
 		"accuracy with min score 11": func() error {
@@ -496,7 +496,7 @@ func TestReliability_ARejectedCallDidNotRun(t *testing.T) {
 		t.Fatalf("continue: status %s, ran %v, %v", out.Status, ran, err)
 	}
 	res, err := (&eval.Reliability{Output: out, ExpectedToolCalls: []string{"delete_file"},
-		ExpectedToolCallArguments: map[string]map[string]any{"delete_file": {"path": "a.txt"}}}).Run(context.Background())
+		ExpectedToolCallArguments: map[string]eval.ArgumentSpecs{"delete_file": {{"path": "a.txt"}}}}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +513,7 @@ func TestEvals_ANULIsStoredOnEveryBackend(t *testing.T) {
 		ctx := context.Background()
 		out := &run.Output{AgentID: "a", Content: "done", Tools: []run.ToolExecution{{ToolName: "t", ToolArgs: json.RawMessage(`{"a":"b\u0000"}`)}}}
 		rl, err := (&eval.Reliability{Record: eval.Record{DB: d, Name: "nul\x00name"}, Output: out, ExpectedToolCalls: []string{"t"},
-			ExpectedToolCallArguments: map[string]map[string]any{"t": {"a": "b\x00"}}}).Run(ctx)
+			ExpectedToolCallArguments: map[string]eval.ArgumentSpecs{"t": {{"a": "b\x00"}}}}).Run(ctx)
 		if err != nil || !rl.Passed {
 			t.Fatalf("reliability: %+v, %v", rl, err)
 		}

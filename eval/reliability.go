@@ -1,11 +1,15 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
@@ -19,8 +23,9 @@ import (
 // ExpectedToolCalls fails the eval unless AllowAdditionalToolCalls; a call
 // in ForbiddenToolCalls always fails it.
 // A workflow target is refused (ErrInvalid): its run records no tool calls.
-// ExpectedToolCallArguments maps a tool to argument values at least one of
-// its clean calls must have had.
+// ExpectedToolCallArguments maps a tool to argument values its clean calls
+// must have had: each spec (Agno's object, or each of Agno's list of
+// objects) by at least one call.
 type Reliability struct {
 	Record
 	Target                    agent.Runner
@@ -29,7 +34,69 @@ type Reliability struct {
 	ExpectedToolCalls         []string
 	ForbiddenToolCalls        []string
 	AllowAdditionalToolCalls  bool
-	ExpectedToolCallArguments map[string]map[string]any
+	ExpectedToolCallArguments map[string]ArgumentSpecs
+}
+
+// ArgumentSpecs are the argument values expected of one tool's calls, as
+// Agno takes them: one object (at least one clean call has every value of
+// it) or a list of objects (each matched so by at least one call). JSON
+// and YAML take either form; one spec is written as an object.
+type ArgumentSpecs []map[string]any
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *ArgumentSpecs) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		var list []map[string]any
+		if err := json.Unmarshal(b, &list); err != nil {
+			return err
+		}
+		*a = list
+		return a.check()
+	}
+	var one map[string]any
+	if err := json.Unmarshal(b, &one); err != nil {
+		return err
+	}
+	*a = ArgumentSpecs{one}
+	return a.check()
+}
+
+// errNullSpec refuses a null where argument values are expected: it would
+// match every call.
+var errNullSpec = errors.New("expected tool call arguments: null is not an object of argument values")
+
+func (a ArgumentSpecs) check() error {
+	if slices.ContainsFunc(a, func(m map[string]any) bool { return m == nil }) {
+		return errNullSpec
+	}
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a ArgumentSpecs) MarshalJSON() ([]byte, error) {
+	if len(a) == 1 {
+		return json.Marshal(a[0])
+	}
+	return json.Marshal([]map[string]any(a))
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (a *ArgumentSpecs) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.SequenceNode {
+		var list []map[string]any
+		if err := n.Decode(&list); err != nil {
+			return err
+		}
+		*a = list
+		return a.check()
+	}
+	var one map[string]any
+	if err := n.Decode(&one); err != nil {
+		return err
+	}
+	*a = ArgumentSpecs{one}
+	return a.check()
 }
 
 // ReliabilityResult is eval_data of a reliability eval (Agno's field names;
@@ -84,7 +151,13 @@ var errWorkflowReliability = fmt.Errorf("%w: a reliability eval checks an agent'
 // storableArguments refuses expected arguments that cannot be stored in
 // eval_input (JSON has no NaN or infinity, and no map with non-string
 // keys), before the target runs.
-func storableArguments(args map[string]map[string]any) error {
+func storableArguments(args map[string]ArgumentSpecs) error {
+	for name, specs := range args {
+		// YAML's null reaches no decoder: the tool's specs are nil.
+		if specs == nil || specs.check() != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInvalid, name, errNullSpec)
+		}
+	}
 	if _, err := json.Marshal(args); err != nil {
 		return fmt.Errorf("%w: expected tool call arguments are not JSON: %v", ErrInvalid, err)
 	}
@@ -92,7 +165,7 @@ func storableArguments(args map[string]map[string]any) error {
 }
 
 // Check classifies a run's tool calls (see Reliability).
-func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, args map[string]map[string]any) *ReliabilityResult {
+func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, args map[string]ArgumentSpecs) *ReliabilityResult {
 	res := &ReliabilityResult{FailedToolCalls: []string{}, PassedToolCalls: []string{}, AdditionalToolCalls: []string{},
 		MissingToolCalls: []string{}, FailedArgumentChecks: []string{}, PassedArgumentChecks: []string{}}
 	clean := map[string][]map[string]any{}
@@ -142,7 +215,10 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 		if missing[name] {
 			continue
 		}
-		if slices.ContainsFunc(clean[name], func(actual map[string]any) bool { return argsMatch(args[name], actual) }) {
+		each := func(want map[string]any) bool {
+			return slices.ContainsFunc(clean[name], func(actual map[string]any) bool { return argsMatch(want, actual) })
+		}
+		if len(clean[name]) > 0 && !slices.ContainsFunc(args[name], func(want map[string]any) bool { return !each(want) }) {
 			res.PassedArgumentChecks = append(res.PassedArgumentChecks, name)
 		} else {
 			res.FailedArgumentChecks = append(res.FailedArgumentChecks, name)

@@ -33,7 +33,7 @@ func TestReliability_ATeamsMembersCallsCount(t *testing.T) {
 	outer := delegating(t, "outer", "crew", nil, []*team.Team{delegating(t, "crew", "calc", []*agent.Agent{calculator(t, nil)}, nil)})
 	for name, target := range map[string]*team.Team{"team": crew, "team of a team": outer} {
 		r := &eval.Reliability{Target: target, Input: "what is 6 times 7?", ExpectedToolCalls: []string{"multiply"}, AllowAdditionalToolCalls: true,
-			ExpectedToolCallArguments: map[string]map[string]any{"multiply": {"a": 6, "b": 7}}}
+			ExpectedToolCallArguments: map[string]eval.ArgumentSpecs{"multiply": {{"a": 6, "b": 7}}}}
 		res, err := r.Run(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
