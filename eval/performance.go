@@ -31,24 +31,30 @@ type Performance struct {
 }
 
 // PerformanceResult is a performance eval's result, in seconds and MiB
-// with Agno's field names: the eval_data of Agno's POST /eval-runs answer.
-// Its row's eval_data is Agno's stored shape (performanceRow).
+// with Agno's field names: the eval_data of Agno's POST /eval-runs answer
+// (each iteration's time and memory, then the statistics). Its row's
+// eval_data is Agno's stored shape (performanceRow).
 type PerformanceResult struct {
-	RunTimes          []float64 `json:"run_times"`
-	AvgRunTime        float64   `json:"avg_run_time"`
-	MinRunTime        float64   `json:"min_run_time"`
-	MaxRunTime        float64   `json:"max_run_time"`
-	StdDevRunTime     float64   `json:"std_dev_run_time"`
-	MedianRunTime     float64   `json:"median_run_time"`
-	P95RunTime        float64   `json:"p95_run_time"`
-	MemoryUsages      []float64 `json:"memory_usages"`
-	AvgMemoryUsage    float64   `json:"avg_memory_usage"`
-	MinMemoryUsage    float64   `json:"min_memory_usage"`
-	MaxMemoryUsage    float64   `json:"max_memory_usage"`
-	StdDevMemoryUsage float64   `json:"std_dev_memory_usage"`
-	MedianMemoryUsage float64   `json:"median_memory_usage"`
-	P95MemoryUsage    float64   `json:"p95_memory_usage"`
-	Outcome           `json:"-"`
+	RunTimes     []float64 `json:"run_times"`
+	MemoryUsages []float64 `json:"memory_usages"`
+	PerformanceStats
+	Outcome `json:"-"`
+}
+
+// PerformanceStats are a performance eval's statistics.
+type PerformanceStats struct {
+	AvgRunTime        float64 `json:"avg_run_time"`
+	MinRunTime        float64 `json:"min_run_time"`
+	MaxRunTime        float64 `json:"max_run_time"`
+	StdDevRunTime     float64 `json:"std_dev_run_time"`
+	MedianRunTime     float64 `json:"median_run_time"`
+	P95RunTime        float64 `json:"p95_run_time"`
+	AvgMemoryUsage    float64 `json:"avg_memory_usage"`
+	MinMemoryUsage    float64 `json:"min_memory_usage"`
+	MaxMemoryUsage    float64 `json:"max_memory_usage"`
+	StdDevMemoryUsage float64 `json:"std_dev_memory_usage"`
+	MedianMemoryUsage float64 `json:"median_memory_usage"`
+	P95MemoryUsage    float64 `json:"p95_memory_usage"`
 }
 
 // validLimits refuses limits no measurement can meet (negative, NaN).
@@ -144,23 +150,8 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 // are none). Agno answers POST /eval-runs with the flat PerformanceResult
 // and stores this; its UI reads the stored shape.
 type performanceRow struct {
-	Result performanceStats `json:"result"`
+	Result PerformanceStats `json:"result"`
 	Runs   []performanceRun `json:"runs"`
-}
-
-type performanceStats struct {
-	AvgRunTime        float64 `json:"avg_run_time"`
-	MinRunTime        float64 `json:"min_run_time"`
-	MaxRunTime        float64 `json:"max_run_time"`
-	StdDevRunTime     float64 `json:"std_dev_run_time"`
-	MedianRunTime     float64 `json:"median_run_time"`
-	P95RunTime        float64 `json:"p95_run_time"`
-	AvgMemoryUsage    float64 `json:"avg_memory_usage"`
-	MinMemoryUsage    float64 `json:"min_memory_usage"`
-	MaxMemoryUsage    float64 `json:"max_memory_usage"`
-	StdDevMemoryUsage float64 `json:"std_dev_memory_usage"`
-	MedianMemoryUsage float64 `json:"median_memory_usage"`
-	P95MemoryUsage    float64 `json:"p95_memory_usage"`
 }
 
 type performanceRun struct {
@@ -170,11 +161,7 @@ type performanceRun struct {
 
 // stored is r as its row's eval_data.
 func (r *PerformanceResult) stored() performanceRow {
-	out := performanceRow{Result: performanceStats{AvgRunTime: r.AvgRunTime, MinRunTime: r.MinRunTime, MaxRunTime: r.MaxRunTime,
-		StdDevRunTime: r.StdDevRunTime, MedianRunTime: r.MedianRunTime, P95RunTime: r.P95RunTime,
-		AvgMemoryUsage: r.AvgMemoryUsage, MinMemoryUsage: r.MinMemoryUsage, MaxMemoryUsage: r.MaxMemoryUsage,
-		StdDevMemoryUsage: r.StdDevMemoryUsage, MedianMemoryUsage: r.MedianMemoryUsage, P95MemoryUsage: r.P95MemoryUsage},
-		Runs: []performanceRun{}}
+	out := performanceRow{Result: r.PerformanceStats, Runs: []performanceRun{}}
 	for i := range min(len(r.RunTimes), len(r.MemoryUsages)) {
 		out.Runs = append(out.Runs, performanceRun{Runtime: r.RunTimes[i], Memory: r.MemoryUsages[i]})
 	}
