@@ -103,6 +103,10 @@ func (a *Accuracy) iterate(ctx context.Context, id string, i int) (*run.Output, 
 		return nil, AccuracyEvaluation{}, err
 	}
 	output := out.ContentString()
+	if output == "" {
+		// As Agno: an iteration without an answer is not judged.
+		return nil, AccuracyEvaluation{}, fmt.Errorf("eval: iteration %d: the target gave no answer to judge (run %s)", i+1, out.RunID)
+	}
 	var b strings.Builder
 	b.WriteString(fence("agent_input", a.Input) + "\n\n" + fence("expected_output", a.ExpectedOutput) + "\n\n" + fence("agent_output", output))
 	if a.AdditionalGuidelines != "" {
