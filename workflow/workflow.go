@@ -168,7 +168,10 @@ func newCall(opts []agent.RunOption) agent.CallOptions {
 // non-nil only when the run cannot start (its session cannot be read or
 // written: the only value yielded) or could not be stored (the run then
 // ends with a WorkflowError of error_type StorageError, and the error,
-// wrapping agent.ErrStorage, is the last value).
+// wrapping agent.ErrStorage, is the last value). The loop body runs on the
+// goroutine that ranges, for every event, those of a Parallel's branches
+// too (they wait while it runs); a panic in it cancels the run and goes on
+// to the range statement.
 func (w *Workflow) Stream(ctx context.Context, input run.Input, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		o := newCall(opts)
