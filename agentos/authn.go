@@ -132,14 +132,18 @@ func invalidToken(w http.ResponseWriter, detail, description string) {
 	writeError(w, http.StatusUnauthorized, detail)
 }
 
-// excluded matches exact paths and "prefix*" patterns.
+// excluded matches exact paths and "prefix*" patterns. As in Agno, an exact
+// path also matches with trailing slashes ("/health/" when "/health" is
+// excluded); only trailing slashes are dropped, so a path below an excluded
+// one, or one that merely starts with it, still needs a token.
 func excluded(patterns []string, path string) bool {
+	trimmed := strings.TrimRight(path, "/")
 	for _, p := range patterns {
 		if prefix, ok := strings.CutSuffix(p, "*"); ok {
 			if strings.HasPrefix(path, prefix) {
 				return true
 			}
-		} else if p == path {
+		} else if p == path || p != "" && p == trimmed {
 			return true
 		}
 	}

@@ -306,3 +306,46 @@ func TestActAs_OneRule(t *testing.T) {
 		}
 	}
 }
+
+// TestAuth_ExcludedPathTrailingSlash checks that an excluded path is excluded
+// with trailing slashes too (as Agno matches the path without them), and
+// that nothing else escapes authentication on that account: a longer path,
+// a path below an excluded one, dot segments and escaped slashes still need
+// a token.
+func TestAuth_ExcludedPathTrailingSlash(t *testing.T) {
+	t.Parallel()
+	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: jwtAuthenticator(t, "")}}, func(s *Server) {
+		whoami(s)
+		s.router.Get("/health/secret", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"secret": true}) })
+	})
+	for path, want := range map[string]int{
+		"/health": 200, "/health/ready": 200,
+		// Excluded, and not routed (chi does not strip slashes): 404, not 401.
+		"/health/": 404, "/health//": 404, "/health/ready/": 404, "/health%2F": 404,
+		"/healthz": 401, "/healthz/": 401, "/health/secret": 401, "/health/secret/": 401,
+		"/health/../whoami": 401, "/health/%2E%2E/whoami": 401, "/health%2F..%2Fwhoami": 401,
+		"/whoami": 401, "/whoami/": 401, "//health": 401, "/": 401,
+	} {
+		res := get(t, ts.URL+path, nil)
+		if res.status != want {
+			t.Errorf("GET %s = %d %s, want %d", path, res.status, res.body, want)
+		}
+		if want != 401 && strings.Contains(res.body, "secret") {
+			t.Errorf("GET %s reached a protected handler: %s", path, res.body)
+		}
+	}
+}
+
+// TestExcluded_EmptyPatternExcludesNothing: "/" without its slash is "", so
+// an empty pattern (a config slip) must not exclude the root.
+func TestExcluded_EmptyPatternExcludesNothing(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"/", "//"} {
+		if excluded([]string{""}, path) {
+			t.Errorf("pattern \"\" excludes %q", path)
+		}
+	}
+	if !excluded([]string{"/"}, "/") || excluded([]string{"/"}, "/x") {
+		t.Error(`pattern "/" must match "/" only`)
+	}
+}
