@@ -173,7 +173,8 @@ func scopeContext(ctx context.Context, isolation bool) (context.Context, error) 
 // user isolation a non-admin caller acts as its token's user: a user_id in
 // the query or body can neither widen nor change that. Any other caller
 // (admin, security key, open server) acts as the user_id it names, or for
-// every user when it names none.
+// every user when it names none, except where a run or session is started
+// or continued (runUser).
 type actingUser struct {
 	id     string
 	scoped bool
@@ -185,6 +186,33 @@ func actAs(ctx context.Context, requested string) actingUser {
 		return actingUser{id: u, scoped: true}
 	}
 	return actingUser{id: requested}
+}
+
+// runUser is the user a run started or continued (and a session created)
+// is attributed to. As in Agno, a token names its own user: under user
+// isolation a non-admin caller acts as its token's user (actAs), and any
+// other caller with a token (an admin, or every caller when isolation is
+// off) acts as its token's user too, whatever user_id the request names.
+// Only callers without a token user (the security key, an open server) act
+// as the user_id they name.
+func runUser(ctx context.Context, requested string) actingUser {
+	if u, ok := db.UserScope(ctx); ok {
+		return actingUser{id: u, scoped: true}
+	}
+	if p, ok := auth.FromContext(ctx); ok && p.UserID != "" {
+		return actingUser{id: p.UserID}
+	}
+	return actingUser{id: requested}
+}
+
+// runSession is the session a run request names. As in Agno, the token's
+// session id (the session_id_claim, when configured and present) overrides
+// the session_id of the request.
+func runSession(ctx context.Context, requested string) string {
+	if p, ok := auth.FromContext(ctx); ok && p.SessionID != "" {
+		return p.SessionID
+	}
+	return requested
 }
 
 // anyone reports whether the caller acts for every user.

@@ -180,6 +180,11 @@ type isoCase struct {
 	otherStatus int
 	// effect, when set, checks the database after the owner's or admin's call.
 	effect func(t *testing.T, f fixture, caller string, res response)
+	// adminStatus and adminEffect, when set, replace ok and effect for the
+	// admin: a run is started and continued as its token's user, as in
+	// Agno, so an admin token runs as itself, not as alice.
+	adminStatus int
+	adminEffect func(t *testing.T, f fixture, res response)
 	// otherEffect, when set, checks the other user's own writes (alice's data is
 	// checked for every case).
 	otherEffect func(t *testing.T, f fixture, res response)
@@ -264,6 +269,7 @@ func isolationCases(f fixture) []isoCase {
 		{name: "get session as alice", method: "GET", path: "/sessions/s-alice?user_id=alice", ok: 200},
 		{name: "create session for alice", method: "POST", path: "/sessions", body: `{"session_id":"s-new","user_id":"alice"}`, ok: 201, list: true,
 			effect:      func(t *testing.T, f fixture, _ string, res response) { ownedBy("session", "s-new", "alice")(t, f, res) },
+			adminEffect: ownedBy("session", "s-new", "root"),
 			otherEffect: ownedBy("session", "s-new", "bob")},
 		{name: "patch session", method: "PATCH", path: "/sessions/s-alice", body: `{"session_state":{"patched":true}}`, ok: 200, effect: sessionNamed("patched")},
 		{name: "patch session naming alice", method: "PATCH", path: "/sessions/s-alice?user_id=alice", body: `{"session_name":"mine now"}`, ok: 200, effect: sessionNamed("mine now")},
@@ -409,11 +415,12 @@ func isolationCases(f fixture) []isoCase {
 
 		// Agent runs.
 		{name: "run in alice's session", method: "POST", path: "/agents/echo/runs", form: true,
-			body: "message=more&stream=false&session_id=s-alice&user_id=alice", ok: 200, otherStatus: 404,
+			body: "message=more&stream=false&session_id=s-alice&user_id=alice", ok: 200, otherStatus: 404, adminStatus: 409,
 			effect: func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, "s-alice", "alice") }},
 		{name: "run for alice in a new session", method: "POST", path: "/agents/echo/runs", form: true,
 			body: "message=more&stream=false&user_id=alice", ok: 200, list: true,
 			effect:      func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, "", "alice") },
+			adminEffect: func(t *testing.T, f fixture, res response) { runOwnedBy(t, f, res, "", "root") },
 			otherEffect: func(t *testing.T, f fixture, res response) { runOwnedBy(t, f, res, "", "bob") }},
 		{name: "list agent runs", method: "GET", path: "/agents/echo/runs", ok: 200, list: true},
 		{name: "list agent runs of alice's session", method: "GET", path: "/agents/echo/runs?session_id=s-alice&user_id=alice", ok: 200, list: true},
@@ -428,10 +435,11 @@ func isolationCases(f fixture) []isoCase {
 		// Resuming alice's finished run replays its stored events.
 		{name: "resume agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/resume", form: true, body: "last_event_index=-1", ok: 200},
 		{name: "resume agent run (EventSource)", method: "GET", path: "/agents/echo/runs/" + f.aliceRun + "/resume", ok: 200},
-		// alice's run is COMPLETED: the owner and the admin reach it and are told
-		// it cannot be continued; the other user must not learn even that.
+		// alice's run is COMPLETED: the owner reaches it and is told it cannot
+		// be continued; the other user must not learn even that, and the
+		// admin continues as itself, which owns no such run.
 		{name: "continue agent run", method: "POST", path: "/agents/echo/runs/" + f.aliceRun + "/continue", form: true,
-			body: "stream=false&user_id=alice&session_id=s-alice", ok: 409},
+			body: "stream=false&user_id=alice&session_id=s-alice", ok: 409, adminStatus: 404},
 	}
 	cases = append(cases, controlPlaneCases(f)...)
 	cases = append(cases, traceCases()...)
@@ -444,11 +452,12 @@ func isolationCases(f fixture) []isoCase {
 func componentRunCases(kind, base, session, aliceRun, pendingRun string) []isoCase {
 	return []isoCase{
 		{name: "run " + kind + " in alice's session", method: "POST", path: base + "/runs", form: true,
-			body: "message=more&stream=false&session_id=" + session + "&user_id=alice", ok: 200, otherStatus: 404,
+			body: "message=more&stream=false&session_id=" + session + "&user_id=alice", ok: 200, otherStatus: 404, adminStatus: 409,
 			effect: func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, session, "alice") }},
 		{name: "run " + kind + " for alice in a new session", method: "POST", path: base + "/runs", form: true,
 			body: "message=more&stream=false&user_id=alice", ok: 200, list: true,
 			effect:      func(t *testing.T, f fixture, _ string, res response) { runOwnedBy(t, f, res, "", "alice") },
+			adminEffect: func(t *testing.T, f fixture, res response) { runOwnedBy(t, f, res, "", "root") },
 			otherEffect: func(t *testing.T, f fixture, res response) { runOwnedBy(t, f, res, "", "bob") }},
 		{name: "list " + kind + " runs", method: "GET", path: base + "/runs", ok: 200, list: true},
 		{name: "list " + kind + " runs of alice's session", method: "GET", path: base + "/runs?session_id=" + session + "&user_id=alice", ok: 200, list: true},
@@ -462,11 +471,11 @@ func componentRunCases(kind, base, session, aliceRun, pendingRun string) []isoCa
 			}},
 		{name: "resume " + kind + " run", method: "POST", path: base + "/runs/" + aliceRun + "/resume", form: true, body: "session_id=" + session, ok: 200},
 		{name: "resume " + kind + " run (EventSource)", method: "GET", path: base + "/runs/" + aliceRun + "/resume", ok: 200},
-		// Alice's COMPLETED run cannot be continued: 409 for the owner and
-		// the admin, 404 for the other user (a PAUSED team run's continue is
-		// in routes_teams_modes_test.go).
+		// Alice's COMPLETED run cannot be continued: 409 for the owner, 404
+		// for the other user and for the admin, which continues as itself (a
+		// PAUSED team run's continue is in routes_teams_modes_test.go).
 		{name: "continue " + kind + " run", method: "POST", path: base + "/runs/" + aliceRun + "/continue", form: true,
-			body: "stream=false", ok: 409},
+			body: "stream=false", ok: 409, adminStatus: 404},
 	}
 }
 
@@ -631,9 +640,17 @@ func TestUserIsolation_Matrix(t *testing.T) {
 					return do(t, c.method, f.url+path, body, h)
 				}
 				res := send(c.path)
+				// An admin running as itself must leave alice's data alone.
+				adminAsItself := caller == admin && (c.adminStatus != 0 || c.adminEffect != nil)
 
 				switch caller {
 				case owner, admin:
+					if caller == admin && c.adminStatus != 0 {
+						c.ok, c.effect = c.adminStatus, nil
+					}
+					if caller == admin && c.adminEffect != nil {
+						c.effect = func(t *testing.T, f fixture, _ string, res response) { c.adminEffect(t, f, res) }
+					}
 					if res.status != c.ok {
 						t.Fatalf("%s %s = %d %s, want %d", c.method, c.path, res.status, res.body, c.ok)
 					}
@@ -687,7 +704,7 @@ func TestUserIsolation_Matrix(t *testing.T) {
 						t.Errorf("bob's data changed:\n%s\nwant\n%s", after, bobBefore)
 					}
 				}
-				if caller != owner && caller != admin {
+				if caller != owner && (caller != admin || adminAsItself) {
 					if after := userView(t, f.db, "alice"); after != aliceBefore {
 						t.Errorf("alice's data changed:\n%s\nwant\n%s", after, aliceBefore)
 					}

@@ -60,8 +60,8 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if err := checkRunOverrides(a, req); err != nil {
 		return err
 	}
-	user := actAs(ctx, req.UserID)
-	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: req.SessionID, userID: user.id,
+	user := runUser(ctx, req.UserID)
+	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: runSession(ctx, req.SessionID), userID: user.id,
 		input: runInput(req), metadata: req.Metadata}
 	newSession := st.sessionID == ""
 	if newSession {

@@ -320,7 +320,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if req.SessionState != nil {
 		data["session_state"] = map[string]any(req.SessionState)
 	}
-	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: actAs(r.Context(), req.UserID).id,
+	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: runUser(r.Context(), req.UserID).id,
 		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata)}
 	if len(data) > 0 {
 		sess.SessionData, _ = json.Marshal(data)

@@ -27,11 +27,11 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 	if err != nil {
 		return err
 	}
-	row, err := s.loadRun(r, wf, req.SessionID)
+	row, err := s.loadRun(r, wf, runSession(r.Context(), req.SessionID))
 	if err != nil {
 		return err
 	}
-	if !actAs(r.Context(), req.UserID).owns(row.UserID) {
+	if !runUser(r.Context(), req.UserID).owns(row.UserID) {
 		return &httpError{Status: http.StatusNotFound, Detail: "Run with ID " + row.RunID + " not found"}
 	}
 	if err := notPaused(row); err != nil {
