@@ -229,3 +229,34 @@ func TestSessions_CreateAsTheTokenUser(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowRuns_SessionIDClaimLimitsReads: as in Agno, reading a
+// workflow's runs (GET …/runs, GET …/runs/{run_id}) with a token carrying
+// the session id claim reads that session's runs, whatever session_id the
+// query names. Agno applies the claim to no other read.
+func TestWorkflowRuns_SessionIDClaimLimitsReads(t *testing.T) {
+	t.Parallel()
+	u, d := claimsServer(t, false, true)
+	flow := "/workflows/flow/runs"
+	key := bearer(claimsKey)
+	var runs []string
+	for _, s := range []string{"wf-1", "wf-2"} {
+		runs = append(runs, storedRun(t, d, postForm(t, u+flow, map[string]string{"message": "hi", "stream": "false", "session_id": s, "user_id": "alice"}, key)).RunID)
+	}
+	tok := bearer(hsToken(t, jwt.MapClaims{"sub": "alice", "sid": "wf-1"}))
+	for path, want := range map[string]int{
+		flow + "/" + runs[0] + "?session_id=wf-2": http.StatusOK,
+		flow + "/" + runs[1] + "?session_id=wf-2": http.StatusNotFound,
+		flow + "/" + runs[1]:                      http.StatusNotFound,
+	} {
+		if res := get(t, u+path, tok); res.status != want {
+			t.Errorf("GET %s with a token for wf-1 = %d %s, want %d", path, res.status, res.body, want)
+		}
+	}
+	for _, q := range []string{"", "?session_id=wf-2"} {
+		res := get(t, u+flow+q, tok)
+		if res.status != http.StatusOK || !strings.Contains(res.body, runs[0]) || strings.Contains(res.body, runs[1]) {
+			t.Errorf("GET %s%s with a token for wf-1 = %d %s, want wf-1's run only", flow, q, res.status, res.body)
+		}
+	}
+}

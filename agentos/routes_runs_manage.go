@@ -18,6 +18,7 @@ import (
 	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // targetRunsSort and sessionRunsSort are the sort_by/sort_order choices of
@@ -43,7 +44,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if err != nil {
 		return err
 	}
-	f := db.RunFilter{SessionID: q.Get("session_id"), UserID: actAs(r.Context(), q.Get("user_id")).id,
+	f := db.RunFilter{SessionID: readSession(r.Context(), a, q.Get("session_id")), UserID: actAs(r.Context(), q.Get("user_id")).id,
 		Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}
 	filterByTarget(&f, a)
 	if v := q.Get("status"); v != "" {
@@ -84,9 +85,20 @@ func (s *Server) loadRun(r *http.Request, a runTarget, sessionID string) (*db.Ru
 	return row, nil
 }
 
+// readSession is the session_id a read of a's runs (GET …/runs,
+// GET …/runs/{run_id}) names: for a workflow, as in Agno, the token's
+// session id claim overrides the query's (runSession); Agno reads an
+// agent's or a team's runs in the session the query names.
+func readSession(ctx context.Context, a runTarget, requested string) string {
+	if _, ok := a.(*workflow.Workflow); ok {
+		return runSession(ctx, requested)
+	}
+	return requested
+}
+
 // getRun is GET …/runs/{run_id} for any run target.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, a runTarget) error {
-	row, err := s.loadRun(r, a, r.URL.Query().Get("session_id"))
+	row, err := s.loadRun(r, a, readSession(r.Context(), a, r.URL.Query().Get("session_id")))
 	if err != nil {
 		return err
 	}
