@@ -259,3 +259,38 @@ func (s *Server) requireScope(resource, action, idParam string) func(http.Handle
 		})
 	}
 }
+
+// requireSomeScope is requireScope for a filtered listing: it answers 403
+// unless the caller may perform action on at least one object of resource
+// (auth.Principal.CanSome); the handler then lists only the objects the
+// caller may read (mayRead).
+func (s *Server) requireSomeScope(resource, action string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if !s.cfg.Auth.Authorization || !s.cfg.Auth.Authenticator.Enabled() {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, ok := auth.FromContext(r.Context())
+			if !ok {
+				writeError(w, http.StatusForbidden, "Insufficient permissions")
+				return
+			}
+			if !p.CanSome(resource, action) {
+				writeError(w, http.StatusForbidden, "Insufficient permissions: requires "+resource+":"+action)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// mayRead reports whether a filtered listing shows object id of resource
+// to the caller: always when authorization is off, else when the caller's
+// scopes grant reading it.
+func (s *Server) mayRead(r *http.Request, resource, id string) bool {
+	if !s.cfg.Auth.Authorization || !s.cfg.Auth.Authenticator.Enabled() {
+		return true
+	}
+	p, ok := auth.FromContext(r.Context())
+	return ok && p.Can(resource, id, "read")
+}

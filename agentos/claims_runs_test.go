@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,13 @@ const claimsKey = "claims-os-key-0123456789abcdef"
 // on a SQLite file, verifying HS256 tokens whose session id claim is "sid"
 // (and claimsKey). authn false serves them open.
 func claimsServer(t *testing.T, isolation, authn bool) (string, *db.DB) {
+	t.Helper()
+	return claimsServerWith(t, isolation, authn, nil)
+}
+
+// claimsServerWith is claimsServer; mod, when set, changes the config
+// before the server starts.
+func claimsServerWith(t *testing.T, isolation, authn bool, mod func(*Config)) (string, *db.DB) {
 	t.Helper()
 	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "claims.db"), ID: "db"})
 	if err != nil {
@@ -59,6 +67,9 @@ func claimsServer(t *testing.T, isolation, authn bool) (string, *db.DB) {
 		if cfg.Auth.Authenticator, err = auth.NewAuthenticator(claimsKey, v); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if mod != nil {
+		mod(&cfg)
 	}
 	ts, _ := testServer(t, cfg, nil)
 	return ts.URL, d
@@ -257,6 +268,62 @@ func TestWorkflowRuns_SessionIDClaimLimitsReads(t *testing.T) {
 		res := get(t, u+flow+q, tok)
 		if res.status != http.StatusOK || !strings.Contains(res.body, runs[0]) || strings.Contains(res.body, runs[1]) {
 			t.Errorf("GET %s%s with a token for wf-1 = %d %s, want wf-1's run only", flow, q, res.status, res.body)
+		}
+	}
+}
+
+// TestListings_PerObjectScopesFilter: with authorization on, a token whose
+// only grants name single agents (teams, workflows), e.g. agents:echo:read,
+// lists those (as Agno filters the listing by the caller's scopes); before,
+// every such token was 403 on GET /agents. A token with no read grant on the
+// resource is still 403.
+func TestListings_PerObjectScopesFilter(t *testing.T) {
+	t.Parallel()
+	u, _ := claimsServerWith(t, false, true, func(c *Config) {
+		c.Auth.Authorization = true
+		other, err := agent.New(agent.Config{ID: "other", Name: "Other", Model: scripted.Reply("no")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Agents = append(c.Agents, other)
+	})
+	ids := func(body string) []string {
+		var items []struct {
+			ID string `json:"id"`
+		}
+		var out []string
+		if err := json.Unmarshal([]byte(body), &items); err == nil {
+			for _, it := range items {
+				out = append(out, it.ID)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		scopes []string
+		path   string
+		status int
+		want   string
+	}{
+		{[]string{"agents:echo:read"}, "/agents", 200, "[echo]"},
+		{[]string{"agents:*:read"}, "/agents", 200, "[echo other]"},
+		{[]string{"agents:read"}, "/agents", 200, "[echo other]"},
+		{[]string{"agents:echo:*"}, "/agents", 200, "[echo]"},
+		{[]string{"agents:echo:run"}, "/agents", 403, ""},
+		{[]string{"teams:squad:read"}, "/agents", 403, ""},
+		{[]string{"teams:squad:read"}, "/teams", 200, "[squad]"},
+		{[]string{"teams:other:read"}, "/teams", 200, "[]"},
+		{[]string{"workflows:flow:read", "agents:other:read"}, "/workflows", 200, "[flow]"},
+		{[]string{"workflows:flow:read", "agents:other:read"}, "/agents", 200, "[other]"},
+		{[]string{auth.AdminScope}, "/agents", 200, "[echo other]"},
+	} {
+		res := get(t, u+c.path, bearer(hsToken(t, jwt.MapClaims{"sub": "alice", "scopes": c.scopes})))
+		if res.status != c.status {
+			t.Errorf("GET %s with %v = %d %s, want %d", c.path, c.scopes, res.status, res.body, c.status)
+			continue
+		}
+		if got := fmt.Sprint(ids(res.body)); c.status == 200 && got != c.want {
+			t.Errorf("GET %s with %v lists %s, want %s", c.path, c.scopes, got, c.want)
 		}
 	}
 }

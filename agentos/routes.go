@@ -25,16 +25,25 @@ type route struct {
 // admin whenever authentication is on, Authorization or not. The zero scope
 // is an open route (the probes; see TestRoutes_EveryRouteIsAuthorized).
 // perCall routes (the MCP endpoint) need an authenticated caller and check
-// each call's scopes themselves.
+// each call's scopes themselves. filtered listings (listing) also let in a
+// caller granted action on some objects only, and list just those.
 type scope struct {
 	resource, action, idParam string
 	admin                     bool
 	perCall                   bool
+	filtered                  bool
 }
 
 // need is the scope resource:action on the object named by idParam.
 func need(resource, action, idParam string) scope {
 	return scope{resource: resource, action: action, idParam: idParam}
+}
+
+// listing is the scope of the listing of resource (GET /agents, /teams,
+// /workflows): as in Agno, a caller granted read on some of its objects only
+// (agents:<id>:read) is let in, and the handler lists those (mayRead).
+func listing(resource string) scope {
+	return scope{resource: resource, action: "read", filtered: true}
 }
 
 var (
@@ -66,7 +75,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/config", need("config", "read", ""), s.getConfig},
 		{"GET", "/info", need("config", "read", ""), s.getInfo},
 
-		{"GET", "/agents", need("agents", "read", ""), s.listAgents},
+		{"GET", "/agents", listing("agents"), s.listAgents},
 		{"GET", "/agents/{agent_id}", need("agents", "read", "agent_id"), s.getAgent},
 		{"POST", "/agents/{agent_id}/runs", need("agents", "run", "agent_id"), agentRun(s.startRun)},
 		{"GET", "/agents/{agent_id}/runs", need("agents", "read", "agent_id"), agentRun(s.listRuns)},
@@ -76,7 +85,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/agents/{agent_id}/runs/{run_id}/cancel", need("agents", "run", "agent_id"), agentRun(s.cancelRun)},
 		{"POST", "/agents/{agent_id}/runs/{run_id}/continue", need("agents", "run", "agent_id"), agentRun(s.continueAgentRun)},
 
-		{"GET", "/teams", need("teams", "read", ""), s.listTeams},
+		{"GET", "/teams", listing("teams"), s.listTeams},
 		{"GET", "/teams/{team_id}", need("teams", "read", "team_id"), s.getTeam},
 		{"POST", "/teams/{team_id}/runs", need("teams", "run", "team_id"), teamRun(s.startRun)},
 		{"GET", "/teams/{team_id}/runs", need("teams", "read", "team_id"), teamRun(s.listRuns)},
@@ -86,7 +95,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/teams/{team_id}/runs/{run_id}/cancel", need("teams", "run", "team_id"), teamRun(s.cancelRun)},
 		{"POST", "/teams/{team_id}/runs/{run_id}/continue", need("teams", "run", "team_id"), teamRun(s.continueAgentRun)},
 
-		{"GET", "/workflows", need("workflows", "read", ""), s.listWorkflows},
+		{"GET", "/workflows", listing("workflows"), s.listWorkflows},
 		{"GET", "/workflows/{workflow_id}", need("workflows", "read", "workflow_id"), s.getWorkflow},
 		{"POST", "/workflows/{workflow_id}/runs", need("workflows", "run", "workflow_id"), workflowRun(s.startRun)},
 		{"GET", "/workflows/{workflow_id}/runs", need("workflows", "read", "workflow_id"), workflowRun(s.listRuns)},
@@ -197,6 +206,8 @@ func (s *Server) routes(r chi.Router) {
 		switch sc := rt.scope; {
 		case sc.admin:
 			r.With(decodeURLParams, s.requireAdmin).Method(rt.method, rt.path, h)
+		case sc.filtered:
+			r.With(decodeURLParams, s.requireSomeScope(sc.resource, sc.action)).Method(rt.method, rt.path, h)
 		case sc.resource != "":
 			r.With(decodeURLParams, s.requireScope(sc.resource, sc.action, sc.idParam)).Method(rt.method, rt.path, h)
 		default: // open and perCall: authentication (outside the table) still applies to perCall

@@ -112,10 +112,12 @@ func nonEmpty(m map[string]any) map[string]any {
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	out := make([]agentResponse, 0, len(s.cfg.Agents))
 	for _, a := range s.cfg.Agents {
-		out = append(out, newAgentResponse(a))
+		if s.mayRead(r, "agents", a.ID()) {
+			out = append(out, newAgentResponse(a))
+		}
 	}
 	for _, t := range s.storedTargets(r.Context(), db.ComponentAgent) {
-		if a, ok := t.(*agent.Agent); ok {
+		if a, ok := t.(*agent.Agent); ok && s.mayRead(r, "agents", a.ID()) {
 			res := newAgentResponse(a)
 			res.IsComponent = true
 			out = append(out, res)

@@ -60,10 +60,12 @@ func newTeamResponse(t *team.Team) teamResponse {
 func (s *Server) listTeams(w http.ResponseWriter, r *http.Request) error {
 	out := make([]teamResponse, 0, len(s.cfg.Teams))
 	for _, t := range s.cfg.Teams {
-		out = append(out, newTeamResponse(t))
+		if s.mayRead(r, "teams", t.ID()) {
+			out = append(out, newTeamResponse(t))
+		}
 	}
 	for _, st := range s.storedTargets(r.Context(), db.ComponentTeam) {
-		if t, ok := st.(*team.Team); ok {
+		if t, ok := st.(*team.Team); ok && s.mayRead(r, "teams", t.ID()) {
 			res := newTeamResponse(t)
 			res.IsComponent = true
 			out = append(out, res)

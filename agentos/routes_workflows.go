@@ -77,10 +77,12 @@ func newWorkflowResponse(w *workflow.Workflow) workflowResponse {
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	out := make([]workflowResponse, 0, len(s.cfg.Workflows))
 	for _, wf := range s.cfg.Workflows {
-		out = append(out, newWorkflowResponse(wf))
+		if s.mayRead(r, "workflows", wf.ID()) {
+			out = append(out, newWorkflowResponse(wf))
+		}
 	}
 	for _, st := range s.storedTargets(r.Context(), db.ComponentWorkflow) {
-		if wf, ok := st.(*workflow.Workflow); ok {
+		if wf, ok := st.(*workflow.Workflow); ok && s.mayRead(r, "workflows", wf.ID()) {
 			res := newWorkflowResponse(wf)
 			res.IsComponent = true
 			out = append(out, res)
