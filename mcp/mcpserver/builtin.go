@@ -294,7 +294,9 @@ func (s *Server) continueRun(ctx context.Context, req *mcp.CallToolRequest, in l
 		// Nothing is stored to continue from, as the HTTP continue route.
 		return nil, nil, fmt.Errorf("%w: run %s of %s %s (it has no database to store paused runs in)", ErrNotFound, in.RunID, kind[:len(kind)-1], t.ID())
 	}
-	row, err := s.ownRun(c, kind, t, in.runRef, in.UserID)
+	// A caller continues its own user's runs (callerUser), as it starts
+	// them: another user's run is not found.
+	row, err := s.ownRun(c, kind, t, in.runRef, callerUser(c, in.UserID))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -168,12 +168,14 @@ func TestContinueRun_ConcurrentCallsExecuteOnce(t *testing.T) {
 // registers it with the OS (Begin: the cancel route, graceful shutdown) and
 // observes it (ObserveCall: its span, whose user isolates stored traces)
 // under the run's own user and session, as the HTTP continue route does.
-// An admin continuing alice's run gave its own user, and the session only
-// when the call named it; and Begin was never called.
+// A caller acting for every user (unauthenticated) continuing alice's run
+// gave its own user, and the session only when the call named it; and
+// Begin was never called.
 func TestContinueRun_RegisteredAndObservedAsTheRunsOwner(t *testing.T) {
 	type seen struct{ hook, runID, sessionID, userID string }
 	calls := make(chan seen, 8)
 	f := newHITLWith(t, harnessConfig{
+		excluded: true,
 		begin: func(ctx context.Context, _ Target, runID, userID string) (context.Context, func(), error) {
 			calls <- seen{"begin", runID, "", userID}
 			return ctx, func() {}, nil
@@ -189,10 +191,10 @@ func TestContinueRun_RegisteredAndObservedAsTheRunsOwner(t *testing.T) {
 	if c := <-calls; c.hook != "begin" || c.userID != "alice" {
 		t.Fatalf("run_agent's hook call %+v", c)
 	}
-	admin := f.mustConnect(t, token(t, "root", hour, auth.AdminScope))
-	r := callTool(t, admin, "continue_run", map[string]any{"agent_id": "hitl", "run_id": runID, "requirements": reqs})
+	anon := f.mustConnect(t, "")
+	r := callTool(t, anon, "continue_run", map[string]any{"agent_id": "hitl", "run_id": runID, "requirements": reqs})
 	if r.IsError {
-		t.Fatalf("admin's continue_run: %q", resultText(r))
+		t.Fatalf("an unauthenticated continue_run: %q", resultText(r))
 	}
 	close(calls)
 	var got []seen
@@ -205,25 +207,35 @@ func TestContinueRun_RegisteredAndObservedAsTheRunsOwner(t *testing.T) {
 	}
 }
 
-// An admin (or an unauthenticated caller) naming user_id continues only
-// that user's run, as the HTTP continue route: another user's run is not
-// found and stays paused. user_id was ignored.
+// An unauthenticated caller naming user_id continues only that user's
+// run, as the HTTP continue route: another user's run is not found and
+// stays paused (user_id was ignored). An authenticated caller, an admin
+// too, continues its own user's runs only: an admin's continue of alice's
+// run, with or without user_id alice, is not found.
 func TestContinueRun_UserIDNamesTheRunsOwner(t *testing.T) {
-	f := newHITL(t)
+	f := newHITLWith(t, harnessConfig{excluded: true})
 	hour := time.Now().Add(time.Hour)
 	alice := f.mustConnect(t, token(t, "alice", hour))
 	runID, sessionID, reqs := confirmAll(t, callTool(t, alice, "run_agent", map[string]any{"agent_id": "hitl", "message": "clean up"}))
 	admin := f.mustConnect(t, token(t, "root", hour, auth.AdminScope))
+	anon := f.mustConnect(t, "")
 	args := map[string]any{"agent_id": "hitl", "run_id": runID, "session_id": sessionID, "requirements": reqs, "user_id": "bob"}
-	r := callTool(t, admin, "continue_run", args)
-	if !r.IsError || !strings.Contains(resultText(r), "not found") {
-		t.Fatalf("continue_run of alice's run as bob = %q (error %v), want not found", resultText(r), r.IsError)
+	for _, c := range []struct {
+		name  string
+		who   *mcp.ClientSession
+		named string
+	}{{"unauthenticated as bob", anon, "bob"}, {"admin", admin, ""}, {"admin as alice", admin, "alice"}} {
+		args["user_id"] = c.named
+		r := callTool(t, c.who, "continue_run", args)
+		if !r.IsError || !strings.Contains(resultText(r), "not found") {
+			t.Fatalf("%s: continue_run of alice's run = %q (error %v), want not found", c.name, resultText(r), r.IsError)
+		}
 	}
 	if n := f.executed.Load(); n != 0 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 	args["user_id"] = "alice"
-	if r := callTool(t, admin, "continue_run", args); r.IsError || f.executed.Load() != 1 {
+	if r := callTool(t, anon, "continue_run", args); r.IsError || f.executed.Load() != 1 {
 		t.Fatalf("continue_run as alice = %q (error %v), executed %d", resultText(r), r.IsError, f.executed.Load())
 	}
 }

@@ -83,27 +83,31 @@ func TestCancelRun_NoDatabaseOtherUsersRunIsNotFound(t *testing.T) {
 	}
 }
 
-// An admin acts as the user its arguments name, as on the HTTP routes
-// (agentos actAs): run_agent with user_id stores the run as that user's,
-// and without one as the admin's own. A non-admin naming another user
-// still runs as itself.
-func TestRunAgent_AdminActsAsTheNamedUser(t *testing.T) {
-	h := newHarness(t, harnessConfig{})
+// An authenticated caller runs as its token's user, an admin too, whatever
+// user_id its arguments name (Agno's MCP server binds user_id to the
+// token's subject, as agentos's run routes now do); only an unauthenticated
+// caller runs as the user it names. An admin naming alice stored the run
+// as alice's.
+func TestRunAgent_ATokenRunsAsItsOwnUser(t *testing.T) {
+	h := newHarness(t, harnessConfig{excluded: true})
 	hour := time.Now().Add(time.Hour)
 	admin := h.mustConnect(t, token(t, "root", hour, auth.AdminScope))
 	bob := h.mustConnect(t, token(t, "bob", hour))
+	anon := h.mustConnect(t, "")
 	for _, c := range []struct {
+		name  string
 		who   *mcp.ClientSession
 		named string
 		want  string
-	}{{admin, "alice", "alice"}, {admin, "", "root"}, {bob, "alice", "bob"}} {
+	}{{"admin naming alice", admin, "alice", "root"}, {"admin", admin, "", "root"}, {"bob naming alice", bob, "alice", "bob"},
+		{"unauthenticated naming alice", anon, "alice", "alice"}} {
 		args := map[string]any{"agent_id": "echo", "message": "hello"}
 		if c.named != "" {
 			args["user_id"] = c.named
 		}
 		r := callTool(t, c.who, "run_agent", args)
 		if r.IsError {
-			t.Fatalf("run_agent: %q", resultText(r))
+			t.Fatalf("%s: run_agent: %q", c.name, resultText(r))
 		}
 		runID, _ := structuredMap(t, r)["run_id"].(string)
 		got, err := h.db.GetRun(context.Background(), runID)
@@ -111,7 +115,7 @@ func TestRunAgent_AdminActsAsTheNamedUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.UserID != c.want {
-			t.Errorf("run named user %q: stored as %q, want %q", c.named, got.UserID, c.want)
+			t.Errorf("%s: stored as %q, want %q", c.name, got.UserID, c.want)
 		}
 	}
 }

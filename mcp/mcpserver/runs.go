@@ -117,14 +117,16 @@ func (s *Server) runComponent(ctx context.Context, req *mcp.CallToolRequest, kin
 	return s.runResult(ctx, "run_"+strings.TrimSuffix(kind, "s"), out, nil)
 }
 
-// callerUser is the user a call runs for: the scoped user; else the one
-// the arguments name when the caller is an admin (as agentos's actAs on
-// the HTTP routes) or unauthenticated; else the authenticated principal's.
+// callerUser is the user a call runs (or continues) a run for: the scoped
+// user; else an authenticated caller's own, an admin's too, whatever
+// user_id the arguments name (as Agno's MCP server binds user_id to the
+// token's subject, and as agentos's run routes do: docs/adr/token-user-runs.md);
+// else, for an unauthenticated caller, the one the arguments name.
 func callerUser(c *call, named string) string {
 	if u, ok := db.UserScope(c.ctx); ok {
 		return u
 	}
-	if c.p != nil && c.p.UserID != "" && (!c.p.Admin || named == "") {
+	if c.p != nil && c.p.UserID != "" {
 		return c.p.UserID
 	}
 	return named
