@@ -333,8 +333,21 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok {
 		c.add(out)
 	}
+	if out.Status == run.StatusCancelled && ctx.Err() == nil {
+		// The member run was cancelled on its own (its runner's CancelRun,
+		// AgentOS's cancel route given its run id), not by the team run's
+		// end: as in Agno, the team run is cancelled with it, and its other
+		// member runs with it. The leader must not go on without the work
+		// it delegated, or delegate it again.
+		run.CancelRun(run.DefaultRegistry(), t.Component(), rc.RunID,
+			fmt.Errorf("%w: member %s's run %s was cancelled", ErrMemberCancelled, mi.id, out.RunID))
+	}
 	return out, nil
 }
+
+// ErrMemberCancelled is the cause of a team run cancelled because one of
+// its member runs was cancelled on its own.
+var ErrMemberCancelled = errors.New("team: a member run was cancelled")
 
 // callMember runs a member, turning its panic (a bug of its model or of
 // a member team's code) into the member's error: a broadcast's or a

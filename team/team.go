@@ -339,7 +339,9 @@ func (t *Team) refuse(co agent.CallOptions, continuing bool) error {
 }
 
 // CancelRun cancels a team run in progress in this process (and the member
-// runs it is waiting for). It reports whether the run was found.
+// runs it is waiting for). It reports whether the run was found. A member
+// run cancelled on its own (its runner's CancelRun) cancels the team run
+// waiting for it too, as in Agno (cause ErrMemberCancelled).
 func (t *Team) CancelRun(runID string) bool { return t.leader.CancelRun(runID) }
 
 // collector gathers the member runs of one team run, in the order they
