@@ -200,7 +200,7 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 	ctx, c := t.withCollector(t.withTasks(ctx, paused), paused.MemberResponses)
 	// The continued team run keeps its paused run's metadata, with the
 	// continue's resolved over it, as the leader's continue stamps it.
-	c.forMembers(co, run.MergeMetadata(paused.Metadata, t.runMetadata(co.Metadata)))
+	c.forMembers(co, run.MergeMetadata(paused.Metadata, t.runMetadata(co.Metadata)), paused.Input)
 	if paused.Status != run.StatusPaused {
 		return ctx, c, nil // the leader refuses it with run.ErrNotContinuable
 	}

@@ -251,7 +251,8 @@ func (t *Team) forwarding(ctx context.Context) bool {
 
 // runMember runs (or, when the team run is being continued, continues) one
 // member as a member run of the team run: same session and user, parent run
-// the team run's. The member's events go to emit when it is set.
+// the team run's; a new member run gets the team run's input media with its
+// task (memberInput). The member's events go to emit when it is set.
 //
 // sub tells the member runs of one delegation call apart (the member id of
 // a broadcast, the task id of a parallel task; "" for one member): in a
@@ -276,7 +277,8 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 			opts = append(opts, agent.WithJournal(journalFor(rc), rc.Attempt))
 		}
 	}
-	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok {
+	c, _ := ctx.Value(collectorKey{t}).(*collector)
+	if c != nil {
 		if c.filters != nil && mi.filters {
 			opts = append(opts, agent.WithKnowledgeFilters(c.filters))
 		}
@@ -320,7 +322,7 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 		if durableID != "" {
 			opts = append(opts, agent.WithRunID(durableID))
 		}
-		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, run.TextInput(task), opts...) })
+		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, c.memberInput(task), opts...) })
 	}
 	if out == nil && errors.Is(err, agent.ErrStorage) {
 		// The database's error may name its host and user: the leader's
@@ -330,7 +332,7 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if out == nil {
 		return nil, fmt.Errorf("member %s could not run: %w", mi.id, err)
 	}
-	if c, ok := ctx.Value(collectorKey{t}).(*collector); ok {
+	if c != nil {
 		c.add(out)
 	}
 	if out.Status == run.StatusCancelled && ctx.Err() == nil {

@@ -12,6 +12,7 @@
 // (docs/adr/team-member-journal.md).
 // A run's options are its leader's, except knowledge filters, which go to
 // the members with a knowledge base (member runs also get the team run's
-// metadata and dependencies); an option the team cannot honour is
-// refused (agent.ErrUnsupportedOption, docs/adr/run-option-refusal.md).
+// metadata, dependencies and input media); an option the team cannot
+// honour is refused (agent.ErrUnsupportedOption,
+// docs/adr/run-option-refusal.md).
 package team

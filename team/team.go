@@ -8,6 +8,7 @@ import (
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"iter"
+	"slices"
 	"sync"
 
 	"github.com/agentryhq/agentry/agent"
@@ -266,17 +267,17 @@ func (t *Team) Mode() Mode { return t.cfg.Mode }
 // storage defaults, event function), except WithKnowledgeFilters, which
 // goes, as in Agno, to the members with a knowledge base and no
 // KnowledgeFilters of their own (member teams pass it on); a team with no
-// such member refuses it. Member runs also get the team run's metadata
-// and dependencies, as in Agno. WithTools and WithRequirements are ContinueRun's.
-// A refused option is an *agent.UnsupportedOptionError, before anything
-// runs.
+// such member refuses it. Member runs also get the team run's metadata,
+// dependencies and input media (images, videos, audio, files), as in
+// Agno. WithTools and WithRequirements are ContinueRun's. A refused option
+// is an *agent.UnsupportedOptionError, before anything runs.
 func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
 	co := agent.ResolveOptions(opts...)
 	if err := t.refuse(co, false); err != nil {
 		return nil, err
 	}
 	ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
-	c.forMembers(co, t.runMetadata(co.Metadata))
+	c.forMembers(co, t.runMetadata(co.Metadata), &input)
 	out, err := t.leader.Run(ctx, input, opts...)
 	t.finish(ctx, c, out)
 	return out, err
@@ -295,7 +296,7 @@ func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOpt
 			return
 		}
 		ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
-		c.forMembers(co, t.runMetadata(co.Metadata))
+		c.forMembers(co, t.runMetadata(co.Metadata), &input)
 		for ev, err := range t.leader.Stream(ctx, input, opts...) {
 			if !yield(ev, err) {
 				return
@@ -354,16 +355,49 @@ type collector struct {
 	// for every member run (as Agno's delegation passes both); read-only
 	// once the run started.
 	filters, metadata map[string]any
-	mu                sync.Mutex
-	runs              []json.RawMessage
-	ids               []string
+	// media are the team run's input media (images, videos, audio,
+	// files), which every member run gets with its task, as Agno's
+	// delegation passes them; read-only once the run started.
+	media run.Input
+	mu    sync.Mutex
+	runs  []json.RawMessage
+	ids   []string
 }
 
 type collectorKey struct{ t *Team }
 
-// forMembers keeps what the team run hands on to its member runs.
-func (c *collector) forMembers(co agent.CallOptions, metadata map[string]any) {
+// forMembers keeps what the team run hands on to its member runs: of its
+// input, the media (see memberInput).
+func (c *collector) forMembers(co agent.CallOptions, metadata map[string]any, in *run.Input) {
 	c.filters, c.metadata = co.KnowledgeFilters, metadata
+	if in != nil {
+		c.media = run.Input{Images: readable(in.Images), Videos: readable(in.Videos), Audio: readable(in.Audio), Files: readable(in.Files)}
+	}
+}
+
+// readable are the media of ms a member run can read: those with their
+// bytes, a URL or a path. A medium stored as a media_reference only (the
+// input of a paused team run read back from a database, with media
+// storage) is left out: a new run's input cannot resolve references.
+func readable(ms []run.Media) []run.Media {
+	var out []run.Media
+	for _, m := range ms {
+		if m.Content != nil || m.URL != "" || m.Filepath != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// memberInput is the input of a member run given task: the task, with the
+// team run's input media. Each member run gets lists of its own.
+func (c *collector) memberInput(task string) run.Input {
+	in := run.TextInput(task)
+	if c != nil {
+		in.Images, in.Videos = slices.Clone(c.media.Images), slices.Clone(c.media.Videos)
+		in.Audio, in.Files = slices.Clone(c.media.Audio), slices.Clone(c.media.Files)
+	}
+	return in
 }
 
 // runMetadata is a team run's metadata as Agno resolves it, and as the
