@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -28,7 +29,11 @@ import (
 type resumeState struct {
 	mu     sync.Mutex
 	paused map[string][]*run.Output // member id → its paused runs
-	done   map[string]*run.Output   // doneKey → a completed run of a paused broadcast
+	// ended holds, by member id, the member runs the team run paused on
+	// that ended on their own since (see resume): their delegations take
+	// them as they are, without continuing them.
+	ended map[string][]*run.Output
+	done  map[string]*run.Output // doneKey → a completed run of a paused broadcast
 	// The resolutions handed on to the members: in place in the paused
 	// run's requirements, and given with the continue.
 	inPlace, given []run.Requirement
@@ -52,6 +57,33 @@ func inputText(o *run.Output) string {
 	return run.ContentText(o.Input.InputContent)
 }
 
+// takeRun removes from runs[id] and returns the run given task, else the
+// member's first (nil when it has none). rs.mu is held.
+func takeRun(runs map[string][]*run.Output, id, task string) *run.Output {
+	list := runs[id]
+	if len(list) == 0 {
+		return nil
+	}
+	i := slices.IndexFunc(list, func(o *run.Output) bool { return inputText(o) == task })
+	if i < 0 {
+		i = 0
+	}
+	out := list[i]
+	runs[id] = slices.Delete(list, i, i+1)
+	return out
+}
+
+// takeEnded returns the member run of member id for task that ended on its
+// own while the team run was paused on it (nil when there is none).
+func (rs *resumeState) takeEnded(id, task string) *run.Output {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return takeRun(rs.ended, id, task)
+}
+
 // takePaused returns the paused run of member id to continue for task (the
 // one given that task, else the member's first), with the options that
 // resolve it: the requirements naming that run, and those naming none.
@@ -61,16 +93,10 @@ func (rs *resumeState) takePaused(id, task string) (*run.Output, []agent.RunOpti
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	runs := rs.paused[id]
-	if len(runs) == 0 {
+	out := takeRun(rs.paused, id, task)
+	if out == nil {
 		return nil, nil
 	}
-	i := slices.IndexFunc(runs, func(o *run.Output) bool { return inputText(o) == task })
-	if i < 0 {
-		i = 0
-	}
-	out := runs[i]
-	rs.paused[id] = slices.Delete(runs, i, i+1)
 	reqs := append(resolutionsFor(out, rs.inPlace), resolutionsFor(out, rs.given)...)
 	opts := []agent.RunOption{agent.WithRequirements(reqs)}
 	if rs.tools != nil {
@@ -133,7 +159,10 @@ func (rs *resumeState) takeDone(id, task string) *run.Output {
 // continued with the resolutions (given in place in paused.Requirements, or
 // through agent.WithRequirements / agent.WithTools, matched by tool_call_id),
 // then the leader goes on. A member run whose requirements the continue
-// leaves unresolved stays PAUSED, and the team run pauses on it again.
+// leaves unresolved stays PAUSED, and the team run pauses on it again. A
+// member run that ended on its own while the team run was paused on it
+// (continued or cancelled by its own id) is taken as its database has it,
+// not continued again: a cancelled one cancels the team run.
 // Continuing a run that is not PAUSED returns run.ErrNotContinuable.
 func (t *Team) ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error) {
 	ctx, c, err := t.resume(ctx, paused, opts)
@@ -214,7 +243,8 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		members[o.RunID] = &o
 		order = append(order, &o)
 	}
-	rs := &resumeState{paused: map[string][]*run.Output{}, done: map[string]*run.Output{}, inPlace: paused.Requirements, given: co.Requirements, tools: co.Tools}
+	rs := &resumeState{paused: map[string][]*run.Output{}, ended: map[string][]*run.Output{}, done: map[string]*run.Output{},
+		inPlace: paused.Requirements, given: co.Requirements, tools: co.Tools}
 	taken := map[string]bool{} // member run ids
 	for _, r := range paused.Requirements {
 		if r.MemberRunID == "" || taken[r.MemberRunID] {
@@ -226,17 +256,36 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 			return nil, nil, fmt.Errorf("team: continue run %s: requirement %s names member %q, which is not in the team: %w", paused.RunID, r.ID, r.MemberAgentID, run.ErrNotContinuable)
 		}
 		m := members[r.MemberRunID]
-		if m == nil && mi.r.DB() != nil {
-			row, err := mi.r.DB().GetRun(ctx, r.MemberRunID)
-			if err != nil {
+		if d := mi.r.DB(); d != nil {
+			// The member's database has the member run as it is now: it
+			// may have ended on its own since the team run paused
+			// (continued or cancelled by its own id), its member_responses
+			// copy still PAUSED. It is read also when the continue is
+			// cancelled already: that ends the paused member runs
+			// (cancelUnreached).
+			row, err := d.GetRun(context.WithoutCancel(ctx), r.MemberRunID)
+			switch {
+			case err == nil:
+				stored, err := row.Output()
+				if err != nil {
+					return nil, nil, err
+				}
+				if m == nil || stored.Status != run.StatusPaused {
+					m = stored
+				}
+			case m == nil || !errors.Is(err, db.ErrNotFound):
 				return nil, nil, fmt.Errorf("team: continue run %s: load member run %s: %w", paused.RunID, r.MemberRunID, err)
-			}
-			if m, err = row.Output(); err != nil {
-				return nil, nil, err
 			}
 		}
 		if m == nil {
 			return nil, nil, fmt.Errorf("team: continue run %s: the paused run %s of member %s is neither in member_responses nor in its database: %w", paused.RunID, r.MemberRunID, mi.id, run.ErrNotContinuable)
+		}
+		if m.Status != run.StatusPaused {
+			// Its delegation takes it as it ended: continuing it again
+			// would run its confirmed tools a second time, or after its
+			// cancel, and overwrite its row.
+			rs.ended[mi.id] = append(rs.ended[mi.id], m)
+			continue
 		}
 		rs.paused[mi.id] = append(rs.paused[mi.id], m)
 	}

@@ -303,7 +303,9 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if prev := rs.takeDone(mi.id, task); prev != nil {
 		return prev, nil // completed before the team run paused
 	}
-	if paused, resolved := rs.takePaused(mi.id, task); paused != nil {
+	if ended := rs.takeEnded(mi.id, task); ended != nil {
+		out = ended // ended on its own while the team run was paused on it
+	} else if paused, resolved := rs.takePaused(mi.id, task); paused != nil {
 		out, err = callMember(func() (*run.Output, error) { return mi.r.ContinueRun(ctx, paused, append(opts, resolved...)...) })
 		if out == nil && errors.Is(err, agent.ErrRequirementUnresolved) {
 			// This continue did not resolve the member's requirements: its
