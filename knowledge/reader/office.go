@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	docx "github.com/fumiama/go-docx"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/ledongthuc/pdf"
 )
 
@@ -128,15 +131,29 @@ func readPDF(data []byte) (text string, err error) {
 		if b.Len()+len(t) > maxPDFText {
 			return "", fmt.Errorf("%w: pdf: more than %d bytes of text", ErrMalformed, maxPDFText)
 		}
+		if b.Len() > 0 && t != "" {
+			b.WriteString("\n\n") // a page ends a paragraph
+		}
 		b.WriteString(t)
 	}
 	return b.String(), nil
 }
 
-// pdfPageText is the text a page's content streams show, a line per text
-// object and per line move that shows text. The library's GetPlainText
-// panics on every valid " operator (it falls through to ', which takes one
-// operand, not three), so a PDF using it was refused whole as malformed.
+// pdfWordGap is the smallest leftward move between a TJ array's strings,
+// in thousandths of an em, that separates words: pdfTeX and others set
+// word spaces as such moves (about -333) with no space character, where a
+// kerning pair moves a few tens.
+const pdfWordGap = 150
+
+// pdfPageText is the text a page's content streams show: a line break per
+// text object and per move to another line (T*, ', ", a Td, TD or Tm to
+// another height), a space per word gap in a TJ array. Without them the
+// lines and the words set apart by moves ran together ("The quickbrown",
+// "brownfox"). A move along the line separates nothing: generators set
+// the pieces of one word so too ("st" "ats"), and telling the two apart
+// needs the glyphs' widths. The
+// library's GetPlainText did so too, and panicked on every valid "
+// operator (it falls through to ', which takes one operand, not three).
 // A panic on a malformed stream reaches readPDF's recover.
 func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
 	contents := p.V.Key("Contents")
@@ -145,11 +162,34 @@ func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
 	}
 	var b strings.Builder
 	var enc pdf.TextEncoding = rawText{}
-	show := func(v pdf.Value) {
-		if v.Kind() == pdf.String {
-			b.WriteString(enc.Decode(v.RawString()))
+	// pending is the separator owed before the next text shown: "", " "
+	// or "\n" (a line break outranks a space)
+	pending := ""
+	brk := func(sep string) {
+		if sep == "\n" || pending == "" {
+			pending = sep
 		}
 	}
+	show := func(v pdf.Value) {
+		if v.Kind() != pdf.String {
+			return
+		}
+		s := enc.Decode(v.RawString())
+		if s == "" {
+			return
+		}
+		if pending != "" && b.Len() > 0 {
+			last, _ := utf8.DecodeLastRuneInString(b.String())
+			first, _ := utf8.DecodeRuneInString(s)
+			if !unicode.IsSpace(last) && !unicode.IsSpace(first) {
+				b.WriteString(pending)
+			}
+		}
+		pending = ""
+		b.WriteString(s)
+	}
+	// lineY is the text line's height as Tm set it (Td and TD move it)
+	lineY, known := 0.0, false
 	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
 		args := make([]pdf.Value, stk.Len())
 		for i := len(args) - 1; i >= 0; i-- {
@@ -160,8 +200,25 @@ func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
 			last = args[len(args)-1]
 		}
 		switch op {
-		case "BT", "T*":
-			b.WriteString("\n")
+		case "BT":
+			brk("\n")
+			lineY, known = 0, true // BT sets the text matrix to the identity
+		case "T*":
+			brk("\n")
+		case "Td", "TD":
+			if len(args) == 2 {
+				if ty := args[1].Float64(); ty != 0 {
+					brk("\n")
+					lineY += ty
+				}
+			}
+		case "Tm":
+			if len(args) == 6 {
+				if y := args[5].Float64(); !known || y != lineY {
+					brk("\n")
+					lineY, known = y, true
+				}
+			}
 		case "Tf": // font size
 			enc = rawText{}
 			if len(args) == 2 {
@@ -170,13 +227,17 @@ func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
 				}
 			}
 		case "'", "\"": // next line, then show the last operand
-			b.WriteString("\n")
+			brk("\n")
 			show(last)
 		case "Tj":
 			show(last)
 		case "TJ":
 			for i := range last.Len() {
-				show(last.Index(i))
+				x := last.Index(i)
+				if (x.Kind() == pdf.Integer || x.Kind() == pdf.Real) && -x.Float64() >= pdfWordGap {
+					brk(" ")
+				}
+				show(x)
 			}
 		}
 	})
