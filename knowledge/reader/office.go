@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	docx "github.com/fumiama/go-docx"
 	"unicode"
 	"unicode/utf8"
 
@@ -48,35 +46,6 @@ func checkZip(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// readDOCX extracts paragraphs and tables (as Markdown tables) with
-// github.com/fumiama/go-docx (docs/adr/pdf-docx-readers.md).
-func readDOCX(data []byte) (text string, err error) {
-	if err := checkZip(data); err != nil {
-		return "", err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			text, err = "", fmt.Errorf("%w: docx: %v", ErrMalformed, r)
-		}
-	}()
-	doc, err := docx.Parse(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return "", fmt.Errorf("%w: docx: %v", ErrMalformed, err)
-	}
-	var b strings.Builder
-	for _, it := range doc.Document.Body.Items {
-		switch x := it.(type) {
-		case *docx.Paragraph:
-			b.WriteString(x.String())
-			b.WriteString("\n\n")
-		case *docx.Table:
-			b.WriteString(x.String())
-			b.WriteString("\n\n")
-		}
-	}
-	return b.String(), nil
 }
 
 // Bounds of a PDF's page tree. The library's own page lookup

@@ -1,7 +1,8 @@
 // Package reader turns a document's bytes into text a knowledge base can
 // chunk: plain text, Markdown, HTML (converted to Markdown), CSV, JSON, and
-// PDF and DOCX through maintained libraries. Every reader refuses empty
-// input, text that is not UTF-8, and documents with no text.
+// PDF through a maintained library and DOCX through encoding/xml. Every
+// reader refuses empty input, text that is not UTF-8, and documents with no
+// text.
 package reader
 
 import (
