@@ -119,14 +119,55 @@ func (k *Knowledge) Config() Config { return k.cfg }
 // Wait blocks until every InsertAsync started so far has finished.
 func (k *Knowledge) Wait() { k.async.Wait() }
 
-// Get returns a content row the caller can see.
+// Get returns a content row of this knowledge base the caller can see.
 func (k *Knowledge) Get(ctx context.Context, id string) (*db.KnowledgeContent, error) {
-	return k.cfg.DB.GetKnowledgeContent(ctx, id)
+	c, err := k.cfg.DB.GetKnowledgeContent(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !k.holds(c) {
+		return nil, fmt.Errorf("%w: knowledge content %s (it belongs to knowledge base %q)", db.ErrNotFound, id, c.LinkedTo)
+	}
+	return c, nil
 }
 
-// List pages the content rows the caller can see.
+// holds says whether a content row is this knowledge base's: several
+// knowledge bases may keep their rows in one database's agno_knowledge,
+// told apart by linked_to, as Agno tells them (a knowledge base without a
+// name sees every row, as Agno's).
+func (k *Knowledge) holds(c *db.KnowledgeContent) bool {
+	return k.cfg.Name == "" || c.LinkedTo == k.cfg.Name
+}
+
+// listPage is how many rows List and DeleteAll read at a time.
+const listPage = 500
+
+// List pages the content rows of this knowledge base the caller can see.
 func (k *Knowledge) List(ctx context.Context, f db.KnowledgeFilter) ([]db.KnowledgeContent, int, error) {
-	return k.cfg.DB.ListKnowledgeContents(ctx, f)
+	if k.cfg.Name == "" || f.Limit <= 0 || f.Page < 1 || db.PageOffsetOverflows(f.Limit, f.Page) {
+		return k.cfg.DB.ListKnowledgeContents(ctx, f)
+	}
+	// the database's filter has no linked_to: read every row in order and
+	// keep this knowledge base's
+	var mine []db.KnowledgeContent
+	all := f
+	all.Limit = listPage
+	for all.Page = 1; ; all.Page++ {
+		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, all)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := range rows {
+			if k.holds(&rows[i]) {
+				mine = append(mine, rows[i])
+			}
+		}
+		if len(rows) < listPage {
+			break
+		}
+	}
+	from := min((f.Page-1)*f.Limit, len(mine))
+	return mine[from:min(from+f.Limit, len(mine))], len(mine), nil
 }
 
 // Update rewrites a content row's name, description and metadata (shared
@@ -143,6 +184,9 @@ func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
 			return err
 		}
 	}
+	if _, err := k.Get(ctx, c.ID); err != nil {
+		return err
+	}
 	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, c); err != nil {
 		return err
 	}
@@ -157,7 +201,7 @@ func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
 // it finds the row gone). A scoped caller deleting
 // shared content gets db.ErrForbidden; another user's, db.ErrNotFound.
 func (k *Knowledge) Delete(ctx context.Context, id string) error {
-	c, err := k.cfg.DB.GetKnowledgeContent(ctx, id)
+	c, err := k.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -174,12 +218,12 @@ func (k *Knowledge) Delete(ctx context.Context, id string) error {
 	return k.cfg.DB.DeleteKnowledgeContent(ctx, id)
 }
 
-// DeleteAll deletes every content row the caller may delete (its own, or
-// everything for an admin) and their vectors.
+// DeleteAll deletes every content row of this knowledge base the caller
+// may delete (its own, or all of them for an admin) and their vectors.
 func (k *Knowledge) DeleteAll(ctx context.Context) error {
 	_, scoped := db.UserScope(ctx)
 	for page := 1; ; {
-		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: 500, Page: page})
+		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: listPage, Page: page})
 		if err != nil {
 			return err
 		}
@@ -188,8 +232,8 @@ func (k *Knowledge) DeleteAll(ctx context.Context) error {
 		}
 		deleted := 0
 		for _, c := range rows {
-			if scoped && c.UserID == "" {
-				continue // shared content stays; it is on this page until the end
+			if scoped && c.UserID == "" || !k.holds(&c) {
+				continue // shared content and other knowledge bases' stay; on this page until the end
 			}
 			if err := k.Delete(ctx, c.ID); err != nil {
 				return err
