@@ -71,6 +71,7 @@ func FuzzRead(f *testing.F) {
 	f.Add("json", []byte(`{"a":[1,{"b":null}]}`))
 	f.Add("csv", []byte("a,b\n1,2\n"))
 	f.Add("html", []byte("<h1>x</h1><table><tr><td>1</td></tr></table>"))
+	f.Add("html", []byte(`<table role=none><tr><td rowspan=3 colspan=9>a<table><tr><th>b</th></tr></table></td></tr><tr></tr></table>`))
 	f.Add("markdown", []byte("# x\n"))
 	f.Add("pdf", minimalPDF("fuzz me"))
 	f.Add("docx", []byte("PK\x03\x04"))
