@@ -121,13 +121,34 @@ func Read(kind string, data []byte) (string, error) {
 		return "", fmt.Errorf("%w: %q (use one of %s)", ErrUnsupported, kind, strings.Join(Kinds(), ", "))
 	}
 	if err != nil {
-		return "", err
+		return "", cleanText(err)
 	}
 	text = strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "")
 	if strings.TrimSpace(text) == "" {
 		return "", ErrNoText
 	}
 	return text, nil
+}
+
+// textError is an error whose text is cleaned of what a status message
+// cannot hold.
+type textError struct {
+	err  error
+	text string
+}
+
+func (e *textError) Error() string { return e.text }
+func (e *textError) Unwrap() error { return e.err }
+
+// cleanText returns err with its text valid UTF-8 without NUL: the PDF
+// library quotes the bytes it stumbled on, and a failed insert's status
+// message holding them could not be stored (the row stayed "processing").
+func cleanText(err error) error {
+	msg := err.Error()
+	if utf8.ValidString(msg) && !strings.Contains(msg, "\x00") {
+		return err
+	}
+	return &textError{err: err, text: strings.ToValidUTF8(strings.ReplaceAll(msg, "\x00", ""), "\uFFFD")}
 }
 
 // maxRenderedText bounds the text a CSV or JSON document renders to: every

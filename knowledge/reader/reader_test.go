@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRead_Formats(t *testing.T) {
@@ -75,10 +76,15 @@ func FuzzRead(f *testing.F) {
 	f.Add("markdown", []byte("# x\n"))
 	f.Add("pdf", minimalPDF("fuzz me"))
 	f.Add("docx", []byte("PK\x03\x04"))
+	f.Add("pdf", []byte("%PDF-1.0\n00000000000000000\xb0"+strings.Repeat("0", 55)+"\nstartxref\n10%%EOF"))
 	f.Fuzz(func(t *testing.T, kind string, data []byte) {
 		text, err := Read(kind, data)
 		if err == nil && strings.TrimSpace(text) == "" {
 			t.Fatal("no error and no text")
+		}
+		// a failed insert's status message is the error's text
+		if err != nil && (!utf8.ValidString(err.Error()) || strings.Contains(err.Error(), "\x00")) {
+			t.Fatalf("error text %q", err.Error())
 		}
 	})
 }
@@ -100,5 +106,17 @@ func TestRead_RenderingBombsRefused(t *testing.T) {
 		if text, err := Read(kind, []byte(data)); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %d bytes of text from %d, err %v", kind, len(text), len(data), err)
 		}
+	}
+}
+
+// A PDF the library cannot parse fails with an error whose text is UTF-8
+// without NUL, though the library quotes the bytes it stumbled on: a
+// failed insert's status message holding them could not be stored, and the
+// row stayed "processing" for good.
+func TestRead_ErrorTextIsCleanUTF8(t *testing.T) {
+	t.Parallel()
+	_, err := Read(PDF, []byte("%PDF-1.0\n00000000000000000\xb0"+strings.Repeat("0", 55)+"\nstartxref\n10%%EOF"))
+	if !errors.Is(err, ErrMalformed) || !utf8.ValidString(err.Error()) || strings.Contains(err.Error(), "\x00") {
+		t.Fatalf("err %q", err)
 	}
 }
