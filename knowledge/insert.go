@@ -410,6 +410,23 @@ func checkNoNUL(v any) error {
 	return nil
 }
 
+// maxStatusMessage bounds a FAILED row's status message, in bytes (MySQL's
+// TEXT holds 65,535).
+const maxStatusMessage = 4096
+
+// statusMessage is err's text as a status message can be stored on every
+// database: UTF-8 without NUL, at most maxStatusMessage bytes. An error
+// quoting what it failed on (an embeddings API's answer, a document's
+// bytes) could be neither, and the FAILED row then could not be written:
+// the row stayed "processing" for good.
+func statusMessage(err error) string {
+	msg := strings.ToValidUTF8(strings.ReplaceAll(err.Error(), "\x00", ""), "\uFFFD")
+	if cut, clipped := clip.Bytes(msg, maxStatusMessage-len("…")); clipped {
+		msg = cut + "…"
+	}
+	return msg
+}
+
 // recordTimeout bounds recording an insert's outcome after its context
 // ended.
 const recordTimeout = 30 * time.Second
@@ -458,7 +475,7 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		rctx, rcancel := recordContext(ctx)
 		defer rcancel()
 		derr := k.cfg.Vectors.DeleteContent(rctx, row.ID)
-		row.Status, row.StatusMessage = db.KnowledgeFailed, err.Error()
+		row.Status, row.StatusMessage = db.KnowledgeFailed, statusMessage(err)
 		uerr := k.cfg.DB.UpdateKnowledgeContent(rctx, row)
 		report(Progress{Done: true, Err: err})
 		return &Result{Content: row}, errors.Join(err, derr, uerr)
