@@ -235,14 +235,28 @@ func readJSON(data []byte) (string, error) {
 	return b.String(), nil
 }
 
+// maxJSONPathDepth bounds the path a JSON value's line names: each level
+// copies the path, so a chain thousands deep would copy it thousands of
+// times. A value deeper down is written as JSON on its path's line.
+const maxJSONPathDepth = 64
+
 // flatten writes v's "path: value" lines; false when they would pass
 // maxRenderedText.
 func flatten(b *strings.Builder, path string, v any, depth int) bool {
 	if b.Len()+len(path) > maxRenderedText {
 		return false
 	}
-	if depth > 64 {
-		b.WriteString(path + ": …\n")
+	if depth > maxJSONPathDepth {
+		// its text stays (it was "path: …", the values lost)
+		var raw bytes.Buffer
+		enc := json.NewEncoder(&raw)
+		enc.SetEscapeHTML(false) // "a<b" stays searchable as itself
+		_ = enc.Encode(v)        // decoded from JSON: it encodes; Encode ends the line
+		if b.Len()+len(path)+raw.Len() > maxRenderedText {
+			return false
+		}
+		b.WriteString(path + ": ")
+		b.Write(raw.Bytes())
 		return true
 	}
 	switch x := v.(type) {

@@ -120,3 +120,14 @@ func TestRead_ErrorTextIsCleanUTF8(t *testing.T) {
 		t.Fatalf("err %q", err)
 	}
 }
+
+// A JSON value nested past maxJSONPathDepth keeps its text, as JSON on its
+// path's line: it was written as "k.k.….k: …", its values lost.
+func TestRead_DeepJSONKeepsItsValues(t *testing.T) {
+	t.Parallel()
+	in := strings.Repeat(`{"k":`, 70) + `{"name":"a<b needle","n":[1,2.5]}` + strings.Repeat(`}`, 70)
+	out, err := Read(JSON, []byte(in))
+	if err != nil || !strings.Contains(out, `{"n":[1,2.5],"name":"a<b needle"}}`) || strings.Contains(out, "…") {
+		t.Fatalf("%q %v", out[max(0, len(out)-120):], err)
+	}
+}
