@@ -1,10 +1,13 @@
 package knowledge
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/vectordb"
 )
 
 // A document whose content type names a legacy charset (an old web page,
@@ -45,6 +48,49 @@ func TestInsert_DeclaredCharsetIsDecoded(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("%q as %s: no chunk reads \"Café crème\": %+v", c.data, c.ctype, docs)
+		}
+	}
+}
+
+// A text file in UTF-16 with its byte order mark (Notepad's "Unicode",
+// Excel's "Unicode Text") is decoded, whatever its label: it was refused
+// as "not valid UTF-8 text".
+func TestInsert_UTF16WithByteOrderMarkIsDecoded(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	utf16 := func(s string, big bool) []byte {
+		out := []byte{0xFF, 0xFE}
+		if big {
+			out = []byte{0xFE, 0xFF}
+		}
+		for _, r := range s { // the test's text is in the BMP
+			if big {
+				out = append(out, byte(r>>8), byte(r))
+			} else {
+				out = append(out, byte(r), byte(r>>8))
+			}
+		}
+		return out
+	}
+	for i, c := range []struct {
+		data  []byte
+		ctype string
+	}{
+		{utf16("region\tnote\nnorth\tCafé crème\n", false), "text/plain"},
+		{utf16("Café crème in big-endian", true), ""},
+		{utf16("<p>Café crème</p>", false), "text/html; charset=windows-1252"},
+	} {
+		res, err := k.Insert(context.Background(), Content{Data: c.data, Filename: fmt.Sprintf("export%d", i), ContentType: c.ctype})
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		docs, err := k.SearchQuery(context.Background(), Query{Text: "crème", Mode: vectordb.Keyword, Limit: 10})
+		found := false
+		for _, d := range docs {
+			found = found || d.ContentID == res.Content.ID && strings.Contains(d.Content, "Café crème")
+		}
+		if err != nil || !found {
+			t.Fatalf("%d: no chunk reads \"Café crème\": %v %+v", i, err, docs)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 	htmlcharset "golang.org/x/net/html/charset"
+	xunicode "golang.org/x/text/encoding/unicode"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/clip"
@@ -356,13 +357,22 @@ func (k *Knowledge) fetch(ctx context.Context, raw string) ([]byte, string, stri
 // decodeCharset decodes text that is not UTF-8 from the charset its content
 // type names (an old web page in ISO-8859-1, a Windows-1252 export); the
 // reader refuses whatever is still not UTF-8. Bytes that are UTF-8 already
-// stay as they are, whatever the label says. An HTML page whose content type
+// stay as they are, whatever the label says; a UTF-16 byte order mark wins
+// over the label. An HTML page whose content type
 // names no charset is decoded as a browser decodes it (the HTML standard's
 // sniffing: a byte order mark, a <meta> charset declaration in its first
 // 1,024 bytes, else windows-1252).
 func decodeCharset(data []byte, ctype string, html bool) []byte {
 	if utf8.Valid(data) {
 		return data
+	}
+	// a UTF-16 byte order mark says the encoding whatever the label says,
+	// as in a browser (Notepad's "Unicode", Excel's "Unicode Text"): such
+	// a file was refused as not valid UTF-8 text
+	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
+		if out, err := xunicode.UTF16(xunicode.BigEndian, xunicode.ExpectBOM).NewDecoder().Bytes(data); err == nil {
+			return out
+		}
 	}
 	_, params, _ := mime.ParseMediaType(ctype)
 	enc, _ := htmlcharset.Lookup(params["charset"])
