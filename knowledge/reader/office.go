@@ -82,10 +82,11 @@ func readPDF(data []byte) (text string, err error) {
 		if content += n; content > maxPDFContent {
 			return "", fmt.Errorf("%w: pdf: the pages' content streams inflate past %d bytes", ErrMalformed, maxPDFContent)
 		}
-		fonts, err := pdfFonts(p)
+		res, err := pdfResources(p)
 		if err != nil {
 			return "", err
 		}
+		fonts := pdfFontsOf(res)
 		// the library interprets each font's ToUnicode CMap for the page
 		for _, f := range fonts {
 			m, err := pdfStreamSize(f.V.Key("ToUnicode"), maxPDFPageContent)
@@ -96,7 +97,13 @@ func readPDF(data []byte) (text string, err error) {
 				return "", fmt.Errorf("%w: pdf: the pages' content streams inflate past %d bytes", ErrMalformed, maxPDFContent)
 			}
 		}
-		t := pdfPageText(p, fonts)
+		t, forms, err := pdfPageText(p, res, fonts, maxPDFPageContent)
+		if err != nil {
+			return "", err
+		}
+		if content += forms; content > maxPDFContent {
+			return "", fmt.Errorf("%w: pdf: the pages' content streams inflate past %d bytes", ErrMalformed, maxPDFContent)
+		}
 		if b.Len()+len(t) > maxPDFText {
 			return "", fmt.Errorf("%w: pdf: more than %d bytes of text", ErrMalformed, maxPDFText)
 		}
@@ -114,20 +121,27 @@ func readPDF(data []byte) (text string, err error) {
 // kerning pair moves a few tens.
 const pdfWordGap = 150
 
-// pdfPageText is the text a page's content streams show: a line break per
-// text object and per move to another line (T*, ', ", a Td, TD or Tm to
-// another height), a space per word gap in a TJ array. Without them the
-// lines and the words set apart by moves ran together ("The quickbrown",
-// "brownfox"). A move along the line separates nothing: generators set
-// the pieces of one word so too ("st" "ats"), and telling the two apart
-// needs the glyphs' widths. The
-// library's GetPlainText did so too, and panicked on every valid "
+// maxPDFFormDepth bounds form XObjects drawn inside one another.
+const maxPDFFormDepth = 8
+
+// pdfPageText is the text a page's content streams show, with the text of
+// the form XObjects they draw (Do), in the order drawn: a page whose text
+// sat in forms (pages placed by pdfpages or imposition tools, stamped
+// headers and footers) lost it. The forms' streams and their fonts'
+// ToUnicode CMaps are measured against budget, every time one is drawn;
+// used is what they took. A line break marks each text object and each
+// move to another line (T*, ', ", a Td, TD or Tm to another height), a
+// space each word gap in a TJ array. Without them the lines and the words
+// set apart by moves ran together ("The quickbrown", "brownfox"). A move
+// along the line separates nothing: generators set the pieces of one word
+// so too ("st" "ats"), and telling the two apart needs the glyphs' widths.
+// The library's GetPlainText did so too, and panicked on every valid "
 // operator (it falls through to ', which takes one operand, not three).
 // A panic on a malformed stream reaches readPDF's recover.
-func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
+func pdfPageText(p pdf.Page, res pdf.Value, fonts map[string]*pdf.Font, budget int64) (text string, used int64, err error) {
 	contents := p.V.Key("Contents")
 	if contents.IsNull() {
-		return ""
+		return "", 0, nil
 	}
 	var b strings.Builder
 	var enc pdf.TextEncoding = rawText{}
@@ -159,58 +173,97 @@ func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
 	}
 	// lineY is the text line's height as Tm set it (Td and TD move it)
 	lineY, known := 0.0, false
-	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
-		args := make([]pdf.Value, stk.Len())
-		for i := len(args) - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
+	var run func(contents, res pdf.Value, fonts map[string]*pdf.Font, depth int)
+	// form draws the form XObject name names, if there is one and the
+	// budget holds it
+	form := func(name string, res pdf.Value, fonts map[string]*pdf.Font, depth int) {
+		xo := res.Key("XObject").Key(name)
+		if err != nil || depth == maxPDFFormDepth || xo.Kind() != pdf.Stream || xo.Key("Subtype").Name() != "Form" {
+			return
 		}
-		last := pdf.Value{}
-		if len(args) > 0 {
-			last = args[len(args)-1]
+		n, e := pdfStreamSize(xo, budget-used)
+		if used += n; e != nil {
+			err = e
+			return
 		}
-		switch op {
-		case "BT":
-			brk("\n")
-			lineY, known = 0, true // BT sets the text matrix to the identity
-		case "T*":
-			brk("\n")
-		case "Td", "TD":
-			if len(args) == 2 {
-				if ty := args[1].Float64(); ty != 0 {
-					brk("\n")
-					lineY += ty
+		// a form without resources of its own uses its drawer's
+		if own := xo.Key("Resources"); !own.IsNull() {
+			res = own
+			if !own.Key("Font").IsNull() {
+				fonts = pdfFontsOf(own)
+				for _, f := range fonts {
+					m, e := pdfStreamSize(f.V.Key("ToUnicode"), budget-used)
+					if used += m; e != nil {
+						err = e
+						return
+					}
 				}
-			}
-		case "Tm":
-			if len(args) == 6 {
-				if y := args[5].Float64(); !known || y != lineY {
-					brk("\n")
-					lineY, known = y, true
-				}
-			}
-		case "Tf": // font size
-			enc = rawText{}
-			if len(args) == 2 {
-				if f, ok := fonts[args[0].Name()]; ok {
-					enc = f.Encoder()
-				}
-			}
-		case "'", "\"": // next line, then show the last operand
-			brk("\n")
-			show(last)
-		case "Tj":
-			show(last)
-		case "TJ":
-			for i := range last.Len() {
-				x := last.Index(i)
-				if (x.Kind() == pdf.Integer || x.Kind() == pdf.Real) && -x.Float64() >= pdfWordGap {
-					brk(" ")
-				}
-				show(x)
 			}
 		}
-	})
-	return b.String()
+		saved := enc // a form draws in a graphics state of its own
+		run(xo, res, fonts, depth+1)
+		enc = saved
+	}
+	run = func(contents, res pdf.Value, fonts map[string]*pdf.Font, depth int) {
+		pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
+			args := make([]pdf.Value, stk.Len())
+			for i := len(args) - 1; i >= 0; i-- {
+				args[i] = stk.Pop()
+			}
+			last := pdf.Value{}
+			if len(args) > 0 {
+				last = args[len(args)-1]
+			}
+			switch op {
+			case "BT":
+				brk("\n")
+				lineY, known = 0, true // BT sets the text matrix to the identity
+			case "T*":
+				brk("\n")
+			case "Td", "TD":
+				if len(args) == 2 {
+					if ty := args[1].Float64(); ty != 0 {
+						brk("\n")
+						lineY += ty
+					}
+				}
+			case "Tm":
+				if len(args) == 6 {
+					if y := args[5].Float64(); !known || y != lineY {
+						brk("\n")
+						lineY, known = y, true
+					}
+				}
+			case "Tf": // font size
+				enc = rawText{}
+				if len(args) == 2 {
+					if f, ok := fonts[args[0].Name()]; ok {
+						enc = f.Encoder()
+					}
+				}
+			case "'", "\"": // next line, then show the last operand
+				brk("\n")
+				show(last)
+			case "Tj":
+				show(last)
+			case "TJ":
+				for i := range last.Len() {
+					x := last.Index(i)
+					if (x.Kind() == pdf.Integer || x.Kind() == pdf.Real) && -x.Float64() >= pdfWordGap {
+						brk(" ")
+					}
+					show(x)
+				}
+			case "Do":
+				form(last.Name(), res, fonts, depth)
+			}
+		})
+	}
+	run(contents, res, fonts, 0)
+	if err != nil {
+		return "", used, err
+	}
+	return b.String(), used, nil
 }
 
 // rawText is the text of a font the page does not name: its bytes.
@@ -290,25 +343,29 @@ func pdfPages(root pdf.Value) ([]pdf.Page, error) {
 	return pages, nil
 }
 
-// pdfFonts returns the fonts of a page's resources, inherited through at
-// most maxPDFTreeDepth Parent links (the library's own lookup follows them
-// without a bound). Given to Page.GetPlainText, it keeps the library from
-// looking them up itself.
-func pdfFonts(p pdf.Page) (map[string]*pdf.Font, error) {
+// pdfResources returns a page's resources, inherited through at most
+// maxPDFTreeDepth Parent links (the library's own lookup follows them
+// without a bound); a null Value when it has none.
+func pdfResources(p pdf.Page) (pdf.Value, error) {
 	v := p.V
 	for range maxPDFTreeDepth {
 		if v.IsNull() {
-			return map[string]*pdf.Font{}, nil
+			return pdf.Value{}, nil
 		}
 		if res := v.Key("Resources"); !res.IsNull() {
-			dict := res.Key("Font")
-			fonts := make(map[string]*pdf.Font)
-			for _, name := range dict.Keys() {
-				fonts[name] = &pdf.Font{V: dict.Key(name)}
-			}
-			return fonts, nil
+			return res, nil
 		}
 		v = v.Key("Parent")
 	}
-	return nil, fmt.Errorf("%w: pdf: a page's Parent chain is longer than %d (or contains itself)", ErrMalformed, maxPDFTreeDepth)
+	return pdf.Value{}, fmt.Errorf("%w: pdf: a page's Parent chain is longer than %d (or contains itself)", ErrMalformed, maxPDFTreeDepth)
+}
+
+// pdfFontsOf returns the fonts of a resource dictionary by name.
+func pdfFontsOf(res pdf.Value) map[string]*pdf.Font {
+	dict := res.Key("Font")
+	fonts := make(map[string]*pdf.Font)
+	for _, name := range dict.Keys() {
+		fonts[name] = &pdf.Font{V: dict.Key(name)}
+	}
+	return fonts
 }

@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,68 @@ func TestReadPDF_MovesSeparateWordsAndLines(t *testing.T) {
 				t.Fatalf("text %q (%v), want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// xobject is a form XObject stream object drawing s, with resources res
+// ("" for none).
+func xobject(s, res string) string {
+	if res != "" {
+		res = " /Resources " + res
+	}
+	return fmt.Sprintf("<< /Type /XObject /Subtype /Form /BBox [0 0 612 792]%s /Length %d >>\nstream\n%s\nendstream", res, len(s), s)
+}
+
+// The text of form XObjects a page draws (Do) is read where they are
+// drawn, also of a form inside a form and with the form's own fonts: a
+// page whose text sat in forms (pages placed by pdfpages, stamped headers)
+// lost it.
+func TestReadPDF_FormXObjectsText(t *testing.T) {
+	t.Parallel()
+	data := pdfOf(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> /XObject << /Fm1 6 0 R /Img 8 0 R >> >> >>",
+		pdfStream("BT /F1 12 Tf 72 720 Td (before) Tj ET q /Fm1 Do Q /Img Do /Missing Do BT /F1 12 Tf 72 600 Td (after) Tj ET"),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		xobject("BT /F1 12 Tf 72 700 Td (in the form) Tj ET /Fm2 Do", "<< /XObject << /Fm2 7 0 R >> >>"),
+		xobject("BT /F2 12 Tf 72 680 Td (in the inner form, caf\\351) Tj ET", "<< /Font << /F2 5 0 R >> >>"),
+		"<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 1 >>\nstream\n\x00\nendstream",
+	)
+	got, err := readWithin(t, PDF, data)
+	if err != nil || strings.Join(strings.Fields(got), " ") != "before in the form in the inner form, café after" {
+		t.Fatalf("text %q (%v)", got, err)
+	}
+}
+
+// A form drawing itself stops at maxPDFFormDepth, and forms drawn past the
+// page's content budget make the PDF malformed: a small form drawn a
+// million times would be decoded a million times.
+func TestReadPDF_FormXObjectsBounded(t *testing.T) {
+	t.Parallel()
+	page := func(content string, forms ...string) []byte {
+		objs := []string{
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> /XObject << /Fm1 6 0 R >> >> >>",
+			flateStream(content),
+			"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		}
+		return pdfOf(append(objs, forms...)...)
+	}
+	self := page("/Fm1 Do", xobject("BT /F1 12 Tf (again) Tj ET /Fm1 Do /Fm1 Do", ""))
+	got, err := readWithin(t, PDF, self)
+	if err != nil || strings.Count(got, "again") != 1<<maxPDFFormDepth-1 {
+		t.Fatalf("a form drawing itself twice: %d times its text, %v", strings.Count(got, "again"), err)
+	}
+	// a form of 64 KB (compressed to little) drawn past the budget
+	body := strings.Repeat("0 0 m ", 64<<10/6)
+	form := strings.Replace(flateStream(body), "<<", "<< /Type /XObject /Subtype /Form /BBox [0 0 612 792]", 1)
+	many := page(strings.Repeat("/Fm1 Do ", maxPDFPageContent/len(body)+1), form)
+	if len(many) > 200<<10 {
+		t.Fatalf("the bomb is %d bytes: not a bomb", len(many))
+	}
+	if _, err := readWithin(t, PDF, many); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a form drawn past the budget: %v", err)
 	}
 }
