@@ -130,15 +130,18 @@ func defaultName(c *Content) string {
 }
 
 func derivedName(c *Content) string {
+	// a name taken from a file or URL is made UTF-8, as the database
+	// holds it: a file named in Latin-1 ("caf\xe9.txt") could not be
+	// inserted at all ("has text that is not UTF-8")
 	switch {
 	case c.Name != "":
 		return c.Name
 	case c.Path != "":
-		return clipName(filepath.Base(c.Path))
+		return clipName(strings.ToValidUTF8(filepath.Base(c.Path), "\uFFFD"))
 	case c.URL != "":
-		return clipName(c.URL)
+		return clipName(strings.ToValidUTF8(c.URL, "\uFFFD"))
 	case c.Filename != "":
-		return clipName(c.Filename)
+		return clipName(strings.ToValidUTF8(c.Filename, "\uFFFD"))
 	}
 	t := strings.Join(strings.Fields(c.Text), " ")
 	if r := []rune(t); len(r) > 60 {

@@ -1,8 +1,12 @@
 package knowledge
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
@@ -26,4 +30,26 @@ func TestInsert_TextWithNULBytesOnEveryDriver(t *testing.T) {
 			t.Fatalf("row %q %q %s", c.Name, c.Description, c.Status)
 		}
 	})
+}
+
+// A file named in a legacy encoding (Latin-1 "café.txt" on Linux, a zip's
+// CP437 names) is inserted under its name made UTF-8: no row could hold
+// the name, so the file could not be inserted at all ("has text that is
+// not UTF-8"). The same goes for an upload's file name and a URL.
+func TestInsert_NameFromFileNotUTF8(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	path := filepath.Join(t.TempDir(), "caf\xe9.txt")
+	if err := os.WriteFile(path, []byte("Ceres is a dwarf planet."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Content{{Path: path}, {Data: []byte("Vesta is an asteroid."), Filename: "r\xe9sum\xe9.txt"}} {
+		res, err := k.Insert(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := res.Content.Name; !utf8.ValidString(n) || !strings.HasSuffix(n, ".txt") || res.Content.Status != db.KnowledgeCompleted {
+			t.Fatalf("row %q %s", n, res.Content.Status)
+		}
+	}
 }
