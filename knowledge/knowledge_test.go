@@ -209,7 +209,7 @@ func TestInsertAsync_ProcessingThenCompletedOrFailed(t *testing.T) {
 	if err != nil || row.Status != db.KnowledgeProcessing || row.UserID != "alice" {
 		t.Fatalf("%v %+v", err, row)
 	}
-	bad, err := k.InsertAsync(ctx, Content{Data: []byte{0xff, 0xfe}, Filename: "x.txt"})
+	bad, err := k.InsertAsync(ctx, Content{Data: []byte{0x80, 0xff}, Filename: "x.txt"}) // not UTF-8 (and no UTF-16 byte order mark)
 	if err != nil {
 		t.Fatal(err)
 	}
