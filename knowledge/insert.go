@@ -423,6 +423,34 @@ func checkNoNUL(v any) error {
 	return nil
 }
 
+// record writes an insert's outcome onto the row as it is now, changed by
+// set: the insert's own copy, read when it began, would write back the
+// name, description and metadata an Update made meanwhile (the edit was
+// lost when the insert ended). row becomes what was written.
+func (k *Knowledge) record(ctx context.Context, row *db.KnowledgeContent, set func(*db.KnowledgeContent)) error {
+	cur, err := k.cfg.DB.GetKnowledgeContent(ctx, row.ID)
+	if err != nil {
+		return err
+	}
+	set(cur)
+	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, cur); err != nil {
+		return err
+	}
+	*row = *cur
+	return nil
+}
+
+// decodeMetadata is a row's metadata as a map (nil for none).
+func decodeMetadata(c *db.KnowledgeContent) (map[string]any, error) {
+	var meta map[string]any
+	if raw := bytes.TrimSpace(c.Metadata); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("%w: knowledge content %s metadata must be a JSON object: %v", db.ErrCorruptRow, c.ID, err)
+		}
+	}
+	return meta, nil
+}
+
 // maxStatusMessage bounds a FAILED row's status message, in bytes (MySQL's
 // TEXT holds 65,535).
 const maxStatusMessage = 4096
@@ -488,8 +516,12 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		rctx, rcancel := recordContext(ctx)
 		defer rcancel()
 		derr := k.cfg.Vectors.DeleteContent(rctx, row.ID)
-		row.Status, row.StatusMessage = db.KnowledgeFailed, statusMessage(err)
-		uerr := k.cfg.DB.UpdateKnowledgeContent(rctx, row)
+		uerr := k.record(rctx, row, func(cur *db.KnowledgeContent) {
+			cur.Status, cur.StatusMessage = db.KnowledgeFailed, statusMessage(err)
+		})
+		if errors.Is(uerr, db.ErrNotFound) {
+			uerr = nil // deleted meanwhile: nothing to say it on
+		}
 		report(Progress{Done: true, Err: err})
 		return &Result{Content: row}, errors.Join(err, derr, uerr)
 	}
@@ -569,13 +601,28 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		vecs = append(vecs, v...)
 		report(Progress{Chunks: len(pieces), Embedded: len(vecs)})
 	}
+	// the chunks take the row's name and metadata as they are now: an
+	// Update made while this insert read and embedded changed them
+	cur, err := k.cfg.DB.GetKnowledgeContent(ctx, row.ID)
+	if err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			report(Progress{Done: true, Err: ErrContentDeleted})
+			return nil, fmt.Errorf("%w: %s", ErrContentDeleted, row.ID)
+		}
+		return fail(err)
+	}
+	row.Name, row.Description, row.Metadata = cur.Name, cur.Description, cur.Metadata
+	base, err := decodeMetadata(cur)
+	if err != nil {
+		return fail(err)
+	}
 	rows := make([]vectordb.Row, len(pieces))
 	for i, p := range pieces {
 		// The chunk's own keys win over the content's (as Agno's chunkers
 		// set them, and as Update keeps them): a content whose metadata
 		// named "chunk" gave every chunk that one number.
-		meta := make(map[string]any, len(c.Metadata)+len(chunkKeys))
-		for key, v := range c.Metadata {
+		meta := make(map[string]any, len(base)+len(chunkKeys))
+		for key, v := range base {
 			meta[key] = v
 		}
 		meta[chunkKeys[0]], meta[chunkKeys[1]] = i+1, utf8.RuneCountInString(p)
@@ -588,12 +635,25 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	if err := k.cfg.Vectors.Upsert(sctx, rows); err != nil {
 		return fail(err)
 	}
-	row.Status, row.StatusMessage = db.KnowledgeCompleted, ""
-	row.Size, row.Type = int64(len(data)), reader.MIME(kind)
 	// the chunks are written: the row says so even if ctx ends now
 	rctx, rcancel := recordContext(ctx)
 	defer rcancel()
-	if err := k.cfg.DB.UpdateKnowledgeContent(rctx, row); err != nil {
+	written := string(row.Metadata)
+	err = k.record(rctx, row, func(cur *db.KnowledgeContent) {
+		cur.Status, cur.StatusMessage = db.KnowledgeCompleted, ""
+		cur.Size, cur.Type = int64(len(data)), reader.MIME(kind)
+	})
+	if err == nil && string(row.Metadata) != written {
+		// an Update came between the chunks' metadata and now: theirs
+		// follows it (an Update after this one's read finds the chunks
+		// written and updates them itself)
+		meta, merr := decodeMetadata(row)
+		if merr == nil {
+			merr = k.cfg.Vectors.UpdateMetadata(recordScope(rctx, owner), row.ID, meta, chunkKeys...)
+		}
+		err = merr
+	}
+	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			// the row was deleted meanwhile (by another process, or before
 			// this insert started): the chunks just written go too, or

@@ -1,0 +1,47 @@
+package knowledge
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+)
+
+// A content renamed and given new metadata while it is processing (the
+// AgentOS page offers the edit as soon as the upload is listed) keeps the
+// edit: the insert wrote back the row as it had read it when it began, so
+// the name, description and metadata reverted when it completed, and its
+// chunks carried the old metadata, so filters on the new values found
+// nothing.
+func TestUpdate_DuringAnInsertIsKept(t *testing.T) {
+	t.Parallel()
+	var g *gatedEmbedder
+	k := newKB(t, testdbs.SQLite(t), func(c *Config) {
+		g = &gatedEmbedder{Embedder: c.Embedder, embedding: make(chan struct{}), release: make(chan struct{})}
+		c.Embedder = g
+	})
+	ctx := as("alice")
+	row, err := k.InsertAsync(ctx, Content{Name: "upload.txt", Text: "Saturn's rings are mostly ice.", Metadata: map[string]any{"topic": "draft"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.embedding
+	edit := *row
+	edit.Name, edit.Description, edit.Metadata = "Saturn notes", "rings", json.RawMessage(`{"topic":"planets"}`)
+	if err := k.Update(ctx, &edit); err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	k.Wait()
+	got, err := k.Get(ctx, row.ID)
+	if err != nil || got.Status != db.KnowledgeCompleted || got.Name != "Saturn notes" || got.Description != "rings" || string(got.Metadata) != `{"topic":"planets"}` {
+		t.Fatalf("row after the insert: %+v %v", got, err)
+	}
+	if docs, err := k.Search(ctx, "saturn rings", map[string]any{"topic": "planets"}, 5); err != nil || len(docs) != 1 || docs[0].Name != "Saturn notes" {
+		t.Fatalf("search on the new metadata: %+v %v", docs, err)
+	}
+	if docs, _ := k.Search(ctx, "saturn rings", map[string]any{"topic": "draft"}, 5); len(docs) != 0 {
+		t.Fatalf("chunks kept the old metadata: %+v", docs)
+	}
+}
