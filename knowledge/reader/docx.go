@@ -97,8 +97,10 @@ type docxTable struct {
 
 // skipped are elements whose text is not the document's: deleted and
 // moved-away runs, a drawing's fallback copy of what its choice shows,
-// a content control's properties (its placeholder).
-var docxSkipped = map[string]bool{"del": true, "moveFrom": true, "Fallback": true, "sdtPr": true, "sdtEndPr": true}
+// properties (a content control's placeholder, a paragraph's tab stops,
+// which are w:tab elements too).
+var docxSkipped = map[string]bool{"del": true, "moveFrom": true, "Fallback": true, "sdtPr": true, "sdtEndPr": true,
+	"pPr": true, "rPr": true, "tblPr": true, "trPr": true, "tcPr": true, "sectPr": true}
 
 func (w *docxWalker) walk(d *xml.Decoder) error {
 	for {

@@ -76,6 +76,9 @@ func TestReadDOCX_TextWhereverWordPutsIt(t *testing.T) {
 			wp("boxed") + `</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent>` + wp("boxed") + `</w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>`,
 			[]string{"caption boxed"}, []string{"boxed boxed"}},
 		{"breaks and tabs", `<w:p><w:r><w:t>one</w:t><w:br/><w:t>two</w:t><w:tab/><w:t>three</w:t></w:r></w:p>`, []string{"one\ntwo\tthree"}, nil},
+		// a paragraph's tab stops are w:tab elements too: not text
+		{"tab stops", `<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr><w:r><w:rPr><w:b/></w:rPr><w:t>Heading</w:t></w:r></w:p>`,
+			[]string{"Heading\n\n"}, []string{"\tHeading"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
