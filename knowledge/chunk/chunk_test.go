@@ -76,6 +76,7 @@ func FuzzChunkers(f *testing.F) {
 	f.Add("# a\nb\n\nc. d", 5, 2)
 	f.Add("", 1, 0)
 	f.Add("\xff\xfe ## x", 3, 1)
+	f.Add("# "+strings.Repeat("h", 80)+"\n## sub\n"+strings.Repeat("body words. ", 20), 9, 0)
 	f.Fuzz(func(t *testing.T, text string, size, overlap int) {
 		size = size%50 + 1
 		if size < 1 {
@@ -102,7 +103,7 @@ func FuzzChunkers(f *testing.F) {
 				if strings.TrimSpace(piece) == "" {
 					t.Fatalf("%s produced a blank chunk", c.Name())
 				}
-				if _, ok := c.(Markdown); !ok && utf8.RuneCountInString(piece) > size {
+				if utf8.RuneCountInString(piece) > size {
 					t.Fatalf("%s chunk of %d runes > %d", c.Name(), utf8.RuneCountInString(piece), size)
 				}
 			}
@@ -171,4 +172,25 @@ func subsequence(s, t string) bool {
 		t = t[i+utf8.RuneLen(r):]
 	}
 	return true
+}
+
+// A heading line longer than the chunk size is cut in the chunks it
+// prefixes (to half of Size): a 100,000-character heading went into every
+// chunk of its section, so 1.1 MB of Markdown made 228 MB of chunks to
+// embed. The heading itself stays, in the section's first pieces.
+func TestMarkdown_LongHeadingBounded(t *testing.T) {
+	t.Parallel()
+	text := "# " + strings.Repeat("h", 100_000) + "\n" + strings.Repeat("body words here. ", 60_000)
+	total := 0
+	var hs int
+	for _, c := range (Markdown{}).Chunk(text) {
+		if n := utf8.RuneCountInString(c); n > DefaultSize {
+			t.Fatalf("a chunk of %d runes", n)
+		}
+		total += len(c)
+		hs += strings.Count(c, "h")
+	}
+	if total > 3*len(text) || hs < 100_000 {
+		t.Fatalf("%d bytes of chunks from %d, %d of the heading's 100,000 h", total, len(text), hs)
+	}
 }
