@@ -171,7 +171,8 @@ func (k *Knowledge) List(ctx context.Context, f db.KnowledgeFilter) ([]db.Knowle
 }
 
 // Update rewrites a content row's name, description and metadata (shared
-// rows: admins only, db.ErrForbidden otherwise). The content's chunks take
+// rows: admins only, db.ErrForbidden otherwise); c's other fields are not
+// written, and c becomes the row as written. The content's chunks take
 // the new metadata (keeping their own chunk keys), so search filters match
 // what the row now says, as Agno's patch_content does.
 func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
@@ -184,12 +185,19 @@ func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
 			return err
 		}
 	}
-	if _, err := k.Get(ctx, c.ID); err != nil {
+	// only the three fields change, on the row as it is now: the rest of
+	// c is what the caller read, maybe while the content was processing,
+	// and an insert ending meanwhile left the row COMPLETED with its size
+	// and type; written back, the row said "processing" for good
+	cur, err := k.Get(ctx, c.ID)
+	if err != nil {
 		return err
 	}
-	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, c); err != nil {
+	cur.Name, cur.Description, cur.Metadata = c.Name, c.Description, c.Metadata
+	if err := k.cfg.DB.UpdateKnowledgeContent(ctx, cur); err != nil {
 		return err
 	}
+	*c = *cur
 	if err := k.cfg.Vectors.UpdateMetadata(ctx, c.ID, meta, chunkKeys...); err != nil {
 		return fmt.Errorf("knowledge: content %s: updating its chunks' metadata: %w", c.ID, err)
 	}

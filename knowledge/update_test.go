@@ -45,3 +45,30 @@ func TestUpdate_DuringAnInsertIsKept(t *testing.T) {
 		t.Fatalf("chunks kept the old metadata: %+v", docs)
 	}
 }
+
+// An Update given a row read while the content was processing changes the
+// name, description and metadata only: it wrote back the whole row, so a
+// content whose insert completed in between said "processing" for good,
+// with no size or type.
+func TestUpdate_WritesOnlyItsFields(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	ctx := as("alice")
+	res, err := k.Insert(ctx, Content{Text: "Titan has lakes of methane."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := *res.Content // as read while it was processing
+	stale.Status, stale.StatusMessage, stale.Size, stale.Type = db.KnowledgeProcessing, "", 0, ""
+	stale.Name = "Titan"
+	if err := k.Update(ctx, &stale); err != nil {
+		t.Fatal(err)
+	}
+	got, err := k.Get(ctx, res.Content.ID)
+	if err != nil || got.Name != "Titan" || got.Status != db.KnowledgeCompleted || got.Size != res.Content.Size || got.Type != res.Content.Type {
+		t.Fatalf("row %+v %v", got, err)
+	}
+	if stale.Status != db.KnowledgeCompleted {
+		t.Fatalf("the caller's copy is not the row written: %+v", stale)
+	}
+}
