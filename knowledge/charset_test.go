@@ -2,11 +2,13 @@ package knowledge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/knowledge/reader"
 	"github.com/agentryhq/agentry/vectordb"
 )
 
@@ -91,6 +93,13 @@ func TestInsert_UTF16WithByteOrderMarkIsDecoded(t *testing.T) {
 		}
 		if err != nil || !found {
 			t.Fatalf("%d: no chunk reads \"Café crème\": %v %+v", i, err, docs)
+		}
+	}
+	// bytes after a mark that are not UTF-16 (an odd byte, a lone
+	// surrogate) are refused as before, not read as replacement characters
+	for _, data := range [][]byte{{0xFF, 0xFE, 0xFD}, {0xFF, 0xFE, 0x00, 0xD8, 0x41, 0x00}} {
+		if _, err := k.Insert(context.Background(), Content{Data: data, Filename: "binary"}); !errors.Is(err, reader.ErrInvalidUTF8) {
+			t.Fatalf("% x: %v", data, err)
 		}
 	}
 }

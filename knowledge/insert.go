@@ -373,7 +373,9 @@ func decodeCharset(data []byte, ctype string, html bool) []byte {
 	// as in a browser (Notepad's "Unicode", Excel's "Unicode Text"): such
 	// a file was refused as not valid UTF-8 text
 	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
-		if out, err := xunicode.UTF16(xunicode.BigEndian, xunicode.ExpectBOM).NewDecoder().Bytes(data); err == nil {
+		// not when it decodes with replacement characters (an odd byte, a
+		// lone surrogate): that is bytes after a mark, not UTF-16 text
+		if out, err := xunicode.UTF16(xunicode.BigEndian, xunicode.ExpectBOM).NewDecoder().Bytes(data); err == nil && !bytes.ContainsRune(out, utf8.RuneError) {
 			return out
 		}
 	}
