@@ -1,10 +1,13 @@
 package reader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ledongthuc/pdf"
 )
 
 // The " operator (set spacing, next line, show text) is valid PDF: its
@@ -94,8 +97,7 @@ func TestReadPDF_FormXObjectsText(t *testing.T) {
 }
 
 // A form drawing itself stops at maxPDFFormDepth, and forms drawn past the
-// page's content budget make the PDF malformed: a small form drawn a
-// million times would be decoded a million times.
+// page's content budget make the PDF malformed.
 func TestReadPDF_FormXObjectsBounded(t *testing.T) {
 	t.Parallel()
 	page := func(content string, forms ...string) []byte {
@@ -113,14 +115,25 @@ func TestReadPDF_FormXObjectsBounded(t *testing.T) {
 	if err != nil || strings.Count(got, "again") != 1<<maxPDFFormDepth-1 {
 		t.Fatalf("a form drawing itself twice: %d times its text, %v", strings.Count(got, "again"), err)
 	}
-	// a form of 64 KB (compressed to little) drawn past the budget
-	body := strings.Repeat("0 0 m ", 64<<10/6)
-	form := strings.Replace(flateStream(body), "<<", "<< /Type /XObject /Subtype /Form /BBox [0 0 612 792]", 1)
-	many := page(strings.Repeat("/Fm1 Do ", maxPDFPageContent/len(body)+1), form)
-	if len(many) > 200<<10 {
-		t.Fatalf("the bomb is %d bytes: not a bomb", len(many))
+	// the forms drawn are measured each time against the page's budget
+	// (maxPDFPageContent; 2 KB here): a small form drawn a million times
+	// would be decoded a million times
+	form := "BT /F1 12 Tf (padding) Tj ET"
+	many := page(strings.Repeat("/Fm1 Do ", 1000), xobject(form, ""))
+	r, err := pdf.NewReader(bytes.NewReader(many), int64(len(many)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := readWithin(t, PDF, many); !errors.Is(err, ErrMalformed) {
-		t.Fatalf("a form drawn past the budget: %v", err)
+	p := r.Page(1)
+	res, err := pdfResources(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, used, err := pdfPageText(p, res, pdfFontsOf(res), 1000*int64(len(form)))
+	if err != nil || strings.Count(text, "padding") != 1000 || used != 1000*int64(len(form)) {
+		t.Fatalf("within the budget: %d drawn, %d bytes used, %v", strings.Count(text, "padding"), used, err)
+	}
+	if _, used, err = pdfPageText(p, res, pdfFontsOf(res), 2048); !errors.Is(err, ErrMalformed) || used > 2048+int64(len(form)) {
+		t.Fatalf("past the budget: %d bytes used, %v", used, err)
 	}
 }
