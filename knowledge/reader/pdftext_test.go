@@ -23,7 +23,7 @@ func TestReadPDF_QuoteOperators(t *testing.T) {
 		pdfStream("BT /F1 12 Tf 72 720 Td 14 TL (first) Tj 0 0 (second) \" (third) ' T* [(fou) -20 (rth)] TJ ET"),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 	)
-	out, err := readWithin(t, PDF, data)
+	out, err := Read(PDF, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestReadPDF_MovesSeparateWordsAndLines(t *testing.T) {
 				pdfStream(tt.stream),
 				"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 			)
-			got, err := readWithin(t, PDF, data)
+			got, err := Read(PDF, data)
 			if err != nil || strings.TrimSpace(got) != tt.want {
 				t.Fatalf("text %q (%v), want %q", got, err, tt.want)
 			}
@@ -90,7 +90,7 @@ func TestReadPDF_FormXObjectsText(t *testing.T) {
 		xobject("BT /F2 12 Tf 72 680 Td (in the inner form, caf\\351) Tj ET", "<< /Font << /F2 5 0 R >> >>"),
 		"<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 1 >>\nstream\n\x00\nendstream",
 	)
-	got, err := readWithin(t, PDF, data)
+	got, err := Read(PDF, data)
 	if err != nil || strings.Join(strings.Fields(got), " ") != "before in the form in the inner form, café after" {
 		t.Fatalf("text %q (%v)", got, err)
 	}
@@ -111,7 +111,7 @@ func TestReadPDF_FormXObjectsBounded(t *testing.T) {
 		return pdfOf(append(objs, forms...)...)
 	}
 	self := page("/Fm1 Do", xobject("BT /F1 12 Tf (again) Tj ET /Fm1 Do /Fm1 Do", ""))
-	got, err := readWithin(t, PDF, self)
+	got, err := Read(PDF, self)
 	if err != nil || strings.Count(got, "again") != 1<<maxPDFFormDepth-1 {
 		t.Fatalf("a form drawing itself twice: %d times its text, %v", strings.Count(got, "again"), err)
 	}
