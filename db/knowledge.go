@@ -42,6 +42,9 @@ type KnowledgeContent struct {
 // KnowledgeFilter pages content rows. Limit must be positive and Page ≥ 1.
 type KnowledgeFilter struct {
 	Limit, Page int
+	// LinkedTo, when set, keeps the rows of that knowledge base only (the
+	// linked_to column; knowledge bases sharing a table are told apart so).
+	LinkedTo string
 	// SortBy is created_at (default), updated_at or name; SortOrder asc or
 	// desc (default).
 	SortBy, SortOrder string

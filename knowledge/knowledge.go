@@ -139,35 +139,13 @@ func (k *Knowledge) holds(c *db.KnowledgeContent) bool {
 	return k.cfg.Name == "" || c.LinkedTo == k.cfg.Name
 }
 
-// listPage is how many rows List and DeleteAll read at a time.
+// listPage is how many rows DeleteAll reads at a time.
 const listPage = 500
 
 // List pages the content rows of this knowledge base the caller can see.
 func (k *Knowledge) List(ctx context.Context, f db.KnowledgeFilter) ([]db.KnowledgeContent, int, error) {
-	if k.cfg.Name == "" || f.Limit <= 0 || f.Page < 1 || db.PageOffsetOverflows(f.Limit, f.Page) {
-		return k.cfg.DB.ListKnowledgeContents(ctx, f)
-	}
-	// the database's filter has no linked_to: read every row in order and
-	// keep this knowledge base's
-	var mine []db.KnowledgeContent
-	all := f
-	all.Limit = listPage
-	for all.Page = 1; ; all.Page++ {
-		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, all)
-		if err != nil {
-			return nil, 0, err
-		}
-		for i := range rows {
-			if k.holds(&rows[i]) {
-				mine = append(mine, rows[i])
-			}
-		}
-		if len(rows) < listPage {
-			break
-		}
-	}
-	from := min((f.Page-1)*f.Limit, len(mine))
-	return mine[from:min(from+f.Limit, len(mine))], len(mine), nil
+	f.LinkedTo = k.cfg.Name
+	return k.cfg.DB.ListKnowledgeContents(ctx, f)
 }
 
 // Update rewrites a content row's name, description and metadata (shared
@@ -231,7 +209,7 @@ func (k *Knowledge) Delete(ctx context.Context, id string) error {
 func (k *Knowledge) DeleteAll(ctx context.Context) error {
 	_, scoped := db.UserScope(ctx)
 	for page := 1; ; {
-		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: listPage, Page: page})
+		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: listPage, Page: page, LinkedTo: k.cfg.Name})
 		if err != nil {
 			return err
 		}

@@ -89,6 +89,9 @@ func (s *Store) GetKnowledgeContent(ctx context.Context, id string) (*db.Knowled
 func (s *Store) ListKnowledgeContents(ctx context.Context, f db.KnowledgeFilter) ([]db.KnowledgeContent, int, error) {
 	w := &where{}
 	s.readScope(ctx, w)
+	if f.LinkedTo != "" {
+		w.add("linked_to = ?", f.LinkedTo)
+	}
 	t := s.knowledgeTable()
 	var total int
 	if err := s.r.QueryRowContext(ctx, s.d.Bind("SELECT COUNT(*) FROM "+t+w.String()), w.args...).Scan(&total); err != nil {
