@@ -26,9 +26,12 @@ type TaskEvent struct {
 	Dependencies   []string `json:"dependencies,omitempty"`
 	Result         string   `json:"result,omitempty"`
 
-	TaskSummary       string     `json:"task_summary,omitempty"`
-	GoalComplete      bool       `json:"goal_complete,omitempty"`
-	Tasks             []TaskData `json:"tasks,omitempty"`
+	TaskSummary string `json:"task_summary,omitempty"`
+	// GoalComplete and Tasks are TeamTaskStateUpdated's, which always
+	// carries them (false, an empty list) as Agno's does: a frontend reads
+	// tasks as a list. Nil leaves them out of the other task events.
+	GoalComplete      *bool      `json:"goal_complete,omitempty"`
+	Tasks             []TaskData `json:"tasks,omitzero"`
 	CompletionSummary string     `json:"completion_summary,omitempty"`
 }
 

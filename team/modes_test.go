@@ -152,7 +152,7 @@ func TestTasks_IteratesWithTaskEvents(t *testing.T) {
 	if !slices.Equal(updates, []string{"pending>in_progress", "in_progress>completed"}) {
 		t.Errorf("task updates %v", updates)
 	}
-	if final == nil || !final.GoalComplete || len(final.Tasks) != 1 || final.Tasks[0].Status != "completed" || *final.Tasks[0].Result != "a poem" {
+	if final == nil || final.GoalComplete == nil || !*final.GoalComplete || len(final.Tasks) != 1 || final.Tasks[0].Status != "completed" || *final.Tasks[0].Result != "a poem" {
 		t.Errorf("final state %+v", final)
 	}
 	// Iteration 2 began with the task state as a user message.

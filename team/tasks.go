@@ -246,7 +246,8 @@ func (t *Team) iteration() *agent.Iteration {
 			}
 			l.mu.Lock()
 			summary, done := l.summary(), l.done()
-			state := &run.TaskEvent{TaskSummary: summary, GoalComplete: l.GoalComplete, Tasks: l.data()}
+			goal := l.GoalComplete
+			state := &run.TaskEvent{TaskSummary: summary, GoalComplete: &goal, Tasks: l.data()}
 			if l.CompletionSummary != nil {
 				state.CompletionSummary = *l.CompletionSummary
 			}
