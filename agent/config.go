@@ -145,9 +145,11 @@ type Config struct {
 	// the same whatever the identity.
 	Component run.Component
 	// BeforeStore, when set, is called with the run's context and its output
-	// just before the finished (or paused) run is stored; it may add to the
-	// output (a team adds the member runs it delegated to). It is not called
-	// when there is no DB.
+	// just before the finished (or paused) run is stored, and, for a
+	// streamed run that completes, before its completed event is built (DB
+	// or none): it may add to the output (a team adds the member runs it
+	// delegated to, and its task list to session_state), and must give the
+	// same output when called again.
 	BeforeStore func(ctx context.Context, out *run.Output)
 	// MemberRuns, when set, returns the member runs (stored JSON) of the run
 	// whose output is out, whether or not they are stored with it: a team

@@ -388,6 +388,11 @@ func (st *state) complete(content string) {
 		st.persist()
 		return
 	}
+	if h := st.a.conf().BeforeStore; h != nil {
+		// What it adds (a team's task list in session_state) is the
+		// completed event's too, stored or not.
+		h(st.ctx, out)
+	}
 	e := st.ev(run.EventRunCompleted)
 	e.Content, e.ContentType = out.Content, out.ContentType
 	e.ReasoningContent = out.ReasoningContent
