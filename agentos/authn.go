@@ -236,6 +236,26 @@ func (u actingUser) scope(ctx context.Context) context.Context {
 // id ("" for collection routes). It allows everything when Authorization is
 // off or authentication is disabled.
 func (s *Server) requireScope(resource, action, idParam string) func(http.Handler) http.Handler {
+	return s.scoped(resource, action, func(p *auth.Principal, r *http.Request) bool {
+		id := ""
+		if idParam != "" {
+			id = chi.URLParam(r, idParam)
+		}
+		return p.Can(resource, id, action)
+	})
+}
+
+// requireSomeScope is requireScope for a filtered listing: it answers 403
+// unless the caller may perform action on at least one object of resource
+// (auth.Principal.CanSome); the handler then lists only the objects the
+// caller may read (mayRead).
+func (s *Server) requireSomeScope(resource, action string) func(http.Handler) http.Handler {
+	return s.scoped(resource, action, func(p *auth.Principal, _ *http.Request) bool { return p.CanSome(resource, action) })
+}
+
+// scoped is the middleware of requireScope and requireSomeScope: 403
+// unless allowed says the caller's principal may go on.
+func (s *Server) scoped(resource, action string, allowed func(p *auth.Principal, r *http.Request) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if !s.cfg.Auth.Authorization || !s.cfg.Auth.Authenticator.Enabled() {
 			return next
@@ -247,35 +267,7 @@ func (s *Server) requireScope(resource, action, idParam string) func(http.Handle
 				writeError(w, http.StatusForbidden, "Insufficient permissions")
 				return
 			}
-			id := ""
-			if idParam != "" {
-				id = chi.URLParam(r, idParam)
-			}
-			if !p.Can(resource, id, action) {
-				writeError(w, http.StatusForbidden, "Insufficient permissions: requires "+resource+":"+action)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// requireSomeScope is requireScope for a filtered listing: it answers 403
-// unless the caller may perform action on at least one object of resource
-// (auth.Principal.CanSome); the handler then lists only the objects the
-// caller may read (mayRead).
-func (s *Server) requireSomeScope(resource, action string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if !s.cfg.Auth.Authorization || !s.cfg.Auth.Authenticator.Enabled() {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, ok := auth.FromContext(r.Context())
-			if !ok {
-				writeError(w, http.StatusForbidden, "Insufficient permissions")
-				return
-			}
-			if !p.CanSome(resource, action) {
+			if !allowed(p, r) {
 				writeError(w, http.StatusForbidden, "Insufficient permissions: requires "+resource+":"+action)
 				return
 			}

@@ -42,18 +42,7 @@ func claimsServerWith(t *testing.T, isolation, authn bool, mod func(*Config)) (s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	echo, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hi there"), DB: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	squad, err := team.New(team.Config{ID: "squad", Name: "Squad", Model: scripted.Reply("the team answer"), Members: []*agent.Agent{echo}, DB: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{{Name: "echo", Runner: echo}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	echo, squad, flow := echoSquadFlow(t, d, "hi there")
 	cfg := Config{UserIsolation: isolation, Agents: []*agent.Agent{echo}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}}
 	if authn {
 		k, err := auth.ParseKey("", testSecret)
@@ -326,4 +315,23 @@ func TestListings_PerObjectScopesFilter(t *testing.T) {
 			t.Errorf("GET %s with %v lists %s, want %s", c.path, c.scopes, got, c.want)
 		}
 	}
+}
+
+// echoSquadFlow builds on d an agent (echo, answering reply), a team of it
+// (squad) and a workflow of one step running it (flow).
+func echoSquadFlow(t *testing.T, d *db.DB, reply string) (*agent.Agent, *team.Team, *workflow.Workflow) {
+	t.Helper()
+	echo, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply(reply), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	squad, err := team.New(team.Config{ID: "squad", Name: "Squad", Model: scripted.Reply("the team answer"), Members: []*agent.Agent{echo}, DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{{Name: "echo", Runner: echo}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return echo, squad, flow
 }

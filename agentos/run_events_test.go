@@ -308,18 +308,7 @@ func TestResume_FinishedRunWithoutLogReplaysTheRow(t *testing.T) {
 func TestResume_BackgroundTeamAndWorkflowStream(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
-	echo, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("hello"), DB: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	squad, err := team.New(team.Config{ID: "squad", Name: "Squad", Model: scripted.Reply("the team answer"), Members: []*agent.Agent{echo}, DB: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	flow, err := workflow.New(workflow.Config{ID: "flow", Name: "Flow", DB: d, Steps: []workflow.Step{{Name: "echo", Runner: echo}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	echo, squad, flow := echoSquadFlow(t, d, "hello")
 	qc := queue.Config{PollInterval: 20 * time.Millisecond, LockGrace: 2 * time.Second}
 	var srv *Server
 	ts, _ := testServer(t, Config{Agents: []*agent.Agent{echo}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}, Queue: &qc}, func(s *Server) {
