@@ -130,7 +130,11 @@ func (t *Team) delegate(ctx context.Context, in delegateArgs) (string, error) {
 func (t *Team) memberOutcome(ctx context.Context, mi *memberInfo, out *run.Output) (string, error) {
 	switch out.Status {
 	case run.StatusCompleted:
-		return out.ContentString(), nil
+		if c := out.ContentString(); c != "" || len(out.Tools) > 0 {
+			return c, nil
+		}
+		// As Agno: the leader is told, not handed an empty string.
+		return noMemberResponse, nil
 	case run.StatusPaused:
 		agent.PauseToolCall(ctx, memberRequirements(mi, out))
 		return fmt.Sprintf("Member %s requires human input before continuing.", mi.id), nil
@@ -221,6 +225,10 @@ func (t *Team) fanOut(ctx context.Context, n int, fn func(i int, emit func(run.E
 		}
 	}
 }
+
+// noMemberResponse is what the leader reads of a member run that completed
+// with no content and no tool call (Agno's words).
+const noMemberResponse = "No response from the member agent."
 
 type memberResult struct {
 	out *run.Output
