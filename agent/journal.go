@@ -141,6 +141,7 @@ type toolStep struct {
 	IsError  bool                `json:"is_error,omitempty"`
 	Duration float64             `json:"duration"`
 	Nested   []run.ToolExecution `json:"nested,omitempty"`
+	Child    string              `json:"child_run_id,omitempty"`
 }
 
 // idempotent reports whether a call may simply run again after a crash: its
@@ -157,25 +158,26 @@ func (st *state) idempotent(exec *run.ToolExecution) bool {
 
 // journaledTool runs one call through the journal; err is a journal error
 // (run.ErrStepInterrupted, run.ErrFenced, storage), never the tool's own.
-func (st *state) journaledTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution, rec *nestedCalls) ([]run.ToolExecution, error) {
+func (st *state) journaledTool(ctx context.Context, call *model.ToolCall, exec *run.ToolExecution, rec *nestedCalls) (callExtras, error) {
 	raw, err := st.opts.journal().Do(ctx, run.JournalStep{RunID: st.out.RunID, Key: "tool:" + call.ID, Kind: "tool", Attempt: st.attempt(),
 		Idempotent: st.idempotent(exec), Request: toolArgs(call.Arguments)}, func(ctx context.Context) (json.RawMessage, error) {
 		r := st.exec(ctx, *call)
 		if err := ctx.Err(); err != nil {
 			return nil, err // cancelled with the run: not a result
 		}
-		return json.Marshal(toolStep{Content: r.Content, IsError: r.IsError(), Duration: r.Duration.Seconds(), Nested: rec.take().nested})
+		x := rec.take()
+		return json.Marshal(toolStep{Content: r.Content, IsError: r.IsError(), Duration: r.Duration.Seconds(), Nested: x.nested, Child: x.child})
 	})
 	if err != nil {
-		return nil, err
+		return callExtras{}, err
 	}
 	var ts toolStep
 	if err := json.Unmarshal(raw, &ts); err != nil {
-		return nil, fmt.Errorf("agent: run %s: the journal's step for tool call %s does not decode: %w", st.out.RunID, call.ID, err)
+		return callExtras{}, fmt.Errorf("agent: run %s: the journal's step for tool call %s does not decode: %w", st.out.RunID, call.ID, err)
 	}
 	exec.Result, exec.ToolCallError = ts.Content, ts.IsError
 	exec.Metrics = &run.Metrics{Duration: ts.Duration}
-	return ts.Nested, nil
+	return callExtras{nested: ts.Nested, child: ts.Child}, nil
 }
 
 // idempotencyKey is the key a tool call gets: stable per run and call.

@@ -88,8 +88,9 @@ func (f *crashFixture) tools(shipCfg tool.FuncConfig) []tool.Tool {
 }
 
 func countingCharge(f *crashFixture, tools []tool.Tool) []tool.Tool {
-	tools[0] = funcTool("charge", tool.FuncConfig{}, func(context.Context) (string, error) {
+	tools[0] = funcTool("charge", tool.FuncConfig{}, func(ctx context.Context) (string, error) {
 		f.charges.Add(1)
+		SetChildRunID(ctx, "payment-run") // a replay keeps it (the journal's step)
 		return "charged", nil
 	})
 	return tools
@@ -147,6 +148,11 @@ func TestJournal_ReplayAfterCrashRepeatsNothingCompleted(t *testing.T) {
 	}
 	if f.charges.Load() != 1 {
 		t.Errorf("charge executed %d times, want 1 (its result was recorded)", f.charges.Load())
+	}
+	for _, ex := range out.Tools {
+		if ex.ToolName == "charge" && ex.ChildRunID != "payment-run" {
+			t.Errorf("the replayed charge's child_run_id is %q, want the one its first attempt set", ex.ChildRunID)
+		}
 	}
 	if f.ships.Load() != 1 {
 		t.Errorf("ship completed %d times, want 1", f.ships.Load())

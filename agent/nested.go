@@ -23,6 +23,8 @@ type nestedCalls struct {
 	// paused and pause are set by PauseToolCall.
 	paused bool
 	pause  []run.Requirement
+	// child is set by SetChildRunID.
+	child string
 }
 
 // RecordToolCall records exec, a tool call made inside the tool call ctx
@@ -46,11 +48,27 @@ func RecordToolCall(ctx context.Context, exec run.ToolExecution) bool {
 	return true
 }
 
-// take returns the recorded calls and pause, and stops recording.
+// SetChildRunID records runID as the run the tool call ctx belongs to
+// started (a team's delegation names its member run so): the call's
+// ToolExecution carries it as child_run_id, in the stored run and in its
+// ToolCallCompleted event. It reports false when ctx is not the context of
+// an agent's tool call. The last one set wins.
+func SetChildRunID(ctx context.Context, runID string) bool {
+	n, ok := ctx.Value(nestedKey{}).(*nestedCalls)
+	if !ok {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.child = runID
+	return true
+}
+
+// take returns the recorded calls, pause and child run, and stops recording.
 func (n *nestedCalls) take() callExtras {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := callExtras{nested: n.execs, paused: n.paused, pause: n.pause}
+	out := callExtras{nested: n.execs, paused: n.paused, pause: n.pause, child: n.child}
 	n.execs = []run.ToolExecution{} // non-nil: later calls append to a list nobody reads
 	return out
 }
@@ -60,4 +78,5 @@ type callExtras struct {
 	nested []run.ToolExecution
 	paused bool
 	pause  []run.Requirement
+	child  string
 }

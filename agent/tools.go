@@ -277,17 +277,20 @@ func (st *state) callTool(ctx context.Context, call *model.ToolCall, exec *run.T
 	cc := &toolCallContext{Context: ctx, runID: st.out.RunID, callID: call.ID}
 	ctx, rec := cc, &cc.rec
 	if st.opts.journal() != nil {
-		nested, jerr := st.journaledTool(ctx, call, exec, rec)
+		j, jerr := st.journaledTool(ctx, call, exec, rec)
 		if jerr != nil {
 			return callExtras{}, jerr
 		}
 		x = rec.take() // the pause a call asked for (a replayed call asks none)
-		x.nested = nested
+		x.nested, x.child = j.nested, j.child
 	} else {
 		r := st.exec(ctx, *call)
 		exec.Result, exec.ToolCallError = r.Content, r.IsError()
 		exec.Metrics = &run.Metrics{Duration: r.Duration.Seconds()}
 		x = rec.take()
+	}
+	if x.child != "" {
+		exec.ChildRunID = x.child
 	}
 	st.offloadResult(call, exec)
 	return x, nil

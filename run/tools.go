@@ -7,8 +7,8 @@ import (
 )
 
 // ToolExecution is one tool call and its outcome (Agno's ToolExecution).
-// Stored members it does not model (child_run_id, approval_id,
-// user_feedback_schema, …) are kept in Extra.
+// Stored members it does not model (approval_id, user_feedback_schema, …)
+// are kept in Extra.
 type ToolExecution struct {
 	ToolCallID    string          `json:"tool_call_id,omitempty"`
 	ToolName      string          `json:"tool_name,omitempty"`
@@ -26,6 +26,9 @@ type ToolExecution struct {
 	ExternalExecutionRequired bool            `json:"external_execution_required,omitempty"`
 	StopAfterToolCall         bool            `json:"stop_after_tool_call,omitempty"`
 	CreatedAt                 int64           `json:"created_at,omitempty"`
+	// ChildRunID is the run the call started (a team's delegation: the
+	// member run), as Agno links them.
+	ChildRunID string `json:"child_run_id,omitempty"`
 
 	// Extra keeps stored members the fields above do not hold.
 	Extra map[string]json.RawMessage `json:"-"`

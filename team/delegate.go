@@ -122,6 +122,8 @@ func (t *Team) delegate(ctx context.Context, in delegateArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The delegation's tool execution names the member run, as Agno's.
+	agent.SetChildRunID(ctx, out.RunID)
 	return t.memberOutcome(ctx, mi, out)
 }
 

@@ -531,6 +531,9 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 		emit = func(e run.Event) { agent.Emit(ctx, e) }
 	}
 	out, err := t.runMember(ctx, mi, prompt, tk.ID, emit)
+	if out != nil {
+		agent.SetChildRunID(ctx, out.RunID) // as Agno's execute_task
+	}
 	status, content, err := t.taskOutcome(ctx, mi, out, err)
 	if ctx.Err() != nil {
 		return "", ctx.Err()
