@@ -400,6 +400,12 @@ func (st *state) complete(content string) {
 	e.Metrics = out.Metrics
 	e.Images, e.Videos, e.Audio, e.Files, e.ResponseAudio = out.Images, out.Videos, out.Audio, out.Files, out.ResponseAudio
 	e.SessionState = out.SessionState
+	e.MemberResponses = out.MemberResponses
+	if mr := st.a.conf().MemberRuns; mr != nil {
+		// Every member run, stored with the run or not (a team's
+		// store_member_responses only decides what is stored).
+		e.MemberResponses = mr(st.ctx, out)
+	}
 	st.terminal(e)
 }
 

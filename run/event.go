@@ -120,6 +120,9 @@ type Event struct {
 	SelectedSteps     []string     `json:"selected_steps,omitempty"`
 	AvailableChoices  []string     `json:"available_choices,omitempty"`
 	StepResults       []StepOutput `json:"step_results,omitempty"`
+	// MemberResponses: TeamRunCompleted's member runs (run_data), as
+	// Agno's event carries them.
+	MemberResponses []json.RawMessage `json:"member_responses,omitempty"`
 	// AllowMultipleSelections: a RouterPaused whose person may pick more
 	// than one route.
 	AllowMultipleSelections bool `json:"allow_multiple_selections,omitempty"`
