@@ -218,8 +218,8 @@ func (k *Knowledge) DeleteAll(ctx context.Context) error {
 		}
 		deleted := 0
 		for _, c := range rows {
-			if scoped && c.UserID == "" || !k.holds(&c) {
-				continue // shared content and other knowledge bases' stay; on this page until the end
+			if scoped && c.UserID == "" {
+				continue // shared content stays; on this page until the end
 			}
 			if err := k.Delete(ctx, c.ID); err != nil {
 				return err
