@@ -76,6 +76,7 @@ func (st *state) historyQuery() (q db.HistoryQuery, ok bool) {
 	// in-process store may hand over its stored values.
 	q = db.HistoryQuery{SessionID: st.out.SessionID, Limit: st.a.conf().NumHistoryRuns, ReadOnlySession: true}
 	q.ProducedBy(st.p.comp)
+	q.MemberRuns = st.opts.more != nil && st.opts.more.memberHistory
 	if !st.a.conf().DB.InProcess() {
 		// An in-process store shares its run_data instead of reading it:
 		// naming the cached runs would save nothing there.

@@ -44,6 +44,7 @@ type moreOptions struct {
 	// WithAddHistoryToContext (addHistory nil: Config.AddHistoryToContext).
 	knowledgeFilters map[string]any
 	addHistory       *bool
+	memberHistory    bool // WithMemberHistory
 }
 
 // set returns the options few runs set, for an option to write.
@@ -94,6 +95,15 @@ func WithRunID(id string) RunOption { return func(o *runOptions) { o.runID = id 
 // WithParentRunID marks the run as a member run of a team or workflow run;
 // such runs never feed history.
 func WithParentRunID(id string) RunOption { return func(o *runOptions) { o.set().parentRunID = id } }
+
+// WithMemberHistory makes the history a run adds to its context (when it
+// adds one) its component's earlier runs in the session including those
+// that ran as member runs (parent_run_id set): a team member's history is
+// its own runs in the team's session, which are member runs of the team's
+// runs, as Agno gives a member with add_history_to_context. Without it the
+// history holds runs with no parent only. The team package passes it to
+// its members.
+func WithMemberHistory() RunOption { return func(o *runOptions) { o.set().memberHistory = true } }
 
 // WithSessionState merges state into the session state (top-level keys
 // replace stored ones) and stores the result with the session.

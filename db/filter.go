@@ -46,13 +46,17 @@ var RunSortColumns = []string{"run_index", "created_at", "updated_at"}
 // HistoryQuery selects the runs that feed a new run's context: the last Limit
 // runs of a session whose status is in history (not one of
 // run.HistorySkipStatuses: PAUSED, CANCELLED, ERROR, REGENERATED) and that
-// have no parent run, returned oldest first.
+// have no parent run (unless MemberRuns), returned oldest first.
 type HistoryQuery struct {
 	SessionID string
 	// AgentID/TeamID, when set, keep only that component's runs.
 	AgentID string
 	TeamID  string
 	Limit   int
+	// MemberRuns keeps the runs that have a parent run too: a team
+	// member's history is its own runs in the team's session, which are
+	// member runs of the team's runs (as Agno reads a member's history).
+	MemberRuns bool
 	// Cached lists runs whose run_data the caller already holds, as stored
 	// at UpdatedAt with Size bytes. A driver may return such a run without
 	// reading its run_data again: RunData is then nil (every other returned

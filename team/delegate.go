@@ -273,7 +273,7 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if !ok {
 		return nil, errors.New("team: delegation tool called outside a team run")
 	}
-	opts := []agent.RunOption{agent.WithSessionID(rc.SessionID), agent.WithUserID(rc.UserID), agent.WithParentRunID(rc.RunID), memberStorage(rc)}
+	opts := []agent.RunOption{agent.WithSessionID(rc.SessionID), agent.WithUserID(rc.UserID), agent.WithParentRunID(rc.RunID), agent.WithMemberHistory(), memberStorage(rc)}
 	if rc.Dependencies != nil {
 		opts = append(opts, agent.WithDependencies(rc.Dependencies))
 	}

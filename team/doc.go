@@ -12,7 +12,10 @@
 // (docs/adr/team-member-journal.md).
 // A run's options are its leader's, except knowledge filters, which go to
 // the members with a knowledge base (member runs also get the team run's
-// metadata, dependencies and input media); an option the team cannot
+// metadata, dependencies and input media). A member that adds history to its
+// context reads its own earlier runs in the team's session, member runs
+// included (agent.WithMemberHistory), as Agno's members do; the leader's
+// history is the team's own runs. An option the team cannot
 // honour is refused (agent.ErrUnsupportedOption,
 // docs/adr/run-option-refusal.md).
 package team

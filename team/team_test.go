@@ -6,6 +6,7 @@ import (
 	"iter"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,7 +169,7 @@ func TestStream_LeaderEventsArePrefixedTeam(t *testing.T) {
 	}
 }
 
-func TestRun_HistorySkipsMemberRuns(t *testing.T) {
+func TestRun_LeaderHistorySkipsMemberRuns(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
@@ -197,13 +198,25 @@ func TestRun_HistorySkipsMemberRuns(t *testing.T) {
 			t.Errorf("member run in the leader's history: %+v", m)
 		}
 	}
-	// The member sees neither the team's runs nor its own member runs.
-	for i, req := range f.member.requests() {
+	// The member (AddHistoryToContext) sees its own earlier member run, as
+	// Agno's member history does, and none of the team's runs.
+	mreqs := f.member.requests()
+	if len(mreqs) != 2 {
+		t.Fatalf("%d member requests, want 2", len(mreqs))
+	}
+	var mh []string
+	for i, req := range mreqs {
 		for _, m := range req {
 			if m.FromHistory {
-				t.Errorf("member request %d has history %+v", i, m)
+				if i == 0 {
+					t.Errorf("member request 0 has history %+v", m)
+				}
+				mh = append(mh, string(m.Role)+": "+m.Content)
 			}
 		}
+	}
+	if want := []string{"user: write a greeting", "assistant: hello from the writer"}; !slices.Equal(mh, want) {
+		t.Errorf("member history %q, want %q", mh, want)
 	}
 	if rows := sessionRuns(t, f.db, "s1"); len(rows) != 4 {
 		t.Errorf("%d rows, want 4", len(rows))

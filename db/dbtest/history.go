@@ -93,6 +93,9 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			{"last two", db.HistoryQuery{SessionID: "s", Limit: 2}, []string{"r6", "r7"}},
 			{"one agent", db.HistoryQuery{SessionID: "s", AgentID: "a", Limit: 10}, []string{"r0", "r3", "r7"}},
 			{"other session", db.HistoryQuery{SessionID: "x", Limit: 10}, []string{}},
+			{"member runs too", db.HistoryQuery{SessionID: "s", Limit: 10, MemberRuns: true}, []string{"r0", "r2", "r3", "r6", "r7"}},
+			{"a member's own", db.HistoryQuery{SessionID: "s", AgentID: "member", Limit: 10, MemberRuns: true}, []string{"r2"}},
+			{"a member's own, top-level only", db.HistoryQuery{SessionID: "s", AgentID: "member", Limit: 10}, []string{}},
 		}
 		for _, c := range cases {
 			got, err := d.HistoryRuns(bg, c.q)
@@ -155,6 +158,8 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			{"all", bg, db.HistoryQuery{SessionID: "s", Limit: 10}},
 			{"cached", bg, db.HistoryQuery{SessionID: "s", Limit: 3, Cached: cached}},
 			{"one agent, scoped", alice, db.HistoryQuery{SessionID: "s", AgentID: "agent-1", Limit: 10}},
+			{"member runs", bg, db.HistoryQuery{SessionID: "s", Limit: 10, MemberRuns: true}},
+			{"member runs, cached", bg, db.HistoryQuery{SessionID: "s", Limit: 3, MemberRuns: true, Cached: cached}},
 			{"no runs", bg, db.HistoryQuery{SessionID: "empty", Limit: 3}},
 			{"tie", bg, db.HistoryQuery{SessionID: "tie", Limit: 2}},
 			{"tie past the limit", bg, db.HistoryQuery{SessionID: "tie", Limit: 1}},

@@ -512,7 +512,7 @@ func (f *historyFilter) selects(r *db.Run) bool {
 	q := f.q
 	switch {
 	case f.scoped && (r.UserID == "" || r.UserID != f.user),
-		r.ParentRunID != "",
+		r.ParentRunID != "" && !q.MemberRuns,
 		!r.Status.InHistory(),
 		q.AgentID != "" && r.AgentID != q.AgentID,
 		q.TeamID != "" && r.TeamID != q.TeamID:

@@ -62,7 +62,7 @@ type historyCache struct {
 // query's component conditions, the caller's user scope and the limit.
 type historyKey struct {
 	agent, team, user string
-	scoped            bool
+	scoped, members   bool
 	limit             int
 }
 
@@ -102,7 +102,7 @@ func newHistoryCache(count func() (uint64, bool)) *historyCache {
 
 // keyOf is hq's key for a caller with the given user scope.
 func keyOf(hq db.HistoryQuery, user string, scoped bool) historyKey {
-	k := historyKey{agent: hq.AgentID, team: hq.TeamID, scoped: scoped, limit: hq.Limit}
+	k := historyKey{agent: hq.AgentID, team: hq.TeamID, scoped: scoped, members: hq.MemberRuns, limit: hq.Limit}
 	if scoped {
 		k.user = user
 	}
@@ -302,7 +302,7 @@ func (e *historyEntry) addRun(r *db.Run) bool {
 // stored run: empty strings are stored as NULL, which equals nothing.
 func (k historyKey) inHistory(r *db.Run) bool {
 	switch {
-	case r.ParentRunID != "":
+	case r.ParentRunID != "" && !k.members:
 		return false
 	case r.Status != "" && slices.Contains(run.HistorySkipStatuses, r.Status):
 		return false

@@ -16,8 +16,8 @@ const maxHistoryTexts = 64
 // which optional conditions it has, whether cached runs are left out and
 // the limit written into it. The arguments vary, the text does not.
 type historyShape struct {
-	agent, team, user, cached bool
-	limit                     int
+	agent, team, user, cached, members bool
+	limit                              int
 }
 
 // historyTexts caches SessionHistoryRefs' statement text per shape, bound
@@ -56,7 +56,7 @@ func (t *historyTexts) put(k historyShape, q string) {
 // bind them (TestSessionHistoryRefsArgs_MatchBuiltStatement).
 func (s *Store) sessionHistoryRefsQuery(ctx context.Context, hq db.HistoryQuery) (string, []any) {
 	user, scoped := db.UserScope(ctx)
-	k := historyShape{agent: hq.AgentID != "", team: hq.TeamID != "", user: scoped, cached: len(hq.Cached) > 0, limit: hq.Limit}
+	k := historyShape{agent: hq.AgentID != "", team: hq.TeamID != "", user: scoped, cached: len(hq.Cached) > 0, members: hq.MemberRuns, limit: hq.Limit}
 	cacheable := !k.cached || s.d.Name == "sqlite"
 	if cacheable {
 		if q, ok := s.historyTexts.get(k); ok {

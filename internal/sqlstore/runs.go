@@ -228,7 +228,8 @@ func (s *Store) indexPage(ctx context.Context, w *where, d, order string, limit,
 }
 
 // HistoryRuns returns the last q.Limit runs of a session that feed context
-// (status not PAUSED, CANCELLED or ERROR; no parent run), oldest first.
+// (status not PAUSED, CANCELLED or ERROR; no parent run unless
+// q.MemberRuns), oldest first.
 //
 // The order is run_index DESC, created_at DESC, run_id DESC, but the
 // tie-breakers would make every planner sort the whole session. The query is
@@ -279,7 +280,9 @@ func (s *Store) historyWhere(ctx context.Context, hq db.HistoryQuery) *where {
 	c := &s.historyConds
 	w := &where{conds: make([]string, 0, 6), args: make([]any, 0, 4+len(historySkipArgs))}
 	w.add("session_id = ?", hq.SessionID)
-	w.add(c.parentNull)
+	if !hq.MemberRuns {
+		w.add(c.parentNull)
+	}
 	w.add(c.status, historySkipArgs...)
 	if hq.AgentID != "" {
 		w.add(c.agent, hq.AgentID)
