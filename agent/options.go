@@ -254,6 +254,8 @@ type CallOptions struct {
 	KnowledgeFilters map[string]any
 	// AddHistoryToContext is WithAddHistoryToContext's (nil when not given).
 	AddHistoryToContext *bool
+	// MemberHistory is WithMemberHistory's.
+	MemberHistory bool
 	// EventFunc is WithEventFunc's.
 	EventFunc func(run.Event)
 }
@@ -270,5 +272,5 @@ func ResolveOptions(opts ...RunOption) CallOptions {
 		Tools: o.tools, Requirements: o.requirements, Journal: o.journal, Attempt: o.attempt,
 		Offloader: o.offloader, MediaStorage: o.mediaStorage,
 		OutputSchema: o.outputSchema, SchemaName: o.schemaName, KnowledgeFilters: o.knowledgeFilters,
-		AddHistoryToContext: o.addHistory, EventFunc: o.eventFunc}
+		AddHistoryToContext: o.addHistory, MemberHistory: o.memberHistory, EventFunc: o.eventFunc}
 }

@@ -23,6 +23,7 @@ func TestRun_RefusesTheOptionsItCannotHonour(t *testing.T) {
 		{"WithOutputSchema", agent.WithOutputSchema(json.RawMessage(`{"type":"object"}`), "")},
 		{"WithKnowledgeFilters", agent.WithKnowledgeFilters(map[string]any{"planet": "mars"})},
 		{"WithAddHistoryToContext", agent.WithAddHistoryToContext(false)},
+		{"WithMemberHistory", agent.WithMemberHistory()},
 		{"WithTools", agent.WithTools([]run.ToolExecution{{ToolCallID: "c1"}})},
 		{"WithRequirements", agent.WithRequirements([]run.Requirement{{ID: "r1"}})},
 	}

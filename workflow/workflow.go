@@ -110,8 +110,8 @@ func (w *Workflow) Steps() []Step { return w.cfg.Steps }
 // session, user, run and parent run ids, session state, metadata,
 // dependencies (passed to every step), journal, storage defaults and event
 // function apply; the others (WithOutputSchema, WithKnowledgeFilters,
-// WithAddHistoryToContext, WithTools, WithRequirements) are refused with an
-// *agent.UnsupportedOptionError before anything runs.
+// WithAddHistoryToContext, WithMemberHistory, WithTools, WithRequirements)
+// are refused with an *agent.UnsupportedOptionError before anything runs.
 func (w *Workflow) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
 	o := newCall(opts)
 	if err := w.refuse(o); err != nil {
@@ -142,6 +142,8 @@ func (w *Workflow) refuse(o agent.CallOptions) error {
 		return unsupported("WithKnowledgeFilters", "a workflow searches no knowledge; set KnowledgeFilters on its agents")
 	case o.AddHistoryToContext != nil:
 		return unsupported("WithAddHistoryToContext", "a workflow has no model context; set AddHistoryToContext on its agents and teams")
+	case o.MemberHistory:
+		return unsupported("WithMemberHistory", "a workflow has no model context; a team gives it to its member agents and teams")
 	case o.Tools != nil:
 		return unsupported("WithTools", "resolve a paused step's tools with ContinueRun's answers (executor_requirements)")
 	case o.Requirements != nil:
