@@ -118,7 +118,7 @@ func (t *Team) delegate(ctx context.Context, in delegateArgs) (string, error) {
 	if t.forwarding(ctx) {
 		emit = func(e run.Event) { agent.Emit(ctx, e) }
 	}
-	out, err := t.runMember(ctx, mi, in.Task, "", emit)
+	out, err := t.runMember(ctx, mi, in.Task, "", true, emit)
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +166,7 @@ func (t *Team) delegateAll(ctx context.Context, in delegateAllArgs) (string, err
 	results := make([]memberResult, len(t.order))
 	t.fanOut(ctx, len(t.order), func(i int, emit func(run.Event)) {
 		mi := t.order[i]
-		out, err := t.runMember(ctx, mi, in.Task, mi.id, emit)
+		out, err := t.runMember(ctx, mi, in.Task, mi.id, true, emit)
 		results[i] = memberResult{out, err}
 	})
 	if ctx.Err() != nil {
@@ -268,7 +268,7 @@ func (t *Team) forwarding(ctx context.Context) bool {
 // a broadcast, the task id of a parallel task; "" for one member): in a
 // durable team run the member run's id derives from the call and sub, and
 // its steps are journaled with the team run's (see memberJournal).
-func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, emit func(run.Event)) (*run.Output, error) {
+func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, delegated bool, emit func(run.Event)) (*run.Output, error) {
 	rc, ok := agent.FromContext(ctx)
 	if !ok {
 		return nil, errors.New("team: delegation tool called outside a team run")
@@ -334,7 +334,11 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 		if durableID != "" {
 			opts = append(opts, agent.WithRunID(durableID))
 		}
-		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, c.memberInput(task), opts...) })
+		text, terr := t.memberTask(ctx, c, mi, task, delegated)
+		if terr != nil {
+			return nil, fmt.Errorf("member %s could not run: %w", mi.id, terr)
+		}
+		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, c.memberInput(text), opts...) })
 	}
 	if out == nil && errors.Is(err, agent.ErrStorage) {
 		// The database's error may name its host and user: the leader's
@@ -346,6 +350,9 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	}
 	if c != nil {
 		c.add(out)
+		if t.cfg.ShareMemberInteractions {
+			c.addInteraction(mi, task, out)
+		}
 	}
 	if out.Status == run.StatusCancelled && ctx.Err() == nil {
 		// The member run was cancelled on its own (its runner's CancelRun,

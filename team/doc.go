@@ -15,7 +15,10 @@
 // metadata, dependencies and input media). A member that adds history to its
 // context reads its own earlier runs in the team's session, member runs
 // included (agent.WithMemberHistory), as Agno's members do; the leader's
-// history is the team's own runs. An option the team cannot
+// history is the team's own runs. What else a member's task carries is
+// Agno's: the team's last runs (AddTeamHistoryToMembers), the run's earlier
+// member answers (ShareMemberInteractions), or the user's input instead of
+// the leader's task (DetermineInputForMembers false). An option the team cannot
 // honour is refused (agent.ErrUnsupportedOption,
 // docs/adr/run-option-refusal.md).
 package team

@@ -530,7 +530,7 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 	if t.forwarding(ctx) {
 		emit = func(e run.Event) { agent.Emit(ctx, e) }
 	}
-	out, err := t.runMember(ctx, mi, prompt, tk.ID, emit)
+	out, err := t.runMember(ctx, mi, prompt, tk.ID, false, emit)
 	if out != nil {
 		agent.SetChildRunID(ctx, out.RunID) // as Agno's execute_task
 	}
@@ -647,7 +647,7 @@ func (t *Team) executeTasksParallel(ctx context.Context, in executeTasksArgs) (s
 		if j.tk.Description != "" {
 			prompt += "\n\n" + j.tk.Description
 		}
-		out, err := t.runMember(ctx, j.mi, prompt, j.tk.ID, emit)
+		out, err := t.runMember(ctx, j.mi, prompt, j.tk.ID, false, emit)
 		status, content, err := t.taskOutcome(ctx, j.mi, out, err)
 		results[toRun[k]] = result{status, content, err}
 	})

@@ -50,6 +50,24 @@ type Config struct {
 	// session (never member runs) to the leader's context.
 	AddHistoryToContext bool
 	NumHistoryRuns      int
+	// AddTeamHistoryToMembers puts the team's last NumTeamHistoryRuns
+	// completed runs of the session (each one's input and answer, in
+	// Agno's <team_history_context> block) before every member's task, as
+	// Agno's add_team_history_to_members; a member team gets its own runs
+	// instead. Needs DB. NumTeamHistoryRuns defaults to 3 (Agno's
+	// num_team_history_runs); negative is an error.
+	AddTeamHistoryToMembers bool
+	NumTeamHistoryRuns      int
+	// ShareMemberInteractions puts the member runs the team run made
+	// before (member, task, answer; in Agno's <member_interaction_context>
+	// block) before every member's task, as Agno's
+	// share_member_interactions. Their media are not passed on.
+	ShareMemberInteractions bool
+	// DetermineInputForMembers: nil or true gives a member the task the
+	// leader wrote (Agno's determine_input_for_members, default true); false
+	// gives the delegated member the team run's own input instead (the
+	// leader still chooses the member). Tasks mode always gives the task.
+	DetermineInputForMembers *bool
 	// DelegateToAllMembers adds delegate_task_to_members, which sends one task
 	// to every member at once (Agno's delegate_to_all_members); broadcast
 	// mode implies it.
@@ -148,6 +166,9 @@ func New(cfg Config) (*Team, error) {
 	}
 	if cfg.MaxConcurrentMembers < 0 {
 		return nil, fmt.Errorf("team: Config.MaxConcurrentMembers is %d; want 0 (no bound) or more", cfg.MaxConcurrentMembers)
+	}
+	if err := checkMemberContext(&cfg); err != nil {
+		return nil, err
 	}
 	cfg.Mode = mode
 	n := len(cfg.Members) + len(cfg.Teams)
@@ -357,11 +378,18 @@ type collector struct {
 	filters, metadata map[string]any
 	// media are the team run's input media (images, videos, audio,
 	// files), which every member run gets with its task, as Agno's
-	// delegation passes them; read-only once the run started.
+	// delegation passes them; read-only once the run started. input is the
+	// team run's input text (DetermineInputForMembers false).
 	media run.Input
+	input string
 	mu    sync.Mutex
 	runs  []json.RawMessage
 	ids   []string
+	// interactions are the member runs this team run made, in the order
+	// they ended (ShareMemberInteractions); histories the team history
+	// block per team id, read once per team run (AddTeamHistoryToMembers).
+	interactions []interaction
+	histories    map[string]string
 }
 
 type collectorKey struct{ t *Team }
@@ -371,6 +399,7 @@ type collectorKey struct{ t *Team }
 func (c *collector) forMembers(co agent.CallOptions, metadata map[string]any, in *run.Input) {
 	c.filters, c.metadata = co.KnowledgeFilters, metadata
 	if in != nil {
+		c.input = in.Text()
 		c.media = run.Input{Images: readable(in.Images), Videos: readable(in.Videos), Audio: readable(in.Audio), Files: readable(in.Files)}
 	}
 }

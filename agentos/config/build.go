@@ -39,7 +39,9 @@ func (t Team) Build(d *db.DB, agents map[string]*agent.Agent, opts BuildOptions,
 		MediaStorage: ms, Mode: mode, RespondDirectly: t.RespondDirectly,
 		DelegateToAllMembers: t.DelegateToAllMembers, MaxIterations: t.MaxIterations,
 		StreamMemberEvents: t.StreamMemberEvents, StoreMemberResponses: t.StoreMemberResponses,
-		MaxConcurrentMembers: t.MaxConcurrentMembers, StoreEvents: t.StoreEvents}
+		MaxConcurrentMembers: t.MaxConcurrentMembers, StoreEvents: t.StoreEvents,
+		AddTeamHistoryToMembers: t.AddTeamHistoryToMembers, NumTeamHistoryRuns: t.NumTeamHistoryRuns,
+		ShareMemberInteractions: t.ShareMemberInteractions, DetermineInputForMembers: t.DetermineInputForMembers}
 	cfg.MemoryConfig = agent.MemoryConfig{UpdateMemoryOnRun: t.UpdateMemoryOnRun, EnableAgenticMemory: t.EnableAgenticMemory,
 		AddMemoriesToContext: t.AddMemoriesToContext, EnableSessionSummaries: t.EnableSessionSummaries,
 		AddSessionSummaryToContext: t.AddSessionSummaryToContext, SearchPastSessions: t.SearchPastSessions,

@@ -256,6 +256,16 @@ type Team struct {
 	AddHistoryToContext bool           `yaml:"add_history_to_context"`
 	NumHistoryRuns      int            `yaml:"num_history_runs"`
 	Metadata            map[string]any `yaml:"metadata"`
+	// What members get besides their task (Agno's team parameters):
+	// add_team_history_to_members puts the team's last
+	// num_team_history_runs (default 3) completed runs before each task,
+	// share_member_interactions the team run's earlier member runs, and
+	// determine_input_for_members false sends a delegated member the team
+	// run's input instead of the leader's task.
+	AddTeamHistoryToMembers  bool  `yaml:"add_team_history_to_members"`
+	NumTeamHistoryRuns       int   `yaml:"num_team_history_runs"`
+	ShareMemberInteractions  bool  `yaml:"share_member_interactions"`
+	DetermineInputForMembers *bool `yaml:"determine_input_for_members"`
 	// Memory settings, as on agents (the leader's; Agno's team has the same).
 	UpdateMemoryOnRun          bool   `yaml:"update_memory_on_run"`
 	EnableAgenticMemory        bool   `yaml:"enable_agentic_memory"`

@@ -30,6 +30,12 @@ func (c Config) checkTeamMembers(bad func(string, ...any), agents map[string]boo
 		if t.MaxConcurrentMembers < 0 {
 			bad("%s.max_concurrent_members: must be 0 (no bound) or more", where)
 		}
+		if t.NumTeamHistoryRuns < 0 {
+			bad("%s.num_team_history_runs: must be 0 (the default, 3) or more", where)
+		}
+		if t.NumTeamHistoryRuns != 0 && !t.AddTeamHistoryToMembers {
+			bad("%s.num_team_history_runs: applies with add_team_history_to_members: true only", where)
+		}
 		for _, m := range t.Members {
 			switch _, isTeam := decl[m]; {
 			case agents[m] && isTeam:
