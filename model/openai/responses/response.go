@@ -144,9 +144,28 @@ type event struct {
 	Delta       string          `json:"delta"`
 	Item        json.RawMessage `json:"item"`
 	Response    *wireResponse   `json:"response"`
-	// An "error" event carries the error's fields at the top level.
+	// An "error" event carries the error's fields at the top level, as
+	// the API reference documents, or (as the API sends them at run time)
+	// nested under "error".
 	Message string          `json:"message"`
 	Code    json.RawMessage `json:"code"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// streamedError is an "error" event's error: the nested object when there
+// is one (a string there is its message), else the top-level fields.
+func (e *event) streamedError() *wireError {
+	var nested wireError
+	if json.Unmarshal(e.Error, &nested) != nil {
+		var text string
+		if json.Unmarshal(e.Error, &text) == nil {
+			nested.Message = text
+		}
+	}
+	if nested.Message != "" || nested.Type != "" || nested.code() != "" {
+		return &nested
+	}
+	return &wireError{Message: e.Message, Code: e.Code}
 }
 
 // decodeStream reads the event stream. It ends without error only after
@@ -240,7 +259,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				yield(nil, m.streamError(we))
 				return
 			case "error":
-				yield(nil, m.streamError(&wireError{Message: e.Message, Code: e.Code}))
+				yield(nil, m.streamError(e.streamedError()))
 				return
 			}
 			if c != nil {

@@ -231,7 +231,7 @@ func (m *Model) streamError(e *wireError) *model.ProviderError {
 	kind := strings.ToLower(e.Type + " " + e.code())
 	switch {
 	case pe.Kind == model.ErrContextLength || pe.Kind == model.ErrQuotaExceeded:
-	case strings.Contains(kind, "rate_limit"):
+	case strings.Contains(kind, "rate_limit") || strings.Contains(kind, "too_many_requests"):
 		pe.Kind = model.ErrRateLimit
 	case strings.Contains(kind, "server_error") || strings.Contains(kind, "overloaded") || strings.Contains(kind, "internal"):
 		pe.Kind = model.ErrServer

@@ -194,6 +194,12 @@ func TestStream_FailuresAreClassified(t *testing.T) {
 		{"response.failed server error", sseBody(created, ev("response.failed", `"response":{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`)), model.ErrServer},
 		{"error event rate limit", sseBody(created, ev("error", `"code":"rate_limit_exceeded","message":"slow down","param":null`)), model.ErrRateLimit},
 		{"arguments for an unknown item", sseBody(created, argsDelta("3", "{}")), model.ErrMalformedResponse},
+		// What the API sends at run time (not what its reference documents):
+		// the error's fields nested under "error".
+		{"nested error event rate limit", sseBody(created, ev("error", `"sequence_number":2,"error":{"type":"too_many_requests","code":"too_many_requests","message":"Too Many Requests","param":null}`)), model.ErrRateLimit},
+		{"nested error event quota", sseBody(created, ev("error", `"sequence_number":2,"error":{"type":"insufficient_quota","code":"credit_balance_exhausted","message":"You have no credits remaining.","param":null}`)), model.ErrQuotaExceeded},
+		{"error event with a text error", sseBody(created, ev("error", `"error":"the upstream model is unavailable"`)), model.ErrBadRequest},
+		{"nested error event server", sseBody(created, ev("error", `"sequence_number":2,"error":{"type":"server_error","code":null,"message":"The server had an error while processing your request.","param":null}`)), model.ErrServer},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,6 +214,9 @@ func TestStream_FailuresAreClassified(t *testing.T) {
 			}
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "unknown error") {
+				t.Errorf("err = %v: the provider's message is lost", err)
 			}
 		})
 	}
