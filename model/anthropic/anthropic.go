@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -221,7 +223,10 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return nil, httpError(resp.StatusCode, resp.Header, model.RedactSecrets(raw, m.cfg.APIKey))
+	// The key and the extra headers' values (a gateway's own credential)
+	// stay out of the error.
+	secrets := append([]string{m.cfg.APIKey}, slices.Collect(maps.Values(m.cfg.Params.ExtraHeaders))...)
+	return nil, httpError(resp.StatusCode, resp.Header, model.RedactSecrets(raw, secrets...))
 }
 
 // wireError is Anthropic's error envelope, used by error bodies and the

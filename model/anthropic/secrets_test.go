@@ -45,3 +45,27 @@ func TestHTTPErrors_NeverCarryTheAPIKey(t *testing.T) {
 		}
 	}
 }
+
+// A gateway's own credential given as an extra header (extra_headers, e.g.
+// Cloudflare AI Gateway's cf-aig-authorization) stays out of the error too,
+// as it does on the openai provider.
+func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
+	t.Parallel()
+	const gateway = "Bearer gw-header-secret-456"
+	f := newFakeAPI(t, jsonReply(401, `{"type":"error","error":{"type":"authentication_error","message":"gateway refused cf-aig-authorization: `+gateway+`"}}`))
+	m, err := New(Config{APIKey: "sk-ant-test", BaseURL: f.srv.URL, Model: "claude-sonnet-4-5",
+		Params: model.Params{ExtraHeaders: map[string]string{"cf-aig-authorization": gateway}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, invokeErr := m.Invoke(context.Background(), userReq("hi"))
+	_, _, streamErr := drain(t, m, userReq("hi"))
+	for _, err := range []error{invokeErr, streamErr} {
+		if !errors.Is(err, model.ErrAuth) {
+			t.Fatalf("err = %v, want ErrAuth", err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("error carries the gateway credential: %v", err)
+		}
+	}
+}

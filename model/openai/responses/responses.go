@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -167,7 +169,9 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	raw = model.RedactSecrets(raw, m.apiKey)
+	// The key and the extra headers' values (a gateway's own credential)
+	// stay out of the error.
+	raw = model.RedactSecrets(raw, append([]string{m.apiKey}, slices.Collect(maps.Values(m.cfg.Params.ExtraHeaders))...)...)
 	msg := strings.TrimSpace(string(raw))
 	var env struct {
 		Error *wireError `json:"error"`

@@ -89,3 +89,35 @@ func TestHTTPErrors_NeverCarryTheAPIKey(t *testing.T) {
 		}
 	}
 }
+
+// A gateway's own credential given as an extra header (extra_headers) stays
+// out of the error too, as it does on the openai provider.
+func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
+	t.Parallel()
+	const gateway = "Bearer gw-header-secret-456"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"gateway refused cf-aig-authorization: `+gateway+`","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	m, err := New(Config{APIKey: "sk", BaseURL: srv.URL, Model: "o4-mini",
+		Params: model.Params{ExtraHeaders: map[string]string{"cf-aig-authorization": gateway}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
+	_, invokeErr := m.Invoke(context.Background(), req)
+	var streamErr error
+	for _, e := range m.Stream(context.Background(), req) {
+		streamErr = e
+	}
+	for _, err := range []error{invokeErr, streamErr} {
+		if !errors.Is(err, model.ErrAuth) {
+			t.Fatalf("err = %v, want ErrAuth", err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("error carries the gateway credential: %v", err)
+		}
+	}
+}
