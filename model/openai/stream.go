@@ -179,7 +179,13 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					continue // only one choice is ever requested
 				}
 				c.Content += ch.Delta.Content + ch.Delta.Refusal
-				c.ReasoningContent += ch.Delta.ReasoningContent + ch.Delta.Reasoning
+				// One of the two reasoning fields: a server sending both
+				// (vLLM while renaming the field) sends the same text twice.
+				if ch.Delta.ReasoningContent != "" {
+					c.ReasoningContent += ch.Delta.ReasoningContent
+				} else {
+					c.ReasoningContent += ch.Delta.Reasoning
+				}
 				for _, tc := range ch.Delta.ToolCalls {
 					c.ToolCalls = append(c.ToolCalls, calls.delta(tc.Index, tc.ID, tc.Function.Name, string(tc.Function.Arguments)))
 				}

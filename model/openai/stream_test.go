@@ -143,6 +143,24 @@ func TestStream_ReasoningContentDeltas(t *testing.T) {
 	}
 }
 
+// vLLM, while renaming reasoning_content to reasoning, sends the same text in
+// both fields of each delta (vllm-project/vllm#27752): it is reasoning once,
+// as Invoke reads the message.
+func TestStream_ReasoningInBothFieldsIsNotDoubled(t *testing.T) {
+	t.Parallel()
+	both := func(s string) string {
+		return `{"id":"x","object":"chat.completion.chunk","created":1,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"content":null,"reasoning":"` + s + `","reasoning_content":"` + s + `"},"logprobs":null,"finish_reason":null}]}`
+	}
+	f := newFake(t, reply{events: []string{both("Think "), both("hard."), chunkContent("42"), chunkStop}})
+	_, resp, err := drain(t, newModel(t, f), userReq("meaning?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.ReasoningContent != "Think hard." || resp.Message.Content != "42" {
+		t.Fatalf("reasoning = %q content = %q", resp.Message.ReasoningContent, resp.Message.Content)
+	}
+}
+
 func TestStream_InvalidToolArgumentsPassThrough(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, reply{events: []string{
