@@ -95,7 +95,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		Model: m.cfg.Model, Input: []any{}, Temperature: p.Temperature, TopP: p.TopP,
 		MaxOutputTokens: p.MaxTokens, Store: m.cfg.Store, Stream: stream,
 	}
-	if !m.cfg.Store {
+	if !m.cfg.Store && mayReason(m.cfg.Model) {
 		// Stateless turns: reasoning comes back encrypted and is replayed.
 		w.Include = []string{"reasoning.encrypted_content"}
 	}
@@ -152,6 +152,23 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		return nil, fmt.Errorf("responses: %w", err)
 	}
 	return data, nil
+}
+
+// mayReason reports whether a model may be a reasoning model: all but the
+// known families that do not reason, for which OpenAI refuses include
+// reasoning.encrypted_content ("Encrypted content is not supported with
+// this model."). An unknown id (an Azure deployment's name, say) may reason.
+func mayReason(id string) bool {
+	id = strings.ToLower(id)
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		id = id[i+1:] // a gateway's "openai/gpt-4o"
+	}
+	for _, p := range []string{"gpt-4", "gpt-3.5", "chatgpt-", "gpt-5-chat"} {
+		if strings.HasPrefix(id, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // mapMessage turns one message into input items. An assistant turn replays

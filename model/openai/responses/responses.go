@@ -41,7 +41,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Store asks OpenAI to keep responses server-side. Off by default: each
 	// turn carries its reasoning items itself (include
-	// reasoning.encrypted_content), which survives storage in run_data.
+	// reasoning.encrypted_content, asked of every model but the families
+	// known not to reason: gpt-4*, gpt-3.5*, chatgpt-*, gpt-5-chat*), which
+	// survives storage in run_data.
 	Store bool
 	// BuiltinTools are OpenAI-hosted tools sent as given, e.g.
 	// {"type":"web_search"}. None by default: a hosted tool runs with the

@@ -167,6 +167,34 @@ func TestRequest_ParamsMediaAndBuiltinToolsOptIn(t *testing.T) {
 	assertJSON(t, rec.body(t, 1), `{"model":"gpt-5","input":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search"}],"store":true}`)
 }
 
+// OpenAI refuses include reasoning.encrypted_content for a model that does
+// not reason (400 "Encrypted content is not supported with this model.",
+// param include): it is asked for only when the model may reason, as Agno
+// asks for it only for its reasoning models.
+func TestRequest_EncryptedReasoningOnlyForModelsThatReason(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, "application/json", responseObj("completed", message("ok")))
+	for i, tc := range []struct {
+		model   string
+		include bool
+	}{
+		{"gpt-4o-mini", false}, {"gpt-4.1", false}, {"gpt-4o-2024-08-06", false}, {"chatgpt-4o-latest", false},
+		{"gpt-3.5-turbo", false}, {"gpt-5-chat-latest", false}, {"openai/gpt-4o", false},
+		{"o4-mini", true}, {"o3", true}, {"gpt-5", true}, {"gpt-5-mini", true}, {"my-azure-deployment", true},
+	} {
+		m, err := New(Config{APIKey: "sk", BaseURL: rec.URL, Model: tc.model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(rec.body(t, i), []byte("reasoning.encrypted_content")); got != tc.include {
+			t.Errorf("%s: include reasoning.encrypted_content = %v, want %v: %s", tc.model, got, tc.include, rec.body(t, i))
+		}
+	}
+}
+
 func TestNew_RefusesUnsupportedParamsAndBadBuiltinTools(t *testing.T) {
 	t.Parallel()
 	for name, cfg := range map[string]Config{
