@@ -49,7 +49,9 @@ type Config struct {
 	ProviderName string
 	// Params are the generation settings sent with every call (a Request's
 	// own fields override them). Chat Completions takes all but
-	// thinking_budget and include_thoughts; New refuses those.
+	// thinking_budget and include_thoughts; New refuses those. max_tokens
+	// is sent as max_completion_tokens, and to a server other than OpenAI
+	// and Azure (ProviderName) as max_tokens too.
 	Params model.Params
 	// QueryParams are added to the endpoint URL (Azure's api-version).
 	QueryParams map[string]string

@@ -56,6 +56,30 @@ func TestParams_RequestFieldsOverrideModelParams(t *testing.T) {
 	assertJSON(t, f.only().body, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":1,"max_completion_tokens":9}`)
 }
 
+// Ollama's OpenAI layer (ollama/ollama#7125) and other compatible
+// servers read only max_tokens and silently ignore max_completion_tokens,
+// which OpenAI itself wants: a server that is not OpenAI or Azure gets both.
+func TestParams_MaxTokensReachCompatibleServers(t *testing.T) {
+	t.Parallel()
+	for provider, want := range map[string]string{
+		"Ollama":           `"max_tokens":300,"max_completion_tokens":300`,
+		"OpenAICompatible": `"max_tokens":300,"max_completion_tokens":300`,
+		"OpenAI":           `"max_completion_tokens":300`,
+		"Azure":            `"max_completion_tokens":300`,
+	} {
+		f := newFake(t, reply{body: completion})
+		m, err := openai.New(openai.Config{BaseURL: f.URL + "/v1", Model: "llama3.2", ProviderName: provider, APIKey: "k",
+			Params: model.Params{MaxTokens: 300}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}); err != nil {
+			t.Fatal(err)
+		}
+		assertJSON(t, f.only().body, `{"model":"llama3.2","messages":[{"role":"user","content":"hi"}],`+want+`}`)
+	}
+}
+
 func TestNew_RefusesUnsupportedParams(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]model.Params{

@@ -22,6 +22,7 @@ type chatRequest struct {
 	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
 	Temperature         *float64        `json:"temperature,omitempty"`
 	TopP                *float64        `json:"top_p,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
 	Stop                []string        `json:"stop,omitempty"`
 	Seed                *int64          `json:"seed,omitempty"`
@@ -129,6 +130,12 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		PresencePenalty:     p.PresencePenalty,
 		FrequencyPenalty:    p.FrequencyPenalty,
 		ReasoningEffort:     p.ReasoningEffort,
+	}
+	if m.info.Provider != "OpenAI" && m.info.Provider != "Azure" {
+		// OpenAI wants max_completion_tokens (its reasoning models refuse
+		// max_tokens); compatible servers such as Ollama's read only
+		// max_tokens and ignore the other silently.
+		body.MaxTokens = p.MaxTokens
 	}
 	for i, m := range req.All() {
 		msg, err := mapMessage(&m)
