@@ -81,6 +81,11 @@ func TestInvoke_BadBodiesAreErrors(t *testing.T) {
 		{"not JSON", `<html>oops</html>`, model.ErrMalformedResponse},
 		{"no choices", `{"id":"x","object":"chat.completion","choices":[]}`, model.ErrMalformedResponse},
 		{"error object with status 200", `{"error":{"message":"Invalid API key","type":"invalid_request_error","code":"invalid_api_key"}}`, model.ErrAuth},
+		// OpenRouter: an error met while the model was producing the answer
+		// comes in a 200 with the HTTP status it stands for as a numeric code.
+		{"numeric 502 code with status 200", `{"error":{"code":502,"message":"Provider returned error"}}`, model.ErrServer},
+		{"numeric 429 code with status 200", `{"error":{"code":429,"message":"Rate limit exceeded: free-models-per-min"}}`, model.ErrRateLimit},
+		{"numeric 402 code with status 200", `{"error":{"code":402,"message":"Insufficient credits"}}`, model.ErrQuotaExceeded},
 		{"refusal becomes the answer", `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`, nil},
 	}
 	for _, tc := range tests {

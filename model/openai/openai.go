@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -216,6 +217,13 @@ func (m *Model) statusError(status int, h http.Header, body []byte) *model.Provi
 // streamError classifies an error object sent inside a 200 answer, where the
 // status says nothing: the error's type and code decide the kind.
 func (m *Model) streamError(e *wireError) *model.ProviderError {
+	if status, err := strconv.Atoi(e.Code); err == nil && status >= 400 && status <= 599 {
+		// A numeric code is the HTTP status the error stands for (OpenRouter
+		// sends an error met while the model was answering in a 200 so).
+		pe := model.ClassifyHTTP(m.info.Provider, status, nil, e.String())
+		pe.StatusCode = 0 // the answer's own status was 2xx
+		return pe
+	}
 	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, e.String())
 	kind := strings.ToLower(e.Type + " " + e.Code)
 	switch {

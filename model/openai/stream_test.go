@@ -269,6 +269,8 @@ func TestStream_BadStreamsEndWithAnError(t *testing.T) {
 		{"wrong field type", reply{events: []string{`{"choices":[{"index":0,"delta":{"content":17}}]}`}}, "", model.ErrMalformedResponse},
 		{"server error object mid-stream", reply{events: []string{chunkContent("a"), `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`}}, "a", model.ErrServer},
 		{"rate limit error object mid-stream", reply{events: []string{`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`}}, "", model.ErrRateLimit},
+		{"OpenRouter numeric 502 code mid-stream", reply{events: []string{chunkContent("a"), `{"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"openai/gpt-4o","provider":"OpenAI","error":{"code":502,"message":"Provider returned error"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`}}, "a", model.ErrServer},
+		{"OpenRouter numeric 429 code before any content", reply{events: []string{`{"error":{"code":429,"message":"Rate limit exceeded"}}`}}, "", model.ErrRateLimit},
 		{"vLLM top-level error object", reply{events: []string{`{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`}}, "", model.ErrContextLength},
 	}
 	for _, tc := range tests {
