@@ -170,9 +170,9 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		// No schema: JSON mode, any JSON object.
 		body.ResponseFormat = &responseFormat{Type: "json_object"}
 	} else if rf != nil {
-		name := rf.Name
-		if name == "" {
-			name = "response"
+		name := "response"
+		if rf.Name != "" {
+			name = rf.ToolName() // OpenAI takes [a-zA-Z0-9_-] only
 		}
 		body.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{
 			Name: name, Schema: rf.Schema, Strict: rf.Strict,

@@ -119,6 +119,22 @@ func TestRequest_StructuredOutput(t *testing.T) {
 		"schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city","temp_c"],"additionalProperties":false}}}`)
 }
 
+// OpenAI takes a json_schema name of [a-zA-Z0-9_-] only (a 400 otherwise);
+// a format named in a config file ("Weather report") is sent with the other
+// characters replaced, as the Anthropic provider names its tool.
+func TestRequest_StructuredOutputNameIsOneOpenAITakes(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{"Weather report (v2)": "Weather_report__v2_", "": "response", "weather-v2_ok": "weather-v2_ok"} {
+		f := newFake(t, reply{body: completion})
+		req := userReq("weather as JSON")
+		req.ResponseFormat = &model.ResponseFormat{Name: name, Schema: json.RawMessage(`{"type":"object"}`)}
+		if _, err := newModel(t, f).Invoke(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		assertJSON(t, field(t, f.only().body, "response_format"), `{"type":"json_schema","json_schema":{"name":"`+want+`","schema":{"type":"object"}}}`)
+	}
+}
+
 func TestRequest_MultimodalUserMessage(t *testing.T) {
 	t.Parallel()
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")

@@ -131,9 +131,9 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		if len(rf.Schema) == 0 {
 			w.Text = &textConfig{Format: format{Type: "json_object"}}
 		} else {
-			name := rf.Name
-			if name == "" {
-				name = "response"
+			name := "response"
+			if rf.Name != "" {
+				name = rf.ToolName() // OpenAI takes [a-zA-Z0-9_-] only
 			}
 			w.Text = &textConfig{Format: format{Type: "json_schema", Name: name, Schema: rf.Schema, Strict: rf.Strict}}
 		}

@@ -195,6 +195,25 @@ func TestRequest_EncryptedReasoningOnlyForModelsThatReason(t *testing.T) {
 	}
 }
 
+// OpenAI takes a text.format name of [a-zA-Z0-9_-] only (a 400 otherwise);
+// a format named in a config file is sent with the other characters replaced.
+func TestRequest_StructuredOutputNameIsOneOpenAITakes(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, "application/json", responseObj("completed", message("{}")))
+	m, err := New(Config{APIKey: "sk", BaseURL: rec.URL, Model: "gpt-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")},
+		ResponseFormat: &model.ResponseFormat{Name: "Weather report (v2)", Schema: json.RawMessage(`{"type":"object"}`)}}
+	if _, err := m.Invoke(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(rec.body(t, 0), []byte(`"name":"Weather_report__v2_"`)) {
+		t.Fatalf("body %s, want the format named Weather_report__v2_", rec.body(t, 0))
+	}
+}
+
 func TestNew_RefusesUnsupportedParamsAndBadBuiltinTools(t *testing.T) {
 	t.Parallel()
 	for name, cfg := range map[string]Config{
