@@ -47,6 +47,10 @@ type Config struct {
 	// gateway's own auth header can replace Authorization.
 	Headers map[string]string
 	// ProviderName names the provider in Info and errors; default "OpenAI".
+	// It also picks the wire's variants: a server other than "OpenAI" and
+	// "Azure" gets max_tokens besides max_completion_tokens, and "DeepSeek"
+	// gets assistant turns' reasoning_content back (its thinking mode
+	// refuses a tool-call turn without it).
 	ProviderName string
 	// Params are the generation settings sent with every call (a Request's
 	// own fields override them). Chat Completions takes all but

@@ -44,6 +44,9 @@ type chatMessage struct {
 	Content    any            `json:"content,omitempty"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+	// ReasoningContent is an assistant turn's reasoning, sent back to
+	// DeepSeek only (see buildRequest).
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 }
 
 type chatToolCall struct {
@@ -137,10 +140,18 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		// max_tokens and ignore the other silently.
 		body.MaxTokens = p.MaxTokens
 	}
+	// DeepSeek's thinking mode refuses a tool-call turn without the
+	// reasoning that led to it ("Missing reasoning_content field in the
+	// assistant message"); Agno's DeepSeek model sends it back. Other
+	// servers get no such field.
+	withReasoning := m.info.Provider == "DeepSeek"
 	for i, m := range req.All() {
 		msg, err := mapMessage(&m)
 		if err != nil {
 			return nil, fmt.Errorf("openai: message %d: %w", i, err)
+		}
+		if withReasoning && m.Role == model.RoleAssistant {
+			msg.ReasoningContent = m.ReasoningContent
 		}
 		body.Messages = append(body.Messages, msg)
 	}

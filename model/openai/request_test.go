@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/openai"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -132,6 +133,39 @@ func TestRequest_StructuredOutputNameIsOneOpenAITakes(t *testing.T) {
 			t.Fatal(err)
 		}
 		assertJSON(t, field(t, f.only().body, "response_format"), `{"type":"json_schema","json_schema":{"name":"`+want+`","schema":{"type":"object"}}}`)
+	}
+}
+
+// DeepSeek in thinking mode refuses a tool-call turn whose assistant message
+// lacks its reasoning_content (400 "Missing reasoning_content field in the
+// assistant message"): it is sent back to DeepSeek, as Agno's DeepSeek model
+// does, and to no other server.
+func TestRequest_ReasoningContentGoesBackToDeepSeek(t *testing.T) {
+	t.Parallel()
+	for provider, want := range map[string]string{
+		"DeepSeek": `{"role":"assistant","reasoning_content":"Need the weather.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`,
+		"OpenAI":   `{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`,
+	} {
+		f := newFake(t, reply{body: completion})
+		m, err := openai.New(openai.Config{APIKey: "k", BaseURL: f.URL + "/v1", Model: "deepseek-reasoner", ProviderName: provider})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{Messages: []model.Message{
+			model.Text(model.RoleUser, "Weather?"),
+			{Role: model.RoleAssistant, ReasoningContent: "Need the weather.", ToolCalls: []model.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: "{}"}}},
+			{Role: model.RoleTool, ToolCallID: "call_1", Content: "21C"},
+		}}
+		if _, err := m.Invoke(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(f.only().body, &body); err != nil || len(body.Messages) != 3 {
+			t.Fatalf("body %s: %v", f.only().body, err)
+		}
+		assertJSON(t, body.Messages[1], want)
 	}
 }
 
