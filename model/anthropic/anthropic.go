@@ -77,7 +77,9 @@ var Supported = []string{
 // TotalTokens is input plus output, cache reads and writes are counted apart.
 // Thinking blocks in assistant messages are sent back first and verbatim;
 // unsigned ones (from another provider) are left out, as the API would refuse
-// them. Tool arguments that are not a JSON object are sent as {}.
+// them. A message Agno stored keeps its thinking as reasoning_content signed
+// by provider_data.signature, and redacted_reasoning_content: those are sent
+// back the same way. Tool arguments that are not a JSON object are sent as {}.
 type Model struct {
 	cfg      Config
 	endpoint string

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -257,5 +258,32 @@ func TestStream_ThinkingBlocksRoundTrip(t *testing.T) {
 	}
 	if got := jsonOf(t, body["thinking"]); got != `{"budget_tokens":1024,"type":"enabled"}` {
 		t.Errorf("thinking = %s", got)
+	}
+}
+
+// Agno stores Claude's thinking as the message's reasoning_content with the
+// signature in provider_data.signature, and a redacted block as
+// redacted_reasoning_content: a paused run Agno stored mid tool call is
+// continued with its thinking sent back first, as the API wants of the
+// last assistant turn when thinking is on.
+func TestBuildRequest_AgnoStoredThinkingIsSentBack(t *testing.T) {
+	t.Parallel()
+	var stored model.Message
+	if err := json.Unmarshal([]byte(`{"role":"assistant","content":"","reasoning_content":"I need the weather.",
+		"provider_data":{"signature":"`+sigFixture+`"},"redacted_reasoning_content":"EncRedacted==",
+		"tool_calls":[{"id":"toolu_W","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]}`), &stored); err != nil {
+		t.Fatal(err)
+	}
+	api := newFakeAPI(t, sseReply(sseStream(msgStart(), blockStart(0, `{"type":"text","text":""}`), textDelta(0, "4C."), blockStop(0), msgDelta("end_turn", 3), msgStop())))
+	req := userReq("weather in Oslo?")
+	req.ThinkingBudget = 1024
+	req.Tools = []model.ToolSpec{{Name: "get_weather"}}
+	req.Messages = append(req.Messages, stored, model.Message{Role: model.RoleTool, ToolCallID: "toolu_W", Content: "4C"})
+	if _, _, err := drain(t, api.model(t), req); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"content":[{"signature":"` + sigFixture + `","thinking":"I need the weather.","type":"thinking"},{"data":"EncRedacted==","type":"redacted_thinking"},{"id":"toolu_W","input":{"city":"Oslo"},"name":"get_weather","type":"tool_use"}],"role":"assistant"}`
+	if got := jsonOf(t, pick(t, api.lastBody(), "messages.1")); got != want {
+		t.Errorf("assistant turn sent back:\n got %s\nwant %s", got, want)
 	}
 }

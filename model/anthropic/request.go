@@ -318,7 +318,11 @@ func userBlocks(i int, msg *model.Message) ([]any, error) {
 // Thinking without a signature cannot be verified and is left out.
 func assistantBlocks(msg *model.Message) []any {
 	var blocks []any
-	for _, t := range msg.Thinking {
+	thinking := msg.Thinking
+	if len(thinking) == 0 {
+		thinking = agnoThinking(msg)
+	}
+	for _, t := range thinking {
 		switch t.Type {
 		case "thinking":
 			if t.Signature != "" {
@@ -342,6 +346,21 @@ func assistantBlocks(msg *model.Message) []any {
 		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
 	}
 	return blocks
+}
+
+// agnoThinking reads the thinking of a message Agno stored: its
+// reasoning_content signed by provider_data.signature, and a
+// redacted_reasoning_content block.
+func agnoThinking(msg *model.Message) []model.ThinkingBlock {
+	var out []model.ThinkingBlock
+	if sig, _ := msg.ProviderData["signature"].(string); sig != "" && msg.ReasoningContent != "" {
+		out = append(out, model.ThinkingBlock{Type: "thinking", Thinking: msg.ReasoningContent, Signature: sig})
+	}
+	var data string
+	if raw, ok := msg.Extra["redacted_reasoning_content"]; ok && json.Unmarshal(raw, &data) == nil && data != "" {
+		out = append(out, model.ThinkingBlock{Type: "redacted_thinking", Data: data})
+	}
+	return out
 }
 
 // toolInput returns args if it is a JSON object and {} otherwise: the API
