@@ -99,3 +99,37 @@ func BenchmarkStreamDecoder100Events(b *testing.B) {
 		}
 	}
 }
+
+// FuzzDecodeResponse feeds arbitrary bytes as a non-streamed answer, plain
+// and in structured mode. The decoder must not panic, must return a
+// response or a classified error, and a tool call's arguments are always
+// JSON (a missing input is {}).
+func FuzzDecodeResponse(f *testing.F) {
+	f.Add([]byte(invokeToolUse), false)
+	f.Add([]byte(`{"type":"message","content":[{"type":"tool_use","id":"s","name":"report","input":{"a":1}},{"type":"text","text":"x"}],"stop_reason":"tool_use"}`), true)
+	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), false)
+	f.Add([]byte(`{"type":"message","content":[],"stop_reason":"refusal"}`), false)
+	f.Add([]byte(`{"content":[{"type":"tool_use","input":null}],"usage":{"input_tokens":null}}`), false)
+	f.Fuzz(func(t *testing.T, raw []byte, structured bool) {
+		formatTool := ""
+		if structured {
+			formatTool = "report"
+		}
+		r, err := decodeResponse(raw, formatTool)
+		if err != nil {
+			var pe *model.ProviderError
+			if !errors.As(err, &pe) && !errors.Is(err, model.ErrMalformedResponse) {
+				t.Fatalf("unclassified error: %v", err)
+			}
+			return
+		}
+		if r == nil {
+			t.Fatal("no response and no error")
+		}
+		for _, tc := range r.Message.ToolCalls {
+			if tc.Arguments == "" {
+				t.Fatalf("tool call with empty arguments: %+v", r.Message.ToolCalls)
+			}
+		}
+	})
+}

@@ -108,3 +108,34 @@ func BenchmarkDecodeStream_100Chunks(b *testing.B) {
 		}
 	}
 }
+
+// FuzzDecodeResponse feeds arbitrary bytes as a non-streamed answer. The
+// decoder must not panic, must return a response or an error (never
+// neither), classify every error, and give every tool call an id (tool
+// results are matched to calls by it).
+func FuzzDecodeResponse(f *testing.F) {
+	f.Add([]byte(`{"id":"c","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}},{"type":"function","function":{"name":"g","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":2}}}`))
+	f.Add([]byte(`{"choices":[{"index":0,"message":{"refusal":"no"},"finish_reason":"content_filter"}]}`))
+	f.Add([]byte(`{"error":{"code":502,"message":"Provider returned error"}}`))
+	f.Add([]byte(`{"object":"error","message":"too long","type":"BadRequestError"}`))
+	f.Add([]byte(`{"choices":[{"index":1}]}`))
+	m := testModel(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := m.decodeResponse(data)
+		if err != nil {
+			var pe *model.ProviderError
+			if !errors.Is(err, model.ErrMalformedResponse) && !errors.As(err, &pe) {
+				t.Fatalf("unclassified error: %v", err)
+			}
+			return
+		}
+		if r == nil {
+			t.Fatal("no response and no error")
+		}
+		for _, tc := range r.Message.ToolCalls {
+			if tc.ID == "" {
+				t.Fatalf("tool call without an id: %+v", r.Message.ToolCalls)
+			}
+		}
+	})
+}
