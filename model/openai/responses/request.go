@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -225,7 +226,9 @@ func reasoningItems(v any) []any {
 	case nil:
 		return nil
 	case []any:
-		return v
+		// Clipped: the caller appends to it, and the list is the stored
+		// message's (shared through the history), with room past its length.
+		return slices.Clip(v)
 	case json.RawMessage:
 		var list []json.RawMessage
 		if json.Unmarshal(v, &list) == nil {

@@ -124,6 +124,30 @@ func TestReasoningItems_SurviveStorageAndAreSentBack(t *testing.T) {
 		"reasoning":{"effort":"high","summary":"auto"},"store":false,"include":["reasoning.encrypted_content"]}`)
 }
 
+// A stored message's reasoning_output list (decoded from run_data, so with
+// room past its length) is the caller's, shared by concurrent requests
+// through the history: building a request must not write into it.
+func TestRequest_StoredReasoningListIsNotWrittenTo(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, "application/json", responseObj("completed", message("ok")))
+	m, err := New(Config{APIKey: "sk", BaseURL: rec.URL, Model: "o4-mini"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 1, 4)
+	items[0] = map[string]any{"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA"}
+	hist := model.Message{Role: model.RoleAssistant, Content: "Earlier.", ProviderData: map[string]any{reasoningKey: items},
+		ToolCalls: []model.ToolCall{{ID: "call_a", Name: "f", Arguments: "{}"}}}
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi"), hist,
+		{Role: model.RoleTool, ToolCallID: "call_a", Content: "ok"}}}
+	if _, err := m.Invoke(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if spare := items[1:4]; spare[0] != nil || spare[1] != nil || spare[2] != nil {
+		t.Fatalf("building the request wrote past the stored list's length: %v", spare)
+	}
+}
+
 func TestRequest_ParamsMediaAndBuiltinToolsOptIn(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, "application/json", responseObj("completed", message("ok")))
