@@ -79,7 +79,10 @@ var Supported = []string{
 // unsigned ones (from another provider) are left out, as the API would refuse
 // them. A message Agno stored keeps its thinking as reasoning_content signed
 // by provider_data.signature, and redacted_reasoning_content: those are sent
-// back the same way. Tool arguments that are not a JSON object are sent as {}.
+// back the same way. Tool arguments that are not a JSON object are sent as {},
+// and tool call ids with characters outside [a-zA-Z0-9_-] (another
+// provider's, in a history) with those replaced by "_", on the call and on
+// its result alike.
 type Model struct {
 	cfg      Config
 	endpoint string

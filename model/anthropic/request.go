@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentryhq/agentry/model"
 )
@@ -343,7 +344,7 @@ func assistantBlocks(msg *model.Message) []any {
 		}
 	}
 	for _, tc := range msg.ToolCalls {
-		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
+		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: toolUseID(tc.ID), Name: tc.Name, Input: toolInput(tc.Arguments)})
 	}
 	return blocks
 }
@@ -363,6 +364,27 @@ func agnoThinking(msg *model.Message) []model.ThinkingBlock {
 	return out
 }
 
+// toolUseID returns id with every character outside [a-zA-Z0-9_-], which the
+// API refuses in a tool_use id, replaced by '_': ids another provider made
+// (Kimi K2's "functions.get_weather:0") in a history, mapped the same way
+// on the call and on its result so the pair still matches.
+func toolUseID(id string) string {
+	valid := func(c rune) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	for _, c := range id {
+		if !valid(c) {
+			return strings.Map(func(c rune) rune {
+				if valid(c) {
+					return c
+				}
+				return '_'
+			}, id)
+		}
+	}
+	return id
+}
+
 // toolInput returns args if it is a JSON object and {} otherwise: the API
 // rejects a tool_use whose input is not an object, and a model's malformed
 // arguments must not make the whole conversation unsendable.
@@ -378,7 +400,7 @@ func toolResult(i int, msg *model.Message) (toolResultBlock, error) {
 	if msg.ToolCallID == "" {
 		return toolResultBlock{}, fmt.Errorf("anthropic: tool message %d has no ToolCallID", i)
 	}
-	b := toolResultBlock{Type: "tool_result", ToolUseID: msg.ToolCallID, IsError: msg.ToolCallError}
+	b := toolResultBlock{Type: "tool_result", ToolUseID: toolUseID(msg.ToolCallID), IsError: msg.ToolCallError}
 	if len(msg.Parts) == 0 {
 		if msg.Content != "" {
 			b.Content = msg.Content

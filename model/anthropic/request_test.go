@@ -92,6 +92,22 @@ func TestBuildRequest_MapsToMessagesAPI(t *testing.T) {
 			},
 		},
 		{
+			// Kimi K2 (through an OpenAI-compatible server) names its calls
+			// "functions.get_weather:0"; the Messages API takes ids of
+			// [a-zA-Z0-9_-] only, so a history from a fallback model keeps
+			// its pairs with the other characters replaced on both sides.
+			name: "tool call ids from other providers are made ones the API takes",
+			req: model.Request{Messages: []model.Message{
+				model.Text(model.RoleUser, "weather?"),
+				{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "functions.get_weather:0", Name: "get_weather", Arguments: `{}`}}},
+				{Role: model.RoleTool, ToolCallID: "functions.get_weather:0", ToolName: "get_weather", Content: "18C"},
+			}},
+			want: map[string]string{
+				"messages.1": `{"content":[{"id":"functions_get_weather_0","input":{},"name":"get_weather","type":"tool_use"}],"role":"assistant"}`,
+				"messages.2": `{"content":[{"content":"18C","tool_use_id":"functions_get_weather_0","type":"tool_result"}],"role":"user"}`,
+			},
+		},
+		{
 			name: "stored arguments that are not a JSON object are sent as {}",
 			req: model.Request{Messages: []model.Message{
 				model.Text(model.RoleUser, "go"),
