@@ -50,7 +50,9 @@ type Config struct {
 	// It also picks the wire's variants: a server other than "OpenAI" and
 	// "Azure" gets max_tokens besides max_completion_tokens, and "DeepSeek"
 	// gets assistant turns' reasoning_content back (its thinking mode
-	// refuses a tool-call turn without it).
+	// refuses a tool-call turn without it). A history's tool call ids that
+	// "OpenAI", "Azure" (over 40 characters) or "Mistral" (not 9 letters
+	// and digits) refuse are sent mapped.
 	ProviderName string
 	// Params are the generation settings sent with every call (a Request's
 	// own fields override them). Chat Completions takes all but

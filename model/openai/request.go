@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,6 +147,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 	// assistant message"); Agno's DeepSeek model sends it back. Other
 	// servers get no such field.
 	withReasoning := m.info.Provider == "DeepSeek"
+	idFor := m.toolCallID
 	for i, m := range req.All() {
 		msg, err := mapMessage(&m)
 		if err != nil {
@@ -152,6 +155,12 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		}
 		if withReasoning && m.Role == model.RoleAssistant {
 			msg.ReasoningContent = m.ReasoningContent
+		}
+		if msg.ToolCallID != "" {
+			msg.ToolCallID = idFor(msg.ToolCallID)
+		}
+		for j := range msg.ToolCalls {
+			msg.ToolCalls[j].ID = idFor(msg.ToolCalls[j].ID)
 		}
 		body.Messages = append(body.Messages, msg)
 	}
@@ -201,6 +210,29 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	return data, nil
+}
+
+// toolCallID returns the id a tool call (and its result) is sent with: as
+// it is, unless the history holds another server's id this one refuses.
+// OpenAI and Azure take ids of at most 40 characters (vLLM's are 46),
+// Mistral only 9 letters and digits. A refused id is replaced by one made
+// from its hash, the same on the call and on its result.
+func (m *Model) toolCallID(id string) string {
+	switch m.info.Provider {
+	case "OpenAI", "Azure":
+		if len(id) > 40 {
+			sum := sha256.Sum256([]byte(id))
+			return "call_" + hex.EncodeToString(sum[:])[:35]
+		}
+	case "Mistral":
+		if len(id) != 9 || strings.IndexFunc(id, func(c rune) bool {
+			return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+		}) >= 0 {
+			sum := sha256.Sum256([]byte(id))
+			return hex.EncodeToString(sum[:])[:9]
+		}
+	}
+	return id
 }
 
 func mapMessage(msg *model.Message) (chatMessage, error) {

@@ -169,6 +169,65 @@ func TestRequest_ReasoningContentGoesBackToDeepSeek(t *testing.T) {
 	}
 }
 
+// A history from another server keeps that server's tool call ids: vLLM's
+// "chatcmpl-tool-<uuid>" (46 characters), Kimi's "functions.f:0". OpenAI and
+// Azure refuse ids over 40 characters and Mistral any but 9 letters and
+// digits (a 400 either way); such ids are mapped, the same way on the call
+// and on its result, and others are sent as they are.
+func TestRequest_ForeignToolCallIDsFitTheServer(t *testing.T) {
+	t.Parallel()
+	long := "chatcmpl-tool-0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		provider, id string
+		ok           func(string) bool
+	}{
+		{"OpenAI", long, func(s string) bool { return len(s) <= 40 && strings.HasPrefix(s, "call_") }},
+		{"Azure", long, func(s string) bool { return len(s) <= 40 }},
+		{"OpenAI", "call_short", func(s string) bool { return s == "call_short" }},
+		{"Mistral", "functions.get_weather:0", func(s string) bool { return len(s) == 9 && isAlnum(s) }},
+		{"Mistral", "D681PevKs", func(s string) bool { return s == "D681PevKs" }},
+		{"Ollama", long, func(s string) bool { return s == long }},
+	} {
+		f := newFake(t, reply{body: completion})
+		m, err := openai.New(openai.Config{APIKey: "k", BaseURL: f.URL + "/v1", Model: "m", ProviderName: tc.provider})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{Messages: []model.Message{
+			model.Text(model.RoleUser, "Weather?"),
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: tc.id, Name: "get_weather", Arguments: "{}"}}},
+			{Role: model.RoleTool, ToolCallID: tc.id, Content: "21C"},
+		}}
+		if _, err := m.Invoke(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Messages []struct {
+				ToolCalls []struct {
+					ID string `json:"id"`
+				} `json:"tool_calls"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(f.only().body, &body); err != nil || len(body.Messages) != 3 || len(body.Messages[1].ToolCalls) != 1 {
+			t.Fatalf("body %s: %v", f.only().body, err)
+		}
+		call, result := body.Messages[1].ToolCalls[0].ID, body.Messages[2].ToolCallID
+		if !tc.ok(call) || call != result {
+			t.Errorf("%s: id %q sent as %q on the call and %q on its result", tc.provider, tc.id, call, result)
+		}
+	}
+}
+
+func isAlnum(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 func TestRequest_MultimodalUserMessage(t *testing.T) {
 	t.Parallel()
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
