@@ -36,8 +36,8 @@ type wireContent struct {
 	Data      string          `json:"data"`
 }
 
-// wireUsage fields are pointers because message_delta repeats only some of them
-// and a present zero must still override.
+// wireUsage is the usage of an answer, of message_start and of
+// message_delta, which repeats some of the counts, cumulatively.
 type wireUsage struct {
 	InputTokens              *int `json:"input_tokens"`
 	OutputTokens             *int `json:"output_tokens"`
@@ -45,25 +45,25 @@ type wireUsage struct {
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
 }
 
-// applyTo overwrites the counts present in w. Following Agno, input tokens are
-// the uncached input Anthropic reports and the total is input plus output;
-// cache reads and writes are counted separately.
+// applyTo sets the counts w reports over u's, except a zero: counts are
+// cumulative, and Anthropic-compatible servers report 0 for a count they
+// reported earlier (SGLang's message_delta input_tokens) or will report
+// later (a message_start sent before the prompt was counted). Following
+// Agno, input tokens are the uncached input Anthropic reports and the total
+// is input plus output; cache reads and writes are counted separately.
 func (w *wireUsage) applyTo(u *model.Usage) {
 	if w == nil {
 		return
 	}
-	if w.InputTokens != nil {
-		u.InputTokens = *w.InputTokens
+	set := func(dst *int, v *int) {
+		if v != nil && *v != 0 {
+			*dst = *v
+		}
 	}
-	if w.OutputTokens != nil {
-		u.OutputTokens = *w.OutputTokens
-	}
-	if w.CacheCreationInputTokens != nil {
-		u.CacheWriteTokens = *w.CacheCreationInputTokens
-	}
-	if w.CacheReadInputTokens != nil {
-		u.CacheReadTokens = *w.CacheReadInputTokens
-	}
+	set(&u.InputTokens, w.InputTokens)
+	set(&u.OutputTokens, w.OutputTokens)
+	set(&u.CacheWriteTokens, w.CacheCreationInputTokens)
+	set(&u.CacheReadTokens, w.CacheReadInputTokens)
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 }
 

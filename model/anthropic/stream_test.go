@@ -98,14 +98,14 @@ func TestStream_DecodesWireFormat(t *testing.T) {
 			usage: model.Usage{InputTokens: 472, OutputTokens: 230, TotalTokens: 702, CacheReadTokens: 300, CacheWriteTokens: 12},
 		},
 		{
-			name: "message_delta usage with every count overrides message_start",
+			name: "message_delta usage overrides message_start, but for a zero (cumulative counts)",
 			body: sseStream(msgStart(),
 				blockStart(0, `{"type":"text","text":""}`), textDelta(0, "ok"), blockStop(0),
 				sseEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"input_tokens":500,"cache_creation_input_tokens":0,"cache_read_input_tokens":310,"output_tokens":4096}}`),
 				msgStop()),
 			want:  model.Message{Role: model.RoleAssistant, Content: "ok"},
 			stop:  "max_tokens",
-			usage: model.Usage{InputTokens: 500, OutputTokens: 4096, TotalTokens: 4596, CacheReadTokens: 310, CacheWriteTokens: 0},
+			usage: model.Usage{InputTokens: 500, OutputTokens: 4096, TotalTokens: 4596, CacheReadTokens: 310, CacheWriteTokens: 12},
 		},
 		{
 			name: "server tool blocks and citations are not tool calls",
@@ -396,5 +396,34 @@ func TestStream_ToolIndicesSortedAcrossBlocks(t *testing.T) {
 	}
 	if resp.Message.Content != "abc" || len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[1].Arguments != `{"n":1}` {
 		t.Errorf("message = %+v", resp.Message)
+	}
+}
+
+// Usage on message_delta is cumulative, so a count never goes down: some
+// Anthropic-compatible servers (SGLang) send input_tokens 0 there, and
+// others 0 on message_start and the real count on message_delta. The
+// stream keeps the count each reports last unless it falls to zero.
+func TestStream_UsageCountsNeverFallBack(t *testing.T) {
+	t.Parallel()
+	text := sseStream(blockStart(0, `{"type":"text","text":""}`), textDelta(0, "Hi."), blockStop(0))
+	for name, tc := range map[string]struct {
+		start, delta string
+		want         model.Usage
+	}{
+		"zeros on message_delta": {frameStart,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":45}}`,
+			model.Usage{InputTokens: 472, OutputTokens: 45, TotalTokens: 517, CacheReadTokens: 300, CacheWriteTokens: 12}},
+		"zeros on message_start": {`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":0,"output_tokens":0}}}`,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":123,"output_tokens":45}}`,
+			model.Usage{InputTokens: 123, OutputTokens: 45, TotalTokens: 168}},
+	} {
+		api := newFakeAPI(t, sseReply(sseStream(sseEvent("message_start", tc.start), text, sseEvent("message_delta", tc.delta), msgStop())))
+		_, resp, err := drain(t, api.model(t), userReq("hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Usage != tc.want {
+			t.Errorf("%s: usage %+v, want %+v", name, resp.Usage, tc.want)
+		}
 	}
 }
