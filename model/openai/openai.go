@@ -48,7 +48,9 @@ type Config struct {
 	Headers map[string]string
 	// ProviderName names the provider in Info and errors; default "OpenAI".
 	// It also picks the wire's variants: a server other than "OpenAI" and
-	// "Azure" gets max_tokens besides max_completion_tokens, and "DeepSeek"
+	// "Azure" gets max_tokens besides max_completion_tokens ("Mistral",
+	// which refuses fields it does not know, gets max_tokens only, the seed
+	// as random_seed and no stream_options), and "DeepSeek"
 	// gets assistant turns' reasoning_content back (its thinking mode
 	// refuses a tool-call turn without it). A history's tool call ids that
 	// "OpenAI", "Azure" (over 40 characters) or "Mistral" (not 9 letters
@@ -58,7 +60,7 @@ type Config struct {
 	// own fields override them). Chat Completions takes all but
 	// thinking_budget and include_thoughts; New refuses those. max_tokens
 	// is sent as max_completion_tokens, and to a server other than OpenAI
-	// and Azure (ProviderName) as max_tokens too.
+	// and Azure (ProviderName) as max_tokens too (see ProviderName).
 	Params model.Params
 	// QueryParams are added to the endpoint URL (Azure's api-version).
 	QueryParams map[string]string

@@ -62,14 +62,17 @@ func TestParams_RequestFieldsOverrideModelParams(t *testing.T) {
 func TestParams_MaxTokensReachCompatibleServers(t *testing.T) {
 	t.Parallel()
 	for provider, want := range map[string]string{
-		"Ollama":           `"max_tokens":300,"max_completion_tokens":300`,
-		"OpenAICompatible": `"max_tokens":300,"max_completion_tokens":300`,
-		"OpenAI":           `"max_completion_tokens":300`,
-		"Azure":            `"max_completion_tokens":300`,
+		// Mistral refuses max_completion_tokens (422 extra_forbidden), and
+		// names the seed random_seed.
+		"Mistral":          `"max_tokens":300,"random_seed":7`,
+		"Ollama":           `"max_tokens":300,"max_completion_tokens":300,"seed":7`,
+		"OpenAICompatible": `"max_tokens":300,"max_completion_tokens":300,"seed":7`,
+		"OpenAI":           `"max_completion_tokens":300,"seed":7`,
+		"Azure":            `"max_completion_tokens":300,"seed":7`,
 	} {
 		f := newFake(t, reply{body: completion})
 		m, err := openai.New(openai.Config{BaseURL: f.URL + "/v1", Model: "llama3.2", ProviderName: provider, APIKey: "k",
-			Params: model.Params{MaxTokens: 300}})
+			Params: model.Params{MaxTokens: 300, Seed: ptr(int64(7))}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +80,34 @@ func TestParams_MaxTokensReachCompatibleServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		assertJSON(t, f.only().body, `{"model":"llama3.2","messages":[{"role":"user","content":"hi"}],`+want+`}`)
+	}
+}
+
+// Mistral's API refuses the fields it does not know (422 extra_forbidden):
+// a stream asks for no stream_options (Mistral sends usage in its last
+// chunk anyway), and the usage still arrives.
+func TestStream_MistralGetsNoStreamOptions(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, reply{events: []string{
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"mistral-large-latest","choices":[{"index":0,"delta":{"role":"assistant","content":"Bonjour"},"finish_reason":null}]}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"mistral-large-latest","choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"total_tokens":9,"completion_tokens":2}}`,
+	}})
+	m, err := openai.New(openai.Config{APIKey: "k", BaseURL: f.URL + "/v1", Model: "mistral-large-latest", ProviderName: "Mistral"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc model.Accumulator
+	for c, err := range m.Stream(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc.Add(c)
+	}
+	if strings.Contains(string(f.only().body), "stream_options") {
+		t.Errorf("stream_options sent to Mistral: %s", f.only().body)
+	}
+	if r := acc.Response(); r.Message.Content != "Bonjour" || r.Usage.TotalTokens != 9 {
+		t.Errorf("response %+v", r)
 	}
 }
 

@@ -28,6 +28,7 @@ type chatRequest struct {
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
 	Stop                []string        `json:"stop,omitempty"`
 	Seed                *int64          `json:"seed,omitempty"`
+	RandomSeed          *int64          `json:"random_seed,omitempty"` // Mistral's seed
 	PresencePenalty     *float64        `json:"presence_penalty,omitempty"`
 	FrequencyPenalty    *float64        `json:"frequency_penalty,omitempty"`
 	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
@@ -136,11 +137,18 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		FrequencyPenalty:    p.FrequencyPenalty,
 		ReasoningEffort:     p.ReasoningEffort,
 	}
+	// strict: Mistral's API refuses any field it does not know (422
+	// extra_forbidden), max_completion_tokens and stream_options among them.
+	strict := m.info.Provider == "Mistral"
 	if m.info.Provider != "OpenAI" && m.info.Provider != "Azure" {
 		// OpenAI wants max_completion_tokens (its reasoning models refuse
 		// max_tokens); compatible servers such as Ollama's read only
 		// max_tokens and ignore the other silently.
 		body.MaxTokens = p.MaxTokens
+		if strict {
+			body.MaxCompletionTokens = 0
+			body.Seed, body.RandomSeed = nil, p.Seed
+		}
 	}
 	// DeepSeek's thinking mode refuses a tool-call turn without the
 	// reasoning that led to it ("Missing reasoning_content field in the
@@ -200,7 +208,9 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 	}
 	if stream {
 		body.Stream = true
-		body.StreamOptions = &streamOptions{IncludeUsage: true}
+		if !strict { // Mistral sends the usage in its last chunk unasked
+			body.StreamOptions = &streamOptions{IncludeUsage: true}
+		}
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
