@@ -57,6 +57,9 @@ type inputPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
 	ImageURL string `json:"image_url,omitempty"`
+	// Detail is an image's; "auto", OpenAI's default, is sent because
+	// vLLM's Responses endpoint requires the field.
+	Detail   string `json:"detail,omitempty"`
 	FileData string `json:"file_data,omitempty"`
 	FileURL  string `json:"file_url,omitempty"`
 	FileID   string `json:"file_id,omitempty"`
@@ -268,9 +271,9 @@ func mapPart(p *model.Part) (*inputPart, error) {
 	case model.PartImage:
 		switch {
 		case len(p.Data) > 0:
-			return &inputPart{Type: "input_image", ImageURL: dataURL(p.MIMEType, p.Data)}, nil
+			return &inputPart{Type: "input_image", ImageURL: dataURL(p.MIMEType, p.Data), Detail: "auto"}, nil
 		case p.URL != "":
-			return &inputPart{Type: "input_image", ImageURL: p.URL}, nil
+			return &inputPart{Type: "input_image", ImageURL: p.URL, Detail: "auto"}, nil
 		}
 		return nil, errors.New("image part has neither URL nor Data")
 	case model.PartFile:

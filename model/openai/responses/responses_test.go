@@ -148,6 +148,9 @@ func TestRequest_StoredReasoningListIsNotWrittenTo(t *testing.T) {
 	}
 }
 
+// An image goes with detail "auto" (OpenAI's default when left out): vLLM's
+// Responses endpoint refuses an input_image without it (400, "detail: Field
+// required"; vllm-project/vllm#57241).
 func TestRequest_ParamsMediaAndBuiltinToolsOptIn(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, "application/json", responseObj("completed", message("ok")))
@@ -173,7 +176,7 @@ func TestRequest_ParamsMediaAndBuiltinToolsOptIn(t *testing.T) {
 	}
 	assertJSON(t, rec.body(t, 0), `{"model":"gpt-5","input":[
 		{"role":"developer","content":"Be brief."},
-		{"role":"user","content":[{"type":"input_text","text":"See"},{"type":"input_image","image_url":"https://example.com/a.png"},
+		{"role":"user","content":[{"type":"input_text","text":"See"},{"type":"input_image","image_url":"https://example.com/a.png","detail":"auto"},
 		 {"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjQ=","filename":"r.pdf"},{"type":"input_file","file_id":"file-abc"}]},
 		{"role":"assistant","content":"Earlier answer."}],
 		"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"},"strict":true}],
