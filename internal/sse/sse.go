@@ -25,9 +25,11 @@ type Event struct {
 // one data line on some providers.
 const DefaultMaxLine = 4 << 20
 
-// Read yields events from r until EOF. A stream that ends in the middle of an
-// event (no blank line after it) yields io.ErrUnexpectedEOF after the complete
-// events, so callers can tell a truncated stream from a finished one.
+// Read yields events from r until EOF. A stream that ends in the middle of a
+// line yields io.ErrUnexpectedEOF after the complete events, so callers can
+// tell a truncated stream from a finished one. A last event whose lines all
+// ended but that no blank line followed ("data: [DONE]\n" and EOF, as some
+// servers end their streams) is dispatched: its data is whole.
 // maxLine <= 0 means DefaultMaxLine.
 func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 	if maxLine <= 0 {
@@ -36,7 +38,14 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
-		sc.Split(scanLines)
+		cut := false // the last line scanned had no line break: EOF cut it
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			n, line, err := scanLines(data, atEOF)
+			if line != nil {
+				cut = atEOF && n == len(line)
+			}
+			return n, line, err
+		})
 		var (
 			ev      Event
 			data    bytes.Buffer
@@ -87,8 +96,12 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 			yield(Event{}, err)
 			return
 		}
-		if pending && hasData {
+		switch {
+		case pending && hasData && cut:
 			yield(Event{}, io.ErrUnexpectedEOF)
+		case pending && hasData:
+			ev.Data = bytes.Clone(data.Bytes())
+			yield(ev, nil)
 		}
 	}
 }

@@ -35,6 +35,12 @@ func TestRead_Framing(t *testing.T) {
 		{"comments and blank", ": ping\n\n\ndata:x\n\n", []string{"x"}, []string{""}, nil},
 		{"no space after colon", "event:e\ndata:{}\n\n", []string{"{}"}, []string{"e"}, nil},
 		{"truncated", "data: a\n\ndata: {\"partial", []string{"a"}, []string{""}, io.ErrUnexpectedEOF},
+		{"truncated after a second data line", "data: a\n\ndata: {}\ndata: {\"partial", []string{"a"}, []string{""}, io.ErrUnexpectedEOF},
+		{"truncated, cr", "data: a\r\rdata: {\"partial", []string{"a"}, []string{""}, io.ErrUnexpectedEOF},
+		// The last event's lines ended, no blank line came: it is whole.
+		{"last event without blank line", "data: a\n\ndata: [DONE]\n", []string{"a", "[DONE]"}, []string{"", ""}, nil},
+		{"last event without blank line, crlf", "event: message_stop\r\ndata: {}\r\n", []string{"{}"}, []string{"message_stop"}, nil},
+		{"last event without blank line, cr", "data: a\r", []string{"a"}, []string{""}, nil},
 		{"event without data is dropped", "event: x\n\n", nil, nil, nil},
 	}
 	for _, tc := range tests {

@@ -388,3 +388,18 @@ func TestStream_ServerIgnoringStreamAnswersWithJSON(t *testing.T) {
 		})
 	}
 }
+
+// A stream whose last event's line ended but that no blank line followed
+// ("data: [DONE]\n", then the connection closes, as some servers end their
+// streams) is complete: its answer is the run's, not a malformed stream.
+func TestStream_DoneWithoutBlankLineIsComplete(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, reply{events: []string{chunkContent("42"), chunkStop}, noDone: true, rawTail: "data: [DONE]\n"})
+	_, resp, err := drain(t, newModel(t, f), userReq("meaning?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "42" {
+		t.Fatalf("content = %q", resp.Message.Content)
+	}
+}
