@@ -1,12 +1,14 @@
 package dbtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
 
 // unicodeSamples are NUL-free strings every backend must keep exactly.
@@ -45,6 +47,61 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 		list, _, err := d.ListSessions(bg, db.SessionFilter{SessionName: "مرحبا", Limit: 10, Page: 1})
 		noErr(t, err)
 		equal(t, "search by RTL name", len(list), 1)
+	},
+	"NULInJSON_StoredWithTheRestIntact": func(t *testing.T, d *db.DB) {
+		// A NUL character (a binary file read by a tool, a shell command's
+		// output) in a JSON column: every backend stores the row, keeping
+		// the NUL or, on Postgres (jsonb holds no U+0000), removing it as
+		// Agno's Postgres writer does; the text "\u0000" (an escaped
+		// backslash) is kept exactly everywhere.
+		nul, literal := "a\x00b", `c\u0000d`
+		oneOf := func(what, got string) {
+			t.Helper()
+			if got != nul && got != "ab" {
+				t.Fatalf("%s = %q, want %q or %q", what, got, nul, "ab")
+			}
+		}
+		data, _ := json.Marshal(map[string]string{"session_name": nul, "note": literal})
+		mustSession(t, bg, d, db.Session{SessionID: "s", SessionData: data})
+		gs, err := d.GetSession(bg, "s")
+		noErr(t, err)
+		var sd map[string]string
+		noErr(t, json.Unmarshal(gs.SessionData, &sd))
+		oneOf("session_name", sd["session_name"])
+		equal(t, "session_data note", sd["note"], literal)
+
+		r := newRun("s", "r")
+		r.RunData, _ = json.Marshal(map[string]any{"run_id": "r", "content": nul, "note": literal,
+			"tools": []map[string]string{{"tool_name": "read_file", "result": nul}}})
+		mustRun(t, bg, d, r)
+		r2 := newRun("s", "r2")
+		r2.RunData = bytes.Replace(r.RunData, []byte(`"run_id":"r"`), []byte(`"run_id":"r2"`), 1)
+		_, _, err = d.SaveRun(bg, &db.Session{SessionID: "s", SessionType: run.TypeAgent, SessionData: data}, r2)
+		noErr(t, err)
+		for _, id := range []string{"r", "r2"} {
+			gr, err := d.GetRun(bg, id)
+			noErr(t, err)
+			var out struct {
+				RunID   string `json:"run_id"`
+				Content string `json:"content"`
+				Note    string `json:"note"`
+				Tools   []struct {
+					Result string `json:"result"`
+				} `json:"tools"`
+			}
+			noErr(t, json.Unmarshal(gr.RunData, &out))
+			oneOf("content", out.Content)
+			oneOf("tool result", out.Tools[0].Result)
+			equal(t, "note", out.Note, literal)
+			equal(t, "run_id", out.RunID, id)
+		}
+
+		mustMemory(t, bg, d, db.Memory{MemoryID: "m", Memory: nul, Topics: []string{nul, literal}})
+		gm, err := d.GetMemory(bg, "m")
+		noErr(t, err)
+		oneOf("memory", gm.Memory)
+		oneOf("topic", gm.Topics[0])
+		equal(t, "topic", gm.Topics[1], literal)
 	},
 	"LargeRunData_OneMegabyteRoundTrips": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s"})

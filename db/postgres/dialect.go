@@ -33,6 +33,8 @@ func Dialect(schema string) *sqlstore.Dialect {
 		Rebind:    sqlstore.RebindDollar,
 		Upsert:    sqlstore.OnConflict,
 		RunUpsert: sqlstore.RunUpsertLockThenWrite,
+		// jsonb cannot hold U+0000 (SQLSTATE 22P05 refuses the statement).
+		JSONWithoutNUL: true,
 		LockSession: func(string) string {
 			return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 		},

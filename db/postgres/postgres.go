@@ -130,7 +130,9 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 }
 
 // classify marks pgx's errors of a lost or unusable connection (closed
-// mid-call, failed before it was used, timed out) with db.ErrUnavailable.
+// mid-call, failed before it was used, timed out) with db.ErrUnavailable,
+// and the server's refusal of a value its column cannot hold with
+// db.ErrInvalidRecord.
 func classify(err error) error {
 	if err == nil || errors.Is(err, db.ErrUnavailable) {
 		return err
@@ -138,7 +140,22 @@ func classify(err error) error {
 	if errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && invalidValue[pe.Code] {
+		return fmt.Errorf("%w: %w", db.ErrInvalidRecord, err)
+	}
 	return err
+}
+
+// invalidValue are the server's SQLSTATEs for a value its column cannot
+// hold: a NUL byte in a text column (22021: Postgres text holds no U+0000,
+// which SQLite and MySQL store), a \u0000 in jsonb the store did not write
+// (22P05) and a value over a limit (54000: a btree index row over 2704
+// bytes, a jsonb object over 256 MB).
+var invalidValue = map[string]bool{
+	"22021": true, // character_not_in_repertoire
+	"22P05": true, // untranslatable_character
+	"54000": true, // program_limit_exceeded
 }
 
 // OpenDSN opens a parsed Postgres DSN (a dsn.Opener).

@@ -20,9 +20,9 @@ func (s *Store) CreateApproval(ctx context.Context, a *db.Approval) error {
 	}
 	defer s.gate.leave()
 	_, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.approvs, splitCols(approvalCols), "id")),
-		a.ID, a.RunID, a.SessionID, a.Status, a.SourceType, nullStr(a.ApprovalType), a.PauseType, nullStr(a.ToolName), jsonArg(a.ToolArgs),
+		a.ID, a.RunID, a.SessionID, a.Status, a.SourceType, nullStr(a.ApprovalType), a.PauseType, nullStr(a.ToolName), s.jsonArg(a.ToolArgs),
 		nullInt(a.ExpiresAt), nullStr(a.AgentID), nullStr(a.TeamID), nullStr(a.WorkflowID), nullStr(a.UserID), nullStr(a.ScheduleID),
-		nullStr(a.ScheduleRunID), nullStr(a.SourceName), jsonArg(a.Requirements), jsonArg(a.Context), jsonArg(a.ResolutionData),
+		nullStr(a.ScheduleRunID), nullStr(a.SourceName), s.jsonArg(a.Requirements), s.jsonArg(a.Context), s.jsonArg(a.ResolutionData),
 		nullStr(a.ResolvedBy), nullInt(a.ResolvedAt), a.CreatedAt, nullInt(a.UpdatedAt), nullStr(a.RunStatus)))
 	return s.fail("insert approval "+a.ID, err)
 }
@@ -109,7 +109,7 @@ func (s *Store) ResolveApproval(ctx context.Context, id, status, resolvedBy stri
 		return nil, err
 	}
 	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.approvs+" SET status = ?, resolved_by = ?, resolution_data = ?, resolved_at = ?, updated_at = ?"+w.String()),
-		append([]any{status, nullStr(resolvedBy), jsonArg(data), at, at}, w.args...)...)
+		append([]any{status, nullStr(resolvedBy), s.jsonArg(data), at, at}, w.args...)...)
 	s.gate.leave()
 	if err != nil {
 		return nil, s.fail("resolve approval "+id, err)

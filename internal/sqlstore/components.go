@@ -108,7 +108,7 @@ func (s *Store) CreateComponent(ctx context.Context, c *db.Component, cfg *db.Co
 			cur = c.CurrentVersion
 		}
 		if _, err := tx.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.components()+" ("+compCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-			c.ComponentID, c.ComponentType, nullStr(c.Name), nullStr(c.UserID), nullStr(c.Description), cur, jsonArg(c.Metadata),
+			c.ComponentID, c.ComponentType, nullStr(c.Name), nullStr(c.UserID), nullStr(c.Description), cur, s.jsonArg(c.Metadata),
 			c.CreatedAt, nil, nil); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (s *Store) insertConfig(ctx context.Context, tx *sql.Tx, cfg *db.ComponentC
 func (s *Store) insertLinks(ctx context.Context, tx *sql.Tx, parent string, version int, links []db.ComponentLink, at int64) error {
 	for _, l := range links {
 		if _, err := tx.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.compLinks()+" ("+linkCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-			parent, version, l.LinkKind, l.LinkKey, l.ChildComponentID, l.ChildVersion, l.Position, jsonArg(l.Meta), at, nil); err != nil {
+			parent, version, l.LinkKind, l.LinkKey, l.ChildComponentID, l.ChildVersion, l.Position, s.jsonArg(l.Meta), at, nil); err != nil {
 			return err
 		}
 	}
@@ -268,7 +268,7 @@ func (s *Store) UpdateComponent(ctx context.Context, id string, p db.ComponentPa
 		}
 		c.UpdatedAt = at
 		if _, err := tx.ExecContext(ctx, s.d.Bind("UPDATE "+s.components()+" SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE component_id = ?"),
-			nullStr(c.Name), nullStr(c.Description), jsonArg(c.Metadata), at, id); err != nil {
+			nullStr(c.Name), nullStr(c.Description), s.jsonArg(c.Metadata), at, id); err != nil {
 			return err
 		}
 		out = c

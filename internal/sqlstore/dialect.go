@@ -59,6 +59,11 @@ type Dialect struct {
 	// TxOptions are the options of write transactions; nil means the
 	// backend's default isolation.
 	TxOptions *sql.TxOptions
+	// JSONWithoutNUL drops the \u0000 escapes from the JSON the store
+	// writes (Postgres: jsonb cannot hold U+0000 and refuses the whole
+	// statement, so a run whose answer or tool result held a NUL was not
+	// stored; Agno's Postgres writer removes NULs from every string too).
+	JSONWithoutNUL bool
 	// DuplicateKey reports an INSERT refused because a row with its primary
 	// key exists. Required with OnDuplicateKey, where InsertIgnore is a
 	// plain INSERT whose refusal for an existing key Inserted reads as "not

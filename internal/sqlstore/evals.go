@@ -23,7 +23,7 @@ func (s *Store) CreateEvalRun(ctx context.Context, e *db.EvalRun) error {
 	}
 	defer s.gate.leave()
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.evals(), splitCols(evalCols), "run_id")),
-		e.RunID, e.EvalType, string(e.EvalData), jsonArg(e.EvalInput), nullStr(e.Name), nullStr(e.AgentID), nullStr(e.TeamID),
+		e.RunID, e.EvalType, s.jsonText(e.EvalData), s.jsonArg(e.EvalInput), nullStr(e.Name), nullStr(e.AgentID), nullStr(e.TeamID),
 		nullStr(e.WorkflowID), nullStr(e.ModelID), nullStr(e.ModelProvider), nullStr(e.EvaluatedComponentName),
 		e.CreatedAt, e.UpdatedAt, nullStr(e.UserID)))
 	if err != nil {

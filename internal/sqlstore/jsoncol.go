@@ -13,11 +13,43 @@ import (
 var errInvalidJSON = errors.New("invalid JSON")
 
 // jsonArg binds raw JSON to a JSON column; empty is SQL NULL.
-func jsonArg(raw json.RawMessage) any {
+func (s *Store) jsonArg(raw json.RawMessage) any {
 	if len(raw) == 0 {
 		return nil
 	}
+	return s.jsonText(raw)
+}
+
+// jsonText is raw JSON as a JSON column's text: without its \u0000
+// escapes where the dialect says JSONWithoutNUL.
+func (s *Store) jsonText(raw []byte) string {
+	if s.d.JSONWithoutNUL {
+		raw = jsonWithoutNUL(raw)
+	}
 	return string(raw)
+}
+
+// jsonWithoutNUL returns JSON text b without its \u0000 escapes (b itself
+// when it has none). An escaped backslash followed by "u0000" is text, not
+// an escape, and is kept.
+func jsonWithoutNUL(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u0000`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		switch {
+		case b[i] != '\\' || i+1 == len(b):
+			out = append(out, b[i])
+			i++
+		case bytes.HasPrefix(b[i:], []byte(`\u0000`)):
+			i += 6
+		default:
+			out = append(out, b[i], b[i+1])
+			i += 2
+		}
+	}
+	return out
 }
 
 // decodeJSON reads a JSON column. SQL NULL and JSON null are empty. Agno's

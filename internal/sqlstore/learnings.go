@@ -26,7 +26,7 @@ func (s *Store) readScope(ctx context.Context, w *where) {
 // Identity columns keep their stored values on update (Agno's PATCH rule).
 func (s *Store) UpsertLearning(ctx context.Context, l *db.Learning) (*db.Learning, error) {
 	args := []any{l.LearningID, l.LearningType, nullStr(l.Namespace), nullStr(l.UserID), nullStr(l.AgentID), nullStr(l.TeamID),
-		nullStr(l.WorkflowID), nullStr(l.SessionID), nullStr(l.EntityID), nullStr(l.EntityType), jsonArg(l.Content), jsonArg(l.Metadata),
+		nullStr(l.WorkflowID), nullStr(l.SessionID), nullStr(l.EntityID), nullStr(l.EntityType), s.jsonArg(l.Content), s.jsonArg(l.Metadata),
 		l.CreatedAt, l.UpdatedAt}
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.learning, splitCols(learningCols), "learning_id")), args...))
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Store) UpsertLearning(ctx context.Context, l *db.Learning) (*db.Learnin
 		w.add("learning_id = ?", l.LearningID)
 		s.scope(ctx, w)
 		res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.learning+" SET content = ?, metadata = ?, updated_at = ?"+w.String()),
-			append([]any{jsonArg(l.Content), jsonArg(l.Metadata), l.UpdatedAt}, w.args...)...)
+			append([]any{s.jsonArg(l.Content), s.jsonArg(l.Metadata), l.UpdatedAt}, w.args...)...)
 		if err != nil {
 			return nil, s.fail("upsert learning "+l.LearningID, err)
 		}

@@ -23,8 +23,8 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 		ins := s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id"))
 		for _, m := range ch.Adds {
 			text, _ := json.Marshal(m.Memory)
-			inserted, err := s.d.Inserted(c.tx.ExecContext(ctx, ins, m.MemoryID, string(text), nullStr(m.Feedback), nullStr(m.Input),
-				nullStr(m.AgentID), nullStr(m.TeamID), ch.UserID, topicsJSON(m.Topics), m.CreatedAt, m.UpdatedAt))
+			inserted, err := s.d.Inserted(c.tx.ExecContext(ctx, ins, m.MemoryID, s.jsonText(text), nullStr(m.Feedback), nullStr(m.Input),
+				nullStr(m.AgentID), nullStr(m.TeamID), ch.UserID, s.topicsJSON(m.Topics), m.CreatedAt, m.UpdatedAt))
 			if err != nil {
 				return err
 			}
@@ -36,7 +36,7 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 		upd := s.d.Bind("UPDATE " + s.memories + " SET memory = ?, topics = ?, updated_at = ? WHERE memory_id = ? AND " + s.d.EqExact("user_id"))
 		for _, m := range ch.Updates {
 			text, _ := json.Marshal(m.Memory)
-			res, err := c.tx.ExecContext(ctx, upd, string(text), topicsJSON(m.Topics), m.UpdatedAt, m.MemoryID, ch.UserID)
+			res, err := c.tx.ExecContext(ctx, upd, s.jsonText(text), s.topicsJSON(m.Topics), m.UpdatedAt, m.MemoryID, ch.UserID)
 			if err != nil {
 				return err
 			}
@@ -68,10 +68,10 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 }
 
 // topicsJSON is the topics column's value: NULL for no list.
-func topicsJSON(topics []string) any {
+func (s *Store) topicsJSON(topics []string) any {
 	if topics == nil {
 		return nil
 	}
 	b, _ := json.Marshal(topics)
-	return string(b)
+	return s.jsonText(b)
 }

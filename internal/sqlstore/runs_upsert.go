@@ -172,11 +172,11 @@ func runRefused(err error) bool {
 // transaction holding the session lock) and fills out's run_index and
 // created_at from the stored row.
 func (s *Store) upsertRunOnConflict(ctx context.Context, c writeConn, out *db.Run, scoped bool) error {
-	return scanUpsertedRun(returning(ctx, c, s.upsertRunSQL(scoped), upsertRunArgs(out)...), out, s.returnsKept())
+	return scanUpsertedRun(returning(ctx, c, s.upsertRunSQL(scoped), s.upsertRunArgs(out)...), out, s.returnsKept())
 }
 
 // upsertRunArgs are the arguments of upsertRunSQL.
-func upsertRunArgs(out *db.Run) []any {
+func (s *Store) upsertRunArgs(out *db.Run) []any {
 	var idx any
 	if out.RunIndex != nil {
 		idx = *out.RunIndex
@@ -184,7 +184,7 @@ func upsertRunArgs(out *db.Run) []any {
 	sid := any(out.SessionID) // bound twice, converted once (a string in an interface is an allocation)
 	return []any{out.RunID, sid, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
-		idx, sid, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
+		idx, sid, s.jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt}
 }
 
 // scanUpsertedRun reads upsertRunSQL's row into out's run_index and
@@ -237,7 +237,7 @@ func (s *Store) batchRunWrite(ctx context.Context, out *db.Run, scoped bool) err
 	var scanErr error
 	err := s.d.Batch(ctx, s.w, []PipelineStmt{
 		{Query: s.lockSessionQ, Args: []any{out.SessionID}},
-		{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
+		{Query: s.upsertRunSQL(scoped), Args: s.upsertRunArgs(out), Row: func(sc Scanner) error {
 			scanErr = scanUpsertedRun(sc, out, s.returnsKept())
 			return scanErr
 		}},
@@ -299,7 +299,7 @@ func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scop
 			return fmt.Errorf("%w: run %s", db.ErrNotFound, out.RunID)
 		}
 		upd := "UPDATE " + s.runs + " SET status = ?, run_data = ?, user_id = ?, parent_run_id = ?, updated_at = ? WHERE run_id = ?"
-		if _, err := c.exec(ctx, upd, nullStr(string(out.Status)), jsonArg(out.RunData), nullStr(out.UserID), nullStr(out.ParentRunID),
+		if _, err := c.exec(ctx, upd, nullStr(string(out.Status)), s.jsonArg(out.RunData), nullStr(out.UserID), nullStr(out.ParentRunID),
 			out.UpdatedAt, out.RunID); err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (s *Store) upsertRunLocked(ctx context.Context, c txConn, out *db.Run, scop
 	ins := "INSERT INTO " + s.runs + " (" + runCols + ") VALUES (" + placeholders(13) + ")"
 	_, err = c.exec(ctx, ins, out.RunID, out.SessionID, string(out.RunType), nullStr(out.AgentID), nullStr(out.TeamID),
 		nullStr(out.WorkflowID), nullStr(out.UserID), nullStr(out.ParentRunID), nullStr(string(out.Status)),
-		*out.RunIndex, jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt)
+		*out.RunIndex, s.jsonArg(out.RunData), out.CreatedAt, out.UpdatedAt)
 	return err
 }
 

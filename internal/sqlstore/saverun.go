@@ -145,7 +145,7 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 	if lock {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}
-	runQ, runArgs := s.upsertRunSQL(scoped), upsertRunArgs(out)
+	runQ, runArgs := s.upsertRunSQL(scoped), s.upsertRunArgs(out)
 	if w != nil {
 		stmts = append(stmts, PipelineStmt{Query: sq, Args: sargs, Row: func(sc Scanner) error {
 			saved, mapped = s.scanUpsertedSession(sc, w.SessionID)

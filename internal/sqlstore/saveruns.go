@@ -66,7 +66,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 			}})
 		}
 		in := w.Run
-		stmts = append(stmts, PipelineStmt{Query: s.upsertRunSQL(scoped), Args: upsertRunArgs(out), Row: func(sc Scanner) error {
+		stmts = append(stmts, PipelineStmt{Query: s.upsertRunSQL(scoped), Args: s.upsertRunArgs(out), Row: func(sc Scanner) error {
 			err := scanUpsertedRun(sc, out, s.returnsKept())
 			if err != nil && failed == nil {
 				err = s.runWriteErr(in, err)

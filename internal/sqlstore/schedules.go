@@ -83,7 +83,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc *db.Schedule) error {
 			return fmt.Errorf("%w: schedule named %q", db.ErrExists, sc.Name)
 		}
 		_, err = q.ExecContext(ctx, s.d.Bind("INSERT INTO "+s.schedules()+" ("+scheduleCols+") VALUES ("+placeholders(26)+")"),
-			sc.ID, sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
+			sc.ID, sc.Name, nullStr(sc.Description), sc.Method, sc.Endpoint, s.jsonArg(sc.Payload), sc.CronExpr, sc.Timezone,
 			sc.TimeoutSeconds, sc.MaxRetries, sc.RetryDelaySeconds, sc.Enabled, nullInt(sc.NextRunAt), nullStr(sc.LockedBy), nullInt(sc.LockedAt),
 			nullStr(sc.UserID), nullStr(sc.ManagedBy), nullStr(sc.TargetType), nullStr(sc.TargetID), nullStr(sc.CreatedByRunID),
 			nullStr(sc.CreatedBySessionID), nullStr(sc.UpdatedByRunID), nullStr(sc.UpdatedBySessionID), nullStr(sc.DisabledReason),
@@ -141,19 +141,19 @@ func (s *Store) ListSchedules(ctx context.Context, f db.ScheduleFilter) ([]db.Sc
 
 // scheduleEdit lists the SET clauses and arguments of the mutable
 // columns whose value differs between read and edited, and updated_at.
-func scheduleEdit(read, edited *db.Schedule) (sets []string, args []any) {
+func (s *Store) scheduleEdit(read, edited *db.Schedule) (sets []string, args []any) {
 	for _, c := range db.ScheduleEdits(read, edited) {
-		sets, args = append(sets, c.Name+" = ?"), append(args, scheduleArg(c, edited))
+		sets, args = append(sets, c.Name+" = ?"), append(args, s.scheduleArg(c, edited))
 	}
 	return append(sets, "updated_at = ?"), append(args, edited.UpdatedAt)
 }
 
 // scheduleArg is the argument that stores column c of sc: NULL for the
 // zero value of a nullable column, as Agno stores an absent one.
-func scheduleArg(c db.ScheduleColumn, sc *db.Schedule) any {
+func (s *Store) scheduleArg(c db.ScheduleColumn, sc *db.Schedule) any {
 	switch v := c.Value(sc).(type) {
 	case json.RawMessage:
-		return jsonArg(v)
+		return s.jsonArg(v)
 	case string:
 		if c.Nullable {
 			return nullStr(v)
@@ -218,7 +218,7 @@ func (s *Store) editSchedule(ctx context.Context, q Querier, read, edited *db.Sc
 		{"endpoint", read.Endpoint}} {
 		w.add(s.d.EqExact(c.col), c.was)
 	}
-	sets, args := scheduleEdit(read, edited)
+	sets, args := s.scheduleEdit(read, edited)
 	res, err := q.ExecContext(ctx, s.d.Bind("UPDATE "+s.schedules()+" SET "+strings.Join(sets, ", ")+w.String()), append(args, w.args...)...)
 	if IsUniqueViolation(err) {
 		return false, fmt.Errorf("%w: schedule named %q", db.ErrExists, edited.Name)
@@ -349,7 +349,7 @@ func (s *Store) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error 
 	defer s.gate.leave()
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.scheduleRuns(), splitCols(scheduleRunCols), "id")),
 		r.ID, r.ScheduleID, r.Attempt, nullInt(r.TriggeredAt), nullInt(r.CompletedAt), r.Status, nullInt(r.StatusCode), nullStr(r.RunID),
-		nullStr(r.SessionID), nullStr(r.Error), jsonArg(r.Input), jsonArg(r.Output), jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt))
+		nullStr(r.SessionID), nullStr(r.Error), s.jsonArg(r.Input), s.jsonArg(r.Output), s.jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt))
 	if err != nil {
 		return s.fail("create schedule run "+r.ID, err)
 	}
@@ -406,13 +406,13 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 // FinishScheduleRun records a running schedule run's outcome.
 func (s *Store) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
 	return s.updateRunningScheduleRun(ctx, "finish", r.ID, false, "status = ?, completed_at = ?, status_code = ?, error = ?, output = ?, requirements = ?",
-		r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), jsonArg(r.Output), jsonArg(r.Requirements))
+		r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), s.jsonArg(r.Output), s.jsonArg(r.Requirements))
 }
 
 // StartScheduleRun names the run of a running schedule run that has none.
 func (s *Store) StartScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
 	return s.updateRunningScheduleRun(ctx, "start", r.ID, true, "run_id = ?, session_id = ?, input = ?",
-		r.RunID, nullStr(r.SessionID), jsonArg(r.Input))
+		r.RunID, nullStr(r.SessionID), s.jsonArg(r.Input))
 }
 
 // updateRunningScheduleRun sets columns of schedule run id in scope while it

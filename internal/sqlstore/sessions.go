@@ -30,15 +30,15 @@ func (s *Store) UpsertSession(ctx context.Context, in *db.Session) (*db.Session,
 // or a transaction (SaveRun).
 // sessionWrite is the session as written (as the scoped user) and the
 // values of its columns after session_id.
-func sessionWrite(ctx context.Context, in *db.Session) (*db.Session, []any) {
+func (s *Store) sessionWrite(ctx context.Context, in *db.Session) (*db.Session, []any) {
 	if u, ok := db.UserScope(ctx); ok {
 		cp := *in
 		cp.UserID = u
 		in = &cp
 	}
 	return in, []any{string(in.SessionType), nullStr(in.AgentID), nullStr(in.TeamID), nullStr(in.WorkflowID), nullStr(in.UserID),
-		jsonArg(in.SessionData), jsonArg(in.AgentData), jsonArg(in.TeamData), jsonArg(in.WorkflowData),
-		jsonArg(in.Metadata), jsonArg(in.Summary)}
+		s.jsonArg(in.SessionData), s.jsonArg(in.AgentData), s.jsonArg(in.TeamData), s.jsonArg(in.WorkflowData),
+		s.jsonArg(in.Metadata), s.jsonArg(in.Summary)}
 }
 
 // upsertSessionArgs are the arguments of upsertSessionSQL.
@@ -57,7 +57,7 @@ func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.
 	if sess == nil {
 		return nil, lock, "", nil
 	}
-	w, data := sessionWrite(ctx, sess)
+	w, data := s.sessionWrite(ctx, sess)
 	if lock && s.lockingSessionQ != "" && w.SessionID == out.SessionID {
 		return w, false, s.lockingSessionQ, append([]any{w.SessionID}, upsertSessionArgs(w, data)...)
 	}
@@ -77,7 +77,7 @@ func (s *Store) scanUpsertedSession(sc scanner, sessionID string) (*db.Session, 
 }
 
 func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) (*db.Session, error) {
-	in, data := sessionWrite(ctx, in)
+	in, data := s.sessionWrite(ctx, in)
 	args := upsertSessionArgs(in, data)
 	if s.d.Upsert == OnConflict {
 		if s.updateSessionQ != "" && (in.CreatedAt != in.UpdatedAt || s.hc.knows(in.SessionID)) {
