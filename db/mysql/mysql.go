@@ -130,6 +130,13 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("mysql: cannot connect to %s (is the server running and the DSN right?): %w", mc.Addr, err)
 	}
+	// A run_data within the server's packet, with room for the statement's
+	// other values (a longer one: sqlstore.Config.MaxRunData).
+	var packet int
+	if err := sqlDB.QueryRowContext(pingCtx, "SELECT @@max_allowed_packet").Scan(&packet); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("mysql: read max_allowed_packet: %w", classify(err))
+	}
 	st, err := sqlstore.New(ctx, sqlstore.Config{
 		Dialect:         Dialect(),
 		Tables:          cfg.Tables,
@@ -137,6 +144,7 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 		SkipSchemaCheck: cfg.SkipSchemaCheck,
 		ReadOnly:        cfg.ReadOnly,
 		WrapError:       classify,
+		MaxRunData:      max(packet-runPacketSlack, 1),
 	})
 	if err != nil {
 		sqlDB.Close()
@@ -144,6 +152,10 @@ func Open(ctx context.Context, cfg Config) (*db.DB, error) {
 	}
 	return db.Wrap(st, db.Config{ID: cfg.ID, QueryTimeout: cfg.QueryTimeout}), nil
 }
+
+// runPacketSlack is what a run write's statement holds besides run_data
+// (its other values: ids of up to 255 characters, counted in bytes).
+const runPacketSlack = 64 << 10
 
 // classify marks the driver's error of a connection lost mid-call with
 // db.ErrUnavailable, and the server's refusal of a value its column cannot

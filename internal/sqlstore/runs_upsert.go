@@ -27,6 +27,9 @@ import (
 // row FOR UPDATE, reads the run and the next run_index in one statement, then
 // updates or inserts.
 func (s *Store) UpsertRun(ctx context.Context, in *db.Run) (*db.Run, error) {
+	if err := s.checkRunData(in); err != nil {
+		return nil, err
+	}
 	out, scoped := runToWrite(ctx, in)
 	if err := s.gate.enter(ctx); err != nil {
 		return nil, err
@@ -72,6 +75,15 @@ func runToWrite(ctx context.Context, in *db.Run) (out *db.Run, scoped bool) {
 		cp.RunIndex = &v
 	}
 	return &cp, scoped
+}
+
+// checkRunData refuses a run_data longer than Config.MaxRunData.
+func (s *Store) checkRunData(in *db.Run) error {
+	if s.maxRunData > 0 && len(in.RunData) > s.maxRunData {
+		return fmt.Errorf("%w: run %s: run_data of %d bytes is over the %d this %s database takes in one statement (raise max_allowed_packet)",
+			db.ErrInvalidRecord, in.RunID, len(in.RunData), s.maxRunData, s.d.Name)
+	}
+	return nil
 }
 
 // runWriteErr maps a failed run write.

@@ -57,6 +57,9 @@ func (s *Store) SaveRun(ctx context.Context, sess *db.Session, in *db.Run) (*db.
 }
 
 func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, with db.TxFunc) (*db.Session, *db.Run, error) {
+	if err := s.checkRunData(in); err != nil {
+		return nil, nil, err
+	}
 	if with == nil && s.pipelines() {
 		return s.saveRunPipelined(ctx, sess, in, nil)
 	}

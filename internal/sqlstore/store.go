@@ -47,6 +47,12 @@ type Config struct {
 	// SQLite store answers a conversation's next history read from the
 	// previous one and its own run write (historyCache).
 	ChangeCounter func() (n uint64, ok bool)
+	// MaxRunData, when positive, is the longest run_data a run write
+	// sends: a longer one is db.ErrInvalidRecord before it is sent. MySQL
+	// sets it below max_allowed_packet, over which the server closes the
+	// connection, which the driver may report as a lost one (a caller would
+	// retry the same write as db.ErrUnavailable).
+	MaxRunData int
 }
 
 // Store implements db.Driver over database/sql for one dialect.
@@ -57,6 +63,7 @@ type Store struct {
 	d          *Dialect
 	t          Tables
 	w, r       *sql.DB
+	maxRunData int    // Config.MaxRunData
 	sessions   string // quoted, qualified table names
 	runs       string
 	memories   string
@@ -123,7 +130,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	d := *cfg.Dialect // the store's own copy: the caller cannot change it later
 	s := &Store{d: &d, t: cfg.Tables.WithDefaults(), w: cfg.Writer, r: cfg.Reader, wrap: cfg.WrapError, migPool: cfg.OpenMigrationPool,
-		readOnly: cfg.ReadOnly, gate: newWriteGate(&d)}
+		readOnly: cfg.ReadOnly, gate: newWriteGate(&d), maxRunData: cfg.MaxRunData}
 	s.group = newGroupCommit(s)
 	if cfg.ChangeCounter != nil && s.gate != nil && !cfg.ReadOnly {
 		s.hc = newHistoryCache(cfg.ChangeCounter)
