@@ -187,6 +187,12 @@ func parseMySQLURL(s, scheme string) (DSN, error) {
 		return DSN{}, invalid("%s names no database: %s", redact(s), shape)
 	case strings.Contains(name, "/"):
 		return DSN{}, invalid("%s: the database name %q holds a '/'", redact(s), name)
+	case strings.Contains(name, "?"):
+		// The driver would read the rest as parameters.
+		return DSN{}, invalid("%s: the database name %q holds a '?'", redact(s), name)
+	case u.User != nil && strings.Contains(u.User.Username(), ":"):
+		// The driver ends the user name at the first ':'.
+		return DSN{}, invalid("%s: the user name %q holds a ':', which the MySQL driver cannot take", redact(s), u.User.Username())
 	}
 	addr := u.Host
 	if u.Port() == "" {
@@ -202,7 +208,11 @@ func parseMySQLURL(s, scheme string) (DSN, error) {
 	}
 	b.WriteString("tcp(" + addr + ")/" + name)
 	if u.RawQuery != "" {
-		b.WriteString("?" + u.RawQuery)
+		// The driver finds the database after the DSN's last '/': one in a
+		// parameter (loc=Europe/Paris, valid in a URL) is escaped, and the
+		// parameters that can hold one (loc, tls, serverPubKey, system
+		// variables) are unescaped by the driver.
+		b.WriteString("?" + strings.ReplaceAll(u.RawQuery, "/", "%2F"))
 	}
 	return DSN{Dialect: MySQL, Conn: b.String(), given: s}, nil
 }

@@ -34,6 +34,8 @@ func TestParse_AcceptedForms(t *testing.T) {
 		{"mysql://root@127.0.0.1/test", dsn.MySQL, "", "root@tcp(127.0.0.1:3306)/test"},
 		{"mariadb://u:p%40ss@db:3307/app?tls=true&parseTime=true", dsn.MySQL, "", "u:p@ss@tcp(db:3307)/app?tls=true&parseTime=true"},
 		{"mysql://u@[::1]/app", dsn.MySQL, "", "u@tcp([::1]:3306)/app"},
+		// A '/' in a parameter (a valid URL) would end the driver's address.
+		{"mysql://u@h/app?loc=Europe/Paris&tls=custom", dsn.MySQL, "", "u@tcp(h:3306)/app?loc=Europe%2FParis&tls=custom"},
 		{"root@tcp(127.0.0.1:3306)/test", dsn.MySQL, "", "root@tcp(127.0.0.1:3306)/test"},
 		{"u:pa/ss@tcp(h:1)/db?timeout=5s", dsn.MySQL, "", "u:pa/ss@tcp(h:1)/db?timeout=5s"},
 		{"root@unix(/run/mysqld.sock)/app", dsn.MySQL, "", "root@unix(/run/mysqld.sock)/app"},
@@ -83,6 +85,8 @@ func TestParse_IncompleteOrUnknownIsRefused(t *testing.T) {
 		"mariadb:///test":                  "names no host",
 		"mysql://root:secret@127.0.0.1":    "names no database",
 		"mysql://root@h/a/b":               "holds a '/'",
+		"mysql://root@h/a%3Fb":             "holds a '?'",
+		"mysql://ro%3Aot:secret@h/db":      "holds a ':'",
 		"root:secret@tcp(127.0.0.1:3306)/": "names no database",
 		"root:secret@tcp(127.0.0.1:3306)":  "names no database",
 		"sqlite://":                        "names no file",

@@ -101,3 +101,17 @@ func mysqlDSNOf(t *testing.T, st *sqlstore.Store) string {
 	mc.DBName = name
 	return mc.FormatDSN()
 }
+
+// TestParseDSN_URLParameterWithASlash: a mysql:// URL's parameter may hold
+// a '/' (loc=Europe/Paris); the driver gets it, not an "unescaped
+// parameter" refusal.
+func TestParseDSN_URLParameterWithASlash(t *testing.T) {
+	t.Parallel()
+	mc, err := mysql.ParseDSN("mysql://root@127.0.0.1:3306/test?loc=Europe/Paris&parseTime=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.Loc.String() != "Europe/Paris" || mc.DBName != "test" || mc.Addr != "127.0.0.1:3306" {
+		t.Fatalf("ParseDSN: loc %s, database %q, address %q; want Europe/Paris, test, 127.0.0.1:3306", mc.Loc, mc.DBName, mc.Addr)
+	}
+}
