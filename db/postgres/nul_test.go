@@ -41,3 +41,17 @@ func TestNUL_RemovedFromJSONRefusedInText(t *testing.T) {
 		t.Fatalf("UpsertSession with a NUL in agent_id = %v, want db.ErrInvalidRecord", err)
 	}
 }
+
+// TestJSON_LoneSurrogateIsInvalidRecord: JSON with a lone surrogate escape
+// is valid to Go (json.Valid) but not to jsonb (SQLSTATE 22P02); a session
+// state holding one is db.ErrInvalidRecord (as MariaDB's JSON check makes
+// it on MySQL), not an unclassified failure.
+func TestJSON_LoneSurrogateIsInvalidRecord(t *testing.T) {
+	t.Parallel()
+	d := testdbs.Postgres(t)
+	_, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent,
+		SessionData: json.RawMessage(`{"session_state":{"x":"a\ud800b"}}`)})
+	if !errors.Is(err, db.ErrInvalidRecord) {
+		t.Fatalf("UpsertSession with a lone surrogate in session_data = %v, want db.ErrInvalidRecord", err)
+	}
+}

@@ -150,9 +150,12 @@ func classify(err error) error {
 // invalidValue are the server's SQLSTATEs for a value its column cannot
 // hold: a NUL byte in a text column (22021: Postgres text holds no U+0000,
 // which SQLite and MySQL store), a \u0000 in jsonb the store did not write
-// (22P05) and a value over a limit (54000: a btree index row over 2704
-// bytes, a jsonb object over 256 MB).
+// (22P05), JSON jsonb does not take (22P02: a lone surrogate escape such as
+// "\ud800", which MariaDB's JSON check refuses too) and a value over a
+// limit (54000: a btree index row over 2704 bytes, a jsonb object over
+// 256 MB).
 var invalidValue = map[string]bool{
+	"22P02": true, // invalid_text_representation
 	"22021": true, // character_not_in_repertoire
 	"22P05": true, // untranslatable_character
 	"54000": true, // program_limit_exceeded
