@@ -156,7 +156,12 @@ func lockMigration(ctx context.Context, db *sql.DB, _ string, timeout time.Durat
 			name, file = n, f
 		}
 	}
+	err = rows.Err()
 	rows.Close()
+	if err != nil {
+		// Without the list, the lock would silently not be taken.
+		return nil, fmt.Errorf("migrate: find database file: %w", err)
+	}
 	if name == "" || file == "" {
 		return func() {}, nil
 	}
