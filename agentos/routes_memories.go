@@ -288,11 +288,14 @@ func (s *Server) userMemoryStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pq, err := parsePageQuery(r.URL.Query(), pageRules{})
+	q := r.URL.Query()
+	pq, err := parsePageQuery(q, pageRules{})
 	if err != nil {
 		return err
 	}
-	stats, total, err := d.UserMemoryStats(r.Context(), pq.Limit, pq.Page)
+	// user_id narrows the statistics to that user, as in Agno (a scoped
+	// caller's own scope already does).
+	stats, total, err := d.UserMemoryStats(actAs(r.Context(), q.Get("user_id")).scope(r.Context()), pq.Limit, pq.Page)
 	if err != nil {
 		return err
 	}
