@@ -1,10 +1,72 @@
 package agentos
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
+
+// seedTimedRuns stores session s1 (alice's) on d with three agent runs
+// created at epoch seconds 100, 200 and 300.
+func seedTimedRuns(t *testing.T, d *db.DB) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent, AgentID: "echo", UserID: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, at := range []int64{100, 200, 300} {
+		row, err := db.RunFromOutput(&run.Output{RunID: fmt.Sprintf("r%d", at), SessionID: "s1", AgentID: "echo", UserID: "alice",
+			Status: run.StatusCompleted, Content: fmt.Sprint("answer ", i), CreatedAt: at, UpdatedAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.UpsertRun(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSessionRuns_CreatedAfterAndBeforeFilter: GET /sessions/{id}/runs takes
+// Agno's created_after and created_before (epoch seconds, both inclusive);
+// they were accepted and ignored, so every run came back. A value that is not
+// an integer is a 422, as FastAPI answers.
+func TestSessionRuns_CreatedAfterAndBeforeFilter(t *testing.T) {
+	t.Parallel()
+	d := openSQLite(t, "runs-db")
+	seedTimedRuns(t, d)
+	ts, _ := testServer(t, Config{DBs: []*db.DB{d}}, nil)
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"r100", "r200", "r300"}},
+		{"created_after=200", []string{"r200", "r300"}},
+		{"created_before=200", []string{"r100", "r200"}},
+		{"created_after=150&created_before=250", []string{"r200"}},
+		{"created_after=301", nil},
+		{"created_after=0", []string{"r100", "r200", "r300"}},
+	} {
+		res := get(t, ts.URL+"/sessions/s1/runs?"+c.query, nil)
+		if res.status != 200 {
+			t.Fatalf("?%s = %d %s", c.query, res.status, res.body)
+		}
+		var got []string
+		for _, v := range decode[[]map[string]any](t, res) {
+			got = append(got, v["run_id"].(string))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("GET /sessions/s1/runs?%s = %v, want %v", c.query, got, c.want)
+		}
+	}
+	for _, q := range []string{"created_after=yesterday", "created_before=1.5"} {
+		if res := get(t, ts.URL+"/sessions/s1/runs?"+q, nil); res.status != 422 {
+			t.Errorf("?%s = %d %s, want 422", q, res.status, res.body)
+		}
+	}
+}
 
 // TestUserMemoryStats_UserIDFilters: GET /user_memory_stats?user_id= lists
 // that user's statistics only, as Agno's route does; the parameter was

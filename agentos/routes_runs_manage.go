@@ -54,7 +54,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, a runTarget) e
 		}
 		f.Statuses = []run.Status{st}
 	}
-	views, err := s.collectRunViews(r.Context(), d, f)
+	views, err := s.collectRunViews(r.Context(), d, f, createdRange{})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -505,15 +507,19 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	created, err := parseCreatedRange(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	d, sess, err := s.loadSession(r)
 	if err != nil {
-		if views, ok := s.runsInFlight(r, err); ok {
+		if views, ok := s.runsInFlight(r, err, created); ok {
 			writeJSON(w, http.StatusOK, views)
 			return nil
 		}
 		return err
 	}
-	views, err := s.collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order})
+	views, err := s.collectRunViews(r.Context(), d, db.RunFilter{SessionID: sess.SessionID, Limit: sessionRunsPage, SortBy: sortBy, SortOrder: order}, created)
 	if err != nil {
 		return err
 	}
@@ -529,7 +535,7 @@ func (s *Server) listSessionRuns(w http.ResponseWriter, r *http.Request) error {
 // RUNNING, from the snapshot taken when they started; nothing is written
 // for it. Another process serving the same database does not know the run
 // and still answers 404.
-func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool) {
+func (s *Server) runsInFlight(r *http.Request, notFound error, created createdRange) ([]runView, bool) {
 	var he *httpError
 	if !errors.As(notFound, &he) || he.Status != http.StatusNotFound {
 		return nil, false
@@ -537,7 +543,7 @@ func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool)
 	typ, _ := sessionType(r, "")
 	user := actAs(r.Context(), r.URL.Query().Get("user_id"))
 	shown := s.runs.inSession(chi.URLParam(r, "session_id"), func(o *run.Output, owner string) bool {
-		return user.owns(owner) && (typ == "" || o.Type() == typ)
+		return user.owns(owner) && (typ == "" || o.Type() == typ) && created.holds(o.CreatedAt)
 	})
 	if len(shown) == 0 {
 		return nil, false
@@ -557,10 +563,39 @@ func (s *Server) runsInFlight(r *http.Request, notFound error) ([]runView, bool)
 	return views, true
 }
 
+// createdRange is the created_after and created_before bounds of GET
+// /sessions/{id}/runs, in epoch seconds, both inclusive as in Agno; nil
+// bounds nothing.
+type createdRange struct {
+	after, before *int64
+}
+
+// parseCreatedRange reads created_after and created_before: an integer
+// (epoch seconds) each, else a 422, as FastAPI answers; empty is absent.
+func parseCreatedRange(q url.Values) (createdRange, error) {
+	var c createdRange
+	for name, dst := range map[string]**int64{"created_after": &c.after, "created_before": &c.before} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return createdRange{}, errorf(http.StatusUnprocessableEntity, "%s must be an integer (epoch seconds)", name)
+			}
+			*dst = &n
+		}
+	}
+	return c, nil
+}
+
+// holds reports whether a run created at sec (epoch seconds) is in range.
+func (c createdRange) holds(sec int64) bool {
+	return (c.after == nil || sec >= *c.after) && (c.before == nil || sec <= *c.before)
+}
+
 // collectRunViews reads the runs matching f page by page (f.Limit a page) into
-// views, stopping after the page that reaches maxSessionRuns.
-// Runs the store cannot decode are left out (see leaveOutCorrupt).
-func (s *Server) collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) ([]runView, error) {
+// views, keeping those created in range, and stopping after the page that
+// reaches maxSessionRuns. Runs the store cannot decode are left out (see
+// leaveOutCorrupt).
+func (s *Server) collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter, created createdRange) ([]runView, error) {
 	views := []runView{}
 	for f.Page = 1; len(views) < maxSessionRuns; f.Page++ {
 		rows, _, err := d.GetRuns(ctx, f)
@@ -569,6 +604,9 @@ func (s *Server) collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter) 
 			return nil, err
 		}
 		for i := range rows {
+			if !created.holds(rows[i].CreatedAt) {
+				continue
+			}
 			v, err := newRunView(&rows[i])
 			if err != nil {
 				return nil, err
