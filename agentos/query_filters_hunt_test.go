@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -87,5 +90,49 @@ func TestUserMemoryStats_UserIDFilters(t *testing.T) {
 	none := decode[paginated[map[string]any]](t, get(t, ts.URL+"/user_memory_stats?user_id=carol", nil))
 	if none.Meta.TotalCount != 0 || len(none.Data) != 0 {
 		t.Errorf("GET /user_memory_stats?user_id=carol = %+v, want nothing", none)
+	}
+}
+
+// TestMetrics_BackgroundRefreshAndStatus: POST /metrics/refresh?background=true
+// answers 202 {"status":"started"} and refreshes after, and GET
+// /metrics/refresh/status follows it (idle, then completed), as Agno's
+// routes and AgentOSClient do: background was ignored (a synchronous
+// refresh answered 200 with the rows) and the status route was a 404.
+func TestMetrics_BackgroundRefreshAndStatus(t *testing.T) {
+	t.Parallel()
+	d := openSQLite(t, "metrics-db")
+	a, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), run.TextInput("hello"), agent.WithSessionID("s1"), agent.WithUserID("alice")); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	st := decode[map[string]any](t, get(t, ts.URL+"/metrics/refresh/status", nil))
+	if st["status"] != "idle" {
+		t.Fatalf("status before any refresh = %v, want idle", st)
+	}
+	res := do(t, "POST", ts.URL+"/metrics/refresh?background=true", nil, nil)
+	if res.status != 202 || decode[map[string]any](t, res)["status"] != "started" {
+		t.Fatalf("background refresh = %d %s, want 202 started", res.status, res.body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st = decode[map[string]any](t, get(t, ts.URL+"/metrics/refresh/status", nil))
+		if st["status"] != "running" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st["status"] != "completed" || st["started_at"] == nil || st["finished_at"] == nil || st["error"] != nil {
+		t.Fatalf("status after the background refresh = %v, want completed", st)
+	}
+	all := decode[struct{ Metrics []map[string]any }](t, get(t, ts.URL+"/metrics", nil))
+	if len(all.Metrics) != 1 || all.Metrics[0]["agent_runs_count"] != 1.0 {
+		t.Errorf("metrics after the background refresh = %+v", all.Metrics)
+	}
+	if res := do(t, "POST", ts.URL+"/metrics/refresh?background=maybe", nil, nil); res.status != 422 {
+		t.Errorf("background=maybe = %d %s, want 422", res.status, res.body)
 	}
 }

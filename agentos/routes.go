@@ -151,6 +151,7 @@ func (s *Server) routeTable() []route {
 		{"PATCH", "/eval-runs/{eval_run_id}", need("evals", "write", "eval_run_id"), s.renameEvalRun},
 		{"GET", "/metrics", need("metrics", "read", ""), s.getMetrics},
 		{"POST", "/metrics/refresh", need("metrics", "write", ""), s.refreshMetrics},
+		{"GET", "/metrics/refresh/status", need("metrics", "read", ""), s.metricsRefreshStatus},
 		{"GET", "/schedules", need("schedules", "read", ""), s.listSchedules},
 		{"POST", "/schedules", need("schedules", "write", ""), s.createSchedule},
 		{"GET", "/schedules/{schedule_id}", need("schedules", "read", "schedule_id"), s.getSchedule},

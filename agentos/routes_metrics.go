@@ -2,6 +2,7 @@ package agentos
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -88,21 +89,44 @@ func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request) error {
 // refreshMetrics is POST /metrics/refresh: it aggregates the days since
 // the last completed one (db.RefreshMetrics) and answers the caller's rows
 // it wrote. One refresh runs per database at a time; a concurrent one
-// answers {"status": "already_running"}. Runs another writer left
-// unreadable are left out of the counts and logged.
+// answers {"status": "already_running"}. With ?background=true it answers
+// 202 {"status": "started"} at once and refreshes after, as Agno does; GET
+// /metrics/refresh/status follows it. Runs another writer left unreadable
+// are left out of the counts and logged.
 func (s *Server) refreshMetrics(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.database(r)
 	if err != nil {
 		return err
 	}
+	background, err := formBool("background", r.URL.Query().Get("background"), false)
+	if err != nil {
+		return err
+	}
 	guard := s.metricsRefreshGuard(d.ID)
 	if !guard.TryLock() {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "already_running", "message": "A metrics refresh is already running"})
+		status := http.StatusOK
+		if background {
+			status = http.StatusAccepted
+		}
+		writeJSON(w, status, map[string]any{"status": "already_running", "message": "A metrics refresh is already running"})
+		return nil
+	}
+	s.setRefreshState(d.ID, refreshState{Status: "running", StartedAt: isoTime(time.Now().Unix())})
+	if background {
+		ctx := context.WithoutCancel(r.Context())
+		s.control.background.Go(func() {
+			defer guard.Unlock()
+			_, err := d.RefreshMetrics(ctx)
+			s.endRefresh(ctx, d.ID, s.leaveOutCorrupt(ctx, "refresh metrics", err))
+		})
+		writeJSON(w, http.StatusAccepted, map[string]any{"status": "started", "message": "Metrics refresh started in background"})
 		return nil
 	}
 	defer guard.Unlock()
 	written, err := d.RefreshMetrics(r.Context())
-	if err := s.leaveOutCorrupt(r.Context(), "refresh metrics", err); err != nil {
+	err = s.leaveOutCorrupt(r.Context(), "refresh metrics", err)
+	s.endRefresh(r.Context(), d.ID, err)
+	if err != nil {
 		return err
 	}
 	user, byUser := metricsOwner(r)
@@ -116,6 +140,57 @@ func (s *Server) refreshMetrics(w http.ResponseWriter, r *http.Request) error {
 		views = append(views, newDayMetricsView(m))
 	}
 	writeJSON(w, http.StatusOK, views)
+	return nil
+}
+
+// refreshState is AgentOS's MetricsRefreshStatusResponse: the most recent
+// metrics refresh of a database in this process.
+type refreshState struct {
+	Status     string  `json:"status"` // idle, running, completed or failed
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	Error      *string `json:"error"`
+}
+
+// endRefresh records the end of the running refresh of dbID; a failure
+// keeps the detail a client would have been answered (statusOf: never the
+// database's own error), its cause logged.
+func (s *Server) endRefresh(ctx context.Context, dbID string, err error) {
+	s.control.mu.Lock()
+	st := s.control.refreshStates[dbID]
+	s.control.mu.Unlock()
+	st.Status, st.FinishedAt = "completed", isoTime(time.Now().Unix())
+	if err != nil {
+		_, detail := statusOf(err)
+		st.Status, st.Error = "failed", &detail
+		s.log.ErrorContext(ctx, "metrics refresh failed", "request_id", requestID(ctx), "db_id", dbID, "err", err)
+	}
+	s.setRefreshState(dbID, st)
+}
+
+func (s *Server) setRefreshState(dbID string, st refreshState) {
+	s.control.mu.Lock()
+	defer s.control.mu.Unlock()
+	if s.control.refreshStates == nil {
+		s.control.refreshStates = map[string]refreshState{}
+	}
+	s.control.refreshStates[dbID] = st
+}
+
+// metricsRefreshStatus is GET /metrics/refresh/status: the state of the
+// database's most recent refresh in this process, "idle" when none ran.
+func (s *Server) metricsRefreshStatus(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.database(r)
+	if err != nil {
+		return err
+	}
+	s.control.mu.Lock()
+	st, ok := s.control.refreshStates[d.ID]
+	s.control.mu.Unlock()
+	if !ok {
+		st = refreshState{Status: "idle"}
+	}
+	writeJSON(w, http.StatusOK, st)
 	return nil
 }
 
@@ -203,6 +278,10 @@ type controlPlane struct {
 	mu sync.Mutex
 	// refreshing guards one metrics refresh per database.
 	refreshing map[string]*sync.Mutex
+	// refreshStates is each database's most recent refresh.
+	refreshStates map[string]refreshState
+	// background holds the background refreshes (Close waits for them).
+	background sync.WaitGroup
 }
 
 func (s *Server) metricsRefreshGuard(dbID string) *sync.Mutex {

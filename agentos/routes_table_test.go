@@ -39,6 +39,7 @@ var outsideIsolationMatrix = map[string]string{
 	"GET /queue/stats":                  "durable queue: isolated per user in TestDurableQueue_RoutesAreIsolatedPerUser",
 	"GET /prometheus":                   "admin only: process-wide operator metrics, no user's data",
 	"GET /traces/filter-schema":         "describes the search filter's fields, no user's data",
+	"GET /metrics/refresh/status":       "the state of the process's last metrics refresh, no user's data",
 	// The knowledge routes have their own matrix (owner, other user, admin,
 	// shared rows, no token): TestKnowledgeRoutes_IsolationMatrix.
 	"GET /knowledge/content":                     "knowledge: routes_knowledge_test.go matrix",

@@ -363,17 +363,28 @@ func New(cfg Config) (*Server, error) {
 
 // Close stops the durable queue (when there is one): it claims no more
 // jobs and waits for the running ones until ctx ends; those still running
-// then are left to recovery. Serve calls it when it shuts down.
+// then are left to recovery. It also waits, until ctx ends, for the
+// background metrics refreshes. Serve calls it when it shuts down.
 func (s *Server) Close(ctx context.Context) error {
 	s.events.close()
 	s.codeModes.closeOwned()
 	if s.sched != nil {
 		s.sched.Stop()
 	}
-	if s.queue == nil {
-		return nil
+	var err error
+	if s.queue != nil {
+		err = s.queue.Stop(ctx)
 	}
-	return s.queue.Stop(ctx)
+	refreshed := make(chan struct{})
+	go func() {
+		s.control.background.Wait()
+		close(refreshed)
+	}()
+	select {
+	case <-refreshed:
+	case <-ctx.Done():
+	}
+	return err
 }
 
 // newRouter installs the middleware chain, outermost first: request id, access
