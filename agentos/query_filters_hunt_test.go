@@ -136,3 +136,31 @@ func TestMetrics_BackgroundRefreshAndStatus(t *testing.T) {
 		t.Errorf("background=maybe = %d %s, want 422", res.status, res.body)
 	}
 }
+
+// TestConfig_DomainsListEveryDatabaseByID: GET /config names, for each
+// domain whose routes Agentry serves (sessions, memory, learnings, evals,
+// metrics, traces), the databases a client can pick, each shown under its
+// id as in Agno. The evals, learning and traces domains were missing, so a
+// client found no database for those pages, and every database of a domain
+// was shown under the domain's name, so two could not be told apart.
+func TestConfig_DomainsListEveryDatabaseByID(t *testing.T) {
+	t.Parallel()
+	one, two := openSQLite(t, "db-one"), openSQLite(t, "db-two")
+	ts, _ := testServer(t, Config{DBs: []*db.DB{one, two}}, nil)
+	cfg := decode[map[string]any](t, get(t, ts.URL+"/config", nil))
+	for _, domain := range []string{"session", "memory", "learning", "evals", "metrics", "traces"} {
+		dc, ok := cfg[domain].(map[string]any)
+		if !ok {
+			t.Errorf("config has no %s domain: %v", domain, cfg[domain])
+			continue
+		}
+		var got []string
+		for _, e := range dc["dbs"].([]any) {
+			e := e.(map[string]any)
+			got = append(got, fmt.Sprint(e["db_id"], "=", e["domain_config"].(map[string]any)["display_name"]))
+		}
+		if fmt.Sprint(got) != "[db-one=db-one db-two=db-two]" {
+			t.Errorf("%s dbs = %v, want db-one and db-two, each shown under its id", domain, got)
+		}
+	}
+}

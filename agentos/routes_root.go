@@ -41,7 +41,10 @@ type configResponse struct {
 	Chat            map[string]any     `json:"chat"`
 	Session         *domainConfig      `json:"session,omitempty"`
 	Memory          *domainConfig      `json:"memory,omitempty"`
+	Learning        *domainConfig      `json:"learning,omitempty"`
+	Evals           *domainConfig      `json:"evals,omitempty"`
 	Metrics         *domainConfig      `json:"metrics,omitempty"`
+	Traces          *domainConfig      `json:"traces,omitempty"`
 	Agents          []componentSummary `json:"agents"`
 	Teams           []componentSummary `json:"teams"`
 	Workflows       []componentSummary `json:"workflows"`
@@ -65,14 +68,18 @@ func (s *Server) getConfig(w http.ResponseWriter, _ *http.Request) error {
 		resp.Databases = append(resp.Databases, d.ID)
 	}
 	if len(s.dbs) > 0 {
+		// Each domain lists the databases its routes read (db_id), each
+		// shown under its id, as Agno's: clients pick a domain's database
+		// from these, and tell two databases apart by the name.
 		domain := func(name string) *domainConfig {
 			dc := &domainConfig{DisplayName: name}
 			for _, d := range s.dbs {
-				dc.DBs = append(dc.DBs, domainDB{DBID: d.ID, DomainConfig: map[string]string{"display_name": name}})
+				dc.DBs = append(dc.DBs, domainDB{DBID: d.ID, DomainConfig: map[string]string{"display_name": d.ID}})
 			}
 			return dc
 		}
 		resp.Session, resp.Memory, resp.Metrics = domain("Sessions"), domain("Memory"), domain("Metrics")
+		resp.Learning, resp.Evals, resp.Traces = domain("Learnings"), domain("Evals"), domain("Traces")
 	}
 	for _, a := range s.cfg.Agents {
 		cfg := a.Config()
