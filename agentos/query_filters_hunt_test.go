@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,6 +162,40 @@ func TestConfig_DomainsListEveryDatabaseByID(t *testing.T) {
 		}
 		if fmt.Sprint(got) != "[db-one=db-one db-two=db-two]" {
 			t.Errorf("%s dbs = %v, want db-one and db-two, each shown under its id", domain, got)
+		}
+	}
+}
+
+// TestSessions_MetadataAndSummaryMustBeObjects: a session's metadata (POST
+// and PATCH /sessions) and summary (PATCH) are JSON objects in Agno's
+// request models (422 otherwise); a number, string or list was stored and
+// shown back, which Agno's clients cannot read.
+func TestSessions_MetadataAndSummaryMustBeObjects(t *testing.T) {
+	t.Parallel()
+	d := openSQLite(t, "sessions-db")
+	seedTimedRuns(t, d)
+	ts, _ := testServer(t, Config{DBs: []*db.DB{d}}, nil)
+	for _, c := range []struct{ method, path, body string }{
+		{"PATCH", "/sessions/s1", `{"metadata": 5}`},
+		{"PATCH", "/sessions/s1", `{"metadata": [1]}`},
+		{"PATCH", "/sessions/s1", `{"summary": "x"}`},
+		{"POST", "/sessions", `{"metadata": "str"}`},
+	} {
+		if res := do(t, c.method, ts.URL+c.path, strings.NewReader(c.body), jsonHeader); res.status != 422 {
+			t.Errorf("%s %s %s = %d %s, want 422", c.method, c.path, c.body, res.status, res.body)
+		}
+	}
+	sess, err := d.GetSession(context.Background(), "s1")
+	if err != nil || len(sess.Metadata) != 0 || len(sess.Summary) != 0 {
+		t.Errorf("session after refused updates: metadata %s, summary %s, %v", sess.Metadata, sess.Summary, err)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"PATCH", "/sessions/s1", `{"metadata": {"k": 1}, "summary": {"summary": "s"}}`},
+		{"PATCH", "/sessions/s1", `{"metadata": null}`},
+		{"POST", "/sessions", `{"metadata": {"k": 1}}`},
+	} {
+		if res := do(t, c.method, ts.URL+c.path, strings.NewReader(c.body), jsonHeader); res.status/100 != 2 {
+			t.Errorf("%s %s %s = %d %s, want 2xx", c.method, c.path, c.body, res.status, res.body)
 		}
 	}
 }

@@ -301,6 +301,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if err := checkJSONObject("metadata", req.Metadata); err != nil {
+		return err
+	}
 	for name, v := range map[string]string{"session_id": req.SessionID, "user_id": req.UserID, "agent_id": req.AgentID,
 		"team_id": req.TeamID, "workflow_id": req.WorkflowID} {
 		if err := checkBodyID(name, v); err != nil {
@@ -355,7 +358,22 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSONBody(r, &req); err != nil {
 		return err
 	}
+	if err := errors.Join(checkJSONObject("metadata", req.Metadata), checkJSONObject("summary", req.Summary)); err != nil {
+		return err
+	}
 	return s.updateSession(w, r, req)
+}
+
+// checkJSONObject refuses (422) a body member that is neither a JSON object
+// nor null (nor absent), as Agno's request models (a dict) do: a session's
+// metadata or summary stored as a number, string or list is one Agno's
+// clients cannot read back.
+func checkJSONObject(name string, v json.RawMessage) error {
+	t := bytes.TrimSpace(v)
+	if len(t) == 0 || string(t) == "null" || t[0] == '{' {
+		return nil
+	}
+	return errorf(http.StatusUnprocessableEntity, "%s must be a JSON object", name)
 }
 
 func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
