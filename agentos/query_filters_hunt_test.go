@@ -199,3 +199,37 @@ func TestSessions_MetadataAndSummaryMustBeObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionDetail_ChatHistory: GET /sessions/{id} of an agent's session
+// carries Agno's chat_history, the user and assistant messages of its runs
+// in order (no system message, no history a run was given again), which
+// was missing.
+func TestSessionDetail_ChatHistory(t *testing.T) {
+	t.Parallel()
+	d := openSQLite(t, "history-db")
+	a, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("hi there"), DB: d, Instructions: agent.Instructions{"be brief"},
+		AddHistoryToContext: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{"first question", "second question"} {
+		if _, err := a.Run(context.Background(), run.TextInput(msg), agent.WithSessionID("s1"), agent.WithUserID("alice")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	detail := decode[map[string]any](t, get(t, ts.URL+"/sessions/s1", nil))
+	history, ok := detail["chat_history"].([]any)
+	if !ok {
+		t.Fatalf("GET /sessions/s1 has no chat_history: %v", detail)
+	}
+	var got []string
+	for _, m := range history {
+		m := m.(map[string]any)
+		got = append(got, fmt.Sprint(m["role"], ":", m["content"]))
+	}
+	want := "[user:first question assistant:hi there user:second question assistant:hi there]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("chat_history = %v, want %s", got, want)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -102,6 +103,9 @@ type sessionDetail struct {
 	TeamData       json.RawMessage `json:"team_data,omitempty"`
 	WorkflowData   json.RawMessage `json:"workflow_data,omitempty"`
 	Metadata       json.RawMessage `json:"metadata"`
+	// ChatHistory is Agno's chat_history of an agent's or a team's session
+	// (see chatHistory); a workflow's detail has none.
+	ChatHistory *[]json.RawMessage `json:"chat_history,omitempty"`
 }
 
 func optional(s string) *string {
@@ -271,8 +275,59 @@ func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *d
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, newSessionDetail(sess, names))
+	detail := newSessionDetail(sess, names)
+	if sess.SessionType == run.TypeAgent || sess.SessionType == run.TypeTeam {
+		history, err := s.chatHistory(r.Context(), d, sess.SessionID)
+		if err != nil {
+			return err
+		}
+		detail.ChatHistory = &history
+	}
+	writeJSON(w, status, detail)
 	return nil
+}
+
+// chatHistory is Agno's get_chat_history of a session: the messages of its
+// top-level runs (members' runs left out), in the session's order, of
+// every status, without system and tool messages and without the history
+// a run was given (from_history), each as stored. It reads at most
+// maxSessionRuns runs; runs the store cannot decode are left out.
+func (s *Server) chatHistory(ctx context.Context, d *db.DB, sessionID string) ([]json.RawMessage, error) {
+	out := []json.RawMessage{}
+	f := db.RunFilter{SessionID: sessionID, Limit: sessionRunsPage}
+	for read := 0; read < maxSessionRuns; {
+		f.Page++
+		rows, _, err := d.GetRuns(ctx, f)
+		corrupt := corruptRows(err)
+		if err = s.leaveOutCorrupt(ctx, "chat history", err); err != nil {
+			return nil, err
+		}
+		read += len(rows) + corrupt
+		for i := range rows {
+			if rows[i].ParentRunID != "" {
+				continue
+			}
+			o, err := rows[i].Output()
+			if err != nil {
+				return nil, err
+			}
+			for j := range o.Messages {
+				m := &o.Messages[j]
+				if m.FromHistory || m.Role == model.RoleSystem || m.Role == model.RoleTool {
+					continue
+				}
+				b, err := json.Marshal(m)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, b)
+			}
+		}
+		if len(rows)+corrupt < f.Limit {
+			break
+		}
+	}
+	return out, nil
 }
 
 type createSessionRequest struct {
