@@ -233,3 +233,28 @@ func TestSessionDetail_ChatHistory(t *testing.T) {
 		t.Errorf("chat_history = %v, want %s", got, want)
 	}
 }
+
+// TestSessionDetail_WorkflowSessionData: a workflow session's detail carries
+// its whole session_data, as Agno's WorkflowSessionDetailSchema; it was
+// missing. Agent sessions keep Agno's shape without it.
+func TestSessionDetail_WorkflowSessionData(t *testing.T) {
+	t.Parallel()
+	d := openSQLite(t, "wf-db")
+	ctx := context.Background()
+	for _, s := range []db.Session{
+		{SessionID: "w1", SessionType: run.TypeWorkflow, WorkflowID: "flow", SessionData: []byte(`{"session_state":{"k":1},"extra":"kept"}`)},
+		{SessionID: "a1", SessionType: run.TypeAgent, AgentID: "echo", SessionData: []byte(`{"session_state":{"k":2}}`)},
+	} {
+		if _, err := d.UpsertSession(ctx, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, _ := testServer(t, Config{DBs: []*db.DB{d}}, nil)
+	wf := decode[map[string]any](t, get(t, ts.URL+"/sessions/w1", nil))
+	if sd, ok := wf["session_data"].(map[string]any); !ok || sd["extra"] != "kept" || sd["session_state"].(map[string]any)["k"] != 1.0 {
+		t.Errorf("workflow session detail session_data = %v", wf["session_data"])
+	}
+	if ag := decode[map[string]any](t, get(t, ts.URL+"/sessions/a1", nil)); ag["session_data"] != nil {
+		t.Errorf("agent session detail has session_data %v, which Agno's agent detail has not", ag["session_data"])
+	}
+}

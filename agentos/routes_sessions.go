@@ -103,6 +103,9 @@ type sessionDetail struct {
 	TeamData       json.RawMessage `json:"team_data,omitempty"`
 	WorkflowData   json.RawMessage `json:"workflow_data,omitempty"`
 	Metadata       json.RawMessage `json:"metadata"`
+	// SessionData is the whole session_data of a workflow's session, as
+	// Agno's workflow session detail shows it (null when empty).
+	SessionData *json.RawMessage `json:"session_data,omitempty"`
 	// ChatHistory is Agno's chat_history of an agent's or a team's session
 	// (see chatHistory); a workflow's detail has none.
 	ChatHistory *[]json.RawMessage `json:"chat_history,omitempty"`
@@ -171,6 +174,10 @@ func newSessionDetail(s *db.Session, names map[string]string) sessionDetail {
 		AgentData: s.AgentData, TeamData: s.TeamData, WorkflowData: s.WorkflowData, Metrics: json.RawMessage("null")}
 	if s.SessionType == run.TypeAgent {
 		d.AgentSessionID = s.SessionID
+	}
+	if s.SessionType == run.TypeWorkflow {
+		sd := nullIfEmpty(s.SessionData)
+		d.SessionData = &sd
 	}
 	var data struct {
 		Metrics json.RawMessage `json:"session_metrics"`
