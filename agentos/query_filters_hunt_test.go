@@ -217,6 +217,12 @@ func TestSessionDetail_ChatHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A run whose run_data is JSON but not a run (Agno's or another
+	// writer's damage) is left out, not the whole detail.
+	if _, err := d.UpsertRun(context.Background(), &db.Run{RunID: "bad", SessionID: "s1", RunType: run.TypeAgent, AgentID: "echo",
+		UserID: "alice", Status: run.StatusCompleted, RunData: []byte(`{"run_id":"bad","messages":5}`)}); err != nil {
+		t.Fatal(err)
+	}
 	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
 	detail := decode[map[string]any](t, get(t, ts.URL+"/sessions/s1", nil))
 	history, ok := detail["chat_history"].([]any)
