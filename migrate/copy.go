@@ -433,6 +433,13 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 					Detail: "run " + r.RunID + " holds U+0000 (\\u0000), which " + m.sd.Name + "'s binary JSON cannot store; it stays in the legacy runs column"})
 				continue
 			}
+			if m.sd.Migration.BinaryJSON != nil && hasUnpairedSurrogate(r.RunData) {
+				// Its json column holds it; the binary type refuses it, and
+				// with it the whole batch.
+				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadSurrogate,
+					Detail: "run " + r.RunID + " holds an unpaired UTF-16 surrogate escape (such as \\ud83d alone), which " + m.sd.Name + "'s binary JSON cannot store; it stays in the legacy runs column"})
+				continue
+			}
 			if first, dup := seen[r.RunID]; dup {
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadDuplicate,
 					Detail: fmt.Sprintf("run_id %s already at position %d (first occurrence kept)", r.RunID, first)})

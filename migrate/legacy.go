@@ -21,6 +21,10 @@ const (
 	BadNoRunID     = "missing_run_id" // an element has no string run_id
 	BadDuplicate   = "duplicate_run_id"
 	BadNUL         = "nul_character" // a run holds U+0000, which Postgres JSONB cannot store
+	// BadSurrogate: a run holds an escaped UTF-16 surrogate without its
+	// pair (\ud83d alone, as Python's json.dumps writes a lone surrogate),
+	// which Postgres JSONB refuses and its json type keeps.
+	BadSurrogate = "unpaired_surrogate"
 )
 
 // hasNULEscape reports whether JSON text holds the escape \u0000 (raw NUL
@@ -42,6 +46,56 @@ func hasNULEscape(b []byte) bool {
 		i = k + 1
 	}
 	return false
+}
+
+// hasUnpairedSurrogate reports whether JSON text holds an escaped UTF-16
+// surrogate that is not half of a pair (a high one followed by an escaped
+// low one). Only escapes count: a backslash escaped by another is text.
+func hasUnpairedSurrogate(b []byte) bool {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 || i+j+1 >= len(b) {
+			return false
+		}
+		i += j
+		r, ok := escapedRune(b[i:])
+		if !ok {
+			i += 2 // \\, \" and the like: the next byte is escaped
+			continue
+		}
+		i += 6
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low, ok := escapedRune(b[i:]); !ok || low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// escapedRune reads the escape \uXXXX at the start of b.
+func escapedRune(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[2:6] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // unwrapJSON strips up to two layers of string encoding (Agno's SQLite writer

@@ -316,11 +316,25 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 				continue
 			}
 			if _, err := m.cfg.DB.ExecContext(ctx, bj.Convert(m.qualify(st.Table), m.quote(name))); err != nil {
-				return nil, err
+				if st.Kind == KindSessions && name == "runs" && dataException(err) {
+					// A value the binary type refuses besides U+0000 (an
+					// unpaired surrogate escape): the statement changed
+					// nothing, and the copy records such runs as bad rows.
+					actions[len(actions)-1] = "keep runs as JSON: a row holds a value " + jt + " cannot store (" + err.Error() + ")"
+					continue
+				}
+				return nil, fmt.Errorf("convert %s.%s to %s: %w", st.Table, name, jt, err)
 			}
 		}
 	}
 	return actions, nil
+}
+
+// dataException reports whether err is the server refusing a value (SQLSTATE
+// class 22), as Postgres refuses json it cannot convert to jsonb.
+func dataException(err error) bool {
+	var se interface{ SQLState() string }
+	return errors.As(err, &se) && strings.HasPrefix(se.SQLState(), "22")
 }
 
 // holdsNULEscape reports whether any value of a json column holds the

@@ -92,3 +92,26 @@ func TestHasNULEscape_OnlyAnUnescapedBackslash(t *testing.T) {
 		}
 	}
 }
+
+func TestHasUnpairedSurrogate_OnlyEscapesWithoutTheirPair(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		`{"a":"\ud83d\ude00"}`:   false,
+		`{"a":"\uD83D\uDE00x"}`:  false,
+		`{"a":"x\ud83d"}`:        true,
+		`{"a":"\ud83dx"}`:        true,
+		`{"a":"\ude00"}`:         true,
+		`{"a":"\ud83d\u0041"}`:   true,
+		`{"a":"\ud83d\ud83d"}`:   true,
+		`{"a":"\\ud83d"}`:        false, // an escaped backslash, then text
+		`{"a":"\\\ud83d"}`:       true,
+		`{"a":"\\\\ud83d"}`:      false,
+		`{"a":"\u00e9\n\"\ud8"}`: false,
+		`{"a":"é"}`:              false,
+		`"\ud83d`:                true,
+	} {
+		if got := hasUnpairedSurrogate([]byte(in)); got != want {
+			t.Errorf("hasUnpairedSurrogate(%s) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package migrate_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/migrate"
+	"github.com/agentryhq/agentry/migrate/migratetest"
+)
+
+// A Postgres json column keeps an escaped surrogate without its pair
+// (Python's json.dumps writes a lone surrogate so), which jsonb refuses: the
+// 2.3.0 conversion of the runs column and the copy of the batch holding
+// such a run failed, and every later Up failed the same way. Up keeps the
+// column as json and records the run as a bad row; the other runs are
+// copied. SQLite stores the run as it is.
+func TestUp_UnpairedSurrogateInAPostgresJSONColumnIsABadRow(t *testing.T) {
+	onEachBackend(t, []variant{variants[0], variants[2]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, []migratetest.Session{
+			legacyAgentSession("a-sur", `[{"run_id": "run-s", "agent_id": "a1", "content": "cut \ud83d"}, {"run_id": "run-p", "agent_id": "a1", "content": "pair \ud83d\ude00 and \\ud800 as text"}]`),
+			legacyAgentSession("b-ok", `[{"run_id": "run-b", "agent_id": "a1", "session_id": "b-ok"}]`),
+		})
+		binary := f.dialect == postgresName
+		for i := range 2 {
+			sum, err := f.manager(t).Up(ctx, "")
+			if err != nil {
+				t.Fatalf("Up #%d: %v", i+1, err)
+			}
+			if !binary {
+				if sum.BadRowCount != 0 {
+					t.Fatalf("Up #%d bad rows = %+v, want none", i+1, sum.BadRows)
+				}
+				continue
+			}
+			if sum.BadRowCount != 1 || len(sum.BadRows) != 1 || sum.BadRows[0].SessionID != "a-sur" || sum.BadRows[0].Position != 0 ||
+				sum.BadRows[0].Kind != migrate.BadSurrogate {
+				t.Fatalf("Up #%d bad rows = %+v, want run #0 of a-sur as %s", i+1, sum.BadRows, migrate.BadSurrogate)
+			}
+			if i == 0 && !slices.ContainsFunc(sum.Steps, func(s migrate.Step) bool {
+				return s.Table == "agno_sessions" && s.To == "2.3.0" && slices.ContainsFunc(s.Actions, func(a string) bool { return strings.HasPrefix(a, "keep runs as JSON") })
+			}) {
+				t.Errorf("steps = %+v, want the runs column kept as JSON", sum.Steps)
+			}
+		}
+		want := []string{"run-b", "run-p", "run-s"}
+		if binary {
+			want = []string{"run-b", "run-p"}
+		}
+		if got := keys(f.readRuns(t)); !slices.Equal(got, want) {
+			t.Errorf("runs table holds %v, want %v", got, want)
+		}
+		if st := statusOf(t, f.manager(t), migrate.KindSessions); binary && st.UncopiedRuns != 1 {
+			t.Errorf("status = %+v, want the run left in the legacy column counted", st)
+		}
+	})
+}
