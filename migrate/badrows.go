@@ -219,11 +219,11 @@ func (m *Manager) readLegacySessions(ctx context.Context, ids []string) (_ []leg
 	for rs.Next() {
 		var r legacyRow
 		var user sql.NullString
-		var created sql.NullInt64
+		var created sessionSeconds
 		if err := rs.Scan(&r.s.SessionID, &user, &created, &r.runs); err != nil {
 			return nil, 0, false, fmt.Errorf("migrate: scan session: %w", err)
 		}
-		r.s.UserID, r.s.CreatedAt = user.String, created.Int64
+		r.s.UserID, r.s.CreatedAt = user.String, int64(created)
 		out = append(out, r)
 		if size += len(r.runs); size >= m.cfg.BatchBytes {
 			cut = true

@@ -396,11 +396,11 @@ func (m *Manager) readLegacyBatchUntil(ctx context.Context, q queryer, after str
 	for rs.Next() {
 		var r legacyRow
 		var user sql.NullString
-		var created sql.NullInt64
+		var created sessionSeconds
 		if err := rs.Scan(&r.s.SessionID, &user, &created, &r.runs); err != nil {
 			return nil, 0, fmt.Errorf("migrate: scan session: %w", err)
 		}
-		r.s.UserID, r.s.CreatedAt = user.String, created.Int64
+		r.s.UserID, r.s.CreatedAt = user.String, int64(created)
 		out = append(out, r)
 		if size += len(r.runs); size >= m.cfg.BatchBytes {
 			break

@@ -227,6 +227,34 @@ func seconds(raw []byte) (int64, bool) {
 	return 0, false
 }
 
+// sessionSeconds scans a sessions row's created_at. A 2.x SQLite column
+// holds whatever Python handed it: an integer as Agno writes, a REAL
+// (time.time()), numeric text. A value that is no number reads as 0 (the
+// runs then take their own created_at, or 0): scanning it into an int64
+// failed, and with it every Up, on one session.
+type sessionSeconds int64
+
+func (s *sessionSeconds) Scan(v any) error {
+	switch v := v.(type) {
+	case int64:
+		*s = sessionSeconds(v)
+	case float64:
+		*s = 0
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			*s = sessionSeconds(v)
+		}
+	case []byte:
+		n, _ := seconds(v)
+		*s = sessionSeconds(n)
+	case string:
+		n, _ := seconds([]byte(v))
+		*s = sessionSeconds(n)
+	default:
+		*s = 0
+	}
+	return nil
+}
+
 // legacySession is what the copy needs from a sessions row.
 type legacySession struct {
 	SessionID string

@@ -82,7 +82,7 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 	}
 	s := db.Session{SessionID: sessionID}
 	var user sql.NullString
-	var created sql.NullInt64
+	var created sessionSeconds
 	var legacy []byte
 	q := fmt.Sprintf("SELECT user_id, created_at, %s FROM %s WHERE session_id = ?", legacyCol, m.qualify(m.tables.Sessions))
 	err = m.cfg.DB.QueryRowContext(ctx, m.q(q), sessionID).Scan(&user, &created, &legacy)
@@ -92,7 +92,7 @@ func (m *Manager) MergedSessionRuns(ctx context.Context, sessionID string) ([]db
 	if err != nil {
 		return nil, fmt.Errorf("migrate: read session %s: %w", sessionID, err)
 	}
-	s.UserID, s.CreatedAt = user.String, created.Int64
+	s.UserID, s.CreatedAt = user.String, int64(created)
 	elems, kind, derr := decodeLegacyRuns(legacy, false)
 	var table []db.Run
 	var gone goneRuns
