@@ -106,10 +106,10 @@ and keeps the legacy column as a frozen backup until "cleanup".`,
 						notes = append(notes, fmt.Sprintf("legacy runs column (%d rows with runs)", s.RowsWithRuns))
 					}
 					if s.CopyCheckpoint != "" {
-						notes = append(notes, "interrupted copy: resume with `agentry migrate up --db "+shellQuote(f.dsn)+"`")
+						notes = append(notes, "interrupted copy: resume with "+migrateHint(f, "up"))
 					}
 					if s.DownInterrupted {
-						notes = append(notes, "interrupted down (runs written back, runs table dropped): finish with `agentry migrate down --to 2.5.6 --db "+shellQuote(f.dsn)+"` (or the older version it was going to)")
+						notes = append(notes, "interrupted down (runs written back, runs table dropped): finish with "+migrateHint(f, "down --to 2.5.6")+" (or the older version it was going to)")
 					}
 					if s.UncopiedRuns > 0 {
 						changed := ""
@@ -150,7 +150,7 @@ column even though it holds runs the runs table lacks: they are lost.`,
 			return withManager(cmd, f, f.dryRun, func(m *migrate.Manager) error {
 				res, err := m.CleanupLegacyRunsColumn(cmd.Context(), cleanOpts)
 				if errors.Is(err, migrate.ErrNotMigrated) || errors.Is(err, migrate.ErrUncopiedRuns) {
-					return fmt.Errorf("%w\nrun: agentry migrate up --db %s", err, shellQuote(f.dsn))
+					return fmt.Errorf("%w\nrun: %s", err, migrateHint(f, "up"))
 				}
 				if err != nil {
 					return err
@@ -185,6 +185,26 @@ column even though it holds runs the runs table lacks: they are lost.`,
 
 	cmd.AddCommand(status, up, down, cleanup)
 	return cmd
+}
+
+// migrateHint is the command, in backquotes, that runs `agentry migrate
+// verb` on the database f names: the same --db without its password (no
+// output repeats one; as openStore's hint) and the same --schema (without
+// it, the command would work on the default schema).
+func migrateHint(f migrateFlags, verb string) string {
+	d, err := dsn.Parse(f.dsn)
+	if err != nil { // withManager parsed it; never echo what it refused
+		return "`agentry migrate " + verb + " --db DSN`"
+	}
+	h := "`agentry migrate " + verb + " --db " + shellQuote(d.String())
+	if f.schema != "" {
+		h += " --schema " + shellQuote(f.schema)
+	}
+	h += "`"
+	if d.HasPassword() {
+		h += " (with the password in place of xxxxx)"
+	}
+	return h
 }
 
 // withManager opens the database through the db front (read-only for

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -206,4 +207,56 @@ func TestMigrateStatus_SaysHowToFinishAnInterruptedDown(t *testing.T) {
 	if _, out, _ := cli(t, "migrate", "status", "--db", path); strings.Contains(out, "interrupted down") {
 		t.Fatalf("status after the down: %q", out)
 	}
+}
+
+// The commands migrate prints for the user to run next (cleanup's refusal
+// before up, status's note on an interrupted copy) repeated the --db value
+// with its password and left out --schema: run as printed, they migrated
+// the default schema. They name the same database and schema, without the
+// password, as the hint of a store that needs a migration does.
+func TestMigrate_HintsKeepTheSchemaAndHideThePassword(t *testing.T) {
+	t.Parallel()
+	sqlDB, schema, base := migratetest.Postgres(t)
+	ctx := context.Background()
+	l := migratetest.Layout{Dialect: "postgres", Schema: schema}
+	if err := migratetest.Create(ctx, sqlDB, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := migratetest.Insert(ctx, sqlDB, l, migratetest.All(migratetest.Canonical()[:3])); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "s3cret-hint-pw"
+	u.User = url.UserPassword(u.User.Username(), secret) // trust auth ignores it
+	dsnWithPW := u.String()
+	check := func(what, text string) {
+		t.Helper()
+		if strings.Contains(text, secret) {
+			t.Errorf("%s repeats the password: %q", what, text)
+		}
+		if !strings.Contains(text, "--schema "+schema) || !strings.Contains(text, "xxxxx") {
+			t.Errorf("%s = %q, want a command with --schema %s and the password hidden", what, text, schema)
+		}
+	}
+	code, _, errOut := cli(t, "migrate", "cleanup", "--db", dsnWithPW, "--schema", schema)
+	if code == 0 || !strings.Contains(errOut, "agentry migrate up") {
+		t.Fatalf("cleanup before up: code %d, stderr %q; want a refusal naming up", code, errOut)
+	}
+	check("cleanup's refusal", errOut)
+
+	if code, _, errOut := cli(t, "migrate", "up", "--db", dsnWithPW, "--schema", schema); code != 0 && code != 2 {
+		t.Fatalf("up: code %d, %s", code, errOut)
+	}
+	// What a copy interrupted after a batch leaves.
+	if _, err := sqlDB.Exec(`INSERT INTO "` + schema + `".agno_migration_progress (table_name, step, last_session_id, sessions_done, runs_copied, updated_at) VALUES ('agno_sessions', '3.0.0', 'x', 1, 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "migrate", "status", "--db", dsnWithPW, "--schema", schema)
+	if code != 0 || !strings.Contains(out, "interrupted copy") {
+		t.Fatalf("status: code %d out %q err %q; want the interrupted copy", code, out, errOut)
+	}
+	check("status's note", out)
 }
