@@ -264,3 +264,28 @@ func TestUp_MySQLCopyRecordsOfRunIDsDifferingInCase(t *testing.T) {
 		})
 	}
 }
+
+// A dry run reports a run_id shared by two sessions as Up does, whether or
+// not the sessions land in one batch: it found the conflict only within a
+// batch, so with the sessions in two it planned to copy both runs and
+// reported no bad row, where Up then copies one and records the other.
+func TestUp_DryRunSeesARunIDInTwoSessionsAcrossBatches(t *testing.T) {
+	onEachBackend(t, oneOfEach, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, []migratetest.Session{
+			legacyAgentSession("s-a", "["+run("run-x", "s-a", `, "content": "in a"`)+"]"),
+			legacyAgentSession("s-b", "["+run("run-y", "s-b", "")+", "+run("run-x", "s-b", `, "content": "in b"`)+"]"),
+			legacyAgentSession("s-c", "["+run("run-z", "s-c", "")+"]"),
+		})
+		for _, batch := range []int{1, 2, 3} {
+			dry, err := f.manager(t, func(c *migrate.Config) { c.BatchSize, c.DryRun = batch, true }).Up(ctx, "")
+			if err != nil || dry.RunsCopied != 3 || dry.BadRowCount != 1 || len(dry.BadRows) != 1 ||
+				dry.BadRows[0].SessionID != "s-b" || dry.BadRows[0].Kind != migrate.BadRunIDConflict || !strings.Contains(dry.BadRows[0].Detail, "s-a") {
+				t.Fatalf("dry run in batches of %d = %+v, %v; want 3 runs to copy and run-x of s-b a conflict with s-a", batch, dry, err)
+			}
+		}
+		sum, err := f.manager(t, func(c *migrate.Config) { c.BatchSize = 1 }).Up(ctx, "")
+		if err != nil || sum.RunsCopied != 3 || sum.BadRowCount != 1 {
+			t.Fatalf("Up = %+v, %v; want what the dry run said", sum, err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -165,6 +166,7 @@ func (m *Manager) copyRuns(ctx context.Context, sum *Summary, pass copyPass) (co
 			if err != nil {
 				return start, err
 			}
+			m.dryClaim(&p)
 			bc = p.wouldCopy()
 		} else if bc, err = m.writeBatch(ctx, w, cb, pass.step, done+cb.sessions, copied); err != nil {
 			return start, err
@@ -216,6 +218,29 @@ type batchCopy struct {
 // nothing, so every recopy counts as rewritten).
 func (p partition) wouldCopy() batchCopy {
 	return batchCopy{inserted: int64(len(p.missing)), recopied: int64(len(p.recopy)), conflicts: p.conflicts}
+}
+
+// dryClaim makes a dry run see the runs earlier batches would have copied,
+// as Up sees them in the runs table once it wrote them: a run whose run_id
+// a batch before would have copied for another session is a conflict
+// (BadRunIDConflict), not a run to copy. Without it, whether a dry run
+// found a run_id shared by two sessions depended on their landing in one
+// batch. It keeps 8 bytes and a shared session id per run.
+func (m *Manager) dryClaim(p *partition) {
+	if m.dryTaken == nil {
+		m.dryTaken, m.drySeed = map[uint64]string{}, maphash.MakeSeed()
+	}
+	kept := p.missing[:0]
+	for _, r := range p.missing {
+		h := maphash.String(m.drySeed, r.RunID)
+		if owner, ok := m.dryTaken[h]; ok && owner != r.SessionID {
+			p.conflicts = append(p.conflicts, conflictRow(r, owner))
+			continue
+		}
+		m.dryTaken[h] = r.SessionID
+		kept = append(kept, r)
+	}
+	p.missing = kept
 }
 
 // insertMissing copies, in tx, the runs the runs table lacks and the

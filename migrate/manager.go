@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"time"
 
@@ -71,6 +72,10 @@ type Manager struct {
 	// release wrote, keyed by run_id alone (set by ensureBookkeeping);
 	// saveRecords then deletes those of the runs it records.
 	unscopedRecords bool
+	// dryTaken, in a dry Up, names the session whose run a batch before
+	// would have copied, by a hash of its run_id (see dryClaim).
+	dryTaken map[uint64]string
+	drySeed  maphash.Seed
 	// stopAt, set by tests only, is called at the named points of Down's
 	// drop of the runs table ("before runs drop", "after runs drop"); an
 	// error stops Down there, as a crash would.

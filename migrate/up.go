@@ -45,8 +45,8 @@ func (m *Manager) Up(ctx context.Context, target string) (*Summary, error) {
 	if m.bad, err = m.loadPriorBad(ctx); err != nil {
 		return nil, err
 	}
-	m.firstCopy = nil
-	defer func() { m.bad, m.firstCopy = nil, nil }()
+	m.firstCopy, m.dryTaken = nil, nil
+	defer func() { m.bad, m.firstCopy, m.dryTaken = nil, nil, nil }()
 	sum := &Summary{DryRun: m.cfg.DryRun, From: map[string]string{}, To: map[string]string{}}
 	for _, st := range sts {
 		sum.From[st.Table] = st.Current
