@@ -221,10 +221,21 @@ func seconds(raw []byte) (int64, bool) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, true
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-		return int64(f), true
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return floatSeconds(f)
 	}
 	return 0, false
+}
+
+// floatSeconds truncates f toward zero. NaN, ±Inf and values beyond int64
+// are no time: converting them is implementation-specific in Go (the
+// minimum int64 on amd64, the bound on arm64).
+func floatSeconds(f float64) (int64, bool) {
+	// -2^63 is an int64; 2^63 is not (float64(math.MaxInt64) rounds up to it).
+	if math.IsNaN(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // sessionSeconds scans a sessions row's created_at. A 2.x SQLite column
@@ -239,10 +250,8 @@ func (s *sessionSeconds) Scan(v any) error {
 	case int64:
 		*s = sessionSeconds(v)
 	case float64:
-		*s = 0
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
-			*s = sessionSeconds(v)
-		}
+		n, _ := floatSeconds(v)
+		*s = sessionSeconds(n)
 	case []byte:
 		n, _ := seconds(v)
 		*s = sessionSeconds(n)

@@ -115,3 +115,28 @@ func TestHasUnpairedSurrogate_OnlyEscapesWithoutTheirPair(t *testing.T) {
 		}
 	}
 }
+
+func TestSeconds_OnlyNumbersOfInt64sRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{`1700000000`, 1700000000, true},
+		{`1700000000.9`, 1700000000, true},
+		{`"1700000001"`, 1700000001, true},
+		{`-1.5`, -1, true},
+		{`1e300`, 0, false},
+		{`-1e300`, 0, false},
+		{`9223372036854775808.0`, 0, false},
+		{`"NaN"`, 0, false},
+		{`"Infinity"`, 0, false},
+		{`"yesterday"`, 0, false},
+		{`null`, 0, false},
+	} {
+		if got, ok := seconds([]byte(tc.in)); got != tc.want || ok != tc.ok {
+			t.Errorf("seconds(%s) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
