@@ -425,16 +425,14 @@ func (q *Queue) errorOrphanRuns(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	ids, err := q.liveRunIDs(ctx)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if id := id.(string); !live[id] {
-			q.setRunStatus(ctx, id, run.StatusError, "the server stopped while the run was executing", nil)
+	return q.eachLiveRunPage(ctx, func(ids []any) error {
+		for _, id := range ids {
+			if id := id.(string); !live[id] {
+				q.setRunStatus(ctx, id, run.StatusError, "the server stopped while the run was executing", nil)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // deleteExpired deletes finished jobs past retention (their idempotency

@@ -99,41 +99,51 @@ func (q *Queue) repairEndedRuns(ctx context.Context, since int64) error {
 // reads take the runs' ids and statuses only, never run_data.
 func (q *Queue) repairLiveRuns(ctx context.Context) error {
 	const chunk = 200
-	ids, err := q.liveRunIDs(ctx)
-	if err != nil {
+	return q.eachLiveRunPage(ctx, func(ids []any) error {
+		var ended []endedJob
+		for len(ids) > 0 {
+			n := min(len(ids), chunk)
+			part, err := q.endedJobs(ctx, `id IN (`+placeholders(n)+`)`, ids[:n]...)
+			if err != nil {
+				return err
+			}
+			ended, ids = append(ended, part...), ids[n:]
+		}
+		_, err := q.repairRuns(ctx, ended)
 		return err
-	}
-	var ended []endedJob
-	for len(ids) > 0 {
-		n := min(len(ids), chunk)
-		part, err := q.endedJobs(ctx, `id IN (`+placeholders(n)+`)`, ids[:n]...)
+	})
+}
+
+// liveRunPage is how many live run ids eachLiveRunPage reads at once.
+const liveRunPage = 500
+
+// eachLiveRunPage calls fn with the ids of the runs still PENDING or
+// RUNNING, a page at a time, in run id order, read from the runs' status
+// column only: their run_data (a run's whole transcript) is not read, and a
+// run whose run_data cannot be decoded is listed like any other (a page of
+// full rows failed on it, and the repair with it). A page at a time: a
+// database carried over from 2.x can hold many runs its crashed processes
+// left RUNNING. fn may end the runs of its page (the next page starts after
+// its last id).
+func (q *Queue) eachLiveRunPage(ctx context.Context, fn func(ids []any) error) error {
+	after := ""
+	for {
+		page, err := q.d.RunIDsInStatus(ctx, []run.Status{run.StatusRunning, run.StatusPending}, after, liveRunPage)
 		if err != nil {
 			return err
 		}
-		ended, ids = append(ended, part...), ids[n:]
-	}
-	_, err = q.repairRuns(ctx, ended)
-	return err
-}
-
-// liveRunIDs are the ids of the runs still PENDING or RUNNING, read from
-// the runs' status column only: their run_data (a run's whole transcript)
-// is not read, and a run whose run_data cannot be decoded is listed like
-// any other (a page of full rows failed on it, and the repair with it).
-func (q *Queue) liveRunIDs(ctx context.Context) ([]any, error) {
-	const pageSize = 500
-	var ids []any
-	after := ""
-	for {
-		page, err := q.d.RunIDsInStatus(ctx, []run.Status{run.StatusRunning, run.StatusPending}, after, pageSize)
-		if err != nil {
-			return nil, err
+		if len(page) == 0 {
+			return nil
 		}
-		for _, id := range page {
-			ids = append(ids, id)
+		ids := make([]any, len(page))
+		for i, id := range page {
+			ids[i] = id
 		}
-		if len(page) < pageSize {
-			return ids, nil
+		if err := fn(ids); err != nil {
+			return err
+		}
+		if len(page) < liveRunPage {
+			return nil
 		}
 		after = page[len(page)-1]
 	}
