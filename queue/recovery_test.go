@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 )
@@ -368,4 +369,39 @@ func TestPoison_ErrorAfterMaxAttemptsOthersUnaffected(t *testing.T) {
 			return j.Status == queue.StatusFailed && j.Attempt == 2
 		})
 	})
+}
+
+// A single node's start-up marks ERROR every run left PENDING or RUNNING
+// without a job, however many (a database carried over from 2.x can hold
+// thousands its crashed processes left RUNNING): they are read a page at a
+// time, and the pages after the first are not skipped.
+func TestRecovery_EveryOrphanedRunAcrossPages(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	const n = 1201 // three pages of live run ids
+	now := time.Now().Unix()
+	if _, err := d.UpsertSession(context.Background(), &db.Session{SessionID: "s-old", SessionType: run.TypeAgent, AgentID: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		st := run.StatusRunning
+		if i%3 == 0 {
+			st = run.StatusPending
+		}
+		row, _ := db.RunFromOutput(&run.Output{RunID: fmt.Sprintf("stale-%04d", i), SessionID: "s-old", AgentID: "a1", Status: st, CreatedAt: now})
+		if _, err := d.UpsertRun(context.Background(), row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testCfg()
+	cfg.SingleNode = true
+	openQueue(t, d, cfg, complete(d))
+	waitFor(t, "every orphaned run ended", func() bool {
+		sts, err := d.RunStatuses(context.Background(), []string{"stale-0000", "stale-0600", fmt.Sprintf("stale-%04d", n-1)})
+		return err == nil && sts["stale-0000"] == run.StatusError && sts["stale-0600"] == run.StatusError && sts[fmt.Sprintf("stale-%04d", n-1)] == run.StatusError
+	})
+	left, err := d.RunIDsInStatus(context.Background(), []run.Status{run.StatusRunning, run.StatusPending}, "", 10)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("runs still live: %v (%v)", left, err)
+	}
 }
