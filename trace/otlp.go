@@ -69,16 +69,20 @@ func FromEnv(ctx context.Context, procs ...sdktrace.SpanProcessor) (oteltrace.Tr
 			res = r
 		}
 	}
+	// The given processors come first: the provider shuts its processors
+	// down (and flushes them) in order and stops at the caller's deadline,
+	// so a collector that does not answer must not cost the trace store
+	// the spans it still holds.
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	for _, p := range procs {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
 	if on {
 		exp, err := otlptracehttp.New(ctx)
 		if err != nil {
 			return nil, noop, fmt.Errorf("trace: OTLP exporter: %w", err)
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
-	}
-	for _, p := range procs {
-		opts = append(opts, sdktrace.WithSpanProcessor(p))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	return tp, tp.Shutdown, nil
