@@ -58,7 +58,10 @@ type Store struct {
 	queue   chan item
 	flushes chan chan struct{}
 	roots   sync.Map // span id → struct{}: stored roots in flight
-	stopped atomic.Bool
+	// stop orders OnEnd's queueing before Shutdown's: a span queued after
+	// the writer's last drain would be counted nowhere.
+	stop    sync.RWMutex
+	stopped bool
 	done    chan struct{}
 	exited  chan struct{}
 	once    sync.Once
@@ -133,7 +136,9 @@ func (s *Store) OnEnd(sp sdktrace.ReadOnlySpan) {
 		return
 	}
 	_, root := s.roots.LoadAndDelete(sp.SpanContext().SpanID())
-	if s.stopped.Load() {
+	s.stop.RLock()
+	defer s.stop.RUnlock()
+	if s.stopped {
 		s.dropped.Add(1)
 		return
 	}
@@ -165,7 +170,9 @@ func (s *Store) ForceFlush(ctx context.Context) error {
 // Shutdown writes what is queued and stops the writer.
 func (s *Store) Shutdown(ctx context.Context) error {
 	s.once.Do(func() {
-		s.stopped.Store(true)
+		s.stop.Lock()
+		s.stopped = true
+		s.stop.Unlock()
 		close(s.done)
 	})
 	select {
