@@ -2,10 +2,12 @@ package trace_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
@@ -53,5 +55,55 @@ func TestStore_SpansEndingDuringShutdownAreAccounted(t *testing.T) {
 		if got := st.Written() + st.Dropped() + st.Failed(); got != workers*each {
 			t.Fatalf("round %d: written %d + dropped %d + failed %d = %d spans, want %d", round, st.Written(), st.Dropped(), st.Failed(), got, workers*each)
 		}
+	}
+}
+
+// recordOnly records every span without sampling it (a sampler that
+// feeds span processors for local use, not for export).
+type recordOnly struct{}
+
+func (recordOnly) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if strings.HasPrefix(p.Name, "sampled ") {
+		return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
+}
+func (recordOnly) Description() string { return "recordOnly" }
+
+// TestStore_KeepsOnlySampledSpans: a span its sampler recorded but did not
+// sample is not exported, by the SDK's batcher nor by the store (Agno's
+// span processors skip it too).
+func TestStore_KeepsOnlySampledSpans(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	st, err := trace.NewStore(trace.StoreConfig{DB: d, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(recordOnly{}), sdktrace.WithSpanProcessor(st))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	_, span := tp.Tracer("test").Start(context.Background(), "invoke_agent Calculator")
+	if !span.IsRecording() {
+		t.Fatal("the span does not record")
+	}
+	span.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st.Written() != 0 || st.Dropped() != 0 {
+		t.Fatalf("written %d, dropped %d spans not sampled; want none", st.Written(), st.Dropped())
+	}
+	// A sampled span under one that is not is its trace's stored root:
+	// its parent is not stored.
+	ctx, outer := tp.Tracer("test").Start(context.Background(), "request")
+	_, inner := tp.Tracer("test").Start(ctx, "sampled invoke_agent Calculator")
+	inner.End()
+	outer.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := d.Spans(context.Background(), inner.SpanContext().TraceID().String())
+	if err != nil || len(spans) != 1 || spans[0].ParentSpanID != "" {
+		t.Fatalf("spans %+v, %v: want the sampled span alone, without a parent", spans, err)
 	}
 }

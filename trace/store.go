@@ -113,13 +113,15 @@ func (s *Store) Dropped() uint64 { return s.dropped.Load() }
 func (s *Store) Written() uint64 { return s.written.Load() }
 func (s *Store) Failed() uint64  { return s.failed.Load() }
 
-// OnStart notes whether the span will be its trace's stored root.
+// OnStart notes whether the span will be its trace's stored root. Spans a
+// sampler records without sampling them are not stored (the SDK's
+// exporters, and Agno's, skip them too), so a span under one is a root.
 func (s *Store) OnStart(parent context.Context, sp sdktrace.ReadWriteSpan) {
-	if sp.SpanKind() == oteltrace.SpanKindServer {
+	if sp.SpanKind() == oteltrace.SpanKindServer || !sp.SpanContext().IsSampled() {
 		return
 	}
 	p := oteltrace.SpanFromContext(parent)
-	root := !p.SpanContext().IsValid() || p.SpanContext().IsRemote()
+	root := !p.SpanContext().IsValid() || p.SpanContext().IsRemote() || !p.SpanContext().IsSampled()
 	if !root {
 		if ro, ok := p.(sdktrace.ReadOnlySpan); ok && ro.SpanKind() == oteltrace.SpanKindServer {
 			root = true
@@ -132,7 +134,7 @@ func (s *Store) OnStart(parent context.Context, sp sdktrace.ReadWriteSpan) {
 
 // OnEnd queues the span without waiting: a full queue drops it.
 func (s *Store) OnEnd(sp sdktrace.ReadOnlySpan) {
-	if sp.SpanKind() == oteltrace.SpanKindServer {
+	if sp.SpanKind() == oteltrace.SpanKindServer || !sp.SpanContext().IsSampled() {
 		return
 	}
 	_, root := s.roots.LoadAndDelete(sp.SpanContext().SpanID())
