@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -109,9 +111,30 @@ func (b *attrBudget) bound(v any) any {
 			out = append(out, b.text(s))
 		}
 		return out
+	case float64:
+		if !finite(x) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case []float64:
+		if !slices.ContainsFunc(x, func(f float64) bool { return !finite(f) }) {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, f := range x {
+			out[i] = f
+			if !finite(f) {
+				out[i] = strconv.FormatFloat(f, 'g', -1, 64)
+			}
+		}
+		return out
 	}
 	return v
 }
+
+// finite: JSON has no NaN or infinities; a span attribute holding one is
+// stored as its text ("NaN", "+Inf", "-Inf") rather than fail the
+// encoding of all the span's attributes.
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 func (b *attrBudget) text(s string) string {
 	t := boundText(s, min(MaxAttributeBytes, max(int(*b), 0)))

@@ -2,11 +2,15 @@ package trace_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -105,5 +109,38 @@ func TestStore_KeepsOnlySampledSpans(t *testing.T) {
 	spans, err := d.Spans(context.Background(), inner.SpanContext().TraceID().String())
 	if err != nil || len(spans) != 1 || spans[0].ParentSpanID != "" {
 		t.Fatalf("spans %+v, %v: want the sampled span alone, without a parent", spans, err)
+	}
+}
+
+// TestStore_NonFiniteFloatKeepsTheOtherAttributes: a span attribute JSON
+// cannot carry (NaN, ±Inf, alone or in a list) is stored as its text; it
+// used to fail the encoding of the whole object and leave the span with no
+// attributes at all (its input, its run's ids).
+func TestStore_NonFiniteFloatKeepsTheOtherAttributes(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	st, err := trace.NewStore(trace.StoreConfig{DB: d, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(st))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	_, span := tp.Tracer("test").Start(context.Background(), "execute_tool score")
+	span.SetAttributes(trace.AttrInputValue.String("the input"), attribute.Float64("score", math.NaN()),
+		attribute.Float64Slice("scores", []float64{1, math.Inf(1)}), attribute.Float64("best", math.Inf(-1)))
+	span.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := d.Spans(context.Background(), span.SpanContext().TraceID().String())
+	if err != nil || len(spans) != 1 {
+		t.Fatalf("spans %+v, %v", spans, err)
+	}
+	var a map[string]any
+	if err := json.Unmarshal(spans[0].Attributes, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a["input.value"] != "the input" || a["score"] != "NaN" || a["best"] != "-Inf" || fmt.Sprint(a["scores"]) != "[1 +Inf]" {
+		t.Fatalf("attributes %s", spans[0].Attributes)
 	}
 }
