@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -217,6 +218,14 @@ func (a Agent) controls(cfg *agent.Config) error {
 	}
 	if a.CacheTTL < 0 || a.DelayBetweenRetries < 0 || a.Retries < 0 {
 		return fmt.Errorf("cache_ttl, retries and delay_between_retries must not be negative")
+	}
+	for _, s := range []struct {
+		key string
+		v   float64
+	}{{"cache_ttl", a.CacheTTL}, {"delay_between_retries", a.DelayBetweenRetries}} {
+		if !durationOK(s.v, time.Second) {
+			return fmt.Errorf("%s %v: use a number of seconds from 0 to %d", s.key, s.v, int64(math.MaxInt64/time.Second))
+		}
 	}
 	cfg.ParserModelPrompt, cfg.OutputModelPrompt = a.ParserModelPrompt, a.OutputModelPrompt
 	cfg.CacheResults, cfg.CacheTTL = a.CacheResults, time.Duration(a.CacheTTL*float64(time.Second))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -128,6 +129,9 @@ func (k *Knowledge) Validate() error {
 	}
 	if k.FetchTimeout < 0 || k.MaxBytes < 0 {
 		return errors.New("knowledge: fetch_timeout and max_bytes must not be negative")
+	}
+	if !durationOK(k.FetchTimeout, time.Second) {
+		return fmt.Errorf("knowledge.fetch_timeout %v: use a number of seconds from 0 to %d", k.FetchTimeout, int64(math.MaxInt64/time.Second))
 	}
 	if _, err := netguard.New(netguard.Config{AllowNetworks: k.AllowNetworks}); err != nil {
 		return fmt.Errorf("knowledge.allow_networks: %w", err)

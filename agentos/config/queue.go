@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -38,15 +40,32 @@ type Queue struct {
 // Seconds turns a seconds setting into a duration (0 stays 0: the default).
 func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// validate refuses negative values and durable-only settings without
-// durable (they would be ignored).
+// durationOK reports whether v units make a time.Duration: not negative,
+// not NaN, finite and within the type's range (about 292 years). NaN, +Inf
+// and larger values would otherwise convert to a zero, negative or
+// implementation-specific duration.
+func durationOK(v float64, unit time.Duration) bool {
+	return v >= 0 && v*float64(unit) < math.MaxInt64
+}
+
+// badSeconds reports a seconds setting that is no duration.
+func badSeconds(bad func(string, ...any), key string, v float64) {
+	if !durationOK(v, time.Second) {
+		bad("%s %v: use a number of seconds from 0 to %d", key, v, int64(math.MaxInt64/time.Second))
+	}
+}
+
+// validate refuses negative values, seconds that are no duration and
+// durable-only settings without durable (they would be ignored).
 func (q Queue) validate(bad func(string, ...any)) {
-	for name, v := range map[string]float64{"max_concurrency": float64(q.MaxConcurrency), "max_queue_depth": float64(q.MaxQueueDepth),
-		"max_attempts": float64(q.MaxAttempts), "retry_delay_seconds": q.RetryDelaySeconds, "timeout_seconds": q.TimeoutSeconds,
-		"lock_grace_seconds": q.LockGraceSeconds, "poll_interval": q.PollInterval, "retention_seconds": q.RetentionSeconds} {
+	for name, v := range map[string]int{"max_concurrency": q.MaxConcurrency, "max_queue_depth": q.MaxQueueDepth, "max_attempts": q.MaxAttempts} {
 		if v < 0 {
 			bad("queue.%s must not be negative", name)
 		}
+	}
+	for name, v := range map[string]float64{"retry_delay_seconds": q.RetryDelaySeconds, "timeout_seconds": q.TimeoutSeconds,
+		"lock_grace_seconds": q.LockGraceSeconds, "poll_interval": q.PollInterval, "retention_seconds": q.RetentionSeconds} {
+		badSeconds(bad, "queue."+name, v)
 	}
 	if q.Durable {
 		return
@@ -65,8 +84,9 @@ const backgroundConcurrencyEnv = "AGENTRY_BACKGROUND_MAX_CONCURRENCY"
 
 func (q *Queue) applyEnv(get func(...string) (string, bool)) error {
 	if v, ok := get(backgroundConcurrencyEnv); ok {
-		var n int
-		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+		// Atoi, as AGENTRY_PORT: fmt.Sscan read "5abc" as 5 and "0x10" as 16.
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
 			return fmt.Errorf("config: %s=%q is not a positive number", backgroundConcurrencyEnv, v)
 		}
 		q.MaxConcurrency = n

@@ -71,3 +71,51 @@ func TestApplyEnv_BackgroundMaxConcurrency(t *testing.T) {
 		t.Fatal("a non-number was accepted")
 	}
 }
+
+// A number that is no duration (NaN, ±Inf, beyond time.Duration's ~292
+// years) passed the "not negative" check and became a zero, negative or
+// implementation-specific duration at start.
+func TestValidate_SecondsSettingsMustBeDurations(t *testing.T) {
+	t.Parallel()
+	agent := "agents: [{id: a, model: 'openai:x', cache_results: true, %s}]\n"
+	for yaml, want := range map[string]string{
+		"queue: {durable: true, poll_interval: .nan}":                                                     "queue.poll_interval",
+		"queue: {durable: true, retry_delay_seconds: 1e300}":                                              "queue.retry_delay_seconds",
+		"queue: {durable: true, timeout_seconds: .inf}":                                                   "queue.timeout_seconds",
+		"queue: {durable: true, lock_grace_seconds: 1e10}":                                                "queue.lock_grace_seconds",
+		"queue: {durable: true, retention_seconds: .nan}":                                                 "queue.retention_seconds",
+		"queue: {durable: true}\nschedules: {enabled: true, poll_interval: .inf}":                         "schedules.poll_interval",
+		"queue: {durable: true}\nschedules: {enabled: true, catch_up: skip, misfire_grace_seconds: .nan}": "schedules.misfire_grace_seconds",
+		"tracing: {store: true, retention_days: 1e9}":                                                     "tracing.retention_days",
+		"tracing: {store: true, retention_days: .nan}":                                                    "tracing.retention_days",
+		strings.ReplaceAll(agent, "%s", "cache_ttl: .nan"):                                                "agents[0]: cache_ttl",
+		strings.ReplaceAll(agent, "%s", "retries: 1, delay_between_retries: .inf"):                        "agents[0]: delay_between_retries",
+		"knowledge: {fetch_timeout: .nan}":                                                                "knowledge.fetch_timeout",
+	} {
+		cfg, err := Parse([]byte(yaml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error naming %s", yaml, err, want)
+		}
+	}
+}
+
+// The variable was read with fmt.Sscan, which stops at the first non-digit:
+// "5abc" and "5 6" became 5 and "0x10" 16 where AGENTRY_PORT's "5abc" is an error.
+func TestApplyEnv_BackgroundMaxConcurrencyIsWholeNumber(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"5abc", "5 6", "0x10", "1e3", "-3", "0"} {
+		var c Config
+		err := c.ApplyEnv(func(k string) (string, bool) {
+			if k == "AGENTRY_BACKGROUND_MAX_CONCURRENCY" {
+				return v, true
+			}
+			return "", false
+		})
+		if err == nil || !strings.Contains(err.Error(), "AGENTRY_BACKGROUND_MAX_CONCURRENCY") {
+			t.Errorf("%q: %v (max_concurrency %d), want an error naming the variable", v, err, c.Queue.MaxConcurrency)
+		}
+	}
+}

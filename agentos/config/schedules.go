@@ -30,6 +30,9 @@ func (s Schedules) validate(q Queue, bad func(string, ...any)) {
 	}
 	if s.PollInterval < 0 || s.MaxCatchUp < 0 || s.MisfireGraceSeconds < 0 {
 		bad("schedules.poll_interval, max_catch_up and misfire_grace_seconds must not be negative")
+	} else {
+		badSeconds(bad, "schedules.poll_interval", s.PollInterval)
+		badSeconds(bad, "schedules.misfire_grace_seconds", s.MisfireGraceSeconds)
 	}
 	if s.PollInterval != 0 && s.PollInterval < 0.01 {
 		bad("schedules.poll_interval must be at least 0.01 seconds")

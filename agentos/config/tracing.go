@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Tracing configures the traces the server keeps for the /traces routes.
 // In YAML:
@@ -38,6 +41,8 @@ func (t Tracing) Retention() time.Duration {
 func (t Tracing) validate(bad func(string, ...any)) {
 	if t.RetentionDays < 0 {
 		bad("tracing.retention_days must not be negative")
+	} else if !durationOK(t.RetentionDays, 24*time.Hour) {
+		bad("tracing.retention_days %v: use a number of days from 0 to %d", t.RetentionDays, int64(math.MaxInt64/(24*time.Hour)))
 	}
 	if t.QueueSize < 0 {
 		bad("tracing.queue_size must not be negative")
