@@ -174,3 +174,68 @@ func TestBuild_ModerationGuardrailFromYAML(t *testing.T) {
 		t.Fatalf("flagged: %v", err)
 	}
 }
+
+// A setting that only refines another, absent one did nothing and was
+// accepted ("nothing half-on"): it is refused naming both keys.
+func TestValidate_AgentSettingsWithoutTheirSwitchAreRefused(t *testing.T) {
+	t.Parallel()
+	for setting, want := range map[string]string{
+		"cache_ttl: 60":                      "agents[0].cache_ttl applies with cache_results: true only",
+		"delay_between_retries: 2":           "agents[0].delay_between_retries applies with retries",
+		"exponential_backoff: true":          "agents[0].exponential_backoff applies with retries",
+		"parser_model_prompt: Extract.":      "agents[0].parser_model_prompt applies with parser_model only",
+		"output_model_prompt: Rewrite.":      "agents[0].output_model_prompt applies with output_model only",
+		"timezone_identifier: Europe/Paris":  "agents[0].timezone_identifier applies with add_datetime_to_context: true only",
+		"location: Paris":                    "agents[0].location applies with add_location_to_context: true only",
+		"num_past_sessions_to_search: 5":     "agents[0].num_past_sessions_to_search applies with search_past_sessions: true only",
+		"num_past_session_runs_in_search: 2": "agents[0].num_past_session_runs_in_search applies with search_past_sessions: true only",
+	} {
+		yml := "agents:\n  - id: a\n    model: openai:gpt-4o\n    " + setting + "\n"
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", setting, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", setting, err, want)
+		}
+	}
+	// With their switches they are accepted; a one-agent file names the key alone.
+	for _, yml := range []string{
+		"agents:\n  - {id: a, model: 'openai:x', cache_results: true, cache_ttl: 60, retries: 2, delay_between_retries: 2, exponential_backoff: true," +
+			" add_datetime_to_context: true, timezone_identifier: Europe/Paris, add_location_to_context: true, location: Paris," +
+			" search_past_sessions: true, num_past_sessions_to_search: 5, num_past_session_runs_in_search: 2," +
+			" parser_model: 'openai:y', parser_model_prompt: p, output_model: 'openai:z', output_model_prompt: o}\n",
+	} {
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := Parse([]byte("id: a\nmodel: openai:x\ncache_ttl: 60\n"), "agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "cache_ttl applies with cache_results: true only") || strings.Contains(err.Error(), "agents[0]") {
+		t.Fatalf("one-agent file: %v", err)
+	}
+}
+
+func TestValidate_TeamSettingsWithoutTheirSwitchAreRefused(t *testing.T) {
+	t.Parallel()
+	for setting, want := range map[string]string{
+		"num_past_sessions_to_search: 5": "teams[0].num_past_sessions_to_search applies with search_past_sessions: true only",
+		"num_history_runs: -1":           "teams[0].num_history_runs must not be negative",
+	} {
+		yml := "agents: [{id: a, model: 'openai:x'}]\nteams:\n  - id: t\n    model: openai:gpt-4o\n    members: [a]\n    " + setting + "\n"
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", setting, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", setting, err, want)
+		}
+	}
+}

@@ -121,6 +121,14 @@ func (c *Config) Validate() error {
 		if t.NumPastSessionsToSearch < 0 || t.NumPastSessionRunsInSearch < 0 {
 			bad("%s: num_past_sessions_to_search and num_past_session_runs_in_search must not be negative", where)
 		}
+		if t.NumHistoryRuns < 0 {
+			bad("%s.num_history_runs must not be negative", where)
+		}
+		for k, n := range []int{t.NumPastSessionsToSearch, t.NumPastSessionRunsInSearch} {
+			if name := [...]string{"num_past_sessions_to_search", "num_past_session_runs_in_search"}[k]; n != 0 && !t.SearchPastSessions {
+				bad("%s.%s applies with search_past_sessions: true only: set it (or remove %s)", where, name, name)
+			}
+		}
 	}
 	c.checkTeamMembers(bad, agents)
 	workflows, decls := map[string]bool{}, map[string]Workflow{}
@@ -198,6 +206,27 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 	}
 	if a.AddNameToContext && a.Name == "" {
 		bad("%s needs %s", key("add_name_to_context"), key("name"))
+	}
+	// A setting that only refines another does nothing without it:
+	// refused rather than accepted and ignored.
+	for _, r := range []struct {
+		set   bool
+		key   string
+		needs string
+	}{
+		{a.CacheTTL != 0 && !a.CacheResults, "cache_ttl", "cache_results: true"},
+		{a.DelayBetweenRetries != 0 && a.Retries == 0, "delay_between_retries", "retries"},
+		{a.ExponentialBackoff && a.Retries == 0, "exponential_backoff", "retries"},
+		{a.ParserModelPrompt != "" && a.ParserModel.Spec == "", "parser_model_prompt", "parser_model"},
+		{a.OutputModelPrompt != "" && a.OutputModel.Spec == "", "output_model_prompt", "output_model"},
+		{a.TimezoneIdentifier != "" && !a.AddDatetimeToContext, "timezone_identifier", "add_datetime_to_context: true"},
+		{a.Location != "" && !a.AddLocationToContext, "location", "add_location_to_context: true"},
+		{a.NumPastSessionsToSearch != 0 && !a.SearchPastSessions, "num_past_sessions_to_search", "search_past_sessions: true"},
+		{a.NumPastSessionRunsInSearch != 0 && !a.SearchPastSessions, "num_past_session_runs_in_search", "search_past_sessions: true"},
+	} {
+		if r.set {
+			bad("%s applies with %s only: set it (or remove %s)", key(r.key), r.needs, r.key)
+		}
 	}
 }
 
