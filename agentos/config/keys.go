@@ -224,8 +224,9 @@ func editDistance(a, b string) int {
 
 // isAgentFile reports whether a document's top-level mapping is one agent
 // (the shape of an agents: entry) rather than a whole configuration: it has no
-// top-level configuration key, and its keys are an agent's (or, for a key
-// that is neither, nearer to an agent's).
+// key of the whole file only, and its keys are an agent's (or, for a key
+// that is neither, nearer to an agent's). Keys of both (offload_tool_results,
+// media_storage, knowledge) decide nothing.
 func isAgentFile(root *yaml.Node) bool {
 	if root.Kind != yaml.MappingNode {
 		return false
@@ -234,10 +235,14 @@ func isAgentFile(root *yaml.Node) bool {
 	agentish := false
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i].Value
+		inTop, inAgent := slices.Contains(top, k), slices.Contains(agent, k)
 		switch {
-		case slices.Contains(top, k):
+		case inTop && inAgent:
+			// offload_tool_results, media_storage, knowledge: both shapes
+			// have them, so they decide nothing.
+		case inTop:
 			return false
-		case slices.Contains(agent, k):
+		case inAgent:
 			agentish = true
 		default:
 			if _, ok := nearest(k, agent); ok {

@@ -167,3 +167,29 @@ func FuzzParse_Shapes(f *testing.F) {
 		}
 	})
 }
+
+// offload_tool_results, media_storage and knowledge are keys of an agent and
+// of the whole file: one of them in a one-agent file made it read as a whole
+// configuration, and the agent's own keys were refused as unknown at the top
+// level ("unknown key "model" at the top level").
+func TestParse_OneAgentFileWithKeysSharedWithTheWholeFile(t *testing.T) {
+	t.Parallel()
+	for _, shared := range []string{"offload_tool_results: false", "media_storage: {type: none}", "knowledge: true"} {
+		yml := "id: calc\nmodel: scripted:s.yaml\n" + shared + "\n"
+		cfg, err := Parse([]byte(yml), "agent.yaml")
+		if err != nil {
+			t.Errorf("%s: %v", shared, err)
+			continue
+		}
+		if len(cfg.Agents) != 1 || cfg.Agents[0].ID != "calc" {
+			t.Errorf("%s: agents %+v", shared, cfg.Agents)
+		}
+	}
+	// A shared key alone, or beside a top-level key, is the whole file's.
+	for _, yml := range []string{"knowledge: {max_bytes: 10}\n", "offload_tool_results: false\nagents: [{id: a, model: 'scripted:s.yaml'}]\n"} {
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil || cfg.agentFile {
+			t.Errorf("%q: read as one agent (%v), %v", yml, cfg.agentFile, err)
+		}
+	}
+}
