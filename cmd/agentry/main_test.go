@@ -156,3 +156,31 @@ func TestRun_Errors(t *testing.T) {
 		}
 	}
 }
+
+// Settings that store in the database, in an agent file run without --db,
+// failed naming Go fields ("need Config.DB"); knowledge: true named the
+// made-up id cli-agent and BuildOptions.Knowledge. Each names its key and
+// what to do.
+func TestRun_AgentFileSettingsThatNeedTheDatabaseNameTheKeyAndDB(t *testing.T) {
+	t.Parallel()
+	s := writeFile(t, "s.yaml", script)
+	for setting, want := range map[string]string{
+		"update_memory_on_run: true":     "update_memory_on_run needs --db",
+		"enable_agentic_memory: true":    "enable_agentic_memory needs --db",
+		"enable_session_summaries: true": "enable_session_summaries needs --db",
+		"search_past_sessions: true":     "search_past_sessions needs --db",
+		"offload_tool_results: true":     "offload_tool_results needs --db",
+		"knowledge: true":                "knowledge: true needs the server's knowledge base: serve the agent with agentry serve",
+	} {
+		f := writeFile(t, "agent.yaml", "model: scripted:"+s+"\n"+setting+"\n")
+		code, out, errOut := cli(t, "run", "--config", f, "hello")
+		if code != 1 || out != "" || !strings.Contains(errOut, want) || strings.Contains(errOut, "Config.DB") || strings.Contains(errOut, "cli-agent") {
+			t.Errorf("%s: code %d out %q err %q, want %q", setting, code, out, errOut, want)
+		}
+	}
+	// With --db they work.
+	f := writeFile(t, "agent.yaml", "model: scripted:"+s+"\nadd_history_to_context: true\noffload_tool_results: true\n")
+	if code, out, errOut := cli(t, "run", "--config", f, "--db", filepath.Join(t.TempDir(), "a.db"), "hello"); code != 0 {
+		t.Fatalf("with --db: code %d out %q err %q", code, out, errOut)
+	}
+}

@@ -103,6 +103,9 @@ func runOnce(cmd *cobra.Command, f runFlags, message string) error {
 	if err := checkRunFlags(f); err != nil {
 		return err
 	}
+	if err := checkRunSettings(f, decl); err != nil {
+		return err
+	}
 	var store *db.DB
 	if f.dsn != "" {
 		var err error
@@ -159,6 +162,37 @@ func checkRunFlags(f runFlags) error {
 	for _, t := range f.tools {
 		if !builtin.Has(t) {
 			return fmt.Errorf("--tool %s: unknown tool (built-in tools: %s)", t, strings.Join(builtin.Names(), ", "))
+		}
+	}
+	return nil
+}
+
+// checkRunSettings refuses, naming the key, the file's settings a run
+// without the server or without --db cannot honour: the server's knowledge
+// base, and what is stored in the database (agent.New's errors name Go
+// fields: "need Config.DB"). add_history_to_context is allowed: a run in a
+// new session has no history to add, with or without --db.
+func checkRunSettings(f runFlags, decl config.Agent) error {
+	where := f.configFile
+	if f.agentID != "" {
+		where += ": agent " + f.agentID
+	}
+	if decl.Knowledge {
+		return fmt.Errorf("%s: knowledge: true needs the server's knowledge base: serve the agent with agentry serve (agentry run has none)", where)
+	}
+	if f.dsn != "" {
+		return nil
+	}
+	for _, s := range []struct {
+		on  bool
+		key string
+	}{
+		{decl.UpdateMemoryOnRun, "update_memory_on_run"}, {decl.EnableAgenticMemory, "enable_agentic_memory"},
+		{decl.EnableSessionSummaries, "enable_session_summaries"}, {decl.SearchPastSessions, "search_past_sessions"},
+		{decl.OffloadToolResults.On() != nil, "offload_tool_results"},
+	} {
+		if s.on {
+			return fmt.Errorf("%s: %s needs --db: what it keeps is stored in the database", where, s.key)
 		}
 	}
 	return nil
