@@ -165,11 +165,14 @@ func (p ComponentPolicy) checkProviders(specs ...string) error {
 		if s == "" {
 			continue
 		}
+		// The provider as modelspec reads it (trimmed, lower case):
+		// "Scripted:/etc/passwd" is the scripted provider.
 		provider, _, _ := strings.Cut(s, ":")
+		provider = strings.ToLower(strings.TrimSpace(provider))
 		switch {
 		case p.Providers == nil && provider == "scripted":
 			return componentErr("model %q: the scripted provider is not allowed in stored components", s)
-		case p.Providers != nil && !slices.Contains(p.Providers, provider):
+		case p.Providers != nil && !slices.ContainsFunc(p.Providers, func(a string) bool { return strings.EqualFold(strings.TrimSpace(a), provider) }):
 			return componentErr("model %q: provider %q is not allowed in stored components (allowed: %s)", s, provider, strings.Join(p.Providers, ", "))
 		}
 	}

@@ -95,3 +95,33 @@ func FuzzParseComponent(f *testing.F) {
 		}
 	})
 }
+
+// The scripted provider (it reads a file on the server) was refused only
+// when written in lower case without spaces; modelspec lowercases and trims
+// the provider, so "Scripted:/etc/passwd" passed the policy and the build
+// read the file (and quoted its first line in the error).
+func TestParseComponent_ProviderPolicyIgnoresCaseAndSpaces(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		`{"id":"x","model":"Scripted:/etc/passwd"}`,
+		`{"id":"x","model":" scripted:/etc/passwd"}`,
+		`{"id":"x","model":"SCRIPTED :/etc/passwd"}`,
+		`{"id":"x","model":"openai:gpt-4o","fallback_models":["Scripted:/etc/passwd"]}`,
+		`{"id":"x","model":"openai:gpt-4o","parser_model":"sCripted:/etc/passwd"}`,
+	} {
+		if _, err := ParseAgentComponent([]byte(raw), ComponentPolicy{}); !errors.Is(err, ErrComponentConfig) || !strings.Contains(err.Error(), "scripted provider is not allowed") {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+	if _, err := ParseTeamComponent([]byte(`{"id":"t","model":"Scripted:/etc/passwd","members":["a"]}`), ComponentPolicy{}); !errors.Is(err, ErrComponentConfig) {
+		t.Errorf("team: %v", err)
+	}
+	// An allow-list matches as modelspec reads the provider.
+	p := ComponentPolicy{Providers: []string{"openai"}}
+	if _, err := ParseAgentComponent([]byte(`{"id":"x","model":"OpenAI:gpt-4o"}`), p); err != nil {
+		t.Errorf("OpenAI with openai allowed: %v", err)
+	}
+	if _, err := ParseAgentComponent([]byte(`{"id":"x","model":"Scripted:/etc/passwd"}`), ComponentPolicy{Providers: []string{"openai"}}); !errors.Is(err, ErrComponentConfig) {
+		t.Errorf("allow-list: %v", err)
+	}
+}
