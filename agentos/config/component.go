@@ -31,7 +31,8 @@ import (
 //     database.
 //
 // Settings that would let whoever may write a component act on the server
-// itself are refused: mcp (starts processes), media_storage, code_mode,
+// itself are refused: mcp (starts processes), media_storage, code_mode, a
+// model's base_url (it would receive the server's API key),
 // built-in tools outside ComponentPolicy.Tools, and model providers outside
 // ComponentPolicy.Providers (scripted reads a server file). Any other key
 // the declaration does not know is an error naming it.
@@ -96,6 +97,14 @@ func ParseAgentComponent(raw []byte, p ComponentPolicy) (Agent, error) {
 	specs := []string{a.Model.Spec, a.MemoryModel.Spec, a.ReasoningModel, a.ParserModel.Spec, a.OutputModel.Spec}
 	for _, f := range a.FallbackModels {
 		specs = append(specs, f.Spec)
+	}
+	// base_url would send the server's API key to whatever host it names
+	// (Agno's model to_dict writes none).
+	models := append([]Model{a.Model, a.MemoryModel, a.ParserModel, a.OutputModel}, a.FallbackModels...)
+	for _, m := range models {
+		if m.BaseURL != "" {
+			return Agent{}, componentErr("model %q: base_url is not allowed in a stored component (the server's API key would go to it); declare the agent in the server's config file", m.Spec)
+		}
 	}
 	if err := p.checkProviders(specs...); err != nil {
 		return Agent{}, err
