@@ -166,7 +166,7 @@ func openVectors(ctx context.Context, v *VectorDBConfig, d *db.DB, dataDir, name
 			if release != nil {
 				release()
 			}
-			return nil, "", err
+			return nil, "", fmt.Errorf("knowledge.vector_db (pgvector): %w", err)
 		}
 		if release != nil {
 			return releasing{s, release}, "pgvector", nil

@@ -120,3 +120,18 @@ func TestKnowledge_PgvectorOnTheServersPostgres(t *testing.T) {
 		t.Fatal("pgvector without Postgres accepted")
 	}
 }
+
+// pgvector's own errors reached stderr bare ("cannot parse `postgres://…`:
+// invalid port"), naming no setting; they name knowledge.vector_db, and the
+// DSN's password stays out.
+func TestOpenKnowledge_PgvectorErrorNamesTheKey(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("knowledge:\n  vector_db: {type: pgvector, dsn: \"postgres://u:sekrit@127.0.0.1:bad/db\"}\n"), "k.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = OpenKnowledge(context.Background(), c.Knowledge, testdbs.SQLite(t), t.TempDir(), slog.Default())
+	if err == nil || !strings.HasPrefix(err.Error(), "knowledge.vector_db") || strings.Contains(err.Error(), "sekrit") {
+		t.Fatalf("%v", err)
+	}
+}
