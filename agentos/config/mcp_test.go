@@ -205,3 +205,35 @@ func TestAgentMCP_UnnamedServersGetDistinctNames(t *testing.T) {
 		t.Errorf("server names %q, want %q", names, want)
 	}
 }
+
+// mcp_server: {enabled: false, …} and a JWT cookie_name with token_source
+// header were accepted and did nothing; they are refused naming the key.
+func TestValidate_SettingsOfAnOffFeatureAreRefused(t *testing.T) {
+	t.Parallel()
+	for yml, want := range map[string]string{
+		"mcp_server: {enabled: false, stateless: true}\n":         "mcp_server.stateless applies to an enabled MCP server",
+		"mcp_server: {enabled: false, path: /x}\n":                "mcp_server.path applies to an enabled MCP server",
+		"mcp_server: {enabled: false, tools: [calculator]}\n":     "mcp_server.tools applies to an enabled MCP server",
+		"mcp_server: {enabled: false, result_mode: full}\n":       "mcp_server.result_mode applies to an enabled MCP server",
+		"mcp_server: {enabled: false, include_tags: [core]}\n":    "mcp_server.include_tags applies to an enabled MCP server",
+		"auth: {jwt: {verification_keys: [x], cookie_name: c}}\n": "auth.jwt.cookie_name applies with token_source cookie or both",
+	} {
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", yml, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yml, err, want)
+		}
+	}
+	for _, yml := range []string{"mcp_server: false\n", "mcp_server: {enabled: false}\n", "mcp_server: {stateless: true, path: /x}\n",
+		"auth: {jwt: {verification_keys: [x], token_source: both, cookie_name: c}}\n"} {
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%q: %v", yml, err)
+		}
+	}
+}

@@ -72,6 +72,9 @@ func (c *Config) Validate() error {
 		if !slices.Contains([]string{"header", "cookie", "both"}, j.TokenSource) {
 			bad("auth.jwt.token_source %q: use header, cookie or both", j.TokenSource)
 		}
+		if j.TokenSource == "header" && j.CookieName != DefaultCookieName {
+			bad("auth.jwt.cookie_name applies with token_source cookie or both (token_source is header): set it (or remove cookie_name)")
+		}
 		for _, p := range j.ExcludedRoutePaths {
 			if !strings.HasPrefix(p, "/") {
 				bad("auth.jwt.excluded_route_paths: %q must start with /", p)
@@ -90,8 +93,21 @@ func (c *Config) Validate() error {
 	if c.UserIsolation && c.Auth.JWT == nil {
 		bad("user_isolation needs auth.jwt: the security key alone identifies no user")
 	}
-	if c.MCPServer.Enabled && !strings.HasPrefix(c.MCPServer.Path, "/") {
-		bad("mcp_server.path %q must start with /", c.MCPServer.Path)
+	if m := c.MCPServer; m.Enabled && !strings.HasPrefix(m.Path, "/") {
+		bad("mcp_server.path %q must start with /", m.Path)
+	} else if !m.Enabled {
+		for _, s := range []struct {
+			set bool
+			key string
+		}{
+			{m.Path != "" && m.Path != DefaultMCPPath, "path"}, {m.Stateless, "stateless"}, {len(m.Tools) > 0, "tools"},
+			{m.EnableBuiltinTools != nil, "enable_builtin_tools"}, {m.IncludeTags != nil, "include_tags"},
+			{m.ExcludeTags != nil, "exclude_tags"}, {m.ResultMode != "", "result_mode"}, {m.MaxResultBytes != 0, "max_result_bytes"},
+		} {
+			if s.set {
+				bad("mcp_server.%s applies to an enabled MCP server: drop enabled: false (or remove it)", s.key)
+			}
+		}
 	}
 	for _, t := range c.MCPServer.Tools {
 		noToolReview(bad, "mcp_server.tools", t)
