@@ -119,3 +119,20 @@ func TestApplyEnv_BackgroundMaxConcurrencyIsWholeNumber(t *testing.T) {
 		}
 	}
 }
+
+// tracing.queue_size is a channel's buffer, allocated at start: 1e12 ended
+// `agentry serve` with "fatal error: runtime: out of memory".
+func TestValidate_TracingQueueSizeIsBounded(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("tracing: {store: true, queue_size: 1000000000000}\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "tracing.queue_size") {
+		t.Fatalf("%v", err)
+	}
+	cfg, err = Parse([]byte("tracing: {store: true, queue_size: 1000000}\n"), "os.yaml")
+	if err != nil || cfg.Validate() != nil {
+		t.Fatal(err, cfg.Validate())
+	}
+}

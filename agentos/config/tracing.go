@@ -30,6 +30,9 @@ type Tracing struct {
 	MaxContentBytes int   `yaml:"max_content_bytes"`
 }
 
+// MaxTraceQueueSize bounds tracing.queue_size, a buffer allocated at start.
+const MaxTraceQueueSize = 1_000_000
+
 // ContentOmitted reports whether capture_content is false.
 func (t Tracing) ContentOmitted() bool { return t.CaptureContent != nil && !*t.CaptureContent }
 
@@ -46,6 +49,9 @@ func (t Tracing) validate(bad func(string, ...any)) {
 	}
 	if t.QueueSize < 0 {
 		bad("tracing.queue_size must not be negative")
+	} else if t.QueueSize > MaxTraceQueueSize {
+		// The queue is a buffer allocated at start: 1e12 ran out of memory.
+		bad("tracing.queue_size %d is more than %d", t.QueueSize, MaxTraceQueueSize)
 	}
 	if t.MaxContentBytes < 0 {
 		bad("tracing.max_content_bytes must not be negative (0 or absent: 8192)")
