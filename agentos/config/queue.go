@@ -37,6 +37,10 @@ type Queue struct {
 	DeploymentID      string  `yaml:"deployment_id"`
 }
 
+// MaxDurableConcurrency is the durable queue's largest max_concurrency
+// (River's workers per queue).
+const MaxDurableConcurrency = 10_000
+
 // Seconds turns a seconds setting into a duration (0 stays 0: the default).
 func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
@@ -68,6 +72,9 @@ func (q Queue) validate(bad func(string, ...any)) {
 		badSeconds(bad, "queue."+name, v)
 	}
 	if q.Durable {
+		if q.MaxConcurrency > MaxDurableConcurrency {
+			bad("queue.max_concurrency %d: the durable queue runs at most %d at once per process", q.MaxConcurrency, MaxDurableConcurrency)
+		}
 		return
 	}
 	for name, set := range map[string]bool{"max_attempts": q.MaxAttempts != 0, "retry_delay_seconds": q.RetryDelaySeconds != 0,

@@ -136,3 +136,20 @@ func TestValidate_TracingQueueSizeIsBounded(t *testing.T) {
 		t.Fatal(err, cfg.Validate())
 	}
 }
+
+// River takes at most 10,000 workers a queue: a larger durable
+// max_concurrency failed at start naming River's "workers", not the key.
+func TestValidate_DurableMaxConcurrencyBound(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("queue: {durable: true, max_concurrency: 10001}\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "queue.max_concurrency 10001") {
+		t.Fatalf("%v", err)
+	}
+	cfg, err = Parse([]byte("queue: {durable: true, max_concurrency: 10000}\n"), "os.yaml")
+	if err != nil || cfg.Validate() != nil {
+		t.Fatal(err, cfg.Validate())
+	}
+}
