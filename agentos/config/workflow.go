@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -157,6 +158,12 @@ func (b *stepBuilder) steps(where string, decl []WorkflowStep) ([]workflow.Step,
 func review(where string, outer, inner *HumanReviewDecl) (*workflow.HumanReview, error) {
 	if outer != nil && inner != nil {
 		return nil, fmt.Errorf("config: %s: human_review is set twice (on the step and inside it); keep one", where)
+	}
+	for _, h := range []*HumanReviewDecl{outer, inner} {
+		// Seconds beyond time.Duration's range would wrap to any duration.
+		if h != nil && h.Timeout > int(math.MaxInt64/time.Second) {
+			return nil, fmt.Errorf("config: %s: human_review.timeout %d: use at most %d seconds", where, h.Timeout, int64(math.MaxInt64/time.Second))
+		}
 	}
 	if inner != nil {
 		return inner.build(), nil

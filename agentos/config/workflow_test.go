@@ -272,3 +272,26 @@ func TestWorkflowYAML_MaxRetriesAndSkipOnFailure(t *testing.T) {
 		t.Errorf("max_retries on a parallel: %v, want it refused", err)
 	}
 }
+
+// human_review.timeout (seconds, an int) was multiplied into a
+// time.Duration unchecked: 10000000000000 seconds wrapped to about 518,000
+// hours (a positive duration nobody wrote). It is refused naming the key.
+func TestWorkflowYAML_HumanReviewTimeoutOutOfRange(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("agents:\n  - id: writer\n    model: a:b\nworkflows:\n  - id: w\n    steps:\n      - name: s\n        agent: writer\n"+
+		"        human_review: {requires_confirmation: true, timeout: 10000000000000}\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := agent.New(agent.Config{ID: "writer", Model: scripted.Reply("text")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate()
+	if err == nil {
+		_, _, err = cfg.BuildTeamsAndWorkflows(nil, []*agent.Agent{writer}, BuildOptions{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "human_review.timeout") {
+		t.Fatalf("%v", err)
+	}
+}
