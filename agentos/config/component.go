@@ -32,7 +32,8 @@ import (
 //
 // Settings that would let whoever may write a component act on the server
 // itself are refused: mcp (starts processes), media_storage, code_mode, a
-// model's base_url (it would receive the server's API key),
+// model's or a moderation hook's base_url (it would receive the server's
+// API key),
 // built-in tools outside ComponentPolicy.Tools, and model providers outside
 // ComponentPolicy.Providers (scripted reads a server file). Any other key
 // the declaration does not know is an error naming it.
@@ -104,6 +105,13 @@ func ParseAgentComponent(raw []byte, p ComponentPolicy) (Agent, error) {
 	for _, m := range models {
 		if m.BaseURL != "" {
 			return Agent{}, componentErr("model %q: base_url is not allowed in a stored component (the server's API key would go to it); declare the agent in the server's config file", m.Spec)
+		}
+	}
+	for key, hooks := range map[string][]Hook{"pre_hooks": a.PreHooks, "post_hooks": a.PostHooks} {
+		for i, h := range hooks {
+			if _, ok := h.Options["base_url"]; ok {
+				return Agent{}, componentErr("%s[%d] (%s): base_url is not allowed in a stored component (the server's API key would go to it); declare the agent in the server's config file", key, i, h.Name)
+			}
 		}
 	}
 	if err := p.checkProviders(specs...); err != nil {
