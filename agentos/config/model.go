@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -123,11 +124,17 @@ func (m *Model) UnmarshalYAML(n *yaml.Node) error {
 // decodeTimeout reads "60s"-style durations or a number of seconds.
 func decodeTimeout(v *yaml.Node) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(v.Value, 64); err == nil {
+		if !durationOK(f, time.Second) {
+			return 0, fmt.Errorf("%q: use a number of seconds from 0 to %d", v.Value, int64(math.MaxInt64/time.Second))
+		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(v.Value)
 	if err != nil {
 		return 0, fmt.Errorf("%q is neither a duration (\"60s\") nor seconds", v.Value)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q must not be negative", v.Value)
 	}
 	return d, nil
 }

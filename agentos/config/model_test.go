@@ -202,3 +202,25 @@ func parseAgent(data []byte, filename string) (Agent, error) {
 	}
 	return cfg.Agents[0], nil
 }
+
+// A model's timeout in seconds and openai_moderation's timeout were
+// converted unchecked: 1e300 and -5 became an implementation-specific or
+// negative duration and were accepted.
+func TestParse_TimeoutSecondsMustBeADuration(t *testing.T) {
+	t.Parallel()
+	for _, yml := range []string{
+		"agents: [{id: a, model: {id: 'openai:x', timeout: 1e300}}]\n",
+		"agents: [{id: a, model: {id: 'openai:x', timeout: -5}}]\n",
+		"agents: [{id: a, model: {id: 'openai:x', timeout: -5s}}]\n",
+		"agents: [{id: a, model: 'openai:x', pre_hooks: [{name: openai_moderation, options: {api_key: k, timeout: 1e300}}]}]\n",
+		"agents: [{id: a, model: 'openai:x', pre_hooks: [{name: openai_moderation, options: {api_key: k, timeout: -5}}]}]\n",
+	} {
+		cfg, err := Parse([]byte(yml), "os.yaml")
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), "timeout") {
+			t.Errorf("%q: %v", yml, err)
+		}
+	}
+}
