@@ -32,8 +32,8 @@ import (
 //
 // Settings that would let whoever may write a component act on the server
 // itself are refused: mcp (starts processes), media_storage, code_mode, a
-// model's or a moderation hook's base_url (it would receive the server's
-// API key),
+// model's, a moderation hook's or a tool's base_url (it would receive the
+// server's API key), a tool's allow_networks, allow_private_hosts and ports,
 // built-in tools outside ComponentPolicy.Tools, and model providers outside
 // ComponentPolicy.Providers (scripted reads a server file). Any other key
 // the declaration does not know is an error naming it.
@@ -64,6 +64,12 @@ var refusedKeys = map[string]string{
 	"code_mode":     "code_mode runs code on the server",
 }
 
+// refusedToolOptions are tool options a stored component may not set:
+// base_url receives the server's key of a keyed backend (web_search's
+// brave, tavily); the others widen the tool's network guard to the
+// server's private networks.
+var refusedToolOptions = []string{"base_url", "allow_networks", "allow_private_hosts", "ports"}
+
 func componentErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrComponentConfig, fmt.Sprintf(format, args...))
 }
@@ -93,6 +99,11 @@ func ParseAgentComponent(raw []byte, p ComponentPolicy) (Agent, error) {
 	for _, t := range a.Tools {
 		if !slices.Contains(p.tools(), t.Name) {
 			return Agent{}, componentErr("tool %q is not allowed in a stored component (allowed: %s)", t.Name, strings.Join(p.tools(), ", "))
+		}
+		for _, k := range refusedToolOptions {
+			if _, ok := t.Options[k]; ok {
+				return Agent{}, componentErr("tool %q: option %s is not allowed in a stored component (it could send the server's API keys elsewhere or reach its internal network); declare the agent in the server's config file", t.Name, k)
+			}
 		}
 	}
 	specs := []string{a.Model.Spec, a.MemoryModel.Spec, a.ReasoningModel, a.ParserModel.Spec, a.OutputModel.Spec}

@@ -166,3 +166,26 @@ func TestParseAgentComponent_RefusesModerationBaseURL(t *testing.T) {
 		t.Errorf("moderation without base_url: %v", err)
 	}
 }
+
+// web_search, allowed in stored agents by default, took base_url (a brave
+// or tavily backend sends the server's BRAVE_API_KEY / TAVILY_API_KEY to
+// it) and allow_networks, allow_private_hosts and ports (which open the
+// server's internal network to the tool): a stored component may set none
+// of them (no t.Parallel: it sets the environment).
+func TestParseAgentComponent_RefusesToolOptionsThatReachTheServer(t *testing.T) {
+	t.Setenv("BRAVE_API_KEY", "server-key")
+	for _, opts := range []string{
+		`{"backend":"brave","base_url":"https://attacker.example/"}`,
+		`{"allow_networks":["10.0.0.0/8"]}`,
+		`{"allow_private_hosts":["metadata.internal"]}`,
+		`{"ports":[8080]}`,
+	} {
+		raw := `{"id":"x","model":"openai:gpt-4o","tools":[{"name":"web_search","options":` + opts + `}]}`
+		if _, err := ParseAgentComponent([]byte(raw), ComponentPolicy{}); !errors.Is(err, ErrComponentConfig) {
+			t.Errorf("%s: %v", opts, err)
+		}
+	}
+	if _, err := ParseAgentComponent([]byte(`{"id":"x","model":"openai:gpt-4o","tools":[{"name":"web_search","options":{"backend":"brave","fixed_max_results":3}}]}`), ComponentPolicy{}); err != nil {
+		t.Errorf("web_search with harmless options: %v", err)
+	}
+}
