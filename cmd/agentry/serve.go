@@ -196,7 +196,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	defer stopTracing(context.WithoutCancel(ctx))
+	defer func() {
+		// Bounded as the runs' wait is: a collector that accepts and never
+		// answers must not hold the exit for the exporter's retries.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), file.Server.ShutdownTimeout)
+		defer cancel()
+		stopTracing(sctx)
+	}()
 	// One content policy for every span: what it leaves out reaches neither
 	// the stored traces nor the OTLP collector.
 	tp = trace.WithContent(tp, trace.Content{Omit: file.Tracing.ContentOmitted(), MaxBytes: file.Tracing.MaxContentBytes})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -247,5 +248,37 @@ func serveTracingStore(t *testing.T, extra string, wantInput bool) {
 	}
 	if code, logs := stop(); code != 0 {
 		t.Errorf("exit %d: %s", code, logs)
+	}
+}
+
+// A collector that takes the export's connection and never answers does not
+// hold the server's exit past server.shutdown_timeout (the exporter's own
+// timeouts and retries would hold it for a minute or more).
+func TestServe_StuckCollectorDoesNotHoldTheExit(t *testing.T) {
+	release := make(chan struct{})
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer collector.Close()
+	defer close(release)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("AGENTRY_SHUTDOWN_TIMEOUT", "1s")
+	dir := t.TempDir()
+	base, stop := startServe(t, "--port", "0", "--db", filepath.Join(dir, "agentry.db"), "--data-dir", filepath.Join(dir, "data"))
+	if status, out := postRun(t, base, demoAgentID, url.Values{"message": {"hi"}, "stream": {"false"}}); status != 200 {
+		t.Fatalf("run = %d %v", status, out)
+	}
+	exited := make(chan int, 1)
+	go func() { code, _ := stop(); exited <- code }()
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server's exit waited past 30 s on the stuck collector (shutdown_timeout is 1s)")
 	}
 }
