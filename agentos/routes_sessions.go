@@ -301,14 +301,8 @@ func (s *Server) writeSessionDetail(w http.ResponseWriter, r *http.Request, d *d
 // maxSessionRuns runs; runs the store cannot decode are left out.
 func (s *Server) chatHistory(ctx context.Context, d *db.DB, sessionID string) ([]json.RawMessage, error) {
 	out := []json.RawMessage{}
-	f := db.RunFilter{SessionID: sessionID, Limit: sessionRunsPage}
-	for read := 0; read < maxSessionRuns; {
-		f.Page++
-		rows, _, err := d.GetRuns(ctx, f)
-		corrupt := corruptRows(err)
-		if err = s.leaveOutCorrupt(ctx, "chat history", err); err != nil {
-			return nil, err
-		}
+	read := 0
+	err := s.eachRunPage(ctx, d, db.RunFilter{SessionID: sessionID, Limit: sessionRunsPage}, "chat history", func(rows []db.Run, corrupt int) (bool, error) {
 		read += len(rows) + corrupt
 		for i := range rows {
 			if rows[i].ParentRunID != "" {
@@ -316,7 +310,7 @@ func (s *Server) chatHistory(ctx context.Context, d *db.DB, sessionID string) ([
 			}
 			o, err := rows[i].Output()
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			for j := range o.Messages {
 				m := &o.Messages[j]
@@ -325,14 +319,15 @@ func (s *Server) chatHistory(ctx context.Context, d *db.DB, sessionID string) ([
 				}
 				b, err := json.Marshal(m)
 				if err != nil {
-					return nil, err
+					return false, err
 				}
 				out = append(out, b)
 			}
 		}
-		if len(rows)+corrupt < f.Limit {
-			break
-		}
+		return read < maxSessionRuns, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -677,27 +672,41 @@ func (c createdRange) holds(sec int64) bool {
 // leaveOutCorrupt).
 func (s *Server) collectRunViews(ctx context.Context, d *db.DB, f db.RunFilter, created createdRange) ([]runView, error) {
 	views := []runView{}
-	for f.Page = 1; len(views) < maxSessionRuns; f.Page++ {
-		rows, _, err := d.GetRuns(ctx, f)
-		corrupt := corruptRows(err)
-		if err = s.leaveOutCorrupt(ctx, "list runs", err); err != nil {
-			return nil, err
-		}
+	err := s.eachRunPage(ctx, d, f, "list runs", func(rows []db.Run, _ int) (bool, error) {
 		for i := range rows {
 			if !created.holds(rows[i].CreatedAt) {
 				continue
 			}
 			v, err := newRunView(&rows[i])
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			views = append(views, v)
 		}
-		if len(rows)+corrupt < f.Limit {
-			break
-		}
+		return len(views) < maxSessionRuns, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return views, nil
+}
+
+// eachRunPage reads the runs matching f page by page (f.Limit a page, from
+// page 1) and hands each page to fn with the number of rows the store left
+// out of it as corrupt (logged as what; see leaveOutCorrupt), until the last
+// page or until fn answers false.
+func (s *Server) eachRunPage(ctx context.Context, d *db.DB, f db.RunFilter, what string, fn func(rows []db.Run, corrupt int) (bool, error)) error {
+	for f.Page = 1; ; f.Page++ {
+		rows, _, err := d.GetRuns(ctx, f)
+		corrupt := corruptRows(err)
+		if err = s.leaveOutCorrupt(ctx, what, err); err != nil {
+			return err
+		}
+		more, err := fn(rows, corrupt)
+		if err != nil || !more || len(rows)+corrupt < f.Limit {
+			return err
+		}
+	}
 }
 
 // leaveOutCorrupt logs a list's rows that the store could not decode (rows

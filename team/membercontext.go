@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -147,8 +146,8 @@ func (t *Team) teamHistory(ctx context.Context, c *collector, id string) (string
 		if rows[i].RunID == rc.RunID {
 			continue
 		}
-		var o run.Output
-		if json.Unmarshal(rows[i].RunData, &o) != nil {
+		o, err := rows[i].Output()
+		if err != nil {
 			continue // a corrupt stored run must not break new runs
 		}
 		if n == 0 {
