@@ -16,10 +16,12 @@ import (
 // defaultTeamHistoryRuns is Agno's num_team_history_runs default.
 const defaultTeamHistoryRuns = 3
 
-// checkMemberContext validates the member context settings of cfg and
-// applies their defaults.
-func checkMemberContext(cfg *Config) error {
+// checkMemberContext validates the member context settings of cfg (whose
+// mode is mode) and applies their defaults.
+func checkMemberContext(cfg *Config, mode Mode) error {
 	switch {
+	case cfg.DetermineInputForMembers != nil && !*cfg.DetermineInputForMembers && mode == ModeTasks:
+		return errors.New("team: Config.DetermineInputForMembers false applies to delegations, which tasks mode has none of (its members always get their task): leave it unset")
 	case cfg.NumTeamHistoryRuns < 0:
 		return fmt.Errorf("team: Config.NumTeamHistoryRuns is %d; want 0 (the default, %d) or more", cfg.NumTeamHistoryRuns, defaultTeamHistoryRuns)
 	case cfg.AddTeamHistoryToMembers && cfg.DB == nil:

@@ -140,8 +140,9 @@ func TestNew_RefusesBadMemberContextSettings(t *testing.T) {
 	t.Parallel()
 	m := mustAgent(t, agent.Config{ID: "m", Model: script(answer("x"))})
 	for name, cfg := range map[string]Config{
-		"team history without a database": {AddTeamHistoryToMembers: true},
-		"negative NumTeamHistoryRuns":     {NumTeamHistoryRuns: -1},
+		"team history without a database":              {AddTeamHistoryToMembers: true},
+		"negative NumTeamHistoryRuns":                  {NumTeamHistoryRuns: -1},
+		"DetermineInputForMembers false in tasks mode": {Mode: ModeTasks, DetermineInputForMembers: boolp(false)},
 	} {
 		cfg.Model, cfg.Members = script(answer("x")), []*agent.Agent{m}
 		if _, err := New(cfg); err == nil {

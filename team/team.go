@@ -66,7 +66,8 @@ type Config struct {
 	// DetermineInputForMembers: nil or true gives a member the task the
 	// leader wrote (Agno's determine_input_for_members, default true); false
 	// gives the delegated member the team run's own input instead (the
-	// leader still chooses the member). Tasks mode always gives the task.
+	// leader still chooses the member). Tasks mode, which delegates none,
+	// refuses false.
 	DetermineInputForMembers *bool
 	// DelegateToAllMembers adds delegate_task_to_members, which sends one task
 	// to every member at once (Agno's delegate_to_all_members); broadcast
@@ -167,7 +168,7 @@ func New(cfg Config) (*Team, error) {
 	if cfg.MaxConcurrentMembers < 0 {
 		return nil, fmt.Errorf("team: Config.MaxConcurrentMembers is %d; want 0 (no bound) or more", cfg.MaxConcurrentMembers)
 	}
-	if err := checkMemberContext(&cfg); err != nil {
+	if err := checkMemberContext(&cfg, mode); err != nil {
 		return nil, err
 	}
 	cfg.Mode = mode

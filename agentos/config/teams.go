@@ -30,6 +30,9 @@ func (c Config) checkTeamMembers(bad func(string, ...any), agents map[string]boo
 		if t.MaxConcurrentMembers < 0 {
 			bad("%s.max_concurrent_members: must be 0 (no bound) or more", where)
 		}
+		if t.DetermineInputForMembers != nil && !*t.DetermineInputForMembers && mode == team.ModeTasks {
+			bad("%s.determine_input_for_members: false applies to delegations, which mode tasks has none of (its members always get their task): remove it", where)
+		}
 		if t.NumTeamHistoryRuns < 0 {
 			bad("%s.num_team_history_runs: must be 0 (the default, 3) or more", where)
 		}

@@ -89,6 +89,7 @@ func TestValidate_RefusesBadTeamModesAndMembers(t *testing.T) {
 		{"max_iterations outside tasks", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], max_iterations: 4}\n", "max_iterations: applies to mode tasks only"},
 		{"negative max_concurrent_members", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], max_concurrent_members: -1}\n", "teams[0].max_concurrent_members: must be 0 (no bound) or more"},
 		{"negative num_team_history_runs", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], add_team_history_to_members: true, num_team_history_runs: -1}\n", "teams[0].num_team_history_runs: must be 0 (the default, 3) or more"},
+		{"determine_input_for_members false in tasks mode", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], mode: tasks, determine_input_for_members: false}\n", "teams[0].determine_input_for_members: false applies to delegations"},
 		{"num_team_history_runs without team history", agents + "teams:\n  - {id: t, model: \"x:y\", members: [a], num_team_history_runs: 2}\n", "num_team_history_runs: applies with add_team_history_to_members: true only"},
 		{"unknown member", agents + "teams:\n  - {id: t, model: \"x:y\", members: [ghost]}\n", `no agent or team with id "ghost"`},
 		{"ambiguous member", agents + "teams:\n  - {id: a, model: \"x:y\", members: [a]}\n  - {id: t, model: \"x:y\", members: [a]}\n", `"a" names both an agent and a team`},
