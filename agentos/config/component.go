@@ -118,8 +118,12 @@ func ParseAgentComponent(raw []byte, p ComponentPolicy) (Agent, error) {
 			return Agent{}, componentErr("model %q: base_url is not allowed in a stored component (the server's API key would go to it); declare the agent in the server's config file", m.Spec)
 		}
 	}
-	for key, hooks := range map[string][]Hook{"pre_hooks": a.PreHooks, "post_hooks": a.PostHooks} {
-		for i, h := range hooks {
+	for _, hs := range []struct {
+		key   string
+		hooks []Hook
+	}{{"pre_hooks", a.PreHooks}, {"post_hooks", a.PostHooks}} {
+		key := hs.key
+		for i, h := range hs.hooks {
 			if _, ok := h.Options["base_url"]; ok {
 				return Agent{}, componentErr("%s[%d] (%s): base_url is not allowed in a stored component (the server's API key would go to it); declare the agent in the server's config file", key, i, h.Name)
 			}
