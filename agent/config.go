@@ -112,7 +112,11 @@ type Config struct {
 	// WithUserID. An empty session id gives each run a new session.
 	SessionID string
 	UserID    string
-	// SessionState is the initial state of new sessions.
+	// SessionState is the initial state of new sessions. A stored state is
+	// read back as encoding/json reads JSON into interface values (numbers
+	// are float64), except that a number float64 cannot give back (an
+	// integer beyond 2^53, such as a 64-bit id another program stored) is a
+	// json.Number holding its digits, so that it is stored again unchanged.
 	SessionState map[string]any
 	// AddHistoryToContext adds the last NumHistoryRuns completed runs of the
 	// session (one bounded query) to the model's context.

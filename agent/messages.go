@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
@@ -39,11 +40,17 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 		default:
 			st.session = s
 			if len(s.SessionData) > 0 {
+				// A number float64 cannot give back (a 64-bit id Python
+				// stored) stays json.Number: saved again unchanged.
 				var data struct {
-					State map[string]any `json:"session_state"`
+					State json.RawMessage `json:"session_state"`
 				}
 				if json.Unmarshal(s.SessionData, &data) == nil {
-					base = data.State
+					if len(data.State) == 0 {
+						base = nil
+					} else if m, err := lossless.UnmarshalExactObject(data.State); err == nil {
+						base = m
+					}
 				}
 			}
 		}

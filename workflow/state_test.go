@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -144,6 +146,49 @@ func TestStep_ANestedWorkflowsStateReachesTheStreamedRun(t *testing.T) {
 		s, err := d.GetSession(context.Background(), sid)
 		if err != nil || !strings.Contains(string(s.SessionData), `"nested":"was here"`) {
 			t.Errorf("streamed=%v: stored session = %s, %v", streamed, s.SessionData, err)
+		}
+	}
+}
+
+// A session state Python stored with a 64-bit id (beyond float64's 2^53)
+// and a magnitude beyond float64's range reaches the steps and is stored
+// again as written. Before, the id was rounded, and the out-of-range
+// number made the stored state unreadable: the run started from an empty
+// state and its save dropped every stored key.
+func TestRun_SessionStateKeepsNumbersFloat64CannotHold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := openDB(t)
+	const stored = `{"id":9007199254740993,"huge":1e400,"n":1}`
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeWorkflow, WorkflowID: "wf",
+		SessionData: json.RawMessage(`{"session_state":` + stored + `}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var seen any
+	wf := mustNew(t, Config{ID: "wf", DB: d, Steps: []Step{{Name: "read", Func: func(_ context.Context, in *StepInput) (FuncResult, error) {
+		seen, _ = in.State.Get("id")
+		in.State.Set("step", true)
+		return FuncResult{Content: "ok"}, nil
+	}}}})
+	if out, err := wf.Run(ctx, run.TextInput("go"), agent.WithSessionID("s1")); err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("run = %+v, %v", out, err)
+	}
+	if seen != json.Number("9007199254740993") {
+		t.Fatalf("the step saw id %#v", seen)
+	}
+	s, err := d.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data struct {
+		State map[string]json.RawMessage `json:"session_state"`
+	}
+	if err := json.Unmarshal(s.SessionData, &data); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"id": "9007199254740993", "huge": "1e400", "n": "1", "step": "true"} {
+		if got := string(data.State[k]); got != want {
+			t.Fatalf("stored session_state.%s = %s, want %s (session_data %s)", k, got, want, s.SessionData)
 		}
 	}
 }

@@ -82,7 +82,9 @@ type StepInput struct {
 	// AdditionalData is the run's dependencies (agent.WithDependencies).
 	AdditionalData map[string]any
 	// State is the workflow session's state, shared by every step of the
-	// run (also parallel ones) and stored with the session.
+	// run (also parallel ones) and stored with the session. Its stored
+	// numbers are float64, or json.Number where float64 cannot give the
+	// number back (see agent.Config.SessionState).
 	State *State
 	// UserInput is what a person entered for this step (HumanReview
 	// RequiresUserInput), nil otherwise.
