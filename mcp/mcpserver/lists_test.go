@@ -1,9 +1,14 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/run"
 )
 
 // The list tools bound a page as the HTTP routes do (limit 1..1000): a
@@ -23,6 +28,27 @@ func TestListTools_RefuseOutOfRangePaging(t *testing.T) {
 			if r := callTool(t, cs, name, args); r.IsError {
 				t.Errorf("%s(%v): %q", name, args, resultText(r))
 			}
+		}
+	}
+}
+
+// get_sessions shows a session state Python stored as written: a 64-bit id
+// was rounded to the float64 next to it. (A number beyond float64's range
+// is passed on as stored too, but the Go SDK's client cannot read it.)
+func TestGetSessions_ShowsTheStateAsStored(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	if _, err := h.db.UpsertSession(context.Background(), &db.Session{SessionID: "s1", SessionType: run.TypeAgent, AgentID: "echo",
+		UserID: "alice", SessionData: json.RawMessage(`{"session_name":"Trip","session_state":{"id":9007199254740993,"n":1}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	cs := h.mustConnect(t, token(t, "alice", time.Now().Add(time.Hour)))
+	r := callTool(t, cs, "get_sessions", nil)
+	if r.IsError {
+		t.Fatalf("get_sessions: %q", resultText(r))
+	}
+	for _, want := range []string{`"session_name":"Trip"`, `"id":9007199254740993`, `"n":1`} {
+		if !strings.Contains(resultText(r), want) {
+			t.Errorf("get_sessions = %s, want %s in it", resultText(r), want)
 		}
 	}
 }

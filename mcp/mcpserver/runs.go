@@ -286,7 +286,13 @@ func (s *Server) getSessions(ctx context.Context, req *mcp.CallToolRequest, in s
 	}
 	data := make([]map[string]any, 0, len(sessions))
 	for _, ss := range sessions {
-		var sd db.SessionData
+		// The state is passed on as stored: decoded, a number float64
+		// cannot hold would be rounded, or (beyond float64's range) make
+		// the whole session_data unreadable, its name included.
+		var sd struct {
+			SessionName  string                     `json:"session_name"`
+			SessionState map[string]json.RawMessage `json:"session_state"`
+		}
 		_ = json.Unmarshal(ss.SessionData, &sd)
 		row := map[string]any{"session_id": ss.SessionID, "session_type": ss.SessionType, "created_at": isoTime(ss.CreatedAt),
 			"updated_at": isoTime(ss.UpdatedAt)}
