@@ -207,8 +207,9 @@ type Config struct {
 	AddNameToContext bool
 	// Retries re-asks the model up to Retries times when a request fails
 	// (any error, unlike ModelRetry's rate limits and server errors), waiting
-	// DelayBetweenRetries (default 1s, as Agno), doubled after each attempt
-	// with ExponentialBackoff.
+	// DelayBetweenRetries (zero: DefaultDelayBetweenRetries, 1s as Agno;
+	// NoDelayBetweenRetries: none), doubled after each attempt with
+	// ExponentialBackoff.
 	Retries             int
 	DelayBetweenRetries time.Duration
 	ExponentialBackoff  bool

@@ -12,6 +12,10 @@ import (
 // DefaultDelayBetweenRetries is Config.DelayBetweenRetries's default.
 const DefaultDelayBetweenRetries = time.Second
 
+// NoDelayBetweenRetries is the Config.DelayBetweenRetries that retries at
+// once (Agno's delay_between_retries=0; zero takes the default).
+const NoDelayBetweenRetries time.Duration = -1
+
 // checkControls validates the hooks and controls of c, fills their defaults
 // and compiles what can be compiled once (the input schema, the time zone);
 // New calls it.
@@ -55,8 +59,8 @@ func checkControls(c *Config) (*inputSchema, *time.Location, error) {
 	switch {
 	case c.Retries < 0:
 		return nil, nil, fmt.Errorf("agent: Retries must be >= 0, got %d", c.Retries)
-	case c.DelayBetweenRetries < 0:
-		return nil, nil, fmt.Errorf("agent: DelayBetweenRetries must be >= 0, got %s", c.DelayBetweenRetries)
+	case c.DelayBetweenRetries < 0 && c.DelayBetweenRetries != NoDelayBetweenRetries:
+		return nil, nil, fmt.Errorf("agent: DelayBetweenRetries must be >= 0 (or NoDelayBetweenRetries), got %s", c.DelayBetweenRetries)
 	case c.CacheTTL < 0:
 		return nil, nil, fmt.Errorf("agent: CacheTTL must be >= 0, got %s", c.CacheTTL)
 	}
@@ -84,7 +88,7 @@ func (a *Agent) prepareControls(p *prepared) {
 	if c.Retries > 0 {
 		for _, m := range []*model.Model{&p.model, &p.parserModel, &p.outputModel} {
 			if *m != nil {
-				*m = withRunRetry(*m, c.Retries, c.DelayBetweenRetries, c.ExponentialBackoff)
+				*m = withRunRetry(*m, c.Retries, max(c.DelayBetweenRetries, 0), c.ExponentialBackoff)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentryhq/agentry/model"
@@ -421,4 +422,30 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// NoDelayBetweenRetries retries at once (Agno's delay_between_retries=0);
+// zero still takes the 1s default. Timed on synctest's fake clock: the
+// run's time is exactly the waits between its attempts.
+func TestRetries_NoDelayBetweenRetriesRetriesAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		delay time.Duration
+		want  time.Duration
+	}{{NoDelayBetweenRetries, 0}, {0, 2 * DefaultDelayBetweenRetries}, {time.Millisecond, 2 * time.Millisecond}} {
+		synctest.Test(t, func(t *testing.T) {
+			m := &flaky{Model: scripted.Reply("finally"), fails: 2}
+			a := mustAgent(t, Config{Model: m, Retries: 2, DelayBetweenRetries: c.delay})
+			start := time.Now()
+			out, err := a.Run(t.Context(), run.TextInput("x"))
+			if err != nil || out.Content != "finally" {
+				t.Fatalf("content %v err %v", out.Content, err)
+			}
+			if got := time.Since(start); got != c.want {
+				t.Fatalf("DelayBetweenRetries %s: the run waited %s, want %s", c.delay, got, c.want)
+			}
+		})
+	}
+	if _, err := New(Config{Model: scripted.Reply("x"), Retries: 1, DelayBetweenRetries: -2}); err == nil {
+		t.Fatal("a negative delay other than NoDelayBetweenRetries was accepted")
+	}
 }

@@ -201,10 +201,11 @@ type Agent struct {
 	AddNameToContext     bool    `yaml:"add_name_to_context"`
 	ToolChoice           string  `yaml:"tool_choice"`
 	Retries              int     `yaml:"retries"`
-	// DelayBetweenRetries is in seconds, as Agno's delay_between_retries.
-	DelayBetweenRetries float64 `yaml:"delay_between_retries"`
-	ExponentialBackoff  bool    `yaml:"exponential_backoff"`
-	DebugMode           bool    `yaml:"debug_mode"`
+	// DelayBetweenRetries is in seconds, as Agno's delay_between_retries;
+	// absent takes Agno's default (1), 0 retries at once.
+	DelayBetweenRetries *float64 `yaml:"delay_between_retries"`
+	ExponentialBackoff  bool     `yaml:"exponential_backoff"`
+	DebugMode           bool     `yaml:"debug_mode"`
 	// OffloadToolResults stores tool results over the threshold outside the
 	// context (true, false or a map of threshold_chars, preview_lines,
 	// preview_chars, ttl); absent takes the server-wide setting.

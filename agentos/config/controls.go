@@ -216,13 +216,17 @@ func (a Agent) controls(cfg *agent.Config) error {
 			return fmt.Errorf("output_model: %w", err)
 		}
 	}
-	if a.CacheTTL < 0 || a.DelayBetweenRetries < 0 || a.Retries < 0 {
+	delay := -1.0 // absent: agent.DefaultDelayBetweenRetries
+	if a.DelayBetweenRetries != nil {
+		delay = *a.DelayBetweenRetries
+	}
+	if a.CacheTTL < 0 || a.DelayBetweenRetries != nil && delay < 0 || a.Retries < 0 {
 		return fmt.Errorf("cache_ttl, retries and delay_between_retries must not be negative")
 	}
 	for _, s := range []struct {
 		key string
 		v   float64
-	}{{"cache_ttl", a.CacheTTL}, {"delay_between_retries", a.DelayBetweenRetries}} {
+	}{{"cache_ttl", a.CacheTTL}, {"delay_between_retries", max(delay, 0)}} {
 		if !durationOK(s.v, time.Second) {
 			return fmt.Errorf("%s %v: use a number of seconds from 0 to %d", s.key, s.v, int64(math.MaxInt64/time.Second))
 		}
@@ -234,7 +238,12 @@ func (a Agent) controls(cfg *agent.Config) error {
 	cfg.AddLocationToContext, cfg.Location = a.AddLocationToContext, a.Location
 	cfg.AddNameToContext, cfg.ToolChoice = a.AddNameToContext, a.ToolChoice
 	cfg.Retries, cfg.ExponentialBackoff = a.Retries, a.ExponentialBackoff
-	cfg.DelayBetweenRetries = time.Duration(a.DelayBetweenRetries * float64(time.Second))
+	if a.DelayBetweenRetries != nil { // absent: zero, the agent's default
+		cfg.DelayBetweenRetries = time.Duration(delay * float64(time.Second))
+		if cfg.DelayBetweenRetries == 0 { // 0 (or under a nanosecond): none
+			cfg.DelayBetweenRetries = agent.NoDelayBetweenRetries
+		}
+	}
 	cfg.DebugMode = a.DebugMode
 	return nil
 }

@@ -239,3 +239,37 @@ func TestValidate_TeamSettingsWithoutTheirSwitchAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// delay_between_retries: 0 retries at once, as in Agno; it used to be read
+// as absent, so the agent waited Agno's default second anyway.
+func TestAgent_DelayBetweenRetriesZeroMeansNone(t *testing.T) {
+	t.Parallel()
+	for setting, want := range map[string]time.Duration{
+		"":                              agent.DefaultDelayBetweenRetries,
+		", delay_between_retries: 0":    agent.NoDelayBetweenRetries,
+		", delay_between_retries: 0.25": 250 * time.Millisecond,
+	} {
+		cfg, err := Parse([]byte("agents:\n  - {id: a, model: 'ollama:llama3.2', retries: 2"+setting+"}\n"), "os.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%q: %v", setting, err)
+		}
+		a, err := cfg.Agents[0].Build(nil)
+		if err != nil {
+			t.Fatalf("%q: %v", setting, err)
+		}
+		if got := a.Config().DelayBetweenRetries; got != want {
+			t.Errorf("%q: DelayBetweenRetries %s, want %s", setting, got, want)
+		}
+	}
+	// Without retries, 0 is what absent means: accepted (non-zero is refused above).
+	cfg, err := Parse([]byte("agents:\n  - {id: a, model: 'openai:x', delay_between_retries: 0}\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -231,7 +231,7 @@ func (c *Config) checkAgent(bad func(string, ...any), i int, serving bool) {
 		needs string
 	}{
 		{a.CacheTTL != 0 && !a.CacheResults, "cache_ttl", "cache_results: true"},
-		{a.DelayBetweenRetries != 0 && a.Retries == 0, "delay_between_retries", "retries"},
+		{a.DelayBetweenRetries != nil && *a.DelayBetweenRetries != 0 && a.Retries == 0, "delay_between_retries", "retries"},
 		{a.ExponentialBackoff && a.Retries == 0, "exponential_backoff", "retries"},
 		{a.ParserModelPrompt != "" && a.ParserModel.Spec == "", "parser_model_prompt", "parser_model"},
 		{a.OutputModelPrompt != "" && a.OutputModel.Spec == "", "output_model_prompt", "output_model"},
