@@ -57,7 +57,7 @@ func TestDecodeStream_RealStream(t *testing.T) {
 
 // FuzzStreamDecoder feeds arbitrary bytes as the SSE body. The decoder must not
 // panic, must stop after its first error, must end with an error unless it saw
-// "data: [DONE]", and every error must be classified.
+// "data: [DONE]" or a finish_reason, and every error must be classified.
 func FuzzStreamDecoder(f *testing.F) {
 	f.Add(realStream(2))
 	f.Add([]byte("data: [DONE]\n\n"))
@@ -69,10 +69,12 @@ func FuzzStreamDecoder(f *testing.F) {
 	m := testModel(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var failed error
-		for _, err := range m.decodeStream(bytes.NewReader(body)) {
+		finished := false
+		for c, err := range m.decodeStream(bytes.NewReader(body)) {
 			if failed != nil {
 				t.Fatalf("item after error %v", failed)
 			}
+			finished = finished || c != nil && c.StopReason != ""
 			if err != nil {
 				failed = err
 				var pe *model.ProviderError
@@ -81,8 +83,8 @@ func FuzzStreamDecoder(f *testing.F) {
 				}
 			}
 		}
-		if failed == nil && !bytes.Contains(body, []byte("[DONE]")) {
-			t.Fatalf("stream without [DONE] ended cleanly: %q", body)
+		if failed == nil && !finished && !bytes.Contains(body, []byte("[DONE]")) {
+			t.Fatalf("stream without [DONE] or a finish_reason ended cleanly: %q", body)
 		}
 	})
 }

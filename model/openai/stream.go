@@ -135,7 +135,9 @@ func (u *wireUsage) usage() *model.Usage {
 }
 
 // decodeStream turns an SSE body into chunks. It ends with an error unless the
-// body reaches "data: [DONE]"; nothing in the body can make it panic.
+// body reaches "data: [DONE]" or, for servers that end their streams without
+// it (Hugging Face TGI), a chunk gave a finish_reason before the body ended:
+// a stream cut short has none. Nothing in the body can make it panic.
 func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
 		var (
@@ -143,7 +145,13 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			sentModel string
 			lastModel string
 			produced  bool // content, reasoning or a tool call came
+			finished  bool // a choice gave its finish_reason
 		)
+		done := func() {
+			if lastModel != sentModel {
+				yield(&model.Chunk{ModelID: lastModel}, nil)
+			}
+		}
 		for ev, err := range sse.Read(body, 0) {
 			if err != nil {
 				yield(nil, fmt.Errorf("openai: reading stream: %w: %w", model.ErrMalformedResponse, err))
@@ -154,9 +162,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				continue
 			}
 			if string(data) == "[DONE]" {
-				if lastModel != sentModel {
-					yield(&model.Chunk{ModelID: lastModel}, nil)
-				}
+				done()
 				return
 			}
 			var sc streamChunk
@@ -190,7 +196,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					c.ToolCalls = append(c.ToolCalls, calls.delta(tc.Index, tc.ID, tc.Function.Name, string(tc.Function.Arguments)))
 				}
 				if ch.FinishReason != "" {
-					c.StopReason = ch.FinishReason
+					c.StopReason, finished = ch.FinishReason, true
 				}
 			}
 			produced = produced || c.Content != "" || c.ReasoningContent != "" || len(c.ToolCalls) > 0
@@ -211,7 +217,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				return
 			}
 		}
-		yield(nil, fmt.Errorf("openai: stream ended before \"data: [DONE]\" (truncated): %w", model.ErrMalformedResponse))
+		if finished {
+			done()
+			return
+		}
+		yield(nil, fmt.Errorf("openai: stream ended before a finish_reason or \"data: [DONE]\" (truncated): %w", model.ErrMalformedResponse))
 	}
 }
 

@@ -403,3 +403,19 @@ func TestStream_DoneWithoutBlankLineIsComplete(t *testing.T) {
 		t.Fatalf("content = %q", resp.Message.Content)
 	}
 }
+
+// A server that ends its stream without "data: [DONE]" (Hugging Face TGI)
+// after a chunk gave its finish_reason has sent the whole answer: it is the
+// run's, as the OpenAI SDKs take it, not a malformed stream. Cut before any
+// finish_reason, a stream is still truncated (TestStream_BadStreamsEndWithAnError).
+func TestStream_FinishedWithoutDoneIsComplete(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, reply{events: []string{chunkContent("42"), chunkStop}, noDone: true})
+	_, resp, err := drain(t, newModel(t, f), userReq("meaning?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "42" || resp.StopReason == "" {
+		t.Fatalf("response = %+v", resp)
+	}
+}
