@@ -3,6 +3,7 @@ package agentos
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -237,10 +238,25 @@ func decodeURLParams(next http.Handler) http.Handler {
 	})
 }
 
+// domainTables are the tables a data route's table query parameter may
+// name, as Agno's get_db checks it: each database holds all of them (under
+// these names; Agentry has no per-database table names).
+var domainTables = []string{"agno_sessions", "agno_memories", "agno_learnings", "agno_metrics", "agno_eval_runs", "agno_knowledge"}
+
 // database resolves the db_id query parameter: empty means the default
-// database; an unknown id is a 404.
+// database; an unknown id is a 404. A table parameter (Agno's) needs db_id
+// (400 without it) and must name one of the database's tables (404).
 func (s *Server) database(r *http.Request) (*db.DB, error) {
-	id := r.URL.Query().Get("db_id")
+	q := r.URL.Query()
+	id, table := q.Get("db_id"), q.Get("table")
+	if table != "" {
+		if id == "" {
+			return nil, errorf(http.StatusBadRequest, "The db_id query parameter is required when passing a table")
+		}
+		if _, ok := s.dbByID[id]; ok && !slices.Contains(domainTables, table) {
+			return nil, errorf(http.StatusNotFound, "No database with id '%s' has table '%s'", id, table)
+		}
+	}
 	if id == "" {
 		if len(s.dbs) == 0 {
 			return nil, errorf(http.StatusNotFound, "No database is configured")
