@@ -178,6 +178,12 @@ func TestRun_AgentFileSettingsThatNeedTheDatabaseNameTheKeyAndDB(t *testing.T) {
 			t.Errorf("%s: code %d out %q err %q, want %q", setting, code, out, errOut, want)
 		}
 	}
+	// --session without --db continued nothing (no conversation is stored):
+	// refused, naming --db.
+	if code, out, errOut := cli(t, "run", "--model", "scripted:"+s, "--session", "s1", "hello"); code != 1 || out != "" ||
+		!strings.Contains(errOut, "--session continues a stored conversation: pass --db too") {
+		t.Errorf("--session without --db: code %d out %q err %q", code, out, errOut)
+	}
 	// With --db they work.
 	f := writeFile(t, "agent.yaml", "model: scripted:"+s+"\nadd_history_to_context: true\noffload_tool_results: true\n")
 	if code, out, errOut := cli(t, "run", "--config", f, "--db", filepath.Join(t.TempDir(), "a.db"), "hello"); code != 0 {

@@ -183,6 +183,9 @@ func checkRunSettings(f runFlags, decl config.Agent) error {
 	if f.dsn != "" {
 		return nil
 	}
+	if f.sessionID != "" {
+		return errors.New("--session continues a stored conversation: pass --db too (without --db nothing is stored, so there is none to continue)")
+	}
 	for _, s := range []struct {
 		on  bool
 		key string
