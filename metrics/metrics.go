@@ -144,7 +144,10 @@ func (m *Metrics) Instrument(cfg *agent.Config) {
 }
 
 // Runner wraps a component so its runs are counted by final status and
-// timed. A nil m returns r.
+// timed. A run that does not start (nil output, or an error as its stream's
+// only item: an option it cannot honour, its id running already, its
+// session unreadable) is not a run and is not counted; the request's HTTP
+// series count it. A nil m returns r.
 func (m *Metrics) Runner(r agent.Runner) agent.Runner {
 	if m == nil {
 		return r
@@ -160,6 +163,9 @@ type meteredRunner struct {
 func (r meteredRunner) Run(ctx context.Context, input run.Input, opts ...agent.RunOption) (*run.Output, error) {
 	start := time.Now()
 	out, err := r.Runner.Run(ctx, input, opts...)
+	if out == nil && err != nil {
+		return out, err // not started
+	}
 	status := run.StatusError
 	if out != nil && out.Status != "" {
 		status = out.Status
@@ -172,9 +178,19 @@ func (r meteredRunner) Stream(ctx context.Context, input run.Input, opts ...agen
 	return func(yield func(run.Event, error) bool) {
 		start := time.Now()
 		status := run.StatusRunning
-		defer func() { r.m.ObserveRun(r.Runner.Component(), status, time.Since(start)) }()
+		started := false
+		defer func() {
+			if started {
+				r.m.ObserveRun(r.Runner.Component(), status, time.Since(start))
+			}
+		}()
 		var end trace.OwnEnd
 		for ev, err := range r.Runner.Stream(ctx, input, opts...) {
+			if err != nil && !started {
+				yield(ev, err) // not started: the error is the only item
+				return
+			}
+			started = true
 			if err != nil {
 				status = run.StatusError
 			} else if s, ok := end.Observe(ev); ok {

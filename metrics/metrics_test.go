@@ -17,6 +17,7 @@ import (
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
 )
 
 // scrape parses the handler's text exposition with Prometheus's own parser.
@@ -190,5 +191,50 @@ func TestMetrics_TeamStreamCountsTheTeamRunsOwnEnd(t *testing.T) {
 	fams := scrape(t, m)
 	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_id": "crew", "status": string(row.Status)}); !ok || s.Counter.GetValue() != 1 {
 		t.Errorf("runs_total for a team stream stopped after its member's end (stored %s): %v", row.Status, fams["agentry_runs_total"])
+	}
+}
+
+// A run that does not start (here: an option the component cannot honour)
+// is not a run: agentry_runs_total counted it as an ERROR run, so a client
+// sending bad requests raised the servers' run error rate.
+func TestMetrics_ARunThatDoesNotStartIsNotCounted(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	a, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("hi"), DB: db.New("", memory.New())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := m.Runner(a).Run(context.Background(), run.TextInput("x")); err != nil || out == nil {
+		t.Fatal(err)
+	}
+	// A workflow has no model context: it refuses WithMemberHistory before
+	// the run starts.
+	refuse := agent.WithMemberHistory
+	w, err := workflow.New(workflow.Config{ID: "wf", Steps: []workflow.Step{{Name: "s", Func: func(context.Context, *workflow.StepInput) (workflow.FuncResult, error) {
+		return workflow.FuncResult{Content: "ok"}, nil
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := m.Runner(w)
+	if out, err := rw.Run(context.Background(), run.TextInput("x"), refuse()); err == nil || out != nil {
+		t.Fatalf("refused run: %v, %v", out, err)
+	}
+	n := 0
+	for _, err := range rw.Stream(context.Background(), run.TextInput("x"), refuse()) {
+		n++
+		if err == nil {
+			t.Fatal("refused stream yielded an event")
+		}
+	}
+	if n != 1 {
+		t.Fatalf("refused stream yielded %d items", n)
+	}
+	fams := scrape(t, m)
+	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_id": "wf"}); ok {
+		t.Errorf("refused runs counted: %v", s)
+	}
+	if s, ok := value(fams, "agentry_runs_total", map[string]string{"component_id": "echo", "status": "COMPLETED"}); !ok || s.Counter.GetValue() != 1 {
+		t.Errorf("runs_total = %v", s)
 	}
 }
