@@ -1,6 +1,7 @@
 package team
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -309,6 +310,10 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	}
 	var out *run.Output
 	var err error
+	// given is the text the member run got (its task after the shared
+	// context blocks); a run resumed from an earlier attempt got its
+	// stored input.
+	given := ""
 	rs := resumeFrom(ctx, t)
 	if prev := rs.takeDone(mi.id, task); prev != nil {
 		return prev, nil // completed before the team run paused
@@ -338,6 +343,7 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 		if terr != nil {
 			return nil, fmt.Errorf("member %s could not run: %w", mi.id, terr)
 		}
+		given = text
 		out, err = callMember(func() (*run.Output, error) { return mi.r.Run(ctx, c.memberInput(text), opts...) })
 	}
 	if out == nil && errors.Is(err, agent.ErrStorage) {
@@ -351,7 +357,13 @@ func (t *Team) runMember(ctx context.Context, mi *memberInfo, task, sub string, 
 	if c != nil {
 		c.add(out)
 		if t.cfg.ShareMemberInteractions {
-			c.addInteraction(mi, task, out)
+			// As Agno's, the interaction's task is what the member was
+			// given (the user's input with DetermineInputForMembers
+			// false; with the earlier blocks when the team shares them).
+			if given == "" && out.Input != nil {
+				given = out.Input.Text()
+			}
+			c.addInteraction(mi, cmp.Or(given, task), out)
 		}
 	}
 	if out.Status == run.StatusCancelled && ctx.Err() == nil {

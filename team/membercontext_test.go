@@ -178,3 +178,31 @@ func TestTeam_MemberContextUnderBroadcast(t *testing.T) {
 		}
 	}
 }
+
+// A shared interaction's task is the text the member was given, as Agno's
+// (_process_delegate_task_to_member records the formatted task): with
+// DetermineInputForMembers false, the user's input (it was the leader's
+// rewording, which no member saw); after earlier interactions, the task
+// with their block.
+func TestTeam_SharedInteractionsRecordTheTaskTheMemberGot(t *testing.T) {
+	t.Parallel()
+	first := mustAgent(t, agent.Config{ID: "first", Model: script(answer("answer a"))})
+	second := mustAgent(t, agent.Config{ID: "second", Model: script(answer("answer b"))})
+	rec := &recorder{Model: script(answer("answer c"))}
+	third := mustAgent(t, agent.Config{ID: "third", Model: rec})
+	leader := script(call(ToolDelegate, map[string]any{"member_id": "first", "task": "rewording a"}),
+		call(ToolDelegate, map[string]any{"member_id": "second", "task": "rewording b"}),
+		call(ToolDelegate, map[string]any{"member_id": "third", "task": "rewording c"}), answer("done"))
+	tm := mustTeam(t, Config{ID: "t", Model: leader, Members: []*agent.Agent{first, second, third},
+		ShareMemberInteractions: true, DetermineInputForMembers: boolp(false)})
+	if _, err := tm.Run(context.Background(), run.TextInput("own words")); err != nil {
+		t.Fatal(err)
+	}
+	firstBlock := "<member_interaction_context>\nSee below interactions with other team members.\nMember: first\nTask: own words\nResponse: answer a\n\n</member_interaction_context>\n"
+	secondGot := firstBlock + "\n\nown words"
+	want := "<member_interaction_context>\nSee below interactions with other team members.\nMember: first\nTask: own words\nResponse: answer a\n\n" +
+		"Member: second\nTask: " + secondGot + "\nResponse: answer b\n\n</member_interaction_context>\n\n\nown words"
+	if got := lastUsers(rec.requests()); len(got) != 1 || got[0] != want {
+		t.Errorf("third member's task\n got %q\nwant %q", got, want)
+	}
+}

@@ -59,9 +59,9 @@ type Config struct {
 	AddTeamHistoryToMembers bool
 	NumTeamHistoryRuns      int
 	// ShareMemberInteractions puts the member runs the team run made
-	// before (member, task, answer; in Agno's <member_interaction_context>
-	// block) before every member's task, as Agno's
-	// share_member_interactions. Their media are not passed on.
+	// before (member, the task text it was given, answer; in Agno's
+	// <member_interaction_context> block) before every member's task, as
+	// Agno's share_member_interactions. Their media are not passed on.
 	ShareMemberInteractions bool
 	// DetermineInputForMembers: nil or true gives a member the task the
 	// leader wrote (Agno's determine_input_for_members, default true); false
