@@ -1,7 +1,9 @@
 package team
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +44,13 @@ type interaction struct {
 // Its answer is its content or, without any, its tool results joined by
 // commas (as Agno's).
 func (c *collector) addInteraction(mi *memberInfo, task string, out *run.Output) {
+	it := newInteraction(cmp.Or(mi.name, mi.id), task, out)
+	c.mu.Lock()
+	c.interactions = append(c.interactions, it)
+	c.mu.Unlock()
+}
+
+func newInteraction(member, task string, out *run.Output) interaction {
 	answer := out.ContentString()
 	if answer == "" {
 		results := make([]string, 0, len(out.Tools))
@@ -50,13 +59,31 @@ func (c *collector) addInteraction(mi *memberInfo, task string, out *run.Output)
 		}
 		answer = strings.Join(results, ",")
 	}
-	name := mi.name
-	if name == "" {
-		name = mi.id
+	return interaction{member: member, task: task, answer: answer}
+}
+
+// priorInteractions are the interactions of the member runs a continued
+// team run made before it paused (prior, in the order they ended), so the
+// members it runs now are shown them too; a member run still PAUSED is
+// shown once it ends.
+func priorInteractions(prior []json.RawMessage) []interaction {
+	var out []interaction
+	for _, raw := range prior {
+		var o run.Output
+		if json.Unmarshal(raw, &o) != nil || o.Status == run.StatusPaused {
+			continue
+		}
+		member := cmp.Or(o.AgentName, o.AgentID)
+		if o.Type() == run.TypeTeam {
+			member = cmp.Or(o.TeamName, o.TeamID)
+		}
+		task := ""
+		if o.Input != nil {
+			task = o.Input.Text()
+		}
+		out = append(out, newInteraction(member, task, &o))
 	}
-	c.mu.Lock()
-	c.interactions = append(c.interactions, interaction{member: name, task: task, answer: answer})
-	c.mu.Unlock()
+	return out
 }
 
 // interactionsBlock is Agno's <member_interaction_context> block of the

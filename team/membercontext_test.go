@@ -10,6 +10,7 @@ import (
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
+	"github.com/agentryhq/agentry/tool"
 )
 
 // lastUsers is the text of the last user message of each request.
@@ -202,6 +203,41 @@ func TestTeam_SharedInteractionsRecordTheTaskTheMemberGot(t *testing.T) {
 	secondGot := firstBlock + "\n\nown words"
 	want := "<member_interaction_context>\nSee below interactions with other team members.\nMember: first\nTask: own words\nResponse: answer a\n\n" +
 		"Member: second\nTask: " + secondGot + "\nResponse: answer b\n\n</member_interaction_context>\n\n\nown words"
+	if got := lastUsers(rec.requests()); len(got) != 1 || got[0] != want {
+		t.Errorf("third member's task\n got %q\nwant %q", got, want)
+	}
+}
+
+// A continued team run shows its members the interactions of the member
+// runs it made before it paused: they were kept in the paused attempt's
+// memory only, so a member delegated to after the continue was shown none
+// of them.
+func TestTeam_SharedInteractionsSurviveAPause(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	var ran int32
+	first := mustAgent(t, agent.Config{ID: "first", Name: "First", Model: script(answer("answer a")), DB: d})
+	ops := mustAgent(t, agent.Config{ID: "ops", Name: "Ops", DB: d, Tools: []tool.Tool{confirmTool(&ran)},
+		Model: script(call("deploy", map[string]any{}), answer("deployed it"))})
+	rec := &recorder{Model: script(answer("answer c"))}
+	third := mustAgent(t, agent.Config{ID: "third", Model: rec, DB: d})
+	leader := script(call(ToolDelegate, map[string]any{"member_id": "first", "task": "task a"}),
+		call(ToolDelegate, map[string]any{"member_id": "ops", "task": "deploy"}),
+		call(ToolDelegate, map[string]any{"member_id": "third", "task": "task c"}), answer("done"))
+	tm := mustTeam(t, Config{ID: "t", Model: leader, Members: []*agent.Agent{first, ops, third}, DB: d, ShareMemberInteractions: true})
+	ctx := context.Background()
+	paused, err := tm.Run(ctx, run.TextInput("go"), agent.WithSessionID("s"))
+	if err != nil || paused.Status != run.StatusPaused {
+		t.Fatalf("first leg: %+v, %v", paused, err)
+	}
+	out, err := tm.ContinueRun(ctx, paused, agent.WithRequirements(confirmAll(paused.Requirements)))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("continued: %+v, %v", out, err)
+	}
+	want := "<member_interaction_context>\nSee below interactions with other team members.\n" +
+		"Member: First\nTask: task a\nResponse: answer a\n\n" +
+		"Member: Ops\nTask: <member_interaction_context>\nSee below interactions with other team members.\nMember: First\nTask: task a\nResponse: answer a\n\n</member_interaction_context>\n\n\ndeploy\nResponse: deployed it\n\n" +
+		"</member_interaction_context>\n\n\ntask c"
 	if got := lastUsers(rec.requests()); len(got) != 1 || got[0] != want {
 		t.Errorf("third member's task\n got %q\nwant %q", got, want)
 	}

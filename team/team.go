@@ -452,6 +452,9 @@ func (t *Team) withCollector(ctx context.Context, prior []json.RawMessage) (cont
 		_ = json.Unmarshal(raw, &head)
 		c.runs, c.ids = append(c.runs, raw), append(c.ids, head.RunID)
 	}
+	if t.cfg.ShareMemberInteractions {
+		c.interactions = priorInteractions(prior)
+	}
 	return context.WithValue(ctx, collectorKey{t}, c), c
 }
 
