@@ -3,6 +3,7 @@ package dbtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,54 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 		oneOf("memory", gm.Memory)
 		oneOf("topic", gm.Topics[0])
 		equal(t, "topic", gm.Topics[1], literal)
+	},
+	"NULInFreeText_StoredWithTheRestIntact": func(t *testing.T, d *db.DB) {
+		// A NUL byte in a free-text column (a user's message as a memory's
+		// input, an error message from a tool's binary output in a span):
+		// Postgres text holds no U+0000 and refused the whole statement (a
+		// trace batch with one such span was lost); the row is stored,
+		// keeping the NUL or removing it as Agno's Postgres writer does.
+		nul := "a\x00b"
+		oneOf := func(what, got string) {
+			t.Helper()
+			if got != nul && got != "ab" {
+				t.Fatalf("%s = %q, want %q or %q", what, got, nul, "ab")
+			}
+		}
+		unsupported := func(err error) bool {
+			return errors.Is(err, db.ErrUnsupportedDriver) || errors.Is(err, db.ErrUnsupported) || errors.Is(err, db.ErrNoKnowledge)
+		}
+		mustMemory(t, bg, d, db.Memory{MemoryID: "m", Memory: "likes tea", Input: nul, Feedback: nul, UserID: "u"})
+		gm, err := d.GetMemory(bg, "m")
+		noErr(t, err)
+		oneOf("memory input", gm.Input)
+		oneOf("memory feedback", gm.Feedback)
+		if _, err := d.CreateEvalRun(bg, &db.EvalRun{RunID: "e", EvalType: "accuracy", EvalData: json.RawMessage(`{}`),
+			Name: nul, EvaluatedComponentName: nul}); !unsupported(err) {
+			noErr(t, err)
+			ge, err := d.GetEvalRun(bg, "e")
+			noErr(t, err)
+			oneOf("eval name", ge.Name)
+			oneOf("evaluated component name", ge.EvaluatedComponentName)
+		}
+		t0 := time.Unix(1_700_000_000, 0).UTC()
+		sp := spanRow("t", "t-root", "", "ERROR", t0)
+		sp.StatusMessage = nul
+		if err := d.WriteTraces(bg, []db.Trace{traceRow("t", "u", "s", t0, 1)}, []db.Span{sp}); !unsupported(err) {
+			noErr(t, err)
+			spans, err := d.Spans(bg, "t")
+			noErr(t, err)
+			equal(t, "spans", len(spans), 1)
+			oneOf("span status message", spans[0].StatusMessage)
+		}
+		if _, err := d.InsertKnowledgeContent(bg, &db.KnowledgeContent{ID: "k", Name: nul, Description: nul, StatusMessage: nul}); !unsupported(err) {
+			noErr(t, err)
+			gk, err := d.GetKnowledgeContent(bg, "k")
+			noErr(t, err)
+			oneOf("knowledge name", gk.Name)
+			oneOf("knowledge description", gk.Description)
+			oneOf("knowledge status message", gk.StatusMessage)
+		}
 	},
 	"LargeRunData_OneMegabyteRoundTrips": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s"})

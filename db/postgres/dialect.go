@@ -35,6 +35,8 @@ func Dialect(schema string) *sqlstore.Dialect {
 		RunUpsert: sqlstore.RunUpsertLockThenWrite,
 		// jsonb cannot hold U+0000 (SQLSTATE 22P05 refuses the statement).
 		JSONWithoutNUL: true,
+		// Nor does text (SQLSTATE 22021).
+		TextWithoutNUL: true,
 		LockSession: func(string) string {
 			return "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 		},

@@ -64,6 +64,13 @@ type Dialect struct {
 	// statement, so a run whose answer or tool result held a NUL was not
 	// stored; Agno's Postgres writer removes NULs from every string too).
 	JSONWithoutNUL bool
+	// TextWithoutNUL drops the NUL bytes of the free-text values the store
+	// writes to text columns (memory input and feedback, error and status
+	// messages, knowledge names and descriptions, eval names): Postgres
+	// text holds no U+0000 and refuses the whole statement (a trace batch
+	// with one such span message was lost). Agno's Postgres writer strips
+	// them too (sanitize_postgres_string). Ids are never changed.
+	TextWithoutNUL bool
 	// DuplicateKey reports an INSERT refused because a row with its primary
 	// key exists. Required with OnDuplicateKey, where InsertIgnore is a
 	// plain INSERT whose refusal for an existing key Inserted reads as "not

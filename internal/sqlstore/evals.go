@@ -23,8 +23,8 @@ func (s *Store) CreateEvalRun(ctx context.Context, e *db.EvalRun) error {
 	}
 	defer s.gate.leave()
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.evals(), splitCols(evalCols), "run_id")),
-		e.RunID, e.EvalType, s.jsonText(e.EvalData), s.jsonArg(e.EvalInput), nullStr(e.Name), nullStr(e.AgentID), nullStr(e.TeamID),
-		nullStr(e.WorkflowID), nullStr(e.ModelID), nullStr(e.ModelProvider), nullStr(e.EvaluatedComponentName),
+		e.RunID, e.EvalType, s.jsonText(e.EvalData), s.jsonArg(e.EvalInput), s.nullText(e.Name), nullStr(e.AgentID), nullStr(e.TeamID),
+		nullStr(e.WorkflowID), nullStr(e.ModelID), nullStr(e.ModelProvider), s.nullText(e.EvaluatedComponentName),
 		e.CreatedAt, e.UpdatedAt, nullStr(e.UserID)))
 	if err != nil {
 		return s.fail("create eval run "+e.RunID, err)
@@ -99,7 +99,7 @@ func (s *Store) RenameEvalRun(ctx context.Context, runID, name string, updatedAt
 	w := &where{}
 	w.add("run_id = ?", runID)
 	s.scope(ctx, w)
-	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.evals()+" SET name = ?, updated_at = ?"+w.String()), append([]any{name, updatedAt}, w.args...)...)
+	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.evals()+" SET name = ?, updated_at = ?"+w.String()), append([]any{s.text(name), updatedAt}, w.args...)...)
 	if err != nil {
 		return s.fail("rename eval run "+runID, err)
 	}

@@ -22,8 +22,8 @@ func (s *Store) InsertKnowledgeContent(ctx context.Context, c *db.KnowledgeConte
 	}
 	defer s.gate.leave()
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.knowledgeTable(), splitCols(knowledgeCols), "id")),
-		c.ID, c.Name, c.Description, s.jsonArg(c.Metadata), nullStr(c.Type), c.Size, nullStr(c.LinkedTo), c.AccessCount,
-		nullStr(c.Status), c.StatusMessage, c.CreatedAt, c.UpdatedAt, nullStr(c.ExternalID), nullStr(c.UserID)))
+		c.ID, s.text(c.Name), s.text(c.Description), s.jsonArg(c.Metadata), nullStr(c.Type), c.Size, nullStr(c.LinkedTo), c.AccessCount,
+		nullStr(c.Status), s.text(c.StatusMessage), c.CreatedAt, c.UpdatedAt, nullStr(c.ExternalID), nullStr(c.UserID)))
 	return inserted, s.fail("insert knowledge content "+c.ID, err)
 }
 
@@ -37,8 +37,8 @@ func (s *Store) UpdateKnowledgeContent(ctx context.Context, c *db.KnowledgeConte
 		return err
 	}
 	defer s.gate.leave()
-	args := append([]any{c.Name, c.Description, s.jsonArg(c.Metadata), nullStr(c.Type), c.Size, c.AccessCount,
-		nullStr(c.Status), c.StatusMessage, c.UpdatedAt, nullStr(c.ExternalID)}, w.args...)
+	args := append([]any{s.text(c.Name), s.text(c.Description), s.jsonArg(c.Metadata), nullStr(c.Type), c.Size, c.AccessCount,
+		nullStr(c.Status), s.text(c.StatusMessage), c.UpdatedAt, nullStr(c.ExternalID)}, w.args...)
 	res, err := s.w.ExecContext(ctx, s.d.Bind("UPDATE "+s.knowledgeTable()+` SET name = ?, description = ?, metadata = ?, type = ?,
 		size = ?, access_count = ?, status = ?, status_message = ?, updated_at = ?, external_id = ?`+w.String()), args...)
 	if err != nil {

@@ -27,7 +27,7 @@ func (s *Store) UpsertMemory(ctx context.Context, m *db.Memory) (*db.Memory, err
 		b, _ := json.Marshal(m.Topics)
 		topics = s.jsonText(b)
 	}
-	data := []any{s.jsonText(text), nullStr(m.Feedback), nullStr(m.Input), nullStr(m.AgentID), nullStr(m.TeamID), nullStr(m.UserID), topics}
+	data := []any{s.jsonText(text), s.nullText(m.Feedback), s.nullText(m.Input), nullStr(m.AgentID), nullStr(m.TeamID), nullStr(m.UserID), topics}
 	args := append(append([]any{m.MemoryID}, data...), m.CreatedAt, m.UpdatedAt)
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id")), args...))
 	if err != nil {

@@ -23,7 +23,7 @@ func (s *Store) ApplyMemoryChanges(ctx context.Context, ch *db.MemoryChanges) er
 		ins := s.d.Bind(s.d.InsertIgnore(s.memories, splitCols(memoryCols), "memory_id"))
 		for _, m := range ch.Adds {
 			text, _ := json.Marshal(m.Memory)
-			inserted, err := s.d.Inserted(c.tx.ExecContext(ctx, ins, m.MemoryID, s.jsonText(text), nullStr(m.Feedback), nullStr(m.Input),
+			inserted, err := s.d.Inserted(c.tx.ExecContext(ctx, ins, m.MemoryID, s.jsonText(text), s.nullText(m.Feedback), s.nullText(m.Input),
 				nullStr(m.AgentID), nullStr(m.TeamID), ch.UserID, s.topicsJSON(m.Topics), m.CreatedAt, m.UpdatedAt))
 			if err != nil {
 				return err

@@ -349,7 +349,7 @@ func (s *Store) CreateScheduleRun(ctx context.Context, r *db.ScheduleRun) error 
 	defer s.gate.leave()
 	inserted, err := s.d.Inserted(s.w.ExecContext(ctx, s.d.Bind(s.d.InsertIgnore(s.scheduleRuns(), splitCols(scheduleRunCols), "id")),
 		r.ID, r.ScheduleID, r.Attempt, nullInt(r.TriggeredAt), nullInt(r.CompletedAt), r.Status, nullInt(r.StatusCode), nullStr(r.RunID),
-		nullStr(r.SessionID), nullStr(r.Error), s.jsonArg(r.Input), s.jsonArg(r.Output), s.jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt))
+		nullStr(r.SessionID), s.nullText(r.Error), s.jsonArg(r.Input), s.jsonArg(r.Output), s.jsonArg(r.Requirements), nullStr(r.UserID), r.CreatedAt))
 	if err != nil {
 		return s.fail("create schedule run "+r.ID, err)
 	}
@@ -406,7 +406,7 @@ func (s *Store) ListScheduleRuns(ctx context.Context, f db.ScheduleRunFilter) ([
 // FinishScheduleRun records a running schedule run's outcome.
 func (s *Store) FinishScheduleRun(ctx context.Context, r *db.ScheduleRun) (bool, error) {
 	return s.updateRunningScheduleRun(ctx, "finish", r.ID, false, "status = ?, completed_at = ?, status_code = ?, error = ?, output = ?, requirements = ?",
-		r.Status, r.CompletedAt, nullInt(r.StatusCode), nullStr(r.Error), s.jsonArg(r.Output), s.jsonArg(r.Requirements))
+		r.Status, r.CompletedAt, nullInt(r.StatusCode), s.nullText(r.Error), s.jsonArg(r.Output), s.jsonArg(r.Requirements))
 }
 
 // StartScheduleRun names the run of a running schedule run that has none.

@@ -331,6 +331,18 @@ func anys[T ~string](xs []T) []any {
 	return out
 }
 
+// text is a free-text column's value, without its NUL bytes where the
+// dialect says TextWithoutNUL.
+func (s *Store) text(v string) string {
+	if s.d.TextWithoutNUL && strings.IndexByte(v, 0) >= 0 {
+		return strings.ReplaceAll(v, "\x00", "")
+	}
+	return v
+}
+
+// nullText is text for a nullable column: empty is SQL NULL.
+func (s *Store) nullText(v string) any { return nullStr(s.text(v)) }
+
 func nullStr(s string) any {
 	if s == "" {
 		return nil

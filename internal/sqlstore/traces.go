@@ -101,7 +101,7 @@ func (s *Store) insertSpans(ctx context.Context, tx *sql.Tx, spans []db.Span) er
 		for i := range spans[:n] {
 			sp := &spans[i]
 			args = append(args, sp.SpanID, sp.TraceID, nullStr(sp.ParentSpanID), sp.Name, sp.SpanKind, sp.StatusCode,
-				nullStr(sp.StatusMessage), db.TraceTime(sp.StartTime), db.TraceTime(sp.EndTime), sp.DurationMS, s.jsonArg(sp.Attributes),
+				s.nullText(sp.StatusMessage), db.TraceTime(sp.StartTime), db.TraceTime(sp.EndTime), sp.DurationMS, s.jsonArg(sp.Attributes),
 				db.TraceTime(sp.CreatedAt))
 		}
 		if _, err := tx.ExecContext(ctx, s.spanInsert(n), args...); err != nil {
