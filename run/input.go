@@ -113,7 +113,8 @@ type Input struct {
 	Extra map[string]json.RawMessage `json:"-"`
 
 	// bare: stored as the value itself, not as a RunInput object; rawBare is
-	// that value as stored when float64 cannot give its numbers back.
+	// that value as stored when Go values cannot give it back as Python
+	// reads it (lossless.Lossy: a big integer, 1.0, a lone surrogate).
 	bare    bool
 	rawBare json.RawMessage
 }
@@ -193,7 +194,7 @@ func (in *Input) unmarshalBare(b []byte) error {
 		return err
 	}
 	*in = Input{InputContent: v, bare: true}
-	if lossless.HasInexactNumber(b) {
+	if lossless.Lossy(b) {
 		in.rawBare = append(json.RawMessage(nil), b...)
 	}
 	return nil

@@ -49,7 +49,7 @@ func TestOutput_AgnoRunDataRoundTripsLosslessly(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
-			if d := jsontest.Diff(data, first); d != "" {
+			if d := jsontest.DiffPython(data, first); d != "" {
 				t.Fatalf("decode → encode lost or changed data: %s", d)
 			}
 			var again run.Output

@@ -1,6 +1,8 @@
 // Package jsontest compares JSON documents by meaning for tests: object member
 // order, whitespace, escapes and number spelling (1 vs 1.0) do not matter;
-// numbers are compared exactly, not as float64.
+// numbers are compared exactly, not as float64. DiffPython also tells apart
+// what Python's json module (Agno's reader) does: ints from floats, and lone
+// surrogates from U+FFFD.
 package jsontest
 
 import (
@@ -9,6 +11,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Diff returns "" when want and got are the same JSON value, else the path
@@ -23,6 +27,95 @@ func Diff(want, got []byte) string {
 		return fmt.Sprintf("got is not JSON: %v", err)
 	}
 	return diff("$", w, g, false)
+}
+
+// DiffPython is Diff with two more differences, those Python's json module,
+// which reads the rows Agno shares with Agentry, sees: an integer and a
+// float (1 vs 1.0, 1e+16 vs 10000000000000000: an int and a float in
+// Python), and a lone surrogate escape ("\udcff", which Python writes for
+// text decoded with surrogateescape) and what Go reads it as, U+FFFD.
+func DiffPython(want, got []byte) string {
+	w, err := decode(markLoneSurrogates(want))
+	if err != nil {
+		return fmt.Sprintf("want is not JSON: %v", err)
+	}
+	g, err := decode(markLoneSurrogates(got))
+	if err != nil {
+		return fmt.Sprintf("got is not JSON: %v", err)
+	}
+	return diff("$", typed(w), typed(g), false)
+}
+
+// float is a number written as a float (with a fraction or an exponent),
+// which Python reads as a float.
+type float json.Number
+
+// typed returns v with its numbers written as floats as float values.
+func typed(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = typed(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = typed(e)
+		}
+	case json.Number:
+		if strings.ContainsAny(string(v), ".eE") {
+			return float(v)
+		}
+	}
+	return v
+}
+
+// markLoneSurrogates returns b with the backslash of every lone surrogate
+// escape escaped (its hex digits in lower case), so that the escape decodes
+// as its text (`\udcff`) instead of as U+FFFD.
+func markLoneSurrogates(b []byte) []byte {
+	var out []byte
+	last := 0 // b[:last] is in out
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\' && i+5 < len(b) && b[i+1] == 'u':
+			r := hex4(b, i+2)
+			if r < 0xd800 || r > 0xdfff {
+				i += 5
+				break
+			}
+			if r < 0xdc00 && i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				if low := hex4(b, i+8); low >= 0xdc00 && low <= 0xdfff {
+					i += 11 // a pair
+					break
+				}
+			}
+			out = append(append(out, b[last:i]...), `\\u`...)
+			out = append(out, bytes.ToLower(b[i+2:i+6])...) // \uDCFF is \udcff
+			last = i + 6
+			i += 5
+		case c == '\\':
+			i++
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// hex4 is the four hex digits at b[i:], or -1.
+func hex4(b []byte, i int) int {
+	n, err := strconv.ParseUint(string(b[i:i+4]), 16, 16)
+	if err != nil {
+		return -1
+	}
+	return int(n)
 }
 
 // MissingFrom returns "" when every member of want (at every depth of
@@ -103,7 +196,19 @@ func diff(path string, w, g any, subset bool) string {
 			return mismatch(path, w, g)
 		}
 		return ""
+	case float:
+		gn, ok := g.(float)
+		if !ok {
+			return fmt.Sprintf("%s: want the float %s, got %s", path, string(w), show(g))
+		}
+		if !sameNumber(string(w), string(gn)) {
+			return mismatch(path, w, g)
+		}
+		return ""
 	default: // string, bool, nil
+		if _, ok := g.(float); ok {
+			return fmt.Sprintf("%s: want %s, got the float %s", path, show(w), string(g.(float)))
+		}
 		if w != g {
 			return mismatch(path, w, g)
 		}

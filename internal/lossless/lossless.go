@@ -76,7 +76,7 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 			keep(memberName(key), raw)
 			continue
 		}
-		if f.omitted(fv) || !f.omitEmpty && !f.omitZero && string(raw) == "null" || f.holdsAny && HasInexactNumber(raw) {
+		if f.omitted(fv) || !f.omitEmpty && !f.omitZero && string(raw) == "null" || f.lossy && f.readLossily(raw) {
 			keep(memberName(key), raw)
 		}
 	}
@@ -214,7 +214,7 @@ func Marshal(v any, extra map[string]json.RawMessage) ([]byte, error) {
 			continue
 		}
 		fv := rv.FieldByIndex(f.index)
-		if !f.omitted(fv) && (f.lenient && sameLenient(extra[k], fv) || f.holdsAny && sameAny(extra[k], fv)) {
+		if !f.omitted(fv) && (f.lenient && sameLenient(extra[k], fv) || f.lossy && sameAny(extra[k], fv)) {
 			fv.SetZero()
 		}
 		switch {
@@ -325,9 +325,11 @@ type field struct {
 	lenient bool
 	// fast: the field's kind may be decoded without encoding/json.
 	fast reflect.Kind
-	// holdsAny: the field holds interface values (any, map[string]any, …),
-	// which encoding/json reads numbers into as float64.
-	holdsAny bool
+	// lossy: the field holds values encoding/json may read a member into
+	// and write back changed (see Lossy): interface values (numbers read as
+	// float64), floats and strings, directly or in slices, arrays, maps and
+	// pointers.
+	lossy bool
 }
 
 type table struct{ byName map[string]*field }
@@ -357,7 +359,7 @@ func tableOf(t reflect.Type) *table {
 		if _, dup := tb.byName[name]; dup {
 			continue // the shallower field wins, as in encoding/json
 		}
-		f := &field{index: sf.Index, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), holdsAny: holdsAny(sf.Type)}
+		f := &field{index: sf.Index, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), lossy: readsLossily(sf.Type)}
 		k := sf.Type.Kind()
 		custom := reflect.PointerTo(sf.Type).Implements(unmarshalerType) || reflect.PointerTo(sf.Type).Implements(textUnmarshalerType)
 		if !custom {
@@ -374,22 +376,40 @@ func tableOf(t reflect.Type) *table {
 	return v.(*table)
 }
 
-// holdsAny reports whether values of t may contain interface values that
-// encoding/json fills itself (not through a custom UnmarshalJSON).
-func holdsAny(t reflect.Type) bool {
+// readsLossily reports whether values of t may hold what encoding/json reads
+// from a member and writes back changed (see Lossy): interface values,
+// floats or strings that encoding/json fills itself (not through a custom
+// UnmarshalJSON).
+func readsLossily(t reflect.Type) bool {
 	for {
-		if reflect.PointerTo(t).Implements(unmarshalerType) {
+		if reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
 			return false
 		}
 		switch t.Kind() {
-		case reflect.Interface:
+		case reflect.Interface, reflect.String, reflect.Float32, reflect.Float64:
 			return true
 		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			if t.Kind() == reflect.Map && readsLossily(t.Key()) {
+				return true
+			}
+			if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+				return false // []byte: base64
+			}
 			t = t.Elem()
 		default:
 			return false
 		}
 	}
+}
+
+// readLossily reports whether the member raw, decoded into the field, would
+// be written back changed. A plain string without escapes (most members)
+// is read exactly.
+func (f *field) readLossily(raw []byte) bool {
+	if f.fast == reflect.String && bytes.IndexByte(raw, '\\') < 0 {
+		return false
+	}
+	return Lossy(raw)
 }
 
 // sameAny reports whether fv still holds what encoding/json reads from raw.
@@ -401,11 +421,18 @@ func sameAny(raw json.RawMessage, fv reflect.Value) bool {
 	return reflect.DeepEqual(fresh.Elem().Interface(), fv.Interface())
 }
 
-// HasInexactNumber reports whether the JSON text raw holds a number that
-// float64 cannot give back (an integer beyond 2^53, more digits than a float
-// keeps): reading it into an interface value and writing it again would
-// change it.
-func HasInexactNumber(raw []byte) bool {
+// Lossy reports whether reading the JSON text raw into Go values (interface
+// values, float64, strings) and writing them back with encoding/json changes
+// what Python's json module, Agno's reader, reads from it:
+//
+//   - a number float64 cannot give back (an integer beyond 2^53, more digits
+//     than a float keeps);
+//   - a float whose value is an integer (2.0, 1e+16, -0.0): Go writes it as
+//     an integer (2), which Python reads as an int, not a float;
+//   - a string with a lone UTF-16 surrogate escape ("\udcff", which Python
+//     writes for a string decoded with surrogateescape): Go reads it as
+//     U+FFFD.
+func Lossy(raw []byte) bool {
 	inString, escaped := false, false
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
@@ -414,6 +441,13 @@ func HasInexactNumber(raw []byte) bool {
 			switch {
 			case escaped:
 				escaped = false
+				if c == 'u' {
+					n, lone := unicodeEscape(raw, i+1)
+					if lone {
+						return true
+					}
+					i += n
+				}
 			case c == '\\':
 				escaped = true
 			case c == '"':
@@ -426,13 +460,54 @@ func HasInexactNumber(raw []byte) bool {
 			for j < len(raw) && strings.IndexByte("0123456789+-.eE", raw[j]) >= 0 {
 				j++
 			}
-			if inexact(string(raw[i:j])) {
+			if tok := string(raw[i:j]); inexact(tok) || integralFloat(tok) {
 				return true
 			}
 			i = j - 1
 		}
 	}
 	return false
+}
+
+// unicodeEscape reads the hex digits of the escape \uXXXX at raw[i:] (past
+// the u): it returns how many bytes they and, for a surrogate pair, the low
+// half's escape take, and whether the escape is a surrogate that is not half
+// of a pair (encoding/json reads it as U+FFFD).
+func unicodeEscape(raw []byte, i int) (n int, lone bool) {
+	r, ok := hex4(raw, i)
+	switch {
+	case !ok || r < 0xd800 || r > 0xdfff:
+		return 4, false
+	case r >= 0xdc00:
+		return 4, true // a low half without its high half
+	}
+	if i+6 > len(raw) || raw[i+4] != '\\' || raw[i+5] != 'u' {
+		return 4, true
+	}
+	if low, ok := hex4(raw, i+6); !ok || low < 0xdc00 || low > 0xdfff {
+		return 4, true
+	}
+	return 10, false
+}
+
+// hex4 reads the four hex digits at raw[i:].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
+	return rune(n), err == nil
+}
+
+// integralFloat reports whether the number tok, written as a float (with a
+// fraction or an exponent), has an integer value encoding/json writes
+// without either (|x| < 1e21).
+func integralFloat(tok string) bool {
+	if !strings.ContainsAny(tok, ".eE") {
+		return false
+	}
+	x, err := strconv.ParseFloat(tok, 64)
+	return err == nil && x == math.Trunc(x) && math.Abs(x) < 1e21
 }
 
 // inexact reports whether the number tok changes when read as a float64 and

@@ -193,3 +193,123 @@ func TestMarshal_LeavesHTMLEscapingToTheCaller(t *testing.T) {
 		t.Error("an invalid Extra value was written")
 	}
 }
+
+// TestUnmarshal_KeepsWhatPythonReadsDifferently: what Agno's Python writes
+// and Go would write back as another value for Python (a float with an
+// integer value becomes an int, a lone surrogate U+FFFD) round-trips as
+// written, in every kind of field that can hold it; Go values set since
+// still win.
+func TestUnmarshal_KeepsWhatPythonReadsDifferently(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		edit     func(*record)
+		want     string // "": the input
+	}{
+		{"a float with an integer value in a float field", `{"id":"a","at":2.0}`, nil, ""},
+		{"a float in exponent form", `{"id":"a","at":1e+16}`, nil, ""},
+		{"negative zero", `{"id":"a","at":-0.0}`, nil, ""},
+		{"floats with integer values in interface values", `{"id":"a","any":{"f":2.0,"e":1E2,"l":[1.0,2.5,3]}}`, nil, ""},
+		{"a lone low surrogate in a string", `{"id":"a","name":"file_\udcff_name"}`, nil, ""},
+		{"a lone high surrogate at the end", `{"id":"a","name":"x\ud83d"}`, nil, ""},
+		{"a high surrogate followed by no low one", `{"id":"a","name":"\ud83d\u0041"}`, nil, ""},
+		{"two high surrogates", `{"id":"a","name":"\ud83d\ud83d\ude00"}`, nil, ""},
+		{"a lone surrogate in a field without omitempty", `{"id":"\udc80"}`, nil, ""},
+		{"a lone surrogate in a list of strings", `{"id":"a","list":["ok","\udc80"]}`, nil, ""},
+		{"a lone surrogate in a key of an interface value", `{"id":"a","any":{"\udc80":1}}`, nil, ""},
+		{"a changed float is written as Go writes it", `{"id":"a","at":2.0}`, func(r *record) { r.At = 3 }, `{"id":"a","at":3}`},
+		{"a changed string is written as Go writes it", `{"id":"a","name":"\udcff"}`, func(r *record) { r.Name = "b" }, `{"id":"a","name":"b"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var r record
+			extra, err := lossless.Unmarshal([]byte(tt.in), &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.edit != nil {
+				tt.edit(&r)
+			}
+			out, err := lossless.Marshal(&r, extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if want == "" {
+				want = tt.in
+			}
+			if d := jsontest.DiffPython([]byte(want), out); d != "" {
+				t.Errorf("%s\nout %s", d, out)
+			}
+		})
+	}
+}
+
+// TestUnmarshal_ReadsExactValuesWithoutKeepingThem: what Go writes back as
+// Python wrote it (surrogate pairs, other escapes, fractions, integers) is
+// not kept twice.
+func TestUnmarshal_ReadsExactValuesWithoutKeepingThem(t *testing.T) {
+	t.Parallel()
+	in := `{"id":"\ud83d\ude00 \u00e9 \"q\" \\udc80","name":"n","at":2.5,"count":3,"list":["\ud83d\ude00"],"any":{"a":[1,2.5,1e-7,"\u0000"]}}`
+	var r record
+	extra, err := lossless.Unmarshal([]byte(in), &r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(extra) != 0 {
+		t.Errorf("kept %s", mustJSON(extra))
+	}
+	if r.ID != "😀 é \"q\" \\udc80" {
+		t.Errorf("id %q", r.ID)
+	}
+}
+
+// FuzzUnmarshal: any bytes decode without a panic, and what decodes writes
+// back as the same JSON value, as Python reads it (the package's promise).
+func FuzzUnmarshal(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","at":2.0,"any":{"f":-0.0,"s":"\udcff"},"name":"\ud83d\ude00","list":["\ud800"]}`,
+		`{"id":null,"count":1.5,"at":"2025-01-02T03:04:05Z","map":{"a":1},"inner":{"n":2},"x":[1e400]}`,
+		`{"id":"","tokens":7,"ok":false,"ptr":null,"raw":{"z":1},"any":12345678901234567890123}`,
+		`{"id":"a","id":"b","Name":"c"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	// record without Inner: a struct field without lossless methods of its
+	// own loses what it does not model, as encoding/json does.
+	type fuzzed struct {
+		embedded
+		ID    string          `json:"id"`
+		Name  string          `json:"name,omitempty"`
+		OK    bool            `json:"ok,omitempty"`
+		Count int64           `json:"count,omitempty"`
+		At    float64         `json:"at,omitempty"`
+		Ptr   *bool           `json:"ptr,omitempty"`
+		List  []string        `json:"list,omitempty"`
+		Map   map[string]int  `json:"map,omitzero"`
+		Any   any             `json:"any,omitempty"`
+		Raw   json.RawMessage `json:"raw,omitempty"`
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r fuzzed
+		extra, err := lossless.Unmarshal(data, &r)
+		if err != nil {
+			return
+		}
+		out, err := lossless.Marshal(&r, extra)
+		if err != nil {
+			t.Fatalf("decoded but does not encode: %v\ninput %q", err, data)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("wrote invalid JSON %q", out)
+		}
+		var members map[string]json.RawMessage
+		if json.Unmarshal(data, &members) != nil || members["id"] == nil {
+			return // null, or no id: written as "" (the field has no omitempty)
+		}
+		if d := jsontest.DiffPython(data, out); d != "" {
+			t.Fatalf("round trip changed the value: %s\nin  %s\nout %s", d, data, out)
+		}
+	})
+}
