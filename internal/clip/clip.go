@@ -2,15 +2,24 @@ package clip
 
 import "unicode/utf8"
 
-// Bytes returns the longest prefix of s of at most n bytes that ends on a
-// rune boundary, and whether s was cut. n < 0 is 0.
+// Bytes returns the longest prefix of s of at most n bytes that does not
+// split a rune, and whether s was cut. n < 0 is 0. Bytes that are not UTF-8
+// are each a rune of their own: only a valid multi-byte rune that n would
+// split is left out whole.
 func Bytes(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
 	}
 	n = max(n, 0)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	// The rune s[n] may belong to starts at most UTFMax-1 bytes before it.
+	for p := n - 1; p >= 0 && p > n-utf8.UTFMax; p-- {
+		if !utf8.RuneStart(s[p]) {
+			continue
+		}
+		if r, size := utf8.DecodeRuneInString(s[p:]); (r != utf8.RuneError || size > 1) && p+size > n {
+			return s[:p], true
+		}
+		break
 	}
 	return s[:n], true
 }

@@ -22,7 +22,13 @@ func TestBytes(t *testing.T) {
 		{"aé", 3, "aé", false}, //
 		{"日本語", 4, "日", true},
 		{"日本語", 6, "日本", true},
-		{"\xff\xfe", 1, "\xff", true}, // invalid bytes are each a boundary
+		{"\xff\xfe", 1, "\xff", true},                               // invalid bytes are each a boundary
+		{"a\x80\x80\x80\x80\x80\x80", 5, "a\x80\x80\x80\x80", true}, // stray continuation bytes too
+		{"\x80\x80\x80\x80\x80\x80", 4, "\x80\x80\x80\x80", true},   // (binary output is not cut to nothing)
+		{"ab\xe6\x97", 3, "ab\xe6", true},                           // a rune's start without its end
+		{"a\xf0\x9f\x98\x80b", 4, "a", true},                        // a four-byte rune
+		{"\x80\xf0\x9f\x98\x80", 3, "\x80", true},                   //
+		{"\xef\xbf\xbdx", 2, "", true},                              // U+FFFD is a rune like any other
 	}
 	for _, tc := range tests {
 		got, cut := Bytes(tc.s, tc.n)
@@ -40,6 +46,7 @@ func TestBytes(t *testing.T) {
 
 func FuzzBytes(f *testing.F) {
 	f.Add("日本語 text", 4)
+	f.Add("a\x80\x80\x80\x80\x80\x80", 5)
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		got, cut := Bytes(s, n)
 		if len(got) > max(n, 0) && cut || len(got) > len(s) || s[:len(got)] != got {
@@ -50,6 +57,9 @@ func FuzzBytes(f *testing.F) {
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
 			t.Fatalf("split a rune: %q", got)
+		}
+		if cut && len(got) < n-(utf8.UTFMax-1) {
+			t.Fatalf("Bytes(%q, %d) = %q: cut more than a rune", s, n, got)
 		}
 	})
 }
