@@ -29,3 +29,32 @@ func TestTaskEvent_StateUpdatedAlwaysCarriesTasksAndGoal(t *testing.T) {
 		t.Errorf("TeamTaskCreated = %s, want neither tasks nor goal_complete", b)
 	}
 }
+
+// A run's stored task, loop and pause events read back with their
+// TaskEvent members in TaskEvent, not only in Extra: the event itself
+// (what a replay of a finished run's row streams) writes them again.
+func TestTaskEvent_StoredEventsReadIntoTaskEvent(t *testing.T) {
+	goal := true
+	result := "done"
+	events := []Event{
+		{Event: EventTeamTaskCreated, CreatedAt: 1, TaskEvent: &TaskEvent{TaskID: "t1", Title: "write", Assignee: "w", Status: "pending", Dependencies: []string{"t0"}}},
+		{Event: EventTeamTaskStateUpdated, CreatedAt: 1, TaskEvent: &TaskEvent{GoalComplete: &goal, Tasks: []TaskData{{ID: "t1", Title: "write", Status: "completed", Result: &result}}}},
+		{Event: EventLoopIterationStarted, CreatedAt: 1, TaskEvent: &TaskEvent{Iteration: 2, MaxIterations: 3}},
+		{Event: EventWorkflowPaused, CreatedAt: 1, TaskEvent: &TaskEvent{Status: string(StatusPaused)}},
+	}
+	b, err := json.Marshal(&Output{RunID: "r", TeamID: "t", Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Output
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range back.Events {
+		want, _ := json.Marshal(events[i])
+		got, _ := json.Marshal(e) // Event's own encoding: no Extra
+		if string(got) != string(want) {
+			t.Errorf("stored %s\nreads back as %s (TaskEvent %+v, Extra %v)", want, got, e.TaskEvent, e.Extra)
+		}
+	}
+}

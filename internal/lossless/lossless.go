@@ -67,7 +67,7 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 			keep(memberName(key), raw)
 			continue
 		}
-		fv := rv.FieldByIndex(f.index)
+		fv := f.alloc(rv)
 		if !f.decode(raw, fv) {
 			fv.SetZero()
 			if f.lenient {
@@ -213,7 +213,11 @@ func Marshal(v any, extra map[string]json.RawMessage) ([]byte, error) {
 			tail = append(tail, k)
 			continue
 		}
-		fv := rv.FieldByIndex(f.index)
+		fv, ok := f.of(rv)
+		if !ok { // promoted through a nil embedded pointer: not written
+			tail = append(tail, k)
+			continue
+		}
 		if !f.omitted(fv) && (f.lenient && sameLenient(extra[k], fv) || f.lossy && sameAny(extra[k], fv)) {
 			fv.SetZero()
 		}
@@ -317,9 +321,13 @@ var encoders = sync.Pool{New: func() any {
 
 // field is one JSON member a struct models.
 type field struct {
-	index     []int
-	omitEmpty bool
-	omitZero  bool
+	index []int
+	// viaPointer: the field is promoted through an embedded pointer (a
+	// stored team task event's members, in Event's *TaskEvent), which
+	// reading a member of it allocates, as encoding/json does.
+	viaPointer bool
+	omitEmpty  bool
+	omitZero   bool
 	// lenient: an int or float field, which may be read from a float or a
 	// string (see setLenient).
 	lenient bool
@@ -342,7 +350,8 @@ func tableOf(t reflect.Type) *table {
 	}
 	tb := &table{byName: map[string]*field{}}
 	for _, sf := range reflect.VisibleFields(t) {
-		if !sf.IsExported() || throughPointer(t, sf.Index) {
+		viaPointer, settable := throughPointer(t, sf.Index)
+		if !sf.IsExported() || !settable {
 			continue
 		}
 		tag := sf.Tag.Get("json")
@@ -350,7 +359,7 @@ func tableOf(t reflect.Type) *table {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
+		if sf.Anonymous && name == "" && (sf.Type.Kind() == reflect.Struct || sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct) {
 			continue // its promoted fields are listed on their own
 		}
 		if name == "" {
@@ -359,7 +368,7 @@ func tableOf(t reflect.Type) *table {
 		if _, dup := tb.byName[name]; dup {
 			continue // the shallower field wins, as in encoding/json
 		}
-		f := &field{index: sf.Index, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), lossy: readsLossily(sf.Type)}
+		f := &field{index: sf.Index, viaPointer: viaPointer, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), lossy: readsLossily(sf.Type)}
 		k := sf.Type.Kind()
 		custom := reflect.PointerTo(sf.Type).Implements(unmarshalerType) || reflect.PointerTo(sf.Type).Implements(textUnmarshalerType)
 		if !custom {
@@ -540,16 +549,48 @@ var (
 )
 
 // throughPointer reports whether a promoted field is reached through an
-// embedded pointer (which may be nil; such fields are not supported).
-func throughPointer(t reflect.Type, index []int) bool {
+// embedded pointer (which may be nil), and whether every such pointer can
+// be set (not an unexported field: encoding/json cannot allocate those).
+func throughPointer(t reflect.Type, index []int) (through, settable bool) {
+	settable = true
 	for _, i := range index[:len(index)-1] {
-		ft := t.Field(i).Type
-		if ft.Kind() == reflect.Pointer {
-			return true
+		sf := t.Field(i)
+		t = sf.Type
+		if t.Kind() == reflect.Pointer {
+			through = true
+			settable = settable && sf.IsExported()
+			t = t.Elem()
 		}
-		t = ft
 	}
-	return false
+	return through, settable
+}
+
+// alloc returns the field in rv, the embedded pointers on its way allocated.
+func (f *field) alloc(rv reflect.Value) reflect.Value {
+	if !f.viaPointer {
+		return rv.FieldByIndex(f.index)
+	}
+	v := rv
+	for _, i := range f.index {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return v
+}
+
+// of returns the field in rv; ok is false when an embedded pointer on its
+// way is nil (encoding/json writes none of its fields).
+func (f *field) of(rv reflect.Value) (v reflect.Value, ok bool) {
+	if !f.viaPointer {
+		return rv.FieldByIndex(f.index), true
+	}
+	v, err := rv.FieldByIndexErr(f.index)
+	return v, err == nil
 }
 
 func hasOption(opts, want string) bool {

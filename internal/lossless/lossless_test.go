@@ -313,3 +313,70 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+type Promoted struct {
+	N int    `json:"n,omitempty"`
+	S string `json:"s,omitempty"`
+}
+
+type withPointer struct {
+	ID string `json:"id"`
+	*Promoted
+}
+
+type withUnexportedPointer struct {
+	ID string `json:"id"`
+	*promoted
+}
+
+type promoted struct {
+	N int `json:"n,omitempty"`
+}
+
+// TestUnmarshal_ReadsFieldsPromotedThroughAnEmbeddedPointer: members of an
+// embedded pointer's struct (run.Event's *TaskEvent) are read into it, as
+// encoding/json reads them, not set aside; a nil one writes none of them.
+func TestUnmarshal_ReadsFieldsPromotedThroughAnEmbeddedPointer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in    string
+		check func(withPointer, map[string]json.RawMessage) bool
+	}{
+		{`{"id":"a","n":2,"s":"x"}`, func(v withPointer, x map[string]json.RawMessage) bool {
+			return v.Promoted != nil && v.N == 2 && v.S == "x" && len(x) == 0
+		}},
+		{`{"id":"a"}`, func(v withPointer, x map[string]json.RawMessage) bool { return v.Promoted == nil && len(x) == 0 }},
+		{`{"id":"a","n":2.0,"s":null}`, func(v withPointer, x map[string]json.RawMessage) bool {
+			return v.Promoted != nil && v.N == 2 && len(x) == 2
+		}},
+		{`{"id":"a","promoted":{"n":1}}`, func(v withPointer, x map[string]json.RawMessage) bool { return v.Promoted == nil && len(x) == 1 }},
+	}
+	for _, tt := range tests {
+		var v withPointer
+		extra, err := lossless.Unmarshal([]byte(tt.in), &v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tt.check(v, extra) {
+			t.Errorf("%s: decoded %+v (%+v), extra %s", tt.in, v, v.Promoted, mustJSON(extra))
+		}
+		out, err := lossless.Marshal(&v, extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := jsontest.DiffPython([]byte(tt.in), out); d != "" || !json.Valid(out) {
+			t.Errorf("%s: round trip %s\nout %s", tt.in, d, out)
+		}
+	}
+	// encoding/json cannot allocate an unexported embedded pointer: its
+	// members are kept as stored.
+	var u withUnexportedPointer
+	if extra, err := lossless.Unmarshal([]byte(`{"id":"a","n":2}`), &u); err != nil || u.promoted != nil || len(extra) != 1 {
+		t.Errorf("unexported: %+v, %s, %v", u, mustJSON(extra), err)
+	}
+	// Stored forms of a nil pointer's fields are written as stored.
+	out, err := lossless.Marshal(&withPointer{ID: "a"}, map[string]json.RawMessage{"n": json.RawMessage(`0`)})
+	if err != nil || string(out) != `{"id":"a","n":0}` {
+		t.Errorf("got %s, %v", out, err)
+	}
+}
