@@ -72,7 +72,8 @@ type StepRequirement struct {
 
 // ErrorRequirement is what a workflow run paused by a failing step waits
 // for (Agno's ErrorRequirement, HumanReview on_error pause): a decision to
-// retry the step or skip it.
+// retry the step or skip it. Stored members it does not model (and the
+// nulls Agno writes for empty ones) are kept in Extra.
 type ErrorRequirement struct {
 	StepID       string  `json:"step_id"`
 	StepName     string  `json:"step_name,omitempty"`
@@ -81,6 +82,28 @@ type ErrorRequirement struct {
 	ErrorType    string  `json:"error_type,omitempty"`
 	RetryCount   int     `json:"retry_count"`
 	Decision     *string `json:"decision"`
+
+	// Extra keeps stored members the fields above do not hold.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type errorRequirement ErrorRequirement
+
+// MarshalJSON writes the requirement with Extra.
+func (r ErrorRequirement) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*errorRequirement)(&r), r.Extra)
+}
+
+// UnmarshalJSON reads a stored requirement, keeping what it does not model in Extra.
+func (r *ErrorRequirement) UnmarshalJSON(b []byte) error {
+	var v errorRequirement
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*r = ErrorRequirement(v)
+	return nil
 }
 
 // Resolved reports whether a tool requirement has its answer: confirmed
@@ -101,7 +124,9 @@ func (r *Requirement) Resolved() bool {
 }
 
 // UserInputField is one field a step asks the user for (Agno's
-// UserInputField); FieldType is str, int, float, bool, list or dict.
+// UserInputField); FieldType is str, int, float, bool, list or dict. Stored
+// members it does not model (and the nulls Agno writes for empty ones) are
+// kept in Extra.
 type UserInputField struct {
 	Name          string `json:"name"`
 	FieldType     string `json:"field_type"`
@@ -109,6 +134,28 @@ type UserInputField struct {
 	Value         any    `json:"value"`
 	Required      bool   `json:"required"`
 	AllowedValues []any  `json:"allowed_values,omitempty"`
+
+	// Extra keeps stored members the fields above do not hold.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type userInputField UserInputField
+
+// MarshalJSON writes the field with Extra.
+func (f UserInputField) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*userInputField)(&f), f.Extra)
+}
+
+// UnmarshalJSON reads a stored field, keeping what it does not model in Extra.
+func (f *UserInputField) UnmarshalJSON(b []byte) error {
+	var v userInputField
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*f = UserInputField(v)
+	return nil
 }
 
 // Resolved reports whether the requirement has its answer.
