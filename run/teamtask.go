@@ -1,5 +1,11 @@
 package run
 
+import (
+	"encoding/json"
+
+	"github.com/agentryhq/agentry/internal/lossless"
+)
+
 // Team events of tasks mode (Agno's TeamRunEvent task_* names). They exist
 // only for teams, so they are spelled in full.
 const (
@@ -36,7 +42,7 @@ type TaskEvent struct {
 }
 
 // TaskData is one task of a team's task list as TeamTaskStateUpdated lists
-// it (Agno's TaskData).
+// it (Agno's TaskData). Stored members it does not model are kept in Extra.
 type TaskData struct {
 	ID           string   `json:"id"`
 	Title        string   `json:"title"`
@@ -45,4 +51,26 @@ type TaskData struct {
 	Assignee     *string  `json:"assignee"`
 	Dependencies []string `json:"dependencies"`
 	Result       *string  `json:"result"`
+
+	// Extra keeps stored members the fields above do not hold.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type taskData TaskData
+
+// MarshalJSON writes the task with Extra.
+func (d TaskData) MarshalJSON() ([]byte, error) {
+	return lossless.Marshal((*taskData)(&d), d.Extra)
+}
+
+// UnmarshalJSON reads a stored task, keeping what it does not model in Extra.
+func (d *TaskData) UnmarshalJSON(b []byte) error {
+	var v taskData
+	extra, err := lossless.Unmarshal(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*d = TaskData(v)
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentryhq/agentry/internal/jsontest"
 )
 
 // TeamTaskStateUpdated always carries tasks (a list, empty too) and
@@ -50,10 +52,19 @@ func TestTaskEvent_StoredEventsReadIntoTaskEvent(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
+	// A task's members Agno may add are kept too.
+	stored := `{"events":[{"event":"TeamTaskStateUpdated","created_at":1,"tasks":[{"id":"t1","title":"","description":"","status":"pending","assignee":null,"dependencies":[],"result":null,"priority":2.0}]}]}`
+	var agno Output
+	if err := json.Unmarshal([]byte(stored), &agno); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(&agno); !strings.Contains(string(b), `"priority":2.0`) {
+		t.Errorf("stored %s\nwritten back as %s", stored, b)
+	}
 	for i, e := range back.Events {
 		want, _ := json.Marshal(events[i])
 		got, _ := json.Marshal(e) // Event's own encoding: no Extra
-		if string(got) != string(want) {
+		if d := jsontest.DiffPython(want, got); d != "" {
 			t.Errorf("stored %s\nreads back as %s (TaskEvent %+v, Extra %v)", want, got, e.TaskEvent, e.Extra)
 		}
 	}
