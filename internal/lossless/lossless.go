@@ -412,11 +412,12 @@ func readsLossily(t reflect.Type) bool {
 }
 
 // readLossily reports whether the member raw, decoded into the field, would
-// be written back changed. A plain string without escapes (most members)
-// is read exactly.
+// be written back changed. A string without a surrogate escape (nearly all
+// of them) is read exactly and not scanned.
 func (f *field) readLossily(raw []byte) bool {
-	if f.fast == reflect.String && bytes.IndexByte(raw, '\\') < 0 {
-		return false
+	if f.fast == reflect.String {
+		// Only a surrogate escape can be lost (most strings have none).
+		return (bytes.Contains(raw, []byte(`\ud`)) || bytes.Contains(raw, []byte(`\uD`))) && Lossy(raw)
 	}
 	return Lossy(raw)
 }
