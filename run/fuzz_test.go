@@ -46,3 +46,51 @@ func FuzzOutputDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzContinueAnswersDecode: the run types a continue request decodes from
+// a client's JSON (tools, requirements, step_requirements), and the stored
+// workflow pause types, decode any bytes without a panic; what decodes
+// encodes, and decoding that again is stable.
+func FuzzContinueAnswersDecode(f *testing.F) {
+	for _, s := range []string{
+		`[{"tool_call_id":"c","tool_name":"t","tool_args":{"a":1},"confirmed":true,"metrics":{"start_time":"2025-01-02T03:04:05Z"}}]`,
+		`[{"id":"r","tool_execution":{"tool_call_id":"c","requires_user_input":true,"user_input_schema":[{"name":"n","value":2.0}],"answered":true}}]`,
+		`[{"step_id":"s","requires_user_input":true,"user_input":{"n":2.0,"s":"\udcff"},"user_input_schema":[{"name":"n","field_type":"float","value":null,"allowed_values":[1.0]}],"step_output":{"content":{"x":1e16}},"max_retries":null,"confirmed":null}]`,
+		`[{"step_id":"s","error_message":"boom","retry_count":1.0,"decision":null,"step_name":null}]`,
+		`[null,{},[],"x",1]`,
+	} {
+		for kind := range byte(4) {
+			f.Add(kind, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind byte, data []byte) {
+		var v any
+		switch kind % 4 {
+		case 0:
+			v = new([]run.ToolExecution)
+		case 1:
+			v = new([]run.Requirement)
+		case 2:
+			v = new([]run.StepRequirement)
+		default:
+			v = new([]run.ErrorRequirement)
+		}
+		if json.Unmarshal(data, v) != nil {
+			return
+		}
+		first, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("decoded but does not encode: %v\ninput %q", err, data)
+		}
+		if err := json.Unmarshal(first, v); err != nil {
+			t.Fatalf("re-encoded value does not decode: %v\n%s", err, first)
+		}
+		second, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := jsontest.DiffPython(first, second); d != "" {
+			t.Fatalf("unstable round trip: %s\nfirst  %s\nsecond %s", d, first, second)
+		}
+	})
+}
