@@ -336,8 +336,8 @@ type field struct {
 	// lossy: the field holds values encoding/json may read a member into
 	// and write back changed (see Lossy): interface values (numbers read as
 	// float64), floats and strings, directly or in slices, arrays, maps and
-	// pointers.
-	lossy bool
+	// pointers; lossyNumbers: numbers among them.
+	lossy, lossyNumbers bool
 }
 
 type table struct{ byName map[string]*field }
@@ -368,7 +368,9 @@ func tableOf(t reflect.Type) *table {
 		if _, dup := tb.byName[name]; dup {
 			continue // the shallower field wins, as in encoding/json
 		}
-		f := &field{index: sf.Index, viaPointer: viaPointer, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), lossy: readsLossily(sf.Type)}
+		f := &field{index: sf.Index, viaPointer: viaPointer, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero")}
+		strs, nums := lossyValues(sf.Type)
+		f.lossy, f.lossyNumbers = strs || nums, nums
 		k := sf.Type.Kind()
 		custom := reflect.PointerTo(sf.Type).Implements(unmarshalerType) || reflect.PointerTo(sf.Type).Implements(textUnmarshalerType)
 		if !custom {
@@ -385,38 +387,45 @@ func tableOf(t reflect.Type) *table {
 	return v.(*table)
 }
 
-// readsLossily reports whether values of t may hold what encoding/json reads
-// from a member and writes back changed (see Lossy): interface values,
-// floats or strings that encoding/json fills itself (not through a custom
-// UnmarshalJSON).
-func readsLossily(t reflect.Type) bool {
+// lossyValues reports what values of t may hold that encoding/json reads
+// from a member and writes back changed (see Lossy): strings (a lone
+// surrogate escape), and numbers (interface values, floats). Values a
+// custom UnmarshalJSON reads do not count: their type keeps what it reads.
+func lossyValues(t reflect.Type) (strs, nums bool) {
 	for {
 		if reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-			return false
+			return strs, nums
 		}
 		switch t.Kind() {
-		case reflect.Interface, reflect.String, reflect.Float32, reflect.Float64:
-			return true
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			if t.Kind() == reflect.Map && readsLossily(t.Key()) {
-				return true
-			}
-			if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
-				return false // []byte: base64
+		case reflect.Interface:
+			return true, true
+		case reflect.String:
+			return true, nums
+		case reflect.Float32, reflect.Float64:
+			return strs, true
+		case reflect.Map:
+			k, _ := lossyValues(t.Key())
+			strs = strs || k
+			t = t.Elem()
+		case reflect.Slice:
+			if t.Elem().Kind() == reflect.Uint8 {
+				return strs, nums // []byte: base64
 			}
 			t = t.Elem()
+		case reflect.Pointer, reflect.Array:
+			t = t.Elem()
 		default:
-			return false
+			return strs, nums
 		}
 	}
 }
 
 // readLossily reports whether the member raw, decoded into the field, would
-// be written back changed. A string without a surrogate escape (nearly all
-// of them) is read exactly and not scanned.
+// be written back changed. A field that holds no numbers it could change
+// (strings, or maps keyed by them) loses only a surrogate escape, which
+// nearly no member has: it is scanned only when raw holds one.
 func (f *field) readLossily(raw []byte) bool {
-	if f.fast == reflect.String {
-		// Only a surrogate escape can be lost (most strings have none).
+	if !f.lossyNumbers {
 		return (bytes.Contains(raw, []byte(`\ud`)) || bytes.Contains(raw, []byte(`\uD`))) && Lossy(raw)
 	}
 	return Lossy(raw)
