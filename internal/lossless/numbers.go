@@ -17,7 +17,9 @@ func UnmarshalNumbers(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	// dec.More is no test here: it reports false before a ']' or '}', so
+	// {"a":1}] would pass.
+	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
 		return errors.New("lossless: data after the JSON value")
 	}
 	return nil
