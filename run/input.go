@@ -114,7 +114,7 @@ type Input struct {
 
 	// bare: stored as the value itself, not as a RunInput object; rawBare is
 	// that value as stored when Go values cannot give it back as Python
-	// reads it (lossless.Lossy: a big integer, 1.0, a lone surrogate).
+	// reads it (lossless.Lossy: a big integer, 1.0).
 	bare    bool
 	rawBare json.RawMessage
 }

@@ -1,8 +1,7 @@
 // Package jsontest compares JSON documents by meaning for tests: object member
 // order, whitespace, escapes and number spelling (1 vs 1.0) do not matter;
-// numbers are compared exactly, not as float64. DiffPython also tells apart
-// what Python's json module (Agno's reader) does: ints from floats, and lone
-// surrogates from U+FFFD.
+// numbers are compared exactly, not as float64. DiffPython also tells ints
+// from floats (1 vs 1.0), as Python's json module (Agno's reader) does.
 package jsontest
 
 import (
@@ -11,7 +10,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -29,17 +27,16 @@ func Diff(want, got []byte) string {
 	return diff("$", w, g, false)
 }
 
-// DiffPython is Diff with two more differences, those Python's json module,
+// DiffPython is Diff with one more difference, one Python's json module,
 // which reads the rows Agno shares with Agentry, sees: an integer and a
-// float (1 vs 1.0, 1e+16 vs 10000000000000000: an int and a float in
-// Python), and a lone surrogate escape ("\udcff", which Python writes for
-// text decoded with surrogateescape) and what Go reads it as, U+FFFD.
+// float (1 vs 1.0, 1e+16 vs 10000000000000000 are an int and a float in
+// Python). A lone surrogate escape ("\udcff") reads as U+FFFD, as in Diff.
 func DiffPython(want, got []byte) string {
-	w, err := decode(markLoneSurrogates(want))
+	w, err := decode(want)
 	if err != nil {
 		return fmt.Sprintf("want is not JSON: %v", err)
 	}
-	g, err := decode(markLoneSurrogates(got))
+	g, err := decode(got)
 	if err != nil {
 		return fmt.Sprintf("got is not JSON: %v", err)
 	}
@@ -67,55 +64,6 @@ func typed(v any) any {
 		}
 	}
 	return v
-}
-
-// markLoneSurrogates returns b with the backslash of every lone surrogate
-// escape escaped (its hex digits in lower case), so that the escape decodes
-// as its text (`\udcff`) instead of as U+FFFD.
-func markLoneSurrogates(b []byte) []byte {
-	var out []byte
-	last := 0 // b[:last] is in out
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case !inString:
-			inString = c == '"'
-		case c == '"':
-			inString = false
-		case c == '\\' && i+5 < len(b) && b[i+1] == 'u':
-			r := hex4(b, i+2)
-			if r < 0xd800 || r > 0xdfff {
-				i += 5
-				break
-			}
-			if r < 0xdc00 && i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-				if low := hex4(b, i+8); low >= 0xdc00 && low <= 0xdfff {
-					i += 11 // a pair
-					break
-				}
-			}
-			out = append(append(out, b[last:i]...), `\\u`...)
-			out = append(out, bytes.ToLower(b[i+2:i+6])...) // \uDCFF is \udcff
-			last = i + 6
-			i += 5
-		case c == '\\':
-			i++
-		}
-	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
-}
-
-// hex4 is the four hex digits at b[i:], or -1.
-func hex4(b []byte, i int) int {
-	n, err := strconv.ParseUint(string(b[i:i+4]), 16, 16)
-	if err != nil {
-		return -1
-	}
-	return int(n)
 }
 
 // MissingFrom returns "" when every member of want (at every depth of

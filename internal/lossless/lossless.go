@@ -76,7 +76,7 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 			keep(memberName(key), raw)
 			continue
 		}
-		if f.omitted(fv) || !f.omitEmpty && !f.omitZero && string(raw) == "null" || f.lossy && f.readLossily(raw) {
+		if f.omitted(fv) || !f.omitEmpty && !f.omitZero && string(raw) == "null" || f.lossy && Lossy(raw) {
 			keep(memberName(key), raw)
 		}
 	}
@@ -335,9 +335,8 @@ type field struct {
 	fast reflect.Kind
 	// lossy: the field holds values encoding/json may read a member into
 	// and write back changed (see Lossy): interface values (numbers read as
-	// float64), floats and strings, directly or in slices, arrays, maps and
-	// pointers; lossyNumbers: numbers among them.
-	lossy, lossyNumbers bool
+	// float64) and floats, directly or in slices, arrays, maps and pointers.
+	lossy bool
 }
 
 type table struct{ byName map[string]*field }
@@ -369,8 +368,7 @@ func tableOf(t reflect.Type) *table {
 			continue // the shallower field wins, as in encoding/json
 		}
 		f := &field{index: sf.Index, viaPointer: viaPointer, omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero")}
-		strs, nums := lossyValues(sf.Type)
-		f.lossy, f.lossyNumbers = strs || nums, nums
+		f.lossy = lossyValues(sf.Type)
 		k := sf.Type.Kind()
 		custom := reflect.PointerTo(sf.Type).Implements(unmarshalerType) || reflect.PointerTo(sf.Type).Implements(textUnmarshalerType)
 		if !custom {
@@ -387,48 +385,29 @@ func tableOf(t reflect.Type) *table {
 	return v.(*table)
 }
 
-// lossyValues reports what values of t may hold that encoding/json reads
-// from a member and writes back changed (see Lossy): strings (a lone
-// surrogate escape), and numbers (interface values, floats). Values a
-// custom UnmarshalJSON reads do not count: their type keeps what it reads.
-func lossyValues(t reflect.Type) (strs, nums bool) {
+// lossyValues reports whether values of t may hold numbers encoding/json
+// reads from a member and writes back changed (see Lossy): interface values
+// and floats. Values a custom UnmarshalJSON reads do not count: their type
+// keeps what it reads.
+func lossyValues(t reflect.Type) bool {
 	for {
 		if reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-			return strs, nums
+			return false
 		}
 		switch t.Kind() {
-		case reflect.Interface:
-			return true, true
-		case reflect.String:
-			return true, nums
-		case reflect.Float32, reflect.Float64:
-			return strs, true
-		case reflect.Map:
-			k, _ := lossyValues(t.Key())
-			strs = strs || k
-			t = t.Elem()
+		case reflect.Interface, reflect.Float32, reflect.Float64:
+			return true
 		case reflect.Slice:
 			if t.Elem().Kind() == reflect.Uint8 {
-				return strs, nums // []byte: base64
+				return false // []byte: base64
 			}
 			t = t.Elem()
-		case reflect.Pointer, reflect.Array:
+		case reflect.Pointer, reflect.Array, reflect.Map:
 			t = t.Elem()
 		default:
-			return strs, nums
+			return false
 		}
 	}
-}
-
-// readLossily reports whether the member raw, decoded into the field, would
-// be written back changed. A field that holds no numbers it could change
-// (strings, or maps keyed by them) loses only a surrogate escape, which
-// nearly no member has: it is scanned only when raw holds one.
-func (f *field) readLossily(raw []byte) bool {
-	if !f.lossyNumbers {
-		return (bytes.Contains(raw, []byte(`\ud`)) || bytes.Contains(raw, []byte(`\uD`))) && Lossy(raw)
-	}
-	return Lossy(raw)
 }
 
 // sameAny reports whether fv still holds what encoding/json reads from raw.
@@ -447,10 +426,12 @@ func sameAny(raw json.RawMessage, fv reflect.Value) bool {
 //   - a number float64 cannot give back (an integer beyond 2^53, more digits
 //     than a float keeps);
 //   - a float whose value is an integer (2.0, 1e+16, -0.0): Go writes it as
-//     an integer (2), which Python reads as an int, not a float;
-//   - a string with a lone UTF-16 surrogate escape ("\udcff", which Python
-//     writes for a string decoded with surrogateescape): Go reads it as
-//     U+FFFD.
+//     an integer (2), which Python reads as an int, not a float.
+//
+// A lone UTF-16 surrogate escape ("\udcff", which Python writes for text
+// decoded with surrogateescape) is not kept either, although Go reads it as
+// U+FFFD: Postgres and MariaDB refuse it in a JSON column, so a row holding
+// one could not be written there.
 func Lossy(raw []byte) bool {
 	inString, escaped := false, false
 	for i := 0; i < len(raw); i++ {
@@ -460,13 +441,6 @@ func Lossy(raw []byte) bool {
 			switch {
 			case escaped:
 				escaped = false
-				if c == 'u' {
-					n, lone := unicodeEscape(raw, i+1)
-					if lone {
-						return true
-					}
-					i += n
-				}
 			case c == '\\':
 				escaped = true
 			case c == '"':
@@ -486,36 +460,6 @@ func Lossy(raw []byte) bool {
 		}
 	}
 	return false
-}
-
-// unicodeEscape reads the hex digits of the escape \uXXXX at raw[i:] (past
-// the u): it returns how many bytes they and, for a surrogate pair, the low
-// half's escape take, and whether the escape is a surrogate that is not half
-// of a pair (encoding/json reads it as U+FFFD).
-func unicodeEscape(raw []byte, i int) (n int, lone bool) {
-	r, ok := hex4(raw, i)
-	switch {
-	case !ok || r < 0xd800 || r > 0xdfff:
-		return 4, false
-	case r >= 0xdc00:
-		return 4, true // a low half without its high half
-	}
-	if i+6 > len(raw) || raw[i+4] != '\\' || raw[i+5] != 'u' {
-		return 4, true
-	}
-	if low, ok := hex4(raw, i+6); !ok || low < 0xdc00 || low > 0xdfff {
-		return 4, true
-	}
-	return 10, false
-}
-
-// hex4 reads the four hex digits at raw[i:].
-func hex4(raw []byte, i int) (rune, bool) {
-	if i < 0 || i+4 > len(raw) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
-	return rune(n), err == nil
 }
 
 // integralFloat reports whether the number tok, written as a float (with a

@@ -196,9 +196,8 @@ func TestMarshal_LeavesHTMLEscapingToTheCaller(t *testing.T) {
 
 // TestUnmarshal_KeepsWhatPythonReadsDifferently: what Agno's Python writes
 // and Go would write back as another value for Python (a float with an
-// integer value becomes an int, a lone surrogate U+FFFD) round-trips as
-// written, in every kind of field that can hold it; Go values set since
-// still win.
+// integer value becomes an int) round-trips as written, in every kind of
+// field that can hold it; Go values set since still win.
 func TestUnmarshal_KeepsWhatPythonReadsDifferently(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -210,15 +209,7 @@ func TestUnmarshal_KeepsWhatPythonReadsDifferently(t *testing.T) {
 		{"a float in exponent form", `{"id":"a","at":1e+16}`, nil, ""},
 		{"negative zero", `{"id":"a","at":-0.0}`, nil, ""},
 		{"floats with integer values in interface values", `{"id":"a","any":{"f":2.0,"e":1E2,"l":[1.0,2.5,3]}}`, nil, ""},
-		{"a lone low surrogate in a string", `{"id":"a","name":"file_\udcff_name"}`, nil, ""},
-		{"a lone high surrogate at the end", `{"id":"a","name":"x\ud83d"}`, nil, ""},
-		{"a high surrogate followed by no low one", `{"id":"a","name":"\ud83d\u0041"}`, nil, ""},
-		{"two high surrogates", `{"id":"a","name":"\ud83d\ud83d\ude00"}`, nil, ""},
-		{"a lone surrogate in a field without omitempty", `{"id":"\udc80"}`, nil, ""},
-		{"a lone surrogate in a list of strings", `{"id":"a","list":["ok","\udc80"]}`, nil, ""},
-		{"a lone surrogate in a key of an interface value", `{"id":"a","any":{"\udc80":1}}`, nil, ""},
 		{"a changed float is written as Go writes it", `{"id":"a","at":2.0}`, func(r *record) { r.At = 3 }, `{"id":"a","at":3}`},
-		{"a changed string is written as Go writes it", `{"id":"a","name":"\udcff"}`, func(r *record) { r.Name = "b" }, `{"id":"a","name":"b"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,10 +239,11 @@ func TestUnmarshal_KeepsWhatPythonReadsDifferently(t *testing.T) {
 
 // TestUnmarshal_ReadsExactValuesWithoutKeepingThem: what Go writes back as
 // Python wrote it (surrogate pairs, other escapes, fractions, integers) is
-// not kept twice.
+// not kept twice; nor is a lone surrogate, read as U+FFFD: Postgres and
+// MariaDB refuse it in JSON, so it is not written back.
 func TestUnmarshal_ReadsExactValuesWithoutKeepingThem(t *testing.T) {
 	t.Parallel()
-	in := `{"id":"\ud83d\ude00 \u00e9 \"q\" \\udc80","name":"n","at":2.5,"count":3,"list":["\ud83d\ude00"],"any":{"a":[1,2.5,1e-7,"\u0000"]}}`
+	in := `{"id":"\ud83d\ude00 \u00e9 \"q\" \\udc80","name":"n\udcff","at":2.5,"count":3,"list":["\ud83d\ude00"],"any":{"a":[1,2.5,1e-7,"\u0000","\ud800"]}}`
 	var r record
 	extra, err := lossless.Unmarshal([]byte(in), &r)
 	if err != nil {
@@ -260,8 +252,8 @@ func TestUnmarshal_ReadsExactValuesWithoutKeepingThem(t *testing.T) {
 	if len(extra) != 0 {
 		t.Errorf("kept %s", mustJSON(extra))
 	}
-	if r.ID != "😀 é \"q\" \\udc80" {
-		t.Errorf("id %q", r.ID)
+	if r.ID != "😀 é \"q\" \\udc80" || r.Name != "n\ufffd" {
+		t.Errorf("id %q, name %q", r.ID, r.Name)
 	}
 }
 
