@@ -101,7 +101,7 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 			return nil, unresolved(&out, ex, "tool_args with the user's input and answered=true")
 		case ex.RequiresUserInput:
 			pc.call.Arguments = string(ex.ToolArgs)
-		case ex.ExternalExecutionRequired && ex.Result == "":
+		case ex.ExternalExecutionRequired && !ex.ResultGiven():
 			return nil, unresolved(&out, ex, "result (the output of executing it)")
 		case ex.ExternalExecutionRequired:
 			pc.done = true
@@ -158,8 +158,8 @@ func applyResolution(tools []run.ToolExecution, r *run.ToolExecution) {
 		if len(r.ToolArgs) > 0 && t.RequiresUserInput {
 			t.ToolArgs = r.ToolArgs
 		}
-		if r.Result != "" && t.ExternalExecutionRequired {
-			t.Result = r.Result
+		if t.ExternalExecutionRequired && r.ResultGiven() {
+			t.SetResult(r.Result)
 		}
 		return
 	}

@@ -126,6 +126,45 @@ func TestContinueRun_UserInputAndExternalExecution(t *testing.T) {
 	})
 }
 
+// An externally executed tool that printed nothing has a result: "" given
+// as a result (a client's "result": "", or SetResult("")) continues the run,
+// as Agno takes any result that is not None. It was taken for no result,
+// so the run could never continue.
+func TestContinueRun_ExternalExecutionWithAnEmptyResult(t *testing.T) {
+	t.Parallel()
+	for name, resolve := range map[string]func(id string) run.ToolExecution{
+		"sent as JSON": func(id string) run.ToolExecution {
+			var ex run.ToolExecution
+			if err := json.Unmarshal([]byte(`{"tool_call_id":"`+id+`","result":""}`), &ex); err != nil {
+				t.Fatal(err)
+			}
+			return ex
+		},
+		"SetResult": func(id string) run.ToolExecution {
+			ex := run.ToolExecution{ToolCallID: id}
+			ex.SetResult("")
+			return ex
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newHITL(t, tool.FuncConfig{ExternalExecution: true})
+			out, err := f.agent.Run(context.Background(), run.TextInput("x"))
+			if err != nil || out.Status != run.StatusPaused {
+				t.Fatalf("%v %+v", err, out)
+			}
+			id := out.Requirements[0].ID
+			if _, err := f.agent.ContinueRun(context.Background(), out, WithTools([]run.ToolExecution{{ToolCallID: id}})); !errors.Is(err, ErrRequirementUnresolved) {
+				t.Fatalf("no result at all: %v", err)
+			}
+			final, err := f.agent.ContinueRun(context.Background(), out, WithTools([]run.ToolExecution{resolve(id)}))
+			if err != nil || final.Status != run.StatusCompleted || f.executed.Load() != 0 {
+				t.Fatalf("%v %+v", err, final)
+			}
+		})
+	}
+}
+
 func TestContinueRun_RejectsWhatCannotContinue(t *testing.T) {
 	t.Parallel()
 	f := newHITL(t, tool.FuncConfig{RequiresConfirmation: true})

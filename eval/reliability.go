@@ -268,7 +268,7 @@ func executions(out *run.Output) []run.ToolExecution {
 // rejected this tool call" instead of calling the tool).
 func notRun(t run.ToolExecution) bool {
 	return (t.RequiresConfirmation && (t.Confirmed == nil || !*t.Confirmed)) || (t.RequiresUserInput && t.Answered == nil) ||
-		(t.ExternalExecutionRequired && t.Result == "")
+		(t.ExternalExecutionRequired && !t.ResultGiven())
 }
 
 // argsMatch reports whether actual holds every key of want with an equal

@@ -118,7 +118,7 @@ func (r *Requirement) Resolved() bool {
 	case t.RequiresUserInput:
 		return t.Answered != nil && *t.Answered
 	case t.ExternalExecutionRequired:
-		return t.Result != ""
+		return t.ResultGiven()
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"maps"
 
 	"github.com/agentryhq/agentry/internal/lossless"
 )
@@ -32,6 +33,30 @@ type ToolExecution struct {
 
 	// Extra keeps stored members the fields above do not hold.
 	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// ResultGiven reports whether the call has a result: a non-empty Result,
+// or an empty one that was given as such (a stored or client-sent
+// "result": "", or SetResult("")). An externally executed tool that printed
+// nothing has a result, as in Agno (any result that is not None).
+func (t *ToolExecution) ResultGiven() bool {
+	if t.Result != "" {
+		return true
+	}
+	raw := t.Extra["result"]
+	return len(raw) > 0 && raw[0] == '"'
+}
+
+// SetResult sets the call's result, an empty one too (see ResultGiven).
+func (t *ToolExecution) SetResult(s string) {
+	t.Result = s
+	if s == "" {
+		t.Extra = maps.Clone(t.Extra) // may be shared with a stored copy
+		if t.Extra == nil {
+			t.Extra = map[string]json.RawMessage{}
+		}
+		t.Extra["result"] = json.RawMessage(`""`)
+	}
 }
 
 type toolExecution ToolExecution
