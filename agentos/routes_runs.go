@@ -3,7 +3,6 @@ package agentos
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/agent"
@@ -193,22 +191,6 @@ func (s *Server) targetAtVersion(r *http.Request, t runTarget, v int) (runTarget
 		return nil, notFound
 	}
 	return vt, err
-}
-
-// checkOutputSchema rejects an output_schema that is not a usable JSON Schema
-// before anything runs (the agent would otherwise fail the run).
-func checkOutputSchema(raw json.RawMessage) error {
-	if len(raw) == 0 {
-		return nil
-	}
-	var sch jsonschema.Schema
-	if err := json.Unmarshal(raw, &sch); err != nil {
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
-	}
-	if _, err := sch.Resolve(nil); err != nil {
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
-	}
-	return nil
 }
 
 // runInput turns the message and uploaded files into the run's input; files

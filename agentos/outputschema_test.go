@@ -1,0 +1,86 @@
+package agentos
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/sqlite"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/run"
+)
+
+// TestRunForm_OutputSchemaValidationThatCannotEndIs422: an output_schema
+// whose $ref leads back to itself through keywords applying to the same
+// value made the validation of a JSON answer recurse until the goroutine's
+// stack overflowed, a fatal error that killed the whole server (any caller
+// allowed to run an agent could take it down); one whose subschemas double
+// at each level validated for ever. Both are 422 before anything runs, and
+// recursive schemas that descend into the value still run.
+func TestRunForm_OutputSchemaValidationThatCannotEndIs422(t *testing.T) {
+	t.Parallel()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db"), ID: "test-db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	a, err := agent.New(agent.Config{ID: "json", Name: "JSON", Model: scripted.Reply(`{"name":"a","children":[{"name":"b"}]}`), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+
+	var doubling strings.Builder
+	doubling.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	for i := range 40 {
+		ref := `{"$ref":"#/$defs/d` + strconv.Itoa(i+1) + `"}`
+		doubling.WriteString(`"d` + strconv.Itoa(i) + `":{"allOf":[` + ref + `,` + ref + `]},`)
+	}
+	doubling.WriteString(`"d40":{"type":"object"}}}`)
+
+	refused := map[string]string{
+		"root ref":        `{"$ref":"#"}`,
+		"defs cycle":      `{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`,
+		"through anyOf":   `{"$defs":{"a":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/b"}]},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`,
+		"through not":     `{"type":"object","not":{"$ref":"#"}}`,
+		"anchor":          `{"$defs":{"a":{"$anchor":"loop","oneOf":[{"$ref":"#loop"}]}},"$ref":"#loop"}`,
+		"id":              `{"$id":"https://example.com/s.json","allOf":[{"$ref":"https://example.com/s.json"}]}`,
+		"dependentSchema": `{"dependentSchemas":{"name":{"$ref":"#"}}}`,
+		"doubling":        doubling.String(),
+	}
+	for name, schema := range refused {
+		res := postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": "false", "output_schema": schema}, nil)
+		if res.status != 422 || !strings.Contains(res.detail(t), "output_schema") {
+			t.Errorf("%s: %d %s, want 422", name, res.status, res.body)
+		}
+	}
+	if n := countRuns(t, d, db.RunFilter{}); n != 0 {
+		t.Fatalf("refused runs stored %d rows", n)
+	}
+
+	accepted := map[string]string{
+		"tree": `{"type":"object","required":["name"],"properties":{"name":{"type":"string"},` +
+			`"children":{"type":"array","items":{"$ref":"#"}}}}`,
+		"defs tree": `{"$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},` +
+			`"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}}`,
+		"shared defs": `{"allOf":[{"$ref":"#/$defs/named"},{"$ref":"#/$defs/named"}],"$defs":{"named":{"required":["name"]}}}`,
+	}
+	for name, schema := range accepted {
+		out := decode[run.Output](t, postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": "false", "output_schema": schema}, nil))
+		if out.Status != run.StatusCompleted {
+			t.Errorf("%s: run %s: %v", name, out.Status, out.Content)
+		}
+	}
+}
