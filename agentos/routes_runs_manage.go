@@ -464,6 +464,9 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	if err != nil {
 		return err
 	}
+	if err := req.answersFor(false); err != nil {
+		return err
+	}
 	row, err := s.loadRun(r, a, runSession(r.Context(), req.SessionID))
 	if err != nil {
 		return err
@@ -514,6 +517,28 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	}
 	out, err := s.observedCall(ctx, a, row, func(ctx context.Context) (*run.Output, error) { return a.ContinueRun(ctx, paused, opts...) })
 	return s.answerRun(w, r, out, err)
+}
+
+// answersFor refuses (422) a continue's answers meant for another kind of
+// run: tools and requirements answer an agent's or a team's pause,
+// step_requirements a workflow's. Dropped, the continue would go on as if
+// they had not been sent. An empty list asks for nothing.
+func (req *continueRequest) answersFor(workflow bool) error {
+	var field string
+	switch {
+	case !workflow && len(req.StepRequirements) > 0:
+		field = "step_requirements"
+	case workflow && len(req.Tools) > 0:
+		field = "tools"
+	case workflow && len(req.Requirements) > 0:
+		field = "requirements"
+	default:
+		return nil
+	}
+	if workflow {
+		return errorf(http.StatusUnprocessableEntity, "field %q does not answer a workflow's run; its continue takes step_requirements", field)
+	}
+	return errorf(http.StatusUnprocessableEntity, "field %q answers a workflow's run; an agent's or a team's continue takes tools, requirements", field)
 }
 
 // notPaused is the 409 for continuing a run that is not PAUSED.

@@ -27,6 +27,9 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 	if err != nil {
 		return err
 	}
+	if err := req.answersFor(true); err != nil {
+		return err
+	}
 	row, err := s.loadRun(r, wf, runSession(r.Context(), req.SessionID))
 	if err != nil {
 		return err
