@@ -325,7 +325,7 @@ func TestInProcessRunner_HonoursConfiguredBoundsWith429(t *testing.T) {
 
 // A durable background run of an agent without a database is refused with
 // 422, as the in-process runner refuses it, never reaching the store.
-func TestDurableQueue_AgentWithoutADatabaseIs422(t *testing.T) {
+func TestDurableQueue_AgentWithoutADatabaseIs400(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
 	withDB, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("done"), DB: d})
@@ -344,7 +344,7 @@ func TestDurableQueue_AgentWithoutADatabaseIs422(t *testing.T) {
 		srv.Close(ctx)
 	})
 	res := postForm(t, ts.URL+"/agents/loner/runs", map[string]string{"message": "hi", "background": "true"}, nil)
-	if res.status != http.StatusUnprocessableEntity || !strings.Contains(string(res.body), "database") {
+	if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "database") {
 		t.Fatalf("status %d: %s", res.status, res.body)
 	}
 }

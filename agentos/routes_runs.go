@@ -99,11 +99,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	case req.Background:
 		// A background run answers 202, or streams its stored events when
 		// stream=true was sent (Agno streams by default; we keep 202 then).
+		if st.agent.DB() == nil {
+			// Agno's status and words.
+			return errorf(http.StatusBadRequest, "Background execution requires a database to be configured on the %s", a.Component().Type)
+		}
 		if err := s.checkBackgroundStream(r, a, req); err != nil {
 			return err
-		}
-		if st.agent.DB() == nil {
-			return errorf(http.StatusUnprocessableEntity, "background runs need an agent with a database")
 		}
 		if s.queue != nil {
 			return s.enqueueBackground(w, r, st, req)

@@ -167,7 +167,9 @@ func TestCreateRun_BadInputIsA4xxAndStoresNothing(t *testing.T) {
 		{"unsupported content type", "/agents/echo/runs", `{"message":"hi"}`, map[string]string{"Content-Type": "application/json"}, 415},
 		{"idempotency key too long", "/agents/echo/runs", "message=hi&background=true&stream=false",
 			map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Idempotency-Key": strings.Repeat("k", 513)}, 422},
-		{"background without a database", "/agents/nodb/runs", "message=hi&background=true", urlenc, 422},
+		// Agno's status and detail: 400, "Background execution requires a database ...".
+		{"background without a database", "/agents/nodb/runs", "message=hi&background=true", urlenc, 400},
+		{"streamed background without a database", "/agents/nodb/runs", "message=hi&background=true&stream=true", urlenc, 400},
 		{"team runs", "/teams/t1/runs", "message=hi", urlenc, 404},
 		{"workflow runs", "/workflows/w1/runs", "message=hi", urlenc, 404},
 	}
@@ -181,6 +183,9 @@ func TestCreateRun_BadInputIsA4xxAndStoresNothing(t *testing.T) {
 				t.Error("empty detail")
 			}
 		})
+	}
+	if res := postForm(t, f.url+"/agents/nodb/runs", map[string]string{"message": "hi", "background": "true"}, nil); res.detail(t) != "Background execution requires a database to be configured on the agent" {
+		t.Errorf("background without a database: %s", res.body)
 	}
 	if n := countRuns(t, f.db, db.RunFilter{}); n != 0 {
 		t.Errorf("%d runs stored after bad input", n)
