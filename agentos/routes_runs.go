@@ -508,6 +508,7 @@ func (s *Server) executeBackground(ctx context.Context, f *flight, st *runStart,
 		// No handler recovers here: a panicking run must not take the server down.
 		if v := recover(); v != nil {
 			s.log.ErrorContext(ctx, "panic in background run", "run_id", st.runID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.markPanicked(ctx, st)
 		}
 	}()
 	select {
@@ -551,6 +552,36 @@ func (s *Server) markFailed(ctx context.Context, st *runStart) {
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "background run: mark failed", "run_id", st.runID, "err", err)
+	}
+}
+
+// markPanicked stores ERROR a background run whose execution panicked:
+// nothing executes it any more, and left RUNNING (or PENDING) its pollers
+// would wait for ever. The row as the run last stored it is kept, with the
+// status and a content that says what happened (never the panic's value,
+// which is for the logs). Best effort, as markFailed.
+func (s *Server) markPanicked(ctx context.Context, st *runStart) {
+	ctx = context.WithoutCancel(ctx)
+	d := st.agent.DB()
+	out := st.pending
+	if row, err := d.GetRun(ctx, st.runID); err == nil {
+		if finalStatus(row.Status) {
+			return
+		}
+		if stored, err := row.Output(); err == nil {
+			out = stored
+		}
+	}
+	failed := *out
+	failed.Status = run.StatusError
+	failed.Content, failed.ContentType = fmt.Sprintf("run %s failed: an internal error stopped it", st.runID), "str"
+	failed.UpdatedAt = time.Now().Unix()
+	row, err := db.RunFromOutput(&failed)
+	if err == nil {
+		_, err = d.UpsertRun(ctx, row)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "background run: mark failed after a panic", "run_id", st.runID, "err", err)
 	}
 }
 
