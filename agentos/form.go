@@ -351,14 +351,15 @@ func formVersion(name, v string) (int, error) {
 	return n, nil
 }
 
-// formBool accepts true/false/1/0/yes/no/on/off in any case; empty is def.
+// formBool accepts what Agno's (pydantic's) form booleans accept: true/t/
+// yes/y/on/1 and false/f/no/n/off/0 in any case; empty is def.
 func formBool(name, v string, def bool) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "":
 		return def, nil
-	case "true", "1", "yes", "on", "t":
+	case "true", "1", "yes", "on", "t", "y":
 		return true, nil
-	case "false", "0", "no", "off", "f":
+	case "false", "0", "no", "off", "f", "n":
 		return false, nil
 	}
 	return false, errorf(http.StatusUnprocessableEntity, "%s must be true or false", name)
