@@ -341,7 +341,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, st *runStart)
 		// streamed run a database read for nothing.
 		defer func() { done(s.storedStatus(ctx, st)) }()
 	}
-	return s.writeStream(w, r, st.agent, st.runID, st.sessionID, s.observed(st.agent, st.runID, st.sessionID, st.userID).Stream(ctx, st.input, st.opts...))
+	return s.writeStream(ctx, w, r, st.agent, st.runID, st.sessionID, s.observed(st.agent, st.runID, st.sessionID, st.userID).Stream(ctx, st.input, st.opts...))
 }
 
 // leaseForeground gives a streamed or synchronous run a lease row on the
@@ -372,8 +372,12 @@ func (s *Server) storedStatus(ctx context.Context, st *runStart) run.Status {
 // database failed. An error after it means the run was not stored; the
 // run already ended its stream with a StorageError event then, and one is
 // added only when no terminal event of the run was sent.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) error {
+func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, r *http.Request, a runTarget, runID, sessionID string, events func(func(run.Event, error) bool)) error {
 	sse := newSSEWriter(w)
+	// ctx is the run's: once it is cancelled, a client that takes none of
+	// the last frames (RunCancelled) within half the cancel route's wait is
+	// gone, and the run ends (its cancel is answered within that wait).
+	defer sse.interruptible(ctx, s.cancelTimeout/2)()
 	ended := false
 	for ev, err := range events {
 		if err != nil {

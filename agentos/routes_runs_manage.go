@@ -511,7 +511,7 @@ func (s *Server) continueAgentRun(w http.ResponseWriter, r *http.Request, t runT
 	}
 	if req.Stream {
 		// Streamed: its writes commit alone (see groupcommit.Alone).
-		return s.writeStream(w, r, a, row.RunID, row.SessionID, s.observedStream(groupcommit.Alone(ctx), a, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
+		return s.writeStream(ctx, w, r, a, row.RunID, row.SessionID, s.observedStream(groupcommit.Alone(ctx), a, row, func(ctx context.Context) iter.Seq2[run.Event, error] {
 			return a.ContinueStream(ctx, paused, opts...)
 		}))
 	}

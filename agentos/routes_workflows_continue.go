@@ -62,7 +62,7 @@ func (s *Server) continueWorkflowRun(w http.ResponseWriter, r *http.Request, t r
 				}
 			}
 		}
-		return s.writeStream(w, r, wf, row.RunID, row.SessionID, events)
+		return s.writeStream(ctx, w, r, wf, row.RunID, row.SessionID, events)
 	}
 	out, err := s.observedCall(ctx, wf, row, func(ctx context.Context) (*run.Output, error) {
 		return wf.ContinueRun(ctx, row.RunID, req.StepRequirements)

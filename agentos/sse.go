@@ -2,12 +2,14 @@ package agentos
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentryhq/agentry/run"
 )
@@ -22,6 +24,9 @@ type sseWriter struct {
 	buf     bytes.Buffer
 	enc     *json.Encoder
 	started bool
+	// run and grace: see interruptible.
+	run   context.Context
+	grace time.Duration
 }
 
 // newSSEWriter wraps a response.
@@ -30,6 +35,41 @@ func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	return s
+}
+
+// interruptible bounds the writes of a stream whose run ctx may end (a
+// cancel, a shutdown): once it has ended, a write the client does not take
+// within grace fails, as for a client that is gone. Without it, a client
+// that stopped reading but keeps its connection holds the run in a blocked
+// write for ever, where no cancellation reaches it. Writes before the end
+// are not bounded (a slow reader is still a reader). release must be
+// called before the handler returns; after it, the writer is not bounded.
+func (s *sseWriter) interruptible(run context.Context, grace time.Duration) (release func()) {
+	s.run, s.grace = run, grace
+	done := make(chan struct{})
+	stop := context.AfterFunc(run, func() {
+		defer close(done)
+		// The write in progress, if any (the next ones re-arm in write).
+		_ = s.rc.SetWriteDeadline(time.Now().Add(grace))
+	})
+	return func() {
+		if !stop() {
+			// The deadline is being set: let it be set before the handler
+			// returns (the connection may serve another request after).
+			<-done
+		}
+		s.run = nil
+	}
+}
+
+// write writes b to the response, bounded after the run's end
+// (interruptible).
+func (s *sseWriter) write(b []byte) error {
+	if s.run != nil && s.run.Err() != nil {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.grace))
+	}
+	_, err := s.w.Write(b)
+	return err
 }
 
 // Started reports whether headers (and so the 200 status) were sent.
@@ -80,7 +120,7 @@ func (s *sseWriter) WriteEvent(ev *run.Event) error {
 	}
 	// Encode ended the JSON with "\n"; one more ends the frame.
 	s.buf.WriteByte('\n')
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	if err := s.write(s.buf.Bytes()); err != nil {
 		return err
 	}
 	return s.flush()
@@ -90,7 +130,7 @@ func (s *sseWriter) WriteEvent(ev *run.Event) error {
 func (s *sseWriter) Comment(text string) error {
 	s.start()
 	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
-	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
+	if err := s.write([]byte(": " + text + "\n\n")); err != nil {
 		return err
 	}
 	return s.flush()
@@ -113,7 +153,7 @@ func (s *sseWriter) WriteMeta(name string, v any) error {
 		return err
 	}
 	s.buf.WriteByte('\n')
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	if err := s.write(s.buf.Bytes()); err != nil {
 		return err
 	}
 	return s.flush()
@@ -139,7 +179,7 @@ func (s *sseWriter) WriteStored(index int64, name string, data []byte) error {
 	}
 	s.buf.Write(data[1:])
 	s.buf.WriteString("\n\n")
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	if err := s.write(s.buf.Bytes()); err != nil {
 		return err
 	}
 	return s.flush()
