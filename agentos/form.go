@@ -55,7 +55,7 @@ type runRequest struct {
 // stream_events, factory_input, use_json_schema, ...) would otherwise be
 // accepted and do nothing.
 const runFormFields = "message, stream, session_id, user_id, files, background, session_state, dependencies, metadata, " +
-	"output_schema, knowledge_filters, add_history_to_context, version"
+	"output_schema, knowledge_filters, add_history_to_context, version, monitor"
 
 // uploadedFile is one "files" part.
 type uploadedFile struct {
@@ -295,6 +295,10 @@ func (req *runRequest) setFields(fields map[string]string) error {
 				on, err = formBool(name, v, false)
 				req.AddHistoryToContext = &on
 			}
+		case "monitor":
+			// Agno's team run form declares it and nothing in Agno reads it:
+			// accepted, as a boolean, for what Agno's clients send.
+			_, err = formBool(name, v, true)
 		case "version":
 			req.Version, err = formVersion(name, v)
 		default:
