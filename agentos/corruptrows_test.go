@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -329,5 +330,42 @@ func TestGetSessionRun_UndecodableRunNamesIt(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), `"msg":"request failed"`); n != 1 {
 		t.Errorf("the failure was logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// A run started with a session_state or metadata holding integers beyond
+// float64's precision (a chat id) stores them as sent, and the stored
+// state's own large integers survive the run's save; the form's JSON was
+// read as float64, so they were rounded.
+func TestCreateRun_FormStateKeepsLargeIntegers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := db.New("mem", memory.New())
+	stored := `{"session_state":{"thread":9007199254740993}}`
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeAgent, AgentID: "echo", SessionData: json.RawMessage(stored)}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{ID: "echo", Model: scripted.Reply("hi"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{a}}, nil)
+	form := url.Values{"message": {"hi"}, "session_id": {"s"}, "stream": {"false"},
+		"session_state": {`{"chat_id":1234567890123456789}`}, "metadata": {`{"trace":18446744073709551615}`}}
+	res := do(t, "POST", ts.URL+"/agents/echo/runs", strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	if res.status != 200 {
+		t.Fatalf("run = %d %s", res.status, res.body)
+	}
+	s, err := d.GetSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"chat_id":1234567890123456789`, `"thread":9007199254740993`} {
+		if !strings.Contains(string(s.SessionData), want) {
+			t.Errorf("session_data = %s, want %s", s.SessionData, want)
+		}
+	}
+	if !strings.Contains(res.body, "18446744073709551615") {
+		t.Errorf("run answer = %s, want the metadata's trace exact", res.body)
 	}
 }

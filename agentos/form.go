@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/vectordb"
 )
@@ -383,8 +384,10 @@ func formObject(name, v string) (map[string]any, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(v), &m); err != nil {
+	// A number float64 cannot give back (a 64-bit id) stays json.Number,
+	// stored as sent (as PATCH /sessions keeps it).
+	m, err := lossless.UnmarshalExactObject([]byte(v))
+	if err != nil {
 		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON object", Err: err}
 	}
 	if wirecheck.EscapesNUL([]byte(v)) {
