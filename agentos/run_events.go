@@ -361,7 +361,11 @@ func storedEvent(ev *run.Event) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ev); err != nil {
+	var v any = ev
+	if len(ev.Extra) > 0 {
+		v = ev.Stored() // a stored event read back: its unknown members too
+	}
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil

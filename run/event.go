@@ -213,6 +213,11 @@ type Event struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
+// Stored returns the event as a run stores it, for encoding: with Extra
+// (the members another writer stored that Event does not model), which an
+// Event itself does not write.
+func (e *Event) Stored() json.Marshaler { return (*event)(e) }
+
 // event is Event as Output stores it: Event itself has no JSON methods (a
 // streamed event is encoded as is, once per delta), so a stored event's
 // Extra is written and read through this type.
