@@ -189,3 +189,29 @@ func foreignSet(t *testing.T, d *db.DB, table func(sqlstore.Tables) string, key,
 	}
 	return true
 }
+
+// foreignNonFiniteTests: Agno's SQLite writer writes a float that is not
+// finite as Python's json does (NaN, Infinity), which JSON has no words
+// for. One such run made its session's runs unreadable (a corrupt row);
+// it reads with null in their place. Postgres and MySQL refuse such text
+// in a JSON column (the shape is skipped there).
+var foreignNonFiniteTests = map[string]func(t *testing.T, d *db.DB){
+	"Run_NaNAndInfinityFromPythonReadAsNull": func(t *testing.T, d *db.DB) {
+		seedRuns(t, d, "s", 3)
+		if !foreignSet(t, d, runsTable, "run_id", "s-r1",
+			`run_data = '{"run_id":"s-r1","session_id":"s","agent_id":"a","status":"COMPLETED","metrics":{"time_to_first_token":NaN,"duration":Infinity},"content":"NaN"}'`) {
+			return
+		}
+		got, _, err := d.GetRuns(bg, db.RunFilter{SessionID: "s", Limit: 10, Page: 1})
+		noErr(t, err)
+		equal(t, "runs", len(got), 3)
+		_, runs, err := d.SessionHistory(bg, db.HistoryQuery{SessionID: "s", Limit: 10})
+		noErr(t, err)
+		equal(t, "history runs", len(runs), 3)
+		r, err := d.GetRun(bg, "s-r1")
+		noErr(t, err)
+		out, err := r.Output()
+		noErr(t, err)
+		equal(t, "content", out.ContentString(), "NaN")
+	},
+}

@@ -13,7 +13,7 @@ import (
 // pass it.
 func RunSQL(t *testing.T, open Opener) {
 	t.Helper()
-	for name, fn := range joinTests(sqlTests, foreignRowTests, foreignShapeTests, foreignJSONTests) {
+	for name, fn := range joinTests(sqlTests, foreignRowTests, foreignShapeTests, foreignJSONTests, foreignNonFiniteTests) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			fn(t, open(t))

@@ -32,6 +32,12 @@ func TestDecodeJSON_UnwrapsAgnoDoubleEncoding(t *testing.T) {
 		{"whitespace trimmed", "  {\"a\":1}\n", `{"a":1}`, false},
 		{"invalid json", `{"a":`, ``, true},
 		{"string holding invalid json kept", `"{not json"`, `"{not json"`, false},
+		// Python's json writes floats that are not finite as words JSON
+		// lacks: read as null; the same words in strings are text.
+		{"NaN and infinities", `{"a":NaN,"b":[Infinity,-Infinity,-1],"s":"NaN"}`, `{"a":null,"b":[null,null,-1],"s":"NaN"}`, false},
+		{"NaN in a string layer", `"{\"ttft\": NaN}"`, `{"ttft": null}`, false},
+		{"NaN does not mend other damage", `{"a":NaN,`, ``, true},
+		{"a bare word that is no float", `{"a":Nope}`, ``, true},
 	}
 	for _, c := range cases {
 		got, err := decodeJSON([]byte(c.in))
@@ -45,7 +51,7 @@ func TestDecodeJSON_UnwrapsAgnoDoubleEncoding(t *testing.T) {
 }
 
 func FuzzDecodeJSON(f *testing.F) {
-	for _, s := range []string{`{}`, `"{\"a\":1}"`, `"\"[1]\""`, `null`, `"x"`, `[`, ``} {
+	for _, s := range []string{`{}`, `"{\"a\":1}"`, `"\"[1]\""`, `null`, `"x"`, `[`, ``, `{"a":NaN,"b":"-Infinity"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
