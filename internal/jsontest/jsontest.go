@@ -15,23 +15,17 @@ import (
 
 // Diff returns "" when want and got are the same JSON value, else the path
 // of the first difference and both values there.
-func Diff(want, got []byte) string {
-	w, err := decode(want)
-	if err != nil {
-		return fmt.Sprintf("want is not JSON: %v", err)
-	}
-	g, err := decode(got)
-	if err != nil {
-		return fmt.Sprintf("got is not JSON: %v", err)
-	}
-	return diff("$", w, g, false)
-}
+func Diff(want, got []byte) string { return diffWith(want, got, func(v any) any { return v }) }
 
 // DiffPython is Diff with one more difference, one Python's json module,
 // which reads the rows Agno shares with Agentry, sees: an integer and a
 // float (1 vs 1.0, 1e+16 vs 10000000000000000 are an int and a float in
 // Python). A lone surrogate escape ("\udcff") reads as U+FFFD, as in Diff.
-func DiffPython(want, got []byte) string {
+func DiffPython(want, got []byte) string { return diffWith(want, got, typed) }
+
+// diffWith decodes both documents, maps each decoded value through view,
+// and diffs the results.
+func diffWith(want, got []byte, view func(any) any) string {
 	w, err := decode(want)
 	if err != nil {
 		return fmt.Sprintf("want is not JSON: %v", err)
@@ -40,7 +34,7 @@ func DiffPython(want, got []byte) string {
 	if err != nil {
 		return fmt.Sprintf("got is not JSON: %v", err)
 	}
-	return diff("$", typed(w), typed(g), false)
+	return diff("$", view(w), view(g), false)
 }
 
 // float is a number written as a float (with a fraction or an exponent),

@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/lossless"
 )
 
 // errInvalidJSON reports a JSON column that does not hold JSON.
@@ -56,7 +57,7 @@ func jsonWithoutNUL(b []byte) []byte {
 // SQLite writer double-encodes (the column holds a JSON string whose value is
 // JSON text): up to two such layers are removed. It also writes a float
 // that is not finite as Python's json does (NaN, Infinity, -Infinity, which
-// JSON has no words for): those are read as null (see withoutNonFinite).
+// JSON has no words for): those are read as null (see lossless.WithoutNonFinite).
 func decodeJSON(b []byte) (json.RawMessage, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || string(b) == "null" {
@@ -64,7 +65,7 @@ func decodeJSON(b []byte) (json.RawMessage, error) {
 	}
 	if !json.Valid(b) {
 		var ok bool
-		if b, ok = withoutNonFinite(b); !ok {
+		if b, ok = lossless.WithoutNonFinite(b); !ok {
 			return nil, errInvalidJSON
 		}
 	}
@@ -83,7 +84,7 @@ func decodeJSON(b []byte) (json.RawMessage, error) {
 		}
 		if !json.Valid(t) {
 			var ok bool
-			if t, ok = withoutNonFinite(t); !ok {
+			if t, ok = lossless.WithoutNonFinite(t); !ok {
 				break
 			}
 		}
@@ -98,50 +99,6 @@ func decodeJSON(b []byte) (json.RawMessage, error) {
 	// A plain JSON string or scalar: keep it as stored.
 	return json.RawMessage(bytes.Clone(b)), nil
 }
-
-// withoutNonFinite returns b with the words Python's json module writes for
-// floats that are not finite (NaN, Infinity, -Infinity), outside strings,
-// replaced by null, and whether that made it valid JSON. One such float
-// (a metric divided by zero) made the whole row, and so its session's runs
-// list, unreadable.
-func withoutNonFinite(b []byte) ([]byte, bool) {
-	var out []byte
-	last := 0 // b[last:i] is not copied yet
-	inString, escaped := false, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == 'N' || c == 'I' || c == '-':
-			for _, w := range nonFinite {
-				if bytes.HasPrefix(b[i:], w) {
-					out = append(append(out, b[last:i]...), "null"...)
-					i += len(w) - 1
-					last = i + 1
-					break
-				}
-			}
-		}
-	}
-	if out == nil {
-		return b, false
-	}
-	out = append(out, b[last:]...)
-	return out, json.Valid(out)
-}
-
-// nonFinite are Python json's words for NaN and the infinities.
-var nonFinite = [][]byte{[]byte("NaN"), []byte("Infinity"), []byte("-Infinity")}
 
 // errRunDataNotObject reports a run_data that is JSON but no object (a
 // string, a number, an array: Postgres's JSONB takes any of them).
