@@ -44,7 +44,7 @@ func (d *debugTrace) trace(st *state, e *run.Event) {
 		detail = fmt.Sprintf("%s %s: %s", e.ErrorType, e.ErrorID, clip(run.ContentText(e.Content)))
 	case e.Reason != "":
 		detail = e.Reason
-	case e.Model != "" && e.InputTokens+e.OutputTokens > 0:
+	case e.Model != "" && e.ModelRequestUsage != nil && e.InputTokens+e.OutputTokens > 0:
 		detail = fmt.Sprintf("%s input_tokens=%d output_tokens=%d", e.Model, e.InputTokens, e.OutputTokens)
 	case e.Model != "":
 		detail = e.ModelProvider + ":" + e.Model

@@ -98,7 +98,10 @@ func TestStream_EventsMarshalToWireShape(t *testing.T) {
 				t.Fatalf("RunCompleted %s", b)
 			}
 		case run.EventModelRequestCompleted:
-			if m["input_tokens"] == nil || m["output_tokens"] == nil {
+			// Agno's fields: the call's tokens and time to first token
+			// (total_tokens and time_to_first_token were left out).
+			ttft, _ := m["time_to_first_token"].(float64)
+			if m["input_tokens"] == nil || m["output_tokens"] == nil || m["total_tokens"] == nil || ttft <= 0 {
 				t.Fatalf("ModelRequestCompleted %s", b)
 			}
 		}

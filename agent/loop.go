@@ -165,7 +165,9 @@ func (st *state) callModel() (model.Message, error) {
 	if st.sink.on() {
 		e := st.ev(run.EventModelRequestCompleted)
 		e.Model, e.ModelProvider = st.out.Model, st.out.ModelProvider
-		e.InputTokens, e.OutputTokens = u.InputTokens, u.OutputTokens
+		e.ModelRequestUsage = &run.ModelRequestUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			TotalTokens: u.TotalTokens, TimeToFirstToken: u.TimeToFirstToken, ReasoningTokens: u.ReasoningTokens,
+			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 		st.emit(e)
 	}
 	return msg, nil

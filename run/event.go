@@ -82,6 +82,18 @@ const (
 // TeamEvent returns the team variant of an agent event name.
 func TeamEvent(t EventType) EventType { return "Team" + t }
 
+// ModelRequestUsage is what a ModelRequestCompleted event reports of the
+// model call, in Agno's fields.
+type ModelRequestUsage struct {
+	InputTokens      int     `json:"input_tokens,omitempty"`
+	OutputTokens     int     `json:"output_tokens,omitempty"`
+	TotalTokens      int     `json:"total_tokens,omitempty"`
+	TimeToFirstToken float64 `json:"time_to_first_token,omitempty"`
+	ReasoningTokens  int     `json:"reasoning_tokens,omitempty"`
+	CacheReadTokens  int     `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int     `json:"cache_write_tokens,omitempty"`
+}
+
 // Event is one streamed run event. It marshals to AgentOS's wire shape: the name
 // in "event", integer created_at, null fields omitted, no top-level "data" key.
 // A stored event's members Event does not model are kept in Extra (Output
@@ -170,9 +182,9 @@ type Event struct {
 	ReasoningSteps []ReasoningStep `json:"reasoning_steps,omitempty"`
 
 	Metrics *Metrics `json:"metrics,omitempty"`
-	// ModelRequestCompleted token counts.
-	InputTokens  int `json:"input_tokens,omitempty"`
-	OutputTokens int `json:"output_tokens,omitempty"`
+	// ModelRequestCompleted's token counts and time to first token; nil
+	// on other events (a pointer: Event stays in its allocation size class).
+	*ModelRequestUsage
 
 	Images        []Media `json:"images,omitempty"`
 	Videos        []Media `json:"videos,omitempty"`

@@ -69,3 +69,28 @@ func TestTaskEvent_StoredEventsReadIntoTaskEvent(t *testing.T) {
 		}
 	}
 }
+
+// A stored ModelRequestCompleted (Agno's, or one Agentry stored with
+// StoreEvents) reads its counts into ModelRequestUsage and writes them back
+// as stored.
+func TestModelRequestUsage_StoredEventsRoundTrip(t *testing.T) {
+	stored := `{"events":[{"event":"ModelRequestCompleted","created_at":1,"model":"gpt-4o","input_tokens":5,"output_tokens":1,` +
+		`"total_tokens":6,"time_to_first_token":0.25,"reasoning_tokens":2,"cache_read_tokens":3,"cache_write_tokens":4},` +
+		`{"event":"RunContent","created_at":2,"content":"x"}]}`
+	var o Output
+	if err := json.Unmarshal([]byte(stored), &o); err != nil {
+		t.Fatal(err)
+	}
+	u := o.Events[0].ModelRequestUsage
+	if u == nil || *u != (ModelRequestUsage{InputTokens: 5, OutputTokens: 1, TotalTokens: 6, TimeToFirstToken: 0.25, ReasoningTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4}) ||
+		o.Events[1].ModelRequestUsage != nil {
+		t.Fatalf("events %+v, usage %+v", o.Events, u)
+	}
+	b, err := json.Marshal(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := jsontest.DiffPython([]byte(stored), b); d != "" {
+		t.Fatalf("written back as %s: %s", b, d)
+	}
+}
