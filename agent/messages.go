@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
@@ -40,17 +39,8 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 		default:
 			st.session = s
 			if len(s.SessionData) > 0 {
-				// A number float64 cannot give back (a 64-bit id Python
-				// stored) stays json.Number: saved again unchanged.
-				var data struct {
-					State json.RawMessage `json:"session_state"`
-				}
-				if json.Unmarshal(s.SessionData, &data) == nil {
-					if len(data.State) == 0 {
-						base = nil
-					} else if m, err := lossless.UnmarshalExactObject(data.State); err == nil {
-						base = m
-					}
+				if m, ok := db.SessionStateOf(s.SessionData); ok {
+					base = m
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"unsafe"
 
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -61,6 +62,28 @@ func (s *Session) Clone() *Session {
 type SessionData struct {
 	SessionName  string         `json:"session_name,omitempty"`
 	SessionState map[string]any `json:"session_state,omitempty"`
+}
+
+// SessionStateOf reads the session_state member of a session_data column;
+// ok is false when data is not a JSON object or the state not an object
+// (nil state, ok true: none stored). A number float64 cannot give back (a
+// 64-bit id Python stored) stays json.Number, so it is saved again
+// unchanged (lossless.UnmarshalExact); the others are float64.
+func SessionStateOf(data json.RawMessage) (state map[string]any, ok bool) {
+	var sd struct {
+		State json.RawMessage `json:"session_state"`
+	}
+	if len(data) == 0 {
+		return nil, true
+	}
+	if json.Unmarshal(data, &sd) != nil {
+		return nil, false
+	}
+	if len(sd.State) == 0 {
+		return nil, true
+	}
+	state, err := lossless.UnmarshalExactObject(sd.State)
+	return state, err == nil
 }
 
 // Run is one row of the runs table (agno_runs). RunData is the whole run in

@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
@@ -1440,18 +1439,7 @@ func sessionState(s *db.Session) map[string]any {
 	if len(s.SessionData) == 0 {
 		return nil
 	}
-	// A number float64 cannot give back (a 64-bit id Python stored) stays
-	// json.Number: saved again unchanged.
-	var sd struct {
-		State json.RawMessage `json:"session_state"`
-	}
-	if json.Unmarshal(s.SessionData, &sd) != nil || len(sd.State) == 0 {
-		return nil
-	}
-	m, err := lossless.UnmarshalExactObject(sd.State)
-	if err != nil {
-		return nil
-	}
+	m, _ := db.SessionStateOf(s.SessionData)
 	return m
 }
 
