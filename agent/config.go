@@ -387,8 +387,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.ToolCallLimit < 0 {
 		return nil, fmt.Errorf("agent: ToolCallLimit must be >= 0, got %d", cfg.ToolCallLimit)
 	}
-	if len(cfg.OutputSchema) > 0 && !json.Valid(cfg.OutputSchema) {
-		return nil, errors.New("agent: OutputSchema is not valid JSON")
+	if len(cfg.OutputSchema) > 0 {
+		if _, err := compileSchema(cfg.OutputSchema, cfg.OutputSchemaName, "OutputSchema"); err != nil {
+			return nil, err
+		}
 	}
 	for i, tp := range cfg.ToolProviders {
 		if tp == nil {

@@ -2,28 +2,22 @@ package agent
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/agentryhq/agentry/run"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // inputSchema validates structured input (Config.InputSchema).
 type inputSchema struct {
-	resolved *jsonschema.Resolved
+	boundedSchema
 }
 
 func compileInputSchema(raw json.RawMessage) (*inputSchema, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("agent: InputSchema is not a JSON Schema: %w", err)
-	}
-	rs, err := s.Resolve(nil)
+	bs, err := resolveSchema(raw, "InputSchema")
 	if err != nil {
-		return nil, fmt.Errorf("agent: InputSchema: %w", err)
+		return nil, err
 	}
-	return &inputSchema{resolved: rs}, nil
+	return &inputSchema{bs}, nil
 }
 
 // validate decodes a text input as JSON (structured input passes as is),
@@ -49,7 +43,7 @@ func (s *inputSchema) validate(in *run.Input) error {
 	if err := json.Unmarshal(b, &plain); err != nil {
 		return &InputCheckError{Message: "input does not match the input schema: " + err.Error(), Trigger: TriggerValidationFailed}
 	}
-	if err := s.resolved.Validate(plain); err != nil {
+	if err := s.boundedSchema.validate(plain); err != nil {
 		return &InputCheckError{Message: "input does not match the input schema: " + err.Error(), Trigger: TriggerValidationFailed}
 	}
 	in.InputContent = plain

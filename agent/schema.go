@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/schemabound"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -39,23 +40,58 @@ func DecodeContent[T any](content any) (T, error) {
 }
 
 type compiledSchema struct {
-	format   *model.ResponseFormat
-	resolved *jsonschema.Resolved
+	format *model.ResponseFormat
+	boundedSchema
 }
 
-func compileSchema(raw json.RawMessage, name string) (*compiledSchema, error) {
+// compileSchema compiles an output schema; what names it in errors
+// ("OutputSchema").
+func compileSchema(raw json.RawMessage, name, what string) (*compiledSchema, error) {
 	if name == "" {
 		name = "output"
 	}
+	bs, err := resolveSchema(raw, what)
+	if err != nil {
+		return nil, err
+	}
+	return &compiledSchema{format: &model.ResponseFormat{Name: name, Schema: raw}, boundedSchema: bs}, nil
+}
+
+// boundedSchema is a resolved JSON Schema whose validation of a value is
+// priced first (schemabound): jsonschema-go does not memoize, so a schema
+// applying itself to the same value would overflow the stack (a fatal
+// error, not a panic) and a value nested through a schema doubling at each
+// level would validate for ever.
+type boundedSchema struct {
+	resolved *jsonschema.Resolved
+	bound    *schemabound.Bound
+}
+
+// resolveSchema parses, resolves and bounds raw; what names the schema in
+// errors.
+func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("agent: output schema is not a JSON Schema: %w", err)
+		return boundedSchema{}, fmt.Errorf("agent: %s is not a JSON Schema: %w", what, err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("agent: output schema: %w", err)
+		return boundedSchema{}, fmt.Errorf("agent: %s: %w", what, err)
 	}
-	return &compiledSchema{format: &model.ResponseFormat{Name: name, Schema: raw}, resolved: rs}, nil
+	b, err := schemabound.Check(raw)
+	if err != nil {
+		return boundedSchema{}, fmt.Errorf("agent: %s: %w", what, err)
+	}
+	return boundedSchema{resolved: rs, bound: b}, nil
+}
+
+// validate validates a decoded JSON value, refusing one whose validation
+// would apply more than schemabound.DefaultCostLimit subschemas.
+func (s boundedSchema) validate(v any) error {
+	if err := s.bound.Cost(v, schemabound.DefaultCostLimit); err != nil {
+		return err
+	}
+	return s.resolved.Validate(v)
 }
 
 // parse decodes the model's answer (tolerating a ```json fence) and validates it.
@@ -74,8 +110,8 @@ func (c *compiledSchema) parse(text string) (any, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the JSON value", ErrOutputParse)
 	}
-	if err := c.resolved.Validate(v); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOutputParse, err)
+	if err := c.validate(v); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOutputParse, err)
 	}
 	return v, nil
 }

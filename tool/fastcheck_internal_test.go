@@ -38,7 +38,7 @@ func fastSchemas(t testing.TB) map[string]*validator {
 	if inf.err != nil {
 		t.Fatal(inf.err)
 	}
-	out["inferred"] = &validator{tool: "inferred", schema: inf.schema, fast: inf.fast}
+	out["inferred"] = &validator{tool: "inferred", schema: inf.check.schema, bound: inf.check.bound, fast: inf.check.fast}
 	for name, params := range map[string]string{
 		"bounds":   `{"type":"object","properties":{"q":{"type":"string","minLength":2,"maxLength":4},"xs":{"type":"array","items":{"type":"integer","minimum":-1,"maximum":255},"minItems":1,"maxItems":2}},"required":["q","r"]}`,
 		"open":     `{"type":"object","properties":{"n":{"type":["integer","null"],"enum":[1,-2,null]}},"additionalProperties":{"type":"boolean"}}`,
@@ -86,7 +86,7 @@ func sameMessage(msg string) string {
 
 func TestFastCheck_InferredSchemaHasFastPath(t *testing.T) {
 	t.Parallel()
-	if parametersFor(reflectTypeOfFastArgs()).fast == nil {
+	if parametersFor(reflectTypeOfFastArgs()).check.fast == nil {
 		t.Fatal("inferred schema has no fast path")
 	}
 	// Keywords the fast path does not know send every call to the full validator.

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 	"unsafe"
-
-	sj "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // FuncConfig describes a function tool. Name and Description are required; zero
@@ -83,7 +81,7 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 		return nil, fmt.Errorf("tool %s: %w", cfg.Name, c.err)
 	}
 	params, dec := c.params, c.dec
-	v := &validator{tool: cfg.Name, schema: c.schema, fast: c.fast}
+	v := &validator{tool: cfg.Name, schema: c.check.schema, bound: c.check.bound, fast: c.check.fast}
 	if cfg.Strict {
 		sent, checked, err := strictParameters(params)
 		if err != nil {
@@ -245,10 +243,10 @@ var inferred sync.Map // reflect.Type -> inferredSchema
 
 type inferredSchema struct {
 	params json.RawMessage
-	schema *sj.Schema
-	fast   *fastSchema
-	dec    *argDecoder
-	err    error
+	// check is the compiled schema (its tool name unset).
+	check *validator
+	dec   *argDecoder
+	err   error
 }
 
 // parametersFor returns the JSON Schema of t and its compiled forms. The
@@ -260,10 +258,8 @@ func parametersFor(t reflect.Type) inferredSchema {
 	var c inferredSchema
 	c.params, c.err = inferParameters(t)
 	if c.err == nil {
-		var v *validator
-		if v, c.err = newValidator(t.String(), c.params); c.err == nil {
-			c.schema, c.fast = v.schema, v.fast
-			if c.fast != nil {
+		if c.check, c.err = newValidator(t.String(), c.params); c.err == nil {
+			if c.check.fast != nil {
 				c.dec = newArgDecoder(t)
 			}
 		}

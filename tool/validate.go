@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/schemabound"
 	sj "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -15,6 +16,10 @@ import (
 type validator struct {
 	tool   string
 	schema *sj.Schema // nil: any JSON object is accepted
+	// bound prices a validation first: the validator does not memoize, so
+	// arguments nested through a schema applying two branches at each
+	// level would validate for ever (schemabound).
+	bound *schemabound.Bound
 	// fast answers "certainly valid" in one pass over the raw bytes for the
 	// schemas it understands; nil when the schema needs the full validator.
 	fast *fastSchema
@@ -45,6 +50,9 @@ func newValidator(tool string, params json.RawMessage) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parameters are not a valid JSON Schema: %w", tool, err)
 	}
+	if v.bound, err = schemabound.Check(params); err != nil {
+		return nil, fmt.Errorf("tool %s: parameters schema: %w", tool, err)
+	}
 	return v, nil
 }
 
@@ -72,6 +80,9 @@ func (v *validator) checkFull(args json.RawMessage) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%w for %s: got %s, want a JSON object", ErrInvalidArguments, v.tool, jsonKind(doc))
 		}
 		return args, nil
+	}
+	if err := v.bound.Cost(doc, schemabound.DefaultCostLimit); err != nil {
+		return nil, fmt.Errorf("%w for %s: %w; send simpler arguments", ErrInvalidArguments, v.tool, err)
 	}
 	if err := v.schema.Validate(doc); err != nil {
 		return nil, fmt.Errorf("%w for %s: %s", ErrInvalidArguments, v.tool, describeViolations(err))

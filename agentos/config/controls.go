@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agent/guardrail"
+	"github.com/agentryhq/agentry/internal/schemabound"
 	"github.com/google/jsonschema-go/jsonschema"
 	"gopkg.in/yaml.v3"
 )
@@ -260,6 +261,9 @@ func inputSchemaJSON(m map[string]any) ([]byte, error) {
 		return nil, fmt.Errorf("input_schema is not a JSON Schema: %w", err)
 	}
 	if _, err := s.Resolve(nil); err != nil {
+		return nil, fmt.Errorf("input_schema: %w", err)
+	}
+	if _, err := schemabound.Check(raw); err != nil {
 		return nil, fmt.Errorf("input_schema: %w", err)
 	}
 	return raw, nil

@@ -1,0 +1,456 @@
+package schemabound
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ErrUnbounded is wrapped by Check's error for a schema whose validation of
+// one value would not end or would apply more than MaxInPlace subschemas.
+var ErrUnbounded = errors.New("schema validation is unbounded")
+
+// ErrTooCostly is wrapped by Cost's error for a value whose validation would
+// apply more subschemas than the limit.
+var ErrTooCostly = errors.New("validating the value would take too long")
+
+// MaxInPlace bounds how many subschemas may be applied to one value through
+// the keywords that apply a subschema to the value itself ($ref, allOf,
+// anyOf, …), each counted once per way of reaching it.
+const MaxInPlace = 10_000
+
+// DefaultCostLimit is the subschema applications a value's validation may
+// make (Bound.Cost): far above what an honest answer needs (a 100,000-value
+// document through a schema applying ten subschemas to each), small enough
+// to validate in about a second.
+const DefaultCostLimit = 1_000_000
+
+// Bound is a checked schema, ready to price values. It is immutable and safe
+// for concurrent use.
+type Bound struct {
+	nodes []node
+}
+
+// node is one subschema with its edges as indexes into Bound.nodes (-1:
+// absent).
+type node struct {
+	// inPlace are the subschemas applied to the value this one validates.
+	inPlace []int32
+	// Object members: properties by name, additionalProperties to the
+	// others; patternProperties, unevaluatedProperties and propertyNames
+	// may apply to every member (a pattern's match is not worked out:
+	// counting it is an upper bound).
+	properties                                   map[string]int32
+	patterns                                     []int32
+	additionalProps, unevaluatedProps, propNames int32
+	// Array elements: prefixItems (or draft 7's items list) by position,
+	// items or additionalItems to the elements after them; contains and
+	// unevaluatedItems to every element.
+	prefix                                        []int32
+	items, additionalItems, contains, unevalItems int32
+}
+
+// Check parses a JSON Schema and refuses one whose validation of a single
+// value would not end: a subschema that applies itself to the same value
+// through $ref, $dynamicRef, allOf, anyOf, oneOf, not, if/then/else or
+// dependentSchemas, or that applies more than MaxInPlace subschemas to one
+// value. Keywords applying subschemas to parts of the value (properties,
+// items, …) are bounded by the value's size and priced by Cost. References
+// outside the schema (a meta-schema) are not followed.
+func Check(raw []byte) (*Bound, error) {
+	var root any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return nil, err
+	}
+	g := graph{index: map[string]int32{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
+	base, _ := url.Parse("https://schema.agentry.invalid/schema.json")
+	g.resources[base.String()] = ""
+	g.walk(root, "", base)
+	b := &Bound{nodes: make([]node, len(g.objs))}
+	for i := range g.objs {
+		b.nodes[i] = g.edges(i)
+	}
+	if err := b.checkInPlace(g.ptrs); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkInPlace walks the in-place edges post-order: a node on the path
+// being explored reached again is a cycle; a finished node's count of
+// applications is kept.
+func (b *Bound) checkInPlace(ptrs []string) error {
+	const exploring = -1
+	count := make([]int, len(b.nodes))
+	for i := range count {
+		count[i] = -2 // not seen
+	}
+	type frame struct {
+		n    int32
+		next int
+		sum  int
+	}
+	tooMany := func(n int32) error {
+		return fmt.Errorf("%w: the subschema at %q applies more than %d subschemas to one value (through $ref, allOf, anyOf, oneOf, …)", ErrUnbounded, "#"+ptrs[n], MaxInPlace)
+	}
+	for start := range b.nodes {
+		if count[start] != -2 {
+			continue
+		}
+		stack := []frame{{n: int32(start), sum: 1}}
+		count[start] = exploring
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if edges := b.nodes[f.n].inPlace; f.next < len(edges) {
+				to := edges[f.next]
+				f.next++
+				switch c := count[to]; c {
+				case -2:
+					count[to] = exploring
+					stack = append(stack, frame{n: to, sum: 1})
+				case exploring:
+					return fmt.Errorf("%w: the subschema at %q applies itself to the same value (through $ref, allOf, anyOf, oneOf, …) without end", ErrUnbounded, "#"+ptrs[to])
+				default:
+					if f.sum += c; f.sum > MaxInPlace {
+						return tooMany(f.n)
+					}
+				}
+				continue
+			}
+			count[f.n] = f.sum
+			done := f.sum
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				p := &stack[len(stack)-1]
+				if p.sum += done; p.sum > MaxInPlace {
+					return tooMany(p.n)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Cost returns an error wrapping ErrTooCostly when validating v against the
+// schema could apply more than limit subschemas, counting every way of
+// reaching a subschema as the validators do and every keyword that may
+// apply (both branches of an if, every patternProperties entry): an upper
+// bound, worked out with memoization in time linear in the value's size
+// times the schema's. v is a decoded JSON value (map[string]any, []any and
+// scalars).
+func (b *Bound) Cost(v any, limit int) error {
+	if len(b.nodes) == 0 {
+		return nil // true, false or not an object: nothing to apply
+	}
+	p := pricer{b: b, memo: map[uint64]int{}, limit: limit}
+	p.flatten(v)
+	if c := p.cost(0, 0); c > limit {
+		return fmt.Errorf("%w: it would apply more than %d subschemas", ErrTooCostly, limit)
+	}
+	return nil
+}
+
+// pricer prices one value. Values are numbered in pre-order (flatten); a
+// scalar's number is only used for its memo key.
+type pricer struct {
+	b     *Bound
+	vals  []val
+	memo  map[uint64]int
+	limit int
+}
+
+type val struct {
+	keys     []string // object members' names, with kids in the same order
+	kids     []int32
+	isObject bool
+}
+
+// stringLeaf numbers the string validated by propertyNames.
+const stringLeaf = -1
+
+func (p *pricer) flatten(v any) int32 {
+	id := int32(len(p.vals))
+	p.vals = append(p.vals, val{})
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		kids := make([]int32, 0, len(t))
+		for k, c := range t {
+			keys = append(keys, k)
+			kids = append(kids, p.flatten(c))
+		}
+		p.vals[id] = val{keys: keys, kids: kids, isObject: true}
+	case []any:
+		kids := make([]int32, 0, len(t))
+		for _, c := range t {
+			kids = append(kids, p.flatten(c))
+		}
+		p.vals[id] = val{kids: kids}
+	}
+	return id
+}
+
+// add sums saturating just above the limit.
+func (p *pricer) add(a, c int) int {
+	if s := a + c; s <= p.limit {
+		return s
+	}
+	return p.limit + 1
+}
+
+// cost is the applications validating value v against node n makes.
+func (p *pricer) cost(n int32, v int32) int {
+	key := uint64(uint32(n))<<32 | uint64(uint32(v))
+	if c, ok := p.memo[key]; ok {
+		return c
+	}
+	nd := &p.b.nodes[n]
+	c := 1
+	for _, e := range nd.inPlace {
+		if c = p.add(c, p.cost(e, v)); c > p.limit {
+			break
+		}
+	}
+	if v != stringLeaf && c <= p.limit {
+		c = p.parts(nd, v, c)
+	}
+	p.memo[key] = c
+	return c
+}
+
+// parts adds the applications to v's members or elements.
+func (p *pricer) parts(nd *node, v int32, c int) int {
+	vl := &p.vals[v]
+	apply := func(e int32, kid int32) bool {
+		if e >= 0 {
+			c = p.add(c, p.cost(e, kid))
+		}
+		return c <= p.limit
+	}
+	if vl.isObject {
+		for i, kid := range vl.kids {
+			e, named := nd.properties[vl.keys[i]]
+			if !named {
+				e = nd.additionalProps
+			}
+			if !apply(e, kid) {
+				return c
+			}
+			for _, e := range nd.patterns {
+				if !apply(e, kid) {
+					return c
+				}
+			}
+			if !apply(nd.unevaluatedProps, kid) || !apply(nd.propNames, stringLeaf) {
+				return c
+			}
+		}
+		return c
+	}
+	for i, kid := range vl.kids {
+		if i < len(nd.prefix) {
+			if !apply(nd.prefix[i], kid) {
+				return c
+			}
+		} else if !apply(nd.items, kid) || !apply(nd.additionalItems, kid) {
+			return c
+		}
+		if !apply(nd.contains, kid) || !apply(nd.unevalItems, kid) {
+			return c
+		}
+	}
+	return c
+}
+
+// graph is a schema's subschemas by JSON pointer, with what its references
+// resolve to, while Check builds a Bound.
+type graph struct {
+	objs  []map[string]any
+	ptrs  []string
+	bases []*url.URL
+	index map[string]int32
+	// resources are the subschemas with an $id, by URI; anchors those with
+	// an $anchor or $dynamicAnchor (or a draft-7 "#name" $id), by URI#name.
+	resources, anchors map[string]string
+	// dynamic are the subschemas with a $dynamicAnchor, by its name.
+	dynamic map[string][]string
+}
+
+// Subschema keywords: those applying to the same value (inPlace*) and the
+// others, walked to find every subschema.
+var (
+	inPlaceOne  = []string{"not", "if", "then", "else"}
+	inPlaceList = []string{"allOf", "anyOf", "oneOf"}
+	inPlaceMap  = []string{"dependentSchemas", "dependencies"}
+	partOne     = []string{"items", "additionalItems", "additionalProperties", "contains", "propertyNames",
+		"unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	partList = []string{"prefixItems", "items"}
+	partMap  = []string{"properties", "patternProperties", "$defs", "definitions"}
+)
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+func pointerJoin(ptr, key string) string {
+	return ptr + "/" + pointerEscaper.Replace(key)
+}
+
+func (g *graph) walk(v any, ptr string, base *url.URL) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return // true, false, or not a schema
+	}
+	if id, ok := obj["$id"].(string); ok {
+		if u, err := url.Parse(id); err == nil {
+			nb := base.ResolveReference(u)
+			if frag := nb.Fragment; frag != "" && !strings.HasPrefix(frag, "/") {
+				// Draft 7: "$id": "#name" is an anchor.
+				nb.Fragment = ""
+				g.anchors[nb.String()+"#"+frag] = ptr
+			} else {
+				nb.Fragment, nb.RawFragment = "", ""
+				base = nb
+				g.resources[base.String()] = ptr
+			}
+		}
+	}
+	g.index[ptr] = int32(len(g.objs))
+	g.objs, g.ptrs, g.bases = append(g.objs, obj), append(g.ptrs, ptr), append(g.bases, base)
+	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
+		if a, ok := obj[k].(string); ok {
+			g.anchors[base.String()+"#"+a] = ptr
+			if k == "$dynamicAnchor" {
+				g.dynamic[a] = append(g.dynamic[a], ptr)
+			}
+		}
+	}
+	for _, ks := range [][]string{inPlaceOne, partOne} {
+		for _, k := range ks {
+			g.walk(obj[k], pointerJoin(ptr, k), base)
+		}
+	}
+	for _, ks := range [][]string{inPlaceList, partList} {
+		for _, k := range ks {
+			if list, ok := obj[k].([]any); ok {
+				for i, s := range list {
+					g.walk(s, pointerJoin(ptr, k)+"/"+strconv.Itoa(i), base)
+				}
+			}
+		}
+	}
+	for _, ks := range [][]string{inPlaceMap, partMap} {
+		for _, k := range ks {
+			if m, ok := obj[k].(map[string]any); ok {
+				for name, s := range m {
+					g.walk(s, pointerJoin(pointerJoin(ptr, k), name), base)
+				}
+			}
+		}
+	}
+}
+
+// at is the index of the subschema at ptr, -1 if there is none.
+func (g *graph) at(ptr string) int32 {
+	if i, ok := g.index[ptr]; ok {
+		return i
+	}
+	return -1
+}
+
+// edges lists the subschemas node i applies, to its value and to its parts.
+func (g *graph) edges(i int) node {
+	obj, ptr := g.objs[i], g.ptrs[i]
+	var n node
+	add := func(p string) {
+		if j := g.at(p); j >= 0 {
+			n.inPlace = append(n.inPlace, j)
+		}
+	}
+	for _, k := range inPlaceOne {
+		add(pointerJoin(ptr, k))
+	}
+	for _, k := range inPlaceList {
+		if list, ok := obj[k].([]any); ok {
+			for j := range list {
+				add(pointerJoin(ptr, k) + "/" + strconv.Itoa(j))
+			}
+		}
+	}
+	for _, k := range inPlaceMap {
+		if m, ok := obj[k].(map[string]any); ok {
+			for name := range m {
+				add(pointerJoin(pointerJoin(ptr, k), name))
+			}
+		}
+	}
+	if ref, ok := obj["$ref"].(string); ok {
+		add(g.resolve(i, ref))
+	}
+	if ref, ok := obj["$dynamicRef"].(string); ok {
+		add(g.resolve(i, ref))
+		// Resolved at validation time against the dynamic scope: any
+		// subschema with that $dynamicAnchor may be the one.
+		if _, name, ok := strings.Cut(ref, "#"); ok {
+			for _, p := range g.dynamic[name] {
+				add(p)
+			}
+		}
+	}
+	one := func(k string) int32 { return g.at(pointerJoin(ptr, k)) }
+	n.additionalProps, n.unevaluatedProps, n.propNames = one("additionalProperties"), one("unevaluatedProperties"), one("propertyNames")
+	n.items, n.additionalItems, n.contains, n.unevalItems = one("items"), one("additionalItems"), one("contains"), one("unevaluatedItems")
+	if m, ok := obj["properties"].(map[string]any); ok {
+		n.properties = make(map[string]int32, len(m))
+		for name := range m {
+			if j := g.at(pointerJoin(pointerJoin(ptr, "properties"), name)); j >= 0 {
+				n.properties[name] = j
+			}
+		}
+	}
+	if m, ok := obj["patternProperties"].(map[string]any); ok {
+		for name := range m {
+			if j := g.at(pointerJoin(pointerJoin(ptr, "patternProperties"), name)); j >= 0 {
+				n.patterns = append(n.patterns, j)
+			}
+		}
+	}
+	for _, k := range partList {
+		if list, ok := obj[k].([]any); ok {
+			for j := range list {
+				n.prefix = append(n.prefix, g.at(pointerJoin(ptr, k)+"/"+strconv.Itoa(j)))
+			}
+		}
+	}
+	return n
+}
+
+// resolve finds the pointer of the subschema a reference from node i names;
+// "" (no subschema: not a valid pointer) for one outside the schema (a
+// meta-schema the validator knows).
+func (g *graph) resolve(i int, ref string) string {
+	const none = "\x00none"
+	u, err := url.Parse(ref)
+	if err != nil {
+		return none
+	}
+	target := g.bases[i].ResolveReference(u)
+	frag := target.Fragment
+	target.Fragment, target.RawFragment = "", ""
+	doc, ok := g.resources[target.String()]
+	if !ok {
+		return none
+	}
+	switch {
+	case frag == "":
+		return doc
+	case strings.HasPrefix(frag, "/"):
+		return doc + frag
+	default:
+		if to, ok := g.anchors[target.String()+"#"+frag]; ok {
+			return to
+		}
+		return none
+	}
+}
