@@ -27,19 +27,20 @@ type runOptions struct {
 
 // moreOptions are the options few runs set (see runOptions.more).
 type moreOptions struct {
-	parentRunID  string
-	sessionState map[string]any
-	metadata     map[string]any
-	dependencies map[string]any
-	outputSchema json.RawMessage
-	schemaName   string
-	tools        []run.ToolExecution
-	requirements []run.Requirement
-	journal      run.Journal
-	attempt      int
-	eventFunc    func(run.Event)
-	offloader    *offload.Offloader
-	mediaStorage media.Storage
+	parentRunID    string
+	workflowStepID string
+	sessionState   map[string]any
+	metadata       map[string]any
+	dependencies   map[string]any
+	outputSchema   json.RawMessage
+	schemaName     string
+	tools          []run.ToolExecution
+	requirements   []run.Requirement
+	journal        run.Journal
+	attempt        int
+	eventFunc      func(run.Event)
+	offloader      *offload.Offloader
+	mediaStorage   media.Storage
 	// knowledgeFilters and addHistory are WithKnowledgeFilters and
 	// WithAddHistoryToContext (addHistory nil: Config.AddHistoryToContext).
 	knowledgeFilters map[string]any
@@ -95,6 +96,13 @@ func WithRunID(id string) RunOption { return func(o *runOptions) { o.runID = id 
 // WithParentRunID marks the run as a member run of a team or workflow run;
 // such runs never feed history.
 func WithParentRunID(id string) RunOption { return func(o *runOptions) { o.set().parentRunID = id } }
+
+// WithWorkflowStepID records on the run (run.Output.WorkflowStepID) the id
+// of the workflow step executing it, as Agno's workflow_step_id; the
+// workflow package passes it to its steps' runs.
+func WithWorkflowStepID(id string) RunOption {
+	return func(o *runOptions) { o.set().workflowStepID = id }
+}
 
 // WithMemberHistory makes the history a run adds to its context (when it
 // adds one) its component's earlier runs in the session including those
@@ -237,9 +245,11 @@ func (e *UnsupportedOptionError) Unwrap() error { return ErrUnsupportedOption }
 // *UnsupportedOptionError) every other option set.
 type CallOptions struct {
 	SessionID, UserID, RunID, ParentRunID string
-	SessionState, Metadata, Dependencies  map[string]any
-	Tools                                 []run.ToolExecution
-	Requirements                          []run.Requirement
+	// WorkflowStepID is WithWorkflowStepID's.
+	WorkflowStepID                       string
+	SessionState, Metadata, Dependencies map[string]any
+	Tools                                []run.ToolExecution
+	Requirements                         []run.Requirement
 	// Journal and Attempt are WithJournal's (a workflow journals its steps
 	// and hands both on to them).
 	Journal run.Journal
@@ -267,7 +277,7 @@ func ResolveOptions(opts ...RunOption) CallOptions {
 		fn(&ro)
 	}
 	o := ro.get()
-	return CallOptions{SessionID: ro.sessionID, UserID: ro.userID, RunID: ro.runID, ParentRunID: o.parentRunID,
+	return CallOptions{SessionID: ro.sessionID, UserID: ro.userID, RunID: ro.runID, ParentRunID: o.parentRunID, WorkflowStepID: o.workflowStepID,
 		SessionState: o.sessionState, Metadata: o.metadata, Dependencies: o.dependencies,
 		Tools: o.tools, Requirements: o.requirements, Journal: o.journal, Attempt: o.attempt,
 		Offloader: o.offloader, MediaStorage: o.mediaStorage,

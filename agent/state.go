@@ -232,14 +232,15 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption, continuing bool)
 		userID = a.conf().UserID
 	}
 	st.out = &run.Output{
-		RunID:         runID,
-		SessionID:     sessionID,
-		ParentRunID:   more.parentRunID,
-		UserID:        userID,
-		Model:         p.info.ID,
-		ModelProvider: p.info.Provider,
-		Status:        run.StatusRunning,
-		CreatedAt:     st.start.Unix(),
+		RunID:          runID,
+		SessionID:      sessionID,
+		ParentRunID:    more.parentRunID,
+		WorkflowStepID: more.workflowStepID,
+		UserID:         userID,
+		Model:          p.info.ID,
+		ModelProvider:  p.info.Provider,
+		Status:         run.StatusRunning,
+		CreatedAt:      st.start.Unix(),
 	}
 	p.comp.Stamp(st.out)
 	st.out.Metadata = a.runMetadata(more.metadata)

@@ -32,6 +32,7 @@ func appendPlainOutput(dst []byte, o *Output) ([]byte, bool) {
 	b = appendStr(b, "workflow_name", o.WorkflowName)
 	b = appendStr(b, "session_id", o.SessionID)
 	b = appendStr(b, "parent_run_id", o.ParentRunID)
+	b = appendStr(b, "workflow_step_id", o.WorkflowStepID)
 	b = appendStr(b, "user_id", o.UserID)
 	if s, ok := o.Content.(string); ok { // a non-nil any: "" too
 		b = appendAlways(b, "content", s)

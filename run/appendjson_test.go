@@ -58,7 +58,7 @@ func plainCases() map[string]*run.Output {
 			ToolArgs: json.RawMessage(" {\"a\" : [1, 2.50, \"<x>\"] }\n"), ToolCallError: true, ReasoningContent: "r", FromHistory: true,
 			Metrics: &model.MessageMetrics{}, CreatedAt: -5}}},
 		"every string field": {RunID: "r", AgentID: "a", AgentName: "an", TeamID: "t", TeamName: "tn", WorkflowID: "w", WorkflowName: "wn",
-			SessionID: "s", ParentRunID: "p", UserID: "u", ContentType: "str", Model: "m", ModelProvider: "mp", ReasoningContent: "rc",
+			SessionID: "s", ParentRunID: "p", WorkflowStepID: "ws", UserID: "u", ContentType: "str", Model: "m", ModelProvider: "mp", ReasoningContent: "rc",
 			PausedStepName: "ps", PauseKind: "step", Status: run.StatusPaused, CreatedAt: 1, UpdatedAt: math.MaxInt64},
 		"team run input": {TeamID: "t", Input: &run.Input{InputContent: "hi"}},
 	}
@@ -166,7 +166,7 @@ func TestAppendPlainOutput_KnowsEveryField(t *testing.T) {
 		v      any
 		fields string
 	}{
-		{run.Output{}, "RunID AgentID AgentName TeamID TeamName WorkflowID WorkflowName SessionID ParentRunID UserID Input Content ContentType " +
+		{run.Output{}, "RunID AgentID AgentName TeamID TeamName WorkflowID WorkflowName SessionID ParentRunID WorkflowStepID UserID Input Content ContentType " +
 			"Model ModelProvider Messages Tools Metrics ReasoningContent ReasoningSteps ReasoningMessages Images Videos Audio Files ResponseAudio " +
 			"Citations References Metadata SessionState Events Requirements MemberResponses StepResults StepExecutorRuns StepRequirements " +
 			"PausedStepIndex PausedStepName PauseKind ErrorRequirements Status CreatedAt UpdatedAt Extra"},

@@ -30,7 +30,10 @@ type Output struct {
 	WorkflowName string `json:"workflow_name,omitempty"`
 	SessionID    string `json:"session_id,omitempty"`
 	ParentRunID  string `json:"parent_run_id,omitempty"`
-	UserID       string `json:"user_id,omitempty"`
+	// WorkflowStepID is, on the run a workflow step executed (an agent's,
+	// a team's or a nested workflow's), the step's id (StepOutput.StepID).
+	WorkflowStepID string `json:"workflow_step_id,omitempty"`
+	UserID         string `json:"user_id,omitempty"`
 
 	// Input is a RunInput object for agent and team runs, and stored as the
 	// bare input value for workflow runs (see Input).

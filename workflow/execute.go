@@ -70,7 +70,7 @@ type exec struct {
 func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
 	in := input
 	out := &run.Output{RunID: o.RunID, WorkflowID: w.cfg.ID, WorkflowName: w.cfg.Name, SessionID: o.SessionID,
-		ParentRunID: o.ParentRunID, UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix(),
+		ParentRunID: o.ParentRunID, WorkflowStepID: o.WorkflowStepID, UserID: o.UserID, Input: &in, Status: run.StatusRunning, CreatedAt: time.Now().Unix(),
 		// As an agent's and a team's: the workflow's own metadata over
 		// the call's (docs/adr/run-metadata-precedence.md).
 		Metadata: run.MergeMetadata(o.Metadata, w.cfg.Metadata)}
@@ -1283,7 +1283,7 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 	// The step's run id is given below: a new run's is out.StepRunID, a
 	// continued run keeps its paused run's (a continue refuses another).
 	opts := []agent.RunOption{agent.WithSessionID(x.out.SessionID), agent.WithUserID(x.out.UserID),
-		agent.WithParentRunID(x.out.RunID), agent.WithSessionState(given), x.stepStorage()}
+		agent.WithParentRunID(x.out.RunID), agent.WithWorkflowStepID(sc.path), agent.WithSessionState(given), x.stepStorage()}
 	if x.deps != nil {
 		opts = append(opts, agent.WithDependencies(x.deps))
 	}

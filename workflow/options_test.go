@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -154,5 +156,47 @@ func TestRun_WithEventFuncGetsTheEvents(t *testing.T) {
 	streamed := collect(t, wf, "go", agent.WithEventFunc(func(e run.Event) { fnEvs = append(fnEvs, e) }))
 	if names(fnEvs) != want || names(streamed) != want {
 		t.Errorf("streamed: func got %q, consumer %q, want %q", names(fnEvs), names(streamed), want)
+	}
+}
+
+// TestRun_StepRunsRecordTheirStep: the run a step executes (an agent's, a
+// nested workflow's, inside a composite too) is stored with the step's id
+// as workflow_step_id, as Agno's step sets it on its executor's run; the
+// workflow run itself has none unless it is a step.
+func TestRun_StepRunsRecordTheirStep(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	inner := mustNew(t, Config{ID: "inner", DB: d, Steps: []Step{fn("x")}})
+	writer := newAgent(t, "writer", scripted.Reply("written"), d)
+	outer := mustNew(t, Config{ID: "outer", DB: d, Steps: []Step{
+		{Name: "write", Runner: writer},
+		{Name: "both", Parallel: &Parallel{Steps: []Step{{Name: "nested", Runner: inner}, fn("f")}}},
+	}})
+	out, err := outer.Run(context.Background(), run.TextInput("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRun := map[string]string{}
+	var walk func([]run.StepOutput)
+	walk = func(steps []run.StepOutput) {
+		for _, s := range steps {
+			if s.StepRunID != "" {
+				byRun[s.StepRunID] = s.StepID
+			}
+			walk(s.Steps)
+		}
+	}
+	walk(out.StepResults)
+	if len(byRun) != 2 {
+		t.Fatalf("step runs %v, want the agent's and the nested workflow's", byRun)
+	}
+	for runID, stepID := range byRun {
+		row, got := storedRun(t, d, runID)
+		if stepID == "" || got.WorkflowStepID != stepID || !strings.Contains(string(row.RunData), `"workflow_step_id":"`+stepID+`"`) {
+			t.Errorf("run %s of step %q: workflow_step_id %q, run_data %s", runID, stepID, got.WorkflowStepID, row.RunData)
+		}
+	}
+	if _, got := storedRun(t, d, out.RunID); got.WorkflowStepID != "" {
+		t.Errorf("the workflow run has workflow_step_id %q", got.WorkflowStepID)
 	}
 }
