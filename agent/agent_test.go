@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"sync/atomic"
@@ -579,5 +580,64 @@ func TestRun_StructuredOutputSchemaFollowsEncodingJSON(t *testing.T) {
 	f, err := DecodeContent[forecast](out.Content)
 	if err != nil || f.City != "Paris" || f.Temp != 21.5 || string(f.Extra) != `{"wind":"light"}` {
 		t.Fatalf("decoded %+v %v", f, err)
+	}
+}
+
+type strictForecast struct {
+	City string `json:"city"`
+	Note string `json:"note,omitempty"`
+}
+
+// TestRun_StrictOutput: StrictOutput sends the output schema in the form
+// OpenAI's strict structured outputs take (every property required, none
+// other, the optional ones nullable) with strict set, as Agno's
+// strict_output; the answer, null for an optional property, validates and
+// decodes; a schema strict mode cannot describe is refused by New.
+func TestRun_StrictOutput(t *testing.T) {
+	t.Parallel()
+	schema, err := OutputSchemaFor[strictForecast]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen *model.ResponseFormat
+	rec := &recorder{Model: script(t, scripted.Turn{Content: `{"city":"Oslo","note":null}`})}
+	a := mustAgent(t, Config{Model: &formatSpy{Model: rec, seen: &seen}, OutputSchema: schema, StrictOutput: true})
+	out, err := a.Run(t.Context(), run.TextInput("weather?"))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("run: %v", err)
+	}
+	if seen == nil || !seen.Strict {
+		t.Fatalf("response format %+v, want strict", seen)
+	}
+	var sent struct {
+		Required             []string                  `json:"required"`
+		AdditionalProperties *bool                     `json:"additionalProperties"`
+		Properties           map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(seen.Schema, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(sent.Required, ",") != "city,note" || sent.AdditionalProperties == nil || *sent.AdditionalProperties ||
+		fmt.Sprint(sent.Properties["note"]["type"]) != "[string null]" {
+		t.Errorf("sent schema %s", seen.Schema)
+	}
+	if f, err := DecodeContent[strictForecast](out.Content); err != nil || f.City != "Oslo" || f.Note != "" {
+		t.Errorf("decoded %+v %v", f, err)
+	}
+	// Without it the schema goes as given.
+	seen = nil
+	b := mustAgent(t, Config{Model: &formatSpy{Model: scripted.Reply(`{"city":"Oslo"}`), seen: &seen}, OutputSchema: schema})
+	if _, err := b.Run(t.Context(), run.TextInput("weather?")); err != nil || seen == nil || seen.Strict || string(seen.Schema) != string(schema) {
+		t.Errorf("not strict: %v %+v", err, seen)
+	}
+	mapSchema, err := OutputSchemaFor[map[string]int]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Model: scripted.Reply("{}"), OutputSchema: mapSchema, StrictOutput: true}); !errors.Is(err, tool.ErrNotStrict) {
+		t.Errorf("map schema: %v, want ErrNotStrict", err)
+	}
+	if _, err := a.Run(t.Context(), run.TextInput("x"), WithOutputSchema(mapSchema, "")); !errors.Is(err, tool.ErrNotStrict) {
+		t.Errorf("per-call map schema: %v, want ErrNotStrict", err)
 	}
 }

@@ -128,6 +128,16 @@ type Config struct {
 	OutputSchema json.RawMessage
 	// OutputSchemaName names the schema for providers; default "output".
 	OutputSchemaName string
+	// StrictOutput asks providers that can enforce the output schema
+	// (OpenAI's strict structured outputs, as Agno's strict_output) to do
+	// so: the schema sent lists every property as required, takes no
+	// others, and lets the optional ones be null (tool.StrictSchema); the
+	// answer is validated against the schema with its own required lists
+	// (DecodeContent reads a null as the field's zero value). It applies to
+	// a per-call WithOutputSchema too. A schema with a part strict mode
+	// cannot describe (a map, a property taking any value) is refused by
+	// New, or fails the run for a per-call one.
+	StrictOutput bool
 
 	// ReasoningModel, when set, reasons first; its reasoning is recorded and
 	// given to Model as context.
@@ -388,7 +398,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: ToolCallLimit must be >= 0, got %d", cfg.ToolCallLimit)
 	}
 	if len(cfg.OutputSchema) > 0 {
-		if _, err := compileSchema(cfg.OutputSchema, cfg.OutputSchemaName, "OutputSchema"); err != nil {
+		if _, err := compileSchema(cfg.OutputSchema, cfg.OutputSchemaName, "OutputSchema", cfg.StrictOutput); err != nil {
 			return nil, err
 		}
 	}

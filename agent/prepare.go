@@ -89,7 +89,7 @@ func (a *Agent) prepare() *prepared {
 	}
 	p.agentData, _ = json.Marshal(data)
 	if len(c.OutputSchema) > 0 {
-		p.schema, p.schemaErr = compileSchema(c.OutputSchema, c.OutputSchemaName, "OutputSchema")
+		p.schema, p.schemaErr = compileSchema(c.OutputSchema, c.OutputSchemaName, "OutputSchema", c.StrictOutput)
 	}
 	a.prepareControls(p)
 	return p

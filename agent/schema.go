@@ -45,8 +45,8 @@ type compiledSchema struct {
 }
 
 // compileSchema compiles an output schema; what names it in errors
-// ("OutputSchema").
-func compileSchema(raw json.RawMessage, name, what string) (*compiledSchema, error) {
+// ("OutputSchema"). Strict sends its strict form (Config.StrictOutput).
+func compileSchema(raw json.RawMessage, name, what string, strict bool) (*compiledSchema, error) {
 	if name == "" {
 		name = "output"
 	}
@@ -54,7 +54,17 @@ func compileSchema(raw json.RawMessage, name, what string) (*compiledSchema, err
 	if err != nil {
 		return nil, err
 	}
-	return &compiledSchema{format: &model.ResponseFormat{Name: name, Schema: raw}, boundedSchema: bs}, nil
+	sent := raw
+	if strict {
+		var checked json.RawMessage
+		if sent, checked, err = tool.StrictSchema(raw); err != nil {
+			return nil, fmt.Errorf("agent: %s has no strict form (StrictOutput): %w", what, err)
+		}
+		if bs, err = resolveSchema(checked, what); err != nil {
+			return nil, err
+		}
+	}
+	return &compiledSchema{format: &model.ResponseFormat{Name: name, Schema: sent, Strict: strict}, boundedSchema: bs}, nil
 }
 
 // boundedSchema is a resolved JSON Schema whose validation of a value is

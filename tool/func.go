@@ -83,7 +83,7 @@ func Func[In, Out any](cfg FuncConfig, fn func(ctx context.Context, in In) (Out,
 	params, dec := c.params, c.dec
 	v := &validator{tool: cfg.Name, schema: c.check.schema, bound: c.check.bound, fast: c.check.fast}
 	if cfg.Strict {
-		sent, checked, err := strictParameters(params)
+		sent, checked, err := StrictSchema(params)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: Strict: %w", cfg.Name, err)
 		}

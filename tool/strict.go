@@ -10,20 +10,22 @@ import (
 	"strings"
 )
 
-// errNotStrict: a parameter schema has a part that strict structured
-// output cannot describe.
-var errNotStrict = errors.New("strict mode cannot describe it")
+// ErrNotStrict is wrapped by StrictSchema's error for a schema with a part
+// that strict structured output cannot describe.
+var ErrNotStrict = errors.New("strict mode cannot describe it")
 
-// strictParameters rewrites an inferred parameter schema into the form
-// providers enforcing it accept (OpenAI's strict function calling): every
+// StrictSchema rewrites a schema (an inferred parameter schema, an agent's
+// output schema) into the form providers enforcing it accept (OpenAI's
+// strict function calling and structured outputs): every
 // object lists all its properties as required and refuses others, and a
 // property that was optional also takes null, which encoding/json decodes
 // as the field's zero value. sent is what the model is given; checked is
 // the same schema with the original required lists, which validates the
-// arguments (a provider that does not enforce the schema may still leave
-// optional properties out). A map or a field taking any JSON value has no
-// strict form: that is an error naming it.
-func strictParameters(params json.RawMessage) (sent, checked json.RawMessage, err error) {
+// arguments or the answer (a provider that does not enforce the schema may
+// still leave optional properties out). A map or a field taking any JSON
+// value has no strict form: that is an error naming it, wrapping
+// ErrNotStrict.
+func StrictSchema(params json.RawMessage) (sent, checked json.RawMessage, err error) {
 	var forSent, forChecked map[string]any
 	if err := json.Unmarshal(params, &forSent); err != nil {
 		return nil, nil, err
@@ -48,9 +50,9 @@ func strictParameters(params json.RawMessage) (sent, checked json.RawMessage, er
 
 // strictify rewrites schema s (at JSON pointer path) in place.
 func strictify(s map[string]any, path string, allRequired bool) error {
-	where := cmp.Or(path, "the arguments")
+	where := cmp.Or(path, "the schema's root")
 	if len(s) == 0 || onlyAnnotations(s) {
-		return fmt.Errorf("%s takes any JSON value: %w", where, errNotStrict)
+		return fmt.Errorf("%s takes any JSON value: %w", where, ErrNotStrict)
 	}
 	if defs, ok := s["$defs"].(map[string]any); ok {
 		for _, name := range slices.Sorted(maps.Keys(defs)) {
@@ -80,7 +82,7 @@ func strictify(s map[string]any, path string, allRequired bool) error {
 	}
 	props, _ := s["properties"].(map[string]any)
 	if ap, ok := s["additionalProperties"]; ok && ap != false || props == nil && s["additionalProperties"] == nil {
-		return fmt.Errorf("%s is a map (an object with free property names): %w", where, errNotStrict)
+		return fmt.Errorf("%s is a map (an object with free property names): %w", where, ErrNotStrict)
 	}
 	s["additionalProperties"] = false
 	required := map[string]bool{}
@@ -95,10 +97,10 @@ func strictify(s map[string]any, path string, allRequired bool) error {
 	for _, name := range names {
 		p, ok := props[name].(map[string]any)
 		if props[name] == true {
-			return fmt.Errorf("%s/properties/%s takes any JSON value: %w", path, name, errNotStrict)
+			return fmt.Errorf("%s/properties/%s takes any JSON value: %w", path, name, ErrNotStrict)
 		}
 		if !ok {
-			return fmt.Errorf("%s/properties/%s is not a schema object: %w", path, name, errNotStrict)
+			return fmt.Errorf("%s/properties/%s is not a schema object: %w", path, name, ErrNotStrict)
 		}
 		if err := strictify(p, path+"/properties/"+name, allRequired); err != nil {
 			return err
