@@ -58,9 +58,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, a runTarget) e
 	if err := checkRunOverrides(a, req); err != nil {
 		return err
 	}
+	in, err := runInput(req)
+	if err != nil {
+		return err
+	}
 	user := runUser(ctx, req.UserID)
 	st := &runStart{agent: a, runID: uuid.NewString(), sessionID: runSession(ctx, req.SessionID), userID: user.id,
-		input: runInput(req), metadata: req.Metadata}
+		input: in, metadata: req.Metadata}
 	newSession := st.sessionID == ""
 	if newSession {
 		st.sessionID = uuid.NewString()
@@ -195,30 +199,33 @@ func (s *Server) targetAtVersion(r *http.Request, t runTarget, v int) (runTarget
 }
 
 // runInput turns the message and uploaded files into the run's input; files
-// are sorted into images, audio, videos and files by content type. Their bytes
-// are kept in the run (a media store replaces them by references later).
-func runInput(req *runRequest) run.Input {
+// are sorted into images, audio, videos and files as Agno sorts them
+// (classifyUpload: a type it does not take is 400), and an empty one is
+// left out, as Agno leaves it. Their bytes are kept in the run (a media
+// store replaces them by references later).
+func runInput(req *runRequest) (run.Input, error) {
 	in := run.Input{InputContent: req.Message}
 	for _, f := range req.Files {
-		m := run.Media{ID: uuid.NewString(), Content: f.Content, MIMEType: f.ContentType, Name: f.Filename, Size: int64(len(f.Content))}
-		if _, sub, ok := strings.Cut(f.ContentType, "/"); ok {
-			m.Format, _, _ = strings.Cut(sub, ";")
+		kind, mimeType, format, err := classifyUpload(f)
+		if err != nil {
+			return run.Input{}, err
 		}
-		if ext, mt, ok := typeByExtension(f); ok {
-			m.MIMEType, m.Format = mt, ext
+		if len(f.Content) == 0 {
+			continue
 		}
-		switch {
-		case strings.HasPrefix(m.MIMEType, "image/"):
+		m := run.Media{ID: uuid.NewString(), Content: f.Content, MIMEType: mimeType, Format: format, Name: f.Filename, Size: int64(len(f.Content))}
+		switch kind {
+		case uploadImage:
 			in.Images = append(in.Images, m)
-		case strings.HasPrefix(m.MIMEType, "audio/"):
+		case uploadAudio:
 			in.Audio = append(in.Audio, m)
-		case strings.HasPrefix(m.MIMEType, "video/"):
+		case uploadVideo:
 			in.Videos = append(in.Videos, m)
 		default:
 			in.Files = append(in.Files, m)
 		}
 	}
-	return in
+	return in, nil
 }
 
 // checkSessionOwner refuses, before the run starts, a run that could never
