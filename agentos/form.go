@@ -16,7 +16,9 @@ import (
 
 	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/internal/wirecheck"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/vectordb"
+	"github.com/google/uuid"
 )
 
 // runRequest is a decoded POST /{agents,teams,workflows}/{id}/runs form.
@@ -32,6 +34,10 @@ type runRequest struct {
 	UserID     string
 	Background bool
 	Files      []uploadedFile
+	// Media sent as JSON form fields (images, audio, videos, input_files),
+	// as Agno's client sends a remote member's: each a list of media
+	// objects (Agno's to_dict, content base64), after the uploads.
+	Images, Audio, Videos, InputFiles []run.Media
 	// JSON-encoded form fields; nil when absent.
 	SessionState map[string]any
 	Dependencies map[string]any
@@ -56,7 +62,7 @@ type runRequest struct {
 // stream_events, factory_input, use_json_schema, ...) would otherwise be
 // accepted and do nothing.
 const runFormFields = "message, stream, session_id, user_id, files, background, session_state, dependencies, metadata, " +
-	"output_schema, knowledge_filters, add_history_to_context, version, monitor"
+	"output_schema, knowledge_filters, add_history_to_context, version, monitor, images, audio, videos, input_files"
 
 // uploadedFile is one "files" part.
 type uploadedFile struct {
@@ -302,6 +308,14 @@ func (req *runRequest) setFields(fields map[string]string) error {
 			_, err = formBool(name, v, true)
 		case "version":
 			req.Version, err = formVersion(name, v)
+		case "images":
+			req.Images, err = formMedia(name, v)
+		case "audio":
+			req.Audio, err = formMedia(name, v)
+		case "videos":
+			req.Videos, err = formMedia(name, v)
+		case "input_files":
+			req.InputFiles, err = formMedia(name, v)
 		default:
 			err = errorf(http.StatusUnprocessableEntity, "field %s is not supported by this server; the run form takes %s", safeName(name), runFormFields)
 		}
@@ -394,6 +408,39 @@ func formObject(name, v string) (map[string]any, error) {
 		return nil, errNULField(name)
 	}
 	return m, nil
+}
+
+// formMedia reads a media form field: a JSON array of media objects as
+// Agno's to_dict writes them, each with its bytes (content, base64) or a
+// url. A filepath, a path on this server that Agno would read, is refused:
+// Agentry reads no local file a caller names.
+func formMedia(name, v string) ([]run.Media, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var list []run.Media
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return nil, &httpError{Status: http.StatusUnprocessableEntity, Detail: name + " must be a JSON array of media objects (content base64, or url)", Err: err}
+	}
+	if wirecheck.EscapesNUL([]byte(v)) {
+		return nil, errNULField(name)
+	}
+	for i := range list {
+		m := &list[i]
+		switch {
+		case m.Filepath != "":
+			return nil, errorf(http.StatusUnprocessableEntity, "%s[%d]: filepath is not accepted; send the content (base64) or a url", name, i)
+		case len(m.Content) == 0 && m.URL == "":
+			return nil, errorf(http.StatusUnprocessableEntity, "%s[%d] has neither content nor url", name, i)
+		}
+		if m.ID == "" {
+			m.ID = uuid.NewString()
+		}
+		if m.Size == 0 {
+			m.Size = int64(len(m.Content))
+		}
+	}
+	return list, nil
 }
 
 // errNULField refuses a JSON field holding a NUL in a string (\u0000):

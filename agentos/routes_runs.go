@@ -225,6 +225,10 @@ func runInput(req *runRequest) (run.Input, error) {
 			in.Files = append(in.Files, m)
 		}
 	}
+	in.Images = append(in.Images, req.Images...)
+	in.Audio = append(in.Audio, req.Audio...)
+	in.Videos = append(in.Videos, req.Videos...)
+	in.Files = append(in.Files, req.InputFiles...)
 	return in, nil
 }
 

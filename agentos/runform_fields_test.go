@@ -27,7 +27,7 @@ func TestRunForm_UnsupportedFieldsAre422AndStoreNothing(t *testing.T) {
 	t.Parallel()
 	f := newRunsFixture(t, Config{})
 	for _, field := range []string{"debug_mode", "add_dependencies_to_context", "add_session_state_to_context", "stream_events",
-		"factory_input", "use_json_schema", "images", "no_such_field"} {
+		"factory_input", "use_json_schema", "no_such_field"} {
 		res := postForm(t, f.url+"/agents/echo/runs", map[string]string{"message": "hi", "stream": "false", field: "true"}, nil)
 		if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.detail(t), `field "`+field+`" is not supported`) {
 			t.Errorf("%s: %d %s", field, res.status, res.body)

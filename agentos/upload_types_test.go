@@ -1,7 +1,9 @@
 package agentos
 
 import (
+	"encoding/base64"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -97,5 +99,47 @@ func TestCreateRun_UploadOfATypeAgnoDoesNotTakeIs400(t *testing.T) {
 	}
 	if n := countRuns(t, f.db, db.RunFilter{}); n != 0 {
 		t.Errorf("refused uploads stored %d runs", n)
+	}
+}
+
+// TestCreateRun_MediaFormFieldsAsAgnosClientSendsThem: Agno's client (a
+// team delegating to a remote member) sends a run's media as JSON form
+// fields, images, audio, videos and input_files, each a list of media
+// objects with base64 content; they were refused as unknown fields (422),
+// so such a member could not be served. They reach the run's input after
+// the uploads; a filepath (a path on the server, which Agno would read) and
+// an object with nothing to read are refused.
+func TestCreateRun_MediaFormFieldsAsAgnosClientSendsThem(t *testing.T) {
+	t.Parallel()
+	f := newRunsFixture(t, Config{})
+	fields := map[string]string{"message": "look", "stream": "false",
+		"images":      `[{"id":"img-1","content":"` + base64.StdEncoding.EncodeToString([]byte("png bytes")) + `","mime_type":"image/png","format":"png","detail":"high"}]`,
+		"audio":       `[{"content":"` + base64.StdEncoding.EncodeToString([]byte("mp3 bytes")) + `","format":"mp3"}]`,
+		"videos":      `[]`,
+		"input_files": `[{"content":"` + base64.StdEncoding.EncodeToString([]byte("a,b")) + `","mime_type":"text/csv","filename":"t.csv"}]`,
+	}
+	out := decode[run.Output](t, postForm(t, f.url+"/agents/echo/runs", fields, nil))
+	in := out.Input
+	if out.Status != run.StatusCompleted || in == nil || len(in.Images) != 1 || len(in.Audio) != 1 || len(in.Videos) != 0 || len(in.Files) != 1 {
+		t.Fatalf("run %s %v input %+v", out.Status, out.Content, in)
+	}
+	img := in.Images[0]
+	if img.ID != "img-1" || string(img.Content) != "png bytes" || img.MIMEType != "image/png" || img.Size != 9 || string(img.Extra["detail"]) != `"high"` {
+		t.Errorf("image %+v", img)
+	}
+	if string(in.Audio[0].Content) != "mp3 bytes" || in.Audio[0].ID == "" || string(in.Files[0].Content) != "a,b" {
+		t.Errorf("audio %+v files %+v", in.Audio[0], in.Files[0])
+	}
+	for _, bad := range []map[string]string{
+		{"images": `[{"filepath":"/etc/passwd"}]`},
+		{"input_files": `{"content":"YQ=="}`},
+		{"videos": `[{"mime_type":"video/mp4"}]`},
+		{"audio": `[{"content":"YQ==","name":"a\u0000"}]`},
+	} {
+		fields := map[string]string{"message": "look", "stream": "false"}
+		maps.Copy(fields, bad)
+		if res := postForm(t, f.url+"/agents/echo/runs", fields, nil); res.status != http.StatusUnprocessableEntity {
+			t.Errorf("%v: %d %s, want 422", bad, res.status, res.body)
+		}
 	}
 }
