@@ -162,3 +162,27 @@ func (f *fixtureDB) migrateCanonical(t *testing.T) (m *migrate.Manager, want map
 	}
 	return m, f.readRuns(t)
 }
+
+// A run that Agno's SQLite writer stored with a float that is not finite
+// (Python's json writes NaN and Infinity, which JSON has no words for) was a
+// bad row of kind invalid_json, and its whole session's runs stayed behind;
+// they are copied now, such a float read as null, as the stores read it.
+func TestUp_CopiesRunsWithNonFiniteFloatsAsSQLiteHoldsThem(t *testing.T) {
+	onEachBackend(t, []variant{variants[0], variants[1]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		f.insert(t, []migratetest.Session{
+			legacyAgentSession("s-nan", `[{"run_id": "run-nan", "agent_id": "a1", "session_id": "s-nan", "content": "NaN as text",`+
+				` "metrics": {"duration": NaN, "time_to_first_token": Infinity, "cost": -Infinity}},`+
+				` {"run_id": "run-fine", "agent_id": "a1", "session_id": "s-nan"}]`),
+		})
+		sum, err := f.manager(t).Up(ctx, "")
+		if err != nil || sum.BadRowCount != 0 || sum.RunsCopied != 2 {
+			t.Fatalf("Up = %+v, %v; want both runs copied, no bad row", sum, err)
+		}
+		row, ok := f.readRuns(t)["run-nan"]
+		data, _ := row.Data.(map[string]any)
+		metrics, _ := data["metrics"].(map[string]any)
+		if !ok || data["content"] != "NaN as text" || metrics == nil || metrics["duration"] != nil || len(metrics) != 3 {
+			t.Errorf("run-nan = %+v", row)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -106,10 +107,24 @@ func unwrapJSON(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !validJSON(b) {
-		return nil, errors.New("not valid JSON")
+	if b, ok := finiteJSON(b); ok {
+		return b, nil
 	}
-	return b, nil
+	return nil, errors.New("not valid JSON")
+}
+
+// finiteJSON returns b when it is valid JSON, or b with the words Python's
+// json module writes for floats that are not finite (NaN, Infinity), which
+// Agno's SQLite writer stores, read as null (lossless.WithoutNonFinite) when
+// that makes it valid; false when neither is.
+func finiteJSON(b []byte) ([]byte, bool) {
+	if validJSON(b) {
+		return b, true
+	}
+	if nb, ok := lossless.WithoutNonFinite(b); ok && validJSON(nb) {
+		return nb, true
+	}
+	return b, false
 }
 
 // unwrapLayers strips up to two layers of string encoding without validating
@@ -144,8 +159,11 @@ func decodeLegacyRuns(raw []byte, trusted bool) ([]json.RawMessage, string, erro
 	if len(b) == 0 {
 		return nil, BadInvalidJSON, errors.New("empty value")
 	}
-	if (!trusted || layers > 0) && !validJSON(b) {
-		return nil, BadInvalidJSON, errors.New("not valid JSON")
+	if !trusted || layers > 0 {
+		var ok bool
+		if b, ok = finiteJSON(b); !ok {
+			return nil, BadInvalidJSON, errors.New("not valid JSON")
+		}
 	}
 	if string(b) == "null" {
 		return nil, "", nil
