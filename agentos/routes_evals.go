@@ -328,7 +328,12 @@ func (s *Server) createEvalRun(w http.ResponseWriter, r *http.Request) error {
 		}
 		row = res.Row
 	case eval.TypePerformance:
-		res, err := (&eval.Performance{Record: rec, Target: target, Input: req.Input, Warmups: req.WarmupRuns, Iterations: iterations}).Run(ctx)
+		// Agno's route takes warmup_runs 0 by default: none.
+		warmups := req.WarmupRuns
+		if warmups == 0 {
+			warmups = eval.NoWarmups
+		}
+		res, err := (&eval.Performance{Record: rec, Target: target, Input: req.Input, Warmups: warmups, Iterations: iterations}).Run(ctx)
 		if err != nil {
 			return evalFailed(err)
 		}

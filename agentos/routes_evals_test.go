@@ -66,6 +66,15 @@ func TestEvalRuns_CreateEachKindListGetRenameDelete(t *testing.T) {
 			}
 		}
 	}
+	// Agno's route makes no warmup runs unless asked (warmup_runs 0), where
+	// the library's default is 10.
+	noWarmup := decode[map[string]any](t, post(`{"agent_id":"echo","eval_type":"performance","input":"q","num_iterations":2}`))
+	if in, _ := noWarmup["eval_input"].(map[string]any); in == nil || in["warmup_runs"] != 0.0 {
+		t.Errorf("performance without warmup_runs: eval_input %v, want warmup_runs 0", noWarmup["eval_input"])
+	}
+	if res := do(t, "DELETE", f.url+"/eval-runs", strings.NewReader(`{"eval_run_ids":["`+noWarmup["id"].(string)+`"]}`), jsonHeader); res.status != 204 {
+		t.Fatalf("delete = %d %s", res.status, res.body)
+	}
 	page := decode[struct {
 		Data []evalView
 		Meta map[string]any

@@ -75,7 +75,8 @@ type Case struct {
 	Scoring   string `yaml:"scoring"`
 	Threshold int    `yaml:"threshold"`
 	// Performance.
-	Warmups         int           `yaml:"warmups"`
+	// Warmups absent is Performance's default (10); 0 is none.
+	Warmups         *int          `yaml:"warmups"`
 	MaxAvgRunTime   time.Duration `yaml:"max_avg_run_time"`
 	MaxP95RunTime   time.Duration `yaml:"max_p95_run_time"`
 	MaxAvgMemoryMiB float64       `yaml:"max_avg_memory_mib"`
@@ -147,7 +148,7 @@ func ParseSuite(data []byte) (*Suite, error) {
 		if c.Type == TypeAgentAsJudge && c.Criteria == "" {
 			bad("criteria is required")
 		}
-		if c.Iterations < 0 || c.Warmups < 0 {
+		if c.Iterations < 0 || c.Warmups != nil && *c.Warmups < 0 {
 			bad("iterations and warmups cannot be negative")
 		}
 		if _, _, err := judgeSettings(c.Scoring, c.Threshold); err != nil {
@@ -249,7 +250,13 @@ func (s *Suite) runCase(ctx context.Context, c Case, r Resolver, rec Record, res
 		}
 		res.Summary += failures(out.Errors)
 	case TypePerformance:
-		p := &Performance{Record: rec, Target: target, Input: c.Input, Warmups: c.Warmups, Iterations: c.Iterations,
+		warmups := 0 // the default
+		if c.Warmups != nil {
+			if warmups = *c.Warmups; warmups == 0 {
+				warmups = NoWarmups
+			}
+		}
+		p := &Performance{Record: rec, Target: target, Input: c.Input, Warmups: warmups, Iterations: c.Iterations,
 			MaxAvgRunTime: c.MaxAvgRunTime, MaxP95RunTime: c.MaxP95RunTime, MaxAvgMemoryMiB: c.MaxAvgMemoryMiB}
 		out, err := p.Run(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -571,4 +572,61 @@ func TestAccuracy_JudgeScoreAsWholeNumber(t *testing.T) {
 	if res, err := j.Run(context.Background()); err != nil || *res.Results[0].Score != 9 {
 		t.Errorf("numeric judge 9.0: %+v, %v", res, err)
 	}
+}
+
+// TestPerformance_WarmsUpTenTimesByDefault: Agno's PerformanceEval makes 10
+// warmup runs unless told otherwise; Agentry made none, so a first call's
+// one-off costs (connections, caches) were measured. Warmups 0 is that
+// default now, NoWarmups none; a suite case without warmups takes the
+// default and one with warmups: 0 none.
+func TestPerformance_WarmsUpTenTimesByDefault(t *testing.T) {
+	t.Parallel()
+	count := func(warmups int) (int, error) {
+		calls := 0
+		_, err := (&eval.Performance{Func: func(context.Context) error { calls++; return nil }, Warmups: warmups, Iterations: 5, NoMemory: true}).
+			Run(context.Background())
+		return calls, err
+	}
+	for _, c := range []struct{ warmups, calls int }{{0, 15}, {eval.NoWarmups, 5}, {3, 8}} {
+		if n, err := count(c.warmups); err != nil || n != c.calls {
+			t.Errorf("Warmups %d: %d calls (%v), want %d", c.warmups, n, err, c.calls)
+		}
+	}
+	if _, err := count(-2); !errors.Is(err, eval.ErrInvalid) {
+		t.Errorf("Warmups -2: %v, want ErrInvalid", err)
+	}
+
+	d := testdbs.SQLite(t)
+	rec := &countingModel{Model: scripted.Reply("ok")}
+	a, err := agent.New(agent.Config{ID: "a", Model: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := eval.Resolver{Component: func(string, string) (agent.Runner, error) { return a, nil }}
+	for _, c := range []struct {
+		yaml  string
+		calls int64
+	}{{"", 12}, {", warmups: 0", 2}, {", warmups: 1", 3}} {
+		s, err := eval.ParseSuite([]byte("cases:\n  - {name: p, type: performance, agent: a, input: hi, iterations: 2" + c.yaml + "}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := rec.n.Load()
+		if res := s.Run(context.Background(), r, d, ""); len(res) != 1 || !res[0].Passed {
+			t.Fatalf("%q: %+v", c.yaml, res)
+		}
+		if n := rec.n.Load() - before; n != c.calls {
+			t.Errorf("case%s: %d model calls, want %d", c.yaml, n, c.calls)
+		}
+	}
+}
+
+type countingModel struct {
+	model.Model
+	n atomic.Int64
+}
+
+func (m *countingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	m.n.Add(1)
+	return m.Model.Stream(ctx, req)
 }

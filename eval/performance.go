@@ -10,6 +10,13 @@ import (
 	"github.com/agentryhq/agentry/run"
 )
 
+// NoWarmups, as Performance.Warmups, makes no warmup runs (0 is the
+// default, 10).
+const NoWarmups = -1
+
+// defaultWarmups is Agno's PerformanceEval warmup_runs default.
+const defaultWarmups = 10
+
 // Performance measures the latency and memory of Func, or of Target answering
 // Input: Warmups unmeasured calls, then Iterations measured ones. Memory is
 // the bytes the process allocated during a call, in MiB (Go has no per-call
@@ -20,7 +27,8 @@ type Performance struct {
 	Func   func(ctx context.Context) error
 	Target agent.Runner
 	Input  string
-	// Warmups are unmeasured runs first; Iterations defaults to 50 (Agno's).
+	// Warmups are unmeasured runs first, 10 when 0 (Agno's warmup_runs
+	// default); NoWarmups for none. Iterations defaults to 50 (Agno's).
 	Warmups, Iterations int
 	// Limits; zero means none.
 	MaxAvgRunTime, MaxP95RunTime time.Duration
@@ -73,7 +81,7 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	if p.Target != nil && p.Input == "" {
 		return nil, fmt.Errorf("%w: performance eval of a target needs an input", ErrInvalid)
 	}
-	if p.Warmups < 0 || p.Iterations < 0 {
+	if p.Warmups < NoWarmups || p.Iterations < 0 {
 		return nil, fmt.Errorf("%w: warmups and iterations cannot be negative", ErrInvalid)
 	}
 	if err := validLimits(p.MaxAvgRunTime, p.MaxP95RunTime, p.MaxAvgMemoryMiB); err != nil {
@@ -86,6 +94,13 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	iterations := p.Iterations
 	if iterations == 0 {
 		iterations = 50
+	}
+	warmups := p.Warmups
+	switch warmups {
+	case 0:
+		warmups = defaultWarmups
+	case NoWarmups:
+		warmups = 0
 	}
 	id := p.ensureID()
 	var last *run.Output
@@ -100,7 +115,7 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 		}
 	}
 	// A call that ignores ctx must not keep a cancelled eval going.
-	for range p.Warmups {
+	for range warmups {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -138,7 +153,7 @@ func (p *Performance) Run(ctx context.Context) (*PerformanceResult, error) {
 	res.Passed = (p.MaxAvgRunTime == 0 || res.AvgRunTime <= p.MaxAvgRunTime.Seconds()) &&
 		(p.MaxP95RunTime == 0 || res.P95RunTime <= p.MaxP95RunTime.Seconds()) &&
 		(p.MaxAvgMemoryMiB == 0 || res.AvgMemoryUsage <= p.MaxAvgMemoryMiB)
-	input := map[string]any{"num_iterations": iterations, "warmup_runs": p.Warmups}
+	input := map[string]any{"num_iterations": iterations, "warmup_runs": warmups}
 	row, err := store(ctx, p.Record, TypePerformance, describe(p.Target, last), res.stored(), input)
 	res.Row = row
 	return res, err
