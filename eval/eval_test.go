@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -597,36 +596,28 @@ func TestPerformance_WarmsUpTenTimesByDefault(t *testing.T) {
 	}
 
 	d := testdbs.SQLite(t)
-	rec := &countingModel{Model: scripted.Reply("ok")}
-	a, err := agent.New(agent.Config{ID: "a", Model: rec})
+	var calls int
+	counter := agent.PreHookFunc("count", func(context.Context, *run.Input) error { calls++; return nil })
+	a, err := agent.New(agent.Config{ID: "a", Model: scripted.Reply("ok"), PreHooks: []agent.PreHook{counter}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := func() int { return calls }
 	r := eval.Resolver{Component: func(string, string) (agent.Runner, error) { return a, nil }}
 	for _, c := range []struct {
-		yaml  string
-		calls int64
+		yaml string
+		runs int
 	}{{"", 12}, {", warmups: 0", 2}, {", warmups: 1", 3}} {
 		s, err := eval.ParseSuite([]byte("cases:\n  - {name: p, type: performance, agent: a, input: hi, iterations: 2" + c.yaml + "}\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := rec.n.Load()
+		before := runs()
 		if res := s.Run(context.Background(), r, d, ""); len(res) != 1 || !res[0].Passed {
 			t.Fatalf("%q: %+v", c.yaml, res)
 		}
-		if n := rec.n.Load() - before; n != c.calls {
-			t.Errorf("case%s: %d model calls, want %d", c.yaml, n, c.calls)
+		if n := runs() - before; n != c.runs {
+			t.Errorf("case%s: %d runs, want %d", c.yaml, n, c.runs)
 		}
 	}
-}
-
-type countingModel struct {
-	model.Model
-	n atomic.Int64
-}
-
-func (m *countingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	m.n.Add(1)
-	return m.Model.Stream(ctx, req)
 }
