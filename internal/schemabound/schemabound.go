@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // ErrUnbounded is wrapped by Check's error for a schema whose validation of
@@ -51,6 +53,8 @@ type node struct {
 	// unevaluatedItems to every element.
 	prefix                                        []int32
 	items, additionalItems, contains, unevalItems int32
+	// shared: more than one edge leads here (Cost memoizes it).
+	shared bool
 }
 
 // Check parses a JSON Schema and refuses one whose validation of a single
@@ -73,10 +77,41 @@ func Check(raw []byte) (*Bound, error) {
 	for i := range g.objs {
 		b.nodes[i] = g.edges(i)
 	}
+	b.markShared()
 	if err := b.checkInPlace(g.ptrs); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// markShared marks the nodes more than one edge leads to.
+func (b *Bound) markShared() {
+	in := make([]int, len(b.nodes))
+	to := func(e int32) {
+		if e >= 0 {
+			in[e]++
+		}
+	}
+	for i := range b.nodes {
+		nd := &b.nodes[i]
+		for _, e := range nd.inPlace {
+			to(e)
+		}
+		for _, e := range nd.properties {
+			to(e)
+		}
+		for _, list := range [][]int32{nd.patterns, nd.prefix} {
+			for _, e := range list {
+				to(e)
+			}
+		}
+		for _, e := range []int32{nd.additionalProps, nd.unevaluatedProps, nd.propNames, nd.items, nd.additionalItems, nd.contains, nd.unevalItems} {
+			to(e)
+		}
+	}
+	for i := range b.nodes {
+		b.nodes[i].shared = in[i] > 1
+	}
 }
 
 // checkInPlace walks the in-place edges post-order: a node on the path
@@ -138,59 +173,32 @@ func (b *Bound) checkInPlace(ptrs []string) error {
 // schema could apply more than limit subschemas, counting every way of
 // reaching a subschema as the validators do and every keyword that may
 // apply (both branches of an if, every patternProperties entry): an upper
-// bound, worked out with memoization in time linear in the value's size
-// times the schema's. v is a decoded JSON value (map[string]any, []any and
-// scalars).
+// bound, worked out in time linear in the value's size times the schema's
+// (a subschema reached by more than one edge is priced once per object or
+// array). v is a decoded JSON value (map[string]any, []any and scalars).
 func (b *Bound) Cost(v any, limit int) error {
 	if len(b.nodes) == 0 {
 		return nil // true, false or not an object: nothing to apply
 	}
-	p := pricer{b: b, memo: map[uint64]int{}, limit: limit}
-	p.flatten(v)
-	if c := p.cost(0, 0); c > limit {
+	p := pricer{b: b, limit: limit}
+	if c := p.cost(0, v); c > limit {
 		return fmt.Errorf("%w: it would apply more than %d subschemas", ErrTooCostly, limit)
 	}
 	return nil
 }
 
-// pricer prices one value. Values are numbered in pre-order (flatten); a
-// scalar's number is only used for its memo key.
+// pricer prices one value.
 type pricer struct {
 	b     *Bound
-	vals  []val
-	memo  map[uint64]int
+	memo  map[memoKey]int
 	limit int
 }
 
-type val struct {
-	keys     []string // object members' names, with kids in the same order
-	kids     []int32
-	isObject bool
-}
-
-// stringLeaf numbers the string validated by propertyNames.
-const stringLeaf = -1
-
-func (p *pricer) flatten(v any) int32 {
-	id := int32(len(p.vals))
-	p.vals = append(p.vals, val{})
-	switch t := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		kids := make([]int32, 0, len(t))
-		for k, c := range t {
-			keys = append(keys, k)
-			kids = append(kids, p.flatten(c))
-		}
-		p.vals[id] = val{keys: keys, kids: kids, isObject: true}
-	case []any:
-		kids := make([]int32, 0, len(t))
-		for _, c := range t {
-			kids = append(kids, p.flatten(c))
-		}
-		p.vals[id] = val{kids: kids}
-	}
-	return id
+// memoKey is a shared subschema and the object or array it validates, by
+// identity.
+type memoKey struct {
+	n int32
+	v unsafe.Pointer
 }
 
 // add sums saturating just above the limit.
@@ -201,68 +209,93 @@ func (p *pricer) add(a, c int) int {
 	return p.limit + 1
 }
 
-// cost is the applications validating value v against node n makes.
-func (p *pricer) cost(n int32, v int32) int {
-	key := uint64(uint32(n))<<32 | uint64(uint32(v))
-	if c, ok := p.memo[key]; ok {
-		return c
-	}
+// cost is the applications validating v against node n makes. Only a
+// node reached by more than one edge (shared) is memoized: any other is
+// reached once for each time its one parent is, which its parent's memo or
+// its own uniqueness bounds; a scalar is not (its cost is its in-place
+// subschemas', at most MaxInPlace).
+func (p *pricer) cost(n int32, v any) int {
 	nd := &p.b.nodes[n]
+	var key memoKey
+	if nd.shared {
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) > 0 {
+				key = memoKey{n, reflect.ValueOf(t).UnsafePointer()}
+			}
+		case []any:
+			if len(t) > 0 {
+				key = memoKey{n, unsafe.Pointer(unsafe.SliceData(t))}
+			}
+		}
+		if key.v != nil {
+			if c, ok := p.memo[key]; ok {
+				return c
+			}
+		}
+	}
 	c := 1
 	for _, e := range nd.inPlace {
 		if c = p.add(c, p.cost(e, v)); c > p.limit {
-			break
+			return c
 		}
 	}
-	if v != stringLeaf && c <= p.limit {
-		c = p.parts(nd, v, c)
+	c = p.parts(nd, v, c)
+	if key.v != nil {
+		if p.memo == nil {
+			p.memo = make(map[memoKey]int)
+		}
+		p.memo[key] = c
 	}
-	p.memo[key] = c
 	return c
 }
 
 // parts adds the applications to v's members or elements.
-func (p *pricer) parts(nd *node, v int32, c int) int {
-	vl := &p.vals[v]
-	apply := func(e int32, kid int32) bool {
-		if e >= 0 {
-			c = p.add(c, p.cost(e, kid))
-		}
-		return c <= p.limit
-	}
-	if vl.isObject {
-		for i, kid := range vl.kids {
-			e, named := nd.properties[vl.keys[i]]
+func (p *pricer) parts(nd *node, v any, c int) int {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, kid := range t {
+			e, named := nd.properties[k]
 			if !named {
 				e = nd.additionalProps
 			}
-			if !apply(e, kid) {
+			if !p.apply(&c, e, kid) || !p.apply(&c, nd.unevaluatedProps, kid) || !p.apply(&c, nd.propNames, aName) {
 				return c
 			}
 			for _, e := range nd.patterns {
-				if !apply(e, kid) {
+				if !p.apply(&c, e, kid) {
 					return c
 				}
 			}
-			if !apply(nd.unevaluatedProps, kid) || !apply(nd.propNames, stringLeaf) {
+		}
+	case []any:
+		for i, kid := range t {
+			if i < len(nd.prefix) {
+				if !p.apply(&c, nd.prefix[i], kid) {
+					return c
+				}
+			} else if !p.apply(&c, nd.items, kid) || !p.apply(&c, nd.additionalItems, kid) {
 				return c
 			}
-		}
-		return c
-	}
-	for i, kid := range vl.kids {
-		if i < len(nd.prefix) {
-			if !apply(nd.prefix[i], kid) {
+			if !p.apply(&c, nd.contains, kid) || !p.apply(&c, nd.unevalItems, kid) {
 				return c
 			}
-		} else if !apply(nd.items, kid) || !apply(nd.additionalItems, kid) {
-			return c
-		}
-		if !apply(nd.contains, kid) || !apply(nd.unevalItems, kid) {
-			return c
 		}
 	}
 	return c
+}
+
+// aName stands for a member's name, which propertyNames validates: a
+// string, whose value does not change what it costs.
+var aName any = ""
+
+// apply adds to *c the applications validating v against node e (none
+// when e is -1), reporting whether *c is still within the limit.
+func (p *pricer) apply(c *int, e int32, v any) bool {
+	if e >= 0 {
+		*c = p.add(*c, p.cost(e, v))
+	}
+	return *c <= p.limit
 }
 
 // graph is a schema's subschemas by JSON pointer, with what its references
