@@ -198,7 +198,10 @@ type pricer struct {
 // identity.
 type memoKey struct {
 	n int32
-	v unsafe.Pointer
+	// size tells apart arrays sharing their first element (sub-slices of
+	// one backing array, which a value built in Go may hold).
+	size int
+	v    unsafe.Pointer
 }
 
 // add sums saturating just above the limit.
@@ -221,11 +224,11 @@ func (p *pricer) cost(n int32, v any) int {
 		switch t := v.(type) {
 		case map[string]any:
 			if len(t) > 0 {
-				key = memoKey{n, reflect.ValueOf(t).UnsafePointer()}
+				key = memoKey{n, len(t), reflect.ValueOf(t).UnsafePointer()}
 			}
 		case []any:
 			if len(t) > 0 {
-				key = memoKey{n, unsafe.Pointer(unsafe.SliceData(t))}
+				key = memoKey{n, len(t), unsafe.Pointer(unsafe.SliceData(t))}
 			}
 		}
 		if key.v != nil {
