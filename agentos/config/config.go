@@ -184,7 +184,13 @@ type Agent struct {
 	PostHooks []Hook `yaml:"post_hooks"`
 	ToolHooks []Hook `yaml:"tool_hooks"`
 	// InputSchema is a JSON Schema, written as YAML.
-	InputSchema       map[string]any `yaml:"input_schema"`
+	InputSchema map[string]any `yaml:"input_schema"`
+	// OutputSchema is a JSON Schema for structured output, written as YAML
+	// (agent.Config.OutputSchema); StrictOutput asks providers that
+	// enforce one (OpenAI) to, for it and for a run's own output_schema
+	// (agent.Config.StrictOutput).
+	OutputSchema      map[string]any `yaml:"output_schema"`
+	StrictOutput      bool           `yaml:"strict_output"`
 	ParserModel       Model          `yaml:"parser_model"`
 	ParserModelPrompt string         `yaml:"parser_model_prompt"`
 	OutputModel       Model          `yaml:"output_model"`

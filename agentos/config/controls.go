@@ -12,6 +12,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agent/guardrail"
 	"github.com/agentryhq/agentry/internal/schemabound"
+	"github.com/agentryhq/agentry/tool"
 	"github.com/google/jsonschema-go/jsonschema"
 	"gopkg.in/yaml.v3"
 )
@@ -200,12 +201,25 @@ func (a Agent) controls(cfg *agent.Config) error {
 		cfg.ToolHooks = append(cfg.ToolHooks, th)
 	}
 	if len(a.InputSchema) > 0 {
-		raw, err := inputSchemaJSON(a.InputSchema)
+		raw, err := schemaJSON("input_schema", a.InputSchema)
 		if err != nil {
 			return err
 		}
 		cfg.InputSchema = raw
 	}
+	if len(a.OutputSchema) > 0 {
+		raw, err := schemaJSON("output_schema", a.OutputSchema)
+		if err != nil {
+			return err
+		}
+		if a.StrictOutput {
+			if _, _, err := tool.StrictSchema(raw); err != nil {
+				return fmt.Errorf("output_schema has no strict form (strict_output): %w", err)
+			}
+		}
+		cfg.OutputSchema = raw
+	}
+	cfg.StrictOutput = a.StrictOutput
 	var err error
 	if a.ParserModel.Spec != "" {
 		if cfg.ParserModel, err = a.ParserModel.New(); err != nil {
@@ -249,22 +263,23 @@ func (a Agent) controls(cfg *agent.Config) error {
 	return nil
 }
 
-// inputSchemaJSON turns the YAML input_schema mapping into a JSON Schema and
-// checks that it compiles.
-func inputSchemaJSON(m map[string]any) ([]byte, error) {
+// schemaJSON turns a YAML schema mapping (input_schema, output_schema:
+// key) into a JSON Schema and checks that it compiles and that validating
+// with it ends.
+func schemaJSON(key string, m map[string]any) ([]byte, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("input_schema: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("input_schema is not a JSON Schema: %w", err)
+		return nil, fmt.Errorf("%s is not a JSON Schema: %w", key, err)
 	}
 	if _, err := s.Resolve(nil); err != nil {
-		return nil, fmt.Errorf("input_schema: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	if _, err := schemabound.Check(raw); err != nil {
-		return nil, fmt.Errorf("input_schema: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	return raw, nil
 }

@@ -274,3 +274,43 @@ func TestAgent_DelayBetweenRetriesZeroMeansNone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBuild_OutputSchemaAndStrictOutputFromYAML: output_schema and
+// strict_output set the agent's OutputSchema and StrictOutput; a schema
+// strict mode cannot describe, or one whose validation would not end, is
+// refused by Validate, naming the key.
+func TestBuild_OutputSchemaAndStrictOutputFromYAML(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	if err := writeScript(script); err != nil {
+		t.Fatal(err)
+	}
+	base := "agents:\n  - id: a\n    model: scripted:" + script + "\n"
+	cfg, err := Parse([]byte(base+"    strict_output: true\n    output_schema:\n      type: object\n      properties: {city: {type: string}}\n"), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := cfg.Agents[0].Build(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Config(); !c.StrictOutput || !strings.Contains(string(c.OutputSchema), `"city"`) {
+		t.Errorf("config: strict %v, schema %s", c.StrictOutput, c.OutputSchema)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"    strict_output: true\n    output_schema: {type: object, additionalProperties: {type: string}}\n", "output_schema has no strict form (strict_output)"},
+		{"    output_schema: {not: {$ref: '#'}}\n", "output_schema: schema validation is unbounded"},
+		{"    output_schema: {type: 7}\n", "output_schema"},
+	} {
+		cfg, err := Parse([]byte(base+tc.yaml), "os.yaml")
+		if err != nil {
+			t.Fatalf("%s: parse: %v", tc.yaml, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate() = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
