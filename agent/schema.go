@@ -13,6 +13,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
+// ErrInvalidSchema is wrapped by the error of an output or input schema that
+// cannot be used: not a JSON Schema, one whose validation would not end,
+// or, with StrictOutput, one with no strict form.
+var ErrInvalidSchema = errors.New("agent: invalid schema")
+
 // ErrOutputParse is wrapped by the error of a run whose answer does not match
 // its output schema.
 var ErrOutputParse = errors.New("agent: structured output does not match the output schema")
@@ -58,7 +63,7 @@ func compileSchema(raw json.RawMessage, name, what string, strict bool) (*compil
 	if strict {
 		var checked json.RawMessage
 		if sent, checked, err = tool.StrictSchema(raw); err != nil {
-			return nil, fmt.Errorf("agent: %s has no strict form (StrictOutput): %w", what, err)
+			return nil, fmt.Errorf("%w: %s has no strict form (StrictOutput): %w", ErrInvalidSchema, what, err)
 		}
 		if bs, err = resolveSchema(checked, what); err != nil {
 			return nil, err
@@ -82,15 +87,15 @@ type boundedSchema struct {
 func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return boundedSchema{}, fmt.Errorf("agent: %s is not a JSON Schema: %w", what, err)
+		return boundedSchema{}, fmt.Errorf("%w: %s is not a JSON Schema: %w", ErrInvalidSchema, what, err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		return boundedSchema{}, fmt.Errorf("agent: %s: %w", what, err)
+		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}
 	b, err := schemabound.Check(raw)
 	if err != nil {
-		return boundedSchema{}, fmt.Errorf("agent: %s: %w", what, err)
+		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}
 	return boundedSchema{resolved: rs, bound: b}, nil
 }

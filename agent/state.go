@@ -210,7 +210,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption, continuing bool)
 		return nil, p.schemaErr
 	}
 	if len(more.outputSchema) > 0 {
-		s, err := compileSchema(more.outputSchema, more.schemaName, "WithOutputSchema's schema", a.conf().StrictOutput)
+		s, err := compileSchema(more.outputSchema, more.schemaName, "the run's output schema (WithOutputSchema)", a.conf().StrictOutput)
 		if err != nil {
 			return nil, err
 		}

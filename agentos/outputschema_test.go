@@ -84,3 +84,39 @@ func TestRunForm_OutputSchemaValidationThatCannotEndIs422(t *testing.T) {
 		}
 	}
 }
+
+// TestRunForm_OutputSchemaWithoutAStrictFormIs422ForAStrictAgent: an agent
+// with StrictOutput fails a run whose output_schema has no strict form
+// before it starts; the route answered 500 (an internal error) for it, as
+// for any run error it did not know, streamed or not. It is 422 naming
+// what is wrong, and a schema with a strict form runs.
+func TestRunForm_OutputSchemaWithoutAStrictFormIs422ForAStrictAgent(t *testing.T) {
+	t.Parallel()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db"), ID: "test-db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	a, err := agent.New(agent.Config{ID: "json", Model: scripted.Reply(`{"a":"x"}`), DB: d, StrictOutput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	for _, stream := range []string{"false", "true"} {
+		res := postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": stream,
+			"output_schema": `{"type":"object","additionalProperties":{"type":"string"}}`}, nil)
+		if res.status != 422 || !strings.Contains(res.detail(t), "output schema") || !strings.Contains(res.detail(t), "no strict form") {
+			t.Errorf("stream=%s: %d %s, want 422", stream, res.status, res.body)
+		}
+	}
+	out := decode[run.Output](t, postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": "false",
+		"output_schema": `{"type":"object","properties":{"a":{"type":"string"}}}`}, nil))
+	if out.Status != run.StatusCompleted {
+		t.Errorf("strict-able schema: %s %v", out.Status, out.Content)
+	}
+}

@@ -72,7 +72,7 @@ const statusClientClosedRequest = 499
 // statusOf maps an error to its HTTP status and client-facing detail:
 // httpError as given, an over-limit body 413, db.ErrNotFound 404,
 // db.ErrInvalidFilter, db.ErrInvalidRecord and a refused run option
-// (agent.ErrUnsupportedOption) 422, an unavailable database
+// (agent.ErrUnsupportedOption) or schema (agent.ErrInvalidSchema) 422, an unavailable database
 // or a run's storage failure 503 with a generic detail, unavailable media
 // storage 503, a row the store cannot decode 500 naming it (table and key),
 // anything else 500 with a generic detail.
@@ -86,7 +86,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit)
 	case errors.Is(err, db.ErrNotFound):
 		return http.StatusNotFound, "Not Found"
-	case errors.Is(err, db.ErrInvalidFilter), errors.Is(err, db.ErrInvalidRecord), errors.Is(err, agent.ErrUnsupportedOption):
+	case errors.Is(err, db.ErrInvalidFilter), errors.Is(err, db.ErrInvalidRecord), errors.Is(err, agent.ErrUnsupportedOption),
+		errors.Is(err, agent.ErrInvalidSchema):
 		return http.StatusUnprocessableEntity, err.Error()
 	case errors.Is(err, db.ErrUnavailable), errors.Is(err, agent.ErrStorage):
 		return http.StatusServiceUnavailable, detailDBUnavailable
