@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/internal/schemabound"
 	"github.com/agentryhq/agentry/tool"
@@ -46,5 +47,57 @@ func TestExecute_ArgumentsThatMultiplyValidationAreRefused(t *testing.T) {
 	if res := s.Execute(t.Context(), call("tree", nested(4))); res.Err == nil || !strings.Contains(res.Err.Error(), "at /t") {
 		// 1 at the bottom is not an array: a validation error, priced and run.
 		t.Fatalf("shallow arguments: %v", res.Err)
+	}
+}
+
+// TestExecute_ReferencesThePricingMissedAreFollowed: santhosh-tekuri's
+// validator follows references schemabound did not (into an unknown
+// keyword or an enum's value, $recursiveRef, draft 4's "id", a draft 7
+// $id beside a $ref, which that draft ignores), so through each a schema
+// doubling its work at every level of the arguments was accepted and
+// validated 40-deep arguments for ever. Each is refused or priced now;
+// an honest draft 2019-09 recursive tree still validates.
+func TestExecute_ReferencesThePricingMissedAreFollowed(t *testing.T) {
+	t.Parallel()
+	twice := func(ref string) string {
+		return `"allOf":[{"items":{` + ref + `}},{"items":{` + ref + `}}]`
+	}
+	schemas := map[string]string{
+		"unknown keyword": `{"x":{` + twice(`"$ref":"#/x"`) + `},"$ref":"#/x"}`,
+		"enum value":      `{"enum":[{` + twice(`"$ref":"#/enum/0"`) + `}],"$ref":"#/enum/0"}`,
+		"recursiveRef": `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,` +
+			twice(`"$recursiveRef":"#"`) + `}`,
+		"draft 4 id": `{"$schema":"http://json-schema.org/draft-04/schema#","definitions":{"a":{"id":"http://x.example/a.json",` +
+			twice(`"$ref":"http://x.example/a.json"`) + `}},"$ref":"#/definitions/a"}`,
+		"draft 7 id beside ref": `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{` +
+			`"a":{"$id":"http://x.example/a.json","$ref":"#/definitions/b"},"b":{` + twice(`"$ref":"#/definitions/a"`) + `}},"$ref":"#/definitions/b"}`,
+	}
+	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
+	for name, schema := range schemas {
+		s, err := tool.NewSet([]tool.Tool{echoRaw("t", schema)})
+		if err != nil {
+			if !errors.Is(err, schemabound.ErrUnbounded) {
+				t.Errorf("%s: NewSet: %v", name, err)
+			}
+			continue
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Execute(t.Context(), call("t", deep)).Err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, schemabound.ErrTooCostly) {
+				t.Errorf("%s: %v, want ErrTooCostly", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: deep arguments still validating after 5s", name)
+		}
+	}
+	tree := mustSet(t, echoRaw("tree", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,`+
+		`"type":"object","properties":{"kids":{"type":"array","items":{"$recursiveRef":"#"}}}}`))
+	if res := tree.Execute(t.Context(), call("tree", `{"kids":[{"kids":[]},{"kids":[{}]}]}`)); res.Err != nil {
+		t.Fatalf("honest tree: %v", res.Err)
+	}
+	if res := tree.Execute(t.Context(), call("tree", `{"kids":[{"kids":1}]}`)); !errors.Is(res.Err, tool.ErrInvalidArguments) {
+		t.Fatalf("bad tree: %v", res.Err)
 	}
 }

@@ -69,14 +69,18 @@ func Check(raw []byte) (*Bound, error) {
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return nil, err
 	}
-	g := graph{index: map[string]int32{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
+	g := graph{root: root, refTargets: map[int32]bool{}, index: map[string]int32{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
 	base, _ := url.Parse("https://schema.agentry.invalid/schema.json")
 	g.resources[base.String()] = ""
-	g.walk(root, "", base)
-	b := &Bound{nodes: make([]node, len(g.objs))}
-	for i := range g.objs {
-		b.nodes[i] = g.edges(i)
+	g.walk(root, "", base, draftOf(root, 2020))
+	b := &Bound{}
+	// A reference may lead to a place no keyword walked (an unknown
+	// keyword, an enum's value, "#/properties" itself): edges walks it
+	// then, so the loop runs over the nodes it adds too.
+	for i := 0; i < len(g.objs); i++ {
+		b.nodes = append(b.nodes, g.edges(i))
 	}
+	g.addRecursive(b.nodes)
 	b.markShared()
 	if err := b.checkInPlace(g.ptrs); err != nil {
 		return nil, err
@@ -304,10 +308,22 @@ func (p *pricer) apply(c *int, e int32, v any) bool {
 // graph is a schema's subschemas by JSON pointer, with what its references
 // resolve to, while Check builds a Bound.
 type graph struct {
+	root  any
 	objs  []map[string]any
 	ptrs  []string
 	bases []*url.URL
-	index map[string]int32
+	// drafts are the nodes' drafts (4, 6, 7, 2019, 2020): before 2019 the
+	// identifier of draft 4 is "id" and a $ref's siblings, $id included,
+	// are ignored.
+	drafts []int
+	// resourceOf is the index of the node's resource (the subschema with
+	// the $id it is under, or the root); refTargets the nodes a $ref,
+	// $dynamicRef or $recursiveRef may lead to; recursiveRefs the nodes
+	// with a $recursiveRef whose target has "$recursiveAnchor": true.
+	resourceOf    []int32
+	refTargets    map[int32]bool
+	recursiveRefs []int32
+	index         map[string]int32
 	// resources are the subschemas with an $id, by URI; anchors those with
 	// an $anchor or $dynamicAnchor (or a draft-7 "#name" $id), by URI#name.
 	resources, anchors map[string]string
@@ -333,30 +349,68 @@ func pointerJoin(ptr, key string) string {
 	return ptr + "/" + pointerEscaper.Replace(key)
 }
 
-func (g *graph) walk(v any, ptr string, base *url.URL) {
+func (g *graph) walk(v any, ptr string, base *url.URL, draft int) {
+	g.walkIn(v, ptr, base, draft, -1)
+}
+
+// draftOf is the draft a schema's "$schema" names, or draft.
+func draftOf(v any, draft int) int {
+	obj, _ := v.(map[string]any)
+	uri, _ := obj["$schema"].(string)
+	for _, d := range []struct {
+		name    string
+		version int
+	}{{"draft-04", 4}, {"draft-06", 6}, {"draft-07", 7}, {"2019-09", 2019}, {"2020-12", 2020}} {
+		if strings.Contains(uri, d.name) {
+			return d.version
+		}
+	}
+	return draft
+}
+
+// walkIn is walk with the index of the resource v is in (-1: v is the
+// root, or a place reached only by a reference).
+func (g *graph) walkIn(v any, ptr string, base *url.URL, draft int, resource int32) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return // true, false, or not a schema
 	}
-	if id, ok := obj["$id"].(string); ok {
+	if _, seen := g.index[ptr]; seen {
+		return
+	}
+	draft = draftOf(obj, draft)
+	idKey := "$id"
+	if draft == 4 {
+		idKey = "id"
+	}
+	if _, ref := obj["$ref"]; ref && draft < 2019 {
+		idKey = "" // "All other properties in a $ref object MUST be ignored"
+	}
+	if id, ok := obj[idKey].(string); ok {
 		if u, err := url.Parse(id); err == nil {
 			nb := base.ResolveReference(u)
 			if frag := nb.Fragment; frag != "" && !strings.HasPrefix(frag, "/") {
 				// Draft 7: "$id": "#name" is an anchor.
 				nb.Fragment = ""
-				g.anchors[nb.String()+"#"+frag] = ptr
+				g.register(g.anchors, nb.String()+"#"+frag, ptr)
 			} else {
 				nb.Fragment, nb.RawFragment = "", ""
 				base = nb
-				g.resources[base.String()] = ptr
+				g.register(g.resources, base.String(), ptr)
+				resource = -1
 			}
 		}
 	}
+	if resource < 0 {
+		resource = int32(len(g.objs))
+	}
+	g.resourceOf = append(g.resourceOf, resource)
+	g.drafts = append(g.drafts, draft)
 	g.index[ptr] = int32(len(g.objs))
 	g.objs, g.ptrs, g.bases = append(g.objs, obj), append(g.ptrs, ptr), append(g.bases, base)
 	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
 		if a, ok := obj[k].(string); ok {
-			g.anchors[base.String()+"#"+a] = ptr
+			g.register(g.anchors, base.String()+"#"+a, ptr)
 			if k == "$dynamicAnchor" {
 				g.dynamic[a] = append(g.dynamic[a], ptr)
 			}
@@ -364,14 +418,14 @@ func (g *graph) walk(v any, ptr string, base *url.URL) {
 	}
 	for _, ks := range [][]string{inPlaceOne, partOne} {
 		for _, k := range ks {
-			g.walk(obj[k], pointerJoin(ptr, k), base)
+			g.walkIn(obj[k], pointerJoin(ptr, k), base, draft, resource)
 		}
 	}
 	for _, ks := range [][]string{inPlaceList, partList} {
 		for _, k := range ks {
 			if list, ok := obj[k].([]any); ok {
 				for i, s := range list {
-					g.walk(s, pointerJoin(ptr, k)+"/"+strconv.Itoa(i), base)
+					g.walkIn(s, pointerJoin(ptr, k)+"/"+strconv.Itoa(i), base, draft, resource)
 				}
 			}
 		}
@@ -380,10 +434,18 @@ func (g *graph) walk(v any, ptr string, base *url.URL) {
 		for _, k := range ks {
 			if m, ok := obj[k].(map[string]any); ok {
 				for name, s := range m {
-					g.walk(s, pointerJoin(pointerJoin(ptr, k), name), base)
+					g.walkIn(s, pointerJoin(pointerJoin(ptr, k), name), base, draft, resource)
 				}
 			}
 		}
+	}
+}
+
+// register records the first subschema with an identifier: a later one
+// (found in a place only a reference leads to) does not replace it.
+func (g *graph) register(m map[string]string, key, ptr string) {
+	if _, ok := m[key]; !ok {
+		m[key] = ptr
 	}
 }
 
@@ -393,6 +455,72 @@ func (g *graph) at(ptr string) int32 {
 		return i
 	}
 	return -1
+}
+
+// target is the index of the subschema a reference from node from leads
+// to, -1 if there is none. A place no subschema keyword leads to (an
+// unknown keyword's value, an enum's, "#/properties" itself) is still one
+// santhosh-tekuri/jsonschema validates with: it is walked then.
+func (g *graph) target(from int, ptr string) int32 {
+	if i := g.at(ptr); i >= 0 {
+		return i
+	}
+	v, ok := g.lookup(ptr)
+	if !ok {
+		return -1
+	}
+	g.walkIn(v, ptr, g.bases[from], g.drafts[from], -1)
+	return g.at(ptr)
+}
+
+// lookup finds the value at a JSON pointer in the document.
+func (g *graph) lookup(ptr string) (any, bool) {
+	if ptr != "" && !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	v, ok := g.root, true
+	if ptr == "" {
+		return v, true
+	}
+	for _, seg := range strings.Split(ptr[1:], "/") {
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		switch t := v.(type) {
+		case map[string]any:
+			if v, ok = t[seg]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, false
+			}
+			v = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// addRecursive adds to each $recursiveRef whose target has
+// "$recursiveAnchor": true the subschemas it may resolve to at validation
+// time: the outermost subschema in the dynamic scope whose resource has
+// the anchor, so any resource root or reference target in such a
+// resource.
+func (g *graph) addRecursive(nodes []node) {
+	if len(g.recursiveRefs) == 0 {
+		return
+	}
+	var may []int32
+	for i := range g.objs {
+		r := g.resourceOf[i]
+		if anchored, _ := g.objs[r]["$recursiveAnchor"].(bool); anchored && (r == int32(i) || g.refTargets[int32(i)]) {
+			may = append(may, int32(i))
+		}
+	}
+	for _, i := range g.recursiveRefs {
+		nodes[i].inPlace = append(nodes[i].inPlace, may...)
+	}
 }
 
 // edges lists the subschemas node i applies, to its value and to its parts.
@@ -421,11 +549,26 @@ func (g *graph) edges(i int) node {
 			}
 		}
 	}
+	addRef := func(ref string) int32 {
+		j := g.target(i, g.resolve(i, ref))
+		if j >= 0 {
+			n.inPlace = append(n.inPlace, j)
+			g.refTargets[j] = true
+		}
+		return j
+	}
 	if ref, ok := obj["$ref"].(string); ok {
-		add(g.resolve(i, ref))
+		addRef(ref)
+	}
+	if ref, ok := obj["$recursiveRef"].(string); ok {
+		if j := addRef(ref); j >= 0 {
+			if anchored, _ := g.objs[j]["$recursiveAnchor"].(bool); anchored {
+				g.recursiveRefs = append(g.recursiveRefs, int32(i))
+			}
+		}
 	}
 	if ref, ok := obj["$dynamicRef"].(string); ok {
-		add(g.resolve(i, ref))
+		addRef(ref)
 		// Resolved at validation time against the dynamic scope: any
 		// subschema with that $dynamicAnchor may be the one.
 		if _, name, ok := strings.Cut(ref, "#"); ok {
