@@ -70,3 +70,26 @@ func TestSchemas_ValuesThatMultiplyValidationAreRefused(t *testing.T) {
 		t.Errorf("shallow input: %v", err)
 	}
 }
+
+// TestSchemas_BoundedAsJSONSchemaGoReadsThem: jsonschema-go matches
+// keywords case-insensitively ({"$REF":"#"} is its $ref) and reads a
+// $schema other than draft 7's two as 2020-12, where an $id beside a $ref
+// sets the base; schemabound read the raw keys, so these schemas, which
+// apply themselves to the same value, were accepted and their validation
+// overflowed the stack.
+func TestSchemas_BoundedAsJSONSchemaGoReadsThem(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		`{"$REF":"#"}`,
+		`{"type":"object","ALLOF":[{"$ref":"#"}]}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema","$defs":{"a":{"$id":"http://x.example/a.json","$ref":"#/allOf/0",` +
+			`"allOf":[{"$ref":"http://x.example/a.json"}]}},"$ref":"#/$defs/a"}`,
+	} {
+		if _, err := New(Config{Model: scripted.Reply(`{}`), OutputSchema: json.RawMessage(s)}); !errors.Is(err, schemabound.ErrUnbounded) {
+			t.Errorf("OutputSchema %s: %v, want ErrUnbounded", s, err)
+		}
+		if _, err := New(Config{Model: scripted.Reply(`{}`), InputSchema: json.RawMessage(s)}); !errors.Is(err, schemabound.ErrUnbounded) {
+			t.Errorf("InputSchema %s: %v, want ErrUnbounded", s, err)
+		}
+	}
+}
