@@ -2,6 +2,7 @@ package tool_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,58 @@ func TestExecute_ReferencesThePricingMissedAreFollowed(t *testing.T) {
 	}
 	if res := tree.Execute(t.Context(), call("tree", `{"kids":[{"kids":1}]}`)); !errors.Is(res.Err, tool.ErrInvalidArguments) {
 		t.Fatalf("bad tree: %v", res.Err)
+	}
+}
+
+// TestExecute_NumbersTheValidatorCannotConvertAreRefused:
+// santhosh-tekuri/jsonschema converts an argument's number to a big.Rat for
+// minimum, multipleOf, uniqueItems, …: one whose exponent big.Rat refuses
+// (1e10000000) made it dereference nil, a panic outside any recover that
+// killed the process, and one with a large exponent or many digits took
+// tens of milliseconds to seconds each, without bound for long arguments.
+// Such numbers are invalid arguments now; ordinary ones still validate.
+func TestExecute_NumbersTheValidatorCannotConvertAreRefused(t *testing.T) {
+	t.Parallel()
+	s := mustSet(t,
+		echoRaw("min", `{"type":"object","properties":{"n":{"minimum":0}}}`),
+		echoRaw("unique", `{"type":"object","properties":{"l":{"type":"array","uniqueItems":true}}}`),
+		echoRaw("ints", `{"type":"object","properties":{"l":{"type":"array","items":{"type":"integer"}}}}`))
+	list := func(n int, num string) string {
+		return `{"l":[` + strings.TrimSuffix(strings.Repeat(num+",", n), ",") + `]}`
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"min", `{"n":1e10000000}`},
+		{"min", `{"n":-1E-10000000}`},
+		{"unique", list(25, "1e10000000")},
+		{"ints", list(200, "1e1000000")},
+		{"ints", `{"l":[1.` + strings.Repeat("1", 100_000) + `]}`},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("panic: %v", r)
+				}
+			}()
+			done <- s.Execute(t.Context(), call(c.tool, c.args)).Err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, tool.ErrInvalidArguments) {
+				t.Errorf("%s %.40s…: %v, want invalid arguments", c.tool, c.args, err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("%s %.40s…: still validating after 2s", c.tool, c.args)
+		}
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"min", `{"n":1e308}`},
+		{"min", `{"n":123456789012345678901234567890}`},
+		{"unique", `{"l":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,1.5e300]}`},
+		{"ints", `{"l":[1,2e3,-4]}`},
+	} {
+		if res := s.Execute(t.Context(), call(c.tool, c.args)); res.Err != nil {
+			t.Errorf("%s %s: %v", c.tool, c.args, res.Err)
+		}
 	}
 }

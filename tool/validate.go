@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/internal/schemabound"
@@ -81,6 +82,13 @@ func (v *validator) checkFull(args json.RawMessage) (json.RawMessage, error) {
 		}
 		return args, nil
 	}
+	if where, ok := convertible(doc, ""); !ok {
+		if where == "" {
+			where = "the top level"
+		}
+		return nil, fmt.Errorf("%w for %s: at %s: a number with more than %d characters or an exponent beyond ±%d cannot be checked; send a shorter number, or a string",
+			ErrInvalidArguments, v.tool, where, maxNumberLen, maxExponent)
+	}
 	if err := v.bound.Cost(doc, schemabound.DefaultCostLimit); err != nil {
 		return nil, fmt.Errorf("%w for %s: %w; send simpler arguments", ErrInvalidArguments, v.tool, err)
 	}
@@ -88,6 +96,47 @@ func (v *validator) checkFull(args json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w for %s: %s", ErrInvalidArguments, v.tool, describeViolations(err))
 	}
 	return args, nil
+}
+
+// Numbers the validator converts to a big.Rat (minimum, multipleOf,
+// uniqueItems, const, …) are bounded: big.Rat refuses an exponent beyond
+// about 10^7 (and the validator then dereferences nil: a panic), and takes
+// time growing with the exponent and the digits.
+const (
+	maxNumberLen = 1000
+	maxExponent  = 400
+)
+
+// convertible reports whether every number in v is within maxNumberLen and
+// maxExponent; if not, where names the first that is not, as a JSON
+// pointer.
+func convertible(v any, at string) (where string, ok bool) {
+	switch t := v.(type) {
+	case json.Number:
+		s := string(t)
+		if len(s) > maxNumberLen {
+			return at, false
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(s[i+1:])
+			if err != nil || exp > maxExponent || exp < -maxExponent {
+				return at, false
+			}
+		}
+	case map[string]any:
+		for k, c := range t {
+			if where, ok := convertible(c, at+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k)); !ok {
+				return where, false
+			}
+		}
+	case []any:
+		for i, c := range t {
+			if where, ok := convertible(c, at+"/"+strconv.Itoa(i)); !ok {
+				return where, false
+			}
+		}
+	}
+	return "", true
 }
 
 // decodeArgs parses exactly one JSON value; trailing data is an error.
