@@ -155,3 +155,26 @@ func TestExecute_NumbersTheValidatorCannotConvertAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestNewSet_SchemaNumbersTheValidatorCannotConvertAreRefused: a tool
+// schema's "multipleOf":1e-10000000 (an MCP server's) made
+// santhosh-tekuri/jsonschema dereference nil, a panic; NewSet refuses it,
+// naming the tool and the place.
+func TestNewSet_SchemaNumbersTheValidatorCannotConvertAreRefused(t *testing.T) {
+	t.Parallel()
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		var s *tool.Set
+		if s, err = tool.NewSet([]tool.Tool{echoRaw("tiny", `{"type":"object","properties":{"n":{"multipleOf":1e-10000000}}}`)}); err == nil {
+			err = s.Execute(t.Context(), call("tiny", `{"n":1}`)).Err
+		}
+	}()
+	if err == nil || !strings.Contains(err.Error(), "tiny") || !strings.Contains(err.Error(), "#/properties/n/multipleOf") {
+		t.Fatalf("NewSet: %v, want an error naming the tool and the number", err)
+	}
+}

@@ -41,6 +41,9 @@ func newValidator(tool string, params json.RawMessage) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parameters are not valid JSON: %w", tool, err)
 	}
+	if where, ok := convertible(doc, ""); !ok {
+		return nil, fmt.Errorf("tool %s: parameters schema: the number at %q has more than %d characters or an exponent beyond ±%d", tool, "#"+where, maxNumberLen, maxExponent)
+	}
 	c := sj.NewCompiler()
 	c.UseLoader(sj.SchemeURLLoader{})
 	const loc = "agentry-tool-parameters.json"
