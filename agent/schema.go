@@ -104,7 +104,7 @@ func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	if err != nil {
 		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}
-	b, err := schemabound.Check(read)
+	b, err := schemabound.CheckRootDraft(read)
 	if err != nil {
 		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}

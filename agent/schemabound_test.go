@@ -84,6 +84,9 @@ func TestSchemas_BoundedAsJSONSchemaGoReadsThem(t *testing.T) {
 		`{"type":"object","ALLOF":[{"$ref":"#"}]}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema","$defs":{"a":{"$id":"http://x.example/a.json","$ref":"#/allOf/0",` +
 			`"allOf":[{"$ref":"http://x.example/a.json"}]}},"$ref":"#/$defs/a"}`,
+		// Only the root's $schema counts: the $id beside the $ref sets the base.
+		`{"$defs":{"a":{"$schema":"http://json-schema.org/draft-07/schema#","$id":"http://x.example/a.json","$defs":{"c":` +
+			`{"$id":"http://x.example/c.json","$ref":"#/allOf/0","allOf":[{"$ref":"http://x.example/c.json"}]}}}},"$ref":"http://x.example/c.json"}`,
 	} {
 		if _, err := New(Config{Model: scripted.Reply(`{}`), OutputSchema: json.RawMessage(s)}); !errors.Is(err, schemabound.ErrUnbounded) {
 			t.Errorf("OutputSchema %s: %v, want ErrUnbounded", s, err)

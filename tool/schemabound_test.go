@@ -72,6 +72,10 @@ func TestExecute_ReferencesThePricingMissedAreFollowed(t *testing.T) {
 			twice(`"$ref":"http://x.example/a.json"`) + `}},"$ref":"#/definitions/a"}`,
 		"draft 7 id beside ref": `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{` +
 			`"a":{"$id":"http://x.example/a.json","$ref":"#/definitions/b"},"b":{` + twice(`"$ref":"#/definitions/a"`) + `}},"$ref":"#/definitions/b"}`,
+		// draft 7 named where it has no identifier of that draft: ignored, the
+		// $id beside the $ref sets the base as in 2020-12.
+		"draft 7 without its identifier": `{"$defs":{"a":{"$schema":"http://json-schema.org/draft-07/schema#","$id":"http://x.example/a.json",` +
+			`"$ref":"#/$defs/b","$defs":{"b":{` + twice(`"$ref":"http://x.example/a.json"`) + `}}}},"$ref":"#/$defs/a"}`,
 	}
 	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
 	for name, schema := range schemas {

@@ -65,11 +65,21 @@ type node struct {
 // items, …) are bounded by the value's size and priced by Cost. References
 // outside the schema (a meta-schema) are not followed.
 func Check(raw []byte) (*Bound, error) {
+	return check(raw, false)
+}
+
+// CheckRootDraft is Check for google/jsonschema-go, which reads the draft
+// from the root's $schema only.
+func CheckRootDraft(raw []byte) (*Bound, error) {
+	return check(raw, true)
+}
+
+func check(raw []byte, rootDraftOnly bool) (*Bound, error) {
 	var root any
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return nil, err
 	}
-	g := graph{root: root, refTargets: map[int32]bool{}, index: map[string]int32{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
+	g := graph{rootDraftOnly: rootDraftOnly, root: root, refTargets: map[int32]bool{}, index: map[string]int32{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
 	base, _ := url.Parse("https://schema.agentry.invalid/schema.json")
 	g.resources[base.String()] = ""
 	g.walk(root, "", base, draftOf(root, 2020))
@@ -308,10 +318,11 @@ func (p *pricer) apply(c *int, e int32, v any) bool {
 // graph is a schema's subschemas by JSON pointer, with what its references
 // resolve to, while Check builds a Bound.
 type graph struct {
-	root  any
-	objs  []map[string]any
-	ptrs  []string
-	bases []*url.URL
+	rootDraftOnly bool
+	root          any
+	objs          []map[string]any
+	ptrs          []string
+	bases         []*url.URL
 	// drafts are the nodes' drafts (4, 6, 7, 2019, 2020): before 2019 the
 	// identifier of draft 4 is "id" and a $ref's siblings, $id included,
 	// are ignored.
@@ -353,6 +364,20 @@ func (g *graph) walk(v any, ptr string, base *url.URL, draft int) {
 	g.walkIn(v, ptr, base, draft, -1)
 }
 
+// idOf is the identifier of a subschema in a draft, without its fragment.
+func idOf(obj map[string]any, draft int) string {
+	if _, ref := obj["$ref"]; ref && draft < 2019 {
+		return ""
+	}
+	key := "$id"
+	if draft == 4 {
+		key = "id"
+	}
+	id, _ := obj[key].(string)
+	id, _, _ = strings.Cut(id, "#")
+	return id
+}
+
 // draftOf is the draft a schema's "$schema" names, or draft.
 func draftOf(v any, draft int) int {
 	obj, _ := v.(map[string]any)
@@ -378,7 +403,13 @@ func (g *graph) walkIn(v any, ptr string, base *url.URL, draft int, resource int
 	if _, seen := g.index[ptr]; seen {
 		return
 	}
-	draft = draftOf(obj, draft)
+	// A $schema names the draft of the root, or of a subschema with an
+	// identifier in that draft (a resource); elsewhere it is ignored, as
+	// santhosh-tekuri/jsonschema ignores it. rootDraftOnly: jsonschema-go
+	// reads the root's only.
+	if d := draftOf(obj, draft); ptr == "" || (!g.rootDraftOnly && idOf(obj, d) != "") {
+		draft = d
+	}
 	idKey := "$id"
 	if draft == 4 {
 		idKey = "id"
