@@ -89,22 +89,11 @@ func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return boundedSchema{}, fmt.Errorf("%w: %s is not a JSON Schema: %w", ErrInvalidSchema, what, err)
 	}
-	// The schema is bounded as jsonschema-go reads it: its keywords match
-	// case-insensitively ({"$REF":"#"} is a $ref) and only the root's
-	// $schema names a draft, one of draft 7's two or else 2020-12.
-	canon := s
-	if canon.Schema != "http://json-schema.org/draft-07/schema#" && canon.Schema != "https://json-schema.org/draft-07/schema#" {
-		canon.Schema = "https://json-schema.org/draft/2020-12/schema"
-	}
-	read, err := json.Marshal(&canon)
-	if err != nil {
-		return boundedSchema{}, fmt.Errorf("agent: %s: %w", what, err)
-	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}
-	b, err := schemabound.CheckRootDraft(read)
+	b, err := schemabound.CheckParsed(&s)
 	if err != nil {
 		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}

@@ -11,7 +11,8 @@ import (
 
 // checkOutputSchema rejects an output_schema that is not a usable JSON Schema
 // before anything runs (the agent would otherwise fail the run), and one
-// whose validation would not end (schemabound.Check).
+// whose validation would not end (schemabound.CheckParsed: as the agent's
+// jsonschema-go reads it).
 func checkOutputSchema(raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil
@@ -23,7 +24,7 @@ func checkOutputSchema(raw json.RawMessage) error {
 	if _, err := sch.Resolve(nil); err != nil {
 		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
 	}
-	if _, err := schemabound.Check(raw); err != nil {
+	if _, err := schemabound.CheckParsed(&sch); err != nil {
 		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
 	}
 	return nil

@@ -59,6 +59,8 @@ func TestRunForm_OutputSchemaValidationThatCannotEndIs422(t *testing.T) {
 		"id":              `{"$id":"https://example.com/s.json","allOf":[{"$ref":"https://example.com/s.json"}]}`,
 		"dependentSchema": `{"dependentSchemas":{"name":{"$ref":"#"}}}`,
 		"doubling":        doubling.String(),
+		// jsonschema-go matches keywords case-insensitively: this is its $ref.
+		"upper-case ref": `{"$REF":"#"}`,
 	}
 	for name, schema := range refused {
 		res := postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": "false", "output_schema": schema}, nil)

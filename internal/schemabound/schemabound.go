@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ErrUnbounded is wrapped by Check's error for a schema whose validation of
@@ -68,10 +70,20 @@ func Check(raw []byte) (*Bound, error) {
 	return check(raw, false)
 }
 
-// CheckRootDraft is Check for google/jsonschema-go, which reads the draft
-// from the root's $schema only.
-func CheckRootDraft(raw []byte) (*Bound, error) {
-	return check(raw, true)
+// CheckParsed is Check for a schema google/jsonschema-go parsed, bounded as
+// that validator reads it: its keywords match case-insensitively
+// ({"$REF":"#"} is a $ref), and only the root's $schema names a draft, one
+// of draft 7's two or else 2020-12.
+func CheckParsed(s *jsonschema.Schema) (*Bound, error) {
+	canon := *s
+	if canon.Schema != "http://json-schema.org/draft-07/schema#" && canon.Schema != "https://json-schema.org/draft-07/schema#" {
+		canon.Schema = "https://json-schema.org/draft/2020-12/schema"
+	}
+	read, err := json.Marshal(&canon)
+	if err != nil {
+		return nil, err
+	}
+	return check(read, true)
 }
 
 func check(raw []byte, rootDraftOnly bool) (*Bound, error) {
