@@ -54,10 +54,11 @@ func strictify(s map[string]any, path string, allRequired bool) error {
 	if len(s) == 0 || onlyAnnotations(s) {
 		return fmt.Errorf("%s takes any JSON value: %w", where, ErrNotStrict)
 	}
-	if defs, ok := s["$defs"].(map[string]any); ok {
+	for _, key := range []string{"$defs", "definitions"} { // 2020-12's and draft 7's
+		defs, _ := s[key].(map[string]any)
 		for _, name := range slices.Sorted(maps.Keys(defs)) {
 			if d, ok := defs[name].(map[string]any); ok {
-				if err := strictify(d, "#/$defs/"+name, allRequired); err != nil {
+				if err := strictify(d, path+"/"+key+"/"+name, allRequired); err != nil {
 					return err
 				}
 			}

@@ -130,3 +130,29 @@ func TestFunc_StrictRefusesWhatItCannotDescribe(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStrictSchema_DraftSevenDefinitionsAreStrictToo: a schema keeping its
+// subschemas under draft 7's "definitions" (as many generators write it)
+// was sent with those objects untouched (no additionalProperties false, not
+// every property required), a form strict providers refuse; they are
+// rewritten as "$defs" are.
+func TestStrictSchema_DraftSevenDefinitionsAreStrictToo(t *testing.T) {
+	t.Parallel()
+	sent, _, err := tool.StrictSchema(json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/definitions/A"}},"required":["a"],` +
+		`"definitions":{"A":{"type":"object","properties":{"x":{"type":"string"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Definitions map[string]struct {
+			AdditionalProperties *bool    `json:"additionalProperties"`
+			Required             []string `json:"required"`
+		} `json:"definitions"`
+	}
+	if err := json.Unmarshal(sent, &s); err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Definitions["A"]; a.AdditionalProperties == nil || *a.AdditionalProperties || len(a.Required) != 1 {
+		t.Fatalf("definitions/A sent as %s", sent)
+	}
+}
