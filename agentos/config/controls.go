@@ -278,7 +278,7 @@ func schemaJSON(key string, m map[string]any) ([]byte, error) {
 	if _, err := s.Resolve(nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	if _, err := schemabound.Check(raw); err != nil {
+	if _, err := schemabound.CheckParsed(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	return raw, nil

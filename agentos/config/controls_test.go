@@ -115,6 +115,7 @@ func TestValidate_RefusesBadControls(t *testing.T) {
 		{"    tool_hooks: [cache]\n", `unknown tool_hooks entry "cache"`},
 		{"    input_schema: {type: 7}\n", "input_schema"},
 		{"    input_schema: {not: {$ref: '#'}}\n", "input_schema: schema validation is unbounded"},
+		{"    input_schema: {not: {$REF: '#'}}\n", "input_schema: schema validation is unbounded"},
 		{"    parser_model: gpt-4o\n", "agents[0].parser_model \"gpt-4o\""},
 		{"    timezone_identifier: Mars/Base\n", "timezone_identifier \"Mars/Base\" is not an IANA time zone"},
 		{"    add_location_to_context: true\n", "add_location_to_context needs agents[0].location"},
