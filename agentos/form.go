@@ -412,8 +412,9 @@ func formObject(name, v string) (map[string]any, error) {
 
 // formMedia reads a media form field: a JSON array of media objects as
 // Agno's to_dict writes them, each with its bytes (content, base64) or a
-// url. A filepath, a path on this server that Agno would read, is refused:
-// Agentry reads no local file a caller names.
+// url. A filepath is a path on the sender's machine, which Agno's client
+// sends beside the content: it is dropped; one with nothing else is
+// refused, as Agentry reads no local file a caller names.
 func formMedia(name, v string) ([]run.Media, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
@@ -428,11 +429,12 @@ func formMedia(name, v string) ([]run.Media, error) {
 	for i := range list {
 		m := &list[i]
 		switch {
-		case m.Filepath != "":
-			return nil, errorf(http.StatusUnprocessableEntity, "%s[%d]: filepath is not accepted; send the content (base64) or a url", name, i)
+		case len(m.Content) == 0 && m.URL == "" && m.Filepath != "":
+			return nil, errorf(http.StatusUnprocessableEntity, "%s[%d]: a filepath alone is not accepted; send the content (base64) or a url", name, i)
 		case len(m.Content) == 0 && m.URL == "":
 			return nil, errorf(http.StatusUnprocessableEntity, "%s[%d] has neither content nor url", name, i)
 		}
+		m.Filepath = ""
 		if m.ID == "" {
 			m.ID = uuid.NewString()
 		}

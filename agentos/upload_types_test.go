@@ -107,13 +107,15 @@ func TestCreateRun_UploadOfATypeAgnoDoesNotTakeIs400(t *testing.T) {
 // fields, images, audio, videos and input_files, each a list of media
 // objects with base64 content; they were refused as unknown fields (422),
 // so such a member could not be served. They reach the run's input after
-// the uploads; a filepath (a path on the server, which Agno would read) and
-// an object with nothing to read are refused.
+// the uploads; a filepath beside the content (Agno's client sends the
+// sender's path) is dropped, and one alone (a path on the server, which
+// Agno would read) and an object with nothing to read are refused.
 func TestCreateRun_MediaFormFieldsAsAgnosClientSendsThem(t *testing.T) {
 	t.Parallel()
 	f := newRunsFixture(t, Config{})
 	fields := map[string]string{"message": "look", "stream": "false",
-		"images":      `[{"id":"img-1","content":"` + base64.StdEncoding.EncodeToString([]byte("png bytes")) + `","mime_type":"image/png","format":"png","detail":"high"}]`,
+		"images": `[{"id":"img-1","content":"` + base64.StdEncoding.EncodeToString([]byte("png bytes")) + `","mime_type":"image/png","format":"png","detail":"high",` +
+			`"filepath":"/home/someone/cat.png"}]`,
 		"audio":       `[{"content":"` + base64.StdEncoding.EncodeToString([]byte("mp3 bytes")) + `","format":"mp3"}]`,
 		"videos":      `[]`,
 		"input_files": `[{"content":"` + base64.StdEncoding.EncodeToString([]byte("a,b")) + `","mime_type":"text/csv","filename":"t.csv"}]`,
@@ -124,7 +126,8 @@ func TestCreateRun_MediaFormFieldsAsAgnosClientSendsThem(t *testing.T) {
 		t.Fatalf("run %s %v input %+v", out.Status, out.Content, in)
 	}
 	img := in.Images[0]
-	if img.ID != "img-1" || string(img.Content) != "png bytes" || img.MIMEType != "image/png" || img.Size != 9 || string(img.Extra["detail"]) != `"high"` {
+	if img.ID != "img-1" || string(img.Content) != "png bytes" || img.MIMEType != "image/png" || img.Size != 9 || string(img.Extra["detail"]) != `"high"` ||
+		img.Filepath != "" {
 		t.Errorf("image %+v", img)
 	}
 	if string(in.Audio[0].Content) != "mp3 bytes" || in.Audio[0].ID == "" || string(in.Files[0].Content) != "a,b" {
