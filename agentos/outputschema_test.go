@@ -26,21 +26,7 @@ import (
 // recursive schemas that descend into the value still run.
 func TestRunForm_OutputSchemaValidationThatCannotEndIs422(t *testing.T) {
 	t.Parallel()
-	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db"), ID: "test-db"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	a, err := agent.New(agent.Config{ID: "json", Name: "JSON", Model: scripted.Reply(`{"name":"a","children":[{"name":"b"}]}`), DB: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	ts, d := schemaServer(t, agent.Config{ID: "json", Name: "JSON", Model: scripted.Reply(`{"name":"a","children":[{"name":"b"}]}`)})
 
 	var doubling strings.Builder
 	doubling.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
@@ -94,21 +80,7 @@ func TestRunForm_OutputSchemaValidationThatCannotEndIs422(t *testing.T) {
 // what is wrong, and a schema with a strict form runs.
 func TestRunForm_OutputSchemaWithoutAStrictFormIs422ForAStrictAgent(t *testing.T) {
 	t.Parallel()
-	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db"), ID: "test-db"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	a, err := agent.New(agent.Config{ID: "json", Model: scripted.Reply(`{"a":"x"}`), DB: d, StrictOutput: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	ts, _ := schemaServer(t, agent.Config{ID: "json", Model: scripted.Reply(`{"a":"x"}`), StrictOutput: true})
 	for _, stream := range []string{"false", "true"} {
 		res := postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": stream,
 			"output_schema": `{"type":"object","additionalProperties":{"type":"string"}}`}, nil)
@@ -121,4 +93,26 @@ func TestRunForm_OutputSchemaWithoutAStrictFormIs422ForAStrictAgent(t *testing.T
 	if out.Status != run.StatusCompleted {
 		t.Errorf("strict-able schema: %s %v", out.Status, out.Content)
 	}
+}
+
+// schemaServer serves the agent of cfg over a SQLite database of its own.
+func schemaServer(t *testing.T, cfg agent.Config) (*httptest.Server, *db.DB) {
+	t.Helper()
+	d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentry.db"), ID: "test-db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	cfg.DB = d
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Agents: []*agent.Agent{a}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, d
 }
