@@ -146,3 +146,19 @@ func TestCreateRun_MediaFormFieldsAsAgnosClientSendsThem(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadTypes_EveryExtensionTypeHasAKind: a file sorted by its
+// extension gets that extension's type, which must be one the upload kinds
+// know; .wmv's (video/x-ms-wmv) was not, so a .wmv sent without a
+// Content-Type was 400, where Agno takes it as a video.
+func TestUploadTypes_EveryExtensionTypeHasAKind(t *testing.T) {
+	t.Parallel()
+	for ext, mimeType := range uploadTypes {
+		if _, ok := uploadKinds[mimeType]; !ok {
+			t.Errorf(".%s's type %s has no upload kind", ext, mimeType)
+		}
+		if kind, _, _, err := classifyUpload(uploadedFile{Filename: "f." + ext}); err != nil || kind == "" {
+			t.Errorf(".%s without a Content-Type: %q %v", ext, kind, err)
+		}
+	}
+}

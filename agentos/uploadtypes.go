@@ -26,6 +26,9 @@ var uploadKinds = map[string]string{
 	"video/x-flv": uploadVideo, "video/quicktime": uploadVideo, "video/mpeg": uploadVideo, "video/mpegs": uploadVideo,
 	"video/mpgs": uploadVideo, "video/mpg": uploadVideo, "video/mp4": uploadVideo, "video/webm": uploadVideo,
 	"video/wmv": uploadVideo, "video/3gpp": uploadVideo,
+	// Not in Agno's list, but the type its .wmv extension stands for here
+	// (uploadTypes): every extension type has a kind.
+	"video/x-ms-wmv":  uploadVideo,
 	"application/pdf": uploadDocument, "application/json": uploadDocument, "application/x-javascript": uploadDocument,
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document":   uploadDocument,
 	"application/vnd.openxmlformats-officedocument.presentationml.presentation": uploadDocument,
@@ -78,7 +81,7 @@ func classifyUpload(f uploadedFile) (kind, mimeType, format string, err error) {
 			kind = uploadKinds[mimeType]
 		}
 	}
-	if !ok || kind == "" {
+	if !ok {
 		return "", "", "", errUnsupportedUpload
 	}
 	format = ext
