@@ -100,6 +100,15 @@ func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	return boundedSchema{resolved: rs, bound: b}, nil
 }
 
+// CheckSchema returns the error (wrapping ErrInvalidSchema) an agent would
+// refuse raw with as an output or input schema: not a JSON Schema, or one
+// whose validation would not end; what names it in the error. For callers
+// that check a schema before a run (AgentOS's run form, the YAML config).
+func CheckSchema(raw json.RawMessage, what string) error {
+	_, err := resolveSchema(raw, what)
+	return err
+}
+
 // validate validates a decoded JSON value, refusing one whose validation
 // would apply more than schemabound.DefaultCostLimit subschemas.
 func (s boundedSchema) validate(v any) error {

@@ -5,27 +5,19 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agentryhq/agentry/internal/schemabound"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/agentryhq/agentry/agent"
 )
 
 // checkOutputSchema rejects an output_schema that is not a usable JSON Schema
-// before anything runs (the agent would otherwise fail the run), and one
-// whose validation would not end (schemabound.CheckParsed: as the agent's
-// jsonschema-go reads it).
+// before anything runs (the agent would otherwise fail the run, a
+// background one after its 202), and one whose validation would not end
+// (agent.CheckSchema).
 func checkOutputSchema(raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var sch jsonschema.Schema
-	if err := json.Unmarshal(raw, &sch); err != nil {
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a JSON Schema: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
-	}
-	if _, err := sch.Resolve(nil); err != nil {
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
-	}
-	if _, err := schemabound.CheckParsed(&sch); err != nil {
-		return &httpError{Status: http.StatusUnprocessableEntity, Detail: "output_schema is not a usable JSON Schema: " + err.Error(), Err: err}
+	if err := agent.CheckSchema(raw, "output_schema"); err != nil {
+		return &httpError{Status: http.StatusUnprocessableEntity, Detail: strings.TrimPrefix(err.Error(), agent.ErrInvalidSchema.Error()+": "), Err: err}
 	}
 	return nil
 }

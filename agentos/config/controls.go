@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,9 +12,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agent/guardrail"
-	"github.com/agentryhq/agentry/internal/schemabound"
 	"github.com/agentryhq/agentry/tool"
-	"github.com/google/jsonschema-go/jsonschema"
 	"gopkg.in/yaml.v3"
 )
 
@@ -264,22 +263,15 @@ func (a Agent) controls(cfg *agent.Config) error {
 }
 
 // schemaJSON turns a YAML schema mapping (input_schema, output_schema:
-// key) into a JSON Schema and checks that it compiles and that validating
-// with it ends.
+// key) into a JSON Schema, refused as the agent would refuse it
+// (agent.CheckSchema).
 func schemaJSON(key string, m map[string]any) ([]byte, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON Schema: %w", key, err)
-	}
-	if _, err := s.Resolve(nil); err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	if _, err := schemabound.CheckParsed(&s); err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
+	if err := agent.CheckSchema(raw, key); err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), agent.ErrInvalidSchema.Error()+": "))
 	}
 	return raw, nil
 }
