@@ -70,19 +70,20 @@ type SessionData struct {
 // 64-bit id Python stored) stays json.Number, so it is saved again
 // unchanged (lossless.UnmarshalExact); the others are float64.
 func SessionStateOf(data json.RawMessage) (state map[string]any, ok bool) {
-	var sd struct {
-		State json.RawMessage `json:"session_state"`
-	}
 	if len(data) == 0 {
 		return nil, true
 	}
-	if json.Unmarshal(data, &sd) != nil {
+	// Read without decoding the other members: this runs at every turn, and
+	// session_data holds the session's metrics too.
+	obj, err := lossless.ParseObject(data)
+	if err != nil {
 		return nil, false
 	}
-	if len(sd.State) == 0 {
+	raw, found := obj.Member("session_state")
+	if !found {
 		return nil, true
 	}
-	state, err := lossless.UnmarshalExactObject(sd.State)
+	state, err = lossless.UnmarshalExactObject(raw)
 	return state, err == nil
 }
 

@@ -88,22 +88,22 @@ func Unmarshal(data []byte, v any) (map[string]json.RawMessage, error) {
 // is yielded again; the later one wins, as in encoding/json.
 func members(data []byte) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
-		i := skipSpace(data, 1) // past '{'
-		for i < len(data) && data[i] == '"' {
-			end := skipString(data, i)
-			key := data[i+1 : end-1]
-			i = skipSpace(data, end)
-			i = skipSpace(data, i+1) // past ':'
-			vend := skipValue(data, i)
-			if !yield(key, data[i:vend]) {
+		r := MemberReader{data, skipSpace(data, 1)} // past '{'
+		for key, raw, ok := r.Next(); ok; key, raw, ok = r.Next() {
+			if !yield(key, raw) {
 				return
-			}
-			i = skipSpace(data, vend)
-			if i < len(data) && data[i] == ',' {
-				i = skipSpace(data, i+1)
 			}
 		}
 	}
+}
+
+// keyIs reports whether the stored key (as members yields it) names name,
+// without allocating when the key holds no escape.
+func keyIs(key []byte, name string) bool {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return string(key) == name
+	}
+	return memberName(key) == name
 }
 
 // memberName unescapes a stored key ("a\u00e9" → "aé").

@@ -34,11 +34,75 @@ func ParseObject(data []byte) (Object, error) {
 	return Object{t}, nil
 }
 
+// MemberReader reads the members of a JSON object the caller has checked is
+// valid (json.Valid, or part of a value that is), in order, without
+// allocating: Next gives each key as stored (quotes stripped, escapes
+// kept) and its raw value; a repeated key is given again.
+type MemberReader struct {
+	data []byte
+	i    int
+}
+
+// ReadMembers returns a reader of the members of the valid JSON object data.
+func ReadMembers(data []byte) MemberReader {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return MemberReader{data, skipSpace(data, 1)} // past '{'
+}
+
+// Next returns the next member; ok is false after the last.
+func (r *MemberReader) Next() (key, value []byte, ok bool) {
+	d, i := r.data, r.i
+	if i >= len(d) || d[i] != '"' {
+		return nil, nil, false
+	}
+	end := skipString(d, i)
+	key = d[i+1 : end-1]
+	i = skipSpace(d, end)
+	i = skipSpace(d, i+1) // past ':'
+	vend := skipValue(d, i)
+	value = d[i:vend]
+	i = skipSpace(d, vend)
+	if i < len(d) && d[i] == ',' {
+		i = skipSpace(d, i+1)
+	}
+	r.i = i
+	return key, value, true
+}
+
+// ElementReader reads the elements of a JSON array the caller has checked
+// is valid, in order, without allocating.
+type ElementReader struct {
+	data []byte
+	i    int
+}
+
+// ReadElements returns a reader of the elements of the valid JSON array data.
+func ReadElements(data []byte) ElementReader {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return ElementReader{data, skipSpace(data, 1)} // past '['
+}
+
+// Next returns the next element; ok is false after the last.
+func (r *ElementReader) Next() (value []byte, ok bool) {
+	d, i := r.data, r.i
+	if i >= len(d) || d[i] == ']' {
+		return nil, false
+	}
+	end := skipValue(d, i)
+	value = d[i:end]
+	i = skipSpace(d, end)
+	if i < len(d) && d[i] == ',' {
+		i = skipSpace(d, i+1)
+	}
+	r.i = i
+	return value, true
+}
+
 // Member returns the raw value of the member name (the last one, when
 // repeated, as encoding/json reads it); ok is false when there is none.
 func (o Object) Member(name string) (value json.RawMessage, ok bool) {
 	for key, raw := range members(o.data) {
-		if memberName(key) == name {
+		if keyIs(key, name) {
 			value, ok = raw, true
 		}
 	}
@@ -70,10 +134,9 @@ func (o Object) With(set ...Field) ([]byte, error) {
 		first = false
 	}
 	for key, raw := range members(o.data) {
-		name := memberName(key)
 		i := -1
 		for j := range set {
-			if set[j].Name == name {
+			if keyIs(key, set[j].Name) {
 				i = j
 			}
 		}
