@@ -32,11 +32,20 @@ type sessionMetrics SessionMetrics
 
 // MarshalJSON writes the metrics with Extra.
 func (m SessionMetrics) MarshalJSON() ([]byte, error) {
+	if b, ok := appendPlainSessionMetrics(make([]byte, 0, 256), &m); ok {
+		return b, nil
+	}
 	return lossless.Marshal((*sessionMetrics)(&m), m.Extra)
 }
 
 // UnmarshalJSON reads stored metrics, keeping what it does not model in Extra.
 func (m *SessionMetrics) UnmarshalJSON(b []byte) error {
+	if json.Valid(b) {
+		if v, ok := decodePlainSessionMetrics(b); ok {
+			*m = v
+			return nil
+		}
+	}
 	var v sessionMetrics
 	extra, err := lossless.Unmarshal(b, &v)
 	if err != nil {
@@ -74,6 +83,9 @@ func (m *SessionMetrics) addRun(r *Metrics, depth int) {
 		return
 	}
 	m.add(r.Usage, r.Details, 1)
+	if len(r.Steps) == 0 {
+		return // an agent's or a team's run: nothing to sort
+	}
 	for _, name := range slices.Sorted(maps.Keys(r.Steps)) {
 		// A nested workflow's step metrics hold its own steps'.
 		m.addRun(r.Steps[name].Metrics, depth+1)
@@ -176,12 +188,14 @@ func (m *SessionMetrics) addMembers(members []json.RawMessage, depth int) {
 func AddSessionMetrics(stored json.RawMessage, add *SessionMetrics) (json.RawMessage, error) {
 	var sm SessionMetrics
 	if len(bytes.TrimSpace(stored)) > 0 { // null leaves sm empty
-		if err := json.Unmarshal(stored, &sm); err != nil {
+		// Called directly: json.Unmarshal and json.Marshal would each scan
+		// the value once more.
+		if err := sm.UnmarshalJSON(stored); err != nil {
 			return nil, fmt.Errorf("run: %s: %w", SessionMetricsKey, err)
 		}
 	}
 	sm.Add(add)
-	return json.Marshal(sm)
+	return sm.MarshalJSON()
 }
 
 // clone returns a copy of m that shares nothing with it.
