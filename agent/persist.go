@@ -146,7 +146,10 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 	if x := st.ext; x != nil {
 		state, counted = x.sessionState, x.counted
 	}
-	add := share.Since(counted)
+	add := sh // nothing counted yet: all of it, read only from here on
+	if counted != nil {
+		add = share.Since(counted)
+	}
 	data, err := st.sessionData(s.SessionData, state, &add)
 	if err != nil {
 		return nil, nil, err
