@@ -298,9 +298,10 @@ type Agent struct {
 
 	once sync.Once
 	p    *prepared
-	// compiled by New from Controls
-	inputSchema *inputSchema
-	timezone    *time.Location
+	// compiled by New from Controls and OutputSchema
+	inputSchema  *inputSchema
+	outputSchema *compiledSchema
+	timezone     *time.Location
 	// off offloads oversized tool results (Config.OffloadToolResults).
 	off *offload.Offloader
 	// mem is the memory machinery of Config.MemoryConfig; nil when off.
@@ -397,8 +398,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.ToolCallLimit < 0 {
 		return nil, fmt.Errorf("agent: ToolCallLimit must be >= 0, got %d", cfg.ToolCallLimit)
 	}
+	var outSchema *compiledSchema
 	if len(cfg.OutputSchema) > 0 {
-		if _, err := compileSchema(cfg.OutputSchema, cfg.OutputSchemaName, "OutputSchema", cfg.StrictOutput); err != nil {
+		var err error
+		if outSchema, err = compileSchema(cfg.OutputSchema, cfg.OutputSchemaName, "OutputSchema", cfg.StrictOutput); err != nil {
 			return nil, err
 		}
 	}
@@ -441,7 +444,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{inputSchema: inSchema, timezone: tz, off: off}
+	a := &Agent{inputSchema: inSchema, outputSchema: outSchema, timezone: tz, off: off}
 	if k, ok := compact(&cfg); ok {
 		a.small = k
 	} else {

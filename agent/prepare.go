@@ -28,7 +28,6 @@ type prepared struct {
 	system    string
 	agentData json.RawMessage
 	schema    *compiledSchema
-	schemaErr error
 	// Controls, prepared (controls.go).
 	inputSchema *inputSchema
 	parserModel model.Model
@@ -88,9 +87,7 @@ func (a *Agent) prepare() *prepared {
 		data["name"] = comp.Name
 	}
 	p.agentData, _ = json.Marshal(data)
-	if len(c.OutputSchema) > 0 {
-		p.schema, p.schemaErr = compileSchema(c.OutputSchema, c.OutputSchemaName, "OutputSchema", c.StrictOutput)
-	}
+	p.schema = a.outputSchema
 	a.prepareControls(p)
 	return p
 }

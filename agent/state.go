@@ -206,9 +206,6 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption, continuing bool)
 	if err := st.inheritStorage(); err != nil {
 		return nil, fmt.Errorf("agent: tools: %w", err)
 	}
-	if p.schemaErr != nil {
-		return nil, p.schemaErr
-	}
 	if len(more.outputSchema) > 0 {
 		s, err := compileSchema(more.outputSchema, more.schemaName, "the run's output schema (WithOutputSchema)", a.conf().StrictOutput)
 		if err != nil {
