@@ -640,4 +640,15 @@ func TestRun_StrictOutput(t *testing.T) {
 	if _, err := a.Run(t.Context(), run.TextInput("x"), WithOutputSchema(mapSchema, "")); !errors.Is(err, tool.ErrNotStrict) {
 		t.Errorf("per-call map schema: %v, want ErrNotStrict", err)
 	}
+	// CheckOptions refuses it as Run does, before anything runs; an agent
+	// without StrictOutput takes it.
+	if err := a.CheckOptions(WithOutputSchema(mapSchema, "")); !errors.Is(err, tool.ErrNotStrict) || !errors.Is(err, ErrInvalidSchema) {
+		t.Errorf("CheckOptions, per-call map schema: %v, want ErrNotStrict", err)
+	}
+	if err := b.CheckOptions(WithOutputSchema(mapSchema, "")); err != nil {
+		t.Errorf("CheckOptions, not strict: %v", err)
+	}
+	if err := a.CheckOptions(WithOutputSchema(json.RawMessage(`{"not":{"$ref":"#"}}`), "")); !errors.Is(err, ErrInvalidSchema) {
+		t.Errorf("CheckOptions, schema that cannot end: %v", err)
+	}
 }

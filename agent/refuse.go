@@ -7,13 +7,22 @@ import (
 )
 
 // CheckOptions returns the error Run and Stream would refuse opts with, if
-// any (OptionChecker), without running anything.
+// any (OptionChecker), without running anything: a WithOutputSchema the
+// agent cannot use (wrapping ErrInvalidSchema) too, in the form the agent
+// sends it (a StrictOutput agent's strict form).
 func (a *Agent) CheckOptions(opts ...RunOption) error {
 	var o runOptions
 	for _, fn := range opts {
 		fn(&o)
 	}
-	return a.refuse(&o, false)
+	if err := a.refuse(&o, false); err != nil {
+		return err
+	}
+	if m := o.more; m != nil && len(m.outputSchema) > 0 {
+		_, err := compileSchema(m.outputSchema, m.schemaName, runSchemaWhat, a.conf().StrictOutput)
+		return err
+	}
+	return nil
 }
 
 // refuse returns the error of a run given an option the agent cannot

@@ -49,6 +49,9 @@ type compiledSchema struct {
 	boundedSchema
 }
 
+// runSchemaWhat names a run's own output schema in errors.
+const runSchemaWhat = "the run's output schema (WithOutputSchema)"
+
 // compileSchema compiles an output schema; what names it in errors
 // ("OutputSchema"). Strict sends its strict form (Config.StrictOutput).
 func compileSchema(raw json.RawMessage, name, what string, strict bool) (*compiledSchema, error) {

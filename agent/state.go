@@ -207,7 +207,7 @@ func (a *Agent) newState(ctx context.Context, opts []RunOption, continuing bool)
 		return nil, fmt.Errorf("agent: tools: %w", err)
 	}
 	if len(more.outputSchema) > 0 {
-		s, err := compileSchema(more.outputSchema, more.schemaName, "the run's output schema (WithOutputSchema)", a.conf().StrictOutput)
+		s, err := compileSchema(more.outputSchema, more.schemaName, runSchemaWhat, a.conf().StrictOutput)
 		if err != nil {
 			return nil, err
 		}

@@ -77,16 +77,22 @@ func TestRunForm_OutputSchemaValidationThatCannotEndIs422(t *testing.T) {
 // with StrictOutput fails a run whose output_schema has no strict form
 // before it starts; the route answered 500 (an internal error) for it, as
 // for any run error it did not know, streamed or not. It is 422 naming
-// what is wrong, and a schema with a strict form runs.
+// what is wrong, and a schema with a strict form runs. A background run
+// was accepted (202) and then stored as failed: it is refused before
+// anything is stored, as the others are.
 func TestRunForm_OutputSchemaWithoutAStrictFormIs422ForAStrictAgent(t *testing.T) {
 	t.Parallel()
-	ts, _ := schemaServer(t, agent.Config{ID: "json", Model: scripted.Reply(`{"a":"x"}`), StrictOutput: true})
-	for _, stream := range []string{"false", "true"} {
-		res := postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": stream,
-			"output_schema": `{"type":"object","additionalProperties":{"type":"string"}}`}, nil)
-		if res.status != 422 || !strings.Contains(res.detail(t), "output schema") || !strings.Contains(res.detail(t), "no strict form") {
-			t.Errorf("stream=%s: %d %s, want 422", stream, res.status, res.body)
+	ts, d := schemaServer(t, agent.Config{ID: "json", Model: scripted.Reply(`{"a":"x"}`), StrictOutput: true})
+	for _, form := range []map[string]string{{"stream": "false"}, {"stream": "true"}, {"stream": "false", "background": "true"}} {
+		form["message"], form["output_schema"] = "hi", `{"type":"object","additionalProperties":{"type":"string"}}`
+		res := postForm(t, ts.URL+"/agents/json/runs", form, nil)
+		if res.status != 422 || !strings.Contains(res.detail(t), "output_schema") || !strings.Contains(res.detail(t), "no strict form") ||
+			strings.Contains(res.detail(t), "WithOutputSchema") {
+			t.Errorf("%v: %d %s, want 422", form, res.status, res.body)
 		}
+	}
+	if n := countRuns(t, d, db.RunFilter{}); n != 0 {
+		t.Fatalf("refused runs stored %d rows", n)
 	}
 	out := decode[run.Output](t, postForm(t, ts.URL+"/agents/json/runs", map[string]string{"message": "hi", "stream": "false",
 		"output_schema": `{"type":"object","properties":{"a":{"type":"string"}}}`}, nil))

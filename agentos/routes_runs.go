@@ -145,12 +145,23 @@ func checkRunOverrides(t runTarget, req *runRequest) error {
 	opts = append(opts, runOverrides(req.KnowledgeFilters, req.AddHistoryToContext)...)
 	err := oc.CheckOptions(opts...)
 	var ue *agent.UnsupportedOptionError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.As(err, &ue):
 		c := t.Component()
 		return errorf(http.StatusUnprocessableEntity, "field %q is not supported for %s %s: %s", cmp.Or(formFields[ue.Option], ue.Option), c.Type, c.ID, ue.Reason)
+	case errors.Is(err, agent.ErrInvalidSchema):
+		// A schema checkOutputSchema took that this agent cannot send:
+		// one with no strict form, for an agent with strict_output.
+		return &httpError{Status: http.StatusUnprocessableEntity, Err: err,
+			Detail: schemaNames.Replace(strings.TrimPrefix(err.Error(), agent.ErrInvalidSchema.Error()+": "))}
 	}
 	return err
 }
+
+// schemaNames renames the Go options an agent's schema errors name to the
+// run form's and the config's fields.
+var schemaNames = strings.NewReplacer("the run's output schema (WithOutputSchema)", "output_schema",
+	"(StrictOutput)", "(the agent's strict_output)")
 
 // runOverrides are the run options of the per-run overrides of the run form
 // (and of a queued run's payload).
