@@ -48,11 +48,26 @@ func StrictSchema(params json.RawMessage) (sent, checked json.RawMessage, err er
 	return sent, checked, nil
 }
 
+// unsupported are the keywords strict mode refuses (OpenAI's structured
+// outputs take anyOf as their only composition). Making the objects under
+// them strict would change what they mean, too: two allOf branches each
+// refusing the other's properties accept nothing.
+var unsupported = []string{"allOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependentRequired",
+	"dependencies", "patternProperties", "prefixItems", "unevaluatedProperties", "unevaluatedItems"}
+
 // strictify rewrites schema s (at JSON pointer path) in place.
 func strictify(s map[string]any, path string, allRequired bool) error {
 	where := cmp.Or(path, "the schema's root")
 	if len(s) == 0 || onlyAnnotations(s) {
 		return fmt.Errorf("%s takes any JSON value: %w", where, ErrNotStrict)
+	}
+	for _, k := range unsupported {
+		if _, ok := s[k]; ok {
+			return fmt.Errorf("%s uses %s, which strict mode does not take: %w", where, k, ErrNotStrict)
+		}
+	}
+	if _, ok := s["anyOf"]; ok && path == "" {
+		return fmt.Errorf("the schema's root is an anyOf; strict mode wants an object there: %w", ErrNotStrict)
 	}
 	for _, key := range []string{"$defs", "definitions"} { // 2020-12's and draft 7's
 		defs, _ := s[key].(map[string]any)

@@ -156,3 +156,34 @@ func TestStrictSchema_DraftSevenDefinitionsAreStrictToo(t *testing.T) {
 		t.Fatalf("definitions/A sent as %s", sent)
 	}
 }
+
+// TestStrictSchema_RefusesCompositionStrictModeDoesNotTake: a schema with
+// allOf, oneOf, not, a conditional or tuple items, anywhere, or an anyOf at
+// its root, was sent as strict with those parts unchanged (a provider
+// refuses the request: the whole run fails at its first model call) or,
+// inside allOf, with objects that could no longer be satisfied together.
+// Each is ErrNotStrict naming where; an anyOf below the root is rewritten.
+func TestStrictSchema_RefusesCompositionStrictModeDoesNotTake(t *testing.T) {
+	t.Parallel()
+	obj := func(extra string) string {
+		return `{"type":"object","properties":{"a":{"type":"string"}` + extra + `},"required":["a"]}`
+	}
+	for name, c := range map[string]struct{ schema, where string }{
+		"allOf":       {`{"allOf":[` + obj("") + `,` + obj("") + `]}`, "the schema's root uses allOf"},
+		"oneOf":       {obj(`,"b":{"oneOf":[{"type":"string"},{"type":"integer"}]}`), "/properties/b uses oneOf"},
+		"not":         {obj(`,"b":{"type":"string","not":{"const":"x"}}`), "/properties/b uses not"},
+		"if":          {obj(`,"b":{"type":"object","properties":{"x":{"type":"string"}},"if":{"required":["x"]},"then":{}}`), "/properties/b uses if"},
+		"prefixItems": {obj(`,"b":{"type":"array","prefixItems":[{"type":"string"}]}`), "/properties/b uses prefixItems"},
+		"in $defs":    {`{"type":"object","properties":{},"$defs":{"D":{"allOf":[{"type":"string"}]}}}`, "/$defs/D uses allOf"},
+		"root anyOf":  {`{"anyOf":[` + obj("") + `,{"type":"null"}]}`, "the schema's root is an anyOf"},
+	} {
+		_, _, err := tool.StrictSchema(json.RawMessage(c.schema))
+		if !errors.Is(err, tool.ErrNotStrict) || !strings.Contains(err.Error(), c.where) {
+			t.Errorf("%s: %v, want ErrNotStrict naming %q", name, err, c.where)
+		}
+	}
+	sent, _, err := tool.StrictSchema(json.RawMessage(obj(`,"b":{"anyOf":[{"type":"string"},` + obj("") + `]}`)))
+	if err != nil || !strings.Contains(string(sent), `"anyOf":[{"type":"string"},{"additionalProperties":false`) {
+		t.Errorf("anyOf below the root: %s %v", sent, err)
+	}
+}
