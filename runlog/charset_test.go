@@ -32,7 +32,7 @@ func mysqlDatabase(t *testing.T) (*gomysql.Config, *sql.DB) {
 // openMySQLLog opens the store at mc and its event log.
 func openMySQLLog(t *testing.T, mc *gomysql.Config) *runlog.Log {
 	t.Helper()
-	d, err := mysql.Open(context.Background(), mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 4})
+	d, err := mysql.Open(context.Background(), mysql.Config{DSN: mc.FormatDSN(), MaxOpenConns: 4, QueryTimeout: testdbs.QueryTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
