@@ -39,7 +39,7 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 		default:
 			st.session = s
 			if len(s.SessionData) > 0 {
-				if m, ok := db.SessionStateOf(s.SessionData); ok {
+				if m, ok := db.SessionStateOfStored(s.SessionData); ok {
 					base = m
 				}
 			}

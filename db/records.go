@@ -70,20 +70,37 @@ type SessionData struct {
 // 64-bit id Python stored) stays json.Number, so it is saved again
 // unchanged (lossless.UnmarshalExact); the others are float64.
 func SessionStateOf(data json.RawMessage) (state map[string]any, ok bool) {
-	if len(data) == 0 {
-		return nil, true
-	}
-	// Read without decoding the other members: this runs at every turn, and
-	// session_data holds the session's metrics too.
-	obj, err := lossless.ParseObject(data)
-	if err != nil {
+	if len(data) > 0 && !json.Valid(data) {
 		return nil, false
 	}
-	raw, found := obj.Member("session_state")
-	if !found {
+	return SessionStateOfStored(data)
+}
+
+// SessionStateOfStored is SessionStateOf for a session_data column a store
+// returned, which is valid JSON (every driver checks the JSON columns it
+// reads or keeps): it is not checked again, as a run reads its session's
+// state at every turn. Data that is not valid JSON gives an unspecified
+// answer, never a panic.
+func SessionStateOfStored(data json.RawMessage) (state map[string]any, ok bool) {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	switch {
+	case len(t) == 0 || t[0] == 'n': // null
+		return nil, true
+	case t[0] != '{':
+		return nil, false
+	}
+	// Read without decoding the other members (the session's metrics).
+	var raw []byte
+	r := lossless.ReadMembers(t)
+	for key, v, more := r.Next(); more; key, v, more = r.Next() {
+		if lossless.KeyIs(key, "session_state") {
+			raw = v // the last, as encoding/json reads a repeated member
+		}
+	}
+	if raw == nil {
 		return nil, true
 	}
-	state, err = lossless.UnmarshalExactObject(raw)
+	state, err := lossless.UnmarshalExactObject(raw)
 	return state, err == nil
 }
 

@@ -97,9 +97,9 @@ func members(data []byte) iter.Seq2[[]byte, []byte] {
 	}
 }
 
-// keyIs reports whether the stored key (as members yields it) names name,
+// KeyIs reports whether key, a member name as stored (MemberReader), is name,
 // without allocating when the key holds no escape.
-func keyIs(key []byte, name string) bool {
+func KeyIs(key []byte, name string) bool {
 	if bytes.IndexByte(key, '\\') < 0 {
 		return string(key) == name
 	}

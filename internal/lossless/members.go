@@ -37,7 +37,8 @@ func ParseObject(data []byte) (Object, error) {
 // MemberReader reads the members of a JSON object the caller has checked is
 // valid (json.Valid, or part of a value that is), in order, without
 // allocating: Next gives each key as stored (quotes stripped, escapes
-// kept) and its raw value; a repeated key is given again.
+// kept) and its raw value; a repeated key is given again. Invalid data
+// gives unspecified members, never a panic.
 type MemberReader struct {
 	data []byte
 	i    int
@@ -56,9 +57,15 @@ func (r *MemberReader) Next() (key, value []byte, ok bool) {
 		return nil, nil, false
 	}
 	end := skipString(d, i)
+	if end-1 <= i || d[end-1] != '"' {
+		return nil, nil, false // invalid data: no answer, and no panic
+	}
 	key = d[i+1 : end-1]
 	i = skipSpace(d, end)
-	i = skipSpace(d, i+1) // past ':'
+	if i >= len(d) || d[i] != ':' {
+		return nil, nil, false
+	}
+	i = skipSpace(d, i+1)
 	vend := skipValue(d, i)
 	value = d[i:vend]
 	i = skipSpace(d, vend)
@@ -70,7 +77,8 @@ func (r *MemberReader) Next() (key, value []byte, ok bool) {
 }
 
 // ElementReader reads the elements of a JSON array the caller has checked
-// is valid, in order, without allocating.
+// is valid, in order, without allocating. Invalid data gives unspecified
+// elements, never a panic.
 type ElementReader struct {
 	data []byte
 	i    int
@@ -89,6 +97,9 @@ func (r *ElementReader) Next() (value []byte, ok bool) {
 		return nil, false
 	}
 	end := skipValue(d, i)
+	if end == i {
+		return nil, false // invalid data (no value here): no answer, and no endless loop
+	}
 	value = d[i:end]
 	i = skipSpace(d, end)
 	if i < len(d) && d[i] == ',' {
@@ -102,7 +113,7 @@ func (r *ElementReader) Next() (value []byte, ok bool) {
 // repeated, as encoding/json reads it); ok is false when there is none.
 func (o Object) Member(name string) (value json.RawMessage, ok bool) {
 	for key, raw := range members(o.data) {
-		if keyIs(key, name) {
+		if KeyIs(key, name) {
 			value, ok = raw, true
 		}
 	}
@@ -136,7 +147,7 @@ func (o Object) With(set ...Field) ([]byte, error) {
 	for key, raw := range members(o.data) {
 		i := -1
 		for j := range set {
-			if keyIs(key, set[j].Name) {
+			if KeyIs(key, set[j].Name) {
 				i = j
 			}
 		}

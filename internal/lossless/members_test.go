@@ -1,6 +1,7 @@
 package lossless
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -80,6 +81,52 @@ func FuzzSetMembers(f *testing.F) {
 		v, ok, err := member(got, name)
 		if err != nil || !ok || string(v) != `{"v":1}` {
 			t.Fatalf("Member(%q, %q) = %s %v %v", got, name, v, ok, err)
+		}
+	})
+}
+
+// FuzzReaders: MemberReader and ElementReader never panic and always end,
+// whatever they are given (callers trust a store's columns to be valid);
+// on a valid object the members are encoding/json's.
+func FuzzReaders(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,{"c":"d"}]}`, `[1,"x",{"a":[]}]`, `{"a":}`, `[}`, `{"a`, `{"a"`, `{"a":1,`, `[,1]`, `"`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := 0
+		mr := ReadMembers(data)
+		for _, _, ok := mr.Next(); ok; _, _, ok = mr.Next() {
+			if n++; n > len(data) {
+				t.Fatalf("%q: more members than bytes", data)
+			}
+		}
+		n = 0
+		er := ReadElements(data)
+		for _, ok := er.Next(); ok; _, ok = er.Next() {
+			if n++; n > len(data) {
+				t.Fatalf("%q: more elements than bytes", data)
+			}
+		}
+		var want map[string]json.RawMessage
+		if json.Unmarshal(data, &want) != nil || bytes.TrimLeft(data, " \t\r\n")[0] != '{' {
+			return
+		}
+		got := map[string]json.RawMessage{}
+		mr = ReadMembers(data)
+		for k, v, ok := mr.Next(); ok; k, v, ok = mr.Next() {
+			var name string
+			if err := json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &name); err != nil {
+				t.Fatalf("%q: key %q: %v", data, k, err)
+			}
+			got[name] = v
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: members %v, want %v", data, got, want)
+		}
+		for k, v := range want {
+			if !bytes.Equal(bytes.TrimSpace(got[k]), bytes.TrimSpace(v)) {
+				t.Fatalf("%q: member %q = %s, want %s", data, k, got[k], v)
+			}
 		}
 	})
 }
