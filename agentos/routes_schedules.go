@@ -581,6 +581,12 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	if err := checkOutputSchema(p.OutputSchema); err != nil {
 		return permanent(err)
 	}
+	// A schema the target cannot use (none for a workflow, one without a
+	// strict form for a StrictOutput agent): refused as the run route
+	// refuses it, rather than a run that fails at every firing.
+	if err := checkRunOverrides(t, &runRequest{OutputSchema: p.OutputSchema}); err != nil {
+		return permanent(err)
+	}
 	owner := actingUser{id: sc.UserID, scoped: sc.UserID != ""}
 	octx := ctx
 	if owner.scoped {
