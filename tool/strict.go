@@ -66,6 +66,9 @@ func strictify(s map[string]any, path string, allRequired bool) error {
 			return fmt.Errorf("%s uses %s, which strict mode does not take: %w", where, k, ErrNotStrict)
 		}
 	}
+	if _, ok := s["items"].([]any); ok { // draft 7's prefixItems
+		return fmt.Errorf("%s uses items as a list (a tuple), which strict mode does not take: %w", where, ErrNotStrict)
+	}
 	if _, ok := s["anyOf"]; ok && path == "" {
 		return fmt.Errorf("the schema's root is an anyOf; strict mode wants an object there: %w", ErrNotStrict)
 	}

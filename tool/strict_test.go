@@ -187,3 +187,23 @@ func TestStrictSchema_RefusesCompositionStrictModeDoesNotTake(t *testing.T) {
 		t.Errorf("anyOf below the root: %s %v", sent, err)
 	}
 }
+
+// TestStrictSchema_RefusesDraftSevenTupleItems: a draft 7 tuple (items as a
+// list of schemas) was sent as strict unchanged, the objects in it not
+// made strict (a provider refuses the request: items must be one schema
+// there); prefixItems, its 2020-12 form, is refused already. It is
+// ErrNotStrict naming where.
+func TestStrictSchema_RefusesDraftSevenTupleItems(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ schema, where string }{
+		"items list": {`{"type":"object","properties":{"t":{"type":"array","items":[{"type":"object","properties":{"a":{"type":"string"}}}]}},"required":["t"]}`,
+			"/properties/t uses items as a list"},
+		"in $defs": {`{"type":"object","properties":{},"$defs":{"T":{"type":"array","items":[{"type":"string"}],"additionalItems":false}}}`,
+			"/$defs/T uses items as a list"},
+	} {
+		sent, _, err := tool.StrictSchema(json.RawMessage(c.schema))
+		if !errors.Is(err, tool.ErrNotStrict) || !strings.Contains(err.Error(), c.where) {
+			t.Errorf("%s: sent %s, %v; want ErrNotStrict naming %q", name, sent, err, c.where)
+		}
+	}
+}
