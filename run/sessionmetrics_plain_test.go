@@ -36,12 +36,26 @@ func samePlainAsGeneral(t *testing.T, data []byte) (decoded, encoded bool) {
 	if err != nil {
 		return ok, false
 	}
-	want, werr := lossless.Marshal((*sessionMetrics)(&general), general.Extra)
-	got, gok := appendPlainSessionMetrics(nil, &general)
+	gok := samePlainWrite(t, data, &general)
+	// A sum, as a turn writes it: counts and costs Add computed (0.1+0.2
+	// is no decimal that was read).
+	sum := general.clone()
+	sum.Add(&general)
+	sum.Add(&general)
+	samePlainWrite(t, data, &sum)
+	return ok, gok
+}
+
+// samePlainWrite checks that the plain writer, when it takes m, writes the
+// bytes the general one does; data names the case.
+func samePlainWrite(t *testing.T, data []byte, m *SessionMetrics) bool {
+	t.Helper()
+	want, werr := lossless.Marshal((*sessionMetrics)(m), m.Extra)
+	got, gok := appendPlainSessionMetrics(nil, m)
 	if gok && (werr != nil || !bytes.Equal(got, want)) {
 		t.Fatalf("%s: plain wrote %s, general %s (%v)", data, got, want, werr)
 	}
-	return ok, gok
+	return gok
 }
 
 // TestPlainSessionMetrics_SameAsGeneral: the metrics this package writes
@@ -113,6 +127,9 @@ func FuzzPlainSessionMetrics(f *testing.F) {
 		`{}`, `{"input_tokens":12,"details":{"model":[{"id":"m","provider":"p","input_tokens":12}]}}`,
 		`{"cost":0.5,"details":{"a":[],"b":[{"id":"x","provider":"y","duration":1.25}]}}`,
 		`{"input_tokens":0}`, `{"details":{"model":[{"id":"m","provider":"p","x":1}]}}`,
+		`{"cost":0.1,"details":{"model":[{"id":"m","provider":"p","cost":1e-7}]}}`, `{"details":{"model":[{"id":"m","provider":"p","input_tokens":-0}]}}`,
+		`{"cost":1E2,"output_tokens":9223372036854775807,"duration":-0.0,"time_to_first_token":2.5E-1}`,
+		`{"details":{"model":[{"id":"\u00e9","provider":"p"},{"id":"m","id":"n","provider":null}]},"details":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
