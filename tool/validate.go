@@ -41,7 +41,7 @@ func newValidator(tool string, params json.RawMessage) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parameters are not valid JSON: %w", tool, err)
 	}
-	if where, ok := convertible(doc, ""); !ok {
+	if where, ok := convertible(doc); !ok {
 		return nil, fmt.Errorf("tool %s: parameters schema: the number at %q has more than %d characters or an exponent beyond ±%d", tool, "#"+where, maxNumberLen, maxExponent)
 	}
 	c := sj.NewCompiler()
@@ -85,7 +85,7 @@ func (v *validator) checkFull(args json.RawMessage) (json.RawMessage, error) {
 		}
 		return args, nil
 	}
-	if where, ok := convertible(doc, ""); !ok {
+	if where, ok := convertible(doc); !ok {
 		if where == "" {
 			where = "the top level"
 		}
@@ -112,35 +112,38 @@ const (
 
 // convertible reports whether every number in v is within maxNumberLen and
 // maxExponent; if not, where names the first that is not, as a JSON
-// pointer.
-func convertible(v any, at string) (where string, ok bool) {
+// pointer (built only then: this runs on every fully checked tool call).
+func convertible(v any) (where string, ok bool) {
 	switch t := v.(type) {
 	case json.Number:
 		s := string(t)
 		if len(s) > maxNumberLen {
-			return at, false
+			return "", false
 		}
 		if i := strings.IndexAny(s, "eE"); i >= 0 {
 			exp, err := strconv.Atoi(s[i+1:])
 			if err != nil || exp > maxExponent || exp < -maxExponent {
-				return at, false
+				return "", false
 			}
 		}
 	case map[string]any:
 		for k, c := range t {
-			if where, ok := convertible(c, at+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k)); !ok {
-				return where, false
+			if where, ok := convertible(c); !ok {
+				return "/" + pointerEscaper.Replace(k) + where, false
 			}
 		}
 	case []any:
 		for i, c := range t {
-			if where, ok := convertible(c, at+"/"+strconv.Itoa(i)); !ok {
-				return where, false
+			if where, ok := convertible(c); !ok {
+				return "/" + strconv.Itoa(i) + where, false
 			}
 		}
 	}
 	return "", true
 }
+
+// pointerEscaper escapes a JSON pointer's reference token (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // decodeArgs parses exactly one JSON value; trailing data is an error.
 func decodeArgs(args json.RawMessage) (any, error) {

@@ -366,7 +366,10 @@ var (
 	partMap  = []string{"properties", "patternProperties", "$defs", "definitions"}
 )
 
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+var (
+	pointerEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+)
 
 func pointerJoin(ptr, key string) string {
 	return ptr + "/" + pointerEscaper.Replace(key)
@@ -526,7 +529,7 @@ func (g *graph) lookup(ptr string) (any, bool) {
 		return v, true
 	}
 	for _, seg := range strings.Split(ptr[1:], "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = pointerUnescaper.Replace(seg)
 		switch t := v.(type) {
 		case map[string]any:
 			if v, ok = t[seg]; !ok {
