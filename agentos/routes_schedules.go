@@ -171,6 +171,20 @@ func decodeSchedulePayload(raw json.RawMessage) (schedulePayload, error) {
 	return p, nil
 }
 
+// checkScheduleOverrides refuses a payload whose output_schema is not a
+// JSON Schema, or one target t cannot use (none for a workflow, one without
+// a strict form for a StrictOutput agent), as the run route refuses it,
+// rather than a run that fails at every firing.
+func checkScheduleOverrides(t runTarget, p schedulePayload) error {
+	if err := checkOutputSchema(p.OutputSchema); err != nil {
+		return err
+	}
+	if t == nil {
+		return nil
+	}
+	return checkRunOverrides(t, &runRequest{OutputSchema: p.OutputSchema})
+}
+
 // scheduleTarget resolves a schedule's endpoint to a run target of this
 // server: 422 for another method or route, or an unknown component.
 func (s *Server) scheduleTarget(method, endpoint string) (runTarget, error) {
@@ -251,6 +265,16 @@ func (s *Server) applyScheduleBody(sc *db.Schedule, b *scheduleBody, create bool
 		sc.Payload = b.Payload
 	} else if create {
 		return bad("payload.message is required: the run's input")
+	}
+	if len(b.Payload) > 0 || b.Endpoint != nil || b.Method != nil {
+		// The payload's output_schema against the (new) target: refused
+		// now rather than at every firing (Fire refuses it too).
+		if p, err := decodeSchedulePayload(sc.Payload); err == nil {
+			t, _ := s.scheduleTarget(sc.Method, sc.Endpoint)
+			if err := checkScheduleOverrides(t, p); err != nil {
+				return err
+			}
+		}
 	}
 	if b.TimeoutSeconds != nil {
 		if *b.TimeoutSeconds < 1 || *b.TimeoutSeconds > 86400 {
@@ -578,13 +602,7 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	if err != nil {
 		return permanent(err)
 	}
-	if err := checkOutputSchema(p.OutputSchema); err != nil {
-		return permanent(err)
-	}
-	// A schema the target cannot use (none for a workflow, one without a
-	// strict form for a StrictOutput agent): refused as the run route
-	// refuses it, rather than a run that fails at every firing.
-	if err := checkRunOverrides(t, &runRequest{OutputSchema: p.OutputSchema}); err != nil {
+	if err := checkScheduleOverrides(t, p); err != nil {
 		return permanent(err)
 	}
 	owner := actingUser{id: sc.UserID, scoped: sc.UserID != ""}
