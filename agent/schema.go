@@ -85,8 +85,8 @@ type boundedSchema struct {
 	bound    *schemabound.Bound
 }
 
-// resolveSchema parses, resolves and bounds raw; what names the schema in
-// errors.
+// resolveSchema parses, resolves and bounds raw, refusing a keyword written
+// in another case (checkKeywordCase); what names the schema in errors.
 func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -100,12 +100,16 @@ func resolveSchema(raw json.RawMessage, what string) (boundedSchema, error) {
 	if err != nil {
 		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
 	}
+	if err := checkKeywordCase(&s, ""); err != nil {
+		return boundedSchema{}, fmt.Errorf("%w: %s: %w", ErrInvalidSchema, what, err)
+	}
 	return boundedSchema{resolved: rs, bound: b}, nil
 }
 
 // CheckSchema returns the error (wrapping ErrInvalidSchema) an agent would
-// refuse raw with as an output or input schema: not a JSON Schema, or one
-// whose validation would not end; what names it in the error. For callers
+// refuse raw with as an output or input schema: not a JSON Schema, one
+// whose validation would not end, or one with a keyword in another case
+// (checkKeywordCase); what names it in the error. For callers
 // that check a schema before a run (AgentOS's run form, the YAML config).
 func CheckSchema(raw json.RawMessage, what string) error {
 	_, err := resolveSchema(raw, what)
