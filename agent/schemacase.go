@@ -30,9 +30,34 @@ var schemaKeywords = func() []string {
 var annotations = map[string]bool{"$comment": true, "title": true, "description": true, "default": true, "deprecated": true,
 	"readOnly": true, "writeOnly": true, "examples": true}
 
-// subschemaNames name, in error paths, the fields holding subschemas that
-// have no JSON name of their own.
-var subschemaNames = map[string]string{"Items": "items", "ItemsArray": "items", "DependencySchemas": "dependencies"}
+// subschemaFields are the fields of jsonschema.Schema holding subschemas
+// (a *Schema, a []*Schema or a map[string]*Schema), with their names in
+// error paths.
+var subschemaFields = func() []subschemaField {
+	// The fields with no JSON name of their own.
+	names := map[string]string{"Items": "items", "ItemsArray": "items", "DependencySchemas": "dependencies"}
+	one := reflect.TypeFor[*jsonschema.Schema]()
+	var out []subschemaField
+	t := reflect.TypeFor[jsonschema.Schema]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		ft := f.Type
+		if ft != one && !((ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map) && ft.Elem() == one) {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if n, ok := names[f.Name]; ok {
+			name = n
+		}
+		out = append(out, subschemaField{index: i, name: name})
+	}
+	return out
+}()
+
+type subschemaField struct {
+	index int
+	name  string
+}
 
 // checkKeywordCase refuses a schema with a member whose name is a keyword
 // written in another case ("Type", "AllOf"). JSON Schema's keywords are
@@ -55,26 +80,21 @@ func checkKeywordCase(s *jsonschema.Schema, path string) error {
 		}
 	}
 	v := reflect.ValueOf(s).Elem()
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if n, ok := subschemaNames[f.Name]; ok {
-			name = n
-		}
-		switch x := v.Field(i).Interface().(type) {
+	for _, f := range subschemaFields {
+		switch x := v.Field(f.index).Interface().(type) {
 		case *jsonschema.Schema:
-			if err := checkKeywordCase(x, path+"/"+name); err != nil {
+			if err := checkKeywordCase(x, path+"/"+f.name); err != nil {
 				return err
 			}
 		case []*jsonschema.Schema:
 			for j, sub := range x {
-				if err := checkKeywordCase(sub, fmt.Sprintf("%s/%s/%d", path, name, j)); err != nil {
+				if err := checkKeywordCase(sub, fmt.Sprintf("%s/%s/%d", path, f.name, j)); err != nil {
 					return err
 				}
 			}
 		case map[string]*jsonschema.Schema:
 			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if err := checkKeywordCase(x[k], path+"/"+name+"/"+escapePointer.Replace(k)); err != nil {
+				if err := checkKeywordCase(x[k], path+"/"+f.name+"/"+escapePointer.Replace(k)); err != nil {
 					return err
 				}
 			}
