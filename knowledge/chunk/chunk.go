@@ -208,7 +208,11 @@ func (m Markdown) Chunk(text string) []string {
 			for len(path) < lvl {
 				path = append(path, "")
 			}
-			path = append(path[:lvl-1], strings.TrimSpace(t[lvl:]))
+			// kept cut to one rune over what clipRunes leaves of the
+			// prefix: the prefix is the same, and a long heading is not
+			// joined and counted again for each section under it (a
+			// 200,000-character one over 20,000 sections copied 4 GB)
+			path = append(path[:lvl-1], firstRunes(strings.TrimSpace(t[lvl:]), (size-1)/2+1))
 		}
 		body.WriteString(line)
 	}
@@ -231,6 +235,16 @@ func clipRunes(s string, n int) string {
 		i += w
 	}
 	return strings.TrimSpace(s[:i]) + "…"
+}
+
+// firstRunes returns s's first n runes (all of s when it has fewer).
+func firstRunes(s string, n int) string {
+	i := 0
+	for ; n > 0 && i < len(s); n-- {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+	}
+	return s[:i]
 }
 
 // fenceMarker returns the run of three or more backticks or tildes line
