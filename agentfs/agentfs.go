@@ -28,9 +28,8 @@ var (
 	// ErrNoSession: a call without a session id; every file belongs to one.
 	ErrNoSession = errors.New("agentfs: a session id is required")
 	// ErrInvalidPath: a path that is empty, absolute, not clean (.., //),
-	// not UTF-8, holds a NUL byte or is longer than db.MaxFilePath; a
-	// written path that ends in a space; a List prefix that is not UTF-8
-	// or holds a NUL.
+	// not UTF-8, holds a NUL byte, ends in a space or is longer than
+	// db.MaxFilePath; a List prefix that is not UTF-8 or holds a NUL.
 	ErrInvalidPath = errors.New("agentfs: invalid path")
 	// ErrFileTooLarge: content over Config.MaxFileBytes.
 	ErrFileTooLarge = errors.New("agentfs: file too large")
@@ -137,6 +136,10 @@ func CheckPath(p string) error {
 		return fmt.Errorf("%w: %q is not UTF-8 text", ErrInvalidPath, p)
 	case strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../"):
 		return fmt.Errorf("%w: %q must be relative and clean (no \"..\", \"//\" or trailing \"/\")", ErrInvalidPath, p)
+	case strings.HasSuffix(p, " "):
+		// MySQL's collations pad with spaces: "a " is "a" there, so a
+		// write of "a " overwrote "a" and a delete of it deleted "a"
+		return fmt.Errorf("%w: %q must not end in a space", ErrInvalidPath, p)
 	}
 	return nil
 }
@@ -153,11 +156,6 @@ func (fs *FS) Write(ctx context.Context, s Scope, p string, content []byte, opts
 	}
 	if err := CheckPath(p); err != nil {
 		return Info{}, err
-	}
-	if strings.HasSuffix(p, " ") {
-		// MySQL's collations pad with spaces: "a " would overwrite "a".
-		// Reads still take such a path (another writer may have made one).
-		return Info{}, fmt.Errorf("%w: %q must not end in a space", ErrInvalidPath, p)
 	}
 	if n := int64(len(content)); n > fs.cfg.MaxFileBytes {
 		return Info{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFileTooLarge, n, fs.cfg.MaxFileBytes)
@@ -259,7 +257,8 @@ func (fs *FS) List(ctx context.Context, s Scope, prefix string) ([]Info, error) 
 	}
 	out := make([]Info, 0, len(files))
 	for i := range files {
-		if !fs.expired(files[i].UpdatedAt) {
+		// MySQL compares with padding: "a" matched the prefix "a "
+		if !fs.expired(files[i].UpdatedAt) && strings.HasPrefix(files[i].Path, prefix) {
 			out = append(out, info(&files[i]))
 		}
 	}

@@ -212,7 +212,7 @@ func FuzzCheckPath(f *testing.F) {
 		if agentfs.CheckPath(p) != nil {
 			return
 		}
-		if strings.HasPrefix(p, "/") || strings.Contains("/"+p+"/", "/../") || strings.Contains(p, "//") || strings.ContainsRune(p, 0) {
+		if strings.HasPrefix(p, "/") || strings.Contains("/"+p+"/", "/../") || strings.Contains(p, "//") || strings.ContainsRune(p, 0) || strings.HasSuffix(p, " ") {
 			t.Fatalf("accepted unsafe path %q", p)
 		}
 	})
