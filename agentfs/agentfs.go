@@ -27,6 +27,10 @@ var (
 	ErrNotFound = fmt.Errorf("agentfs: file not found: %w", db.ErrNotFound)
 	// ErrNoSession: a call without a session id; every file belongs to one.
 	ErrNoSession = errors.New("agentfs: a session id is required")
+	// ErrInvalidScope: a user id holding a NUL byte (the namespace hashes
+	// the user and session ids joined by one: such an id would name
+	// another user's namespace).
+	ErrInvalidScope = errors.New("agentfs: invalid scope")
 	// ErrInvalidPath: a path that is empty, absolute, not clean (.., //),
 	// not UTF-8, holds a NUL byte, ends in a space or is longer than
 	// db.MaxFilePath; a List prefix that is not UTF-8 or holds a NUL.
@@ -117,11 +121,16 @@ func New(cfg Config) (*FS, error) {
 func (fs *FS) Config() Config { return fs.cfg }
 
 // namespace derives the scope's namespace: the prefix and a hash of the user
-// and session (ids may be long or hold any character; the hash is fixed
-// size and unambiguous).
+// and session (ids may be long or hold any character but a NUL in the user
+// id; the hash is fixed size and, the first NUL ending the user id,
+// unambiguous).
 func (fs *FS) namespace(s Scope) (string, error) {
 	if s.SessionID == "" {
 		return "", ErrNoSession
+	}
+	if strings.ContainsRune(s.UserID, 0) {
+		// user "u\x00s" in session "x" would be user "u" in session "s\x00x"
+		return "", fmt.Errorf("%w: the user id holds a NUL byte", ErrInvalidScope)
 	}
 	h := sha256.Sum256([]byte(s.UserID + "\x00" + s.SessionID))
 	return fs.cfg.Namespace + "/" + hex.EncodeToString(h[:16]), nil

@@ -259,3 +259,24 @@ func TestFS_DefaultQuotasAre8MBPerFileAnd200MBPerNamespace(t *testing.T) {
 	_, err = fs.Write(ctx, alice, "one-more", []byte("x"), agentfs.WriteOptions{})
 	wantErr(t, err, agentfs.ErrQuotaExceeded)
 }
+
+// Two scopes never share a namespace: the user and session ids were
+// hashed joined by a NUL, so user "u\x00s" in session "x" read and wrote
+// the files of user "u" in session "s\x00x". A user id holding a NUL is
+// refused (the server's ids never hold one).
+func TestFS_UserIDWithANULReachesNoOtherScope(t *testing.T) {
+	t.Parallel()
+	fs := newFS(t, testdbs.Memory(t), agentfs.Config{})
+	owner := agentfs.Scope{UserID: "u", SessionID: "s\x00x"}
+	must[agentfs.Info](t)(fs.Write(ctx, owner, "secret", []byte("u's"), agentfs.WriteOptions{}))
+	forger := agentfs.Scope{UserID: "u\x00s", SessionID: "x"}
+	_, _, err := fs.Read(ctx, forger, "secret")
+	wantErr(t, err, agentfs.ErrInvalidScope)
+	_, err = fs.Write(ctx, forger, "secret", []byte("forged"), agentfs.WriteOptions{})
+	wantErr(t, err, agentfs.ErrInvalidScope)
+	_, err = fs.NamespaceOf(forger)
+	wantErr(t, err, agentfs.ErrInvalidScope)
+	if b, _, err := fs.Read(ctx, owner, "secret"); err != nil || string(b) != "u's" {
+		t.Fatalf("owner reads %q, %v", b, err)
+	}
+}
