@@ -37,10 +37,11 @@ func (f Fixed) Chunk(text string) []string {
 	}
 	overlap := min(max(f.Overlap, 0), size-1)
 	r := []rune(text)
+	flags := flagHalves(r)
 	var out []string
 	for start := 0; start < len(r); {
 		end := min(start+size, len(r))
-		if b := boundaryBefore(r, end, start); b > start {
+		if b := boundaryBefore(r, flags, end, start); b > start {
 			end = b
 		} // else one sequence longer than size: cut inside it
 		if s := strings.TrimSpace(string(r[start:end])); s != "" {
@@ -49,7 +50,7 @@ func (f Fixed) Chunk(text string) []string {
 		if end == len(r) {
 			break
 		}
-		next := boundaryBefore(r, end-overlap, start)
+		next := boundaryBefore(r, flags, end-overlap, start)
 		if next <= start {
 			next = end
 		}
@@ -63,17 +64,40 @@ const zwj = '\u200d'
 
 // boundaryBefore returns the last index in (floor, i] where a cut does not
 // split a character from what extends it (a combining mark, a variation
-// selector, an emoji modifier or tag, either side of a ZWJ), or floor if
-// there is none. It approximates Unicode's grapheme clusters in the cases
-// text meets most; a cut inside one makes a chunk start with a lone accent
-// or skin tone.
-func boundaryBefore(r []rune, i, floor int) int {
+// selector, an emoji modifier or tag, either side of a ZWJ) nor a flag in
+// two (flags from flagHalves), or floor if there is none. It approximates
+// Unicode's grapheme clusters in the cases text meets most; a cut inside
+// one makes a chunk start with a lone accent, skin tone or flag letter.
+func boundaryBefore(r []rune, flags []bool, i, floor int) int {
 	for ; i > floor; i-- {
-		if i >= len(r) || !extends(r[i]) && r[i-1] != zwj {
+		if i >= len(r) || !extends(r[i]) && r[i-1] != zwj && (flags == nil || !flags[i]) {
 			return i
 		}
 	}
 	return floor
+}
+
+// flagHalves marks the second regional indicator of each pair (a flag,
+// 🇫🇷), counted from the start of each run of them; nil when r has no
+// pair. Computed once: counting back through a run at every cut would be
+// quadratic in a long run of flags.
+func flagHalves(r []rune) []bool {
+	var second []bool
+	run := 0
+	for i, c := range r {
+		if c < 0x1F1E6 || c > 0x1F1FF {
+			run = 0
+			continue
+		}
+		if run%2 == 1 {
+			if second == nil {
+				second = make([]bool, len(r))
+			}
+			second[i] = true
+		}
+		run++
+	}
+	return second
 }
 
 func extends(c rune) bool {

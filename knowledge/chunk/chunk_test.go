@@ -113,7 +113,8 @@ func FuzzChunkers(f *testing.F) {
 
 // A chunk boundary never falls inside a character as the reader sees it:
 // a combining accent, an emoji's skin tone or a ZWJ sequence stays with
-// its base (before, a chunk could start with a lone U+0301 or 🏽).
+// its base, nor between the two halves of a flag (before, a chunk could
+// start with a lone U+0301 or 🏽, or a flag's second letter).
 func TestFixed_DoesNotSplitCombiningSequences(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -125,6 +126,11 @@ func TestFixed_DoesNotSplitCombiningSequences(t *testing.T) {
 		{"io👍🏽x", 3, 0, []string{"io", "👍🏽x"}},
 		{"a👩\u200d💻bc", 3, 0, []string{"a", "👩\u200d💻", "bc"}},
 		{"ae\u0301bcdefg", 4, 2, []string{"ae\u0301b", "e\u0301bc", "bcde", "defg"}},
+		// a flag is a pair of regional indicators: 🇫🇷 cut in two read
+		// as the letters F and R
+		{"ab🇫🇷🇩🇪", 3, 0, []string{"ab", "🇫🇷", "🇩🇪"}},
+		{"a🇫🇷🇩🇪b", 4, 0, []string{"a🇫🇷", "🇩🇪b"}},
+		{"🇫🇷🇩🇪🇮🇹", 5, 2, []string{"🇫🇷🇩🇪", "🇩🇪🇮🇹"}},
 	}
 	for _, c := range cases {
 		got := Fixed{Size: c.size, Overlap: c.overlap}.Chunk(c.text)
