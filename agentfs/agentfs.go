@@ -49,7 +49,7 @@ var (
 type Config struct {
 	DB *db.DB
 	// Namespace prefixes every namespace this FS uses (default "agentfs");
-	// at most 64 bytes, no "/".
+	// at most 64 bytes of UTF-8, no "/" or NUL (Postgres stores no NUL).
 	Namespace string
 	// MaxFileBytes caps one file (default 8 MB).
 	MaxFileBytes int64
@@ -99,8 +99,8 @@ func New(cfg Config) (*FS, error) {
 	if cfg.Namespace == "" {
 		cfg.Namespace = DefaultNamespace
 	}
-	if len(cfg.Namespace) > 64 || strings.Contains(cfg.Namespace, "/") || !utf8.ValidString(cfg.Namespace) {
-		return nil, fmt.Errorf("agentfs: Config.Namespace %q must be at most 64 bytes of UTF-8 without \"/\"", cfg.Namespace)
+	if len(cfg.Namespace) > 64 || strings.ContainsAny(cfg.Namespace, "/\x00") || !utf8.ValidString(cfg.Namespace) {
+		return nil, fmt.Errorf("agentfs: Config.Namespace %q must be at most 64 bytes of UTF-8 without \"/\" or NUL", cfg.Namespace)
 	}
 	if cfg.MaxFileBytes < 0 || cfg.MaxNamespaceBytes < 0 || cfg.TTL < 0 {
 		return nil, errors.New("agentfs: MaxFileBytes, MaxNamespaceBytes and TTL must not be negative")

@@ -197,7 +197,10 @@ func TestFS_BadPathsAndConfig(t *testing.T) {
 			t.Errorf("Write(%q) = %v, want ErrInvalidPath", p, err)
 		}
 	}
-	for _, cfg := range []agentfs.Config{{}, {DB: testdbs.SQLite(t), Namespace: "a/b"}, {DB: testdbs.SQLite(t), MaxFileBytes: -1}} {
+	// a NUL in the namespace: Postgres refuses it in text, so every
+	// write there failed with the database's error
+	for _, cfg := range []agentfs.Config{{}, {DB: testdbs.SQLite(t), Namespace: "a/b"}, {DB: testdbs.SQLite(t), MaxFileBytes: -1},
+		{DB: testdbs.SQLite(t), Namespace: "a\x00b"}} {
 		if _, err := agentfs.New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
 		}
