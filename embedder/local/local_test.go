@@ -72,3 +72,30 @@ func TestEmbed_RefusesDimensionsOverTheMost(t *testing.T) {
 		t.Fatalf("MaxDimensions: %v", err)
 	}
 }
+
+// FuzzEmbed: any text, also invalid UTF-8 or odd Unicode, gives a finite
+// unit vector of the configured length, the same every time.
+func FuzzEmbed(f *testing.F) {
+	f.Add("the quick brown fox", 384)
+	f.Add("", 1)
+	f.Add("\xff\xfe İstanbul ΣΑΣ e\u0301 👩\u200d💻 🇫🇷", 7)
+	f.Fuzz(func(t *testing.T, text string, dims int) {
+		dims = dims%512 + 1
+		if dims < 1 {
+			dims += 512
+		}
+		e := New(Config{Dimensions: dims})
+		a, err := e.Embed(context.Background(), []string{text, text})
+		if err != nil || len(a) != 2 || len(a[0]) != dims {
+			t.Fatalf("Embed: %d vectors, %v", len(a), err)
+		}
+		for i := range a[0] {
+			if x := float64(a[0][i]); math.IsNaN(x) || math.IsInf(x, 0) || a[0][i] != a[1][i] {
+				t.Fatalf("dimension %d: %v and %v", i, a[0][i], a[1][i])
+			}
+		}
+		if n := cos(a[0], a[0]); math.Abs(n-1) > 1e-4 {
+			t.Fatalf("norm² %v", n)
+		}
+	})
+}
