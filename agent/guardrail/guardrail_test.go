@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -328,4 +329,38 @@ func FuzzModerationDecide(f *testing.F) {
 			t.Fatal("both a rejection and an error")
 		}
 	})
+}
+
+// ModerationConfig.Timeout was applied only to the client NewModeration
+// makes: with a Client of one's own (one without a timeout, or a longer
+// one) a hanging moderation service held the run for as long as the
+// client allowed, the configured bound silently ignored.
+func TestModeration_TimeoutAppliesToAGivenClient(t *testing.T) {
+	t.Parallel()
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-block:
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	g, err := NewModeration(ModerationConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: 100 * time.Millisecond, Client: &http.Client{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		in := run.TextInput("x")
+		done <- g.PreRun(context.Background(), &in)
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrModeration) {
+			t.Fatalf("err = %v, want ErrModeration", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the 100ms timeout was not applied to the given client")
+	}
 }

@@ -53,9 +53,11 @@ type ModerationConfig struct {
 	// Categories, when set, are the only flagged categories that reject
 	// (Agno's raise_for_categories); by default any flag rejects.
 	Categories []string
-	// Timeout bounds one request; default DefaultModerationTimeout.
+	// Timeout bounds one request, also one sent through Client; default
+	// DefaultModerationTimeout.
 	Timeout time.Duration
-	// Client defaults to a client with no cookie jar and Timeout.
+	// Client defaults to a client with no cookie jar. Its own Timeout, if
+	// any, applies as well (the shorter wins).
 	Client *http.Client
 }
 
@@ -105,7 +107,7 @@ func NewModeration(cfg ModerationConfig) (*Moderation, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client = &http.Client{Timeout: cfg.Timeout}
+		client = &http.Client{}
 	}
 	return &Moderation{cfg: cfg, url: strings.TrimSuffix(cfg.BaseURL, "/") + "/moderations", client: client}, nil
 }
@@ -170,6 +172,10 @@ func (g *Moderation) check(ctx context.Context, input any) (map[string]any, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrModeration, err)
 	}
+	// The bound is the request's context, not the client's Timeout, so that
+	// it holds for a client given in the config too.
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrModeration, err)
