@@ -364,3 +364,49 @@ func TestModeration_TimeoutAppliesToAGivenClient(t *testing.T) {
 		t.Fatal("the 100ms timeout was not applied to the given client")
 	}
 }
+
+// Structured content was checked string by string, and only through
+// map[string]any and []any: a card or phone number given as a JSON number
+// (as an input schema decodes it: float64) or a Go value of another type
+// ([]string, a struct) reached the model unchecked, while the model reads
+// it as the same digits. Agno checks the input's JSON text, numbers
+// included.
+func TestPII_ChecksNumbersAndGoValues(t *testing.T) {
+	t.Parallel()
+	type contact struct {
+		Email string `json:"email"`
+	}
+	g := mustPII(t, PIIConfig{})
+	for _, tc := range []struct {
+		name  string
+		value any
+		want  []string
+	}{
+		{"card as a number", map[string]any{"card": 4111111111111111.0}, []string{PIICreditCard}},
+		{"phone as a json.Number", []any{json.Number("5551234567")}, []string{PIIPhone}},
+		{"phone as an int", map[string]any{"phone": 5551234567}, []string{PIIPhone}},
+		{"a []string", []string{"ssn 123-45-6789"}, []string{PIISSN}},
+		{"a struct", contact{Email: "ada@example.org"}, []string{PIIEmail}},
+		{"a map of strings", map[string]string{"to": "ada@example.org"}, []string{PIIEmail}},
+	} {
+		in := run.Input{InputContent: tc.value}
+		err := g.PreRun(t.Context(), &in)
+		var ice *agent.InputCheckError
+		if !errors.As(err, &ice) || !slices.Equal(ice.AdditionalData["detected_pii"].([]string), tc.want) {
+			t.Errorf("%s: err = %v, want %v detected", tc.name, err, tc.want)
+		}
+	}
+
+	masked := run.Input{InputContent: map[string]any{"card": 4111111111111111.0, "n": 3.0, "s": contact{Email: "ada@example.org"}}}
+	if err := mustPII(t, PIIConfig{Mask: true}).PreRun(t.Context(), &masked); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := masked.Text(), `{"card":"****************","n":3,"s":{"email":"***************"}}`; got != want {
+		t.Errorf("masked = %s, want %s", got, want)
+	}
+
+	out := &run.Output{Content: map[string]any{"phone": 5551234567.0}}
+	if err := g.PostRun(t.Context(), out); !errors.Is(err, agent.ErrOutputCheck) {
+		t.Errorf("post-hook on a number: err = %v", err)
+	}
+}

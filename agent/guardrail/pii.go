@@ -1,7 +1,9 @@
 package guardrail
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -61,7 +63,9 @@ type PIIConfig struct {
 
 // PII detects personally identifiable information (Agno's
 // PIIDetectionGuardrail): as a pre-hook in the input, as a post-hook in the
-// answer. Structured content is checked (and masked) string by string.
+// answer. Structured content is checked (and masked) string by string,
+// numbers included as their digits (a masked number becomes a string of
+// asterisks).
 type PII struct {
 	mask     bool
 	names    []string
@@ -183,9 +187,14 @@ func (g *PII) detectValue(v any) []string {
 func (g *PII) redactValue(v any) any { return walkStrings(v, g.Redact) }
 
 // walkStrings returns v with f applied to every string in it (map keys
-// included); other values are kept.
+// included). A number is checked as the digits the model reads (its JSON
+// text) and, when f changes them, replaced by f's string; booleans and nulls
+// are kept. A Go value of another type ([]string, a struct) is taken as its
+// JSON form, so that nothing the model would read goes unchecked.
 func walkStrings(v any, f func(string) string) any {
 	switch v := v.(type) {
+	case nil, bool:
+		return v
 	case string:
 		return f(v)
 	case map[string]any:
@@ -200,6 +209,33 @@ func walkStrings(v any, f func(string) string) any {
 			out[i] = walkStrings(x, f)
 		}
 		return out
+	case json.Number:
+		return walkNumber(v, string(v), f)
+	case float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		b, err := json.Marshal(v)
+		if err != nil { // NaN or an infinity: no digits to read
+			return v
+		}
+		return walkNumber(v, string(b), f)
+	}
+	b, err := json.Marshal(v)
+	if err != nil { // the model cannot be sent it either
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var plain any
+	if err := dec.Decode(&plain); err != nil {
+		return v
+	}
+	return walkStrings(plain, f)
+}
+
+// walkNumber applies f to a number's text: the number stays when f keeps
+// the text, else f's string replaces it.
+func walkNumber(v any, text string, f func(string) string) any {
+	if r := f(text); r != text {
+		return r
 	}
 	return v
 }
