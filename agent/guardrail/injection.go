@@ -21,7 +21,8 @@ var DefaultInjectionPatterns = []string{
 // PromptInjection rejects input containing a known jailbreak phrase (Agno's
 // PromptInjectionGuardrail; trigger prompt_injection). It is a heuristic: a
 // case-insensitive substring match, with runs of white space treated as one
-// space so "ignore   previous\ninstructions" is caught too.
+// space so "ignore   previous\ninstructions" is caught too, also in a string
+// of structured input.
 type PromptInjection struct {
 	patterns []string
 }
@@ -55,12 +56,31 @@ func (g *PromptInjection) Match(s string) string {
 	return ""
 }
 
-// PreRun rejects the input when a pattern matches.
+// PreRun rejects the input when a pattern matches. Structured input is
+// matched string by string (map keys included), where its line breaks and
+// tabs are white space rather than the escapes of its JSON text, and as
+// that text.
 func (g *PromptInjection) PreRun(_ context.Context, in *run.Input) error {
-	if g.Match(in.Text()) == "" {
+	if !g.matchValue(in.InputContent) {
 		return nil
 	}
 	return &agent.InputCheckError{Message: "Potential jailbreaking or prompt injection detected.", Trigger: agent.TriggerPromptInjection}
+}
+
+// matchValue reports whether a pattern matches in v, a string or structured
+// content.
+func (g *PromptInjection) matchValue(v any) bool {
+	if s, ok := v.(string); ok {
+		return g.Match(s) != ""
+	}
+	found := g.Match(run.ContentText(v)) != ""
+	if !found {
+		walkStrings(v, func(s string) string {
+			found = found || g.Match(s) != ""
+			return s
+		})
+	}
+	return found
 }
 
 func normalizeSpace(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
