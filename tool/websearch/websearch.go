@@ -156,8 +156,12 @@ func defaultClient(c *http.Client) *http.Client {
 	return sharedClient()
 }
 
+// sharedClient has no Timeout of its own: the tool's Timeout (Config.Timeout,
+// carried by the call's context) is the bound, and one here would cut a
+// longer one short. do bounds a request without a deadline by
+// DefaultTimeout instead (a Backend called outside the tool).
 var sharedClient = sync.OnceValue(func() *http.Client {
-	return netguard.MustNew(netguard.Config{}).Client(DefaultTimeout)
+	return netguard.MustNew(netguard.Config{}).Client(0)
 })
 
 // keyed returns c for requests that carry an API key: a redirect to another
@@ -185,6 +189,11 @@ func keyed(c *http.Client) *http.Client {
 // do sends req and returns the body of a 2xx answer, capped.
 func do(client *http.Client, req *http.Request, backend string) ([]byte, error) {
 	req.Header.Set("User-Agent", userAgent)
+	if _, ok := req.Context().Deadline(); !ok && client.Transport == sharedClient().Transport {
+		ctx, cancel := context.WithTimeout(req.Context(), DefaultTimeout)
+		defer cancel()
+		req = req.WithContext(ctx)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBackend, backend, err)

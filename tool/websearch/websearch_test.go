@@ -305,3 +305,17 @@ func TestWebSearch_FixedMaxResultsOverridesTheModel(t *testing.T) {
 		}
 	}
 }
+
+// Config.Timeout bounds a search, but a backend without a client of its own
+// (DuckDuckGo{}, the default) used a shared client with a 15 s Timeout of
+// its own: a Timeout of 30 s for a slow backend was cut at 15 s. The tool's
+// Timeout (the call's context) is the bound; the shared client adds none.
+func TestDefaultClient_LeavesTheBoundToConfigTimeout(t *testing.T) {
+	t.Parallel()
+	if c := defaultClient(nil); c.Timeout != 0 {
+		t.Errorf("the shared client times out after %s whatever Config.Timeout says", c.Timeout)
+	}
+	if c := keyed(defaultClient(nil)); c.Timeout != 0 {
+		t.Errorf("the keyed shared client times out after %s whatever Config.Timeout says", c.Timeout)
+	}
+}
