@@ -85,7 +85,8 @@ func New(cfg Config) (tool.Toolkit, error) {
 	}
 	r := &requester{cfg: cfg, guard: g}
 	for _, h := range cfg.AllowedHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
+		// A URL's host is compared without its trailing dot; so is an entry.
+		h = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), "."))
 		if h == "" || strings.ContainsAny(h, "/:@ ") || strings.Contains(strings.TrimPrefix(h, "*."), "*") {
 			return tool.Toolkit{}, fmt.Errorf("httpreq: allowed_hosts entry %q: write a host name such as api.example.com or *.example.com", h)
 		}

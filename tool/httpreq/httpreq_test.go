@@ -183,3 +183,21 @@ func TestNew_RefusesHeadersThatCannotBeSent(t *testing.T) {
 		t.Errorf("ordinary headers refused: %v", err)
 	}
 }
+
+// An allowed_hosts entry written as a fully qualified name, with its
+// trailing dot ("api.example.com."), was accepted but matched nothing: the
+// URL's host is compared without its trailing dot, the entry was not.
+func TestNew_AllowedHostWithTrailingDot(t *testing.T) {
+	t.Parallel()
+	_, port := api(t)
+	loopback := netguard.Config{AllowNetworks: []string{"127.0.0.0/8", "::1/128"}}
+	for _, entry := range []string{"localhost.", "LocalHost."} {
+		set := newSet(t, Config{AllowedHosts: []string{entry}, Network: loopback})
+		if res := send(set, `{"method":"POST","url":"http://localhost:`+port+`/echo"}`); res.Err != nil {
+			t.Errorf("entry %q: %v", entry, res.Err)
+		}
+	}
+	if _, err := New(Config{AllowedHosts: []string{"*."}}); err == nil {
+		t.Error(`the entry "*." (no domain) was accepted`)
+	}
+}
