@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -192,7 +193,11 @@ func (r *requester) do(ctx context.Context, in requestIn) (Response, error) {
 		return Response{}, fmt.Errorf("%s %s: %w", method, u.Redacted(), err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxResponseBytes+1))
+	limit := r.cfg.MaxResponseBytes // one byte more tells a truncated body
+	if limit < math.MaxInt64 {
+		limit++
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return Response{}, fmt.Errorf("reading the response: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -199,5 +200,21 @@ func TestNew_AllowedHostWithTrailingDot(t *testing.T) {
 	}
 	if _, err := New(Config{AllowedHosts: []string{"*."}}); err == nil {
 		t.Error(`the entry "*." (no domain) was accepted`)
+	}
+}
+
+// MaxResponseBytes at its largest (math.MaxInt64, "no cap") overflowed the
+// read limit (cap+1) to a negative number: every response came back with
+// an empty body, silently.
+func TestHTTPRequest_LargestResponseCap(t *testing.T) {
+	t.Parallel()
+	srv, _ := api(t)
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, MaxResponseBytes: math.MaxInt64})
+	res := send(set, `{"method":"POST","url":"`+srv.URL+`/echo","body":"hi"}`)
+	var out struct {
+		Body map[string]string `json:"body"`
+	}
+	if res.Err != nil || json.Unmarshal([]byte(res.Content), &out) != nil || out.Body["body"] != "hi" {
+		t.Fatalf("response %s, err %v: want the echoed body", res.Content, res.Err)
 	}
 }
