@@ -183,6 +183,9 @@ func (r *requester) do(ctx context.Context, in requestIn) (Response, error) {
 		if strings.ContainsAny(k+v, "\r\n\x00") {
 			return Response{}, fmt.Errorf("header %s contains a line break or NUL", ck)
 		}
+		if len(req.Header.Values(ck)) > 0 {
+			return Response{}, fmt.Errorf("header %s is given twice (names are case-insensitive); give it once", ck)
+		}
 		req.Header.Set(ck, v)
 	}
 	for k, v := range r.cfg.Headers {

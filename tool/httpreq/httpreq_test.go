@@ -218,3 +218,16 @@ func TestHTTPRequest_LargestResponseCap(t *testing.T) {
 		t.Fatalf("response %s, err %v: want the echoed body", res.Content, res.Err)
 	}
 }
+
+// The model's headers are a JSON object: one header under two spellings
+// ("x-trace" and "X-Trace") went out with whichever value map order set
+// last. It is refused, as the configuration's duplicates are.
+func TestHTTPRequest_RefusesAHeaderUnderTwoSpellings(t *testing.T) {
+	t.Parallel()
+	srv, _ := api(t)
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback})
+	res := send(set, `{"method":"GET","url":"`+srv.URL+`/echo","headers":{"x-trace":"a","X-Trace":"b"}}`)
+	if res.Err == nil || !strings.Contains(res.Content, "twice") {
+		t.Fatalf("content %s, err %v: want the duplicate refused", res.Content, res.Err)
+	}
+}
