@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ const (
 	MaxMaxResults     = 20
 	maxQueryBytes     = 1000
 	maxResponseBytes  = 4 << 20
+	maxURLBytes       = 2048
 	DefaultTimeout    = 15 * time.Second
 )
 
@@ -133,6 +135,9 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 	if err != nil {
 		return nil, err
 	}
+	// A cut URL leads nowhere: a result whose URL is over the cap is
+	// dropped rather than shortened.
+	res = slices.DeleteFunc(res, func(r Result) bool { return len(r.URL) > maxURLBytes })
 	if len(res) > n {
 		res = res[:n]
 	}

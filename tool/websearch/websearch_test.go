@@ -319,3 +319,24 @@ func TestDefaultClient_LeavesTheBoundToConfigTimeout(t *testing.T) {
 		t.Errorf("the keyed shared client times out after %s whatever Config.Timeout says", c.Timeout)
 	}
 }
+
+// Titles and snippets are capped, but a result's URL went to the model
+// whole: one answer (under the 4 MB cap) with a multi-megabyte href filled
+// the model's context. A result whose URL is over maxURLBytes is dropped
+// (a cut URL leads nowhere).
+func TestWebSearch_DropsAResultWithAHugeURL(t *testing.T) {
+	t.Parallel()
+	long := "https://x.example/" + strings.Repeat("p", 1<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"results":[{"url":"`+long+`","title":"huge"},{"url":"https://ok.example/","title":"ok"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, _ := New(Config{Backend: SearXNG{BaseURL: srv.URL, Client: loopbackClient()}})
+	res := execute(t, kit, `{"query":"x"}`)
+	if len(res.Content) > 10_000 {
+		t.Fatalf("web_search returned %d bytes", len(res.Content))
+	}
+	if got := results(t, res); len(got) != 1 || got[0].URL != "https://ok.example/" {
+		t.Fatalf("got %+v, want the ordinary result alone", got)
+	}
+}
