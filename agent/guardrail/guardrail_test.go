@@ -438,3 +438,32 @@ func TestPromptInjection_StructuredInput(t *testing.T) {
 		t.Errorf("clean structured input: %v", err)
 	}
 }
+
+// A failed moderation request's error carried the service's error message
+// whole (up to the 1 MB answer cap), while a body without one was cut to
+// 200 bytes: the run's error, its stored content and its logs grew with
+// whatever the service (or a proxy at BaseURL) answered.
+func TestModeration_ErrorMessageIsCapped(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": "bad input: " + strings.Repeat("x", 500_000)}})
+	}))
+	defer srv.Close()
+	in := run.TextInput("x")
+	err := newModeration(t, srv).PreRun(t.Context(), &in)
+	if !errors.Is(err, ErrModeration) || !strings.Contains(err.Error(), "bad input") || len(err.Error()) > 500 {
+		t.Fatalf("err (%d bytes) = %.300v", len(err.Error()), err)
+	}
+}
+
+func FuzzModerationAPIMessage(f *testing.F) {
+	f.Add([]byte(`{"error":{"message":"Incorrect API key provided"}}`))
+	f.Add([]byte(`<html>502 Bad Gateway</html>`))
+	f.Add([]byte(`{"error":{"message":"` + strings.Repeat("é", 300) + `"}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if m := apiMessage(raw); len(m) > 200+len("…") {
+			t.Fatalf("message of %d bytes", len(m))
+		}
+	})
+}

@@ -230,7 +230,8 @@ func (g *Moderation) decide(raw []byte) (map[string]any, error) {
 	return map[string]any{"categories": cats, "category_scores": scores}, nil
 }
 
-// apiMessage is OpenAI's error message, or the start of the body.
+// apiMessage is OpenAI's error message, or the start of the body, at most
+// 200 bytes (and a mark when cut) either way: it goes into the run's error.
 func apiMessage(raw []byte) string {
 	var e struct {
 		Error struct {
@@ -238,8 +239,7 @@ func apiMessage(raw []byte) string {
 		} `json:"error"`
 	}
 	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
+		return clip.Mark(e.Error.Message, 200, "…")
 	}
-	s, _ := clip.Bytes(string(raw), 200)
-	return s
+	return clip.Mark(string(raw), 200, "…")
 }
