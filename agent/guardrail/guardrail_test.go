@@ -467,3 +467,31 @@ func FuzzModerationAPIMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPIIMaskStructured: masking structured content (any JSON value) leaves
+// nothing the guardrail would detect, and never panics.
+func FuzzPIIMaskStructured(f *testing.F) {
+	for _, s := range []string{`"ssn 123-45-6789"`, `{"card":4111111111111111,"a@b.cc":[5551234567,"x"]}`, `[1e400]`, `null`, `{"n":-0.0000000001}`} {
+		f.Add([]byte(s))
+	}
+	g := mustPII(f, PIIConfig{Mask: true})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, useNumber := range []bool{false, true} {
+			dec := json.NewDecoder(strings.NewReader(string(raw)))
+			if useNumber {
+				dec.UseNumber()
+			}
+			var v any
+			if dec.Decode(&v) != nil {
+				return
+			}
+			in := run.Input{InputContent: v}
+			if err := g.PreRun(t.Context(), &in); err != nil {
+				t.Fatalf("masking guardrail rejected: %v", err)
+			}
+			if found := g.detectValue(in.InputContent); len(found) > 0 {
+				t.Fatalf("%s masked to %s still holds %v", raw, in.Text(), found)
+			}
+		}
+	})
+}
