@@ -3,6 +3,8 @@ package guardrail
 import (
 	"context"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
@@ -20,11 +22,12 @@ var DefaultInjectionPatterns = []string{
 
 // PromptInjection rejects input containing a known jailbreak phrase (Agno's
 // PromptInjectionGuardrail; trigger prompt_injection). It is a heuristic: a
-// case-insensitive substring match, with runs of white space treated as one
+// case-insensitive substring match (as strings.EqualFold compares runes), with runs of white space treated as one
 // space so "ignore   previous\ninstructions" is caught too, also in a string
 // of structured input.
 type PromptInjection struct {
-	patterns []string
+	patterns []string // as Match returns them: lower case, single spaces
+	folded   []string // the same, case-folded, as matched
 }
 
 var _ agent.PreHook = (*PromptInjection)(nil)
@@ -35,9 +38,10 @@ func NewPromptInjection(patterns []string) *PromptInjection {
 	if len(patterns) == 0 {
 		patterns = DefaultInjectionPatterns
 	}
-	g := &PromptInjection{patterns: make([]string, len(patterns))}
+	g := &PromptInjection{patterns: make([]string, len(patterns)), folded: make([]string, len(patterns))}
 	for i, p := range patterns {
 		g.patterns[i] = normalizeSpace(p)
+		g.folded[i] = foldSpace(p)
 	}
 	return g
 }
@@ -47,10 +51,10 @@ func (g *PromptInjection) Name() string { return "PromptInjectionGuardrail" }
 
 // Match returns the first pattern found in s, or "".
 func (g *PromptInjection) Match(s string) string {
-	s = normalizeSpace(s)
-	for _, p := range g.patterns {
+	s = foldSpace(s)
+	for i, p := range g.folded {
 		if p != "" && strings.Contains(s, p) {
-			return p
+			return g.patterns[i]
 		}
 	}
 	return ""
@@ -84,3 +88,30 @@ func (g *PromptInjection) matchValue(v any) bool {
 }
 
 func normalizeSpace(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// foldSpace is s case-folded (foldCase) with runs of white space made one
+// space.
+func foldSpace(s string) string { return strings.Join(strings.Fields(foldCase(s)), " ") }
+
+// foldCase maps each rune, lower-cased, to the smallest rune it equals
+// under Unicode simple case folding, so that texts strings.EqualFold finds
+// equal are equal after it: lower-casing alone is not that (ſ and s, ς and
+// σ have one capital but stay apart), and it keeps what lower-casing joins
+// (İ and i).
+func foldCase(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Map(foldRune, s)
+		}
+	}
+	return strings.ToUpper(s) // ASCII: the capital is the smallest
+}
+
+func foldRune(r rune) rune {
+	r = unicode.ToLower(r)
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		m = min(m, f)
+	}
+	return m
+}
