@@ -538,3 +538,19 @@ func FuzzPromptInjectionMatch(f *testing.F) {
 		}
 	})
 }
+
+// A custom pattern that matches the empty string (`\d*`, `[0-9]{0,9}`) was
+// accepted and then found "PII" in every text, the empty match included:
+// every input rejected, or, masking, every input reported and nothing
+// masked. It is refused as a bad pattern.
+func TestPII_RefusesACustomPatternMatchingNothing(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{`\d*`, `[0-9]{0,9}`, `(?:EMP-\d+)?`, `^`} {
+		if _, err := NewPII(PIIConfig{Custom: map[string]string{"Employee ID": p}}); !errors.Is(err, ErrBadPattern) || !strings.Contains(err.Error(), "empty") {
+			t.Errorf("pattern %q: err = %v, want ErrBadPattern about the empty match", p, err)
+		}
+	}
+	if _, err := NewPII(PIIConfig{Custom: map[string]string{"Employee ID": `\bEMP-\d*`}}); err != nil {
+		t.Errorf("an ordinary pattern refused: %v", err)
+	}
+}

@@ -57,7 +57,8 @@ type PIIConfig struct {
 	Mask bool
 	// Skip lists built-in kinds not to check (PIISSN, …).
 	Skip []string
-	// Custom adds named patterns (RE2 syntax), checked after the built-in ones.
+	// Custom adds named patterns (RE2 syntax), checked after the built-in
+	// ones. A pattern matching the empty string is refused.
 	Custom map[string]string
 }
 
@@ -97,6 +98,9 @@ func NewPII(cfg PIIConfig) (*PII, error) {
 		re, err := regexp.Compile(cfg.Custom[name])
 		if err != nil {
 			return nil, fmt.Errorf("%w: custom PII pattern %q: %v", ErrBadPattern, name, err)
+		}
+		if re.MatchString("") {
+			return nil, fmt.Errorf("%w: custom PII pattern %q matches the empty string, so every text would hold it; make it match at least one character", ErrBadPattern, name)
 		}
 		g.names = append(g.names, name)
 		g.patterns = append(g.patterns, re)
