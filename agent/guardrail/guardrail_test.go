@@ -471,7 +471,7 @@ func FuzzModerationAPIMessage(f *testing.F) {
 // FuzzPIIMaskStructured: masking structured content (any JSON value) leaves
 // nothing the guardrail would detect, and never panics.
 func FuzzPIIMaskStructured(f *testing.F) {
-	for _, s := range []string{`"ssn 123-45-6789"`, `{"card":4111111111111111,"a@b.cc":[5551234567,"x"]}`, `[1e400]`, `null`, `{"n":-0.0000000001}`} {
+	for _, s := range []string{`"ssn 123-45-6789"`, `{"card":4111111111111111,"a@b.cc":[5551234567,"x"]}`, `[1e400]`, `null`, `{"n":-0.0000000001}`, `{"ada@example.org":1,"bob@example.org":[5551234567]}`} {
 		f.Add([]byte(s))
 	}
 	g := mustPII(f, PIIConfig{Mask: true})
@@ -552,5 +552,25 @@ func TestPII_RefusesACustomPatternMatchingNothing(t *testing.T) {
 	}
 	if _, err := NewPII(PIIConfig{Custom: map[string]string{"Employee ID": `\bEMP-\d*`}}); err != nil {
 		t.Errorf("an ordinary pattern refused: %v", err)
+	}
+}
+
+// Masking walks map keys too: two keys masking to the same asterisks (two
+// emails of one length) became one member, the other's value dropped
+// without a word. The content is then masked as its JSON text instead (as
+// Agno masks structured input), so nothing is lost.
+func TestPII_MaskingKeepsMembersWhoseKeysMaskAlike(t *testing.T) {
+	t.Parallel()
+	in := run.Input{InputContent: map[string]any{"contacts": map[string]any{"ada@example.org": "Ada", "bob@example.org": "Bob"}, "n": 1.0}}
+	g := mustPII(t, PIIConfig{Mask: true})
+	if err := g.PreRun(t.Context(), &in); err != nil {
+		t.Fatal(err)
+	}
+	text := in.Text()
+	if !strings.Contains(text, "Ada") || !strings.Contains(text, "Bob") || strings.Contains(text, "@") {
+		t.Fatalf("masked = %s: want both members, no email", text)
+	}
+	if found := g.detectValue(in.InputContent); len(found) > 0 {
+		t.Fatalf("masked content still holds %v", found)
 	}
 }

@@ -66,7 +66,8 @@ type PIIConfig struct {
 // PIIDetectionGuardrail): as a pre-hook in the input, as a post-hook in the
 // answer. Structured content is checked (and masked) string by string,
 // numbers included as their digits (a masked number becomes a string of
-// asterisks).
+// asterisks); content in which two keys of one object would mask alike
+// becomes its masked JSON text, so that no member is lost.
 type PII struct {
 	mask     bool
 	names    []string
@@ -188,14 +189,65 @@ func (g *PII) detectValue(v any) []string {
 	return ordered
 }
 
-func (g *PII) redactValue(v any) any { return walkStrings(v, g.Redact) }
+// redactValue masks every string of v. Should two keys of one object mask
+// alike (two emails of one length), one member would be lost: v is then
+// masked as its JSON text instead, string by string (as Agno masks
+// structured input, as text).
+func (g *PII) redactValue(v any) any {
+	merged := false
+	out := walk(v, g.Redact, &merged)
+	if !merged {
+		return out
+	}
+	var b bytes.Buffer
+	writeMasked(&b, walk(v, func(s string) string { return s }, nil), g.Redact)
+	return b.String()
+}
+
+// writeMasked writes v, a value as walk returns it, as JSON text with f
+// applied to its strings (keys included) and numbers, object members in
+// key order.
+func writeMasked(b *bytes.Buffer, v any, f func(string) string) {
+	switch v := v.(type) {
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(v)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeMasked(b, f(k), func(s string) string { return s })
+			b.WriteByte(':')
+			writeMasked(b, v[k], f)
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeMasked(b, x, f)
+		}
+		b.WriteByte(']')
+	default:
+		text, err := json.Marshal(walk(v, f, nil))
+		if err != nil { // NaN or an infinity
+			text = []byte("null")
+		}
+		b.Write(text)
+	}
+}
 
 // walkStrings returns v with f applied to every string in it (map keys
 // included). A number is checked as the digits the model reads (its JSON
 // text) and, when f changes them, replaced by f's string; booleans and nulls
 // are kept. A Go value of another type ([]string, a struct) is taken as its
 // JSON form, so that nothing the model would read goes unchecked.
-func walkStrings(v any, f func(string) string) any {
+func walkStrings(v any, f func(string) string) any { return walk(v, f, nil) }
+
+// walk is walkStrings, setting *merged (when not nil) if f maps two keys of
+// one object to one.
+func walk(v any, f func(string) string, merged *bool) any {
 	switch v := v.(type) {
 	case nil, bool:
 		return v
@@ -204,13 +256,16 @@ func walkStrings(v any, f func(string) string) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[f(k)] = walkStrings(x, f)
+			out[f(k)] = walk(x, f, merged)
+		}
+		if merged != nil && len(out) < len(v) {
+			*merged = true
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = walkStrings(x, f)
+			out[i] = walk(x, f, merged)
 		}
 		return out
 	case json.Number:
@@ -232,7 +287,7 @@ func walkStrings(v any, f func(string) string) any {
 	if err := dec.Decode(&plain); err != nil {
 		return v
 	}
-	return walkStrings(plain, f)
+	return walk(plain, f, merged)
 }
 
 // walkNumber applies f to a number's text: the number stays when f keeps
