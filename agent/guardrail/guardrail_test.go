@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -297,7 +298,7 @@ func TestModeration_RespectsCancellation(t *testing.T) {
 }
 
 func FuzzPIIRedact(f *testing.F) {
-	for _, s := range []string{"ssn 123-45-6789", "a@b.cc 555 123 4567", "4111111111111111", "héllo 123-45-6789é", ""} {
+	for _, s := range []string{"ssn 123-45-6789", "a@b.cc 555 123 4567", "4111111111111111", "héllo 123-45-6789é", "", "１２３-４５-６７８９\xff", "4111\u00a01111\u00a01111\u00a01111"} {
 		f.Add(s)
 	}
 	g, err := NewPII(PIIConfig{})
@@ -306,7 +307,7 @@ func FuzzPIIRedact(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		r := g.Redact(s)
-		if len(r) != len(s) {
+		if utf8.RuneCountInString(r) != utf8.RuneCountInString(s) {
 			t.Fatalf("length changed: %q -> %q", s, r)
 		}
 		if len(g.Detect(s)) == 0 && r != s {
@@ -572,5 +573,36 @@ func TestPII_MaskingKeepsMembersWhoseKeysMaskAlike(t *testing.T) {
 	}
 	if found := g.detectValue(in.InputContent); len(found) > 0 {
 		t.Fatalf("masked content still holds %v", found)
+	}
+}
+
+// The built-in patterns read digits and spaces as ASCII only (RE2's \d,
+// \s and \b), where Agno's (Python's) read any decimal digit and any white
+// space: an SSN in full-width digits, a phone number in Arabic-Indic ones,
+// a card number grouped by no-break spaces passed, though a model reads
+// them as the numbers they are. Masks have one asterisk per character, as
+// Agno's.
+func TestPII_UnicodeDigitsAndSpaces(t *testing.T) {
+	t.Parallel()
+	g := mustPII(t, PIIConfig{})
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"my ssn is １２３-４５-６７８９", []string{PIISSN}},
+		{"card 4111\u00a01111\u00a01111\u00a01111 please", []string{PIICreditCard}},
+		{"call ٥٥٥-١٢٣-٤٥٦٧", []string{PIIPhone}},
+		{"café 12 apples", nil},
+	} {
+		if got := g.Detect(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Detect(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	if got, want := g.Redact("ssn １２３-４５-６７８９! é"), "ssn "+strings.Repeat("*", 11)+"! é"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	in := run.TextInput("call ٥٥٥-١٢٣-٤٥٦٧")
+	if err := g.PreRun(t.Context(), &in); !errors.Is(err, agent.ErrInputCheck) {
+		t.Errorf("PreRun: err = %v", err)
 	}
 }

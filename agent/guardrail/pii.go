@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
@@ -52,8 +54,8 @@ var ErrBadPattern = errors.New("guardrail: invalid pattern")
 // PIIConfig configures a PII guardrail. The zero value checks every built-in
 // kind and rejects.
 type PIIConfig struct {
-	// Mask replaces each match with asterisks of the same length instead of
-	// rejecting (Agno's mask_pii).
+	// Mask replaces each match with asterisks, one per character, instead
+	// of rejecting (Agno's mask_pii).
 	Mask bool
 	// Skip lists built-in kinds not to check (PIISSN, …).
 	Skip []string
@@ -64,7 +66,8 @@ type PIIConfig struct {
 
 // PII detects personally identifiable information (Agno's
 // PIIDetectionGuardrail): as a pre-hook in the input, as a post-hook in the
-// answer. Structured content is checked (and masked) string by string,
+// answer. The built-in kinds read decimal digits and white space of any
+// script, as Agno's do; custom patterns are RE2 as written. Structured content is checked (and masked) string by string,
 // numbers included as their digits (a masked number becomes a string of
 // asterisks); content in which two keys of one object would mask alike
 // becomes its masked JSON text, so that no member is lost.
@@ -119,25 +122,83 @@ func (g *PII) Name() string { return "PIIDetectionGuardrail" }
 // Detect returns the kinds found in s, in check order.
 func (g *PII) Detect(s string) []string {
 	var found []string
+	t, _ := asciiDigitsAndSpaces(s)
 	for i, re := range g.patterns {
-		if g.possible(i, s) && re.MatchString(s) {
+		if g.builtin(i) && g.needs[i](t) && re.MatchString(t) || !g.builtin(i) && re.MatchString(s) {
 			found = append(found, g.names[i])
 		}
 	}
 	return found
 }
 
-func (g *PII) possible(i int, s string) bool { return g.needs[i] == nil || g.needs[i](s) }
+// builtin reports a built-in pattern: it has a precondition and reads the
+// text with its digits and spaces made ASCII (asciiDigitsAndSpaces).
+func (g *PII) builtin(i int) bool { return g.needs[i] != nil }
 
-// Redact masks every match in s.
+// Redact masks every match in s with one asterisk per character.
 func (g *PII) Redact(s string) string {
 	for i, re := range g.patterns {
-		if !g.possible(i, s) {
+		if !g.builtin(i) {
+			s = re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", utf8.RuneCountInString(m)) })
 			continue
 		}
-		s = re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", len(m)) })
+		t, at := asciiDigitsAndSpaces(s)
+		if !g.needs[i](t) {
+			continue
+		}
+		if at == nil { // t is s
+			s = re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", len(m)) })
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, m := range re.FindAllStringIndex(t, -1) {
+			from, to := at[m[0]], at[m[1]]
+			b.WriteString(s[last:from])
+			b.WriteString(strings.Repeat("*", utf8.RuneCountInString(s[from:to])))
+			last = to
+		}
+		b.WriteString(s[last:])
+		s = b.String()
 	}
 	return s
+}
+
+// asciiDigitsAndSpaces returns s with every non-ASCII decimal digit made
+// '0' and every non-ASCII white space made ' ', so that the built-in
+// patterns (RE2's \d, \s and \b are ASCII) find what Agno's find (Python's
+// are Unicode): a number in full-width or Arabic-Indic digits, grouped by
+// no-break spaces. at maps each byte offset of the result, and its end, to
+// the offset in s; at is nil (and the result s) when s is ASCII.
+func asciiDigitsAndSpaces(s string) (t string, at []int) {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	at = make([]int, 0, len(s)+1)
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r >= utf8.RuneSelf && unicode.IsDigit(r):
+			b.WriteByte('0')
+			at = append(at, i)
+		case r >= utf8.RuneSelf && unicode.IsSpace(r):
+			b.WriteByte(' ')
+			at = append(at, i)
+		default:
+			b.WriteString(s[i : i+w])
+			for k := range w {
+				at = append(at, i+k)
+			}
+		}
+		i += w
+	}
+	return b.String(), append(at, len(s))
 }
 
 // PreRun rejects input holding PII (trigger pii_detected), or masks it.
