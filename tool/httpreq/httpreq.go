@@ -122,6 +122,10 @@ func New(cfg Config) (tool.Toolkit, error) {
 		if err := r.hostAllowed(req.URL); err != nil {
 			return err
 		}
+		// A 301, 302 or 303 turns the method into GET.
+		if !slices.Contains(r.cfg.Methods, req.Method) {
+			return fmt.Errorf("the redirect to %s would send %s, which is not allowed (%s)", req.URL.Redacted(), req.Method, strings.Join(r.cfg.Methods, ", "))
+		}
 		return guardRedirect(req, via)
 	}
 	t, err := tool.Func(tool.FuncConfig{

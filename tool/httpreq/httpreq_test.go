@@ -231,3 +231,39 @@ func TestHTTPRequest_RefusesAHeaderUnderTwoSpellings(t *testing.T) {
 		t.Fatalf("content %s, err %v: want the duplicate refused", res.Content, res.Err)
 	}
 }
+
+// Config.Methods limits the methods the tool sends, but a redirect could
+// change the method: a 303 (or a 301/302 to a POST) is followed with GET,
+// which went out although only POST was allowed. Such a redirect is
+// refused; one keeping an allowed method is followed.
+func TestHTTPRequest_RedirectKeepsToTheAllowedMethods(t *testing.T) {
+	t.Parallel()
+	srv, _ := api(t)
+	gets := make(chan string, 4)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/see-other", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/landing", http.StatusSeeOther)
+	})
+	mux.HandleFunc("/temporary", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srv.URL+"/echo", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/landing", func(w http.ResponseWriter, r *http.Request) {
+		gets <- r.Method
+		io.WriteString(w, "landed")
+	})
+	redirector := httptest.NewServer(mux)
+	t.Cleanup(redirector.Close)
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, Methods: []string{"POST"}})
+	res := send(set, `{"method":"POST","url":"`+redirector.URL+`/see-other","body":"x"}`)
+	select {
+	case m := <-gets:
+		t.Fatalf("the redirect was followed with %s: %s", m, res.Content)
+	default:
+	}
+	if res.Err == nil || !strings.Contains(res.Content, "GET") {
+		t.Errorf("content %s, err %v: want the redirect's GET refused", res.Content, res.Err)
+	}
+	if res := send(set, `{"method":"POST","url":"`+redirector.URL+`/temporary","body":"x"}`); res.Err != nil || !strings.Contains(res.Content, `"method":"POST"`) {
+		t.Errorf("307 keeping POST: content %s, err %v", res.Content, res.Err)
+	}
+}
