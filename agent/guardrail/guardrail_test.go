@@ -606,3 +606,34 @@ func TestPII_UnicodeDigitsAndSpaces(t *testing.T) {
 		t.Errorf("PreRun: err = %v", err)
 	}
 }
+
+// A moderation request's failure was wrapped with %v: ErrModeration was
+// there, but a caller could not tell a cancelled or timed-out check
+// (errors.Is context.Canceled, context.DeadlineExceeded) from a service
+// failure, as it can with the other tools' errors.
+func TestModeration_ErrorKeepsTheContextError(t *testing.T) {
+	t.Parallel()
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // the server notices a gone client once the body is read
+		select {
+		case <-r.Context().Done():
+		case <-block:
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	in := run.TextInput("x")
+	if err := newModeration(t, srv).PreRun(ctx, &in); !errors.Is(err, ErrModeration) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err = %v, want ErrModeration and context.Canceled", err)
+	}
+	g, err := NewModeration(ModerationConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.PreRun(t.Context(), &in); !errors.Is(err, ErrModeration) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("timed out: err = %v, want ErrModeration and context.DeadlineExceeded", err)
+	}
+}

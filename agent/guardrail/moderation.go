@@ -183,13 +183,13 @@ func (g *Moderation) check(ctx context.Context, input any) (map[string]any, erro
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+g.cfg.APIKey)
 	resp, err := g.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModeration, err)
+	if err != nil { // %w twice: a cancelled or timed-out check stays one to errors.Is
+		return nil, fmt.Errorf("%w: %w", ErrModeration, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxModerationResponse))
 	if err != nil {
-		return nil, fmt.Errorf("%w: read answer: %v", ErrModeration, err)
+		return nil, fmt.Errorf("%w: read answer: %w", ErrModeration, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("%w: HTTP %d: %s", ErrModeration, resp.StatusCode, apiMessage(raw))
