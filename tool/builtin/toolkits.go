@@ -193,6 +193,7 @@ type httpOptions struct {
 	AllowedHosts     []string          `json:"allowed_hosts"`
 	Methods          []string          `json:"methods"`
 	Headers          map[string]string `json:"headers"`
+	HeadersOverHTTP  bool              `json:"headers_over_http"`
 	AllowNetworks    []string          `json:"allow_networks"`
 	Ports            []uint16          `json:"ports"`
 	Timeout          Duration          `json:"timeout"`
@@ -209,7 +210,7 @@ var httpRequest = register(true, func(name string, o *httpOptions) error {
 	}
 	return errors.Join(errs...)
 }, func(o httpOptions) (tool.Toolkit, error) {
-	return httpreq.New(httpreq.Config{AllowedHosts: o.AllowedHosts, Methods: o.Methods, Headers: o.Headers,
+	return httpreq.New(httpreq.Config{AllowedHosts: o.AllowedHosts, Methods: o.Methods, Headers: o.Headers, HeadersOverHTTP: o.HeadersOverHTTP,
 		Network: netguard.Config{AllowNetworks: o.AllowNetworks, Ports: o.Ports}, Timeout: time.Duration(o.Timeout),
 		MaxRequestBytes: o.MaxRequestBytes, MaxResponseBytes: o.MaxResponseBytes})
 })

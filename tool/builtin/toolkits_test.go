@@ -58,6 +58,7 @@ func TestNew_ToolkitsByNameWithOptions(t *testing.T) {
 		{"files", map[string]any{"base_dir": dir, "exclude_tools": []any{"save_file"}}, "read_file,read_file_chunk,list_files,search_files,search_content"},
 		{"shell", map[string]any{"allowed_commands": []any{"ls", "cat"}, "timeout": "5s"}, "run_shell_command"},
 		{"http_request", map[string]any{"allowed_hosts": []any{"api.example.com"}, "methods": []any{"GET"}}, "http_request"},
+		{"http_request", map[string]any{"allowed_hosts": []any{"10.0.0.5"}, "headers": map[string]any{"X-Key": "k"}, "headers_over_http": true}, "http_request"},
 	}
 	for _, tc := range tests {
 		if got := strings.Join(names(t, tc.name, tc.opts), ","); got != tc.want {

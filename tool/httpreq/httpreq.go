@@ -45,7 +45,12 @@ type Config struct {
 	Methods []string
 	// Headers are sent with every request and cannot be overridden by the
 	// model (e.g. an Authorization header); values are never shown to it.
+	// They go over https only: while Headers are set, a request to a plain
+	// http URL, or a redirect to one, is refused unless HeadersOverHTTP.
 	Headers map[string]string
+	// HeadersOverHTTP sends Headers over plain http too (a service on a
+	// private network without TLS): anyone on the path reads them.
+	HeadersOverHTTP bool
 	// Network opens non-public destinations (see netguard.Config).
 	Network          netguard.Config
 	Timeout          time.Duration
@@ -77,24 +82,42 @@ type requester struct {
 
 // New returns the "http_request" toolkit with one tool, http_request.
 func New(cfg Config) (tool.Toolkit, error) {
+	r, err := newRequester(cfg)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	t, err := tool.Func(tool.FuncConfig{
+		Name: "http_request",
+		Description: fmt.Sprintf("Sends one HTTP request to an allowed host (%s) and returns JSON with status_code, headers and body. Methods: %s.",
+			strings.Join(cfg.AllowedHosts, ", "), strings.Join(r.cfg.Methods, ", ")),
+		Timeout: r.cfg.Timeout,
+	}, r.do)
+	if err != nil {
+		return tool.Toolkit{}, err
+	}
+	return tool.Toolkit{Name: "http_request", Tools: []tool.Tool{t}}, nil
+}
+
+// newRequester checks cfg and builds the tool's requester and client.
+func newRequester(cfg Config) (*requester, error) {
 	if len(cfg.AllowedHosts) == 0 {
-		return tool.Toolkit{}, errors.New("httpreq: allowed_hosts is required (the hosts the agent may call)")
+		return nil, errors.New("httpreq: allowed_hosts is required (the hosts the agent may call)")
 	}
 	g, err := netguard.New(cfg.Network)
 	if err != nil {
-		return tool.Toolkit{}, fmt.Errorf("httpreq: %w", err)
+		return nil, fmt.Errorf("httpreq: %w", err)
 	}
 	r := &requester{cfg: cfg, guard: g}
 	for _, h := range cfg.AllowedHosts {
 		// A URL's host is compared without its trailing dot; so is an entry.
 		h = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), "."))
 		if h == "" || strings.ContainsAny(h, "/:@ ") || strings.Contains(strings.TrimPrefix(h, "*."), "*") {
-			return tool.Toolkit{}, fmt.Errorf("httpreq: allowed_hosts entry %q: write a host name such as api.example.com or *.example.com", h)
+			return nil, fmt.Errorf("httpreq: allowed_hosts entry %q: write a host name such as api.example.com or *.example.com", h)
 		}
 		r.hosts = append(r.hosts, h)
 	}
 	if err := checkHeaders(cfg.Headers); err != nil {
-		return tool.Toolkit{}, err
+		return nil, err
 	}
 	r.cfg.Methods = slices.Clone(cfg.Methods)
 	if len(r.cfg.Methods) == 0 {
@@ -103,7 +126,7 @@ func New(cfg Config) (tool.Toolkit, error) {
 	for i, m := range r.cfg.Methods {
 		m = strings.ToUpper(m)
 		if !slices.Contains(Methods, m) {
-			return tool.Toolkit{}, fmt.Errorf("httpreq: method %q: use %s", m, strings.Join(Methods, ", "))
+			return nil, fmt.Errorf("httpreq: method %q: use %s", m, strings.Join(Methods, ", "))
 		}
 		r.cfg.Methods[i] = m
 	}
@@ -126,18 +149,25 @@ func New(cfg Config) (tool.Toolkit, error) {
 		if !slices.Contains(r.cfg.Methods, req.Method) {
 			return fmt.Errorf("the redirect to %s would send %s, which is not allowed (%s)", req.URL.Redacted(), req.Method, strings.Join(r.cfg.Methods, ", "))
 		}
+		if err := r.headersSecure(req.URL); err != nil {
+			return fmt.Errorf("the redirect to %s: %w", req.URL.Redacted(), err)
+		}
 		return guardRedirect(req, via)
 	}
-	t, err := tool.Func(tool.FuncConfig{
-		Name: "http_request",
-		Description: fmt.Sprintf("Sends one HTTP request to an allowed host (%s) and returns JSON with status_code, headers and body. Methods: %s.",
-			strings.Join(cfg.AllowedHosts, ", "), strings.Join(r.cfg.Methods, ", ")),
-		Timeout: r.cfg.Timeout,
-	}, r.do)
-	if err != nil {
-		return tool.Toolkit{}, err
+	return r, nil
+}
+
+// errHeadersOverHTTP is the error of a request that would send the
+// configured Headers over plain http.
+var errHeadersOverHTTP = errors.New("the configured headers are sent over https only (set headers_over_http to send them over plain http)")
+
+// headersSecure refuses a plain http URL while Headers are set, unless
+// HeadersOverHTTP.
+func (r *requester) headersSecure(u *url.URL) error {
+	if len(r.cfg.Headers) > 0 && !r.cfg.HeadersOverHTTP && strings.EqualFold(u.Scheme, "http") {
+		return errHeadersOverHTTP
 	}
-	return tool.Toolkit{Name: "http_request", Tools: []tool.Tool{t}}, nil
+	return nil
 }
 
 func (r *requester) hostAllowed(u *url.URL) error {
@@ -164,6 +194,9 @@ func (r *requester) do(ctx context.Context, in requestIn) (Response, error) {
 	}
 	if err := r.hostAllowed(u); err != nil {
 		return Response{}, err
+	}
+	if err := r.headersSecure(u); err != nil {
+		return Response{}, fmt.Errorf("%s: %w", u.Redacted(), err)
 	}
 	if len(in.Body) > r.cfg.MaxRequestBytes {
 		return Response{}, fmt.Errorf("body is %d bytes; at most %d", len(in.Body), r.cfg.MaxRequestBytes)

@@ -3,12 +3,15 @@ package httpreq
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,7 +67,8 @@ func send(set *tool.Set, args string) tool.Result {
 func TestHTTPRequest_SendsToAnAllowedHost(t *testing.T) {
 	t.Parallel()
 	srv, _ := api(t)
-	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, Headers: map[string]string{"Authorization": "Bearer cfg-token"}})
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, Headers: map[string]string{"Authorization": "Bearer cfg-token"},
+		HeadersOverHTTP: true})
 	res := send(set, `{"method":"POST","url":"`+srv.URL+`/echo","headers":{"X-Trace":"t1","Content-Type":"application/json"},"body":"{\"a\":1}"}`)
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -103,7 +107,7 @@ func TestHTTPRequest_BadInput(t *testing.T) {
 	t.Cleanup(redirector.Close)
 
 	open := newSet(t, Config{AllowedHosts: []string{"127.0.0.1", "127.0.0.2"}, Network: openLoopback, Methods: []string{"GET", "POST"},
-		Headers: map[string]string{"Authorization": "Bearer cfg"}, MaxRequestBytes: 1000, MaxResponseBytes: 1 << 20, Timeout: 300 * time.Millisecond})
+		Headers: map[string]string{"Authorization": "Bearer cfg"}, HeadersOverHTTP: true, MaxRequestBytes: 1000, MaxResponseBytes: 1 << 20, Timeout: 300 * time.Millisecond})
 	onlyRedirector := newSet(t, Config{AllowedHosts: []string{"127.0.0.2"}, Network: openLoopback})
 	guarded := newSet(t, Config{AllowedHosts: []string{"localhost", "127.0.0.1"}, Network: netguard.Config{Ports: []uint16{80, 443, mustPort(port)}}})
 	tests := []struct {
@@ -265,5 +269,56 @@ func TestHTTPRequest_RedirectKeepsToTheAllowedMethods(t *testing.T) {
 	}
 	if res := send(set, `{"method":"POST","url":"`+redirector.URL+`/temporary","body":"x"}`); res.Err != nil || !strings.Contains(res.Content, `"method":"POST"`) {
 		t.Errorf("307 keeping POST: content %s, err %v", res.Content, res.Err)
+	}
+}
+
+// TestHTTPRequest_ConfiguredHeadersGoOverHTTPSOnly: the configured Headers
+// (an Authorization token) went out on a plain http URL the model asked
+// for, and after a redirect from https down to http on an allowed host
+// (Go's client keeps Authorization on a same-host redirect): anyone on the
+// path read them. Both are refused unless HeadersOverHTTP, and nothing
+// reaches the http server; without Headers plain http is fine.
+func TestHTTPRequest_ConfiguredHeadersGoOverHTTPSOnly(t *testing.T) {
+	t.Parallel()
+	var plainHits atomic.Int32
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plainHits.Add(1)
+		fmt.Fprintf(w, "auth=%s", r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(plain.Close)
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+"/down", http.StatusFound)
+	}))
+	t.Cleanup(secure.Close)
+	withHeaders := Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, Headers: map[string]string{"Authorization": "Bearer secret"}}
+	requester := func(cfg Config) *requester {
+		r, err := newRequester(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// trust the TLS test server's certificate
+		r.client.Transport.(*http.Transport).TLSClientConfig = secure.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+		return r
+	}
+	ctx := context.Background()
+	r := requester(withHeaders)
+	if _, err := r.do(ctx, requestIn{Method: "GET", URL: plain.URL + "/x"}); !errors.Is(err, errHeadersOverHTTP) {
+		t.Errorf("plain http with configured headers: %v", err)
+	}
+	if _, err := r.do(ctx, requestIn{Method: "GET", URL: secure.URL + "/x"}); !errors.Is(err, errHeadersOverHTTP) {
+		t.Errorf("https redirected down to http with configured headers: %v", err)
+	}
+	if n := plainHits.Load(); n != 0 {
+		t.Errorf("the plain http server got %d requests, want none", n)
+	}
+	opted := withHeaders
+	opted.HeadersOverHTTP = true
+	if res, err := requester(opted).do(ctx, requestIn{Method: "GET", URL: secure.URL + "/x"}); err != nil || res.Body != "auth=Bearer secret" {
+		t.Errorf("with HeadersOverHTTP: %+v, %v", res, err)
+	}
+	bare := withHeaders
+	bare.Headers = nil
+	if res, err := requester(bare).do(ctx, requestIn{Method: "GET", URL: plain.URL + "/x"}); err != nil || res.Body != "auth=" {
+		t.Errorf("plain http without configured headers: %+v, %v", res, err)
 	}
 }
