@@ -6,14 +6,17 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/agentryhq/agentry/internal/schemabound"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // schemaKeywords are the keywords google/jsonschema-go reads, as written in
 // JSON Schema (its Schema's JSON names and the three it decodes by hand),
-// but the annotations.
-var schemaKeywords = func() []string {
+// but the annotations; read off the type at the first schema checked, not
+// at start-up.
+var schemaKeywords = sync.OnceValue(func() []string {
 	names := []string{"type", "items", "dependencies"}
 	t := reflect.TypeFor[jsonschema.Schema]()
 	for i := range t.NumField() {
@@ -23,7 +26,7 @@ var schemaKeywords = func() []string {
 		}
 	}
 	return names
-}()
+})
 
 // annotations are the keywords that constrain nothing: read in another
 // case, they change no answer's validation and are let be.
@@ -33,7 +36,7 @@ var annotations = map[string]bool{"$comment": true, "title": true, "description"
 // subschemaFields are the fields of jsonschema.Schema holding subschemas
 // (a *Schema, a []*Schema or a map[string]*Schema), with their names in
 // error paths.
-var subschemaFields = func() []subschemaField {
+var subschemaFields = sync.OnceValue(func() []subschemaField {
 	// The fields with no JSON name of their own.
 	names := map[string]string{"Items": "items", "ItemsArray": "items", "DependencySchemas": "dependencies"}
 	one := reflect.TypeFor[*jsonschema.Schema]()
@@ -52,7 +55,7 @@ var subschemaFields = func() []subschemaField {
 		out = append(out, subschemaField{index: i, name: name})
 	}
 	return out
-}()
+})
 
 type subschemaField struct {
 	index int
@@ -72,7 +75,7 @@ func checkKeywordCase(s *jsonschema.Schema, path string) error {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
-		for _, kw := range schemaKeywords {
+		for _, kw := range schemaKeywords() {
 			if strings.EqualFold(k, kw) {
 				return fmt.Errorf("%s has the member %q, which the validator would read as the keyword %q although a model ignores it "+
 					"(JSON Schema keywords are case-sensitive): write %q, or another name", schemaPlace(path), k, kw, kw)
@@ -80,7 +83,7 @@ func checkKeywordCase(s *jsonschema.Schema, path string) error {
 		}
 	}
 	v := reflect.ValueOf(s).Elem()
-	for _, f := range subschemaFields {
+	for _, f := range subschemaFields() {
 		switch x := v.Field(f.index).Interface().(type) {
 		case *jsonschema.Schema:
 			if err := checkKeywordCase(x, path+"/"+f.name); err != nil {
@@ -94,7 +97,7 @@ func checkKeywordCase(s *jsonschema.Schema, path string) error {
 			}
 		case map[string]*jsonschema.Schema:
 			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if err := checkKeywordCase(x[k], path+"/"+f.name+"/"+escapePointer.Replace(k)); err != nil {
+				if err := checkKeywordCase(x[k], schemabound.PointerJoin(path+"/"+f.name, k)); err != nil {
 					return err
 				}
 			}
@@ -102,9 +105,6 @@ func checkKeywordCase(s *jsonschema.Schema, path string) error {
 	}
 	return nil
 }
-
-// escapePointer escapes a member name for a JSON pointer (RFC 6901).
-var escapePointer = strings.NewReplacer("~", "~0", "/", "~1")
 
 func schemaPlace(path string) string {
 	if path == "" {

@@ -129,7 +129,7 @@ func convertible(v any) (where string, ok bool) {
 	case map[string]any:
 		for k, c := range t {
 			if where, ok := convertible(c); !ok {
-				return "/" + pointerEscaper.Replace(k) + where, false
+				return schemabound.PointerJoin("", k) + where, false
 			}
 		}
 	case []any:
@@ -141,9 +141,6 @@ func convertible(v any) (where string, ok bool) {
 	}
 	return "", true
 }
-
-// pointerEscaper escapes a JSON pointer's reference token (RFC 6901).
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // decodeArgs parses exactly one JSON value; trailing data is an error.
 func decodeArgs(args json.RawMessage) (any, error) {

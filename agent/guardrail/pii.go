@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -342,10 +343,8 @@ func walk(v any, f func(string) string, merged *bool) any {
 	if err != nil { // the model cannot be sent it either
 		return v
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
 	var plain any
-	if err := dec.Decode(&plain); err != nil {
+	if err := lossless.UnmarshalNumbers(b, &plain); err != nil {
 		return v
 	}
 	return walk(plain, f, merged)

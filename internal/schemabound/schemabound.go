@@ -371,7 +371,9 @@ var (
 	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 )
 
-func pointerJoin(ptr, key string) string {
+// PointerJoin appends member name key to JSON pointer ptr, escaped as RFC
+// 6901 says ("~" as "~0", "/" as "~1").
+func PointerJoin(ptr, key string) string {
 	return ptr + "/" + pointerEscaper.Replace(key)
 }
 
@@ -464,14 +466,14 @@ func (g *graph) walkIn(v any, ptr string, base *url.URL, draft int, resource int
 	}
 	for _, ks := range [][]string{inPlaceOne, partOne} {
 		for _, k := range ks {
-			g.walkIn(obj[k], pointerJoin(ptr, k), base, draft, resource)
+			g.walkIn(obj[k], PointerJoin(ptr, k), base, draft, resource)
 		}
 	}
 	for _, ks := range [][]string{inPlaceList, partList} {
 		for _, k := range ks {
 			if list, ok := obj[k].([]any); ok {
 				for i, s := range list {
-					g.walkIn(s, pointerJoin(ptr, k)+"/"+strconv.Itoa(i), base, draft, resource)
+					g.walkIn(s, PointerJoin(ptr, k)+"/"+strconv.Itoa(i), base, draft, resource)
 				}
 			}
 		}
@@ -480,7 +482,7 @@ func (g *graph) walkIn(v any, ptr string, base *url.URL, draft int, resource int
 		for _, k := range ks {
 			if m, ok := obj[k].(map[string]any); ok {
 				for name, s := range m {
-					g.walkIn(s, pointerJoin(pointerJoin(ptr, k), name), base, draft, resource)
+					g.walkIn(s, PointerJoin(PointerJoin(ptr, k), name), base, draft, resource)
 				}
 			}
 		}
@@ -579,19 +581,19 @@ func (g *graph) edges(i int) node {
 		}
 	}
 	for _, k := range inPlaceOne {
-		add(pointerJoin(ptr, k))
+		add(PointerJoin(ptr, k))
 	}
 	for _, k := range inPlaceList {
 		if list, ok := obj[k].([]any); ok {
 			for j := range list {
-				add(pointerJoin(ptr, k) + "/" + strconv.Itoa(j))
+				add(PointerJoin(ptr, k) + "/" + strconv.Itoa(j))
 			}
 		}
 	}
 	for _, k := range inPlaceMap {
 		if m, ok := obj[k].(map[string]any); ok {
 			for name := range m {
-				add(pointerJoin(pointerJoin(ptr, k), name))
+				add(PointerJoin(PointerJoin(ptr, k), name))
 			}
 		}
 	}
@@ -623,20 +625,20 @@ func (g *graph) edges(i int) node {
 			}
 		}
 	}
-	one := func(k string) int32 { return g.at(pointerJoin(ptr, k)) }
+	one := func(k string) int32 { return g.at(PointerJoin(ptr, k)) }
 	n.additionalProps, n.unevaluatedProps, n.propNames = one("additionalProperties"), one("unevaluatedProperties"), one("propertyNames")
 	n.items, n.additionalItems, n.contains, n.unevalItems = one("items"), one("additionalItems"), one("contains"), one("unevaluatedItems")
 	if m, ok := obj["properties"].(map[string]any); ok {
 		n.properties = make(map[string]int32, len(m))
 		for name := range m {
-			if j := g.at(pointerJoin(pointerJoin(ptr, "properties"), name)); j >= 0 {
+			if j := g.at(PointerJoin(PointerJoin(ptr, "properties"), name)); j >= 0 {
 				n.properties[name] = j
 			}
 		}
 	}
 	if m, ok := obj["patternProperties"].(map[string]any); ok {
 		for name := range m {
-			if j := g.at(pointerJoin(pointerJoin(ptr, "patternProperties"), name)); j >= 0 {
+			if j := g.at(PointerJoin(PointerJoin(ptr, "patternProperties"), name)); j >= 0 {
 				n.patterns = append(n.patterns, j)
 			}
 		}
@@ -644,7 +646,7 @@ func (g *graph) edges(i int) node {
 	for _, k := range partList {
 		if list, ok := obj[k].([]any); ok {
 			for j := range list {
-				n.prefix = append(n.prefix, g.at(pointerJoin(ptr, k)+"/"+strconv.Itoa(j)))
+				n.prefix = append(n.prefix, g.at(PointerJoin(ptr, k)+"/"+strconv.Itoa(j)))
 			}
 		}
 	}
