@@ -24,10 +24,22 @@ import (
 func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 	base := st.a.conf().SessionState
 	if d := st.a.conf().DB; d != nil && !st.opts.newSession {
-		var s *db.Session
-		if q, ok := st.historyQuery(); ok {
+		var (
+			s, cs   *db.Session
+			claimed bool
+		)
+		q, withHistory := st.historyQuery()
+		if !withHistory {
+			cs, claimed = db.ClaimedSession(st.ctx, st.out.RunID, st.out.SessionID)
+		}
+		if st.out.ParentRunID == "" && !st.joined {
+			// Before the read: see sessionlines.go. A member or step run
+			// leaves the session row to its team or workflow.
+			st.joinLine(claimed)
+		}
+		if withHistory {
 			s, rows, err = d.SessionHistoryRefs(st.ctx, q)
-		} else if cs, ok := db.ClaimedSession(st.ctx, st.out.RunID, st.out.SessionID); ok {
+		} else if claimed {
 			s = cs // read by the durable queue's claim of this run
 		} else {
 			s, err = d.GetSession(st.ctx, st.out.SessionID)
@@ -38,12 +50,9 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 			return nil, fmt.Errorf("%w: load session %s: %w", ErrStorage, st.out.SessionID, err)
 		default:
 			st.session = s
-			if len(s.SessionData) > 0 {
-				if m, ok := db.SessionStateOfStored(s.SessionData); ok {
-					base = m
-				}
-			}
+			base = st.storedState(s)
 		}
+		st.sessionRead = true
 	}
 	if over := st.opts.get().sessionState; len(base) > 0 || len(over) > 0 {
 		state := make(map[string]any, len(base)+len(over))

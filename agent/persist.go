@@ -60,6 +60,23 @@ func (st *state) persist() {
 	if h := st.a.conf().BeforeStore; h != nil {
 		h(ctx, out)
 	}
+	if !st.sessionRead && !st.opts.newSession {
+		if err := st.readSessionLate(ctx, d); err != nil {
+			st.persistErr = fmt.Errorf("%w: save run %s: read session %s: %w", ErrStorage, st.out.RunID, st.out.SessionID, err)
+			return
+		}
+	}
+	var wrote *db.Session // the session row this save wrote
+	if st.joined {
+		// One run of the session at a time computes and writes its row,
+		// from the last row one of them wrote (sessionlines.go).
+		k, x := st.lineKey(), st.ext // joinLine allocated ext
+		base := lines.acquire(k, x.lineSeq)
+		if base != nil {
+			st.rebase(base)
+		}
+		defer func() { x.lineSeq = lines.release(k, wrote, x.lineSeq, base != nil) }()
+	}
 	sess, share, err := st.sessionToSave(ctx, now, out)
 	if err != nil {
 		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
@@ -79,6 +96,7 @@ func (st *state) persist() {
 		}
 		if err == nil && sess != nil {
 			st.extras().counted = share
+			wrote = saved
 		}
 	}
 	if err == nil && out.Status.InHistory() && st.a.conf().AddHistoryToContext {
@@ -90,6 +108,23 @@ func (st *state) persist() {
 		return
 	}
 	st.followApprovals(ctx, d, out)
+}
+
+// readSessionLate reads the session row of a run that was cancelled before
+// its read completed: its save starts from that row, as from a row an
+// overlapping run wrote (rebase), instead of writing a session row of its
+// own over the stored one (its state, metrics and name were lost).
+func (st *state) readSessionLate(ctx context.Context, d *db.DB) error {
+	s, err := d.GetSession(ctx, st.out.SessionID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		st.rebase(s)
+	}
+	st.sessionRead = true
+	return nil
 }
 
 // detachedCtx is context.WithoutCancel(parent) as a pointer the run holds:
@@ -141,10 +176,10 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 	}
 	s.SetComponent(st.p.comp, st.p.agentData)
 	s.Summary = st.sessionSummary(st.session)
-	var state map[string]any
+	state := st.stateToWrite()
 	var counted *run.SessionMetrics
 	if x := st.ext; x != nil {
-		state, counted = x.sessionState, x.counted
+		counted = x.counted
 	}
 	add := sh // nothing counted yet: all of it, read only from here on
 	if counted != nil {

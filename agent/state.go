@@ -71,6 +71,11 @@ type state struct {
 	debugMessages bool
 	// stopped: a tool turn ended or paused the run (see stepStop).
 	stopped bool
+	// joined: the run joined its session line (sessionlines.go).
+	joined bool
+	// sessionRead: the run read its session row (found or not); a run
+	// cancelled before or during the read reads it when it saves.
+	sessionRead bool
 
 	session    *db.Session
 	err        error // why the run ended in ERROR or CANCELLED
@@ -107,6 +112,13 @@ type runExtras struct {
 	memoriesLoaded bool
 	summary        json.RawMessage
 	sessionState   map[string]any
+	// lineSeq is the seq of the run's session line its view of the session
+	// reflects, when joined. rebased: a save started from a session row an
+	// overlapping run wrote; readSession is then the row the run read
+	// (sessionlines.go).
+	lineSeq     uint64
+	rebased     bool
+	readSession *db.Session
 
 	iteration int           // the current iteration (Config.Iterate)
 	resume    []pendingCall // calls a continued run executes first
@@ -313,6 +325,7 @@ func (v *runValues) Value(key any) any {
 
 // end unregisters the run once it returned (and is stored).
 func (st *state) end() {
+	st.leaveLine()
 	st.cancel(context.Canceled)
 	st.unregister()
 }
