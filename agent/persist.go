@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/lossless"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -66,39 +67,19 @@ func (st *state) persist() {
 			return
 		}
 	}
-	var wrote *db.Session // the session row this save wrote
-	if st.joined {
-		// One run of the session at a time computes and writes its row,
-		// from the last row one of them wrote (sessionlines.go).
-		k, x := st.lineKey(), st.ext // joinLine allocated ext
-		base := lines.acquire(k, x.lineSeq)
-		if base != nil {
-			st.rebase(base)
-		}
-		defer func() { x.lineSeq = lines.release(k, wrote, x.lineSeq, base != nil) }()
-	}
-	sess, share, err := st.sessionToSave(ctx, now, out)
-	if err != nil {
-		st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, err)
-		return
-	}
-	out, err = st.storedForm(ctx, out)
+	stored, err := st.storedForm(ctx, out)
 	if err != nil {
 		st.persistErr = err
 	}
-	row, err := db.RunFromOutput(out)
+	row, err := db.RunFromOutput(stored)
 	if err == nil {
-		var saved *db.Session
-		// sess and row were built for this save: handed over.
-		saved, row, err = d.SaveRunOwned(ctx, sess, row)
-		if saved != nil {
-			st.session = saved
-		}
-		if err == nil && sess != nil {
-			st.extras().counted = share
-			wrote = saved
+		var sessErr error
+		if row, sessErr, err = st.write(ctx, d, now, out, row); sessErr != nil {
+			st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, sessErr)
+			return
 		}
 	}
+	out = stored
 	if err == nil && out.Status.InHistory() && st.a.conf().AddHistoryToContext {
 		st.p.history.put(row.SessionID, &db.HistoryRef{RunID: row.RunID, UpdatedAt: row.UpdatedAt, RunData: row.RunData},
 			contextMessages(out.Messages))
@@ -108,6 +89,36 @@ func (st *state) persist() {
 		return
 	}
 	st.followApprovals(ctx, d, out)
+}
+
+// write writes the run's row and, when it changed, the session row (made
+// from out, the run as it ends; sessErr: it could not be made, nothing was
+// written). A run that joined its session's line does it in a turn of the
+// line, starting from the last row written through it (sessionlines.go).
+func (st *state) write(ctx context.Context, d *db.DB, now int64, out *run.Output, row *db.Run) (_ *db.Run, sessErr, err error) {
+	var wrote *db.Session // the session row this save wrote
+	if st.joined {
+		k, x := st.lineKey(), st.ext // joinLine allocated ext
+		base := sessionline.Default().Acquire(k, x.lineSeq)
+		if base != nil {
+			st.rebase(base)
+		}
+		defer func() { x.lineSeq = sessionline.Default().Release(k, wrote, x.lineSeq, base != nil) }()
+	}
+	sess, share, err := st.sessionToSave(ctx, now, out)
+	if err != nil {
+		return nil, err, nil
+	}
+	// sess and row were built for this save: handed over.
+	saved, row, err := d.SaveRunOwned(ctx, sess, row)
+	if saved != nil {
+		st.session = saved
+	}
+	if err == nil && sess != nil {
+		st.extras().counted = share
+		wrote = saved
+	}
+	return row, nil, err
 }
 
 // readSessionLate reads the session row of a run that was cancelled before

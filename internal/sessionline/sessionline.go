@@ -1,0 +1,175 @@
+package sessionline
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"sync"
+
+	"github.com/agentryhq/agentry/db"
+)
+
+// Key names a session of one database handle.
+type Key struct {
+	DB *db.DB
+	ID string
+}
+
+// line is what the registry keeps of a session while writers of it are in
+// progress here.
+type line struct {
+	active int         // writers joined and not left
+	busy   bool        // a writer holds the turn (Acquire)
+	seq    uint64      // session rows written through the line
+	row    *db.Session // the last of them, as the store gave it back
+}
+
+// UnknownSeq is the seq of a writer that read its session before it joined
+// (the durable queue's claim read it): any row the line holds may be newer.
+const UnknownSeq = ^uint64(0)
+
+// Registry holds the lines; a process has one (Default). The zero value is
+// ready to use.
+type Registry struct {
+	mu      sync.Mutex
+	cond    sync.Cond // waits for a line's busy to clear; L is mu
+	waiting int
+	m       map[Key]line
+}
+
+var defaultRegistry Registry
+
+// Default is the process's registry.
+func Default() *Registry { return &defaultRegistry }
+
+// Join records a writer of the session in progress; it returns the line's
+// seq, which the writer's read of the session (after Join) reflects. Every
+// Join is followed by one Leave.
+func (r *Registry) Join(k Key) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = make(map[Key]line)
+	}
+	l := r.m[k]
+	l.active++
+	r.m[k] = l
+	return l.seq
+}
+
+// Leave ends a joined writer: the line goes with its last writer.
+func (r *Registry) Leave(k Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.m[k]
+	if l.active--; l.active <= 0 {
+		delete(r.m, k)
+		return
+	}
+	r.m[k] = l
+}
+
+// Acquire waits until no other writer of the session holds the turn, and
+// takes it. It returns the newer row to rebase on: nil when the writer's
+// read, as of seq, reflects the last row written through the line. Every
+// Acquire is followed by one Release.
+func (r *Registry) Acquire(k Key, seq uint64) *db.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.m[k]
+	for l.busy {
+		if r.cond.L == nil {
+			r.cond.L = &r.mu
+		}
+		r.waiting++
+		r.cond.Wait()
+		r.waiting--
+		l = r.m[k]
+	}
+	l.busy = true
+	r.m[k] = l
+	if l.row != nil && l.seq != seq {
+		return l.row
+	}
+	return nil
+}
+
+// Release ends the turn Acquire took; wrote is the session row the writer
+// wrote (nil: none), rebased whether it took the row Acquire returned. It
+// returns the seq the writer's view of the session now reflects.
+func (r *Registry) Release(k Key, wrote *db.Session, seq uint64, rebased bool) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.m[k]
+	l.busy = false
+	switch {
+	case wrote != nil:
+		l.seq++
+		l.row = wrote
+		seq = l.seq
+	case rebased:
+		seq = l.seq
+	}
+	r.m[k] = l
+	if r.waiting > 0 {
+		r.cond.Broadcast()
+	}
+	return seq
+}
+
+// Held reports whether the registry holds a line for k (a writer of it is
+// in progress).
+func (r *Registry) Held(k Key) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.m[k]
+	return ok
+}
+
+// MergeState returns newer, the state of a row another writer wrote, with a
+// writer's changes applied: the keys whose value in now differs from read
+// (the state the writer started from), and the keys in over (the ones the
+// caller set) whatever their value, set as now has them; the keys of read
+// that now no longer has, deleted. Values compare by their JSON form (a
+// number read back and the same number set by Go code are the same).
+func MergeState(read, now, over, newer map[string]any) map[string]any {
+	out := make(map[string]any, len(newer)+len(now))
+	maps.Copy(out, newer)
+	for k, v := range now {
+		if _, set := over[k]; set {
+			out[k] = v
+			continue
+		}
+		if was, ok := read[k]; !ok || !sameValue(was, v) {
+			out[k] = v
+		}
+	}
+	for k := range read {
+		if _, ok := now[k]; !ok {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+func sameValue(a, b any) bool {
+	x, errX := json.Marshal(a)
+	y, errY := json.Marshal(b)
+	return errX == nil && errY == nil && bytes.Equal(x, y)
+}
+
+// Update runs fn in a turn of k's line: fn reads the session row and
+// writes it (its result: the row written, nil when none), with no other
+// writer of the line in between; the writers in progress start their next
+// write from that row.
+func (r *Registry) Update(k Key, fn func() (*db.Session, error)) error {
+	r.Join(k)
+	defer r.Leave(k)
+	r.Acquire(k, UnknownSeq)
+	wrote, err := fn()
+	if err != nil {
+		wrote = nil
+	}
+	r.Release(k, wrote, UnknownSeq, false)
+	return err
+}
