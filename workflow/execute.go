@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/offload"
 	"github.com/agentryhq/agentry/run"
@@ -65,6 +66,10 @@ type exec struct {
 	// counted is what the session's metrics already hold of this run (a
 	// continued run's earlier legs, then each save's); nil: nothing.
 	counted *run.SessionMetrics
+	// readState is the session state the run read at its start (before
+	// the call's state, over): a save writes the run's changes to it over
+	// the state stored then (sessionline.MergeState).
+	readState, over map[string]any
 }
 
 func (w *Workflow) newOutput(input run.Input, o agent.CallOptions) *run.Output {
@@ -147,6 +152,13 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		x.input = out.Input.Text()
 	}
 	x.storage(o)
+	if d := w.cfg.DB; d != nil {
+		// The session row is written in turns with the other runs of the
+		// session in this process (internal/sessionline).
+		k := sessionline.Key{DB: d, ID: out.SessionID}
+		sessionline.Default().Join(k)
+		defer sessionline.Default().Leave(k)
+	}
 	if err := x.start(o.SessionState); err != nil {
 		return nil, err
 	}
@@ -1403,27 +1415,38 @@ func (x *exec) start(extra map[string]any) error {
 	state := map[string]any{}
 	if d != nil {
 		ctx := context.WithoutCancel(x.ctx)
-		// A durable background run's claim read the session row already.
-		s, ok := db.ClaimedSession(ctx, x.out.RunID, x.out.SessionID)
-		var err error
-		if !ok {
-			s, err = d.GetSession(ctx, x.out.SessionID)
-		}
-		switch {
-		case errors.Is(err, db.ErrNotFound):
-			_, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
-				WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
-			if err != nil {
-				return fmt.Errorf("workflow: %w: create session %s: %w", agent.ErrStorage, x.out.SessionID, err)
+		// Read, and created when missing, in a turn of the session's line:
+		// a run of it that wrote in between is not written over.
+		err := sessionline.Default().Update(sessionline.Key{DB: d, ID: x.out.SessionID}, func() (*db.Session, error) {
+			// A durable background run's claim read the session row already.
+			s, ok := db.ClaimedSession(ctx, x.out.RunID, x.out.SessionID)
+			var err error
+			if !ok {
+				s, err = d.GetSession(ctx, x.out.SessionID)
 			}
-		case err != nil:
-			return fmt.Errorf("workflow: %w: load session %s: %w", agent.ErrStorage, x.out.SessionID, err)
-		default:
-			if st := sessionState(s); st != nil {
-				state = st
+			switch {
+			case errors.Is(err, db.ErrNotFound):
+				s, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
+					WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
+				if err != nil {
+					return nil, fmt.Errorf("workflow: %w: create session %s: %w", agent.ErrStorage, x.out.SessionID, err)
+				}
+				return s, nil
+			case err != nil:
+				return nil, fmt.Errorf("workflow: %w: load session %s: %w", agent.ErrStorage, x.out.SessionID, err)
+			default:
+				if st := sessionState(s); st != nil {
+					state = st
+				}
+				return nil, nil
 			}
+		})
+		if err != nil {
+			return err
 		}
 	}
+	// The steps change state in place: what the run read is kept apart.
+	x.readState, x.over = cloneMap(state), extra
 	maps.Copy(state, extra)
 	x.state = newState(state)
 	if d == nil {
@@ -1468,20 +1491,32 @@ func (x *exec) save(j *journal) error {
 // run has not added yet (its steps' tokens: run.RunShare); it returns the
 // run's share, which the session then holds. A nested
 // workflow's run (with a parent) adds nothing: its parent's steps hold it.
-func (x *exec) saveState(ctx context.Context, d *db.DB) (*run.SessionMetrics, error) {
-	s, err := d.GetSession(ctx, x.out.SessionID)
-	if err != nil {
-		return nil, err
-	}
+func (x *exec) saveState(ctx context.Context, d *db.DB) (share *run.SessionMetrics, err error) {
+	// Read and written in a turn of the session's line: a run of the
+	// session that wrote since this one read it is not written over.
+	err = sessionline.Default().Update(sessionline.Key{DB: d, ID: x.out.SessionID}, func() (*db.Session, error) {
+		s, err := d.GetSession(ctx, x.out.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if share, err = x.sessionToSave(s); err != nil {
+			return nil, err
+		}
+		return d.UpsertSession(ctx, s)
+	})
+	return share, err
+}
+
+// sessionToSave makes s, the stored session row, the row the run leaves:
+// its state with the run's changes over it, its metrics with what the run
+// has not added yet. It returns the run's share.
+func (x *exec) sessionToSave(s *db.Session) (*run.SessionMetrics, error) {
 	var share, add run.SessionMetrics
 	if x.out.ParentRunID == "" {
 		share = run.RunShare(x.out.Metrics, nil)
 		add = share.Since(x.counted)
 	}
-	state := x.out.SessionState
-	if state == nil {
-		state = map[string]any{}
-	}
+	state := sessionline.MergeState(x.readState, x.out.SessionState, x.over, sessionState(s))
 	data, kept, err := run.UpdateSessionData(s.SessionData, state, &add)
 	if err != nil {
 		return nil, err
@@ -1490,9 +1525,6 @@ func (x *exec) saveState(ctx context.Context, d *db.DB) (*run.SessionMetrics, er
 		slog.Warn("workflow: the session's metrics are not updated", "session_id", x.out.SessionID, "run_id", x.out.RunID, "error", kept)
 	}
 	s.SessionData = data
-	if _, err = d.UpsertSession(ctx, s); err != nil {
-		return nil, err
-	}
 	return &share, nil
 }
 
