@@ -16,6 +16,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/groupcommit"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 )
@@ -506,16 +507,21 @@ func (s *Server) startBackground(w http.ResponseWriter, r *http.Request, st *run
 // storePending writes the session (runs reference it) and the PENDING row.
 func (s *Server) storePending(ctx context.Context, d *db.DB, st *runStart) error {
 	a := st.agent
-	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
-		_, err = d.UpsertSession(ctx, newSession(a, st.sessionID, st.userID))
+	// Looked for and created in a turn of the session's line: a run of the
+	// session that created it here in between is not written over.
+	err := sessionline.Default().Update(sessionline.Key{DB: d, ID: st.sessionID}, func() (*db.Session, error) {
+		_, err := d.GetSession(ctx, st.sessionID)
+		if !errors.Is(err, db.ErrNotFound) {
+			return nil, err
+		}
+		saved, err := d.UpsertSession(ctx, newSession(a, st.sessionID, st.userID))
 		if errors.Is(err, db.ErrNotFound) {
 			// The id belongs to another user's session.
-			return errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
+			return nil, errorf(http.StatusNotFound, "Session with ID %s not found", st.sessionID)
 		}
-		if err != nil {
-			return err
-		}
-	} else if err != nil {
+		return saved, err
+	})
+	if err != nil {
 		return err
 	}
 	out := pendingOutput(a, st)

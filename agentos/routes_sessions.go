@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/lossless"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/internal/wirecheck"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/model"
@@ -370,11 +371,6 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if req.SessionID == "" {
 		req.SessionID = uuid.NewString()
 	}
-	if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
-		return &httpError{Status: http.StatusConflict, Detail: "Session with ID " + req.SessionID + " already exists"}
-	} else if !errors.Is(err, db.ErrNotFound) {
-		return err
-	}
 	data := map[string]any{}
 	if req.SessionName != "" {
 		data["session_name"] = req.SessionName
@@ -387,7 +383,19 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if len(data) > 0 {
 		sess.SessionData, _ = json.Marshal(data)
 	}
-	saved, err := d.UpsertSession(r.Context(), sess)
+	// Looked for and created in a turn of the session's line: a run
+	// creating it here in between is not written over.
+	var saved *db.Session
+	err = sessionline.Default().Update(sessionline.Key{DB: d, ID: req.SessionID}, func() (*db.Session, error) {
+		if _, err := d.GetSession(r.Context(), req.SessionID); err == nil {
+			return nil, &httpError{Status: http.StatusConflict, Detail: "Session with ID " + req.SessionID + " already exists"}
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return nil, err
+		}
+		var err error
+		saved, err = d.UpsertSession(r.Context(), sess)
+		return saved, err
+	})
 	if err != nil {
 		return err
 	}
@@ -447,9 +455,30 @@ func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patchSessionRequest) error {
-	d, sess, err := s.loadSession(r)
+	d, err := s.database(r)
 	if err != nil {
 		return err
+	}
+	// Read and written in a turn of the session's line: a run of the
+	// session in progress here writes its changes over the edit instead of
+	// writing its own earlier read over it (internal/sessionline).
+	var saved *db.Session
+	err = sessionline.Default().Update(sessionline.Key{DB: d, ID: chi.URLParam(r, "session_id")}, func() (*db.Session, error) {
+		var err error
+		saved, err = s.editSession(r, req)
+		return saved, err
+	})
+	if err != nil {
+		return err
+	}
+	return s.writeSessionDetail(w, r, d, http.StatusOK, saved)
+}
+
+// editSession reads the session, applies req and writes it.
+func (s *Server) editSession(r *http.Request, req patchSessionRequest) (*db.Session, error) {
+	d, sess, err := s.loadSession(r)
+	if err != nil {
+		return nil, err
 	}
 	data := sessionData(sess)
 	if req.SessionName != nil {
@@ -459,7 +488,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 		data["session_state"] = map[string]any(req.SessionState)
 	}
 	if sess.SessionData, err = json.Marshal(data); err != nil {
-		return err
+		return nil, err
 	}
 	if m := nonNullJSON(req.Metadata); m != nil {
 		sess.Metadata = m
@@ -467,11 +496,7 @@ func (s *Server) updateSession(w http.ResponseWriter, r *http.Request, req patch
 	if sm := nonNullJSON(req.Summary); sm != nil {
 		sess.Summary = sm
 	}
-	saved, err := d.UpsertSession(r.Context(), sess)
-	if err != nil {
-		return err
-	}
-	return s.writeSessionDetail(w, r, d, http.StatusOK, saved)
+	return d.UpsertSession(r.Context(), sess)
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
