@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 )
@@ -205,12 +206,6 @@ func (s *Server) enqueueBackground(w http.ResponseWriter, r *http.Request, st *r
 // the first run of a repeated Idempotency-Key (dup true).
 func (s *Server) enqueueRun(ctx context.Context, st *runStart, req *runRequest) (runID string, dup bool, err error) {
 	d := st.agent.DB()
-	var sess *db.Session
-	if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
-		sess = newSession(st.agent, st.sessionID, st.userID)
-	} else if err != nil {
-		return "", false, err
-	}
 	out := pendingOutput(st.agent, st)
 	row, err := db.RunFromOutput(out)
 	if err != nil {
@@ -226,7 +221,20 @@ func (s *Server) enqueueRun(ctx context.Context, st *runStart, req *runRequest) 
 	c := st.agent.Component()
 	job := &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID,
 		Payload: payload, IdempotencyKey: req.IdempotencyKey}
-	runID, dup, err = s.queue.Enqueue(ctx, sess, row, job)
+	// Looked for and created (with the job) in a turn of the session's
+	// line: a run of the session that created it here in between is not
+	// written over.
+	err = sessionline.Default().Update(sessionline.Key{DB: d, ID: st.sessionID}, func() (*db.Session, error) {
+		var sess *db.Session
+		if _, err := d.GetSession(ctx, st.sessionID); errors.Is(err, db.ErrNotFound) {
+			sess = newSession(st.agent, st.sessionID, st.userID)
+		} else if err != nil {
+			return nil, err
+		}
+		var err error
+		runID, dup, err = s.queue.Enqueue(ctx, sess, row, job)
+		return nil, err
+	})
 	switch {
 	case errors.Is(err, queue.ErrQueueFull):
 		return "", false, &httpError{Status: http.StatusTooManyRequests, Detail: "too many background runs are queued; retry later", Err: err}

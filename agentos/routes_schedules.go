@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/schedule"
@@ -618,16 +619,11 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	}
 	st.metadata["schedule_id"] = sc.ID
 	d := t.DB()
-	var sess *db.Session
-	if st.sessionID == "" {
+	fresh := st.sessionID == ""
+	if fresh {
 		st.sessionID = uuid.NewString()
-		sess = newSession(t, st.sessionID, st.userID)
 	} else if err := s.checkSessionOwner(octx, t, st.sessionID, owner); err != nil {
 		return permanent(err)
-	} else if _, err := d.GetSession(octx, st.sessionID); errors.Is(err, db.ErrNotFound) {
-		sess = newSession(t, st.sessionID, st.userID)
-	} else if err != nil {
-		return schedule.Fired{}, err
 	}
 	row, err := db.RunFromOutput(pendingOutput(t, st))
 	if err != nil {
@@ -641,7 +637,26 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	c := t.Component()
 	job := &queue.Job{ID: st.runID, ComponentType: string(c.Type), ComponentID: c.ID, SessionID: st.sessionID, UserID: st.userID,
 		Payload: payload, IdempotencyKey: f.Key, RetryDelay: time.Duration(sc.RetryDelaySeconds) * time.Second}
-	runID, dup, err := s.queue.Enqueue(octx, sess, row, job)
+	// Looked for and created (with the job) in a turn of the session's
+	// line: a run of the session that created it here in between is not
+	// written over.
+	var (
+		runID string
+		dup   bool
+	)
+	err = sessionline.Default().Update(sessionline.Key{DB: d, ID: st.sessionID}, func() (*db.Session, error) {
+		var sess *db.Session
+		if fresh {
+			sess = newSession(t, st.sessionID, st.userID)
+		} else if _, err := d.GetSession(octx, st.sessionID); errors.Is(err, db.ErrNotFound) {
+			sess = newSession(t, st.sessionID, st.userID)
+		} else if err != nil {
+			return nil, err
+		}
+		var err error
+		runID, dup, err = s.queue.Enqueue(octx, sess, row, job)
+		return nil, err
+	})
 	if err != nil {
 		return schedule.Fired{}, err
 	}
