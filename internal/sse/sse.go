@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 )
 
 // ErrLineTooLong is returned when one line exceeds the decoder's MaxLine.
@@ -37,10 +38,15 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 	}
 	return func(yield func(Event, error) bool) {
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
+		// Room for a line of maxLine bytes and its "\r\n": the limit is on
+		// the line, not on the line and its break.
+		sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine+min(2, math.MaxInt-maxLine))
 		cut := false // the last line scanned had no line break: EOF cut it
 		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 			n, line, err := scanLines(data, atEOF)
+			if len(line) > maxLine {
+				return 0, nil, bufio.ErrTooLong
+			}
 			if line != nil {
 				cut = atEOF && n == len(line)
 			}

@@ -150,3 +150,24 @@ func FuzzRead_RoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// A line of exactly maxLine bytes is within the limit, whatever its line
+// break (LF, CRLF or CR); one byte more is ErrLineTooLong.
+func TestRead_LineLimitIsInclusive(t *testing.T) {
+	t.Parallel()
+	const maxLine = 64
+	line := "data: " + strings.Repeat("x", maxLine-len("data: "))
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		got, err := collect(t, line+eol+eol, maxLine)
+		if err != nil || len(got) != 1 || len(got[0].Data) != maxLine-len("data: ") {
+			t.Errorf("eol %q: a line of maxLine bytes: %d events, %v", eol, len(got), err)
+		}
+		if _, err := collect(t, line+"x"+eol+eol, maxLine); !errors.Is(err, ErrLineTooLong) {
+			t.Errorf("eol %q: a line of maxLine+1 bytes: err = %v, want ErrLineTooLong", eol, err)
+		}
+	}
+	// Unterminated at EOF: the limit holds too.
+	if _, err := collect(t, "data: a\n\n"+line+"x", maxLine); !errors.Is(err, ErrLineTooLong) {
+		t.Errorf("unterminated line of maxLine+1 bytes: err = %v, want ErrLineTooLong", err)
+	}
+}
