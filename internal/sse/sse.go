@@ -66,6 +66,7 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 				line, first = bytes.TrimPrefix(line, []byte("\ufeff")), false
 			}
 			if len(line) == 0 {
+				cut = false // only a leading BOM was cut
 				if hasData {
 					ev.Data = bytes.Clone(data.Bytes())
 					if !yield(ev, nil) {
@@ -103,7 +104,10 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 			return
 		}
 		switch {
-		case pending && hasData && cut:
+		case cut:
+			// Whatever the cut line was (a data line, or the event: line
+			// or field name of an event whose data never came), the
+			// stream did not finish.
 			yield(Event{}, io.ErrUnexpectedEOF)
 		case pending && hasData:
 			ev.Data = bytes.Clone(data.Bytes())

@@ -171,3 +171,21 @@ func TestRead_LineLimitIsInclusive(t *testing.T) {
 		t.Errorf("unterminated line of maxLine+1 bytes: err = %v, want ErrLineTooLong", err)
 	}
 }
+
+// A stream cut in the middle of any line is truncated, also when the cut
+// line is the first of its event (a field name, an event: line): the
+// complete events come, then io.ErrUnexpectedEOF, never a clean end.
+func TestRead_CutBeforeDataIsTruncated(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"data: a\n\nda",
+		"data: a\n\nevent: message_st",
+		"data: a\r\n\r\nevent: content_block_delta\r\ndat",
+		"data: a\n\nid: 7",
+	} {
+		got, err := collect(t, in, 0)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || len(got) != 1 || string(got[0].Data) != "a" {
+			t.Errorf("%q: %d events, err = %v, want the first event then io.ErrUnexpectedEOF", in, len(got), err)
+		}
+	}
+}
