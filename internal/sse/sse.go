@@ -13,6 +13,10 @@ import (
 // ErrLineTooLong is returned when one line exceeds the decoder's MaxLine.
 var ErrLineTooLong = errors.New("sse: line too long")
 
+// ErrEventTooLarge is returned when one event's data (its data lines joined
+// with "\n") exceeds the decoder's maxLine.
+var ErrEventTooLarge = errors.New("sse: event data too large")
+
 // Event is one dispatched SSE event.
 type Event struct {
 	// Event is the "event:" field; empty means the default "message".
@@ -31,7 +35,8 @@ const DefaultMaxLine = 4 << 20
 // tell a truncated stream from a finished one. A last event whose lines all
 // ended but that no blank line followed ("data: [DONE]\n" and EOF, as some
 // servers end their streams) is dispatched: its data is whole.
-// maxLine <= 0 means DefaultMaxLine.
+// maxLine bounds each line (ErrLineTooLong) and each event's data
+// (ErrEventTooLarge); maxLine <= 0 means DefaultMaxLine.
 func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
@@ -87,6 +92,16 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 			case "event":
 				ev.Event = string(value)
 			case "data":
+				// Each line is bounded; an event of endless lines must
+				// not grow without bound either.
+				n := data.Len() + len(value)
+				if hasData {
+					n++ // the "\n" joining the lines
+				}
+				if n > maxLine {
+					yield(Event{}, fmt.Errorf("%w (limit %d bytes)", ErrEventTooLarge, maxLine))
+					return
+				}
 				if hasData {
 					data.WriteByte('\n')
 				}

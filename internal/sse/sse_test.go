@@ -189,3 +189,20 @@ func TestRead_CutBeforeDataIsTruncated(t *testing.T) {
 		}
 	}
 }
+
+// An event's data made of many lines, each within the limit, is bounded
+// too: the decoder does not buffer an endless event.
+func TestRead_EventDataIsBounded(t *testing.T) {
+	t.Parallel()
+	const maxLine = 64
+	in := "data: a\n\n" + strings.Repeat("data: "+strings.Repeat("x", 40)+"\n", 10) + "\n"
+	got, err := collect(t, in, maxLine)
+	if !errors.Is(err, ErrEventTooLarge) || len(got) != 1 {
+		t.Fatalf("%d events, err = %v, want one event then ErrEventTooLarge", len(got), err)
+	}
+	// Data of exactly maxLine bytes (line breaks counted) is whole.
+	in = "data: " + strings.Repeat("x", 31) + "\ndata: " + strings.Repeat("y", 32) + "\n\n"
+	if got, err := collect(t, in, maxLine); err != nil || len(got) != 1 || len(got[0].Data) != maxLine {
+		t.Fatalf("data of maxLine bytes: %d events, %v", len(got), err)
+	}
+}
