@@ -23,7 +23,10 @@ type Event struct {
 	Event string
 	// Data is the "data:" lines joined with "\n".
 	Data []byte
-	ID   string
+	// ID is the last event ID (WHATWG): the value of the latest id: field
+	// of this or an earlier event, "" after an empty one; an id: holding
+	// NUL is ignored.
+	ID string
 }
 
 // DefaultMaxLine bounds a single line (4 MiB): large tool-call arguments arrive in
@@ -78,7 +81,7 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 						return
 					}
 				}
-				ev, hasData, pending = Event{}, false, false
+				ev, hasData, pending = Event{ID: ev.ID}, false, false
 				data.Reset()
 				continue
 			}
@@ -108,7 +111,9 @@ func Read(r io.Reader, maxLine int) iter.Seq2[Event, error] {
 				data.Write(value)
 				hasData = true
 			case "id":
-				ev.ID = string(value)
+				if bytes.IndexByte(value, 0) < 0 {
+					ev.ID = string(value)
+				}
 			}
 		}
 		if err := sc.Err(); err != nil {

@@ -206,3 +206,23 @@ func TestRead_EventDataIsBounded(t *testing.T) {
 		t.Fatalf("data of maxLine bytes: %d events, %v", len(got), err)
 	}
 }
+
+// The event ID is the WHATWG last event ID: it carries over to the events
+// after the one that set it, an empty id: resets it, and an id holding NUL
+// is ignored.
+func TestRead_LastEventID(t *testing.T) {
+	t.Parallel()
+	got, err := collect(t, "id: 1\ndata: a\n\ndata: b\n\nid: 2\x003\ndata: c\n\nid\ndata: d\n\nid: 4\n\ndata: e\n\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1", "1", "1", "", "4"}
+	if len(got) != len(want) {
+		t.Fatalf("got %d events %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i] {
+			t.Errorf("event %d (%q): id %q, want %q", i, got[i].Data, got[i].ID, want[i])
+		}
+	}
+}
