@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func collect(t *testing.T, in string, maxLine int) ([]Event, error) {
@@ -225,4 +226,117 @@ func TestRead_LastEventID(t *testing.T) {
 			t.Errorf("event %d (%q): id %q, want %q", i, got[i].Data, got[i].ID, want[i])
 		}
 	}
+}
+
+// spec decodes in as the WHATWG event-stream rules say, on the whole input
+// at once, with Read's additions: a last event whose lines ended is
+// dispatched, a cut line is io.ErrUnexpectedEOF, and the limits.
+func spec(in string, maxLine int) ([]Event, error) {
+	// Read counts a leading BOM in its first line's length.
+	bom := 0
+	if strings.HasPrefix(in, "\ufeff") {
+		in, bom = in[len("\ufeff"):], len("\ufeff")
+	}
+	var (
+		out                []Event
+		name, id           string
+		data               []string
+		size               int
+		hasData, truncated bool
+	)
+	for len(in) > 0 {
+		i := strings.IndexAny(in, "\r\n")
+		if i < 0 {
+			i, truncated = len(in), true
+		}
+		line := in[:i]
+		switch {
+		case i == len(in):
+			in = ""
+		case strings.HasPrefix(in[i:], "\r\n"):
+			in = in[i+2:]
+		default:
+			in = in[i+1:]
+		}
+		if bom+len(line) > maxLine {
+			return out, ErrLineTooLong
+		}
+		bom = 0
+		if line == "" {
+			if hasData {
+				out = append(out, Event{Event: name, Data: []byte(strings.Join(data, "\n")), ID: id})
+			}
+			name, data, size, hasData = "", nil, 0, false
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			name = value
+		case "data":
+			size += len(value)
+			if hasData {
+				size++
+			}
+			if size > maxLine {
+				return out, ErrEventTooLarge
+			}
+			data, hasData = append(data, value), true
+		case "id":
+			if !strings.Contains(value, "\x00") {
+				id = value
+			}
+		}
+	}
+	if truncated {
+		return out, io.ErrUnexpectedEOF
+	}
+	if hasData {
+		out = append(out, Event{Event: name, Data: []byte(strings.Join(data, "\n")), ID: id})
+	}
+	return out, nil
+}
+
+// FuzzRead_MatchesSpec: Read gives the events and the error spec gives,
+// however the reader splits the stream.
+func FuzzRead_MatchesSpec(f *testing.F) {
+	f.Add("id: 1\ndata: a\r\n\r\ndata: b\rdata:c\r\r", uint8(16), uint8(0))
+	f.Add("\ufeffevent: e\ndata\n\n: x\nid: 2\x00\ndata: "+strings.Repeat("y", 20)+"\n\n", uint8(8), uint8(1))
+	f.Add("data: a\n\ndata: b\ndata: c\nda", uint8(6), uint8(2))
+	f.Add("data: 0123456789\r\n\r\n", uint8(16), uint8(1))
+	f.Fuzz(func(t *testing.T, in string, limit, chunking uint8) {
+		maxLine := 4 + int(limit)%60
+		var r io.Reader = strings.NewReader(in)
+		switch chunking % 3 {
+		case 1:
+			r = iotest.OneByteReader(r)
+		case 2:
+			r = iotest.HalfReader(r)
+		}
+		var got []Event
+		var err error
+		for ev, e := range Read(r, maxLine) {
+			if e != nil {
+				err = e
+				break
+			}
+			got = append(got, ev)
+		}
+		want, wantErr := spec(in, maxLine)
+		if (err == nil) != (wantErr == nil) || (wantErr != nil && !errors.Is(err, wantErr)) {
+			t.Fatalf("%q (maxLine %d): err = %v, want %v", in, maxLine, err, wantErr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q (maxLine %d): %d events %+v, want %d %+v", in, maxLine, len(got), got, len(want), want)
+		}
+		for i := range want {
+			if got[i].Event != want[i].Event || string(got[i].Data) != string(want[i].Data) || got[i].ID != want[i].ID {
+				t.Fatalf("%q (maxLine %d): event %d = %+v, want %+v", in, maxLine, i, got[i], want[i])
+			}
+		}
+	})
 }
