@@ -163,7 +163,8 @@ func (s *Storage) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// DeletePrefix removes the directory of the prefix's objects.
+// DeletePrefix removes the directory of the prefix's objects; a file where
+// that directory would be is an object outside the prefix and stays.
 func (s *Storage) DeletePrefix(_ context.Context, prefix string) error {
 	if err := media.CheckPrefix(prefix); err != nil {
 		return err
@@ -171,6 +172,11 @@ func (s *Storage) DeletePrefix(_ context.Context, prefix string) error {
 	p, err := s.path(strings.TrimSuffix(prefix, "/"))
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+		// An object whose key is the prefix without its "/": no key
+		// starts with the prefix, and this one does not either.
+		return nil
 	}
 	if err := os.RemoveAll(p); err != nil {
 		return fmt.Errorf("%w: media/local: delete %s: %w", media.ErrUnavailable, prefix, err)

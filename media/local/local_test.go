@@ -191,3 +191,24 @@ func TestLocal_FailedUploadLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// DeletePrefix removes the objects whose keys start with the prefix, as on
+// S3: an object whose key is the prefix without its "/" is not under it
+// and stays.
+func TestLocal_DeletePrefixKeepsTheObjectNamedLikeIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := local.New(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upload(ctx, "reports/2024", strings.NewReader("kept"), 4, "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeletePrefix(ctx, "reports/2024/"); err != nil {
+		t.Fatalf("DeletePrefix: %v", err)
+	}
+	if ok, err := s.Exists(ctx, "reports/2024"); !ok || err != nil {
+		t.Fatalf("the object reports/2024 is gone after DeletePrefix(\"reports/2024/\"): %v, %v", ok, err)
+	}
+}
