@@ -42,49 +42,64 @@ func storedSessionState(t *testing.T, d *db.DB, sessionID string) map[string]any
 func TestRun_OverlappingRunsInOneSessionKeepEachOthersChanges(t *testing.T) {
 	t.Parallel()
 	testdbs.Each(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
-		b := newBarrier(3)
-		a := mustAgent(t, Config{ID: "a1", DB: d, Model: script(t,
-			scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "wait"}}},
-			scripted.Turn{Content: "done"},
-		), Tools: []tool.Tool{funcTool("wait", tool.FuncConfig{}, b.arrive)}})
-		first, err := mustAgent(t, Config{ID: "a1", DB: d, Model: scripted.Reply("ready")}).
-			Run(ctx, run.TextInput("start"), WithSessionID("s1"), WithSessionState(map[string]any{"seed": true, "kept": 1}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := []string{first.RunID}
-		var (
-			mu sync.Mutex
-			wg sync.WaitGroup
-		)
+		var calls []func(*Agent) (*run.Output, error)
 		for _, st := range []map[string]any{{"a": 1.0, "seed": "a"}, {"b": 2.0}, {"c": 3.0}} {
-			wg.Go(func() {
-				out, err := a.Run(ctx, run.TextInput("go"), WithSessionID("s1"), WithSessionState(st))
-				if err != nil || out.Status != run.StatusCompleted || out.Content != "done" {
-					t.Errorf("run: %v %+v", err, out)
-					return
-				}
-				mu.Lock()
-				ids = append(ids, out.RunID)
-				mu.Unlock()
+			calls = append(calls, func(a *Agent) (*run.Output, error) {
+				return a.Run(context.Background(), run.TextInput("go"), WithSessionID("s1"), WithSessionState(st))
 			})
 		}
-		wg.Wait()
-		if t.Failed() {
-			return
-		}
-		want := map[string]any{"seed": "a", "kept": 1.0, "a": 1.0, "b": 2.0, "c": 3.0}
-		if got := storedSessionState(t, d, "s1"); !reflect.DeepEqual(got, want) {
-			t.Fatalf("session_state %v, want %v", got, want)
-		}
-		if diff := jsontest.Diff(sumOfRuns(t, d, ids...), storedSessionMetrics(t, d, "s1")); diff != "" {
-			t.Fatalf("session_metrics are not the four runs' sum: %s", diff)
-		}
+		overlap(t, d, map[string]any{"seed": true, "kept": 1},
+			map[string]any{"seed": "a", "kept": 1.0, "a": 1.0, "b": 2.0, "c": 3.0}, calls...)
 		if sessionline.Default().Held(sessionline.Key{DB: d, ID: "s1"}) {
 			t.Fatal("the session's line outlived its runs")
 		}
 	})
+}
+
+// overlap stores a first run of session s1 with the state seed, then runs
+// calls at once on an agent whose one tool call waits for all of them (each
+// reads the session before any saves), and checks that the session's state
+// is want and its metrics the sum of every run's.
+func overlap(t *testing.T, d *db.DB, seed, want map[string]any, calls ...func(*Agent) (*run.Output, error)) {
+	t.Helper()
+	ctx := context.Background()
+	b := newBarrier(len(calls))
+	a := mustAgent(t, Config{ID: "a1", DB: d, Model: script(t,
+		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "wait"}}},
+		scripted.Turn{Content: "done"},
+	), Tools: []tool.Tool{funcTool("wait", tool.FuncConfig{}, b.arrive)}})
+	first, err := mustAgent(t, Config{ID: "a1", DB: d, Model: scripted.Reply("ready")}).
+		Run(ctx, run.TextInput("start"), WithSessionID("s1"), WithSessionState(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{first.RunID}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, call := range calls {
+		wg.Go(func() {
+			out, err := call(a)
+			if err != nil || out.Status != run.StatusCompleted || out.Content != "done" {
+				t.Errorf("run: %v %+v", err, out)
+				return
+			}
+			mu.Lock()
+			ids = append(ids, out.RunID)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if got := storedSessionState(t, d, "s1"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("session_state %v, want %v", got, want)
+	}
+	if diff := jsontest.Diff(sumOfRuns(t, d, ids...), storedSessionMetrics(t, d, "s1")); diff != "" {
+		t.Fatalf("session_metrics are not the runs' sum: %s", diff)
+	}
 }
 
 // A run cancelled before it read its session (a client gone as the run
@@ -147,53 +162,19 @@ func TestRun_CancelledBeforeItsSessionReadKeepsTheSession(t *testing.T) {
 // progress) is written over, not dropped, whichever of the two saves first.
 func TestRun_ClaimedSessionReadBeforeAnOverlappingWriteKeepsIt(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	d := testdbs.SQLite(t)
-	b := newBarrier(2)
-	a := mustAgent(t, Config{ID: "a1", DB: d, Model: script(t,
-		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "wait"}}},
-		scripted.Turn{Content: "done"},
-	), Tools: []tool.Tool{funcTool("wait", tool.FuncConfig{}, b.arrive)}})
-	first, err := mustAgent(t, Config{ID: "a1", DB: d, Model: scripted.Reply("ready")}).
-		Run(ctx, run.TextInput("start"), WithSessionID("s1"), WithSessionState(map[string]any{"seed": true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	claimed, err := d.GetSession(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := []string{first.RunID}
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for i, st := range []map[string]any{{"a": 1.0}, {"b": 2.0}} {
-		wg.Go(func() {
-			rctx, opts := ctx, []RunOption{WithSessionID("s1"), WithSessionState(st)}
-			if i == 1 {
-				rctx = db.WithClaimedSession(ctx, "claimed-run", claimed)
-				opts = append(opts, WithRunID("claimed-run"))
+	overlap(t, d, map[string]any{"seed": true}, map[string]any{"seed": true, "a": 1.0, "b": 2.0},
+		func(a *Agent) (*run.Output, error) {
+			return a.Run(context.Background(), run.TextInput("go"), WithSessionID("s1"), WithSessionState(map[string]any{"a": 1.0}))
+		},
+		func(a *Agent) (*run.Output, error) {
+			// The claim's read: the session as the first run left it.
+			ctx := context.Background()
+			claimed, err := d.GetSession(ctx, "s1")
+			if err != nil {
+				return nil, err
 			}
-			out, err := a.Run(rctx, run.TextInput("go"), opts...)
-			if err != nil || out.Status != run.StatusCompleted {
-				t.Errorf("run: %v %+v", err, out)
-				return
-			}
-			mu.Lock()
-			ids = append(ids, out.RunID)
-			mu.Unlock()
+			ctx = db.WithClaimedSession(ctx, "claimed-run", claimed)
+			return a.Run(ctx, run.TextInput("go"), WithSessionID("s1"), WithRunID("claimed-run"), WithSessionState(map[string]any{"b": 2.0}))
 		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	want := map[string]any{"seed": true, "a": 1.0, "b": 2.0}
-	if got := storedSessionState(t, d, "s1"); !reflect.DeepEqual(got, want) {
-		t.Fatalf("session_state %v, want %v", got, want)
-	}
-	if diff := jsontest.Diff(sumOfRuns(t, d, ids...), storedSessionMetrics(t, d, "s1")); diff != "" {
-		t.Fatalf("session_metrics: %s", diff)
-	}
 }
