@@ -35,7 +35,7 @@ func (st *state) loadSession() (rows []db.HistoryRef, err error) {
 		if st.out.ParentRunID == "" && !st.joined {
 			// Before the read: see sessionlines.go. A member or step run
 			// leaves the session row to its team or workflow.
-			st.joinLine(claimed)
+			claimed = st.joinLine(claimed)
 		}
 		if withHistory {
 			s, rows, err = d.SessionHistoryRefs(st.ctx, q)

@@ -17,14 +17,24 @@ func (st *state) lineKey() sessionline.Key {
 }
 
 // joinLine joins the run's session line before the run reads its session;
-// claimed is whether the session was read already (see
-// sessionline.UnknownSeq).
-func (st *state) joinLine(claimed bool) {
-	seq := sessionline.Default().Join(st.lineKey())
+// claimed is whether the durable queue's claim read the session already.
+// It reports whether the run is to take that row: not when a run of the
+// session wrote it here since the claim's mark (db.WithClaimedSessionAt),
+// then the run reads the session itself. A claimed row without a mark may
+// be older than any row written through the line (sessionline.UnknownSeq).
+func (st *state) joinLine(claimed bool) (takeClaimed bool) {
+	r, k := sessionline.Default(), st.lineKey()
+	seq := r.Join(k)
 	if claimed {
-		seq = sessionline.UnknownSeq
+		switch mark := db.ClaimedSessionMark(st.ctx, st.out.RunID); {
+		case mark == 0:
+			seq = sessionline.UnknownSeq
+		case r.WrittenSince(k, mark):
+			claimed = false
+		}
 	}
 	st.extras().lineSeq, st.joined = seq, true
+	return claimed
 }
 
 // leaveLine leaves the run's session line, if it joined one.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/internal/jsontest"
@@ -174,7 +176,47 @@ func TestRun_ClaimedSessionReadBeforeAnOverlappingWriteKeepsIt(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			ctx = db.WithClaimedSession(ctx, "claimed-run", claimed)
-			return a.Run(ctx, run.TextInput("go"), WithSessionID("s1"), WithRunID("claimed-run"), WithSessionState(map[string]any{"b": 2.0}))
+			id := uuid.NewString() // run ids are the process's
+			ctx = db.WithClaimedSession(ctx, id, claimed)
+			return a.Run(ctx, run.TextInput("go"), WithSessionID("s1"), WithRunID(id), WithSessionState(map[string]any{"b": 2.0}))
 		})
+}
+
+// The gap the claim's own read leaves: a run of the session that writes and
+// ends between the durable queue's claim (which read the session) and the
+// claimed run's start. The claimed run used the claim's row, older than
+// that write, and wrote it back: the other run's state key and tokens were
+// lost. The claim's mark (taken before its read) now tells the run that a
+// row was written here since; it reads the session itself.
+func TestRun_ClaimedSessionOlderThanAnEndedRunsWriteIsNotUsed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdbs.SQLite(t)
+	a := mustAgent(t, Config{ID: "a1", DB: d, Model: scripted.Reply("done")})
+	first, err := a.Run(ctx, run.TextInput("start"), WithSessionID("s1"), WithSessionState(map[string]any{"seed": true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := sessionline.Default().Mark() // the claim: its mark, then its read
+	claimed, err := d.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	between, err := a.Run(ctx, run.TextInput("go"), WithSessionID("s1"), WithSessionState(map[string]any{"a": 1.0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString() // run ids are the process's
+	cctx := db.WithClaimedSessionAt(ctx, id, claimed, mark)
+	out, err := a.Run(cctx, run.TextInput("go"), WithSessionID("s1"), WithRunID(id), WithSessionState(map[string]any{"b": 2.0}))
+	if err != nil || out.Status != run.StatusCompleted {
+		t.Fatalf("claimed run: %v %+v", err, out)
+	}
+	want := map[string]any{"seed": true, "a": 1.0, "b": 2.0}
+	if got := storedSessionState(t, d, "s1"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("session_state %v, want %v", got, want)
+	}
+	if diff := jsontest.Diff(sumOfRuns(t, d, first.RunID, between.RunID, out.RunID), storedSessionMetrics(t, d, "s1")); diff != "" {
+		t.Fatalf("session_metrics: %s", diff)
+	}
 }

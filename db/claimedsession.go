@@ -12,6 +12,7 @@ type claimedSessionKey struct{}
 type claimedSession struct {
 	runID string
 	s     *Session
+	mark  uint64
 	taken atomic.Bool
 }
 
@@ -23,10 +24,26 @@ type claimedSession struct {
 // claim, which the run's own load would have read a moment later with no
 // lock either.
 func WithClaimedSession(ctx context.Context, runID string, s *Session) context.Context {
+	return WithClaimedSessionAt(ctx, runID, s, 0)
+}
+
+// WithClaimedSessionAt is WithClaimedSession with the mark the claimer took
+// before its read (a number the reader of the row compares with what was
+// written since, in the process's session lines; 0: none taken).
+func WithClaimedSessionAt(ctx context.Context, runID string, s *Session, mark uint64) context.Context {
 	if s == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, claimedSessionKey{}, &claimedSession{runID: runID, s: s})
+	return context.WithValue(ctx, claimedSessionKey{}, &claimedSession{runID: runID, s: s, mark: mark})
+}
+
+// ClaimedSessionMark is the mark WithClaimedSessionAt put in ctx with
+// runID's claimed session row (0: none).
+func ClaimedSessionMark(ctx context.Context, runID string) uint64 {
+	if c, _ := ctx.Value(claimedSessionKey{}).(*claimedSession); c != nil && c.runID == runID {
+		return c.mark
+	}
+	return 0
 }
 
 // ClaimedSession hands out, once, the session row WithClaimedSession put in

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -111,8 +112,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		rctx = db.WithRunIndex(rctx, j.ID, *j.runIndex)
 	}
 	// The run's first load of its session takes the row the claim read
-	// (none when the claim did not read it).
-	rctx = db.WithClaimedSession(rctx, j.ID, j.session)
+	// (none when the claim did not read it), unless a run of the session
+	// wrote it here since the claim's mark (internal/sessionline).
+	rctx = db.WithClaimedSessionAt(rctx, j.ID, j.session, j.sessionMark)
 
 	status, herr := q.safeHandle(rctx, &j.Job)
 	cause := context.Cause(rctx)
@@ -397,8 +399,10 @@ type claimedJob struct {
 	// runIndex is the run row's run_index the claim saw (nil: unknown).
 	runIndex *int64
 	// session is the run's session row as the claim read it (nil: not
-	// read; db.WithClaimedSession).
-	session *db.Session
+	// read; db.WithClaimedSession); sessionMark is the process's session
+	// lines' mark taken before that read (sessionline.Registry.Mark).
+	session     *db.Session
+	sessionMark uint64
 }
 
 // endedAs reports whether c is the row of engine's job, final in one of
@@ -642,14 +646,18 @@ func (q *Queue) claimPiped(ctx context.Context, id string, attempt int, engineID
 	}
 	// The run's session row, which the run reads first: in the batch it
 	// costs no round trip of its own (db.WithClaimedSession).
-	var sess *db.Session
+	var (
+		sess *db.Session
+		mark uint64
+	)
 	if st, ok := q.d.SessionOfRunStmt(id, func(s *db.Session) { sess = s }); ok {
 		stmts = append(stmts, st)
+		mark = sessionline.Default().Mark() // before the batch reads the row
 	}
 	if err := q.d.SaveRunsPiped(db.WithLockKey(ctx, id), stmts, nil); err != nil || got == nil {
 		return nil, false, true
 	}
-	got.session = sess
+	got.session, got.sessionMark = sess, mark
 	switch runSt {
 	case run.StatusCompleted, run.StatusError, run.StatusCancelled:
 		got.runFinal = runSt

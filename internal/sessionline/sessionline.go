@@ -18,11 +18,17 @@ type Key struct {
 // line is what the registry keeps of a session while writers of it are in
 // progress here.
 type line struct {
-	active int         // writers joined and not left
-	busy   bool        // a writer holds the turn (Acquire)
-	seq    uint64      // session rows written through the line
-	row    *db.Session // the last of them, as the store gave it back
+	active  int         // writers joined and not left
+	busy    bool        // a writer holds the turn (Acquire)
+	seq     uint64      // session rows written through the line
+	row     *db.Session // the last of them, as the store gave it back
+	written uint64      // the registry's number of that write (see Mark)
 }
+
+// endedLines is how many ended lines the registry remembers the last write
+// number of (WrittenSince): at a thousand runs a second, the last eight
+// seconds or so.
+const endedLines = 8192
 
 // UnknownSeq is the seq of a writer that read its session before it joined
 // (the durable queue's claim read it): any row the line holds may be newer.
@@ -35,6 +41,18 @@ type Registry struct {
 	cond    sync.Cond // waits for a line's busy to clear; L is mu
 	waiting int
 	m       map[Key]line
+	// writes numbers the rows written through every line (Mark).
+	writes uint64
+	// ended holds the last write number of lines that ended, the last
+	// endedLines of them (ring, oldest at next, evicts).
+	ended map[Key]uint64
+	ring  []endedLine
+	next  int
+}
+
+type endedLine struct {
+	k       Key
+	written uint64
 }
 
 var defaultRegistry Registry
@@ -51,7 +69,10 @@ func (r *Registry) Join(k Key) uint64 {
 	if r.m == nil {
 		r.m = make(map[Key]line)
 	}
-	l := r.m[k]
+	l, ok := r.m[k]
+	if !ok {
+		l.written = r.ended[k] // a line that ended and starts again
+	}
 	l.active++
 	r.m[k] = l
 	return l.seq
@@ -64,9 +85,47 @@ func (r *Registry) Leave(k Key) {
 	l := r.m[k]
 	if l.active--; l.active <= 0 {
 		delete(r.m, k)
+		if l.written > 0 && r.ended[k] != l.written {
+			r.remember(k, l.written)
+		}
 		return
 	}
 	r.m[k] = l
+}
+
+// remember records the last write number of k's line, which ended.
+func (r *Registry) remember(k Key, written uint64) {
+	if r.ring == nil {
+		r.ring, r.ended = make([]endedLine, endedLines), make(map[Key]uint64)
+	}
+	if old := r.ring[r.next]; old.written > 0 && r.ended[old.k] == old.written {
+		delete(r.ended, old.k)
+	}
+	r.ring[r.next] = endedLine{k: k, written: written}
+	r.next = (r.next + 1) % len(r.ring)
+	r.ended[k] = written
+}
+
+// Mark returns the number the next write through any line gets. A reader
+// of a session that takes a mark before its read knows, with WrittenSince,
+// whether the row it read may be older than one written here since.
+func (r *Registry) Mark() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.writes + 1
+}
+
+// WrittenSince reports whether a row was written through k's line since
+// mark (Mark) was taken, as far as the registry remembers: the line in
+// progress, or one of the last endedLines lines that ended.
+func (r *Registry) WrittenSince(k Key, mark uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.m[k]
+	if !ok {
+		l.written = r.ended[k]
+	}
+	return l.written >= mark
 }
 
 // Acquire waits until no other writer of the session holds the turn, and
@@ -104,8 +163,9 @@ func (r *Registry) Release(k Key, wrote *db.Session, seq uint64, rebased bool) u
 	l.busy = false
 	switch {
 	case wrote != nil:
+		r.writes++
 		l.seq++
-		l.row = wrote
+		l.row, l.written = wrote, r.writes
 		seq = l.seq
 	case rebased:
 		seq = l.seq

@@ -94,3 +94,52 @@ func TestSessionLines_Turns(t *testing.T) {
 		t.Fatal("the line outlived its writers")
 	}
 }
+
+// A reader that took a mark before it read a session learns whether a row
+// was written through the session's line since: while the line is in
+// progress, after it ended (as long as the registry remembers it), and not
+// for a write before the mark or another session's write.
+func TestRegistry_WrittenSince(t *testing.T) {
+	t.Parallel()
+	var r Registry
+	k, other := Key{DB: &db.DB{}, ID: "s"}, Key{DB: &db.DB{}, ID: "s"}
+	write := func(k Key) {
+		seq := r.Join(k)
+		r.Acquire(k, seq)
+		r.Release(k, &db.Session{SessionID: k.ID}, seq, false)
+		r.Leave(k)
+	}
+	write(k)
+	mark := r.Mark()
+	if r.WrittenSince(k, mark) {
+		t.Fatal("a write before the mark counts")
+	}
+	write(other)
+	if r.WrittenSince(k, mark) {
+		t.Fatal("another session's write counts")
+	}
+	r.Join(k) // in progress while the next write lands
+	write(k)
+	if !r.WrittenSince(k, mark) {
+		t.Fatal("a write since the mark, line in progress, is not seen")
+	}
+	r.Leave(k)
+	if !r.WrittenSince(k, mark) {
+		t.Fatal("a write since the mark, line ended, is not seen")
+	}
+	r.Join(k) // starts and ends again without writing: still seen
+	r.Leave(k)
+	for range endedLines - 1 {
+		write(Key{DB: k.DB, ID: "filler"})
+	}
+	if !r.WrittenSince(k, mark) {
+		t.Fatal("forgotten before endedLines other lines ended")
+	}
+	for i := range endedLines {
+		write(Key{DB: k.DB, ID: string(rune('a' + i%26))})
+		write(Key{DB: other.DB, ID: string(rune('a'+i%26)) + "x"})
+	}
+	if len(r.ended) > endedLines {
+		t.Fatalf("%d ended lines remembered, at most %d", len(r.ended), endedLines)
+	}
+}
