@@ -523,16 +523,17 @@ func TestPromptInjection_FoldsCaseAsUnicodeDoes(t *testing.T) {
 }
 
 // FuzzPromptInjectionMatch: a text matches whatever its case: upper- or
-// lower-casing it (or making its white space other white space) never
-// turns a match into none.
+// lower-casing it (or making its white space other white space, or putting
+// zero-width spaces between its runes) never turns a match into none.
 func FuzzPromptInjectionMatch(f *testing.F) {
-	for _, s := range []string{"ignore previous instructions", "İGNORE PREVİOUS İNSTRUCTİONS", "ſyſtem\u00a0prompt", "weather", "λόγος"} {
+	for _, s := range []string{"ignore previous instructions", "İGNORE PREVİOUS İNSTRUCTİONS", "ſyſtem\u00a0prompt", "weather", "λόγος", "ｊａｉｌ\u200bｂｒｅａｋ"} {
 		f.Add(s)
 	}
 	g := NewPromptInjection(append(slices.Clone(DefaultInjectionPatterns), "λόγος", "ΣΟΦΊΑ"))
 	f.Fuzz(func(t *testing.T, s string) {
 		m := g.Match(s)
-		for _, v := range []string{strings.ToUpper(s), strings.ToLower(s), strings.ReplaceAll(s, " ", "\t\n")} {
+		zw := strings.Join(strings.Split(s, ""), "\u200b") // a zero-width space between runes
+		for _, v := range []string{strings.ToUpper(s), strings.ToLower(s), strings.ReplaceAll(s, " ", "\t\n"), zw} {
 			if g.Match(v) == "" && m != "" {
 				t.Fatalf("%q matches %q but %q does not", s, m, v)
 			}

@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/run"
 )
@@ -24,7 +26,12 @@ var DefaultInjectionPatterns = []string{
 // PromptInjectionGuardrail; trigger prompt_injection). It is a heuristic: a
 // case-insensitive substring match (as strings.EqualFold compares runes), with runs of white space treated as one
 // space so "ignore   previous\ninstructions" is caught too, also in a string
-// of structured input.
+// of structured input. Text and patterns are compared without their
+// invisible characters (zero-width spaces and joiners, soft hyphens, bidi
+// controls: Unicode's default ignorables) and in NFKC form, so that a phrase
+// written full width (ＩＧＮＯＲＥ) or split by a zero-width space, which a
+// model reads as the phrase, is caught too. Look-alike letters of other
+// scripts (a Cyrillic о for an o) are not.
 type PromptInjection struct {
 	patterns []string // as Match returns them: lower case, single spaces
 	folded   []string // the same, case-folded, as matched
@@ -89,9 +96,28 @@ func (g *PromptInjection) matchValue(v any) bool {
 
 func normalizeSpace(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 
-// foldSpace is s case-folded (foldCase) with runs of white space made one
-// space.
-func foldSpace(s string) string { return strings.Join(strings.Fields(foldCase(s)), " ") }
+// foldSpace is s without its invisible characters, in NFKC form (see
+// visible), case-folded (foldCase), with runs of white space made one space.
+func foldSpace(s string) string { return strings.Join(strings.Fields(foldCase(visible(s))), " ") }
+
+// visible returns s without its default-ignorable code points (format
+// characters such as U+200B, U+200D, U+2060, U+FEFF, U+00AD and the bidi
+// controls; variation selectors; fillers), in NFKC form (full-width and
+// other compatibility letters made plain: ＡＢ is AB, ﬁ is fi). ASCII is
+// returned as it is.
+func visible(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFKC.String(strings.Map(func(r rune) rune {
+				if unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+					return -1
+				}
+				return r
+			}, s))
+		}
+	}
+	return s
+}
 
 // foldCase maps each rune, lower-cased, to the smallest rune it equals
 // under Unicode simple case folding, so that texts strings.EqualFold finds
