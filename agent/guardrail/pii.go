@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -262,14 +263,26 @@ func (g *PII) redactValue(v any) any {
 		return out
 	}
 	var b bytes.Buffer
-	writeMasked(&b, walk(v, func(s string) string { return s }, nil), g.Redact)
+	writeMasked(&b, walk(v, func(s string) string { return s }, nil), g.Redact, nil)
 	return b.String()
 }
 
 // writeMasked writes v, a value as walk returns it, as JSON text with f
 // applied to its strings (keys included) and numbers, object members in
-// key order.
-func writeMasked(b *bytes.Buffer, v any, f func(string) string) {
+// key order. A map or slice inside itself (in, its enclosing ones) is
+// written as null where it repeats: JSON has no way to write it.
+func writeMasked(b *bytes.Buffer, v any, f func(string) string, in map[container]bool) {
+	if c, ok := identity(v); ok {
+		if in[c] {
+			b.WriteString("null")
+			return
+		}
+		if in == nil {
+			in = make(map[container]bool)
+		}
+		in[c] = true
+		defer delete(in, c)
+	}
 	switch v := v.(type) {
 	case map[string]any:
 		b.WriteByte('{')
@@ -277,9 +290,9 @@ func writeMasked(b *bytes.Buffer, v any, f func(string) string) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeMasked(b, f(k), func(s string) string { return s })
+			writeMasked(b, f(k), func(s string) string { return s }, in)
 			b.WriteByte(':')
-			writeMasked(b, v[k], f)
+			writeMasked(b, v[k], f, in)
 		}
 		b.WriteByte('}')
 	case []any:
@@ -288,7 +301,7 @@ func writeMasked(b *bytes.Buffer, v any, f func(string) string) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeMasked(b, x, f)
+			writeMasked(b, x, f, in)
 		}
 		b.WriteByte(']')
 	default:
@@ -300,34 +313,104 @@ func writeMasked(b *bytes.Buffer, v any, f func(string) string) {
 	}
 }
 
+// container identifies a map (n is -1) or a non-empty slice (its first
+// element's address and its length) of a value being walked.
+type container struct {
+	p uintptr
+	n int
+}
+
+// identity returns v's container identity when v is a map[string]any or a
+// non-empty []any.
+func identity(v any) (container, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return container{reflect.ValueOf(x).Pointer(), -1}, true
+	case []any:
+		if len(x) > 0 {
+			return container{reflect.ValueOf(x).Pointer(), len(x)}, true
+		}
+	}
+	return container{}, false
+}
+
 // walkStrings returns v with f applied to every string in it (map keys
 // included). A number is checked as the digits the model reads (its JSON
 // text) and, when f changes them, replaced by f's string; booleans and nulls
 // are kept. A Go value of another type ([]string, a struct) is taken as its
-// JSON form, so that nothing the model would read goes unchecked.
+// JSON form, so that nothing the model would read goes unchecked. Each map
+// and slice is walked once, however often it appears: one that holds
+// itself (a Go value can; JSON cannot) was walked until the stack
+// overflowed, which ends the process, and one shared by many members was
+// walked once per path to it. Its copy appears wherever it did, so the
+// copy of a map holding itself holds itself.
 func walkStrings(v any, f func(string) string) any { return walk(v, f, nil) }
 
 // walk is walkStrings, setting *merged (when not nil) if f maps two keys of
 // one object to one.
 func walk(v any, f func(string) string, merged *bool) any {
+	w := walker{f: f, merged: merged}
+	return w.walk(v)
+}
+
+// walker is one walk: f, where to note a merge, and the copy made of each
+// map and slice met so far.
+type walker struct {
+	f      func(string) string
+	merged *bool
+	copies map[container]any
+}
+
+// copied returns the copy already made of v, a map or a slice.
+func (w *walker) copied(v any) (any, container, bool) {
+	c, ok := identity(v)
+	if !ok {
+		return nil, c, false
+	}
+	out, ok := w.copies[c]
+	return out, c, ok
+}
+
+// keep records out as the copy of the container c.
+func (w *walker) keep(c container, out any) {
+	if w.copies == nil {
+		w.copies = make(map[container]any)
+	}
+	w.copies[c] = out
+}
+
+func (w *walker) walk(v any) any {
+	f := w.f
 	switch v := v.(type) {
 	case nil, bool:
 		return v
 	case string:
 		return f(v)
 	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[f(k)] = walk(x, f, merged)
+		done, c, ok := w.copied(v)
+		if ok {
+			return done
 		}
-		if merged != nil && len(out) < len(v) {
-			*merged = true
+		out := make(map[string]any, len(v))
+		w.keep(c, out)
+		for k, x := range v {
+			out[f(k)] = w.walk(x)
+		}
+		if w.merged != nil && len(out) < len(v) {
+			*w.merged = true
 		}
 		return out
 	case []any:
+		done, c, ok := w.copied(v)
+		if ok {
+			return done
+		}
 		out := make([]any, len(v))
+		if len(v) > 0 {
+			w.keep(c, out)
+		}
 		for i, x := range v {
-			out[i] = walk(x, f, merged)
+			out[i] = w.walk(x)
 		}
 		return out
 	case json.Number:
@@ -340,14 +423,14 @@ func walk(v any, f func(string) string, merged *bool) any {
 		return walkNumber(v, string(b), f)
 	}
 	b, err := json.Marshal(v)
-	if err != nil { // the model cannot be sent it either
+	if err != nil { // the model cannot be sent it either (a cycle among them)
 		return v
 	}
 	var plain any
 	if err := lossless.UnmarshalNumbers(b, &plain); err != nil {
 		return v
 	}
-	return walk(plain, f, merged)
+	return w.walk(plain)
 }
 
 // walkNumber applies f to a number's text: the number stays when f keeps
