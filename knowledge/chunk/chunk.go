@@ -168,10 +168,12 @@ func split(text string, size int, seps []string) []string {
 	return Fixed{Size: size}.Chunk(text)
 }
 
-// Markdown keeps sections together: it splits before each heading, prefixes
+// Markdown keeps sections together: it splits before each heading (ATX,
+// "## Title", and setext, a paragraph underlined with = or -), prefixes
 // every chunk with the headings it sits under (cut to half of Size), and
 // splits a section longer than Size recursively; a chunk holds at most Size
-// runes.
+// runes. Front matter (YAML between --- lines, TOML between +++ lines, from
+// the document's first line) is text of the first section, never headings.
 type Markdown struct{ Size int }
 
 // Name implements Chunker.
@@ -185,10 +187,9 @@ func (m Markdown) Chunk(text string) []string {
 	}
 	var out []string
 	var path []string // heading path: path[level-1]
-	var body strings.Builder
-	emit := func() {
-		b := strings.TrimSpace(body.String())
-		body.Reset()
+	headed := false   // the section starts with its heading's text
+	emit := func(b string) {
+		b = strings.TrimSpace(b)
 		if b == "" {
 			return
 		}
@@ -202,46 +203,176 @@ func (m Markdown) Chunk(text string) []string {
 			budget = max(size-utf8.RuneCountInString(head)-1, size/2, 1)
 		}
 		for i, piece := range (Recursive{Size: budget}).Chunk(b) {
-			// the section's first piece starts with its own heading line;
+			// the section's first piece starts with its own heading;
 			// every other piece gets the headings, also one starting with
 			// "#" (a comment in a code block)
-			if head != "" && (i > 0 || headingLevel(piece) == 0) {
+			if head != "" && (i > 0 || !headed) {
 				piece = head + "\n" + piece
 			}
 			out = append(out, piece)
 		}
 	}
+	// open emits the text before a heading and puts the heading at its
+	// level in the path.
+	open := func(before string, lvl int, title string) {
+		emit(before)
+		headed = true
+		for len(path) < lvl {
+			path = append(path, "")
+		}
+		// kept cut to one rune over what clipRunes leaves of the
+		// prefix: the prefix is the same, and a long heading is not
+		// joined and counted again for each section under it (a
+		// 200,000-character one over 20,000 sections copied 4 GB)
+		path = append(path[:lvl-1], firstRunes(title, (size-1)/2+1))
+	}
+	lines := strings.SplitAfter(text, "\n")
+	var body strings.Builder
+	n := frontMatter(lines)
+	for _, line := range lines[:n] {
+		body.WriteString(line)
+	}
 	var fence string // the open fence's marker ("```", "~~~~", …); "" outside one
-	for _, line := range strings.SplitAfter(text, "\n") {
+	para := -1       // where in body the open paragraph (a setext heading's text) starts; -1: none open
+	inBlock := false // in a list item or block quote: no paragraph of its own until a blank line
+	for _, line := range lines[n:] {
 		t := strings.TrimSpace(line)
 		// CommonMark: headings and fences are indented at most three
 		// spaces (more, or a tab, is an indented code block), and only a
 		// marker of the opening one's kind, as long or longer, closes a fence
-		indented := len(line)-len(strings.TrimLeft(line, " ")) > 3 || strings.HasPrefix(strings.TrimLeft(line, " "), "\t")
-		if m := fenceMarker(t); m != "" && !indented {
+		lead := strings.TrimLeft(line, " ")
+		indented := len(line)-len(lead) > 3 || strings.HasPrefix(lead, "\t")
+		marker := ""
+		if !indented {
+			marker = fenceMarker(t)
+		}
+		if marker != "" {
 			switch {
 			case fence == "":
-				fence = m
-			case m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "":
+				fence = marker
+			case marker[0] == fence[0] && len(marker) >= len(fence) && strings.TrimSpace(t[len(marker):]) == "":
 				fence = ""
 			}
 		}
-		inFence := fence != ""
-		if lvl := headingLevel(t); lvl > 0 && !inFence && !indented {
-			emit()
-			for len(path) < lvl {
-				path = append(path, "")
-			}
-			// kept cut to one rune over what clipRunes leaves of the
-			// prefix: the prefix is the same, and a long heading is not
-			// joined and counted again for each section under it (a
-			// 200,000-character one over 20,000 sections copied 4 GB)
-			path = append(path[:lvl-1], firstRunes(strings.TrimSpace(t[lvl:]), (size-1)/2+1))
+		lvl := 0
+		if !indented {
+			lvl = headingLevel(t)
+		}
+		switch {
+		case fence != "" || marker != "": // in a fence, or its closing line
+			para = -1
+		case lvl > 0:
+			before := body.String()
+			body.Reset()
+			open(before, lvl, strings.TrimSpace(t[lvl:]))
+			para = -1
+		case t == "":
+			para, inBlock = -1, false
+		case para >= 0 && !indented && setextLevel(t) > 0:
+			// the paragraph above was the heading's text: the section
+			// starts with it
+			before := body.String()
+			body.Reset()
+			open(before[:para], setextLevel(t), strings.Join(strings.Fields(before[para:]), " "))
+			body.WriteString(before[para:])
+			para = -1
+		case indented:
+			// code, or a paragraph's continuation line
+		case thematicBreak(t):
+			para = -1
+		case strings.HasPrefix(lead, ">") || listItem(lead, para >= 0):
+			para, inBlock = -1, true
+		case para < 0 && !inBlock:
+			para = body.Len()
 		}
 		body.WriteString(line)
 	}
-	emit()
+	emit(body.String())
 	return out
+}
+
+// frontMatter returns how many of a document's first lines (as
+// strings.SplitAfter(text, "\n") cuts them) are its front matter: a line
+// "---" (YAML, closed by "---" or "...") or "+++" (TOML, closed by "+++")
+// first, after a byte order mark, through the closing line; 0 when there is
+// none or it is not closed.
+func frontMatter(lines []string) int {
+	if len(lines) == 0 {
+		return 0
+	}
+	first := strings.TrimRight(strings.TrimPrefix(lines[0], "\ufeff"), " \t\r\n")
+	if first != "---" && first != "+++" {
+		return 0
+	}
+	for i := 1; i < len(lines); i++ {
+		l := strings.TrimRight(lines[i], " \t\r\n")
+		if l == first || first == "---" && l == "..." {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// setextLevel returns 1 for a setext underline of =, 2 for one of -, and 0
+// for another line (t is trimmed; its indentation is checked apart).
+func setextLevel(t string) int {
+	if t == "" || strings.Trim(t, t[:1]) != "" {
+		return 0
+	}
+	switch t[0] {
+	case '=':
+		return 1
+	case '-':
+		return 2
+	}
+	return 0
+}
+
+// thematicBreak reports a thematic break: three or more of one of -, * and
+// _, with only spaces and tabs between (t is trimmed).
+func thematicBreak(t string) bool {
+	if t == "" || !strings.ContainsRune("-*_", rune(t[0])) {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case t[0]:
+			n++
+		case ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// listItem reports a list item's first line (lead is the line without its
+// indentation): a bullet (-, +, *) or a number of up to nine digits and .
+// or ), then white space or the line's end. Under an open paragraph only a
+// non-empty item numbered 1 or bulleted starts one (else the line is the
+// paragraph's), as CommonMark reads it.
+func listItem(lead string, inParagraph bool) bool {
+	n := 0
+	for n < len(lead) && n < 9 && lead[n] >= '0' && lead[n] <= '9' {
+		n++
+	}
+	switch {
+	case n == 0 && lead != "" && strings.ContainsRune("-+*", rune(lead[0])):
+		n = 1
+	case n > 0 && n < len(lead) && (lead[n] == '.' || lead[n] == ')'):
+		if inParagraph && lead[:n] != "1" {
+			return false
+		}
+		n++
+	default:
+		return false
+	}
+	rest := lead[n:]
+	if r := strings.TrimSpace(rest); r == "" {
+		return !inParagraph
+	}
+	return rest[0] == ' ' || rest[0] == '\t'
 }
 
 // clipRunes cuts s to at most n runes, the last an ellipsis when cut ("" when

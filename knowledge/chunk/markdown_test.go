@@ -54,3 +54,82 @@ func TestMarkdown_LongHeadingOverManySectionsIsLinear(t *testing.T) {
 		t.Fatalf("last chunk %q", c)
 	}
 }
+
+// Setext headings (a paragraph underlined with = or -) start sections as
+// ATX headings do: they were body text of the section before, so a
+// document written in them was one section and its chunks carried no
+// headings. A - line is an underline only right under a paragraph (after a
+// blank line, a list item, a quote, code or a heading it is a thematic
+// break), as CommonMark reads it.
+func TestMarkdown_SetextHeadings(t *testing.T) {
+	t.Parallel()
+	got := Markdown{Size: 1000}.Chunk("Guide\n=====\nintro\n\nInstall\nnow\n-------\nrun make\n")
+	if len(got) != 2 || got[0] != "Guide\n=====\nintro" || got[1] != "Install\nnow\n-------\nrun make" {
+		t.Fatalf("got %q, want the Guide and Install sections", got)
+	}
+	// every further piece of a long section carries the path
+	got = Markdown{Size: 40}.Chunk("Guide\n===\n\nInstall\n---\n" + strings.Repeat("word ", 30))
+	if len(got) < 3 || !strings.HasPrefix(got[0], "Guide\n===") || !strings.HasPrefix(got[1], "Install\n---") {
+		t.Fatalf("got %q", got)
+	}
+	for _, c := range got[2:] {
+		if !strings.HasPrefix(c, "Guide > Install\nword") {
+			t.Errorf("chunk %q lost its headings", c)
+		}
+	}
+	for _, md := range []string{
+		"# A\npara\n\n---\n\nmore\n",       // a thematic break after a blank line
+		"# A\n- item\n---\nmore\n",         // after a list item
+		"# A\n> quote\n---\nmore\n",        // after a quote
+		"# A\n\n    code\n---\nmore\n",     // after indented code
+		"# A\n```\ncode\n```\n---\nmore\n", // after a fence
+		"# A\n```\ntext\n---\n```\nmore\n", // inside a fence
+		"# A\npara\n    ===\nmore\n",       // indented four spaces: paragraph text
+		"# A\npara\n= =\nmore\n",           // not one run of =
+		"# A\npara\n--- x\nmore\n",         // not only -
+		"# A\n## B\n---\nmore\n",           // under an ATX heading
+		"# A\n\n===\nmore\n",               // = alone is paragraph text
+		"# A\npara\n\t---\nmore\n",         // a tab is four spaces
+	} {
+		got := Markdown{Size: 1000}.Chunk(md)
+		last := got[len(got)-1]
+		if strings.HasPrefix(md, "# A\n## B") {
+			last = got[0] + "\n" + last
+		}
+		if len(got) > 2 || !strings.HasPrefix(got[0], "# A") || !strings.HasSuffix(last, "more") {
+			t.Errorf("Chunk(%q) = %q, want no setext heading", md, got)
+		}
+	}
+}
+
+// YAML front matter (--- to --- or ..., on the document's first line;
+// also TOML's +++) is the document's metadata, not Markdown: its "# …"
+// comments started sections (a comment became the heading of everything
+// to the next heading), and its closing --- would be read as a setext
+// underline making its last line a heading.
+func TestMarkdown_FrontMatterIsNotHeadings(t *testing.T) {
+	t.Parallel()
+	for _, md := range []string{
+		"---\ntitle: Notes\n# a YAML comment\ntags: [a]\n---\n# Doc\nbody\n",
+		"\ufeff---\ntitle: Notes\n# a YAML comment\ntags: [a]\n...\n# Doc\nbody\n",
+		"+++\ntitle = \"Notes\"\n# a TOML comment\n+++\n# Doc\nbody\n",
+	} {
+		got := Markdown{Size: 1000}.Chunk(md)
+		if len(got) != 2 || !strings.Contains(got[0], "title") || !strings.Contains(got[0], "comment") || got[1] != "# Doc\nbody" {
+			t.Errorf("Chunk(%q) = %q, want the front matter and the Doc section", md, got)
+		}
+	}
+	got := Markdown{Size: 30}.Chunk("---\ntitle: Notes\n---\n\n" + strings.Repeat("word ", 20))
+	for _, c := range got {
+		if strings.HasPrefix(c, "title: Notes\nword") {
+			t.Errorf("the front matter's last line became a heading: %q", got)
+		}
+	}
+	// not closed: not front matter; not on the first line: Markdown
+	if got := (Markdown{Size: 1000}).Chunk("---\n# A\nx\n"); len(got) != 2 || got[1] != "# A\nx" {
+		t.Errorf("unclosed front matter: %q", got)
+	}
+	if got := (Markdown{Size: 1000}).Chunk("intro\n\n---\n# A\n---\nx\n"); len(got) != 2 || got[1] != "# A\n---\nx" {
+		t.Errorf("a --- block later in the document: %q", got)
+	}
+}
