@@ -3,7 +3,6 @@ package websearch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,9 +34,17 @@ type braveAnswer struct {
 	} `json:"web"`
 }
 
-func (b Brave) Search(ctx context.Context, q Query) ([]Result, error) {
+func (b Brave) check() error {
 	if b.APIKey == "" {
-		return nil, errors.New("websearch: brave needs an API key (set BRAVE_API_KEY or api_key)")
+		return fmt.Errorf("%w: brave needs an API key (set BRAVE_API_KEY or api_key)", ErrInvalidConfig)
+	}
+	return checkBaseURL("brave", b.BaseURL, false)
+}
+
+// Search asks the web search endpoint for q.
+func (b Brave) Search(ctx context.Context, q Query) ([]Result, error) {
+	if err := b.check(); err != nil {
+		return nil, err
 	}
 	base := b.BaseURL
 	if base == "" {

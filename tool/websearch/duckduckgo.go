@@ -23,8 +23,13 @@ type DuckDuckGo struct {
 
 func (DuckDuckGo) Name() string { return "duckduckgo" }
 
+func (d DuckDuckGo) check() error { return checkBaseURL("duckduckgo", d.BaseURL, false) }
+
 // Search posts the query form and extracts the organic results.
 func (d DuckDuckGo) Search(ctx context.Context, q Query) ([]Result, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
 	base := d.BaseURL
 	if base == "" {
 		base = "https://html.duckduckgo.com"
@@ -97,7 +102,7 @@ func resultURL(href string) (string, bool) {
 			return "", false
 		}
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !webURL(u) {
 		return "", false
 	}
 	return u.String(), true

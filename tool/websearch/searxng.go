@@ -3,7 +3,6 @@ package websearch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,9 +33,12 @@ type searxAnswer struct {
 	} `json:"results"`
 }
 
+func (s SearXNG) check() error { return checkBaseURL("searxng", s.BaseURL, true) }
+
+// Search asks the instance's JSON API for q.
 func (s SearXNG) Search(ctx context.Context, q Query) ([]Result, error) {
-	if s.BaseURL == "" {
-		return nil, errors.New("websearch: searxng needs base_url (the instance's URL)")
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	v := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {"1"}}
 	if q.Region != "" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -38,9 +37,17 @@ type tavilyAnswer struct {
 	} `json:"results"`
 }
 
-func (t Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
+func (t Tavily) check() error {
 	if t.APIKey == "" {
-		return nil, errors.New("websearch: tavily needs an API key (set TAVILY_API_KEY or api_key)")
+		return fmt.Errorf("%w: tavily needs an API key (set TAVILY_API_KEY or api_key)", ErrInvalidConfig)
+	}
+	return checkBaseURL("tavily", t.BaseURL, false)
+}
+
+// Search posts q to the search endpoint.
+func (t Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
+	if err := t.check(); err != nil {
+		return nil, err
 	}
 	base := t.BaseURL
 	if base == "" {

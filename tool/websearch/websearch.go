@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,11 @@ type Backend interface {
 // ErrBackend marks a failure of the search service (bad status, bot check,
 // unreadable answer); the error text says what to do.
 var ErrBackend = errors.New("websearch: search backend failed")
+
+// ErrInvalidConfig marks a backend New or a search refuses before sending
+// anything: a base_url that is not an absolute http(s) URL of a host, a
+// missing API key, a SearXNG without its URL.
+var ErrInvalidConfig = errors.New("websearch: invalid backend configuration")
 
 // Limits of one search.
 const (
@@ -97,6 +103,11 @@ func New(cfg Config) (tool.Toolkit, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if c, ok := cfg.Backend.(checker); ok {
+		if err := c.check(); err != nil {
+			return tool.Toolkit{}, err
+		}
+	}
 	t, err := tool.Func(tool.FuncConfig{
 		Name:        "web_search",
 		Description: "Searches the web and returns a JSON list of results with title, href and body (a snippet). Use web_fetch to read a result.",
@@ -136,8 +147,16 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 		return nil, err
 	}
 	// A cut URL leads nowhere: a result whose URL is over the cap is
-	// dropped rather than shortened.
-	res = slices.DeleteFunc(res, func(r Result) bool { return len(r.URL) > maxURLBytes })
+	// dropped rather than shortened. One that is not a web page's
+	// (javascript:, data:, file:, relative) is dropped too: the model
+	// would be told to fetch it, a UI to render it as a link.
+	res = slices.DeleteFunc(res, func(r Result) bool {
+		if len(r.URL) > maxURLBytes {
+			return true
+		}
+		u, err := url.Parse(r.URL)
+		return err != nil || !webURL(u)
+	})
 	if len(res) > n {
 		res = res[:n]
 	}
@@ -149,6 +168,32 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 		res[i].Title, _ = tool.Truncate(res[i].Title, 300)
 	}
 	return json.Marshal(res)
+}
+
+// webURL reports an absolute http or https URL with a host.
+func webURL(u *url.URL) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+}
+
+// checker is the check the built-in backends make of their settings, in
+// New and again in each Search (a backend may be called without New).
+type checker interface{ check() error }
+
+// checkBaseURL checks a backend's base_url: empty (the service's default)
+// unless required, else an absolute http or https URL of a host without a
+// query or fragment (the API's path is appended to it).
+func checkBaseURL(backend, raw string, required bool) error {
+	if raw == "" {
+		if required {
+			return fmt.Errorf("%w: %s needs base_url (the instance's URL)", ErrInvalidConfig, backend)
+		}
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !webURL(u) || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return fmt.Errorf("%w: %s base_url %q: write the service's http or https URL, without a query or fragment, e.g. https://searx.example.org", ErrInvalidConfig, backend, raw)
+	}
+	return nil
 }
 
 // defaultClient is the guarded client backends use when given none. It is

@@ -1,0 +1,79 @@
+package websearch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A BaseURL that is not an absolute http(s) URL of a host (a forgotten
+// scheme, ftp:, file:, javascript:, one with a query or fragment the path
+// would be appended after) was taken by New and failed at the first
+// search, with Go's transport error; missing API keys and a SearXNG
+// without a URL too. New refuses them, naming the backend and the fix.
+func TestNew_RefusesABadBaseURLOrMissingKey(t *testing.T) {
+	t.Parallel()
+	bad := []string{"searx.internal:8080", "searx.internal", "ftp://search.example", "file:///etc/passwd",
+		"javascript:alert(1)", "http://", "https:///path", "https://search.example/?q=1", "https://search.example/#top",
+		"http://[::1", " https://search.example"}
+	for _, u := range bad {
+		for _, b := range []Backend{DuckDuckGo{BaseURL: u}, Brave{APIKey: "k", BaseURL: u}, Tavily{APIKey: "k", BaseURL: u}, SearXNG{BaseURL: u}} {
+			_, err := New(Config{Backend: b})
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "base_url") || !strings.Contains(err.Error(), b.Name()) {
+				t.Errorf("New(%s, base_url %q): err = %v, want ErrInvalidConfig about base_url", b.Name(), u, err)
+			}
+			// and a search called directly says the same
+			if _, err := b.Search(context.Background(), Query{Text: "x", MaxResults: 1}); !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("%s.Search with base_url %q: err = %v, want ErrInvalidConfig", b.Name(), u, err)
+			}
+		}
+	}
+	for _, b := range []Backend{Brave{}, Tavily{}, SearXNG{}} {
+		if _, err := New(Config{Backend: b}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), b.Name()) {
+			t.Errorf("New(%s without key/URL): err = %v, want ErrInvalidConfig", b.Name(), err)
+		}
+	}
+	for _, b := range []Backend{DuckDuckGo{}, DuckDuckGo{BaseURL: "http://127.0.0.1:8080/"}, Brave{APIKey: "k"},
+		Tavily{APIKey: "k", BaseURL: "https://api.tavily.com"}, SearXNG{BaseURL: "HTTPS://searx.example/base/"}} {
+		if _, err := New(Config{Backend: b}); err != nil {
+			t.Errorf("New(%+v): %v", b, err)
+		}
+	}
+}
+
+// Only DuckDuckGo's parser kept a result to http and https URLs: a
+// javascript:, data:, file: or ftp: URL from SearXNG, Brave or Tavily (an
+// instance's engine, or a page gaming one) went to the model as a link to
+// follow, or to a UI that renders it. Every backend's results are now
+// kept to absolute http(s) URLs.
+func TestWebSearch_DropsResultsThatAreNotWebURLs(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"results":[
+			{"url":"javascript:alert(document.cookie)","title":"js"},
+			{"url":"JavaScript:alert(1)","title":"js2"},
+			{"url":"data:text/html,<script>alert(1)</script>","title":"data"},
+			{"url":"file:///etc/passwd","title":"file"},
+			{"url":"ftp://files.example/x","title":"ftp"},
+			{"url":"//evil.example/x","title":"scheme-relative"},
+			{"url":"/relative","title":"relative"},
+			{"url":"","title":"none"},
+			{"url":"http:///nohost","title":"no host"},
+			{"url":"java\tscript:alert(1)","title":"tab"},
+			{"url":"HTTPS://Docs.Example/ok","title":"ok"},
+			{"url":"http://plain.example/","title":"plain"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, err := New(Config{Backend: SearXNG{BaseURL: srv.URL, Client: loopbackClient()}, FixedMaxResults: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, execute(t, kit, `{"query":"x"}`))
+	if len(got) != 2 || got[0].Title != "ok" || got[1].Title != "plain" {
+		t.Fatalf("got %+v, want only the http(s) results", got)
+	}
+}
