@@ -50,7 +50,7 @@ func (b Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	if base == "" {
 		base = "https://api.search.brave.com"
 	}
-	v := url.Values{"q": {q.Text}, "count": {itoa(q.MaxResults)}}
+	v := url.Values{"q": {q.Text}, "count": {itoa(q.limit())}}
 	if q.Region != "" {
 		v.Set("country", q.Region)
 	}
@@ -73,7 +73,7 @@ func (b Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	var out []Result
 	for _, r := range a.Web.Results {
-		if len(out) == q.MaxResults {
+		if len(out) == q.limit() {
 			break
 		}
 		out = append(out, Result{Title: stripTags(r.Title), URL: r.URL, Snippet: stripTags(r.Description)})

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -75,5 +77,47 @@ func TestWebSearch_DropsResultsThatAreNotWebURLs(t *testing.T) {
 	got := results(t, execute(t, kit, `{"query":"x"}`))
 	if len(got) != 2 || got[0].Title != "ok" || got[1].Title != "plain" {
 		t.Fatalf("got %+v, want only the http(s) results", got)
+	}
+}
+
+// A backend called directly (not through the tool, which checks
+// max_results) with a MaxResults under one: DuckDuckGo's cut res[:n]
+// panicked on a negative one, and the API backends asked for count=-1 or
+// 0. Such a query takes DefaultMaxResults, and one over MaxMaxResults is
+// capped.
+func TestBackends_MaxResultsOutOfRange(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("testdata/ddg.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var counts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/html/" {
+			w.Write(page)
+			return
+		}
+		mu.Lock()
+		counts = append(counts, r.URL.Query().Get("count"))
+		mu.Unlock()
+		io.WriteString(w, `{"web":{"results":[{"url":"https://a.example/"},{"url":"https://b.example/"}]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	ddg := DuckDuckGo{BaseURL: srv.URL, Client: loopbackClient()}
+	brave := Brave{APIKey: "k", BaseURL: srv.URL, Client: loopbackClient()}
+	for _, n := range []int{-1, 0, 1000} {
+		res, err := ddg.Search(context.Background(), Query{Text: "x", MaxResults: n})
+		if err != nil || len(res) == 0 || len(res) > MaxMaxResults {
+			t.Errorf("duckduckgo with MaxResults %d: %d results, %v", n, len(res), err)
+		}
+		if _, err := brave.Search(context.Background(), Query{Text: "x", MaxResults: n}); err != nil {
+			t.Errorf("brave with MaxResults %d: %v", n, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(counts, ",") != "5,5,20" {
+		t.Errorf("brave asked for counts %v, want 5, 5, 20", counts)
 	}
 }

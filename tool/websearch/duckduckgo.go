@@ -54,8 +54,8 @@ func (d DuckDuckGo) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(res) > q.MaxResults {
-		res = res[:q.MaxResults]
+	if n := q.limit(); len(res) > n {
+		res = res[:n]
 	}
 	return res, nil
 }

@@ -62,7 +62,7 @@ func (s SearXNG) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	var out []Result
 	for _, r := range a.Results {
-		if len(out) == q.MaxResults {
+		if len(out) == q.limit() {
 			break
 		}
 		out = append(out, Result{Title: r.Title, URL: r.URL, Snippet: r.Content})

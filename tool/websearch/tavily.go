@@ -53,7 +53,7 @@ func (t Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
 	if base == "" {
 		base = "https://api.tavily.com"
 	}
-	payload, err := json.Marshal(tavilyRequest{Query: q.Text, MaxResults: q.MaxResults, Topic: "general", TimeRange: tavilyTimeRange[q.TimeLimit]})
+	payload, err := json.Marshal(tavilyRequest{Query: q.Text, MaxResults: q.limit(), Topic: "general", TimeRange: tavilyTimeRange[q.TimeLimit]})
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (t Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	var out []Result
 	for _, r := range a.Results {
-		if len(out) == q.MaxResults {
+		if len(out) == q.limit() {
 			break
 		}
 		out = append(out, Result{Title: r.Title, URL: r.URL, Snippet: r.Content})

@@ -35,6 +35,16 @@ type Query struct {
 	TimeLimit string
 }
 
+// limit is how many results q asks for: MaxResults, DefaultMaxResults when
+// it is under one, at most MaxMaxResults (the tool checks the model's
+// value; a backend called directly gets any).
+func (q Query) limit() int {
+	if q.MaxResults < 1 {
+		return DefaultMaxResults
+	}
+	return min(q.MaxResults, MaxMaxResults)
+}
+
 // Backend runs searches. Implementations must be safe for concurrent use.
 type Backend interface {
 	// Name identifies the backend in errors ("duckduckgo", "brave", ...).
