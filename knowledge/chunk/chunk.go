@@ -264,7 +264,7 @@ func (m Markdown) Chunk(text string) []string {
 		case lvl > 0:
 			before := body.String()
 			body.Reset()
-			open(before, lvl, strings.TrimSpace(t[lvl:]))
+			open(before, lvl, atxTitle(t[lvl:]))
 			para = -1
 		case t == "":
 			para, inBlock = -1, false
@@ -415,15 +415,32 @@ func fenceMarker(line string) string {
 	return line[:n]
 }
 
+// headingLevel returns the level of an ATX heading line (trimmed): one to
+// six #, then a space, a tab or the line's end; 0 for another line.
 func headingLevel(line string) int {
 	n := 0
 	for n < len(line) && line[n] == '#' {
 		n++
 	}
-	if n == 0 || n > 6 || n >= len(line) || line[n] != ' ' {
+	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' && line[n] != '\t' {
 		return 0
 	}
 	return n
+}
+
+// atxTitle returns an ATX heading's title from what follows its opening #s:
+// trimmed, without a closing run of # (one after a space or a tab, or the
+// whole of it: "## Install ##" is Install, "# C#" is C#).
+func atxTitle(rest string) string {
+	s := strings.TrimSpace(rest)
+	t := strings.TrimRight(s, "#")
+	if t == "" {
+		return ""
+	}
+	if t != s && (t[len(t)-1] == ' ' || t[len(t)-1] == '\t') {
+		return strings.TrimSpace(t)
+	}
+	return s
 }
 
 func nonEmpty(xs []string) []string {

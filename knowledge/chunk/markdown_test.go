@@ -133,3 +133,36 @@ func TestMarkdown_FrontMatterIsNotHeadings(t *testing.T) {
 		t.Errorf("a --- block later in the document: %q", got)
 	}
 }
+
+// ATX headings as CommonMark reads them: a closing run of # is not part of
+// the title ("## Install ##" put "Install ##" into every chunk's heading
+// path), a tab may follow the opening #s ("##\tInstall" was body text),
+// and "#" alone is an empty heading.
+func TestMarkdown_ATXHeadingClosingSequenceAndTab(t *testing.T) {
+	t.Parallel()
+	got := Markdown{Size: 40}.Chunk("# Guide #\n##\tInstall ##\n" + strings.Repeat("word ", 20))
+	if len(got) < 3 || got[0] != "# Guide #" || !strings.HasPrefix(got[1], "##\tInstall ##") {
+		t.Fatalf("got %q", got)
+	}
+	for _, c := range got[2:] {
+		if !strings.HasPrefix(c, "Guide > Install\nword") {
+			t.Errorf("chunk %q: want the path Guide > Install", c)
+		}
+	}
+	for md, head := range map[string]string{
+		"# C# tips\n":       "C# tips",
+		"# a \\#\n":         "a \\#",
+		"# ###\n":           "",
+		"# 5 #hashtag ##\n": "5 #hashtag",
+	} {
+		got := Markdown{Size: 30}.Chunk(md + "## x\n" + strings.Repeat("word ", 12))
+		want := strings.TrimPrefix(head+" > x\nword", " > ")
+		if c := got[len(got)-1]; !strings.HasPrefix(c, want) {
+			t.Errorf("%q: last chunk %q, want it under %q", md, c, want)
+		}
+	}
+	// "#" alone ends the section before it
+	if got := (Markdown{Size: 1000}).Chunk("# A\na\n#\nb\n"); len(got) != 2 || got[1] != "#\nb" {
+		t.Errorf("got %q", got)
+	}
+}
