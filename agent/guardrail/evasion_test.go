@@ -2,6 +2,8 @@ package guardrail
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/run"
@@ -46,5 +48,36 @@ func TestPromptInjection_InvisibleAndCompatibilityCharactersDoNotEvade(t *testin
 		if g.Match(clean) != "" {
 			t.Errorf("clean %q matched", clean)
 		}
+	}
+}
+
+// A zero-width character (or a soft hyphen, a word joiner) inside a number
+// or an email hid it from the PII check, though a model reads it whole
+// ("123\u200b-45-6789" is an SSN to it). The built-in kinds are looked for
+// with such characters removed too (and also as written, where one stands
+// between a word and the number, as a boundary).
+func TestPII_InvisibleCharactersDoNotHidePII(t *testing.T) {
+	t.Parallel()
+	g := mustPII(t, PIIConfig{})
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"my ssn is 123\u200b-45-6789", []string{PIISSN}},
+		{"card 4111\u200b1111\u20601111\u00ad1111 please", []string{PIICreditCard}},
+		{"write to john\u200b@example\u200d.com", []string{PIIEmail}},
+		{"call 555\ufeff123\u200c4567", []string{PIIPhone}},
+		{"ref a\u200b123-45-6789", []string{PIISSN}}, // a boundary as written
+		{"café\u200b 12 apples", nil},
+	} {
+		if got := g.Detect(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Detect(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	if got, want := g.Redact("ssn 123\u200b-45-6789!"), "ssn "+strings.Repeat("*", 12)+"!"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	if got := g.Redact("card 4111\u200b1111\u20601111\u00ad1111 please"); strings.ContainsAny(got, "0123456789") {
+		t.Errorf("Redact left digits: %q", got)
 	}
 }

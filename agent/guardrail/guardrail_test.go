@@ -298,7 +298,7 @@ func TestModeration_RespectsCancellation(t *testing.T) {
 }
 
 func FuzzPIIRedact(f *testing.F) {
-	for _, s := range []string{"ssn 123-45-6789", "a@b.cc 555 123 4567", "4111111111111111", "héllo 123-45-6789é", "", "１２３-４５-６７８９\xff", "4111\u00a01111\u00a01111\u00a01111"} {
+	for _, s := range []string{"ssn 123-45-6789", "a@b.cc 555 123 4567", "4111111111111111", "héllo 123-45-6789é", "", "１２３-４５-６７８９\xff", "4111\u00a01111\u00a01111\u00a01111", "a\u200b123\u200b-45-6789\u00ad", "j\u200d@x.co 555\ufeff1234567"} {
 		f.Add(s)
 	}
 	g, err := NewPII(PIIConfig{})
@@ -472,7 +472,7 @@ func FuzzModerationAPIMessage(f *testing.F) {
 // FuzzPIIMaskStructured: masking structured content (any JSON value) leaves
 // nothing the guardrail would detect, and never panics.
 func FuzzPIIMaskStructured(f *testing.F) {
-	for _, s := range []string{`"ssn 123-45-6789"`, `{"card":4111111111111111,"a@b.cc":[5551234567,"x"]}`, `[1e400]`, `null`, `{"n":-0.0000000001}`, `{"ada@example.org":1,"bob@example.org":[5551234567]}`} {
+	for _, s := range []string{`"ssn 123-45-6789"`, `{"card":4111111111111111,"a@b.cc":[5551234567,"x"]}`, `[1e400]`, `null`, `{"n":-0.0000000001}`, `{"ada@example.org":1,"bob@example.org":[5551234567]}`, `{"s":"123\u200b-45-6789","a\u200b@b.cc":"x"}`} {
 		f.Add([]byte(s))
 	}
 	g := mustPII(f, PIIConfig{Mask: true})

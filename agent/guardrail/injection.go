@@ -109,7 +109,7 @@ func visible(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return norm.NFKC.String(strings.Map(func(r rune) rune {
-				if unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+				if ignorable(r) {
 					return -1
 				}
 				return r
@@ -117,6 +117,13 @@ func visible(s string) string {
 		}
 	}
 	return s
+}
+
+// ignorable reports a default-ignorable code point: a format character
+// (Cf), a variation selector or another one Unicode lists (fillers); text
+// shows none of them.
+func ignorable(r rune) bool {
+	return r >= 0xAD && unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // foldCase maps each rune, lower-cased, to the smallest rune it equals

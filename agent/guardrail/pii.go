@@ -121,12 +121,25 @@ func NewPII(cfg PIIConfig) (*PII, error) {
 // Name is the hook's name in events.
 func (g *PII) Name() string { return "PIIDetectionGuardrail" }
 
-// Detect returns the kinds found in s, in check order.
+// Detect returns the kinds found in s, in check order. The built-in kinds
+// are looked for in s as written and, when s holds invisible characters
+// (zero-width spaces, joiners, soft hyphens: see ignorable), without them:
+// "123\u200b-45-6789" reads as an SSN.
 func (g *PII) Detect(s string) []string {
 	var found []string
-	t, _ := asciiDigitsAndSpaces(s)
+	t, at := asciiDigitsAndSpaces(s, false)
+	var u string // s's view without its invisible characters; "" when it has none
+	if at != nil && strings.ContainsFunc(s, ignorable) {
+		u, _ = asciiDigitsAndSpaces(s, true)
+	}
 	for i, re := range g.patterns {
-		if g.builtin(i) && g.needs[i](t) && re.MatchString(t) || !g.builtin(i) && re.MatchString(s) {
+		var hit bool
+		if g.builtin(i) {
+			hit = g.needs[i](t) && re.MatchString(t) || u != "" && g.needs[i](u) && re.MatchString(u)
+		} else {
+			hit = re.MatchString(s)
+		}
+		if hit {
 			found = append(found, g.names[i])
 		}
 	}
@@ -144,35 +157,46 @@ func (g *PII) Redact(s string) string {
 			s = re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", utf8.RuneCountInString(m)) })
 			continue
 		}
-		t, at := asciiDigitsAndSpaces(s)
-		if !g.needs[i](t) {
-			continue
+		s = g.maskMatches(i, s, false)
+		if strings.ContainsFunc(s, ignorable) {
+			s = g.maskMatches(i, s, true)
 		}
-		if at == nil { // t is s
-			s = re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", len(m)) })
-			continue
-		}
-		var b strings.Builder
-		last := 0
-		for _, m := range re.FindAllStringIndex(t, -1) {
-			from, to := at[m[0]], at[m[1]]
-			b.WriteString(s[last:from])
-			b.WriteString(strings.Repeat("*", utf8.RuneCountInString(s[from:to])))
-			last = to
-		}
-		b.WriteString(s[last:])
-		s = b.String()
 	}
 	return s
+}
+
+// maskMatches masks the matches of built-in pattern i in s, read as
+// asciiDigitsAndSpaces(s, drop) reads it.
+func (g *PII) maskMatches(i int, s string, drop bool) string {
+	re := g.patterns[i]
+	t, at := asciiDigitsAndSpaces(s, drop)
+	if !g.needs[i](t) {
+		return s
+	}
+	if at == nil { // t is s
+		return re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat("*", len(m)) })
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringIndex(t, -1) {
+		from, to := at[m[0]], at[m[1]]
+		b.WriteString(s[last:from])
+		b.WriteString(strings.Repeat("*", utf8.RuneCountInString(s[from:to])))
+		last = to
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // asciiDigitsAndSpaces returns s with every non-ASCII decimal digit made
 // '0' and every non-ASCII white space made ' ', so that the built-in
 // patterns (RE2's \d, \s and \b are ASCII) find what Agno's find (Python's
 // are Unicode): a number in full-width or Arabic-Indic digits, grouped by
-// no-break spaces. at maps each byte offset of the result, and its end, to
-// the offset in s; at is nil (and the result s) when s is ASCII.
-func asciiDigitsAndSpaces(s string) (t string, at []int) {
+// no-break spaces. With drop, the invisible characters (ignorable) are
+// left out. at maps each byte offset of the result, and its end, to the
+// offset in s (a left-out character belongs to what follows it); at is nil
+// (and the result s) when s is ASCII.
+func asciiDigitsAndSpaces(s string, drop bool) (t string, at []int) {
 	ascii := true
 	for i := 0; i < len(s) && ascii; i++ {
 		ascii = s[i] < utf8.RuneSelf
@@ -186,6 +210,7 @@ func asciiDigitsAndSpaces(s string) (t string, at []int) {
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case drop && ignorable(r):
 		case r >= utf8.RuneSelf && unicode.IsDigit(r):
 			b.WriteByte('0')
 			at = append(at, i)
