@@ -199,13 +199,19 @@ func (fs *FS) Read(ctx context.Context, s Scope, p string) ([]byte, Info, error)
 	if err != nil {
 		return nil, Info{}, err
 	}
-	if fs.expired(f.UpdatedAt) {
+	if fs.expired(f.UpdatedAt, f.CreatedAt) {
 		return nil, Info{}, fmt.Errorf("%w: %s (expired)", ErrNotFound, p)
 	}
 	return f.Content, info(f), nil
 }
 
-func (fs *FS) expired(updatedAt int64) bool {
+// expired reports a file last written over the TTL ago. A file without an
+// updated_at (NULL, read as 0: Agno's column is nullable) was last written
+// when it was created, as the sweep (DeleteFilesBefore) counts it too.
+func (fs *FS) expired(updatedAt, createdAt int64) bool {
+	if updatedAt == 0 {
+		updatedAt = createdAt
+	}
 	return fs.cfg.TTL > 0 && updatedAt < fs.cfg.Now().Add(-fs.cfg.TTL).Unix()
 }
 
@@ -245,7 +251,7 @@ func (fs *FS) Stat(ctx context.Context, s Scope, p string) (Info, error) {
 		return Info{}, err
 	}
 	in, err := fs.stat(ctx, ns, p)
-	if err == nil && fs.expired(in.UpdatedAt) {
+	if err == nil && fs.expired(in.UpdatedAt, in.CreatedAt) {
 		return Info{}, fmt.Errorf("%w: %s (expired)", ErrNotFound, p)
 	}
 	return in, err
@@ -267,7 +273,7 @@ func (fs *FS) List(ctx context.Context, s Scope, prefix string) ([]Info, error) 
 	out := make([]Info, 0, len(files))
 	for i := range files {
 		// MySQL compares with padding: "a" matched the prefix "a "
-		if !fs.expired(files[i].UpdatedAt) && strings.HasPrefix(files[i].Path, prefix) {
+		if !fs.expired(files[i].UpdatedAt, files[i].CreatedAt) && strings.HasPrefix(files[i].Path, prefix) {
 			out = append(out, info(&files[i]))
 		}
 	}
