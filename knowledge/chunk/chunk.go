@@ -232,9 +232,10 @@ func (m Markdown) Chunk(text string) []string {
 	for _, line := range lines[:n] {
 		body.WriteString(line)
 	}
-	var fence string // the open fence's marker ("```", "~~~~", …); "" outside one
-	para := -1       // where in body the open paragraph (a setext heading's text) starts; -1: none open
-	inBlock := false // in a list item or block quote: no paragraph of its own until a blank line
+	var fence string  // the open fence's marker ("```", "~~~~", …); "" outside one
+	var html []string // the end markers of the open HTML block; nil outside one
+	para := -1        // where in body the open paragraph (a setext heading's text) starts; -1: none open
+	inBlock := false  // in a list item or block quote: no paragraph of its own until a blank line
 	for _, line := range lines[n:] {
 		t := strings.TrimSpace(line)
 		// CommonMark: headings and fences are indented at most three
@@ -242,8 +243,23 @@ func (m Markdown) Chunk(text string) []string {
 		// marker of the opening one's kind, as long or longer, closes a fence
 		lead := strings.TrimLeft(line, " ")
 		indented := len(line)-len(lead) > 3 || strings.HasPrefix(lead, "\t")
+		// an HTML block of CommonMark's kinds 1 to 5 is HTML to its end
+		// marker, blank lines and all
+		inHTML := html != nil
+		if inHTML {
+			if containsAny(line, html) {
+				html = nil
+			}
+		} else if fence == "" && !indented {
+			if ends, n := htmlBlockStart(lead); ends != nil {
+				inHTML = true
+				if !containsAny(lead[n:], ends) {
+					html = ends
+				}
+			}
+		}
 		marker := ""
-		if !indented {
+		if !indented && !inHTML {
 			marker = fenceMarker(t)
 		}
 		if marker != "" {
@@ -259,7 +275,7 @@ func (m Markdown) Chunk(text string) []string {
 			lvl = headingLevel(t)
 		}
 		switch {
-		case fence != "" || marker != "": // in a fence, or its closing line
+		case fence != "" || marker != "" || inHTML: // in a fence (or its closing line) or HTML
 			para = -1
 		case lvl > 0:
 			before := body.String()
@@ -311,6 +327,61 @@ func frontMatter(lines []string) int {
 		}
 	}
 	return 0
+}
+
+// htmlEnds are the end markers of the HTML blocks htmlBlockStart knows, by
+// their start (lower case; <script, <pre, <style and <textarea, CommonMark's
+// kind 1, end at any of the four end tags).
+var htmlEnds = []struct {
+	start string
+	ends  []string
+	tag   bool // a tag's name: white space, ">" or the line's end follows
+}{
+	{"<!--", []string{"-->"}, false},
+	{"<![cdata[", []string{"]]>"}, false},
+	{"<?", []string{"?>"}, false},
+	{"<script", kind1Ends, true}, {"<pre", kind1Ends, true}, {"<style", kind1Ends, true}, {"<textarea", kind1Ends, true},
+	{"<!", []string{">"}, false}, // a declaration: <! and a letter
+}
+
+var kind1Ends = []string{"</script>", "</pre>", "</style>", "</textarea>"}
+
+// htmlBlockStart returns the end markers of the HTML block lead (a line
+// without its indentation) starts, and the length of its start; nil when
+// it starts none of CommonMark's kinds 1 to 5 (those that run to an end
+// marker rather than a blank line).
+func htmlBlockStart(lead string) ([]string, int) {
+	if !strings.HasPrefix(lead, "<") {
+		return nil, 0
+	}
+	low := strings.ToLower(lead[:min(len(lead), 16)])
+	for _, h := range htmlEnds {
+		if !strings.HasPrefix(low, h.start) {
+			continue
+		}
+		n := len(h.start)
+		rest := strings.TrimRight(low[n:], "\r\n")
+		switch {
+		case h.start == "<!" && (rest == "" || rest[0] < 'a' || rest[0] > 'z'):
+			continue
+		case h.tag && rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '>':
+			continue // <prefix>, <scripts>: not these tags
+		}
+		return h.ends, n
+	}
+	return nil, 0
+}
+
+// containsAny reports whether s holds one of the (lower-case) markers,
+// ignoring case.
+func containsAny(s string, markers []string) bool {
+	low := strings.ToLower(s)
+	for _, m := range markers {
+		if strings.Contains(low, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // setextLevel returns 1 for a setext underline of =, 2 for one of -, and 0

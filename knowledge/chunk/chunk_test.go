@@ -76,6 +76,7 @@ func FuzzChunkers(f *testing.F) {
 	f.Add("# a\nb\n\nc. d", 5, 2)
 	f.Add("", 1, 0)
 	f.Add("\xff\xfe ## x", 3, 1)
+	f.Add("# a\n<!--\n# b\n\n-->\n<pre>\n# c\n</PRE>\n<!x\n# d\n", 9, 0)
 	f.Add("---\na: 1\n# c\n---\nTitle\nmore\n===\nx\n- i\n---\n> q\n1) y\n", 7, 0)
 	f.Add("# "+strings.Repeat("h", 80)+"\n## sub\n"+strings.Repeat("body words. ", 20), 9, 0)
 	f.Fuzz(func(t *testing.T, text string, size, overlap int) {

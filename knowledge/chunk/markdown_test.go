@@ -166,3 +166,31 @@ func TestMarkdown_ATXHeadingClosingSequenceAndTab(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// An HTML block that runs to its end marker (a comment, <script>, <style>,
+// <pre>, <textarea>, a processing instruction, a declaration, CDATA) is
+// HTML, blank lines and all: a "# …" line in it (commented-out Markdown, a
+// shell comment in <pre>, a CSS id selector) started a section, as a
+// fence's did before.
+func TestMarkdown_HTMLBlocksAreNotHeadings(t *testing.T) {
+	t.Parallel()
+	for _, md := range []string{
+		"# A\n<!--\n# old heading\n\nx\n-->\nmore\n",
+		"# A\n<pre>\n# make install\n\n</pre>\nmore\n",
+		"# A\n  <STYLE>\n#main { color: red }\n</style>\nmore\n",
+		"# A\n<script type=\"text/x-sh\">\n# setup\n</script>\nmore\n",
+		"# A\n<?php\n# comment\n?>\nmore\n",
+		"# A\n<![CDATA[\n# data\n]]>\nmore\n",
+		"# A\npara\n<!--\nTitle\n---\n-->\nmore\n", // nor a setext heading
+	} {
+		if got := (Markdown{Size: 1000}).Chunk(md); len(got) != 1 || !strings.HasSuffix(got[0], "more") {
+			t.Errorf("Chunk(%q) = %q, want the one section under A", md, got)
+		}
+	}
+	// a block ends at its marker, also on its first line
+	for _, md := range []string{"# A\n<!-- note -->\n# B\nb\n", "# A\n<!--\nnote\n-->\n# B\nb\n", "# A\n<pre>x</pre>\n# B\nb\n", "# A\n<prefix>\n# B\nb\n", "# A\n<!DOCTYPE html>\n# B\nb\n"} {
+		if got := (Markdown{Size: 1000}).Chunk(md); len(got) != 2 || got[1] != "# B\nb" {
+			t.Errorf("Chunk(%q) = %q, want A and B", md, got)
+		}
+	}
+}
