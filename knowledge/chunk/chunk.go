@@ -474,7 +474,8 @@ func firstRunes(s string, n int) string {
 }
 
 // fenceMarker returns the run of three or more backticks or tildes line
-// starts with, or "".
+// starts with, or "". After backticks no other backtick may follow
+// ("```x``` …" is inline code).
 func fenceMarker(line string) string {
 	if !strings.HasPrefix(line, "```") && !strings.HasPrefix(line, "~~~") {
 		return ""
@@ -482,6 +483,9 @@ func fenceMarker(line string) string {
 	n := 0
 	for n < len(line) && line[n] == line[0] {
 		n++
+	}
+	if line[0] == '`' && strings.Contains(line[n:], "`") {
+		return ""
 	}
 	return line[:n]
 }

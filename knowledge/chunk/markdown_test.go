@@ -194,3 +194,19 @@ func TestMarkdown_HTMLBlocksAreNotHeadings(t *testing.T) {
 		}
 	}
 }
+
+// A line starting with ``` that holds another backtick is inline code,
+// not a fence (CommonMark: a backtick fence's info string has none): it
+// opened a fence that hid every heading after it up to the next ``` line.
+func TestMarkdown_InlineCodeIsNotAFence(t *testing.T) {
+	t.Parallel()
+	got := Markdown{Size: 1000}.Chunk("# A\n```x``` is inline code\n# B\nb\n```\ncode\n```\n")
+	if len(got) != 2 || !strings.HasPrefix(got[1], "# B") {
+		t.Errorf("got %q, want A and B", got)
+	}
+	// a tilde fence's info string may hold backticks
+	got = Markdown{Size: 1000}.Chunk("# A\n~~~ `x`\n# not a heading\n~~~\n")
+	if len(got) != 1 {
+		t.Errorf("got %q, want one section", got)
+	}
+}
