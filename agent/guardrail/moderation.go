@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -88,8 +89,10 @@ func NewModeration(cfg ModerationConfig) (*Moderation, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultModerationBaseURL
 	}
-	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
-		return nil, fmt.Errorf("guardrail: moderation base URL %q must start with http:// or https://", cfg.BaseURL)
+	// checked here, once: a bad one failed every request, so every run
+	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, fmt.Errorf("guardrail: moderation base URL %q: write an http:// or https:// URL with a host and no query or fragment, e.g. %s", cfg.BaseURL, DefaultModerationBaseURL)
 	}
 	if cfg.Model == "" {
 		cfg.Model = DefaultModerationModel
