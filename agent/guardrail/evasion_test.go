@@ -44,6 +44,14 @@ func TestPromptInjection_InvisibleAndCompatibilityCharactersDoNotEvade(t *testin
 	if err := g.PreRun(context.Background(), in); err == nil {
 		t.Error("structured input with a full-width, zero-width split phrase passed")
 	}
+	// a pattern of invisible characters only (a policy against them) is
+	// looked for as written
+	if got := NewPromptInjection([]string{"\u200b"}).Match("a\u200bb"); got != "\u200b" {
+		t.Errorf("a zero-width-space pattern: Match = %q", got)
+	}
+	if got := NewPromptInjection([]string{"\u200b"}).Match("ab"); got != "" {
+		t.Errorf("a zero-width-space pattern matched text without one: %q", got)
+	}
 	for _, clean := range []string{"what is the weather", "ｗｅａｔｈｅｒ", "a\u200bb"} {
 		if g.Match(clean) != "" {
 			t.Errorf("clean %q matched", clean)

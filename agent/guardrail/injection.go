@@ -30,11 +30,14 @@ var DefaultInjectionPatterns = []string{
 // invisible characters (zero-width spaces and joiners, soft hyphens, bidi
 // controls: Unicode's default ignorables) and in NFKC form, so that a phrase
 // written full width (ＩＧＮＯＲＥ) or split by a zero-width space, which a
-// model reads as the phrase, is caught too. Look-alike letters of other
-// scripts (a Cyrillic о for an o) are not.
+// model reads as the phrase, is caught too; a pattern made only of such
+// characters (a policy against zero-width text) is looked for as written.
+// Look-alike letters of other scripts (a Cyrillic о for an o) are not
+// caught.
 type PromptInjection struct {
-	patterns []string // as Match returns them: lower case, single spaces
-	folded   []string // the same, case-folded, as matched
+	patterns  []string // as Match returns them: lower case, single spaces
+	folded    []string // the same, case-folded, as matched
+	asWritten []bool   // folded[i] is matched in the text with its invisible characters
 }
 
 var _ agent.PreHook = (*PromptInjection)(nil)
@@ -45,10 +48,13 @@ func NewPromptInjection(patterns []string) *PromptInjection {
 	if len(patterns) == 0 {
 		patterns = DefaultInjectionPatterns
 	}
-	g := &PromptInjection{patterns: make([]string, len(patterns)), folded: make([]string, len(patterns))}
+	g := &PromptInjection{patterns: make([]string, len(patterns)), folded: make([]string, len(patterns)), asWritten: make([]bool, len(patterns))}
 	for i, p := range patterns {
 		g.patterns[i] = normalizeSpace(p)
 		g.folded[i] = foldSpace(p)
+		if g.folded[i] == "" && g.patterns[i] != "" { // only invisible characters
+			g.folded[i], g.asWritten[i] = foldSpaceAsWritten(p), true
+		}
 	}
 	return g
 }
@@ -58,9 +64,16 @@ func (g *PromptInjection) Name() string { return "PromptInjectionGuardrail" }
 
 // Match returns the first pattern found in s, or "".
 func (g *PromptInjection) Match(s string) string {
-	s = foldSpace(s)
+	visible, written := foldSpace(s), ""
 	for i, p := range g.folded {
-		if p != "" && strings.Contains(s, p) {
+		in := visible
+		if g.asWritten[i] {
+			if written == "" {
+				written = foldSpaceAsWritten(s)
+			}
+			in = written
+		}
+		if p != "" && strings.Contains(in, p) {
 			return g.patterns[i]
 		}
 	}
@@ -98,7 +111,11 @@ func normalizeSpace(s string) string { return strings.Join(strings.Fields(string
 
 // foldSpace is s without its invisible characters, in NFKC form (see
 // visible), case-folded (foldCase), with runs of white space made one space.
-func foldSpace(s string) string { return strings.Join(strings.Fields(foldCase(visible(s))), " ") }
+func foldSpace(s string) string { return foldSpaceAsWritten(visible(s)) }
+
+// foldSpaceAsWritten is s case-folded with runs of white space made one
+// space.
+func foldSpaceAsWritten(s string) string { return strings.Join(strings.Fields(foldCase(s)), " ") }
 
 // visible returns s without its default-ignorable code points (format
 // characters such as U+200B, U+200D, U+2060, U+FEFF, U+00AD and the bidi
