@@ -107,7 +107,7 @@ func extends(c rune) bool {
 
 // Recursive splits on paragraphs, then lines, then sentences, then words,
 // and packs adjacent pieces into chunks of at most Size runes; a word longer
-// than Size is cut.
+// than Size is cut. A "\r\n" line ending is read as "\n".
 type Recursive struct{ Size int }
 
 // Name implements Chunker.
@@ -121,6 +121,9 @@ func (c Recursive) Chunk(text string) []string {
 	if size <= 0 {
 		size = DefaultSize
 	}
+	// "\r\n\r\n" holds no "\n\n": without this a CRLF text's paragraphs
+	// went unseen and its lines were packed across them
+	text = strings.ReplaceAll(text, "\r\n", "\n")
 	var out []string
 	for _, s := range split(text, size, separators) {
 		if s = strings.TrimSpace(s); s != "" {

@@ -202,3 +202,20 @@ func TestMarkdown_LongHeadingBounded(t *testing.T) {
 		t.Fatalf("%d bytes of chunks from %d, %d of the heading's 100,000 h", total, len(text), hs)
 	}
 }
+
+// Windows line endings: "\r\n\r\n" holds no "\n\n", so the recursive
+// chunker (and the Markdown one's sections, which it splits) did not see
+// the paragraphs of a CRLF file and packed its lines across them (a chunk
+// ending inside a paragraph and starting the next), where the same text
+// with "\n" endings splits between paragraphs. CRLF is read as "\n".
+func TestRecursive_CRLFParagraphsSplitAsLF(t *testing.T) {
+	t.Parallel()
+	lf := "Short intro.\n\nSecond para one.\nSecond para two.\n\nThird."
+	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
+	for _, c := range []Chunker{Recursive{Size: 30}, Markdown{Size: 30}, Recursive{Size: 45}} {
+		want, got := c.Chunk(lf), c.Chunk(crlf)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: CRLF text gave %q, LF text %q", c.Name(), got, want)
+		}
+	}
+}
