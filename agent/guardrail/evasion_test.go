@@ -89,3 +89,28 @@ func TestPII_InvisibleCharactersDoNotHidePII(t *testing.T) {
 		t.Errorf("Redact left digits: %q", got)
 	}
 }
+
+// Full-width digits were read as digits, but the full-width hyphen, at
+// sign and full stop an IME types beside them were not read as -, @ and .:
+// "１２３－４５－６７８９" and "ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ" passed. The built-in
+// kinds read full-width ASCII (U+FF01 to U+FF5E) as ASCII.
+func TestPII_FullWidthPunctuationAndLetters(t *testing.T) {
+	t.Parallel()
+	g := mustPII(t, PIIConfig{})
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"ssn １２３－４５－６７８９", []string{PIISSN}},
+		{"mail ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ", []string{PIIEmail}},
+		{"call ５５５．１２３．４５６７", []string{PIIPhone}},
+		{"ｈｅｌｌｏ ｗｏｒｌｄ！", nil},
+	} {
+		if got := g.Detect(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Detect(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	if got, want := g.Redact("mail ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ!"), "mail "+strings.Repeat("*", 16)+"!"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}

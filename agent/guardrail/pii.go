@@ -192,10 +192,12 @@ func (g *PII) maskMatches(i int, s string, drop bool) string {
 // '0' and every non-ASCII white space made ' ', so that the built-in
 // patterns (RE2's \d, \s and \b are ASCII) find what Agno's find (Python's
 // are Unicode): a number in full-width or Arabic-Indic digits, grouped by
-// no-break spaces. With drop, the invisible characters (ignorable) are
-// left out. at maps each byte offset of the result, and its end, to the
-// offset in s (a left-out character belongs to what follows it); at is nil
-// (and the result s) when s is ASCII.
+// no-break spaces; full-width ASCII (U+FF01 to U+FF5E: ＠, －, ．, letters)
+// is made ASCII too, as an IME types it beside full-width digits. With
+// drop, the invisible characters (ignorable) are left out. at maps each
+// byte offset of the result, and its end, to the offset in s (a left-out
+// character belongs to what follows it); at is nil (and the result s) when
+// s is ASCII.
 func asciiDigitsAndSpaces(s string, drop bool) (t string, at []int) {
 	ascii := true
 	for i := 0; i < len(s) && ascii; i++ {
@@ -216,6 +218,9 @@ func asciiDigitsAndSpaces(s string, drop bool) (t string, at []int) {
 			at = append(at, i)
 		case r >= utf8.RuneSelf && unicode.IsSpace(r):
 			b.WriteByte(' ')
+			at = append(at, i)
+		case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII: ＠ is @, － is -
+			b.WriteByte(byte(r - 0xFEE0))
 			at = append(at, i)
 		default:
 			b.WriteString(s[i : i+w])
