@@ -8,10 +8,12 @@ package agent
 
 import (
 	"context"
+	"iter"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/memory"
+	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 )
@@ -38,6 +40,44 @@ func TestRun_HistoryTurnAllocations(t *testing.T) {
 	})
 	if n > 44 {
 		t.Fatalf("a history turn allocates %v times, want ≤ 44", n)
+	}
+	t.Logf("%v allocations a turn", n)
+}
+
+// tokenless answers "Noted." and reports no usage: a run of it adds nothing
+// to its session's metrics.
+type tokenless struct{}
+
+func (tokenless) Info() model.Info { return model.Info{ID: "tokenless", Provider: "test"} }
+
+func (tokenless) Invoke(context.Context, *model.Request) (*model.Response, error) {
+	return &model.Response{Message: model.Text(model.RoleAssistant, "Noted.")}, nil
+}
+
+func (tokenless) Stream(context.Context, *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) { yield(&model.Chunk{Content: "Noted."}, nil) }
+}
+
+// TestRun_TokenlessHistoryTurnAllocations: a history turn whose run needs
+// none of the run's rarely used fields (no session state, no tokens to
+// count) allocates no runExtras; joining the session's line (the
+// sessionline package) once did, 24 allocations a 25-turn conversation.
+func TestRun_TokenlessHistoryTurnAllocations(t *testing.T) {
+	a := mustAgent(t, Config{Name: "Allocs", DB: db.New("", memory.New()), AddHistoryToContext: true, Model: tokenless{}})
+	ctx := context.Background()
+	in := run.TextInput("Tell me more.")
+	for range 4 {
+		if _, err := a.Run(ctx, in, WithSessionID("s1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := testing.AllocsPerRun(50, func() {
+		if _, err := a.Run(ctx, in, WithSessionID("s1")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 28 {
+		t.Fatalf("a tokenless history turn allocates %v times, want ≤ 28", n)
 	}
 	t.Logf("%v allocations a turn", n)
 }

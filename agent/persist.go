@@ -98,12 +98,12 @@ func (st *state) persist() {
 func (st *state) write(ctx context.Context, d *db.DB, now int64, out *run.Output, row *db.Run) (_ *db.Run, sessErr, err error) {
 	var wrote *db.Session // the session row this save wrote
 	if st.joined {
-		k, x := st.lineKey(), st.ext // joinLine allocated ext
-		base := sessionline.Default().Acquire(k, x.lineSeq)
+		k := st.lineKey()
+		base := sessionline.Default().Acquire(k, st.lineSeq)
 		if base != nil {
 			st.rebase(base)
 		}
-		defer func() { x.lineSeq = sessionline.Default().Release(k, wrote, x.lineSeq, base != nil) }()
+		defer func() { st.lineSeq = sessionline.Default().Release(k, wrote, st.lineSeq, base != nil) }()
 	}
 	sess, share, err := st.sessionToSave(ctx, now, out)
 	if err != nil {

@@ -33,7 +33,7 @@ func (st *state) joinLine(claimed bool) (takeClaimed bool) {
 			claimed = false
 		}
 	}
-	st.extras().lineSeq, st.joined = seq, true
+	st.lineSeq, st.joined = seq, true
 	return claimed
 }
 

@@ -77,7 +77,10 @@ type state struct {
 	// cancelled before or during the read reads it when it saves.
 	sessionRead bool
 
-	session    *db.Session
+	session *db.Session
+	// lineSeq is the seq of the run's session line its view of the
+	// session reflects, when joined (sessionlines.go).
+	lineSeq    uint64
 	err        error // why the run ended in ERROR or CANCELLED
 	persistErr error
 	detached   detachedCtx // persist's context (see detachedCtx)
@@ -112,11 +115,8 @@ type runExtras struct {
 	memoriesLoaded bool
 	summary        json.RawMessage
 	sessionState   map[string]any
-	// lineSeq is the seq of the run's session line its view of the session
-	// reflects, when joined. rebased: a save started from a session row an
-	// overlapping run wrote; readSession is then the row the run read
-	// (sessionlines.go).
-	lineSeq     uint64
+	// rebased: a save started from a session row an overlapping run
+	// wrote; readSession is then the row the run read (sessionlines.go).
 	rebased     bool
 	readSession *db.Session
 
@@ -286,7 +286,6 @@ func (st *state) begin(parent context.Context) error {
 			Offloader: st.offloader(), MediaStorage: st.mediaStorage(),
 			Journal: st.opts.journal(), Attempt: st.attempt(),
 		}
-		v.hasRC = true
 	}
 	v.em = emitter{st: st}
 	v.Context = ctx
@@ -306,15 +305,14 @@ func (st *state) begin(parent context.Context) error {
 // scope, read on every save) walk a shorter chain.
 type runValues struct {
 	context.Context
-	rc    RunContext
-	hasRC bool
-	em    emitter
+	rc RunContext // set when RunID is (a run's id is never empty)
+	em emitter
 }
 
 func (v *runValues) Value(key any) any {
 	switch key.(type) {
 	case runContextKey:
-		if v.hasRC {
+		if v.rc.RunID != "" {
 			return &v.rc
 		}
 	case emitterKey:
