@@ -228,17 +228,17 @@ func (fs *FS) dropExpired(ctx context.Context, ns string) error {
 	return err
 }
 
+// stat reads one file's row by its key (a listing under the path as a
+// prefix read every file below it too: Stat("d") read all of "d/...").
 func (fs *FS) stat(ctx context.Context, ns, p string) (Info, error) {
-	files, err := fs.cfg.DB.ListFiles(ctx, ns, p)
+	f, err := fs.cfg.DB.StatFile(ctx, ns, p)
+	if errors.Is(err, db.ErrNotFound) {
+		return Info{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+	}
 	if err != nil {
 		return Info{}, err
 	}
-	for i := range files {
-		if files[i].Path == p {
-			return info(&files[i]), nil
-		}
-	}
-	return Info{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+	return info(f), nil
 }
 
 // Stat describes a file without reading it.

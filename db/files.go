@@ -31,6 +31,9 @@ type FileDriver interface {
 	PutFile(ctx context.Context, f *File) (*File, error)
 	// GetFile returns a file or ErrNotFound.
 	GetFile(ctx context.Context, namespace, path string) (*File, error)
+	// StatFile returns one file without its content, or ErrNotFound: a
+	// lookup of the (namespace, path) key, never a listing.
+	StatFile(ctx context.Context, namespace, path string) (*File, error)
 	// DeleteFile deletes a file; a missing file is not an error.
 	DeleteFile(ctx context.Context, namespace, path string) error
 	// PutFileIfVersion writes a file only when its stored version is
@@ -107,6 +110,18 @@ func (d *DB) GetFile(ctx context.Context, namespace, path string) (*File, error)
 	}
 	ctx, call := d.bound(ctx)
 	out, err := d.driver.GetFile(ctx, namespace, path)
+	return out, call.done(err)
+}
+
+// StatFile returns a file's description (Content nil) or ErrNotFound,
+// reading one row by its key: ListFiles with the path as prefix reads every
+// file under it ("d" lists the whole of "d/").
+func (d *DB) StatFile(ctx context.Context, namespace, path string) (*File, error) {
+	if err := checkFileKey(namespace, path); err != nil {
+		return nil, err
+	}
+	ctx, call := d.bound(ctx)
+	out, err := d.driver.StatFile(ctx, namespace, path)
 	return out, call.done(err)
 }
 

@@ -53,6 +53,22 @@ func (d *Driver) GetFile(ctx context.Context, namespace, path string) (*db.File,
 	return cloneFile(f), nil
 }
 
+// StatFile returns a file without its content, or ErrNotFound.
+func (d *Driver) StatFile(ctx context.Context, namespace, path string) (*db.File, error) {
+	unlock, err := d.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	f, ok := d.files[fileKey{namespace, path}]
+	if !ok {
+		return nil, fmt.Errorf("%w: file %s/%s", db.ErrNotFound, namespace, path)
+	}
+	cp := *f
+	cp.Content = nil
+	return &cp, nil
+}
+
 // DeleteFile deletes a file; a missing file is not an error.
 func (d *Driver) DeleteFile(ctx context.Context, namespace, path string) error {
 	unlock, err := d.write(ctx)

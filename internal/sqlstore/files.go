@@ -61,6 +61,30 @@ func (s *Store) getFile(ctx context.Context, q *sql.DB, namespace, path string) 
 	return &f, nil
 }
 
+// StatFile returns a file without its content, or ErrNotFound: one row read
+// by the primary key.
+func (s *Store) StatFile(ctx context.Context, namespace, path string) (*db.File, error) {
+	var f db.File
+	var updated looseNull
+	err := s.r.QueryRowContext(ctx, s.d.Bind(statFileQuery(s.fs)), namespace, path).
+		Scan(&f.Namespace, &f.Path, &f.SizeBytes, &f.Version, intCol{&f.CreatedAt}, &updated)
+	// MySQL's = pads with spaces: a row another writer stored as "a " is
+	// not the file "a" (this project refuses keys ending in a space)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (f.Namespace != namespace || f.Path != path)) {
+		return nil, fmt.Errorf("%w: file %s/%s", db.ErrNotFound, namespace, path)
+	}
+	if err != nil {
+		return nil, s.fail("stat file "+namespace+"/"+path, err)
+	}
+	f.UpdatedAt = updated.Int64
+	return &f, nil
+}
+
+// statFileQuery is StatFile's statement on the file table fs.
+func statFileQuery(fs string) string {
+	return "SELECT namespace, path, size_bytes, version, created_at, updated_at FROM " + fs + " WHERE namespace = ? AND path = ?"
+}
+
 // DeleteFile deletes a file; a missing file is not an error.
 func (s *Store) DeleteFile(ctx context.Context, namespace, path string) error {
 	if err := s.gate.enter(ctx); err != nil {
