@@ -19,6 +19,7 @@ const (
 	DefaultNamespace         = "agentfs"
 	DefaultMaxFileBytes      = 8 << 20
 	DefaultMaxNamespaceBytes = 200 << 20
+	DefaultMaxNamespaceFiles = 10_000
 )
 
 var (
@@ -38,7 +39,8 @@ var (
 	// ErrFileTooLarge: content over Config.MaxFileBytes.
 	ErrFileTooLarge = errors.New("agentfs: file too large")
 	// ErrQuotaExceeded: the write would take the namespace over
-	// Config.MaxNamespaceBytes; delete files or wait for the sweep.
+	// Config.MaxNamespaceBytes or Config.MaxNamespaceFiles; delete files or
+	// wait for the sweep.
 	ErrQuotaExceeded = errors.New("agentfs: namespace quota exceeded")
 	// ErrVersionConflict: WriteOptions.IfVersion did not match; it is
 	// db.ErrVersionConflict.
@@ -56,6 +58,10 @@ type Config struct {
 	// MaxNamespaceBytes caps what one (user, session) namespace holds
 	// (default 200 MB).
 	MaxNamespaceBytes int64
+	// MaxNamespaceFiles caps how many files one namespace holds (default
+	// 10,000): empty files cost no bytes, and each quota write sums its
+	// namespace, so files without a cap cost time and rows without bound.
+	MaxNamespaceFiles int
 	// TTL is how long a file lives after its last write before Sweep
 	// deletes it; zero keeps files until deleted.
 	TTL time.Duration
@@ -102,14 +108,17 @@ func New(cfg Config) (*FS, error) {
 	if len(cfg.Namespace) > 64 || strings.ContainsAny(cfg.Namespace, "/\x00") || !utf8.ValidString(cfg.Namespace) {
 		return nil, fmt.Errorf("agentfs: Config.Namespace %q must be at most 64 bytes of UTF-8 without \"/\" or NUL", cfg.Namespace)
 	}
-	if cfg.MaxFileBytes < 0 || cfg.MaxNamespaceBytes < 0 || cfg.TTL < 0 {
-		return nil, errors.New("agentfs: MaxFileBytes, MaxNamespaceBytes and TTL must not be negative")
+	if cfg.MaxFileBytes < 0 || cfg.MaxNamespaceBytes < 0 || cfg.MaxNamespaceFiles < 0 || cfg.TTL < 0 {
+		return nil, errors.New("agentfs: MaxFileBytes, MaxNamespaceBytes, MaxNamespaceFiles and TTL must not be negative")
 	}
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if cfg.MaxNamespaceBytes == 0 {
 		cfg.MaxNamespaceBytes = DefaultMaxNamespaceBytes
+	}
+	if cfg.MaxNamespaceFiles == 0 {
+		cfg.MaxNamespaceFiles = DefaultMaxNamespaceFiles
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -173,7 +182,7 @@ func (fs *FS) Write(ctx context.Context, s Scope, p string, content []byte, opts
 		return Info{}, err
 	}
 	out, err := fs.cfg.DB.PutFileWithinQuota(ctx, &db.File{Namespace: ns, Path: p, Content: content},
-		db.FileQuota{MaxBytes: fs.cfg.MaxNamespaceBytes, IfVersion: opts.IfVersion})
+		db.FileQuota{MaxBytes: fs.cfg.MaxNamespaceBytes, MaxFiles: fs.cfg.MaxNamespaceFiles, IfVersion: opts.IfVersion})
 	if errors.Is(err, db.ErrNamespaceFull) {
 		return Info{}, fmt.Errorf("%w: writing %d bytes to %s: %w", ErrQuotaExceeded, len(content), p, err)
 	}

@@ -198,6 +198,10 @@ var ErrNamespaceFull = errors.New("db: file namespace quota exceeded")
 type FileQuota struct {
 	// MaxBytes caps the sum of the namespace's file sizes after the write.
 	MaxBytes int64
+	// MaxFiles caps how many files the namespace holds after the write (a
+	// rewrite of a file adds none); 0 sets no cap. Empty files cost no
+	// bytes: without it a namespace could grow without bound.
+	MaxFiles int
 	// IfVersion, when set, writes only when the file's stored version is
 	// this (0: only when it does not exist); ErrVersionConflict otherwise.
 	IfVersion *int64
@@ -213,8 +217,9 @@ type QuotaFileDriver interface {
 }
 
 // PutFileWithinQuota validates and stores a file when the namespace then
-// holds at most q.MaxBytes (the file's old size is not counted);
-// ErrNamespaceFull otherwise, and ErrVersionConflict as PutFileIfVersion.
+// holds at most q.MaxBytes (the file's old size is not counted) and, with
+// q.MaxFiles, at most that many files; ErrNamespaceFull otherwise, and
+// ErrVersionConflict as PutFileIfVersion.
 func (d *DB) PutFileWithinQuota(ctx context.Context, f *File, q FileQuota) (*File, error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: nil file", ErrInvalidRecord)
@@ -222,8 +227,8 @@ func (d *DB) PutFileWithinQuota(ctx context.Context, f *File, q FileQuota) (*Fil
 	if err := checkFileKey(f.Namespace, f.Path); err != nil {
 		return nil, err
 	}
-	if q.MaxBytes <= 0 || (q.IfVersion != nil && *q.IfVersion < 0) {
-		return nil, fmt.Errorf("%w: a file quota must be positive and an expected version >= 0", ErrInvalidRecord)
+	if q.MaxBytes <= 0 || q.MaxFiles < 0 || (q.IfVersion != nil && *q.IfVersion < 0) {
+		return nil, fmt.Errorf("%w: a file quota must be positive, a file cap and an expected version >= 0", ErrInvalidRecord)
 	}
 	qd, ok := d.driver.(QuotaFileDriver)
 	if !ok {

@@ -161,7 +161,7 @@ func (d *Driver) DeleteFilesBefore(ctx context.Context, namespacePrefix string, 
 }
 
 // PutFileWithinQuota writes a file when its namespace then holds at most
-// q.MaxBytes; the check and the write share the driver's write lock.
+// q.MaxBytes and q.MaxFiles; the check and the write share the driver's write lock.
 func (d *Driver) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQuota) (*db.File, error) {
 	unlock, err := d.write(ctx)
 	if err != nil {
@@ -178,10 +178,15 @@ func (d *Driver) PutFileWithinQuota(ctx context.Context, f *db.File, q db.FileQu
 		return nil, fmt.Errorf("%w: %s/%s is at version %d, not %d", db.ErrVersionConflict, f.Namespace, f.Path, have, *q.IfVersion)
 	}
 	var used int64
+	var files int
 	for k, g := range d.files {
 		if k.namespace == f.Namespace {
 			used += g.SizeBytes
+			files++
 		}
+	}
+	if !exists && q.MaxFiles > 0 && files >= q.MaxFiles {
+		return nil, fmt.Errorf("%w: %s holds %d files, the limit is %d files", db.ErrNamespaceFull, f.Namespace, files, q.MaxFiles)
 	}
 	if after := used - oldSize + f.SizeBytes; after > q.MaxBytes {
 		return nil, fmt.Errorf("%w: %s would hold %d bytes, the quota is %d", db.ErrNamespaceFull, f.Namespace, after, q.MaxBytes)

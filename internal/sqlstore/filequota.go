@@ -12,7 +12,7 @@ import (
 )
 
 // PutFileWithinQuota writes a file only while its namespace stays within
-// q.MaxBytes. Every such write of a namespace takes the namespace's lock
+// q.MaxBytes and q.MaxFiles. Every such write of a namespace takes the namespace's lock
 // first (lockedTx). Under it, reading the usage and
 // writing the file cannot interleave with another writer's, so processes and
 // connection pools sharing the database cannot together pass the quota.
@@ -61,9 +61,12 @@ func (s *Store) putWithinQuota(ctx context.Context, tx *sql.Tx, f *db.File, q db
 	if q.IfVersion != nil && oldVersion.Int64 != *q.IfVersion {
 		return fmt.Errorf("%w: %s/%s is at version %d, not %d", db.ErrVersionConflict, f.Namespace, f.Path, oldVersion.Int64, *q.IfVersion)
 	}
-	var used int64
-	if err := tx.QueryRowContext(ctx, s.d.Bind("SELECT COALESCE(SUM(size_bytes), 0) FROM "+s.fs+" WHERE namespace = ?"), f.Namespace).Scan(&used); err != nil {
+	var used, files int64
+	if err := tx.QueryRowContext(ctx, s.d.Bind("SELECT COALESCE(SUM(size_bytes), 0), COUNT(*) FROM "+s.fs+" WHERE namespace = ?"), f.Namespace).Scan(&used, &files); err != nil {
 		return err
+	}
+	if !exists && q.MaxFiles > 0 && files >= int64(q.MaxFiles) {
+		return fmt.Errorf("%w: %s holds %d files, the limit is %d files", db.ErrNamespaceFull, f.Namespace, files, q.MaxFiles)
 	}
 	if after := used - oldSize.Int64 + f.SizeBytes; after > q.MaxBytes {
 		return fmt.Errorf("%w: %s would hold %d bytes, the quota is %d", db.ErrNamespaceFull, f.Namespace, after, q.MaxBytes)
