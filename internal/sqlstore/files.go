@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/db"
 )
@@ -162,17 +164,65 @@ func (s *Store) FileUsage(ctx context.Context, namespace string) (db.FileUsage, 
 	return u, s.fail("file usage "+namespace, err)
 }
 
-// DeleteFilesBefore deletes old files of the namespaces under a prefix.
+// DeleteFilesBefore deletes old files of the namespaces under a prefix. A
+// write under a TTL runs it for its own namespace first, so it must not
+// scan the table.
 func (s *Store) DeleteFilesBefore(ctx context.Context, namespacePrefix string, updatedBefore int64) (int64, error) {
 	if err := s.gate.enter(ctx); err != nil {
 		return 0, err
 	}
 	defer s.gate.leave()
-	res, err := s.w.ExecContext(ctx, s.d.Bind("DELETE FROM "+s.fs+" WHERE "+hasPrefix("namespace")+" AND COALESCE(updated_at, created_at) < ?"),
-		append(prefixArgs(namespacePrefix), updatedBefore)...)
+	q, args := deleteFilesBeforeQuery(s.d.Name, s.fs, namespacePrefix, updatedBefore)
+	res, err := s.w.ExecContext(ctx, s.d.Bind(q), args...)
 	if err != nil {
 		return 0, s.fail("delete old files", err)
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// deleteFilesBeforeQuery is DeleteFilesBefore's statement on the file table
+// fs. substr(namespace, 1, n) = prefix alone scans the table (no index
+// serves an expression); on SQLite and MySQL, whose file tables compare
+// namespaces by code point (BINARY, utf8mb4_bin), a range of namespaces
+// holding every one under the prefix comes first, for the primary key to
+// serve. Postgres keeps the scan: its column compares in the database's
+// collation, in which a prefix's namespaces need not be one range
+// (en_US ignores "/": "agentfs/ab" sorts after "agentfs0").
+func deleteFilesBeforeQuery(dialect, fs, namespacePrefix string, updatedBefore int64) (string, []any) {
+	where, args := hasPrefix("namespace"), prefixArgs(namespacePrefix)
+	if lo, hi, ok := prefixRange(namespacePrefix); ok && (dialect == "sqlite" || dialect == "mysql") {
+		where = "namespace >= ? AND namespace < ? AND " + where
+		args = append([]any{lo, hi}, args...)
+	}
+	return "DELETE FROM " + fs + " WHERE " + where + " AND COALESCE(updated_at, created_at) < ?", append(args, updatedBefore)
+}
+
+// prefixRange returns bounds lo <= s < hi holding every string s that
+// starts with prefix, in code point order and also under MySQL's PAD SPACE
+// (which compares "p" + "\t" below "p": lo is prefix cut before its last
+// character above a space). ok is false when there are none to give (a
+// prefix not UTF-8, without a character above a space, or of U+10FFFF
+// only): the caller then filters without a range.
+func prefixRange(prefix string) (lo, hi string, ok bool) {
+	if !utf8.ValidString(prefix) {
+		return "", "", false
+	}
+	cut := strings.LastIndexFunc(prefix, func(r rune) bool { return r > ' ' })
+	if cut < 0 {
+		return "", "", false
+	}
+	for end := len(prefix); end > 0; {
+		r, size := utf8.DecodeLastRuneInString(prefix[:end])
+		end -= size
+		if r == utf8.MaxRune {
+			continue
+		}
+		next := r + 1
+		if next == 0xD800 { // no surrogates in UTF-8
+			next = 0xE000
+		}
+		return prefix[:cut], prefix[:end] + string(next), true
+	}
+	return "", "", false
 }
