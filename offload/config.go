@@ -43,10 +43,11 @@ type Config struct {
 	TTL Duration `yaml:"ttl" json:"ttl,omitempty"`
 	// Namespace prefixes the agentfs namespaces (default "offload").
 	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
-	// MaxFileBytes and MaxNamespaceBytes are agentfs's quotas (defaults
-	// 8 MB and 200 MB per session).
+	// MaxFileBytes, MaxNamespaceBytes and MaxNamespaceFiles are agentfs's
+	// quotas (defaults 8 MB, 200 MB and 10,000 results per session).
 	MaxFileBytes      int64 `yaml:"max_file_bytes" json:"max_file_bytes,omitempty"`
 	MaxNamespaceBytes int64 `yaml:"max_namespace_bytes" json:"max_namespace_bytes,omitempty"`
+	MaxNamespaceFiles int   `yaml:"max_namespace_files" json:"max_namespace_files,omitempty"`
 }
 
 // Duration is a time.Duration written as "10m" or "24h" in YAML and JSON.
@@ -67,7 +68,7 @@ var ErrInvalidConfig = errors.New("offload: invalid config")
 
 // withDefaults validates and fills zero values.
 func (c Config) withDefaults() (Config, error) {
-	if c.ThresholdChars < 0 || c.PreviewLines < 0 || c.PreviewChars < 0 || c.TTL < 0 || c.MaxFileBytes < 0 || c.MaxNamespaceBytes < 0 {
+	if c.ThresholdChars < 0 || c.PreviewLines < 0 || c.PreviewChars < 0 || c.TTL < 0 || c.MaxFileBytes < 0 || c.MaxNamespaceBytes < 0 || c.MaxNamespaceFiles < 0 {
 		return c, fmt.Errorf("%w: threshold_chars, preview_lines, preview_chars, ttl and quotas must not be negative", ErrInvalidConfig)
 	}
 	if c.ThresholdChars == 0 {

@@ -79,7 +79,7 @@ func New(d *db.DB, cfg Config) (*Offloader, error) {
 		return nil, err
 	}
 	fs, err := agentfs.New(agentfs.Config{DB: d, Namespace: cfg.Namespace, MaxFileBytes: cfg.MaxFileBytes,
-		MaxNamespaceBytes: cfg.MaxNamespaceBytes})
+		MaxNamespaceBytes: cfg.MaxNamespaceBytes, MaxNamespaceFiles: cfg.MaxNamespaceFiles})
 	if err != nil {
 		return nil, fmt.Errorf("offload: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentryhq/agentry/agentfs"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/offload"
@@ -363,5 +364,26 @@ func TestConfig_ASmallThresholdTakesASmallerDefaultPreview(t *testing.T) {
 	}
 	if _, err := offload.New(testdbs.SQLite(t), offload.Config{ThresholdChars: 1000, PreviewChars: 1000}); !errors.Is(err, offload.ErrInvalidConfig) {
 		t.Fatalf("preview_chars 1000 under threshold 1000: %v", err)
+	}
+}
+
+// max_namespace_files is agentfs's cap on a session's stored results
+// (default 10,000): past it a result is kept as a preview, the run going
+// on, as past the byte quotas.
+func TestOffload_MaxNamespaceFilesKeepsTheNextResultAsAPreview(t *testing.T) {
+	t.Parallel()
+	o := newOffloader(t, testdbs.SQLite(t), offload.Config{MaxNamespaceFiles: 1})
+	first, err := o.Offload(ctx, call, bigResult(800, 40))
+	if err != nil || !first.Stored {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	second := call
+	second.ToolCallID = "c2"
+	out, err := o.Offload(ctx, second, bigResult(800, 40))
+	if err != nil || out.Stored || !errors.Is(out.Err, agentfs.ErrQuotaExceeded) || !strings.Contains(out.Content, `stored="false"`) {
+		t.Fatalf("second: %+v %v", out, err)
+	}
+	if _, err := offload.New(testdbs.SQLite(t), offload.Config{MaxNamespaceFiles: -1}); !errors.Is(err, offload.ErrInvalidConfig) {
+		t.Fatalf("negative max_namespace_files: %v", err)
 	}
 }
