@@ -152,13 +152,6 @@ func (w *Workflow) execute(ctx context.Context, out *run.Output, j *journal, o a
 		x.input = out.Input.Text()
 	}
 	x.storage(o)
-	if d := w.cfg.DB; d != nil {
-		// The session row is written in turns with the other runs of the
-		// session in this process (internal/sessionline).
-		k := sessionline.Key{DB: d, ID: out.SessionID}
-		sessionline.Default().Join(k)
-		defer sessionline.Default().Leave(k)
-	}
 	if err := x.start(o.SessionState); err != nil {
 		return nil, err
 	}

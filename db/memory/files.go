@@ -41,20 +41,21 @@ func (d *Driver) PutFile(ctx context.Context, f *db.File) (*db.File, error) {
 
 // GetFile returns a file or ErrNotFound.
 func (d *Driver) GetFile(ctx context.Context, namespace, path string) (*db.File, error) {
-	unlock, err := d.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	f, ok := d.files[fileKey{namespace, path}]
-	if !ok {
-		return nil, fmt.Errorf("%w: file %s/%s", db.ErrNotFound, namespace, path)
-	}
-	return cloneFile(f), nil
+	return d.fileCopy(ctx, namespace, path, cloneFile)
 }
 
 // StatFile returns a file without its content, or ErrNotFound.
 func (d *Driver) StatFile(ctx context.Context, namespace, path string) (*db.File, error) {
+	return d.fileCopy(ctx, namespace, path, func(f *db.File) *db.File {
+		cp := *f
+		cp.Content = nil
+		return &cp
+	})
+}
+
+// fileCopy returns cp of the stored file, read under the driver's read
+// lock, or ErrNotFound.
+func (d *Driver) fileCopy(ctx context.Context, namespace, path string, cp func(*db.File) *db.File) (*db.File, error) {
 	unlock, err := d.read(ctx)
 	if err != nil {
 		return nil, err
@@ -64,9 +65,7 @@ func (d *Driver) StatFile(ctx context.Context, namespace, path string) (*db.File
 	if !ok {
 		return nil, fmt.Errorf("%w: file %s/%s", db.ErrNotFound, namespace, path)
 	}
-	cp := *f
-	cp.Content = nil
-	return &cp, nil
+	return cp(f), nil
 }
 
 // DeleteFile deletes a file; a missing file is not an error.
