@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/internal/lossless"
 	"github.com/agentryhq/agentry/internal/sessionline"
 	"github.com/agentryhq/agentry/run"
 )
@@ -204,9 +202,9 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 	// A run that spent tokens changed the session's metrics: written,
 	// without comparing the data it surely changed.
 	if old := st.session; old != nil && old.UpdatedAt == now && old.UserID == s.UserID && !add.Counts() &&
-		sameJSON(old.SessionData, s.SessionData) && st.p.storedComponent.same(old.AgentData, s.AgentData) &&
+		db.SameJSON(old.SessionData, s.SessionData) && st.p.storedComponent.same(old.AgentData, s.AgentData) &&
 		st.p.storedComponent.same(old.TeamData, s.TeamData) &&
-		sameJSON(old.Summary, s.Summary) &&
+		db.SameJSON(old.Summary, s.Summary) &&
 		old.SessionType == s.SessionType {
 		// Nothing would change, not even updated_at (epoch seconds): skip the write.
 		return nil, share, nil
@@ -215,30 +213,14 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 	return &row, share, nil
 }
 
-// sameJSON reports whether two JSON columns hold the same value: the same
-// bytes, or, when they differ, the same decoded value. A column read back
-// from Postgres's JSONB is normalised (spaces, key order), so comparing
-// bytes alone would rewrite an unchanged session row on every turn there.
-func sameJSON(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	var x, y any
-	errX, errY := lossless.UnmarshalNumbers(a, &x), lossless.UnmarshalNumbers(b, &y)
-	return errX == nil && errY == nil && reflect.DeepEqual(x, y)
-}
-
 // jsonMemo remembers one pair of JSON texts sameJSON found equal although
-// their bytes differ: the agent's (or team's) component data and the form
+// their bytes differ (db.SameJSON): the agent's (or team's) component data and the form
 // the store gives it back in (Postgres's JSONB is normalised). Every turn
 // of a conversation compares that same pair; decoding both each time is
 // most of the unchanged-session check. Safe for concurrent runs.
 type jsonMemo struct{ p atomic.Pointer[[2][]byte] }
 
-// same is sameJSON(stored, mine), answered from the memo when it holds
+// same is db.SameJSON(stored, mine), answered from the memo when it holds
 // exactly this pair.
 func (m *jsonMemo) same(stored, mine []byte) bool {
 	if bytes.Equal(stored, mine) {
@@ -247,7 +229,7 @@ func (m *jsonMemo) same(stored, mine []byte) bool {
 	if e := m.p.Load(); e != nil && bytes.Equal(e[0], stored) && bytes.Equal(e[1], mine) {
 		return true
 	}
-	if !sameJSON(stored, mine) {
+	if !db.SameJSON(stored, mine) {
 		return false
 	}
 	m.p.Store(&[2][]byte{bytes.Clone(stored), bytes.Clone(mine)})

@@ -34,6 +34,11 @@ var (
 	// field missing, a DSN of another dialect, table names a server would
 	// not keep apart). Nothing was opened or created.
 	ErrInvalidConfig = errors.New("db: invalid config")
+	// ErrSessionChanged: a conditional session write (Session.Expect) found
+	// the stored row changed since the writer read it (or created, or
+	// deleted): nothing of the write was written. The writer reads the row
+	// again, applies its changes to it and writes again.
+	ErrSessionChanged = errors.New("db: the session changed since it was read")
 )
 
 // ConfigError returns an error reading fmt.Sprintf(format, args...) that

@@ -3,6 +3,7 @@ package db
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"unsafe"
 
 	"github.com/agentryhq/agentry/internal/lossless"
@@ -27,6 +28,50 @@ type Session struct {
 	Summary      json.RawMessage
 	CreatedAt    int64
 	UpdatedAt    int64
+	// Expect makes a write of this session conditional on the stored row
+	// being the one the writer computed it from (a compare-and-set: writers
+	// in different processes, two servers on one database or Agno beside
+	// Agentry, then cannot overwrite each other's session_state and
+	// session_metrics changes). Its zero value is an unconditional write
+	// (the last write wins, as in Agno). A write whose expectation fails
+	// writes nothing and is ErrSessionChanged; another user's row is still
+	// ErrNotFound. Drivers never store it; the rows they return have none.
+	Expect SessionExpect
+}
+
+// SessionExpect is the stored row a conditional session write expects
+// (Session.Expect).
+type SessionExpect struct {
+	Row ExpectedRow
+	// Data is the session_data the writer read (Row ExpectData), as the
+	// store returned it: Session.SessionData of GetSession's row or of a
+	// write's returned row. The stored column matches when a read would
+	// return the same JSON value: the same bytes, or the same document in
+	// another form (spacing, key order: Postgres's JSONB, a Python
+	// writer's text). Empty: a row whose session_data is empty or null.
+	Data json.RawMessage
+}
+
+// ExpectedRow is what a conditional session write expects to find.
+type ExpectedRow uint8
+
+const (
+	// ExpectAnything: an unconditional write (the zero value).
+	ExpectAnything ExpectedRow = iota
+	// ExpectNoRow: no session with the id exists yet (a new session).
+	ExpectNoRow
+	// ExpectData: the session exists with SessionExpect.Data as its
+	// session_data.
+	ExpectData
+)
+
+// ExpectOf is the expectation of a write computed from s, a row as the
+// store returned it (nil: none was found, the session is new).
+func ExpectOf(s *Session) SessionExpect {
+	if s == nil {
+		return SessionExpect{Row: ExpectNoRow}
+	}
+	return SessionExpect{Row: ExpectData, Data: s.SessionData}
 }
 
 // Clone copies a session with its JSON columns in one block (a session is
@@ -194,3 +239,43 @@ type UserMemoryStats struct {
 	TotalMemories       int    `json:"total_memories"`
 	LastMemoryUpdatedAt int64  `json:"last_memory_updated_at"`
 }
+
+// Matches reports whether a stored session row is what e expects: exists
+// says whether there is one, data is its session_data as a read returns it.
+// Drivers that compare in Go use it; the others compare the same way in
+// SQL.
+func (e SessionExpect) Matches(exists bool, data json.RawMessage) bool {
+	switch e.Row {
+	case ExpectNoRow:
+		return !exists
+	case ExpectData:
+		return exists && SameJSON(data, e.Data)
+	}
+	return true
+}
+
+// SameJSON reports whether two JSON column values are the same: the same
+// bytes, both empty or null, or the same decoded value (numbers compared
+// exactly, as lossless.UnmarshalNumbers reads them). A column read back
+// from Postgres's JSONB or MySQL's JSON is normalised (spaces, key order),
+// and a Python writer spaces its text, so comparing bytes alone would call
+// the same value changed. Text that does not decode is the same only byte
+// for byte.
+func SameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if isNullJSON(a) || isNullJSON(b) {
+		return isNullJSON(a) && isNullJSON(b)
+	}
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	errX, errY := lossless.UnmarshalNumbers(a, &x), lossless.UnmarshalNumbers(b, &y)
+	return errX == nil && errY == nil && reflect.DeepEqual(x, y)
+}
+
+// isNullJSON: an empty column or JSON null.
+func isNullJSON(b []byte) bool { return len(b) == 0 || string(b) == "null" }

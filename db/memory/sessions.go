@@ -60,12 +60,20 @@ func sessionToStore(ctx context.Context, in *db.Session, keep bool) (*db.Session
 }
 
 // sessionWritable reports ErrNotFound when s would overwrite another user's
-// session. The caller holds the write lock. It returns the stored session s
+// session, and ErrSessionChanged when the stored row is not the one s
+// expects (db.Session.Expect). The caller holds the write lock. It returns the stored session s
 // replaces (nil: s is new) for putSession.
 func (d *Driver) sessionWritable(s *db.Session) (*db.Session, error) {
 	old := d.sessions[s.SessionID]
 	if old != nil && !writable(old.UserID, s.UserID) {
 		return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, s.SessionID)
+	}
+	var stored json.RawMessage
+	if old != nil {
+		stored = old.SessionData
+	}
+	if !s.Expect.Matches(old != nil, stored) {
+		return nil, fmt.Errorf("%w: session %s", db.ErrSessionChanged, s.SessionID)
 	}
 	return old, nil
 }
@@ -75,6 +83,7 @@ func (d *Driver) sessionWritable(s *db.Session) (*db.Session, error) {
 // (db.RunKeeper). The caller holds the write lock and checked
 // sessionWritable, which found old (nil: s is new).
 func (d *Driver) putSession(s, old *db.Session) *db.Session {
+	s.Expect = db.SessionExpect{} // a condition of the write, not of the row
 	if old != nil {
 		s.CreatedAt = old.CreatedAt
 	}
