@@ -72,7 +72,7 @@ func (st *state) persist() {
 	row, err := db.RunFromOutput(stored)
 	if err == nil {
 		var sessErr error
-		if row, sessErr, err = st.write(ctx, d, now, out, row); sessErr != nil {
+		if row, sessErr, err = st.write(ctx, d, now, out, stored, row); sessErr != nil {
 			st.persistErr = fmt.Errorf("%w: save session %s: %w", ErrStorage, out.SessionID, sessErr)
 			return
 		}
@@ -89,11 +89,15 @@ func (st *state) persist() {
 	st.followApprovals(ctx, d, out)
 }
 
-// write writes the run's row and, when it changed, the session row (made
-// from out, the run as it ends; sessErr: it could not be made, nothing was
-// written). A run that joined its session's line does it in a turn of the
-// line, starting from the last row written through it (sessionlines.go).
-func (st *state) write(ctx context.Context, d *db.DB, now int64, out *run.Output, row *db.Run) (_ *db.Run, sessErr, err error) {
+// write writes the run's row (row, made from stored) and, when it changed,
+// the session row (made from out, the run as it ends; sessErr: it could not
+// be made, nothing was written). A run that joined its session's line does
+// it in a turn of the line, starting from the last row written through it
+// when that is newer than its read (sessionlines.go). The session write is
+// conditional on the row it starts from (db.Session.Expect): when another
+// process wrote the session since, the run reads it again and writes its
+// changes over that row (rebase), as over a newer row of its line.
+func (st *state) write(ctx context.Context, d *db.DB, now int64, out, stored *run.Output, row *db.Run) (_ *db.Run, sessErr, err error) {
 	var wrote *db.Session // the session row this save wrote
 	if st.joined {
 		k := st.lineKey()
@@ -103,20 +107,39 @@ func (st *state) write(ctx context.Context, d *db.DB, now int64, out *run.Output
 		}
 		defer func() { st.lineSeq = sessionline.Default().Release(k, wrote, st.lineSeq, base != nil) }()
 	}
-	sess, share, err := st.sessionToSave(ctx, now, out)
-	if err != nil {
-		return nil, err, nil
+	for changed := 0; ; changed++ {
+		sess, share, err := st.sessionToSave(ctx, now, out)
+		if err != nil {
+			return nil, err, nil
+		}
+		if sess != nil {
+			sess.Expect = db.ExpectOf(st.session)
+		}
+		// sess and row were built for this save: handed over.
+		saved, written, err := d.SaveRunOwned(ctx, sess, row)
+		if errors.Is(err, db.ErrSessionChanged) && changed < sessionline.MaxChangedRetries {
+			fresh, gerr := d.GetSession(ctx, out.SessionID)
+			switch {
+			case errors.Is(gerr, db.ErrNotFound):
+				fresh = nil // deleted since: the run's write creates it again
+			case gerr != nil:
+				return nil, nil, gerr
+			}
+			st.rebase(fresh)
+			if row, err = db.RunFromOutput(stored); err != nil { // the refused row was handed over
+				return nil, nil, err
+			}
+			continue
+		}
+		if saved != nil {
+			st.session = saved
+		}
+		if err == nil && sess != nil {
+			st.extras().counted = share
+			wrote = saved
+		}
+		return written, nil, err
 	}
-	// sess and row were built for this save: handed over.
-	saved, row, err := d.SaveRunOwned(ctx, sess, row)
-	if saved != nil {
-		st.session = saved
-	}
-	if err == nil && sess != nil {
-		st.extras().counted = share
-		wrote = saved
-	}
-	return row, nil, err
 }
 
 // readSessionLate reads the session row of a run that was cancelled before

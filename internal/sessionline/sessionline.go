@@ -3,6 +3,7 @@ package sessionline
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"sync"
 
@@ -218,15 +219,28 @@ func sameValue(a, b any) bool {
 	return errX == nil && errY == nil && bytes.Equal(x, y)
 }
 
+// MaxChangedRetries bounds how often a writer reads and writes its session
+// again after its conditional write (db.Session.Expect) found the row
+// changed by another process; past it the write fails with
+// db.ErrSessionChanged. Each refusal means another writer's write landed,
+// so the bound is met only under a storm of writers from elsewhere.
+const MaxChangedRetries = 16
+
 // Update runs fn in a turn of k's line: fn reads the session row and
 // writes it (its result: the row written, nil when none), with no other
 // writer of the line in between; the writers in progress start their next
-// write from that row.
+// write from that row. fn writes conditionally (db.Session.Expect, the row
+// it read): when another process wrote the row in between
+// (db.ErrSessionChanged), fn runs again, up to MaxChangedRetries times, and
+// reads the row again each time.
 func (r *Registry) Update(k Key, fn func() (*db.Session, error)) error {
 	r.Join(k)
 	defer r.Leave(k)
 	r.Acquire(k, UnknownSeq)
 	wrote, err := fn()
+	for i := 0; i < MaxChangedRetries && errors.Is(err, db.ErrSessionChanged); i++ {
+		wrote, err = fn()
+	}
 	if err != nil {
 		wrote = nil
 	}

@@ -1,6 +1,8 @@
 package sessionline
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -141,5 +143,40 @@ func TestRegistry_WrittenSince(t *testing.T) {
 	}
 	if len(r.ended) > endedLines {
 		t.Fatalf("%d ended lines remembered, at most %d", len(r.ended), endedLines)
+	}
+}
+
+func TestUpdate_RunsAgainWhileTheSessionChanged(t *testing.T) {
+	t.Parallel()
+	r := &Registry{}
+	k := Key{ID: "s-changed"}
+	calls := 0
+	err := r.Update(k, func() (*db.Session, error) {
+		calls++
+		if calls < 3 {
+			return nil, fmt.Errorf("write: %w", db.ErrSessionChanged)
+		}
+		return &db.Session{SessionID: "s-changed"}, nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("Update = %v after %d calls, want nil after 3", err, calls)
+	}
+	// Bounded: a row that changes every time fails as changed.
+	calls = 0
+	err = r.Update(k, func() (*db.Session, error) {
+		calls++
+		return nil, db.ErrSessionChanged
+	})
+	if !errors.Is(err, db.ErrSessionChanged) || calls != MaxChangedRetries+1 {
+		t.Fatalf("Update = %v after %d calls, want ErrSessionChanged after %d", err, calls, MaxChangedRetries+1)
+	}
+	// Other errors are not retried.
+	calls = 0
+	boom := errors.New("boom")
+	if err := r.Update(k, func() (*db.Session, error) { calls++; return nil, boom }); err != boom || calls != 1 {
+		t.Fatalf("Update = %v after %d calls, want boom after 1", err, calls)
+	}
+	if r.Held(k) {
+		t.Fatal("the line is still held")
 	}
 }
