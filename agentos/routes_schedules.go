@@ -647,6 +647,9 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	err = sessionline.Default().Update(sessionline.Key{DB: d, ID: st.sessionID}, func() (*db.Session, error) {
 		var sess *db.Session
 		if fresh {
+			// A new id: no need to look (a retry, after another process
+			// created it after all, looks).
+			fresh = false
 			sess = newSession(t, st.sessionID, st.userID)
 		} else if _, err := d.GetSession(octx, st.sessionID); errors.Is(err, db.ErrNotFound) {
 			sess = newSession(t, st.sessionID, st.userID)

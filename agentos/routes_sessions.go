@@ -378,8 +378,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if req.SessionState != nil {
 		data["session_state"] = map[string]any(req.SessionState)
 	}
+	// Created only where no row exists: one another process created in
+	// between is found by the next read (409).
 	sess := &db.Session{SessionID: req.SessionID, SessionType: typ, UserID: runUser(r.Context(), req.UserID).id,
-		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata)}
+		AgentID: req.AgentID, TeamID: req.TeamID, WorkflowID: req.WorkflowID, Metadata: nonNullJSON(req.Metadata),
+		Expect: db.ExpectOf(nil)}
 	if len(data) > 0 {
 		sess.SessionData, _ = json.Marshal(data)
 	}
@@ -480,6 +483,9 @@ func (s *Server) editSession(r *http.Request, req patchSessionRequest) (*db.Sess
 	if err != nil {
 		return nil, err
 	}
+	// Written only over the row read (a compare-and-set): another
+	// process's write in between makes the caller's Update read it again.
+	sess.Expect = db.ExpectOf(sess)
 	data := sessionData(sess)
 	if req.SessionName != nil {
 		data["session_name"] = *req.SessionName

@@ -58,9 +58,12 @@ func filterByTarget(f *db.RunFilter, t runTarget) { f.ProducedBy(t.Component()) 
 // newSession is the session row a background run creates for a new session
 // id, with the component data the run itself writes there: a run that ends
 // within the second it was enqueued in, changing nothing else, then leaves
-// the row as it is (one write of the row fewer).
+// the row as it is (one write of the row fewer). It is written only where
+// no row exists yet (db.ExpectNoRow): a session another process created
+// since the caller looked is not written over (the caller's
+// sessionline.Update looks again).
 func newSession(t runTarget, sessionID, userID string) *db.Session {
-	s := &db.Session{SessionID: sessionID, UserID: userID}
+	s := &db.Session{SessionID: sessionID, UserID: userID, Expect: db.ExpectOf(nil)}
 	var data json.RawMessage
 	if c, ok := t.(componentReporter); ok {
 		data = c.ComponentData()

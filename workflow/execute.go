@@ -1410,9 +1410,18 @@ func (x *exec) start(extra map[string]any) error {
 		ctx := context.WithoutCancel(x.ctx)
 		// Read, and created when missing, in a turn of the session's line:
 		// a run of it that wrote in between is not written over.
+		// Created only where no row exists (db.ExpectNoRow): another
+		// process that created it in between makes Update read it again.
+		claimed := true
 		err := sessionline.Default().Update(sessionline.Key{DB: d, ID: x.out.SessionID}, func() (*db.Session, error) {
-			// A durable background run's claim read the session row already.
-			s, ok := db.ClaimedSession(ctx, x.out.RunID, x.out.SessionID)
+			// A durable background run's claim read the session row already
+			// (taken once: a retry reads the row).
+			var s *db.Session
+			ok := false
+			if claimed {
+				s, ok = db.ClaimedSession(ctx, x.out.RunID, x.out.SessionID)
+				claimed = false
+			}
 			var err error
 			if !ok {
 				s, err = d.GetSession(ctx, x.out.SessionID)
@@ -1420,7 +1429,7 @@ func (x *exec) start(extra map[string]any) error {
 			switch {
 			case errors.Is(err, db.ErrNotFound):
 				s, err = d.UpsertSession(ctx, &db.Session{SessionID: x.out.SessionID, SessionType: run.TypeWorkflow,
-					WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data})
+					WorkflowID: x.w.cfg.ID, UserID: x.out.UserID, WorkflowData: x.w.data, Expect: db.ExpectOf(nil)})
 				if err != nil {
 					return nil, fmt.Errorf("workflow: %w: create session %s: %w", agent.ErrStorage, x.out.SessionID, err)
 				}
@@ -1492,9 +1501,13 @@ func (x *exec) saveState(ctx context.Context, d *db.DB) (share *run.SessionMetri
 		if err != nil {
 			return nil, err
 		}
+		// Written only over the row read (a compare-and-set): another
+		// process's write in between makes Update read it again.
+		expect := db.ExpectOf(s)
 		if share, err = x.sessionToSave(s); err != nil {
 			return nil, err
 		}
+		s.Expect = expect
 		return d.UpsertSession(ctx, s)
 	})
 	return share, err
