@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -135,13 +136,21 @@ func (s *Storage) key(key string) (string, error) {
 	return s.cfg.Prefix + key, nil
 }
 
-// Upload puts the object (public-read when configured).
+// Upload puts the object (public-read when configured). r need not be
+// seekable and size may be -1 (unknown): such a body is first copied to a
+// temporary file. A body of another length than size is an error that
+// stores nothing.
 func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
 	k, err := s.key(key)
 	if err != nil {
 		return err
 	}
-	in := &s3.PutObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k), Body: r, ContentLength: aws.Int64(size)}
+	body, size, done, err := rewindable(r, size)
+	if err != nil {
+		return fmt.Errorf("%w: media/s3: put %s: %w", media.ErrUnavailable, k, err)
+	}
+	defer done()
+	in := &s3.PutObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k), Body: body, ContentLength: aws.Int64(size)}
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}
@@ -157,6 +166,59 @@ func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int6
 		return fmt.Errorf("%w: media/s3: put %s: %w", media.ErrUnavailable, k, err)
 	}
 	return nil
+}
+
+// rewindable returns r as a body the SDK can send: one it can rewind
+// (over plain HTTP it hashes the payload before signing, and a retry sends
+// it again) of a known length (S3 refuses a PUT without Content-Length).
+// A reader that cannot seek is copied to a temporary file, which done
+// removes.
+func rewindable(r io.Reader, size int64) (body io.ReadSeeker, n int64, done func(), err error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		// A pipe behind an *os.File fails the first Seek without moving:
+		// it is read as a stream.
+		if cur, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			end, err := rs.Seek(0, io.SeekEnd)
+			if err == nil {
+				_, err = rs.Seek(cur, io.SeekStart)
+			}
+			switch n = end - cur; {
+			case err != nil:
+				return nil, 0, nil, err
+			case size >= 0 && n != size:
+				return nil, 0, nil, fmt.Errorf("body is %d bytes, expected %d", n, size)
+			}
+			return rs, n, func() {}, nil
+		}
+	}
+	f, err := os.CreateTemp("", "agentry-s3-upload-*")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	done = func() {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	src := r
+	if size >= 0 {
+		// One byte past size tells a body too long.
+		src = io.LimitReader(r, size+1)
+	}
+	n, err = io.Copy(f, src)
+	switch {
+	case err != nil:
+	case size >= 0 && n > size:
+		err = fmt.Errorf("body is longer than %d bytes", size)
+	case size >= 0 && n < size:
+		err = fmt.Errorf("body is %d bytes, expected %d", n, size)
+	default:
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		done()
+		return nil, 0, nil, err
+	}
+	return f, n, done, nil
 }
 
 // Download opens the object.
