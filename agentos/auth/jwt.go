@@ -26,8 +26,9 @@ var (
 	// ErrInvalidToken: the token failed verification. Its message never contains
 	// the token.
 	ErrInvalidToken = errors.New("invalid token")
-	// ErrTokenExpired: the token verified but its exp has passed. It also
-	// matches ErrInvalidToken.
+	// ErrTokenExpired: the token verified but its exp has passed, and
+	// nothing else in its claims is wrong (an expired token for another
+	// audience is only ErrInvalidToken). It also matches ErrInvalidToken.
 	ErrTokenExpired = fmt.Errorf("%w: token has expired", ErrInvalidToken)
 	// ErrNoSubject: the token verified but names no user (its user id claim is
 	// missing, empty or only whitespace). It also matches ErrInvalidToken: a
@@ -168,7 +169,7 @@ func (v *JWTVerifier) Verify(token string) (*Principal, error) {
 	}
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFor); err != nil {
-		if errors.Is(err, jwt.ErrTokenExpired) {
+		if errors.Is(err, jwt.ErrTokenExpired) && onlyExpired(err) {
 			// golang-jwt checks claims after the signature: these claims
 			// are the issuer's, and an exp past any date is not expired.
 			if err := datesInRange(claims); err != nil {
@@ -182,6 +183,21 @@ func (v *JWTVerifier) Verify(token string) (*Principal, error) {
 		return nil, err
 	}
 	return v.principal(claims)
+}
+
+// otherClaimErrors are golang-jwt's claim failures besides expiry.
+var otherClaimErrors = []error{
+	jwt.ErrTokenRequiredClaimMissing, jwt.ErrTokenInvalidAudience, jwt.ErrTokenInvalidIssuer,
+	jwt.ErrTokenInvalidSubject, jwt.ErrTokenNotValidYet, jwt.ErrTokenUsedBeforeIssued,
+	jwt.ErrTokenInvalidId, jwt.ErrInvalidType,
+}
+
+// onlyExpired reports whether an expired token failed on nothing else:
+// golang-jwt joins every failed claim, and a token for another audience
+// or issuer is invalid, not expired (a client refreshes an expired one,
+// and its next token would be refused again).
+func onlyExpired(err error) bool {
+	return !slices.ContainsFunc(otherClaimErrors, func(e error) bool { return errors.Is(err, e) })
 }
 
 // MaxNumericDate bounds the exp, nbf and iat claims (seconds from the
