@@ -16,17 +16,17 @@ var nonPublic = func() []netip.Prefix {
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
 		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-		"::/8",            // unspecified, loopback, IPv4-compatible, IPv4-mapped
-		"64:ff9b::/96",    // NAT64
-		"64:ff9b:1::/48",  // local-use NAT64
-		"100::/64",        // discard
-		"2001::/32",       // Teredo
-		"2001:db8::/32",   // documentation
-		"2002::/16",       // 6to4
-		"fc00::/7",        // unique local (fd00:ec2::254, the EC2 metadata service)
-		"fe80::/10",       // link-local
-		"fec0::/10",       // site-local
-		"ff00::/8",        // multicast
+		"::/8",           // unspecified, loopback, IPv4-compatible, IPv4-mapped
+		"64:ff9b::/96",   // NAT64
+		"64:ff9b:1::/48", // local-use NAT64
+		"100::/64",       // discard
+		"2001::/32",      // Teredo
+		"2001:db8::/32",  // documentation
+		"2002::/16",      // 6to4
+		"fc00::/7",       // unique local (fd00:ec2::254, the EC2 metadata service)
+		"fe80::/10",      // link-local
+		"fec0::/10",      // site-local
+		"ff00::/8",       // multicast
 	} {
 		ps = append(ps, netip.MustParsePrefix(s))
 	}
@@ -51,6 +51,10 @@ func FuzzCheckAddrPort(f *testing.F) {
 		f.Add(b, ap.Port())
 	}
 	g := MustNew(Config{})
+	// With the NAT64 prefix allowed (an IPv6-only network), an address in
+	// it passes only as the IPv4 address it embeds would.
+	g64 := MustNew(Config{AllowNetworks: []string{"64:ff9b::/96"}})
+	nat64 := netip.MustParsePrefix("64:ff9b::/96")
 	f.Fuzz(func(t *testing.T, raw []byte, port uint16) {
 		var a netip.Addr
 		if err := a.UnmarshalBinary(raw); err != nil || !a.IsValid() {
@@ -63,6 +67,15 @@ func FuzzCheckAddrPort(f *testing.F) {
 		}
 		if g.CheckAddrPort(network, ap) == nil && refusedByOracle(ap) {
 			t.Fatalf("the default guard lets %s through", ap)
+		}
+		if g64.CheckAddrPort(network, ap) != nil {
+			return
+		}
+		if nat64.Contains(a.WithZone("")) {
+			ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte(a.AsSlice()[12:])), port)
+		}
+		if refusedByOracle(ap) {
+			t.Fatalf("with 64:ff9b::/96 allowed, the guard lets %s through (%s)", netip.AddrPortFrom(a, port), ap)
 		}
 	})
 }

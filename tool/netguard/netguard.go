@@ -26,6 +26,14 @@ type Config struct {
 	// AllowNetworks are CIDR prefixes or single addresses reachable on any port
 	// although they are not public, e.g. "10.1.2.0/24" for an internal search
 	// server. "127.0.0.1/32" opens loopback (tests, a local proxy).
+	//
+	// One prefix translates rather than opens: on an IPv6-only network
+	// (DNS64 and NAT64) IPv4-only sites resolve to the NAT64 prefix
+	// 64:ff9b::/96, and allowing it (or a prefix holding it) lets an address
+	// there through as the IPv4 address it embeds (RFC 6052) would be: a
+	// public one on the allowed ports, a private one only when its network
+	// is allowed too. A narrower entry inside 64:ff9b::/96 opens its
+	// addresses as written.
 	AllowNetworks []string
 	// AllowHosts are host names dialed without the address check, whatever they
 	// resolve to: each entry is trusted entirely, so list only hosts you run.
@@ -45,6 +53,9 @@ type Guard struct {
 	dialer     *net.Dialer // checks every resolved address
 	trusted    *net.Dialer // for AllowHosts
 }
+
+// nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::<IPv4>.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // New validates cfg and returns its guard.
 func New(cfg Config) (*Guard, error) {
@@ -110,9 +121,20 @@ func (g *Guard) CheckAddrPort(network string, ap netip.AddrPort) error {
 	addr := ap.Addr().WithZone("")
 	for _, p := range g.allowNets {
 		// An allowed IPv4 prefix also covers its IPv4-mapped IPv6 form.
-		if p.Contains(addr) || p.Contains(addr.Unmap()) {
-			return nil
+		if !p.Contains(addr) && !p.Contains(addr.Unmap()) {
+			continue
 		}
+		if p.Bits() <= nat64.Bits() && nat64.Contains(addr) {
+			// Allowing the NAT64 prefix is how an IPv6-only network
+			// reaches the IPv4 internet; it must not open the private
+			// IPv4 networks (or the metadata service) the gateway also
+			// routes to.
+			v4 := netip.AddrFrom4([4]byte(addr.AsSlice()[12:]))
+			if err := g.CheckAddrPort("tcp4", netip.AddrPortFrom(v4, ap.Port())); err != nil {
+				return fmt.Errorf("%s through NAT64: %w", ap, err)
+			}
+		}
+		return nil
 	}
 	if err := g.check.Safe(network, ap.String(), nil); err != nil {
 		// The port is checked first: name ports only when the address
