@@ -71,6 +71,13 @@ func loadKeyFile(id, entry, path string) ([]Key, error) {
 
 // readKeyFile reads at most MaxKeyFileBytes of a regular file.
 func readKeyFile(path string) ([]byte, error) {
+	// Checked before opening as well as after: opening a FIFO for reading
+	// waits for a writer, and the server would hang at start.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
