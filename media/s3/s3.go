@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -29,6 +30,9 @@ const (
 	// MaxPresignExpiry is the longest a signed URL S3 accepts is valid
 	// (SigV4 query signing: 7 days).
 	MaxPresignExpiry = 7 * 24 * time.Hour
+	// DefaultResponseTimeout is how long a request waits for S3 to answer
+	// once it is sent.
+	DefaultResponseTimeout = 60 * time.Second
 )
 
 // ErrNoBucket: the configured bucket does not exist (or cannot be seen).
@@ -53,6 +57,13 @@ type Config struct {
 	// PublicRead uploads objects readable by anyone: references then carry
 	// a plain URL instead of being presigned.
 	PublicRead bool
+	// ResponseTimeout bounds the wait for S3's answer (its response
+	// headers) once a request, body included, is sent; each attempt fails
+	// past it, as unavailable (default DefaultResponseTimeout). A server
+	// that accepts requests and then stops answering would otherwise hold
+	// every call whose context has no deadline for ever. It does not bound
+	// sending an upload or reading a download. Unused with HTTPClient.
+	ResponseTimeout time.Duration
 	// HTTPClient, when set, is used for requests (tests; timeouts).
 	HTTPClient *http.Client
 }
@@ -87,8 +98,15 @@ func New(ctx context.Context, cfg Config) (*Storage, error) {
 	if cfg.AccessKey != "" {
 		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, "")))
 	}
+	if cfg.ResponseTimeout <= 0 {
+		cfg.ResponseTimeout = DefaultResponseTimeout
+	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, awsconfig.WithHTTPClient(cfg.HTTPClient))
+	} else {
+		opts = append(opts, awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.ResponseHeaderTimeout = cfg.ResponseTimeout
+		})))
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

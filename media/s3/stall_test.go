@@ -1,0 +1,81 @@
+package s3_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/internal/faultproxy"
+	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/media/s3"
+)
+
+// An S3 server that accepts requests and then stops answering (an
+// overloaded MinIO, a half-dead load balancer) fails each call as
+// unavailable after ResponseTimeout. Every call used to wait for ever
+// under a context without a deadline (a run's, a background job's),
+// holding the run, its session line and its connection.
+func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
+	t.Parallel()
+	cfg := newBucket(t)
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	cfg.Endpoint = "http://" + p.Addr()
+	cfg.ResponseTimeout = time.Second
+	ctx := context.Background()
+	s, err := s3.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upload(ctx, "a/kept", bytes.NewReader([]byte("x")), 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	for name, call := range map[string]func() error{
+		"Upload": func() error { return s.Upload(ctx, "a/b", bytes.NewReader([]byte("x")), 1, "") },
+		"Exists": func() error { _, err := s.Exists(ctx, "a/kept"); return err },
+		"Download": func() error {
+			rc, err := s.Download(ctx, "a/kept")
+			if err == nil {
+				_, err = io.ReadAll(rc)
+				rc.Close()
+			}
+			return err
+		},
+		"Delete":       func() error { return s.Delete(ctx, "a/kept") },
+		"DeletePrefix": func() error { return s.DeletePrefix(ctx, "a/") },
+	} {
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- call() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, media.ErrUnavailable) {
+				t.Errorf("%s on a stalled server: %v, want ErrUnavailable", name, err)
+			}
+			t.Logf("%s failed after %s", name, time.Since(start).Round(time.Millisecond))
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s on a stalled server is still waiting after 30 s", name)
+		}
+	}
+	// Restore forwards the held requests too (the deletes may land): the
+	// storage works again, on new connections.
+	p.Restore()
+	if err := s.Upload(ctx, "a/after", bytes.NewReader([]byte("x")), 1, ""); err != nil {
+		t.Fatalf("upload after the stall: %v", err)
+	}
+	if ok, err := s.Exists(ctx, "a/after"); !ok || err != nil {
+		t.Fatalf("after the stall: exists = %v, %v", ok, err)
+	}
+}
