@@ -58,11 +58,13 @@ type Config struct {
 	// a plain URL instead of being presigned.
 	PublicRead bool
 	// ResponseTimeout bounds the wait for S3's answer (its response
-	// headers) once a request, body included, is sent; each attempt fails
-	// past it, as unavailable (default DefaultResponseTimeout). A server
-	// that accepts requests and then stops answering would otherwise hold
-	// every call whose context has no deadline for ever. It does not bound
-	// sending an upload or reading a download. Unused with HTTPClient.
+	// headers) once a request, body included, is sent, and each read of a
+	// download's body that gets no data (a slow reader is not cut): past
+	// it the call fails as unavailable (default DefaultResponseTimeout).
+	// A server that accepts requests and then stops answering would
+	// otherwise hold every call whose context has no deadline for ever.
+	// It does not bound sending an upload. With HTTPClient, only the
+	// download reads are bounded (the client's own timeouts apply).
 	ResponseTimeout time.Duration
 	// HTTPClient, when set, is used for requests (tests; timeouts).
 	HTTPClient *http.Client
@@ -239,20 +241,55 @@ func rewindable(r io.Reader, size int64) (body io.ReadSeeker, n int64, done func
 	return f, n, done, nil
 }
 
-// Download opens the object.
+// Download opens the object. A read that gets no data for
+// ResponseTimeout fails as unavailable (a server that stopped sending
+// halfway); a slow reader is not cut, only a silent server.
 func (s *Storage) Download(ctx context.Context, key string) (io.ReadCloser, error) {
 	k, err := s.key(key)
 	if err != nil {
 		return nil, err
 	}
+	// The request's context governs reading the body too: cancelling it
+	// is what ends a read blocked on a silent connection.
+	ctx, cancel := context.WithCancelCause(ctx)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
 	if err != nil {
+		cancel(nil)
 		if notFound(err) {
 			return nil, fmt.Errorf("%w: %s", media.ErrNotFound, key)
 		}
 		return nil, fmt.Errorf("%w: media/s3: get %s: %w", media.ErrUnavailable, k, err)
 	}
-	return out.Body, nil
+	return &watchedBody{body: out.Body, ctx: ctx, cancel: cancel, idle: s.cfg.ResponseTimeout, key: k}, nil
+}
+
+// errStalled cancels a download whose server stopped sending.
+var errStalled = errors.New("no data")
+
+// watchedBody is a download's body whose every Read must see data within
+// idle.
+type watchedBody struct {
+	body   io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	idle   time.Duration
+	key    string
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	t := time.AfterFunc(b.idle, func() { b.cancel(errStalled) })
+	n, err := b.body.Read(p)
+	t.Stop()
+	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
+		err = fmt.Errorf("%w: media/s3: get %s: no data for %s", media.ErrUnavailable, b.key, b.idle)
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	err := b.body.Close()
+	b.cancel(nil)
+	return err
 }
 
 // URL presigns a GET for expiry (PresignExpiry when zero; over

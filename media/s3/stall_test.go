@@ -89,3 +89,80 @@ func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
 		t.Fatalf("after the stall: exists = %v, %v", ok, err)
 	}
 }
+
+// A download whose server stops sending halfway fails the read as
+// unavailable after ResponseTimeout without data; it used to wait for
+// ever (media.Get reads a stored image back under the run's context).
+func TestS3_DownloadStalledHalfwayIsUnavailableNotAHang(t *testing.T) {
+	t.Parallel()
+	cfg := newBucket(t)
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	cfg.Endpoint = "http://" + p.Addr()
+	cfg.ResponseTimeout = time.Second
+	ctx := context.Background()
+	s, err := s3.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Larger than every socket buffer between the server and the reader.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 4<<20)
+	if err := s.Upload(ctx, "big", bytes.NewReader(big), int64(len(big)), ""); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.Download(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if _, err := io.ReadFull(rc, make([]byte, 1<<10)); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	defer p.Restore()
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, rc)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, media.ErrUnavailable) {
+			t.Fatalf("reading a stalled download: %v, want ErrUnavailable", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("reading a stalled download is still waiting after 30 s")
+	}
+	// A download read at the reader's own pace is not cut.
+	p.Restore()
+	rc2, err := s.Download(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc2.Close()
+	n := 0
+	buf := make([]byte, 1<<20)
+	for i := 0; ; i++ {
+		if i == 2 {
+			time.Sleep(1500 * time.Millisecond) // the caller is slow, not the server
+		}
+		m, err := rc2.Read(buf)
+		n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("slow reader after %d bytes: %v", n, err)
+		}
+	}
+	if n != len(big) {
+		t.Fatalf("read %d bytes, want %d", n, len(big))
+	}
+}
