@@ -2,10 +2,13 @@ package auth
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -46,7 +49,11 @@ func LoadKey(id, entry, dir string) ([]Key, error) {
 func loadKeyFile(id, entry, path string) ([]Key, error) {
 	data, err := readKeyFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("auth: verification key %q looks like a file path but cannot be read (%w); fix the path, or give the key itself", entry, err)
+		var pe *fs.PathError
+		if !pathShaped(strings.TrimSpace(entry)) && errors.As(err, &pe) {
+			err = pe.Err // the path is the entry: perhaps a secret
+		}
+		return nil, fmt.Errorf("auth: verification key %s looks like a file path but cannot be read (%w); fix the path, or give the key itself", shownEntry(entry), err)
 	}
 	text := strings.TrimSpace(string(data))
 	switch {
@@ -69,6 +76,9 @@ func loadKeyFile(id, entry, path string) ([]Key, error) {
 	return nil, fmt.Errorf("auth: verification key file %s holds neither a PEM key nor a JWKS; an HMAC secret goes in the entry itself", path)
 }
 
+// errNotRegular: a key path names a directory, a FIFO, a device.
+var errNotRegular = errors.New("not a regular file")
+
 // readKeyFile reads at most MaxKeyFileBytes of a regular file.
 func readKeyFile(path string) ([]byte, error) {
 	// Checked before opening as well as after: opening a FIFO for reading
@@ -76,7 +86,7 @@ func readKeyFile(path string) ([]byte, error) {
 	if st, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errNotRegular}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -88,7 +98,7 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errNotRegular}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFileBytes+1))
 	if err != nil {
@@ -134,6 +144,17 @@ func LooksLikePath(entry string) bool {
 	if s == "" || strings.ContainsAny(s, "\r\n") {
 		return false
 	}
+	if pathShaped(s) || strings.Contains(s, "\\") {
+		return true
+	}
+	return strings.Contains(s, "/") && !isBase64Secret(s)
+}
+
+// pathShaped reports the signs that make a trimmed entry a path beyond
+// doubt: a relative, home, UNC or drive prefix, or a key file extension.
+// A secret has none of them; an entry with a separator alone may be one
+// (unpadded base64 holds "/").
+func pathShaped(s string) bool {
 	for _, prefix := range []string{"./", "../", ".\\", "..\\", "~", "\\"} {
 		if strings.HasPrefix(s, prefix) {
 			return true
@@ -142,13 +163,18 @@ func LooksLikePath(entry string) bool {
 	if len(s) >= 3 && isASCIILetter(s[0]) && s[1] == ':' && (s[2] == '\\' || s[2] == '/') {
 		return true
 	}
-	if keyFileExts[strings.ToLower(filepath.Ext(s))] {
-		return true
+	return keyFileExts[strings.ToLower(filepath.Ext(s))]
+}
+
+// shownEntry is how an error names an entry taken for a path: quoted when
+// it is shaped like one beyond doubt (pathShaped), else by its length
+// only. An entry taken for a path by a separator alone may be a secret
+// (unpadded base64), and these errors end in the server's start-up log.
+func shownEntry(entry string) string {
+	if pathShaped(strings.TrimSpace(entry)) {
+		return strconv.Quote(entry)
 	}
-	if strings.Contains(s, "\\") {
-		return true
-	}
-	return strings.Contains(s, "/") && !isBase64Secret(s)
+	return fmt.Sprintf("(%d characters, not shown: it may be a secret)", len(entry))
 }
 
 func isBase64Secret(s string) bool {

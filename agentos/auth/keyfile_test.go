@@ -163,10 +163,12 @@ func TestLoadKey_RefusesUnreadableOrUnusableFiles(t *testing.T) {
 		name, id, entry, want string
 	}{
 		{"missing absolute path", "", filepath.Join(dir, "no-such-key.pem"), "no-such-key.pem"},
-		{"missing path without extension", "", "/etc/agentry/jwtverificationkeyforproduction", "/etc/agentry/jwtverificationkeyforproduction"},
+		// Shaped like a path by its separators alone, it may be a secret:
+		// named by its length (TestLoadKey_ErrorsDoNotShowAnEntryThatMayBeASecret).
+		{"missing path without extension", "", "/etc/agentry/jwtverificationkeyforproduction", "(44 characters, not shown: it may be a secret) looks like a file path but cannot be read (no such file"},
 		{"missing relative path", "", "keys/typo.pem", "keys/typo.pem"},
 		{"missing path in home", "", "~/no-such-agentry-key/jwt.pem", "~/no-such-agentry-key/jwt.pem"},
-		{"directory", "", "keys.d/", "keys.d"},
+		{"directory", "", "keys.d/", "(7 characters, not shown: it may be a secret) looks like a file path but cannot be read (not a regular file)"},
 		{"file holding a secret", "", "secret.txt", "neither a PEM key nor a JWKS"},
 		{"empty JWKS", "", "set.json", "no signature keys"},
 		{"broken PEM file", "", "garbage.pem", "garbage.pem"},

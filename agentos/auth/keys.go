@@ -74,7 +74,7 @@ func ParseKey(id, text string) (Key, error) {
 	if !strings.HasPrefix(trimmed, "-----BEGIN") {
 		if LooksLikePath(text) {
 			// A path taken for a secret lets anyone who knows the path sign tokens.
-			return Key{}, fmt.Errorf("auth: verification key %q looks like a file path, not an HMAC secret; give a readable key file, or a random secret (hex, base64 or base64url)", text)
+			return Key{}, fmt.Errorf("auth: verification key %s looks like a file path, not an HMAC secret; give a readable key file, or a random secret (hex, base64 or base64url)", shownEntry(text))
 		}
 		if len(text) < MinHMACSecretBytes {
 			return Key{}, fmt.Errorf("%w: hmac secret %q is %d bytes; use at least %d random bytes", ErrWeakKey, id, len(text), MinHMACSecretBytes)
