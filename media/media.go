@@ -158,18 +158,25 @@ func DeleteSession(ctx context.Context, s Storage, o Owner, legacy ...string) er
 
 // CheckKey validates a storage key as every backend takes it: relative,
 // clean and UTF-8 ("a/b.jpg"; no "..", "." or empty segments, no trailing
-// "/", backslash or NUL), the shape of every key this package makes.
+// "/", backslash or control character), the shape of every key this
+// package makes. A control character would make an object a listing cannot
+// name (an S3-compatible server lists it as U+FFFD), so DeletePrefix would
+// leave it behind.
 // Backends refuse others with ErrInvalidKey, a disk because they would
 // leave its directory or name another file, S3 because a browser resolves
 // "./" and "../" in a signed URL before sending it, and because an
 // S3-compatible server on a file system maps "a/./b" to "a/b".
 func CheckKey(key string) error {
 	if key == "" || key == "." || key == ".." || strings.HasPrefix(key, "/") || strings.HasPrefix(key, "../") ||
-		path.Clean(key) != key || strings.ContainsAny(key, "\\\x00") || !utf8.ValidString(key) {
+		path.Clean(key) != key || strings.ContainsAny(key, "\\\x00") || !utf8.ValidString(key) ||
+		strings.ContainsFunc(key, isControl) {
 		return fmt.Errorf("%w: %q", ErrInvalidKey, key)
 	}
 	return nil
 }
+
+// isControl: C0 controls and DEL.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // CheckPrefix validates a DeletePrefix argument: a relative, clean key
 // directory ending in "/" (no "..", no empty or absolute prefix).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"mime"
 	"path/filepath"
@@ -120,5 +121,22 @@ func TestGet_ReadsNoMoreThanTheReferencedSizeAndABit(t *testing.T) {
 	ref.Size, ref.ContentHash = int64(len(big)), hex.EncodeToString(sum[:])
 	if got, err := media.Get(ctx, s, ref); err != nil || len(got) != len(big) {
 		t.Fatalf("Get: %d bytes, %v", len(got), err)
+	}
+}
+
+// A key with a control character names an object an S3-compatible server
+// lists under another name (U+FFFD), so DeletePrefix could not remove it:
+// refused like a NUL.
+func TestCheckKey_RefusesControlCharacters(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"a/\x01b.jpg", "a/b\x1f", "a/\tb", "a/b\x7f.png", "a\nb/c"} {
+		if err := media.CheckKey(k); !errors.Is(err, media.ErrInvalidKey) {
+			t.Errorf("CheckKey(%q) = %v, want ErrInvalidKey", k, err)
+		}
+	}
+	for _, k := range []string{"a/b.jpg", "0123abcd/ü é.png", "a/b c+d%20.txt"} {
+		if err := media.CheckKey(k); err != nil {
+			t.Errorf("CheckKey(%q) = %v, want nil", k, err)
+		}
 	}
 }
