@@ -548,8 +548,12 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		}
 	}
 	if existing && row.Status != db.KnowledgeProcessing {
-		row.Status, row.StatusMessage = db.KnowledgeProcessing, ""
-		if err := k.cfg.DB.UpdateKnowledgeContent(ctx, row); err != nil {
+		// onto the row as it is now: row was read before the wait for the
+		// lock and the load (a URL's fetch), and an Update made meanwhile
+		// would be written over with the old name and metadata
+		if err := k.record(ctx, row, func(cur *db.KnowledgeContent) {
+			cur.Status, cur.StatusMessage = db.KnowledgeProcessing, ""
+		}); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,9 @@ package knowledge
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -70,5 +73,57 @@ func TestUpdate_WritesOnlyItsFields(t *testing.T) {
 	}
 	if stale.Status != db.KnowledgeCompleted {
 		t.Fatalf("the caller's copy is not the row written: %+v", stale)
+	}
+}
+
+// A content inserted again (a URL re-imported, a file uploaded again) that
+// is renamed while the new version is fetched keeps the edit: the insert
+// marked the row processing by writing back the whole row as it read it
+// before the fetch, so the name, description and metadata reverted, and
+// the new chunks took the old ones.
+func TestUpdate_DuringAReinsertIsKept(t *testing.T) {
+	t.Parallel()
+	fetching, release := make(chan struct{}), make(chan struct{})
+	version := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		version++
+		if version == 2 {
+			close(fetching)
+			<-release
+			w.Write([]byte("Saturn's rings are mostly ice and rock."))
+			return
+		}
+		w.Write([]byte("Saturn's rings are mostly ice."))
+	}))
+	defer srv.Close()
+	k := newKB(t, testdbs.SQLite(t), func(c *Config) { c.Net.AllowNetworks = []string{"127.0.0.1/32"} })
+	ctx := as("alice")
+	content := Content{Name: "saturn", URL: srv.URL + "/saturn.txt", Metadata: map[string]any{"topic": "draft"}}
+	first, err := k.Insert(ctx, content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := k.Insert(ctx, content)
+		done <- err
+	}()
+	<-fetching
+	edit := *first.Content
+	edit.Name, edit.Description, edit.Metadata = "Saturn notes", "rings", json.RawMessage(`{"topic":"planets"}`)
+	if err := k.Update(ctx, &edit); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, err := k.Get(ctx, first.Content.ID)
+	if err != nil || got.Status != db.KnowledgeCompleted || got.Name != "Saturn notes" || got.Description != "rings" || string(got.Metadata) != `{"topic":"planets"}` {
+		t.Fatalf("row after the second insert: %+v %v", got, err)
+	}
+	docs, err := k.Search(ctx, "saturn rings rock", map[string]any{"topic": "planets"}, 5)
+	if err != nil || len(docs) != 1 || docs[0].Name != "Saturn notes" || !strings.Contains(docs[0].Content, "rock") {
+		t.Fatalf("search on the new metadata: %+v %v", docs, err)
 	}
 }
