@@ -644,21 +644,26 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	// the chunks are written: the row says so even if ctx ends now
 	rctx, rcancel := recordContext(ctx)
 	defer rcancel()
-	written := string(row.Metadata)
-	err = k.record(rctx, row, func(cur *db.KnowledgeContent) {
-		cur.Status, cur.StatusMessage = db.KnowledgeCompleted, ""
-		cur.Size, cur.Type = int64(len(data)), reader.MIME(kind)
-	})
-	if err == nil && string(row.Metadata) != written {
+	// the row and then the chunks, with no Update in between (edits)
+	err = func() error {
+		defer k.edits.lock(row.ID, nil)()
+		written := string(row.Metadata)
+		err := k.record(rctx, row, func(cur *db.KnowledgeContent) {
+			cur.Status, cur.StatusMessage = db.KnowledgeCompleted, ""
+			cur.Size, cur.Type = int64(len(data)), reader.MIME(kind)
+		})
+		if err != nil || string(row.Metadata) == written {
+			return err
+		}
 		// an Update came between the chunks' metadata and now: theirs
 		// follows it (an Update after this one's read finds the chunks
 		// written and updates them itself)
-		meta, merr := decodeMetadata(row)
-		if merr == nil {
-			merr = k.cfg.Vectors.UpdateMetadata(recordScope(rctx, owner), row.ID, meta, chunkKeys...)
+		meta, err := decodeMetadata(row)
+		if err != nil {
+			return err
 		}
-		err = merr
-	}
+		return k.cfg.Vectors.UpdateMetadata(recordScope(rctx, owner), row.ID, meta, chunkKeys...)
+	}()
 	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			// the row was deleted meanwhile (by another process, or before

@@ -69,6 +69,11 @@ type Knowledge struct {
 	guard *netguard.Guard
 	async sync.WaitGroup
 	busy  keyedLock // per content id: one insert at a time indexes it
+	// edits serialises, per content id, the writes of a row's metadata
+	// and then its chunks' (Update, an insert's outcome): interleaved, the
+	// chunks could keep the metadata of an earlier write than the row's.
+	// Not busy: an Update must not wait for a whole insert.
+	edits keyedLock
 }
 
 // New checks cfg and returns the knowledge base.
@@ -163,6 +168,7 @@ func (k *Knowledge) Update(ctx context.Context, c *db.KnowledgeContent) error {
 			return err
 		}
 	}
+	defer k.edits.lock(c.ID, nil)()
 	// only the three fields change, on the row as it is now: the rest of
 	// c is what the caller read, maybe while the content was processing,
 	// and an insert ending meanwhile left the row COMPLETED with its size

@@ -1,11 +1,15 @@
 package knowledge
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/agentryhq/agentry/vectordb"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
@@ -125,5 +129,83 @@ func TestUpdate_DuringAReinsertIsKept(t *testing.T) {
 	docs, err := k.Search(ctx, "saturn rings rock", map[string]any{"topic": "planets"}, 5)
 	if err != nil || len(docs) != 1 || docs[0].Name != "Saturn notes" || !strings.Contains(docs[0].Content, "rock") {
 		t.Fatalf("search on the new metadata: %+v %v", docs, err)
+	}
+}
+
+// metaGatedStore holds the first UpdateMetadata until release, announcing
+// it on updating.
+type metaGatedStore struct {
+	vectordb.Store
+	updating, release chan struct{}
+	once              sync.Once
+}
+
+func (g *metaGatedStore) UpdateMetadata(ctx context.Context, contentID string, meta map[string]any, keep ...string) error {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.updating)
+		<-g.release
+	}
+	return g.Store.UpdateMetadata(ctx, contentID, meta, keep...)
+}
+
+// Two Updates of one content in quick succession (two edits saved one
+// after the other) leave its chunks with the metadata its row has: each
+// wrote the row, then the chunks, so the first's chunks could land after
+// the second's row and chunks, and filters on what the row says found
+// nothing.
+func TestUpdate_TwoUpdatesLeaveTheChunksAsTheRow(t *testing.T) {
+	t.Parallel()
+	var g *metaGatedStore
+	k := newKB(t, testdbs.SQLite(t), func(c *Config) {
+		g = &metaGatedStore{Store: c.Vectors, updating: make(chan struct{}), release: make(chan struct{})}
+		c.Vectors = g
+	})
+	ctx := as("alice")
+	res, err := k.Insert(ctx, Content{Name: "titan", Text: "Titan has lakes of methane.", Metadata: map[string]any{"topic": "draft"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(topic string) chan error {
+		done := make(chan error, 1)
+		go func() {
+			edit := *res.Content
+			edit.Metadata = json.RawMessage(`{"topic":"` + topic + `"}`)
+			done <- k.Update(ctx, &edit)
+		}()
+		return done
+	}
+	first := update("moons")
+	<-g.updating // the first Update has written the row and is updating the chunks
+	second := update("planets")
+	select {
+	case err := <-second: // interleaved: the second did not wait for the first
+		if err != nil {
+			t.Fatal(err)
+		}
+		second = nil
+	case <-time.After(time.Second):
+	}
+	close(g.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if second != nil {
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := k.Get(ctx, res.Content.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(got.Metadata, &meta); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := k.Search(ctx, "titan lakes", map[string]any{"topic": meta["topic"]}, 5)
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("row says topic %v; search on it: %+v %v", meta["topic"], docs, err)
 	}
 }
