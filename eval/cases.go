@@ -54,7 +54,8 @@ type Suite struct {
 	Cases      []Case `yaml:"cases"`
 }
 
-// Case is one eval of a Suite; which fields apply depends on Type.
+// Case is one eval of a Suite; which fields apply depends on Type (a
+// field set that its type does not use is an error).
 type Case struct {
 	Name     string `yaml:"name"`
 	Type     Type   `yaml:"type"`
@@ -88,8 +89,8 @@ type Case struct {
 }
 
 // ParseSuite reads a suite strictly: unknown keys, a second YAML document,
-// a case without a name, type or target, or a judged case without a judge
-// are errors.
+// a case without a name, type or target, a setting its type does not use,
+// or a judged case without a judge are errors.
 func ParseSuite(data []byte) (*Suite, error) {
 	var s Suite
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -163,11 +164,62 @@ func ParseSuite(data []byte) (*Suite, error) {
 		if err := storableArguments(c.ExpectedToolCallArguments); err != nil {
 			bad("%v", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 		}
+		if key := c.inapplicable(); key != "" {
+			bad("%s does not apply to a %s case", key, c.Type)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return &s, nil
+}
+
+// caseTypeKeys are the settings each case type uses.
+var caseTypeKeys = map[Type][]string{
+	TypeAccuracy:     {"expected_output", "min_score", "additional_guidelines", "additional_context", "iterations", "judge_model"},
+	TypeAgentAsJudge: {"criteria", "scoring", "threshold", "additional_guidelines", "iterations", "judge_model"},
+	TypePerformance:  {"warmups", "iterations", "max_avg_run_time", "max_p95_run_time", "max_avg_memory_mib"},
+	TypeReliability:  {"expected_tool_calls", "forbidden_tool_calls", "allow_additional_tool_calls", "expected_tool_call_arguments"},
+}
+
+// inapplicable names the first setting of c that its type does not use
+// ("" when none, or when the type is unknown): as POST /eval-runs refuses
+// one, a suite does, since an ignored limit or threshold makes a case pass
+// on a check it never made (min_score on an agent_as_judge case meant as
+// its threshold).
+func (c *Case) inapplicable() string {
+	uses, ok := caseTypeKeys[c.Type]
+	if !ok {
+		return ""
+	}
+	set := []struct {
+		key string
+		on  bool
+	}{
+		{"expected_output", c.ExpectedOutput != ""},
+		{"min_score", c.MinScore != 0},
+		{"additional_guidelines", c.AdditionalGuidelines != ""},
+		{"additional_context", c.AdditionalContext != ""},
+		{"iterations", c.Iterations != 0},
+		{"judge_model", c.JudgeModel != ""},
+		{"criteria", c.Criteria != ""},
+		{"scoring", c.Scoring != ""},
+		{"threshold", c.Threshold != 0},
+		{"warmups", c.Warmups != nil},
+		{"max_avg_run_time", c.MaxAvgRunTime != 0},
+		{"max_p95_run_time", c.MaxP95RunTime != 0},
+		{"max_avg_memory_mib", c.MaxAvgMemoryMiB != 0},
+		{"expected_tool_calls", c.ExpectedToolCalls != nil},
+		{"forbidden_tool_calls", c.ForbiddenToolCalls != nil},
+		{"allow_additional_tool_calls", c.AllowAdditionalToolCalls},
+		{"expected_tool_call_arguments", c.ExpectedToolCallArguments != nil},
+	}
+	for _, x := range set {
+		if x.on && !slices.Contains(uses, x.key) {
+			return x.key
+		}
+	}
+	return ""
 }
 
 // Resolver finds what a suite names: components by kind ("agent", "team",

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,9 @@ func FuzzParseSuite(f *testing.F) {
 			}
 			if c.Type == TypeReliability && c.Workflow != "" {
 				t.Fatalf("accepted a reliability case of a workflow %+v", c)
+			}
+			if key := c.inapplicable(); key != "" {
+				t.Fatalf("accepted %s on a %s case", key, c.Type)
 			}
 		}
 	})
@@ -78,6 +82,47 @@ func TestParseSuite_RefusesASecondDocument(t *testing.T) {
 	} {
 		if s, err := ParseSuite([]byte(data)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%q: err = %v (suite %+v), want ErrInvalid", data, err, s)
+		}
+	}
+}
+
+// A setting the case's type does not use is refused when the file is read,
+// as POST /eval-runs refuses it, rather than ignored: a limit or a
+// threshold put on the wrong case (min_score on an agent_as_judge case
+// meant as its threshold, a time limit on an accuracy case) made the case
+// pass on a check it never made.
+func TestParseSuite_RefusesSettingsItsTypeDoesNotUse(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ yaml, key string }{
+		"min_score of a judge":        {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, min_score: 9}", "min_score"},
+		"time limit of accuracy":      {"{name: a, type: accuracy, agent: x, input: hi, expected_output: y, max_p95_run_time: 2s}", "max_p95_run_time"},
+		"memory limit of a judge":     {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, max_avg_memory_mib: 5}", "max_avg_memory_mib"},
+		"tools of accuracy":           {"{name: a, type: accuracy, agent: x, input: hi, expected_output: y, forbidden_tool_calls: [shell]}", "forbidden_tool_calls"},
+		"expected output of a judge":  {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, expected_output: y}", "expected_output"},
+		"criteria of accuracy":        {"{name: a, type: accuracy, agent: x, input: hi, expected_output: y, criteria: polite}", "criteria"},
+		"iterations of reliability":   {"{name: c, type: reliability, agent: x, input: hi, expected_tool_calls: [t], iterations: 3}", "iterations"},
+		"judge of performance":        {"{name: b, type: performance, agent: x, input: hi, judge_model: j}", "judge_model"},
+		"warmups of accuracy":         {"{name: a, type: accuracy, agent: x, input: hi, expected_output: y, warmups: 2}", "warmups"},
+		"threshold of performance":    {"{name: b, type: performance, agent: x, input: hi, threshold: 8}", "threshold"},
+		"scoring of reliability":      {"{name: c, type: reliability, agent: x, input: hi, scoring: numeric}", "scoring"},
+		"arguments of performance":    {"{name: b, type: performance, agent: x, input: hi, expected_tool_call_arguments: {t: {a: 1}}}", "expected_tool_call_arguments"},
+		"additional tools of a judge": {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, allow_additional_tool_calls: true}", "allow_additional_tool_calls"},
+		"context of a judge":          {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, additional_context: c}", "additional_context"},
+	} {
+		_, err := ParseSuite([]byte("judge_model: j\ncases:\n  - " + c.yaml + "\n"))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: err = %v, want ErrInvalid naming %s", name, err, c.key)
+		}
+	}
+	// every setting of its own type, and the file's judge, are accepted
+	for _, c := range []string{
+		"{name: a, type: accuracy, agent: x, input: hi, expected_output: y, min_score: 8, iterations: 2, judge_model: j, additional_guidelines: g, additional_context: c}",
+		"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, scoring: numeric, threshold: 8, iterations: 2, judge_model: j, additional_guidelines: g}",
+		"{name: b, type: performance, agent: x, input: hi, warmups: 0, iterations: 5, max_avg_run_time: 1s, max_p95_run_time: 2s, max_avg_memory_mib: 3}",
+		"{name: c, type: reliability, agent: x, input: hi, expected_tool_calls: [t], forbidden_tool_calls: [s], allow_additional_tool_calls: true, expected_tool_call_arguments: {t: {a: 1}}}",
+	} {
+		if _, err := ParseSuite([]byte("judge_model: j\ncases:\n  - " + c + "\n")); err != nil {
+			t.Errorf("%s: %v", c, err)
 		}
 	}
 }
