@@ -148,3 +148,56 @@ func TestDelete_StopsAnInsertInProgress(t *testing.T) {
 		t.Fatalf("deleted row: %v", err)
 	}
 }
+
+// racingStore deletes the other contents (row and chunks, as another
+// replica's Delete does) when the first content's chunks are deleted.
+type racingStore struct {
+	vectordb.Store
+	d     *db.DB
+	ids   []string
+	armed bool
+	once  sync.Once
+}
+
+func (r *racingStore) DeleteContent(ctx context.Context, contentID string) error {
+	var err error
+	if !r.armed {
+		return r.Store.DeleteContent(ctx, contentID)
+	}
+	r.once.Do(func() {
+		for _, id := range r.ids {
+			if id != contentID {
+				err = errors.Join(err, r.Store.DeleteContent(ctx, id), r.d.DeleteKnowledgeContent(ctx, id))
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return r.Store.DeleteContent(ctx, contentID)
+}
+
+// DeleteAll goes on past a content someone else deleted after it listed
+// the rows (another replica's Delete, a second DeleteAll): it stopped with
+// ErrNotFound there, and the contents after it stayed.
+func TestDeleteAll_ContentDeletedMeanwhileIsNoError(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	var r *racingStore
+	k := newKB(t, d, func(c *Config) { r = &racingStore{Store: c.Vectors, d: d}; c.Vectors = r })
+	ctx := as("alice")
+	for _, text := range []string{"Mars is red.", "Venus is hot.", "Titan is cold."} {
+		res, err := k.Insert(ctx, Content{Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ids = append(r.ids, res.Content.ID)
+	}
+	r.armed = true
+	if err := k.DeleteAll(ctx); err != nil {
+		t.Fatalf("DeleteAll: %v", err)
+	}
+	if _, total, err := k.List(ctx, db.KnowledgeFilter{Limit: 10, Page: 1}); err != nil || total != 0 {
+		t.Fatalf("after DeleteAll: %d rows, %v", total, err)
+	}
+}

@@ -214,6 +214,7 @@ func (k *Knowledge) Delete(ctx context.Context, id string) error {
 // may delete (its own, or all of them for an admin) and their vectors.
 func (k *Knowledge) DeleteAll(ctx context.Context) error {
 	_, scoped := db.UserScope(ctx)
+	gone := map[string]bool{}
 	for page := 1; ; {
 		rows, _, err := k.cfg.DB.ListKnowledgeContents(ctx, db.KnowledgeFilter{Limit: listPage, Page: page, LinkedTo: k.cfg.Name})
 		if err != nil {
@@ -227,8 +228,14 @@ func (k *Knowledge) DeleteAll(ctx context.Context) error {
 			if scoped && c.UserID == "" {
 				continue // shared content stays; on this page until the end
 			}
+			// one deleted since the listing (another replica's Delete, a
+			// second DeleteAll) is gone as asked: go on to the rest; listed
+			// again, it is not gone, and looping on it would never end
 			if err := k.Delete(ctx, c.ID); err != nil {
-				return err
+				if !errors.Is(err, db.ErrNotFound) || gone[c.ID] {
+					return err
+				}
+				gone[c.ID] = true
 			}
 			deleted++
 		}
