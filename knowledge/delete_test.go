@@ -3,7 +3,10 @@ package knowledge
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -199,5 +202,49 @@ func TestDeleteAll_ContentDeletedMeanwhileIsNoError(t *testing.T) {
 	}
 	if _, total, err := k.List(ctx, db.KnowledgeFilter{Limit: 10, Page: 1}); err != nil || total != 0 {
 		t.Fatalf("after DeleteAll: %d rows, %v", total, err)
+	}
+}
+
+// An insert of a content again (a URL re-imported) that finds it deleted
+// by another process while it fetched says ErrContentDeleted, as an insert
+// finding it gone at any other step does: it was db.ErrNotFound, as if the
+// insert had named a content that does not exist.
+func TestDelete_ByAnotherProcessDuringAReinsertIsErrContentDeleted(t *testing.T) {
+	t.Parallel()
+	fetching, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 2 {
+			close(fetching)
+			<-release
+			w.Write([]byte("Mars has two small moons."))
+			return
+		}
+		w.Write([]byte("Mars has two moons."))
+	}))
+	defer srv.Close()
+	k := newKB(t, testdbs.SQLite(t), func(c *Config) { c.Net.AllowNetworks = []string{"127.0.0.1/32"} })
+	ctx := as("alice")
+	content := Content{URL: srv.URL + "/mars.txt"}
+	first, err := k.Insert(ctx, content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := k.Insert(ctx, content); done <- err }()
+	<-fetching
+	other, err := New(k.cfg) // another process on the same database and store
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Delete(ctx, first.Content.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, ErrContentDeleted) {
+		t.Fatalf("insert after the delete: %v, want ErrContentDeleted", err)
+	}
+	if docs, err := k.Search(ctx, "mars moons", nil, 5); err != nil || len(docs) != 0 {
+		t.Fatalf("deleted content found: %+v %v", docs, err)
 	}
 }

@@ -554,6 +554,10 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		if err := k.record(ctx, row, func(cur *db.KnowledgeContent) {
 			cur.Status, cur.StatusMessage = db.KnowledgeProcessing, ""
 		}); err != nil {
+			if errors.Is(err, db.ErrNotFound) { // by another process: this one's Delete stops the insert
+				report(Progress{Done: true, Err: ErrContentDeleted})
+				return nil, fmt.Errorf("%w: %s", ErrContentDeleted, row.ID)
+			}
 			return nil, err
 		}
 	}
