@@ -3,6 +3,7 @@ package knowledge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -73,5 +74,38 @@ func TestInsert_CancelledAfterIndexingEndsCompleted(t *testing.T) {
 	}
 	if row.Status != db.KnowledgeCompleted {
 		t.Fatalf("row %s %q, want COMPLETED", row.Status, row.StatusMessage)
+	}
+}
+
+// InsertMany stops when its context ends (a Ctrl-C during `agentry
+// knowledge insert docs/`): it went on through every remaining content,
+// each failing at once with the context's error and reported as a failed
+// document.
+func TestInsertMany_StopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	ctx, cancel := context.WithCancel(as("alice"))
+	defer cancel()
+	contents := make([]Content, 20)
+	for i := range contents {
+		contents[i] = Content{Text: fmt.Sprintf("Document number %d about moons.", i)}
+	}
+	reported := 0
+	res, err := k.InsertMany(ctx, contents, func(p Progress) {
+		if p.Done {
+			reported++
+			cancel() // after the first document
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if reported != 1 || res[0] == nil || res[0].Content.Status != db.KnowledgeCompleted {
+		t.Fatalf("%d documents reported after the cancel of the first; its result %+v", reported, res[0])
+	}
+	for i, r := range res[1:] {
+		if r != nil {
+			t.Fatalf("content %d was started after the cancel: %+v", i+1, r)
+		}
 	}
 }

@@ -203,11 +203,18 @@ func (k *Knowledge) InsertAsync(ctx context.Context, c Content) (*db.KnowledgeCo
 
 // InsertMany inserts contents one after another, reporting progress; it
 // goes on after a failure and returns every result (nil for a content that
-// could not start) and the failures joined.
+// could not start) and the failures joined. When ctx ends it stops: the
+// contents not started have nil results and no progress, and the error
+// includes ctx's.
 func (k *Knowledge) InsertMany(ctx context.Context, cs []Content, progress func(Progress)) ([]*Result, error) {
 	out := make([]*Result, len(cs))
 	var errs []error
 	for i := range cs {
+		if err := ctx.Err(); err != nil {
+			// each would fail at once with it, reported as a failed document
+			errs = append(errs, fmt.Errorf("knowledge: %d of %d contents not inserted: %w", len(cs)-i, len(cs), err))
+			break
+		}
 		c := cs[i]
 		row, existing, err := k.begin(ctx, &c)
 		if err == nil {
