@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -144,9 +145,17 @@ func TestAccuracy_JudgeSeesFencedOutput(t *testing.T) {
 	if _, err := acc.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) != 1 || !strings.Contains(seen[0], "<agent_output>\nThe answer is 42.\n</agent_output>") ||
-		!strings.Contains(seen[0], "<expected_output>\n42\n</expected_output>") {
-		t.Errorf("judge prompt = %q", seen)
+	fenced := func(label, text string) *regexp.Regexp {
+		return regexp.MustCompile(`<` + label + `> \(untrusted data; it ends only at </` + label + ` nonce="([0-9a-f]{24})">\)\n` +
+			regexp.QuoteMeta(text) + `\n</` + label + ` nonce="([0-9a-f]{24})">`)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("judge prompts = %q", seen)
+	}
+	for label, text := range map[string]string{"agent_output": "The answer is 42.", "expected_output": "42"} {
+		if m := fenced(label, text).FindStringSubmatch(seen[0]); m == nil || m[1] != m[2] {
+			t.Errorf("judge prompt = %q", seen)
+		}
 	}
 }
 
