@@ -164,6 +164,11 @@ func insertWithProgress(cmd *cobra.Command, kb *knowledge.Knowledge, ctx context
 	}
 	fmt.Fprintf(out, "%d inserted (%d chunks), %d unchanged, %d failed\n", done, chunks, skipped, failed)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// stopped (Ctrl-C): the rest were not tried, not failed
+			return fmt.Errorf("interrupted: %d of %d documents not tried (%d failed): %w",
+				len(contents)-done-skipped-failed, len(contents), failed, cerr)
+		}
 		return fmt.Errorf("%d of %d documents failed", failed, len(contents))
 	}
 	return nil

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentryhq/agentry/knowledge"
 )
 
 func TestKnowledge_InsertThenSearchOfflineWithDefaults(t *testing.T) {
@@ -38,5 +43,30 @@ func TestKnowledge_InsertThenSearchOfflineWithDefaults(t *testing.T) {
 	code, out, _ = cli(t, "knowledge", "search", "zurich", "--user", "alice", "--db", dbPath, "--data-dir", data)
 	if code != 0 || !strings.Contains(out, "trains.txt") {
 		t.Fatalf("scoped search of shared content: %d %s", code, out)
+	}
+}
+
+// An insert stopped by Ctrl-C said "0 of N documents failed": the
+// documents it did not try are now reported as such, with the reason.
+func TestKnowledge_InsertInterruptedSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	tea := filepath.Join(dir, "tea.md")
+	os.WriteFile(tea, []byte("# Tea\n\nGreen tea is steeped at 80 degrees.\n"), 0o600)
+	cmd := newKnowledgeCmd()
+	cmd.SetContext(context.Background())
+	f := &knowledgeFlags{dsn: filepath.Join(dir, "agentry.db"), dataDir: filepath.Join(dir, "data")}
+	kb, done, err := openKB(cmd, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C before the first document
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&bytes.Buffer{})
+	err = insertWithProgress(cmd, kb, ctx, []knowledge.Content{{Path: tea}})
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted: 1 of 1 documents not tried (0 failed)") {
+		t.Fatalf("insert with a cancelled context: %v\n%s", err, out.String())
 	}
 }
