@@ -29,6 +29,7 @@ func Run(t *testing.T, open Opener) {
 		{"Runs", runTests},
 		{"FirstRuns", firstRunTests},
 		{"SaveRun", saveRunTests},
+		{"SessionExpect", sessionExpectTests},
 		{"Pagination", paginationTests},
 		{"History", historyTests},
 		{"Scope", scopeTests},
