@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentryhq/agentry/db"
@@ -128,7 +129,38 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 // fails on a refusal, which rolls the session's write back: see
 // buildUpsertRunAfterSessionSQL); otherwise BEGIN goes with them and COMMIT,
 // or ROLLBACK after a refusal, in a second.
+//
+// A conditional session write (sess.Expect) that the stored row refuses
+// fails the transaction; the row as stored then says why (casRefusal),
+// and when it holds the expected value in another form the save is sent
+// again expecting that form.
 func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.Run, pre []db.PipedStmt) (*db.Session, *db.Run, error) {
+	if sess == nil || sess.Expect.Row == db.ExpectAnything {
+		return s.saveRunPipelinedOnce(ctx, sess, in, pre, nil)
+	}
+	w, _ := s.sessionWrite(ctx, sess)
+	expected, ok := s.casExpected(sess.Expect)
+	for try := 1; ; try++ {
+		if ok {
+			saved, out, err := s.saveRunPipelinedOnce(ctx, sess, in, pre, expected)
+			if !errors.Is(err, errCasRefused) {
+				return saved, out, err
+			}
+		}
+		ok = true
+		var err error
+		if expected, err = s.casRefusal(ctx, poolConn{s}, w); err != nil {
+			return nil, nil, s.fail("save run "+in.RunID, err)
+		}
+		if try == casTries {
+			return nil, nil, fmt.Errorf("%w: session %s", db.ErrSessionChanged, w.SessionID)
+		}
+	}
+}
+
+// saveRunPipelinedOnce is saveRunPipelined's one pipeline, a conditional
+// session write comparing expected; errCasRefused when it was refused.
+func (s *Store) saveRunPipelinedOnce(ctx context.Context, sess *db.Session, in *db.Run, pre []db.PipedStmt, expected any) (*db.Session, *db.Run, error) {
 	out, scoped := runToWrite(ctx, in)
 	var (
 		saved   *db.Session
@@ -144,14 +176,14 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		stmts = append(stmts, st)
 	}
 	tail := len(stmts) // the session part starts here
-	w, lock, sq, sargs := s.pipedSessionPart(ctx, sess, out)
+	w, lock, sq, sargs := s.pipedSessionPart(ctx, sess, out, expected)
 	if lock {
 		stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 	}
 	runQ, runArgs := s.upsertRunSQL(scoped), s.upsertRunArgs(out)
 	if w != nil {
 		stmts = append(stmts, PipelineStmt{Query: sq, Args: sargs, Row: func(sc Scanner) error {
-			saved, mapped = s.scanUpsertedSession(sc, w.SessionID)
+			saved, mapped = s.scanPipedSession(sc, w)
 			return mapped
 		}})
 		if oneTrip {

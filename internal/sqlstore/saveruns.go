@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/run"
@@ -20,10 +21,54 @@ var (
 // and the statements in one round trip, COMMIT in a second. A write whose
 // statement's Row fails (its own, or its session or run refused) is named
 // in a *db.PipedWriteError; the whole group is rolled back either way.
+//
+// A write whose conditional session write (Session.Expect) the stored row
+// refuses fails the group as a *db.PipedWriteError naming it, with the
+// reason the row as stored then gives (db.ErrSessionChanged, or
+// db.ErrNotFound for another user's row); when the row holds the expected
+// value in another form, the group is sent again expecting that form.
 func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.PipedRunWrite) error {
 	if !s.pipelines() {
 		return db.ErrNotPiped
 	}
+	expected := make([]any, len(ws))
+	for i, w := range ws {
+		if w.Session == nil || w.Session.Expect.Row == db.ExpectAnything {
+			continue
+		}
+		v, ok := s.casExpected(w.Session.Expect)
+		if !ok {
+			sw, _ := s.sessionWrite(w.Ctx, w.Session)
+			var err error
+			if v, err = s.casRefusal(w.Ctx, poolConn{s}, sw); err != nil {
+				return &db.PipedWriteError{Index: i, Err: s.fail("save runs", err)}
+			}
+		}
+		expected[i] = v
+	}
+	for try := 1; ; try++ {
+		err := s.saveRunsPipedOnce(ctx, pre, ws, expected)
+		var pe *db.PipedWriteError
+		if !errors.As(err, &pe) || !errors.Is(pe.Err, errCasRefused) {
+			return err
+		}
+		w := ws[pe.Index]
+		sw, _ := s.sessionWrite(w.Ctx, w.Session)
+		v, rerr := s.casRefusal(w.Ctx, poolConn{s}, sw)
+		switch {
+		case rerr != nil:
+			return &db.PipedWriteError{Index: pe.Index, Err: s.fail("save runs", rerr)}
+		case try == casTries:
+			return &db.PipedWriteError{Index: pe.Index, Err: fmt.Errorf("%w: session %s", db.ErrSessionChanged, sw.SessionID)}
+		}
+		expected[pe.Index] = v
+	}
+}
+
+// saveRunsPipedOnce is SaveRunsPiped's one pipeline, each conditional
+// session write comparing its expected value; a refused one is a
+// *db.PipedWriteError wrapping errCasRefused.
+func (s *Store) saveRunsPipedOnce(ctx context.Context, pre []db.PipedStmt, ws []db.PipedRunWrite, expected []any) error {
 	var (
 		failed *db.PipedWriteError
 		stmts  = make([]PipelineStmt, 0, len(pre)+5*len(ws))
@@ -52,13 +97,13 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 		}
 		out, scoped := runToWrite(w.Ctx, w.Run)
 		tail := len(stmts) // this write's session part starts here
-		sw, lock, sq, sargs := s.pipedSessionPart(w.Ctx, w.Session, out)
+		sw, lock, sq, sargs := s.pipedSessionPart(w.Ctx, w.Session, out, expected[i])
 		if lock {
 			stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 		}
 		if sw != nil {
 			stmts = append(stmts, PipelineStmt{Query: sq, Args: sargs, Row: func(sc Scanner) error {
-				_, err := s.scanUpsertedSession(sc, sw.SessionID)
+				_, err := s.scanPipedSession(sc, sw)
 				if err != nil && failed == nil {
 					failed = &db.PipedWriteError{Index: i, Err: err}
 				}

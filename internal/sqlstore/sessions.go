@@ -51,13 +51,20 @@ func upsertSessionArgs(in *db.Session, data []any) []any {
 // save needs the session's lock as a statement of its own (lock), and the
 // session's upsert (q "" without). A save that assigns a run_index takes
 // the lock first; when the dialect can (Dialect.LockingSessionID) and the
-// session is the run's, its upsert takes it, one statement fewer.
-func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.Run) (w *db.Session, lock bool, q string, args []any) {
+// session is the run's, its upsert takes it, one statement fewer. A
+// conditional write (sess.Expect) is the raising compare-and-set
+// (casStmts.pipedUpdate, pipedInsert) with expected as the compared value,
+// after the lock.
+func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.Run, expected any) (w *db.Session, lock bool, q string, args []any) {
 	lock = out.RunIndex == nil
 	if sess == nil {
 		return nil, lock, "", nil
 	}
 	w, data := s.sessionWrite(ctx, sess)
+	if w.Expect.Row != db.ExpectAnything {
+		q, args = s.casStmt(w, data, expected, true, false)
+		return w, lock, q, args
+	}
 	if lock && s.lockingSessionQ != "" && w.SessionID == out.SessionID {
 		return w, false, s.lockingSessionQ, append([]any{w.SessionID}, upsertSessionArgs(w, data)...)
 	}
@@ -78,6 +85,9 @@ func (s *Store) scanUpsertedSession(sc scanner, sessionID string) (*db.Session, 
 
 func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) (*db.Session, error) {
 	in, data := s.sessionWrite(ctx, in)
+	if in.Expect.Row != db.ExpectAnything {
+		return s.conditionalSession(ctx, c, in, data)
+	}
 	args := upsertSessionArgs(in, data)
 	if s.d.Upsert == OnConflict {
 		if s.updateSessionQ != "" && (in.CreatedAt != in.UpdatedAt || s.hc.knows(in.SessionID)) {

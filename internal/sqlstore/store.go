@@ -98,8 +98,10 @@ type Store struct {
 	// lockingSessionQ is upsertSessionQ taking lockSessionQ's lock first
 	// (Dialect.LockingSessionID; "" without; its arguments: pipedSessionPart).
 	lockingSessionQ string
-	historyConds    historyConds
-	historyTexts    historyTexts
+	// cas are the conditional session writes (sessioncas.go).
+	cas          casStmts
+	historyConds historyConds
+	historyTexts historyTexts
 	// runsOnIndex is the runs table with the dialect's hint to use the
 	// (session_id, run_index) index, runsFOnIndex the same aliased f.
 	runsOnIndex, runsFOnIndex string
@@ -158,6 +160,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		// need be read back (Postgres normalises JSONB).
 		s.upsertSessionCreatedQ = strings.TrimSuffix(s.upsertSessionQ, "RETURNING "+sessionCols) + "RETURNING created_at"
 	}
+	s.cas = s.buildCasStmts()
 	if d.Batch != nil {
 		s.afterSessionQ = [2]string{s.buildUpsertRunAfterSessionSQL(false), s.buildUpsertRunAfterSessionSQL(true)}
 	}
