@@ -1,0 +1,268 @@
+package postgres_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/postgres"
+	"github.com/agentryhq/agentry/internal/sqlstore"
+	"github.com/agentryhq/agentry/run"
+)
+
+func casSession(sid, data string, e db.SessionExpect) *db.Session {
+	return &db.Session{SessionID: sid, SessionType: run.TypeAgent, AgentID: "a", SessionData: json.RawMessage(data), Expect: e}
+}
+
+func casRun(sid, id string) *db.Run {
+	return &db.Run{RunID: id, SessionID: sid, RunType: run.TypeAgent, AgentID: "a", Status: run.StatusCompleted, RunData: []byte(`{"run_id":"` + id + `"}`)}
+}
+
+// mustRead is the session's row as stored.
+func mustRead(t *testing.T, d *db.DB, sid string) *db.Session {
+	t.Helper()
+	s, err := d.GetSession(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// checkUnwritten fails unless sid's session_data is still want and none
+// of the runs is stored.
+func checkUnwritten(t *testing.T, d *db.DB, sid, want string, runIDs ...string) {
+	t.Helper()
+	if got := mustRead(t, d, sid).SessionData; !db.SameJSON(got, []byte(want)) {
+		t.Errorf("session %s holds %s, want %s", sid, got, want)
+	}
+	for _, id := range runIDs {
+		if _, err := d.GetRun(ctx, id); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("run %s: %v, want it unwritten", id, err)
+		}
+	}
+}
+
+// A conditional save is the one round trip of an unconditional one when
+// its expectation holds (the compare is in the session's statement); a
+// stale one is refused, writing neither the session nor the run, on the
+// one-trip Batch (SaveRun) and on the Pipeline with statements first
+// (SaveRunPiped, a durable queue's fenced save).
+func TestSaveRun_ConditionalPipedSave(t *testing.T) {
+	t.Parallel()
+	d, trips := openCounted(t)
+	st, _ := sqlstore.FromDB(d)
+	if _, _, err := d.SaveRun(ctx, casSession("s", `{"n":0}`, db.ExpectOf(nil)), casRun("s", "warm")); err != nil {
+		t.Fatal(err)
+	}
+	// Prepares the conditional update (pgx caches statements per
+	// connection; the pool has one).
+	if _, _, err := d.SaveRun(ctx, casSession("s", `{"n":0}`, db.ExpectOf(mustRead(t, d, "s"))), casRun("s", "warm2")); err != nil {
+		t.Fatal(err)
+	}
+	read := mustRead(t, d, "s")
+	trips.reset()
+	saved, _, err := d.SaveRun(ctx, casSession("s", `{"n":1}`, db.ExpectOf(read)), casRun("s", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := trips.count(); n != 1 {
+		t.Errorf("a conditional save whose expectation holds: %d round trips, want 1", n)
+	}
+	if saved.Expect.Row != db.ExpectAnything || saved.Expect.Data != nil || !db.SameJSON(saved.SessionData, []byte(`{"n":1}`)) {
+		t.Errorf("returned row %+v", saved)
+	}
+
+	// Stale: read holds {"n":0}, the row {"n":1}.
+	for _, c := range []struct {
+		name string
+		save func(s *db.Session, r *db.Run) error
+	}{
+		{"Batch", func(s *db.Session, r *db.Run) error { _, _, err := d.SaveRun(ctx, s, r); return err }},
+		{"Pipeline", func(s *db.Session, r *db.Run) error {
+			_, _, err := st.SaveRunPiped(ctx, s, r, []db.PipedStmt{{Query: "SELECT 1"}})
+			return err
+		}},
+	} {
+		err := c.save(casSession("s", `{"n":9}`, db.ExpectOf(read)), casRun("s", "stale-"+c.name))
+		if !errors.Is(err, db.ErrSessionChanged) {
+			t.Errorf("%s: stale save = %v, want ErrSessionChanged", c.name, err)
+		}
+		checkUnwritten(t, d, "s", `{"n":1}`, "stale-"+c.name)
+		err = c.save(casSession("s", `{"n":9}`, db.ExpectOf(nil)), casRun("s", "new-"+c.name))
+		if !errors.Is(err, db.ErrSessionChanged) {
+			t.Errorf("%s: save expecting no row over a row = %v, want ErrSessionChanged", c.name, err)
+		}
+		checkUnwritten(t, d, "s", `{"n":1}`, "new-"+c.name)
+	}
+}
+
+// A SaveRunsPiped group is all or nothing: a member whose expectation is
+// stale fails the group as a PipedWriteError naming it with
+// ErrSessionChanged, and the other member is not written either (the
+// durable queue's enqueue group then commits the others again without
+// it, and writes it alone). Committed again without the stale member, the
+// other one is written.
+func TestSaveRunsPiped_StaleMemberFailsTheGroupNamingIt(t *testing.T) {
+	t.Parallel()
+	d := openFresh(t, postgres.Config{})
+	for _, sid := range []string{"a", "b"} {
+		if _, err := d.UpsertSession(ctx, casSession(sid, `{"n":0}`, db.SessionExpect{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readA, readB := mustRead(t, d, "a"), mustRead(t, d, "b")
+	if _, err := d.UpsertSession(ctx, casSession("b", `{"n":1,"theirs":true}`, db.SessionExpect{})); err != nil {
+		t.Fatal(err) // another process changed b
+	}
+	for _, staleAt := range []int{0, 1} {
+		fresh := db.PipedRunWrite{Ctx: ctx, Session: casSession("a", `{"n":1}`, db.ExpectOf(readA)), Run: casRun("a", fmt.Sprint("ra", staleAt))}
+		stale := db.PipedRunWrite{Ctx: ctx, Session: casSession("b", `{"n":1}`, db.ExpectOf(readB)), Run: casRun("b", fmt.Sprint("rb", staleAt))}
+		ws := []db.PipedRunWrite{fresh, stale}
+		if staleAt == 0 {
+			ws = []db.PipedRunWrite{stale, fresh}
+		}
+		err := d.SaveRunsPiped(ctx, nil, ws)
+		var pe *db.PipedWriteError
+		if !errors.As(err, &pe) || pe.Index != staleAt || !errors.Is(err, db.ErrSessionChanged) || errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("stale member at %d: %v, want a PipedWriteError naming it with ErrSessionChanged", staleAt, err)
+		}
+		checkUnwritten(t, d, "a", `{"n":0}`, fresh.Run.RunID)
+		checkUnwritten(t, d, "b", `{"n":1,"theirs":true}`, stale.Run.RunID)
+	}
+	if err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: casSession("a", `{"n":1}`, db.ExpectOf(readA)), Run: casRun("a", "ra")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, d, "a").SessionData; !db.SameJSON(got, []byte(`{"n":1}`)) {
+		t.Errorf("a holds %s after the group without b", got)
+	}
+	// Another user's row in a group is still ErrNotFound, whatever the
+	// expectation.
+	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "c", SessionType: run.TypeAgent, UserID: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	bob := db.WithUserScope(ctx, "bob")
+	err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: bob, Session: casSession("c", `{}`, db.ExpectOf(nil)), Run: casRun("c", "rc")}})
+	if !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("bob's conditional write over alice's row in a group: %v, want ErrNotFound", err)
+	}
+}
+
+// A JSONB column holding the document as a JSON string (a writer that
+// encoded it twice) reads unwrapped, so the JSONB compare misses the
+// expected value a read gave: the row then decides, and the write goes
+// through, on every path (plain, piped, grouped); a changed one does not.
+func TestConditionalWrite_StringWrappedDataMatchesItsRead(t *testing.T) {
+	t.Parallel()
+	d := openFresh(t, postgres.Config{})
+	st, _ := sqlstore.FromDB(d)
+	table := st.SQLDialect().Table(st.Tables().Sessions)
+	wrap := func(sid, doc string) {
+		t.Helper()
+		if _, err := d.UpsertSession(ctx, casSession(sid, `{}`, db.SessionExpect{})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SQL().ExecContext(ctx, "UPDATE "+table+" SET session_data = to_jsonb($1::text) WHERE session_id = $2", doc, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := map[string]func(s *db.Session) error{
+		"UpsertSession": func(s *db.Session) error { _, err := d.UpsertSession(ctx, s); return err },
+		"SaveRun":       func(s *db.Session) error { _, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r")); return err },
+		"SaveRunsPiped": func(s *db.Session) error {
+			return d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: s, Run: casRun(s.SessionID, s.SessionID+"-g")}})
+		},
+	}
+	for name, write := range writes {
+		wrap(name, `{"n": 1, "k": [1, 2]}`)
+		read := mustRead(t, d, name)
+		if !db.SameJSON(read.SessionData, []byte(`{"k":[1,2],"n":1}`)) {
+			t.Fatalf("%s: read %s", name, read.SessionData)
+		}
+		if err := write(casSession(name, `{"n":2}`, db.ExpectOf(read))); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		wrap(name, `{"n": 3}`)
+		if err := write(casSession(name, `{"n":4}`, db.ExpectOf(read))); !errors.Is(err, db.ErrSessionChanged) {
+			t.Errorf("%s over a changed wrapped row: %v, want ErrSessionChanged", name, err)
+		}
+	}
+}
+
+// Two handles on one database (two servers on one Postgres) whose writers
+// each read the session, add one to a counter and write expecting what
+// they read, reading again when refused, lose no increment.
+func TestConditionalWrite_TwoHandlesLoseNoIncrement(t *testing.T) {
+	t.Parallel()
+	d1 := openFresh(t, postgres.Config{})
+	st, _ := sqlstore.FromDB(d1)
+	d2, err := postgres.Open(ctx, postgres.Config{DSN: testDSN(), Schema: st.SQLDialect().Schema, MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if _, err := d1.UpsertSession(ctx, casSession("s", `{"session_state":{"n":0}}`, db.SessionExpect{})); err != nil {
+		t.Fatal(err)
+	}
+	casRace(t, []*db.DB{d1, d2}, "s")
+}
+
+// casRace runs writers on each handle (two of them saving runs, one
+// upserting the session alone) and checks the counter.
+func casRace(t *testing.T, handles []*db.DB, sid string) {
+	t.Helper()
+	const each = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*len(handles))
+	writers := 0
+	for h, d := range handles {
+		for g := range 3 {
+			writers++
+			wg.Go(func() {
+				for i := range each {
+					for attempt := 0; ; attempt++ {
+						if attempt == 500 {
+							errs <- fmt.Errorf("handle %d writer %d: 500 refusals in a row", h, g)
+							return
+						}
+						read, err := d.GetSession(ctx, sid)
+						if err != nil {
+							errs <- err
+							return
+						}
+						st, _ := db.SessionStateOf(read.SessionData)
+						n, _ := st["n"].(float64)
+						s := casSession(sid, fmt.Sprintf(`{"session_state":{"n":%d}}`, int(n)+1), db.ExpectOf(read))
+						if g == 0 {
+							_, err = d.UpsertSession(ctx, s)
+						} else {
+							_, _, err = d.SaveRun(ctx, s, casRun(sid, fmt.Sprintf("r-%d-%d-%d-%d", h, g, i, attempt)))
+						}
+						if errors.Is(err, db.ErrSessionChanged) {
+							continue
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						break
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got, err := handles[0].GetSession(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Appendf(nil, `{"session_state":{"n":%d}}`, writers*each); !db.SameJSON(got.SessionData, want) {
+		t.Fatalf("counter %s, want %s", got.SessionData, want)
+	}
+}
