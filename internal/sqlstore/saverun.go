@@ -150,7 +150,7 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		ok = true
 		var err error
 		if expected, err = s.casRefusal(ctx, poolConn{s}, w); err != nil {
-			return nil, nil, s.fail("save run "+in.RunID, err)
+			return nil, nil, err
 		}
 		if try == casTries {
 			return nil, nil, fmt.Errorf("%w: session %s", db.ErrSessionChanged, w.SessionID)

@@ -31,7 +31,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 	if !s.pipelines() {
 		return db.ErrNotPiped
 	}
-	expected := make([]any, len(ws))
+	var expected []any // each write's compared value; nil: none is conditional
 	for i, w := range ws {
 		if w.Session == nil || w.Session.Expect.Row == db.ExpectAnything {
 			continue
@@ -41,8 +41,11 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 			sw, _ := s.sessionWrite(w.Ctx, w.Session)
 			var err error
 			if v, err = s.casRefusal(w.Ctx, poolConn{s}, sw); err != nil {
-				return &db.PipedWriteError{Index: i, Err: s.fail("save runs", err)}
+				return &db.PipedWriteError{Index: i, Err: err}
 			}
+		}
+		if expected == nil {
+			expected = make([]any, len(ws))
 		}
 		expected[i] = v
 	}
@@ -57,7 +60,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 		v, rerr := s.casRefusal(w.Ctx, poolConn{s}, sw)
 		switch {
 		case rerr != nil:
-			return &db.PipedWriteError{Index: pe.Index, Err: s.fail("save runs", rerr)}
+			return &db.PipedWriteError{Index: pe.Index, Err: rerr}
 		case try == casTries:
 			return &db.PipedWriteError{Index: pe.Index, Err: fmt.Errorf("%w: session %s", db.ErrSessionChanged, sw.SessionID)}
 		}
@@ -97,7 +100,11 @@ func (s *Store) saveRunsPipedOnce(ctx context.Context, pre []db.PipedStmt, ws []
 		}
 		out, scoped := runToWrite(w.Ctx, w.Run)
 		tail := len(stmts) // this write's session part starts here
-		sw, lock, sq, sargs := s.pipedSessionPart(w.Ctx, w.Session, out, expected[i])
+		var exp any
+		if expected != nil {
+			exp = expected[i]
+		}
+		sw, lock, sq, sargs := s.pipedSessionPart(w.Ctx, w.Session, out, exp)
 		if lock {
 			stmts = append(stmts, PipelineStmt{Query: s.lockSessionQ, Args: []any{out.SessionID}})
 		}

@@ -50,6 +50,10 @@ type casStmts struct {
 	// transaction (a Batch commits before its results are read; a
 	// shared group) must fail at the refused statement.
 	pipedUpdate, pipedInsert string
+	// lockingUpdate and lockingInsert are pipedUpdate and pipedInsert
+	// taking the session's lock first, as lockingSessionQ does (their
+	// session_id is Dialect.LockingSessionID's: the id twice).
+	lockingUpdate, lockingInsert string
 	// read is the stored row a refusal is judged by: user_id and
 	// session_data, locked where the dialect locks rows.
 	read string
@@ -93,8 +97,18 @@ func (s *Store) buildCasStmts() casStmts {
 		ret = " RETURNING created_at"
 	}
 	owner = "(s.user_id IS NULL OR s.user_id = ?)"
-	c.update = "UPDATE " + s.sessions + " AS s SET " + set + " WHERE s.session_id = ? AND " + owner + " AND " + cmp + ret
-	c.insert = "INSERT INTO " + s.sessions + " (" + sessionCols + ") VALUES (" + placeholders(14) + ") ON CONFLICT (session_id) DO NOTHING" + ret
+	update := func(id string) string {
+		return "UPDATE " + s.sessions + " AS s SET " + set + " WHERE s.session_id = " + id + " AND " + owner + " AND " + cmp + ret
+	}
+	insert := func(id string) string {
+		return "INSERT INTO " + s.sessions + " (" + sessionCols + ") VALUES (" + id + ", " + placeholders(13) + ") ON CONFLICT (session_id) DO NOTHING" + ret
+	}
+	c.update, c.insert = update("?"), insert("?")
+	if s.lockingSessionQ != "" {
+		// As lockingSessionQ: the session's lock taken by the write.
+		id := s.d.LockingSessionID
+		c.lockingUpdate, c.lockingInsert = raisingWhenEmpty(update(id)), raisingWhenEmpty(insert(id))
+	}
 	c.read = "SELECT user_id, session_data FROM " + s.sessions + " WHERE session_id = ?"
 	if s.updateSessionQ != "" {
 		c.fast = strings.TrimSuffix(s.updateSessionQ, "RETURNING created_at") + "AND " + strings.Replace(cmp, "s.session_data", "session_data", 1) + ret
@@ -162,19 +176,36 @@ func (s *Store) casExpected(e db.SessionExpect) (v any, ok bool) {
 	return s.jsonText(e.Data), true
 }
 
-// casStmt is the conditional write of w (ExpectNoRow or ExpectData) and
-// its arguments with expected as the compared value; piped picks the
-// raising forms, fast the SQLite fast path (casStmts.fast) where there is
-// one.
-func (s *Store) casStmt(w *db.Session, data []any, expected any, piped, fast bool) (string, []any) {
-	switch {
-	case w.Expect.Row == db.ExpectNoRow && piped:
-		return s.cas.pipedInsert, upsertSessionArgs(w, data)
-	case w.Expect.Row == db.ExpectNoRow:
+// casForm picks a conditional write's statement among casStmts'.
+type casForm uint8
+
+const (
+	casPlain        casForm = iota // update, insert
+	casFast                        // fast (SQLite; update elsewhere), insert
+	casPiped                       // pipedUpdate, pipedInsert
+	casPipedLocking                // lockingUpdate, lockingInsert
+)
+
+// casStmt is the conditional write of w (ExpectNoRow or ExpectData) in
+// form f and its arguments, with expected as the compared value.
+func (s *Store) casStmt(w *db.Session, data []any, expected any, f casForm) (string, []any) {
+	if w.Expect.Row == db.ExpectNoRow {
+		switch f {
+		case casPiped:
+			return s.cas.pipedInsert, upsertSessionArgs(w, data)
+		case casPipedLocking:
+			return s.cas.lockingInsert, append([]any{w.SessionID}, upsertSessionArgs(w, data)...)
+		}
 		return s.cas.insert, upsertSessionArgs(w, data)
-	case piped:
+	}
+	switch {
+	case f == casPiped:
 		return s.cas.pipedUpdate, casUpdateArgs(w, data, expected)
-	case fast && s.cas.fast != "":
+	case f == casPipedLocking:
+		args := make([]any, 0, len(data)+5)
+		args = append(append(args, data...), w.UpdatedAt, w.SessionID, w.SessionID, nullStr(w.UserID), expected)
+		return s.cas.lockingUpdate, args
+	case f == casFast && s.cas.fast != "":
 		return s.cas.fast, append(updateSessionArgs(w, data), expected)
 	}
 	return s.cas.update, casUpdateArgs(w, data, expected)
@@ -182,7 +213,7 @@ func (s *Store) casStmt(w *db.Session, data []any, expected any, piped, fast boo
 
 // casRefusal says why the conditional write of w wrote nothing, from the
 // row as q reads it now: another user's (db.ErrNotFound), missing or
-// changed (db.ErrSessionChanged); or, nil error, the row holds the
+// changed (db.ErrSessionChanged), or the read's error; or, nil error, the row holds the
 // expected value in another form, stored, which a write expecting stored
 // exactly then writes over.
 func (s *Store) casRefusal(ctx context.Context, c writeConn, w *db.Session) (stored any, err error) {
@@ -193,7 +224,7 @@ func (s *Store) casRefusal(ctx context.Context, c writeConn, w *db.Session) (sto
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
-		return nil, err
+		return nil, s.fail("read session "+w.SessionID, err)
 	case user.Valid && user.String != w.UserID:
 		return nil, fmt.Errorf("%w: session %s belongs to another user", db.ErrNotFound, w.SessionID)
 	}
@@ -215,14 +246,18 @@ func (s *Store) conditionalSession(ctx context.Context, c writeConn, in *db.Sess
 		var out *db.Session
 		var err error
 		if ok {
-			out, err = s.casWriteOnce(ctx, c, in, data, expected, try == 1)
+			f := casPlain
+			if try == 1 {
+				f = casFast
+			}
+			out, err = s.casWriteOnce(ctx, c, in, data, expected, f)
 			if out != nil || err != nil {
 				return out, err
 			}
 		}
 		ok = true
 		if expected, err = s.casRefusal(ctx, c, in); err != nil {
-			return nil, s.fail("upsert session "+in.SessionID, err)
+			return nil, err
 		}
 		if try == casTries {
 			return nil, fmt.Errorf("%w: session %s", db.ErrSessionChanged, in.SessionID)
@@ -232,8 +267,8 @@ func (s *Store) conditionalSession(ctx context.Context, c writeConn, in *db.Sess
 
 // casWriteOnce sends the conditional write once: the stored row, or nil
 // (and no error) when the write was refused.
-func (s *Store) casWriteOnce(ctx context.Context, c writeConn, in *db.Session, data []any, expected any, fast bool) (*db.Session, error) {
-	q, args := s.casStmt(in, data, expected, false, fast)
+func (s *Store) casWriteOnce(ctx context.Context, c writeConn, in *db.Session, data []any, expected any, f casForm) (*db.Session, error) {
+	q, args := s.casStmt(in, data, expected, f)
 	var out *db.Session
 	var err error
 	switch {

@@ -53,8 +53,8 @@ func upsertSessionArgs(in *db.Session, data []any) []any {
 // the lock first; when the dialect can (Dialect.LockingSessionID) and the
 // session is the run's, its upsert takes it, one statement fewer. A
 // conditional write (sess.Expect) is the raising compare-and-set
-// (casStmts.pipedUpdate, pipedInsert) with expected as the compared value,
-// after the lock.
+// (casStmts.pipedUpdate, pipedInsert; lockingUpdate, lockingInsert where
+// the upsert would take the lock) with expected as the compared value.
 func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.Run, expected any) (w *db.Session, lock bool, q string, args []any) {
 	lock = out.RunIndex == nil
 	if sess == nil {
@@ -62,7 +62,11 @@ func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.
 	}
 	w, data := s.sessionWrite(ctx, sess)
 	if w.Expect.Row != db.ExpectAnything {
-		q, args = s.casStmt(w, data, expected, true, false)
+		if lock && s.cas.lockingUpdate != "" && w.SessionID == out.SessionID {
+			q, args = s.casStmt(w, data, expected, casPipedLocking)
+			return w, false, q, args
+		}
+		q, args = s.casStmt(w, data, expected, casPiped)
 		return w, lock, q, args
 	}
 	if lock && s.lockingSessionQ != "" && w.SessionID == out.SessionID {

@@ -160,7 +160,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		// need be read back (Postgres normalises JSONB).
 		s.upsertSessionCreatedQ = strings.TrimSuffix(s.upsertSessionQ, "RETURNING "+sessionCols) + "RETURNING created_at"
 	}
-	s.cas = s.buildCasStmts()
 	if d.Batch != nil {
 		s.afterSessionQ = [2]string{s.buildUpsertRunAfterSessionSQL(false), s.buildUpsertRunAfterSessionSQL(true)}
 	}
@@ -170,6 +169,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if d.LockingSessionID != "" && d.RunUpsert == RunUpsertLockThenWrite {
 		s.lockingSessionQ = s.buildUpsertSessionSQL(d.LockingSessionID)
 	}
+	s.cas = s.buildCasStmts()
 	idx := "idx_" + s.t.Runs + "_session_id_run_index"
 	s.runsOnIndex, s.runsFOnIndex = d.forceIndex(s.runs, idx), d.forceIndex(s.runs+" f", idx)
 	switch {
