@@ -170,7 +170,10 @@ func TestConditionalWrite_StringWrappedDataMatchesItsRead(t *testing.T) {
 	}
 	writes := map[string]func(s *db.Session) error{
 		"UpsertSession": func(s *db.Session) error { _, err := d.UpsertSession(ctx, s); return err },
-		"SaveRun":       func(s *db.Session) error { _, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r")); return err },
+		"SaveRun": func(s *db.Session) error {
+			_, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r"))
+			return err
+		},
 		"SaveRunsPiped": func(s *db.Session) error {
 			return d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: s, Run: casRun(s.SessionID, s.SessionID+"-g")}})
 		},

@@ -124,7 +124,10 @@ func TestConditionalWrite_AgnoEncodedDataMatchesItsRead(t *testing.T) {
 	}
 	writes := map[string]func(s *db.Session) error{
 		"UpsertSession": func(s *db.Session) error { _, err := d.UpsertSession(ctx, s); return err },
-		"SaveRun":       func(s *db.Session) error { _, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r")); return err },
+		"SaveRun": func(s *db.Session) error {
+			_, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r"))
+			return err
+		},
 	}
 	for name, write := range writes {
 		for i, stored := range []string{`"{\"session_state\": {\"x\": NaN, \"n\": 1}}"`, `{"session_state": {"x": NaN}}`, `null`} {
