@@ -135,7 +135,7 @@ func (s *Store) saveRunWith(ctx context.Context, sess *db.Session, in *db.Run, w
 // and when it holds the expected value in another form the save is sent
 // again expecting that form.
 func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.Run, pre []db.PipedStmt) (*db.Session, *db.Run, error) {
-	if sess == nil || sess.Expect.Row == db.ExpectAnything {
+	if sess == nil || !conditional(sess) {
 		return s.saveRunPipelinedOnce(ctx, sess, in, pre, nil)
 	}
 	w, _ := s.sessionWrite(ctx, sess)

@@ -33,7 +33,7 @@ func (s *Store) SaveRunsPiped(ctx context.Context, pre []db.PipedStmt, ws []db.P
 	}
 	var expected []any // each write's compared value; nil: none is conditional
 	for i, w := range ws {
-		if w.Session == nil || w.Session.Expect.Row == db.ExpectAnything {
+		if w.Session == nil || !conditional(w.Session) {
 			continue
 		}
 		v, ok := s.casExpected(w.Session.Expect)

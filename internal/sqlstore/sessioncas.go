@@ -138,7 +138,7 @@ var errCasRefused = errors.New("conditional session write refused")
 // scanUpsertedSession's, or for a conditional write errCasRefused when it
 // was refused.
 func (s *Store) scanPipedSession(sc scanner, w *db.Session) (*db.Session, error) {
-	if w.Expect.Row == db.ExpectAnything {
+	if !conditional(w) {
 		return s.scanUpsertedSession(sc, w.SessionID)
 	}
 	out, err := scanSession(sc)
@@ -149,6 +149,13 @@ func (s *Store) scanPipedSession(sc scanner, w *db.Session) (*db.Session, error)
 		return nil, s.fail("upsert session "+w.SessionID, err)
 	}
 	return out, nil
+}
+
+// conditional reports whether s is written only if its expectation holds
+// (an unknown ExpectedRow is unconditional, as db.SessionExpect.Matches
+// reads it).
+func conditional(s *db.Session) bool {
+	return s.Expect.Row == db.ExpectNoRow || s.Expect.Row == db.ExpectData
 }
 
 // casRefusedErr reports a piped conditional write's refusal.
@@ -212,10 +219,10 @@ func (s *Store) casStmt(w *db.Session, data []any, expected any, f casForm) (str
 }
 
 // casRefusal says why the conditional write of w wrote nothing, from the
-// row as q reads it now: another user's (db.ErrNotFound), missing or
-// changed (db.ErrSessionChanged), or the read's error; or, nil error, the row holds the
-// expected value in another form, stored, which a write expecting stored
-// exactly then writes over.
+// row as c reads it now: another user's (db.ErrNotFound), missing or
+// changed (db.ErrSessionChanged), or the read's own error; or, nil error,
+// the row holds the expected value in another form, stored, which a write
+// expecting stored exactly then writes over.
 func (s *Store) casRefusal(ctx context.Context, c writeConn, w *db.Session) (stored any, err error) {
 	var user sql.NullString
 	var raw []byte

@@ -61,7 +61,7 @@ func (s *Store) pipedSessionPart(ctx context.Context, sess *db.Session, out *db.
 		return nil, lock, "", nil
 	}
 	w, data := s.sessionWrite(ctx, sess)
-	if w.Expect.Row != db.ExpectAnything {
+	if conditional(w) {
 		if lock && s.cas.lockingUpdate != "" && w.SessionID == out.SessionID {
 			q, args = s.casStmt(w, data, expected, casPipedLocking)
 			return w, false, q, args
@@ -89,7 +89,7 @@ func (s *Store) scanUpsertedSession(sc scanner, sessionID string) (*db.Session, 
 
 func (s *Store) upsertSession(ctx context.Context, c writeConn, in *db.Session) (*db.Session, error) {
 	in, data := s.sessionWrite(ctx, in)
-	if in.Expect.Row != db.ExpectAnything {
+	if conditional(in) {
 		return s.conditionalSession(ctx, c, in, data)
 	}
 	args := upsertSessionArgs(in, data)
@@ -175,6 +175,7 @@ func (s *Store) buildUpdateSessionSQL() string {
 func writtenSession(in *db.Session, created int64) (*db.Session, error) {
 	out := *in
 	out.CreatedAt = created
+	out.Expect = db.SessionExpect{} // a condition of the write, not of the row
 	if err := decodeSessionJSON(&out, in.SessionData, in.AgentData, in.TeamData, in.WorkflowData, in.Metadata, in.Summary); err != nil {
 		return nil, err
 	}
