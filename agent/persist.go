@@ -196,7 +196,13 @@ func (st *state) sessionToSave(ctx context.Context, now int64, out *run.Output) 
 		// (the run row references it) and the parent's write takes it over.
 		return nil, nil, nil
 	}
-	sh := st.sessionShare(ctx, out)
+	var sh run.SessionMetrics
+	if st.out.ParentRunID == "" {
+		// A member or step run creating the session counts no tokens in
+		// it: its parent counts them (run.RunShare), and the parent's
+		// write, refused by this row, adds its whole share to it.
+		sh = st.sessionShare(ctx, out)
+	}
 	share = &sh
 	s := db.Session{}
 	if st.session != nil {

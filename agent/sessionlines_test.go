@@ -58,18 +58,49 @@ func TestRun_OverlappingRunsInOneSessionKeepEachOthersChanges(t *testing.T) {
 	})
 }
 
+// Processes sharing a database (two servers, Agno beside Agentry) have no
+// line in common: overlapping runs of one session on two handles of one
+// database each wrote the row they read plus their own changes, and the
+// last save dropped the others' state keys and tokens. Their session
+// writes are conditional on the row they read (db.Session.Expect): a
+// refused write reads the row again and writes its changes over it.
+func TestRun_OverlappingRunsOnTwoHandlesOfOneDatabaseKeepEachOthersChanges(t *testing.T) {
+	t.Parallel()
+	testdbs.EachTwins(t, func(t *testing.T, a, b *db.DB) {
+		var calls []func(*Agent) (*run.Output, error)
+		for _, st := range []map[string]any{{"a": 1.0, "seed": "a"}, {"b": 2.0}, {"c": 3.0}, {"d": 4.0}} {
+			calls = append(calls, func(a *Agent) (*run.Output, error) {
+				return a.Run(context.Background(), run.TextInput("go"), WithSessionID("s1"), WithSessionState(st))
+			})
+		}
+		overlapOn(t, []*db.DB{a, b}, map[string]any{"seed": true, "kept": 1},
+			map[string]any{"seed": "a", "kept": 1.0, "a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0}, calls...)
+	})
+}
+
 // overlap stores a first run of session s1 with the state seed, then runs
 // calls at once on an agent whose one tool call waits for all of them (each
 // reads the session before any saves), and checks that the session's state
 // is want and its metrics the sum of every run's.
 func overlap(t *testing.T, d *db.DB, seed, want map[string]any, calls ...func(*Agent) (*run.Output, error)) {
 	t.Helper()
+	overlapOn(t, []*db.DB{d}, seed, want, calls...)
+}
+
+// overlapOn is overlap with the i-th call's agent on ds[i%len(ds)]: handles
+// on one database, as processes sharing it have.
+func overlapOn(t *testing.T, ds []*db.DB, seed, want map[string]any, calls ...func(*Agent) (*run.Output, error)) {
+	t.Helper()
 	ctx := context.Background()
+	d := ds[0]
 	b := newBarrier(len(calls))
-	a := mustAgent(t, Config{ID: "a1", DB: d, Model: script(t,
-		scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "wait"}}},
-		scripted.Turn{Content: "done"},
-	), Tools: []tool.Tool{funcTool("wait", tool.FuncConfig{}, b.arrive)}})
+	var agents []*Agent
+	for _, d := range ds {
+		agents = append(agents, mustAgent(t, Config{ID: "a1", DB: d, Model: script(t,
+			scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "wait"}}},
+			scripted.Turn{Content: "done"},
+		), Tools: []tool.Tool{funcTool("wait", tool.FuncConfig{}, b.arrive)}}))
+	}
 	first, err := mustAgent(t, Config{ID: "a1", DB: d, Model: scripted.Reply("ready")}).
 		Run(ctx, run.TextInput("start"), WithSessionID("s1"), WithSessionState(seed))
 	if err != nil {
@@ -80,9 +111,9 @@ func overlap(t *testing.T, d *db.DB, seed, want map[string]any, calls ...func(*A
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	for _, call := range calls {
+	for i, call := range calls {
 		wg.Go(func() {
-			out, err := call(a)
+			out, err := call(agents[i%len(agents)])
 			if err != nil || out.Status != run.StatusCompleted || out.Content != "done" {
 				t.Errorf("run: %v %+v", err, out)
 				return
