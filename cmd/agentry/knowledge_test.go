@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/knowledge"
+	"github.com/spf13/cobra"
 )
 
 func TestKnowledge_InsertThenSearchOfflineWithDefaults(t *testing.T) {
@@ -52,10 +53,15 @@ func TestKnowledge_InsertInterruptedSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	tea := filepath.Join(dir, "tea.md")
 	os.WriteFile(tea, []byte("# Tea\n\nGreen tea is steeped at 80 degrees.\n"), 0o600)
-	cmd := newKnowledgeCmd()
+	var f knowledgeFlags
+	cmd := &cobra.Command{}
+	cmd.Flags().StringVar(&f.dsn, "db", "", "")
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "")
+	if err := cmd.Flags().Parse([]string{"--db", filepath.Join(dir, "agentry.db"), "--data-dir", filepath.Join(dir, "data")}); err != nil {
+		t.Fatal(err)
+	}
 	cmd.SetContext(context.Background())
-	f := &knowledgeFlags{dsn: filepath.Join(dir, "agentry.db"), dataDir: filepath.Join(dir, "data")}
-	kb, done, err := openKB(cmd, f)
+	kb, done, err := openKB(cmd, &f)
 	if err != nil {
 		t.Fatal(err)
 	}
