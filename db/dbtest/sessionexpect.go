@@ -239,46 +239,91 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 	// refused, lose no increment (an unconditional write would).
 	"Expect_ConcurrentWritersLoseNoUpdate": func(t *testing.T, d *db.DB) {
 		forEachSessionWriter(t, d, func(t *testing.T, w sessionWriter, sid string) {
-			mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: "agent-1", SessionData: json.RawMessage(`{"session_state":{"n":0}}`)})
-			const writers, each = 4, 5
-			var wg sync.WaitGroup
-			errs := make(chan error, writers)
-			for g := range writers {
-				wg.Go(func() {
-					for i := range each {
-						for attempt := 0; ; attempt++ {
-							if attempt == 200 {
-								errs <- fmt.Errorf("writer %d: 200 refusals in a row", g)
-								return
-							}
-							read, err := d.GetSession(bg, sid)
-							if err != nil {
-								errs <- err
-								return
-							}
-							st, _ := db.SessionStateOf(read.SessionData)
-							n, _ := st["n"].(float64)
-							data := fmt.Sprintf(`{"session_state":{"n":%d}}`, int(n)+1)
-							_, _, err = w.write(bg, d, sessionWith(sid, data, db.ExpectOf(read)), fmt.Sprintf("%s-%d-%d-%d", sid, g, i, attempt))
-							if errors.Is(err, db.ErrSessionChanged) {
-								continue
-							}
-							if err != nil {
-								errs <- err
-								return
-							}
-							break
-						}
-					}
-				})
+			var writers []incrementWriter
+			for range 4 {
+				writers = append(writers, incrementWriter{d, func(s *db.Session, runID string) error {
+					_, _, err := w.write(bg, d, s, runID)
+					return err
+				}})
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			got, _ := storedData(t, d, sid)
-			jsonEqual(t, "counter", got, fmt.Appendf(nil, `{"session_state":{"n":%d}}`, writers*each))
+			incrementRace(t, sid, 5, writers)
 		})
 	},
+}
+
+// IncrementRace checks compare-and-set across handles of one database
+// (processes sharing it): on each handle three writers (one upserting the
+// session alone, two saving runs with it) each read session sid, add one
+// to a counter in its state and write expecting what they read, reading
+// again when refused, ten times; no increment may be lost. It creates the
+// session first.
+func IncrementRace(t *testing.T, handles []*db.DB, sid string) {
+	t.Helper()
+	var writers []incrementWriter
+	for _, d := range handles {
+		writers = append(writers, incrementWriter{d, func(s *db.Session, _ string) error {
+			_, err := d.UpsertSession(bg, s)
+			return err
+		}})
+		for range 2 {
+			writers = append(writers, incrementWriter{d, func(s *db.Session, runID string) error {
+				_, _, err := d.SaveRun(bg, s, newRun(s.SessionID, runID))
+				return err
+			}})
+		}
+	}
+	incrementRace(t, sid, 10, writers)
+}
+
+// incrementWriter writes a session (with the run runID, when it writes
+// one) through its handle.
+type incrementWriter struct {
+	d     *db.DB
+	write func(s *db.Session, runID string) error
+}
+
+// incrementRace creates session sid with a counter at 0, runs writers at
+// once, each adding one to the counter each times (read, write expecting
+// the read, read again when refused), and checks the counter.
+func incrementRace(t *testing.T, sid string, each int, writers []incrementWriter) {
+	t.Helper()
+	mustSession(t, bg, writers[0].d, db.Session{SessionID: sid, AgentID: "agent-1", SessionData: json.RawMessage(`{"session_state":{"n":0}}`)})
+	var wg sync.WaitGroup
+	errs := make(chan error, len(writers))
+	for g, w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				for attempt := 0; ; attempt++ {
+					if attempt == 500 {
+						errs <- fmt.Errorf("writer %d: 500 refusals in a row", g)
+						return
+					}
+					read, err := w.d.GetSession(bg, sid)
+					if err != nil {
+						errs <- err
+						return
+					}
+					st, _ := db.SessionStateOf(read.SessionData)
+					n, _ := st["n"].(float64)
+					data := fmt.Sprintf(`{"session_state":{"n":%d}}`, int(n)+1)
+					err = w.write(sessionWith(sid, data, db.ExpectOf(read)), fmt.Sprintf("%s-%d-%d-%d", sid, g, i, attempt))
+					if errors.Is(err, db.ErrSessionChanged) {
+						continue
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got, _ := storedData(t, writers[0].d, sid)
+	jsonEqual(t, "counter", got, fmt.Appendf(nil, `{"session_state":{"n":%d}}`, len(writers)*each))
 }

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest"
 	"github.com/agentryhq/agentry/db/postgres"
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
@@ -206,66 +206,5 @@ func TestConditionalWrite_TwoHandlesLoseNoIncrement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	if _, err := d1.UpsertSession(ctx, casSession("s", `{"session_state":{"n":0}}`, db.SessionExpect{})); err != nil {
-		t.Fatal(err)
-	}
-	casRace(t, []*db.DB{d1, d2}, "s")
-}
-
-// casRace runs writers on each handle (two of them saving runs, one
-// upserting the session alone) and checks the counter.
-func casRace(t *testing.T, handles []*db.DB, sid string) {
-	t.Helper()
-	const each = 10
-	var wg sync.WaitGroup
-	errs := make(chan error, 3*len(handles))
-	writers := 0
-	for h, d := range handles {
-		for g := range 3 {
-			writers++
-			wg.Go(func() {
-				for i := range each {
-					for attempt := 0; ; attempt++ {
-						if attempt == 500 {
-							errs <- fmt.Errorf("handle %d writer %d: 500 refusals in a row", h, g)
-							return
-						}
-						read, err := d.GetSession(ctx, sid)
-						if err != nil {
-							errs <- err
-							return
-						}
-						st, _ := db.SessionStateOf(read.SessionData)
-						n, _ := st["n"].(float64)
-						s := casSession(sid, fmt.Sprintf(`{"session_state":{"n":%d}}`, int(n)+1), db.ExpectOf(read))
-						if g == 0 {
-							_, err = d.UpsertSession(ctx, s)
-						} else {
-							_, _, err = d.SaveRun(ctx, s, casRun(sid, fmt.Sprintf("r-%d-%d-%d-%d", h, g, i, attempt)))
-						}
-						if errors.Is(err, db.ErrSessionChanged) {
-							continue
-						}
-						if err != nil {
-							errs <- err
-							return
-						}
-						break
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	got, err := handles[0].GetSession(ctx, sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Appendf(nil, `{"session_state":{"n":%d}}`, writers*each); !db.SameJSON(got.SessionData, want) {
-		t.Fatalf("counter %s, want %s", got.SessionData, want)
-	}
+	dbtest.IncrementRace(t, []*db.DB{d1, d2}, "s")
 }
