@@ -260,7 +260,11 @@ func (s *Storage) Download(ctx context.Context, key string) (io.ReadCloser, erro
 		}
 		return nil, fmt.Errorf("%w: media/s3: get %s: %w", media.ErrUnavailable, k, err)
 	}
-	return &watchedBody{body: out.Body, ctx: ctx, cancel: cancel, idle: s.cfg.ResponseTimeout, key: k}, nil
+	b := &watchedBody{body: out.Body, ctx: ctx, cancel: cancel, idle: s.cfg.ResponseTimeout, key: k}
+	// One timer for every Read, armed only while a Read waits.
+	b.watch = time.AfterFunc(b.idle, func() { cancel(errStalled) })
+	b.watch.Stop()
+	return b, nil
 }
 
 // errStalled cancels a download whose server stopped sending.
@@ -273,13 +277,14 @@ type watchedBody struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	idle   time.Duration
+	watch  *time.Timer // cancels the request after idle without data
 	key    string
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
-	t := time.AfterFunc(b.idle, func() { b.cancel(errStalled) })
+	b.watch.Reset(b.idle)
 	n, err := b.body.Read(p)
-	t.Stop()
+	b.watch.Stop()
 	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
 		err = fmt.Errorf("%w: media/s3: get %s: no data for %s", media.ErrUnavailable, b.key, b.idle)
 	}
@@ -287,6 +292,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 }
 
 func (b *watchedBody) Close() error {
+	b.watch.Stop()
 	err := b.body.Close()
 	b.cancel(nil)
 	return err
