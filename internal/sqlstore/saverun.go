@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentryhq/agentry/db"
@@ -139,23 +138,17 @@ func (s *Store) saveRunPipelined(ctx context.Context, sess *db.Session, in *db.R
 		return s.saveRunPipelinedOnce(ctx, sess, in, pre, nil)
 	}
 	w, _ := s.sessionWrite(ctx, sess)
-	expected, ok := s.casExpected(sess.Expect)
-	for try := 1; ; try++ {
-		if ok {
-			saved, out, err := s.saveRunPipelinedOnce(ctx, sess, in, pre, expected)
-			if !errors.Is(err, errCasRefused) {
-				return saved, out, err
-			}
-		}
-		ok = true
+	var saved *db.Session
+	var out *db.Run
+	err := s.casRetry(ctx, poolConn{s}, w, func(expected any, _ bool) error {
 		var err error
-		if expected, err = s.casRefusal(ctx, poolConn{s}, w); err != nil {
-			return nil, nil, err
-		}
-		if try == casTries {
-			return nil, nil, fmt.Errorf("%w: session %s", db.ErrSessionChanged, w.SessionID)
-		}
+		saved, out, err = s.saveRunPipelinedOnce(ctx, sess, in, pre, expected)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	return saved, out, nil
 }
 
 // saveRunPipelinedOnce is saveRunPipelined's one pipeline, a conditional

@@ -248,26 +248,45 @@ func (s *Store) casRefusal(ctx context.Context, c writeConn, w *db.Session) (sto
 // conditionalSession is upsertSession of a write with an expectation (in
 // as sessionWrite made it, data its values) on c.
 func (s *Store) conditionalSession(ctx context.Context, c writeConn, in *db.Session, data []any) (*db.Session, error) {
-	expected, ok := s.casExpected(in.Expect)
+	var out *db.Session
+	err := s.casRetry(ctx, c, in, func(expected any, first bool) error {
+		f := casPlain
+		if first {
+			f = casFast
+		}
+		o, err := s.casWriteOnce(ctx, c, in, data, expected, f)
+		if err == nil && o == nil {
+			return errCasRefused
+		}
+		out = o
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// casRetry runs write, a conditional write of w comparing expected (first:
+// its first try), until it is not refused (errCasRefused). After a refusal
+// the stored row, as c reads it, says why (casRefusal) or gives the form to
+// expect; at most casTries times. A w.Expect whose value the compare cannot
+// bind (casExpected) goes to the row first.
+func (s *Store) casRetry(ctx context.Context, c writeConn, w *db.Session, write func(expected any, first bool) error) error {
+	expected, ok := s.casExpected(w.Expect)
 	for try := 1; ; try++ {
-		var out *db.Session
-		var err error
 		if ok {
-			f := casPlain
-			if try == 1 {
-				f = casFast
-			}
-			out, err = s.casWriteOnce(ctx, c, in, data, expected, f)
-			if out != nil || err != nil {
-				return out, err
+			if err := write(expected, try == 1); !errors.Is(err, errCasRefused) {
+				return err
 			}
 		}
 		ok = true
-		if expected, err = s.casRefusal(ctx, c, in); err != nil {
-			return nil, err
+		var err error
+		if expected, err = s.casRefusal(ctx, c, w); err != nil {
+			return err
 		}
 		if try == casTries {
-			return nil, fmt.Errorf("%w: session %s", db.ErrSessionChanged, in.SessionID)
+			return fmt.Errorf("%w: session %s", db.ErrSessionChanged, w.SessionID)
 		}
 	}
 }
