@@ -37,9 +37,9 @@ func FuzzReadable(f *testing.F) {
 			return
 		}
 		if kind != "html" {
-			_ = toUTF8(body, ct)
+			_ = toUTF8(body, ct, text)
 			return
 		}
-		_, _, _ = readable(body, ct, page, text)
+		_, _, _ = readable(body, ct, text, page, text)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"codeberg.org/readeck/go-readability/v2"
 	"codeberg.org/readeck/go-readability/v2/render"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/net/http/httpguts"
+	"golang.org/x/text/transform"
 
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/tool/netguard"
@@ -161,14 +163,14 @@ func (f *fetcher) fetch(ctx context.Context, in fetchIn) (string, error) {
 	var title, content string
 	switch kind {
 	case "html":
-		title, content, err = readable(body, ct, final, in.Format == "text")
+		title, content, err = readable(body, ct, cutBody, final, in.Format == "text")
 		if err != nil {
 			return "", err
 		}
 	default:
 		// No NUL bytes: the result store refuses them as not text (HTML
 		// parsing replaces them already).
-		content = strings.ReplaceAll(toUTF8(body, ct), "\x00", "\uFFFD")
+		content = strings.ReplaceAll(toUTF8(body, ct, cutBody), "\x00", "\uFFFD")
 	}
 	var b strings.Builder
 	if title != "" {
@@ -202,23 +204,59 @@ func contentKind(ct string) (string, error) {
 	return "", fmt.Errorf("%w: %s; web_fetch reads HTML, text, JSON and XML pages", ErrUnsupportedContent, mt)
 }
 
-// toUTF8 decodes body from the charset its Content-Type declares.
-func toUTF8(body []byte, ct string) string {
-	r, err := charset.NewReader(bytes.NewReader(body), ct)
-	if err != nil {
+// toUTF8 decodes body from its charset: the one a byte-order mark or the
+// Content-Type names; else UTF-8 for JSON (RFC 8259 has no other); else
+// what an HTML meta tag names or, without one, UTF-8 when the body is
+// valid UTF-8 and windows-1252 when not. The sniffer looks at the first
+// kilobyte only and, finding ASCII there, takes windows-1252: every later
+// "é" of a UTF-8 page became "Ã©". A cut body (cut) may end in part of a
+// UTF-8 character; that part is dropped, not shown as U+FFFD.
+func toUTF8(body []byte, ct string, cut bool) string {
+	e, name, certain := charset.DetermineEncoding(body, ct)
+	isUTF8 := name == "utf-8" && !bytes.HasPrefix(body, utf8BOM)
+	if !certain {
+		if mt, _, _ := mime.ParseMediaType(ct); mt == "application/json" || strings.HasSuffix(mt, "+json") {
+			isUTF8 = true
+		} else if name == "windows-1252" && utf8.Valid(dropPartialRune(body)) {
+			// Latin-1 text with letters beyond ASCII is almost never
+			// valid UTF-8, so a meta tag naming it on such a page (or the
+			// sniffer's guess) is wrong.
+			isUTF8 = true
+		}
+	}
+	if isUTF8 {
+		if cut {
+			body = dropPartialRune(body)
+		}
 		return strings.ToValidUTF8(string(body), "\uFFFD")
 	}
-	b, err := io.ReadAll(r)
+	b, err := io.ReadAll(transform.NewReader(bytes.NewReader(body), e.NewDecoder()))
 	if err != nil {
 		return strings.ToValidUTF8(string(body), "\uFFFD")
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// dropPartialRune returns b without the first bytes of a UTF-8 character
+// it ends with (a body cut inside the character).
+func dropPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
 // readable extracts the page's main content (the whole body when readability
 // finds no article) as Markdown or text.
-func readable(body []byte, ct string, page *url.URL, text bool) (title, content string, err error) {
-	page8 := toUTF8(body, ct)
+func readable(body []byte, ct string, cut bool, page *url.URL, text bool) (title, content string, err error) {
+	page8 := toUTF8(body, ct, cut)
 	doc, err := html.Parse(strings.NewReader(page8))
 	if err != nil {
 		// The parser gives up on pages nested deeper than it allows (512

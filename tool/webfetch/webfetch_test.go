@@ -254,3 +254,65 @@ func TestWebFetch_TooDeepPageGivesItsText(t *testing.T) {
 		}
 	}
 }
+
+// A page that declares no charset is read as UTF-8 when it is UTF-8, even
+// if its first kilobyte is ASCII (the sniffer looks no further and took
+// windows-1252, turning every later "é" into "Ã©"); JSON is UTF-8 by its
+// RFC whatever it holds.
+func TestWebFetch_UndeclaredUTF8IsNotReadAsWindows1252(t *testing.T) {
+	t.Parallel()
+	ascii := strings.Repeat("plain ascii words ", 100) // over 1024 bytes
+	pages := map[string]struct{ ct, body string }{
+		"/late.txt":   {"text/plain", ascii + "café naïve"},
+		"/late.html":  {"text/html", "<html><body><p>" + ascii + "</p><p>café naïve</p></body></html>"},
+		"/late.json":  {"application/json", `{"pad":"` + ascii + `","word":"café naïve"}`},
+		"/early.json": {"application/json", `{"word":"café naïve"}`},
+	}
+	mux := http.NewServeMux()
+	for p, pg := range pages {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", pg.ct)
+			io.WriteString(w, pg.body)
+		})
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for p := range pages {
+		for _, format := range []string{"markdown", "text"} {
+			res := fetch(t, Config{Network: openLoopback}, `{"url":"`+srv.URL+p+`","format":"`+format+`"}`)
+			if res.Err != nil {
+				t.Fatalf("%s (%s): %v", p, format, res.Err)
+			}
+			if !strings.Contains(res.Content, "café naïve") {
+				t.Errorf("%s (%s): the UTF-8 text was not kept: %q", p, format, res.Content[max(0, len(res.Content)-80):])
+			}
+		}
+	}
+}
+
+// A body cut at max_bytes inside a UTF-8 character loses that character,
+// not gains a U+FFFD in its place.
+func TestWebFetch_CutBodyEndsOnACharacter(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	for _, ct := range []string{"text/plain; charset=utf-8", "text/plain", "text/html; charset=utf-8", "text/html"} {
+		mux.HandleFunc("/"+strings.NewReplacer("/", "-", "; ", "-", "=", "-").Replace(ct), func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ct)
+			io.WriteString(w, "abcé€ and more")
+		})
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, p := range []string{"text-plain-charset-utf-8", "text-plain", "text-html-charset-utf-8", "text-html"} {
+		for max, want := range map[int64]string{4: "abc", 5: "abcé", 6: "abcé", 7: "abcé"} {
+			res := fetch(t, Config{Network: openLoopback, MaxBytes: max}, `{"url":"`+srv.URL+"/"+p+`","format":"text"}`)
+			if res.Err != nil {
+				t.Fatalf("%s: %v", p, res.Err)
+			}
+			body, _, _ := strings.Cut(strings.SplitN(res.Content, "\n\n", 2)[1], "\n\n[truncated")
+			if body != want {
+				t.Errorf("%s cut at %d bytes: %q, want %q", p, max, body, want)
+			}
+		}
+	}
+}
