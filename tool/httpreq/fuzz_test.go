@@ -3,8 +3,10 @@ package httpreq
 import (
 	"bytes"
 	"encoding/json"
+	"mime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzResponseMarshalJSON: whatever a server answers, the tool's result is
@@ -37,6 +39,26 @@ func FuzzResponseMarshalJSON(f *testing.F) {
 		var want bytes.Buffer
 		if json.Compact(&want, []byte(body)) != nil || !bytes.Equal(want.Bytes(), back.Body) {
 			t.Fatalf("body %q came back as %s", body, back.Body)
+		}
+	})
+}
+
+// FuzzDecodeBody: whatever bytes and Content-Type a server sends, the body
+// the model gets is valid UTF-8, and a UTF-8 body is kept as it was (but
+// for a cut character at its end when cut).
+func FuzzDecodeBody(f *testing.F) {
+	f.Add([]byte("caf\xe9"), "text/plain; charset=iso-8859-1", false)
+	f.Add([]byte("abc\xe2\x82"), "text/plain; charset=utf-8", true)
+	f.Add([]byte("\x93\xfa\x96"), "text/plain; charset=shift_jis", true)
+	f.Add([]byte("\xff\xfeh\x00"), "text/plain; charset=utf-16", false)
+	f.Add([]byte("x"), "text/plain; charset=", false)
+	f.Fuzz(func(t *testing.T, body []byte, ct string, cut bool) {
+		got := decodeBody(body, ct, cut)
+		if !utf8.ValidString(got) {
+			t.Fatalf("decodeBody(%q, %q) = %q, not UTF-8", body, ct, got)
+		}
+		if _, params, err := mime.ParseMediaType(ct); (err != nil || params["charset"] == "") && utf8.Valid(body) && got != string(body) {
+			t.Fatalf("decodeBody(%q, %q) = %q, a UTF-8 body changed", body, ct, got)
 		}
 	})
 }

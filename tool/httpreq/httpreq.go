@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"golang.org/x/net/html/charset"
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/agentryhq/agentry/tool"
@@ -245,13 +248,46 @@ func (r *requester) do(ctx context.Context, in requestIn) (Response, error) {
 	if int64(len(b)) > r.cfg.MaxResponseBytes {
 		b, out.Truncated = b[:r.cfg.MaxResponseBytes], true
 	}
-	out.Body = strings.ToValidUTF8(string(b), "\uFFFD")
+	out.Body = decodeBody(b, resp.Header.Get("Content-Type"), out.Truncated)
 	for _, k := range []string{"Content-Type", "Location", "Retry-After", "Etag", "Last-Modified", "Link"} {
 		if v := resp.Header.Get(k); v != "" {
 			out.Headers[k] = v
 		}
 	}
 	return out, nil
+}
+
+// decodeBody returns b as UTF-8 text: decoded from the charset the
+// Content-Type ct names (Agno's tool returns requests' response.text, in
+// that charset too), else as UTF-8 with bytes that are not replaced by
+// U+FFFD. A cut body (cut) may end in part of a UTF-8 character; that part
+// is dropped rather than shown as U+FFFD.
+func decodeBody(b []byte, ct string, cut bool) string {
+	if _, params, err := mime.ParseMediaType(ct); err == nil && params["charset"] != "" {
+		if e, name := charset.Lookup(params["charset"]); e != nil && name != "utf-8" {
+			if d, err := e.NewDecoder().Bytes(b); err == nil {
+				return strings.ToValidUTF8(string(d), "\uFFFD")
+			}
+		}
+	}
+	if cut {
+		b = dropPartialRune(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// dropPartialRune returns b without the first bytes of a UTF-8 character
+// it ends with.
+func dropPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // checkHeaders refuses configured headers that could not go out as

@@ -322,3 +322,72 @@ func TestHTTPRequest_ConfiguredHeadersGoOverHTTPSOnly(t *testing.T) {
 		t.Errorf("plain http without configured headers: %+v, %v", res, err)
 	}
 }
+
+// A body in the charset its Content-Type names is returned as that text in
+// UTF-8 (as Agno's requests-based tool returns response.text), not with
+// every byte beyond ASCII turned into U+FFFD.
+func TestHTTPRequest_BodyIsDecodedFromItsCharset(t *testing.T) {
+	t.Parallel()
+	bodies := map[string]struct{ ct, body, want string }{
+		"/latin1": {"text/plain; charset=iso-8859-1", "caf\xe9", "café"},
+		"/cp1252": {"text/plain; charset=windows-1252", "\x80 5", "€ 5"},
+		"/sjis":   {"text/plain; charset=Shift_JIS", "\x93\xfa\x96\x7b", "日本"},
+		"/utf8":   {"text/plain; charset=utf-8", "café", "café"},
+		"/none":   {"text/plain", "café", "café"},
+		"/json":   {"application/json; charset=iso-8859-1", `{"w":"caf` + "\xe9" + `"}`, `{"w":"café"}`},
+	}
+	mux := http.NewServeMux()
+	for p, b := range bodies {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", b.ct)
+			io.WriteString(w, b.body)
+		})
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback})
+	for p, b := range bodies {
+		res := send(set, `{"method":"GET","url":"`+srv.URL+p+`"}`)
+		if res.Err != nil {
+			t.Fatalf("%s: %v", p, res.Err)
+		}
+		var got struct {
+			Body json.RawMessage `json:"body"`
+		}
+		if err := json.Unmarshal([]byte(res.Content), &got); err != nil {
+			t.Fatal(err)
+		}
+		body := string(got.Body)
+		if s := ""; json.Unmarshal(got.Body, &s) == nil {
+			body = s
+		}
+		if body != b.want {
+			t.Errorf("%s (%s): body %q, want %q", p, b.ct, body, b.want)
+		}
+	}
+}
+
+// A body cut at max_response_bytes inside a UTF-8 character loses that
+// character instead of ending in U+FFFD.
+func TestHTTPRequest_CutBodyEndsOnACharacter(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "abcé€ and more")
+	}))
+	t.Cleanup(srv.Close)
+	for max, want := range map[int64]string{3: "abc", 4: "abc", 5: "abcé", 6: "abcé", 7: "abcé", 8: "abcé€"} {
+		set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback, MaxResponseBytes: max})
+		res := send(set, `{"method":"GET","url":"`+srv.URL+`/"}`)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		var got Response
+		if err := json.Unmarshal([]byte(res.Content), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Body != want || !got.Truncated {
+			t.Errorf("cut at %d bytes: body %q (truncated %v), want %q (truncated)", max, got.Body, got.Truncated, want)
+		}
+	}
+}
