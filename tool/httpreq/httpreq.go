@@ -36,8 +36,10 @@ const (
 var Methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
 
 // reservedHeaders are set by the HTTP stack or the configuration, never by
-// the model.
-var reservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Te", "Trailer", "Proxy-Authorization", "Proxy-Connection", "Keep-Alive"}
+// the model. Accept-Encoding among them: the client asks for gzip and
+// decodes it, but not once a request names its own encodings (the body
+// then came back compressed, as replacement characters).
+var reservedHeaders = []string{"Accept-Encoding", "Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Te", "Trailer", "Proxy-Authorization", "Proxy-Connection", "Keep-Alive"}
 
 // Config configures http_request.
 type Config struct {

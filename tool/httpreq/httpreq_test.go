@@ -1,6 +1,7 @@
 package httpreq
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -389,5 +390,38 @@ func TestHTTPRequest_CutBodyEndsOnACharacter(t *testing.T) {
 		if got.Body != want || !got.Truncated {
 			t.Errorf("cut at %d bytes: body %q (truncated %v), want %q (truncated)", max, got.Body, got.Truncated, want)
 		}
+	}
+}
+
+// The HTTP client asks for gzip and decodes it; a model's own
+// Accept-Encoding turned that off, and a compressed body came back as
+// replacement characters, reported as a success.
+func TestHTTPRequest_AcceptEncodingIsTheClients(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, "plain words")
+			zw.Close()
+			return
+		}
+		io.WriteString(w, "plain words")
+	}))
+	t.Cleanup(srv.Close)
+	set := newSet(t, Config{AllowedHosts: []string{"127.0.0.1"}, Network: openLoopback})
+	res := send(set, `{"method":"GET","url":"`+srv.URL+`/"}`)
+	if res.Err != nil || !strings.Contains(res.Content, "plain words") {
+		t.Fatalf("without Accept-Encoding: %v %s", res.Err, res.Content)
+	}
+	for _, ae := range []string{"gzip", "gzip, deflate, br", "identity"} {
+		res := send(set, `{"method":"GET","url":"`+srv.URL+`/","headers":{"accept-encoding":"`+ae+`"}}`)
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "Accept-Encoding") {
+			t.Errorf("Accept-Encoding %q: want an error naming the header, got %v %q", ae, res.Err, res.Content)
+		}
+	}
+	if _, err := New(Config{AllowedHosts: []string{"h"}, Headers: map[string]string{"Accept-Encoding": "br"}}); err == nil {
+		t.Error("a configured Accept-Encoding was taken")
 	}
 }
