@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -313,7 +314,11 @@ func (k *Toolkit) load(p string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, k.cfg.MaxReadBytes+1))
+	limit := k.cfg.MaxReadBytes // one byte more tells a cut file
+	if limit < math.MaxInt64 {
+		limit++
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {
 		return nil, false, wrap(p, err)
 	}
@@ -360,7 +365,14 @@ func (k *Toolkit) readChunk(_ context.Context, in chunkIn) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 64*k.cfg.MaxReadBytes))
+	// A chunk is read from the first 64 read caps of the file (a cap
+	// over a 64th of the largest size means no limit, rather than one
+	// overflowing into a negative limit that read nothing).
+	chunkLimit := int64(math.MaxInt64)
+	if k.cfg.MaxReadBytes <= math.MaxInt64/64 {
+		chunkLimit = 64 * k.cfg.MaxReadBytes
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, chunkLimit))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	var b strings.Builder
 	for n := 1; sc.Scan() && n <= in.EndLine; n++ {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -465,6 +466,25 @@ func TestFiles_DefaultExcludesHideNoiseAndSecrets(t *testing.T) {
 	for _, bad := range []string{"src/*.go", "[z-a", ""} {
 		if _, err := New(Config{Root: t.TempDir(), ExcludePatterns: []string{bad}}); err == nil {
 			t.Errorf("exclude pattern %q accepted", bad)
+		}
+	}
+}
+
+// The largest read cap is a cap like any other: one byte more than it
+// overflowed (MaxReadBytes+1, and 64 times it for read_file_chunk) into a
+// negative limit, and every file read back empty, reported as a success.
+func TestFiles_LargestReadCap(t *testing.T) {
+	t.Parallel()
+	for _, max := range []int64{math.MaxInt64, math.MaxInt64 / 2, math.MaxInt64/64 + 1} {
+		set, _, _ := setup(t, Config{MaxReadBytes: max})
+		if res := run(set, "read_file", `{"file_name":"readme.md"}`); res.Err != nil || res.Content != "# Project\nAgentry reads files.\nThe end.\n" {
+			t.Errorf("max_read_bytes %d: read_file gave %q, %v", max, res.Content, res.Err)
+		}
+		if res := run(set, "read_file_chunk", `{"file_name":"readme.md","start_line":2,"end_line":2}`); res.Err != nil || res.Content != "Agentry reads files.\n" {
+			t.Errorf("max_read_bytes %d: read_file_chunk gave %q, %v", max, res.Content, res.Err)
+		}
+		if res := run(set, "search_content", `{"query":"mentions"}`); res.Err != nil || !strings.Contains(res.Content, "guide.md") {
+			t.Errorf("max_read_bytes %d: search_content gave %q, %v", max, res.Content, res.Err)
 		}
 	}
 }
