@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/tool"
 )
@@ -305,6 +306,20 @@ func (k *Toolkit) excluded(p string) bool {
 	return false
 }
 
+// dropPartialRune returns b without the first bytes of a UTF-8 character
+// it ends with.
+func dropPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
 func notRegular(p string) error { return fmt.Errorf("%q is not a regular file", p) }
 
 // load reads at most MaxReadBytes of a regular text file.
@@ -324,7 +339,9 @@ func (k *Toolkit) load(p string) ([]byte, bool, error) {
 	}
 	cut := int64(len(b)) > k.cfg.MaxReadBytes
 	if cut {
-		b = b[:k.cfg.MaxReadBytes]
+		// Not inside a UTF-8 character: its first bytes would read as
+		// U+FFFD.
+		b = dropPartialRune(b[:k.cfg.MaxReadBytes])
 	}
 	// A NUL anywhere, not only near the start: the result store refuses
 	// results holding one, as not text (offload.ErrNotText).

@@ -488,3 +488,22 @@ func TestFiles_LargestReadCap(t *testing.T) {
 		}
 	}
 }
+
+// A read cut at max_read_bytes inside a UTF-8 character drops that
+// character instead of ending in U+FFFD.
+func TestFiles_CutReadEndsOnACharacter(t *testing.T) {
+	t.Parallel()
+	for max, want := range map[int64]string{4: "abc", 5: "abcé", 6: "abcé", 7: "abcé"} {
+		set, root, _ := setup(t, Config{MaxReadBytes: max})
+		if err := os.WriteFile(filepath.Join(root, "word.txt"), []byte("abcé€ and more"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := run(set, "read_file", `{"file_name":"word.txt"}`)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if got, _, _ := strings.Cut(res.Content, "\n[truncated"); got != want {
+			t.Errorf("cut at %d bytes: %q, want %q", max, got, want)
+		}
+	}
+}
