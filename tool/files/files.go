@@ -389,28 +389,87 @@ func (k *Toolkit) readChunk(_ context.Context, in chunkIn) (string, error) {
 	if k.cfg.MaxReadBytes <= math.MaxInt64/64 {
 		chunkLimit = 64 * k.cfg.MaxReadBytes
 	}
-	sc := bufio.NewScanner(io.LimitReader(f, chunkLimit))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	lr := &io.LimitedReader{R: f, N: chunkLimit}
+	br := bufio.NewReaderSize(lr, maxLineBytes)
 	var b strings.Builder
-	for n := 1; sc.Scan() && n <= in.EndLine; n++ {
-		if n < in.StartLine {
+	for n := 1; n <= in.EndLine; n++ {
+		keep := n >= in.StartLine
+		raw, seen, whole, err := nextLine(br, keep)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return "", fmt.Errorf("line %d of %q is over %d bytes; read_file reads it in part", n, p, maxLineBytes)
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading %q: %w", p, wrap(p, err))
+		}
+		if !whole && lr.N == 0 && moreToRead(f) {
+			// The limit, not the file, ended here: line n (begun in
+			// raw) and those after it are not read.
+			if b.Len() == 0 {
+				return "", fmt.Errorf("line %d of %q is past the first %d bytes of the file, which is as far as read_file_chunk reads", in.StartLine, p, chunkLimit)
+			}
+			fmt.Fprintf(&b, "[read_file_chunk reads the first %d bytes of a file: line %d on are past them]", chunkLimit, n)
+			return b.String(), nil
+		}
+		if !seen {
+			break // the end of the file
+		}
+		if !keep {
 			continue
 		}
-		if bytes.IndexByte(sc.Bytes(), 0) >= 0 {
+		if bytes.IndexByte(raw, 0) >= 0 {
 			return "", fmt.Errorf("%q is a binary file (line %d holds a NUL byte); the files tools read text", p, n)
 		}
-		line := strings.ToValidUTF8(sc.Text(), "\uFFFD")
+		line := strings.ToValidUTF8(string(bytes.TrimSuffix(raw, []byte("\r"))), "\uFFFD")
 		if b.Len()+len(line) > k.cfg.MaxOutput {
 			fmt.Fprintf(&b, "[truncated before line %d: ask for fewer lines]", n)
 			return b.String(), nil
 		}
 		b.WriteString(line)
 		b.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("reading %q: %w", p, wrap(p, err))
+		if !whole {
+			break // a last line without a line break
+		}
 	}
 	return b.String(), nil
+}
+
+// maxLineBytes is the longest line read_file_chunk returns.
+const maxLineBytes = 1 << 20
+
+// nextLine reads one line from br: its text without the line break when
+// keep (else nothing, however long it is), whether there was a line
+// (seen) and whether it ended in a line break (whole). A line kept that is
+// longer than br's buffer is bufio.ErrBufferFull.
+func nextLine(br *bufio.Reader, keep bool) (line []byte, seen, whole bool, err error) {
+	for {
+		s, err := br.ReadSlice('\n')
+		seen = seen || len(s) > 0
+		switch {
+		case err == nil:
+			if keep {
+				line = append(line, s[:len(s)-1]...)
+			}
+			return line, true, true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if keep {
+				return nil, true, false, err
+			}
+		case errors.Is(err, io.EOF):
+			if keep {
+				line = append(line, s...)
+			}
+			return line, seen, false, nil
+		default:
+			return nil, seen, false, err
+		}
+	}
+}
+
+// moreToRead reports whether f has bytes left to read.
+func moreToRead(f *os.File) bool {
+	var one [1]byte
+	n, _ := f.Read(one[:])
+	return n > 0
 }
 
 func (k *Toolkit) list(_ context.Context, in listIn) (json.RawMessage, error) {

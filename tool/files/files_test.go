@@ -507,3 +507,41 @@ func TestFiles_CutReadEndsOnACharacter(t *testing.T) {
 		}
 	}
 }
+
+// read_file_chunk reads a file's first 64 read caps: lines past them came
+// back as "" (and the line the limit cut, as if whole), a success that
+// told the model the file ended there. It now says where it stopped; and a
+// line over the line cap fails the call only when it is asked for.
+func TestReadFileChunk_SaysWhereItStopped(t *testing.T) {
+	t.Parallel()
+	// max_read_bytes 1: chunks come from the first 64 bytes of big.txt,
+	// five lines of "0123456789\n" and 9 bytes of the sixth.
+	set, _, _ := setup(t, Config{MaxReadBytes: 1})
+	res := run(set, "read_file_chunk", `{"file_name":"big.txt","start_line":10,"end_line":12}`)
+	if res.Err == nil || !strings.Contains(res.Content, "64 bytes") {
+		t.Errorf("lines past the limit: %q, %v; want an error naming the limit", res.Content, res.Err)
+	}
+	res = run(set, "read_file_chunk", `{"file_name":"big.txt","start_line":4,"end_line":8}`)
+	if res.Err != nil || res.Content != "0123456789\n0123456789\n[read_file_chunk reads the first 64 bytes of a file: line 6 on are past them]" {
+		t.Errorf("lines across the limit: %q, %v", res.Content, res.Err)
+	}
+	if res := run(set, "read_file_chunk", `{"file_name":"big.txt","start_line":5,"end_line":5}`); res.Err != nil || res.Content != "0123456789\n" {
+		t.Errorf("a line within the limit: %q, %v", res.Content, res.Err)
+	}
+	// The file's own end is no limit.
+	if res := run(set, "read_file_chunk", `{"file_name":"readme.md","start_line":3,"end_line":9}`); res.Err != nil || res.Content != "The end.\n" {
+		t.Errorf("lines past the end of a short file: %q, %v", res.Content, res.Err)
+	}
+	// A line of 2 MiB before the chunk is skipped, not a failure.
+	set, root, _ := setup(t, Config{})
+	long := strings.Repeat("x", 2<<20)
+	if err := os.WriteFile(filepath.Join(root, "long.txt"), []byte("first\n"+long+"\nthird\nfourth"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(set, "read_file_chunk", `{"file_name":"long.txt","start_line":3,"end_line":4}`); res.Err != nil || res.Content != "third\nfourth\n" {
+		t.Errorf("lines after a long one: %.100q, %v", res.Content, res.Err)
+	}
+	if res := run(set, "read_file_chunk", `{"file_name":"long.txt","start_line":2,"end_line":2}`); res.Err == nil || !strings.Contains(res.Content, "line 2") {
+		t.Errorf("the long line itself: %.100q, %v; want an error naming it", res.Content, res.Err)
+	}
+}
