@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/tool"
 )
@@ -287,7 +288,20 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *tailBuffer) String() string { return strings.ToValidUTF8(string(b.buf), "\uFFFD") }
+// String is the text kept; when the start was cut, without the last bytes
+// of a UTF-8 character whose first bytes were cut (they would read as
+// U+FFFD).
+func (b *tailBuffer) String() string {
+	buf := b.buf
+	if b.cut {
+		i := 0
+		for i < len(buf) && i < utf8.UTFMax-1 && !utf8.RuneStart(buf[i]) {
+			i++
+		}
+		buf = buf[i:]
+	}
+	return strings.ToValidUTF8(string(buf), "\uFFFD")
+}
 
 // lastLines returns the last n lines of s.
 func lastLines(s string, n int) (string, bool) {

@@ -177,3 +177,16 @@ func TestNew_RefusesInterpretersUnderOtherNames(t *testing.T) {
 		t.Errorf("sha256sum refused: %v", err)
 	}
 }
+
+// Output cut to its last max_output bytes inside a UTF-8 character starts
+// after that character instead of with U+FFFD.
+func TestShell_CutOutputStartsOnACharacter(t *testing.T) {
+	t.Parallel()
+	for max, want := range map[int]string{4: "€\n", 5: "€\n", 6: "é€\n", 7: "cé€\n", 8: "bcé€\n"} {
+		set := newSet(t, Config{AllowedCommands: allowed, MaxOutput: max})
+		res, out := run(t, set, `{"args":["echo","abcé€"]}`)
+		if res.Err != nil || out.Stdout != want || !out.Truncated {
+			t.Errorf("max_output %d: %q (truncated %v), %v; want %q", max, out.Stdout, out.Truncated, res.Err, want)
+		}
+	}
+}
