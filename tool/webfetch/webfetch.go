@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -151,7 +152,11 @@ func (f *fetcher) fetch(ctx context.Context, in fetchIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
+	limit := f.cfg.MaxBytes // one byte more tells a cut body
+	if limit < math.MaxInt64 {
+		limit++
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", u.Redacted(), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -313,6 +314,20 @@ func TestWebFetch_CutBodyEndsOnACharacter(t *testing.T) {
 			if body != want {
 				t.Errorf("%s cut at %d bytes: %q, want %q", p, max, body, want)
 			}
+		}
+	}
+}
+
+// The largest max_bytes is a cap like any other: one byte more than it (to
+// tell a cut body) overflowed into a negative limit, and every page read
+// back empty, reported as a success.
+func TestWebFetch_LargestMaxBytes(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	for _, max := range []int64{math.MaxInt64, math.MaxInt64 - 1} {
+		res := fetch(t, Config{Network: openLoopback, MaxBytes: max}, `{"url":"`+srv.URL+`/data.json"}`)
+		if res.Err != nil || !strings.Contains(res.Content, `{"ok":true}`) {
+			t.Errorf("max_bytes %d: %q, %v", max, res.Content, res.Err)
 		}
 	}
 }
