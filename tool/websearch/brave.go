@@ -76,7 +76,9 @@ func (b Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 		if len(out) == q.limit() {
 			break
 		}
-		out = append(out, Result{Title: stripTags(r.Title), URL: r.URL, Snippet: stripTags(r.Description)})
+		if res := (Result{Title: stripTags(r.Title), URL: r.URL, Snippet: stripTags(r.Description)}); usable(res) {
+			out = append(out, res)
+		}
 	}
 	return out, nil
 }

@@ -121,3 +121,31 @@ func TestBackends_MaxResultsOutOfRange(t *testing.T) {
 		t.Errorf("brave asked for counts %v, want 5, 5, 20", counts)
 	}
 }
+
+// Results that are not web URLs were dropped after the backend had cut its
+// answer to max_results, so a page whose first results were such got the
+// model fewer results than it asked for (none here) while good ones
+// followed. They are dropped before the cut.
+func TestWebSearch_DroppedResultsDoNotUseUpMaxResults(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var items []string
+		for i := range 5 {
+			items = append(items, `{"url":"javascript:alert(`+string(rune('0'+i))+`)","title":"js"}`)
+		}
+		items = append(items, `{"url":"https://x.example/`+strings.Repeat("p", maxURLBytes)+`","title":"huge"}`)
+		for i := range 6 {
+			items = append(items, `{"url":"https://ok.example/`+string(rune('a'+i))+`","title":"ok"}`)
+		}
+		io.WriteString(w, `{"results":[`+strings.Join(items, ",")+`]}`)
+	}))
+	t.Cleanup(srv.Close)
+	kit, err := New(Config{Backend: SearXNG{BaseURL: srv.URL, Client: loopbackClient()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, execute(t, kit, `{"query":"x","max_results":3}`))
+	if len(got) != 3 || got[0].URL != "https://ok.example/a" || got[2].URL != "https://ok.example/c" {
+		t.Fatalf("got %+v, want the first three web results", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
@@ -54,6 +55,7 @@ func (d DuckDuckGo) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res = slices.DeleteFunc(res, func(r Result) bool { return !usable(r) })
 	if n := q.limit(); len(res) > n {
 		res = res[:n]
 	}

@@ -76,7 +76,9 @@ func (t Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
 		if len(out) == q.limit() {
 			break
 		}
-		out = append(out, Result{Title: r.Title, URL: r.URL, Snippet: r.Content})
+		if res := (Result{Title: r.Title, URL: r.URL, Snippet: r.Content}); usable(res) {
+			out = append(out, res)
+		}
 	}
 	return out, nil
 }

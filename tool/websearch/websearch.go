@@ -160,13 +160,7 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 	// dropped rather than shortened. One that is not a web page's
 	// (javascript:, data:, file:, relative) is dropped too: the model
 	// would be told to fetch it, a UI to render it as a link.
-	res = slices.DeleteFunc(res, func(r Result) bool {
-		if len(r.URL) > maxURLBytes {
-			return true
-		}
-		u, err := url.Parse(r.URL)
-		return err != nil || !webURL(u)
-	})
+	res = slices.DeleteFunc(res, func(r Result) bool { return !usable(r) })
 	if len(res) > n {
 		res = res[:n]
 	}
@@ -178,6 +172,18 @@ func (cfg Config) search(ctx context.Context, in searchIn) (json.RawMessage, err
 		res[i].Title, _ = tool.Truncate(res[i].Title, 300)
 	}
 	return json.Marshal(res)
+}
+
+// usable reports a result the tool returns: an absolute http(s) URL of a
+// host, at most maxURLBytes long. The built-in backends drop the others
+// before cutting their answer to the query's limit, so that those do not
+// use up max_results.
+func usable(r Result) bool {
+	if len(r.URL) > maxURLBytes {
+		return false
+	}
+	u, err := url.Parse(r.URL)
+	return err == nil && webURL(u)
 }
 
 // webURL reports an absolute http or https URL with a host.
