@@ -76,8 +76,9 @@ var DefaultExcludePatterns = []string{
 
 // Toolkit is the files toolkit bound to an open root directory.
 type Toolkit struct {
-	cfg  Config
-	root *os.Root
+	cfg     Config
+	root    *os.Root
+	maxWalk int // entries one search visits (tests lower it)
 }
 
 // New opens cfg.Root. Close releases it.
@@ -110,7 +111,7 @@ func New(cfg Config) (*Toolkit, error) {
 			return nil, fmt.Errorf("files: exclude_patterns entry %q: write a glob for one path component, such as node_modules or *.log", pat)
 		}
 	}
-	return &Toolkit{cfg: cfg, root: root}, nil
+	return &Toolkit{cfg: cfg, root: root, maxWalk: maxWalk}, nil
 }
 
 // Close closes the root directory.
@@ -160,8 +161,8 @@ func (k *Toolkit) Toolkit() (tool.Toolkit, error) {
 		add(tool.Func(tool.FuncConfig{Name: "read_file", Description: "Reads a text file under the root directory."}, k.read)),
 		add(tool.Func(tool.FuncConfig{Name: "read_file_chunk", Description: "Reads lines start_line to end_line (1-based, inclusive) of a text file."}, k.readChunk)),
 		add(tool.Func(tool.FuncConfig{Name: "list_files", Description: "Lists a directory under the root as a JSON array; directories end with /."}, k.list)),
-		add(tool.Func(tool.FuncConfig{Name: "search_files", Description: "Finds files whose name (or path, when the pattern has a /) matches a glob; returns a JSON array of paths."}, k.searchFiles)),
-		add(tool.Func(tool.FuncConfig{Name: "search_content", Description: "Finds lines containing a text in files under a directory; returns JSON matches with file, line and text."}, k.searchContent)),
+		add(tool.Func(tool.FuncConfig{Name: "search_files", Description: "Finds files whose name (or path, when the pattern has a /) matches a glob; returns a JSON array of paths (a last entry in [brackets] says why the search stopped early)."}, k.searchFiles)),
+		add(tool.Func(tool.FuncConfig{Name: "search_content", Description: "Finds lines containing a text in files under a directory; returns JSON matches with file, line and text (a last match without a file says why the search stopped early)."}, k.searchContent)),
 	)
 	if err != nil {
 		return tool.Toolkit{}, err
@@ -498,10 +499,11 @@ func (k *Toolkit) list(_ context.Context, in listIn) (json.RawMessage, error) {
 }
 
 // walk visits regular files under dir (not following symlinks), at most
-// maxWalk entries; fn returns false to stop.
-func (k *Toolkit) walk(ctx context.Context, dir string, fn func(p string) bool) error {
+// k.maxWalk entries; fn returns false to stop. It reports whether it
+// stopped at that cap, with entries left unvisited.
+func (k *Toolkit) walk(ctx context.Context, dir string, fn func(p string) bool) (capped bool, err error) {
 	seen := 0
-	err := fs.WalkDir(k.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(k.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
 		// A search reads up to maxWalk files: it stops when the call ends
 		// (the run is cancelled) instead of reading on for nobody.
 		if err := ctx.Err(); err != nil {
@@ -516,7 +518,8 @@ func (k *Toolkit) walk(ctx context.Context, dir string, fn func(p string) bool) 
 			}
 			return nil
 		}
-		if seen++; seen > maxWalk {
+		if seen++; seen > k.maxWalk {
+			capped = true
 			return fs.SkipAll
 		}
 		if d.Type().IsRegular() && !fn(p) {
@@ -524,7 +527,12 @@ func (k *Toolkit) walk(ctx context.Context, dir string, fn func(p string) bool) 
 		}
 		return nil
 	})
-	return wrap(dir, err)
+	return capped, wrap(dir, err)
+}
+
+// walkCapped is the note ending a search whose walk stopped at its cap.
+func (k *Toolkit) walkCapped() string {
+	return fmt.Sprintf("[the search stopped after %d entries, before it had looked everywhere: search a subdirectory or a narrower pattern]", k.maxWalk)
 }
 
 func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, error) {
@@ -539,20 +547,31 @@ func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, 
 	byPath := strings.Contains(pattern, "/")
 	segments := strings.Split(pattern, "/")
 	out := []string{}
-	err = k.walk(ctx, ".", func(p string) bool {
+	more := false
+	capped, err := k.walk(ctx, ".", func(p string) bool {
 		var ok bool
 		if byPath {
 			ok = matchSegments(segments, strings.Split(p, "/"))
 		} else {
 			ok, _ = path.Match(pattern, path.Base(p))
 		}
+		if ok && len(out) == k.cfg.MaxEntries {
+			more = true
+			return false
+		}
 		if ok {
 			out = append(out, p)
 		}
-		return len(out) < k.cfg.MaxEntries
+		return true
 	})
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case more:
+		out = append(out, fmt.Sprintf("[more files match: only the first %d are shown; use a narrower pattern]", k.cfg.MaxEntries))
+	case capped:
+		out = append(out, k.walkCapped())
 	}
 	return json.Marshal(out)
 }
@@ -612,8 +631,8 @@ func (k *Toolkit) searchContent(ctx context.Context, in grepIn) (json.RawMessage
 	}
 	limit = min(limit, k.cfg.MaxEntries)
 	out := []match{}
-	size := 0
-	err = k.walk(ctx, dir, func(p string) bool {
+	size, full := 0, false
+	capped, err := k.walk(ctx, dir, func(p string) bool {
 		b, _, err := k.load(p)
 		if err != nil {
 			return true // binary or unreadable: not searched
@@ -624,7 +643,11 @@ func (k *Toolkit) searchContent(ctx context.Context, in grepIn) (json.RawMessage
 			}
 			text, _ := tool.Truncate(strings.TrimSpace(line), 300)
 			size += len(p) + len(text) + 30
-			if len(out) == limit || size > k.cfg.MaxOutput {
+			if len(out) == limit {
+				return false
+			}
+			if size > k.cfg.MaxOutput {
+				full = true
 				return false
 			}
 			out = append(out, match{File: p, Line: i + 1, Text: text})
@@ -633,6 +656,14 @@ func (k *Toolkit) searchContent(ctx context.Context, in grepIn) (json.RawMessage
 	})
 	if err != nil {
 		return nil, err
+	}
+	// A note ends a search that stopped before its limit with more to
+	// find, in a match of no file.
+	switch {
+	case full:
+		out = append(out, match{Text: fmt.Sprintf("[more matches not shown: they would pass %d bytes; ask for a smaller limit or search a subdirectory]", k.cfg.MaxOutput)})
+	case capped:
+		out = append(out, match{Text: k.walkCapped()})
 	}
 	return json.Marshal(out)
 }

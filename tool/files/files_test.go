@@ -545,3 +545,73 @@ func TestReadFileChunk_SaysWhereItStopped(t *testing.T) {
 		t.Errorf("the long line itself: %.100q, %v; want an error naming it", res.Content, res.Err)
 	}
 }
+
+// A search that stops before it has looked everywhere says so: one that
+// gave up after its walk's cap of entries, or whose matches filled the
+// entries or output cap, returned what it had found as if that were all
+// (an empty list read as "nothing matches" in a tree it had not finished).
+func TestSearch_SaysWhenItStoppedEarly(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i := range 30 {
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d.txt", i)), []byte("needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func(cfg Config, walkCap int, tool string, args any) []json.RawMessage {
+		t.Helper()
+		cfg.Root = root
+		k, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		if walkCap > 0 {
+			k.maxWalk = walkCap
+		}
+		var out json.RawMessage
+		switch a := args.(type) {
+		case globIn:
+			out, err = k.searchFiles(context.Background(), a)
+		case grepIn:
+			out, err = k.searchContent(context.Background(), a)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(out, &items); err != nil {
+			t.Fatal(err)
+		}
+		return items
+	}
+	last := func(items []json.RawMessage) string {
+		if len(items) == 0 {
+			return ""
+		}
+		return string(items[len(items)-1])
+	}
+	// The walk's cap, before anything matched the whole tree.
+	if got := search(Config{}, 10, "search_files", globIn{Pattern: "f2*.txt"}); !strings.Contains(last(got), "stopped after 10 entries") {
+		t.Errorf("search_files past the walk's cap: %s", got)
+	}
+	if got := search(Config{}, 10, "search_content", grepIn{Query: "needle", Limit: 100}); len(got) != 10 || !strings.Contains(last(got), "stopped after 10 entries") {
+		t.Errorf("search_content past the walk's cap: %d items, last %s", len(got), last(got))
+	}
+	// search_files filled max_entries with more to come; one that found
+	// exactly max_entries has nothing to say.
+	if got := search(Config{MaxEntries: 5}, 0, "search_files", globIn{Pattern: "*.txt"}); len(got) != 6 || !strings.Contains(last(got), "more files match") {
+		t.Errorf("search_files over max_entries: %d items, last %s", len(got), last(got))
+	}
+	if got := search(Config{MaxEntries: 30}, 0, "search_files", globIn{Pattern: "*.txt"}); len(got) != 30 || strings.Contains(last(got), "[") {
+		t.Errorf("search_files with exactly max_entries matches: %d items, last %s", len(got), last(got))
+	}
+	// search_content filled max_output.
+	if got := search(Config{MaxOutput: 200}, 0, "search_content", grepIn{Query: "needle", Limit: 30}); len(got) > 6 || !strings.Contains(last(got), "more matches") {
+		t.Errorf("search_content over max_output: %d items, last %s", len(got), last(got))
+	}
+	// A search that looked everywhere adds nothing.
+	if got := search(Config{}, 0, "search_content", grepIn{Query: "needle", Limit: 30}); len(got) != 30 || strings.Contains(last(got), "[") {
+		t.Errorf("a complete search_content: %d items, last %s", len(got), last(got))
+	}
+}
