@@ -32,6 +32,7 @@ const (
 	DefaultMaxWriteBytes = 1 << 20
 	DefaultMaxEntries    = 500
 	maxWalk              = 20_000 // entries one search visits
+	maxPatternBytes      = 1 << 10
 )
 
 // Config configures the files toolkit.
@@ -537,6 +538,10 @@ func (k *Toolkit) walkCapped() string {
 
 func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, error) {
 	pattern := strings.TrimSpace(filepath.ToSlash(in.Pattern))
+	if len(pattern) > maxPatternBytes {
+		// Matching costs the pattern's length for every file walked.
+		return nil, fmt.Errorf("pattern is %d bytes; at most %d", len(pattern), maxPatternBytes)
+	}
 	if _, err := path.Match(pattern, ""); err != nil || pattern == "" {
 		return nil, fmt.Errorf("pattern %q is not a glob (use *, ? and [...])", in.Pattern)
 	}

@@ -615,3 +615,19 @@ func TestSearch_SaysWhenItStoppedEarly(t *testing.T) {
 		t.Errorf("a complete search_content: %d items, last %s", len(got), last(got))
 	}
 }
+
+// A glob's cost is its length times each path's, for every file of the
+// walk: a pattern of 300 KB of "**/" took 2.5 ms a file, a minute over
+// 20,000 files, in a tool without a timeout. Patterns are capped.
+func TestSearchFiles_RefusesAHugePattern(t *testing.T) {
+	t.Parallel()
+	set, _, _ := setup(t, Config{})
+	huge := strings.Repeat("**/", 1000) + "*.md"
+	res := run(set, "search_files", `{"pattern":"`+huge+`"}`)
+	if res.Err == nil || !strings.Contains(res.Content, "at most 1024") {
+		t.Errorf("a %d-byte pattern: %.100q, %v; want an error naming the cap", len(huge), res.Content, res.Err)
+	}
+	if res := run(set, "search_files", `{"pattern":"`+strings.Repeat("**/", 300)+`*.md"}`); res.Err != nil || !strings.Contains(res.Content, "guide.md") {
+		t.Errorf("a pattern under the cap: %.100q, %v", res.Content, res.Err)
+	}
+}
