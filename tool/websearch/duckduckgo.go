@@ -92,14 +92,16 @@ func ParseDuckDuckGoHTML(page []byte) ([]Result, error) {
 	return out, nil
 }
 
-// resultURL turns a result link (a //duckduckgo.com/l/?uddg=… redirect or a
-// direct link) into the target URL; only http and https targets are kept.
+// resultURL turns a result link (a //duckduckgo.com/l/?uddg=… or /l/?uddg=…
+// redirect, or a direct link) into the target URL; only http and https targets are kept.
 func resultURL(href string) (string, bool) {
 	u, err := url.Parse(strings.TrimSpace(href))
 	if err != nil {
 		return "", false
 	}
-	if strings.HasSuffix(u.Hostname(), "duckduckgo.com") && strings.HasPrefix(u.Path, "/l/") {
+	// The redirect is written with DuckDuckGo's host or relative to the
+	// page (/l/?kh=-1&uddg=…).
+	if (u.Host == "" && u.Scheme == "" || strings.HasSuffix(u.Hostname(), "duckduckgo.com")) && strings.HasPrefix(u.Path, "/l/") {
 		if u, err = url.Parse(u.Query().Get("uddg")); err != nil {
 			return "", false
 		}

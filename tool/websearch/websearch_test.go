@@ -340,3 +340,23 @@ func TestWebSearch_DropsAResultWithAHugeURL(t *testing.T) {
 		t.Fatalf("got %+v, want the ordinary result alone", got)
 	}
 }
+
+// DuckDuckGo's result links are redirects through /l/?uddg=, written with
+// the host (//duckduckgo.com/l/?uddg=…) or, on pages without it, relative
+// to the page (/l/?kh=-1&uddg=…): the relative ones were dropped as not
+// web URLs, and their results lost.
+func TestParseDuckDuckGoHTML_RelativeRedirectLinks(t *testing.T) {
+	t.Parallel()
+	page := `<div class="result"><a class="result__a" href="/l/?kh=-1&amp;uddg=https%3A%2F%2Fgo.dev%2Fdoc%2F">Docs</a><a class="result__snippet">The docs.</a></div>
+<div class="result"><a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fpkg.go.dev%2F">Pkgs</a></div>
+<div class="result"><a class="result__a" href="/l/?uddg=javascript%3Aalert(1)">Bad</a></div>
+<div class="result"><a class="result__a" href="/settings">Settings</a></div>`
+	got, err := ParseDuckDuckGoHTML([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{{Title: "Docs", URL: "https://go.dev/doc/", Snippet: "The docs."}, {Title: "Pkgs", URL: "https://pkg.go.dev/"}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
