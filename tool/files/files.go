@@ -485,19 +485,24 @@ func (k *Toolkit) list(_ context.Context, in listIn) (json.RawMessage, error) {
 	}
 	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return k.excluded(path.Join(p, e.Name())) })
 	out := []string{}
-	for _, e := range entries {
-		if len(out) == k.cfg.MaxEntries {
-			out = append(out, fmt.Sprintf("[%d more entries not shown]", len(entries)-k.cfg.MaxEntries))
-			break
-		}
+	size := 0
+	for i, e := range entries {
 		name := path.Join(p, e.Name())
 		if e.IsDir() {
 			name += "/"
 		}
+		if len(out) == k.cfg.MaxEntries || size+jsonItemBytes(name) > k.cfg.MaxOutput {
+			out = append(out, fmt.Sprintf("[%d more entries not shown]", len(entries)-i))
+			break
+		}
+		size += jsonItemBytes(name)
 		out = append(out, name)
 	}
 	return json.Marshal(out)
 }
+
+// jsonItemBytes is about what s adds to a JSON list of strings.
+func jsonItemBytes(s string) int { return len(s) + 3 }
 
 // walk visits regular files under dir (not following symlinks), at most
 // k.maxWalk entries; fn returns false to stop. It reports whether it
@@ -552,7 +557,7 @@ func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, 
 	byPath := strings.Contains(pattern, "/")
 	segments := strings.Split(pattern, "/")
 	out := []string{}
-	more := false
+	size, more := 0, false
 	capped, err := k.walk(ctx, ".", func(p string) bool {
 		var ok bool
 		if byPath {
@@ -560,13 +565,15 @@ func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, 
 		} else {
 			ok, _ = path.Match(pattern, path.Base(p))
 		}
-		if ok && len(out) == k.cfg.MaxEntries {
+		if !ok {
+			return true
+		}
+		if len(out) == k.cfg.MaxEntries || size+jsonItemBytes(p) > k.cfg.MaxOutput {
 			more = true
 			return false
 		}
-		if ok {
-			out = append(out, p)
-		}
+		size += jsonItemBytes(p)
+		out = append(out, p)
 		return true
 	})
 	if err != nil {
@@ -574,7 +581,7 @@ func (k *Toolkit) searchFiles(ctx context.Context, in globIn) (json.RawMessage, 
 	}
 	switch {
 	case more:
-		out = append(out, fmt.Sprintf("[more files match: only the first %d are shown; use a narrower pattern]", k.cfg.MaxEntries))
+		out = append(out, fmt.Sprintf("[more files match: only the first %d are shown; use a narrower pattern]", len(out)))
 	case capped:
 		out = append(out, k.walkCapped())
 	}

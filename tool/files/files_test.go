@@ -631,3 +631,34 @@ func TestSearchFiles_RefusesAHugePattern(t *testing.T) {
 		t.Errorf("a pattern under the cap: %.100q, %v", res.Content, res.Err)
 	}
 }
+
+// max_output caps the text of every call, list_files' and search_files'
+// too: they returned up to max_entries paths whatever their length (500
+// deep paths are well over the default 64 KiB).
+func TestListAndSearchFiles_KeepToMaxOutput(t *testing.T) {
+	t.Parallel()
+	set, root, _ := setup(t, Config{MaxOutput: 300})
+	deep := filepath.Join(root, strings.Repeat("deep-directory-name/", 5))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if err := os.WriteFile(filepath.Join(deep, fmt.Sprintf("file-with-a-long-name-%02d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := strings.Repeat("deep-directory-name/", 5)
+	for _, c := range []struct{ tool, args string }{
+		{"list_files", `{"directory":"` + dir + `"}`},
+		{"search_files", `{"pattern":"file-with-*.txt"}`},
+	} {
+		res := run(set, c.tool, c.args)
+		var items []string
+		if err := json.Unmarshal([]byte(res.Content), &items); res.Err != nil || err != nil {
+			t.Fatalf("%s: %q, %v", c.tool, res.Content, res.Err)
+		}
+		if len(res.Content) > 300+200 || len(items) < 2 || !strings.HasPrefix(items[len(items)-1], "[") {
+			t.Errorf("%s with max_output 300: %d bytes, %d items, last %q", c.tool, len(res.Content), len(items), items[len(items)-1])
+		}
+	}
+}
