@@ -195,8 +195,10 @@ func contentKind(ct string) (string, error) {
 	if ct == "" {
 		return "html", nil // sniffing would add little: html.Parse reads text too
 	}
+	// A type with malformed parameters ("text/html; charset") is still
+	// its type, as browsers read it.
 	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
 		return "", fmt.Errorf("%w: %q does not parse", ErrUnsupportedContent, ct)
 	}
 	switch {

@@ -331,3 +331,30 @@ func TestWebFetch_LargestMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+// A Content-Type whose type is plain but whose parameters are malformed
+// ("text/html; charset", a stray ";") was refused as unsupported content,
+// a page any browser shows; its type is used and the parameters ignored.
+func TestWebFetch_MalformedContentTypeParameters(t *testing.T) {
+	t.Parallel()
+	for _, ct := range []string{"text/html; charset", "text/html;;", "text/plain; charset:utf-8", "text/html; charset=utf 8"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ct)
+			io.WriteString(w, "<p>café page</p>")
+		}))
+		res := fetch(t, Config{Network: openLoopback}, `{"url":"`+srv.URL+`","format":"text"}`)
+		srv.Close()
+		if res.Err != nil || !strings.Contains(res.Content, "café page") {
+			t.Errorf("Content-Type %q: %q, %v", ct, res.Content, res.Err)
+		}
+	}
+	// A type that does not parse at all is still refused.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html,text/plain")
+		io.WriteString(w, "<p>page</p>")
+	}))
+	defer srv.Close()
+	if res := fetch(t, Config{Network: openLoopback}, `{"url":"`+srv.URL+`"}`); !errors.Is(res.Err, ErrUnsupportedContent) {
+		t.Errorf("an unparsable type: %q, %v", res.Content, res.Err)
+	}
+}
