@@ -31,3 +31,18 @@ func Mark(s string, n int, mark string) string {
 	}
 	return s
 }
+
+// DropPartial returns b without the first bytes of a multi-byte UTF-8 rune
+// it ends with: b was cut inside that rune, and its start alone would read
+// as U+FFFD. Other bytes are kept, as Bytes keeps them.
+func DropPartial(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}

@@ -44,6 +44,26 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+func TestDropPartial(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"abc", "abc"},
+		{"aé", "aé"},
+		{"a\xc3", "a"},         // é's first byte
+		{"ab\xe6\x97", "ab"},   // 日's first two
+		{"a\xf0\x9f\x98", "a"}, // a four-byte rune's first three
+		{"a\xf0\x9f\x98\x80", "a\xf0\x9f\x98\x80"},
+		{"a\x80", "a\x80"},               // a stray continuation byte is kept
+		{"a\xff", "a\xff"},               // so is a byte that starts nothing
+		{"\xe6\x97\x41", "\xe6\x97\x41"}, // not a cut rune: invalid, kept
+	}
+	for _, tc := range tests {
+		if got := string(DropPartial([]byte(tc.in))); got != tc.want {
+			t.Errorf("DropPartial(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func FuzzBytes(f *testing.F) {
 	f.Add("日本語 text", 4)
 	f.Add("a\x80\x80\x80\x80\x80\x80", 5)

@@ -17,8 +17,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/tool"
 )
 
@@ -308,20 +308,6 @@ func (k *Toolkit) excluded(p string) bool {
 	return false
 }
 
-// dropPartialRune returns b without the first bytes of a UTF-8 character
-// it ends with.
-func dropPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
-}
-
 func notRegular(p string) error { return fmt.Errorf("%q is not a regular file", p) }
 
 // load reads at most MaxReadBytes of a regular text file.
@@ -343,7 +329,7 @@ func (k *Toolkit) load(p string) ([]byte, bool, error) {
 	if cut {
 		// Not inside a UTF-8 character: its first bytes would read as
 		// U+FFFD.
-		b = dropPartialRune(b[:k.cfg.MaxReadBytes])
+		b = clip.DropPartial(b[:k.cfg.MaxReadBytes])
 	}
 	// A NUL anywhere, not only near the start: the result store refuses
 	// results holding one, as not text (offload.ErrNotText).

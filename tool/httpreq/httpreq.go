@@ -13,11 +13,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/tool/netguard"
 )
@@ -273,23 +273,9 @@ func decodeBody(b []byte, ct string, cut bool) string {
 		}
 	}
 	if cut {
-		b = dropPartialRune(b)
+		b = clip.DropPartial(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
-}
-
-// dropPartialRune returns b without the first bytes of a UTF-8 character
-// it ends with.
-func dropPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
 }
 
 // checkHeaders refuses configured headers that could not go out as

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/text/transform"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/tool"
 	"github.com/agentryhq/agentry/tool/netguard"
 )
@@ -224,7 +225,7 @@ func toUTF8(body []byte, ct string, cut bool) string {
 	if !certain {
 		if mt, _, _ := mime.ParseMediaType(ct); mt == "application/json" || strings.HasSuffix(mt, "+json") {
 			isUTF8 = true
-		} else if name == "windows-1252" && utf8.Valid(dropPartialRune(body)) {
+		} else if name == "windows-1252" && utf8.Valid(clip.DropPartial(body)) {
 			// Latin-1 text with letters beyond ASCII is almost never
 			// valid UTF-8, so a meta tag naming it on such a page (or the
 			// sniffer's guess) is wrong.
@@ -233,7 +234,7 @@ func toUTF8(body []byte, ct string, cut bool) string {
 	}
 	if isUTF8 {
 		if cut {
-			body = dropPartialRune(body)
+			body = clip.DropPartial(body)
 		}
 		return strings.ToValidUTF8(string(body), "\uFFFD")
 	}
@@ -245,20 +246,6 @@ func toUTF8(body []byte, ct string, cut bool) string {
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
-
-// dropPartialRune returns b without the first bytes of a UTF-8 character
-// it ends with (a body cut inside the character).
-func dropPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
-}
 
 // readable extracts the page's main content (the whole body when readability
 // finds no article) as Markdown or text.
