@@ -131,7 +131,7 @@ func sqlitePath(given, path string, decoded bool) (DSN, error) {
 func parseFileURI(s string) (DSN, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return DSN{}, invalid("%q is not a valid file: URI: %v", s, urlErr(err))
+		return DSN{}, invalid("%q is not a valid file: URI: %v", s, urlErr(s, err))
 	}
 	if u.RawQuery != "" || u.ForceQuery {
 		return DSN{}, invalid("%q: SQLite DSNs take no ?parameters (Agentry sets its own)", s)
@@ -157,7 +157,7 @@ func parseFileURI(s string) (DSN, error) {
 func parsePostgres(s string) (DSN, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return DSN{}, invalid("%s is not a valid URL: %v", redact(s), urlErr(err))
+		return DSN{}, invalid("%s is not a valid URL: %v", redact(s), urlErr(s, err))
 	}
 	q := u.Query()
 	shape := "write postgres://USER:PASSWORD@HOST:PORT/DATABASE"
@@ -175,7 +175,7 @@ func parsePostgres(s string) (DSN, error) {
 func parseMySQLURL(s, scheme string) (DSN, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return DSN{}, invalid("%s is not a valid URL: %v", redact(s), urlErr(err))
+		return DSN{}, invalid("%s is not a valid URL: %v", redact(s), urlErr(s, err))
 	}
 	shape := "write " + scheme + "://USER:PASSWORD@HOST:PORT/DATABASE"
 	if u.Hostname() == "" {
@@ -232,8 +232,15 @@ func parseNativeMySQL(s string) (DSN, error) {
 	return DSN{Dialect: MySQL, Conn: s, given: s}, nil
 }
 
-// urlErr is a url.Parse error without the URL (which may hold a password).
-func urlErr(err error) error {
+// urlErr is url.Parse's error on s without the URL (which may hold a
+// password). When s may have a user part, the parser's own words are left
+// out too: an unescaped '/', '?' or '#' in a password ends the host inside
+// it, and the error then quotes the start of the password as a port (or a
+// bad escape in it as such).
+func urlErr(s string, err error) error {
+	if _, rest, ok := strings.Cut(s, "://"); ok && strings.Contains(rest, "@") {
+		return errors.New("it does not parse; percent-encode any '/', '?', '#', '@', ':', '%' or space in the user name or password (%2F, %3F, %23, %40, %3A, %25, %20)")
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Err
@@ -241,8 +248,32 @@ func urlErr(err error) error {
 	return err
 }
 
+// secretParam reports whether a query parameter's key names a secret:
+// password, sslpassword (pgx: the client key's passphrase), in any case.
+func secretParam(key string) bool {
+	if k, err := url.QueryUnescape(key); err == nil {
+		key = k
+	}
+	return strings.Contains(strings.ToLower(key), "password")
+}
+
+// redactQuery replaces the value of each secret parameter of a raw query
+// with "xxxxx", leaving the rest as written: a pair url.ParseQuery cannot
+// decode (a bad escape, a ';') is skipped by it but may still be read as a
+// password, so the raw pairs are what is looked at.
+func redactQuery(raw string) (string, bool) {
+	pairs := strings.Split(raw, "&")
+	changed := false
+	for i, p := range pairs {
+		if key, _, ok := strings.Cut(p, "="); ok && secretParam(key) {
+			pairs[i], changed = key+"=xxxxx", true
+		}
+	}
+	return strings.Join(pairs, "&"), changed
+}
+
 // redact replaces the password of a URL or go-sql-driver DSN with "xxxxx",
-// as well as a password= parameter; a DSN without one is returned as is.
+// as well as the value of a password= or sslpassword= parameter; a DSN without one is returned as is.
 func redact(s string) string {
 	if m := scheme.FindStringSubmatch(s); m != nil {
 		u, err := url.Parse(s)
@@ -256,9 +287,8 @@ func redact(s string) string {
 				u.User, changed = url.UserPassword(u.User.Username(), "xxxxx"), true
 			}
 		}
-		if q := u.Query(); q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery, changed = q.Encode(), true
+		if q, ok := redactQuery(u.RawQuery); ok {
+			u.RawQuery, changed = q, true
 		}
 		if changed {
 			return u.String()

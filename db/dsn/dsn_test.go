@@ -126,7 +126,13 @@ func TestString_HidesThePassword(t *testing.T) {
 		"u:secret@tcp(h:3306)/db":              "u:xxxxx@tcp(h:3306)/db",
 		"u:se@c:ret@tcp(h:3306)/db?timeout=1s": "u:xxxxx@tcp(h:3306)/db?timeout=1s",
 		"postgres://u@h/db":                    "postgres://u@h/db",
-		"./agentry.db":                         "./agentry.db",
+		// pgx reads sslpassword (the client key's passphrase) too.
+		"postgres://u@h/db?sslmode=verify-full&sslpassword=secret": "postgres://u@h/db?sslmode=verify-full&sslpassword=xxxxx",
+		// A pair url.ParseQuery cannot decode is still a password.
+		"postgres://u@h/db?password=se%zzcret":             "postgres://u@h/db?password=xxxxx",
+		"postgres://u:secret@h/db?password=sec;ret&a=b%2F": "postgres://u:xxxxx@h/db?password=xxxxx&a=b%2F",
+		"mysql://u@h/db?tls=true&Password=secret":          "mysql://u@h/db?tls=true&Password=xxxxx",
+		"./agentry.db": "./agentry.db",
 	}
 	for in, want := range tests {
 		d, err := dsn.Parse(in)
@@ -135,6 +141,34 @@ func TestString_HidesThePassword(t *testing.T) {
 		}
 		if d.String() != want || d.HasPassword() != (want != in) {
 			t.Errorf("Parse(%q).String() = %q (HasPassword %v), want %q", in, d.String(), d.HasPassword(), want)
+		}
+	}
+}
+
+// A URL that does not parse is not quoted, nor is any piece of it: with an
+// unescaped '/', '#' or '?' in the password, url.Parse ends the host inside
+// it and its error quotes the start of the password as a port.
+func TestParse_AnUnparsableURLRepeatsNoPieceOfThePassword(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"postgres://u:hun/ter2@h/db",
+		"postgres://u:hun#ter2@h/db",
+		"postgresql://u:hun?ter2@h/db",
+		"mysql://u:hun/ter2@h/db",
+		"mariadb://u:hun#ter2@h:3306/db",
+		"postgres://u:hun%zter2@h/db",
+		"postgres://u:hun ter2/x@h/db",
+	} {
+		_, err := dsn.Parse(in)
+		if !errors.Is(err, dsn.ErrInvalid) || !strings.Contains(err.Error(), "not a valid URL") {
+			t.Errorf("Parse(%q) = %v, want ErrInvalid saying it is not a valid URL", in, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "hun") || strings.Contains(err.Error(), "%z") {
+			t.Errorf("Parse(%q) error %q repeats a piece of the password", in, err)
+		}
+		if !strings.Contains(err.Error(), "percent-encode") {
+			t.Errorf("Parse(%q) error %q does not say how to write the password", in, err)
 		}
 	}
 }
