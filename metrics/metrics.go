@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,7 +87,7 @@ func (m *Metrics) SetQueueStats(stats QueueStats) error {
 // ObserveQueueWait records how long a background run waited for a worker;
 // queue is "background" (the server's in-process queue) or "durable".
 func (m *Metrics) ObserveQueueWait(queue string, d time.Duration) {
-	m.queueWait.WithLabelValues(queue).Observe(max(d, 0).Seconds())
+	m.queueWait.WithLabelValues(label(queue)).Observe(max(d, 0).Seconds())
 }
 
 // SetBackgroundQueued registers agentry_background_runs_queued, the runs
@@ -112,10 +113,20 @@ func (m *Metrics) SetTraceStore(written, dropped, failed func() uint64) error {
 }
 
 // ObserveHTTP counts one request; route is the matched pattern ("" for
-// none: it is recorded as "unmatched", so paths never become labels).
+// none: it is recorded as "unmatched", so paths never become labels), and a
+// method other than RFC 9110's eight and PATCH is recorded as _OTHER
+// (the server takes any token as a method: a client must not be able to
+// make series).
 func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
+	}
+	route = label(route)
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+	default:
+		method = "_OTHER"
 	}
 	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
@@ -123,9 +134,14 @@ func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration)
 
 // ObserveRun counts a finished run.
 func (m *Metrics) ObserveRun(c run.Component, status run.Status, d time.Duration) {
-	m.runs.WithLabelValues(string(c.Type), c.ID, string(status)).Inc()
-	m.runDuration.WithLabelValues(string(c.Type), c.ID).Observe(d.Seconds())
+	typ, id := label(string(c.Type)), label(c.ID)
+	m.runs.WithLabelValues(typ, id, label(string(status))).Inc()
+	m.runDuration.WithLabelValues(typ, id).Observe(d.Seconds())
 }
+
+// label is a label value the Prometheus client takes: it panics on one that
+// is not UTF-8 (an id a Go caller gave), so bad bytes become U+FFFD.
+func label(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // Instrument wraps an agent configuration's models (before agent.New) so
 // their calls are timed and their tokens counted. A nil m changes nothing.
@@ -217,6 +233,7 @@ func (mm meteredModel) Info() model.Info { return mm.next.Info() }
 
 func (mm meteredModel) done(start time.Time, usage *model.Usage, err error) {
 	info := mm.next.Info()
+	info.Provider, info.ID = label(info.Provider), label(info.ID)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
