@@ -98,21 +98,26 @@ func (cfg Config) normalized() (Config, string, error) {
 	if cfg.AgentID == "" {
 		return cfg, "", errors.New("loadgen: AgentID is required (the agent to run)")
 	}
+	if cfg.AgentID == "." || cfg.AgentID == ".." {
+		return cfg, "", fmt.Errorf("loadgen: AgentID %q is not an agent id", cfg.AgentID)
+	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil {
-		return cfg, "", fmt.Errorf("loadgen: parse BaseURL: %w", err)
+		return cfg, "", fmt.Errorf("loadgen: BaseURL %w", parseError(cfg.BaseURL, err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return cfg, "", fmt.Errorf("loadgen: BaseURL %q needs an http:// or https:// scheme", cfg.BaseURL)
+		return cfg, "", fmt.Errorf("loadgen: BaseURL %q needs an http:// or https:// scheme", u.Redacted())
 	}
 	if u.Host == "" {
-		return cfg, "", fmt.Errorf("loadgen: BaseURL %q has no host", cfg.BaseURL)
+		return cfg, "", fmt.Errorf("loadgen: BaseURL %q has no host", u.Redacted())
 	}
 	if !cfg.AllowRemote && !IsLoopbackHost(u.Hostname()) {
 		return cfg, "", fmt.Errorf("%w: %q", ErrRemoteTarget, u.Hostname())
 	}
 	u.RawQuery, u.Fragment = "", ""
-	runsURL := u.JoinPath("agents", cfg.AgentID, "runs").String()
+	// JoinPath takes its elements as escaped path: the id is escaped into
+	// one segment (a '%' or '/' in it is the id's, not the URL's).
+	runsURL := u.JoinPath("agents", url.PathEscape(cfg.AgentID), "runs").String()
 
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
@@ -148,4 +153,28 @@ func (cfg Config) normalized() (Config, string, error) {
 		return cfg, "", errors.New("loadgen: BearerToken contains a line break")
 	}
 	return cfg, runsURL, nil
+}
+
+// parseError is url.Parse's error on s without s, which may hold a
+// password; with a user part, without the parser's words either: a '/',
+// '?' or '#' in a password ends the host inside it, and the error quotes
+// the start of the password as a port.
+func parseError(s string, err error) error {
+	if strings.Contains(s, "@") {
+		return errors.New("does not parse as a URL: percent-encode any '/', '?', '#', '@', ':' or '%' in the user name or password")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("does not parse as a URL: %w", err)
+}
+
+// shownURL is a URL for reports: its password, if any, as "xxxxx".
+func shownURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return u.Redacted()
 }

@@ -12,7 +12,8 @@ import (
 
 // Report is the outcome of the measured phase (warmup excluded).
 type Report struct {
-	// URL is the runs endpoint that was driven.
+	// URL is the runs endpoint that was driven, a password in it shown as
+	// "xxxxx".
 	URL         string
 	Stream      bool
 	Concurrency int

@@ -34,7 +34,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for i := range workers {
 		workers[i] = newWorker(&cfg, runsURL, client)
 	}
-	rep := Report{URL: runsURL, Stream: cfg.Stream, Concurrency: cfg.Concurrency, SessionMode: cfg.SessionMode}
+	rep := Report{URL: shownURL(runsURL), Stream: cfg.Stream, Concurrency: cfg.Concurrency, SessionMode: cfg.SessionMode}
 
 	if cfg.Warmup > 0 {
 		warm := &phase{deadline: time.Now().Add(cfg.Warmup), limit: MaxRequests}
