@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/agentryhq/agentry/model"
@@ -62,7 +63,7 @@ func New(cfg Config) (*openai.Model, error) {
 	}
 	if u, err := url.Parse(cfg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Path, "/deployments/") {
-		return nil, fmt.Errorf("azure: endpoint %q is not a resource URL: set Config.Endpoint or AZURE_OPENAI_ENDPOINT to https://<resource>.openai.azure.com (the deployment and api-version are set apart)", cfg.Endpoint)
+		return nil, fmt.Errorf("azure: endpoint %s is not a resource URL: set Config.Endpoint or AZURE_OPENAI_ENDPOINT to https://<resource>.openai.azure.com (the deployment and api-version are set apart)", shownEndpoint(u, err))
 	}
 	if cfg.Deployment == "" {
 		cfg.Deployment = cfg.Model
@@ -89,4 +90,24 @@ func New(cfg Config) (*openai.Model, error) {
 		QueryParams: map[string]string{"api-version": cfg.APIVersion}, TokenSource: tokens,
 		ProviderName: "Azure", Name: "AzureOpenAI", Params: cfg.Params,
 	})
+}
+
+// shownEndpoint quotes an endpoint for a message without what may be a
+// secret in it: a password (as xxxxx), a query or fragment (as …). One that
+// does not parse is not quoted: url.Parse ends a host at a '/' in a
+// password, so no piece of it can be told safe.
+func shownEndpoint(u *url.URL, err error) string {
+	if err != nil {
+		return "(unparsable)"
+	}
+	c := *u
+	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
+	shown := c.Redacted()
+	if u.RawQuery != "" || u.ForceQuery {
+		shown += "?…"
+	}
+	if u.Fragment != "" {
+		shown += "#…"
+	}
+	return strconv.Quote(shown)
 }
