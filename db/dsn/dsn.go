@@ -3,6 +3,7 @@ package dsn
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -194,10 +195,13 @@ func parseMySQLURL(s, scheme string) (DSN, error) {
 		// The driver ends the user name at the first ':'.
 		return DSN{}, invalid("%s: the user name %q holds a ':', which the MySQL driver cannot take", redact(s), u.User.Username())
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr += ":3306"
+	// Hostname and Port, not Host: a URL may write an empty port ("h:"),
+	// which is the default port, not part of the address.
+	port := u.Port()
+	if port == "" {
+		port = "3306"
 	}
+	addr := net.JoinHostPort(u.Hostname(), port)
 	var b strings.Builder
 	if u.User != nil {
 		b.WriteString(u.User.Username())

@@ -34,6 +34,9 @@ func TestParse_AcceptedForms(t *testing.T) {
 		{"mysql://root@127.0.0.1/test", dsn.MySQL, "", "root@tcp(127.0.0.1:3306)/test"},
 		{"mariadb://u:p%40ss@db:3307/app?tls=true&parseTime=true", dsn.MySQL, "", "u:p@ss@tcp(db:3307)/app?tls=true&parseTime=true"},
 		{"mysql://u@[::1]/app", dsn.MySQL, "", "u@tcp([::1]:3306)/app"},
+		// An empty port (a URL may write "host:") is the default port.
+		{"mysql://u@h:/app", dsn.MySQL, "", "u@tcp(h:3306)/app"},
+		{"mariadb://u@[::1]:/app", dsn.MySQL, "", "u@tcp([::1]:3306)/app"},
 		// A '/' in a parameter (a valid URL) would end the driver's address.
 		{"mysql://u@h/app?loc=Europe/Paris&tls=custom", dsn.MySQL, "", "u@tcp(h:3306)/app?loc=Europe%2FParis&tls=custom"},
 		{"root@tcp(127.0.0.1:3306)/test", dsn.MySQL, "", "root@tcp(127.0.0.1:3306)/test"},
