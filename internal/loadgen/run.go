@@ -83,9 +83,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	switch {
 	case ctx.Err() != nil:
 		rep.Stopped = "canceled"
-	case p.issued.Load() > p.limit && cfg.Requests > 0:
+	// Every ticket handed out: the count was reached, whether or not a
+	// worker asked for another before the deadline passed.
+	case p.issued.Load() >= p.limit && cfg.Requests > 0:
 		rep.Stopped = "requests"
-	case p.issued.Load() > p.limit:
+	case p.issued.Load() >= p.limit:
 		rep.Stopped = "request cap"
 	default:
 		rep.Stopped = "duration"
