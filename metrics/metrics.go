@@ -144,7 +144,8 @@ func (m *Metrics) ObserveRun(c run.Component, status run.Status, d time.Duration
 func label(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // Instrument wraps an agent configuration's models (before agent.New) so
-// their calls are timed and their tokens counted. A nil m changes nothing.
+// their calls are timed and their tokens counted, fallbacks included (in
+// new lists: the caller's are left as they are). A nil m changes nothing.
 func (m *Metrics) Instrument(cfg *agent.Config) {
 	if m == nil {
 		return
@@ -154,9 +155,28 @@ func (m *Metrics) Instrument(cfg *agent.Config) {
 			*p = meteredModel{next: *p, m: m}
 		}
 	}
-	for i, f := range cfg.FallbackModels {
-		cfg.FallbackModels[i] = meteredModel{next: f, m: m}
+	// New lists, not the caller's: a list two configurations share would
+	// have its models wrapped twice, and each call counted twice.
+	cfg.FallbackModels = m.metered(cfg.FallbackModels)
+	if fc := cfg.FallbackConfig; fc != nil {
+		cfg.FallbackConfig = &model.FallbackConfig{OnError: m.metered(fc.OnError),
+			OnRateLimit: m.metered(fc.OnRateLimit), OnContextOverflow: m.metered(fc.OnContextOverflow)}
 	}
+}
+
+// metered is a new list of ms, each wrapped; nil for none.
+func (m *Metrics) metered(ms []model.Model) []model.Model {
+	if len(ms) == 0 {
+		return ms
+	}
+	out := make([]model.Model, len(ms))
+	for i, f := range ms {
+		if f != nil {
+			f = meteredModel{next: f, m: m}
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // Runner wraps a component so its runs are counted by final status and
