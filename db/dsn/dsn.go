@@ -277,7 +277,8 @@ func redactQuery(raw string) (string, bool) {
 }
 
 // redact replaces the password of a URL or go-sql-driver DSN with "xxxxx",
-// as well as the value of a password= or sslpassword= parameter; a DSN without one is returned as is.
+// as well as the value of a password= or sslpassword= parameter; a DSN
+// without one is returned as is.
 func redact(s string) string {
 	if m := scheme.FindStringSubmatch(s); m != nil {
 		u, err := url.Parse(s)
