@@ -74,3 +74,14 @@ func TestInstrument_FallbackConfigModelsAreCounted(t *testing.T) {
 		t.Errorf("no tokens of the fallback: %v", fams["agentry_model_tokens_total"])
 	}
 }
+
+// A nil fallback is the caller's mistake for agent.New to name; Instrument
+// wrapped it into a non-nil model that failed only when first called.
+func TestInstrument_LeavesANilFallbackForAgentNewToRefuse(t *testing.T) {
+	t.Parallel()
+	cfg := agent.Config{Model: answers("m"), FallbackModels: []model.Model{nil}}
+	metrics.New().Instrument(&cfg)
+	if a, err := agent.New(cfg); err == nil {
+		t.Fatalf("agent.New accepted a nil fallback after Instrument: %v", a)
+	}
+}
