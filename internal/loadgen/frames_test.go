@@ -44,6 +44,14 @@ func TestFrameReader_Framing(t *testing.T) {
 		{"event without data is dropped", "event: x\n\ndata: y\n\n", []frame{{"", "y"}}, nil},
 		{"line longer than the buffer", "event: big\ndata: " + long + "\n\n", []frame{{"big", long}}, nil},
 		{"cut off inside a frame", "data: a\n\nevent: b\ndata: {\"partial", []frame{{"", "a"}}, io.ErrUnexpectedEOF},
+		// As internal/sse reads them: a last event whose lines all ended is
+		// whole without its blank line; a line EOF cut is a cut stream even
+		// before the event's data; one leading byte order mark is ignored.
+		{"last event without its blank line", "event: RunStarted\ndata: {}\n\nevent: RunCompleted\ndata: {\"a\":1}\n",
+			[]frame{{"RunStarted", "{}"}, {"RunCompleted", `{"a":1}`}}, nil},
+		{"cut inside the event line", "data: a\n\nevent: RunComp", []frame{{"", "a"}}, io.ErrUnexpectedEOF},
+		{"cut inside an unknown field", "0", nil, io.ErrUnexpectedEOF},
+		{"leading byte order mark", "\ufeffevent: x\ndata: y\n\n", []frame{{"x", "y"}}, nil},
 		{"empty stream", "", nil, nil},
 	}
 	for _, tt := range tests {
@@ -68,6 +76,21 @@ func TestFrameReader_RejectsOverlongLines(t *testing.T) {
 	_, err := readFrames("data: "+strings.Repeat("y", 100<<10)+"\n\n", 64<<10)
 	if !errors.Is(err, errLineTooLong) {
 		t.Fatalf("err = %v, want errLineTooLong", err)
+	}
+}
+
+// An event's data is bounded as its lines are: a stream of data lines that
+// never ends its event grew the reader's buffer without bound (until the
+// request's timeout), whatever the line limit.
+func TestFrameReader_BoundsAnEventsData(t *testing.T) {
+	t.Parallel()
+	_, err := readFrames(strings.Repeat("data: "+strings.Repeat("z", 1<<10)+"\n", 100)+"\n", 64<<10)
+	if !errors.Is(err, errEventTooLarge) {
+		t.Fatalf("err = %v, want errEventTooLarge", err)
+	}
+	got, err := readFrames(strings.Repeat("data: z\n", 10)+"\n", 19)
+	if err != nil || len(got) != 1 || got[0].data != strings.TrimSuffix(strings.Repeat("z\n", 10), "\n") {
+		t.Fatalf("an event of exactly the limit: %q, %v", got, err)
 	}
 }
 

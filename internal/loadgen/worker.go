@@ -209,7 +209,7 @@ func (w *worker) readStream(resp *http.Response, start time.Time) result {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				return fail(resultBadBody, "bad body: stream cut off inside an event after %d events", n)
 			}
-			if errors.Is(err, errLineTooLong) {
+			if errors.Is(err, errLineTooLong) || errors.Is(err, errEventTooLarge) {
 				return fail(resultBadBody, "bad body: %v", err)
 			}
 			return fail(resultTransport, "transport: read stream: %v", err)
