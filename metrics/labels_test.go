@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,5 +82,35 @@ func TestMetrics_LabelsThatAreNotUTF8DoNotPanic(t *testing.T) {
 		if _, ok := value(fams, name, want); !ok {
 			t.Errorf("%s: no series %v in %v", name, want, fams[name])
 		}
+	}
+}
+
+// One scrape asks the queue once: depth and oldest wait are one reading (a
+// database query on the durable queue, bounded by its own timeout), not two
+// that could disagree and that doubled a scrape's queries and its wait on a
+// slow database.
+func TestSetQueueStats_OneReadingPerScrape(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	var calls atomic.Int32
+	if err := m.SetQueueStats(func() (int, time.Duration) {
+		n := calls.Add(1)
+		return int(n), time.Duration(n) * time.Second
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for scrapeN := int32(1); scrapeN <= 3; scrapeN++ {
+		fams := scrape(t, m)
+		if got := calls.Load(); got != scrapeN {
+			t.Fatalf("after %d scrapes the queue was asked %d times", scrapeN, got)
+		}
+		d, _ := value(fams, "agentry_queue_depth", nil)
+		w, _ := value(fams, "agentry_queue_oldest_wait_seconds", nil)
+		if d.GetGauge().GetValue() != float64(scrapeN) || w.GetGauge().GetValue() != float64(scrapeN) {
+			t.Errorf("scrape %d: depth %v, oldest wait %v; want both from reading %d", scrapeN, d, w, scrapeN)
+		}
+	}
+	if err := m.SetQueueStats(func() (int, time.Duration) { return 0, 0 }); err == nil {
+		t.Error("a second SetQueueStats was accepted")
 	}
 }

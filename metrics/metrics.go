@@ -67,21 +67,29 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // SetQueueStats registers agentry_queue_depth and
-// agentry_queue_oldest_wait_seconds, read from stats at each scrape. The
-// server calls it once when its durable queue is on; until then neither
+// agentry_queue_oldest_wait_seconds, read from stats once at each scrape
+// (both from one reading: on the durable queue it is a database query).
+// The server calls it once when its durable queue is on; until then neither
 // series exists. Registering them twice is an error.
 func (m *Metrics) SetQueueStats(stats QueueStats) error {
-	for _, c := range []prometheus.Collector{
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_queue_depth", Help: "Jobs waiting in the durable queue."},
-			func() float64 { d, _ := stats(); return float64(d) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentry_queue_oldest_wait_seconds", Help: "How long the oldest waiting job has waited."},
-			func() float64 { _, w := stats(); return w.Seconds() }),
-	} {
-		if err := m.reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.reg.Register(queueCollector{stats: stats,
+		depth: prometheus.NewDesc("agentry_queue_depth", "Jobs waiting in the durable queue.", nil, nil),
+		wait:  prometheus.NewDesc("agentry_queue_oldest_wait_seconds", "How long the oldest waiting job has waited.", nil, nil),
+	})
+}
+
+// queueCollector exports one QueueStats reading as two gauges.
+type queueCollector struct {
+	stats       QueueStats
+	depth, wait *prometheus.Desc
+}
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.depth; ch <- c.wait }
+
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	depth, wait := c.stats()
+	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(depth))
+	ch <- prometheus.MustNewConstMetric(c.wait, prometheus.GaugeValue, wait.Seconds())
 }
 
 // ObserveQueueWait records how long a background run waited for a worker;
