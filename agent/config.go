@@ -371,6 +371,36 @@ func (a *Agent) remoteGuard() *netguard.Guard {
 	return a.remote
 }
 
+// WrapModels replaces every model cfg names (Model, ReasoningModel,
+// ParserModel, OutputModel, FallbackModels and FallbackConfig's lists) with
+// wrap's wrapping of it, for instrumentation before New. Lists are new ones:
+// a list two configurations share is not wrapped twice through them. A nil
+// model stays nil (New refuses a nil fallback).
+func (cfg *Config) WrapModels(wrap func(model.Model) model.Model) {
+	for _, p := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
+		if *p != nil {
+			*p = wrap(*p)
+		}
+	}
+	list := func(ms []model.Model) []model.Model {
+		if len(ms) == 0 {
+			return ms
+		}
+		out := make([]model.Model, len(ms))
+		for i, m := range ms {
+			if m != nil {
+				m = wrap(m)
+			}
+			out[i] = m
+		}
+		return out
+	}
+	cfg.FallbackModels = list(cfg.FallbackModels)
+	if fc := cfg.FallbackConfig; fc != nil {
+		cfg.FallbackConfig = &model.FallbackConfig{OnError: list(fc.OnError), OnRateLimit: list(fc.OnRateLimit), OnContextOverflow: list(fc.OnContextOverflow)}
+	}
+}
+
 // New validates cfg and returns an Agent. It does no I/O and compiles nothing:
 // tool specs, the system message and schemas are prepared on the first run.
 func New(cfg Config) (*Agent, error) {

@@ -158,33 +158,9 @@ func (m *Metrics) Instrument(cfg *agent.Config) {
 	if m == nil {
 		return
 	}
-	for _, p := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
-		if *p != nil {
-			*p = meteredModel{next: *p, m: m}
-		}
-	}
 	// New lists, not the caller's: a list two configurations share would
 	// have its models wrapped twice, and each call counted twice.
-	cfg.FallbackModels = m.metered(cfg.FallbackModels)
-	if fc := cfg.FallbackConfig; fc != nil {
-		cfg.FallbackConfig = &model.FallbackConfig{OnError: m.metered(fc.OnError),
-			OnRateLimit: m.metered(fc.OnRateLimit), OnContextOverflow: m.metered(fc.OnContextOverflow)}
-	}
-}
-
-// metered is a new list of ms, each wrapped; nil for none.
-func (m *Metrics) metered(ms []model.Model) []model.Model {
-	if len(ms) == 0 {
-		return ms
-	}
-	out := make([]model.Model, len(ms))
-	for i, f := range ms {
-		if f != nil {
-			f = meteredModel{next: f, m: m}
-		}
-		out[i] = f
-	}
-	return out
+	cfg.WrapModels(func(next model.Model) model.Model { return meteredModel{next: next, m: m} })
 }
 
 // Runner wraps a component so its runs are counted by final status and

@@ -48,14 +48,7 @@ func Instrument(cfg *agent.Config, tp oteltrace.TracerProvider) {
 		return
 	}
 	tr, content := tp.Tracer(ScopeName), contentOf(tp)
-	for _, m := range []*model.Model{&cfg.Model, &cfg.ReasoningModel, &cfg.ParserModel, &cfg.OutputModel} {
-		if *m != nil {
-			*m = newTracedModel(*m, tr, content)
-		}
-	}
-	for i, m := range cfg.FallbackModels {
-		cfg.FallbackModels[i] = newTracedModel(m, tr, content)
-	}
+	cfg.WrapModels(func(m model.Model) model.Model { return newTracedModel(m, tr, content) })
 	cfg.ToolHooks = append([]agent.ToolHook{ToolHook(tp)}, cfg.ToolHooks...)
 }
 

@@ -259,3 +259,64 @@ func TestSpans_TeamStreamEndsWithTheTeamRunsOwnStatus(t *testing.T) {
 	}
 	t.Fatalf("no span of the team run: %v", names(exp.GetSpans()))
 }
+
+// Instrument wrapped FallbackModels in the caller's own slice (a list two
+// configurations share got its models wrapped twice: two chat spans for
+// one call) and left FallbackConfig's models untraced (a run that fell back
+// to one showed no chat span for the call that answered).
+func TestInstrument_FallbacksAreTracedOnceInNewLists(t *testing.T) {
+	t.Parallel()
+	down := func() model.Model {
+		return scripted.MustNew(scripted.Config{ID: "primary", Turns: []scripted.Turn{{Error: "down", ErrorKind: "server"}}})
+	}
+	answers := func(id string) model.Model {
+		return scripted.MustNew(scripted.Config{ID: id, Turns: []scripted.Turn{{Content: "ok"}}})
+	}
+	chats := func(exp *tracetest.InMemoryExporter, name string) int {
+		n := 0
+		for _, s := range exp.GetSpans() {
+			if s.Name == name {
+				n++
+			}
+		}
+		return n
+	}
+	runOnce := func(cfg agent.Config) {
+		t.Helper()
+		a, err := agent.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := a.Run(context.Background(), run.TextInput("x")); err != nil || out.Status != run.StatusCompleted {
+			t.Fatalf("run: %v (%+v)", err, out)
+		}
+	}
+
+	tp, exp := recorder()
+	fallback := answers("fb")
+	shared := []model.Model{fallback}
+	first := agent.Config{Model: down(), FallbackModels: shared}
+	second := agent.Config{Model: down(), FallbackModels: shared}
+	trace.Instrument(&first, tp)
+	trace.Instrument(&second, tp)
+	if shared[0] != fallback {
+		t.Error("Instrument changed the caller's FallbackModels")
+	}
+	runOnce(second)
+	if n := chats(exp, "chat fb"); n != 1 {
+		t.Errorf("%d chat spans for one fallback call: %v", n, names(exp.GetSpans()))
+	}
+
+	tp, exp = recorder()
+	onError := []model.Model{answers("fb-error")}
+	cfg := agent.Config{Model: down(), FallbackConfig: &model.FallbackConfig{OnError: onError}}
+	orig := cfg.FallbackConfig
+	trace.Instrument(&cfg, tp)
+	if orig.OnError[0] != onError[0] || cfg.FallbackConfig == orig {
+		t.Error("Instrument changed the caller's FallbackConfig")
+	}
+	runOnce(cfg)
+	if n := chats(exp, "chat fb-error"); n != 1 {
+		t.Errorf("%d chat spans for the FallbackConfig model's call, want 1: %v", n, names(exp.GetSpans()))
+	}
+}
