@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/metrics"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/trace"
@@ -49,10 +50,20 @@ func (s *Server) observe() func(http.Handler) http.Handler {
 			start := time.Now()
 			ctx := r.Context()
 			var span oteltrace.Span
+			spanName := r.Method
 			if tr != nil {
 				ctx = prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
-				ctx, span = tr.Start(ctx, r.Method, oteltrace.WithSpanKind(oteltrace.SpanKindServer), oteltrace.WithAttributes(
-					attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
+				// The server takes any token as a method: as OpenTelemetry
+				// names them, one it does not know is "_OTHER" (its span
+				// "HTTP"), the client's word kept apart, so a client cannot
+				// make span names.
+				method := metrics.Method(r.Method)
+				attrs := []attribute.KeyValue{attribute.String("http.request.method", method), attribute.String("url.path", r.URL.Path)}
+				if method != r.Method {
+					spanName = "HTTP"
+					attrs = append(attrs, attribute.String("http.request.method_original", clip.Mark(r.Method, 64, "…")))
+				}
+				ctx, span = tr.Start(ctx, spanName, oteltrace.WithSpanKind(oteltrace.SpanKindServer), oteltrace.WithAttributes(attrs...))
 				defer span.End()
 				r = r.WithContext(ctx)
 			}
@@ -72,7 +83,7 @@ func (s *Server) observe() func(http.Handler) http.Handler {
 				return
 			}
 			if route != "" {
-				span.SetName(r.Method + " " + route)
+				span.SetName(spanName + " " + route)
 				span.SetAttributes(attribute.String("http.route", route))
 			}
 			span.SetAttributes(attribute.Int("http.response.status_code", status))

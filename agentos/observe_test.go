@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/model/scripted"
@@ -64,5 +66,43 @@ func TestTelemetry_ContinuesTraceparent(t *testing.T) {
 	}
 	if s.observe() != nil {
 		t.Error("observe middleware installed with telemetry off")
+	}
+}
+
+// The server takes any token as a method, and the request span was named
+// after it: a client could make a span name (and an http.request.method
+// value) per request. A method OpenTelemetry does not list is "_OTHER",
+// the span "HTTP", the client's word in http.request.method_original.
+func TestTelemetry_UnknownMethodIsOther(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	f := newFixtureWith(t, Config{Telemetry: Telemetry{TracerProvider: tp}}, nil)
+	for _, method := range []string{"FROBNICATE", "GET"} {
+		res := do(t, method, f.url+"/health", nil, nil)
+		if method == "GET" && res.status != 200 {
+			t.Fatalf("GET /health: %d %s", res.status, res.body)
+		}
+	}
+	got := map[string]map[attribute.Key]string{}
+	for _, s := range exp.GetSpans() {
+		if s.SpanKind == oteltrace.SpanKindServer {
+			got[s.Name] = spanAttrs(s)
+		}
+	}
+	other, ok := got["HTTP"]
+	if !ok {
+		other, ok = got["HTTP /health"]
+	}
+	if !ok || other["http.request.method"] != "_OTHER" || other["http.request.method_original"] != "FROBNICATE" {
+		t.Errorf("unknown method's span: %v", got)
+	}
+	for name := range got {
+		if strings.Contains(name, "FROBNICATE") {
+			t.Errorf("span named after the client's method: %q", name)
+		}
+	}
+	if get := got["GET /health"]; get["http.request.method"] != "GET" || get["http.request.method_original"] != "" {
+		t.Errorf("GET's span: %v", got)
 	}
 }

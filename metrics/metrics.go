@@ -129,15 +129,20 @@ func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration)
 	if route == "" {
 		route = "unmatched"
 	}
-	route = label(route)
+	route, method = label(route), Method(method)
+	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// Method is method as a label or span attribute: one of RFC 9110's eight
+// and PATCH as it is, any other "_OTHER" (OpenTelemetry's name for it).
+func Method(method string) string {
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-	default:
-		method = "_OTHER"
+		return method
 	}
-	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
+	return "_OTHER"
 }
 
 // ObserveRun counts a finished run.
