@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -90,6 +91,13 @@ func New(cfg Config) (*Embedder, error) {
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
+	}
+	// The request goes to BaseURL + "/embeddings": a root with a query or
+	// fragment would take the path after them, and one that is not an
+	// absolute http(s) URL fails every call.
+	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, fmt.Errorf("embedder/openai: BaseURL must be an absolute http(s) URL without a query or fragment, such as %s", DefaultBaseURL)
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.APIKey == "" && cfg.BaseURL == DefaultBaseURL {

@@ -116,6 +116,22 @@ func TestEmbed_WrongDimensionsRefused(t *testing.T) {
 	}
 }
 
+// A BaseURL with a query had "/embeddings" appended after it (the request
+// went to the root with a mangled query); one without a scheme or host
+// failed every call instead of New.
+func TestNew_RefusesABaseURLThatCannotTakeThePath(t *testing.T) {
+	for _, base := range []string{"https://h.example/v1?api-version=1", "https://h.example/v1?", "https://h.example/v1#x",
+		"h.example/v1", "ftp://h.example/v1", "http:///v1", "http://[::1/v1"} {
+		if _, err := New(Config{Model: "m", Dimensions: 3, BaseURL: base}); err == nil {
+			t.Errorf("BaseURL %q accepted", base)
+		}
+	}
+	e, err := New(Config{Model: "m", Dimensions: 3, BaseURL: "http://127.0.0.1:8080/v1/"})
+	if err != nil || e.url != "http://127.0.0.1:8080/v1/embeddings" {
+		t.Errorf("a good root: %v, %v", e, err)
+	}
+}
+
 func TestNew_RequiresModelAndDimensions(t *testing.T) {
 	if _, err := New(Config{Dimensions: 3}); err == nil {
 		t.Fatal("no model accepted")
