@@ -245,7 +245,10 @@ func (r *runner) run(parent context.Context, in runIn) (Result, error) {
 		return Result{}, fmt.Errorf("%s was killed: the call ended: %w", in.Args[0], context.Cause(parent))
 	}
 	if timedOut {
-		return Result{}, fmt.Errorf("%s did not finish within %s and was killed", in.Args[0], r.cfg.Timeout)
+		// What it wrote before it was killed often says why it hung (a
+		// prompt waiting for input, a retry loop): the model gets its
+		// last lines with the error.
+		return Result{}, fmt.Errorf("%s did not finish within %s and was killed%s", in.Args[0], r.cfg.Timeout, lastOutput(stdout, stderr, tail))
 	}
 	res := Result{ExitCode: 0, Truncated: stdout.cut || stderr.cut}
 	var exitErr *exec.ExitError
@@ -264,6 +267,21 @@ func (r *runner) run(parent context.Context, in runIn) (Result, error) {
 	res.Stderr, cut = lastLines(stderr.String(), tail)
 	res.Truncated = res.Truncated || cut
 	return res, nil
+}
+
+// lastOutput is the last tail lines of a killed program's stdout and
+// stderr, for its error ("" when it wrote nothing).
+func lastOutput(stdout, stderr *tailBuffer, tail int) string {
+	var b strings.Builder
+	for _, o := range []struct {
+		name string
+		buf  *tailBuffer
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if text, _ := lastLines(o.buf.String(), tail); text != "" {
+			fmt.Fprintf(&b, "; its last %s:\n%s", o.name, strings.TrimRight(text, "\n"))
+		}
+	}
+	return b.String()
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,25 @@ func TestShell_BadInput(t *testing.T) {
 				t.Fatalf("content %q, err %v; want an error containing %q", res.Content, res.Err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// A program killed at the timeout returned only the error: what it had
+// written (often why it hung) was lost.
+func TestShell_TimeoutErrorShowsTheLastOutput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	if err := os.WriteFile(log, []byte("starting\nwaiting for the lock held by pid 42\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set := newSet(t, Config{AllowedCommands: []string{"tail"}, Timeout: 300 * time.Millisecond, MaxOutput: 4096})
+	res, _ := run(t, set, `{"args":["tail","-n","1","-f",`+strconv.Quote(log)+`],"tail":5}`)
+	if res.Err == nil || !strings.Contains(res.Content, "killed") || !strings.Contains(res.Content, "waiting for the lock held by pid 42") {
+		t.Fatalf("content %q, err %v; want the kill and the program's last line", res.Content, res.Err)
+	}
+	if strings.Contains(res.Content, "starting") {
+		t.Errorf("more than the program wrote in its last line: %q", res.Content)
 	}
 }
 
