@@ -68,7 +68,7 @@ func TestMediaRoute_RedirectsToAFreshSignedURL(t *testing.T) {
 func TestMediaRoute_S3DownIs503(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, proxy := proxied(t)
+	store, proxy := proxied(t, 0)
 	d := db.New("db", memory.New())
 	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
@@ -27,10 +28,12 @@ func jpeg(n int) []byte {
 	return b
 }
 
-// proxied opens the bucket through a fault proxy.
-func proxied(t *testing.T) (*s3.Storage, *faultproxy.Proxy) {
+// proxied opens the bucket through a fault proxy, with responseTimeout
+// as Config.ResponseTimeout (0: the default).
+func proxied(t *testing.T, responseTimeout time.Duration) (*s3.Storage, *faultproxy.Proxy) {
 	t.Helper()
 	cfg := newBucket(t)
+	cfg.ResponseTimeout = responseTimeout
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +53,7 @@ func proxied(t *testing.T) (*s3.Storage, *faultproxy.Proxy) {
 
 func TestS3_RunWithA113KBJPEGIsStoredAsAReferenceAndReloaded(t *testing.T) {
 	t.Parallel()
-	store, _ := proxied(t)
+	store, _ := proxied(t, 0)
 	d := testdbs.SQLite(t)
 	img := jpeg(113 << 10)
 	a, err := agent.New(agent.Config{ID: "viewer", Model: scripted.Reply("a cat"), DB: d, MediaStorage: store, AddHistoryToContext: true})
@@ -104,7 +107,7 @@ func TestS3_RunWithA113KBJPEGIsStoredAsAReferenceAndReloaded(t *testing.T) {
 
 func TestS3_DownMidRunStoresErrorWithoutAReference(t *testing.T) {
 	t.Parallel()
-	store, proxy := proxied(t)
+	store, proxy := proxied(t, 0)
 	d := testdbs.SQLite(t)
 	cut := tool.MustFunc(tool.FuncConfig{Name: "cut", Description: "Takes S3 down."}, func(context.Context, struct{}) (string, error) {
 		proxy.Cut()

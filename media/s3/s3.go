@@ -182,10 +182,47 @@ func (s *Storage) Upload(ctx context.Context, key string, r io.Reader, size int6
 	if s.cfg.PublicRead {
 		in.ACL = types.ObjectCannedACLPublicRead
 	}
+	// ResponseTimeout starts once the body is sent: a server that stops
+	// taking it (its socket buffers full) would hold the upload for ever.
+	// The body's reads must go on within ResponseTimeout instead.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sent := &sentBody{ReadSeeker: body, idle: s.cfg.ResponseTimeout}
+	sent.watch = time.AfterFunc(sent.idle, func() { cancel(errStalled) })
+	defer sent.watch.Stop()
+	in.Body = sent
 	if _, err := s.client.PutObject(ctx, in); err != nil {
+		if errors.Is(context.Cause(ctx), errStalled) {
+			return fmt.Errorf("%w: media/s3: put %s: the server took no data for %s", media.ErrUnavailable, k, s.cfg.ResponseTimeout)
+		}
 		return fmt.Errorf("%w: media/s3: put %s: %w", media.ErrUnavailable, k, err)
 	}
 	return nil
+}
+
+// sentBody is an upload's body whose reads (the SDK hashing it, the
+// transport sending it) must follow each other within idle until its end.
+type sentBody struct {
+	io.ReadSeeker
+	idle  time.Duration
+	watch *time.Timer // cancels the request after idle without a read
+}
+
+func (b *sentBody) Read(p []byte) (int, error) {
+	n, err := b.ReadSeeker.Read(p)
+	if err == io.EOF {
+		b.watch.Stop() // all sent: ResponseHeaderTimeout takes over
+	} else {
+		b.watch.Reset(b.idle)
+	}
+	return n, err
+}
+
+// Seek rewinds for a retry or the sending after the hashing: the watch
+// starts again.
+func (b *sentBody) Seek(off int64, whence int) (int64, error) {
+	b.watch.Reset(b.idle)
+	return b.ReadSeeker.Seek(off, whence)
 }
 
 // rewindable returns r as a body the SDK can send: one it can rewind

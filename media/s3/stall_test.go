@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/url"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentryhq/agentry/internal/faultproxy"
 	"github.com/agentryhq/agentry/media"
-	"github.com/agentryhq/agentry/media/s3"
 )
 
 // An S3 server that accepts requests and then stops answering (an
@@ -21,23 +19,8 @@ import (
 // holding the run, its session line and its connection.
 func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
 	t.Parallel()
-	cfg := newBucket(t)
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.Start(u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	cfg.Endpoint = "http://" + p.Addr()
-	cfg.ResponseTimeout = time.Second
+	s, p := proxied(t, time.Second)
 	ctx := context.Background()
-	s, err := s3.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := s.Upload(ctx, "a/kept", bytes.NewReader([]byte("x")), 1, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -95,23 +78,8 @@ func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
 // ever (media.Get reads a stored image back under the run's context).
 func TestS3_DownloadStalledHalfwayIsUnavailableNotAHang(t *testing.T) {
 	t.Parallel()
-	cfg := newBucket(t)
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.Start(u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	cfg.Endpoint = "http://" + p.Addr()
-	cfg.ResponseTimeout = time.Second
+	s, p := proxied(t, time.Second)
 	ctx := context.Background()
-	s, err := s3.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Larger than every socket buffer between the server and the reader.
 	big := bytes.Repeat([]byte("0123456789abcdef"), 4<<20)
 	if err := s.Upload(ctx, "big", bytes.NewReader(big), int64(len(big)), ""); err != nil {
@@ -164,5 +132,32 @@ func TestS3_DownloadStalledHalfwayIsUnavailableNotAHang(t *testing.T) {
 	}
 	if n != len(big) {
 		t.Fatalf("read %d bytes, want %d", n, len(big))
+	}
+}
+
+// An upload to a server that stops taking the body (its socket buffers
+// full) fails as unavailable after ResponseTimeout without a read of the
+// body; it waited for ever, since ResponseTimeout (the transport's
+// ResponseHeaderTimeout) starts only once the body is sent.
+func TestS3_UploadToAServerThatStopsTakingTheBodyIsUnavailableNotAHang(t *testing.T) {
+	t.Parallel()
+	s, p := proxied(t, time.Second)
+	ctx := context.Background()
+	if err := s.Upload(ctx, "first", bytes.NewReader([]byte("x")), 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	defer p.Restore()
+	// Larger than every socket buffer between the uploader and the proxy.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 4<<20)
+	done := make(chan error, 1)
+	go func() { done <- s.Upload(ctx, "big", bytes.NewReader(big), int64(len(big)), "") }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, media.ErrUnavailable) || !strings.Contains(err.Error(), "took no data") {
+			t.Fatalf("uploading to a stalled server: %v, want ErrUnavailable (the server took no data)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("uploading to a stalled server is still waiting after 30 s")
 	}
 }
