@@ -2,24 +2,17 @@ package agentos
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
-	"github.com/agentryhq/agentry/internal/faultproxy"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/media/local"
-	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -125,50 +118,6 @@ func TestDeleteSession_DeletesItsToolResultsAndMedia_OnlyTheCallers(t *testing.T
 	}
 }
 
-// proxiedS3 is a bucket on the CI's S3 server reached through a fault
-// proxy, so that a test can cut the storage in the middle of a request.
-func proxiedS3(t *testing.T) (*s3.Storage, *faultproxy.Proxy) {
-	t.Helper()
-	endpoint := os.Getenv("AGENTRY_TEST_S3_ENDPOINT")
-	if endpoint == "" {
-		endpoint = "http://127.0.0.1:7070"
-	}
-	access, secret := os.Getenv("AGENTRY_TEST_S3_ACCESS_KEY"), os.Getenv("AGENTRY_TEST_S3_SECRET_KEY")
-	if access == "" {
-		access, secret = "agentry", "agentry-secret"
-	}
-	b := make([]byte, 5)
-	rand.Read(b)
-	bucket := "agentry-test-" + hex.EncodeToString(b)
-	client := awss3.New(awss3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: access, SecretAccessKey: secret}, nil
-		})})
-	ctx := context.Background()
-	if _, err := client.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatalf("create bucket on %s (.ci/run starts the S3 test server): %v", endpoint, err)
-	}
-	t.Cleanup(func() {
-		out, _ := client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-		if out != nil {
-			for _, o := range out.Contents {
-				client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
-			}
-		}
-		client.DeleteBucket(ctx, &awss3.DeleteBucketInput{Bucket: aws.String(bucket)})
-	})
-	proxy, err := faultproxy.Start(strings.TrimPrefix(endpoint, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
-	store, err := s3.New(ctx, s3.Config{Bucket: bucket, Endpoint: "http://" + proxy.Addr(), PathStyle: true, AccessKey: access, SecretKey: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store, proxy
-}
-
 // Storage is not in the database's transaction: when it is down after the
 // rows are deleted, the request must not answer 204 as if all were gone.
 // It answers 503, and the same DELETE sent again (the session row is gone)
@@ -177,7 +126,7 @@ func proxiedS3(t *testing.T) (*s3.Storage, *faultproxy.Proxy) {
 func TestDeleteSession_StorageDownIs503AndTheSameDeleteFinishes(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
-	store, proxy := proxiedS3(t)
+	store, proxy := s3test.Proxied(t, 0)
 	sd := seedDeletedData(t, d, store, "s-alice", "alice")
 	ts, logs := testServer(t, Config{Auth: Auth{Authenticator: rsaAuthenticator(t)}, UserIsolation: true, DBs: []*db.DB{d}, MediaStorage: store}, nil)
 	as := func(user string) map[string]string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 )
 
 // DeletePrefix deletes past S3's 1,000 keys a listing page and a
@@ -16,7 +17,7 @@ import (
 func TestS3_DeletePrefixPagesAndKeepsItsNeighbours(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := s3.New(ctx, newBucket(t))
+	s, err := s3.New(ctx, s3test.Bucket(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,14 @@ import (
 	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 	"github.com/agentryhq/agentry/run"
 )
 
 func TestMediaRoute_RedirectsToAFreshSignedURL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := s3.New(ctx, newBucket(t))
+	store, err := s3.New(ctx, s3test.Bucket(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestMediaRoute_RedirectsToAFreshSignedURL(t *testing.T) {
 func TestMediaRoute_S3DownIs503(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, proxy := proxied(t, 0)
+	store, proxy := s3test.Proxied(t, 0)
 	d := db.New("db", memory.New())
 	if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s1", SessionType: run.TypeAgent}); err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestMediaRoute_S3DownIs503(t *testing.T) {
 func TestMediaRoute_ActiveContentFromTheBucketIsADownload(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := s3.New(ctx, newBucket(t))
+	store, err := s3.New(ctx, s3test.Bucket(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,16 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
-	"github.com/agentryhq/agentry/internal/faultproxy"
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/tool"
@@ -28,32 +26,9 @@ func jpeg(n int) []byte {
 	return b
 }
 
-// proxied opens the bucket through a fault proxy, with responseTimeout
-// as Config.ResponseTimeout (0: the default).
-func proxied(t *testing.T, responseTimeout time.Duration) (*s3.Storage, *faultproxy.Proxy) {
-	t.Helper()
-	cfg := newBucket(t)
-	cfg.ResponseTimeout = responseTimeout
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.Start(u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	cfg.Endpoint = "http://" + p.Addr()
-	s, err := s3.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, p
-}
-
 func TestS3_RunWithA113KBJPEGIsStoredAsAReferenceAndReloaded(t *testing.T) {
 	t.Parallel()
-	store, _ := proxied(t, 0)
+	store, _ := s3test.Proxied(t, 0)
 	d := testdbs.SQLite(t)
 	img := jpeg(113 << 10)
 	a, err := agent.New(agent.Config{ID: "viewer", Model: scripted.Reply("a cat"), DB: d, MediaStorage: store, AddHistoryToContext: true})
@@ -107,7 +82,7 @@ func TestS3_RunWithA113KBJPEGIsStoredAsAReferenceAndReloaded(t *testing.T) {
 
 func TestS3_DownMidRunStoresErrorWithoutAReference(t *testing.T) {
 	t.Parallel()
-	store, proxy := proxied(t, 0)
+	store, proxy := s3test.Proxied(t, 0)
 	d := testdbs.SQLite(t)
 	cut := tool.MustFunc(tool.FuncConfig{Name: "cut", Description: "Takes S3 down."}, func(context.Context, struct{}) (string, error) {
 		proxy.Cut()

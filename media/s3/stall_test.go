@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentryhq/agentry/media"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 )
 
 // An S3 server that accepts requests and then stops answering (an
@@ -19,7 +20,7 @@ import (
 // holding the run, its session line and its connection.
 func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
 	t.Parallel()
-	s, p := proxied(t, time.Second)
+	s, p := s3test.Proxied(t, time.Second)
 	ctx := context.Background()
 	if err := s.Upload(ctx, "a/kept", bytes.NewReader([]byte("x")), 1, ""); err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
 // ever (media.Get reads a stored image back under the run's context).
 func TestS3_DownloadStalledHalfwayIsUnavailableNotAHang(t *testing.T) {
 	t.Parallel()
-	s, p := proxied(t, time.Second)
+	s, p := s3test.Proxied(t, time.Second)
 	ctx := context.Background()
 	// Larger than every socket buffer between the server and the reader.
 	big := bytes.Repeat([]byte("0123456789abcdef"), 4<<20)
@@ -141,7 +142,7 @@ func TestS3_DownloadStalledHalfwayIsUnavailableNotAHang(t *testing.T) {
 // ResponseHeaderTimeout) starts only once the body is sent.
 func TestS3_UploadToAServerThatStopsTakingTheBodyIsUnavailableNotAHang(t *testing.T) {
 	t.Parallel()
-	s, p := proxied(t, time.Second)
+	s, p := s3test.Proxied(t, time.Second)
 	ctx := context.Background()
 	if err := s.Upload(ctx, "first", bytes.NewReader([]byte("x")), 1, ""); err != nil {
 		t.Fatal(err)

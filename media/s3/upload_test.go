@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 )
 
 // streamOnly hides every method of its reader but Read: a body from a
@@ -25,7 +26,7 @@ func (s streamOnly) Read(p []byte) (int, error) { return s.r.Read(p) }
 func TestS3_UploadTakesAStreamOfUnknownLength(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := s3.New(ctx, newBucket(t))
+	s, err := s3.New(ctx, s3test.Bucket(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestS3_UploadTakesAStreamOfUnknownLength(t *testing.T) {
 func TestS3_UploadOfTheWrongSizeStoresNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := s3.New(ctx, newBucket(t))
+	s, err := s3.New(ctx, s3test.Bucket(t))
 	if err != nil {
 		t.Fatal(err)
 	}
