@@ -29,6 +29,10 @@ var renamed = map[string]string{
 	"eval_id":                "run_id",
 }
 
+// ownKeys are keys of one section of ours (the value) that share a name
+// renamed keys has: there they are that section's own.
+var ownKeys = map[string]string{"secret_key": "media_storage"}
+
 // removed lists 2.x settings with no 3.0 replacement (culture was dropped).
 var removed = map[string]bool{
 	"enable_agentic_culture":    true,
@@ -234,7 +238,7 @@ func checkNames(n *yaml.Node, file, parentKey string) error {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
-			if to, ok := renamed[key.Value]; ok {
+			if to, ok := renamed[key.Value]; ok && ownKeys[key.Value] != parentKey {
 				return &Error{File: file, Line: key.Line, Msg: fmt.Sprintf("%q was renamed in Agno 3.0: use %q", key.Value, to)}
 			}
 			if multiMCP[key.Value] {

@@ -3,12 +3,16 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentryhq/agentry/media"
 	"github.com/agentryhq/agentry/media/s3"
+	"github.com/agentryhq/agentry/media/s3/s3test"
 )
 
 func TestMediaStorage_OpenDefaultsToTheDataDir(t *testing.T) {
@@ -39,6 +43,12 @@ func TestMediaStorage_BadConfigIsRefusedAtStart(t *testing.T) {
 	}{
 		{MediaStorage{Type: "ftp"}, `type "ftp" is not local, s3 or none`},
 		{MediaStorage{Type: "s3"}, "needs a bucket"},
+		{MediaStorage{Type: "s3", Bucket: "b", ResponseTimeout: -time.Second}, "response_timeout -1s is negative"},
+		{MediaStorage{Bucket: "b"}, "type local does not use them"},
+		{MediaStorage{Type: "local", ResponseTimeout: time.Second}, "type local does not use them"},
+		{MediaStorage{Type: "none", PublicRead: true}, "type none does not use them"},
+		{MediaStorage{Type: "s3", Bucket: "b", Dir: "/tmp/m"}, "type s3 does not use it"},
+		{MediaStorage{Type: "none", Dir: "/tmp/m"}, "type none does not use it"},
 		{MediaStorage{Type: "s3", Bucket: "agentry-no-such-bucket", Endpoint: endpoint, PathStyle: true, AccessKey: "agentry", SecretKey: "agentry-secret"}, "bucket does not exist"},
 	} {
 		_, err := tt.cfg.Open(context.Background(), t.TempDir())
@@ -55,5 +65,34 @@ func TestMediaStorage_BadConfigIsRefusedAtStart(t *testing.T) {
 	}
 	if _, err := Parse([]byte("media_storage:\n  type: s3\n  buckit: b\n"), "os.yaml"); err == nil {
 		t.Fatal("a misspelt key was accepted")
+	}
+}
+
+// response_timeout reaches the storage: a stalled server fails a call as
+// unavailable after it (the 60 s default would outlast the test's wait).
+// It was not a key at all: the default applied to every server.
+func TestMediaStorage_ResponseTimeoutApplies(t *testing.T) {
+	t.Parallel()
+	s3cfg, proxy := s3test.ProxiedBucket(t)
+	cfg, err := Parse([]byte(fmt.Sprintf("media_storage:\n  type: s3\n  bucket: %s\n  endpoint: %s\n  path_style: true\n  access_key: %s\n  secret_key: %s\n  response_timeout: 1s\n",
+		s3cfg.Bucket, s3cfg.Endpoint, s3cfg.AccessKey, s3cfg.SecretKey)), "os.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cfg.MediaStorage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Stall()
+	defer proxy.Restore()
+	done := make(chan error, 1)
+	go func() { _, err := store.Exists(context.Background(), "any/key"); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, media.ErrUnavailable) {
+			t.Fatalf("a call to a stalled server: %v, want media.ErrUnavailable", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a call to a stalled server is still waiting after 30 s: response_timeout did not apply")
 	}
 }
