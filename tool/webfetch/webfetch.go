@@ -185,7 +185,11 @@ func (f *fetcher) fetch(ctx context.Context, in fetchIn) (string, error) {
 	fmt.Fprintf(&b, "URL: %s\n\n", final.Redacted())
 	out, cut := tool.Truncate(strings.TrimSpace(content), f.cfg.MaxOutput)
 	b.WriteString(out)
-	if cut || cutBody {
+	switch {
+	case cutBody:
+		// Read only in part: what is shown may be less than max_output.
+		fmt.Fprintf(&b, "\n\n[truncated: the page is longer than web_fetch reads (%d bytes)]", f.cfg.MaxBytes)
+	case cut:
 		fmt.Fprintf(&b, "\n\n[truncated: the page is longer than web_fetch returns (%d bytes)]", f.cfg.MaxOutput)
 	}
 	return b.String(), nil

@@ -3,6 +3,7 @@ package webfetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -313,6 +314,11 @@ func TestWebFetch_CutBodyEndsOnACharacter(t *testing.T) {
 			body, _, _ := strings.Cut(strings.SplitN(res.Content, "\n\n", 2)[1], "\n\n[truncated")
 			if body != want {
 				t.Errorf("%s cut at %d bytes: %q, want %q", p, max, body, want)
+			}
+			// The note names the cap that cut it (max_output, which it
+			// named, is far larger than what is shown).
+			if note := fmt.Sprintf("[truncated: the page is longer than web_fetch reads (%d bytes)]", max); !strings.HasSuffix(res.Content, note) {
+				t.Errorf("%s cut at %d bytes: %q does not end with %q", p, max, res.Content, note)
 			}
 		}
 	}
