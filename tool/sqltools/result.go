@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"time"
 	"unicode/utf8"
@@ -59,7 +60,14 @@ func (w *resultWriter) json() (json.RawMessage, error) {
 // cell turns a driver value into something JSON shows faithfully and briefly.
 func cell(v any) any {
 	switch x := v.(type) {
-	case nil, bool, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8, float64, float32:
+	case nil, bool, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
+		return x
+	case float64:
+		return float(x)
+	case float32:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return float(float64(x))
+		}
 		return x
 	case string:
 		return capText(x)
@@ -87,6 +95,21 @@ func cell(v any) any {
 		return capText(fmt.Sprint(x))
 	}
 	return capText(fmt.Sprint(v))
+}
+
+// float is x, or for a value JSON has no number for (NaN, ±Inf, which
+// json.Marshal refuses, failing the whole answer) its name as Postgres
+// spells it.
+func float(x float64) any {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "Infinity"
+	case math.IsInf(x, -1):
+		return "-Infinity"
+	}
+	return x
 }
 
 func capText(s string) string {
