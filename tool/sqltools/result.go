@@ -32,20 +32,71 @@ func (w *resultWriter) add(vals []any) bool {
 		w.Truncated = true
 		return false
 	}
+	if len(w.Rows) == 0 {
+		// The column names and the framing count against the budget.
+		b, _ := json.Marshal(w.Columns)
+		w.size = len(b) + len(`{"columns":,"rows":[[]],"truncated":true}`)
+	}
 	row := make([]any, len(vals))
 	n := 0
 	for i, v := range vals {
 		row[i] = cell(v)
-		b, _ := json.Marshal(row[i])
-		n += len(b) + 1
+		n += jsonLen(row[i]) + 1
 	}
-	if w.size+n > w.maxBytes && len(w.Rows) > 0 {
+	if w.size+n > w.maxBytes {
 		w.Truncated = true
-		return false
+		if len(w.Rows) > 0 {
+			return false
+		}
+		// The first row alone is over the budget (each cell is capped, but
+		// a row may have thousands): each cell gets an equal share of it,
+		// so the model still sees every column's start.
+		n = fitCells(row, (w.maxBytes-w.size)/max(len(row), 1)-1)
 	}
 	w.size += n
 	w.Rows = append(w.Rows, row)
 	return true
+}
+
+// jsonLen is the length of v's JSON encoding.
+func jsonLen(v any) int {
+	b, _ := json.Marshal(v)
+	return len(b)
+}
+
+// fitCells cuts the cells of row whose JSON is longer than share bytes
+// to text of at most that length (at least its first character and the
+// note of what was cut); it returns the row's new length as counted by add.
+func fitCells(row []any, share int) int {
+	n := 0
+	for i, c := range row {
+		if l := jsonLen(c); l > share {
+			text, ok := c.(string)
+			if !ok {
+				text = fmt.Sprint(c)
+				if raw, isRaw := c.(json.RawMessage); isRaw {
+					text = string(raw)
+				}
+			}
+			row[i] = cutText(text, share)
+		}
+		n += jsonLen(row[i]) + 1
+	}
+	return n
+}
+
+// cutText is s cut, with the note of how much, so that its JSON takes at
+// most share bytes where it can: the note and one character are kept.
+func cutText(s string, share int) string {
+	keep := share
+	for {
+		out, _ := tool.Truncate(s, max(keep, 1))
+		t := fmt.Sprintf("%s…[%d more bytes]", out, len(s)-len(out))
+		if keep <= 1 || jsonLen(t) <= share {
+			return t
+		}
+		keep -= max(jsonLen(t)-share, 1)
+	}
 }
 
 func (w *resultWriter) affected(n int64) { w.RowsAffected = &n }
