@@ -201,12 +201,17 @@ func (k *Toolkit) Resources(ctx context.Context) ([]*mcp.Resource, error) {
 	if caps := c.cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
 		return nil, nil
 	}
-	var out []*mcp.Resource
-	for r, err := range c.cs.Resources(ctx, nil) {
+	lctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
+	defer cancel()
+	out, err := listAll(lctx, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		res, err := c.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return nil, k.unavailable(c, "listing resources", err)
+			return nil, "", err
 		}
-		out = append(out, r)
+		return res.Resources, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, k.unavailable(c, "listing resources", err)
 	}
 	return out, nil
 }

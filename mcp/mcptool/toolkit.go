@@ -108,12 +108,15 @@ func (k *Toolkit) Tools(ctx context.Context) ([]tool.Tool, error) {
 	k.stale.Store(false)
 	lctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
 	defer cancel()
-	var listed []*mcp.Tool
-	for t, err := range c.cs.Tools(lctx, nil) {
+	listed, err := listAll(lctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := c.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, k.unavailable(c, "listing tools", err)
+			return nil, "", err
 		}
-		listed = append(listed, t)
+		return res.Tools, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, k.unavailable(c, "listing tools", err)
 	}
 	tools, err := k.wrap(listed)
 	if err != nil {
@@ -185,14 +188,50 @@ func (k *Toolkit) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	if caps := c.cs.InitializeResult().Capabilities; caps == nil || caps.Prompts == nil {
 		return nil, nil
 	}
-	var out []*mcp.Prompt
-	for p, err := range c.cs.Prompts(ctx, nil) {
+	lctx, cancel := context.WithTimeout(ctx, k.cfg.ConnectTimeout)
+	defer cancel()
+	out, err := listAll(lctx, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		res, err := c.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			return nil, k.unavailable(c, "listing prompts", err)
+			return nil, "", err
 		}
-		out = append(out, p)
+		return res.Prompts, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, k.unavailable(c, "listing prompts", err)
 	}
 	return out, nil
+}
+
+// maxListed bounds the items one listing collects: a server answering
+// every page with a new cursor would be followed, and its pages held,
+// until the listing's time ran out.
+const maxListed = 10_000
+
+// listAll follows a listing's cursors from the first page, refusing a
+// cursor the server gave before (its listing would never end) and more
+// than maxListed items.
+func listAll[T any](ctx context.Context, page func(ctx context.Context, cursor string) ([]T, string, error)) ([]T, error) {
+	var out []T
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		if out = append(out, items...); len(out) > maxListed {
+			return nil, fmt.Errorf("the server lists more than %d items", maxListed)
+		}
+		if next == "" {
+			return out, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("the server gave the cursor %.64q of a page it listed before (its listing would never end)", next)
+		}
+		seen[next] = true
+		cursor = next
+	}
 }
 
 // connected returns a live connection, connecting when there is none.

@@ -1,0 +1,93 @@
+package mcptool_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentryhq/agentry/mcp/mcptool"
+)
+
+// pagingServer serves testServer, except that every page of a listing
+// (tools, resources, prompts) it answers has 500 items and a next cursor:
+// the same one each time when repeat is set, a new one otherwise.
+func pagingServer(t *testing.T, repeat bool) *httptest.Server {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil)
+	var page atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &req)
+		n := page.Add(1)
+		cursor := fmt.Sprintf("page-%d", n)
+		if repeat {
+			cursor = "again"
+		}
+		item := map[string]string{
+			"tools/list":     `{"name":"t%d_%d","inputSchema":{"type":"object"}}`,
+			"resources/list": `{"uri":"note://%d/%d","name":"r"}`,
+			"prompts/list":   `{"name":"p%d_%d"}`,
+		}[req.Method]
+		var items []string
+		for i := range 500 {
+			items = append(items, fmt.Sprintf(item, n, i))
+		}
+		var result string
+		switch req.Method {
+		case "tools/list", "resources/list", "prompts/list":
+			result = fmt.Sprintf(`{%q:[%s],"nextCursor":%q}`, strings.TrimSuffix(req.Method, "/list"), strings.Join(items, ","), cursor)
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// A server whose listing never ends (a cursor it gives again, or new
+// cursors without end) fails the listing with a clear error: the toolkit
+// followed the cursors until the listing's time ran out (30 s by default,
+// at every run) and held every page read meanwhile; prompts and resources
+// had no time limit at all.
+func TestToolkit_EndlessListingsAreClearErrors(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		repeat bool
+		want   string
+	}{
+		{"RepeatedCursor", true, "cursor"},
+		{"CursorsWithoutEnd", false, "more than"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			k := newKit(t, mcptool.Config{URL: pagingServer(t, c.repeat).URL, ConnectTimeout: 10 * time.Minute})
+			ctx := context.Background()
+			_, terr := k.Tools(ctx)
+			_, rerr := k.Resources(ctx)
+			_, perr := k.Prompts(ctx)
+			for what, err := range map[string]error{"tools": terr, "resources": rerr, "prompts": perr} {
+				if !errors.Is(err, mcptool.ErrUnavailable) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("listing %s: %v, want ErrUnavailable saying %q", what, err, c.want)
+				}
+			}
+		})
+	}
+}
