@@ -307,8 +307,7 @@ func (k *Toolkit) connect(ctx context.Context) (*conn, error) {
 				cmd.Env = append(cmd.Env, key+"="+v)
 			}
 		}
-		cmd.Stderr = c.stderr
-		transport = &mcp.CommandTransport{Command: cmd}
+		transport = &stdioTransport{cmd: cmd, stderr: c.stderr}
 	} else {
 		hc := k.cfg.HTTPClient
 		if hc == nil {
