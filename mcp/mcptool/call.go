@@ -153,12 +153,15 @@ func render(content []mcp.Content, structured any) string {
 }
 
 // resourceTool reads the server's resources by URI.
-type resourceTool struct{ k *Toolkit }
+type resourceTool struct {
+	k    *Toolkit
+	name string
+}
 
 var resourceSchema = json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"the resource URI"}},"required":["uri"],"additionalProperties":false}`)
 
 func (t *resourceTool) Definition() tool.Definition {
-	return tool.Definition{Name: fitName(t.k.cfg.Prefix + t.k.cfg.Name + "_read_resource"), Timeout: t.k.cfg.Timeout, Parameters: resourceSchema,
+	return tool.Definition{Name: t.name, Timeout: t.k.cfg.Timeout, Parameters: resourceSchema,
 		Description: "Read a resource of the MCP server " + t.k.cfg.Name + " by its URI."}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentryhq/agentry/mcp/mcptool"
+	"github.com/agentryhq/agentry/tool"
 )
 
 // pagingServer serves testServer, except that every page of a listing
@@ -89,5 +90,61 @@ func TestToolkit_EndlessListingsAreClearErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// toolsServer serves testServer, except that tools/list answers tools.
+func toolsServer(t *testing.T, tools string) *httptest.Server {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &req)
+		if req.Method != "tools/list" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}`, req.ID, tools)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// A listing that names a tool twice, names one "", or has a tool named as
+// the toolkit's resource tool still gives the agent tools of distinct,
+// non-empty names (the first of a name twice listed; the server could not
+// tell the two apart), so its runs go on: the tool set refused the
+// duplicate or empty name and every run of the agent failed.
+func TestToolkit_ListedNamesBecomeDistinctToolNames(t *testing.T) {
+	ts := toolsServer(t, `[{"name":"echo","description":"first","inputSchema":{"type":"object"}},
+		{"name":"echo","description":"second","inputSchema":{"type":"object"}},
+		{"name":"","inputSchema":{"type":"object"}},
+		{"name":"srv_read_resource","inputSchema":{"type":"object"}}]`)
+	k := newKit(t, mcptool.Config{Name: "srv", URL: ts.URL})
+	tools, err := k.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.NewSet(tools); err != nil {
+		t.Fatalf("tools %v: %v", names(tools), err)
+	}
+	if len(tools) != 4 {
+		t.Fatalf("tools %v: want echo, the unnamed one, srv_read_resource and the resource tool", names(tools))
+	}
+	if d := find(t, tools, "echo").Definition(); d.Description != "first" {
+		t.Fatalf("echo is %q, want the first listed", d.Description)
+	}
+	if out, err := find(t, tools, "echo").Call(context.Background(), json.RawMessage(`{"text":"x"}`)); err != nil || out != "echo: x" {
+		t.Fatalf("echo: %q, %v", out, err)
+	}
+	// srv_read_resource is the server's tool (a call reaches the server,
+	// which has none by that name); the resource tool took another name.
+	if _, err := find(t, tools, "srv_read_resource").Call(context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "srv_read_resource") {
+		t.Fatalf("srv_read_resource: %v, want the server's answer about its tool", err)
 	}
 }

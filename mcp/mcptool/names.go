@@ -20,16 +20,17 @@ func providerSafe(name string) bool {
 	return true
 }
 
-// modelNames gives the server's tools the names the model sees: prefix+name
-// when providers accept it; otherwise each other character becomes '_' and a
-// name too long, or one that would then equal another tool's, is cut and
-// ends with a hash of the server's name, so every tool keeps a distinct name.
+// modelNames gives the server's tools (of distinct names) the names the
+// model sees: prefix+name when providers accept it; otherwise each other
+// character becomes '_' and a name too long, or one that would then equal
+// another tool's, is cut and ends with a hash of the server's name (as does
+// the empty name), so every tool keeps a distinct, non-empty name.
 func modelNames(prefix string, server []string) []string {
 	out := make([]string, len(server))
 	taken := map[string]bool{}
 	var changed []int
 	for i, n := range server {
-		if full := prefix + n; providerSafe(full) && len(full) <= maxModelName {
+		if full := prefix + n; n != "" && providerSafe(full) && len(full) <= maxModelName && !taken[full] {
 			out[i] = full
 			taken[full] = true
 			continue
@@ -38,7 +39,7 @@ func modelNames(prefix string, server []string) []string {
 	}
 	for _, i := range changed {
 		name := prefix + unsafeName.ReplaceAllString(server[i], "_")
-		if len(name) > maxModelName || taken[name] {
+		if server[i] == "" || len(name) > maxModelName || taken[name] {
 			name = hashed(name, server[i])
 		}
 		out[i] = name

@@ -123,7 +123,12 @@ func (k *Toolkit) Tools(ctx context.Context) ([]tool.Tool, error) {
 		return nil, err
 	}
 	if caps := c.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
-		tools = append(tools, &resourceTool{k: k})
+		name := fitName(k.cfg.Prefix + k.cfg.Name + "_read_resource")
+		if slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Definition().Name == name }) {
+			// the server has a tool of that name
+			name = hashed(name, "resource tool "+name)
+		}
+		tools = append(tools, &resourceTool{k: k, name: name})
 	}
 	if tools == nil {
 		tools = []tool.Tool{} // listed: nil means not yet
@@ -161,10 +166,17 @@ func (k *Toolkit) wrap(listed []*mcp.Tool) ([]tool.Tool, error) {
 	}
 	var out []tool.Tool
 	var kept []string
+	seen := map[string]bool{}
 	for _, t := range listed {
 		if (len(k.cfg.Include) > 0 && !slices.Contains(k.cfg.Include, t.Name)) || slices.Contains(k.cfg.Exclude, t.Name) {
 			continue
 		}
+		if seen[t.Name] {
+			// A call names the tool: the server cannot tell the two apart.
+			k.cfg.Logger.Warn("mcp server lists a tool name twice; the first is used", "server", k.cfg.Name, "tool", t.Name)
+			continue
+		}
+		seen[t.Name] = true
 		schema, err := checkSchema(t.InputSchema, k.cfg.MaxSchemaBytes)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: tool %q: %w (add it to exclude to use the other tools)", k.cfg.Name, t.Name, err)
