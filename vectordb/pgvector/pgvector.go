@@ -393,6 +393,12 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	if u, ok := db.UserScope(ctx); ok && !pgText(u) {
 		return fmt.Errorf("%w: user id %q must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, u)
 	}
+	// The rows are locked in the order of their ids, whatever order the
+	// caller gave: two upserts of the same rows in different orders each
+	// took one row and waited for the other's, and one failed "deadlock
+	// detected". Rows of one id keep their order (the last one wins).
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b vectordb.Row) int { return strings.Compare(a.ID, b.ID) })
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
