@@ -30,12 +30,8 @@ var schemaPragmas = []string{"table_info", "table_xinfo", "index_list", "index_i
 // deniedFunctions reach outside the database file.
 var deniedFunctions = []string{"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
-func openSQLite(dsn string, allowWrite []string) (*sqliteEngine, error) {
-	path := dsn
-	for _, p := range []string{"sqlite://", "file://", "file:"} {
-		path = strings.TrimPrefix(path, p)
-	}
-	path, _, _ = strings.Cut(path, "?")
+// openSQLite opens the SQLite file at path (as db/dsn gives it).
+func openSQLite(path string, allowWrite []string) (*sqliteEngine, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqltools: sqlite file %q: %w (the sql toolkit never creates a database)", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentryhq/agentry/db/dsn"
 	"github.com/agentryhq/agentry/tool"
 )
 
@@ -114,31 +115,35 @@ type Column struct {
 	Key      bool    `json:"primary_key,omitempty"`
 }
 
-// Dialect names the engine a DSN selects.
-func Dialect(dsn string) (string, error) {
-	dsn = strings.TrimSpace(dsn)
-	scheme, _, hasScheme := strings.Cut(dsn, "://")
-	switch {
-	case dsn == "":
-		return "", errors.New("sqltools: dsn is required (a SQLite file path, postgres://… or mysql://…)")
-	case scheme == "mysql" || scheme == "mariadb", !hasScheme && strings.Contains(dsn, "@tcp("):
-		return MySQL, nil
-	case strings.HasPrefix(dsn, "file:"), scheme == "sqlite", !hasScheme:
-		return SQLite, nil
-	case scheme == "postgres" || scheme == "postgresql":
-		return Postgres, nil
+// Dialect names the engine a DSN selects, read as db/dsn reads --db (a
+// SQLite path, sqlite:…, file: URI, postgres://…, mysql://…, mariadb://…
+// or go-sql-driver's user@tcp(…)/db and user@unix(…)/db). Its errors never
+// repeat a password.
+func Dialect(dsnText string) (string, error) {
+	d, err := parseDSN(dsnText)
+	return d.Dialect, err
+}
+
+func parseDSN(dsnText string) (dsn.DSN, error) {
+	if strings.TrimSpace(dsnText) == "" {
+		return dsn.DSN{}, errors.New("sqltools: dsn is required (a SQLite file path, postgres://… or mysql://…)")
 	}
-	return "", fmt.Errorf("sqltools: unsupported dsn scheme %q: use a SQLite file path, postgres://… or mysql://…", scheme)
+	d, err := dsn.Parse(dsnText)
+	if err != nil {
+		return dsn.DSN{}, fmt.Errorf("sqltools: %w", err)
+	}
+	return d, nil
 }
 
 // New opens the database (lazily: no connection is made until the first
 // call, except that a SQLite file must exist) and returns the toolkit.
 // Close releases the connections.
 func New(cfg Config) (*Toolkit, error) {
-	dialect, err := Dialect(cfg.DSN)
+	parsed, err := parseDSN(cfg.DSN)
 	if err != nil {
 		return nil, err
 	}
+	dialect := parsed.Dialect
 	if cfg.MaxRows <= 0 {
 		cfg.MaxRows = DefaultMaxRows
 	}
@@ -167,7 +172,7 @@ func New(cfg Config) (*Toolkit, error) {
 	}
 	switch dialect {
 	case SQLite:
-		k.eng, err = openSQLite(cfg.DSN, cfg.AllowWrite)
+		k.eng, err = openSQLite(parsed.Path, cfg.AllowWrite)
 	case Postgres:
 		k.eng, err = openPostgres(cfg.DSN, cfg.Schema, cfg.Timeout)
 	default:
