@@ -180,6 +180,9 @@ func (t *resourceTool) Call(ctx context.Context, args json.RawMessage) (string, 
 		}
 		var parts []string
 		for _, c := range res.Contents {
+			if c == nil {
+				continue // a server's null
+			}
 			if c.Text != "" {
 				parts = append(parts, c.Text)
 			} else {

@@ -93,8 +93,9 @@ func TestToolkit_EndlessListingsAreClearErrors(t *testing.T) {
 	}
 }
 
-// toolsServer serves testServer, except that tools/list answers tools.
-func toolsServer(t *testing.T, tools string) *httptest.Server {
+// answering serves testServer, except that the methods in answers are
+// answered with the given result.
+func answering(t *testing.T, answers map[string]string) *httptest.Server {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -103,13 +104,14 @@ func toolsServer(t *testing.T, tools string) *httptest.Server {
 			Method string          `json:"method"`
 		}
 		_ = json.Unmarshal(body, &req)
-		if req.Method != "tools/list" {
+		result, ok := answers[req.Method]
+		if !ok {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			h.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}`, req.ID, tools)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
 	}))
 	t.Cleanup(ts.Close)
 	return ts
@@ -121,10 +123,10 @@ func toolsServer(t *testing.T, tools string) *httptest.Server {
 // tell the two apart), so its runs go on: the tool set refused the
 // duplicate or empty name and every run of the agent failed.
 func TestToolkit_ListedNamesBecomeDistinctToolNames(t *testing.T) {
-	ts := toolsServer(t, `[{"name":"echo","description":"first","inputSchema":{"type":"object"}},
+	ts := answering(t, map[string]string{"tools/list": `{"tools":[{"name":"echo","description":"first","inputSchema":{"type":"object"}},
 		{"name":"echo","description":"second","inputSchema":{"type":"object"}},
 		{"name":"","inputSchema":{"type":"object"}},
-		{"name":"srv_read_resource","inputSchema":{"type":"object"}}]`)
+		{"name":"srv_read_resource","inputSchema":{"type":"object"}}]}`})
 	k := newKit(t, mcptool.Config{Name: "srv", URL: ts.URL})
 	tools, err := k.Tools(context.Background())
 	if err != nil {

@@ -222,9 +222,9 @@ const maxListed = 10_000
 
 // listAll follows a listing's cursors from the first page, refusing a
 // cursor the server gave before (its listing would never end) and more
-// than maxListed items.
-func listAll[T any](ctx context.Context, page func(ctx context.Context, cursor string) ([]T, string, error)) ([]T, error) {
-	var out []T
+// than maxListed items, and leaving out the nulls a page may hold.
+func listAll[T any](ctx context.Context, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
+	var out []*T
 	seen := map[string]bool{}
 	cursor := ""
 	for {
@@ -232,7 +232,12 @@ func listAll[T any](ctx context.Context, page func(ctx context.Context, cursor s
 		if err != nil {
 			return nil, err
 		}
-		if out = append(out, items...); len(out) > maxListed {
+		for _, it := range items {
+			if it != nil {
+				out = append(out, it)
+			}
+		}
+		if len(out) > maxListed {
 			return nil, fmt.Errorf("the server lists more than %d items", maxListed)
 		}
 		if next == "" {
