@@ -64,6 +64,9 @@ func readPDF(data []byte) (text string, err error) {
 			text, err = "", fmt.Errorf("%w: pdf: %v", ErrMalformed, r)
 		}
 	}()
+	if err := pdfCheckStructure(data); err != nil {
+		return "", err
+	}
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return "", fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
@@ -298,6 +301,17 @@ func pdfContentSize(p pdf.Page, limit int64) (int64, error) {
 func pdfStreamSize(st pdf.Value, limit int64) (int64, error) {
 	if st.Kind() != pdf.Stream {
 		return 0, nil
+	}
+	// the library allocates a predictor's rows before reading a byte
+	parms := st.Key("DecodeParms")
+	for i := range max(parms.Len(), 1) {
+		p := parms
+		if parms.Kind() == pdf.Array {
+			p = parms.Index(i)
+		}
+		if c := p.Key("Columns").Int64(); c < 0 || c > maxPDFColumns {
+			return 0, fmt.Errorf("%w: pdf: a stream's predictor has %d columns", ErrMalformed, c)
+		}
 	}
 	rd := st.Reader()
 	defer rd.Close()

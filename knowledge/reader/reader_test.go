@@ -75,6 +75,7 @@ func FuzzRead(f *testing.F) {
 	f.Add("html", []byte(`<table role=none><tr><td rowspan=3 colspan=9>a<table><tr><th>b</th></tr></table></td></tr><tr></tr></table>`))
 	f.Add("markdown", []byte("# x\n"))
 	f.Add("pdf", minimalPDF("fuzz me"))
+	f.Add("pdf", xrefStreamPDF("1 0", "/N 1", "", false))
 	f.Add("docx", []byte("PK\x03\x04"))
 	f.Add("pdf", []byte("%PDF-1.0\n00000000000000000\xb0"+strings.Repeat("0", 55)+"\nstartxref\n10%%EOF"))
 	f.Fuzz(func(t *testing.T, kind string, data []byte) {

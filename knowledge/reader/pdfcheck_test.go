@@ -1,0 +1,133 @@
+package reader
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// xrefStreamPDF writes a PDF whose cross-reference is a stream (object 6)
+// and whose catalog (object 1) sits in object stream 5. header is object
+// 5's stream header ("1 0" finds the catalog), dict5 its extra entries,
+// xrefDict the cross-reference stream's extra entries, in5 puts object 5
+// in itself.
+func xrefStreamPDF(header, dict5, xrefDict string, in5 bool) []byte {
+	catalog := "<< /Type /Catalog /Pages 2 0 R >>"
+	body := header + " " + catalog
+	plain := []string{
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+		pdfStream("BT (from an object stream) Tj ET"),
+		fmt.Sprintf("<< /Type /ObjStm /First %d /Length %d %s >>\nstream\n%s\nendstream", len(header)+1, len(body), dict5, body),
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n")
+	offsets := make([]int, len(plain))
+	for i, o := range plain {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+2, o)
+	}
+	// W [1 4 2]: type, offset or stream, generation or index
+	var rows bytes.Buffer
+	row := func(kind byte, f2 uint32, f3 uint16) {
+		rows.WriteByte(kind)
+		_ = binary.Write(&rows, binary.BigEndian, f2)
+		_ = binary.Write(&rows, binary.BigEndian, f3)
+	}
+	row(0, 0, 65535)
+	row(2, 5, 0) // the catalog: object stream 5, index 0
+	for i, off := range offsets {
+		if i == 3 && in5 {
+			row(2, 5, 1)
+			continue
+		}
+		row(1, uint32(off), 0)
+	}
+	xref := b.Len()
+	row(1, uint32(xref), 0)
+	fmt.Fprintf(&b, "6 0 obj\n<< /Type /XRef /Size 7 /W [1 4 2] /Root 1 0 R /Length %d %s >>\nstream\n", rows.Len(), xrefDict)
+	b.Write(rows.Bytes())
+	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xref)
+	return b.Bytes()
+}
+
+// A PDF's cross-reference sections and object streams are numbers the PDF
+// library trusts: a Prev naming its own section looped forever, an entry
+// numbered in the billions or a Size as large allocated a table of that
+// many entries (a fatal out of memory: a 450-byte upload ended the
+// process), an object stream's N of 2^62 looped as many times, one
+// extending itself looped forever, one holding itself recursed until the
+// stack overflowed (fatal), a predictor's Columns of 2^40 allocated that
+// much. Each is ErrMalformed now, and the same structures written sanely
+// are read.
+func TestReadPDF_CrossReferenceAndObjectStreamsBounded(t *testing.T) {
+	t.Parallel()
+	// a table whose trailer carries extra entries, and subsections
+	table := func(subsections, trailer string) []byte {
+		good := minimalPDF("tabled")
+		i := bytes.LastIndex(good, []byte("trailer"))
+		xref := bytes.LastIndex(good, []byte("xref\n0 6"))
+		out := append([]byte{}, good[:i]...)
+		out = append(out, subsections...)
+		out = append(out, bytes.Replace(good[i:], []byte("/Root 1 0 R"), []byte("/Root 1 0 R "+strings.ReplaceAll(trailer, "XREF", fmt.Sprint(xref))), 1)...)
+		return out
+	}
+	// a Flate content stream with the PNG Up predictor over 4 columns
+	content := func(columns string) []byte {
+		s := "BT (columns) Tj ET  " // 20 bytes: 5 rows
+		var rows bytes.Buffer
+		prev := make([]byte, 4)
+		for i := 0; i < len(s); i += 4 {
+			rows.WriteByte(2)
+			for j := range 4 {
+				rows.WriteByte(s[i+j] - prev[j])
+			}
+			copy(prev, s[i:i+4])
+		}
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		_, _ = w.Write(rows.Bytes())
+		_ = w.Close()
+		return pdfOf(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+			fmt.Sprintf("<< /Length %d /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns %s >> >>\nstream\n%s\nendstream", z.Len(), columns, z.Bytes()),
+		)
+	}
+	for name, c := range map[string]struct {
+		pdf  []byte
+		text string // "" for ErrMalformed
+	}{
+		"table":                        {table("", ""), "tabled"},
+		"table, Prev to itself":        {table("", "/Prev XREF"), ""},
+		"table, object 4,000,000,000":  {table("4000000000 1\n0000000010 00000 n \n", ""), ""},
+		"xref stream":                  {xrefStreamPDF("1 0", "/N 1", "", false), "from an object stream"},
+		"xref stream, Prev to itself":  {xrefStreamPDF("1 0", "/N 1", "/Prev XREF", false), ""},
+		"xref stream, Size 2^40":       {xrefStreamPDF("1 0", "/N 1", "/Size 1099511627776", false), ""},
+		"xref stream, W of 2^40":       {xrefStreamPDF("1 0", "/N 1", "/W [1 1099511627776 2]", false), ""},
+		"xref stream, empty W":         {xrefStreamPDF("1 0", "/N 1", "/W [0 0 0] /Index [1 4000000000]", false), ""},
+		"object stream, N 2^62":        {xrefStreamPDF("7 0", "/N 4611686018427387904", "", false), ""},
+		"object stream extending self": {xrefStreamPDF("7 0", "/N 1 /Extends 5 0 R", "", false), ""},
+		"object stream in itself":      {xrefStreamPDF("1 0", "/N 1", "", true), ""},
+		"predictor columns":            {content("4"), "columns"},
+		"predictor columns 2^40":       {content("1099511627776"), ""},
+	} {
+		data := c.pdf
+		if i := bytes.Index(data, []byte("/Prev XREF")); i >= 0 && bytes.HasPrefix(data, []byte("%PDF-1.5")) {
+			xref := bytes.LastIndex(data, []byte("6 0 obj"))
+			data = bytes.Replace(data, []byte("/Prev XREF"), fmt.Appendf(nil, "/Prev %-4d", xref), 1)
+		}
+		text, err := Read(PDF, data)
+		switch {
+		case c.text != "" && (err != nil || !strings.Contains(text, c.text)):
+			t.Errorf("%s: %q, %v", name, text, err)
+		case c.text == "" && !errors.Is(err, ErrMalformed):
+			t.Errorf("%s: %q, %v; want ErrMalformed", name, text, err)
+		}
+	}
+}
