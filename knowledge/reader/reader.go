@@ -214,7 +214,8 @@ func readJSON(data []byte) (string, error) {
 	if err := dec.Decode(&v); err != nil {
 		return "", fmt.Errorf("%w: json: %v", ErrMalformed, err)
 	}
-	if dec.More() {
+	// not dec.More: a "]" or "}" after the value is no more to it
+	if len(bytes.Trim(data[dec.InputOffset():], " \t\r\n")) > 0 {
 		return "", fmt.Errorf("%w: json: more than one value", ErrMalformed)
 	}
 	var b strings.Builder

@@ -46,6 +46,10 @@ func TestRead_BadInput(t *testing.T) {
 		{HTML, "<script>only()</script>", ErrNoText},
 		{JSON, `{"a":`, ErrMalformed},
 		{JSON, `{} {}`, ErrMalformed},
+		// a closer after the value is no value for Decoder.More, and was
+		// taken for the end of the document
+		{JSON, `{"a":1}]`, ErrMalformed},
+		{JSON, "[1]\n}", ErrMalformed},
 		{"xlsx", "x", ErrUnsupported},
 	}
 	for _, c := range cases {
