@@ -187,8 +187,9 @@ func readCSV(data []byte) (string, error) {
 			}
 			col := fmt.Sprintf("column %d", i+1)
 			if i < len(header) && strings.TrimSpace(header[i]) != "" {
-				col = strings.TrimSpace(header[i])
+				col = oneLine(strings.TrimSpace(header[i]))
 			}
+			v = oneLine(v)
 			if b.Len()+len(col)+len(v) > maxRenderedText {
 				return "", tooMuchText("csv")
 			}
@@ -197,9 +198,19 @@ func readCSV(data []byte) (string, error) {
 		b.WriteString("\n\n")
 	}
 	if b.Len() == 0 { // a header alone is the only text
-		return strings.Join(header, ", "), nil
+		return oneLine(strings.Join(header, ", ")), nil
 	}
 	return b.String(), nil
+}
+
+// oneLine turns each run of line breaks in a CSV cell into a space, as
+// Agno does: a record is a paragraph, and a blank line in a cell split it
+// in two for the chunkers.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), " ")
 }
 
 // readJSON renders a JSON document as "path: value" lines; an array's

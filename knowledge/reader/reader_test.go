@@ -136,3 +136,17 @@ func TestRead_DeepJSONKeepsItsValues(t *testing.T) {
 		t.Fatalf("%q %v", out[max(0, len(out)-120):], err)
 	}
 }
+
+// A CSV cell's line breaks are spaces in its record, as Agno's
+// stringify_cell_value makes them: records are paragraphs, so a cell
+// holding a blank line split its record in two, and a chunker put the
+// part after it (without its column names) in a chunk of its own.
+func TestRead_CSVMultilineCellsStayInTheirRecord(t *testing.T) {
+	t.Parallel()
+	in := "name,\"notes\r\nin full\"\nada,\"first line\n\nsecond line\r\nthird\"\nalan,short\n"
+	got, err := Read(CSV, []byte(in))
+	want := "name: ada, notes in full: first line second line third\n\nname: alan, notes in full: short\n\n"
+	if err != nil || got != want {
+		t.Fatalf("%q, %v; want %q", got, err, want)
+	}
+}
