@@ -22,8 +22,12 @@ type Chunker interface {
 // DefaultSize is the chunk size when a chunker's Size is zero.
 const DefaultSize = 1000
 
-// Fixed cuts text every Size runes, each chunk starting Overlap runes
-// before the previous one ended.
+// Fixed cuts text into chunks of at most Size runes, each ending before
+// the last white space in it (as Agno's FixedSizeChunking: a word cut in
+// two, "worl" and "d", was in neither chunk for a search to find) and
+// starting Overlap runes before the previous one ended, at the first word
+// there. A chunk holding no white space (a word longer than Size, text
+// without spaces) is cut at Size, or at its overlap, all the same.
 type Fixed struct{ Size, Overlap int }
 
 // Name implements Chunker.
@@ -41,7 +45,9 @@ func (f Fixed) Chunk(text string) []string {
 	var out []string
 	for start := 0; start < len(r); {
 		end := min(start+size, len(r))
-		if b := boundaryBefore(r, flags, end, start); b > start {
+		if w := spaceBefore(r, flags, end, start); w > start {
+			end = w
+		} else if b := boundaryBefore(r, flags, end, start); b > start {
 			end = b
 		} // else one sequence longer than size: cut inside it
 		if s := strings.TrimSpace(string(r[start:end])); s != "" {
@@ -50,13 +56,48 @@ func (f Fixed) Chunk(text string) []string {
 		if end == len(r) {
 			break
 		}
-		next := boundaryBefore(r, flags, end-overlap, start)
+		next := wordAfter(r, end-overlap, end)
+		if next <= start || next >= end {
+			next = boundaryBefore(r, flags, end-overlap, start)
+		}
 		if next <= start {
 			next = end
 		}
 		start = next
 	}
 	return out
+}
+
+// spaceBefore returns the last index in (floor, i] of white space a cut
+// may fall before (i itself when i is the text's end), or floor if there
+// is none.
+func spaceBefore(r []rune, flags []bool, i, floor int) int {
+	if i >= len(r) {
+		return i
+	}
+	for ; i > floor; i-- {
+		if breaks(r[i]) && boundaryBefore(r, flags, i, floor) == i {
+			return i
+		}
+	}
+	return floor
+}
+
+// wordAfter returns the first index in [i, end) where a word starts (white
+// space before it, none at it), or end if there is none.
+func wordAfter(r []rune, i, end int) int {
+	for i = max(i, 1); i < end; i++ {
+		if breaks(r[i-1]) && !unicode.IsSpace(r[i]) {
+			return i
+		}
+	}
+	return end
+}
+
+// breaks reports white space between words; a no-break space ("10 km")
+// keeps its words together.
+func breaks(c rune) bool {
+	return unicode.IsSpace(c) && c != '\u00a0' && c != '\u2007' && c != '\u202f'
 }
 
 // zwj joins emoji into one (👩‍💻).

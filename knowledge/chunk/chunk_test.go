@@ -219,3 +219,29 @@ func TestRecursive_CRLFParagraphsSplitAsLF(t *testing.T) {
 		}
 	}
 }
+
+// Fixed ends a chunk at white space when the chunk holds some, as Agno's
+// FixedSizeChunking does, and an overlap starts at a word: a word cut in
+// two ("worl" and "d") was in neither chunk for a keyword search to find.
+// A word longer than the size is still cut.
+func TestFixed_DoesNotSplitWords(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text          string
+		size, overlap int
+		want          []string
+	}{
+		{"hello world foo bar", 10, 0, []string{"hello", "world foo", "bar"}},
+		{"hello\tworld\nfoo bar", 10, 0, []string{"hello", "world\nfoo", "bar"}},
+		{"alpha beta gamma delta", 12, 6, []string{"alpha beta", "beta gamma", "gamma delta"}},
+		{"abcdefghij klm", 4, 0, []string{"abcd", "efgh", "ij", "klm"}},
+		{"naïve café olé", 6, 0, []string{"naïve", "café", "olé"}},
+		{"ab 10\u00a0km", 7, 0, []string{"ab", "10\u00a0km"}},
+	}
+	for _, c := range cases {
+		got := Fixed{Size: c.size, Overlap: c.overlap}.Chunk(c.text)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Fixed{%d, %d}.Chunk(%q) = %q, want %q", c.size, c.overlap, c.text, got, c.want)
+		}
+	}
+}
