@@ -102,7 +102,13 @@ type docxTable struct {
 var docxSkipped = map[string]bool{"del": true, "moveFrom": true, "Fallback": true, "sdtPr": true, "sdtEndPr": true,
 	"pPr": true, "rPr": true, "tblPr": true, "trPr": true, "tcPr": true, "sectPr": true}
 
+// maxDocxDepth bounds the elements open at once: encoding/xml keeps a
+// stack entry (about 190 bytes) for each, so a part nested millions deep
+// took gigabytes. Word nests a few dozen.
+const maxDocxDepth = 4096
+
 func (w *docxWalker) walk(d *xml.Decoder) error {
+	depth := 0
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -113,14 +119,19 @@ func (w *docxWalker) walk(d *xml.Decoder) error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if depth++; depth > maxDocxDepth {
+				return fmt.Errorf("%w: docx: elements nested more than %d deep", ErrMalformed, maxDocxDepth)
+			}
 			if docxSkipped[t.Name.Local] {
-				if err := d.Skip(); err != nil {
-					return fmt.Errorf("%w: docx: %v", ErrMalformed, err)
+				if err := w.skip(d, maxDocxDepth-depth); err != nil {
+					return err
 				}
+				depth--
 				continue
 			}
 			w.start(t.Name.Local)
 		case xml.EndElement:
+			depth--
 			w.end(t.Name.Local)
 		case xml.CharData:
 			if w.inText {
@@ -129,6 +140,28 @@ func (w *docxWalker) walk(d *xml.Decoder) error {
 		}
 		if w.out.Len() > maxDocxText {
 			return fmt.Errorf("%w: docx: more than %d bytes of text", ErrMalformed, maxDocxText)
+		}
+	}
+}
+
+// skip reads past the end of the element just started, as Decoder.Skip
+// does, with at most room elements open inside it.
+func (w *docxWalker) skip(d *xml.Decoder, room int) error {
+	for depth := 0; ; {
+		tok, err := d.Token()
+		if err != nil {
+			return fmt.Errorf("%w: docx: %v", ErrMalformed, err)
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth++; depth > room {
+				return fmt.Errorf("%w: docx: elements nested more than %d deep", ErrMalformed, maxDocxDepth)
+			}
+		case xml.EndElement:
+			if depth == 0 {
+				return nil
+			}
+			depth--
 		}
 	}
 }

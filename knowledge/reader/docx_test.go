@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -169,4 +170,24 @@ func FuzzDocxWalk(f *testing.F) {
 			t.Fatalf("%d bytes of text from %d bytes of XML", n, len(body))
 		}
 	})
+}
+
+// XML nested a million deep is malformed, refused before the decoder has
+// held all of it open: encoding/xml keeps a stack entry (about 190 bytes)
+// per open element, so 15 MB of "<w:sdt>" took 200 MB, and a DOCX's
+// 64 MB part, compressed within the zip-bomb ratio to 320 KB, nearly 2 GB.
+func TestReadDOCX_DeepXMLRefused(t *testing.T) {
+	const depth = 1 << 20
+	// read, and skipped (deleted text)
+	for _, tag := range []string{"sdt", "del"} {
+		body := strings.Repeat("<w:"+tag+">", depth) + wp("deep") + strings.Repeat("</w:"+tag+">", depth)
+		data := docxOf(t, "word/document.xml", body)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Read(DOCX, data)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; !errors.Is(err, ErrMalformed) || alloc > 64<<20 {
+			t.Fatalf("%s: %d MB allocated, err %v", tag, alloc>>20, err)
+		}
+	}
 }
