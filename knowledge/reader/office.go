@@ -92,7 +92,7 @@ func readPDF(data []byte) (text string, err error) {
 		fonts := pdfFontsOf(res)
 		// the library interprets each font's ToUnicode CMap for the page
 		for _, f := range fonts {
-			m, err := pdfStreamSize(f.V.Key("ToUnicode"), maxPDFPageContent)
+			m, err := pdfStreamSize(f.V.Key("ToUnicode"), maxPDFPageContent, &pdfOperands{cmap: true}, nil)
 			if err != nil {
 				return "", err
 			}
@@ -184,7 +184,7 @@ func pdfPageText(p pdf.Page, res pdf.Value, fonts map[string]*pdf.Font, budget i
 		if err != nil || depth == maxPDFFormDepth || xo.Kind() != pdf.Stream || xo.Key("Subtype").Name() != "Form" {
 			return
 		}
-		n, e := pdfStreamSize(xo, budget-used)
+		n, e := pdfStreamSize(xo, budget-used, &pdfOperands{}, nil)
 		if used += n; e != nil {
 			err = e
 			return
@@ -195,7 +195,7 @@ func pdfPageText(p pdf.Page, res pdf.Value, fonts map[string]*pdf.Font, budget i
 			if !own.Key("Font").IsNull() {
 				fonts = pdfFontsOf(own)
 				for _, f := range fonts {
-					m, e := pdfStreamSize(f.V.Key("ToUnicode"), budget-used)
+					m, e := pdfStreamSize(f.V.Key("ToUnicode"), budget-used, &pdfOperands{cmap: true}, nil)
 					if used += m; e != nil {
 						err = e
 						return
@@ -274,8 +274,9 @@ type rawText struct{}
 
 func (rawText) Decode(raw string) string { return raw }
 
-// pdfContentSize decodes a page's content streams into nothing and returns
-// their size; over limit is ErrMalformed.
+// pdfContentSize decodes a page's content streams, counts their operands
+// (joined, as the library reads them) and returns their size; over limit
+// is ErrMalformed.
 func pdfContentSize(p pdf.Page, limit int64) (int64, error) {
 	c := p.V.Key("Contents")
 	streams := []pdf.Value{c}
@@ -286,19 +287,21 @@ func pdfContentSize(p pdf.Page, limit int64) (int64, error) {
 		}
 	}
 	var n int64
+	var joined bytes.Buffer
 	for _, st := range streams {
-		m, err := pdfStreamSize(st, limit-n)
+		m, err := pdfStreamSize(st, limit-n, nil, &joined)
 		if err != nil {
 			return 0, err
 		}
 		n += m
 	}
-	return n, nil
+	return n, (&pdfOperands{}).scan(joined.Bytes())
 }
 
-// pdfStreamSize decodes a stream into nothing and returns its size (0 for a
-// value that is not a stream); over limit is ErrMalformed.
-func pdfStreamSize(st pdf.Value, limit int64) (int64, error) {
+// pdfStreamSize decodes a stream, counts its operands with ops (when set)
+// and returns its size (0 for a value that is not a stream); over limit is
+// ErrMalformed. With keep, the decoded bytes are added to it.
+func pdfStreamSize(st pdf.Value, limit int64, ops *pdfOperands, keep *bytes.Buffer) (int64, error) {
 	if st.Kind() != pdf.Stream {
 		return 0, nil
 	}
@@ -315,12 +318,23 @@ func pdfStreamSize(st pdf.Value, limit int64) (int64, error) {
 	}
 	rd := st.Reader()
 	defer rd.Close()
-	n, err := io.Copy(io.Discard, io.LimitReader(rd, limit+1))
+	var dst io.Writer = io.Discard
+	var buf bytes.Buffer
+	switch {
+	case keep != nil:
+		dst = keep
+	case ops != nil:
+		dst = &buf
+	}
+	n, err := io.Copy(dst, io.LimitReader(rd, limit+1))
 	if n > limit {
 		return 0, fmt.Errorf("%w: pdf: a page's content or font streams inflate past %d bytes", ErrMalformed, maxPDFPageContent)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("%w: pdf: %v", ErrMalformed, err)
+	}
+	if ops != nil {
+		return n, ops.scan(buf.Bytes())
 	}
 	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // The PDF library reads a file's cross-reference sections and object
@@ -82,25 +83,42 @@ func (l *pdfLex) token() (any, error) {
 			l.pos++
 			return pdfKeyword("<<"), nil
 		}
-		end := bytes.IndexByte(l.data[l.pos:], '>')
-		if end < 0 {
-			return nil, pdfStructErr("unterminated hex string")
+		// pairs of hex digits, spaces between, as the library reads
+		// them: where it stops at a bad digit, so does this
+		var s []byte
+		for {
+			c, ok := l.nonSpace()
+			if !ok {
+				return nil, pdfStructErr("unterminated hex string")
+			}
+			if c == '>' {
+				return string(s), nil
+			}
+			c2, ok := l.nonSpace()
+			h, h2 := unhexDigit(c), unhexDigit(c2)
+			if !ok || h < 0 || h2 < 0 {
+				return nil, pdfStructErr("malformed hex string")
+			}
+			s = append(s, byte(h<<4|h2))
 		}
-		s := string(l.data[l.pos : l.pos+end])
-		l.pos += end + 1
-		return s, nil
 	case '(':
 		depth := 1
 		start := l.pos
-		for ; l.pos < len(l.data); l.pos++ {
-			switch l.data[l.pos] {
+		for l.pos < len(l.data) {
+			c := l.data[l.pos]
+			l.pos++
+			switch c {
 			case '\\':
+				// the library stops at an escape it does not know
+				if l.pos < len(l.data) && !bytes.ContainsRune([]byte("nrbtf()\\\r\n01234567"), rune(l.data[l.pos])) {
+					l.pos++
+					return nil, pdfStructErr("invalid escape in a string")
+				}
 				l.pos++
 			case '(':
 				depth++
 			case ')':
 				if depth--; depth == 0 {
-					l.pos++
 					return string(l.data[start : l.pos-1]), nil
 				}
 			}
@@ -109,11 +127,26 @@ func (l *pdfLex) token() (any, error) {
 	case '[', ']', '{', '}':
 		return pdfKeyword(c), nil
 	case '/':
-		start := l.pos
+		var name []byte
 		for l.pos < len(l.data) && !pdfDelim(l.data[l.pos]) && !pdfSpace(l.data[l.pos]) {
+			c := l.data[l.pos]
 			l.pos++
+			if c == '#' {
+				// the two bytes after it, whatever they are, as the
+				// library reads them
+				h, h2 := -1, -1
+				if l.pos+1 < len(l.data) {
+					h, h2 = unhexDigit(l.data[l.pos]), unhexDigit(l.data[l.pos+1])
+				}
+				l.pos = min(l.pos+2, len(l.data))
+				if h < 0 || h2 < 0 {
+					return nil, pdfStructErr("malformed name")
+				}
+				c = byte(h<<4 | h2)
+			}
+			name = append(name, c)
 		}
-		return pdfName(unescapeName(l.data[start:l.pos])), nil
+		return pdfName(name), nil
 	case '>':
 		if l.pos < len(l.data) && l.data[l.pos] == '>' {
 			l.pos++
@@ -143,23 +176,28 @@ func (l *pdfLex) token() (any, error) {
 	return pdfKeyword(s), nil
 }
 
-// unescapeName decodes a name's #xx escapes ("/Obj#53tm" is /ObjStm).
-func unescapeName(b []byte) string {
-	if bytes.IndexByte(b, '#') < 0 {
-		return string(b)
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] == '#' && i+2 < len(b) {
-			if v, err := strconv.ParseUint(string(b[i+1:i+3]), 16, 8); err == nil {
-				out = append(out, byte(v))
-				i += 2
-				continue
-			}
+// nonSpace returns the next byte that is not white space.
+func (l *pdfLex) nonSpace() (byte, bool) {
+	for l.pos < len(l.data) {
+		c := l.data[l.pos]
+		l.pos++
+		if !pdfSpace(c) {
+			return c, true
 		}
-		out = append(out, b[i])
 	}
-	return string(out)
+	return 0, false
+}
+
+func unhexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // object reads one object: a dictionary, an array, a reference or a token.
@@ -671,4 +709,53 @@ func pdfCheckParms(v any) error {
 		}
 	}
 	return nil
+}
+
+// maxPDFOperands bounds the operands a content stream or CMap leaves on
+// the library's stack at once: it keeps each (about 50 bytes and more),
+// so 12 MB of "[1 2] " before one operator, a 19 KB PDF, took 400 MB.
+const maxPDFOperands = 1 << 18
+
+// pdfContentOps are the content stream operators: at one, the page walk
+// takes every operand off the stack.
+var pdfContentOps = func() map[string]bool {
+	m := map[string]bool{}
+	for _, op := range strings.Fields(`b B b* B* BDC BI BMC BT BX c cm CS cs d d0 d1 Do DP EI EMC ET EX f F f* G g gs h i ID j J K k l m M
+		MP n q Q re RG rg ri s S SC sc SCN scn sh T* Tc Td TD Tf Tj TJ TL Tm Tr Ts Tw Tz v w W W* y ' "`) {
+		m[op] = true
+	}
+	return m
+}()
+
+// pdfOperands counts the operands on the library's stack as it interprets
+// decoded streams, from above: every token but an operator counts (a token
+// the library fails on too), and only a content operator empties the
+// stack, never after "begin" (a dictionary's definitions may make any name
+// an operand) nor in a CMap (whose operators leave operands behind).
+type pdfOperands struct {
+	pending int
+	cmap    bool
+	begun   bool
+}
+
+func (o *pdfOperands) scan(data []byte) error {
+	l := &pdfLex{data: data}
+	for {
+		tok, err := l.token()
+		if tok == io.EOF {
+			return nil
+		}
+		if kw, ok := tok.(pdfKeyword); ok && err == nil {
+			if kw == "begin" {
+				o.begun = true
+			}
+			if !o.cmap && !o.begun && pdfContentOps[string(kw)] {
+				o.pending = 0
+				continue
+			}
+		}
+		if o.pending++; o.pending > maxPDFOperands {
+			return fmt.Errorf("%w: pdf: more than %d operands at once in a content stream", ErrMalformed, maxPDFOperands)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -130,4 +131,59 @@ func TestReadPDF_CrossReferenceAndObjectStreamsBounded(t *testing.T) {
 			t.Errorf("%s: %q, %v; want ErrMalformed", name, text, err)
 		}
 	}
+}
+
+// The operands a page's content streams, a form's or a CMap's leave on the
+// PDF library's stack at once are bounded: it keeps each, so 12 MB of
+// "[1 2] " before one operator, compressed in a 19 KB PDF, took 400 MB.
+// A dictionary's definitions, split content streams, and tokens the
+// library stops inside (a bad hex digit, escape or name) do not hide them.
+func TestReadPDF_OperandsBounded(t *testing.T) {
+	many := strings.Repeat("[1 2] ", 2<<20)
+	for name, content := range map[string]string{
+		"operands":          many + "Tj",
+		"defined operators": "<< >> begin /Tj 1 def " + strings.Repeat("Tj ", 3<<20),
+		// in an array: the library drops the array and reads on
+		"bad hex digit":       "[<1z " + many + "> Tj",
+		"bad escape":          `[(\q ` + many + ") Tj",
+		"bad name":            "[/a#(" + many + ") Tj",
+		"unknown operators":   strings.Repeat("1 2 x ", 2<<20) + "Tj",
+		"streams cut a token": "",
+	} {
+		data := flatePDF(content)
+		if name == "streams cut a token" {
+			// the library joins a page's streams: "Tj" + "x" is no Tj
+			var parts []string
+			for range 40 {
+				parts = append(parts, flateStream(strings.Repeat("1 ", 100_000)+"Tj"), flateStream("x "))
+			}
+			objs := []string{
+				"<< /Type /Catalog /Pages 2 0 R >>",
+				"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+				"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [" + refs(5, len(parts)) + "] >>",
+				"<< >>",
+			}
+			data = pdfOf(append(objs, parts...)...)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Read(PDF, data)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; !errors.Is(err, ErrMalformed) || alloc > 128<<20 {
+			t.Errorf("%s: %d MB allocated, err %v", name, alloc>>20, err)
+		}
+	}
+	// the operands of one operator, many on a page, are read
+	if text, err := Read(PDF, flatePDF("BT /F1 12 Tf "+strings.Repeat("[(a) 1 (b) 2 (c)] TJ ", 100_000)+"ET")); err != nil || len(text) < 300_000 {
+		t.Fatalf("%d bytes of text, %v", len(text), err)
+	}
+}
+
+// refs is "first 0 R" and the n-1 references after it.
+func refs(first, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%d 0 R ", first+i)
+	}
+	return b.String()
 }
