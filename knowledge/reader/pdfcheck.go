@@ -2,10 +2,12 @@ package reader
 
 import (
 	"bytes"
+	"cmp"
 	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -316,17 +318,24 @@ func (l *pdfLex) indirect() (pdfIndirect, error) {
 type pdfXref struct {
 	data       []byte
 	maxObjects int64
-	offsets    map[int64][]int64
-	inStream   map[int64]bool // objects some section puts in an object stream
+	// flat and sorted once read (maps of them took 100 bytes an entry,
+	// more than the library's own table)
+	offsets    []pdfOffset    // every offset a section gives an object
+	inStream   []int64        // objects some section puts in an object stream
 	containers map[int64]bool // the object streams named
 	encrypted  bool
 }
 
+type pdfOffset struct{ id, off int64 }
+
+// maxPDFObjectStreams bounds the object streams a PDF's sections name
+// (writers put a hundred objects or more in each).
+const maxPDFObjectStreams = 1 << 16
+
 // pdfCheckStructure walks the cross-reference sections as the library's
 // NewReader does, then checks the object streams they name.
 func pdfCheckStructure(data []byte) error {
-	x := &pdfXref{data: data, maxObjects: maxPDFObjects(len(data)), offsets: map[int64][]int64{},
-		inStream: map[int64]bool{}, containers: map[int64]bool{}}
+	x := &pdfXref{data: data, maxObjects: maxPDFObjects(len(data)), containers: map[int64]bool{}}
 	start, ok := pdfStartXref(data)
 	if !ok {
 		return nil // the library refuses it before reading a section
@@ -428,7 +437,7 @@ func (x *pdfXref) section(l *pdfLex, entries *int64) (pdfDict, error) {
 					return nil, err
 				}
 				if o, ok := off.(int64); ok && kind == pdfKeyword("n") {
-					x.offsets[first+i] = append(x.offsets[first+i], o)
+					x.offsets = append(x.offsets, pdfOffset{first + i, o})
 				}
 			}
 		}
@@ -511,10 +520,12 @@ func (x *pdfXref) xrefStream(d pdfDict, at int, entries *int64) error {
 			f2, _ := field(1), field(2)
 			switch kind {
 			case 1:
-				x.offsets[first+i] = append(x.offsets[first+i], f2)
+				x.offsets = append(x.offsets, pdfOffset{first + i, f2})
 			case 2:
-				x.inStream[first+i] = true
-				x.containers[f2] = true
+				x.inStream = append(x.inStream, first+i)
+				if x.containers[f2] = true; len(x.containers) > maxPDFObjectStreams {
+					return pdfStructErr("more than %d object streams", maxPDFObjectStreams)
+				}
 			}
 		}
 	}
@@ -590,6 +601,8 @@ func (p *pngUp) Read(b []byte) (int, error) {
 // N within what its data can hold (the library reads N entries, also past
 // the data's end), and Extends chains ending.
 func (x *pdfXref) checkContainers() error {
+	slices.SortFunc(x.offsets, func(a, b pdfOffset) int { return cmp.Compare(a.id, b.id) })
+	slices.Sort(x.inStream)
 	checked := map[int64]bool{}
 	for c := range x.containers {
 		seen := map[int64]bool{}
@@ -617,10 +630,12 @@ func (x *pdfXref) checkContainers() error {
 
 // container checks object stream id and returns the one it extends, or -1.
 func (x *pdfXref) container(id int64) (int64, error) {
-	if x.inStream[id] {
+	if _, ok := slices.BinarySearch(x.inStream, id); ok {
 		return 0, pdfStructErr("object stream %d is in an object stream", id)
 	}
-	for _, off := range x.offsets[id] {
+	i, _ := slices.BinarySearchFunc(x.offsets, id, func(e pdfOffset, id int64) int { return cmp.Compare(e.id, id) })
+	for ; i < len(x.offsets) && x.offsets[i].id == id; i++ {
+		off := x.offsets[i].off
 		if off < 0 || off >= int64(len(x.data)) {
 			continue // the library finds no object there
 		}
@@ -639,7 +654,7 @@ func (x *pdfXref) container(id int64) (int64, error) {
 			}
 		}
 		if _, ok := d["Length"].(pdfRef); ok {
-			if ref := d["Length"].(pdfRef); x.inStream[ref.id] {
+			if _, in := slices.BinarySearch(x.inStream, d["Length"].(pdfRef).id); in {
 				return 0, pdfStructErr("object stream %d's Length is in an object stream", id)
 			}
 		}
