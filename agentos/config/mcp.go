@@ -20,10 +20,15 @@ type MCPClient struct {
 	// command's base name or the URL's host, with "_2", "_3", … for a later
 	// unnamed server of the same agent whose default another already has.
 	Name string `yaml:"name"`
-	// Command, Args, Env (added to the environment) start a stdio server.
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
+	// Command, Args and Env start a stdio server. Its environment is Env
+	// over HOME, PATH, USER, the locale, TMPDIR and the proxy variables of
+	// the server's, not the server's whole environment (its secrets): pass
+	// a variable by name, env: {GITHUB_TOKEN: ${GITHUB_TOKEN}}, or set
+	// inherit_env: true for the whole environment (then Env).
+	Command    string            `yaml:"command"`
+	Args       []string          `yaml:"args"`
+	Env        map[string]string `yaml:"env"`
+	InheritEnv bool              `yaml:"inherit_env"`
 	// URL, Headers and BearerToken reach a streamable HTTP server.
 	URL         string            `yaml:"url"`
 	Headers     map[string]string `yaml:"headers"`
@@ -66,7 +71,7 @@ func (m MCPClient) toolkit() (*mcptool.Toolkit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mcptool.New(mcptool.Config{Name: m.Name, Command: m.Command, Args: m.Args, Env: env, URL: m.URL, Headers: headers,
+	return mcptool.New(mcptool.Config{Name: m.Name, Command: m.Command, Args: m.Args, Env: env, InheritEnv: m.InheritEnv, URL: m.URL, Headers: headers,
 		BearerToken: token, Include: m.IncludeTools, Exclude: m.ExcludeTools, Prefix: m.ToolNamePrefix,
 		Timeout: m.Timeout, MaxOutputBytes: int(m.MaxOutputBytes)})
 }

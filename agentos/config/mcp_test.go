@@ -129,6 +129,7 @@ func TestAgentMCP_BadDeclarationsAreRefused(t *testing.T) {
 		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {command: x, url: 'http://h/mcp'}\n", "either a command or a url"},
 		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {name: x}\n", "give a command"},
 		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {commnd: x}\n", "commnd"},
+		{"agents:\n  - id: a\n    model: openai:gpt-4o-mini\n    mcp:\n      - {url: 'http://h/mcp', inherit_env: true}\n", "apply to command (stdio) servers only"},
 	} {
 		cfg, err := Parse([]byte(strings.ReplaceAll(tt.yaml, "openai:gpt-4o-mini", model)), "os.yaml")
 		if err == nil {

@@ -46,12 +46,18 @@ type Config struct {
 	// host.
 	Name string
 
-	// Command starts a stdio server; Args, Env (added to this process's
-	// environment) and Dir go with it.
-	Command string
-	Args    []string
-	Env     map[string]string
-	Dir     string
+	// Command starts a stdio server; Args, Env and Dir go with it. The
+	// server's environment is Env over a few variables of this process
+	// (HOME, LOGNAME, PATH, SHELL, TERM, USER, TMPDIR, LANG, LC_ALL and
+	// the proxy variables), not this process's whole environment, which
+	// holds its secrets (provider keys, DSNs, JWT keys): a server that
+	// needs one is given it in Env. InheritEnv gives it the whole
+	// environment (then Env), as before 2026-12-07.
+	Command    string
+	Args       []string
+	Env        map[string]string
+	Dir        string
+	InheritEnv bool
 
 	// URL is a streamable HTTP endpoint (the values of its query, where
 	// some servers take a key, are written *** in errors); Headers are sent
@@ -110,6 +116,9 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		if c.Name == "" {
 			c.Name = u.Hostname()
+		}
+		if len(c.Args) > 0 || len(c.Env) > 0 || c.Dir != "" || c.InheritEnv {
+			return c, fmt.Errorf("%w: args, env, dir and inherit_env apply to command (stdio) servers only", ErrConfig)
 		}
 	} else if len(c.Headers) > 0 || c.BearerToken != "" {
 		return c, fmt.Errorf("%w: headers and bearer_token apply to url servers only", ErrConfig)

@@ -2,10 +2,13 @@ package mcptool_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -68,5 +71,56 @@ func TestToolkit_RedirectToAnotherHostGetsNoCredentials(t *testing.T) {
 	close(leaked)
 	for v := range leaked {
 		t.Errorf("the redirect's target got credentials: %q", v)
+	}
+}
+
+// A stdio server was given this process's whole environment (env: added
+// to it): every provider key, DSN and JWT key of `agentry serve` went to
+// servers often fetched by npx or uvx at start. It now gets a few
+// variables (PATH, HOME, …) and its env; inherit_env gives it everything.
+func TestStdio_ServerGetsAMinimalEnvironment(t *testing.T) {
+	t.Setenv("AGENTRY_TEST_MCP_SECRET", "hunter2")
+	getenv := func(k *mcptool.Toolkit, name string) string {
+		t.Helper()
+		tools, err := k.Tools(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := find(t, tools, "getenv").Call(context.Background(), json.RawMessage(`{"text":"`+name+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	k := newKit(t, stdioConfig("MCPTOOL_ENV_TOOL", "1", "GIVEN_TO_IT", "yes"))
+	if got := getenv(k, "AGENTRY_TEST_MCP_SECRET"); got != `false ""` {
+		t.Errorf("the server read this process's secret: %s", got)
+	}
+	if got := getenv(k, "GIVEN_TO_IT"); got != `true "yes"` {
+		t.Errorf("the server's own env: %s", got)
+	}
+	if got := getenv(k, "PATH"); got != fmt.Sprintf("true %q", os.Getenv("PATH")) {
+		t.Errorf("PATH: %s", got)
+	}
+	cfg := stdioConfig("MCPTOOL_ENV_TOOL", "1")
+	cfg.InheritEnv = true
+	if got := getenv(newKit(t, cfg), "AGENTRY_TEST_MCP_SECRET"); got != `true "hunter2"` {
+		t.Errorf("inherit_env: the server did not get this process's environment: %s", got)
+	}
+}
+
+// Settings of a stdio server given to a URL server would be accepted and
+// do nothing.
+func TestNew_StdioSettingsOnAURLServerAreRefused(t *testing.T) {
+	t.Parallel()
+	for name, cfg := range map[string]mcptool.Config{
+		"inherit_env": {URL: "http://127.0.0.1:1/mcp", InheritEnv: true},
+		"env":         {URL: "http://127.0.0.1:1/mcp", Env: map[string]string{"K": "v"}},
+		"args":        {URL: "http://127.0.0.1:1/mcp", Args: []string{"-x"}},
+		"dir":         {URL: "http://127.0.0.1:1/mcp", Dir: "/tmp"},
+	} {
+		if _, err := mcptool.New(cfg); !errors.Is(err, mcptool.ErrConfig) {
+			t.Errorf("%s on a url server: %v, want ErrConfig", name, err)
+		}
 	}
 }

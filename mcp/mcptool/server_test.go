@@ -97,6 +97,13 @@ func testServer() *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no such widget"}
 		})
+	if os.Getenv("MCPTOOL_ENV_TOOL") != "" {
+		// getenv reads the server's environment.
+		mcp.AddTool(s, &mcp.Tool{Name: "getenv", Description: "Reads a variable of the server's environment."}, func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			v, ok := os.LookupEnv(in.Text)
+			return text(fmt.Sprintf("%v %q", ok, v)), nil, nil
+		})
+	}
 	if kind := os.Getenv("MCPTOOL_BAD_SCHEMA"); kind != "" {
 		s.AddTool(&mcp.Tool{Name: "bad", Description: "Bad schema.", InputSchema: badSchema(kind)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("bad"), nil })

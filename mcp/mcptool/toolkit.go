@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -318,12 +319,7 @@ func (k *Toolkit) connect(ctx context.Context) (*conn, error) {
 		// not the first run's context; Close ends it.
 		cmd := exec.Command(k.cfg.Command, k.cfg.Args...)
 		cmd.Dir = k.cfg.Dir
-		if len(k.cfg.Env) > 0 {
-			cmd.Env = os.Environ()
-			for key, v := range k.cfg.Env {
-				cmd.Env = append(cmd.Env, key+"="+v)
-			}
-		}
+		cmd.Env = serverEnv(k.cfg.InheritEnv, k.cfg.Env)
 		transport = &stdioTransport{cmd: cmd, stderr: c.stderr}
 	} else {
 		hc := k.cfg.HTTPClient
@@ -491,4 +487,31 @@ func (t *tailBuffer) note() string {
 		return ""
 	}
 	return "; server stderr: " + s
+}
+
+// passedEnv are the variables of this process a stdio server gets without
+// InheritEnv: the ones the MCP reference SDKs pass on Unix (HOME, LOGNAME,
+// PATH, SHELL, TERM, USER), and those npx and uvx need for temporary
+// files, the locale and a proxy.
+var passedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
+
+// serverEnv is a stdio server's environment: this process's whole
+// environment with inherit, else only passedEnv's variables, then env (the
+// configured variables, which win).
+func serverEnv(inherit bool, env map[string]string) []string {
+	var out []string
+	if inherit {
+		out = os.Environ()
+	} else {
+		for _, k := range passedEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				out = append(out, k+"="+v)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }
