@@ -24,43 +24,27 @@ import (
 // (tools, resources, prompts) it answers has 500 items and a next cursor:
 // the same one each time when repeat is set, a new one otherwise.
 func pagingServer(t *testing.T, repeat bool) *httptest.Server {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil)
 	var page atomic.Int64
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+	return intercepting(t, func(method string) (string, bool) {
+		item, ok := map[string]string{
+			"tools/list":     `{"name":"t%d_%d","inputSchema":{"type":"object"}}`,
+			"resources/list": `{"uri":"note://%d/%d","name":"r"}`,
+			"prompts/list":   `{"name":"p%d_%d"}`,
+		}[method]
+		if !ok {
+			return "", false
 		}
-		_ = json.Unmarshal(body, &req)
 		n := page.Add(1)
 		cursor := fmt.Sprintf("page-%d", n)
 		if repeat {
 			cursor = "again"
 		}
-		item := map[string]string{
-			"tools/list":     `{"name":"t%d_%d","inputSchema":{"type":"object"}}`,
-			"resources/list": `{"uri":"note://%d/%d","name":"r"}`,
-			"prompts/list":   `{"name":"p%d_%d"}`,
-		}[req.Method]
 		var items []string
 		for i := range 500 {
 			items = append(items, fmt.Sprintf(item, n, i))
 		}
-		var result string
-		switch req.Method {
-		case "tools/list", "resources/list", "prompts/list":
-			result = fmt.Sprintf(`{%q:[%s],"nextCursor":%q}`, strings.TrimSuffix(req.Method, "/list"), strings.Join(items, ","), cursor)
-		default:
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
+		return fmt.Sprintf(`{%q:[%s],"nextCursor":%q}`, strings.TrimSuffix(method, "/list"), strings.Join(items, ","), cursor), true
+	})
 }
 
 // A server whose listing never ends (a cursor it gives again, or new
@@ -96,6 +80,15 @@ func TestToolkit_EndlessListingsAreClearErrors(t *testing.T) {
 // answering serves testServer, except that the methods in answers are
 // answered with the given result.
 func answering(t *testing.T, answers map[string]string) *httptest.Server {
+	return intercepting(t, func(method string) (string, bool) {
+		result, ok := answers[method]
+		return result, ok
+	})
+}
+
+// intercepting serves testServer, except that a request whose method
+// answer takes (ok) is answered with its result.
+func intercepting(t *testing.T, answer func(method string) (result string, ok bool)) *httptest.Server {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -104,7 +97,7 @@ func answering(t *testing.T, answers map[string]string) *httptest.Server {
 			Method string          `json:"method"`
 		}
 		_ = json.Unmarshal(body, &req)
-		result, ok := answers[req.Method]
+		result, ok := answer(req.Method)
 		if !ok {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			h.ServeHTTP(w, r)
