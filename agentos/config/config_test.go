@@ -158,6 +158,8 @@ func TestParse_RenamedKeysNameTheNewKey(t *testing.T) {
 		{"duckduckgo tool", "agents:\n  - id: a\n    tools: [duckduckgo_search]\n", "duckduckgo_search", "web_search", "os.yaml:3"},
 		{"duckduckgo tool mapping", "agents:\n  - id: a\n    tools:\n      - name: duckduckgo_search\n", "duckduckgo_search", "web_search", "os.yaml:4"},
 		{"eval_id", "evals:\n  - eval_id: e1\n", "eval_id", "run_id", "os.yaml:2"},
+		{"eval_id top level", "eval_id: e1\n", "eval_id", "run_id", "os.yaml:1"},
+		{"num_history_sessions top level", "num_history_sessions: 2\n", "num_history_sessions", "num_past_sessions_to_search", "os.yaml:1"},
 		{"team entry", "teams:\n  - id: t\n    enable_user_memories: true\n", "enable_user_memories", "update_memory_on_run", "os.yaml:3"},
 		{"culture removed", "agents:\n  - id: a\n    enable_agentic_culture: true\n", "enable_agentic_culture", "removed", "os.yaml:3"},
 		{"culture manager removed", "agents:\n  - id: a\n    add_culture_to_context: true\n", "add_culture_to_context", "removed", "os.yaml:3"},

@@ -33,6 +33,12 @@ var renamed = map[string]string{
 // renamed keys has: there they are that section's own.
 var ownKeys = map[string]string{"secret_key": "media_storage"}
 
+// ownKey reports whether key, under parent, is ownKeys' section's own.
+func ownKey(key, parent string) bool {
+	section, ok := ownKeys[key]
+	return ok && section == parent
+}
+
 // removed lists 2.x settings with no 3.0 replacement (culture was dropped).
 var removed = map[string]bool{
 	"enable_agentic_culture":    true,
@@ -238,7 +244,7 @@ func checkNames(n *yaml.Node, file, parentKey string) error {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
-			if to, ok := renamed[key.Value]; ok && ownKeys[key.Value] != parentKey {
+			if to, ok := renamed[key.Value]; ok && !ownKey(key.Value, parentKey) {
 				return &Error{File: file, Line: key.Line, Msg: fmt.Sprintf("%q was renamed in Agno 3.0: use %q", key.Value, to)}
 			}
 			if multiMCP[key.Value] {
