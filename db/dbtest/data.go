@@ -31,7 +31,7 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 			noErr(t, err)
 			equal(t, "agent_id", got.AgentID, s)
 			jsonEqual(t, "session_data", got.SessionData, name)
-			r := newRun(sid, "run-"+sid)
+			r := NewRun(sid, "run-"+sid)
 			r.RunData, _ = json.Marshal(map[string]any{"content": s, "messages": []map[string]string{{"role": "user", "content": s}}})
 			r.UserID = s
 			mustRun(t, bg, d, r)
@@ -71,11 +71,11 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 		oneOf("session_name", sd["session_name"])
 		equal(t, "session_data note", sd["note"], literal)
 
-		r := newRun("s", "r")
+		r := NewRun("s", "r")
 		r.RunData, _ = json.Marshal(map[string]any{"run_id": "r", "content": nul, "note": literal,
 			"tools": []map[string]string{{"tool_name": "read_file", "result": nul}}})
 		mustRun(t, bg, d, r)
-		r2 := newRun("s", "r2")
+		r2 := NewRun("s", "r2")
 		r2.RunData = bytes.Replace(r.RunData, []byte(`"run_id":"r"`), []byte(`"run_id":"r2"`), 1)
 		_, _, err = d.SaveRun(bg, &db.Session{SessionID: "s", SessionType: run.TypeAgent, SessionData: data}, r2)
 		noErr(t, err)
@@ -163,7 +163,7 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 		if len(data) < 1<<20 {
 			t.Fatalf("fixture is %d bytes, want >= 1 MiB", len(data))
 		}
-		r := newRun("s", "big")
+		r := NewRun("s", "big")
 		r.RunData = data
 		mustRun(t, bg, d, r)
 		got, err := d.GetRun(bg, "big")
@@ -176,7 +176,7 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 	"Timestamps_AreEpochSecondsSetOnWrite": func(t *testing.T, d *db.DB) {
 		before := time.Now().Unix()
 		s := mustSession(t, bg, d, db.Session{SessionID: "s"})
-		r := mustRun(t, bg, d, newRun("s", "r"))
+		r := mustRun(t, bg, d, NewRun("s", "r"))
 		after := time.Now().Unix()
 		for what, v := range map[string]int64{"session created_at": s.CreatedAt, "session updated_at": s.UpdatedAt,
 			"run created_at": r.CreatedAt, "run updated_at": r.UpdatedAt} {
@@ -190,7 +190,7 @@ var dataTests = map[string]func(t *testing.T, d *db.DB){
 	},
 	"Run_OutputDecodesAgnoFields": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s"})
-		mustRun(t, bg, d, newRun("s", "r"))
+		mustRun(t, bg, d, NewRun("s", "r"))
 		got, err := d.GetRun(bg, "r")
 		noErr(t, err)
 		out, err := got.Output()

@@ -78,8 +78,9 @@ func mustSession(t *testing.T, ctx context.Context, d *db.DB, s db.Session) *db.
 	return out
 }
 
-// newRun builds a run row with small valid run_data.
-func newRun(sessionID, runID string) *db.Run {
+// NewRun is a completed agent run row of session sessionID with small
+// valid run_data.
+func NewRun(sessionID, runID string) *db.Run {
 	data, _ := json.Marshal(map[string]any{"run_id": runID, "session_id": sessionID, "agent_id": "agent-1", "content": "answer " + runID, "status": "COMPLETED"})
 	return &db.Run{RunID: runID, SessionID: sessionID, RunType: run.TypeAgent, AgentID: "agent-1",
 		Status: run.StatusCompleted, RunData: data}
@@ -99,7 +100,7 @@ func seedRuns(t *testing.T, d *db.DB, sid string, n int) {
 	t.Helper()
 	mustSession(t, bg, d, db.Session{SessionID: sid})
 	for i := range n {
-		r := newRun(sid, fmt.Sprintf("%s-r%d", sid, i))
+		r := NewRun(sid, fmt.Sprintf("%s-r%d", sid, i))
 		r.CreatedAt = int64(1000 + i)
 		mustRun(t, bg, d, r)
 	}

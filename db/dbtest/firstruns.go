@@ -12,7 +12,7 @@ import (
 
 // typedRun is newRun for a run of another type and parent.
 func typedRun(sessionID, runID string, typ run.Type, parent string) *db.Run {
-	r := newRun(sessionID, runID)
+	r := NewRun(sessionID, runID)
 	r.RunType, r.ParentRunID = typ, parent
 	switch typ {
 	case run.TypeTeam:
@@ -46,8 +46,8 @@ var firstRunTests = map[string]func(t *testing.T, d *db.DB){
 			*mustSession(t, bg, d, db.Session{SessionID: "empty-s", SessionType: run.TypeAgent}),
 			*mustSession(t, bg, d, db.Session{SessionID: "members-only", SessionType: run.TypeTeam}),
 		}
-		mustRun(t, bg, d, newRun("agent-s", "a1"))
-		mustRun(t, bg, d, newRun("agent-s", "a2"))
+		mustRun(t, bg, d, NewRun("agent-s", "a1"))
+		mustRun(t, bg, d, NewRun("agent-s", "a2"))
 		// A team's member runs are usually stored before the team run.
 		mustRun(t, bg, d, typedRun("team-s", "member-1", run.TypeAgent, "t1"))
 		mustRun(t, bg, d, typedRun("team-s", "t1", run.TypeTeam, ""))
@@ -62,10 +62,10 @@ var firstRunTests = map[string]func(t *testing.T, d *db.DB){
 	},
 	"FirstRuns_FollowsRunIndexNotCreationTime": func(t *testing.T, d *db.DB) {
 		s := mustSession(t, bg, d, db.Session{SessionID: "s1"})
-		late := newRun("s1", "late-but-first")
+		late := NewRun("s1", "late-but-first")
 		late.CreatedAt = 2000
 		mustRun(t, bg, d, late)
-		early := newRun("s1", "early-but-second")
+		early := NewRun("s1", "early-but-second")
 		early.CreatedAt = 1000
 		mustRun(t, bg, d, early)
 		got, err := d.FirstRuns(bg, []db.Session{*s})
@@ -75,8 +75,8 @@ var firstRunTests = map[string]func(t *testing.T, d *db.DB){
 		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
 		sa := mustSession(t, alice, d, db.Session{SessionID: "sa"})
 		sb := mustSession(t, bob, d, db.Session{SessionID: "sb"})
-		mustRun(t, alice, d, newRun("sa", "ra"))
-		mustRun(t, bob, d, newRun("sb", "rb"))
+		mustRun(t, alice, d, NewRun("sa", "ra"))
+		mustRun(t, bob, d, NewRun("sb", "rb"))
 		both := []db.Session{*sa, *sb}
 		got, err := d.FirstRuns(alice, both)
 		equal(t, "alice sees", firstRunIDs(t, got, err), map[string]string{"sa": "ra"})
@@ -92,7 +92,7 @@ var firstRunTests = map[string]func(t *testing.T, d *db.DB){
 			sessions = append(sessions, db.Session{SessionID: sid, SessionType: run.TypeAgent})
 			if i%100 == 0 {
 				mustSession(t, bg, d, sessions[len(sessions)-1])
-				mustRun(t, bg, d, newRun(sid, "r-"+sid))
+				mustRun(t, bg, d, NewRun(sid, "r-"+sid))
 				want[sid] = "r-" + sid
 			}
 		}

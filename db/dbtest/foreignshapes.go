@@ -39,7 +39,7 @@ var foreignShapeTests = map[string]func(t *testing.T, d *db.DB){
 		// A turn on the session writes it and a run back over those rows.
 		_, err = d.UpsertSession(bg, &db.Session{SessionID: "s", SessionType: s.SessionType, UpdatedAt: 1733000200})
 		noErr(t, err)
-		nr := newRun("s", "s-r1")
+		nr := NewRun("s", "s-r1")
 		nr.UpdatedAt = 1733000300
 		got := mustRun(t, bg, d, nr)
 		equal(t, "UpsertRun over a REAL created_at", got.CreatedAt, int64(1733000050))
@@ -62,7 +62,7 @@ var foreignShapeTests = map[string]func(t *testing.T, d *db.DB){
 		day := time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC)
 		mustSession(t, bg, d, db.Session{SessionID: "s", CreatedAt: day.Unix() + 10})
 		for i := range 3 {
-			r := newRun("s", fmt.Sprintf("s-r%d", i))
+			r := NewRun("s", fmt.Sprintf("s-r%d", i))
 			r.CreatedAt = day.Unix() + 100 + int64(i)
 			mustRun(t, bg, d, r)
 		}
@@ -99,7 +99,7 @@ var foreignShapeTests = map[string]func(t *testing.T, d *db.DB){
 		// run_ids against the order of the stored values: e before d, …
 		stamps := map[string]string{"a": "1733011200.4", "b": "1733011200.3", "c": "1733011200.2", "d": "1733011200.1", "e": "1733011200", "f": "1733011200.35"}
 		for id, at := range stamps {
-			r := newRun("s", id)
+			r := NewRun("s", id)
 			r.CreatedAt = sec
 			mustRun(t, bg, d, r)
 			foreignSet(t, d, runsTable, "run_id", id, "created_at = "+at)

@@ -20,7 +20,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 		mustSession(t, bg, d, db.Session{SessionID: "s"})
 		var stored []*db.Run
 		for i := range 4 {
-			stored = append(stored, mustRun(t, bg, d, newRun("s", fmt.Sprintf("c%d", i))))
+			stored = append(stored, mustRun(t, bg, d, NewRun("s", fmt.Sprintf("c%d", i))))
 		}
 		_, sqlBackend := d.Driver().(db.SQLWriter)
 		cached := []db.CachedRun{
@@ -46,7 +46,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 		}
 		// c3 rewritten in the same second with other content: where the
 		// backend checks the size, its run_data comes back.
-		upd := newRun("s", "c3")
+		upd := NewRun("s", "c3")
 		upd.RunData = []byte(`{"run_id":"c3","content":"rewritten by another writer, longer than before"}`)
 		upd.UpdatedAt = stored[3].UpdatedAt
 		mustRun(t, bg, d, upd)
@@ -80,7 +80,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 			{"r8", run.StatusRegenerated, "", "a"},
 		}
 		for _, k := range kinds {
-			r := newRun("s", k.id)
+			r := NewRun("s", k.id)
 			r.Status, r.ParentRunID, r.AgentID = k.status, k.parent, k.agent
 			mustRun(t, bg, d, r)
 		}
@@ -118,7 +118,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 	"HistoryRuns_MatchesTeamRuns": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s", SessionType: run.TypeTeam})
 		for i := range 3 {
-			r := newRun("s", fmt.Sprintf("t%d", i))
+			r := NewRun("s", fmt.Sprintf("t%d", i))
 			r.RunType, r.AgentID, r.TeamID = run.TypeTeam, "", "team"
 			mustRun(t, bg, d, r)
 		}
@@ -133,7 +133,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 		mustSession(t, bg, d, db.Session{SessionID: "empty"})
 		var stored []*db.Run
 		for i, st := range []run.Status{run.StatusCompleted, run.StatusPaused, run.StatusCompleted, run.StatusError, run.StatusCompleted, run.StatusCompleted} {
-			r := newRun("s", fmt.Sprintf("h%d", i))
+			r := NewRun("s", fmt.Sprintf("h%d", i))
 			r.Status, r.UserID = st, "alice"
 			if i == 4 {
 				r.ParentRunID = "h5"
@@ -144,7 +144,7 @@ var historyTests = map[string]func(t *testing.T, d *db.DB){
 		// Two runs share a run_index: the order then needs the tie-breakers.
 		mustSession(t, bg, d, db.Session{SessionID: "tie"})
 		for i, idx := range []int64{0, 1, 1, 2} {
-			r := newRun("tie", fmt.Sprintf("t%d", i))
+			r := NewRun("tie", fmt.Sprintf("t%d", i))
 			r.RunIndex = &idx
 			mustRun(t, bg, d, r)
 		}

@@ -38,7 +38,7 @@ func refreshPassesEmptyDays(t *testing.T, d *db.DB) {
 	c := &countingMetrics{Driver: d.Driver(), MetricsDriver: md}
 	cd := db.New("counting", c)
 	mustSession(t, bg, d, db.Session{SessionID: "old", CreatedAt: 1})
-	old := newRun("old", "old-r")
+	old := NewRun("old", "old-r")
 	old.CreatedAt = 1
 	mustRun(t, bg, d, old)
 	// A session alone on a day is counted on that day.

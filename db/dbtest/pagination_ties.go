@@ -20,7 +20,7 @@ func init() {
 func deepPagesKeepTieOrder(t *testing.T, d *db.DB) {
 	mustSession(t, bg, d, db.Session{SessionID: "s"})
 	for i := range 40 {
-		r := newRun("s", fmt.Sprintf("r%02d", i))
+		r := NewRun("s", fmt.Sprintf("r%02d", i))
 		idx := int64(i / 3 * 2) // groups of three: 0,0,0,2,2,2,4,…
 		if i%7 == 0 {
 			idx = int64(i/3*2 + 1) // a few singletons in between

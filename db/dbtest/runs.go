@@ -17,12 +17,12 @@ var runTests = map[string]func(t *testing.T, d *db.DB){
 		mustSession(t, bg, d, db.Session{SessionID: "s1"})
 		mustSession(t, bg, d, db.Session{SessionID: "s2"})
 		for i, id := range []string{"a", "b", "c"} {
-			out := mustRun(t, bg, d, newRun("s1", id))
+			out := mustRun(t, bg, d, NewRun("s1", id))
 			if out.RunIndex == nil || *out.RunIndex != int64(i) {
 				t.Fatalf("run %s index = %v, want %d", id, out.RunIndex, i)
 			}
 		}
-		out := mustRun(t, bg, d, newRun("s2", "other"))
+		out := mustRun(t, bg, d, NewRun("s2", "other"))
 		equal(t, "first index of another session", *out.RunIndex, int64(0))
 	},
 	"UpsertRun_RoundTripsEveryColumn": func(t *testing.T, d *db.DB) {
@@ -45,7 +45,7 @@ var runTests = map[string]func(t *testing.T, d *db.DB){
 	},
 	"UpsertRun_ConflictUpdatesAndKeepsRunIndex": func(t *testing.T, d *db.DB) {
 		seedRuns(t, d, "s1", 3)
-		r := newRun("s1", "s1-r1")
+		r := NewRun("s1", "s1-r1")
 		r.Status, r.RunData, r.ParentRunID, r.CreatedAt = run.StatusError, json.RawMessage(`{"run_id":"s1-r1","content":"v2"}`), "p", 5
 		seven := int64(7)
 		r.RunIndex = &seven
@@ -58,21 +58,21 @@ var runTests = map[string]func(t *testing.T, d *db.DB){
 		equal(t, "parent", got.ParentRunID, "p")
 		equal(t, "created_at kept", got.CreatedAt, int64(1001))
 		jsonEqual(t, "run_data", got.RunData, r.RunData)
-		next := mustRun(t, bg, d, newRun("s1", "new"))
+		next := mustRun(t, bg, d, NewRun("s1", "new"))
 		equal(t, "next index", *next.RunIndex, int64(3))
 	},
 	"UpsertRun_HonoursExplicitIndexOnInsert": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s1"})
-		r := newRun("s1", "r")
+		r := NewRun("s1", "r")
 		five := int64(5)
 		r.RunIndex = &five
 		equal(t, "explicit", *mustRun(t, bg, d, r).RunIndex, int64(5))
-		equal(t, "after explicit", *mustRun(t, bg, d, newRun("s1", "r2")).RunIndex, int64(6))
+		equal(t, "after explicit", *mustRun(t, bg, d, NewRun("s1", "r2")).RunIndex, int64(6))
 	},
 	"UpsertRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s1"})
 		writeConcurrently(t, d, 8, 25, func(w, i int) error {
-			_, err := d.UpsertRun(bg, newRun("s1", fmt.Sprintf("w%d-%d", w, i)))
+			_, err := d.UpsertRun(bg, NewRun("s1", fmt.Sprintf("w%d-%d", w, i)))
 			return err
 		})
 	},
@@ -105,7 +105,7 @@ var runTests = map[string]func(t *testing.T, d *db.DB){
 		mustSession(t, bg, d, db.Session{SessionID: "s1"})
 		mustSession(t, bg, d, db.Session{SessionID: "s2", SessionType: run.TypeTeam})
 		add := func(id, sid string, mut func(r *db.Run)) {
-			r := newRun(sid, id)
+			r := NewRun(sid, id)
 			mut(r)
 			mustRun(t, bg, d, r)
 		}

@@ -33,7 +33,7 @@ func saveRun(t *testing.T, ctx context.Context, d *db.DB, s db.Session, r *db.Ru
 var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	"SaveRun_WritesSessionAndRun": func(t *testing.T, d *db.DB) {
 		s, r := saveRun(t, bg, d, db.Session{SessionID: "s1", AgentID: "agent-1", UserID: "u",
-			SessionData: json.RawMessage(`{"session_state":{"n":1}}`)}, newRun("s1", "a"))
+			SessionData: json.RawMessage(`{"session_state":{"n":1}}`)}, NewRun("s1", "a"))
 		equal(t, "returned session", s.SessionID, "s1")
 		equal(t, "returned session user", s.UserID, "u")
 		if s.CreatedAt == 0 || s.UpdatedAt == 0 || r.CreatedAt == 0 || r.UpdatedAt == 0 {
@@ -50,7 +50,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 
 		// The next turn updates the session and appends a run.
 		_, r = saveRun(t, bg, d, db.Session{SessionID: "s1", AgentID: "agent-1", UserID: "u",
-			SessionData: json.RawMessage(`{"session_state":{"n":2}}`)}, newRun("s1", "b"))
+			SessionData: json.RawMessage(`{"session_state":{"n":2}}`)}, NewRun("s1", "b"))
 		equal(t, "second run_index", *r.RunIndex, int64(1))
 		gotS, err = d.GetSession(bg, "s1")
 		noErr(t, err)
@@ -58,7 +58,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 		equal(t, "created_at kept", gotS.CreatedAt, s.CreatedAt)
 
 		// Saving a run again keeps its run_index.
-		again := newRun("s1", "a")
+		again := NewRun("s1", "a")
 		again.Status = run.StatusError
 		_, r = saveRun(t, bg, d, db.Session{SessionID: "s1", UserID: "u"}, again)
 		equal(t, "updated run keeps run_index", *r.RunIndex, int64(0))
@@ -68,7 +68,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	},
 	"SaveRun_NilSessionStoresRunOnly": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s1"})
-		s, r, err := d.SaveRun(bg, nil, newRun("s1", "a"))
+		s, r, err := d.SaveRun(bg, nil, NewRun("s1", "a"))
 		noErr(t, err)
 		if s != nil {
 			t.Fatalf("session = %+v, want nil", s)
@@ -77,7 +77,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	},
 	"SaveRun_ScopedWritesAsCaller": func(t *testing.T, d *db.DB) {
 		alice := db.WithUserScope(bg, "alice")
-		s, r := saveRun(t, alice, d, db.Session{SessionID: "s1", UserID: "mallory"}, newRun("s1", "a"))
+		s, r := saveRun(t, alice, d, db.Session{SessionID: "s1", UserID: "mallory"}, NewRun("s1", "a"))
 		equal(t, "session user", s.UserID, "alice")
 		equal(t, "run user", r.UserID, "alice")
 		got, err := d.GetRun(alice, "a")
@@ -88,7 +88,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
 		mustSession(t, alice, d, db.Session{SessionID: "s", SessionData: json.RawMessage(`{"session_name":"mine"}`)})
 		_, _, err := d.SaveRun(bob, &db.Session{SessionID: "s", SessionType: run.TypeAgent,
-			SessionData: json.RawMessage(`{"session_name":"stolen"}`)}, newRun("s", "rb"))
+			SessionData: json.RawMessage(`{"session_name":"stolen"}`)}, NewRun("s", "rb"))
 		wantErr(t, err, db.ErrNotFound)
 		_, err = d.GetRun(bg, "rb")
 		wantErr(t, err, db.ErrNotFound)
@@ -97,7 +97,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 		equal(t, "owner", got.UserID, "alice")
 		jsonEqual(t, "session_data", got.SessionData, []byte(`{"session_name":"mine"}`))
 		// Unscoped, naming another owner is refused the same way.
-		_, _, err = d.SaveRun(bg, &db.Session{SessionID: "s", SessionType: run.TypeAgent, UserID: "bob"}, newRun("s", "rb"))
+		_, _, err = d.SaveRun(bg, &db.Session{SessionID: "s", SessionType: run.TypeAgent, UserID: "bob"}, NewRun("s", "rb"))
 		wantErr(t, err, db.ErrNotFound)
 		_, err = d.GetRun(bg, "rb")
 		wantErr(t, err, db.ErrNotFound)
@@ -105,8 +105,8 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	"SaveRun_OtherUsersRunWritesNothing": func(t *testing.T, d *db.DB) {
 		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
 		mustSession(t, alice, d, db.Session{SessionID: "sa"})
-		mustRun(t, alice, d, newRun("sa", "ra"))
-		stolen := newRun("sb", "ra")
+		mustRun(t, alice, d, NewRun("sa", "ra"))
+		stolen := NewRun("sb", "ra")
 		_, _, err := d.SaveRun(bob, &db.Session{SessionID: "sb", SessionType: run.TypeAgent}, stolen)
 		if err == nil {
 			t.Fatal("bob overwrote alice's run")
@@ -123,10 +123,10 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	"SaveRun_OtherUsersRunLeavesOwnSessionAsItWas": func(t *testing.T, d *db.DB) {
 		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
 		mustSession(t, alice, d, db.Session{SessionID: "sa"})
-		mustRun(t, alice, d, newRun("sa", "ra"))
+		mustRun(t, alice, d, NewRun("sa", "ra"))
 		mustSession(t, bob, d, db.Session{SessionID: "sb", SessionData: json.RawMessage(`{"session_name":"before"}`)})
 		_, _, err := d.SaveRun(bob, &db.Session{SessionID: "sb", SessionType: run.TypeAgent,
-			SessionData: json.RawMessage(`{"session_name":"after"}`)}, newRun("sb", "ra"))
+			SessionData: json.RawMessage(`{"session_name":"after"}`)}, NewRun("sb", "ra"))
 		wantErr(t, err, db.ErrNotFound)
 		got, err := d.GetRun(alice, "ra")
 		noErr(t, err)
@@ -143,11 +143,11 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 			s *db.Session
 			r *db.Run
 		}{
-			"session_id":         {&db.Session{SessionType: run.TypeAgent}, newRun("s1", "r")},
-			"session_type":       {&db.Session{SessionID: "s1"}, newRun("s1", "r")},
+			"session_id":         {&db.Session{SessionType: run.TypeAgent}, NewRun("s1", "r")},
+			"session_type":       {&db.Session{SessionID: "s1"}, NewRun("s1", "r")},
 			"run_id":             {sess, &db.Run{SessionID: "s1", RunType: run.TypeAgent, RunData: json.RawMessage(`{}`)}},
 			"run_data":           {sess, &db.Run{RunID: "r", SessionID: "s1", RunType: run.TypeAgent}},
-			"run in another one": {sess, newRun("s2", "r")},
+			"run in another one": {sess, NewRun("s2", "r")},
 		} {
 			if _, _, err := d.SaveRun(bg, c.s, c.r); err == nil {
 				t.Fatalf("%s: SaveRun succeeded", name)
@@ -161,7 +161,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	"SaveRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
 		writeConcurrently(t, d, 6, 10, func(w, i int) error {
 			s := &db.Session{SessionID: "s1", SessionType: run.TypeAgent}
-			_, _, err := d.SaveRun(bg, s, newRun("s1", fmt.Sprintf("w%d-%d", w, i)))
+			_, _, err := d.SaveRun(bg, s, NewRun("s1", fmt.Sprintf("w%d-%d", w, i)))
 			return err
 		})
 	},
@@ -172,7 +172,7 @@ var saveRunTests = map[string]func(t *testing.T, d *db.DB){
 	"SaveRunAndUpsertRun_ConcurrentWritersGetDistinctIndexes": func(t *testing.T, d *db.DB) {
 		mustSession(t, bg, d, db.Session{SessionID: "s1", SessionType: run.TypeAgent})
 		writeConcurrently(t, d, 8, 10, func(w, i int) error {
-			r := newRun("s1", fmt.Sprintf("w%d-%d", w, i))
+			r := NewRun("s1", fmt.Sprintf("w%d-%d", w, i))
 			if w%2 == 0 {
 				_, err := d.UpsertRun(bg, r)
 				return err

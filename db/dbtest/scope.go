@@ -48,7 +48,7 @@ var scopeTests = map[string]func(t *testing.T, d *db.DB){
 	"Scope_HidesOtherUsersRuns": func(t *testing.T, d *db.DB) {
 		alice, bob := db.WithUserScope(bg, "alice"), db.WithUserScope(bg, "bob")
 		mustSession(t, alice, d, db.Session{SessionID: "s"})
-		mustRun(t, alice, d, newRun("s", "ra"))
+		mustRun(t, alice, d, NewRun("s", "ra"))
 		_, err := d.GetRun(bob, "ra")
 		wantErr(t, err, db.ErrNotFound)
 		runs, total, err := d.GetRuns(bob, db.RunFilter{SessionID: "s", Limit: 10, Page: 1, WithTotal: true})
@@ -62,7 +62,7 @@ var scopeTests = map[string]func(t *testing.T, d *db.DB){
 		noErr(t, err)
 		equal(t, "bob's history", len(hist), 0)
 		wantErr(t, d.DeleteRun(bob, "ra"), db.ErrNotFound)
-		_, err = d.UpsertRun(bob, newRun("s", "ra"))
+		_, err = d.UpsertRun(bob, NewRun("s", "ra"))
 		wantErr(t, err, db.ErrNotFound)
 		got, err := d.GetRun(alice, "ra")
 		noErr(t, err)

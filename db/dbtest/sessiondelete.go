@@ -158,7 +158,7 @@ var sessionDeleteTests = map[string]func(t *testing.T, d *db.DB){
 		seedRuns(t, d, "s2", 1)
 		bob := db.WithUserScope(bg, "bob")
 		mustSession(t, bob, d, db.Session{SessionID: "sb"})
-		mustRun(t, bob, d, newRun("sb", "sb-r0"))
+		mustRun(t, bob, d, NewRun("sb", "sb-r0"))
 		add := func(id, runID, session, user string) {
 			a := approval(id, runID, user, 100)
 			a.SessionID, a.ToolName, a.ToolArgs = session, "transfer", json.RawMessage(`{"iban":"secret"}`)

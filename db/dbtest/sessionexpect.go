@@ -29,24 +29,24 @@ var sessionWriters = []sessionWriter{
 		return out, true, err
 	}},
 	{"SaveRun", true, func(ctx context.Context, d *db.DB, s *db.Session, runID string) (*db.Session, bool, error) {
-		out, _, err := d.SaveRun(ctx, s, newRun(s.SessionID, runID))
+		out, _, err := d.SaveRun(ctx, s, NewRun(s.SessionID, runID))
 		return out, true, err
 	}},
 	{"SaveRunOwned", true, func(ctx context.Context, d *db.DB, s *db.Session, runID string) (*db.Session, bool, error) {
 		cp := *s
-		out, _, err := d.SaveRunOwned(ctx, &cp, newRun(s.SessionID, runID))
+		out, _, err := d.SaveRunOwned(ctx, &cp, NewRun(s.SessionID, runID))
 		return out, true, err
 	}},
 	{"SaveRunWith", true, func(ctx context.Context, d *db.DB, s *db.Session, runID string) (*db.Session, bool, error) {
-		out, _, err := d.SaveRunWith(ctx, s, newRun(s.SessionID, runID), nil)
+		out, _, err := d.SaveRunWith(ctx, s, NewRun(s.SessionID, runID), nil)
 		return out, !errors.Is(err, db.ErrNoTx), err
 	}},
 	{"SaveRunWithTx", true, func(ctx context.Context, d *db.DB, s *db.Session, runID string) (*db.Session, bool, error) {
-		out, _, err := d.SaveRunWith(ctx, s, newRun(s.SessionID, runID), func(context.Context, *sql.Tx) error { return nil })
+		out, _, err := d.SaveRunWith(ctx, s, NewRun(s.SessionID, runID), func(context.Context, *sql.Tx) error { return nil })
 		return out, !errors.Is(err, db.ErrNoTx), err
 	}},
 	{"SaveRunsPiped", true, func(ctx context.Context, d *db.DB, s *db.Session, runID string) (*db.Session, bool, error) {
-		err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: s, Run: newRun(s.SessionID, runID)}})
+		err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: s, Run: NewRun(s.SessionID, runID)}})
 		if errors.Is(err, db.ErrNotPiped) {
 			return nil, false, err
 		}
@@ -125,7 +125,9 @@ func checkRefused(t *testing.T, d *db.DB, w sessionWriter, s *db.Session, runID 
 	}
 }
 
-func sessionWith(sid, data string, e db.SessionExpect) *db.Session {
+// SessionWith is an agent session sid holding data as its session_data
+// (none when ""), written expecting e.
+func SessionWith(sid, data string, e db.SessionExpect) *db.Session {
 	s := &db.Session{SessionID: sid, SessionType: run.TypeAgent, AgentID: "agent-1", Expect: e}
 	if data != "" {
 		s.SessionData = json.RawMessage(data)
@@ -136,19 +138,19 @@ func sessionWith(sid, data string, e db.SessionExpect) *db.Session {
 var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 	"Expect_NoRowCreatesOnceOnly": func(t *testing.T, d *db.DB) {
 		forEachSessionWriter(t, d, func(t *testing.T, w sessionWriter, sid string) {
-			out, _, err := w.write(bg, d, sessionWith(sid, `{"session_state":{"n":1}}`, db.ExpectOf(nil)), sid+"-a")
+			out, _, err := w.write(bg, d, SessionWith(sid, `{"session_state":{"n":1}}`, db.ExpectOf(nil)), sid+"-a")
 			noErr(t, err)
 			equal(t, "returned row's expectation", out.Expect, db.SessionExpect{})
 			got, ok := storedData(t, d, sid)
 			equal(t, "created", ok, true)
 			jsonEqual(t, "created data", got, []byte(`{"session_state":{"n":1}}`))
 			// A second writer that also found no row: the row exists now.
-			checkRefused(t, d, w, sessionWith(sid, `{"session_state":{"n":2}}`, db.ExpectOf(nil)), sid+"-b", db.ErrSessionChanged)
+			checkRefused(t, d, w, SessionWith(sid, `{"session_state":{"n":2}}`, db.ExpectOf(nil)), sid+"-b", db.ErrSessionChanged)
 		})
 	},
 	"Expect_DataWritesOverTheRowItRead": func(t *testing.T, d *db.DB) {
 		forEachSessionWriter(t, d, func(t *testing.T, w sessionWriter, sid string) {
-			first, _, err := w.write(bg, d, sessionWith(sid, `{"session_state":{"n":1}}`, db.SessionExpect{}), sid+"-a")
+			first, _, err := w.write(bg, d, SessionWith(sid, `{"session_state":{"n":1}}`, db.SessionExpect{}), sid+"-a")
 			noErr(t, err)
 			if w.name == "SaveRunsPiped" {
 				first, err = d.GetSession(bg, sid)
@@ -157,7 +159,7 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 			// Each write expects the row the previous one returned.
 			prev := first
 			for i := 2; i <= 4; i++ {
-				out, _, err := w.write(bg, d, sessionWith(sid, fmt.Sprintf(`{"session_state":{"n":%d}}`, i), db.ExpectOf(prev)), sid+"-"+strconv.Itoa(i))
+				out, _, err := w.write(bg, d, SessionWith(sid, fmt.Sprintf(`{"session_state":{"n":%d}}`, i), db.ExpectOf(prev)), sid+"-"+strconv.Itoa(i))
 				noErr(t, err)
 				equal(t, "returned row's expectation", out.Expect, db.SessionExpect{})
 				got, _ := storedData(t, d, sid)
@@ -167,7 +169,7 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 			// The row as read is as good as the row as returned.
 			read, err := d.GetSession(bg, sid)
 			noErr(t, err)
-			_, _, err = w.write(bg, d, sessionWith(sid, `{"session_state":{"n":5}}`, db.ExpectOf(read)), sid+"-5")
+			_, _, err = w.write(bg, d, SessionWith(sid, `{"session_state":{"n":5}}`, db.ExpectOf(read)), sid+"-5")
 			noErr(t, err)
 		})
 	},
@@ -178,13 +180,13 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 			noErr(t, err)
 			// Another writer (another process) changes the row.
 			mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: "agent-1", SessionData: json.RawMessage(`{"session_state":{"n":1,"theirs":true}}`)})
-			checkRefused(t, d, w, sessionWith(sid, `{"session_state":{"n":2}}`, db.ExpectOf(read)), sid+"-b", db.ErrSessionChanged)
+			checkRefused(t, d, w, SessionWith(sid, `{"session_state":{"n":2}}`, db.ExpectOf(read)), sid+"-b", db.ErrSessionChanged)
 			got, _ := storedData(t, d, sid)
 			jsonEqual(t, "the other writer's data kept", got, []byte(`{"session_state":{"n":1,"theirs":true}}`))
 			// Read again, the write goes through.
 			read, err = d.GetSession(bg, sid)
 			noErr(t, err)
-			_, _, err = w.write(bg, d, sessionWith(sid, `{"session_state":{"n":2,"theirs":true}}`, db.ExpectOf(read)), sid+"-c")
+			_, _, err = w.write(bg, d, SessionWith(sid, `{"session_state":{"n":2,"theirs":true}}`, db.ExpectOf(read)), sid+"-c")
 			noErr(t, err)
 		})
 	},
@@ -193,7 +195,7 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 			// A Python writer's spacing and key order.
 			mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: "agent-1", SessionData: json.RawMessage(`{"session_state": {"b": 1, "a": [1, 2.5]}, "session_name": "x"}`)})
 			e := db.SessionExpect{Row: db.ExpectData, Data: json.RawMessage(`{"session_name":"x","session_state":{"a":[1,2.5],"b":1}}`)}
-			_, _, err := w.write(bg, d, sessionWith(sid, `{"session_name":"y"}`, e), sid+"-b")
+			_, _, err := w.write(bg, d, SessionWith(sid, `{"session_name":"y"}`, e), sid+"-b")
 			noErr(t, err)
 			got, _ := storedData(t, d, sid)
 			jsonEqual(t, "written", got, []byte(`{"session_name":"y"}`))
@@ -204,19 +206,19 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 			mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: "agent-1"})
 			read, err := d.GetSession(bg, sid)
 			noErr(t, err)
-			_, _, err = w.write(bg, d, sessionWith(sid, `{"session_name":"y"}`, db.ExpectOf(read)), sid+"-b")
+			_, _, err = w.write(bg, d, SessionWith(sid, `{"session_name":"y"}`, db.ExpectOf(read)), sid+"-b")
 			noErr(t, err)
 			// Data expected where there is none: refused.
 			sid2 := sid + "-2"
 			mustSession(t, bg, d, db.Session{SessionID: sid2, AgentID: "agent-1"})
-			checkRefused(t, d, w, sessionWith(sid2, `{"session_name":"z"}`, db.SessionExpect{Row: db.ExpectData, Data: json.RawMessage(`{"session_name":"y"}`)}), sid2+"-b", db.ErrSessionChanged)
+			checkRefused(t, d, w, SessionWith(sid2, `{"session_name":"z"}`, db.SessionExpect{Row: db.ExpectData, Data: json.RawMessage(`{"session_name":"y"}`)}), sid2+"-b", db.ErrSessionChanged)
 		})
 	},
 	"Expect_DeletedRowIsRefused": func(t *testing.T, d *db.DB) {
 		forEachSessionWriter(t, d, func(t *testing.T, w sessionWriter, sid string) {
 			read := mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: "agent-1", SessionData: json.RawMessage(`{"session_name":"x"}`)})
 			noErr(t, d.DeleteSessions(bg, sid))
-			checkRefused(t, d, w, sessionWith(sid, `{"session_name":"y"}`, db.ExpectOf(read)), sid+"-b", db.ErrSessionChanged)
+			checkRefused(t, d, w, SessionWith(sid, `{"session_name":"y"}`, db.ExpectOf(read)), sid+"-b", db.ErrSessionChanged)
 		})
 	},
 	"Expect_AnotherUsersRowIsNotFound": func(t *testing.T, d *db.DB) {
@@ -224,7 +226,7 @@ var sessionExpectTests = map[string]func(t *testing.T, d *db.DB){
 			read := mustSession(t, bg, d, db.Session{SessionID: sid, AgentID: "agent-1", UserID: "alice", SessionData: json.RawMessage(`{"session_name":"x"}`)})
 			bob := db.WithUserScope(bg, "bob")
 			for _, e := range []db.SessionExpect{db.ExpectOf(read), db.ExpectOf(nil), {Row: db.ExpectData, Data: json.RawMessage(`{"session_name":"other"}`)}} {
-				s := sessionWith(sid, `{"session_name":"bob's"}`, e)
+				s := SessionWith(sid, `{"session_name":"bob's"}`, e)
 				out, _, err := w.write(bob, d, s, sid+"-bob")
 				if !errors.Is(err, db.ErrNotFound) || out != nil {
 					t.Fatalf("bob's write over alice's session expecting %v = %v (%v), want ErrNotFound", e.Row, out, err)
@@ -267,7 +269,7 @@ func IncrementRace(t *testing.T, handles []*db.DB, sid string) {
 		}})
 		for range 2 {
 			writers = append(writers, incrementWriter{d, func(s *db.Session, runID string) error {
-				_, _, err := d.SaveRun(bg, s, newRun(s.SessionID, runID))
+				_, _, err := d.SaveRun(bg, s, NewRun(s.SessionID, runID))
 				return err
 			}})
 		}
@@ -306,7 +308,7 @@ func incrementRace(t *testing.T, sid string, each int, writers []incrementWriter
 					st, _ := db.SessionStateOf(read.SessionData)
 					n, _ := st["n"].(float64)
 					data := fmt.Sprintf(`{"session_state":{"n":%d}}`, int(n)+1)
-					err = w.write(sessionWith(sid, data, db.ExpectOf(read)), fmt.Sprintf("%s-%d-%d-%d", sid, g, i, attempt))
+					err = w.write(SessionWith(sid, data, db.ExpectOf(read)), fmt.Sprintf("%s-%d-%d-%d", sid, g, i, attempt))
 					if errors.Is(err, db.ErrSessionChanged) {
 						continue
 					}

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -12,14 +11,6 @@ import (
 	"github.com/agentryhq/agentry/internal/sqlstore"
 	"github.com/agentryhq/agentry/run"
 )
-
-func casSession(sid, data string, e db.SessionExpect) *db.Session {
-	return &db.Session{SessionID: sid, SessionType: run.TypeAgent, AgentID: "a", SessionData: json.RawMessage(data), Expect: e}
-}
-
-func casRun(sid, id string) *db.Run {
-	return &db.Run{RunID: id, SessionID: sid, RunType: run.TypeAgent, AgentID: "a", Status: run.StatusCompleted, RunData: []byte(`{"run_id":"` + id + `"}`)}
-}
 
 // mustRead is the session's row as stored.
 func mustRead(t *testing.T, d *db.DB, sid string) *db.Session {
@@ -54,17 +45,17 @@ func TestSaveRun_ConditionalPipedSave(t *testing.T) {
 	t.Parallel()
 	d, trips := openCounted(t)
 	st, _ := sqlstore.FromDB(d)
-	if _, _, err := d.SaveRun(ctx, casSession("s", `{"n":0}`, db.ExpectOf(nil)), casRun("s", "warm")); err != nil {
+	if _, _, err := d.SaveRun(ctx, dbtest.SessionWith("s", `{"n":0}`, db.ExpectOf(nil)), dbtest.NewRun("s", "warm")); err != nil {
 		t.Fatal(err)
 	}
 	// Prepares the conditional update (pgx caches statements per
 	// connection; the pool has one).
-	if _, _, err := d.SaveRun(ctx, casSession("s", `{"n":0}`, db.ExpectOf(mustRead(t, d, "s"))), casRun("s", "warm2")); err != nil {
+	if _, _, err := d.SaveRun(ctx, dbtest.SessionWith("s", `{"n":0}`, db.ExpectOf(mustRead(t, d, "s"))), dbtest.NewRun("s", "warm2")); err != nil {
 		t.Fatal(err)
 	}
 	read := mustRead(t, d, "s")
 	trips.reset()
-	saved, _, err := d.SaveRun(ctx, casSession("s", `{"n":1}`, db.ExpectOf(read)), casRun("s", "r1"))
+	saved, _, err := d.SaveRun(ctx, dbtest.SessionWith("s", `{"n":1}`, db.ExpectOf(read)), dbtest.NewRun("s", "r1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +77,12 @@ func TestSaveRun_ConditionalPipedSave(t *testing.T) {
 			return err
 		}},
 	} {
-		err := c.save(casSession("s", `{"n":9}`, db.ExpectOf(read)), casRun("s", "stale-"+c.name))
+		err := c.save(dbtest.SessionWith("s", `{"n":9}`, db.ExpectOf(read)), dbtest.NewRun("s", "stale-"+c.name))
 		if !errors.Is(err, db.ErrSessionChanged) {
 			t.Errorf("%s: stale save = %v, want ErrSessionChanged", c.name, err)
 		}
 		checkUnwritten(t, d, "s", `{"n":1}`, "stale-"+c.name)
-		err = c.save(casSession("s", `{"n":9}`, db.ExpectOf(nil)), casRun("s", "new-"+c.name))
+		err = c.save(dbtest.SessionWith("s", `{"n":9}`, db.ExpectOf(nil)), dbtest.NewRun("s", "new-"+c.name))
 		if !errors.Is(err, db.ErrSessionChanged) {
 			t.Errorf("%s: save expecting no row over a row = %v, want ErrSessionChanged", c.name, err)
 		}
@@ -109,17 +100,17 @@ func TestSaveRunsPiped_StaleMemberFailsTheGroupNamingIt(t *testing.T) {
 	t.Parallel()
 	d := openFresh(t, postgres.Config{})
 	for _, sid := range []string{"a", "b"} {
-		if _, err := d.UpsertSession(ctx, casSession(sid, `{"n":0}`, db.SessionExpect{})); err != nil {
+		if _, err := d.UpsertSession(ctx, dbtest.SessionWith(sid, `{"n":0}`, db.SessionExpect{})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	readA, readB := mustRead(t, d, "a"), mustRead(t, d, "b")
-	if _, err := d.UpsertSession(ctx, casSession("b", `{"n":1,"theirs":true}`, db.SessionExpect{})); err != nil {
+	if _, err := d.UpsertSession(ctx, dbtest.SessionWith("b", `{"n":1,"theirs":true}`, db.SessionExpect{})); err != nil {
 		t.Fatal(err) // another process changed b
 	}
 	for _, staleAt := range []int{0, 1} {
-		fresh := db.PipedRunWrite{Ctx: ctx, Session: casSession("a", `{"n":1}`, db.ExpectOf(readA)), Run: casRun("a", fmt.Sprint("ra", staleAt))}
-		stale := db.PipedRunWrite{Ctx: ctx, Session: casSession("b", `{"n":1}`, db.ExpectOf(readB)), Run: casRun("b", fmt.Sprint("rb", staleAt))}
+		fresh := db.PipedRunWrite{Ctx: ctx, Session: dbtest.SessionWith("a", `{"n":1}`, db.ExpectOf(readA)), Run: dbtest.NewRun("a", fmt.Sprint("ra", staleAt))}
+		stale := db.PipedRunWrite{Ctx: ctx, Session: dbtest.SessionWith("b", `{"n":1}`, db.ExpectOf(readB)), Run: dbtest.NewRun("b", fmt.Sprint("rb", staleAt))}
 		ws := []db.PipedRunWrite{fresh, stale}
 		if staleAt == 0 {
 			ws = []db.PipedRunWrite{stale, fresh}
@@ -132,7 +123,7 @@ func TestSaveRunsPiped_StaleMemberFailsTheGroupNamingIt(t *testing.T) {
 		checkUnwritten(t, d, "a", `{"n":0}`, fresh.Run.RunID)
 		checkUnwritten(t, d, "b", `{"n":1,"theirs":true}`, stale.Run.RunID)
 	}
-	if err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: casSession("a", `{"n":1}`, db.ExpectOf(readA)), Run: casRun("a", "ra")}}); err != nil {
+	if err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: dbtest.SessionWith("a", `{"n":1}`, db.ExpectOf(readA)), Run: dbtest.NewRun("a", "ra")}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, d, "a").SessionData; !db.SameJSON(got, []byte(`{"n":1}`)) {
@@ -144,7 +135,7 @@ func TestSaveRunsPiped_StaleMemberFailsTheGroupNamingIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob := db.WithUserScope(ctx, "bob")
-	err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: bob, Session: casSession("c", `{}`, db.ExpectOf(nil)), Run: casRun("c", "rc")}})
+	err := d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: bob, Session: dbtest.SessionWith("c", `{}`, db.ExpectOf(nil)), Run: dbtest.NewRun("c", "rc")}})
 	if !errors.Is(err, db.ErrNotFound) {
 		t.Errorf("bob's conditional write over alice's row in a group: %v, want ErrNotFound", err)
 	}
@@ -161,7 +152,7 @@ func TestConditionalWrite_StringWrappedDataMatchesItsRead(t *testing.T) {
 	table := st.SQLDialect().Table(st.Tables().Sessions)
 	wrap := func(sid, doc string) {
 		t.Helper()
-		if _, err := d.UpsertSession(ctx, casSession(sid, `{}`, db.SessionExpect{})); err != nil {
+		if _, err := d.UpsertSession(ctx, dbtest.SessionWith(sid, `{}`, db.SessionExpect{})); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.SQL().ExecContext(ctx, "UPDATE "+table+" SET session_data = to_jsonb($1::text) WHERE session_id = $2", doc, sid); err != nil {
@@ -171,11 +162,11 @@ func TestConditionalWrite_StringWrappedDataMatchesItsRead(t *testing.T) {
 	writes := map[string]func(s *db.Session) error{
 		"UpsertSession": func(s *db.Session) error { _, err := d.UpsertSession(ctx, s); return err },
 		"SaveRun": func(s *db.Session) error {
-			_, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r"))
+			_, _, err := d.SaveRun(ctx, s, dbtest.NewRun(s.SessionID, s.SessionID+"-r"))
 			return err
 		},
 		"SaveRunsPiped": func(s *db.Session) error {
-			return d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: s, Run: casRun(s.SessionID, s.SessionID+"-g")}})
+			return d.SaveRunsPiped(ctx, nil, []db.PipedRunWrite{{Ctx: ctx, Session: s, Run: dbtest.NewRun(s.SessionID, s.SessionID+"-g")}})
 		},
 	}
 	for name, write := range writes {
@@ -184,11 +175,11 @@ func TestConditionalWrite_StringWrappedDataMatchesItsRead(t *testing.T) {
 		if !db.SameJSON(read.SessionData, []byte(`{"k":[1,2],"n":1}`)) {
 			t.Fatalf("%s: read %s", name, read.SessionData)
 		}
-		if err := write(casSession(name, `{"n":2}`, db.ExpectOf(read))); err != nil {
+		if err := write(dbtest.SessionWith(name, `{"n":2}`, db.ExpectOf(read))); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		wrap(name, `{"n": 3}`)
-		if err := write(casSession(name, `{"n":4}`, db.ExpectOf(read))); !errors.Is(err, db.ErrSessionChanged) {
+		if err := write(dbtest.SessionWith(name, `{"n":4}`, db.ExpectOf(read))); !errors.Is(err, db.ErrSessionChanged) {
 			t.Errorf("%s over a changed wrapped row: %v, want ErrSessionChanged", name, err)
 		}
 	}

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,16 +11,7 @@ import (
 	"github.com/agentryhq/agentry/db/dbtest"
 	"github.com/agentryhq/agentry/db/sqlite"
 	"github.com/agentryhq/agentry/internal/sqlstore"
-	"github.com/agentryhq/agentry/run"
 )
-
-func casSession(sid, data string, e db.SessionExpect) *db.Session {
-	return &db.Session{SessionID: sid, SessionType: run.TypeAgent, AgentID: "a1", SessionData: json.RawMessage(data), Expect: e}
-}
-
-func casRun(sid, id string) *db.Run {
-	return &db.Run{RunID: id, SessionID: sid, RunType: run.TypeAgent, AgentID: "a1", Status: run.StatusCompleted, RunData: []byte(`{"run_id":"` + id + `"}`)}
-}
 
 // Two handles on one file (two processes) whose writers each read the
 // session, add one to a counter and write expecting what they read,
@@ -53,7 +43,7 @@ func TestConditionalWrite_AgnoEncodedDataMatchesItsRead(t *testing.T) {
 	st, _ := sqlstore.FromDB(d)
 	agno := func(sid, stored string) {
 		t.Helper()
-		if _, err := d.UpsertSession(ctx, casSession(sid, `{}`, db.SessionExpect{})); err != nil {
+		if _, err := d.UpsertSession(ctx, dbtest.SessionWith(sid, `{}`, db.SessionExpect{})); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.SQL().ExecContext(ctx, "UPDATE agno_sessions SET session_data = ? WHERE session_id = ?", stored, sid); err != nil {
@@ -63,7 +53,7 @@ func TestConditionalWrite_AgnoEncodedDataMatchesItsRead(t *testing.T) {
 	writes := map[string]func(s *db.Session) error{
 		"UpsertSession": func(s *db.Session) error { _, err := d.UpsertSession(ctx, s); return err },
 		"SaveRun": func(s *db.Session) error {
-			_, _, err := d.SaveRun(ctx, s, casRun(s.SessionID, s.SessionID+"-r"))
+			_, _, err := d.SaveRun(ctx, s, dbtest.NewRun(s.SessionID, s.SessionID+"-r"))
 			return err
 		},
 	}
@@ -75,14 +65,14 @@ func TestConditionalWrite_AgnoEncodedDataMatchesItsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := write(casSession(sid, `{"n":2}`, db.ExpectOf(read))); err != nil {
+			if err := write(dbtest.SessionWith(sid, `{"n":2}`, db.ExpectOf(read))); err != nil {
 				t.Errorf("%s over %s: %v", name, stored, err)
 			}
 			agno(sid, stored)
 			if _, err := st.SQL().ExecContext(ctx, "UPDATE agno_sessions SET session_data = '{\"theirs\": 1}' WHERE session_id = ?", sid); err != nil {
 				t.Fatal(err)
 			}
-			if err := write(casSession(sid, `{"n":3}`, db.ExpectOf(read))); !errors.Is(err, db.ErrSessionChanged) {
+			if err := write(dbtest.SessionWith(sid, `{"n":3}`, db.ExpectOf(read))); !errors.Is(err, db.ErrSessionChanged) {
 				t.Errorf("%s over a changed row: %v, want ErrSessionChanged", name, err)
 			}
 		}
@@ -108,16 +98,16 @@ func TestHistoryCache_ConditionalSaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := d.SaveRun(ctx, casSession("s", `{"n":1}`, db.ExpectOf(read)), casRun("s", "r3")); err != nil {
+		if _, _, err := d.SaveRun(ctx, dbtest.SessionWith("s", `{"n":1}`, db.ExpectOf(read)), dbtest.NewRun("s", "r3")); err != nil {
 			t.Fatal(err)
 		}
 		checkHistoryCache(t, d, "s", "accepted")
-		_, _, err = d.SaveRun(ctx, casSession("s", `{"n":2}`, db.ExpectOf(read)), casRun("s", "r4"))
+		_, _, err = d.SaveRun(ctx, dbtest.SessionWith("s", `{"n":2}`, db.ExpectOf(read)), dbtest.NewRun("s", "r4"))
 		if !errors.Is(err, db.ErrSessionChanged) {
 			t.Fatalf("stale save: %v, want ErrSessionChanged", err)
 		}
 		checkHistoryCache(t, d, "s", "refused")
-		_, _, err = d.SaveRun(ctx, casSession("s", `{"n":2}`, db.ExpectOf(nil)), casRun("s", "r5"))
+		_, _, err = d.SaveRun(ctx, dbtest.SessionWith("s", `{"n":2}`, db.ExpectOf(nil)), dbtest.NewRun("s", "r5"))
 		if !errors.Is(err, db.ErrSessionChanged) {
 			t.Fatalf("save expecting no row: %v, want ErrSessionChanged", err)
 		}
