@@ -79,6 +79,11 @@ func (k *Toolkit) callOnce(ctx context.Context, what string, fn func(context.Con
 		// params, an unknown resource): the session and its state stay.
 		return nil, false, fmt.Errorf("%w: %s on %s: the server answered with an error: %s", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.errText(err))
 	}
+	if malformed(err) {
+		// The server answered, but not with an MCP result: that call
+		// fails, and the session (a stdio server's state) stays.
+		return nil, false, fmt.Errorf("%w: %s on %s: the server's answer is not a valid MCP result: %s", ErrToolFailed, strings.TrimPrefix(what, "calling "), k.cfg.Name, k.errText(err))
+	}
 	forgotten = errors.Is(err, mcp.ErrSessionMissing)
 	err = k.unavailable(c, what, err)
 	// A session the server no longer knows (it restarted, or the process
@@ -100,6 +105,27 @@ func answered(err error) bool {
 		return false
 	}
 	return true
+}
+
+// malformed reports whether err is the SDK's refusal of a response that
+// arrived: its result did not decode as the method's MCP type (a field of
+// the wrong JSON type, or content blocks the SDK's decoder refuses, whose
+// errors have no type of their own). TestToolkit_AMalformedResultKeepsTheSession
+// fails if an SDK update words them otherwise; such an error is then taken
+// for a lost connection again, as before.
+func malformed(err error) bool {
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return false
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &typeErr) || errors.As(err, &syntaxErr) {
+		return true
+	}
+	// Not the transport's "unsupported content type" of an HTTP response,
+	// which breaks the connection.
+	msg := err.Error()
+	return strings.Contains(msg, `unrecognized content type "`) || strings.Contains(msg, `invalid content type "`) || strings.HasSuffix(msg, "nil content")
 }
 
 // The go-sdk's codes for a request that ended with its connection

@@ -3,6 +3,9 @@ package mcptool_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/mcp/mcptool"
@@ -34,5 +37,44 @@ func TestToolkit_NullsInAnswersAreSkipped(t *testing.T) {
 	out, err := find(t, tools, "srv_read_resource").Call(context.Background(), json.RawMessage(`{"uri":"note://hello"}`))
 	if err != nil || out != "hi" {
 		t.Fatalf("read: %q, %v", out, err)
+	}
+}
+
+// A tool result that is not MCP (content of an unknown type, content that
+// is not a list) fails that call and keeps the session: the toolkit took
+// it for a lost connection and dropped the session, so a stdio server was
+// restarted and any state it held for the agent (a browser, an open
+// file) was lost. The server is asked to initialize once.
+func TestToolkit_AMalformedResultKeepsTheSession(t *testing.T) {
+	var inits, calls atomic.Int32
+	bad := []string{`{"content":[{"type":"hologram","text":"x"}]}`, `{"content":"not a list"}`, `{"content":[null]}`}
+	ts := intercepting(t, func(method string) (string, bool) {
+		switch method {
+		case "initialize":
+			inits.Add(1)
+		case "tools/call":
+			if n := int(calls.Add(1)); n <= len(bad) {
+				return bad[n-1], true
+			}
+		}
+		return "", false
+	})
+	k := newKit(t, mcptool.Config{Name: "srv", URL: ts.URL})
+	tools, err := k.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := find(t, tools, "echo")
+	for range bad {
+		_, err := echo.Call(context.Background(), json.RawMessage(`{"text":"hi"}`))
+		if !errors.Is(err, mcptool.ErrToolFailed) || !strings.Contains(err.Error(), "not a valid MCP result") {
+			t.Fatalf("malformed result: %v, want ErrToolFailed saying the result is not valid", err)
+		}
+	}
+	if out, err := echo.Call(context.Background(), json.RawMessage(`{"text":"hi"}`)); err != nil || out != "echo: hi" {
+		t.Fatalf("after: %q, %v", out, err)
+	}
+	if n := inits.Load(); n != 1 {
+		t.Errorf("the server was initialized %d times, want once (the session kept)", n)
 	}
 }
