@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,8 +219,10 @@ func (m *Model) post(ctx context.Context, op string, body []byte) (*http.Respons
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	// A body echoing the request (a proxy's debug page) keeps the
-	// credentials sent out of the error, which reaches logs and stored runs.
-	raw = model.RedactSecrets(raw, creds.SessionToken, creds.SecretAccessKey)
+	// credentials sent, the extra headers' values (a gateway's own
+	// credential) among them, out of the error, which reaches logs and
+	// stored runs.
+	raw = model.RedactSecrets(raw, append([]string{creds.SessionToken, creds.SecretAccessKey}, slices.Collect(maps.Values(m.cfg.Params.ExtraHeaders))...)...)
 	return nil, httpError(resp.StatusCode, resp.Header, raw)
 }
 

@@ -52,3 +52,32 @@ func TestHTTPErrors_NeverCarryTheSessionToken(t *testing.T) {
 		}
 	}
 }
+
+// A gateway's own credential given as an extra header (extra_headers, e.g.
+// a proxy's x-api-key in front of a VPC endpoint) stays out of the error
+// too, as it does on the anthropic, openai and responses providers.
+func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
+	t.Parallel()
+	const gateway = "Bearer gw-header-secret-456"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"message":"gateway refused x-gateway-auth: `+r.Header.Get("x-gateway-auth")+`"}`)
+	}))
+	t.Cleanup(echo.Close)
+	m := newTestModel(t, echo.URL, model.Params{ExtraHeaders: map[string]string{"x-gateway-auth": gateway}})
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+	_, invokeErr := m.Invoke(context.Background(), req)
+	var streamErr error
+	for _, e := range m.Stream(context.Background(), req) {
+		streamErr = e
+	}
+	for _, err := range []error{invokeErr, streamErr} {
+		if !errors.Is(err, model.ErrAuth) {
+			t.Fatalf("err = %v, want ErrAuth", err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("error carries the gateway credential: %v", err)
+		}
+	}
+}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,7 +251,10 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	msg, we := errorMessage(model.RedactSecrets(raw, secret), resp.StatusCode)
+	// The credential and the extra headers' values (a gateway's own
+	// credential) stay out of the error.
+	raw = model.RedactSecrets(raw, append([]string{secret}, slices.Collect(maps.Values(m.cfg.Params.ExtraHeaders))...)...)
+	msg, we := errorMessage(raw, resp.StatusCode)
 	return nil, classify(resp.StatusCode, resp.Header, msg, we)
 }
 

@@ -62,3 +62,36 @@ func TestHTTPErrors_NeverCarryCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A gateway's own credential given as an extra header (extra_headers, e.g.
+// Cloudflare AI Gateway's cf-aig-authorization) stays out of the error too,
+// as it does on the anthropic, openai and responses providers.
+func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
+	t.Parallel()
+	const gateway = "Bearer gw-header-secret-456"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"code":401,"message":"gateway refused cf-aig-authorization: `+r.Header.Get("cf-aig-authorization")+`","status":"UNAUTHENTICATED"}}`)
+	}))
+	t.Cleanup(echo.Close)
+	m, err := New(Config{Model: "gemini-2.5-flash", APIKey: "AIzaSyTEST-key-0123456789", BaseURL: echo.URL,
+		Params: model.Params{ExtraHeaders: map[string]string{"cf-aig-authorization": gateway}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+	_, invokeErr := m.Invoke(context.Background(), req)
+	var streamErr error
+	for _, e := range m.Stream(context.Background(), req) {
+		streamErr = e
+	}
+	for _, err := range []error{invokeErr, streamErr} {
+		if !errors.Is(err, model.ErrAuth) {
+			t.Fatalf("err = %v, want ErrAuth", err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("error carries the gateway credential: %v", err)
+		}
+	}
+}
