@@ -2,6 +2,10 @@ package bedrock
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
@@ -36,4 +40,69 @@ func TestRequest_ToolHistoryWithoutToolsStillDeclaresThem(t *testing.T) {
 	 "toolConfig":{"tools":[
 	  {"toolSpec":{"name":"get_weather","description":"Called earlier in this conversation; not available now.","inputSchema":{"json":{"type":"object","properties":{}}}}},
 	  {"toolSpec":{"name":"now","description":"Called earlier in this conversation; not available now.","inputSchema":{"json":{"type":"object","properties":{}}}}}]}}`)
+}
+
+// Converse refuses a toolUseId outside [a-zA-Z0-9_-] or longer than 64
+// characters (ValidationException): a history holding another provider's
+// call ids (Kimi K2's "functions.get_weather:0", after a fallback) is sent
+// with those ids made valid, the same way on the call and on its result so
+// the pair still matches, and two long ids sharing a prefix stay apart.
+func TestRequest_ForeignToolCallIDsAreMadeValid(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, "application/json", []byte(`{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn"}`))
+	m := newTestModel(t, rec.URL, model.Params{})
+	long := strings.Repeat("x", 70)
+	req := &model.Request{
+		Tools: []model.ToolSpec{{Name: "get_weather"}},
+		Messages: []model.Message{
+			model.Text(model.RoleUser, "weather?"),
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+				{ID: "functions.get_weather:0", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+				{ID: long + "a", Name: "get_weather", Arguments: `{"city":"Lyon"}`},
+				{ID: long + "b", Name: "get_weather", Arguments: `{"city":"Nice"}`},
+			}},
+			{Role: model.RoleTool, ToolCallID: "functions.get_weather:0", Content: "21C"},
+			{Role: model.RoleTool, ToolCallID: long + "a", Content: "19C"},
+			{Role: model.RoleTool, ToolCallID: long + "b", Content: "24C"},
+		}}
+	if _, err := m.Invoke(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				ToolUse    *struct{ ToolUseID string } `json:"toolUse"`
+				ToolResult *struct{ ToolUseID string } `json:"toolResult"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(rec.last(t), &body); err != nil {
+		t.Fatal(err)
+	}
+	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	var calls, results []string
+	for _, msg := range body.Messages {
+		for _, b := range msg.Content {
+			if b.ToolUse != nil {
+				calls = append(calls, b.ToolUse.ToolUseID)
+			}
+			if b.ToolResult != nil {
+				results = append(results, b.ToolResult.ToolUseID)
+			}
+		}
+	}
+	if len(calls) != 3 || !slices.Equal(calls, results) {
+		t.Fatalf("call ids %q and result ids %q do not pair up", calls, results)
+	}
+	for _, id := range calls {
+		if !valid.MatchString(id) {
+			t.Errorf("toolUseId %q is not one Converse takes", id)
+		}
+	}
+	if calls[0] != "functions_get_weather_0" {
+		t.Errorf("toolUseId %q, want functions_get_weather_0", calls[0])
+	}
+	if calls[1] == calls[2] {
+		t.Errorf("two long ids became one: %q", calls[1])
+	}
 }
