@@ -25,7 +25,11 @@ func DefaultTokenSource() func(ctx context.Context) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if ts == nil {
-			creds, err := google.FindDefaultCredentials(ctx, cloudPlatformScope)
+			// The token source refreshes through the context it is made
+			// with (for gcloud's user credentials), long after this call
+			// returns and its context is done: it keeps ctx's values (an
+			// oauth2.HTTPClient) but not its cancellation or deadline.
+			creds, err := google.FindDefaultCredentials(context.WithoutCancel(ctx), cloudPlatformScope)
 			if err != nil {
 				return "", fmt.Errorf("application default credentials: %w (run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS)", err)
 			}
