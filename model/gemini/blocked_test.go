@@ -65,3 +65,41 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+// An answer that ended in a malformed function call before any content
+// (finishReason MALFORMED_FUNCTION_CALL: the model wrote code instead of a
+// call, or a call that does not parse) is a retryable error naming the
+// reason, not an empty answer the run records as complete.
+func TestDecode_MalformedFunctionCallIsAnError(t *testing.T) {
+	t.Parallel()
+	const malformed = `{"candidates":[{"content":{"parts":[],"role":"model"},"finishReason":"MALFORMED_FUNCTION_CALL","finishMessage":"Malformed function call: print(default_api.get_weather(city='Paris'))","index":0}],` +
+		`"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`
+	for _, streamed := range []bool{false, true} {
+		answer, ctype := malformed, "application/json"
+		if streamed {
+			answer, ctype = "data: "+malformed+"\r\n\r\n", "text/event-stream"
+		}
+		rec := newRecorder(t, ctype, answer)
+		m, err := New(Config{APIKey: "k", BaseURL: rec.URL, Model: "gemini-2.5-flash"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+		if streamed {
+			for _, e := range m.Stream(context.Background(), req) {
+				if e != nil {
+					err = e
+				}
+			}
+		} else {
+			var r *model.Response
+			r, err = m.Invoke(context.Background(), req)
+			if err == nil {
+				t.Logf("Invoke answered %+v", r)
+			}
+		}
+		if !errors.Is(err, model.ErrServer) || !strings.Contains(fmtErr(err), "MALFORMED_FUNCTION_CALL") || !model.Retryable(err) {
+			t.Errorf("stream %v: err = %v, want a retryable ErrServer naming MALFORMED_FUNCTION_CALL", streamed, err)
+		}
+	}
+}

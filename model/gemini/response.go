@@ -9,6 +9,7 @@ import (
 	"iter"
 	"strconv"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/internal/sse"
 	"github.com/agentryhq/agentry/model"
 )
@@ -27,9 +28,10 @@ type wireResponse struct {
 }
 
 type candidate struct {
-	Content      *content `json:"content"`
-	FinishReason string   `json:"finishReason"`
-	Index        int      `json:"index"`
+	Content       *content `json:"content"`
+	FinishReason  string   `json:"finishReason"`
+	FinishMessage string   `json:"finishMessage"`
+	Index         int      `json:"index"`
 }
 
 type usageMetadata struct {
@@ -60,6 +62,21 @@ func (u *usageMetadata) usage() *model.Usage {
 var blockReasons = map[string]bool{
 	"SAFETY": true, "RECITATION": true, "BLOCKLIST": true, "PROHIBITED_CONTENT": true, "SPII": true,
 	"IMAGE_SAFETY": true, "IMAGE_PROHIBITED_CONTENT": true, "IMAGE_RECITATION": true,
+}
+
+// malformedCall is the error of an answer that ended in a function call
+// Gemini could not parse (finishReason MALFORMED_FUNCTION_CALL: code
+// instead of a call, a call that is not JSON) before any content. Nothing
+// reads a stop reason, and the empty answer would complete the run with no
+// content and no reason; the generation failed on the provider's side and
+// another try may well succeed, so it is a retryable ErrServer. finishMessage
+// (Gemini quotes the malformed call) is kept, cut to a readable length.
+func malformedCall(finishMessage string) error {
+	msg := "the answer ended in a malformed function call (finishReason MALFORMED_FUNCTION_CALL) before any content; retrying may help"
+	if finishMessage != "" {
+		msg += ": " + clip.Mark(finishMessage, 512, "…")
+	}
+	return &model.ProviderError{Provider: providerName, Kind: model.ErrServer, Message: msg}
 }
 
 // decoder turns responses into chunks, numbering function calls across a
@@ -131,6 +148,9 @@ func (d *decoder) chunk(r *wireResponse) (*model.Chunk, error) {
 		c.StopReason = cand.FinishReason
 		if blockReasons[cand.FinishReason] && !d.produced {
 			return nil, model.Blocked(providerName, "blocked (finishReason "+cand.FinishReason+")", "rephrase the prompt, or set safetySettings through extra_body")
+		}
+		if cand.FinishReason == "MALFORMED_FUNCTION_CALL" && !d.produced {
+			return nil, malformedCall(cand.FinishMessage)
 		}
 	}
 	if d.finished && (cand.FinishReason != "" || r.UsageMetadata != nil) {
