@@ -106,6 +106,11 @@ func emptyStop(reason string, produced bool) error {
 	case "model_context_window_exceeded":
 		return &model.ProviderError{Provider: providerName, Kind: model.ErrContextLength,
 			Message: "the context window was full (stopReason model_context_window_exceeded) before any content; shorten the conversation"}
+	case "malformed_model_output", "malformed_tool_use":
+		// The generation failed on the provider's side; another try may
+		// well succeed.
+		return &model.ProviderError{Provider: providerName, Kind: model.ErrServer,
+			Message: "the model's output did not parse (stopReason " + reason + ") before any content; retrying may help"}
 	}
 	return nil
 }

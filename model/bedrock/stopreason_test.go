@@ -41,3 +41,23 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+// An answer Converse stopped before any content because the model's output
+// or tool call did not parse (malformed_model_output, malformed_tool_use) is
+// a retryable error naming the reason, not an empty answer the run records
+// as complete.
+func TestStopReason_EmptyMalformedAnswerIsAnError(t *testing.T) {
+	t.Parallel()
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+	for _, reason := range []string{"malformed_model_output", "malformed_tool_use"} {
+		rec := newRecorder(t, "application/json", []byte(`{"output":{"message":{"role":"assistant","content":[]}},"stopReason":"`+reason+`","usage":`+usageJSON+`}`))
+		_, err := newTestModel(t, rec.URL, model.Params{}).Invoke(context.Background(), req)
+		if !errors.Is(err, model.ErrServer) || !model.Retryable(err) || !strings.Contains(fmtErr(err), reason) {
+			t.Errorf("Invoke, %s: err = %v, want a retryable ErrServer naming it", reason, err)
+		}
+		_, err = streamOf(t, bytes.Join([][]byte{msgStart(), msgStop(reason), metadata()}, nil), req)
+		if !errors.Is(err, model.ErrServer) || !model.Retryable(err) || !strings.Contains(fmtErr(err), reason) {
+			t.Errorf("Stream, %s: err = %v, want a retryable ErrServer naming it", reason, err)
+		}
+	}
+}
