@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentryhq/agentry/model"
 )
 
 // Application Default Credentials from `gcloud auth application-default
@@ -45,5 +48,38 @@ func TestDefaultTokenSource_RefreshesAfterTheFirstCallsContextEnds(t *testing.T)
 	tok, err = ts(context.Background())
 	if err != nil || tok != "ya29.token-2" {
 		t.Fatalf("token after the first call's context ended: %q, %v; want a refreshed ya29.token-2", tok, err)
+	}
+}
+
+// A call cancelled while its Vertex AI access token is being fetched ends
+// with the context's error, as any other cancelled call does, not as an
+// authentication failure: callers tell a cancelled run from a failed one
+// by it.
+func TestVertex_CancelledWhileFetchingATokenIsCancellation(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, "application/json", `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`)
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+	for _, streamed := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		m, err := New(Config{Model: "gemini-2.5-flash", Vertex: true, Project: "p", Location: "us-central1", BaseURL: rec.URL,
+			TokenSource: func(ctx context.Context) (string, error) {
+				cancel() // the caller gives up while the token is on its way
+				<-ctx.Done()
+				return "", ctx.Err()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if streamed {
+			for _, e := range m.Stream(ctx, req) {
+				err = e
+			}
+		} else {
+			_, err = m.Invoke(ctx, req)
+		}
+		if !errors.Is(err, context.Canceled) || errors.Is(err, model.ErrAuth) {
+			t.Errorf("stream %v: err = %v, want context.Canceled and not ErrAuth", streamed, err)
+		}
 	}
 }

@@ -227,6 +227,11 @@ func (m *Model) post(ctx context.Context, method string, body []byte) (*http.Res
 	case m.cfg.Vertex && m.cfg.TokenSource != nil:
 		tok, err := m.cfg.TokenSource(ctx)
 		if err != nil {
+			// A call cancelled while the token was on its way is the
+			// caller's doing, not a credential the provider refused.
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("gemini: %w", ctx.Err())
+			}
 			return nil, fmt.Errorf("gemini: getting a Vertex AI access token: %w: %w", model.ErrAuth, err)
 		}
 		hreq.Header.Set("Authorization", "Bearer "+tok)
