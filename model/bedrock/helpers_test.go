@@ -130,7 +130,10 @@ func metadata() []byte {
 	return frame("metadata", `{"metrics":{"latencyMs":812},"p":"abc","usage":`+usageJSON+`}`)
 }
 
-var testUsage = model.Usage{InputTokens: 25, OutputTokens: 12, TotalTokens: 437, CacheReadTokens: 300, CacheWriteTokens: 100}
+// testUsage is usageJSON read as Agno reads it: Bedrock's totalTokens
+// counts the cache reads and writes too (25+12+300+100), Agno's total is
+// input plus output, as for Claude on the Anthropic API.
+var testUsage = model.Usage{InputTokens: 25, OutputTokens: 12, TotalTokens: 37, CacheReadTokens: 300, CacheWriteTokens: 100}
 
 // unescapedPath is the model path as the server sees it.
 func unescapedPath(op string) string {

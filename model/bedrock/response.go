@@ -35,20 +35,18 @@ type responseBlock struct {
 type wireUsage struct {
 	InputTokens           int `json:"inputTokens"`
 	OutputTokens          int `json:"outputTokens"`
-	TotalTokens           int `json:"totalTokens"`
 	CacheReadInputTokens  int `json:"cacheReadInputTokens"`
 	CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
 }
 
 // usage follows Agno: Bedrock's inputTokens leave cached tokens out, which
-// are counted apart.
+// are counted apart, and the total is input plus output. Bedrock's own
+// totalTokens is not used: it also counts the cache reads and writes, so
+// the same Claude call would total more on Bedrock than on the Anthropic
+// API, and than Agno records.
 func (u *wireUsage) usage() *model.Usage {
-	out := &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+	return &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens,
 		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheWriteInputTokens}
-	if out.TotalTokens == 0 {
-		out.TotalTokens = out.InputTokens + out.OutputTokens
-	}
-	return out
 }
 
 func decodeResponse(data []byte, formatTool string) (*model.Response, error) {
