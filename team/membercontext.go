@@ -184,8 +184,12 @@ func (t *Team) teamHistory(ctx context.Context, c *collector, id string) (string
 		}
 		n++
 		b.WriteString("[run-" + strconv.Itoa(n) + "]\n")
-		if in := o.Input.Text(); in != "" {
-			b.WriteString("input: " + in + "\n")
+		// A run stored without an input (an older or Python-written
+		// row) is shown with its answer only.
+		if o.Input != nil {
+			if in := o.Input.Text(); in != "" {
+				b.WriteString("input: " + in + "\n")
+			}
 		}
 		if out := o.ContentString(); out != "" {
 			b.WriteString("response: " + out + "\n")

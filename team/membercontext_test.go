@@ -242,3 +242,40 @@ func TestTeam_SharedInteractionsSurviveAPause(t *testing.T) {
 		t.Errorf("third member's task\n got %q\nwant %q", got, want)
 	}
 }
+
+// A completed team run stored without an input (a run_data with no input
+// member, as older and Python-written rows may be) is history with its
+// answer only: reading it failed every delegation of the session's runs
+// (the member never ran).
+func TestTeam_TeamHistoryToMembersReadsARunStoredWithoutInput(t *testing.T) {
+	t.Parallel()
+	testdbs.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		if _, err := d.UpsertSession(ctx, &db.Session{SessionID: "s", SessionType: run.TypeTeam, TeamID: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		old := &run.Output{RunID: "old", TeamID: "t", SessionID: "s", Status: run.StatusCompleted, Content: "old answer", ContentType: "str", CreatedAt: 1}
+		row, err := db.RunFromOutput(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.UpsertRun(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{Model: script(answer("member answer"))}
+		member := mustAgent(t, agent.Config{ID: "m", Model: rec, DB: d})
+		leader := script(call(ToolDelegate, map[string]any{"member_id": "m", "task": "task one"}), answer("team one"))
+		tm := mustTeam(t, Config{ID: "t", Model: leader, Members: []*agent.Agent{member}, DB: d, AddTeamHistoryToMembers: true})
+		out, err := tm.Run(ctx, run.TextInput("one"), agent.WithSessionID("s"))
+		if err != nil || out.Status != run.StatusCompleted {
+			t.Fatalf("team run: %v", err)
+		}
+		if len(out.Tools) != 1 || out.Tools[0].Result != "member answer" {
+			t.Fatalf("the delegation's result: %+v", out.Tools)
+		}
+		want := "<team_history_context>\n[run-1]\nresponse: old answer\n\n</team_history_context>\n\n\ntask one"
+		if got := lastUsers(rec.requests()); len(got) != 1 || got[0] != want {
+			t.Errorf("member task %q, want %q", got, want)
+		}
+	})
+}
