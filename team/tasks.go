@@ -346,7 +346,22 @@ func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error
 
 // setStatus changes a task's status (and result) and emits TeamTaskUpdated.
 func (t *Team) setStatus(ctx context.Context, l *taskList, tk *task, status string, result *string) {
+	t.moveTask(ctx, l, tk, status, result, false)
+}
+
+// startTask sets a task in progress, unless it is already: its status is
+// read under the list's lock, as another call of the turn may change it
+// (update_task_status).
+func (t *Team) startTask(ctx context.Context, l *taskList, tk *task) {
+	t.moveTask(ctx, l, tk, taskInProgress, nil, true)
+}
+
+func (t *Team) moveTask(ctx context.Context, l *taskList, tk *task, status string, result *string, unlessAlready bool) {
 	l.mu.Lock()
+	if unlessAlready && tk.Status == status {
+		l.mu.Unlock()
+		return
+	}
 	ev := tk.move(status, result)
 	follow := l.updateBlocked()
 	l.mu.Unlock()
@@ -495,13 +510,16 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 	l.mu.Lock()
 	tk := l.find(in.TaskID)
 	var blocked []string
-	underWay := false
+	underWay, completed := false, false
 	if tk != nil {
 		blocked = l.blockedBy(tk)
 		underWay = l.running[tk.ID]
+		// Read here, under the lock: another call of the turn may change
+		// it (update_task_status).
+		completed = tk.Status == taskCompleted
 		// The member the task runs with is its assignee; a task that does
 		// not run (blocked, completed already, under way) keeps its own.
-		if len(blocked) == 0 && tk.Status != taskCompleted && !underWay {
+		if len(blocked) == 0 && !completed && !underWay {
 			id := in.MemberID
 			tk.Assignee = &id
 			l.start(tk.ID)
@@ -516,12 +534,10 @@ func (t *Team) executeTask(ctx context.Context, in executeTaskArgs) (string, err
 		return "", fmt.Errorf("task with id %q not found", in.TaskID)
 	case len(blocked) > 0:
 		return "", fmt.Errorf("task %s is blocked: it depends on %s, not completed yet", tk.ID, strings.Join(blocked, ", "))
-	case tk.Status == taskCompleted:
+	case completed:
 		return fmt.Sprintf("Task [%s] is already completed.", tk.ID), nil
 	}
-	if tk.Status != taskInProgress {
-		t.setStatus(ctx, l, tk, taskInProgress, nil)
-	}
+	t.startTask(ctx, l, tk)
 	prompt := tk.Title
 	if tk.Description != "" {
 		prompt += "\n\n" + tk.Description
@@ -632,9 +648,7 @@ func (t *Team) executeTasksParallel(ctx context.Context, in executeTasksArgs) (s
 	l.mu.Unlock()
 	defer l.stop(ids...)
 	for _, i := range toRun {
-		if j := jobs[i]; j.tk.Status != taskInProgress {
-			t.setStatus(ctx, l, j.tk, taskInProgress, nil)
-		}
+		t.startTask(ctx, l, jobs[i].tk)
 	}
 	type result struct {
 		status, content string

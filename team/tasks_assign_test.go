@@ -82,3 +82,41 @@ func TestTasks_OneTaskExecutedTwiceInATurnRunsOnce(t *testing.T) {
 		})
 	}
 }
+
+// A task's status changed by another call of the same turn
+// (update_task_status beside execute_task or execute_tasks_parallel, run
+// concurrently as a turn's tool calls are) while the execution reads it:
+// the execution read it outside the list's lock (a data race, seen with
+// -race).
+func TestTasks_StatusUpdatedBesideItsExecutionInOneTurn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		exec scripted.ToolCall
+	}{
+		{"execute_task", scripted.ToolCall{Name: toolExecuteTask, Args: map[string]any{"task_id": "t1", "member_id": "a"}}},
+		{"execute_tasks_parallel", scripted.ToolCall{Name: toolExecuteTasks, Args: map[string]any{"task_ids": []string{"t1"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a := mustAgent(t, agent.Config{ID: "a", Model: scripted.MustNew(scripted.Config{Turns: []scripted.Turn{{Content: "done by a"}}, Latency: 20 * time.Millisecond})})
+			update := scripted.ToolCall{Name: toolUpdateTask, Args: map[string]any{"task_id": "t1", "status": "in_progress"}}
+			leader := script(
+				call(toolCreateTask, map[string]any{"title": "first", "assignee": "a"}),
+				scripted.Turn{ToolCalls: []scripted.ToolCall{c.exec, update, update, update}},
+				call(toolMarkComplete, map[string]any{"summary": "s"}),
+				answer("fin"))
+			tm := mustTeam(t, Config{ID: "crew", Mode: ModeTasks, Model: leader, Members: []*agent.Agent{a}})
+			out, err := tm.Run(context.Background(), run.TextInput("go"))
+			if err != nil || out.Status != run.StatusCompleted {
+				t.Fatalf("run %v, %v", out.Status, err)
+			}
+			tk := out.SessionState[taskListKey].(map[string]any)["tasks"].([]any)[0].(map[string]any)
+			// Its status is the last call's (an update may end after the
+			// execution), its result the member's.
+			if tk["result"] != "done by a" {
+				t.Errorf("task %v, want the member's answer as its result", tk)
+			}
+		})
+	}
+}
