@@ -566,6 +566,23 @@ func (w *Workflow) storeJournal(ctx context.Context, out *run.Output, j *journal
 	return err
 }
 
+// abandonPaused ends CANCELLED the paused run runID, which nobody will
+// continue (a nested workflow's run, paused as its parent's step), with its
+// timer and approvals.
+func (w *Workflow) abandonPaused(ctx context.Context, runID, reason string) {
+	w.stopTimeout(runID)
+	if w.cfg.DB == nil {
+		return
+	}
+	out, _, err := w.loadPaused(ctx, runID)
+	if err == nil {
+		_, err = w.cancelPaused(ctx, out, reason)
+	}
+	if err != nil {
+		slog.Warn("workflow: ending a paused run nobody can continue failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
+	}
+}
+
 // cancelPaused ends a paused run CANCELLED without running anything.
 func (w *Workflow) cancelPaused(ctx context.Context, out *run.Output, reason string) (*run.Output, error) {
 	// Registered like a run, so a continue of the same run cannot go on

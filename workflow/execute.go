@@ -1333,6 +1333,12 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 		if so.Status == run.StatusPaused && continues {
 			return so.Status, so, err
 		}
+		if nw, ok := r.(*Workflow); ok && so.Status == run.StatusPaused {
+			// This run cannot continue a nested workflow's pause (the step
+			// fails): left PAUSED, the nested run could still be approved
+			// and continued after the run it belongs to ended.
+			nw.abandonPaused(context.WithoutCancel(ctx), so.RunID, fmt.Sprintf("it paused as step %s of workflow run %s, which cannot continue it", s.Name, x.out.RunID))
+		}
 		return so.Status, nil, err
 	}
 	opts = append(opts, agent.WithRunID(out.StepRunID))
