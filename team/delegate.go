@@ -218,12 +218,15 @@ func (t *Team) fanOut(ctx context.Context, n int, fn func(i int, emit func(run.E
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+	// A stream consumer's loop body may run in agent.Emit, on this
+	// goroutine: its panic unwinds this call, and the members, their
+	// events no longer taken, must not be left blocked handing them over.
+	defer close(done)
 	for {
 		select {
 		case e := <-events:
 			agent.Emit(ctx, e)
 		case <-finished:
-			close(done)
 			return
 		}
 	}
