@@ -152,12 +152,17 @@ func (s *Server) uploadContent(w http.ResponseWriter, r *http.Request) error {
 	if err := checkFormText(r, c.Filename); err != nil {
 		return err
 	}
-	c.Name, c.Description = r.FormValue("name"), r.FormValue("description")
+	if err := checkFormOnce(r); err != nil {
+		return err
+	}
+	// The fields are the body's only (r.FormValue would also read the URL
+	// query, past checkFormText).
+	c.Name, c.Description = r.PostFormValue("name"), r.PostFormValue("description")
 	if err := checkContentText(c.Name, c.Description); err != nil {
 		return err
 	}
-	c.Text = r.FormValue("text_content")
-	if u := strings.TrimSpace(r.FormValue("url")); u != "" {
+	c.Text = r.PostFormValue("text_content")
+	if u := strings.TrimSpace(r.PostFormValue("url")); u != "" {
 		var list []string
 		if json.Unmarshal([]byte(u), &list) == nil {
 			if len(list) != 1 {
@@ -167,20 +172,20 @@ func (s *Server) uploadContent(w http.ResponseWriter, r *http.Request) error {
 		}
 		c.URL = u
 	}
-	if m := r.FormValue("metadata"); m != "" {
+	if m := r.PostFormValue("metadata"); m != "" {
 		if err := json.Unmarshal([]byte(m), &c.Metadata); err != nil {
 			c.Metadata = map[string]any{"value": m} // as AgentOS: text that is not JSON
 		}
 	}
-	if id := r.FormValue("reader_id"); id != "" {
+	if id := r.PostFormValue("reader_id"); id != "" {
 		if !validReader(id) {
 			return errorf(http.StatusBadRequest, "Invalid reader_id: %s", id)
 		}
 		c.Reader = id
 	}
-	if name := r.FormValue("chunker"); name != "" || r.FormValue("chunk_size") != "" || r.FormValue("chunk_overlap") != "" {
-		size, err1 := formInt(r.FormValue("chunk_size"))
-		overlap, err2 := formInt(r.FormValue("chunk_overlap"))
+	if name := r.PostFormValue("chunker"); name != "" || r.PostFormValue("chunk_size") != "" || r.PostFormValue("chunk_overlap") != "" {
+		size, err1 := formInt(r.PostFormValue("chunk_size"))
+		overlap, err2 := formInt(r.PostFormValue("chunk_overlap"))
 		if err := errors.Join(err1, err2); err != nil {
 			return errorf(http.StatusUnprocessableEntity, "chunk_size and chunk_overlap must be integers")
 		}
@@ -309,6 +314,9 @@ func (s *Server) patchContent(w http.ResponseWriter, r *http.Request) error {
 	if err := checkFormText(r, ""); err != nil {
 		return err
 	}
+	if err := checkFormOnce(r); err != nil {
+		return err
+	}
 	if v, ok := formField(r, "name"); ok {
 		if err := checkContentText(v, ""); err != nil || v == "" {
 			return errorf(http.StatusUnprocessableEntity, "name must be 1 to %d characters", maxContentName)
@@ -359,6 +367,20 @@ func checkFormText(r *http.Request, filename string) error {
 		if (name == "metadata" || name == "url") && slices.ContainsFunc(vs, func(v string) bool { return json.Valid([]byte(v)) && wirecheck.EscapesNUL([]byte(v)) }) {
 			return errNULField(name)
 		}
+	}
+	return nil
+}
+
+// checkFormOnce refuses (422) an upload that gives a field or the file more
+// than once: only one of each was read and the rest dropped unsaid.
+func checkFormOnce(r *http.Request) error {
+	for name, vs := range r.PostForm {
+		if len(vs) > 1 {
+			return errorf(http.StatusUnprocessableEntity, "field %s is given more than once", safeName(name))
+		}
+	}
+	if r.MultipartForm != nil && len(r.MultipartForm.File["file"]) > 1 {
+		return errorf(http.StatusUnprocessableEntity, "give one file per request")
 	}
 	return nil
 }
