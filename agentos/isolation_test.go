@@ -26,6 +26,7 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/memory"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/team"
@@ -484,7 +485,13 @@ func componentRunCases(kind, base, session, aliceRun, pendingRun string) []isoCa
 // run for alice and for bob in their own sessions.
 func newIsolationFixture(t *testing.T, cfg Config) fixture {
 	t.Helper()
-	return newFixtureWith(t, cfg, func(f *fixture, echo *agent.Agent, cfg *Config) {
+	return newIsolationFixtureOn(t, db.New("mem-db", memory.New()), cfg)
+}
+
+// newIsolationFixtureOn is newIsolationFixture on the database d.
+func newIsolationFixtureOn(t *testing.T, d *db.DB, cfg Config) fixture {
+	t.Helper()
+	return newFixtureOn(t, d, cfg, func(f *fixture, echo *agent.Agent, cfg *Config) {
 		squad, err := team.New(team.Config{ID: "squad", Name: "Squad", Model: scripted.Reply("the team answer"), Members: []*agent.Agent{echo}, DB: f.db})
 		if err != nil {
 			t.Fatal(err)

@@ -36,7 +36,12 @@ func newFixture(t *testing.T, cfg Config) fixture { return newFixtureWith(t, cfg
 // fixture's database (and their rows) to cfg before the server starts.
 func newFixtureWith(t *testing.T, cfg Config, extra func(f *fixture, echo *agent.Agent, cfg *Config)) fixture {
 	t.Helper()
-	d := db.New("mem-db", memory.New())
+	return newFixtureOn(t, db.New("mem-db", memory.New()), cfg, extra)
+}
+
+// newFixtureOn is newFixtureWith on the database d.
+func newFixtureOn(t *testing.T, d *db.DB, cfg Config, extra func(f *fixture, echo *agent.Agent, cfg *Config)) fixture {
+	t.Helper()
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Description: "Echoes.", Model: scripted.Reply("hi there"), DB: d,
 		Instructions: agent.Instructions{"be brief"}, AddHistoryToContext: true})
 	if err != nil {
