@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentryhq/agentry/internal/clip"
 )
 
 // Sentinel error kinds. A *ProviderError unwraps to exactly one of them, so callers
@@ -27,6 +29,16 @@ var (
 	// be decoded (invalid JSON, truncated stream, unknown frame).
 	ErrMalformedResponse = errors.New("model: malformed provider response")
 )
+
+// MaxErrorMessage bounds a ProviderError's Message from ClassifyHTTP (in
+// bytes, before the "…" that marks a cut): a provider's error text can be a
+// whole error body, which would otherwise fill the error, the logs and the
+// stored run.
+const MaxErrorMessage = 512
+
+// MaxRetryAfter caps the delay ParseRetryAfter returns: a provider asking for
+// longer (or for more than a time.Duration holds) is read as asking for this.
+const MaxRetryAfter = 24 * time.Hour
 
 // ProviderError is an error answered by a model provider.
 type ProviderError struct {
@@ -76,9 +88,12 @@ func Blocked(provider, how, hint string) *ProviderError {
 
 // ClassifyHTTP maps an HTTP status and error text to a ProviderError. message is
 // the provider's error text; it is checked for context-length wording because
-// providers answer those with a plain 400.
+// providers answer those with a plain 400, and kept cut to MaxErrorMessage
+// bytes.
 func ClassifyHTTP(provider string, status int, header http.Header, message string) *ProviderError {
-	e := &ProviderError{Provider: provider, StatusCode: status, Message: message}
+	// The kind is read from the whole message; the error keeps a readable
+	// part of it.
+	e := &ProviderError{Provider: provider, StatusCode: status, Message: clip.Mark(message, MaxErrorMessage, "…")}
 	lower := strings.ToLower(message)
 	switch {
 	case strings.Contains(lower, "insufficient_quota") || strings.Contains(lower, "exceeded your current quota") ||
@@ -110,9 +125,11 @@ func ClassifyHTTP(provider string, status int, header http.Header, message strin
 // ParseRetryAfter reads Retry-After (seconds or HTTP date) and the millisecond
 // variant retry-after-ms some providers send. It returns zero when absent.
 func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
+	// The float is compared before it becomes a Duration: converting one
+	// beyond the int64 range gives a negative delay.
 	if ms := h.Get("retry-after-ms"); ms != "" {
 		if v, err := strconv.ParseFloat(ms, 64); err == nil && v >= 0 {
-			return time.Duration(v * float64(time.Millisecond))
+			return time.Duration(min(v*float64(time.Millisecond), float64(MaxRetryAfter)))
 		}
 	}
 	ra := h.Get("Retry-After")
@@ -120,11 +137,11 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if v, err := strconv.ParseFloat(ra, 64); err == nil && v >= 0 {
-		return time.Duration(v * float64(time.Second))
+		return time.Duration(min(v*float64(time.Second), float64(MaxRetryAfter)))
 	}
 	if t, err := http.ParseTime(ra); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d
+			return min(d, MaxRetryAfter)
 		}
 	}
 	return 0

@@ -3,8 +3,10 @@ package model
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestClassifyHTTP_Kinds(t *testing.T) {
@@ -55,5 +57,46 @@ func TestParseRetryAfter(t *testing.T) {
 		if got := ParseRetryAfter(tc.h, now); got != tc.want {
 			t.Errorf("%v: got %v, want %v", tc.h, got, tc.want)
 		}
+	}
+}
+
+// A Retry-After too large for a time.Duration (a provider's "1e12" seconds,
+// a date centuries ahead) is capped, never wrapped round to a negative
+// delay that would read as no Retry-After at all.
+func TestParseRetryAfter_HugeIsCapped(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, h := range []http.Header{
+		{"Retry-After": {"1e12"}},
+		{"Retry-After": {"+Inf"}},
+		{"Retry-After-Ms": {"1e16"}},
+		{"Retry-After": {now.AddDate(300, 0, 0).Format(http.TimeFormat)}},
+		{"Retry-After": {now.AddDate(2, 0, 0).Format(http.TimeFormat)}},
+	} {
+		if got := ParseRetryAfter(h, now); got != MaxRetryAfter {
+			t.Errorf("%v: got %v, want the cap %v", h, got, MaxRetryAfter)
+		}
+	}
+	e := ClassifyHTTP("P", 429, http.Header{"Retry-After": {"1e12"}}, "slow down")
+	if e.RetryAfter <= 0 {
+		t.Errorf("RetryAfter = %v, want a positive delay", e.RetryAfter)
+	}
+}
+
+// A provider's error message (up to a whole error body) is cut to a
+// readable bound, marked, without splitting a rune, after it has been
+// classified whole.
+func TestClassifyHTTP_LongMessageIsCut(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 400) + " context_length_exceeded"
+	e := ClassifyHTTP("P", 400, nil, long)
+	if !errors.Is(e, ErrContextLength) {
+		t.Errorf("kind %v, want ErrContextLength read from the whole message", e.Kind)
+	}
+	if len(e.Message) > MaxErrorMessage+len("…") || !strings.HasSuffix(e.Message, "…") || !utf8.ValidString(e.Message) {
+		t.Errorf("message of %d bytes (valid UTF-8 %v) not cut to %d and marked: …%q", len(e.Message), utf8.ValidString(e.Message), MaxErrorMessage, e.Message[max(0, len(e.Message)-20):])
+	}
+	if short := ClassifyHTTP("P", 400, nil, "bad tool"); short.Message != "bad tool" {
+		t.Errorf("short message %q changed", short.Message)
 	}
 }
