@@ -332,11 +332,7 @@ func mapPart(p *model.Part) (contentPart, bool, error) {
 	case model.PartImage:
 		switch {
 		case len(p.Data) > 0:
-			mime := p.MIMEType
-			if mime == "" {
-				mime = http.DetectContentType(p.Data)
-			}
-			return contentPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL(mime, p.Data)}}, true, nil
+			return contentPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL(p.MIMEType, p.Data)}}, true, nil
 		case p.URL != "":
 			return contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.URL}}, true, nil
 		}
@@ -360,14 +356,10 @@ func mapPart(p *model.Part) (contentPart, bool, error) {
 		name := p.Name
 		switch {
 		case len(p.Data) > 0:
-			mime := p.MIMEType
-			if mime == "" {
-				mime = http.DetectContentType(p.Data)
-			}
 			if name == "" {
 				name = "file"
 			}
-			return contentPart{Type: "file", File: &filePart{FileData: dataURL(mime, p.Data), Filename: name}}, true, nil
+			return contentPart{Type: "file", File: &filePart{FileData: dataURL(p.MIMEType, p.Data), Filename: name}}, true, nil
 		case strings.HasPrefix(p.URL, "data:"):
 			if name == "" {
 				name = "file"
@@ -386,8 +378,14 @@ func mapPart(p *model.Part) (contentPart, bool, error) {
 	return contentPart{}, false, fmt.Errorf("unknown part type %q", p.Type)
 }
 
+// dataURL is data as a base64 data: URL of the media type mime, bare (see
+// model.MediaType); an empty one is sniffed.
 func dataURL(mime string, data []byte) string {
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+	mt := model.MediaType(mime)
+	if mt == "" {
+		mt = model.MediaType(http.DetectContentType(data))
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(data)
 }
 
 // decodeDataURL reads a base64 data: URL; OpenAI takes audio inline only.
@@ -414,7 +412,7 @@ func decodeDataURL(u, mime string) ([]byte, string, error) {
 }
 
 func audioFormat(mime, name string) string {
-	switch strings.ToLower(mime) {
+	switch model.MediaType(mime) {
 	case "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave":
 		return "wav"
 	case "audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mpeg-3":

@@ -298,9 +298,12 @@ func mapPart(p *model.Part) (*inputPart, error) {
 	return nil, fmt.Errorf("unknown part type %q", p.Type)
 }
 
+// dataURL is data as a base64 data: URL of the media type mime, bare (see
+// model.MediaType); an empty one is sniffed.
 func dataURL(mime string, data []byte) string {
-	if mime == "" {
-		mime = http.DetectContentType(data)
+	mt := model.MediaType(mime)
+	if mt == "" {
+		mt = model.MediaType(http.DetectContentType(data))
 	}
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(data)
 }
