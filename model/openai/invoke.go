@@ -35,15 +35,17 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.post(ctx, body, false)
+	resp, secrets, err := m.post(ctx, body, false)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return m.readResponse(ctx, resp.Body)
+	return m.readResponse(ctx, resp.Body, secrets)
 }
 
-func (m *Model) readResponse(ctx context.Context, body io.Reader) (*model.Response, error) {
+// readResponse reads and decodes a completion; secrets are the credentials
+// sent, kept out of any quote of the answer in an error.
+func (m *Model) readResponse(ctx context.Context, body io.Reader, secrets []string) (*model.Response, error) {
 	data, err := io.ReadAll(io.LimitReader(body, maxResponseBody+1))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -54,13 +56,13 @@ func (m *Model) readResponse(ctx context.Context, body io.Reader) (*model.Respon
 	if len(data) > maxResponseBody {
 		return nil, fmt.Errorf("openai: response larger than %d bytes: %w", maxResponseBody, model.ErrMalformedResponse)
 	}
-	return m.decodeResponse(data)
+	return m.decodeResponse(data, secrets...)
 }
 
-func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
+func (m *Model) decodeResponse(data []byte, secrets ...string) (*model.Response, error) {
 	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
-		return nil, fmt.Errorf("openai: response %q is not a chat.completion: %w: %v", snippet(data), model.ErrMalformedResponse, err)
+		return nil, fmt.Errorf("openai: response %q is not a chat.completion: %w: %v", snippet(data, secrets), model.ErrMalformedResponse, err)
 	}
 	if e := cr.err(); e != nil {
 		return nil, m.streamError(e)

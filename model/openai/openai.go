@@ -151,12 +151,13 @@ func New(cfg Config) (*Model, error) {
 func (m *Model) Info() model.Info { return m.info }
 
 // post sends body to the chat completions endpoint and returns the response
-// when its status is 2xx; any other status becomes a classified
-// *model.ProviderError.
-func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
+// when its status is 2xx, with the credentials it sent (for the caller to
+// keep out of any quote of the answer); any other status becomes a
+// classified *model.ProviderError.
+func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Response, []string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("openai: building request: %w", err)
+		return nil, nil, fmt.Errorf("openai: building request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if stream {
@@ -172,7 +173,12 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 	case m.tokens != nil:
 		tok, err := m.tokens(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("openai: getting a bearer token: %w: %w", model.ErrAuth, err)
+			// A call cancelled while the token was on its way is the
+			// caller's doing, not a credential the provider refused.
+			if ctx.Err() != nil {
+				return nil, nil, fmt.Errorf("openai: %w", ctx.Err())
+			}
+			return nil, nil, fmt.Errorf("openai: getting a bearer token: %w: %w", model.ErrAuth, err)
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		secrets = append(secrets, tok)
@@ -188,17 +194,17 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 	resp, err := m.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("openai: %w", ctx.Err())
+			return nil, nil, fmt.Errorf("openai: %w", ctx.Err())
 		}
 		// No answer at all: not a server error, since no server was reached.
-		return nil, model.Unreachable(m.info.Provider, m.endpoint, err)
+		return nil, nil, model.Unreachable(m.info.Provider, m.endpoint, err)
 	}
 	if resp.StatusCode/100 == 2 {
-		return resp, nil
+		return resp, secrets, nil
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return nil, m.statusError(resp.StatusCode, resp.Header, model.RedactSecrets(data, secrets...))
+	return nil, nil, m.statusError(resp.StatusCode, resp.Header, model.RedactSecrets(data, secrets...))
 }
 
 // statusError classifies a non-2xx answer from its status and error body.

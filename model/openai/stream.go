@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/internal/sse"
 	"github.com/agentryhq/agentry/model"
 )
@@ -26,7 +27,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model
 			yield(nil, err)
 			return
 		}
-		resp, err := m.post(ctx, body, true)
+		resp, secrets, err := m.post(ctx, body, true)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -35,7 +36,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 			// Some servers and proxies ignore stream: true and answer with
 			// one JSON document (a completion or an error object).
-			r, err := m.readResponse(ctx, resp.Body)
+			r, err := m.readResponse(ctx, resp.Body, secrets)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -43,7 +44,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model
 			yield(responseChunk(r), nil)
 			return
 		}
-		for c, err := range m.decodeStream(resp.Body) {
+		for c, err := range m.decodeStream(resp.Body, secrets...) {
 			if err != nil && ctx.Err() != nil {
 				// A read cut short by cancellation is the caller's doing, not a
 				// malformed stream.
@@ -138,7 +139,8 @@ func (u *wireUsage) usage() *model.Usage {
 // body reaches "data: [DONE]" or, for servers that end their streams without
 // it (Hugging Face TGI), a chunk gave a finish_reason before the body ended:
 // a stream cut short has none. Nothing in the body can make it panic.
-func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
+// secrets are the credentials sent, kept out of any quote of the body.
+func (m *Model) decodeStream(body io.Reader, secrets ...string) iter.Seq2[*model.Chunk, error] {
 	return func(yield func(*model.Chunk, error) bool) {
 		var (
 			calls     callIndexer
@@ -168,7 +170,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			var sc streamChunk
 			if err := json.Unmarshal(data, &sc); err != nil {
 				yield(nil, fmt.Errorf("openai: stream chunk %q is not a chat.completion.chunk: %w: %v",
-					snippet(data), model.ErrMalformedResponse, err))
+					snippet(data, secrets), model.ErrMalformedResponse, err))
 				return
 			}
 			if e := sc.err(); e != nil {
@@ -225,12 +227,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 	}
 }
 
-func snippet(b []byte) string {
-	const n = 120
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
+// snippet is the start of an answer that could not be decoded, for an error
+// message, with the credentials sent blanked out (a gateway's page may echo
+// the request's headers).
+func snippet(b []byte, secrets []string) string {
+	return clip.Mark(string(model.RedactSecrets(b, secrets...)), 120, "…")
 }
 
 // callIndexer gives each streamed tool call a stable index of its own. OpenAI

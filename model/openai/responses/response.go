@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/internal/sse"
 	"github.com/agentryhq/agentry/model"
 )
@@ -95,7 +96,7 @@ func reasoningData(items []json.RawMessage) map[string]any {
 func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 	var r wireResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("responses: answer %q is not a response object: %w: %v", snippet(data), model.ErrMalformedResponse, err)
+		return nil, fmt.Errorf("responses: answer %q is not a response object: %w: %v", m.snippet(data), model.ErrMalformedResponse, err)
 	}
 	if r.Error != nil && r.Status != "completed" {
 		return nil, m.streamError(r.Error)
@@ -108,7 +109,7 @@ func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 	for _, raw := range r.Output {
 		var it item
 		if err := json.Unmarshal(raw, &it); err != nil {
-			return nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(raw), model.ErrMalformedResponse, err)
+			return nil, fmt.Errorf("responses: output item %q: %w: %v", m.snippet(raw), model.ErrMalformedResponse, err)
 		}
 		switch it.Type {
 		case "message":
@@ -193,7 +194,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			}
 			var e event
 			if err := json.Unmarshal(data, &e); err != nil {
-				yield(nil, fmt.Errorf("responses: stream event %q is not JSON: %w: %v", snippet(data), model.ErrMalformedResponse, err))
+				yield(nil, fmt.Errorf("responses: stream event %q is not JSON: %w: %v", m.snippet(data), model.ErrMalformedResponse, err))
 				return
 			}
 			var c *model.Chunk
@@ -205,7 +206,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			case "response.output_item.added":
 				var it item
 				if err := json.Unmarshal(e.Item, &it); err != nil {
-					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(e.Item), model.ErrMalformedResponse, err))
+					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", m.snippet(e.Item), model.ErrMalformedResponse, err))
 					return
 				}
 				if it.Type == "function_call" {
@@ -225,7 +226,7 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			case "response.output_item.done":
 				var it item
 				if err := json.Unmarshal(e.Item, &it); err != nil {
-					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", snippet(e.Item), model.ErrMalformedResponse, err))
+					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", m.snippet(e.Item), model.ErrMalformedResponse, err))
 					return
 				}
 				switch n, isCall := calls[e.OutputIndex]; {
@@ -273,10 +274,9 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 	}
 }
 
-func snippet(b []byte) string {
-	const n = 120
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
+// snippet is the start of an answer that could not be decoded, for an error
+// message, with the credentials sent blanked out (a gateway's page may echo
+// the request's headers).
+func (m *Model) snippet(b []byte) string {
+	return clip.Mark(string(model.RedactSecrets(b, m.secrets()...)), 120, "…")
 }

@@ -173,7 +173,7 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	// The key and the extra headers' values (a gateway's own credential)
 	// stay out of the error.
-	raw = model.RedactSecrets(raw, append([]string{m.apiKey}, slices.Collect(maps.Values(m.cfg.Params.ExtraHeaders))...)...)
+	raw = model.RedactSecrets(raw, m.secrets()...)
 	msg := strings.TrimSpace(string(raw))
 	var env struct {
 		Error *wireError `json:"error"`
@@ -187,6 +187,11 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 		msg = http.StatusText(resp.StatusCode)
 	}
 	return nil, model.ClassifyHTTP(m.info.Provider, resp.StatusCode, resp.Header, msg)
+}
+
+// secrets are the credentials sent: the key and the extra headers' values.
+func (m *Model) secrets() []string {
+	return append([]string{m.apiKey}, slices.Collect(maps.Values(m.cfg.Params.ExtraHeaders))...)
 }
 
 // wireError is an error object; code is text on OpenAI, sometimes a number elsewhere.
