@@ -236,6 +236,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				case it.Type == "function_call" && isCall && !withArgs[e.OutputIndex] && it.Arguments != "":
 					withArgs[e.OutputIndex] = true
 					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: it.Arguments}}}
+				case it.Type == "function_call" && !isCall:
+					// Announced by its done event only: the whole call is here.
+					n := len(calls)
+					calls[e.OutputIndex], withArgs[e.OutputIndex] = n, true
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}}
 				}
 			case "response.completed", "response.incomplete":
 				if e.Response == nil {

@@ -121,3 +121,19 @@ func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A function call announced only by its output_item.done (no
+// output_item.added before it, as a Responses-compatible server may stream
+// it) is kept whole, and the answer ends in tool_calls.
+func TestStream_FunctionCallOnlyInItemDone(t *testing.T) {
+	t.Parallel()
+	body := sseBody(created, itemDone("0", parisCall), completed(parisCall))
+	r, err := drainStream(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := r.Message.ToolCalls
+	if len(calls) != 1 || calls[0].ID != "call_a" || calls[0].Name != "get_weather" || calls[0].Arguments != `{"city":"Paris"}` || r.StopReason != "tool_calls" {
+		t.Fatalf("tool calls %+v, stop %q: want call_a get_weather Paris, tool_calls", calls, r.StopReason)
+	}
+}
