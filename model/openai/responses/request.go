@@ -104,7 +104,7 @@ func (m *Model) buildRequest(req *model.Request, stream bool) ([]byte, error) {
 		w.Include = []string{"reasoning.encrypted_content"}
 	}
 	for i, m := range req.All() {
-		items, err := mapMessage(&m)
+		items, err := mapMessage(&m, !w.Store)
 		if err != nil {
 			return nil, fmt.Errorf("responses: message %d: %w", i, err)
 		}
@@ -177,8 +177,12 @@ func mayReason(id string) bool {
 
 // mapMessage turns one message into input items. An assistant turn replays
 // its reasoning items first, then its text, then its function calls: the
-// order the model produced them in.
-func mapMessage(msg *model.Message) ([]any, error) {
+// order the model produced them in. OpenAI refuses a reasoning item
+// "provided without its required following item", so a turn with neither
+// text nor calls (cut off while reasoning) replays none; stateless (store
+// false, where OpenAI keeps no item to find by id) replays only the items
+// carrying their encrypted_content.
+func mapMessage(msg *model.Message, stateless bool) ([]any, error) {
 	switch msg.Role {
 	case model.RoleSystem:
 		return []any{inputMessage{Role: "developer", Content: joinText(msg)}}, nil
@@ -201,8 +205,15 @@ func mapMessage(msg *model.Message) ([]any, error) {
 		}
 		return []any{inputMessage{Role: "user", Content: parts}}, nil
 	case model.RoleAssistant:
-		items := reasoningItems(msg.ProviderData[reasoningKey])
-		if text := joinText(msg); text != "" {
+		var items []any
+		text := joinText(msg)
+		if text != "" || len(msg.ToolCalls) > 0 {
+			items = reasoningItems(msg.ProviderData[reasoningKey])
+			if stateless {
+				items = slices.DeleteFunc(slices.Clone(items), func(it any) bool { return !encrypted(it) })
+			}
+		}
+		if text != "" {
 			items = append(items, inputMessage{Role: "assistant", Content: text})
 		}
 		for _, tc := range msg.ToolCalls {
@@ -245,6 +256,26 @@ func reasoningItems(v any) []any {
 	default:
 		return []any{v}
 	}
+}
+
+// encrypted reports whether a reasoning item (a map from run_data, raw
+// JSON, or any value that encodes as the item) carries encrypted_content.
+func encrypted(it any) bool {
+	if m, ok := it.(map[string]any); ok {
+		s, _ := m["encrypted_content"].(string)
+		return s != ""
+	}
+	raw, ok := it.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(it); err != nil {
+			return false
+		}
+	}
+	var probe struct {
+		EncryptedContent string `json:"encrypted_content"`
+	}
+	return json.Unmarshal(raw, &probe) == nil && probe.EncryptedContent != ""
 }
 
 func joinText(msg *model.Message) string {

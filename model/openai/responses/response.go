@@ -83,6 +83,15 @@ func (r *wireResponse) stopReason(calls bool) string {
 	return "stop"
 }
 
+// replayedAfterReasoning reports whether an output item of type typ is
+// replayed on the next turn (a message or a function call), so that a
+// reasoning item just before it can be: OpenAI refuses a reasoning item
+// "provided without its required following item", and a hosted tool's item
+// (web_search_call) is not replayed.
+func replayedAfterReasoning(typ string) bool {
+	return typ == "message" || typ == "function_call"
+}
+
 // reasoningData is the ProviderData value holding the reasoning items seen so
 // far: the item itself when there is one (Agno's shape), else the list.
 func reasoningData(items []json.RawMessage) map[string]any {
@@ -106,11 +115,16 @@ func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 	}
 	out := &model.Response{Message: model.Message{Role: model.RoleAssistant}, ModelID: r.Model}
 	var reasoning []json.RawMessage
+	var pending json.RawMessage // a reasoning item, kept if what follows is replayed
 	for _, raw := range r.Output {
 		var it item
 		if err := json.Unmarshal(raw, &it); err != nil {
 			return nil, fmt.Errorf("responses: output item %q: %w: %v", m.snippet(raw), model.ErrMalformedResponse, err)
 		}
+		if pending != nil && replayedAfterReasoning(it.Type) {
+			reasoning = append(reasoning, pending)
+		}
+		pending = nil
 		switch it.Type {
 		case "message":
 			for _, c := range it.Content {
@@ -119,7 +133,7 @@ func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 		case "function_call":
 			out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "reasoning":
-			reasoning = append(reasoning, raw)
+			pending = raw
 			for _, s := range it.Summary {
 				out.Message.ReasoningContent += s.Text
 			}
@@ -179,6 +193,18 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 		// streamed none gets them from its output_item.done.
 		withArgs := map[int]bool{}
 		var reasoning []json.RawMessage
+		// pending is a reasoning item done, kept once the next item is one
+		// that is replayed (see replayedAfterReasoning).
+		var pending json.RawMessage
+		follow := func(typ string) map[string]any {
+			p := pending
+			pending = nil
+			if p == nil || !replayedAfterReasoning(typ) {
+				return nil
+			}
+			reasoning = append(reasoning, p)
+			return reasoningData(reasoning)
+		}
 		produced := false // text, reasoning or a call came
 		// An image_generation_call's image (base64) rides in one event,
 		// and response.completed repeats the whole output: a line may be
@@ -209,11 +235,17 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", m.snippet(e.Item), model.ErrMalformedResponse, err))
 					return
 				}
+				if pd := follow(it.Type); pd != nil {
+					c = &model.Chunk{ProviderData: pd}
+				}
 				if it.Type == "function_call" {
 					n := len(calls)
 					calls[e.OutputIndex] = n
 					withArgs[e.OutputIndex] = it.Arguments != ""
-					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}}
+					if c == nil {
+						c = &model.Chunk{}
+					}
+					c.ToolCalls = []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}
 				}
 			case "response.function_call_arguments.delta":
 				n, ok := calls[e.OutputIndex]
@@ -229,10 +261,14 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					yield(nil, fmt.Errorf("responses: output item %q: %w: %v", m.snippet(e.Item), model.ErrMalformedResponse, err))
 					return
 				}
+				if it.Type == "reasoning" {
+					pending = append(json.RawMessage(nil), e.Item...)
+					break
+				}
+				// An item announced by its done event only follows the
+				// reasoning before it too.
+				pd := follow(it.Type)
 				switch n, isCall := calls[e.OutputIndex]; {
-				case it.Type == "reasoning":
-					reasoning = append(reasoning, append(json.RawMessage(nil), e.Item...))
-					c = &model.Chunk{ProviderData: reasoningData(reasoning)}
 				case it.Type == "function_call" && isCall && !withArgs[e.OutputIndex] && it.Arguments != "":
 					withArgs[e.OutputIndex] = true
 					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: it.Arguments}}}
@@ -241,6 +277,12 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					n := len(calls)
 					calls[e.OutputIndex], withArgs[e.OutputIndex] = n, true
 					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}}
+				}
+				if pd != nil {
+					if c == nil {
+						c = &model.Chunk{}
+					}
+					c.ProviderData = pd
 				}
 			case "response.completed", "response.incomplete":
 				if e.Response == nil {
