@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/openai"
@@ -103,5 +104,16 @@ func TestHTTPError_LongMessageIsCut(t *testing.T) {
 	_, err := newModel(t, f).Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}})
 	if !errors.Is(err, model.ErrBadRequest) || len(err.Error()) > 1024 {
 		t.Errorf("err of %d bytes, want ErrBadRequest cut to about %d: %.200v", len(err.Error()), 512, err)
+	}
+}
+
+// An error body that is not JSON (a proxy's page) is quoted cut without
+// splitting a rune: the error goes into logs and the stored run as UTF-8.
+func TestHTTPError_PageIsCutOnARuneBoundary(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, reply{status: 502, header: map[string]string{"Content-Type": "text/html"}, body: "x" + strings.Repeat("é", 400)})
+	_, err := newModel(t, f).Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}})
+	if !errors.Is(err, model.ErrServer) || !utf8.ValidString(err.Error()) || len(err.Error()) > 1024 {
+		t.Errorf("err = %q, want ErrServer, valid UTF-8, cut", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/openai/internal/apiroot"
 )
@@ -218,9 +219,7 @@ func (m *Model) statusError(status int, h http.Header, body []byte) *model.Provi
 	}
 	if msg == "" {
 		msg = strings.TrimSpace(string(body))
-		if len(msg) > 512 {
-			msg = msg[:512] + "…"
-		}
+		msg = clip.Mark(msg, model.MaxErrorMessage, "…")
 		if msg == "" {
 			msg = http.StatusText(status)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/model"
 )
@@ -46,5 +47,25 @@ func TestUndecodableAnswer_QuoteCarriesNoCredentials(t *testing.T) {
 				t.Errorf("error carries the key: %v", err)
 			}
 		}
+	}
+}
+
+// An error body that is not JSON (a proxy's page) is quoted cut without
+// splitting a rune: the error goes into logs and the stored run as UTF-8.
+func TestHTTPError_PageIsCutOnARuneBoundary(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "x"+strings.Repeat("é", 400))
+	}))
+	t.Cleanup(srv.Close)
+	m, err := New(Config{APIKey: "sk", BaseURL: srv.URL, Model: "o4-mini"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Invoke(context.Background(), &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}})
+	if !errors.Is(err, model.ErrServer) || !utf8.ValidString(err.Error()) || len(err.Error()) > 1024 {
+		t.Errorf("err = %q, want ErrServer, valid UTF-8, cut", err)
 	}
 }

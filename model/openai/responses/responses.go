@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/openai/internal/apiroot"
 )
@@ -180,8 +181,8 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	if json.Unmarshal(raw, &env) == nil && env.Error != nil {
 		msg = env.Error.String()
-	} else if len(msg) > 512 {
-		msg = msg[:512] + "…"
+	} else {
+		msg = clip.Mark(msg, model.MaxErrorMessage, "…")
 	}
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
