@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
 )
 
@@ -263,20 +264,17 @@ func errorMessage(raw []byte) string {
 		}
 		return we.Error.Type + ": " + we.Error.Message
 	}
-	s := strings.TrimSpace(string(raw))
-	if len(s) > 512 {
-		s = s[:512] + "…"
-	}
-	return s
+	return clip.Mark(strings.TrimSpace(string(raw)), model.MaxErrorMessage, "…")
 }
 
 // streamError classifies an `event: error` frame, which arrives after a 200
 // status, so the kind comes from the error type rather than an HTTP status.
 func streamError(typ, msg string) *model.ProviderError {
-	e := &model.ProviderError{Provider: providerName, Message: msg}
+	text := msg
 	if typ != "" {
-		e.Message = typ + ": " + msg
+		text = typ + ": " + msg
 	}
+	e := &model.ProviderError{Provider: providerName, Message: clip.Mark(text, model.MaxErrorMessage, "…")}
 	switch typ {
 	case "overloaded_error", "api_error", "timeout_error":
 		e.Kind = model.ErrServer

@@ -22,6 +22,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
 )
 
@@ -245,10 +246,7 @@ func httpError(status int, h http.Header, raw []byte) error {
 	}
 	msg := body.Message + body.Message2
 	if msg == "" {
-		msg = strings.TrimSpace(string(raw))
-		if len(msg) > 512 {
-			msg = msg[:512] + "…"
-		}
+		msg = clip.Mark(strings.TrimSpace(string(raw)), model.MaxErrorMessage, "…")
 	}
 	if msg == "" {
 		msg = http.StatusText(status)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/model"
 )
 
@@ -370,10 +371,7 @@ func errorMessage(raw []byte, status int) (string, *wireError) {
 	if json.Unmarshal(raw, &list) == nil && len(list) > 0 && list[0].Error != nil {
 		return list[0].Error.String(), list[0].Error
 	}
-	s := strings.TrimSpace(string(raw))
-	if len(s) > 512 {
-		s = s[:512] + "…"
-	}
+	s := clip.Mark(strings.TrimSpace(string(raw)), model.MaxErrorMessage, "…")
 	if s == "" {
 		s = http.StatusText(status)
 	}
