@@ -32,7 +32,7 @@ func partBlock(p model.Part) (any, error) {
 		if mime == "" && strings.HasSuffix(strings.ToLower(p.URL), ".pdf") {
 			mime = "application/pdf"
 		}
-		mime = mediaType(mime)
+		mime = model.MediaType(mime)
 		switch {
 		case mime == "application/pdf":
 			src, err := mediaSource(model.Part{Type: p.Type, URL: p.URL, Data: p.Data, MIMEType: mime})
@@ -59,7 +59,7 @@ func mediaSource(p model.Part) (wireSource, error) {
 		if mime == "" {
 			mime = http.DetectContentType(p.Data)
 		}
-		return wireSource{Type: "base64", MediaType: mediaType(mime), Data: base64.StdEncoding.EncodeToString(p.Data)}, nil
+		return wireSource{Type: "base64", MediaType: model.MediaType(mime), Data: base64.StdEncoding.EncodeToString(p.Data)}, nil
 	}
 	if rest, ok := strings.CutPrefix(p.URL, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
@@ -67,24 +67,10 @@ func mediaSource(p model.Part) (wireSource, error) {
 		if !ok || !isB64 || mime == "" {
 			return wireSource{}, errors.New("data URL must be base64 with a media type (data:image/png;base64,...)")
 		}
-		return wireSource{Type: "base64", MediaType: mediaType(mime), Data: data}, nil
+		return wireSource{Type: "base64", MediaType: model.MediaType(mime), Data: data}, nil
 	}
 	if p.URL != "" {
 		return wireSource{Type: "url", URL: p.URL}, nil
 	}
 	return wireSource{}, errors.New("part has neither data nor URL")
-}
-
-// mediaType is mt as the API takes a media_type, which it compares as
-// given ("image/jpeg", "image/png", "image/gif", "image/webp",
-// "application/pdf"): without parameters (a sniffed or uploaded
-// "…; charset=utf-8"), trimmed, in lower case, and image/jpg (an alias
-// uploads and data: URLs use) as image/jpeg.
-func mediaType(mt string) string {
-	mt, _, _ = strings.Cut(mt, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	if mt == "image/jpg" {
-		return "image/jpeg"
-	}
-	return mt
 }

@@ -374,7 +374,7 @@ func mediaPart(p *model.Part) (part, error) {
 		if mt == "" {
 			mt = http.DetectContentType(p.Data)
 		}
-		return part{InlineData: &blob{MIMEType: bareMIME(mt), Data: base64.StdEncoding.EncodeToString(p.Data)}}, nil
+		return part{InlineData: &blob{MIMEType: model.MediaType(mt), Data: base64.StdEncoding.EncodeToString(p.Data)}}, nil
 	case strings.HasPrefix(p.URL, "data:"):
 		meta, payload, ok := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ",")
 		if !ok || !strings.HasSuffix(meta, ";base64") {
@@ -386,7 +386,7 @@ func mediaPart(p *model.Part) (part, error) {
 		if mt == "" {
 			mt = strings.TrimSuffix(meta, ";base64")
 		}
-		return part{InlineData: &blob{MIMEType: bareMIME(mt), Data: payload}}, nil
+		return part{InlineData: &blob{MIMEType: model.MediaType(mt), Data: payload}}, nil
 	case p.URL != "":
 		if mt == "" {
 			mt = mime.TypeByExtension(path.Ext(strings.SplitN(p.URL, "?", 2)[0]))
@@ -395,21 +395,9 @@ func mediaPart(p *model.Part) (part, error) {
 		if mt == "" {
 			return part{}, fmt.Errorf("%s part %q: Gemini needs its MIME type; set Part.MIMEType", p.Type, p.URL)
 		}
-		return part{FileData: &fileData{MIMEType: bareMIME(mt), FileURI: p.URL}}, nil
+		return part{FileData: &fileData{MIMEType: model.MediaType(mt), FileURI: p.URL}}, nil
 	}
 	return part{}, fmt.Errorf("%s part has neither URL nor Data", p.Type)
-}
-
-// bareMIME is mt as Gemini takes it, which answers "Unsupported MIME type"
-// to parameters (a sniffed or fetched "text/plain; charset=utf-8"), to upper
-// case and to the common alias image/jpg.
-func bareMIME(mt string) string {
-	mt, _, _ = strings.Cut(mt, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	if mt == "image/jpg" {
-		return "image/jpeg"
-	}
-	return mt
 }
 
 // compact is used by tests and the decoder to normalise raw JSON.
