@@ -165,7 +165,7 @@ func (rs *resumeState) takeDone(id, task string) *run.Output {
 // not continued again: a cancelled one cancels the team run.
 // Continuing a run that is not PAUSED returns run.ErrNotContinuable.
 func (t *Team) ContinueRun(ctx context.Context, paused *run.Output, opts ...agent.RunOption) (*run.Output, error) {
-	ctx, c, err := t.resume(ctx, paused, opts)
+	ctx, c, opts, err := t.resume(ctx, paused, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (t *Team) ContinueRun(ctx context.Context, paused *run.Output, opts ...agen
 // TeamRunContinued; member events are forwarded as in Stream.
 func (t *Team) ContinueStream(ctx context.Context, paused *run.Output, opts ...agent.RunOption) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		ctx, _, err := t.resume(ctx, paused, opts)
+		ctx, _, opts, err := t.resume(ctx, paused, opts)
 		if err != nil {
 			yield(run.Event{}, err)
 			return
@@ -213,32 +213,36 @@ func (t *Team) ContinueRunID(ctx context.Context, runID string, opts ...agent.Ru
 
 // resume prepares the context a continued team run executes in: its member
 // runs so far, its task list, and the member runs to continue.
-func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunOption) (context.Context, *collector, error) {
+func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunOption) (context.Context, *collector, []agent.RunOption, error) {
 	if paused == nil {
-		return nil, nil, fmt.Errorf("team: ContinueRun needs the paused run")
+		return nil, nil, nil, fmt.Errorf("team: ContinueRun needs the paused run")
 	}
 	// As an agent continues only its own runs: another team's paused run
 	// would run this team's members and leader on it.
 	if paused.AgentID != "" || (paused.TeamID != "" && paused.TeamID != t.ID()) {
-		return nil, nil, fmt.Errorf("team: run %s belongs to %s, not to team %q", paused.RunID, ownerOf(paused), t.ID())
+		return nil, nil, nil, fmt.Errorf("team: run %s belongs to %s, not to team %q", paused.RunID, ownerOf(paused), t.ID())
 	}
 	co := agent.ResolveOptions(opts...)
 	if err := t.refuse(co, true); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	ctx, c := t.withCollector(t.withTasks(ctx, paused), paused.MemberResponses)
+	ctx, opts, err := t.withTasks(ctx, co, opts, paused)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, c := t.withCollector(ctx, paused.MemberResponses)
 	// The continued team run keeps its paused run's metadata, with the
 	// continue's resolved over it, as the leader's continue stamps it.
 	c.forMembers(co, run.MergeMetadata(paused.Metadata, t.runMetadata(co.Metadata)), paused.Input)
 	if paused.Status != run.StatusPaused {
-		return ctx, c, nil // the leader refuses it with run.ErrNotContinuable
+		return ctx, c, opts, nil // the leader refuses it with run.ErrNotContinuable
 	}
 	members := make(map[string]*run.Output, len(paused.MemberResponses))
 	var order []*run.Output
 	for _, raw := range paused.MemberResponses {
 		var o run.Output
 		if err := json.Unmarshal(raw, &o); err != nil {
-			return nil, nil, fmt.Errorf("team: continue run %s: member_responses: %w", paused.RunID, err)
+			return nil, nil, nil, fmt.Errorf("team: continue run %s: member_responses: %w", paused.RunID, err)
 		}
 		members[o.RunID] = &o
 		order = append(order, &o)
@@ -253,7 +257,7 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 		taken[r.MemberRunID] = true
 		mi, ok := t.members[r.MemberAgentID]
 		if !ok {
-			return nil, nil, fmt.Errorf("team: continue run %s: requirement %s names member %q, which is not in the team: %w", paused.RunID, r.ID, r.MemberAgentID, run.ErrNotContinuable)
+			return nil, nil, nil, fmt.Errorf("team: continue run %s: requirement %s names member %q, which is not in the team: %w", paused.RunID, r.ID, r.MemberAgentID, run.ErrNotContinuable)
 		}
 		m := members[r.MemberRunID]
 		if d := mi.r.DB(); d != nil {
@@ -268,17 +272,17 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 			case err == nil:
 				stored, err := row.Output()
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				if m == nil || stored.Status != run.StatusPaused {
 					m = stored
 				}
 			case m == nil || !errors.Is(err, db.ErrNotFound):
-				return nil, nil, fmt.Errorf("team: continue run %s: load member run %s: %w", paused.RunID, r.MemberRunID, err)
+				return nil, nil, nil, fmt.Errorf("team: continue run %s: load member run %s: %w", paused.RunID, r.MemberRunID, err)
 			}
 		}
 		if m == nil {
-			return nil, nil, fmt.Errorf("team: continue run %s: the paused run %s of member %s is neither in member_responses nor in its database: %w", paused.RunID, r.MemberRunID, mi.id, run.ErrNotContinuable)
+			return nil, nil, nil, fmt.Errorf("team: continue run %s: the paused run %s of member %s is neither in member_responses nor in its database: %w", paused.RunID, r.MemberRunID, mi.id, run.ErrNotContinuable)
 		}
 		if m.Status != run.StatusPaused {
 			// Its delegation takes it as it ended: continuing it again
@@ -305,7 +309,7 @@ func (t *Team) resume(ctx context.Context, paused *run.Output, opts []agent.RunO
 			}
 		}
 	}
-	return context.WithValue(ctx, resumeKey{t}, rs), c, nil
+	return context.WithValue(ctx, resumeKey{t}, rs), c, opts, nil
 }
 
 // pausedOn tells whether one of a member's paused runs was given task.
@@ -515,3 +519,4 @@ func ownerOf(o *run.Output) string {
 	}
 	return fmt.Sprintf("team %q", o.TeamID)
 }
+

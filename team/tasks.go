@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/run"
 )
@@ -51,6 +53,53 @@ type task struct {
 	Result       *string  `json:"result"`
 	Notes        []string `json:"notes"`
 	CreatedAt    float64  `json:"created_at"`
+	ParentID     *string  `json:"parent_id"`
+	// extra are the stored task's members this shape does not have (a
+	// newer Agno's), written back as read.
+	extra map[string]json.RawMessage
+}
+
+// taskFields are the JSON members of task.
+var taskFields = []string{"id", "title", "description", "status", "assignee", "dependencies", "result", "notes", "created_at", "parent_id"}
+
+// UnmarshalJSON reads a stored task, keeping the members it does not know.
+func (tk *task) UnmarshalJSON(b []byte) error {
+	type plain task
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for _, k := range taskFields {
+		delete(all, k)
+	}
+	*tk = task(p)
+	if len(all) > 0 {
+		tk.extra = all
+	}
+	return nil
+}
+
+// MarshalJSON writes the task with the unknown members it was read with.
+func (tk *task) MarshalJSON() ([]byte, error) {
+	type plain task
+	b, err := json.Marshal((*plain)(tk))
+	if err != nil || len(tk.extra) == 0 {
+		return b, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range tk.extra {
+		if _, known := all[k]; !known {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
 }
 
 // taskList is one team run's task list. Task ids are t1, t2, … in creation
@@ -64,6 +113,8 @@ type taskList struct {
 	// a turn's tool calls run concurrently, and two of them naming one task
 	// ran it twice (its member's tools with it).
 	running map[string]bool
+	// extra are the stored list's members this shape does not have.
+	extra map[string]json.RawMessage
 }
 
 // errUnderWay is the tool error of a call naming a task another call of
@@ -93,19 +144,102 @@ func (l *taskList) stop(ids ...string) {
 
 type taskKey struct{ t *Team }
 
-func (t *Team) withTasks(ctx context.Context, prior *run.Output) context.Context {
+// withTasks gives a tasks-mode team run its task list, as Agno loads it
+// from the run's session_state: the paused run's when continuing (prior),
+// else the one the call's WithSessionState sets, else the one stored in the
+// session's state, so that tasks carry across the runs of a session. The
+// returned options make the leader's run keep the list in its session state
+// (storeTasks updates it there), which is written to the session row.
+func (t *Team) withTasks(ctx context.Context, co agent.CallOptions, opts []agent.RunOption, prior *run.Output) (context.Context, []agent.RunOption, error) {
 	if t.cfg.Mode != ModeTasks {
-		return ctx
+		return ctx, opts, nil
 	}
-	l := &taskList{}
-	if prior != nil {
-		if v, ok := prior.SessionState[taskListKey]; ok {
-			if b, err := json.Marshal(v); err == nil {
-				_ = json.Unmarshal(b, l)
+	var (
+		stored any
+		found  bool
+	)
+	switch {
+	case prior != nil:
+		stored, found = prior.SessionState[taskListKey]
+	case co.SessionState[taskListKey] != nil:
+		stored, found = co.SessionState[taskListKey], true
+	case t.cfg.DB != nil && co.SessionID != "":
+		s, err := t.cfg.DB.GetSession(ctx, co.SessionID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+		case err != nil:
+			return nil, nil, fmt.Errorf("%w: team: load the task list of session %s: %w", agent.ErrStorage, co.SessionID, err)
+		default:
+			if st, ok := db.SessionStateOfStored(s.SessionData); ok {
+				stored, found = st[taskListKey]
 			}
 		}
 	}
-	return context.WithValue(ctx, taskKey{t}, l)
+	l := &taskList{}
+	if found {
+		l.load(stored)
+	}
+	state := maps.Clone(co.SessionState)
+	if state == nil {
+		state = map[string]any{}
+	}
+	state[taskListKey] = l.encode()
+	opts = append(slices.Clone(opts), agent.WithSessionState(state))
+	return context.WithValue(ctx, taskKey{t}, l), opts, nil
+}
+
+// load reads a stored task list (Agno's shape, also as a Python run wrote
+// it), keeping the members it does not know, and brings the blocked
+// statuses up to date, as Agno's TaskList.from_dict does. A list that is not
+// one is read as empty.
+func (l *taskList) load(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	var in struct {
+		Tasks             []*task `json:"tasks"`
+		GoalComplete      bool    `json:"goal_complete"`
+		CompletionSummary *string `json:"completion_summary"`
+	}
+	if json.Unmarshal(b, &in) != nil {
+		return
+	}
+	var extra map[string]json.RawMessage
+	_ = json.Unmarshal(b, &extra)
+	for _, k := range []string{"tasks", "goal_complete", "completion_summary"} {
+		delete(extra, k)
+	}
+	l.Tasks, l.GoalComplete, l.CompletionSummary = slices.DeleteFunc(in.Tasks, func(tk *task) bool { return tk == nil }), in.GoalComplete, in.CompletionSummary
+	if len(extra) > 0 {
+		l.extra = extra
+	}
+	for _, tk := range l.Tasks {
+		if tk.Status == "" {
+			tk.Status = taskPending
+		}
+	}
+	l.updateBlocked()
+}
+
+// encode is the list in its stored shape (nil if it cannot be encoded).
+// The caller must not hold l.mu.
+func (l *taskList) encode() map[string]any {
+	l.mu.Lock()
+	b, err := json.Marshal(l)
+	extra := l.extra
+	l.mu.Unlock()
+	var v map[string]any
+	if err != nil || json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	for k, raw := range extra {
+		var x any
+		if _, known := v[k]; !known && json.Unmarshal(raw, &x) == nil {
+			v[k] = x
+		}
+	}
+	return v
 }
 
 func tasksFrom(ctx context.Context, t *Team) (*taskList, error) {
@@ -116,25 +250,38 @@ func tasksFrom(ctx context.Context, t *Team) (*taskList, error) {
 	return l, nil
 }
 
-// storeTasks keeps the task list in the stored run's session_state.
-func (t *Team) storeTasks(ctx context.Context, out *run.Output) {
+// storeTasks keeps the task list in the run's session_state. Before the
+// leader's run is stored (inPlace), its state is a map of the run's own
+// (withTasks gave it one), which the run writes to the session row: it is
+// updated in place, so that the row gets the list too. Afterwards the run's
+// events may have handed that map out: the output gets a copy.
+func (t *Team) storeTasks(ctx context.Context, out *run.Output, inPlace bool) {
 	l, ok := ctx.Value(taskKey{t}).(*taskList)
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	b, err := json.Marshal(l)
-	l.mu.Unlock()
-	var v map[string]any
-	if err != nil || json.Unmarshal(b, &v) != nil {
+	v := l.encode()
+	if v == nil {
 		return
 	}
-	ss := maps.Clone(out.SessionState)
-	if ss == nil {
-		ss = map[string]any{}
+	if !inPlace {
+		out.SessionState = maps.Clone(out.SessionState)
 	}
-	ss[taskListKey] = v
-	out.SessionState = ss
+	if out.SessionState == nil {
+		out.SessionState = map[string]any{}
+	}
+	out.SessionState[taskListKey] = v
+}
+
+// newID is the id of a new task: t<n>, n the list's length plus one, or
+// the next free one after it (a list read from the session may hold ids
+// another run gave, Agno's random ones among them).
+func (l *taskList) newID() string {
+	for n := len(l.Tasks) + 1; ; n++ {
+		if id := "t" + strconv.Itoa(n); l.find(id) == nil {
+			return id
+		}
+	}
 }
 
 func (l *taskList) find(id string) *task {
@@ -314,7 +461,7 @@ func (t *Team) createTask(ctx context.Context, in createTaskArgs) (string, error
 			return fmt.Sprintf("Task already exists: [%s] %s (status: %s). Use this task instead of creating a duplicate.", tk.ID, tk.Title, tk.Status), nil
 		}
 	}
-	tk := &task{ID: "t" + strconv.Itoa(len(l.Tasks)+1), Title: in.Title, Description: in.Description,
+	tk := &task{ID: l.newID(), Title: in.Title, Description: in.Description,
 		Status: taskPending, Dependencies: append([]string{}, in.DependsOn...), Notes: []string{},
 		CreatedAt: float64(time.Now().UnixNano()) / 1e9}
 	if in.Assignee != "" {

@@ -298,7 +298,11 @@ func (t *Team) Run(ctx context.Context, input run.Input, opts ...agent.RunOption
 	if err := t.refuse(co, false); err != nil {
 		return nil, err
 	}
-	ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
+	ctx, opts, err := t.withTasks(ctx, co, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	ctx, c := t.withCollector(ctx, nil)
 	c.forMembers(co, t.runMetadata(co.Metadata), &input)
 	out, err := t.leader.Run(ctx, input, opts...)
 	t.finish(ctx, c, out)
@@ -317,7 +321,12 @@ func (t *Team) Stream(ctx context.Context, input run.Input, opts ...agent.RunOpt
 			yield(run.Event{}, err)
 			return
 		}
-		ctx, c := t.withCollector(t.withTasks(ctx, nil), nil)
+		ctx, opts, err := t.withTasks(ctx, co, opts, nil)
+		if err != nil {
+			yield(run.Event{}, err)
+			return
+		}
+		ctx, c := t.withCollector(ctx, nil)
 		c.forMembers(co, t.runMetadata(co.Metadata), &input)
 		for ev, err := range t.leader.Stream(ctx, input, opts...) {
 			if !yield(ev, err) {
@@ -486,14 +495,14 @@ func (t *Team) finish(ctx context.Context, c *collector, out *run.Output) {
 		return
 	}
 	out.MemberResponses = c.list()
-	t.storeTasks(ctx, out)
+	t.storeTasks(ctx, out, false)
 }
 
 // storeMemberResponses is the leader's BeforeStore hook: the stored team
 // run's member_responses are the member runs it collected.
 func (t *Team) storeMemberResponses(ctx context.Context, out *run.Output) {
 	t.cancelUnreached(ctx, out)
-	t.storeTasks(ctx, out)
+	t.storeTasks(ctx, out, true)
 	c, ok := ctx.Value(collectorKey{t}).(*collector)
 	if !ok || (t.cfg.StoreMemberResponses != nil && !*t.cfg.StoreMemberResponses && out.Status != run.StatusPaused) {
 		out.MemberResponses = nil
