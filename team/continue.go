@@ -520,3 +520,10 @@ func ownerOf(o *run.Output) string {
 	return fmt.Sprintf("team %q", o.TeamID)
 }
 
+// EndPaused ends CANCELLED the team's paused run o, which nobody will
+// continue (the workflow run it paused a step of ended), with the member
+// runs it waits on, in the team's database (and the members'), and returns
+// it so. why says why, in the run's content.
+func (t *Team) EndPaused(ctx context.Context, o *run.Output, why string) *run.Output {
+	return (&memberInfo{id: t.ID(), r: t}).endPaused(context.WithoutCancel(ctx), o, run.StatusCancelled, why)
+}

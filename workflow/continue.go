@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -532,7 +533,12 @@ func (w *Workflow) expire(ctx context.Context, runID string, now time.Time) (*ru
 		out.StepRequirements[i].Confirmed = r.Confirmed
 	}
 	if cancelled {
-		return w.cancelPaused(ctx, out, "a human review timed out (on_timeout cancel)")
+		const why = "a human review timed out (on_timeout cancel)"
+		cancelledOut, err := w.cancelPaused(ctx, out, why)
+		if err == nil {
+			w.endExecutors(ctx, j, why)
+		}
+		return cancelledOut, err
 	}
 	for _, r := range out.StepRequirements {
 		if _, ok := j.answer(r.StepID, r.IsPostExecution); !ok {
@@ -574,13 +580,132 @@ func (w *Workflow) abandonPaused(ctx context.Context, runID, reason string) {
 	if w.cfg.DB == nil {
 		return
 	}
-	out, _, err := w.loadPaused(ctx, runID)
+	out, j, err := w.loadPaused(ctx, runID)
 	if err == nil {
 		_, err = w.cancelPaused(ctx, out, reason)
+	}
+	if err == nil {
+		w.endExecutors(ctx, j, reason)
 	}
 	if err != nil {
 		slog.Warn("workflow: ending a paused run nobody can continue failed", "workflow_id", w.cfg.ID, "run_id", runID, "error", err)
 	}
+}
+
+// pausedEnder is a runner (a team) that ends one of its paused runs
+// itself, with the runs it waits on.
+type pausedEnder interface {
+	EndPaused(ctx context.Context, o *run.Output, why string) *run.Output
+}
+
+// endExecutors ends CANCELLED the agent and team runs that the paused run
+// of journal j waits on (its steps paused for their tools), as the run that
+// would continue them ended: left PAUSED, they could still be continued,
+// their tools run, afterwards. Each is stored in its runner's database (the
+// workflow's when the runner is not found), with its approvals.
+func (w *Workflow) endExecutors(ctx context.Context, j *journal, why string) {
+	if j == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	j.mu.Lock()
+	paths := slices.Sorted(maps.Keys(j.Executors))
+	runs := make([]*run.Output, 0, len(paths))
+	for _, p := range paths {
+		if o := j.Executors[p]; o != nil {
+			runs = append(runs, o)
+		}
+	}
+	j.mu.Unlock()
+	why = "the workflow run it paused a step of was cancelled: " + why
+	for _, o := range runs {
+		r := w.executorRunner(o)
+		if e, ok := r.(pausedEnder); ok {
+			e.EndPaused(ctx, o, why)
+			continue
+		}
+		d := w.cfg.DB
+		if r != nil && r.DB() != nil {
+			d = r.DB()
+		}
+		if d == nil {
+			continue
+		}
+		// Only a stored run is ended: a runner without a database keeps
+		// its paused run in the journal alone, which ended with the run.
+		row, err := d.GetRun(ctx, o.RunID)
+		var stored *run.Output
+		if err == nil {
+			stored, err = row.Output()
+		}
+		if errors.Is(err, db.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			slog.Warn("workflow: ending the paused run of a step failed", "workflow_id", w.cfg.ID, "run_id", o.RunID, "error", err)
+			continue
+		}
+		if stored.Status != run.StatusPaused {
+			continue // continued, or ended, meanwhile
+		}
+		ended := *stored // as stored: offloaded, media referenced
+		ended.Status, ended.ContentType, ended.UpdatedAt = run.StatusCancelled, "str", time.Now().Unix()
+		ended.Content = fmt.Sprintf("run %s was cancelled: %s", o.RunID, why)
+		ended.ClearPause()
+		row, err = db.RunFromOutput(&ended)
+		if err == nil {
+			_, err = d.UpsertRun(ctx, row)
+		}
+		if err == nil {
+			err = d.SetApprovalsRunStatus(ctx, o.RunID, string(run.StatusCancelled))
+		}
+		if err != nil {
+			slog.Warn("workflow: ending the paused run of a step failed", "workflow_id", w.cfg.ID, "run_id", o.RunID, "error", err)
+		}
+	}
+}
+
+// executorRunner is the runner of the workflow's steps whose run o is (nil
+// when none is).
+func (w *Workflow) executorRunner(o *run.Output) agent.Runner {
+	want := run.Component{Type: run.TypeAgent, ID: o.AgentID}
+	if o.AgentID == "" {
+		want = run.Component{Type: run.TypeTeam, ID: o.TeamID}
+	}
+	var found agent.Runner
+	var walk func([]Step)
+	walk = func(steps []Step) {
+		for i := range steps {
+			s := &steps[i]
+			if found != nil {
+				return
+			}
+			if s.Runner != nil {
+				if c := s.Runner.Component(); c.Type == want.Type && c.ID == want.ID {
+					found = s.Runner
+					return
+				}
+			}
+			if s.Steps != nil {
+				walk(s.Steps.Steps)
+			}
+			if s.Loop != nil {
+				walk(s.Loop.Steps)
+			}
+			if s.Parallel != nil {
+				walk(s.Parallel.Steps)
+			}
+			if s.Condition != nil {
+				walk(s.Condition.Steps)
+				walk(s.Condition.Else)
+			}
+			if s.Router != nil {
+				walk(s.Router.Choices)
+			}
+		}
+	}
+	walk(w.cfg.Steps)
+	return found
 }
 
 // cancelPaused ends a paused run CANCELLED without running anything.
