@@ -1349,7 +1349,7 @@ func (x *exec) runRunner(ctx context.Context, s *Step, sc scope, input string, o
 		}
 		out.Content, out.Metrics = so.Content, so.Metrics
 		x.mergeState(snap, so.SessionState)
-		if !errors.Is(err, agent.ErrStorage) {
+		if !errors.Is(err, agent.ErrStorage) && !errors.Is(err, run.ErrFenced) {
 			err = nil
 		}
 		return so.Status, nil, err

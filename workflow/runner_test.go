@@ -2,8 +2,11 @@ package workflow
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentryhq/agentry/agent"
@@ -178,4 +181,34 @@ func eventNames(evs []run.Event) []run.EventType {
 		out[i] = e.Event
 	}
 	return out
+}
+
+// fencedRunner is a custom step kind whose run finds a newer attempt of
+// the run holding it (run.ErrFenced), as a durable remote runner would.
+type fencedRunner struct{ shouter }
+
+func (f fencedRunner) Run(_ context.Context, _ run.Input, opts ...agent.RunOption) (*run.Output, error) {
+	o := agent.ResolveOptions(opts...)
+	out := &run.Output{RunID: o.RunID, SessionID: o.SessionID, ParentRunID: o.ParentRunID, Status: run.StatusError, Content: "fenced"}
+	f.c.Stamp(out)
+	return out, fmt.Errorf("remote: %w", run.ErrFenced)
+}
+
+// A custom runner's step whose run was fenced (a newer attempt of the
+// workflow run holds it) stops the run as fenced, as an agent or team
+// step's does: run (not streamed), the error was dropped, and the step
+// counted as one that failed, so the run went on (SkipOnFailure) to its
+// next step and saved over the newer attempt's row.
+func TestStep_ACustomRunnersFencedRunStopsTheRun(t *testing.T) {
+	t.Parallel()
+	var c atomic.Int32
+	f := fencedRunner{shouter{run.Component{Type: run.TypeAgent, ID: "remote"}}}
+	wf := mustNew(t, Config{ID: "fenced", Steps: []Step{{Runner: f, SkipOnFailure: true}, counted("c", &c)}})
+	_, err := wf.Run(context.Background(), run.TextInput("go"))
+	if !errors.Is(err, run.ErrFenced) {
+		t.Errorf("run error %v, want run.ErrFenced", err)
+	}
+	if c.Load() != 0 {
+		t.Errorf("the step after the fenced one ran %d times", c.Load())
+	}
 }
