@@ -60,6 +60,11 @@ type exec struct {
 	attempt  int
 	stepRuns []string // the step runs journaled with jr
 	failText string
+	// fails are the failure texts by the path of the step that failed,
+	// each with its order (failSeq): a Parallel whose branches failed says
+	// its first failed branch's, whichever failed last.
+	fails   map[string]failNote
+	failSeq int
 	// off and media are the run's offloader and media storage (storage.go).
 	off   *offload.Offloader
 	media media.Storage
@@ -603,9 +608,9 @@ func (x *exec) loop(ctx context.Context, s *Step, sc scope, content any) (run.St
 				if end, err = guard("the loop's end condition", func() (bool, error) {
 					return l.EndCondition(LoopIteration{Iteration: it, MaxIterations: maxIt, Outputs: results, State: x.state})
 				}); err != nil {
-					x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
-					x.sendStepError(s, sc)
-					return okOutput(s, typeLoop, sc, last, all), false, errors.New(x.failedText())
+					ferr := x.fail(sc, fmt.Sprintf("step %s: %v", s.Name, err))
+					x.sendStepError(s, sc, ferr)
+					return okOutput(s, typeLoop, sc, last, all), false, ferr
 				}
 				x.j.decide(key, fmt.Sprint(end))
 			}
@@ -664,7 +669,8 @@ func (x *exec) parallel(ctx context.Context, s *Step, sc scope, content any) (ru
 	})
 	var outs []run.StepOutput
 	var failed, paused error
-	for _, b := range res {
+	failedAt := 0
+	for i, b := range res {
 		if !b.skipped && b.out.StepName != "" {
 			outs = append(outs, b.out)
 		}
@@ -673,7 +679,7 @@ func (x *exec) parallel(ctx context.Context, s *Step, sc scope, content any) (ru
 		case errors.Is(b.err, errPaused):
 			paused = b.err
 		case failed == nil:
-			failed = b.err
+			failed, failedAt = b.err, i
 		}
 	}
 	out := okOutput(s, typeParallel, sc, nil, outs)
@@ -682,6 +688,7 @@ func (x *exec) parallel(ctx context.Context, s *Step, sc scope, content any) (ru
 	case ctx.Err() != nil:
 		return out, false, context.Cause(ctx)
 	case failed != nil:
+		x.failedBranch(sc.child(failedAt, "").path)
 		return out, false, failed
 	case paused != nil:
 		return out, false, paused
@@ -724,9 +731,9 @@ func (x *exec) condition(ctx context.Context, s *Step, sc scope, content any, _ 
 		} else {
 			var err error
 			if result, err = guard("the condition's evaluator", func() (bool, error) { return c.Evaluator(x.stepInput(content)) }); err != nil {
-				x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
-				x.sendStepError(s, sc)
-				return run.StepOutput{}, false, errors.New(x.failedText())
+				ferr := x.fail(sc, fmt.Sprintf("step %s: %v", s.Name, err))
+				x.sendStepError(s, sc, ferr)
+				return run.StepOutput{}, false, ferr
 			}
 			x.j.decide(key, fmt.Sprint(result))
 		}
@@ -788,9 +795,9 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 	} else {
 		var err error
 		if selected, err = guard("the router's selector", func() ([]string, error) { return r.Selector(x.stepInput(content)) }); err != nil {
-			x.fail(fmt.Sprintf("step %s: %v", s.Name, err))
-			x.sendStepError(s, sc)
-			return run.StepOutput{}, false, errors.New(x.failedText())
+			ferr := x.fail(sc, fmt.Sprintf("step %s: %v", s.Name, err))
+			x.sendStepError(s, sc, ferr)
+			return run.StepOutput{}, false, ferr
 		}
 		for i, n := range selected {
 			msg := ""
@@ -803,9 +810,9 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 				msg = fmt.Sprintf("step %s: the selector chose %q twice; a choice runs once", s.Name, n)
 			}
 			if msg != "" {
-				x.fail(msg)
-				x.sendStepError(s, sc)
-				return run.StepOutput{}, false, errors.New(x.failedText())
+				ferr := x.fail(sc, msg)
+				x.sendStepError(s, sc, ferr)
+				return run.StepOutput{}, false, ferr
 			}
 		}
 	}
@@ -844,24 +851,57 @@ func (x *exec) router(ctx context.Context, s *Step, sc scope, content any) (run.
 	return out, false, nil
 }
 
-// fail records what events and the stored run say about a failed step
-// (parallel branches may fail at once).
-func (x *exec) fail(text string) {
+// failNote is a failure's text and order.
+type failNote struct {
+	seq  int
+	text string
+}
+
+// fail records what events and the stored run say about the failed step at
+// sc (parallel branches may fail at once) and returns it as the step's
+// error.
+func (x *exec) fail(sc scope, text string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.noteFail(sc.path, text)
+	return errors.New(text)
+}
+
+// noteFail records text as the run's failure text, of the step at path.
+// x.mu is held.
+func (x *exec) noteFail(path, text string) {
 	x.failText = text
+	if x.fails == nil {
+		x.fails = map[string]failNote{}
+	}
+	x.failSeq++
+	x.fails[path] = failNote{x.failSeq, text}
 }
 
-func (x *exec) failedText() string {
+// failedBranch makes the latest failure of the steps under path (a
+// Parallel's branch, the first in branch order that failed) the run's
+// failure text again: branches fail in any order, and the Parallel's error
+// is its first failed branch's.
+func (x *exec) failedBranch(path string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.failText
+	best, found := "", false
+	for p, n := range x.fails {
+		if (p == path || strings.HasPrefix(p, path+".")) && (!found || n.seq > x.fails[best].seq) {
+			best, found = p, true
+		}
+	}
+	if found {
+		x.noteFail(best, x.fails[best].text)
+	}
 }
 
-func (x *exec) sendStepError(s *Step, sc scope) {
+// sendStepError sends the StepError event of the step at sc, failed with
+// ferr (fail's: another branch's text may be the run's by now).
+func (x *exec) sendStepError(s *Step, sc scope, ferr error) {
 	if x.ctx.Err() == nil {
 		e := x.stepEv(run.EventStepError, s, sc)
-		e.Content = x.failedText()
+		e.Content = ferr.Error()
 		e.Error = e.Content.(string)
 		x.send(e)
 	}
@@ -911,9 +951,9 @@ func (x *exec) leaf(ctx context.Context, s *Step, sc scope, content any) (run.St
 		if a, ok := x.j.answer(sc.path, true); ok && a.Confirmed != nil && !*a.Confirmed && x.onReject(h, sc) == OnRejectRetry {
 			// The reviewer wants another try: run again with the note.
 			if a.RetryCount >= h.maxRetries() {
-				x.fail(fmt.Sprintf("step %s: its output was rejected %d times (max_retries)", s.Name, a.RetryCount+1))
-				x.sendStepError(s, sc)
-				return run.StepOutput{}, false, errors.New(x.failedText())
+				ferr := x.fail(sc, fmt.Sprintf("step %s: its output was rejected %d times (max_retries)", s.Name, a.RetryCount+1))
+				x.sendStepError(s, sc, ferr)
+				return run.StepOutput{}, false, ferr
 			}
 			feedback = cmp.Or(a.RejectionFeedback, "The previous output was rejected; try again.")
 			x.j.dropReview(sc.path)
@@ -1077,12 +1117,12 @@ func (x *exec) runLeaf(ctx context.Context, s *Step, sc scope, content any, user
 		return out, err
 	case err != nil:
 		// The journal itself failed (fenced, storage): the step did not run.
-		x.fail(fmt.Sprintf("step %s: its journal could not be read or written", s.Name))
+		x.fail(sc, fmt.Sprintf("step %s: its journal could not be read or written", s.Name))
 		return run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: typeStep}, fmt.Errorf("step %s: %w", s.Name, err)
 	}
 	var rec journaledStep
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		x.fail(fmt.Sprintf("step %s: its journal record does not decode", s.Name))
+		x.fail(sc, fmt.Sprintf("step %s: its journal record does not decode", s.Name))
 		return run.StepOutput{StepName: s.Name, StepID: sc.path, StepType: typeStep}, fmt.Errorf("step %s: journal record: %w", s.Name, err)
 	}
 	x.mergeState(before, rec.State)
@@ -1186,15 +1226,15 @@ func (x *exec) execLeaf(ctx context.Context, s *Step, sc scope, content any, use
 		if ctx.Err() != nil {
 			return out, context.Cause(ctx)
 		}
-		x.mu.Lock()
-		x.failText = err.Error()
+		ft := err.Error()
 		if errors.Is(err, agent.ErrStorage) {
 			// The storage error's own text may name the database's host and
 			// user: events and the stored run get this, the caller the error.
-			x.failText = fmt.Sprintf("step %s: storage error: its session could not be read or its run could not be saved", s.Name)
-			out.Content = x.failText
+			ft = fmt.Sprintf("step %s: storage error: its session could not be read or its run could not be saved", s.Name)
+			out.Content = ft
 		}
-		ft := x.failText
+		x.mu.Lock()
+		x.noteFail(sc.path, ft)
 		x.mu.Unlock()
 		f := false
 		// A failed step stops nothing (skipped on error, the run goes on).
