@@ -238,6 +238,9 @@ type event Event
 // MarshalJSON writes the event with Extra.
 func (e event) MarshalJSON() ([]byte, error) {
 	type plain Event
+	storedMember(e.Extra, "content", &e.Content)
+	storedMember(e.Extra, "session_state", &e.SessionState)
+	storedMember(e.Extra, "additional_data", &e.AdditionalData)
 	return lossless.Marshal((*plain)(&e), e.Extra)
 }
 
@@ -250,6 +253,9 @@ func (e *event) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	v.Extra = extra
+	exactMember(extra, "content", &v.Content)
+	exactMember(extra, "session_state", &v.SessionState)
+	exactMember(extra, "additional_data", &v.AdditionalData)
 	*e = event(v)
 	return nil
 }

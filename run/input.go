@@ -151,12 +151,13 @@ func (in Input) MarshalJSON() ([]byte, error) {
 	if in.bare {
 		if in.rawBare != nil {
 			var v any
-			if json.Unmarshal(in.rawBare, &v) == nil && reflect.DeepEqual(v, in.InputContent) {
+			if lossless.UnmarshalExact(in.rawBare, &v) == nil && reflect.DeepEqual(v, in.InputContent) {
 				return in.rawBare, nil
 			}
 		}
 		return lossless.Encode(in.InputContent)
 	}
+	storedMember(in.Extra, "input_content", &in.InputContent)
 	return lossless.Marshal((*input)(&in), in.Extra)
 }
 
@@ -181,6 +182,7 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 	if raw, ok := extra["audio"]; ok && len(v.Audio) == 0 && json.Unmarshal(raw, &v.Audio) == nil {
 		delete(extra, "audio")
 	}
+	exactMember(extra, "input_content", &v.InputContent)
 	if len(extra) > 0 {
 		v.Extra = extra
 	}
@@ -196,6 +198,8 @@ func (in *Input) unmarshalBare(b []byte) error {
 	*in = Input{InputContent: v, bare: true}
 	if lossless.Lossy(b) {
 		in.rawBare = append(json.RawMessage(nil), b...)
+		// Numbers exact (an integer beyond 2^53 is not rounded).
+		_ = lossless.UnmarshalExact(b, &in.InputContent)
 	}
 	return nil
 }

@@ -145,6 +145,9 @@ func (o Output) MarshalJSON() ([]byte, error) {
 // marshalReflect is MarshalJSON through encoding/json: every run, and the
 // reference appendPlainOutput is tested against.
 func (o Output) marshalReflect() ([]byte, error) {
+	storedMember(o.Extra, "content", &o.Content)
+	storedMember(o.Extra, "metadata", &o.Metadata)
+	storedMember(o.Extra, "session_state", &o.SessionState)
 	if o.Input != nil && !o.Input.bare && o.Type() == TypeWorkflow && o.Input.storedBare() {
 		in := *o.Input
 		in.bare = true
@@ -290,6 +293,9 @@ func (o *Output) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	v.output.Extra = extra
+	exactMember(extra, "content", &v.output.Content)
+	exactMember(extra, "metadata", &v.output.Metadata)
+	exactMember(extra, "session_state", &v.output.SessionState)
 	if v.Events != nil {
 		v.output.Events = make([]Event, len(v.Events))
 		for i := range v.Events {

@@ -40,6 +40,7 @@ type stepOutput StepOutput
 
 // MarshalJSON writes the step output with Extra.
 func (s StepOutput) MarshalJSON() ([]byte, error) {
+	storedMember(s.Extra, "content", &s.Content)
 	return lossless.Marshal((*stepOutput)(&s), s.Extra)
 }
 
@@ -51,6 +52,7 @@ func (s *StepOutput) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	v.Extra = extra
+	exactMember(extra, "content", &v.Content)
 	*s = StepOutput(v)
 	return nil
 }

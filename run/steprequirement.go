@@ -143,6 +143,8 @@ type userInputField UserInputField
 
 // MarshalJSON writes the field with Extra.
 func (f UserInputField) MarshalJSON() ([]byte, error) {
+	storedMember(f.Extra, "value", &f.Value)
+	storedMember(f.Extra, "allowed_values", &f.AllowedValues)
 	return lossless.Marshal((*userInputField)(&f), f.Extra)
 }
 
@@ -154,6 +156,8 @@ func (f *UserInputField) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	v.Extra = extra
+	exactMember(extra, "value", &v.Value)
+	exactMember(extra, "allowed_values", &v.AllowedValues)
 	*f = UserInputField(v)
 	return nil
 }
@@ -181,6 +185,8 @@ type stepRequirement StepRequirement
 
 // MarshalJSON writes the requirement with Extra.
 func (r StepRequirement) MarshalJSON() ([]byte, error) {
+	storedMember(r.Extra, "user_input", &r.UserInput)
+	storedMember(r.Extra, "edited_output", &r.EditedOutput)
 	return lossless.Marshal((*stepRequirement)(&r), r.Extra)
 }
 
@@ -192,6 +198,8 @@ func (r *StepRequirement) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	v.Extra = extra
+	exactMember(extra, "user_input", &v.UserInput)
+	exactMember(extra, "edited_output", &v.EditedOutput)
 	*r = StepRequirement(v)
 	return nil
 }
