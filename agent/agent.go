@@ -29,7 +29,7 @@ func (a *Agent) Run(ctx context.Context, input run.Input, opts ...RunOption) (*r
 		return nil, err
 	}
 	defer st.end()
-	st.runNew(input)
+	st.guard(func() { st.runNew(input) })
 	if err := st.startError(); err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (a *Agent) ContinueRun(ctx context.Context, paused *run.Output, opts ...Run
 		return nil, err
 	}
 	defer st.end()
-	st.runContinued()
+	st.guard(st.runContinued)
 	if err := st.startError(); err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (st *state) stream(ctx context.Context, yield func(run.Event, error) bool, 
 		return
 	}
 	defer st.end()
-	body()
+	st.guard(body)
 	switch {
 	case st.startError() != nil:
 		yield(run.Event{}, st.startError())

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/agentryhq/agentry/run"
@@ -70,8 +71,107 @@ func (st *state) send(e run.Event) {
 // consumer only: deltas are neither stored nor traced.
 func (st *state) sendDelta(e run.Event) {
 	s := &st.sink
-	if s.live() && !s.yield(e, nil) {
+	if s.live() && !st.deliver(e) {
 		s.stopped = true
 		st.cancel(errStreamStopped)
 	}
+}
+
+// deliver hands e to the consumer. A panic of the consumer (a Stream loop
+// body, WithEventFunc's function) may unwind through code that recovers
+// panics (a tool's, a hook's, a team member's) when the event was forwarded
+// from there (Emit): it stops the stream and cancels the run, and goes on as
+// a *streamPanic, which those recovers re-panic (IsConsumerPanic) and the
+// run's Stream or Run re-raises as the consumer's own value once the run is
+// stored (see settle).
+func (st *state) deliver(e run.Event) (more bool) {
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if p := recover(); p != nil {
+			sp, ok := p.(*streamPanic)
+			if !ok {
+				sp = &streamPanic{value: p, st: st}
+			}
+			st.sink.stopped = true
+			st.extras().consumerPanic = sp
+			st.cancel(errStreamStopped)
+			panic(sp)
+		}
+		// runtime.Goexit (a test's FailNow in the loop body) goes on.
+	}()
+	more = st.sink.yield(e, nil)
+	done = true
+	return more
+}
+
+// streamPanic is a stream consumer's panic (value) on its way back to the
+// consumer, through the run st whose consumer panicked (and, for a member
+// forwarding its events to its team's stream, through the member's run).
+type streamPanic struct {
+	value any
+	st    *state
+}
+
+func (sp *streamPanic) String() string {
+	return fmt.Sprintf("agent: stream consumer panicked: %v", sp.value)
+}
+
+// IsConsumerPanic reports whether v, a recovered panic value, is the panic
+// of a run's stream consumer passing through the code that recovered it (a
+// tool or a team member forwarding events with Emit runs the consumer's
+// loop body on its own stack). Such a panic is not a failure of that code:
+// recover must panic again with v unchanged, so that the run is stored and
+// the consumer gets its own panic back.
+func IsConsumerPanic(v any) bool {
+	_, ok := v.(*streamPanic)
+	return ok
+}
+
+// settle ends a run that a panic (p, recovered) is unwinding and returns
+// what to panic with next: a stream consumer's panic (deliver) stores the run
+// CANCELLED, unless it was stored already, and goes on as the consumer's own
+// value when the consumer is this run's, as the *streamPanic otherwise (a
+// member forwarding to its team's consumer). Any other panic goes on
+// unchanged.
+func (st *state) settle(p any) any {
+	sp, ok := p.(*streamPanic)
+	if !ok {
+		return p
+	}
+	st.sink.stopped = true
+	if !st.saved {
+		st.cancel(errStreamStopped)
+		st.finishCancelled()
+	}
+	if sp.st == st {
+		return sp.value
+	}
+	return sp
+}
+
+// guard runs body, the run, settling a stream consumer's panic that
+// unwinds it or that a recover swallowed.
+func (st *state) guard(body func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			panic(st.settle(p))
+		}
+	}()
+	body()
+	if sp := st.consumerPanicked(); sp != nil {
+		panic(sp) // settled above
+	}
+}
+
+// consumerPanicked returns the stream consumer's panic that a recover the
+// run does not control swallowed (a tool's own recover, a team's member
+// call): nil when there is none.
+func (st *state) consumerPanicked() *streamPanic {
+	if st.ext == nil {
+		return nil
+	}
+	return st.ext.consumerPanic
 }

@@ -134,6 +134,9 @@ func hookErr(kind, name string, err error) error {
 func callHook(name string, f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if IsConsumerPanic(r) {
+				panic(r) // a stream consumer's, through the hook's Emit
+			}
 			err = fmt.Errorf("%w: %s: %v", errHookPanicked, name, r)
 		}
 	}()

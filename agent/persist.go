@@ -29,6 +29,7 @@ const storageErrorContent = "storage error: the run could not be saved"
 // one call (one transaction where the driver can). It runs with a context
 // that is not cancelled, so a cancelled run is still recorded.
 func (st *state) persist() {
+	st.saved = true
 	d := st.a.conf().DB
 	if d == nil {
 		return

@@ -76,6 +76,9 @@ type state struct {
 	// sessionRead: the run read its session row (found or not); a run
 	// cancelled before or during the read reads it when it saves.
 	sessionRead bool
+	// saved: the run was persisted (or has no DB): a stream consumer's
+	// panic after it does not end it again (settle).
+	saved bool
 
 	session *db.Session
 	// lineSeq is the seq of the run's session line its view of the
@@ -119,6 +122,9 @@ type runExtras struct {
 	// wrote; readSession is then the row the run read (sessionlines.go).
 	rebased     bool
 	readSession *db.Session
+	// consumerPanic is the stream consumer's panic that unwinds the run
+	// (deliver); a recover that swallowed it does not end the panic.
+	consumerPanic *streamPanic
 
 	iteration int           // the current iteration (Config.Iterate)
 	resume    []pendingCall // calls a continued run executes first

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -47,12 +48,39 @@ func LogToolCalls(l *slog.Logger) ToolHook {
 	}
 }
 
+// passConsumerPanic panics again with a stream consumer's panic that err,
+// a tool call's failure, stands for: the tool set recovered it (a
+// *tool.PanicError holding it), or reports the call interrupted because the
+// panic cancelled the run while the call was on the run's goroutine.
+func passConsumerPanic(ctx context.Context, err error) {
+	var pe *tool.PanicError
+	if errors.As(err, &pe) && IsConsumerPanic(pe.Value) {
+		panic(pe.Value)
+	}
+	if em, ok := ctx.Value(emitterKey{}).(*emitter); ok && em.ch == nil {
+		// A call on its own goroutine (em.ch set) never runs the
+		// consumer: its run's consumer panicked elsewhere.
+		if sp := em.st.consumerPanicked(); sp != nil {
+			panic(sp)
+		}
+	}
+}
+
 // toolHandler builds the chain a run's tool calls go through: the tool set,
 // the result cache when CacheResults is set, then ToolHooks (outermost
 // first). It is its own function so other layers around tool execution
 // (offloading, journaling) compose with it instead of editing it.
 func (a *Agent) toolHandler(set *tool.Set) ToolHandler {
-	h := ToolHandler(set.Execute)
+	h := ToolHandler(func(ctx context.Context, call model.ToolCall) tool.Result {
+		// A stream consumer's panic the tool set recovered (the tool
+		// forwarded an event with Emit) is not the tool's failure: it goes
+		// on to the consumer, through the hooks and the cache.
+		r := set.Execute(ctx, call)
+		if r.Err != nil {
+			passConsumerPanic(ctx, r.Err)
+		}
+		return r
+	})
 	if a.conf().CacheResults {
 		h = newToolCache(a.conf().CacheTTL, DefaultToolCacheEntries).wrap(h)
 	}
