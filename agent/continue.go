@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -99,6 +100,9 @@ func (a *Agent) continueState(ctx context.Context, paused *run.Output, opts []Ru
 			pc.exec.Result, pc.done = msg, true
 		case ex.RequiresUserInput && (ex.Answered == nil || !*ex.Answered):
 			return nil, unresolved(&out, ex, "tool_args with the user's input and answered=true")
+		case ex.RequiresUserInput && len(ex.ToolArgs) > 0 && !json.Valid(ex.ToolArgs):
+			// The run could not be stored with them.
+			return nil, unresolved(&out, ex, "tool_args to the user's input as a JSON object (they are not valid JSON)")
 		case ex.RequiresUserInput:
 			pc.call.Arguments = string(ex.ToolArgs)
 		case ex.ExternalExecutionRequired && !ex.ResultGiven():
