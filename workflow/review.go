@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -236,6 +237,11 @@ func convertField(t string, v any) (any, bool) {
 			return int64(n), true
 		case int64:
 			return n, true
+		case json.Number:
+			// An integer beyond float64's precision, read exactly (run
+			// keeps such numbers exact).
+			i, err := n.Int64()
+			return i, err == nil
 		case string:
 			var i int64
 			_, err := fmt.Sscanf(n, "%d", &i)
@@ -249,6 +255,9 @@ func convertField(t string, v any) (any, bool) {
 			return float64(n), true
 		case int64:
 			return float64(n), true
+		case json.Number:
+			f, err := n.Float64()
+			return f, err == nil && !math.IsInf(f, 0)
 		case string:
 			// Whole numbers only ("1.5abc" is not 1.5), and none JSON
 			// cannot hold (NaN, Inf: the run could not be stored again).

@@ -641,3 +641,42 @@ func TestHumanReview_AContinueOfARunContinuedSinceItWasReadIsRefused(t *testing.
 		t.Errorf("continue of the new pause = %+v, %v", done, err)
 	}
 }
+
+// A user's answer read from JSON (a continue request, a stored run) holds an
+// integer beyond 2^53 exactly (a json.Number since run keeps such numbers
+// exact): an int field takes it as that integer and a float field as the
+// nearest float, where the int field refused it as invalid input.
+func TestHumanReview_UserInputBeyondFloatPrecisionIsExact(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	s := counted("b", &n)
+	s.HumanReview = &HumanReview{RequiresUserInput: true, UserInputSchema: []run.UserInputField{
+		{Name: "id", FieldType: "int", Required: true},
+		{Name: "weight", FieldType: "float", Required: true},
+	}}
+	wf := mustNew(t, Config{ID: "exact", DB: openDB(t), Steps: []Step{s}})
+	out, _ := wf.Run(context.Background(), run.TextInput("in"))
+	raw, err := json.Marshal(out.StepRequirements[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["user_input"] = json.RawMessage(`{"id": 9007199254740993, "weight": 12345678901234567890}`)
+	if raw, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	var req run.StepRequirement
+	if err := json.Unmarshal(raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	done, err := wf.ContinueRun(context.Background(), out.RunID, []run.StepRequirement{req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Content != `in>b{"id":9007199254740993,"weight":12345678901234567000}` || n.Load() != 1 {
+		t.Errorf("continued = %v %v", done.Content, err)
+	}
+}
