@@ -2,16 +2,22 @@ package agentos
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/embedder/local"
+	"github.com/agentryhq/agentry/knowledge"
+	"github.com/agentryhq/agentry/vectordb/embedded"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -105,3 +111,21 @@ func contains(s string, subs ...string) bool {
 // sqliteAndPostgres opens the two SQL databases the input tests run on:
 // SQLite stores what Postgres refuses (a NUL, a REAL in an integer column).
 var sqliteAndPostgres = map[string]testdbs.Opener{"sqlite": testdbs.SQLite, "postgres": testdbs.Postgres}
+
+// testKnowledge is knowledge base "kb" on d, with the local embedder and an
+// embedded vector store of 64 dimensions in a temporary file; maxBytes is
+// its MaxBytes (0: the default).
+func testKnowledge(t *testing.T, d *db.DB, maxBytes int64) *knowledge.Knowledge {
+	t.Helper()
+	e := local.New(local.Config{Dimensions: 64})
+	vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vs.Close() })
+	k, err := knowledge.New(knowledge.Config{Name: "kb", DB: d, Vectors: vs, Embedder: e, MaxBytes: maxBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}

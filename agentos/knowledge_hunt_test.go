@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
-	"github.com/agentryhq/agentry/embedder/local"
 	"github.com/agentryhq/agentry/knowledge"
-	"github.com/agentryhq/agentry/vectordb/embedded"
 )
 
 // TestKnowledgeForms_NULOrNonUTF8FieldIs422: an upload or a PATCH whose
@@ -29,16 +26,7 @@ func TestKnowledgeForms_NULOrNonUTF8FieldIs422(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := open(t)
-			e := local.New(local.Config{Dimensions: 64})
-			vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { vs.Close() })
-			k, err := knowledge.New(knowledge.Config{Name: "kb", DB: d, Vectors: vs, Embedder: e})
-			if err != nil {
-				t.Fatal(err)
-			}
+			k := testKnowledge(t, d, 0)
 			ts, _ := testServer(t, Config{DBs: []*db.DB{d}, Knowledge: []*knowledge.Knowledge{k}}, nil)
 			send := func(method, path string, fields map[string]string) response {
 				var buf bytes.Buffer
@@ -100,16 +88,7 @@ func TestKnowledgeUpload_RepeatedPartsAndQueryFieldsAreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := open(t)
-			e := local.New(local.Config{Dimensions: 64})
-			vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { vs.Close() })
-			k, err := knowledge.New(knowledge.Config{Name: "kb", DB: d, Vectors: vs, Embedder: e})
-			if err != nil {
-				t.Fatal(err)
-			}
+			k := testKnowledge(t, d, 0)
 			ts, _ := testServer(t, Config{DBs: []*db.DB{d}, Knowledge: []*knowledge.Knowledge{k}}, nil)
 			send := func(query string, fields [][2]string, files ...string) response {
 				var buf bytes.Buffer

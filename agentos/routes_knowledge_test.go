@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/agentos/auth"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
-	"github.com/agentryhq/agentry/embedder/local"
 	"github.com/agentryhq/agentry/knowledge"
-	"github.com/agentryhq/agentry/vectordb/embedded"
 )
 
 type knowledgeFixture struct {
@@ -29,16 +26,7 @@ type knowledgeFixture struct {
 func newKnowledgeFixture(t *testing.T, maxBytes int64) knowledgeFixture {
 	t.Helper()
 	d := testdbs.SQLite(t)
-	e := local.New(local.Config{Dimensions: 64})
-	vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vs.Close() })
-	k, err := knowledge.New(knowledge.Config{Name: "kb", DB: d, Vectors: vs, Embedder: e, MaxBytes: maxBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := testKnowledge(t, d, maxBytes)
 	f := knowledgeFixture{d: d, k: k}
 	for _, c := range []struct {
 		user, text string

@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
-	"github.com/agentryhq/agentry/embedder/local"
 	"github.com/agentryhq/agentry/knowledge"
-	"github.com/agentryhq/agentry/vectordb/embedded"
 )
 
 // TestRoutes_EveryRouteRefusesBadInputAsAnotherUser walks the router (so a
@@ -27,16 +24,7 @@ import (
 func TestRoutes_EveryRouteRefusesBadInputAsAnotherUser(t *testing.T) {
 	t.Parallel()
 	d := testdbs.SQLite(t)
-	e := local.New(local.Config{Dimensions: 64})
-	vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vs.Close() })
-	k, err := knowledge.New(knowledge.Config{Name: "kb", DB: d, Vectors: vs, Embedder: e})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := testKnowledge(t, d, 0)
 	aliceContent, err := k.Insert(context.Background(), knowledge.Content{Text: "alice notes: green tea brewing", UserID: "alice"})
 	if err != nil {
 		t.Fatal(err)

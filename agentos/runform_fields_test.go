@@ -3,7 +3,6 @@ package agentos
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +10,10 @@ import (
 	"github.com/agentryhq/agentry/agent"
 	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
-	"github.com/agentryhq/agentry/embedder/local"
 	"github.com/agentryhq/agentry/knowledge"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
 	"github.com/agentryhq/agentry/team"
-	"github.com/agentryhq/agentry/vectordb/embedded"
 	"github.com/agentryhq/agentry/workflow"
 )
 
@@ -44,16 +41,7 @@ func TestRunForm_UnsupportedFieldsAre422AndStoreNothing(t *testing.T) {
 func knowledgeRunServer(t *testing.T, durable bool) (string, *recordingModel) {
 	t.Helper()
 	d := testdbs.SQLite(t)
-	e := local.New(local.Config{Dimensions: 64})
-	vs, err := embedded.Open(context.Background(), embedded.Config{Path: filepath.Join(t.TempDir(), "v.db"), Dimensions: 64, EmbedderID: e.ID()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vs.Close() })
-	k, err := knowledge.New(knowledge.Config{Name: "kb", DB: d, Vectors: vs, Embedder: e})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := testKnowledge(t, d, 0)
 	for _, c := range []struct{ text, planet, lang string }{
 		{"Mars moons: Phobos and Deimos.", "mars", "en"},
 		{"Venus moons: none at all.", "venus", "en"},
