@@ -18,29 +18,7 @@ func TestDecode_BlockedAnswerIsAnError(t *testing.T) {
 	const blocked = `{"candidates":[{"finishReason":"SAFETY","index":0,"safetyRatings":[{"category":"HARM_CATEGORY_DANGEROUS_CONTENT","probability":"HIGH","blocked":true}]}],` +
 		`"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`
 	for _, streamed := range []bool{false, true} {
-		answer, ctype := blocked, "application/json"
-		if streamed {
-			answer, ctype = "data: "+blocked+"\r\n\r\n", "text/event-stream"
-		}
-		rec := newRecorder(t, ctype, answer)
-		m, err := New(Config{APIKey: "k", BaseURL: rec.URL, Model: "gemini-2.5-flash"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
-		if streamed {
-			for _, e := range m.Stream(context.Background(), req) {
-				if e != nil {
-					err = e
-				}
-			}
-		} else {
-			var r *model.Response
-			r, err = m.Invoke(context.Background(), req)
-			if err == nil {
-				t.Logf("Invoke answered %+v", r)
-			}
-		}
+		err := answerErr(t, blocked, streamed)
 		if !errors.Is(err, model.ErrBadRequest) || !strings.Contains(fmtErr(err), "SAFETY") || model.Retryable(err) {
 			t.Errorf("stream %v: err = %v, want a non-retryable ErrBadRequest naming SAFETY", streamed, err)
 		}
@@ -75,31 +53,38 @@ func TestDecode_MalformedFunctionCallIsAnError(t *testing.T) {
 	const malformed = `{"candidates":[{"content":{"parts":[],"role":"model"},"finishReason":"MALFORMED_FUNCTION_CALL","finishMessage":"Malformed function call: print(default_api.get_weather(city='Paris'))","index":0}],` +
 		`"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`
 	for _, streamed := range []bool{false, true} {
-		answer, ctype := malformed, "application/json"
-		if streamed {
-			answer, ctype = "data: "+malformed+"\r\n\r\n", "text/event-stream"
-		}
-		rec := newRecorder(t, ctype, answer)
-		m, err := New(Config{APIKey: "k", BaseURL: rec.URL, Model: "gemini-2.5-flash"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
-		if streamed {
-			for _, e := range m.Stream(context.Background(), req) {
-				if e != nil {
-					err = e
-				}
-			}
-		} else {
-			var r *model.Response
-			r, err = m.Invoke(context.Background(), req)
-			if err == nil {
-				t.Logf("Invoke answered %+v", r)
-			}
-		}
+		err := answerErr(t, malformed, streamed)
 		if !errors.Is(err, model.ErrServer) || !strings.Contains(fmtErr(err), "MALFORMED_FUNCTION_CALL") || !model.Retryable(err) {
 			t.Errorf("stream %v: err = %v, want a retryable ErrServer naming MALFORMED_FUNCTION_CALL", streamed, err)
 		}
 	}
+}
+
+// answerErr is the error of a call whose only answer is body (a
+// GenerateContentResponse), streamed or not.
+func answerErr(t *testing.T, body string, streamed bool) error {
+	t.Helper()
+	answer, ctype := body, "application/json"
+	if streamed {
+		answer, ctype = "data: "+body+"\r\n\r\n", "text/event-stream"
+	}
+	rec := newRecorder(t, ctype, answer)
+	m, err := New(Config{APIKey: "k", BaseURL: rec.URL, Model: "gemini-2.5-flash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
+	if streamed {
+		for _, e := range m.Stream(context.Background(), req) {
+			if e != nil {
+				err = e
+			}
+		}
+		return err
+	}
+	r, err := m.Invoke(context.Background(), req)
+	if err == nil {
+		t.Logf("Invoke answered %+v", r)
+	}
+	return err
 }
