@@ -110,6 +110,9 @@ func (m *Model) decodeResponse(data []byte) (*model.Response, error) {
 	if r.Error != nil && r.Status != "completed" {
 		return nil, m.streamError(r.Error)
 	}
+	if err := m.unfinished(r.Status); err != nil {
+		return nil, err
+	}
 	if r.Status == "" && len(r.Output) == 0 {
 		return nil, fmt.Errorf("responses: answer has no output: %w", model.ErrMalformedResponse)
 	}
@@ -300,11 +303,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 				yield(c, nil)
 				return
 			case "response.failed":
-				we := &wireError{Message: "response failed"}
 				if e.Response != nil && e.Response.Error != nil {
-					we = e.Response.Error
+					yield(nil, m.streamError(e.Response.Error))
+				} else {
+					yield(nil, m.unfinished("failed"))
 				}
-				yield(nil, m.streamError(we))
 				return
 			case "error":
 				yield(nil, m.streamError(e.streamedError()))

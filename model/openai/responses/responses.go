@@ -237,6 +237,29 @@ func (m *Model) filtered() error {
 	return model.Blocked(m.info.Provider, "stopped by the content filter (incomplete: content_filter)", "rephrase the prompt")
 }
 
+// unfinished is the error of a response whose status says it has no answer
+// and which carries no error object: failed for no reason given is the
+// server's failure (retried); queued or in_progress is a background response
+// (background: true, e.g. through extra_body), which Agentry does not poll;
+// cancelled is one cancelled before it ended. Other statuses are nil.
+func (m *Model) unfinished(status string) error {
+	var msg string
+	kind := model.ErrBadRequest
+	switch status {
+	case "failed":
+		msg, kind = "response failed with no error given (status failed)", model.ErrServer
+	case "queued", "in_progress":
+		msg = "response not finished (status " + status + "): background responses are not supported, remove background from the request"
+	case "cancelled":
+		msg = "response was cancelled (status cancelled)"
+	default:
+		return nil
+	}
+	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, msg)
+	pe.Kind = kind
+	return pe
+}
+
 // streamError classifies an error reported after a 200 status, by its code.
 func (m *Model) streamError(e *wireError) *model.ProviderError {
 	pe := model.ClassifyHTTP(m.info.Provider, 0, nil, e.String())
