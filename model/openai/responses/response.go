@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
+	"slices"
 
 	"github.com/agentryhq/agentry/internal/clip"
 	"github.com/agentryhq/agentry/internal/sse"
@@ -195,6 +197,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 		// withArgs holds the calls whose arguments have streamed; one that
 		// streamed none gets them from its output_item.done.
 		withArgs := map[int]bool{}
+		// unannounced holds the argument deltas of outputs no
+		// output_item.added announced (early bytes in all), kept for a call
+		// that its output_item.done announces.
+		unannounced := map[int][]byte{}
+		early := 0
 		var reasoning []json.RawMessage
 		// pending is a reasoning item done, kept once the next item is one
 		// that is replayed (see replayedAfterReasoning).
@@ -253,8 +260,14 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			case "response.function_call_arguments.delta":
 				n, ok := calls[e.OutputIndex]
 				if !ok {
-					yield(nil, fmt.Errorf("responses: arguments for output %d, which is no function call: %w", e.OutputIndex, model.ErrMalformedResponse))
-					return
+					// A call announced by its output_item.done only: its
+					// arguments wait for it there.
+					if early += len(e.Delta); early > model.MaxResponseBody {
+						yield(nil, fmt.Errorf("responses: arguments of unannounced calls exceed %d bytes: %w", model.MaxResponseBody, model.ErrMalformedResponse))
+						return
+					}
+					unannounced[e.OutputIndex] = append(unannounced[e.OutputIndex], e.Delta...)
+					break
 				}
 				withArgs[e.OutputIndex] = withArgs[e.OutputIndex] || e.Delta != ""
 				c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: e.Delta}}}
@@ -277,9 +290,14 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, Arguments: it.Arguments}}}
 				case it.Type == "function_call" && !isCall:
 					// Announced by its done event only: the whole call is here.
-					n := len(calls)
+					// Arguments it streamed before are taken when it has none.
+					n, args := len(calls), it.Arguments
+					if args == "" {
+						args = string(unannounced[e.OutputIndex])
+					}
+					delete(unannounced, e.OutputIndex)
 					calls[e.OutputIndex], withArgs[e.OutputIndex] = n, true
-					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: it.Arguments}}}
+					c = &model.Chunk{ToolCalls: []model.ToolCallDelta{{Index: n, ID: it.CallID, Name: it.Name, Arguments: args}}}
 				}
 				if pd != nil {
 					if c == nil {
@@ -290,6 +308,11 @@ func (m *Model) decodeStream(body io.Reader) iter.Seq2[*model.Chunk, error] {
 			case "response.completed", "response.incomplete":
 				if e.Response == nil {
 					yield(nil, fmt.Errorf("responses: %s without a response: %w", e.Type, model.ErrMalformedResponse))
+					return
+				}
+				if len(unannounced) > 0 {
+					i := slices.Min(slices.Collect(maps.Keys(unannounced)))
+					yield(nil, fmt.Errorf("responses: arguments for output %d, which is no function call: %w", i, model.ErrMalformedResponse))
 					return
 				}
 				c = &model.Chunk{ModelID: e.Response.Model, StopReason: e.Response.stopReason(len(calls) > 0)}

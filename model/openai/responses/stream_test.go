@@ -137,3 +137,26 @@ func TestStream_FunctionCallOnlyInItemDone(t *testing.T) {
 		t.Fatalf("tool calls %+v, stop %q: want call_a get_weather Paris, tool_calls", calls, r.StopReason)
 	}
 }
+
+// Argument deltas of a call announced only by its output_item.done (no
+// output_item.added) are kept with it, as the done-only call itself is;
+// deltas of an output that never turns out to be a call are malformed.
+func TestStream_ArgumentDeltasBeforeADoneOnlyCall(t *testing.T) {
+	t.Parallel()
+	noArgs := strings.Replace(parisCall, `"arguments":"{\"city\":\"Paris\"}"`, `"arguments":""`, 1)
+	for _, done := range []string{parisCall, noArgs} {
+		body := sseBody(created, argsDelta("0", `{"city":`), argsDelta("0", `"Paris"}`), itemDone("0", done), completed(parisCall))
+		r, err := drainStream(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := r.Message.ToolCalls
+		if len(calls) != 1 || calls[0].ID != "call_a" || calls[0].Name != "get_weather" || calls[0].Arguments != `{"city":"Paris"}` || r.StopReason != "tool_calls" {
+			t.Fatalf("done %s: tool calls %+v, stop %q: want call_a get_weather Paris once, tool_calls", done, calls, r.StopReason)
+		}
+	}
+	_, err := drainStream(t, sseBody(created, argsDelta("0", `{}`), completed(message("hi"))))
+	if !errors.Is(err, model.ErrMalformedResponse) {
+		t.Errorf("deltas of no call: err = %v, want ErrMalformedResponse", err)
+	}
+}
