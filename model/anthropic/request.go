@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentryhq/agentry/model"
 )
@@ -364,26 +363,9 @@ func agnoThinking(msg *model.Message) []model.ThinkingBlock {
 	return out
 }
 
-// toolUseID returns id with every character outside [a-zA-Z0-9_-], which the
-// API refuses in a tool_use id, replaced by '_': ids another provider made
-// (Kimi K2's "functions.get_weather:0") in a history, mapped the same way
-// on the call and on its result so the pair still matches.
-func toolUseID(id string) string {
-	valid := func(c rune) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-	}
-	for _, c := range id {
-		if !valid(c) {
-			return strings.Map(func(c rune) rune {
-				if valid(c) {
-					return c
-				}
-				return '_'
-			}, id)
-		}
-	}
-	return id
-}
+// toolUseID returns id as the API takes a tool_use id (model.SafeToolCallID,
+// no length cap).
+func toolUseID(id string) string { return model.SafeToolCallID(id, 0) }
 
 // toolInput returns args if it is a JSON object and {} otherwise: the API
 // rejects a tool_use whose input is not an object, and a model's malformed

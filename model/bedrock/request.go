@@ -2,9 +2,7 @@ package bedrock
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -327,31 +325,8 @@ func mapMessages(req *model.Request, w *wireRequest) error {
 const maxToolUseID = 64
 
 // toolUseID returns id as Converse takes a toolUseId ([a-zA-Z0-9_-], at
-// most 64 characters): another provider's ids in a history (Kimi K2's
-// "functions.get_weather:0", after a fallback) have their other characters
-// replaced by '_', and a longer id is cut and ends in a hash of the whole
-// id, so two ids that share a prefix stay apart. The call and its result
-// map alike, so the pair still matches.
-func toolUseID(id string) string {
-	valid := func(c rune) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-	}
-	out := id
-	if strings.IndexFunc(id, func(c rune) bool { return !valid(c) }) >= 0 {
-		out = strings.Map(func(c rune) rune {
-			if valid(c) {
-				return c
-			}
-			return '_'
-		}, id)
-	}
-	if len(out) > maxToolUseID {
-		sum := sha256.Sum256([]byte(id))
-		suffix := "_" + hex.EncodeToString(sum[:8])
-		out = out[:maxToolUseID-len(suffix)] + suffix
-	}
-	return out
-}
+// most 64 characters; model.SafeToolCallID).
+func toolUseID(id string) string { return model.SafeToolCallID(id, maxToolUseID) }
 
 // appendTurn adds blocks to the last message when it has the same role, and
 // as a new message otherwise.
