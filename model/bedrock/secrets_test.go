@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
 )
 
 // An error body that echoes the request's headers (a gateway's debug page, a
@@ -66,18 +67,5 @@ func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
 	}))
 	t.Cleanup(echo.Close)
 	m := newTestModel(t, echo.URL, model.Params{ExtraHeaders: map[string]string{"x-gateway-auth": gateway}})
-	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
-	_, invokeErr := m.Invoke(context.Background(), req)
-	var streamErr error
-	for _, e := range m.Stream(context.Background(), req) {
-		streamErr = e
-	}
-	for _, err := range []error{invokeErr, streamErr} {
-		if !errors.Is(err, model.ErrAuth) {
-			t.Fatalf("err = %v, want ErrAuth", err)
-		}
-		if strings.Contains(err.Error(), "secret") {
-			t.Errorf("error carries the gateway credential: %v", err)
-		}
-	}
+	modeltest.FailsBothWays(t, m, model.ErrAuth)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
 )
 
 // An error body that echoes the request's credentials (a gateway's debug
@@ -80,18 +81,5 @@ func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "hi")}}
-	_, invokeErr := m.Invoke(context.Background(), req)
-	var streamErr error
-	for _, e := range m.Stream(context.Background(), req) {
-		streamErr = e
-	}
-	for _, err := range []error{invokeErr, streamErr} {
-		if !errors.Is(err, model.ErrAuth) {
-			t.Fatalf("err = %v, want ErrAuth", err)
-		}
-		if strings.Contains(err.Error(), "secret") {
-			t.Errorf("error carries the gateway credential: %v", err)
-		}
-	}
+	modeltest.FailsBothWays(t, m, model.ErrAuth)
 }

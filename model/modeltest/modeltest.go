@@ -607,3 +607,28 @@ func JSON(status int, body string) Reply {
 func EventStream(events ...string) Reply {
 	return Reply{Header: http.Header{"Content-Type": {"text/event-stream"}}, Parts: SSE(events...)}
 }
+
+// FailsBothWays sends one user message through m's Invoke and through its
+// Stream: each must fail with an error that is want (errors.Is) and whose
+// text does not contain "secret", the word every credential a test plants
+// in a provider's answer (a key, a token, a gateway header) carries.
+func FailsBothWays(t testing.TB, m model.Model, want error) {
+	t.Helper()
+	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
+	_, invokeErr := m.Invoke(context.Background(), req)
+	var streamErr error
+	for _, err := range m.Stream(context.Background(), req) {
+		streamErr = err
+	}
+	for _, c := range []struct {
+		how string
+		err error
+	}{{"Invoke", invokeErr}, {"Stream", streamErr}} {
+		if !errors.Is(c.err, want) {
+			t.Fatalf("%s: err = %v, want %v", c.how, c.err, want)
+		}
+		if strings.Contains(c.err.Error(), "secret") {
+			t.Errorf("%s: the error carries a credential: %v", c.how, c.err)
+		}
+	}
+}

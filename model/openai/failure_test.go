@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
 	"github.com/agentryhq/agentry/model/openai"
 )
 
@@ -64,35 +65,24 @@ func TestUndecodableAnswer_QuoteCarriesNoCredentials(t *testing.T) {
 			key:   {APIKey: key},
 			token: {TokenSource: func(context.Context) (string, error) { return token, nil }},
 		} {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				_, _ = io.ReadAll(r.Body)
-				w.Header().Set("Content-Type", ct)
-				page := "<p>Authorization: Bearer " + secret + "</p>"
-				if ct == "text/event-stream" {
-					page = "data: " + page + "\n\n"
+			t.Run(ct+"/"+secret, func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.ReadAll(r.Body)
+					w.Header().Set("Content-Type", ct)
+					page := "<p>Authorization: Bearer " + secret + "</p>"
+					if ct == "text/event-stream" {
+						page = "data: " + page + "\n\n"
+					}
+					io.WriteString(w, page)
+				}))
+				t.Cleanup(srv.Close)
+				cfg.BaseURL, cfg.Model = srv.URL, "gpt-4o-mini"
+				m, err := openai.New(cfg)
+				if err != nil {
+					t.Fatal(err)
 				}
-				io.WriteString(w, page)
-			}))
-			cfg.BaseURL, cfg.Model = srv.URL, "gpt-4o-mini"
-			m, err := openai.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
-			_, invokeErr := m.Invoke(context.Background(), req)
-			var streamErr error
-			for _, e := range m.Stream(context.Background(), req) {
-				streamErr = e
-			}
-			srv.Close()
-			for _, err := range []error{invokeErr, streamErr} {
-				if !errors.Is(err, model.ErrMalformedResponse) {
-					t.Fatalf("%s: err = %v, want ErrMalformedResponse", ct, err)
-				}
-				if strings.Contains(err.Error(), "secret") {
-					t.Errorf("%s: error carries a credential: %v", ct, err)
-				}
-			}
+				modeltest.FailsBothWays(t, m, model.ErrMalformedResponse)
+			})
 		}
 	}
 }

@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
 	"github.com/agentryhq/agentry/model/openai"
 )
 
@@ -354,20 +354,7 @@ func TestHTTPErrors_NeverCarryCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
-			_, invokeErr := m.Invoke(context.Background(), req)
-			var streamErr error
-			for _, e := range m.Stream(context.Background(), req) {
-				streamErr = e
-			}
-			for _, err := range []error{invokeErr, streamErr} {
-				if !errors.Is(err, model.ErrAuth) {
-					t.Fatalf("err = %v, want ErrAuth", err)
-				}
-				if strings.Contains(err.Error(), "secret") {
-					t.Errorf("error carries a credential: %v", err)
-				}
-			}
+			modeltest.FailsBothWays(t, m, model.ErrAuth)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
 )
 
 func drainStream(t *testing.T, body string) (*model.Response, error) {
@@ -73,20 +74,7 @@ func TestHTTPErrors_NeverCarryTheAPIKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
-		_, invokeErr := m.Invoke(context.Background(), req)
-		var streamErr error
-		for _, e := range m.Stream(context.Background(), req) {
-			streamErr = e
-		}
-		for _, err := range []error{invokeErr, streamErr} {
-			if !errors.Is(err, model.ErrAuth) {
-				t.Fatalf("err = %v, want ErrAuth", err)
-			}
-			if strings.Contains(err.Error(), "secret") {
-				t.Errorf("error carries the API key: %v", err)
-			}
-		}
+		modeltest.FailsBothWays(t, m, model.ErrAuth)
 	}
 }
 
@@ -106,20 +94,7 @@ func TestHTTPErrors_NeverCarryExtraHeaderCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &model.Request{Messages: []model.Message{model.Text(model.RoleUser, "x")}}
-	_, invokeErr := m.Invoke(context.Background(), req)
-	var streamErr error
-	for _, e := range m.Stream(context.Background(), req) {
-		streamErr = e
-	}
-	for _, err := range []error{invokeErr, streamErr} {
-		if !errors.Is(err, model.ErrAuth) {
-			t.Fatalf("err = %v, want ErrAuth", err)
-		}
-		if strings.Contains(err.Error(), "secret") {
-			t.Errorf("error carries the gateway credential: %v", err)
-		}
-	}
+	modeltest.FailsBothWays(t, m, model.ErrAuth)
 }
 
 // A function call announced only by its output_item.done (no
