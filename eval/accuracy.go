@@ -115,15 +115,12 @@ func (a *Accuracy) iterate(ctx context.Context, id string, i int) (*run.Output, 
 	if a.AdditionalContext != "" {
 		b.WriteString("\n\nAdditional context:\n" + a.AdditionalContext)
 	}
-	v, err := ask(ctx, a.Judge, accuracySystem, b.String(), accuracySchema)
+	v, err := ask(ctx, a.Judge, accuracyVerdict, accuracySystem, b.String(), accuracySchema)
 	if err != nil {
 		return nil, AccuracyEvaluation{}, err
 	}
-	if v.AccuracyScore == nil {
-		return nil, AccuracyEvaluation{}, fmt.Errorf("%w: no accuracy_score in the answer", ErrJudge)
-	}
 	return out, AccuracyEvaluation{Input: a.Input, Output: output, ExpectedOutput: a.ExpectedOutput,
-		Score: int(*v.AccuracyScore), Reason: v.AccuracyReason}, nil
+		Score: v.Score, Reason: v.Reason}, nil
 }
 
 // validMinScore: zero (the default) or a score a judge can give; a NaN is

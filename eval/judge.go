@@ -14,16 +14,34 @@ import (
 	"github.com/agentryhq/agentry/model"
 )
 
-// judgeVerdict is what a judge model answers: a score (1–10) and/or a
-// pass/fail, with its reasoning. The accuracy judge answers Agno's
-// accuracy_score/accuracy_reason, the criteria judge score or passed, and
-// reason.
+// verdictKind names the member a judge's verdict is read from, and so the
+// kind of judge: accuracy (accuracy_score and accuracy_reason), numeric
+// (score and reason) or binary (passed and reason).
+type verdictKind string
+
+// The judges' verdict members (Agno's AccuracyAgentResponse,
+// NumericJudgeResponse and BinaryJudgeResponse).
+const (
+	accuracyVerdict verdictKind = "accuracy_score"
+	numericVerdict  verdictKind = "score"
+	binaryVerdict   verdictKind = "passed"
+)
+
+// reasonKey is the member holding the judge's reasoning.
+func (k verdictKind) reasonKey() string {
+	if k == accuracyVerdict {
+		return "accuracy_reason"
+	}
+	return "reason"
+}
+
+// judgeVerdict is what a judge model answered: a score (1–10) for the
+// accuracy and numeric judges, a pass/fail for the binary one, with its
+// reasoning.
 type judgeVerdict struct {
-	AccuracyScore  *wholeNumber `json:"accuracy_score"`
-	AccuracyReason string       `json:"accuracy_reason"`
-	Score          *wholeNumber `json:"score"`
-	Passed         *bool        `json:"passed"`
-	Reason         string       `json:"reason"`
+	Score  int
+	Passed bool
+	Reason string
 }
 
 // wholeNumber is a judge's score read as Agno's pydantic models read an
@@ -72,7 +90,7 @@ func fence(label, text string) string {
 
 // ask sends one judge request and decodes the JSON object it answers; a
 // fenced ```json block around the object is accepted.
-func ask(ctx context.Context, judge model.Model, system, user string, schema json.RawMessage) (judgeVerdict, error) {
+func ask(ctx context.Context, judge model.Model, kind verdictKind, system, user string, schema json.RawMessage) (judgeVerdict, error) {
 	req := &model.Request{
 		Messages:       []model.Message{model.Text(model.RoleSystem, system), model.Text(model.RoleUser, user)},
 		ResponseFormat: &model.ResponseFormat{Name: "judgement", Schema: schema},
@@ -81,42 +99,64 @@ func ask(ctx context.Context, judge model.Model, system, user string, schema jso
 	if err != nil {
 		return judgeVerdict{}, fmt.Errorf("eval: judge model: %w", err)
 	}
-	return parseVerdict(resp.Message.Content)
+	return parseVerdict(resp.Message.Content, kind)
 }
 
 // maxVerdictCandidates bounds the objects parseVerdict tries in one answer:
 // each try may read the rest of it.
 const maxVerdictCandidates = 32
 
-// verdictKeys are the members that make a JSON object a judge's verdict.
-var verdictKeys = []string{"accuracy_score", "score", "passed"}
-
 // parseVerdict reads a judge's answer: the first JSON object in it that
-// holds a verdict member (accuracy_score, score or passed), so that prose
-// around the object, braces in that prose, or a ```json fence do not
-// refuse an answer that holds one.
-func parseVerdict(content string) (judgeVerdict, error) {
-	var v judgeVerdict
-	obj, err := verdictObject(content)
-	if err == nil {
-		err = json.Unmarshal(obj, &v)
-	}
+// holds the member of kind (accuracy_score, score or passed), so that
+// prose around the object, braces in that prose, a ```json fence or an
+// object holding another kind's member do not refuse an answer that holds
+// one. As Agno's response models, it reads only kind's members: another
+// member, of whatever type or value, is ignored.
+func parseVerdict(content string, kind verdictKind) (judgeVerdict, error) {
+	v, err := decodeVerdict(content, kind)
 	if err != nil {
 		return judgeVerdict{}, fmt.Errorf("%w: %v (answer: %.200q)", ErrJudge, err, content)
 	}
-	for _, p := range []*wholeNumber{v.AccuracyScore, v.Score} {
-		if p != nil && (*p < 1 || *p > 10) {
-			return v, fmt.Errorf("%w: score %d is outside 1–10", ErrJudge, *p)
+	return v, nil
+}
+
+func decodeVerdict(content string, kind verdictKind) (judgeVerdict, error) {
+	var v judgeVerdict
+	obj, err := verdictObject(content, string(kind))
+	if err != nil {
+		return v, err
+	}
+	raw, ok := obj[string(kind)]
+	if !ok || string(raw) == "null" {
+		return v, fmt.Errorf("no %s in the answer", kind)
+	}
+	if kind == binaryVerdict {
+		if err := json.Unmarshal(raw, &v.Passed); err != nil {
+			return v, fmt.Errorf("passed %s is not true or false", raw)
+		}
+	} else {
+		var n wholeNumber
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return v, err
+		}
+		if n < 1 || n > 10 {
+			return v, fmt.Errorf("%s %d is outside 1–10", kind, n)
+		}
+		v.Score = int(n)
+	}
+	if r, ok := obj[kind.reasonKey()]; ok && string(r) != "null" {
+		if err := json.Unmarshal(r, &v.Reason); err != nil {
+			return v, fmt.Errorf("%s is not a string", kind.reasonKey())
 		}
 	}
 	return v, nil
 }
 
 // verdictObject finds the object parseVerdict reads: the first one, at a
-// "{" of content, that is valid JSON and has a verdict member; when none
-// has, the first valid one (its missing score is then the error).
-func verdictObject(content string) (json.RawMessage, error) {
-	var first json.RawMessage
+// "{" of content, that is valid JSON and has the member key; when none
+// has, the first valid one (its missing member is then the error).
+func verdictObject(content, key string) (map[string]json.RawMessage, error) {
+	var first map[string]json.RawMessage
 	firstErr := errors.New("no JSON object in the answer")
 	rest, tries := content, 0
 	for tries < maxVerdictCandidates {
@@ -127,22 +167,18 @@ func verdictObject(content string) (json.RawMessage, error) {
 		rest = rest[i:]
 		tries++
 		var obj map[string]json.RawMessage
-		dec := json.NewDecoder(strings.NewReader(rest))
-		if err := dec.Decode(&obj); err != nil {
+		if err := json.NewDecoder(strings.NewReader(rest)).Decode(&obj); err != nil {
 			if tries == 1 {
 				firstErr = err
 			}
 			rest = rest[1:]
 			continue
 		}
-		raw := json.RawMessage(rest[:dec.InputOffset()])
-		for _, k := range verdictKeys {
-			if _, ok := obj[k]; ok {
-				return raw, nil
-			}
+		if _, ok := obj[key]; ok {
+			return obj, nil
 		}
 		if first == nil {
-			first = raw
+			first = obj
 		}
 		rest = rest[1:]
 	}

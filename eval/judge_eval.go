@@ -64,23 +64,19 @@ func (j *AgentAsJudge) judge(ctx context.Context, output, scoring string, thresh
 	if j.AdditionalGuidelines != "" {
 		prompt += "\n\nAdditional guidelines:\n" + j.AdditionalGuidelines
 	}
-	v, err := ask(ctx, j.Judge, system, prompt, schema)
+	kind := binaryVerdict
+	if scoring == ScoringNumeric {
+		kind = numericVerdict
+	}
+	v, err := ask(ctx, j.Judge, kind, system, prompt, schema)
 	if err != nil {
 		return AgentAsJudgeEvaluation{}, err
 	}
-	ev := AgentAsJudgeEvaluation{Input: j.Input, Output: output, Criteria: j.Criteria, Reason: v.Reason}
-	if scoring == ScoringNumeric {
-		if v.Score == nil {
-			return ev, fmt.Errorf("%w: no score in the answer", ErrJudge)
-		}
-		score := int(*v.Score)
+	ev := AgentAsJudgeEvaluation{Input: j.Input, Output: output, Criteria: j.Criteria, Reason: v.Reason, Passed: v.Passed}
+	if kind == numericVerdict {
+		score := v.Score
 		ev.Score, ev.Passed = &score, score >= threshold
-		return ev, nil
 	}
-	if v.Passed == nil {
-		return ev, fmt.Errorf("%w: no passed in the answer", ErrJudge)
-	}
-	ev.Passed = *v.Passed
 	return ev, nil
 }
 

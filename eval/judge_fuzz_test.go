@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// FuzzParseVerdict checks that any judge answer is either a verdict with
-// its scores in 1–10 or ErrJudge; it never panics.
+// FuzzParseVerdict checks that any judge answer is, for each kind of
+// judge, either a verdict (a score in 1–10 for the scoring ones) or
+// ErrJudge; it never panics.
 func FuzzParseVerdict(f *testing.F) {
 	f.Add(`{"accuracy_score": 8, "accuracy_reason": "ok"}`)
 	f.Add("```json\n{\"score\": \"9\", \"reason\": \"r\"}\n```")
@@ -15,16 +16,16 @@ func FuzzParseVerdict(f *testing.F) {
 	f.Add(`{"accuracy_score": 8.5}`)
 	f.Add(`{{{{"score":`)
 	f.Fuzz(func(t *testing.T, answer string) {
-		v, err := parseVerdict(answer)
-		if err != nil {
-			if !errors.Is(err, ErrJudge) {
-				t.Fatalf("error %v is not ErrJudge", err)
+		for _, kind := range []verdictKind{accuracyVerdict, numericVerdict, binaryVerdict} {
+			v, err := parseVerdict(answer, kind)
+			if err != nil {
+				if !errors.Is(err, ErrJudge) {
+					t.Fatalf("%s: error %v is not ErrJudge", kind, err)
+				}
+				continue
 			}
-			return
-		}
-		for _, p := range []*wholeNumber{v.AccuracyScore, v.Score} {
-			if p != nil && (*p < 1 || *p > 10) {
-				t.Fatalf("accepted score %d", *p)
+			if kind != binaryVerdict && (v.Score < 1 || v.Score > 10) {
+				t.Fatalf("%s: accepted score %d", kind, v.Score)
 			}
 		}
 	})

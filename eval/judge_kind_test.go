@@ -1,0 +1,57 @@
+package eval_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentryhq/agentry/eval"
+)
+
+// A judge reads the verdict its kind asks for (accuracy_score, score or
+// passed) and nothing else, as Agno's response models do (pydantic ignores
+// members it does not declare): a member of another kind next to it, of
+// whatever type or value, or an object before it holding another kind's
+// member, must not cost the iteration its judgement.
+func TestJudges_ReadOnlyTheVerdictTheirKindAsksFor(t *testing.T) {
+	t.Parallel()
+	for answer, want := range map[string]int{
+		`{"accuracy_score": 8, "accuracy_reason": "ok", "passed": "yes"}`:                   8,
+		`{"accuracy_score": 7, "accuracy_reason": "ok", "score": 0}`:                        7,
+		`Scale: {"score": "1-10"}. Verdict: {"accuracy_score": 6, "accuracy_reason": "ok"}`: 6,
+	} {
+		acc := &eval.Accuracy{Target: calculator(t, nil), Judge: judge(answer), Input: "6*7?", ExpectedOutput: "42"}
+		res, err := acc.Run(context.Background())
+		if err != nil || len(res.Results) != 1 || res.Results[0].Score != want {
+			t.Errorf("accuracy judge %q: %+v, %v; want score %d", answer, res, err, want)
+		}
+	}
+	for answer, want := range map[string]bool{
+		`{"passed": true, "reason": "polite", "score": 0}`:                        true,
+		`{"passed": false, "reason": "rude", "accuracy_score": "n/a"}`:            false,
+		`Format: {"score": "1-10"}. Answer: {"passed": true, "reason": "polite"}`: true,
+	} {
+		j := &eval.AgentAsJudge{Outputs: []string{"hello"}, Criteria: "polite", Judge: judge(answer)}
+		res, err := j.Run(context.Background())
+		if err != nil || len(res.Results) != 1 || res.Results[0].Passed != want || res.Results[0].Score != nil {
+			t.Errorf("binary judge %q: %+v, %v; want passed %v", answer, res, err, want)
+		}
+	}
+	for answer, want := range map[string]int{
+		`{"score": 9, "reason": "clear", "passed": "n/a"}`:                    9,
+		`{"score": 8, "reason": "clear", "accuracy_score": 42}`:               8,
+		`Example: {"passed": "maybe"}. Mine: {"score": 5, "reason": "so-so"}`: 5,
+	} {
+		j := &eval.AgentAsJudge{Outputs: []string{"hello"}, Criteria: "clear", Scoring: eval.ScoringNumeric, Judge: judge(answer)}
+		res, err := j.Run(context.Background())
+		if err != nil || len(res.Results) != 1 || res.Results[0].Score == nil || *res.Results[0].Score != want {
+			t.Errorf("numeric judge %q: %+v, %v; want score %d", answer, res, err, want)
+		}
+	}
+	// The kind's own member is still checked.
+	for _, answer := range []string{`{"accuracy_score": 11, "accuracy_reason": "x", "score": 5}`, `{"score": 8, "reason": "x"}`} {
+		acc := &eval.Accuracy{Target: calculator(t, nil), Judge: judge(answer), Input: "6*7?", ExpectedOutput: "42"}
+		if res, err := acc.Run(context.Background()); err == nil {
+			t.Errorf("accuracy judge %q accepted: %+v", answer, res)
+		}
+	}
+}
