@@ -344,6 +344,14 @@ func TestEvals_RefuseIncompleteConfigurations(t *testing.T) {
 			_, err := (&eval.AgentAsJudge{Outputs: []string{"x"}, Criteria: "c", Scoring: "stars", Judge: judge("{}")}).Run(ctx)
 			return err
 		},
+		"judge with a target and outputs": func() error {
+			_, err := (&eval.AgentAsJudge{Target: calculator(t, nil), Input: "6*7?", Outputs: []string{"41"}, Criteria: "c", Judge: judge(`{"passed": true, "reason": "ok"}`)}).Run(ctx)
+			return err
+		},
+		"judge of outputs with iterations": func() error {
+			_, err := (&eval.AgentAsJudge{Outputs: []string{"x"}, Iterations: 3, Criteria: "c", Judge: judge(`{"passed": true, "reason": "ok"}`)}).Run(ctx)
+			return err
+		},
 		"performance with both": func() error {
 			_, err := (&eval.Performance{Func: func(context.Context) error { return nil }, Target: calculator(t, nil)}).Run(ctx)
 			return err

@@ -18,7 +18,8 @@ const (
 )
 
 // AgentAsJudge has Judge decide whether outputs meet Criteria: either each of
-// Outputs (already produced) or Target's answers to Input, Iterations times.
+// Outputs (already produced) or Target's answers to Input, Iterations times
+// (one of the two: both, or Iterations with Outputs, is ErrInvalid).
 // Binary scoring (the default) asks pass/fail; numeric asks a 1–10 score
 // that passes at Threshold (default 7). The eval passes when every
 // evaluation passes and none failed (see Outcome.Errors).
@@ -92,6 +93,12 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 		return nil, fmt.Errorf("%w: agent-as-judge eval needs a target or outputs", ErrInvalid)
 	case j.Target != nil && j.Input == "":
 		return nil, fmt.Errorf("%w: agent-as-judge eval of a target needs an input", ErrInvalid)
+	case j.Target != nil && len(j.Outputs) > 0:
+		// The target's answers are judged: the outputs would not be.
+		return nil, fmt.Errorf("%w: agent-as-judge eval takes a target or outputs, not both", ErrInvalid)
+	case j.Target == nil && j.Iterations > 1:
+		// Each output is judged once; the row would record iterations never run.
+		return nil, fmt.Errorf("%w: agent-as-judge eval of outputs judges each once; iterations apply to a target's runs", ErrInvalid)
 	case serr != nil:
 		return nil, serr
 	}
