@@ -165,7 +165,11 @@ func (j *AgentAsJudge) Run(ctx context.Context) (*AgentAsJudgeResult, error) {
 	}
 	input := map[string]any{"input": j.Input, "criteria": j.Criteria, "scoring_strategy": scoring, "threshold": thr,
 		"num_iterations": max(j.Iterations, 1), "additional_guidelines": nilIfEmpty(j.AdditionalGuidelines)}
-	row, err := store(ctx, j.Record, TypeAgentAsJudge, describe(j.Target, last), res, input)
+	// As Agno, the row's model is the evaluator's, not the target's.
+	c := describe(j.Target, last)
+	info := j.Judge.Info()
+	c.modelID, c.provider = info.ID, info.Provider
+	row, err := store(ctx, j.Record, TypeAgentAsJudge, c, res, input)
 	res.Row = row
 	return res, err
 }

@@ -55,3 +55,25 @@ func TestJudges_ReadOnlyTheVerdictTheirKindAsksFor(t *testing.T) {
 		}
 	}
 }
+
+// An agent-as-judge row names the judge's model in model_id and
+// model_provider, as Agno's does ("Use evaluator's model"): the evaluated
+// component is in agent_id, and a row of outputs (no target) has a model too.
+func TestAgentAsJudge_RowNamesTheJudgesModel(t *testing.T) {
+	t.Parallel()
+	for name, j := range map[string]*eval.AgentAsJudge{
+		"target":  {Target: calculator(t, nil), Input: "6*7?", Criteria: "states the number", Judge: judge(`{"passed": true, "reason": "ok"}`)},
+		"outputs": {Outputs: []string{"42"}, Criteria: "states the number", Judge: judge(`{"passed": true, "reason": "ok"}`)},
+	} {
+		res, err := j.Run(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Row.ModelID != "judge" || res.Row.ModelProvider != "Scripted" {
+			t.Errorf("%s: model_id %q, model_provider %q; want the judge's (judge, Scripted)", name, res.Row.ModelID, res.Row.ModelProvider)
+		}
+		if name == "target" && (res.Row.AgentID != "calc" || res.Row.EvaluatedComponentName != "Calculator") {
+			t.Errorf("target: agent_id %q, evaluated_component_name %q", res.Row.AgentID, res.Row.EvaluatedComponentName)
+		}
+	}
+}
