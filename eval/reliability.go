@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/run"
 )
 
@@ -22,6 +23,10 @@ import (
 // error, not paused, not rejected at its confirmation); a call outside
 // ExpectedToolCalls fails the eval unless AllowAdditionalToolCalls; a call
 // in ForbiddenToolCalls always fails it.
+// A tool the run's messages asked for that has no execution (a run Agno
+// stored records none for a call its tool_call_limit refused) is an
+// attempt, as in Agno: unexpected or forbidden, it fails the eval; expected,
+// it is missing as refused. Requests in history messages do not count.
 // A workflow target is refused (ErrInvalid): its run records no tool calls.
 // ExpectedToolCallArguments maps a tool to argument values its clean calls
 // must have had: each spec (Agno's object, or each of Agno's list of
@@ -170,7 +175,8 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 		MissingToolCalls: []string{}, FailedArgumentChecks: []string{}, PassedArgumentChecks: []string{}}
 	clean := map[string][]map[string]any{}
 	attempted := map[string]bool{}
-	for _, t := range executions(out) {
+	execs, requested := evidence(out)
+	for _, t := range execs {
 		if t.ToolName == "" {
 			continue
 		}
@@ -192,6 +198,29 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 			var a map[string]any
 			_ = json.Unmarshal(t.ToolArgs, &a)
 			clean[t.ToolName] = append(clean[t.ToolName], a)
+		}
+	}
+	// A call refused before it ran (Agno's tool_call_limit) leaves no
+	// execution in a run Agno stored, only the model's request: as Agno,
+	// the attempt counts. (Agentry records an execution for every call.)
+	var unexecuted []string
+	for _, name := range requested {
+		if !attempted[name] && !slices.Contains(unexecuted, name) {
+			unexecuted = append(unexecuted, name)
+		}
+	}
+	slices.Sort(unexecuted)
+	for _, name := range unexecuted {
+		attempted[name] = true
+		switch {
+		case slices.Contains(forbidden, name):
+			res.FailedToolCalls = append(res.FailedToolCalls, name)
+		case expected == nil || slices.Contains(expected, name):
+			// An expected one is reported missing below, as refused.
+		case allowAdditional:
+			res.AdditionalToolCalls = append(res.AdditionalToolCalls, name)
+		default:
+			res.FailedToolCalls = append(res.FailedToolCalls, name)
 		}
 	}
 	missing := map[string]bool{}
@@ -232,16 +261,30 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 	return res
 }
 
-// maxMemberDepth bounds how deep executions follows member runs (a team
+// maxMemberDepth bounds how deep evidence follows member runs (a team
 // nests at most team.MaxNestingDepth levels; stored run_data may claim
 // more).
 const maxMemberDepth = 32
 
-// executions are a run's tool executions followed by its member runs', at
-// every depth, in order. A member run that is not a run_data object adds
-// nothing.
-func executions(out *run.Output) []run.ToolExecution {
-	all := slices.Clone(out.Tools)
+// evidence is what a run shows of its tool calls, with its member runs'
+// at every depth, in order: the executions, and the names of the tools
+// its messages asked for (history messages, an earlier run's, left out).
+// A member run that is not a run_data object adds nothing.
+func evidence(out *run.Output) (execs []run.ToolExecution, requested []string) {
+	request := func(msgs []model.Message) {
+		for _, m := range msgs {
+			if m.FromHistory {
+				continue
+			}
+			for _, c := range m.ToolCalls {
+				if c.Name != "" {
+					requested = append(requested, c.Name)
+				}
+			}
+		}
+	}
+	execs = slices.Clone(out.Tools)
+	request(out.Messages)
 	var members func(raws []json.RawMessage, depth int)
 	members = func(raws []json.RawMessage, depth int) {
 		if depth >= maxMemberDepth {
@@ -249,18 +292,20 @@ func executions(out *run.Output) []run.ToolExecution {
 		}
 		for _, raw := range raws {
 			var m struct {
-				Tools   []run.ToolExecution `json:"tools"`
-				Members []json.RawMessage   `json:"member_responses"`
+				Tools    []run.ToolExecution `json:"tools"`
+				Messages []model.Message     `json:"messages"`
+				Members  []json.RawMessage   `json:"member_responses"`
 			}
 			if json.Unmarshal(raw, &m) != nil {
 				continue
 			}
-			all = append(all, m.Tools...)
+			execs = append(execs, m.Tools...)
+			request(m.Messages)
 			members(m.Members, depth+1)
 		}
 	}
 	members(out.MemberResponses, 0)
-	return all
+	return execs, requested
 }
 
 // notRun reports a call that did not run: still paused for the user, or
