@@ -115,6 +115,7 @@ func leaveOutCorrupt(ctx context.Context, what string, err error) error {
 // memories are about the user.
 func (m *Manager) Update(ctx context.Context, t Target, conversation []model.Message) (*Result, error) {
 	var b strings.Builder
+	var said []string
 	for _, msg := range conversation {
 		if msg.Role != model.RoleUser || msg.FromHistory {
 			continue
@@ -123,12 +124,15 @@ func (m *Manager) Update(ctx context.Context, t Target, conversation []model.Mes
 			b.WriteString("- ")
 			b.WriteString(text)
 			b.WriteString("\n")
+			said = append(said, text)
 		}
 	}
 	if b.Len() == 0 {
 		return &Result{}, nil
 	}
-	return m.ask(ctx, t, "New messages from the user:\n"+b.String())
+	// The added memories' input is what the user said, as Agno stores it
+	// (its messages joined by ", "), not the prompt around it.
+	return m.ask(ctx, t, "New messages from the user:\n"+b.String(), strings.Join(said, ", "))
 }
 
 // Task applies a task the agent's model phrased ("remember that …",
@@ -137,16 +141,19 @@ func (m *Manager) Task(ctx context.Context, t Target, task string) (*Result, err
 	if strings.TrimSpace(task) == "" {
 		return nil, errors.New("memory: the task is empty")
 	}
-	return m.ask(ctx, t, "Task: "+task+"\n")
+	return m.ask(ctx, t, "Task: "+task+"\n", task)
 }
 
-func (m *Manager) ask(ctx context.Context, t Target, input string) (*Result, error) {
+// ask has the model answer input and applies its answer; stored is the
+// input each added memory records.
+func (m *Manager) ask(ctx context.Context, t Target, input, stored string) (*Result, error) {
 	if err := m.check(t); err != nil {
 		return nil, err
 	}
 	// The input is stored with each added memory, and Postgres stores no
 	// NUL in text: one in the user's words must not fail the update.
 	input = strings.ReplaceAll(input, "\x00", "")
+	stored = strings.ReplaceAll(stored, "\x00", "")
 	existing, err := Memories(ctx, m.DB, t.UserID, m.max())
 	if err != nil {
 		return nil, fmt.Errorf("memory: read memories of user %s: %w", t.UserID, err)
@@ -180,7 +187,7 @@ func (m *Manager) ask(ctx context.Context, t Target, input string) (*Result, err
 		switch u.Op {
 		case OpAdd:
 			ch.Adds = append(ch.Adds, db.Memory{MemoryID: newID(), Memory: u.Memory, Topics: u.Topics,
-				Input: truncate(input, 2000), AgentID: t.AgentID, TeamID: t.TeamID})
+				Input: truncate(stored, 2000), AgentID: t.AgentID, TeamID: t.TeamID})
 		case OpUpdate:
 			ch.Updates = append(ch.Updates, db.Memory{MemoryID: u.MemoryID, Memory: u.Memory, Topics: u.Topics})
 		case OpDelete:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
@@ -63,7 +62,8 @@ func TestManager_UpdateAppliesTheAnswerToThisUserOnly(t *testing.T) {
 			t.Fatalf("u2 memories changed: %v", got)
 		}
 		ms, _, _ := d.ListMemories(bg, db.MemoryFilter{UserID: "u1", Topics: []string{"pets"}, Limit: 10, Page: 1})
-		if len(ms) != 1 || ms[0].AgentID != "a1" || ms[0].Input == "" {
+		// input is what the user said, as Agno stores it, not the prompt
+		if len(ms) != 1 || ms[0].AgentID != "a1" || ms[0].Input != "I moved away from Oslo; I have a dog named Rex and now prefer green tea" {
 			t.Fatalf("added memory = %+v", ms)
 		}
 	})
@@ -206,7 +206,7 @@ func TestManager_NULIsRefusedInAnswersAndLeftOutOfInput(t *testing.T) {
 			t.Fatalf("memories %+v, %v", ms, err)
 		}
 		for _, x := range ms {
-			if strings.ContainsRune(x.Input, 0) || !strings.Contains(x.Input, " tea") {
+			if x.Input != "I like tea" && x.Input != "remember tea" {
 				t.Fatalf("stored input %q", x.Input)
 			}
 		}
