@@ -292,15 +292,20 @@ func evidence(out *run.Output) (execs []run.ToolExecution, requested []string) {
 		}
 		for _, raw := range raws {
 			var m struct {
-				Tools    []run.ToolExecution `json:"tools"`
-				Messages []model.Message     `json:"messages"`
-				Members  []json.RawMessage   `json:"member_responses"`
+				Tools   []run.ToolExecution `json:"tools"`
+				Members []json.RawMessage   `json:"member_responses"`
 			}
 			if json.Unmarshal(raw, &m) != nil {
 				continue
 			}
 			execs = append(execs, m.Tools...)
-			request(m.Messages)
+			// Apart: messages that do not decode cost their requests only.
+			var msgs struct {
+				Messages []model.Message `json:"messages"`
+			}
+			if json.Unmarshal(raw, &msgs) == nil {
+				request(msgs.Messages)
+			}
 			members(m.Members, depth+1)
 		}
 	}

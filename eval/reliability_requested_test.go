@@ -61,6 +61,17 @@ func TestReliability_ARequestWithoutExecutionIsAnAttempt(t *testing.T) {
 	}
 }
 
+// A member run whose messages do not decode keeps its executions.
+func TestReliability_AMemberWithUnreadableMessagesKeepsItsCalls(t *testing.T) {
+	t.Parallel()
+	member := json.RawMessage(`{"agent_id":"calc","messages":5,"tools":[{"tool_call_id":"c1","tool_name":"multiply","tool_args":{"a":6,"b":7}}]}`)
+	res, err := (&eval.Reliability{Output: &run.Output{TeamID: "crew", MemberResponses: []json.RawMessage{member}},
+		ExpectedToolCalls: []string{"multiply"}}).Run(context.Background())
+	if err != nil || !res.Passed || len(res.PassedToolCalls) != 1 {
+		t.Fatalf("%+v, %v; want multiply passed", res, err)
+	}
+}
+
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
