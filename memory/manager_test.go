@@ -302,3 +302,26 @@ func TestManager_OptimizeDoesNotLoseAnUpdateMadeMeanwhile(t *testing.T) {
 		}
 	})
 }
+
+// Optimizing keeps the agent and team the memories came from when they all
+// name the same one, as Agno's summarize strategy does: a user's memories
+// an agent wrote stay that agent's (GET /memories?agent_id=…) after
+// POST /optimize-memories, which names no agent. Memories of several
+// agents combine into one of none.
+func TestManager_OptimizeKeepsTheMemoriesAgent(t *testing.T) {
+	d := testdbs.SQLite(t)
+	seed(t, d, db.Memory{MemoryID: "a", Memory: "likes tea", UserID: "u1", AgentID: "a1"},
+		db.Memory{MemoryID: "b", Memory: "likes green tea", UserID: "u1", AgentID: "a1", TeamID: "t1"},
+		db.Memory{MemoryID: "c", Memory: "has a cat", UserID: "u2", AgentID: "a1"},
+		db.Memory{MemoryID: "d", Memory: "has a dog", UserID: "u2", AgentID: "a2"})
+	m := &Manager{DB: d, Model: scripted.Reply(`{"summary":"combined","topics":[]}`)}
+	for user, want := range map[string][2]string{"u1": {"a1", "t1"}, "u2": {"", ""}} {
+		out, err := m.Optimize(bg, Target{UserID: user}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.After[0]; got.AgentID != want[0] || got.TeamID != want[1] {
+			t.Errorf("%s: combined memory of agent %q, team %q; want %q, %q", user, got.AgentID, got.TeamID, want[0], want[1])
+		}
+	}
+}

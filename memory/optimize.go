@@ -38,7 +38,8 @@ var ErrMemoriesChanged = errors.New("memory: the user's memories changed while t
 // strategy). With apply, the old memories are replaced by it in one
 // transaction; without, nothing is written (a preview). When another
 // writer changed one of them while the model worked, nothing is written
-// and the error is ErrMemoriesChanged.
+// and the error is ErrMemoriesChanged. The combined memory is t's agent's
+// and team's, or, where t names none, the one its memories all name.
 func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimized, error) {
 	if err := m.check(t); err != nil {
 		return nil, err
@@ -83,7 +84,16 @@ func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimize
 	if len([]rune(sum.Summary)) > MaxMemoryChars {
 		return nil, fmt.Errorf("%w: the combined memory is over %d characters", ErrMalformedUpdates, MaxMemoryChars)
 	}
-	combined := db.Memory{MemoryID: newID(), Memory: sum.Summary, Topics: topics, UserID: t.UserID, AgentID: t.AgentID, TeamID: t.TeamID}
+	// As Agno's summarize strategy, the combined memory keeps the agent
+	// and team its memories name when they all name the same one.
+	agentID, teamID := t.AgentID, t.TeamID
+	if agentID == "" {
+		agentID = sole(before, func(x db.Memory) string { return x.AgentID })
+	}
+	if teamID == "" {
+		teamID = sole(before, func(x db.Memory) string { return x.TeamID })
+	}
+	combined := db.Memory{MemoryID: newID(), Memory: sum.Summary, Topics: topics, UserID: t.UserID, AgentID: agentID, TeamID: teamID}
 	out := &Optimized{Before: before, After: []db.Memory{combined}, TokensBefore: tokens(before)}
 	out.TokensAfter = tokens(out.After)
 	if !apply {
@@ -108,6 +118,22 @@ func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimize
 	}
 	out.After = []db.Memory{*stored}
 	return out, nil
+}
+
+// sole is the one non-empty value of field among ms, or "" when they have
+// none or several.
+func sole(ms []db.Memory, field func(db.Memory) string) string {
+	one := ""
+	for _, x := range ms {
+		switch v := field(x); {
+		case v == "" || v == one:
+		case one == "":
+			one = v
+		default:
+			return ""
+		}
+	}
+	return one
 }
 
 func tokens(ms []db.Memory) int {
