@@ -70,6 +70,30 @@ func (w *wholeNumber) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// laxBool reads a judge's passed as Agno's BinaryJudgeResponse reads a
+// bool field (pydantic's lax mode): true or false, 0 or 1, or a string
+// naming one ("true", "False", "yes", "n", "1", "off", …).
+func laxBool(raw json.RawMessage) (b, ok bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false, false
+	}
+	switch v := v.(type) {
+	case bool:
+		return v, true
+	case float64:
+		return v == 1, v == 0 || v == 1
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "t", "yes", "y", "on", "1":
+			return true, true
+		case "false", "f", "no", "n", "off", "0":
+			return false, true
+		}
+	}
+	return false, false
+}
+
 // fence wraps untrusted text, as it is, in tags the judge is told to
 // treat as data. The closing tag carries a random nonce, named on the
 // opening line, so that nothing in the text can close the fence early
@@ -131,7 +155,8 @@ func decodeVerdict(content string, kind verdictKind) (judgeVerdict, error) {
 		return v, fmt.Errorf("no %s in the answer", kind)
 	}
 	if kind == binaryVerdict {
-		if err := json.Unmarshal(raw, &v.Passed); err != nil {
+		var ok bool
+		if v.Passed, ok = laxBool(raw); !ok {
 			return v, fmt.Errorf("passed %s is not true or false", raw)
 		}
 	} else {

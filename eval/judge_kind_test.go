@@ -77,3 +77,28 @@ func TestAgentAsJudge_RowNamesTheJudgesModel(t *testing.T) {
 		}
 	}
 }
+
+// A binary judge's passed written as a string ("true", "no") is read as
+// Agno's BinaryJudgeResponse reads it (pydantic's lax bool), as a score
+// written "8" is; anything else is still ErrJudge.
+func TestAgentAsJudge_PassedAsAString(t *testing.T) {
+	t.Parallel()
+	for answer, want := range map[string]bool{
+		`{"passed": "true", "reason": "ok"}`:  true,
+		`{"passed": "False", "reason": "no"}`: false,
+		`{"passed": "yes", "reason": "ok"}`:   true,
+		`{"passed": 0, "reason": "no"}`:       false,
+	} {
+		j := &eval.AgentAsJudge{Outputs: []string{"hello"}, Criteria: "polite", Judge: judge(answer)}
+		res, err := j.Run(context.Background())
+		if err != nil || res.Results[0].Passed != want {
+			t.Errorf("%s: %+v, %v; want passed %v", answer, res, err, want)
+		}
+	}
+	for _, answer := range []string{`{"passed": "maybe", "reason": "?"}`, `{"passed": 2, "reason": "?"}`} {
+		j := &eval.AgentAsJudge{Outputs: []string{"hello"}, Criteria: "polite", Judge: judge(answer)}
+		if res, err := j.Run(context.Background()); err == nil {
+			t.Errorf("%s accepted: %+v", answer, res)
+		}
+	}
+}
