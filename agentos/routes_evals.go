@@ -347,6 +347,11 @@ func (s *Server) createEvalRun(w http.ResponseWriter, r *http.Request) error {
 		answered.EvalData = flat
 		row = &answered
 	case eval.TypeReliability:
+		if req.ExpectedToolCalls == nil {
+			// As Agno's route: without it the eval would pass whatever
+			// the target called ([] asks for no tool call at all).
+			return errorf(http.StatusBadRequest, "expected_tool_calls is required for reliability evaluations")
+		}
 		res, err := (&eval.Reliability{Record: rec, Target: target, Input: req.Input, ExpectedToolCalls: req.ExpectedToolCalls,
 			AllowAdditionalToolCalls: req.AllowAdditionalToolCalls, ExpectedToolCallArguments: req.ExpectedToolCallArguments}).Run(ctx)
 		if err != nil {

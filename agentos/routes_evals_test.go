@@ -134,7 +134,11 @@ func TestEvalRuns_RejectsBadRequests(t *testing.T) {
 		`{"agent_id":"echo","eval_type":"performance","input":"q","criteria":"short"}`:                            422,
 		`{"agent_id":"echo","eval_type":"agent_as_judge","input":"q","criteria":"c","expected_tool_calls":["x"]}`: 422,
 		// ...but Agno's defaults, which its clients send for every type, are not.
-		`{"agent_id":"echo","eval_type":"reliability","input":"q","num_iterations":1,"threshold":7,"scoring_strategy":"binary","warmup_runs":0}`: 200,
+		`{"agent_id":"echo","eval_type":"reliability","input":"q","num_iterations":1,"threshold":7,"scoring_strategy":"binary","warmup_runs":0,"expected_tool_calls":[]}`: 200,
+		// As Agno's route, a reliability eval without expected_tool_calls
+		// (it would pass whatever the agent called) is refused.
+		`{"agent_id":"echo","eval_type":"reliability","input":"q"}`:                            400,
+		`{"agent_id":"echo","eval_type":"reliability","input":"q","expected_tool_calls":null}`: 400,
 		// echo's model is its own judge and does not answer a verdict.
 		`{"agent_id":"echo","eval_type":"accuracy","input":"q","expected_output":"a"}`: 500,
 	} {

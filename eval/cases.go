@@ -33,7 +33,7 @@ import (
 //	    type: reliability
 //	    agent: calc
 //	    input: what is 6 times 7?
-//	    expected_tool_calls: [multiply]
+//	    expected_tool_calls: [multiply]   # a reliability case needs this, forbidden_tool_calls or expected_tool_call_arguments
 //	    forbidden_tool_calls: [shell]
 //	    expected_tool_call_arguments: {multiply: {a: 6, b: 7}}
 //	  - name: is fast
@@ -142,6 +142,10 @@ func ParseSuite(data []byte) (*Suite, error) {
 		}
 		if (c.Type == TypeAccuracy || c.Type == TypeAgentAsJudge) && c.JudgeModel == "" && s.JudgeModel == "" {
 			bad("a %s case needs judge_model (on the case or the file)", c.Type)
+		}
+		if c.Type == TypeReliability && c.ExpectedToolCalls == nil && c.ForbiddenToolCalls == nil && c.ExpectedToolCallArguments == nil {
+			// Such a case passes whatever the target calls.
+			bad("a reliability case needs expected_tool_calls, forbidden_tool_calls or expected_tool_call_arguments")
 		}
 		if c.Type == TypeAccuracy && c.ExpectedOutput == "" {
 			bad("expected_output is required")

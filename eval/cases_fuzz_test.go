@@ -104,7 +104,7 @@ func TestParseSuite_RefusesSettingsItsTypeDoesNotUse(t *testing.T) {
 		"judge of performance":        {"{name: b, type: performance, agent: x, input: hi, judge_model: j}", "judge_model"},
 		"warmups of accuracy":         {"{name: a, type: accuracy, agent: x, input: hi, expected_output: y, warmups: 2}", "warmups"},
 		"threshold of performance":    {"{name: b, type: performance, agent: x, input: hi, threshold: 8}", "threshold"},
-		"scoring of reliability":      {"{name: c, type: reliability, agent: x, input: hi, scoring: numeric}", "scoring"},
+		"scoring of reliability":      {"{name: c, type: reliability, agent: x, input: hi, expected_tool_calls: [t], scoring: numeric}", "scoring"},
 		"arguments of performance":    {"{name: b, type: performance, agent: x, input: hi, expected_tool_call_arguments: {t: {a: 1}}}", "expected_tool_call_arguments"},
 		"additional tools of a judge": {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, allow_additional_tool_calls: true}", "allow_additional_tool_calls"},
 		"context of a judge":          {"{name: d, type: agent_as_judge, agent: x, input: hi, criteria: polite, additional_context: c}", "additional_context"},
@@ -122,6 +122,22 @@ func TestParseSuite_RefusesSettingsItsTypeDoesNotUse(t *testing.T) {
 		"{name: c, type: reliability, agent: x, input: hi, expected_tool_calls: [t], forbidden_tool_calls: [s], allow_additional_tool_calls: true, expected_tool_call_arguments: {t: {a: 1}}}",
 	} {
 		if _, err := ParseSuite([]byte("judge_model: j\ncases:\n  - " + c + "\n")); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+}
+
+// A reliability case that names no tool to expect or forbid and no
+// arguments passes whatever its target calls: a check that cannot fail is
+// refused. Any one of the three makes a case.
+func TestParseSuite_RefusesAReliabilityCaseThatChecksNothing(t *testing.T) {
+	t.Parallel()
+	_, err := ParseSuite([]byte("cases:\n  - {name: c, type: reliability, agent: x, input: hi}\n"))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "expected_tool_calls, forbidden_tool_calls or expected_tool_call_arguments") {
+		t.Errorf("err = %v, want ErrInvalid naming what the case needs", err)
+	}
+	for _, c := range []string{"expected_tool_calls: []", "forbidden_tool_calls: [shell]", "expected_tool_call_arguments: {t: {a: 1}}"} {
+		if _, err := ParseSuite([]byte("cases:\n  - {name: c, type: reliability, agent: x, input: hi, " + c + "}\n")); err != nil {
 			t.Errorf("%s: %v", c, err)
 		}
 	}

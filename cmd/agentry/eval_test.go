@@ -52,7 +52,7 @@ cases:
   - {name: wrong tool, type: reliability, agent: echo, input: "what is 6 times 7?", expected_tool_calls: [web_search]}
   - {name: low score, type: accuracy, agent: echo, input: hi, expected_output: "42"}
   - {name: passes, type: reliability, agent: echo, input: hi, forbidden_tool_calls: [calculator]}
-  - {name: missing agent, type: reliability, agent: nobody, input: hi}
+  - {name: missing agent, type: reliability, agent: nobody, input: hi, expected_tool_calls: [calculator]}
 `)
 	code, out, errOut := cli(t, "eval", "--config", "../../examples/offline.yaml", "--json", cases)
 	if code != exitEvalFailed || !strings.Contains(errOut, "3 of 4 eval cases failed") {
@@ -86,9 +86,9 @@ func TestEval_BadInputExitsOne(t *testing.T) {
 		"bad type":      {"cases:\n  - {name: a, type: vibes, agent: echo, input: hi}\n", "../../examples/offline.yaml", "vibes"},
 		"no judge":      {"cases:\n  - {name: a, type: accuracy, agent: echo, input: hi, expected_output: x}\n", "../../examples/offline.yaml", "judge_model"},
 		"no cases":      {"cases: []\n", "../../examples/offline.yaml", "no cases"},
-		"no config":     {"cases:\n  - {name: a, type: reliability, agent: echo, input: hi}\n", "", "--config"},
-		"two targets":   {"cases:\n  - {name: a, type: reliability, agent: echo, team: t, input: hi}\n", "../../examples/offline.yaml", "exactly one"},
-		"missing input": {"cases:\n  - {name: a, type: reliability, agent: echo}\n", "../../examples/offline.yaml", "input is required"},
+		"no config":     {"cases:\n  - {name: a, type: reliability, agent: echo, input: hi, expected_tool_calls: [calculator]}\n", "", "--config"},
+		"two targets":   {"cases:\n  - {name: a, type: reliability, agent: echo, team: t, input: hi, expected_tool_calls: [calculator]}\n", "../../examples/offline.yaml", "exactly one"},
+		"missing input": {"cases:\n  - {name: a, type: reliability, agent: echo, expected_tool_calls: [calculator]}\n", "../../examples/offline.yaml", "input is required"},
 	} {
 		args := []string{"eval", writeFile(t, "cases.yaml", c.file)}
 		if c.config != "" {
