@@ -250,22 +250,35 @@ func (s *Server) enqueueRun(ctx context.Context, st *runStart, req *runRequest) 
 // (stream=true sent with background=true) rather than 202.
 func (req *runRequest) streams() bool { return req.Background && req.Stream && req.StreamSent }
 
-// acceptBackground answers an accepted background run: 202 with the run,
-// or, when the request asked to stream, the run's events from its first
-// (the same stream the resume route gives).
+// acceptBackground answers the first run of a repeated Idempotency-Key:
+// 202 with the run, or, when the request asked to stream, the run's
+// events (the same stream the resume route gives) after the one its
+// Last-Event-ID names, from the first without one. The stream's frames
+// carry ids, and an SSE client whose connection dropped sends the same
+// request again with the last id it received: starting again from the
+// first event would give it every event it holds a second time.
 func (s *Server) acceptBackground(w http.ResponseWriter, r *http.Request, a runTarget, row *db.Run, stream bool) error {
 	if !stream {
 		writeJSON(w, http.StatusAccepted, backgroundAccepted{RunID: row.RunID, SessionID: row.SessionID, Status: row.Status})
 		return nil
 	}
-	return s.streamStored(w, r, a, row, -1)
+	after, err := resumeFrom(r, "", false)
+	if err != nil {
+		return err
+	}
+	return s.streamStored(w, r, a, row, after)
 }
 
 // checkBackgroundStream refuses, before anything is stored, a streamed
-// background run whose database keeps no event log.
+// background run whose database keeps no event log, and a Last-Event-ID
+// that is not an event index (acceptBackground reads it; a new run's
+// stream starts at its first event whatever it says).
 func (s *Server) checkBackgroundStream(r *http.Request, a runTarget, req *runRequest) error {
 	if !req.streams() {
 		return nil
+	}
+	if _, err := resumeFrom(r, "", false); err != nil {
+		return err
 	}
 	l, err := s.events.of(r.Context(), a.DB())
 	if err != nil {
