@@ -194,19 +194,6 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		return err
 	}
 	runID := row.RunID
-	var (
-		stored int64
-		last   runlog.Record
-	)
-	if l != nil {
-		var ok bool
-		if last, ok, err = l.Last(ctx, runID); err != nil {
-			return err
-		}
-		if ok {
-			stored = last.Seq + 1
-		}
-	}
 	// over: nothing will add events. A final row alone is not enough: an
 	// attempt the queue retries stored ERROR, and the next attempt's
 	// events follow in the log.
@@ -227,6 +214,24 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 			status = row.Status
 		}
 		over = end.Over
+	}
+	// The log is read after the run's end: read before it, it could miss
+	// the events of a run that ended in between (an in-process background
+	// run writes them all a moment before its end), and a run found over
+	// with no event stored would be replayed from its row, which keeps
+	// none unless store_events is set: the client got no event of the run.
+	var (
+		stored int64
+		last   runlog.Record
+	)
+	if l != nil {
+		var ok bool
+		if last, ok, err = l.Last(ctx, runID); err != nil {
+			return err
+		}
+		if ok {
+			stored = last.Seq + 1
+		}
 	}
 	if finalStatus(row.Status) && stored == 0 && (l == nil || over) {
 		return s.replayRow(w, r, row, after)
