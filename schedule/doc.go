@@ -44,5 +44,11 @@
 // row at once and its run RetryDelay later, keyed RetryKey(schedule id,
 // due time, attempt), so that every attempt also starts once.
 //
+// A schedule a control plane manages (managed_by, with a provenance
+// target: target_type and target_id) whose endpoint no longer addresses
+// that target is not fired, as Agno 3.0's executor refuses it: its firing
+// (a poll's, a trigger's or a retry's) is recorded failed and the schedule
+// disabled with disabled_reason "endpoint_drift:{endpoint}!={type}:{id}".
+//
 // Time comes from Config.Clock, so tests move it by hand.
 package schedule

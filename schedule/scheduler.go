@@ -440,6 +440,13 @@ func (s *Scheduler) dueTimes(spec *Spec, first, now time.Time) (fire []time.Time
 
 // fireDue fires sc's due times and advances its next_run_at.
 func (s *Scheduler) fireDue(ctx context.Context, sc *db.Schedule, now time.Time) error {
+	if reason, msg, drifted := endpointDrift(sc); drifted {
+		due := time.Unix(sc.NextRunAt, 0)
+		if sc.NextRunAt <= 0 {
+			due = now
+		}
+		return s.refuseDrift(ctx, sc, Firing{Key: driftKey(sc.ID, time.Unix(sc.NextRunAt, 0)), DueAt: due}, reason, msg)
+	}
 	spec, err := Parse(sc.CronExpr, sc.Timezone)
 	if err != nil {
 		// A row written around the API (or a zone removed from tzdata):
@@ -504,6 +511,12 @@ func (s *Scheduler) fireOnce(ctx context.Context, sc *db.Schedule, f Firing) err
 func (s *Scheduler) Trigger(ctx context.Context, sc *db.Schedule) (*db.ScheduleRun, error) {
 	now := s.Now()
 	f := Firing{Key: "agentry-schedule:" + sc.ID + ":trigger:" + uuid.NewString(), DueAt: now}
+	if reason, msg, drifted := endpointDrift(sc); drifted {
+		if err := s.refuseDrift(ctx, sc, f, reason, msg); err != nil {
+			return nil, err
+		}
+		return s.d.GetScheduleRun(context.WithoutCancel(ctx), runIDOf(f.Key))
+	}
 	if err := s.fireOnce(ctx, sc, f); err != nil {
 		return nil, err
 	}
@@ -724,6 +737,16 @@ func (s *Scheduler) fireRetry(ctx context.Context, r *db.ScheduleRun, scheds map
 	}
 	if now.Before(time.Unix(r.CreatedAt, 0).Add(retryDelay(sc))) {
 		return nil
+	}
+	if reason, msg, drifted := endpointDrift(sc); drifted {
+		// Repointed since the attempt before: the retry is refused, as
+		// the schedule's next firing would be.
+		fin := &db.ScheduleRun{ID: r.ID, Status: db.ScheduleRunFailed, CompletedAt: now.Unix(), Error: msg}
+		if _, err := s.d.FinishScheduleRun(ctx, fin); err != nil {
+			return err
+		}
+		_, err := s.d.DisableSchedule(ctx, sc, reason)
+		return err
 	}
 	fired, err := s.fire.Fire(ctx, sc, Firing{Key: retryKey(r), DueAt: time.Unix(r.TriggeredAt, 0)})
 	switch {
