@@ -813,7 +813,8 @@ func (s *Scheduler) timeOut(ctx context.Context, r *db.ScheduleRun, out *db.Run,
 }
 
 // expired reports whether r's run has been going longer than its
-// schedule's timeout_seconds (limit), by the scheduler's clock: from its
+// schedule's timeout_seconds (limit; 3,600 when unset, Agno's
+// executor's default), by the scheduler's clock: from its
 // firing, or for a retry its retry delay after it was recorded. A deleted
 // schedule's runs are not bounded any more.
 func (s *Scheduler) expired(ctx context.Context, r *db.ScheduleRun, scheds map[string]*db.Schedule) (limit int64, expired bool, err error) {
@@ -822,11 +823,16 @@ func (s *Scheduler) expired(ctx context.Context, r *db.ScheduleRun, scheds map[s
 		return 0, false, err
 	}
 	limit = sc.TimeoutSeconds
+	if limit <= 0 {
+		// Unset (a row written around the API): Agno's executor bounds
+		// its polling by its own default then, as failAbandoned does.
+		limit = int64(defaultTimeout / time.Second)
+	}
 	started := r.CreatedAt
 	if r.Attempt > 1 {
 		started += int64(retryDelay(sc) / time.Second)
 	}
-	return limit, limit > 0 && s.Now().Unix() >= started+limit, nil
+	return limit, s.Now().Unix() >= started+limit, nil
 }
 
 // timeoutError is the error of a schedule run whose run timed out.
