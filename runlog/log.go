@@ -290,7 +290,7 @@ func (l *Log) appendAt(ctx context.Context, runID string, attempt int, evs []Pen
 	if limit := l.maxData(); limit > 0 {
 		for _, ev := range evs {
 			if len(ev.Data)+len(ev.Event) > limit {
-				return -1, fmt.Errorf("%w: %s event of %d bytes (the limit is %d; raise max_allowed_packet)", ErrEventTooLarge, ev.Event, len(ev.Data), limit)
+				return -1, fmt.Errorf("%w: %s event of %d bytes with its name (the limit is %d; raise max_allowed_packet)", ErrEventTooLarge, ev.Event, len(ev.Data)+len(ev.Event), limit)
 			}
 		}
 	}

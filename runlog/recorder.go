@@ -141,9 +141,11 @@ func (r *Recorder) Add(ev run.Event) {
 	}
 	data := bytes.TrimSuffix(r.scratch.Bytes(), []byte("\n"))
 	name := string(ev.Event)
-	if limit := r.l.maxData(); limit > 0 && len(data) > limit {
-		// No write could store it (MySQL's max_allowed_packet): a marker
-		// stands in for it rather than hold up the attempt's later events.
+	if limit := r.l.maxData(); limit > 0 && len(data)+len(name) > limit {
+		// No write could store it (MySQL's max_allowed_packet; the write
+		// counts the event's name with its JSON, as appendAt does): a
+		// marker stands in for it rather than hold up the attempt's later
+		// events.
 		marker := TooLargeEvent(ev, r.ident, r.runID, len(data))
 		name = string(marker.Event)
 		big, err := json.Marshal(marker)
