@@ -546,17 +546,26 @@ func (s *Scheduler) reconcile(ctx context.Context) error {
 	// All running rows are read before any is finished: finishing rows
 	// while paging would shift the later pages over rows not yet seen.
 	var running []db.ScheduleRun
+	var errs []error
 	for page := 1; ; page++ {
 		rows, total, err := s.d.ListScheduleRuns(ctx, db.ScheduleRunFilter{Status: db.ScheduleRunRunning, Limit: batch, Page: page})
-		if err != nil {
+		corrupt := 0
+		switch {
+		case err != nil && errors.Is(err, db.ErrCorruptRow):
+			// A row another writer left undecodable is reported (once);
+			// the firings read with it are still followed.
+			corrupt = countCorrupt(err)
+			if len(errs) == 0 {
+				errs = append(errs, err)
+			}
+		case err != nil:
 			return err
 		}
 		running = append(running, rows...)
-		if len(rows) < batch || page*batch >= total {
+		if len(rows)+corrupt < batch || page*batch >= total {
 			break
 		}
 	}
-	var errs []error
 	scheds := map[string]*db.Schedule{} // the running runs' schedules (nil: deleted)
 	for _, r := range running {
 		if r.RunID == "" {
