@@ -140,25 +140,26 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 		// strict mode the store's connections use: utf8mb4, as the
 		// store's own tables.
 		suffix = " DEFAULT CHARSET=utf8mb4"
-	case "postgres":
-		if schema != "" {
-			if _, err := l.w.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`); err != nil {
-				return err
-			}
-		}
 	}
-	stmts := []string{`CREATE TABLE IF NOT EXISTS ` + l.table + ` (
-	run_id ` + idType + ` NOT NULL,
+	var stmts []string
+	if l.dialect == "postgres" && schema != "" {
+		stmts = append(stmts, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`)
+	}
+	stmts = append(stmts, `CREATE TABLE IF NOT EXISTS `+l.table+` (
+	run_id `+idType+` NOT NULL,
 	seq BIGINT NOT NULL,
 	attempt BIGINT NOT NULL,
-	event ` + textType + ` NOT NULL,
-	data ` + dataType + ` NOT NULL,
+	event `+textType+` NOT NULL,
+	data `+dataType+` NOT NULL,
 	final SMALLINT NOT NULL DEFAULT 0,
 	created_at BIGINT NOT NULL,
 	PRIMARY KEY (run_id, seq)
-)` + suffix}
+)`+suffix)
 	if l.dialect != "mysql" {
 		stmts = append(stmts, `CREATE INDEX IF NOT EXISTS `+createdAtIndex+` ON `+l.table+` (created_at)`)
+	}
+	if l.dialect == "postgres" {
+		return l.migratePostgres(ctx, schema, stmts)
 	}
 	for _, s := range stmts {
 		if _, err := l.w.ExecContext(ctx, s); err != nil {
@@ -174,6 +175,29 @@ func (l *Log) migrate(ctx context.Context, schema string) error {
 		return l.utf8mb4(ctx)
 	}
 	return nil
+}
+
+// migratePostgres runs the log's DDL in one transaction that first takes
+// a transaction-scoped advisory lock of the table's schema: Postgres's IF
+// NOT EXISTS does not keep two sessions creating the same table or index
+// at once apart (the later one fails on the catalog's unique index,
+// pg_type or pg_class), so replicas opening the log of a new database
+// together take turns, and the later ones find the table there.
+func (l *Log) migratePostgres(ctx context.Context, schema string, stmts []string) error {
+	tx, err := l.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, Table+":"+schema); err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // utf8mb4 converts a MySQL event table an earlier version created in the
