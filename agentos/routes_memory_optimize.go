@@ -88,6 +88,8 @@ func (s *Server) optimizeMemories(w http.ResponseWriter, r *http.Request) error 
 	switch {
 	case errors.Is(err, memory.ErrNoMemories):
 		return errorf(http.StatusNotFound, "No memories found for user %s", userID)
+	case errors.Is(err, memory.ErrTooManyMemories):
+		return errorf(http.StatusUnprocessableEntity, "User %s has more than %d memories, more than one optimization combines; nothing was changed", userID, memory.MaxOptimizeMemories)
 	case errors.Is(err, memory.ErrMemoriesChanged):
 		return errorf(http.StatusConflict, "The user's memories changed while they were being optimized; nothing was changed. Optimize again.")
 	case errors.Is(err, memory.ErrMalformedUpdates):

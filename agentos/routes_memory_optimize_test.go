@@ -2,10 +2,12 @@ package agentos
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/memory"
 	"github.com/agentryhq/agentry/model"
 	"github.com/agentryhq/agentry/model/scripted"
 )
@@ -111,5 +113,27 @@ func TestOptimizeMemories_MemoriesChangedMeanwhileIs409(t *testing.T) {
 	}
 	if m, err := f.db.GetMemory(context.Background(), "m-alice"); err != nil || m.Memory != "Alice likes coffee, no longer tea" {
 		t.Fatalf("m-alice = %+v, %v", m, err)
+	}
+}
+
+// A user with more memories than one optimization combines gets 422 naming
+// the bound, and keeps every memory.
+func TestOptimizeMemories_MoreThanItCombinesIs422(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{MemoryModel: scripted.Reply(`{"summary":"s","topics":[]}`)})
+	ch := db.MemoryChanges{UserID: "carol"}
+	for i := range memory.MaxOptimizeMemories + 1 {
+		ch.Adds = append(ch.Adds, db.Memory{MemoryID: "m" + strconv.Itoa(i), Memory: "f", UserID: "carol"})
+	}
+	ctx := db.WithUserScope(context.Background(), "carol")
+	if err := f.db.ApplyMemoryChanges(ctx, &ch); err != nil {
+		t.Fatal(err)
+	}
+	res := do(t, "POST", f.url+"/optimize-memories", strings.NewReader(`{"user_id":"carol"}`), jsonHeader)
+	if res.status != 422 || !strings.Contains(res.detail(t), strconv.Itoa(memory.MaxOptimizeMemories)) {
+		t.Fatalf("optimize = %d %s, want 422 naming the bound", res.status, res.body)
+	}
+	if _, n, err := f.db.ListMemories(ctx, db.MemoryFilter{UserID: "carol", Limit: 1, Page: 1}); err != nil || n != memory.MaxOptimizeMemories+1 {
+		t.Fatalf("%d memories, %v; want all kept", n, err)
 	}
 }

@@ -29,12 +29,35 @@ type Optimized struct {
 // ErrNoMemories: the user has no memories to optimize.
 var ErrNoMemories = fmt.Errorf("memory: the user has no memories")
 
+// MaxOptimizeMemories bounds the memories Optimize combines at once: all
+// of them go into one model request.
+const MaxOptimizeMemories = 10_000
+
+// ErrTooManyMemories: the user has more than MaxOptimizeMemories
+// memories; nothing was read into a model request or written.
+var ErrTooManyMemories = fmt.Errorf("memory: the user has more than %d memories, more than Optimize combines at once", MaxOptimizeMemories)
+
+// optimizable reads every memory of userID for Optimize (all of them, as
+// Agno combines them all; not the manager's MaxMemories, which bounds what
+// a turn shows the model), or ErrTooManyMemories.
+func (m *Manager) optimizable(ctx context.Context, userID string) ([]db.Memory, error) {
+	ms, err := Memories(ctx, m.DB, userID, MaxOptimizeMemories+1)
+	if err != nil {
+		return nil, fmt.Errorf("memory: read memories of user %s: %w", userID, err)
+	}
+	if len(ms) > MaxOptimizeMemories {
+		return nil, ErrTooManyMemories
+	}
+	return ms, nil
+}
+
 // ErrMemoriesChanged: another writer changed or deleted the user's
 // memories while Optimize waited for its model; nothing was written, and
 // optimizing again works from the memories as they are now.
 var ErrMemoriesChanged = errors.New("memory: the user's memories changed while they were being optimized; nothing was changed, try again")
 
-// Optimize combines the user's memories into one (Agno's summarize
+// Optimize combines all the user's memories (at most MaxOptimizeMemories, else
+// ErrTooManyMemories) into one (Agno's summarize
 // strategy). With apply, the old memories are replaced by it in one
 // transaction; without, nothing is written (a preview). When another
 // writer changed one of them while the model worked, nothing is written
@@ -44,9 +67,9 @@ func (m *Manager) Optimize(ctx context.Context, t Target, apply bool) (*Optimize
 	if err := m.check(t); err != nil {
 		return nil, err
 	}
-	before, err := Memories(ctx, m.DB, t.UserID, m.max())
+	before, err := m.optimizable(ctx, t.UserID)
 	if err != nil {
-		return nil, fmt.Errorf("memory: read memories of user %s: %w", t.UserID, err)
+		return nil, err
 	}
 	if len(before) == 0 {
 		return nil, ErrNoMemories
@@ -149,9 +172,9 @@ func tokens(ms []db.Memory) int {
 // between this read and the write; closing it needs a delete conditional
 // on updated_at, which db.MemoryChanges does not have.
 func (m *Manager) unchanged(ctx context.Context, userID string, before []db.Memory) error {
-	now, err := Memories(ctx, m.DB, userID, m.max())
+	now, err := m.optimizable(ctx, userID)
 	if err != nil {
-		return fmt.Errorf("memory: read memories of user %s: %w", userID, err)
+		return err
 	}
 	cur := make(map[string]db.Memory, len(now))
 	for _, x := range now {
