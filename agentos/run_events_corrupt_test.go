@@ -62,7 +62,7 @@ func TestResume_UnreadableStoredEventIsReplacedNotTheEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			final := waitFinalEvent(t, l, acc.RunID)
+			final := waitFinalEvent(t, srv, l, acc.RunID)
 			if final < 3 {
 				t.Fatalf("the run stored %d events, want at least 4", final+1)
 			}

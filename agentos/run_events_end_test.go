@@ -20,9 +20,10 @@ import (
 	"github.com/agentryhq/agentry/runlog"
 )
 
-// waitFinalEvent waits until the run's log holds its final event and
-// returns that event's index.
-func waitFinalEvent(t *testing.T, l *runlog.Log, runID string) int64 {
+// waitFinalEvent waits until the run's log holds its final event and the
+// run is over for srv (a stream replays it), and returns that event's
+// index.
+func waitFinalEvent(t *testing.T, srv *Server, l *runlog.Log, runID string) int64 {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -31,10 +32,19 @@ func waitFinalEvent(t *testing.T, l *runlog.Log, runID string) int64 {
 			t.Fatal(err)
 		}
 		if ok && last.Final {
-			return last.Seq
+			// The final event is written a moment before the run leaves
+			// the server's registry (or its job turns final): until then
+			// a stream still subscribes to the run instead of replaying it.
+			end, _, err := srv.runEnd(context.Background(), l, runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end.Over {
+				return last.Seq
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run %s: no final event was recorded", runID)
+			t.Fatalf("run %s: no final event was recorded, or the run never ended", runID)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -55,7 +65,7 @@ func TestResume_ClientHoldingTheFinalEventGetsNothingMore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := waitFinalEvent(t, l, acc.RunID)
+	final := waitFinalEvent(t, srv, l, acc.RunID)
 	resume := u + "/agents/echo/runs/" + acc.RunID + "/resume"
 
 	// The first connection replays the run up to its final event...

@@ -53,7 +53,7 @@ func TestResume_WorkflowFailingAgainAfterContinueSendsTheNewFailure(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := waitFinalEvent(t, l, acc.RunID)
+	final := waitFinalEvent(t, srv, l, acc.RunID)
 	resume := ts.URL + "/workflows/flow/runs/" + acc.RunID + "/resume"
 	held := strconv.FormatInt(final, 10)
 	// The whole stream: it ends once the run is over (its job paused and

@@ -58,7 +58,7 @@ func TestResume_BackgroundRunPausedTwiceEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := waitFinalEvent(t, l, acc.RunID)
+	first := waitFinalEvent(t, srv, l, acc.RunID)
 	resume := u + "/agents/hitl/runs/" + acc.RunID + "/resume"
 	fs := resumeFrames(t, resume, "-1")
 	held := fs[len(fs)-1]
@@ -236,7 +236,7 @@ func TestResume_PausedWorkflowRunHoldingItsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := waitFinalEvent(t, l, acc.RunID)
+	final := waitFinalEvent(t, srv, l, acc.RunID)
 	resume := ts.URL + "/workflows/flow/runs/" + acc.RunID + "/resume"
 	fs := resumeFrames(t, resume, "-1")
 	if last := fs[len(fs)-1]; last.event != string(run.EventWorkflowPaused) || last.id != strconv.FormatInt(final, 10) || !strings.Contains(last.data, `"step_requirements"`) {

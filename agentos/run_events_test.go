@@ -376,7 +376,7 @@ func TestResume_LastEventIDSupersedesTheURLsIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := waitFinalEvent(t, l, acc.RunID)
+	final := waitFinalEvent(t, srv, l, acc.RunID)
 	resume := u + "/agents/echo/runs/" + acc.RunID + "/resume"
 	fs := resumeFrames(t, resume+"?last_event_index=-1", "0")
 	var evs []resumeFrame
