@@ -646,10 +646,7 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		rows[i] = vectordb.Row{ID: fmt.Sprintf("%s-%d", contentHash[:32]+row.ID[:8], i), ContentID: row.ID, ContentHash: contentHash,
 			Name: row.Name, Content: p, Metadata: meta, Vector: vecs[i], UserID: owner}
 	}
-	if err := k.cfg.Vectors.DeleteContent(sctx, row.ID); err != nil {
-		return fail(err)
-	}
-	if err := k.cfg.Vectors.Upsert(sctx, rows); err != nil {
+	if err := k.replaceChunks(sctx, row.ID, rows); err != nil {
 		return fail(err)
 	}
 	// the chunks are written: the row says so even if ctx ends now
@@ -688,4 +685,19 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	}
 	report(Progress{Chunks: len(pieces), Embedded: len(pieces), Done: true})
 	return &Result{Content: row, Chunks: len(pieces)}, nil
+}
+
+// replaceChunks puts rows in place of the content's chunks: in one step
+// where the store can (vectordb.ContentReplacer), as the lock this
+// process holds does not keep another process's insert of the content
+// (another replica's) from deleting between this one's delete and upsert,
+// which left both versions' chunks for every search to find.
+func (k *Knowledge) replaceChunks(ctx context.Context, contentID string, rows []vectordb.Row) error {
+	if r, ok := k.cfg.Vectors.(vectordb.ContentReplacer); ok {
+		return r.ReplaceContent(ctx, contentID, rows)
+	}
+	if err := k.cfg.Vectors.DeleteContent(ctx, contentID); err != nil {
+		return err
+	}
+	return k.cfg.Vectors.Upsert(ctx, rows)
 }

@@ -91,6 +91,17 @@ type Store interface {
 	Close() error
 }
 
+// ContentReplacer is the optional ability to replace every row of a content
+// by rows in one step: whoever replaces a content last leaves their rows
+// alone, also against a replace by another process. Separate DeleteContent
+// and Upsert calls of two processes (two replicas indexing an upload of one
+// file at once) interleave and leave both sets of rows.
+type ContentReplacer interface {
+	// ReplaceContent deletes the rows of contentID the caller may write
+	// and upserts rows (each of that content), atomically.
+	ReplaceContent(ctx context.Context, contentID string, rows []Row) error
+}
+
 // Reranker reorders hits for a query (a cross-encoder, an API); optional,
 // applied by the knowledge base after Search.
 type Reranker interface {

@@ -77,7 +77,10 @@ type Store struct {
 	forceANN int
 }
 
-var _ vectordb.Store = (*Store)(nil)
+var (
+	_ vectordb.Store           = (*Store)(nil)
+	_ vectordb.ContentReplacer = (*Store)(nil)
+)
 
 // maxDims is the most dimensions pgvector's HNSW index takes (on halfvec).
 const maxDims = 4000
@@ -382,6 +385,22 @@ func nulJSON(b []byte) bool { return bytes.Contains(b, []byte(`\u0000`)) }
 // Upsert writes rows in one transaction; their vectors are stored scaled
 // to length 1 (unit), their content and name as storableText.
 func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
+	if err := s.checkRows(ctx, rows); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := s.upsertTx(ctx, tx, rows); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// checkRows checks rows as Upsert and ReplaceContent take them.
+func (s *Store) checkRows(ctx context.Context, rows []vectordb.Row) error {
 	if err := vectordb.CheckRows(rows, s.dims); err != nil {
 		return err
 	}
@@ -393,17 +412,55 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	if u, ok := db.UserScope(ctx); ok && !pgText(u) {
 		return fmt.Errorf("%w: user id %q must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, u)
 	}
+	return nil
+}
+
+// ReplaceContent deletes the content's rows the caller may write and
+// upserts rows in one transaction, holding a transaction advisory lock on
+// the content id: a replace by another process waits, and its delete then
+// sees (and removes) these rows, so the last replace's rows alone stay.
+func (s *Store) ReplaceContent(ctx context.Context, contentID string, rows []vectordb.Row) error {
+	if err := s.checkRows(ctx, rows); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.ContentID != contentID {
+			return fmt.Errorf("%w: row %s is of content %q, not %q", vectordb.ErrInvalidQuery, r.ID, r.ContentID, contentID)
+		}
+	}
+	if !pgText(contentID) {
+		return fmt.Errorf("%w: content id %q must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, contentID)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, s.t+" "+contentID); err != nil {
+		return err
+	}
+	if u, ok := db.UserScope(ctx); ok {
+		_, err = tx.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE content_id = $1 AND user_id = $2`, contentID, u)
+	} else {
+		_, err = tx.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE content_id = $1`, contentID)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.upsertTx(ctx, tx, rows); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// upsertTx writes checked rows in tx.
+func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, rows []vectordb.Row) error {
 	// The rows are locked in the order of their ids, whatever order the
 	// caller gave: two upserts of the same rows in different orders each
 	// took one row and waited for the other's, and one failed "deadlock
 	// detected". Rows of one id keep their order (the last one wins).
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b vectordb.Row) int { return strings.Compare(a.ID, b.ID) })
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	scopeUser, scoped := db.UserScope(ctx)
 	for _, r := range rows {
 		own := r.UserID
@@ -446,7 +503,7 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 			return fmt.Errorf("%w: row %s belongs to another owner", db.ErrNotFound, r.ID)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // DeleteContent deletes a content's rows the caller may write.
