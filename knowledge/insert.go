@@ -542,8 +542,40 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 		return fail(err)
 	}
 	owner := row.UserID
+	kind := c.Reader
+	if kind == "" {
+		kind = reader.Detect(fname, ctype)
+		// neither name nor type said (an upload named "paper", an
+		// octet-stream): a PDF or a DOCX (a zip) says so in its first
+		// bytes; a text given as text is text
+		if kind == reader.Text && c.Text == "" {
+			switch {
+			case bytes.HasPrefix(data, []byte("%PDF-")):
+				kind = reader.PDF
+			case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+				kind = reader.DOCX
+			}
+		}
+	}
+	if kind != reader.PDF && kind != reader.DOCX {
+		data = decodeCharset(data, ctype, kind == reader.HTML)
+	}
+	ch := c.Chunker
+	if ch == nil {
+		ch = k.cfg.Chunker
+	}
+	if ch == nil {
+		ch = chunk.Recursive{}
+		if kind == reader.Markdown || kind == reader.HTML {
+			ch = chunk.Markdown{}
+		}
+	}
+	// the hash says how the chunks were made too: the same bytes inserted
+	// again with another reader or chunker (an upload again with another
+	// chunk_size) were skipped as unchanged, and kept the old chunks
 	sum := sha256.Sum256(data)
-	contentHash := hex.EncodeToString(sum[:]) + "-" + row.ID
+	made := sha256.Sum256(fmt.Appendf(sum[:], "\x00%s\x00%T%+v", kind, ch, ch))
+	contentHash := hex.EncodeToString(made[:]) + "-" + row.ID
 	sctx := ctx
 	if owner != "" {
 		sctx = db.WithUserScope(ctx, owner)
@@ -568,37 +600,9 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 			return nil, err
 		}
 	}
-	kind := c.Reader
-	if kind == "" {
-		kind = reader.Detect(fname, ctype)
-		// neither name nor type said (an upload named "paper", an
-		// octet-stream): a PDF or a DOCX (a zip) says so in its first
-		// bytes; a text given as text is text
-		if kind == reader.Text && c.Text == "" {
-			switch {
-			case bytes.HasPrefix(data, []byte("%PDF-")):
-				kind = reader.PDF
-			case bytes.HasPrefix(data, []byte("PK\x03\x04")):
-				kind = reader.DOCX
-			}
-		}
-	}
-	if kind != reader.PDF && kind != reader.DOCX {
-		data = decodeCharset(data, ctype, kind == reader.HTML)
-	}
 	text, err := reader.Read(kind, data)
 	if err != nil {
 		return fail(err)
-	}
-	ch := c.Chunker
-	if ch == nil {
-		ch = k.cfg.Chunker
-	}
-	if ch == nil {
-		ch = chunk.Recursive{}
-		if kind == reader.Markdown || kind == reader.HTML {
-			ch = chunk.Markdown{}
-		}
 	}
 	pieces := ch.Chunk(text)
 	if len(pieces) == 0 {
