@@ -6,13 +6,16 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentryhq/agentry/db"
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/embedder/local"
 	"github.com/agentryhq/agentry/vectordb"
+	"github.com/agentryhq/agentry/vectordb/embedded"
 	"github.com/agentryhq/agentry/vectordb/pgvector"
 )
 
@@ -70,32 +73,49 @@ func (r *replicaStore) ReplaceContent(ctx context.Context, id string, rows []vec
 }
 
 // Two replicas (two knowledge bases on one Postgres and one pgvector
-// table) indexing an upload of one file at once leave one version's
-// chunks. Each replica's lock is its own: the second deleted the
-// content's chunks between the first's delete and upsert, and both
+// table; on one embedded store's file, as agentry knowledge insert beside
+// agentry serve) indexing an upload of one file at once leave one
+// version's chunks. Each replica's lock is its own: the second deleted
+// the content's chunks between the first's delete and upsert, and both
 // versions' chunks stayed for every search to find.
 func TestInsert_TwoReplicasInsertingOneContentLeaveOneSetOfChunks(t *testing.T) {
 	t.Parallel()
-	d := testdbs.Postgres(t)
-	dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "agentry_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		raw, err := sql.Open("pgx", dsn)
-		if err == nil {
-			raw.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`)
-			raw.Close()
+	t.Run("pgvector", func(t *testing.T) {
+		t.Parallel()
+		d := testdbs.Postgres(t)
+		dsn := os.Getenv("AGENTRY_TEST_POSTGRES_DSN")
+		if dsn == "" {
+			dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 		}
+		b := make([]byte, 6)
+		rand.Read(b)
+		schema := "agentry_test_" + hex.EncodeToString(b)
+		t.Cleanup(func() {
+			raw, err := sql.Open("pgx", dsn)
+			if err == nil {
+				raw.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`)
+				raw.Close()
+			}
+		})
+		twoReplicas(t, d, func() (vectordb.Store, error) {
+			return pgvector.Open(context.Background(), pgvector.Config{DSN: dsn, Schema: schema, Table: "kb_vectors", Dimensions: 64})
+		})
 	})
+	t.Run("embedded", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "v.db")
+		twoReplicas(t, testdbs.SQLite(t), func() (vectordb.Store, error) {
+			return embedded.Open(context.Background(), embedded.Config{Path: path, Dimensions: 64, EmbedderID: local.New(local.Config{Dimensions: 64}).ID()})
+		})
+	})
+}
+
+func twoReplicas(t *testing.T, d *db.DB, open func() (vectordb.Store, error)) {
 	e := local.New(local.Config{Dimensions: 64})
 	ctx := context.Background()
 	aDone, bDone := make(chan struct{}), make(chan struct{})
 	replica := func(s *replicaStore) *Knowledge {
-		vs, err := pgvector.Open(ctx, pgvector.Config{DSN: dsn, Schema: schema, Table: "kb_vectors", Dimensions: 64})
+		vs, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}

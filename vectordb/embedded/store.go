@@ -69,7 +69,10 @@ type loc struct {
 	node  int32
 }
 
-var _ vectordb.Store = (*Store)(nil)
+var (
+	_ vectordb.Store           = (*Store)(nil)
+	_ vectordb.ContentReplacer = (*Store)(nil)
+)
 
 // Open opens or creates the store at cfg.Path.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
@@ -392,6 +395,55 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	if err := vectordb.CheckRows(rows, s.cfg.Dimensions); err != nil {
 		return err
 	}
+	return s.write(ctx, func(tx *sql.Tx) (*change, error) { return s.upsertTx(ctx, tx, rows) })
+}
+
+// ReplaceContent deletes the content's rows the caller may write and
+// upserts rows in one transaction: the file's write lock (_txlock
+// immediate) keeps another process's replace of the content from
+// deleting between the two, so the last replace's rows alone stay.
+func (s *Store) ReplaceContent(ctx context.Context, contentID string, rows []vectordb.Row) error {
+	if err := vectordb.CheckRows(rows, s.cfg.Dimensions); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.ContentID != contentID {
+			return fmt.Errorf("%w: row %s is of content %q, not %q", vectordb.ErrInvalidQuery, r.ID, r.ContentID, contentID)
+		}
+	}
+	return s.write(ctx, func(tx *sql.Tx) (*change, error) {
+		gone, err := s.deleteTx(ctx, tx, contentID)
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.upsertTx(ctx, tx, rows)
+		if err != nil {
+			return nil, err
+		}
+		c.dels = append(gone, c.dels...)
+		return c, nil
+	})
+}
+
+// change is what a write transaction did to the rows the graphs hold:
+// rows deleted, and rows added (a row replaced within the batch is dead:
+// it never reaches a graph).
+type change struct {
+	dels []int64
+	adds []added
+}
+
+type added struct {
+	rid  int64
+	own  string
+	unit []float32
+	dead bool
+}
+
+// write runs fn in a write transaction, bumps the generation and, once
+// committed, applies fn's change to the graphs; a change of nothing is
+// no write.
+func (s *Store) write(ctx context.Context, fn func(*sql.Tx) (*change, error)) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.sqldb.BeginTx(ctx, nil)
@@ -399,64 +451,12 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 		return err
 	}
 	defer tx.Rollback()
-	now := time.Now().Unix()
-	// added are the rows this batch inserted, in order; a later row of the
-	// batch with the same id replaces one of them (dead), which then never
-	// reaches a graph.
-	type added struct {
-		rid  int64
-		own  string
-		unit []float32
-		dead bool
+	c, err := fn(tx)
+	if err != nil {
+		return err
 	}
-	var adds []added
-	addedAt := map[int64]int{}
-	var dels []int64
-	for _, r := range rows {
-		own := owner(ctx, r.UserID)
-		var oldRid int64
-		var oldUser sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT rowid, user_id FROM `+s.t+` WHERE id = ?`, r.ID).Scan(&oldRid, &oldUser)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		case oldUser.String != own:
-			return fmt.Errorf("%w: row %s belongs to another owner", db.ErrNotFound, r.ID)
-		default:
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE rowid = ?`, oldRid); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.fts+` WHERE rowid = ?`, oldRid); err != nil {
-				return err
-			}
-			if i, ok := addedAt[oldRid]; ok {
-				adds[i].dead = true
-				delete(addedAt, oldRid)
-			} else {
-				dels = append(dels, oldRid)
-			}
-		}
-		meta, err := json.Marshal(orEmpty(r.Metadata))
-		if err != nil {
-			return fmt.Errorf("%w: row %s metadata: %v", vectordb.ErrInvalidQuery, r.ID, err)
-		}
-		unit := normalize(r.Vector)
-		res, err := tx.ExecContext(ctx, `INSERT INTO `+s.t+` (id, name, meta_data, filters, content, embedding, usage, created_at, updated_at, content_hash, content_id, user_id)
-			VALUES (?, ?, ?, '{}', ?, ?, NULL, ?, ?, ?, ?, ?)`,
-			r.ID, r.Name, string(meta), r.Content, encodeVec(unit), now, now, r.ContentHash, r.ContentID, nullStr(own))
-		if err != nil {
-			return err
-		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.fts+` (rowid, content) VALUES (?, ?)`, rid, r.Content); err != nil {
-			return err
-		}
-		addedAt[rid] = len(adds)
-		adds = append(adds, added{rid: rid, own: own, unit: unit})
+	if c == nil || len(c.dels) == 0 && len(c.adds) == 0 {
+		return nil
 	}
 	if err := s.bumpGen(ctx, tx); err != nil {
 		return err
@@ -466,11 +466,11 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, d := range dels {
+	for _, d := range c.dels {
 		s.removeLocked(d)
 	}
 	batches := map[string]*batch{}
-	for _, a := range adds {
+	for _, a := range c.adds {
 		if !a.dead {
 			batches[a.own] = batches[a.own].add(a.rid, a.unit)
 		}
@@ -480,6 +480,60 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	s.dirty = true
 	s.compactLocked()
 	return nil
+}
+
+// upsertTx writes checked rows in tx.
+func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, rows []vectordb.Row) (*change, error) {
+	now := time.Now().Unix()
+	var c change
+	addedAt := map[int64]int{}
+	for _, r := range rows {
+		own := owner(ctx, r.UserID)
+		var oldRid int64
+		var oldUser sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT rowid, user_id FROM `+s.t+` WHERE id = ?`, r.ID).Scan(&oldRid, &oldUser)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, err
+		case oldUser.String != own:
+			return nil, fmt.Errorf("%w: row %s belongs to another owner", db.ErrNotFound, r.ID)
+		default:
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE rowid = ?`, oldRid); err != nil {
+				return nil, err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.fts+` WHERE rowid = ?`, oldRid); err != nil {
+				return nil, err
+			}
+			if i, ok := addedAt[oldRid]; ok {
+				c.adds[i].dead = true
+				delete(addedAt, oldRid)
+			} else {
+				c.dels = append(c.dels, oldRid)
+			}
+		}
+		meta, err := json.Marshal(orEmpty(r.Metadata))
+		if err != nil {
+			return nil, fmt.Errorf("%w: row %s metadata: %v", vectordb.ErrInvalidQuery, r.ID, err)
+		}
+		unit := normalize(r.Vector)
+		res, err := tx.ExecContext(ctx, `INSERT INTO `+s.t+` (id, name, meta_data, filters, content, embedding, usage, created_at, updated_at, content_hash, content_id, user_id)
+			VALUES (?, ?, ?, '{}', ?, ?, NULL, ?, ?, ?, ?, ?)`,
+			r.ID, r.Name, string(meta), r.Content, encodeVec(unit), now, now, r.ContentHash, r.ContentID, nullStr(own))
+		if err != nil {
+			return nil, err
+		}
+		rid, err := res.LastInsertId()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.fts+` (rowid, content) VALUES (?, ?)`, rid, r.Content); err != nil {
+			return nil, err
+		}
+		addedAt[rid] = len(c.adds)
+		c.adds = append(c.adds, added{rid: rid, own: own, unit: unit})
+	}
+	return &c, nil
 }
 
 func (s *Store) bumpGen(ctx context.Context, tx *sql.Tx) error {
@@ -503,57 +557,42 @@ func nullStr(s string) any {
 
 // DeleteContent deletes a content's rows the caller may write.
 func (s *Store) DeleteContent(ctx context.Context, contentID string) error {
+	return s.write(ctx, func(tx *sql.Tx) (*change, error) {
+		rids, err := s.deleteTx(ctx, tx, contentID)
+		return &change{dels: rids}, err
+	})
+}
+
+// deleteTx deletes a content's rows the caller may write in tx and returns
+// their rowids.
+func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, contentID string) ([]int64, error) {
 	cond, args := ownerCond(ctx)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := s.sqldb.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM `+s.t+` WHERE content_id = ?`+cond, append([]any{contentID}, args...)...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var rids []int64
 	for rows.Next() {
 		var rid int64
 		if err := rows.Scan(&rid); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
 		rids = append(rids, rid)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(rids) == 0 {
-		return nil
+		return nil, err
 	}
 	for _, rid := range rids {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.t+` WHERE rowid = ?`, rid); err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.fts+` WHERE rowid = ?`, rid); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := s.bumpGen(ctx, tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, rid := range rids {
-		s.removeLocked(rid)
-	}
-	s.gen++
-	s.dirty = true
-	s.compactLocked()
-	return nil
+	return rids, nil
 }
 
 // UpdateMetadata rewrites the metadata of a content's rows the caller may
