@@ -45,15 +45,3 @@ func TestReplaceContent_ConcurrentReplacesLeaveOneSet(t *testing.T) {
 		}
 	}
 }
-
-// A row of another content is refused: ReplaceContent deletes one
-// content's rows, and a row of another would not be replaced by the next.
-func TestReplaceContent_RefusesARowOfAnotherContent(t *testing.T) {
-	s := openStore(t)
-	v := make([]float32, 8)
-	v[0] = 1
-	err := s.ReplaceContent(context.Background(), "c", []vectordb.Row{{ID: "x", ContentID: "d", Content: "x", Vector: v}})
-	if err == nil {
-		t.Fatal("a row of another content was written")
-	}
-}

@@ -160,6 +160,37 @@ func Run(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("ReplaceContentIsScopedAndReplacesTheWholeContent", func(t *testing.T) {
+		s := open(t)
+		r, ok := s.(vectordb.ContentReplacer)
+		if !ok {
+			t.Skip("the store cannot replace a content in one step")
+		}
+		ctx := context.Background()
+		shared := row("s", "", axis(1, 0), "shared", nil)
+		shared.ContentID = "same"
+		old1, old2 := row("m1", "", axis(1, 0.1), "mine one", nil), row("m2", "", axis(1, 0.2), "mine two", nil)
+		old1.ContentID, old2.ContentID = "same", "same"
+		must(t, s.Upsert(ctx, []vectordb.Row{shared}))
+		must(t, s.Upsert(as("alice"), []vectordb.Row{old1, old2}))
+		next := row("m3", "", axis(1, 0.3), "mine three", nil)
+		next.ContentID = "same"
+		must(t, r.ReplaceContent(as("alice"), "same", []vectordb.Row{next}))
+		h, err := s.Search(ctx, vectordb.Query{Mode: vectordb.Vector, Vector: axis(1, 0), Limit: 5})
+		must(t, err)
+		if fmt.Sprint(ids(h)) != "[s m3]" {
+			t.Fatalf("after alice's replace: %v, want the shared row and her new one", ids(h))
+		}
+		if h[1].UserID != "alice" {
+			t.Fatalf("the new row is %q's, want alice's", h[1].UserID)
+		}
+		if err := r.ReplaceContent(ctx, "same", []vectordb.Row{row("x", "", axis(2, 0), "other", nil)}); !errors.Is(err, vectordb.ErrInvalidQuery) {
+			t.Fatalf("a row of another content: %v, want ErrInvalidQuery", err)
+		}
+		if n, _ := s.Count(ctx); n != 2 {
+			t.Fatalf("a refused replace left %d rows, want 2", n)
+		}
+	})
 	t.Run("UpsertReplacesByID", func(t *testing.T) {
 		s := open(t)
 		ctx := context.Background()
