@@ -574,7 +574,7 @@ func (k *Knowledge) process(ctx context.Context, c *Content, row *db.KnowledgeCo
 	// again with another reader or chunker (an upload again with another
 	// chunk_size) were skipped as unchanged, and kept the old chunks
 	sum := sha256.Sum256(data)
-	made := sha256.Sum256(fmt.Appendf(sum[:], "\x00%s\x00%T%+v", kind, ch, ch))
+	made := sha256.Sum256(fmt.Appendf(sum[:], "\x00%s\x00%s", kind, chunkerKey(ch)))
 	contentHash := hex.EncodeToString(made[:]) + "-" + row.ID
 	sctx := ctx
 	if owner != "" {
@@ -704,4 +704,18 @@ func (k *Knowledge) replaceChunks(ctx context.Context, contentID string, rows []
 		return err
 	}
 	return k.cfg.Vectors.Upsert(ctx, rows)
+}
+
+// chunkerKey says how ch cuts text, for the content hash: the package's
+// own chunkers by their type and settings, another by its type and Name.
+// Another chunker's settings are not printed: its fields may hold
+// pointers or functions, whose addresses differ in every process, and the
+// same content inserted again with the same chunker would never be
+// skipped as unchanged.
+func chunkerKey(ch chunk.Chunker) string {
+	switch ch.(type) {
+	case chunk.Fixed, chunk.Recursive, chunk.Markdown, *chunk.Fixed, *chunk.Recursive, *chunk.Markdown:
+		return fmt.Sprintf("%T%+v", ch, ch)
+	}
+	return fmt.Sprintf("%T:%s", ch, ch.Name())
 }

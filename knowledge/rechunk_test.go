@@ -52,3 +52,35 @@ func TestInsert_SameBytesWithAnotherChunkerAreChunkedAgain(t *testing.T) {
 		t.Fatalf("type %q after reading as Markdown", md.Content.Type)
 	}
 }
+
+// tokenChunker is a chunker of the caller's own holding a pointer (a
+// tokenizer, a cache): its address differs between two instances of the
+// same settings, as between two processes.
+type tokenChunker struct {
+	words *int
+	chunk.Fixed
+}
+
+func (tokenChunker) Name() string { return "TokenChunker" }
+
+// A chunker of the caller's own given again (a new instance, as every
+// process makes its own) leaves the same bytes skipped as unchanged: the
+// hash printed its fields, pointer addresses with them, and re-indexed the
+// content on every insert.
+func TestInsert_SameBytesWithTheSameOwnChunkerAreSkipped(t *testing.T) {
+	t.Parallel()
+	k := newKB(t, testdbs.SQLite(t), nil)
+	ctx := context.Background()
+	upload := func() Content {
+		n := 50
+		return Content{Name: "bees", Filename: "bees.txt", Data: []byte(strings.Repeat("Bees make honey. ", 40)),
+			Chunker: tokenChunker{words: &n, Fixed: chunk.Fixed{Size: 100}}}
+	}
+	if _, err := k.Insert(ctx, upload()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := k.Insert(ctx, upload())
+	if err != nil || !again.Skipped {
+		t.Fatalf("the same chunker again: %v, skipped %v", err, again != nil && again.Skipped)
+	}
+}
