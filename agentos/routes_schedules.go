@@ -491,6 +491,23 @@ func editSchedule(ctx context.Context, d *db.DB, read *db.Schedule, change func(
 	}
 }
 
+// endpointDriftRefusal reports why enabling sc stays refused: the
+// scheduler disabled it because its endpoint no longer addressed its
+// provenance target (disabled_reason endpoint_drift:…), and the endpoint
+// still does not (Agno 3.0's endpoint_drift_refusal). A drift-disabled row
+// without a target to compare stays refused. Re-armed, the schedule would
+// only be refused and disabled again at its next due time.
+func endpointDriftRefusal(sc *db.Schedule) (reason string, refused bool) {
+	if !strings.HasPrefix(sc.DisabledReason, schedule.DriftReasonPrefix) {
+		return "", false
+	}
+	if sc.TargetType != "" && sc.TargetID != "" && sc.Endpoint != "" &&
+		strings.TrimRight(sc.Endpoint, "/") == "/"+sc.TargetType+"s/"+sc.TargetID+"/runs" {
+		return "", false
+	}
+	return sc.DisabledReason, true
+}
+
 // setScheduleEnabled is POST …/enable and …/disable. Enabling re-arms the
 // schedule from now: due times that passed while it was disabled do not
 // fire.
@@ -502,6 +519,14 @@ func (s *Server) setScheduleEnabled(enabled bool) handlerFunc {
 		}
 		out, err := editSchedule(r.Context(), d, sc, func(sc *db.Schedule) error {
 			if enabled {
+				if reason, drifted := endpointDriftRefusal(sc); drifted {
+					name := sc.Name
+					if name == "" {
+						name = sc.ID
+					}
+					return errorf(http.StatusConflict, "Cannot enable schedule '%s': it was disabled because its endpoint no longer "+
+						"matches its target (%s). Repoint the endpoint back at the target first.", name, reason)
+				}
 				if _, err := s.scheduleTarget(sc.Method, sc.Endpoint); err != nil {
 					return &httpError{Status: http.StatusConflict, Detail: fmt.Sprintf("Cannot enable schedule '%s': %s", sc.Name,
 						err.(*httpError).Detail), Err: err}

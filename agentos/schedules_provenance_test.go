@@ -1,0 +1,116 @@
+package agentos
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentryhq/agentry/agent"
+	"github.com/agentryhq/agentry/db"
+	"github.com/agentryhq/agentry/db/dbtest/testdbs"
+	"github.com/agentryhq/agentry/model/scripted"
+	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/schedule"
+	"github.com/agentryhq/agentry/team"
+	"github.com/agentryhq/agentry/workflow"
+)
+
+// provenanceServer serves agents echo and other, team squad (of echo) and
+// workflow flow (one step of echo) with the durable queue and the
+// scheduler on d, its clock clk (ticked by hand).
+func provenanceServer(t *testing.T, d *db.DB, clk *testClock) (string, *Server) {
+	t.Helper()
+	echo, squad, flow := echoSquadFlow(t, d, "scheduled hello")
+	other, err := agent.New(agent.Config{ID: "other", Name: "Other", Model: scripted.Reply("other hello"), DB: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *Server
+	ts, _ := testServer(t, Config{Agents: []*agent.Agent{echo, other}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow},
+		Queue: &queue.Config{PollInterval: 20 * time.Millisecond}, Schedules: &schedule.Config{Clock: clk.Now, PollInterval: time.Hour}},
+		func(s *Server) { srv = s })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	return ts.URL, srv
+}
+
+func jsonPatch(t *testing.T, url, body string) response {
+	t.Helper()
+	return do(t, http.MethodPatch, url, strings.NewReader(body), map[string]string{"Content-Type": "application/json"})
+}
+
+// storeManaged stores an enabled every-minute schedule that a control
+// plane (studio) manages, aimed at agent echo, with endpoint endpoint,
+// due at due.
+func storeManaged(t *testing.T, d *db.DB, id, endpoint string, due time.Time) {
+	t.Helper()
+	if _, err := d.CreateSchedule(context.Background(), &db.Schedule{ID: id, Name: id, Method: "POST", Endpoint: endpoint,
+		Payload: json.RawMessage(`{"message":"tick"}`), CronExpr: "* * * * *", Timezone: "UTC", TimeoutSeconds: 3600, RetryDelaySeconds: 1,
+		Enabled: true, NextRunAt: due.Unix(), ManagedBy: "studio", TargetType: "agent", TargetID: "echo"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSchedules_EnableRefusesAScheduleDisabledForEndpointDrift: a managed
+// schedule the scheduler disabled because its endpoint no longer addresses
+// its target is not re-armed by enable (409, Agno's detail) until the
+// endpoint matches the target again; a drift reason on a row without a
+// target is refused too (Agno fails closed). Re-armed, it would fail and
+// be disabled again at its next due time.
+func TestSchedules_EnableRefusesAScheduleDisabledForEndpointDrift(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	clk := &testClock{}
+	start := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
+	clk.Set(start)
+	u, srv := provenanceServer(t, d, clk)
+	ctx := context.Background()
+	storeManaged(t, d, "drifted", "/agents/other/runs", start)
+	clk.Set(start.Add(10 * time.Second))
+	if err := srv.Scheduler().Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reason := "endpoint_drift:/agents/other/runs!=agent:echo"
+	if sc, err := d.GetSchedule(ctx, "drifted"); err != nil || sc.Enabled || sc.DisabledReason != reason {
+		t.Fatalf("after the drifted firing: %+v, %v; want disabled with %q", sc, err, reason)
+	}
+
+	res := jsonPost(t, u+"/schedules/drifted/enable", "")
+	want := "Cannot enable schedule 'drifted': it was disabled because its endpoint no longer matches its target (" + reason +
+		"). Repoint the endpoint back at the target first."
+	if res.status != http.StatusConflict || res.detail(t) != want {
+		t.Fatalf("enable of the drifted schedule: %d %s, want 409 %q", res.status, res.body, want)
+	}
+	if sc, _ := d.GetSchedule(ctx, "drifted"); sc.Enabled || sc.DisabledReason != reason {
+		t.Fatalf("after the refused enable: enabled %v, disabled_reason %q", sc.Enabled, sc.DisabledReason)
+	}
+
+	// A drift reason on a row with no target to compare is refused.
+	if _, err := d.CreateSchedule(ctx, &db.Schedule{ID: "untargeted", Name: "untargeted", Method: "POST", Endpoint: "/agents/echo/runs",
+		Payload: json.RawMessage(`{"message":"tick"}`), CronExpr: "* * * * *", Timezone: "UTC", TimeoutSeconds: 3600, RetryDelaySeconds: 60,
+		DisabledReason: "endpoint_drift:/agents/other/runs!=agent:echo"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := jsonPost(t, u+"/schedules/untargeted/enable", ""); res.status != http.StatusConflict {
+		t.Errorf("enable of a drift-disabled row without a target: %d %s, want 409", res.status, res.body)
+	}
+
+	// Repointed at its target (the trailing slash Agno tolerates), it
+	// enables, the reason retired, and fires its target.
+	if res := jsonPatch(t, u+"/schedules/drifted", `{"endpoint":"/agents/echo/runs/"}`); res.status != 200 {
+		t.Fatalf("repoint: %d %s", res.status, res.body)
+	}
+	res = jsonPost(t, u+"/schedules/drifted/enable", "")
+	if v := decode[scheduleStateView](t, res); res.status != 200 || !v.Enabled {
+		t.Fatalf("enable after the repoint: %d %s", res.status, res.body)
+	}
+	if sc, _ := d.GetSchedule(ctx, "drifted"); !sc.Enabled || sc.DisabledReason != "" {
+		t.Fatalf("after the enable: enabled %v, disabled_reason %q", sc.Enabled, sc.DisabledReason)
+	}
+}
