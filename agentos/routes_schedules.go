@@ -237,11 +237,13 @@ func (s *Server) applyScheduleBody(sc *db.Schedule, b *scheduleBody, create bool
 		sc.Endpoint = *b.Endpoint
 	}
 	if b.Endpoint != nil || b.Method != nil {
-		m := runEndpointRE.FindStringSubmatch(sc.Endpoint)
+		// The provenance (managed_by, target_type, target_id) is not the
+		// body's to write: as Agno 3.0, create stores none and an update
+		// leaves it, so that a managed schedule repointed away from its
+		// target is refused by the scheduler (endpoint drift), not run.
 		if _, err := s.scheduleTarget(sc.Method, sc.Endpoint); err != nil {
 			return err
 		}
-		sc.TargetType, sc.TargetID = strings.TrimSuffix(m[1], "s"), m[2]
 	}
 	if b.CronExpr != nil {
 		sc.CronExpr = strings.TrimSpace(*b.CronExpr)

@@ -114,3 +114,49 @@ func TestSchedules_EnableRefusesAScheduleDisabledForEndpointDrift(t *testing.T) 
 		t.Fatalf("after the enable: enabled %v, disabled_reason %q", sc.Enabled, sc.DisabledReason)
 	}
 }
+
+// TestSchedules_PatchOfEndpointKeepsTheProvenance: as Agno 3.0's generic
+// update, PATCH writes the endpoint and never target_type/target_id: a
+// managed schedule repointed away from its target keeps its target, so
+// the scheduler refuses it (endpoint drift) instead of running a component
+// its provenance does not name. A schedule created through the route has
+// no provenance (Agno's create writes none), before and after a PATCH.
+func TestSchedules_PatchOfEndpointKeepsTheProvenance(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	clk := &testClock{}
+	start := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
+	clk.Set(start)
+	u, srv := provenanceServer(t, d, clk)
+	ctx := context.Background()
+
+	storeManaged(t, d, "managed", "/agents/echo/runs", start.Add(time.Minute))
+	res := jsonPatch(t, u+"/schedules/managed", `{"endpoint":"/agents/other/runs"}`)
+	v := decode[scheduleView](t, res)
+	if res.status != 200 || v.Endpoint != "/agents/other/runs" || v.ManagedBy == nil || *v.ManagedBy != "studio" ||
+		v.TargetType == nil || *v.TargetType != "agent" || v.TargetID == nil || *v.TargetID != "echo" {
+		t.Fatalf("PATCH of a managed schedule's endpoint: %d %s; want the endpoint changed and the target agent:echo kept", res.status, res.body)
+	}
+	clk.Set(start.Add(time.Minute + 10*time.Second))
+	if err := srv.Scheduler().Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := d.GetSchedule(ctx, "managed")
+	if err != nil || sc.Enabled || sc.DisabledReason != "endpoint_drift:/agents/other/runs!=agent:echo" {
+		t.Fatalf("the repointed managed schedule at its due time: %+v, %v; want it disabled for endpoint drift", sc, err)
+	}
+	runs := scheduleRuns(t, d, "managed")
+	if len(runs) != 1 || runs[0].Status != db.ScheduleRunFailed || runs[0].RunID != "" {
+		t.Fatalf("firings of the repointed managed schedule: %+v; want one failed firing that ran nothing", runs)
+	}
+
+	res = jsonPost(t, u+"/schedules", `{"name":"plain","cron_expr":"0 9 * * *","endpoint":"/agents/echo/runs","payload":{"message":"tick"}}`)
+	if v := decode[scheduleView](t, res); res.status != http.StatusCreated || v.ManagedBy != nil || v.TargetType != nil || v.TargetID != nil {
+		t.Fatalf("create: %d %s; want no provenance", res.status, res.body)
+	}
+	id := decode[scheduleView](t, res).ID
+	res = jsonPatch(t, u+"/schedules/"+id, `{"endpoint":"/agents/other/runs"}`)
+	if v := decode[scheduleView](t, res); res.status != 200 || v.Endpoint != "/agents/other/runs" || v.TargetType != nil || v.TargetID != nil {
+		t.Fatalf("PATCH of an unmanaged schedule's endpoint: %d %s; want the endpoint changed, still no provenance", res.status, res.body)
+	}
+}
