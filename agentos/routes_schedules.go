@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -690,15 +691,34 @@ func (s *Server) Fire(ctx context.Context, sc *db.Schedule, f schedule.Firing) (
 	if err != nil {
 		return schedule.Fired{}, err
 	}
-	out := schedule.Fired{RunID: runID, SessionID: st.sessionID, Input: sc.Payload}
+	out := schedule.Fired{RunID: runID, SessionID: st.sessionID, Input: scheduleRunInput(row.RunData)}
 	if dup {
 		first, err := d.GetRun(ctx, runID)
 		if err != nil {
 			return schedule.Fired{}, err
 		}
-		out.SessionID = first.SessionID
+		out.SessionID, out.Input = first.SessionID, scheduleRunInput(first.RunData)
 	}
 	return out, nil
+}
+
+// scheduleRunInput is the input a schedule run records of the run it
+// fired, whose run_data is runData: the run's stored input when it is an
+// object (an agent's or team's RunInput: {"input_content": …}), else none
+// (a workflow's input is stored as the bare value), as Agno 3.0's executor
+// records the input of the run it polled. Rows written before hold the
+// schedule's payload instead; they are read as stored.
+func scheduleRunInput(runData json.RawMessage) json.RawMessage {
+	var r struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if json.Unmarshal(runData, &r) != nil {
+		return nil
+	}
+	if in := bytes.TrimLeft(r.Input, " \t\r\n"); len(in) == 0 || in[0] != '{' {
+		return nil
+	}
+	return r.Input
 }
 
 // CancelFired is the scheduler's Canceller: it cancels a fired run that

@@ -13,6 +13,7 @@ import (
 	"github.com/agentryhq/agentry/db/dbtest/testdbs"
 	"github.com/agentryhq/agentry/model/scripted"
 	"github.com/agentryhq/agentry/queue"
+	"github.com/agentryhq/agentry/run"
 	"github.com/agentryhq/agentry/schedule"
 	"github.com/agentryhq/agentry/team"
 	"github.com/agentryhq/agentry/workflow"
@@ -159,4 +160,83 @@ func TestSchedules_PatchOfEndpointKeepsTheProvenance(t *testing.T) {
 	if v := decode[scheduleView](t, res); res.status != 200 || v.Endpoint != "/agents/other/runs" || v.TargetType != nil || v.TargetID != nil {
 		t.Fatalf("PATCH of an unmanaged schedule's endpoint: %d %s; want the endpoint changed, still no provenance", res.status, res.body)
 	}
+}
+
+// TestSchedules_ScheduleRunInputIsTheRunsInput: a schedule run records as
+// its input the fired run's input as the run stores it when that is an
+// object (an agent's or team's RunInput, {"input_content": …}), and null
+// for a workflow (whose stored input is the bare value), as Agno's
+// executor records the input of the run it polled; not the schedule's
+// payload. A row stored with the payload (older Agentry) still reads.
+func TestSchedules_ScheduleRunInputIsTheRunsInput(t *testing.T) {
+	t.Parallel()
+	d := testdbs.SQLite(t)
+	clk := &testClock{}
+	clk.Set(time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC))
+	u, _ := provenanceServer(t, d, clk)
+	ctx := context.Background()
+	var firstID string
+	for _, c := range []struct{ kind, id, want string }{
+		{"agents", "echo", `{"input_content":"tick"}`},
+		{"teams", "squad", `{"input_content":"tick"}`},
+		{"workflows", "flow", `null`},
+	} {
+		res := jsonPost(t, u+"/schedules", `{"name":"`+c.id+`","cron_expr":"0 9 * * *","endpoint":"/`+c.kind+`/`+c.id+`/runs",`+
+			`"payload":{"message":"tick","metadata":{"k":"v"}}}`)
+		if res.status != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", c.id, res.status, res.body)
+		}
+		sc := decode[scheduleView](t, res)
+		if firstID == "" {
+			firstID = sc.ID
+		}
+		res = jsonPost(t, u+"/schedules/"+sc.ID+"/trigger", "")
+		tr := decode[scheduleRunView](t, res)
+		if res.status != 200 || tr.RunID == nil || compactJSON(t, tr.Input) != c.want {
+			t.Fatalf("trigger of %s: %d %s; want input %s", c.id, res.status, res.body, c.want)
+		}
+		stored, err := d.GetScheduleRun(ctx, tr.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := compactJSON(t, stored.Input); got != c.want && !(c.want == "null" && len(stored.Input) == 0) {
+			t.Errorf("%s: stored input %s, want %s", c.id, stored.Input, c.want)
+		}
+		waitStatus(t, d, *tr.RunID, run.StatusCompleted)
+		if c.kind != "workflows" {
+			// The very value a poll of the run answers (what Agno copies).
+			res = get(t, u+"/"+c.kind+"/"+c.id+"/runs/"+*tr.RunID+"?session_id="+*tr.SessionID, nil)
+			var polled struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal([]byte(res.body), &polled); res.status != 200 || err != nil || compactJSON(t, polled.Input) != c.want {
+				t.Errorf("%s: the run's input as polled: %d %s", c.id, res.status, res.body)
+			}
+		}
+	}
+
+	// An older row, with the payload as its input, reads as stored.
+	older := `{"message":"tick","session_id":"s1"}`
+	if _, err := d.CreateScheduleRun(ctx, &db.ScheduleRun{ID: "older", ScheduleID: firstID, Status: db.ScheduleRunSuccess,
+		Input: json.RawMessage(older), TriggeredAt: 1, CreatedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res := get(t, u+"/schedules/"+firstID+"/runs/older", nil)
+	if v := decode[scheduleRunView](t, res); res.status != 200 || compactJSON(t, v.Input) != older {
+		t.Errorf("an older schedule run: %d %s, want its input %s", res.status, res.body, older)
+	}
+}
+
+// compactJSON is raw compacted ("null" for none).
+func compactJSON(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	if len(raw) == 0 {
+		return "null"
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
