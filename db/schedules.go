@@ -18,8 +18,11 @@ const ScheduleLockGrace = 300
 // Schedule is one row of agno_schedules (Agno 3.0's shape, with the
 // provenance columns 3.0 added): a cron expression in a time zone that
 // fires Method Endpoint with Payload. Agentry fires run endpoints only
-// (POST /agents|teams|workflows/{id}/runs): TargetType and TargetID name
-// the component. NextRunAt is the next due time (epoch seconds; 0 is
+// (POST /agents|teams|workflows/{id}/runs). TargetType and TargetID are
+// the provenance a control plane (ManagedBy) or code stamps: the
+// component the schedule was made for, which its endpoint must still
+// address (else the scheduler refuses it: endpoint drift); the HTTP
+// routes never write them, as in Agno 3.0. NextRunAt is the next due time (epoch seconds; 0 is
 // NULL). A schedule without a user (UserID "") is visible only to
 // unscoped callers, as in Agno. Names are unique per owner.
 type Schedule struct {
