@@ -54,20 +54,29 @@ func scheduledServerOf(t *testing.T, d *db.DB, clk *testClock, sc schedule.Confi
 // scheduledServerQueue is scheduledServerOf with the queue's config qc.
 func scheduledServerQueue(t *testing.T, d *db.DB, clk *testClock, sc schedule.Config, qc queue.Config, more ...*agent.Agent) (string, *Server) {
 	t.Helper()
-	if qc.PollInterval == 0 {
-		qc.PollInterval = 20 * time.Millisecond
-	}
 	a, err := agent.New(agent.Config{ID: "echo", Name: "Echo", Model: scripted.Reply("scheduled hello"), DB: d})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return scheduledServerWith(t, Config{Agents: append([]*agent.Agent{a}, more...)}, clk, sc, qc)
+}
+
+// scheduledServerWith serves cfg's components with a durable queue (qc,
+// polling every 20 ms unless it says) and a scheduler (sc) on clk's
+// clock that the test ticks by hand unless sc sets a poll interval; the
+// server is closed when the test ends.
+func scheduledServerWith(t *testing.T, cfg Config, clk *testClock, sc schedule.Config, qc queue.Config) (string, *Server) {
+	t.Helper()
+	if qc.PollInterval == 0 {
+		qc.PollInterval = 20 * time.Millisecond
 	}
 	sc.Clock = clk.Now
 	if sc.PollInterval == 0 {
 		sc.PollInterval = time.Hour // the test ticks by hand
 	}
+	cfg.Queue, cfg.Schedules = &qc, &sc
 	var srv *Server
-	ts, _ := testServer(t, Config{Agents: append([]*agent.Agent{a}, more...), Queue: &qc, Schedules: &sc},
-		func(s *Server) { srv = s })
+	ts, _ := testServer(t, cfg, func(s *Server) { srv = s })
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

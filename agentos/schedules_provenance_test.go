@@ -29,16 +29,8 @@ func provenanceServer(t *testing.T, d *db.DB, clk *testClock) (string, *Server) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var srv *Server
-	ts, _ := testServer(t, Config{Agents: []*agent.Agent{echo, other}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow},
-		Queue: &queue.Config{PollInterval: 20 * time.Millisecond}, Schedules: &schedule.Config{Clock: clk.Now, PollInterval: time.Hour}},
-		func(s *Server) { srv = s })
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	return ts.URL, srv
+	return scheduledServerWith(t, Config{Agents: []*agent.Agent{echo, other}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}},
+		clk, schedule.Config{}, queue.Config{})
 }
 
 func jsonPatch(t *testing.T, url, body string) response {
