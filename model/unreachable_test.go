@@ -1,4 +1,4 @@
-package model
+package model_test
 
 import (
 	"context"
@@ -7,19 +7,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-)
 
-// closedAddr is a loopback address nothing listens on (connection refused).
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+	"github.com/agentryhq/agentry/model"
+	"github.com/agentryhq/agentry/model/modeltest"
+)
 
 // noSuchHost is what net.Dialer returns for a name the resolver answers
 // NXDOMAIN for, without depending on this machine's DNS.
@@ -30,7 +21,7 @@ func noSuchHost(_ context.Context, _, addr string) (net.Conn, error) {
 
 func TestUnreachable_IsNotAServerErrorAndNamesTheHost(t *testing.T) {
 	t.Parallel()
-	refused := closedAddr(t)
+	refused := modeltest.RefusedAddr(t)
 	dnsClient := &http.Client{Transport: &http.Transport{DialContext: noSuchHost}}
 	tests := []struct {
 		name      string
@@ -51,17 +42,17 @@ func TestUnreachable_IsNotAServerErrorAndNamesTheHost(t *testing.T) {
 			if err == nil {
 				t.Fatal("request succeeded")
 			}
-			pe := Unreachable("P", tc.url, err)
-			if errors.Is(pe, ErrServer) || !errors.Is(pe, ErrUnreachable) {
-				t.Errorf("kind = %v, want ErrUnreachable and not ErrServer", pe.Kind)
+			pe := model.Unreachable("P", tc.url, err)
+			if errors.Is(pe, model.ErrServer) || !errors.Is(pe, model.ErrUnreachable) {
+				t.Errorf("kind = %v, want model.ErrUnreachable and not model.ErrServer", pe.Kind)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(pe.Error(), w) {
 					t.Errorf("%q does not mention %q", pe.Error(), w)
 				}
 			}
-			if Retryable(pe) != tc.retryable {
-				t.Errorf("Retryable = %v, want %v", Retryable(pe), tc.retryable)
+			if model.Retryable(pe) != tc.retryable {
+				t.Errorf("Retryable = %v, want %v", model.Retryable(pe), tc.retryable)
 			}
 		})
 	}

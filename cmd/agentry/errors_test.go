@@ -1,10 +1,11 @@
 package main
 
 import (
-	"net"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentryhq/agentry/model/modeltest"
 )
 
 // goSpeak matches what a CLI user cannot act on: Go config fields, Go type
@@ -17,12 +18,9 @@ var goSpeak = regexp.MustCompile(`Config\.|in type|config\.[A-Z]|!!str|modelspec
 func TestCLIErrors_SpeakCLI(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := l.Addr().String()
-	l.Close()
+	// bound and never listening while the test runs: a port merely
+	// closed was once taken by another test's server, which answered 401
+	refused := modeltest.RefusedAddr(t)
 	t.Setenv("OPENAI_BASE_URL", "http://"+refused+"/v1")
 	dir := t.TempDir()
 	s := writeFile(t, "s.yaml", script)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentryhq/agentry/mcp/mcptool"
+	"github.com/agentryhq/agentry/model/modeltest"
 )
 
 // Some servers take their API key in the URL's query. The transport's
@@ -20,14 +21,9 @@ import (
 // logs and the API's answer: the values are written *** (as net/http
 // writes a URL's password), the keys kept.
 func TestToolkit_URLQueryValuesAreNotInErrors(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close() // nothing listens there now: connecting fails
+	addr := modeltest.RefusedAddr(t) // nothing listens there: connecting fails
 	k := newKit(t, mcptool.Config{URL: "http://" + addr + "/mcp?api_key=SECRET1&team=SECRET2&flag"})
-	_, err = k.Tools(context.Background())
+	_, err := k.Tools(context.Background())
 	if !errors.Is(err, mcptool.ErrUnavailable) {
 		t.Fatalf("Tools = %v, want ErrUnavailable", err)
 	}

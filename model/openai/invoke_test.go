@@ -264,9 +264,7 @@ func TestWithRetry_GivesUpOnAuthErrors(t *testing.T) {
 
 func TestInvoke_UnreachableServerIsRetryable(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close() // nothing listens there any more
+	url := "http://" + modeltest.RefusedAddr(t) // nothing listens there
 	m, err := openai.New(openai.Config{APIKey: "k", BaseURL: url, Model: "m"})
 	if err != nil {
 		t.Fatal(err)
