@@ -504,8 +504,7 @@ func endpointDriftRefusal(sc *db.Schedule) (reason string, refused bool) {
 	if !strings.HasPrefix(sc.DisabledReason, schedule.DriftReasonPrefix) {
 		return "", false
 	}
-	if sc.TargetType != "" && sc.TargetID != "" && sc.Endpoint != "" &&
-		strings.TrimRight(sc.Endpoint, "/") == "/"+sc.TargetType+"s/"+sc.TargetID+"/runs" {
+	if schedule.AddressesTarget(sc) {
 		return "", false
 	}
 	return sc.DisabledReason, true

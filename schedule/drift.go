@@ -28,13 +28,22 @@ func endpointDrift(sc *db.Schedule) (reason, msg string, drifted bool) {
 	if sc.ManagedBy == "" || sc.TargetType == "" || sc.TargetID == "" {
 		return "", "", false
 	}
-	if strings.TrimRight(sc.Endpoint, "/") == "/"+sc.TargetType+"s/"+sc.TargetID+"/runs" {
+	if AddressesTarget(sc) {
 		return "", "", false
 	}
 	target := sc.TargetType + ":" + sc.TargetID
 	return DriftReasonPrefix + sc.Endpoint + "!=" + target,
 		fmt.Sprintf("Schedule %s endpoint %s does not match its provenance target %s; refusing to execute", sc.ID, strconv.Quote(sc.Endpoint), target),
 		true
+}
+
+// AddressesTarget reports whether sc's endpoint, trailing slashes trimmed,
+// is its provenance target's run route (/{target_type}s/{target_id}/runs),
+// as Agno 3.0's match_run_endpoint tells. A schedule without a target
+// addresses none.
+func AddressesTarget(sc *db.Schedule) bool {
+	return sc.TargetType != "" && sc.TargetID != "" && sc.Endpoint != "" &&
+		strings.TrimRight(sc.Endpoint, "/") == "/"+sc.TargetType+"s/"+sc.TargetID+"/runs"
 }
 
 // driftKey is the key of the failed firing a drifted schedule records for
