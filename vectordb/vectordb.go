@@ -188,6 +188,20 @@ func CheckRows(rows []Row, dims int) error {
 	return nil
 }
 
+// CheckContentRows checks rows as ReplaceContent takes them: as CheckRows
+// does, and every row of contentID.
+func CheckContentRows(contentID string, rows []Row, dims int) error {
+	if err := CheckRows(rows, dims); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.ContentID != contentID {
+			return fmt.Errorf("%w: row %s is of content %q, not %q", ErrInvalidQuery, r.ID, r.ContentID, contentID)
+		}
+	}
+	return nil
+}
+
 // isZero reports whether v has no non-zero value (cosine is undefined).
 func isZero(v []float32) bool {
 	for _, x := range v {

@@ -403,13 +403,8 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 // immediate) keeps another process's replace of the content from
 // deleting between the two, so the last replace's rows alone stay.
 func (s *Store) ReplaceContent(ctx context.Context, contentID string, rows []vectordb.Row) error {
-	if err := vectordb.CheckRows(rows, s.cfg.Dimensions); err != nil {
+	if err := vectordb.CheckContentRows(contentID, rows, s.cfg.Dimensions); err != nil {
 		return err
-	}
-	for _, r := range rows {
-		if r.ContentID != contentID {
-			return fmt.Errorf("%w: row %s is of content %q, not %q", vectordb.ErrInvalidQuery, r.ID, r.ContentID, contentID)
-		}
 	}
 	return s.write(ctx, func(tx *sql.Tx) (*change, error) {
 		gone, err := s.deleteTx(ctx, tx, contentID)

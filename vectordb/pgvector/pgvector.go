@@ -385,7 +385,10 @@ func nulJSON(b []byte) bool { return bytes.Contains(b, []byte(`\u0000`)) }
 // Upsert writes rows in one transaction; their vectors are stored scaled
 // to length 1 (unit), their content and name as storableText.
 func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
-	if err := s.checkRows(ctx, rows); err != nil {
+	if err := vectordb.CheckRows(rows, s.dims); err != nil {
+		return err
+	}
+	if err := pgRows(ctx, rows); err != nil {
 		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -399,11 +402,9 @@ func (s *Store) Upsert(ctx context.Context, rows []vectordb.Row) error {
 	return tx.Commit()
 }
 
-// checkRows checks rows as Upsert and ReplaceContent take them.
-func (s *Store) checkRows(ctx context.Context, rows []vectordb.Row) error {
-	if err := vectordb.CheckRows(rows, s.dims); err != nil {
-		return err
-	}
+// pgRows checks that rows, checked as vectordb.CheckRows checks them, and
+// the caller's user id are text Postgres can hold.
+func pgRows(ctx context.Context, rows []vectordb.Row) error {
 	for _, r := range rows {
 		if !pgText(r.ID) || !pgText(r.ContentID) || !pgText(r.ContentHash) || !pgText(r.UserID) {
 			return fmt.Errorf("%w: row %q: ids, content hash and user id must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, r.ID)
@@ -420,13 +421,11 @@ func (s *Store) checkRows(ctx context.Context, rows []vectordb.Row) error {
 // the content id: a replace by another process waits, and its delete then
 // sees (and removes) these rows, so the last replace's rows alone stay.
 func (s *Store) ReplaceContent(ctx context.Context, contentID string, rows []vectordb.Row) error {
-	if err := s.checkRows(ctx, rows); err != nil {
+	if err := vectordb.CheckContentRows(contentID, rows, s.dims); err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if r.ContentID != contentID {
-			return fmt.Errorf("%w: row %s is of content %q, not %q", vectordb.ErrInvalidQuery, r.ID, r.ContentID, contentID)
-		}
+	if err := pgRows(ctx, rows); err != nil {
+		return err
 	}
 	if !pgText(contentID) {
 		return fmt.Errorf("%w: content id %q must be UTF-8 text without NUL", vectordb.ErrInvalidQuery, contentID)
