@@ -175,6 +175,23 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 		MissingToolCalls: []string{}, FailedArgumentChecks: []string{}, PassedArgumentChecks: []string{}}
 	clean := map[string][]map[string]any{}
 	attempted := map[string]bool{}
+	// classify files an attempted call: forbidden fails; one not expected
+	// is additional or fails; an expected (or any, expecting nothing) one
+	// passes when it ran cleanly.
+	classify := func(name string, ok bool) {
+		switch {
+		case slices.Contains(forbidden, name):
+			res.FailedToolCalls = append(res.FailedToolCalls, name)
+		case expected != nil && !slices.Contains(expected, name):
+			if allowAdditional {
+				res.AdditionalToolCalls = append(res.AdditionalToolCalls, name)
+			} else {
+				res.FailedToolCalls = append(res.FailedToolCalls, name)
+			}
+		case ok:
+			res.PassedToolCalls = append(res.PassedToolCalls, name)
+		}
+	}
 	execs, requested := evidence(out)
 	for _, t := range execs {
 		if t.ToolName == "" {
@@ -182,18 +199,7 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 		}
 		attempted[t.ToolName] = true
 		ok := !t.ToolCallError && !notRun(t)
-		switch {
-		case slices.Contains(forbidden, t.ToolName):
-			res.FailedToolCalls = append(res.FailedToolCalls, t.ToolName)
-		case expected != nil && !slices.Contains(expected, t.ToolName):
-			if allowAdditional {
-				res.AdditionalToolCalls = append(res.AdditionalToolCalls, t.ToolName)
-			} else {
-				res.FailedToolCalls = append(res.FailedToolCalls, t.ToolName)
-			}
-		case ok:
-			res.PassedToolCalls = append(res.PassedToolCalls, t.ToolName)
-		}
+		classify(t.ToolName, ok)
 		if ok {
 			var a map[string]any
 			_ = json.Unmarshal(t.ToolArgs, &a)
@@ -212,16 +218,8 @@ func Check(out *run.Output, expected, forbidden []string, allowAdditional bool, 
 	slices.Sort(unexecuted)
 	for _, name := range unexecuted {
 		attempted[name] = true
-		switch {
-		case slices.Contains(forbidden, name):
-			res.FailedToolCalls = append(res.FailedToolCalls, name)
-		case expected == nil || slices.Contains(expected, name):
-			// An expected one is reported missing below, as refused.
-		case allowAdditional:
-			res.AdditionalToolCalls = append(res.AdditionalToolCalls, name)
-		default:
-			res.FailedToolCalls = append(res.FailedToolCalls, name)
-		}
+		// Never ran: an expected one is reported missing below, as refused.
+		classify(name, false)
 	}
 	missing := map[string]bool{}
 	for _, name := range expected {
