@@ -257,10 +257,16 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 	meta := map[string]any{"run_id": runID, "current_event_count": stored}
 	name := "subscribed"
 	if over {
+		// Agno's replay frame names the events it replays: those after
+		// the client's index.
 		name = "replay"
+		missed := stored - max(after, -1) - 1
 		meta["status"], meta["total_buffered"], meta["last_event_index_requested"] = row.Status, stored, after
+		meta["total_events"] = missed
+		meta["message"] = fmt.Sprintf("Run %s. Replaying %d missed events (of %d total).", row.Status, missed, stored)
 	} else {
 		meta["status"] = "running"
+		meta["message"] = "Subscribed to " + string(a.Component().Type) + " run. Receiving live events."
 	}
 	meta["event"] = name
 	if err := sse.WriteMeta(name, meta); err != nil {
@@ -386,7 +392,8 @@ func (s *Server) nothingMore(w http.ResponseWriter, r *http.Request, row *db.Run
 		return nil
 	}
 	_ = newSSEWriter(w).WriteMeta("replay", map[string]any{"event": "replay", "run_id": row.RunID, "status": row.Status,
-		"current_event_count": stored, "total_buffered": stored, "last_event_index_requested": after})
+		"current_event_count": stored, "total_buffered": stored, "last_event_index_requested": after, "total_events": 0,
+		"message": fmt.Sprintf("Run %s. Replaying 0 missed events (of %d total).", row.Status, stored)})
 	return nil
 }
 

@@ -211,9 +211,21 @@ func reconnectMidRun(t *testing.T, a, b string) {
 	rp := openStream(t, func() (*http.Response, error) {
 		return sendForm(b+"/agents/echo/runs/"+runID+"/resume", map[string]string{"last_event_index": strconv.Itoa(all - 4)}, nil)
 	})
+	// Agno's replay frame counts and says what it replays.
+	f, _ := rp.next(t)
+	var rf struct {
+		Event       string `json:"event"`
+		TotalEvents *int   `json:"total_events"`
+		Buffered    int    `json:"total_buffered"`
+		Message     string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(f.data), &rf); err != nil || f.event != "replay" || rf.Event != "replay" || rf.TotalEvents == nil || *rf.TotalEvents != 3 ||
+		rf.Buffered != all || rf.Message != fmt.Sprintf("Run COMPLETED. Replaying 3 missed events (of %d total).", all) {
+		t.Fatalf("replay frame %+v: %s (%v)", f, f.data, err)
+	}
 	tail, meta := rp.events(t, -1)
 	checkIDs(t, tail, all-3)
-	if len(tail) != 3 || len(meta) != 1 || meta[0] != "replay" {
+	if len(tail) != 3 || len(meta) != 0 {
 		t.Fatalf("replay of the last 3: %d events, meta %v", len(tail), meta)
 	}
 }
@@ -327,6 +339,23 @@ func TestResume_BackgroundTeamAndWorkflowStream(t *testing.T) {
 		s := openStream(t, func() (*http.Response, error) {
 			return sendForm(ts.URL+c.path+"/runs", map[string]string{"message": "go", "background": "true", "stream": "true"}, nil)
 		})
+		// The first frame is Agno's subscribed frame, naming the kind
+		// (or its replay frame, when the run ended before the stream
+		// read the log).
+		f, _ := s.next(t)
+		kind := strings.TrimSuffix(strings.Split(c.path, "/")[1], "s")
+		switch want := "Subscribed to " + kind + " run. Receiving live events."; f.event {
+		case "subscribed":
+			if !strings.Contains(f.data, `"message":"`+want+`"`) {
+				t.Errorf("%s: subscribed frame %+v, want it saying %q", c.path, f, want)
+			}
+		case "replay":
+			if !strings.Contains(f.data, `"message":"Run COMPLETED. Replaying `) {
+				t.Errorf("%s: replay frame %+v", c.path, f)
+			}
+		default:
+			t.Errorf("%s: first frame %+v, want subscribed or replay", c.path, f)
+		}
 		evs, _ := s.events(t, -1)
 		checkIDs(t, evs, 0)
 		if len(evs) < 2 || evs[0].event != c.start || evs[len(evs)-1].event != c.end {
