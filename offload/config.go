@@ -117,10 +117,10 @@ func (s *Setting) UnmarshalYAML(n *yaml.Node) error {
 		return errors.New("offload_tool_results must be true, false or a map of threshold_chars, preview_lines, preview_chars, ttl")
 	}
 	known := map[string]bool{"threshold_chars": true, "preview_lines": true, "preview_chars": true, "ttl": true,
-		"namespace": true, "max_file_bytes": true, "max_namespace_bytes": true, "enabled": true}
+		"namespace": true, "max_file_bytes": true, "max_namespace_bytes": true, "max_namespace_files": true, "enabled": true}
 	for i := 0; i < len(n.Content); i += 2 {
 		if k := n.Content[i].Value; !known[k] {
-			return fmt.Errorf("offload_tool_results: unknown key %q (known: threshold_chars, preview_lines, preview_chars, ttl, namespace, max_file_bytes, max_namespace_bytes, enabled)", k)
+			return fmt.Errorf("offload_tool_results: unknown key %q (known: threshold_chars, preview_lines, preview_chars, ttl, namespace, max_file_bytes, max_namespace_bytes, max_namespace_files, enabled)", k)
 		}
 	}
 	var raw struct {
