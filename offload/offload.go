@@ -333,8 +333,16 @@ func (o *Offloader) Sweep(ctx context.Context, limit int) (int, error) {
 const maxSweepErrors = 3
 
 // SweepEvery runs Sweep (batches of up to 500) at an interval until ctx
-// ends; errors go to onErr (nil ignores them).
+// ends; errors go to onErr (nil ignores them). An interval that is not
+// positive is such an error, and SweepEvery returns (time.NewTicker would
+// panic, in the goroutine it is run in: the whole process).
 func (o *Offloader) SweepEvery(ctx context.Context, interval time.Duration, onErr func(error)) {
+	if interval <= 0 {
+		if onErr != nil {
+			onErr(fmt.Errorf("offload: sweep interval %v: it must be positive", interval))
+		}
+		return
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -1,6 +1,7 @@
 package offload_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -128,5 +129,20 @@ func TestSweep_PassesOverARowItCannotDelete(t *testing.T) {
 	}
 	if files := countRows(t, d, "agno_tool_results"); files != 1 {
 		t.Fatalf("%d index rows left; want the bad row alone", files)
+	}
+}
+
+// SweepEvery with an interval that is not positive reports it and returns:
+// it panicked in time.NewTicker, taking down the process it ran in (as
+// agentfs's SweepEvery did before).
+func TestSweepEvery_RefusesANonPositiveInterval(t *testing.T) {
+	t.Parallel()
+	o := newOffloader(t, testdbs.SQLite(t), offload.Config{})
+	for _, interval := range []time.Duration{0, -1} {
+		var got error
+		o.SweepEvery(context.Background(), interval, func(err error) { got = err })
+		if got == nil {
+			t.Fatalf("interval %d: no error reported", interval)
+		}
 	}
 }
