@@ -67,6 +67,8 @@ type Offloader struct {
 	fs    *agentfs.FS
 	now   func() time.Time
 	tools []tool.Tool
+	// searchTime bounds one search's scan (MaxSearchTime).
+	searchTime time.Duration
 }
 
 // New returns an Offloader storing on d.
@@ -83,7 +85,7 @@ func New(d *db.DB, cfg Config) (*Offloader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offload: %w", err)
 	}
-	o := &Offloader{cfg: cfg, db: d, fs: fs, now: time.Now}
+	o := &Offloader{cfg: cfg, db: d, fs: fs, now: time.Now, searchTime: MaxSearchTime}
 	if o.tools, err = o.buildTools(); err != nil {
 		return nil, fmt.Errorf("offload: %w", err)
 	}

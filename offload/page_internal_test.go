@@ -1,7 +1,9 @@
 package offload
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -154,4 +156,21 @@ func FuzzClipAround(f *testing.F) {
 			t.Fatalf("clip %q (from %d) leaves out the match at character %d", got, from, before)
 		}
 	})
+}
+
+// A line matched through stoppingReader (a costly pattern on a long line)
+// matches where the string matcher does, at the same byte offsets.
+func TestStoppingReader_MatchesAsTheString(t *testing.T) {
+	t.Parallel()
+	lines := []string{"", "abc", "héllo wörld", "日本語のテキスト end", "x\xffy", "tab\there", strings.Repeat("é", 300) + "needle" + strings.Repeat("ü", 10)}
+	for _, p := range []string{`^`, `$`, `\bw`, `ö`, `needle$`, `[^\x00-\x7f]+`, `(?i)WÖR`, `y$`, `^$`, `\pL{3}`, `.{2}end`, `\xff`, `(?s).`} {
+		re := regexp.MustCompile(p)
+		for _, l := range lines {
+			want := re.FindStringIndex(l)
+			got := re.FindReaderIndex(&stoppingReader{s: l, ctx: context.Background()})
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%q in %q: reader %v, string %v", p, l, got, want)
+			}
+		}
+	}
 }

@@ -3,8 +3,11 @@ package offload
 import (
 	"context"
 	"fmt"
+	"io"
 	"regexp"
+	"regexp/syntax"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -101,11 +104,21 @@ type Match struct {
 	After      []string `json:"after,omitempty"`
 }
 
+// MaxSearchTime bounds one search's scan. RE2 is linear in the text, but
+// times the pattern's program: a counted repetition (".{0,100}x") costs
+// tens of nanoseconds per byte per instruction, minutes over an 8 MB
+// result, and regexp takes no context.
+const MaxSearchTime = 10 * time.Second
+
+// ErrSearchTooSlow: a search that did not finish within MaxSearchTime.
+var ErrSearchTooSlow = fmt.Errorf("offload: the search did not finish within %s: the pattern is too costly on this result; simplify it (fewer counted repetitions such as .{0,100}, fewer alternatives) or anchor it with literal text", MaxSearchTime)
+
 // Search returns up to MaxMatches lines of a result readable by s matching
-// pattern (Go RE2 syntax: linear time, so no timeout is needed), each with
-// up to contextLines (≤ MaxContextLines) lines around it; lines are clipped
-// to MaxMatchLineChars characters, a matching line around its first match
-// (see clipAround).
+// pattern (Go RE2 syntax), each with up to contextLines (≤ MaxContextLines)
+// lines around it; lines are clipped to MaxMatchLineChars characters, a
+// matching line around its first match (see clipAround). The scan stops
+// with ErrSearchTooSlow after MaxSearchTime, and with ctx's error when ctx
+// ends.
 func (o *Offloader) Search(ctx context.Context, s Scope, id, pattern string, contextLines int) ([]Match, error) {
 	re, err := compile(pattern)
 	if err != nil {
@@ -115,24 +128,58 @@ func (o *Offloader) Search(ctx context.Context, s Scope, id, pattern string, con
 	if err != nil {
 		return nil, err
 	}
-	return search(text, re, contextLines), nil
+	return search(ctx, text, re, contextLines, o.searchTime)
 }
 
-func compile(pattern string) (*regexp.Regexp, error) {
+// searcher is a compiled pattern and the size of its program, which
+// bounds what matching costs per byte.
+type searcher struct {
+	re    *regexp.Regexp
+	insts int
+}
+
+func compile(pattern string) (searcher, error) {
 	if pattern == "" {
-		return nil, fmt.Errorf("%w: empty pattern", ErrBadPattern)
+		return searcher{}, fmt.Errorf("%w: empty pattern", ErrBadPattern)
 	}
 	if len(pattern) > MaxPatternBytes {
-		return nil, ErrPatternTooLong
+		return searcher{}, ErrPatternTooLong
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadPattern, err)
+		return searcher{}, fmt.Errorf("%w: %w", ErrBadPattern, err)
 	}
-	return re, nil
+	// regexp compiles the same way: it parsed and compiled this pattern
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return searcher{}, fmt.Errorf("%w: %w", ErrBadPattern, err)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return searcher{}, fmt.Errorf("%w: %w", ErrBadPattern, err)
+	}
+	return searcher{re: re, insts: len(prog.Inst)}, nil
 }
 
-func search(text string, re *regexp.Regexp, contextLines int) []Match {
+// cheapLine bounds a line's bytes times the program's instructions below
+// which the line is matched as a string (in well under a second whatever
+// the pattern), uninterrupted; a costlier line is matched through a reader
+// that stops when the scan must.
+const cheapLine = 1 << 22
+
+func search(ctx context.Context, text string, se searcher, contextLines int, limit time.Duration) ([]Match, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	stopped := func() error {
+		if ctx.Err() == nil {
+			return nil
+		}
+		if err := parent.Err(); err != nil {
+			return err
+		}
+		return ErrSearchTooSlow
+	}
 	contextLines = min(max(contextLines, 0), MaxContextLines)
 	lines := splitLines(text)
 	var out []Match
@@ -147,7 +194,19 @@ func search(text string, re *regexp.Regexp, contextLines int) []Match {
 		return c
 	}
 	for i, l := range lines {
-		loc := re.FindStringIndex(l)
+		if err := stopped(); err != nil {
+			return nil, err
+		}
+		var loc []int
+		if len(l)*se.insts <= cheapLine {
+			loc = se.re.FindStringIndex(l)
+		} else {
+			r := &stoppingReader{s: l, ctx: ctx}
+			loc = se.re.FindReaderIndex(r)
+			if r.stopped {
+				return nil, stopped()
+			}
+		}
 		if loc == nil {
 			continue
 		}
@@ -157,7 +216,30 @@ func search(text string, re *regexp.Regexp, contextLines int) []Match {
 			break
 		}
 	}
-	return out
+	return out, nil
+}
+
+// stoppingReader reads a line to the matcher rune by rune and ends it
+// early (stopped) once ctx is done, so that a costly match of one long
+// line can be cut.
+type stoppingReader struct {
+	s       string
+	i, n    int
+	ctx     context.Context
+	stopped bool
+}
+
+func (r *stoppingReader) ReadRune() (rune, int, error) {
+	if r.i >= len(r.s) || r.stopped {
+		return 0, 0, io.EOF
+	}
+	if r.n++; r.n%256 == 0 && r.ctx.Err() != nil {
+		r.stopped = true
+		return 0, 0, io.EOF
+	}
+	c, size := utf8.DecodeRuneInString(r.s[r.i:])
+	r.i += size
+	return c, size, nil
 }
 
 // clipAround clips a line to n characters that show the match starting at

@@ -69,7 +69,7 @@ func modelError(err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return errors.New("result not found: use a result_id from a <result> envelope of this conversation")
-	case errors.Is(err, ErrBadRange), errors.Is(err, ErrBadPattern), errors.Is(err, ErrPatternTooLong):
+	case errors.Is(err, ErrBadRange), errors.Is(err, ErrBadPattern), errors.Is(err, ErrPatternTooLong), errors.Is(err, ErrSearchTooSlow):
 		return err
 	default:
 		return fmt.Errorf("reading the stored result failed: %w", err)
