@@ -41,7 +41,9 @@ var ErrNoBucket = errors.New("media/s3: bucket does not exist")
 // Config configures the bucket. Bucket is required.
 type Config struct {
 	Bucket string
-	// Prefix is prepended to every key (default "agentry/media/").
+	// Prefix is prepended to every key (default "agentry/media/"); it
+	// must keep keys clean (media.CheckKey): no "..", "." or empty
+	// segments, no leading "/", backslash or control character.
 	Prefix string
 	Region string
 	// Endpoint, when set, is an S3-compatible server (e.g. MinIO); with it,
@@ -86,6 +88,14 @@ func New(ctx context.Context, cfg Config) (*Storage, error) {
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
+	}
+	// Every object key is Prefix and a clean key (media.CheckKey): the
+	// prefix must keep it clean. A server on a file system stores
+	// "x/../y/k" as "y/k" and lists nothing under "x/../y/", so
+	// DeletePrefix would find nothing to delete.
+	if err := media.CheckKey(cfg.Prefix + "k"); err != nil {
+		return nil, fmt.Errorf("media/s3: Config.Prefix %q must be relative and clean (no \"..\", \".\" or empty segments, no backslash or control character), e.g. %q: %w",
+			cfg.Prefix, DefaultPrefix, media.ErrInvalidKey)
 	}
 	if cfg.PresignExpiry <= 0 {
 		cfg.PresignExpiry = DefaultPresignExpiry
