@@ -99,11 +99,20 @@ func (s *Server) getSessionMedia(w http.ResponseWriter, r *http.Request) error {
 // (same backend and bucket); nil when no run references it. Only the
 // places the agent writes references are read (message parts, the input's
 // and the run's media, member runs): a client's text holding a reference's
-// JSON is not one.
+// JSON is not one. A reference is taken only when its key is one the run
+// itself could have stored: under the run's owner (its database, user and
+// session: media.Owner) or, from before owners, under the session id
+// (media.SessionDir). A client's media object sent with a url keeps its
+// unknown members, a media_reference among them, in the run's input: one
+// naming another owner's key reads nothing.
 func referencedMedia(ctx context.Context, d *db.DB, session string, st media.Storage, name string) (*media.Reference, error) {
 	var found *media.Reference
+	legacy := media.SessionDir(session)
 	err := eachRunHolding(ctx, d, session, []byte(name), func(out *run.Output) bool {
-		found = findReference(out, st, name)
+		own := media.Owner{DB: d.ID, User: out.UserID, Session: session}.Dir()
+		found = findReference(out, st, name, func(key string) bool {
+			return (strings.HasPrefix(key, own) || strings.HasPrefix(key, legacy)) && media.CheckKey(key) == nil
+		})
 		return found == nil
 	})
 	return found, err
@@ -142,13 +151,14 @@ func eachRunHolding(ctx context.Context, d *db.DB, session string, needle []byte
 // maxMemberDepth bounds the nesting of member runs eachReference reads.
 const maxMemberDepth = 8
 
-// findReference is the reference in out to the object name made by st.
-func findReference(out *run.Output, st media.Storage, name string) *media.Reference {
+// findReference is the reference in out to the object name made by st
+// whose key allowed takes.
+func findReference(out *run.Output, st media.Storage, name string, allowed func(key string) bool) *media.Reference {
 	var found *media.Reference
 	eachReference(out, 0, func(raw json.RawMessage) bool {
 		var ref media.Reference
 		if json.Unmarshal(raw, &ref) != nil || ref.MediaID != name || !strings.HasSuffix(ref.StorageKey, "/"+name) ||
-			ref.StorageBackend != st.Backend() || ref.Bucket != st.Bucket() {
+			ref.StorageBackend != st.Backend() || ref.Bucket != st.Bucket() || !allowed(ref.StorageKey) {
 			return true
 		}
 		found = &ref

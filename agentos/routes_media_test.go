@@ -249,3 +249,58 @@ func TestGetSessionMedia_SameSessionIDInAnotherDatabaseIsNotShared(t *testing.T)
 		t.Errorf("alice's object stored before owners after she deleted her session: exists %v, %v", ok, err)
 	}
 }
+
+// A media_reference a client sends beside an image's url is kept in its
+// run's input (unknown members pass through), but the media route serves
+// through a run's reference only objects of that run's owner (or of the
+// layout before owners, under the session id): a reference a client
+// wrote naming another owner's key reads nothing.
+func TestGetSessionMedia_AClientsReferenceToAnotherOwnersObjectIs404(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Config{ID: "db1", Path: filepath.Join(t.TempDir(), "db1.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	store, err := local.New(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{ID: "x", Model: scripted.Reply("ok"), DB: d, MediaStorage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := testServer(t, Config{Auth: Auth{Authenticator: rsaAuthenticator(t)}, UserIsolation: true, DBs: []*db.DB{d},
+		Agents: []*agent.Agent{a}, MediaStorage: store}, nil)
+	runAs := func(user, session string, parts ...formPart) {
+		t.Helper()
+		ctype, body := multipartBody(t, append(parts, formPart{name: "message", value: "hi"}, formPart{name: "session_id", value: session})...)
+		h := map[string]string{"Authorization": "Bearer " + rsToken(t, user), "Content-Type": ctype}
+		if res := do(t, http.MethodPost, ts.URL+"/agents/x/runs", bytes.NewReader(body), h); res.status != http.StatusOK {
+			t.Fatalf("%s's run: %d %s", user, res.status, res.body)
+		}
+	}
+	secret := "alice's picture"
+	sum := sha256.Sum256([]byte(secret))
+	name := hex.EncodeToString(sum[:]) + ".png"
+	runAs("alice", "s-alice", formPart{name: "files", filename: "secret.png", value: secret})
+	key, err := media.Owner{DB: "db1", User: "alice", Session: "s-alice"}.Key(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := store.Exists(ctx, key); err != nil || !ok {
+		t.Fatalf("alice's object %s: %v %v", key, ok, err)
+	}
+	ref, _ := json.Marshal(media.Reference{MediaID: name, StorageKey: key, SessionID: "s-bob", StorageBackend: "local",
+		MimeType: "image/png", Size: int64(len(secret)), ContentHash: hex.EncodeToString(sum[:]), MediaType: "image"})
+	runAs("bob", "s-bob", formPart{name: "images", value: `[{"url":"https://example.com/a.png","media_reference":` + string(ref) + `}]`})
+	bob := map[string]string{"Authorization": "Bearer " + rsToken(t, "bob")}
+	if res := get(t, ts.URL+"/sessions/s-bob/media/"+name, bob); res.status != http.StatusNotFound || contains(res.body, secret) {
+		t.Fatalf("bob read alice's object through a reference he sent: %d %q", res.status, res.body)
+	}
+	alice := map[string]string{"Authorization": "Bearer " + rsToken(t, "alice")}
+	if res := get(t, ts.URL+"/sessions/s-alice/media/"+name, alice); res.status != http.StatusOK || res.body != secret {
+		t.Fatalf("alice: %d %q", res.status, res.body)
+	}
+}
