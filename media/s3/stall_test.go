@@ -66,10 +66,14 @@ func TestS3_StalledServerIsUnavailableNotAHang(t *testing.T) {
 		}
 		s.Delete(ctx, "a/b")
 	})
-	if err := s.Upload(ctx, "a/after", bytes.NewReader([]byte("x")), 1, ""); err != nil {
+	// Under another prefix than the held calls': versitygw's file-system
+	// backend removes a directory a delete left empty, and a PutObject of
+	// a/after beside the held delete of a/kept then found no a/ to link
+	// into, which it answers "ExistingObjectIsDirectory" (409; seen in CI).
+	if err := s.Upload(ctx, "c/after", bytes.NewReader([]byte("x")), 1, ""); err != nil {
 		t.Fatalf("upload after the stall: %v", err)
 	}
-	if ok, err := s.Exists(ctx, "a/after"); !ok || err != nil {
+	if ok, err := s.Exists(ctx, "c/after"); !ok || err != nil {
 		t.Fatalf("after the stall: exists = %v, %v", ok, err)
 	}
 }
