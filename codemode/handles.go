@@ -109,7 +109,7 @@ func (k *kernel) bindHandles() error {
 	g := rt.GlobalObject()
 	k.define = rt.ToValue(k.defineGlobal)
 	console := rt.NewObject()
-	logFn := named(rt, rt.ToValue(k.consoleLog), "log", 0)
+	logFn := named(rt, k.sb.native(k.consoleLog), "log", 0)
 	for _, m := range []string{"log", "info", "warn", "error", "debug"} {
 		if err := bindReadOnly(rt, console, m, logFn, "console."+m+" is part of the environment"); err != nil {
 			return err
@@ -124,7 +124,7 @@ func (k *kernel) bindHandles() error {
 	tools := rt.NewObject()
 	for i := range k.cm.handles {
 		h := &k.cm.handles[i]
-		fn := rt.ToValue(k.toolHandle(h))
+		fn := k.sb.native(k.toolHandle(h))
 		_ = fn.ToObject(rt).DefineDataProperty("name", rt.ToValue(h.name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 		what := h.name + " is the function of the tool " + h.name
 		if err := bindReadOnly(rt, tools, h.name, fn, what); err != nil {
@@ -312,7 +312,7 @@ func (k *kernel) resultsHandle() goja.Value {
 	// method defines one method; decode runs on the runtime's goroutine and
 	// returns the operation to run on its own.
 	method := func(name string, decode func(scope Scope, a []goja.Value) (func(ctx context.Context) asyncDone, error)) {
-		_ = bindReadOnly(rt, o, name, named(rt, rt.ToValue(func(fc goja.FunctionCall) goja.Value {
+		_ = bindReadOnly(rt, o, name, named(rt, k.sb.native(func(fc goja.FunctionCall) goja.Value {
 			c := k.cell
 			switch {
 			case c == nil:

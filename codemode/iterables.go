@@ -89,7 +89,7 @@ func (s *sandbox) installCollections() error {
 	construct := s.obj("Reflect").Get("construct")
 	for _, name := range []string{"Set", "Map", "WeakSet", "WeakMap"} {
 		what := "new " + name
-		check := rt.ToValue(func(c goja.FunctionCall) goja.Value {
+		check := s.native(func(c goja.FunctionCall) goja.Value {
 			if !defined(arg(c.Arguments, 0)) {
 				s.fail("Constructor %s requires 'new'", name)
 			}

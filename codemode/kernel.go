@@ -170,6 +170,10 @@ func (k *kernel) start() error {
 			return c.aborted()
 		}
 		return ""
+	}, abort: func(reason string) {
+		if c := k.cell; c != nil {
+			c.abort(reason)
+		}
 	}}
 	if err := k.sb.install(); err != nil {
 		return fmt.Errorf("codemode: setting up the sandbox: %w", err)

@@ -80,8 +80,17 @@ type sandbox struct {
 	// stableProp).
 	ownDesc goja.Callable
 	// aborted is the abort reason of the cell running on rt ("" while it
-	// may go on); see installIterators.
+	// may go on); see installIterators. abort aborts that cell.
 	aborted func() string
+	abort   func(reason string)
+	// depth counts the sandbox's Go functions nested in one another;
+	// counted holds them, boundTarget makes the JavaScript function bind
+	// binds in place of any other Go function, sourceOf is the original
+	// Function.prototype.toString (see nativedepth.go).
+	depth       int
+	counted     map[*goja.Object]bool
+	boundTarget goja.Callable
+	sourceOf    goja.Callable
 }
 
 func (s *sandbox) fail(format string, args ...any) {
@@ -110,7 +119,7 @@ func (s *sandbox) wrap(o *goja.Object, name string, check func(c *goja.FunctionC
 	if !ok {
 		return
 	}
-	_ = o.Set(name, like(s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = o.Set(name, like(s.native(func(c goja.FunctionCall) goja.Value {
 		c.Arguments = append([]goja.Value(nil), c.Arguments...)
 		check(&c)
 		return call(orig, c.This, c.Arguments...)
@@ -123,7 +132,7 @@ func (s *sandbox) wrapSymbol(o *goja.Object, sym *goja.Symbol, check func(c *goj
 	if !ok {
 		return
 	}
-	_ = o.SetSymbol(sym, like(s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = o.SetSymbol(sym, like(s.native(func(c goja.FunctionCall) goja.Value {
 		c.Arguments = append([]goja.Value(nil), c.Arguments...)
 		check(&c)
 		return call(orig, c.This, c.Arguments...)
@@ -281,8 +290,11 @@ func (s *sandbox) install() error {
 	rt := s.rt
 	g := rt.GlobalObject()
 	s.bindDepth = goja.NewSymbol("bindDepth")
+	if err := s.guardBuiltins(); err != nil {
+		return err
+	}
 	stub := func(what string) goja.Value {
-		return named(rt, rt.ToValue(func(goja.FunctionCall) goja.Value {
+		return named(rt, s.native(func(goja.FunctionCall) goja.Value {
 			s.fail("%s: code generation from strings is disabled in this sandbox; write the code in the cell", what)
 			return nil
 		}), what, 1)
@@ -319,7 +331,7 @@ func (s *sandbox) install() error {
 	})
 	s.wrapBind(fnProto)
 	s.fnToString, _ = goja.AssertFunction(fnProto.Get("toString"))
-	_ = fnProto.Set("toString", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = fnProto.Set("toString", like(s.native(func(c goja.FunctionCall) goja.Value {
 		return rt.ToValue(declaredSource(call(s.fnToString, c.This).String()))
 	}), fnProto.Get("toString")))
 	reflect := s.obj("Reflect")
@@ -368,7 +380,7 @@ func (s *sandbox) wrapBind(fnProto *goja.Object) {
 	if !ok {
 		return
 	}
-	_ = fnProto.Set("bind", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = fnProto.Set("bind", like(s.native(func(c goja.FunctionCall) goja.Value {
 		depth := int64(0)
 		if o, ok := c.This.(*goja.Object); ok {
 			if d := o.GetSymbol(s.bindDepth); d != nil && !goja.IsUndefined(d) {
@@ -378,7 +390,7 @@ func (s *sandbox) wrapBind(fnProto *goja.Object) {
 		if depth >= maxBindDepth {
 			s.fail("Function.prototype.bind: bound functions are limited to %d levels", maxBindDepth)
 		}
-		bound := call(orig, c.This, c.Arguments...)
+		bound := call(orig, s.bindTarget(c.This), c.Arguments...)
 		if o, ok := bound.(*goja.Object); ok {
 			_ = o.DefineDataPropertySymbol(s.bindDepth, rt.ToValue(depth+1), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 		}
@@ -499,7 +511,7 @@ func (s *sandbox) guardReplacement(c *goja.FunctionCall, i int, what string) {
 		return
 	}
 	total := 0
-	setArg(c, i, s.rt.ToValue(func(m goja.FunctionCall) goja.Value {
+	setArg(c, i, s.native(func(m goja.FunctionCall) goja.Value {
 		a := m.Arguments
 		var groups goja.Value = goja.Undefined()
 		if n := len(a); n >= 3 {
@@ -678,7 +690,7 @@ func (s *sandbox) installArray() {
 				setArg(c, 0, rt.ToValue(depth))
 			case "flatMap":
 				if fn, ok := goja.AssertFunction(arg(a, 0)); ok {
-					c.Arguments[0] = rt.ToValue(func(c goja.FunctionCall) goja.Value {
+					c.Arguments[0] = s.native(func(c goja.FunctionCall) goja.Value {
 						v := call(fn, c.This, c.Arguments...)
 						if o, ok := v.(*goja.Object); ok && o.ClassName() == "Array" {
 							s.checkArray(name, s.lengthOf(name, o))
@@ -692,7 +704,7 @@ func (s *sandbox) installArray() {
 	// join and toString recurse in Go through nested arrays.
 	for _, m := range []string{"join", "toString", "toLocaleString"} {
 		orig, _ := goja.AssertFunction(proto.Get(m))
-		_ = proto.Set(m, like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
+		_ = proto.Set(m, like(s.native(func(c goja.FunctionCall) goja.Value {
 			if s.joinDepth >= maxNesting {
 				s.fail("Array.prototype.%s: arrays nested deeper than %d levels", m, maxNesting)
 			}
@@ -746,14 +758,14 @@ func (s *sandbox) installJSON() {
 	j := s.obj("JSON")
 	s.parseJSON, _ = goja.AssertFunction(j.Get("parse"))
 	parse := s.parseJSON
-	_ = j.Set("parse", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = j.Set("parse", like(s.native(func(c goja.FunctionCall) goja.Value {
 		args := append([]goja.Value{toStr(arg(c.Arguments, 0))}, c.Arguments[min(1, len(c.Arguments)):]...)
 		if err := s.checkJSONText(args[0].String()); err != nil {
 			panic(rt.NewTypeError("JSON.parse: " + err.Error()))
 		}
 		return call(parse, c.This, args...)
 	}), j.Get("parse")))
-	_ = j.Set("stringify", like(rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	_ = j.Set("stringify", like(s.native(func(c goja.FunctionCall) goja.Value {
 		e := &encoder{rt: rt, limit: s.lim.maxString, maxArray: s.lim.maxArray}
 		switch r := arg(c.Arguments, 1).(type) {
 		case *goja.Object:
@@ -854,7 +866,7 @@ func (s *sandbox) installRegExp() error {
 		return err
 	}
 	fn, _ := goja.AssertFunction(mk)
-	check := rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	check := s.native(func(c goja.FunctionCall) goja.Value {
 		p, flags := arg(c.Arguments, 0), arg(c.Arguments, 1)
 		src, fl := "", ""
 		if isRegExp(p) {

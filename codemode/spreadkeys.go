@@ -64,7 +64,7 @@ func keysCall(e ast.Expression) ast.Expression {
 // than one call may copy (Object.assign's limit) when that count is known
 // without running code, and returns the value unchanged.
 func (s *sandbox) installKeysCheck() error {
-	fn := named(s.rt, s.rt.ToValue(func(c goja.FunctionCall) goja.Value {
+	fn := named(s.rt, s.native(func(c goja.FunctionCall) goja.Value {
 		v := arg(c.Arguments, 0)
 		if n := s.elementCount("object spread", v); n > float64(s.lim.maxKeys) {
 			s.fail("object spread or rest: %.0f keys is over the sandbox's limit of %d for one copy; copy the keys you need", n, s.lim.maxKeys)
