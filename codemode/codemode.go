@@ -151,18 +151,14 @@ func (cm *CodeMode) Run(ctx context.Context, session, user, code string) (cell C
 		return cell, nil
 	}
 	if cm.cfg.Persist && cell.Status == StatusOK {
-		cm.persist(ctx, k, &cell)
+		cm.persist(ctx, k, user, &cell)
 	}
 	return cell, nil
 }
 
 // persist snapshots k after a successful cell.
-func (cm *CodeMode) persist(ctx context.Context, k *kernel, cell *Cell) {
-	c := k.newCell(ctx)
-	defer c.end()
-	k.cell = c
-	doc, notice, err := k.capture()
-	k.cell = nil
+func (cm *CodeMode) persist(ctx context.Context, k *kernel, user string, cell *Cell) {
+	doc, notice, err := k.captureLimited(ctx, user)
 	if err == nil {
 		err = cm.saveSnapshot(ctx, k, doc)
 	}
@@ -186,12 +182,7 @@ func (cm *CodeMode) rebuild(ctx context.Context, k *kernel, cell *Cell) {
 		}
 		return
 	}
-	k.rt.ClearInterrupt()
-	c := k.newCell(context.WithoutCancel(ctx))
-	defer c.end()
-	k.cell = c
-	doc, _, err := k.capture()
-	k.cell = nil
+	doc, _, err := k.captureLimited(context.WithoutCancel(ctx), k.owner)
 	if err != nil {
 		doc = nil
 	}

@@ -239,6 +239,11 @@ func (k *kernel) toolHandle(h *handle) func(goja.FunctionCall) goja.Value {
 			// nobody asked for.
 			return k.rejected("ToolError", h.name+" cannot be called while the saved state is restored (from a class's static block or computed key)")
 		}
+		if c.saving {
+			// A save runs after every successful cell: the call would be
+			// made again and again, outside any cell, its result unread.
+			return k.rejected("ToolError", h.name+" cannot be called while the session's state is saved (from a toJSON method or a getter of a variable)")
+		}
 		if c.calls >= cfg.MaxToolCalls {
 			return k.rejected("ToolError", fmt.Sprintf("%s: a cell may call tools at most %d times; do the rest in another cell", h.name, cfg.MaxToolCalls))
 		}

@@ -103,6 +103,9 @@ type cellRun struct {
 	// restoring: the cell restores a saved state, whose code (a class's
 	// static blocks) may not call tools.
 	restoring bool
+	// saving: the cell reads the variables to save them, which runs their
+	// toJSON methods and getters; they may not call tools either.
+	saving bool
 }
 
 type asyncPending struct {

@@ -223,6 +223,25 @@ func (cm *CodeMode) saveSnapshot(ctx context.Context, k *kernel, doc *snapshotDo
 // capture builds the snapshot of k's globals; it runs JavaScript (getters,
 // toJSON), so it runs on the cell's budget. It also reports the variables
 // newly left out, for the model.
+// captureLimited is capture run as a cell of its own: reading the
+// variables runs their toJSON methods and getters, which get the limits of
+// a cell (memory and the timeout, besides CPU time), are interrupted by a
+// restart, and cannot call tools. Without a cell's limits a toJSON grew the
+// heap by 379 MiB past a 16 MiB limit after every successful cell; and a
+// tool it called ran outside any cell, once more at every save, its result
+// thrown away.
+func (k *kernel) captureLimited(ctx context.Context, user string) (*snapshotDoc, string, error) {
+	c, end := k.begin(ctx, user)
+	c.saving = true
+	doc, notice, err := k.capture()
+	end()
+	var ab *abortError
+	if errors.As(err, &ab) && ab.reason != ReasonInternal {
+		err = fmt.Errorf("reading the variables (their toJSON methods and getters run) was stopped: %s", k.abortMessage(ab.reason, ab.detail))
+	}
+	return doc, notice, err
+}
+
 func (k *kernel) capture() (*snapshotDoc, string, error) {
 	cfg := &k.cm.cfg
 	doc := snapshotDoc{Version: snapshotVersion, Owner: k.owner, Session: k.session, Vars: []snapVar{}}
