@@ -82,6 +82,11 @@ func (e *encoder) property(holder *goja.Object, key string, v goja.Value, indent
 	if v == nil || goja.IsUndefined(v) {
 		return false, nil
 	}
+	if _, isSym := v.(*goja.Symbol); isSym {
+		// Left out as JSON.stringify leaves symbols out: exported, a symbol
+		// is its description, which was written as a string.
+		return false, nil
+	}
 	if goja.IsNull(v) {
 		return true, e.write("null")
 	}

@@ -726,6 +726,10 @@ func (k *kernel) display(v goja.Value, limit int, asJSON bool) (out string, ok, 
 		q, cut := quoteWithin(s, limit)
 		return q, true, cut
 	}
+	if sym, ok := v.(*goja.Symbol); ok {
+		// As JavaScript writes it: its String() is only its description.
+		return text("Symbol(" + sym.String() + ")")
+	}
 	if o, ok := v.(*goja.Object); ok {
 		if _, isFn := goja.AssertFunction(o); isFn {
 			return text("[Function: " + o.Get("name").String() + "]")
