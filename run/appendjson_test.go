@@ -170,7 +170,7 @@ func TestAppendPlainOutput_KnowsEveryField(t *testing.T) {
 			"Model ModelProvider Messages Tools Metrics ReasoningContent ReasoningSteps ReasoningMessages Images Videos Audio Files ResponseAudio " +
 			"Citations References Metadata SessionState Events Requirements MemberResponses StepResults StepExecutorRuns StepRequirements " +
 			"PausedStepIndex PausedStepName PauseKind ErrorRequirements Status CreatedAt UpdatedAt Extra"},
-		{run.Input{}, "InputContent Images Videos Audio Files Extra bare rawBare"},
+		{run.Input{}, "InputContent Images Videos Audio Files Extra bare rawBare emptyObject"}, // emptyObject: workflow runs only, which plainOutput refuses
 		{run.Metrics{}, "Usage Duration TimeToFirstToken StartTime EndTime Details Steps Extra"},
 		{run.ModelMetrics{}, "ID Provider Usage Extra"},
 		{model.Usage{}, "InputTokens OutputTokens TotalTokens CacheReadTokens CacheWriteTokens ReasoningTokens Cost Duration TimeToFirstToken"},

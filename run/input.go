@@ -117,6 +117,9 @@ type Input struct {
 	// reads it (lossless.Lossy: a big integer, 1.0).
 	bare    bool
 	rawBare json.RawMessage
+	// emptyObject: read from {}, which a workflow run stores for an empty
+	// dict input (Agno writes input {} back as {}, not as null).
+	emptyObject bool
 }
 
 // TextInput is a convenience for a plain-text input.
@@ -187,6 +190,7 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 		v.Extra = extra
 	}
 	*in = Input(v)
+	in.emptyObject = len(bytes.Trim(b, " \t\r\n{}")) == 0 // {} (an object: it decoded)
 	return nil
 }
 

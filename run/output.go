@@ -151,6 +151,9 @@ func (o Output) marshalReflect() ([]byte, error) {
 	if o.Input != nil && !o.Input.bare && o.Type() == TypeWorkflow && o.Input.storedBare() {
 		in := *o.Input
 		in.bare = true
+		if in.InputContent == nil && in.emptyObject {
+			in.InputContent = map[string]any{} // stored as {}: not null
+		}
 		o.Input = &in
 	}
 	// v is pooled: it is the size of an Output and escapes to the heap

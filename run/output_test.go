@@ -222,3 +222,27 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// TestOutput_WorkflowEmptyDictInputStaysAnObject: a workflow run Agno
+// stored with the input {} (an empty dict) is written back with {}, not
+// with null, which Agno's WorkflowRunOutput reads as no input.
+func TestOutput_WorkflowEmptyDictInputStaysAnObject(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`{"run_id":"r","workflow_id":"w","input":{},"status":"COMPLETED"}`,
+		`{"run_id":"r","workflow_id":"w","input": { } }`,
+		`{"run_id":"r","agent_id":"a","input":{}}`,
+	} {
+		var o run.Output
+		if err := json.Unmarshal([]byte(in), &o); err != nil {
+			t.Fatalf("decode %s: %v", in, err)
+		}
+		got, err := json.Marshal(&o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := jsontest.DiffPython([]byte(in), got); d != "" {
+			t.Errorf("%s → %s: %s", in, got, d)
+		}
+	}
+}
