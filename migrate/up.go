@@ -274,10 +274,12 @@ func (m *Manager) up230(ctx context.Context, st TableStatus) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !added {
-			continue
+		if added {
+			actions = append(actions, "add column "+col)
 		}
-		actions = append(actions, "add column "+col)
+		// Filled and indexed even when the column was there: an Up
+		// stopped after adding it (the step is not stamped) filled
+		// nothing yet, and its rows would keep a NULL created_at.
 		if col == "created_at" && !m.cfg.DryRun {
 			q := fmt.Sprintf("UPDATE %s SET created_at = COALESCE(updated_at, ?) WHERE created_at IS NULL", m.qualify(st.Table))
 			if _, err := m.cfg.DB.ExecContext(ctx, m.q(q), time.Now().Unix()); err != nil {
