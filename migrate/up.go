@@ -213,6 +213,12 @@ func (m *Manager) ensureIndex(ctx context.Context, table string, cols []string, 
 	}
 	q := fmt.Sprintf("CREATE %s %s ON %s (%s)", kw, m.quote(name), m.qualify(table), m.quoteList(cols))
 	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
+		// Created since the check: the same statement of an interrupted
+		// Up, which MySQL finishes after the client is gone, waited on the
+		// table's lock ahead of this one. The index is there: done.
+		if ok, cerr := m.cat.indexExists(ctx, m.cfg.DB, table, name); cerr == nil && ok {
+			return nil
+		}
 		return fmt.Errorf("create index on %s: %w", table, err)
 	}
 	return nil
