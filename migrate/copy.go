@@ -458,11 +458,13 @@ func (m *Manager) convertBatch(batch []legacyRow, trusted bool) ([]db.Run, []Bad
 					Detail: "run " + r.RunID + " holds U+0000 (\\u0000), which " + m.sd.Name + "'s binary JSON cannot store; it stays in the legacy runs column"})
 				continue
 			}
-			if m.sd.Migration.BinaryJSON != nil && hasUnpairedSurrogate(r.RunData) {
-				// Its json column holds it; the binary type refuses it, and
-				// with it the whole batch.
+			if (m.sd.Migration.BinaryJSON != nil || m.sd.Migration.TypedJSON) && hasUnpairedSurrogate(r.RunData) {
+				// Postgres' json column holds it, and every legacy column
+				// holding the run as a JSON string; jsonb and MariaDB's
+				// json (its JSON_VALID check) refuse it, and with it the
+				// whole batch, so every Up failed on it.
 				bad = append(bad, BadRow{SessionID: lr.s.SessionID, Position: i, Kind: BadSurrogate,
-					Detail: "run " + r.RunID + " holds an unpaired UTF-16 surrogate escape (such as \\ud83d alone), which " + m.sd.Name + "'s binary JSON cannot store; it stays in the legacy runs column"})
+					Detail: "run " + r.RunID + " holds an unpaired UTF-16 surrogate escape (such as \\ud83d alone), which " + m.sd.Name + "'s JSON column cannot store; it stays in the legacy runs column"})
 				continue
 			}
 			if first, dup := seen[r.RunID]; dup {

@@ -24,7 +24,8 @@ const (
 	BadNUL         = "nul_character" // a run holds U+0000, which Postgres JSONB cannot store
 	// BadSurrogate: a run holds an escaped UTF-16 surrogate without its
 	// pair (\ud83d alone, as Python's json.dumps writes a lone surrogate),
-	// which Postgres JSONB refuses and its json type keeps.
+	// which Postgres JSONB and MariaDB's json refuse and Postgres' json type
+	// (or a legacy column holding the runs as a JSON string) keeps.
 	BadSurrogate = "unpaired_surrogate"
 )
 

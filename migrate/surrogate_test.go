@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +54,37 @@ func TestUp_UnpairedSurrogateInAPostgresJSONColumnIsABadRow(t *testing.T) {
 		}
 		if st := statusOf(t, f.manager(t), migrate.KindSessions); binary && st.UncopiedRuns != 1 {
 			t.Errorf("status = %+v, want the run left in the legacy column counted", st)
+		}
+	})
+}
+
+// On MySQL/MariaDB a legacy runs column holding the runs as a JSON string
+// (JSON text Agno wrote as a string) can hold an escaped lone surrogate,
+// which MariaDB's json (its JSON_VALID check) refuses in run_data: the batch
+// holding the run failed, and every later Up the same way. Up records the
+// run as a bad row and copies the others.
+func TestUp_UnpairedSurrogateInAMySQLStringEncodedColumnIsABadRow(t *testing.T) {
+	onEachBackend(t, []variant{variants[5]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		inner := `[{"run_id": "run-s", "agent_id": "a1", "content": "cut \ud83d"}, {"run_id": "run-p", "agent_id": "a1", "content": "pair \ud83d\ude00"}]`
+		outer, err := json.Marshal(inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.insert(t, []migratetest.Session{
+			legacyAgentSession("a-sur", string(outer)),
+			legacyAgentSession("b-ok", `[{"run_id": "run-b", "agent_id": "a1", "session_id": "b-ok"}]`),
+		})
+		for i := range 2 {
+			sum, err := f.manager(t).Up(ctx, "")
+			if err != nil {
+				t.Fatalf("Up #%d: %v", i+1, err)
+			}
+			if len(sum.BadRows) != 1 || sum.BadRows[0].SessionID != "a-sur" || sum.BadRows[0].Position != 0 || sum.BadRows[0].Kind != migrate.BadSurrogate {
+				t.Fatalf("Up #%d bad rows = %+v, want run #0 of a-sur as %s", i+1, sum.BadRows, migrate.BadSurrogate)
+			}
+		}
+		if got, want := keys(f.readRuns(t)), []string{"run-b", "run-p"}; !slices.Equal(got, want) {
+			t.Errorf("runs table holds %v, want %v", got, want)
 		}
 	})
 }
