@@ -154,7 +154,7 @@ FROM %s WHERE session_id = ? ORDER BY (run_index IS NULL), run_index, created_at
 // encodeLegacyRuns renders run elements as the dialect's 2.x writer stored
 // the legacy column: JSON, or where the dialect says StringEncodedJSON
 // (SQLite) a JSON string holding the ASCII-escaped JSON text (as Python's
-// json.dumps writes it).
+// json.dumps writes it), as does JSON text the column refuses (columnRefuses).
 func (m *Manager) encodeLegacyRuns(elems []json.RawMessage) string {
 	var b bytes.Buffer
 	b.WriteByte('[')
@@ -166,9 +166,23 @@ func (m *Manager) encodeLegacyRuns(elems []json.RawMessage) string {
 	}
 	b.WriteByte(']')
 	if !m.sd.Migration.StringEncodedJSON {
+		if m.columnRefuses(b.Bytes()) {
+			// As a JSON string, the form the column held it in (the
+			// copy kept such a run there): the column accepts that, and
+			// the reads unwrap it.
+			return pyJSONString(b.String())
+		}
 		return b.String()
 	}
 	return pyJSONString(asciiJSON(b.Bytes()))
+}
+
+// columnRefuses reports whether the dialect's JSON column refuses the JSON
+// text b, valid as JSON text: an unpaired surrogate escape (Postgres jsonb,
+// MariaDB's JSON_VALID) or, in binary JSON, \u0000.
+func (m *Manager) columnRefuses(b []byte) bool {
+	mt := m.sd.Migration
+	return (mt.BinaryJSON != nil || mt.TypedJSON) && hasUnpairedSurrogate(b) || mt.BinaryJSON != nil && hasNULEscape(b)
 }
 
 // asciiJSON escapes every non-ASCII rune of valid JSON text as \uXXXX (only

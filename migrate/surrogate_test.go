@@ -88,3 +88,44 @@ func TestUp_UnpairedSurrogateInAMySQLStringEncodedColumnIsABadRow(t *testing.T) 
 		}
 	})
 }
+
+// Down writing back a session whose legacy column holds its runs as a JSON
+// string with a lone surrogate escape (left there by Up as a bad row) wrote
+// the merged array as JSON, which jsonb and MariaDB's json refuse: Down
+// stopped part-way on it, every time. It writes the array as a JSON string,
+// the form the column held it in.
+func TestDown_WritesBackRunsTheJSONColumnRefusesAsAString(t *testing.T) {
+	onEachBackend(t, []variant{variants[3], variants[5]}, func(t *testing.T, ctx context.Context, f *fixtureDB) {
+		inner := `[{"run_id": "run-s", "agent_id": "a1", "content": "cut \ud83d"}, {"run_id": "run-p", "agent_id": "a1", "content": "v1"}]`
+		outer, err := json.Marshal(inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.insert(t, []migratetest.Session{legacyAgentSession("a-sur", string(outer))})
+		if _, err := f.manager(t).Up(ctx, ""); err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		f.execArgs(t, "UPDATE "+f.table("agno_runs")+` SET run_data = ? WHERE run_id = 'run-p'`, `{"run_id": "run-p", "agent_id": "a1", "content": "v2"}`)
+		if _, err := f.manager(t).Down(ctx, "2.5.6"); err != nil {
+			t.Fatalf("Down: %v", err)
+		}
+		col := "runs"
+		if f.dialect == postgresName {
+			col = "runs::text"
+		}
+		var got string
+		if err := f.db.QueryRowContext(ctx, "SELECT "+col+" FROM "+f.table("agno_sessions")+" WHERE session_id = 'a-sur'").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		var runs []map[string]any
+		if err := json.Unmarshal([]byte(got), &runs); err != nil {
+			var s string
+			if err := json.Unmarshal([]byte(got), &s); err != nil || json.Unmarshal([]byte(s), &runs) != nil {
+				t.Fatalf("legacy runs after Down = %s, want the runs as JSON or a JSON string of them", got)
+			}
+		}
+		if len(runs) != 2 || runs[0]["run_id"] != "run-s" || runs[1]["run_id"] != "run-p" || runs[1]["content"] != "v2" {
+			t.Errorf("legacy runs after Down = %v, want run-s as it was, then run-p as the runs table held it", runs)
+		}
+	})
+}
