@@ -247,6 +247,13 @@ func (m *Manager) addColumn(ctx context.Context, table, name, def string) (bool,
 	}
 	q := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", m.qualify(table), m.quote(name), def)
 	if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
+		// Added since the check, by an interrupted Up's statement (see
+		// ensureIndex): the column is there.
+		if cols, cerr := m.cat.columns(ctx, m.cfg.DB, table); cerr == nil {
+			if _, ok := cols[name]; ok {
+				return false, nil
+			}
+		}
 		return false, fmt.Errorf("add column %s: %w", name, err)
 	}
 	return true, nil
