@@ -10,10 +10,11 @@ import (
 
 // TestUp_DDLAnInterruptedUpRanMeanwhileIsDone: MySQL finishes a DDL
 // statement after its client went away (an Up cancelled mid ALTER TABLE or
-// CREATE INDEX), so an Up run again right after can find the column or
-// index missing, then wait on the table's lock behind that statement. Once
-// it is done, the column or index is there, and Up goes on instead of
-// failing with "Duplicate column name" or "Duplicate key name".
+// CREATE INDEX, or DROP INDEX), so an Up run again right after can find
+// the column or index missing (or the index there), then wait on the
+// table's lock behind that statement. Once it is done, the column or index
+// is there (or gone), and Up goes on instead of failing with "Duplicate
+// column name", "Duplicate key name" or "Can't DROP".
 func TestUp_DDLAnInterruptedUpRanMeanwhileIsDone(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -24,6 +25,10 @@ func TestUp_DDLAnInterruptedUpRanMeanwhileIsDone(t *testing.T) {
 		{"add column", "", "ALTER TABLE `agno_metrics` ADD COLUMN `user_id` VARCHAR(255) NOT NULL DEFAULT ''", "ALTER TABLE `agno_metrics` ADD COLUMN%"},
 		{"create index", "ALTER TABLE `agno_metrics` ADD COLUMN `user_id` VARCHAR(255) NOT NULL DEFAULT ''",
 			"CREATE INDEX `idx_agno_metrics_user_id` ON `agno_metrics` (`user_id`)", "CREATE INDEX `idx_agno_metrics_user_id`%"},
+		// The interrupted Up had made the new keys and was dropping 2.x's.
+		{"drop index", "ALTER TABLE `agno_metrics` ADD CONSTRAINT `agno_metrics_uq_metrics_date_period` UNIQUE (date, aggregation_period), " +
+			"ADD COLUMN `user_id` VARCHAR(255) NOT NULL DEFAULT '', ADD INDEX `idx_agno_metrics_user_id` (`user_id`), " +
+			"ADD UNIQUE `uq_agno_metrics_user_date_period` (`user_id`, `date`, `aggregation_period`)", "DROP INDEX `agno_metrics_uq_metrics_date_period` ON `agno_metrics`", "DROP INDEX `agno_metrics_uq_metrics_date_period`%"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			onEachBackend(t, []variant{{"mysql/2.5.6", "mysql", "", "2.5.6"}}, func(t *testing.T, ctx context.Context, f *fixtureDB) {

@@ -200,6 +200,13 @@ func (m *Manager) dropIndex(ctx context.Context, table, index string) error {
 	}
 	for _, q := range m.sd.DropIndex(table, index) {
 		if _, err := m.cfg.DB.ExecContext(ctx, q); err != nil {
+			// Dropped since the check: the same statement of an
+			// interrupted Up or Down, which MySQL finishes after the client
+			// is gone, waited on the table's lock ahead of this one. The
+			// index is gone: done (see ensureIndex).
+			if ok, cerr := m.cat.indexExists(ctx, m.cfg.DB, table, index); cerr == nil && !ok {
+				return nil
+			}
 			return err
 		}
 	}
