@@ -19,18 +19,26 @@ import (
 	"github.com/agentryhq/agentry/workflow"
 )
 
+// provenanceStart is the time provenanceServer's clock starts at.
+var provenanceStart = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
+
 // provenanceServer serves agents echo and other, team squad (of echo) and
 // workflow flow (one step of echo) with the durable queue and the
-// scheduler on d, its clock clk (ticked by hand).
-func provenanceServer(t *testing.T, d *db.DB, clk *testClock) (string, *Server) {
+// scheduler on a fresh SQLite database d, its clock clk (ticked by hand)
+// set to provenanceStart.
+func provenanceServer(t *testing.T) (d *db.DB, clk *testClock, url string, srv *Server) {
 	t.Helper()
+	d = testdbs.SQLite(t)
+	clk = &testClock{}
+	clk.Set(provenanceStart)
 	echo, squad, flow := echoSquadFlow(t, d, "scheduled hello")
 	other, err := agent.New(agent.Config{ID: "other", Name: "Other", Model: scripted.Reply("other hello"), DB: d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return scheduledServerWith(t, Config{Agents: []*agent.Agent{echo, other}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}},
+	url, srv = scheduledServerWith(t, Config{Agents: []*agent.Agent{echo, other}, Teams: []*team.Team{squad}, Workflows: []*workflow.Workflow{flow}},
 		clk, schedule.Config{}, queue.Config{})
+	return d, clk, url, srv
 }
 
 func jsonPatch(t *testing.T, url, body string) response {
@@ -58,11 +66,8 @@ func storeManaged(t *testing.T, d *db.DB, id, endpoint string, due time.Time) {
 // be disabled again at its next due time.
 func TestSchedules_EnableRefusesAScheduleDisabledForEndpointDrift(t *testing.T) {
 	t.Parallel()
-	d := testdbs.SQLite(t)
-	clk := &testClock{}
-	start := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
-	clk.Set(start)
-	u, srv := provenanceServer(t, d, clk)
+	d, clk, u, srv := provenanceServer(t)
+	start := provenanceStart
 	ctx := context.Background()
 	storeManaged(t, d, "drifted", "/agents/other/runs", start)
 	clk.Set(start.Add(10 * time.Second))
@@ -116,11 +121,8 @@ func TestSchedules_EnableRefusesAScheduleDisabledForEndpointDrift(t *testing.T) 
 // no provenance (Agno's create writes none), before and after a PATCH.
 func TestSchedules_PatchOfEndpointKeepsTheProvenance(t *testing.T) {
 	t.Parallel()
-	d := testdbs.SQLite(t)
-	clk := &testClock{}
-	start := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
-	clk.Set(start)
-	u, srv := provenanceServer(t, d, clk)
+	d, clk, u, srv := provenanceServer(t)
+	start := provenanceStart
 	ctx := context.Background()
 
 	storeManaged(t, d, "managed", "/agents/echo/runs", start.Add(time.Minute))
@@ -162,10 +164,7 @@ func TestSchedules_PatchOfEndpointKeepsTheProvenance(t *testing.T) {
 // payload. A row stored with the payload (older Agentry) still reads.
 func TestSchedules_ScheduleRunInputIsTheRunsInput(t *testing.T) {
 	t.Parallel()
-	d := testdbs.SQLite(t)
-	clk := &testClock{}
-	clk.Set(time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC))
-	u, _ := provenanceServer(t, d, clk)
+	d, _, u, _ := provenanceServer(t)
 	ctx := context.Background()
 	var firstID string
 	for _, c := range []struct{ kind, id, want string }{
