@@ -260,7 +260,7 @@ func (s *Server) streamStored(w http.ResponseWriter, r *http.Request, a runTarge
 		// Agno's replay frame names the events it replays: those after
 		// the client's index.
 		name = "replay"
-		missed := stored - max(after, -1) - 1
+		missed := stored - after - 1 // after is -1 (all) or an index below stored
 		meta["status"], meta["total_buffered"], meta["last_event_index_requested"] = row.Status, stored, after
 		meta["total_events"] = missed
 		meta["message"] = fmt.Sprintf("Run %s. Replaying %d missed events (of %d total).", row.Status, missed, stored)
